@@ -1,0 +1,393 @@
+"""YAML -> validated, typed settings, loaded once.
+
+Precedence: argument > environment > YAML > default. Every error names the file, the key path and
+the line. ``${VAR}`` and ``${VAR:-default}`` are interpolated in string values; an unset variable
+with no default is an error, except in a credential key, where the key is skipped with a warning so
+one config serves users who hold only some keys.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .errors import ConfigError
+from .types import Credential
+
+log = logging.getLogger("hermes_core.config")
+
+DEFAULT_HOME = "~/.hermes"
+MAX_CONFIG_BYTES = 1_000_000
+KNOWN_PROVIDER_TYPES = ("openai", "anthropic", "offline")
+ENV_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+class RuleSettings(_Model):
+    condition: str
+    model: str
+
+
+class ClassifierSettings(_Model):
+    path: str | None = None            # trained model file (hermes-core route train)
+    min_confidence: float = Field(0.9, ge=0.0, le=1.0)
+
+
+class ProviderSettings(_Model):
+    name: str
+    type: Literal["openai", "anthropic", "offline"] | None = None
+    priority: int = 100
+    models: tuple[str, ...] = ()
+    endpoint: str | None = None
+    timeout_s: float = Field(60.0, gt=0)
+    equivalents: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        """Wire format: explicit ``type``, else the name when it is one, else OpenAI-compatible."""
+        if self.type:
+            return self.type
+        return self.name if self.name in KNOWN_PROVIDER_TYPES else "openai"
+
+
+class RoutingSettings(_Model):
+    default_model: str = "gpt-4o"
+    fast_model: str | None = None
+    code_model: str | None = None
+    long_context_model: str | None = None
+    rules: tuple[RuleSettings, ...] = ()
+    providers: tuple[ProviderSettings, ...] = ()
+    classifier: ClassifierSettings = ClassifierSettings()
+
+    @model_validator(mode="after")
+    def _unique_providers(self) -> RoutingSettings:
+        seen: set[str] = set()
+        for p in self.providers:
+            if p.name in seen:
+                raise ValueError(f"provider '{p.name}' is listed twice")
+            seen.add(p.name)
+        return self
+
+
+class LLMSettings(_Model):
+    stream: bool = True
+    cache_system_prompt: bool = True
+    cache_ttl: Literal["5m", "1h"] = "5m"
+    max_tokens: int = Field(1024, gt=0)
+    temperature: float | None = Field(None, ge=0.0, le=2.0)
+    request_timeout_s: float = Field(60.0, gt=0)
+    deadline_s: float = Field(120.0, gt=0)
+    routing: RoutingSettings = RoutingSettings()
+
+
+class KeySettings(_Model):
+    key: str = Field(repr=False)
+    weight: float = Field(1.0, gt=0)
+    max_rpm: int | None = Field(None, gt=0)
+    max_tpm: int | None = Field(None, gt=0)
+
+
+class ProviderCredentials(_Model):
+    keys: tuple[KeySettings, ...] = ()
+    rotation_strategy: Literal["round_robin", "least_loaded", "fill_first", "random"] | None = None
+
+
+class CredentialPoolSettings(_Model):
+    rotation: Literal["round_robin", "least_loaded", "fill_first", "random"] = "round_robin"
+    retry_budget: int = Field(3, ge=0)
+    backend: Literal["memory", "redis"] = "memory"
+    redis_url: str | None = None
+    workers: int = Field(1, ge=1)
+    breaker_failures: int = Field(5, ge=1)
+    breaker_cooldown_s: float = Field(30.0, gt=0)
+    default_cooldown_s: float = Field(60.0, gt=0)
+    audit_log: str | None = None
+
+
+class RecencyWeights(_Model):
+    week: float = 2.0
+    month: float = 1.5
+    quarter: float = 1.0
+    older: float = 0.7
+
+
+class ContextEngineSettings(_Model):
+    enabled: bool = True
+    max_results: int = Field(5, ge=0)
+    recency_bias: float = Field(1.0, ge=0.0)
+    recency_weights: RecencyWeights = RecencyWeights()
+    db_path: str | None = None
+    min_score: float = Field(0.0, ge=0.0)
+
+
+class SkillSettings(_Model):
+    enabled: bool = True
+    top_k: int = Field(5, ge=1)
+    threshold: float | None = Field(None, ge=0.0)
+    folders: tuple[str, ...] = ()
+    triggers_file: str | None = None
+    synonyms_file: str | None = None
+    rrf_k: int = Field(60, ge=1)
+    weights: dict[str, float] = Field(default_factory=dict)
+    embedding_model: str | None = None
+
+
+class PromptSettings(_Model):
+    history_turns: int = Field(5, ge=0)
+    file_token_budget: int = Field(20_000, gt=0)
+    injection_scan: bool = True
+    memory_char_limit: int = Field(20_000, gt=0)
+
+
+class Settings(_Model):
+    """The whole configuration. ``source`` is the file it came from (None for dicts/defaults)."""
+
+    home: str = DEFAULT_HOME
+    llm: LLMSettings = LLMSettings()
+    credentials: dict[str, ProviderCredentials] = Field(default_factory=dict)
+    credential_pool: CredentialPoolSettings = CredentialPoolSettings()
+    context_engine: ContextEngineSettings = ContextEngineSettings()
+    skill_utils: SkillSettings = SkillSettings()
+    prompt: PromptSettings = PromptSettings()
+    source: str | None = Field(None, exclude=True)
+
+    @field_validator("credentials")
+    @classmethod
+    def _cred_names(cls, v: dict[str, ProviderCredentials]) -> dict[str, ProviderCredentials]:
+        return v
+
+    @property
+    def home_path(self) -> Path:
+        return Path(os.path.expanduser(self.home))
+
+    def provider(self, name: str) -> ProviderSettings | None:
+        return next((p for p in self.llm.routing.providers if p.name == name), None)
+
+    def credentials_for(self, provider: str) -> list[Credential]:
+        """Usable keys for a provider; falls back to ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY``."""
+        p = self.provider(provider)
+        endpoint = p.endpoint if p else None
+        creds = self.credentials.get(provider)
+        keys = [k for k in (creds.keys if creds else ()) if k.key]
+        if not keys:
+            kind = p.kind if p else provider
+            env = ENV_KEYS.get(provider) or (ENV_KEYS.get(kind) if provider == kind else None)
+            secret = os.environ.get(env, "") if env else ""
+            return [Credential(provider, secret, endpoint=endpoint)] if secret else []
+        return [Credential(provider, k.key, k.weight, k.max_rpm, k.max_tpm, endpoint) for k in keys]
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        """An immutable copy with dotted-path overrides, e.g. ``{"llm.stream": False}``."""
+        data = self.model_dump(exclude={"source"})
+        for dotted, value in changes.items():
+            node = data
+            parts = dotted.split(".")
+            for p in parts[:-1]:
+                node = node.setdefault(p, {})
+            node[parts[-1]] = value
+        return _validate(data, file=self.source, lines={}, origin="override")
+
+
+# --------------------------------------------------------------------------- YAML with line numbers
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-(.*?))?\}")
+_CRED_KEY = re.compile(r"^credentials\.[^.]+\.keys\.\d+\.key$")
+
+
+def _fmt_path(parts: tuple[Any, ...]) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def _node_to_data(node: yaml.Node, path: tuple[Any, ...], lines: dict[str, int], file: str | None,
+                  env: Mapping[str, str], skipped: list[tuple[str, int]]) -> Any:
+    """Compose-tree -> plain data, recording each key path's line and interpolating ``${VAR}``."""
+    lines[_fmt_path(path)] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        out: dict[str, Any] = {}
+        for k_node, v_node in node.value:
+            key = k_node.value if isinstance(k_node, yaml.ScalarNode) else None
+            if not isinstance(key, str) or key in out:
+                why = "duplicate key" if key in out else "keys must be plain strings"
+                raise ConfigError(why, file=file, key_path=_fmt_path((*path, str(key))),
+                                  line=k_node.start_mark.line + 1)
+            out[key] = _node_to_data(v_node, (*path, key), lines, file, env, skipped)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        items = []
+        for i, item in enumerate(node.value):
+            value = _node_to_data(item, (*path, i), lines, file, env, skipped)
+            items.append(value)
+        return items
+    value = yaml.safe_load(yaml.serialize(node))  # scalar: let YAML resolve int/bool/null
+    if isinstance(value, str) and "${" in value:
+        value = _interpolate(value, path, node.start_mark.line + 1, file, env, skipped)
+    return value
+
+
+def _interpolate(text: str, path: tuple[Any, ...], line: int, file: str | None,
+                 env: Mapping[str, str], skipped: list[tuple[str, int]]) -> str:
+    dotted = ".".join(str(p) for p in path)
+    is_cred = bool(_CRED_KEY.match(dotted))
+
+    def sub(m: re.Match[str]) -> str:
+        name, default = m.group(1), m.group(2)
+        if name in env and env[name] != "":
+            return env[name]
+        if default is not None:
+            return default
+        if is_cred:
+            return ""
+        raise ConfigError(f"environment variable ${{{name}}} is not set and has no default "
+                          f"(write ${{{name}:-default}} to give one)",
+                          file=file, key_path=_fmt_path(path), line=line)
+
+    out = _VAR.sub(sub, text)
+    if is_cred and not out.strip():
+        skipped.append((_fmt_path(path), line))
+    return out
+
+
+def _drop_empty_keys(data: dict[str, Any]) -> None:
+    for creds in (data.get("credentials") or {}).values():
+        if isinstance(creds, dict) and isinstance(creds.get("keys"), list):
+            creds["keys"] = [k for k in creds["keys"]
+                             if not (isinstance(k, dict) and isinstance(k.get("key"), str)
+                                     and not k["key"].strip())]
+
+
+def _validate(data: Any, *, file: str | None, lines: Mapping[str, int], origin: str) -> Settings:
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"the top level must be a mapping, not {type(data).__name__}",
+                          file=file, line=1)
+    try:
+        settings = Settings.model_validate({**data, "source": file})
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = tuple(p for p in err["loc"] if p not in ("function-after",))
+        key_path = _fmt_path(loc)
+        line = None
+        probe = loc
+        while probe and line is None:
+            line = lines.get(_fmt_path(probe))
+            probe = probe[:-1]
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif "input" in err and err["type"] not in ("missing",) and not _CRED_KEY.match(
+                ".".join(str(p) for p in loc)):
+            shown = repr(err["input"])
+            msg = f"{msg} (got {shown[:60]})"
+        raise ConfigError(msg, file=file, key_path=key_path or None, line=line) from None
+    _check_rules(settings, lines)
+    return settings
+
+
+def _check_rules(settings: Settings, lines: Mapping[str, int]) -> None:
+    """Rule conditions are validated at load: a bad one names its rule and line."""
+    try:
+        from .agent.smart_routing import validate_condition
+    except ImportError:  # routing not built yet
+        return
+    for i, rule in enumerate(settings.llm.routing.rules):
+        path = f"llm.routing.rules[{i}].condition"
+        try:
+            validate_condition(rule.condition)
+        except ValueError as e:
+            raise ConfigError(f"rule {i + 1} ({rule.condition!r}): {e}", file=settings.source,
+                              key_path=path, line=lines.get(path)) from None
+
+
+def parse_yaml(text: str, *, file: str | None = None,
+               env: Mapping[str, str] | None = None) -> Settings:
+    """Parse YAML text into Settings (see :func:`load_settings` for file handling)."""
+    env = os.environ if env is None else env
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        problem = getattr(e, "problem", None) or str(e)
+        raise ConfigError(f"invalid YAML: {problem}", file=file,
+                          line=mark.line + 1 if mark else None) from None
+    lines: dict[str, int] = {}
+    skipped: list[tuple[str, int]] = []
+    data = {} if root is None else _node_to_data(root, (), lines, file, env, skipped)
+    for key_path, line in skipped:
+        log.warning("%s:%s: credential %s is empty or unset; skipping that key",
+                    file or "<config>", line, key_path)
+    if isinstance(data, dict):
+        _drop_empty_keys(data)
+    return _validate(data, file=file, lines=lines, origin="yaml")
+
+
+def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = None, *,
+                  home: str | os.PathLike[str] | None = None,
+                  env: Mapping[str, str] | None = None,
+                  overrides: Mapping[str, Any] | None = None) -> Settings:
+    """Load settings once: argument > environment > YAML > default.
+
+    ``source`` is a YAML path, a dict (already parsed), or None: then ``HERMES_HOME/config.yaml``
+    when it exists, else defaults. ``home`` (argument) beats ``HERMES_HOME`` beats ``home:`` in YAML.
+    """
+    env = os.environ if env is None else env
+    if isinstance(source, Mapping):
+        settings = _validate(dict(source), file=None, lines={}, origin="dict")
+    else:
+        path: Path | None
+        if source is not None:
+            path = Path(source).expanduser()
+            if not path.exists():
+                raise ConfigError("config file not found", file=str(path))
+        else:
+            base = Path(os.path.expanduser(str(home or env.get("HERMES_HOME") or DEFAULT_HOME)))
+            path = base / "config.yaml"
+            if not path.is_file():
+                path = None
+        if path is None:
+            settings = Settings()
+        else:
+            settings = parse_yaml(_read_config(path), file=str(path), env=env)
+    changes: dict[str, Any] = {}
+    if env.get("HERMES_HOME"):
+        changes["home"] = env["HERMES_HOME"]
+    if env.get("HERMES_REDIS_URL") and not settings.credential_pool.redis_url:
+        changes["credential_pool.redis_url"] = env["HERMES_REDIS_URL"]
+    if env.get("HERMES_EMBEDDING_MODEL"):
+        changes["skill_utils.embedding_model"] = env["HERMES_EMBEDDING_MODEL"]
+    if home is not None:
+        changes["home"] = str(home)
+    changes.update(overrides or {})
+    return settings.with_overrides(**changes) if changes else settings
+
+
+def _read_config(path: Path) -> str:
+    try:
+        if path.is_dir():
+            raise ConfigError("is a directory, not a YAML file", file=str(path))
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"too large ({size} bytes; limit {MAX_CONFIG_BYTES})", file=str(path))
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ConfigError(f"cannot read: {e.strerror or e}", file=str(path)) from None
+    if b"\x00" in raw:
+        raise ConfigError("binary file, not YAML", file=str(path))
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise ConfigError("not valid UTF-8", file=str(path), line=line) from None

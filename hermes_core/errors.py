@@ -1,0 +1,286 @@
+"""The one error tree, and the one function that maps an HTTP status + headers onto it.
+
+Never decide what went wrong by searching a message for "429": the status code and headers carry
+the facts, and :func:`error_from_status` is the only place that reads them.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+class HermesError(Exception):
+    """Root of every error hermes_core raises on purpose."""
+
+
+class ConfigError(HermesError):
+    """Invalid configuration; names the file, the key path and the line when known."""
+
+    def __init__(self, message: str, *, file: str | None = None, key_path: str | None = None,
+                 line: int | None = None) -> None:
+        self.file = file
+        self.key_path = key_path
+        self.line = line
+        self.reason = message
+        where = []
+        if file:
+            where.append(f"{file}:{line}" if line else file)
+        if key_path:
+            where.append(f"key '{key_path}'")
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+
+class DependencyMissing(HermesError):
+    """An optional part is not installed; the message names the extra to install."""
+
+    def __init__(self, what: str, extra: str) -> None:
+        self.extra = extra
+        super().__init__(f"{what} needs an optional dependency: pip install 'hermes-core[{extra}]'")
+
+
+class ProviderError(HermesError):
+    """A provider call failed. ``body`` is already redacted of secrets."""
+
+    retryable: bool = False
+
+    def __init__(self, message: str, *, status_code: int | None = None,
+                 headers: Mapping[str, str] | None = None, body: Any = None,
+                 provider: str | None = None) -> None:
+        self.status_code = status_code
+        self.headers = dict(headers or {})
+        self.body = body
+        self.provider = provider
+        super().__init__(message)
+
+
+class RateLimited(ProviderError):
+    """429: the key is cooling down for ``retry_after`` seconds (None when the server did not say)."""
+
+    def __init__(self, message: str = "rate limited", *, retry_after: float | None = None,
+                 **kw: Any) -> None:
+        kw.setdefault("status_code", 429)
+        super().__init__(message, **kw)
+        self.retry_after = retry_after
+
+
+class AuthenticationFailed(ProviderError):
+    """401/403: the key is bad or not allowed; it leaves the rotation for good."""
+
+
+class QuotaExhausted(AuthenticationFailed):
+    """402 or an insufficient-quota answer: the key cannot be used until billing changes."""
+
+
+class BadRequest(ProviderError):
+    """400/404/422: the request itself is wrong; retrying it elsewhere will not help."""
+
+
+class ContextWindowExceeded(BadRequest):
+    """400 because the prompt is longer than the model's context window."""
+
+
+class ServerError(ProviderError):
+    """5xx: the provider failed; counts against the retry budget."""
+
+    retryable = True
+
+
+class Overloaded(ServerError):
+    """529 (Anthropic) or 503 overloaded: like a 5xx, but a signal to back off harder."""
+
+
+class Timeout(ProviderError):
+    """The request did not finish in time."""
+
+    retryable = True
+
+
+class ConnectionFailed(ProviderError):
+    """The endpoint could not be reached (refused, DNS, TLS)."""
+
+    retryable = True
+
+
+class NoCredentialAvailable(HermesError):
+    """Every key of a provider is blocked, removed or at its limit."""
+
+    def __init__(self, provider: str, available_at: float | None = None,
+                 *, now: float | None = None) -> None:
+        self.provider = provider
+        self.available_at = available_at
+        if available_at is None:
+            msg = f"no usable API key for provider '{provider}' (none configured or all removed)"
+        else:
+            wait = max(0.0, available_at - (now if now is not None else time.time()))
+            msg = f"every API key for provider '{provider}' is busy; the earliest frees in {wait:.1f}s"
+        super().__init__(msg)
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One try of the call loop, as it appears in the audit log (never a secret)."""
+
+    provider: str
+    model: str
+    key_fingerprint: str | None
+    status: str
+    latency_ms: float
+    retry_after: float | None = None
+    decision: str = ""
+    error: str | None = None
+
+
+class AllProvidersFailed(HermesError):
+    """Every candidate failed; ``attempts`` lists each try in order."""
+
+    def __init__(self, attempts: Sequence[Attempt], last_error: BaseException | None = None) -> None:
+        self.attempts = tuple(attempts)
+        self.last_error = last_error
+        tried = ", ".join(f"{a.provider}/{a.model}:{a.status}" for a in self.attempts) or "none"
+        super().__init__(f"all providers failed after {len(self.attempts)} attempt(s): {tried}")
+
+
+# --------------------------------------------------------------------------- retry-after parsing
+
+_DURATION = re.compile(r"(?P<num>\d+(?:\.\d+)?)(?P<unit>ms|h|m|s)")
+
+
+def _parse_duration(text: str) -> float | None:
+    """OpenAI's ``x-ratelimit-reset-*`` form: ``1s``, ``6m0s``, ``120ms``, ``1h2m3.5s``."""
+    text = text.strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    total, pos = 0.0, 0
+    for m in _DURATION.finditer(text):
+        if m.start() != pos:
+            return None
+        pos = m.end()
+        n = float(m.group("num"))
+        total += {"ms": n / 1000, "s": n, "m": n * 60, "h": n * 3600}[m.group("unit")]
+    return total if pos == len(text) and pos else None
+
+
+def _parse_when(text: str, now: float) -> float | None:
+    """An HTTP date or an RFC 3339 timestamp -> seconds from ``now`` (never negative)."""
+    text = text.strip()
+    try:
+        dt = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        dt = None
+    if dt is None:
+        from datetime import datetime
+
+        try:
+            dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if dt.tzinfo is None:
+        from datetime import UTC
+
+        dt = dt.replace(tzinfo=UTC)
+    return max(0.0, dt.timestamp() - now)
+
+
+def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
+    """Seconds to wait, from the strongest signal present; None when no header says.
+
+    Order: ``retry-after-ms``, then ``retry-after`` (seconds or HTTP date); when neither is present,
+    the largest of ``x-ratelimit-reset-*`` (OpenAI durations) and ``anthropic-ratelimit-*-reset``
+    (RFC 3339 times) for limits that are exhausted, else for any limit.
+    """
+    now = time.time() if now is None else now
+    h = {k.lower(): v for k, v in headers.items()}
+    if "retry-after-ms" in h:
+        try:
+            return max(0.0, float(h["retry-after-ms"]) / 1000.0)
+        except ValueError:
+            pass
+    if "retry-after" in h:
+        raw = h["retry-after"].strip()
+        try:
+            return max(0.0, float(raw))
+        except ValueError:
+            when = _parse_when(raw, now)
+            if when is not None:
+                return when
+    resets: list[float] = []
+    for k, v in h.items():
+        if k.startswith("x-ratelimit-reset-"):
+            remaining = h.get("x-ratelimit-remaining-" + k.removeprefix("x-ratelimit-reset-"))
+            if remaining not in (None, "0"):
+                continue
+            d = _parse_duration(v)
+            if d is not None:
+                resets.append(d)
+        elif k.startswith("anthropic-ratelimit-") and k.endswith("-reset"):
+            stem = k.removesuffix("-reset")
+            remaining = h.get(stem + "-remaining")
+            if remaining not in (None, "0"):
+                continue
+            d = _parse_when(v, now)
+            if d is not None:
+                resets.append(d)
+    return max(resets) if resets else None
+
+
+# --------------------------------------------------------------------------- the one mapping
+
+_CONTEXT_MARKERS = ("context_length_exceeded", "prompt is too long", "maximum context length",
+                    "context window", "too many tokens")
+_QUOTA_CODES = ("insufficient_quota", "billing_hard_limit_reached")
+
+
+def _error_fields(body: Any) -> tuple[str, str, str]:
+    """(type, code, message) from an OpenAI or Anthropic error body, lower-cased."""
+    if not isinstance(body, Mapping):
+        return "", "", str(body or "")[:500].lower()
+    err = body.get("error", body)
+    if not isinstance(err, Mapping):
+        return "", "", str(err)[:500].lower()
+    return (str(err.get("type") or "").lower(), str(err.get("code") or "").lower(),
+            str(err.get("message") or "").lower())
+
+
+def error_from_status(status_code: int, headers: Mapping[str, str], body: Any = None, *,
+                      provider: str | None = None, now: float | None = None,
+                      redact: Callable[[str], str] | None = None) -> ProviderError:
+    """Map an HTTP status, its headers and the parsed error body to the error tree.
+
+    The body is consulted only for structured fields (``error.type`` / ``error.code``), to tell a
+    context-window 400 or a quota 429 from the rest; the status code decides the family.
+    """
+    kind, code, message = _error_fields(body)
+    shown = message or kind or f"HTTP {status_code}"
+    if redact is not None:
+        shown = redact(shown)
+        if isinstance(body, Mapping | str):
+            body = redact(str(body))
+    label = f"{provider}: " if provider else ""
+    text = f"{label}HTTP {status_code}: {shown}"
+    kw: dict[str, Any] = {"status_code": status_code, "headers": headers, "body": body,
+                          "provider": provider}
+    if status_code == 429:
+        if code in _QUOTA_CODES or kind in _QUOTA_CODES:
+            return QuotaExhausted(text, **kw)
+        return RateLimited(text, retry_after=parse_retry_after(headers, now=now), **kw)
+    if status_code == 402:
+        return QuotaExhausted(text, **kw)
+    if status_code in (401, 403):
+        return AuthenticationFailed(text, **kw)
+    if status_code == 413 or (status_code == 400 and (
+            code == "context_length_exceeded" or any(m in message for m in _CONTEXT_MARKERS))):
+        return ContextWindowExceeded(text, **kw)
+    if status_code == 529 or (status_code == 503 and "overload" in (kind + message)):
+        return Overloaded(text, **kw)
+    if status_code == 408:
+        return Timeout(text, **kw)
+    if status_code >= 500:
+        return ServerError(text, **kw)
+    return BadRequest(text, **kw)

@@ -1,0 +1,135 @@
+"""Mixed Chinese/English tokenisation shared by BM25, synonyms and the FTS5 memory index.
+
+One tokenizer everywhere means a term found by the skill retriever is found by episodic memory too.
+Chinese runs are segmented by jieba (search mode, so ``苹果`` is a token of ``我喜欢吃苹果``); ASCII
+runs are split on punctuation and camelCase and lower-cased. Without jieba, Chinese falls back to
+character bigrams plus single characters, which still matches sub-words.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import tempfile
+import threading
+import unicodedata
+from functools import lru_cache
+from typing import Any
+
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_SEGMENTS = re.compile(f"([{_CJK}]+)|([^\\W_]+)", re.UNICODE)
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
+
+_jieba_lock = threading.Lock()
+_jieba: Any = None
+_jieba_failed = False
+
+
+def is_cjk(ch: str) -> bool:
+    return bool(_CJK_CHAR.match(ch))
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK_CHAR.search(text) is not None
+
+
+def cjk_ratio(text: str) -> float:
+    """Share of letters (CJK or alphabetic) that are CJK; 0 for text without letters."""
+    cjk = len(_CJK_CHAR.findall(text))
+    letters = cjk + sum(1 for c in text if c.isascii() and c.isalpha())
+    return cjk / letters if letters else 0.0
+
+
+def jieba_cache_dir() -> str:
+    """Where jieba keeps its 9 MB dictionary cache: ``HERMES_JIEBA_CACHE`` or a dir of ours."""
+    path = os.environ.get("HERMES_JIEBA_CACHE") or os.path.join(
+        tempfile.gettempdir(), "hermes-core-jieba")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def _load_jieba() -> Any:
+    """Import and initialise jieba once, quietly, with its cache in our dir; None if missing."""
+    global _jieba, _jieba_failed
+    if _jieba is not None or _jieba_failed:
+        return _jieba
+    with _jieba_lock:
+        if _jieba is not None or _jieba_failed:
+            return _jieba
+        if os.environ.get("HERMES_DISABLE_JIEBA") == "1":
+            _jieba_failed = True
+            return None
+        try:
+            import jieba
+        except ImportError:
+            _jieba_failed = True
+            return None
+        jieba.setLogLevel(logging.WARNING)
+        logging.getLogger("jieba").setLevel(logging.WARNING)
+        jieba.dt.tmp_dir = jieba_cache_dir()
+        jieba.initialize()
+        _jieba = jieba
+        return _jieba
+
+
+def jieba_available() -> bool:
+    return _load_jieba() is not None
+
+
+def split_identifier(word: str) -> list[str]:
+    """``queryViolation`` -> [query, violation]; ``HTTPServer2`` -> [http, server, 2]."""
+    parts = _CAMEL.findall(word)
+    return [p.lower() for p in parts if p]
+
+
+@lru_cache(maxsize=8192)
+def _segment_cjk(run: str) -> tuple[str, ...]:
+    jb = _load_jieba()
+    if jb is None:
+        grams = [run[i:i + 2] for i in range(len(run) - 1)]
+        return tuple(list(run) + grams) if len(run) > 1 else (run,)
+    return tuple(t for t in jb.cut_for_search(run) if t.strip())
+
+
+def tokenize(text: str, *, split_camel: bool = True) -> list[str]:
+    """Tokens of mixed text, lower-cased, in order; CJK segmented, identifiers split.
+
+    Dotted, hyphenated, snake_case and camelCase names break into their words, so
+    ``Navigation.TrafficViolations.queryViolation`` yields navigation, traffic, violations, query,
+    violation.
+    """
+    if not text:
+        return []
+    text = unicodedata.normalize("NFKC", text)
+    out: list[str] = []
+    for m in _SEGMENTS.finditer(text):
+        cjk, word = m.group(1), m.group(2)
+        if cjk:
+            out.extend(_segment_cjk(cjk))
+        elif word:
+            if split_camel:
+                out.extend(split_identifier(word))
+            else:
+                out.append(word.lower())
+    return out
+
+
+def segment_for_index(text: str) -> str:
+    """Space-joined tokens: what FTS5's unicode61 tokenizer indexes so Chinese terms match."""
+    return " ".join(tokenize(text))
+
+
+def estimate_tokens(text: str) -> int:
+    """A CJK-aware token estimate that needs no tokenizer download.
+
+    Roughly one token per CJK character and one per four other characters: close enough for
+    budgets and routing thresholds, and stable (a pure function of the text).
+    """
+    if not text:
+        return 0
+    cjk = len(_CJK_CHAR.findall(text))
+    other = len(text) - cjk
+    return cjk + (other + 3) // 4

@@ -1,0 +1,103 @@
+"""Pytest plugin that seals a test suite for offline LLM tests.
+
+Load it early, before respx's own plugin imports httpx::
+
+    [tool.pytest.ini_options]
+    addopts = "-p hermes_core.testing.pytest_plugin"
+
+What it does, at import time (so it runs before other plugins import httpx):
+
+* ``httpx2.alias_httpx()``: ``import httpx`` resolves to httpx2, the library the openai and
+  anthropic SDKs send through, so the ``respx_mock`` fixture intercepts both SDKs.
+* ``HF_HUB_OFFLINE=1`` and friends: nothing reaches a model hub.
+
+And per test session: real network is blocked (only loopback and Unix sockets may connect), API-key
+variables are removed from the environment, and ``hermes_home`` gives each test a private home.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+httpx2.alias_httpx()
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HERMES_JIEBA_CACHE", os.path.join(tempfile.gettempdir(), "hermes-core-jieba"))
+
+import pytest  # noqa: E402
+
+SECRET_ENV = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY_2", "OPENAI_BASE_URL",
+              "ANTHROPIC_BASE_URL", "HERMES_HOME", "HERMES_REDIS_URL_UNUSED")
+
+
+class NetworkBlocked(RuntimeError):
+    """A test tried to open a connection to a non-loopback address."""
+
+
+def _is_local(address: Any) -> bool:
+    if not isinstance(address, tuple) or not address:
+        return True  # AF_UNIX paths and the like
+    host = address[0]
+    if host in ("localhost", "", None):
+        return True
+    try:
+        return ipaddress.ip_address(str(host).split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+_real_getaddrinfo = socket.getaddrinfo
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    if not _is_local(address):
+        raise NetworkBlocked(f"real network is blocked in tests (tried {address!r})")
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> Any:
+    if not _is_local(address):
+        raise NetworkBlocked(f"real network is blocked in tests (tried {address!r})")
+    return _real_connect_ex(self, address)
+
+
+def _guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+    name = host.decode() if isinstance(host, bytes) else host
+    if name not in (None, "localhost") and not _is_local((name,)):
+        raise NetworkBlocked(f"real network is blocked in tests (tried to resolve {name!r})")
+    return _real_getaddrinfo(host, *args, **kwargs)
+
+
+def block_network() -> None:
+    socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+    socket.getaddrinfo = _guarded_getaddrinfo
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "allow_network: do not block real network for this test")
+    block_network()
+    for name in SECRET_ENV:
+        os.environ.pop(name, None)
+
+
+@pytest.fixture
+def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private, empty HERMES_HOME for one test."""
+    home = tmp_path / "hermes-home"
+    home.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    yield home

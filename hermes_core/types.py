@@ -1,0 +1,237 @@
+"""Frozen value types shared by every part of hermes_core.
+
+Everything that crosses a module boundary is one of these immutable dataclasses, so a prompt, a
+decision or a completion can be cached, compared and logged without defensive copies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool invocation requested by the model; ``arguments`` is the raw JSON text."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool the model may call, in provider-neutral form (JSON Schema parameters)."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One chat message. ``tool_calls`` on assistant turns, ``tool_call_id`` on tool results."""
+
+    role: Role
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token accounting of one call; cache figures come from the provider's response."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+    @property
+    def total_input_tokens(self) -> int:
+        """Every prompt token, whether read from cache, written to it or neither.
+
+        OpenAI counts cached tokens inside ``prompt_tokens``; Anthropic reports them apart. The
+        providers normalise to the Anthropic shape (``input_tokens`` excludes cache reads/writes).
+        """
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    @property
+    def cache_hit_ratio(self) -> float:
+        total = self.total_input_tokens
+        return self.cache_read_tokens / total if total else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """A finished model reply, normalised across providers."""
+
+    text: str
+    model: str
+    provider: str
+    usage: Usage = Usage()
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str | None = None
+    request_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    """One streamed piece: text, a completed tool call, or (last) the usage and finish reason."""
+
+    text: str = ""
+    tool_call: ToolCall | None = None
+    usage: Usage | None = None
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CachePlan:
+    """Where prompt-caching markers go.
+
+    ``system`` marks the stable prefix; ``message_indices`` are messages (by index into
+    ``Prompt.messages``) that get a breakpoint on their last content block. Anthropic allows
+    at most four breakpoints in total.
+    """
+
+    system: bool = False
+    message_indices: tuple[int, ...] = ()
+    ttl: Literal["5m", "1h"] = "5m"
+    prompt_cache_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """What one turn sends: the cache-stable system text, the per-turn context, the messages.
+
+    ``system`` never holds per-turn data, so its hash (``prefix_sha256``) is stable across
+    turns and models until a source file changes. ``context`` travels as a leading block of the
+    last user message, after the cache breakpoint.
+    """
+
+    system: str
+    messages: tuple[Message, ...]
+    context: str = ""
+    tools: tuple[ToolSpec, ...] = ()
+    cache: CachePlan = CachePlan()
+    tokens: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def prefix_sha256(self) -> str:
+        return hashlib.sha256(self.system.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Skill:
+    """A skill from a SKILL.md file or a JSONL catalog line."""
+
+    name: str
+    description: str
+    body: str = ""
+    triggers: tuple[str, ...] = ()
+    synonyms: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    category: str | None = None
+    path: str | None = None
+
+    @property
+    def id(self) -> str:
+        """Deterministic id: stable across restarts and machines."""
+        return hashlib.sha256(self.name.encode("utf-8")).hexdigest()[:16]
+
+    @property
+    def content_hash(self) -> str:
+        h = hashlib.sha256()
+        for part in (self.name, self.description, self.body, *self.triggers, "\x00",
+                     *self.synonyms, "\x00", *self.tags, self.category or ""):
+            h.update(part.encode("utf-8"))
+            h.update(b"\x1f")
+        return h.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFragment:
+    """A past session recalled from episodic memory."""
+
+    session_id: str
+    summary: str
+    tags: tuple[str, ...]
+    score: float
+    age_days: float
+
+
+@dataclass(frozen=True, slots=True)
+class TurnContext:
+    """Per-turn additions that live after the cache breakpoint."""
+
+    skills_block: str = ""
+    memories_block: str = ""
+    clock_line: str = ""
+    extra: tuple[str, ...] = ()
+
+    def render(self) -> str:
+        parts = [p for p in (self.clock_line, self.skills_block, self.memories_block, *self.extra) if p]
+        return "\n\n".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One (provider, model) pair the call loop may try."""
+
+    provider: str
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class RouteDecision:
+    """The router's answer: candidates in the order to try, and why."""
+
+    model: str
+    candidates: tuple[Candidate, ...]
+    reason: str
+    features: Mapping[str, Any] = field(default_factory=dict)
+
+
+def fingerprint(secret: str) -> str:
+    """A short, non-reversible tag for a secret: safe to log, stable to correlate."""
+    return "key-" + hashlib.sha256(secret.encode("utf-8")).hexdigest()[:10]
+
+
+@dataclass(frozen=True, slots=True)
+class Credential:
+    """An API key with its limits. ``repr``/``str`` show only the fingerprint, never the key."""
+
+    provider: str
+    secret: str = field(repr=False)
+    weight: float = 1.0
+    max_rpm: int | None = None
+    max_tpm: int | None = None
+    endpoint: str | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.secret)
+
+    def __repr__(self) -> str:
+        return f"Credential(provider={self.provider!r}, fingerprint={self.fingerprint!r})"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:  # pickling keeps the secret but never logs it
+        return (Credential, (self.provider, self.secret, self.weight, self.max_rpm,
+                             self.max_tpm, self.endpoint))
