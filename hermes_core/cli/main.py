@@ -1,0 +1,65 @@
+"""The ``hermes-core`` command: a thin argparse shell over the library.
+
+Each command group lives in its own module exposing ``register(subparsers)``; the handler it sets
+returns an exit code. Every HermesError ends as one clear line on stderr, never a traceback or a key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from ..errors import HermesError
+
+COMMAND_MODULES = (
+    "hermes_core.cli.chat_cmd",
+    "hermes_core.cli.prompt_cmd",
+    "hermes_core.cli.skills_cmd",
+    "hermes_core.cli.memory_cmd",
+    "hermes_core.cli.route_cmd",
+    "hermes_core.cli.keys_cmd",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hermes-core",
+        description="Prompt assembly, skill retrieval, episodic memory, routing and key rotation.")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name == name:
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = logging.WARNING if args.verbose == 0 else (logging.INFO if args.verbose == 1 else logging.DEBUG)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except HermesError as e:
+        print(f"hermes-core: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""The Provider seam: one wire format, sync and async, complete and stream.
+
+A Provider speaks an API; it does not own keys or retries. The credential (and with it the base
+URL) is passed per call by the call loop, which owns rotation, retries and failover. SDK clients
+are therefore built with ``max_retries=0`` and cached per (provider, key, endpoint).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from ..types import Completion, Credential, Delta, Prompt
+
+
+@dataclass(frozen=True, slots=True)
+class CallOptions:
+    """Per-call knobs; the deadline is the call loop's business, ``timeout_s`` is one attempt's."""
+
+    max_tokens: int = 1024
+    temperature: float | None = None
+    timeout_s: float = 60.0
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """What the call loop needs from a model API."""
+
+    name: str
+    kind: str
+
+    def render(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
+        """The exact request payload this provider would send (cache markers included)."""
+        ...
+
+    def complete(self, prompt: Prompt, model: str, credential: Credential | None,
+                 options: CallOptions) -> Completion: ...
+
+    def stream(self, prompt: Prompt, model: str, credential: Credential | None,
+               options: CallOptions) -> Iterator[Delta]: ...
+
+    async def acomplete(self, prompt: Prompt, model: str, credential: Credential | None,
+                        options: CallOptions) -> Completion: ...
+
+    def astream(self, prompt: Prompt, model: str, credential: Credential | None,
+                options: CallOptions) -> AsyncIterator[Delta]: ...
+
+
+class ClientCache:
+    """SDK clients keyed by (provider, key fingerprint, endpoint, sync/async).
+
+    Building a client is not free (an httpx2 pool each), and reusing one keeps connections warm.
+    The key itself is never part of the cache key, only its fingerprint.
+    """
+
+    def __init__(self, factory: Callable[[Credential | None, bool], Any]) -> None:
+        self._factory = factory
+        self._clients: dict[Hashable, Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, credential: Credential | None, *, is_async: bool = False) -> Any:
+        key = (credential.provider if credential else None,
+               credential.fingerprint if credential else None,
+               credential.endpoint if credential else None, is_async)
+        with self._lock:
+            client = self._clients.get(key)
+            if client is None:
+                client = self._factory(credential, is_async)
+                self._clients[key] = client
+            return client
+
+    def __len__(self) -> int:
+        return len(self._clients)
