@@ -1,0 +1,385 @@
+"""The credential pool's state: pure decision functions and the state-backend seam.
+
+Everything that must be shared between agent processes (issue 8) lives behind
+:class:`PoolStateBackend`: blocked-until deadlines, removed keys, per-key request windows (RPM and
+TPM), in-flight counts, breaker states and the round-robin cursor. The seam is shaped so that one
+acquire is ONE backend call (:meth:`PoolStateBackend.acquire` checks breakers and deadlines, picks a
+key, takes from its window and bumps its in-flight count atomically) and one outcome is ONE call
+(:meth:`PoolStateBackend.release`). A Redis backend implements the same two calls as Lua scripts
+using Redis ``TIME``; :class:`InMemoryPoolState` is the default, guarded by one lock.
+
+The arithmetic (eligibility, cooldown deadlines, strategy choice, window free times) is in pure
+functions below, with ``now`` and the random draw passed in, so both backends and the table tests
+share one definition.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
+
+from .breaker import CLOSED, BreakerState, breaker_check, breaker_failure, breaker_success
+
+Strategy = Literal["round_robin", "least_loaded", "fill_first", "random"]
+STRATEGIES: tuple[Strategy, ...] = ("round_robin", "least_loaded", "fill_first", "random")
+OutcomeKind = Literal["ok", "rate_limited", "removed", "failure", "released"]
+
+
+# --------------------------------------------------------------------------- value types
+
+@dataclass(frozen=True, slots=True)
+class KeySpec:
+    """What the state needs to know about a key: never the secret, only its fingerprint."""
+
+    fingerprint: str
+    weight: float = 1.0
+    max_rpm: int | None = None
+    max_tpm: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PoolPolicy:
+    """Knobs every backend applies identically (from ``credential_pool`` settings)."""
+
+    strategy: Strategy = "round_robin"
+    window_s: float = 60.0            # the sliding RPM/TPM window; benchmarks scale it down
+    breaker_failures: int = 5
+    breaker_cooldown_s: float = 30.0
+    default_cooldown_s: float = 60.0  # a 429 without any Retry-After signal
+
+
+@dataclass(frozen=True, slots=True)
+class AcquireResult:
+    """Either the chosen key's fingerprint, or (None) when the earliest key frees.
+
+    ``available_at`` is None with no fingerprint when no key can ever serve (none configured or
+    all removed). ``probe`` marks a half-open breaker's single probe call.
+    """
+
+    fingerprint: str | None
+    available_at: float | None = None
+    probe: bool = False
+    now: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a call with an acquired key ended; ``retry_after`` only for ``rate_limited``."""
+
+    kind: OutcomeKind
+    retry_after: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseResult:
+    """``changed`` is True when this release removed the key (so it alerts once) or moved its
+    deadline; ``blocked_until`` is the key's deadline after the release."""
+
+    changed: bool
+    blocked_until: float
+
+
+@dataclass(frozen=True, slots=True)
+class KeySnapshot:
+    fingerprint: str
+    removed: bool = False
+    blocked_until: float = 0.0
+    in_flight: int = 0
+    requests_in_window: int = 0
+    tokens_in_window: int = 0
+    breaker: BreakerState = CLOSED
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderSnapshot:
+    provider: str
+    now: float
+    breaker: BreakerState
+    keys: tuple[KeySnapshot, ...]
+
+
+# --------------------------------------------------------------------------- pure decisions
+
+def cooldown_until(current: float, now: float, retry_after: float | None, default: float) -> float:
+    """A 429's new "blocked until": the deadline only ever moves later."""
+    wait = default if retry_after is None else max(0.0, retry_after)
+    return max(current, now + wait)
+
+
+def window_free_at(times: Sequence[float], limit: int | None, window_s: float) -> float | None:
+    """When a request slot frees in a sliding window holding ``times`` (ascending), or None when a
+    slot is free now. ``times`` must already be pruned to the window."""
+    if limit is None or len(times) < limit:
+        return None
+    return times[len(times) - limit] + window_s
+
+
+def tokens_free_at(entries: Sequence[tuple[float, int]], limit: int | None, need: int,
+                   window_s: float) -> float | None:
+    """When ``need`` more tokens fit under ``limit`` in the window; None when they fit now.
+
+    A single request larger than the whole limit is let through on an empty window rather than
+    blocking the key forever."""
+    if limit is None:
+        return None
+    used = sum(t for _, t in entries)
+    if used + need <= limit or not entries:
+        return None
+    for ts, tok in entries:
+        used -= tok
+        if used + need <= limit:
+            return ts + window_s
+    return entries[-1][0] + window_s
+
+
+@dataclass(frozen=True, slots=True)
+class Availability:
+    ok: bool
+    free_at: float | None = None       # when refused: earliest time worth retrying; None = never
+    probe: bool = False
+    breaker: BreakerState = CLOSED     # the state to store if this key is taken
+
+
+def evaluate_key(spec: KeySpec, removed: bool, blocked_until: float, breaker: BreakerState,
+                 times: Sequence[float], tokens: Sequence[tuple[float, int]], need_tokens: int,
+                 now: float, policy: PoolPolicy) -> Availability:
+    """May this key take a request now? Removed > blocked deadline > breaker > RPM > TPM."""
+    if removed:
+        return Availability(False)
+    if blocked_until > now:
+        return Availability(False, blocked_until)
+    chk = breaker_check(breaker, now, policy.breaker_cooldown_s)
+    if not chk.allowed:
+        return Availability(False, chk.retry_at)
+    rpm_at = window_free_at(times, spec.max_rpm, policy.window_s)
+    tpm_at = tokens_free_at(tokens, spec.max_tpm, need_tokens, policy.window_s)
+    waits = [t for t in (rpm_at, tpm_at) if t is not None]
+    if waits:
+        return Availability(False, max(waits))
+    return Availability(True, None, chk.probe, chk.state)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyLoad:
+    """A selectable key as the strategies see it."""
+
+    fingerprint: str
+    weight: float
+    in_flight: int
+    used: int
+
+
+def choose_key(strategy: Strategy, keys: Sequence[KeyLoad], rr: Mapping[str, float],
+               rand: float) -> tuple[int, dict[str, float]]:
+    """Pick one of ``keys`` (all eligible, config order); returns (index, new round-robin state).
+
+    * ``round_robin``: smooth weighted round robin (nginx): every eligible key gains its weight,
+      the largest current weight wins and pays back the eligible total. Over any run the picks
+      follow the weights exactly and interleave instead of bursting.
+    * ``least_loaded``: fewest in flight, then lowest use in the window per unit of weight.
+    * ``fill_first``: the first eligible key in config order (drain one key's quota first).
+    * ``random``: weighted random with the caller's draw ``rand`` in [0, 1).
+    """
+    if not keys:
+        raise ValueError("choose_key needs at least one eligible key")
+    state = dict(rr)
+    if strategy == "round_robin":
+        total = 0.0
+        best = 0
+        for i, k in enumerate(keys):
+            state[k.fingerprint] = state.get(k.fingerprint, 0.0) + k.weight
+            total += k.weight
+            if state[k.fingerprint] > state[keys[best].fingerprint]:
+                best = i
+        state[keys[best].fingerprint] -= total
+        return best, state
+    if strategy == "least_loaded":
+        best = min(range(len(keys)),
+                   key=lambda i: (keys[i].in_flight, keys[i].used / keys[i].weight, i))
+        return best, state
+    if strategy == "fill_first":
+        return 0, state
+    if strategy == "random":
+        total = sum(k.weight for k in keys)
+        point = min(max(rand, 0.0), 0.999999999) * total
+        acc = 0.0
+        for i, k in enumerate(keys):
+            acc += k.weight
+            if point < acc:
+                return i, state
+        return len(keys) - 1, state
+    raise ValueError(f"unknown rotation strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+
+
+def apply_outcome(outcome: Outcome, blocked_until: float, removed: bool, breaker: BreakerState,
+                  now: float, policy: PoolPolicy) -> tuple[float, bool, BreakerState, bool]:
+    """A key's (blocked_until, removed, breaker, changed) after a call ended with ``outcome``."""
+    if outcome.kind == "ok":
+        return blocked_until, removed, breaker_success(breaker), False
+    if outcome.kind == "rate_limited":
+        until = cooldown_until(blocked_until, now, outcome.retry_after, policy.default_cooldown_s)
+        return until, removed, _neutral(breaker, now, policy), until != blocked_until
+    if outcome.kind == "removed":
+        return blocked_until, True, breaker, not removed
+    if outcome.kind == "failure":
+        return blocked_until, removed, breaker_failure(breaker, now, policy.breaker_failures), False
+    return blocked_until, removed, _neutral(breaker, now, policy), False
+
+
+def provider_breaker_after(outcome: Outcome, breaker: BreakerState, now: float,
+                           policy: PoolPolicy) -> BreakerState:
+    """The provider-level breaker only hears about health: successes and retryable failures."""
+    if outcome.kind == "ok":
+        return breaker_success(breaker)
+    if outcome.kind == "failure":
+        return breaker_failure(breaker, now, policy.breaker_failures)
+    return _neutral(breaker, now, policy)
+
+
+def _neutral(breaker: BreakerState, now: float, policy: PoolPolicy) -> BreakerState:
+    """A probe that ended without a health signal (429, 401, cancelled) frees the probe slot."""
+    if breaker.mode == "half_open":
+        return BreakerState("open", breaker.failures, now - policy.breaker_cooldown_s)
+    return breaker
+
+
+# --------------------------------------------------------------------------- the seam
+
+@runtime_checkable
+class PoolStateBackend(Protocol):
+    """Where the pool's shared state lives. Two calls per request: ``acquire`` and ``release``.
+
+    Times are seconds on the backend's own clock (:meth:`now`; Redis uses ``TIME``) so processes
+    on machines with skewed clocks agree. ``io_bound`` tells async callers to run the calls in a
+    worker thread (True for network backends).
+    """
+
+    io_bound: bool
+
+    def now(self) -> float:
+        """The backend's clock (epoch seconds for shared backends)."""
+        ...
+
+    def acquire(self, provider: str, keys: Sequence[KeySpec], policy: PoolPolicy, *,
+                tokens: int = 0, rand: float = 0.0) -> AcquireResult:
+        """Atomically: check the provider breaker, then per key removal, deadline, breaker, RPM and
+        TPM windows; choose one eligible key by ``policy.strategy`` (``rand`` is the draw for
+        ``random``); record the request in its window and bump its in-flight count."""
+        ...
+
+    def release(self, provider: str, fingerprint: str, outcome: Outcome,
+                policy: PoolPolicy) -> ReleaseResult:
+        """Atomically: drop the in-flight count and apply the outcome to deadline, removal and the
+        key and provider breakers."""
+        ...
+
+    def snapshot(self, provider: str, keys: Sequence[KeySpec], policy: PoolPolicy) -> ProviderSnapshot:
+        """Read-only view for ``hermes-core keys status`` and tests."""
+        ...
+
+
+# --------------------------------------------------------------------------- in-memory backend
+
+@dataclass
+class _KeyRecord:
+    blocked_until: float = 0.0
+    removed: bool = False
+    in_flight: int = 0
+    window: deque[tuple[float, int]] = field(default_factory=deque)
+    breaker: BreakerState = CLOSED
+
+    def prune(self, now: float, window_s: float) -> None:
+        while self.window and self.window[0][0] <= now - window_s:
+            self.window.popleft()
+
+
+@dataclass
+class _ProviderRecord:
+    breaker: BreakerState = CLOSED
+    rr: dict[str, float] = field(default_factory=dict)
+
+
+class InMemoryPoolState:
+    """The default backend: one process, one lock, O(keys) per acquire."""
+
+    io_bound = False
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._keys: dict[tuple[str, str], _KeyRecord] = {}
+        self._providers: dict[str, _ProviderRecord] = {}
+
+    def now(self) -> float:
+        return self._clock()
+
+    def _key(self, provider: str, fingerprint: str) -> _KeyRecord:
+        rec = self._keys.get((provider, fingerprint))
+        if rec is None:
+            rec = self._keys[(provider, fingerprint)] = _KeyRecord()
+        return rec
+
+    def _provider(self, provider: str) -> _ProviderRecord:
+        rec = self._providers.get(provider)
+        if rec is None:
+            rec = self._providers[provider] = _ProviderRecord()
+        return rec
+
+    def acquire(self, provider: str, keys: Sequence[KeySpec], policy: PoolPolicy, *,
+                tokens: int = 0, rand: float = 0.0) -> AcquireResult:
+        with self._lock:
+            now = self._clock()
+            prov = self._provider(provider)
+            pchk = breaker_check(prov.breaker, now, policy.breaker_cooldown_s)
+            if not pchk.allowed:
+                return AcquireResult(None, pchk.retry_at, now=now)
+            eligible: list[tuple[KeySpec, _KeyRecord, Availability]] = []
+            earliest: float | None = None
+            for spec in keys:
+                rec = self._key(provider, spec.fingerprint)
+                rec.prune(now, policy.window_s)
+                av = evaluate_key(spec, rec.removed, rec.blocked_until, rec.breaker,
+                                  [t for t, _ in rec.window], list(rec.window), tokens, now, policy)
+                if av.ok:
+                    eligible.append((spec, rec, av))
+                elif av.free_at is not None:
+                    earliest = av.free_at if earliest is None else min(earliest, av.free_at)
+            if not eligible:
+                return AcquireResult(None, earliest, now=now)
+            loads = [KeyLoad(s.fingerprint, s.weight, r.in_flight, len(r.window))
+                     for s, r, _ in eligible]
+            i, prov.rr = choose_key(policy.strategy, loads, prov.rr, rand)
+            spec, rec, av = eligible[i]
+            rec.breaker = av.breaker
+            prov.breaker = pchk.state
+            rec.window.append((now, max(0, tokens)))
+            rec.in_flight += 1
+            return AcquireResult(spec.fingerprint, None, av.probe or pchk.probe, now)
+
+    def release(self, provider: str, fingerprint: str, outcome: Outcome,
+                policy: PoolPolicy) -> ReleaseResult:
+        with self._lock:
+            now = self._clock()
+            rec = self._key(provider, fingerprint)
+            prov = self._provider(provider)
+            rec.in_flight = max(0, rec.in_flight - 1)
+            rec.blocked_until, rec.removed, rec.breaker, changed = apply_outcome(
+                outcome, rec.blocked_until, rec.removed, rec.breaker, now, policy)
+            prov.breaker = provider_breaker_after(outcome, prov.breaker, now, policy)
+            return ReleaseResult(changed, rec.blocked_until)
+
+    def snapshot(self, provider: str, keys: Sequence[KeySpec], policy: PoolPolicy) -> ProviderSnapshot:
+        with self._lock:
+            now = self._clock()
+            out = []
+            for spec in keys:
+                rec = self._key(provider, spec.fingerprint)
+                rec.prune(now, policy.window_s)
+                out.append(KeySnapshot(spec.fingerprint, rec.removed, rec.blocked_until,
+                                       rec.in_flight, len(rec.window),
+                                       sum(t for _, t in rec.window), rec.breaker))
+            return ProviderSnapshot(provider, now, self._provider(provider).breaker, tuple(out))
