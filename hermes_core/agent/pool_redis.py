@@ -1,0 +1,333 @@
+"""The Redis state backend for the credential pool: one shared pool for many worker processes.
+
+Why: each worker process with its own in-memory pool believes it owns every key's whole RPM budget
+and keeps hammering a key another worker just saw a 429 on. :class:`RedisPoolState` keeps the
+pool's shared state (blocked-until deadlines, removed keys, RPM/TPM windows, in-flight leases,
+breakers, the round-robin cursor) in Redis and implements :class:`PoolStateBackend`:
+
+* ``acquire`` and ``release`` are each ONE round trip: an ``EVALSHA`` of a Lua script (registered
+  with redis-py's ``register_script``, which reloads it on ``NOSCRIPT`` after a Redis restart) that
+  reads Redis ``TIME``, so the machines' own clocks never matter.
+* In-flight counts are leases in a sorted set scored by their expiry: a crashed worker's leases
+  simply expire. Every key has a TTL; nothing leaks.
+* Keys are named by credential fingerprint (``key-<sha256 prefix>``); no secret reaches Redis.
+* When Redis is unreachable the backend falls back to a local :class:`InMemoryPoolState` with a
+  warning, dividing every key's RPM/TPM budget by ``workers`` (the configured number of processes
+  sharing the keys) so the fleet as a whole stays under the limits. Every ``reconnect_interval_s``
+  (on an injectable monotonic clock) one call probes Redis; when it answers, the deadlines and
+  removals learned meanwhile are merged into Redis and the backend goes back to it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..errors import ConfigError, DependencyMissing
+from . import pool_redis_lua as lua
+from .breaker import BreakerState
+from .pool_state import (
+    STRATEGIES,
+    AcquireResult,
+    InMemoryPoolState,
+    KeySnapshot,
+    KeySpec,
+    Outcome,
+    PoolPolicy,
+    PoolStateBackend,
+    ProviderSnapshot,
+    ReleaseResult,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..config import CredentialPoolSettings
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DEFAULT_PREFIX = "hermes:pool"
+
+
+def redact_url(url: str) -> str:
+    """``redis://user:secret@host:6379/0`` -> ``redis://***@host:6379/0``: safe for logs."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return "<invalid redis url>"
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, "***@" + host, parts.path, parts.query, ""))
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def _opt_float(value: Any) -> float | None:
+    s = _text(value)
+    return float(s) if s else None
+
+
+@dataclass(frozen=True, slots=True)
+class RedisPoolOptions:
+    """Tuning for :class:`RedisPoolState` (from ``credential_pool`` settings)."""
+
+    key_prefix: str = DEFAULT_PREFIX
+    lease_ttl_s: float = 300.0          # an in-flight lease outlives any request deadline
+    state_ttl_s: float = 7 * 86400.0    # idle pool state (removals, breakers, cursor) expires
+    workers: int = 1                    # processes sharing the keys: divides fallback budgets
+    reconnect_interval_s: float = 5.0   # how often a degraded backend probes Redis
+    socket_timeout_s: float = 0.5       # a hung Redis must not stall calls for long
+
+
+class RedisPoolState:
+    """A :class:`PoolStateBackend` whose state lives in Redis, shared by every process using it.
+
+    ``clock``: tests only. When given, its value replaces Redis ``TIME`` in the scripts so time can
+    be stepped deterministically (it also drives the local fallback). ``monotonic`` paces the
+    reconnect probe. ``client`` may be any ``redis.Redis``; otherwise one is built from ``url``
+    with short timeouts and a single immediate retry (a pooled connection that died with a Redis
+    restart is replaced once before the call counts as failed).
+    """
+
+    io_bound = True
+
+    def __init__(self, url: str | None = None, *, client: Any = None,
+                 options: RedisPoolOptions | None = None,
+                 clock: Callable[[], float] | None = None,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        try:
+            import redis
+            from redis.backoff import NoBackoff
+            from redis.retry import Retry
+        except ImportError as exc:  # pragma: no cover - the extra is installed in dev
+            raise DependencyMissing("credential_pool.backend: redis", "redis") from exc
+        self.options = opts = options or RedisPoolOptions()
+        if opts.workers < 1:
+            raise ConfigError("must be >= 1", key_path="credential_pool.workers")
+        if client is None:
+            if not url:
+                raise ConfigError("the redis backend needs a URL (or HERMES_REDIS_URL)",
+                                  key_path="credential_pool.redis_url")
+            try:
+                client = redis.Redis.from_url(
+                    url, decode_responses=True, socket_timeout=opts.socket_timeout_s,
+                    socket_connect_timeout=opts.socket_timeout_s,
+                    retry=Retry(NoBackoff(), 1),
+                    retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError])
+            except ValueError as exc:
+                raise ConfigError(f"invalid Redis URL {redact_url(url)!r}: {exc}",
+                                  key_path="credential_pool.redis_url") from None
+        self.url = redact_url(url) if url else repr(client)
+        self._redis = client
+        self._down_errors: tuple[type[BaseException], ...] = (
+            redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+        self._acquire = client.register_script(lua.ACQUIRE)
+        self._release = client.register_script(lua.RELEASE)
+        self._snapshot = client.register_script(lua.SNAPSHOT)
+        self._merge = client.register_script(lua.MERGE)
+        self._clock = clock
+        self._monotonic = monotonic
+        self._local = InMemoryPoolState(clock or time.time)
+        self._lock = threading.Lock()
+        self._leases: dict[tuple[str, str], list[str]] = {}
+        self._degraded = False
+        self._next_probe = 0.0
+        self._learned: dict[tuple[str, str], tuple[float, bool]] = {}
+        self.outages = 0  # how many times this backend fell back (observability, tests)
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def degraded(self) -> bool:
+        """True while Redis is unreachable and the local fallback serves."""
+        return self._degraded
+
+    def now(self) -> float:
+        def remote() -> float:
+            if self._clock is not None:
+                return self._clock()
+            secs, micros = self._redis.time()
+            return float(secs) + float(micros) / 1e6
+        return self._call(remote, self._local.now)
+
+    def acquire(self, provider: str, keys: Sequence[KeySpec], policy: PoolPolicy, *,
+                tokens: int = 0, rand: float = 0.0) -> AcquireResult:
+        if policy.strategy not in STRATEGIES:
+            raise ValueError(f"unknown rotation strategy {policy.strategy!r}; "
+                             f"use one of {', '.join(STRATEGIES)}")
+
+        def remote() -> AcquireResult:
+            lease = os.urandom(8).hex()
+            names = [self._name(provider, "p"), self._name(provider, "rr")]
+            args: list[Any] = [self._now_arg(), policy.strategy, policy.window_s,
+                               policy.breaker_cooldown_s, max(0, int(tokens)), rand, lease,
+                               self.options.lease_ttl_s, self.options.state_ttl_s, len(keys)]
+            for spec in keys:
+                names += self._key_names(provider, spec.fingerprint)
+                args += [spec.fingerprint, spec.weight, spec.max_rpm or 0, spec.max_tpm or 0]
+            fp, available, probe, now = self._acquire(keys=names, args=args)
+            fingerprint = _text(fp) or None
+            if fingerprint is not None:
+                with self._lock:
+                    self._leases.setdefault((provider, fingerprint), []).append(lease)
+            return AcquireResult(fingerprint, _opt_float(available), _text(probe) == "1",
+                                 float(_text(now)))
+
+        return self._call(remote, lambda: self._local.acquire(
+            provider, self._local_keys(keys), policy, tokens=tokens, rand=rand))
+
+    def release(self, provider: str, fingerprint: str, outcome: Outcome,
+                policy: PoolPolicy) -> ReleaseResult:
+        state_key, _, lease_key = self._key_names(provider, fingerprint)
+
+        def remote() -> ReleaseResult:
+            with self._lock:
+                held = self._leases.get((provider, fingerprint))
+                lease = held.pop() if held else ""
+            try:
+                changed, until = self._release(
+                    keys=[self._name(provider, "p"), state_key, lease_key],
+                    args=[self._now_arg(), outcome.kind,
+                          "" if outcome.retry_after is None else outcome.retry_after, lease,
+                          policy.breaker_cooldown_s, policy.default_cooldown_s,
+                          policy.breaker_failures, self.options.state_ttl_s])
+            except self._down_errors:
+                if lease:  # keep it: the lease expires in Redis on its own anyway
+                    with self._lock:
+                        self._leases.setdefault((provider, fingerprint), []).append(lease)
+                raise
+            return ReleaseResult(_text(changed) == "1", float(_text(until)))
+
+        def local() -> ReleaseResult:
+            res = self._local.release(provider, fingerprint, outcome, policy)
+            if outcome.kind in ("rate_limited", "removed"):
+                with self._lock:
+                    _, was_removed = self._learned.get((provider, fingerprint), (0.0, False))
+                    self._learned[(provider, fingerprint)] = (
+                        res.blocked_until, was_removed or outcome.kind == "removed")
+            return res
+
+        return self._call(remote, local)
+
+    def snapshot(self, provider: str, keys: Sequence[KeySpec], policy: PoolPolicy) -> ProviderSnapshot:
+        def remote() -> ProviderSnapshot:
+            names = [self._name(provider, "p")]
+            for spec in keys:
+                names += self._key_names(provider, spec.fingerprint)
+            raw = [_text(x) for x in self._snapshot(
+                keys=names, args=[self._now_arg(), policy.window_s, len(keys)])]
+            out = []
+            for i, spec in enumerate(keys):
+                rm, bu, fl, req, tok, bm, bf, bo = raw[4 + 8 * i: 12 + 8 * i]
+                out.append(KeySnapshot(spec.fingerprint, rm == "1", float(bu), int(fl), int(req),
+                                       int(tok), BreakerState(bm, int(bf), float(bo))))  # type: ignore[arg-type]
+            return ProviderSnapshot(provider, float(raw[0]),
+                                    BreakerState(raw[1], int(raw[2]), float(raw[3])),  # type: ignore[arg-type]
+                                    tuple(out))
+
+        return self._call(remote, lambda: self._local.snapshot(provider, self._local_keys(keys),
+                                                               policy))
+
+    def close(self) -> None:
+        """Close the client's connections (the backend may still be used; it reconnects)."""
+        try:
+            self._redis.close()
+        except Exception:  # pragma: no cover - best effort
+            pass
+
+    # ------------------------------------------------------------------ internals
+
+    def _name(self, provider: str, kind: str) -> str:
+        return f"{self.options.key_prefix}:{{{provider}}}:{kind}"
+
+    def _key_names(self, provider: str, fingerprint: str) -> list[str]:
+        base = f"{self.options.key_prefix}:{{{provider}}}"
+        return [f"{base}:k:{fingerprint}", f"{base}:w:{fingerprint}", f"{base}:l:{fingerprint}"]
+
+    def _now_arg(self) -> float:
+        return self._clock() if self._clock is not None else -1.0
+
+    def _local_keys(self, keys: Sequence[KeySpec]) -> list[KeySpec]:
+        """This process's share of each key's budget while it cannot coordinate through Redis."""
+        w = self.options.workers
+        if w == 1:
+            return list(keys)
+        return [replace(k, max_rpm=None if k.max_rpm is None else max(1, k.max_rpm // w),
+                        max_tpm=None if k.max_tpm is None else max(1, k.max_tpm // w))
+                for k in keys]
+
+    def _call(self, remote: Callable[[], T], local: Callable[[], T]) -> T:
+        if self._degraded and not self._try_recover():
+            return local()
+        try:
+            return remote()
+        except self._down_errors as exc:
+            self._fall_back(exc)
+            return local()
+
+    def _fall_back(self, exc: BaseException) -> None:
+        with self._lock:
+            self._next_probe = self._monotonic() + self.options.reconnect_interval_s
+            if self._degraded:
+                return
+            self._degraded = True
+            self.outages += 1
+        log.warning("credential pool: Redis at %s is unreachable (%s); using local pool state "
+                    "with each key's budget divided by %d workers until it returns",
+                    self.url, type(exc).__name__, self.options.workers)
+
+    def _try_recover(self) -> bool:
+        """Probe Redis at most once per ``reconnect_interval_s``; True when back on Redis."""
+        with self._lock:
+            if self._monotonic() < self._next_probe:
+                return False
+            self._next_probe = self._monotonic() + self.options.reconnect_interval_s
+            learned = dict(self._learned)
+        try:
+            self._redis.ping()
+            local_now = self._local.now()
+            for (provider, fp), (until, removed) in learned.items():
+                self._merge(keys=self._key_names(provider, fp)[:1],
+                            args=[self._now_arg(), until - local_now, "1" if removed else "0",
+                                  self.options.state_ttl_s])
+        except self._down_errors:
+            return False
+        with self._lock:
+            for item in learned:
+                self._learned.pop(item, None)
+            was = self._degraded
+            self._degraded = False
+        if was:
+            log.warning("credential pool: Redis at %s is reachable again; shared pool state "
+                        "resumed", self.url)
+        return True
+
+
+def options_from_settings(settings: CredentialPoolSettings) -> RedisPoolOptions:
+    """The ``credential_pool`` settings that tune the Redis backend."""
+    return RedisPoolOptions(
+        key_prefix=settings.redis_key_prefix, lease_ttl_s=settings.redis_lease_ttl_s,
+        state_ttl_s=settings.redis_state_ttl_s, workers=settings.workers,
+        reconnect_interval_s=settings.redis_reconnect_s, socket_timeout_s=settings.redis_timeout_s)
+
+
+def build_pool_state(settings: CredentialPoolSettings) -> PoolStateBackend:
+    """The backend ``credential_pool.backend`` names: in-memory (default) or Redis.
+
+    ``redis_url`` comes from the config or ``HERMES_REDIS_URL`` (mapped by ``load_settings``).
+    Building never fails because Redis is down: the first call falls back with a warning.
+    """
+    if settings.backend == "redis":
+        return RedisPoolState(settings.redis_url, options=options_from_settings(settings))
+    return InMemoryPoolState()

@@ -1,0 +1,362 @@
+"""Lua sources for the Redis pool-state backend (see :mod:`hermes_core.agent.pool_redis`).
+
+Each script is a line-for-line port of the pure functions in :mod:`pool_state` and
+:mod:`breaker` (``breaker_check``, ``evaluate_key``, ``choose_key``, ``apply_outcome``,
+``provider_breaker_after``) so both backends decide identically; the shared contract suite in
+``tests/test_pool_backend_contract.py`` holds them to it.
+
+Why Lua: one acquire must be ONE round trip and atomic across every process and machine, and it
+must read the clock of the one server they all share (``TIME``), not the callers' skewed clocks.
+Redis >= 5 replicates script effects, so calling ``TIME`` before writes is allowed.
+
+Layout of the keys (all names carry the provider as a hash tag, so a cluster keeps one provider's
+keys in one slot; keys are named by credential *fingerprint*, never by the secret):
+
+* ``<prefix>:{<provider>}:p``        hash  provider breaker: ``bm`` mode, ``bf`` failures, ``bo`` opened at
+* ``<prefix>:{<provider>}:rr``       hash  smooth round-robin current weight per fingerprint
+* ``<prefix>:{<provider>}:k:<fp>``   hash  ``rm`` removed, ``bu`` blocked until, ``bm``/``bf``/``bo`` breaker
+* ``<prefix>:{<provider>}:w:<fp>``   zset  request window: member ``<lease>:<tokens>``, score = time
+* ``<prefix>:{<provider>}:l:<fp>``   zset  in-flight leases: member ``<lease>``, score = lease expiry
+
+Every key gets a TTL on each write (window: ``window_s``; leases: ``lease_ttl_s``; state:
+``state_ttl_s`` or longer than its deadline), so a crashed worker leaks nothing: its leases expire
+and stop counting as in flight, and idle pools vanish.
+
+``ARGV[1]`` is the time override: negative means "use Redis ``TIME``" (production); tests pass an
+injected clock's value to step time deterministically.
+"""
+
+from __future__ import annotations
+
+COMMON = r"""
+local function clock(arg)
+  local t = tonumber(arg)
+  if t ~= nil and t >= 0 then return t end
+  local r = redis.call('TIME')
+  return tonumber(r[1]) + tonumber(r[2]) / 1000000
+end
+
+local function fmt(x)
+  return string.format('%.17g', x)
+end
+
+local function ms(seconds)
+  return math.max(1000, math.ceil(seconds * 1000) + 1000)
+end
+
+-- breaker.breaker_check: allowed, probe, mode, failures, opened_at, retry_at
+local function breaker_check(mode, failures, opened, now, cooldown)
+  if mode == 'closed' then return true, false, mode, failures, opened, nil end
+  if mode == 'open' then
+    local reopen = opened + cooldown
+    if now >= reopen then return true, true, 'half_open', failures, now, nil end
+    return false, false, mode, failures, opened, reopen
+  end
+  local stale = opened + cooldown
+  if now >= stale then return true, true, mode, failures, now, nil end
+  return false, false, mode, failures, opened, stale
+end
+
+-- breaker.breaker_failure
+local function breaker_failure(mode, failures, opened, now, threshold)
+  if mode == 'half_open' then return 'open', failures + 1, now end
+  if mode == 'open' then return mode, failures, opened end
+  failures = failures + 1
+  if failures >= threshold then return 'open', failures, now end
+  return 'closed', failures, opened
+end
+
+-- pool_state._neutral: a probe that ended without a health signal frees the probe slot
+local function breaker_neutral(mode, failures, opened, now, cooldown)
+  if mode == 'half_open' then return 'open', failures, now - cooldown end
+  return mode, failures, opened
+end
+
+local function read_breaker(mode, failures, opened)
+  return mode or 'closed', tonumber(failures) or 0, tonumber(opened) or 0
+end
+
+local function write_breaker(key, mode, failures, opened, ttl_ms)
+  redis.call('HSET', key, 'bm', mode, 'bf', tostring(failures), 'bo', fmt(opened))
+  redis.call('PEXPIRE', key, ttl_ms)
+end
+"""
+
+# KEYS: provider hash, rr hash, then per key (state, window, leases).
+# ARGV: now, strategy, window_s, cooldown_s, tokens, rand, lease, lease_ttl_s, state_ttl_s, n,
+#       then per key (fingerprint, weight, max_rpm or 0, max_tpm or 0).
+# Returns {fingerprint or '', available_at or '', probe '1'/'0', now}.
+ACQUIRE = COMMON + r"""
+local now = clock(ARGV[1])
+local strategy = ARGV[2]
+local window = tonumber(ARGV[3])
+local cooldown = tonumber(ARGV[4])
+local need = tonumber(ARGV[5])
+local rand = tonumber(ARGV[6])
+local lease = ARGV[7]
+local lease_ttl = tonumber(ARGV[8])
+local state_ttl = tonumber(ARGV[9])
+local n = tonumber(ARGV[10])
+
+local p = redis.call('HMGET', KEYS[1], 'bm', 'bf', 'bo')
+local pm, pf, po = read_breaker(p[1], p[2], p[3])
+local pok, pprobe, pm2, pf2, po2, pretry = breaker_check(pm, pf, po, now, cooldown)
+if not pok then
+  return {'', fmt(pretry), '0', fmt(now)}
+end
+
+local function tokens_free_at(wkey, limit)
+  local e = redis.call('ZRANGE', wkey, 0, -1, 'WITHSCORES')
+  if #e == 0 then return nil end
+  local used = 0
+  local items = {}
+  for j = 1, #e, 2 do
+    local tok = tonumber(string.match(e[j], ':(%d+)$')) or 0
+    used = used + tok
+    items[#items + 1] = {tonumber(e[j + 1]), tok}
+  end
+  if used + need <= limit then return nil end
+  for _, it in ipairs(items) do
+    used = used - it[2]
+    if used + need <= limit then return it[1] + window end
+  end
+  return items[#items][1] + window
+end
+
+local eligible = {}
+local earliest = nil
+for i = 1, n do
+  local a = 10 + (i - 1) * 4
+  local fp = ARGV[a + 1]
+  local weight = tonumber(ARGV[a + 2])
+  local rpm = tonumber(ARGV[a + 3])
+  local tpm = tonumber(ARGV[a + 4])
+  local b = 2 + (i - 1) * 3
+  local skey, wkey, lkey = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3]
+  local s = redis.call('HMGET', skey, 'rm', 'bu', 'bm', 'bf', 'bo')
+  local free = nil
+  if s[1] == '1' then
+    -- removed for good: never eligible, never "frees"
+    redis.call('PEXPIRE', skey, ms(state_ttl))
+  else
+    local bu = tonumber(s[2]) or 0
+    if bu > now then
+      free = bu
+    else
+      local bm, bf, bo = read_breaker(s[3], s[4], s[5])
+      local ok, probe, bm2, bf2, bo2, retry = breaker_check(bm, bf, bo, now, cooldown)
+      if not ok then
+        free = retry
+      else
+        redis.call('ZREMRANGEBYSCORE', wkey, '-inf', fmt(now - window))
+        local used = redis.call('ZCARD', wkey)
+        local wait = nil
+        if rpm > 0 and used >= rpm then
+          local e = redis.call('ZRANGE', wkey, used - rpm, used - rpm, 'WITHSCORES')
+          wait = tonumber(e[2]) + window
+        end
+        if tpm > 0 then
+          local t = tokens_free_at(wkey, tpm)
+          if t ~= nil and (wait == nil or t > wait) then wait = t end
+        end
+        if wait ~= nil then
+          free = wait
+        else
+          eligible[#eligible + 1] = {fp = fp, weight = weight, used = used, probe = probe,
+            bm = bm2, bf = bf2, bo = bo2, changed = (bm2 ~= bm or bf2 ~= bf or bo2 ~= bo),
+            skey = skey, wkey = wkey, lkey = lkey}
+        end
+      end
+    end
+  end
+  if free ~= nil and (earliest == nil or free < earliest) then earliest = free end
+end
+
+if #eligible == 0 then
+  if earliest == nil then return {'', '', '0', fmt(now)} end
+  return {'', fmt(earliest), '0', fmt(now)}
+end
+
+-- pool_state.choose_key
+local best = 1
+if strategy == 'round_robin' then
+  local fps = {}
+  for i, k in ipairs(eligible) do fps[i] = k.fp end
+  local cur = redis.call('HMGET', KEYS[2], unpack(fps))
+  local total = 0
+  local state = {}
+  for i, k in ipairs(eligible) do
+    state[i] = (tonumber(cur[i]) or 0) + k.weight
+    total = total + k.weight
+    if state[i] > state[best] then best = i end
+  end
+  state[best] = state[best] - total
+  local flat = {}
+  for i, k in ipairs(eligible) do
+    flat[#flat + 1] = k.fp
+    flat[#flat + 1] = fmt(state[i])
+  end
+  redis.call('HSET', KEYS[2], unpack(flat))
+  redis.call('PEXPIRE', KEYS[2], ms(state_ttl))
+elseif strategy == 'least_loaded' then
+  local best_load, best_use = nil, nil
+  for i, k in ipairs(eligible) do
+    redis.call('ZREMRANGEBYSCORE', k.lkey, '-inf', fmt(now))
+    local load = redis.call('ZCARD', k.lkey)
+    local use = k.used / k.weight
+    if best_load == nil or load < best_load or (load == best_load and use < best_use) then
+      best, best_load, best_use = i, load, use
+    end
+  end
+elseif strategy == 'fill_first' then
+  best = 1
+elseif strategy == 'random' then
+  local total = 0
+  for _, k in ipairs(eligible) do total = total + k.weight end
+  local point = math.min(math.max(rand, 0), 0.999999999) * total
+  local acc = 0
+  best = #eligible
+  for i, k in ipairs(eligible) do
+    acc = acc + k.weight
+    if point < acc then best = i; break end
+  end
+else
+  return redis.error_reply('unknown rotation strategy ' .. strategy)
+end
+
+local k = eligible[best]
+if k.changed then write_breaker(k.skey, k.bm, k.bf, k.bo, ms(state_ttl)) end
+if pm2 ~= pm or pf2 ~= pf or po2 ~= po then write_breaker(KEYS[1], pm2, pf2, po2, ms(state_ttl)) end
+redis.call('ZADD', k.wkey, fmt(now), lease .. ':' .. tostring(math.max(0, need)))
+redis.call('PEXPIRE', k.wkey, ms(window))
+redis.call('ZREMRANGEBYSCORE', k.lkey, '-inf', fmt(now))
+redis.call('ZADD', k.lkey, fmt(now + lease_ttl), lease)
+redis.call('PEXPIRE', k.lkey, ms(lease_ttl))
+local probe = '0'
+if k.probe or pprobe then probe = '1' end
+return {k.fp, '', probe, fmt(now)}
+"""
+
+# KEYS: provider hash, key state, key leases.
+# ARGV: now, kind, retry_after or '', lease or '', cooldown_s, default_cooldown_s, threshold,
+#       state_ttl_s.
+# Returns {changed '1'/'0', blocked_until}.
+RELEASE = COMMON + r"""
+local now = clock(ARGV[1])
+local kind = ARGV[2]
+local retry_after = ARGV[3]
+local lease = ARGV[4]
+local cooldown = tonumber(ARGV[5])
+local default_cooldown = tonumber(ARGV[6])
+local threshold = tonumber(ARGV[7])
+local state_ttl = tonumber(ARGV[8])
+
+if lease ~= '' then redis.call('ZREM', KEYS[3], lease) end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', fmt(now))
+
+local s = redis.call('HMGET', KEYS[2], 'rm', 'bu', 'bm', 'bf', 'bo')
+local removed = s[1] == '1'
+local bu = tonumber(s[2]) or 0
+local bm, bf, bo = read_breaker(s[3], s[4], s[5])
+local rm2, bu2, bm2, bf2, bo2 = removed, bu, bm, bf, bo
+local changed = false
+
+-- pool_state.apply_outcome
+if kind == 'ok' then
+  bm2, bf2, bo2 = 'closed', 0, 0
+elseif kind == 'rate_limited' then
+  local wait = default_cooldown
+  if retry_after ~= '' then wait = math.max(0, tonumber(retry_after)) end
+  bu2 = math.max(bu, now + wait)
+  bm2, bf2, bo2 = breaker_neutral(bm, bf, bo, now, cooldown)
+  changed = bu2 ~= bu
+elseif kind == 'removed' then
+  rm2 = true
+  changed = not removed
+elseif kind == 'failure' then
+  bm2, bf2, bo2 = breaker_failure(bm, bf, bo, now, threshold)
+else
+  bm2, bf2, bo2 = breaker_neutral(bm, bf, bo, now, cooldown)
+end
+
+if rm2 ~= removed or bu2 ~= bu or bm2 ~= bm or bf2 ~= bf or bo2 ~= bo then
+  local rmv = '0'
+  if rm2 then rmv = '1' end
+  redis.call('HSET', KEYS[2], 'rm', rmv, 'bu', fmt(bu2), 'bm', bm2, 'bf', tostring(bf2), 'bo', fmt(bo2))
+  redis.call('PEXPIRE', KEYS[2], ms(math.max(state_ttl, bu2 - now)))
+end
+
+-- pool_state.provider_breaker_after
+local p = redis.call('HMGET', KEYS[1], 'bm', 'bf', 'bo')
+local pm, pf, po = read_breaker(p[1], p[2], p[3])
+local pm2, pf2, po2 = pm, pf, po
+if kind == 'ok' then
+  pm2, pf2, po2 = 'closed', 0, 0
+elseif kind == 'failure' then
+  pm2, pf2, po2 = breaker_failure(pm, pf, po, now, threshold)
+else
+  pm2, pf2, po2 = breaker_neutral(pm, pf, po, now, cooldown)
+end
+if pm2 ~= pm or pf2 ~= pf or po2 ~= po then write_breaker(KEYS[1], pm2, pf2, po2, ms(state_ttl)) end
+
+local ch = '0'
+if changed then ch = '1' end
+return {ch, fmt(bu2)}
+"""
+
+# KEYS: provider hash, then per key (state, window, leases).  ARGV: now, window_s, n.
+# Returns {now, provider mode, failures, opened_at, then per key 8 fields:
+#          removed, blocked_until, in_flight, requests, tokens, mode, failures, opened_at}.
+SNAPSHOT = COMMON + r"""
+local now = clock(ARGV[1])
+local window = tonumber(ARGV[2])
+local n = tonumber(ARGV[3])
+local p = redis.call('HMGET', KEYS[1], 'bm', 'bf', 'bo')
+local pm, pf, po = read_breaker(p[1], p[2], p[3])
+local out = {fmt(now), pm, tostring(pf), fmt(po)}
+for i = 1, n do
+  local b = 1 + (i - 1) * 3
+  local skey, wkey, lkey = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3]
+  redis.call('ZREMRANGEBYSCORE', wkey, '-inf', fmt(now - window))
+  redis.call('ZREMRANGEBYSCORE', lkey, '-inf', fmt(now))
+  local e = redis.call('ZRANGE', wkey, 0, -1)
+  local tokens = 0
+  for _, m in ipairs(e) do tokens = tokens + (tonumber(string.match(m, ':(%d+)$')) or 0) end
+  local s = redis.call('HMGET', skey, 'rm', 'bu', 'bm', 'bf', 'bo')
+  local bm, bf, bo = read_breaker(s[3], s[4], s[5])
+  local rm = '0'
+  if s[1] == '1' then rm = '1' end
+  out[#out + 1] = rm
+  out[#out + 1] = fmt(tonumber(s[2]) or 0)
+  out[#out + 1] = tostring(redis.call('ZCARD', lkey))
+  out[#out + 1] = tostring(#e)
+  out[#out + 1] = tostring(tokens)
+  out[#out + 1] = bm
+  out[#out + 1] = tostring(bf)
+  out[#out + 1] = fmt(bo)
+end
+return out
+"""
+
+# Replays what a worker learned while Redis was away (a 429 deadline, a removal) once it is back.
+# KEYS: key state.  ARGV: now, seconds still blocked (<= 0: none), removed '1'/'0', state_ttl_s.
+MERGE = COMMON + r"""
+local now = clock(ARGV[1])
+local remaining = tonumber(ARGV[2])
+local state_ttl = tonumber(ARGV[4])
+local s = redis.call('HMGET', KEYS[1], 'rm', 'bu')
+local bu = tonumber(s[2]) or 0
+local bu2 = bu
+if remaining > 0 then bu2 = math.max(bu, now + remaining) end
+local changed = false
+if bu2 ~= bu then
+  redis.call('HSET', KEYS[1], 'bu', fmt(bu2))
+  changed = true
+end
+if ARGV[3] == '1' and s[1] ~= '1' then
+  redis.call('HSET', KEYS[1], 'rm', '1')
+  changed = true
+end
+if changed then redis.call('PEXPIRE', KEYS[1], ms(math.max(state_ttl, bu2 - now))) end
+return fmt(bu2)
+"""
