@@ -113,11 +113,11 @@ class CredentialPoolSettings(_Model):
     default_cooldown_s: float = Field(60.0, gt=0)
     audit_log: str | None = None
     # Redis backend (issue 8): key namespace, lease/state TTLs, reconnect probe, socket timeout.
-    redis_key_prefix: str = Field("hermes:pool", min_length=1)
-    redis_lease_ttl_s: float = Field(300.0, gt=0)
-    redis_state_ttl_s: float = Field(7 * 86400.0, gt=0)
-    redis_reconnect_s: float = Field(5.0, gt=0)
-    redis_timeout_s: float = Field(0.5, gt=0)
+    redis_key_prefix: str = Field(default="hermes:pool", min_length=1)
+    redis_lease_ttl_s: float = Field(default=300.0, gt=0)
+    redis_state_ttl_s: float = Field(default=7 * 86400.0, gt=0)
+    redis_reconnect_s: float = Field(default=5.0, gt=0)
+    redis_timeout_s: float = Field(default=0.5, gt=0)
 
 
 class RecencyWeights(_Model):

@@ -207,9 +207,9 @@ def test_redis_build_pool_state_from_settings(redis_url: str) -> None:  # noqa: 
 
 
 def test_redis_missing_or_bad_url_is_a_config_error() -> None:
-    with pytest.raises(ConfigError, match="credential_pool.redis_url"):
+    with pytest.raises(ConfigError, match=r"credential_pool\.redis_url"):
         build_pool_state(CredentialPoolSettings(backend="redis"))
-    with pytest.raises(ConfigError, match="credential_pool.redis_url") as err:
+    with pytest.raises(ConfigError, match=r"credential_pool\.redis_url") as err:
         RedisPoolState("http://:hunter2@127.0.0.1:1/0")
     assert "hunter2" not in str(err.value)
 
