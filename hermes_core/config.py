@@ -68,6 +68,8 @@ class RoutingSettings(_Model):
     rules: tuple[RuleSettings, ...] = ()
     providers: tuple[ProviderSettings, ...] = ()
     classifier: ClassifierSettings = ClassifierSettings()
+    # context window sizes (tokens) by model, to decide whether long_context_model is larger
+    context_windows: dict[str, int] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _unique_providers(self) -> RoutingSettings:
@@ -112,6 +114,16 @@ class CredentialPoolSettings(_Model):
     breaker_cooldown_s: float = Field(30.0, gt=0)
     default_cooldown_s: float = Field(60.0, gt=0)
     audit_log: str | None = None
+    # sliding window for max_rpm / max_tpm (the providers' limits are per minute)
+    window_s: float = Field(60.0, gt=0)
+    # wait for a blocked provider's earliest key only this long while other candidates remain;
+    # with none left, wait up to the request deadline
+    max_wait_s: float = Field(10.0, ge=0)
+    # retries of the same provider after a server error before failing over
+    retries_per_provider: int = Field(1, ge=0)
+    # full-jitter exponential backoff: uniform(0, min(backoff_max_s, backoff_base_s * 2**n))
+    backoff_base_s: float = Field(0.5, gt=0)
+    backoff_max_s: float = Field(8.0, gt=0)
 
 
 class RecencyWeights(_Model):
