@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ..retrieval.tokenize import cjk_ratio, estimate_tokens
+from ..retrieval.tokenize import cjk_ratio, estimate_tokens, is_cjk
 from ..types import Candidate, Prompt, RouteDecision
 
 if TYPE_CHECKING:
@@ -91,8 +91,9 @@ def extract_features(prompt_or_text: Prompt | str, *, requires_tools: bool = Fal
         total = estimate_tokens(text)
     ratio = cjk_ratio(text) if text else 0.0
     words = len(text.split())
-    if ratio:
-        words += int(ratio * len(text.replace(" ", "")))  # a CJK character reads as a word
+    if ratio:  # a CJK character reads as a word; the rest splits on whitespace
+        cjk = sum(1 for ch in text if is_cjk(ch))
+        words = cjk + len("".join(" " if is_cjk(ch) else ch for ch in text).split())
     return RequestFeatures(
         token_estimate=int(total), chars=len(text), words=words,
         lines=text.count("\n") + 1 if text else 0,
