@@ -357,10 +357,8 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
             path = base / "config.yaml"
             if not path.is_file():
                 path = None
-        if path is None:
-            settings = Settings()
-        else:
-            settings = parse_yaml(_read_config(path), file=str(path), env=env)
+        settings = (Settings() if path is None
+                    else parse_yaml(_read_config(path), file=str(path), env=env))
     changes: dict[str, Any] = {}
     if env.get("HERMES_HOME"):
         changes["home"] = env["HERMES_HOME"]
