@@ -21,10 +21,6 @@ def build_provider(p: ProviderSettings) -> Provider:
 
         return OfflineProvider(p.name)
     if kind == "openai":
-        if p.name != "openai" and p.type is None and not p.endpoint:
-            raise ConfigError(f"unknown provider '{p.name}': give it an 'endpoint' (any OpenAI-"
-                              "compatible API) or a 'type' (openai, anthropic, offline)",
-                              key_path="llm.routing.providers")
         from .openai import OpenAIProvider
 
         return OpenAIProvider(p.name, p.endpoint, p.timeout_s)

@@ -43,7 +43,7 @@ class OfflineProvider:
     def reply_text(self, prompt: Prompt, model: str) -> str:
         last = next((m.content for m in reversed(prompt.messages) if m.role == "user"), "")
         lines = [
-            "[offline reply: no API key configured, so nothing was sent to a model]",
+            "[offline reply: nothing was sent to a model]",
             f"model: {model}",
             f"system prompt: {len(prompt.system)} chars, ~{estimate_tokens(prompt.system)} tokens,"
             f" sha256 {prompt.prefix_sha256[:12]}",
