@@ -198,7 +198,7 @@ def test_breaker_opens_and_keeps_failing_provider_out() -> None:
 def test_context_window_moves_to_long_context_model() -> None:
     settings = load_settings({"llm": {"routing": {
         "default_model": "gpt-4o", "long_context_model": "gpt-4.1",
-        "providers": [{"name": "a", "models": ["gpt-4o", "gpt-4.1"]}]}}})
+        "providers": [{"name": "a", "type": "openai", "models": ["gpt-4o", "gpt-4.1"]}]}}})
     a = Scripted("a", script=[ContextWindowExceeded("too long", status_code=400), "long ok"])
     loop, _ = make({"a": a}, {"a": [A1]}, settings=settings)
     completion, attempts = loop.complete(PROMPT, decision(("a", "gpt-4o")))

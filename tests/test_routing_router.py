@@ -118,7 +118,7 @@ llm:
       - {name: openai, priority: 1, models: [gpt-4o, gpt-4o-mini, gpt-4.1]}
       - {name: anthropic, priority: 2, models: [claude-sonnet-4, claude-haiku],
          equivalents: {gpt-4o-mini: claude-haiku}}
-      - {name: local, priority: 3, models: [llama3]}
+      - {name: local, priority: 3, models: [llama3], endpoint: "http://127.0.0.1:11434/v1"}
 """
 
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import httpx2
 from tenacity import RetryCallState, wait_exponential
 
 from ..errors import (
@@ -154,12 +155,12 @@ def _status(e: BaseException) -> str:
 
 
 def _coerce(e: BaseException, provider: str) -> BaseException:
-    """Plain Python network errors from a provider that did not map them."""
+    """Transport errors a provider did not map (e.g. raised mid-stream by httpx)."""
     if isinstance(e, ProviderError):
         return e
-    if isinstance(e, TimeoutError):
+    if isinstance(e, TimeoutError | httpx2.TimeoutException):
         return Timeout(f"{provider}: timed out", provider=provider)
-    if isinstance(e, ConnectionError):
+    if isinstance(e, ConnectionError | httpx2.TransportError):
         return ConnectionFailed(f"{provider}: connection failed ({type(e).__name__})",
                                 provider=provider)
     return e
