@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
-from _routing_doubles import FakeClock, Scripted
+from routing_doubles import FakeClock, Scripted
 
 from hermes_core.agent.credential_pool import CredentialPool
 from hermes_core.agent.pool_state import InMemoryPoolState, PoolPolicy
