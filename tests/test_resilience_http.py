@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from routing_doubles import FakeClock
 
 from hermes_core.agent.credential_pool import CredentialPool
 from hermes_core.agent.pool_state import InMemoryPoolState
@@ -31,8 +32,6 @@ from hermes_core.testing import (
     retry_after_headers,
 )
 from hermes_core.types import Message, Prompt
-
-from routing_doubles import FakeClock
 
 K1, K2 = "sk-primary-one-SECRET-0001", "sk-primary-two-SECRET-0002"
 K3 = "sk-ant-backup-SECRET-0003"

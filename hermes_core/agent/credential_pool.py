@@ -106,6 +106,7 @@ class CredentialPool:
         self._rng = rng or random.Random()
         self._on_alert = on_alert
         self._creds: dict[str, tuple[Credential, ...]] = {}
+        self._by_fp: dict[tuple[str, str], Credential] = {}
         self._specs: dict[str, tuple[KeySpec, ...]] = {}
         self._policies: dict[str, PoolPolicy] = {}
         for provider, creds in credentials.items():
@@ -117,6 +118,7 @@ class CredentialPool:
                     continue
                 unique[c.fingerprint] = c
             self._creds[provider] = tuple(unique.values())
+            self._by_fp.update({(provider, fp): c for fp, c in unique.items()})
             self._specs[provider] = tuple(KeySpec(c.fingerprint, c.weight, c.max_rpm, c.max_tpm)
                                           for c in unique.values())
             strategy = (strategies or {}).get(provider)
@@ -178,10 +180,10 @@ class CredentialPool:
         return self.acquire(provider, tokens=tokens)
 
     def _lookup(self, provider: str, fingerprint: str) -> Credential:
-        for c in self._creds[provider]:
-            if c.fingerprint == fingerprint:
-                return c
-        raise KeyError(f"backend returned an unknown key {fingerprint} for {provider}")
+        cred = self._by_fp.get((provider, fingerprint))
+        if cred is None:
+            raise KeyError(f"backend returned an unknown key {fingerprint} for {provider}")
+        return cred
 
     # ------------------------------------------------------------------ outcomes
 
