@@ -51,16 +51,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hermes_core.agent.pool_redis import RedisPoolOptions, RedisPoolState  # noqa: E402
-from hermes_core.agent.pool_state import (  # noqa: E402
+from hermes_core.agent.pool_redis import RedisPoolOptions, RedisPoolState
+from hermes_core.agent.pool_state import (
     InMemoryPoolState,
     KeySpec,
     Outcome,
     PoolPolicy,
     PoolStateBackend,
 )
-from hermes_core.errors import parse_retry_after  # noqa: E402
-from hermes_core.types import fingerprint  # noqa: E402
+from hermes_core.errors import parse_retry_after
+from hermes_core.types import fingerprint
 
 CTX = mp.get_context("spawn")
 PROVIDER = "mock"
@@ -77,7 +77,7 @@ def serve_mock(limits: dict[str, int], window: float, latency: float, ready: Any
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
         def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None

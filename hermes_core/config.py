@@ -52,6 +52,13 @@ class ProviderSettings(_Model):
     timeout_s: float = Field(60.0, gt=0)
     equivalents: dict[str, str] = Field(default_factory=dict)
 
+    @model_validator(mode="after")
+    def _known(self) -> ProviderSettings:
+        if self.type is None and self.endpoint is None and self.name not in KNOWN_PROVIDER_TYPES:
+            raise ValueError(f"unknown provider '{self.name}': give it an 'endpoint' (any "
+                             "OpenAI-compatible API) or a 'type' (openai, anthropic, offline)")
+        return self
+
     @property
     def kind(self) -> str:
         """Wire format: explicit ``type``, else the name when it is one, else OpenAI-compatible."""
@@ -68,6 +75,8 @@ class RoutingSettings(_Model):
     rules: tuple[RuleSettings, ...] = ()
     providers: tuple[ProviderSettings, ...] = ()
     classifier: ClassifierSettings = ClassifierSettings()
+    # context window sizes (tokens) by model, to decide whether long_context_model is larger
+    context_windows: dict[str, int] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _unique_providers(self) -> RoutingSettings:
@@ -112,6 +121,16 @@ class CredentialPoolSettings(_Model):
     breaker_cooldown_s: float = Field(30.0, gt=0)
     default_cooldown_s: float = Field(60.0, gt=0)
     audit_log: str | None = None
+    # sliding window for max_rpm / max_tpm (the providers' limits are per minute)
+    window_s: float = Field(60.0, gt=0)
+    # wait for a blocked provider's earliest key only this long while other candidates remain;
+    # with none left, wait up to the request deadline
+    max_wait_s: float = Field(10.0, ge=0)
+    # retries of the same provider after a server error before failing over
+    retries_per_provider: int = Field(1, ge=0)
+    # full-jitter exponential backoff: uniform(0, min(backoff_max_s, backoff_base_s * 2**n))
+    backoff_base_s: float = Field(0.5, gt=0)
+    backoff_max_s: float = Field(8.0, gt=0)
     # Redis backend (issue 8): key namespace, lease/state TTLs, reconnect probe, socket timeout.
     redis_key_prefix: str = Field(default="hermes:pool", min_length=1)
     redis_lease_ttl_s: float = Field(default=300.0, gt=0)
@@ -291,7 +310,7 @@ def _validate(data: Any, *, file: str | None, lines: Mapping[str, int], origin: 
         while probe and line is None:
             line = lines.get(_fmt_path(probe))
             probe = probe[:-1]
-        msg = err["msg"]
+        msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             msg = "unknown key"
         elif "input" in err and err["type"] not in ("missing",) and not _CRED_KEY.match(
@@ -363,10 +382,8 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
             path = base / "config.yaml"
             if not path.is_file():
                 path = None
-        if path is None:
-            settings = Settings()
-        else:
-            settings = parse_yaml(_read_config(path), file=str(path), env=env)
+        settings = (Settings() if path is None
+                    else parse_yaml(_read_config(path), file=str(path), env=env))
     changes: dict[str, Any] = {}
     if env.get("HERMES_HOME"):
         changes["home"] = env["HERMES_HOME"]

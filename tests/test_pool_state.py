@@ -59,7 +59,7 @@ def test_cooldown_until(current: float, now: float, retry_after: float | None,
     ],
 )
 def test_window_free_at(times: list[float], limit: int | None, expected: float | None) -> None:
-    assert window_free_at(times, limit, 60.0) == expected
+    assert window_free_at([(t, 0) for t in times], limit, 60.0) == expected
 
 
 @pytest.mark.parametrize(
@@ -96,8 +96,7 @@ POLICY = PoolPolicy(breaker_cooldown_s=30.0)
 def test_evaluate_key(removed: bool, blocked: float, breaker: BreakerState, times: list[float],
                       ok: bool, free_at: float | None, probe: bool) -> None:
     spec = KeySpec("k", max_rpm=2)
-    av = evaluate_key(spec, removed, blocked, breaker, times, [(t, 0) for t in times], 0, 100.0,
-                      POLICY)
+    av = evaluate_key(spec, removed, blocked, breaker, [(t, 0) for t in times], 0, 100.0, POLICY)
     assert (av.ok, av.free_at, av.probe) == (ok, free_at, probe)
 
 

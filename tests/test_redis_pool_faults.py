@@ -5,13 +5,17 @@ restart wiped them (NOSCRIPT)."""
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
 import redis
 from redis_server import RedisServer, free_port, own_redis, redis_prefix  # noqa: F401
 
+from hermes_core.agent.credential_pool import backend_from_settings
 from hermes_core.agent.pool_redis import RedisPoolOptions, RedisPoolState
 from hermes_core.agent.pool_state import KeySpec, Outcome, PoolPolicy
+from hermes_core.config import load_settings
+from hermes_core.errors import ConfigError
 
 
 class Mono:
@@ -127,3 +131,32 @@ def test_redis_password_never_in_warning(redis_prefix: str,  # noqa: F811
     text = "\n".join(_messages(caplog)) + repr(be.url)
     assert "hunter2" not in text and "***@127.0.0.1" in text
     be.close()
+
+
+def test_redis_read_only_replica_falls_back(own_redis: RedisServer,  # noqa: F811
+                                            redis_prefix: str) -> None:  # noqa: F811
+    """After a failover leaves the URL on a read-only replica, the pool serves locally."""
+    mono = Mono()
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=RedisPoolOptions(
+        key_prefix=redis_prefix, reconnect_interval_s=1.0))
+    admin = redis.Redis.from_url(own_redis.url)
+    admin.replicaof("127.0.0.1", free_port())  # a replica of a master that is not there
+    try:
+        assert be.acquire("p", [KeySpec("a")], PoolPolicy()).fingerprint == "a"
+        assert be.degraded
+    finally:
+        admin.replicaof("NO", "ONE")
+    mono.t += 1.0
+    assert be.acquire("p", [KeySpec("a")], PoolPolicy()).fingerprint == "a"
+    assert not be.degraded
+    admin.close()
+    be.close()
+
+
+def test_redis_bad_url_in_yaml_names_file_and_key(tmp_path: Path) -> None:
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("credential_pool:\n  backend: redis\n  redis_url: 'http://:pw-9@127.0.0.1:1/0'\n")
+    with pytest.raises(ConfigError) as err:
+        backend_from_settings(load_settings(str(cfg), env={}))
+    msg = str(err.value)
+    assert str(cfg) in msg and "credential_pool.redis_url" in msg and "pw-9" not in msg

@@ -11,10 +11,10 @@ import pytest
 import redis
 from redis_server import redis_prefix, redis_url  # noqa: F401
 
+from hermes_core.agent.credential_pool import backend_from_settings
 from hermes_core.agent.pool_redis import (
     RedisPoolOptions,
     RedisPoolState,
-    build_pool_state,
     redact_url,
 )
 from hermes_core.agent.pool_state import (
@@ -24,7 +24,7 @@ from hermes_core.agent.pool_state import (
     Outcome,
     PoolPolicy,
 )
-from hermes_core.config import CredentialPoolSettings
+from hermes_core.config import CredentialPoolSettings, load_settings
 from hermes_core.errors import ConfigError
 from hermes_core.types import Credential
 
@@ -194,11 +194,12 @@ def test_redis_lua_matches_the_pure_decisions(redis_url: str, redis_prefix: str,
     red.close()
 
 
-def test_redis_build_pool_state_from_settings(redis_url: str) -> None:  # noqa: F811
-    assert isinstance(build_pool_state(CredentialPoolSettings()), InMemoryPoolState)
-    be = build_pool_state(CredentialPoolSettings(backend="redis", redis_url=redis_url,
-                                                 redis_key_prefix="hermes-test:build",
-                                                 workers=3, redis_lease_ttl_s=42.0))
+def test_redis_backend_from_settings(redis_url: str) -> None:  # noqa: F811
+    assert isinstance(backend_from_settings(load_settings({}, env={})), InMemoryPoolState)
+    settings = load_settings({"credential_pool": {
+        "backend": "redis", "redis_key_prefix": "hermes-test:build", "workers": 3,
+        "redis_lease_ttl_s": 42.0}}, env={"HERMES_REDIS_URL": redis_url})
+    be = backend_from_settings(settings)
     assert isinstance(be, RedisPoolState)
     assert be.options.workers == 3 and be.options.lease_ttl_s == 42.0
     assert be.options.key_prefix == "hermes-test:build"
@@ -208,7 +209,7 @@ def test_redis_build_pool_state_from_settings(redis_url: str) -> None:  # noqa: 
 
 def test_redis_missing_or_bad_url_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match=r"credential_pool\.redis_url"):
-        build_pool_state(CredentialPoolSettings(backend="redis"))
+        backend_from_settings(load_settings({"credential_pool": {"backend": "redis"}}, env={}))
     with pytest.raises(ConfigError, match=r"credential_pool\.redis_url") as err:
         RedisPoolState("http://:hunter2@127.0.0.1:1/0")
     assert "hunter2" not in str(err.value)

@@ -40,13 +40,12 @@ from .pool_state import (
     KeySpec,
     Outcome,
     PoolPolicy,
-    PoolStateBackend,
     ProviderSnapshot,
     ReleaseResult,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import CredentialPoolSettings
+    from ..config import CredentialPoolSettings, Settings
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +104,8 @@ class RedisPoolState:
     def __init__(self, url: str | None = None, *, client: Any = None,
                  options: RedisPoolOptions | None = None,
                  clock: Callable[[], float] | None = None,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
+                 monotonic: Callable[[], float] = time.monotonic,
+                 config_file: str | None = None) -> None:
         try:
             import redis
             from redis.backoff import NoBackoff
@@ -114,11 +114,11 @@ class RedisPoolState:
             raise DependencyMissing("credential_pool.backend: redis", "redis") from exc
         self.options = opts = options or RedisPoolOptions()
         if opts.workers < 1:
-            raise ConfigError("must be >= 1", key_path="credential_pool.workers")
+            raise ConfigError("must be >= 1", file=config_file, key_path="credential_pool.workers")
         if client is None:
             if not url:
                 raise ConfigError("the redis backend needs a URL (or HERMES_REDIS_URL)",
-                                  key_path="credential_pool.redis_url")
+                                  file=config_file, key_path="credential_pool.redis_url")
             try:
                 client = redis.Redis.from_url(
                     url, decode_responses=True, socket_timeout=opts.socket_timeout_s,
@@ -127,11 +127,13 @@ class RedisPoolState:
                     retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError])
             except ValueError as exc:
                 raise ConfigError(f"invalid Redis URL {redact_url(url)!r}: {exc}",
-                                  key_path="credential_pool.redis_url") from None
+                                  file=config_file, key_path="credential_pool.redis_url") from None
         self.url = redact_url(url) if url else repr(client)
         self._redis = client
+        # unreachable, timed out, or failed over to a read-only replica: serve locally meanwhile
         self._down_errors: tuple[type[BaseException], ...] = (
-            redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+            redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
+            redis.exceptions.ReadOnlyError)
         self._acquire = client.register_script(lua.ACQUIRE)
         self._release = client.register_script(lua.RELEASE)
         self._snapshot = client.register_script(lua.SNAPSHOT)
@@ -140,7 +142,9 @@ class RedisPoolState:
         self._monotonic = monotonic
         self._local = InMemoryPoolState(clock or time.time)
         self._lock = threading.Lock()
-        self._leases: dict[tuple[str, str], list[str]] = {}
+        # this process's open leases per key, oldest first: (lease id, monotonic expiry). Any lease
+        # of a key releases that key; expired ones are dropped so unreleased calls leak nothing.
+        self._leases: dict[tuple[str, str], list[tuple[str, float]]] = {}
         self._degraded = False
         self._next_probe = 0.0
         self._learned: dict[tuple[str, str], tuple[float, bool]] = {}
@@ -179,8 +183,7 @@ class RedisPoolState:
             fp, available, probe, now = self._acquire(keys=names, args=args)
             fingerprint = _text(fp) or None
             if fingerprint is not None:
-                with self._lock:
-                    self._leases.setdefault((provider, fingerprint), []).append(lease)
+                self._hold(provider, fingerprint, lease)
             return AcquireResult(fingerprint, _opt_float(available), _text(probe) == "1",
                                  float(_text(now)))
 
@@ -194,7 +197,7 @@ class RedisPoolState:
         def remote() -> ReleaseResult:
             with self._lock:
                 held = self._leases.get((provider, fingerprint))
-                lease = held.pop() if held else ""
+                lease = held.pop()[0] if held else ""
             try:
                 changed, until = self._release(
                     keys=[self._name(provider, "p"), state_key, lease_key],
@@ -203,9 +206,8 @@ class RedisPoolState:
                           policy.breaker_cooldown_s, policy.default_cooldown_s,
                           policy.breaker_failures, self.options.state_ttl_s])
             except self._down_errors:
-                if lease:  # keep it: the lease expires in Redis on its own anyway
-                    with self._lock:
-                        self._leases.setdefault((provider, fingerprint), []).append(lease)
+                if lease:  # keep it for a later release; it also expires in Redis on its own
+                    self._hold(provider, fingerprint, lease)
                 raise
             return ReleaseResult(_text(changed) == "1", float(_text(until)))
 
@@ -254,6 +256,14 @@ class RedisPoolState:
     def _key_names(self, provider: str, fingerprint: str) -> list[str]:
         base = f"{self.options.key_prefix}:{{{provider}}}"
         return [f"{base}:k:{fingerprint}", f"{base}:w:{fingerprint}", f"{base}:l:{fingerprint}"]
+
+    def _hold(self, provider: str, fingerprint: str, lease: str) -> None:
+        now = self._monotonic()
+        with self._lock:
+            held = self._leases.setdefault((provider, fingerprint), [])
+            while held and held[0][1] <= now:
+                held.pop(0)
+            held.append((lease, now + self.options.lease_ttl_s))
 
     def _now_arg(self) -> float:
         return self._clock() if self._clock is not None else -1.0
@@ -314,20 +324,21 @@ class RedisPoolState:
         return True
 
 
-def options_from_settings(settings: CredentialPoolSettings) -> RedisPoolOptions:
+def options_from_settings(cp: CredentialPoolSettings) -> RedisPoolOptions:
     """The ``credential_pool`` settings that tune the Redis backend."""
     return RedisPoolOptions(
-        key_prefix=settings.redis_key_prefix, lease_ttl_s=settings.redis_lease_ttl_s,
-        state_ttl_s=settings.redis_state_ttl_s, workers=settings.workers,
-        reconnect_interval_s=settings.redis_reconnect_s, socket_timeout_s=settings.redis_timeout_s)
+        key_prefix=cp.redis_key_prefix, lease_ttl_s=cp.redis_lease_ttl_s,
+        state_ttl_s=cp.redis_state_ttl_s, workers=cp.workers,
+        reconnect_interval_s=cp.redis_reconnect_s, socket_timeout_s=cp.redis_timeout_s)
 
 
-def build_pool_state(settings: CredentialPoolSettings) -> PoolStateBackend:
-    """The backend ``credential_pool.backend`` names: in-memory (default) or Redis.
+def backend_from_settings(settings: Settings) -> RedisPoolState:
+    """The Redis backend for ``credential_pool.backend: redis`` (called by
+    :func:`hermes_core.agent.credential_pool.backend_from_settings`).
 
     ``redis_url`` comes from the config or ``HERMES_REDIS_URL`` (mapped by ``load_settings``).
     Building never fails because Redis is down: the first call falls back with a warning.
     """
-    if settings.backend == "redis":
-        return RedisPoolState(settings.redis_url, options=options_from_settings(settings))
-    return InMemoryPoolState()
+    cp = settings.credential_pool
+    return RedisPoolState(cp.redis_url, options=options_from_settings(cp),
+                          config_file=settings.source)

@@ -110,12 +110,13 @@ def cooldown_until(current: float, now: float, retry_after: float | None, defaul
     return max(current, now + wait)
 
 
-def window_free_at(times: Sequence[float], limit: int | None, window_s: float) -> float | None:
-    """When a request slot frees in a sliding window holding ``times`` (ascending), or None when a
-    slot is free now. ``times`` must already be pruned to the window."""
-    if limit is None or len(times) < limit:
+def window_free_at(entries: Sequence[tuple[float, int]], limit: int | None,
+                   window_s: float) -> float | None:
+    """When a request slot frees in a sliding window of ``(time, tokens)`` entries (ascending,
+    already pruned to the window), or None when a slot is free now. O(1) on a deque's ends."""
+    if limit is None or len(entries) < limit:
         return None
-    return times[len(times) - limit] + window_s
+    return entries[len(entries) - limit][0] + window_s
 
 
 def tokens_free_at(entries: Sequence[tuple[float, int]], limit: int | None, need: int,
@@ -145,9 +146,11 @@ class Availability:
 
 
 def evaluate_key(spec: KeySpec, removed: bool, blocked_until: float, breaker: BreakerState,
-                 times: Sequence[float], tokens: Sequence[tuple[float, int]], need_tokens: int,
-                 now: float, policy: PoolPolicy) -> Availability:
-    """May this key take a request now? Removed > blocked deadline > breaker > RPM > TPM."""
+                 window: Sequence[tuple[float, int]], need_tokens: int, now: float,
+                 policy: PoolPolicy) -> Availability:
+    """May this key take a request now? Removed > blocked deadline > breaker > RPM > TPM.
+
+    ``window`` holds the key's ``(time, tokens)`` requests inside the sliding window."""
     if removed:
         return Availability(False)
     if blocked_until > now:
@@ -155,8 +158,9 @@ def evaluate_key(spec: KeySpec, removed: bool, blocked_until: float, breaker: Br
     chk = breaker_check(breaker, now, policy.breaker_cooldown_s)
     if not chk.allowed:
         return Availability(False, chk.retry_at)
-    rpm_at = window_free_at(times, spec.max_rpm, policy.window_s)
-    tpm_at = tokens_free_at(tokens, spec.max_tpm, need_tokens, policy.window_s)
+    rpm_at = window_free_at(window, spec.max_rpm, policy.window_s)
+    tpm_at = (tokens_free_at(window, spec.max_tpm, need_tokens, policy.window_s)
+              if spec.max_tpm is not None else None)
     waits = [t for t in (rpm_at, tpm_at) if t is not None]
     if waits:
         return Availability(False, max(waits))
@@ -342,8 +346,8 @@ class InMemoryPoolState:
             for spec in keys:
                 rec = self._key(provider, spec.fingerprint)
                 rec.prune(now, policy.window_s)
-                av = evaluate_key(spec, rec.removed, rec.blocked_until, rec.breaker,
-                                  [t for t, _ in rec.window], list(rec.window), tokens, now, policy)
+                av = evaluate_key(spec, rec.removed, rec.blocked_until, rec.breaker, rec.window,
+                                  tokens, now, policy)
                 if av.ok:
                     eligible.append((spec, rec, av))
                 elif av.free_at is not None:

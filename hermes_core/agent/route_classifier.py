@@ -1,0 +1,134 @@
+"""An optional request classifier: TF-IDF + linear SVM with calibrated confidence.
+
+Trained from labelled examples (``hermes-core route train FILE.jsonl``; one
+``{"text": ..., "label": ...}`` per line, the label a slot such as ``code_model`` / ``fast`` or a
+model name). The router lets it decide only when its calibrated probability reaches
+``llm.routing.classifier.min_confidence`` (0.9 by default), else the rules decide: an SVM's raw
+margin is not a probability, so it is wrapped in :class:`CalibratedClassifierCV` (Platt scaling).
+
+Word features use the shared mixed CJK tokenizer, and character n-grams catch code and paths.
+The model file is a pickle: load only files you trained yourself.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..retrieval.tokenize import tokenize
+
+FORMAT = "hermes-route-classifier/1"
+MAX_TRAIN_BYTES = 50_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    text: str
+    label: str
+
+
+def read_examples(path: str | Path) -> list[Example]:
+    """Labelled examples from JSONL; a bad line is a ConfigError naming file and line."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError("training file not found", file=str(p))
+    if p.stat().st_size > MAX_TRAIN_BYTES:
+        raise ConfigError(f"training file larger than {MAX_TRAIN_BYTES} bytes", file=str(p))
+    out: list[Example] = []
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise ConfigError("not valid UTF-8", file=str(p)) from None
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"invalid JSON: {e.msg}", file=str(p), line=n) from None
+        if not isinstance(obj, dict):
+            raise ConfigError("each line must be an object with 'text' and 'label'", file=str(p),
+                              line=n)
+        text, label = obj.get("text"), obj.get("label")
+        if not isinstance(text, str) or not text.strip():
+            raise ConfigError("'text' must be a non-empty string", file=str(p), line=n)
+        if not isinstance(label, str) or not label.strip():
+            raise ConfigError("'label' must be a non-empty string", file=str(p), line=n)
+        out.append(Example(text, label.strip()))
+    return out
+
+
+def _tokens(text: str) -> list[str]:
+    return tokenize(text)
+
+
+class RouteClassifier:
+    """A fitted text -> label model with calibrated confidences."""
+
+    def __init__(self, pipeline: Any, labels: Sequence[str]) -> None:
+        self.pipeline = pipeline
+        self.labels = tuple(labels)
+
+    @classmethod
+    def train(cls, examples: Sequence[Example], *, source: str | None = None) -> RouteClassifier:
+        from sklearn.calibration import CalibratedClassifierCV
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.pipeline import FeatureUnion, make_pipeline
+        from sklearn.svm import LinearSVC
+
+        counts = Counter(e.label for e in examples)
+        if len(counts) < 2:
+            raise ConfigError("training needs at least two different labels", file=source)
+        fewest = min(counts.values())
+        if fewest < 2:
+            rare = ", ".join(sorted(label for label, c in counts.items() if c < 2))
+            raise ConfigError(f"each label needs at least 2 examples (too few: {rare})", file=source)
+        features = FeatureUnion([
+            ("words", TfidfVectorizer(tokenizer=_tokens, lowercase=False, token_pattern=None,
+                                      ngram_range=(1, 2), sublinear_tf=True)),
+            ("chars", TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True,
+                                      min_df=1)),
+        ])
+        svm = CalibratedClassifierCV(LinearSVC(C=1.0), cv=min(5, fewest), method="sigmoid")
+        pipeline = make_pipeline(features, svm)
+        pipeline.fit([e.text for e in examples], [e.label for e in examples])
+        return cls(pipeline, list(pipeline.classes_))
+
+    def predict(self, text: str) -> tuple[str, float]:
+        """(label, calibrated probability of that label)."""
+        probs = self.pipeline.predict_proba([text])[0]
+        best = int(probs.argmax())
+        return str(self.pipeline.classes_[best]), float(probs[best])
+
+    def save(self, path: str | Path) -> None:
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_suffix(p.suffix + ".tmp")
+        with tmp.open("wb") as f:
+            pickle.dump({"format": FORMAT, "labels": self.labels, "pipeline": self.pipeline}, f)
+        tmp.replace(p)
+
+    @classmethod
+    def load(cls, path: str | Path, *, key_path: str | None = None,
+             config_file: str | None = None) -> RouteClassifier:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"classifier file not found: {p} (train one with "
+                              "'hermes-core route train FILE.jsonl')",
+                              file=config_file, key_path=key_path)
+        try:
+            with p.open("rb") as f:
+                obj = pickle.load(f)
+        except Exception as e:
+            raise ConfigError(f"cannot read classifier {p}: {type(e).__name__}", file=config_file,
+                              key_path=key_path) from None
+        if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+            raise ConfigError(f"{p} is not a hermes route classifier", file=config_file,
+                              key_path=key_path)
+        return cls(obj["pipeline"], obj["labels"])

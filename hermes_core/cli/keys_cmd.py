@@ -1,0 +1,47 @@
+"""``hermes-core keys status``: per key fingerprint, state, blocked-until and recent requests.
+
+Keys are shown by fingerprint only. With the in-memory backend a fresh process knows nothing of
+other processes, so the states are meaningful with a shared backend (``credential_pool.backend``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+from ..config import load_settings
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("keys", help="API key pool status")
+    ksub = p.add_subparsers(dest="keys_command", metavar="SUBCOMMAND")
+    s = ksub.add_parser("status", help="per key: fingerprint, state, blocked-until, requests")
+    s.add_argument("--config", help="config YAML (default: HERMES_HOME/config.yaml)")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    s.set_defaults(handler=status)
+    p.set_defaults(handler=lambda args: (p.print_help(), 2)[1])
+
+
+def status(args: argparse.Namespace) -> int:
+    from ..agent.credential_pool import CredentialPool
+
+    settings = load_settings(args.config)
+    pool = CredentialPool.from_settings(settings)
+    rows = pool.status()
+    if args.json:
+        print(json.dumps({"backend": settings.credential_pool.backend,
+                          "keys": [r.as_dict() for r in rows]}))
+        return 0
+    if not rows:
+        print("no API keys configured (credentials.<provider>.keys, or OPENAI_API_KEY / "
+              "ANTHROPIC_API_KEY)")
+        return 0
+    print(f"{'provider':<12} {'key':<16} {'state':<13} {'blocked until':<22} {'req/min':>7}")
+    for r in rows:
+        until = (time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.blocked_until))
+                 if r.blocked_until else "-")
+        print(f"{r.provider:<12} {r.fingerprint:<16} {r.state:<13} {until:<22} "
+              f"{r.requests_last_window:>7}")
+    return 0

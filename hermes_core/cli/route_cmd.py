@@ -1,0 +1,71 @@
+"""``hermes-core route MESSAGE`` (decision and reason) and ``hermes-core route train FILE.jsonl``.
+
+``route train X.jsonl`` (exactly two words, the first ``train``) trains the classifier; any other
+message is routed. To route the literal text "train X", pass it as one quoted argument.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from ..config import load_settings
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("route", help="show which model and providers a message would go to",
+                       description="Route MESSAGE, or train the classifier: route train FILE.jsonl")
+    p.add_argument("words", nargs="+", metavar="MESSAGE", help="the message (or: train FILE.jsonl)")
+    p.add_argument("--config", help="config YAML (default: HERMES_HOME/config.yaml)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--tools", action="store_true", help="the request needs tool calls")
+    p.add_argument("--turn", type=int, default=0, help="turn count of the conversation")
+    p.add_argument("--model", help="an explicitly requested model")
+    p.add_argument("--out", help="train: where to write the model (default: the configured "
+                                 "llm.routing.classifier.path, else HERMES_HOME/route_classifier.pkl)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if len(args.words) == 2 and args.words[0] == "train":
+        return train(args, args.words[1])
+    from ..agent.smart_routing import Router
+
+    settings = load_settings(args.config)
+    router = Router.from_settings(settings)
+    message = " ".join(args.words)
+    d = router.select(message, requested_model=args.model, requires_tools=args.tools,
+                      turn_count=args.turn)
+    if args.json:
+        print(json.dumps({"model": d.model, "reason": d.reason,
+                          "candidates": [{"provider": c.provider, "model": c.model}
+                                         for c in d.candidates],
+                          "features": dict(d.features)}, ensure_ascii=False))
+    else:
+        print(f"model: {d.model}")
+        print(f"reason: {d.reason}")
+        print("candidates: " + ", ".join(f"{c.provider}/{c.model}" for c in d.candidates))
+    return 0
+
+
+def train(args: argparse.Namespace, file: str) -> int:
+    from ..agent.route_classifier import RouteClassifier, read_examples
+
+    settings = load_settings(args.config)
+    examples = read_examples(file)
+    clf = RouteClassifier.train(examples, source=file)
+    out = args.out or settings.llm.routing.classifier.path or "route_classifier.pkl"
+    path = Path(out).expanduser()
+    if not path.is_absolute() and not args.out:
+        path = settings.home_path / path
+    clf.save(path)
+    summary = {"examples": len(examples), "labels": list(clf.labels), "path": str(path)}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"trained on {len(examples)} examples ({', '.join(clf.labels)}); saved to {path}")
+        if not settings.llm.routing.classifier.path:
+            print("set llm.routing.classifier.path in config.yaml to use it")
+    return 0

@@ -1,0 +1,255 @@
+"""Faults at the HTTP level: the real openai/anthropic SDKs behind respx, the real call loop and
+pool, a fake clock and recorded sleeps (nothing waits for real)."""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from routing_doubles import FakeClock
+
+from hermes_core.agent.credential_pool import CredentialPool
+from hermes_core.agent.pool_state import InMemoryPoolState
+from hermes_core.agent.resilience import CallLoop
+from hermes_core.agent.smart_routing import Router
+from hermes_core.config import Settings, load_settings
+from hermes_core.errors import AllProvidersFailed, ProviderError
+from hermes_core.providers import build_providers
+from hermes_core.providers.base import CallOptions
+from hermes_core.testing import (
+    ANTHROPIC_URL,
+    SSE_HEADERS,
+    anthropic_error,
+    anthropic_message,
+    openai_chat_completion,
+    openai_chat_stream,
+    openai_error,
+    retry_after_headers,
+)
+from hermes_core.types import Message, Prompt
+
+K1, K2 = "sk-primary-one-SECRET-0001", "sk-primary-two-SECRET-0002"
+K3 = "sk-ant-backup-SECRET-0003"
+PRIMARY = "https://primary.test/v1"
+PRIMARY_URL = PRIMARY + "/chat/completions"
+PROMPT = Prompt(system="You are Hermes.", messages=(Message("user", "hi"),))
+OPTS = CallOptions(max_tokens=32, timeout_s=5)
+
+
+def settings_for(primary_kind: str = "openai", *, retries_per_provider: int = 1,
+                 audit: Path | None = None) -> Settings:
+    primary = ({"name": "primary", "type": "openai", "priority": 1, "models": ["gpt-4o"],
+                "endpoint": PRIMARY} if primary_kind == "openai" else
+               {"name": "primary", "type": "anthropic", "priority": 1, "models": ["claude-sonnet-4"]})
+    return load_settings({
+        "llm": {"deadline_s": 120, "routing": {
+            "default_model": primary["models"][0],
+            "providers": [primary, {"name": "backup", "type": "anthropic", "priority": 2,
+                                    "models": ["claude-haiku"]}]}},
+        "credentials": {"primary": {"keys": [{"key": K1}, {"key": K2}]},
+                        "backup": {"keys": [{"key": K3}]}},
+        "credential_pool": {"rotation": "fill_first", "retries_per_provider": retries_per_provider,
+                            "audit_log": str(audit) if audit else None},
+    })
+
+
+def build(settings: Settings) -> tuple[CallLoop, Router, FakeClock]:
+    clock = FakeClock()
+    pool = CredentialPool.from_settings(settings, InMemoryPoolState(clock), rng=random.Random(3))
+    loop = CallLoop(build_providers(settings), pool, settings, clock=clock, sleep=clock.sleep,
+                    asleep=clock.asleep, rng=random.Random(5))
+    return loop, Router.from_settings(settings), clock
+
+
+def key_of(request: httpx.Request) -> str:
+    auth = request.headers.get("authorization", "")
+    return auth.removeprefix("Bearer ").strip() or request.headers.get("x-api-key", "")
+
+
+def per_key(table: dict[str, Callable[[], httpx.Response]]) -> Callable[[httpx.Request], httpx.Response]:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return table[key_of(request)]()
+    return handler
+
+
+def ok_openai() -> httpx.Response:
+    return httpx.Response(200, json=openai_chat_completion("primary ok", model="gpt-4o"))
+
+
+def ok_anthropic() -> httpx.Response:
+    return httpx.Response(200, json=anthropic_message("backup ok", model="claude-haiku"))
+
+
+@pytest.mark.parametrize("form", ["retry-after", "retry-after-ms", "http-date", "openai-reset",
+                                  "anthropic-reset"])
+def test_429_each_retry_after_form_rotates_without_waiting(form: str, respx_mock) -> None:
+    loop, router, clock = build(settings_for())
+    headers = retry_after_headers(form, 30)
+    route = respx_mock.post(PRIMARY_URL).mock(side_effect=per_key({
+        K1: lambda: httpx.Response(429, json=openai_error(429, "slow down"), headers=headers),
+        K2: ok_openai}))
+    done, attempts = loop.complete(PROMPT, router.select("hi"), OPTS)
+    assert done.text == "primary ok"
+    assert [a.status for a in attempts] == ["429", "ok"]
+    assert clock.sleeps == []
+    blocked = {s.fingerprint: s for s in loop.pool.status(["primary"])}
+    k1 = next(s for s in blocked.values() if s.state == "blocked")
+    assert 28.0 <= k1.blocked_for_s <= 30.5
+    # while K1 is blocked it is never sent another request
+    for _ in range(3):
+        loop.complete(PROMPT, router.select("hi"), OPTS)
+    sent = [key_of(c.request) for c in route.calls]
+    assert sent.count(K1) == 1 and sent.count(K2) == 4
+
+
+def test_all_keys_blocked_fails_over_to_second_provider(respx_mock) -> None:
+    loop, router, clock = build(settings_for())
+    limited = lambda: httpx.Response(429, json=openai_error(429), headers={"retry-after": "30"})  # noqa: E731
+    respx_mock.post(PRIMARY_URL).mock(side_effect=per_key({K1: limited, K2: limited}))
+    backup = respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: ok_anthropic())
+    for _ in range(3):
+        done, _ = loop.complete(PROMPT, router.select("hi"), OPTS)
+        assert done.provider == "backup" and done.text == "backup ok"
+    assert backup.call_count == 3 and clock.sleeps == []
+    assert respx_mock.calls.call_count == 5      # two 429s, then only the backup
+
+
+def test_401_removes_key_for_good(respx_mock, caplog: pytest.LogCaptureFixture) -> None:
+    loop, router, _ = build(settings_for())
+    route = respx_mock.post(PRIMARY_URL).mock(side_effect=per_key({
+        K1: lambda: httpx.Response(401, json=openai_error(401, f"Incorrect API key provided: {K1}")),
+        K2: ok_openai}))
+    with caplog.at_level("DEBUG"):
+        for _ in range(4):
+            done, _ = loop.complete(PROMPT, router.select("hi"), OPTS)
+            assert done.text == "primary ok"
+    assert [key_of(c.request) for c in route.calls].count(K1) == 1
+    assert "removed" in [s.state for s in loop.pool.status(["primary"])]
+    assert K1 not in caplog.text and "credential alert" in caplog.text
+
+
+def test_500_twice_retried_within_budget_then_failover(respx_mock) -> None:
+    loop, router, clock = build(settings_for())
+    primary = respx_mock.post(PRIMARY_URL).mock(
+        return_value=httpx.Response(500, json=openai_error(500, "internal")))
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: ok_anthropic())
+    done, attempts = loop.complete(PROMPT, router.select("hi"), OPTS)
+    assert done.provider == "backup"
+    assert [(a.provider, a.status, a.decision) for a in attempts] == [
+        ("primary", "500", "retry"), ("primary", "500", "failover"), ("backup", "ok", "done")]
+    assert primary.call_count == 2 and len(clock.sleeps) == 1
+
+
+def test_529_overloaded_backs_off_by_retry_after_then_fails_over(respx_mock) -> None:
+    loop, router, clock = build(settings_for("anthropic"))
+    overloaded = lambda: httpx.Response(529, json=anthropic_error(529), headers={"retry-after": "2"})  # noqa: E731
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=per_key({
+        K1: overloaded, K2: overloaded, K3: ok_anthropic}))
+    done, attempts = loop.complete(PROMPT, router.select("hi"), OPTS)
+    assert done.provider == "backup"
+    assert [a.status for a in attempts] == ["529", "529", "ok"]
+    assert clock.sleeps == [2.0]          # Retry-After wins over jitter
+
+
+def test_timeout_retried_then_failover(respx_mock) -> None:
+    loop, router, _ = build(settings_for())
+    respx_mock.post(PRIMARY_URL).mock(side_effect=httpx.ReadTimeout("slow"))
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: ok_anthropic())
+    done, attempts = loop.complete(PROMPT, router.select("hi"), OPTS)
+    assert done.provider == "backup"
+    assert [a.status for a in attempts] == ["timeout", "timeout", "ok"]
+
+
+def test_connection_refused_on_a_real_socket_fails_over() -> None:
+    with socket.socket() as s:          # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = load_settings({
+        "llm": {"routing": {"default_model": "gpt-4o", "providers": [
+            {"name": "dead", "type": "openai", "priority": 1, "models": ["gpt-4o"],
+             "endpoint": f"http://127.0.0.1:{port}/v1"},
+            {"name": "local", "type": "offline", "priority": 2, "models": ["offline"]}]}},
+        "credentials": {"dead": {"keys": [{"key": K1}]}}})
+    loop, router, _ = build(settings)
+    done, attempts = loop.complete(PROMPT, router.select("hi"), OPTS)
+    assert done.provider == "local"
+    assert [a.status for a in attempts] == ["connection_error", "connection_error", "ok"]
+
+
+def test_stream_fails_over_before_first_token(respx_mock) -> None:
+    loop, router, _ = build(settings_for(retries_per_provider=0))
+    respx_mock.post(PRIMARY_URL).mock(side_effect=per_key({
+        K1: lambda: httpx.Response(503, json=openai_error(503, "unavailable")),
+        K2: lambda: httpx.Response(503, json=openai_error(503, "unavailable"))}))
+    backup_stream = (
+        b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message",'
+        b'"role":"assistant","model":"claude-haiku","content":[],"stop_reason":null,'
+        b'"stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1}}}\n\n'
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+        b'"content_block":{"type":"text","text":""}}\n\n'
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"text_delta","text":"from backup"}}\n\n'
+        b'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+        b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn",'
+        b'"stop_sequence":null},"usage":{"output_tokens":2}}\n\n'
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n')
+    respx_mock.post(ANTHROPIC_URL).mock(
+        return_value=httpx.Response(200, content=backup_stream, headers=SSE_HEADERS))
+    s = loop.stream(PROMPT, router.select("hi"), OPTS)
+    assert "".join(d.text for d in s) == "from backup"
+    assert [a.status for a in s.attempts] == ["503", "ok"]
+
+
+def test_stream_error_after_first_token_reaches_caller(respx_mock) -> None:
+    loop, router, _ = build(settings_for())
+    respx_mock.post(PRIMARY_URL).mock(return_value=httpx.Response(
+        200, content=openai_chat_stream(("Hel", "lo"), fail_after=1), headers=SSE_HEADERS))
+    backup = respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: ok_anthropic())
+    s = loop.stream(PROMPT, router.select("hi"), OPTS)
+    got = []
+    with pytest.raises(ProviderError):
+        for d in s:
+            got.append(d.text)
+    assert got == ["Hel"] and backup.call_count == 0
+    assert s.attempts[-1].decision == "raise_mid_stream"
+    assert all(k.in_flight == 0 for k in loop.pool.status())
+
+
+async def test_async_stream_and_complete_fail_over(respx_mock) -> None:
+    loop, router, clock = build(settings_for())
+    respx_mock.post(PRIMARY_URL).mock(side_effect=per_key({
+        K1: lambda: httpx.Response(429, json=openai_error(429), headers={"retry-after-ms": "30000"}),
+        K2: lambda: httpx.Response(401, json=openai_error(401))}))
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: ok_anthropic())
+    done, attempts = await loop.acomplete(PROMPT, router.select("hi"), OPTS)
+    assert done.provider == "backup" and clock.sleeps == []
+    assert [a.status for a in attempts] == ["429", "401", "all_keys_blocked", "ok"]
+
+
+def test_keys_never_in_any_output(respx_mock, tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    audit = tmp_path / "audit.jsonl"
+    loop, router, _ = build(settings_for(audit=audit))
+    respx_mock.post(PRIMARY_URL).mock(side_effect=per_key({
+        K1: lambda: httpx.Response(401, json=openai_error(401, f"bad key {K1}")),
+        K2: lambda: httpx.Response(500, json=openai_error(500, f"key {K2} broke"))}))
+    respx_mock.post(ANTHROPIC_URL).mock(
+        return_value=httpx.Response(403, json=anthropic_error(403, f"no access for {K3}")))
+    with caplog.at_level("DEBUG"), pytest.raises(AllProvidersFailed) as ei:
+        loop.complete(PROMPT, router.select("hi"), OPTS)
+    err = ei.value
+    texts = [caplog.text, audit.read_text(), str(err), repr(err), repr(err.attempts),
+             repr(err.last_error), str(err.last_error), json.dumps([r.as_dict() for r in
+                                                                    loop.pool.status()]),
+             repr(loop.pool.credentials("primary"))]
+    print(*texts)
+    out = capsys.readouterr()
+    for secret in (K1, K2, K3):
+        for t in (*texts, out.out, out.err):
+            assert secret not in t
+    assert len(audit.read_text().splitlines()) == len(err.attempts) >= 4
