@@ -128,7 +128,7 @@ class RedisPoolState:
             except ValueError as exc:
                 raise ConfigError(f"invalid Redis URL {redact_url(url)!r}: {exc}",
                                   file=config_file, key_path="credential_pool.redis_url") from None
-        self.url = redact_url(url) if url else repr(client)
+        self.url = redact_url(url) if url else "<given redis client>"
         self._redis = client
         # unreachable, timed out, or failed over to a read-only replica: serve locally meanwhile
         self._down_errors: tuple[type[BaseException], ...] = (
@@ -147,7 +147,10 @@ class RedisPoolState:
         self._leases: dict[tuple[str, str], list[tuple[str, float]]] = {}
         self._degraded = False
         self._next_probe = 0.0
+        # what the local fallback did and learned, replayed into Redis when it returns:
+        # deadlines/removals per key, and the requests sent (local time, tokens, window_s)
         self._learned: dict[tuple[str, str], tuple[float, bool]] = {}
+        self._sent: dict[tuple[str, str], list[tuple[float, int, float]]] = {}
         self.outages = 0  # how many times this backend fell back (observability, tests)
 
     # ------------------------------------------------------------------ public API
@@ -187,8 +190,18 @@ class RedisPoolState:
             return AcquireResult(fingerprint, _opt_float(available), _text(probe) == "1",
                                  float(_text(now)))
 
-        return self._call(remote, lambda: self._local.acquire(
-            provider, self._local_keys(keys), policy, tokens=tokens, rand=rand))
+        def local() -> AcquireResult:
+            res = self._local.acquire(provider, self._local_keys(keys), policy, tokens=tokens,
+                                      rand=rand)
+            if res.fingerprint is not None:
+                with self._lock:
+                    sent = self._sent.setdefault((provider, res.fingerprint), [])
+                    while sent and sent[0][0] <= res.now - sent[0][2]:
+                        sent.pop(0)
+                    sent.append((res.now, max(0, int(tokens)), policy.window_s))
+            return res
+
+        return self._call(remote, local)
 
     def release(self, provider: str, fingerprint: str, outcome: Outcome,
                 policy: PoolPolicy) -> ReleaseResult:
@@ -298,24 +311,39 @@ class RedisPoolState:
                     self.url, type(exc).__name__, self.options.workers)
 
     def _try_recover(self) -> bool:
-        """Probe Redis at most once per ``reconnect_interval_s``; True when back on Redis."""
+        """Probe Redis at most once per ``reconnect_interval_s``; True when back on Redis.
+
+        Before switching back, this worker's local deadlines, removals and sent requests are
+        merged into Redis, so a Redis that restarted empty still counts the fleet's recent
+        requests and the budgets are not spent twice in one window."""
         with self._lock:
             if self._monotonic() < self._next_probe:
                 return False
             self._next_probe = self._monotonic() + self.options.reconnect_interval_s
             learned = dict(self._learned)
+            sent = {k: list(v) for k, v in self._sent.items()}
         try:
             self._redis.ping()
             local_now = self._local.now()
-            for (provider, fp), (until, removed) in learned.items():
-                self._merge(keys=self._key_names(provider, fp)[:1],
+            for item in learned.keys() | sent.keys():
+                provider, fp = item
+                until, removed = learned.get(item, (0.0, False))
+                uses = sent.get(item, [])
+                window = max((w for _, _, w in uses), default=0.0)
+                pairs: list[Any] = []
+                for t, tok, _ in uses:
+                    pairs += [local_now - t, tok]
+                state_key, window_key, _ = self._key_names(provider, fp)
+                self._merge(keys=[state_key, window_key],
                             args=[self._now_arg(), until - local_now, "1" if removed else "0",
-                                  self.options.state_ttl_s])
+                                  self.options.state_ttl_s, window, os.urandom(6).hex(), *pairs])
         except self._down_errors:
             return False
         with self._lock:
             for item in learned:
                 self._learned.pop(item, None)
+            for item in sent:
+                self._sent.pop(item, None)
             was = self._degraded
             self._degraded = False
         if was:

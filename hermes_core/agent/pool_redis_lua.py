@@ -338,12 +338,16 @@ end
 return out
 """
 
-# Replays what a worker learned while Redis was away (a 429 deadline, a removal) once it is back.
-# KEYS: key state.  ARGV: now, seconds still blocked (<= 0: none), removed '1'/'0', state_ttl_s.
+# Replays what a worker did and learned while Redis was away, once it is back: the requests it
+# sent (so the fleet's window is not reset to empty by a restart), a 429 deadline, a removal.
+# KEYS: key state, key window.
+# ARGV: now, seconds still blocked (<= 0: none), removed '1'/'0', state_ttl_s, window_s, a unique
+#       id, then pairs (age in seconds, tokens) of the requests sent locally.
 MERGE = COMMON + r"""
 local now = clock(ARGV[1])
 local remaining = tonumber(ARGV[2])
 local state_ttl = tonumber(ARGV[4])
+local window = tonumber(ARGV[5])
 local s = redis.call('HMGET', KEYS[1], 'rm', 'bu')
 local bu = tonumber(s[2]) or 0
 local bu2 = bu
@@ -358,5 +362,14 @@ if ARGV[3] == '1' and s[1] ~= '1' then
   changed = true
 end
 if changed then redis.call('PEXPIRE', KEYS[1], ms(math.max(state_ttl, bu2 - now))) end
+local added = 0
+for j = 7, #ARGV - 1, 2 do
+  local age = tonumber(ARGV[j])
+  if age < window then
+    redis.call('ZADD', KEYS[2], fmt(now - age), ARGV[6] .. '-' .. tostring(j) .. ':' .. ARGV[j + 1])
+    added = added + 1
+  end
+end
+if added > 0 then redis.call('PEXPIRE', KEYS[2], ms(window)) end
 return fmt(bu2)
 """
