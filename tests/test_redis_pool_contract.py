@@ -16,7 +16,7 @@ from redis_server import redis_prefix, redis_url  # noqa: F401
 from hermes_core.agent.pool_redis import RedisPoolOptions, RedisPoolState
 
 globals().update({name: getattr(contract, name) for name in dir(contract)
-                  if name.startswith("test_backend_contract")})
+                  if name.startswith("test_") and callable(getattr(contract, name))})
 
 
 @pytest.fixture

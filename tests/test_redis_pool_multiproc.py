@@ -109,10 +109,11 @@ def _hammer(url: str, prefix: str, keys: list[KeySpec], policy: PoolPolicy, thre
     be.close()
 
 
-def _slide(url: str, prefix: str, keys: list[KeySpec], policy: PoolPolicy, until: float,
+def _slide(url: str, prefix: str, keys: list[KeySpec], policy: PoolPolicy, seconds: float,
            out: Any) -> None:
-    """Take slots as they free for real until ``until`` (epoch); report the Redis times taken."""
+    """Take slots as they free, for real, for ``seconds``; report the Redis times taken."""
     be = RedisPoolState(url, options=RedisPoolOptions(key_prefix=prefix))
+    until = time.time() + seconds
     taken: list[tuple[str, float]] = []
     lock = threading.Lock()
 
@@ -172,8 +173,7 @@ def test_redis_sliding_window_holds_across_4_processes_in_real_time(
     keys = [KeySpec("a", max_rpm=limit), KeySpec("b", max_rpm=limit)]
     pol = PoolPolicy(strategy="round_robin", window_s=window)
     out = CTX.Queue()
-    until = time.time() + 3.0  # spawning takes ~1 s of it
-    procs = [CTX.Process(target=_slide, args=(redis_url, redis_prefix, keys, pol, until, out))
+    procs = [CTX.Process(target=_slide, args=(redis_url, redis_prefix, keys, pol, 1.5, out))
              for _ in range(4)]
     for p in procs:
         p.start()
