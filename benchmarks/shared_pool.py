@@ -142,10 +142,10 @@ def run_worker(mode: str, redis_url: str | None, prefix: str, port: int,
                secrets: list[str], limits: list[int], policy: PoolPolicy, threads: int,
                processes: int, start: float, end: float, out: Any) -> None:
     backend: PoolStateBackend
-    if mode == "redis":
+    if mode.startswith("redis"):
         assert redis_url is not None
-        backend = RedisPoolState(redis_url, options=RedisPoolOptions(key_prefix=prefix,
-                                                                     workers=processes))
+        backend = RedisPoolState(redis_url, options=RedisPoolOptions(
+            key_prefix=prefix, workers=processes, reconnect_interval_s=1.0))
     else:
         backend = InMemoryPoolState()
     by_fp = {fingerprint(s): s for s in secrets}
@@ -204,7 +204,8 @@ def run_worker(mode: str, redis_url: str | None, prefix: str, port: int,
     for t in ts:
         t.join()
     degraded = bool(getattr(backend, "degraded", False))
-    out.put({"acquire_ms": acquire_ms, "counts": counts, "degraded": degraded})
+    out.put({"acquire_ms": acquire_ms, "counts": counts, "degraded": degraded,
+             "outages": int(getattr(backend, "outages", 0))})
 
 
 # --------------------------------------------------------------------------- orchestration
@@ -216,12 +217,17 @@ class LocalRedis:
         binary = shutil.which("redis-server")
         if binary is None:
             raise SystemExit("redis-server not found: run .ci/redis.sh or pass --redis-url")
+        self.binary = binary
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.dir = tempfile.mkdtemp(prefix="hermes-bench-redis-")
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.start()
+
+    def start(self) -> None:
         self.proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--daemonize", "no", "--dir", self.dir],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         import redis
@@ -236,12 +242,21 @@ class LocalRedis:
                     raise
                 time.sleep(0.05)
         client.close()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
 
-    def close(self) -> None:
+    def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(10)
+
+    def close(self) -> None:
+        self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _outage(redis_server: LocalRedis, at: float, seconds: float) -> None:
+    time.sleep(max(0.0, at - time.time()))
+    redis_server.stop()
+    time.sleep(seconds)
+    redis_server.start()
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -252,7 +267,8 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
 
 
-def run_mode(mode: str, args: argparse.Namespace, redis_url: str | None) -> dict[str, Any]:
+def run_mode(mode: str, args: argparse.Namespace, redis_url: str | None,
+             local: LocalRedis | None) -> dict[str, Any]:
     secrets = [f"sk-bench-{uuid.uuid4().hex}" for _ in args.limits]
     ready = CTX.Queue()
     server = CTX.Process(target=serve_mock, daemon=True, args=(
@@ -269,9 +285,19 @@ def run_mode(mode: str, args: argparse.Namespace, redis_url: str | None) -> dict
         args.processes, start, end, out)) for _ in range(args.processes)]
     for w in workers:
         w.start()
+    outage = None
+    if mode == "redis-outage":
+        if local is None:
+            raise SystemExit("the redis-outage mode stops Redis: run it without --redis-url")
+        # Redis goes away 1.5 windows in and comes back (empty) 1.5 windows later
+        outage = threading.Thread(target=_outage, args=(local, start + 1.5 * args.window,
+                                                        1.5 * args.window))
+        outage.start()
     results = [out.get(timeout=args.startup + args.window * args.windows + 120) for _ in workers]
     for w in workers:
         w.join(30)
+    if outage is not None:
+        outage.join()
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     conn.request("GET", "/stats")
     stats = json.loads(conn.getresponse().read())
@@ -290,6 +316,7 @@ def run_mode(mode: str, args: argparse.Namespace, redis_url: str | None) -> dict
         "capacity": capacity,
         "client_errors": sum(r["counts"]["errors"] for r in results),
         "degraded_workers": sum(1 for r in results if r["degraded"]),
+        "fallbacks": sum(r["outages"] for r in results),
     }
 
 
@@ -307,16 +334,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency", type=float, default=0.02, help="mock provider latency, seconds")
     ap.add_argument("--startup", type=float, default=2.5, help="seconds for workers to spawn")
     ap.add_argument("--strategy", default="round_robin")
-    ap.add_argument("--modes", default="redis,memory")
+    ap.add_argument("--modes", default="redis,memory",
+                    help="comma list of redis, memory (baseline) and redis-outage (Redis stopped "
+                         "for 1.5 windows mid-run: local fallback, then recovery)")
     ap.add_argument("--redis-url", default=os.environ.get("HERMES_REDIS_URL"))
     args = ap.parse_args(argv)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     local = None
-    if "redis" in modes and not args.redis_url:
+    if any(m.startswith("redis") for m in modes) and not args.redis_url:
         local = LocalRedis()
         args.redis_url = local.url
     try:
-        results = {m: run_mode(m, args, args.redis_url) for m in modes}
+        results = {m: run_mode(m, args, args.redis_url, local) for m in modes}
     finally:
         if local is not None:
             local.close()

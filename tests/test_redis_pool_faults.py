@@ -45,8 +45,9 @@ def test_redis_stopped_mid_run_falls_back_then_recovers(
     caplog.set_level(logging.WARNING, logger="hermes_core.agent.pool_redis")
     got = [be.acquire("p", keys, pol).fingerprint for _ in range(6)]
     assert be.degraded and be.outages == 1
-    # each key's budget is divided by the 4 workers: 8 // 4 = 2 requests per window per key
-    assert got == ["a", "a", "b", "b", None, None]
+    # each key's budget is divided by the 4 workers: 8 // 4 = 2 requests per window per key,
+    # and the request this worker sent through Redis a moment ago still counts
+    assert got == ["a", "b", "b", None, None, None]
     msgs = _messages(caplog)
     assert len(msgs) == 1 and "unreachable" in msgs[0] and "4 workers" in msgs[0]
     assert "ConnectionError" in msgs[0]
@@ -67,9 +68,9 @@ def test_redis_stopped_mid_run_falls_back_then_recovers(
     # so the restarted (empty) Redis does not hand out the window's budget a second time
     snap = be.snapshot("p", keys, pol)
     assert 95.0 < snap.keys[1].blocked_until - snap.now <= 100.5
-    assert [k.requests_in_window for k in snap.keys] == [3, 2]
+    assert [k.requests_in_window for k in snap.keys] == [2, 2]
     other = RedisPoolState(own_redis.url, options=RedisPoolOptions(key_prefix=redis_prefix))
-    assert [other.acquire("p", keys, pol).fingerprint for _ in range(7)] == ["a"] * 5 + [None] * 2
+    assert [other.acquire("p", keys, pol).fingerprint for _ in range(8)] == ["a"] * 6 + [None] * 2
     other.close()
     be.close()
 
@@ -162,3 +163,23 @@ def test_redis_bad_url_in_yaml_names_file_and_key(tmp_path: Path) -> None:
         backend_from_settings(load_settings(str(cfg), env={}))
     msg = str(err.value)
     assert str(cfg) in msg and "credential_pool.redis_url" in msg and "pw-9" not in msg
+
+
+def test_redis_release_is_the_first_call_to_notice_the_outage(own_redis: RedisServer,  # noqa: F811
+                                                              redis_prefix: str) -> None:  # noqa: F811
+    mono = Mono()
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=RedisPoolOptions(
+        key_prefix=redis_prefix, reconnect_interval_s=1.0))
+    keys = [KeySpec("a", max_rpm=5)]
+    pol = PoolPolicy()
+    assert be.acquire("p", keys, pol).fingerprint == "a"
+    own_redis.stop()
+    res = be.release("p", "a", Outcome("rate_limited", 40.0), pol)  # served locally
+    assert be.degraded and res.changed
+    own_redis.start()
+    mono.t += 1.0
+    assert be.acquire("p", keys, pol).fingerprint is None  # the 429 was merged into Redis
+    assert not be.degraded
+    snap = be.snapshot("p", keys, pol)
+    assert 35.0 < snap.keys[0].blocked_until - snap.now <= 40.5
+    be.close()

@@ -25,6 +25,7 @@ import os
 import threading
 import time
 import urllib.parse
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -75,6 +76,19 @@ def _text(value: Any) -> str:
 def _opt_float(value: Any) -> float | None:
     s = _text(value)
     return float(s) if s else None
+
+
+class _LocalPoolState(InMemoryPoolState):
+    """The fallback state, which can also be told about requests sent before it took over."""
+
+    def seed(self, provider: str, fingerprint: str, sent: Sequence[tuple[float, int]]) -> None:
+        """Count requests this worker sent through Redis (local times, tokens) in the local window,
+        so falling back does not hand out the same budget a second time in one window."""
+        if not sent:
+            return
+        with self._lock:
+            rec = self._key(provider, fingerprint)
+            rec.window = deque(sorted([*rec.window, *sent]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +154,7 @@ class RedisPoolState:
         self._merge = client.register_script(lua.MERGE)
         self._clock = clock
         self._monotonic = monotonic
-        self._local = InMemoryPoolState(clock or time.time)
+        self._local = _LocalPoolState(clock or time.time)
         self._lock = threading.Lock()
         # this process's open leases per key, oldest first: (lease id, monotonic expiry). Any lease
         # of a key releases that key; expired ones are dropped so unreleased calls leak nothing.
@@ -151,6 +165,9 @@ class RedisPoolState:
         # deadlines/removals per key, and the requests sent (local time, tokens, window_s)
         self._learned: dict[tuple[str, str], tuple[float, bool]] = {}
         self._sent: dict[tuple[str, str], list[tuple[float, int, float]]] = {}
+        # requests this worker sent through Redis in the last window (local time, tokens,
+        # window_s): the local fallback starts from them instead of from an empty window
+        self._recent: dict[tuple[str, str], deque[tuple[float, int, float]]] = {}
         self.outages = 0  # how many times this backend fell back (observability, tests)
 
     # ------------------------------------------------------------------ public API
@@ -186,7 +203,7 @@ class RedisPoolState:
             fp, available, probe, now = self._acquire(keys=names, args=args)
             fingerprint = _text(fp) or None
             if fingerprint is not None:
-                self._hold(provider, fingerprint, lease)
+                self._hold(provider, fingerprint, lease, max(0, int(tokens)), policy.window_s)
             return AcquireResult(fingerprint, _opt_float(available), _text(probe) == "1",
                                  float(_text(now)))
 
@@ -220,7 +237,7 @@ class RedisPoolState:
                           policy.breaker_failures, self.options.state_ttl_s])
             except self._down_errors:
                 if lease:  # keep it for a later release; it also expires in Redis on its own
-                    self._hold(provider, fingerprint, lease)
+                    self._hold(provider, fingerprint, lease, None, 0.0)
                 raise
             return ReleaseResult(_text(changed) == "1", float(_text(until)))
 
@@ -270,13 +287,21 @@ class RedisPoolState:
         base = f"{self.options.key_prefix}:{{{provider}}}"
         return [f"{base}:k:{fingerprint}", f"{base}:w:{fingerprint}", f"{base}:l:{fingerprint}"]
 
-    def _hold(self, provider: str, fingerprint: str, lease: str) -> None:
+    def _hold(self, provider: str, fingerprint: str, lease: str, tokens: int | None,
+              window_s: float) -> None:
+        """Remember an open lease and (``tokens`` not None) a request sent through Redis."""
         now = self._monotonic()
+        local_now = self._local.now() if tokens is not None else 0.0
         with self._lock:
             held = self._leases.setdefault((provider, fingerprint), [])
             while held and held[0][1] <= now:
                 held.pop(0)
             held.append((lease, now + self.options.lease_ttl_s))
+            if tokens is not None:
+                recent = self._recent.setdefault((provider, fingerprint), deque())
+                while recent and recent[0][0] <= local_now - recent[0][2]:
+                    recent.popleft()
+                recent.append((local_now, tokens, window_s))
 
     def _now_arg(self) -> float:
         return self._clock() if self._clock is not None else -1.0
@@ -304,6 +329,11 @@ class RedisPoolState:
             self._next_probe = self._monotonic() + self.options.reconnect_interval_s
             if self._degraded:
                 return
+            local_now = self._local.now()
+            for (provider, fp), recent in self._recent.items():
+                self._local.seed(provider, fp, [(t, tok) for t, tok, w in recent
+                                                if t > local_now - w])
+            self._recent.clear()
             self._degraded = True
             self.outages += 1
         log.warning("credential pool: Redis at %s is unreachable (%s); using local pool state "
