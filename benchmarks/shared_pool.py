@@ -14,6 +14,9 @@ Modes, side by side in one run, each against a fresh mock server:
 * ``redis``: every process uses :class:`RedisPoolState` on one Redis (shared windows/deadlines).
 * ``memory``: the baseline: each process has its own :class:`InMemoryPoolState` and believes it
   owns every key's whole budget (what issue 8 fixes).
+* ``redis-outage``: like ``redis``, but the benchmark stops its Redis 1.5 windows into the run and
+  restarts it (empty) 1.5 windows later: the workers fall back to local state (budgets divided
+  by the number of processes, seeded with their own recent requests), then merge back.
 
 Time is scaled so the run takes about a minute: the "minute" is ``--window`` seconds (default 6,
 so 10x faster) and the limits are per window (``--limits``, default 30,45,60 per 6 s = 300, 450
@@ -334,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency", type=float, default=0.02, help="mock provider latency, seconds")
     ap.add_argument("--startup", type=float, default=2.5, help="seconds for workers to spawn")
     ap.add_argument("--strategy", default="round_robin")
-    ap.add_argument("--modes", default="redis,memory",
+    ap.add_argument("--modes", default="redis,memory,redis-outage",
                     help="comma list of redis, memory (baseline) and redis-outage (Redis stopped "
                          "for 1.5 windows mid-run: local fallback, then recovery)")
     ap.add_argument("--redis-url", default=os.environ.get("HERMES_REDIS_URL"))
@@ -369,6 +372,12 @@ def main(argv: list[str] | None = None) -> int:
     if "redis" in results and "memory" in results:
         report["baseline"] = "memory: per-process in-memory pools, each assuming the whole budget"
         report["violations_baseline"] = results["memory"]["rpm_violations"]
+    if "redis-outage" in results:
+        report["outage"] = ("redis-outage: Redis stopped 1.5 windows into the run for 1.5 windows, "
+                            "restarted empty; workers fall back to local state with budgets / "
+                            "processes and merge back on recovery")
+        report["outage_rpm_violations"] = results["redis-outage"]["rpm_violations"]
+        report["outage_goodput_ratio"] = results["redis-outage"]["goodput_ratio"]
     if args.json:
         print(json.dumps(report, indent=2))
     else:
