@@ -15,8 +15,8 @@ Two measurements, side by side in one run:
    same way. Outputs:
 
    * ``goodput_ratio``: successful requests / the keys' combined RPM over the run (goal >= 0.95);
-   * ``sent_to_cooling``: requests the client started on a key after it had been told (a 429
-     reached the pool) that the key was cooling, and before the server's deadline (goal 0);
+   * ``sent_to_cooling``: keys handed out by an acquire that began after the pool had heard the
+     key's 429 and before the server's Retry-After deadline (goal 0);
    * ``lost``: requests issued that neither returned nor raised (goal 0).
 
 Usage: ``python benchmarks/pool.py --json`` (about a minute; ``--quick`` for a smoke run).
@@ -146,7 +146,7 @@ def measure_overhead(n: int) -> dict[str, float]:
         settings = _settings(srv.url, keys, window_s=60.0, deadline_s=60.0)
         router = Router.from_settings(settings)
         pool = CredentialPool.from_settings(settings)
-        loop = CallLoop(build_providers(settings), pool, settings)
+        loop = CallLoop(build_providers(settings), pool, settings, audit_path=False)
         bare = openai.OpenAI(api_key=keys[0], base_url=srv.url, max_retries=0, timeout=10)
         messages = [{"role": "system", "content": PROMPT.system},
                     {"role": "user", "content": PROMPT.messages[0].content}]
@@ -188,11 +188,10 @@ def storm(duration_s: float, window_s: float, threads: int, limits: list[int]) -
         settings = _settings(srv.url, keys, window_s=window_s, deadline_s=10 * window_s)
         router = Router.from_settings(settings)
         pool = CredentialPool.from_settings(settings)
-        registered: dict[str, list[float]] = defaultdict(list)     # when the client learned a 429
-        starts: list[tuple[str, float]] = []                        # (key fp, call start)
+        registered: dict[str, list[float]] = defaultdict(list)     # when the pool heard a 429
+        picks: list[tuple[str, float]] = []                         # (key fp, acquire began)
         rec_lock = threading.Lock()
-
-        real_cool_down = pool.cool_down
+        real_cool_down, real_acquire = pool.cool_down, pool.acquire
 
         def cool_down(cred: Credential, retry_after: float | None) -> float:
             until = real_cool_down(cred, retry_after)
@@ -200,34 +199,16 @@ def storm(duration_s: float, window_s: float, threads: int, limits: list[int]) -
                 registered[cred.fingerprint].append(time.monotonic())
             return until
 
+        def acquire(provider: str, *, tokens: int = 0) -> Credential:
+            began = time.monotonic()
+            cred = real_acquire(provider, tokens=tokens)
+            with rec_lock:
+                picks.append((cred.fingerprint, began))
+            return cred
+
         pool.cool_down = cool_down  # type: ignore[method-assign]
-        providers = build_providers(settings)
-        inner = providers["mock"]
-
-        class Recording:
-            """Delegates to the real provider and notes when each call starts, on which key."""
-
-            name, kind = inner.name, inner.kind
-
-            def render(self, *a: Any) -> Any:
-                return inner.render(*a)
-
-            def complete(self, prompt: Prompt, model: str, cred: Credential | None,
-                         options: CallOptions) -> Any:
-                with rec_lock:
-                    starts.append((cred.fingerprint if cred else "", time.monotonic()))
-                return inner.complete(prompt, model, cred, options)
-
-            def stream(self, *a: Any) -> Any:
-                return inner.stream(*a)
-
-            async def acomplete(self, *a: Any) -> Any:
-                return await inner.acomplete(*a)
-
-            def astream(self, *a: Any) -> Any:
-                return inner.astream(*a)
-
-        loop = CallLoop({"mock": Recording()}, pool, settings)  # type: ignore[dict-item]
+        pool.acquire = acquire  # type: ignore[method-assign]
+        loop = CallLoop(build_providers(settings), pool, settings, audit_path=False)
         counts = {"issued": 0, "ok": 0, "failed": 0}
         count_lock = threading.Lock()
         t0 = time.monotonic()
@@ -253,17 +234,18 @@ def storm(duration_s: float, window_s: float, threads: int, limits: list[int]) -
         stuck = sum(th.is_alive() for th in ths)
         ok_in_run = sum(1 for t in srv.ok_times if t0 <= t < t_end)
         capacity = sum(limits) * duration_s / window_s
-        # requests started on a key after the pool had heard its 429 and before the server's deadline
+        # A key handed out by an acquire that began after the pool had heard the key's 429, and
+        # before the deadline the server gave in it, is a request sent to a cooling key. (An
+        # acquire that began before the 429 was heard could not have known.)
         to_cooling = 0
         fps = {fingerprint(k): k for k in keys}
-        for fp, start in starts:
-            key = fps[fp]
-            learned = [r for r in registered[fp] if r <= start]
-            if not learned:
+        for fp, began in picks:
+            heard = [r for r in registered[fp] if r <= began]
+            if not heard:
                 continue
-            last_learned = max(learned)
-            deadlines = [until for at, until in srv.rejections[key] if at <= last_learned]
-            if deadlines and start < max(deadlines) - 0.002:   # 2 ms: the ms rounding of the header
+            last_heard = max(heard)
+            deadlines = [until for at, until in srv.rejections[fps[fp]] if at <= last_heard]
+            if deadlines and began < max(deadlines) - 0.002:   # 2 ms: the header's ms rounding
                 to_cooling += 1
         rejected = sum(len(v) for v in srv.rejections.values())
     return {"goodput_ratio": round(ok_in_run / capacity, 4), "sent_to_cooling": to_cooling,

@@ -379,7 +379,9 @@ class CallLoop:
     """Runs a RouteDecision against providers with the pool; sync and async, complete and stream.
 
     ``clock`` measures the deadline and latencies; ``sleep``/``asleep`` do every wait; ``rng``
-    draws the jitter. Inject all three in tests so nothing waits for real.
+    draws the jitter. Inject all three in tests so nothing waits for real. ``audit_path``: None
+    means ``credential_pool.audit_log`` (relative to the home), else ``HOME/audit.jsonl``, when
+    settings are given; ``False`` turns the audit file off.
     """
 
     def __init__(self, providers: Mapping[str, Provider], pool: CredentialPool,
@@ -388,7 +390,7 @@ class CallLoop:
                  sleep: Callable[[float], None] = time.sleep,
                  asleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                  rng: random.Random | None = None,
-                 audit_path: str | Path | None = None,
+                 audit_path: str | Path | Literal[False] | None = None,
                  policy: LoopPolicy | None = None,
                  on_attempt: Callable[[Attempt], None] | None = None) -> None:
         from ..config import Settings as _Settings
@@ -402,10 +404,10 @@ class CallLoop:
         self.sleep = sleep
         self.asleep = asleep
         self.rng = rng or random.Random()
-        if audit_path is None and self.settings.credential_pool.audit_log:
-            p = Path(self.settings.credential_pool.audit_log).expanduser()
+        if audit_path is None and settings is not None:
+            p = Path(self.settings.credential_pool.audit_log or "audit.jsonl").expanduser()
             audit_path = p if p.is_absolute() else self.settings.home_path / p
-        self.audit = AuditLog(audit_path)
+        self.audit = AuditLog(audit_path or None)
         self.on_attempt = on_attempt
 
     def _run(self, decision: RouteDecision, options: CallOptions | None,
