@@ -62,7 +62,7 @@ class MockServer:
         self.lock = threading.Lock()
         self.hits: dict[str, deque[float]] = defaultdict(deque)
         self.ok_times: list[float] = []
-        self.rejections: dict[str, list[tuple[float, float]]] = defaultdict(list)  # (at, until)
+        self.rejections: dict[str, list[tuple[float, int]]] = defaultdict(list)   # (at, ms)
         body = json.dumps(openai_chat_completion("pong", model="gpt-4o")).encode()
         server = self
 
@@ -99,7 +99,7 @@ class MockServer:
                 if len(hits) >= limit:
                     wait = hits[0] + self.window_s - now
                     ms = max(1, math.ceil(wait * 1000))
-                    self.rejections[key].append((now, now + ms / 1000))
+                    self.rejections[key].append((now, ms))
                     err = json.dumps(openai_error(429, "Rate limit reached")).encode()
                     return 429, {"retry-after-ms": str(ms),
                                  "retry-after": str(max(1, math.ceil(ms / 1000)))}, err
@@ -182,21 +182,23 @@ def measure_overhead(n: int) -> dict[str, float]:
 
 # --------------------------------------------------------------------------- 429 storm
 
-def storm(duration_s: float, window_s: float, threads: int, limits: list[int]) -> dict[str, Any]:
+def storm(duration_s: float, window_s: float, threads: int, limits: list[int], *,
+          honour_429: bool = True) -> dict[str, Any]:
+    """``honour_429=False`` makes the pool ignore 429s: a control run showing the metric bites."""
     keys = [f"sk-bench-storm-{i}" for i in range(len(limits))]
     with MockServer(dict(zip(keys, limits, strict=True)), window_s) as srv:
         settings = _settings(srv.url, keys, window_s=window_s, deadline_s=10 * window_s)
         router = Router.from_settings(settings)
         pool = CredentialPool.from_settings(settings)
-        registered: dict[str, list[float]] = defaultdict(list)     # when the pool heard a 429
+        registered: dict[str, list[tuple[float, float]]] = defaultdict(list)  # (heard, retry_after)
         picks: list[tuple[str, float]] = []                         # (key fp, acquire began)
         rec_lock = threading.Lock()
         real_cool_down, real_acquire = pool.cool_down, pool.acquire
 
         def cool_down(cred: Credential, retry_after: float | None) -> float:
-            until = real_cool_down(cred, retry_after)
+            until = real_cool_down(cred, retry_after) if honour_429 else pool.release(cred) or 0.0
             with rec_lock:
-                registered[cred.fingerprint].append(time.monotonic())
+                registered[cred.fingerprint].append((time.monotonic(), retry_after or 0.0))
             return until
 
         def acquire(provider: str, *, tokens: int = 0) -> Credential:
@@ -234,19 +236,22 @@ def storm(duration_s: float, window_s: float, threads: int, limits: list[int]) -
         stuck = sum(th.is_alive() for th in ths)
         ok_in_run = sum(1 for t in srv.ok_times if t0 <= t < t_end)
         capacity = sum(limits) * duration_s / window_s
-        # A key handed out by an acquire that began after the pool had heard the key's 429, and
-        # before the deadline the server gave in it, is a request sent to a cooling key. (An
-        # acquire that began before the 429 was heard could not have known.)
-        to_cooling = 0
+        # A key handed out by an acquire that began after the pool had heard one of the key's 429s
+        # and before the deadline the server set in THAT response is a request sent to a cooling
+        # key. (An acquire that began before the 429 was heard could not have known.) Each heard
+        # 429 is paired with the server's latest earlier rejection carrying the same retry-after-ms.
         fps = {fingerprint(k): k for k in keys}
-        for fp, began in picks:
-            heard = [r for r in registered[fp] if r <= began]
-            if not heard:
-                continue
-            last_heard = max(heard)
-            deadlines = [until for at, until in srv.rejections[fps[fp]] if at <= last_heard]
-            if deadlines and began < max(deadlines) - 0.002:   # 2 ms: the header's ms rounding
-                to_cooling += 1
+        cooling: dict[str, list[tuple[float, float]]] = defaultdict(list)    # (heard, deadline)
+        for fp, heard in registered.items():
+            rejections = srv.rejections[fps[fp]]
+            for at_heard, retry_after in heard:
+                ms = round(retry_after * 1000)
+                sent = [at for at, r_ms in rejections if r_ms == ms and at <= at_heard]
+                if sent:
+                    cooling[fp].append((at_heard, max(sent) + ms / 1000))
+        to_cooling = sum(
+            1 for fp, began in picks
+            if any(heard <= began < deadline - 0.002 for heard, deadline in cooling[fp]))
         rejected = sum(len(v) for v in srv.rejections.values())
     return {"goodput_ratio": round(ok_in_run / capacity, 4), "sent_to_cooling": to_cooling,
             "lost": counts["issued"] - counts["ok"] - counts["failed"] + stuck,
@@ -265,6 +270,8 @@ def main() -> None:
     ap.add_argument("--window", type=float, default=1.0, help="seconds standing for one minute")
     ap.add_argument("--threads", type=int, default=24)
     ap.add_argument("--rpm", default="20,30,50", help="hidden per-window limits of the keys")
+    ap.add_argument("--control", action="store_true",
+                    help="also run a short storm with 429s ignored, to show sent_to_cooling bites")
     args = ap.parse_args()
     if args.quick:
         args.samples, args.duration = 100, 5.0
@@ -272,6 +279,10 @@ def main() -> None:
     result.update(measure_overhead(args.samples))
     result.update(storm(args.duration, args.window, args.threads,
                         [int(x) for x in args.rpm.split(",")]))
+    if args.control:
+        ctl = storm(5.0, args.window, args.threads, [int(x) for x in args.rpm.split(",")],
+                    honour_429=False)
+        result["control_ignoring_429_sent_to_cooling"] = ctl["sent_to_cooling"]
     result["goals"] = {"overhead_ms_p50": "<= 0.3", "goodput_ratio": ">= 0.95",
                        "sent_to_cooling": "0", "lost": "0"}
     if args.json:

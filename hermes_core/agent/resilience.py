@@ -410,6 +410,16 @@ class CallLoop:
         self.audit = AuditLog(audit_path or None)
         self.on_attempt = on_attempt
 
+    @classmethod
+    def from_settings(cls, settings: Settings, *, providers: Mapping[str, Provider] | None = None,
+                      pool: CredentialPool | None = None, **kw: Any) -> CallLoop:
+        """Providers (``build_providers``) and the pool from settings; ``kw`` as for __init__."""
+        if providers is None:
+            from ..providers import build_providers
+
+            providers = build_providers(settings)
+        return cls(providers, pool or CredentialPool.from_settings(settings), settings, **kw)
+
     def _run(self, decision: RouteDecision, options: CallOptions | None,
              request_id: str | None) -> _Run:
         return _Run(self, decision, options or CallOptions(), request_id or uuid.uuid4().hex[:16])
