@@ -12,7 +12,7 @@ Two measurements, side by side in one run:
    server's rate window is ``--window`` seconds (default 1 s) standing for one minute, so a key with
    ``rpm: 20`` takes 20 requests per second, and a ~20 s run covers 20 "minutes". Retry-After goes
    out as ``retry-after-ms`` (OpenAI's precise form), and the pool's own window is scaled the
-   same way. Outputs:
+   same way, as are the pool's other time constants (backoff, max wait). Outputs:
 
    * ``goodput_ratio``: successful requests / the keys' combined RPM over the run (goal >= 0.95);
    * ``sent_to_cooling``: keys handed out by an acquire that began after the pool had heard the
@@ -130,8 +130,11 @@ def _settings(url: str, keys: list[str], *, window_s: float, deadline_s: float) 
         "llm": {"deadline_s": deadline_s, "routing": {"default_model": "gpt-4o", "providers": [
             {"name": "mock", "type": "openai", "models": ["gpt-4o"], "endpoint": url}]}},
         "credentials": {"mock": {"keys": [{"key": k} for k in keys]}},
+        # every time constant scaled with the window (window_s stands for 60 s)
         "credential_pool": {"rotation": "least_loaded", "window_s": window_s,
-                            "default_cooldown_s": window_s}})
+                            "default_cooldown_s": window_s, "max_wait_s": 10 * window_s / 60,
+                            "backoff_base_s": 0.5 * window_s / 60,
+                            "backoff_max_s": 8 * window_s / 60}})
 
 
 def p50(xs: list[float]) -> float:

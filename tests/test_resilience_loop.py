@@ -329,3 +329,16 @@ def test_audit_defaults_to_home_and_can_be_turned_off(tmp_path: Path) -> None:
     off = CallLoop({"a": Scripted("a")}, pool, settings, audit_path=False)
     assert off.audit.path is None
     assert CallLoop({"a": Scripted("a")}, pool).audit.path is None   # no settings: no file
+
+
+def test_zero_retry_after_cannot_spin() -> None:
+    a = Scripted("a", default=RateLimited(retry_after=0.0))
+    loop, clock = make({"a": a}, {"a": [A1, A2]}, policy=LoopPolicy(deadline_s=30.0))
+    with pytest.raises(AllProvidersFailed) as ei:
+        loop.complete(PROMPT, decision(("a", "m1")))
+    # each key's repeated 429s cool it for 0.5, 1, 2, 4, 8, 8 ... seconds: a handful of calls
+    # before the 30 s deadline, not a busy loop
+    assert len(a.calls) < 25
+    waits = [x.retry_after for x in ei.value.attempts if x.key_fingerprint == A1.fingerprint]
+    assert waits[:5] == [0.0, 0.5, 1.0, 2.0, 4.0]
+    assert sum(clock.sleeps) <= 30.0

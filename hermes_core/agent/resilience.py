@@ -183,6 +183,7 @@ class _Run:
         self.attempts: list[Attempt] = []
         self.last_error: BaseException | None = None
         self.context_moved = False
+        self.rate_limited: dict[str, int] = {}
         feats = decision.features or {}
         self.tokens = int(feats.get("token_estimate", 0) or 0) + options.max_tokens
 
@@ -291,10 +292,21 @@ class _Run:
         assert cand is not None
         self.last_error = error
         status = _status(error)
-        self._report(cred, error)
         if isinstance(error, RateLimited) and cred is not None:
-            self.record(cand, cred, status, started, "rotate_key", retry_after=error.retry_after)
+            # A key that answers 429 again within one request had a Retry-After too short (or
+            # zero): its cool-down doubles from backoff_base_s each time, so a server that says
+            # "retry now" cannot make the loop spin. Rotation still spends no budget.
+            repeats = self.rate_limited.get(cred.fingerprint, 0)
+            self.rate_limited[cred.fingerprint] = repeats + 1
+            wait = error.retry_after
+            if repeats:
+                floor = min(self.loop.policy.backoff_max_s,
+                            self.loop.policy.backoff_base_s * 2 ** (repeats - 1))
+                wait = max(wait or 0.0, floor)
+            self.loop.pool.cool_down(cred, wait)
+            self.record(cand, cred, status, started, "rotate_key", retry_after=wait)
             return 0.0
+        self._report(cred, error)
         if isinstance(error, AuthenticationFailed) and cred is not None:
             self.record(cand, cred, status, started, "remove_key")
             return 0.0
