@@ -393,7 +393,7 @@ def test_failing_selector_costs_only_its_block(home: Path, project: Path) -> Non
 
 
 def test_retrieval_query_weights_message_above_recent_turns() -> None:
-    hist = conversation(8) + [Message("tool", "tool output", tool_call_id="t1")]
+    hist = [*conversation(8), Message("tool", "tool output", tool_call_id="t1")]
     q = retrieval_query("deploy now", hist, turns=2)
     lines = q.split("\n")
     assert lines[:2] == ["deploy now", "deploy now"]

@@ -162,6 +162,8 @@ _PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
                    re.MULTILINE),
         re.compile(r"(?:泄露|泄漏|透露|发送|上传|发给|发到|打印出?|输出|告诉我)[^。\n]{0,20}?" + _SECRET_ZH,
                    _FLAGS),
+        re.compile(r"把[^。\n]{0,10}?" + _SECRET_ZH + r"[^。\n]{0,12}?(?:发送|发给|发到|上传|泄露|"
+                   r"透露|告诉|交给|给我|打印|输出|贴)", _FLAGS),
     ),
 }
 # Zero-width and bidirectional controls hide text from a human reviewer; ZWJ/ZWNJ (U+200C/D) are
