@@ -52,6 +52,13 @@ class ProviderSettings(_Model):
     timeout_s: float = Field(60.0, gt=0)
     equivalents: dict[str, str] = Field(default_factory=dict)
 
+    @model_validator(mode="after")
+    def _known(self) -> ProviderSettings:
+        if self.type is None and self.endpoint is None and self.name not in KNOWN_PROVIDER_TYPES:
+            raise ValueError(f"unknown provider '{self.name}': give it an 'endpoint' (any "
+                             "OpenAI-compatible API) or a 'type' (openai, anthropic, offline)")
+        return self
+
     @property
     def kind(self) -> str:
         """Wire format: explicit ``type``, else the name when it is one, else OpenAI-compatible."""
@@ -295,7 +302,7 @@ def _validate(data: Any, *, file: str | None, lines: Mapping[str, int], origin: 
         while probe and line is None:
             line = lines.get(_fmt_path(probe))
             probe = probe[:-1]
-        msg = err["msg"]
+        msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             msg = "unknown key"
         elif "input" in err and err["type"] not in ("missing",) and not _CRED_KEY.match(
@@ -367,10 +374,8 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
             path = base / "config.yaml"
             if not path.is_file():
                 path = None
-        if path is None:
-            settings = Settings()
-        else:
-            settings = parse_yaml(_read_config(path), file=str(path), env=env)
+        settings = (Settings() if path is None
+                    else parse_yaml(_read_config(path), file=str(path), env=env))
     changes: dict[str, Any] = {}
     if env.get("HERMES_HOME"):
         changes["home"] = env["HERMES_HOME"]

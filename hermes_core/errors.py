@@ -238,14 +238,14 @@ _QUOTA_CODES = ("insufficient_quota", "billing_hard_limit_reached")
 
 
 def _error_fields(body: Any) -> tuple[str, str, str]:
-    """(type, code, message) from an OpenAI or Anthropic error body, lower-cased."""
+    """(type, code, message) from an OpenAI or Anthropic error body; type and code lower-cased."""
     if not isinstance(body, Mapping):
-        return "", "", str(body or "")[:500].lower()
+        return "", "", str(body or "")[:500]
     err = body.get("error", body)
     if not isinstance(err, Mapping):
-        return "", "", str(err)[:500].lower()
+        return "", "", str(err)[:500]
     return (str(err.get("type") or "").lower(), str(err.get("code") or "").lower(),
-            str(err.get("message") or "").lower())
+            str(err.get("message") or "")[:500])
 
 
 def error_from_status(status_code: int, headers: Mapping[str, str], body: Any = None, *,
@@ -257,6 +257,7 @@ def error_from_status(status_code: int, headers: Mapping[str, str], body: Any = 
     context-window 400 or a quota 429 from the rest; the status code decides the family.
     """
     kind, code, message = _error_fields(body)
+    lowered = message.lower()
     shown = message or kind or f"HTTP {status_code}"
     if redact is not None:
         shown = redact(shown)
@@ -275,9 +276,9 @@ def error_from_status(status_code: int, headers: Mapping[str, str], body: Any = 
     if status_code in (401, 403):
         return AuthenticationFailed(text, **kw)
     if status_code == 413 or (status_code == 400 and (
-            code == "context_length_exceeded" or any(m in message for m in _CONTEXT_MARKERS))):
+            code == "context_length_exceeded" or any(m in lowered for m in _CONTEXT_MARKERS))):
         return ContextWindowExceeded(text, **kw)
-    if status_code == 529 or (status_code == 503 and "overload" in (kind + message)):
+    if status_code == 529 or (status_code == 503 and "overload" in (kind + lowered)):
         return Overloaded(text, **kw)
     if status_code == 408:
         return Timeout(text, **kw)

@@ -82,8 +82,8 @@ def _guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def block_network() -> None:
-    socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
-    socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+    socket.socket.connect = _guarded_connect  # type: ignore[method-assign,assignment]
+    socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign,assignment]
     socket.getaddrinfo = _guarded_getaddrinfo
 
 

@@ -1,0 +1,31 @@
+"""``hermes-core chat``: the REPL on a home folder and a config."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..agent.agent import Agent
+
+
+def add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--home", help="HERMES_HOME folder (default: $HERMES_HOME or ~/.hermes)")
+    p.add_argument("--config", help="config YAML (default: HOME/config.yaml when present)")
+
+
+def run_chat(args: argparse.Namespace) -> int:
+    from .repl import Repl
+
+    home = Path(args.home).expanduser() if args.home else None
+    agent = Agent.from_config(args.config, home=home, offline=args.offline, model=args.model)
+    stream = False if args.no_stream else None
+    return Repl(agent, stream=stream).run()
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("chat", help="chat with the agent (offline when no key is set)")
+    add_common(p)
+    p.add_argument("--model", help="use this model for every turn (default: routing)")
+    p.add_argument("--offline", action="store_true", help="never call a provider")
+    p.add_argument("--no-stream", action="store_true", help="print whole replies")
+    p.set_defaults(handler=run_chat)

@@ -1,0 +1,211 @@
+"""The interactive loop behind ``hermes-core chat``.
+
+Reads lines from a terminal (with readline history kept between runs) or, when stdin is not a
+terminal, from stdin, so a chat can be scripted. Every error is one line; the loop survives it.
+Ctrl-C cancels the reply in progress, not the REPL; Ctrl-D or ``/exit`` ends the chat.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..agent.agent import Agent
+from ..errors import HermesError
+from ..redact import redact
+
+Handler = Callable[["Repl", str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    name: str
+    usage: str
+    help: str
+    handler: Handler
+
+
+class Repl:
+    """One chat session on a terminal or a pipe."""
+
+    def __init__(self, agent: Agent, *, stdin: TextIO | None = None, stdout: TextIO | None = None,
+                 stream: bool | None = None) -> None:
+        self.agent = agent
+        self.stdin = stdin or sys.stdin
+        self.out = stdout or sys.stdout
+        self.interactive = self.stdin.isatty()
+        self.stream = agent.settings.llm.stream if stream is None else stream
+        self.commands: dict[str, Command] = {}
+        self.running = True
+        self.last_reply: Any = None
+        for cmd in BUILTIN_COMMANDS:
+            self.register(cmd)
+
+    def register(self, cmd: Command) -> None:
+        self.commands[cmd.name] = cmd
+
+    # ------------------------------------------------------------------ output
+
+    def say(self, text: str = "", end: str = "\n") -> None:
+        self.out.write(redact(text) + end)
+        self.out.flush()
+
+    def error(self, err: BaseException) -> None:
+        text = str(err) if isinstance(err, HermesError) else f"{type(err).__name__}: {err}"
+        self.say(f"error: {text.splitlines()[0] if text else type(err).__name__}")
+
+    # ------------------------------------------------------------------ input
+
+    def _history_file(self) -> Path:
+        return self.agent.home / ".chat_history"
+
+    def _lines(self) -> Iterator[str]:
+        if not self.interactive:
+            for line in self.stdin:
+                yield line.rstrip("\n")
+            return
+        try:
+            import readline
+
+            try:
+                readline.read_history_file(self._history_file())
+            except OSError:
+                pass
+        except ImportError:  # pragma: no cover - readline is on every Linux/macOS Python
+            readline = None  # type: ignore[assignment]
+        try:
+            while True:
+                try:
+                    yield input("you> ")
+                except KeyboardInterrupt:
+                    self.say("")
+                    continue
+        except EOFError:
+            self.say("")
+        finally:
+            if readline is not None:
+                try:
+                    self._history_file().parent.mkdir(parents=True, exist_ok=True)
+                    readline.set_history_length(1000)
+                    readline.write_history_file(self._history_file())
+                except OSError:
+                    pass
+
+    # ------------------------------------------------------------------ loop
+
+    def banner(self) -> None:
+        a = self.agent
+        if a.offline_reason:
+            self.say(f"[{a.offline_reason}; replies come from the offline provider]")
+        if self.interactive:
+            self.say(f"hermes-core chat: model {a.model} via {a.provider.name}. "
+                     "/help for commands, Ctrl-D to end.")
+
+    def run(self) -> int:
+        self.banner()
+        try:
+            for line in self._lines():
+                text = line.strip()
+                if not text:
+                    continue
+                if text.startswith("/"):
+                    self.dispatch(text)
+                else:
+                    self.turn(text)
+                if not self.running:
+                    break
+        finally:
+            self.finish()
+        return 0
+
+    def dispatch(self, text: str) -> None:
+        name, _, arg = text[1:].partition(" ")
+        cmd = self.commands.get(name.lower())
+        if cmd is None:
+            self.say(f"unknown command /{name}; /help lists them")
+            return
+        try:
+            cmd.handler(self, arg.strip())
+        except HermesError as e:
+            self.error(e)
+
+    def turn(self, text: str) -> None:
+        try:
+            if self.stream:
+                stream = self.agent.stream(text)
+                pieces = iter(stream)
+                try:
+                    for piece in pieces:
+                        self.out.write(redact(piece))
+                        self.out.flush()
+                except KeyboardInterrupt:
+                    close = getattr(pieces, "close", None)
+                    if close is not None:
+                        close()
+                    self.say("\n[cancelled]")
+                    return
+                self.say("")
+                self.last_reply = stream.reply
+            else:
+                reply = self.agent.chat(text)
+                self.last_reply = reply
+                self.say(reply.text)
+        except KeyboardInterrupt:
+            self.say("\n[cancelled]")
+        except HermesError as e:
+            self.say("")
+            self.error(e)
+
+    def finish(self) -> None:
+        end = getattr(self.agent, "end_session", None)
+        if end is not None:
+            try:
+                end()
+            except HermesError as e:
+                self.error(e)
+
+
+# ---------------------------------------------------------------------- built-in commands
+
+def _help(repl: Repl, arg: str) -> None:
+    for cmd in repl.commands.values():
+        repl.say(f"  {cmd.usage:<22} {cmd.help}")
+
+
+def _exit(repl: Repl, arg: str) -> None:
+    repl.running = False
+
+
+def _reset(repl: Repl, arg: str) -> None:
+    repl.agent.reset()
+    repl.say("[conversation cleared]")
+
+
+def _model(repl: Repl, arg: str) -> None:
+    if arg:
+        repl.agent.requested_model = None if arg == "auto" else arg
+    repl.say(f"model: {repl.agent.model}" + (" (auto)" if repl.agent.requested_model is None else ""))
+
+
+def _prompt(repl: Repl, arg: str) -> None:
+    reply = repl.last_reply
+    if reply is None or reply.prompt is None:
+        repl.say("no request sent yet")
+        return
+    provider = repl.agent.provider
+    opts = repl.agent._options()
+    payload = provider.render(reply.prompt, reply.model, opts)
+    repl.say(json.dumps(payload, ensure_ascii=False, indent=2))
+
+
+BUILTIN_COMMANDS = (
+    Command("help", "/help", "list commands", _help),
+    Command("model", "/model [name|auto]", "show or set the model", _model),
+    Command("prompt", "/prompt", "the last request as sent", _prompt),
+    Command("reset", "/reset", "start a new conversation", _reset),
+    Command("exit", "/exit", "end the chat", _exit),
+)

@@ -1,0 +1,203 @@
+"""Anthropic messages over the official SDK.
+
+The system prompt is sent as content blocks so a ``cache_control`` marker can sit on the stable
+prefix; the per-turn context is the leading text block of the last user message, after the
+breakpoint. At most four breakpoints are placed (Anthropic's limit).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import anthropic
+
+from ..types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
+from ._sdk import translate, usage_int
+from .base import CallOptions, ClientCache
+
+MAX_BREAKPOINTS = 4
+
+
+def _cache_control(ttl: str) -> dict[str, str]:
+    return {"type": "ephemeral"} if ttl == "5m" else {"type": "ephemeral", "ttl": ttl}
+
+
+def _blocks(m: Message) -> list[dict[str, Any]]:
+    if m.role == "tool":
+        return [{"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content}]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
+    for c in m.tool_calls:
+        try:
+            args = json.loads(c.arguments or "{}")
+        except json.JSONDecodeError:
+            args = {}
+        blocks.append({"type": "tool_use", "id": c.id, "name": c.name,
+                       "input": args if isinstance(args, dict) else {}})
+    return blocks or [{"type": "text", "text": ""}]
+
+
+def render_anthropic(prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
+    """The exact messages.create payload for ``prompt``; pure."""
+    plan = prompt.cache
+    budget = MAX_BREAKPOINTS
+    system_block: dict[str, Any] = {"type": "text", "text": prompt.system}
+    if plan.system and budget:
+        system_block["cache_control"] = _cache_control(plan.ttl)
+        budget -= 1
+    marked = set(sorted(plan.message_indices, reverse=True)[:budget])
+
+    messages: list[dict[str, Any]] = []
+    last_user = max((i for i, m in enumerate(prompt.messages) if m.role == "user"), default=None)
+    for i, m in enumerate(prompt.messages):
+        role = "assistant" if m.role == "assistant" else "user"  # tool results travel as user
+        blocks = _blocks(m)
+        if i in marked:
+            blocks[-1] = {**blocks[-1], "cache_control": _cache_control(plan.ttl)}
+        if i == last_user and prompt.context:
+            blocks = [{"type": "text", "text": prompt.context}, *blocks]
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"].extend(blocks)   # the API wants alternating roles
+        else:
+            messages.append({"role": role, "content": blocks})
+    if last_user is None and prompt.context:
+        messages.append({"role": "user", "content": [{"type": "text", "text": prompt.context}]})
+
+    payload: dict[str, Any] = {"model": model, "max_tokens": options.max_tokens,
+                               "system": [system_block], "messages": messages}
+    if options.temperature is not None:
+        payload["temperature"] = min(options.temperature, 1.0)
+    if prompt.tools:
+        payload["tools"] = [{"name": t.name, "description": t.description,
+                             "input_schema": dict(t.parameters)} for t in prompt.tools]
+    return payload
+
+
+def _usage(u: Any) -> Usage:
+    return Usage(input_tokens=usage_int(u, "input_tokens"), output_tokens=usage_int(u, "output_tokens"),
+                 cache_read_tokens=usage_int(u, "cache_read_input_tokens"),
+                 cache_write_tokens=usage_int(u, "cache_creation_input_tokens"))
+
+
+class _StreamState:
+    """Accumulates Anthropic stream events into deltas, tool calls and usage."""
+
+    def __init__(self) -> None:
+        self.usage = Usage()
+        self.finish: str | None = None
+        self.tools: dict[int, dict[str, str]] = {}
+
+    def feed(self, event: Any) -> Iterator[Delta]:
+        kind = event.type
+        if kind == "message_start":
+            self.usage = _usage(event.message.usage)
+        elif kind == "content_block_start" and event.content_block.type == "tool_use":
+            self.tools[event.index] = {"id": event.content_block.id,
+                                       "name": event.content_block.name, "arguments": ""}
+        elif kind == "content_block_delta":
+            d = event.delta
+            if d.type == "text_delta" and d.text:
+                yield Delta(text=d.text)
+            elif d.type == "input_json_delta" and event.index in self.tools:
+                self.tools[event.index]["arguments"] += d.partial_json or ""
+        elif kind == "content_block_stop" and event.index in self.tools:
+            t = self.tools.pop(event.index)
+            yield Delta(tool_call=ToolCall(t["id"], t["name"], t["arguments"] or "{}"))
+        elif kind == "message_delta":
+            self.finish = event.delta.stop_reason
+            out = usage_int(event.usage, "output_tokens")
+            u = self.usage
+            self.usage = Usage(u.input_tokens, out or u.output_tokens, u.cache_read_tokens,
+                               u.cache_write_tokens)
+
+    def end(self) -> Delta:
+        return Delta(usage=self.usage, finish_reason=self.finish)
+
+
+class AnthropicProvider:
+    """Messages API over the official SDK (``max_retries=0``: hermes_core owns retries)."""
+
+    kind = "anthropic"
+
+    def __init__(self, name: str = "anthropic", endpoint: str | None = None,
+                 timeout_s: float = 60.0) -> None:
+        self.name = name
+        self.endpoint = endpoint
+        self.timeout_s = timeout_s
+        self._clients = ClientCache(self._make_client)
+
+    def __repr__(self) -> str:
+        return f"AnthropicProvider(name={self.name!r}, endpoint={self.endpoint!r})"
+
+    def _make_client(self, cred: Credential | None, is_async: bool) -> Any:
+        cls = anthropic.AsyncAnthropic if is_async else anthropic.Anthropic
+        base_url = (cred.endpoint if cred and cred.endpoint else None) or self.endpoint
+        return cls(api_key=cred.secret if cred else "not-needed", base_url=base_url,
+                   max_retries=0, timeout=self.timeout_s)
+
+    def render(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
+        return render_anthropic(prompt, model, options)
+
+    def _error(self, exc: BaseException, cred: Credential | None) -> Exception:
+        return translate(exc, provider=self.name, credential=cred,
+                         timeout_cls=anthropic.APITimeoutError,
+                         connection_cls=anthropic.APIConnectionError,
+                         status_cls=anthropic.APIStatusError)
+
+    def _completion(self, resp: Any, model: str) -> Completion:
+        text = "".join(b.text for b in resp.content if b.type == "text")
+        calls = tuple(ToolCall(b.id, b.name, json.dumps(b.input)) for b in resp.content
+                      if b.type == "tool_use")
+        return Completion(text=text, model=resp.model or model, provider=self.name,
+                          usage=_usage(resp.usage), tool_calls=calls, finish_reason=resp.stop_reason,
+                          request_id=getattr(resp, "_request_id", None) or resp.id)
+
+    def complete(self, prompt: Prompt, model: str, credential: Credential | None,
+                 options: CallOptions) -> Completion:
+        client = self._clients.get(credential)
+        try:
+            resp = client.messages.create(**self.render(prompt, model, options),
+                                          timeout=options.timeout_s)
+        except anthropic.AnthropicError as e:
+            raise self._error(e, credential) from None
+        return self._completion(resp, model)
+
+    async def acomplete(self, prompt: Prompt, model: str, credential: Credential | None,
+                        options: CallOptions) -> Completion:
+        client = self._clients.get(credential, is_async=True)
+        try:
+            resp = await client.messages.create(**self.render(prompt, model, options),
+                                                timeout=options.timeout_s)
+        except anthropic.AnthropicError as e:
+            raise self._error(e, credential) from None
+        return self._completion(resp, model)
+
+    def stream(self, prompt: Prompt, model: str, credential: Credential | None,
+               options: CallOptions) -> Iterator[Delta]:
+        client = self._clients.get(credential)
+        state = _StreamState()
+        try:
+            stream = client.messages.create(**self.render(prompt, model, options), stream=True,
+                                            timeout=options.timeout_s)
+            with stream:
+                for event in stream:
+                    yield from state.feed(event)
+        except anthropic.AnthropicError as e:
+            raise self._error(e, credential) from None
+        yield state.end()
+
+    async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
+                      options: CallOptions) -> AsyncIterator[Delta]:
+        client = self._clients.get(credential, is_async=True)
+        state = _StreamState()
+        try:
+            stream = await client.messages.create(**self.render(prompt, model, options), stream=True,
+                                                  timeout=options.timeout_s)
+            async with stream:
+                async for event in stream:
+                    for d in state.feed(event):
+                        yield d
+        except anthropic.AnthropicError as e:
+            raise self._error(e, credential) from None
+        yield state.end()

@@ -1,0 +1,222 @@
+"""OpenAI chat completions, and any OpenAI-compatible endpoint (Together, Ollama, vLLM) by base URL.
+
+The stable system prompt goes first so OpenAI's automatic prefix cache can reuse it, and
+``prompt_cache_key`` (derived from the prefix hash) steers requests with the same prefix to the
+same cache. The per-turn context travels as a leading text part of the last user message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import openai
+
+from ..types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
+from ._sdk import translate, usage_int
+from .base import CallOptions, ClientCache
+
+OFFICIAL_HOST = "api.openai.com"
+
+
+def _message(m: Message) -> dict[str, Any]:
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content}
+    out: dict[str, Any] = {"role": m.role, "content": m.content}
+    if m.tool_calls:
+        out["tool_calls"] = [{"id": c.id, "type": "function",
+                              "function": {"name": c.name, "arguments": c.arguments}}
+                             for c in m.tool_calls]
+        if not m.content:
+            out["content"] = None
+    if m.name:
+        out["name"] = m.name
+    return out
+
+
+def render_openai(prompt: Prompt, model: str, options: CallOptions, *,
+                  official: bool = True) -> dict[str, Any]:
+    """The exact chat.completions payload for ``prompt``: pure, so tests and the CLI can show it."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": prompt.system}]
+    messages.extend(_message(m) for m in prompt.messages)
+    if prompt.context:
+        last_user = max((i for i, m in enumerate(prompt.messages) if m.role == "user"), default=None)
+        if last_user is not None:
+            msg = messages[last_user + 1]
+            msg["content"] = [{"type": "text", "text": prompt.context},
+                              {"type": "text", "text": msg["content"]}]
+        else:
+            messages.append({"role": "user", "content": prompt.context})
+    payload: dict[str, Any] = {"model": model, "messages": messages}
+    payload["max_completion_tokens" if official else "max_tokens"] = options.max_tokens
+    if options.temperature is not None:
+        payload["temperature"] = options.temperature
+    if prompt.tools:
+        payload["tools"] = [{"type": "function", "function": {
+            "name": t.name, "description": t.description, "parameters": dict(t.parameters)}}
+            for t in prompt.tools]
+    if official and prompt.cache.prompt_cache_key:
+        payload["prompt_cache_key"] = prompt.cache.prompt_cache_key
+    return payload
+
+
+def _usage(u: Any) -> Usage:
+    if u is None:
+        return Usage()
+    cached = usage_int(getattr(u, "prompt_tokens_details", None), "cached_tokens")
+    prompt = usage_int(u, "prompt_tokens")
+    return Usage(input_tokens=max(0, prompt - cached), output_tokens=usage_int(u, "completion_tokens"),
+                 cache_read_tokens=cached)
+
+
+def _tool_calls(raw: Any) -> tuple[ToolCall, ...]:
+    return tuple(ToolCall(c.id, c.function.name, c.function.arguments or "{}") for c in raw or ())
+
+
+class _ToolCallAssembler:
+    """Stream chunks carry tool calls in fragments keyed by index; join them."""
+
+    def __init__(self) -> None:
+        self.parts: dict[int, dict[str, str]] = {}
+
+    def add(self, deltas: Any) -> None:
+        for d in deltas or ():
+            slot = self.parts.setdefault(d.index, {"id": "", "name": "", "arguments": ""})
+            if d.id:
+                slot["id"] = d.id
+            fn = getattr(d, "function", None)
+            if fn is not None:
+                slot["name"] += fn.name or ""
+                slot["arguments"] += fn.arguments or ""
+
+    def done(self) -> list[ToolCall]:
+        return [ToolCall(p["id"], p["name"], p["arguments"] or "{}")
+                for _, p in sorted(self.parts.items())]
+
+
+class OpenAIProvider:
+    """Chat completions over the official SDK (``max_retries=0``: hermes_core owns retries)."""
+
+    kind = "openai"
+
+    def __init__(self, name: str = "openai", endpoint: str | None = None,
+                 timeout_s: float = 60.0) -> None:
+        self.name = name
+        self.endpoint = endpoint
+        self.timeout_s = timeout_s
+        self._clients = ClientCache(self._make_client)
+
+    @property
+    def official(self) -> bool:
+        return self.endpoint is None or OFFICIAL_HOST in self.endpoint
+
+    def __repr__(self) -> str:
+        return f"OpenAIProvider(name={self.name!r}, endpoint={self.endpoint!r})"
+
+    def _make_client(self, cred: Credential | None, is_async: bool) -> Any:
+        cls = openai.AsyncOpenAI if is_async else openai.OpenAI
+        base_url = (cred.endpoint if cred and cred.endpoint else None) or self.endpoint
+        # Compatible local servers often need no key; the SDK insists on a non-empty one.
+        key = cred.secret if cred else "not-needed"
+        return cls(api_key=key, base_url=base_url, max_retries=0, timeout=self.timeout_s)
+
+    def render(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
+        return render_openai(prompt, model, options, official=self.official)
+
+    def _error(self, exc: BaseException, cred: Credential | None) -> Exception:
+        return translate(exc, provider=self.name, credential=cred,
+                         timeout_cls=openai.APITimeoutError,
+                         connection_cls=openai.APIConnectionError,
+                         status_cls=openai.APIStatusError)
+
+    def _completion(self, resp: Any, model: str) -> Completion:
+        choice = resp.choices[0] if resp.choices else None
+        msg = choice.message if choice else None
+        return Completion(text=(msg.content or "") if msg else "", model=resp.model or model,
+                          provider=self.name, usage=_usage(resp.usage),
+                          tool_calls=_tool_calls(msg.tool_calls if msg else None),
+                          finish_reason=choice.finish_reason if choice else None,
+                          request_id=getattr(resp, "_request_id", None) or resp.id)
+
+    def complete(self, prompt: Prompt, model: str, credential: Credential | None,
+                 options: CallOptions) -> Completion:
+        client = self._clients.get(credential)
+        try:
+            resp = client.chat.completions.create(**self.render(prompt, model, options),
+                                                  timeout=options.timeout_s)
+        except openai.OpenAIError as e:
+            raise self._error(e, credential) from None
+        return self._completion(resp, model)
+
+    async def acomplete(self, prompt: Prompt, model: str, credential: Credential | None,
+                        options: CallOptions) -> Completion:
+        client = self._clients.get(credential, is_async=True)
+        try:
+            resp = await client.chat.completions.create(**self.render(prompt, model, options),
+                                                        timeout=options.timeout_s)
+        except openai.OpenAIError as e:
+            raise self._error(e, credential) from None
+        return self._completion(resp, model)
+
+    def _stream_payload(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
+        payload = self.render(prompt, model, options)
+        payload["stream"] = True
+        payload["stream_options"] = {"include_usage": True}
+        return payload
+
+    def _chunk_deltas(self, chunk: Any, tools: _ToolCallAssembler,
+                      state: dict[str, Any]) -> Iterator[Delta]:
+        if chunk.usage is not None:
+            state["usage"] = _usage(chunk.usage)
+        for choice in chunk.choices or ():
+            if choice.delta is not None:
+                if choice.delta.content:
+                    yield Delta(text=choice.delta.content)
+                tools.add(choice.delta.tool_calls)
+            if choice.finish_reason:
+                state["finish"] = choice.finish_reason
+
+    def _finish(self, tools: _ToolCallAssembler, state: dict[str, Any]) -> Iterator[Delta]:
+        for call in tools.done():
+            yield Delta(tool_call=call)
+        yield Delta(usage=state.get("usage", Usage()), finish_reason=state.get("finish"))
+
+    def stream(self, prompt: Prompt, model: str, credential: Credential | None,
+               options: CallOptions) -> Iterator[Delta]:
+        client = self._clients.get(credential)
+        tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
+        try:
+            stream = client.chat.completions.create(**self._stream_payload(prompt, model, options),
+                                                    timeout=options.timeout_s)
+            with stream:
+                for chunk in stream:
+                    yield from self._chunk_deltas(chunk, tools, state)
+        except openai.OpenAIError as e:
+            raise self._error(e, credential) from None
+        yield from self._finish(tools, state)
+
+    async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
+                      options: CallOptions) -> AsyncIterator[Delta]:
+        client = self._clients.get(credential, is_async=True)
+        tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
+        try:
+            stream = await client.chat.completions.create(
+                **self._stream_payload(prompt, model, options), timeout=options.timeout_s)
+            async with stream:
+                async for chunk in stream:
+                    for d in self._chunk_deltas(chunk, tools, state):
+                        yield d
+        except openai.OpenAIError as e:
+            raise self._error(e, credential) from None
+        for d in self._finish(tools, state):
+            yield d
+
+
+def parse_arguments(call: ToolCall) -> dict[str, Any]:
+    """Tool-call arguments as a dict; malformed JSON gives an empty dict rather than a crash."""
+    try:
+        value = json.loads(call.arguments or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}

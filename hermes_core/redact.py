@@ -1,0 +1,36 @@
+"""Keep secrets out of every string that leaves the process: logs, errors, audit lines, CLI output.
+
+Two nets: the exact secrets we hold (credential keys), and patterns of well-known key formats, for
+secrets we never held (a body echoing a key, a key pasted into a message).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+
+from .types import fingerprint
+
+_KEY_PATTERNS = re.compile(
+    r"(sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj-)?[A-Za-z0-9_\-]{16,}|xai-[A-Za-z0-9]{16,}"
+    r"|gsk_[A-Za-z0-9]{16,}|AIza[0-9A-Za-z_\-]{20,}|(?<=Bearer )[A-Za-z0-9._\-]{16,})")
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """Replace known secrets by their fingerprint and key-shaped strings by ``[REDACTED]``."""
+    for s in secrets:
+        if s and len(s) >= 4 and s in text:
+            text = text.replace(s, f"[{fingerprint(s)}]")
+    return _KEY_PATTERNS.sub("[REDACTED]", text)
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that redacts key-shaped strings from every record it sees."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        msg = record.getMessage()
+        clean = redact(msg)
+        if clean != msg:
+            record.msg, record.args = clean, ()
+        return True

@@ -1,0 +1,128 @@
+"""Test doubles that ship in the package, so agent authors can unit-test prompts offline.
+
+``FakeProvider`` plays back scripted replies or errors and records every request, so a test can
+assert on the exact prompt that would have been sent. ``FunctionProvider`` computes each reply.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..providers.base import CallOptions
+from ..retrieval.tokenize import estimate_tokens
+from ..types import Completion, Credential, Delta, Prompt, Usage
+
+Reply = str | Completion | BaseException
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """One call a double received. Only the key's fingerprint is kept."""
+
+    prompt: Prompt
+    model: str
+    key_fingerprint: str | None
+    options: CallOptions
+    streamed: bool
+
+    @property
+    def last_user_message(self) -> str:
+        return next((m.content for m in reversed(self.prompt.messages) if m.role == "user"), "")
+
+
+class _RecordingProvider:
+    kind = "fake"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+
+    def render(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
+        return {"model": model, "system": prompt.system, "context": prompt.context,
+                "messages": [{"role": m.role, "content": m.content} for m in prompt.messages]}
+
+    def _reply(self, prompt: Prompt, model: str) -> Reply:
+        raise NotImplementedError
+
+    def _record(self, prompt: Prompt, model: str, cred: Credential | None, options: CallOptions,
+                streamed: bool) -> Completion:
+        with self._lock:
+            self.requests.append(RecordedRequest(prompt, model, cred.fingerprint if cred else None,
+                                                 options, streamed))
+            reply = self._reply(prompt, model)
+        if isinstance(reply, BaseException):
+            raise reply
+        if isinstance(reply, Completion):
+            return reply
+        sent = prompt.system + prompt.context + "".join(m.content for m in prompt.messages)
+        return Completion(text=reply, model=model, provider=self.name, finish_reason="stop",
+                          usage=Usage(estimate_tokens(sent), estimate_tokens(reply)))
+
+    @property
+    def last_request(self) -> RecordedRequest:
+        if not self.requests:
+            raise AssertionError(f"{self.name} received no request")
+        return self.requests[-1]
+
+    def complete(self, prompt: Prompt, model: str, credential: Credential | None,
+                 options: CallOptions) -> Completion:
+        return self._record(prompt, model, credential, options, False)
+
+    async def acomplete(self, prompt: Prompt, model: str, credential: Credential | None,
+                        options: CallOptions) -> Completion:
+        return self._record(prompt, model, credential, options, False)
+
+    def stream(self, prompt: Prompt, model: str, credential: Credential | None,
+               options: CallOptions) -> Iterator[Delta]:
+        done = self._record(prompt, model, credential, options, True)
+        words = done.text.split(" ")
+        for i, w in enumerate(words):
+            yield Delta(text=w if i == len(words) - 1 else w + " ")
+        for call in done.tool_calls:
+            yield Delta(tool_call=call)
+        yield Delta(usage=done.usage, finish_reason=done.finish_reason)
+
+    async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
+                      options: CallOptions) -> AsyncIterator[Delta]:
+        for d in self.stream(prompt, model, credential, options):
+            yield d
+
+
+class FakeProvider(_RecordingProvider):
+    """Scripted replies in order (strings, Completions, or exceptions to raise).
+
+    When the script runs out, ``default`` is returned (or, if None, an AssertionError tells the
+    test it made more calls than it scripted).
+    """
+
+    def __init__(self, replies: Iterable[Reply] = (), *, name: str = "fake",
+                 default: str | None = "ok") -> None:
+        super().__init__(name)
+        self._script = list(replies)
+        self.default = default
+
+    def add(self, *replies: Reply) -> FakeProvider:
+        self._script.extend(replies)
+        return self
+
+    def _reply(self, prompt: Prompt, model: str) -> Reply:
+        if self._script:
+            return self._script.pop(0)
+        if self.default is None:
+            return AssertionError(f"FakeProvider {self.name!r}: no scripted reply left")
+        return self.default
+
+
+class FunctionProvider(_RecordingProvider):
+    """Each reply computed by ``fn(prompt, model)`` (return a string, Completion, or raise)."""
+
+    def __init__(self, fn: Callable[[Prompt, str], str | Completion], *, name: str = "function") -> None:
+        super().__init__(name)
+        self.fn = fn
+
+    def _reply(self, prompt: Prompt, model: str) -> Reply:
+        return self.fn(prompt, model)

@@ -1,0 +1,122 @@
+"""Config: the shared layout loads, interpolation, precedence, and every error names file/key/line."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from hermes_core.config import load_settings, parse_yaml
+from hermes_core.errors import ConfigError
+
+LAYOUT = Path(__file__).parent / "data" / "config-layout.yaml"
+EXAMPLE = Path(__file__).parent.parent / "config.example.yaml"
+
+
+def test_shared_layout_loads_and_skips_unset_keys(caplog):
+    with caplog.at_level(logging.WARNING):
+        s = load_settings(LAYOUT, env={"OPENAI_API_KEY": "sk-one-0123456789abcdefgh"})
+    assert [p.name for p in s.llm.routing.providers] == ["openai", "anthropic", "together", "local"]
+    assert s.provider("together").endpoint == "https://api.together.xyz/v1"
+    assert s.provider("local").kind == "openai"
+    assert len(s.credentials_for("openai")) == 1  # OPENAI_API_KEY_2 unset -> skipped
+    assert s.credentials_for("anthropic") == []
+    assert "credentials.anthropic.keys[0].key is empty or unset" in caplog.text
+    assert "sk-one" not in caplog.text
+
+
+def test_example_config_loads():
+    s = load_settings(EXAMPLE, env={})
+    assert s.llm.routing.default_model
+
+
+def test_interpolation_default_and_env():
+    s = parse_yaml("home: ${H:-/tmp/x}\nllm:\n  routing:\n    default_model: ${M}\n", env={"M": "m1"})
+    assert s.home == "/tmp/x" and s.llm.routing.default_model == "m1"
+
+
+def test_env_key_fallback_when_config_names_none():
+    import os
+
+    os.environ["ANTHROPIC_API_KEY"] = "sk-ant-from-env-0123456789"
+    try:
+        s = parse_yaml("llm:\n  routing:\n    providers: [{name: anthropic}]\n", env={})
+        creds = s.credentials_for("anthropic")
+        assert len(creds) == 1 and creds[0].secret == "sk-ant-from-env-0123456789"
+        assert "sk-ant" not in repr(creds)
+    finally:
+        del os.environ["ANTHROPIC_API_KEY"]
+
+
+@pytest.mark.parametrize("text,key_path,line,reason", [
+    ("llm:\n  bogus: 1\n", "llm.bogus", 2, "unknown key"),
+    ("llm:\n  stream: maybe\n", "llm.stream", 2, "boolean"),
+    ("llm:\n  routing:\n    providers:\n      - name: openai\n        priority: high\n",
+     "llm.routing.providers[0].priority", 5, "integer"),
+    ("home: ${UNSET_VAR}\n", "home", 1, "UNSET_VAR"),
+    ("credential_pool:\n  retry_budget: -1\n", "credential_pool.retry_budget", 2, "greater than"),
+    ("llm:\n  stream: true\n  stream: false\n", "llm.stream", 3, "duplicate key"),
+])
+def test_errors_name_file_key_and_line(text, key_path, line, reason):
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="conf.yaml", env={})
+    e = info.value
+    assert (e.file, e.key_path, e.line) == ("conf.yaml", key_path, line)
+    assert reason in str(e) and f"conf.yaml:{line}" in str(e)
+
+
+def test_bad_yaml_names_line():
+    with pytest.raises(ConfigError) as info:
+        parse_yaml("llm:\n  stream: [1,\n", file="c.yaml", env={})
+    assert info.value.line is not None and "invalid YAML" in str(info.value)
+
+
+def test_top_level_must_be_mapping():
+    with pytest.raises(ConfigError, match="mapping"):
+        parse_yaml("- a\n- b\n", file="c.yaml", env={})
+
+
+@pytest.mark.parametrize("payload,reason", [(b"\x00\x01binary", "binary"), (b"llm: \xff\xfe\n", "UTF-8")])
+def test_binary_and_non_utf8_files(tmp_path, payload, reason):
+    p = tmp_path / "c.yaml"
+    p.write_bytes(payload)
+    with pytest.raises(ConfigError, match=reason) as info:
+        load_settings(p, env={})
+    assert str(p) in str(info.value)
+
+
+def test_missing_and_directory(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_settings(tmp_path / "nope.yaml", env={})
+    with pytest.raises(ConfigError, match="directory"):
+        load_settings(tmp_path, env={})
+
+
+def test_precedence_argument_env_yaml_default(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text("home: /from/yaml\n", encoding="utf-8")
+    assert load_settings(env={}).home == "~/.hermes"                      # default
+    assert load_settings(p, env={}).home == "/from/yaml"                  # YAML
+    assert load_settings(p, env={"HERMES_HOME": "/from/env"}).home == "/from/env"  # env
+    assert load_settings(p, env={"HERMES_HOME": "/from/env"}, home="/arg").home == "/arg"  # argument
+
+
+def test_home_config_yaml_is_found(tmp_path):
+    (tmp_path / "config.yaml").write_text("llm:\n  stream: false\n", encoding="utf-8")
+    assert load_settings(env={"HERMES_HOME": str(tmp_path)}).llm.stream is False
+
+
+def test_overrides_are_immutable_copies():
+    s = load_settings({"llm": {"stream": True}}, env={})
+    t = s.with_overrides(**{"llm.stream": False})
+    assert s.llm.stream is True and t.llm.stream is False
+    with pytest.raises(Exception):  # noqa: B017 - pydantic's frozen error type
+        s.llm.stream = False  # type: ignore[misc]
+
+
+def test_key_not_in_validation_error():
+    with pytest.raises(ConfigError) as info:
+        parse_yaml('credentials:\n  openai:\n    keys:\n      - key: "sk-secret-0123456789abcdef"\n'
+                   '        weight: heavy\n', file="c.yaml", env={})
+    assert "sk-secret" not in str(info.value)

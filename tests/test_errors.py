@@ -1,0 +1,95 @@
+"""The one status -> error mapping and the retry-after arithmetic, as tables."""
+
+from __future__ import annotations
+
+import email.utils
+
+import pytest
+
+from hermes_core.errors import (
+    AuthenticationFailed,
+    BadRequest,
+    ContextWindowExceeded,
+    NoCredentialAvailable,
+    Overloaded,
+    QuotaExhausted,
+    RateLimited,
+    ServerError,
+    Timeout,
+    error_from_status,
+    parse_retry_after,
+)
+
+NOW = 1_800_000_000.0
+
+
+@pytest.mark.parametrize("headers,expected", [
+    ({}, None),
+    ({"retry-after": "30"}, 30.0),
+    ({"Retry-After": "2.5"}, 2.5),
+    ({"retry-after-ms": "1500"}, 1.5),
+    ({"retry-after-ms": "1500", "retry-after": "30"}, 1.5),     # ms form is the more precise
+    ({"retry-after": email.utils.formatdate(NOW + 45, usegmt=True)}, 45.0),
+    ({"retry-after": email.utils.formatdate(NOW - 45, usegmt=True)}, 0.0),   # past date -> now
+    ({"retry-after": "garbage"}, None),
+    ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "6m0s"}, 360.0),
+    ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "120ms"}, 0.12),
+    ({"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "1h2m3.5s"}, 3723.5),
+    ({"x-ratelimit-remaining-requests": "5", "x-ratelimit-reset-requests": "6m0s"}, None),
+    ({"anthropic-ratelimit-requests-remaining": "0",
+      "anthropic-ratelimit-requests-reset": "2027-01-15T08:00:30Z"}, None),  # computed below
+])
+def test_parse_retry_after(headers, expected):
+    got = parse_retry_after(headers, now=NOW)
+    if "anthropic-ratelimit-requests-reset" in headers:
+        from datetime import datetime
+
+        when = datetime.fromisoformat("2027-01-15T08:00:30+00:00").timestamp()
+        assert got == pytest.approx(max(0.0, when - NOW))
+    elif expected is None:
+        assert got is None
+    else:
+        assert got == pytest.approx(expected)
+
+
+def test_largest_reset_wins_when_several_limits_exhausted():
+    h = {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "2s",
+         "x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "20s"}
+    assert parse_retry_after(h, now=NOW) == 20.0
+
+
+@pytest.mark.parametrize("status,body,cls", [
+    (429, {"error": {"type": "rate_limit_error"}}, RateLimited),
+    (429, {"error": {"code": "insufficient_quota", "type": "insufficient_quota"}}, QuotaExhausted),
+    (402, {}, QuotaExhausted),
+    (401, {}, AuthenticationFailed),
+    (403, {}, AuthenticationFailed),
+    (400, {"error": {"code": "context_length_exceeded"}}, ContextWindowExceeded),
+    (400, {"error": {"message": "prompt is too long: 300000 tokens > 200000 maximum"}},
+     ContextWindowExceeded),
+    (413, {}, ContextWindowExceeded),
+    (400, {"error": {"message": "bad field"}}, BadRequest),
+    (404, {}, BadRequest),
+    (408, {}, Timeout),
+    (500, {}, ServerError),
+    (502, "upstream died", ServerError),
+    (503, {"error": {"type": "overloaded_error"}}, Overloaded),
+    (529, {}, Overloaded),
+])
+def test_error_from_status(status, body, cls):
+    err = error_from_status(status, {"retry-after": "3"}, body, provider="p", now=NOW)
+    assert type(err) is cls
+    assert err.status_code == status and err.provider == "p"
+    if cls is RateLimited:
+        assert err.retry_after == 3.0
+
+
+def test_retryable_flags():
+    assert error_from_status(500, {}, None).retryable
+    assert not error_from_status(400, {}, None).retryable
+
+
+def test_no_credential_message_says_when():
+    e = NoCredentialAvailable("openai", available_at=NOW + 12, now=NOW)
+    assert "12.0s" in str(e)
+    assert "none configured" in str(NoCredentialAvailable("openai"))
