@@ -164,6 +164,10 @@ class PromptSettings(_Model):
         "ignore-instructions", "role-hijack", "secret-exfiltration", "invisible-unicode")
     # Anthropic breakpoints on recent history (besides the system one); 4 in total at most.
     message_breakpoints: int = Field(2, ge=0, le=3)
+    # Mark a prefix whose token *estimate* reaches (1 - slack) x the model's minimum: the estimate
+    # is approximate, a marker on a too-short prefix is ignored by the API at no cost, and a
+    # missing marker on a long-enough one forfeits the cache.
+    cache_min_slack: float = Field(0.15, ge=0.0, lt=1.0)
 
 
 class Settings(_Model):

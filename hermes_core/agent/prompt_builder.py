@@ -21,7 +21,10 @@ replies that followed them), most recent first, each message clipped to 300 char
 such as "and in Chinese?" still finds the skill the conversation is about, yet the message wins.
 
 **Cache plan.** ``CachePlan.system`` is set when ``llm.cache_system_prompt`` is on and the system
-prompt reaches the model's minimum cacheable size (:data:`CACHE_MINIMUMS`, data not code); Anthropic
+prompt reaches the model's minimum cacheable size (:data:`CACHE_MINIMUMS`, data not code; less
+``prompt.cache_min_slack``, 15 %, because token counts here are estimates and the costs are
+lopsided: a marker on a prefix that proves too short is ignored by the API for free, while a
+missing marker on one that was long enough forfeits the cache); Anthropic
 breakpoints go on the message just before each of the last ``prompt.message_breakpoints`` user
 messages -- where each recent turn's cached prefix ended, so this turn reads what the previous one
 wrote -- never on the last user message (its per-turn context changes every turn). At most four
@@ -132,14 +135,16 @@ def min_cacheable_tokens(provider_kind: str, model: str | None,
 def plan_cache(*, provider_kind: str, model: str | None, enabled: bool,
                ttl: Literal["5m", "1h"], prefix_sha256: str, prefix_tokens: int,
                messages: Sequence[Message], message_tokens: Sequence[int],
-               message_breakpoints: int = 2) -> CachePlan:
+               message_breakpoints: int = 2, min_slack: float = 0.0) -> CachePlan:
     """Where the cache markers go (a pure function of sizes and roles; see the module doc).
 
-    ``prefix_tokens`` is everything before the first message (tools + system).
+    ``prefix_tokens`` is everything before the first message (tools + system). A prefix counts
+    as cacheable when its estimate reaches ``(1 - min_slack)`` times the model's minimum.
     """
-    minimum = min_cacheable_tokens(provider_kind, model)
-    if not enabled or minimum is None:
+    floor = min_cacheable_tokens(provider_kind, model)
+    if not enabled or floor is None:
         return CachePlan(ttl=ttl)
+    minimum = floor * (1.0 - min_slack)
     key = "hermes-" + prefix_sha256[:24]
     system = prefix_tokens >= minimum
     if provider_kind != "anthropic":
@@ -441,7 +446,8 @@ class PromptBuilder:
                            enabled=llm.cache_system_prompt, ttl=llm.cache_ttl,
                            prefix_sha256=stable.sha256, prefix_tokens=stable.tokens + tools_tokens,
                            messages=messages, message_tokens=msg_tokens,
-                           message_breakpoints=self.settings.prompt.message_breakpoints)
+                           message_breakpoints=self.settings.prompt.message_breakpoints,
+                           min_slack=self.settings.prompt.cache_min_slack)
         context_tokens = estimate_tokens(context)
         history_tokens = sum(msg_tokens[:-1])
         tokens = {**stable.sections, "system": stable.tokens, "context": context_tokens,
