@@ -111,7 +111,7 @@ def fingerprint_of(st: os.stat_result) -> Fingerprint:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-def stat_fingerprint(path: Path) -> Fingerprint | None:
+def stat_fingerprint(path: Path | str) -> Fingerprint | None:
     """The file's fingerprint, or None when nothing is there (or it cannot even be stat-ed)."""
     try:
         return fingerprint_of(os.stat(path))
@@ -407,14 +407,22 @@ def search_dirs(cwd: Path, git_root: Path | None) -> tuple[Path, ...]:
     return tuple(dirs)
 
 
-def find_project_file(dirs: Sequence[Path]) -> Path | None:
-    """HERMES.md or .hermes.md nearest to cwd; else AGENTS.md nearest to cwd; first match wins."""
-    for names in (PROJECT_PRIMARY, PROJECT_FALLBACK):
-        for d in dirs:
-            for n in names:
-                p = d / n
-                if os.path.isfile(p):
-                    return p
+def project_candidates(dirs: Sequence[Path]) -> tuple[str, ...]:
+    """Every path that may hold project context, in priority order: HERMES.md or .hermes.md
+    nearest to cwd first, then AGENTS.md nearest to cwd (first match wins)."""
+    return tuple(str(d / n) for names in (PROJECT_PRIMARY, PROJECT_FALLBACK)
+                 for d in dirs for n in names)
+
+
+def find_project_file(candidates: Sequence[str]) -> tuple[Path, Fingerprint] | None:
+    """The first candidate that is a regular file, with its fingerprint (one stat per candidate)."""
+    for c in candidates:
+        try:
+            st = os.stat(c)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            return Path(c), fingerprint_of(st)
     return None
 
 

@@ -56,6 +56,7 @@ from .context_files import (
     ReadPolicy,
     find_git_root,
     find_project_file,
+    project_candidates,
     read_context_file,
     register_watcher,
     search_dirs,
@@ -276,7 +277,9 @@ class PromptBuilder:
                          _Source("memory", self.home / "MEMORY.md"),
                          _Source("user", self.home / "USER.md"),
                          _Source("project", None))
-        self._search_dirs = search_dirs(self.cwd, find_git_root(self.cwd))
+        self._candidates = project_candidates(search_dirs(self.cwd, find_git_root(self.cwd)))
+        self._home_paths = tuple(str(s.path) for s in self._sources[:3])
+        self._clock_cache: tuple[object, str] | None = None
         self._stable: _Stable | None = None
         self._force = True
         self._lock = threading.RLock()
@@ -297,7 +300,7 @@ class PromptBuilder:
             if path is None:
                 for s in self._sources:
                     s.dirty = True
-                self._search_dirs = search_dirs(self.cwd, find_git_root(self.cwd))
+                self._candidates = project_candidates(search_dirs(self.cwd, find_git_root(self.cwd)))
                 self._force = True
                 return
             target = Path(path).resolve()
@@ -345,21 +348,21 @@ class PromptBuilder:
     def _refresh(self) -> _Stable:
         """Stat every source, re-read the ones that moved, re-join if any text changed."""
         changed = False
-        for src in self._sources[:3]:
-            assert src.path is not None
-            fp = stat_fingerprint(src.path)
+        for src, where in zip(self._sources[:3], self._home_paths, strict=True):
+            fp = stat_fingerprint(where)
             if src.dirty or self._force or not src.loaded or fp != src.fingerprint:
+                assert src.path is not None
                 changed |= self._load(src, src.path)
         project = self._sources[3]
-        found = find_project_file(self._search_dirs)
+        found = find_project_file(self._candidates)
         if found is None:
             if self._force or not project.loaded or project.path is not None:
                 changed |= self._clear(project)
         else:
-            fp = stat_fingerprint(found)
-            if (project.dirty or self._force or found != project.path or fp != project.fingerprint
+            path, fp = found
+            if (project.dirty or self._force or path != project.path or fp != project.fingerprint
                     or not project.loaded):
-                changed |= self._load(project, found)
+                changed |= self._load(project, path)
         if changed or self._force or self._stable is None:
             self._stable = self._join()
             self.rebuilds += 1
@@ -395,6 +398,16 @@ class PromptBuilder:
 
     def _clock_line(self, session_id: str | None, model: str | None) -> str:
         now = self._clock()
+        key = (now.replace(second=0, microsecond=0), session_id, model)
+        cached = self._clock_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        line = self._format_clock(now, session_id, model)
+        self._clock_cache = (key, line)
+        return line
+
+    @staticmethod
+    def _format_clock(now: datetime, session_id: str | None, model: str | None) -> str:
         when = f"{now:%Y-%m-%d %H:%M} {now.tzname() or ''}".rstrip()
         parts = [f"Current date and time: {when} ({now:%A})"]
         if session_id:
@@ -421,7 +434,9 @@ class PromptBuilder:
             stable = self._refresh()
         history = tuple(history)
         turn_events: list[ContextEvent] = []
-        query = retrieval_query(message, history, self.settings.prompt.history_turns)
+        query = ""
+        if self.skill_selector is not None or self.memory_source is not None:
+            query = retrieval_query(message, history, self.settings.prompt.history_turns)
         skills = ""
         if self.skill_selector is not None:
             selector = self.skill_selector
