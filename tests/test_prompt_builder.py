@@ -198,18 +198,33 @@ def test_memory_store_write_invalidates_builder(home: Path, project: Path) -> No
 
 
 def test_fifty_turn_session_prefix_stable_and_one_rebuild_per_edit(home: Path, project: Path) -> None:
+    """50 turns through FakeProvider: byte-identical prefix, one rebuild per edit, no idle reads."""
+    import json
+
+    from hermes_core.providers.anthropic import AnthropicProvider
+    from hermes_core.providers.base import CallOptions
+    from hermes_core.testing import FunctionProvider
+
+    write(home / "SOUL.md", "I am Hermes-of-the-test. " + "Be exact and kind. " * 300)
     write(project / "HERMES.md", "Use tabs.\n")
+    fake = FunctionProvider(lambda prompt, model: f"reply to {prompt.messages[-1].content}")
+    wire = AnthropicProvider()
+    model, options = "claude-sonnet-4-5", CallOptions()
     b = builder(home, project)
     history: list[Message] = []
-    prefixes: list[str] = []
+    system_payloads: list[str] = []
     edit_turn = 25
     for turn in range(50):
         if turn == edit_turn:
             write(home / "MEMORY.md", "The user switched the staging region to ap-south-1\n")
         reads, rebuilds = b.file_reads, b.rebuilds
-        p = b.build(f"message {turn}", history, session_id="s1", model="claude-sonnet-4-5",
+        p = b.build(f"message {turn}", history, session_id="s1", model=model,
                     provider_kind="anthropic")
-        prefixes.append(p.system)
+        done = fake.complete(p, model, None, options)
+        request = wire.render(p, model, options)
+        system_payloads.append(json.dumps(request["system"], ensure_ascii=False))
+        assert request["system"][0]["cache_control"] == {"type": "ephemeral"}
+        assert f"message {turn}" == request["messages"][-1]["content"][-1]["text"]
         if turn == 0:
             assert b.rebuilds == 1
         elif turn == edit_turn:
@@ -218,12 +233,14 @@ def test_fifty_turn_session_prefix_stable_and_one_rebuild_per_edit(home: Path, p
         else:
             assert b.file_reads == reads, f"turn {turn} read a file"
             assert b.rebuilds == rebuilds
-        assert p.messages[-1] == Message("user", f"message {turn}")
-        history += [Message("user", f"message {turn}"), Message("assistant", f"reply {turn}")]
-    assert len(set(prefixes[:edit_turn])) == 1
-    assert len(set(prefixes[edit_turn:])) == 1
+        history += [Message("user", f"message {turn}"), Message("assistant", done.text)]
+    prefixes = [r.prompt.system for r in fake.requests]
+    assert len(prefixes) == 50
+    assert len(set(prefixes[:edit_turn])) == 1 and len(set(system_payloads[:edit_turn])) == 1
+    assert len(set(prefixes[edit_turn:])) == 1 and len(set(system_payloads[edit_turn:])) == 1
     assert prefixes[0] != prefixes[edit_turn]
-    assert "ap-south-1" in prefixes[-1]
+    assert "ap-south-1" in prefixes[-1] and "ap-south-1" not in prefixes[0]
+    assert fake.requests[-1].prompt.messages[-2] == Message("assistant", "reply to message 48")
     assert b.rebuilds == 2
     assert b.file_reads == 4 + 1
 
