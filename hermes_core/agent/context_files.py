@@ -4,7 +4,10 @@ Everything here is about turning one file on disk into one section of the cache-
 prompt, without ever crashing on what a user (or an attacker) left in that file:
 
 * **Fingerprint.** ``(mtime_ns, size, inode)`` from one ``stat()``: cheap enough to check every
-  turn, and an atomic replace (new inode) or an in-place edit (new mtime/size) both move it.
+  turn, and an atomic replace (new inode) or an in-place edit (new mtime/size) both move it. The
+  one edit it cannot see is an in-place rewrite to the same size within one filesystem timestamp
+  tick (a few ms) of the previous write; writes through hermes_core notify the builders directly
+  (:func:`notify_file_changed`), and ``PromptBuilder.invalidate()`` covers any other writer.
 * **Consistent reads.** A file is stat-ed, read, and stat-ed again; if the fingerprint moved while
   we read, we read again (a few times), so the prompt never mixes two versions of a file with the
   fingerprint of a third.
