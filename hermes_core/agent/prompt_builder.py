@@ -43,7 +43,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from ..config import Settings
@@ -471,4 +470,4 @@ class PromptBuilder:
                   "total": stable.tokens + context_tokens + history_tokens + msg_tokens[-1]
                   + tools_tokens}
         return Prompt(system=stable.system, messages=messages, context=context, tools=tools,
-                      cache=cache, tokens=MappingProxyType(tokens))
+                      cache=cache, tokens=tokens)
