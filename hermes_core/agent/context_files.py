@@ -30,6 +30,7 @@ import os
 import re
 import stat
 import threading
+import unicodedata
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -194,13 +195,16 @@ def scan_for_injection(text: str,
         if m:
             return InjectionFinding("invisible-unicode", _line_of(text, m.start()),
                                     f"U+{ord(m.group()):04X}")
+    # NFKC folds full-width and compatibility forms ("Ｉｇｎｏｒｅ" -> "Ignore") so they cannot dodge
+    # the patterns; it keeps line breaks, so line numbers still point at the source file.
+    folded = unicodedata.normalize("NFKC", text)
     for category, patterns in _PATTERNS.items():
         if category not in wanted:
             continue
         for pattern in patterns:
-            m = pattern.search(text)
+            m = pattern.search(folded)
             if m:
-                return InjectionFinding(category, _line_of(text, m.start()), m.group()[:80])
+                return InjectionFinding(category, _line_of(folded, m.start()), m.group()[:80])
     return None
 
 
