@@ -153,3 +153,8 @@ def test_writes_invalidate_every_builder_on_that_home(hermes_home: Path, tmp_pat
     assert "Prefers Celsius" in a.build("x").system
     assert "Prefers Celsius" in b.build("x").system
     assert a.rebuilds == 2 and b.rebuilds == 2
+
+
+def test_crlf_file_is_parsed(hermes_home: Path) -> None:
+    (hermes_home / "MEMORY.md").write_bytes(b"one\r\n\xc2\xa7\r\ntwo\r\n")
+    assert MemoryStore(hermes_home).entries("memory") == ("one", "two")

@@ -35,7 +35,7 @@ from .context_files import notify_file_changed, scan_for_injection
 
 Target = Literal["memory", "user"]
 ENTRY_DELIMITER = "\n§\n"
-_SPLIT = re.compile(r"^[ \t]*§[ \t]*$", re.MULTILINE)
+_SPLIT = re.compile(r"^[ \t]*§[ \t\r]*$", re.MULTILINE)
 FILES: dict[str, str] = {"memory": "MEMORY.md", "user": "USER.md"}
 
 
