@@ -154,6 +154,20 @@ class PromptSettings(_Model):
     file_token_budget: int = Field(20_000, gt=0)
     injection_scan: bool = True
     memory_char_limit: int = Field(20_000, gt=0)
+    # USER.md size cap for writes through hermes_core (MEMORY.md uses memory_char_limit).
+    user_char_limit: int = Field(10_000, gt=0)
+    # Files larger than this are read as a head and a tail only (then the token budget applies).
+    max_file_bytes: int = Field(2_000_000, gt=0)
+    # Which injection signals block a file; drop one to tolerate it.
+    injection_categories: tuple[Literal["ignore-instructions", "role-hijack", "secret-exfiltration",
+                                        "invisible-unicode"], ...] = (
+        "ignore-instructions", "role-hijack", "secret-exfiltration", "invisible-unicode")
+    # Anthropic breakpoints on recent history (besides the system one); 4 in total at most.
+    message_breakpoints: int = Field(2, ge=0, le=3)
+    # Mark a prefix whose token *estimate* reaches (1 - slack) x the model's minimum: the estimate
+    # is approximate, a marker on a too-short prefix is ignored by the API at no cost, and a
+    # missing marker on a long-enough one forfeits the cache.
+    cache_min_slack: float = Field(0.15, ge=0.0, lt=1.0)
 
 
 class Settings(_Model):
