@@ -345,7 +345,7 @@ class SessionStore:
     def search(self, match: str, limit: int) -> list[Hit]:
         """FTS5 rows for a MATCH expression (already made safe), best bm25 first."""
         rows = self._read(
-            "SELECT rowid, session_id, created_at, relevance_score, bm25(sessions_fts)"
+            "SELECT rowid, session_id, created_at, relevance_score, rank"
             " FROM sessions_fts WHERE sessions_fts MATCH ? ORDER BY rank LIMIT ?", (match, limit))
         return [Hit(int(r[0]), str(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
 

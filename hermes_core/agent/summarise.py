@@ -90,6 +90,13 @@ def _terms(text: str) -> list[str]:
             if t not in STOPWORDS and not t.isdigit() and (len(t) >= 3 or (len(t) >= 2 and is_cjk(t[0])))]
 
 
+def _tag_terms(terms: list[str]) -> list[str]:
+    """Terms fit to be tags: jieba's search mode also yields fragments of longer words (``线网`` of
+    ``无线网络``), so a Chinese term inside a longer term of the same sentence is dropped."""
+    cjk = {t for t in terms if is_cjk(t[0])}
+    return [t for t in terms if not (t in cjk and any(t != u and t in u for u in cjk))]
+
+
 # --------------------------------------------------------------------------- extractive fallback
 
 def extractive_summary(messages: Sequence[Message], *, target_words: int = TARGET_WORDS,
@@ -110,11 +117,13 @@ def extractive_summary(messages: Sequence[Message], *, target_words: int = TARGE
     if not sentences:
         return SessionSummary("", (), "extractive")
     tf: Counter[str] = Counter()
+    tag_tf: Counter[str] = Counter()
     sent_terms = []
     for _, _, s in sentences:
         terms = _terms(s)
         sent_terms.append(terms)
         tf.update(terms)
+        tag_tf.update(_tag_terms(terms))
 
     def score(i: int) -> float:
         terms = set(sent_terms[i])
@@ -144,7 +153,7 @@ def extractive_summary(messages: Sequence[Message], *, target_words: int = TARGE
         else:
             parts[-1] += " " + text
     order = {t: i for i, t in reversed(list(enumerate(t for ts in sent_terms for t in ts)))}
-    top = sorted(tf, key=lambda t: (-tf[t], order[t]))[:max_tags]
+    top = sorted(tag_tf, key=lambda t: (-tag_tf[t], order[t]))[:max_tags]
     return SessionSummary(clip_words(" ".join(parts), max_words), normalise_tags(top), "extractive")
 
 
@@ -160,8 +169,10 @@ SUMMARY:
 <the summary>
 TAGS: <tag>, <tag>, <tag>"""
 
-_SUMMARY_HEAD = re.compile(r"^\s*\**\s*(summary|摘要)\s*\**\s*[:：]\s*", re.IGNORECASE | re.MULTILINE)
-_TAGS_LINE = re.compile(r"^\s*\**\s*(tags|标签)\s*\**\s*[:：]\s*(?P<tags>.*)$", re.IGNORECASE | re.MULTILINE)
+_SUMMARY_HEAD = re.compile(r"^\s*#*\s*\**\s*(summary|摘要)\s*\**\s*[:：]\s*\**\s*",
+                           re.IGNORECASE | re.MULTILINE)
+_TAGS_LINE = re.compile(r"^\s*#*\s*\**\s*(tags|标签)\s*\**\s*[:：]\s*\**\s*(?P<tags>.*)$",
+                        re.IGNORECASE | re.MULTILINE)
 
 
 def transcript(messages: Sequence[Message], *, max_chars: int = 24_000) -> str:
