@@ -32,6 +32,7 @@ from hermes_core.agent.context_engine import ContextEngine
 from hermes_core.agent.context_store import SessionRecord
 from hermes_core.agent.memory_ranking import build_match
 
+
 def _vocabularies() -> tuple[list[str], list[float], list[str], list[float]]:
     """Real word frequencies: English from the stdlib's pydoc topics text, Chinese from jieba's dict.
 
@@ -39,12 +40,12 @@ def _vocabularies() -> tuple[list[str], list[float], list[str], list[float]]:
     and rare terms the way a real memory would, rather than a tiny vocabulary in every document.
     """
     import os
+    import pydoc_data.topics
     import re
     from collections import Counter
     from itertools import accumulate
 
     import jieba
-    import pydoc_data.topics
 
     text = " ".join(pydoc_data.topics.topics.values())
     en = Counter(w.lower() for w in re.findall(r"[A-Za-z]{3,}", text))

@@ -96,7 +96,8 @@ def test_exclusion_still_returns_max_results(engine: ContextEngine) -> None:
     assert len(got) == 5 and "s0" not in [f.session_id for f in got]
 
 
-def test_over_fetch_is_three_times_max_results(engine: ContextEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_over_fetch_is_three_times_max_results(engine: ContextEngine,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[int] = []
     real = engine.store.search
 
@@ -246,7 +247,8 @@ def test_engine_default_summarizer_is_used(tmp_path: Path) -> None:
 
 
 def test_re_recording_a_session_replaces_it(engine: ContextEngine) -> None:
-    assert engine.record_session("s", [Message("user", "Plan a trip to Kyoto in April.")]).status == "inserted"
+    first = engine.record_session("s", [Message("user", "Plan a trip to Kyoto in April.")])
+    assert first.status == "inserted"
     again = engine.record_session("s", [Message("user", "Plan a trip to Kyoto in April."),
                                         Message("assistant", "Book the ryokan in Arashiyama early.")])
     assert again.status == "replaced"
@@ -371,3 +373,35 @@ def test_parse_timestamp(text: str, expected: float) -> None:
 def test_parse_timestamp_rejects_garbage() -> None:
     with pytest.raises(ValueError, match="ISO 8601"):
         parse_timestamp("last tuesday")
+
+
+@pytest.mark.parametrize(("yaml_text", "key"), [
+    ("context_engine:\n  recency_weights:\n    week: 0\n", "context_engine.recency_weights.week"),
+    ("context_engine:\n  recency_weights:\n    older: -1\n", "context_engine.recency_weights.older"),
+    ("context_engine:\n  recency_bias: -0.5\n", "context_engine.recency_bias"),
+    ("context_engine:\n  busy_timeout_s: 0\n", "context_engine.busy_timeout_s"),
+    ("context_engine:\n  render_chars: 10\n", "context_engine.render_chars"),
+    ("context_engine:\n  recency_weight: 2\n", "context_engine.recency_weight"),
+])
+def test_bad_context_engine_config_names_key_and_line(tmp_path: Path, yaml_text: str, key: str) -> None:
+    from hermes_core.errors import ConfigError
+
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(yaml_text)
+    with pytest.raises(ConfigError) as e:
+        load_settings(cfg, env={})
+    assert e.value.key_path == key and e.value.file == str(cfg) and e.value.line is not None
+
+
+def test_config_knobs_reach_the_engine(tmp_path: Path) -> None:
+    s = load_settings({"home": str(tmp_path), "context_engine": {
+        "busy_timeout_s": 2.5, "render_chars": 80,
+        "recency_weights": {"week": 3.0, "month": 1.0, "quarter": 1.0, "older": 1.0}}}, env={})
+    with ContextEngine.from_settings(s, clock=lambda: NOW) as eng:
+        assert eng.store.connection.execute("PRAGMA busy_timeout").fetchone()[0] == 2500
+        eng.add("old", "espresso machine " + "details " * 60, created_at=NOW - 100 * DAY)
+        eng.add("new", "espresso machine " + "notes " * 60, created_at=NOW - DAY)
+        got = eng.retrieve("espresso")
+        assert got[0].score / got[1].score == pytest.approx(3.0, rel=1e-4)
+        lines = eng.memories_block("espresso").splitlines()[2:]
+        assert all(len(line) < 130 for line in lines) and lines[0].endswith("…")

@@ -107,10 +107,11 @@ class ContextEngine:
                  clock: Callable[[], float] = time.time,
                  summarizer: Summarizer | None = None,
                  create: bool = True) -> None:
-        self.settings = settings or ContextEngineSettings.model_validate({})
+        self.settings = settings or ContextEngineSettings()
         self._clock = clock
         self._summarizer = summarizer
-        self.store = SessionStore(db_path, create=create, clock=clock)
+        self.store = SessionStore(db_path, create=create, clock=clock,
+                                  busy_timeout_s=self.settings.busy_timeout_s)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, clock: Callable[[], float] = time.time,
@@ -173,7 +174,7 @@ class ContextEngine:
         except MemoryStoreError as e:
             log.warning("episodic memory unavailable this turn: %s", e)
             return ""
-        return render_memories(fragments)
+        return render_memories(fragments, max_chars_each=self.settings.render_chars)
 
     # ------------------------------------------------------------------ recording
 
