@@ -230,3 +230,19 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
         assert ids == {f"{p}-{i}" for p in ("left", "right") for i in range(n)}
         assert store.connection.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0] == 1
         assert len(store.search('"right"', 1000)) == n
+
+
+def test_lock_held_past_the_busy_timeout_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # another process mid-write on a fresh file
+    try:
+        with pytest.raises(context_store.MemoryStoreError) as e:
+            SessionStore(path, busy_timeout_s=0.05)
+        assert not isinstance(e.value, MemoryDatabaseUnusable)  # busy, not corrupted
+        assert str(path) in str(e.value) and "locked" in str(e.value)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    with SessionStore(path) as store:  # and the file is fine afterwards
+        assert store.count() == 0

@@ -185,7 +185,10 @@ class SessionStore:
         except MemoryStoreError:
             self._conn.close()
             raise
-        except sqlite3.DatabaseError as e:
+        except sqlite3.OperationalError as e:  # locked past the timeout, read-only, disk full...
+            self._conn.close()
+            raise MemoryStoreError(self.path, f"cannot open for writing: {e}") from None
+        except sqlite3.DatabaseError as e:  # "file is not a database", "disk image is malformed"
             self._conn.close()
             raise MemoryDatabaseUnusable(
                 self.path, f"corrupted or unreadable ({e}); left untouched") from None
@@ -343,7 +346,10 @@ class SessionStore:
     # ------------------------------------------------------------------ reads
 
     def search(self, match: str, limit: int) -> list[Hit]:
-        """FTS5 rows for a MATCH expression (already made safe), best bm25 first."""
+        """FTS5 rows for a MATCH expression (already made safe), best first.
+
+        ``rank`` is FTS5's default ranking, ``bm25(sessions_fts)``, computed once per row.
+        """
         rows = self._read(
             "SELECT rowid, session_id, created_at, relevance_score, rank"
             " FROM sessions_fts WHERE sessions_fts MATCH ? ORDER BY rank LIMIT ?", (match, limit))
