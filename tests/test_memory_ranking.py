@@ -180,3 +180,8 @@ def test_render_memories_block() -> None:
     assert lines[3].startswith("- (6 months ago) x x")
     assert lines[3].endswith("…") and len(lines[3]) < 130
     assert len(lines) == 4  # every summary on one line: stored text cannot forge structure
+
+
+def test_only_the_start_of_a_huge_message_is_segmented() -> None:
+    terms = query_terms("espresso " + "lorem " * 2_000 + "zebra")
+    assert terms == ["espresso", "lorem"]

@@ -246,3 +246,28 @@ def test_lock_held_past_the_busy_timeout_is_a_clear_error(tmp_path: Path) -> Non
         other.close()
     with SessionStore(path) as store:  # and the file is fine afterwards
         assert store.count() == 0
+
+
+def test_memory_ids_are_deterministic() -> None:
+    # pinned: the same id on every machine and after every restart
+    assert memory_id_for("s1") == "d2f709a4e6582b10"
+    assert memory_id_for("会话-1") == "791d9abdcc0425a2"
+
+
+def test_threads_sharing_one_engine(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from hermes_core.agent.context_engine import ContextEngine
+
+    with ContextEngine(tmp_path / "s.db") as engine:
+        def work(t: int) -> int:
+            found = 0
+            for i in range(25):
+                engine.add(f"t{t}-{i}", f"thread {t} stored espresso note {i}")
+                found += len(engine.retrieve("espresso", 3))
+            return found
+
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(work, range(4)))
+        assert all(r > 0 for r in results)
+        assert engine.stats()["sessions"] == 100 and engine.stats()["index_in_sync"]

@@ -33,6 +33,8 @@ QUARTER_DAYS = 90.0
 
 #: At most this many distinct terms go into one MATCH: a pasted log must not become a 2,000-way OR.
 MAX_QUERY_TERMS = 24
+#: Only the start of a very long message is segmented (jieba on a 1 MB paste would cost a turn).
+MAX_QUERY_CHARS = 4_000
 
 # Words that match nearly every summary: they cost a scan of the whole index and rank nothing.
 STOPWORDS = frozenset((
@@ -53,6 +55,10 @@ def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
     The query goes through the same :func:`tokenize` as the indexed text, so a Chinese word is
     looked up exactly as jieba segmented it at index time.
     """
+    if len(text) > MAX_QUERY_CHARS:
+        cut = text[:MAX_QUERY_CHARS]
+        space = max(cut.rfind(" "), cut.rfind("\n"))
+        text = cut[:space] if space > MAX_QUERY_CHARS // 2 else cut  # no half word at the end
     seen: dict[str, None] = {}
     for tok in tokenize(text):
         if tok in STOPWORDS or tok in seen:
