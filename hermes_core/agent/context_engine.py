@@ -148,15 +148,14 @@ class ContextEngine:
         if match is None:
             return []
         limit = OVERFETCH * max_results + (1 if exclude_session is not None else 0)
-        hits = self.store.search(match, limit)
         s = self.settings
-        ranked = rerank(hits, now=self._clock(), weights=s.recency_weights, bias=s.recency_bias,
-                        exclude_session=exclude_session, limit=max_results, min_score=s.min_score)
-        texts = self.store.texts([h.rowid for h, _, _ in ranked])
+        with self.store.snapshot():  # hits and texts from the same state, even with a writer busy
+            hits = self.store.search(match, limit)
+            ranked = rerank(hits, now=self._clock(), weights=s.recency_weights, bias=s.recency_bias,
+                            exclude_session=exclude_session, limit=max_results, min_score=s.min_score)
+            texts = self.store.texts([h.rowid for h, _, _ in ranked])
         out: list[MemoryFragment] = []
         for hit, score, age in ranked:
-            if hit.rowid not in texts:  # deleted between the two reads
-                continue
             summary, tags = texts[hit.rowid]
             out.append(MemoryFragment(hit.session_id, summary, tags, float(f"{score:.6g}"), round(age, 3)))
         return out

@@ -261,6 +261,22 @@ class SessionStore:
                     raise self._fault(e) from None
                 raise
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction: every read inside sees the same state (WAL snapshot)."""
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN")
+            except sqlite3.Error as e:
+                raise self._fault(e) from None
+            try:
+                yield
+            finally:
+                try:
+                    self._conn.execute("COMMIT")
+                except sqlite3.Error as e:  # never hide the error raised inside
+                    log.debug("%s: ending a read transaction failed: %s", self.path, e)
+
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._lock:
             try:
