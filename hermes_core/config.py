@@ -140,19 +140,25 @@ class CredentialPoolSettings(_Model):
 
 
 class RecencyWeights(_Model):
-    week: float = 2.0
-    month: float = 1.5
-    quarter: float = 1.0
-    older: float = 0.7
+    """Episodic-memory score multipliers by session age (raised to ``recency_bias``)."""
+
+    week: float = Field(default=2.0, gt=0)      # younger than 7 days
+    month: float = Field(default=1.5, gt=0)     # 7-30 days
+    quarter: float = Field(default=1.0, gt=0)   # 30-90 days
+    older: float = Field(default=0.7, gt=0)     # 90 days and more
 
 
 class ContextEngineSettings(_Model):
-    enabled: bool = True
-    max_results: int = Field(5, ge=0)
-    recency_bias: float = Field(1.0, ge=0.0)
+    """Episodic memory (``hermes_core.agent.context_engine``)."""
+
+    enabled: bool = True                                      # off: no memories block, no recording
+    max_results: int = Field(default=5, ge=0)                 # sessions injected per turn
+    recency_bias: float = Field(default=1.0, ge=0.0)          # weight ** bias; 0 turns recency off
     recency_weights: RecencyWeights = RecencyWeights()
-    db_path: str | None = None
-    min_score: float = Field(0.0, ge=0.0)
+    db_path: str | None = None                                # relative to home; default sessions.db
+    min_score: float = Field(default=0.0, ge=0.0)             # drop weaker matches (after re-rank)
+    busy_timeout_s: float = Field(default=30.0, gt=0)         # wait for another writer's lock
+    render_chars: int = Field(default=600, ge=80)             # per-summary clip in the prompt block
 
 
 class SkillSettings(_Model):
@@ -172,6 +178,20 @@ class PromptSettings(_Model):
     file_token_budget: int = Field(20_000, gt=0)
     injection_scan: bool = True
     memory_char_limit: int = Field(20_000, gt=0)
+    # USER.md size cap for writes through hermes_core (MEMORY.md uses memory_char_limit).
+    user_char_limit: int = Field(10_000, gt=0)
+    # Files larger than this are read as a head and a tail only (then the token budget applies).
+    max_file_bytes: int = Field(2_000_000, gt=0)
+    # Which injection signals block a file; drop one to tolerate it.
+    injection_categories: tuple[Literal["ignore-instructions", "role-hijack", "secret-exfiltration",
+                                        "invisible-unicode"], ...] = (
+        "ignore-instructions", "role-hijack", "secret-exfiltration", "invisible-unicode")
+    # Anthropic breakpoints on recent history (besides the system one); 4 in total at most.
+    message_breakpoints: int = Field(2, ge=0, le=3)
+    # Mark a prefix whose token *estimate* reaches (1 - slack) x the model's minimum: the estimate
+    # is approximate, a marker on a too-short prefix is ignored by the API at no cost, and a
+    # missing marker on a long-enough one forfeits the cache.
+    cache_min_slack: float = Field(0.15, ge=0.0, lt=1.0)
 
 
 class Settings(_Model):

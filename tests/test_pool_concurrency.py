@@ -53,7 +53,7 @@ def _setup(server_url: str, n_keys: int = 4) -> tuple[CallLoop, Router, list[str
         "credentials": {"local": {"keys": [{"key": k} for k in keys]}},
         "credential_pool": {"rotation": "least_loaded"}})
     pool = CredentialPool.from_settings(settings, InMemoryPoolState())
-    loop = CallLoop(build_providers(settings), pool, settings)
+    loop = CallLoop(build_providers(settings), pool, settings, audit_path=False)
     return loop, Router.from_settings(settings), keys
 
 

@@ -62,7 +62,8 @@ def build(settings: Settings) -> tuple[CallLoop, Router, FakeClock]:
     clock = FakeClock()
     pool = CredentialPool.from_settings(settings, InMemoryPoolState(clock), rng=random.Random(3))
     loop = CallLoop(build_providers(settings), pool, settings, clock=clock, sleep=clock.sleep,
-                    asleep=clock.asleep, rng=random.Random(5))
+                    asleep=clock.asleep, rng=random.Random(5),
+                    audit_path=None if settings.credential_pool.audit_log else False)
     return loop, Router.from_settings(settings), clock
 
 

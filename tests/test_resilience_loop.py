@@ -44,7 +44,7 @@ def make(providers: dict[str, Scripted], creds: dict[str, list[Credential]], *,
     pool = CredentialPool(creds, policy=pool_policy or PoolPolicy(strategy="fill_first"),
                           backend=InMemoryPoolState(clock), rng=random.Random(1))
     loop = CallLoop(providers, pool, settings, clock=clock, sleep=clock.sleep,  # type: ignore[arg-type]
-                    asleep=clock.asleep, rng=random.Random(7), audit_path=audit,
+                    asleep=clock.asleep, rng=random.Random(7), audit_path=audit or False,
                     policy=policy or LoopPolicy())
     return loop, clock
 
@@ -318,3 +318,27 @@ async def test_async_complete_and_stream_mirror_sync() -> None:
         async for d in s:
             seen.append(d.text)
     assert seen == ["1"] and b.calls == []
+
+
+def test_audit_defaults_to_home_and_can_be_turned_off(tmp_path: Path) -> None:
+    settings = load_settings({"home": str(tmp_path)})
+    pool = CredentialPool({"a": [A1]})
+    on = CallLoop({"a": Scripted("a")}, pool, settings)
+    on.complete(PROMPT, decision(("a", "m1")))
+    assert json.loads((tmp_path / "audit.jsonl").read_text())["status"] == "ok"
+    off = CallLoop({"a": Scripted("a")}, pool, settings, audit_path=False)
+    assert off.audit.path is None
+    assert CallLoop({"a": Scripted("a")}, pool).audit.path is None   # no settings: no file
+
+
+def test_zero_retry_after_cannot_spin() -> None:
+    a = Scripted("a", default=RateLimited(retry_after=0.0))
+    loop, clock = make({"a": a}, {"a": [A1, A2]}, policy=LoopPolicy(deadline_s=30.0))
+    with pytest.raises(AllProvidersFailed) as ei:
+        loop.complete(PROMPT, decision(("a", "m1")))
+    # each key's repeated 429s cool it for 0.5, 1, 2, 4, 8, 8 ... seconds: a handful of calls
+    # before the 30 s deadline, not a busy loop
+    assert len(a.calls) < 25
+    waits = [x.retry_after for x in ei.value.attempts if x.key_fingerprint == A1.fingerprint]
+    assert waits[:5] == [0.0, 0.5, 1.0, 2.0, 4.0]
+    assert sum(clock.sleeps) <= 30.0

@@ -183,6 +183,7 @@ class _Run:
         self.attempts: list[Attempt] = []
         self.last_error: BaseException | None = None
         self.context_moved = False
+        self.rate_limited: dict[str, int] = {}
         feats = decision.features or {}
         self.tokens = int(feats.get("token_estimate", 0) or 0) + options.max_tokens
 
@@ -291,10 +292,21 @@ class _Run:
         assert cand is not None
         self.last_error = error
         status = _status(error)
-        self._report(cred, error)
         if isinstance(error, RateLimited) and cred is not None:
-            self.record(cand, cred, status, started, "rotate_key", retry_after=error.retry_after)
+            # A key that answers 429 again within one request had a Retry-After too short (or
+            # zero): its cool-down doubles from backoff_base_s each time, so a server that says
+            # "retry now" cannot make the loop spin. Rotation still spends no budget.
+            repeats = self.rate_limited.get(cred.fingerprint, 0)
+            self.rate_limited[cred.fingerprint] = repeats + 1
+            wait = error.retry_after
+            if repeats:
+                floor = min(self.loop.policy.backoff_max_s,
+                            self.loop.policy.backoff_base_s * 2 ** (repeats - 1))
+                wait = max(wait or 0.0, floor)
+            self.loop.pool.cool_down(cred, wait)
+            self.record(cand, cred, status, started, "rotate_key", retry_after=wait)
             return 0.0
+        self._report(cred, error)
         if isinstance(error, AuthenticationFailed) and cred is not None:
             self.record(cand, cred, status, started, "remove_key")
             return 0.0
@@ -379,7 +391,9 @@ class CallLoop:
     """Runs a RouteDecision against providers with the pool; sync and async, complete and stream.
 
     ``clock`` measures the deadline and latencies; ``sleep``/``asleep`` do every wait; ``rng``
-    draws the jitter. Inject all three in tests so nothing waits for real.
+    draws the jitter. Inject all three in tests so nothing waits for real. ``audit_path``: None
+    means ``credential_pool.audit_log`` (relative to the home), else ``HOME/audit.jsonl``, when
+    settings are given; ``False`` turns the audit file off.
     """
 
     def __init__(self, providers: Mapping[str, Provider], pool: CredentialPool,
@@ -388,7 +402,7 @@ class CallLoop:
                  sleep: Callable[[float], None] = time.sleep,
                  asleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                  rng: random.Random | None = None,
-                 audit_path: str | Path | None = None,
+                 audit_path: str | Path | Literal[False] | None = None,
                  policy: LoopPolicy | None = None,
                  on_attempt: Callable[[Attempt], None] | None = None) -> None:
         from ..config import Settings as _Settings
@@ -402,11 +416,21 @@ class CallLoop:
         self.sleep = sleep
         self.asleep = asleep
         self.rng = rng or random.Random()
-        if audit_path is None and self.settings.credential_pool.audit_log:
-            p = Path(self.settings.credential_pool.audit_log).expanduser()
+        if audit_path is None and settings is not None:
+            p = Path(self.settings.credential_pool.audit_log or "audit.jsonl").expanduser()
             audit_path = p if p.is_absolute() else self.settings.home_path / p
-        self.audit = AuditLog(audit_path)
+        self.audit = AuditLog(audit_path or None)
         self.on_attempt = on_attempt
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, providers: Mapping[str, Provider] | None = None,
+                      pool: CredentialPool | None = None, **kw: Any) -> CallLoop:
+        """Providers (``build_providers``) and the pool from settings; ``kw`` as for __init__."""
+        if providers is None:
+            from ..providers import build_providers
+
+            providers = build_providers(settings)
+        return cls(providers, pool or CredentialPool.from_settings(settings), settings, **kw)
 
     def _run(self, decision: RouteDecision, options: CallOptions | None,
              request_id: str | None) -> _Run:

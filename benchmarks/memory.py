@@ -1,0 +1,195 @@
+"""Episodic-memory benchmark: ContextEngine.retrieve vs a bare FTS5 MATCH, side by side.
+
+Builds a fresh ``sessions.db`` of N synthetic sessions (default 100,000; mixed Chinese and English
+summaries with a Zipf-like vocabulary, Chinese written without spaces so jieba must segment it,
+ages spread over 400 days), then runs the same queries through:
+
+* ``bare``: the plain ``MATCH ... ORDER BY rank LIMIT k`` on a pre-built match string (no query
+  segmentation, no over-fetch, no re-rank, no summary fetch): the floor any FTS5 design pays;
+* ``full``: ``ContextEngine.retrieve(query, k)``: segmentation, safe MATCH, 3x over-fetch, recency
+  re-rank, summary fetch.
+
+Each query is timed in both modes back to back (order alternating) after a warm-up pass.
+``overhead_ratio = query_ms_p50 / bare_fts_ms_p50`` (goal <= 1.5). ``insert_per_s`` counts sessions
+stored per second through ``ContextEngine.add_many`` (segmentation included) in batches, each
+one transaction.
+
+    python benchmarks/memory.py --json [--sessions N] [--queries Q] [--db FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from hermes_core.agent.context_engine import ContextEngine
+from hermes_core.agent.context_store import SessionRecord
+from hermes_core.agent.memory_ranking import build_match
+
+
+def _vocabularies() -> tuple[list[str], list[float], list[str], list[float]]:
+    """Real word frequencies: English from the stdlib's pydoc topics text, Chinese from jieba's dict.
+
+    A few thousand words per language with their natural (Zipf) frequencies, so bm25 sees common
+    and rare terms the way a real memory would, rather than a tiny vocabulary in every document.
+    """
+    import os
+    import pydoc_data.topics
+    import re
+    from collections import Counter
+    from itertools import accumulate
+
+    import jieba
+
+    text = " ".join(pydoc_data.topics.topics.values())
+    en = Counter(w.lower() for w in re.findall(r"[A-Za-z]{3,}", text))
+    en_words = [w for w, n in en.most_common() if n >= 2]
+    zh: list[tuple[str, int]] = []
+    with open(os.path.join(os.path.dirname(jieba.__file__), "dict.txt"), encoding="utf-8") as fh:
+        for line in fh:
+            parts = line.split()
+            if len(parts) >= 2 and 2 <= len(parts[0]) <= 4 and parts[1].isdigit():
+                zh.append((parts[0], int(parts[1])))
+    zh.sort(key=lambda p: -p[1])
+    zh = zh[:6000]
+    return (en_words, list(accumulate(float(en[w]) for w in en_words)),
+            [w for w, _ in zh], list(accumulate(float(n) for _, n in zh)))
+
+
+ZH_GLUE = ["我们", "讨论了", "关于", "的问题", "以及", "决定", "需要", "已经", "完成", "修复"]
+EN_GLUE = ["we", "discussed", "the", "and", "decided", "to", "fix", "a", "with", "for", "after"]
+
+
+def _zipf_choice(rng: random.Random, words: list[str], cum_weights: list[float]) -> str:
+    return rng.choices(words, cum_weights=cum_weights)[0]
+
+
+Vocab = tuple[list[str], list[float], list[str], list[float]]
+
+
+def synth_summary(rng: random.Random, v: Vocab) -> tuple[str, tuple[str, ...]]:
+    """40-90 words: English sentences and unspaced Chinese sentences in random mix."""
+    parts: list[str] = []
+    topical: list[str] = []
+    for _ in range(rng.randint(4, 8)):
+        if rng.random() < 0.5:
+            words = [_zipf_choice(rng, v[0], v[1]) for _ in range(rng.randint(5, 10))]
+            glue = [rng.choice(EN_GLUE) for _ in range(3)]
+            topical.extend(words[:2])
+            parts.append(" ".join(glue[:2] + words[:4] + glue[2:] + words[4:]).capitalize() + ".")
+        else:
+            words = [_zipf_choice(rng, v[2], v[3]) for _ in range(rng.randint(3, 6))]
+            topical.extend(words[:2])
+            parts.append(rng.choice(ZH_GLUE) + "".join(words) + rng.choice(ZH_GLUE) + "。")
+    tags = tuple(dict.fromkeys(topical))[:4]
+    return " ".join(parts), tags
+
+
+def synth_query(rng: random.Random, v: Vocab) -> str:
+    if rng.random() < 0.5:
+        words = [_zipf_choice(rng, v[0], v[1]) for _ in range(rng.randint(2, 4))]
+        return "how do I handle " + " ".join(words) + "?"
+    words = [_zipf_choice(rng, v[2], v[3]) for _ in range(rng.randint(2, 3))]
+    return "上次" + "和".join(words) + "的问题怎么解决"
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, round(q * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def run(sessions: int, queries: int, db: Path, seed: int, batch: int, k: int) -> dict[str, object]:
+    rng = random.Random(seed)
+    vocab = _vocabularies()
+    now = time.time()
+    engine = ContextEngine(db, clock=lambda: now)
+    inserted = 0
+    insert_s = 0.0
+    for start in range(0, sessions, batch):
+        records = []
+        for i in range(start, min(sessions, start + batch)):
+            summary, tags = synth_summary(rng, vocab)
+            records.append(SessionRecord(f"bench-{i:07d}", summary, tags,
+                                         created_at=now - rng.uniform(0, 400) * 86_400, source="bench"))
+        t0 = time.perf_counter()  # only the store is timed, not the synthetic text generation
+        inserted += engine.add_many(records)
+        insert_s += time.perf_counter() - t0
+
+    qs = [synth_query(rng, vocab) for _ in range(queries)]
+    matches = [build_match(q) for q in qs]
+    conn = engine.store.connection
+    bare_sql = ("SELECT rowid, rank FROM sessions_fts WHERE sessions_fts MATCH ?"
+                " ORDER BY rank LIMIT ?")
+
+    def bare(match: str | None) -> int:
+        return len(conn.execute(bare_sql, (match, k)).fetchall()) if match else 0
+
+    for q, m in zip(qs[:20], matches[:20], strict=True):  # warm-up: page cache, jieba, statements
+        bare(m)
+        engine.retrieve(q, k)
+    bare_ms: list[float] = []
+    full_ms: list[float] = []
+    hits = 0
+    for i, (q, m) in enumerate(zip(qs, matches, strict=True)):
+        order = ("bare", "full") if i % 2 == 0 else ("full", "bare")
+        for mode in order:
+            t = time.perf_counter()
+            if mode == "bare":
+                bare(m)
+                bare_ms.append((time.perf_counter() - t) * 1000)
+            else:
+                hits += bool(engine.retrieve(q, k))
+                full_ms.append((time.perf_counter() - t) * 1000)
+    engine.close()
+    p50, bare50 = statistics.median(full_ms), statistics.median(bare_ms)
+    return {
+        "sessions": sessions,
+        "stored": inserted,
+        "queries": queries,
+        "max_results": k,
+        "query_ms_p50": round(p50, 3),
+        "query_ms_p95": round(percentile(full_ms, 0.95), 3),
+        "bare_fts_ms_p50": round(bare50, 3),
+        "bare_fts_ms_p95": round(percentile(bare_ms, 0.95), 3),
+        "overhead_ratio": round(p50 / bare50, 3) if bare50 else None,
+        "insert_per_s": round(inserted / insert_s, 1),
+        "insert_s": round(insert_s, 2),
+        "queries_with_results": hits,
+        "db_bytes": db.stat().st_size,
+        "vocabulary": {"en": len(vocab[0]), "zh": len(vocab[2])},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("--sessions", type=int, default=100_000)
+    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--max-results", type=int, default=5)
+    ap.add_argument("--batch", type=int, default=10_000, help="sessions per insert transaction")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--db", type=Path, help="where to build the database (default: a temp dir)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="hermes-mem-bench-") as tmp:
+        db = args.db or Path(tmp) / "sessions.db"
+        if db.exists():
+            print(f"{db} exists; give a new path", file=sys.stderr)
+            return 2
+        result = run(args.sessions, args.queries, db, args.seed, args.batch, args.max_results)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key:22} {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,258 @@
+"""ContextEngine: episodic memory of past sessions for the per-turn prompt context.
+
+Past sessions are summarised when they end (:meth:`ContextEngine.record_session`) and stored in
+``HERMES_HOME/sessions.db`` (:mod:`.context_store`). Each turn, the PromptBuilder calls
+:meth:`ContextEngine.memories_block` with the user's message; the most relevant, recent sessions
+come back as a short "Relevant past sessions" block that travels after the cache breakpoint, never
+in the cached system prefix.
+
+Retrieval: the message is segmented with the shared tokenizer and turned into a MATCH expression
+that cannot be syntax (:func:`.memory_ranking.build_match`); FTS5 returns 3x ``max_results`` rows
+by bm25; those are re-ranked by ``relevance x recency weight x stored prior`` with an injectable
+clock (:func:`.memory_ranking.rerank`), the current session dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from ..config import ContextEngineSettings, Settings
+from ..types import MemoryFragment, Message
+from .context_store import (
+    MemoryDatabaseMissing,
+    MemoryDatabaseUnusable,
+    MemoryStoreError,
+    SessionRecord,
+    SessionStore,
+    normalise_tags,
+    normalise_text,
+)
+from .memory_ranking import build_match, render_memories, rerank
+from .summarise import SessionSummary, Summarizer, SummaryFailed, clip_words, extractive_summary
+
+log = logging.getLogger("hermes_core.memory")
+
+OVERFETCH = 3
+DB_FILENAME = "sessions.db"
+
+RecordStatus = Literal["inserted", "replaced", "unchanged", "duplicate", "empty", "disabled"]
+
+__all__ = [
+    "ContextEngine",
+    "MemoryDatabaseMissing",
+    "MemoryDatabaseUnusable",
+    "MemoryStoreError",
+    "RecordResult",
+    "default_db_path",
+    "render_memories",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordResult:
+    """What :meth:`ContextEngine.record_session` / :meth:`ContextEngine.add` did.
+
+    ``status``: inserted / replaced (an earlier recording of this session was deleted first) /
+    unchanged (same summary already stored for it) / duplicate (another session, ``duplicate_of``,
+    already holds this exact summary) / empty (nothing to summarise) / disabled (config).
+    """
+
+    status: RecordStatus
+    session_id: str
+    summary: SessionSummary | None = None
+    memory_id: str | None = None
+    duplicate_of: str | None = None
+
+
+def default_db_path(settings: Settings) -> Path:
+    """``context_engine.db_path`` (relative paths are under the home), else ``HOME/sessions.db``."""
+    home = settings.home_path
+    configured = settings.context_engine.db_path
+    if configured:
+        p = Path(os.path.expanduser(configured))
+        return p if p.is_absolute() else home / p
+    return home / DB_FILENAME
+
+
+def parse_timestamp(text: str) -> float:
+    """ISO 8601 (``2026-01-31``, ``2026-01-31T08:00:00Z``, with offset) -> epoch seconds; naive = UTC."""
+    raw = text.strip()
+    try:
+        dt = datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"not an ISO 8601 date/time: {text!r}") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp()
+
+
+class ContextEngine:
+    """Episodic memory over one SQLite database. Thread-safe; one per process is enough.
+
+    ``clock`` returns epoch seconds (inject it in tests); ``summarizer`` is the default used by
+    :meth:`record_session` when the call gives none. A missing database is created unless
+    ``create=False`` (then :class:`MemoryDatabaseMissing`); a corrupted or foreign file raises
+    :class:`MemoryDatabaseUnusable` and is left untouched.
+    """
+
+    def __init__(self, db_path: str | os.PathLike[str], *,
+                 settings: ContextEngineSettings | None = None,
+                 clock: Callable[[], float] = time.time,
+                 summarizer: Summarizer | None = None,
+                 create: bool = True) -> None:
+        self.settings = settings or ContextEngineSettings()
+        self._clock = clock
+        self._summarizer = summarizer
+        self.store = SessionStore(db_path, create=create, clock=clock,
+                                  busy_timeout_s=self.settings.busy_timeout_s)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, clock: Callable[[], float] = time.time,
+                      summarizer: Summarizer | None = None, create: bool = True) -> ContextEngine:
+        """The engine for ``settings``: its ``context_engine`` section and :func:`default_db_path`."""
+        return cls(default_db_path(settings), settings=settings.context_engine, clock=clock,
+                   summarizer=summarizer, create=create)
+
+    @property
+    def db_path(self) -> Path:
+        return self.store.path
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> ContextEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ retrieval
+
+    def retrieve(self, query: str, max_results: int = 5,
+                 exclude_session: str | None = None) -> list[MemoryFragment]:
+        """The ``max_results`` best past sessions for ``query``, best first.
+
+        Any text is safe (it never becomes FTS5 syntax); a query with no searchable terms returns
+        []. Only a database fault raises (:class:`MemoryStoreError`).
+        """
+        if max_results <= 0 or not isinstance(query, str):
+            return []
+        match = build_match(query)
+        if match is None:
+            return []
+        limit = OVERFETCH * max_results + (1 if exclude_session is not None else 0)
+        s = self.settings
+        with self.store.snapshot():  # hits and texts from the same state, even with a writer busy
+            hits = self.store.search(match, limit)
+            ranked = rerank(hits, now=self._clock(), weights=s.recency_weights, bias=s.recency_bias,
+                            exclude_session=exclude_session, limit=max_results, min_score=s.min_score)
+            texts = self.store.texts([h.rowid for h, _, _ in ranked])
+        out: list[MemoryFragment] = []
+        for hit, score, age in ranked:
+            summary, tags = texts[hit.rowid]
+            out.append(MemoryFragment(hit.session_id, summary, tags, float(f"{score:.6g}"), round(age, 3)))
+        return out
+
+    def memories_block(self, query: str, exclude_session: str | None = None) -> str:
+        """The per-turn "Relevant past sessions" text for the PromptBuilder ('' when none).
+
+        Uses ``context_engine.max_results``; returns '' when the engine is disabled. A database
+        fault is logged and yields '' so a broken memory file never stops a chat turn.
+        """
+        if not self.settings.enabled or self.settings.max_results <= 0:
+            return ""
+        try:
+            fragments = self.retrieve(query, self.settings.max_results, exclude_session)
+        except MemoryStoreError as e:
+            log.warning("episodic memory unavailable this turn: %s", e)
+            return ""
+        return render_memories(fragments, max_chars_each=self.settings.render_chars)
+
+    # ------------------------------------------------------------------ recording
+
+    def record_session(self, session_id: str, messages: Sequence[Message],
+                       summarizer: Summarizer | None = None, *,
+                       created_at: float | None = None) -> RecordResult:
+        """Summarise a finished session and store it (replacing an earlier recording of it).
+
+        ``summarizer`` (else the engine's default) is typically a :class:`.summarise.ModelSummarizer`
+        around the fast model. Without one, or when it raises or returns nothing usable, the
+        extractive summary is used and the failure is logged.
+        """
+        if not self.settings.enabled:
+            return RecordResult("disabled", session_id)
+        if not session_id or not session_id.strip():
+            raise ValueError("session_id must be a non-empty string")
+        summary = self._summarise(session_id, messages, summarizer or self._summarizer)
+        if not summary.summary:
+            return RecordResult("empty", session_id, summary)
+        count = sum(1 for m in messages if m.role in ("user", "assistant"))
+        return self._store(session_id, summary, created_at=created_at, message_count=count)
+
+    def _summarise(self, session_id: str, messages: Sequence[Message],
+                   summarizer: Summarizer | None) -> SessionSummary:
+        if summarizer is not None and any(m.content.strip() for m in messages):
+            try:
+                got = summarizer(messages)
+                if not isinstance(got, SessionSummary):
+                    raise SummaryFailed(f"the summariser returned {type(got).__name__}, not SessionSummary")
+                text = normalise_text(got.summary)
+                if not text:
+                    raise SummaryFailed("the summariser returned an empty summary")
+                return SessionSummary(clip_words(text), normalise_tags(got.tags), got.source or "model")
+            except Exception as e:  # any summariser fault: never lose the session
+                log.warning("session %s: summariser failed (%s: %s); using the extractive summary",
+                            session_id, type(e).__name__, e)
+        return extractive_summary(messages)
+
+    def add(self, session_id: str, summary: str, tags: Iterable[str] | str = (), *,
+            created_at: float | None = None, relevance_score: float = 1.0,
+            source: str = "manual") -> RecordResult:
+        """Store a summary written elsewhere (the CLI's ``memory add``); same replace rules."""
+        if not session_id or not session_id.strip():
+            raise ValueError("session_id must be a non-empty string")
+        text = normalise_text(summary)
+        if not text:
+            raise ValueError("summary must not be empty")
+        if not relevance_score >= 0:
+            raise ValueError("relevance_score must be >= 0")
+        return self._store(session_id, SessionSummary(text, normalise_tags(tags), source),
+                           created_at=created_at, relevance_score=relevance_score)
+
+    def add_many(self, records: Sequence[SessionRecord]) -> int:
+        """Bulk insert (one transaction; imports and benchmarks); returns rows newly stored."""
+        results = self.store.upsert_many(records)
+        return sum(1 for r in results if r.status in ("inserted", "replaced"))
+
+    def _store(self, session_id: str, summary: SessionSummary, *, created_at: float | None,
+               relevance_score: float = 1.0, message_count: int = 0) -> RecordResult:
+        record = SessionRecord(session_id=session_id, summary=summary.summary, tags=summary.tags,
+                               created_at=self._clock() if created_at is None else float(created_at),
+                               relevance_score=relevance_score, source=summary.source,
+                               message_count=message_count)
+        res = self.store.upsert(record)
+        log.info("session %s: memory %s (%s)", session_id, res.status, summary.source)
+        return RecordResult(res.status, session_id, summary, res.memory_id, res.duplicate_of)
+
+    # ------------------------------------------------------------------ maintenance
+
+    def forget(self, session_id: str) -> bool:
+        """Delete one session's memory; False when none was stored."""
+        return self.store.delete(session_id)
+
+    def get(self, session_id: str) -> SessionRecord | None:
+        return self.store.get(session_id)
+
+    def rebuild(self) -> int:
+        """Re-create the FTS index from the sessions table; returns the number of rows indexed."""
+        return self.store.rebuild()
+
+    def stats(self) -> dict[str, Any]:
+        return self.store.stats()

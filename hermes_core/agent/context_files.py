@@ -1,0 +1,465 @@
+"""Context files (SOUL.md, MEMORY.md, USER.md, HERMES.md): fingerprint, read safely, scan, truncate.
+
+Everything here is about turning one file on disk into one section of the cache-stable system
+prompt, without ever crashing on what a user (or an attacker) left in that file:
+
+* **Fingerprint.** ``(mtime_ns, size, inode)`` from one ``stat()``: cheap enough to check every
+  turn, and an atomic replace (new inode) or an in-place edit (new mtime/size) both move it. The
+  one edit it cannot see is an in-place rewrite to the same size within one filesystem timestamp
+  tick (a few ms) of the previous write; writes through hermes_core notify the builders directly
+  (:func:`notify_file_changed`), and ``PromptBuilder.invalidate()`` covers any other writer.
+* **Consistent reads.** A file is stat-ed, read, and stat-ed again; if the fingerprint moved while
+  we read, we read again (a few times), so the prompt never mixes two versions of a file with the
+  fingerprint of a third.
+* **Safe decoding.** Missing files are skipped quietly. Unreadable, binary (NUL bytes), non-UTF-8,
+  empty and huge files produce a :class:`ContextEvent` warning that names the file; they are
+  skipped, or (huge) read as a head and a tail only.
+* **Injection scan.** Instructions to ignore previous instructions, role hijacks, requests to leak
+  secrets or environment variables, and invisible / bidirectional Unicode (English and Chinese
+  phrasings). A matching file is replaced by a one-line ``[BLOCKED: ...]`` notice; the matched text
+  itself never reaches the prompt.
+* **Token budget.** An over-long file keeps its head (70 % of the budget) and tail (20 %) with a
+  marker between, so both the intro and the most recent additions survive.
+"""
+
+from __future__ import annotations
+
+import codecs
+import logging
+import os
+import re
+import stat
+import threading
+import unicodedata
+import weakref
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from ..retrieval.tokenize import estimate_tokens
+
+log = logging.getLogger("hermes_core.prompt")
+
+Fingerprint = tuple[int, int, int]
+"""``(st_mtime_ns, st_size, st_ino)`` of a file."""
+
+EventKind = Literal["warning", "blocked"]
+
+HEAD_SHARE = 0.7
+TAIL_SHARE = 0.2
+DEFAULT_MAX_FILE_BYTES = 2_000_000
+READ_RETRIES = 3
+
+INJECTION_CATEGORIES: tuple[str, ...] = (
+    "ignore-instructions", "role-hijack", "secret-exfiltration", "invisible-unicode")
+
+
+@dataclass(frozen=True, slots=True)
+class ContextEvent:
+    """Something a user should know about a context file (shown once, when the file is read)."""
+
+    kind: EventKind
+    file: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class InjectionFinding:
+    """Why a text was judged to carry a prompt injection; ``line`` is 1-based."""
+
+    category: str
+    line: int
+    excerpt: str
+
+    def describe(self) -> str:
+        return f"possible prompt injection ({self.category}, line {self.line})"
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPolicy:
+    """How a context file is read: its token budget, byte cap and injection scan."""
+
+    token_budget: int = 20_000
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    injection_scan: bool = True
+    scan_categories: tuple[str, ...] = INJECTION_CATEGORIES
+    retries: int = READ_RETRIES
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedFile:
+    """The outcome of reading one context file.
+
+    ``text`` is what goes into the prompt ("" when skipped); ``fingerprint`` is the stat that
+    ``text`` corresponds to (None when the file changed under every read: re-read next time);
+    ``status`` is one of ok, truncated, blocked, skipped, missing; ``reads`` counts the times the
+    file's bytes were actually read (retries included).
+    """
+
+    path: Path
+    text: str
+    fingerprint: Fingerprint | None
+    status: Literal["ok", "truncated", "blocked", "skipped", "missing"]
+    events: tuple[ContextEvent, ...] = ()
+    reads: int = 0
+    tokens: int = 0
+
+
+# --------------------------------------------------------------------------- fingerprints
+
+def fingerprint_of(st: os.stat_result) -> Fingerprint:
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def stat_fingerprint(path: Path | str) -> Fingerprint | None:
+    """The file's fingerprint, or None when nothing is there (or it cannot even be stat-ed)."""
+    try:
+        return fingerprint_of(os.stat(path))
+    except OSError:
+        return None
+
+
+# --------------------------------------------------------------------------- injection scan
+
+_FLAGS = re.IGNORECASE | re.MULTILINE
+_SECRET = (r"(?:api[\s_-]?keys?|secret\s+keys?|secrets|passwords?|credentials|access\s+tokens?|"
+           r"auth(?:entication)?\s+tokens?|bearer\s+tokens?|private\s+keys?|ssh\s+keys?|"
+           r"env(?:ironment)?\s+var(?:iable)?s?|\.env\s+file|system\s+prompt)")
+_SECRET_ZH = r"(?:密钥|密码|令牌|凭证|凭据|环境变量|API\s*(?:key|密钥)|系统提示)"
+_PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
+    "ignore-instructions": (
+        re.compile(r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,30}?"
+                   r"\b(?:previous|prior|preceding|above|earlier|all|any|your|system)\b"
+                   r"[^.\n]{0,30}?\b(?:instructions?|prompts?|directives?|guidelines|rules|"
+                   r"commands)\b", _FLAGS),
+        re.compile(r"(?:忽略|无视|忽视|忘记|忘掉|不要理会|覆盖)[^。\n]{0,12}?"
+                   r"(?:之前|以上|上面|前面|先前|此前|所有|全部|一切|系统)[^。\n]{0,12}?"
+                   r"(?:指令|指示|说明|规则|提示|要求|设定|命令)"),
+        re.compile(r"(?:不要|别|无需)(?:再)?(?:遵守|遵循|听从|理会)[^。\n]{0,12}?"
+                   r"(?:指令|指示|规则|系统提示)"),
+    ),
+    "role-hijack": (
+        re.compile(r"<\|im_start\|>|<\|im_end\|>|<\|(?:system|assistant|user)\|>|\[/?INST\]|"
+                   r"<<SYS>>|</?system(?:[-_ ]prompt)?>", _FLAGS),
+        re.compile(r"^\s*#{1,6}\s*(?:new\s+)?system\s+(?:prompt|message|instructions?)\s*:?\s*$",
+                   _FLAGS),
+        re.compile(r"\b(?:new|updated|real|actual)\s+system\s+(?:prompt|instructions?)\b", _FLAGS),
+        re.compile(r"\byou\s+are\s+no\s+longer\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must)\b|"
+                   r"\bpretend\s+(?:to\s+be|you\s+are)\b|"
+                   r"\b(?:enable|enter|activate|switch\s+to)\s+(?:developer|jailbreak|god|DAN)\s+mode\b|"
+                   r"\bact\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored)\b", _FLAGS),
+        re.compile(r"(?:从现在(?:开始|起)[，,]?\s*你(?:是|将|必须|不再)|你不再是|"
+                   r"(?:扮演|假装)[^。\n]{0,10}(?:不受限制|没有限制|无限制)|"
+                   r"(?:进入|启用|开启|切换到)(?:开发者|越狱)模式|新的系统提示)"),
+    ),
+    "secret-exfiltration": (
+        re.compile(r"\b(?:reveal|leak|exfiltrate|dump)\b[^.\n]{0,40}?" + _SECRET, _FLAGS),
+        re.compile(r"\b(?:send|upload|post|email|forward|transmit)\b[^.\n]{0,40}?" + _SECRET
+                   + r"[^.\n]{0,40}?\bto\b", _FLAGS),
+        re.compile(r"\b(?:print|output|echo|show|display|tell\s+me|repeat)\s+(?:out\s+)?"
+                   r"(?:your|all|all\s+the|every|any|the\s+user'?s)\s+" + _SECRET, _FLAGS),
+        re.compile(r"\b(?:curl|wget|nc)\b[^\n]{0,120}?\$\{?[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD)\b",
+                   re.MULTILINE),
+        re.compile(r"(?:泄露|泄漏|透露|发送|上传|发给|发到|打印出?|输出|告诉我)[^。\n]{0,20}?" + _SECRET_ZH,
+                   _FLAGS),
+        re.compile(r"把[^。\n]{0,10}?" + _SECRET_ZH + r"[^。\n]{0,12}?(?:发送|发给|发到|上传|泄露|"
+                   r"透露|告诉|交给|给我|打印|输出|贴)", _FLAGS),
+    ),
+}
+# Zero-width and bidirectional controls hide text from a human reviewer; ZWJ/ZWNJ (U+200C/D) are
+# left alone because emoji sequences and Persian/Indic scripts need them. Tag characters
+# (U+E0000..E007F) can smuggle whole ASCII sentences invisibly.
+_INVISIBLE = re.compile("[\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+                        "\U000e0000-\U000e007f]")
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def scan_for_injection(text: str,
+                       categories: Iterable[str] = INJECTION_CATEGORIES) -> InjectionFinding | None:
+    """The first prompt-injection signal found in ``text`` (None when it looks clean).
+
+    Patterns are deliberately narrow (a phrase, not a keyword) so ordinary notes such as "the
+    user prefers short answers" or "token counts are estimates" pass; a false positive costs one
+    file's worth of context and a warning telling the user which line to fix.
+    """
+    wanted = set(categories)
+    if "invisible-unicode" in wanted:
+        m = _INVISIBLE.search(text)
+        if m:
+            return InjectionFinding("invisible-unicode", _line_of(text, m.start()),
+                                    f"U+{ord(m.group()):04X}")
+    # NFKC folds full-width and compatibility forms ("Ｉｇｎｏｒｅ" -> "Ignore") so they cannot dodge
+    # the patterns; it keeps line breaks, so line numbers still point at the source file.
+    folded = unicodedata.normalize("NFKC", text)
+    for category, patterns in _PATTERNS.items():
+        if category not in wanted:
+            continue
+        for pattern in patterns:
+            m = pattern.search(folded)
+            if m:
+                return InjectionFinding(category, _line_of(folded, m.start()), m.group()[:80])
+    return None
+
+
+def blocked_notice(name: str, finding: InjectionFinding) -> str:
+    """The one line that replaces a blocked file in the prompt (the matched text stays out)."""
+    return f"[BLOCKED: {name} was not loaded: {finding.describe()}]"
+
+
+# --------------------------------------------------------------------------- truncation
+
+def _prefix_within(text: str, budget: int) -> int:
+    """Largest ``i`` such that ``estimate_tokens(text[:i]) <= budget`` (binary search)."""
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if estimate_tokens(text[:mid]) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _suffix_within(text: str, budget: int) -> int:
+    """Smallest ``j`` such that ``estimate_tokens(text[j:]) <= budget``."""
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if estimate_tokens(text[mid:]) <= budget:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def truncate_to_budget(text: str, budget: int, *, name: str) -> tuple[str, int]:
+    """Keep the head (70 % of ``budget``) and the tail (20 %), with a marker between.
+
+    Returns ``(text, omitted_tokens)``; ``omitted_tokens`` is 0 when the text already fits. Cuts
+    snap to a line break when one is near, so a kept section does not start mid-sentence.
+    """
+    total = estimate_tokens(text)
+    if total <= budget:
+        return text, 0
+    head_end = _prefix_within(text, int(budget * HEAD_SHARE))
+    tail_start = max(head_end, _suffix_within(text, int(budget * TAIL_SHARE)))
+    nl = text.rfind("\n", max(0, head_end - 200), head_end)
+    if nl > 0:
+        head_end = nl
+    nl = text.find("\n", tail_start, min(len(text), tail_start + 200))
+    if nl >= 0:
+        tail_start = nl + 1
+    head, tail = text[:head_end].rstrip(), text[tail_start:].lstrip("\n")
+    omitted = max(0, total - estimate_tokens(head) - estimate_tokens(tail))
+    marker = (f"\n\n[... {name} truncated: about {omitted} tokens omitted to fit its "
+              f"{budget}-token budget (head 70%, tail 20% kept) ...]\n\n")
+    return head + marker + tail, omitted
+
+
+# --------------------------------------------------------------------------- reading
+
+class _Skip(Exception):
+    """Internal: the file is skipped for the given reason."""
+
+
+def _decode(raw: bytes) -> str:
+    if b"\x00" in raw:
+        raise _Skip("binary file (contains NUL bytes); skipped")
+    if raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8):]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise _Skip(f"not valid UTF-8 (byte 0x{raw[e.start]:02x} on line {line}); skipped; "
+                    "save it as UTF-8") from None
+
+
+def _read_huge(fh: _BinaryFile, size: int, cap: int) -> str:
+    """Head and tail of a file larger than ``cap`` bytes, decoded without splitting a character."""
+    head_bytes = fh.read(int(cap * 0.75))
+    fh.seek(max(0, size - int(cap * 0.25)))
+    tail_bytes = fh.read()
+    if b"\x00" in head_bytes or b"\x00" in tail_bytes:
+        raise _Skip("binary file (contains NUL bytes); skipped")
+    if head_bytes.startswith(codecs.BOM_UTF8):
+        head_bytes = head_bytes[len(codecs.BOM_UTF8):]
+    i = 0
+    while i < min(3, len(tail_bytes)) and 0x80 <= tail_bytes[i] <= 0xBF:
+        i += 1  # drop the continuation bytes of a character cut by the seek
+    try:
+        head = codecs.getincrementaldecoder("utf-8")().decode(head_bytes, final=False)
+        tail = tail_bytes[i:].decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _Skip(f"not valid UTF-8 ({e.reason}); skipped; save it as UTF-8") from None
+    omitted = size - len(head_bytes) - len(tail_bytes)
+    return f"{head}\n\n[... {omitted} bytes omitted: file exceeds {cap} bytes ...]\n\n{tail}"
+
+
+class _BinaryFile(Protocol):
+    def read(self, n: int = -1, /) -> bytes: ...
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
+
+
+def read_context_file(path: Path, policy: ReadPolicy = ReadPolicy(), *,
+                      display_name: str | None = None) -> LoadedFile:
+    """Read one context file for the prompt: never raises for a bad file, always explains.
+
+    ``display_name`` is what the prompt shows (``BLOCKED`` notices, truncation markers); events
+    name the full path. Every event is also logged once, as a warning, here.
+    """
+    name = display_name or path.name
+    shown = str(path)
+    events: list[ContextEvent] = []
+    reads = 0
+    fp: Fingerprint | None = None
+
+    def done(status: Literal["ok", "truncated", "blocked", "skipped", "missing"],
+             text: str = "", reason: str | None = None) -> LoadedFile:
+        if reason is not None:
+            events.append(ContextEvent("warning", shown, reason))
+        for ev in events:
+            _emit(ev)
+        return LoadedFile(path, text, fp, status, tuple(events), reads,
+                          estimate_tokens(text) if text else 0)
+
+    text = ""
+    huge = False
+    try:
+        for _attempt in range(max(1, policy.retries)):
+            try:
+                st = os.stat(path)
+            except FileNotFoundError:
+                fp = None
+                return done("missing")
+            fp = fingerprint_of(st)
+            if stat.S_ISDIR(st.st_mode):
+                return done("skipped", reason="is a directory, not a file; skipped")
+            if not stat.S_ISREG(st.st_mode):
+                return done("skipped", reason="not a regular file; skipped")
+            reads += 1
+            with open(path, "rb") as fh:
+                huge = st.st_size > policy.max_file_bytes
+                text = (_read_huge(fh, st.st_size, policy.max_file_bytes) if huge
+                        else _decode(fh.read()))
+            if stat_fingerprint(path) == fp:
+                break
+        else:
+            events.append(ContextEvent("warning", shown, "kept changing while being read; "
+                                       "using the last read and re-reading next turn"))
+            fp = None
+    except _Skip as e:
+        return done("skipped", reason=str(e))
+    except FileNotFoundError:  # deleted between stat and open
+        fp = None
+        return done("missing")
+    except PermissionError:
+        return done("skipped", reason="permission denied; skipped")
+    except OSError as e:
+        return done("skipped", reason=f"cannot read ({e.strerror or e}); skipped")
+
+    if huge:
+        events.append(ContextEvent("warning", shown, f"larger than {policy.max_file_bytes} bytes; "
+                                   "only its head and tail were read"))
+    if not text.strip():
+        return done("skipped", reason="file is empty; skipped")
+    if policy.injection_scan:
+        finding = scan_for_injection(text, policy.scan_categories)
+        if finding is not None:
+            events.append(ContextEvent("blocked", shown, f"{finding.describe()}; replaced by a "
+                                       "BLOCKED notice (prompt.injection_scan: false loads it anyway)"))
+            return done("blocked", blocked_notice(name, finding))
+    text, omitted = truncate_to_budget(text.strip("\n"), policy.token_budget, name=name)
+    if omitted:
+        events.append(ContextEvent("warning", shown, f"over its {policy.token_budget}-token "
+                                   f"budget; about {omitted} tokens from the middle omitted"))
+    return done("truncated" if omitted or huge else "ok", text)
+
+
+def _emit(event: ContextEvent) -> None:
+    log.warning("%s", event)
+
+
+# --------------------------------------------------------------------------- project context
+
+PROJECT_PRIMARY = ("HERMES.md", ".hermes.md")
+PROJECT_FALLBACK = ("AGENTS.md",)
+
+
+def find_git_root(start: Path) -> Path | None:
+    """The nearest directory at or above ``start`` holding ``.git`` (a dir or a worktree file)."""
+    for d in (start, *start.parents):
+        if os.path.lexists(d / ".git"):
+            return d
+    return None
+
+
+def search_dirs(cwd: Path, git_root: Path | None) -> tuple[Path, ...]:
+    """Directories searched for project context: ``cwd`` up to the git root (just ``cwd`` outside
+    a repository, so a stray file in ``/home`` is never picked up)."""
+    if git_root is None or (git_root != cwd and git_root not in cwd.parents):
+        return (cwd,)
+    dirs: list[Path] = []
+    for d in (cwd, *cwd.parents):
+        dirs.append(d)
+        if d == git_root:
+            break
+    return tuple(dirs)
+
+
+def project_candidates(dirs: Sequence[Path]) -> tuple[str, ...]:
+    """Every path that may hold project context, in priority order: HERMES.md or .hermes.md
+    nearest to cwd first, then AGENTS.md nearest to cwd (first match wins)."""
+    return tuple(str(d / n) for names in (PROJECT_PRIMARY, PROJECT_FALLBACK)
+                 for d in dirs for n in names)
+
+
+def find_project_file(candidates: Sequence[str]) -> tuple[Path, Fingerprint] | None:
+    """The first candidate that is a regular file, with its fingerprint (one stat per candidate)."""
+    for c in candidates:
+        try:
+            st = os.stat(c)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            return Path(c), fingerprint_of(st)
+    return None
+
+
+# --------------------------------------------------------------------------- change notification
+
+class FileWatcher(Protocol):
+    """Anything that caches file contents and wants to hear about writes made by hermes_core."""
+
+    def file_changed(self, path: Path) -> None: ...
+
+
+@dataclass
+class _Registry:
+    watchers: weakref.WeakSet[FileWatcher] = field(default_factory=weakref.WeakSet)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_REGISTRY = _Registry()
+
+
+def register_watcher(watcher: FileWatcher) -> None:
+    """Subscribe ``watcher`` (held weakly) to :func:`notify_file_changed`."""
+    with _REGISTRY.lock:
+        _REGISTRY.watchers.add(watcher)
+
+
+def notify_file_changed(path: Path) -> None:
+    """Tell every live watcher that hermes_core just wrote ``path`` (e.g. a memory entry)."""
+    with _REGISTRY.lock:
+        watchers = list(_REGISTRY.watchers)
+    resolved = path.resolve()
+    for w in watchers:
+        w.file_changed(resolved)

@@ -1,0 +1,416 @@
+"""SQLite storage of episodic memory: one row per session plus an FTS5 index of segmented text.
+
+Why these choices:
+
+* **WAL + busy timeout + ``BEGIN IMMEDIATE``** for every write: readers never block the writer, and
+  two processes recording sessions at once queue on the write lock instead of failing with
+  "database is locked" (an upgrade from a read to a write transaction would bypass the busy
+  handler, so writes take the lock up front).
+* **Checked before opened**: a file at the path that is not ours (another program's SQLite
+  database, a text file, a truncated or corrupted image) raises :class:`MemoryDatabaseUnusable`
+  naming it; it is never initialised over, migrated or truncated.
+* **Delete-before-upsert**: re-recording a session removes its old row and index entry in the same
+  transaction, so there is never a stale or doubled index entry; an identical summary (by content
+  hash) is not stored a second time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sqlite3
+import threading
+import time
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ..errors import HermesError
+from ..retrieval.tokenize import segment_for_index
+from .memory_migrations import APPLICATION_ID, LATEST_VERSION, apply_pending, current_version
+from .memory_ranking import Hit
+
+log = logging.getLogger("hermes_core.memory")
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+DEFAULT_BUSY_TIMEOUT_S = 30.0
+MAX_TAGS = 16
+MAX_TAG_CHARS = 64
+
+UpsertStatus = Literal["inserted", "replaced", "unchanged", "duplicate"]
+
+
+class MemoryStoreError(HermesError):
+    """The episodic-memory database cannot be used; ``path`` names the file."""
+
+    def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"memory database {self.path}: {reason}")
+
+
+class MemoryDatabaseUnusable(MemoryStoreError):
+    """The file at the path is corrupted, foreign or from a newer version; it was left untouched."""
+
+
+class MemoryDatabaseMissing(MemoryStoreError):
+    """No database exists at the path and the caller asked not to create one."""
+
+
+# --------------------------------------------------------------------------- records
+
+def normalise_text(text: str) -> str:
+    """NFC and collapsed whitespace: what the content hash is computed over."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+def normalise_tags(tags: Iterable[str] | str) -> tuple[str, ...]:
+    """Comma-split (ASCII or Chinese commas), stripped, de-duplicated, bounded tags."""
+    if isinstance(tags, str):
+        raw = tags.replace("，", ",").replace("、", ",").split(",")
+    else:
+        raw = [p for t in tags for p in str(t).replace("，", ",").replace("、", ",").split(",")]
+    out: dict[str, None] = {}
+    for t in raw:
+        t = normalise_text(t)[:MAX_TAG_CHARS].strip()
+        if t and t.lower() not in {k.lower() for k in out}:
+            out[t] = None
+        if len(out) >= MAX_TAGS:
+            break
+    return tuple(out)
+
+
+def memory_id_for(session_id: str) -> str:
+    """Deterministic id of a session's memory: the same on every machine and restart."""
+    return hashlib.sha256(("session\x00" + session_id).encode("utf-8")).hexdigest()[:16]
+
+
+def content_hash_of(summary: str) -> str:
+    """Hash of the normalised summary: two sessions with identical summaries share it."""
+    return hashlib.sha256(normalise_text(summary).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """One stored session summary."""
+
+    session_id: str
+    summary: str
+    tags: tuple[str, ...]
+    created_at: float
+    relevance_score: float = 1.0
+    source: str = "manual"
+    message_count: int = 0
+
+    @property
+    def memory_id(self) -> str:
+        return memory_id_for(self.session_id)
+
+    @property
+    def content_hash(self) -> str:
+        return content_hash_of(self.summary)
+
+
+@dataclass(frozen=True, slots=True)
+class UpsertResult:
+    """What a write did: ``duplicate_of`` names the session already holding an identical summary."""
+
+    status: UpsertStatus
+    session_id: str
+    memory_id: str
+    content_hash: str
+    duplicate_of: str | None = None
+
+
+# --------------------------------------------------------------------------- the store
+
+def _check_file(path: Path) -> None:
+    """Refuse, before SQLite touches it, any file that is not an SQLite database of ours."""
+    if path.is_dir():
+        raise MemoryDatabaseUnusable(path, "is a directory, not a database file")
+    try:
+        with path.open("rb") as fh:
+            header = fh.read(100)
+    except OSError as e:
+        raise MemoryDatabaseUnusable(path, f"cannot read: {e.strerror or e}") from None
+    if not header:
+        return  # an empty file holds nothing to lose; SQLite initialises it
+    if not header.startswith(SQLITE_MAGIC):
+        raise MemoryDatabaseUnusable(
+            path, "is not an SQLite database (foreign or corrupted file); refusing to overwrite it")
+    if len(header) < 100:
+        raise MemoryDatabaseUnusable(path, "truncated SQLite header (corrupted file); left untouched")
+    app_id = int.from_bytes(header[68:72], "big")
+    if app_id not in (0, APPLICATION_ID):
+        raise MemoryDatabaseUnusable(
+            path, f"belongs to another program (SQLite application_id {app_id:#x}); left untouched")
+
+
+class SessionStore:
+    """Thread-safe access to one ``sessions.db``; every write is one IMMEDIATE transaction.
+
+    ``create=False`` raises :class:`MemoryDatabaseMissing` instead of creating a missing file.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True,
+                 busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+                 clock: Callable[[], float] = time.time,
+                 segment: Callable[[str], str] = segment_for_index) -> None:
+        self.path = Path(path).expanduser()
+        self._clock = clock
+        self._segment = segment
+        self._lock = threading.RLock()
+        if self.path.exists():
+            _check_file(self.path)
+        elif not create:
+            raise MemoryDatabaseMissing(self.path, "does not exist (record a session or use "
+                                                   "`hermes-core memory add` first)")
+        else:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise MemoryStoreError(self.path, f"cannot create its folder: {e.strerror or e}") from None
+        try:
+            self._conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s,
+                                         isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as e:
+            raise MemoryStoreError(self.path, f"cannot open: {e}") from None
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            self._open_schema()
+        except MemoryStoreError:
+            self._conn.close()
+            raise
+        except sqlite3.OperationalError as e:  # locked past the timeout, read-only, disk full...
+            self._conn.close()
+            raise MemoryStoreError(self.path, f"cannot open for writing: {e}") from None
+        except sqlite3.DatabaseError as e:  # "file is not a database", "disk image is malformed"
+            self._conn.close()
+            raise MemoryDatabaseUnusable(
+                self.path, f"corrupted or unreadable ({e}); left untouched") from None
+
+    def _open_schema(self) -> None:
+        conn = self._conn
+        tables = {r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        ours = app_id == APPLICATION_ID or "schema_version" in tables
+        user_tables = {t for t in tables if not t.startswith("sqlite_")}
+        if user_tables and not ours:
+            shown = ", ".join(sorted(user_tables)[:5])
+            raise MemoryDatabaseUnusable(
+                self.path, f"is another program's SQLite database (tables: {shown}); left untouched")
+        version = current_version(conn) if ours else 0
+        if version > LATEST_VERSION:
+            raise MemoryDatabaseUnusable(
+                self.path, f"schema version {version} is newer than this hermes-core understands "
+                           f"({LATEST_VERSION}); upgrade hermes-core")
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            log.warning("%s: journal_mode is %s, not wal", self.path, mode)
+        conn.execute("PRAGMA synchronous = NORMAL")
+        if version < LATEST_VERSION:
+            applied = apply_pending(conn, now=self._clock())
+            if applied:
+                log.info("%s: applied memory schema migrations %s", self.path, applied)
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        missing = {"sessions", "sessions_fts", "schema_version"} - tables
+        if missing:
+            raise MemoryDatabaseUnusable(
+                self.path, f"tables missing ({', '.join(sorted(missing))}): corrupted; left untouched")
+
+    # ------------------------------------------------------------------ plumbing
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The raw connection (benchmarks and diagnostics); hold no transaction open on it."""
+        return self._conn
+
+    def _fault(self, e: sqlite3.Error) -> MemoryStoreError:
+        if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
+            return MemoryStoreError(self.path, f"busy: another process held the write lock too long ({e})")
+        return MemoryDatabaseUnusable(self.path, f"database error: {e}")
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as e:
+                raise self._fault(e) from None
+            try:
+                yield self._conn
+                self._conn.execute("COMMIT")
+            except BaseException as e:
+                self._conn.execute("ROLLBACK")
+                if isinstance(e, sqlite3.Error):
+                    raise self._fault(e) from None
+                raise
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction: every read inside sees the same state (WAL snapshot)."""
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN")
+            except sqlite3.Error as e:
+                raise self._fault(e) from None
+            try:
+                yield
+            finally:
+                try:
+                    self._conn.execute("COMMIT")
+                except sqlite3.Error as e:  # never hide the error raised inside
+                    log.debug("%s: ending a read transaction failed: %s", self.path, e)
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.Error as e:
+                raise self._fault(e) from None
+
+    # ------------------------------------------------------------------ writes
+
+    def upsert(self, record: SessionRecord) -> UpsertResult:
+        """Store one session (delete-before-upsert); see :meth:`upsert_many`."""
+        return self.upsert_many([record])[0]
+
+    def upsert_many(self, records: Sequence[SessionRecord]) -> list[UpsertResult]:
+        """Store sessions in one transaction; text is segmented before the write lock is taken.
+
+        Per record: the same session with the same summary and tags is ``unchanged``; a summary
+        identical to another session's is a ``duplicate`` (not stored; the session's own older row,
+        if any, is removed since this recording replaces it); otherwise the old row and its index
+        entry are deleted and the new one inserted (``replaced``) or simply inserted (``inserted``).
+        """
+        prepared = [(r, r.content_hash, ",".join(r.tags), self._segment(r.summary),
+                     self._segment(" ".join(r.tags))) for r in records]
+        results: list[UpsertResult] = []
+        with self._write() as conn:
+            for rec, chash, tags, seg_summary, seg_tags in prepared:
+                results.append(self._upsert_one(conn, rec, chash, tags, seg_summary, seg_tags))
+        return results
+
+    @staticmethod
+    def _upsert_one(conn: sqlite3.Connection, rec: SessionRecord, chash: str, tags: str,
+                    seg_summary: str, seg_tags: str) -> UpsertResult:
+        mid = rec.memory_id
+        old = conn.execute("SELECT rowid, content_hash, tags FROM sessions WHERE session_id = ?",
+                           (rec.session_id,)).fetchone()
+        if old is not None and old[1] == chash and old[2] == tags:
+            return UpsertResult("unchanged", rec.session_id, mid, chash)
+        dup = conn.execute("SELECT session_id FROM sessions WHERE content_hash = ? AND session_id != ?",
+                           (chash, rec.session_id)).fetchone()
+        if old is not None:
+            conn.execute("DELETE FROM sessions_fts WHERE rowid = ?", (old[0],))
+            conn.execute("DELETE FROM sessions WHERE rowid = ?", (old[0],))
+        if dup is not None:
+            return UpsertResult("duplicate", rec.session_id, mid, chash, duplicate_of=dup[0])
+        cur = conn.execute(
+            "INSERT INTO sessions(memory_id, session_id, summary, tags, created_at, relevance_score,"
+            " content_hash, source, message_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (mid, rec.session_id, rec.summary, tags, rec.created_at, rec.relevance_score, chash,
+             rec.source, rec.message_count))
+        conn.execute(
+            "INSERT INTO sessions_fts(rowid, summary, tags, session_id, created_at, relevance_score)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (cur.lastrowid, seg_summary, seg_tags, rec.session_id, rec.created_at, rec.relevance_score))
+        return UpsertResult("replaced" if old is not None else "inserted", rec.session_id, mid, chash)
+
+    def delete(self, session_id: str) -> bool:
+        """Forget one session; False when it was not stored."""
+        with self._write() as conn:
+            row = conn.execute("SELECT rowid FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+            if row is None:
+                return False
+            conn.execute("DELETE FROM sessions_fts WHERE rowid = ?", (row[0],))
+            conn.execute("DELETE FROM sessions WHERE rowid = ?", (row[0],))
+            return True
+
+    def rebuild(self) -> int:
+        """Re-create the FTS index from the sessions table with the current tokenizer.
+
+        Use after the tokenizer changed or if the index is out of step; returns the rows indexed.
+        """
+        with self._write() as conn:
+            rows = conn.execute("SELECT rowid, summary, tags, session_id, created_at, relevance_score"
+                                " FROM sessions ORDER BY rowid").fetchall()
+            conn.execute("DELETE FROM sessions_fts")
+            conn.executemany(
+                "INSERT INTO sessions_fts(rowid, summary, tags, session_id, created_at, relevance_score)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                ((r[0], self._segment(r[1]), self._segment(" ".join(r[2].split(","))), r[3], r[4], r[5])
+                 for r in rows))
+            conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
+        return len(rows)
+
+    # ------------------------------------------------------------------ reads
+
+    def search(self, match: str, limit: int) -> list[Hit]:
+        """FTS5 rows for a MATCH expression (already made safe), best first.
+
+        ``rank`` is FTS5's default ranking, ``bm25(sessions_fts)``, computed once per row.
+        """
+        rows = self._read(
+            "SELECT rowid, session_id, created_at, relevance_score, rank"
+            " FROM sessions_fts WHERE sessions_fts MATCH ? ORDER BY rank LIMIT ?", (match, limit))
+        return [Hit(int(r[0]), str(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
+
+    def texts(self, rowids: Sequence[int]) -> dict[int, tuple[str, tuple[str, ...]]]:
+        """Summary and tags of a few rows, by rowid."""
+        if not rowids:
+            return {}
+        marks = ",".join("?" * len(rowids))
+        rows = self._read(f"SELECT rowid, summary, tags FROM sessions WHERE rowid IN ({marks})",
+                          list(rowids))
+        return {int(r[0]): (r[1], tuple(t for t in r[2].split(",") if t)) for r in rows}
+
+    def get(self, session_id: str) -> SessionRecord | None:
+        rows = self._read("SELECT session_id, summary, tags, created_at, relevance_score, source,"
+                          " message_count FROM sessions WHERE session_id = ?", (session_id,))
+        if not rows:
+            return None
+        r = rows[0]
+        return SessionRecord(r[0], r[1], tuple(t for t in r[2].split(",") if t), float(r[3]),
+                             float(r[4]), r[5], int(r[6]))
+
+    def count(self) -> int:
+        return int(self._read("SELECT COUNT(*) FROM sessions")[0][0])
+
+    def stats(self) -> dict[str, Any]:
+        """Counts, time range, schema version and on-disk size; ``index_in_sync`` compares tables."""
+        sessions, oldest, newest = self._read(
+            "SELECT COUNT(*), MIN(created_at), MAX(created_at) FROM sessions")[0]
+        indexed = self._read("SELECT COUNT(*) FROM sessions_fts")[0][0]
+        sources = dict(self._read("SELECT source, COUNT(*) FROM sessions GROUP BY source ORDER BY source"))
+        with self._lock:
+            version = current_version(self._conn)
+            mode = self._conn.execute("PRAGMA journal_mode").fetchone()[0]
+        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+        return {
+            "db": str(self.path),
+            "sessions": int(sessions),
+            "indexed": int(indexed),
+            "index_in_sync": int(sessions) == int(indexed),
+            "oldest": oldest,
+            "newest": newest,
+            "sources": sources,
+            "schema_version": version,
+            "journal_mode": mode,
+            "size_bytes": size,
+        }

@@ -1,0 +1,192 @@
+"""Add, replace and remove MEMORY.md / USER.md entries safely.
+
+These two files are part of the cache-stable system prompt, so every write here must leave them
+either fully old or fully new (never half-written), must not lose a concurrent writer's entry,
+must not smuggle a prompt injection into the prompt, and must stay within a size cap so the
+prefix does not grow without bound. Hence:
+
+* **Entries** are separated by a line holding only ``§`` (the Hermes agent's format); a hand-written
+  file without that delimiter is one entry.
+* **File lock** (``filelock``, a hidden ``.MEMORY.md.lock`` beside the file) around
+  read-modify-write, so two processes adding at once both land.
+* **Atomic write**: a temp file in the same directory, fsync, ``os.replace``.
+* **Injection scan** with the same patterns and settings as the prompt builder; a flagged entry is
+  refused with an error naming the file and the reason.
+* **Size cap**: ``prompt.memory_char_limit`` for MEMORY.md, ``prompt.user_char_limit`` for USER.md.
+* **Invalidation**: after a write, every live PromptBuilder watching the file is told, so its next
+  turn re-reads exactly that file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Literal
+
+from filelock import FileLock
+from filelock import Timeout as LockTimeout
+
+from ..config import Settings
+from ..errors import HermesError
+from .context_files import notify_file_changed, scan_for_injection
+
+Target = Literal["memory", "user"]
+ENTRY_DELIMITER = "\n§\n"
+_SPLIT = re.compile(r"^[ \t]*§[ \t\r]*$", re.MULTILINE)
+FILES: dict[str, str] = {"memory": "MEMORY.md", "user": "USER.md"}
+
+
+class MemoryWriteError(HermesError):
+    """A memory write was refused or failed; names the file and why. Nothing was changed."""
+
+    def __init__(self, file: Path | str, reason: str) -> None:
+        self.file = str(file)
+        self.reason = reason
+        super().__init__(f"{file}: {reason}")
+
+
+def parse_entries(text: str) -> tuple[str, ...]:
+    """Entries of a memory file: blocks separated by ``§`` lines, stripped, empty ones dropped."""
+    return tuple(e.strip() for e in _SPLIT.split(text) if e.strip())
+
+
+def render_entries(entries: tuple[str, ...]) -> str:
+    return ENTRY_DELIMITER.join(entries) + "\n" if entries else ""
+
+
+class MemoryStore:
+    """Entry-level edits of ``HOME/MEMORY.md`` and ``HOME/USER.md``."""
+
+    def __init__(self, home: Path, settings: Settings | None = None, *,
+                 lock_timeout_s: float = 10.0) -> None:
+        self.home = Path(home).expanduser()
+        self.settings = settings or Settings(source=None)
+        self.lock_timeout_s = lock_timeout_s
+
+    def path(self, target: Target) -> Path:
+        if target not in FILES:
+            raise ValueError(f"unknown memory target {target!r}; use 'memory' or 'user'")
+        return self.home / FILES[target]
+
+    def limit(self, target: Target) -> int:
+        p = self.settings.prompt
+        return p.memory_char_limit if target == "memory" else p.user_char_limit
+
+    # ------------------------------------------------------------------ reading
+
+    def _read(self, path: Path) -> tuple[str, ...]:
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return ()
+        except OSError as e:
+            raise MemoryWriteError(path, f"cannot read ({e.strerror or e})") from None
+        if b"\x00" in raw:
+            raise MemoryWriteError(path, "is a binary file; refusing to edit it")
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            line = raw[: e.start].count(b"\n") + 1
+            raise MemoryWriteError(path, f"not valid UTF-8 (line {line}); refusing to edit it") from None
+        return parse_entries(text)
+
+    def entries(self, target: Target) -> tuple[str, ...]:
+        """Current entries (empty when the file does not exist)."""
+        return self._read(self.path(target))
+
+    # ------------------------------------------------------------------ writing
+
+    def _check_entry(self, path: Path, text: str) -> str:
+        entry = text.strip()
+        if not entry:
+            raise MemoryWriteError(path, "an entry cannot be empty")
+        if _SPLIT.search(entry):
+            raise MemoryWriteError(path, "an entry cannot contain a line holding only '§' "
+                                   "(the entry delimiter)")
+        p = self.settings.prompt
+        if p.injection_scan:
+            finding = scan_for_injection(entry, p.injection_categories)
+            if finding is not None:
+                raise MemoryWriteError(path, f"entry refused: {finding.describe()} of the entry")
+        return entry
+
+    def _match(self, path: Path, entries: tuple[str, ...], old: str) -> int:
+        needle = old.strip()
+        if not needle:
+            raise MemoryWriteError(path, "the text identifying the entry cannot be empty")
+        hits = [i for i, e in enumerate(entries) if needle in e]
+        if not hits:
+            raise MemoryWriteError(path, f"no entry contains {needle[:60]!r}")
+        if len(hits) > 1:
+            raise MemoryWriteError(path, f"{len(hits)} entries contain {needle[:60]!r}; "
+                                   "quote more of the one you mean")
+        return hits[0]
+
+    def _commit(self, target: Target, change: str, old: str | None = None,
+                new: str | None = None) -> tuple[str, ...]:
+        path = self.path(target)
+        if new is not None:
+            new = self._check_entry(path, new)
+        try:
+            self.home.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(str(path.with_name(f".{path.name}.lock")), timeout=self.lock_timeout_s)
+            with lock:
+                entries = self._read(path)
+                if change == "add":
+                    assert new is not None
+                    if new in entries:
+                        return entries
+                    updated = (*entries, new)
+                else:
+                    assert old is not None
+                    i = self._match(path, entries, old)
+                    updated = (entries[:i] + ((new,) if change == "replace" and new else ())
+                               + entries[i + 1:])
+                body = render_entries(updated)
+                limit = self.limit(target)
+                if len(body) > limit and len(body) > len(render_entries(entries)):
+                    raise MemoryWriteError(path, f"would grow to {len(body)} characters, over the "
+                                           f"{limit}-character limit; remove or shorten entries first")
+                _atomic_write(path, body)
+        except LockTimeout:
+            raise MemoryWriteError(path, f"could not lock it within {self.lock_timeout_s:g}s "
+                                   "(another writer holds it)") from None
+        except OSError as e:
+            raise MemoryWriteError(path, f"write failed ({e.strerror or e}); file unchanged") from None
+        notify_file_changed(path)
+        return updated
+
+    def add(self, target: Target, text: str) -> tuple[str, ...]:
+        """Append an entry (a no-op when an identical entry exists); returns the new entries."""
+        return self._commit(target, "add", new=text)
+
+    def replace(self, target: Target, old: str, new: str) -> tuple[str, ...]:
+        """Replace the one entry containing ``old`` by ``new``."""
+        return self._commit(target, "replace", old=old, new=new)
+
+    def remove(self, target: Target, old: str) -> tuple[str, ...]:
+        """Remove the one entry containing ``old``."""
+        return self._commit(target, "remove", old=old)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so readers see the old file or the new one, never a mix."""
+    try:
+        mode: int | None = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = None
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode if mode is not None else 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,199 @@
+"""Pure decisions of episodic memory: the MATCH expression, recency weights, and the prompt block.
+
+Nothing here touches SQLite or the clock, so every rule is tested with plain tables.
+
+Scoring (pinned by tests)::
+
+    relevance = -bm25(sessions_fts)                      FTS5's bm25 is negative; larger is better
+    recency   = bucket_weight(age_days) ** recency_bias  week / month / quarter / older
+    score     = relevance * recency * relevance_score    relevance_score: a stored per-session prior
+
+The exponent form keeps every weight positive for any bias >= 0: ``bias = 0`` switches recency off
+(all weights 1), ``bias = 1`` uses the configured weights as written, ``bias = 2`` squares them
+(stronger preference for recent sessions). A linear form ``1 + (w - 1) * bias`` would turn the
+0.7 weight negative for bias > 3.3 and invert the ranking.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ..config import RecencyWeights
+from ..retrieval.tokenize import tokenize
+from ..types import MemoryFragment
+
+SECONDS_PER_DAY = 86_400.0
+
+#: Upper bounds (exclusive, in days) of the recency buckets.
+WEEK_DAYS = 7.0
+MONTH_DAYS = 30.0
+QUARTER_DAYS = 90.0
+
+#: At most this many distinct terms go into one MATCH: a pasted log must not become a 2,000-way OR.
+MAX_QUERY_TERMS = 24
+#: Only the start of a very long message is segmented (jieba on a 1 MB paste would cost a turn).
+MAX_QUERY_CHARS = 4_000
+
+# Words that match nearly every summary: they cost a scan of the whole index and rank nothing.
+STOPWORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "could", "did", "do", "does", "for",
+    "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no",
+    "not", "of", "on", "or", "our", "please", "so", "that", "the", "their", "them", "then", "there",
+    "these", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "why",
+    "will", "with", "would", "you", "your",
+    "的", "了", "是", "我", "你", "他", "她", "它", "在", "和", "有", "就", "不", "也", "都",
+    "这", "那", "吗", "呢", "吧", "啊",
+    "与", "及", "或", "把", "被", "给", "让", "个", "么", "什么", "怎么", "如何", "一下",
+))
+
+
+def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
+    """Distinct index terms of a user query, in order, without stopwords; at most ``limit``.
+
+    The query goes through the same :func:`tokenize` as the indexed text, so a Chinese word is
+    looked up exactly as jieba segmented it at index time.
+    """
+    if len(text) > MAX_QUERY_CHARS:
+        cut = text[:MAX_QUERY_CHARS]
+        space = max(cut.rfind(" "), cut.rfind("\n"))
+        text = cut[:space] if space > MAX_QUERY_CHARS // 2 else cut  # no half word at the end
+    seen: dict[str, None] = {}
+    for tok in tokenize(text):
+        if tok in STOPWORDS or tok in seen:
+            continue
+        seen[tok] = None
+        if len(seen) >= limit:
+            break
+    return list(seen)
+
+
+def quote_term(term: str) -> str:
+    """One FTS5 string literal: wrapped in double quotes, inner quotes doubled.
+
+    Inside quotes, ``AND``/``OR``/``NOT``/``NEAR``, ``*``, ``^``, ``:`` and parentheses are plain
+    characters, so no user text can become syntax or a column filter.
+    """
+    return '"' + term.replace('"', '""') + '"'
+
+
+def build_match(text: str) -> str | None:
+    """A MATCH expression that is always valid FTS5: quoted terms joined by OR; None if no terms.
+
+    OR (not AND) because a query is a whole user message: requiring every word would match almost
+    nothing, and bm25 already ranks sessions that share more (and rarer) terms first.
+    """
+    terms = [t for t in query_terms(text) if t.strip()]
+    if not terms:
+        return None
+    return " OR ".join(quote_term(t) for t in terms)
+
+
+def relevance_from_bm25(bm25: float) -> float:
+    """FTS5's bm25() is negative (more negative = better); relevance is its positive mirror."""
+    return max(0.0, -float(bm25))
+
+
+def age_days(created_at: float, now: float) -> float:
+    """Age in days; a timestamp in the future (clock skew) counts as brand new, never negative."""
+    return max(0.0, (now - created_at) / SECONDS_PER_DAY)
+
+
+def bucket_weight(age: float, weights: RecencyWeights) -> float:
+    """The configured weight of an age: < 7 days week, < 30 month, < 90 quarter, else older."""
+    if age < WEEK_DAYS:
+        return weights.week
+    if age < MONTH_DAYS:
+        return weights.month
+    if age < QUARTER_DAYS:
+        return weights.quarter
+    return weights.older
+
+
+def recency_weight(age: float, weights: RecencyWeights, bias: float) -> float:
+    """``bucket_weight(age) ** bias`` (see the module docstring for why an exponent)."""
+    w = bucket_weight(age, weights)
+    if w <= 0.0:
+        return 0.0
+    return float(w ** bias)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One FTS5 row before re-ranking."""
+
+    rowid: int
+    session_id: str
+    created_at: float
+    prior: float
+    bm25: float
+
+
+def rerank(hits: Iterable[Hit], *, now: float, weights: RecencyWeights, bias: float,
+           exclude_session: str | None, limit: int, min_score: float = 0.0
+           ) -> list[tuple[Hit, float, float]]:
+    """(hit, score, age_days) for the best ``limit`` hits, the excluded session dropped.
+
+    Ties keep FTS order (stable sort), so the result is deterministic.
+    """
+    scored: list[tuple[Hit, float, float]] = []
+    for hit in hits:
+        if exclude_session is not None and hit.session_id == exclude_session:
+            continue
+        age = age_days(hit.created_at, now)
+        score = relevance_from_bm25(hit.bm25) * recency_weight(age, weights, bias) * max(0.0, hit.prior)
+        if score < min_score:
+            continue
+        scored.append((hit, score, age))
+    scored.sort(key=lambda item: item[1], reverse=True)
+    return scored[:limit]
+
+
+# --------------------------------------------------------------------------- rendering
+
+_WS = re.compile(r"\s+")
+
+
+def format_age(days: float) -> str:
+    """A human age: today, yesterday, N days / weeks / months / years ago."""
+    if days < 1:
+        return "today"
+    if days < 2:
+        return "yesterday"
+    if days < 14:
+        return f"{int(days)} days ago"
+    if days < 60:
+        return f"{int(days // 7)} weeks ago"
+    if days < 365:
+        return f"{int(days // 30)} months ago"
+    years = int(days // 365)
+    return "1 year ago" if years == 1 else f"{years} years ago"
+
+
+def _clip(text: str, limit: int) -> str:
+    text = _WS.sub(" ", text).strip()
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rstrip()
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    return cut + "…"
+
+
+def render_memories(fragments: Sequence[MemoryFragment], *, max_chars_each: int = 600) -> str:
+    """The per-turn "Relevant past sessions" block; empty string when there is nothing to show.
+
+    Each summary is collapsed to one line (so stored text cannot forge headings or fake turns) and
+    clipped to ``max_chars_each`` characters.
+    """
+    if not fragments:
+        return ""
+    lines = ["## Relevant past sessions",
+             "Summaries of earlier conversations that may relate to this message (oldest facts may be "
+             "out of date):"]
+    for f in fragments:
+        tags = f" [tags: {', '.join(f.tags)}]" if f.tags else ""
+        lines.append(f"- ({format_age(f.age_days)}) {_clip(f.summary, max_chars_each)}{tags}")
+    return "\n".join(lines)

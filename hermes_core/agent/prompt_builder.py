@@ -1,0 +1,473 @@
+"""PromptBuilder: a cache-stable system prompt plus a per-turn context block.
+
+The system prompt is SOUL -> MEMORY -> USER -> project context, joined by ``\\n\\n---\\n\\n``, and
+nothing else: no date, no session id, no model name, no retrieved skills. That makes it
+byte-identical across turns (and across a model switch) until one of those files changes, which is
+what provider prompt caches need: Anthropic and OpenAI both match on an exact prefix.
+
+**Dirty-flag cache.** Every ``build()`` stats each source (``(mtime_ns, size, inode)``); when
+nothing moved, the cached text, hash and token counts are reused without opening a file. When one
+source moved, only that file is re-read and the sections re-joined. Writes made through
+:mod:`hermes_core.agent.memory_files` notify the builder directly (no need to wait for a stat).
+
+**Per-turn context.** The date/session line, the skills block (a :class:`SkillSelector`) and the
+episodic-memory block (a :class:`MemorySource`) form ``Prompt.context``, which the providers send as
+a leading text block of the last user message, after every cache breakpoint.
+
+**Retrieval query.** Selectors get ``message + "\\n" + message + "\\n" + recent history``: the
+message is repeated so term-frequency scorers (BM25, FTS5) and embeddings weight it about twice
+as much as the history, which is the last ``prompt.history_turns`` user turns (with the assistant
+replies that followed them), most recent first, each message clipped to 300 characters. A follow-up
+such as "and in Chinese?" still finds the skill the conversation is about, yet the message wins.
+
+**Cache plan.** ``CachePlan.system`` is set when ``llm.cache_system_prompt`` is on and the system
+prompt reaches the model's minimum cacheable size (:data:`CACHE_MINIMUMS`, data not code; less
+``prompt.cache_min_slack``, 15 %, because token counts here are estimates and the costs are
+lopsided: a marker on a prefix that proves too short is ignored by the API for free, while a
+missing marker on one that was long enough forfeits the cache); Anthropic
+breakpoints go on the message just before each of the last ``prompt.message_breakpoints`` user
+messages -- where each recent turn's cached prefix ended, so this turn reads what the previous one
+wrote -- never on the last user message (its per-turn context changes every turn). At most four
+breakpoints in total. OpenAI caches automatically from 1024 tokens; it gets ``prompt_cache_key``
+(derived from the prefix hash) so requests with the same prefix land on the same cache shard.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+
+from ..config import Settings
+from ..retrieval.tokenize import estimate_tokens
+from ..types import CachePlan, Message, Prompt, ToolSpec, TurnContext
+from .context_files import (
+    ContextEvent,
+    Fingerprint,
+    LoadedFile,
+    ReadPolicy,
+    find_git_root,
+    find_project_file,
+    project_candidates,
+    read_context_file,
+    register_watcher,
+    search_dirs,
+    stat_fingerprint,
+)
+
+if TYPE_CHECKING:
+    from .memory_files import MemoryStore
+
+log = logging.getLogger("hermes_core.prompt")
+
+SECTION_SEPARATOR = "\n\n---\n\n"
+MAX_BREAKPOINTS = 4
+HISTORY_CLIP_CHARS = 300
+
+DEFAULT_IDENTITY = (
+    "You are Hermes, a helpful, knowledgeable and direct AI assistant. You answer accurately and "
+    "concisely, say so when you are unsure, ask a clarifying question when a request is "
+    "ambiguous, and use the tools and skills available to you when they help. You reply in the "
+    "language the user writes in."
+)
+
+
+# --------------------------------------------------------------------------- seams
+
+@runtime_checkable
+class SkillSelector(Protocol):
+    """Chooses skills for this turn; returns a rendered block ("" for none)."""
+
+    def select(self, query: str, history: Sequence[Message]) -> str: ...
+
+
+@runtime_checkable
+class MemorySource(Protocol):
+    """Recalls past sessions for this turn; returns a rendered block ("" for none)."""
+
+    def memories_block(self, query: str, exclude_session: str | None) -> str: ...
+
+
+# --------------------------------------------------------------------------- cache minimums (data)
+
+@dataclass(frozen=True, slots=True)
+class CacheMinimum:
+    """The smallest prefix (tokens) a provider caches for models whose id contains ``pattern``.
+
+    Below it the request still succeeds but nothing is cached, silently; so we do not mark it.
+    The first matching row wins (more specific patterns first); ``pattern=""`` is the default.
+    """
+
+    provider: str
+    pattern: str
+    min_tokens: int
+
+
+CACHE_MINIMUMS: tuple[CacheMinimum, ...] = (
+    CacheMinimum("anthropic", "opus-4-6", 4096),
+    CacheMinimum("anthropic", "opus-4-5", 4096),
+    CacheMinimum("anthropic", "haiku-4-5", 4096),
+    CacheMinimum("anthropic", "3-5-haiku", 2048),
+    CacheMinimum("anthropic", "3-haiku", 2048),
+    CacheMinimum("anthropic", "haiku", 2048),
+    CacheMinimum("anthropic", "", 1024),   # Sonnet 3.7/4/4.5/4.6, Opus 3/4/4.1
+    CacheMinimum("openai", "", 1024),      # automatic prefix caching from 1024 tokens
+)
+
+
+def min_cacheable_tokens(provider_kind: str, model: str | None,
+                         table: Sequence[CacheMinimum] = CACHE_MINIMUMS) -> int | None:
+    """Minimum cacheable prefix for ``model``; None when the provider does not cache."""
+    name = (model or "").lower()
+    for row in table:
+        if row.provider == provider_kind and row.pattern in name:
+            return row.min_tokens
+    return None
+
+
+def plan_cache(*, provider_kind: str, model: str | None, enabled: bool,
+               ttl: Literal["5m", "1h"], prefix_sha256: str, prefix_tokens: int,
+               messages: Sequence[Message], message_tokens: Sequence[int],
+               message_breakpoints: int = 2, min_slack: float = 0.0) -> CachePlan:
+    """Where the cache markers go (a pure function of sizes and roles; see the module doc).
+
+    ``prefix_tokens`` is everything before the first message (tools + system). A prefix counts
+    as cacheable when its estimate reaches ``(1 - min_slack)`` times the model's minimum.
+    """
+    floor = min_cacheable_tokens(provider_kind, model)
+    if not enabled or floor is None:
+        return CachePlan(ttl=ttl)
+    minimum = floor * (1.0 - min_slack)
+    key = "hermes-" + prefix_sha256[:24]
+    system = prefix_tokens >= minimum
+    if provider_kind != "anthropic":
+        return CachePlan(system=system, ttl=ttl, prompt_cache_key=key)
+    budget = max(0, min(message_breakpoints, MAX_BREAKPOINTS - int(system)))
+    # Candidate positions: the message just before each user message except the final one's
+    # predecessor chain -- i.e. where each earlier turn's prompt ended.
+    cumulative: list[int] = []
+    running = prefix_tokens
+    for t in message_tokens:
+        running += t
+        cumulative.append(running)
+    last = len(messages) - 1
+    picked: list[int] = []
+    for i in range(last, 0, -1):
+        if len(picked) >= budget:
+            break
+        if messages[i].role != "user":
+            continue
+        j = i - 1
+        m = messages[j]
+        if m.role == "system" or (not m.content and not m.tool_calls):
+            continue
+        if cumulative[j] >= minimum and j not in picked:
+            picked.append(j)
+    return CachePlan(system=system, message_indices=tuple(sorted(picked)), ttl=ttl,
+                     prompt_cache_key=key)
+
+
+# --------------------------------------------------------------------------- retrieval query
+
+def retrieval_query(message: str, history: Sequence[Message], turns: int) -> str:
+    """``message`` twice, then the last ``turns`` user turns (most recent first), clipped.
+
+    See the module doc for why the message is repeated.
+    """
+    parts = [message, message]
+    seen_users = 0
+    recent: list[str] = []
+    for m in reversed(history):
+        if seen_users >= turns:
+            break
+        if m.role not in ("user", "assistant") or not m.content.strip():
+            continue
+        recent.append(m.content.strip()[:HISTORY_CLIP_CHARS])
+        if m.role == "user":
+            seen_users += 1
+    parts.extend(recent)
+    return "\n".join(parts)
+
+
+@lru_cache(maxsize=8192)
+def _message_tokens(content: str) -> int:
+    return estimate_tokens(content)
+
+
+def _tools_tokens(tools: Sequence[ToolSpec]) -> int:
+    if not tools:
+        return 0
+    return estimate_tokens(json.dumps([{"name": t.name, "description": t.description,
+                                        "parameters": dict(t.parameters)} for t in tools],
+                                      ensure_ascii=False, default=str))
+
+
+# --------------------------------------------------------------------------- sources
+
+@dataclass
+class _Source:
+    """One section of the system prompt and what we last knew about its file."""
+
+    key: Literal["soul", "memory", "user", "project"]
+    path: Path | None
+    fingerprint: Fingerprint | None = None
+    loaded: bool = False
+    dirty: bool = True
+    text: str = ""
+    tokens: int = 0
+    events: tuple[ContextEvent, ...] = ()
+    status: str = "missing"
+
+
+_HEADERS = {
+    "memory": "## Memory (MEMORY.md)\n\n",
+    "user": "## About the user (USER.md)\n\n",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """What the builder currently holds for one source (for CLIs and diagnostics)."""
+
+    key: str
+    path: str | None
+    status: str
+    tokens: int
+
+
+@dataclass
+class _Stable:
+    system: str = ""
+    sha256: str = ""
+    tokens: int = 0
+    sections: dict[str, int] = field(default_factory=dict)
+
+
+class PromptBuilder:
+    """Builds a :class:`~hermes_core.types.Prompt` per turn around a cached, stable prefix.
+
+    Thread-safe: the stable part is refreshed under a lock; the per-turn part is built by the
+    caller's thread. ``rebuilds`` counts how often the system prompt was re-joined, ``file_reads``
+    how often a file's bytes were read; both exist so tests can prove the cache works.
+    """
+
+    def __init__(self, home: Path, settings: Settings | None = None, *, cwd: Path | None = None,
+                 skill_selector: SkillSelector | None = None,
+                 memory_source: MemorySource | None = None,
+                 clock: Callable[[], datetime] | None = None) -> None:
+        self.settings = settings or Settings(source=None)
+        self.home = Path(home).expanduser().absolute()
+        self.cwd = (Path(cwd) if cwd is not None else Path.cwd()).expanduser().absolute()
+        self.skill_selector = skill_selector
+        self.memory_source = memory_source
+        self._clock = clock or (lambda: datetime.now(UTC))
+        p = self.settings.prompt
+        self._policy = ReadPolicy(token_budget=p.file_token_budget, max_file_bytes=p.max_file_bytes,
+                                  injection_scan=p.injection_scan,
+                                  scan_categories=tuple(p.injection_categories))
+        self._sources = (_Source("soul", self.home / "SOUL.md"),
+                         _Source("memory", self.home / "MEMORY.md"),
+                         _Source("user", self.home / "USER.md"),
+                         _Source("project", None))
+        self._candidates = project_candidates(search_dirs(self.cwd, find_git_root(self.cwd)))
+        self._home_paths = tuple(str(s.path) for s in self._sources[:3])
+        self._clock_cache: tuple[object, str] | None = None
+        self._stable: _Stable | None = None
+        self._force = True
+        self._lock = threading.RLock()
+        self.rebuilds = 0
+        self.file_reads = 0
+        self.turn_events: tuple[ContextEvent, ...] = ()
+        register_watcher(self)
+
+    # ------------------------------------------------------------------ invalidation
+
+    def invalidate(self, path: Path | None = None) -> None:
+        """Forget cached content: of every source (``path=None``), or of the source at ``path``.
+
+        The next ``build()`` re-reads what was invalidated; a full invalidation also re-joins the
+        prompt even if no text changed.
+        """
+        with self._lock:
+            if path is None:
+                for s in self._sources:
+                    s.dirty = True
+                self._candidates = project_candidates(search_dirs(self.cwd, find_git_root(self.cwd)))
+                self._force = True
+                return
+            target = Path(path).resolve()
+            for s in self._sources:
+                if s.path is not None and s.path.resolve() == target:
+                    s.dirty = True
+
+    def file_changed(self, path: Path) -> None:
+        """Called by :func:`~hermes_core.agent.context_files.notify_file_changed` after a write."""
+        self.invalidate(path)
+
+    def memory_store(self) -> MemoryStore:
+        """A :class:`~hermes_core.agent.memory_files.MemoryStore` on this builder's home."""
+        from .memory_files import MemoryStore
+
+        return MemoryStore(self.home, self.settings)
+
+    # ------------------------------------------------------------------ the stable prefix
+
+    def _load(self, src: _Source, path: Path) -> bool:
+        name = path.name
+        result: LoadedFile = read_context_file(path, self._policy, display_name=name)
+        self.file_reads += result.reads
+        src.path, src.fingerprint, src.loaded, src.dirty = path, result.fingerprint, True, False
+        src.events, src.status = result.events, result.status
+        text = result.text
+        if src.key == "soul":
+            if result.status in ("missing", "skipped"):
+                text = DEFAULT_IDENTITY
+            elif result.status == "blocked":
+                text = f"{DEFAULT_IDENTITY}\n\n{result.text}"
+        elif text:
+            header = _HEADERS.get(src.key) or f"## Project context ({name})\n\n"
+            text = header + text
+        changed = text != src.text
+        src.text, src.tokens = text, estimate_tokens(text)
+        return changed
+
+    def _clear(self, src: _Source) -> bool:
+        changed = bool(src.text)
+        src.path, src.fingerprint, src.loaded, src.dirty = None, None, True, False
+        src.text, src.tokens, src.events, src.status = "", 0, (), "missing"
+        return changed
+
+    def _refresh(self) -> _Stable:
+        """Stat every source, re-read the ones that moved, re-join if any text changed."""
+        changed = False
+        for src, where in zip(self._sources[:3], self._home_paths, strict=True):
+            fp = stat_fingerprint(where)
+            if src.dirty or self._force or not src.loaded or fp != src.fingerprint:
+                assert src.path is not None
+                changed |= self._load(src, src.path)
+        project = self._sources[3]
+        found = find_project_file(self._candidates)
+        if found is None:
+            if self._force or not project.loaded or project.path is not None:
+                changed |= self._clear(project)
+        else:
+            path, fp = found
+            if (project.dirty or self._force or path != project.path or fp != project.fingerprint
+                    or not project.loaded):
+                changed |= self._load(project, path)
+        if changed or self._force or self._stable is None:
+            self._stable = self._join()
+            self.rebuilds += 1
+            self._force = False
+        return self._stable
+
+    def _join(self) -> _Stable:
+        sections = [s for s in self._sources if s.text]
+        system = SECTION_SEPARATOR.join(s.text for s in sections)
+        return _Stable(system=system,
+                       sha256=hashlib.sha256(system.encode("utf-8")).hexdigest(),
+                       tokens=estimate_tokens(system),
+                       sections={s.key: s.tokens for s in self._sources})
+
+    @property
+    def system_prompt(self) -> str:
+        """The current stable system prompt (refreshing it first)."""
+        with self._lock:
+            return self._refresh().system
+
+    @property
+    def events(self) -> tuple[ContextEvent, ...]:
+        """Warnings about the files behind the current system prompt, plus the last turn's."""
+        with self._lock:
+            return tuple(e for s in self._sources for e in s.events) + self.turn_events
+
+    def sources(self) -> tuple[SourceInfo, ...]:
+        with self._lock:
+            return tuple(SourceInfo(s.key, str(s.path) if s.path else None, s.status, s.tokens)
+                         for s in self._sources)
+
+    # ------------------------------------------------------------------ one turn
+
+    def _clock_line(self, session_id: str | None, model: str | None) -> str:
+        now = self._clock()
+        key = (now.replace(second=0, microsecond=0), session_id, model)
+        cached = self._clock_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        line = self._format_clock(now, session_id, model)
+        self._clock_cache = (key, line)
+        return line
+
+    @staticmethod
+    def _format_clock(now: datetime, session_id: str | None, model: str | None) -> str:
+        when = f"{now:%Y-%m-%d %H:%M} {now.tzname() or ''}".rstrip()
+        parts = [f"Current date and time: {when} ({now:%A})"]
+        if session_id:
+            parts.append(f"session: {session_id}")
+        if model:
+            parts.append(f"model: {model}")
+        return " | ".join(parts)
+
+    def _call_block(self, what: str, fn: Callable[[], str], events: list[ContextEvent]) -> str:
+        try:
+            block = fn()
+        except Exception as e:  # a failing add-on must not cost the user their turn
+            log.warning("%s failed (%s: %s); continuing without it", what, type(e).__name__, e)
+            events.append(ContextEvent("warning", what, f"failed ({type(e).__name__}: {e}); "
+                                       "this turn has no such block"))
+            return ""
+        return block.strip() if isinstance(block, str) else ""
+
+    def build(self, message: str, history: Sequence[Message] = (), *,
+              session_id: str | None = None, model: str | None = None,
+              provider_kind: str = "openai", tools: Sequence[ToolSpec] = ()) -> Prompt:
+        """The prompt for one turn: stable system, per-turn context, history + this message."""
+        with self._lock:
+            stable = self._refresh()
+        history = tuple(history)
+        turn_events: list[ContextEvent] = []
+        query = ""
+        if self.skill_selector is not None or self.memory_source is not None:
+            query = retrieval_query(message, history, self.settings.prompt.history_turns)
+        skills = ""
+        if self.skill_selector is not None:
+            selector = self.skill_selector
+            skills = self._call_block("skill selector",
+                                      lambda: selector.select(query, history), turn_events)
+        memories = ""
+        if self.memory_source is not None:
+            source = self.memory_source
+            memories = self._call_block("memory source",
+                                        lambda: source.memories_block(query, session_id),
+                                        turn_events)
+        self.turn_events = tuple(turn_events)
+        turn = TurnContext(skills_block=skills, memories_block=memories,
+                           clock_line=self._clock_line(session_id, model))
+        context = turn.render()
+        messages = (*history, Message("user", message))
+        msg_tokens = [_message_tokens(m.content) for m in messages]
+        tools = tuple(tools)
+        tools_tokens = _tools_tokens(tools)
+        llm = self.settings.llm
+        cache = plan_cache(provider_kind=provider_kind, model=model,
+                           enabled=llm.cache_system_prompt, ttl=llm.cache_ttl,
+                           prefix_sha256=stable.sha256, prefix_tokens=stable.tokens + tools_tokens,
+                           messages=messages, message_tokens=msg_tokens,
+                           message_breakpoints=self.settings.prompt.message_breakpoints,
+                           min_slack=self.settings.prompt.cache_min_slack)
+        context_tokens = estimate_tokens(context)
+        history_tokens = sum(msg_tokens[:-1])
+        tokens = {**stable.sections, "system": stable.tokens, "context": context_tokens,
+                  "skills": estimate_tokens(skills), "memories": estimate_tokens(memories),
+                  "history": history_tokens, "message": msg_tokens[-1], "tools": tools_tokens,
+                  "total": stable.tokens + context_tokens + history_tokens + msg_tokens[-1]
+                  + tools_tokens}
+        return Prompt(system=stable.system, messages=messages, context=context, tools=tools,
+                      cache=cache, tokens=tokens)

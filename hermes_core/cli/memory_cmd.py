@@ -1,0 +1,161 @@
+"""``hermes-core memory``: search, add, stats and rebuild of the episodic-memory database.
+
+The database is ``--db FILE`` when given, else ``context_engine.db_path`` from the config, else
+``HERMES_HOME/sessions.db`` (``--home`` beats the environment). Only ``add`` creates a missing
+database; the other actions say clearly that there is none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..agent.context_engine import ContextEngine, default_db_path, parse_timestamp
+from ..config import load_settings
+
+
+def _timestamp(text: str) -> float:
+    try:
+        return parse_timestamp(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
+    return value
+
+
+def _score(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0 (got {text})")
+    return value
+
+
+def register(subparsers: Any) -> None:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", metavar="FILE", help="the memory database (default: HERMES_HOME/sessions.db)")
+    common.add_argument("--home", metavar="DIR", help="HERMES_HOME (default: $HERMES_HOME or ~/.hermes)")
+    common.add_argument("--config", metavar="FILE", help="config YAML (default: HOME/config.yaml if present)")
+    common.add_argument("--json", action="store_true", help="print JSON")
+
+    parser = subparsers.add_parser("memory", help="episodic memory of past sessions",
+                                   description="Search and maintain the episodic-memory database.")
+    actions = parser.add_subparsers(dest="memory_action", metavar="ACTION")
+    parser.set_defaults(handler=lambda args: _usage(parser))
+
+    search = actions.add_parser("search", parents=[common], help="find past sessions relevant to a query")
+    search.add_argument("query", metavar="QUERY")
+    search.add_argument("--max-results", type=_positive_int, default=None,
+                        help="how many sessions (default: context_engine.max_results)")
+    search.add_argument("--exclude-session", metavar="ID", help="leave this session out")
+    search.set_defaults(handler=_search)
+
+    add = actions.add_parser("add", parents=[common], help="store a session summary")
+    add.add_argument("--session-id", required=True, metavar="ID")
+    add.add_argument("--summary", required=True, metavar="TEXT")
+    add.add_argument("--tags", default="", metavar="A,B", help="comma-separated tags")
+    add.add_argument("--created-at", type=_timestamp, default=None, metavar="ISO8601",
+                     help="when the session happened (default: now; no offset means UTC)")
+    add.add_argument("--relevance", type=_score, default=1.0, metavar="X",
+                     help="stored prior that multiplies the score (default 1.0)")
+    add.set_defaults(handler=_add)
+
+    stats = actions.add_parser("stats", parents=[common], help="counts, time range, schema version")
+    stats.set_defaults(handler=_stats)
+
+    rebuild = actions.add_parser("rebuild", parents=[common],
+                                 help="re-create the full-text index from the sessions table")
+    rebuild.set_defaults(handler=_rebuild)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _open(args: argparse.Namespace, *, create: bool) -> ContextEngine:
+    settings = load_settings(args.config, home=args.home)
+    path = Path(args.db).expanduser() if args.db else default_db_path(settings)
+    return ContextEngine(path, settings=settings.context_engine, create=create)
+
+
+def _iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _search(args: argparse.Namespace) -> int:
+    with _open(args, create=False) as engine:
+        n = args.max_results or engine.settings.max_results or 5
+        fragments = engine.retrieve(args.query, n, args.exclude_session)
+    if args.json:
+        print(json.dumps([{**asdict(f), "tags": list(f.tags)} for f in fragments], ensure_ascii=False))
+        return 0
+    if not fragments:
+        print("no matching sessions")
+        return 0
+    for f in fragments:
+        tags = f"  [{', '.join(f.tags)}]" if f.tags else ""
+        print(f"{f.score:10.4g}  {f.age_days:7.1f}d  {f.session_id}{tags}")
+        print(f"            {f.summary[:200]}")
+    return 0
+
+
+def _add(args: argparse.Namespace) -> int:
+    if not args.session_id.strip():
+        print("hermes-core memory add: --session-id must not be empty", file=sys.stderr)
+        return 2
+    if not args.summary.strip():
+        print("hermes-core memory add: --summary must not be empty", file=sys.stderr)
+        return 2
+    with _open(args, create=True) as engine:
+        res = engine.add(args.session_id, args.summary, args.tags, created_at=args.created_at,
+                         relevance_score=args.relevance)
+        db = str(engine.db_path)
+    if args.json:
+        print(json.dumps({"status": res.status, "session_id": res.session_id, "memory_id": res.memory_id,
+                          "duplicate_of": res.duplicate_of, "db": db}, ensure_ascii=False))
+    elif res.status == "duplicate":
+        print(f"not stored: session {res.duplicate_of} already holds this exact summary ({db})")
+    else:
+        print(f"{res.status} session {res.session_id} (memory id {res.memory_id}) in {db}")
+    return 0
+
+
+def _stats(args: argparse.Namespace) -> int:
+    with _open(args, create=False) as engine:
+        stats = engine.stats()
+    stats = {**stats, "oldest": _iso(stats["oldest"]), "newest": _iso(stats["newest"])}
+    if args.json:
+        print(json.dumps(stats, ensure_ascii=False))
+    else:
+        for key, value in stats.items():
+            print(f"{key:15} {value}")
+    return 0
+
+
+def _rebuild(args: argparse.Namespace) -> int:
+    with _open(args, create=False) as engine:
+        n = engine.rebuild()
+        db = str(engine.db_path)
+    if args.json:
+        print(json.dumps({"reindexed": n, "db": db}))
+    else:
+        print(f"re-indexed {n} session(s) in {db}")
+    return 0

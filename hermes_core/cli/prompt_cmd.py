@@ -1,0 +1,222 @@
+"""``hermes-core prompt MESSAGE``: show exactly what would be sent, calling no provider.
+
+The same PromptBuilder and the same provider ``render()`` the agent uses, so what this prints is
+the payload a real turn would send (cache markers included), minus the network call. ``--json``
+prints one object: ``system``, ``context``, ``messages``, ``prefix_sha256``, ``tokens``,
+``cache``, ``request``, ``provider``, ``model``, ``sources`` and ``warnings``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ..config import ProviderSettings, Settings, load_settings
+from ..errors import HermesError
+from ..providers import build_provider
+from ..providers.base import CallOptions
+from ..types import Message, Prompt, ToolCall
+
+MAX_HISTORY_BYTES = 20_000_000
+ROLES = ("user", "assistant", "tool", "system")
+DEFAULT_MODELS = {"openai": "gpt-4o", "anthropic": "claude-sonnet-4-5"}
+
+
+class PromptInputError(HermesError):
+    """A ``--history`` file is unusable; names the file and where."""
+
+    def __init__(self, file: Path, where: str, reason: str) -> None:
+        self.file = str(file)
+        super().__init__(f"{file}{': ' + where if where else ''}: {reason}")
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "prompt", help="show exactly what would be sent for MESSAGE (no provider is called)",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("message", metavar="MESSAGE")
+    p.add_argument("--home", metavar="DIR", help="HERMES_HOME holding SOUL.md, MEMORY.md, USER.md")
+    p.add_argument("--config", metavar="FILE", help="config YAML (default: HOME/config.yaml)")
+    p.add_argument("--provider", choices=("openai", "anthropic"),
+                   help="wire format to render (default: from --model or the config)")
+    p.add_argument("--model", metavar="M", help="model id (default: from the config)")
+    p.add_argument("--history", metavar="FILE.json",
+                   help='earlier messages: a JSON list of {"role", "content"} objects')
+    p.add_argument("--session", metavar="ID", help="session id for the per-turn context line")
+    p.add_argument("--cwd", metavar="DIR", help="where to look for HERMES.md / AGENTS.md "
+                   "(default: the current directory)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=run)
+
+
+# --------------------------------------------------------------------------- history file
+
+def _tool_calls(raw: Any, file: Path, where: str) -> tuple[ToolCall, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise PromptInputError(file, where, "'tool_calls' must be a list")
+    out = []
+    for j, c in enumerate(raw):
+        if not isinstance(c, dict):
+            raise PromptInputError(file, f"{where}.tool_calls[{j}]", "must be an object")
+        inner = c.get("function")
+        fn: dict[str, Any] = inner if isinstance(inner, dict) else c
+        name, args = fn.get("name"), fn.get("arguments", "{}")
+        if not isinstance(name, str) or not name:
+            raise PromptInputError(file, f"{where}.tool_calls[{j}]", "needs a 'name'")
+        if not isinstance(args, str):
+            args = json.dumps(args, ensure_ascii=False)
+        out.append(ToolCall(str(c.get("id") or f"call_{j}"), name, args))
+    return tuple(out)
+
+
+def load_history(path: Path) -> tuple[Message, ...]:
+    """Messages from a JSON file: a list, or an object with a ``messages`` list."""
+    try:
+        if path.stat().st_size > MAX_HISTORY_BYTES:
+            raise PromptInputError(path, "", f"larger than {MAX_HISTORY_BYTES} bytes")
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise PromptInputError(path, "", "file not found") from None
+    except IsADirectoryError:
+        raise PromptInputError(path, "", "is a directory, not a JSON file") from None
+    except OSError as e:
+        raise PromptInputError(path, "", f"cannot read ({e.strerror or e})") from None
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise PromptInputError(path, f"line {line}", "not valid UTF-8") from None
+    except json.JSONDecodeError as e:
+        raise PromptInputError(path, f"line {e.lineno}, column {e.colno}",
+                               f"invalid JSON ({e.msg})") from None
+    if isinstance(data, dict) and "messages" in data:
+        data = data["messages"]
+    if not isinstance(data, list):
+        raise PromptInputError(path, "", "expected a JSON list of messages "
+                               '(or {"messages": [...]})')
+    out: list[Message] = []
+    for i, item in enumerate(data):
+        where = f"[{i}]"
+        if not isinstance(item, dict):
+            raise PromptInputError(path, where, "each message must be an object")
+        role = item.get("role")
+        if role not in ROLES:
+            raise PromptInputError(path, f"{where}.role", f"must be one of {', '.join(ROLES)} "
+                                   f"(got {role!r})")
+        content = item.get("content", "")
+        if content is None:
+            content = ""
+        if not isinstance(content, str):
+            raise PromptInputError(path, f"{where}.content", "must be a string")
+        call_id = item.get("tool_call_id")
+        if role == "tool" and not isinstance(call_id, str):
+            raise PromptInputError(path, f"{where}.tool_call_id", "a tool message needs one")
+        out.append(Message(role, content, _tool_calls(item.get("tool_calls"), path, where),
+                           call_id if isinstance(call_id, str) else None,
+                           item.get("name") if isinstance(item.get("name"), str) else None))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- provider choice
+
+def _provider_entry(settings: Settings, kind: str) -> ProviderSettings:
+    for p in sorted(settings.llm.routing.providers, key=lambda p: p.priority):
+        if p.kind == kind:
+            return p
+    return ProviderSettings(name=kind)
+
+
+def resolve_target(settings: Settings, provider: str | None, model: str | None) -> tuple[str, str]:
+    """(provider kind, model): flags first, then the config, then built-in defaults."""
+    if provider is None:
+        if model:
+            provider = "anthropic" if "claude" in model.lower() else "openai"
+        else:
+            configured = [p.kind for p in sorted(settings.llm.routing.providers,
+                                                 key=lambda p: p.priority)
+                          if p.kind in ("openai", "anthropic")]
+            default = settings.llm.routing.default_model
+            provider = configured[0] if configured else (
+                "anthropic" if "claude" in default.lower() else "openai")
+    if model is None:
+        entry = _provider_entry(settings, provider)
+        default = settings.llm.routing.default_model
+        if entry.models:
+            model = entry.models[0]
+        elif ("claude" in default.lower()) == (provider == "anthropic"):
+            model = default
+        else:
+            model = DEFAULT_MODELS[provider]
+    return provider, model
+
+
+# --------------------------------------------------------------------------- command
+
+def _message_dict(m: Message) -> dict[str, Any]:
+    d: dict[str, Any] = {"role": m.role, "content": m.content}
+    if m.tool_calls:
+        d["tool_calls"] = [asdict(c) for c in m.tool_calls]
+    if m.tool_call_id:
+        d["tool_call_id"] = m.tool_call_id
+    if m.name:
+        d["name"] = m.name
+    return d
+
+
+def render_request(prompt: Prompt, settings: Settings, provider: str, model: str) -> dict[str, Any]:
+    """The exact payload the provider adapter would send for ``prompt``."""
+    adapter = build_provider(_provider_entry(settings, provider))
+    options = CallOptions(max_tokens=settings.llm.max_tokens, temperature=settings.llm.temperature,
+                          timeout_s=settings.llm.request_timeout_s)
+    return adapter.render(prompt, model, options)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..agent.prompt_builder import PromptBuilder
+
+    settings = load_settings(args.config, home=args.home)
+    history = load_history(Path(args.history)) if args.history else ()
+    provider, model = resolve_target(settings, args.provider, args.model)
+    cwd = Path(args.cwd) if args.cwd else None
+    if cwd is not None and not cwd.is_dir():
+        raise PromptInputError(cwd, "", "--cwd is not a directory")
+    builder = PromptBuilder(settings.home_path, settings, cwd=cwd)
+    prompt = builder.build(args.message, history, session_id=args.session, model=model,
+                           provider_kind=provider)
+    request = render_request(prompt, settings, provider, model)
+    if args.json:
+        out = {
+            "provider": provider, "model": model,
+            "system": prompt.system, "context": prompt.context,
+            "messages": [_message_dict(m) for m in prompt.messages],
+            "prefix_sha256": prompt.prefix_sha256, "tokens": dict(prompt.tokens),
+            "cache": {"system": prompt.cache.system,
+                      "message_indices": list(prompt.cache.message_indices),
+                      "ttl": prompt.cache.ttl, "prompt_cache_key": prompt.cache.prompt_cache_key},
+            "request": request,
+            "sources": [asdict(s) for s in builder.sources()],
+            "warnings": [asdict(e) for e in builder.events],
+        }
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+        return 0
+    plan = prompt.cache
+    marks = ", ".join(filter(None, (
+        "system marker" if plan.system and provider == "anthropic" else "",
+        f"{len(plan.message_indices)} message breakpoint(s)" if plan.message_indices else "",
+        f"prompt_cache_key {plan.prompt_cache_key}" if provider == "openai" and plan.prompt_cache_key
+        else ""))) or "no cache markers"
+    print(f"# system  ({prompt.tokens['system']} tokens, prefix sha256 {prompt.prefix_sha256[:16]})")
+    print(prompt.system)
+    print(f"\n# context  ({prompt.tokens['context']} tokens; sent before the last user message)")
+    print(prompt.context)
+    print(f"\n# messages  ({len(prompt.messages)})")
+    for m in prompt.messages:
+        print(f"[{m.role}] {m.content}")
+    print(f"\n# request  ({provider}, {model}; {marks}, ttl {plan.ttl})")
+    print(json.dumps(request, ensure_ascii=False, indent=2))
+    return 0

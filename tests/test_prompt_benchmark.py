@@ -1,0 +1,26 @@
+"""The prompt-build benchmark runs and measures what it claims (a short run)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "prompt_build.py"
+
+
+def test_benchmark_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    spec = importlib.util.spec_from_file_location("prompt_build_bench", BENCH)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["prompt_build_bench"] = module
+    spec.loader.exec_module(module)
+    assert module.main(["--rounds", "30", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["cached_us_p50"] > 0 and out["rebuild_us_p50"] > 0
+    assert out["speedup"] == round(out["rebuild_us_p50"] / out["cached_us_p50"], 1)
+    assert out["file_reads_per_cached_turn"] == 0
+    assert out["file_reads_per_rebuild"] == 4  # SOUL, MEMORY, USER, HERMES.md
