@@ -11,11 +11,16 @@ breakers, the round-robin cursor) in Redis and implements :class:`PoolStateBacke
 * In-flight counts are leases in a sorted set scored by their expiry: a crashed worker's leases
   simply expire. Every key has a TTL; nothing leaks.
 * Keys are named by credential fingerprint (``key-<sha256 prefix>``); no secret reaches Redis.
-* When Redis is unreachable the backend falls back to a local :class:`InMemoryPoolState` with a
-  warning, dividing every key's RPM/TPM budget by ``workers`` (the configured number of processes
-  sharing the keys) so the fleet as a whole stays under the limits. Every ``reconnect_interval_s``
-  (on an injectable monotonic clock) one call probes Redis; when it answers, the deadlines and
-  removals learned meanwhile are merged into Redis and the backend goes back to it.
+* When Redis is unreachable (connection error, timeout, or a read-only replica after a failover)
+  the backend falls back to a local :class:`InMemoryPoolState` with a warning, dividing every
+  key's RPM/TPM budget by ``workers`` (the configured number of processes sharing the keys) so the
+  fleet as a whole stays under the limits; the local windows start from this worker's own requests
+  of the last window. Every ``reconnect_interval_s`` (on an injectable monotonic clock) one call
+  probes Redis; when it answers, the deadlines, removals and requests of the outage are merged into
+  Redis (so a Redis that restarted empty does not hand out a window's budget twice) and the
+  backend goes back to it. The transitions are best effort: workers notice the outage and its end
+  at different moments, and one whose share of a window was larger than ``budget / workers`` can
+  briefly push the fleet past a limit (``benchmarks/shared_pool.py`` measures it).
 """
 
 from __future__ import annotations
