@@ -45,6 +45,10 @@ class Scripted:
     calls: list[Call] = field(default_factory=list)
     default: Any = "ok"
 
+    @property
+    def requires_key(self) -> bool:
+        return self.kind != "offline"
+
     def _next(self, model: str, cred: Credential | None, options: CallOptions) -> Any:
         fp = cred.fingerprint if cred else None
         self.calls.append(Call(model, fp, options.timeout_s))

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import pytest
+
 from hermes_core.agent.agent import Agent
 from hermes_core.config import load_settings
-from hermes_core.errors import RateLimited
+from hermes_core.errors import AllProvidersFailed, RateLimited
 from hermes_core.testing import FakeProvider, FunctionProvider
 
 
 def make_agent(home, provider):
     (home / "SOUL.md").write_text("You are a test persona.", encoding="utf-8")
-    return Agent(load_settings({"home": str(home)}, env={}), provider=provider)
+    return Agent(load_settings({"home": str(home)}, env={}), provider=provider,
+                 loop_options={"sleep": SLEEPS.append, "audit_path": False})
+
+
+SLEEPS: list[float] = []
 
 
 def test_chat_keeps_history_and_records_exact_prompt(hermes_home):
@@ -24,14 +30,14 @@ def test_chat_keeps_history_and_records_exact_prompt(hermes_home):
     assert len(agent.history) == 4
 
 
-def test_scripted_error_surfaces(hermes_home):
-    agent = make_agent(hermes_home, FakeProvider([RateLimited(retry_after=30)]))
-    try:
+def test_scripted_error_surfaces_and_history_is_untouched(hermes_home):
+    fake = FakeProvider([RateLimited(retry_after=3), RateLimited(retry_after=3)], default=None)
+    agent = make_agent(hermes_home, fake)
+    with pytest.raises(AllProvidersFailed) as info:
         agent.chat("hi")
-    except RateLimited as e:
-        assert e.retry_after == 30
-    else:
-        raise AssertionError("expected RateLimited")
+    assert info.value.attempts[0].status == "429"
+    assert isinstance(info.value.last_error, RateLimited)
+    assert SLEEPS and SLEEPS[-1] == 3  # a keyless provider's Retry-After is waited out, not spun on
     assert agent.history == []  # a failed turn leaves no half-written history
 
 
@@ -43,7 +49,8 @@ def test_stream_and_hooks(hermes_home):
     stream = agent.stream("ping")
     assert "".join(stream) == "echo ping"
     assert stream.reply is not None and stream.reply.text == "echo ping"
-    assert stream.reply.prompt.context == "EXTRA CONTEXT for ping"
+    assert stream.reply.prompt.context.endswith("\n\nEXTRA CONTEXT for ping")
+    assert "EXTRA" not in stream.reply.prompt.system
     assert seen and seen[0].text == "echo ping"
 
 

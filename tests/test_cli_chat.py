@@ -59,9 +59,12 @@ credentials:
         assert res.returncode == 0, res.stderr
         assert "pong from local server" in res.stdout
         assert SECRET not in res.stdout + res.stderr
-        sent = srv.requests[-1].body
+        sent = srv.requests[0].body
         assert "SOUL-MARKER" in sent["messages"][0]["content"]
-        assert sent["messages"][-1]["content"] == "hello" or "hello" in str(sent["messages"][-1])
+        assert "hello" in str(sent["messages"][-1])
+        # at the end of the chat the session is summarised through the same provider and stored
+        assert "SUMMARY" in srv.requests[-1].body["messages"][0]["content"]
+        assert (home / "sessions.db").is_file()
 
 
 @pytest.mark.parametrize("status", [401, 429])
@@ -72,6 +75,7 @@ def test_provider_errors_are_one_line_and_repl_survives(home: Path, tmp_path: Pa
         cfg.write_text(f"""
 llm:
   stream: true
+  deadline_s: 5     # the 429 says Retry-After 30: beyond the deadline, so the turn fails at once
   routing:
     providers: [{{name: openai, endpoint: "{srv.url}/v1"}}]
 credentials: {{openai: {{keys: [{{key: "{SECRET}"}}]}}}}

@@ -1,7 +1,9 @@
-"""The Agent facade: config -> prompt -> model -> reply, with history, sync and async.
+"""The Agent facade: one conversation, wired end to end.
 
-Each part is replaceable (a provider for tests, a prompt builder, a router, a call loop). With no
-API key anywhere the agent runs on the offline provider, so it works before any key exists.
+Each turn: PromptBuilder (stable prefix + per-turn skills and memories) -> Router -> call loop
+(keys, retries, failover) -> Reply; history kept; at the end of a chat the session is summarised
+into episodic memory. Every part can be passed in (tests swap the provider with ``override``); the
+defaults come from settings. With no API key anywhere the agent runs on the offline provider.
 """
 
 from __future__ import annotations
@@ -9,22 +11,29 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..config import ProviderSettings, Settings, load_settings
-from ..providers import build_provider
+from ..config import Settings, load_settings
+from ..errors import Attempt, HermesError
+from ..providers import build_providers
 from ..providers.base import CallOptions, Provider
 from ..providers.offline import OfflineProvider
-from ..types import Completion, Credential, Message, Prompt, RouteDecision, Usage
+from ..types import Candidate, Completion, Delta, Message, Prompt, RouteDecision, ToolCall, Usage
+from .credential_pool import CredentialPool
+from .prompt_builder import PromptBuilder, replan_cache
+from .resilience import CallLoop
+from .skill_tool import SKILL_VIEW, SkillSelection, answer_tool_calls
+from .smart_routing import Router
 
 log = logging.getLogger("hermes_core.agent")
 
-DEFAULT_IDENTITY = ("You are Hermes, a helpful, precise assistant. Answer in the user's language; "
-                    "say so when you are unsure.")
+MAX_TOOL_ROUNDS = 3
+NO_KEY_HELP = ("no API key configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add keys under "
+               "'credentials' in config.yaml (see config.example.yaml)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,26 +47,37 @@ class Reply:
     prompt: Prompt | None = None
     route: RouteDecision | None = None
     retrieval: Any = None
-    attempts: tuple[Any, ...] = ()
-    cancelled: bool = False
+    attempts: tuple[Attempt, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
 
     def __str__(self) -> str:
         return self.text
 
 
-@dataclass
 class ReplyStream:
-    """Text pieces as they arrive; ``reply`` is set once the stream is exhausted."""
+    """Text pieces as they arrive; ``reply`` is set once the stream is exhausted.
 
-    _pieces: Iterator[str]
-    reply: Reply | None = None
+    ``close()`` (or breaking out and dropping it) cancels the call; the turn then leaves no trace
+    in the history.
+    """
+
+    def __init__(self, pieces: Iterator[str]) -> None:
+        self._pieces = pieces
+        self.reply: Reply | None = None
 
     def __iter__(self) -> Iterator[str]:
         return self._pieces
 
+    def close(self) -> None:
+        close = getattr(self._pieces, "close", None)
+        if close is not None:
+            close()
+
 
 @dataclass
 class SessionStats:
+    """Running totals of one session; the cache hit ratio is what prompt caching saved."""
+
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
 
@@ -66,180 +86,371 @@ class SessionStats:
         return self.usage.cache_hit_ratio
 
 
-def _is_loopback(url: str | None) -> bool:
-    return bool(url) and any(h in (url or "") for h in ("://localhost", "://127.0.0.1", "://[::1]"))
-
-
-def choose_provider(settings: Settings) -> tuple[ProviderSettings | None, list[Credential]]:
-    """The first provider by priority that can be called: it has a key, or is a local endpoint."""
-    for p in sorted(settings.llm.routing.providers, key=lambda p: p.priority):
-        creds = settings.credentials_for(p.name)
-        if creds or p.kind == "offline" or _is_loopback(p.endpoint):
-            return p, creds
-    if not settings.llm.routing.providers:
-        for name in ("openai", "anthropic"):
-            creds = settings.credentials_for(name)
-            if creds:
-                return ProviderSettings(name=name), creds
-    return None, []
-
-
-def read_soul(home: Path) -> str:
-    """SOUL.md or the default identity (the PromptBuilder supersedes this when present)."""
-    path = home / "SOUL.md"
-    try:
-        text = path.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return DEFAULT_IDENTITY
-    return text or DEFAULT_IDENTITY
+def _usable(settings: Settings, providers: Mapping[str, Provider], pool: CredentialPool) -> bool:
+    return any(pool.has_keys(name) or not getattr(p, "requires_key", True)
+               for name, p in providers.items())
 
 
 class Agent:
-    """One conversation with a model. Not shared between threads; create one per session."""
+    """One conversation with a model. Create one per session; parts may be shared."""
 
-    def __init__(self, settings: Settings | None = None, *, provider: Provider | None = None,
-                 model: str | None = None, credentials: Sequence[Credential] | None = None,
+    def __init__(self, settings: Settings | None = None, *,
+                 provider: Provider | None = None,
+                 providers: Mapping[str, Provider] | None = None,
+                 pool: CredentialPool | None = None,
+                 router: Router | None = None,
+                 call_loop: CallLoop | None = None,
+                 prompt_builder: PromptBuilder | None = None,
+                 retriever: Any = None,
+                 context_engine: Any = None,
+                 model: str | None = None,
                  session_id: str | None = None,
+                 cwd: str | os.PathLike[str] | None = None,
                  pre_llm_call: Callable[[str, Prompt], Prompt | str | None] | None = None,
-                 post_llm_call: Callable[[Reply], None] | None = None) -> None:
+                 post_llm_call: Callable[[Reply], None] | None = None,
+                 on_route: Callable[[RouteDecision], None] | None = None,
+                 loop_options: Mapping[str, Any] | None = None) -> None:
         self.settings = settings or load_settings()
         self.home = self.settings.home_path
         self.session_id = session_id or uuid.uuid4().hex[:12]
+        self.requested_model = model
         self.history: list[Message] = []
         self.stats = SessionStats()
         self.pre_llm_call = pre_llm_call
         self.post_llm_call = post_llm_call
+        self.on_route = on_route
         self.offline_reason: str | None = None
-        self.requested_model = model
+        self.last_reply: Reply | None = None
+        self.last_decision: RouteDecision | None = None
+        self._ended = False
+
+        self.pool = pool or CredentialPool.from_settings(self.settings, on_alert=_alert)
         if provider is not None:
-            self.provider: Provider = provider
-            self._credentials = list(credentials or ())
-        else:
-            chosen, creds = choose_provider(self.settings)
-            if chosen is None:
-                self.provider = OfflineProvider()
-                self._credentials = []
-                self.offline_reason = ("no API key configured: set OPENAI_API_KEY or "
-                                       "ANTHROPIC_API_KEY, or add keys under 'credentials' in "
-                                       "config.yaml")
-            else:
-                self.provider = build_provider(chosen)
-                self._credentials = creds
-        self._turn = 0
+            providers = {provider.name: provider}
+        elif providers is None:
+            providers = build_providers(self.settings) or _default_providers()
+        if not _usable(self.settings, providers, self.pool):
+            providers = {"offline": OfflineProvider()}
+            self.offline_reason = NO_KEY_HELP
+        self._pinned = provider is not None or self.offline_reason is not None
+        self.router = router or Router.from_settings(self.settings)
+        self.loop = call_loop or CallLoop(providers, self.pool, self.settings, **(loop_options or {}))
+        self.retriever = retriever if retriever is not None else _default_retriever(self.settings)
+        self.context_engine = (context_engine if context_engine is not None
+                               else _default_context_engine(self.settings))
+        self.skills = SkillSelection(self.retriever) if self.retriever is not None else None
+        self.builder = prompt_builder or PromptBuilder(
+            self.home, self.settings, cwd=Path(cwd) if cwd else None,
+            skill_selector=self.skills, memory_source=self.context_engine)
+
+    # ------------------------------------------------------------------ construction
 
     @classmethod
     def from_config(cls, config: str | os.PathLike[str] | Mapping[str, Any] | None = None, *,
                     home: str | os.PathLike[str] | None = None, offline: bool = False,
                     **kwargs: Any) -> Agent:
+        """Settings from a YAML path or a dict (``home`` overrides the configured home)."""
         settings = load_settings(config, home=home)
         if offline:
-            kwargs.setdefault("provider", OfflineProvider())
+            kwargs["provider"] = OfflineProvider()
         agent = cls(settings, **kwargs)
         if offline:
             agent.offline_reason = "offline mode (--offline)"
         return agent
 
-    # ------------------------------------------------------------------ the turn
+    @property
+    def providers(self) -> dict[str, Provider]:
+        return self.loop.providers
+
+    @property
+    def provider(self) -> Provider:
+        """The provider tried first (for display; routing may choose another per turn)."""
+        return next(iter(self.loop.providers.values()))
+
+    @property
+    def offline(self) -> bool:
+        return all(isinstance(p, OfflineProvider) for p in self.loop.providers.values())
 
     @property
     def model(self) -> str:
         return self.requested_model or self.settings.llm.routing.default_model
 
-    @property
-    def offline(self) -> bool:
-        return isinstance(self.provider, OfflineProvider)
-
-    def _options(self) -> CallOptions:
+    def options(self) -> CallOptions:
         llm = self.settings.llm
         return CallOptions(max_tokens=llm.max_tokens, temperature=llm.temperature,
                            timeout_s=llm.request_timeout_s)
 
-    def build_prompt(self, message: str) -> Prompt:
-        prompt = Prompt(system=read_soul(self.home),
-                        messages=(*self.history, Message("user", message)))
+    # ------------------------------------------------------------------ one turn: prepare
+
+    def prepare(self, message: str) -> tuple[Prompt, RouteDecision]:
+        """The prompt and the route for ``message`` (what ``/prompt`` and ``prompt`` show)."""
+        if not isinstance(message, str):
+            raise TypeError(f"message must be str, not {type(message).__name__}")
+        tools = (SKILL_VIEW,) if self.skills is not None and self.skills.has_skills() else ()
+        prompt = self.builder.build(message, self.history, session_id=self.session_id,
+                                    model=self.requested_model, tools=tools)
         if self.pre_llm_call is not None:
             extra = self.pre_llm_call(message, prompt)
             if isinstance(extra, Prompt):
                 prompt = extra
             elif extra:
                 prompt = replace(prompt, context="\n\n".join(p for p in (prompt.context, extra) if p))
-        return prompt
+        decision = self.router.select(prompt, requested_model=self.requested_model,
+                                      requires_tools=bool(prompt.tools),
+                                      turn_count=len(self.history) // 2)
+        if self._pinned:
+            only = next(iter(self.loop.providers))
+            decision = replace(decision, candidates=(Candidate(only, decision.model),),
+                               reason=decision.reason + (f"; {self.offline_reason}"
+                                                         if self.offline_reason else ""))
+        first = decision.candidates[0] if decision.candidates else None
+        if first is not None and first.provider in self.loop.providers:
+            kind = self.loop.providers[first.provider].kind
+            prompt = replan_cache(prompt, self.settings, provider_kind=kind, model=first.model)
+        self.last_decision = decision
+        if self.on_route is not None:
+            self.on_route(decision)
+        return prompt, decision
 
-    def _credential(self) -> Credential | None:
-        if not self._credentials:
+    def _continue_with_tools(self, prompt: Prompt, done: Completion) -> Prompt | None:
+        """After a reply with skill_view calls: the prompt carrying the calls and their answers."""
+        if not done.tool_calls or self.skills is None:
             return None
-        return self._credentials[self._turn % len(self._credentials)]
+        answers = answer_tool_calls(done.tool_calls, self.skills)
+        assistant = Message("assistant", done.text, tool_calls=done.tool_calls)
+        return replace(prompt, messages=(*prompt.messages, assistant, *answers))
 
-    def _finish(self, message: str, prompt: Prompt, done: Completion) -> Reply:
+    def _finish(self, message: str, prompt: Prompt, decision: RouteDecision, done: Completion,
+                usage: Usage, attempts: Sequence[Attempt]) -> Reply:
+        first_len = len(self.history) + 1
         self.history.append(Message("user", message))
+        self.history.extend(prompt.messages[first_len:])  # tool calls and answers, if any
         self.history.append(Message("assistant", done.text))
         self.stats.turns += 1
-        self.stats.usage = self.stats.usage + done.usage
-        self._turn += 1
-        reply = Reply(done.text, done.model, done.provider, done.usage, prompt)
+        self.stats.usage = self.stats.usage + usage
+        reply = Reply(done.text, done.model, done.provider, usage, prompt, decision,
+                      self.skills.last if self.skills is not None else None, tuple(attempts),
+                      done.tool_calls)
+        self.last_reply = reply
         if self.post_llm_call is not None:
             self.post_llm_call(reply)
         return reply
 
-    def chat(self, message: str) -> Reply:
-        """Send one user message and return the reply; history grows by two messages."""
-        prompt = self.build_prompt(message)
-        done = self.provider.complete(prompt, self.model, self._credential(), self._options())
-        return self._finish(message, prompt, done)
+    # ------------------------------------------------------------------ sync
 
-    async def achat(self, message: str) -> Reply:
-        prompt = self.build_prompt(message)
-        done = await self.provider.acomplete(prompt, self.model, self._credential(), self._options())
-        return self._finish(message, prompt, done)
+    def chat(self, message: str) -> Reply:
+        """Send one user message; returns the reply. A failed turn leaves the history as it was."""
+        prompt, decision = self.prepare(message)
+        usage, attempts = Usage(), list[Attempt]()
+        for _ in range(MAX_TOOL_ROUNDS + 1):
+            done, tried = self.loop.complete(prompt, decision, self.options())
+            usage, attempts = usage + done.usage, [*attempts, *tried]
+            follow = self._continue_with_tools(prompt, done)
+            if follow is None:
+                break
+            prompt = follow
+        return self._finish(message, prompt, decision, done, usage, attempts)
 
     def stream(self, message: str) -> ReplyStream:
-        """Stream the reply's text; history is updated only when the stream completes."""
-        prompt = self.build_prompt(message)
-        holder = ReplyStream(iter(()))
+        """Stream the reply's text; the history is updated only when the stream completes."""
+        prompt, decision = self.prepare(message)
 
         def pieces() -> Iterator[str]:
-            parts: list[str] = []
-            usage = Usage()
-            for d in self.provider.stream(prompt, self.model, self._credential(), self._options()):
-                if d.text:
-                    parts.append(d.text)
-                    yield d.text
-                if d.usage is not None:
-                    usage = d.usage
-            done = Completion("".join(parts), self.model, self.provider.name, usage)
-            holder.reply = self._finish(message, prompt, done)
+            nonlocal prompt
+            usage, attempts = Usage(), list[Attempt]()
+            for _ in range(MAX_TOOL_ROUNDS + 1):
+                stream = self.loop.stream(prompt, decision, self.options())
+                try:
+                    done = yield from _collect(stream, decision)
+                finally:
+                    stream.close()
+                usage, attempts = usage + done.usage, [*attempts, *stream.attempts]
+                follow = self._continue_with_tools(prompt, done)
+                if follow is None:
+                    break
+                prompt = follow
+            holder.reply = self._finish(message, prompt, decision, done, usage, attempts)
 
-        holder._pieces = pieces()
+        holder = ReplyStream(pieces())
         return holder
 
+    # ------------------------------------------------------------------ async
+
+    async def achat(self, message: str) -> Reply:
+        prompt, decision = self.prepare(message)
+        usage, attempts = Usage(), list[Attempt]()
+        for _ in range(MAX_TOOL_ROUNDS + 1):
+            done, tried = await self.loop.acomplete(prompt, decision, self.options())
+            usage, attempts = usage + done.usage, [*attempts, *tried]
+            follow = self._continue_with_tools(prompt, done)
+            if follow is None:
+                break
+            prompt = follow
+        return self._finish(message, prompt, decision, done, usage, attempts)
+
     async def astream(self, message: str) -> AsyncIterator[str]:
-        prompt = self.build_prompt(message)
-        parts: list[str] = []
-        usage = Usage()
-        async for d in self.provider.astream(prompt, self.model, self._credential(),
-                                             self._options()):
-            if d.text:
-                parts.append(d.text)
-                yield d.text
-            if d.usage is not None:
-                usage = d.usage
-        self._finish(message, prompt, Completion("".join(parts), self.model, self.provider.name, usage))
+        """Async text pieces; ``self.last_reply`` holds the Reply once the stream completes."""
+        prompt, decision = self.prepare(message)
+        usage, attempts = Usage(), list[Attempt]()
+        for _ in range(MAX_TOOL_ROUNDS + 1):
+            stream = self.loop.astream(prompt, decision, self.options())
+            acc = _Accumulator(decision)
+            try:
+                async for d in stream:
+                    if acc.add(d):
+                        yield d.text
+            finally:
+                await stream.aclose()
+            done = acc.completion()
+            usage, attempts = usage + done.usage, [*attempts, *stream.attempts]
+            follow = self._continue_with_tools(prompt, done)
+            if follow is None:
+                break
+            prompt = follow
+        self._finish(message, prompt, decision, done, usage, attempts)
 
     # ------------------------------------------------------------------ session
 
+    def summarizer(self) -> Callable[[Sequence[Message]], Any] | None:
+        """A summariser on the fast model through the normal call path; None when offline."""
+        if self.offline:
+            return None
+        from .summarise import ModelSummarizer
+
+        routing = self.settings.llm.routing
+        fast = routing.fast_model or routing.default_model
+
+        def complete(prompt: Prompt) -> Completion:
+            decision = self.router.select(prompt, requested_model=fast)
+            if self._pinned:
+                only = next(iter(self.loop.providers))
+                decision = replace(decision, candidates=(Candidate(only, fast),))
+            done, _ = self.loop.complete(prompt, decision, self.options())
+            return done
+
+        return ModelSummarizer(complete)
+
+    def end_session(self) -> Any:
+        """Summarise the chat into episodic memory (once); returns the record result or None."""
+        if self._ended or not self.history or self.context_engine is None:
+            return None
+        self._ended = True
+        try:
+            return self.context_engine.record_session(self.session_id, self.history,
+                                                      self.summarizer())
+        except HermesError as e:
+            log.warning("could not record session %s: %s", self.session_id, e)
+            return None
+
     def reset(self) -> None:
-        """Forget the conversation (a new session id; settings and parts stay)."""
+        """Record the conversation so far, then start a new one (new session id)."""
+        self.end_session()
         self.history.clear()
         self.stats = SessionStats()
         self.session_id = uuid.uuid4().hex[:12]
+        self._ended = False
 
     @contextmanager
-    def override(self, *, provider: Provider | None = None) -> Iterator[Agent]:
+    def override(self, *, provider: Provider | None = None, retriever: Any = None,
+                 context_engine: Any = None) -> Iterator[Agent]:
         """Temporarily swap parts, e.g. ``with agent.override(provider=FakeProvider()):``."""
-        saved = self.provider, self._credentials
+        saved = (self.loop.providers, self._pinned, self.builder.memory_source)
+        saved_skills = (self.retriever, self.skills, self.builder.skill_selector)
         if provider is not None:
-            self.provider, self._credentials = provider, []
+            self.loop.providers = {provider.name: provider}
+            self._pinned = True
+        if retriever is not None:
+            self.retriever, self.skills = retriever, SkillSelection(retriever)
+            self.builder.skill_selector = self.skills
+        if context_engine is not None:
+            self.context_engine = self.builder.memory_source = context_engine
         try:
             yield self
         finally:
-            self.provider, self._credentials = saved
+            self.loop.providers, self._pinned, self.builder.memory_source = saved
+            self.retriever, self.skills, self.builder.skill_selector = saved_skills
+            self.context_engine = saved[2]
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+class _Accumulator:
+    """Joins streamed deltas into the Completion they amount to."""
+
+    def __init__(self, decision: RouteDecision) -> None:
+        self.decision = decision
+        self.parts: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.usage = Usage()
+        self.finish: str | None = None
+
+    def add(self, d: Delta) -> bool:
+        if d.tool_call is not None:
+            self.calls.append(d.tool_call)
+        if d.usage is not None:
+            self.usage = d.usage
+        if d.finish_reason:
+            self.finish = d.finish_reason
+        if d.text:
+            self.parts.append(d.text)
+            return True
+        return False
+
+    def completion(self, provider: str = "") -> Completion:
+        return Completion("".join(self.parts), self.decision.model, provider, self.usage,
+                          tuple(self.calls), self.finish)
+
+
+def _collect(stream: Any, decision: RouteDecision) -> Generator[str, None, Completion]:
+    acc = _Accumulator(decision)
+    for d in stream:
+        if acc.add(d):
+            yield d.text
+    attempts = getattr(stream, "attempts", ())
+    ok = next((a for a in reversed(attempts) if a.status == "ok"), None)
+    done = acc.completion(ok.provider if ok else "")
+    if ok is not None:
+        done = replace(done, model=ok.model)
+    return done
+
+
+def _alert(provider: str, fingerprint: str, reason: str) -> None:
+    log.warning("credential %s (%s): %s", fingerprint, provider, reason)
+
+
+def _default_providers() -> dict[str, Provider]:
+    from ..providers.anthropic import AnthropicProvider
+    from ..providers.openai import OpenAIProvider
+
+    return {"openai": OpenAIProvider(), "anthropic": AnthropicProvider()}
+
+
+def _default_retriever(settings: Settings) -> Any:
+    if not settings.skill_utils.enabled:
+        return None
+    try:
+        from ..retrieval.retriever import build_retriever
+    except ImportError:  # retrieval not installed
+        return None
+    try:
+        retriever = build_retriever(settings)
+    except HermesError as e:
+        log.warning("skill retrieval is off: %s", e)
+        return None
+    warm = getattr(retriever, "warm_up", None)
+    if warm is not None:
+        warm(background=True)
+    return retriever
+
+
+def _default_context_engine(settings: Settings) -> Any:
+    if not settings.context_engine.enabled:
+        return None
+    from .context_engine import ContextEngine
+
+    try:
+        return ContextEngine.from_settings(settings)
+    except HermesError as e:
+        log.warning("episodic memory is off: %s", e)
+        return None

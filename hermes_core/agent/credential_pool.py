@@ -137,6 +137,8 @@ class CredentialPool:
         """Keys of every routed provider (and every ``credentials`` entry) from settings."""
         names: list[str] = [p.name for p in settings.llm.routing.providers]
         names += [n for n in settings.credentials if n not in names]
+        if not settings.llm.routing.providers:  # no provider list: the two official APIs by env key
+            names += [n for n in ("openai", "anthropic") if n not in names]
         creds = {n: settings.credentials_for(n) for n in names}
         strategies: dict[str, Strategy] = {
             n: c.rotation_strategy for n, c in settings.credentials.items() if c.rotation_strategy}

@@ -39,7 +39,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -471,3 +471,22 @@ class PromptBuilder:
                   + tools_tokens}
         return Prompt(system=stable.system, messages=messages, context=context, tools=tools,
                       cache=cache, tokens=tokens)
+
+
+def replan_cache(prompt: Prompt, settings: Settings, *, provider_kind: str,
+                 model: str | None) -> Prompt:
+    """The same prompt with its cache plan computed for another provider or model.
+
+    Routing runs after the prompt is built (it reads the prompt's size), so the plan is redone for
+    the provider that will actually be called. The system text, and so the prefix hash, never
+    changes: only where the markers go.
+    """
+    llm = settings.llm
+    prefix = int(prompt.tokens.get("system", 0)) + int(prompt.tokens.get("tools", 0))
+    cache = plan_cache(provider_kind=provider_kind, model=model, enabled=llm.cache_system_prompt,
+                       ttl=llm.cache_ttl, prefix_sha256=prompt.prefix_sha256,
+                       prefix_tokens=prefix, messages=prompt.messages,
+                       message_tokens=[_message_tokens(m.content) for m in prompt.messages],
+                       message_breakpoints=settings.prompt.message_breakpoints,
+                       min_slack=settings.prompt.cache_min_slack)
+    return replace(prompt, cache=cache)

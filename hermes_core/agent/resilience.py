@@ -228,7 +228,7 @@ class _Run:
             opts = replace(self.options, timeout_s=max(0.001, min(self.options.timeout_s,
                                                                   remaining)))
             if not loop.pool.has_keys(cand.provider):
-                if provider.kind == "offline":
+                if not getattr(provider, "requires_key", True):
                     return Step("call", cand, None, opts)
                 self.record(cand, None, "no_key", None, "failover")
                 self.last_error = NoCredentialAvailable(cand.provider, None)

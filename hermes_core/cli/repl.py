@@ -8,6 +8,7 @@ Ctrl-C cancels the reply in progress, not the REPL; Ctrl-D or ``/exit`` ends the
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from typing import Any, TextIO
 from ..agent.agent import Agent
 from ..errors import HermesError
 from ..redact import redact
+
+log = logging.getLogger("hermes_core.cli.repl")
 
 Handler = Callable[["Repl", str], None]
 
@@ -159,6 +162,10 @@ class Repl:
         except HermesError as e:
             self.say("")
             self.error(e)
+        except Exception as e:  # a bug must not end the user's chat; the log has the traceback
+            log.debug("turn failed", exc_info=True)
+            self.say("")
+            self.error(e)
 
     def finish(self) -> None:
         end = getattr(self.agent, "end_session", None)
@@ -197,7 +204,7 @@ def _prompt(repl: Repl, arg: str) -> None:
         repl.say("no request sent yet")
         return
     provider = repl.agent.provider
-    opts = repl.agent._options()
+    opts = repl.agent.options()
     payload = provider.render(reply.prompt, reply.model, opts)
     repl.say(json.dumps(payload, ensure_ascii=False, indent=2))
 

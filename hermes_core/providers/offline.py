@@ -27,6 +27,7 @@ class OfflineProvider:
     """Deterministic, network-free replies describing the request."""
 
     kind = "offline"
+    requires_key = False
 
     def __init__(self, name: str = "offline", endpoint: str | None = None,
                  timeout_s: float = 60.0) -> None:

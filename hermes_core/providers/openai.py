@@ -20,6 +20,16 @@ from .base import CallOptions, ClientCache
 OFFICIAL_HOST = "api.openai.com"
 
 
+def is_loopback(url: str | None) -> bool:
+    """True for an endpoint on this machine (localhost, 127.0.0.0/8, ::1)."""
+    if not url:
+        return False
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").lower()
+    return host == "localhost" or host.startswith("127.") or host == "::1"
+
+
 def _message(m: Message) -> dict[str, Any]:
     if m.role == "tool":
         return {"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content}
@@ -106,6 +116,11 @@ class OpenAIProvider:
         self.endpoint = endpoint
         self.timeout_s = timeout_s
         self._clients = ClientCache(self._make_client)
+
+    @property
+    def requires_key(self) -> bool:
+        """A local server (Ollama, vLLM on loopback) is called without a key when none is set."""
+        return not is_loopback(self.endpoint)
 
     @property
     def official(self) -> bool:

@@ -35,6 +35,7 @@ class RecordedRequest:
 
 class _RecordingProvider:
     kind = "fake"
+    requires_key = False  # doubles answer without a key
 
     def __init__(self, name: str) -> None:
         self.name = name

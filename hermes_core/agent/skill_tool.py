@@ -1,0 +1,80 @@
+"""The ``skill_view`` tool, and the adapter between the skill retriever and the PromptBuilder.
+
+The retriever hints at skills by name only (a few lines instead of thousands of tokens); the model
+loads a skill's full body with ``skill_view(name)`` when it decides one applies. The tool is offered
+on every turn of an agent that has skills, not only on turns with a hint: tools sit before the
+system prompt in the cached prefix, so a tool list that came and went would break the cache.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from ..types import Message, Skill, ToolCall, ToolSpec
+
+log = logging.getLogger("hermes_core.agent.skills")
+
+SKILL_VIEW = ToolSpec(
+    name="skill_view",
+    description=("Load the full instructions of a skill named in the Skill Retrieval Hint. Call it "
+                 "only when that skill clearly applies to the user's request."),
+    parameters={"type": "object",
+                "properties": {"name": {"type": "string", "description": "the skill's name"}},
+                "required": ["name"]},
+)
+MAX_BODY_CHARS = 40_000
+
+
+class SkillSelection:
+    """Wraps a retriever as the PromptBuilder's skill selector and remembers the last result."""
+
+    def __init__(self, retriever: Any) -> None:
+        self.retriever = retriever
+        self.last: Any = None
+
+    def select(self, query: str, history: Sequence[Message]) -> str:
+        block, result = self.retriever.select(query, history)
+        self.last = result
+        return str(block)
+
+    def has_skills(self) -> bool:
+        try:
+            return bool(self.retriever.skills)
+        except Exception as e:  # a broken catalog costs the tool, not the turn
+            log.warning("skills unavailable: %s", e)
+            return False
+
+    def find(self, name: str) -> Skill | None:
+        wanted = name.strip().casefold()
+        return next((s for s in self.retriever.skills if s.name.casefold() == wanted), None)
+
+
+def _argument_name(call: ToolCall) -> str:
+    try:
+        args = json.loads(call.arguments or "{}")
+    except json.JSONDecodeError:
+        return ""
+    value = args.get("name") if isinstance(args, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def answer_tool_calls(calls: Sequence[ToolCall], skills: SkillSelection) -> tuple[Message, ...]:
+    """One tool-result message per call: the skill's body, or a short error the model can read."""
+    out: list[Message] = []
+    for call in calls:
+        if call.name != SKILL_VIEW.name:
+            text = f"error: unknown tool {call.name!r}; the only tool is skill_view(name)"
+        else:
+            name = _argument_name(call)
+            skill = skills.find(name) if name else None
+            if skill is None:
+                known = ", ".join(sorted(s.name for s in skills.retriever.skills)[:50])
+                text = f"error: no skill named {name!r}. Known skills: {known}"
+            else:
+                body = (skill.body.strip() or skill.description)[:MAX_BODY_CHARS]
+                text = f"# Skill: {skill.name}\n\n{body}"
+        out.append(Message("tool", text, tool_call_id=call.id, name=call.name))
+    return tuple(out)
