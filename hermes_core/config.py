@@ -96,6 +96,7 @@ class LLMSettings(_Model):
     temperature: float | None = Field(None, ge=0.0, le=2.0)
     request_timeout_s: float = Field(60.0, gt=0)
     deadline_s: float = Field(120.0, gt=0)
+    offline_stream_delay_s: float = Field(0.0, ge=0, le=10)
     routing: RoutingSettings = RoutingSettings()
 
 

@@ -130,7 +130,7 @@ class Agent:
         elif providers is None:
             providers = build_providers(self.settings) or _default_providers()
         if not _usable(self.settings, providers, self.pool):
-            providers = {"offline": OfflineProvider()}
+            providers = {"offline": _offline(self.settings)}
             self.offline_reason = NO_KEY_HELP
         self._pinned = provider is not None or self.offline_reason is not None
         self.router = router or Router.from_settings(self.settings)
@@ -152,7 +152,7 @@ class Agent:
         """Settings from a YAML path or a dict (``home`` overrides the configured home)."""
         settings = load_settings(config, home=home)
         if offline:
-            kwargs["provider"] = OfflineProvider()
+            kwargs["provider"] = _offline(settings)
         agent = cls(settings, **kwargs)
         if offline:
             agent.offline_reason = "offline mode (--offline)"
@@ -413,6 +413,10 @@ def _collect(stream: Any, decision: RouteDecision) -> Generator[str, None, Compl
     if ok is not None:
         done = replace(done, model=ok.model)
     return done
+
+
+def _offline(settings: Settings) -> OfflineProvider:
+    return OfflineProvider(stream_delay_s=settings.llm.offline_stream_delay_s)
 
 
 def _alert(provider: str, fingerprint: str, reason: str) -> None:

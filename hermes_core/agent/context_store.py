@@ -181,7 +181,7 @@ class SessionStore:
             raise MemoryStoreError(self.path, f"cannot open: {e}") from None
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-            self._open_schema()
+            self._open_schema_retrying(busy_timeout_s)
         except MemoryStoreError:
             self._conn.close()
             raise
@@ -192,6 +192,29 @@ class SessionStore:
             self._conn.close()
             raise MemoryDatabaseUnusable(
                 self.path, f"corrupted or unreadable ({e}); left untouched") from None
+
+    def _open_schema_retrying(self, busy_timeout_s: float) -> None:
+        """Open the schema, retrying "database is locked" until the busy timeout.
+
+        Switching a fresh file to WAL (and the first migration) needs an exclusive lock, and SQLite
+        answers SQLITE_BUSY at once there, without its busy handler, when another process is
+        creating the same file; so two processes starting together must wait here themselves.
+        """
+        deadline = time.monotonic() + busy_timeout_s
+        delay = 0.01
+        while True:
+            try:
+                self._open_schema()
+                return
+            except sqlite3.OperationalError as e:
+                busy = getattr(e, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY,
+                                                                sqlite3.SQLITE_LOCKED)
+                if not busy or time.monotonic() + delay > deadline:
+                    raise
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                time.sleep(delay)
+                delay = min(delay * 2, 0.25)
 
     def _open_schema(self) -> None:
         conn = self._conn

@@ -7,29 +7,18 @@ Ctrl-C cancels the reply in progress, not the REPL; Ctrl-D or ``/exit`` ends the
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 from ..agent.agent import Agent
 from ..errors import HermesError
 from ..redact import redact
+from .repl_commands import BUILTIN_COMMANDS, Command
 
 log = logging.getLogger("hermes_core.cli.repl")
-
-Handler = Callable[["Repl", str], None]
-
-
-@dataclass(frozen=True, slots=True)
-class Command:
-    name: str
-    usage: str
-    help: str
-    handler: Handler
 
 
 class Repl:
@@ -105,8 +94,9 @@ class Repl:
         if a.offline_reason:
             self.say(f"[{a.offline_reason}; replies come from the offline provider]")
         if self.interactive:
-            self.say(f"hermes-core chat: model {a.model} via {a.provider.name}. "
-                     "/help for commands, Ctrl-D to end.")
+            model = a.requested_model or "auto (routing)"
+            self.say(f"hermes-core chat: model {model}, providers {', '.join(a.providers)}. "
+                     "/help for commands, Ctrl-C cancels a reply, Ctrl-D ends.")
 
     def run(self) -> int:
         self.banner()
@@ -140,15 +130,12 @@ class Repl:
         try:
             if self.stream:
                 stream = self.agent.stream(text)
-                pieces = iter(stream)
                 try:
-                    for piece in pieces:
+                    for piece in stream:
                         self.out.write(redact(piece))
                         self.out.flush()
                 except KeyboardInterrupt:
-                    close = getattr(pieces, "close", None)
-                    if close is not None:
-                        close()
+                    stream.close()
                     self.say("\n[cancelled]")
                     return
                 self.say("")
@@ -174,45 +161,3 @@ class Repl:
                 end()
             except HermesError as e:
                 self.error(e)
-
-
-# ---------------------------------------------------------------------- built-in commands
-
-def _help(repl: Repl, arg: str) -> None:
-    for cmd in repl.commands.values():
-        repl.say(f"  {cmd.usage:<22} {cmd.help}")
-
-
-def _exit(repl: Repl, arg: str) -> None:
-    repl.running = False
-
-
-def _reset(repl: Repl, arg: str) -> None:
-    repl.agent.reset()
-    repl.say("[conversation cleared]")
-
-
-def _model(repl: Repl, arg: str) -> None:
-    if arg:
-        repl.agent.requested_model = None if arg == "auto" else arg
-    repl.say(f"model: {repl.agent.model}" + (" (auto)" if repl.agent.requested_model is None else ""))
-
-
-def _prompt(repl: Repl, arg: str) -> None:
-    reply = repl.last_reply
-    if reply is None or reply.prompt is None:
-        repl.say("no request sent yet")
-        return
-    provider = repl.agent.provider
-    opts = repl.agent.options()
-    payload = provider.render(reply.prompt, reply.model, opts)
-    repl.say(json.dumps(payload, ensure_ascii=False, indent=2))
-
-
-BUILTIN_COMMANDS = (
-    Command("help", "/help", "list commands", _help),
-    Command("model", "/model [name|auto]", "show or set the model", _model),
-    Command("prompt", "/prompt", "the last request as sent", _prompt),
-    Command("reset", "/reset", "start a new conversation", _reset),
-    Command("exit", "/exit", "end the chat", _exit),
-)

@@ -7,7 +7,8 @@ and a user can see exactly what would have been sent.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from ..retrieval.tokenize import estimate_tokens
@@ -30,8 +31,11 @@ class OfflineProvider:
     requires_key = False
 
     def __init__(self, name: str = "offline", endpoint: str | None = None,
-                 timeout_s: float = 60.0) -> None:
+                 timeout_s: float = 60.0, *, stream_delay_s: float = 0.0,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self.name = name
+        self.stream_delay_s = stream_delay_s  # "typing" pace for demos and cancellation tests
+        self._sleep = sleep
 
     def __repr__(self) -> str:
         return f"OfflineProvider(name={self.name!r})"
@@ -74,7 +78,9 @@ class OfflineProvider:
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
                options: CallOptions) -> Iterator[Delta]:
         text = self.reply_text(prompt, model)
-        for piece in text.splitlines(keepends=True):
+        for i, piece in enumerate(text.splitlines(keepends=True)):
+            if i and self.stream_delay_s > 0:
+                self._sleep(self.stream_delay_s)
             yield Delta(text=piece)
         yield Delta(usage=self._usage(prompt, text), finish_reason="stop")
 
