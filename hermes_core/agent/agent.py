@@ -124,7 +124,7 @@ class Agent:
         self.last_decision: RouteDecision | None = None
         self._ended = False
 
-        self.pool = pool or CredentialPool.from_settings(self.settings, on_alert=_alert)
+        self.pool = pool or CredentialPool.from_settings(self.settings)  # alerts log fingerprints
         if provider is not None:
             providers = {provider.name: provider}
         elif providers is None:
@@ -417,10 +417,6 @@ def _collect(stream: Any, decision: RouteDecision) -> Generator[str, None, Compl
 
 def _offline(settings: Settings) -> OfflineProvider:
     return OfflineProvider(stream_delay_s=settings.llm.offline_stream_delay_s)
-
-
-def _alert(provider: str, fingerprint: str, reason: str) -> None:
-    log.warning("credential %s (%s): %s", fingerprint, provider, reason)
 
 
 def _default_providers() -> dict[str, Provider]:
