@@ -120,3 +120,29 @@ def test_bad_config_is_one_clear_line(home: Path, tmp_path: Path, content: str, 
 def test_missing_config_file(home: Path, tmp_path: Path):
     res = run_chat(["--home", str(home), "--config", str(tmp_path / "nope.yaml")], "hi\n")
     assert res.returncode == 1 and "config file not found" in res.stderr
+
+
+def test_repl_failover_with_hidden_limits_and_revoked_key(home: Path, tmp_path: Path):
+    """Issue 6's scenario through the REPL: hidden per-minute limits (429 + Retry-After 30) and a
+    revoked key on the primary; every turn answered, the 401 key tried once, no blocked key
+    retried, turns failing over to the second provider."""
+    keys = {"PRIMARY_KEY_1": "sk-revoked-0000000000000000", "PRIMARY_KEY_2": "sk-limited-111111111111111",
+            "SECONDARY_KEY": "sk-second-22222222222222222"}
+    with MockLLMServer(reply="from primary") as primary, MockLLMServer(reply="from secondary") as second:
+        primary.set_key(keys["PRIMARY_KEY_1"], KeyBehaviour(status=401))
+        primary.set_key(keys["PRIMARY_KEY_2"], KeyBehaviour(rpm=2, retry_after=30))
+        second.set_key(keys["SECONDARY_KEY"], KeyBehaviour(rpm=100))
+        env = {**keys, "PRIMARY_URL": primary.url + "/v1", "SECONDARY_URL": second.url + "/v1"}
+        config = Path(__file__).parent.parent / "examples" / "failover.yaml"
+        turns = "".join(f"question {i}\n" for i in range(6)) + "/exit\n"
+        res = run_chat(["--home", str(home), "--config", str(config)], turns, env)
+        assert res.returncode == 0, res.stderr
+        answers = [ln for ln in res.stdout.splitlines() if ln.startswith("from ")]
+        assert len(answers) == 6 and "error:" not in res.stdout  # every turn answered
+        assert answers[:2] == ["from primary", "from primary"]
+        assert set(answers[2:]) == {"from secondary"}
+        statuses = [(r.key_fingerprint, r.status) for r in primary.requests]
+        revoked = [s for fp, s in statuses if s == 401]
+        assert len(revoked) == 1                       # the 401 key is tried once, then removed
+        assert [s for _, s in statuses].count(429) == 1  # a blocked key is not tried again
+        assert all(v not in res.stdout + res.stderr for v in keys.values())
