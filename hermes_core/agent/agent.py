@@ -135,9 +135,9 @@ class Agent:
         self._pinned = provider is not None or self.offline_reason is not None
         self.router = router or Router.from_settings(self.settings)
         self.loop = call_loop or CallLoop(providers, self.pool, self.settings, **(loop_options or {}))
-        self.retriever = retriever if retriever is not None else _default_retriever(self.settings)
+        self.retriever = retriever if retriever is not None else default_retriever(self.settings)
         self.context_engine = (context_engine if context_engine is not None
-                               else _default_context_engine(self.settings))
+                               else default_context_engine(self.settings))
         self.skills = SkillSelection(self.retriever) if self.retriever is not None else None
         self.builder = prompt_builder or PromptBuilder(
             self.home, self.settings, cwd=Path(cwd) if cwd else None,
@@ -426,7 +426,8 @@ def _default_providers() -> dict[str, Provider]:
     return {"openai": OpenAIProvider(), "anthropic": AnthropicProvider()}
 
 
-def _default_retriever(settings: Settings) -> Any:
+def default_retriever(settings: Settings, *, warm: bool = True) -> Any:
+    """The skill retriever for the home's skills (None when disabled or unavailable)."""
     if not settings.skill_utils.enabled:
         return None
     try:
@@ -438,19 +439,22 @@ def _default_retriever(settings: Settings) -> Any:
     except HermesError as e:
         log.warning("skill retrieval is off: %s", e)
         return None
-    warm = getattr(retriever, "warm_up", None)
-    if warm is not None:
-        warm(background=True)
+    warm_up = getattr(retriever, "warm_up", None)
+    if warm and warm_up is not None:
+        warm_up(background=True)  # the first turn is not blocked by loading the embedding model
     return retriever
 
 
-def _default_context_engine(settings: Settings) -> Any:
+def default_context_engine(settings: Settings, *, create: bool = True) -> Any:
+    """Episodic memory in the home (None when disabled, or missing and ``create`` is False)."""
     if not settings.context_engine.enabled:
         return None
-    from .context_engine import ContextEngine
+    from .context_engine import ContextEngine, default_db_path
 
+    if not create and not default_db_path(settings).exists():
+        return None
     try:
-        return ContextEngine.from_settings(settings)
+        return ContextEngine.from_settings(settings, create=create)
     except HermesError as e:
         log.warning("episodic memory is off: %s", e)
         return None

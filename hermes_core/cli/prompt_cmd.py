@@ -177,7 +177,10 @@ def render_request(prompt: Prompt, settings: Settings, provider: str, model: str
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..agent.agent import default_context_engine, default_retriever
     from ..agent.prompt_builder import PromptBuilder
+    from ..agent.skill_tool import SKILL_VIEW, SkillSelection
+    from ..errors import HermesError
 
     settings = load_settings(args.config, home=args.home)
     history = load_history(Path(args.history)) if args.history else ()
@@ -185,9 +188,19 @@ def run(args: argparse.Namespace) -> int:
     cwd = Path(args.cwd) if args.cwd else None
     if cwd is not None and not cwd.is_dir():
         raise PromptInputError(cwd, "", "--cwd is not a directory")
-    builder = PromptBuilder(settings.home_path, settings, cwd=cwd)
+    # The same per-turn parts as a chat turn: skills picked for the message, and past sessions
+    # (read only: previewing a prompt never creates a memory database).
+    retriever = default_retriever(settings, warm=False)
+    skills = SkillSelection(retriever) if retriever is not None else None
+    try:
+        memory = default_context_engine(settings, create=False)
+    except HermesError:
+        memory = None
+    builder = PromptBuilder(settings.home_path, settings, cwd=cwd, skill_selector=skills,
+                            memory_source=memory)
+    tools = (SKILL_VIEW,) if skills is not None and skills.has_skills() else ()
     prompt = builder.build(args.message, history, session_id=args.session, model=model,
-                           provider_kind=provider)
+                           provider_kind=provider, tools=tools)
     request = render_request(prompt, settings, provider, model)
     if args.json:
         out = {
