@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from hermes_core.retrieval.retriever import SkillRetriever, default_embedders  # noqa: E402
-from hermes_core.types import Skill  # noqa: E402
+from hermes_core.retrieval.retriever import SkillRetriever, default_embedders
+from hermes_core.types import Skill
 
 DOMAINS = ["Navigation", "Calendar", "Finance", "Shopping", "Health", "Travel", "Music", "Files",
            "Email", "Weather", "Social", "Photos", "Notes", "Fitness", "Food", "Home"]

@@ -86,7 +86,7 @@ def test_eval_limit_is_a_fixed_seed_sample(catalog: Path, tmp_path: Path,
     q.write_text("\n".join(json.dumps({"query": f"pdf {i}", "gold": "pdf-extract"}) for i in range(20)))
     outs = []
     for _ in range(2):
-        code, out, _ = run(capsys, "skills", "eval", "--catalog", str(catalog), "--queries", str(q),
+        _code, out, _ = run(capsys, "skills", "eval", "--catalog", str(catalog), "--queries", str(q),
                            "--limit", "5", "--no-embeddings", "--json")
         outs.append(json.loads(out)["queries"])
     assert outs == [5, 5]
