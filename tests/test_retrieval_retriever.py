@@ -219,3 +219,22 @@ def test_gate_keeps_scale_with_and_without_dense() -> None:
     with_dense = make(embedders=[HashingEmbedder()]).retrieve(q)
     assert without.names[0] == with_dense.names[0] == "pdf-extract"
     assert np.isclose(without.scores[0], with_dense.scores[0], rtol=0.5)
+
+
+def test_background_warm_up_serves_lexical_layers_while_dense_embeds() -> None:
+    release = threading.Event()
+
+    class Slow(HashingEmbedder):
+        def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+            assert release.wait(timeout=30)
+            return super().embed_documents(texts)
+
+    r = make(embedders=[Slow("test:slow")])
+    t = r.warm_up(background=True)
+    assert t is not None
+    res = r.retrieve("extract tables from a pdf")  # not blocked by the embedding
+    assert res.names[0] == "pdf-extract" and "dense" not in res.answered
+    release.set()
+    t.join(timeout=30)
+    res = r.retrieve("extract tables from a pdf")
+    assert "dense" in res.answered

@@ -123,14 +123,15 @@ def _search(args: argparse.Namespace) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     r = _retriever(args)
-    skills = r.skills
+    catalog = r.load_catalog(warn=False)  # no index build, no model load
+    skills = sorted(catalog.skills, key=lambda s: s.name)
     if args.json:
         print(json.dumps([{"name": s.name, "description": s.description, "path": s.path}
                           for s in skills], ensure_ascii=False))
     else:
         for s in skills:
             print(f"{s.name}\t{s.description}")
-    for issue in r.issues:
+    for issue in catalog.issues:
         print(f"warning: {issue}", file=sys.stderr)
     return 0
 
@@ -145,10 +146,9 @@ def _reindex(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out, ensure_ascii=False))
     else:
+        # each issue was already logged as a warning by the catalog loader
         print(f"{out['skills']} skills; embedded {out['embedded_docs']} new document(s); "
               f"{len(out['issues'])} issue(s) in {out['seconds']}s")
-        for i in out["issues"]:
-            print(f"warning: {i}", file=sys.stderr)
     return 0
 
 

