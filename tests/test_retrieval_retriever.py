@@ -238,3 +238,10 @@ def test_background_warm_up_serves_lexical_layers_while_dense_embeds() -> None:
     t.join(timeout=30)
     res = r.retrieve("extract tables from a pdf")
     assert "dense" in res.answered
+
+
+def test_hint_lists_only_skills_above_the_catalog_mean() -> None:
+    res = make(embedders=[HashingEmbedder()]).retrieve("extract the tables from this PDF")
+    assert res.names[0] == "pdf-extract"
+    assert all(s > 0 for s in res.scores) and len(res.skills) < len(SKILLS)
+    assert len(res.candidates) == len(SKILLS)  # the full ranking stays available for eval/explain

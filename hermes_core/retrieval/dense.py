@@ -88,6 +88,12 @@ class SentenceTransformerEmbedder:
                     except ImportError:
                         from ..errors import DependencyMissing
                         raise DependencyMissing("sentence-transformers embeddings", "embeddings") from None
+                    try:  # no progress bars on the user's terminal
+                        from transformers.utils import logging as hf_logging
+                        hf_logging.disable_progress_bar()
+                        hf_logging.set_verbosity_error()
+                    except ImportError:
+                        pass
                     self._model = SentenceTransformer(self._path(), device=self._device)
         return self._model
 

@@ -325,7 +325,9 @@ class SkillRetriever:
                         self.gate_thresholds, anchor_weight=self.anchor_weight, override=self.threshold)
         if not fused.answered:
             decision = GateDecision(False, 0.0, 0.0, "no-layer")
-        top = [int(i) for i in order[: self.top_k]]
+        # only skills above the catalog's mean (z > 0) or ranked by some layer (RRF > 0): in a small
+        # catalog the top 5 would otherwise list skills that merely exist
+        top = [int(i) for i in order[: self.top_k] if fused.scores[int(i)] > 0] or [int(order[0])]
         contributions = {names[i]: {n: float(c[i]) for n, c in fused.contributions.items()} for i in top}
         timings["L5"] = (self.clock() - t) * 1000
         timings["total"] = (self.clock() - t0) * 1000
