@@ -245,3 +245,26 @@ def test_hint_lists_only_skills_above_the_catalog_mean() -> None:
     assert res.names[0] == "pdf-extract"
     assert all(s > 0 for s in res.scores) and len(res.skills) < len(SKILLS)
     assert len(res.candidates) == len(SKILLS)  # the full ranking stays available for eval/explain
+
+
+def test_english_model_abstains_over_a_mostly_chinese_catalog() -> None:
+    zh = [Skill(f"App.Feature.action{i}", d) for i, d in enumerate(
+        ["查询车辆的交通违章记录", "创建会议并邀请参会人", "预约汽车试驾", "计算贷款方案", "查看天气预报"])]
+    en = HashingEmbedder("test:en", english_only=True)
+    r = make(skills=zh, embedders=[en])
+    res = r.retrieve("check my traffic violations")
+    assert "dense" not in res.answered  # English query, but the catalog is Chinese
+    assert r.dense[0].doc_coverage == 0.0
+    r2 = make(skills=zh, embedders=[en, HashingEmbedder("test:multi")])
+    assert r2.retrieve("check my traffic violations").gate.rule == "dense:test:multi"  # type: ignore[union-attr]
+
+
+def test_uncovered_documents_get_a_neutral_dense_score() -> None:
+    r = make(embedders=[HashingEmbedder("test:en", english_only=True)])
+    r.refresh()
+    assert r.dense[0].doc_coverage == pytest.approx(4 / 6)
+    sims = r.dense[0].similarities("send an email")
+    covered = r.dense[0].covered
+    assert not covered.all()
+    assert np.allclose(sims[~covered], sims[covered].mean())
+    assert "dense" in r.retrieve("send an email").answered

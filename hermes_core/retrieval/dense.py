@@ -207,6 +207,8 @@ class DenseIndex:
         self.matrix = np.zeros((0, 0), dtype=np.float32)
         self._vecs: dict[str, tuple[str, np.ndarray]] = {}  # name -> (content hash, vector)
         self.embedded_docs = 0  # documents embedded by the model (not from cache), lifetime
+        self.doc_coverage = 1.0  # share of skill descriptions in a language the model covers
+        self.covered = np.ones(0, dtype=bool)  # per skill, in index order
         self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._qsize = query_cache_size
         self._lock = threading.Lock()
@@ -236,8 +238,11 @@ class DenseIndex:
         names = [s.name for s in skills]
         matrix = (np.vstack([vecs[n][1] for n in names]).astype(np.float32) if names
                   else np.zeros((0, 0), dtype=np.float32))
+        covered = np.fromiter((self.embedder.covers(s.description) for s in skills), bool, len(skills))
         with self._lock:
             self._vecs, self.names, self.matrix = vecs, names, matrix
+            self.covered = covered
+            self.doc_coverage = float(covered.mean()) if len(covered) else 1.0
 
     def query_vector(self, text: str) -> np.ndarray:
         with self._lock:
@@ -253,7 +258,16 @@ class DenseIndex:
         return v
 
     def similarities(self, text: str) -> np.ndarray:
-        """Cosine of the query with every skill, in index order."""
-        if not self.names:
+        """Cosine of the query with every skill, in index order.
+
+        Skills whose description the model does not cover (Chinese for MiniLM) get the mean of the
+        covered skills' scores: neutral under z-score fusion instead of an [UNK]-vector accident.
+        """
+        with self._lock:
+            matrix, covered = self.matrix, self.covered
+        if not len(matrix):
             return np.zeros(0, dtype=np.float32)
-        return np.asarray(self.matrix @ self.query_vector(text), dtype=np.float32)
+        sims = np.asarray(matrix @ self.query_vector(text), dtype=np.float32)
+        if len(covered) == len(sims) and not covered.all() and covered.any():
+            sims[~covered] = float(sims[covered].mean())
+        return sims

@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 LAYERS = ("L1", "L2", "L3", "L4")
 LAYER_NAMES = {"L2": "bm25", "L3": "synonyms", "L4": "dense"}
+MIN_DOC_COVERAGE = 0.5  # prefer an embedder that covers at least this share of descriptions
 MAX_QUERY_CHARS = 4000  # longer messages are cut before L2-L4: the head says what is asked
 # z-score fusion weights (re-normalised over answering layers). Dev sweep of bm25 vs dense:
 # 0.2/0.8 -> MetaTool 0.800, HammerBench-zh 0.903 Recall@5; 0.3/0.7 -> 0.794, 0.903; 0.4/0.6 -> 0.77, 0.90.
@@ -251,10 +252,15 @@ class SkillRetriever:
 
     # ---------------------------------------------------------------- query
     def _dense_for(self, query: str) -> DenseIndex | None:
-        for d in self.dense:
-            if d.embedder.model_id not in self._dense_failed and d.names and d.embedder.covers(query):
+        """The embedder for this query: it must cover the query's language, and preferably most of
+        the catalog's (an English-only model over Chinese descriptions compares with [UNK] vectors).
+        """
+        usable = [d for d in self.dense if d.embedder.model_id not in self._dense_failed and d.names
+                  and d.doc_coverage > 0 and d.embedder.covers(query)]
+        for d in usable:
+            if d.doc_coverage >= MIN_DOC_COVERAGE:
                 return d
-        return None
+        return max(usable, key=lambda d: d.doc_coverage, default=None)
 
     def retrieve(self, query: str, history: Sequence[Message] | None = None) -> RetrievalResult:
         """Best skills for ``query`` (with ``history`` to expand very short follow-ups)."""
