@@ -70,7 +70,7 @@ def test_eval_json_keys(catalog: Path, tmp_path: Path, capsys: pytest.CaptureFix
     n = tmp_path / "n.jsonl"
     n.write_text(json.dumps({"query": "why is the sky blue", "gold": None}) + "\n", encoding="utf-8")
     code, out, _ = run(capsys, "skills", "eval", "--catalog", str(catalog), "--queries", str(q),
-                       "--negatives", str(n), "--no-embeddings", "--json", "--layers", "L2,L3")
+                       "--negatives", str(n), "--no-embeddings", "--json", "--layers", "L2", "l3")
     assert code == 0
     data = json.loads(out)
     for key in ("queries", "recall@1", "recall@5", "mrr@10", "gate_keep_rate", "gate_reject_rate",

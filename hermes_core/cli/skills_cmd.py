@@ -49,7 +49,8 @@ def register(sub: Any) -> None:
     e.add_argument("--negatives")
     e.add_argument("--limit", type=int, default=None, help="fixed-seed sample of N queries")
     e.add_argument("--seed", type=int, default=7)
-    e.add_argument("--layers", default="L1,L2,L3,L4", help="comma-separated subset of L1,L2,L3,L4")
+    e.add_argument("--layers", nargs="+", default=["L1,L2,L3,L4"],
+                   help="subset of L1 L2 L3 L4 (space- or comma-separated)")
     e.add_argument("--fusion", choices=("zscore", "rrf"), default=None)
     e.add_argument("--config")
     e.add_argument("--no-embeddings", action="store_true")
@@ -154,7 +155,7 @@ def _reindex(args: argparse.Namespace) -> int:
 
 def _eval(args: argparse.Namespace) -> int:
     from ..retrieval.evaluate import evaluate, load_queries, sample
-    layers = tuple(x.strip().upper() for x in args.layers.split(",") if x.strip())
+    layers = tuple(x.strip().upper() for x in ",".join(args.layers).split(",") if x.strip())
     bad = [x for x in layers if x not in ("L1", "L2", "L3", "L4")]
     if bad or not layers:
         raise ConfigError(f"--layers: unknown layer(s) {', '.join(bad) or '(none)'}; use L1,L2,L3,L4")
