@@ -316,7 +316,7 @@ class SkillRetriever:
                 t = self.clock()
                 try:
                     s4 = d.similarities(text)
-                    if len(s4) != len(names):  # index swapped by a concurrent refresh: abstain
+                    if len(s4) != len(names) or d.names != names:  # mid-refresh: abstain
                         raise RuntimeError("dense index out of step with the catalog")
                     layers["dense"] = s4
                     dense_model = d.embedder.model_id
