@@ -123,6 +123,11 @@ def test_disabled_env_returns_full_list(monkeypatch: pytest.MonkeyPatch) -> None
     assert all(f"- {s.name}:" in block for s in SKILLS)
 
 
+def test_disabled_by_setting_returns_full_list() -> None:
+    block, res = make(enabled=False).select("pdf")
+    assert res.layer == "disabled" and block.startswith("## Available Skills")
+
+
 def test_short_follow_up_uses_history() -> None:
     r = make(gate_thresholds={"lexical": 0.3})
     hist = [Message("user", "extract the tables from the PDF report"), Message("assistant", "Done.")]

@@ -140,7 +140,8 @@ class SkillRetriever:
                  gate_thresholds: Mapping[str, float] | None = None, anchor_weight: float = 0.5,
                  triggers: Mapping[str, Sequence[str]] | None = None,
                  synonyms: Mapping[str, Sequence[str]] | None = None,
-                 layers: Sequence[str] = LAYERS, clock: Callable[[], float] = time.perf_counter) -> None:
+                 layers: Sequence[str] = LAYERS, enabled: bool = True,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
         self.folders = list(folders)
         self.catalogs = list(catalogs)
         self._static = list(skills) if skills is not None else None
@@ -154,6 +155,7 @@ class SkillRetriever:
         self.extra_triggers = dict(triggers or {})
         self.extra_synonyms = dict(synonyms or {})
         self.layers = tuple(layers)
+        self.enabled = enabled
         self.clock = clock
         cache = EmbeddingCache(cache_dir)
         embs = list(embedders) if embedders is not None else []
@@ -351,8 +353,12 @@ class SkillRetriever:
             tuple(names[int(i)] for i in order))
 
     def select(self, message: str, history: Sequence[Message] | None = None) -> tuple[str, RetrievalResult]:
-        """The per-turn skill block for the PromptBuilder, and the result behind it ("" = no block)."""
-        if os.environ.get("HERMES_DISABLE_SKILL_RETRIEVAL") == "1":
+        """The per-turn skill block for the PromptBuilder, and the result behind it ("" = no block).
+
+        Retrieval off (``skill_utils.enabled: false`` or ``HERMES_DISABLE_SKILL_RETRIEVAL=1``): the
+        full skill list, as before retrieval existed.
+        """
+        if not self.enabled or os.environ.get("HERMES_DISABLE_SKILL_RETRIEVAL") == "1":
             skills = sorted(self.load_catalog(warn=False).skills, key=lambda s: s.name)  # no index/model
             res = RetrievalResult(message, "disabled", tuple(skills))
             return render(res), res
@@ -390,7 +396,8 @@ def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None
     return SkillRetriever(folders=folders, catalogs=list(su.catalogs), embedders=embedders,
                           cache_dir=home_path / "cache" / "embeddings", top_k=su.top_k,
                           weights=su.weights, fusion=su.fusion, rrf_k=su.rrf_k, threshold=su.threshold,
-                          gate_thresholds=su.gate_thresholds, triggers=triggers, synonyms=synonyms)
+                          gate_thresholds=su.gate_thresholds, triggers=triggers, synonyms=synonyms,
+                          enabled=su.enabled)
 
 
 def get_skill_retriever(settings: Any = None) -> SkillRetriever:
