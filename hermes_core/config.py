@@ -172,6 +172,12 @@ class SkillSettings(_Model):
     rrf_k: int = Field(60, ge=1)
     weights: dict[str, float] = Field(default_factory=dict)
     embedding_model: str | None = None
+    # retrieval: extra JSONL catalogs, fusion rule ("zscore" | "rrf"), dense layer on/off, and gate
+    # thresholds keyed by embedder model id or "lexical" (``threshold`` overrides whichever applies)
+    catalogs: tuple[str, ...] = ()
+    fusion: Literal["zscore", "rrf"] = "zscore"
+    embeddings: bool = True
+    gate_thresholds: dict[str, float] = Field(default_factory=dict)
 
 
 class PromptSettings(_Model):

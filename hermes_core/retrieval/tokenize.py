@@ -133,3 +133,26 @@ def estimate_tokens(text: str) -> int:
     cjk = len(_CJK_CHAR.findall(text))
     other = len(text) - cjk
     return cjk + (other + 3) // 4
+
+
+# Function words that carry no topic: dropped by the synonym layer and the dense-layer gate features,
+# never by ``tokenize`` itself (BM25's idf already discounts them and FTS5 wants every term).
+_STOPWORD_TEXT = (
+    "a an the and or but if then else of to in on at by for with from into onto about as "
+    "is are was were be been being am do does did doing have has had having i me my mine "
+    "we us our you your he him his she her it its they them their this that these those "
+    "what which who whom whose when where why how can could would should will shall may "
+    "might must not no nor so too very just also any some all each every both please let "
+    "lets s t don doesn didn isn aren wasn weren won wouldn shouldn couldn there here "
+    "than such own same other only up down out over under again further once more most "
+    "few get got make made want like need know tell give show help find use using via per "
+    "的 了 是 我 你 他 她 它 们 我们 你们 在 和 与 或 就 都 也 还 要 把 被 给 让 吗 呢 吧 "
+    "啊 呀 一下 一个 这 那 这个 那个 帮 帮我 请 能 能不能 可以 怎么 什么 有 没有 看看 看 "
+    "下 "
+)
+STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
+
+
+def content_tokens(text: str) -> list[str]:
+    """``tokenize`` minus :data:`STOPWORDS`: the words that say what a text is about."""
+    return [t for t in tokenize(text) if t not in STOPWORDS]

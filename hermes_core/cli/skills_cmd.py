@@ -1,0 +1,172 @@
+"""``hermes-core skills``: search, list, reindex, eval."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..config import load_settings
+from ..errors import ConfigError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("skills", help="skill retrieval: search, list, reindex, eval")
+    ssub = p.add_subparsers(dest="skills_command", metavar="SUBCOMMAND")
+
+    def source(sp: argparse.ArgumentParser) -> None:
+        g = sp.add_mutually_exclusive_group()
+        g.add_argument("--home", help="HERMES_HOME whose skills/ folder to use")
+        g.add_argument("--catalog", help="a JSONL catalog instead of SKILL.md folders")
+        sp.add_argument("--config", help="config YAML")
+        sp.add_argument("--no-embeddings", action="store_true", help="L1-L3 only (no dense layer)")
+
+    s = ssub.add_parser("search", help="retrieve the skills for a query")
+    s.add_argument("query")
+    source(s)
+    s.add_argument("--top-k", type=int, default=None)
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--explain", action="store_true", help="per-layer contributions and the gate")
+    s.set_defaults(handler=_search)
+
+    ls = ssub.add_parser("list", help="list the skills found")
+    source(ls)
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(handler=_list)
+
+    r = ssub.add_parser("reindex", help="refresh the index and embedding cache")
+    source(r)
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(handler=_reindex)
+
+    e = ssub.add_parser("eval", help="Recall@k, MRR and gate rates on labelled queries")
+    e.add_argument("--catalog", required=True)
+    e.add_argument("--queries", required=True)
+    e.add_argument("--negatives")
+    e.add_argument("--limit", type=int, default=None, help="fixed-seed sample of N queries")
+    e.add_argument("--seed", type=int, default=7)
+    e.add_argument("--layers", nargs="+", default=["L1,L2,L3,L4"],
+                   help="subset of L1 L2 L3 L4 (space- or comma-separated)")
+    e.add_argument("--fusion", choices=("zscore", "rrf"), default=None)
+    e.add_argument("--config")
+    e.add_argument("--no-embeddings", action="store_true")
+    e.add_argument("--json", action="store_true")
+    e.set_defaults(handler=_eval)
+    p.set_defaults(handler=lambda a: (p.print_help(), 2)[1])
+
+
+def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
+    from ..retrieval.retriever import SkillRetriever, build_retriever, default_embedders
+    settings = load_settings(getattr(args, "config", None), home=getattr(args, "home", None))
+    if getattr(args, "no_embeddings", False):
+        settings = settings.with_overrides(**{"skill_utils.embeddings": False})
+    su = settings.skill_utils
+    catalog = getattr(args, "catalog", None)
+    if catalog:
+        if not Path(catalog).is_file():
+            raise ConfigError("catalog file not found", file=catalog)
+        embedders = default_embedders(su.embedding_model) if su.embeddings else []
+        return SkillRetriever(catalogs=[catalog], embedders=embedders,
+                              cache_dir=settings.home_path / "cache" / "embeddings",
+                              top_k=kw.get("top_k") or su.top_k, weights=su.weights,
+                              fusion=kw.get("fusion") or su.fusion, rrf_k=su.rrf_k,
+                              threshold=su.threshold, gate_thresholds=su.gate_thresholds,
+                              layers=kw.get("layers") or ("L1", "L2", "L3", "L4"))
+    r = build_retriever(settings, home=getattr(args, "home", None))
+    if kw.get("top_k"):
+        r.top_k = kw["top_k"]
+    return r
+
+
+def _search(args: argparse.Namespace) -> int:
+    from ..retrieval.retriever import render
+    r = _retriever(args, top_k=args.top_k)
+    res = r.retrieve(args.query)
+    if args.json:
+        out: dict[str, Any] = {
+            "query": res.query, "layer": res.layer, "gated": res.gated,
+            "skills": [{"name": s.name, "score": round(sc, 4)} for s, sc in zip(res.skills, res.scores,
+                                                                               strict=True)],
+            "answered": list(res.answered),
+            "timings_ms": {k: round(v, 3) for k, v in res.timings_ms.items()},
+        }
+        if args.explain:
+            out["contributions"] = {k: {n: round(v, 4) for n, v in c.items()}
+                                    for k, c in res.contributions.items()}
+            out["candidates"] = list(res.candidates)
+            out["gate"] = None if res.gate is None else {
+                "passed": res.gate.passed, "score": round(res.gate.score, 4),
+                "threshold": res.gate.threshold, "rule": res.gate.rule}
+            out["trigger"] = None if res.trigger is None else {
+                "skill": res.trigger.skill, "trigger": res.trigger.trigger, "tier": res.trigger.tier}
+        print(json.dumps(out, ensure_ascii=False))
+        return 0
+    if not res.skills:
+        why = "gated: no skill fits" if res.gated else "no skills found"
+        print(f"(no skills; {why})")
+    else:
+        print(render(res), end="")
+    if args.explain:
+        print(f"\nlayer={res.layer} answered={','.join(res.answered)} "
+              f"total={res.timings_ms.get('total', 0):.1f}ms")
+        if res.gate is not None:
+            g = res.gate
+            print(f"gate: {'pass' if g.passed else 'reject'} rule={g.rule} "
+                  f"score={g.score:.4f} threshold={g.threshold:.4f}")
+        for name, parts in res.contributions.items():
+            print(f"  {name}: " + " ".join(f"{k}={v:+.4f}" for k, v in parts.items()))
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    r = _retriever(args)
+    catalog = r.load_catalog(warn=False)  # no index build, no model load
+    skills = sorted(catalog.skills, key=lambda s: s.name)
+    if args.json:
+        print(json.dumps([{"name": s.name, "description": s.description, "path": s.path}
+                          for s in skills], ensure_ascii=False))
+    else:
+        for s in skills:
+            print(f"{s.name}\t{s.description}")
+    for issue in catalog.issues:
+        print(f"warning: {issue}", file=sys.stderr)
+    return 0
+
+
+def _reindex(args: argparse.Namespace) -> int:
+    t = time.perf_counter()
+    r = _retriever(args)
+    delta = r.refresh()
+    out = {"skills": len(r.skills), "added": len(delta.added), "changed": len(delta.changed),
+           "removed": len(delta.removed), "embedded_docs": r.embedded_docs,
+           "issues": [str(i) for i in r.issues], "seconds": round(time.perf_counter() - t, 3)}
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        # each issue was already logged as a warning by the catalog loader
+        print(f"{out['skills']} skills; embedded {out['embedded_docs']} new document(s); "
+              f"{len(out['issues'])} issue(s) in {out['seconds']}s")
+    return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from ..retrieval.evaluate import evaluate, load_queries, sample
+    layers = tuple(x.strip().upper() for x in ",".join(args.layers).split(",") if x.strip())
+    bad = [x for x in layers if x not in ("L1", "L2", "L3", "L4")]
+    if bad or not layers:
+        raise ConfigError(f"--layers: unknown layer(s) {', '.join(bad) or '(none)'}; use L1,L2,L3,L4")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    r = _retriever(args, layers=layers, fusion=args.fusion)
+    queries = sample(load_queries(args.queries), args.limit, args.seed)
+    negatives = load_queries(args.negatives) if args.negatives else []
+    result = evaluate(r, queries, negatives)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        for k, v in result.items():
+            print(f"{k:18s} {v}")
+    return 0

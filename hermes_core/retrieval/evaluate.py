@@ -1,0 +1,140 @@
+"""Offline evaluation: Recall@k, MRR@10, gate keep/reject rates, latency.
+
+Recall and MRR are measured on the ranking before the gate (so they say how good the ranking is);
+the gate is measured separately: keep rate = share of on-topic queries it lets through, reject rate
+= share of off-topic queries (``gold: null``) it stops. ``recall@5_gated`` counts a gated on-topic
+query as a miss, i.e. what the model actually sees.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from .retriever import SkillRetriever
+
+DEFAULT_SEED = 7
+
+
+@dataclass(frozen=True, slots=True)
+class LabeledQuery:
+    query: str
+    gold: str | None
+
+
+def load_queries(path: str | Path) -> list[LabeledQuery]:
+    """``{"query": ..., "gold": name-or-null}`` per line; a bad line raises naming file and line."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read queries: {e}", file=str(p)) from None
+    out = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"not valid JSON ({e.msg})", file=str(p), line=n) from None
+        if not isinstance(d, dict) or not isinstance(d.get("query"), str):
+            raise ConfigError("expected an object with a string 'query'", file=str(p), line=n)
+        gold = d.get("gold")
+        if gold is not None and not isinstance(gold, str):
+            raise ConfigError("'gold' must be a skill name or null", file=str(p), line=n)
+        out.append(LabeledQuery(d["query"], gold))
+    return out
+
+
+def sample(items: Sequence[LabeledQuery], limit: int | None, seed: int = DEFAULT_SEED) -> list[LabeledQuery]:
+    """A fixed-seed sample of ``limit`` items (all of them when limit is None or larger)."""
+    if limit is None or limit >= len(items):
+        return list(items)
+    return random.Random(seed).sample(list(items), limit)
+
+
+def recall_at(ranking: Sequence[str], gold: str, k: int) -> float:
+    return 1.0 if gold in ranking[:k] else 0.0
+
+
+def reciprocal_rank(ranking: Sequence[str], gold: str, k: int = 10) -> float:
+    for i, name in enumerate(ranking[:k], start=1):
+        if name == gold:
+            return 1.0 / i
+    return 0.0
+
+
+def evaluate(retriever: SkillRetriever, queries: Sequence[LabeledQuery],
+             negatives: Sequence[LabeledQuery] = ()) -> dict[str, Any]:
+    """Run every query through ``retriever.retrieve`` and summarise."""
+    retriever.ensure_built()
+    r1 = r5 = mrr = kept = r5g = 0.0
+    latencies: list[float] = []
+    answered: Counter[str] = Counter()
+    pos_gate: dict[str, list[float]] = {}
+    neg_gate: dict[str, list[float]] = {}
+    deciding: Counter[str] = Counter()
+    positives = [q for q in queries if q.gold is not None]
+    for q in positives:
+        res = retriever.retrieve(q.query)
+        latencies.append(res.timings_ms.get("total", 0.0))
+        ranking = res.candidates if res.layer != "L1" else res.names
+        gold = q.gold or ""
+        r1 += recall_at(ranking, gold, 1)
+        r5 += recall_at(ranking, gold, 5)
+        mrr += reciprocal_rank(ranking, gold, 10)
+        kept += 0.0 if res.gated else 1.0
+        r5g += recall_at(res.names, gold, 5)
+        answered.update(res.answered)
+        deciding[res.layer] += 1
+        if res.gate is not None:
+            pos_gate.setdefault(res.gate.rule, []).append(res.gate.score)
+    rejected = 0.0
+    negs = [q for q in negatives if q.gold is None] + [q for q in queries if q.gold is None]
+    for q in negs:
+        res = retriever.retrieve(q.query)
+        latencies.append(res.timings_ms.get("total", 0.0))
+        rejected += 1.0 if (res.gated or not res.skills) else 0.0
+        if res.gate is not None:
+            neg_gate.setdefault(res.gate.rule, []).append(res.gate.score)
+    n = max(len(positives), 1)
+    lat = np.asarray(latencies) if latencies else np.zeros(1)
+    return {
+        "queries": len(positives),
+        "negatives": len(negs),
+        "recall@1": round(r1 / n, 4),
+        "recall@5": round(r5 / n, 4),
+        "mrr@10": round(mrr / n, 4),
+        "recall@5_gated": round(r5g / n, 4),
+        "gate_keep_rate": round(kept / n, 4),
+        "gate_reject_rate": round(rejected / len(negs), 4) if negs else None,
+        "latency_ms_p50": round(float(np.percentile(lat, 50)), 3),
+        "latency_ms_p95": round(float(np.percentile(lat, 95)), 3),
+        "layers": list(retriever.layers),
+        "answered": dict(sorted(answered.items())),
+        "deciding_layer": dict(sorted(deciding.items())),
+        "skills": len(retriever.skills),
+        "fusion": retriever.fusion,
+        "gate_calibration": calibrate(pos_gate, neg_gate),
+    }
+
+
+def calibrate(pos: dict[str, list[float]], neg: dict[str, list[float]],
+              keep: float = 0.95) -> dict[str, dict[str, float | int | None]]:
+    """Per gate rule: the threshold that keeps ``keep`` of on-topic queries, and the share of
+    off-topic ones it would reject. This is how the default thresholds were chosen (on dev data)."""
+    out: dict[str, dict[str, float | int | None]] = {}
+    for rule, scores in sorted(pos.items()):
+        th = float(np.quantile(np.asarray(scores), 1.0 - keep))
+        ns = neg.get(rule, [])
+        out[rule] = {"threshold_at_95_keep": round(th, 4), "on_topic": len(scores), "off_topic": len(ns),
+                     "reject_at_95_keep": round(float(np.mean(np.asarray(ns) < th)), 4) if ns else None}
+    return out

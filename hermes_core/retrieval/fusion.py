@@ -1,0 +1,117 @@
+"""L5: fuse the layers that answered, and the confidence gate. Pure functions over arrays.
+
+Two fusion rules, both re-normalised over the layers that answered (a layer that abstained is left
+out of the weight sum), so the fused scale is the same with or without embeddings:
+
+* ``"zscore"`` (default): each layer's scores become z-scores over the catalog, then a weighted
+  mean. Score-based fusion keeps how far ahead the best skill is; on the dev sets it beats rank
+  fusion by 0.14 (MetaTool) and 0.01 (HammerBench zh) Recall@5, because RRF lets a weak layer's
+  rank-1 outvote a strong layer's clear winner.
+* ``"rrf"``: weighted reciprocal rank fusion ``w / (k + rank)`` over skills a layer scored above 0,
+  multiplied by ``k + 1`` so a skill ranked first by every answering layer scores 1.0.
+
+The gate does not look at the fused score (a rank-derived number says nothing about absolute fit;
+on the dev negatives it rejects 19% at 95% keep). It uses calibrated evidence instead: the routed
+embedder's top cosine minus a share of the query's cosine to generic "no tool needed" anchors, or,
+without embeddings, the top BM25 score as a share of what the query's tokens could score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+FUSION_MODES = ("zscore", "rrf")
+
+
+@dataclass(frozen=True, slots=True)
+class Fused:
+    """Fused scores in index order and each answering layer's share of them."""
+
+    scores: np.ndarray
+    contributions: Mapping[str, np.ndarray]
+    answered: tuple[str, ...]
+
+
+def ranks(scores: np.ndarray, names: Sequence[str] | None = None) -> np.ndarray:
+    """1-based ranks by descending score (ties by index, i.e. by name when index is name-sorted);
+    skills scoring <= 0 get rank 0 (unranked)."""
+    order = np.lexsort((np.arange(len(scores)), -scores))
+    r = np.empty(len(scores), dtype=np.int64)
+    r[order] = np.arange(1, len(scores) + 1)
+    r[scores <= 0] = 0
+    return r
+
+
+def zscores(scores: np.ndarray) -> np.ndarray:
+    s = np.asarray(scores, dtype=np.float64)
+    if s.size == 0:
+        return s
+    std = float(s.std())
+    if std < 1e-12:
+        return np.zeros_like(s)
+    return (s - float(s.mean())) / std
+
+
+def fuse(layers: Mapping[str, np.ndarray | None], weights: Mapping[str, float], *,
+         mode: str = "zscore", k: int = 60) -> Fused:
+    """Fuse answering layers (value not None) with their weights, re-normalised over them."""
+    if mode not in FUSION_MODES:
+        raise ValueError(f"unknown fusion mode {mode!r}; expected one of {FUSION_MODES}")
+    answered = tuple(n for n, s in layers.items() if s is not None and weights.get(n, 0.0) > 0)
+    size = next((len(s) for s in layers.values() if s is not None), 0)
+    if not answered:
+        return Fused(np.zeros(size), {}, ())
+    total = sum(weights[n] for n in answered)
+    contrib: dict[str, np.ndarray] = {}
+    for n in answered:
+        s = np.asarray(layers[n], dtype=np.float64)
+        w = weights[n] / total
+        if mode == "rrf":
+            r = ranks(s)
+            part = np.where(r > 0, w * (k + 1) / (k + np.maximum(r, 1)), 0.0)
+        else:
+            part = w * zscores(s)
+        contrib[n] = part
+    fused = np.sum(list(contrib.values()), axis=0)
+    return Fused(fused, contrib, answered)
+
+
+@dataclass(frozen=True, slots=True)
+class GateEvidence:
+    """What the gate decides on; ``dense_top`` is None when the dense layer abstained."""
+
+    dense_top: float | None = None
+    dense_anchor: float | None = None
+    dense_model: str | None = None
+    lexical: float = 0.0
+    synonym_phrase_hit: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GateDecision:
+    passed: bool
+    score: float
+    threshold: float
+    rule: str
+
+
+def gate(ev: GateEvidence, thresholds: Mapping[str, float], *, anchor_weight: float = 0.5,
+         override: float | None = None) -> GateDecision:
+    """Pass or reject the best candidate. ``override`` replaces the applicable threshold.
+
+    Rules, first that applies: a whole synonym phrase in the query passes; with a dense score,
+    ``dense_top - anchor_weight * dense_anchor`` against the model's threshold (``thresholds[model]``,
+    else ``thresholds["dense"]``); otherwise the lexical share against ``thresholds["lexical"]``.
+    """
+    if ev.synonym_phrase_hit:
+        return GateDecision(True, 1.0, 0.0, "synonym-phrase")
+    if ev.dense_top is not None:
+        score = ev.dense_top - anchor_weight * (ev.dense_anchor or 0.0)
+        th = thresholds.get(ev.dense_model or "", thresholds.get("dense", 0.0))
+        th = th if override is None else override
+        return GateDecision(score >= th, score, th, f"dense:{ev.dense_model}")
+    th = thresholds.get("lexical", 0.0) if override is None else override
+    return GateDecision(ev.lexical >= th, ev.lexical, th, "lexical")

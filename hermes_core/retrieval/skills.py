@@ -1,0 +1,270 @@
+"""Skill catalog: SKILL.md discovery, JSONL catalogs, and the incremental index.
+
+A bad file never stops the catalog from loading: it becomes a :class:`CatalogIssue` naming the path
+(and line for JSONL) plus the reason, is logged as a warning, and is skipped. Duplicate names keep the
+first skill in search order (folders in the order given, paths sorted inside a folder), so the winner
+does not depend on the file system's listing order.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..types import Skill
+
+log = logging.getLogger(__name__)
+
+MAX_NAME = 64
+MAX_DESCRIPTION = 1024
+MAX_SKILL_FILE_BYTES = 1_000_000
+SKILL_FILE = "SKILL.md"
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogIssue:
+    """One skipped file or line: where it is and why it was skipped."""
+
+    path: str
+    reason: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """The loaded skills (unique names, deterministic order) and every issue met on the way."""
+
+    skills: tuple[Skill, ...]
+    issues: tuple[CatalogIssue, ...] = ()
+
+
+class _Invalid(ValueError):
+    pass
+
+
+def _str_tuple(value: Any, key: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list | tuple):
+        raise _Invalid(f"'{key}' must be a string or a list of strings")
+    out = []
+    for item in value:
+        if not isinstance(item, str | int | float) or isinstance(item, bool):
+            raise _Invalid(f"'{key}' must be a list of strings (got {type(item).__name__})")
+        text = str(item).strip()
+        if text:
+            out.append(text)
+    return tuple(out)
+
+
+def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | None = None,
+                       strict_lengths: bool = True) -> Skill:
+    """Validate one skill record (front matter or a JSONL line); raises ValueError with the reason.
+
+    ``strict_lengths=False`` (JSONL catalogs) keeps over-long names/descriptions with a warning
+    instead of skipping them: tool catalogs from other ecosystems use dotted ids longer than the
+    agentskills limit of 64, and dropping a skill makes it unreachable.
+    """
+    if not isinstance(data, Mapping):
+        raise _Invalid("expected a mapping with 'name' and 'description'")
+    name = data.get("name")
+    desc = data.get("description")
+    if not isinstance(name, str) or not name.strip():
+        raise _Invalid("missing or empty 'name'")
+    if not isinstance(desc, str) or not desc.strip():
+        raise _Invalid("missing or empty 'description'")
+    name, desc = name.strip(), " ".join(desc.split())
+    for key, value, limit in (("name", name, MAX_NAME), ("description", desc, MAX_DESCRIPTION)):
+        if len(value) > limit:
+            msg = f"'{key}' is {len(value)} characters (limit {limit})"
+            if strict_lengths:
+                raise _Invalid(msg)
+            log.warning("%s: %s; kept", path or "<catalog>", msg)
+    category = data.get("category")
+    if category is not None and not isinstance(category, str):
+        raise _Invalid("'category' must be a string")
+    raw_body = data.get("body", body)
+    if not isinstance(raw_body, str):
+        raise _Invalid("'body' must be a string")
+    return Skill(name=name, description=desc, body=raw_body.strip(),
+                 triggers=_str_tuple(data.get("triggers"), "triggers"),
+                 synonyms=_str_tuple(data.get("synonyms"), "synonyms"),
+                 tags=_str_tuple(data.get("tags"), "tags"), category=category, path=path)
+
+
+def parse_skill_md(text: str, path: str) -> Skill:
+    """Parse a SKILL.md: ``---`` YAML front matter, then the Markdown body."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        raise _Invalid("no YAML front matter (the file must start with a '---' line)")
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+    if end is None:
+        raise _Invalid("front matter is not closed by a '---' line")
+    try:
+        meta = yaml.safe_load("\n".join(lines[1:end]))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        raise _Invalid(f"front matter is not valid YAML{where}") from None
+    if not isinstance(meta, dict):
+        raise _Invalid("front matter must be a YAML mapping")
+    meta = {k: v for k, v in meta.items() if k != "body"}
+    return skill_from_mapping(meta, body="\n".join(lines[end + 1:]), path=path)
+
+
+def _read_text(path: Path) -> str:
+    size = path.stat().st_size
+    if size > MAX_SKILL_FILE_BYTES:
+        raise _Invalid(f"file is {size} bytes (limit {MAX_SKILL_FILE_BYTES})")
+    raw = path.read_bytes()
+    if b"\x00" in raw:
+        raise _Invalid("binary file, not text")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _Invalid("not valid UTF-8") from None
+
+
+def _skill_files(folder: Path) -> list[Path]:
+    """Every SKILL.md under ``folder``, sorted; a missing or vanished folder yields none."""
+    found: list[Path] = []
+    try:
+        for root, dirs, files in os.walk(folder, onerror=None, followlinks=False):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            if SKILL_FILE in files:
+                found.append(Path(root) / SKILL_FILE)
+    except OSError:
+        return []
+    return sorted(found)
+
+
+def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[Skill], list[CatalogIssue]]:
+    """Read every SKILL.md below each folder, in folder order; bad files become issues."""
+    skills: list[Skill] = []
+    issues: list[CatalogIssue] = []
+    for folder in folders:
+        base = Path(os.path.expanduser(os.fspath(folder)))
+        if not base.is_dir():
+            if base.exists():
+                issues.append(CatalogIssue(str(base), "not a directory"))
+            continue
+        for path in _skill_files(base):
+            try:
+                skills.append(parse_skill_md(_read_text(path), str(path)))
+            except (_Invalid, ValueError) as e:
+                issues.append(CatalogIssue(str(path), str(e)))
+            except OSError as e:  # vanished between listing and reading, permissions, ...
+                issues.append(CatalogIssue(str(path), f"cannot read: {e.strerror or e}"))
+    return skills, issues
+
+
+def load_jsonl_catalog(path: str | os.PathLike[str]) -> tuple[list[Skill], list[CatalogIssue]]:
+    """Read a JSONL catalog: one ``{"name", "description", ...}`` object per line."""
+    p = Path(path)
+    skills: list[Skill] = []
+    issues: list[CatalogIssue] = []
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        return [], [CatalogIssue(str(p), f"cannot read: {e.strerror or e}")]
+    text = raw.decode("utf-8", errors="replace")
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            skills.append(skill_from_mapping(data, path=f"{p}:{lineno}", strict_lengths=False))
+        except json.JSONDecodeError as e:
+            issues.append(CatalogIssue(str(p), f"not valid JSON ({e.msg})", lineno))
+        except (_Invalid, ValueError) as e:
+            issues.append(CatalogIssue(str(p), str(e), lineno))
+    return skills, issues
+
+
+def dedupe(skills: Sequence[Skill]) -> tuple[list[Skill], list[CatalogIssue]]:
+    """Keep the first skill of each name (search order); each loser becomes an issue naming both."""
+    seen: dict[str, Skill] = {}
+    issues: list[CatalogIssue] = []
+    for s in skills:
+        first = seen.get(s.name)
+        if first is None:
+            seen[s.name] = s
+            continue
+        issues.append(CatalogIssue(s.path or "<catalog>",
+                                   f"duplicate skill name '{s.name}'; keeping {first.path or '<catalog>'}"))
+    return list(seen.values()), issues
+
+
+def load_catalog(folders: Iterable[str | os.PathLike[str]] = (),
+                 catalogs: Iterable[str | os.PathLike[str]] = (), *, warn: bool = True) -> Catalog:
+    """Skills from folders (SKILL.md) then JSONL catalogs, de-duplicated, with issues logged."""
+    skills, issues = load_skill_folders(folders)
+    for cat in catalogs:
+        more, bad = load_jsonl_catalog(cat)
+        skills.extend(more)
+        issues.extend(bad)
+    unique, dupes = dedupe(skills)
+    issues.extend(dupes)
+    if warn:
+        for issue in issues:
+            log.warning("skipping skill: %s", issue)
+    return Catalog(tuple(unique), tuple(issues))
+
+
+@dataclass(frozen=True, slots=True)
+class IndexDelta:
+    """What a refresh changed, by skill id."""
+
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.changed or self.removed)
+
+
+@dataclass
+class SkillIndex:
+    """Skills by deterministic id with their content hashes; a refresh reports only the difference.
+
+    Callers (the layer indexes) delete ``removed`` and ``changed`` ids first, then upsert ``added``
+    and ``changed`` ones, so a changed skill never appears twice.
+    """
+
+    skills: dict[str, Skill] = field(default_factory=dict)
+    hashes: dict[str, str] = field(default_factory=dict)
+
+    def refresh(self, skills: Sequence[Skill]) -> IndexDelta:
+        new = {s.id: s for s in skills}
+        new_hashes = {sid: s.content_hash for sid, s in new.items()}
+        removed = tuple(sorted(sid for sid in self.hashes if sid not in new))
+        added = tuple(sorted(sid for sid in new if sid not in self.hashes))
+        changed = tuple(sorted(sid for sid in new if sid in self.hashes
+                               and self.hashes[sid] != new_hashes[sid]))
+        for sid in removed + changed:
+            self.skills.pop(sid, None)
+            self.hashes.pop(sid, None)
+        for sid in added + changed:
+            self.skills[sid] = new[sid]
+            self.hashes[sid] = new_hashes[sid]
+        return IndexDelta(added, changed, removed)
+
+    def ordered(self) -> list[Skill]:
+        """Skills sorted by name: the order every layer index uses."""
+        return sorted(self.skills.values(), key=lambda s: s.name)
