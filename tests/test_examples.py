@@ -57,3 +57,12 @@ def test_prompt_unit_test_example(example_copy: Path):
                 str(example_copy / "test_prompt_offline.py")], example_copy)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "2 passed" in res.stdout
+
+
+def test_retrieval_explain(example_copy: Path):
+    res = _run([str(example_copy / "retrieval_explain.py")], example_copy)
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert "trigger: TriggerHit(skill='kubernetes-pod-crashloop'" in out
+    assert "sql-query-optimization" in out and "dense +" in out  # per-layer contributions shown
+    assert "tell me a joke\n  gated: no skill fits" in out
