@@ -195,8 +195,10 @@ class Agent:
                 prompt = extra
             elif extra:
                 prompt = replace(prompt, context="\n\n".join(p for p in (prompt.context, extra) if p))
+        # skill_view is offered on every turn and is optional: it does not make a request need tools
+        needs_tools = any(t.name != SKILL_VIEW.name for t in prompt.tools)
         decision = self.router.select(prompt, requested_model=self.requested_model,
-                                      requires_tools=bool(prompt.tools),
+                                      requires_tools=needs_tools,
                                       turn_count=len(self.history) // 2)
         if self._pinned:
             only = next(iter(self.loop.providers))

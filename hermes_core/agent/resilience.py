@@ -185,7 +185,8 @@ class _Run:
         self.context_moved = False
         self.rate_limited: dict[str, int] = {}
         feats = decision.features or {}
-        self.tokens = int(feats.get("token_estimate", 0) or 0) + options.max_tokens
+        sent = feats.get("prompt_tokens") or feats.get("token_estimate") or 0
+        self.tokens = int(sent) + options.max_tokens   # what the request costs against max_tpm
 
     # -------------------------------------------------------------- bookkeeping
 

@@ -50,9 +50,16 @@ _SHELL = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class RequestFeatures:
-    """What the rules and the audit log know about a request (never its text)."""
+    """What the rules and the audit log know about a request (never its text).
+
+    ``token_estimate`` is the conversation this turn adds to the model's reading: the per-turn
+    context, the history and the message, without the cached system prefix and tool list (a
+    2,000-token persona must not make every "hi" a long request). ``prompt_tokens`` is everything
+    sent, system prefix included: what matters against a model's context window.
+    """
 
     token_estimate: int = 0
+    prompt_tokens: int = 0
     chars: int = 0
     words: int = 0
     lines: int = 0
@@ -80,22 +87,24 @@ def extract_features(prompt_or_text: Prompt | str, *, requires_tools: bool = Fal
     """Features of the request. For a Prompt, size counts everything sent (system, context,
     history), while code/URL/shell intent look at the latest user message only."""
     if isinstance(prompt_or_text, Prompt):
-        text = _last_user_text(prompt_or_text)
-        total = prompt_or_text.tokens.get("total") if prompt_or_text.tokens else None
-        if total is None:
-            everything = "\n".join([prompt_or_text.system, prompt_or_text.context,
-                                    *(m.content for m in prompt_or_text.messages)])
-            total = estimate_tokens(everything)
+        p = prompt_or_text
+        text = _last_user_text(p)
+        if p.tokens and "total" in p.tokens:
+            total = int(p.tokens["total"])
+            conversation = total - int(p.tokens.get("system", 0)) - int(p.tokens.get("tools", 0))
+        else:
+            conversation = estimate_tokens("\n".join([p.context, *(m.content for m in p.messages)]))
+            total = conversation + estimate_tokens(p.system)
     else:
         text = prompt_or_text
-        total = estimate_tokens(text)
+        total = conversation = estimate_tokens(text)
     ratio = cjk_ratio(text) if text else 0.0
     words = len(text.split())
     if ratio:  # a CJK character reads as a word; the rest splits on whitespace
         cjk = sum(1 for ch in text if is_cjk(ch))
         words = cjk + len("".join(" " if is_cjk(ch) else ch for ch in text).split())
     return RequestFeatures(
-        token_estimate=int(total), chars=len(text), words=words,
+        token_estimate=int(conversation), prompt_tokens=int(total), chars=len(text), words=words,
         lines=text.count("\n") + 1 if text else 0,
         has_code_block=bool(_CODE_BLOCK.search(text)), has_url=bool(_URL.search(text)),
         requires_tools=requires_tools, requires_shell_execution=bool(_SHELL.search(text)),
@@ -282,7 +291,7 @@ def default_rules(routing: RoutingSettings) -> tuple[tuple[str, str], ...]:
     """The issue's rules for whichever model slots are configured (used when ``rules`` is empty)."""
     out = []
     if routing.long_context_model:
-        out.append(("token_estimate > 50000", "long_context_model"))
+        out.append(("prompt_tokens > 50000", "long_context_model"))
     if routing.code_model:
         out.append(("has_code_block or requires_shell_execution", "code_model"))
     if routing.fast_model:

@@ -237,12 +237,14 @@ class SkillRetriever:
         self.refresh()
 
     def warm_up(self, background: bool = True) -> threading.Thread | None:
-        """Build indexes and load models now, optionally on a daemon thread so the first turn is
+        """Build indexes and load models now, optionally on a background thread so the first turn is
         served by L1-L3 while the dense layer is still embedding."""
         if not background:
             self.refresh()
             return None
-        t = threading.Thread(target=self.refresh, name="skill-retriever-warmup", daemon=True)
+        # Not a daemon: a process that exits while torch is still loading the model on a daemon
+        # thread aborts in C++ ("terminate called without an active exception"); exit waits instead.
+        t = threading.Thread(target=self.refresh, name="skill-retriever-warmup", daemon=False)
         self._warm = t
         t.start()
         return t

@@ -1,0 +1,147 @@
+"""Agent turns end to end with test doubles: skills, memories, routing, tools, cache accounting."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+from hermes_core.agent.agent import Agent
+from hermes_core.agent.context_engine import ContextEngine
+from hermes_core.config import load_settings
+from hermes_core.testing import FakeProvider
+from hermes_core.testing.pytest_plugin import NetworkBlocked
+from hermes_core.types import Completion, Message, ToolCall, Usage
+
+EXAMPLE_HOME = Path(__file__).parent.parent / "examples" / "home"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    dst = tmp_path / "home"
+    shutil.copytree(EXAMPLE_HOME, dst, ignore=shutil.ignore_patterns("sessions.db*", "cache"))
+    return dst
+
+
+def agent_for(home: Path, provider, **settings) -> Agent:
+    cfg = {"home": str(home), "llm": {"routing": {"default_model": "m-default",
+                                                  "fast_model": "m-fast"}}, **settings}
+    return Agent(load_settings(cfg, env={}), provider=provider,
+                 loop_options={"sleep": lambda s: None, "audit_path": False})
+
+
+def test_turn_carries_skills_and_memories_after_the_prefix(home: Path):
+    with ContextEngine(home / "sessions.db") as engine:
+        engine.add("old-session", "We fixed a git rebase conflict in the billing repo by "
+                   "aborting and rebasing onto main again.", ["git", "rebase"])
+    fake = FakeProvider(["ok"])
+    agent = agent_for(home, fake)
+    reply = agent.chat("git rebase stopped with CONFLICT (content), what now?")
+    sent = fake.last_request.prompt
+    assert "git-rebase-conflicts" in sent.context          # the skill, by trigger or hint
+    assert "Relevant past sessions" in sent.context and "billing repo" in sent.context
+    assert "billing repo" not in sent.system and "git-rebase" not in sent.system
+    assert reply.retrieval is not None and "git-rebase-conflicts" in reply.retrieval.names
+    assert reply.route is not None and reply.route.reason
+
+
+def test_prefix_identical_across_turns_and_model_switch(home: Path):
+    fake = FakeProvider(default="fine")
+    agent = agent_for(home, fake)
+    for i in range(6):
+        if i == 3:
+            agent.requested_model = "another-model"    # /model another-model
+        agent.chat(f"message number {i} about docker containers")
+    prefixes = {r.prompt.system for r in fake.requests}
+    assert len(prefixes) == 1
+    assert [r.model for r in fake.requests][2:4] != ["another-model", "another-model"]
+    assert fake.requests[-1].model == "another-model"
+    assert agent.builder.rebuilds == 1
+
+
+def test_routing_rules_pick_the_fast_model_for_short_messages(home: Path):
+    fake = FakeProvider(default="x")
+    agent = agent_for(home, fake)
+    agent.chat("hi")
+    assert fake.last_request.model == "m-fast"
+    assert "rule" in (agent.last_decision.reason if agent.last_decision else "")
+
+
+def test_skill_view_tool_call_is_answered_within_the_turn(home: Path):
+    call = ToolCall("call_1", "skill_view", '{"name": "sql-query-optimization"}')
+    fake = FakeProvider([Completion("", "m", "fake", tool_calls=(call,)), "Use an index."])
+    agent = agent_for(home, fake)
+    reply = agent.chat("my SQL query is slow")
+    assert reply.text == "Use an index."
+    assert [t.name for t in fake.requests[0].prompt.tools] == ["skill_view"]
+    second = fake.requests[1].prompt.messages
+    assert second[-2].tool_calls == (call,)
+    assert second[-1].role == "tool" and second[-1].tool_call_id == "call_1"
+    assert "EXPLAIN" in second[-1].content.upper()       # the skill's body came back
+    roles = [m.role for m in agent.history]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+
+
+def test_unknown_skill_name_gets_a_readable_error(home: Path):
+    call = ToolCall("c", "skill_view", '{"name": "no-such-skill"}')
+    fake = FakeProvider([Completion("", "m", "fake", tool_calls=(call,)), "sorry"])
+    agent = agent_for(home, fake)
+    agent.chat("slow sql")
+    answer = fake.requests[1].prompt.messages[-1].content
+    assert "no skill named 'no-such-skill'" in answer and "sql-query-optimization" in answer
+
+
+def test_session_cache_hit_ratio(home: Path):
+    replies = [Completion("a", "m", "fake", Usage(1000, 10, cache_write_tokens=1500)),
+               Completion("b", "m", "fake", Usage(200, 10, cache_read_tokens=1500)),
+               Completion("c", "m", "fake", Usage(200, 10, cache_read_tokens=1500))]
+    agent = agent_for(home, FakeProvider(replies))
+    for text in ("one", "two", "three"):
+        agent.chat(text)
+    assert agent.stats.cache_hit_ratio == pytest.approx(3000 / (1000 + 1500 + 200 + 1500 + 200 + 1500))
+
+
+def test_end_session_records_once_and_reset_starts_anew(home: Path):
+    fake = FakeProvider(["noted", "SUMMARY: The user said the staging database listens on port "
+                                  "6543.\nTAGS: staging, database"])
+    agent = agent_for(home, fake)
+    agent.chat("Please remember the staging database is on port 6543")
+    first = agent.session_id
+    result = agent.end_session()
+    assert result is not None and result.status == "inserted"
+    assert result.summary.source == "model" and result.summary.tags == ("staging", "database")
+    assert fake.last_request.model == "m-fast"            # summaries come from the fast model
+    assert agent.end_session() is None                  # recorded once
+    agent.reset()
+    assert agent.session_id != first and agent.history == []
+    found = agent.context_engine.retrieve("staging database port")
+    assert [f.session_id for f in found] == [first]
+
+
+def test_history_messages_passed_through_unchanged(home: Path):
+    fake = FakeProvider(["r1", "r2"])
+    agent = agent_for(home, fake)
+    agent.chat("first")
+    agent.chat("second")
+    assert fake.last_request.prompt.messages == (Message("user", "first"),
+                                                 Message("assistant", "r1"),
+                                                 Message("user", "second"))
+
+
+def test_message_must_be_text(home: Path):
+    agent = agent_for(home, FakeProvider())
+    with pytest.raises(TypeError, match="message must be str"):
+        agent.chat(b"bytes")  # type: ignore[arg-type]
+
+
+def test_real_network_is_blocked_in_the_suite():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        with pytest.raises(NetworkBlocked):
+            s.connect(("93.184.216.34", 80))
+    finally:
+        s.close()
+    with pytest.raises(NetworkBlocked):
+        socket.getaddrinfo("example.com", 443)
