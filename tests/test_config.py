@@ -120,3 +120,29 @@ def test_key_not_in_validation_error():
         parse_yaml('credentials:\n  openai:\n    keys:\n      - key: "sk-secret-0123456789abcdef"\n'
                    '        weight: heavy\n', file="c.yaml", env={})
     assert "sk-secret" not in str(info.value)
+
+
+def _field_paths(model: type, prefix: str = "") -> list[str]:
+    from pydantic import BaseModel
+
+    out = []
+    for name, field in model.model_fields.items():
+        if name == "source":
+            continue
+        path = f"{prefix}{name}"
+        out.append(path)
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            out.extend(_field_paths(ann, path + "."))
+    return out
+
+
+def test_example_config_documents_every_key():
+    from hermes_core.config import KeySettings, ProviderCredentials, ProviderSettings, Settings
+
+    text = EXAMPLE.read_text(encoding="utf-8")
+    keys = {p.rsplit(".", 1)[-1] for p in _field_paths(Settings)}
+    keys |= set(ProviderSettings.model_fields) | set(KeySettings.model_fields)
+    keys |= set(ProviderCredentials.model_fields)
+    missing = sorted(k for k in keys if f"{k}:" not in text)
+    assert not missing, f"config.example.yaml does not document: {missing}"
