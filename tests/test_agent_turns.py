@@ -145,3 +145,14 @@ def test_real_network_is_blocked_in_the_suite():
         s.close()
     with pytest.raises(NetworkBlocked):
         socket.getaddrinfo("example.com", 443)
+
+
+def test_a_trigger_from_an_earlier_turn_does_not_fire_again(home: Path):
+    fake = FakeProvider(default="ok")
+    agent = agent_for(home, fake)
+    agent.chat("How do I fix a git rebase conflict?")
+    assert "## Auto-loaded Skill: git-rebase-conflicts" in fake.last_request.prompt.context
+    agent.chat("帮我查一下快递到哪了")
+    context = fake.last_request.prompt.context
+    assert "Auto-loaded Skill: git-rebase-conflicts" not in context
+    assert "快递查询" in context

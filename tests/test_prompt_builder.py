@@ -368,7 +368,7 @@ class RecordingSelector:
     def __init__(self) -> None:
         self.calls: list[tuple[str, tuple[Message, ...]]] = []
 
-    def select(self, query: str, history: Sequence[Message]) -> str:
+    def select(self, query: str, history: Sequence[Message], message: str) -> str:
         self.calls.append((query, tuple(history)))
         return "## Skills\n- deploy: how to ship"
 
@@ -400,7 +400,7 @@ def test_selectors_feed_context_not_system(home: Path, project: Path) -> None:
 
 def test_failing_selector_costs_only_its_block(home: Path, project: Path) -> None:
     class Broken:
-        def select(self, query: str, history: Sequence[Message]) -> str:
+        def select(self, query: str, history: Sequence[Message], message: str) -> str:
             raise RuntimeError("index corrupted")
 
     b = builder(home, project, skill_selector=Broken())

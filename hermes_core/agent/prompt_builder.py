@@ -83,9 +83,13 @@ DEFAULT_IDENTITY = (
 
 @runtime_checkable
 class SkillSelector(Protocol):
-    """Chooses skills for this turn; returns a rendered block ("" for none)."""
+    """Chooses skills for this turn; returns a rendered block ("" for none).
 
-    def select(self, query: str, history: Sequence[Message]) -> str: ...
+    ``query`` is the weighted retrieval query (message and recent history); ``message`` alone is
+    what hard triggers should match, so a trigger an earlier turn hit does not fire again.
+    """
+
+    def select(self, query: str, history: Sequence[Message], message: str) -> str: ...
 
 
 @runtime_checkable
@@ -440,7 +444,7 @@ class PromptBuilder:
         if self.skill_selector is not None:
             selector = self.skill_selector
             skills = self._call_block("skill selector",
-                                      lambda: selector.select(query, history), turn_events)
+                                      lambda: selector.select(query, history, message), turn_events)
         memories = ""
         if self.memory_source is not None:
             source = self.memory_source

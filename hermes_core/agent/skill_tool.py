@@ -35,8 +35,8 @@ class SkillSelection:
         self.retriever = retriever
         self.last: Any = None
 
-    def select(self, query: str, history: Sequence[Message]) -> str:
-        block, result = self.retriever.select(query, history)
+    def select(self, query: str, history: Sequence[Message], message: str) -> str:
+        block, result = self.retriever.select(message, history, query=query)
         self.last = result
         return str(block)
 

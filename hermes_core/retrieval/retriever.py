@@ -270,8 +270,13 @@ class SkillRetriever:
                 return d
         return max(usable, key=lambda d: d.doc_coverage, default=None)
 
-    def retrieve(self, query: str, history: Sequence[Message] | None = None) -> RetrievalResult:
-        """Best skills for ``query`` (with ``history`` to expand very short follow-ups)."""
+    def retrieve(self, query: str, history: Sequence[Message] | None = None, *,
+                 trigger_text: str | None = None) -> RetrievalResult:
+        """Best skills for ``query`` (with ``history`` to expand very short follow-ups).
+
+        ``trigger_text`` is what L1 matches when it differs from ``query``: a query that carries
+        the conversation so far must not re-fire a trigger an earlier message matched.
+        """
         t0 = self.clock()
         self.ensure_built()
         timings: dict[str, float] = {}
@@ -287,7 +292,7 @@ class SkillRetriever:
         # L1
         if "L1" in self.layers and len(trig):
             t = self.clock()
-            hit = trig.match(text[:MAX_QUERY_CHARS * 4])
+            hit = trig.match((text if trigger_text is None else trigger_text)[:MAX_QUERY_CHARS * 4])
             timings["L1"] = (self.clock() - t) * 1000
             if hit is not None and hit.skill in by_name:
                 timings["total"] = (self.clock() - t0) * 1000
@@ -354,7 +359,8 @@ class SkillRetriever:
             contributions, fused.answered, not decision.passed, decision, None, timings,
             tuple(names[int(i)] for i in order))
 
-    def select(self, message: str, history: Sequence[Message] | None = None) -> tuple[str, RetrievalResult]:
+    def select(self, message: str, history: Sequence[Message] | None = None, *,
+               query: str | None = None) -> tuple[str, RetrievalResult]:
         """The per-turn skill block for the PromptBuilder, and the result behind it ("" = no block).
 
         Retrieval off (``skill_utils.enabled: false`` or ``HERMES_DISABLE_SKILL_RETRIEVAL=1``): the
@@ -364,7 +370,10 @@ class SkillRetriever:
             skills = sorted(self.load_catalog(warn=False).skills, key=lambda s: s.name)  # no index/model
             res = RetrievalResult(message, "disabled", tuple(skills))
             return render(res), res
-        res = self.retrieve(message, history)
+        if query is None:
+            res = self.retrieve(message, history)
+        else:  # triggers fire on this message only; the ranking layers read the fuller query
+            res = self.retrieve(query, history, trigger_text=message)
         return render(res), res
 
 
