@@ -36,35 +36,76 @@ from .types import (
 
 __version__ = "0.1.0"
 
+# The parts, imported on first use: ``import hermes_core`` stays cheap (no SDK, no torch).
+_LAZY = {
+    "Agent": "hermes_core.agent.agent",
+    "Reply": "hermes_core.agent.agent",
+    "PromptBuilder": "hermes_core.agent.prompt_builder",
+    "MemoryStore": "hermes_core.agent.memory_files",
+    "ContextEngine": "hermes_core.agent.context_engine",
+    "Router": "hermes_core.agent.smart_routing",
+    "CredentialPool": "hermes_core.agent.credential_pool",
+    "CallLoop": "hermes_core.agent.resilience",
+    "SkillRetriever": "hermes_core.retrieval.retriever",
+    "get_skill_retriever": "hermes_core.retrieval.retriever",
+    "build_provider": "hermes_core.providers",
+    "CallOptions": "hermes_core.providers.base",
+    "Provider": "hermes_core.providers.base",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hermes_core' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 __all__ = [
+    "Agent",
     "AllProvidersFailed",
     "AuthenticationFailed",
     "BadRequest",
     "CachePlan",
+    "CallLoop",
+    "CallOptions",
     "Candidate",
     "Completion",
     "ConfigError",
     "ConnectionFailed",
+    "ContextEngine",
     "ContextWindowExceeded",
     "Credential",
+    "CredentialPool",
     "Delta",
     "HermesError",
     "MemoryFragment",
+    "MemoryStore",
     "Message",
     "NoCredentialAvailable",
     "Overloaded",
     "Prompt",
+    "PromptBuilder",
+    "Provider",
     "ProviderError",
     "QuotaExhausted",
     "RateLimited",
+    "Reply",
     "RouteDecision",
+    "Router",
     "ServerError",
     "Settings",
     "Skill",
+    "SkillRetriever",
     "Timeout",
     "ToolCall",
     "ToolSpec",
     "TurnContext",
     "Usage",
+    "build_provider",
+    "get_skill_retriever",
     "load_settings",
 ]

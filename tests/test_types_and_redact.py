@@ -46,3 +46,18 @@ def test_prompt_prefix_hash_depends_on_system_only():
     b = Prompt(system="S", messages=(), context="ctx two")
     assert a.prefix_sha256 == b.prefix_sha256
     assert Prompt(system="T", messages=()).prefix_sha256 != a.prefix_sha256
+
+
+def test_public_api_resolves_lazily():
+    import subprocess
+    import sys
+
+    import hermes_core
+
+    for name in hermes_core.__all__:
+        assert getattr(hermes_core, name) is not None, name
+    # importing the package alone loads neither SDK nor torch
+    code = ("import sys, hermes_core; "
+            "print(any(m in sys.modules for m in ('openai', 'anthropic', 'torch')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
