@@ -156,3 +156,20 @@ def test_a_trigger_from_an_earlier_turn_does_not_fire_again(home: Path):
     context = fake.last_request.prompt.context
     assert "Auto-loaded Skill: git-rebase-conflicts" not in context
     assert "快递查询" in context
+
+
+async def test_hooks_and_async_turn_through_the_call_loop(home: Path):
+    routes, replies = [], []
+    fake = FakeProvider(["async one", "async two"])
+    agent = agent_for(home, fake)
+    agent.on_route = routes.append
+    agent.post_llm_call = replies.append
+    agent.pre_llm_call = lambda message, prompt: "## Ticket\nOPS-7 is open"
+    reply = await agent.achat("docker container exits immediately")
+    assert reply.text == "async one" and reply.attempts[-1].status == "ok"
+    assert routes and routes[0] is reply.route and replies == [reply]
+    assert "OPS-7" in fake.last_request.prompt.context
+    pieces = [p async for p in agent.astream("and again")]
+    assert "".join(pieces) == "async two"
+    assert agent.last_reply is not None and agent.last_reply.text == "async two"
+    assert len(agent.history) == 4
