@@ -75,6 +75,8 @@ def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
                               top_k=kw.get("top_k") or su.top_k, weights=su.weights,
                               fusion=kw.get("fusion") or su.fusion, rrf_k=su.rrf_k,
                               threshold=su.threshold, gate_thresholds=su.gate_thresholds,
+                              gate_weights={k: v.model_dump() for k, v in su.gate_weights.items()},
+                              hint_ratio=su.hint_ratio, hint_margin=su.hint_margin,
                               layers=kw.get("layers") or ("L1", "L2", "L3", "L4"))
     r = build_retriever(settings, home=getattr(args, "home", None))
     if kw.get("top_k"):
