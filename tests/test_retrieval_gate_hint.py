@@ -121,3 +121,52 @@ def test_eval_reports_hint_recall_and_length() -> None:
                        LabeledQuery("send an email with a subject", "pdf-extract")])
     assert res["hint_len_mean"] == 1.0  # strict cut: one skill per hint
     assert res["hint_recall"] == 0.5
+
+
+# ------------------------------------------------------------------ eval query cache
+
+
+def test_eval_query_vectors_persist_on_disk_only_when_asked(tmp_path: Path) -> None:
+    from hermes_core.retrieval.dense import DenseIndex, EmbeddingCache
+    cache = EmbeddingCache(tmp_path / "emb")
+    first = HashingEmbedder("test:q")
+    d1 = DenseIndex(first, cache, persist_queries=True)
+    d1.build(SKILLS)
+    v1 = d1.query_vector("send an email")
+    assert first.queries_embedded == 1
+    second = HashingEmbedder("test:q")
+    d2 = DenseIndex(second, cache, persist_queries=True)
+    assert np.allclose(d2.query_vector("send an email"), v1) and second.queries_embedded == 0
+    third = HashingEmbedder("test:q")
+    DenseIndex(third, cache).query_vector("send an email")  # chat turns: never read or written
+    assert third.queries_embedded == 1
+    DenseIndex(third, cache).query_vector("a private message")
+    fourth = HashingEmbedder("test:q")
+    DenseIndex(fourth, cache, persist_queries=True).query_vector("a private message")
+    assert fourth.queries_embedded == 1
+
+
+def test_retriever_switches_query_persistence_for_every_dense_layer(tmp_path: Path) -> None:
+    r = SkillRetriever(skills=SKILLS, embedders=[HashingEmbedder("a"), HashingEmbedder("b")],
+                       cache_dir=tmp_path)
+    assert not any(d.persist_queries for d in r.dense)
+    r.persist_query_vectors()
+    assert all(d.persist_queries for d in r.dense)
+
+
+def test_eval_cli_query_cache_flag_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               hermes_home: Path) -> None:
+    import json
+
+    from hermes_core.cli.main import main
+    cat = tmp_path / "skills.jsonl"
+    cat.write_text("\n".join(json.dumps({"name": s.name, "description": s.description}, ensure_ascii=False)
+                             for s in SKILLS) + "\n", encoding="utf-8")
+    q = tmp_path / "q.jsonl"
+    q.write_text(json.dumps({"query": "extract the text of a pdf", "gold": "pdf-extract"}) + "\n",
+                 encoding="utf-8")
+    for flag, expected in ((["--query-cache"], True), ([], False)):
+        assert main(["skills", "eval", "--catalog", str(cat), "--queries", str(q), "--no-embeddings",
+                     "--json", *flag]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert data["query_cache"] is expected and data["hint_len_mean"] >= 1.0

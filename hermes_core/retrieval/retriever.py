@@ -279,6 +279,11 @@ class SkillRetriever:
         self.ensure_built()
         return list(self._skills)
 
+    def persist_query_vectors(self, on: bool = True) -> None:
+        """Keep query vectors in the on-disk embedding cache as well (offline evaluation only)."""
+        for d in self.dense:
+            d.persist_queries = on
+
     @property
     def embedded_docs(self) -> int:
         return sum(d.embedded_docs for d in self.dense)
