@@ -162,6 +162,14 @@ class ContextEngineSettings(_Model):
     render_chars: int = Field(default=600, ge=80)             # per-summary clip in the prompt block
 
 
+class GateWeightSettings(_Model):
+    """Dense gate score weights for one embedding model (see ``retrieval.fusion.GateWeights``)."""
+
+    anchor_max: float = 0.5
+    anchor_mean: float = 0.0
+    catalog_mean: float = 0.0
+
+
 class SkillSettings(_Model):
     enabled: bool = True
     top_k: int = Field(5, ge=1)
@@ -178,6 +186,12 @@ class SkillSettings(_Model):
     fusion: Literal["zscore", "rrf"] = "zscore"
     embeddings: bool = True
     gate_thresholds: dict[str, float] = Field(default_factory=dict)
+    # dense gate weights keyed by embedder model id (fitted defaults for MiniLM are built in)
+    gate_weights: dict[str, GateWeightSettings] = Field(default_factory=dict)
+    # the hint lists a top-k skill only if its fused score is >= hint_ratio x the best one's or
+    # within hint_margin of it (z-score units), so a small home is not handed 5 loose matches
+    hint_ratio: float = Field(0.5, ge=0.0, le=1.0)
+    hint_margin: float = Field(1.5, ge=0.0)
 
 
 class PromptSettings(_Model):

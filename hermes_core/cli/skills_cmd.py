@@ -54,6 +54,9 @@ def register(sub: Any) -> None:
     e.add_argument("--fusion", choices=("zscore", "rrf"), default=None)
     e.add_argument("--config")
     e.add_argument("--no-embeddings", action="store_true")
+    e.add_argument("--query-cache", action="store_true",
+                   help="keep query vectors in the on-disk embedding cache, so a re-run embeds nothing "
+                        "(fast tuning runs; latency then excludes query embedding)")
     e.add_argument("--json", action="store_true")
     e.set_defaults(handler=_eval)
     p.set_defaults(handler=lambda a: (p.print_help(), 2)[1])
@@ -75,6 +78,8 @@ def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
                               top_k=kw.get("top_k") or su.top_k, weights=su.weights,
                               fusion=kw.get("fusion") or su.fusion, rrf_k=su.rrf_k,
                               threshold=su.threshold, gate_thresholds=su.gate_thresholds,
+                              gate_weights={k: v.model_dump() for k, v in su.gate_weights.items()},
+                              hint_ratio=su.hint_ratio, hint_margin=su.hint_margin,
                               layers=kw.get("layers") or ("L1", "L2", "L3", "L4"))
     r = build_retriever(settings, home=getattr(args, "home", None))
     if kw.get("top_k"):
@@ -161,9 +166,11 @@ def _eval(args: argparse.Namespace) -> int:
         raise ConfigError(f"--layers: unknown layer(s) {', '.join(bad) or '(none)'}; use L1,L2,L3,L4")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     r = _retriever(args, layers=layers, fusion=args.fusion)
+    r.persist_query_vectors(args.query_cache)
     queries = sample(load_queries(args.queries), args.limit, args.seed)
     negatives = load_queries(args.negatives) if args.negatives else []
     result = evaluate(r, queries, negatives)
+    result["query_cache"] = bool(args.query_cache)
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
     else:

@@ -200,7 +200,7 @@ class DenseIndex:
     """Document vectors of one embedder, kept in step with the skill index; counts what it embedded."""
 
     def __init__(self, embedder: Embedder, cache: EmbeddingCache | None = None,
-                 query_cache_size: int = 512) -> None:
+                 query_cache_size: int = 512, persist_queries: bool = False) -> None:
         self.embedder = embedder
         self.cache = cache or EmbeddingCache(None)
         self.names: list[str] = []
@@ -211,6 +211,9 @@ class DenseIndex:
         self.covered = np.ones(0, dtype=bool)  # per skill, in index order
         self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._qsize = query_cache_size
+        # Offline evaluation re-runs the same thousands of queries: keep their vectors on disk too
+        # (off for chat turns, whose messages should not be written to disk).
+        self.persist_queries = persist_queries
         self._lock = threading.Lock()
 
     def build(self, skills: Sequence[Skill]) -> None:
@@ -250,7 +253,11 @@ class DenseIndex:
             if v is not None:
                 self._qcache.move_to_end(text)
                 return v
-        v = self.embedder.embed_query(text)
+        key = f"query-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
+        stored = self.cache.get(self.embedder.model_id, key) if self.persist_queries else None
+        v = stored if stored is not None else self.embedder.embed_query(text)
+        if self.persist_queries and stored is None:
+            self.cache.put(self.embedder.model_id, key, v)
         with self._lock:
             self._qcache[text] = v
             if len(self._qcache) > self._qsize:

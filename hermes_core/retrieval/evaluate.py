@@ -3,7 +3,9 @@
 Recall and MRR are measured on the ranking before the gate (so they say how good the ranking is);
 the gate is measured separately: keep rate = share of on-topic queries it lets through, reject rate
 = share of off-topic queries (``gold: null``) it stops. ``recall@5_gated`` counts a gated on-topic
-query as a miss, i.e. what the model actually sees.
+query as a miss, i.e. what the model actually sees. ``hint_recall`` and ``hint_len_mean`` measure the
+hint list before the gate (the top-k after the closeness cut): how often it holds the gold skill, and
+how many skills it lists.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ def evaluate(retriever: SkillRetriever, queries: Sequence[LabeledQuery],
              negatives: Sequence[LabeledQuery] = ()) -> dict[str, Any]:
     """Run every query through ``retriever.retrieve`` and summarise."""
     retriever.ensure_built()
-    r1 = r5 = mrr = kept = r5g = 0.0
+    r1 = r5 = mrr = kept = r5g = hint_hit = hint_len = 0.0
     latencies: list[float] = []
     answered: Counter[str] = Counter()
     pos_gate: dict[str, list[float]] = {}
@@ -93,6 +95,9 @@ def evaluate(retriever: SkillRetriever, queries: Sequence[LabeledQuery],
         mrr += reciprocal_rank(ranking, gold, 10)
         kept += 0.0 if res.gated else 1.0
         r5g += recall_at(res.names, gold, 5)
+        hint = list(res.contributions) if res.layer != "L1" else list(res.names)
+        hint_hit += 1.0 if gold in hint else 0.0
+        hint_len += len(hint)
         answered.update(res.answered)
         deciding[res.layer] += 1
         if res.gate is not None:
@@ -114,6 +119,8 @@ def evaluate(retriever: SkillRetriever, queries: Sequence[LabeledQuery],
         "recall@5": round(r5 / n, 4),
         "mrr@10": round(mrr / n, 4),
         "recall@5_gated": round(r5g / n, 4),
+        "hint_recall": round(hint_hit / n, 4),
+        "hint_len_mean": round(hint_len / n, 3),
         "gate_keep_rate": round(kept / n, 4),
         "gate_reject_rate": round(rejected / len(negs), 4) if negs else None,
         "latency_ms_p50": round(float(np.percentile(lat, 50)), 3),

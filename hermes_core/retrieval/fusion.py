@@ -11,9 +11,10 @@ out of the weight sum), so the fused scale is the same with or without embedding
   multiplied by ``k + 1`` so a skill ranked first by every answering layer scores 1.0.
 
 The gate does not look at the fused score (a rank-derived number says nothing about absolute fit;
-on the dev negatives it rejects 19% at 95% keep). It uses calibrated evidence instead: the routed
-embedder's top cosine minus a share of the query's cosine to generic "no tool needed" anchors, or,
-without embeddings, the top BM25 score as a share of what the query's tokens could score.
+on the dev negatives it rejects 19% at 95% keep). It uses calibrated evidence instead: a linear score
+over skill-agnostic numbers from the routed embedder (top cosine, cosine to generic "no tool needed"
+anchors, mean cosine to the whole catalog), or, without embeddings, the top BM25 score as a share of
+what the query's tokens could score.
 """
 
 from __future__ import annotations
@@ -81,13 +82,37 @@ def fuse(layers: Mapping[str, np.ndarray | None], weights: Mapping[str, float], 
 
 @dataclass(frozen=True, slots=True)
 class GateEvidence:
-    """What the gate decides on; ``dense_top`` is None when the dense layer abstained."""
+    """What the gate decides on; ``dense_top`` is None when the dense layer abstained.
+
+    ``dense_anchor`` is the query's best cosine to the "no tool needed" anchors, ``dense_anchor_mean``
+    its mean cosine to them, ``dense_catalog_mean`` its mean cosine to every skill in the catalog.
+    """
 
     dense_top: float | None = None
     dense_anchor: float | None = None
     dense_model: str | None = None
     lexical: float = 0.0
     synonym_phrase_hit: bool = False
+    dense_anchor_mean: float | None = None
+    dense_catalog_mean: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GateWeights:
+    """A dense gate score: ``top - anchor_max * A_max - anchor_mean * A_mean + catalog_mean * C_mean``.
+
+    Three skill-agnostic numbers, fitted per embedding model (a cosine's scale is the model's), never
+    per skill or per catalog. The default reproduces the first rule, ``top - 0.5 * A_max``.
+    """
+
+    anchor_max: float = 0.5
+    anchor_mean: float = 0.0
+    catalog_mean: float = 0.0
+
+    def score(self, ev: GateEvidence) -> float:
+        return ((ev.dense_top or 0.0) - self.anchor_max * (ev.dense_anchor or 0.0)
+                - self.anchor_mean * (ev.dense_anchor_mean or 0.0)
+                + self.catalog_mean * (ev.dense_catalog_mean or 0.0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,17 +124,20 @@ class GateDecision:
 
 
 def gate(ev: GateEvidence, thresholds: Mapping[str, float], *, anchor_weight: float = 0.5,
-         override: float | None = None) -> GateDecision:
+         override: float | None = None,
+         weights: Mapping[str, GateWeights] | None = None) -> GateDecision:
     """Pass or reject the best candidate. ``override`` replaces the applicable threshold.
 
-    Rules, first that applies: a whole synonym phrase in the query passes; with a dense score,
-    ``dense_top - anchor_weight * dense_anchor`` against the model's threshold (``thresholds[model]``,
+    Rules, first that applies: a whole synonym phrase in the query passes; with a dense score, the
+    model's :class:`GateWeights` score (``weights[model]``; for a model without fitted weights,
+    ``dense_top - anchor_weight * dense_anchor``) against the model's threshold (``thresholds[model]``,
     else ``thresholds["dense"]``); otherwise the lexical share against ``thresholds["lexical"]``.
     """
     if ev.synonym_phrase_hit:
         return GateDecision(True, 1.0, 0.0, "synonym-phrase")
     if ev.dense_top is not None:
-        score = ev.dense_top - anchor_weight * (ev.dense_anchor or 0.0)
+        gw = (weights or {}).get(ev.dense_model or "") or GateWeights(anchor_max=anchor_weight)
+        score = gw.score(ev)
         th = thresholds.get(ev.dense_model or "", thresholds.get("dense", 0.0))
         th = th if override is None else override
         return GateDecision(score >= th, score, th, f"dense:{ev.dense_model}")
