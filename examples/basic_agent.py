@@ -20,7 +20,7 @@ def main(argv: list[str]) -> int:
         reply = agent.chat(message)
         print(f"> {message}\n{reply.text}\n")
         print(f"[{reply.provider}/{reply.model}, {reply.usage.total_input_tokens} tokens in]\n")
-    agent.end_session()
+    agent.close()  # records the session into episodic memory
     return 0
 
 

@@ -38,7 +38,7 @@ def main() -> int:
         revoked = [r for r in primary.requests if r.status == 401]
         assert len(revoked) == 1, "a revoked key is tried once, then removed"
         assert [r.status for r in primary.requests].count(429) <= 1, "no key tried while cooling"
-        agent.end_session()
+        agent.close()
     return 0
 
 

@@ -337,12 +337,31 @@ class Agent:
         if self._ended or not self.history or self.context_engine is None:
             return None
         self._ended = True
+        # Offline replies describe the request, not the conversation: remember only what was said.
+        messages = ([m for m in self.history if m.role == "user"] if self.offline
+                    else self.history)
         try:
-            return self.context_engine.record_session(self.session_id, self.history,
+            return self.context_engine.record_session(self.session_id, messages,
                                                       self.summarizer())
         except HermesError as e:
             log.warning("could not record session %s: %s", self.session_id, e)
             return None
+
+    def close(self) -> None:
+        """Record the session, let a background model load finish, and close the memory store."""
+        self.end_session()
+        wait = getattr(self.retriever, "wait_warm", None)
+        if wait is not None:
+            wait()
+        close = getattr(self.context_engine, "close", None)
+        if close is not None:
+            close()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def reset(self) -> None:
         """Record the conversation so far, then start a new one (new session id)."""

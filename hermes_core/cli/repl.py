@@ -155,9 +155,7 @@ class Repl:
             self.error(e)
 
     def finish(self) -> None:
-        end = getattr(self.agent, "end_session", None)
-        if end is not None:
-            try:
-                end()
-            except HermesError as e:
-                self.error(e)
+        try:
+            self.agent.close()   # records the session into episodic memory
+        except HermesError as e:
+            self.error(e)

@@ -123,7 +123,7 @@ def _memory(repl: Repl, arg: str) -> None:
         repl.say(f"no past session matches {query[:60]!r}")
     for f in found:
         tags = f" [tags: {', '.join(f.tags)}]" if f.tags else ""
-        repl.say(f"  {f.age_days:.0f}d ago  score {f.score:.2f}  {f.summary[:160]}{tags}")
+        repl.say(f"  {f.age_days:.0f}d ago  score {f.score:.3g}  {f.summary[:160]}{tags}")
 
 
 def _route(repl: Repl, arg: str) -> None:

@@ -266,6 +266,18 @@ class SkillRetriever:
             return
         self.refresh()
 
+    def wait_warm(self, timeout: float | None = None) -> bool:
+        """Wait for a background warm-up to finish; True when none is running any more.
+
+        A process about to exit calls this so the model load ends cleanly rather than being cut
+        off by interpreter shutdown.
+        """
+        warm = self._warm
+        if warm is not None and warm.is_alive():
+            warm.join(timeout)
+            return not warm.is_alive()
+        return True
+
     def warm_up(self, background: bool = True) -> threading.Thread | None:
         """Build indexes and load models now, optionally on a background thread so the first turn is
         served by L1-L3 while the dense layer is still embedding."""
