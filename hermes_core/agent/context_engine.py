@@ -33,6 +33,7 @@ from .context_store import (
     SessionStore,
     normalise_tags,
     normalise_text,
+    scrub_surrogates,
 )
 from .memory_ranking import build_match, render_memories, rerank
 from .summarise import SessionSummary, Summarizer, SummaryFailed, clip_words, extractive_summary
@@ -147,6 +148,8 @@ class ContextEngine:
         match = build_match(query)
         if match is None:
             return []
+        if exclude_session is not None:
+            exclude_session = scrub_surrogates(exclude_session)  # as stored
         limit = OVERFETCH * max_results + (1 if exclude_session is not None else 0)
         s = self.settings
         with self.store.snapshot():  # hits and texts from the same state, even with a writer busy

@@ -25,7 +25,7 @@ import time
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -63,9 +63,29 @@ class MemoryDatabaseMissing(MemoryStoreError):
 
 # --------------------------------------------------------------------------- records
 
+def scrub_surrogates(text: str) -> str:
+    """Valid UTF-8 text: surrogate pairs joined, lone surrogates replaced by U+FFFD.
+
+    A terminal paste decoded with ``surrogateescape`` (or a broken clipboard) leaves lone
+    surrogates in a message; SQLite and the content hash need UTF-8, and ``str.encode`` raises on
+    them, which would lose the whole session at its end."""
+    if text.isascii():
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def normalise_text(text: str) -> str:
     """NFC and collapsed whitespace: what the content hash is computed over."""
-    return " ".join(unicodedata.normalize("NFC", text).split())
+    return " ".join(unicodedata.normalize("NFC", scrub_surrogates(text)).split())
+
+
+def _scrub_record(rec: SessionRecord) -> SessionRecord:
+    """The record with every text field valid UTF-8 (see :func:`scrub_surrogates`)."""
+    sid, summary = scrub_surrogates(rec.session_id), scrub_surrogates(rec.summary)
+    tags = tuple(scrub_surrogates(t) for t in rec.tags)
+    if (sid, summary, tags) == (rec.session_id, rec.summary, rec.tags):
+        return rec
+    return replace(rec, session_id=sid, summary=summary, tags=tags)
 
 
 def normalise_tags(tags: Iterable[str] | str) -> tuple[str, ...]:
@@ -86,7 +106,7 @@ def normalise_tags(tags: Iterable[str] | str) -> tuple[str, ...]:
 
 def memory_id_for(session_id: str) -> str:
     """Deterministic id of a session's memory: the same on every machine and restart."""
-    return hashlib.sha256(("session\x00" + session_id).encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha256(("session\x00" + scrub_surrogates(session_id)).encode("utf-8")).hexdigest()[:16]
 
 
 def content_hash_of(summary: str) -> str:
@@ -321,6 +341,7 @@ class SessionStore:
         if any, is removed since this recording replaces it); otherwise the old row and its index
         entry are deleted and the new one inserted (``replaced``) or simply inserted (``inserted``).
         """
+        records = [_scrub_record(r) for r in records]
         prepared = [(r, r.content_hash, ",".join(r.tags), self._segment(r.summary),
                      self._segment(" ".join(r.tags))) for r in records]
         results: list[UpsertResult] = []
@@ -358,7 +379,8 @@ class SessionStore:
     def delete(self, session_id: str) -> bool:
         """Forget one session; False when it was not stored."""
         with self._write() as conn:
-            row = conn.execute("SELECT rowid FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+            row = conn.execute("SELECT rowid FROM sessions WHERE session_id = ?",
+                               (scrub_surrogates(session_id),)).fetchone()
             if row is None:
                 return False
             conn.execute("DELETE FROM sessions_fts WHERE rowid = ?", (row[0],))
@@ -405,7 +427,8 @@ class SessionStore:
 
     def get(self, session_id: str) -> SessionRecord | None:
         rows = self._read("SELECT session_id, summary, tags, created_at, relevance_score, source,"
-                          " message_count FROM sessions WHERE session_id = ?", (session_id,))
+                          " message_count FROM sessions WHERE session_id = ?",
+                          (scrub_surrogates(session_id),))
         if not rows:
             return None
         r = rows[0]
