@@ -24,7 +24,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ConfigError, DependencyMissing, NoCredentialAvailable
 from ..types import Credential
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("hermes_core.pool")
 
 AlertHook = Callable[[str, str, str], None]   # (provider, fingerprint, reason)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +179,35 @@ class CredentialPool:
 
     async def aacquire(self, provider: str, *, tokens: int = 0) -> Credential:
         if self.backend.io_bound:
-            return await asyncio.to_thread(self.acquire, provider, tokens=tokens)
+            return await self.in_thread(lambda: self.acquire(provider, tokens=tokens), lambda c: c)
         return self.acquire(provider, tokens=tokens)
+
+    async def in_thread(self, fn: Callable[[], T], held: Callable[[T], Credential | None]) -> T:
+        """``fn()`` (which may acquire a key) in a worker thread, safe against cancellation.
+
+        Cancelling the awaiting task does not stop the thread: a Redis acquire finishes after the
+        caller is gone and nobody would ever release that key (its in-flight count and window slot
+        leak until the keys expire). The thread is shielded, and when the caller was cancelled the
+        key ``held(result)`` names is released as soon as the thread returns.
+        """
+        fut = asyncio.ensure_future(asyncio.to_thread(fn))
+        try:
+            return await asyncio.shield(fut)
+        except asyncio.CancelledError:
+            fut.add_done_callback(lambda f: self._release_abandoned(f, held))
+            raise
+
+    def _release_abandoned(self, fut: asyncio.Future[T],
+                           held: Callable[[T], Credential | None]) -> None:
+        if fut.cancelled() or fut.exception() is not None:
+            return
+        cred = held(fut.result())
+        if cred is None:
+            return
+        try:
+            self.release(cred)
+        except Exception as e:  # a callback must not raise; the backend's expiry is the backstop
+            log.warning("could not release key %s of a cancelled request: %s", cred.fingerprint, e)
 
     def _lookup(self, provider: str, fingerprint: str) -> Credential:
         cred = self._by_fp.get((provider, fingerprint))

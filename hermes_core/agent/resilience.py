@@ -517,7 +517,7 @@ class CallLoop:
 
     async def _anext_step(self, run: _Run) -> Step:
         if self.pool.backend.io_bound:
-            return await asyncio.to_thread(run.next_step)
+            return await self.pool.in_thread(run.next_step, lambda step: step.credential)
         return run.next_step()
 
     async def acomplete(self, prompt: Prompt, decision: RouteDecision,
