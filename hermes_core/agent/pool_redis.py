@@ -48,6 +48,7 @@ from .pool_state import (
     PoolPolicy,
     ProviderSnapshot,
     ReleaseResult,
+    sane_retry_after,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -228,6 +229,7 @@ class RedisPoolState:
     def release(self, provider: str, fingerprint: str, outcome: Outcome,
                 policy: PoolPolicy) -> ReleaseResult:
         state_key, _, lease_key = self._key_names(provider, fingerprint)
+        retry_after = sane_retry_after(outcome.retry_after)  # Lua cannot read "inf" or "nan"
 
         def remote() -> ReleaseResult:
             with self._lock:
@@ -237,7 +239,7 @@ class RedisPoolState:
                 changed, until = self._release(
                     keys=[self._name(provider, "p"), state_key, lease_key],
                     args=[self._now_arg(), outcome.kind,
-                          "" if outcome.retry_after is None else outcome.retry_after, lease,
+                          "" if retry_after is None else retry_after, lease,
                           policy.breaker_cooldown_s, policy.default_cooldown_s,
                           policy.breaker_failures, self.options.state_ttl_s])
             except self._down_errors:

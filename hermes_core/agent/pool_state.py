@@ -15,6 +15,7 @@ share one definition.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import deque
@@ -27,6 +28,11 @@ from .breaker import CLOSED, BreakerState, breaker_check, breaker_failure, break
 Strategy = Literal["round_robin", "least_loaded", "fill_first", "random"]
 STRATEGIES: tuple[Strategy, ...] = ("round_robin", "least_loaded", "fill_first", "random")
 OutcomeKind = Literal["ok", "rate_limited", "removed", "failure", "released"]
+
+#: The longest a 429 can block a key (one day). Retry-After values of weeks or years (or an
+#: overflowing "1e400" parsed as infinity) come from broken proxies or quota-exhaustion pages; the
+#: key is tried again after a day, and a still-exhausted key answers 429 again at one request's cost.
+MAX_COOLDOWN_S = 86_400.0
 
 
 # --------------------------------------------------------------------------- value types
@@ -104,9 +110,19 @@ class ProviderSnapshot:
 
 # --------------------------------------------------------------------------- pure decisions
 
+def sane_retry_after(retry_after: float | None) -> float | None:
+    """A server's Retry-After made safe to add to a clock: None (no signal) stays None, so does
+    NaN; negative is 0; anything above :data:`MAX_COOLDOWN_S` (infinity included) is capped."""
+    if retry_after is None or math.isnan(retry_after):
+        return None
+    return min(MAX_COOLDOWN_S, max(0.0, float(retry_after)))
+
+
 def cooldown_until(current: float, now: float, retry_after: float | None, default: float) -> float:
-    """A 429's new "blocked until": the deadline only ever moves later."""
-    wait = default if retry_after is None else max(0.0, retry_after)
+    """A 429's new "blocked until": the deadline only ever moves later, and at most
+    :data:`MAX_COOLDOWN_S` ahead (see :func:`sane_retry_after`)."""
+    sane = sane_retry_after(retry_after)
+    wait = default if sane is None else sane
     return max(current, now + wait)
 
 

@@ -54,6 +54,7 @@ from ..errors import (
 from ..providers.base import CallOptions, Provider
 from ..types import Candidate, Completion, Credential, Delta, Prompt, RouteDecision
 from .credential_pool import CredentialPool
+from .pool_state import sane_retry_after
 from .smart_routing import candidates_for, long_context_fallback
 
 if TYPE_CHECKING:
@@ -84,8 +85,9 @@ def backoff_delay(retry_number: int, error: BaseException | None, *, base: float
         hinted = getattr(error, "retry_after", None)
         if hinted is None and error.headers:
             hinted = parse_retry_after(error.headers, now=now)
+        hinted = sane_retry_after(None if hinted is None else float(hinted))
         if hinted is not None:
-            return max(0.0, float(hinted))
+            return hinted
     state = RetryCallState(retry_object=None, fn=None, args=(), kwargs={})  # type: ignore[arg-type]
     state.attempt_number = max(1, retry_number)
     return FullJitter(base, cap, rng)(state)
@@ -299,7 +301,7 @@ class _Run:
             # "retry now" cannot make the loop spin. Rotation still spends no budget.
             repeats = self.rate_limited.get(cred.fingerprint, 0)
             self.rate_limited[cred.fingerprint] = repeats + 1
-            wait = error.retry_after
+            wait = sane_retry_after(error.retry_after)  # no inf/NaN in the pool or the audit
             if repeats:
                 floor = min(self.loop.policy.backoff_max_s,
                             self.loop.policy.backoff_base_s * 2 ** (repeats - 1))
