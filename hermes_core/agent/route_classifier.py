@@ -7,11 +7,17 @@ model name). The router lets it decide only when its calibrated probability reac
 margin is not a probability, so it is wrapped in :class:`CalibratedClassifierCV` (Platt scaling).
 
 Word features use the shared mixed CJK tokenizer, and character n-grams catch code and paths.
-The model file is a pickle: load only files you trained yourself.
+The model file is a pickle, and unpickling runs code. So the file starts with a header line
+(:data:`MAGIC` and the SHA-256 of the pickle that follows) and :meth:`RouteClassifier.load` checks
+both before unpickling anything: a ``.pkl`` from elsewhere, a file saved by an older version or a
+tampered payload is refused with a :class:`ConfigError` naming it. The checksum is not a signature
+(whoever can write the file can forge it); it keeps foreign and damaged files out. Still load only
+files you trained yourself, from a directory only you can write.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import pickle
 from collections import Counter
@@ -24,6 +30,8 @@ from ..errors import ConfigError
 from ..retrieval.tokenize import tokenize
 
 FORMAT = "hermes-route-classifier/1"
+#: First bytes of a classifier file; the header line ends with ``sha256=<hex of the payload>``.
+MAGIC = b"HERMES-ROUTE-CLASSIFIER/2 "
 MAX_TRAIN_BYTES = 50_000_000
 
 
@@ -110,8 +118,10 @@ class RouteClassifier:
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
         tmp = p.with_suffix(p.suffix + ".tmp")
+        payload = pickle.dumps({"format": FORMAT, "labels": self.labels, "pipeline": self.pipeline})
+        header = MAGIC + b"sha256=" + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n"
         with tmp.open("wb") as f:
-            pickle.dump({"format": FORMAT, "labels": self.labels, "pipeline": self.pipeline}, f)
+            f.write(header + payload)
         tmp.replace(p)
 
     @classmethod
@@ -123,8 +133,22 @@ class RouteClassifier:
                               "'hermes-core route train FILE.jsonl')",
                               file=config_file, key_path=key_path)
         try:
-            with p.open("rb") as f:
-                obj = pickle.load(f)
+            data = p.read_bytes()
+        except OSError as e:
+            raise ConfigError(f"cannot read classifier {p}: {e.strerror or e}", file=config_file,
+                              key_path=key_path) from None
+        header, _, payload = data.partition(b"\n")
+        if not header.startswith(MAGIC + b"sha256="):
+            raise ConfigError(f"cannot read classifier {p}: not written by 'hermes-core route train' "
+                              "(no hermes header); refusing to unpickle it - retrain it",
+                              file=config_file, key_path=key_path)
+        expected = header.removeprefix(MAGIC + b"sha256=").decode("ascii", "replace")
+        if hashlib.sha256(payload).hexdigest() != expected:
+            raise ConfigError(f"cannot read classifier {p}: checksum mismatch (damaged or edited); "
+                              "refusing to unpickle it - retrain it", file=config_file,
+                              key_path=key_path)
+        try:
+            obj = pickle.loads(payload)  # our own file: header and checksum verified above
         except Exception as e:
             raise ConfigError(f"cannot read classifier {p}: {type(e).__name__}", file=config_file,
                               key_path=key_path) from None
