@@ -21,9 +21,10 @@ import asyncio
 import importlib
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ConfigError, DependencyMissing, NoCredentialAvailable
@@ -110,6 +111,8 @@ class CredentialPool:
         self._by_fp: dict[tuple[str, str], Credential] = {}
         self._specs: dict[str, tuple[KeySpec, ...]] = {}
         self._policies: dict[str, PoolPolicy] = {}
+        self._probes: dict[int, Credential] = {}   # id -> the object a probe acquire returned
+        self._probes_lock = threading.Lock()
         for provider, creds in credentials.items():
             unique: dict[str, Credential] = {}
             for c in creds:
@@ -175,7 +178,20 @@ class CredentialPool:
                                    rand=self._rng.random())
         if res.fingerprint is None:
             raise NoCredentialAvailable(provider, res.available_at, now=res.now)
-        return self._lookup(provider, res.fingerprint)
+        cred = self._lookup(provider, res.fingerprint)
+        if res.probe:
+            # A distinct (equal) object marks this call as the breaker's probe, so its outcome can
+            # say so (Outcome.probe) without changing what callers hand back.
+            cred = replace(cred)
+            with self._probes_lock:
+                self._probes[id(cred)] = cred
+        return cred
+
+    def _outcome_for(self, cred: Credential, outcome: Outcome) -> Outcome:
+        """``outcome`` marked as the probe's when ``cred`` is the object a probe acquire returned."""
+        with self._probes_lock:
+            probe = self._probes.pop(id(cred), None) is cred
+        return replace(outcome, probe=True) if probe else outcome
 
     async def aacquire(self, provider: str, *, tokens: int = 0) -> Credential:
         if self.backend.io_bound:
@@ -219,7 +235,7 @@ class CredentialPool:
 
     def report(self, cred: Credential, outcome: Outcome) -> float:
         """Apply one outcome; returns the key's blocked-until deadline afterwards."""
-        res = self.backend.release(cred.provider, cred.fingerprint, outcome,
+        res = self.backend.release(cred.provider, cred.fingerprint, self._outcome_for(cred, outcome),
                                    self._policies.get(cred.provider, self.policy))
         if outcome.kind == "removed" and res.changed:
             self._alert(cred, "removed from rotation")
@@ -239,7 +255,8 @@ class CredentialPool:
 
     def remove(self, cred: Credential, reason: str = "") -> None:
         """401/403/402: out of rotation for good; alerts once with the fingerprint only."""
-        res = self.backend.release(cred.provider, cred.fingerprint, Outcome("removed"),
+        res = self.backend.release(cred.provider, cred.fingerprint,
+                                   self._outcome_for(cred, Outcome("removed")),
                                    self._policies.get(cred.provider, self.policy))
         if res.changed:
             self._alert(cred, reason or "removed from rotation")

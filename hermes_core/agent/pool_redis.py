@@ -241,7 +241,8 @@ class RedisPoolState:
                     args=[self._now_arg(), outcome.kind,
                           "" if retry_after is None else retry_after, lease,
                           policy.breaker_cooldown_s, policy.default_cooldown_s,
-                          policy.breaker_failures, self.options.state_ttl_s])
+                          policy.breaker_failures, self.options.state_ttl_s,
+                          "1" if outcome.probe else "0"])
             except self._down_errors:
                 if lease:  # keep it for a later release; it also expires in Redis on its own
                     self._hold(provider, fingerprint, lease, None, 0.0)

@@ -67,8 +67,8 @@ local function breaker_failure(mode, failures, opened, now, threshold)
 end
 
 -- pool_state._neutral: a probe that ended without a health signal frees the probe slot
-local function breaker_neutral(mode, failures, opened, now, cooldown)
-  if mode == 'half_open' then return 'open', failures, now - cooldown end
+local function breaker_neutral(mode, failures, opened, now, cooldown, probe)
+  if mode == 'half_open' and probe then return 'open', failures, now - cooldown end
   return mode, failures, opened
 end
 
@@ -239,7 +239,7 @@ return {k.fp, '', probe, fmt(now)}
 
 # KEYS: provider hash, key state, key leases.
 # ARGV: now, kind, retry_after or '', lease or '', cooldown_s, default_cooldown_s, threshold,
-#       state_ttl_s.
+#       state_ttl_s, probe '1'/'0'.
 # Returns {changed '1'/'0', blocked_until}.
 RELEASE = COMMON + r"""
 local now = clock(ARGV[1])
@@ -250,6 +250,7 @@ local cooldown = tonumber(ARGV[5])
 local default_cooldown = tonumber(ARGV[6])
 local threshold = tonumber(ARGV[7])
 local state_ttl = tonumber(ARGV[8])
+local probe = ARGV[9] == '1'
 
 if lease ~= '' then redis.call('ZREM', KEYS[3], lease) end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', fmt(now))
@@ -268,7 +269,7 @@ elseif kind == 'rate_limited' then
   local wait = default_cooldown
   if retry_after ~= '' then wait = math.max(0, tonumber(retry_after)) end
   bu2 = math.max(bu, now + wait)
-  bm2, bf2, bo2 = breaker_neutral(bm, bf, bo, now, cooldown)
+  bm2, bf2, bo2 = breaker_neutral(bm, bf, bo, now, cooldown, probe)
   changed = bu2 ~= bu
 elseif kind == 'removed' then
   rm2 = true
@@ -276,7 +277,7 @@ elseif kind == 'removed' then
 elseif kind == 'failure' then
   bm2, bf2, bo2 = breaker_failure(bm, bf, bo, now, threshold)
 else
-  bm2, bf2, bo2 = breaker_neutral(bm, bf, bo, now, cooldown)
+  bm2, bf2, bo2 = breaker_neutral(bm, bf, bo, now, cooldown, probe)
 end
 
 if rm2 ~= removed or bu2 ~= bu or bm2 ~= bm or bf2 ~= bf or bo2 ~= bo then
@@ -295,7 +296,7 @@ if kind == 'ok' then
 elseif kind == 'failure' then
   pm2, pf2, po2 = breaker_failure(pm, pf, po, now, threshold)
 else
-  pm2, pf2, po2 = breaker_neutral(pm, pf, po, now, cooldown)
+  pm2, pf2, po2 = breaker_neutral(pm, pf, po, now, cooldown, probe)
 end
 if pm2 ~= pm or pf2 ~= pf or po2 ~= po then write_breaker(KEYS[1], pm2, pf2, po2, ms(state_ttl)) end
 

@@ -74,10 +74,16 @@ class AcquireResult:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """How a call with an acquired key ended; ``retry_after`` only for ``rate_limited``."""
+    """How a call with an acquired key ended; ``retry_after`` only for ``rate_limited``.
+
+    ``probe`` is True when the call was a half-open breaker's probe (``AcquireResult.probe``):
+    only the probe ending without a health signal frees the probe slot. A call that was already in
+    flight when the breaker opened must not, or a second probe would go out beside the first.
+    """
 
     kind: OutcomeKind
     retry_after: float | None = None
+    probe: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,12 +248,12 @@ def apply_outcome(outcome: Outcome, blocked_until: float, removed: bool, breaker
         return blocked_until, removed, breaker_success(breaker), False
     if outcome.kind == "rate_limited":
         until = cooldown_until(blocked_until, now, outcome.retry_after, policy.default_cooldown_s)
-        return until, removed, _neutral(breaker, now, policy), until != blocked_until
+        return until, removed, _neutral(breaker, now, policy, outcome.probe), until != blocked_until
     if outcome.kind == "removed":
         return blocked_until, True, breaker, not removed
     if outcome.kind == "failure":
         return blocked_until, removed, breaker_failure(breaker, now, policy.breaker_failures), False
-    return blocked_until, removed, _neutral(breaker, now, policy), False
+    return blocked_until, removed, _neutral(breaker, now, policy, outcome.probe), False
 
 
 def provider_breaker_after(outcome: Outcome, breaker: BreakerState, now: float,
@@ -257,12 +263,15 @@ def provider_breaker_after(outcome: Outcome, breaker: BreakerState, now: float,
         return breaker_success(breaker)
     if outcome.kind == "failure":
         return breaker_failure(breaker, now, policy.breaker_failures)
-    return _neutral(breaker, now, policy)
+    return _neutral(breaker, now, policy, outcome.probe)
 
 
-def _neutral(breaker: BreakerState, now: float, policy: PoolPolicy) -> BreakerState:
-    """A probe that ended without a health signal (429, 401, cancelled) frees the probe slot."""
-    if breaker.mode == "half_open":
+def _neutral(breaker: BreakerState, now: float, policy: PoolPolicy, probe: bool) -> BreakerState:
+    """A probe that ended without a health signal (429, 401, cancelled) frees the probe slot.
+
+    Any other call ending so leaves the half-open state alone: the probe is still out (if it never
+    reports back, :func:`.breaker.breaker_check` hands out a new one after a cool-down)."""
+    if breaker.mode == "half_open" and probe:
         return BreakerState("open", breaker.failures, now - policy.breaker_cooldown_s)
     return breaker
 
