@@ -91,6 +91,10 @@ def parse_timestamp(text: str) -> float:
         raise ValueError(f"not an ISO 8601 date/time: {text!r}") from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
+    try:  # an offset can push the UTC instant out of years 1-9999 (then nothing can display it)
+        dt.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"date/time out of range in UTC: {text!r}") from None
     return dt.timestamp()
 
 

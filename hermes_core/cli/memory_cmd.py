@@ -94,10 +94,15 @@ def _open(args: argparse.Namespace, *, create: bool) -> ContextEngine:
     return ContextEngine(path, settings=settings.context_engine, create=create)
 
 
-def _iso(ts: float | None) -> str | None:
+def _iso(ts: float | None) -> str | float | None:
+    """ISO 8601 in UTC; a stored time outside years 1-9999 (written through the API) stays raw
+    epoch seconds rather than crashing ``memory stats``."""
     if ts is None:
         return None
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    try:
+        return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    except (ValueError, OverflowError, OSError):
+        return ts
 
 
 def _search(args: argparse.Namespace) -> int:
