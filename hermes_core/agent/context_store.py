@@ -184,6 +184,7 @@ class SessionStore:
         self._clock = clock
         self._segment = segment
         self._lock = threading.RLock()
+        self.read_only = False
         if self.path.exists():
             _check_file(self.path)
         elif not create:
@@ -207,11 +208,42 @@ class SessionStore:
             raise
         except sqlite3.OperationalError as e:  # locked past the timeout, read-only, disk full...
             self._conn.close()
-            raise MemoryStoreError(self.path, f"cannot open for writing: {e}") from None
+            busy = getattr(e, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+            ro = None if busy or not self.path.is_file() else self._open_read_only(busy_timeout_s)
+            if ro is None:
+                raise MemoryStoreError(self.path, f"cannot open for writing: {e}") from None
+            self._conn = ro
+            self.read_only = True
+            log.warning("memory database %s cannot be written (%s); opened read-only: past "
+                        "sessions are searchable, new ones are not recorded", self.path, e)
         except sqlite3.DatabaseError as e:  # "file is not a database", "disk image is malformed"
             self._conn.close()
             raise MemoryDatabaseUnusable(
                 self.path, f"corrupted or unreadable ({e}); left untouched") from None
+
+    def _open_read_only(self, busy_timeout_s: float) -> sqlite3.Connection | None:
+        """A read-only connection to an existing, current database whose file or folder cannot be
+        written (read-only filesystem or permissions); None when that is not possible either.
+
+        ``mode=ro`` first; on a read-only filesystem a WAL database cannot create its ``-shm``
+        file, and ``immutable=1`` (nobody can write there either) is the way in."""
+        base = self.path.resolve().as_uri()
+        for query in ("mode=ro", "immutable=1"):
+            try:
+                conn = sqlite3.connect(f"{base}?{query}", uri=True, timeout=busy_timeout_s,
+                                       isolation_level=None, check_same_thread=False)
+            except sqlite3.Error:
+                continue
+            try:
+                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                ours = conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+                if (ours and {"sessions", "sessions_fts", "schema_version"} <= tables
+                        and current_version(conn) == LATEST_VERSION):
+                    return conn
+            except sqlite3.Error:
+                pass
+            conn.close()
+        return None
 
     def _open_schema_retrying(self, busy_timeout_s: float) -> None:
         """Open the schema, retrying "database is locked" until the busy timeout.
@@ -290,6 +322,9 @@ class SessionStore:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
+        if self.read_only:
+            raise MemoryStoreError(self.path, "is read-only here (file or filesystem cannot be "
+                                              "written); nothing was stored")
         with self._lock:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
