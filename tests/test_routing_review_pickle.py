@@ -56,3 +56,18 @@ def test_saved_file_round_trips(tmp_path: Path) -> None:
     RouteClassifier.train(_examples()).save(path)
     label, conf = RouteClassifier.load(path).predict("write python code please")
     assert label == "code" and 0.0 <= conf <= 1.0
+
+
+def test_cli_train_to_unwritable_path_is_a_clear_error(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from hermes_core.cli.main import main
+
+    data = tmp_path / "train.jsonl"
+    data.write_text("".join(f'{{"text": "{e.text}", "label": "{e.label}"}}\n' for e in _examples()))
+    blocker = tmp_path / "afile"
+    blocker.write_text("not a folder")
+    out = blocker / "clf.pkl"
+    assert main(["route", "train", str(data), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "cannot write classifier" in err and str(out) in err and "Traceback" not in err
+    assert blocker.read_text() == "not a folder"

@@ -17,6 +17,7 @@ files you trained yourself, from a directory only you can write.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import pickle
@@ -116,13 +117,18 @@ class RouteClassifier:
 
     def save(self, path: str | Path) -> None:
         p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
         tmp = p.with_suffix(p.suffix + ".tmp")
         payload = pickle.dumps({"format": FORMAT, "labels": self.labels, "pipeline": self.pipeline})
         header = MAGIC + b"sha256=" + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n"
-        with tmp.open("wb") as f:
-            f.write(header + payload)
-        tmp.replace(p)
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            with tmp.open("wb") as f:
+                f.write(header + payload)
+            tmp.replace(p)
+        except OSError as e:  # unwritable, a file in the way, disk full: say which path
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            raise ConfigError(f"cannot write classifier {p}: {e.strerror or e}") from None
 
     @classmethod
     def load(cls, path: str | Path, *, key_path: str | None = None,
