@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -55,3 +56,46 @@ def test_embedding_cache_get_rejects_empty_and_non_finite(tmp_path: Path) -> Non
     assert c.get("m", "h") is None
     c.put("m", "h", np.array([1.0, np.nan, 0.0, 0.0], dtype=np.float32))
     assert c.get("m", "h") is None
+
+
+# ------------------------------------------------------------------ JSONL catalogs
+
+
+def test_jsonl_catalog_with_bom_keeps_its_first_skill(tmp_path: Path) -> None:
+    from hermes_core.retrieval.skills import load_jsonl_catalog
+    p = tmp_path / "c.jsonl"
+    p.write_bytes(("\ufeff" + json.dumps({"name": "a", "description": "first"}) + "\r\n"
+                   + json.dumps({"name": "b", "description": "second"}) + "\r\n").encode())
+    skills, issues = load_jsonl_catalog(p)
+    assert [s.name for s in skills] == ["a", "b"] and issues == []
+
+
+def test_jsonl_line_holding_a_unicode_line_separator_is_one_record(tmp_path: Path) -> None:
+    from hermes_core.retrieval.skills import load_jsonl_catalog
+    p = tmp_path / "c.jsonl"
+    lines = [json.dumps({"name": "a", "description": "one\u2028two\x0cthree"}, ensure_ascii=False),
+             "{broken", json.dumps({"name": "c", "description": "ok"})]
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    skills, issues = load_jsonl_catalog(p)
+    assert [s.name for s in skills] == ["a", "c"]
+    assert [(i.line, i.path) for i in issues] == [(2, str(p))]  # the real line number
+
+
+def test_jsonl_line_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    from hermes_core.retrieval.skills import load_jsonl_catalog
+    p = tmp_path / "c.jsonl"
+    p.write_bytes(json.dumps({"name": "a", "description": "ok"}).encode() + b"\n"
+                  + b'{"name": "b", "description": "caf\xe9"}\n')
+    skills, issues = load_jsonl_catalog(p)
+    assert [s.name for s in skills] == ["a"]
+    assert len(issues) == 1 and issues[0].line == 2 and "UTF-8" in issues[0].reason
+
+
+# ------------------------------------------------------------------ SKILL.md front matter
+
+
+def test_skill_body_keeps_form_feeds_and_line_separators() -> None:
+    from hermes_core.retrieval.skills import parse_skill_md
+    body = "Step one.\u2028Still step one.\n\x0c\nPage two."
+    s = parse_skill_md("---\r\nname: n\r\ndescription: d\r\n---\r\n" + body, "x")
+    assert s.body == body

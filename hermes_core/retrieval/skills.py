@@ -105,11 +105,24 @@ def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | N
                  tags=_str_tuple(data.get("tags"), "tags"), category=category, path=path)
 
 
+def _lines(text: str) -> list[str]:
+    """Lines split on LF (CRLF tolerated) only.
+
+    ``str.splitlines`` also splits on U+2028, U+2029, form feed, NEL and other separators that are
+    legal inside a JSON string or a Markdown body; splitting there tears a JSONL record in two (and
+    shifts every later line number) or silently rewrites a body.
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
 def parse_skill_md(text: str, path: str) -> Skill:
     """Parse a SKILL.md: ``---`` YAML front matter, then the Markdown body."""
     if text.startswith("\ufeff"):
         text = text[1:]
-    lines = text.splitlines()
+    lines = _lines(text)
     if not lines or lines[0].strip() != "---":
         raise _Invalid("no YAML front matter (the file must start with a '---' line)")
     end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
@@ -182,8 +195,15 @@ def load_jsonl_catalog(path: str | os.PathLike[str]) -> tuple[list[Skill], list[
         raw = p.read_bytes()
     except OSError as e:
         return [], [CatalogIssue(str(p), f"cannot read: {e.strerror or e}")]
-    text = raw.decode("utf-8", errors="replace")
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    if raw.startswith(b"\xef\xbb\xbf"):  # a BOM would make line 1 invalid JSON
+        raw = raw[3:]
+    for lineno, line_bytes in enumerate(raw.split(b"\n"), start=1):
+        try:
+            line = line_bytes.decode("utf-8")
+        except UnicodeDecodeError as e:
+            issues.append(CatalogIssue(str(p), f"not valid UTF-8 (byte 0x{line_bytes[e.start]:02x} "
+                                       f"at column {e.start + 1}); save the file as UTF-8", lineno))
+            continue
         if not line.strip():
             continue
         try:
