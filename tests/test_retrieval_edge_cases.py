@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from retrieval_fixtures import HashingEmbedder, skill_md, write_skill
 
 from hermes_core.retrieval.dense import EmbeddingCache
@@ -92,6 +93,20 @@ def test_jsonl_line_that_is_not_utf8_is_named(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ SKILL.md front matter
+
+
+def test_numeric_skill_name_is_kept_as_text() -> None:
+    from hermes_core.retrieval.skills import parse_skill_md
+    s = parse_skill_md("---\nname: 2048\ndescription: play the 2048 puzzle\n---\nSlide tiles.\n", "x")
+    assert s.name == "2048"
+
+
+def test_boolean_or_list_name_gets_a_reason_that_says_so() -> None:
+    from hermes_core.retrieval.skills import parse_skill_md
+    with pytest.raises(ValueError, match="'name' must be a string"):
+        parse_skill_md("---\nname: yes\ndescription: d\n---\n", "x")
+    with pytest.raises(ValueError, match="'name' must be a string"):
+        parse_skill_md("---\nname: [a, b]\ndescription: d\n---\n", "x")
 
 
 def test_skill_body_keeps_form_feeds_and_line_separators() -> None:

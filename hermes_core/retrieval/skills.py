@@ -82,6 +82,10 @@ def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | N
         raise _Invalid("expected a mapping with 'name' and 'description'")
     name = data.get("name")
     desc = data.get("description")
+    if isinstance(name, int | float) and not isinstance(name, bool):
+        name = str(name)  # YAML reads `name: 2048` as a number; the skill is still called "2048"
+    if name is not None and not isinstance(name, str):
+        raise _Invalid(f"'name' must be a string (got {type(name).__name__}); quote it")
     if not isinstance(name, str) or not name.strip():
         raise _Invalid("missing or empty 'name'")
     if not isinstance(desc, str) or not desc.strip():
