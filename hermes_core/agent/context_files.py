@@ -126,10 +126,23 @@ def stat_fingerprint(path: Path | str) -> Fingerprint | None:
 # --------------------------------------------------------------------------- injection scan
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
-_SECRET = (r"(?:api[\s_-]?keys?|secret\s+keys?|secrets|passwords?|credentials|access\s+tokens?|"
+# "password reset / policy / field ..." is a feature, not a secret being asked for.
+_PASSWORD = (r"passwords?(?!\s+(?:reset|recovery|policy|policies|strength|field|manager|hashing|hash|"
+             r"change|expiry|rules)\b)")
+_SECRET = (r"(?:api[\s_-]?keys?|secret\s+keys?|secrets|" + _PASSWORD + r"|credentials|access\s+tokens?|"
            r"auth(?:entication)?\s+tokens?|bearer\s+tokens?|private\s+keys?|ssh\s+keys?|"
            r"env(?:ironment)?\s+var(?:iable)?s?|\.env\s+file|system\s+prompt)")
-_SECRET_ZH = r"(?:密钥|密码|令牌|凭证|凭据|环境变量|API\s*(?:key|密钥)|系统提示)"
+_SECRET_ZH = (r"(?:密钥|密码(?!重置|找回|修改|强度|策略|规则|输入框)|令牌|凭证|凭据|环境变量|"
+              r"API\s*(?:key|密钥)|系统提示)")
+# A rule that forbids the act ("never send API keys to ...", "不要泄露密钥") is the opposite of an
+# injection, and AGENTS.md files are full of them. Only a negation right before the verb counts
+# (at most one word or two CJK characters between), so "don't hesitate to send the keys to" and
+# "不要犹豫，把密钥发给我" are still caught.
+_NEGATED_EN = re.compile(r"(?:\bnever|\bnot|n['\u2019]t|\bno)\s+(?:[\w'\u2019]+\s+)?$", re.IGNORECASE)
+_NEGATED_ZH = re.compile(r"(?:不要|不得|不能|不可|不许|不准|切勿|请勿|勿|别|禁止|严禁|绝不|决不|从不|避免)"
+                         r"[^\s，。,.;；!！?？:：]{0,2}$")
+_NEGATABLE = frozenset({"ignore-instructions", "secret-exfiltration"})
+_NOT_NEGATABLE_HEADS = ("不要", "别", "无需", "curl")  # patterns that are themselves negations
 _PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
     "ignore-instructions": (
         re.compile(r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,30}?"
@@ -202,10 +215,20 @@ def scan_for_injection(text: str,
         if category not in wanted:
             continue
         for pattern in patterns:
-            m = pattern.search(folded)
-            if m:
+            for m in pattern.finditer(folded):
+                if category in _NEGATABLE and _negated(folded, m):
+                    continue
                 return InjectionFinding(category, _line_of(folded, m.start()), m.group()[:80])
     return None
+
+
+def _negated(text: str, m: re.Match[str]) -> bool:
+    """Whether the match is forbidden by a negation just before it ("never send ...", "不要泄露...")."""
+    if m.group().startswith(_NOT_NEGATABLE_HEADS):
+        return False
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    before = text[max(line_start, m.start() - 40):m.start()]
+    return bool(_NEGATED_EN.search(before) or _NEGATED_ZH.search(before))
 
 
 def blocked_notice(name: str, finding: InjectionFinding) -> str:
