@@ -137,3 +137,29 @@ def test_cjk_and_symbol_triggers_still_match_inside_text() -> None:
     assert t.match("帮我查违章了吗") is not None
     assert t.match("compile c++code") is not None  # ends in a symbol: no boundary needed there
     assert t.match("把PDF转换成Word") is not None  # CJK neighbours are not word characters
+
+
+# ------------------------------------------------------------------ lone surrogates
+
+
+def test_lone_surrogate_in_a_jsonl_record_does_not_crash_the_index(tmp_path: Path) -> None:
+    # JavaScript's description.slice(0, 1024) can cut an emoji in half; JSON.stringify then
+    # writes the lone half as "\ud83d", which json.loads accepts.
+    p = tmp_path / "c.jsonl"
+    p.write_text('{"name": "party", "description": "plan a party \\ud83d"}\n'
+                 '{"name": "flight", "description": "book a flight"}\n', encoding="utf-8")
+    r = SkillRetriever(catalogs=[p], embedders=[HashingEmbedder()], cache_dir=tmp_path / "cache")
+    assert r.retrieve("book a flight").names[0] == "flight"
+    party = next(s for s in r.skills if s.name == "party")
+    assert party.description == "plan a party \ufffd"
+    party.description.encode("utf-8")  # encodable everywhere downstream
+
+
+def test_lone_surrogate_in_skill_md_front_matter_is_replaced(tmp_path: Path) -> None:
+    from hermes_core.retrieval.skills import load_skill_folders
+    write_skill(tmp_path, "p", '---\nname: party\ndescription: "plan a party \\ud83d"\n'
+                'triggers: ["party \\udc00"]\n---\nBody \\ud83d stays literal.\n')
+    skills, issues = load_skill_folders([tmp_path])
+    assert issues == [] and skills[0].description == "plan a party \ufffd"
+    assert skills[0].triggers == ("party \ufffd",)
+    assert skills[0].id and skills[0].content_hash

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,18 @@ class _Invalid(ValueError):
     pass
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _clean(text: str) -> str:
+    """Replace lone UTF-16 surrogates by U+FFFD.
+
+    JSON ("\\ud83d") and YAML escapes can carry half an emoji (a JavaScript ``slice`` cut one in
+    two); such a string cannot be encoded as UTF-8, so hashing, caching or sending it would crash.
+    """
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def _str_tuple(value: Any, key: str) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -64,7 +77,7 @@ def _str_tuple(value: Any, key: str) -> tuple[str, ...]:
     for item in value:
         if not isinstance(item, str | int | float) or isinstance(item, bool):
             raise _Invalid(f"'{key}' must be a list of strings (got {type(item).__name__})")
-        text = str(item).strip()
+        text = _clean(str(item)).strip()
         if text:
             out.append(text)
     return tuple(out)
@@ -90,7 +103,7 @@ def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | N
         raise _Invalid("missing or empty 'name'")
     if not isinstance(desc, str) or not desc.strip():
         raise _Invalid("missing or empty 'description'")
-    name, desc = name.strip(), " ".join(desc.split())
+    name, desc = _clean(name).strip(), " ".join(_clean(desc).split())
     for key, value, limit in (("name", name, MAX_NAME), ("description", desc, MAX_DESCRIPTION)):
         if len(value) > limit:
             msg = f"'{key}' is {len(value)} characters (limit {limit})"
@@ -103,7 +116,9 @@ def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | N
     raw_body = data.get("body", body)
     if not isinstance(raw_body, str):
         raise _Invalid("'body' must be a string")
-    return Skill(name=name, description=desc, body=raw_body.strip(),
+    if category is not None:
+        category = _clean(category)
+    return Skill(name=name, description=desc, body=_clean(raw_body).strip(),
                  triggers=_str_tuple(data.get("triggers"), "triggers"),
                  synonyms=_str_tuple(data.get("synonyms"), "synonyms"),
                  tags=_str_tuple(data.get("tags"), "tags"), category=category, path=path)
