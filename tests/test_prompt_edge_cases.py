@@ -98,3 +98,10 @@ def test_agents_md_with_safety_rules_is_loaded(hermes_home: Path, tmp_path: Path
                                         encoding="utf-8")
     system = PromptBuilder(hermes_home, cwd=tmp_path).system_prompt
     assert "BLOCKED" not in system and "Never send API keys" in system
+
+
+def test_memory_entry_with_a_lone_surrogate_is_stored_not_crashed(hermes_home: Path) -> None:
+    # a model's tool-call arguments can carry half an emoji ("\ud83d" in JSON)
+    store = MemoryStore(hermes_home)
+    assert store.add("memory", "Ada likes \ud83d cake") == ("Ada likes \ufffd cake",)
+    assert (hermes_home / "MEMORY.md").read_text(encoding="utf-8") == "Ada likes \ufffd cake\n"

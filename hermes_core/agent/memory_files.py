@@ -39,6 +39,7 @@ Target = Literal["memory", "user"]
 ENTRY_DELIMITER = "\n§\n"
 _SPLIT = re.compile(r"^[ \t]*§[ \t\r]*$", re.MULTILINE)
 FILES: dict[str, str] = {"memory": "MEMORY.md", "user": "USER.md"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class MemoryWriteError(HermesError):
@@ -102,7 +103,8 @@ class MemoryStore:
     # ------------------------------------------------------------------ writing
 
     def _check_entry(self, path: Path, text: str) -> str:
-        entry = text.strip()
+        # a lone surrogate (half an emoji from a tool call's JSON) cannot be written as UTF-8
+        entry = _SURROGATE.sub("\ufffd", text).strip()
         if not entry:
             raise MemoryWriteError(path, "an entry cannot be empty")
         if _SPLIT.search(entry):
