@@ -148,10 +148,16 @@ _PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
         re.compile(r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,30}?"
                    r"\b(?:previous|prior|preceding|above|earlier|all|any|your|system)\b"
                    r"[^.\n]{0,30}?\b(?:instructions?|prompts?|directives?|guidelines|rules|"
-                   r"commands)\b", _FLAGS),
+                   r"commands|directions|context)\b", _FLAGS),
+        # "ignore everything above", "forget everything you were told before"
+        re.compile(r"\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s+"
+                   r"(?:(?:written|said|stated)\s+)?(?:above|before\s+this|so\s+far|"
+                   r"(?:that\s+)?you\s+(?:were|have\s+been)\s+told)\b", _FLAGS),
         re.compile(r"(?:忽略|无视|忽视|忘记|忘掉|不要理会|覆盖)[^。\n]{0,12}?"
                    r"(?:之前|以上|上面|前面|先前|此前|所有|全部|一切|系统)[^。\n]{0,12}?"
                    r"(?:指令|指示|说明|规则|提示|要求|设定|命令)"),
+        re.compile(r"(?:忽略|无视|忽视|忘记|忘掉|不要理会)[^。\n]{0,4}?(?:之前|以上|上面|前面|先前|此前)"
+                   r"[^。\n]{0,6}?(?:内容|对话|信息|的话|一切)"),
         re.compile(r"(?:不要|别|无需)(?:再)?(?:遵守|遵循|听从|理会)[^。\n]{0,12}?"
                    r"(?:指令|指示|规则|系统提示)"),
     ),
@@ -161,7 +167,8 @@ _PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
         re.compile(r"^\s*#{1,6}\s*(?:new\s+)?system\s+(?:prompt|message|instructions?)\s*:?\s*$",
                    _FLAGS),
         re.compile(r"\b(?:new|updated|real|actual)\s+system\s+(?:prompt|instructions?)\b", _FLAGS),
-        re.compile(r"\byou\s+are\s+no\s+longer\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must)\b|"
+        re.compile(r"\byou\s+are\s+now\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|"
+                   r"evil|DAN)\b|\byou\s+are\s+no\s+longer\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must)\b|"
                    r"\bpretend\s+(?:to\s+be|you\s+are)\b|"
                    r"\b(?:enable|enter|activate|switch\s+to)\s+(?:developer|jailbreak|god|DAN)\s+mode\b|"
                    r"\bact\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored)\b", _FLAGS),
