@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,6 +105,9 @@ def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | N
     if not isinstance(desc, str) or not desc.strip():
         raise _Invalid("missing or empty 'description'")
     name, desc = _clean(name).strip(), " ".join(_clean(desc).split())
+    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in name):
+        # the name is printed on one line of the hint: a newline could forge a prompt heading
+        raise _Invalid("'name' must be one line without control characters")
     for key, value, limit in (("name", name, MAX_NAME), ("description", desc, MAX_DESCRIPTION)):
         if len(value) > limit:
             msg = f"'{key}' is {len(value)} characters (limit {limit})"
