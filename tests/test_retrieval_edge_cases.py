@@ -174,3 +174,30 @@ def test_multi_line_or_control_character_name_is_refused(tmp_path: Path) -> None
     skills, issues = load_skill_folders([tmp_path])
     assert [s.name for s in skills] == ["fine-name"]
     assert len(issues) == 2 and all("one line" in i.reason for i in issues)
+
+
+# ------------------------------------------------------------------ CLI arguments
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two"])
+def test_skills_search_top_k_must_be_a_positive_integer(value: str, tmp_path: Path, hermes_home: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from hermes_core.cli.main import main
+    p = tmp_path / "c.jsonl"
+    p.write_text(json.dumps({"name": "a", "description": "convert currencies"}) + "\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:
+        main(["skills", "search", "convert currencies", "--catalog", str(p), "--no-embeddings",
+              "--top-k", value])
+    assert exc.value.code == 2
+    assert "--top-k" in capsys.readouterr().err
+
+
+def test_skills_search_top_k_one_returns_one(tmp_path: Path, hermes_home: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from hermes_core.cli.main import main
+    p = tmp_path / "c.jsonl"
+    p.write_text("".join(json.dumps({"name": f"s{i}", "description": f"convert currencies {i}"}) + "\n"
+                         for i in range(4)), encoding="utf-8")
+    assert main(["skills", "search", "convert currencies", "--catalog", str(p), "--no-embeddings",
+                 "--top-k", "1", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["skills"]) == 1
