@@ -138,3 +138,14 @@ def test_classic_attack_phrasings_are_caught() -> None:
 def test_ordinary_notes_near_those_phrasings_pass() -> None:
     from hermes_core.agent.context_files import scan_for_injection
     assert {t: f for t in ORDINARY_NOTES if (f := scan_for_injection(t)) is not None} == {}
+
+
+def test_crlf_multi_line_entries_are_edited_cleanly(hermes_home: Path) -> None:
+    # MEMORY.md saved by a Windows editor: every line ends in CRLF, entries span lines
+    (hermes_home / "MEMORY.md").write_bytes(b"Staging:\r\n- eu-west-1\r\n\xc2\xa7\r\nProd: us-east-1\r\n")
+    store = MemoryStore(hermes_home)
+    assert store.entries("memory") == ("Staging:\n- eu-west-1", "Prod: us-east-1")
+    assert store.add("memory", "Staging:\n- eu-west-1") == ("Staging:\n- eu-west-1", "Prod: us-east-1")
+    store.replace("memory", "Staging:\n- eu", "Staging:\n- ap-south-1")
+    assert (hermes_home / "MEMORY.md").read_bytes() == (
+        b"Staging:\n- ap-south-1\n\xc2\xa7\nProd: us-east-1\n")

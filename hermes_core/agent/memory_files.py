@@ -52,7 +52,12 @@ class MemoryWriteError(HermesError):
 
 
 def parse_entries(text: str) -> tuple[str, ...]:
-    """Entries of a memory file: blocks separated by ``§`` lines, stripped, empty ones dropped."""
+    """Entries of a memory file: blocks separated by ``§`` lines, stripped, empty ones dropped.
+
+    CRLF (a Windows editor) becomes LF, so an entry spanning lines matches what a caller quotes,
+    is not added twice, and a rewrite does not leave the file with mixed line endings.
+    """
+    text = text.replace("\r\n", "\n")
     return tuple(e.strip() for e in _SPLIT.split(text) if e.strip())
 
 
@@ -104,7 +109,7 @@ class MemoryStore:
 
     def _check_entry(self, path: Path, text: str) -> str:
         # a lone surrogate (half an emoji from a tool call's JSON) cannot be written as UTF-8
-        entry = _SURROGATE.sub("\ufffd", text).strip()
+        entry = _SURROGATE.sub("\ufffd", text).replace("\r\n", "\n").strip()
         if not entry:
             raise MemoryWriteError(path, "an entry cannot be empty")
         if _SPLIT.search(entry):
