@@ -196,6 +196,8 @@ _PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
 _INVISIBLE = re.compile("[\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
                         "\U000e0000-\U000e007f]")
 
+_JOINERS = re.compile("[\u00ad\u034f\u200c\u200d\ufe00-\ufe0f]")
+
 
 def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
@@ -217,7 +219,9 @@ def scan_for_injection(text: str,
                                     f"U+{ord(m.group()):04X}")
     # NFKC folds full-width and compatibility forms ("Ｉｇｎｏｒｅ" -> "Ignore") so they cannot dodge
     # the patterns; it keeps line breaks, so line numbers still point at the source file.
-    folded = unicodedata.normalize("NFKC", text)
+    # Joiners, soft hyphens and variation selectors are legal (emoji, Persian, Indic) but render as
+    # nothing, so "ig<ZWJ>nore" reads as "ignore" to the model: drop them before matching.
+    folded = _JOINERS.sub("", unicodedata.normalize("NFKC", text))
     for category, patterns in _PATTERNS.items():
         if category not in wanted:
             continue
