@@ -6,6 +6,8 @@ import multiprocessing
 import os
 from pathlib import Path
 
+import pytest
+
 from hermes_core.agent.memory_files import MemoryStore
 from hermes_core.agent.prompt_builder import PromptBuilder
 
@@ -159,3 +161,28 @@ def test_joiners_inside_a_word_do_not_hide_an_attack() -> None:
         assert finding is not None and finding.category != "invisible-unicode", repr(text)
     # the joiners themselves stay legal (emoji sequences, Persian, Indic scripts)
     assert scan_for_injection("Family emoji 👨\u200d👩\u200d👧 and می\u200cخواهم are fine.") is None
+
+
+def test_permission_fix_without_an_edit_is_picked_up(hermes_home: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """MEMORY.md unreadable at first (warning), then `chmod 644`, which leaves mtime alone."""
+    from hermes_core.agent import context_files
+    memory = hermes_home / "MEMORY.md"
+    memory.write_text("Deploys go through ops/deploy.sh\n", encoding="utf-8")
+    real_open = open
+
+    def denying_open(path, *a, **kw):  # type: ignore[no-untyped-def]
+        if Path(path) == memory:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *a, **kw)
+
+    monkeypatch.setattr(context_files, "open", denying_open, raising=False)
+    os.chmod(memory, 0o000)
+    builder = PromptBuilder(hermes_home, cwd=tmp_path)
+    assert "ops/deploy.sh" not in builder.system_prompt
+    assert any("permission denied" in str(e) for e in builder.events)
+    monkeypatch.undo()
+    before = os.stat(memory)
+    os.chmod(memory, 0o644)
+    assert os.stat(memory).st_mtime_ns == before.st_mtime_ns
+    assert "ops/deploy.sh" in builder.system_prompt
