@@ -217,3 +217,20 @@ def test_dense_layer_mid_refresh_abstains_quietly(tmp_path: Path, monkeypatch: p
         res = r.retrieve("book a flight")
     assert "dense" not in res.answered and res.candidates[0] == "beta"
     assert not [rec for rec in caplog.records if rec.levelname == "WARNING"]  # expected, not a fault
+
+
+# ------------------------------------------------------------------ symlinked skill folders
+
+
+def test_symlinked_skill_folder_is_found_and_a_loop_does_not_hang(tmp_path: Path) -> None:
+    from hermes_core.retrieval.skills import load_skill_folders
+    repo = tmp_path / "my-skills"
+    write_skill(repo, "deploy", skill_md("deploy", "deploy the service"))
+    root = tmp_path / "home" / "skills"
+    write_skill(root, "local", skill_md("local", "a local skill"))
+    (root / "deploy").symlink_to(repo / "deploy", target_is_directory=True)  # `ln -s` a skill in
+    (root / "local" / "loop").symlink_to(root, target_is_directory=True)     # a cycle
+    (root / "again").symlink_to(repo, target_is_directory=True)              # same skill twice
+    skills, issues = load_skill_folders([root])
+    assert sorted(s.name for s in skills) == ["deploy", "local"]
+    assert issues == []

@@ -177,10 +177,21 @@ def _read_text(path: Path) -> str:
 
 
 def _skill_files(folder: Path) -> list[Path]:
-    """Every SKILL.md under ``folder``, sorted; a missing or vanished folder yields none."""
+    """Every SKILL.md under ``folder``, sorted; a missing or vanished folder yields none.
+
+    Symlinked folders are followed (``ln -s ~/src/my-skills/deploy skills/deploy`` is how skills
+    are shared), each real directory once, so a link cycle or a second link to the same folder
+    neither hangs nor duplicates a skill.
+    """
     found: list[Path] = []
+    seen: set[str] = set()
     try:
-        for root, dirs, files in os.walk(folder, onerror=None, followlinks=False):
+        for root, dirs, files in os.walk(folder, onerror=None, followlinks=True):
+            real = os.path.realpath(root)
+            if real in seen:
+                dirs[:] = []
+                continue
+            seen.add(real)
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             if SKILL_FILE in files:
                 found.append(Path(root) / SKILL_FILE)
