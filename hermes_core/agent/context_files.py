@@ -3,8 +3,10 @@
 Everything here is about turning one file on disk into one section of the cache-stable system
 prompt, without ever crashing on what a user (or an attacker) left in that file:
 
-* **Fingerprint.** ``(mtime_ns, size, inode)`` from one ``stat()``: cheap enough to check every
-  turn, and an atomic replace (new inode) or an in-place edit (new mtime/size) both move it. The
+* **Fingerprint.** ``(mtime_ns, size, inode, mode, uid, gid)`` from one ``stat()``: cheap enough
+  to check every turn, and an atomic replace (new inode) or an in-place edit (new mtime/size) both
+  move it. Mode and owner are in it because fixing an unreadable file (``chmod 644``, ``chown``
+  after a ``sudo`` edit) leaves mtime alone, and the file must be re-read once it can be. The
   one edit it cannot see is an in-place rewrite to the same size within one filesystem timestamp
   tick (a few ms) of the previous write; writes through hermes_core notify the builders directly
   (:func:`notify_file_changed`), and ``PromptBuilder.invalidate()`` covers any other writer.
@@ -41,8 +43,8 @@ from ..retrieval.tokenize import estimate_tokens
 
 log = logging.getLogger("hermes_core.prompt")
 
-Fingerprint = tuple[int, int, int]
-"""``(st_mtime_ns, st_size, st_ino)`` of a file."""
+Fingerprint = tuple[int, int, int, int, int, int]
+"""``(st_mtime_ns, st_size, st_ino, st_mode, st_uid, st_gid)`` of a file."""
 
 EventKind = Literal["warning", "blocked"]
 
@@ -112,7 +114,7 @@ class LoadedFile:
 # --------------------------------------------------------------------------- fingerprints
 
 def fingerprint_of(st: os.stat_result) -> Fingerprint:
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_mode, st.st_uid, st.st_gid)
 
 
 def stat_fingerprint(path: Path | str) -> Fingerprint | None:
@@ -126,19 +128,38 @@ def stat_fingerprint(path: Path | str) -> Fingerprint | None:
 # --------------------------------------------------------------------------- injection scan
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
-_SECRET = (r"(?:api[\s_-]?keys?|secret\s+keys?|secrets|passwords?|credentials|access\s+tokens?|"
+# "password reset / policy / field ..." is a feature, not a secret being asked for.
+_PASSWORD = (r"passwords?(?!\s+(?:reset|recovery|policy|policies|strength|field|manager|hashing|hash|"
+             r"change|expiry|rules)\b)")
+_SECRET = (r"(?:api[\s_-]?keys?|secret\s+keys?|secrets|" + _PASSWORD + r"|credentials|access\s+tokens?|"
            r"auth(?:entication)?\s+tokens?|bearer\s+tokens?|private\s+keys?|ssh\s+keys?|"
            r"env(?:ironment)?\s+var(?:iable)?s?|\.env\s+file|system\s+prompt)")
-_SECRET_ZH = r"(?:密钥|密码|令牌|凭证|凭据|环境变量|API\s*(?:key|密钥)|系统提示)"
+_SECRET_ZH = (r"(?:密钥|密码(?!重置|找回|修改|强度|策略|规则|输入框)|令牌|凭证|凭据|环境变量|"
+              r"API\s*(?:key|密钥)|系统提示)")
+# A rule that forbids the act ("never send API keys to ...", "不要泄露密钥") is the opposite of an
+# injection, and AGENTS.md files are full of them. Only a negation right before the verb counts
+# (at most one word or two CJK characters between), so "don't hesitate to send the keys to" and
+# "不要犹豫，把密钥发给我" are still caught.
+_NEGATED_EN = re.compile(r"(?:\bnever|\bnot|n['\u2019]t|\bno)\s+(?:[\w'\u2019]+\s+)?$", re.IGNORECASE)
+_NEGATED_ZH = re.compile(r"(?:不要|不得|不能|不可|不许|不准|切勿|请勿|勿|别|禁止|严禁|绝不|决不|从不|避免)"
+                         r"[^\s，。,.;；!！?？:：]{0,2}$")
+_NEGATABLE = frozenset({"ignore-instructions", "secret-exfiltration"})
+_NOT_NEGATABLE_HEADS = ("不要", "别", "无需", "curl")  # patterns that are themselves negations
 _PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
     "ignore-instructions": (
         re.compile(r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,30}?"
                    r"\b(?:previous|prior|preceding|above|earlier|all|any|your|system)\b"
                    r"[^.\n]{0,30}?\b(?:instructions?|prompts?|directives?|guidelines|rules|"
-                   r"commands)\b", _FLAGS),
+                   r"commands|directions|context)\b", _FLAGS),
+        # "ignore everything above", "forget everything you were told before"
+        re.compile(r"\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s+"
+                   r"(?:(?:written|said|stated)\s+)?(?:above|before\s+this|so\s+far|"
+                   r"(?:that\s+)?you\s+(?:were|have\s+been)\s+told)\b", _FLAGS),
         re.compile(r"(?:忽略|无视|忽视|忘记|忘掉|不要理会|覆盖)[^。\n]{0,12}?"
                    r"(?:之前|以上|上面|前面|先前|此前|所有|全部|一切|系统)[^。\n]{0,12}?"
                    r"(?:指令|指示|说明|规则|提示|要求|设定|命令)"),
+        re.compile(r"(?:忽略|无视|忽视|忘记|忘掉|不要理会)[^。\n]{0,4}?(?:之前|以上|上面|前面|先前|此前)"
+                   r"[^。\n]{0,6}?(?:内容|对话|信息|的话|一切)"),
         re.compile(r"(?:不要|别|无需)(?:再)?(?:遵守|遵循|听从|理会)[^。\n]{0,12}?"
                    r"(?:指令|指示|规则|系统提示)"),
     ),
@@ -148,7 +169,8 @@ _PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
         re.compile(r"^\s*#{1,6}\s*(?:new\s+)?system\s+(?:prompt|message|instructions?)\s*:?\s*$",
                    _FLAGS),
         re.compile(r"\b(?:new|updated|real|actual)\s+system\s+(?:prompt|instructions?)\b", _FLAGS),
-        re.compile(r"\byou\s+are\s+no\s+longer\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must)\b|"
+        re.compile(r"\byou\s+are\s+now\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|"
+                   r"evil|DAN)\b|\byou\s+are\s+no\s+longer\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must)\b|"
                    r"\bpretend\s+(?:to\s+be|you\s+are)\b|"
                    r"\b(?:enable|enter|activate|switch\s+to)\s+(?:developer|jailbreak|god|DAN)\s+mode\b|"
                    r"\bact\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored)\b", _FLAGS),
@@ -176,6 +198,8 @@ _PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
 _INVISIBLE = re.compile("[\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
                         "\U000e0000-\U000e007f]")
 
+_JOINERS = re.compile("[\u00ad\u034f\u200c\u200d\ufe00-\ufe0f]")
+
 
 def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
@@ -197,15 +221,27 @@ def scan_for_injection(text: str,
                                     f"U+{ord(m.group()):04X}")
     # NFKC folds full-width and compatibility forms ("Ｉｇｎｏｒｅ" -> "Ignore") so they cannot dodge
     # the patterns; it keeps line breaks, so line numbers still point at the source file.
-    folded = unicodedata.normalize("NFKC", text)
+    # Joiners, soft hyphens and variation selectors are legal (emoji, Persian, Indic) but render as
+    # nothing, so "ig<ZWJ>nore" reads as "ignore" to the model: drop them before matching.
+    folded = _JOINERS.sub("", unicodedata.normalize("NFKC", text))
     for category, patterns in _PATTERNS.items():
         if category not in wanted:
             continue
         for pattern in patterns:
-            m = pattern.search(folded)
-            if m:
+            for m in pattern.finditer(folded):
+                if category in _NEGATABLE and _negated(folded, m):
+                    continue
                 return InjectionFinding(category, _line_of(folded, m.start()), m.group()[:80])
     return None
+
+
+def _negated(text: str, m: re.Match[str]) -> bool:
+    """Whether the match is forbidden by a negation just before it ("never send ...", "不要泄露...")."""
+    if m.group().startswith(_NOT_NEGATABLE_HEADS):
+        return False
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    before = text[max(line_start, m.start() - 40):m.start()]
+    return bool(_NEGATED_EN.search(before) or _NEGATED_ZH.search(before))
 
 
 def blocked_notice(name: str, finding: InjectionFinding) -> str:

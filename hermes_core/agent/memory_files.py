@@ -9,7 +9,9 @@ prefix does not grow without bound. Hence:
   file without that delimiter is one entry.
 * **File lock** (``filelock``, a hidden ``.MEMORY.md.lock`` beside the file) around
   read-modify-write, so two processes adding at once both land.
-* **Atomic write**: a temp file in the same directory, fsync, ``os.replace``.
+* **Atomic write**: a temp file in the same directory, fsync, ``os.replace``. A symlinked file
+  (MEMORY.md kept in a dotfiles repo) is written at its target, so the link survives; the lock
+  sits beside the target too, so two homes linking one file still serialise.
 * **Injection scan** with the same patterns and settings as the prompt builder; a flagged entry is
   refused with an error naming the file and the reason.
 * **Size cap**: ``prompt.memory_char_limit`` for MEMORY.md, ``prompt.user_char_limit`` for USER.md.
@@ -37,6 +39,7 @@ Target = Literal["memory", "user"]
 ENTRY_DELIMITER = "\n§\n"
 _SPLIT = re.compile(r"^[ \t]*§[ \t\r]*$", re.MULTILINE)
 FILES: dict[str, str] = {"memory": "MEMORY.md", "user": "USER.md"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class MemoryWriteError(HermesError):
@@ -49,7 +52,12 @@ class MemoryWriteError(HermesError):
 
 
 def parse_entries(text: str) -> tuple[str, ...]:
-    """Entries of a memory file: blocks separated by ``§`` lines, stripped, empty ones dropped."""
+    """Entries of a memory file: blocks separated by ``§`` lines, stripped, empty ones dropped.
+
+    CRLF (a Windows editor) becomes LF, so an entry spanning lines matches what a caller quotes,
+    is not added twice, and a rewrite does not leave the file with mixed line endings.
+    """
+    text = text.replace("\r\n", "\n")
     return tuple(e.strip() for e in _SPLIT.split(text) if e.strip())
 
 
@@ -100,7 +108,8 @@ class MemoryStore:
     # ------------------------------------------------------------------ writing
 
     def _check_entry(self, path: Path, text: str) -> str:
-        entry = text.strip()
+        # a lone surrogate (half an emoji from a tool call's JSON) cannot be written as UTF-8
+        entry = _SURROGATE.sub("\ufffd", text).replace("\r\n", "\n").strip()
         if not entry:
             raise MemoryWriteError(path, "an entry cannot be empty")
         if _SPLIT.search(entry):
@@ -132,7 +141,9 @@ class MemoryStore:
             new = self._check_entry(path, new)
         try:
             self.home.mkdir(parents=True, exist_ok=True)
-            lock = FileLock(str(path.with_name(f".{path.name}.lock")), timeout=self.lock_timeout_s)
+            # os.replace on the link itself would swap the symlink for a regular file
+            real = Path(os.path.realpath(path))
+            lock = FileLock(str(real.with_name(f".{real.name}.lock")), timeout=self.lock_timeout_s)
             with lock:
                 entries = self._read(path)
                 if change == "add":
@@ -150,7 +161,7 @@ class MemoryStore:
                 if len(body) > limit and len(body) > len(render_entries(entries)):
                     raise MemoryWriteError(path, f"would grow to {len(body)} characters, over the "
                                            f"{limit}-character limit; remove or shorten entries first")
-                _atomic_write(path, body)
+                _atomic_write(real, body)
         except LockTimeout:
             raise MemoryWriteError(path, f"could not lock it within {self.lock_timeout_s:g}s "
                                    "(another writer holds it)") from None

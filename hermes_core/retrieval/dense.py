@@ -160,7 +160,8 @@ class EmbeddingCache:
     """Document vectors on disk, one ``.npy`` per (model id, content hash); safe to share.
 
     Writes go to a temp file then ``os.replace`` so a crash never leaves a torn vector. A file that
-    fails to load is treated as missing and re-embedded.
+    fails to load (empty, torn, not a 1-D finite vector) is treated as missing and re-embedded: a
+    cache must never be the reason the dense layer goes down.
     """
 
     def __init__(self, directory: str | os.PathLike[str] | None) -> None:
@@ -178,9 +179,11 @@ class EmbeddingCache:
             return None
         try:
             v = np.load(p, allow_pickle=False)
-            return v if v.ndim == 1 else None
-        except (OSError, ValueError):
+        except (OSError, ValueError, EOFError):  # a zero-byte file raises EOFError
             return None
+        if not isinstance(v, np.ndarray) or v.ndim != 1 or not v.size or not np.isfinite(v).all():
+            return None
+        return v
 
     def put(self, model_id: str, content_hash: str, vec: np.ndarray) -> None:
         p = self._path(model_id, content_hash)
@@ -232,12 +235,23 @@ class DenseIndex:
                 vecs[s.name] = (h, cached)
             else:
                 todo.append((s, h))
-        if todo:
-            out = self.embedder.embed_documents([document_text(s) for s, _ in todo])
-            self.embedded_docs += len(todo)
-            for (s, h), v in zip(todo, out, strict=True):
-                vecs[s.name] = (h, v)
-                self.cache.put(mid, h, v)
+        by_name = {s.name: s for s in skills}
+        if not todo and len({len(v) for _, v in vecs.values()}) > 1:
+            first = skills[0]  # widths disagree and nothing fresh says which is right: ask the model
+            vecs.pop(first.name)
+            todo.append((first, first.content_hash))
+        out = self._embed(todo)
+        dims = [len(v) for _, v in vecs.values()]
+        dim = len(out[0]) if out else (dims[0] if dims else 0)
+        # A vector of another width (left by a different model under the same id) would make the
+        # matrix unstackable and take the whole layer down: re-embed those few instead.
+        stale = [(by_name[n], hv[0]) for n, hv in vecs.items() if len(hv[1]) != dim]
+        if stale:
+            log.warning("embedding cache: %d vector(s) of the wrong width for %s; re-embedding",
+                        len(stale), mid)
+        for (s, h), v in zip(todo + stale, [*out, *self._embed(stale)], strict=True):
+            vecs[s.name] = (h, v)
+            self.cache.put(mid, h, v)
         names = [s.name for s in skills]
         matrix = (np.vstack([vecs[n][1] for n in names]).astype(np.float32) if names
                   else np.zeros((0, 0), dtype=np.float32))
@@ -246,6 +260,13 @@ class DenseIndex:
             self._vecs, self.names, self.matrix = vecs, names, matrix
             self.covered = covered
             self.doc_coverage = float(covered.mean()) if len(covered) else 1.0
+
+    def _embed(self, todo: Sequence[tuple[Skill, str]]) -> list[np.ndarray]:
+        if not todo:
+            return []
+        out = self.embedder.embed_documents([document_text(s) for s, _ in todo])
+        self.embedded_docs += len(todo)
+        return list(out)
 
     def query_vector(self, text: str) -> np.ndarray:
         with self._lock:

@@ -86,6 +86,10 @@ HINT_NOTE = ("These skills may help with this message. Load one with skill_view(
              "applies, or ignore them.")
 
 
+class _OutOfStep(RuntimeError):
+    """The dense index does not yet cover the catalog the lexical layers serve (mid-refresh)."""
+
+
 @dataclass(frozen=True, slots=True)
 class RetrievalResult:
     """One retrieval: what was chosen, by which layer, and why."""
@@ -377,7 +381,7 @@ class SkillRetriever:
                 try:
                     s4 = d.similarities(text)
                     if len(s4) != len(names) or d.names != names:  # mid-refresh: abstain
-                        raise RuntimeError("dense index out of step with the catalog")
+                        raise _OutOfStep("dense index out of step with the catalog")
                     layers["dense"] = s4
                     dense_model = d.embedder.model_id
                     dense_top = float(s4.max())
@@ -386,6 +390,9 @@ class SkillRetriever:
                     if anchors is not None and len(anchors):
                         a_sims = anchors @ d.query_vector(text)
                         dense_anchor, dense_anchor_mean = float(a_sims.max()), float(a_sims.mean())
+                except _OutOfStep:
+                    # expected while a refresh embeds new skills: abstain without alarming the user
+                    log.debug("dense layer %s still embedding; abstaining", d.embedder.model_id)
                 except Exception as e:
                     log.warning("dense layer %s failed on a query: %s", d.embedder.model_id, e)
                 timings["L4"] = (self.clock() - t) * 1000

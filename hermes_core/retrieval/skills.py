@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +55,18 @@ class _Invalid(ValueError):
     pass
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _clean(text: str) -> str:
+    """Replace lone UTF-16 surrogates by U+FFFD.
+
+    JSON ("\\ud83d") and YAML escapes can carry half an emoji (a JavaScript ``slice`` cut one in
+    two); such a string cannot be encoded as UTF-8, so hashing, caching or sending it would crash.
+    """
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def _str_tuple(value: Any, key: str) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -64,7 +78,7 @@ def _str_tuple(value: Any, key: str) -> tuple[str, ...]:
     for item in value:
         if not isinstance(item, str | int | float) or isinstance(item, bool):
             raise _Invalid(f"'{key}' must be a list of strings (got {type(item).__name__})")
-        text = str(item).strip()
+        text = _clean(str(item)).strip()
         if text:
             out.append(text)
     return tuple(out)
@@ -82,11 +96,18 @@ def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | N
         raise _Invalid("expected a mapping with 'name' and 'description'")
     name = data.get("name")
     desc = data.get("description")
+    if isinstance(name, int | float) and not isinstance(name, bool):
+        name = str(name)  # YAML reads `name: 2048` as a number; the skill is still called "2048"
+    if name is not None and not isinstance(name, str):
+        raise _Invalid(f"'name' must be a string (got {type(name).__name__}); quote it")
     if not isinstance(name, str) or not name.strip():
         raise _Invalid("missing or empty 'name'")
     if not isinstance(desc, str) or not desc.strip():
         raise _Invalid("missing or empty 'description'")
-    name, desc = name.strip(), " ".join(desc.split())
+    name, desc = _clean(name).strip(), " ".join(_clean(desc).split())
+    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in name):
+        # the name is printed on one line of the hint: a newline could forge a prompt heading
+        raise _Invalid("'name' must be one line without control characters")
     for key, value, limit in (("name", name, MAX_NAME), ("description", desc, MAX_DESCRIPTION)):
         if len(value) > limit:
             msg = f"'{key}' is {len(value)} characters (limit {limit})"
@@ -99,17 +120,32 @@ def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | N
     raw_body = data.get("body", body)
     if not isinstance(raw_body, str):
         raise _Invalid("'body' must be a string")
-    return Skill(name=name, description=desc, body=raw_body.strip(),
+    if category is not None:
+        category = _clean(category)
+    return Skill(name=name, description=desc, body=_clean(raw_body).strip(),
                  triggers=_str_tuple(data.get("triggers"), "triggers"),
                  synonyms=_str_tuple(data.get("synonyms"), "synonyms"),
                  tags=_str_tuple(data.get("tags"), "tags"), category=category, path=path)
+
+
+def _lines(text: str) -> list[str]:
+    """Lines split on LF (CRLF tolerated) only.
+
+    ``str.splitlines`` also splits on U+2028, U+2029, form feed, NEL and other separators that are
+    legal inside a JSON string or a Markdown body; splitting there tears a JSONL record in two (and
+    shifts every later line number) or silently rewrites a body.
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
 def parse_skill_md(text: str, path: str) -> Skill:
     """Parse a SKILL.md: ``---`` YAML front matter, then the Markdown body."""
     if text.startswith("\ufeff"):
         text = text[1:]
-    lines = text.splitlines()
+    lines = _lines(text)
     if not lines or lines[0].strip() != "---":
         raise _Invalid("no YAML front matter (the file must start with a '---' line)")
     end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
@@ -141,10 +177,21 @@ def _read_text(path: Path) -> str:
 
 
 def _skill_files(folder: Path) -> list[Path]:
-    """Every SKILL.md under ``folder``, sorted; a missing or vanished folder yields none."""
+    """Every SKILL.md under ``folder``, sorted; a missing or vanished folder yields none.
+
+    Symlinked folders are followed (``ln -s ~/src/my-skills/deploy skills/deploy`` is how skills
+    are shared), each real directory once, so a link cycle or a second link to the same folder
+    neither hangs nor duplicates a skill.
+    """
     found: list[Path] = []
+    seen: set[str] = set()
     try:
-        for root, dirs, files in os.walk(folder, onerror=None, followlinks=False):
+        for root, dirs, files in os.walk(folder, onerror=None, followlinks=True):
+            real = os.path.realpath(root)
+            if real in seen:
+                dirs[:] = []
+                continue
+            seen.add(real)
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             if SKILL_FILE in files:
                 found.append(Path(root) / SKILL_FILE)
@@ -182,8 +229,15 @@ def load_jsonl_catalog(path: str | os.PathLike[str]) -> tuple[list[Skill], list[
         raw = p.read_bytes()
     except OSError as e:
         return [], [CatalogIssue(str(p), f"cannot read: {e.strerror or e}")]
-    text = raw.decode("utf-8", errors="replace")
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    if raw.startswith(b"\xef\xbb\xbf"):  # a BOM would make line 1 invalid JSON
+        raw = raw[3:]
+    for lineno, line_bytes in enumerate(raw.split(b"\n"), start=1):
+        try:
+            line = line_bytes.decode("utf-8")
+        except UnicodeDecodeError as e:
+            issues.append(CatalogIssue(str(p), f"not valid UTF-8 (byte 0x{line_bytes[e.start]:02x} "
+                                       f"at column {e.start + 1}); save the file as UTF-8", lineno))
+            continue
         if not line.strip():
             continue
         try:

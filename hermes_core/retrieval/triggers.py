@@ -9,6 +9,10 @@ Three tiers, tried on every trigger that qualifies for them:
 3. fuzzy regex, for triggers of >= 2 segments (words or CJK words): the segments joined by
    ``.{0,3}`` so ``发送 邮件`` matches ``发送一封邮件``.
 
+A trigger that begins (ends) with an ASCII letter or digit only matches where the query has no
+ASCII letter or digit just before (after) it, as L3 synonyms do: ``git`` must not auto-load the git
+skill for "what digit...", nor ``pr`` for "print". CJK text has no spaces, so CJK ends need none.
+
 Precedence is one sort key, so it is easy to state and to test: the longest matching trigger wins;
 at equal length the one found earliest in the query; then the stricter tier; then the skill name.
 """
@@ -51,6 +55,23 @@ class _Rule:
     norm: str
     cjk_subseq: bool
     fuzzy: re.Pattern[str] | None
+    left_bound: bool = False   # starts with an ASCII alnum: needs a non-alnum (or start) before it
+    right_bound: bool = False  # ends with an ASCII alnum: needs a non-alnum (or end) after it
+
+    def find(self, q: str) -> int:
+        """First tier-1 occurrence of the trigger in ``q`` that respects the word boundaries."""
+        n = len(self.norm)
+        pos = q.find(self.norm)
+        while pos != -1:
+            if ((not self.left_bound or pos == 0 or not _is_word(q[pos - 1]))
+                    and (not self.right_bound or pos + n == len(q) or not _is_word(q[pos + n]))):
+                return pos
+            pos = q.find(self.norm, pos + 1)
+        return -1
+
+
+def _is_word(c: str) -> bool:
+    return c.isascii() and c.isalnum()
 
 
 def _segments(norm: str) -> list[str]:
@@ -82,8 +103,13 @@ def _rule(skill: str, trigger: str) -> _Rule | None:
     cjk_chars = sum(1 for c in norm if is_cjk(c))
     subseq = cjk_chars >= 2 and not _ASCII_ALNUM.search(norm)
     segs = _segments(norm)
-    fuzzy = re.compile(".{0,3}".join(re.escape(s) for s in segs), re.DOTALL) if len(segs) >= 2 else None
-    return _Rule(skill, trigger, norm, subseq, fuzzy)
+    left, right = _is_word(norm[0]), _is_word(norm[-1])
+    fuzzy = None
+    if len(segs) >= 2:
+        body = ".{0,3}".join(re.escape(s) for s in segs)
+        fuzzy = re.compile(("(?<![a-z0-9])" if left else "") + body
+                           + ("(?![a-z0-9])" if right else ""), re.DOTALL)
+    return _Rule(skill, trigger, norm, subseq, fuzzy, left, right)
 
 
 def _subsequence_at(query: str, needle: str) -> int:
@@ -135,7 +161,7 @@ class TriggerIndex:
         q = normalize(query)
         hits: list[TriggerHit] = []
         for r in self._rules:
-            pos = q.find(r.norm)
+            pos = r.find(q)
             if pos != -1:
                 hits.append(TriggerHit(r.skill, r.trigger, 1, pos))
                 continue
