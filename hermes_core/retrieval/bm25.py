@@ -96,6 +96,7 @@ class BM25Index:
                   np.fromiter((tf for _, tf in p), np.float64, len(p)))
             for tok, p in postings.items()}
         self._idf = {tok: idf(n, len(p)) for tok, p in postings.items()}
+        self._unseen_idf = idf(n, 0) if n else 0.0   # a word no skill has: the rarest possible
         # One string holding every skill's verbatim text, so "appears verbatim" is a C-speed find().
         texts = [verbatim_text(s) for s in skills]
         self._starts: list[int] = []
@@ -144,7 +145,7 @@ class BM25Index:
 
         Dividing by it gives a score in roughly [0, 1] whatever the catalog size: a gate feature.
         """
-        return sum(self._idf.get(t, 0.0) * (1 / (1 + TF_SATURATION) + DIRECT_MATCH_BONUS)
+        return sum(self._idf.get(t, self._unseen_idf) * (1 / (1 + TF_SATURATION) + DIRECT_MATCH_BONUS)
                    for t in dict.fromkeys(query_tokens))
 
     def search(self, query: str, top_n: int = 50) -> list[BM25Hit]:
