@@ -21,6 +21,17 @@ from .repl_commands import BUILTIN_COMMANDS, Command
 log = logging.getLogger("hermes_core.cli.repl")
 
 
+def clean_text(text: str) -> str:
+    """``text`` with each lone surrogate (an undecodable input byte) replaced by U+FFFD.
+
+    Lone surrogates cannot be encoded as UTF-8, so one in the history would fail every later
+    request body and the session record at the end of the chat.
+    """
+    if not any("\ud800" <= ch <= "\udfff" for ch in text):
+        return text
+    return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
+
+
 class Repl:
     """One chat session on a terminal or a pipe."""
 
@@ -56,6 +67,18 @@ class Repl:
         return self.agent.home / ".chat_history"
 
     def _lines(self) -> Iterator[str]:
+        # Bytes that are not UTF-8 (a Latin-1 file piped in, a terminal in another encoding)
+        # must not end the chat: read them surrogate-escaped, then show each as U+FFFD.
+        reconfigure = getattr(self.stdin, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="surrogateescape")
+            except (ValueError, OSError):  # pragma: no cover - already reading, or not a text file
+                pass
+        for line in self._raw_lines():
+            yield clean_text(line)
+
+    def _raw_lines(self) -> Iterator[str]:
         if not self.interactive:
             for line in self.stdin:
                 yield line.rstrip("\n")
