@@ -303,7 +303,7 @@ class Agent:
                         yield d.text
             finally:
                 await stream.aclose()
-            done = acc.completion()
+            done = _completed(acc, stream)
             usage, attempts = usage + done.usage, [*attempts, *stream.attempts]
             follow = self._continue_with_tools(prompt, done)
             if follow is None:
@@ -428,6 +428,11 @@ def _collect(stream: Any, decision: RouteDecision) -> Generator[str, None, Compl
     for d in stream:
         if acc.add(d):
             yield d.text
+    return _completed(acc, stream)
+
+
+def _completed(acc: _Accumulator, stream: Any) -> Completion:
+    """The streamed Completion, named after the attempt that succeeded (after any failover)."""
     attempts = getattr(stream, "attempts", ())
     ok = next((a for a in reversed(attempts) if a.status == "ok"), None)
     done = acc.completion(ok.provider if ok else "")
