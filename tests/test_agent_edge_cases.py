@@ -36,3 +36,30 @@ async def test_astream_reply_names_the_provider_and_model_like_achat(home: Path)
     streamed = agent.last_reply
     assert streamed is not None and streamed.text == "two"
     assert (streamed.provider, streamed.model) == (done.provider, done.model) == ("fake", "m-default")
+
+
+def _always_calls_a_tool(n: int) -> list[Completion]:
+    return [Completion(f"round {i}", "m-default", "fake",
+                       tool_calls=(ToolCall(f"call_{i}", "skill_view", '{"name": "docker"}'),))
+            for i in range(n)]
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_tool_rounds_cap_keeps_prompt_as_sent_and_history_clean(home: Path, streamed: bool):
+    fake = FakeProvider(_always_calls_a_tool(MAX_TOOL_ROUNDS + 1), name="fake")
+    agent = agent_for(home, fake)
+    if streamed:
+        stream = agent.stream("keep calling tools")
+        "".join(stream)
+        reply = stream.reply
+    else:
+        reply = agent.chat("keep calling tools")
+    assert reply is not None and len(fake.requests) == MAX_TOOL_ROUNDS + 1
+    # /prompt shows the last request exactly as sent: no tool answers the model never saw
+    assert reply.prompt == fake.requests[-1].prompt
+    texts = [m.content for m in agent.history if m.role == "assistant"]
+    assert texts.count(f"round {MAX_TOOL_ROUNDS}") == 1
+    # every tool call in the history is answered, and every answer follows its call
+    asked = [c.id for m in agent.history for c in m.tool_calls]
+    answered = [m.tool_call_id for m in agent.history if m.role == "tool"]
+    assert asked == answered

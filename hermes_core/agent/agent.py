@@ -214,9 +214,14 @@ class Agent:
             self.on_route(decision)
         return prompt, decision
 
-    def _continue_with_tools(self, prompt: Prompt, done: Completion) -> Prompt | None:
-        """After a reply with skill_view calls: the prompt carrying the calls and their answers."""
-        if not done.tool_calls or self.skills is None:
+    def _continue_with_tools(self, prompt: Prompt, done: Completion,
+                             round_no: int) -> Prompt | None:
+        """After a reply with skill_view calls: the prompt carrying the calls and their answers.
+
+        None after the last allowed round: the turn ends on that reply, and its calls stay out of
+        the history and of ``Reply.prompt`` (which must stay the request as sent).
+        """
+        if not done.tool_calls or self.skills is None or round_no >= MAX_TOOL_ROUNDS:
             return None
         answers = answer_tool_calls(done.tool_calls, self.skills)
         assistant = Message("assistant", done.text, tool_calls=done.tool_calls)
@@ -244,10 +249,10 @@ class Agent:
         """Send one user message; returns the reply. A failed turn leaves the history as it was."""
         prompt, decision = self.prepare(message)
         usage, attempts = Usage(), list[Attempt]()
-        for _ in range(MAX_TOOL_ROUNDS + 1):
+        for round_no in range(MAX_TOOL_ROUNDS + 1):
             done, tried = self.loop.complete(prompt, decision, self.options())
             usage, attempts = usage + done.usage, [*attempts, *tried]
-            follow = self._continue_with_tools(prompt, done)
+            follow = self._continue_with_tools(prompt, done, round_no)
             if follow is None:
                 break
             prompt = follow
@@ -260,14 +265,14 @@ class Agent:
         def pieces() -> Iterator[str]:
             nonlocal prompt
             usage, attempts = Usage(), list[Attempt]()
-            for _ in range(MAX_TOOL_ROUNDS + 1):
+            for round_no in range(MAX_TOOL_ROUNDS + 1):
                 stream = self.loop.stream(prompt, decision, self.options())
                 try:
                     done = yield from _collect(stream, decision)
                 finally:
                     stream.close()
                 usage, attempts = usage + done.usage, [*attempts, *stream.attempts]
-                follow = self._continue_with_tools(prompt, done)
+                follow = self._continue_with_tools(prompt, done, round_no)
                 if follow is None:
                     break
                 prompt = follow
@@ -281,10 +286,10 @@ class Agent:
     async def achat(self, message: str) -> Reply:
         prompt, decision = self.prepare(message)
         usage, attempts = Usage(), list[Attempt]()
-        for _ in range(MAX_TOOL_ROUNDS + 1):
+        for round_no in range(MAX_TOOL_ROUNDS + 1):
             done, tried = await self.loop.acomplete(prompt, decision, self.options())
             usage, attempts = usage + done.usage, [*attempts, *tried]
-            follow = self._continue_with_tools(prompt, done)
+            follow = self._continue_with_tools(prompt, done, round_no)
             if follow is None:
                 break
             prompt = follow
@@ -294,7 +299,7 @@ class Agent:
         """Async text pieces; ``self.last_reply`` holds the Reply once the stream completes."""
         prompt, decision = self.prepare(message)
         usage, attempts = Usage(), list[Attempt]()
-        for _ in range(MAX_TOOL_ROUNDS + 1):
+        for round_no in range(MAX_TOOL_ROUNDS + 1):
             stream = self.loop.astream(prompt, decision, self.options())
             acc = _Accumulator(decision)
             try:
@@ -305,7 +310,7 @@ class Agent:
                 await stream.aclose()
             done = _completed(acc, stream)
             usage, attempts = usage + done.usage, [*attempts, *stream.attempts]
-            follow = self._continue_with_tools(prompt, done)
+            follow = self._continue_with_tools(prompt, done, round_no)
             if follow is None:
                 break
             prompt = follow
