@@ -13,7 +13,6 @@ import pytest
 
 from hermes_core.agent.agent import Agent
 from hermes_core.cli.repl import Repl
-from hermes_core.config import load_settings
 
 EXAMPLE_HOME = Path(__file__).parent.parent / "examples" / "home"
 
