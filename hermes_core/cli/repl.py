@@ -148,6 +148,9 @@ class Repl:
             cmd.handler(self, arg.strip())
         except HermesError as e:
             self.error(e)
+        except Exception as e:  # like a turn: a failing command must not end the chat
+            log.debug("/%s failed", name, exc_info=True)
+            self.error(e)
 
     def turn(self, text: str) -> None:
         try:
