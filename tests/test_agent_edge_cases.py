@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -63,3 +64,23 @@ def test_tool_rounds_cap_keeps_prompt_as_sent_and_history_clean(home: Path, stre
     asked = [c.id for m in agent.history for c in m.tool_calls]
     answered = [m.tool_call_id for m in agent.history if m.role == "tool"]
     assert asked == answered
+
+
+def test_undecodable_input_is_replaced_not_carried_into_requests_or_memory(home: Path):
+    # "caf\udce9" is what Python makes of the Latin-1 bytes b"caf\xe9" read as UTF-8 with
+    # surrogateescape (argv, a file opened that way): such a string cannot be encoded to JSON.
+    fake = FakeProvider(["noted"], name="fake")
+    agent = agent_for(home, fake)
+    agent.chat("caf\udce9 au lait")
+    assert fake.last_request.prompt.messages[-1].content == "caf\ufffd au lait"
+    assert agent.history[0].content == "caf\ufffd au lait"
+    agent.close()   # records the session: used to fail encoding the summary
+
+
+def test_prompt_command_shows_undecodable_argv_as_replacement_characters(home: Path, capsys):
+    from hermes_core.cli.main import main
+
+    assert main(["prompt", "caf\udce9", "--home", str(home), "--json"]) == 0
+    out = capsys.readouterr().out
+    out.encode("utf-8")                       # printable and valid JSON text
+    assert "caf\ufffd" in json.loads(out)["messages"][-1]["content"]

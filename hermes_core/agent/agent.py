@@ -22,7 +22,17 @@ from ..errors import Attempt, HermesError
 from ..providers import build_providers
 from ..providers.base import CallOptions, Provider
 from ..providers.offline import OfflineProvider
-from ..types import Candidate, Completion, Delta, Message, Prompt, RouteDecision, ToolCall, Usage
+from ..types import (
+    Candidate,
+    Completion,
+    Delta,
+    Message,
+    Prompt,
+    RouteDecision,
+    ToolCall,
+    Usage,
+    clean_text,
+)
 from .credential_pool import CredentialPool
 from .prompt_builder import PromptBuilder, replan_cache
 from .resilience import CallLoop
@@ -186,6 +196,7 @@ class Agent:
         """The prompt and the route for ``message`` (what ``/prompt`` and ``prompt`` show)."""
         if not isinstance(message, str):
             raise TypeError(f"message must be str, not {type(message).__name__}")
+        message = clean_text(message)
         tools = (SKILL_VIEW,) if self.skills is not None and self.skills.has_skills() else ()
         prompt = self.builder.build(message, self.history, session_id=self.session_id,
                                     model=self.requested_model, tools=tools)
@@ -230,7 +241,7 @@ class Agent:
     def _finish(self, message: str, prompt: Prompt, decision: RouteDecision, done: Completion,
                 usage: Usage, attempts: Sequence[Attempt]) -> Reply:
         first_len = len(self.history) + 1
-        self.history.append(Message("user", message))
+        self.history.append(Message("user", clean_text(message)))
         self.history.extend(prompt.messages[first_len:])  # tool calls and answers, if any
         self.history.append(Message("assistant", done.text))
         self.stats.turns += 1

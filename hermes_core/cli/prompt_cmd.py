@@ -18,7 +18,7 @@ from ..config import ProviderSettings, Settings, load_settings
 from ..errors import HermesError
 from ..providers import build_provider
 from ..providers.base import CallOptions
-from ..types import Message, Prompt, ToolCall
+from ..types import Message, Prompt, ToolCall, clean_text
 
 MAX_HISTORY_BYTES = 20_000_000
 ROLES = ("user", "assistant", "tool", "system")
@@ -202,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
     # As Agent.prepare does: the context names a model only when one was asked for (with routing
     # on auto the model is not known while the prompt is built), then the cache plan is redone
     # for the provider and model that will be called.
-    prompt = builder.build(args.message, history, session_id=args.session, model=args.model,
+    prompt = builder.build(clean_text(args.message), history, session_id=args.session, model=args.model,
                            provider_kind=provider, tools=tools)
     prompt = replan_cache(prompt, settings, provider_kind=provider, model=model)
     request = render_request(prompt, settings, provider, model)

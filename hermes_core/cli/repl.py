@@ -16,20 +16,10 @@ from typing import Any, TextIO
 from ..agent.agent import Agent
 from ..errors import HermesError
 from ..redact import redact
+from ..types import clean_text
 from .repl_commands import BUILTIN_COMMANDS, Command
 
 log = logging.getLogger("hermes_core.cli.repl")
-
-
-def clean_text(text: str) -> str:
-    """``text`` with each lone surrogate (an undecodable input byte) replaced by U+FFFD.
-
-    Lone surrogates cannot be encoded as UTF-8, so one in the history would fail every later
-    request body and the session record at the end of the chat.
-    """
-    if not any("\ud800" <= ch <= "\udfff" for ch in text):
-        return text
-    return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
 
 
 class Repl:
