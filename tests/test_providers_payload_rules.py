@@ -130,3 +130,71 @@ def test_streamed_tool_call_through_the_agent_sends_valid_follow_ups(kind, tmp_p
     assert "call_7" in follow_up and "# Skill: git-rebase-conflicts" in follow_up
     assert "call_7" in json.dumps(bodies[2])      # the history keeps the call and its answer
     assert SECRET not in json.dumps(bodies)
+
+
+# --------------------------------------------------------------------------- OpenAI-compatible streams
+
+def _chunks_sse(tool_call_deltas: list[list[dict[str, Any]]]) -> bytes:
+    base = {"id": "chatcmpl-x", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    chunks = [{**base, "choices": [{"index": 0, "finish_reason": None,
+                                    "delta": {"role": "assistant", "content": None,
+                                              "tool_calls": d}}]} for d in tool_call_deltas]
+    chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    lines = [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
+    return "".join(lines).encode()
+
+
+@pytest.mark.parametrize("deltas", [
+    # Ollama: every call of a parallel set arrives whole, all with index 0
+    [[{"index": 0, "id": "call_a", "type": "function",
+       "function": {"name": "skill_view", "arguments": '{"name": "git"}'}}],
+     [{"index": 0, "id": "call_b", "type": "function",
+       "function": {"name": "skill_view", "arguments": '{"name": "docker"}'}}]],
+    # older compatible servers: no index at all
+    [[{"id": "call_a", "type": "function",
+       "function": {"name": "skill_view", "arguments": '{"name": '}}],
+     [{"function": {"arguments": '"git"}'}}],
+     [{"id": "call_b", "type": "function",
+       "function": {"name": "skill_view", "arguments": '{"name": "docker"}'}}]],
+])
+def test_openai_compatible_stream_keeps_parallel_tool_calls_apart(deltas, respx_mock):
+    from hermes_core.providers.openai import OpenAIProvider
+
+    respx_mock.post("http://127.0.0.1:11434/v1/chat/completions").mock(
+        return_value=httpx.Response(200, content=_chunks_sse(deltas), headers=SSE_HEADERS))
+    provider = OpenAIProvider("ollama", "http://127.0.0.1:11434/v1")
+    out = list(provider.stream(Prompt("s", (Message("user", "hi"),)), "m", None, OPTS))
+    calls = [d.tool_call for d in out if d.tool_call is not None]
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in calls] == [
+        ("call_a", "skill_view", {"name": "git"}), ("call_b", "skill_view", {"name": "docker"})]
+
+
+def test_openai_compatible_stream_without_call_ids_gets_distinct_ids(respx_mock):
+    from hermes_core.providers.openai import OpenAIProvider
+
+    deltas = [[{"index": 0, "type": "function",
+                "function": {"name": "skill_view", "arguments": '{"name": "git"}'}}],
+              [{"index": 1, "type": "function",
+                "function": {"name": "skill_view", "arguments": '{"name": "docker"}'}}]]
+    respx_mock.post("http://127.0.0.1:8000/v1/chat/completions").mock(
+        return_value=httpx.Response(200, content=_chunks_sse(deltas), headers=SSE_HEADERS))
+    provider = OpenAIProvider("vllm", "http://127.0.0.1:8000/v1")
+    out = list(provider.stream(Prompt("s", (Message("user", "hi"),)), "m", None, OPTS))
+    ids = [d.tool_call.id for d in out if d.tool_call is not None]
+    assert len(ids) == 2 and all(ids) and len(set(ids)) == 2   # tool results can answer each
+
+
+def test_openai_compatible_completion_without_call_ids_gets_distinct_ids(respx_mock):
+    from hermes_core.providers.openai import OpenAIProvider
+    from hermes_core.testing import openai_chat_completion
+
+    body = openai_chat_completion("", tool_calls=[ToolCall("x", "skill_view", '{"name": "git"}'),
+                                                  ToolCall("y", "skill_view", '{"name": "a"}')])
+    for call in body["choices"][0]["message"]["tool_calls"]:
+        del call["id"]
+    respx_mock.post("http://127.0.0.1:8000/v1/chat/completions").mock(
+        return_value=httpx.Response(200, json=body))
+    done = OpenAIProvider("vllm", "http://127.0.0.1:8000/v1").complete(
+        Prompt("s", (Message("user", "hi"),)), "m", None, OPTS)
+    ids = [c.id for c in done.tool_calls]
+    assert len(ids) == 2 and all(isinstance(i, str) and i for i in ids) and len(set(ids)) == 2
