@@ -198,3 +198,10 @@ def test_openai_compatible_completion_without_call_ids_gets_distinct_ids(respx_m
         Prompt("s", (Message("user", "hi"),)), "m", None, OPTS)
     ids = [c.id for c in done.tool_calls]
     assert len(ids) == 2 and all(isinstance(i, str) and i for i in ids) and len(set(ids)) == 2
+
+
+def test_anthropic_empty_system_prompt_is_left_out():
+    payload = render_anthropic(Prompt("", (Message("user", "hi"),), cache=CachePlan(system=True)),
+                               "claude", OPTS)
+    assert "system" not in payload
+    _assert_anthropic_rules(payload)

@@ -49,7 +49,8 @@ def render_anthropic(prompt: Prompt, model: str, options: CallOptions) -> dict[s
     plan = prompt.cache
     budget = MAX_BREAKPOINTS
     system_block: dict[str, Any] = {"type": "text", "text": prompt.system}
-    if plan.system and budget:
+    has_system = bool(prompt.system.strip())   # an empty text block is a 400: send no system
+    if plan.system and budget and has_system:
         system_block["cache_control"] = _cache_control(plan.ttl)
         budget -= 1
     marked = set(sorted(plan.message_indices, reverse=True)[:budget])
@@ -75,8 +76,10 @@ def render_anthropic(prompt: Prompt, model: str, options: CallOptions) -> dict[s
     if last_user is None and prompt.context:
         messages.append({"role": "user", "content": [{"type": "text", "text": prompt.context}]})
 
-    payload: dict[str, Any] = {"model": model, "max_tokens": options.max_tokens,
-                               "system": [system_block], "messages": messages}
+    payload: dict[str, Any] = {"model": model, "max_tokens": options.max_tokens}
+    if has_system:
+        payload["system"] = [system_block]
+    payload["messages"] = messages
     if options.temperature is not None:
         payload["temperature"] = min(options.temperature, 1.0)
     if prompt.tools:
