@@ -84,3 +84,21 @@ def test_prompt_command_shows_undecodable_argv_as_replacement_characters(home: P
     out = capsys.readouterr().out
     out.encode("utf-8")                       # printable and valid JSON text
     assert "caf\ufffd" in json.loads(out)["messages"][-1]["content"]
+
+
+async def test_astream_tool_rounds_and_cancellation_keep_the_history_consistent(home: Path):
+    call = ToolCall("call_1", "skill_view", '{"name": "docker-debugging"}')
+    fake = FakeProvider([Completion("", "m-default", "fake", tool_calls=(call,)),
+                         "Check the exit code first.", "one two three four"], name="fake")
+    agent = agent_for(home, fake)
+    text = "".join([p async for p in agent.astream("container exits at once")])
+    assert text == "Check the exit code first."
+    assert [m.role for m in agent.history] == ["user", "assistant", "tool", "assistant"]
+    assert agent.history[2].tool_call_id == "call_1" and "# Skill: docker-debugging" in (
+        agent.history[2].content)
+    # a consumer that stops after the first piece and closes the stream leaves no trace
+    gen = agent.astream("count to four")
+    assert await gen.__anext__() == "one "
+    await gen.aclose()
+    assert len(agent.history) == 4 and agent.last_reply is not None
+    assert agent.last_reply.text == "Check the exit code first."
