@@ -354,10 +354,13 @@ def _validate(data: Any, *, file: str | None, lines: Mapping[str, int], origin: 
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             msg = "unknown key"
-        elif "input" in err and err["type"] not in ("missing",) and not _CRED_KEY.match(
-                ".".join(str(p) for p in loc)):
-            shown = repr(err["input"])
-            msg = f"{msg} (got {shown[:60]})"
+        elif "input" in err and err["type"] not in ("missing",):
+            # Under ``credentials`` a wrongly shaped value is usually the key itself (``openai:
+            # sk-...`` instead of ``keys: [{key: ...}]``): name its type, never echo it.
+            if loc and loc[0] == "credentials":
+                msg = f"{msg} (got a {type(err['input']).__name__})"
+            else:
+                msg = f"{msg} (got {repr(err['input'])[:60]})"
         raise ConfigError(msg, file=file, key_path=key_path or None, line=line) from None
     _check_rules(settings, lines)
     return settings

@@ -261,8 +261,9 @@ def error_from_status(status_code: int, headers: Mapping[str, str], body: Any = 
     shown = message or kind or f"HTTP {status_code}"
     if redact is not None:
         shown = redact(shown)
-        if isinstance(body, Mapping | str):
-            body = redact(str(body))
+        if body is not None:   # any shape: a proxy may answer with a JSON array or bytes
+            body = redact(body.decode("utf-8", "replace") if isinstance(body, bytes | bytearray)
+                          else str(body))
     label = f"{provider}: " if provider else ""
     text = f"{label}HTTP {status_code}: {shown}"
     kw: dict[str, Any] = {"status_code": status_code, "headers": headers, "body": body,

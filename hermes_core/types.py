@@ -207,6 +207,18 @@ class RouteDecision:
     features: Mapping[str, Any] = field(default_factory=dict)
 
 
+def clean_text(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD.
+
+    Python reads bytes that are not UTF-8 (a Latin-1 file on stdin, argv from another locale) as
+    lone surrogates. Those cannot be encoded, so one in a message would fail every request body
+    that carries the history, and the session record at the end of the chat.
+    """
+    if not any("\ud800" <= ch <= "\udfff" for ch in text):
+        return text
+    return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
+
+
 def fingerprint(secret: str) -> str:
     """A short, non-reversible tag for a secret: safe to log, stable to correlate."""
     return "key-" + hashlib.sha256(secret.encode("utf-8")).hexdigest()[:10]

@@ -22,7 +22,17 @@ from ..errors import Attempt, HermesError
 from ..providers import build_providers
 from ..providers.base import CallOptions, Provider
 from ..providers.offline import OfflineProvider
-from ..types import Candidate, Completion, Delta, Message, Prompt, RouteDecision, ToolCall, Usage
+from ..types import (
+    Candidate,
+    Completion,
+    Delta,
+    Message,
+    Prompt,
+    RouteDecision,
+    ToolCall,
+    Usage,
+    clean_text,
+)
 from .credential_pool import CredentialPool
 from .prompt_builder import PromptBuilder, replan_cache
 from .resilience import CallLoop
@@ -186,6 +196,7 @@ class Agent:
         """The prompt and the route for ``message`` (what ``/prompt`` and ``prompt`` show)."""
         if not isinstance(message, str):
             raise TypeError(f"message must be str, not {type(message).__name__}")
+        message = clean_text(message)
         tools = (SKILL_VIEW,) if self.skills is not None and self.skills.has_skills() else ()
         prompt = self.builder.build(message, self.history, session_id=self.session_id,
                                     model=self.requested_model, tools=tools)
@@ -214,9 +225,14 @@ class Agent:
             self.on_route(decision)
         return prompt, decision
 
-    def _continue_with_tools(self, prompt: Prompt, done: Completion) -> Prompt | None:
-        """After a reply with skill_view calls: the prompt carrying the calls and their answers."""
-        if not done.tool_calls or self.skills is None:
+    def _continue_with_tools(self, prompt: Prompt, done: Completion,
+                             round_no: int) -> Prompt | None:
+        """After a reply with skill_view calls: the prompt carrying the calls and their answers.
+
+        None after the last allowed round: the turn ends on that reply, and its calls stay out of
+        the history and of ``Reply.prompt`` (which must stay the request as sent).
+        """
+        if not done.tool_calls or self.skills is None or round_no >= MAX_TOOL_ROUNDS:
             return None
         answers = answer_tool_calls(done.tool_calls, self.skills)
         assistant = Message("assistant", done.text, tool_calls=done.tool_calls)
@@ -225,7 +241,7 @@ class Agent:
     def _finish(self, message: str, prompt: Prompt, decision: RouteDecision, done: Completion,
                 usage: Usage, attempts: Sequence[Attempt]) -> Reply:
         first_len = len(self.history) + 1
-        self.history.append(Message("user", message))
+        self.history.append(Message("user", clean_text(message)))
         self.history.extend(prompt.messages[first_len:])  # tool calls and answers, if any
         self.history.append(Message("assistant", done.text))
         self.stats.turns += 1
@@ -244,10 +260,10 @@ class Agent:
         """Send one user message; returns the reply. A failed turn leaves the history as it was."""
         prompt, decision = self.prepare(message)
         usage, attempts = Usage(), list[Attempt]()
-        for _ in range(MAX_TOOL_ROUNDS + 1):
+        for round_no in range(MAX_TOOL_ROUNDS + 1):
             done, tried = self.loop.complete(prompt, decision, self.options())
             usage, attempts = usage + done.usage, [*attempts, *tried]
-            follow = self._continue_with_tools(prompt, done)
+            follow = self._continue_with_tools(prompt, done, round_no)
             if follow is None:
                 break
             prompt = follow
@@ -260,14 +276,14 @@ class Agent:
         def pieces() -> Iterator[str]:
             nonlocal prompt
             usage, attempts = Usage(), list[Attempt]()
-            for _ in range(MAX_TOOL_ROUNDS + 1):
+            for round_no in range(MAX_TOOL_ROUNDS + 1):
                 stream = self.loop.stream(prompt, decision, self.options())
                 try:
                     done = yield from _collect(stream, decision)
                 finally:
                     stream.close()
                 usage, attempts = usage + done.usage, [*attempts, *stream.attempts]
-                follow = self._continue_with_tools(prompt, done)
+                follow = self._continue_with_tools(prompt, done, round_no)
                 if follow is None:
                     break
                 prompt = follow
@@ -281,10 +297,10 @@ class Agent:
     async def achat(self, message: str) -> Reply:
         prompt, decision = self.prepare(message)
         usage, attempts = Usage(), list[Attempt]()
-        for _ in range(MAX_TOOL_ROUNDS + 1):
+        for round_no in range(MAX_TOOL_ROUNDS + 1):
             done, tried = await self.loop.acomplete(prompt, decision, self.options())
             usage, attempts = usage + done.usage, [*attempts, *tried]
-            follow = self._continue_with_tools(prompt, done)
+            follow = self._continue_with_tools(prompt, done, round_no)
             if follow is None:
                 break
             prompt = follow
@@ -294,7 +310,7 @@ class Agent:
         """Async text pieces; ``self.last_reply`` holds the Reply once the stream completes."""
         prompt, decision = self.prepare(message)
         usage, attempts = Usage(), list[Attempt]()
-        for _ in range(MAX_TOOL_ROUNDS + 1):
+        for round_no in range(MAX_TOOL_ROUNDS + 1):
             stream = self.loop.astream(prompt, decision, self.options())
             acc = _Accumulator(decision)
             try:
@@ -303,9 +319,9 @@ class Agent:
                         yield d.text
             finally:
                 await stream.aclose()
-            done = acc.completion()
+            done = _completed(acc, stream)
             usage, attempts = usage + done.usage, [*attempts, *stream.attempts]
-            follow = self._continue_with_tools(prompt, done)
+            follow = self._continue_with_tools(prompt, done, round_no)
             if follow is None:
                 break
             prompt = follow
@@ -428,6 +444,11 @@ def _collect(stream: Any, decision: RouteDecision) -> Generator[str, None, Compl
     for d in stream:
         if acc.add(d):
             yield d.text
+    return _completed(acc, stream)
+
+
+def _completed(acc: _Accumulator, stream: Any) -> Completion:
+    """The streamed Completion, named after the attempt that succeeded (after any failover)."""
     attempts = getattr(stream, "attempts", ())
     ok = next((a for a in reversed(attempts) if a.status == "ok"), None)
     done = acc.completion(ok.provider if ok else "")

@@ -18,7 +18,7 @@ from ..config import ProviderSettings, Settings, load_settings
 from ..errors import HermesError
 from ..providers import build_provider
 from ..providers.base import CallOptions
-from ..types import Message, Prompt, ToolCall
+from ..types import Message, Prompt, ToolCall, clean_text
 
 MAX_HISTORY_BYTES = 20_000_000
 ROLES = ("user", "assistant", "tool", "system")
@@ -178,7 +178,7 @@ def render_request(prompt: Prompt, settings: Settings, provider: str, model: str
 
 def run(args: argparse.Namespace) -> int:
     from ..agent.agent import default_context_engine, default_retriever
-    from ..agent.prompt_builder import PromptBuilder
+    from ..agent.prompt_builder import PromptBuilder, replan_cache
     from ..agent.skill_tool import SKILL_VIEW, SkillSelection
     from ..errors import HermesError
 
@@ -199,8 +199,12 @@ def run(args: argparse.Namespace) -> int:
     builder = PromptBuilder(settings.home_path, settings, cwd=cwd, skill_selector=skills,
                             memory_source=memory)
     tools = (SKILL_VIEW,) if skills is not None and skills.has_skills() else ()
-    prompt = builder.build(args.message, history, session_id=args.session, model=model,
+    # As Agent.prepare does: the context names a model only when one was asked for (with routing
+    # on auto the model is not known while the prompt is built), then the cache plan is redone
+    # for the provider and model that will be called.
+    prompt = builder.build(clean_text(args.message), history, session_id=args.session, model=args.model,
                            provider_kind=provider, tools=tools)
+    prompt = replan_cache(prompt, settings, provider_kind=provider, model=model)
     request = render_request(prompt, settings, provider, model)
     if args.json:
         out = {

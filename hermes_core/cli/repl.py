@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from ..agent.agent import Agent
 from ..errors import HermesError
 from ..redact import redact
+from ..types import clean_text
 from .repl_commands import BUILTIN_COMMANDS, Command
 
 log = logging.getLogger("hermes_core.cli.repl")
@@ -56,6 +57,18 @@ class Repl:
         return self.agent.home / ".chat_history"
 
     def _lines(self) -> Iterator[str]:
+        # Bytes that are not UTF-8 (a Latin-1 file piped in, a terminal in another encoding)
+        # must not end the chat: read them surrogate-escaped, then show each as U+FFFD.
+        reconfigure = getattr(self.stdin, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="surrogateescape")
+            except (ValueError, OSError):  # pragma: no cover - already reading, or not a text file
+                pass
+        for line in self._raw_lines():
+            yield clean_text(line)
+
+    def _raw_lines(self) -> Iterator[str]:
         if not self.interactive:
             for line in self.stdin:
                 yield line.rstrip("\n")
@@ -124,6 +137,9 @@ class Repl:
         try:
             cmd.handler(self, arg.strip())
         except HermesError as e:
+            self.error(e)
+        except Exception as e:  # like a turn: a failing command must not end the chat
+            log.debug("/%s failed", name, exc_info=True)
             self.error(e)
 
     def turn(self, text: str) -> None:

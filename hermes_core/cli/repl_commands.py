@@ -7,6 +7,7 @@ retrieval for a query of the user's choosing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -164,13 +165,18 @@ def _save(repl: Repl, arg: str) -> None:
             "usage": {"cache_hit_ratio": round(agent.stats.cache_hit_ratio, 4),
                       "input_tokens": agent.stats.usage.total_input_tokens,
                       "output_tokens": agent.stats.usage.output_tokens}}
+    if path.is_dir():   # "/save ~/notes" means a file in that folder, not replacing the folder
+        path = path / f"{agent.session_id}.json"
+    tmp = path.with_suffix(path.suffix + f".{int(time.time() * 1000)}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + f".{int(time.time() * 1000)}.tmp")
         tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
         tmp.replace(path)
-    except OSError as e:
-        repl.say(f"error: cannot save to {path}: {e.strerror or e}")
+    except (OSError, ValueError) as e:   # ValueError: a NUL byte in the name
+        with contextlib.suppress(OSError, ValueError):
+            tmp.unlink(missing_ok=True)
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        repl.say(f"error: cannot save to {path}: {reason}")
         return
     repl.say(f"[saved {len(agent.history)} messages to {path}]")
 

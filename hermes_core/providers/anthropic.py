@@ -25,9 +25,15 @@ def _cache_control(ttl: str) -> dict[str, str]:
 
 
 def _blocks(m: Message) -> list[dict[str, Any]]:
+    """The content blocks of one message; none for a message with no text and no tool calls.
+
+    The API rejects text blocks that are empty or whitespace only, and an assistant reply can be
+    empty (an end_turn with no content, a turn that ended on tool calls), so such text is left out.
+    """
     if m.role == "tool":
         return [{"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content}]
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
+    blocks: list[dict[str, Any]] = ([{"type": "text", "text": m.content}]
+                                    if m.content.strip() else [])
     for c in m.tool_calls:
         try:
             args = json.loads(c.arguments or "{}")
@@ -35,7 +41,7 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
             args = {}
         blocks.append({"type": "tool_use", "id": c.id, "name": c.name,
                        "input": args if isinstance(args, dict) else {}})
-    return blocks or [{"type": "text", "text": ""}]
+    return blocks
 
 
 def render_anthropic(prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
@@ -43,7 +49,8 @@ def render_anthropic(prompt: Prompt, model: str, options: CallOptions) -> dict[s
     plan = prompt.cache
     budget = MAX_BREAKPOINTS
     system_block: dict[str, Any] = {"type": "text", "text": prompt.system}
-    if plan.system and budget:
+    has_system = bool(prompt.system.strip())   # an empty text block is a 400: send no system
+    if plan.system and budget and has_system:
         system_block["cache_control"] = _cache_control(plan.ttl)
         budget -= 1
     marked = set(sorted(plan.message_indices, reverse=True)[:budget])
@@ -53,10 +60,15 @@ def render_anthropic(prompt: Prompt, model: str, options: CallOptions) -> dict[s
     for i, m in enumerate(prompt.messages):
         role = "assistant" if m.role == "assistant" else "user"  # tool results travel as user
         blocks = _blocks(m)
-        if i in marked:
-            blocks[-1] = {**blocks[-1], "cache_control": _cache_control(plan.ttl)}
         if i == last_user and prompt.context:
             blocks = [{"type": "text", "text": prompt.context}, *blocks]
+        if i in marked:
+            # An empty message adds nothing to the prefix: the breakpoint goes on the block before.
+            target = blocks if blocks else (messages[-1]["content"] if messages else [])
+            if target:
+                target[-1] = {**target[-1], "cache_control": _cache_control(plan.ttl)}
+        if not blocks:
+            continue   # the neighbours merge below, so the roles still alternate
         if messages and messages[-1]["role"] == role:
             messages[-1]["content"].extend(blocks)   # the API wants alternating roles
         else:
@@ -64,8 +76,10 @@ def render_anthropic(prompt: Prompt, model: str, options: CallOptions) -> dict[s
     if last_user is None and prompt.context:
         messages.append({"role": "user", "content": [{"type": "text", "text": prompt.context}]})
 
-    payload: dict[str, Any] = {"model": model, "max_tokens": options.max_tokens,
-                               "system": [system_block], "messages": messages}
+    payload: dict[str, Any] = {"model": model, "max_tokens": options.max_tokens}
+    if has_system:
+        payload["system"] = [system_block]
+    payload["messages"] = messages
     if options.temperature is not None:
         payload["temperature"] = min(options.temperature, 1.0)
     if prompt.tools:

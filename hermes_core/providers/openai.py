@@ -81,28 +81,47 @@ def _usage(u: Any) -> Usage:
 
 
 def _tool_calls(raw: Any) -> tuple[ToolCall, ...]:
-    return tuple(ToolCall(c.id, c.function.name, c.function.arguments or "{}") for c in raw or ())
+    return tuple(ToolCall(c.id or f"call_{i}", c.function.name, c.function.arguments or "{}")
+                 for i, c in enumerate(raw or ()))
 
 
 class _ToolCallAssembler:
-    """Stream chunks carry tool calls in fragments keyed by index; join them."""
+    """Stream chunks carry tool calls in fragments keyed by index; join them.
+
+    Compatible servers bend the rule: Ollama sends each call of a parallel set whole but all with
+    index 0, older servers send no index at all, some send no call id. A fragment whose id differs
+    from the id its slot already holds starts a new call; a fragment without an index continues
+    the latest call; a call without an id gets ``call_N`` so its tool result can answer it.
+    """
 
     def __init__(self) -> None:
-        self.parts: dict[int, dict[str, str]] = {}
+        self.parts: list[dict[str, str]] = []
+        self._by_index: dict[Any, int] = {}
 
     def add(self, deltas: Any) -> None:
         for d in deltas or ():
-            slot = self.parts.setdefault(d.index, {"id": "", "name": "", "arguments": ""})
-            if d.id:
-                slot["id"] = d.id
+            index = getattr(d, "index", None)
+            call_id = getattr(d, "id", None)
+            pos = self._by_index.get(index)
+            if pos is None and index is None and self.parts:
+                pos = len(self.parts) - 1
+            if pos is not None and call_id and self.parts[pos]["id"] not in ("", call_id):
+                pos = None
+            if pos is None:
+                self.parts.append({"id": "", "name": "", "arguments": ""})
+                pos = len(self.parts) - 1
+            self._by_index[index] = pos
+            slot = self.parts[pos]
+            if call_id:
+                slot["id"] = call_id
             fn = getattr(d, "function", None)
             if fn is not None:
                 slot["name"] += fn.name or ""
                 slot["arguments"] += fn.arguments or ""
 
     def done(self) -> list[ToolCall]:
-        return [ToolCall(p["id"], p["name"], p["arguments"] or "{}")
-                for _, p in sorted(self.parts.items())]
+        return [ToolCall(p["id"] or f"call_{i}", p["name"], p["arguments"] or "{}")
+                for i, p in enumerate(self.parts)]
 
 
 class OpenAIProvider:

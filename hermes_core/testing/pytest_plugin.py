@@ -87,6 +87,25 @@ def block_network() -> None:
     socket.getaddrinfo = _guarded_getaddrinfo
 
 
+def unblock_network() -> None:
+    socket.socket.connect = _real_connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = _real_connect_ex  # type: ignore[method-assign]
+    socket.getaddrinfo = _real_getaddrinfo
+
+
+@pytest.fixture(autouse=True)
+def _network_guard(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Lift the guard for a test marked ``allow_network`` only, and put it back afterwards."""
+    if request.node.get_closest_marker("allow_network") is None:
+        yield
+        return
+    unblock_network()
+    try:
+        yield
+    finally:
+        block_network()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "allow_network: do not block real network for this test")
     block_network()
