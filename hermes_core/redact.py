@@ -25,6 +25,31 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return _KEY_PATTERNS.sub("[REDACTED]", text)
 
 
+class StreamRedactor:
+    """Redacts text that arrives in pieces: a key split across two pieces is still caught.
+
+    Keys contain no whitespace, so everything up to the last whitespace seen can be redacted and
+    released; the tail waits for the next piece (or ``flush``).
+    """
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self._secrets = tuple(secrets)
+        self._pending = ""
+
+    def feed(self, piece: str) -> str:
+        text = self._pending + piece
+        cut = max(text.rfind(c) for c in " \t\n\r")
+        if cut < 0:
+            self._pending = text
+            return ""
+        self._pending = text[cut + 1:]
+        return redact(text[: cut + 1], self._secrets)
+
+    def flush(self) -> str:
+        text, self._pending = self._pending, ""
+        return redact(text, self._secrets) if text else ""
+
+
 class RedactingFilter(logging.Filter):
     """A logging filter that redacts key-shaped strings from every record it sees."""
 

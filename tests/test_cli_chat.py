@@ -146,3 +146,13 @@ def test_repl_failover_with_hidden_limits_and_revoked_key(home: Path, tmp_path: 
         assert len(revoked) == 1                       # the 401 key is tried once, then removed
         assert [s for _, s in statuses].count(429) == 1  # a blocked key is not tried again
         assert all(v not in res.stdout + res.stderr for v in keys.values())
+
+
+def test_streamed_reply_never_prints_a_key_split_across_chunks(home: Path, tmp_path: Path):
+    """The offline provider echoes the message line by line; a key in it must not reach stdout."""
+    key = "sk-proj-StreamedKey0123456789abcdef"
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("llm:\n  stream: true\n", encoding="utf-8")
+    res = run_chat(["--home", str(home), "--config", str(cfg)], f"my key is {key} ok\n/exit\n")
+    assert res.returncode == 0, res.stderr
+    assert key not in res.stdout + res.stderr and "[REDACTED]" in res.stdout

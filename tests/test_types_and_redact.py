@@ -61,3 +61,23 @@ def test_public_api_resolves_lazily():
             "print(any(m in sys.modules for m in ('openai', 'anthropic', 'torch')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_stream_redactor_catches_a_key_split_across_pieces():
+    from hermes_core.redact import StreamRedactor
+
+    scrub = StreamRedactor()
+    pieces = ["your key is sk-proj-AbCd", "Ef0123456789", "XYZ and more", " text"]
+    out = "".join(scrub.feed(p) for p in pieces) + scrub.flush()
+    assert KEY not in out and "[REDACTED]" in out
+    assert out.startswith("your key is ") and out.endswith(" and more text")
+
+
+def test_prompt_cli_never_prints_a_key_from_memory(tmp_path, capsys):
+    from hermes_core.cli.main import main
+
+    (tmp_path / "MEMORY.md").write_text(f"- the staging key is {KEY}\n", encoding="utf-8")
+    for args in (["--json"], []):
+        assert main(["prompt", "hello", "--home", str(tmp_path), *args]) == 0
+        out = capsys.readouterr().out
+        assert KEY not in out and "[REDACTED]" in out

@@ -18,6 +18,7 @@ from ..config import ProviderSettings, Settings, load_settings
 from ..errors import HermesError
 from ..providers import build_provider
 from ..providers.base import CallOptions
+from ..redact import redact
 from ..types import Message, Prompt, ToolCall, clean_text
 
 MAX_HISTORY_BYTES = 20_000_000
@@ -219,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
             "sources": [asdict(s) for s in builder.sources()],
             "warnings": [asdict(e) for e in builder.events],
         }
-        print(json.dumps(out, ensure_ascii=False, indent=2))
+        print(redact(json.dumps(out, ensure_ascii=False, indent=2)))
         return 0
     plan = prompt.cache
     marks = ", ".join(filter(None, (
@@ -228,12 +229,12 @@ def run(args: argparse.Namespace) -> int:
         f"prompt_cache_key {plan.prompt_cache_key}" if provider == "openai" and plan.prompt_cache_key
         else ""))) or "no cache markers"
     print(f"# system  ({prompt.tokens['system']} tokens, prefix sha256 {prompt.prefix_sha256[:16]})")
-    print(prompt.system)
+    print(redact(prompt.system))
     print(f"\n# context  ({prompt.tokens['context']} tokens; sent before the last user message)")
-    print(prompt.context)
+    print(redact(prompt.context))
     print(f"\n# messages  ({len(prompt.messages)})")
     for m in prompt.messages:
-        print(f"[{m.role}] {m.content}")
+        print(redact(f"[{m.role}] {m.content}"))
     print(f"\n# request  ({provider}, {model}; {marks}, ttl {plan.ttl})")
-    print(json.dumps(request, ensure_ascii=False, indent=2))
+    print(redact(json.dumps(request, ensure_ascii=False, indent=2)))
     return 0

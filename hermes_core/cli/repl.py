@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from ..agent.agent import Agent
 from ..errors import HermesError
-from ..redact import redact
+from ..redact import StreamRedactor, redact
 from ..types import clean_text
 from .repl_commands import BUILTIN_COMMANDS, Command
 
@@ -146,14 +146,17 @@ class Repl:
         try:
             if self.stream:
                 stream = self.agent.stream(text)
+                scrub = StreamRedactor()
                 try:
                     for piece in stream:
-                        self.out.write(redact(piece))
+                        self.out.write(scrub.feed(piece))
                         self.out.flush()
                 except KeyboardInterrupt:
                     stream.close()
+                    self.out.write(scrub.flush())
                     self.say("\n[cancelled]")
                     return
+                self.out.write(scrub.flush())
                 self.say("")
                 self.last_reply = stream.reply
             else:
