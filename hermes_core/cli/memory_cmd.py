@@ -17,6 +17,7 @@ from typing import Any
 
 from ..agent.context_engine import ContextEngine, default_db_path, parse_timestamp
 from ..config import load_settings
+from .argtypes import positive_int
 
 
 def _timestamp(text: str) -> float:
@@ -24,16 +25,6 @@ def _timestamp(text: str) -> float:
         return parse_timestamp(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
-    return value
 
 
 def _score(text: str) -> float:
@@ -60,7 +51,7 @@ def register(subparsers: Any) -> None:
 
     search = actions.add_parser("search", parents=[common], help="find past sessions relevant to a query")
     search.add_argument("query", metavar="QUERY")
-    search.add_argument("--max-results", type=_positive_int, default=None,
+    search.add_argument("--max-results", type=positive_int, default=None,
                         help="how many sessions (default: context_engine.max_results)")
     search.add_argument("--exclude-session", metavar="ID", help="leave this session out")
     search.set_defaults(handler=_search)

@@ -12,17 +12,7 @@ from typing import Any
 
 from ..config import load_settings
 from ..errors import ConfigError
-
-
-def _positive_int(text: str) -> int:
-    """argparse type: 0 silently meant "the configured default" and -1 dropped the last result."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
+from .argtypes import positive_int
 
 
 def register(sub: Any) -> None:
@@ -39,7 +29,7 @@ def register(sub: Any) -> None:
     s = ssub.add_parser("search", help="retrieve the skills for a query")
     s.add_argument("query")
     source(s)
-    s.add_argument("--top-k", type=_positive_int, default=None)
+    s.add_argument("--top-k", type=positive_int, default=None)
     s.add_argument("--json", action="store_true")
     s.add_argument("--explain", action="store_true", help="per-layer contributions and the gate")
     s.set_defaults(handler=_search)
@@ -58,7 +48,7 @@ def register(sub: Any) -> None:
     e.add_argument("--catalog", required=True)
     e.add_argument("--queries", required=True)
     e.add_argument("--negatives")
-    e.add_argument("--limit", type=_positive_int, default=None, help="fixed-seed sample of N queries")
+    e.add_argument("--limit", type=positive_int, default=None, help="fixed-seed sample of N queries")
     e.add_argument("--seed", type=int, default=7)
     e.add_argument("--layers", nargs="+", default=["L1,L2,L3,L4"],
                    help="subset of L1 L2 L3 L4 (space- or comma-separated)")
