@@ -254,78 +254,60 @@ class Agent:
             self.post_llm_call(reply)
         return reply
 
-    # ------------------------------------------------------------------ sync
+    # ------------------------------------------------------------------ the shells
+
+    def _turn(self, message: str) -> _Turn:
+        prompt, decision = self.prepare(message)
+        return _Turn(self, message, prompt, decision)
 
     def chat(self, message: str) -> Reply:
         """Send one user message; returns the reply. A failed turn leaves the history as it was."""
-        prompt, decision = self.prepare(message)
-        usage, attempts = Usage(), list[Attempt]()
-        for round_no in range(MAX_TOOL_ROUNDS + 1):
-            done, tried = self.loop.complete(prompt, decision, self.options())
-            usage, attempts = usage + done.usage, [*attempts, *tried]
-            follow = self._continue_with_tools(prompt, done, round_no)
-            if follow is None:
-                break
-            prompt = follow
-        return self._finish(message, prompt, decision, done, usage, attempts)
+        turn = self._turn(message)
+        while True:
+            done, tried = self.loop.complete(turn.prompt, turn.decision, self.options())
+            if not turn.next_round(done, tried):
+                return turn.finish()
 
     def stream(self, message: str) -> ReplyStream:
         """Stream the reply's text; the history is updated only when the stream completes."""
-        prompt, decision = self.prepare(message)
+        turn = self._turn(message)
 
         def pieces() -> Iterator[str]:
-            nonlocal prompt
-            usage, attempts = Usage(), list[Attempt]()
-            for round_no in range(MAX_TOOL_ROUNDS + 1):
-                stream = self.loop.stream(prompt, decision, self.options())
+            while True:
+                stream = self.loop.stream(turn.prompt, turn.decision, self.options())
                 try:
-                    done = yield from _collect(stream, decision)
+                    done = yield from _collect(stream, turn.decision)
                 finally:
                     stream.close()
-                usage, attempts = usage + done.usage, [*attempts, *stream.attempts]
-                follow = self._continue_with_tools(prompt, done, round_no)
-                if follow is None:
-                    break
-                prompt = follow
-            holder.reply = self._finish(message, prompt, decision, done, usage, attempts)
+                if not turn.next_round(done, stream.attempts):
+                    holder.reply = turn.finish()
+                    return
 
         holder = ReplyStream(pieces())
         return holder
 
-    # ------------------------------------------------------------------ async
-
     async def achat(self, message: str) -> Reply:
-        prompt, decision = self.prepare(message)
-        usage, attempts = Usage(), list[Attempt]()
-        for round_no in range(MAX_TOOL_ROUNDS + 1):
-            done, tried = await self.loop.acomplete(prompt, decision, self.options())
-            usage, attempts = usage + done.usage, [*attempts, *tried]
-            follow = self._continue_with_tools(prompt, done, round_no)
-            if follow is None:
-                break
-            prompt = follow
-        return self._finish(message, prompt, decision, done, usage, attempts)
+        turn = self._turn(message)
+        while True:
+            done, tried = await self.loop.acomplete(turn.prompt, turn.decision, self.options())
+            if not turn.next_round(done, tried):
+                return turn.finish()
 
     async def astream(self, message: str) -> AsyncIterator[str]:
         """Async text pieces; ``self.last_reply`` holds the Reply once the stream completes."""
-        prompt, decision = self.prepare(message)
-        usage, attempts = Usage(), list[Attempt]()
-        for round_no in range(MAX_TOOL_ROUNDS + 1):
-            stream = self.loop.astream(prompt, decision, self.options())
-            acc = _Accumulator(decision)
+        turn = self._turn(message)
+        while True:
+            stream = self.loop.astream(turn.prompt, turn.decision, self.options())
+            acc = _Accumulator(turn.decision)
             try:
                 async for d in stream:
                     if acc.add(d):
                         yield d.text
             finally:
                 await stream.aclose()
-            done = _completed(acc, stream)
-            usage, attempts = usage + done.usage, [*attempts, *stream.attempts]
-            follow = self._continue_with_tools(prompt, done, round_no)
-            if follow is None:
-                break
-            prompt = follow
-        self._finish(message, prompt, decision, done, usage, attempts)
+            if not turn.next_round(_completed(acc, stream), stream.attempts):
+                turn.finish()
+                return
 
     # ------------------------------------------------------------------ session
 
@@ -410,6 +392,35 @@ class Agent:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+class _Turn:
+    """One turn's running state across tool rounds, shared by the sync, async and stream shells."""
+
+    def __init__(self, agent: Agent, message: str, prompt: Prompt, decision: RouteDecision) -> None:
+        self.agent, self.message = agent, message
+        self.prompt, self.decision = prompt, decision
+        self.usage = Usage()
+        self.attempts: list[Attempt] = []
+        self.rounds = 0
+        self.done: Completion | None = None
+
+    def next_round(self, done: Completion, tried: Sequence[Attempt]) -> bool:
+        """Account for one call; True when the model asked for skills and another round follows."""
+        self.done = done
+        self.usage = self.usage + done.usage
+        self.attempts.extend(tried)
+        follow = self.agent._continue_with_tools(self.prompt, done, self.rounds)
+        self.rounds += 1
+        if follow is None:
+            return False
+        self.prompt = follow
+        return True
+
+    def finish(self) -> Reply:
+        assert self.done is not None
+        return self.agent._finish(self.message, self.prompt, self.decision, self.done,
+                                  self.usage, self.attempts)
 
 
 class _Accumulator:
