@@ -14,8 +14,8 @@ from typing import Any
 import anthropic
 
 from ..types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
-from ._sdk import translate, usage_int
-from .base import CallOptions, ClientCache
+from ._sdk import SDKProvider, usage_int
+from .base import CallOptions
 
 MAX_BREAKPOINTS = 4
 
@@ -129,35 +129,23 @@ class _StreamState:
         return Delta(usage=self.usage, finish_reason=self.finish)
 
 
-class AnthropicProvider:
+class AnthropicProvider(SDKProvider):
     """Messages API over the official SDK (``max_retries=0``: hermes_core owns retries)."""
 
     kind = "anthropic"
+    sdk = anthropic
+    client_names = ("Anthropic", "AsyncAnthropic")
+    sdk_error = anthropic.AnthropicError
 
     def __init__(self, name: str = "anthropic", endpoint: str | None = None,
                  timeout_s: float = 60.0) -> None:
-        self.name = name
-        self.endpoint = endpoint
-        self.timeout_s = timeout_s
-        self._clients = ClientCache(self._make_client)
-
-    def __repr__(self) -> str:
-        return f"AnthropicProvider(name={self.name!r}, endpoint={self.endpoint!r})"
-
-    def _make_client(self, cred: Credential | None, is_async: bool) -> Any:
-        cls = anthropic.AsyncAnthropic if is_async else anthropic.Anthropic
-        base_url = (cred.endpoint if cred and cred.endpoint else None) or self.endpoint
-        return cls(api_key=cred.secret if cred else "not-needed", base_url=base_url,
-                   max_retries=0, timeout=self.timeout_s)
+        super().__init__(name, endpoint, timeout_s)
 
     def render(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
         return render_anthropic(prompt, model, options)
 
-    def _error(self, exc: BaseException, cred: Credential | None) -> Exception:
-        return translate(exc, provider=self.name, credential=cred,
-                         timeout_cls=anthropic.APITimeoutError,
-                         connection_cls=anthropic.APIConnectionError,
-                         status_cls=anthropic.APIStatusError)
+    def _api(self, client: Any) -> Any:
+        return client.messages
 
     def _completion(self, resp: Any, model: str) -> Completion:
         text = "".join(b.text for b in resp.content if b.type == "text")
@@ -166,26 +154,6 @@ class AnthropicProvider:
         return Completion(text=text, model=resp.model or model, provider=self.name,
                           usage=_usage(resp.usage), tool_calls=calls, finish_reason=resp.stop_reason,
                           request_id=getattr(resp, "_request_id", None) or resp.id)
-
-    def complete(self, prompt: Prompt, model: str, credential: Credential | None,
-                 options: CallOptions) -> Completion:
-        client = self._clients.get(credential)
-        try:
-            resp = client.messages.create(**self.render(prompt, model, options),
-                                          timeout=options.timeout_s)
-        except anthropic.AnthropicError as e:
-            raise self._error(e, credential) from None
-        return self._completion(resp, model)
-
-    async def acomplete(self, prompt: Prompt, model: str, credential: Credential | None,
-                        options: CallOptions) -> Completion:
-        client = self._clients.get(credential, is_async=True)
-        try:
-            resp = await client.messages.create(**self.render(prompt, model, options),
-                                                timeout=options.timeout_s)
-        except anthropic.AnthropicError as e:
-            raise self._error(e, credential) from None
-        return self._completion(resp, model)
 
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
                options: CallOptions) -> Iterator[Delta]:

@@ -7,15 +7,14 @@ same cache. The per-turn context travels as a leading text part of the last user
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import openai
 
 from ..types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
-from ._sdk import translate, usage_int
-from .base import CallOptions, ClientCache
+from ._sdk import SDKProvider, usage_int
+from .base import CallOptions
 
 OFFICIAL_HOST = "api.openai.com"
 
@@ -124,17 +123,17 @@ class _ToolCallAssembler:
                 for i, p in enumerate(self.parts)]
 
 
-class OpenAIProvider:
+class OpenAIProvider(SDKProvider):
     """Chat completions over the official SDK (``max_retries=0``: hermes_core owns retries)."""
 
     kind = "openai"
+    sdk = openai
+    client_names = ("OpenAI", "AsyncOpenAI")
+    sdk_error = openai.OpenAIError
 
     def __init__(self, name: str = "openai", endpoint: str | None = None,
                  timeout_s: float = 60.0) -> None:
-        self.name = name
-        self.endpoint = endpoint
-        self.timeout_s = timeout_s
-        self._clients = ClientCache(self._make_client)
+        super().__init__(name, endpoint, timeout_s)
 
     @property
     def requires_key(self) -> bool:
@@ -145,24 +144,11 @@ class OpenAIProvider:
     def official(self) -> bool:
         return self.endpoint is None or OFFICIAL_HOST in self.endpoint
 
-    def __repr__(self) -> str:
-        return f"OpenAIProvider(name={self.name!r}, endpoint={self.endpoint!r})"
-
-    def _make_client(self, cred: Credential | None, is_async: bool) -> Any:
-        cls = openai.AsyncOpenAI if is_async else openai.OpenAI
-        base_url = (cred.endpoint if cred and cred.endpoint else None) or self.endpoint
-        # Compatible local servers often need no key; the SDK insists on a non-empty one.
-        key = cred.secret if cred else "not-needed"
-        return cls(api_key=key, base_url=base_url, max_retries=0, timeout=self.timeout_s)
-
     def render(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
         return render_openai(prompt, model, options, official=self.official)
 
-    def _error(self, exc: BaseException, cred: Credential | None) -> Exception:
-        return translate(exc, provider=self.name, credential=cred,
-                         timeout_cls=openai.APITimeoutError,
-                         connection_cls=openai.APIConnectionError,
-                         status_cls=openai.APIStatusError)
+    def _api(self, client: Any) -> Any:
+        return client.chat.completions
 
     def _completion(self, resp: Any, model: str) -> Completion:
         choice = resp.choices[0] if resp.choices else None
@@ -172,26 +158,6 @@ class OpenAIProvider:
                           tool_calls=_tool_calls(msg.tool_calls if msg else None),
                           finish_reason=choice.finish_reason if choice else None,
                           request_id=getattr(resp, "_request_id", None) or resp.id)
-
-    def complete(self, prompt: Prompt, model: str, credential: Credential | None,
-                 options: CallOptions) -> Completion:
-        client = self._clients.get(credential)
-        try:
-            resp = client.chat.completions.create(**self.render(prompt, model, options),
-                                                  timeout=options.timeout_s)
-        except openai.OpenAIError as e:
-            raise self._error(e, credential) from None
-        return self._completion(resp, model)
-
-    async def acomplete(self, prompt: Prompt, model: str, credential: Credential | None,
-                        options: CallOptions) -> Completion:
-        client = self._clients.get(credential, is_async=True)
-        try:
-            resp = await client.chat.completions.create(**self.render(prompt, model, options),
-                                                        timeout=options.timeout_s)
-        except openai.OpenAIError as e:
-            raise self._error(e, credential) from None
-        return self._completion(resp, model)
 
     def _stream_payload(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
         payload = self.render(prompt, model, options)
@@ -246,11 +212,3 @@ class OpenAIProvider:
         for d in self._finish(tools, state):
             yield d
 
-
-def parse_arguments(call: ToolCall) -> dict[str, Any]:
-    """Tool-call arguments as a dict; malformed JSON gives an empty dict rather than a crash."""
-    try:
-        value = json.loads(call.arguments or "{}")
-    except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
