@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import ConfigError
 from .types import Credential
@@ -227,11 +227,6 @@ class Settings(_Model):
     prompt: PromptSettings = PromptSettings()
     source: str | None = Field(None, exclude=True)
 
-    @field_validator("credentials")
-    @classmethod
-    def _cred_names(cls, v: dict[str, ProviderCredentials]) -> dict[str, ProviderCredentials]:
-        return v
-
     @property
     def home_path(self) -> Path:
         return Path(os.path.expanduser(self.home))
@@ -261,7 +256,7 @@ class Settings(_Model):
             for p in parts[:-1]:
                 node = node.setdefault(p, {})
             node[parts[-1]] = value
-        return _validate(data, file=self.source, lines={}, origin="override")
+        return _validate(data, file=self.source, lines={})
 
 
 # --------------------------------------------------------------------------- YAML with line numbers
@@ -334,7 +329,7 @@ def _drop_empty_keys(data: dict[str, Any]) -> None:
                                      and not k["key"].strip())]
 
 
-def _validate(data: Any, *, file: str | None, lines: Mapping[str, int], origin: str) -> Settings:
+def _validate(data: Any, *, file: str | None, lines: Mapping[str, int]) -> Settings:
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -400,7 +395,7 @@ def parse_yaml(text: str, *, file: str | None = None,
                     file or "<config>", line, key_path)
     if isinstance(data, dict):
         _drop_empty_keys(data)
-    return _validate(data, file=file, lines=lines, origin="yaml")
+    return _validate(data, file=file, lines=lines)
 
 
 def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = None, *,
@@ -414,7 +409,7 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
     """
     env = os.environ if env is None else env
     if isinstance(source, Mapping):
-        settings = _validate(dict(source), file=None, lines={}, origin="dict")
+        settings = _validate(dict(source), file=None, lines={})
     else:
         path: Path | None
         if source is not None:

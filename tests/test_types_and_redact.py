@@ -81,3 +81,13 @@ def test_prompt_cli_never_prints_a_key_from_memory(tmp_path, capsys):
         assert main(["prompt", "hello", "--home", str(tmp_path), *args]) == 0
         out = capsys.readouterr().out
         assert KEY not in out and "[REDACTED]" in out
+
+
+def test_cli_logging_scrubs_keys_from_every_logger():
+    import subprocess
+    import sys
+
+    code = ("import logging; from hermes_core.cli.main import main; main(['-v']); "
+            f"logging.getLogger('httpx').warning('Authorization: Bearer {KEY}')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert KEY not in out.stderr and "[REDACTED]" in out.stderr

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import HermesError
+from ..redact import RedactingFilter
 
 COMMAND_MODULES = (
     "hermes_core.cli.chat_cmd",
@@ -46,6 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     level = logging.WARNING if args.verbose == 0 else (logging.INFO if args.verbose == 1 else logging.DEBUG)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:  # -vv logs SDK internals: scrub key-shaped text
+        handler.addFilter(RedactingFilter())
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
