@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from helpers import copy_example_home
 
 from hermes_core.agent.agent import MAX_TOOL_ROUNDS, Agent
 from hermes_core.config import load_settings
 from hermes_core.testing import FakeProvider
 from hermes_core.types import Completion, ToolCall
 
-EXAMPLE_HOME = Path(__file__).parent.parent / "examples" / "home"
-
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     dst = tmp_path / "home"
-    shutil.copytree(EXAMPLE_HOME, dst, ignore=shutil.ignore_patterns("sessions.db*", "cache"))
+    copy_example_home(dst)
     return dst
 
 

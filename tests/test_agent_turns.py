@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 import socket
 from pathlib import Path
 
 import pytest
+from helpers import copy_example_home
 
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.context_engine import ContextEngine
@@ -15,13 +15,11 @@ from hermes_core.testing import FakeProvider
 from hermes_core.testing.pytest_plugin import NetworkBlocked
 from hermes_core.types import Completion, Message, ToolCall, Usage
 
-EXAMPLE_HOME = Path(__file__).parent.parent / "examples" / "home"
-
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     dst = tmp_path / "home"
-    shutil.copytree(EXAMPLE_HOME, dst, ignore=shutil.ignore_patterns("sessions.db*", "cache"))
+    copy_example_home(dst)
     return dst
 
 

@@ -5,23 +5,21 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import copy_example_home
 
 from hermes_core.agent.agent import Agent
 from hermes_core.cli.repl import Repl
-
-EXAMPLE_HOME = Path(__file__).parent.parent / "examples" / "home"
 
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     dst = tmp_path / "home"
-    shutil.copytree(EXAMPLE_HOME, dst, ignore=shutil.ignore_patterns("sessions.db*", "cache"))
+    copy_example_home(dst)
     return dst
 
 

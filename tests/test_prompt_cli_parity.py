@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
+from helpers import copy_example_home
 
 from hermes_core.agent.agent import Agent
 from hermes_core.cli.main import main
 from hermes_core.config import load_settings
 
-EXAMPLE_HOME = Path(__file__).parent.parent / "examples" / "home"
 MESSAGE = "how do I fix a git rebase conflict?"
 
 
@@ -25,7 +24,7 @@ def _no_clock(payload: dict) -> str:
 def test_prompt_command_matches_the_agent_request_with_auto_routing(tmp_path: Path, capsys,
                                                                      kind: str, model: str):
     home = tmp_path / "home"
-    shutil.copytree(EXAMPLE_HOME, home, ignore=shutil.ignore_patterns("sessions.db*", "cache"))
+    copy_example_home(home)
     cfg = {"home": str(home), "llm": {"routing": {"default_model": model,
                                                   "providers": [{"name": kind}]}},
            "credentials": {kind: {"keys": [{"key": "sk-test-0123456789abcdef"}]}}}

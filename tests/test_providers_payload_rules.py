@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from helpers import copy_example_home
 
 from hermes_core.agent.agent import Agent
 from hermes_core.config import load_settings
@@ -78,7 +78,6 @@ def test_anthropic_cache_marker_on_an_empty_message_moves_to_a_real_block():
 
 # --------------------------------------------------------------------------- through the Agent
 
-EXAMPLE_HOME = Path(__file__).parent.parent / "examples" / "home"
 SECRET = "sk-test-SECRET-payload-0123456789"
 
 
@@ -99,7 +98,7 @@ def _assert_openai_rules(payload: dict[str, Any]) -> None:
 def test_streamed_tool_call_through_the_agent_sends_valid_follow_ups(kind, tmp_path: Path,
                                                                        respx_mock):
     home = tmp_path / "home"
-    shutil.copytree(EXAMPLE_HOME, home, ignore=shutil.ignore_patterns("sessions.db*", "cache"))
+    copy_example_home(home)
     model = "gpt-4o-mini" if kind == "openai" else "claude-3-5-sonnet-20241022"
     cfg = {"home": str(home),
            "llm": {"routing": {"default_model": model, "providers": [{"name": kind}]}},

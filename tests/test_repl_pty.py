@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pexpect
-
-EXAMPLE_HOME = Path(__file__).parent.parent / "examples" / "home"
+from helpers import copy_example_home
 
 
 def _env() -> dict[str, str]:
@@ -23,7 +21,7 @@ def _env() -> dict[str, str]:
 
 def test_offline_chat_commands_ctrl_c_ctrl_d_then_memory(tmp_path: Path):
     home = tmp_path / "home"
-    shutil.copytree(EXAMPLE_HOME, home, ignore=shutil.ignore_patterns("sessions.db*", "cache"))
+    copy_example_home(home)
     cfg = tmp_path / "config.yaml"
     cfg.write_text("llm:\n  offline_stream_delay_s: 0.4\n", encoding="utf-8")
     child = pexpect.spawn(sys.executable, ["-m", "hermes_core.cli", "chat", "--home", str(home),
