@@ -20,7 +20,7 @@ from typing import Any
 from ..config import Settings, load_settings
 from ..errors import Attempt, HermesError
 from ..providers import build_providers
-from ..providers.base import CallOptions, Provider
+from ..providers.base import CallOptions, Provider, requires_key
 from ..providers.offline import OfflineProvider
 from ..types import (
     Candidate,
@@ -96,8 +96,8 @@ class SessionStats:
         return self.usage.cache_hit_ratio
 
 
-def _usable(settings: Settings, providers: Mapping[str, Provider], pool: CredentialPool) -> bool:
-    return any(pool.has_keys(name) or not getattr(p, "requires_key", True)
+def _usable(providers: Mapping[str, Provider], pool: CredentialPool) -> bool:
+    return any(pool.has_keys(name) or not requires_key(p)
                for name, p in providers.items())
 
 
@@ -139,7 +139,7 @@ class Agent:
             providers = {provider.name: provider}
         elif providers is None:
             providers = build_providers(self.settings) or _default_providers()
-        if not _usable(self.settings, providers, self.pool):
+        if not _usable(providers, self.pool):
             providers = {"offline": _offline(self.settings)}
             self.offline_reason = NO_KEY_HELP
         self._pinned = provider is not None or self.offline_reason is not None

@@ -51,7 +51,7 @@ from ..errors import (
     Timeout,
     parse_retry_after,
 )
-from ..providers.base import CallOptions, Provider
+from ..providers.base import CallOptions, Provider, requires_key
 from ..types import Candidate, Completion, Credential, Delta, Prompt, RouteDecision
 from .credential_pool import CredentialPool
 from .pool_state import sane_retry_after
@@ -231,7 +231,7 @@ class _Run:
             opts = replace(self.options, timeout_s=max(0.001, min(self.options.timeout_s,
                                                                   remaining)))
             if not loop.pool.has_keys(cand.provider):
-                if not getattr(provider, "requires_key", True):
+                if not requires_key(provider):
                     return Step("call", cand, None, opts)
                 self.record(cand, None, "no_key", None, "failover")
                 self.last_error = NoCredentialAvailable(cand.provider, None)

@@ -26,7 +26,12 @@ class CallOptions:
 
 @runtime_checkable
 class Provider(Protocol):
-    """What the call loop needs from a model API."""
+    """What the call loop needs from a model API.
+
+    Optionally a provider may say ``requires_key = False`` (a local server, the offline provider,
+    the test doubles): the call loop then calls it without a credential when the pool has none.
+    Read it with :func:`requires_key`.
+    """
 
     name: str
     kind: str
@@ -46,6 +51,11 @@ class Provider(Protocol):
 
     def astream(self, prompt: Prompt, model: str, credential: Credential | None,
                 options: CallOptions) -> AsyncIterator[Delta]: ...
+
+
+def requires_key(provider: object) -> bool:
+    """Whether ``provider`` can only be called with a key (the default when it does not say)."""
+    return bool(getattr(provider, "requires_key", True))
 
 
 class ClientCache:
