@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from .errors import ConfigError
 from .types import Credential
@@ -226,6 +226,9 @@ class Settings(_Model):
     skill_utils: SkillSettings = SkillSettings()
     prompt: PromptSettings = PromptSettings()
     source: str | None = Field(None, exclude=True)
+    # The provider-key variables (ENV_KEYS) of the ``env`` mapping given to load_settings; None means
+    # "read the process environment when asked". Private: never dumped, never in a repr.
+    _env_keys: dict[str, str] | None = PrivateAttr(None)
 
     @property
     def home_path(self) -> Path:
@@ -243,7 +246,8 @@ class Settings(_Model):
         if not keys:
             kind = p.kind if p else provider
             env = ENV_KEYS.get(provider) or (ENV_KEYS.get(kind) if provider == kind else None)
-            secret = os.environ.get(env, "") if env else ""
+            source = os.environ if self._env_keys is None else self._env_keys
+            secret = source.get(env, "") if env else ""
             return [Credential(provider, secret, endpoint=endpoint)] if secret else []
         return [Credential(provider, k.key, k.weight, k.max_rpm, k.max_tpm, endpoint) for k in keys]
 
@@ -256,7 +260,9 @@ class Settings(_Model):
             for p in parts[:-1]:
                 node = node.setdefault(p, {})
             node[parts[-1]] = value
-        return _validate(data, file=self.source, lines={})
+        out = _validate(data, file=self.source, lines={})
+        out._env_keys = self._env_keys
+        return out
 
 
 # --------------------------------------------------------------------------- YAML with line numbers
@@ -407,6 +413,7 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
     ``source`` is a YAML path, a dict (already parsed), or None: then ``HERMES_HOME/config.yaml``
     when it exists, else defaults. ``home`` (argument) beats ``HERMES_HOME`` beats ``home:`` in YAML.
     """
+    given_env = env
     env = os.environ if env is None else env
     if isinstance(source, Mapping):
         settings = _validate(dict(source), file=None, lines={})
@@ -433,7 +440,10 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
     if home is not None:
         changes["home"] = str(home)
     changes.update(overrides or {})
-    return settings.with_overrides(**changes) if changes else settings
+    out = settings.with_overrides(**changes) if changes else settings
+    if given_env is not None:  # key fallback reads the mapping the caller gave, not os.environ
+        out._env_keys = {v: given_env[v] for v in ENV_KEYS.values() if given_env.get(v)}
+    return out
 
 
 def _read_config(path: Path) -> str:

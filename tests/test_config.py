@@ -49,6 +49,19 @@ def test_env_key_fallback_when_config_names_none():
         del os.environ["ANTHROPIC_API_KEY"]
 
 
+def test_key_fallback_reads_the_env_mapping_given_not_the_process(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-process-0123456789abcdef")
+    s = load_settings({}, env={"OPENAI_API_KEY": "sk-given-0123456789abcdef"})
+    assert [c.secret for c in s.credentials_for("openai")] == ["sk-given-0123456789abcdef"]
+    # an override keeps the mapping; an empty mapping means no key, whatever the process has
+    assert [c.secret for c in s.with_overrides(**{"llm.stream": False}).credentials_for("openai")] == [
+        "sk-given-0123456789abcdef"]
+    assert load_settings({}, env={}).credentials_for("openai") == []
+    assert "sk-given" not in repr(s) and "sk-given" not in str(s.model_dump())
+    # no mapping given: the process environment, read when asked
+    assert [c.secret for c in load_settings({}).credentials_for("openai")] == ["sk-process-0123456789abcdef"]
+
+
 @pytest.mark.parametrize("text,key_path,line,reason", [
     ("llm:\n  bogus: 1\n", "llm.bogus", 2, "unknown key"),
     ("llm:\n  stream: maybe\n", "llm.stream", 2, "boolean"),

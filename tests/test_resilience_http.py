@@ -254,3 +254,60 @@ def test_keys_never_in_any_output(respx_mock, tmp_path: Path, caplog: pytest.Log
         for t in (*texts, out.out, out.err):
             assert secret not in t
     assert len(audit.read_text().splitlines()) == len(err.attempts) >= 4
+
+
+def _built_for_openai(settings: Settings) -> Prompt:
+    """A PromptBuilder-shaped prompt (a token count per part) planned for the first candidate."""
+    from hermes_core.agent.prompt_builder import replan_cache
+
+    turns = tuple(Message(role, f"{role} turn {i}: " + "details " * 400)
+                  for i in range(3) for role in ("user", "assistant"))
+    long = Prompt(system="You are Hermes. " + "Keep answers exact. " * 1500,
+                  messages=(*turns, Message("user", "hi")), tokens={"system": 6000})
+    return replan_cache(long, settings, provider_kind="openai", model="gpt-4o")
+
+
+@pytest.mark.parametrize("mode", ["complete", "stream"])
+def test_failover_to_another_provider_kind_replans_the_cache(mode: str, respx_mock) -> None:
+    """A multi-turn prompt planned for OpenAI (prompt_cache_key, no message markers) fails over to
+    Anthropic: the backup request must carry Anthropic's message breakpoints too, or every
+    failover turn pays for the whole conversation again."""
+    settings = settings_for(retries_per_provider=0)
+    loop, router, _ = build(settings)
+    prompt = _built_for_openai(settings)
+    assert prompt.cache.system and prompt.cache.prompt_cache_key and not prompt.cache.message_indices
+    respx_mock.post(PRIMARY_URL).mock(return_value=httpx.Response(500, json=openai_error(500, "x")))
+    if mode == "complete":
+        backup = respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: ok_anthropic())
+        done, _ = loop.complete(prompt, router.select("hi"), OPTS)
+        assert done.provider == "backup"
+    else:
+        from hermes_core.testing import anthropic_stream
+
+        backup = respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: httpx.Response(
+            200, content=anthropic_stream(("ok",)), headers=SSE_HEADERS))
+        assert "".join(d.text for d in loop.stream(prompt, router.select("hi"), OPTS)) == "ok"
+    sent = json.loads(backup.calls.last.request.content)
+    assert sent["system"][0]["cache_control"]["type"] == "ephemeral"
+    assert sent["system"][0]["text"] == prompt.system
+    marked = [i for i, m in enumerate(sent["messages"])
+              if any("cache_control" in b for b in m["content"])]
+    assert marked and marked[-1] < len(sent["messages"]) - 1   # on history, never the new message
+
+
+def test_first_candidate_and_hand_made_prompts_keep_their_plan() -> None:
+    from hermes_core.agent.resilience import Step
+    from hermes_core.types import CachePlan, Candidate, RouteDecision
+
+    settings = settings_for()
+    loop, _, _ = build(settings)
+    prompt = _built_for_openai(settings)
+    dec = RouteDecision("gpt-4o", (Candidate("primary", "gpt-4o"), Candidate("backup", "claude-haiku")),
+                        "test")
+    first = Step("call", candidate=dec.candidates[0])
+    second = Step("call", candidate=dec.candidates[1])
+    assert loop._prompt_for(prompt, first, dec) is prompt
+    assert loop._prompt_for(prompt, second, dec).cache.prompt_cache_key == prompt.cache.prompt_cache_key
+    assert loop._prompt_for(prompt, second, dec).cache.message_indices   # Anthropic's breakpoints
+    hand_made = Prompt(system="s", messages=(Message("user", "hi"),), cache=CachePlan(system=True))
+    assert loop._prompt_for(hand_made, second, dec) is hand_made

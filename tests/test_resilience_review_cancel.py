@@ -69,3 +69,55 @@ async def test_cancelled_aacquire_does_not_leak_in_flight() -> None:
     pool = CredentialPool({"a": [A1]}, backend=backend)
     await _cancel_during_acquire(backend, lambda: pool.aacquire("a"))
     assert [k.in_flight for k in pool.status()] == [0]
+
+
+class SlowReleaseBackend(InMemoryPoolState):
+    """An io-bound backend whose outcome report waits until the event loop itself sets ``gate``:
+    reported on the loop's thread, it would wait forever (the loop cannot run the setter)."""
+
+    io_bound = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()
+        self.gate = threading.Event()
+        self.threads: list[str] = []
+
+    def release(self, provider, fingerprint, outcome, policy):  # type: ignore[no-untyped-def]
+        self.threads.append(threading.current_thread().name)
+        self.entered.set()
+        assert self.gate.wait(5.0), "the outcome report blocked the event loop"
+        return super().release(provider, fingerprint, outcome, policy)
+
+
+async def _open_gate(backend: SlowReleaseBackend) -> None:
+    assert await asyncio.to_thread(backend.entered.wait, 5.0)
+    backend.gate.set()
+
+
+async def test_acomplete_reports_outcomes_off_the_event_loop() -> None:
+    backend = SlowReleaseBackend()
+    pool = CredentialPool({"a": [A1]}, backend=backend)
+    loop = CallLoop({"a": Scripted("a", default="hello")}, pool, audit_path=False,  # type: ignore[dict-item]
+                    policy=LoopPolicy())
+    dec = RouteDecision("m1", (Candidate("a", "m1"),), "test")
+    (completion, attempts), _ = await asyncio.gather(loop.acomplete(PROMPT, dec), _open_gate(backend))
+    assert completion.text == "hello" and [a.status for a in attempts] == ["ok"]
+    assert backend.threads and threading.main_thread().name not in backend.threads
+    assert [k.in_flight for k in pool.status()] == [0]
+
+
+async def test_astream_reports_outcomes_off_the_event_loop() -> None:
+    backend = SlowReleaseBackend()
+    pool = CredentialPool({"a": [A1]}, backend=backend)
+    loop = CallLoop({"a": Scripted("a", default="hello")}, pool, audit_path=False,  # type: ignore[dict-item]
+                    policy=LoopPolicy())
+    dec = RouteDecision("m1", (Candidate("a", "m1"),), "test")
+
+    async def consume() -> str:
+        return "".join([d.text async for d in loop.astream(PROMPT, dec)])
+
+    text, _ = await asyncio.gather(consume(), _open_gate(backend))
+    assert text == "hello"
+    assert threading.main_thread().name not in backend.threads
+    assert [k.in_flight for k in pool.status()] == [0]

@@ -33,7 +33,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import httpx2
 from tenacity import RetryCallState, wait_exponential
@@ -55,12 +55,14 @@ from ..providers.base import CallOptions, Provider, requires_key
 from ..types import Candidate, Completion, Credential, Delta, Prompt, RouteDecision
 from .credential_pool import CredentialPool
 from .pool_state import sane_retry_after
+from .prompt_builder import replan_cache
 from .smart_routing import candidates_for, long_context_fallback
 
 if TYPE_CHECKING:
     from ..config import Settings
 
 log = logging.getLogger("hermes_core.resilience")
+R = TypeVar("R")
 
 
 # --------------------------------------------------------------------------- backoff (pure)
@@ -443,6 +445,24 @@ class CallLoop:
         assert step.candidate is not None
         return self.providers[step.candidate.provider]
 
+    def _prompt_for(self, prompt: Prompt, step: Step, decision: RouteDecision) -> Prompt:
+        """The prompt with its cache plan redone for a failover candidate of another provider kind
+        or model (Anthropic breakpoints vs OpenAI's prompt_cache_key, per-model minimums), so a
+        failover keeps its cache hits. The first candidate's plan is the caller's and is kept, as
+        is any prompt the PromptBuilder did not build (no ``system`` token count to plan from)."""
+        cand = step.candidate
+        first = decision.candidates[0] if decision.candidates else None
+        if cand is None or first is None or "system" not in prompt.tokens:
+            return prompt
+        kind = self._kind(cand.provider)
+        if (kind, cand.model) == (self._kind(first.provider), first.model):
+            return prompt
+        return replan_cache(prompt, self.settings, provider_kind=kind, model=cand.model)
+
+    def _kind(self, provider: str) -> str:
+        p = self.providers.get(provider)
+        return str(getattr(p, "kind", provider))
+
     # -------------------------------------------------------------- sync
 
     def complete(self, prompt: Prompt, decision: RouteDecision, options: CallOptions | None = None,
@@ -456,7 +476,8 @@ class CallLoop:
             assert step.candidate is not None and step.options is not None
             started = self.clock()
             try:
-                result = self._provider(step).complete(prompt, step.candidate.model,
+                sent = self._prompt_for(prompt, step, decision)
+                result = self._provider(step).complete(sent, step.candidate.model,
                                                        step.credential, step.options)
             except BaseException as raw:
                 e = _coerce(raw, step.candidate.provider)
@@ -485,7 +506,8 @@ class CallLoop:
             started = self.clock()
             it: Iterator[Delta] | None = None
             try:
-                it = iter(self._provider(step).stream(prompt, step.candidate.model,
+                sent = self._prompt_for(prompt, step, run.decision)
+                it = iter(self._provider(step).stream(sent, step.candidate.model,
                                                       step.credential, step.options))
                 first = next(it)
             except StopIteration:
@@ -522,6 +544,14 @@ class CallLoop:
             return await self.pool.in_thread(run.next_step, lambda step: step.credential)
         return run.next_step()
 
+    async def _aoutcome(self, fn: Callable[..., R], *args: Any) -> R:
+        """Report an outcome without blocking the event loop on a networked pool backend (Redis):
+        the report runs in a worker thread, and finishes there even if the caller is cancelled.
+        Aborts (cancellation itself) stay inline so the key is freed before the task unwinds."""
+        if self.pool.backend.io_bound:
+            return await asyncio.shield(asyncio.to_thread(fn, *args))
+        return fn(*args)
+
     async def acomplete(self, prompt: Prompt, decision: RouteDecision,
                         options: CallOptions | None = None, *,
                         request_id: str | None = None) -> tuple[Completion, tuple[Attempt, ...]]:
@@ -534,18 +564,19 @@ class CallLoop:
             assert step.candidate is not None and step.options is not None
             started = self.clock()
             try:
-                result = await self._provider(step).acomplete(prompt, step.candidate.model,
+                sent = self._prompt_for(prompt, step, decision)
+                result = await self._provider(step).acomplete(sent, step.candidate.model,
                                                               step.credential, step.options)
             except BaseException as raw:
                 e = _coerce(raw, step.candidate.provider)
                 if not isinstance(e, ProviderError):
                     run.on_abort(step, started, raw)
                     raise
-                delay = run.on_error(step, started, e)
+                delay = await self._aoutcome(run.on_error, step, started, e)
                 if delay > 0:
                     await self.asleep(delay)
                 continue
-            run.on_success(step, started)
+            await self._aoutcome(run.on_success, step, started)
             return result, tuple(run.attempts)
 
     def astream(self, prompt: Prompt, decision: RouteDecision, options: CallOptions | None = None,
@@ -563,11 +594,12 @@ class CallLoop:
             started = self.clock()
             it: AsyncIterator[Delta] | None = None
             try:
-                it = self._provider(step).astream(prompt, step.candidate.model, step.credential,
+                sent = self._prompt_for(prompt, step, run.decision)
+                it = self._provider(step).astream(sent, step.candidate.model, step.credential,
                                                   step.options).__aiter__()
                 first = await it.__anext__()
             except StopAsyncIteration:
-                run.on_success(step, started)
+                await self._aoutcome(run.on_success, step, started)
                 return
             except BaseException as raw:
                 await _aclose(it)
@@ -575,7 +607,7 @@ class CallLoop:
                 if not isinstance(e, ProviderError):
                     run.on_abort(step, started, raw)
                     raise
-                delay = run.on_error(step, started, e)
+                delay = await self._aoutcome(run.on_error, step, started, e)
                 if delay > 0:
                     await self.asleep(delay)
                 continue
@@ -588,11 +620,11 @@ class CallLoop:
             await _aclose(it)
             e = _coerce(raw, step.candidate.provider)
             if isinstance(e, ProviderError):
-                run.on_stream_error(step, started, e)
+                await self._aoutcome(run.on_stream_error, step, started, e)
                 raise e from (raw if e is not raw else None)
             run.on_abort(step, started, raw)
             raise
-        run.on_success(step, started)
+        await self._aoutcome(run.on_success, step, started)
 
 
 def _close(it: Any) -> None:
