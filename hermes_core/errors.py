@@ -113,6 +113,9 @@ class NoCredentialAvailable(HermesError):
                  *, now: float | None = None) -> None:
         self.provider = provider
         self.available_at = available_at
+        # the backend's clock when it answered (Redis TIME for a shared pool): waits computed from
+        # it need no second round trip, and stay right when the local clock disagrees with Redis
+        self.now = now
         if available_at is None:
             msg = f"no usable API key for provider '{provider}' (none configured or all removed)"
         else:

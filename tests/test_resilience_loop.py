@@ -342,3 +342,25 @@ def test_zero_retry_after_cannot_spin() -> None:
     waits = [x.retry_after for x in ei.value.attempts if x.key_fingerprint == A1.fingerprint]
     assert waits[:5] == [0.0, 0.5, 1.0, 2.0, 4.0]
     assert sum(clock.sleeps) <= 30.0
+
+
+def test_waiting_for_a_blocked_key_uses_the_backend_time_of_the_acquire() -> None:
+    """The wait comes from the time the backend answered the failed acquire with (Redis TIME for
+    a shared pool), not from a second round trip to ask the backend for the time."""
+
+    class CountingState(InMemoryPoolState):
+        now_calls = 0
+
+        def now(self) -> float:
+            CountingState.now_calls += 1
+            return super().now()
+
+    clock = FakeClock()
+    a = Scripted("a", script=[RateLimited(retry_after=2.0), "later"])
+    pool = CredentialPool({"a": [A1]}, policy=PoolPolicy(strategy="fill_first"),
+                          backend=CountingState(clock), rng=random.Random(1))
+    loop = CallLoop({"a": a}, pool, clock=clock, sleep=clock.sleep,  # type: ignore[dict-item]
+                    asleep=clock.asleep, rng=random.Random(7), audit_path=False, policy=LoopPolicy())
+    completion, _ = loop.complete(PROMPT, decision(("a", "m1")))
+    assert completion.text == "later" and clock.sleeps == [2.0]
+    assert CountingState.now_calls == 0

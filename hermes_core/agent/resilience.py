@@ -247,7 +247,7 @@ class _Run:
                     self.record(cand, None, "no_key", None, "failover")
                     self._failover()
                     continue
-                wait = max(0.0, e.available_at - loop.pool.now())
+                wait = max(0.0, e.available_at - (e.now if e.now is not None else loop.pool.now()))
                 more = self.i + 1 < len(self.cands)
                 limit = min(remaining, loop.policy.max_wait_s) if more else remaining
                 if wait < limit:
