@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import re
+import stat
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -164,10 +165,20 @@ def parse_skill_md(text: str, path: str) -> Skill:
 
 
 def _read_text(path: Path) -> str:
-    size = path.stat().st_size
-    if size > MAX_SKILL_FILE_BYTES:
-        raise _Invalid(f"file is {size} bytes (limit {MAX_SKILL_FILE_BYTES})")
-    raw = path.read_bytes()
+    """The file's text, read at most ``MAX_SKILL_FILE_BYTES`` (+1) bytes deep.
+
+    Only regular files are opened: a named pipe called SKILL.md would block the open forever, and a
+    link to a device (``/dev/zero``) reports size 0 yet never ends.
+    """
+    st = path.stat()
+    if not stat.S_ISREG(st.st_mode):
+        raise _Invalid("not a regular file")
+    if st.st_size > MAX_SKILL_FILE_BYTES:
+        raise _Invalid(f"file is {st.st_size} bytes (limit {MAX_SKILL_FILE_BYTES})")
+    with open(path, "rb") as f:
+        raw = f.read(MAX_SKILL_FILE_BYTES + 1)
+    if len(raw) > MAX_SKILL_FILE_BYTES:  # grew after the stat
+        raise _Invalid(f"file is over {MAX_SKILL_FILE_BYTES} bytes (limit {MAX_SKILL_FILE_BYTES})")
     if b"\x00" in raw:
         raise _Invalid("binary file, not text")
     try:
