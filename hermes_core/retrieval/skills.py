@@ -187,17 +187,24 @@ def _read_text(path: Path) -> str:
         raise _Invalid("not valid UTF-8") from None
 
 
-def _skill_files(folder: Path) -> list[Path]:
+def _skill_files(folder: Path) -> tuple[list[Path], list[CatalogIssue]]:
     """Every SKILL.md under ``folder``, sorted; a missing or vanished folder yields none.
 
     Symlinked folders are followed (``ln -s ~/src/my-skills/deploy skills/deploy`` is how skills
     are shared), each real directory once, so a link cycle or a second link to the same folder
-    neither hangs nor duplicates a skill.
+    neither hangs nor duplicates a skill. A folder that cannot be listed (permissions) is an issue:
+    its skills would otherwise vanish without a word.
     """
     found: list[Path] = []
     seen: set[str] = set()
+    issues: list[CatalogIssue] = []
+
+    def onerror(e: OSError) -> None:
+        if not isinstance(e, FileNotFoundError):  # vanished mid-walk: simply gone
+            issues.append(CatalogIssue(str(e.filename or folder), f"cannot list folder: {e.strerror or e}"))
+
     try:
-        for root, dirs, files in os.walk(folder, onerror=None, followlinks=True):
+        for root, dirs, files in os.walk(folder, onerror=onerror, followlinks=True):
             real = os.path.realpath(root)
             if real in seen:
                 dirs[:] = []
@@ -207,8 +214,8 @@ def _skill_files(folder: Path) -> list[Path]:
             if SKILL_FILE in files:
                 found.append(Path(root) / SKILL_FILE)
     except OSError:
-        return []
-    return sorted(found)
+        return [], issues
+    return sorted(found), issues
 
 
 def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[Skill], list[CatalogIssue]]:
@@ -221,7 +228,9 @@ def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[
             if base.exists():
                 issues.append(CatalogIssue(str(base), "not a directory"))
             continue
-        for path in _skill_files(base):
+        paths, unlisted = _skill_files(base)
+        issues.extend(unlisted)
+        for path in paths:
             try:
                 skills.append(parse_skill_md(_read_text(path), str(path)))
             except (_Invalid, ValueError) as e:

@@ -1,0 +1,79 @@
+"""Review round 2: SKILL.md discovery on odd file systems (special files, unreadable folders)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from retrieval_fixtures import skill_md, write_skill
+
+from hermes_core.retrieval.skills import load_catalog, load_skill_folders
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need POSIX")
+def test_a_named_pipe_called_skill_md_is_skipped_not_read(tmp_path: Path) -> None:
+    write_skill(tmp_path, "ok", skill_md("ok", "a fine skill"))
+    (tmp_path / "pipe").mkdir()
+    fifo = tmp_path / "pipe" / "SKILL.md"
+    os.mkfifo(fifo)
+    out: list[object] = []
+    t = threading.Thread(target=lambda: out.append(load_skill_folders([tmp_path])), daemon=True)
+    t.start()
+    t.join(5)
+    if t.is_alive():  # opening a pipe for reading blocks until a writer comes: unblock the loader
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+        t.join(5)
+        pytest.fail("loading the catalog blocked on a named pipe")
+    ((skills, issues),) = out  # type: ignore[misc]
+    assert [s.name for s in skills] == ["ok"]
+    assert [(i.path, i.reason) for i in issues] == [(str(fifo), "not a regular file")]
+
+
+def test_a_skill_md_linked_to_a_device_is_skipped_not_read(tmp_path: Path) -> None:
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero")
+    write_skill(tmp_path, "ok", skill_md("ok", "a fine skill"))
+    (tmp_path / "dev").mkdir()
+    (tmp_path / "dev" / "SKILL.md").symlink_to("/dev/zero")  # size 0 by stat, endless to read
+    skills, issues = load_skill_folders([tmp_path])
+    assert [s.name for s in skills] == ["ok"]
+    assert [i.reason for i in issues] == ["not a regular file"]
+
+
+def test_an_unreadable_skill_folder_is_reported_not_silently_dropped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_skill(tmp_path, "ok", skill_md("ok", "a fine skill"))
+    write_skill(tmp_path, "locked", skill_md("locked", "a skill in a folder we may not list"))
+    locked = str(tmp_path / "locked")
+    real_scandir = os.scandir
+
+    def scandir(path: str | os.PathLike[str] = ".") -> object:  # chmod 000 (root ignores modes)
+        if os.fspath(path) == locked:
+            raise PermissionError(13, "Permission denied", locked)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    cat = load_catalog([tmp_path], warn=False)
+    assert [s.name for s in cat.skills] == ["ok"]
+    assert [(i.path, i.reason) for i in cat.issues] == [(locked, "cannot list folder: Permission denied")]
+
+
+def test_a_folder_vanishing_during_the_walk_is_not_an_issue(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_skill(tmp_path, "ok", skill_md("ok", "a fine skill"))
+    write_skill(tmp_path, "gone", skill_md("gone", "deleted while we looked"))
+    gone = str(tmp_path / "gone")
+    real_scandir = os.scandir
+
+    def scandir(path: str | os.PathLike[str] = ".") -> object:
+        if os.fspath(path) == gone:
+            raise FileNotFoundError(2, "No such file or directory", gone)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    cat = load_catalog([tmp_path], warn=False)
+    assert [s.name for s in cat.skills] == ["ok"]
+    assert cat.issues == ()
