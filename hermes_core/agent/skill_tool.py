@@ -48,8 +48,15 @@ class SkillSelection:
             return False
 
     def find(self, name: str) -> Skill | None:
-        wanted = name.strip().casefold()
-        return next((s for s in self.retriever.skills if s.name.casefold() == wanted), None)
+        """The skill called ``name``; case is forgiven only when no skill has the exact name
+        (``Deploy`` and ``deploy`` may both exist: dedupe keys on the exact name)."""
+        wanted = name.strip()
+        skills = self.retriever.skills
+        exact = next((s for s in skills if s.name == wanted), None)
+        if exact is not None:
+            return exact
+        folded = wanted.casefold()
+        return next((s for s in skills if s.name.casefold() == folded), None)
 
 
 def _argument_name(call: ToolCall) -> str:
