@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from hermes_core.agent.skill_tool import SkillSelection, answer_tool_calls
 from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.types import Skill, ToolCall
@@ -27,3 +29,8 @@ def test_skill_view_still_forgives_case_when_the_name_is_unambiguous() -> None:
     assert "WEATHER STEPS" in msg.content
 
 
+@pytest.mark.parametrize("arguments", ['{"skill": "weather"}', '{"name": 5}', "[1]", "not json", "{}"])
+def test_skill_view_without_a_usable_name_says_what_is_wrong(arguments: str) -> None:
+    (msg,) = answer_tool_calls([ToolCall("c1", "skill_view", arguments)], _selection())
+    assert msg.content.startswith("error: skill_view needs a 'name' argument")
+    assert "no skill named ''" not in msg.content

@@ -75,9 +75,11 @@ def answer_tool_calls(calls: Sequence[ToolCall], skills: SkillSelection) -> tupl
         if call.name != SKILL_VIEW.name:
             text = f"error: unknown tool {call.name!r}; the only tool is skill_view(name)"
         else:
-            name = _argument_name(call)
+            name = _argument_name(call).strip()
             skill = skills.find(name) if name else None
-            if skill is None:
+            if not name:  # "no skill named ''" would not tell the model what it got wrong
+                text = 'error: skill_view needs a \'name\' argument, e.g. {"name": "SKILL"}'
+            elif skill is None:
                 known = ", ".join(sorted(s.name for s in skills.retriever.skills)[:50])
                 text = f"error: no skill named {name!r}. Known skills: {known}"
             else:
