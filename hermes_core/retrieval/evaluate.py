@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from .retriever import SkillRetriever
+from .skills import _lines
 
 DEFAULT_SEED = 7
 
@@ -36,11 +37,12 @@ def load_queries(path: str | Path) -> list[LabeledQuery]:
     """``{"query": ..., "gold": name-or-null}`` per line; a bad line raises naming file and line."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) would break line 1
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"cannot read queries: {e}", file=str(p)) from None
     out = []
-    for n, line in enumerate(text.splitlines(), start=1):
+    # newlines only: splitlines() also cuts at U+2028, NEL, form feed..., which JSON strings may hold
+    for n, line in enumerate(_lines(text), start=1):
         if not line.strip():
             continue
         try:

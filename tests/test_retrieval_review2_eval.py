@@ -1,0 +1,37 @@
+"""Review round 2: labelled query files as other tools write them (BOM, CRLF, U+2028)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hermes_core.errors import ConfigError
+from hermes_core.retrieval.evaluate import LabeledQuery, load_queries
+
+
+def test_queries_file_with_bom_and_crlf_loads(tmp_path: Path) -> None:
+    p = tmp_path / "q.jsonl"
+    p.write_bytes(b'\xef\xbb\xbf{"query": "weather in paris", "gold": "weather"}\r\n'
+                  b'{"query": "hello", "gold": null}\r\n')
+    assert load_queries(p) == [LabeledQuery("weather in paris", "weather"), LabeledQuery("hello", None)]
+
+
+def test_query_holding_a_unicode_line_separator_is_one_record(tmp_path: Path) -> None:
+    # json.dumps(ensure_ascii=False) writes U+2028 / U+2029 / NEL raw inside strings
+    p = tmp_path / "q.jsonl"
+    lines = [json.dumps({"query": f"weather{sep}in paris", "gold": "weather"}, ensure_ascii=False)
+             for sep in ("\u2028", "\u2029", "\x85", "\x0c")]
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert [q.query for q in load_queries(p)] == [
+        "weather\u2028in paris", "weather\u2029in paris", "weather\x85in paris", "weather\x0cin paris"]
+
+
+def test_bad_line_number_counts_newlines_only(tmp_path: Path) -> None:
+    p = tmp_path / "q.jsonl"
+    good = json.dumps({"query": "a\u2028b", "gold": None}, ensure_ascii=False)
+    p.write_text(good + "\n{broken\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        load_queries(p)
+    assert e.value.line == 2
