@@ -173,6 +173,7 @@ class EmbeddingCache:
 
     def __init__(self, directory: str | os.PathLike[str] | None) -> None:
         self.dir = Path(directory) if directory else None
+        self._warned = False  # an unwritable cache fails for every skill: say so once, not 1,000 times
 
     def _path(self, model_id: str, content_hash: str) -> Path | None:
         if self.dir is None:
@@ -203,7 +204,9 @@ class EmbeddingCache:
                 np.save(f, np.asarray(vec, dtype=np.float32), allow_pickle=False)
             os.replace(tmp, p)
         except OSError as e:
-            log.warning("embedding cache: cannot write %s: %s", p, e)
+            log.log(logging.DEBUG if self._warned else logging.WARNING,
+                    "embedding cache: cannot write %s: %s (vectors are kept in memory only)", p, e)
+            self._warned = True
 
 
 class DenseIndex:
