@@ -35,3 +35,17 @@ def test_bad_line_number_counts_newlines_only(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as e:
         load_queries(p)
     assert e.value.line == 2
+
+
+def test_eval_of_negatives_only_reports_no_recall_instead_of_zero() -> None:
+    from hermes_core.retrieval.evaluate import evaluate
+    from hermes_core.retrieval.retriever import SkillRetriever
+    from hermes_core.types import Skill
+    r = SkillRetriever(skills=[Skill("weather", "Get the weather forecast for a city")])
+    out = evaluate(r, [], [LabeledQuery("tell me a joke", None), LabeledQuery("weather in rome", None)])
+    assert out["queries"] == 0 and out["negatives"] == 2
+    for key in ("recall@1", "recall@5", "mrr@10", "recall@5_gated", "hint_recall", "hint_len_mean",
+                "gate_keep_rate"):
+        assert out[key] is None, key  # 0.0 would read as "the retriever missed every query"
+    assert out["gate_reject_rate"] == 0.5
+    json.dumps(out)

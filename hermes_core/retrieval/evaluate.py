@@ -112,18 +112,22 @@ def evaluate(retriever: SkillRetriever, queries: Sequence[LabeledQuery],
         rejected += 1.0 if (res.gated or not res.skills) else 0.0
         if res.gate is not None:
             neg_gate.setdefault(res.gate.rule, []).append(res.gate.score)
-    n = max(len(positives), 1)
     lat = np.asarray(latencies) if latencies else np.zeros(1)
+
+    def rate(total: float, digits: int = 4) -> float | None:
+        # no on-topic queries: no rate (0.0 would read as "missed every query")
+        return round(total / len(positives), digits) if positives else None
+
     return {
         "queries": len(positives),
         "negatives": len(negs),
-        "recall@1": round(r1 / n, 4),
-        "recall@5": round(r5 / n, 4),
-        "mrr@10": round(mrr / n, 4),
-        "recall@5_gated": round(r5g / n, 4),
-        "hint_recall": round(hint_hit / n, 4),
-        "hint_len_mean": round(hint_len / n, 3),
-        "gate_keep_rate": round(kept / n, 4),
+        "recall@1": rate(r1),
+        "recall@5": rate(r5),
+        "mrr@10": rate(mrr),
+        "recall@5_gated": rate(r5g),
+        "hint_recall": rate(hint_hit),
+        "hint_len_mean": rate(hint_len, 3),
+        "gate_keep_rate": rate(kept),
         "gate_reject_rate": round(rejected / len(negs), 4) if negs else None,
         "latency_ms_p50": round(float(np.percentile(lat, 50)), 3),
         "latency_ms_p95": round(float(np.percentile(lat, 95)), 3),
