@@ -77,3 +77,21 @@ def test_a_folder_vanishing_during_the_walk_is_not_an_issue(
     cat = load_catalog([tmp_path], warn=False)
     assert [s.name for s in cat.skills] == ["ok"]
     assert cat.issues == ()
+
+
+def test_a_configured_folder_we_may_not_enter_is_an_issue_not_a_crash(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_skill(tmp_path / "mine", "ok", skill_md("ok", "a fine skill"))
+    theirs = tmp_path / "theirs" / "skills"  # e.g. skill_utils.folders: [/root/skills] as a user
+    real_is_dir = Path.is_dir
+
+    def is_dir(self: Path) -> bool:  # what pathlib does when a parent is not searchable (EACCES)
+        if self == theirs:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_is_dir(self)
+
+    monkeypatch.setattr(Path, "is_dir", is_dir)
+    cat = load_catalog([tmp_path / "mine", theirs], warn=False)
+    assert [s.name for s in cat.skills] == ["ok"]
+    assert [(i.path, i.reason) for i in cat.issues] == [
+        (str(theirs), "cannot list folder: Permission denied")]

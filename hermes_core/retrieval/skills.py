@@ -224,9 +224,13 @@ def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[
     issues: list[CatalogIssue] = []
     for folder in folders:
         base = Path(os.path.expanduser(os.fspath(folder)))
-        if not base.is_dir():
-            if base.exists():
-                issues.append(CatalogIssue(str(base), "not a directory"))
+        try:
+            if not base.is_dir():
+                if base.exists():
+                    issues.append(CatalogIssue(str(base), "not a directory"))
+                continue
+        except OSError as e:  # a parent we may not enter: pathlib raises instead of saying False
+            issues.append(CatalogIssue(str(base), f"cannot list folder: {e.strerror or e}"))
             continue
         paths, unlisted = _skill_files(base)
         issues.extend(unlisted)
