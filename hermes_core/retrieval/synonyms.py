@@ -102,5 +102,5 @@ def load_mapping_file(path: str | os.PathLike[str], what: str) -> dict[str, tupl
         if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
             raise ConfigError(f"{what} for a skill must be a string or a list of strings",
                               file=str(p), key_path=str(k))
-        out[str(k)] = tuple(x for x in items if x.strip())
+        out[str(k)] = tuple(x.strip() for x in items if x.strip())
     return out

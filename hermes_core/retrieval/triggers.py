@@ -43,9 +43,10 @@ class TriggerHit:
     trigger: str
     tier: int
     position: int
+    length: int = 0  # of the normalised trigger (padding stripped, NFKC): what "longest" compares
 
     def sort_key(self) -> tuple[int, int, int, str]:
-        return (-len(self.trigger), self.position, self.tier, self.skill)
+        return (-(self.length or len(self.trigger)), self.position, self.tier, self.skill)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,17 +164,17 @@ class TriggerIndex:
         for r in self._rules:
             pos = r.find(q)
             if pos != -1:
-                hits.append(TriggerHit(r.skill, r.trigger, 1, pos))
+                hits.append(TriggerHit(r.skill, r.trigger, 1, pos, len(r.norm)))
                 continue
             if r.cjk_subseq:
                 pos = _subsequence_at(q, r.norm)
                 if pos != -1:
-                    hits.append(TriggerHit(r.skill, r.trigger, 2, pos))
+                    hits.append(TriggerHit(r.skill, r.trigger, 2, pos, len(r.norm)))
                     continue
             if r.fuzzy is not None:
                 m = r.fuzzy.search(q)
                 if m is not None:
-                    hits.append(TriggerHit(r.skill, r.trigger, 3, m.start()))
+                    hits.append(TriggerHit(r.skill, r.trigger, 3, m.start(), len(r.norm)))
         hits.sort(key=TriggerHit.sort_key)
         return hits
 
