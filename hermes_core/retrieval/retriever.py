@@ -406,6 +406,8 @@ class SkillRetriever:
                     s4 = d.similarities(text)
                     if len(s4) != len(names) or d.names != names:  # mid-refresh: abstain
                         raise _OutOfStep("dense index out of step with the catalog")
+                    if not np.isfinite(s4).all():  # one NaN would make every fused score NaN
+                        raise ValueError("similarities are not finite (NaN or inf from the model)")
                     layers["dense"] = s4
                     dense_model = d.embedder.model_id
                     dense_top = float(s4.max())
