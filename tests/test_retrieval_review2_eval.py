@@ -49,3 +49,18 @@ def test_eval_of_negatives_only_reports_no_recall_instead_of_zero() -> None:
         assert out[key] is None, key  # 0.0 would read as "the retriever missed every query"
     assert out["gate_reject_rate"] == 0.5
     json.dumps(out)
+
+
+def test_eval_counts_gold_names_missing_from_the_catalog(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from hermes_core.retrieval.evaluate import evaluate
+    from hermes_core.retrieval.retriever import SkillRetriever
+    from hermes_core.types import Skill
+    r = SkillRetriever(skills=[Skill("weather", "Get the weather forecast for a city")])
+    qs = [LabeledQuery("weather in rome", "weather"), LabeledQuery("forecast for oslo", "Weather"),
+          LabeledQuery("rain tomorrow?", "weather_forecast")]
+    with caplog.at_level(logging.WARNING):
+        out = evaluate(r, qs)
+    assert out["unknown_gold"] == 2  # a wrong catalog or a typo, not a retriever that misses
+    assert "2 of 3" in caplog.text and "weather_forecast" in caplog.text

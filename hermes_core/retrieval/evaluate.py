@@ -11,6 +11,7 @@ how many skills it lists.
 from __future__ import annotations
 
 import json
+import logging
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ from .retriever import SkillRetriever
 from .skills import _lines
 
 DEFAULT_SEED = 7
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +89,12 @@ def evaluate(retriever: SkillRetriever, queries: Sequence[LabeledQuery],
     neg_gate: dict[str, list[float]] = {}
     deciding: Counter[str] = Counter()
     positives = [q for q in queries if q.gold is not None]
+    known = {s.name for s in retriever.skills}
+    unknown = sorted({q.gold for q in positives if q.gold not in known}, key=str)
+    unknown_count = sum(1 for q in positives if q.gold not in known)
+    if unknown_count:  # every one is a miss: say why, or recall reads as a retriever failure
+        log.warning("%d of %d queries name a gold skill the catalog does not have (e.g. %s)",
+                    unknown_count, len(positives), ", ".join(map(str, unknown[:5])))
     for q in positives:
         res = retriever.retrieve(q.query)
         latencies.append(res.timings_ms.get("total", 0.0))
@@ -121,6 +129,7 @@ def evaluate(retriever: SkillRetriever, queries: Sequence[LabeledQuery],
     return {
         "queries": len(positives),
         "negatives": len(negs),
+        "unknown_gold": unknown_count,
         "recall@1": rate(r1),
         "recall@5": rate(r5),
         "mrr@10": rate(mrr),
