@@ -71,6 +71,8 @@ def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
     su = settings.skill_utils
     catalog = getattr(args, "catalog", None)
     if catalog:
+        if Path(catalog).is_dir():
+            raise ConfigError("is a directory, not a JSONL catalog file", file=catalog)
         if not Path(catalog).is_file():
             raise ConfigError("catalog file not found", file=catalog)
         embedders = default_embedders(su.embedding_model) if su.embeddings else []
