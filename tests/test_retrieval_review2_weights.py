@@ -49,3 +49,4 @@ def test_config_file_weights_reach_the_retriever_and_errors_name_the_file(tmp_pa
         build_retriever(load_settings(bad), home=tmp_path)
     assert e.value.file == str(bad)
     assert "bm25, synonyms, dense" in str(e.value)
+

@@ -268,9 +268,10 @@ class SkillRetriever:
             skills = self.index.ordered()
             by_name = {s.name: s for s in skills}
             names = [s.name for s in skills]
-            unknown = sorted(set(self.extra_triggers) - set(by_name))
-            if unknown:
-                log.warning("triggers file names unknown skill(s): %s", ", ".join(unknown[:10]))
+            for what, mapping in (("triggers", self.extra_triggers), ("synonyms", self.extra_synonyms)):
+                unknown = sorted(set(mapping) - set(by_name))
+                if unknown:  # a typo'd name would otherwise do nothing without a word
+                    log.warning("%s file names unknown skill(s): %s", what, ", ".join(unknown[:10]))
             # build new layer indexes, then swap: a concurrent retrieve() sees old or new, never half
             syn = merge_triggers({s.name: s.synonyms for s in skills if s.synonyms}, self.extra_synonyms)
             trig = merge_triggers({s.name: s.triggers for s in skills if s.triggers},
