@@ -20,7 +20,10 @@ from typing import Any
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _CJK_CHAR = re.compile(f"[{_CJK}]")
-_SEGMENTS = re.compile(f"([{_CJK}]+)|([^\\W_]+)", re.UNICODE)
+# CJK runs, and word runs *without* CJK: CJK characters are word characters too, so a plain
+# ``[^\W_]+`` would swallow the Chinese after "John" or "3" (3点和John开会 -> "点和john开会")
+# and it would never reach jieba.
+_SEGMENTS = re.compile(f"([{_CJK}]+)|([^\\W_{_CJK}]+)", re.UNICODE)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
 
 log = logging.getLogger(__name__)
