@@ -259,7 +259,7 @@ class DenseIndex:
         stale = [(by_name[n], hv[0]) for n, hv in vecs.items() if len(hv[1]) != dim]
         if stale:
             log.warning("embedding cache: %d vector(s) of the wrong width for %s; re-embedding",
-                        len(stale), mid)
+                        len(stale), self.embedder.model_id)
         for (s, h), v in zip(todo + stale, [*out, *self._embed(stale)], strict=True):
             vecs[s.name] = (h, v)
             self.cache.put(mid, h, v)
