@@ -95,3 +95,15 @@ def test_a_configured_folder_we_may_not_enter_is_an_issue_not_a_crash(
     assert [s.name for s in cat.skills] == ["ok"]
     assert [(i.path, i.reason) for i in cat.issues] == [
         (str(theirs), "cannot list folder: Permission denied")]
+
+
+def test_the_same_folder_configured_twice_is_read_once(tmp_path: Path) -> None:
+    # HERMES_HOME/skills is always searched; listing it again in skill_utils.folders (or a link to
+    # it) must not turn every skill into a "duplicate skill name" warning
+    skills_dir = tmp_path / "home" / "skills"
+    write_skill(skills_dir, "a", skill_md("a", "skill a"))
+    write_skill(skills_dir, "b", skill_md("b", "skill b"))
+    (tmp_path / "link").symlink_to(skills_dir, target_is_directory=True)
+    cat = load_catalog([skills_dir, str(skills_dir) + "/", tmp_path / "link"], warn=False)
+    assert sorted(s.name for s in cat.skills) == ["a", "b"]
+    assert cat.issues == ()

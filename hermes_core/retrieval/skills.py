@@ -234,8 +234,13 @@ def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[
     """Read every SKILL.md below each folder, in folder order; bad files become issues."""
     skills: list[Skill] = []
     issues: list[CatalogIssue] = []
+    seen: set[str] = set()
     for folder in folders:
         base = Path(os.path.expanduser(os.fspath(folder)))
+        real = os.path.realpath(base)
+        if real in seen:  # configured twice (or linked): its skills are not duplicates of themselves
+            continue
+        seen.add(real)
         try:
             if not base.is_dir():
                 if base.exists():
