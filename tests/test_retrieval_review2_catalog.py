@@ -107,3 +107,10 @@ def test_the_same_folder_configured_twice_is_read_once(tmp_path: Path) -> None:
     cat = load_catalog([skills_dir, str(skills_dir) + "/", tmp_path / "link"], warn=False)
     assert sorted(s.name for s in cat.skills) == ["a", "b"]
     assert cat.issues == ()
+
+
+def test_the_same_jsonl_catalog_configured_twice_is_read_once(tmp_path: Path) -> None:
+    cat_file = tmp_path / "skills.jsonl"
+    cat_file.write_text('{"name": "a", "description": "skill a"}\n')
+    cat = load_catalog(catalogs=[cat_file, str(cat_file)], warn=False)
+    assert [s.name for s in cat.skills] == ["a"] and cat.issues == ()

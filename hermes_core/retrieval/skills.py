@@ -309,7 +309,12 @@ def load_catalog(folders: Iterable[str | os.PathLike[str]] = (),
                  catalogs: Iterable[str | os.PathLike[str]] = (), *, warn: bool = True) -> Catalog:
     """Skills from folders (SKILL.md) then JSONL catalogs, de-duplicated, with issues logged."""
     skills, issues = load_skill_folders(folders)
+    read: set[str] = set()
     for cat in catalogs:
+        real = os.path.realpath(os.path.expanduser(os.fspath(cat)))
+        if real in read:  # configured twice: one read, or every skill would be its own duplicate
+            continue
+        read.add(real)
         more, bad = load_jsonl_catalog(cat)
         skills.extend(more)
         issues.extend(bad)
