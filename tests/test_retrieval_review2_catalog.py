@@ -114,3 +114,11 @@ def test_the_same_jsonl_catalog_configured_twice_is_read_once(tmp_path: Path) ->
     cat_file.write_text('{"name": "a", "description": "skill a"}\n')
     cat = load_catalog(catalogs=[cat_file, str(cat_file)], warn=False)
     assert [s.name for s in cat.skills] == ["a"] and cat.issues == ()
+
+
+def test_a_configured_catalog_path_with_a_tilde_is_expanded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "skills.jsonl").write_text('{"name": "a", "description": "skill a"}\n')
+    cat = load_catalog(catalogs=["~/skills.jsonl"], warn=False)  # skill_utils.catalogs: [~/skills.jsonl]
+    assert [s.name for s in cat.skills] == ["a"] and cat.issues == ()

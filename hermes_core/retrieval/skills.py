@@ -263,7 +263,7 @@ def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[
 
 def load_jsonl_catalog(path: str | os.PathLike[str]) -> tuple[list[Skill], list[CatalogIssue]]:
     """Read a JSONL catalog: one ``{"name", "description", ...}`` object per line."""
-    p = Path(path)
+    p = Path(os.path.expanduser(os.fspath(path)))  # config paths may say ~/..., as folders do
     skills: list[Skill] = []
     issues: list[CatalogIssue] = []
     try:
