@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from hermes_core.retrieval.dense import DenseIndex, EmbeddingCache, SentenceTransformerEmbedder
 from hermes_core.types import Skill
@@ -59,3 +60,11 @@ def test_the_same_model_still_hits_its_cache_after_a_restart(tmp_path: Path) -> 
     assert bundled.embedded_docs == 0
     assert bundled.cache_id == bundled.embedder.model_id == "st:all-MiniLM-L6-v2"  # caches kept
 
+
+
+def test_a_model_path_with_a_tilde_is_expanded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "models" / "mini").mkdir(parents=True)
+    e = SentenceTransformerEmbedder("~/models/mini")  # skill_utils.embedding_model in YAML: no shell
+    assert e._path() == str(tmp_path / "models" / "mini")
+    assert e.model_id == "st:mini" and e.cache_id == f"st:{tmp_path / 'models' / 'mini'}"

@@ -62,7 +62,9 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, model: str | None = None, *, multilingual: bool | None = None,
                  device: str = "cpu") -> None:
-        self._spec = model or os.environ.get("HERMES_EMBEDDING_MODEL") or None
+        spec = model or os.environ.get("HERMES_EMBEDDING_MODEL") or None
+        # a local path from YAML keeps its "~" (no shell expands it); a hub id has none
+        self._spec = os.path.expanduser(spec) if spec and spec.startswith("~") else spec
         self._device = device
         self._model: Any = None
         self._lock = threading.Lock()
