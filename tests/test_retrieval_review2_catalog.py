@@ -122,3 +122,11 @@ def test_a_configured_catalog_path_with_a_tilde_is_expanded(
     (tmp_path / "skills.jsonl").write_text('{"name": "a", "description": "skill a"}\n')
     cat = load_catalog(catalogs=["~/skills.jsonl"], warn=False)  # skill_utils.catalogs: [~/skills.jsonl]
     assert [s.name for s in cat.skills] == ["a"] and cat.issues == ()
+
+
+@pytest.mark.parametrize("value, kind", [("yes", "bool"), ("2024-01-01", "date"), ("[a, b]", "list")])
+def test_a_description_yaml_reads_as_another_type_says_so(tmp_path: Path, value: str, kind: str) -> None:
+    write_skill(tmp_path, "x", f"---\nname: x\ndescription: {value}\n---\n")
+    _, issues = load_skill_folders([tmp_path])
+    (issue,) = issues
+    assert issue.reason == f"'description' must be text (got {kind}); quote it"

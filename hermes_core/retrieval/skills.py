@@ -106,6 +106,8 @@ def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | N
         raise _Invalid(f"'name' must be a string (got {type(name).__name__}); quote it")
     if not isinstance(name, str) or not name.strip():
         raise _Invalid("missing or empty 'name'")
+    if desc is not None and not isinstance(desc, str):  # `description: yes` is YAML's True
+        raise _Invalid(f"'description' must be text (got {type(desc).__name__}); quote it")
     if not isinstance(desc, str) or not desc.strip():
         raise _Invalid("missing or empty 'description'")
     name, desc = _clean(name).strip(), " ".join(_clean(desc).split())
