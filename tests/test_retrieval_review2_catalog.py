@@ -130,3 +130,12 @@ def test_a_description_yaml_reads_as_another_type_says_so(tmp_path: Path, value:
     _, issues = load_skill_folders([tmp_path])
     (issue,) = issues
     assert issue.reason == f"'description' must be text (got {kind}); quote it"
+
+
+def test_a_configured_folder_inside_another_is_not_read_twice(tmp_path: Path) -> None:
+    write_skill(tmp_path / "skills", "a", skill_md("a", "skill a"))
+    write_skill(tmp_path / "skills" / "team", "b", skill_md("b", "skill b"))
+    for order in ([tmp_path / "skills", tmp_path / "skills" / "team"],
+                  [tmp_path / "skills" / "team", tmp_path / "skills"]):
+        cat = load_catalog(order, warn=False)
+        assert sorted(s.name for s in cat.skills) == ["a", "b"] and cat.issues == ()

@@ -201,16 +201,17 @@ def _read_text(path: Path) -> str:
         raise _Invalid("not valid UTF-8") from None
 
 
-def _skill_files(folder: Path) -> tuple[list[Path], list[CatalogIssue]]:
+def _skill_files(folder: Path, seen: set[str] | None = None) -> tuple[list[Path], list[CatalogIssue]]:
     """Every SKILL.md under ``folder``, sorted; a missing or vanished folder yields none.
 
     Symlinked folders are followed (``ln -s ~/src/my-skills/deploy skills/deploy`` is how skills
     are shared), each real directory once, so a link cycle or a second link to the same folder
     neither hangs nor duplicates a skill. A folder that cannot be listed (permissions) is an issue:
-    its skills would otherwise vanish without a word.
+    its skills would otherwise vanish without a word. ``seen`` (real directories already walked) is
+    shared across configured folders, so a folder listed twice, or inside another, is read once.
     """
     found: list[Path] = []
-    seen: set[str] = set()
+    seen = set() if seen is None else seen
     issues: list[CatalogIssue] = []
 
     def onerror(e: OSError) -> None:
@@ -236,13 +237,9 @@ def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[
     """Read every SKILL.md below each folder, in folder order; bad files become issues."""
     skills: list[Skill] = []
     issues: list[CatalogIssue] = []
-    seen: set[str] = set()
+    seen: set[str] = set()  # real directories walked: a folder configured twice is read once
     for folder in folders:
         base = Path(os.path.expanduser(os.fspath(folder)))
-        real = os.path.realpath(base)
-        if real in seen:  # configured twice (or linked): its skills are not duplicates of themselves
-            continue
-        seen.add(real)
         try:
             if not base.is_dir():
                 if base.exists():
@@ -251,7 +248,7 @@ def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[
         except OSError as e:  # a parent we may not enter: pathlib raises instead of saying False
             issues.append(CatalogIssue(str(base), f"cannot list folder: {e.strerror or e}"))
             continue
-        paths, unlisted = _skill_files(base)
+        paths, unlisted = _skill_files(base, seen)
         issues.extend(unlisted)
         for path in paths:
             try:
