@@ -268,6 +268,9 @@ class SkillRetriever:
             delta = self.index.refresh(catalog.skills)
             if delta.empty and self._built:
                 return delta
+            # The skill index already holds the change: until the layers below are rebuilt, the
+            # next refresh must not see "nothing changed" (a failure half-way would stick).
+            self._built = False
             skills = self.index.ordered()
             by_name = {s.name: s for s in skills}
             names = [s.name for s in skills]
