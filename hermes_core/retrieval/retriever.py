@@ -333,10 +333,18 @@ class SkillRetriever:
             return None
         # Not a daemon: a process that exits while torch is still loading the model on a daemon
         # thread aborts in C++ ("terminate called without an active exception"); exit waits instead.
-        t = threading.Thread(target=self.refresh, name="skill-retriever-warmup", daemon=False)
+        t = threading.Thread(target=self._warm_refresh, name="skill-retriever-warmup", daemon=False)
         self._warm = t
         t.start()
         return t
+
+    def _warm_refresh(self) -> None:
+        """refresh() for the warm-up thread: a failure is a warning, not a thread traceback on the
+        user's terminal; the next retrieve() refreshes again on its own thread."""
+        try:
+            self.refresh()
+        except Exception as e:
+            log.warning("skill index warm-up failed: %s", e)
 
     @property
     def skills(self) -> list[Skill]:
