@@ -139,3 +139,13 @@ def test_a_configured_folder_inside_another_is_not_read_twice(tmp_path: Path) ->
                   [tmp_path / "skills" / "team", tmp_path / "skills"]):
         cat = load_catalog(order, warn=False)
         assert sorted(s.name for s in cat.skills) == ["a", "b"] and cat.issues == ()
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-16-le"])
+def test_a_utf16_skill_md_is_named_as_such_not_as_binary(tmp_path: Path, encoding: str) -> None:
+    (tmp_path / "w").mkdir()
+    text = "---\nname: w\ndescription: Windows Notepad saved me as Unicode\n---\n"
+    (tmp_path / "w" / "SKILL.md").write_bytes(text.encode(encoding))
+    _, issues = load_skill_folders([tmp_path])
+    (issue,) = issues
+    assert issue.reason == "UTF-16 text; save the file as UTF-8"

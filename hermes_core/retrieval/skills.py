@@ -193,6 +193,9 @@ def _read_text(path: Path) -> str:
         raw = f.read(MAX_SKILL_FILE_BYTES + 1)
     if len(raw) > MAX_SKILL_FILE_BYTES:  # grew after the stat
         raise _Invalid(f"file is over {MAX_SKILL_FILE_BYTES} bytes (limit {MAX_SKILL_FILE_BYTES})")
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff", b"-\x00-\x00-\x00", b"\x00-\x00-\x00-")):
+        # Windows Notepad's "Unicode": text, but full of NUL bytes; "binary" would mislead
+        raise _Invalid("UTF-16 text; save the file as UTF-8")
     if b"\x00" in raw:
         raise _Invalid("binary file, not text")
     try:
