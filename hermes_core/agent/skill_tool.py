@@ -13,6 +13,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from ..retrieval.skills import skill_body
 from ..types import Message, Skill, ToolCall, ToolSpec
 
 log = logging.getLogger("hermes_core.agent.skills")
@@ -25,7 +26,6 @@ SKILL_VIEW = ToolSpec(
                 "properties": {"name": {"type": "string", "description": "the skill's name"}},
                 "required": ["name"]},
 )
-MAX_BODY_CHARS = 40_000
 
 
 class SkillSelection:
@@ -48,8 +48,15 @@ class SkillSelection:
             return False
 
     def find(self, name: str) -> Skill | None:
-        wanted = name.strip().casefold()
-        return next((s for s in self.retriever.skills if s.name.casefold() == wanted), None)
+        """The skill called ``name``; case is forgiven only when no skill has the exact name
+        (``Deploy`` and ``deploy`` may both exist: dedupe keys on the exact name)."""
+        wanted = name.strip()
+        skills = self.retriever.skills
+        exact = next((s for s in skills if s.name == wanted), None)
+        if exact is not None:
+            return exact
+        folded = wanted.casefold()
+        return next((s for s in skills if s.name.casefold() == folded), None)
 
 
 def _argument_name(call: ToolCall) -> str:
@@ -68,13 +75,14 @@ def answer_tool_calls(calls: Sequence[ToolCall], skills: SkillSelection) -> tupl
         if call.name != SKILL_VIEW.name:
             text = f"error: unknown tool {call.name!r}; the only tool is skill_view(name)"
         else:
-            name = _argument_name(call)
+            name = _argument_name(call).strip()
             skill = skills.find(name) if name else None
-            if skill is None:
+            if not name:  # "no skill named ''" would not tell the model what it got wrong
+                text = 'error: skill_view needs a \'name\' argument, e.g. {"name": "SKILL"}'
+            elif skill is None:
                 known = ", ".join(sorted(s.name for s in skills.retriever.skills)[:50])
                 text = f"error: no skill named {name!r}. Known skills: {known}"
             else:
-                body = (skill.body.strip() or skill.description)[:MAX_BODY_CHARS]
-                text = f"# Skill: {skill.name}\n\n{body}"
+                text = f"# Skill: {skill.name}\n\n{skill_body(skill)}"
         out.append(Message("tool", text, tool_call_id=call.id, name=call.name))
     return tuple(out)

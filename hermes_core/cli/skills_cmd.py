@@ -64,19 +64,22 @@ def register(sub: Any) -> None:
 
 
 def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
-    from ..retrieval.retriever import SkillRetriever, build_retriever, default_embedders
+    from ..retrieval.retriever import SkillRetriever, build_retriever, default_embedders, layer_weights
     settings = load_settings(getattr(args, "config", None), home=getattr(args, "home", None))
     if getattr(args, "no_embeddings", False):
         settings = settings.with_overrides(**{"skill_utils.embeddings": False})
     su = settings.skill_utils
     catalog = getattr(args, "catalog", None)
     if catalog:
+        if Path(catalog).is_dir():
+            raise ConfigError("is a directory, not a JSONL catalog file", file=catalog)
         if not Path(catalog).is_file():
             raise ConfigError("catalog file not found", file=catalog)
         embedders = default_embedders(su.embedding_model) if su.embeddings else []
         return SkillRetriever(catalogs=[catalog], embedders=embedders,
                               cache_dir=settings.home_path / "cache" / "embeddings",
-                              top_k=kw.get("top_k") or su.top_k, weights=su.weights,
+                              top_k=kw.get("top_k") or su.top_k,
+                              weights=layer_weights(su.weights, file=settings.source),
                               fusion=kw.get("fusion") or su.fusion, rrf_k=su.rrf_k,
                               threshold=su.threshold, gate_thresholds=su.gate_thresholds,
                               gate_weights={k: v.model_dump() for k, v in su.gate_weights.items()},

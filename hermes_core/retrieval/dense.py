@@ -39,6 +39,8 @@ class Embedder(Protocol):
     """What the dense layer needs from a model. Vectors are L2-normalised float32."""
 
     model_id: str
+    # An embedder may also set ``cache_id`` (default: model_id), the key of its on-disk vectors,
+    # when model_id names a family that several distinct models share.
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -60,12 +62,19 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, model: str | None = None, *, multilingual: bool | None = None,
                  device: str = "cpu") -> None:
-        self._spec = model or os.environ.get("HERMES_EMBEDDING_MODEL") or None
+        spec = model or os.environ.get("HERMES_EMBEDDING_MODEL") or None
+        # a local path from YAML keeps its "~" (no shell expands it); a hub id has none
+        self._spec = os.path.expanduser(spec) if spec and spec.startswith("~") else spec
         self._device = device
         self._model: Any = None
         self._lock = threading.Lock()
         spec = self._spec or "all-MiniLM-L6-v2"
         self.model_id = f"st:{os.path.basename(spec.rstrip('/'))}"
+        # The gate keys its thresholds on the model family (``model_id``), but vectors must not be
+        # shared by two models of one basename (org-a/e5-small vs org-b/e5-small, or a fine-tune in
+        # another folder): same width, so nothing would notice. The cache keys on the full spec.
+        self.cache_id = (self.model_id if not self._spec else
+                         f"st:{os.path.abspath(self._spec) if os.path.exists(self._spec) else self._spec}")
         self.multilingual = (multilingual if multilingual is not None
                              else any(k in spec.lower() for k in ("multilingual", "e5", "bge-m3", "labse")))
 
@@ -166,6 +175,7 @@ class EmbeddingCache:
 
     def __init__(self, directory: str | os.PathLike[str] | None) -> None:
         self.dir = Path(directory) if directory else None
+        self._warned = False  # an unwritable cache fails for every skill: say so once, not 1,000 times
 
     def _path(self, model_id: str, content_hash: str) -> Path | None:
         if self.dir is None:
@@ -196,7 +206,9 @@ class EmbeddingCache:
                 np.save(f, np.asarray(vec, dtype=np.float32), allow_pickle=False)
             os.replace(tmp, p)
         except OSError as e:
-            log.warning("embedding cache: cannot write %s: %s", p, e)
+            log.log(logging.DEBUG if self._warned else logging.WARNING,
+                    "embedding cache: cannot write %s: %s (vectors are kept in memory only)", p, e)
+            self._warned = True
 
 
 class DenseIndex:
@@ -206,6 +218,7 @@ class DenseIndex:
                  query_cache_size: int = 512, persist_queries: bool = False) -> None:
         self.embedder = embedder
         self.cache = cache or EmbeddingCache(None)
+        self.cache_id: str = getattr(embedder, "cache_id", None) or embedder.model_id
         self.names: list[str] = []
         self.matrix = np.zeros((0, 0), dtype=np.float32)
         self._vecs: dict[str, tuple[str, np.ndarray]] = {}  # name -> (content hash, vector)
@@ -223,7 +236,7 @@ class DenseIndex:
         """Embed only skills whose content hash has no vector (in memory or on disk)."""
         todo: list[tuple[Skill, str]] = []
         vecs: dict[str, tuple[str, np.ndarray]] = {}
-        mid = self.embedder.model_id
+        mid = self.cache_id
         for s in skills:
             h = s.content_hash
             known = self._vecs.get(s.name)
@@ -248,7 +261,7 @@ class DenseIndex:
         stale = [(by_name[n], hv[0]) for n, hv in vecs.items() if len(hv[1]) != dim]
         if stale:
             log.warning("embedding cache: %d vector(s) of the wrong width for %s; re-embedding",
-                        len(stale), mid)
+                        len(stale), self.embedder.model_id)
         for (s, h), v in zip(todo + stale, [*out, *self._embed(stale)], strict=True):
             vecs[s.name] = (h, v)
             self.cache.put(mid, h, v)
@@ -275,10 +288,10 @@ class DenseIndex:
                 self._qcache.move_to_end(text)
                 return v
         key = f"query-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
-        stored = self.cache.get(self.embedder.model_id, key) if self.persist_queries else None
+        stored = self.cache.get(self.cache_id, key) if self.persist_queries else None
         v = stored if stored is not None else self.embedder.embed_query(text)
         if self.persist_queries and stored is None:
-            self.cache.put(self.embedder.model_id, key, v)
+            self.cache.put(self.cache_id, key, v)
         with self._lock:
             self._qcache[text] = v
             if len(self._qcache) > self._qsize:

@@ -11,6 +11,7 @@ how many skills it lists.
 from __future__ import annotations
 
 import json
+import logging
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -22,8 +23,10 @@ import numpy as np
 
 from ..errors import ConfigError
 from .retriever import SkillRetriever
+from .skills import _lines
 
 DEFAULT_SEED = 7
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,11 +39,12 @@ def load_queries(path: str | Path) -> list[LabeledQuery]:
     """``{"query": ..., "gold": name-or-null}`` per line; a bad line raises naming file and line."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) would break line 1
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"cannot read queries: {e}", file=str(p)) from None
     out = []
-    for n, line in enumerate(text.splitlines(), start=1):
+    # newlines only: splitlines() also cuts at U+2028, NEL, form feed..., which JSON strings may hold
+    for n, line in enumerate(_lines(text), start=1):
         if not line.strip():
             continue
         try:
@@ -85,6 +89,12 @@ def evaluate(retriever: SkillRetriever, queries: Sequence[LabeledQuery],
     neg_gate: dict[str, list[float]] = {}
     deciding: Counter[str] = Counter()
     positives = [q for q in queries if q.gold is not None]
+    known = {s.name for s in retriever.skills}
+    unknown = sorted({q.gold for q in positives if q.gold not in known}, key=str)
+    unknown_count = sum(1 for q in positives if q.gold not in known)
+    if unknown_count:  # every one is a miss: say why, or recall reads as a retriever failure
+        log.warning("%d of %d queries name a gold skill the catalog does not have (e.g. %s)",
+                    unknown_count, len(positives), ", ".join(map(str, unknown[:5])))
     for q in positives:
         res = retriever.retrieve(q.query)
         latencies.append(res.timings_ms.get("total", 0.0))
@@ -110,18 +120,23 @@ def evaluate(retriever: SkillRetriever, queries: Sequence[LabeledQuery],
         rejected += 1.0 if (res.gated or not res.skills) else 0.0
         if res.gate is not None:
             neg_gate.setdefault(res.gate.rule, []).append(res.gate.score)
-    n = max(len(positives), 1)
     lat = np.asarray(latencies) if latencies else np.zeros(1)
+
+    def rate(total: float, digits: int = 4) -> float | None:
+        # no on-topic queries: no rate (0.0 would read as "missed every query")
+        return round(total / len(positives), digits) if positives else None
+
     return {
         "queries": len(positives),
         "negatives": len(negs),
-        "recall@1": round(r1 / n, 4),
-        "recall@5": round(r5 / n, 4),
-        "mrr@10": round(mrr / n, 4),
-        "recall@5_gated": round(r5g / n, 4),
-        "hint_recall": round(hint_hit / n, 4),
-        "hint_len_mean": round(hint_len / n, 3),
-        "gate_keep_rate": round(kept / n, 4),
+        "unknown_gold": unknown_count,
+        "recall@1": rate(r1),
+        "recall@5": rate(r5),
+        "mrr@10": rate(mrr),
+        "recall@5_gated": rate(r5g),
+        "hint_recall": rate(hint_hit),
+        "hint_len_mean": rate(hint_len, 3),
+        "gate_keep_rate": rate(kept),
         "gate_reject_rate": round(rejected / len(negs), 4) if negs else None,
         "latency_ms_p50": round(float(np.percentile(lat, 50)), 3),
         "latency_ms_p95": round(float(np.percentile(lat, 95)), 3),

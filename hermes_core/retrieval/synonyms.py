@@ -27,6 +27,10 @@ TOKEN_WEIGHT = 1.0
 PHRASE_WEIGHT = 1.5
 
 
+def _ascii_alnum(c: str) -> bool:
+    return c.isascii() and c.isalnum()
+
+
 class SynonymIndex:
     def __init__(self, synonyms: Mapping[str, Sequence[str]] | None = None,
                  names: Sequence[str] = ()) -> None:
@@ -44,8 +48,11 @@ class SynonymIndex:
                 norm = normalize(p).strip()
                 toks = frozenset(content_tokens(norm))
                 if norm and toks:
-                    # word boundaries at ASCII ends, so "mail" is not found inside "email"
-                    pat = re.compile(r"(?<![a-z0-9])" + re.escape(norm) + r"(?![a-z0-9])")
+                    # word boundaries at ASCII ends only, so "mail" is not found inside "email",
+                    # while 开个会 is found in 用zoom开个会 (mixed text puts no space between scripts)
+                    left = r"(?<![a-z0-9])" if _ascii_alnum(norm[0]) else ""
+                    right = r"(?![a-z0-9])" if _ascii_alnum(norm[-1]) else ""
+                    pat = re.compile(left + re.escape(norm) + right)
                     self._phrases.append((pos[skill], pat, toks))
 
     @property
@@ -102,5 +109,5 @@ def load_mapping_file(path: str | os.PathLike[str], what: str) -> dict[str, tupl
         if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
             raise ConfigError(f"{what} for a skill must be a string or a list of strings",
                               file=str(p), key_path=str(k))
-        out[str(k)] = tuple(x for x in items if x.strip())
+        out[str(k)] = tuple(x.strip() for x in items if x.strip())
     return out

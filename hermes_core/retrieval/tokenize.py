@@ -20,9 +20,13 @@ from typing import Any
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _CJK_CHAR = re.compile(f"[{_CJK}]")
-_SEGMENTS = re.compile(f"([{_CJK}]+)|([^\\W_]+)", re.UNICODE)
+# CJK runs, and word runs *without* CJK: CJK characters are word characters too, so a plain
+# ``[^\W_]+`` would swallow the Chinese after "John" or "3" (3点和John开会 -> "点和john开会")
+# and it would never reach jieba.
+_SEGMENTS = re.compile(f"([{_CJK}]+)|([^\\W_{_CJK}]+)", re.UNICODE)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
 
+log = logging.getLogger(__name__)
 _jieba_lock = threading.Lock()
 _jieba: Any = None
 _jieba_failed = False
@@ -43,11 +47,23 @@ def cjk_ratio(text: str) -> float:
     return cjk / letters if letters else 0.0
 
 
-def jieba_cache_dir() -> str:
-    """Where jieba keeps its 9 MB dictionary cache: ``HERMES_JIEBA_CACHE`` or a dir of ours."""
+def jieba_cache_dir() -> str | None:
+    """Where jieba keeps its 9 MB dictionary cache: ``HERMES_JIEBA_CACHE`` or a dir of ours.
+
+    None (jieba's own default, the temp dir) when that folder cannot be made or written: a path that
+    is a file, or a shared /tmp where another user made the folder first. A cache is never worth
+    failing tokenisation for.
+    """
     path = os.environ.get("HERMES_JIEBA_CACHE") or os.path.join(
         tempfile.gettempdir(), "hermes-core-jieba")
-    os.makedirs(path, exist_ok=True)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        log.warning("jieba cache folder %s unusable (%s); using the temp dir", path, e.strerror or e)
+        return None
+    if not os.access(path, os.W_OK | os.X_OK):
+        log.warning("jieba cache folder %s is not writable; using the temp dir", path)
+        return None
     return path
 
 

@@ -6,8 +6,9 @@ Three tiers, tried on every trigger that qualifies for them:
 2. CJK subsequence, for triggers of >= 2 CJK characters with no ASCII mixed in: the trigger's
    characters appear in order inside a window of at most ``3 * len(trigger)`` characters, so
    ``查违章`` matches ``查一下违章`` but not two characters at opposite ends of a long message;
-3. fuzzy regex, for triggers of >= 2 segments (words or CJK words): the segments joined by
-   ``.{0,3}`` so ``发送 邮件`` matches ``发送一封邮件``.
+3. fuzzy regex, for triggers of >= 2 segments (words, CJK words, or the Latin and CJK runs of
+   mixed text): the segments joined by ``.{0,3}`` so ``发送 邮件`` matches ``发送一封邮件`` and
+   ``PDF转换`` matches ``PDF 转换``.
 
 A trigger that begins (ends) with an ASCII letter or digit only matches where the query has no
 ASCII letter or digit just before (after) it, as L3 synonyms do: ``git`` must not auto-load the git
@@ -43,9 +44,10 @@ class TriggerHit:
     trigger: str
     tier: int
     position: int
+    length: int = 0  # of the normalised trigger (padding stripped, NFKC): what "longest" compares
 
     def sort_key(self) -> tuple[int, int, int, str]:
-        return (-len(self.trigger), self.position, self.tier, self.skill)
+        return (-(self.length or len(self.trigger)), self.position, self.tier, self.skill)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +76,27 @@ def _is_word(c: str) -> bool:
     return c.isascii() and c.isalnum()
 
 
+def _script_runs(chunk: str) -> list[str]:
+    """``pdf转换`` -> [pdf, 转换]: Latin and CJK runs are words of their own, as a query that
+    writes ``PDF 转换`` (spaced, as mixed text often is) would have them.
+
+    Only when every run has >= 2 characters: a lone ``查`` (``查PDF``) is too common a character to
+    anchor a fuzzy match, so such a chunk stays whole (exact match only).
+    """
+    runs: list[str] = []
+    for c in chunk:
+        if runs and is_cjk(c) == is_cjk(runs[-1][-1]):
+            runs[-1] += c
+        else:
+            runs.append(c)
+    return runs if all(len(r) >= 2 for r in runs) else [chunk]
+
+
 def _segments(norm: str) -> list[str]:
-    """Words of a trigger: split on spaces/punctuation; CJK runs further split by the tokenizer."""
+    """Words of a trigger: split on spaces/punctuation and between Latin and CJK runs; CJK runs
+    further split by the tokenizer."""
     out: list[str] = []
-    for chunk in _SPLIT.split(norm):
+    for chunk in (run for part in _SPLIT.split(norm) for run in _script_runs(part)):
         if not chunk:
             continue
         if has_cjk(chunk) and not _ASCII_ALNUM.search(chunk) and len(chunk) >= 4:
@@ -163,17 +182,17 @@ class TriggerIndex:
         for r in self._rules:
             pos = r.find(q)
             if pos != -1:
-                hits.append(TriggerHit(r.skill, r.trigger, 1, pos))
+                hits.append(TriggerHit(r.skill, r.trigger, 1, pos, len(r.norm)))
                 continue
             if r.cjk_subseq:
                 pos = _subsequence_at(q, r.norm)
                 if pos != -1:
-                    hits.append(TriggerHit(r.skill, r.trigger, 2, pos))
+                    hits.append(TriggerHit(r.skill, r.trigger, 2, pos, len(r.norm)))
                     continue
             if r.fuzzy is not None:
                 m = r.fuzzy.search(q)
                 if m is not None:
-                    hits.append(TriggerHit(r.skill, r.trigger, 3, m.start()))
+                    hits.append(TriggerHit(r.skill, r.trigger, 3, m.start(), len(r.norm)))
         hits.sort(key=TriggerHit.sort_key)
         return hits
 
