@@ -15,25 +15,54 @@ from ..redact import redact
 from ..types import Completion, Credential, Prompt
 from .base import CallOptions, ClientCache
 
+# An error event inside a 200 stream has no status of its own; its error type says what happened.
+# Anthropic's documented types, then OpenAI's; anything else mid-stream is the server failing.
+_STREAM_ERROR_STATUS = {
+    "invalid_request_error": 400, "authentication_error": 401, "billing_error": 402,
+    "permission_error": 403, "not_found_error": 404, "request_too_large": 413,
+    "rate_limit_error": 429, "api_error": 500, "timeout_error": 504, "overloaded_error": 529,
+    "rate_limit_exceeded": 429, "insufficient_quota": 429, "server_error": 500,
+}
+
+
+def _stream_error_status(body: Any) -> int:
+    err = body.get("error", body) if isinstance(body, dict) else None
+    if not isinstance(err, dict):
+        return 500
+    for field in ("type", "code"):
+        status = _STREAM_ERROR_STATUS.get(str(err.get(field) or "").lower())
+        if status is not None:
+            return status
+    return 500
+
 
 def translate(exc: BaseException, *, provider: str, credential: Credential | None,
               timeout_cls: type[BaseException], connection_cls: type[BaseException],
-              status_cls: type[BaseException]) -> ProviderError:
-    """Map an SDK exception onto the error tree (the caller raises it ``from None``)."""
+              status_cls: type[BaseException],
+              api_error_cls: type[BaseException] | None = None) -> ProviderError:
+    """Map an SDK exception onto the error tree (the caller raises it ``from None``).
+
+    An error event in a stream that began with HTTP 200 (Anthropic's ``event: error``, OpenAI's
+    ``{"error": ...}`` chunk) is mapped by its error type: an ``overloaded_error`` is an
+    :class:`~hermes_core.errors.Overloaded`, not a bad request with status 200.
+    """
     secrets = [credential.secret] if credential else []
-    if isinstance(exc, status_cls):
-        response: Any = getattr(exc, "response", None)
-        headers = dict(response.headers) if response is not None else {}
-        body = getattr(exc, "body", None)
-        status = int(getattr(exc, "status_code", 0) or 0)
-        return error_from_status(status, headers, body, provider=provider,
-                                 redact=lambda s: redact(s, secrets))
     if isinstance(exc, timeout_cls):
         return Timeout(f"{provider}: request timed out", provider=provider)
     if isinstance(exc, connection_cls):
         cause = exc.__cause__ or exc.__context__
         detail = redact(str(cause or exc), secrets)
         return ConnectionFailed(f"{provider}: cannot connect ({detail})", provider=provider)
+    if isinstance(exc, status_cls) or (api_error_cls is not None and isinstance(exc, api_error_cls)
+                                       and getattr(exc, "body", None) is not None):
+        response: Any = getattr(exc, "response", None)
+        headers = dict(response.headers) if response is not None else {}
+        body = getattr(exc, "body", None)
+        status = int(getattr(exc, "status_code", 0) or 0)
+        if status < 400:
+            status = _stream_error_status(body)
+        return error_from_status(status, headers, body, provider=provider,
+                                 redact=lambda s: redact(s, secrets))
     return ProviderError(f"{provider}: {type(exc).__name__}: {redact(str(exc), secrets)}",
                          provider=provider)
 
@@ -76,7 +105,7 @@ class SDKProvider:
         return translate(exc, provider=self.name, credential=cred,
                          timeout_cls=self.sdk.APITimeoutError,
                          connection_cls=self.sdk.APIConnectionError,
-                         status_cls=self.sdk.APIStatusError)
+                         status_cls=self.sdk.APIStatusError, api_error_cls=self.sdk.APIError)
 
     def render(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
         raise NotImplementedError
