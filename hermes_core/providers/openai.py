@@ -153,7 +153,9 @@ class OpenAIProvider(SDKProvider):
     def _completion(self, resp: Any, model: str) -> Completion:
         choice = resp.choices[0] if resp.choices else None
         msg = choice.message if choice else None
-        return Completion(text=(msg.content or "") if msg else "", model=resp.model or model,
+        # A refusal arrives in ``refusal`` with ``content: null``; it is the model's answer.
+        text = (msg.content or getattr(msg, "refusal", None) or "") if msg else ""
+        return Completion(text=text, model=resp.model or model,
                           provider=self.name, usage=_usage(resp.usage),
                           tool_calls=_tool_calls(msg.tool_calls if msg else None),
                           finish_reason=choice.finish_reason if choice else None,
@@ -171,8 +173,9 @@ class OpenAIProvider(SDKProvider):
             state["usage"] = _usage(chunk.usage)
         for choice in chunk.choices or ():
             if choice.delta is not None:
-                if choice.delta.content:
-                    yield Delta(text=choice.delta.content)
+                text = choice.delta.content or getattr(choice.delta, "refusal", None)
+                if text:
+                    yield Delta(text=text)
                 tools.add(choice.delta.tool_calls)
             if choice.finish_reason:
                 state["finish"] = choice.finish_reason
