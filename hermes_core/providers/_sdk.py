@@ -10,7 +10,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from ..errors import ConnectionFailed, ProviderError, Timeout, error_from_status
+from ..errors import ConnectionFailed, ProviderError, ServerError, Timeout, error_from_status
 from ..redact import redact
 from ..types import Completion, Credential, Prompt
 from .base import CallOptions, ClientCache
@@ -116,6 +116,18 @@ class SDKProvider:
     def _completion(self, resp: Any, model: str) -> Completion:
         raise NotImplementedError
 
+    def _read(self, resp: Any, model: str) -> Completion:
+        """``_completion`` of a 200 body that may not be the API's (a proxy's HTML page or another
+        JSON shape: the SDKs return the raw text or a model missing its fields). That is the
+        endpoint failing, a retryable ServerError, not a crash in the caller."""
+        try:
+            if isinstance(resp, str | bytes) or resp is None:
+                raise TypeError(type(resp).__name__)
+            return self._completion(resp, model)
+        except (AttributeError, TypeError, KeyError, IndexError) as e:
+            raise ServerError(f"{self.name}: HTTP 200 but the body is not a {self.kind} response "
+                              f"({type(e).__name__})", status_code=200, provider=self.name) from None
+
     def complete(self, prompt: Prompt, model: str, credential: Credential | None,
                  options: CallOptions) -> Completion:
         api = self._api(self._clients.get(credential))
@@ -123,7 +135,7 @@ class SDKProvider:
             resp = api.create(**self.render(prompt, model, options), timeout=options.timeout_s)
         except self.sdk_error as e:
             raise self._error(e, credential) from None
-        return self._completion(resp, model)
+        return self._read(resp, model)
 
     async def acomplete(self, prompt: Prompt, model: str, credential: Credential | None,
                         options: CallOptions) -> Completion:
@@ -133,4 +145,4 @@ class SDKProvider:
                                     timeout=options.timeout_s)
         except self.sdk_error as e:
             raise self._error(e, credential) from None
-        return self._completion(resp, model)
+        return self._read(resp, model)

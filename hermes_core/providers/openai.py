@@ -151,6 +151,8 @@ class OpenAIProvider(SDKProvider):
         return client.chat.completions
 
     def _completion(self, resp: Any, model: str) -> Completion:
+        if resp.choices is None:   # JSON of another shape: the SDK fills missing fields with None
+            raise TypeError("no choices")
         choice = resp.choices[0] if resp.choices else None
         msg = choice.message if choice else None
         # A refusal arrives in ``refusal`` with ``content: null``; it is the model's answer.
