@@ -13,6 +13,7 @@ from typing import Any
 
 import anthropic
 
+from ..errors import ServerError
 from ..types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 from ._sdk import SDKProvider, usage_int
 from .base import CallOptions
@@ -101,10 +102,12 @@ class _StreamState:
         self.usage = Usage()
         self.finish: str | None = None
         self.tools: dict[int, dict[str, str]] = {}
+        self.started = False
 
     def feed(self, event: Any) -> Iterator[Delta]:
         kind = event.type
         if kind == "message_start":
+            self.started = True
             self.usage = _usage(event.message.usage)
         elif kind == "content_block_start" and event.content_block.type == "tool_use":
             self.tools[event.index] = {"id": event.content_block.id,
@@ -125,7 +128,10 @@ class _StreamState:
             self.usage = Usage(u.input_tokens, out or u.output_tokens, u.cache_read_tokens,
                                u.cache_write_tokens)
 
-    def end(self) -> Delta:
+    def end(self, provider: str) -> Delta:
+        if not self.started:   # a proxy page or an empty body parses as an SSE stream of nothing
+            raise ServerError(f"{provider}: the stream ended without a message_start event",
+                              status_code=200, provider=provider)
         return Delta(usage=self.usage, finish_reason=self.finish)
 
 
@@ -167,7 +173,7 @@ class AnthropicProvider(SDKProvider):
                     yield from state.feed(event)
         except anthropic.AnthropicError as e:
             raise self._error(e, credential) from None
-        yield state.end()
+        yield state.end(self.name)
 
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
                       options: CallOptions) -> AsyncIterator[Delta]:
@@ -182,4 +188,4 @@ class AnthropicProvider(SDKProvider):
                         yield d
         except anthropic.AnthropicError as e:
             raise self._error(e, credential) from None
-        yield state.end()
+        yield state.end(self.name)

@@ -12,6 +12,7 @@ from typing import Any
 
 import openai
 
+from ..errors import ServerError
 from ..types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 from ._sdk import SDKProvider, usage_int
 from .base import CallOptions
@@ -171,6 +172,7 @@ class OpenAIProvider(SDKProvider):
 
     def _chunk_deltas(self, chunk: Any, tools: _ToolCallAssembler,
                       state: dict[str, Any]) -> Iterator[Delta]:
+        state["seen"] = True
         if chunk.usage is not None:
             state["usage"] = _usage(chunk.usage)
         for choice in chunk.choices or ():
@@ -183,6 +185,9 @@ class OpenAIProvider(SDKProvider):
                 state["finish"] = choice.finish_reason
 
     def _finish(self, tools: _ToolCallAssembler, state: dict[str, Any]) -> Iterator[Delta]:
+        if not state.get("seen"):
+            raise ServerError(f"{self.name}: the stream ended without a single chunk",
+                              status_code=200, provider=self.name)
         for call in tools.done():
             yield Delta(tool_call=call)
         yield Delta(usage=state.get("usage", Usage()), finish_reason=state.get("finish"))
