@@ -123,10 +123,17 @@ class _StreamState:
             yield Delta(tool_call=ToolCall(t["id"], t["name"], t["arguments"] or "{}"))
         elif kind == "message_delta":
             self.finish = event.delta.stop_reason
-            out = usage_int(event.usage, "output_tokens")
-            u = self.usage
-            self.usage = Usage(u.input_tokens, out or u.output_tokens, u.cache_read_tokens,
-                               u.cache_write_tokens)
+            # Cumulative counts: any present here replace message_start's (as the SDK does).
+            u, du = self.usage, event.usage
+
+            def latest(name: str, old: int) -> int:
+                value = getattr(du, name, None) if du is not None else None
+                return old if value is None else int(value)
+
+            self.usage = Usage(latest("input_tokens", u.input_tokens),
+                               usage_int(du, "output_tokens") or u.output_tokens,
+                               latest("cache_read_input_tokens", u.cache_read_tokens),
+                               latest("cache_creation_input_tokens", u.cache_write_tokens))
 
     def end(self, provider: str) -> Delta:
         if not self.started:   # a proxy page or an empty body parses as an SSE stream of nothing
