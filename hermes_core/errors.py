@@ -235,6 +235,8 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
 _CONTEXT_MARKERS = ("context_length_exceeded", "prompt is too long", "maximum context length",
                     "context window", "too many tokens")
 _QUOTA_CODES = ("insufficient_quota", "billing_hard_limit_reached")
+# Anthropic answers an exhausted prepaid balance with a 400 (or a ``billing_error`` type).
+_QUOTA_MARKERS = ("credit balance is too low",)
 
 
 _MAX_MESSAGE = 500
@@ -279,7 +281,8 @@ def error_from_status(status_code: int, headers: Mapping[str, str], body: Any = 
         if code in _QUOTA_CODES or kind in _QUOTA_CODES:
             return QuotaExhausted(text, **kw)
         return RateLimited(text, retry_after=parse_retry_after(headers, now=now), **kw)
-    if status_code == 402:
+    if status_code == 402 or (status_code in (400, 403) and (
+            kind == "billing_error" or any(m in lowered for m in _QUOTA_MARKERS))):
         return QuotaExhausted(text, **kw)
     if status_code in (401, 403):
         return AuthenticationFailed(text, **kw)
