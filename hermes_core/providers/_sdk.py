@@ -67,6 +67,14 @@ def translate(exc: BaseException, *, provider: str, credential: Credential | Non
                          provider=provider)
 
 
+def malformed_event(provider: str, e: ValueError) -> ServerError:
+    """A stream event whose JSON is cut or malformed (a proxy truncating lines): the SDKs raise
+    ``json.JSONDecodeError`` from the iterator. Only the parser's reason is kept, never the data."""
+    reason = getattr(e, "msg", None) or type(e).__name__
+    return ServerError(f"{provider}: malformed stream event ({reason})", status_code=200,
+                       provider=provider)
+
+
 def usage_int(obj: Any, name: str) -> int:
     value = getattr(obj, name, None) if obj is not None else None
     return int(value or 0)

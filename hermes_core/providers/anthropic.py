@@ -15,7 +15,7 @@ import anthropic
 
 from ..errors import ServerError
 from ..types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
-from ._sdk import SDKProvider, usage_int
+from ._sdk import SDKProvider, malformed_event, usage_int
 from .base import CallOptions
 
 MAX_BREAKPOINTS = 4
@@ -180,6 +180,8 @@ class AnthropicProvider(SDKProvider):
                     yield from state.feed(event)
         except anthropic.AnthropicError as e:
             raise self._error(e, credential) from None
+        except json.JSONDecodeError as e:
+            raise malformed_event(self.name, e) from None
         yield state.end(self.name)
 
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
@@ -195,4 +197,6 @@ class AnthropicProvider(SDKProvider):
                         yield d
         except anthropic.AnthropicError as e:
             raise self._error(e, credential) from None
+        except json.JSONDecodeError as e:
+            raise malformed_event(self.name, e) from None
         yield state.end(self.name)

@@ -7,6 +7,7 @@ same cache. The per-turn context travels as a leading text part of the last user
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -14,7 +15,7 @@ import openai
 
 from ..errors import ServerError
 from ..types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
-from ._sdk import SDKProvider, usage_int
+from ._sdk import SDKProvider, malformed_event, usage_int
 from .base import CallOptions
 
 OFFICIAL_HOST = "api.openai.com"
@@ -204,6 +205,8 @@ class OpenAIProvider(SDKProvider):
                     yield from self._chunk_deltas(chunk, tools, state)
         except openai.OpenAIError as e:
             raise self._error(e, credential) from None
+        except json.JSONDecodeError as e:
+            raise malformed_event(self.name, e) from None
         yield from self._finish(tools, state)
 
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
@@ -219,6 +222,8 @@ class OpenAIProvider(SDKProvider):
                         yield d
         except openai.OpenAIError as e:
             raise self._error(e, credential) from None
+        except json.JSONDecodeError as e:
+            raise malformed_event(self.name, e) from None
         for d in self._finish(tools, state):
             yield d
 
