@@ -109,6 +109,12 @@ class SDKProvider:
         return cls(api_key=cred.secret if cred else "not-needed", base_url=base_url,
                    max_retries=0, timeout=self.timeout_s)
 
+    def _timeout(self, options: CallOptions) -> float:
+        """One attempt's timeout: the shorter of the call's (``llm.request_timeout_s``, already
+        capped by the call loop's deadline) and this provider's ``timeout_s``. A per-call timeout
+        overrides the client's default, so the provider's own must be applied here."""
+        return min(options.timeout_s, self.timeout_s)
+
     def _error(self, exc: BaseException, cred: Credential | None) -> ProviderError:
         return translate(exc, provider=self.name, credential=cred,
                          timeout_cls=self.sdk.APITimeoutError,
@@ -140,7 +146,7 @@ class SDKProvider:
                  options: CallOptions) -> Completion:
         api = self._api(self._clients.get(credential))
         try:
-            resp = api.create(**self.render(prompt, model, options), timeout=options.timeout_s)
+            resp = api.create(**self.render(prompt, model, options), timeout=self._timeout(options))
         except self.sdk_error as e:
             raise self._error(e, credential) from None
         return self._read(resp, model)
@@ -150,7 +156,7 @@ class SDKProvider:
         api = self._api(self._clients.get(credential, is_async=True))
         try:
             resp = await api.create(**self.render(prompt, model, options),
-                                    timeout=options.timeout_s)
+                                    timeout=self._timeout(options))
         except self.sdk_error as e:
             raise self._error(e, credential) from None
         return self._read(resp, model)

@@ -174,7 +174,7 @@ class AnthropicProvider(SDKProvider):
         state = _StreamState()
         try:
             stream = client.messages.create(**self.render(prompt, model, options), stream=True,
-                                            timeout=options.timeout_s)
+                                            timeout=self._timeout(options))
             with stream:
                 for event in stream:
                     yield from state.feed(event)
@@ -190,7 +190,7 @@ class AnthropicProvider(SDKProvider):
         state = _StreamState()
         try:
             stream = await client.messages.create(**self.render(prompt, model, options), stream=True,
-                                                  timeout=options.timeout_s)
+                                                  timeout=self._timeout(options))
             async with stream:
                 async for event in stream:
                     for d in state.feed(event):

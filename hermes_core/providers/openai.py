@@ -199,7 +199,7 @@ class OpenAIProvider(SDKProvider):
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         try:
             stream = client.chat.completions.create(**self._stream_payload(prompt, model, options),
-                                                    timeout=options.timeout_s)
+                                                    timeout=self._timeout(options))
             with stream:
                 for chunk in stream:
                     yield from self._chunk_deltas(chunk, tools, state)
@@ -215,7 +215,7 @@ class OpenAIProvider(SDKProvider):
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         try:
             stream = await client.chat.completions.create(
-                **self._stream_payload(prompt, model, options), timeout=options.timeout_s)
+                **self._stream_payload(prompt, model, options), timeout=self._timeout(options))
             async with stream:
                 async for chunk in stream:
                     for d in self._chunk_deltas(chunk, tools, state):
