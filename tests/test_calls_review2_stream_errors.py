@@ -118,3 +118,12 @@ def test_overloaded_anthropic_stream_fails_over_before_first_token(respx_mock) -
     assert "".join(d.text for d in s) == "streamed backup"
     assert s.attempts[0].status == "529"
     assert s.attempts[-1].status == "ok"
+
+
+def test_a_redirect_keeps_its_own_status(respx_mock) -> None:
+    """Only a 2xx stream takes its status from the error type; a 3xx stays what it was."""
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        302, text="<html>moved</html>"))   # no location: the SDK cannot follow it
+    with pytest.raises(ProviderError) as info:
+        AnthropicProvider().complete(PROMPT, "claude", Credential("anthropic", SECRET), OPTS)
+    assert info.value.status_code == 302 and type(info.value) is BadRequest

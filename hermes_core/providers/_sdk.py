@@ -59,7 +59,7 @@ def translate(exc: BaseException, *, provider: str, credential: Credential | Non
         headers = dict(response.headers) if response is not None else {}
         body = getattr(exc, "body", None)
         status = int(getattr(exc, "status_code", 0) or 0)
-        if status < 400:
+        if status < 300:   # an error event inside a 200 stream (0: OpenAI gives none)
             status = _stream_error_status(body)
         return error_from_status(status, headers, body, provider=provider,
                                  redact=lambda s: redact(s, secrets))
