@@ -34,6 +34,8 @@ BODIES = {
     "html": lambda: httpx.Response(200, text=f"<html>proxy login {SECRET}</html>",
                                    headers={"content-type": "text/html"}),
     "other-json": lambda: httpx.Response(200, json={"status": "ok", "echo": SECRET}),
+    "truncated-json": lambda: httpx.Response(200, content=b'{"id": "x", "cho',
+                                             headers={"content-type": "application/json"}),
 }
 
 

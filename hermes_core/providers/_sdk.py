@@ -7,6 +7,7 @@ the hermes_core error tree through :func:`hermes_core.errors.error_from_status`,
 
 from __future__ import annotations
 
+import json
 from types import ModuleType
 from typing import Any
 
@@ -67,11 +68,11 @@ def translate(exc: BaseException, *, provider: str, credential: Credential | Non
                          provider=provider)
 
 
-def malformed_event(provider: str, e: ValueError) -> ServerError:
-    """A stream event whose JSON is cut or malformed (a proxy truncating lines): the SDKs raise
-    ``json.JSONDecodeError`` from the iterator. Only the parser's reason is kept, never the data."""
+def malformed_event(provider: str, e: ValueError, what: str = "stream event") -> ServerError:
+    """A stream event or a 200 body whose JSON is cut or malformed (a proxy truncating it): the
+    SDKs raise ``json.JSONDecodeError``. Only the parser's reason is kept, never the data."""
     reason = getattr(e, "msg", None) or type(e).__name__
-    return ServerError(f"{provider}: malformed stream event ({reason})", status_code=200,
+    return ServerError(f"{provider}: malformed {what} ({reason})", status_code=200,
                        provider=provider)
 
 
@@ -149,6 +150,8 @@ class SDKProvider:
             resp = api.create(**self.render(prompt, model, options), timeout=self._timeout(options))
         except self.sdk_error as e:
             raise self._error(e, credential) from None
+        except json.JSONDecodeError as e:   # a 200 whose JSON body is cut
+            raise malformed_event(self.name, e, "body") from None
         return self._read(resp, model)
 
     async def acomplete(self, prompt: Prompt, model: str, credential: Credential | None,
@@ -159,4 +162,6 @@ class SDKProvider:
                                     timeout=self._timeout(options))
         except self.sdk_error as e:
             raise self._error(e, credential) from None
+        except json.JSONDecodeError as e:
+            raise malformed_event(self.name, e, "body") from None
         return self._read(resp, model)
