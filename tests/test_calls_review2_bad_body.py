@@ -72,4 +72,5 @@ def test_call_loop_fails_over_past_a_proxy_page(respx_mock) -> None:
     done, attempts = loop.complete(PROMPT, Router.from_settings(settings).select("hi"), OPTS)
     assert done.text == "from backup"
     assert [a.decision for a in attempts] == ["failover", "done"]
+    assert attempts[0].status == "ServerError"   # not "200": the audit must not read as a success
     assert all(k.in_flight == 0 for k in pool.status())

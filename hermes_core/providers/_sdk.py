@@ -72,8 +72,7 @@ def malformed_event(provider: str, e: ValueError, what: str = "stream event") ->
     """A stream event or a 200 body whose JSON is cut or malformed (a proxy truncating it): the
     SDKs raise ``json.JSONDecodeError``. Only the parser's reason is kept, never the data."""
     reason = getattr(e, "msg", None) or type(e).__name__
-    return ServerError(f"{provider}: malformed {what} ({reason})", status_code=200,
-                       provider=provider)
+    return ServerError(f"{provider}: malformed {what} ({reason})", provider=provider)
 
 
 def usage_int(obj: Any, name: str) -> int:
@@ -141,7 +140,7 @@ class SDKProvider:
             return self._completion(resp, model)
         except (AttributeError, TypeError, KeyError, IndexError) as e:
             raise ServerError(f"{self.name}: HTTP 200 but the body is not a {self.kind} response "
-                              f"({type(e).__name__})", status_code=200, provider=self.name) from None
+                              f"({type(e).__name__})", provider=self.name) from None
 
     def complete(self, prompt: Prompt, model: str, credential: Credential | None,
                  options: CallOptions) -> Completion:

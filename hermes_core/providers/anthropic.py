@@ -138,7 +138,7 @@ class _StreamState:
     def end(self, provider: str) -> Delta:
         if not self.started:   # a proxy page or an empty body parses as an SSE stream of nothing
             raise ServerError(f"{provider}: the stream ended without a message_start event",
-                              status_code=200, provider=provider)
+                              provider=provider)
         return Delta(usage=self.usage, finish_reason=self.finish)
 
 

@@ -188,7 +188,7 @@ class OpenAIProvider(SDKProvider):
     def _finish(self, tools: _ToolCallAssembler, state: dict[str, Any]) -> Iterator[Delta]:
         if not state.get("seen"):
             raise ServerError(f"{self.name}: the stream ended without a single chunk",
-                              status_code=200, provider=self.name)
+                              provider=self.name)
         for call in tools.done():
             yield Delta(tool_call=call)
         yield Delta(usage=state.get("usage", Usage()), finish_reason=state.get("finish"))
