@@ -238,17 +238,25 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
 _CONTEXT_MARKERS = ("context_length_exceeded", "prompt is too long", "maximum context length",
                     "context window", "too many tokens")
 _QUOTA_CODES = ("insufficient_quota", "billing_hard_limit_reached")
+# Anthropic answers an exhausted prepaid balance with a 400 (or a ``billing_error`` type).
+_QUOTA_MARKERS = ("credit balance is too low",)
+
+
+_MAX_MESSAGE = 500
 
 
 def _error_fields(body: Any) -> tuple[str, str, str]:
-    """(type, code, message) from an OpenAI or Anthropic error body; type and code lower-cased."""
+    """(type, code, message) from an OpenAI or Anthropic error body; type and code lower-cased.
+
+    The message is whole: it is cut to ``_MAX_MESSAGE`` only after redaction, or a key straddling
+    the cut would keep its first characters (no longer the exact secret nor key-shaped)."""
     if not isinstance(body, Mapping):
-        return "", "", str(body or "")[:500]
+        return "", "", str(body or "")
     err = body.get("error", body)
     if not isinstance(err, Mapping):
-        return "", "", str(err)[:500]
+        return "", "", str(err)
     return (str(err.get("type") or "").lower(), str(err.get("code") or "").lower(),
-            str(err.get("message") or "")[:500])
+            str(err.get("message") or ""))
 
 
 def error_from_status(status_code: int, headers: Mapping[str, str], body: Any = None, *,
@@ -267,6 +275,7 @@ def error_from_status(status_code: int, headers: Mapping[str, str], body: Any = 
         if body is not None:   # any shape: a proxy may answer with a JSON array or bytes
             body = redact(body.decode("utf-8", "replace") if isinstance(body, bytes | bytearray)
                           else str(body))
+    shown = shown[:_MAX_MESSAGE]
     label = f"{provider}: " if provider else ""
     text = f"{label}HTTP {status_code}: {shown}"
     kw: dict[str, Any] = {"status_code": status_code, "headers": headers, "body": body,
@@ -275,7 +284,8 @@ def error_from_status(status_code: int, headers: Mapping[str, str], body: Any = 
         if code in _QUOTA_CODES or kind in _QUOTA_CODES:
             return QuotaExhausted(text, **kw)
         return RateLimited(text, retry_after=parse_retry_after(headers, now=now), **kw)
-    if status_code == 402:
+    if status_code == 402 or (status_code in (400, 403) and (
+            kind == "billing_error" or any(m in lowered for m in _QUOTA_MARKERS))):
         return QuotaExhausted(text, **kw)
     if status_code in (401, 403):
         return AuthenticationFailed(text, **kw)

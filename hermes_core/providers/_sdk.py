@@ -7,35 +7,72 @@ the hermes_core error tree through :func:`hermes_core.errors.error_from_status`,
 
 from __future__ import annotations
 
+import json
 from types import ModuleType
 from typing import Any
 
-from ..errors import ConnectionFailed, ProviderError, Timeout, error_from_status
+from ..errors import ConnectionFailed, ProviderError, ServerError, Timeout, error_from_status
 from ..redact import redact
 from ..types import Completion, Credential, Prompt
 from .base import CallOptions, ClientCache
 
+# An error event inside a 200 stream has no status of its own; its error type says what happened.
+# Anthropic's documented types, then OpenAI's; anything else mid-stream is the server failing.
+_STREAM_ERROR_STATUS = {
+    "invalid_request_error": 400, "authentication_error": 401, "billing_error": 402,
+    "permission_error": 403, "not_found_error": 404, "request_too_large": 413,
+    "rate_limit_error": 429, "api_error": 500, "timeout_error": 504, "overloaded_error": 529,
+    "rate_limit_exceeded": 429, "insufficient_quota": 429, "server_error": 500,
+}
+
+
+def _stream_error_status(body: Any) -> int:
+    err = body.get("error", body) if isinstance(body, dict) else None
+    if not isinstance(err, dict):
+        return 500
+    for field in ("type", "code"):
+        status = _STREAM_ERROR_STATUS.get(str(err.get(field) or "").lower())
+        if status is not None:
+            return status
+    return 500
+
 
 def translate(exc: BaseException, *, provider: str, credential: Credential | None,
               timeout_cls: type[BaseException], connection_cls: type[BaseException],
-              status_cls: type[BaseException]) -> ProviderError:
-    """Map an SDK exception onto the error tree (the caller raises it ``from None``)."""
+              status_cls: type[BaseException],
+              api_error_cls: type[BaseException] | None = None) -> ProviderError:
+    """Map an SDK exception onto the error tree (the caller raises it ``from None``).
+
+    An error event in a stream that began with HTTP 200 (Anthropic's ``event: error``, OpenAI's
+    ``{"error": ...}`` chunk) is mapped by its error type: an ``overloaded_error`` is an
+    :class:`~hermes_core.errors.Overloaded`, not a bad request with status 200.
+    """
     secrets = [credential.secret] if credential else []
-    if isinstance(exc, status_cls):
-        response: Any = getattr(exc, "response", None)
-        headers = dict(response.headers) if response is not None else {}
-        body = getattr(exc, "body", None)
-        status = int(getattr(exc, "status_code", 0) or 0)
-        return error_from_status(status, headers, body, provider=provider,
-                                 redact=lambda s: redact(s, secrets))
     if isinstance(exc, timeout_cls):
         return Timeout(f"{provider}: request timed out", provider=provider)
     if isinstance(exc, connection_cls):
         cause = exc.__cause__ or exc.__context__
         detail = redact(str(cause or exc), secrets)
         return ConnectionFailed(f"{provider}: cannot connect ({detail})", provider=provider)
+    if isinstance(exc, status_cls) or (api_error_cls is not None and isinstance(exc, api_error_cls)
+                                       and getattr(exc, "body", None) is not None):
+        response: Any = getattr(exc, "response", None)
+        headers = dict(response.headers) if response is not None else {}
+        body = getattr(exc, "body", None)
+        status = int(getattr(exc, "status_code", 0) or 0)
+        if status < 300:   # an error event inside a 200 stream (0: OpenAI gives none)
+            status = _stream_error_status(body)
+        return error_from_status(status, headers, body, provider=provider,
+                                 redact=lambda s: redact(s, secrets))
     return ProviderError(f"{provider}: {type(exc).__name__}: {redact(str(exc), secrets)}",
                          provider=provider)
+
+
+def malformed_event(provider: str, e: ValueError, what: str = "stream event") -> ServerError:
+    """A stream event or a 200 body whose JSON is cut or malformed (a proxy truncating it): the
+    SDKs raise ``json.JSONDecodeError``. Only the parser's reason is kept, never the data."""
+    reason = getattr(e, "msg", None) or type(e).__name__
+    return ServerError(f"{provider}: malformed {what} ({reason})", provider=provider)
 
 
 def usage_int(obj: Any, name: str) -> int:
@@ -72,11 +109,17 @@ class SDKProvider:
         return cls(api_key=cred.secret if cred else "not-needed", base_url=base_url,
                    max_retries=0, timeout=self.timeout_s)
 
+    def _timeout(self, options: CallOptions) -> float:
+        """One attempt's timeout: the shorter of the call's (``llm.request_timeout_s``, already
+        capped by the call loop's deadline) and this provider's ``timeout_s``. A per-call timeout
+        overrides the client's default, so the provider's own must be applied here."""
+        return min(options.timeout_s, self.timeout_s)
+
     def _error(self, exc: BaseException, cred: Credential | None) -> ProviderError:
         return translate(exc, provider=self.name, credential=cred,
                          timeout_cls=self.sdk.APITimeoutError,
                          connection_cls=self.sdk.APIConnectionError,
-                         status_cls=self.sdk.APIStatusError)
+                         status_cls=self.sdk.APIStatusError, api_error_cls=self.sdk.APIError)
 
     def render(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
         raise NotImplementedError
@@ -87,21 +130,37 @@ class SDKProvider:
     def _completion(self, resp: Any, model: str) -> Completion:
         raise NotImplementedError
 
+    def _read(self, resp: Any, model: str) -> Completion:
+        """``_completion`` of a 200 body that may not be the API's (a proxy's HTML page or another
+        JSON shape: the SDKs return the raw text or a model missing its fields). That is the
+        endpoint failing, a retryable ServerError, not a crash in the caller."""
+        try:
+            if isinstance(resp, str | bytes) or resp is None:
+                raise TypeError(type(resp).__name__)
+            return self._completion(resp, model)
+        except (AttributeError, TypeError, KeyError, IndexError) as e:
+            raise ServerError(f"{self.name}: HTTP 200 but the body is not a {self.kind} response "
+                              f"({type(e).__name__})", provider=self.name) from None
+
     def complete(self, prompt: Prompt, model: str, credential: Credential | None,
                  options: CallOptions) -> Completion:
         api = self._api(self._clients.get(credential))
         try:
-            resp = api.create(**self.render(prompt, model, options), timeout=options.timeout_s)
+            resp = api.create(**self.render(prompt, model, options), timeout=self._timeout(options))
         except self.sdk_error as e:
             raise self._error(e, credential) from None
-        return self._completion(resp, model)
+        except json.JSONDecodeError as e:   # a 200 whose JSON body is cut
+            raise malformed_event(self.name, e, "body") from None
+        return self._read(resp, model)
 
     async def acomplete(self, prompt: Prompt, model: str, credential: Credential | None,
                         options: CallOptions) -> Completion:
         api = self._api(self._clients.get(credential, is_async=True))
         try:
             resp = await api.create(**self.render(prompt, model, options),
-                                    timeout=options.timeout_s)
+                                    timeout=self._timeout(options))
         except self.sdk_error as e:
             raise self._error(e, credential) from None
-        return self._completion(resp, model)
+        except json.JSONDecodeError as e:
+            raise malformed_event(self.name, e, "body") from None
+        return self._read(resp, model)

@@ -13,8 +13,9 @@ from typing import Any
 
 import anthropic
 
+from ..errors import ServerError
 from ..types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
-from ._sdk import SDKProvider, usage_int
+from ._sdk import SDKProvider, malformed_event, usage_int
 from .base import CallOptions
 
 MAX_BREAKPOINTS = 4
@@ -101,10 +102,12 @@ class _StreamState:
         self.usage = Usage()
         self.finish: str | None = None
         self.tools: dict[int, dict[str, str]] = {}
+        self.started = False
 
     def feed(self, event: Any) -> Iterator[Delta]:
         kind = event.type
         if kind == "message_start":
+            self.started = True
             self.usage = _usage(event.message.usage)
         elif kind == "content_block_start" and event.content_block.type == "tool_use":
             self.tools[event.index] = {"id": event.content_block.id,
@@ -120,12 +123,22 @@ class _StreamState:
             yield Delta(tool_call=ToolCall(t["id"], t["name"], t["arguments"] or "{}"))
         elif kind == "message_delta":
             self.finish = event.delta.stop_reason
-            out = usage_int(event.usage, "output_tokens")
-            u = self.usage
-            self.usage = Usage(u.input_tokens, out or u.output_tokens, u.cache_read_tokens,
-                               u.cache_write_tokens)
+            # Cumulative counts: any present here replace message_start's (as the SDK does).
+            u, du = self.usage, event.usage
 
-    def end(self) -> Delta:
+            def latest(name: str, old: int) -> int:
+                value = getattr(du, name, None) if du is not None else None
+                return old if value is None else int(value)
+
+            self.usage = Usage(latest("input_tokens", u.input_tokens),
+                               usage_int(du, "output_tokens") or u.output_tokens,
+                               latest("cache_read_input_tokens", u.cache_read_tokens),
+                               latest("cache_creation_input_tokens", u.cache_write_tokens))
+
+    def end(self, provider: str) -> Delta:
+        if not self.started:   # a proxy page or an empty body parses as an SSE stream of nothing
+            raise ServerError(f"{provider}: the stream ended without a message_start event",
+                              provider=provider)
         return Delta(usage=self.usage, finish_reason=self.finish)
 
 
@@ -161,13 +174,15 @@ class AnthropicProvider(SDKProvider):
         state = _StreamState()
         try:
             stream = client.messages.create(**self.render(prompt, model, options), stream=True,
-                                            timeout=options.timeout_s)
+                                            timeout=self._timeout(options))
             with stream:
                 for event in stream:
                     yield from state.feed(event)
         except anthropic.AnthropicError as e:
             raise self._error(e, credential) from None
-        yield state.end()
+        except json.JSONDecodeError as e:
+            raise malformed_event(self.name, e) from None
+        yield state.end(self.name)
 
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
                       options: CallOptions) -> AsyncIterator[Delta]:
@@ -175,11 +190,13 @@ class AnthropicProvider(SDKProvider):
         state = _StreamState()
         try:
             stream = await client.messages.create(**self.render(prompt, model, options), stream=True,
-                                                  timeout=options.timeout_s)
+                                                  timeout=self._timeout(options))
             async with stream:
                 async for event in stream:
                     for d in state.feed(event):
                         yield d
         except anthropic.AnthropicError as e:
             raise self._error(e, credential) from None
-        yield state.end()
+        except json.JSONDecodeError as e:
+            raise malformed_event(self.name, e) from None
+        yield state.end(self.name)

@@ -7,6 +7,7 @@ are therefore built with ``max_retries=0`` and cached per (provider, key, endpoi
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from dataclasses import dataclass
@@ -59,27 +60,50 @@ def requires_key(provider: object) -> bool:
 
 
 class ClientCache:
-    """SDK clients keyed by (provider, key fingerprint, endpoint, sync/async).
+    """SDK clients keyed by (provider, key fingerprint, endpoint, sync/async, event loop).
 
     Building a client is not free (an httpx2 pool each), and reusing one keeps connections warm.
-    The key itself is never part of the cache key, only its fingerprint.
+    The key itself is never part of the cache key, only its fingerprint. An async client's pooled
+    connections belong to the event loop that opened them, so async clients are kept per running
+    loop (``asyncio.run`` per request would otherwise reuse a connection of a closed loop:
+    "Event loop is closed"); clients of closed loops are dropped.
     """
 
     def __init__(self, factory: Callable[[Credential | None, bool], Any]) -> None:
         self._factory = factory
-        self._clients: dict[Hashable, Any] = {}
+        self._clients: dict[tuple[Hashable, ...], Any] = {}
+        self._loops: dict[int, asyncio.AbstractEventLoop] = {}
         self._lock = threading.Lock()
 
     def get(self, credential: Credential | None, *, is_async: bool = False) -> Any:
+        loop = _running_loop() if is_async else None
         key = (credential.provider if credential else None,
                credential.fingerprint if credential else None,
-               credential.endpoint if credential else None, is_async)
+               credential.endpoint if credential else None, is_async,
+               id(loop) if loop is not None else None)
         with self._lock:
+            if loop is not None and self._loops.get(id(loop)) is not loop:
+                self._forget_closed_loops(loop)
             client = self._clients.get(key)
             if client is None:
                 client = self._factory(credential, is_async)
                 self._clients[key] = client
             return client
 
+    def _forget_closed_loops(self, current: asyncio.AbstractEventLoop) -> None:
+        """A loop not seen before: drop clients of loops that closed (or whose id it reuses)."""
+        gone = {i for i, lp in self._loops.items() if lp.is_closed() or i == id(current)}
+        if gone:
+            self._clients = {k: c for k, c in self._clients.items() if k[-1] not in gone}
+            self._loops = {i: lp for i, lp in self._loops.items() if i not in gone}
+        self._loops[id(current)] = current
+
     def __len__(self) -> int:
         return len(self._clients)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

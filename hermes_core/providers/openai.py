@@ -7,13 +7,15 @@ same cache. The per-turn context travels as a leading text part of the last user
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import openai
 
+from ..errors import ServerError
 from ..types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
-from ._sdk import SDKProvider, usage_int
+from ._sdk import SDKProvider, malformed_event, usage_int
 from .base import CallOptions
 
 OFFICIAL_HOST = "api.openai.com"
@@ -151,9 +153,13 @@ class OpenAIProvider(SDKProvider):
         return client.chat.completions
 
     def _completion(self, resp: Any, model: str) -> Completion:
+        if resp.choices is None:   # JSON of another shape: the SDK fills missing fields with None
+            raise TypeError("no choices")
         choice = resp.choices[0] if resp.choices else None
         msg = choice.message if choice else None
-        return Completion(text=(msg.content or "") if msg else "", model=resp.model or model,
+        # A refusal arrives in ``refusal`` with ``content: null``; it is the model's answer.
+        text = (msg.content or getattr(msg, "refusal", None) or "") if msg else ""
+        return Completion(text=text, model=resp.model or model,
                           provider=self.name, usage=_usage(resp.usage),
                           tool_calls=_tool_calls(msg.tool_calls if msg else None),
                           finish_reason=choice.finish_reason if choice else None,
@@ -167,17 +173,22 @@ class OpenAIProvider(SDKProvider):
 
     def _chunk_deltas(self, chunk: Any, tools: _ToolCallAssembler,
                       state: dict[str, Any]) -> Iterator[Delta]:
+        state["seen"] = True
         if chunk.usage is not None:
             state["usage"] = _usage(chunk.usage)
         for choice in chunk.choices or ():
             if choice.delta is not None:
-                if choice.delta.content:
-                    yield Delta(text=choice.delta.content)
+                text = choice.delta.content or getattr(choice.delta, "refusal", None)
+                if text:
+                    yield Delta(text=text)
                 tools.add(choice.delta.tool_calls)
             if choice.finish_reason:
                 state["finish"] = choice.finish_reason
 
     def _finish(self, tools: _ToolCallAssembler, state: dict[str, Any]) -> Iterator[Delta]:
+        if not state.get("seen"):
+            raise ServerError(f"{self.name}: the stream ended without a single chunk",
+                              provider=self.name)
         for call in tools.done():
             yield Delta(tool_call=call)
         yield Delta(usage=state.get("usage", Usage()), finish_reason=state.get("finish"))
@@ -188,12 +199,14 @@ class OpenAIProvider(SDKProvider):
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         try:
             stream = client.chat.completions.create(**self._stream_payload(prompt, model, options),
-                                                    timeout=options.timeout_s)
+                                                    timeout=self._timeout(options))
             with stream:
                 for chunk in stream:
                     yield from self._chunk_deltas(chunk, tools, state)
         except openai.OpenAIError as e:
             raise self._error(e, credential) from None
+        except json.JSONDecodeError as e:
+            raise malformed_event(self.name, e) from None
         yield from self._finish(tools, state)
 
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
@@ -202,13 +215,15 @@ class OpenAIProvider(SDKProvider):
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         try:
             stream = await client.chat.completions.create(
-                **self._stream_payload(prompt, model, options), timeout=options.timeout_s)
+                **self._stream_payload(prompt, model, options), timeout=self._timeout(options))
             async with stream:
                 async for chunk in stream:
                     for d in self._chunk_deltas(chunk, tools, state):
                         yield d
         except openai.OpenAIError as e:
             raise self._error(e, credential) from None
+        except json.JSONDecodeError as e:
+            raise malformed_event(self.name, e) from None
         for d in self._finish(tools, state):
             yield d
 

@@ -1,0 +1,76 @@
+"""A 200 whose body is not the API's response (a proxy's HTML page, a JSON of another shape).
+
+The SDKs hand back the raw text (or a model missing its fields) and the adapters crashed with an
+AttributeError, which the call loop treats as a bug: no failover, and the REPL showed a traceback
+name. It is the endpoint failing, so it is a retryable ServerError that fails over.
+"""
+
+from __future__ import annotations
+
+import random
+
+import httpx
+import pytest
+from routing_doubles import FakeClock
+
+from hermes_core.agent.credential_pool import CredentialPool
+from hermes_core.agent.pool_state import InMemoryPoolState
+from hermes_core.agent.resilience import CallLoop
+from hermes_core.agent.smart_routing import Router
+from hermes_core.config import load_settings
+from hermes_core.errors import ServerError
+from hermes_core.providers import build_providers
+from hermes_core.providers.anthropic import AnthropicProvider
+from hermes_core.providers.base import CallOptions
+from hermes_core.providers.openai import OpenAIProvider
+from hermes_core.testing import ANTHROPIC_URL, OPENAI_URL, anthropic_message
+from hermes_core.types import Credential, Message, Prompt
+
+SECRET = "sk-review2-SECRET-badbody-0001"
+PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
+OPTS = CallOptions(max_tokens=32, timeout_s=5)
+
+BODIES = {
+    "html": lambda: httpx.Response(200, text=f"<html>proxy login {SECRET}</html>",
+                                   headers={"content-type": "text/html"}),
+    "other-json": lambda: httpx.Response(200, json={"status": "ok", "echo": SECRET}),
+    "truncated-json": lambda: httpx.Response(200, content=b'{"id": "x", "cho',
+                                             headers={"content-type": "application/json"}),
+}
+
+
+@pytest.mark.parametrize("body", BODIES)
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_unexpected_200_body_is_a_server_error(kind, body, respx_mock) -> None:
+    url, provider = ((OPENAI_URL, OpenAIProvider()) if kind == "openai"
+                     else (ANTHROPIC_URL, AnthropicProvider()))
+    respx_mock.post(url).mock(side_effect=lambda r: BODIES[body]())
+    cred = Credential(kind, SECRET)
+    with pytest.raises(ServerError) as info:
+        provider.complete(PROMPT, "m", cred, OPTS)
+    assert SECRET not in str(info.value)
+    with pytest.raises(ServerError):
+        await provider.acomplete(PROMPT, "m", cred, OPTS)
+
+
+def test_call_loop_fails_over_past_a_proxy_page(respx_mock) -> None:
+    settings = load_settings({
+        "llm": {"routing": {"default_model": "gpt-4o", "providers": [
+            {"name": "primary", "type": "openai", "priority": 1, "models": ["gpt-4o"]},
+            {"name": "backup", "type": "anthropic", "priority": 2, "models": ["claude-haiku"]}]}},
+        "credentials": {"primary": {"keys": [{"key": SECRET}]},
+                        "backup": {"keys": [{"key": "sk-ant-review2-SECRET-0002"}]}},
+        "credential_pool": {"retries_per_provider": 0},
+    })
+    clock = FakeClock()
+    pool = CredentialPool.from_settings(settings, InMemoryPoolState(clock), rng=random.Random(1))
+    loop = CallLoop(build_providers(settings), pool, settings, clock=clock, sleep=clock.sleep,
+                    asleep=clock.asleep, rng=random.Random(2), audit_path=False)
+    respx_mock.post(OPENAI_URL).mock(side_effect=lambda r: BODIES["html"]())
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, json=anthropic_message("from backup", model="claude-haiku")))
+    done, attempts = loop.complete(PROMPT, Router.from_settings(settings).select("hi"), OPTS)
+    assert done.text == "from backup"
+    assert [a.decision for a in attempts] == ["failover", "done"]
+    assert attempts[0].status == "ServerError"   # not "200": the audit must not read as a success
+    assert all(k.in_flight == 0 for k in pool.status())
