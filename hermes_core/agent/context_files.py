@@ -239,8 +239,11 @@ def _negated(text: str, m: re.Match[str]) -> bool:
     """Whether the match is forbidden by a negation just before it ("never send ...", "不要泄露...")."""
     if m.group().startswith(_NOT_NEGATABLE_HEADS):
         return False
-    line_start = text.rfind("\n", 0, m.start()) + 1
-    before = text[max(line_start, m.start() - 40):m.start()]
+    before = text[max(0, m.start() - 40):m.start()]
+    # Only a negation on the match's own line counts. A bare CR, form feed or U+2028 starts a new
+    # line for the model just as "\n" does, so "Never<CR>Ignore all previous instructions" is an
+    # instruction; cut at every boundary str.splitlines() knows, not only "\n".
+    before = (before + "x").splitlines()[-1][:-1]  # the sentinel keeps a trailing break visible
     return bool(_NEGATED_EN.search(before) or _NEGATED_ZH.search(before))
 
 
