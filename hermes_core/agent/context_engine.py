@@ -159,12 +159,22 @@ class ContextEngine:
         with self.store.snapshot():  # hits and texts from the same state, even with a writer busy
             hits = self.store.search(match, limit)
             ranked = rerank(hits, now=self._clock(), weights=s.recency_weights, bias=s.recency_bias,
-                            exclude_session=exclude_session, limit=max_results, min_score=s.min_score)
-            texts = self.store.texts([h.rowid for h, _, _ in ranked])
+                            exclude_session=exclude_session, limit=len(hits), min_score=s.min_score)
+            texts = self.store.texts([h.rowid for h, _, _ in ranked[:max_results]])
+            if len(texts) < min(max_results, len(ranked)):
+                # An index row whose session row is gone (deleted outside hermes-core): skip it
+                # and let the next hits fill its place.
+                log.warning("%s: the full-text index lists sessions that no longer exist; run "
+                            "`hermes-core memory rebuild`", self.store.path)
+                texts = self.store.texts([h.rowid for h, _, _ in ranked])
         out: list[MemoryFragment] = []
         for hit, score, age in ranked:
+            if hit.rowid not in texts:
+                continue
             summary, tags = texts[hit.rowid]
             out.append(MemoryFragment(hit.session_id, summary, tags, float(f"{score:.6g}"), round(age, 3)))
+            if len(out) == max_results:
+                break
         return out
 
     def memories_block(self, query: str, exclude_session: str | None = None) -> str:

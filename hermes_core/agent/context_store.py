@@ -405,9 +405,11 @@ class SessionStore:
             " content_hash, source, message_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (mid, rec.session_id, rec.summary, tags, rec.created_at, rec.relevance_score, chash,
              rec.source, rec.message_count))
+        # OR REPLACE: a row deleted from ``sessions`` outside hermes-core leaves its index row
+        # behind, and SQLite hands its rowid to the next insert; that stale row must yield.
         conn.execute(
-            "INSERT INTO sessions_fts(rowid, summary, tags, session_id, created_at, relevance_score)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO sessions_fts(rowid, summary, tags, session_id, created_at,"
+            " relevance_score) VALUES (?, ?, ?, ?, ?, ?)",
             (cur.lastrowid, seg_summary, seg_tags, rec.session_id, rec.created_at, rec.relevance_score))
         return UpsertResult("replaced" if old is not None else "inserted", rec.session_id, mid, chash)
 
