@@ -318,6 +318,8 @@ class SessionStore:
     def _fault(self, e: sqlite3.Error) -> MemoryStoreError:
         if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
             return MemoryStoreError(self.path, f"busy: another process held the write lock too long ({e})")
+        if getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+            return MemoryStoreError(self.path, f"disk full: nothing was stored ({e})")
         return MemoryDatabaseUnusable(self.path, f"database error: {e}")
 
     @contextmanager
@@ -334,7 +336,10 @@ class SessionStore:
                 yield self._conn
                 self._conn.execute("COMMIT")
             except BaseException as e:
-                self._conn.execute("ROLLBACK")
+                # SQLite may already have rolled back by itself (SQLITE_FULL, IOERR, NOMEM); a
+                # second ROLLBACK would raise and hide the real error.
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 if isinstance(e, sqlite3.Error):
                     raise self._fault(e) from None
                 raise
