@@ -15,6 +15,7 @@ clock (:func:`.memory_ranking.rerank`), the current session dropped.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -238,8 +239,8 @@ class ContextEngine:
         text = normalise_text(summary)
         if not text:
             raise ValueError("summary must not be empty")
-        if not relevance_score >= 0:
-            raise ValueError("relevance_score must be >= 0")
+        if not (math.isfinite(relevance_score) and relevance_score >= 0):
+            raise ValueError(f"relevance_score must be >= 0 and finite (got {relevance_score})")
         return self._store(session_id, SessionSummary(text, normalise_tags(tags), source),
                            created_at=created_at, relevance_score=relevance_score)
 
@@ -250,8 +251,11 @@ class ContextEngine:
 
     def _store(self, session_id: str, summary: SessionSummary, *, created_at: float | None,
                relevance_score: float = 1.0, message_count: int = 0) -> RecordResult:
+        when = self._clock() if created_at is None else float(created_at)
+        if not math.isfinite(when):  # SQLite stores NaN as NULL; inf would rank as brand new forever
+            raise ValueError(f"created_at must be a finite epoch time (got {created_at})")
         record = SessionRecord(session_id=session_id, summary=summary.summary, tags=summary.tags,
-                               created_at=self._clock() if created_at is None else float(created_at),
+                               created_at=when,
                                relevance_score=relevance_score, source=summary.source,
                                message_count=message_count)
         res = self.store.upsert(record)
