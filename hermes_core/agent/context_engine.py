@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..config import ContextEngineSettings, Settings
+from ..redact import redact
 from ..types import MemoryFragment, Message
 from .context_store import (
     MemoryDatabaseMissing,
@@ -251,6 +252,11 @@ class ContextEngine:
 
     def _store(self, session_id: str, summary: SessionSummary, *, created_at: float | None,
                relevance_score: float = 1.0, message_count: int = 0) -> RecordResult:
+        # A key pasted into the chat must not live on in sessions.db, in every later prompt that
+        # recalls this session, or in `memory search` output.
+        summary = SessionSummary(redact(summary.summary),
+                                 tuple(t for t in summary.tags if redact(t) == t),
+                                 summary.source)
         when = self._clock() if created_at is None else float(created_at)
         if not math.isfinite(when):  # SQLite stores NaN as NULL; inf would rank as brand new forever
             raise ValueError(f"created_at must be a finite epoch time (got {created_at})")

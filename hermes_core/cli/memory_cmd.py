@@ -18,6 +18,7 @@ from typing import Any
 
 from ..agent.context_engine import ContextEngine, default_db_path, parse_timestamp
 from ..config import load_settings
+from ..redact import redact
 from .argtypes import positive_int
 
 
@@ -101,16 +102,17 @@ def _search(args: argparse.Namespace) -> int:
     with _open(args, create=False) as engine:
         n = args.max_results or engine.settings.max_results or 5
         fragments = engine.retrieve(args.query, n, args.exclude_session)
-    if args.json:
-        print(json.dumps([{**asdict(f), "tags": list(f.tags)} for f in fragments], ensure_ascii=False))
+    if args.json:  # redacted: a database from before keys were scrubbed at record time
+        print(redact(json.dumps([{**asdict(f), "tags": list(f.tags)} for f in fragments],
+                                ensure_ascii=False)))
         return 0
     if not fragments:
         print("no matching sessions")
         return 0
     for f in fragments:
         tags = f"  [{', '.join(f.tags)}]" if f.tags else ""
-        print(f"{f.score:10.4g}  {f.age_days:7.1f}d  {f.session_id}{tags}")
-        print(f"            {f.summary[:200]}")
+        print(redact(f"{f.score:10.4g}  {f.age_days:7.1f}d  {f.session_id}{tags}"))
+        print(f"            {redact(f.summary)[:200]}")
     return 0
 
 
