@@ -27,6 +27,7 @@ from typing import Any, Literal
 from ..config import ContextEngineSettings, Settings
 from ..redact import redact
 from ..types import MemoryFragment, Message
+from .context_files import INJECTION_CATEGORIES, scan_for_injection
 from .context_store import (
     MemoryDatabaseMissing,
     MemoryDatabaseUnusable,
@@ -113,9 +114,11 @@ class ContextEngine:
                  settings: ContextEngineSettings | None = None,
                  clock: Callable[[], float] = time.time,
                  summarizer: Summarizer | None = None,
-                 create: bool = True) -> None:
+                 create: bool = True,
+                 injection_categories: Sequence[str] = INJECTION_CATEGORIES) -> None:
         self.settings = settings or ContextEngineSettings()
         self._clock = clock
+        self._scan = tuple(injection_categories)
         self._summarizer = summarizer
         self.store = SessionStore(db_path, create=create, clock=clock,
                                   busy_timeout_s=self.settings.busy_timeout_s)
@@ -124,8 +127,10 @@ class ContextEngine:
     def from_settings(cls, settings: Settings, *, clock: Callable[[], float] = time.time,
                       summarizer: Summarizer | None = None, create: bool = True) -> ContextEngine:
         """The engine for ``settings``: its ``context_engine`` section and :func:`default_db_path`."""
+        p = settings.prompt
         return cls(default_db_path(settings), settings=settings.context_engine, clock=clock,
-                   summarizer=summarizer, create=create)
+                   summarizer=summarizer, create=create,
+                   injection_categories=p.injection_categories if p.injection_scan else ())
 
     @property
     def db_path(self) -> Path:
@@ -183,7 +188,9 @@ class ContextEngine:
         """The per-turn "Relevant past sessions" text for the PromptBuilder ('' when none).
 
         Uses ``context_engine.max_results``; returns '' when the engine is disabled. A database
-        fault is logged and yields '' so a broken memory file never stops a chat turn.
+        fault is logged and yields '' so a broken memory file never stops a chat turn. A session
+        whose summary or tags carry a prompt injection (the MEMORY.md scan, same categories) is
+        left out and logged: a hostile page quoted in one chat must not steer every later one.
         """
         if not self.settings.enabled or self.settings.max_results <= 0:
             return ""
@@ -192,7 +199,17 @@ class ContextEngine:
         except MemoryStoreError as e:
             log.warning("episodic memory unavailable this turn: %s", e)
             return ""
+        if self._scan:
+            fragments = [f for f in fragments if not self._blocked(f)]
         return render_memories(fragments, max_chars_each=self.settings.render_chars)
+
+    def _blocked(self, fragment: MemoryFragment) -> bool:
+        finding = scan_for_injection("\n".join((fragment.summary, *fragment.tags)), self._scan)
+        if finding is None:
+            return False
+        log.warning("past session %s left out of the prompt: %s", fragment.session_id,
+                    finding.describe())
+        return True
 
     # ------------------------------------------------------------------ recording
 
