@@ -95,6 +95,8 @@ def load_history(path: Path) -> tuple[Message, ...]:
     except json.JSONDecodeError as e:
         raise PromptInputError(path, f"line {e.lineno}, column {e.colno}",
                                f"invalid JSON ({e.msg})") from None
+    except RecursionError:  # the parser recurses once per nesting level
+        raise PromptInputError(path, "", "JSON nested too deeply to read") from None
     if isinstance(data, dict) and "messages" in data:
         data = data["messages"]
     if not isinstance(data, list):
