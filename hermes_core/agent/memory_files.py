@@ -129,7 +129,8 @@ class MemoryStore:
         hits = [i for i, e in enumerate(entries) if needle in e]
         if not hits:
             raise MemoryWriteError(path, f"no entry contains {needle[:60]!r}")
-        if len(hits) > 1:
+        # Identical copies (pasted twice by hand) cannot be told apart by any quote: take the first.
+        if len({entries[i] for i in hits}) > 1:
             raise MemoryWriteError(path, f"{len(hits)} entries contain {needle[:60]!r}; "
                                    "quote more of the one you mean")
         return hits[0]
@@ -154,8 +155,10 @@ class MemoryStore:
                 else:
                     assert old is not None
                     i = self._match(path, entries, old)
-                    updated = (entries[:i] + ((new,) if change == "replace" and new else ())
-                               + entries[i + 1:])
+                    rest = entries[:i] + entries[i + 1:]
+                    # a replace onto an entry that already exists elsewhere just drops this one
+                    keep = change == "replace" and new is not None and new not in rest
+                    updated = entries[:i] + ((new,) if keep else ()) + entries[i + 1:]
                 body = render_entries(updated)
                 limit = self.limit(target)
                 if len(body) > limit and len(body) > len(render_entries(entries)):
