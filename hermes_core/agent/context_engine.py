@@ -21,13 +21,14 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 from ..config import ContextEngineSettings, Settings
 from ..redact import redact
 from ..types import MemoryFragment, Message
-from .context_files import INJECTION_CATEGORIES, scan_for_injection
+from .context_files import INJECTION_CATEGORIES, InjectionFinding, scan_for_injection
 from .context_store import (
     MemoryDatabaseMissing,
     MemoryDatabaseUnusable,
@@ -99,6 +100,13 @@ def parse_timestamp(text: str) -> float:
     except OverflowError:
         raise ValueError(f"date/time out of range in UTC: {text!r}") from None
     return dt.timestamp()
+
+
+@lru_cache(maxsize=1024)
+def _scan_cached(text: str, categories: tuple[str, ...]) -> InjectionFinding | None:
+    """The injection scan of one summary (~1 ms for 500 words), remembered: the same past
+    sessions come back turn after turn."""
+    return scan_for_injection(text, categories)
 
 
 class ContextEngine:
@@ -204,7 +212,7 @@ class ContextEngine:
         return render_memories(fragments, max_chars_each=self.settings.render_chars)
 
     def _blocked(self, fragment: MemoryFragment) -> bool:
-        finding = scan_for_injection("\n".join((fragment.summary, *fragment.tags)), self._scan)
+        finding = _scan_cached("\n".join((fragment.summary, *fragment.tags)), self._scan)
         if finding is None:
             return False
         log.warning("past session %s left out of the prompt: %s", fragment.session_id,
