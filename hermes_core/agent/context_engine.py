@@ -45,6 +45,7 @@ from .summarise import SessionSummary, Summarizer, SummaryFailed, clip_words, ex
 log = logging.getLogger("hermes_core.memory")
 
 OVERFETCH = 3
+SQL_INT_MAX = 2**63 - 1
 DB_FILENAME = "sessions.db"
 
 RecordStatus = Literal["inserted", "replaced", "unchanged", "duplicate", "empty", "disabled"]
@@ -169,7 +170,8 @@ class ContextEngine:
             return []
         if exclude_session is not None:
             exclude_session = scrub_surrogates(exclude_session)  # as stored
-        limit = OVERFETCH * max_results + (1 if exclude_session is not None else 0)
+        # SQLite's LIMIT is a signed 64-bit integer; a larger count simply means "all of them".
+        limit = min(OVERFETCH * max_results + (1 if exclude_session is not None else 0), SQL_INT_MAX)
         s = self.settings
         with self.store.snapshot():  # hits and texts from the same state, even with a writer busy
             hits = self.store.search(match, limit)
