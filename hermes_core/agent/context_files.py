@@ -374,6 +374,7 @@ def read_context_file(path: Path, policy: ReadPolicy = ReadPolicy(), *,
 
     text = ""
     huge = False
+    settled = False
     try:
         for _attempt in range(max(1, policy.retries)):
             try:
@@ -389,14 +390,26 @@ def read_context_file(path: Path, policy: ReadPolicy = ReadPolicy(), *,
             reads += 1
             with open(path, "rb") as fh:
                 huge = st.st_size > policy.max_file_bytes
-                text = (_read_huge(fh, st.st_size, policy.max_file_bytes) if huge
-                        else _decode(fh.read()))
+                try:
+                    text = (_read_huge(fh, st.st_size, policy.max_file_bytes) if huge
+                            else _decode(fh.read()))
+                    settled = True
+                except _Skip:
+                    # Half-written bytes (an editor rewriting in place) look binary or cut a
+                    # character: judge them only if the file did not move while we read.
+                    if stat_fingerprint(path) == fp:
+                        raise
+                    settled = False
+                    continue
             if stat_fingerprint(path) == fp:
                 break
         else:
+            fp = None
+            if not settled:
+                return done("skipped", reason="kept changing while being read; skipped this "
+                            "turn, re-reading next turn")
             events.append(ContextEvent("warning", shown, "kept changing while being read; "
                                        "using the last read and re-reading next turn"))
-            fp = None
     except _Skip as e:
         return done("skipped", reason=str(e))
     except FileNotFoundError:  # deleted between stat and open
