@@ -152,6 +152,8 @@ def _check_file(path: Path) -> None:
     """Refuse, before SQLite touches it, any file that is not an SQLite database of ours."""
     if path.is_dir():
         raise MemoryDatabaseUnusable(path, "is a directory, not a database file")
+    if not path.is_file():  # opening a FIFO to read its header would block forever
+        raise MemoryDatabaseUnusable(path, "is not a regular file (a FIFO, device or socket)")
     try:
         with path.open("rb") as fh:
             header = fh.read(100)
