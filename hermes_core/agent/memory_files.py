@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Literal
@@ -87,6 +88,9 @@ class MemoryStore:
 
     def _read(self, path: Path) -> tuple[str, ...]:
         try:
+            if not stat.S_ISREG(os.stat(path).st_mode) and not path.is_dir():
+                # reading a FIFO would block forever (the prompt builder skips it too)
+                raise MemoryWriteError(path, "is not a regular file; refusing to edit it")
             raw = path.read_bytes()
         except FileNotFoundError:
             return ()
