@@ -161,8 +161,8 @@ class MemoryStore:
                     i = self._match(path, entries, old)
                     rest = entries[:i] + entries[i + 1:]
                     # a replace onto an entry that already exists elsewhere just drops this one
-                    keep = change == "replace" and new is not None and new not in rest
-                    updated = entries[:i] + ((new,) if keep else ()) + entries[i + 1:]
+                    kept = (new,) if change == "replace" and new and new not in rest else ()
+                    updated = entries[:i] + kept + entries[i + 1:]
                 body = render_entries(updated)
                 limit = self.limit(target)
                 if len(body) > limit and len(body) > len(render_entries(entries)):
