@@ -21,6 +21,8 @@ def test_benchmark_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
     assert module.main(["--rounds", "30", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["cached_us_p50"] > 0 and out["rebuild_us_p50"] > 0
-    assert out["speedup"] == round(out["rebuild_us_p50"] / out["cached_us_p50"], 1)
+    # speedup comes from the unrounded medians; recomputed from the printed (rounded) ones it can
+    # land on the other side of a .x5 boundary, so allow one step of the last digit
+    assert out["speedup"] == pytest.approx(out["rebuild_us_p50"] / out["cached_us_p50"], abs=0.1)
     assert out["file_reads_per_cached_turn"] == 0
     assert out["file_reads_per_rebuild"] == 4  # SOUL, MEMORY, USER, HERMES.md

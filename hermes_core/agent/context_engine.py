@@ -15,16 +15,20 @@ clock (:func:`.memory_ranking.rerank`), the current session dropped.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 from ..config import ContextEngineSettings, Settings
+from ..redact import redact
 from ..types import MemoryFragment, Message
+from .context_files import INJECTION_CATEGORIES, InjectionFinding, scan_for_injection
 from .context_store import (
     MemoryDatabaseMissing,
     MemoryDatabaseUnusable,
@@ -41,6 +45,7 @@ from .summarise import SessionSummary, Summarizer, SummaryFailed, clip_words, ex
 log = logging.getLogger("hermes_core.memory")
 
 OVERFETCH = 3
+SQL_INT_MAX = 2**63 - 1
 DB_FILENAME = "sessions.db"
 
 RecordStatus = Literal["inserted", "replaced", "unchanged", "duplicate", "empty", "disabled"]
@@ -98,6 +103,13 @@ def parse_timestamp(text: str) -> float:
     return dt.timestamp()
 
 
+@lru_cache(maxsize=1024)
+def _scan_cached(text: str, categories: tuple[str, ...]) -> InjectionFinding | None:
+    """The injection scan of one summary (~1 ms for 500 words), remembered: the same past
+    sessions come back turn after turn."""
+    return scan_for_injection(text, categories)
+
+
 class ContextEngine:
     """Episodic memory over one SQLite database. Thread-safe; one per process is enough.
 
@@ -111,9 +123,11 @@ class ContextEngine:
                  settings: ContextEngineSettings | None = None,
                  clock: Callable[[], float] = time.time,
                  summarizer: Summarizer | None = None,
-                 create: bool = True) -> None:
+                 create: bool = True,
+                 injection_categories: Sequence[str] = INJECTION_CATEGORIES) -> None:
         self.settings = settings or ContextEngineSettings()
         self._clock = clock
+        self._scan = tuple(injection_categories)
         self._summarizer = summarizer
         self.store = SessionStore(db_path, create=create, clock=clock,
                                   busy_timeout_s=self.settings.busy_timeout_s)
@@ -122,8 +136,10 @@ class ContextEngine:
     def from_settings(cls, settings: Settings, *, clock: Callable[[], float] = time.time,
                       summarizer: Summarizer | None = None, create: bool = True) -> ContextEngine:
         """The engine for ``settings``: its ``context_engine`` section and :func:`default_db_path`."""
+        p = settings.prompt
         return cls(default_db_path(settings), settings=settings.context_engine, clock=clock,
-                   summarizer=summarizer, create=create)
+                   summarizer=summarizer, create=create,
+                   injection_categories=p.injection_categories if p.injection_scan else ())
 
     @property
     def db_path(self) -> Path:
@@ -154,24 +170,37 @@ class ContextEngine:
             return []
         if exclude_session is not None:
             exclude_session = scrub_surrogates(exclude_session)  # as stored
-        limit = OVERFETCH * max_results + (1 if exclude_session is not None else 0)
+        # SQLite's LIMIT is a signed 64-bit integer; a larger count simply means "all of them".
+        limit = min(OVERFETCH * max_results + (1 if exclude_session is not None else 0), SQL_INT_MAX)
         s = self.settings
         with self.store.snapshot():  # hits and texts from the same state, even with a writer busy
             hits = self.store.search(match, limit)
             ranked = rerank(hits, now=self._clock(), weights=s.recency_weights, bias=s.recency_bias,
-                            exclude_session=exclude_session, limit=max_results, min_score=s.min_score)
-            texts = self.store.texts([h.rowid for h, _, _ in ranked])
+                            exclude_session=exclude_session, limit=len(hits), min_score=s.min_score)
+            texts = self.store.texts([h.rowid for h, _, _ in ranked[:max_results]])
+            if len(texts) < min(max_results, len(ranked)):
+                # An index row whose session row is gone (deleted outside hermes-core): skip it
+                # and let the next hits fill its place.
+                log.warning("%s: the full-text index lists sessions that no longer exist; run "
+                            "`hermes-core memory rebuild`", self.store.path)
+                texts = self.store.texts([h.rowid for h, _, _ in ranked])
         out: list[MemoryFragment] = []
         for hit, score, age in ranked:
+            if hit.rowid not in texts:
+                continue
             summary, tags = texts[hit.rowid]
             out.append(MemoryFragment(hit.session_id, summary, tags, float(f"{score:.6g}"), round(age, 3)))
+            if len(out) == max_results:
+                break
         return out
 
     def memories_block(self, query: str, exclude_session: str | None = None) -> str:
         """The per-turn "Relevant past sessions" text for the PromptBuilder ('' when none).
 
         Uses ``context_engine.max_results``; returns '' when the engine is disabled. A database
-        fault is logged and yields '' so a broken memory file never stops a chat turn.
+        fault is logged and yields '' so a broken memory file never stops a chat turn. A session
+        whose summary or tags carry a prompt injection (the MEMORY.md scan, same categories) is
+        left out and logged: a hostile page quoted in one chat must not steer every later one.
         """
         if not self.settings.enabled or self.settings.max_results <= 0:
             return ""
@@ -180,7 +209,17 @@ class ContextEngine:
         except MemoryStoreError as e:
             log.warning("episodic memory unavailable this turn: %s", e)
             return ""
+        if self._scan:
+            fragments = [f for f in fragments if not self._blocked(f)]
         return render_memories(fragments, max_chars_each=self.settings.render_chars)
+
+    def _blocked(self, fragment: MemoryFragment) -> bool:
+        finding = _scan_cached("\n".join((fragment.summary, *fragment.tags)), self._scan)
+        if finding is None:
+            return False
+        log.warning("past session %s left out of the prompt: %s", fragment.session_id,
+                    finding.describe())
+        return True
 
     # ------------------------------------------------------------------ recording
 
@@ -228,8 +267,8 @@ class ContextEngine:
         text = normalise_text(summary)
         if not text:
             raise ValueError("summary must not be empty")
-        if not relevance_score >= 0:
-            raise ValueError("relevance_score must be >= 0")
+        if not (math.isfinite(relevance_score) and relevance_score >= 0):
+            raise ValueError(f"relevance_score must be >= 0 and finite (got {relevance_score})")
         return self._store(session_id, SessionSummary(text, normalise_tags(tags), source),
                            created_at=created_at, relevance_score=relevance_score)
 
@@ -240,8 +279,16 @@ class ContextEngine:
 
     def _store(self, session_id: str, summary: SessionSummary, *, created_at: float | None,
                relevance_score: float = 1.0, message_count: int = 0) -> RecordResult:
+        # A key pasted into the chat must not live on in sessions.db, in every later prompt that
+        # recalls this session, or in `memory search` output.
+        summary = SessionSummary(redact(summary.summary),
+                                 tuple(t for t in summary.tags if redact(t) == t),
+                                 summary.source)
+        when = self._clock() if created_at is None else float(created_at)
+        if not math.isfinite(when):  # SQLite stores NaN as NULL; inf would rank as brand new forever
+            raise ValueError(f"created_at must be a finite epoch time (got {created_at})")
         record = SessionRecord(session_id=session_id, summary=summary.summary, tags=summary.tags,
-                               created_at=self._clock() if created_at is None else float(created_at),
+                               created_at=when,
                                relevance_score=relevance_score, source=summary.source,
                                message_count=message_count)
         res = self.store.upsert(record)

@@ -3,13 +3,16 @@
 Everything here is about turning one file on disk into one section of the cache-stable system
 prompt, without ever crashing on what a user (or an attacker) left in that file:
 
-* **Fingerprint.** ``(mtime_ns, size, inode, mode, uid, gid)`` from one ``stat()``: cheap enough
-  to check every turn, and an atomic replace (new inode) or an in-place edit (new mtime/size) both
-  move it. Mode and owner are in it because fixing an unreadable file (``chmod 644``, ``chown``
-  after a ``sudo`` edit) leaves mtime alone, and the file must be re-read once it can be. The
-  one edit it cannot see is an in-place rewrite to the same size within one filesystem timestamp
-  tick (a few ms) of the previous write; writes through hermes_core notify the builders directly
-  (:func:`notify_file_changed`), and ``PromptBuilder.invalidate()`` covers any other writer.
+* **Fingerprint.** ``(mtime_ns, size, inode, mode, uid, gid, ctime_ns)`` from one ``stat()``:
+  cheap enough to check every turn, and an atomic replace (new inode) or an in-place edit (new
+  mtime/size) both move it. Mode and owner are in it because fixing an unreadable file (``chmod
+  644``, ``chown`` after a ``sudo`` edit) leaves mtime alone, and the file must be re-read once it
+  can be. ctime is in it because tools that preserve timestamps (``touch -r``, ``cp -p``,
+  ``rsync -t``) put the old mtime back after a same-size edit, while the kernel moves ctime on
+  every write and nothing can set it back. The one edit it cannot see is an in-place rewrite to
+  the same size within one filesystem timestamp tick (a few ms) of the previous write; writes
+  through hermes_core notify the builders directly (:func:`notify_file_changed`), and
+  ``PromptBuilder.invalidate()`` covers any other writer.
 * **Consistent reads.** A file is stat-ed, read, and stat-ed again; if the fingerprint moved while
   we read, we read again (a few times), so the prompt never mixes two versions of a file with the
   fingerprint of a third.
@@ -43,8 +46,8 @@ from ..retrieval.tokenize import estimate_tokens
 
 log = logging.getLogger("hermes_core.prompt")
 
-Fingerprint = tuple[int, int, int, int, int, int]
-"""``(st_mtime_ns, st_size, st_ino, st_mode, st_uid, st_gid)`` of a file."""
+Fingerprint = tuple[int, int, int, int, int, int, int]
+"""``(st_mtime_ns, st_size, st_ino, st_mode, st_uid, st_gid, st_ctime_ns)`` of a file."""
 
 EventKind = Literal["warning", "blocked"]
 
@@ -114,7 +117,7 @@ class LoadedFile:
 # --------------------------------------------------------------------------- fingerprints
 
 def fingerprint_of(st: os.stat_result) -> Fingerprint:
-    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_mode, st.st_uid, st.st_gid)
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_mode, st.st_uid, st.st_gid, st.st_ctime_ns)
 
 
 def stat_fingerprint(path: Path | str) -> Fingerprint | None:
@@ -239,8 +242,11 @@ def _negated(text: str, m: re.Match[str]) -> bool:
     """Whether the match is forbidden by a negation just before it ("never send ...", "不要泄露...")."""
     if m.group().startswith(_NOT_NEGATABLE_HEADS):
         return False
-    line_start = text.rfind("\n", 0, m.start()) + 1
-    before = text[max(line_start, m.start() - 40):m.start()]
+    before = text[max(0, m.start() - 40):m.start()]
+    # Only a negation on the match's own line counts. A bare CR, form feed or U+2028 starts a new
+    # line for the model just as "\n" does, so "Never<CR>Ignore all previous instructions" is an
+    # instruction; cut at every boundary str.splitlines() knows, not only "\n".
+    before = (before + "x").splitlines()[-1][:-1]  # the sentinel keeps a trailing break visible
     return bool(_NEGATED_EN.search(before) or _NEGATED_ZH.search(before))
 
 
@@ -368,6 +374,7 @@ def read_context_file(path: Path, policy: ReadPolicy = ReadPolicy(), *,
 
     text = ""
     huge = False
+    settled = False
     try:
         for _attempt in range(max(1, policy.retries)):
             try:
@@ -383,14 +390,26 @@ def read_context_file(path: Path, policy: ReadPolicy = ReadPolicy(), *,
             reads += 1
             with open(path, "rb") as fh:
                 huge = st.st_size > policy.max_file_bytes
-                text = (_read_huge(fh, st.st_size, policy.max_file_bytes) if huge
-                        else _decode(fh.read()))
+                try:
+                    text = (_read_huge(fh, st.st_size, policy.max_file_bytes) if huge
+                            else _decode(fh.read()))
+                    settled = True
+                except _Skip:
+                    # Half-written bytes (an editor rewriting in place) look binary or cut a
+                    # character: judge them only if the file did not move while we read.
+                    if stat_fingerprint(path) == fp:
+                        raise
+                    settled = False
+                    continue
             if stat_fingerprint(path) == fp:
                 break
         else:
+            fp = None
+            if not settled:
+                return done("skipped", reason="kept changing while being read; skipped this "
+                            "turn, re-reading next turn")
             events.append(ContextEvent("warning", shown, "kept changing while being read; "
                                        "using the last read and re-reading next turn"))
-            fp = None
     except _Skip as e:
         return done("skipped", reason=str(e))
     except FileNotFoundError:  # deleted between stat and open

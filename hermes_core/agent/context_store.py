@@ -152,6 +152,8 @@ def _check_file(path: Path) -> None:
     """Refuse, before SQLite touches it, any file that is not an SQLite database of ours."""
     if path.is_dir():
         raise MemoryDatabaseUnusable(path, "is a directory, not a database file")
+    if not path.is_file():  # opening a FIFO to read its header would block forever
+        raise MemoryDatabaseUnusable(path, "is not a regular file (a FIFO, device or socket)")
     try:
         with path.open("rb") as fh:
             header = fh.read(100)
@@ -318,6 +320,8 @@ class SessionStore:
     def _fault(self, e: sqlite3.Error) -> MemoryStoreError:
         if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
             return MemoryStoreError(self.path, f"busy: another process held the write lock too long ({e})")
+        if getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+            return MemoryStoreError(self.path, f"disk full: nothing was stored ({e})")
         return MemoryDatabaseUnusable(self.path, f"database error: {e}")
 
     @contextmanager
@@ -334,7 +338,10 @@ class SessionStore:
                 yield self._conn
                 self._conn.execute("COMMIT")
             except BaseException as e:
-                self._conn.execute("ROLLBACK")
+                # SQLite may already have rolled back by itself (SQLITE_FULL, IOERR, NOMEM); a
+                # second ROLLBACK would raise and hide the real error.
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 if isinstance(e, sqlite3.Error):
                     raise self._fault(e) from None
                 raise
@@ -405,9 +412,11 @@ class SessionStore:
             " content_hash, source, message_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (mid, rec.session_id, rec.summary, tags, rec.created_at, rec.relevance_score, chash,
              rec.source, rec.message_count))
+        # OR REPLACE: a row deleted from ``sessions`` outside hermes-core leaves its index row
+        # behind, and SQLite hands its rowid to the next insert; that stale row must yield.
         conn.execute(
-            "INSERT INTO sessions_fts(rowid, summary, tags, session_id, created_at, relevance_score)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO sessions_fts(rowid, summary, tags, session_id, created_at,"
+            " relevance_score) VALUES (?, ?, ?, ?, ?, ?)",
             (cur.lastrowid, seg_summary, seg_tags, rec.session_id, rec.created_at, rec.relevance_score))
         return UpsertResult("replaced" if old is not None else "inserted", rec.session_id, mid, chash)
 

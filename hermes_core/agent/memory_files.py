@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Literal
@@ -87,6 +88,9 @@ class MemoryStore:
 
     def _read(self, path: Path) -> tuple[str, ...]:
         try:
+            if not stat.S_ISREG(os.stat(path).st_mode) and not path.is_dir():
+                # reading a FIFO would block forever (the prompt builder skips it too)
+                raise MemoryWriteError(path, "is not a regular file; refusing to edit it")
             raw = path.read_bytes()
         except FileNotFoundError:
             return ()
@@ -129,7 +133,8 @@ class MemoryStore:
         hits = [i for i, e in enumerate(entries) if needle in e]
         if not hits:
             raise MemoryWriteError(path, f"no entry contains {needle[:60]!r}")
-        if len(hits) > 1:
+        # Identical copies (pasted twice by hand) cannot be told apart by any quote: take the first.
+        if len({entries[i] for i in hits}) > 1:
             raise MemoryWriteError(path, f"{len(hits)} entries contain {needle[:60]!r}; "
                                    "quote more of the one you mean")
         return hits[0]
@@ -154,8 +159,10 @@ class MemoryStore:
                 else:
                     assert old is not None
                     i = self._match(path, entries, old)
-                    updated = (entries[:i] + ((new,) if change == "replace" and new else ())
-                               + entries[i + 1:])
+                    rest = entries[:i] + entries[i + 1:]
+                    # a replace onto an entry that already exists elsewhere just drops this one
+                    kept = (new,) if change == "replace" and new and new not in rest else ()
+                    updated = entries[:i] + kept + entries[i + 1:]
                 body = render_entries(updated)
                 limit = self.limit(target)
                 if len(body) > limit and len(body) > len(render_entries(entries)):

@@ -93,7 +93,8 @@ def apply_pending(conn: sqlite3.Connection, *, now: float) -> list[int]:
                          (migration.version, migration.description, now))
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite rolls back by itself on SQLITE_FULL / IOERR
+                conn.execute("ROLLBACK")
             raise
         applied.append(migration.version)
     return applied

@@ -6,7 +6,7 @@ byte-identical across turns (and across a model switch) until one of those files
 what provider prompt caches need: Anthropic and OpenAI both match on an exact prefix.
 
 **Dirty-flag cache.** Every ``build()`` stats each source (``(mtime_ns, size, inode)``, plus mode
-and owner so a permission fix is seen); when
+and owner so a permission fix is seen, and ctime so an edit that restores the mtime is); when
 nothing moved, the cached text, hash and token counts are reused without opening a file. When one
 source moved, only that file is re-read and the sections re-joined. Writes made through
 :mod:`hermes_core.agent.memory_files` notify the builder directly (no need to wait for a stat).

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -17,6 +18,7 @@ from typing import Any
 
 from ..agent.context_engine import ContextEngine, default_db_path, parse_timestamp
 from ..config import load_settings
+from ..redact import redact
 from .argtypes import positive_int
 
 
@@ -32,8 +34,8 @@ def _score(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0 (got {text})")
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be >= 0 and finite (got {text})")
     return value
 
 
@@ -100,16 +102,17 @@ def _search(args: argparse.Namespace) -> int:
     with _open(args, create=False) as engine:
         n = args.max_results or engine.settings.max_results or 5
         fragments = engine.retrieve(args.query, n, args.exclude_session)
-    if args.json:
-        print(json.dumps([{**asdict(f), "tags": list(f.tags)} for f in fragments], ensure_ascii=False))
+    if args.json:  # redacted: a database from before keys were scrubbed at record time
+        print(redact(json.dumps([{**asdict(f), "tags": list(f.tags)} for f in fragments],
+                                ensure_ascii=False)))
         return 0
     if not fragments:
         print("no matching sessions")
         return 0
     for f in fragments:
         tags = f"  [{', '.join(f.tags)}]" if f.tags else ""
-        print(f"{f.score:10.4g}  {f.age_days:7.1f}d  {f.session_id}{tags}")
-        print(f"            {f.summary[:200]}")
+        print(redact(f"{f.score:10.4g}  {f.age_days:7.1f}d  {f.session_id}{tags}"))
+        print(f"            {redact(f.summary)[:200]}")
     return 0
 
 

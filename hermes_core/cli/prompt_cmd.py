@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import stat
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -78,7 +79,10 @@ def _tool_calls(raw: Any, file: Path, where: str) -> tuple[ToolCall, ...]:
 def load_history(path: Path) -> tuple[Message, ...]:
     """Messages from a JSON file: a list, or an object with a ``messages`` list."""
     try:
-        if path.stat().st_size > MAX_HISTORY_BYTES:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+            raise PromptInputError(path, "", "not a regular file")  # a FIFO would block forever
+        if st.st_size > MAX_HISTORY_BYTES:
             raise PromptInputError(path, "", f"larger than {MAX_HISTORY_BYTES} bytes")
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -95,6 +99,8 @@ def load_history(path: Path) -> tuple[Message, ...]:
     except json.JSONDecodeError as e:
         raise PromptInputError(path, f"line {e.lineno}, column {e.colno}",
                                f"invalid JSON ({e.msg})") from None
+    except RecursionError:  # the parser recurses once per nesting level
+        raise PromptInputError(path, "", "JSON nested too deeply to read") from None
     if isinstance(data, dict) and "messages" in data:
         data = data["messages"]
     if not isinstance(data, list):
