@@ -203,7 +203,8 @@ class SessionStore:
         except sqlite3.Error as e:
             raise MemoryStoreError(self.path, f"cannot open: {e}") from None
         try:
-            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            # a C int of milliseconds: a larger value wraps (3e6 s became 0, "never wait"), so cap it
+            self._conn.execute(f"PRAGMA busy_timeout = {min(int(busy_timeout_s * 1000), 2**31 - 1)}")
             self._open_schema_retrying(busy_timeout_s)
         except MemoryStoreError:
             self._conn.close()
