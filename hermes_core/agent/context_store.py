@@ -31,7 +31,13 @@ from typing import Any, Literal
 
 from ..errors import HermesError
 from ..retrieval.tokenize import segment_for_index
-from .memory_migrations import APPLICATION_ID, LATEST_VERSION, apply_pending, current_version
+from .memory_migrations import (
+    APPLICATION_ID,
+    FTS_TABLE_SQL,
+    LATEST_VERSION,
+    apply_pending,
+    current_version,
+)
 from .memory_ranking import Hit
 
 log = logging.getLogger("hermes_core.memory")
@@ -435,12 +441,15 @@ class SessionStore:
     def rebuild(self) -> int:
         """Re-create the FTS index from the sessions table with the current tokenizer.
 
-        Use after the tokenizer changed or if the index is out of step; returns the rows indexed.
+        Use after the tokenizer changed or if the index is out of step or damaged; returns the rows
+        indexed. The index is dropped and created afresh: deleting its rows one by one goes through
+        the very index that may be broken ("database disk image is malformed").
         """
         with self._write() as conn:
             rows = conn.execute("SELECT rowid, summary, tags, session_id, created_at, relevance_score"
                                 " FROM sessions ORDER BY rowid").fetchall()
-            conn.execute("DELETE FROM sessions_fts")
+            conn.execute("DROP TABLE IF EXISTS sessions_fts")
+            conn.execute(FTS_TABLE_SQL)
             conn.executemany(
                 "INSERT INTO sessions_fts(rowid, summary, tags, session_id, created_at, relevance_score)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
