@@ -143,10 +143,10 @@ class CredentialPoolSettings(_Model):
 class RecencyWeights(_Model):
     """Episodic-memory score multipliers by session age (raised to ``recency_bias``)."""
 
-    week: float = Field(default=2.0, gt=0)      # younger than 7 days
-    month: float = Field(default=1.5, gt=0)     # 7-30 days
-    quarter: float = Field(default=1.0, gt=0)   # 30-90 days
-    older: float = Field(default=0.7, gt=0)     # 90 days and more
+    week: float = Field(default=2.0, gt=0, allow_inf_nan=False)      # younger than 7 days
+    month: float = Field(default=1.5, gt=0, allow_inf_nan=False)     # 7-30 days
+    quarter: float = Field(default=1.0, gt=0, allow_inf_nan=False)   # 30-90 days
+    older: float = Field(default=0.7, gt=0, allow_inf_nan=False)     # 90 days and more
 
 
 class ContextEngineSettings(_Model):
@@ -154,11 +154,13 @@ class ContextEngineSettings(_Model):
 
     enabled: bool = True                                      # off: no memories block, no recording
     max_results: int = Field(default=5, ge=0)                 # sessions injected per turn
-    recency_bias: float = Field(default=1.0, ge=0.0)          # weight ** bias; 0 turns recency off
+    # weight ** bias; 0 turns recency off
+    recency_bias: float = Field(default=1.0, ge=0.0, allow_inf_nan=False)
     recency_weights: RecencyWeights = RecencyWeights()
     db_path: str | None = None                                # relative to home; default sessions.db
     min_score: float = Field(default=0.0, ge=0.0)             # drop weaker matches (after re-rank)
-    busy_timeout_s: float = Field(default=30.0, gt=0)         # wait for another writer's lock
+    # wait for another writer's lock
+    busy_timeout_s: float = Field(default=30.0, gt=0, allow_inf_nan=False)
     render_chars: int = Field(default=600, ge=80)             # per-summary clip in the prompt block
 
 

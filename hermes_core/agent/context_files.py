@@ -515,6 +515,6 @@ def notify_file_changed(path: Path) -> None:
     """Tell every live watcher that hermes_core just wrote ``path`` (e.g. a memory entry)."""
     with _REGISTRY.lock:
         watchers = list(_REGISTRY.watchers)
-    resolved = path.resolve()
+    resolved = Path(os.path.realpath(path))  # Path.resolve() raises on a symlink loop
     for w in watchers:
         w.file_changed(resolved)

@@ -31,7 +31,13 @@ from typing import Any, Literal
 
 from ..errors import HermesError
 from ..retrieval.tokenize import segment_for_index
-from .memory_migrations import APPLICATION_ID, LATEST_VERSION, apply_pending, current_version
+from .memory_migrations import (
+    APPLICATION_ID,
+    FTS_TABLE_SQL,
+    LATEST_VERSION,
+    apply_pending,
+    current_version,
+)
 from .memory_ranking import Hit
 
 log = logging.getLogger("hermes_core.memory")
@@ -203,7 +209,8 @@ class SessionStore:
         except sqlite3.Error as e:
             raise MemoryStoreError(self.path, f"cannot open: {e}") from None
         try:
-            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            # a C int of milliseconds: a larger value wraps (3e6 s became 0, "never wait"), so cap it
+            self._conn.execute(f"PRAGMA busy_timeout = {min(int(busy_timeout_s * 1000), 2**31 - 1)}")
             self._open_schema_retrying(busy_timeout_s)
         except MemoryStoreError:
             self._conn.close()
@@ -434,12 +441,15 @@ class SessionStore:
     def rebuild(self) -> int:
         """Re-create the FTS index from the sessions table with the current tokenizer.
 
-        Use after the tokenizer changed or if the index is out of step; returns the rows indexed.
+        Use after the tokenizer changed or if the index is out of step or damaged; returns the rows
+        indexed. The index is dropped and created afresh: deleting its rows one by one goes through
+        the very index that may be broken ("database disk image is malformed").
         """
         with self._write() as conn:
             rows = conn.execute("SELECT rowid, summary, tags, session_id, created_at, relevance_score"
                                 " FROM sessions ORDER BY rowid").fetchall()
-            conn.execute("DELETE FROM sessions_fts")
+            conn.execute("DROP TABLE IF EXISTS sessions_fts")
+            conn.execute(FTS_TABLE_SQL)
             conn.executemany(
                 "INSERT INTO sessions_fts(rowid, summary, tags, session_id, created_at, relevance_score)"
                 " VALUES (?, ?, ?, ?, ?, ?)",

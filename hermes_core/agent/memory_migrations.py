@@ -56,6 +56,16 @@ def _m1_initial(conn: sqlite3.Connection) -> None:
         )""")
 
 
+#: The full-text index as the latest migration leaves it, for ``SessionStore.rebuild`` (which drops
+#: and re-creates it). Released migrations keep their own copy of the DDL: never edit them.
+FTS_TABLE_SQL = """
+    CREATE VIRTUAL TABLE sessions_fts USING fts5(
+        summary, tags,
+        session_id UNINDEXED, created_at UNINDEXED, relevance_score UNINDEXED,
+        tokenize = 'unicode61 remove_diacritics 2'
+    )"""
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions table and FTS5 index over segmented summary and tags", _m1_initial),
 )

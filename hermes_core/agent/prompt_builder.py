@@ -38,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -307,9 +308,11 @@ class PromptBuilder:
                 self._candidates = project_candidates(search_dirs(self.cwd, find_git_root(self.cwd)))
                 self._force = True
                 return
-            target = Path(path).resolve()
+            # realpath, not Path.resolve(): that raises on a symlink loop (Python 3.11), and one
+            # looping file must not stop the others from being invalidated
+            target = os.path.realpath(path)
             for s in self._sources:
-                if s.path is not None and s.path.resolve() == target:
+                if s.path is not None and os.path.realpath(s.path) == target:
                     s.dirty = True
 
     def file_changed(self, path: Path) -> None:
