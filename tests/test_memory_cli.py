@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes_core.agent.memory_migrations import LATEST_VERSION
 from hermes_core.cli.main import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -82,7 +83,7 @@ def test_stats_and_rebuild(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert code == 0
     assert stats["sessions"] == 2 and stats["indexed"] == 2 and stats["index_in_sync"] is True
     assert stats["oldest"] == "2026-01-02T00:00:00Z" and stats["newest"] == "2026-03-04T05:06:07Z"
-    assert stats["schema_version"] == 1 and stats["journal_mode"] == "wal"
+    assert stats["schema_version"] == LATEST_VERSION and stats["journal_mode"] == "wal"
     code, out, _ = run(capsys, "memory", "stats", "--db", db)
     assert code == 0 and "sessions" in out and "schema_version" in out
     code, out, _ = run(capsys, "memory", "rebuild", "--db", db, "--json")

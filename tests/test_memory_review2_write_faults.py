@@ -70,9 +70,10 @@ def test_cli_add_on_a_full_disk_exits_1_without_a_traceback(tmp_path: Path,
     assert "Traceback" not in err and "full" in err
 
 
-def test_migration_on_a_full_disk_names_the_real_error(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Upgrading an old database when the disk fills up: the error says 'full', the old version stays."""
+def test_migration_on_a_full_disk_names_the_real_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    """Upgrading an old database when the disk fills up: the warning says 'full', the old version
+    stays, and the old schema (still readable) opens read-only: past sessions stay searchable."""
     import sqlite3
 
     from hermes_core.agent import context_store, memory_migrations
@@ -88,13 +89,22 @@ def test_migration_on_a_full_disk_names_the_real_error(tmp_path: Path,
         conn.execute("ALTER TABLE sessions ADD COLUMN notes TEXT")
         conn.execute("UPDATE sessions SET notes = ?", ("x" * 100_000,))
 
+    old = memory_migrations.LATEST_VERSION
     monkeypatch.setattr(memory_migrations, "MIGRATIONS",
-                        (*memory_migrations.MIGRATIONS, Migration(2, "grows", grows_past_the_disk)))
-    monkeypatch.setattr(context_store, "LATEST_VERSION", 2)
+                        (*memory_migrations.MIGRATIONS, Migration(old + 1, "grows", grows_past_the_disk)))
+    monkeypatch.setattr(context_store, "LATEST_VERSION", old + 1)
+    with caplog.at_level("WARNING"), ContextEngine(path, clock=lambda: NOW) as engine:
+        assert engine.store.read_only
+        assert [m.session_id for m in engine.retrieve("upgrade")] == ["s0"]
+        with pytest.raises(MemoryStoreError, match="read-only"):
+            engine.add("s1", "not recorded while the disk is full")
+    assert "full" in caplog.text and "rollback" not in caplog.text
+    # a schema the read path does not understand is refused instead, naming the real error
+    monkeypatch.setattr(context_store, "READ_COMPAT_VERSION", old + 1)
     with pytest.raises(MemoryStoreError) as info:
         ContextEngine(path, clock=lambda: NOW)
     assert "full" in str(info.value) and "rollback" not in str(info.value)
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == 1
+    assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == old
     assert conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1
     conn.close()

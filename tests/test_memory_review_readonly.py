@@ -58,3 +58,20 @@ def test_read_only_database_can_still_be_searched(readonly_dir: tuple[Path, obje
         assert engine.memories_block("helm charts").count("kubernetes") == 1
     assert main(["memory", "search", "helm", "--db", str(db), "--json"]) == 0
     assert '"s1"' in capsys.readouterr().out
+
+
+def test_an_old_schema_on_a_read_only_filesystem_opens_read_only(
+        readonly_dir: tuple[Path, object], monkeypatch: pytest.MonkeyPatch) -> None:
+    """An upgrade that brings a migration (and a re-index) must not lock a user out of a database
+    it cannot write: an older schema the read path understands opens read-only, as before."""
+    from test_memory_tokenizer_upgrade import v1_database
+
+    from hermes_core.agent.context_store import SessionStore
+
+    mnt, make_ro = readonly_dir
+    db = mnt / "sessions.db"
+    v1_database(db, monkeypatch)
+    make_ro()  # type: ignore[operator]
+    with SessionStore(db, create=False) as store:
+        assert store.read_only and store.count() == 1
+        assert [h.session_id for h in store.search('"预算"', 5)] == ["s-old"]

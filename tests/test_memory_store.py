@@ -34,11 +34,13 @@ def test_fresh_database_schema_wal_and_busy_timeout(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 30_000
         assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
-        assert conn.execute("SELECT version, applied_at FROM schema_version").fetchall() == [(1, NOW)]
+        assert conn.execute("SELECT version, applied_at FROM schema_version").fetchall() == [
+            (v, NOW) for v in range(1, memory_migrations.LATEST_VERSION + 1)]
         cols = [r[1] for r in conn.execute("PRAGMA table_info(sessions_fts)")]
         assert cols == ["summary", "tags", "session_id", "created_at", "relevance_score"]
     with SessionStore(path) as again:  # re-open applies nothing twice
-        assert again.connection.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0] == 1
+        assert (again.connection.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0]
+                == memory_migrations.LATEST_VERSION)
 
 
 def test_failed_migration_rolls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -49,13 +51,14 @@ def test_failed_migration_rolls_back(tmp_path: Path, monkeypatch: pytest.MonkeyP
         conn.execute("CREATE TABLE half_done (x)")
         raise RuntimeError("migration 2 exploded")
 
+    old = memory_migrations.LATEST_VERSION
     monkeypatch.setattr(memory_migrations, "MIGRATIONS", (*memory_migrations.MIGRATIONS,
-                                                          Migration(2, "broken", broken)))
-    monkeypatch.setattr(context_store, "LATEST_VERSION", 2)
+                                                          Migration(old + 1, "broken", broken)))
+    monkeypatch.setattr(context_store, "LATEST_VERSION", old + 1)
     with pytest.raises(RuntimeError, match="exploded"):
         SessionStore(path)
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == 1
+    assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == old
     assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'half_done'").fetchone() is None
 
 
@@ -191,7 +194,8 @@ def test_stats(tmp_path: Path) -> None:
         store.upsert_many([rec("a", "x one", created_at=100.0), rec("b", "y two", created_at=300.0)])
         s = store.stats()
     assert (s["sessions"], s["indexed"], s["oldest"], s["newest"]) == (2, 2, 100.0, 300.0)
-    assert s["schema_version"] == 1 and s["journal_mode"] == "wal" and s["sources"] == {"manual": 2}
+    assert s["schema_version"] == memory_migrations.LATEST_VERSION
+    assert s["journal_mode"] == "wal" and s["sources"] == {"manual": 2}
 
 
 def test_normalise_tags() -> None:
@@ -228,7 +232,8 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
         assert stats["sessions"] == 2 * n and stats["index_in_sync"]
         ids = {r[0] for r in store.connection.execute("SELECT session_id FROM sessions")}
         assert ids == {f"{p}-{i}" for p in ("left", "right") for i in range(n)}
-        assert store.connection.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0] == 1
+        assert (store.connection.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0]
+                == memory_migrations.LATEST_VERSION)
         assert len(store.search('"right"', 1000)) == n
 
 

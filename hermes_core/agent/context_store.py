@@ -30,11 +30,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import HermesError
-from ..retrieval.tokenize import segment_for_index
+from ..retrieval.tokenize import TOKENIZER_VERSION, segment_for_index
 from .memory_migrations import (
     APPLICATION_ID,
     FTS_TABLE_SQL,
     LATEST_VERSION,
+    READ_COMPAT_VERSION,
     apply_pending,
     current_version,
 )
@@ -187,10 +188,16 @@ class SessionStore:
     def __init__(self, path: str | os.PathLike[str], *, create: bool = True,
                  busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
                  clock: Callable[[], float] = time.time,
-                 segment: Callable[[str], str] = segment_for_index) -> None:
+                 segment: Callable[[str], str] = segment_for_index,
+                 segment_id: str | None = None) -> None:
         self.path = Path(path).expanduser()
         self._clock = clock
         self._segment = segment
+        # What built the index: compared with the database's record on open, and the index rebuilt
+        # when they differ. A custom segmenter without an id is never compared.
+        self.segment_id = (f"hermes-tokenize-{TOKENIZER_VERSION}" if segment is segment_for_index
+                           else segment_id)
+        self.reindexed = 0
         self._lock = threading.RLock()
         self.read_only = False
         if self.path.exists():
@@ -247,7 +254,7 @@ class SessionStore:
                 tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
                 ours = conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
                 if (ours and {"sessions", "sessions_fts", "schema_version"} <= tables
-                        and current_version(conn) == LATEST_VERSION):
+                        and READ_COMPAT_VERSION <= current_version(conn) <= LATEST_VERSION):
                     return conn
             except sqlite3.Error:
                 pass
@@ -306,6 +313,35 @@ class SessionStore:
         if missing:
             raise MemoryDatabaseUnusable(
                 self.path, f"tables missing ({', '.join(sorted(missing))}): corrupted; left untouched")
+        if self.segment_id is not None:
+            self._ensure_segmenter(self.segment_id)
+
+    def _ensure_segmenter(self, segment_id: str) -> None:
+        """Rebuild the index once if another tokenizer built it (rows indexed by an older one would
+        not match the tokens today's queries are cut into). Read first, so an up-to-date database
+        needs no write lock; the rebuild is one IMMEDIATE transaction that re-checks, so a second
+        process opening at the same time does nothing. sqlite3 errors reach the open path as they
+        are (busy: retried; read-only: opened read-only, search as before)."""
+        conn = self._conn
+        query = "SELECT value FROM meta WHERE key = 'tokenizer'"
+        row = conn.execute(query).fetchone()
+        if row is not None and row[0] == segment_id:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute(query).fetchone()
+            n = 0
+            if row is None or row[0] != segment_id:
+                n = self._rebuild_in(conn) if conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchone() else 0
+                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer', ?)", (segment_id,))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        if n:
+            self.reindexed = n
+            log.info("%s: re-indexed %d sessions for tokenizer %s", self.path, n, segment_id)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -446,16 +482,23 @@ class SessionStore:
         the very index that may be broken ("database disk image is malformed").
         """
         with self._write() as conn:
-            rows = conn.execute("SELECT rowid, summary, tags, session_id, created_at, relevance_score"
-                                " FROM sessions ORDER BY rowid").fetchall()
-            conn.execute("DROP TABLE IF EXISTS sessions_fts")
-            conn.execute(FTS_TABLE_SQL)
-            conn.executemany(
-                "INSERT INTO sessions_fts(rowid, summary, tags, session_id, created_at, relevance_score)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                ((r[0], self._segment(r[1]), self._segment(" ".join(r[2].split(","))), r[3], r[4], r[5])
-                 for r in rows))
-            conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
+            n = self._rebuild_in(conn)
+            if self.segment_id is not None:
+                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer', ?)",
+                             (self.segment_id,))
+        return n
+
+    def _rebuild_in(self, conn: sqlite3.Connection) -> int:
+        rows = conn.execute("SELECT rowid, summary, tags, session_id, created_at, relevance_score"
+                            " FROM sessions ORDER BY rowid").fetchall()
+        conn.execute("DROP TABLE IF EXISTS sessions_fts")
+        conn.execute(FTS_TABLE_SQL)
+        conn.executemany(
+            "INSERT INTO sessions_fts(rowid, summary, tags, session_id, created_at, relevance_score)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            ((r[0], self._segment(r[1]), self._segment(" ".join(r[2].split(","))), r[3], r[4], r[5])
+             for r in rows))
+        conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
         return len(rows)
 
     # ------------------------------------------------------------------ reads

@@ -66,11 +66,22 @@ FTS_TABLE_SQL = """
     )"""
 
 
+def _m2_meta(conn: sqlite3.Connection) -> None:
+    # Facts about how the index was built. No 'tokenizer' row yet: the index was built by a
+    # tokenizer older than the first recorded one, so the first open after this re-indexes.
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions table and FTS5 index over segmented summary and tags", _m1_initial),
+    Migration(2, "meta table (which tokenizer built the full-text index)", _m2_meta),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
+#: The oldest schema the read path (search, texts, stats) works on unchanged. A database that needs
+#: a migration but cannot be written (read-only filesystem, disk full) still opens read-only when
+#: it is at least this new. Raise it with any migration that changes what reads touch.
+READ_COMPAT_VERSION = 1
 
 
 def current_version(conn: sqlite3.Connection) -> int:

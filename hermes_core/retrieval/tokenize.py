@@ -26,6 +26,12 @@ _CJK_CHAR = re.compile(f"[{_CJK}]")
 _SEGMENTS = re.compile(f"([{_CJK}]+)|([^\\W_{_CJK}]+)", re.UNICODE)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
 
+#: Bump whenever ``tokenize`` can return different tokens for the same text. Stored full-text
+#: indexes record the version that built them and are rebuilt when it differs (episodic memory does
+#: so on open), so old rows stay findable by the new query tokens. 2: CJK split from adjacent
+#: letters and digits.
+TOKENIZER_VERSION = 2
+
 log = logging.getLogger(__name__)
 _jieba_lock = threading.Lock()
 _jieba: Any = None
