@@ -194,6 +194,8 @@ class SkillSettings(_Model):
     # within hint_margin of it (z-score units), so a small home is not handed 5 loose matches
     hint_ratio: float = Field(0.5, ge=0.0, le=1.0)
     hint_margin: float = Field(1.5, ge=0.0)
+    # seconds between checks (stat only) for added, removed or edited skills; null: never re-check
+    refresh_interval_s: float | None = Field(2.0, ge=0.0, allow_inf_nan=False)
 
 
 class PromptSettings(_Model):

@@ -51,7 +51,11 @@ class SkillSelection:
         """The skill called ``name``; case is forgiven only when no skill has the exact name
         (``Deploy`` and ``deploy`` may both exist: dedupe keys on the exact name)."""
         wanted = name.strip()
-        skills = self.retriever.skills
+        last = self.last
+        if last is not None and getattr(last, "layer", None) == "disabled":
+            skills = list(last.skills)   # the list this turn showed, read fresh (no index, no model)
+        else:
+            skills = self.retriever.skills
         exact = next((s for s in skills if s.name == wanted), None)
         if exact is not None:
             return exact

