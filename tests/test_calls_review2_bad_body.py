@@ -7,19 +7,11 @@ name. It is the endpoint failing, so it is a retryable ServerError that fails ov
 
 from __future__ import annotations
 
-import random
-
 import httpx
 import pytest
-from routing_doubles import FakeClock
+from routing_doubles import failover_loop
 
-from hermes_core.agent.credential_pool import CredentialPool
-from hermes_core.agent.pool_state import InMemoryPoolState
-from hermes_core.agent.resilience import CallLoop
-from hermes_core.agent.smart_routing import Router
-from hermes_core.config import load_settings
 from hermes_core.errors import ServerError
-from hermes_core.providers import build_providers
 from hermes_core.providers.anthropic import AnthropicProvider
 from hermes_core.providers.base import CallOptions
 from hermes_core.providers.openai import OpenAIProvider
@@ -54,23 +46,12 @@ async def test_unexpected_200_body_is_a_server_error(kind, body, respx_mock) -> 
 
 
 def test_call_loop_fails_over_past_a_proxy_page(respx_mock) -> None:
-    settings = load_settings({
-        "llm": {"routing": {"default_model": "gpt-4o", "providers": [
-            {"name": "primary", "type": "openai", "priority": 1, "models": ["gpt-4o"]},
-            {"name": "backup", "type": "anthropic", "priority": 2, "models": ["claude-haiku"]}]}},
-        "credentials": {"primary": {"keys": [{"key": SECRET}]},
-                        "backup": {"keys": [{"key": "sk-ant-review2-SECRET-0002"}]}},
-        "credential_pool": {"retries_per_provider": 0},
-    })
-    clock = FakeClock()
-    pool = CredentialPool.from_settings(settings, InMemoryPoolState(clock), rng=random.Random(1))
-    loop = CallLoop(build_providers(settings), pool, settings, clock=clock, sleep=clock.sleep,
-                    asleep=clock.asleep, rng=random.Random(2), audit_path=False)
+    loop, router = failover_loop("openai", SECRET, "sk-ant-review2-SECRET-0002")
     respx_mock.post(OPENAI_URL).mock(side_effect=lambda r: BODIES["html"]())
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
         200, json=anthropic_message("from backup", model="claude-haiku")))
-    done, attempts = loop.complete(PROMPT, Router.from_settings(settings).select("hi"), OPTS)
+    done, attempts = loop.complete(PROMPT, router.select("hi"), OPTS)
     assert done.text == "from backup"
     assert [a.decision for a in attempts] == ["failover", "done"]
     assert attempts[0].status == "ServerError"   # not "200": the audit must not read as a success
-    assert all(k.in_flight == 0 for k in pool.status())
+    assert all(k.in_flight == 0 for k in loop.pool.status())

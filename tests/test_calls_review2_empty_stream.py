@@ -7,19 +7,11 @@ an empty assistant turn in the history.
 
 from __future__ import annotations
 
-import random
-
 import httpx
 import pytest
-from routing_doubles import FakeClock
+from routing_doubles import assert_both_streams_raise, failover_loop
 
-from hermes_core.agent.credential_pool import CredentialPool
-from hermes_core.agent.pool_state import InMemoryPoolState
-from hermes_core.agent.resilience import CallLoop
-from hermes_core.agent.smart_routing import Router
-from hermes_core.config import load_settings
 from hermes_core.errors import ServerError
-from hermes_core.providers import build_providers
 from hermes_core.providers.anthropic import AnthropicProvider
 from hermes_core.providers.base import CallOptions
 from hermes_core.providers.openai import OpenAIProvider
@@ -48,12 +40,7 @@ def _provider(kind: str) -> tuple[str, OpenAIProvider | AnthropicProvider]:
 async def test_stream_without_any_event_is_a_server_error(kind, body, respx_mock) -> None:
     url, provider = _provider(kind)
     respx_mock.post(url).mock(side_effect=lambda r: BODIES[body]())
-    cred = Credential(kind, SECRET)
-    with pytest.raises(ServerError):
-        list(provider.stream(PROMPT, "m", cred, OPTS))
-    with pytest.raises(ServerError):
-        async for _ in provider.astream(PROMPT, "m", cred, OPTS):
-            pass
+    await assert_both_streams_raise(provider, Credential(kind, SECRET), ServerError)
 
 
 def test_a_real_empty_answer_is_still_an_answer(respx_mock) -> None:
@@ -65,21 +52,10 @@ def test_a_real_empty_answer_is_still_an_answer(respx_mock) -> None:
 
 
 def test_call_loop_fails_over_past_an_empty_stream(respx_mock) -> None:
-    settings = load_settings({
-        "llm": {"routing": {"default_model": "gpt-4o", "providers": [
-            {"name": "primary", "type": "openai", "priority": 1, "models": ["gpt-4o"]},
-            {"name": "backup", "type": "anthropic", "priority": 2, "models": ["claude-haiku"]}]}},
-        "credentials": {"primary": {"keys": [{"key": SECRET}]},
-                        "backup": {"keys": [{"key": "sk-ant-review2-SECRET-0002"}]}},
-        "credential_pool": {"retries_per_provider": 0},
-    })
-    clock = FakeClock()
-    pool = CredentialPool.from_settings(settings, InMemoryPoolState(clock), rng=random.Random(1))
-    loop = CallLoop(build_providers(settings), pool, settings, clock=clock, sleep=clock.sleep,
-                    asleep=clock.asleep, rng=random.Random(2), audit_path=False)
+    loop, router = failover_loop("openai", SECRET, "sk-ant-review2-SECRET-0002")
     respx_mock.post(OPENAI_URL).mock(side_effect=lambda r: BODIES["html"]())
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
         200, content=anthropic_stream(("from ", "backup")), headers=SSE_HEADERS))
-    s = loop.stream(PROMPT, Router.from_settings(settings).select("hi"), OPTS)
+    s = loop.stream(PROMPT, router.select("hi"), OPTS)
     assert "".join(d.text for d in s) == "from backup"
     assert [a.decision for a in s.attempts] == ["failover", "done"]

@@ -9,17 +9,10 @@ instead of failing over.
 
 from __future__ import annotations
 
-import random
-
 import httpx
 import pytest
-from routing_doubles import FakeClock
+from routing_doubles import failover_loop
 
-from hermes_core.agent.credential_pool import CredentialPool
-from hermes_core.agent.pool_state import InMemoryPoolState
-from hermes_core.agent.resilience import CallLoop
-from hermes_core.agent.smart_routing import Router
-from hermes_core.config import load_settings
 from hermes_core.errors import (
     BadRequest,
     Overloaded,
@@ -27,7 +20,6 @@ from hermes_core.errors import (
     RateLimited,
     ServerError,
 )
-from hermes_core.providers import build_providers
 from hermes_core.providers.anthropic import AnthropicProvider
 from hermes_core.providers.base import CallOptions
 from hermes_core.providers.openai import OpenAIProvider
@@ -95,18 +87,7 @@ def test_openai_stream_error_chunk_maps_by_type(err_type, expected, respx_mock) 
 
 
 def test_overloaded_anthropic_stream_fails_over_before_first_token(respx_mock) -> None:
-    settings = load_settings({
-        "llm": {"routing": {"default_model": "claude-sonnet-4", "providers": [
-            {"name": "primary", "type": "anthropic", "priority": 1, "models": ["claude-sonnet-4"]},
-            {"name": "backup", "type": "openai", "priority": 2, "models": ["gpt-4o"]}]}},
-        "credentials": {"primary": {"keys": [{"key": SECRET}]},
-                        "backup": {"keys": [{"key": "sk-backup-SECRET-999888777"}]}},
-        "credential_pool": {"retries_per_provider": 0},
-    })
-    clock = FakeClock()
-    pool = CredentialPool.from_settings(settings, InMemoryPoolState(clock), rng=random.Random(1))
-    loop = CallLoop(build_providers(settings), pool, settings, clock=clock, sleep=clock.sleep,
-                    asleep=clock.asleep, rng=random.Random(2), audit_path=False)
+    loop, router = failover_loop("anthropic", SECRET, "sk-backup-SECRET-999888777")
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
         200, content=anthropic_stream(("a",), fail_after=0), headers=SSE_HEADERS))
     respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, content=_sse([
@@ -114,7 +95,7 @@ def test_overloaded_anthropic_stream_fails_over_before_first_token(respx_mock) -
                 "choices": [{"index": 0, "delta": {"content": "streamed backup"},
                              "finish_reason": "stop"}]}), (None, "[DONE]")]),
         headers=SSE_HEADERS))
-    s = loop.stream(PROMPT, Router.from_settings(settings).select("hi"), OPTS)
+    s = loop.stream(PROMPT, router.select("hi"), OPTS)
     assert "".join(d.text for d in s) == "streamed backup"
     assert s.attempts[0].status == "529"
     assert s.attempts[-1].status == "ok"

@@ -40,20 +40,21 @@ class Case:
     keyed: bool = False                                         # needs a credential
 
 
-def _openai_routes(respx_mock) -> None:  # type: ignore[no-untyped-def]
-    def reply(request: httpx.Request) -> httpx.Response:
-        if json.loads(request.content).get("stream"):
-            return httpx.Response(200, content=openai_chat_stream(("Hel", "lo")), headers=SSE_HEADERS)
-        return httpx.Response(200, json=openai_chat_completion("Hello"))
-    respx_mock.post(OPENAI_URL).mock(side_effect=reply)
+def _routes(url: str, stream: Callable[[], bytes], body: Callable[[], dict]) -> Callable[[object], None]:
+    """respx routes answering ``stream: true`` requests with SSE and the rest with JSON."""
+    def install(respx_mock) -> None:  # type: ignore[no-untyped-def]
+        def reply(request: httpx.Request) -> httpx.Response:
+            if json.loads(request.content).get("stream"):
+                return httpx.Response(200, content=stream(), headers=SSE_HEADERS)
+            return httpx.Response(200, json=body())
+        respx_mock.post(url).mock(side_effect=reply)
+    return install
 
 
-def _anthropic_routes(respx_mock) -> None:  # type: ignore[no-untyped-def]
-    def reply(request: httpx.Request) -> httpx.Response:
-        if json.loads(request.content).get("stream"):
-            return httpx.Response(200, content=anthropic_stream(("Hel", "lo")), headers=SSE_HEADERS)
-        return httpx.Response(200, json=anthropic_message("Hello"))
-    respx_mock.post(ANTHROPIC_URL).mock(side_effect=reply)
+_openai_routes = _routes(OPENAI_URL, lambda: openai_chat_stream(("Hel", "lo")),
+                         lambda: openai_chat_completion("Hello"))
+_anthropic_routes = _routes(ANTHROPIC_URL, lambda: anthropic_stream(("Hel", "lo")),
+                            lambda: anthropic_message("Hello"))
 
 
 CASES: dict[str, Case] = {

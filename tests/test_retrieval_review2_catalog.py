@@ -43,40 +43,28 @@ def test_a_skill_md_linked_to_a_device_is_skipped_not_read(tmp_path: Path) -> No
     assert [i.reason for i in issues] == ["not a regular file"]
 
 
-def test_an_unreadable_skill_folder_is_reported_not_silently_dropped(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("error,reported", [
+    (PermissionError(13, "Permission denied"), True),    # chmod 000: reported, not silently dropped
+    (FileNotFoundError(2, "No such file or directory"), False),  # deleted mid-walk: simply gone
+])
+def test_a_folder_that_cannot_be_listed_is_reported_unless_it_vanished(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: OSError, reported: bool) -> None:
     write_skill(tmp_path, "ok", skill_md("ok", "a fine skill"))
-    write_skill(tmp_path, "locked", skill_md("locked", "a skill in a folder we may not list"))
-    locked = str(tmp_path / "locked")
+    write_skill(tmp_path, "bad", skill_md("bad", "a skill in a folder we cannot list"))
+    bad = str(tmp_path / "bad")
+    error.filename = bad
     real_scandir = os.scandir
 
-    def scandir(path: str | os.PathLike[str] = ".") -> object:  # chmod 000 (root ignores modes)
-        if os.fspath(path) == locked:
-            raise PermissionError(13, "Permission denied", locked)
+    def scandir(path: str | os.PathLike[str] = ".") -> object:  # root ignores modes: simulate
+        if os.fspath(path) == bad:
+            raise error
         return real_scandir(path)
 
     monkeypatch.setattr(os, "scandir", scandir)
     cat = load_catalog([tmp_path], warn=False)
     assert [s.name for s in cat.skills] == ["ok"]
-    assert [(i.path, i.reason) for i in cat.issues] == [(locked, "cannot list folder: Permission denied")]
-
-
-def test_a_folder_vanishing_during_the_walk_is_not_an_issue(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write_skill(tmp_path, "ok", skill_md("ok", "a fine skill"))
-    write_skill(tmp_path, "gone", skill_md("gone", "deleted while we looked"))
-    gone = str(tmp_path / "gone")
-    real_scandir = os.scandir
-
-    def scandir(path: str | os.PathLike[str] = ".") -> object:
-        if os.fspath(path) == gone:
-            raise FileNotFoundError(2, "No such file or directory", gone)
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", scandir)
-    cat = load_catalog([tmp_path], warn=False)
-    assert [s.name for s in cat.skills] == ["ok"]
-    assert cat.issues == ()
+    expected = [(bad, "cannot list folder: Permission denied")] if reported else []
+    assert [(i.path, i.reason) for i in cat.issues] == expected
 
 
 def test_a_configured_folder_we_may_not_enter_is_an_issue_not_a_crash(
