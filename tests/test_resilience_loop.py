@@ -133,16 +133,31 @@ def test_500_twice_retried_within_budget_then_failover() -> None:
     assert len(clock.sleeps) == 1 and 0.0 <= clock.sleeps[0] <= 0.5   # full jitter, attempt 1
 
 
-def test_budget_spent_raises_all_providers_failed_with_attempts() -> None:
+def test_budget_counts_retries_and_every_provider_is_still_tried() -> None:
+    """retry_budget counts retries after server errors; failing over is not a retry, so a spent
+    budget stops the retrying, not the failover: three failing providers are each tried."""
     a = Scripted("a", default=ServerError("boom", status_code=502))
     b = Scripted("b", default=Overloaded("busy", status_code=529))
-    loop, _ = make({"a": a, "b": b}, {"a": [A1], "b": [B1]}, policy=LoopPolicy(retry_budget=2))
+    c = Scripted("c", default=ServerError("down", status_code=503))
+    loop, _ = make({"a": a, "b": b, "c": c}, {"a": [A1], "b": [B1], "c": [Credential("c", "sk-c")]},
+                   policy=LoopPolicy(retry_budget=1))
     with pytest.raises(AllProvidersFailed) as ei:
-        loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2")))
-    assert [(x.provider, x.status) for x in ei.value.attempts] == [
-        ("a", "502"), ("a", "502"), ("b", "529")]
-    assert ei.value.attempts[-1].decision == "budget_spent"
-    assert isinstance(ei.value.last_error, Overloaded)
+        loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2"), ("c", "m3")))
+    assert [(x.provider, x.status, x.decision) for x in ei.value.attempts] == [
+        ("a", "502", "retry"), ("a", "502", "failover"),
+        ("b", "529", "budget_spent"), ("c", "503", "budget_spent")]
+    assert isinstance(ei.value.last_error, ServerError)
+
+
+def test_the_last_provider_succeeds_after_the_budget_is_spent() -> None:
+    a = Scripted("a", default=ServerError("boom", status_code=500))
+    b = Scripted("b", default=ServerError("boom", status_code=500))
+    c = Scripted("c", script=["from c"])
+    loop, _ = make({"a": a, "b": b, "c": c}, {"a": [A1], "b": [B1], "c": [Credential("c", "sk-c")]},
+                   policy=LoopPolicy(retry_budget=2))
+    done, attempts = loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2"), ("c", "m3")))
+    assert done.provider == "c"
+    assert [x.decision for x in attempts] == ["retry", "failover", "retry", "failover", "done"]
 
 
 @pytest.mark.parametrize("error", [

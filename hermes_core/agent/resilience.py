@@ -7,8 +7,9 @@ For each candidate (provider, model) of a :class:`RouteDecision`, in order::
     429            -> pool.cool_down(cred, retry_after); next key at once (no retry budget spent)
     401/403/402    -> pool.remove(cred) + alert (fingerprint only); next key
     5xx/529/timeout/connection
-                   -> breakers; budget -= 1; back off (full jitter, Retry-After first) and retry the
-                      same provider up to ``retries_per_provider`` times, then fail over at once
+                   -> breakers; back off (full jitter, Retry-After first) and retry the same
+                      provider up to ``retries_per_provider`` times while the request's
+                      ``retry_budget`` lasts (each retry spends one), then fail over at once
     every key blocked
                    -> wait for the earliest key if it frees within ``max_wait_s`` (within the
                       deadline when no candidate is left), else fail over
@@ -333,17 +334,21 @@ class _Run:
             self.record(cand, cred, status, started, "failover", error=error)
             self._failover()
             return 0.0
-        # retryable server-side failure (or a 429 from a provider without keys)
-        if self.budget <= 0:
-            self.record(cand, cred, status, started, "budget_spent", error=error)
-            raise self.fail()
-        self.budget -= 1
+        # retryable server-side failure (or a 429 from a provider without keys): retry here while
+        # this provider's retries and the request's budget last, then fail over. The budget counts
+        # retries only: moving to the next provider is not a retry, so every candidate gets tried
+        # (within the deadline) however many failed before it.
         pol = self.loop.policy
         if self.retries_here < pol.retries_per_provider:
-            self.retries_here += 1
-            delay = backoff_delay(self.retries_here, error, base=pol.backoff_base_s,
+            if self.budget <= 0:
+                self.record(cand, cred, status, started, "budget_spent", error=error)
+                self._failover()
+                return 0.0
+            delay = backoff_delay(self.retries_here + 1, error, base=pol.backoff_base_s,
                                   cap=pol.backoff_max_s, rng=self.loop.rng)
             if self.loop.clock() + delay < self.deadline:
+                self.retries_here += 1
+                self.budget -= 1
                 self.record(cand, cred, status, started, "retry", error=error,
                             retry_after=round(delay, 6))
                 return delay
