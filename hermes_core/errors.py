@@ -196,7 +196,9 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
 
     Order: ``retry-after-ms``, then ``retry-after`` (seconds or HTTP date); when neither is present,
     the largest of ``x-ratelimit-reset-*`` (OpenAI durations) and ``anthropic-ratelimit-*-reset``
-    (RFC 3339 times) for limits that are exhausted, else for any limit.
+    (RFC 3339 times) among limits that are exhausted (remaining 0) or say nothing about what
+    remains. A limit with requests left is not why we were refused: its reset time is ignored, and
+    None (the pool's default cool-down) is better than waiting for the wrong clock.
     """
     now = time.time() if now is None else now
     h = {k.lower(): v for k, v in headers.items()}
