@@ -136,6 +136,8 @@ class Repl:
             return
         try:
             cmd.handler(self, arg.strip())
+        except KeyboardInterrupt:  # Ctrl-C cancels the command (a slow /skills), not the chat
+            self.say("\n[cancelled]")
         except HermesError as e:
             self.error(e)
         except Exception as e:  # like a turn: a failing command must not end the chat
