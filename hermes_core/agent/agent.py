@@ -480,9 +480,17 @@ def _default_providers() -> dict[str, Provider]:
 
 
 def default_retriever(settings: Settings, *, warm: bool = True) -> Any:
-    """The skill retriever for the home's skills (None when disabled or unavailable)."""
-    if not settings.skill_utils.enabled:
-        return None
+    """The skill retriever for the home's skills (None when unavailable).
+
+    With retrieval off (``skill_utils.enabled: false`` or ``HERMES_DISABLE_SKILL_RETRIEVAL=1``) the
+    retriever still serves the prompt: it lists every skill, as before retrieval existed, and the
+    model can load one with skill_view. It then needs no embedding model, so none is loaded.
+    """
+    off = (not settings.skill_utils.enabled
+           or os.environ.get("HERMES_DISABLE_SKILL_RETRIEVAL") == "1")
+    if off:
+        settings = settings.with_overrides(**{"skill_utils.enabled": False,
+                                              "skill_utils.embeddings": False})
     try:
         from ..retrieval.retriever import build_retriever
     except ImportError:  # retrieval not installed
@@ -493,7 +501,7 @@ def default_retriever(settings: Settings, *, warm: bool = True) -> Any:
         log.warning("skill retrieval is off: %s", e)
         return None
     warm_up = getattr(retriever, "warm_up", None)
-    if warm and warm_up is not None:
+    if warm and not off and warm_up is not None:
         warm_up(background=True)  # the first turn is not blocked by loading the embedding model
     return retriever
 
