@@ -35,6 +35,7 @@ class Repl:
         self.commands: dict[str, Command] = {}
         self.running = True
         self.last_reply: Any = None
+        self.turn_error: HermesError | None = None   # why the last turn failed (for /route)
         for cmd in BUILTIN_COMMANDS:
             self.register(cmd)
 
@@ -145,6 +146,7 @@ class Repl:
             self.error(e)
 
     def turn(self, text: str) -> None:
+        self.turn_error = None
         try:
             if self.stream:
                 stream = self.agent.stream(text)
@@ -168,6 +170,7 @@ class Repl:
         except KeyboardInterrupt:
             self.say("\n[cancelled]")
         except HermesError as e:
+            self.turn_error = e
             self.say("")
             self.error(e)
         except Exception as e:  # a bug must not end the user's chat; the log has the traceback

@@ -135,8 +135,14 @@ def _route(repl: Repl, arg: str) -> None:
     repl.say(f"model: {d.model}; reason: {d.reason}")
     repl.say("candidates: " + ", ".join(f"{c.provider}/{c.model}" for c in d.candidates))
     reply = repl.agent.last_reply
-    if reply is not None and reply.attempts:
-        for a in reply.attempts:
+    err = repl.turn_error
+    if reply is None or reply.route is not d:   # the turn after the last reply failed
+        reply = None
+        if err is not None and not getattr(err, "attempts", ()):
+            repl.say(f"  failed: {str(err).splitlines()[0] if str(err) else type(err).__name__}")
+    attempts = reply.attempts if reply is not None else getattr(err, "attempts", ())
+    if attempts:
+        for a in attempts:
             key = f" key {a.key_fingerprint}" if a.key_fingerprint else ""
             wait = f" retry_after {a.retry_after:g}s" if a.retry_after is not None else ""
             repl.say(f"  attempt {a.provider}/{a.model}{key}: {a.status} -> {a.decision}"
