@@ -242,14 +242,17 @@ class Settings(_Model):
         p = self.provider(provider)
         endpoint = p.endpoint if p else None
         creds = self.credentials.get(provider)
-        keys = [k for k in (creds.keys if creds else ()) if k.key]
+        # A key never holds whitespace: one pasted with a newline or CR (a CRLF .env file) would
+        # be refused by the HTTP client as an invalid header and surface as a connection error.
+        keys = [k for k in (creds.keys if creds else ()) if k.key.strip()]
         if not keys:
             kind = p.kind if p else provider
             env = ENV_KEYS.get(provider) or (ENV_KEYS.get(kind) if provider == kind else None)
             source = os.environ if self._env_keys is None else self._env_keys
-            secret = source.get(env, "") if env else ""
+            secret = source.get(env, "").strip() if env else ""
             return [Credential(provider, secret, endpoint=endpoint)] if secret else []
-        return [Credential(provider, k.key, k.weight, k.max_rpm, k.max_tpm, endpoint) for k in keys]
+        return [Credential(provider, k.key.strip(), k.weight, k.max_rpm, k.max_tpm, endpoint)
+                for k in keys]
 
     def with_overrides(self, **changes: Any) -> Settings:
         """An immutable copy with dotted-path overrides, e.g. ``{"llm.stream": False}``."""
