@@ -102,7 +102,7 @@ def show_retrieval(repl: Repl, result: Any) -> None:
 def _skills(repl: Repl, arg: str) -> None:
     agent = repl.agent
     if agent.retriever is None:
-        repl.say("skill retrieval is off (no skills, or skill_utils.enabled: false)")
+        repl.say("skill retrieval is unavailable (the retrieval package or the skill catalog failed to load)")
         return
     if arg:
         show_retrieval(repl, agent.retriever.retrieve(arg))
