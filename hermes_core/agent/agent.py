@@ -239,10 +239,11 @@ class Agent:
         return replace(prompt, messages=(*prompt.messages, assistant, *answers))
 
     def _finish(self, message: str, prompt: Prompt, decision: RouteDecision, done: Completion,
-                usage: Usage, attempts: Sequence[Attempt]) -> Reply:
-        first_len = len(self.history) + 1
+                usage: Usage, attempts: Sequence[Attempt], rounds_from: int) -> Reply:
         self.history.append(Message("user", clean_text(message)))
-        self.history.extend(prompt.messages[first_len:])  # tool calls and answers, if any
+        # tool calls and answers, if any: appended after the messages prepare() sent, which may
+        # differ from the history (a pre_llm_call hook can return a Prompt with other messages)
+        self.history.extend(prompt.messages[rounds_from:])
         self.history.append(Message("assistant", done.text))
         self.stats.turns += 1
         self.stats.usage = self.stats.usage + usage
@@ -400,6 +401,7 @@ class _Turn:
     def __init__(self, agent: Agent, message: str, prompt: Prompt, decision: RouteDecision) -> None:
         self.agent, self.message = agent, message
         self.prompt, self.decision = prompt, decision
+        self.rounds_from = len(prompt.messages)  # tool rounds append after this
         self.usage = Usage()
         self.attempts: list[Attempt] = []
         self.rounds = 0
@@ -420,7 +422,7 @@ class _Turn:
     def finish(self) -> Reply:
         assert self.done is not None
         return self.agent._finish(self.message, self.prompt, self.decision, self.done,
-                                  self.usage, self.attempts)
+                                  self.usage, self.attempts, self.rounds_from)
 
 
 class _Accumulator:
