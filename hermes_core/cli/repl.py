@@ -8,8 +8,10 @@ Ctrl-C cancels the reply in progress, not the REPL; Ctrl-D or ``/exit`` ends the
 from __future__ import annotations
 
 import logging
+import signal
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -114,6 +116,7 @@ class Repl:
 
     def run(self) -> int:
         self.banner()
+        restore = _end_on_signals()
         try:
             for line in self._lines():
                 text = line.strip()
@@ -126,6 +129,7 @@ class Repl:
                 if not self.running:
                     break
         finally:
+            restore()   # a second signal during the recording ends the process at once
             self.finish()
         return 0
 
@@ -183,3 +187,29 @@ class Repl:
             self.agent.close()   # records the session into episodic memory
         except HermesError as e:
             self.error(e)
+
+
+def _end_on_signals() -> Callable[[], None]:
+    """SIGTERM and SIGHUP (``kill``, a closed terminal window) end the chat as Ctrl-D does.
+
+    Their default action kills the process outright: the session was never recorded and the input
+    history never written. Raising SystemExit instead unwinds through ``run``'s cleanup. Returns a
+    function that puts the previous handlers back.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def handler(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    saved = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            saved[sig] = signal.signal(sig, handler)
+
+    def restore() -> None:
+        for sig, previous in saved.items():
+            signal.signal(sig, previous)
+
+    return restore
