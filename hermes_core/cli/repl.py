@@ -32,6 +32,14 @@ class Repl:
         self.agent = agent
         self.stdin = stdin or sys.stdin
         self.out = stdout or sys.stdout
+        # A reply may hold characters the output encoding lacks (a Latin-1 terminal, cp1252 when
+        # redirected on Windows): show them as "?" rather than failing the turn.
+        reconfigure = getattr(self.out, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="replace")
+            except (ValueError, OSError):  # pragma: no cover - not a reconfigurable text stream
+                pass
         self.interactive = self.stdin.isatty()
         self.stream = agent.settings.llm.stream if stream is None else stream
         self.commands: dict[str, Command] = {}
