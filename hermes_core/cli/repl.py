@@ -185,10 +185,24 @@ class Repl:
             self.turn_error = e
             self.say("")
             self.error(e)
+            self._no_key_hint(e)
         except Exception as e:  # a bug must not end the user's chat; the log has the traceback
             log.debug("turn failed", exc_info=True)
             self.say("")
             self.error(e)
+
+    def _no_key_hint(self, err: HermesError) -> None:
+        """Every attempt lacked a key (only ANTHROPIC_API_KEY set, the default model is OpenAI's):
+        say which key is missing and how to pick a model of a provider that has one."""
+        attempts = getattr(err, "attempts", ())
+        if not attempts or any(a.status != "no_key" for a in attempts):
+            return
+        missing = ", ".join(dict.fromkeys(a.provider for a in attempts))
+        have = [p for p in self.agent.providers if self.agent.pool.has_keys(p)]
+        self.say(f"[no API key for {missing}"
+                 + (f"; keys are set for {', '.join(have)}: choose one of its models with "
+                    "/model NAME, --model or llm.routing.default_model" if have else "")
+                 + "]")
 
     def finish(self) -> None:
         try:
