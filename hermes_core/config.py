@@ -459,6 +459,8 @@ def _read_config(path: Path) -> str:
         raw = path.read_bytes()
     except OSError as e:
         raise ConfigError(f"cannot read: {e.strerror or e}", file=str(path)) from None
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):  # PowerShell's ">" writes UTF-16
+        raise ConfigError("UTF-16 text; save the file as UTF-8", file=str(path))
     if b"\x00" in raw:
         raise ConfigError("binary file, not YAML", file=str(path))
     try:

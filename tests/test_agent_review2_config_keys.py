@@ -20,3 +20,18 @@ def test_yaml_key_is_stripped(tmp_path: Path):
     s = load_settings(cfg, env={"K": "sk-test-abcdef123456\n"})
     (cred,) = s.credentials_for("openai")
     assert cred.secret == "sk-test-abcdef123456"
+
+
+def test_utf16_config_is_named_as_such(tmp_path: Path):
+    # PowerShell's ">" writes UTF-16 with a BOM; "binary file, not YAML" sent users looking for
+    # a corrupt file instead of an encoding to change.
+    import pytest
+
+    from hermes_core.errors import ConfigError
+
+    cfg = tmp_path / "config.yaml"
+    cfg.write_bytes("llm:\n  max_tokens: 5\n".encode("utf-16"))
+    with pytest.raises(ConfigError) as info:
+        load_settings(cfg)
+    assert "UTF-16" in str(info.value) and "UTF-8" in str(info.value)
+    assert str(cfg) in str(info.value)
