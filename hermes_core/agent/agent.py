@@ -8,6 +8,7 @@ defaults come from settings. With no API key anywhere the agent runs on the offl
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import uuid
@@ -202,6 +203,12 @@ class Agent:
                                     model=self.requested_model, tools=tools)
         if self.pre_llm_call is not None:
             extra = self.pre_llm_call(message, prompt)
+            if extra is not None and not isinstance(extra, (str, Prompt)):
+                if inspect.iscoroutine(extra):   # an async hook: close it, never awaited
+                    extra.close()
+                raise TypeError(f"pre_llm_call must return str, Prompt or None, not "
+                                f"{type(extra).__name__} (hooks are called synchronously, also "
+                                "from achat/astream)")
             if isinstance(extra, Prompt):
                 prompt = extra
             elif extra:
