@@ -133,7 +133,7 @@ class Agent:
         self.offline_reason: str | None = None
         self.last_reply: Reply | None = None
         self.last_decision: RouteDecision | None = None
-        self._ended = False
+        self._recorded = 0   # len(history) at the last record: later turns are recorded again
 
         self.pool = pool or CredentialPool.from_settings(self.settings)  # alerts log fingerprints
         if provider is not None:
@@ -339,10 +339,11 @@ class Agent:
         return ModelSummarizer(complete)
 
     def end_session(self) -> Any:
-        """Summarise the chat into episodic memory (once); returns the record result or None."""
-        if self._ended or not self.history or self.context_engine is None:
+        """Summarise the chat into episodic memory; returns the record result, or None when
+        nothing was said since the last record. Recording again replaces the session's memory."""
+        if len(self.history) <= self._recorded or self.context_engine is None:
             return None
-        self._ended = True
+        self._recorded = len(self.history)
         # Offline replies describe the request, not the conversation: remember only what was said.
         messages = ([m for m in self.history if m.role == "user"] if self.offline
                     else self.history)
@@ -375,7 +376,7 @@ class Agent:
         self.history.clear()
         self.stats = SessionStats()
         self.session_id = uuid.uuid4().hex[:12]
-        self._ended = False
+        self._recorded = 0
 
     @contextmanager
     def override(self, *, provider: Provider | None = None, retriever: Any = None,
