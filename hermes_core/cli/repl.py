@@ -130,8 +130,8 @@ class Repl:
                 text = line.strip()
                 if not text:
                     continue
-                if text.startswith("/"):
-                    self.dispatch(text)
+                if text.startswith("/") and "/" not in text[1:].split(" ", 1)[0]:
+                    self.dispatch(text)   # "/etc/hosts is empty" starts with a path: a message
                 else:
                     self.turn(text)
                 if not self.running:
