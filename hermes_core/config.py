@@ -367,7 +367,19 @@ def _validate(data: Any, *, file: str | None, lines: Mapping[str, int]) -> Setti
                 msg = f"{msg} (got {repr(err['input'])[:60]})"
         raise ConfigError(msg, file=file, key_path=key_path or None, line=line) from None
     _check_rules(settings, lines)
+    _check_credentials(settings, lines)
     return settings
+
+
+def _check_credentials(settings: Settings, lines: Mapping[str, int]) -> None:
+    """Keys under a provider nothing routes to are never used: say so, or the chat reports
+    "no API key configured" for a file that holds one."""
+    routed = [p.name for p in settings.llm.routing.providers] or list(ENV_KEYS)
+    for name, creds in settings.credentials.items():
+        if name not in routed and creds.keys:
+            log.warning("%s:%s: credentials for '%s' are unused: no provider of that name in "
+                        "llm.routing.providers (%s)", settings.source or "<config>",
+                        lines.get(f"credentials.{name}", "?"), name, ", ".join(routed))
 
 
 def _check_rules(settings: Settings, lines: Mapping[str, int]) -> None:

@@ -35,3 +35,31 @@ def test_utf16_config_is_named_as_such(tmp_path: Path):
         load_settings(cfg)
     assert "UTF-16" in str(info.value) and "UTF-8" in str(info.value)
     assert str(cfg) in str(info.value)
+
+
+def test_credentials_for_a_provider_not_in_routing_are_named(tmp_path: Path, caplog):
+    # Keys under a provider the routing does not list were dropped without a word, and the chat
+    # then said "no API key configured" although the file holds one.
+    import logging
+
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("llm:\n  routing:\n    providers:\n      - name: openai\n"
+                   "credentials:\n  anthropic:\n    keys:\n      - key: sk-ant-test-0123456789abcdef\n",
+                   encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="hermes_core.config"):
+        load_settings(cfg)
+    (msg,) = [r.getMessage() for r in caplog.records if "anthropic" in r.getMessage()]
+    assert f"{cfg}:7" in msg   # the line of its value, like every config message
+    assert "llm.routing.providers" in msg and "openai" in msg
+    assert "sk-ant-test" not in msg
+
+
+def test_credentials_for_default_providers_need_no_routing_entry(tmp_path: Path, caplog):
+    import logging
+
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("credentials:\n  anthropic:\n    keys:\n      - key: sk-ant-test-0123456789abcdef\n",
+                   encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="hermes_core.config"):
+        load_settings(cfg)
+    assert not [r for r in caplog.records if "routing" in r.getMessage()]
