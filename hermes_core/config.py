@@ -367,7 +367,6 @@ def _validate(data: Any, *, file: str | None, lines: Mapping[str, int]) -> Setti
                 msg = f"{msg} (got {repr(err['input'])[:60]})"
         raise ConfigError(msg, file=file, key_path=key_path or None, line=line) from None
     _check_rules(settings, lines)
-    _check_credentials(settings, lines)
     return settings
 
 
@@ -416,7 +415,9 @@ def parse_yaml(text: str, *, file: str | None = None,
                     file or "<config>", line, key_path)
     if isinstance(data, dict):
         _drop_empty_keys(data)
-    return _validate(data, file=file, lines=lines)
+    settings = _validate(data, file=file, lines=lines)
+    _check_credentials(settings, lines)   # once per file, not on every with_overrides copy
+    return settings
 
 
 def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = None, *,

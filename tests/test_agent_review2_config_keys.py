@@ -63,3 +63,16 @@ def test_credentials_for_default_providers_need_no_routing_entry(tmp_path: Path,
     with caplog.at_level(logging.WARNING, logger="hermes_core.config"):
         load_settings(cfg)
     assert not [r for r in caplog.records if "routing" in r.getMessage()]
+
+
+def test_unused_credentials_warned_once_per_load(tmp_path: Path, caplog):
+    import logging
+
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("llm:\n  routing:\n    providers:\n      - name: openai\n"
+                   "credentials:\n  anthropic:\n    keys:\n      - key: sk-ant-test-0123456789abcdef\n",
+                   encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="hermes_core.config"):
+        s = load_settings(cfg, home=tmp_path)             # home: a with_overrides copy
+        s.with_overrides(**{"llm.stream": False})
+    assert len([r for r in caplog.records if "unused" in r.getMessage()]) == 1
