@@ -41,3 +41,15 @@ def test_route_after_a_failed_turn_describes_the_failed_turn(tmp_path: Path, fai
         assert "attempt fake/gpt-4o: 500 -> failover" in second, second
     else:                                  # raised at once: the error itself
         assert "failed: bad request body" in second, second
+
+
+def test_prompt_after_a_failed_turn_says_it_shows_the_turn_before(tmp_path: Path):
+    settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False},
+                              "context_engine": {"enabled": False}})
+    fake = FakeProvider(["first answer", BadRequest("bad request body", status_code=400)])
+    agent = Agent(settings, provider=fake)
+    out = io.StringIO()
+    Repl(agent, stdin=io.StringIO("first\nsecond\n/prompt\n/exit\n"), stdout=out,
+         stream=False).run()
+    shown = out.getvalue().split("bad request body", 1)[1]
+    assert "the last turn failed" in shown and '"first"' in shown

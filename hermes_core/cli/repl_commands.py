@@ -55,6 +55,8 @@ def _prompt(repl: Repl, arg: str) -> None:
     if reply is None or reply.prompt is None:
         repl.say("no request sent yet")
         return
+    if repl.turn_error is not None:
+        repl.say("[the last turn failed before a reply; this is the request of the turn before it]")
     provider = repl.agent.providers.get(reply.provider) or repl.agent.provider
     payload = provider.render(reply.prompt, reply.model, repl.agent.options())
     repl.say(f"# as sent to {reply.provider} ({provider.kind}), model {reply.model}, "
