@@ -384,6 +384,7 @@ class Agent:
         """Temporarily swap parts, e.g. ``with agent.override(provider=FakeProvider()):``."""
         saved = (self.loop.providers, self._pinned, self.builder.memory_source)
         saved_skills = (self.retriever, self.skills, self.builder.skill_selector)
+        saved_engine = self.context_engine  # not the builder's memory source: they may differ
         if provider is not None:
             self.loop.providers = {provider.name: provider}
             self._pinned = True
@@ -397,7 +398,7 @@ class Agent:
         finally:
             self.loop.providers, self._pinned, self.builder.memory_source = saved
             self.retriever, self.skills, self.builder.skill_selector = saved_skills
-            self.context_engine = saved[2]
+            self.context_engine = saved_engine
 
 
 # ---------------------------------------------------------------------- helpers
