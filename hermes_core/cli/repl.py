@@ -45,7 +45,7 @@ class Repl:
         self.commands: dict[str, Command] = {}
         self.running = True
         self.last_reply: Any = None
-        self.turn_error: HermesError | None = None   # why the last turn failed (for /route)
+        self.turn_error: HermesError | None = None   # why the last turn failed (/route, /prompt)
         for cmd in BUILTIN_COMMANDS:
             self.register(cmd)
 
