@@ -26,8 +26,9 @@ def ticket_context(message: str, prompt: Prompt) -> str | None:
 
 
 def main() -> int:
-    agent = Agent.from_config(None, home=HOME, offline=True, pre_llm_call=ticket_context)
-    reply = agent.chat("Why does the deploy keep failing?")
+    # ``with``: close() records the session and lets the background model load finish before exit
+    with Agent.from_config(None, home=HOME, offline=True, pre_llm_call=ticket_context) as agent:
+        reply = agent.chat("Why does the deploy keep failing?")
     assert reply.prompt is not None and "OPS-112" in reply.prompt.context
     print("per-turn context sent with this message:\n" + reply.prompt.context)
     assert "OPS-112" not in reply.prompt.system  # the cached prefix is untouched

@@ -246,14 +246,17 @@ class Settings(_Model):
         p = self.provider(provider)
         endpoint = p.endpoint if p else None
         creds = self.credentials.get(provider)
-        keys = [k for k in (creds.keys if creds else ()) if k.key]
+        # A key never holds whitespace: one pasted with a newline or CR (a CRLF .env file) would
+        # be refused by the HTTP client as an invalid header and surface as a connection error.
+        keys = [k for k in (creds.keys if creds else ()) if k.key.strip()]
         if not keys:
             kind = p.kind if p else provider
             env = ENV_KEYS.get(provider) or (ENV_KEYS.get(kind) if provider == kind else None)
             source = os.environ if self._env_keys is None else self._env_keys
-            secret = source.get(env, "") if env else ""
+            secret = source.get(env, "").strip() if env else ""
             return [Credential(provider, secret, endpoint=endpoint)] if secret else []
-        return [Credential(provider, k.key, k.weight, k.max_rpm, k.max_tpm, endpoint) for k in keys]
+        return [Credential(provider, k.key.strip(), k.weight, k.max_rpm, k.max_tpm, endpoint)
+                for k in keys]
 
     def with_overrides(self, **changes: Any) -> Settings:
         """An immutable copy with dotted-path overrides, e.g. ``{"llm.stream": False}``."""
@@ -371,6 +374,17 @@ def _validate(data: Any, *, file: str | None, lines: Mapping[str, int]) -> Setti
     return settings
 
 
+def _check_credentials(settings: Settings, lines: Mapping[str, int]) -> None:
+    """Keys under a provider nothing routes to are never used: say so, or the chat reports
+    "no API key configured" for a file that holds one."""
+    routed = [p.name for p in settings.llm.routing.providers] or list(ENV_KEYS)
+    for name, creds in settings.credentials.items():
+        if name not in routed and creds.keys:
+            log.warning("%s:%s: credentials for '%s' are unused: no provider of that name in "
+                        "llm.routing.providers (%s)", settings.source or "<config>",
+                        lines.get(f"credentials.{name}", "?"), name, ", ".join(routed))
+
+
 def _check_rules(settings: Settings, lines: Mapping[str, int]) -> None:
     """Rule conditions are validated at load: a bad one names its rule and line."""
     try:
@@ -405,7 +419,9 @@ def parse_yaml(text: str, *, file: str | None = None,
                     file or "<config>", line, key_path)
     if isinstance(data, dict):
         _drop_empty_keys(data)
-    return _validate(data, file=file, lines=lines)
+    settings = _validate(data, file=file, lines=lines)
+    _check_credentials(settings, lines)   # once per file, not on every with_overrides copy
+    return settings
 
 
 def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = None, *,
@@ -460,6 +476,8 @@ def _read_config(path: Path) -> str:
         raw = path.read_bytes()
     except OSError as e:
         raise ConfigError(f"cannot read: {e.strerror or e}", file=str(path)) from None
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):  # PowerShell's ">" writes UTF-16
+        raise ConfigError("UTF-16 text; save the file as UTF-8", file=str(path))
     if b"\x00" in raw:
         raise ConfigError("binary file, not YAML", file=str(path))
     try:

@@ -8,6 +8,7 @@ defaults come from settings. With no API key anywhere the agent runs on the offl
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import uuid
@@ -132,7 +133,7 @@ class Agent:
         self.offline_reason: str | None = None
         self.last_reply: Reply | None = None
         self.last_decision: RouteDecision | None = None
-        self._ended = False
+        self._recorded = 0   # len(history) at the last record: later turns are recorded again
 
         self.pool = pool or CredentialPool.from_settings(self.settings)  # alerts log fingerprints
         if provider is not None:
@@ -202,6 +203,12 @@ class Agent:
                                     model=self.requested_model, tools=tools)
         if self.pre_llm_call is not None:
             extra = self.pre_llm_call(message, prompt)
+            if extra is not None and not isinstance(extra, (str, Prompt)):
+                if inspect.iscoroutine(extra):   # an async hook: close it, never awaited
+                    extra.close()
+                raise TypeError(f"pre_llm_call must return str, Prompt or None, not "
+                                f"{type(extra).__name__} (hooks are called synchronously, also "
+                                "from achat/astream)")
             if isinstance(extra, Prompt):
                 prompt = extra
             elif extra:
@@ -239,10 +246,11 @@ class Agent:
         return replace(prompt, messages=(*prompt.messages, assistant, *answers))
 
     def _finish(self, message: str, prompt: Prompt, decision: RouteDecision, done: Completion,
-                usage: Usage, attempts: Sequence[Attempt]) -> Reply:
-        first_len = len(self.history) + 1
+                usage: Usage, attempts: Sequence[Attempt], rounds_from: int) -> Reply:
         self.history.append(Message("user", clean_text(message)))
-        self.history.extend(prompt.messages[first_len:])  # tool calls and answers, if any
+        # tool calls and answers, if any: appended after the messages prepare() sent, which may
+        # differ from the history (a pre_llm_call hook can return a Prompt with other messages)
+        self.history.extend(prompt.messages[rounds_from:])
         self.history.append(Message("assistant", done.text))
         self.stats.turns += 1
         self.stats.usage = self.stats.usage + usage
@@ -331,10 +339,11 @@ class Agent:
         return ModelSummarizer(complete)
 
     def end_session(self) -> Any:
-        """Summarise the chat into episodic memory (once); returns the record result or None."""
-        if self._ended or not self.history or self.context_engine is None:
+        """Summarise the chat into episodic memory; returns the record result, or None when
+        nothing was said since the last record. Recording again replaces the session's memory."""
+        if len(self.history) <= self._recorded or self.context_engine is None:
             return None
-        self._ended = True
+        self._recorded = len(self.history)
         # Offline replies describe the request, not the conversation: remember only what was said.
         messages = ([m for m in self.history if m.role == "user"] if self.offline
                     else self.history)
@@ -367,7 +376,7 @@ class Agent:
         self.history.clear()
         self.stats = SessionStats()
         self.session_id = uuid.uuid4().hex[:12]
-        self._ended = False
+        self._recorded = 0
 
     @contextmanager
     def override(self, *, provider: Provider | None = None, retriever: Any = None,
@@ -375,6 +384,7 @@ class Agent:
         """Temporarily swap parts, e.g. ``with agent.override(provider=FakeProvider()):``."""
         saved = (self.loop.providers, self._pinned, self.builder.memory_source)
         saved_skills = (self.retriever, self.skills, self.builder.skill_selector)
+        saved_engine = self.context_engine  # not the builder's memory source: they may differ
         if provider is not None:
             self.loop.providers = {provider.name: provider}
             self._pinned = True
@@ -388,7 +398,7 @@ class Agent:
         finally:
             self.loop.providers, self._pinned, self.builder.memory_source = saved
             self.retriever, self.skills, self.builder.skill_selector = saved_skills
-            self.context_engine = saved[2]
+            self.context_engine = saved_engine
 
 
 # ---------------------------------------------------------------------- helpers
@@ -400,6 +410,7 @@ class _Turn:
     def __init__(self, agent: Agent, message: str, prompt: Prompt, decision: RouteDecision) -> None:
         self.agent, self.message = agent, message
         self.prompt, self.decision = prompt, decision
+        self.rounds_from = len(prompt.messages)  # tool rounds append after this
         self.usage = Usage()
         self.attempts: list[Attempt] = []
         self.rounds = 0
@@ -420,7 +431,7 @@ class _Turn:
     def finish(self) -> Reply:
         assert self.done is not None
         return self.agent._finish(self.message, self.prompt, self.decision, self.done,
-                                  self.usage, self.attempts)
+                                  self.usage, self.attempts, self.rounds_from)
 
 
 class _Accumulator:
@@ -480,9 +491,17 @@ def _default_providers() -> dict[str, Provider]:
 
 
 def default_retriever(settings: Settings, *, warm: bool = True) -> Any:
-    """The skill retriever for the home's skills (None when disabled or unavailable)."""
-    if not settings.skill_utils.enabled:
-        return None
+    """The skill retriever for the home's skills (None when unavailable).
+
+    With retrieval off (``skill_utils.enabled: false`` or ``HERMES_DISABLE_SKILL_RETRIEVAL=1``) the
+    retriever still serves the prompt: it lists every skill, as before retrieval existed, and the
+    model can load one with skill_view. It then needs no embedding model, so none is loaded.
+    """
+    off = (not settings.skill_utils.enabled
+           or os.environ.get("HERMES_DISABLE_SKILL_RETRIEVAL") == "1")
+    if off:
+        settings = settings.with_overrides(**{"skill_utils.enabled": False,
+                                              "skill_utils.embeddings": False})
     try:
         from ..retrieval.retriever import build_retriever
     except ImportError:  # retrieval not installed
@@ -493,7 +512,7 @@ def default_retriever(settings: Settings, *, warm: bool = True) -> Any:
         log.warning("skill retrieval is off: %s", e)
         return None
     warm_up = getattr(retriever, "warm_up", None)
-    if warm and warm_up is not None:
+    if warm and not off and warm_up is not None:
         warm_up(background=True)  # the first turn is not blocked by loading the embedding model
     return retriever
 

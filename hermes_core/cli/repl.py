@@ -8,8 +8,10 @@ Ctrl-C cancels the reply in progress, not the REPL; Ctrl-D or ``/exit`` ends the
 from __future__ import annotations
 
 import logging
+import signal
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -30,11 +32,20 @@ class Repl:
         self.agent = agent
         self.stdin = stdin or sys.stdin
         self.out = stdout or sys.stdout
+        # A reply may hold characters the output encoding lacks (a Latin-1 terminal, cp1252 when
+        # redirected on Windows): show them as "?" rather than failing the turn.
+        reconfigure = getattr(self.out, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="replace")
+            except (ValueError, OSError):  # pragma: no cover - not a reconfigurable text stream
+                pass
         self.interactive = self.stdin.isatty()
         self.stream = agent.settings.llm.stream if stream is None else stream
         self.commands: dict[str, Command] = {}
         self.running = True
         self.last_reply: Any = None
+        self.turn_error: HermesError | None = None   # why the last turn failed (/route, /prompt)
         for cmd in BUILTIN_COMMANDS:
             self.register(cmd)
 
@@ -113,18 +124,20 @@ class Repl:
 
     def run(self) -> int:
         self.banner()
+        restore = _end_on_signals()
         try:
             for line in self._lines():
                 text = line.strip()
                 if not text:
                     continue
-                if text.startswith("/"):
-                    self.dispatch(text)
+                if text.startswith("/") and "/" not in text[1:].split(" ", 1)[0]:
+                    self.dispatch(text)   # "/etc/hosts is empty" starts with a path: a message
                 else:
                     self.turn(text)
                 if not self.running:
                     break
         finally:
+            restore()   # a second signal during the recording ends the process at once
             self.finish()
         return 0
 
@@ -136,6 +149,8 @@ class Repl:
             return
         try:
             cmd.handler(self, arg.strip())
+        except KeyboardInterrupt:  # Ctrl-C cancels the command (a slow /skills), not the chat
+            self.say("\n[cancelled]")
         except HermesError as e:
             self.error(e)
         except Exception as e:  # like a turn: a failing command must not end the chat
@@ -143,6 +158,7 @@ class Repl:
             self.error(e)
 
     def turn(self, text: str) -> None:
+        self.turn_error = None
         try:
             if self.stream:
                 stream = self.agent.stream(text)
@@ -166,15 +182,56 @@ class Repl:
         except KeyboardInterrupt:
             self.say("\n[cancelled]")
         except HermesError as e:
+            self.turn_error = e
             self.say("")
             self.error(e)
+            self._no_key_hint(e)
         except Exception as e:  # a bug must not end the user's chat; the log has the traceback
             log.debug("turn failed", exc_info=True)
             self.say("")
             self.error(e)
+
+    def _no_key_hint(self, err: HermesError) -> None:
+        """Every attempt lacked a key (only ANTHROPIC_API_KEY set, the default model is OpenAI's):
+        say which key is missing and how to pick a model of a provider that has one."""
+        attempts = getattr(err, "attempts", ())
+        if not attempts or any(a.status != "no_key" for a in attempts):
+            return
+        missing = ", ".join(dict.fromkeys(a.provider for a in attempts))
+        have = [p for p in self.agent.providers if self.agent.pool.has_keys(p)]
+        self.say(f"[no API key for {missing}"
+                 + (f"; keys are set for {', '.join(have)}: choose one of its models with "
+                    "/model NAME, --model or llm.routing.default_model" if have else "")
+                 + "]")
 
     def finish(self) -> None:
         try:
             self.agent.close()   # records the session into episodic memory
         except HermesError as e:
             self.error(e)
+
+
+def _end_on_signals() -> Callable[[], None]:
+    """SIGTERM and SIGHUP (``kill``, a closed terminal window) end the chat as Ctrl-D does.
+
+    Their default action kills the process outright: the session was never recorded and the input
+    history never written. Raising SystemExit instead unwinds through ``run``'s cleanup. Returns a
+    function that puts the previous handlers back.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def handler(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    saved = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            saved[sig] = signal.signal(sig, handler)
+
+    def restore() -> None:
+        for sig, previous in saved.items():
+            signal.signal(sig, previous)
+
+    return restore

@@ -55,6 +55,8 @@ def _prompt(repl: Repl, arg: str) -> None:
     if reply is None or reply.prompt is None:
         repl.say("no request sent yet")
         return
+    if repl.turn_error is not None:
+        repl.say("[the last turn failed before a reply; this is the request of the turn before it]")
     provider = repl.agent.providers.get(reply.provider) or repl.agent.provider
     payload = provider.render(reply.prompt, reply.model, repl.agent.options())
     repl.say(f"# as sent to {reply.provider} ({provider.kind}), model {reply.model}, "
@@ -102,7 +104,7 @@ def show_retrieval(repl: Repl, result: Any) -> None:
 def _skills(repl: Repl, arg: str) -> None:
     agent = repl.agent
     if agent.retriever is None:
-        repl.say("skill retrieval is off (no skills, or skill_utils.enabled: false)")
+        repl.say("skill retrieval is unavailable (the retrieval package or the skill catalog failed to load)")
         return
     if arg:
         show_retrieval(repl, agent.retriever.retrieve(arg))
@@ -135,8 +137,14 @@ def _route(repl: Repl, arg: str) -> None:
     repl.say(f"model: {d.model}; reason: {d.reason}")
     repl.say("candidates: " + ", ".join(f"{c.provider}/{c.model}" for c in d.candidates))
     reply = repl.agent.last_reply
-    if reply is not None and reply.attempts:
-        for a in reply.attempts:
+    err = repl.turn_error
+    if reply is None or reply.route is not d:   # the turn after the last reply failed
+        reply = None
+        if err is not None and not getattr(err, "attempts", ()):
+            repl.say(f"  failed: {str(err).splitlines()[0] if str(err) else type(err).__name__}")
+    attempts = reply.attempts if reply is not None else getattr(err, "attempts", ())
+    if attempts:
+        for a in attempts:
             key = f" key {a.key_fingerprint}" if a.key_fingerprint else ""
             wait = f" retry_after {a.retry_after:g}s" if a.retry_after is not None else ""
             repl.say(f"  attempt {a.provider}/{a.model}{key}: {a.status} -> {a.decision}"

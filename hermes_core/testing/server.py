@@ -17,7 +17,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from ..types import fingerprint
-from .builders import anthropic_error, anthropic_message, openai_chat_completion, openai_error
+from .builders import (
+    anthropic_error,
+    anthropic_message,
+    anthropic_stream,
+    openai_chat_completion,
+    openai_chat_stream,
+    openai_error,
+)
 
 
 @dataclass
@@ -120,16 +127,23 @@ class MockLLMServer:
                     status, headers = server._decide(key)
                     server.state.requests.append(ServedRequest(
                         self.path, fingerprint(key) if key else None, status, body))
+                content_type = "application/json"
                 if status == 200:
                     text = server.reply(body) if callable(server.reply) else server.reply
-                    payload = (anthropic_message(text, model=body.get("model", "m")) if is_anthropic
-                               else openai_chat_completion(text, model=body.get("model", "m")))
+                    model = body.get("model", "m")
+                    if body.get("stream"):  # the chat streams by default: answer with SSE
+                        pieces = _pieces(text)
+                        data = (anthropic_stream(pieces, model=model) if is_anthropic
+                                else openai_chat_stream(pieces, model=model))
+                        content_type = "text/event-stream"
+                    else:
+                        data = json.dumps(anthropic_message(text, model=model) if is_anthropic
+                                          else openai_chat_completion(text, model=model)).encode()
                 else:
-                    payload = (anthropic_error(status, f"HTTP {status}") if is_anthropic
-                               else openai_error(status, f"HTTP {status}"))
-                data = json.dumps(payload).encode()
+                    data = json.dumps(anthropic_error(status, f"HTTP {status}") if is_anthropic
+                                      else openai_error(status, f"HTTP {status}")).encode()
                 self.send_response(status)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", content_type)
                 self.send_header("content-length", str(len(data)))
                 for k, v in headers.items():
                     self.send_header(k, v)
@@ -137,3 +151,8 @@ class MockLLMServer:
                 self.wfile.write(data)
 
         return Handler
+
+
+def _pieces(text: str, size: int = 8) -> tuple[str, ...]:
+    """The reply cut into small chunks, as a streaming server sends it."""
+    return tuple(text[i:i + size] for i in range(0, len(text), size)) or ("",)
