@@ -339,13 +339,16 @@ class SkillRetriever:
 
     def _build_dense(self, d: DenseIndex, skills: Sequence[Skill]) -> None:
         mid = d.embedder.model_id
-        if mid in self._dense_failed:
+        if mid in self._dense_failed or _exiting():
             return
         try:
             d.build(skills)
             if mid not in self._anchors and skills:
                 self._anchors[mid] = d.embedder.embed_documents(list(NULL_ANCHORS))
         except Exception as e:  # a model that fails to load makes the layer abstain, never crash
+            if _exiting():  # the script ended while the warm-up loaded the model: nothing to tell
+                log.debug("dense layer %s not loaded: the process is exiting (%s)", mid, e)
+                return
             log.warning("dense layer %s unavailable: %s", mid, e)
             self._dense_failed.add(mid)
 
@@ -534,6 +537,12 @@ class SkillRetriever:
         else:  # triggers fire on this message only; the ranking layers read the fuller query
             res = self.retrieve(query, history, trigger_text=message)
         return render(res), res
+
+
+def _exiting() -> bool:
+    """The main thread has finished: the interpreter is shutting down (the warm-up thread is not a
+    daemon, so it runs on), and thread pools the model loader uses refuse new work."""
+    return not threading.main_thread().is_alive()
 
 
 def hint_cut(scores: np.ndarray, order: Sequence[int] | np.ndarray, ratio: float = HINT_RATIO,
