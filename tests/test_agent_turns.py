@@ -171,3 +171,38 @@ async def test_hooks_and_async_turn_through_the_call_loop(home: Path):
     assert "".join(pieces) == "async two"
     assert agent.last_reply is not None and agent.last_reply.text == "async two"
     assert len(agent.history) == 4
+
+
+async def test_async_turns_build_the_prompt_off_the_event_loop(home: Path):
+    """Prompt building (retrieval, memory search, hooks) must not stall the event loop: a
+    pre_llm_call hook that waits for the loop itself to act would deadlock if run on it."""
+    import asyncio
+    import threading
+
+    fake = FakeProvider(["one", "two"])
+    agent = agent_for(home, fake)
+    entered, release = threading.Event(), threading.Event()
+    threads: list[str] = []
+
+    def hook(message: str, prompt):  # type: ignore[no-untyped-def]
+        threads.append(threading.current_thread().name)
+        entered.set()
+        assert release.wait(5.0), "the hook ran on the event loop and blocked it"
+        return None
+
+    agent.pre_llm_call = hook
+
+    async def let_go() -> None:
+        assert await asyncio.to_thread(entered.wait, 5.0)
+        release.set()
+        entered.clear()
+
+    reply, _ = await asyncio.gather(agent.achat("first"), let_go())
+    assert reply.text == "one"
+    release.clear()
+
+    async def consume() -> str:
+        return "".join([p async for p in agent.astream("second")])
+
+    text, _ = await asyncio.gather(consume(), let_go())
+    assert text == "two" and threading.main_thread().name not in threads

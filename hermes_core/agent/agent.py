@@ -8,6 +8,7 @@ defaults come from settings. With no API key anywhere the agent runs on the offl
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import os
@@ -294,8 +295,14 @@ class Agent:
         holder = ReplyStream(pieces())
         return holder
 
+    async def _aturn(self, message: str) -> _Turn:
+        """``_turn`` off the event loop: building the prompt stats context files, runs retrieval
+        (an embedding) and searches episodic memory, tens of milliseconds an event loop serving
+        other requests must not stall for. The ``pre_llm_call`` hook runs in that worker thread."""
+        return await asyncio.to_thread(self._turn, message)
+
     async def achat(self, message: str) -> Reply:
-        turn = self._turn(message)
+        turn = await self._aturn(message)
         while True:
             done, tried = await self.loop.acomplete(turn.prompt, turn.decision, self.options())
             if not turn.next_round(done, tried):
@@ -303,7 +310,7 @@ class Agent:
 
     async def astream(self, message: str) -> AsyncIterator[str]:
         """Async text pieces; ``self.last_reply`` holds the Reply once the stream completes."""
-        turn = self._turn(message)
+        turn = await self._aturn(message)
         while True:
             stream = self.loop.astream(turn.prompt, turn.decision, self.options())
             acc = _Accumulator(turn.decision)
