@@ -100,3 +100,18 @@ async def test_astream_tool_rounds_and_cancellation_keep_the_history_consistent(
     await gen.aclose()
     assert len(agent.history) == 4 and agent.last_reply is not None
     assert agent.last_reply.text == "Check the exit code first."
+
+
+def test_a_home_that_is_a_file_is_one_clear_error(tmp_path, capsys):  # type: ignore[no-untyped-def]
+    from hermes_core.agent.agent import Agent
+    from hermes_core.cli.main import main
+    from hermes_core.errors import ConfigError
+
+    home = tmp_path / "not-a-folder"
+    home.write_text("oops", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        Agent.from_config(home=home, offline=True)
+    assert str(home) in str(info.value) and "not a folder" in str(info.value)
+    code = main(["chat", "--home", str(home), "--offline"])
+    err = capsys.readouterr().err
+    assert code != 0 and "not a folder" in err and "Traceback" not in err

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings, load_settings
-from ..errors import Attempt, HermesError
+from ..errors import Attempt, ConfigError, HermesError
 from ..providers import build_providers
 from ..providers.base import CallOptions, Provider, requires_key
 from ..providers.offline import OfflineProvider
@@ -124,6 +124,10 @@ class Agent:
                  loop_options: Mapping[str, Any] | None = None) -> None:
         self.settings = settings or load_settings()
         self.home = self.settings.home_path
+        if self.home.exists() and not self.home.is_dir():
+            # every part below would warn on its own (SOUL.md, skills/, sessions.db): say it once
+            raise ConfigError("the home is not a folder (set HERMES_HOME or --home to a directory)",
+                              file=str(self.home), key_path="home")
         self.session_id = session_id or uuid.uuid4().hex[:12]
         self.requested_model = model
         self.history: list[Message] = []
