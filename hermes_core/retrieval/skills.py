@@ -204,6 +204,14 @@ def _read_text(path: Path) -> str:
         raise _Invalid("not valid UTF-8") from None
 
 
+#: How deep below a configured folder SKILL.md files are looked for, and how many folders one walk
+#: may visit: a symlink to ``~`` (or a checkout with node_modules) inside skills/ must not turn every
+#: refresh, and the per-turn change check, into a walk of the whole disk.
+MAX_WALK_DEPTH = 6
+MAX_WALK_DIRS = 5_000
+_SKIPPED_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages"})
+
+
 def _skill_files(folder: Path, seen: set[str] | None = None) -> tuple[list[Path], list[CatalogIssue]]:
     """Every SKILL.md under ``folder``, sorted; a missing or vanished folder yields none.
 
@@ -212,10 +220,14 @@ def _skill_files(folder: Path, seen: set[str] | None = None) -> tuple[list[Path]
     neither hangs nor duplicates a skill. A folder that cannot be listed (permissions) is an issue:
     its skills would otherwise vanish without a word. ``seen`` (real directories already walked) is
     shared across configured folders, so a folder listed twice, or inside another, is read once.
+    The walk stops ``MAX_WALK_DEPTH`` levels down and after ``MAX_WALK_DIRS`` folders (an issue
+    says so); hidden folders and package trees (node_modules, virtualenvs) are not entered.
     """
     found: list[Path] = []
     seen = set() if seen is None else seen
     issues: list[CatalogIssue] = []
+    base_depth = len(folder.parts)
+    visited = 0
 
     def onerror(e: OSError) -> None:
         if not isinstance(e, FileNotFoundError):  # vanished mid-walk: simply gone
@@ -228,9 +240,17 @@ def _skill_files(folder: Path, seen: set[str] | None = None) -> tuple[list[Path]
                 dirs[:] = []
                 continue
             seen.add(real)
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            visited += 1
+            if visited > MAX_WALK_DIRS:
+                issues.append(CatalogIssue(str(folder), f"stopped looking for skills after {MAX_WALK_DIRS} "
+                                           "folders (a link to a large tree inside it?)"))
+                break
             if SKILL_FILE in files:
                 found.append(Path(root) / SKILL_FILE)
+            if len(Path(root).parts) - base_depth >= MAX_WALK_DEPTH:
+                dirs[:] = []
+                continue
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
     except OSError:
         return [], issues
     return sorted(found), issues
