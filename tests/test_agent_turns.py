@@ -206,3 +206,31 @@ async def test_async_turns_build_the_prompt_off_the_event_loop(home: Path):
 
     text, _ = await asyncio.gather(consume(), let_go())
     assert text == "two" and threading.main_thread().name not in threads
+
+
+def test_a_prompt_builder_passed_in_gets_the_agents_skills_and_memories(home: Path):
+    from hermes_core.agent.prompt_builder import PromptBuilder
+
+    with ContextEngine(home / "sessions.db") as engine:
+        engine.add("old-session", "We fixed a git rebase conflict in the billing repo.", ["git"])
+    settings = load_settings({"home": str(home)}, env={})
+    fake = FakeProvider(["ok", "ok"])
+    builder = PromptBuilder(home, settings)          # no selector, no memory source of its own
+    agent = Agent(settings, provider=fake, prompt_builder=builder,
+                  loop_options={"sleep": lambda s: None, "audit_path": False})
+    assert agent.builder is builder
+    agent.chat("git rebase stopped with CONFLICT (content), what now?")
+    sent = fake.last_request.prompt
+    assert "git-rebase-conflicts" in sent.context and "billing repo" in sent.context
+    assert agent.skills is not None and agent.skills.last is not None   # /skills has a result
+
+    class Mine:
+        def select(self, query, history, message):  # type: ignore[no-untyped-def]
+            return "## my own skills block"
+
+    own = PromptBuilder(home, settings, skill_selector=Mine())
+    agent2 = Agent(settings, provider=fake, prompt_builder=own,
+                   loop_options={"sleep": lambda s: None, "audit_path": False})
+    agent2.chat("git rebase stopped with CONFLICT (content), what now?")
+    assert "## my own skills block" in fake.last_request.prompt.context
+    assert "git-rebase-conflicts" not in fake.last_request.prompt.context

@@ -158,6 +158,13 @@ class Agent:
         self.builder = prompt_builder or PromptBuilder(
             self.home, self.settings, cwd=Path(cwd) if cwd else None,
             skill_selector=self.skills, memory_source=self.context_engine)
+        if prompt_builder is not None:
+            # a builder passed in without its own skill selector or memory source gets the agent's,
+            # or it would silently drop skills and memories (and /skills would show nothing)
+            if prompt_builder.skill_selector is None:
+                prompt_builder.skill_selector = self.skills
+            if prompt_builder.memory_source is None:
+                prompt_builder.memory_source = self.context_engine
 
     # ------------------------------------------------------------------ construction
 
