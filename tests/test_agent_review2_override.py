@@ -14,14 +14,14 @@ from hermes_core.testing import FakeProvider
 
 def test_override_restores_the_agents_own_context_engine(tmp_path: Path):
     settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False}})
-    builder = PromptBuilder(tmp_path, settings)          # a custom builder: no memory source
+    builder = PromptBuilder(tmp_path, settings)          # a custom builder: gets the agent's memory
     agent = Agent(settings, provider=FakeProvider(["a", "b"]), prompt_builder=builder)
     engine = agent.context_engine
     assert engine is not None
     with agent.override(provider=FakeProvider(["from the override"], name="other")):
         assert agent.chat("inside").text == "from the override"
     assert agent.context_engine is engine
-    assert builder.memory_source is None
+    assert builder.memory_source is engine       # wired to the agent's engine, and put back
     agent.chat("outside")
     assert agent.end_session() is not None            # the session is still recorded
     agent.close()

@@ -103,6 +103,7 @@ class _StreamState:
         self.finish: str | None = None
         self.tools: dict[int, dict[str, str]] = {}
         self.started = False
+        self.stopped = False
 
     def feed(self, event: Any) -> Iterator[Delta]:
         kind = event.type
@@ -121,6 +122,8 @@ class _StreamState:
         elif kind == "content_block_stop" and event.index in self.tools:
             t = self.tools.pop(event.index)
             yield Delta(tool_call=ToolCall(t["id"], t["name"], t["arguments"] or "{}"))
+        elif kind == "message_stop":
+            self.stopped = True
         elif kind == "message_delta":
             self.finish = event.delta.stop_reason
             # Cumulative counts: any present here replace message_start's (as the SDK does).
@@ -139,6 +142,11 @@ class _StreamState:
         if not self.started:   # a proxy page or an empty body parses as an SSE stream of nothing
             raise ServerError(f"{provider}: the stream ended without a message_start event",
                               provider=provider)
+        if not self.stopped and self.finish is None:
+            # The API always ends with a stop reason and message_stop: a stream cut short (a proxy
+            # or load balancer closing the connection cleanly) must not pass for a whole answer.
+            raise ServerError(f"{provider}: the stream ended before the message finished "
+                              "(no stop reason): the answer is incomplete", provider=provider)
         return Delta(usage=self.usage, finish_reason=self.finish)
 
 
