@@ -112,10 +112,27 @@ def test_end_session_records_once_and_reset_starts_anew(home: Path):
     assert result.summary.source == "model" and result.summary.tags == ("staging", "database")
     assert fake.last_request.model == "m-fast"            # summaries come from the fast model
     assert agent.end_session() is None                  # recorded once
-    agent.reset()
+    assert agent.reset() is None                        # nothing new to record
     assert agent.session_id != first and agent.history == []
+    assert agent.last_reply is None and agent.last_decision is None   # no trace of the old chat
     found = agent.context_engine.retrieve("staging database port")
     assert [f.session_id for f in found] == [first]
+
+
+def test_repl_reset_says_whether_anything_was_recorded(home: Path):
+    import io
+
+    from hermes_core.cli.repl import Repl
+
+    agent = agent_for(home, FakeProvider(["hi there", "SUMMARY: said hello.\nTAGS: greeting"]))
+    out = io.StringIO()
+    repl = Repl(agent, stdin=io.StringIO(""), stdout=out)
+    repl.dispatch("/reset")
+    assert "nothing to record" in out.getvalue()
+    agent.chat("hello")
+    repl.dispatch("/reset")
+    assert "previous conversation recorded" in out.getvalue()
+    assert agent.last_reply is None and repl.last_reply is None
 
 
 def test_history_messages_passed_through_unchanged(home: Path):

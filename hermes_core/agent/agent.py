@@ -388,13 +388,20 @@ class Agent:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def reset(self) -> None:
-        """Record the conversation so far, then start a new one (new session id)."""
-        self.end_session()
+    def reset(self) -> Any:
+        """Record the conversation so far, then start a new one (new session id, no trace of the
+        old turn in ``last_reply`` / ``last_decision``). Returns what ``end_session`` returned:
+        None when nothing was recorded."""
+        recorded = self.end_session()
         self.history.clear()
         self.stats = SessionStats()
         self.session_id = uuid.uuid4().hex[:12]
         self._recorded = 0
+        self.last_reply = None
+        self.last_decision = None
+        if self.skills is not None:
+            self.skills.last = None
+        return recorded
 
     @contextmanager
     def override(self, *, provider: Provider | None = None, retriever: Any = None,

@@ -38,9 +38,10 @@ def _exit(repl: Repl, arg: str) -> None:
 
 
 def _reset(repl: Repl, arg: str) -> None:
-    repl.agent.reset()
+    recorded = repl.agent.reset()
     repl.last_reply = None
-    repl.say("[previous conversation recorded; a new one starts]")
+    repl.say("[previous conversation recorded; a new one starts]" if recorded is not None
+             else "[nothing to record; a new conversation starts]")
 
 
 def _model(repl: Repl, arg: str) -> None:
