@@ -115,3 +115,22 @@ def test_a_home_that_is_a_file_is_one_clear_error(tmp_path, capsys):  # type: ig
     code = main(["chat", "--home", str(home), "--offline"])
     err = capsys.readouterr().err
     assert code != 0 and "not a folder" in err and "Traceback" not in err
+
+
+async def test_streamed_tool_rounds_are_separated_not_run_together(home: Path):
+    """A first round that says something before its skill_view call, then the answer: the stream
+    shows them as two paragraphs, not 'skill.Check'."""
+    call = ToolCall("call_1", "skill_view", '{"name": "docker-debugging"}')
+    replies = [Completion("Let me load the docker skill.", "m-default", "fake", tool_calls=(call,)),
+               "Check the exit code first."]
+    agent = agent_for(home, FakeProvider(list(replies), name="fake"))
+    text = "".join(agent.stream("container exits at once"))
+    assert text == "Let me load the docker skill.\n\nCheck the exit code first."
+    agent2 = agent_for(home, FakeProvider(list(replies), name="fake"))
+    atext = "".join([p async for p in agent2.astream("container exits at once")])
+    assert atext == text
+    assert agent.last_reply is not None and agent.last_reply.text == "Check the exit code first."
+    # a first round without text adds no break
+    silent = [Completion("", "m-default", "fake", tool_calls=(call,)), "Check the exit code first."]
+    agent3 = agent_for(home, FakeProvider(silent, name="fake"))
+    assert "".join(agent3.stream("container exits at once")) == "Check the exit code first."

@@ -42,6 +42,9 @@ from .skill_tool import SKILL_VIEW, SkillSelection, answer_tool_calls
 from .smart_routing import Router
 
 log = logging.getLogger("hermes_core.agent")
+# Between the text of two tool rounds in a stream ("Let me check the skill." ... "Here is how"):
+# without it the two rounds print as one run-on sentence.
+ROUND_BREAK = "\n\n"
 
 MAX_TOOL_ROUNDS = 3
 NO_KEY_HELP = ("no API key configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add keys under "
@@ -293,12 +296,14 @@ class Agent:
         turn = self._turn(message)
 
         def pieces() -> Iterator[str]:
+            said = False   # text shown in an earlier tool round: the next round starts a paragraph
             while True:
                 stream = self.loop.stream(turn.prompt, turn.decision, self.options())
                 try:
-                    done = yield from _collect(stream, turn.decision)
+                    done = yield from _collect(stream, turn.decision, ROUND_BREAK if said else "")
                 finally:
                     stream.close()
+                said = said or bool(done.text)
                 if not turn.next_round(done, stream.attempts):
                     holder.reply = turn.finish()
                     return
@@ -322,15 +327,19 @@ class Agent:
     async def astream(self, message: str) -> AsyncIterator[str]:
         """Async text pieces; ``self.last_reply`` holds the Reply once the stream completes."""
         turn = await self._aturn(message)
+        said = False
         while True:
             stream = self.loop.astream(turn.prompt, turn.decision, self.options())
             acc = _Accumulator(turn.decision)
+            lead = ROUND_BREAK if said else ""
             try:
                 async for d in stream:
                     if acc.add(d):
-                        yield d.text
+                        yield lead + d.text
+                        lead = ""
             finally:
                 await stream.aclose()
+            said = said or bool(acc.parts)
             if not turn.next_round(_completed(acc, stream), stream.attempts):
                 turn.finish()
                 return
@@ -486,11 +495,13 @@ class _Accumulator:
                           tuple(self.calls), self.finish)
 
 
-def _collect(stream: Any, decision: RouteDecision) -> Generator[str, None, Completion]:
+def _collect(stream: Any, decision: RouteDecision, lead: str = "") -> Generator[str, None, Completion]:
+    """Yield a stream's text (the first piece prefixed with ``lead``); return its Completion."""
     acc = _Accumulator(decision)
     for d in stream:
         if acc.add(d):
-            yield d.text
+            yield lead + d.text
+            lead = ""
     return _completed(acc, stream)
 
 
