@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -470,7 +471,11 @@ def _read_config(path: Path) -> str:
     try:
         if path.is_dir():
             raise ConfigError("is a directory, not a YAML file", file=str(path))
-        size = path.stat().st_size
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read forever, a device never end
+            raise ConfigError("is not a regular file (a pipe or device?), not a YAML file",
+                              file=str(path))
+        size = st.st_size
         if size > MAX_CONFIG_BYTES:
             raise ConfigError(f"too large ({size} bytes; limit {MAX_CONFIG_BYTES})", file=str(path))
         raw = path.read_bytes()

@@ -159,3 +159,15 @@ def test_example_config_documents_every_key():
     keys |= set(ProviderCredentials.model_fields)
     missing = sorted(k for k in keys if f"{k}:" not in text)
     assert not missing, f"config.example.yaml does not document: {missing}"
+
+
+def test_a_fifo_or_device_as_config_is_refused_not_read(tmp_path):  # type: ignore[no-untyped-def]
+    import os
+
+    fifo = tmp_path / "config.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError) as e:          # used to block forever in read_bytes()
+        load_settings(fifo, env={})
+    assert str(fifo) in str(e.value) and "not a regular file" in str(e.value)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_settings("/dev/zero", env={})
