@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from ..errors import HermesError
 from ..redact import RedactingFilter
+from .argtypes import replace_unencodable
 
 COMMAND_MODULES = (
     "hermes_core.cli.chat_cmd",
@@ -43,14 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # Chinese skills and replies on a stdout whose encoding lacks them (a Latin-1 terminal,
-    # cp1252 when redirected on Windows) print as "?" instead of ending in a UnicodeEncodeError.
-    reconfigure = getattr(sys.stdout, "reconfigure", None)
-    if reconfigure is not None:
-        try:
-            reconfigure(errors="replace")
-        except (ValueError, OSError):  # pragma: no cover - not a reconfigurable text stream
-            pass
+    replace_unencodable(sys.stdout)
     parser = build_parser()
     args = parser.parse_args(argv)
     level = logging.WARNING if args.verbose == 0 else (logging.INFO if args.verbose == 1 else logging.DEBUG)

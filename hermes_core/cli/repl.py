@@ -19,6 +19,7 @@ from ..agent.agent import Agent
 from ..errors import HermesError
 from ..redact import StreamRedactor, redact
 from ..types import clean_text
+from .argtypes import replace_unencodable
 from .repl_commands import BUILTIN_COMMANDS, Command
 
 log = logging.getLogger("hermes_core.cli.repl")
@@ -32,14 +33,7 @@ class Repl:
         self.agent = agent
         self.stdin = stdin or sys.stdin
         self.out = stdout or sys.stdout
-        # A reply may hold characters the output encoding lacks (a Latin-1 terminal, cp1252 when
-        # redirected on Windows): show them as "?" rather than failing the turn.
-        reconfigure = getattr(self.out, "reconfigure", None)
-        if reconfigure is not None:
-            try:
-                reconfigure(errors="replace")
-            except (ValueError, OSError):  # pragma: no cover - not a reconfigurable text stream
-                pass
+        replace_unencodable(self.out)   # a reply the output encoding cannot show prints "?"
         self.interactive = self.stdin.isatty()
         self.stream = agent.settings.llm.stream if stream is None else stream
         self.commands: dict[str, Command] = {}
