@@ -316,7 +316,7 @@ class SessionStore:
         if self.segment_id is not None:
             self._ensure_segmenter(self.segment_id)
 
-    def _ensure_segmenter(self, segment_id: str) -> None:
+    def _ensure_segmenter(self, segment_id: str) -> None:  # segment_id: self.segment_id, not None
         """Rebuild the index once if another tokenizer built it (rows indexed by an older one would
         not match the tokens today's queries are cut into). Read first, so an up-to-date database
         needs no write lock; the rebuild is one IMMEDIATE transaction that re-checks, so a second
@@ -330,10 +330,7 @@ class SessionStore:
         conn.execute("BEGIN IMMEDIATE")
         try:
             row = conn.execute(query).fetchone()
-            n = 0
-            if row is None or row[0] != segment_id:
-                n = self._rebuild_in(conn) if conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchone() else 0
-                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer', ?)", (segment_id,))
+            n = self._rebuild_in(conn) if row is None or row[0] != segment_id else 0
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -482,13 +479,10 @@ class SessionStore:
         the very index that may be broken ("database disk image is malformed").
         """
         with self._write() as conn:
-            n = self._rebuild_in(conn)
-            if self.segment_id is not None:
-                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer', ?)",
-                             (self.segment_id,))
-        return n
+            return self._rebuild_in(conn)
 
     def _rebuild_in(self, conn: sqlite3.Connection) -> int:
+        """The rebuild inside an open write transaction; records which segmenter built it."""
         rows = conn.execute("SELECT rowid, summary, tags, session_id, created_at, relevance_score"
                             " FROM sessions ORDER BY rowid").fetchall()
         conn.execute("DROP TABLE IF EXISTS sessions_fts")
@@ -499,6 +493,9 @@ class SessionStore:
             ((r[0], self._segment(r[1]), self._segment(" ".join(r[2].split(","))), r[3], r[4], r[5])
              for r in rows))
         conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
+        if self.segment_id is not None:
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer', ?)",
+                         (self.segment_id,))
         return len(rows)
 
     # ------------------------------------------------------------------ reads
