@@ -256,23 +256,38 @@ def _skill_files(folder: Path, seen: set[str] | None = None) -> tuple[list[Path]
     return sorted(found), issues
 
 
+def skill_paths(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[CatalogIssue]]:
+    """Every SKILL.md below each folder, in folder order, and the folders that could not be listed.
+
+    ``seen`` (real directories walked) is shared, so a folder configured twice is listed once.
+    """
+    paths: list[Path] = []
+    issues: list[CatalogIssue] = []
+    seen: set[str] = set()
+    for folder in folders:
+        base = Path(os.path.expanduser(os.fspath(folder)))
+        try:
+            if not base.is_dir():
+                if base.exists():
+                    issues.append(CatalogIssue(str(base), "not a directory"))
+                continue
+        except OSError as e:  # a parent we may not enter: pathlib raises instead of saying False
+            issues.append(CatalogIssue(str(base), f"cannot list folder: {e.strerror or e}"))
+            continue
+        found, unlisted = _skill_files(base, seen)
+        paths.extend(found)
+        issues.extend(unlisted)
+    return paths, issues
+
+
 def sources_fingerprint(folders: Iterable[str | os.PathLike[str]],
                         files: Iterable[str | os.PathLike[str]] = ()) -> tuple[object, ...]:
     """What the catalog is made of, by ``stat`` only (no file is read): every SKILL.md under the
     folders and each extra file (JSONL catalogs), with inode, size, mtime and ctime. Equal
     fingerprints mean a refresh would read the same bytes; a skill added, removed or edited (even
     with its mtime put back) changes it."""
+    paths = skill_paths(folders)[0] + [Path(os.path.expanduser(os.fspath(f))) for f in files]
     out: list[object] = []
-    seen: set[str] = set()
-    paths: list[Path] = []
-    for folder in folders:
-        base = Path(os.path.expanduser(os.fspath(folder)))
-        try:
-            if base.is_dir():
-                paths.extend(_skill_files(base, seen)[0])
-        except OSError:
-            continue
-    paths.extend(Path(os.path.expanduser(os.fspath(f))) for f in files)
     for path in paths:
         try:
             st = path.stat()
@@ -286,27 +301,14 @@ def sources_fingerprint(folders: Iterable[str | os.PathLike[str]],
 def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[Skill], list[CatalogIssue]]:
     """Read every SKILL.md below each folder, in folder order; bad files become issues."""
     skills: list[Skill] = []
-    issues: list[CatalogIssue] = []
-    seen: set[str] = set()  # real directories walked: a folder configured twice is read once
-    for folder in folders:
-        base = Path(os.path.expanduser(os.fspath(folder)))
+    paths, issues = skill_paths(folders)
+    for path in paths:
         try:
-            if not base.is_dir():
-                if base.exists():
-                    issues.append(CatalogIssue(str(base), "not a directory"))
-                continue
-        except OSError as e:  # a parent we may not enter: pathlib raises instead of saying False
-            issues.append(CatalogIssue(str(base), f"cannot list folder: {e.strerror or e}"))
-            continue
-        paths, unlisted = _skill_files(base, seen)
-        issues.extend(unlisted)
-        for path in paths:
-            try:
-                skills.append(parse_skill_md(_read_text(path), str(path)))
-            except (_Invalid, ValueError) as e:
-                issues.append(CatalogIssue(str(path), str(e)))
-            except OSError as e:  # vanished between listing and reading, permissions, ...
-                issues.append(CatalogIssue(str(path), f"cannot read: {e.strerror or e}"))
+            skills.append(parse_skill_md(_read_text(path), str(path)))
+        except (_Invalid, ValueError) as e:
+            issues.append(CatalogIssue(str(path), str(e)))
+        except OSError as e:  # vanished between listing and reading, permissions, ...
+            issues.append(CatalogIssue(str(path), f"cannot read: {e.strerror or e}"))
     return skills, issues
 
 
