@@ -1,8 +1,11 @@
-"""argparse value types shared by the command groups."""
+"""Helpers shared by the command groups: argparse value types and output."""
 
 from __future__ import annotations
 
 import argparse
+import json
+from collections.abc import Mapping
+from typing import Any
 
 
 def positive_int(text: str) -> int:
@@ -26,3 +29,13 @@ def replace_unencodable(stream: object) -> None:
             reconfigure(errors="replace")
         except (ValueError, OSError):  # pragma: no cover - not a reconfigurable text stream
             pass
+
+
+def print_mapping(data: Mapping[str, Any], *, as_json: bool) -> None:
+    """One JSON object (``--json``, for scripts) or aligned ``key  value`` lines (for people)."""
+    if as_json:
+        print(json.dumps(data, ensure_ascii=False))
+        return
+    width = max((len(k) for k in data), default=0) + 2
+    for key, value in data.items():
+        print(f"{key:{width}}{value}")

@@ -19,7 +19,7 @@ from typing import Any
 from ..agent.context_engine import ContextEngine, default_db_path, parse_timestamp
 from ..config import load_settings
 from ..redact import redact
-from .argtypes import positive_int
+from .argtypes import positive_int, print_mapping
 
 
 def _timestamp(text: str) -> float:
@@ -141,11 +141,7 @@ def _stats(args: argparse.Namespace) -> int:
     with _open(args, create=False) as engine:
         stats = engine.stats()
     stats = {**stats, "oldest": _iso(stats["oldest"]), "newest": _iso(stats["newest"])}
-    if args.json:
-        print(json.dumps(stats, ensure_ascii=False))
-    else:
-        for key, value in stats.items():
-            print(f"{key:15} {value}")
+    print_mapping(stats, as_json=args.json)
     return 0
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..config import load_settings
 from ..errors import ConfigError
-from .argtypes import positive_int
+from .argtypes import positive_int, print_mapping
 
 
 def register(sub: Any) -> None:
@@ -175,9 +175,5 @@ def _eval(args: argparse.Namespace) -> int:
     negatives = load_queries(args.negatives) if args.negatives else []
     result = evaluate(r, queries, negatives)
     result["query_cache"] = bool(args.query_cache)
-    if args.json:
-        print(json.dumps(result, ensure_ascii=False))
-    else:
-        for k, v in result.items():
-            print(f"{k:18s} {v}")
+    print_mapping(result, as_json=args.json)
     return 0
