@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import copy_example_home
+from helpers import copy_example_home, offline_agent
 
 from hermes_core.agent.agent import MAX_TOOL_ROUNDS, Agent
-from hermes_core.config import load_settings
 from hermes_core.testing import FakeProvider
 from hermes_core.types import Completion, ToolCall
 
@@ -22,9 +21,7 @@ def home(tmp_path: Path) -> Path:
 
 
 def agent_for(home: Path, provider, **settings) -> Agent:
-    cfg = {"home": str(home), "llm": {"routing": {"default_model": "m-default"}}, **settings}
-    return Agent(load_settings(cfg, env={}), provider=provider,
-                 loop_options={"sleep": lambda s: None, "audit_path": False})
+    return offline_agent(home, provider, **settings)
 
 
 async def test_astream_reply_names_the_provider_and_model_like_achat(home: Path):

@@ -6,7 +6,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from helpers import copy_example_home
+from helpers import copy_example_home, offline_agent
 
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.context_engine import ContextEngine
@@ -24,10 +24,7 @@ def home(tmp_path: Path) -> Path:
 
 
 def agent_for(home: Path, provider, **settings) -> Agent:
-    cfg = {"home": str(home), "llm": {"routing": {"default_model": "m-default",
-                                                  "fast_model": "m-fast"}}, **settings}
-    return Agent(load_settings(cfg, env={}), provider=provider,
-                 loop_options={"sleep": lambda s: None, "audit_path": False})
+    return offline_agent(home, provider, fast_model="m-fast", **settings)
 
 
 def test_turn_carries_skills_and_memories_after_the_prefix(home: Path):
