@@ -29,6 +29,18 @@ def build(home: Path, tmp_path: Path, settings: Settings | None = None) -> Promp
 
 # --------------------------------------------------------------------------- bad input
 
+def _deny_open(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    """Make context_files' open() of ``path`` fail as a chmod 000 file would for a normal user."""
+    real_open = builtins.open
+
+    def denied(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if Path(file) == path:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(context_files, "open", denied, raising=False)
+
+
 def test_missing_file_is_skipped_quietly(tmp_path: Path) -> None:
     r = read_context_file(tmp_path / "MEMORY.md")
     assert (r.status, r.text, r.events, r.reads) == ("missing", "", (), 0)
@@ -90,14 +102,7 @@ def test_unreadable_file_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     p.write_text("secret notes\n", encoding="utf-8")
     os.chmod(p, 0)
     if os.geteuid() == 0:  # root reads anything: simulate the permission error instead
-        real_open = builtins.open
-
-        def denied(file, *args, **kwargs):
-            if Path(file) == p:
-                raise PermissionError(13, "Permission denied", str(file))
-            return real_open(file, *args, **kwargs)
-
-        monkeypatch.setattr(context_files, "open", denied, raising=False)
+        _deny_open(monkeypatch, p)
     try:
         r = read_context_file(p)
     finally:
@@ -110,14 +115,7 @@ def test_unreadable_soul_falls_back_to_default_identity(hermes_home: Path, tmp_p
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     p = hermes_home / "SOUL.md"
     p.write_text("custom soul\n", encoding="utf-8")
-    real_open = builtins.open
-
-    def denied(file, *args, **kwargs):
-        if Path(file) == p:
-            raise PermissionError(13, "Permission denied", str(file))
-        return real_open(file, *args, **kwargs)
-
-    monkeypatch.setattr(context_files, "open", denied, raising=False)
+    _deny_open(monkeypatch, p)
     b = build(hermes_home, tmp_path)
     assert b.build("hi").system == DEFAULT_IDENTITY
     assert [e.file for e in b.events] == [str(p)]
