@@ -1,5 +1,6 @@
 """A skill written, edited or deleted during a chat is seen on a later turn without a restart:
-select() re-checks the skill files by stat (throttled), and refreshes only when they changed."""
+select() re-checks the skill files by stat (throttled, on a background thread so the turn never
+waits), and refreshes only when they changed."""
 
 from __future__ import annotations
 
@@ -33,12 +34,16 @@ def test_a_skill_added_mid_chat_is_offered_on_a_later_turn(tmp_path: Path) -> No
     r = _retriever(root, clock)
     sel = SkillSelection(r)
     assert [s.name for s in r.skills] == ["weather-forecast"]
-    sel.select("hello", [], "hello")               # a turn: checked, nothing changed
+    sel.select("hello", [], "hello")               # a turn: checked (in the background), no change
+    assert r.wait_warm(10)
     write_skill(root, "invoice", skill_md("invoice-pdf", "Create a PDF invoice for a customer."))
     clock.t += 1.0
     sel.select("make an invoice pdf for ACME", [], "make an invoice pdf for ACME")
+    assert r.wait_warm(10)
     assert sel.find("invoice-pdf") is None        # within the interval: not re-checked yet
     clock.t += 2.5
+    sel.select("make an invoice pdf for ACME", [], "make an invoice pdf for ACME")  # starts the check
+    assert r.wait_warm(10)
     block = sel.select("make an invoice pdf for ACME", [], "make an invoice pdf for ACME")
     assert "invoice-pdf" in block and sel.find("invoice-pdf") is not None
 
@@ -111,3 +116,34 @@ def test_disabled_retrieval_lets_skill_view_find_a_skill_added_mid_chat(tmp_path
     found = sel.find("beta")
     assert found is not None and found.name == "beta"
     assert not r._built                               # no index (and no model) was built
+
+
+def test_the_turn_does_not_wait_for_the_check(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The stat walk runs on a background thread: a slow one (a big skills tree, a network
+    filesystem) must not delay the turn that started it."""
+    import threading
+
+    from hermes_core.retrieval import retriever as retriever_mod
+
+    root = tmp_path / "skills"
+    write_skill(root, "a", skill_md("alpha", "First skill."))
+    clock = Clock()
+    r = _retriever(root, clock)
+    r.ensure_built()
+    gate = threading.Event()
+    real = retriever_mod.sources_fingerprint
+
+    def slow(*args, **kwargs):  # type: ignore[no-untyped-def]
+        assert gate.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(retriever_mod, "sources_fingerprint", slow)
+    clock.t += 5
+    _, res = r.select("first skill please")        # returns while the check is blocked
+    assert res.layer == "L5" and not r.wait_warm(0.05)
+    first = r._warm
+    clock.t += 5
+    r.select("again")                               # a check under way: no second thread
+    assert r._warm is first
+    gate.set()
+    assert r.wait_warm(10)
