@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 
 from hermes_core.agent.context_engine import ContextEngine
-from hermes_core.agent.context_store import SessionRecord
-from hermes_core.agent.memory_ranking import build_match
+from hermes_core.agent.episodic.ranking import build_match
+from hermes_core.agent.episodic.store import SessionRecord
 
 
 def _vocabularies() -> tuple[list[str], list[float], list[str], list[float]]:

@@ -54,8 +54,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hermes_core.agent.pool_redis import RedisPoolOptions, RedisPoolState
-from hermes_core.agent.pool_state import (
+from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
+from hermes_core.agent.pool.state import (
     InMemoryPoolState,
     KeySpec,
     Outcome,

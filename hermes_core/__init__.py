@@ -1,7 +1,7 @@
 """hermes_core: what goes in the prompt, which model and provider, which key."""
 
-from .config import Settings, load_settings
-from .errors import (
+from hermes_core.config import Settings, load_settings
+from hermes_core.errors import (
     AllProvidersFailed,
     AuthenticationFailed,
     BadRequest,
@@ -17,7 +17,7 @@ from .errors import (
     ServerError,
     Timeout,
 )
-from .types import (
+from hermes_core.types import (
     CachePlan,
     Candidate,
     Completion,
@@ -41,7 +41,7 @@ _LAZY = {
     "Agent": "hermes_core.agent.agent",
     "Reply": "hermes_core.agent.agent",
     "PromptBuilder": "hermes_core.agent.prompt_builder",
-    "MemoryStore": "hermes_core.agent.memory_files",
+    "MemoryStore": "hermes_core.agent.prompt.memory_files",
     "ContextEngine": "hermes_core.agent.context_engine",
     "Router": "hermes_core.agent.smart_routing",
     "CredentialPool": "hermes_core.agent.credential_pool",

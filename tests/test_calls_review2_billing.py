@@ -15,7 +15,7 @@ import pytest
 from routing_doubles import FakeClock
 
 from hermes_core.agent.credential_pool import CredentialPool
-from hermes_core.agent.pool_state import InMemoryPoolState
+from hermes_core.agent.pool.state import InMemoryPoolState
 from hermes_core.agent.resilience import CallLoop
 from hermes_core.agent.smart_routing import Router
 from hermes_core.config import load_settings

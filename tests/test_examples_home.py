@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from hermes_core.retrieval.tokenize import cjk_ratio, has_cjk
+from hermes_core.tokenize import cjk_ratio, has_cjk
 
 HOME = Path(__file__).resolve().parent.parent / "examples" / "home"
 SKILL_FILES = sorted((HOME / "skills").glob("*/SKILL.md"))

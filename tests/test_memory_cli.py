@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.agent.memory_migrations import LATEST_VERSION
+from hermes_core.agent.episodic.migrations import LATEST_VERSION
 from hermes_core.cli.main import main
 
 REPO = Path(__file__).resolve().parents[1]

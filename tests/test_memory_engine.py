@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_core.agent.context_engine import ContextEngine, default_db_path, parse_timestamp
-from hermes_core.agent.summarise import (
+from hermes_core.agent.episodic.summarise import (
     MAX_WORDS,
     MIN_WORDS,
     ModelSummarizer,

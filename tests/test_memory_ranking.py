@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_core.agent.memory_ranking import (
+from hermes_core.agent.episodic.ranking import (
     Hit,
     RecencyWeights,
     age_days,

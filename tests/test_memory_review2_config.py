@@ -47,7 +47,7 @@ def test_default_engine_opens_with_a_long_timeout(tmp_path: Path) -> None:
 def test_a_long_busy_timeout_is_capped_not_wrapped_to_zero(tmp_path: Path, seconds: float) -> None:
     """SQLite's busy timeout is a C int of milliseconds: 3e6 s (about a month) used to wrap to 0,
     so a writer gave up at once with 'database is locked' instead of waiting longer."""
-    from hermes_core.agent.context_store import SessionStore
+    from hermes_core.agent.episodic.store import SessionStore
 
     with SessionStore(tmp_path / "sessions.db", busy_timeout_s=seconds) as store:
         assert store.connection.execute("PRAGMA busy_timeout").fetchone()[0] == 2**31 - 1

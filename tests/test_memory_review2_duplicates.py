@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hermes_core.agent.memory_files import MemoryStore
+from hermes_core.agent.prompt.memory_files import MemoryStore
 
 
 def test_hand_written_duplicate_entries_can_be_removed(hermes_home: Path) -> None:
@@ -36,7 +36,7 @@ def test_replace_onto_an_existing_entry_does_not_make_a_duplicate(hermes_home: P
 def test_two_different_entries_still_need_a_longer_quote(hermes_home: Path) -> None:
     import pytest
 
-    from hermes_core.agent.memory_files import MemoryWriteError
+    from hermes_core.agent.prompt.memory_files import MemoryWriteError
 
     store = MemoryStore(hermes_home)
     store.add("memory", "Staging is eu-west-1")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core.agent.context_engine import ContextEngine
-from hermes_core.agent.memory_files import MemoryStore, MemoryWriteError
+from hermes_core.agent.prompt.memory_files import MemoryStore, MemoryWriteError
 from hermes_core.agent.prompt_builder import PromptBuilder
 from hermes_core.config import Settings
 from hermes_core.types import Message

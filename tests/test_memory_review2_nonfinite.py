@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core.agent.context_engine import ContextEngine
-from hermes_core.agent.context_store import MemoryDatabaseUnusable
+from hermes_core.agent.episodic.store import MemoryDatabaseUnusable
 from hermes_core.cli.main import main
 
 NOW = 1_800_000_000.0

@@ -38,7 +38,7 @@ def test_pasted_key_is_not_stored_by_record_session(tmp_path: Path) -> None:
 
 
 def test_model_summary_echoing_a_key_is_redacted(tmp_path: Path) -> None:
-    from hermes_core.agent.summarise import SessionSummary
+    from hermes_core.agent.episodic.summarise import SessionSummary
 
     db = tmp_path / "sessions.db"
     with ContextEngine(db, clock=lambda: NOW) as engine:

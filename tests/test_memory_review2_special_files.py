@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.agent.context_store import MemoryDatabaseUnusable, SessionStore
+from hermes_core.agent.episodic.store import MemoryDatabaseUnusable, SessionStore
 
 
 def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     fifo = tmp_path / "sessions.db"
     os.mkfifo(fifo)
-    code = (f"from hermes_core.agent.context_store import SessionStore\n"
+    code = (f"from hermes_core.agent.episodic.store import SessionStore\n"
             f"SessionStore({str(fifo)!r})\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=20,
                           env={**os.environ, "PYTHONPATH": os.getcwd()})

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core.agent.context_engine import ContextEngine
-from hermes_core.agent.context_store import MemoryDatabaseUnusable, MemoryStoreError
+from hermes_core.agent.episodic.store import MemoryDatabaseUnusable, MemoryStoreError
 from hermes_core.cli.main import main
 
 NOW = 1_800_000_000.0
@@ -76,8 +76,9 @@ def test_migration_on_a_full_disk_names_the_real_error(tmp_path: Path, monkeypat
     stays, and the old schema (still readable) opens read-only: past sessions stay searchable."""
     import sqlite3
 
-    from hermes_core.agent import context_store, memory_migrations
-    from hermes_core.agent.memory_migrations import Migration
+    from hermes_core.agent.episodic import migrations as memory_migrations
+    from hermes_core.agent.episodic import store as context_store
+    from hermes_core.agent.episodic.migrations import Migration
 
     path = tmp_path / "sessions.db"
     with ContextEngine(path, clock=lambda: NOW) as engine:

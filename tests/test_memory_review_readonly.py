@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core.agent.context_engine import ContextEngine
-from hermes_core.agent.context_store import MemoryStoreError
+from hermes_core.agent.episodic.store import MemoryStoreError
 from hermes_core.cli.main import main
 
 
@@ -66,7 +66,7 @@ def test_an_old_schema_on_a_read_only_filesystem_opens_read_only(
     it cannot write: an older schema the read path understands opens read-only, as before."""
     from test_memory_tokenizer_upgrade import v1_database
 
-    from hermes_core.agent.context_store import SessionStore
+    from hermes_core.agent.episodic.store import SessionStore
 
     mnt, make_ro = readonly_dir
     db = mnt / "sessions.db"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hermes_core.agent.context_engine import ContextEngine
-from hermes_core.agent.context_store import SessionRecord, normalise_text
+from hermes_core.agent.episodic.store import SessionRecord, normalise_text
 from hermes_core.types import Message
 
 NOW = 1_760_000_000.0

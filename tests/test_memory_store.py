@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.agent import context_store, memory_migrations
-from hermes_core.agent.context_store import (
+from hermes_core.agent.episodic import migrations as memory_migrations
+from hermes_core.agent.episodic import store as context_store
+from hermes_core.agent.episodic.migrations import APPLICATION_ID, Migration
+from hermes_core.agent.episodic.store import (
     MemoryDatabaseMissing,
     MemoryDatabaseUnusable,
     SessionRecord,
@@ -17,7 +19,6 @@ from hermes_core.agent.context_store import (
     memory_id_for,
     normalise_tags,
 )
-from hermes_core.agent.memory_migrations import APPLICATION_ID, Migration
 from hermes_core.errors import HermesError
 
 NOW = 1_800_000_000.0

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.agent import context_store, memory_migrations
 from hermes_core.agent.context_engine import ContextEngine
-from hermes_core.agent.context_store import SessionStore
-from hermes_core.retrieval.tokenize import TOKENIZER_VERSION
+from hermes_core.agent.episodic import migrations as memory_migrations
+from hermes_core.agent.episodic import store as context_store
+from hermes_core.agent.episodic.store import SessionStore
+from hermes_core.tokenize import TOKENIZER_VERSION
 
 NOW = 1_750_000_000.0
 TEXT = "明天下午3点和John开会讨论预算"
@@ -28,7 +29,7 @@ def v1_database(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         m.setattr(memory_migrations, "MIGRATIONS", memory_migrations.MIGRATIONS[:1])
         m.setattr(context_store, "LATEST_VERSION", 1)
         with SessionStore(path, clock=lambda: NOW, segment=_old_segment) as store:
-            from hermes_core.agent.context_store import SessionRecord
+            from hermes_core.agent.episodic.store import SessionRecord
             store.upsert(SessionRecord("s-old", TEXT, ("预算",), NOW))
             assert store.search("开会", 5) == []   # the stale index cannot find it
 
@@ -52,7 +53,7 @@ def test_opening_an_old_database_reindexes_it_once(tmp_path: Path,
 def test_a_store_with_a_custom_segmenter_never_rebuilds(tmp_path: Path) -> None:
     path = tmp_path / "sessions.db"
     with SessionStore(path, segment=_old_segment) as store:
-        from hermes_core.agent.context_store import SessionRecord
+        from hermes_core.agent.episodic.store import SessionRecord
         store.upsert(SessionRecord("s1", TEXT, (), NOW))
         assert store.reindexed == 0
     with SessionStore(path, segment=_old_segment) as again:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
-from hermes_core.agent.pool_state import (
+from hermes_core.agent.pool.state import (
     InMemoryPoolState,
     KeySpec,
     Outcome,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_core.agent.breaker import (
+from hermes_core.agent.pool.breaker import (
     CLOSED,
     BreakerState,
     breaker_check,

@@ -10,7 +10,7 @@ import threading
 from collections import Counter
 
 from hermes_core.agent.credential_pool import CredentialPool
-from hermes_core.agent.pool_state import InMemoryPoolState, PoolPolicy
+from hermes_core.agent.pool.state import InMemoryPoolState, PoolPolicy
 from hermes_core.agent.resilience import CallLoop
 from hermes_core.agent.smart_routing import Router
 from hermes_core.config import load_settings

@@ -8,7 +8,7 @@ import pytest
 from routing_doubles import FakeClock
 
 from hermes_core.agent.credential_pool import CredentialPool
-from hermes_core.agent.pool_state import InMemoryPoolState, Outcome, PoolPolicy
+from hermes_core.agent.pool.state import InMemoryPoolState, Outcome, PoolPolicy
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError, NoCredentialAvailable
 from hermes_core.types import Credential
@@ -106,7 +106,7 @@ def test_unknown_strategy_rejected() -> None:
 def test_redis_backend_missing_is_a_clear_error() -> None:
     s = load_settings({"credential_pool": {"backend": "redis"}})
     try:
-        import hermes_core.agent.pool_redis  # noqa: F401
+        import hermes_core.agent.pool.redis  # noqa: F401
     except ModuleNotFoundError:
         with pytest.raises(ConfigError, match=r"credential_pool\.backend"):
             CredentialPool.from_settings(s)

@@ -10,8 +10,8 @@ import pytest
 from redis_server import redis_prefix, redis_url  # noqa: F401
 
 from hermes_core.agent.credential_pool import CredentialPool
-from hermes_core.agent.pool_redis import RedisPoolOptions, RedisPoolState
-from hermes_core.agent.pool_state import InMemoryPoolState, PoolPolicy, PoolStateBackend
+from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
+from hermes_core.agent.pool.state import InMemoryPoolState, PoolPolicy, PoolStateBackend
 from hermes_core.errors import NoCredentialAvailable
 from hermes_core.types import Credential
 

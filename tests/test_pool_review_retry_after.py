@@ -13,8 +13,8 @@ from redis_server import redis_prefix, redis_url  # noqa: F401
 from routing_doubles import Scripted
 
 from hermes_core.agent.credential_pool import CredentialPool
-from hermes_core.agent.pool_redis import RedisPoolOptions, RedisPoolState
-from hermes_core.agent.pool_state import (
+from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
+from hermes_core.agent.pool.state import (
     MAX_COOLDOWN_S,
     InMemoryPoolState,
     KeySpec,

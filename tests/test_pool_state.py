@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from hermes_core.agent.breaker import BreakerState
-from hermes_core.agent.pool_state import (
+from hermes_core.agent.pool.breaker import BreakerState
+from hermes_core.agent.pool.state import (
     CLOSED,
     InMemoryPoolState,
     KeyLoad,

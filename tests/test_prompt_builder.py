@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.agent import context_files
-from hermes_core.agent.context_files import notify_file_changed
+from hermes_core.agent.prompt import files as context_files
+from hermes_core.agent.prompt.cache_plan import min_cacheable_tokens
+from hermes_core.agent.prompt.files import notify_file_changed
 from hermes_core.agent.prompt_builder import (
     DEFAULT_IDENTITY,
     SECTION_SEPARATOR,
     PromptBuilder,
-    min_cacheable_tokens,
     retrieval_query,
 )
 from hermes_core.config import Settings
-from hermes_core.retrieval.tokenize import estimate_tokens
+from hermes_core.tokenize import estimate_tokens
 from hermes_core.types import Message
 
 FIXED = datetime(2031, 7, 4, 12, 30, tzinfo=UTC)
@@ -515,7 +515,7 @@ def test_minimum_table() -> None:
 
 
 def test_plan_cache_minimum_with_slack() -> None:
-    from hermes_core.agent.prompt_builder import plan_cache
+    from hermes_core.agent.prompt.cache_plan import plan_cache
 
     msgs = (Message("user", "x"),)
 

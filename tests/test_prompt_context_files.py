@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.agent import context_files
-from hermes_core.agent.context_files import (
+from hermes_core.agent.prompt import files as context_files
+from hermes_core.agent.prompt.files import (
     ReadPolicy,
     read_context_file,
     scan_for_injection,
@@ -18,7 +18,7 @@ from hermes_core.agent.context_files import (
 )
 from hermes_core.agent.prompt_builder import DEFAULT_IDENTITY, PromptBuilder
 from hermes_core.config import Settings
-from hermes_core.retrieval.tokenize import estimate_tokens
+from hermes_core.tokenize import estimate_tokens
 
 
 def build(home: Path, tmp_path: Path, settings: Settings | None = None) -> PromptBuilder:

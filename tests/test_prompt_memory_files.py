@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from hermes_core.agent import memory_files
-from hermes_core.agent.memory_files import MemoryStore, MemoryWriteError, parse_entries
+from hermes_core.agent.prompt import memory_files
+from hermes_core.agent.prompt.memory_files import MemoryStore, MemoryWriteError, parse_entries
 from hermes_core.agent.prompt_builder import PromptBuilder
 from hermes_core.config import Settings
 

@@ -17,7 +17,7 @@ def _run(code: str) -> subprocess.CompletedProcess[str]:
 def test_memory_store_refuses_a_fifo_memory_file(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "MEMORY.md")
     proc = _run("from pathlib import Path\n"
-                "from hermes_core.agent.memory_files import MemoryStore, MemoryWriteError\n"
+                "from hermes_core.agent.prompt.memory_files import MemoryStore, MemoryWriteError\n"
                 f"store = MemoryStore(Path({str(tmp_path)!r}))\n"
                 "for call in (lambda: store.entries('memory'), lambda: store.add('memory', 'x')):\n"
                 "    try:\n"

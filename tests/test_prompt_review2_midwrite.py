@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from hermes_core.agent import context_files
-from hermes_core.agent.context_files import read_context_file
+from hermes_core.agent.prompt import files as context_files
+from hermes_core.agent.prompt.files import read_context_file
 from hermes_core.agent.prompt_builder import PromptBuilder
 
 FINAL = "Café owners: Zoë and Jürgen. Menü prices in €.\n"

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.agent.context_files import read_context_file, scan_for_injection
+from hermes_core.agent.prompt.files import read_context_file
+from hermes_core.injection import scan_for_injection
 
 # A negation ("Never", "不要") excuses only a match on its own line. A carriage return alone (old
 # Mac files), a vertical tab, a form feed or a Unicode line/paragraph separator all start a new

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hermes_core.agent.memory_files import MemoryStore
+from hermes_core.agent.prompt.memory_files import MemoryStore
 from hermes_core.agent.prompt_builder import PromptBuilder
 
 

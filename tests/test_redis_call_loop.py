@@ -11,7 +11,7 @@ from redis_server import redis_prefix, redis_url  # noqa: F401
 from routing_doubles import FakeClock
 
 from hermes_core.agent.credential_pool import CredentialPool
-from hermes_core.agent.pool_redis import RedisPoolOptions, RedisPoolState
+from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
 from hermes_core.agent.resilience import CallLoop
 from hermes_core.agent.smart_routing import Router
 from hermes_core.config import Settings, load_settings

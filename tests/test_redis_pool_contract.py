@@ -13,7 +13,7 @@ import pytest
 import test_pool_backend_contract as contract
 from redis_server import redis_prefix, redis_url  # noqa: F401
 
-from hermes_core.agent.pool_redis import RedisPoolOptions, RedisPoolState
+from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
 
 globals().update({name: getattr(contract, name) for name in dir(contract)
                   if name.startswith("test_") and callable(getattr(contract, name))})

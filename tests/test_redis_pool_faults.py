@@ -12,8 +12,8 @@ import redis
 from redis_server import RedisServer, free_port, own_redis, redis_prefix  # noqa: F401
 
 from hermes_core.agent.credential_pool import backend_from_settings
-from hermes_core.agent.pool_redis import RedisPoolOptions, RedisPoolState
-from hermes_core.agent.pool_state import KeySpec, Outcome, PoolPolicy
+from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
+from hermes_core.agent.pool.state import KeySpec, Outcome, PoolPolicy
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
 
@@ -27,7 +27,7 @@ class Mono:
 
 
 def _messages(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "hermes_core.agent.pool_redis"]
+    return [r.getMessage() for r in caplog.records if r.name == "hermes_core.agent.pool.redis"]
 
 
 def test_redis_stopped_mid_run_falls_back_then_recovers(
@@ -42,7 +42,7 @@ def test_redis_stopped_mid_run_falls_back_then_recovers(
     assert held.fingerprint == "a" and not be.degraded
 
     own_redis.stop()
-    caplog.set_level(logging.WARNING, logger="hermes_core.agent.pool_redis")
+    caplog.set_level(logging.WARNING, logger="hermes_core.agent.pool.redis")
     got = [be.acquire("p", keys, pol).fingerprint for _ in range(6)]
     assert be.degraded and be.outages == 1
     # each key's budget is divided by the 4 workers: 8 // 4 = 2 requests per window per key,
@@ -128,7 +128,7 @@ def test_redis_password_never_in_warning(redis_prefix: str,  # noqa: F811
     port = free_port()  # nobody listens there
     url = f"redis://:hunter2-secret@127.0.0.1:{port}/0"
     be = RedisPoolState(url, options=RedisPoolOptions(key_prefix=redis_prefix))
-    caplog.set_level(logging.WARNING, logger="hermes_core.agent.pool_redis")
+    caplog.set_level(logging.WARNING, logger="hermes_core.agent.pool.redis")
     assert be.acquire("p", [KeySpec("a")], PoolPolicy()).fingerprint == "a"
     assert be.degraded
     text = "\n".join(_messages(caplog)) + repr(be.url)

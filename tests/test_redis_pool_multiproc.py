@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from redis_server import redis_prefix, redis_url  # noqa: F401
 
-from hermes_core.agent.pool_redis import RedisPoolOptions, RedisPoolState
-from hermes_core.agent.pool_state import KeySpec, Outcome, PoolPolicy
+from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
+from hermes_core.agent.pool.state import KeySpec, Outcome, PoolPolicy
 
 CTX = mp.get_context("spawn")  # a fresh interpreter per worker, like separate agent processes
 

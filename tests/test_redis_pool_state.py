@@ -12,12 +12,12 @@ import redis
 from redis_server import redis_prefix, redis_url  # noqa: F401
 
 from hermes_core.agent.credential_pool import backend_from_settings
-from hermes_core.agent.pool_redis import (
+from hermes_core.agent.pool.redis import (
     RedisPoolOptions,
     RedisPoolState,
     redact_url,
 )
-from hermes_core.agent.pool_state import (
+from hermes_core.agent.pool.state import (
     STRATEGIES,
     InMemoryPoolState,
     KeySpec,

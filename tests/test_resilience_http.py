@@ -14,7 +14,7 @@ import pytest
 from routing_doubles import FakeClock
 
 from hermes_core.agent.credential_pool import CredentialPool
-from hermes_core.agent.pool_state import InMemoryPoolState
+from hermes_core.agent.pool.state import InMemoryPoolState
 from hermes_core.agent.resilience import CallLoop
 from hermes_core.agent.smart_routing import Router
 from hermes_core.config import Settings, load_settings
@@ -258,7 +258,7 @@ def test_keys_never_in_any_output(respx_mock, tmp_path: Path, caplog: pytest.Log
 
 def _built_for_openai(settings: Settings) -> Prompt:
     """A PromptBuilder-shaped prompt (a token count per part) planned for the first candidate."""
-    from hermes_core.agent.prompt_builder import replan_cache
+    from hermes_core.agent.prompt.cache_plan import replan_cache
 
     turns = tuple(Message(role, f"{role} turn {i}: " + "details " * 400)
                   for i in range(3) for role in ("user", "assistant"))

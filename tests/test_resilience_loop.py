@@ -10,7 +10,7 @@ import pytest
 from routing_doubles import FakeClock, Scripted
 
 from hermes_core.agent.credential_pool import CredentialPool
-from hermes_core.agent.pool_state import InMemoryPoolState, PoolPolicy
+from hermes_core.agent.pool.state import InMemoryPoolState, PoolPolicy
 from hermes_core.agent.resilience import CallLoop, LoopPolicy, backoff_delay
 from hermes_core.config import load_settings
 from hermes_core.errors import (

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from routing_doubles import Scripted
 
 from hermes_core.agent.credential_pool import CredentialPool
-from hermes_core.agent.pool_state import AcquireResult, InMemoryPoolState, KeySpec, PoolPolicy
+from hermes_core.agent.pool.state import AcquireResult, InMemoryPoolState, KeySpec, PoolPolicy
 from hermes_core.agent.resilience import CallLoop, LoopPolicy
 from hermes_core.types import Candidate, Credential, Message, Prompt, RouteDecision
 

@@ -11,7 +11,7 @@ import numpy as np
 from retrieval_fixtures import SKILLS, HashingEmbedder
 
 from hermes_core.retrieval.retriever import DENSE_QUERY_TOKENS, SkillRetriever
-from hermes_core.retrieval.tokenize import estimate_tokens
+from hermes_core.tokenize import estimate_tokens
 
 
 class Recording(HashingEmbedder):

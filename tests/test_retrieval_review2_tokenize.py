@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.retrieval import tokenize as tok
+from hermes_core import tokenize as tok
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ def test_cache_path_that_is_a_file_falls_back_with_a_warning(
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x")
     monkeypatch.setenv("HERMES_JIEBA_CACHE", str(blocker))
-    with caplog.at_level(logging.WARNING, logger="hermes_core.retrieval.tokenize"):
+    with caplog.at_level(logging.WARNING, logger="hermes_core.tokenize"):
         assert tok.jieba_available()
     assert "违章" in tok.tokenize("查询违章记录")
     assert str(blocker) in caplog.text and "jieba" in caplog.text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_core.retrieval.tokenize import tokenize
+from hermes_core.tokenize import tokenize
 
 
 @pytest.mark.parametrize("glued, spaced", [

@@ -94,7 +94,7 @@ def test_without_jieba_l1_and_dense_still_work(tmp_path: Path) -> None:
     script = (
         f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
         "from retrieval_fixtures import SKILLS, HashingEmbedder\n"
-        "from hermes_core.retrieval.tokenize import jieba_available\n"
+        "from hermes_core.tokenize import jieba_available\n"
         "from hermes_core.retrieval.retriever import SkillRetriever\n"
         "assert not jieba_available()\n"
         "r = SkillRetriever(skills=SKILLS, embedders=[HashingEmbedder()], gate_thresholds={'dense': -1})\n"

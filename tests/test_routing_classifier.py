@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.agent.route_classifier import RouteClassifier, read_examples
+from hermes_core.agent.routing.classifier import RouteClassifier, read_examples
 from hermes_core.agent.smart_routing import Router
 from hermes_core.cli.main import main
 from hermes_core.config import load_settings
@@ -78,7 +78,7 @@ def test_bad_training_lines_name_file_and_line(tmp_path: Path, content: str, mes
 
 
 def test_training_needs_two_labels_with_two_examples(tmp_path: Path) -> None:
-    from hermes_core.agent.route_classifier import Example
+    from hermes_core.agent.routing.classifier import Example
 
     with pytest.raises(ConfigError, match="two different labels"):
         RouteClassifier.train([Example("a", "x"), Example("b", "x")])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.agent.route_classifier import FORMAT, Example, RouteClassifier
+from hermes_core.agent.routing.classifier import FORMAT, Example, RouteClassifier
 from hermes_core.errors import ConfigError
 
 

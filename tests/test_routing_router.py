@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.agent.smart_routing import (
-    Router,
+from hermes_core.agent.routing.rules import (
     candidates_for,
     compile_condition,
     context_window,
@@ -15,6 +14,7 @@ from hermes_core.agent.smart_routing import (
     long_context_fallback,
     validate_condition,
 )
+from hermes_core.agent.smart_routing import Router
 from hermes_core.config import load_settings, parse_yaml
 from hermes_core.errors import ConfigError
 from hermes_core.types import Candidate, Message, Prompt

@@ -19,12 +19,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..config import Settings, load_settings
-from ..errors import Attempt, ConfigError, HermesError
-from ..providers import build_providers
-from ..providers.base import CallOptions, Provider, requires_key
-from ..providers.offline import OfflineProvider
-from ..types import (
+from hermes_core.agent.credential_pool import CredentialPool
+from hermes_core.agent.prompt.cache_plan import replan_cache
+from hermes_core.agent.prompt_builder import PromptBuilder
+from hermes_core.agent.resilience import CallLoop
+from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection, answer_tool_calls
+from hermes_core.agent.smart_routing import Router
+from hermes_core.config import Settings, load_settings
+from hermes_core.errors import Attempt, ConfigError, HermesError
+from hermes_core.providers import build_providers
+from hermes_core.providers.base import CallOptions, Provider, requires_key
+from hermes_core.providers.offline import OfflineProvider
+from hermes_core.types import (
     Candidate,
     Completion,
     Delta,
@@ -35,11 +41,6 @@ from ..types import (
     Usage,
     clean_text,
 )
-from .credential_pool import CredentialPool
-from .prompt_builder import PromptBuilder, replan_cache
-from .resilience import CallLoop
-from .skill_tool import SKILL_VIEW, SkillSelection, answer_tool_calls
-from .smart_routing import Router
 
 log = logging.getLogger("hermes_core.agent")
 # Between the text of two tool rounds in a stream ("Let me check the skill." ... "Here is how"):
@@ -350,7 +351,7 @@ class Agent:
         """A summariser on the fast model through the normal call path; None when offline."""
         if self.offline:
             return None
-        from .summarise import ModelSummarizer
+        from hermes_core.agent.episodic.summarise import ModelSummarizer
 
         routing = self.settings.llm.routing
         fast = routing.fast_model or routing.default_model
@@ -520,8 +521,8 @@ def _offline(settings: Settings) -> OfflineProvider:
 
 
 def _default_providers() -> dict[str, Provider]:
-    from ..providers.anthropic import AnthropicProvider
-    from ..providers.openai import OpenAIProvider
+    from hermes_core.providers.anthropic import AnthropicProvider
+    from hermes_core.providers.openai import OpenAIProvider
 
     return {"openai": OpenAIProvider(), "anthropic": AnthropicProvider()}
 
@@ -539,7 +540,7 @@ def default_retriever(settings: Settings, *, warm: bool = True) -> Any:
         settings = settings.with_overrides(**{"skill_utils.enabled": False,
                                               "skill_utils.embeddings": False})
     try:
-        from ..retrieval.retriever import build_retriever
+        from hermes_core.retrieval.retriever import build_retriever
     except ImportError:  # retrieval not installed
         return None
     try:
@@ -557,7 +558,7 @@ def default_context_engine(settings: Settings, *, create: bool = True) -> Any:
     """Episodic memory in the home (None when disabled, or missing and ``create`` is False)."""
     if not settings.context_engine.enabled:
         return None
-    from .context_engine import ContextEngine, default_db_path
+    from hermes_core.agent.context_engine import ContextEngine, default_db_path
 
     if not create and not default_db_path(settings).exists():
         return None

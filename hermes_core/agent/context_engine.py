@@ -1,15 +1,15 @@
 """ContextEngine: episodic memory of past sessions for the per-turn prompt context.
 
 Past sessions are summarised when they end (:meth:`ContextEngine.record_session`) and stored in
-``HERMES_HOME/sessions.db`` (:mod:`.context_store`). Each turn, the PromptBuilder calls
+``HERMES_HOME/sessions.db`` (:mod:`hermes_core.agent.episodic.store`). Each turn, the PromptBuilder calls
 :meth:`ContextEngine.memories_block` with the user's message; the most relevant, recent sessions
 come back as a short "Relevant past sessions" block that travels after the cache breakpoint, never
 in the cached system prefix.
 
 Retrieval: the message is segmented with the shared tokenizer and turned into a MATCH expression
-that cannot be syntax (:func:`.memory_ranking.build_match`); FTS5 returns 3x ``max_results`` rows
+that cannot be syntax (:func:`hermes_core.agent.episodic.ranking.build_match`); FTS5 returns 3x ``max_results`` rows
 by bm25; those are re-ranked by ``relevance x recency weight x stored prior`` with an injectable
-clock (:func:`.memory_ranking.rerank`), the current session dropped.
+clock (:func:`hermes_core.agent.episodic.ranking.rerank`), the current session dropped.
 """
 
 from __future__ import annotations
@@ -25,11 +25,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from ..config import ContextEngineSettings, Settings
-from ..redact import redact
-from ..types import MemoryFragment, Message
-from .context_files import INJECTION_CATEGORIES, InjectionFinding, scan_for_injection
-from .context_store import (
+from hermes_core.agent.episodic.ranking import build_match, render_memories, rerank
+from hermes_core.agent.episodic.store import (
     MemoryDatabaseMissing,
     MemoryDatabaseUnusable,
     MemoryStoreError,
@@ -39,8 +36,17 @@ from .context_store import (
     normalise_text,
     scrub_surrogates,
 )
-from .memory_ranking import build_match, render_memories, rerank
-from .summarise import SessionSummary, Summarizer, SummaryFailed, clip_words, extractive_summary
+from hermes_core.agent.episodic.summarise import (
+    SessionSummary,
+    Summarizer,
+    SummaryFailed,
+    clip_words,
+    extractive_summary,
+)
+from hermes_core.config import ContextEngineSettings, Settings
+from hermes_core.injection import INJECTION_CATEGORIES, InjectionFinding, scan_for_injection
+from hermes_core.redact import redact
+from hermes_core.types import MemoryFragment, Message
 
 log = logging.getLogger("hermes_core.memory")
 

@@ -2,7 +2,7 @@
 
 The pool is a thin shell: it maps credentials to their fingerprints (the state never sees a
 secret), asks the state backend for a key in one call, and reports each call's outcome in one call.
-Strategies, RPM/TPM windows, 429 deadlines and breakers are decided in :mod:`.pool_state` and
+Strategies, RPM/TPM windows, 429 deadlines and breakers are decided in :mod:`hermes_core.agent.pool.state` and
 :mod:`.breaker`. Safe to share between threads and asyncio tasks.
 
 Usage by the call loop::
@@ -27,9 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import ConfigError, DependencyMissing, NoCredentialAvailable
-from ..types import Credential
-from .pool_state import (
+from hermes_core.agent.pool.state import (
     STRATEGIES,
     InMemoryPoolState,
     KeySpec,
@@ -38,9 +36,11 @@ from .pool_state import (
     PoolStateBackend,
     Strategy,
 )
+from hermes_core.errors import ConfigError, DependencyMissing, NoCredentialAvailable
+from hermes_core.types import Credential
 
 if TYPE_CHECKING:
-    from ..config import Settings
+    from hermes_core.config import Settings
 
 log = logging.getLogger("hermes_core.pool")
 
@@ -79,12 +79,12 @@ def policy_from_settings(settings: Settings, strategy: Strategy | None = None) -
 
 def backend_from_settings(settings: Settings,
                           clock: Callable[[], float] = time.time) -> PoolStateBackend:
-    """The configured state backend; ``redis`` loads :mod:`hermes_core.agent.pool_redis`."""
+    """The configured state backend; ``redis`` loads :mod:`hermes_core.agent.pool.redis`."""
     cp = settings.credential_pool
     if cp.backend == "memory":
         return InMemoryPoolState(clock)
     try:
-        module = importlib.import_module("hermes_core.agent.pool_redis")
+        module = importlib.import_module("hermes_core.agent.pool.redis")
     except ModuleNotFoundError as e:
         if e.name == "redis":
             raise DependencyMissing("credential_pool.backend: redis", "redis") from None

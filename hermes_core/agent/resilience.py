@@ -39,7 +39,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import httpx2
 from tenacity import RetryCallState, wait_exponential
 
-from ..errors import (
+from hermes_core.agent.credential_pool import CredentialPool
+from hermes_core.agent.pool.state import sane_retry_after
+from hermes_core.agent.prompt.cache_plan import replan_cache
+from hermes_core.agent.routing.rules import candidates_for, long_context_fallback
+from hermes_core.errors import (
     AllProvidersFailed,
     Attempt,
     AuthenticationFailed,
@@ -52,15 +56,11 @@ from ..errors import (
     Timeout,
     parse_retry_after,
 )
-from ..providers.base import CallOptions, Provider, requires_key
-from ..types import Candidate, Completion, Credential, Delta, Prompt, RouteDecision
-from .credential_pool import CredentialPool
-from .pool_state import sane_retry_after
-from .prompt_builder import replan_cache
-from .smart_routing import candidates_for, long_context_fallback
+from hermes_core.providers.base import CallOptions, Provider, requires_key
+from hermes_core.types import Candidate, Completion, Credential, Delta, Prompt, RouteDecision
 
 if TYPE_CHECKING:
-    from ..config import Settings
+    from hermes_core.config import Settings
 
 log = logging.getLogger("hermes_core.resilience")
 R = TypeVar("R")
@@ -415,7 +415,7 @@ class CallLoop:
                  audit_path: str | Path | Literal[False] | None = None,
                  policy: LoopPolicy | None = None,
                  on_attempt: Callable[[Attempt], None] | None = None) -> None:
-        from ..config import Settings as _Settings
+        from hermes_core.config import Settings as _Settings
 
         self.settings = settings or _Settings.model_validate({})
         self.providers = dict(providers)
@@ -437,7 +437,7 @@ class CallLoop:
                       pool: CredentialPool | None = None, **kw: Any) -> CallLoop:
         """Providers (``build_providers``) and the pool from settings; ``kw`` as for __init__."""
         if providers is None:
-            from ..providers import build_providers
+            from hermes_core.providers import build_providers
 
             providers = build_providers(settings)
         return cls(providers, pool or CredentialPool.from_settings(settings), settings, **kw)

@@ -13,8 +13,8 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from ..retrieval.skills import skill_body
-from ..types import Message, Skill, ToolCall, ToolSpec
+from hermes_core.retrieval.skills import skill_body
+from hermes_core.types import Message, Skill, ToolCall, ToolSpec
 
 log = logging.getLogger("hermes_core.agent.skills")
 

@@ -1,5 +1,5 @@
 import sys
 
-from .main import main
+from hermes_core.cli.main import main
 
 sys.exit(main())

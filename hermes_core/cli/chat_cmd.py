@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..agent.agent import Agent
+from hermes_core.agent.agent import Agent
 
 
 def add_common(p: argparse.ArgumentParser) -> None:
@@ -14,7 +14,7 @@ def add_common(p: argparse.ArgumentParser) -> None:
 
 
 def run_chat(args: argparse.Namespace) -> int:
-    from .repl import Repl
+    from hermes_core.cli.repl import Repl
 
     home = Path(args.home).expanduser() if args.home else None
     agent = Agent.from_config(args.config, home=home, offline=args.offline, model=args.model)

@@ -11,7 +11,7 @@ import json
 import time
 from typing import Any
 
-from ..config import load_settings
+from hermes_core.config import load_settings
 
 
 def register(sub: Any) -> None:
@@ -25,7 +25,7 @@ def register(sub: Any) -> None:
 
 
 def status(args: argparse.Namespace) -> int:
-    from ..agent.credential_pool import CredentialPool
+    from hermes_core.agent.credential_pool import CredentialPool
 
     settings = load_settings(args.config)
     pool = CredentialPool.from_settings(settings)

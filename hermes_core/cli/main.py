@@ -12,9 +12,9 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from ..errors import HermesError
-from ..redact import RedactingFilter
-from .argtypes import replace_unencodable
+from hermes_core.cli.argtypes import replace_unencodable
+from hermes_core.errors import HermesError
+from hermes_core.redact import RedactingFilter
 
 COMMAND_MODULES = (
     "hermes_core.cli.chat_cmd",

@@ -16,10 +16,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..agent.context_engine import ContextEngine, default_db_path, parse_timestamp
-from ..config import load_settings
-from ..redact import redact
-from .argtypes import positive_int, print_mapping
+from hermes_core.agent.context_engine import ContextEngine, default_db_path, parse_timestamp
+from hermes_core.cli.argtypes import positive_int, print_mapping
+from hermes_core.config import load_settings
+from hermes_core.redact import redact
 
 
 def _timestamp(text: str) -> float:

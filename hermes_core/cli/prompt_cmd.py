@@ -15,12 +15,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..config import ProviderSettings, Settings, load_settings
-from ..errors import HermesError
-from ..providers import build_provider
-from ..providers.base import CallOptions
-from ..redact import redact
-from ..types import Message, Prompt, ToolCall, clean_text
+from hermes_core.config import ProviderSettings, Settings, load_settings
+from hermes_core.errors import HermesError
+from hermes_core.providers import build_provider
+from hermes_core.providers.base import CallOptions
+from hermes_core.redact import redact
+from hermes_core.types import Message, Prompt, ToolCall, clean_text
 
 MAX_HISTORY_BYTES = 20_000_000
 ROLES = ("user", "assistant", "tool", "system")
@@ -184,10 +184,11 @@ def render_request(prompt: Prompt, settings: Settings, provider: str, model: str
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..agent.agent import default_context_engine, default_retriever
-    from ..agent.prompt_builder import PromptBuilder, replan_cache
-    from ..agent.skill_tool import SKILL_VIEW, SkillSelection
-    from ..errors import HermesError
+    from hermes_core.agent.agent import default_context_engine, default_retriever
+    from hermes_core.agent.prompt.cache_plan import replan_cache
+    from hermes_core.agent.prompt_builder import PromptBuilder
+    from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
+    from hermes_core.errors import HermesError
 
     settings = load_settings(args.config, home=args.home)
     history = load_history(Path(args.history)) if args.history else ()

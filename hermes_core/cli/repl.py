@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..agent.agent import Agent
-from ..errors import HermesError
-from ..redact import StreamRedactor, redact
-from ..types import clean_text
-from .argtypes import replace_unencodable
-from .repl_commands import BUILTIN_COMMANDS, Command
+from hermes_core.agent.agent import Agent
+from hermes_core.cli.argtypes import replace_unencodable
+from hermes_core.cli.repl_commands import BUILTIN_COMMANDS, Command
+from hermes_core.errors import HermesError
+from hermes_core.redact import StreamRedactor, redact
+from hermes_core.types import clean_text
 
 log = logging.getLogger("hermes_core.cli.repl")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .repl import Repl
+    from hermes_core.cli.repl import Repl
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..config import load_settings
+from hermes_core.config import load_settings
 
 
 def register(sub: Any) -> None:
@@ -31,7 +31,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if len(args.words) == 2 and args.words[0] == "train":
         return train(args, args.words[1])
-    from ..agent.smart_routing import Router
+    from hermes_core.agent.smart_routing import Router
 
     settings = load_settings(args.config)
     router = Router.from_settings(settings)
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def train(args: argparse.Namespace, file: str) -> int:
-    from ..agent.route_classifier import RouteClassifier, read_examples
+    from hermes_core.agent.routing.classifier import RouteClassifier, read_examples
 
     settings = load_settings(args.config)
     examples = read_examples(file)

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..config import load_settings
-from ..errors import ConfigError
-from .argtypes import positive_int, print_mapping
+from hermes_core.cli.argtypes import positive_int, print_mapping
+from hermes_core.config import load_settings
+from hermes_core.errors import ConfigError
 
 
 def register(sub: Any) -> None:
@@ -64,7 +64,12 @@ def register(sub: Any) -> None:
 
 
 def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
-    from ..retrieval.retriever import SkillRetriever, build_retriever, default_embedders, layer_weights
+    from hermes_core.retrieval.retriever import (
+        SkillRetriever,
+        build_retriever,
+        default_embedders,
+        layer_weights,
+    )
     settings = load_settings(getattr(args, "config", None), home=getattr(args, "home", None))
     if getattr(args, "no_embeddings", False):
         settings = settings.with_overrides(**{"skill_utils.embeddings": False})
@@ -92,7 +97,7 @@ def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
 
 
 def _search(args: argparse.Namespace) -> int:
-    from ..retrieval.retriever import render
+    from hermes_core.retrieval.retriever import render
     r = _retriever(args, top_k=args.top_k)
     res = r.retrieve(args.query)
     if args.json:
@@ -163,7 +168,7 @@ def _reindex(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from ..retrieval.evaluate import evaluate, load_queries, sample
+    from hermes_core.retrieval.evaluate import evaluate, load_queries, sample
     layers = tuple(x.strip().upper() for x in ",".join(args.layers).split(",") if x.strip())
     bad = [x for x in layers if x not in ("L1", "L2", "L3", "L4")]
     if bad or not layers:

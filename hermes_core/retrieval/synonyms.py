@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..errors import ConfigError
-from .tokenize import content_tokens
-from .triggers import normalize
+from hermes_core.errors import ConfigError
+from hermes_core.retrieval.triggers import normalize
+from hermes_core.tokenize import content_tokens
 
 TOKEN_WEIGHT = 1.0
 PHRASE_WEIGHT = 1.5

@@ -25,7 +25,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .tokenize import has_cjk, is_cjk, tokenize
+from hermes_core.tokenize import has_cjk, is_cjk, tokenize
 
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _SPLIT = re.compile(r"[\s,;，、；/|]+")

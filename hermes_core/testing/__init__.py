@@ -3,7 +3,7 @@
 Load the plugin early (``-p hermes_core.testing.pytest_plugin``) so respx sees both SDKs.
 """
 
-from .builders import (
+from hermes_core.testing.builders import (
     ANTHROPIC_URL,
     OPENAI_URL,
     SSE_HEADERS,
@@ -15,7 +15,7 @@ from .builders import (
     openai_error,
     retry_after_headers,
 )
-from .fakes import FakeProvider, FunctionProvider, RecordedRequest
+from hermes_core.testing.fakes import FakeProvider, FunctionProvider, RecordedRequest
 
 __all__ = [
     "ANTHROPIC_URL",

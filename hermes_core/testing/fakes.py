@@ -11,9 +11,9 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..providers.base import CallOptions
-from ..retrieval.tokenize import estimate_tokens
-from ..types import Completion, Credential, Delta, Prompt, Usage
+from hermes_core.providers.base import CallOptions
+from hermes_core.tokenize import estimate_tokens
+from hermes_core.types import Completion, Credential, Delta, Prompt, Usage
 
 Reply = str | Completion | BaseException
 

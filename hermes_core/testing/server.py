@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ..types import fingerprint
-from .builders import (
+from hermes_core.testing.builders import (
     anthropic_error,
     anthropic_message,
     anthropic_stream,
@@ -25,6 +24,7 @@ from .builders import (
     openai_chat_stream,
     openai_error,
 )
+from hermes_core.types import fingerprint
 
 
 @dataclass

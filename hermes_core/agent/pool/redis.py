@@ -35,10 +35,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import ConfigError, DependencyMissing
-from . import pool_redis_lua as lua
-from .breaker import BreakerState
-from .pool_state import (
+from hermes_core.agent.pool import redis_lua as lua
+from hermes_core.agent.pool.breaker import BreakerState
+from hermes_core.agent.pool.state import (
     STRATEGIES,
     AcquireResult,
     InMemoryPoolState,
@@ -50,9 +49,10 @@ from .pool_state import (
     ReleaseResult,
     sane_retry_after,
 )
+from hermes_core.errors import ConfigError, DependencyMissing
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import CredentialPoolSettings, Settings
+    from hermes_core.config import CredentialPoolSettings, Settings
 
 log = logging.getLogger(__name__)
 
@@ -154,10 +154,10 @@ class RedisPoolState:
         self._down_errors: tuple[type[BaseException], ...] = (
             redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
             redis.exceptions.ReadOnlyError)
-        self._acquire = client.register_script(lua.ACQUIRE)
-        self._release = client.register_script(lua.RELEASE)
-        self._snapshot = client.register_script(lua.SNAPSHOT)
-        self._merge = client.register_script(lua.MERGE)
+        self._acquire = _ReplicaAwareScript(client.register_script(lua.ACQUIRE), redis)
+        self._release = _ReplicaAwareScript(client.register_script(lua.RELEASE), redis)
+        self._snapshot = _ReplicaAwareScript(client.register_script(lua.SNAPSHOT), redis)
+        self._merge = _ReplicaAwareScript(client.register_script(lua.MERGE), redis)
         self._clock = clock
         self._monotonic = monotonic
         self._local = _LocalPoolState(clock or time.time)
@@ -408,3 +408,25 @@ def backend_from_settings(settings: Settings) -> RedisPoolState:
     cp = settings.credential_pool
     return RedisPoolState(cp.redis_url, options=options_from_settings(cp),
                           config_file=settings.source)
+
+
+class _ReplicaAwareScript:
+    """A registered script whose write refused by a read-only replica raises ``ReadOnlyError``.
+
+    Redis 7 reports that refusal inside a script as ``ReadOnlyError``; Redis 6 wraps it in a plain
+    ``ResponseError`` ("Error running script ... -READONLY ..."). Both mean the URL now points at a
+    replica after a failover, which the pool treats as an outage, not as a bug in the script.
+    """
+
+    def __init__(self, script: Any, redis: Any) -> None:
+        self.script = script
+        self.sha = script.sha
+        self._errors = redis.exceptions
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return self.script(*args, **kwargs)
+        except self._errors.ResponseError as exc:
+            if "READONLY" in str(exc) and not isinstance(exc, self._errors.ReadOnlyError):
+                raise self._errors.ReadOnlyError(str(exc)) from exc
+            raise

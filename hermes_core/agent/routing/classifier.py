@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from ..retrieval.tokenize import tokenize
+from hermes_core.errors import ConfigError
+from hermes_core.tokenize import tokenize
 
 FORMAT = "hermes-route-classifier/1"
 #: First bytes of a classifier file; the header line ends with ``sha256=<hex of the payload>``.

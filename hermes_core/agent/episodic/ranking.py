@@ -20,9 +20,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..config import RecencyWeights
-from ..retrieval.tokenize import tokenize
-from ..types import MemoryFragment
+from hermes_core.config import RecencyWeights
+from hermes_core.tokenize import tokenize
+from hermes_core.types import MemoryFragment
 
 SECONDS_PER_DAY = 86_400.0
 

@@ -23,7 +23,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
-from .breaker import CLOSED, BreakerState, breaker_check, breaker_failure, breaker_success
+from hermes_core.agent.pool.breaker import (
+    CLOSED,
+    BreakerState,
+    breaker_check,
+    breaker_failure,
+    breaker_success,
+)
 
 Strategy = Literal["round_robin", "least_loaded", "fill_first", "random"]
 STRATEGIES: tuple[Strategy, ...] = ("round_robin", "least_loaded", "fill_first", "random")

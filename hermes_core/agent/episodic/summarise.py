@@ -17,11 +17,11 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..errors import HermesError
-from ..retrieval.tokenize import is_cjk, tokenize
-from ..types import Completion, Message, Prompt
-from .context_store import normalise_tags
-from .memory_ranking import STOPWORDS
+from hermes_core.agent.episodic.ranking import STOPWORDS
+from hermes_core.agent.episodic.store import normalise_tags
+from hermes_core.errors import HermesError
+from hermes_core.tokenize import is_cjk, tokenize
+from hermes_core.types import Completion, Message, Prompt
 
 MIN_WORDS = 200
 TARGET_WORDS = 350

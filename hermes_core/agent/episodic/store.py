@@ -29,9 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import HermesError
-from ..retrieval.tokenize import TOKENIZER_VERSION, segment_for_index
-from .memory_migrations import (
+from hermes_core.agent.episodic.migrations import (
     APPLICATION_ID,
     FTS_TABLE_SQL,
     LATEST_VERSION,
@@ -39,7 +37,9 @@ from .memory_migrations import (
     apply_pending,
     current_version,
 )
-from .memory_ranking import Hit
+from hermes_core.agent.episodic.ranking import Hit
+from hermes_core.errors import HermesError
+from hermes_core.tokenize import TOKENIZER_VERSION, segment_for_index
 
 log = logging.getLogger("hermes_core.memory")
 

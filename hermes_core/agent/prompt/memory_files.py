@@ -32,9 +32,10 @@ from typing import Literal
 from filelock import FileLock
 from filelock import Timeout as LockTimeout
 
-from ..config import Settings
-from ..errors import HermesError
-from .context_files import notify_file_changed, scan_for_injection
+from hermes_core.agent.prompt.files import notify_file_changed
+from hermes_core.config import Settings
+from hermes_core.errors import HermesError
+from hermes_core.injection import scan_for_injection
 
 Target = Literal["memory", "user"]
 ENTRY_DELIMITER = "\n§\n"

@@ -1,6 +1,6 @@
-"""Lua sources for the Redis pool-state backend (see :mod:`hermes_core.agent.pool_redis`).
+"""Lua sources for the Redis pool-state backend (see :mod:`hermes_core.agent.pool.redis`).
 
-Each script is a line-for-line port of the pure functions in :mod:`pool_state` and
+Each script is a line-for-line port of the pure functions in :mod:`hermes_core.agent.pool.state` and
 :mod:`breaker` (``breaker_check``, ``evaluate_key``, ``choose_key``, ``apply_outcome``,
 ``provider_breaker_after``) so both backends decide identically; the shared contract suite in
 ``tests/test_pool_backend_contract.py`` holds them to it.
@@ -66,7 +66,7 @@ local function breaker_failure(mode, failures, opened, now, threshold)
   return 'closed', failures, opened
 end
 
--- pool_state._neutral: a probe that ended without a health signal frees the probe slot
+-- state._neutral: a probe that ended without a health signal frees the probe slot
 local function breaker_neutral(mode, failures, opened, now, cooldown, probe)
   if mode == 'half_open' and probe then return 'open', failures, now - cooldown end
   return mode, failures, opened
@@ -177,7 +177,7 @@ if #eligible == 0 then
   return {'', fmt(earliest), '0', fmt(now)}
 end
 
--- pool_state.choose_key
+-- state.choose_key
 local best = 1
 if strategy == 'round_robin' then
   local fps = {}
@@ -262,7 +262,7 @@ local bm, bf, bo = read_breaker(s[3], s[4], s[5])
 local rm2, bu2, bm2, bf2, bo2 = removed, bu, bm, bf, bo
 local changed = false
 
--- pool_state.apply_outcome
+-- state.apply_outcome
 if kind == 'ok' then
   bm2, bf2, bo2 = 'closed', 0, 0
 elseif kind == 'rate_limited' then
@@ -287,7 +287,7 @@ if rm2 ~= removed or bu2 ~= bu or bm2 ~= bm or bf2 ~= bf or bo2 ~= bo then
   redis.call('PEXPIRE', KEYS[2], ms(math.max(state_ttl, bu2 - now)))
 end
 
--- pool_state.provider_breaker_after
+-- state.provider_breaker_after
 local p = redis.call('HMGET', KEYS[1], 'bm', 'bf', 'bo')
 local pm, pf, po = read_breaker(p[1], p[2], p[3])
 local pm2, pf2, po2 = pm, pf, po

@@ -1,0 +1,266 @@
+"""Routing rules: request features, the safe condition language and provider candidates.
+
+Rule conditions are a tiny expression language, parsed with :mod:`ast` and interpreted here over a
+whitelist of names and operators: never ``eval``. :func:`validate_condition` runs when the config
+loads, so a typo fails at start-up naming the rule, not mid-conversation. This module depends on
+nothing but value types, so the config can validate rules without importing the router.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from hermes_core.tokenize import cjk_ratio, estimate_tokens, is_cjk
+from hermes_core.types import Candidate, Prompt
+
+if TYPE_CHECKING:
+    from hermes_core.config import RoutingSettings
+
+# --------------------------------------------------------------------------- request features
+
+_CODE_BLOCK = re.compile(r"```|~~~")
+_URL = re.compile(r"\bhttps?://[^\s<>\"']+", re.IGNORECASE)
+_SHELL = re.compile(
+    r"\b(?:run|execute|exec)\s+(?:this|the|that|a|an|my|these)?\s*"
+    r"(?:command|commands|script|shell|program|tests?|binary|migration)s?\b"
+    r"|\b(?:shell|terminal|bash|zsh|powershell|command[- ]line|cmd\.exe)\b"
+    r"|(?m:^\s*\$\s+\S)"
+    r"|\bsudo\s+\S"
+    r"|\b(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv)\s+"
+    r"(?:install|run|build|clone|push|pull|apply|exec|commit|up|test)\b"
+    r"|运行|执行|终端|命令行|脚本",
+    re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFeatures:
+    """What the rules and the audit log know about a request (never its text).
+
+    ``token_estimate`` is the conversation this turn adds to the model's reading: the per-turn
+    context, the history and the message, without the cached system prefix and tool list (a
+    2,000-token persona must not make every "hi" a long request). ``prompt_tokens`` is everything
+    sent, system prefix included: what matters against a model's context window.
+    """
+
+    token_estimate: int = 0
+    prompt_tokens: int = 0
+    chars: int = 0
+    words: int = 0
+    lines: int = 0
+    has_code_block: bool = False
+    has_url: bool = False
+    requires_tools: bool = False
+    requires_shell_execution: bool = False
+    turn_count: int = 0
+    attachments: int = 0
+    cjk_ratio: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def last_user_text(prompt: Prompt) -> str:
+    for m in reversed(prompt.messages):
+        if m.role == "user":
+            return m.content
+    return prompt.messages[-1].content if prompt.messages else ""
+
+
+def extract_features(prompt_or_text: Prompt | str, *, requires_tools: bool = False,
+                     turn_count: int = 0, attachments: int = 0) -> RequestFeatures:
+    """Features of the request. For a Prompt, size counts everything sent (system, context,
+    history), while code/URL/shell intent look at the latest user message only."""
+    if isinstance(prompt_or_text, Prompt):
+        p = prompt_or_text
+        text = last_user_text(p)
+        if p.tokens and "total" in p.tokens:
+            total = int(p.tokens["total"])
+            conversation = total - int(p.tokens.get("system", 0)) - int(p.tokens.get("tools", 0))
+        else:
+            conversation = estimate_tokens("\n".join([p.context, *(m.content for m in p.messages)]))
+            total = conversation + estimate_tokens(p.system)
+    else:
+        text = prompt_or_text
+        total = conversation = estimate_tokens(text)
+    ratio = cjk_ratio(text) if text else 0.0
+    words = len(text.split())
+    if ratio:  # a CJK character reads as a word; the rest splits on whitespace
+        cjk = sum(1 for ch in text if is_cjk(ch))
+        words = cjk + len("".join(" " if is_cjk(ch) else ch for ch in text).split())
+    return RequestFeatures(
+        token_estimate=int(conversation), prompt_tokens=int(total), chars=len(text), words=words,
+        lines=text.count("\n") + 1 if text else 0,
+        has_code_block=bool(_CODE_BLOCK.search(text)), has_url=bool(_URL.search(text)),
+        requires_tools=requires_tools, requires_shell_execution=bool(_SHELL.search(text)),
+        turn_count=turn_count, attachments=attachments, cjk_ratio=round(ratio, 4))
+
+
+# --------------------------------------------------------------------------- the rule language
+
+FEATURE_NAMES = tuple(RequestFeatures.__dataclass_fields__)
+NAMES = (*FEATURE_NAMES, "message")   # ``message``: the latest user text, lower-cased
+MAX_CONDITION_CHARS = 500
+
+_BOOL_OPS: dict[type[ast.boolop], str] = {ast.And: "and", ast.Or: "or"}
+_CMP_OPS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne,
+    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+_BIN_OPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: lambda a, b: a / b if b else 0.0}
+_UNARY_OPS: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.Not: operator.not_, ast.USub: operator.neg}
+
+Condition = Callable[[Mapping[str, Any]], bool]
+
+
+def _check(node: ast.AST) -> None:
+    if isinstance(node, ast.Expression):
+        _check(node.body)
+    elif isinstance(node, ast.BoolOp):
+        if type(node.op) not in _BOOL_OPS:
+            raise ValueError(f"operator {type(node.op).__name__} is not allowed")
+        for v in node.values:
+            _check(v)
+    elif isinstance(node, ast.Compare):
+        for op in node.ops:
+            if type(op) not in _CMP_OPS:
+                raise ValueError(f"comparison {type(op).__name__} is not allowed "
+                                 "(use <, <=, >, >=, ==, !=, in, not in)")
+        _check(node.left)
+        for c in node.comparators:
+            _check(c)
+    elif isinstance(node, ast.BinOp):
+        if type(node.op) not in _BIN_OPS:
+            raise ValueError(f"operator {type(node.op).__name__} is not allowed (use + - * /)")
+        _check(node.left)
+        _check(node.right)
+    elif isinstance(node, ast.UnaryOp):
+        if type(node.op) not in _UNARY_OPS:
+            raise ValueError(f"operator {type(node.op).__name__} is not allowed (use not, -)")
+        _check(node.operand)
+    elif isinstance(node, ast.Name):
+        if node.id not in NAMES:
+            raise ValueError(f"unknown name '{node.id}'; known names: {', '.join(NAMES)}")
+    elif isinstance(node, ast.Constant):
+        if not isinstance(node.value, bool | int | float | str):
+            raise ValueError(f"constant {node.value!r} is not allowed")
+    else:
+        raise ValueError(f"{type(node).__name__} is not allowed in a rule condition "
+                         "(names, numbers, strings, and/or/not, comparisons, + - * / only)")
+
+
+def _eval(node: ast.AST, env: Mapping[str, Any]) -> Any:
+    if isinstance(node, ast.Expression):
+        return _eval(node.body, env)
+    if isinstance(node, ast.BoolOp):
+        if isinstance(node.op, ast.And):
+            return all(_eval(v, env) for v in node.values)
+        return any(_eval(v, env) for v in node.values)
+    if isinstance(node, ast.Compare):
+        left = _eval(node.left, env)
+        for op, comp in zip(node.ops, node.comparators, strict=True):
+            right = _eval(comp, env)
+            if not _CMP_OPS[type(op)](left, right):
+                return False
+            left = right
+        return True
+    if isinstance(node, ast.BinOp):
+        return _BIN_OPS[type(node.op)](_eval(node.left, env), _eval(node.right, env))
+    if isinstance(node, ast.UnaryOp):
+        return _UNARY_OPS[type(node.op)](_eval(node.operand, env))
+    if isinstance(node, ast.Name):
+        return env[node.id]
+    if isinstance(node, ast.Constant):
+        return node.value
+    raise ValueError(f"{type(node).__name__} is not allowed")  # unreachable after _check
+
+
+def compile_condition(text: str) -> Condition:
+    """Parse and whitelist-check a condition; returns a function of the feature mapping.
+
+    Raises ValueError naming the unknown name or operator, a syntax error, or a type error found
+    by a trial run on an empty request (e.g. ``message > 3``)."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("the condition is empty")
+    if len(text) > MAX_CONDITION_CHARS:
+        raise ValueError(f"the condition is longer than {MAX_CONDITION_CHARS} characters")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as e:
+        raise ValueError(f"not a valid expression: {e.msg} at column {e.offset}") from None
+    _check(tree)
+
+    def condition(env: Mapping[str, Any]) -> bool:
+        return bool(_eval(tree, env))
+
+    try:
+        condition({**RequestFeatures().as_dict(), "message": ""})
+    except (TypeError, ArithmeticError) as e:
+        raise ValueError(f"the condition cannot be evaluated: {e}") from None
+    return condition
+
+
+def validate_condition(text: str) -> None:
+    """Raise ValueError with a clear message when ``text`` is not a valid rule condition."""
+    compile_condition(text)
+
+
+# --------------------------------------------------------------------------- candidates
+
+KNOWN_CONTEXT_WINDOWS: tuple[tuple[str, int], ...] = (
+    # (model name prefix, tokens); the longest matching prefix wins
+    ("gpt-4.1", 1_047_576), ("gpt-4o", 128_000), ("gpt-4-turbo", 128_000), ("gpt-4", 8_192),
+    ("gpt-3.5-turbo", 16_385), ("gpt-5", 400_000), ("o1", 200_000), ("o3", 200_000),
+    ("o4", 200_000), ("claude", 200_000),
+)
+
+
+def context_window(model: str, routing: RoutingSettings | None = None) -> int | None:
+    """A model's context window: configured first, then the known table, else None."""
+    if routing is not None and model in routing.context_windows:
+        return routing.context_windows[model]
+    best: tuple[int, int] | None = None
+    for prefix, size in KNOWN_CONTEXT_WINDOWS:
+        if model.startswith(prefix) and (best is None or len(prefix) > best[0]):
+            best = (len(prefix), size)
+    return best[1] if best else None
+
+
+def long_context_fallback(model: str, routing: RoutingSettings) -> str | None:
+    """The model to move to after a context-window 400, when it is larger (unknown = larger)."""
+    target = routing.long_context_model
+    if not target or target == model:
+        return None
+    have, want = context_window(model, routing), context_window(target, routing)
+    if have is not None and want is not None and want <= have:
+        return None
+    return target
+
+
+def guess_provider(model: str) -> str:
+    return "anthropic" if model.startswith("claude") else "openai"
+
+
+def candidates_for(model: str, routing: RoutingSettings) -> tuple[Candidate, ...]:
+    """Providers serving ``model`` by priority (lower number first; config order breaks ties),
+    then every other provider with its equivalent model (``equivalents`` mapping, else its first
+    listed model). A provider listing no models serves any model."""
+    providers = sorted(routing.providers, key=lambda p: p.priority)
+    if not providers:
+        return (Candidate(guess_provider(model), model),)
+    serving = [p for p in providers if not p.models or model in p.models]
+    out = [Candidate(p.name, model) for p in serving]
+    for p in providers:
+        if p in serving:
+            continue
+        eq = p.equivalents.get(model) or (p.models[0] if p.models else None)
+        if eq:
+            out.append(Candidate(p.name, eq))
+    return tuple(out)
