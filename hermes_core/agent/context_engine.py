@@ -7,9 +7,10 @@ come back as a short "Relevant past sessions" block that travels after the cache
 in the cached system prefix.
 
 Retrieval: the message is segmented with the shared tokenizer and turned into a MATCH expression
-that cannot be syntax (:func:`hermes_core.agent.episodic.ranking.build_match`); FTS5 returns 3x ``max_results`` rows
-by bm25; those are re-ranked by ``relevance x recency weight x stored prior`` with an injectable
-clock (:func:`hermes_core.agent.episodic.ranking.rerank`), the current session dropped.
+that cannot be syntax (:func:`hermes_core.agent.episodic.ranking.build_match`); FTS5 returns
+3x ``max_results`` rows by bm25; those are re-ranked by ``relevance x recency weight x stored
+prior`` with an injectable clock (:func:`hermes_core.agent.episodic.ranking.rerank`), the current
+session dropped.
 """
 
 from __future__ import annotations
