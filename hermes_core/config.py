@@ -133,7 +133,7 @@ class CredentialPoolSettings(_Model):
     # full-jitter exponential backoff: uniform(0, min(backoff_max_s, backoff_base_s * 2**n))
     backoff_base_s: float = Field(0.5, gt=0)
     backoff_max_s: float = Field(8.0, gt=0)
-    # Redis backend (issue 8): key namespace, lease/state TTLs, reconnect probe, socket timeout.
+    # Redis backend: key namespace, lease/state TTLs, reconnect probe, socket timeout.
     redis_key_prefix: str = Field(default="hermes:pool", min_length=1)
     redis_lease_ttl_s: float = Field(default=300.0, gt=0)
     redis_state_ttl_s: float = Field(default=7 * 86400.0, gt=0)

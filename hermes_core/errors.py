@@ -7,6 +7,7 @@ the facts, and :func:`error_from_status` is the only place that reads them.
 from __future__ import annotations
 
 import email.utils
+import os
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -122,6 +123,46 @@ class NoCredentialAvailable(HermesError):
             wait = max(0.0, available_at - (now if now is not None else time.time()))
             msg = f"every API key for provider '{provider}' is busy; the earliest frees in {wait:.1f}s"
         super().__init__(msg)
+
+
+# --------------------------------------------------------------------------- local stores and inputs
+
+class SessionStoreError(HermesError):
+    """The sessions database (episodic memory) cannot be used; ``path`` names the file."""
+
+    def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"memory database {self.path}: {reason}")
+
+
+class SessionDatabaseUnusable(SessionStoreError):
+    """The file at the path is corrupted, foreign or from a newer version; it was left untouched."""
+
+
+class SessionDatabaseMissing(SessionStoreError):
+    """No database exists at the path and the caller asked not to create one."""
+
+
+class SummaryFailed(HermesError):
+    """A summariser answered with nothing usable (the caller falls back to the extractive one)."""
+
+
+class MemoryWriteError(HermesError):
+    """A memory write was refused or failed; names the file and why. Nothing was changed."""
+
+    def __init__(self, file: str | os.PathLike[str], reason: str) -> None:
+        self.file = str(file)
+        self.reason = reason
+        super().__init__(f"{file}: {reason}")
+
+
+class PromptInputError(HermesError):
+    """A ``--history`` file is unusable; names the file and where."""
+
+    def __init__(self, file: str | os.PathLike[str], where: str, reason: str) -> None:
+        self.file = str(file)
+        super().__init__(f"{file}{': ' + where if where else ''}: {reason}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core.agent.context_engine import ContextEngine
-from hermes_core.agent.episodic.store import MemoryDatabaseUnusable
+from hermes_core.agent.episodic.store import SessionDatabaseUnusable
 from hermes_core.cli.main import main
 
 NOW = 1_800_000_000.0
@@ -43,7 +43,7 @@ def test_record_session_with_a_nan_time_is_refused_not_a_database_error(tmp_path
         try:
             engine.record_session("s1", [Message("user", "Tune the postgres vacuum settings.")],
                                   created_at=math.nan)
-        except MemoryDatabaseUnusable as e:  # the file is fine: this message would be a lie
+        except SessionDatabaseUnusable as e:  # the file is fine: this message would be a lie
             pytest.fail(f"reported as an unusable database: {e}")
         except ValueError as e:
             assert "created_at" in str(e)

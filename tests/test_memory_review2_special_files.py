@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.agent.episodic.store import MemoryDatabaseUnusable, SessionStore
+from hermes_core.agent.episodic.store import SessionDatabaseUnusable, SessionStore
 
 
 def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
@@ -31,7 +31,7 @@ def test_socket_is_refused(tmp_path: Path) -> None:
     sock = socket.socket(socket.AF_UNIX)
     sock.bind(str(path))
     try:
-        with pytest.raises(MemoryDatabaseUnusable, match="not a regular file"):
+        with pytest.raises(SessionDatabaseUnusable, match="not a regular file"):
             SessionStore(path)
     finally:
         sock.close()

@@ -1,4 +1,4 @@
-"""Review 2: a write that fails inside SQLite (disk full) must surface as a MemoryStoreError saying
+"""Review 2: a write that fails inside SQLite (disk full) must surface as a SessionStoreError saying
 so, not as a raw sqlite3 "cannot rollback" error that escapes the HermesError tree."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core.agent.context_engine import ContextEngine
-from hermes_core.agent.episodic.store import MemoryDatabaseUnusable, MemoryStoreError
+from hermes_core.agent.episodic.store import SessionDatabaseUnusable, SessionStoreError
 from hermes_core.cli.main import main
 
 NOW = 1_800_000_000.0
@@ -26,11 +26,11 @@ def test_disk_full_is_a_clear_memory_store_error(tmp_path: Path) -> None:
     with ContextEngine(tmp_path / "sessions.db", clock=lambda: NOW) as engine:
         engine.add("s0", "seed row about sqlite")
         _full(engine)
-        with pytest.raises(MemoryStoreError) as info:
+        with pytest.raises(SessionStoreError) as info:
             engine.add("s1", "a long summary about many things " * 2000)
         assert "full" in str(info.value)
         assert str(tmp_path / "sessions.db") in str(info.value)
-        assert not isinstance(info.value, MemoryDatabaseUnusable)  # the file is fine, the disk is not
+        assert not isinstance(info.value, SessionDatabaseUnusable)  # the file is fine, the disk is not
         # the store is still usable: nothing half-written, the transaction is closed
         assert not engine.store.connection.in_transaction
         assert [f.session_id for f in engine.retrieve("sqlite")] == ["s0"]
@@ -97,12 +97,12 @@ def test_migration_on_a_full_disk_names_the_real_error(tmp_path: Path, monkeypat
     with caplog.at_level("WARNING"), ContextEngine(path, clock=lambda: NOW) as engine:
         assert engine.store.read_only
         assert [m.session_id for m in engine.retrieve("upgrade")] == ["s0"]
-        with pytest.raises(MemoryStoreError, match="read-only"):
+        with pytest.raises(SessionStoreError, match="read-only"):
             engine.add("s1", "not recorded while the disk is full")
     assert "full" in caplog.text and "rollback" not in caplog.text
     # a schema the read path does not understand is refused instead, naming the real error
     monkeypatch.setattr(context_store, "READ_COMPAT_VERSION", old + 1)
-    with pytest.raises(MemoryStoreError) as info:
+    with pytest.raises(SessionStoreError) as info:
         ContextEngine(path, clock=lambda: NOW)
     assert "full" in str(info.value) and "rollback" not in str(info.value)
     conn = sqlite3.connect(path)

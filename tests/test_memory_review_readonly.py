@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core.agent.context_engine import ContextEngine
-from hermes_core.agent.episodic.store import MemoryStoreError
+from hermes_core.agent.episodic.store import SessionStoreError
 from hermes_core.cli.main import main
 
 
@@ -52,7 +52,7 @@ def test_read_only_database_can_still_be_searched(readonly_dir: tuple[Path, obje
     with ContextEngine(db, create=False) as engine:
         assert [f.session_id for f in engine.retrieve("helm")] == ["s1"]
         assert engine.stats()["sessions"] == 1
-        with pytest.raises(MemoryStoreError, match="read-only"):
+        with pytest.raises(SessionStoreError, match="read-only"):
             engine.add("s2", "another session about redis")
     with ContextEngine(db) as engine:    # the Agent opens with create=True: still readable
         assert engine.memories_block("helm charts").count("kubernetes") == 1

@@ -12,8 +12,8 @@ from hermes_core.agent.episodic import migrations as memory_migrations
 from hermes_core.agent.episodic import store as context_store
 from hermes_core.agent.episodic.migrations import APPLICATION_ID, Migration
 from hermes_core.agent.episodic.store import (
-    MemoryDatabaseMissing,
-    MemoryDatabaseUnusable,
+    SessionDatabaseMissing,
+    SessionDatabaseUnusable,
     SessionRecord,
     SessionStore,
     memory_id_for,
@@ -65,7 +65,7 @@ def test_failed_migration_rolls_back(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 def test_missing_database_with_create_false(tmp_path: Path) -> None:
     path = tmp_path / "none.db"
-    with pytest.raises(MemoryDatabaseMissing) as e:
+    with pytest.raises(SessionDatabaseMissing) as e:
         SessionStore(path, create=False)
     assert str(path) in str(e.value)
     assert not path.exists()
@@ -80,7 +80,7 @@ def test_empty_file_is_initialised(tmp_path: Path) -> None:
 
 def _assert_refused(path: Path, fragment: str) -> None:
     before = path.read_bytes() if path.is_file() else None
-    with pytest.raises(MemoryDatabaseUnusable) as e:
+    with pytest.raises(SessionDatabaseUnusable) as e:
         SessionStore(path)
     assert isinstance(e.value, HermesError)
     assert str(path) in str(e.value)
@@ -243,9 +243,9 @@ def test_lock_held_past_the_busy_timeout_is_a_clear_error(tmp_path: Path) -> Non
     other = sqlite3.connect(path, isolation_level=None)
     other.execute("BEGIN EXCLUSIVE")  # another process mid-write on a fresh file
     try:
-        with pytest.raises(context_store.MemoryStoreError) as e:
+        with pytest.raises(context_store.SessionStoreError) as e:
             SessionStore(path, busy_timeout_s=0.05)
-        assert not isinstance(e.value, MemoryDatabaseUnusable)  # busy, not corrupted
+        assert not isinstance(e.value, SessionDatabaseUnusable)  # busy, not corrupted
         assert str(path) in str(e.value) and "locked" in str(e.value)
     finally:
         other.execute("ROLLBACK")

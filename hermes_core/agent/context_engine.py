@@ -28,9 +28,6 @@ from typing import Any, Literal
 
 from hermes_core.agent.episodic.ranking import build_match, render_memories, rerank
 from hermes_core.agent.episodic.store import (
-    MemoryDatabaseMissing,
-    MemoryDatabaseUnusable,
-    MemoryStoreError,
     SessionRecord,
     SessionStore,
     normalise_tags,
@@ -40,11 +37,16 @@ from hermes_core.agent.episodic.store import (
 from hermes_core.agent.episodic.summarise import (
     SessionSummary,
     Summarizer,
-    SummaryFailed,
     clip_words,
     extractive_summary,
 )
 from hermes_core.config import ContextEngineSettings, Settings
+from hermes_core.errors import (
+    SessionDatabaseMissing,
+    SessionDatabaseUnusable,
+    SessionStoreError,
+    SummaryFailed,
+)
 from hermes_core.injection import INJECTION_CATEGORIES, InjectionFinding, scan_for_injection
 from hermes_core.redact import redact
 from hermes_core.types import MemoryFragment, Message
@@ -59,10 +61,10 @@ RecordStatus = Literal["inserted", "replaced", "unchanged", "duplicate", "empty"
 
 __all__ = [
     "ContextEngine",
-    "MemoryDatabaseMissing",
-    "MemoryDatabaseUnusable",
-    "MemoryStoreError",
     "RecordResult",
+    "SessionDatabaseMissing",
+    "SessionDatabaseUnusable",
+    "SessionStoreError",
     "default_db_path",
     "render_memories",
 ]
@@ -122,8 +124,8 @@ class ContextEngine:
 
     ``clock`` returns epoch seconds (inject it in tests); ``summarizer`` is the default used by
     :meth:`record_session` when the call gives none. A missing database is created unless
-    ``create=False`` (then :class:`MemoryDatabaseMissing`); a corrupted or foreign file raises
-    :class:`MemoryDatabaseUnusable` and is left untouched.
+    ``create=False`` (then :class:`SessionDatabaseMissing`); a corrupted or foreign file raises
+    :class:`SessionDatabaseUnusable` and is left untouched.
     """
 
     def __init__(self, db_path: str | os.PathLike[str], *,
@@ -168,7 +170,7 @@ class ContextEngine:
         """The ``max_results`` best past sessions for ``query``, best first.
 
         Any text is safe (it never becomes FTS5 syntax); a query with no searchable terms returns
-        []. Only a database fault raises (:class:`MemoryStoreError`).
+        []. Only a database fault raises (:class:`SessionStoreError`).
         """
         if max_results <= 0 or not isinstance(query, str):
             return []
@@ -213,7 +215,7 @@ class ContextEngine:
             return ""
         try:
             fragments = self.retrieve(query, self.settings.max_results, exclude_session)
-        except MemoryStoreError as e:
+        except SessionStoreError as e:
             log.warning("episodic memory unavailable this turn: %s", e)
             return ""
         if self._scan:

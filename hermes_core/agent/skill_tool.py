@@ -56,7 +56,7 @@ class SkillSelection:
             skills = list(last.skills)   # the list this turn showed, read fresh (no index, no model)
         else:
             skills = self.retriever.skills
-        exact = next((s for s in skills if s.name == wanted), None)
+        exact: Skill | None = next((s for s in skills if s.name == wanted), None)
         if exact is not None:
             return exact
         folded = wanted.casefold()

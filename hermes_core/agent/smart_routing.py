@@ -44,7 +44,7 @@ class CompiledRule:
 
 
 def default_rules(routing: RoutingSettings) -> tuple[tuple[str, str], ...]:
-    """The issue's rules for whichever model slots are configured (used when ``rules`` is empty)."""
+    """The documented default rules for the configured model slots (used when ``rules`` is empty)."""
     out = []
     if routing.long_context_model:
         out.append(("prompt_tokens > 50000", "long_context_model"))

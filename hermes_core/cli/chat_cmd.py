@@ -22,7 +22,7 @@ def run_chat(args: argparse.Namespace) -> int:
     return Repl(agent, stream=stream).run()
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("chat", help="chat with the agent (offline when no key is set)")
     add_common(p)
     p.add_argument("--model", help="use this model for every turn (default: routing)")

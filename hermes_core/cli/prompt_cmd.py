@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.config import ProviderSettings, Settings, load_settings
-from hermes_core.errors import HermesError
+from hermes_core.errors import HermesError, PromptInputError
 from hermes_core.providers import build_provider
 from hermes_core.providers.base import CallOptions
 from hermes_core.redact import redact
@@ -25,14 +25,6 @@ from hermes_core.types import Message, Prompt, ToolCall, clean_text
 MAX_HISTORY_BYTES = 20_000_000
 ROLES = ("user", "assistant", "tool", "system")
 DEFAULT_MODELS = {"openai": "gpt-4o", "anthropic": "claude-sonnet-4-5"}
-
-
-class PromptInputError(HermesError):
-    """A ``--history`` file is unusable; names the file and where."""
-
-    def __init__(self, file: Path, where: str, reason: str) -> None:
-        self.file = str(file)
-        super().__init__(f"{file}{': ' + where if where else ''}: {reason}")
 
 
 def register(subparsers: Any) -> None:
@@ -188,7 +180,6 @@ def run(args: argparse.Namespace) -> int:
     from hermes_core.agent.prompt.cache_plan import replan_cache
     from hermes_core.agent.prompt_builder import PromptBuilder
     from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
-    from hermes_core.errors import HermesError
 
     settings = load_settings(args.config, home=args.home)
     history = load_history(Path(args.history)) if args.history else ()

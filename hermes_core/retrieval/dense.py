@@ -109,8 +109,8 @@ class SentenceTransformerEmbedder:
             raise DependencyMissing("sentence-transformers embeddings", "embeddings") from None
         try:  # no progress bars on the user's terminal
             from transformers.utils import logging as hf_logging
-            hf_logging.disable_progress_bar()
-            hf_logging.set_verbosity_error()
+            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+            hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
         except ImportError:
             pass
         return SentenceTransformer(self._path(), device=self._device)

@@ -7,7 +7,7 @@ Why these choices:
   "database is locked" (an upgrade from a read to a write transaction would bypass the busy
   handler, so writes take the lock up front).
 * **Checked before opened**: a file at the path that is not ours (another program's SQLite
-  database, a text file, a truncated or corrupted image) raises :class:`MemoryDatabaseUnusable`
+  database, a text file, a truncated or corrupted image) raises :class:`SessionDatabaseUnusable`
   naming it; it is never initialised over, migrated or truncated.
 * **Delete-before-upsert**: re-recording a session removes its old row and index entry in the same
   transaction, so there is never a stale or doubled index entry; an identical summary (by content
@@ -38,7 +38,7 @@ from hermes_core.agent.episodic.migrations import (
     current_version,
 )
 from hermes_core.agent.episodic.ranking import Hit
-from hermes_core.errors import HermesError
+from hermes_core.errors import SessionDatabaseMissing, SessionDatabaseUnusable, SessionStoreError
 from hermes_core.tokenize import TOKENIZER_VERSION, segment_for_index
 
 log = logging.getLogger("hermes_core.memory")
@@ -49,23 +49,6 @@ MAX_TAGS = 16
 MAX_TAG_CHARS = 64
 
 UpsertStatus = Literal["inserted", "replaced", "unchanged", "duplicate"]
-
-
-class MemoryStoreError(HermesError):
-    """The episodic-memory database cannot be used; ``path`` names the file."""
-
-    def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
-        self.path = str(path)
-        self.reason = reason
-        super().__init__(f"memory database {self.path}: {reason}")
-
-
-class MemoryDatabaseUnusable(MemoryStoreError):
-    """The file at the path is corrupted, foreign or from a newer version; it was left untouched."""
-
-
-class MemoryDatabaseMissing(MemoryStoreError):
-    """No database exists at the path and the caller asked not to create one."""
 
 
 # --------------------------------------------------------------------------- records
@@ -158,31 +141,31 @@ class UpsertResult:
 def _check_file(path: Path) -> None:
     """Refuse, before SQLite touches it, any file that is not an SQLite database of ours."""
     if path.is_dir():
-        raise MemoryDatabaseUnusable(path, "is a directory, not a database file")
+        raise SessionDatabaseUnusable(path, "is a directory, not a database file")
     if not path.is_file():  # opening a FIFO to read its header would block forever
-        raise MemoryDatabaseUnusable(path, "is not a regular file (a FIFO, device or socket)")
+        raise SessionDatabaseUnusable(path, "is not a regular file (a FIFO, device or socket)")
     try:
         with path.open("rb") as fh:
             header = fh.read(100)
     except OSError as e:
-        raise MemoryDatabaseUnusable(path, f"cannot read: {e.strerror or e}") from None
+        raise SessionDatabaseUnusable(path, f"cannot read: {e.strerror or e}") from None
     if not header:
         return  # an empty file holds nothing to lose; SQLite initialises it
     if not header.startswith(SQLITE_MAGIC):
-        raise MemoryDatabaseUnusable(
+        raise SessionDatabaseUnusable(
             path, "is not an SQLite database (foreign or corrupted file); refusing to overwrite it")
     if len(header) < 100:
-        raise MemoryDatabaseUnusable(path, "truncated SQLite header (corrupted file); left untouched")
+        raise SessionDatabaseUnusable(path, "truncated SQLite header (corrupted file); left untouched")
     app_id = int.from_bytes(header[68:72], "big")
     if app_id not in (0, APPLICATION_ID):
-        raise MemoryDatabaseUnusable(
+        raise SessionDatabaseUnusable(
             path, f"belongs to another program (SQLite application_id {app_id:#x}); left untouched")
 
 
 class SessionStore:
     """Thread-safe access to one ``sessions.db``; every write is one IMMEDIATE transaction.
 
-    ``create=False`` raises :class:`MemoryDatabaseMissing` instead of creating a missing file.
+    ``create=False`` raises :class:`SessionDatabaseMissing` instead of creating a missing file.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, create: bool = True,
@@ -203,23 +186,23 @@ class SessionStore:
         if self.path.exists():
             _check_file(self.path)
         elif not create:
-            raise MemoryDatabaseMissing(self.path, "does not exist (record a session or use "
+            raise SessionDatabaseMissing(self.path, "does not exist (record a session or use "
                                                    "`hermes-core memory add` first)")
         else:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
-                raise MemoryStoreError(self.path, f"cannot create its folder: {e.strerror or e}") from None
+                raise SessionStoreError(self.path, f"cannot create its folder: {e.strerror or e}") from None
         try:
             self._conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s,
                                          isolation_level=None, check_same_thread=False)
         except sqlite3.Error as e:
-            raise MemoryStoreError(self.path, f"cannot open: {e}") from None
+            raise SessionStoreError(self.path, f"cannot open: {e}") from None
         try:
             # a C int of milliseconds: a larger value wraps (3e6 s became 0, "never wait"), so cap it
             self._conn.execute(f"PRAGMA busy_timeout = {min(int(busy_timeout_s * 1000), 2**31 - 1)}")
             self._open_schema_retrying(busy_timeout_s)
-        except MemoryStoreError:
+        except SessionStoreError:
             self._conn.close()
             raise
         except sqlite3.OperationalError as e:  # locked past the timeout, read-only, disk full...
@@ -227,14 +210,14 @@ class SessionStore:
             busy = getattr(e, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
             ro = None if busy or not self.path.is_file() else self._open_read_only(busy_timeout_s)
             if ro is None:
-                raise MemoryStoreError(self.path, f"cannot open for writing: {e}") from None
+                raise SessionStoreError(self.path, f"cannot open for writing: {e}") from None
             self._conn = ro
             self.read_only = True
             log.warning("memory database %s cannot be written (%s); opened read-only: past "
                         "sessions are searchable, new ones are not recorded", self.path, e)
         except sqlite3.DatabaseError as e:  # "file is not a database", "disk image is malformed"
             self._conn.close()
-            raise MemoryDatabaseUnusable(
+            raise SessionDatabaseUnusable(
                 self.path, f"corrupted or unreadable ({e}); left untouched") from None
 
     def _open_read_only(self, busy_timeout_s: float) -> sqlite3.Connection | None:
@@ -293,11 +276,11 @@ class SessionStore:
         user_tables = {t for t in tables if not t.startswith("sqlite_")}
         if user_tables and not ours:
             shown = ", ".join(sorted(user_tables)[:5])
-            raise MemoryDatabaseUnusable(
+            raise SessionDatabaseUnusable(
                 self.path, f"is another program's SQLite database (tables: {shown}); left untouched")
         version = current_version(conn) if ours else 0
         if version > LATEST_VERSION:
-            raise MemoryDatabaseUnusable(
+            raise SessionDatabaseUnusable(
                 self.path, f"schema version {version} is newer than this hermes-core understands "
                            f"({LATEST_VERSION}); upgrade hermes-core")
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
@@ -311,7 +294,7 @@ class SessionStore:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         missing = {"sessions", "sessions_fts", "schema_version"} - tables
         if missing:
-            raise MemoryDatabaseUnusable(
+            raise SessionDatabaseUnusable(
                 self.path, f"tables missing ({', '.join(sorted(missing))}): corrupted; left untouched")
         if self.segment_id is not None:
             self._ensure_segmenter(self.segment_id)
@@ -357,17 +340,17 @@ class SessionStore:
         """The raw connection (benchmarks and diagnostics); hold no transaction open on it."""
         return self._conn
 
-    def _fault(self, e: sqlite3.Error) -> MemoryStoreError:
+    def _fault(self, e: sqlite3.Error) -> SessionStoreError:
         if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
-            return MemoryStoreError(self.path, f"busy: another process held the write lock too long ({e})")
+            return SessionStoreError(self.path, f"busy: another process held the write lock too long ({e})")
         if getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
-            return MemoryStoreError(self.path, f"disk full: nothing was stored ({e})")
-        return MemoryDatabaseUnusable(self.path, f"database error: {e}")
+            return SessionStoreError(self.path, f"disk full: nothing was stored ({e})")
+        return SessionDatabaseUnusable(self.path, f"database error: {e}")
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         if self.read_only:
-            raise MemoryStoreError(self.path, "is read-only here (file or filesystem cannot be "
+            raise SessionStoreError(self.path, "is read-only here (file or filesystem cannot be "
                                               "written); nothing was stored")
         with self._lock:
             try:

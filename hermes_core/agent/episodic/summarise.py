@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from hermes_core.agent.episodic.ranking import STOPWORDS
 from hermes_core.agent.episodic.store import normalise_tags
-from hermes_core.errors import HermesError
+from hermes_core.errors import SummaryFailed
 from hermes_core.tokenize import is_cjk, tokenize
 from hermes_core.types import Completion, Message, Prompt
 
@@ -40,10 +40,6 @@ class SessionSummary:
 
 #: What :meth:`ContextEngine.record_session` calls to summarise a finished session.
 Summarizer = Callable[[Sequence[Message]], SessionSummary]
-
-
-class SummaryFailed(HermesError):
-    """A summariser answered with nothing usable (the caller falls back to the extractive one)."""
 
 
 # --------------------------------------------------------------------------- words and sentences

@@ -1,6 +1,6 @@
 """The credential pool's state: pure decision functions and the state-backend seam.
 
-Everything that must be shared between agent processes (issue 8) lives behind
+Everything that must be shared between agent processes lives behind
 :class:`PoolStateBackend`: blocked-until deadlines, removed keys, per-key request windows (RPM and
 TPM), in-flight counts, breaker states and the round-robin cursor. The seam is shaped so that one
 acquire is ONE backend call (:meth:`PoolStateBackend.acquire` checks breakers and deadlines, picks a

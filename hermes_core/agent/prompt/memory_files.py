@@ -34,7 +34,7 @@ from filelock import Timeout as LockTimeout
 
 from hermes_core.agent.prompt.files import notify_file_changed
 from hermes_core.config import Settings
-from hermes_core.errors import HermesError
+from hermes_core.errors import MemoryWriteError
 from hermes_core.injection import scan_for_injection
 
 Target = Literal["memory", "user"]
@@ -42,15 +42,6 @@ ENTRY_DELIMITER = "\n§\n"
 _SPLIT = re.compile(r"^[ \t]*§[ \t\r]*$", re.MULTILINE)
 FILES: dict[str, str] = {"memory": "MEMORY.md", "user": "USER.md"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-class MemoryWriteError(HermesError):
-    """A memory write was refused or failed; names the file and why. Nothing was changed."""
-
-    def __init__(self, file: Path | str, reason: str) -> None:
-        self.file = str(file)
-        self.reason = reason
-        super().__init__(f"{file}: {reason}")
 
 
 def parse_entries(text: str) -> tuple[str, ...]:
