@@ -1,7 +1,11 @@
-"""Table tests for the pool's pure decisions and the in-memory state backend."""
+"""Tests of ``hermes_core/agent/pool/state.py``.
+
+Table tests for the pool's pure decisions and the in-memory state backend.
+"""
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 
 import pytest
@@ -22,14 +26,7 @@ from hermes_core.agent.pool.state import (
     tokens_free_at,
     window_free_at,
 )
-
-
-class Clock:
-    def __init__(self, t: float = 1000.0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
+from hermes_core.testing import FakeClock
 
 
 @pytest.mark.parametrize(
@@ -155,7 +152,7 @@ def test_in_memory_is_a_backend() -> None:
 
 
 def test_acquire_respects_rpm_window_and_reports_free_time() -> None:
-    clock = Clock(1000.0)
+    clock = FakeClock(1000.0)
     st = InMemoryPoolState(clock)
     keys = [KeySpec("a", max_rpm=2), KeySpec("b", max_rpm=1)]
     got = [st.acquire("p", keys, POLICY).fingerprint for _ in range(3)]
@@ -168,7 +165,7 @@ def test_acquire_respects_rpm_window_and_reports_free_time() -> None:
 
 
 def test_rate_limited_key_skipped_until_deadline() -> None:
-    clock = Clock()
+    clock = FakeClock(1000.0)
     st = InMemoryPoolState(clock)
     keys = [KeySpec("a"), KeySpec("b")]
     first = st.acquire("p", keys, POLICY).fingerprint
@@ -189,7 +186,7 @@ def test_rate_limited_key_skipped_until_deadline() -> None:
 
 
 def test_removed_keys_never_come_back_and_alert_once() -> None:
-    st = InMemoryPoolState(Clock())
+    st = InMemoryPoolState(FakeClock(1000.0))
     keys = [KeySpec("a")]
     assert st.acquire("p", keys, POLICY).fingerprint == "a"
     assert st.release("p", "a", Outcome("removed"), POLICY).changed
@@ -199,7 +196,7 @@ def test_removed_keys_never_come_back_and_alert_once() -> None:
 
 
 def test_breaker_opens_then_single_probe() -> None:
-    clock = Clock()
+    clock = FakeClock(1000.0)
     policy = PoolPolicy(breaker_failures=2, breaker_cooldown_s=10.0)
     st = InMemoryPoolState(clock)
     keys = [KeySpec("a")]
@@ -219,7 +216,7 @@ def test_breaker_opens_then_single_probe() -> None:
 
 
 def test_provider_breaker_blocks_every_key() -> None:
-    clock = Clock()
+    clock = FakeClock(1000.0)
     policy = PoolPolicy(breaker_failures=3, breaker_cooldown_s=10.0)
     st = InMemoryPoolState(clock)
     keys = [KeySpec("a"), KeySpec("b"), KeySpec("c")]
@@ -232,7 +229,7 @@ def test_provider_breaker_blocks_every_key() -> None:
 
 
 def test_in_flight_counts_and_least_loaded() -> None:
-    st = InMemoryPoolState(Clock())
+    st = InMemoryPoolState(FakeClock(1000.0))
     policy = PoolPolicy(strategy="least_loaded")
     keys = [KeySpec("a"), KeySpec("b")]
     a = st.acquire("p", keys, policy).fingerprint
@@ -245,10 +242,94 @@ def test_in_flight_counts_and_least_loaded() -> None:
 
 
 def test_tpm_limit() -> None:
-    clock = Clock()
+    clock = FakeClock(1000.0)
     st = InMemoryPoolState(clock)
     keys = [KeySpec("a", max_tpm=1000)]
     assert st.acquire("p", keys, POLICY, tokens=600).fingerprint == "a"
     res = st.acquire("p", keys, POLICY, tokens=600)
     assert res.fingerprint is None and res.available_at == 1060.0
     assert st.acquire("p", keys, POLICY, tokens=400).fingerprint == "a"
+
+
+# One contract suite for every PoolStateBackend.
+#
+# The ``backend`` fixture (tests/agent/pool/conftest.py) hands each case every backend in turn: the
+# in-memory state and a RedisPoolState on a real redis-server. The cases use the backend's own clock
+# and never need time to pass, so Redis (which uses Redis ``TIME``) runs the same assertions.
+
+def test_backend_contract_deadline_moves_only_later(backend: PoolStateBackend) -> None:
+    keys = [KeySpec("a"), KeySpec("b")]
+    pol = PoolPolicy()
+    assert backend.acquire("p1", keys, pol).fingerprint == "a"
+    r1 = backend.release("p1", "a", Outcome("rate_limited", 300.0), pol)
+    r2 = backend.release("p1", "a", Outcome("rate_limited", 1.0), pol)
+    assert r1.changed and not r2.changed and r2.blocked_until == r1.blocked_until
+    assert backend.acquire("p1", keys, pol).fingerprint == "b"
+    backend.release("p1", "b", Outcome("rate_limited", 100.0), pol)
+    res = backend.acquire("p1", keys, pol)
+    assert res.fingerprint is None
+    assert res.available_at is not None
+    assert 99.0 <= res.available_at - backend.now() <= 100.5
+
+
+def test_backend_contract_removal_is_permanent(backend: PoolStateBackend) -> None:
+    keys = [KeySpec("a")]
+    pol = PoolPolicy()
+    assert backend.acquire("p2", keys, pol).fingerprint == "a"
+    assert backend.release("p2", "a", Outcome("removed"), pol).changed
+    res = backend.acquire("p2", keys, pol)
+    assert res.fingerprint is None and res.available_at is None
+    assert backend.snapshot("p2", keys, pol).keys[0].removed
+
+
+def test_backend_contract_rpm_window_never_exceeded_under_threads(backend: PoolStateBackend) -> None:
+    keys = [KeySpec("a", max_rpm=50), KeySpec("b", max_rpm=30, weight=2.0)]
+    pol = PoolPolicy(strategy="least_loaded")
+    got: list[str | None] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        for _ in range(20):
+            fp = backend.acquire("p3", keys, pol).fingerprint
+            with lock:
+                got.append(fp)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    counts = Counter(got)
+    assert counts == {"a": 50, "b": 30, None: 80}
+    snap = backend.snapshot("p3", keys, pol)
+    assert [k.requests_in_window for k in snap.keys] == [50, 30]
+    assert [k.in_flight for k in snap.keys] == [50, 30]
+
+
+def test_backend_contract_round_robin_cursor_is_shared(backend: PoolStateBackend) -> None:
+    keys = [KeySpec("a", weight=3.0), KeySpec("b", weight=1.0)]
+    pol = PoolPolicy(strategy="round_robin")
+    picks = []
+    for _ in range(8):
+        fp = backend.acquire("p4", keys, pol).fingerprint
+        assert fp is not None
+        backend.release("p4", fp, Outcome("ok"), pol)
+        picks.append(fp)
+    assert Counter(picks) == {"a": 6, "b": 2}
+    assert picks[:4] == ["a", "a", "b", "a"]
+
+
+def test_backend_contract_breaker_single_probe(backend: PoolStateBackend) -> None:
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(breaker_failures=1, breaker_cooldown_s=0.001)
+    fp = backend.acquire("p5", keys, pol).fingerprint
+    assert fp == "a"
+    backend.release("p5", "a", Outcome("failure"), pol)
+    snap = backend.snapshot("p5", keys, pol)
+    assert snap.keys[0].breaker.mode == "open" and snap.breaker.mode == "open"
+
+
+def test_the_contract_suite_runs_against_memory_and_redis(backend_kinds: tuple[str, ...]) -> None:
+    names = [n for n in globals() if n.startswith("test_backend_contract")]
+    assert len(names) >= 5
+    assert {"memory", "redis"} <= set(backend_kinds)

@@ -1,4 +1,7 @@
-"""Table tests for the pure circuit-breaker state machine."""
+"""Tests of ``hermes_core/agent/pool/breaker.py``.
+
+Table tests for the pure circuit-breaker state machine.
+"""
 
 from __future__ import annotations
 
