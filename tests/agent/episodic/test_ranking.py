@@ -1,4 +1,7 @@
-"""Pure decisions of episodic memory: safe MATCH building, recency weights, re-ranking, rendering."""
+"""Tests of ``hermes_core/agent/episodic/ranking.py``.
+
+Pure decisions of episodic memory: safe MATCH building, recency weights, re-ranking, rendering.
+"""
 
 from __future__ import annotations
 
