@@ -1,4 +1,7 @@
-"""Router: features, the safe rule language, rule/classifier/default selection, candidates."""
+"""Tests of ``hermes_core/agent/routing/rules.py``.
+
+Router: features, the safe rule language, rule/classifier/default selection, candidates.
+"""
 
 from __future__ import annotations
 
