@@ -1,6 +1,9 @@
-"""One contract suite for every Provider (convention 9): the two SDK adapters behind respx, the
+"""Tests of ``hermes_core/providers/base.py``.
+
+One contract suite for every Provider: the two SDK adapters behind respx, the
 offline provider and the shipped test doubles must behave alike wherever the call loop and the
-Agent rely on it. Add a provider by extending ``CASES``."""
+Agent rely on it. Add a provider by extending ``CASES``.
+"""
 
 from __future__ import annotations
 
