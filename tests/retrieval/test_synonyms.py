@@ -1,4 +1,7 @@
-"""Review round 2: synonym phrases in mixed Chinese/English text (no spaces between scripts)."""
+"""Tests of ``hermes_core/retrieval/synonyms.py``.
+
+Synonym phrases in mixed Chinese/English text (no spaces between scripts).
+"""
 
 from __future__ import annotations
 

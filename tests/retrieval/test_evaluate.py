@@ -1,4 +1,7 @@
-"""Review round 2: labelled query files as other tools write them (BOM, CRLF, U+2028)."""
+"""Tests of ``hermes_core/retrieval/evaluate.py``.
+
+Labelled query files as other tools write them (BOM, CRLF, U+2028).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Review round 2: "the longest matching trigger wins" measures the phrase that matched."""
+"""Tests of ``hermes_core/retrieval/triggers.py``.
+
+"the longest matching trigger wins" measures the phrase that matched.
+"""
 
 from __future__ import annotations
 

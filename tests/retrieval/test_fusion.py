@@ -1,4 +1,7 @@
-"""Each layer's arithmetic, trigger precedence, fusion re-normalisation and the gate, pinned."""
+"""Tests of ``hermes_core/retrieval/fusion.py``.
+
+Each layer's arithmetic, trigger precedence, fusion re-normalisation and the gate, pinned.
+"""
 
 from __future__ import annotations
 
