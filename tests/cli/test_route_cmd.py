@@ -1,4 +1,7 @@
-"""``hermes-core route`` and ``hermes-core keys status``: output shapes, errors, no secrets."""
+"""Tests of ``hermes_core/cli/route_cmd.py``.
+
+``hermes-core route`` and ``hermes-core keys status``: output shapes, errors, no secrets.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""``hermes-core memory``: search / add / stats / rebuild, in process and as a real subprocess."""
+"""Tests of ``hermes_core/cli/memory_cmd.py``.
+
+``hermes-core memory``: search / add / stats / rebuild, in process and as a real subprocess.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import pytest
 from hermes_core.agent.episodic.migrations import LATEST_VERSION
 from hermes_core.cli.main import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

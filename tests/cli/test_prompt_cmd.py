@@ -1,13 +1,20 @@
-"""`hermes-core prompt`: the exact payload, offline, for both providers."""
+"""Tests of ``hermes_core/cli/prompt_cmd.py``.
+
+`hermes-core prompt`: the exact payload, offline, for both providers.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from hermes_core.agent.agent import Agent
 from hermes_core.cli.main import main
+from hermes_core.cli.prompt_cmd import PromptInputError, load_history
+from hermes_core.config import load_settings
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
@@ -16,7 +23,7 @@ def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
 
 
 @pytest.fixture
-def home(hermes_home: Path) -> Path:
+def marked_home(hermes_home: Path) -> Path:
     (hermes_home / "SOUL.md").write_text("SOUL-MARK: I am the test soul. " + "Be exact. " * 500,
                                          encoding="utf-8")
     (hermes_home / "MEMORY.md").write_text("MEMORY-MARK: staging is eu-west-1\n", encoding="utf-8")
@@ -32,9 +39,10 @@ def cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return d
 
 
-def test_json_fields_and_stable_prefix(home: Path, cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    a = run_json(capsys, "first message", "--home", str(home))
-    b = run_json(capsys, "a completely different one", "--home", str(home), "--session", "s-77")
+def test_json_fields_and_stable_prefix(marked_home: Path, cwd: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    a = run_json(capsys, "first message", "--home", str(marked_home))
+    b = run_json(capsys, "a completely different one", "--home", str(marked_home), "--session", "s-77")
     for key in ("system", "context", "messages", "prefix_sha256", "tokens", "request"):
         assert key in a
     assert a["prefix_sha256"] == b["prefix_sha256"]
@@ -48,31 +56,31 @@ def test_json_fields_and_stable_prefix(home: Path, cwd: Path, capsys: pytest.Cap
     assert a["request"]["prompt_cache_key"] == "hermes-" + a["prefix_sha256"][:24]
 
 
-def test_no_date_in_system(home: Path, cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_date_in_system(marked_home: Path, cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import re
     from datetime import UTC, datetime
 
-    out = run_json(capsys, "hi", "--home", str(home))
+    out = run_json(capsys, "hi", "--home", str(marked_home))
     assert not re.search(r"\d{4}-\d{2}-\d{2}", out["system"])
     assert datetime.now(UTC).strftime("%Y-%m-%d") in out["context"]
 
 
-def test_memory_edit_changes_prefix(home: Path, cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    before = run_json(capsys, "hi", "--home", str(home))
-    (home / "MEMORY.md").write_text("MEMORY-MARK: staging moved to ap-south-1\n", encoding="utf-8")
-    after = run_json(capsys, "hi", "--home", str(home))
+def test_memory_edit_changes_prefix(marked_home: Path, cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = run_json(capsys, "hi", "--home", str(marked_home))
+    (marked_home / "MEMORY.md").write_text("MEMORY-MARK: staging moved to ap-south-1\n", encoding="utf-8")
+    after = run_json(capsys, "hi", "--home", str(marked_home))
     assert after["prefix_sha256"] != before["prefix_sha256"]
     assert "ap-south-1" in after["system"] and "eu-west-1" not in after["system"]
 
 
-def test_anthropic_request_carries_cache_control(home: Path, cwd: Path, tmp_path: Path,
+def test_anthropic_request_carries_cache_control(marked_home: Path, cwd: Path, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     hist = tmp_path / "hist.json"
     hist.write_text(json.dumps([
         {"role": "user", "content": "earlier question"},
         {"role": "assistant", "content": "earlier answer"},
     ]), encoding="utf-8")
-    out = run_json(capsys, "now this", "--home", str(home), "--provider", "anthropic",
+    out = run_json(capsys, "now this", "--home", str(marked_home), "--provider", "anthropic",
                    "--history", str(hist))
     req = out["request"]
     assert out["model"] == "claude-sonnet-4-5"
@@ -89,27 +97,30 @@ def test_anthropic_request_carries_cache_control(home: Path, cwd: Path, tmp_path
                                    {"role": "assistant", "content": "earlier answer"}]
 
 
-def test_ttl_from_config(home: Path, cwd: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ttl_from_config(marked_home: Path, cwd: Path, tmp_path: Path,
+                         capsys: pytest.CaptureFixture[str]) -> None:
     cfg = tmp_path / "config.yaml"
     cfg.write_text("llm:\n  cache_ttl: 1h\n", encoding="utf-8")
-    out = run_json(capsys, "x", "--home", str(home), "--config", str(cfg), "--model", "claude-opus-4-1")
+    out = run_json(capsys, "x", "--home", str(marked_home), "--config", str(cfg),
+                   "--model", "claude-opus-4-1")
     assert out["provider"] == "anthropic"
     assert out["request"]["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
 
 
-def test_caching_off_removes_markers(home: Path, cwd: Path, tmp_path: Path,
+def test_caching_off_removes_markers(marked_home: Path, cwd: Path, tmp_path: Path,
                                      capsys: pytest.CaptureFixture[str]) -> None:
     cfg = tmp_path / "config.yaml"
     cfg.write_text("llm:\n  cache_system_prompt: false\n", encoding="utf-8")
-    out = run_json(capsys, "x", "--home", str(home), "--config", str(cfg), "--provider", "anthropic")
+    out = run_json(capsys, "x", "--home", str(marked_home), "--config", str(cfg), "--provider", "anthropic")
     assert "cache_control" not in json.dumps(out["request"])
 
 
-def test_project_context_from_cwd(home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_project_context_from_cwd(marked_home: Path, tmp_path: Path,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     (repo / "HERMES.md").write_text("PROJECT-MARK: use uv\n", encoding="utf-8")
-    out = run_json(capsys, "x", "--home", str(home), "--cwd", str(repo))
+    out = run_json(capsys, "x", "--home", str(marked_home), "--cwd", str(repo))
     assert out["system"].rstrip().endswith("PROJECT-MARK: use uv")
     assert [s["key"] for s in out["sources"]] == ["soul", "memory", "user", "project"]
 
@@ -123,8 +134,8 @@ def test_warnings_are_reported(hermes_home: Path, cwd: Path, capsys: pytest.Capt
     assert "[BLOCKED: MEMORY.md" in out["system"]
 
 
-def test_text_output(home: Path, cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["prompt", "hello", "--home", str(home), "--provider", "anthropic"]) == 0
+def test_text_output(marked_home: Path, cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prompt", "hello", "--home", str(marked_home), "--provider", "anthropic"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("# system  (")
     assert "# context" in out and "# messages  (1)" in out and "[user] hello" in out
@@ -140,23 +151,23 @@ def test_text_output(home: Path, cwd: Path, capsys: pytest.CaptureFixture[str]) 
     (b'["hi"]', "[0]: each message must be an object"),
     (b"\xff\xfe[]", "line 1: not valid UTF-8"),
 ])
-def test_bad_history_file(home: Path, cwd: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+def test_bad_history_file(marked_home: Path, cwd: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                           content: bytes, expected: str) -> None:
     bad = tmp_path / "bad.json"
     bad.write_bytes(content)
-    assert main(["prompt", "x", "--home", str(home), "--history", str(bad)]) == 1
+    assert main(["prompt", "x", "--home", str(marked_home), "--history", str(bad)]) == 1
     err = capsys.readouterr().err
     assert str(bad) in err and expected in err
     assert "Traceback" not in err
 
 
-def test_missing_history_file(home: Path, cwd: Path, tmp_path: Path,
+def test_missing_history_file(marked_home: Path, cwd: Path, tmp_path: Path,
                               capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["prompt", "x", "--home", str(home), "--history", str(tmp_path / "nope.json")]) == 1
+    assert main(["prompt", "x", "--home", str(marked_home), "--history", str(tmp_path / "nope.json")]) == 1
     assert "nope.json: file not found" in capsys.readouterr().err
 
 
-def test_history_with_tool_calls(home: Path, cwd: Path, tmp_path: Path,
+def test_history_with_tool_calls(marked_home: Path, cwd: Path, tmp_path: Path,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     hist = tmp_path / "h.json"
     hist.write_text(json.dumps({"messages": [
@@ -166,7 +177,7 @@ def test_history_with_tool_calls(home: Path, cwd: Path, tmp_path: Path,
         {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
         {"role": "assistant", "content": "It is sunny."},
     ]}), encoding="utf-8")
-    out = run_json(capsys, "thanks", "--home", str(home), "--history", str(hist))
+    out = run_json(capsys, "thanks", "--home", str(marked_home), "--history", str(hist))
     req_msgs = out["request"]["messages"]
     assert req_msgs[2]["tool_calls"][0]["function"]["name"] == "get_weather"
     assert req_msgs[3] == {"role": "tool", "tool_call_id": "c1", "content": "sunny"}
@@ -180,6 +191,63 @@ def test_empty_home_uses_default_identity(hermes_home: Path, cwd: Path,
     assert out["system"] == DEFAULT_IDENTITY and out["warnings"] == []
 
 
-def test_bad_cwd(home: Path, cwd: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["prompt", "x", "--home", str(home), "--cwd", str(tmp_path / "nowhere")]) == 1
+def test_bad_cwd(marked_home: Path, cwd: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prompt", "x", "--home", str(marked_home), "--cwd", str(tmp_path / "nowhere")]) == 1
     assert "--cwd is not a directory" in capsys.readouterr().err
+
+
+# ``hermes-core prompt`` shows the request a chat turn would send, byte for byte (bar the clock).
+
+MESSAGE = "how do I fix a git rebase conflict?"
+
+
+def _no_clock(payload: dict) -> str:
+    return re.sub(r"Current date and time: [^|]*\|", "", json.dumps(payload, sort_keys=True))
+
+
+@pytest.mark.parametrize("kind, model", [("openai", "gpt-4o"), ("anthropic", "claude-sonnet-4-5")])
+def test_prompt_command_matches_the_agent_request_with_auto_routing(copy_example_home, tmp_path: Path, capsys,
+                                                                     kind: str, model: str):
+    home = tmp_path / "home"
+    copy_example_home(home)
+    cfg = {"home": str(home), "llm": {"routing": {"default_model": model,
+                                                  "providers": [{"name": kind}]}},
+           "credentials": {kind: {"keys": [{"key": "sk-test-0123456789abcdef"}]}}}
+    cfg_file = tmp_path / "config.yaml"
+    cfg_file.write_text(json.dumps(cfg), encoding="utf-8")   # JSON is YAML
+    agent = Agent(load_settings(cfg, env={}), session_id="S1")
+    try:
+        prompt, decision = agent.prepare(MESSAGE)
+        first = decision.candidates[0]
+        sent = agent.providers[first.provider].render(prompt, first.model, agent.options())
+    finally:
+        agent.close()
+    assert main(["prompt", MESSAGE, "--home", str(home), "--config", str(cfg_file),
+                 "--session", "S1", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["model"] == first.model
+    assert _no_clock(shown["request"]) == _no_clock(sent)
+
+
+# A ``--history`` file nested too deeply for the JSON parser is bad input like any other:
+# an error naming the file, exit 1, no traceback.
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000,
+                                  '{"messages": ' + "[" * 5_000 + "]" * 5_000 + "}",
+                                  '[{"role": "user", "content": "x", "tool_calls": '
+                                  + '{"a":' * 5_000 + "1" + "}" * 5_000 + "}]"])
+def test_deeply_nested_history_is_a_clear_error(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "history.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(PromptInputError, match="nested too deeply") as info:
+        load_history(path)
+    assert str(path) in str(info.value)
+
+
+def test_cli_exits_1_without_a_traceback(tmp_path: Path, hermes_home: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "history.json"
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    assert main(["prompt", "hi", "--home", str(hermes_home), "--history", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert str(path) in err and "Traceback" not in err

@@ -1,4 +1,7 @@
-"""The ``hermes-core skills`` commands on small fixtures (no model: --no-embeddings)."""
+"""Tests of ``hermes_core/cli/skills_cmd.py``.
+
+The ``hermes-core skills`` commands on small fixtures (no model: --no-embeddings).
+"""
 
 from __future__ import annotations
 
@@ -6,9 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-from retrieval_fixtures import SKILLS, skill_md, write_skill
 
 from hermes_core.cli.main import main
+from hermes_core.testing.retrieval import SAMPLE_SKILLS, skill_md, write_skill
 
 
 @pytest.fixture
@@ -16,7 +19,7 @@ def catalog(tmp_path: Path) -> Path:
     p = tmp_path / "skills.jsonl"
     p.write_text("\n".join(json.dumps({"name": s.name, "description": s.description,
                                        "triggers": list(s.triggers), "synonyms": list(s.synonyms)},
-                                      ensure_ascii=False) for s in SKILLS) + "\n", encoding="utf-8")
+                                      ensure_ascii=False) for s in SAMPLE_SKILLS) + "\n", encoding="utf-8")
     return p
 
 
@@ -104,3 +107,14 @@ def test_eval_bad_inputs_are_clear_errors(catalog: Path, tmp_path: Path,
     assert code == 1 and "L9" in err
     code, _, err = run(capsys, "skills", "search", "x", "--catalog", str(tmp_path / "missing.jsonl"))
     assert code == 1 and "catalog file not found" in err
+
+
+# CLI errors say what is actually wrong.
+
+def test_catalog_that_is_a_directory_is_not_reported_as_missing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    code = main(["skills", "search", "x", "--catalog", str(tmp_path), "--no-embeddings"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"{tmp_path}: is a directory, not a JSONL catalog file" in err
+    assert "not found" not in err
