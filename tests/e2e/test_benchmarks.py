@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "prompt_build.py"
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "prompt_build.py"
 
 
 def test_benchmark_json_shape(capsys: pytest.CaptureFixture[str]) -> None:

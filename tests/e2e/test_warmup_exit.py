@@ -1,6 +1,7 @@
 """A script that ends while the background warm-up is still loading the embedding model exits
 quietly: no "dense layer ... unavailable: cannot schedule new futures after interpreter shutdown"
-warning (the model loader's thread pool refuses work once the interpreter is shutting down)."""
+warning (the model loader's thread pool refuses work once the interpreter is shutting down).
+"""
 
 from __future__ import annotations
 
@@ -13,8 +14,7 @@ SCRIPT = textwrap.dedent("""
     import logging, sys, threading, time
     from concurrent.futures import ThreadPoolExecutor
     import numpy as np
-    sys.path.insert(0, {tests!r})
-    from retrieval_fixtures import SKILLS, HashingEmbedder
+    from hermes_core.testing.retrieval import SAMPLE_SKILLS as SKILLS, HashingEmbedder
     from hermes_core.retrieval.retriever import SkillRetriever
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
@@ -37,7 +37,7 @@ SCRIPT = textwrap.dedent("""
 
 def test_exit_during_warm_up_is_quiet(tmp_path: Path) -> None:
     script = tmp_path / "quick_script.py"
-    script.write_text(SCRIPT.format(tests=str(Path(__file__).parent)), encoding="utf-8")
+    script.write_text(SCRIPT, encoding="utf-8")
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "main done" in done.stdout

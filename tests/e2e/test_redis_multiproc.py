@@ -1,5 +1,6 @@
 """Pools in separate processes share one Redis state: a 429 deadline or a removal seen by one is
-seen by the next acquire of the other, and the RPM window holds across 4 processes x 4 threads."""
+seen by the next acquire of the other, and the RPM window holds across 4 processes x 4 threads.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 import pytest
-from redis_server import redis_prefix, redis_url  # noqa: F401
 
 from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
 from hermes_core.agent.pool.state import KeySpec, Outcome, PoolPolicy
@@ -52,14 +52,14 @@ class RemotePool:
 
 
 @pytest.fixture
-def remote(redis_url: str, redis_prefix: str) -> Iterator[RemotePool]:  # noqa: F811
+def remote(redis_url: str, redis_prefix: str) -> Iterator[RemotePool]:
     pool = RemotePool(redis_url, redis_prefix)
     yield pool
     pool.close()
 
 
 def test_redis_two_processes_see_deadlines_and_removals_at_once(
-        remote: RemotePool, redis_url: str, redis_prefix: str) -> None:  # noqa: F811
+        remote: RemotePool, redis_url: str, redis_prefix: str) -> None:
     here = RedisPoolState(redis_url, options=RedisPoolOptions(key_prefix=redis_prefix))
     keys = [KeySpec("key-aaa"), KeySpec("key-bbb"), KeySpec("key-ccc")]
     pol = PoolPolicy(strategy="fill_first")
@@ -144,8 +144,8 @@ def _collect(procs: list[Any], out: Any) -> list[Any]:
     return results
 
 
-def test_redis_rpm_never_exceeded_across_4_processes(redis_url: str,  # noqa: F811
-                                                     redis_prefix: str) -> None:  # noqa: F811
+def test_redis_rpm_never_exceeded_across_4_processes(redis_url: str,
+                                                     redis_prefix: str) -> None:
     keys = [KeySpec("a", max_rpm=25), KeySpec("b", 2.0, max_rpm=15), KeySpec("c", max_rpm=10)]
     pol = PoolPolicy(strategy="least_loaded")
     out = CTX.Queue()
@@ -168,7 +168,7 @@ def test_redis_rpm_never_exceeded_across_4_processes(redis_url: str,  # noqa: F8
 
 
 def test_redis_sliding_window_holds_across_4_processes_in_real_time(
-        redis_url: str, redis_prefix: str) -> None:  # noqa: F811
+        redis_url: str, redis_prefix: str) -> None:
     window, limit = 0.5, 4
     keys = [KeySpec("a", max_rpm=limit), KeySpec("b", max_rpm=limit)]
     pol = PoolPolicy(strategy="round_robin", window_s=window)

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pexpect
-from helpers import copy_example_home
 
 
 def _env() -> dict[str, str]:
@@ -19,7 +18,7 @@ def _env() -> dict[str, str]:
     return env
 
 
-def test_offline_chat_commands_ctrl_c_ctrl_d_then_memory(tmp_path: Path):
+def test_offline_chat_commands_ctrl_c_ctrl_d_then_memory(copy_example_home, tmp_path: Path):
     home = tmp_path / "home"
     copy_example_home(home)
     cfg = tmp_path / "config.yaml"

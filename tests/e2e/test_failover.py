@@ -1,7 +1,8 @@
-"""The issue's end-to-end scenario over a real loopback socket and the real SDKs: one provider's
+"""The failover scenario end to end, over a real loopback socket and the real SDKs: one provider's
 keys hit a hidden per-minute limit (429 + Retry-After 30) or answer 401; every turn is answered,
 no key is tried while blocked, the 401 key is tried once, and turns fail over to the second
-provider. Nothing waits: a 30 s block is longer than ``max_wait_s``, so the loop fails over."""
+provider. Nothing waits: a 30 s block is longer than ``max_wait_s``, so the loop fails over.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """SIGTERM or SIGHUP (``kill``, a closed terminal window) end the chat like Ctrl-D: the session is
 recorded into episodic memory. The default handlers killed the process outright and the whole
-conversation was lost."""
+conversation was lost.
+"""
 
 from __future__ import annotations
 
