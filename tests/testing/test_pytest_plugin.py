@@ -1,4 +1,7 @@
-"""The pytest plugin's network guard: on by default, lifted by ``@pytest.mark.allow_network``."""
+"""Tests of ``hermes_core/testing/pytest_plugin.py``.
+
+The pytest plugin's network guard: on by default, lifted by ``@pytest.mark.allow_network``.
+"""
 
 from __future__ import annotations
 
