@@ -1,4 +1,7 @@
-"""Credential never shows its key; redaction catches exact secrets and key-shaped strings."""
+"""Tests of ``hermes_core/redact.py``.
+
+Credential never shows its key; redaction catches exact secrets and key-shaped strings.
+"""
 
 from __future__ import annotations
 

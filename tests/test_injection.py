@@ -1,4 +1,7 @@
-"""Review 2: the injection scan's negation rule must not reach across a line break of any kind."""
+"""Tests of ``hermes_core/injection.py``.
+
+The injection scan's negation rule must not reach across a line break of any kind.
+"""
 
 from __future__ import annotations
 
