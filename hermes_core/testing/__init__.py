@@ -15,7 +15,13 @@ from hermes_core.testing.builders import (
     openai_error,
     retry_after_headers,
 )
-from hermes_core.testing.fakes import FakeProvider, FunctionProvider, RecordedRequest
+from hermes_core.testing.fakes import (
+    FakeProvider,
+    FunctionProvider,
+    RecordedRequest,
+    tool_call,
+    tool_calls,
+)
 
 __all__ = [
     "ANTHROPIC_URL",
@@ -31,4 +37,6 @@ __all__ = [
     "openai_chat_stream",
     "openai_error",
     "retry_after_headers",
+    "tool_call",
+    "tool_calls",
 ]
