@@ -48,7 +48,7 @@ def test_config_overrides_and_validation() -> None:
     settings = load_settings({"llm": {"prices": {"gpt-4o": {"input": 1, "output": 2}}}}, env={})
     table = PriceTable({m: p.model_dump() for m, p in settings.llm.prices.items()})
     assert table.price("gpt-4o") == Price(1.0, 2.0, 1.0, 1.0)   # cache prices default to input
-    with pytest.raises(ConfigError, match="llm.prices.gpt-4o.output"):
+    with pytest.raises(ConfigError, match=r"llm\.prices\.gpt-4o\.output"):
         load_settings({"llm": {"prices": {"gpt-4o": {"input": 1, "output": -2}}}}, env={})
     with pytest.raises(ConfigError, match="'output' must be a number"):
         PriceTable({"x": {"input": 1}})

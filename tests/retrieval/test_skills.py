@@ -109,7 +109,7 @@ def test_unavailable_skill_is_neither_hinted_nor_loadable(tmp_path: Path) -> Non
                                          f"platforms: [{other}]"))
     write(tmp_path, "y/SKILL.md", _front("name: here\ndescription: deploy here"))
     r = SkillRetriever(folders=[tmp_path], embedders=[], enabled=False)
-    block, result = r.select("deploy things")
+    block, _result = r.select("deploy things")
     assert "here" in block and "elsewhere" not in block
     text = answer_skill_view(ToolCall("c", "skill_view", '{"name": "elsewhere"}'), SkillSelection(r))
     assert text.startswith("error: no skill named 'elsewhere'")
