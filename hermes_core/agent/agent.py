@@ -178,7 +178,8 @@ class Agent:
         self.tools = AgentTools(
             tools, approve=approve, timeout_s=llm.tool_timeout_s,
             max_rounds=llm.max_tool_rounds if max_tool_rounds is None else max_tool_rounds,
-            audit=self.loop.audit.append, secrets=self._secrets,
+            audit=getattr(getattr(self.loop, "audit", None), "append", None),
+            secrets=self._secrets,
             session_id=lambda: self.session_id)
         self.retriever = retriever if retriever is not None else default_retriever(self.settings)
         self.context_engine = (context_engine if context_engine is not None
@@ -347,6 +348,9 @@ class Agent:
     def _turn_options(self, output: type[BaseModel] | None,
                       options: Mapping[str, Any] | None) -> CallOptions:
         extra = dict(options or {})
+        if isinstance(extra.get("stop"), list | str):   # ["END"] or "END" from a caller
+            stop = extra["stop"]
+            extra["stop"] = (stop,) if isinstance(stop, str) else tuple(stop)
         if output is not None:
             extra["response_format"] = structured.response_format(output)
         return self.options(**extra)

@@ -73,3 +73,13 @@ def test_max_tool_rounds_comes_from_config(make_agent: Any) -> None:
                                                             "routing": {"default_model": "m"}})
     reply = agent.chat("1+2")
     assert len(fake.requests) == 1 and reply.tool_results == ()
+
+
+def test_per_turn_options_reach_the_provider(make_agent: Any) -> None:
+    fake = FakeProvider(["ok", "ok"])
+    agent = make_agent(fake, tools=[add], llm={"seed": 11, "routing": {"default_model": "m"}})
+    agent.chat("hi", options={"tool_choice": "required", "stop": ["END"]})
+    opts = fake.last_request.options
+    assert (opts.tool_choice, opts.stop, opts.seed) == ("required", ("END",), 11)
+    agent.chat("again")
+    assert fake.last_request.options.tool_choice is None
