@@ -356,9 +356,13 @@ class Agent:
         return self.options(**extra)
 
     def _structured(self, reply: Reply, output: type[T]) -> T:
-        value = structured.parse_output(reply.text, output)
-        self.last_reply = replace(reply, output=value)
+        value: T = self._structured_reply(reply, output).output
         return value
+
+    def _structured_reply(self, reply: Reply, output: type[BaseModel]) -> Reply:
+        """``reply`` with its validated ``output`` (also as ``last_reply``); raises on a mismatch."""
+        self.last_reply = replace(reply, output=structured.parse_output(reply.text, output))
+        return self.last_reply
 
     def _chat(self, message: str, opts: CallOptions) -> Reply:
         turn = self._turn(message)
@@ -367,25 +371,46 @@ class Agent:
             if not turn.next_round(done, tried):
                 return turn.finish()
 
-    def stream(self, message: str) -> ReplyStream:
-        """Stream the reply's text; the history is updated only when the stream completes."""
+    def stream(self, message: str, *, output: type[BaseModel] | None = None,
+               options: Mapping[str, Any] | None = None) -> ReplyStream:
+        """Stream the reply's text; the history is updated only when the stream completes.
+
+        With ``output=Model`` the JSON streams as it comes and ``reply.output`` holds the validated
+        object at the end (a repair round streams after a break; a second failure raises
+        :class:`~hermes_core.errors.StructuredOutputError` from the iteration).
+        """
+        opts = self._turn_options(output, options)
         turn = self._turn(message)
 
         def pieces() -> Iterator[str]:
-            said = False   # text shown in an earlier tool round: the next round starts a paragraph
-            while True:
-                stream = self.loop.stream(turn.prompt, turn.decision, self.options())
+            reply = yield from self._stream_turn(turn, opts)
+            if output is not None:
                 try:
-                    done = yield from _collect(stream, turn.decision, ROUND_BREAK if said else "")
-                finally:
-                    stream.close()
-                said = said or bool(done.text)
-                if not turn.next_round(done, stream.attempts):
-                    holder.reply = turn.finish()
-                    return
+                    reply = self._structured_reply(reply, output)
+                except (ValidationError, ValueError) as first:
+                    yield ROUND_BREAK
+                    again = self._turn(structured.repair_message(output, first))
+                    repaired = yield from self._stream_turn(again, opts)
+                    try:
+                        reply = self._structured_reply(repaired, output)
+                    except (ValidationError, ValueError) as e:
+                        raise structured.failed(output, e, repaired.text) from None
+            holder.reply = reply
 
         holder = ReplyStream(pieces())
         return holder
+
+    def _stream_turn(self, turn: _Turn, opts: CallOptions) -> Generator[str, None, Reply]:
+        said = False   # text shown in an earlier tool round: the next round starts a paragraph
+        while True:
+            stream = self.loop.stream(turn.prompt, turn.decision, opts)
+            try:
+                done = yield from _collect(stream, turn.decision, ROUND_BREAK if said else "")
+            finally:
+                stream.close()
+            said = said or bool(done.text)
+            if not turn.next_round(done, stream.attempts):
+                return turn.finish()
 
     async def _aturn(self, message: str) -> _Turn:
         """``_turn`` off the event loop: building the prompt stats context files, runs retrieval
@@ -423,12 +448,36 @@ class Agent:
             if not await turn.anext_round(done, tried):
                 return turn.finish()
 
-    async def astream(self, message: str) -> AsyncIterator[str]:
-        """Async text pieces; ``self.last_reply`` holds the Reply once the stream completes."""
+    async def astream(self, message: str, *, output: type[BaseModel] | None = None,
+                      options: Mapping[str, Any] | None = None) -> AsyncIterator[str]:
+        """Async text pieces; ``self.last_reply`` holds the Reply once the stream completes
+        (with ``output=Model``, its ``output`` is the validated object; see ``stream``)."""
+        opts = self._turn_options(output, options)
         turn = await self._aturn(message)
+        async for piece in self._astream_turn(turn, opts):
+            yield piece
+        if output is None:
+            return
+        reply = self.last_reply
+        assert reply is not None
+        try:
+            self._structured_reply(reply, output)
+        except (ValidationError, ValueError) as first:
+            yield ROUND_BREAK
+            turn = await self._aturn(structured.repair_message(output, first))
+            async for piece in self._astream_turn(turn, opts):
+                yield piece
+            repaired = self.last_reply
+            assert repaired is not None
+            try:
+                self._structured_reply(repaired, output)
+            except (ValidationError, ValueError) as e:
+                raise structured.failed(output, e, repaired.text) from None
+
+    async def _astream_turn(self, turn: _Turn, opts: CallOptions) -> AsyncIterator[str]:
         said = False
         while True:
-            stream = self.loop.astream(turn.prompt, turn.decision, self.options())
+            stream = self.loop.astream(turn.prompt, turn.decision, opts)
             acc = _Accumulator(turn.decision)
             lead = ROUND_BREAK if said else ""
             try:

@@ -63,9 +63,9 @@ def run_turn(agent: Any, mode: str, message: str, **kwargs: Any) -> Any:
         return agent.chat(message, **kwargs)
     if mode == "async":
         return asyncio.run(agent.achat(message, **kwargs))
-    stream = agent.stream(message)
+    stream = agent.stream(message, **kwargs)
     "".join(stream)
-    return stream.reply
+    return stream.reply.output if "output" in kwargs else stream.reply
 
 
 def request_json(route: Any, i: int) -> dict[str, Any]:

@@ -156,13 +156,14 @@ def _structured(kind: str, streamed: bool, data: dict[str, Any] | str) -> Any:
                                                        json.dumps(data)),))
 
 
-@pytest.mark.parametrize("mode", ("sync", "async"))
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("kind", KINDS)
 def test_structured_output_is_repaired_once_then_validated(kind: str, mode: str, home: Path,
                                                            respx_mock: Any) -> None:
+    streamed = mode == "stream"
     route = respx_mock.post(URLS[kind]).mock(side_effect=[
-        _structured(kind, False, {"city": "Paris"}),            # high_c missing
-        _structured(kind, False, {"city": "Paris", "high_c": 21.5})])
+        _structured(kind, streamed, {"city": "Paris"}),            # high_c missing
+        _structured(kind, streamed, {"city": "Paris", "high_c": 21.5})])
     agent = make_agent(home, kind)
     result = run_turn(agent, mode, "forecast for Paris", output=Forecast)
     assert result == Forecast(city="Paris", high_c=21.5)
@@ -179,15 +180,41 @@ def test_structured_output_is_repaired_once_then_validated(kind: str, mode: str,
     assert "did not match the required JSON schema" in last_user and "high_c" in last_user
 
 
-@pytest.mark.parametrize("mode", ("sync", "async"))
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("kind", KINDS)
 def test_structured_output_failing_twice_is_a_typed_error(kind: str, mode: str, home: Path,
                                                           respx_mock: Any) -> None:
     bad: dict[str, Any] | str = "not json at all" if kind == "openai" else {"town": "Paris"}
-    respx_mock.post(URLS[kind]).mock(side_effect=[_structured(kind, False, bad),
-                                                  _structured(kind, False, bad)])
+    streamed = mode == "stream"
+    respx_mock.post(URLS[kind]).mock(side_effect=[_structured(kind, streamed, bad),
+                                                  _structured(kind, streamed, bad)])
     agent = make_agent(home, kind)
     with pytest.raises(StructuredOutputError) as info:
         run_turn(agent, mode, "forecast for Paris", output=Forecast)
     assert info.value.model_name == "Forecast"
     assert "repair" in str(info.value)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_async_streamed_structured_output_and_tools(kind: str, home: Path, respx_mock: Any) -> None:
+    import asyncio
+
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, True, "", (ToolCall("c1", "add", '{"a": 20, "b": 1.5}'),)),
+        _structured(kind, True, {"city": "Paris"}),
+        _structured(kind, True, {"city": "Paris", "high_c": 21.5})])
+    agent = make_agent(home, kind, tools=[add])
+
+    async def collect() -> str:
+        return "".join([p async for p in agent.astream("forecast", output=Forecast)])
+
+    text = asyncio.run(collect())
+    assert agent.last_reply.output == Forecast(city="Paris", high_c=21.5)
+    assert "21.5" in text and "Paris" in text   # the JSON streamed as text
+    assert agent.last_reply.tool_results == ()   # the repair turn made no calls
+    first_turn = [m for m in agent.history if m.role == "tool"]
+    assert first_turn[0].content.startswith("error: invalid arguments for add: b:")
