@@ -217,6 +217,13 @@ class Agent:
             return self.tools.add(fn, **options)
         return lambda f: self.tools.add(f, **options)
 
+    def cost_of(self, done: Completion) -> Cost:
+        """What ``done`` cost; nothing when the offline provider answered (no model was called,
+        its token counts only describe the request)."""
+        if isinstance(self.loop.providers.get(done.provider), OfflineProvider):
+            return Cost()
+        return self.prices.cost(done.model, done.usage)
+
     def _secrets(self) -> list[str]:
         return [c.secret for name in self.loop.providers for c in self.pool.credentials(name)]
 
@@ -299,7 +306,7 @@ class Agent:
         self.stats.usage = self.stats.usage + usage
         calls = tuple(turn.calls) if turn is not None else done.tool_calls
         results = tuple(turn.results) if turn is not None else ()
-        cost = turn.cost if turn is not None else self.prices.cost(done.model, usage)
+        cost = turn.cost if turn is not None else self.cost_of(replace(done, usage=usage))
         self.stats.cost = self.stats.cost + cost
         self.stats.tool_calls += len(results)
         reply = Reply(done.text, done.model, done.provider, usage, prompt, decision,
@@ -605,7 +612,7 @@ class _Turn:
     def _account(self, done: Completion, tried: Sequence[Attempt]) -> None:
         self.done = done
         self.usage = self.usage + done.usage
-        self.cost = self.cost + self.agent.prices.cost(done.model, done.usage)
+        self.cost = self.cost + self.agent.cost_of(done)
         self.attempts.extend(tried)
         self.calls.extend(done.tool_calls)
 

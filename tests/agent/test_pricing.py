@@ -52,3 +52,14 @@ def test_config_overrides_and_validation() -> None:
         load_settings({"llm": {"prices": {"gpt-4o": {"input": 1, "output": -2}}}}, env={})
     with pytest.raises(ConfigError, match="'output' must be a number"):
         PriceTable({"x": {"input": 1}})
+
+
+def test_offline_replies_cost_nothing(tmp_path: object) -> None:
+    from hermes_core.agent.agent import Agent
+
+    agent = Agent.from_config({"home": str(tmp_path), "context_engine": {"enabled": False},
+                               "skill_utils": {"enabled": False}}, offline=True)
+    reply = agent.chat("hello")
+    assert reply.usage.input_tokens > 0          # the offline provider estimates its tokens ...
+    assert reply.cost.total == 0 and reply.cost.known    # ... but no model was paid for
+    assert agent.stats.cost.total == 0
