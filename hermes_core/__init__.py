@@ -15,6 +15,7 @@ from hermes_core.errors import (
     QuotaExhausted,
     RateLimited,
     ServerError,
+    StructuredOutputError,
     Timeout,
 )
 from hermes_core.types import (
@@ -29,6 +30,7 @@ from hermes_core.types import (
     RouteDecision,
     Skill,
     ToolCall,
+    ToolResult,
     ToolSpec,
     TurnContext,
     Usage,
@@ -51,6 +53,10 @@ _LAZY = {
     "build_provider": "hermes_core.providers",
     "CallOptions": "hermes_core.providers.base",
     "Provider": "hermes_core.providers.base",
+    "tool": "hermes_core.agent.tools.schema",
+    "Tool": "hermes_core.agent.tools.schema",
+    "Cost": "hermes_core.agent.pricing",
+    "PriceTable": "hermes_core.agent.pricing",
 }
 
 
@@ -78,6 +84,7 @@ __all__ = [
     "ConnectionFailed",
     "ContextEngine",
     "ContextWindowExceeded",
+    "Cost",
     "Credential",
     "CredentialPool",
     "Delta",
@@ -87,6 +94,7 @@ __all__ = [
     "Message",
     "NoCredentialAvailable",
     "Overloaded",
+    "PriceTable",
     "Prompt",
     "PromptBuilder",
     "Provider",
@@ -100,12 +108,16 @@ __all__ = [
     "Settings",
     "Skill",
     "SkillRetriever",
+    "StructuredOutputError",
     "Timeout",
+    "Tool",
     "ToolCall",
+    "ToolResult",
     "ToolSpec",
     "TurnContext",
     "Usage",
     "build_provider",
     "get_skill_retriever",
     "load_settings",
+    "tool",
 ]

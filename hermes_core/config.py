@@ -89,6 +89,15 @@ class RoutingSettings(_Model):
         return self
 
 
+class PriceSettings(_Model):
+    """USD per million tokens; a cache price left out costs what input does."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_write: float | None = Field(None, ge=0)
+    cache_read: float | None = Field(None, ge=0)
+
+
 class LLMSettings(_Model):
     stream: bool = True
     cache_system_prompt: bool = True
@@ -99,6 +108,17 @@ class LLMSettings(_Model):
     deadline_s: float = Field(120.0, gt=0)
     offline_stream_delay_s: float = Field(0.0, ge=0, le=10)
     routing: RoutingSettings = RoutingSettings()
+    # model calls one turn may make to answer tool calls before it must end
+    max_tool_rounds: int = Field(10, ge=0)
+    # a tool that sets no timeout of its own gets this one (null: none)
+    tool_timeout_s: float | None = Field(60.0, gt=0)
+    # passed only to providers and models that accept them
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    thinking_budget_tokens: int | None = Field(None, ge=1024)
+    # per-model prices overriding or extending the shipped table (hermes_core/agent/prices.yaml)
+    prices: dict[str, PriceSettings] = Field(default_factory=dict)
 
 
 class KeySettings(_Model):

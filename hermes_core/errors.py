@@ -165,6 +165,20 @@ class PromptInputError(HermesError):
         super().__init__(f"{file}{': ' + where if where else ''}: {reason}")
 
 
+class StructuredOutputError(HermesError):
+    """The reply did not validate against the requested output model, even after a repair round.
+
+    ``errors`` says what was wrong; ``text`` is the start of the last reply (the model's words, for
+    debugging the schema or the prompt).
+    """
+
+    def __init__(self, model_name: str, errors: str, text: str) -> None:
+        self.model_name = model_name
+        self.errors = errors
+        self.text = text[:2000]
+        super().__init__(f"the reply is not a valid {model_name} after one repair round: {errors}")
+
+
 @dataclass(frozen=True, slots=True)
 class Attempt:
     """One try of the call loop, as it appears in the audit log (never a secret)."""

@@ -23,6 +23,25 @@ class ToolCall:
     arguments: str = "{}"
 
 
+ToolStatus = Literal["ok", "error", "invalid", "refused", "timeout", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What one tool call returned to the model, and how long it took.
+
+    ``status``: ``ok``; ``error`` (the tool raised); ``invalid`` (arguments failed validation);
+    ``refused`` (the approval callback said no); ``timeout``; ``unknown`` (no such tool). Every one
+    of them is answered to the model as the call's result; none ends the turn.
+    """
+
+    call_id: str
+    name: str
+    output: str
+    status: ToolStatus = "ok"
+    duration_ms: float = 0.0
+
+
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """A tool the model may call, in provider-neutral form (JSON Schema parameters)."""
@@ -148,6 +167,12 @@ class Skill:
     tags: tuple[str, ...] = ()
     category: str | None = None
     path: str | None = None
+    # agentskills front matter: the operating systems it is for (empty: all), free-form metadata,
+    # the tools it expects and its licence; read and shown, never enforced by hermes_core.
+    platforms: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    allowed_tools: tuple[str, ...] = ()
+    license: str | None = None
 
     @property
     def id(self) -> str:

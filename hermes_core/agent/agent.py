@@ -17,14 +17,19 @@ from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mappin
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, overload
+
+from pydantic import BaseModel, ValidationError
 
 from hermes_core.agent.credential_pool import CredentialPool
+from hermes_core.agent.pricing import Cost, PriceTable
 from hermes_core.agent.prompt.cache_plan import replan_cache
 from hermes_core.agent.prompt_builder import PromptBuilder
 from hermes_core.agent.resilience import CallLoop
-from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection, answer_tool_calls
+from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
 from hermes_core.agent.smart_routing import Router
+from hermes_core.agent.tool_runner import AgentTools, Approver, Tool
+from hermes_core.agent.tools import structured
 from hermes_core.config import Settings, load_settings
 from hermes_core.errors import Attempt, ConfigError, HermesError
 from hermes_core.providers import build_providers
@@ -38,16 +43,19 @@ from hermes_core.types import (
     Prompt,
     RouteDecision,
     ToolCall,
+    ToolResult,
     Usage,
     clean_text,
 )
+
+T = TypeVar("T", bound=BaseModel)
 
 log = logging.getLogger("hermes_core.agent")
 # Between the text of two tool rounds in a stream ("Let me check the skill." ... "Here is how"):
 # without it the two rounds print as one run-on sentence.
 ROUND_BREAK = "\n\n"
 
-MAX_TOOL_ROUNDS = 3
+MAX_TOOL_ROUNDS = 10   # the default of llm.max_tool_rounds
 NO_KEY_HELP = ("no API key configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add keys under "
                "'credentials' in config.yaml (see config.example.yaml)")
 
@@ -64,7 +72,12 @@ class Reply:
     route: RouteDecision | None = None
     retrieval: Any = None
     attempts: tuple[Attempt, ...] = ()
+    # every call the model made this turn, and the answers it got (a call of the round the cap
+    # ended is in tool_calls without an answer)
     tool_calls: tuple[ToolCall, ...] = ()
+    tool_results: tuple[ToolResult, ...] = ()
+    cost: Cost = field(default_factory=Cost)
+    output: Any = None   # the validated object of ``chat(..., output=Model)``
 
     def __str__(self) -> str:
         return self.text
@@ -96,6 +109,8 @@ class SessionStats:
 
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
+    cost: Cost = field(default_factory=Cost)
+    tool_calls: int = 0
 
     @property
     def cache_hit_ratio(self) -> float:
@@ -125,7 +140,10 @@ class Agent:
                  pre_llm_call: Callable[[str, Prompt], Prompt | str | None] | None = None,
                  post_llm_call: Callable[[Reply], None] | None = None,
                  on_route: Callable[[RouteDecision], None] | None = None,
-                 loop_options: Mapping[str, Any] | None = None) -> None:
+                 loop_options: Mapping[str, Any] | None = None,
+                 tools: Sequence[Callable[..., Any] | Tool] = (),
+                 approve: Approver | None = None,
+                 max_tool_rounds: int | None = None) -> None:
         self.settings = settings or load_settings()
         self.home = self.settings.home_path
         if self.home.exists() and not self.home.is_dir():
@@ -155,6 +173,14 @@ class Agent:
         self._pinned = provider is not None or self.offline_reason is not None
         self.router = router or Router.from_settings(self.settings)
         self.loop = call_loop or CallLoop(providers, self.pool, self.settings, **(loop_options or {}))
+        llm = self.settings.llm
+        self.prices = PriceTable({m: p.model_dump() for m, p in llm.prices.items()})
+        self.tools = AgentTools(
+            tools, approve=approve, timeout_s=llm.tool_timeout_s,
+            max_rounds=llm.max_tool_rounds if max_tool_rounds is None else max_tool_rounds,
+            audit=getattr(getattr(self.loop, "audit", None), "append", None),
+            secrets=self._secrets,
+            session_id=lambda: self.session_id)
         self.retriever = retriever if retriever is not None else default_retriever(self.settings)
         self.context_engine = (context_engine if context_engine is not None
                                else default_context_engine(self.settings))
@@ -185,6 +211,22 @@ class Agent:
             agent.offline_reason = "offline mode (--offline)"
         return agent
 
+    def tool(self, fn: Callable[..., Any] | None = None, **options: Any) -> Any:
+        """Register a tool: ``@agent.tool`` or ``@agent.tool(needs_approval=True, timeout_s=5)``."""
+        if fn is not None:
+            return self.tools.add(fn, **options)
+        return lambda f: self.tools.add(f, **options)
+
+    def cost_of(self, done: Completion) -> Cost:
+        """What ``done`` cost; nothing when the offline provider answered (no model was called,
+        its token counts only describe the request)."""
+        if isinstance(self.loop.providers.get(done.provider), OfflineProvider):
+            return Cost()
+        return self.prices.cost(done.model, done.usage)
+
+    def _secrets(self) -> list[str]:
+        return [c.secret for name in self.loop.providers for c in self.pool.credentials(name)]
+
     @property
     def providers(self) -> dict[str, Provider]:
         return self.loop.providers
@@ -202,10 +244,14 @@ class Agent:
     def model(self) -> str:
         return self.requested_model or self.settings.llm.routing.default_model
 
-    def options(self) -> CallOptions:
+    def options(self, **overrides: Any) -> CallOptions:
+        """The call options from settings; ``overrides`` set CallOptions fields for one call."""
         llm = self.settings.llm
-        return CallOptions(max_tokens=llm.max_tokens, temperature=llm.temperature,
-                           timeout_s=llm.request_timeout_s)
+        opts = CallOptions(max_tokens=llm.max_tokens, temperature=llm.temperature,
+                           timeout_s=llm.request_timeout_s, stop=llm.stop, seed=llm.seed,
+                           reasoning_effort=llm.reasoning_effort,
+                           thinking_budget_tokens=llm.thinking_budget_tokens)
+        return replace(opts, **overrides) if overrides else opts
 
     # ------------------------------------------------------------------ one turn: prepare
 
@@ -214,7 +260,7 @@ class Agent:
         if not isinstance(message, str):
             raise TypeError(f"message must be str, not {type(message).__name__}")
         message = clean_text(message)
-        tools = (SKILL_VIEW,) if self.skills is not None and self.skills.has_skills() else ()
+        tools = self.tools.specs(self.skills)
         prompt = self.builder.build(message, self.history, session_id=self.session_id,
                                     model=self.requested_model, tools=tools)
         if self.pre_llm_call is not None:
@@ -248,21 +294,9 @@ class Agent:
             self.on_route(decision)
         return prompt, decision
 
-    def _continue_with_tools(self, prompt: Prompt, done: Completion,
-                             round_no: int) -> Prompt | None:
-        """After a reply with skill_view calls: the prompt carrying the calls and their answers.
-
-        None after the last allowed round: the turn ends on that reply, and its calls stay out of
-        the history and of ``Reply.prompt`` (which must stay the request as sent).
-        """
-        if not done.tool_calls or self.skills is None or round_no >= MAX_TOOL_ROUNDS:
-            return None
-        answers = answer_tool_calls(done.tool_calls, self.skills)
-        assistant = Message("assistant", done.text, tool_calls=done.tool_calls)
-        return replace(prompt, messages=(*prompt.messages, assistant, *answers))
-
     def _finish(self, message: str, prompt: Prompt, decision: RouteDecision, done: Completion,
-                usage: Usage, attempts: Sequence[Attempt], rounds_from: int) -> Reply:
+                usage: Usage, attempts: Sequence[Attempt], rounds_from: int,
+                turn: _Turn | None = None) -> Reply:
         self.history.append(Message("user", clean_text(message)))
         # tool calls and answers, if any: appended after the messages prepare() sent, which may
         # differ from the history (a pre_llm_call hook can return a Prompt with other messages)
@@ -270,9 +304,14 @@ class Agent:
         self.history.append(Message("assistant", done.text))
         self.stats.turns += 1
         self.stats.usage = self.stats.usage + usage
+        calls = tuple(turn.calls) if turn is not None else done.tool_calls
+        results = tuple(turn.results) if turn is not None else ()
+        cost = turn.cost if turn is not None else self.cost_of(replace(done, usage=usage))
+        self.stats.cost = self.stats.cost + cost
+        self.stats.tool_calls += len(results)
         reply = Reply(done.text, done.model, done.provider, usage, prompt, decision,
                       self.skills.last if self.skills is not None else None, tuple(attempts),
-                      done.tool_calls)
+                      calls, results, cost)
         self.last_reply = reply
         if self.post_llm_call is not None:
             self.post_llm_call(reply)
@@ -284,33 +323,101 @@ class Agent:
         prompt, decision = self.prepare(message)
         return _Turn(self, message, prompt, decision)
 
-    def chat(self, message: str) -> Reply:
-        """Send one user message; returns the reply. A failed turn leaves the history as it was."""
+    @overload
+    def chat(self, message: str, *, options: Mapping[str, Any] | None = None) -> Reply: ...
+
+    @overload
+    def chat(self, message: str, *, output: type[T],
+             options: Mapping[str, Any] | None = None) -> T: ...
+
+    def chat(self, message: str, *, output: type[T] | None = None,
+             options: Mapping[str, Any] | None = None) -> Reply | T:
+        """Send one user message; returns the reply. A failed turn leaves the history as it was.
+
+        ``output=Model`` (a pydantic model): the reply is asked for in that shape and returned as a
+        validated instance (``last_reply.output`` too); one repair round follows a reply that
+        does not validate, then :class:`~hermes_core.errors.StructuredOutputError`. ``options``:
+        CallOptions fields for this turn (``tool_choice``, ``seed``, ``stop``, ...).
+        """
+        opts = self._turn_options(output, options)
+        reply = self._chat(message, opts)
+        if output is None:
+            return reply
+        try:
+            return self._structured(reply, output)
+        except (ValidationError, ValueError) as first:
+            repaired = self._chat(structured.repair_message(output, first), opts)
+            try:
+                return self._structured(repaired, output)
+            except (ValidationError, ValueError) as e:
+                raise structured.failed(output, e, repaired.text) from None
+
+    def _turn_options(self, output: type[BaseModel] | None,
+                      options: Mapping[str, Any] | None) -> CallOptions:
+        extra = dict(options or {})
+        if isinstance(extra.get("stop"), list | str):   # ["END"] or "END" from a caller
+            stop = extra["stop"]
+            extra["stop"] = (stop,) if isinstance(stop, str) else tuple(stop)
+        if output is not None:
+            extra["response_format"] = structured.response_format(output)
+        return self.options(**extra)
+
+    def _structured(self, reply: Reply, output: type[T]) -> T:
+        value: T = self._structured_reply(reply, output).output
+        return value
+
+    def _structured_reply(self, reply: Reply, output: type[BaseModel]) -> Reply:
+        """``reply`` with its validated ``output`` (also as ``last_reply``); raises on a mismatch."""
+        self.last_reply = replace(reply, output=structured.parse_output(reply.text, output))
+        return self.last_reply
+
+    def _chat(self, message: str, opts: CallOptions) -> Reply:
         turn = self._turn(message)
         while True:
-            done, tried = self.loop.complete(turn.prompt, turn.decision, self.options())
+            done, tried = self.loop.complete(turn.prompt, turn.decision, opts)
             if not turn.next_round(done, tried):
                 return turn.finish()
 
-    def stream(self, message: str) -> ReplyStream:
-        """Stream the reply's text; the history is updated only when the stream completes."""
+    def stream(self, message: str, *, output: type[BaseModel] | None = None,
+               options: Mapping[str, Any] | None = None) -> ReplyStream:
+        """Stream the reply's text; the history is updated only when the stream completes.
+
+        With ``output=Model`` the JSON streams as it comes and ``reply.output`` holds the validated
+        object at the end (a repair round streams after a break; a second failure raises
+        :class:`~hermes_core.errors.StructuredOutputError` from the iteration).
+        """
+        opts = self._turn_options(output, options)
         turn = self._turn(message)
 
         def pieces() -> Iterator[str]:
-            said = False   # text shown in an earlier tool round: the next round starts a paragraph
-            while True:
-                stream = self.loop.stream(turn.prompt, turn.decision, self.options())
+            reply = yield from self._stream_turn(turn, opts)
+            if output is not None:
                 try:
-                    done = yield from _collect(stream, turn.decision, ROUND_BREAK if said else "")
-                finally:
-                    stream.close()
-                said = said or bool(done.text)
-                if not turn.next_round(done, stream.attempts):
-                    holder.reply = turn.finish()
-                    return
+                    reply = self._structured_reply(reply, output)
+                except (ValidationError, ValueError) as first:
+                    yield ROUND_BREAK
+                    again = self._turn(structured.repair_message(output, first))
+                    repaired = yield from self._stream_turn(again, opts)
+                    try:
+                        reply = self._structured_reply(repaired, output)
+                    except (ValidationError, ValueError) as e:
+                        raise structured.failed(output, e, repaired.text) from None
+            holder.reply = reply
 
         holder = ReplyStream(pieces())
         return holder
+
+    def _stream_turn(self, turn: _Turn, opts: CallOptions) -> Generator[str, None, Reply]:
+        said = False   # text shown in an earlier tool round: the next round starts a paragraph
+        while True:
+            stream = self.loop.stream(turn.prompt, turn.decision, opts)
+            try:
+                done = yield from _collect(stream, turn.decision, ROUND_BREAK if said else "")
+            finally:
+                stream.close()
+            said = said or bool(done.text)
+            if not turn.next_round(done, stream.attempts):
+                return turn.finish()
 
     async def _aturn(self, message: str) -> _Turn:
         """``_turn`` off the event loop: building the prompt stats context files, runs retrieval
@@ -318,19 +425,66 @@ class Agent:
         other requests must not stall for. The ``pre_llm_call`` hook runs in that worker thread."""
         return await asyncio.to_thread(self._turn, message)
 
-    async def achat(self, message: str) -> Reply:
+    @overload
+    async def achat(self, message: str, *, options: Mapping[str, Any] | None = None) -> Reply: ...
+
+    @overload
+    async def achat(self, message: str, *, output: type[T],
+                    options: Mapping[str, Any] | None = None) -> T: ...
+
+    async def achat(self, message: str, *, output: type[T] | None = None,
+                    options: Mapping[str, Any] | None = None) -> Reply | T:
+        """``chat`` for async code: async tools run as tasks, sync ones in threads."""
+        opts = self._turn_options(output, options)
+        reply = await self._achat(message, opts)
+        if output is None:
+            return reply
+        try:
+            return self._structured(reply, output)
+        except (ValidationError, ValueError) as first:
+            repaired = await self._achat(structured.repair_message(output, first), opts)
+            try:
+                return self._structured(repaired, output)
+            except (ValidationError, ValueError) as e:
+                raise structured.failed(output, e, repaired.text) from None
+
+    async def _achat(self, message: str, opts: CallOptions) -> Reply:
         turn = await self._aturn(message)
         while True:
-            done, tried = await self.loop.acomplete(turn.prompt, turn.decision, self.options())
-            if not turn.next_round(done, tried):
+            done, tried = await self.loop.acomplete(turn.prompt, turn.decision, opts)
+            if not await turn.anext_round(done, tried):
                 return turn.finish()
 
-    async def astream(self, message: str) -> AsyncIterator[str]:
-        """Async text pieces; ``self.last_reply`` holds the Reply once the stream completes."""
+    async def astream(self, message: str, *, output: type[BaseModel] | None = None,
+                      options: Mapping[str, Any] | None = None) -> AsyncIterator[str]:
+        """Async text pieces; ``self.last_reply`` holds the Reply once the stream completes
+        (with ``output=Model``, its ``output`` is the validated object; see ``stream``)."""
+        opts = self._turn_options(output, options)
         turn = await self._aturn(message)
+        async for piece in self._astream_turn(turn, opts):
+            yield piece
+        if output is None:
+            return
+        reply = self.last_reply
+        assert reply is not None
+        try:
+            self._structured_reply(reply, output)
+        except (ValidationError, ValueError) as first:
+            yield ROUND_BREAK
+            turn = await self._aturn(structured.repair_message(output, first))
+            async for piece in self._astream_turn(turn, opts):
+                yield piece
+            repaired = self.last_reply
+            assert repaired is not None
+            try:
+                self._structured_reply(repaired, output)
+            except (ValidationError, ValueError) as e:
+                raise structured.failed(output, e, repaired.text) from None
+
+    async def _astream_turn(self, turn: _Turn, opts: CallOptions) -> AsyncIterator[str]:
         said = False
         while True:
-            stream = self.loop.astream(turn.prompt, turn.decision, self.options())
+            stream = self.loop.astream(turn.prompt, turn.decision, opts)
             acc = _Accumulator(turn.decision)
             lead = ROUND_BREAK if said else ""
             try:
@@ -341,7 +495,7 @@ class Agent:
             finally:
                 await stream.aclose()
             said = said or bool(acc.parts)
-            if not turn.next_round(_completed(acc, stream), stream.attempts):
+            if not await turn.anext_round(_completed(acc, stream), stream.attempts):
                 turn.finish()
                 return
 
@@ -391,6 +545,7 @@ class Agent:
         close = getattr(self.context_engine, "close", None)
         if close is not None:
             close()
+        self.tools.close()
 
     def __enter__(self) -> Agent:
         return self
@@ -447,26 +602,44 @@ class _Turn:
         self.prompt, self.decision = prompt, decision
         self.rounds_from = len(prompt.messages)  # tool rounds append after this
         self.usage = Usage()
+        self.cost = Cost()
         self.attempts: list[Attempt] = []
         self.rounds = 0
         self.done: Completion | None = None
+        self.calls: list[ToolCall] = []
+        self.results: list[ToolResult] = []
 
-    def next_round(self, done: Completion, tried: Sequence[Attempt]) -> bool:
-        """Account for one call; True when the model asked for skills and another round follows."""
+    def _account(self, done: Completion, tried: Sequence[Attempt]) -> None:
         self.done = done
         self.usage = self.usage + done.usage
+        self.cost = self.cost + self.agent.cost_of(done)
         self.attempts.extend(tried)
-        follow = self.agent._continue_with_tools(self.prompt, done, self.rounds)
+        self.calls.extend(done.tool_calls)
+
+    def _advance(self, follow: tuple[Prompt, tuple[ToolResult, ...]] | None) -> bool:
         self.rounds += 1
         if follow is None:
             return False
-        self.prompt = follow
+        self.prompt = follow[0]
+        self.results.extend(follow[1])
         return True
+
+    def next_round(self, done: Completion, tried: Sequence[Attempt]) -> bool:
+        """Account for one call; True when the model called tools and another round follows."""
+        self._account(done, tried)
+        return self._advance(self.agent.tools.follow_up(self.prompt, done, self.rounds,
+                                                        self.agent.skills))
+
+    async def anext_round(self, done: Completion, tried: Sequence[Attempt]) -> bool:
+        """``next_round`` running the tools without blocking the event loop."""
+        self._account(done, tried)
+        return self._advance(await self.agent.tools.afollow_up(self.prompt, done, self.rounds,
+                                                               self.agent.skills))
 
     def finish(self) -> Reply:
         assert self.done is not None
         return self.agent._finish(self.message, self.prompt, self.decision, self.done,
-                                  self.usage, self.attempts, self.rounds_from)
+                                  self.usage, self.attempts, self.rounds_from, self)
 
 
 class _Accumulator:

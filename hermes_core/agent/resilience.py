@@ -112,6 +112,12 @@ class AuditLog:
                   "model": attempt.model, "key": attempt.key_fingerprint, "status": attempt.status,
                   "latency_ms": round(attempt.latency_ms, 3), "retry_after": attempt.retry_after,
                   "decision": attempt.decision, "error": attempt.error}
+        self.append(record)
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """One JSON line (a tool call's record too); the caller keeps secrets out of it."""
+        if self.path is None:
+            return
         line = json.dumps(record, ensure_ascii=False) + "\n"
         with self._lock:
             try:

@@ -1,7 +1,8 @@
 """The ``skill_view`` tool, and the adapter between the skill retriever and the PromptBuilder.
 
 The retriever hints at skills by name only (a few lines instead of thousands of tokens); the model
-loads a skill's full body with ``skill_view(name)`` when it decides one applies. The tool is offered
+loads a skill's full body with ``skill_view(name)`` when it decides one applies, and one file of
+the skill's folder (a reference the body names) with ``skill_view(name, file_path)``. The tool is offered
 on every turn of an agent that has skills, not only on turns with a hint: tools sit before the
 system prompt in the cached prefix, so a tool list that came and went would break the cache.
 """
@@ -13,6 +14,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from hermes_core.retrieval.skill_files import SkillFileError, files_listing, read_skill_file
 from hermes_core.retrieval.skills import skill_body
 from hermes_core.types import Message, Skill, ToolCall, ToolSpec
 
@@ -21,9 +23,13 @@ log = logging.getLogger("hermes_core.agent.skills")
 SKILL_VIEW = ToolSpec(
     name="skill_view",
     description=("Load the full instructions of a skill named in the Skill Retrieval Hint. Call it "
-                 "only when that skill clearly applies to the user's request."),
+                 "only when that skill clearly applies to the user's request. With file_path, "
+                 "load one file of the skill's folder that its instructions name."),
     parameters={"type": "object",
-                "properties": {"name": {"type": "string", "description": "the skill's name"}},
+                "properties": {"name": {"type": "string", "description": "the skill's name"},
+                               "file_path": {"type": "string", "description": (
+                                   "optional: a file of the skill, relative to its folder, "
+                                   "e.g. references/guide.md")}},
                 "required": ["name"]},
 )
 
@@ -63,30 +69,52 @@ class SkillSelection:
         return next((s for s in skills if s.name.casefold() == folded), None)
 
 
-def _argument_name(call: ToolCall) -> str:
+def _argument(call: ToolCall, key: str) -> str:
     try:
         args = json.loads(call.arguments or "{}")
     except json.JSONDecodeError:
         return ""
-    value = args.get("name") if isinstance(args, dict) else None
+    value = args.get(key) if isinstance(args, dict) else None
     return value if isinstance(value, str) else ""
 
 
+def render_skill(skill: Skill) -> str:
+    """What ``skill_view(name)`` answers: the body, the front matter worth knowing, the files."""
+    parts = [f"# Skill: {skill.name}", skill_body(skill)]
+    if skill.allowed_tools:
+        parts.append("Tools this skill expects: " + ", ".join(skill.allowed_tools))
+    listing = files_listing(skill)
+    if listing:
+        parts.append(listing)
+    return "\n\n".join(parts)
+
+
+def answer_skill_view(call: ToolCall, skills: SkillSelection) -> str:
+    """The text answering one skill_view call: a body, a file, or a short error to act on."""
+    name = _argument(call, "name").strip()
+    skill = skills.find(name) if name else None
+    if not name:  # "no skill named ''" would not tell the model what it got wrong
+        return 'error: skill_view needs a \'name\' argument, e.g. {"name": "SKILL"}'
+    if skill is None:
+        known = ", ".join(sorted(s.name for s in skills.retriever.skills)[:50])
+        return f"error: no skill named {name!r}. Known skills: {known}"
+    file_path = _argument(call, "file_path").strip()
+    if not file_path:
+        return render_skill(skill)
+    try:
+        return f"# Skill: {skill.name} / {file_path}\n\n{read_skill_file(skill, file_path)}"
+    except SkillFileError as e:
+        listing = files_listing(skill)
+        return f"{e}" + (f"\n\n{listing}" if listing else "")
+
+
 def answer_tool_calls(calls: Sequence[ToolCall], skills: SkillSelection) -> tuple[Message, ...]:
-    """One tool-result message per call: the skill's body, or a short error the model can read."""
+    """One tool-result message per call: the skill's body or file, or a short error."""
     out: list[Message] = []
     for call in calls:
         if call.name != SKILL_VIEW.name:
             text = f"error: unknown tool {call.name!r}; the only tool is skill_view(name)"
         else:
-            name = _argument_name(call).strip()
-            skill = skills.find(name) if name else None
-            if not name:  # "no skill named ''" would not tell the model what it got wrong
-                text = 'error: skill_view needs a \'name\' argument, e.g. {"name": "SKILL"}'
-            elif skill is None:
-                known = ", ".join(sorted(s.name for s in skills.retriever.skills)[:50])
-                text = f"error: no skill named {name!r}. Known skills: {known}"
-            else:
-                text = f"# Skill: {skill.name}\n\n{skill_body(skill)}"
+            text = answer_skill_view(call, skills)
         out.append(Message("tool", text, tool_call_id=call.id, name=call.name))
     return tuple(out)

@@ -150,6 +150,19 @@ def _route(repl: Repl, arg: str) -> None:
             wait = f" retry_after {a.retry_after:g}s" if a.retry_after is not None else ""
             repl.say(f"  attempt {a.provider}/{a.model}{key}: {a.status} -> {a.decision}"
                      f" ({a.latency_ms:.0f} ms){wait}")
+    if reply is not None:
+        show_tool_calls(repl, reply)
+
+
+def show_tool_calls(repl: Repl, reply: Any) -> None:
+    """The turn's tool calls: name, status and time (arguments are never shown here)."""
+    results = {r.call_id: r for r in getattr(reply, "tool_results", ())}
+    for call in getattr(reply, "tool_calls", ()):
+        r = results.get(call.id)
+        if r is None:
+            repl.say(f"  tool {call.name}: not run (the turn's tool-round limit was reached)")
+        else:
+            repl.say(f"  tool {call.name}: {r.status} ({r.duration_ms:.0f} ms)")
 
 
 def _keys(repl: Repl, arg: str) -> None:
@@ -195,6 +208,9 @@ def _stats(repl: Repl, arg: str) -> None:
     repl.say(f"turns {s.turns}; input tokens {s.usage.total_input_tokens} "
              f"(cache read {s.usage.cache_read_tokens}, write {s.usage.cache_write_tokens}); "
              f"output {s.usage.output_tokens}; cache hit ratio {s.cache_hit_ratio:.0%}")
+    cost = getattr(s, "cost", None)
+    if cost is not None:
+        repl.say(f"cost {cost}; tool calls {getattr(s, 'tool_calls', 0)}")
 
 
 BUILTIN_COMMANDS = (
@@ -205,7 +221,7 @@ BUILTIN_COMMANDS = (
     Command("route", "/route", "the last routing decision, its reason and attempts", _route),
     Command("keys", "/keys", "API key pool status (fingerprints only)", _keys),
     Command("prompt", "/prompt", "the last request exactly as sent", _prompt),
-    Command("stats", "/stats", "tokens and prompt-cache hit ratio of this session", _stats),
+    Command("stats", "/stats", "tokens, cost and prompt-cache savings of this session", _stats),
     Command("reset", "/reset", "record this chat and start a new one", _reset),
     Command("save", "/save [file]", "save the transcript as JSON", _save),
     Command("exit", "/exit", "end the chat (Ctrl-D too)", _exit),

@@ -140,15 +140,25 @@ def _list(args: argparse.Namespace) -> int:
     r = _retriever(args)
     catalog = r.load_catalog(warn=False)  # no index build, no model load
     skills = sorted(catalog.skills, key=lambda s: s.name)
+    unavailable = sorted(catalog.unavailable, key=lambda pair: pair[0].name)
     if args.json:
-        print(json.dumps([{"name": s.name, "description": s.description, "path": s.path}
-                          for s in skills], ensure_ascii=False))
+        rows = [_row(s) for s in skills]
+        rows += [{**_row(s), "available": False, "reason": why} for s, why in unavailable]
+        print(json.dumps(rows, ensure_ascii=False))
     else:
         for s in skills:
             print(f"{s.name}\t{s.description}")
+        for s, why in unavailable:
+            print(f"{s.name}\t(not available here: {why})")
     for issue in catalog.issues:
         print(f"warning: {issue}", file=sys.stderr)
     return 0
+
+
+def _row(s: Any) -> dict[str, Any]:
+    return {"name": s.name, "description": s.description, "path": s.path, "available": True,
+            "platforms": list(s.platforms), "tags": list(s.tags), "license": s.license,
+            "allowed_tools": list(s.allowed_tools)}
 
 
 def _reindex(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ import anthropic
 
 from hermes_core.errors import ServerError
 from hermes_core.providers._sdk import SDKProvider, malformed_event, usage_int
-from hermes_core.providers.base import CallOptions
+from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS, CallOptions
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
 MAX_BREAKPOINTS = 4
@@ -83,10 +83,59 @@ def render_anthropic(prompt: Prompt, model: str, options: CallOptions) -> dict[s
     payload["messages"] = messages
     if options.temperature is not None:
         payload["temperature"] = min(options.temperature, 1.0)
-    if prompt.tools:
-        payload["tools"] = [{"name": t.name, "description": t.description,
-                             "input_schema": dict(t.parameters)} for t in prompt.tools]
+    tools = [{"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
+             for t in prompt.tools]
+    rf = options.response_format
+    if rf:
+        tools.append({"name": STRUCTURED_OUTPUT_TOOL,
+                      "description": rf.get("description") or "Give the final answer.",
+                      "input_schema": dict(rf["schema"])})
+    if tools:
+        payload["tools"] = tools
+    choice = _tool_choice(options.tool_choice, forced_output=bool(rf), other_tools=bool(prompt.tools))
+    if choice is not None:
+        payload["tool_choice"] = choice
+    if options.stop:
+        payload["stop_sequences"] = list(options.stop)
+    thinking = thinking_budget(options, model)
+    continuing = bool(prompt.messages) and prompt.messages[-1].role == "tool"
+    # Extended thinking: not with a forced tool (the API refuses the pair), and not on a tool
+    # round's follow-up, which would have to replay thinking blocks this format does not keep.
+    if thinking and not continuing and (choice is None or choice["type"] in ("auto", "none")):
+        payload["thinking"] = {"type": "enabled", "budget_tokens": thinking}
+        payload["max_tokens"] = options.max_tokens + thinking
+        payload.pop("temperature", None)   # thinking requires the default temperature
     return payload
+
+
+def supports_thinking(model: str) -> bool:
+    """Claude models with extended thinking (3.7 Sonnet and the 4 family)."""
+    name = model.rsplit("/", 1)[-1].lower()
+    return name.startswith(("claude-3-7", "claude-sonnet-4", "claude-opus-4", "claude-haiku-4"))
+
+
+def thinking_budget(options: CallOptions, model: str) -> int | None:
+    if not supports_thinking(model):
+        return None
+    if options.thinking_budget_tokens:
+        return max(1024, options.thinking_budget_tokens)
+    return THINKING_BUDGETS.get(options.reasoning_effort or "")
+
+
+def _tool_choice(choice: str | None, *, forced_output: bool,
+                 other_tools: bool) -> dict[str, Any] | None:
+    """Anthropic's tool_choice. Structured output forces its tool, or any tool while the author's
+    tools may still be called (the model answers through the output tool when done)."""
+    if forced_output and choice != "none":
+        return ({"type": "any"} if other_tools else
+                {"type": "tool", "name": STRUCTURED_OUTPUT_TOOL})
+    if not choice or not other_tools:
+        return None
+    if choice in ("auto", "none"):
+        return {"type": choice}
+    if choice == "required":
+        return {"type": "any"}
+    return {"type": "tool", "name": choice}
 
 
 def _usage(u: Any) -> Usage:
@@ -121,7 +170,10 @@ class _StreamState:
                 self.tools[event.index]["arguments"] += d.partial_json or ""
         elif kind == "content_block_stop" and event.index in self.tools:
             t = self.tools.pop(event.index)
-            yield Delta(tool_call=ToolCall(t["id"], t["name"], t["arguments"] or "{}"))
+            if t["name"] == STRUCTURED_OUTPUT_TOOL:   # the structured answer: it is the text
+                yield Delta(text=t["arguments"] or "{}")
+            else:
+                yield Delta(tool_call=ToolCall(t["id"], t["name"], t["arguments"] or "{}"))
         elif kind == "message_stop":
             self.stopped = True
         elif kind == "message_delta":
@@ -171,7 +223,10 @@ class AnthropicProvider(SDKProvider):
     def _completion(self, resp: Any, model: str) -> Completion:
         text = "".join(b.text for b in resp.content if b.type == "text")
         calls = tuple(ToolCall(b.id, b.name, json.dumps(b.input)) for b in resp.content
-                      if b.type == "tool_use")
+                      if b.type == "tool_use" and b.name != STRUCTURED_OUTPUT_TOOL)
+        # structured output arrives as the forced tool's input: that JSON is the answer
+        text = next((json.dumps(b.input, ensure_ascii=False) for b in resp.content
+                     if b.type == "tool_use" and b.name == STRUCTURED_OUTPUT_TOOL), text)
         return Completion(text=text, model=resp.model or model, provider=self.name,
                           usage=_usage(resp.usage), tool_calls=calls, finish_reason=resp.stop_reason,
                           request_id=getattr(resp, "_request_id", None) or resp.id)

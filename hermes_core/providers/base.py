@@ -9,20 +9,38 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Callable, Hashable, Iterator
-from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from hermes_core.types import Completion, Credential, Delta, Prompt
+
+#: The tool Anthropic is forced to call for structured output; its input is the reply's JSON.
+STRUCTURED_OUTPUT_TOOL = "structured_output"
+#: ``reasoning_effort`` as an extended-thinking budget, for APIs that take a budget in tokens.
+THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576}
 
 
 @dataclass(frozen=True, slots=True)
 class CallOptions:
-    """Per-call knobs; the deadline is the call loop's business, ``timeout_s`` is one attempt's."""
+    """Per-call knobs; the deadline is the call loop's business, ``timeout_s`` is one attempt's.
+
+    Each provider sends only what its API (and the model) accepts and drops the rest: ``seed`` is
+    OpenAI's; ``reasoning_effort`` goes to OpenAI reasoning models, and to Anthropic models with
+    extended thinking as a thinking budget (``thinking_budget_tokens`` sets one directly).
+    ``tool_choice``: "auto", "none", "required" or a tool's name. ``response_format``: the
+    structured-output request, ``{"name", "schema", "description"}``.
+    """
 
     max_tokens: int = 1024
     temperature: float | None = None
     timeout_s: float = 60.0
+    tool_choice: str | None = None
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    thinking_budget_tokens: int | None = None
+    response_format: Mapping[str, Any] | None = field(default=None, hash=False, compare=False)
 
 
 @runtime_checkable

@@ -69,7 +69,41 @@ def render_openai(prompt: Prompt, model: str, options: CallOptions, *,
             for t in prompt.tools]
     if official and prompt.cache.prompt_cache_key:
         payload["prompt_cache_key"] = prompt.cache.prompt_cache_key
+    payload.update(_options(options, model, has_tools=bool(prompt.tools)))
     return payload
+
+
+def is_reasoning_model(model: str) -> bool:
+    """OpenAI's reasoning families take ``reasoning_effort`` and reject ``stop``."""
+    name = model.rsplit("/", 1)[-1].lower()
+    return name.startswith(("o1", "o3", "o4", "gpt-5"))
+
+
+def _tool_choice(choice: str) -> Any:
+    if choice in ("auto", "none", "required"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
+def _options(options: CallOptions, model: str, *, has_tools: bool) -> dict[str, Any]:
+    """The optional fields of a chat.completions request: only those the model accepts."""
+    out: dict[str, Any] = {}
+    reasoning = is_reasoning_model(model)
+    if options.tool_choice and has_tools:   # a tool_choice without tools is a 400
+        out["tool_choice"] = _tool_choice(options.tool_choice)
+    if options.stop and not reasoning:
+        out["stop"] = list(options.stop)[:4]   # the API takes at most four
+    if options.seed is not None:
+        out["seed"] = options.seed
+    if options.reasoning_effort and reasoning:
+        out["reasoning_effort"] = options.reasoning_effort
+    rf = options.response_format
+    if rf:
+        schema: dict[str, Any] = {"name": rf["name"], "schema": dict(rf["schema"]), "strict": False}
+        if rf.get("description"):
+            schema["description"] = rf["description"]
+        out["response_format"] = {"type": "json_schema", "json_schema": schema}
+    return out
 
 
 def _usage(u: Any) -> Usage:

@@ -32,6 +32,7 @@ from hermes_core.retrieval.dense import (
 )
 from hermes_core.retrieval.fusion import FUSION_MODES, GateDecision, GateEvidence, GateWeights, fuse, gate
 from hermes_core.retrieval.skills import (
+    MAX_DESCRIPTION,
     Catalog,
     CatalogIssue,
     IndexDelta,
@@ -161,10 +162,17 @@ def render_auto_loaded(skill: Skill) -> str:
     return f"## Auto-loaded Skill: {skill.name}\n{AUTO_LOAD_NOTE}\n\n{skill_body(skill)}\n"
 
 
+def hint_description(skill: Skill, limit: int = MAX_DESCRIPTION) -> str:
+    """The description as a hint shows it: clipped at the agentskills limit (a longer one is kept
+    in the catalog, and whole in skill_view, but must not crowd the per-turn context)."""
+    d = skill.description
+    return d if len(d) <= limit else d[: limit - 1].rstrip() + "…"
+
+
 def render_hint(skills: Sequence[Skill]) -> str:
     if not skills:
         return ""
-    lines = [f"- {s.name}: {s.description}" for s in skills]
+    lines = [f"- {s.name}: {hint_description(s)}" for s in skills]
     return "## Skill Retrieval Hint\n" + HINT_NOTE + "\n" + "\n".join(lines) + "\n"
 
 
@@ -172,7 +180,7 @@ def render_full_list(skills: Sequence[Skill]) -> str:
     """The fallback when retrieval is disabled: every skill, as before retrieval existed."""
     if not skills:
         return ""
-    lines = [f"- {s.name}: {s.description}" for s in skills]
+    lines = [f"- {s.name}: {hint_description(s)}" for s in skills]
     return ("## Available Skills\nLoad one with skill_view(name) if it applies.\n"
             + "\n".join(lines) + "\n")
 

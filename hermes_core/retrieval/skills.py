@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import stat
+import sys
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +54,8 @@ class Catalog:
 
     skills: tuple[Skill, ...]
     issues: tuple[CatalogIssue, ...] = ()
+    # skills left out on this machine, each with the reason (another platform's)
+    unavailable: tuple[tuple[Skill, str], ...] = ()
 
 
 class _Invalid(ValueError):
@@ -88,13 +91,54 @@ def _str_tuple(value: Any, key: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+_PLATFORM_ALIASES = {"darwin": "macos", "mac": "macos", "osx": "macos", "macosx": "macos",
+                     "win32": "windows", "win": "windows", "cygwin": "windows",
+                     "linux2": "linux"}
+
+
+def normalise_platform(name: str) -> str:
+    """``darwin``/``osx`` -> ``macos``, ``win32`` -> ``windows``; others lower-cased."""
+    key = name.strip().lower()
+    return _PLATFORM_ALIASES.get(key, key)
+
+
+def current_platform(sys_platform: str | None = None) -> str:
+    """This machine's platform in skill front matter terms (macos, linux, windows, ...)."""
+    raw = sys_platform if sys_platform is not None else sys.platform
+    return normalise_platform("linux" if raw.startswith("linux") else raw)
+
+
+def platform_mismatch(skill: Skill, platform: str) -> str | None:
+    """Why ``skill`` is not for ``platform`` (None when it is, or names no platform)."""
+    if not skill.platforms or normalise_platform(platform) in skill.platforms:
+        return None
+    return f"for {', '.join(skill.platforms)} only; this machine is {normalise_platform(platform)}"
+
+
+def _metadata(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise _Invalid("'metadata' must be a mapping")
+    return {str(k): v for k, v in value.items()}
+
+
+def _allowed_tools(value: Any) -> tuple[str, ...]:
+    """``allowed-tools`` is a space-separated string in the agentskills spec; lists are read too."""
+    if isinstance(value, str):
+        return tuple(t for t in value.replace(",", " ").split() if t)
+    return _str_tuple(value, "allowed-tools")
+
+
 def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | None = None,
                        strict_lengths: bool = True) -> Skill:
     """Validate one skill record (front matter or a JSONL line); raises ValueError with the reason.
 
-    ``strict_lengths=False`` (JSONL catalogs) keeps over-long names/descriptions with a warning
-    instead of skipping them: tool catalogs from other ecosystems use dotted ids longer than the
-    agentskills limit of 64, and dropping a skill makes it unreachable.
+    ``strict_lengths=False`` (JSONL catalogs) keeps over-long names with a warning instead of
+    skipping them: tool catalogs from other ecosystems use dotted ids longer than the agentskills
+    limit of 64, and dropping a skill makes it unreachable. A description over the limit is always
+    kept with a warning (it is clipped in hints): real skills (Anthropic's own ``claude-api``)
+    exceed it, and a dropped skill is a silent loss.
     """
     if not isinstance(data, Mapping):
         raise _Invalid("expected a mapping with 'name' and 'description'")
@@ -117,9 +161,10 @@ def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | N
     for key, value, limit in (("name", name, MAX_NAME), ("description", desc, MAX_DESCRIPTION)):
         if len(value) > limit:
             msg = f"'{key}' is {len(value)} characters (limit {limit})"
-            if strict_lengths:
+            if strict_lengths and key == "name":
                 raise _Invalid(msg)
-            log.warning("%s: %s; kept", path or "<catalog>", msg)
+            log.warning("%s: %s; kept%s", path or "<catalog>", msg,
+                        " (clipped in hints)" if key == "description" else "")
     category = data.get("category")
     if category is not None and not isinstance(category, str):
         raise _Invalid("'category' must be a string")
@@ -128,10 +173,20 @@ def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | N
         raise _Invalid("'body' must be a string")
     if category is not None:
         category = _clean(category)
+    metadata = _metadata(data.get("metadata"))
+    tags = _str_tuple(data.get("tags"), "tags") + _str_tuple(metadata.get("tags"), "metadata.tags")
+    licence = data.get("license")
+    if licence is not None and not isinstance(licence, str):
+        raise _Invalid("'license' must be a string")
     return Skill(name=name, description=desc, body=_clean(raw_body).strip(),
                  triggers=_str_tuple(data.get("triggers"), "triggers"),
                  synonyms=_str_tuple(data.get("synonyms"), "synonyms"),
-                 tags=_str_tuple(data.get("tags"), "tags"), category=category, path=path)
+                 tags=tuple(dict.fromkeys(tags)), category=category, path=path,
+                 platforms=tuple(dict.fromkeys(normalise_platform(p) for p in
+                                               _str_tuple(data.get("platforms"), "platforms"))),
+                 metadata=metadata,
+                 allowed_tools=_allowed_tools(data.get("allowed-tools", data.get("allowed_tools"))),
+                 license=_clean(licence).strip() or None if licence is not None else None)
 
 
 def skill_body(skill: Skill, limit: int = MAX_BODY_CHARS) -> str:
@@ -247,6 +302,10 @@ def _skill_files(folder: Path, seen: set[str] | None = None) -> tuple[list[Path]
                 break
             if SKILL_FILE in files:
                 found.append(Path(root) / SKILL_FILE)
+                # a skill's folders (references/, scripts/, assets/, a vendored copy of an old
+                # package) belong to it: a SKILL.md below is one of its files, not another skill
+                dirs[:] = []
+                continue
             if len(Path(root).parts) - base_depth >= MAX_WALK_DEPTH:
                 dirs[:] = []
                 continue
@@ -357,8 +416,13 @@ def dedupe(skills: Sequence[Skill]) -> tuple[list[Skill], list[CatalogIssue]]:
 
 
 def load_catalog(folders: Iterable[str | os.PathLike[str]] = (),
-                 catalogs: Iterable[str | os.PathLike[str]] = (), *, warn: bool = True) -> Catalog:
-    """Skills from folders (SKILL.md) then JSONL catalogs, de-duplicated, with issues logged."""
+                 catalogs: Iterable[str | os.PathLike[str]] = (), *, warn: bool = True,
+                 platform: str | None = None) -> Catalog:
+    """Skills from folders (SKILL.md) then JSONL catalogs, de-duplicated, with issues logged.
+
+    A skill whose ``platforms`` leave out this machine's (``platform``, default the running one)
+    is set apart in ``Catalog.unavailable`` with the reason: neither hinted nor loadable here.
+    """
     skills, issues = load_skill_folders(folders)
     read: set[str] = set()
     for cat in catalogs:
@@ -374,7 +438,16 @@ def load_catalog(folders: Iterable[str | os.PathLike[str]] = (),
     if warn:
         for issue in issues:
             log.warning("skipping skill: %s", issue)
-    return Catalog(tuple(unique), tuple(issues))
+    here = current_platform() if platform is None else platform
+    usable: list[Skill] = []
+    unavailable: list[tuple[Skill, str]] = []
+    for s in unique:
+        why = platform_mismatch(s, here)
+        if why is None:
+            usable.append(s)
+        else:
+            unavailable.append((s, why))
+    return Catalog(tuple(usable), tuple(issues), tuple(unavailable))
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,13 @@ from hermes_core.testing.builders import (
     retry_after_headers,
 )
 from hermes_core.testing.clock import FakeClock
-from hermes_core.testing.fakes import FakeProvider, FunctionProvider, RecordedRequest
+from hermes_core.testing.fakes import (
+    FakeProvider,
+    FunctionProvider,
+    RecordedRequest,
+    tool_call,
+    tool_calls,
+)
 from hermes_core.testing.scripted import ScriptedCall, ScriptedProvider
 
 __all__ = [
@@ -41,4 +47,6 @@ __all__ = [
     "openai_chat_stream",
     "openai_error",
     "retry_after_headers",
+    "tool_call",
+    "tool_calls",
 ]

@@ -2,20 +2,40 @@
 
 ``FakeProvider`` plays back scripted replies or errors and records every request, so a test can
 assert on the exact prompt that would have been sent. ``FunctionProvider`` computes each reply.
+A scripted reply may call tools (:func:`tool_calls`), so a tool loop can be tested offline::
+
+    fake = FakeProvider([tool_calls(tool_call("get_weather", city="Paris")), "It is sunny."])
 """
 
 from __future__ import annotations
 
+import itertools
+import json
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hermes_core.providers.base import CallOptions
 from hermes_core.tokenize import estimate_tokens
-from hermes_core.types import Completion, Credential, Delta, Prompt, Usage
+from hermes_core.types import Completion, Credential, Delta, Prompt, ToolCall, Usage
 
 Reply = str | Completion | BaseException
+_call_ids = itertools.count(1)
+
+
+def tool_call(name: str, arguments: dict[str, Any] | str | None = None, *, id: str | None = None,
+              **kwargs: Any) -> ToolCall:
+    """A call the scripted model makes: ``tool_call("add", a=1, b=2)`` or with raw JSON text
+    (``tool_call("add", '{"a": "x"}')``, to test bad arguments)."""
+    raw = arguments if isinstance(arguments, str) else json.dumps({**(arguments or {}), **kwargs})
+    return ToolCall(id or f"call_{next(_call_ids)}", name, raw)
+
+
+def tool_calls(*calls: ToolCall, text: str = "") -> Completion:
+    """A scripted reply calling ``calls`` (in one assistant message, so they run in parallel)."""
+    return Completion(text=text, model="", provider="", tool_calls=tuple(calls),
+                      finish_reason="tool_calls")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +77,8 @@ class _RecordingProvider:
             reply = self._reply(prompt, model)
         if isinstance(reply, BaseException):
             raise reply
-        if isinstance(reply, Completion):
-            return reply
+        if isinstance(reply, Completion):   # model/provider left empty: the ones asked
+            return replace(reply, model=reply.model or model, provider=reply.provider or self.name)
         sent = prompt.system + prompt.context + "".join(m.content for m in prompt.messages)
         return Completion(text=reply, model=model, provider=self.name, finish_reason="stop",
                           usage=Usage(estimate_tokens(sent), estimate_tokens(reply)))
@@ -121,7 +141,8 @@ class FakeProvider(_RecordingProvider):
 class FunctionProvider(_RecordingProvider):
     """Each reply computed by ``fn(prompt, model)`` (return a string, Completion, or raise)."""
 
-    def __init__(self, fn: Callable[[Prompt, str], str | Completion], *, name: str = "function") -> None:
+    def __init__(self, fn: Callable[[Prompt, str], str | Completion], *,
+                 name: str = "function") -> None:
         super().__init__(name)
         self.fn = fn
 

@@ -24,7 +24,7 @@ from hermes_core.testing.builders import (
     openai_chat_stream,
     openai_error,
 )
-from hermes_core.types import fingerprint
+from hermes_core.types import Completion, fingerprint
 
 
 @dataclass
@@ -57,10 +57,13 @@ class MockLLMServer:
     """``with MockLLMServer(reply="hi") as srv:`` then point an endpoint at ``srv.url``.
 
     OpenAI-compatible clients use ``srv.url + "/v1"``; Anthropic clients use ``srv.url``.
-    ``reply`` may be a string or ``fn(request_body) -> str``.
+    ``reply`` may be a string or ``fn(request_body) -> str | Completion``; a Completion's
+    ``tool_calls`` are sent in the wire format asked (streamed as tool-call deltas when streaming),
+    so a tool-using agent runs against it end to end.
     """
 
-    def __init__(self, reply: str | Callable[[dict[str, Any]], str] = "Hello from the mock server",
+    def __init__(self, reply: str | Callable[[dict[str, Any]], str | Completion]
+                 = "Hello from the mock server",
                  *, clock: Callable[[], float] = time.monotonic) -> None:
         self.reply = reply
         self.clock = clock
@@ -129,16 +132,21 @@ class MockLLMServer:
                         self.path, fingerprint(key) if key else None, status, body))
                 content_type = "application/json"
                 if status == 200:
-                    text = server.reply(body) if callable(server.reply) else server.reply
+                    answer = server.reply(body) if callable(server.reply) else server.reply
+                    text, calls = ((answer.text, answer.tool_calls)
+                                   if isinstance(answer, Completion) else (answer, ()))
                     model = body.get("model", "m")
                     if body.get("stream"):  # the chat streams by default: answer with SSE
-                        pieces = _pieces(text)
-                        data = (anthropic_stream(pieces, model=model) if is_anthropic
-                                else openai_chat_stream(pieces, model=model))
+                        pieces = _pieces(text) if text or not calls else ()
+                        data = (anthropic_stream(pieces, model=model, tool_calls=calls)
+                                if is_anthropic else
+                                openai_chat_stream(pieces, model=model, tool_calls=calls))
                         content_type = "text/event-stream"
                     else:
-                        data = json.dumps(anthropic_message(text, model=model) if is_anthropic
-                                          else openai_chat_completion(text, model=model)).encode()
+                        data = json.dumps(
+                            anthropic_message(text, model=model, tool_calls=calls) if is_anthropic
+                            else openai_chat_completion(text, model=model,
+                                                        tool_calls=calls)).encode()
                 else:
                     data = json.dumps(anthropic_error(status, f"HTTP {status}") if is_anthropic
                                       else openai_error(status, f"HTTP {status}")).encode()

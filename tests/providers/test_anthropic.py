@@ -9,18 +9,33 @@ The API (and proxies in front of it) may report input and cache tokens only, or 
 
 from __future__ import annotations
 
+import asyncio
+import json
+from typing import Any
+
 import httpx
 import pytest
 
 from hermes_core.errors import ServerError
-from hermes_core.providers.anthropic import AnthropicProvider
-from hermes_core.providers.base import CallOptions
-from hermes_core.testing import ANTHROPIC_URL, OPENAI_URL, SSE_HEADERS, anthropic_stream, openai_chat_stream
+from hermes_core.providers.anthropic import AnthropicProvider, render_anthropic, supports_thinking
+from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, CallOptions
+from hermes_core.testing import (
+    ANTHROPIC_URL,
+    OPENAI_URL,
+    SSE_HEADERS,
+    anthropic_message,
+    anthropic_stream,
+    openai_chat_stream,
+)
 from hermes_core.testing.builders import _sse
-from hermes_core.types import Credential, Message, Prompt, Usage
+from hermes_core.types import Credential, Message, Prompt, ToolCall, ToolSpec, Usage
 
 PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
+
+
 CRED = Credential("anthropic", "sk-ant-testkey-SECRET-usage-01")
+
+
 OPTS = CallOptions(max_tokens=32, timeout_s=5)
 
 
@@ -56,10 +71,6 @@ def test_message_start_usage_kept_when_the_delta_has_only_output(respx_mock) -> 
     deltas = list(AnthropicProvider().stream(PROMPT, "claude", CRED, OPTS))
     assert deltas[-1].usage == Usage(input_tokens=7, output_tokens=9)
 
-
-# An Anthropic stream closed cleanly mid-answer (a proxy or load balancer ending the connection
-# without an error) is incomplete, not a whole answer: before the first token the call loop fails
-# over; after it the caller gets the error instead of a silently truncated reply.
 
 SECRET = "sk-ant-cut-SECRET-0123456789"
 
@@ -113,3 +124,125 @@ def test_cut_after_the_first_token_reaches_the_caller(failover_loop, respx_mock)
 def _opts():  # type: ignore[no-untyped-def]
     from hermes_core.providers.base import CallOptions
     return CallOptions(max_tokens=16, timeout_s=5)
+
+
+TOOL = ToolSpec("get_weather", "Weather.", {"type": "object", "properties": {
+    "city": {"type": "string"}}, "required": ["city"]})
+
+
+TOOL_PROMPT = Prompt(system="s", messages=(Message("user", "hi"),), tools=(TOOL,))
+
+
+BARE = Prompt(system="s", messages=(Message("user", "hi"),))
+
+
+TOOL_CRED = Credential("anthropic", "sk-ant-anthropicTEST0123456789abcdef")
+
+
+RF = {"name": "Forecast", "schema": {"type": "object", "properties": {"city": {"type": "string"}},
+                                     "required": ["city"]}, "description": "A forecast."}
+
+
+@pytest.mark.parametrize("choice, wire", [
+    ("auto", {"type": "auto"}), ("none", {"type": "none"}), ("required", {"type": "any"}),
+    ("get_weather", {"type": "tool", "name": "get_weather"}),
+])
+def test_tool_choice_is_encoded(choice: str, wire: Any) -> None:
+    assert render_anthropic(TOOL_PROMPT, "claude-sonnet-4-5", CallOptions(tool_choice=choice))[
+        "tool_choice"] == wire
+
+
+def test_stop_sequences_are_sent_and_seed_is_not() -> None:
+    payload = render_anthropic(BARE, "claude-3-5-haiku", CallOptions(stop=("END",), seed=3))
+    assert payload["stop_sequences"] == ["END"] and "seed" not in payload
+
+
+def test_extended_thinking_only_where_the_model_and_request_allow() -> None:
+    opts = CallOptions(max_tokens=500, temperature=0.3, reasoning_effort="low")
+    payload = render_anthropic(BARE, "claude-sonnet-4-5", opts)
+    assert payload["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert payload["max_tokens"] == 2548 and "temperature" not in payload
+    assert "thinking" not in render_anthropic(BARE, "claude-3-5-haiku", opts)
+    assert supports_thinking("claude-opus-4-1") and not supports_thinking("claude-3-5-sonnet")
+    # a tool round's follow-up would have to replay thinking blocks: thinking is off there
+    follow = Prompt(system="s", messages=(
+        Message("user", "hi"), Message("assistant", "", (ToolCall("c", "get_weather"),)),
+        Message("tool", "sunny", tool_call_id="c")), tools=(TOOL,))
+    assert "thinking" not in render_anthropic(follow, "claude-sonnet-4-5", opts)
+    budget = CallOptions(thinking_budget_tokens=5000)
+    assert render_anthropic(BARE, "claude-sonnet-4-5", budget)["thinking"]["budget_tokens"] == 5000
+
+
+def test_structured_output_forces_the_output_tool() -> None:
+    alone = render_anthropic(BARE, "claude-sonnet-4-5", CallOptions(response_format=RF,
+                                                                   reasoning_effort="high"))
+    assert alone["tool_choice"] == {"type": "tool", "name": STRUCTURED_OUTPUT_TOOL}
+    assert alone["tools"] == [{"name": STRUCTURED_OUTPUT_TOOL, "description": "A forecast.",
+                               "input_schema": RF["schema"]}]
+    assert "thinking" not in alone   # the API refuses thinking with a forced tool
+    with_tools = render_anthropic(TOOL_PROMPT, "claude-sonnet-4-5", CallOptions(response_format=RF))
+    assert with_tools["tool_choice"] == {"type": "any"}
+    assert [t["name"] for t in with_tools["tools"]] == ["get_weather", STRUCTURED_OUTPUT_TOOL]
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_the_output_tool_input_comes_back_as_the_text(respx_mock: Any, streamed: bool) -> None:
+    call = ToolCall("s1", STRUCTURED_OUTPUT_TOOL, '{"city": "Oslo"}')
+    if streamed:
+        resp = httpx.Response(200, content=anthropic_stream((), tool_calls=[call]),
+                              headers=SSE_HEADERS)
+    else:
+        resp = httpx.Response(200, json=anthropic_message("", tool_calls=[call]))
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=resp)
+    provider, opts = AnthropicProvider(), CallOptions(response_format=RF)
+    if streamed:
+        deltas = list(provider.stream(BARE, "claude-sonnet-4-5", TOOL_CRED, opts))
+        text = "".join(d.text for d in deltas)
+        assert all(d.tool_call is None for d in deltas)
+    else:
+        done = provider.complete(BARE, "claude-sonnet-4-5", TOOL_CRED, opts)
+        text = done.text
+        assert done.tool_calls == ()
+    assert json.loads(text) == {"city": "Oslo"}
+
+
+def _fragmented_stream() -> bytes:
+    start = anthropic_message("", id="m")
+    start["stop_reason"] = None
+
+    def block_start(i: int, cid: str, name: str) -> tuple[str, dict[str, Any]]:
+        return ("content_block_start", {"type": "content_block_start", "index": i,
+                                        "content_block": {"type": "tool_use", "id": cid,
+                                                          "name": name, "input": {}}})
+
+    def piece(i: int, text: str) -> tuple[str, dict[str, Any]]:
+        return ("content_block_delta", {"type": "content_block_delta", "index": i,
+                                        "delta": {"type": "input_json_delta", "partial_json": text}})
+
+    def stop(i: int) -> tuple[str, dict[str, Any]]:
+        return ("content_block_stop", {"type": "content_block_stop", "index": i})
+
+    return _sse([("message_start", {"type": "message_start", "message": start}),
+                 block_start(0, "c1", "get_weather"), piece(0, '{"ci'), piece(0, 'ty": "Oslo"}'),
+                 stop(0), block_start(1, "c2", "add"), piece(1, '{"a": 1,'), piece(1, ' "b": 2}'),
+                 stop(1),
+                 ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
+                                    "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
+                 ("message_stop", {"type": "message_stop"})])
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_streamed_tool_input_pieces_are_joined(respx_mock: Any, use_async: bool) -> None:
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=_fragmented_stream(), headers=SSE_HEADERS))
+    provider = AnthropicProvider()
+
+    async def collect() -> list[Any]:
+        return [d async for d in provider.astream(TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED, CallOptions())]
+
+    deltas = (asyncio.run(collect()) if use_async
+              else list(provider.stream(TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED, CallOptions())))
+    calls = [d.tool_call for d in deltas if d.tool_call is not None]
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in calls] == [
+        ("c1", "get_weather", {"city": "Oslo"}), ("c2", "add", {"a": 1, "b": 2})]
+    assert deltas[-1].finish_reason == "tool_use"

@@ -8,20 +8,30 @@ Structured-output and safety refusals arrive in ``refusal``, not ``content``; th
 
 from __future__ import annotations
 
+import asyncio
+import json
+from typing import Any
+
 import httpx
 import pytest
 
 from hermes_core.errors import AuthenticationFailed, error_from_status
 from hermes_core.providers.base import CallOptions
-from hermes_core.providers.openai import OpenAIProvider
+from hermes_core.providers.openai import OpenAIProvider, is_reasoning_model, render_openai
 from hermes_core.redact import redact
 from hermes_core.testing import OPENAI_URL, SSE_HEADERS, openai_chat_completion
 from hermes_core.testing.builders import _sse
-from hermes_core.types import Credential, Message, Prompt
+from hermes_core.types import Credential, Message, Prompt, ToolSpec
 
 PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
+
+
 CRED = Credential("openai", "sk-testkey-SECRET-refusal-0001")
+
+
 OPTS = CallOptions(max_tokens=32, timeout_s=5)
+
+
 REFUSAL = "I'm sorry, I can't help with that."
 
 
@@ -62,12 +72,6 @@ async def test_async_stream_yields_the_refusal_text(respx_mock) -> None:
     assert text == REFUSAL
 
 
-# An error message cut at its length limit must not keep the first part of an echoed key.
-#
-# ``error_from_status`` cut the provider's message to 500 characters and redacted afterwards: a key
-# straddling the cut was no longer the exact secret nor long enough for the key patterns, so its
-# first characters reached the exception text, the REPL and logs.
-
 # no sk- prefix: a custom gateway key only the exact-secret net can catch
 SECRET = "gw-Zq8RtY2pLm4nB6vC9xK1jH3dF5sA7"
 
@@ -89,3 +93,86 @@ def test_http_level_long_401_body(respx_mock) -> None:
         OpenAIProvider().complete(Prompt(system="s", messages=(Message("user", "hi"),)),
                                   "gpt-4o", Credential("openai", SECRET), CallOptions())
     assert SECRET[:10] not in str(info.value)
+
+
+TOOL = ToolSpec("get_weather", "Weather.", {"type": "object", "properties": {
+    "city": {"type": "string"}}, "required": ["city"]})
+
+
+TOOL_PROMPT = Prompt(system="s", messages=(Message("user", "hi"),), tools=(TOOL,))
+
+
+TOOL_CRED = Credential("openai", "sk-proj-openaiTEST0123456789abcdef")
+
+
+@pytest.mark.parametrize("choice, wire", [
+    ("auto", "auto"), ("none", "none"), ("required", "required"),
+    ("get_weather", {"type": "function", "function": {"name": "get_weather"}}),
+])
+def test_tool_choice_is_encoded(choice: str, wire: Any) -> None:
+    payload = render_openai(TOOL_PROMPT, "gpt-4o", CallOptions(tool_choice=choice))
+    assert payload["tool_choice"] == wire
+    assert payload["tools"][0]["function"]["parameters"]["required"] == ["city"]
+
+
+def test_tool_choice_without_tools_is_not_sent() -> None:
+    bare = Prompt(system="s", messages=(Message("user", "hi"),))
+    assert "tool_choice" not in render_openai(bare, "gpt-4o", CallOptions(tool_choice="required"))
+
+
+def test_stop_seed_and_reasoning_effort_go_only_where_accepted() -> None:
+    opts = CallOptions(stop=("END", "STOP", "a", "b", "c"), seed=7, reasoning_effort="low")
+    chat = render_openai(TOOL_PROMPT, "gpt-4o", opts)
+    assert chat["stop"] == ["END", "STOP", "a", "b"] and chat["seed"] == 7
+    assert "reasoning_effort" not in chat
+    reasoning = render_openai(TOOL_PROMPT, "o4-mini", opts)
+    assert reasoning["reasoning_effort"] == "low" and "stop" not in reasoning
+    assert is_reasoning_model("openai/gpt-5-mini") and not is_reasoning_model("gpt-4.1")
+
+
+def test_response_format_is_a_json_schema() -> None:
+    rf = {"name": "Forecast", "schema": {"type": "object"}, "description": "A forecast."}
+    payload = render_openai(TOOL_PROMPT, "gpt-4o", CallOptions(response_format=rf))
+    assert payload["response_format"] == {"type": "json_schema", "json_schema": {
+        "name": "Forecast", "schema": {"type": "object"}, "strict": False,
+        "description": "A forecast."}}
+
+
+def _fragmented_stream() -> bytes:
+    """Two parallel calls whose names and arguments arrive in pieces, interleaved."""
+    base = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> tuple[None, dict[str, Any]]:
+        return (None, {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    def call(i: int, **fields: Any) -> dict[str, Any]:
+        return {"tool_calls": [{"index": i, **fields}]}
+
+    return _sse([
+        chunk({"role": "assistant", "content": None}),
+        chunk(call(0, id="c1", type="function", function={"name": "get_", "arguments": ""})),
+        chunk(call(0, function={"name": "weather", "arguments": '{"ci'})),
+        chunk(call(1, id="c2", type="function", function={"name": "add", "arguments": '{"a": 1'})),
+        chunk(call(0, function={"arguments": 'ty": "Oslo"}'})),
+        chunk(call(1, function={"arguments": ', "b": 2}'})),
+        chunk({}, "tool_calls"),
+        (None, {**base, "choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 3,
+                                                  "total_tokens": 8}}),
+        (None, "[DONE]")])
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_streamed_tool_call_fragments_are_joined(respx_mock: Any, use_async: bool) -> None:
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=_fragmented_stream(), headers=SSE_HEADERS))
+    provider = OpenAIProvider()
+
+    async def collect() -> list[Any]:
+        return [d async for d in provider.astream(TOOL_PROMPT, "gpt-4o", TOOL_CRED, CallOptions())]
+
+    deltas = (asyncio.run(collect()) if use_async
+              else list(provider.stream(TOOL_PROMPT, "gpt-4o", TOOL_CRED, CallOptions())))
+    calls = [d.tool_call for d in deltas if d.tool_call is not None]
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in calls] == [
+        ("c1", "get_weather", {"city": "Oslo"}), ("c2", "add", {"a": 1, "b": 2})]
+    assert deltas[-1].finish_reason == "tool_calls"

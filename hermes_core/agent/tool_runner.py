@@ -1,0 +1,117 @@
+"""The agent's tools, as one face: what a turn offers the model and how a round is answered.
+
+The machinery lives in ``agent/tools/`` (``schema``: a function as a tool; ``registry``: tools by
+name; ``runner``: running one message's calls; ``structured``: output models). This module joins
+them to the agent: the built-in ``skill_view`` beside the author's tools, the cap on tool rounds,
+and the audit record of each call (name, status, timing; an argument that matches a secret is
+never written).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection, answer_skill_view
+from hermes_core.agent.tools.registry import ToolRegistry
+from hermes_core.agent.tools.runner import Approver, Builtin, ToolRunner
+from hermes_core.agent.tools.schema import Tool, ToolDefinitionError, make_tool, tool
+from hermes_core.redact import redact
+from hermes_core.types import Completion, Message, Prompt, ToolCall, ToolResult, ToolSpec
+
+__all__ = ["AgentTools", "Approver", "Tool", "ToolDefinitionError", "ToolRegistry", "ToolRunner",
+           "make_tool", "tool"]
+
+#: An audit record's sink (``AuditLog.append``).
+AuditSink = Callable[[Mapping[str, Any]], None]
+_ARG_CHARS = 200
+
+
+def audit_arguments(args: Mapping[str, Any] | None, secrets: Sequence[str]) -> dict[str, str]:
+    """Arguments as the audit log keeps them: each value as short JSON, or ``[REDACTED]`` when it
+    holds a secret we know or anything shaped like a key."""
+    out: dict[str, str] = {}
+    for name, value in (args or {}).items():
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        out[name] = "[REDACTED]" if redact(text, secrets) != text else text[:_ARG_CHARS]
+    return out
+
+
+class AgentTools:
+    """Which tools an agent's turns offer, and the answers to a round of calls."""
+
+    def __init__(self, tools: Iterable[Callable[..., Any] | Tool] = (), *,
+                 approve: Approver | None = None, max_rounds: int = 10,
+                 timeout_s: float | None = None, audit: AuditSink | None = None,
+                 secrets: Callable[[], Iterable[str]] = tuple,
+                 session_id: Callable[[], str] = str) -> None:
+        self.registry = ToolRegistry(tools)
+        self.max_rounds = max_rounds
+        self._audit = audit
+        self._secrets = secrets
+        self._session_id = session_id
+        self.runner = ToolRunner(self.registry, approve=approve, timeout_s=timeout_s,
+                                 on_result=self._record, secrets=secrets)
+
+    @property
+    def approve(self) -> Approver | None:
+        return self.runner.approve
+
+    @approve.setter
+    def approve(self, fn: Approver | None) -> None:
+        self.runner.approve = fn
+
+    def add(self, fn: Callable[..., Any] | Tool, **options: Any) -> Tool:
+        return self.registry.add(fn, **options)
+
+    def specs(self, skills: SkillSelection | None) -> tuple[ToolSpec, ...]:
+        """skill_view first (when there are skills), then the author's tools in order added."""
+        builtin = (SKILL_VIEW,) if skills is not None and skills.has_skills() else ()
+        return (*builtin, *self.registry.specs())
+
+    @staticmethod
+    def builtins(skills: SkillSelection | None) -> dict[str, Builtin]:
+        if skills is None:
+            return {}
+        return {SKILL_VIEW.name: lambda call: answer_skill_view(call, skills)}
+
+    def _should_answer(self, done: Completion, round_no: int) -> bool:
+        return bool(done.tool_calls) and round_no < self.max_rounds
+
+    @staticmethod
+    def _extend(prompt: Prompt, done: Completion,
+                results: Sequence[ToolResult]) -> Prompt:
+        assistant = Message("assistant", done.text, tool_calls=done.tool_calls)
+        answers = [Message("tool", r.output, tool_call_id=r.call_id, name=r.name) for r in results]
+        return replace(prompt, messages=(*prompt.messages, assistant, *answers))
+
+    def follow_up(self, prompt: Prompt, done: Completion, round_no: int,
+                  skills: SkillSelection | None) -> tuple[Prompt, tuple[ToolResult, ...]] | None:
+        """The next request, carrying the calls and their answers; None once the turn must end
+        (no calls, or the last allowed round: its calls stay unanswered and out of the history)."""
+        if not self._should_answer(done, round_no):
+            return None
+        results = self.runner.run(done.tool_calls, self.builtins(skills))
+        return self._extend(prompt, done, results), results
+
+    async def afollow_up(self, prompt: Prompt, done: Completion, round_no: int,
+                         skills: SkillSelection | None
+                         ) -> tuple[Prompt, tuple[ToolResult, ...]] | None:
+        if not self._should_answer(done, round_no):
+            return None
+        results = await self.runner.arun(done.tool_calls, self.builtins(skills))
+        return self._extend(prompt, done, results), results
+
+    def _record(self, call: ToolCall, args: Mapping[str, Any] | None, result: ToolResult) -> None:
+        if self._audit is None:
+            return
+        self._audit({"time": round(time.time(), 6), "event": "tool_call",
+                     "session_id": self._session_id(), "tool": call.name, "call_id": call.id,
+                     "status": result.status, "duration_ms": result.duration_ms,
+                     "arguments": audit_arguments(args, list(self._secrets()))})
+
+    def close(self) -> None:
+        self.runner.close()

@@ -1,0 +1,229 @@
+"""Running the tool calls of one assistant message.
+
+Every call gets an answer the model can read, whatever happens: an unknown name, arguments that
+are not JSON or fail validation, a refused approval, an exception or a timeout all become a short
+``error: ...`` result (never a traceback), and the turn goes on. The calls of one message run
+concurrently (a thread each for sync tools, a task each for async ones) and their results come
+back in call order, as both APIs require.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from hermes_core.agent.tools.registry import ToolRegistry
+from hermes_core.agent.tools.schema import Tool, validation_message
+from hermes_core.redact import redact
+from hermes_core.types import ToolCall, ToolResult, ToolStatus
+
+log = logging.getLogger("hermes_core.agent.tools")
+
+#: ``approve(tool_name, arguments) -> bool``: asked before each call of a tool that needs approval.
+Approver = Callable[[str, Mapping[str, Any]], bool]
+#: A built-in tool answered by the agent itself (``skill_view``): the call in, the text out.
+Builtin = Callable[[ToolCall], str]
+#: Told of every finished call (the audit log): the call, its validated arguments (or None), result.
+ResultSink = Callable[[ToolCall, Mapping[str, Any] | None, ToolResult], None]
+
+#: The most of one tool result handed to the model (about 25k tokens).
+MAX_OUTPUT_CHARS = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Ready:
+    """A call that runs (``tool`` and ``args`` set) or is already answered (``result`` set)."""
+
+    call: ToolCall
+    tool: Tool | None = None
+    args: Mapping[str, Any] | None = None
+    result: ToolResult | None = None
+
+
+def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """A tool's return value as the text the model reads: strings as they are, pydantic models
+    and JSON-able values as JSON, anything else by ``str``; cut at ``limit`` with a note."""
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, BaseModel):
+        text = value.model_dump_json()
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            text = str(value)
+    if len(text) > limit:
+        text = f"{text[:limit]}\n[... truncated: the first {limit} of {len(text)} characters]"
+    return text
+
+
+class ToolRunner:
+    """Answers tool calls with the registry's tools (and the agent's built-ins).
+
+    ``approve`` is asked for tools marked ``needs_approval``; without one, such calls are refused.
+    ``timeout_s`` applies to tools that set none. ``secrets`` returns the keys to redact from what
+    goes back to the model. Sync tools run on a small thread pool owned by the runner (``close``).
+    """
+
+    def __init__(self, registry: ToolRegistry, *, approve: Approver | None = None,
+                 timeout_s: float | None = None, on_result: ResultSink | None = None,
+                 secrets: Callable[[], Iterable[str]] = tuple, max_workers: int = 8,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.registry = registry
+        self.approve = approve
+        self.timeout_s = timeout_s
+        self.on_result = on_result
+        self._secrets = secrets
+        self._clock = clock
+        self._max_workers = max_workers
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ preparing
+
+    def _result(self, call: ToolCall, output: str, status: ToolStatus, started: float,
+                args: Mapping[str, Any] | None = None) -> ToolResult:
+        text = redact(output, list(self._secrets()))
+        result = ToolResult(call.id, call.name, text, status,
+                            round((self._clock() - started) * 1000, 3))
+        if self.on_result is not None:
+            try:
+                self.on_result(call, args, result)
+            except Exception as e:   # the audit failing costs the record, not the turn
+                log.warning("tool result sink failed: %s", e)
+        return result
+
+    def _prepare(self, call: ToolCall, builtins: Mapping[str, Builtin]) -> _Ready:
+        started = self._clock()
+        builtin = builtins.get(call.name)
+        if builtin is not None:
+            try:
+                return _Ready(call, result=self._result(call, builtin(call), "ok", started))
+            except Exception as e:
+                return _Ready(call, result=self._result(
+                    call, f"error: {call.name} failed: {type(e).__name__}: {e}", "error", started))
+        tool = self.registry.get(call.name)
+        if tool is None:
+            known = ", ".join([*builtins, *self.registry.names]) or "none"
+            return _Ready(call, result=self._result(
+                call, f"error: unknown tool {call.name!r}; the tools are: {known}", "unknown",
+                started))
+        try:
+            args = tool.parse(call.arguments)
+        except ValidationError as e:
+            return _Ready(call, result=self._result(
+                call, f"error: invalid arguments for {tool.name}: {validation_message(e)}",
+                "invalid", started))
+        except ValueError as e:   # not JSON, or not an object
+            reason = getattr(e, "msg", None) or str(e)
+            return _Ready(call, result=self._result(
+                call, f"error: invalid arguments for {tool.name}: {reason}", "invalid", started))
+        if tool.needs_approval:
+            refused = self._refusal(tool, args)
+            if refused:
+                return _Ready(call, result=self._result(call, refused, "refused", started, args))
+        return _Ready(call, tool, args)
+
+    def _refusal(self, tool: Tool, args: Mapping[str, Any]) -> str:
+        """Empty when the call may run, else the text the model is told."""
+        if self.approve is None:
+            return f"error: {tool.name} needs approval and no approver is configured; not run"
+        try:
+            ok = self.approve(tool.name, dict(args))
+        except Exception as e:
+            log.warning("approval callback failed for %s: %s", tool.name, e)
+            ok = False
+        return "" if ok else f"error: the user did not approve this call of {tool.name}; not run"
+
+    def _timeout(self, tool: Tool) -> float | None:
+        return tool.timeout_s if tool.timeout_s is not None else self.timeout_s
+
+    def _failure(self, r: _Ready, e: BaseException, started: float) -> ToolResult:
+        assert r.tool is not None
+        if isinstance(e, TimeoutError | concurrent.futures.TimeoutError):
+            return self._result(r.call, f"error: {r.tool.name} timed out after "
+                                f"{self._timeout(r.tool):g}s", "timeout", started, r.args)
+        log.debug("tool %s raised", r.tool.name, exc_info=e)
+        return self._result(r.call, f"error: {r.tool.name} raised {type(e).__name__}: {e}",
+                            "error", started, r.args)
+
+    # ------------------------------------------------------------------ sync
+
+    def _executor(self) -> concurrent.futures.ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = concurrent.futures.ThreadPoolExecutor(
+                    self._max_workers, thread_name_prefix="hermes-tool")
+            return self._pool
+
+    @staticmethod
+    def _invoke(tool: Tool, args: Mapping[str, Any]) -> Any:
+        if tool.is_async:   # an async tool called from sync code: its own loop in this thread
+            return asyncio.run(tool.fn(**args))
+        return tool.fn(**args)
+
+    def run(self, calls: Sequence[ToolCall],
+            builtins: Mapping[str, Builtin] | None = None) -> tuple[ToolResult, ...]:
+        """Answer ``calls`` (blocking), results in call order."""
+        ready = [self._prepare(c, builtins or {}) for c in calls]
+        started = self._clock()
+        futures = {i: self._executor().submit(self._invoke, r.tool, r.args or {})
+                   for i, r in enumerate(ready) if r.result is None and r.tool is not None}
+        out: list[ToolResult] = []
+        for i, r in enumerate(ready):
+            if r.result is not None:
+                out.append(r.result)
+                continue
+            assert r.tool is not None
+            limit = self._timeout(r.tool)
+            remaining = None if limit is None else max(0.0, limit - (self._clock() - started))
+            try:
+                value = futures[i].result(timeout=remaining)
+            except Exception as e:
+                futures[i].cancel()
+                out.append(self._failure(r, e, started))
+                continue
+            out.append(self._result(r.call, render_output(value), "ok", started, r.args))
+        return tuple(out)
+
+    # ------------------------------------------------------------------ async
+
+    async def arun(self, calls: Sequence[ToolCall],
+                   builtins: Mapping[str, Builtin] | None = None) -> tuple[ToolResult, ...]:
+        """Answer ``calls`` without blocking the event loop, results in call order.
+
+        Preparing (validation, the approval callback, a built-in reading a skill file) runs in a
+        worker thread: an approval prompt may wait on a person."""
+        ready = await asyncio.to_thread(lambda: [self._prepare(c, builtins or {}) for c in calls])
+
+        async def one(r: _Ready) -> ToolResult:
+            if r.result is not None:
+                return r.result
+            assert r.tool is not None
+            started = self._clock()
+            args = dict(r.args or {})
+            work = (r.tool.fn(**args) if r.tool.is_async
+                    else asyncio.to_thread(r.tool.fn, **args))
+            try:
+                value = await asyncio.wait_for(work, self._timeout(r.tool))
+            except Exception as e:
+                return self._failure(r, e, started)
+            return self._result(r.call, render_output(value), "ok", started, r.args)
+
+        return tuple(await asyncio.gather(*(one(r) for r in ready)))
+
+    def close(self) -> None:
+        """Let go of the worker threads (a tool still running finishes in the background)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)

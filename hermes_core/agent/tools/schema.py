@@ -1,0 +1,156 @@
+"""A plain Python function as a tool the model may call.
+
+The JSON schema is built from the function's signature, type hints and docstring through pydantic
+(a generated arguments model), so it never drifts from the code, and the same model validates the
+model's arguments before the function runs. Docstrings are read with ``docstring_parser`` (Google,
+NumPy, Sphinx and Epydoc styles): the summary becomes the tool's description, each parameter's text
+its property description.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import docstring_parser
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from hermes_core.types import ToolSpec
+
+#: The names the OpenAI and Anthropic APIs accept for a tool.
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+#: The most of a description sent per tool (the APIs reject very long ones, and every tool's text
+#: is paid for on every turn).
+MAX_DESCRIPTION = 1024
+
+
+class ToolDefinitionError(TypeError):
+    """A function that cannot be a tool (a bad name, ``*args``, an unsupported type hint)."""
+
+
+class _Arguments(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """One tool: the function, its validated-arguments model and how it must be run.
+
+    ``needs_approval``: the agent's approval callback is asked before each call (and may refuse).
+    ``timeout_s``: a call running longer is answered with a timeout error (a sync function's thread
+    cannot be killed; it finishes in the background and its result is dropped).
+    """
+
+    name: str
+    description: str
+    fn: Callable[..., Any]
+    arguments: type[BaseModel]
+    is_async: bool
+    needs_approval: bool = False
+    timeout_s: float | None = None
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments, as both wire formats take it."""
+        schema = self.arguments.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.setdefault("properties", {}).values():
+            if isinstance(prop, dict):
+                prop.pop("title", None)   # "City" for city: tokens that say nothing
+        return schema
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.parameters)
+
+    def parse(self, raw: str) -> dict[str, Any]:
+        """The call's arguments, validated; raises ``ValueError`` (JSON) or ``ValidationError``."""
+        data = json.loads(raw or "{}") if (raw or "").strip() else {}
+        if not isinstance(data, dict):
+            raise ValueError(f"arguments must be a JSON object, not {type(data).__name__}")
+        model = self.arguments.model_validate(data)
+        return {name: getattr(model, name) for name in type(model).model_fields}
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """A tool stays callable as the plain function it wraps."""
+        return self.fn(*args, **kwargs)
+
+
+def _param_docs(doc: str | None) -> tuple[str, dict[str, str]]:
+    if not doc:
+        return "", {}
+    parsed = docstring_parser.parse(doc)
+    summary = "\n\n".join(p for p in (parsed.short_description, parsed.long_description) if p)
+    return summary.strip(), {p.arg_name: (p.description or "").strip() for p in parsed.params}
+
+
+def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: str | None = None,
+              needs_approval: bool = False, timeout_s: float | None = None) -> Tool:
+    """``fn`` as a :class:`Tool`; raises :class:`ToolDefinitionError` naming what is wrong."""
+    if isinstance(fn, Tool):
+        return fn
+    if not callable(fn):
+        raise ToolDefinitionError(f"a tool must be a function, not {type(fn).__name__}")
+    tool_name: str = name or str(getattr(fn, "__name__", ""))
+    if not _NAME.match(tool_name):
+        raise ToolDefinitionError(f"tool name {tool_name!r} must be 1-64 letters, digits, '_' or '-'")
+    if timeout_s is not None and not timeout_s > 0:
+        raise ToolDefinitionError(f"tool {tool_name!r}: timeout_s must be > 0")
+    summary, per_param = _param_docs(inspect.getdoc(fn))
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception as e:   # a forward reference that does not resolve
+        raise ToolDefinitionError(f"tool {tool_name!r}: cannot read its type hints ({e})") from None
+    fields: dict[str, Any] = {}
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise ToolDefinitionError(f"tool {tool_name!r}: *{p.name} cannot be described to a "
+                                      "model; name each parameter")
+        if p.kind is p.POSITIONAL_ONLY:
+            raise ToolDefinitionError(f"tool {tool_name!r}: positional-only parameter {p.name!r}")
+        hint = hints.get(p.name, Any)
+        default = ... if p.default is p.empty else p.default
+        fields[p.name] = (hint, Field(default, description=per_param.get(p.name) or None))
+    try:
+        model = create_model(f"{tool_name}_arguments", __base__=_Arguments, **fields)
+        model.model_json_schema()   # an unsupported hint fails here, at definition time
+    except Exception as e:
+        raise ToolDefinitionError(f"tool {tool_name!r}: its parameters cannot be turned into a "
+                                  f"JSON schema ({e})") from None
+    text = (description or summary or tool_name).strip()
+    return Tool(tool_name, text[:MAX_DESCRIPTION], fn, model,
+                inspect.iscoroutinefunction(fn), needs_approval, timeout_s)
+
+
+def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
+         description: str | None = None, needs_approval: bool = False,
+         timeout_s: float | None = None) -> Any:
+    """Make a function a tool: ``@tool`` or ``@tool(needs_approval=True, timeout_s=5)``.
+
+    The result is a :class:`Tool` (still callable as the function); pass it to
+    ``Agent(tools=[...])``. A plain function passed there is made a tool the same way.
+    """
+    def wrap(f: Callable[..., Any]) -> Tool:
+        return make_tool(f, name=name, description=description, needs_approval=needs_approval,
+                         timeout_s=timeout_s)
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def validation_message(e: ValidationError) -> str:
+    """A pydantic error as short lines the model can act on (the field and what is wrong)."""
+    lines = []
+    for err in e.errors()[:10]:
+        where = ".".join(str(x) for x in err.get("loc", ())) or "(arguments)"
+        lines.append(f"{where}: {err.get('msg', 'invalid')}")
+    return "; ".join(lines)
+
+
+def describe(tools: Mapping[str, Tool]) -> list[str]:
+    """One line per tool, for display (``/tools`` style listings and errors)."""
+    return [f"{t.name}({', '.join(t.parameters.get('properties', {}))})" for t in tools.values()]

@@ -1,0 +1,60 @@
+"""Structured output: a pydantic model as the reply's format, and reading the reply back.
+
+The providers carry the request (``CallOptions.response_format``): OpenAI-compatible endpoints as
+a native ``json_schema`` response format, Anthropic as a forced call of a tool whose input schema
+is the model's (its arguments come back as the reply text). Here the text is validated; one repair
+round tells the model what was wrong, after which :class:`StructuredOutputError` is raised.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from hermes_core.agent.tools.schema import validation_message
+from hermes_core.errors import StructuredOutputError
+
+T = TypeVar("T", bound=BaseModel)
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
+_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def response_format(output: type[BaseModel]) -> dict[str, Any]:
+    """What ``CallOptions.response_format`` carries: a schema name and the JSON schema."""
+    if not (isinstance(output, type) and issubclass(output, BaseModel)):
+        raise TypeError(f"output must be a pydantic model class, not {output!r}")
+    name = _NAME_CHARS.sub("_", output.__name__)[:64] or "output"
+    return {"name": name, "schema": output.model_json_schema(),
+            "description": (output.__doc__ or "").strip()[:1024]}
+
+
+def parse_output(text: str, output: type[T]) -> T:
+    """The reply as an ``output`` instance; raises ``ValidationError`` or ``ValueError``.
+
+    A model that wraps its JSON in a Markdown fence (common without a native JSON mode) is read."""
+    m = _FENCE.match(text)
+    body = m.group(1) if m else text.strip()
+    if not body:
+        raise ValueError("the reply is empty")
+    return output.model_validate_json(body)
+
+
+def problem(e: Exception) -> str:
+    if isinstance(e, ValidationError):
+        return validation_message(e)
+    return getattr(e, "msg", None) or str(e) or type(e).__name__
+
+
+def repair_message(output: type[BaseModel], error: Exception) -> str:
+    """The user message of the repair round: what failed, and the schema again."""
+    schema = json.dumps(output.model_json_schema(), ensure_ascii=False)
+    return (f"Your reply did not match the required JSON schema ({problem(error)}). Reply again "
+            f"with only a JSON object matching this schema, nothing else:\n{schema}")
+
+
+def failed(output: type[BaseModel], error: Exception, text: str) -> StructuredOutputError:
+    return StructuredOutputError(output.__name__, problem(error), text)

@@ -1,0 +1,125 @@
+"""The files of a skill's folder, served to the model one at a time (progressive disclosure).
+
+A SKILL.md says "read FORMS.md" or links ``reference/guide.md``; ``skill_view(name, file_path)``
+serves that file. Only regular files inside the skill's own folder are served: an absolute path, a
+``..`` that climbs out, or a symlink whose target lies outside are refused, whatever the model
+asks. Files are read at most ``MAX_FILE_BYTES`` deep and clipped like a body.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path, PurePosixPath
+
+from hermes_core.types import Skill
+
+#: The most of one file read (a larger one is cut, with a note).
+MAX_FILE_BYTES = 256_000
+#: The most of one file handed to the model at once (as for a skill body).
+MAX_FILE_CHARS = 40_000
+#: Files named in a body's listing (a skill vendoring a whole package would flood the context).
+MAX_LISTED = 60
+_MAX_DEPTH = 4
+_SKIPPED = frozenset({"node_modules", "__pycache__", ".git"})
+
+
+class SkillFileError(ValueError):
+    """A file that cannot be served; the message is what the model is told."""
+
+
+def skill_folder(skill: Skill) -> Path | None:
+    """The folder of a SKILL.md skill (None for a JSONL catalog line, which has no folder)."""
+    if not skill.path or not skill.path.endswith("SKILL.md"):
+        return None
+    folder = Path(skill.path).parent
+    return folder if folder.is_dir() else None
+
+
+def _inside(root: str, path: str) -> bool:
+    try:
+        return os.path.commonpath([root, path]) == root
+    except ValueError:   # different drives
+        return False
+
+
+def list_files(folder: Path, limit: int = MAX_LISTED) -> tuple[list[str], int]:
+    """Relative POSIX paths of the files in ``folder`` (SKILL.md, hidden files and links that leave
+    the folder excluded), sorted, at most ``limit``; and how many there are in all."""
+    root = os.path.realpath(folder)
+    found: list[str] = []
+    for dirpath, dirs, files in os.walk(folder):
+        rel_dir = os.path.relpath(dirpath, folder)
+        depth = 0 if rel_dir == "." else rel_dir.count(os.sep) + 1
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED
+                         and depth < _MAX_DEPTH)
+        for name in files:
+            if name.startswith(".") or (depth == 0 and name == "SKILL.md"):
+                continue
+            full = os.path.join(dirpath, name)
+            if not _inside(root, os.path.realpath(full)):
+                continue
+            found.append(PurePosixPath(*Path(os.path.relpath(full, folder)).parts).as_posix())
+    found.sort()
+    return found[:limit], len(found)
+
+
+def _resolve(folder: Path, file_path: str) -> Path:
+    raw = file_path.strip().replace("\\", "/")
+    if not raw or "\x00" in raw:
+        raise SkillFileError("error: file_path is empty")
+    rel = PurePosixPath(raw)
+    if rel.is_absolute() or ".." in rel.parts or (rel.parts and rel.parts[0].endswith(":")):
+        raise SkillFileError(f"error: {file_path!r} is not a path inside the skill's folder")
+    root = os.path.realpath(folder)
+    candidate = Path(folder, *rel.parts)
+    if not candidate.exists():
+        # a body that says "read FORMS.md" next to a forms.md: the case is forgiven when unique
+        listed, _ = list_files(folder, limit=10_000)
+        matches = [p for p in listed if p.casefold() == rel.as_posix().casefold()]
+        if len(matches) != 1:
+            raise SkillFileError(f"error: the skill has no file {file_path!r}")
+        candidate = Path(folder, *PurePosixPath(matches[0]).parts)
+    if not _inside(root, os.path.realpath(candidate)):
+        raise SkillFileError(f"error: {file_path!r} leads outside the skill's folder; not served")
+    return candidate
+
+
+def read_skill_file(skill: Skill, file_path: str) -> str:
+    """The text of ``file_path`` in ``skill``'s folder, clipped; raises :class:`SkillFileError`."""
+    folder = skill_folder(skill)
+    if folder is None:
+        raise SkillFileError(f"error: skill {skill.name!r} has no folder of files")
+    path = _resolve(folder, file_path)
+    try:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise SkillFileError(f"error: {file_path!r} is not a regular file")
+        with open(path, "rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise SkillFileError(f"error: cannot read {file_path!r}: {e.strerror or e}") from None
+    cut = len(raw) > MAX_FILE_BYTES
+    raw = raw[:MAX_FILE_BYTES]
+    if b"\x00" in raw:
+        raise SkillFileError(f"error: {file_path!r} is a binary file, not text")
+    text = raw.decode("utf-8", errors="replace")
+    if cut or len(text) > MAX_FILE_CHARS:
+        total = f"{st.st_size} bytes" if cut else f"{len(text)} characters"
+        text = (f"{text[:MAX_FILE_CHARS]}\n\n[... truncated: the first {MAX_FILE_CHARS} characters "
+                f"of {total} are shown]")
+    return text
+
+
+def files_listing(skill: Skill) -> str:
+    """The note under a body naming the files the model may load (empty when there are none)."""
+    folder = skill_folder(skill)
+    if folder is None:
+        return ""
+    files, total = list_files(folder)
+    if not files:
+        return ""
+    more = f"\n- ... and {total - len(files)} more" if total > len(files) else ""
+    return ("## Files in this skill\nLoad one with skill_view(name, file_path), e.g. "
+            f"skill_view({skill.name!r}, {files[0]!r}):\n"
+            + "\n".join(f"- {p}" for p in files) + more)

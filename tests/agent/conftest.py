@@ -1,0 +1,96 @@
+"""Fixtures for agents that call tools over the real SDKs, with HTTP mocked by respx."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from hermes_core.testing import (
+    ANTHROPIC_URL,
+    OPENAI_URL,
+    SSE_HEADERS,
+    anthropic_message,
+    anthropic_stream,
+    openai_chat_completion,
+    openai_chat_stream,
+)
+from hermes_core.types import ToolCall
+
+KEYS = {"openai": "sk-proj-toolsTESTkey0123456789abcdef",
+        "anthropic": "sk-ant-toolsTESTkey0123456789abcdef"}
+MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-sonnet-4-5"}
+URLS = {"openai": OPENAI_URL, "anthropic": ANTHROPIC_URL}
+
+
+def wire_response(kind: str, streamed: bool, text: str = "",
+                  calls: Sequence[ToolCall] = ()) -> httpx.Response:
+    """One model reply in ``kind``'s wire format, whole or as SSE (tool calls as deltas)."""
+    if streamed:
+        pieces = tuple(text[i:i + 5] for i in range(0, len(text), 5))
+        body = (openai_chat_stream(pieces, tool_calls=calls) if kind == "openai"
+                else anthropic_stream(pieces, tool_calls=calls))
+        return httpx.Response(200, content=body, headers=SSE_HEADERS)
+    data = (openai_chat_completion(text, tool_calls=calls) if kind == "openai"
+            else anthropic_message(text, tool_calls=calls))
+    return httpx.Response(200, json=data)
+
+
+def make_agent(home: Path, kind: str, **kwargs: Any) -> Any:
+    """An Agent speaking ``kind`` through the official SDK, one key, audit log in the home."""
+    from hermes_core.agent.agent import Agent
+    from hermes_core.config import load_settings
+    from hermes_core.providers.anthropic import AnthropicProvider
+    from hermes_core.providers.openai import OpenAIProvider
+
+    cfg = {"home": str(home), "llm": {"routing": {"default_model": MODELS[kind]}},
+           "credentials": {kind: {"keys": [{"key": KEYS[kind]}]}},
+           "context_engine": {"enabled": False}}
+    provider = OpenAIProvider() if kind == "openai" else AnthropicProvider()
+    return Agent(load_settings(cfg, env={}), provider=provider,
+                 loop_options={"sleep": lambda s: None, "audit_path": home / "audit.jsonl"},
+                 **kwargs)
+
+
+def run_turn(agent: Any, mode: str, message: str, **kwargs: Any) -> Any:
+    """One turn through the sync, async or streaming shell; returns the Reply."""
+    if mode == "sync":
+        return agent.chat(message, **kwargs)
+    if mode == "async":
+        return asyncio.run(agent.achat(message, **kwargs))
+    stream = agent.stream(message, **kwargs)
+    "".join(stream)
+    return stream.reply.output if "output" in kwargs else stream.reply
+
+
+def request_json(route: Any, i: int) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads(route.calls[i].request.content)
+    return body
+
+
+def tool_answers(kind: str, body: dict[str, Any]) -> list[tuple[str, str]]:
+    """(call id, text) of every tool result in a request body, in order."""
+    if kind == "openai":
+        return [(m["tool_call_id"], m["content"]) for m in body["messages"] if m["role"] == "tool"]
+    out = []
+    for m in body["messages"]:
+        for block in m["content"] if isinstance(m["content"], list) else ():
+            if block.get("type") == "tool_result":
+                out.append((block["tool_use_id"], block["content"]))
+    return out
+
+
+@pytest.fixture
+def empty_home(tmp_path: Path) -> Path:
+    """A home folder with nothing in it (no persona, no skills), so only the tools are in play."""
+    h = tmp_path / "home"
+    h.mkdir()
+    return h
+
+
+Responder = Callable[..., httpx.Response]

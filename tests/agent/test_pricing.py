@@ -1,0 +1,65 @@
+"""Prices as data: the shipped table, prefix matching, config overrides, unknown models."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_core.agent.pricing import Cost, Price, PriceTable, builtin_prices
+from hermes_core.config import load_settings
+from hermes_core.errors import ConfigError
+from hermes_core.types import Usage
+
+
+def test_shipped_table_prices_the_default_models() -> None:
+    table = builtin_prices()
+    for model in ("gpt-4o", "gpt-4o-mini", "claude-sonnet-4-5", "claude-3-5-haiku"):
+        p = table[model]
+        assert p.output > p.input >= p.cache_read > 0
+
+
+def test_dated_model_names_match_the_longest_prefix() -> None:
+    t = PriceTable()
+    assert t.price("claude-sonnet-4-5-20250929") == builtin_prices()["claude-sonnet-4-5"]
+    assert t.price("gpt-4o-mini-2024-07-18") == builtin_prices()["gpt-4o-mini"]
+    assert t.price("llama3") is None
+
+
+def test_cost_and_cache_savings() -> None:
+    t = PriceTable({"m": {"input": 3.0, "output": 15.0, "cache_write": 3.75, "cache_read": 0.3}},
+                   base={})
+    c = t.cost("m", Usage(input_tokens=1_000_000, output_tokens=100_000,
+                          cache_read_tokens=2_000_000, cache_write_tokens=1_000_000))
+    assert (c.input, c.output, c.cache_write, c.cache_read) == pytest.approx((3.0, 1.5, 3.75, 0.6))
+    # reads saved 2M x (3.0 - 0.3); the writes cost 1M x (3.75 - 3.0) extra
+    assert c.saved == pytest.approx(5.4 - 0.75)
+    assert c.total == pytest.approx(8.85) and c.known
+    assert str(c) == "$8.8500 (cache saved $4.6500)"
+
+
+def test_unknown_models_are_unpriced_not_free() -> None:
+    t = PriceTable(base={})
+    assert t.cost("mystery", Usage(input_tokens=5)).unpriced == ("mystery",)
+    assert t.cost("mystery", Usage()) == Cost()
+    total = Cost(input=1.0) + t.cost("mystery", Usage(output_tokens=1))
+    assert total.total == 1.0 and not total.known and "no price for mystery" in str(total)
+
+
+def test_config_overrides_and_validation() -> None:
+    settings = load_settings({"llm": {"prices": {"gpt-4o": {"input": 1, "output": 2}}}}, env={})
+    table = PriceTable({m: p.model_dump() for m, p in settings.llm.prices.items()})
+    assert table.price("gpt-4o") == Price(1.0, 2.0, 1.0, 1.0)   # cache prices default to input
+    with pytest.raises(ConfigError, match=r"llm\.prices\.gpt-4o\.output"):
+        load_settings({"llm": {"prices": {"gpt-4o": {"input": 1, "output": -2}}}}, env={})
+    with pytest.raises(ConfigError, match="'output' must be a number"):
+        PriceTable({"x": {"input": 1}})
+
+
+def test_offline_replies_cost_nothing(tmp_path: object) -> None:
+    from hermes_core.agent.agent import Agent
+
+    agent = Agent.from_config({"home": str(tmp_path), "context_engine": {"enabled": False},
+                               "skill_utils": {"enabled": False}}, offline=True)
+    reply = agent.chat("hello")
+    assert reply.usage.input_tokens > 0          # the offline provider estimates its tokens ...
+    assert reply.cost.total == 0 and reply.cost.known    # ... but no model was paid for
+    assert agent.stats.cost.total == 0

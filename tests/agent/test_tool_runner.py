@@ -1,0 +1,220 @@
+"""Author tools through the Agent, over both wire formats and the real SDKs (HTTP mocked by respx).
+
+One assistant message calls five tools at once: two that must run concurrently (each waits at a
+barrier for the other: run one after the other, both would time out), one that raises, one with
+arguments that fail validation and one whose approval is refused. Every call is answered, in call
+order, and the turn ends on the model's next reply.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from hermes_core import StructuredOutputError, tool
+from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
+from hermes_core.types import ToolCall
+from tests.agent.conftest import (
+    KEYS,
+    URLS,
+    make_agent,
+    request_json,
+    run_turn,
+    tool_answers,
+    wire_response,
+)
+
+KINDS = ("openai", "anthropic")
+MODES = ("sync", "async", "stream")
+
+
+def _tools() -> tuple[list[Any], dict[str, list[Any]]]:
+    barrier = threading.Barrier(2, timeout=10)
+    ran: dict[str, list[Any]] = {"weather": [], "add": [], "delete": []}
+
+    def get_weather(city: str) -> str:
+        """Current weather in a city.
+
+        Args:
+            city: the city's name
+        """
+        barrier.wait()
+        ran["weather"].append(city)
+        return f"sunny in {city}"
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        barrier.wait()
+        ran["add"].append((a, b))
+        return a + b
+
+    def explode() -> str:
+        """A tool that fails."""
+        raise RuntimeError("disk on fire")
+
+    @tool(needs_approval=True)
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        ran["delete"].append(path)
+        return "deleted"
+
+    return [get_weather, add, explode, delete_file], ran
+
+
+CALLS = (ToolCall("c1", "get_weather", '{"city": "Paris"}'),
+         ToolCall("c2", "add", '{"a": 2, "b": 3}'),
+         ToolCall("c3", "explode", "{}"),
+         ToolCall("c4", "add", '{"a": "two", "b": 3}'),
+         ToolCall("c5", "delete_file", '{"path": "/etc/passwd"}'))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_parallel_calls_errors_validation_and_refusal_are_all_answered_in_order(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    streamed = mode == "stream"
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, streamed, "Let me check.", CALLS),
+        wire_response(kind, streamed, "Paris is sunny and 2+3=5.")])
+    tools, ran = _tools()
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    def approve(name: str, args: Any) -> bool:
+        asked.append((name, dict(args)))
+        return False
+
+    agent = make_agent(empty_home, kind, tools=tools, approve=approve)
+    reply = run_turn(agent, mode, "weather in Paris, and 2+3?")
+
+    assert reply.text == "Paris is sunny and 2+3=5."
+    assert route.call_count == 2
+    # the tools ran (concurrently: the barrier let both through), the refused one did not
+    assert ran == {"weather": ["Paris"], "add": [(2, 3)], "delete": []}
+    assert asked == [("delete_file", {"path": "/etc/passwd"})]
+    answers = tool_answers(kind, request_json(route, 1))
+    assert [cid for cid, _ in answers] == ["c1", "c2", "c3", "c4", "c5"]
+    text = dict(answers)
+    assert text["c1"] == "sunny in Paris" and text["c2"] == "5"
+    assert text["c3"] == "error: explode raised RuntimeError: disk on fire"
+    assert text["c4"].startswith("error: invalid arguments for add: a:")
+    assert "did not approve" in text["c5"]
+    assert "Traceback" not in json.dumps(request_json(route, 1))
+    statuses = [(r.call_id, r.status) for r in reply.tool_results]
+    assert statuses == [("c1", "ok"), ("c2", "ok"), ("c3", "error"), ("c4", "invalid"),
+                        ("c5", "refused")]
+    assert [c.id for c in reply.tool_calls] == ["c1", "c2", "c3", "c4", "c5"]
+    # the tools were offered in the request, with schemas from the type hints
+    first = request_json(route, 0)
+    names = ([t["function"]["name"] for t in first["tools"]] if kind == "openai"
+             else [t["name"] for t in first["tools"]])
+    assert names == ["get_weather", "add", "explode", "delete_file"]
+    # the history carries the round: the calls, then one answer per call, then the reply
+    roles = [m.role for m in agent.history]
+    assert roles == ["user", "assistant", *["tool"] * 5, "assistant"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_audit_log_has_tool_names_and_timings_but_no_secret_arguments(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    def lookup(token: str, q: str) -> str:
+        """Look something up."""
+        return "found"
+
+    args = json.dumps({"token": KEYS[kind], "q": "weather"})
+    respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, mode == "stream", "", (ToolCall("c1", "lookup", args),)),
+        wire_response(kind, mode == "stream", "done")])
+    agent = make_agent(empty_home, kind, tools=[lookup])
+    run_turn(agent, mode, "look it up")
+    audit = (empty_home / "audit.jsonl").read_text(encoding="utf-8")
+    assert KEYS[kind] not in audit
+    (record,) = [json.loads(line) for line in audit.splitlines() if "tool_call" in line]
+    assert (record["tool"], record["status"]) == ("lookup", "ok")
+    assert record["duration_ms"] >= 0
+    assert record["arguments"] == {"token": "[REDACTED]", "q": '"weather"'}
+
+
+class Forecast(BaseModel):
+    """A weather forecast."""
+
+    city: str
+    high_c: float
+
+
+def _structured(kind: str, streamed: bool, data: dict[str, Any] | str) -> Any:
+    """A reply carrying ``data`` the way each format returns structured output."""
+    if kind == "openai":
+        return wire_response(kind, streamed, data if isinstance(data, str) else json.dumps(data))
+    assert not isinstance(data, str)
+    return wire_response(kind, streamed, "", (ToolCall("s1", STRUCTURED_OUTPUT_TOOL,
+                                                       json.dumps(data)),))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_structured_output_is_repaired_once_then_validated(kind: str, mode: str, empty_home: Path,
+                                                           respx_mock: Any) -> None:
+    streamed = mode == "stream"
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        _structured(kind, streamed, {"city": "Paris"}),            # high_c missing
+        _structured(kind, streamed, {"city": "Paris", "high_c": 21.5})])
+    agent = make_agent(empty_home, kind)
+    result = run_turn(agent, mode, "forecast for Paris", output=Forecast)
+    assert result == Forecast(city="Paris", high_c=21.5)
+    assert agent.last_reply.output == result
+    first, repair = request_json(route, 0), request_json(route, 1)
+    if kind == "openai":   # native JSON-schema response format
+        fmt = first["response_format"]
+        assert fmt["type"] == "json_schema" and fmt["json_schema"]["name"] == "Forecast"
+        assert fmt["json_schema"]["schema"]["required"] == ["city", "high_c"]
+    else:                  # a forced call of the output tool
+        assert first["tool_choice"] == {"type": "tool", "name": STRUCTURED_OUTPUT_TOOL}
+        assert first["tools"][-1]["input_schema"]["required"] == ["city", "high_c"]
+    last_user = json.dumps(repair["messages"][-1])
+    assert "did not match the required JSON schema" in last_user and "high_c" in last_user
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_structured_output_failing_twice_is_a_typed_error(kind: str, mode: str, empty_home: Path,
+                                                          respx_mock: Any) -> None:
+    bad: dict[str, Any] | str = "not json at all" if kind == "openai" else {"town": "Paris"}
+    streamed = mode == "stream"
+    respx_mock.post(URLS[kind]).mock(side_effect=[_structured(kind, streamed, bad),
+                                                  _structured(kind, streamed, bad)])
+    agent = make_agent(empty_home, kind)
+    with pytest.raises(StructuredOutputError) as info:
+        run_turn(agent, mode, "forecast for Paris", output=Forecast)
+    assert info.value.model_name == "Forecast"
+    assert "repair" in str(info.value)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_async_streamed_structured_output_and_tools(kind: str, empty_home: Path, respx_mock: Any) -> None:
+    import asyncio
+
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, True, "", (ToolCall("c1", "add", '{"a": 20, "b": 1.5}'),)),
+        _structured(kind, True, {"city": "Paris"}),
+        _structured(kind, True, {"city": "Paris", "high_c": 21.5})])
+    agent = make_agent(empty_home, kind, tools=[add])
+
+    async def collect() -> str:
+        return "".join([p async for p in agent.astream("forecast", output=Forecast)])
+
+    text = asyncio.run(collect())
+    assert agent.last_reply.output == Forecast(city="Paris", high_c=21.5)
+    assert "21.5" in text and "Paris" in text   # the JSON streamed as text
+    assert agent.last_reply.tool_results == ()   # the repair turn made no calls
+    first_turn = [m for m in agent.history if m.role == "tool"]
+    assert first_turn[0].content.startswith("error: invalid arguments for add: b:")

@@ -1,0 +1,184 @@
+"""Running one message's tool calls: concurrency, order, timeouts, approval, errors as results."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from hermes_core.agent.tools.registry import ToolRegistry
+from hermes_core.agent.tools.runner import ToolRunner, render_output
+from hermes_core.agent.tools.schema import tool
+from hermes_core.types import ToolCall
+
+SECRET = "sk-proj-runnerSECRET0123456789abcdef"
+
+
+def _pair_of_async_tools() -> list[Any]:
+    """Two async tools that finish only if both run at the same time."""
+    first, second = asyncio.Event(), asyncio.Event()
+
+    async def left() -> str:
+        """Left."""
+        first.set()
+        await asyncio.wait_for(second.wait(), 10)
+        return "L"
+
+    async def right() -> str:
+        """Right."""
+        second.set()
+        await asyncio.wait_for(first.wait(), 10)
+        return "R"
+
+    return [left, right]
+
+
+@pytest.fixture
+def runner_factory() -> Iterator[Any]:
+    made: list[ToolRunner] = []
+
+    def make(tools: list[Any], **kw: Any) -> ToolRunner:
+        r = ToolRunner(ToolRegistry(tools), **kw)
+        made.append(r)
+        return r
+
+    yield make
+    for r in made:
+        r.close()
+
+
+def test_async_tools_run_as_concurrent_tasks_results_in_call_order(runner_factory: Any) -> None:
+    runner = runner_factory(_pair_of_async_tools())
+    calls = [ToolCall("b", "right"), ToolCall("a", "left")]
+    results = asyncio.run(runner.arun(calls))
+    assert [(r.call_id, r.output, r.status) for r in results] == [("b", "R", "ok"), ("a", "L", "ok")]
+
+
+def test_async_tool_called_from_sync_code_runs_in_its_own_loop(runner_factory: Any) -> None:
+    async def double(x: int) -> int:
+        """Double."""
+        await asyncio.sleep(0)
+        return 2 * x
+
+    (result,) = runner_factory([double]).run([ToolCall("c", "double", '{"x": 21}')])
+    assert (result.output, result.status) == ("42", "ok")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_tool_past_its_timeout_is_answered_with_a_timeout(runner_factory: Any,
+                                                            use_async: bool) -> None:
+    release = threading.Event()
+
+    @tool(timeout_s=0.05)
+    def hang() -> str:
+        """Never returns in time."""
+        release.wait(10)
+        return "late"
+
+    runner = runner_factory([hang])
+    try:
+        calls = [ToolCall("c", "hang")]
+        (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    finally:
+        release.set()
+    assert (r.status, r.output) == ("timeout", "error: hang timed out after 0.05s")
+
+
+def test_unknown_tool_names_the_tools_there_are(runner_factory: Any) -> None:
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    (r,) = runner_factory([add]).run([ToolCall("c", "multiply", "{}")],
+                                     {"skill_view": lambda call: "body"})
+    assert r.status == "unknown"
+    assert r.output == "error: unknown tool 'multiply'; the tools are: skill_view, add"
+
+
+def test_builtins_answer_their_calls(runner_factory: Any) -> None:
+    (r,) = runner_factory([]).run([ToolCall("c", "skill_view", '{"name": "x"}')],
+                                  {"skill_view": lambda call: f"body of {call.arguments}"})
+    assert (r.status, r.output) == ("ok", 'body of {"name": "x"}')
+
+
+@pytest.mark.parametrize("approve, says", [
+    (None, "no approver is configured"),
+    (lambda name, args: 1 / 0, "did not approve"),     # a failing callback refuses
+    (lambda name, args: args["path"] != "/", "did not approve"),
+])
+def test_approval_refusals(runner_factory: Any, approve: Any, says: str) -> None:
+    ran: list[str] = []
+
+    @tool(needs_approval=True)
+    def rm(path: str) -> str:
+        """Remove."""
+        ran.append(path)
+        return "ok"
+
+    (r,) = runner_factory([rm], approve=approve).run([ToolCall("c", "rm", '{"path": "/"}')])
+    assert r.status == "refused" and says in r.output and ran == []
+
+
+def test_an_approved_call_runs(runner_factory: Any) -> None:
+    @tool(needs_approval=True)
+    def rm(path: str) -> str:
+        """Remove."""
+        return f"removed {path}"
+
+    runner = runner_factory([rm], approve=lambda name, args: True)
+    (r,) = runner.run([ToolCall("c", "rm", '{"path": "/tmp/x"}')])
+    assert (r.status, r.output) == ("ok", "removed /tmp/x")
+
+
+def test_errors_name_the_exception_without_traceback_or_secret(runner_factory: Any) -> None:
+    def leak() -> str:
+        """Fails with a key in its message."""
+        raise PermissionError(f"bad key {SECRET}")
+
+    runner = runner_factory([leak], secrets=lambda: [SECRET])
+    (r,) = runner.run([ToolCall("c", "leak")])
+    assert r.status == "error"
+    assert r.output.startswith("error: leak raised PermissionError: bad key [key-")
+    assert SECRET not in r.output and "Traceback" not in r.output
+
+
+def test_result_sink_sees_every_call_and_a_failing_sink_costs_nothing(runner_factory: Any) -> None:
+    seen: list[tuple[str, Any, str]] = []
+
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    def sink(call: ToolCall, args: Any, result: Any) -> None:
+        seen.append((call.id, args, result.status))
+        raise OSError("disk full")
+
+    runner = runner_factory([add], on_result=sink)
+    results = runner.run([ToolCall("1", "add", '{"a": 1, "b": 2}'), ToolCall("2", "add", "{}")])
+    assert next(r.output for r in results) == "3"
+    # in the order they finished (the invalid one is answered before anything runs)
+    assert sorted(seen, key=lambda s: s[0]) == [("1", {"a": 1, "b": 2}, "ok"), ("2", None, "invalid")]
+
+
+class Point(BaseModel):
+    x: int
+    y: int
+
+
+@pytest.mark.parametrize("value, text", [
+    ("plain", "plain"),
+    (Point(x=1, y=2), '{"x":1,"y":2}'),
+    ({"a": [1, 2]}, '{"a": [1, 2]}'),
+    (None, "null"),
+])
+def test_outputs_are_rendered_as_text(value: Any, text: str) -> None:
+    assert render_output(value) == text
+
+
+def test_long_outputs_are_cut_with_a_note() -> None:
+    out = render_output("x" * 50, limit=10)
+    assert out.startswith("x" * 10) and "first 10 of 50 characters" in out

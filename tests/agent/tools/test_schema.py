@@ -1,0 +1,127 @@
+"""A function becomes a tool: schema from hints and docstrings, validation, bad definitions."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from hermes_core.agent.tools.registry import ToolRegistry
+from hermes_core.agent.tools.schema import ToolDefinitionError, make_tool, tool
+
+
+class Address(BaseModel):
+    street: str
+    zip_code: str
+
+
+def book_table(restaurant: str, guests: int, when: str = "tonight",
+               seating: Literal["inside", "terrace"] = "inside",
+               address: Address | None = None) -> str:
+    """Book a table at a restaurant.
+
+    Say which restaurant and for how many.
+
+    Args:
+        restaurant: the restaurant's name
+        guests: how many people
+        when: day and time, free text
+        seating: where to sit
+        address: where the restaurant is, when the name is ambiguous
+    """
+    return f"{restaurant} for {guests}"
+
+
+def test_schema_comes_from_hints_and_google_docstring() -> None:
+    t = make_tool(book_table)
+    assert t.name == "book_table"
+    assert t.description == "Book a table at a restaurant.\n\nSay which restaurant and for how many."
+    props = t.parameters["properties"]
+    assert props["restaurant"] == {"type": "string", "description": "the restaurant's name"}
+    assert props["guests"] == {"type": "integer", "description": "how many people"}
+    assert props["when"]["default"] == "tonight"
+    assert props["seating"]["enum"] == ["inside", "terrace"]
+    assert t.parameters["required"] == ["restaurant", "guests"]
+    assert "Address" in t.parameters["$defs"]
+    assert t.parameters["additionalProperties"] is False
+
+
+def test_sphinx_docstring_params_are_read() -> None:
+    def convert(amount: float, currency: str) -> str:
+        """Convert money.
+
+        :param amount: how much
+        :param currency: ISO code, e.g. EUR
+        """
+        return ""
+
+    props = make_tool(convert).parameters["properties"]
+    assert props["amount"]["description"] == "how much"
+    assert props["currency"]["description"] == "ISO code, e.g. EUR"
+
+
+def test_arguments_are_validated_and_coerced_by_the_model() -> None:
+    t = make_tool(book_table)
+    args = t.parse('{"restaurant": "Chez Nous", "guests": "4", '
+                   '"address": {"street": "1 Rue", "zip_code": "75001"}}')
+    assert args["guests"] == 4 and args["when"] == "tonight"
+    assert args["address"] == Address(street="1 Rue", zip_code="75001")
+    with pytest.raises(ValidationError):
+        t.parse('{"restaurant": "x"}')                       # guests missing
+    with pytest.raises(ValidationError):
+        t.parse('{"restaurant": "x", "guests": 2, "colour": "red"}')   # unknown argument
+    with pytest.raises(ValueError):
+        t.parse("[1, 2]")
+    with pytest.raises(ValueError):
+        t.parse("{not json")
+
+
+def test_decorator_forms_keep_the_function_callable() -> None:
+    @tool
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    @tool(name="lookup-user", description="Find a user.", needs_approval=True, timeout_s=2)
+    async def find(user_id: int) -> dict[str, int]:
+        return {"id": user_id}
+
+    assert ping() == "pong" and ping.parameters["properties"] == {}
+    assert (find.name, find.description, find.needs_approval, find.timeout_s) == (
+        "lookup-user", "Find a user.", True, 2)
+    assert find.is_async and not ping.is_async
+    assert asyncio.run(find(user_id=3)) == {"id": 3}
+
+
+@pytest.mark.parametrize("fn, reason", [
+    (lambda *args: None, "name"),
+    ("not callable", "must be a function"),
+])
+def test_bad_definitions_are_refused_with_the_reason(fn: object, reason: str) -> None:
+    with pytest.raises(ToolDefinitionError, match=reason):
+        make_tool(fn)  # type: ignore[arg-type]
+
+
+def test_var_args_and_unschemable_hints_are_refused() -> None:
+    def spread(*items: str) -> None: ...
+
+    def raw(sock: threading_lock_type) -> None: ...  # type: ignore[valid-type]  # noqa: F821
+
+    with pytest.raises(ToolDefinitionError, match=r"\*items"):
+        make_tool(spread)
+    with pytest.raises(ToolDefinitionError, match="type hints"):
+        make_tool(raw)
+
+
+def test_registry_refuses_duplicates_and_reserved_names() -> None:
+    def skill_view(name: str) -> str:
+        return name
+
+    reg = ToolRegistry([book_table])
+    with pytest.raises(ToolDefinitionError, match="already registered"):
+        reg.add(book_table)
+    with pytest.raises(ToolDefinitionError, match="reserved"):
+        reg.add(skill_view)
+    assert reg.names == ("book_table",) and "book_table" in reg and len(reg) == 1

@@ -1,0 +1,124 @@
+"""A skill's files served one at a time: inside its folder only, size-capped, listed in the body."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from hermes_core.agent.skill_tool import SkillSelection, answer_skill_view
+from hermes_core.retrieval import skill_files
+from hermes_core.retrieval.retriever import SkillRetriever
+from hermes_core.retrieval.skill_files import (
+    SkillFileError,
+    files_listing,
+    list_files,
+    read_skill_file,
+)
+from hermes_core.retrieval.skills import load_catalog, parse_skill_md
+from hermes_core.types import Skill, ToolCall
+from tests.retrieval.conftest import write
+
+
+def _skill(folder: Path, name: str = "deploy") -> Skill:
+    path = write(folder, "SKILL.md", f"---\nname: {name}\ndescription: d\n---\nRead FORMS.md.\n")
+    return parse_skill_md(path.read_text(encoding="utf-8"), str(path))
+
+
+def _view(retriever: SkillRetriever, name: str, file_path: str | None = None) -> str:
+    args = {"name": name} if file_path is None else {"name": name, "file_path": file_path}
+    import json
+    return answer_skill_view(ToolCall("c", "skill_view", json.dumps(args)), SkillSelection(retriever))
+
+
+def test_skill_view_serves_a_file_the_public_skill_references(anthropic_skills: Path) -> None:
+    r = SkillRetriever(folders=[anthropic_skills], embedders=[], enabled=False)
+    body = _view(r, "mcp-builder")
+    assert "./reference/mcp_best_practices.md" in body           # the body names it ...
+    assert "## Files in this skill" in body and "- reference/mcp_best_practices.md" in body
+    assert "- LICENSE.txt" in body
+    served = _view(r, "mcp-builder", "reference/mcp_best_practices.md")
+    wanted = (anthropic_skills / "mcp-builder/reference/mcp_best_practices.md").read_text("utf-8")
+    assert served == f"# Skill: mcp-builder / reference/mcp_best_practices.md\n\n{wanted}"
+    assert _view(r, "skill-creator", "./references/schemas.md").startswith(
+        "# Skill: skill-creator / ./references/schemas.md\n\n")
+
+
+def test_case_is_forgiven_when_one_file_matches(tmp_path: Path) -> None:
+    skill = _skill(tmp_path / "pdf")
+    write(tmp_path / "pdf", "forms.md", "# Forms")
+    assert read_skill_file(skill, "FORMS.md") == "# Forms"
+
+
+@pytest.mark.parametrize("rel, says", [
+    ("../secret.txt", "not a path inside"),
+    ("/etc/passwd", "not a path inside"),
+    ("references/../../secret.txt", "not a path inside"),
+    ("C:/Windows/win.ini", "not a path inside"),
+    ("", "empty"),
+    ("missing.md", "has no file"),
+    ("references", "not a regular file"),
+])
+def test_paths_outside_or_absent_are_refused(tmp_path: Path, rel: str, says: str) -> None:
+    (tmp_path / "secret.txt").write_text("top secret", encoding="utf-8")
+    skill = _skill(tmp_path / "deploy")
+    write(tmp_path / "deploy", "references/guide.md", "guide")
+    with pytest.raises(SkillFileError, match=says):
+        read_skill_file(skill, rel)
+
+
+def test_a_symlink_leaving_the_folder_is_refused_and_not_listed(tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("top secret", encoding="utf-8")
+    skill = _skill(tmp_path / "deploy")
+    os.symlink(tmp_path / "secret.txt", tmp_path / "deploy" / "notes.md")
+    os.symlink(tmp_path, tmp_path / "deploy" / "up")
+    write(tmp_path / "deploy", "inner.md", "inner")
+    os.symlink(tmp_path / "deploy" / "inner.md", tmp_path / "deploy" / "alias.md")
+    with pytest.raises(SkillFileError, match="leads outside"):
+        read_skill_file(skill, "notes.md")
+    with pytest.raises(SkillFileError, match="leads outside"):
+        read_skill_file(skill, "up/secret.txt")
+    assert read_skill_file(skill, "alias.md") == "inner"     # a link inside the folder is fine
+    assert list_files(tmp_path / "deploy") == (["alias.md", "inner.md"], 2)
+
+
+def test_big_and_binary_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    skill = _skill(tmp_path / "deploy")
+    write(tmp_path / "deploy", "big.md", "x" * 500)
+    (tmp_path / "deploy" / "logo.png").write_bytes(b"\x89PNG\x00\x00")
+    monkeypatch.setattr(skill_files, "MAX_FILE_CHARS", 100)
+    text = read_skill_file(skill, "big.md")
+    assert text.startswith("x" * 100) and "first 100 characters of 500 characters" in text
+    monkeypatch.setattr(skill_files, "MAX_FILE_BYTES", 200)
+    assert "of 500 bytes are shown" in read_skill_file(skill, "big.md")
+    with pytest.raises(SkillFileError, match="binary"):
+        read_skill_file(skill, "logo.png")
+
+
+def test_listing_is_capped_and_skips_hidden_files(tmp_path: Path) -> None:
+    skill = _skill(tmp_path / "deploy")
+    for i in range(5):
+        write(tmp_path / "deploy", f"references/r{i}.md", "r")
+    write(tmp_path / "deploy", ".hidden/x.md", "h")
+    assert list_files(tmp_path / "deploy", limit=3) == (
+        ["references/r0.md", "references/r1.md", "references/r2.md"], 5)
+    assert files_listing(skill).count("\n- references/") == 5
+
+
+def test_a_catalog_skill_without_a_folder_has_no_files(tmp_path: Path) -> None:
+    line = '{"name": "json-skill", "description": "from a catalog"}\n'
+    (tmp_path / "c.jsonl").write_text(line, encoding="utf-8")
+    (skill,) = load_catalog(catalogs=[tmp_path / "c.jsonl"]).skills
+    assert files_listing(skill) == ""
+    with pytest.raises(SkillFileError, match="no folder"):
+        read_skill_file(skill, "x.md")
+
+
+def test_skill_view_errors_list_the_files_there_are(tmp_path: Path) -> None:
+    _skill(tmp_path / "skills" / "deploy")
+    write(tmp_path / "skills" / "deploy", "references/guide.md", "guide")
+    r = SkillRetriever(folders=[tmp_path / "skills"], embedders=[], enabled=False)
+    text = _view(r, "deploy", "../../etc/passwd")
+    assert text.startswith("error: '../../etc/passwd' is not a path inside the skill's folder")
+    assert "- references/guide.md" in text
