@@ -42,7 +42,7 @@ from hermes_core.config import load_settings
 from hermes_core.errors import ContextWindowExceeded, HermesError
 from hermes_core.testing import FunctionProvider
 from hermes_core.tokenize import estimate_tokens
-from hermes_core.types import Completion, Message, Prompt, Usage
+from hermes_core.types import Completion, Prompt, Usage
 
 MODEL = "bench-16k"
 WINDOW = 16_000

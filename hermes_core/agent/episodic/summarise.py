@@ -218,7 +218,7 @@ def summary_problem(text: str, messages: Sequence[Message]) -> str | None:
     if not body:
         return "empty"
     bare = _NON_WORD.sub(" ", body.lower()).strip()
-    if bare in ACKNOWLEDGEMENTS or count_words(body) < 3 and not any(ch.isdigit() for ch in body):
+    if bare in ACKNOWLEDGEMENTS or (count_words(body) < 3 and not any(ch.isdigit() for ch in body)):
         return f"a bare acknowledgement ({body[:40]!r})"
     said = {t for m in messages if m.role in ("user", "assistant") for t in _terms(m.content)}
     if not said:

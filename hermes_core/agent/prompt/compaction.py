@@ -345,7 +345,7 @@ class HistoryCompactor:
                 self._costs.clear()
             got = self._costs[key] = message_cost(m, base)
         if isinstance(counter, EstimateCounter) and counter.ratio != 1.0:
-            return int(round(got * counter.ratio))
+            return round(got * counter.ratio)
         return got
 
     def budget_for(self, prompt: Prompt, counter: TokenCounter, model: str,

@@ -68,7 +68,7 @@ class EstimateCounter:
 
     def count(self, text: str) -> int:
         n = estimate_tokens(text)
-        return n if self.ratio == 1.0 else int(round(n * self.ratio))
+        return n if self.ratio == 1.0 else round(n * self.ratio)
 
 
 @dataclass(frozen=True, slots=True)
