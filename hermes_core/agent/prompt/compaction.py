@@ -213,8 +213,11 @@ class CompactionReport:
     def describe(self) -> str:
         """One line for people: how full the history is and what compaction did."""
         used = self.history_tokens / self.budget.available if self.budget.available else 1.0
+        how = {"estimate": "the estimate",
+               "calibrated": "the estimate calibrated on the last reply's billed tokens"}.get(
+                   self.counter, self.counter.replace("tiktoken:", "tiktoken "))
         line = (f"history {self.history_tokens} of {self.budget.available} tokens ({used:.0%}; "
-                f"compacts at {self.budget.high_water_ratio:.0%}), counted by {self.counter}")
+                f"compacts at {self.budget.high_water_ratio:.0%}), counted by {how}")
         if self.summary_turns:
             line += (f"; the first {self.summary_turns} turns are summarised "
                      f"({self.summary_source}), {self.compactions} compaction"

@@ -209,7 +209,7 @@ def test_the_report_describes_the_budget_in_words(small_agent: Callable[..., Age
     replies = chat(agent, 40)
     compacted = next(r for r in replies if r.compaction.compaction is not None)
     words = compacted.compaction.describe()
-    assert "counted by estimate" in words or "counted by calibrated" in words
+    assert "counted by the estimate" in words
     assert "this turn folded" in words and "compacts at 75%" in words
     assert compacted.compaction.as_dict()["compacted_now"]["folded_turns"] >= 3
 
