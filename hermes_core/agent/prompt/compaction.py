@@ -329,14 +329,6 @@ class HistoryCompactor:
         if ratio is not None:
             self.ratio = ratio
 
-    def view(self, history: Sequence[Message]) -> tuple[Message, ...]:
-        """The history as sent: the summary message, then the verbatim turns."""
-        if self.state.folded > len(history):   # the history was cleared or replaced
-            self.reset()
-        summary = self.state.message()
-        tail = tuple(history[self.state.folded:])
-        return (summary, *tail) if summary is not None else tail
-
     def _cost(self, i: int, m: Message, counter: TokenCounter) -> int:
         """``message_cost`` of ``history[i]``, cached by position (history only grows at the end;
         a reset clears the cache). Calibrated counts scale the cached raw estimate."""
