@@ -2,9 +2,10 @@
 
 Each turn: PromptBuilder (stable prefix + per-turn skills and memories) -> history compaction to
 the model's budget (:mod:`hermes_core.agent.prompt.compaction`) -> Router -> call loop (keys,
-retries, failover) -> Reply; history kept whole (compaction changes only what is sent); at the end of a chat the session is summarised
-into episodic memory. Every part can be passed in (tests swap the provider with ``override``); the
-defaults come from settings. With no API key anywhere the agent runs on the offline provider.
+retries, failover) -> Reply; history kept whole (compaction changes only what is sent); at the
+end of a chat the session is summarised into episodic memory. Every part can be passed in (tests
+swap the provider with ``override``); the defaults come from settings. With no API key anywhere
+the agent runs on the offline provider.
 """
 
 from __future__ import annotations

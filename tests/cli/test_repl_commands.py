@@ -1,4 +1,6 @@
-"""REPL slash commands explain in words and aligned columns, with relative scores, never reprs."""
+"""Tests of ``hermes_core/cli/repl_commands.py``.
+
+REPL slash commands explain in words and aligned columns, with relative scores, never reprs."""
 
 from __future__ import annotations
 
@@ -7,7 +9,6 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import copy_example_home
 
 from hermes_core.agent.agent import NO_KEY_HELP, Agent
 from hermes_core.cli.repl import Repl
@@ -16,7 +17,7 @@ from hermes_core.config import load_settings
 
 
 @pytest.fixture
-def agent(tmp_path: Path) -> Agent:
+def agent(tmp_path: Path, copy_example_home) -> Agent:
     home = copy_example_home(tmp_path / "home")
     settings = load_settings({"home": str(home), "skill_utils": {"embeddings": False}}, env={})
     return Agent(settings, cwd=tmp_path)
