@@ -263,10 +263,12 @@ def _stats(repl: Repl, arg: str) -> None:
     repl.say(f"turns {s.turns}; input tokens {s.usage.total_input_tokens} "
              f"(cache read {s.usage.cache_read_tokens}, write {s.usage.cache_write_tokens}); "
              f"output {s.usage.output_tokens}; cache hit ratio {s.cache_hit_ratio:.0%}")
-    report = getattr(repl.agent, "compactor", None)
-    report = report.last if report is not None else None
-    if report is not None:
-        repl.say(report.describe())
+    compactor = getattr(repl.agent, "compactor", None)
+    if compactor is not None and compactor.last is not None:
+        repl.say(compactor.last.describe())
+        billing = compactor.describe_billing()
+        if billing:
+            repl.say(billing)
 
 
 BUILTIN_COMMANDS = (

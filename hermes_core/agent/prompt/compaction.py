@@ -317,6 +317,7 @@ class HistoryCompactor:
     state: CompactionState = field(default_factory=CompactionState)
     ratio: float | None = None
     last: CompactionReport | None = None
+    billed: tuple[int, int] | None = None   # (provider's prompt tokens, our estimate), last reply
     _costs: dict[tuple[str, int], int] = field(default_factory=dict)
 
     def reset(self) -> None:
@@ -326,8 +327,18 @@ class HistoryCompactor:
     def observe(self, prompt: Prompt, usage: Usage) -> None:
         """Calibrate the estimate from what the provider billed for ``prompt``."""
         ratio = calibration_ratio(prompt, usage)
+        if usage.total_input_tokens > 0:
+            self.billed = (usage.total_input_tokens, prompt_cost(prompt, EstimateCounter()))
         if ratio is not None:
             self.ratio = ratio
+
+    def describe_billing(self) -> str:
+        """The last reply's billed prompt tokens beside our estimate of them ("" before any)."""
+        if self.billed is None:
+            return ""
+        billed, estimated = self.billed
+        return (f"last request: the provider billed {billed} prompt tokens; the estimate was "
+                f"{estimated} ({billed / estimated:.2f}x)" if estimated else "")
 
     def _cost(self, i: int, m: Message, counter: TokenCounter) -> int:
         """``message_cost`` of ``history[i]``, cached by position (history only grows at the end;
