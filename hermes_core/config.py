@@ -219,6 +219,35 @@ class SkillSettings(_Model):
     refresh_interval_s: float | None = Field(2.0, ge=0.0, allow_inf_nan=False)
 
 
+class CompactionSettings(_Model):
+    """History compaction (``hermes_core.agent.prompt.compaction``).
+
+    The history budget is the model's context window less ``llm.max_tokens``, the system prefix,
+    the per-turn context, the message and ``safety_margin`` of the window. Crossing
+    ``high_water`` of that budget folds the oldest turns into a summary until the verbatim history
+    is at most ``target`` of it: one large step, so the prefix then stays byte-identical (and
+    cached) for many turns. ``keep_turns`` recent turns always stay verbatim.
+    """
+
+    enabled: bool = True
+    high_water: float = Field(0.75, gt=0.0, le=1.0, allow_inf_nan=False)
+    target: float = Field(0.35, gt=0.0, lt=1.0, allow_inf_nan=False)
+    keep_turns: int = Field(4, ge=1)
+    safety_margin: float = Field(0.05, ge=0.0, lt=0.5, allow_inf_nan=False)
+    # window for models neither configured (llm.routing.context_windows) nor in the known table
+    default_window: int = Field(32_000, ge=1024)
+    # the "conversation so far" summary is kept under this share of the history budget
+    summary_share: float = Field(0.2, gt=0.0, lt=0.5, allow_inf_nan=False)
+    # ask the fast model for the summary (else, and when it fails, an extractive one is made)
+    use_model: bool = True
+
+    @model_validator(mode="after")
+    def _target_below_high_water(self) -> CompactionSettings:
+        if self.target >= self.high_water:
+            raise ValueError(f"target ({self.target}) must be below high_water ({self.high_water})")
+        return self
+
+
 class PromptSettings(_Model):
     history_turns: int = Field(5, ge=0)
     file_token_budget: int = Field(20_000, gt=0)
@@ -238,6 +267,7 @@ class PromptSettings(_Model):
     # is approximate, a marker on a too-short prefix is ignored by the API at no cost, and a
     # missing marker on a long-enough one forfeits the cache.
     cache_min_slack: float = Field(0.15, ge=0.0, lt=1.0)
+    compaction: CompactionSettings = CompactionSettings()
 
 
 class Settings(_Model):
@@ -291,6 +321,17 @@ class Settings(_Model):
         out = _validate(data, file=self.source, lines={})
         out._env_keys = self._env_keys
         return out
+
+
+def tiktoken_cache_dir() -> str | None:
+    """Where tiktoken keeps its encoding files (its own rule: ``TIKTOKEN_CACHE_DIR``, then
+    ``DATA_GYM_CACHE_DIR``, then ``TMP/data-gym-cache``); None when caching is switched off."""
+    import tempfile
+
+    for name in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if name in os.environ:
+            return os.environ[name] or None
+    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
 
 
 # --------------------------------------------------------------------------- YAML with line numbers

@@ -141,6 +141,12 @@ class Prompt:
     ``system`` never holds per-turn data, so its hash (``prefix_sha256``) is stable across
     turns and models until a source file changes. ``context`` travels as a leading block of the
     last user message, after the cache breakpoint.
+
+    ``purpose`` says what the request is for: ``"turn"`` (a user's turn) or ``"summary"`` (the
+    agent summarising a conversation for itself), so test doubles and logs can tell them apart.
+    ``summary_index`` is the message holding the "conversation so far" summary of compacted
+    history, if any: the cache planner gives it a breakpoint, since everything up to it stays
+    byte-identical until the next compaction.
     """
 
     system: str
@@ -149,6 +155,8 @@ class Prompt:
     tools: tuple[ToolSpec, ...] = ()
     cache: CachePlan = CachePlan()
     tokens: Mapping[str, int] = field(default_factory=dict)
+    purpose: Literal["turn", "summary"] = "turn"
+    summary_index: int | None = None
 
     @property
     def prefix_sha256(self) -> str:

@@ -1,9 +1,11 @@
 """The Agent facade: one conversation, wired end to end.
 
-Each turn: PromptBuilder (stable prefix + per-turn skills and memories) -> Router -> call loop
-(keys, retries, failover) -> Reply; history kept; at the end of a chat the session is summarised
-into episodic memory. Every part can be passed in (tests swap the provider with ``override``); the
-defaults come from settings. With no API key anywhere the agent runs on the offline provider.
+Each turn: PromptBuilder (stable prefix + per-turn skills and memories) -> history compaction to
+the model's budget (:mod:`hermes_core.agent.prompt.compaction`) -> Router -> call loop (keys,
+retries, failover) -> Reply; history kept whole (compaction changes only what is sent); at the
+end of a chat the session is summarised into episodic memory. Every part can be passed in (tests
+swap the provider with ``override``); the defaults come from settings. With no API key anywhere
+the agent runs on the offline provider.
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ from pydantic import BaseModel, ValidationError
 from hermes_core.agent.credential_pool import CredentialPool
 from hermes_core.agent.pricing import Cost, PriceTable
 from hermes_core.agent.prompt.cache_plan import replan_cache
+from hermes_core.agent.prompt.compaction import (
+    CompactionReport,
+    HistoryCompactor,
+    HistorySummarizer,
+    model_summarizer,
+)
 from hermes_core.agent.prompt_builder import PromptBuilder
 from hermes_core.agent.resilience import CallLoop
 from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
@@ -78,6 +86,7 @@ class Reply:
     tool_results: tuple[ToolResult, ...] = ()
     cost: Cost = field(default_factory=Cost)
     output: Any = None   # the validated object of ``chat(..., output=Model)``
+    compaction: CompactionReport | None = None   # history budget, and a compaction if one ran
 
     def __str__(self) -> str:
         return self.text
@@ -184,6 +193,7 @@ class Agent:
         self.retriever = retriever if retriever is not None else default_retriever(self.settings)
         self.context_engine = (context_engine if context_engine is not None
                                else default_context_engine(self.settings))
+        self.compactor = HistoryCompactor(self.settings)
         self.skills = SkillSelection(self.retriever) if self.retriever is not None else None
         self.builder = prompt_builder or PromptBuilder(
             self.home, self.settings, cwd=Path(cwd) if cwd else None,
@@ -263,6 +273,9 @@ class Agent:
         tools = self.tools.specs(self.skills)
         prompt = self.builder.build(message, self.history, session_id=self.session_id,
                                     model=self.requested_model, tools=tools)
+        self.compactor.summarizer = self.history_summarizer()
+        prompt = self.compactor.fit(prompt, self.history, model=self.model,
+                                    provider_kind=self.provider.kind)
         if self.pre_llm_call is not None:
             extra = self.pre_llm_call(message, prompt)
             if extra is not None and not isinstance(extra, (str, Prompt)):
@@ -309,9 +322,10 @@ class Agent:
         cost = turn.cost if turn is not None else self.cost_of(replace(done, usage=usage))
         self.stats.cost = self.stats.cost + cost
         self.stats.tool_calls += len(results)
+        self.compactor.observe(prompt, done.usage)   # the last call's billed prompt tokens
         reply = Reply(done.text, done.model, done.provider, usage, prompt, decision,
                       self.skills.last if self.skills is not None else None, tuple(attempts),
-                      calls, results, cost)
+                      calls, results, cost, compaction=self.compactor.last)
         self.last_reply = reply
         if self.post_llm_call is not None:
             self.post_llm_call(reply)
@@ -501,24 +515,28 @@ class Agent:
 
     # ------------------------------------------------------------------ session
 
+    def _complete_fast(self, prompt: Prompt) -> Completion:
+        """One call on the fast model through the normal call path (keys, retries, failover)."""
+        routing = self.settings.llm.routing
+        fast = routing.fast_model or routing.default_model
+        decision = self.router.select(prompt, requested_model=fast)
+        if self._pinned:
+            only = next(iter(self.loop.providers))
+            decision = replace(decision, candidates=(Candidate(only, fast),))
+        done, _ = self.loop.complete(prompt, decision, self.options())
+        return done
+
     def summarizer(self) -> Callable[[Sequence[Message]], Any] | None:
         """A summariser on the fast model through the normal call path; None when offline."""
         if self.offline:
             return None
         from hermes_core.agent.episodic.summarise import ModelSummarizer
 
-        routing = self.settings.llm.routing
-        fast = routing.fast_model or routing.default_model
+        return ModelSummarizer(self._complete_fast)
 
-        def complete(prompt: Prompt) -> Completion:
-            decision = self.router.select(prompt, requested_model=fast)
-            if self._pinned:
-                only = next(iter(self.loop.providers))
-                decision = replace(decision, candidates=(Candidate(only, fast),))
-            done, _ = self.loop.complete(prompt, decision, self.options())
-            return done
-
-        return ModelSummarizer(complete)
+    def history_summarizer(self) -> HistorySummarizer | None:
+        """What folds old turns into the "conversation so far": the fast model; None offline."""
+        return None if self.offline else model_summarizer(self._complete_fast)
 
     def end_session(self) -> Any:
         """Summarise the chat into episodic memory; returns the record result, or None when
@@ -559,6 +577,7 @@ class Agent:
         None when nothing was recorded."""
         recorded = self.end_session()
         self.history.clear()
+        self.compactor.reset()
         self.stats = SessionStats()
         self.session_id = uuid.uuid4().hex[:12]
         self._recorded = 0

@@ -3,7 +3,13 @@
 The same PromptBuilder and the same provider ``render()`` the agent uses, so what this prints is
 the payload a real turn would send (cache markers included), minus the network call. ``--json``
 prints one object: ``system``, ``context``, ``messages``, ``prefix_sha256``, ``tokens``,
-``cache``, ``request``, ``provider``, ``model``, ``sources`` and ``warnings``.
+``token_counter``, ``compaction``, ``cache``, ``request``, ``provider``, ``model``, ``sources`` and
+``warnings``.
+
+A ``--history`` over the model's history budget is compacted as a chat would compact it: the oldest
+turns folded into a "conversation so far" message (extractively: previewing calls no model),
+``compaction`` says how (budget, tokens, turns folded) and ``token_counter`` which counter measured
+it (``estimate``, or ``tiktoken:<encoding>`` for OpenAI models when its files are cached locally).
 """
 
 from __future__ import annotations
@@ -178,6 +184,7 @@ def render_request(prompt: Prompt, settings: Settings, provider: str, model: str
 def run(args: argparse.Namespace) -> int:
     from hermes_core.agent.agent import default_context_engine, default_retriever
     from hermes_core.agent.prompt.cache_plan import replan_cache
+    from hermes_core.agent.prompt.compaction import HistoryCompactor
     from hermes_core.agent.prompt_builder import PromptBuilder
     from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
 
@@ -203,6 +210,9 @@ def run(args: argparse.Namespace) -> int:
     # for the provider and model that will be called.
     prompt = builder.build(clean_text(args.message), history, session_id=args.session, model=args.model,
                            provider_kind=provider, tools=tools)
+    compactor = HistoryCompactor(settings)   # no summariser: a preview never calls a model
+    prompt = compactor.fit(prompt, history, model=model, provider_kind=provider)
+    report = compactor.last
     prompt = replan_cache(prompt, settings, provider_kind=provider, model=model)
     request = render_request(prompt, settings, provider, model)
     if args.json:
@@ -211,6 +221,9 @@ def run(args: argparse.Namespace) -> int:
             "system": prompt.system, "context": prompt.context,
             "messages": [_message_dict(m) for m in prompt.messages],
             "prefix_sha256": prompt.prefix_sha256, "tokens": dict(prompt.tokens),
+            "token_counter": report.counter if report is not None else "estimate",
+            "compaction": report.as_dict() if report is not None else None,
+            "summary_index": prompt.summary_index,
             "cache": {"system": prompt.cache.system,
                       "message_indices": list(prompt.cache.message_indices),
                       "ttl": prompt.cache.ttl, "prompt_cache_key": prompt.cache.prompt_cache_key},
@@ -230,6 +243,8 @@ def run(args: argparse.Namespace) -> int:
     print(redact(prompt.system))
     print(f"\n# context  ({prompt.tokens['context']} tokens; sent before the last user message)")
     print(redact(prompt.context))
+    if report is not None:
+        print(f"\n# history  ({report.describe()})")
     print(f"\n# messages  ({len(prompt.messages)})")
     for m in prompt.messages:
         print(redact(f"[{m.role}] {m.content}"))

@@ -65,41 +65,75 @@ def _prompt(repl: Repl, arg: str) -> None:
     repl.say(json.dumps(payload, ensure_ascii=False, indent=2))
 
 
-def _fmt_contrib(contrib: Any, name: str) -> str:
-    if not contrib:
+LAYER_WORDS = {"L1": "a trigger phrase in the message", "L2": "keyword match (bm25)",
+               "L3": "synonyms", "L4": "meaning (embeddings)", "L5": "all layers combined",
+               "none": "no skills are installed", "disabled": "retrieval is off (every skill listed)"}
+TIMING_WORDS = {"L1": "triggers", "L2": "bm25", "L3": "synonyms", "L4": "dense", "L5": "fusion"}
+TIER_WORDS = {1: "exact phrase", 2: "Chinese characters in order", 3: "loose phrase"}
+
+
+def _shares(contrib: Any, name: str) -> str:
+    """Each layer's share of a skill's evidence, in percent ("synonyms 87%, bm25 13%")."""
+    if not isinstance(contrib, dict) or not contrib:
         return ""
-    per = contrib.get(name) if isinstance(contrib, dict) and name in contrib else None
+    per = contrib.get(name)
     if isinstance(per, dict):
-        return ", ".join(f"{k}={v:.3f}" for k, v in per.items())
-    parts = []
-    for layer, by_skill in (contrib.items() if isinstance(contrib, dict) else ()):
-        if isinstance(by_skill, dict) and name in by_skill:
-            parts.append(f"{layer}={by_skill[name]:.3f}")
-    return ", ".join(parts)
+        parts = {str(k): float(v) for k, v in per.items()}
+    else:
+        parts = {str(layer): float(by[name]) for layer, by in contrib.items()
+                 if isinstance(by, dict) and name in by}
+    total = sum(abs(v) for v in parts.values())
+    if not total:
+        return ""
+    ranked = sorted(parts.items(), key=lambda kv: -abs(kv[1]))
+    return ", ".join(f"{layer} {abs(v) / total:.0%}" for layer, v in ranked if abs(v) / total >= 0.005)
+
+
+def table(rows: list[list[str]], header: list[str], *, right: tuple[int, ...] = ()) -> list[str]:
+    """Rows as aligned columns (``right``: column indexes aligned right), two-space indented."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(r: list[str]) -> str:
+        cells = [c.rjust(w) if i in right else c.ljust(w)
+                 for i, (c, w) in enumerate(zip(r, widths, strict=True))]
+        return ("  " + "  ".join(cells)).rstrip()
+
+    return [line(header), *(line(r) for r in rows)]
 
 
 def show_retrieval(repl: Repl, result: Any) -> None:
     if result is None:
         repl.say("no skill retrieval yet (send a message, or /skills QUERY)")
         return
-    answered = ", ".join(getattr(result, "answered", ()) or ()) or "none"
-    gated = " (gate fired: nothing fits well enough)" if getattr(result, "gated", False) else ""
-    repl.say(f"deciding layer: {result.layer}{gated}; layers that answered: {answered}")
+    layer = LAYER_WORDS.get(result.layer, result.layer)
+    answered = [LAYER_WORDS.get(a, a) for a in (getattr(result, "answered", ()) or ())]
+    repl.say(f"decided by {layer}" + (f"; evidence from {', '.join(answered)}" if answered else ""))
+    if getattr(result, "gated", False):
+        repl.say("no skill fits well enough, so none was suggested")
     trigger = getattr(result, "trigger", None)
     if trigger is not None:
-        repl.say(f"trigger: {trigger}")
+        how = TIER_WORDS.get(getattr(trigger, "tier", 0), "a trigger")
+        repl.say(f"the message contains \"{trigger.trigger}\" ({how}), which loads "
+                 f"{trigger.skill} directly")
     scores = getattr(result, "scores", ()) or ()
-    for i, skill in enumerate(result.skills):
-        score = f"{scores[i]:.3f}" if i < len(scores) else "-"
-        why = _fmt_contrib(getattr(result, "contributions", None), skill.name)
-        repl.say(f"  {i + 1}. {skill.name}  score {score}" + (f"  [{why}]" if why else ""))
-    if not result.skills:
+    if result.skills:
+        best = max((abs(x) for x in scores), default=0.0)
+        rows = []
+        for i, skill in enumerate(result.skills):
+            rel = f"{abs(scores[i]) / best:.0%}" if i < len(scores) and best else "-"
+            rows.append([str(i + 1), skill.name, rel,
+                         _shares(getattr(result, "contributions", None), skill.name)])
+        for text in table(rows, ["#", "skill", "match", "evidence by layer"], right=(0, 2)):
+            repl.say(text)
+        repl.say("  (match is relative to the best skill for this message)")
+    else:
         cands = getattr(result, "candidates", ()) or ()
         if cands:
-            repl.say("  (best candidates before the gate: " + ", ".join(cands[:5]) + ")")
+            repl.say("  closest, but below the bar: " + ", ".join(cands[:5]))
     timings = getattr(result, "timings_ms", None) or {}
     if timings:
-        repl.say("  timings ms: " + ", ".join(f"{k}={v:.1f}" for k, v in timings.items()))
+        repl.say("  took " + ", ".join(f"{TIMING_WORDS.get(k, k)} {v:.1f} ms"
+                                       for k, v in timings.items()))
 
 
 def _skills(repl: Repl, arg: str) -> None:
@@ -124,10 +158,36 @@ def _memory(repl: Repl, arg: str) -> None:
         return
     found = agent.context_engine.retrieve(query, max_results=5, exclude_session=agent.session_id)
     if not found:
-        repl.say(f"no past session matches {query[:60]!r}")
-    for f in found:
-        tags = f" [tags: {', '.join(f.tags)}]" if f.tags else ""
-        repl.say(f"  {f.age_days:.0f}d ago  score {f.score:.3g}  {f.summary[:160]}{tags}")
+        repl.say(f"no past session matches \"{query[:60]}\"")
+        return
+    best = max(f.score for f in found) or 1.0
+    rows = [[_age(f.age_days), f"{f.score / best:.0%}", ", ".join(readable_tags(f.tags)) or "-",
+             " ".join(f.summary.split())[:100]] for f in found]
+    for text in table(rows, ["when", "match", "topics", "summary"], right=(1,)):
+        repl.say(text)
+    repl.say("  (match is relative to the best past session for this query)")
+
+
+def _age(days: float) -> str:
+    if days < 1:
+        return "today"
+    if days < 2:
+        return "yesterday"
+    return f"{days:.0f} days ago" if days < 60 else f"{days / 30:.0f} months ago"
+
+
+def readable_tags(tags: Any) -> list[str]:
+    """Tags a person can read: a Chinese fragment that starts or ends on a function word (``我查``
+    from 帮我查一下) or sits inside a longer tag is left out."""
+    from hermes_core.tokenize import STOPWORDS, is_cjk
+
+    out = []
+    for t in tags or ():
+        if t and is_cjk(t[0]) and (t[0] in STOPWORDS or t[-1] in STOPWORDS
+                                   or any(t != u and t in u for u in tags)):
+            continue
+        out.append(t)
+    return out
 
 
 def _route(repl: Repl, arg: str) -> None:
@@ -135,7 +195,13 @@ def _route(repl: Repl, arg: str) -> None:
     if d is None:
         repl.say("no route decided yet")
         return
-    repl.say(f"model: {d.model}; reason: {d.reason}")
+    offline = repl.agent.offline_reason
+    reason = d.reason
+    if offline and reason.endswith(f"; {offline}"):
+        reason = reason[: -len(offline) - 2]
+    repl.say(f"model: {d.model}; reason: {reason}")
+    if offline:
+        repl.say("replies come from the offline provider (no API key)")
     repl.say("candidates: " + ", ".join(f"{c.provider}/{c.model}" for c in d.candidates))
     reply = repl.agent.last_reply
     err = repl.turn_error
@@ -168,13 +234,15 @@ def show_tool_calls(repl: Repl, reply: Any) -> None:
 def _keys(repl: Repl, arg: str) -> None:
     rows = repl.agent.pool.status()
     if not rows:
-        repl.say("no API keys configured" + (f" ({repl.agent.offline_reason})"
-                                             if repl.agent.offline_reason else ""))
+        # the offline reason already says no key is configured and how to add one: say it once
+        repl.say(repl.agent.offline_reason or "no API keys configured")
         return
-    for k in rows:
-        blocked = f" for {k.blocked_for_s:.0f}s" if k.blocked_for_s > 0 else ""
-        repl.say(f"  {k.provider:<12} {k.fingerprint}  {k.state}{blocked}  "
-                 f"{k.requests_last_window} req/window  in flight {k.in_flight}")
+    cells = [[k.provider, k.fingerprint,
+              k.state + (f" for {k.blocked_for_s:.0f}s" if k.blocked_for_s > 0 else ""),
+              str(k.requests_last_window), str(k.in_flight)] for k in rows]
+    for text in table(cells, ["provider", "key", "state", "requests (window)", "in flight"],
+                      right=(3, 4)):
+        repl.say(text)
 
 
 def _save(repl: Repl, arg: str) -> None:
@@ -211,6 +279,12 @@ def _stats(repl: Repl, arg: str) -> None:
     cost = getattr(s, "cost", None)
     if cost is not None:
         repl.say(f"cost {cost}; tool calls {getattr(s, 'tool_calls', 0)}")
+    compactor = getattr(repl.agent, "compactor", None)
+    if compactor is not None and compactor.last is not None:
+        repl.say(compactor.last.describe())
+        billing = compactor.describe_billing()
+        if billing:
+            repl.say(billing)
 
 
 BUILTIN_COMMANDS = (

@@ -5,6 +5,13 @@ assert on the exact prompt that would have been sent. ``FunctionProvider`` compu
 A scripted reply may call tools (:func:`tool_calls`), so a tool loop can be tested offline::
 
     fake = FakeProvider([tool_calls(tool_call("get_weather", city="Paris")), "It is sunny."])
+
+Requests the agent makes for itself -- summarising a finished session for episodic memory, or
+folding old turns of a long chat into a "conversation so far" -- carry ``purpose == "summary"``
+(on the prompt and on the :class:`RecordedRequest`). ``FakeProvider`` never answers them from the
+turn script: it plays its own ``summaries`` script, and with none left it declines (raises
+:class:`~hermes_core.errors.SummaryFailed`), so the agent falls back to its extractive summary.
+``last_request`` is the last *turn* request; ``summary_requests`` lists the others.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from hermes_core.errors import SummaryFailed
 from hermes_core.providers.base import CallOptions
 from hermes_core.tokenize import estimate_tokens
 from hermes_core.types import Completion, Credential, Delta, Prompt, ToolCall, Usage
@@ -47,6 +55,7 @@ class RecordedRequest:
     key_fingerprint: str | None
     options: CallOptions
     streamed: bool
+    purpose: str = "turn"
 
     @property
     def last_user_message(self) -> str:
@@ -73,7 +82,7 @@ class _RecordingProvider:
                 streamed: bool) -> Completion:
         with self._lock:
             self.requests.append(RecordedRequest(prompt, model, cred.fingerprint if cred else None,
-                                                 options, streamed))
+                                                 options, streamed, prompt.purpose))
             reply = self._reply(prompt, model)
         if isinstance(reply, BaseException):
             raise reply
@@ -85,9 +94,20 @@ class _RecordingProvider:
 
     @property
     def last_request(self) -> RecordedRequest:
-        if not self.requests:
-            raise AssertionError(f"{self.name} received no request")
-        return self.requests[-1]
+        """The last request for a user's turn (summary requests are in ``summary_requests``)."""
+        turns = self.turn_requests
+        if not turns:
+            extra = (f" (only {len(self.requests)} summary request(s))" if self.requests else "")
+            raise AssertionError(f"{self.name} received no turn request{extra}")
+        return turns[-1]
+
+    @property
+    def turn_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.purpose == "turn"]
+
+    @property
+    def summary_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.purpose == "summary"]
 
     def complete(self, prompt: Prompt, model: str, credential: Credential | None,
                  options: CallOptions) -> Completion:
@@ -117,20 +137,32 @@ class FakeProvider(_RecordingProvider):
     """Scripted replies in order (strings, Completions, or exceptions to raise).
 
     When the script runs out, ``default`` is returned (or, if None, an AssertionError tells the
-    test it made more calls than it scripted).
+    test it made more calls than it scripted). Summary requests (``prompt.purpose == "summary"``)
+    are answered from ``summaries`` instead, in order; with none left they are declined.
     """
 
     def __init__(self, replies: Iterable[Reply] = (), *, name: str = "fake",
-                 default: str | None = "ok") -> None:
+                 default: str | None = "ok", summaries: Iterable[Reply] = ()) -> None:
         super().__init__(name)
         self._script = list(replies)
+        self._summaries = list(summaries)
         self.default = default
+
+    def add_summaries(self, *summaries: Reply) -> FakeProvider:
+        self._summaries.extend(summaries)
+        return self
 
     def add(self, *replies: Reply) -> FakeProvider:
         self._script.extend(replies)
         return self
 
     def _reply(self, prompt: Prompt, model: str) -> Reply:
+        if prompt.purpose == "summary":
+            if self._summaries:
+                return self._summaries.pop(0)
+            return SummaryFailed(f"FakeProvider {self.name!r} declines summary requests with no "
+                                 "scripted summary (pass summaries=[...]); the agent falls back "
+                                 "to its extractive summary")
         if self._script:
             return self._script.pop(0)
         if self.default is None:

@@ -12,7 +12,8 @@ What it does, at import time (so it runs before other plugins import httpx):
 * ``HF_HUB_OFFLINE=1`` and friends: nothing reaches a model hub.
 
 And per test session: real network is blocked (only loopback and Unix sockets may connect), API-key
-variables are removed from the environment, and ``hermes_home`` gives each test a private home.
+variables are removed from the environment, and ``hermes_home`` gives each test a private home
+and a private working directory (project context files are discovered from the cwd).
 """
 
 from __future__ import annotations
@@ -115,8 +116,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A private, empty HERMES_HOME for one test."""
+    """A private, empty HERMES_HOME for one test, and a private, empty working directory.
+
+    Project context (AGENTS.md, HERMES.md, ...) is discovered from the current directory up to its
+    git root, so a test run inside a repository would otherwise find that repository's AGENTS.md
+    in every prompt's system text.
+    """
     home = tmp_path / "hermes-home"
     home.mkdir()
+    work = tmp_path / "cwd"
+    work.mkdir()
     monkeypatch.setenv("HERMES_HOME", str(home))
+    monkeypatch.chdir(work)
     yield home

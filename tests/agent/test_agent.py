@@ -167,15 +167,16 @@ def test_session_cache_hit_ratio(home: Path):
 
 
 def test_end_session_records_once_and_reset_starts_anew(home: Path):
-    fake = FakeProvider(["noted", "SUMMARY: The user said the staging database listens on port "
-                                  "6543.\nTAGS: staging, database"])
+    fake = FakeProvider(["noted"], summaries=["SUMMARY: The user said the staging database "
+                                              "listens on port 6543.\nTAGS: staging, database"])
     agent = agent_for(home, fake)
     agent.chat("Please remember the staging database is on port 6543")
     first = agent.session_id
     result = agent.end_session()
     assert result is not None and result.status == "inserted"
     assert result.summary.source == "model" and result.summary.tags == ("staging", "database")
-    assert fake.last_request.model == "m-fast"            # summaries come from the fast model
+    assert fake.summary_requests[-1].model == "m-fast"    # summaries come from the fast model
+    assert fake.last_request.purpose == "turn"            # the user's turn, not the summary
     assert agent.end_session() is None                  # recorded once
     assert agent.reset() is None                        # nothing new to record
     assert agent.session_id != first and agent.history == []
@@ -189,7 +190,7 @@ def test_repl_reset_says_whether_anything_was_recorded(home: Path):
 
     from hermes_core.cli.repl import Repl
 
-    agent = agent_for(home, FakeProvider(["hi there", "SUMMARY: said hello.\nTAGS: greeting"]))
+    agent = agent_for(home, FakeProvider(["hi there"], summaries=["SUMMARY: said hello.\nTAGS: greeting"]))
     out = io.StringIO()
     repl = Repl(agent, stdin=io.StringIO(""), stdout=out)
     repl.dispatch("/reset")

@@ -27,7 +27,7 @@ def test_readme_python_snippets_run(tmp_path, respx_mock):
     text = README.read_text(encoding="utf-8")
     section = text.split("## Testing your prompts offline", 1)[1].split("\n## ", 1)[0]
     snippets = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert len(snippets) == 2
+    assert len(snippets) == 3   # persona, summary requests, respx
     for code in snippets:
         ns: dict = {}
         exec(compile(code, "README.md", "exec"), ns)

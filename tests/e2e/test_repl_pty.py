@@ -34,7 +34,7 @@ def test_offline_chat_commands_ctrl_c_ctrl_d_then_memory(copy_example_home, tmp_
         child.expect("you> ")
 
         child.sendline("/skills")
-        child.expect("deciding layer")
+        child.expect("decided by")
         child.expect("git-rebase-conflicts")
         child.expect("you> ")
 
@@ -48,7 +48,7 @@ def test_offline_chat_commands_ctrl_c_ctrl_d_then_memory(copy_example_home, tmp_
         child.expect("you> ")
 
         child.sendline("/keys")
-        child.expect("no API keys configured")
+        child.expect("no API key configured: set")
         child.expect("you> ")
 
         # Ctrl-C while the reply streams: the reply is cancelled, the REPL stays.

@@ -5,6 +5,12 @@ provider path, so key rotation and failover apply). Offline, or when that call f
 a shape we cannot parse, :func:`extractive_summary` picks the session's most characteristic
 sentences instead, so a session is never lost just because the model was unavailable.
 
+A model's answer is accepted only when it reads as a summary of *this* conversation
+(:func:`summary_problem`): an empty reply, a bare acknowledgement ("ok", "Sure!") or text sharing no
+words with the conversation is rejected, and the extractive summary is used instead. Summary
+requests carry ``Prompt.purpose == "summary"`` so providers, logs and test doubles can tell them
+from the user's turns.
+
 Summaries aim at 200-500 words (counted by :func:`count_words`: English words plus one word per two
 Chinese characters); a short session yields a shorter summary, never padding.
 """
@@ -186,7 +192,42 @@ def summary_prompt(messages: Sequence[Message], *, max_chars: int = 24_000) -> P
     """The prompt a model summariser sends (exposed so a test or a caller can inspect it)."""
     return Prompt(system=SUMMARY_INSTRUCTIONS,
                   messages=(Message("user", "<conversation>\n" + transcript(messages, max_chars=max_chars)
-                                    + "\n</conversation>"),))
+                                    + "\n</conversation>"),), purpose="summary")
+
+
+# --------------------------------------------------------------------------- is it a summary?
+
+#: Replies that acknowledge instead of summarising (compared without case and punctuation).
+ACKNOWLEDGEMENTS = frozenset((
+    "ok", "okay", "ok thanks", "sure", "sure thing", "done", "noted", "got it", "understood",
+    "yes", "no", "thanks", "thank you", "will do", "alright", "all right", "fine", "great",
+    "hello", "hi", "summary", "n a", "none", "nothing", "no summary",
+    "好", "好的", "嗯", "明白", "明白了", "收到", "知道了", "可以", "没问题", "谢谢"))
+_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+#: At least this share of a summary's content terms must occur in the conversation.
+MIN_OVERLAP = 0.2
+
+
+def summary_problem(text: str, messages: Sequence[Message]) -> str | None:
+    """Why ``text`` is not a usable summary of ``messages`` (None when it is).
+
+    Rejected: empty text; a bare acknowledgement; text none of whose content terms, or fewer than
+    :data:`MIN_OVERLAP` of them, occur in the conversation (a canned reply, another chat's summary).
+    """
+    body = " ".join(text.split())
+    if not body:
+        return "empty"
+    bare = _NON_WORD.sub(" ", body.lower()).strip()
+    if bare in ACKNOWLEDGEMENTS or (count_words(body) < 3 and not any(ch.isdigit() for ch in body)):
+        return f"a bare acknowledgement ({body[:40]!r})"
+    said = {t for m in messages if m.role in ("user", "assistant") for t in _terms(m.content)}
+    if not said:
+        return None   # nothing to compare with
+    terms = set(_terms(body))
+    shared = terms & said
+    if not shared or (len(terms) >= 5 and len(shared) / len(terms) < MIN_OVERLAP):
+        return "unrelated to the conversation (it shares almost no words with it)"
+    return None
 
 
 def parse_summary_reply(text: str, *, max_words: int = MAX_WORDS) -> SessionSummary:
@@ -211,8 +252,9 @@ class ModelSummarizer:
 
     The Agent builds it around its call loop with the fast model, e.g.
     ``ModelSummarizer(lambda p: agent.call(p, model=fast_model))``, so retries, key rotation and
-    failover are the same as for any turn. Any failure propagates; ``record_session`` logs it and
-    falls back to :func:`extractive_summary`.
+    failover are the same as for any turn. Any failure propagates, including a reply that is not a
+    summary (:func:`summary_problem`); ``record_session`` logs it and falls back to
+    :func:`extractive_summary`.
     """
 
     def __init__(self, complete: Callable[[Prompt], Completion | str], *,
@@ -225,4 +267,8 @@ class ModelSummarizer:
         text = reply.text if isinstance(reply, Completion) else reply
         if not isinstance(text, str):
             raise SummaryFailed(f"the summariser returned {type(text).__name__}, not text")
-        return parse_summary_reply(text)
+        parsed = parse_summary_reply(text)
+        problem = summary_problem(parsed.summary, messages)
+        if problem is not None:
+            raise SummaryFailed(f"the model's summary was rejected: {problem}")
+        return parsed

@@ -10,7 +10,9 @@ marker on a prefix that proves too short is ignored by the API for free, while a
 one that was long enough forfeits the cache). Anthropic breakpoints go on the message just before
 each of the last ``prompt.message_breakpoints`` user messages -- where each recent turn's cached
 prefix ended, so this turn reads what the previous one wrote -- never on the last user message
-(its per-turn context changes every turn). At most four breakpoints in total. OpenAI caches
+(its per-turn context changes every turn). A ``pinned`` message (the "conversation so far" summary
+of compacted history, ``Prompt.summary_index``) gets a breakpoint first: everything up to it stays
+byte-identical until the next compaction. At most four breakpoints in total. OpenAI caches
 automatically from 1024 tokens; it gets ``prompt_cache_key`` (derived from the prefix hash) so
 requests with the same prefix land on the same cache shard.
 """
@@ -67,7 +69,8 @@ def min_cacheable_tokens(provider_kind: str, model: str | None,
 def plan_cache(*, provider_kind: str, model: str | None, enabled: bool,
                ttl: Literal["5m", "1h"], prefix_sha256: str, prefix_tokens: int,
                messages: Sequence[Message], message_tokens: Sequence[int],
-               message_breakpoints: int = 2, min_slack: float = 0.0) -> CachePlan:
+               message_breakpoints: int = 2, min_slack: float = 0.0,
+               pinned: Sequence[int] = ()) -> CachePlan:
     """Where the cache markers go (a pure function of sizes and roles; see the module doc).
 
     ``prefix_tokens`` is everything before the first message (tools + system). A prefix counts
@@ -81,9 +84,7 @@ def plan_cache(*, provider_kind: str, model: str | None, enabled: bool,
     system = prefix_tokens >= minimum
     if provider_kind != "anthropic":
         return CachePlan(system=system, ttl=ttl, prompt_cache_key=key)
-    budget = max(0, min(message_breakpoints, MAX_BREAKPOINTS - int(system)))
-    # Candidate positions: the message just before each user message except the final one's
-    # predecessor chain -- i.e. where each earlier turn's prompt ended.
+    room = MAX_BREAKPOINTS - int(system)
     cumulative: list[int] = []
     running = prefix_tokens
     for t in message_tokens:
@@ -91,6 +92,12 @@ def plan_cache(*, provider_kind: str, model: str | None, enabled: bool,
         cumulative.append(running)
     last = len(messages) - 1
     picked: list[int] = []
+    for j in pinned:
+        if len(picked) < room and 0 <= j < last and cumulative[j] >= minimum and j not in picked:
+            picked.append(j)
+    budget = max(0, min(len(picked) + message_breakpoints, room))
+    # Candidate positions: the message just before each user message except the final one's
+    # predecessor chain -- i.e. where each earlier turn's prompt ended.
     for i in range(last, 0, -1):
         if len(picked) >= budget:
             break
@@ -128,5 +135,6 @@ def replan_cache(prompt: Prompt, settings: Settings, *, provider_kind: str,
                        prefix_tokens=prefix, messages=prompt.messages,
                        message_tokens=[message_tokens(m.content) for m in prompt.messages],
                        message_breakpoints=settings.prompt.message_breakpoints,
-                       min_slack=settings.prompt.cache_min_slack)
+                       min_slack=settings.prompt.cache_min_slack,
+                       pinned=() if prompt.summary_index is None else (prompt.summary_index,))
     return replace(prompt, cache=cache)

@@ -1,0 +1,425 @@
+"""History compaction that keeps the prompt cache warm.
+
+A long chat would otherwise resend its whole history every turn until the provider refuses it.
+When the history crosses the high-water mark of its budget (:mod:`.budget`), the oldest turns are
+folded into one "conversation so far" message at the head of the history; the recent turns stay
+verbatim. Three rules make this cheap with prompt caching:
+
+* **Large steps.** A compaction folds enough turns that the verbatim history drops to ``target``
+  of the budget, so it happens every few dozen turns, not every turn. Between two compactions the
+  messages only grow at the end: the request prefix (system, summary, older verbatim turns) is
+  byte-identical from one turn to the next, and provider caches keep hitting. A sliding window
+  that drops one turn per turn changes the prefix every time and is never cached.
+* **A breakpoint on the summary** (``Prompt.summary_index``, planned by :mod:`.cache_plan`), so the
+  part that survives until the next compaction is cached as one piece.
+* **Cuts only at turn starts** (a user message), so a tool call is never separated from its
+  result.
+
+The summary is written by the fast model when one is available (a ``purpose="summary"`` request)
+and checked (:func:`~hermes_core.agent.episodic.summarise.summary_problem`); offline, on a failed
+call or a rejected answer an extractive summary is used. Either way the facts the user stated --
+names, numbers, decisions -- are picked out deterministically and kept in a list under the prose
+unless the prose already carries them, so they survive any number of compactions.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from hermes_core.agent.episodic.summarise import (
+    clip_words,
+    count_words,
+    extractive_summary,
+    split_sentences,
+    summary_problem,
+    transcript,
+)
+from hermes_core.agent.prompt.budget import HistoryBudget, history_budget, model_window
+from hermes_core.agent.prompt.token_count import (
+    EstimateCounter,
+    TokenCounter,
+    calibration_ratio,
+    choose_counter,
+    message_cost,
+    prompt_cost,
+)
+from hermes_core.config import Settings
+from hermes_core.types import Completion, Message, Prompt, Usage
+
+log = logging.getLogger("hermes_core.compaction")
+
+SUMMARY_HEADER = "[Conversation so far: a summary of the first {turns} turn{s} of this chat, " \
+                 "which are no longer shown word for word]"
+FACTS_HEADER = "Facts the user stated:"
+MAX_FACTS = 24
+FACT_CHARS = 240
+
+COMPACTION_INSTRUCTIONS = """You maintain the running summary of a long conversation so that the \
+assistant can continue it without the older messages. Merge the summary so far (if any) with the \
+conversation excerpt below into one updated summary of at most {words} words. Keep every name, \
+number, date and decision the user stated, what the user is trying to do, and what is still open. \
+Write plain prose in the conversation's main language, no preamble. Do not invent anything."""
+
+#: ``fold(previous_summary, messages) -> summary text``; raise or return junk to fall back.
+HistorySummarizer = Callable[[str, Sequence[Message]], str]
+
+
+# --------------------------------------------------------------------------- facts
+
+_QUESTION = re.compile(r"[?？]\s*$|^(what|which|who|whom|whose|when|where|why|how|is|are|do|does|"
+                       r"did|can|could|would|should|will)\b", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"\b(my|our|i|i'm|i am|we|we're|we've|i've|let's|call me|us)\b|我|咱",
+                           re.IGNORECASE)
+_STRONG = re.compile(r"\b(my name|call me|decided|decision|we chose|i chose|going with|agreed|"
+                     r"settled on|codename|deadline|budget)\b|我叫|名字|决定|定了|预算|截止",
+                     re.IGNORECASE)
+_CAPITALISED = re.compile(r"(?<=\s)[A-Z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*")
+
+
+def fact_score(sentence: str) -> int:
+    """How surely ``sentence`` states a fact worth keeping (0: not a fact).
+
+    A fact is a first-person statement (not a question) carrying a name, a number or a decision.
+    """
+    s = sentence.strip()
+    if not s or _QUESTION.search(s) or not _FIRST_PERSON.search(s):
+        return 0
+    score = 2 * bool(_STRONG.search(s)) + bool(re.search(r"\d", s)) + bool(_CAPITALISED.search(s))
+    return score
+
+
+def user_facts(messages: Sequence[Message]) -> list[str]:
+    """The sentences of user messages that state facts, in order, deduplicated."""
+    out: list[str] = []
+    for m in messages:
+        if m.role != "user":
+            continue
+        for s in split_sentences(m.content):
+            s = s.strip()[:FACT_CHARS]
+            if fact_score(s) and s not in out:
+                out.append(s)
+    return out
+
+
+def keep_facts(facts: Sequence[str], limit: int = MAX_FACTS) -> list[str]:
+    """At most ``limit`` facts: the strongest, then the oldest, kept in their original order."""
+    if len(facts) <= limit:
+        return list(facts)
+    ranked = sorted(range(len(facts)), key=lambda i: (-fact_score(facts[i]), i))[:limit]
+    return [facts[i] for i in sorted(ranked)]
+
+
+def _key_terms(fact: str) -> list[str]:
+    return re.findall(r"\d[\d,.:]*\d|\d|[A-Z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*|[\u4e00-\u9fff]{2,}",
+                      fact)
+
+
+def facts_missing_from(prose: str, facts: Sequence[str]) -> list[str]:
+    """The facts whose names and numbers do not all appear in ``prose``."""
+    return [f for f in facts if not all(t in prose for t in _key_terms(f)) or not _key_terms(f)]
+
+
+# --------------------------------------------------------------------------- cut points
+
+def cut_points(history: Sequence[Message], start: int = 0) -> list[int]:
+    """Indices >= ``start`` where the history may be cut: each turn start (a user message) at
+    which no tool call before the cut has its result after it."""
+    open_calls: set[str] = set()
+    points: list[int] = []
+    for i, m in enumerate(history):
+        if i >= start and m.role == "user" and not open_calls:
+            points.append(i)
+        for c in m.tool_calls:
+            open_calls.add(c.id)
+        if m.role == "tool" and m.tool_call_id:
+            open_calls.discard(m.tool_call_id)
+    return points
+
+
+def choose_cut(costs: Sequence[int], points: Sequence[int], *, target: int,
+               keep_turns: int) -> int | None:
+    """Where to cut so the verbatim tail costs at most ``target`` tokens and keeps at least
+    ``keep_turns`` turns; the earliest such point. When the last ``keep_turns`` turns alone exceed
+    the target, cut just before them. None when no point folds anything."""
+    if not points:
+        return None
+    tail = [0] * (len(costs) + 1)
+    for i in range(len(costs) - 1, -1, -1):
+        tail[i] = tail[i + 1] + costs[i]
+    allowed = points[: max(0, len(points) - keep_turns) + 1] if keep_turns else points
+    # ``allowed`` ends at the point that keeps exactly ``keep_turns`` turns
+    for p in allowed:
+        if tail[p] <= target:
+            return p if p > 0 else None
+    last = allowed[-1]
+    return last if last > 0 else None
+
+
+# --------------------------------------------------------------------------- state and reports
+
+@dataclass(frozen=True, slots=True)
+class CompactionState:
+    """What has been folded so far: ``history[:folded]`` lives on as ``prose`` and ``facts``."""
+
+    folded: int = 0
+    turns: int = 0
+    prose: str = ""
+    facts: tuple[str, ...] = ()
+    source: str = ""          # model / extractive
+    compactions: int = 0
+
+    def message(self) -> Message | None:
+        """The "conversation so far" message (None before the first compaction)."""
+        if not self.folded:
+            return None
+        head = SUMMARY_HEADER.format(turns=self.turns, s="" if self.turns == 1 else "s")
+        parts = [head, self.prose.strip()]
+        missing = facts_missing_from(self.prose, self.facts)
+        if missing:
+            parts.append(FACTS_HEADER + "\n" + "\n".join(f"- {f}" for f in missing))
+        return Message("user", "\n\n".join(p for p in parts if p))
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """One compaction: what was folded, how, and what it saved."""
+
+    folded_messages: int
+    folded_turns: int
+    tokens_before: int
+    tokens_after: int
+    source: str
+    ms: float
+    reason: str = ""          # why a model summary was not used, when it was not
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionReport:
+    """The history side of one turn: budget, size, counter, and a compaction if one happened."""
+
+    counter: str
+    budget: HistoryBudget
+    history_tokens: int
+    summary_turns: int = 0
+    verbatim_messages: int = 0
+    compactions: int = 0
+    compaction: Compaction | None = None
+    summary_source: str = ""
+
+    def describe(self) -> str:
+        """One line for people: how full the history is and what compaction did."""
+        used = self.history_tokens / self.budget.available if self.budget.available else 1.0
+        how = {"estimate": "the estimate",
+               "calibrated": "the estimate calibrated on the last reply's billed tokens"}.get(
+                   self.counter, self.counter.replace("tiktoken:", "tiktoken "))
+        line = (f"history {self.history_tokens} of {self.budget.available} tokens ({used:.0%}; "
+                f"compacts at {self.budget.high_water_ratio:.0%}), counted by {how}")
+        if self.summary_turns:
+            line += (f"; the first {self.summary_turns} turns are summarised "
+                     f"({self.summary_source}), {self.compactions} compaction"
+                     f"{'' if self.compactions == 1 else 's'} so far")
+        if self.compaction is not None:
+            c = self.compaction
+            line += (f"; this turn folded {c.folded_turns} turns ({c.tokens_before} -> "
+                     f"{c.tokens_after} tokens, {c.source} summary"
+                     + (f": {c.reason}" if c.reason else "") + ")")
+        return line
+
+    def as_dict(self) -> dict[str, object]:
+        c = self.compaction
+        return {"counter": self.counter, "budget": self.budget.as_dict(),
+                "history_tokens": self.history_tokens, "summary_turns": self.summary_turns,
+                "verbatim_messages": self.verbatim_messages, "compactions": self.compactions,
+                "summary_source": self.summary_source,
+                "compacted_now": None if c is None else {
+                    "folded_messages": c.folded_messages, "folded_turns": c.folded_turns,
+                    "tokens_before": c.tokens_before, "tokens_after": c.tokens_after,
+                    "source": c.source, "ms": round(c.ms, 3), "reason": c.reason}}
+
+
+# --------------------------------------------------------------------------- summarising
+
+def model_summarizer(complete: Callable[[Prompt], Completion | str], *,
+                     words: int = 300, max_chars: int = 24_000) -> HistorySummarizer:
+    """A :data:`HistorySummarizer` asking a model through ``complete`` (a ``purpose="summary"``
+    request); its answer is checked by the compactor."""
+
+    def fold(previous: str, messages: Sequence[Message]) -> str:
+        body = "<conversation>\n" + transcript(messages, max_chars=max_chars) + "\n</conversation>"
+        if previous:
+            body = f"<summary_so_far>\n{previous}\n</summary_so_far>\n\n{body}"
+        prompt = Prompt(system=COMPACTION_INSTRUCTIONS.format(words=words),
+                        messages=(Message("user", body),), purpose="summary")
+        reply = complete(prompt)
+        return reply.text if isinstance(reply, Completion) else str(reply)
+
+    return fold
+
+
+def extractive_prose(previous: str, messages: Sequence[Message], max_words: int) -> str:
+    """The summary so far merged with the folded turns' most characteristic sentences."""
+    source = ([Message("user", previous)] if previous else []) + list(messages)
+    target = max(20, min(max_words, 350))
+    return extractive_summary(source, target_words=target, max_words=max_words).summary
+
+
+def fold_history(state: CompactionState, messages: Sequence[Message], *, turns: int,
+                 summarizer: HistorySummarizer | None, max_words: int,
+                 clock: Callable[[], float] = time.perf_counter) -> tuple[CompactionState, str, str, float]:
+    """Fold ``messages`` (the turns leaving the verbatim history) into ``state``.
+
+    Returns (new state, summary source, why the model was not used, milliseconds taken).
+    """
+    started = clock()
+    facts = keep_facts([*state.facts, *(f for f in user_facts(messages) if f not in state.facts)])
+    prose, source, reason = "", "extractive", "offline" if summarizer is None else ""
+    if summarizer is not None:
+        try:
+            got = summarizer(state.prose, messages)
+            text = " ".join(str(got).split())
+            checked = [Message("user", state.prose), *messages] if state.prose else messages
+            problem = summary_problem(text, checked)
+            if problem is None:
+                prose, source = clip_words(text, max_words), "model"
+            else:
+                reason = f"model summary rejected: {problem}"
+        except Exception as e:  # a failed summary must not cost the user their turn
+            reason = f"model summary failed: {type(e).__name__}: {e}"[:200]
+        if reason:
+            log.warning("history compaction: %s; using the extractive summary", reason)
+    if not prose:
+        prose = extractive_prose(state.prose, messages, max_words)
+    new = CompactionState(folded=state.folded + len(messages), turns=state.turns + turns,
+                          prose=prose, facts=tuple(facts), source=source,
+                          compactions=state.compactions + 1)
+    return new, source, reason, (clock() - started) * 1000.0
+
+
+# --------------------------------------------------------------------------- the compactor
+
+@dataclass
+class HistoryCompactor:
+    """Keeps one conversation's history within its budget; one per Agent (it holds state).
+
+    ``fit`` is called with each turn's built prompt and the full history; it returns the prompt
+    with the compacted messages. ``observe`` calibrates the token estimate from the provider's
+    billed prompt tokens. ``history`` itself is never modified: the Agent keeps every message
+    (transcripts, ``/save`` and the session summary see the whole chat).
+    """
+
+    settings: Settings
+    summarizer: HistorySummarizer | None = None
+    clock: Callable[[], float] = time.perf_counter
+    state: CompactionState = field(default_factory=CompactionState)
+    ratio: float | None = None
+    last: CompactionReport | None = None
+    billed: tuple[int, int] | None = None   # (provider's prompt tokens, our estimate), last reply
+    _costs: dict[tuple[str, int], int] = field(default_factory=dict)
+
+    def reset(self) -> None:
+        self.state, self.last = CompactionState(), None
+        self._costs.clear()
+
+    def observe(self, prompt: Prompt, usage: Usage) -> None:
+        """Calibrate the estimate from what the provider billed for ``prompt``."""
+        ratio = calibration_ratio(prompt, usage)
+        if usage.total_input_tokens > 0:
+            self.billed = (usage.total_input_tokens, prompt_cost(prompt, EstimateCounter()))
+        if ratio is not None:
+            self.ratio = ratio
+
+    def describe_billing(self) -> str:
+        """The last reply's billed prompt tokens beside our estimate of them ("" before any)."""
+        if self.billed is None:
+            return ""
+        billed, estimated = self.billed
+        return (f"last request: the provider billed {billed} prompt tokens; the estimate was "
+                f"{estimated} ({billed / estimated:.2f}x)" if estimated else "")
+
+    def _cost(self, i: int, m: Message, counter: TokenCounter) -> int:
+        """``message_cost`` of ``history[i]``, cached by position (history only grows at the end;
+        a reset clears the cache). Calibrated counts scale the cached raw estimate."""
+        base: TokenCounter = EstimateCounter() if isinstance(counter, EstimateCounter) else counter
+        key = (base.name, i)
+        got = self._costs.get(key)
+        if got is None:
+            if len(self._costs) > 50_000:
+                self._costs.clear()
+            got = self._costs[key] = message_cost(m, base)
+        if isinstance(counter, EstimateCounter) and counter.ratio != 1.0:
+            return round(got * counter.ratio)
+        return got
+
+    def budget_for(self, prompt: Prompt, counter: TokenCounter, model: str,
+                   max_tokens: int) -> HistoryBudget:
+        cfg = self.settings.prompt.compaction
+        window, source = model_window(model, self.settings.llm.routing, cfg)
+        fixed = prompt_cost(replace(prompt, messages=prompt.messages[-1:]), counter)
+        return history_budget(window=window, max_tokens=max_tokens, fixed_tokens=fixed,
+                              settings=cfg, window_source=source)
+
+    def fit(self, prompt: Prompt, history: Sequence[Message], *, model: str,
+            provider_kind: str = "openai", max_tokens: int | None = None) -> Prompt:
+        """``prompt`` (built over the full ``history``) with its history compacted to budget."""
+        cfg = self.settings.prompt.compaction
+        counter = choose_counter(model, provider_kind, self.ratio)
+        if self.state.folded > len(history):
+            self.reset()
+        if not cfg.enabled:
+            return prompt
+        budget = self.budget_for(prompt, counter, model,
+                                 max_tokens if max_tokens is not None else self.settings.llm.max_tokens)
+        summary = self.state.message()
+        summary_cost = message_cost(summary, counter) if summary is not None else 0
+        costs = [self._cost(i, m, counter) for i, m in enumerate(history)]
+        used = summary_cost + sum(costs[self.state.folded:])
+        event: Compaction | None = None
+        if budget.over(used):
+            event = self._compact(history, costs, budget, counter, used)
+            summary = self.state.message()
+            summary_cost = message_cost(summary, counter) if summary is not None else 0
+            used = summary_cost + sum(costs[self.state.folded:])
+        tail = tuple(history[self.state.folded:])
+        messages = ((summary, *tail) if summary is not None else tail) + prompt.messages[-1:]
+        self.last = CompactionReport(counter=counter.name, budget=budget, history_tokens=used,
+                                     summary_turns=self.state.turns, verbatim_messages=len(tail),
+                                     compactions=self.state.compactions, compaction=event,
+                                     summary_source=self.state.source)
+        tokens = dict(prompt.tokens)
+        tokens["history"] = used
+        tokens["summary"] = summary_cost
+        if "total" in tokens:
+            tokens["total"] = (int(prompt.tokens.get("total", 0))
+                               - int(prompt.tokens.get("history", 0)) + used)
+        return replace(prompt, messages=messages, tokens=tokens,
+                       summary_index=0 if summary is not None else None)
+
+    def _compact(self, history: Sequence[Message], costs: Sequence[int], budget: HistoryBudget,
+                 counter: TokenCounter, used: int) -> Compaction | None:
+        cfg = self.settings.prompt.compaction
+        summary_room = int(budget.available * cfg.summary_share)
+        points = cut_points(history, self.state.folded)
+        cut = choose_cut(costs, points, target=max(0, budget.target), keep_turns=cfg.keep_turns)
+        if cut is None or cut <= self.state.folded:
+            log.warning("history is over its budget (%d of %d tokens) but no turn can be folded",
+                        used, budget.available)
+            return None
+        folding = history[self.state.folded:cut]
+        turns = sum(1 for m in folding if m.role == "user")
+        # words for the prose: the summary's token room, less the facts, at ~1.5 tokens a word
+        max_words = max(40, int(summary_room / 1.5))
+        state, source, reason, ms = fold_history(self.state, folding, turns=turns,
+                                                 summarizer=self.summarizer if cfg.use_model else None,
+                                                 max_words=max_words, clock=self.clock)
+        msg = state.message()
+        while msg is not None and message_cost(msg, counter) > summary_room and count_words(state.prose) > 40:
+            state = replace(state, prose=clip_words(state.prose, int(count_words(state.prose) * 0.8)))
+            msg = state.message()
+        self.state = state
+        after = (message_cost(msg, counter) if msg is not None else 0) + sum(costs[cut:])
+        return Compaction(folded_messages=len(folding), folded_turns=turns, tokens_before=used,
+                          tokens_after=after, source=source, ms=ms, reason=reason)

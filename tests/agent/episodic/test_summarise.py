@@ -1,0 +1,49 @@
+"""Summaries that are summaries: requests marked as such, non-answers rejected for the fallback."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_core.agent.episodic.summarise import (
+    ModelSummarizer,
+    summary_problem,
+    summary_prompt,
+)
+from hermes_core.errors import SummaryFailed
+from hermes_core.types import Completion, Message
+
+CHAT = [Message("user", "The staging database listens on port 6543; the replica is pg-replica-2."),
+        Message("assistant", "Noted: staging database on port 6543, replica pg-replica-2.")]
+
+
+@pytest.mark.parametrize("reply", ["", "   ", "ok", "OK.", "Sure!", "Got it.", "好的", "收到。",
+                                   "Done"])
+def test_empty_and_acknowledgement_replies_are_not_summaries(reply: str):
+    assert summary_problem(reply, CHAT) is not None
+
+
+def test_a_summary_of_another_conversation_is_rejected():
+    problem = summary_problem("The user baked sourdough bread and asked about proofing times "
+                              "in a cold kitchen over the winter holidays.", CHAT)
+    assert problem is not None and "unrelated" in problem
+
+
+def test_a_real_summary_is_accepted():
+    assert summary_problem("The user's staging database listens on port 6543 and the replica "
+                           "is pg-replica-2.", CHAT) is None
+
+
+def test_the_summary_request_is_marked():
+    assert summary_prompt(CHAT).purpose == "summary"
+
+
+def test_model_summariser_rejects_a_bare_acknowledgement():
+    summarise = ModelSummarizer(lambda prompt: Completion("SUMMARY: ok\nTAGS: misc", "m", "p"))
+    with pytest.raises(SummaryFailed, match="acknowledgement"):
+        summarise(CHAT)
+
+
+def test_model_summariser_keeps_a_real_summary():
+    got = ModelSummarizer(lambda prompt: "SUMMARY: Staging database on port 6543, replica "
+                                         "pg-replica-2.\nTAGS: staging, database")(CHAT)
+    assert got.source == "model" and "6543" in got.summary and got.tags == ("staging", "database")

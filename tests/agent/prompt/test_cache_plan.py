@@ -1,0 +1,36 @@
+"""The cache planner: the summary of compacted history gets a breakpoint before recent turns."""
+
+from __future__ import annotations
+
+from hermes_core.agent.prompt.cache_plan import plan_cache
+from hermes_core.types import Message
+
+
+def _plan(pinned: tuple[int, ...], breakpoints: int = 2, system_tokens: int = 2000):
+    messages = [Message("user", "[Conversation so far] ..."), *(
+        Message("user" if i % 2 == 0 else "assistant", f"m{i}") for i in range(8)),
+        Message("user", "now")]
+    return plan_cache(provider_kind="anthropic", model="claude-sonnet-4-5", enabled=True,
+                      ttl="5m", prefix_sha256="0" * 64, prefix_tokens=system_tokens,
+                      messages=messages, message_tokens=[300] * len(messages),
+                      message_breakpoints=breakpoints, pinned=pinned)
+
+
+def test_the_summary_gets_a_breakpoint_besides_the_recent_ones():
+    plan = _plan((0,))
+    assert plan.system and 0 in plan.message_indices
+    assert len(plan.message_indices) == 3                  # summary + the two recent breakpoints
+
+
+def test_without_a_summary_the_plan_is_unchanged():
+    assert 0 not in _plan(()).message_indices and len(_plan(()).message_indices) == 2
+
+
+def test_never_more_than_four_breakpoints():
+    plan = _plan((0,), breakpoints=3)
+    assert int(plan.system) + len(plan.message_indices) == 4 and 0 in plan.message_indices
+
+
+def test_a_summary_below_the_cacheable_minimum_is_not_marked():
+    plan = _plan((0,), system_tokens=10)
+    assert 0 not in plan.message_indices                    # 10 + 300 tokens: too short to cache

@@ -1,0 +1,230 @@
+"""History compaction: cut points, large cache-stable steps, summaries and the facts they keep."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hermes_core.agent.agent import Agent
+from hermes_core.agent.prompt.compaction import (
+    FACTS_HEADER,
+    CompactionState,
+    choose_cut,
+    cut_points,
+    fact_score,
+    fold_history,
+    user_facts,
+)
+from hermes_core.providers.offline import OfflineProvider
+from hermes_core.types import Message, ToolCall
+
+from .conftest import WindowedFake
+
+FILLER = ("How should I approach a flaky integration test in the billing service?",
+          "What are the usual causes of slow docker builds?",
+          "Can you give me a checklist for nginx 502 errors?",
+          "Is there a simpler way to handle cron jobs that run twice?")
+
+
+def chat(agent: Agent, turns: int, facts: dict[int, str] | None = None) -> list[Any]:
+    replies = []
+    for t in range(1, turns + 1):
+        text = (facts or {}).get(t) or FILLER[t % len(FILLER)]
+        replies.append(agent.chat(text))
+    return replies
+
+
+# --------------------------------------------------------------------------- pure parts
+
+def test_cut_points_are_turn_starts_that_never_split_a_tool_call_from_its_result():
+    history = [Message("user", "find the skill"),
+               Message("assistant", "", tool_calls=(ToolCall("c1", "skill_view", "{}"),)),
+               Message("tool", "skill body", tool_call_id="c1"),
+               Message("assistant", "done"),
+               Message("user", "next"),
+               Message("assistant", "", tool_calls=(ToolCall("c2", "skill_view", "{}"),)),
+               Message("user", "an interjection before the result"),   # malformed but possible
+               Message("tool", "late result", tool_call_id="c2"),
+               Message("user", "last"),
+               Message("assistant", "ok")]
+    points = cut_points(history)
+    assert points == [0, 4, 8]           # 6 would leave call c2 before the cut, its result after
+    for p in points:
+        before = {c.id for m in history[:p] for c in m.tool_calls}
+        after = {m.tool_call_id for m in history[p:] if m.role == "tool"}
+        assert not before & after
+
+
+def test_choose_cut_reaches_the_target_in_one_large_step_and_keeps_recent_turns():
+    costs = [10, 90] * 10                       # ten turns of 100 tokens
+    points = list(range(0, 20, 2))
+    assert choose_cut(costs, points, target=350, keep_turns=2) == 14   # 3 turns = 300 <= 350
+    # the last keep_turns turns stay even when they alone exceed the target
+    assert choose_cut(costs, points, target=50, keep_turns=2) == 16
+    assert choose_cut(costs, [0], target=50, keep_turns=1) is None      # nothing to fold
+
+
+def test_user_facts_are_first_person_statements_with_names_numbers_or_decisions():
+    messages = [Message("user", "My name is Ada Okafor. How do I fix a rebase? We decided to ship "
+                                "on Friday. I like it."),
+                Message("assistant", "My answer is 42."),
+                Message("user", "我叫李雷，预算是三万元。What is 2 + 2?")]
+    facts = user_facts(messages)
+    assert facts == ["My name is Ada Okafor.", "We decided to ship on Friday.", "我叫李雷，预算是三万元。"]
+    assert fact_score("How do I deploy to Osaka on March 14?") == 0      # a question is no fact
+
+
+def test_extractive_fold_keeps_facts_and_says_why_no_model_was_used():
+    messages = [Message("user", "Our project codename is BLUEFIN-7."), Message("assistant", "Noted."),
+                Message("user", "How do I speed up docker builds?"),
+                Message("assistant", "Use a cache mount and order layers by change frequency.")]
+    state, source, reason, ms = fold_history(CompactionState(), messages, turns=2,
+                                             summarizer=None, max_words=100)
+    assert (source, reason, state.folded, state.turns, state.compactions) == (
+        "extractive", "offline", 4, 2, 1)
+    text = state.message().content
+    assert "BLUEFIN-7" in text and "2 turns" in text and ms >= 0
+
+
+def test_a_lossy_model_summary_gets_the_missing_facts_appended():
+    messages = [Message("user", "We decided the launch budget is 48,500 euros."),
+                Message("assistant", "Understood, 48,500 euros it is."),
+                Message("user", "Now, how should the launch budget be split across the launch?")]
+    state, source, _, _ = fold_history(
+        CompactionState(), messages, turns=2, max_words=100,
+        summarizer=lambda prev, msgs: "The user planned the launch budget and how to split it.")
+    text = state.message().content
+    assert source == "model"
+    assert FACTS_HEADER in text and "48,500" in text
+
+
+def test_a_model_summary_that_is_an_acknowledgement_is_rejected_for_the_extractive_one():
+    messages = [Message("user", "Our codename is BLUEFIN-7 and the deploy target is Kubernetes."),
+                Message("assistant", "Got it.")]
+    state, source, reason, _ = fold_history(CompactionState(), messages, turns=1, max_words=100,
+                                            summarizer=lambda prev, msgs: "Sure!")
+    assert source == "extractive" and "rejected" in reason and "acknowledgement" in reason
+    assert "BLUEFIN-7" in state.message().content
+
+
+def test_a_failing_summary_call_falls_back_to_the_extractive_summary():
+    def boom(prev: str, msgs: Any) -> str:
+        raise TimeoutError("fast model timed out")
+
+    messages = [Message("user", "The staging database listens on port 6543, remember that."),
+                Message("assistant", "Noted.")]
+    state, source, reason, _ = fold_history(CompactionState(), messages, turns=1, max_words=100,
+                                            summarizer=boom)
+    assert source == "extractive" and "TimeoutError" in reason
+    assert "6543" in state.message().content
+
+
+# --------------------------------------------------------------------------- through the Agent
+
+def test_a_long_chat_never_fails_and_compacts_in_large_steps(small_agent: Callable[..., Agent]):
+    fake = WindowedFake()
+    agent = small_agent(fake)
+    replies = chat(agent, 60)
+    events = [r.compaction.compaction for r in replies if r.compaction.compaction is not None]
+    assert 1 <= len(events) <= 12                         # large steps, not one per turn
+    assert all(e.folded_turns >= 3 for e in events)
+    assert len(agent.history) == 120                      # the agent keeps every message
+    assert all(r.compaction.history_tokens <= r.compaction.budget.available for r in replies)
+
+
+def test_without_compaction_the_same_chat_fails(small_agent: Callable[..., Agent]):
+    from hermes_core.errors import HermesError
+
+    agent = small_agent(WindowedFake(), enabled=False)
+    failed = 0
+    for t in range(60):
+        try:
+            agent.chat(FILLER[t % len(FILLER)])
+        except HermesError:
+            failed += 1
+    assert failed > 0                                     # the control: the window is real
+
+
+def test_the_message_prefix_is_byte_identical_between_compactions(small_agent: Callable[..., Agent]):
+    fake = WindowedFake()
+    agent = small_agent(fake)
+    replies = chat(agent, 50)
+    turns = fake.turn_requests
+    assert len(turns) == len(replies)
+    stable = 0
+    for prev, cur, reply in zip(turns, turns[1:], replies[1:], strict=False):
+        if reply.compaction.compaction is None:
+            assert cur.prompt.messages[:len(prev.prompt.messages)] == prev.prompt.messages
+            assert cur.prompt.system == prev.prompt.system
+            stable += 1
+    assert stable >= 40
+
+
+def test_the_summary_leads_the_messages_and_is_marked_for_the_cache(small_agent: Callable[..., Agent]):
+    fake = WindowedFake()
+    agent = small_agent(fake)
+    replies = chat(agent, 40)
+    last = replies[-1]
+    assert last.prompt.summary_index == 0
+    assert last.prompt.messages[0].content.startswith("[Conversation so far")
+    assert last.prompt.messages[1].role == "user"         # verbatim turns start at a turn start
+
+
+def test_facts_survive_many_compactions_offline(small_agent: Callable[..., Agent]):
+    agent = small_agent(OfflineProvider())
+    assert agent.offline
+    facts = {3: "By the way, my name is Ada Okafor and our codename is BLUEFIN-7.",
+             20: "We decided the launch budget is 48,500 euros."}
+    replies = chat(agent, 70, facts)
+    assert agent.compactor.state.compactions >= 2
+    assert agent.compactor.state.source == "extractive"
+    sent = replies[-1].prompt
+    text = "\n".join(m.content for m in sent.messages)
+    assert "BLUEFIN-7" in text and "48,500" in text and "Ada Okafor" in text
+
+
+def test_the_fast_model_writes_the_summary_when_it_can(small_agent: Callable[..., Agent]):
+    summary = ("The user asked about flaky integration tests in the billing service, slow docker "
+               "builds, nginx 502 errors and cron jobs that run twice.")
+    fake = WindowedFake(summaries=[summary] * 20)
+    agent = small_agent(fake)
+    replies = chat(agent, 40)
+    assert fake.summary_requests and all(r.purpose == "summary" for r in fake.summary_requests)
+    assert agent.compactor.state.source == "model"
+    assert summary in replies[-1].prompt.messages[0].content
+    assert fake.last_request.purpose == "turn"
+
+
+def test_a_declined_summary_request_falls_back_and_says_so(small_agent: Callable[..., Agent]):
+    fake = WindowedFake()                                 # no scripted summaries: it declines
+    agent = small_agent(fake)
+    replies = chat(agent, 40)
+    event = next(r.compaction.compaction for r in replies if r.compaction.compaction is not None)
+    assert event.source == "extractive" and "SummaryFailed" in event.reason
+    assert fake.summary_requests                          # it was asked
+
+
+def test_the_report_describes_the_budget_in_words(small_agent: Callable[..., Agent]):
+    agent = small_agent(WindowedFake())
+    replies = chat(agent, 40)
+    compacted = next(r for r in replies if r.compaction.compaction is not None)
+    words = compacted.compaction.describe()
+    assert "counted by the estimate" in words
+    assert "this turn folded" in words and "compacts at 75%" in words
+    assert compacted.compaction.as_dict()["compacted_now"]["folded_turns"] >= 3
+
+
+def test_reset_forgets_the_summary(small_agent: Callable[..., Agent]):
+    agent = small_agent(WindowedFake())
+    chat(agent, 40)
+    assert agent.compactor.state.folded > 0
+    agent.reset()
+    reply = agent.chat("hello again")
+    assert reply.prompt.summary_index is None and len(reply.prompt.messages) == 1
+
+
+def test_compaction_can_be_switched_off(small_agent: Callable[..., Agent]):
+    agent = small_agent(WindowedFake(window=100_000), enabled=False)
+    replies = chat(agent, 30)
+    assert all(r.prompt.summary_index is None for r in replies)
+    assert len(replies[-1].prompt.messages) == 59

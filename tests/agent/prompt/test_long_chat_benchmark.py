@@ -1,0 +1,48 @@
+"""The long-chat benchmark runs and its billing model behaves as a prefix cache (a short run)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[3] / "benchmarks" / "long_chat.py"
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("long_chat_bench", BENCH)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["long_chat_bench"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_billing_reads_the_longest_prefix_written_at_a_breakpoint():
+    from hermes_core.types import CachePlan, Message, Prompt
+
+    bench = _load()
+    biller = bench.Biller()
+    msgs = (Message("user", "a" * 400), Message("assistant", "b" * 400), Message("user", "c"))
+    first = Prompt(system="s" * 4000, messages=msgs, cache=CachePlan(system=True, message_indices=(1,)))
+    assert biller.bill(first).cache_read_tokens == 0
+    again = Prompt(system="s" * 4000, messages=(*msgs, Message("assistant", "d"), Message("user", "e")))
+    usage = biller.bill(again)
+    assert usage.cache_read_tokens == biller.requests[0]["total"] - (2 + 4)   # up to message 1
+    changed = Prompt(system="s" * 4000, messages=(Message("user", "x"), *msgs[1:]))
+    assert biller.bill(changed).cache_read_tokens == 1000 + 4                 # the system only
+
+
+def test_benchmark_prints_one_json_object(capsys: pytest.CaptureFixture[str]):
+    assert _load().main(["--turns", "151", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for mode in ("none", "sliding", "hermes"):
+        row = out["modes"][mode]
+        for key in ("failed_turns", "max_prompt_tokens", "input_tokens_total", "cached_tokens_total",
+                    "cache_hit_ratio", "compactions", "facts_recalled", "compaction_ms_p50"):
+            assert key in row
+    assert out["modes"]["hermes"]["failed_turns"] == 0
+    assert out["modes"]["none"]["failed_turns"] > 0

@@ -1,0 +1,74 @@
+"""Token counters: tiktoken only when its file is already on disk, else the calibrated estimate."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from hermes_core.agent.prompt import token_count
+from hermes_core.agent.prompt.token_count import (
+    EstimateCounter,
+    calibration_ratio,
+    choose_counter,
+    local_encoding_file,
+    prompt_cost,
+    tiktoken_counter,
+)
+from hermes_core.tokenize import estimate_tokens
+from hermes_core.types import Message, Prompt, Usage
+
+
+class CharEncoding:
+    """Stands in for a tiktoken Encoding: one token per character."""
+
+    def encode(self, text: str, disallowed_special: object = ()) -> list[int]:
+        return [ord(c) for c in text]
+
+
+def test_no_encoding_file_on_disk_means_no_tiktoken_and_no_download(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    assert tiktoken_counter("gpt-4o") is None            # the network guard would catch a download
+    assert choose_counter("gpt-4o", "openai", None).name == "estimate"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_corrupt_cached_file_is_not_used(tmp_path: Path):
+    url, _ = token_count.TIKTOKEN_FILES["o200k_base"]
+    (tmp_path / hashlib.sha1(url.encode()).hexdigest()).write_bytes(b"truncated")
+    assert local_encoding_file("o200k_base", str(tmp_path)) is None   # tiktoken would re-download
+
+
+def test_an_intact_cached_file_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    data = b"dG9rZW4= 0\n"
+    url, _ = token_count.TIKTOKEN_FILES["o200k_base"]
+    monkeypatch.setitem(token_count.TIKTOKEN_FILES, "o200k_base",
+                        (url, hashlib.sha256(data).hexdigest()))
+    path = tmp_path / hashlib.sha1(url.encode()).hexdigest()
+    path.write_bytes(data)
+    assert local_encoding_file("o200k_base", str(tmp_path)) == str(path)
+
+
+def test_tiktoken_counts_openai_models_only(monkeypatch: pytest.MonkeyPatch):
+    pytest.importorskip("tiktoken", reason="tiktoken is an optional extra (hermes-core[tiktoken])")
+    monkeypatch.setattr(token_count, "_encodings", {})
+    counter = tiktoken_counter("gpt-4o", loader=lambda name: CharEncoding())
+    assert counter is not None and counter.name == "tiktoken:o200k_base"
+    assert counter.count("hello") == 5
+    assert tiktoken_counter("claude-sonnet-4-5", loader=lambda name: CharEncoding()) is None
+    assert choose_counter("claude-sonnet-4-5", "anthropic", 1.2).name == "calibrated"
+
+
+def test_calibration_is_billed_prompt_tokens_over_the_estimate():
+    prompt = Prompt(system="s" * 400, messages=(Message("user", "hello there " * 20),))
+    estimated = prompt_cost(prompt, EstimateCounter())
+    billed = Usage(input_tokens=estimated, cache_read_tokens=estimated // 2)   # both count
+    ratio = calibration_ratio(prompt, billed)
+    assert ratio == pytest.approx(1.5, rel=0.01)
+    counter = EstimateCounter(ratio)
+    assert counter.name == "calibrated"
+    assert counter.count("x" * 400) == round(estimate_tokens("x" * 400) * ratio)
+    assert calibration_ratio(prompt, Usage()) is None                 # nothing billed: no change
+    assert calibration_ratio(prompt, Usage(input_tokens=estimated * 50)) is None   # implausible
