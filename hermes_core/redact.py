@@ -17,6 +17,21 @@ _KEY_PATTERNS = re.compile(
     r"|gsk_[A-Za-z0-9]{16,}|AIza[0-9A-Za-z_\-]{20,}|(?<=Bearer )[A-Za-z0-9._\-]{16,})")
 
 
+_TOKEN_LIKE = re.compile(r"[A-Za-z0-9_\-./+=:]{20,}")
+
+
+def looks_like_secret(value: str) -> bool:
+    """Whether a string is shaped like a key: a known key format, or one long token mixing letters
+    and digits (a custom endpoint's key has no prefix to recognise it by)."""
+    text = value.strip()
+    if _KEY_PATTERNS.search(text):
+        return True
+    if not _TOKEN_LIKE.fullmatch(text) or "://" in text or text.startswith(("/", "~", ".")):
+        return False
+    return (any(c.isdigit() for c in text) and any(c.isalpha() for c in text)
+            and len(set(text)) >= 10)
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
     """Replace known secrets by their fingerprint and key-shaped strings by ``[REDACTED]``."""
     for s in secrets:

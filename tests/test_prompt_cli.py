@@ -176,8 +176,12 @@ def test_empty_home_uses_default_identity(hermes_home: Path, cwd: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     from hermes_core.agent.prompt_builder import DEFAULT_IDENTITY
 
-    out = run_json(capsys, "x", "--home", str(hermes_home / "does-not-exist"))
+    (hermes_home / "empty").mkdir()
+    out = run_json(capsys, "x", "--home", str(hermes_home / "empty"))
     assert out["system"] == DEFAULT_IDENTITY and out["warnings"] == []
+    # a home that does not exist is a typo: an error naming it, not a silent default persona
+    assert main(["prompt", "x", "--home", str(hermes_home / "does-not-exist")]) == 1
+    assert "does-not-exist" in capsys.readouterr().err
 
 
 def test_bad_cwd(home: Path, cwd: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
