@@ -43,11 +43,11 @@ def format_path(parts: Path) -> str:
     return out
 
 
-def _precheck(text: str, max_depth: int, max_nodes: int) -> None:
+def _precheck(text: str, max_depth: int, max_nodes: int, loader: Any) -> None:
     """One pass over the parser's events (no tree yet): depth and size are known before any
     recursion can start."""
     depth = 0
-    for events, ev in enumerate(yaml.parse(text, Loader=_Loader), start=1):
+    for events, ev in enumerate(yaml.parse(text, Loader=loader), start=1):
         line = ev.start_mark.line + 1 if ev.start_mark is not None else None
         if events > max_nodes:
             raise YamlLimitError(f"too large: more than {max_nodes} entries", line=line)
@@ -65,8 +65,16 @@ def compose(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES
     if len(text) > max_chars:
         raise YamlLimitError(f"too large ({len(text)} characters; limit {max_chars})")
     try:
-        _precheck(text, max_depth, max_nodes)
-        node: yaml.Node | None = yaml.compose(text, Loader=_Loader)
+        try:
+            _precheck(text, max_depth, max_nodes, _Loader)
+            node: yaml.Node | None = yaml.compose(text, Loader=_Loader)
+        except yaml.YAMLError:
+            if _Loader is yaml.SafeLoader:
+                raise
+            # libyaml refuses some escapes PyYAML reads (half a surrogate pair, "\ud83d"):
+            # the pure-Python loader decides, under the same limits
+            _precheck(text, max_depth, max_nodes, yaml.SafeLoader)
+            node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
