@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from hermes_core.injection_normalise import compact, decoded_blobs, despaced, flat, fold
 from hermes_core.injection_patterns import (
@@ -315,11 +316,14 @@ def scan_paragraphs(text: str, categories: Iterable[str] = INJECTION_CATEGORIES
                     ) -> list[tuple[Paragraph, InjectionFinding | None]]:
     """Every paragraph of ``text`` with its finding (None when clean)."""
     cats = tuple(categories)
+    pars = split_paragraphs(text)
     out: list[tuple[Paragraph, InjectionFinding | None]] = []
-    previous = ""
-    for par in split_paragraphs(text):
-        out.append((par, scan_paragraph(par, cats, context=previous)))
-        previous = par.text
+    for i, par in enumerate(pars):
+        # the paragraphs on either side frame a quote ("for example:" before, "the quote above
+        # is ..." after)
+        around = "\n".join(p.text for p in (pars[i - 1] if i else None,
+                                            pars[i + 1] if i + 1 < len(pars) else None) if p)
+        out.append((par, scan_paragraph(par, cats, context=around)))
     return out
 
 
@@ -353,6 +357,13 @@ def guard_text(text: str, *, name: str,
         count = par.text.count("\n") + 1
         lines[first:first + count] = [paragraph_notice(name, finding)]
     return GuardedText("\n".join(lines), findings, len(results))
+
+
+@lru_cache(maxsize=512)
+def guard_cached(text: str, name: str,
+                 categories: tuple[str, ...] = INJECTION_CATEGORIES) -> GuardedText:
+    """:func:`guard_text`, remembered: a skill body is auto-loaded turn after turn unchanged."""
+    return guard_text(text, name=name, categories=categories)
 
 
 def blocked_notice(name: str, finding: InjectionFinding) -> str:

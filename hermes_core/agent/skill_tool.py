@@ -13,6 +13,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from hermes_core.injection import guard_cached
 from hermes_core.retrieval.skills import skill_body
 from hermes_core.types import Message, Skill, ToolCall, ToolSpec
 
@@ -87,6 +88,7 @@ def answer_tool_calls(calls: Sequence[ToolCall], skills: SkillSelection) -> tupl
                 known = ", ".join(sorted(s.name for s in skills.retriever.skills)[:50])
                 text = f"error: no skill named {name!r}. Known skills: {known}"
             else:
-                text = f"# Skill: {skill.name}\n\n{skill_body(skill)}"
+                body = guard_cached(skill_body(skill), f"SKILL.md of {skill.name}").text
+                text = f"# Skill: {skill.name}\n\n{body}"
         out.append(Message("tool", text, tool_call_id=call.id, name=call.name))
     return tuple(out)

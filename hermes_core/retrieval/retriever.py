@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from hermes_core.errors import ConfigError
+from hermes_core.injection import guard_cached
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
 from hermes_core.retrieval.dense import (
     DenseIndex,
@@ -158,7 +159,10 @@ class RetrievalResult:
 
 
 def render_auto_loaded(skill: Skill) -> str:
-    return f"## Auto-loaded Skill: {skill.name}\n{AUTO_LOAD_NOTE}\n\n{skill_body(skill)}\n"
+    """The skill's body for the prompt, each hostile paragraph replaced by a BLOCKED notice: a
+    SKILL.md from a shared folder is as untrusted as any context file."""
+    body = guard_cached(skill_body(skill), f"SKILL.md of {skill.name}").text
+    return f"## Auto-loaded Skill: {skill.name}\n{AUTO_LOAD_NOTE}\n\n{body}\n"
 
 
 def render_hint(skills: Sequence[Skill]) -> str:

@@ -19,8 +19,9 @@ prompt, without ever crashing on what a user (or an attacker) left in that file:
 * **Safe decoding.** Missing files are skipped quietly. Unreadable, binary (NUL bytes), non-UTF-8,
   empty and huge files produce a :class:`ContextEvent` warning that names the file; they are
   skipped, or (huge) read as a head and a tail only.
-* **Injection scan** (:mod:`hermes_core.injection`). A matching file is replaced by a one-line
-  ``[BLOCKED: ...]`` notice; the matched text itself never reaches the prompt.
+* **Injection scan** (:mod:`hermes_core.injection`). Each hostile paragraph is replaced by a
+  one-line ``[BLOCKED: ...]`` notice (the whole file only when every paragraph is hostile); the
+  matched text itself never reaches the prompt.
 * **Token budget.** An over-long file keeps its head (70 % of the budget) and tail (20 %) with a
   marker between, so both the intro and the most recent additions survive.
 """
@@ -38,7 +39,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from hermes_core.injection import INJECTION_CATEGORIES, blocked_notice, scan_for_injection
+from hermes_core.injection import (  # noqa: F401 - re-exported for callers
+    INJECTION_CATEGORIES,
+    blocked_notice,
+    guard_text,
+    scan_for_injection,
+)
 from hermes_core.tokenize import estimate_tokens
 
 log = logging.getLogger("hermes_core.prompt")
@@ -281,11 +287,16 @@ def read_context_file(path: Path, policy: ReadPolicy = ReadPolicy(), *,
     if not text.strip():
         return done("skipped", reason="file is empty; skipped")
     if policy.injection_scan:
-        finding = scan_for_injection(text, policy.scan_categories)
-        if finding is not None:
-            events.append(ContextEvent("blocked", shown, f"{finding.describe()}; replaced by a "
-                                       "BLOCKED notice (prompt.injection_scan: false loads it anyway)"))
-            return done("blocked", blocked_notice(name, finding))
+        guarded = guard_text(text, name=name, categories=policy.scan_categories)
+        if guarded.all_blocked:
+            events.append(ContextEvent("blocked", shown, f"{guarded.findings[0].describe()}; "
+                                       "replaced by a BLOCKED notice (prompt.injection_scan: false "
+                                       "loads it anyway)"))
+            return done("blocked", guarded.text)
+        for finding in guarded.findings:   # one hostile paragraph costs that paragraph only
+            events.append(ContextEvent("blocked", shown, f"{finding.describe()}; that paragraph "
+                                       "was replaced by a BLOCKED notice, the rest is loaded"))
+        text = guarded.text
     text, omitted = truncate_to_budget(text.strip("\n"), policy.token_budget, name=name)
     if omitted:
         events.append(ContextEvent("warning", shown, f"over its {policy.token_budget}-token "
