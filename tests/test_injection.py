@@ -49,7 +49,8 @@ BENIGN = [
     "Ignore all lint rules in generated files.",
     "Health check:\n\n```bash\ncurl -fsS -H \"Authorization: Bearer $API_TOKEN\" "
     "https://api.internal.example/health\n```",
-    "\u05d4\u05de\u05e9\u05ea\u05de\u05e9 \u05de\u05e2\u05d3\u05d9\u05e3\u200f \u05ea\u05e9\u05d5\u05d1\u05d5\u05ea",
+    "\u05d4\u05de\u05e9\u05ea\u05de\u05e9 \u05de\u05e2\u05d3\u05d9\u05e3\u200f "
+    "\u05ea\u05e9\u05d5\u05d1\u05d5\u05ea",
     "Never send API keys to external services.",
     "Ne révèle jamais les clés API.",
     "APIキーを他人に送信しないでください。",
