@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from hermes_core.config_messages import describe_value, explain_error
 from hermes_core.errors import ConfigError
+from hermes_core.redact import Redactor
 from hermes_core.types import Credential
 from hermes_core.yaml_safe import Interpolate, YamlLimitError, format_path, load_yaml
 
@@ -247,6 +248,7 @@ class Settings(_Model):
     # The provider-key variables (ENV_KEYS) of the ``env`` mapping given to load_settings; None means
     # "read the process environment when asked". Private: never dumped, never in a repr.
     _env_keys: dict[str, str] | None = PrivateAttr(None)
+    _redactor: Redactor | None = PrivateAttr(None)
 
     @property
     def home_path(self) -> Path:
@@ -271,6 +273,23 @@ class Settings(_Model):
             return [Credential(provider, secret, endpoint=endpoint)] if secret else []
         return [Credential(provider, k.key.strip(), k.weight, k.max_rpm, k.max_tpm, endpoint)
                 for k in keys]
+
+    def secret_values(self) -> tuple[str, ...]:
+        """Every secret this configuration holds: configured keys of any format (a custom
+        endpoint's too) and the provider keys read from the environment."""
+        out = {k.key.strip() for creds in self.credentials.values() for k in creds.keys
+               if k.key.strip()}
+        names = {p.name for p in self.llm.routing.providers} | set(ENV_KEYS)
+        for name in names:
+            out.update(c.secret for c in self.credentials_for(name))
+        return tuple(sorted(out))
+
+    def redactor(self) -> Redactor:
+        """The one redactor of these settings, built on first use (which also registers the
+        secrets process-wide, so every writer scrubs them: logs, errors, sessions.db, output)."""
+        if self._redactor is None:
+            self._redactor = Redactor(self.secret_values())
+        return self._redactor
 
     def with_overrides(self, **changes: Any) -> Settings:
         """An immutable copy with dotted-path overrides, e.g. ``{"llm.stream": False}``."""
@@ -464,6 +483,7 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
     out = settings.with_overrides(**changes) if changes else settings
     if given_env is not None:  # key fallback reads the mapping the caller gave, not os.environ
         out._env_keys = {v: given_env[v] for v in ENV_KEYS.values() if given_env.get(v)}
+    out.redactor()   # built once, here: from now on no writer in the process prints these keys
     return out
 
 

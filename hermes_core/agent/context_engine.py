@@ -152,8 +152,10 @@ class ContextEngine:
                  clock: Callable[[], float] = time.time,
                  summarizer: Summarizer | None = None,
                  create: bool = True,
-                 injection_categories: Sequence[str] = INJECTION_CATEGORIES) -> None:
+                 injection_categories: Sequence[str] = INJECTION_CATEGORIES,
+                 redactor: Callable[[str], str] = redact) -> None:
         self.settings = settings or ContextEngineSettings()
+        self._redact = redactor
         self._clock = clock
         self._scan = tuple(injection_categories)
         self._summarizer = summarizer
@@ -167,7 +169,8 @@ class ContextEngine:
         p = settings.prompt
         return cls(default_db_path(settings), settings=settings.context_engine, clock=clock,
                    summarizer=summarizer, create=create,
-                   injection_categories=p.injection_categories if p.injection_scan else ())
+                   injection_categories=p.injection_categories if p.injection_scan else (),
+                   redactor=settings.redactor())
 
     @property
     def db_path(self) -> Path:
@@ -237,6 +240,9 @@ class ContextEngine:
         except SessionStoreError as e:
             log.warning("episodic memory unavailable this turn: %s", e)
             return ""
+        # a database written before a key was configured may still hold it: scrub on the way out
+        fragments = [replace(f, summary=self._redact(f.summary),
+                             tags=tuple(t for t in f.tags if self._redact(t) == t)) for f in fragments]
         if self._scan:
             fragments = [g for f in fragments if (g := self._guarded(f)) is not None]
         return render_memories(fragments, max_chars_each=self.settings.render_chars)
@@ -319,8 +325,8 @@ class ContextEngine:
                relevance_score: float = 1.0, message_count: int = 0) -> RecordResult:
         # A key pasted into the chat must not live on in sessions.db, in every later prompt that
         # recalls this session, or in `memory search` output.
-        summary = SessionSummary(redact(summary.summary),
-                                 tuple(t for t in summary.tags if redact(t) == t),
+        summary = SessionSummary(self._redact(summary.summary),
+                                 tuple(t for t in summary.tags if self._redact(t) == t),
                                  summary.source)
         when = self._clock() if created_at is None else float(created_at)
         if not math.isfinite(when):  # SQLite stores NaN as NULL; inf would rank as brand new forever
