@@ -56,6 +56,9 @@ def looks_like_secret(value: str) -> bool:
     if not _TOKEN_LIKE.fullmatch(text) or "://" in text or text.startswith(("/", "~", ".")):
         return False
     # a model id ("gpt-4o-mini-2024-07-18") is short words joined; a key has one long random run
+    if (any(c.isupper() for c in text) and any(c.islower() for c in text)
+            and any(c.isdigit() for c in text)):
+        return True   # mixed case and digits: model ids and paths are lower case
     longest = max(re.split(r"[-_./+=:]", text), key=len)
     return (len(longest) >= 16 and any(c.isdigit() for c in longest)
             and any(c.isalpha() for c in longest) and len(set(longest)) >= 10)

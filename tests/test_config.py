@@ -297,3 +297,26 @@ def test_default_home_inside_a_missing_user_home_is_an_error(tmp_path, monkeypat
     with pytest.raises(ConfigError) as info:
         check_home(None, env={})
     assert "HOME" in str(info.value) and not (tmp_path / "nonexistent").exists()
+
+
+# --------------------------------------------------------------------------- property: any text
+
+from hypothesis import given  # noqa: E402
+from hypothesis import settings as hsettings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_YAML_BITS = st.sampled_from(["llm:", "  routing:", "    fast_model:", "credentials:", "  - ", "- ",
+                              "&a ", "*a", "[", "]", "{", "}", ": ", "\n", "  ", "openai", "keys",
+                              "key: ${X}", "1", "true", "~", "'", '"', "? ", "!!str ", "<<: *a", "#",
+                              "sk-abcdefghijklmnopqrstuvwxyz"])
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(st.lists(_YAML_BITS, max_size=40).map("".join) | st.text(max_size=200))
+def test_any_yaml_text_is_settings_or_one_config_error(text):
+    try:
+        s = parse_yaml(text, file="c.yaml", env={})
+    except ConfigError as e:
+        assert str(e).startswith("c.yaml") and "sk-abcdefghijklmnopqrstuvwxyz" not in str(e)
+    else:
+        assert s.source == "c.yaml"

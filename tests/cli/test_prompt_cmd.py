@@ -34,3 +34,29 @@ def test_prompt_command_says_one_line_for_a_huge_integer(tmp_path: Path,
     assert main(["prompt", "hello", "--home", str(home), "--history", str(path)]) == 1
     err = capsys.readouterr().err
     assert str(path) in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+                     lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(st.sampled_from(["role", "content", "messages", "tool_calls",
+                                                        "id", "name", "function", "arguments",
+                                                        "tool_call_id"]), inner, max_size=5),
+                     max_leaves=20)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_JSON)
+def test_any_json_history_loads_or_is_one_prompt_input_error(tmp_path_factory, data) -> None:
+    import json
+
+    path = tmp_path_factory.mktemp("h") / "h.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    try:
+        messages = load_history(path)
+    except PromptInputError as e:
+        assert str(path) in str(e)
+    else:
+        assert all(m.role in ("user", "assistant", "tool", "system") for m in messages)

@@ -59,3 +59,23 @@ def test_jsonl_lines_that_break_the_json_parser_are_skipped_with_their_line(tmp_
     assert [s.name for s in skills] == ["ok1", "ok2"]
     assert sorted(i.line for i in issues if i.line) == [2, 3]
     assert all(str(path) == i.path for i in issues)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from hermes_core.retrieval.skills import parse_skill_md  # noqa: E402
+
+_BITS = st.sampled_from(["---\n", "name: a\n", "description: b\n", "x: ", "&a ", "*a", "[", "]",
+                         "{", "}", "\n", "  ", "- ", "9" * 50, "'", "...\n", "\ufeff", "\r\n", "ä"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_BITS, max_size=40).map("".join) | st.text(max_size=200))
+def test_any_skill_md_text_parses_or_is_one_clear_value_error(text):
+    try:
+        skill = parse_skill_md(text, "SKILL.md")
+    except ValueError as e:
+        assert str(e)
+    else:
+        assert skill.name and skill.description
