@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from hermes_core.config_messages import describe_value, explain_error
+from hermes_core.config_messages import describe_value, explain_error, safe_path
 from hermes_core.errors import ConfigError
 from hermes_core.redact import Redactor
 from hermes_core.types import Credential
@@ -333,7 +333,7 @@ def _interpolator(file: str | None, env: Mapping[str, str],
                 return ""
             raise ConfigError(f"environment variable ${{{name}}} is not set and has no default "
                               f"(write ${{{name}:-default}} to give one)",
-                              file=file, key_path=_fmt_path(path), line=line)
+                              file=file, key_path=safe_path(path), line=line)
 
         out = _VAR.sub(sub, text)
         if is_cred and not out.strip():
@@ -429,7 +429,7 @@ def parse_yaml(text: str, *, file: str | None = None,
         data, lines = load_yaml(text, max_chars=MAX_CONFIG_BYTES,
                                 interpolate=_interpolator(file, env, skipped))
     except YamlLimitError as e:
-        raise ConfigError(e.reason, file=file, key_path=_fmt_path(e.path) or None,
+        raise ConfigError(e.reason, file=file, key_path=safe_path(e.path) or None,
                           line=e.line) from None
     for key_path, line, names in skipped:
         why = (f"uses ${{{names[0]}}}, which is not set" if len(names) == 1 else

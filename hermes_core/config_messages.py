@@ -157,12 +157,22 @@ def suggest_key(model: type[BaseModel], loc: tuple[Any, ...]) -> str | None:
     return ".".join(str(next(it, "NAME")) if p == "*" else p for p in parts)
 
 
+def safe_path(loc: tuple[Any, ...], secrets: Iterable[str] = ()) -> str:
+    """The key path for a message, a secret-looking key (a key pasted as a YAML key) masked."""
+    known = set(secrets)
+    return format_path(tuple("<secret-looking key>" if isinstance(p, str) and (
+        p in known or looks_like_secret(p)) else p for p in loc))
+
+
 def explain_error(model: type[BaseModel], err: Mapping[str, Any], loc: tuple[Any, ...], *,
                   secrets: Iterable[str] = ()) -> tuple[str, str]:
     """(message, key path) for one pydantic error on ``model``'s data."""
-    key_path = format_path(loc)
+    secrets = tuple(secrets)
+    key_path = safe_path(loc, secrets)
     if err["type"] == "extra_forbidden":
         hint = suggest_key(model, loc)
+        if hint is not None and "<secret-looking key>" in safe_path(tuple(hint.split(".")), secrets):
+            hint = None
         return ("unknown key" + (f"; did you mean '{hint}'?" if hint else ""), key_path)
     if err["type"] == "missing":
         return ("missing required key", key_path)

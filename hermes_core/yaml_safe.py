@@ -165,5 +165,42 @@ def load_yaml(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NOD
     node = compose(text, max_depth=max_depth, max_nodes=max_nodes, max_chars=max_chars)
     if node is None:
         return None, {}
+    total = _expanded_size(node, max_depth, max_nodes)
+    if total > max_nodes:
+        raise YamlLimitError(f"too many entries once aliases are expanded ({total}+; limit "
+                             f"{max_nodes}): an alias bomb?", line=node.start_mark.line + 1)
     walk = _Walk(max_depth, max_nodes, interpolate)
     return walk.data(node, ()), walk.lines
+
+
+def _expanded_size(root: yaml.Node, max_depth: int, cap: int) -> int:
+    """How many nodes the tree has once every alias is expanded, counted over distinct nodes
+    (memoised), so a billion-laughs file is measured in microseconds, not expanded. Stops
+    counting past ``cap``; a recursive alias or nesting past ``max_depth`` is reported."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+
+    def size(node: yaml.Node, depth: int) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if isinstance(node, yaml.ScalarNode):
+            return 1
+        if key in active:
+            return 1   # a recursive alias: the walk reports it with its key path
+        if depth > max_depth:
+            raise YamlLimitError(f"nested more than {max_depth} levels deep",
+                                 line=node.start_mark.line + 1)
+        active.add(key)
+        total = 1
+        children = (node.value if isinstance(node, yaml.SequenceNode)
+                    else [v for pair in node.value for v in pair])
+        for child in children:
+            total += size(child, depth + 1)
+            if total > cap:
+                break
+        active.discard(key)
+        sizes[key] = min(total, cap + 1)
+        return sizes[key]
+
+    return size(root, 0)
