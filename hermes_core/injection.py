@@ -89,13 +89,12 @@ _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _ENTRY_SEP = re.compile(r"^\s*§\s*$")   # MEMORY.md / USER.md entry delimiter
 
 
-def split_paragraphs(text: str) -> list[Paragraph]:
+def split_paragraphs(text: str, first_line: int = 1) -> list[Paragraph]:
     """Blank lines (and ``§`` entry lines) separate paragraphs; a fenced code block is one block
     even when it holds blank lines."""
     out: list[Paragraph] = []
     lines = text.split("\n")
     buf: list[str] = []
-    start = 1
     fence: str | None = None
 
     def flush(code: bool = False) -> None:
@@ -103,7 +102,8 @@ def split_paragraphs(text: str) -> list[Paragraph]:
             out.append(Paragraph("\n".join(buf), start, code))
         buf.clear()
 
-    for i, line in enumerate(lines, start=1):
+    start = first_line
+    for i, line in enumerate(lines, start=first_line):
         m = _FENCE.match(line)
         if fence is not None:
             buf.append(line)
@@ -312,11 +312,11 @@ def _line_in(text: str, excerpt: str) -> int:
     return 0
 
 
-def scan_paragraphs(text: str, categories: Iterable[str] = INJECTION_CATEGORIES
-                    ) -> list[tuple[Paragraph, InjectionFinding | None]]:
+def scan_paragraphs(text: str, categories: Iterable[str] = INJECTION_CATEGORIES,
+                    first_line: int = 1) -> list[tuple[Paragraph, InjectionFinding | None]]:
     """Every paragraph of ``text`` with its finding (None when clean)."""
     cats = tuple(categories)
-    pars = split_paragraphs(text)
+    pars = split_paragraphs(text, first_line)
     out: list[tuple[Paragraph, InjectionFinding | None]] = []
     for i, par in enumerate(pars):
         # the paragraphs on either side frame a quote ("for example:" before, "the quote above
@@ -338,11 +338,11 @@ def scan_for_injection(text: str,
     return None
 
 
-def guard_text(text: str, *, name: str,
-               categories: Iterable[str] = INJECTION_CATEGORIES) -> GuardedText:
+def guard_text(text: str, *, name: str, categories: Iterable[str] = INJECTION_CATEGORIES,
+               first_line: int = 1) -> GuardedText:
     """``text`` with every hostile paragraph replaced by a one-line notice (never the whole text,
     unless every paragraph is hostile; then one notice stands for the file)."""
-    results = scan_paragraphs(text, categories)
+    results = scan_paragraphs(text, categories, first_line)
     findings = tuple(f for _p, f in results if f is not None)
     if not findings:
         return GuardedText(text, (), len(results))
@@ -353,7 +353,7 @@ def guard_text(text: str, *, name: str,
     for par, finding in reversed(results):
         if finding is None:
             continue
-        first = par.line - 1
+        first = par.line - first_line
         count = par.text.count("\n") + 1
         lines[first:first + count] = [paragraph_notice(name, finding)]
     return GuardedText("\n".join(lines), findings, len(results))
