@@ -67,7 +67,7 @@ class SkillSelection:
 def _argument_name(call: ToolCall) -> str:
     try:
         args = json.loads(call.arguments or "{}")
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, a 5,000-digit number, nested too deep
         return ""
     value = args.get("name") if isinstance(args, dict) else None
     return value if isinstance(value, str) else ""

@@ -32,3 +32,12 @@ def test_auto_loaded_skill_body_is_scanned() -> None:
     skill = Skill(name="invoices", description="invoice checks", body=HOSTILE_BODY)
     block = render_auto_loaded(skill)
     assert "DAN" not in block and "[BLOCKED" in block and "Return a table." in block
+
+
+def test_tool_arguments_that_break_the_json_parser_get_a_readable_error() -> None:
+    skill = Skill(name="invoices", description="invoice checks", body="Check totals.")
+    calls = [ToolCall("c1", "skill_view", '{"name": ' + "9" * 5000 + "}"),
+             ToolCall("c2", "skill_view", "[" * 100_000 + "]" * 100_000)]
+    answers = answer_tool_calls(calls, SkillSelection(_Retriever([skill])))
+    assert [a.tool_call_id for a in answers] == ["c1", "c2"]
+    assert all("needs a 'name' argument" in a.content for a in answers)
