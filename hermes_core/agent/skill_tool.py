@@ -13,7 +13,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from hermes_core.injection import guard_cached
+from hermes_core.injection import INJECTION_CATEGORIES, guard_cached
 from hermes_core.retrieval.skills import skill_body
 from hermes_core.types import Message, Skill, ToolCall, ToolSpec
 
@@ -88,7 +88,10 @@ def answer_tool_calls(calls: Sequence[ToolCall], skills: SkillSelection) -> tupl
                 known = ", ".join(sorted(s.name for s in skills.retriever.skills)[:50])
                 text = f"error: no skill named {name!r}. Known skills: {known}"
             else:
-                body = guard_cached(skill_body(skill), f"SKILL.md of {skill.name}").text
+                body = skill_body(skill)
+                scan = getattr(skills.retriever, "scan_categories", INJECTION_CATEGORIES)
+                if scan:
+                    body = guard_cached(body, f"SKILL.md of {skill.name}", tuple(scan)).text
                 text = f"# Skill: {skill.name}\n\n{body}"
         out.append(Message("tool", text, tool_call_id=call.id, name=call.name))
     return tuple(out)

@@ -41,3 +41,13 @@ def test_tool_arguments_that_break_the_json_parser_get_a_readable_error() -> Non
     answers = answer_tool_calls(calls, SkillSelection(_Retriever([skill])))
     assert [a.tool_call_id for a in answers] == ["c1", "c2"]
     assert all("needs a 'name' argument" in a.content for a in answers)
+
+
+def test_injection_scan_off_loads_skill_bodies_unchanged() -> None:
+    skill = Skill(name="invoices", description="invoice checks", body=HOSTILE_BODY)
+    retriever = _Retriever([skill])
+    retriever.scan_categories = ()   # type: ignore[attr-defined]  # prompt.injection_scan: false
+    (msg,) = answer_tool_calls([ToolCall("c1", "skill_view", '{"name": "invoices"}')],
+                               SkillSelection(retriever))
+    assert "DAN" in msg.content and "BLOCKED" not in msg.content
+    assert "DAN" in render_auto_loaded(skill, scan=())
