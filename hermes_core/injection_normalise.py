@@ -42,14 +42,24 @@ def _confusable_map() -> dict[str, str]:
         for entry in entries:
             c = entry.get("c", "") if isinstance(entry, dict) else ""
             if len(c) == 1 and c.isascii() and c.isalnum():
-                out.setdefault(char, c.lower())
+                out.setdefault(char, c)
                 break
     return out
 
 
 @lru_cache(maxsize=1)
-def _confusable_table() -> dict[int, str]:
-    return {ord(k): v for k, v in _confusable_map().items()}
+def _confusable_tables() -> tuple[dict[int, str], dict[int, str]]:
+    """(capital letters, everything else). Capitals are folded before lower-casing: Greek "Τ" is
+    confusable with "T", while its lower case "τ" looks like no ASCII letter. TR39 gives "l" as
+    the prototype of every I-like capital (I and l look alike); a capital is an "I"."""
+    upper: dict[int, str] = {}
+    other: dict[int, str] = {}
+    for k, v in _confusable_map().items():
+        if k.isupper():
+            upper[ord(k)] = "I" if v == "l" else v
+        else:
+            other[ord(k)] = v.lower()
+    return upper, other
 
 
 def decode_tags(text: str) -> str:
@@ -61,8 +71,8 @@ def fold(text: str) -> str:
     """NFKC, hidden tag text revealed, default-ignorable code points removed, Latin look-alikes
     folded to ASCII, lower case. Line breaks are kept, so lines still map to the source."""
     text = unicodedata.normalize("NFKC", decode_tags(text))
-    text = _IGNORABLE.sub("", text).casefold()   # lower case first: TR39 pairs "I" with "l"
-    return text.translate(_confusable_table())
+    upper, other = _confusable_tables()
+    return _IGNORABLE.sub("", text).translate(upper).casefold().translate(other)
 
 
 _HYPHEN_BREAK = re.compile(r"(\w)[-\u2010\u2011]\s*\n\s*(\w)")
