@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -34,7 +35,9 @@ def _repl(home: Path) -> tuple[Repl, io.StringIO]:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(_LINES, min_size=1, max_size=4))
-def test_any_line_is_answered_without_a_traceback(tmp_path: Path, lines: list[str]) -> None:
+def test_any_line_is_answered_without_a_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  lines: list[str]) -> None:
+    monkeypatch.chdir(tmp_path)   # "/save NAME" writes NAME relative to the working directory
     repl, out = _repl(tmp_path)
     for line in lines:
         text = line.strip()
