@@ -12,15 +12,18 @@ import logging
 import os
 import re
 import stat
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
+from hermes_core.config_messages import describe_value, explain_error, safe_path
 from hermes_core.errors import ConfigError
+from hermes_core.redact import Redactor
 from hermes_core.types import Credential
+from hermes_core.yaml_safe import Interpolate, YamlLimitError, format_path, load_yaml
 
 log = logging.getLogger("hermes_core.config")
 
@@ -32,6 +35,17 @@ ENV_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_means_default(cls, data: Any) -> Any:
+        """``key:`` with nothing after it is YAML's null: for a setting that cannot be null it
+        means "not set" (the default applies), as an absent key does."""
+        if not isinstance(data, dict):
+            return data
+        return {k: v for k, v in data.items()
+                if not (v is None and k in cls.model_fields
+                        and type(None) not in typing.get_args(cls.model_fields[k].annotation))}
 
 
 class RuleSettings(_Model):
@@ -284,6 +298,7 @@ class Settings(_Model):
     # The provider-key variables (ENV_KEYS) of the ``env`` mapping given to load_settings; None means
     # "read the process environment when asked". Private: never dumped, never in a repr.
     _env_keys: dict[str, str] | None = PrivateAttr(None)
+    _redactor: Redactor | None = PrivateAttr(None)
 
     @property
     def home_path(self) -> Path:
@@ -308,6 +323,23 @@ class Settings(_Model):
             return [Credential(provider, secret, endpoint=endpoint)] if secret else []
         return [Credential(provider, k.key.strip(), k.weight, k.max_rpm, k.max_tpm, endpoint)
                 for k in keys]
+
+    def secret_values(self) -> tuple[str, ...]:
+        """Every secret this configuration holds: configured keys of any format (a custom
+        endpoint's too) and the provider keys read from the environment."""
+        out = {k.key.strip() for creds in self.credentials.values() for k in creds.keys
+               if k.key.strip()}
+        names = {p.name for p in self.llm.routing.providers} | set(ENV_KEYS)
+        for name in names:
+            out.update(c.secret for c in self.credentials_for(name))
+        return tuple(sorted(out))
+
+    def redactor(self) -> Redactor:
+        """The one redactor of these settings, built on first use (which also registers the
+        secrets process-wide, so every writer scrubs them: logs, errors, sessions.db, output)."""
+        if self._redactor is None:
+            self._redactor = Redactor(self.secret_values())
+        return self._redactor
 
     def with_overrides(self, **changes: Any) -> Settings:
         """An immutable copy with dotted-path overrides, e.g. ``{"llm.stream": False}``."""
@@ -338,68 +370,47 @@ def tiktoken_cache_dir() -> str | None:
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-(.*?))?\}")
 _CRED_KEY = re.compile(r"^credentials\.[^.]+\.keys\.\d+\.key$")
+_fmt_path = format_path
 
 
-def _fmt_path(parts: tuple[Any, ...]) -> str:
-    out = ""
-    for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
-    return out
+def _interpolator(file: str | None, env: Mapping[str, str],
+                  skipped: list[tuple[str, int, tuple[str, ...]]]) -> Interpolate:
+    """``${VAR}`` / ``${VAR:-default}`` in string values; an unset variable in a credential key
+    skips that key (with a warning naming the variable), anywhere else it is an error."""
 
+    def interpolate(text: str, path: tuple[Any, ...], line: int) -> str:
+        dotted = ".".join(str(p) for p in path)
+        is_cred = bool(_CRED_KEY.match(dotted))
+        unset: list[str] = []
 
-def _node_to_data(node: yaml.Node, path: tuple[Any, ...], lines: dict[str, int], file: str | None,
-                  env: Mapping[str, str], skipped: list[tuple[str, int]]) -> Any:
-    """Compose-tree -> plain data, recording each key path's line and interpolating ``${VAR}``."""
-    lines[_fmt_path(path)] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        out: dict[str, Any] = {}
-        for k_node, v_node in node.value:
-            key = k_node.value if isinstance(k_node, yaml.ScalarNode) else None
-            if not isinstance(key, str) or key in out:
-                why = "duplicate key" if key in out else "keys must be plain strings"
-                raise ConfigError(why, file=file, key_path=_fmt_path((*path, str(key))),
-                                  line=k_node.start_mark.line + 1)
-            out[key] = _node_to_data(v_node, (*path, key), lines, file, env, skipped)
+        def sub(m: re.Match[str]) -> str:
+            name, default = m.group(1), m.group(2)
+            if name in env and env[name] != "":
+                return env[name]
+            if default is not None:
+                return default
+            if is_cred:
+                unset.append(name)
+                return ""
+            raise ConfigError(f"environment variable ${{{name}}} is not set and has no default "
+                              f"(write ${{{name}:-default}} to give one)",
+                              file=file, key_path=safe_path(path), line=line)
+
+        out = _VAR.sub(sub, text)
+        if is_cred and not out.strip():
+            skipped.append((_fmt_path(path), line, tuple(unset)))
         return out
-    if isinstance(node, yaml.SequenceNode):
-        items = []
-        for i, item in enumerate(node.value):
-            value = _node_to_data(item, (*path, i), lines, file, env, skipped)
-            items.append(value)
-        return items
-    value = yaml.safe_load(yaml.serialize(node))  # scalar: let YAML resolve int/bool/null
-    if isinstance(value, str) and "${" in value:
-        value = _interpolate(value, path, node.start_mark.line + 1, file, env, skipped)
-    return value
 
-
-def _interpolate(text: str, path: tuple[Any, ...], line: int, file: str | None,
-                 env: Mapping[str, str], skipped: list[tuple[str, int]]) -> str:
-    dotted = ".".join(str(p) for p in path)
-    is_cred = bool(_CRED_KEY.match(dotted))
-
-    def sub(m: re.Match[str]) -> str:
-        name, default = m.group(1), m.group(2)
-        if name in env and env[name] != "":
-            return env[name]
-        if default is not None:
-            return default
-        if is_cred:
-            return ""
-        raise ConfigError(f"environment variable ${{{name}}} is not set and has no default "
-                          f"(write ${{{name}:-default}} to give one)",
-                          file=file, key_path=_fmt_path(path), line=line)
-
-    out = _VAR.sub(sub, text)
-    if is_cred and not out.strip():
-        skipped.append((_fmt_path(path), line))
-    return out
+    return interpolate
 
 
 def _drop_empty_keys(data: dict[str, Any]) -> None:
-    for creds in (data.get("credentials") or {}).values():
-        if isinstance(creds, dict) and isinstance(creds.get("keys"), list):
-            creds["keys"] = [k for k in creds["keys"]
+    creds = data.get("credentials")
+    if not isinstance(creds, dict):
+        return  # a wrong shape is reported by validation, in the config's words
+    for entry in creds.values():
+        if isinstance(entry, dict) and isinstance(entry.get("keys"), list):
+            entry["keys"] = [k for k in entry["keys"]
                              if not (isinstance(k, dict) and isinstance(k.get("key"), str)
                                      and not k["key"].strip())]
 
@@ -408,32 +419,35 @@ def _validate(data: Any, *, file: str | None, lines: Mapping[str, int]) -> Setti
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ConfigError(f"the top level must be a mapping, not {type(data).__name__}",
-                          file=file, line=1)
+        raise ConfigError(f"the top level must be a mapping of settings (key: value lines), "
+                          f"not {describe_value(data)}", file=file, line=1)
     try:
         settings = Settings.model_validate({**data, "source": file})
     except ValidationError as e:
         err = e.errors()[0]
         loc = tuple(p for p in err["loc"] if p not in ("function-after",))
-        key_path = _fmt_path(loc)
         line = None
         probe = loc
         while probe and line is None:
             line = lines.get(_fmt_path(probe))
             probe = probe[:-1]
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key"
-        elif "input" in err and err["type"] not in ("missing",):
-            # Under ``credentials`` a wrongly shaped value is usually the key itself (``openai:
-            # sk-...`` instead of ``keys: [{key: ...}]``): name its type, never echo it.
-            if loc and loc[0] == "credentials":
-                msg = f"{msg} (got a {type(err['input']).__name__})"
-            else:
-                msg = f"{msg} (got {repr(err['input'])[:60]})"
+        msg, key_path = explain_error(Settings, err, loc, secrets=_secret_values(data))
         raise ConfigError(msg, file=file, key_path=key_path or None, line=line) from None
     _check_rules(settings, lines)
     return settings
+
+
+def _secret_values(data: Mapping[str, Any]) -> tuple[str, ...]:
+    """The credential strings of raw config data (never echoed by an error message)."""
+    out: list[str] = []
+    creds = data.get("credentials")
+    for entry in (creds.values() if isinstance(creds, dict) else ()):
+        keys = entry.get("keys") if isinstance(entry, dict) else None
+        for k in (keys if isinstance(keys, list) else ()):
+            value = k.get("key") if isinstance(k, dict) else k
+            if isinstance(value, str) and value.strip():
+                out.append(value.strip())
+    return tuple(out)
 
 
 def _check_credentials(settings: Settings, lines: Mapping[str, int]) -> None:
@@ -464,21 +478,26 @@ def _check_rules(settings: Settings, lines: Mapping[str, int]) -> None:
 
 def parse_yaml(text: str, *, file: str | None = None,
                env: Mapping[str, str] | None = None) -> Settings:
-    """Parse YAML text into Settings (see :func:`load_settings` for file handling)."""
+    """Parse YAML text into Settings (see :func:`load_settings` for file handling).
+
+    Any malformed input ends as one :class:`ConfigError` naming the file, line and key path:
+    empty values load as null and are then validated, aliases are expanded under a node budget
+    (a recursive alias or an alias bomb is an error, found in milliseconds), nesting is limited.
+    """
     env = os.environ if env is None else env
+    skipped: list[tuple[str, int, tuple[str, ...]]] = []
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
-        problem = getattr(e, "problem", None) or str(e)
-        raise ConfigError(f"invalid YAML: {problem}", file=file,
-                          line=mark.line + 1 if mark else None) from None
-    lines: dict[str, int] = {}
-    skipped: list[tuple[str, int]] = []
-    data = {} if root is None else _node_to_data(root, (), lines, file, env, skipped)
-    for key_path, line in skipped:
-        log.warning("%s:%s: credential %s is empty or unset; skipping that key",
-                    file or "<config>", line, key_path)
+        data, lines = load_yaml(text, max_chars=MAX_CONFIG_BYTES,
+                                interpolate=_interpolator(file, env, skipped))
+    except YamlLimitError as e:
+        raise ConfigError(e.reason, file=file, key_path=safe_path(e.path) or None,
+                          line=e.line) from None
+    for key_path, line, names in skipped:
+        why = (f"uses ${{{names[0]}}}, which is not set" if len(names) == 1 else
+               f"uses {', '.join('${' + n + '}' for n in names)}, which are not set" if names
+               else "is empty")
+        log.warning("%s:%s: credential %s is empty or unset (it %s); skipping that key",
+                    file or "<config>", line, key_path, why)
     if isinstance(data, dict):
         _drop_empty_keys(data)
     settings = _validate(data, file=file, lines=lines)
@@ -525,7 +544,36 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
     out = settings.with_overrides(**changes) if changes else settings
     if given_env is not None:  # key fallback reads the mapping the caller gave, not os.environ
         out._env_keys = {v: given_env[v] for v in ENV_KEYS.values() if given_env.get(v)}
+    out.redactor()   # built once, here: from now on no writer in the process prints these keys
     return out
+
+
+def check_home(home: str | os.PathLike[str] | None = None, *,
+               env: Mapping[str, str] | None = None) -> Path:
+    """The home a command will use, refused when it was named but does not exist.
+
+    A home given by ``--home`` or ``HERMES_HOME`` must already be a folder: a typo would otherwise
+    create a new, empty home (with a sessions.db and an audit log) and answer with the default
+    persona. The default ``~/.hermes`` may be created on first use, but only inside a user home
+    that exists (``HOME=/nonexistent`` must not create one).
+    """
+    env = os.environ if env is None else env
+    if home is not None or env.get("HERMES_HOME"):
+        named = str(home) if home is not None else env["HERMES_HOME"]
+        where = "--home" if home is not None else "HERMES_HOME"
+        path = Path(os.path.expanduser(named))
+        if not path.exists():
+            raise ConfigError(f"{where} names a folder that does not exist (create it first, or "
+                              "check the spelling)", file=str(path), key_path="home")
+        if not path.is_dir():
+            raise ConfigError(f"{where} names a file, not a folder", file=str(path), key_path="home")
+        return path
+    path = Path(os.path.expanduser(DEFAULT_HOME))
+    if not path.parent.is_dir():
+        raise ConfigError(f"the default home {DEFAULT_HOME} is inside a user home that does not "
+                          "exist (is HOME set right?); set HERMES_HOME or --home", file=str(path.parent),
+                          key_path="home")
+    return path
 
 
 def _read_config(path: Path) -> str:

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_core.redact import redact, redact_headers
+
 
 class HermesError(Exception):
     """Root of every error hermes_core raises on purpose."""
@@ -53,10 +55,11 @@ class ProviderError(HermesError):
                  headers: Mapping[str, str] | None = None, body: Any = None,
                  provider: str | None = None) -> None:
         self.status_code = status_code
-        self.headers = dict(headers or {})
-        self.body = body
+        # a server may echo the key in a header (or a debugging proxy add it): never keep it
+        self.headers = redact_headers(headers or {})
+        self.body = redact(body) if isinstance(body, str) else body
         self.provider = provider
-        super().__init__(message)
+        super().__init__(redact(message))
 
 
 class RateLimited(ProviderError):

@@ -1,19 +1,44 @@
 """Prompt-injection scan: instructions hidden in text that will be placed in a prompt.
 
 Context files, recalled memories and skill bodies all end up in front of the model, and any of
-them may have been written (or poisoned) by someone other than the user. This module decides
-whether a text carries instructions to ignore previous instructions, hijack the role, leak
-secrets or environment variables, or hide itself with invisible / bidirectional Unicode (English
-and Chinese phrasings). It knows nothing about files or prompts: callers decide what to do with a
-finding.
+them may have been written (or poisoned) by someone other than the user. This module decides,
+paragraph by paragraph, whether a text carries instructions to ignore previous instructions,
+hijack the role, leak secrets, or hide itself with invisible Unicode. It knows nothing about files
+or prompts: callers decide what to do with a finding, usually :func:`guard_text`, which replaces
+each hostile paragraph by a visible notice and keeps the rest (a poisoned line in MEMORY.md must
+not cost the user the whole memory).
+
+How it stays hard to evade (:mod:`hermes_core.injection_normalise`): text is matched after NFKC,
+TR39 confusable folding, removal of default-ignorable code points, and in joined views where a
+phrase split by line breaks, spaces or soft hyphens is whole again; base64 blobs and tag
+characters are decoded and scanned too. Six languages are covered
+(:mod:`hermes_core.injection_patterns`).
+
+How it stays rarely wrong: patterns are phrases, not keywords; a rule that forbids the act
+("never send API keys to ...") is not an attack; and an attack *quoted as an example* (inside a
+code span, a code block, a block quote or quotation marks, in a paragraph that talks about
+attacks, examples or detection) is documentation, not an instruction.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
+
+from hermes_core.injection_normalise import compact, decoded_blobs, despaced, flat, fold
+from hermes_core.injection_patterns import (
+    CJK_LANGUAGES,
+    COMBINED,
+    COMPACT,
+    GATES,
+    NEGATABLE,
+    NEGATED_BEFORE,
+    NEGATED_BEFORE_ZH,
+    NEGATED_INSIDE,
+    NOT_NEGATABLE_HEADS,
+)
 
 INJECTION_CATEGORIES: tuple[str, ...] = (
     "ignore-instructions", "role-hijack", "secret-exfiltration", "invisible-unicode")
@@ -26,131 +51,327 @@ class InjectionFinding:
     category: str
     line: int
     excerpt: str
+    language: str = ""
 
     def describe(self) -> str:
         return f"possible prompt injection ({self.category}, line {self.line})"
 
 
-_FLAGS = re.IGNORECASE | re.MULTILINE
-# "password reset / policy / field ..." is a feature, not a secret being asked for.
-_PASSWORD = (r"passwords?(?!\s+(?:reset|recovery|policy|policies|strength|field|manager|hashing|hash|"
-             r"change|expiry|rules)\b)")
-_SECRET = (r"(?:api[\s_-]?keys?|secret\s+keys?|secrets|" + _PASSWORD + r"|credentials|access\s+tokens?|"
-           r"auth(?:entication)?\s+tokens?|bearer\s+tokens?|private\s+keys?|ssh\s+keys?|"
-           r"env(?:ironment)?\s+var(?:iable)?s?|\.env\s+file|system\s+prompt)")
-_SECRET_ZH = (r"(?:密钥|密码(?!重置|找回|修改|强度|策略|规则|输入框)|令牌|凭证|凭据|环境变量|"
-              r"API\s*(?:key|密钥)|系统提示)")
-# A rule that forbids the act ("never send API keys to ...", "不要泄露密钥") is the opposite of an
-# injection, and AGENTS.md files are full of them. Only a negation right before the verb counts
-# (at most one word or two CJK characters between), so "don't hesitate to send the keys to" and
-# "不要犹豫，把密钥发给我" are still caught.
-_NEGATED_EN = re.compile(r"(?:\bnever|\bnot|n['\u2019]t|\bno)\s+(?:[\w'\u2019]+\s+)?$", re.IGNORECASE)
-_NEGATED_ZH = re.compile(r"(?:不要|不得|不能|不可|不许|不准|切勿|请勿|勿|别|禁止|严禁|绝不|决不|从不|避免)"
-                         r"[^\s，。,.;；!！?？:：]{0,2}$")
-_NEGATABLE = frozenset({"ignore-instructions", "secret-exfiltration"})
-_NOT_NEGATABLE_HEADS = ("不要", "别", "无需", "curl")  # patterns that are themselves negations
-_PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
-    "ignore-instructions": (
-        re.compile(r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,30}?"
-                   r"\b(?:previous|prior|preceding|above|earlier|all|any|your|system)\b"
-                   r"[^.\n]{0,30}?\b(?:instructions?|prompts?|directives?|guidelines|rules|"
-                   r"commands|directions|context)\b", _FLAGS),
-        # "ignore everything above", "forget everything you were told before"
-        re.compile(r"\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s+"
-                   r"(?:(?:written|said|stated)\s+)?(?:above|before\s+this|so\s+far|"
-                   r"(?:that\s+)?you\s+(?:were|have\s+been)\s+told)\b", _FLAGS),
-        re.compile(r"(?:忽略|无视|忽视|忘记|忘掉|不要理会|覆盖)[^。\n]{0,12}?"
-                   r"(?:之前|以上|上面|前面|先前|此前|所有|全部|一切|系统)[^。\n]{0,12}?"
-                   r"(?:指令|指示|说明|规则|提示|要求|设定|命令)"),
-        re.compile(r"(?:忽略|无视|忽视|忘记|忘掉|不要理会)[^。\n]{0,4}?(?:之前|以上|上面|前面|先前|此前)"
-                   r"[^。\n]{0,6}?(?:内容|对话|信息|的话|一切)"),
-        re.compile(r"(?:不要|别|无需)(?:再)?(?:遵守|遵循|听从|理会)[^。\n]{0,12}?"
-                   r"(?:指令|指示|规则|系统提示)"),
-    ),
-    "role-hijack": (
-        re.compile(r"<\|im_start\|>|<\|im_end\|>|<\|(?:system|assistant|user)\|>|\[/?INST\]|"
-                   r"<<SYS>>|</?system(?:[-_ ]prompt)?>", _FLAGS),
-        re.compile(r"^\s*#{1,6}\s*(?:new\s+)?system\s+(?:prompt|message|instructions?)\s*:?\s*$",
-                   _FLAGS),
-        re.compile(r"\b(?:new|updated|real|actual)\s+system\s+(?:prompt|instructions?)\b", _FLAGS),
-        re.compile(r"\byou\s+are\s+now\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|"
-                   r"evil|DAN)\b|\byou\s+are\s+no\s+longer\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must)\b|"
-                   r"\bpretend\s+(?:to\s+be|you\s+are)\b|"
-                   r"\b(?:enable|enter|activate|switch\s+to)\s+(?:developer|jailbreak|god|DAN)\s+mode\b|"
-                   r"\bact\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|uncensored)\b", _FLAGS),
-        re.compile(r"(?:从现在(?:开始|起)[，,]?\s*你(?:是|将|必须|不再)|你不再是|"
-                   r"(?:扮演|假装)[^。\n]{0,10}(?:不受限制|没有限制|无限制)|"
-                   r"(?:进入|启用|开启|切换到)(?:开发者|越狱)模式|新的系统提示)"),
-    ),
-    "secret-exfiltration": (
-        re.compile(r"\b(?:reveal|leak|exfiltrate|dump)\b[^.\n]{0,40}?" + _SECRET, _FLAGS),
-        re.compile(r"\b(?:send|upload|post|email|forward|transmit)\b[^.\n]{0,40}?" + _SECRET
-                   + r"[^.\n]{0,40}?\bto\b", _FLAGS),
-        re.compile(r"\b(?:print|output|echo|show|display|tell\s+me|repeat)\s+(?:out\s+)?"
-                   r"(?:your|all|all\s+the|every|any|the\s+user'?s)\s+" + _SECRET, _FLAGS),
-        re.compile(r"\b(?:curl|wget|nc)\b[^\n]{0,120}?\$\{?[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD)\b",
-                   re.MULTILINE),
-        re.compile(r"(?:泄露|泄漏|透露|发送|上传|发给|发到|打印出?|输出|告诉我)[^。\n]{0,20}?" + _SECRET_ZH,
-                   _FLAGS),
-        re.compile(r"把[^。\n]{0,10}?" + _SECRET_ZH + r"[^。\n]{0,12}?(?:发送|发给|发到|上传|泄露|"
-                   r"透露|告诉|交给|给我|打印|输出|贴)", _FLAGS),
-    ),
-}
-# Zero-width and bidirectional controls hide text from a human reviewer; ZWJ/ZWNJ (U+200C/D) are
-# left alone because emoji sequences and Persian/Indic scripts need them. Tag characters
-# (U+E0000..E007F) can smuggle whole ASCII sentences invisibly.
-_INVISIBLE = re.compile("[\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
-                        "\U000e0000-\U000e007f]")
+@dataclass(frozen=True, slots=True)
+class Paragraph:
+    """One block of a text: a paragraph, a fenced code block, or a MEMORY.md entry."""
 
-_JOINERS = re.compile("[\u00ad\u034f\u200c\u200d\ufe00-\ufe0f]")
+    text: str
+    line: int          # 1-based line of its first line in the whole text
+    code: bool = False
 
 
-def _line_of(text: str, index: int) -> int:
-    return text.count("\n", 0, index) + 1
+@dataclass(frozen=True, slots=True)
+class GuardedText:
+    """A text with each hostile paragraph replaced by a notice; ``findings`` one per blocked one."""
+
+    text: str
+    findings: tuple[InjectionFinding, ...]
+    paragraphs: int
+
+    @property
+    def blocked(self) -> int:
+        return len(self.findings)
+
+    @property
+    def all_blocked(self) -> bool:
+        return bool(self.findings) and len(self.findings) == self.paragraphs
 
 
-def scan_for_injection(text: str,
-                       categories: Iterable[str] = INJECTION_CATEGORIES) -> InjectionFinding | None:
-    """The first prompt-injection signal found in ``text`` (None when it looks clean).
+# --------------------------------------------------------------------------- paragraphs
 
-    Patterns are deliberately narrow (a phrase, not a keyword) so ordinary notes such as "the
-    user prefers short answers" or "token counts are estimates" pass; a false positive costs one
-    file's worth of context and a warning telling the user which line to fix.
-    """
-    wanted = set(categories)
-    if "invisible-unicode" in wanted:
-        m = _INVISIBLE.search(text)
-        if m:
-            return InjectionFinding("invisible-unicode", _line_of(text, m.start()),
-                                    f"U+{ord(m.group()):04X}")
-    # NFKC folds full-width and compatibility forms ("Ｉｇｎｏｒｅ" -> "Ignore") so they cannot dodge
-    # the patterns; it keeps line breaks, so line numbers still point at the source file.
-    # Joiners, soft hyphens and variation selectors are legal (emoji, Persian, Indic) but render as
-    # nothing, so "ig<ZWJ>nore" reads as "ignore" to the model: drop them before matching.
-    folded = _JOINERS.sub("", unicodedata.normalize("NFKC", text))
-    for category, patterns in _PATTERNS.items():
-        if category not in wanted:
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_ENTRY_SEP = re.compile(r"^\s*§\s*$")   # MEMORY.md / USER.md entry delimiter
+
+
+def split_paragraphs(text: str, first_line: int = 1) -> list[Paragraph]:
+    """Blank lines (and ``§`` entry lines) separate paragraphs; a fenced code block is one block
+    even when it holds blank lines."""
+    out: list[Paragraph] = []
+    lines = text.split("\n")
+    buf: list[str] = []
+    fence: str | None = None
+
+    def flush(code: bool = False) -> None:
+        if any(ln.strip() for ln in buf):
+            out.append(Paragraph("\n".join(buf), start, code))
+        buf.clear()
+
+    start = first_line
+    for i, line in enumerate(lines, start=first_line):
+        m = _FENCE.match(line)
+        if fence is not None:
+            buf.append(line)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = None
+                flush(code=True)
+                start = i + 1
             continue
-        for pattern in patterns:
-            for m in pattern.finditer(folded):
-                if category in _NEGATABLE and _negated(folded, m):
-                    continue
-                return InjectionFinding(category, _line_of(folded, m.start()), m.group()[:80])
+        if m:
+            flush()
+            fence, start = m.group(1), i
+            buf.append(line)
+            continue
+        if not line.strip() or _ENTRY_SEP.match(line):
+            flush()
+            start = i + 1
+            continue
+        if not buf:
+            start = i
+        buf.append(line)
+    flush(code=fence is not None)
+    return out
+
+
+# --------------------------------------------------------------------------- quotation
+
+# Words that frame quoted text as an example, a report or a detection rule, not an order.
+_FRAMING = re.compile(
+    r"\b(?:examples?|e\.g\.|for\s+instance|such\s+as|sample|payloads?|attacks?|attackers?|injections?|"
+    r"jailbreaks?|malicious|adversarial|phrases?|patterns?|detect\w*|flag\w*|block\w*|red[\s-]team\w*|"
+    r"test\s+cases?|fixtures?|quoted?|strings?\s+like|looks?\s+like|signatures?|regex\w*|phishing|"
+    r"prompt\s+injection|we\s+(?:saw|see|observed)|reported|classif\w*|filter\w*|scanner|warn\w*|"
+    r"ejemplos?|ataques?|inyecci\w+|exemples?|attaques?|beispiele?|angriff\w*|injektion\w*)"
+    # no word boundaries in CJK text
+    r"|例|比如|攻击|攻擊|注入|攻撃|インジェクション|サンプル|検出|检测|檢測|拦截|攔截", re.IGNORECASE)
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).){1,400}?\1", re.DOTALL)
+_QUOTED = re.compile(r"\"[^\"\n]{1,400}\"|“[^”\n]{1,400}”|„[^“”\n]{1,400}[“”]|«[^»\n]{1,400}»|"
+                     r"「[^」\n]{1,400}」|『[^』\n]{1,400}』|(?<!\w)'[^'\n]{4,400}'(?!\w)")
+_QUOTE_LINE = re.compile(r"^\s{0,3}>.*$", re.MULTILINE)
+# Reported speech: "prompt injections try to make the model ignore previous instructions".
+_REPORTED = re.compile(
+    r"\b(?:attackers?|attacks?|injections?|jailbreaks?|malicious|adversar\w*|payloads?|phishing)\b"
+    r"[^.!?\n]{0,80}\b(?:tr(?:y|ies|ied)\s+to|attempts?\s+to|aims?\s+to|tell\w*|instruct\w*|ask\w*|"
+    r"trick\w*|make|makes|get|gets|convince\w*|says?|such\s+as|like)\b", re.IGNORECASE)
+
+
+def _unquote(par: Paragraph, context: str) -> str:
+    """The paragraph with example material taken out, when the paragraph (or the one introducing
+    it) frames it as an example; otherwise unchanged."""
+    framed = bool(_FRAMING.search(par.text) or _FRAMING.search(context))
+    if not framed:
+        return par.text
+    if par.code:
+        return ""
+    text = _CODE_SPAN.sub(" ", par.text)
+    text = _QUOTE_LINE.sub("", text)
+    return _QUOTED.sub(" ", text)
+
+
+# --------------------------------------------------------------------------- invisible Unicode
+
+_TAGS = re.compile("[\U000e0000-\U000e007f]")
+_BIDI_OVERRIDE = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_HIDDEN = re.compile("[\u200b\u2060-\u2064\u180e\U0001d173-\U0001d17a]|(?<!^)\ufeff")
+_HANGUL_FILLER = re.compile("[\u3164\uffa0\u115f\u1160]")
+_RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
+_SPACELESS = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u9fff]")
+_HANGUL = re.compile("[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
+
+
+def _invisible(text: str) -> re.Match[str] | None:
+    """An invisible code point that hides something here (not one a script needs: RLM in Hebrew,
+    ZWJ in an emoji, ZWSP between Thai words)."""
+    m = _TAGS.search(text)
+    if m:
+        return m
+    if not _RTL.search(text):
+        m = _BIDI_OVERRIDE.search(text)
+        if m:
+            return m
+    if not _SPACELESS.search(text):
+        m = _HIDDEN.search(text)
+        if m:
+            return m
+    if not _HANGUL.search(text):
+        return _HANGUL_FILLER.search(text)
     return None
+
+
+# --------------------------------------------------------------------------- matching
 
 
 def _negated(text: str, m: re.Match[str]) -> bool:
     """Whether the match is forbidden by a negation just before it ("never send ...", "不要泄露...")."""
-    if m.group().startswith(_NOT_NEGATABLE_HEADS):
+    head = m.group()
+    if head.startswith(NOT_NEGATABLE_HEADS):
         return False
+    if NEGATED_INSIDE.search(head) and not head.startswith(("do not", "don't")):
+        return True
     before = text[max(0, m.start() - 40):m.start()]
-    # Only a negation on the match's own line counts. A bare CR, form feed or U+2028 starts a new
-    # line for the model just as "\n" does, so "Never<CR>Ignore all previous instructions" is an
-    # instruction; cut at every boundary str.splitlines() knows, not only "\n".
-    before = (before + "x").splitlines()[-1][:-1]  # the sentinel keeps a trailing break visible
-    return bool(_NEGATED_EN.search(before) or _NEGATED_ZH.search(before))
+    # Only a negation on the match's own line counts: a bare CR, form feed or U+2028 starts a
+    # new line for the model just as "\n" does.
+    before = (before + "x").splitlines()[-1][:-1]
+    return bool(NEGATED_BEFORE.search(before) or NEGATED_BEFORE_ZH.search(before))
+
+
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+_LATIN = re.compile("[a-z]")
+
+
+def _match_views(views: Iterable[str], wanted: set[str]) -> tuple[str, str, str] | None:
+    """(category, language, excerpt) of the first phrase found in any view."""
+    unique = list(dict.fromkeys(views))
+    cjk = any(_CJK.search(v) for v in unique[:1])
+    latin = any(_LATIN.search(v) for v in unique[:1])
+    for lang, table in COMBINED.items():
+        if not (cjk if lang in CJK_LANGUAGES else latin):
+            continue
+        gates = GATES.get(lang, {})
+        for category, pattern in table.items():
+            if category not in wanted:
+                continue
+            triggers = gates.get(category)
+            for view in unique:
+                if triggers is not None and not triggers.search(view):
+                    continue
+                for m in pattern.finditer(view):
+                    if category in NEGATABLE and _negated(view, m):
+                        continue
+                    return category, lang, m.group()[:80]
+    return None
+
+
+_COMPACT_NEGATION = re.compile(r"(?:never|not|nt|no|nunca|jamás|jamas|ne|jamais|nicht|nie|niemals|"
+                               r"不要|别|別|勿|禁止|切勿|请勿|請勿|绝不|絕不|决不|從不|从不)(?:ever)?$")
+
+
+def _match_compact(text: str, wanted: set[str]) -> tuple[str, str, str] | None:
+    for category, patterns in COMPACT.items():
+        if category in wanted:
+            for pattern in patterns:
+                for m in pattern.finditer(text):
+                    if category in NEGATABLE and _COMPACT_NEGATION.search(text[max(0, m.start() - 16):
+                                                                             m.start()]):
+                        continue
+                    return category, "compact", m.group()[:80]
+    return None
+
+
+def _scan_text(text: str, wanted: set[str], depth: int = 0) -> tuple[str, str, str] | None:
+    folded = fold(text)
+    joined = flat(folded)
+    found = _match_views((folded, joined, despaced(joined)), wanted)
+    if found is None:
+        letters = compact(folded)
+        # the letters-only view only for text whose own words did not already answer: a long
+        # paragraph of prose has too many accidental joins across words
+        if len(letters) <= 4000:
+            found = _match_compact(letters, wanted)
+    if found is None and depth == 0:
+        for blob in decoded_blobs(text):
+            found = _scan_text(blob, wanted, depth + 1)
+            if found is not None:
+                return found[0], found[1], "base64: " + found[2]
+    return found
+
+
+def scan_paragraph(par: Paragraph, categories: Iterable[str] = INJECTION_CATEGORIES, *,
+                   context: str = "") -> InjectionFinding | None:
+    """The injection in one paragraph, if any; ``context`` is the paragraph before it (an
+    introduction such as "for example:" frames a quoted block)."""
+    wanted = set(categories)
+    if "invisible-unicode" in wanted:
+        m = _invisible(par.text)
+        if m:
+            line = par.line + par.text.count("\n", 0, m.start())
+            return InjectionFinding("invisible-unicode", line, f"U+{ord(m.group()):04X}")
+    text = _unquote(par, context)
+    if not text.strip():
+        return None
+    if _REPORTED.search(text) and _FRAMING.search(text):
+        # "attacks try to make the model ignore previous instructions": a description
+        text = _REPORTED_TAIL.sub("", text)
+    found = _scan_text(text, wanted)
+    if found is None:
+        return None
+    category, lang, excerpt = found
+    return InjectionFinding(category, par.line + _line_in(par.text, excerpt), excerpt, lang)
+
+
+_REPORTED_TAIL = re.compile(
+    r"\b(?:attackers?|attacks?|injections?|jailbreaks?|malicious|adversar\w*|payloads?|phishing)\b"
+    r"[^.!?\n]*", re.IGNORECASE)
+
+
+def _line_in(text: str, excerpt: str) -> int:
+    """Best guess of the line (0-based offset) an excerpt of the folded text came from."""
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return 0
+    words = [w for w in re.split(r"\W+", excerpt.removeprefix("base64: ")) if len(w) > 2][:2]
+    for i, line in enumerate(lines):
+        folded = fold(line)
+        if words and all(w in folded for w in words[:1]):
+            return i
+    return 0
+
+
+def scan_paragraphs(text: str, categories: Iterable[str] = INJECTION_CATEGORIES,
+                    first_line: int = 1) -> list[tuple[Paragraph, InjectionFinding | None]]:
+    """Every paragraph of ``text`` with its finding (None when clean)."""
+    cats = tuple(categories)
+    pars = split_paragraphs(text, first_line)
+    out: list[tuple[Paragraph, InjectionFinding | None]] = []
+    for i, par in enumerate(pars):
+        # the paragraphs on either side frame a quote ("for example:" before, "the quote above
+        # is ..." after)
+        around = "\n".join(p.text for p in (pars[i - 1] if i else None,
+                                            pars[i + 1] if i + 1 < len(pars) else None) if p)
+        out.append((par, scan_paragraph(par, cats, context=around)))
+    return out
+
+
+def scan_for_injection(text: str,
+                       categories: Iterable[str] = INJECTION_CATEGORIES) -> InjectionFinding | None:
+    """The first prompt-injection signal found in ``text`` (None when it looks clean)."""
+    if not text:
+        return None
+    for _par, finding in scan_paragraphs(text, categories):
+        if finding is not None:
+            return finding
+    return None
+
+
+def guard_text(text: str, *, name: str, categories: Iterable[str] = INJECTION_CATEGORIES,
+               first_line: int = 1) -> GuardedText:
+    """``text`` with every hostile paragraph replaced by a one-line notice (never the whole text,
+    unless every paragraph is hostile; then one notice stands for the file)."""
+    results = scan_paragraphs(text, categories, first_line)
+    findings = tuple(f for _p, f in results if f is not None)
+    if not findings:
+        return GuardedText(text, (), len(results))
+    if len(findings) == len(results):
+        return GuardedText(blocked_notice(name, findings[0]), findings, len(results))
+    lines = text.split("\n")
+    # replace from the bottom up so earlier line numbers stay valid
+    for par, finding in reversed(results):
+        if finding is None:
+            continue
+        first = par.line - first_line
+        count = par.text.count("\n") + 1
+        lines[first:first + count] = [paragraph_notice(name, finding)]
+    return GuardedText("\n".join(lines), findings, len(results))
+
+
+@lru_cache(maxsize=512)
+def guard_cached(text: str, name: str,
+                 categories: tuple[str, ...] = INJECTION_CATEGORIES) -> GuardedText:
+    """:func:`guard_text`, remembered: a skill body is auto-loaded turn after turn unchanged."""
+    return guard_text(text, name=name, categories=categories)
 
 
 def blocked_notice(name: str, finding: InjectionFinding) -> str:
-    """The one line that replaces a blocked file in the prompt (the matched text stays out)."""
+    """The one line that replaces a wholly blocked file in the prompt (the matched text stays out)."""
     return f"[BLOCKED: {name} was not loaded: {finding.describe()}]"
+
+
+def paragraph_notice(name: str, finding: InjectionFinding) -> str:
+    """The one line that replaces one blocked paragraph; the rest of the file is kept."""
+    return f"[BLOCKED: a paragraph of {name} was removed: {finding.describe()}]"
+

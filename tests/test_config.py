@@ -319,3 +319,150 @@ def test_a_long_busy_timeout_is_capped_not_wrapped_to_zero(tmp_path: Path, secon
 
     with SessionStore(tmp_path / "sessions.db", busy_timeout_s=seconds) as store:
         assert store.connection.execute("PRAGMA busy_timeout").fetchone()[0] == 2**31 - 1
+# --------------------------------------------------------------------------- hostile and mistaken input
+
+ALIAS_BOMB = "".join(
+    f"{chr(97 + i)}: &{chr(97 + i)} [" + ",".join([f"*{chr(96 + i)}"] * 9 if i else ["x"] * 9) + "]\n"
+    for i in range(7))
+
+
+@pytest.mark.parametrize("text", [
+    "llm:\n  routing:\n    fast_model:\n",
+    "home:\n",
+    "llm:\n",
+    "skill_utils:\n  folders:\n",
+])
+def test_empty_values_load_as_null_then_default(text):
+    s = parse_yaml(text, file="c.yaml", env={})
+    assert s.llm.routing.fast_model is None and s.home == "~/.hermes"
+
+
+def test_empty_list_item_is_validated_with_its_path():
+    text = "llm:\n  routing:\n    providers:\n      - name: openai\n        models:\n          -\n"
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml", env={})
+    assert info.value.key_path == "llm.routing.providers[0].models[0]" and info.value.line == 6
+    assert "empty value" in str(info.value)
+
+
+@pytest.mark.parametrize("value,shown", [("[a, b]", "a list of 2 items"), ("5", "the number 5"),
+                                         ("true", "the boolean true")])
+def test_credentials_of_the_wrong_container_type(value, shown):
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(f"credentials: {value}\n", file="c.yaml", env={})
+    e = info.value
+    assert (e.key_path, e.line) == ("credentials", 1)
+    assert "expected a mapping of provider name" in str(e) and shown in str(e)
+
+
+def test_recursive_alias_is_an_error_naming_the_key():
+    with pytest.raises(ConfigError) as info:
+        parse_yaml("llm: &a\n  routing: *a\n", file="c.yaml", env={})
+    assert "recursive alias" in str(info.value) and info.value.key_path == "llm.routing"
+
+
+def test_alias_bomb_is_rejected_by_the_node_budget():
+    assert len(ALIAS_BOMB) < 300
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(ALIAS_BOMB, file="c.yaml", env={})
+    assert "alias" in str(info.value) and "c.yaml" in str(info.value)
+
+
+def test_nesting_500_deep_is_one_config_error():
+    with pytest.raises(ConfigError) as info:
+        parse_yaml("a: " + "[" * 500 + "]" * 500 + "\n", file="c.yaml", env={})
+    assert "levels deep" in str(info.value) and info.value.line == 1
+
+
+@pytest.mark.parametrize("text,why", [
+    ("1: 2\n", "keys must be text"),
+    ("? [a]\n: 1\n", "keys must be plain text"),
+    ("llm:\n  max_tokens: " + "9" * 5000 + "\n", "unreadable value"),
+    ("a: !!python/object:os.system x\n", "unreadable value"),
+    ("a: 1\n---\nb: 2\n", "invalid YAML"),
+])
+def test_malformed_input_is_one_config_error(text, why):
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml", env={})
+    assert why in str(info.value) and "c.yaml" in str(info.value)
+
+
+@pytest.mark.parametrize("text,hint", [
+    ("llm:\n  max_token: 5\n", "llm.max_tokens"),
+    ("llm:\n  providers: []\n", "llm.routing.providers"),
+    ("credentials:\n  openai:\n    kyes: []\n", "credentials.openai.keys"),
+])
+def test_unknown_key_suggests_the_nearest_known_one(text, hint):
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml", env={})
+    assert f"did you mean '{hint}'" in str(info.value)
+
+
+def test_type_errors_speak_the_configs_language():
+    text = "llm:\n  routing:\n    providers:\n      - name: openai\n        models: openai\n"
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml", env={})
+    assert "expected a list of model names, got the string 'openai'" in str(info.value)
+    assert "Input should" not in str(info.value)
+
+
+@pytest.mark.parametrize("secret", ["sk-abcdefghijklmnopqrstuvwxyz123",
+                                    "Zk38fj3kd92jfk3lsd0qpwe8XQ", "ghp_9f8e7d6c5b4a39281726354"])
+def test_config_errors_never_echo_a_secret(secret):
+    for text in (f"llm:\n  max_tokens: {secret}\n", f"credentials:\n  openai: {secret}\n",
+                 f"credentials:\n  openai:\n    keys:\n      - key: {secret}\n        weight: x\n"):
+        with pytest.raises(ConfigError) as info:
+            parse_yaml(text, file="c.yaml", env={})
+        assert secret not in str(info.value) and secret[:12] not in str(info.value)
+
+
+def test_unset_variable_in_a_credential_is_named(caplog):
+    text = "credentials:\n  openai:\n    keys:\n      - key: ${MY_OPENAI_KEY}\n"
+    with caplog.at_level(logging.WARNING):
+        parse_yaml(text, file="c.yaml", env={})
+    assert "${MY_OPENAI_KEY}" in caplog.text and "c.yaml:4" in caplog.text
+
+
+def test_a_named_home_that_does_not_exist_is_an_error_and_is_not_created(tmp_path):
+    from hermes_core.config import check_home
+
+    missing = tmp_path / "nosuch" / "typo"
+    with pytest.raises(ConfigError) as info:
+        check_home(missing, env={})
+    assert str(missing) in str(info.value) and not missing.exists()
+    with pytest.raises(ConfigError) as info:
+        check_home(None, env={"HERMES_HOME": str(missing)})
+    assert "HERMES_HOME" in str(info.value) and not (tmp_path / "nosuch").exists()
+    assert check_home(tmp_path, env={}) == tmp_path
+
+
+def test_default_home_inside_a_missing_user_home_is_an_error(tmp_path, monkeypatch):
+    from hermes_core.config import check_home
+
+    monkeypatch.setenv("HOME", str(tmp_path / "nonexistent"))
+    with pytest.raises(ConfigError) as info:
+        check_home(None, env={})
+    assert "HOME" in str(info.value) and not (tmp_path / "nonexistent").exists()
+
+
+# --------------------------------------------------------------------------- property: any text
+
+from hypothesis import given  # noqa: E402
+from hypothesis import settings as hsettings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_YAML_BITS = st.sampled_from(["llm:", "  routing:", "    fast_model:", "credentials:", "  - ", "- ",
+                              "&a ", "*a", "[", "]", "{", "}", ": ", "\n", "  ", "openai", "keys",
+                              "key: ${X}", "1", "true", "~", "'", '"', "? ", "!!str ", "<<: *a", "#",
+                              "sk-abcdefghijklmnopqrstuvwxyz"])
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(st.lists(_YAML_BITS, max_size=40).map("".join) | st.text(max_size=200))
+def test_any_yaml_text_is_settings_or_one_config_error(text):
+    try:
+        s = parse_yaml(text, file="c.yaml", env={})
+    except ConfigError as e:
+        assert str(e).startswith("c.yaml") and "sk-abcdefghijklmnopqrstuvwxyz" not in str(e)
+    else:
+        assert s.source == "c.yaml"

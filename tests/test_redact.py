@@ -5,9 +5,22 @@ Credential never shows its key; redaction catches exact secrets and key-shaped s
 
 from __future__ import annotations
 
+import json
 import logging
+import sqlite3
+from pathlib import Path
 
-from hermes_core.redact import RedactingFilter, redact
+import httpx
+import pytest
+
+from hermes_core.agent.context_engine import ContextEngine
+from hermes_core.config import load_settings
+from hermes_core.errors import AuthenticationFailed, error_from_status
+from hermes_core.providers.base import CallOptions
+from hermes_core.providers.openai import OpenAIProvider
+from hermes_core.redact import RedactingFilter, Redactor, looks_like_secret, redact, redact_headers
+from hermes_core.testing import OPENAI_URL
+from hermes_core.types import Credential, Message, Prompt
 
 KEY = "sk-proj-AbCdEf0123456789XYZ"
 
@@ -55,3 +68,119 @@ def test_cli_logging_scrubs_keys_from_every_logger():
             f"logging.getLogger('httpx').warning('Authorization: Bearer {KEY}')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert KEY not in out.stderr and "[REDACTED]" in out.stderr
+
+
+# A custom endpoint's key: no sk- prefix, nothing a shape pattern would recognise.
+CUSTOM = "cu5tom.Endpoint.Key.9f2b"
+
+
+OTHER = "tg-0123456789abcdefSECRET-2"
+
+
+def _settings(tmp_path: Path):
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "llm:\n  routing:\n    providers:\n      - name: local\n        endpoint: http://127.0.0.1:9/v1\n"
+        f"credentials:\n  local:\n    keys:\n      - key: {CUSTOM}\n", encoding="utf-8")
+    return load_settings(config, home=tmp_path, env={})
+
+
+def test_the_settings_redactor_knows_configured_keys_of_any_shape(tmp_path: Path) -> None:
+    s = _settings(tmp_path)
+    r = s.redactor()
+    assert r is s.redactor() and CUSTOM in r.secrets
+    assert CUSTOM not in r(f"my key is {CUSTOM}!") and "key-" in r(f"my key is {CUSTOM}!")
+    # registered process-wide: a writer that was never handed the redactor scrubs it too
+    assert CUSTOM not in redact(f"echo {CUSTOM}")
+
+
+def test_a_pasted_key_never_reaches_sessions_db_its_tags_or_memory_search(tmp_path: Path) -> None:
+    s = _settings(tmp_path)
+    with ContextEngine.from_settings(s, clock=lambda: 1_700_000_000.0) as engine:
+        engine.add("s1", f"We configured the endpoint with key {CUSTOM} for the billing proxy.",
+                   tags=[CUSTOM, "billing"])
+        found = engine.retrieve("billing proxy endpoint")
+        block = engine.memories_block("billing proxy endpoint")
+    rows = sqlite3.connect(tmp_path / "sessions.db").execute("SELECT * FROM sessions").fetchall()
+    assert CUSTOM not in repr(rows)
+    assert found and all(CUSTOM not in f.summary and CUSTOM not in f.tags for f in found)
+    assert "billing" in found[0].tags and CUSTOM not in block
+
+
+def test_error_headers_and_message_never_keep_an_echoed_secret() -> None:
+    Redactor([OTHER])
+    e = error_from_status(401, {"x-echo-key": OTHER, "authorization": "Bearer whatever-123",
+                                "retry-after": "3"}, {"error": {"message": f"bad key {OTHER}"}},
+                          provider="p", redact=redact)
+    assert OTHER not in repr(e.headers) and OTHER not in str(e)
+    assert e.headers["authorization"] == "[REDACTED]" and e.headers["retry-after"] == "3"
+    assert redact_headers({"Set-Cookie": "sid=1"}) == {"Set-Cookie": "[REDACTED]"}
+
+
+def test_a_server_echoing_the_key_in_a_header_through_the_real_sdk(respx_mock) -> None:
+    Redactor([OTHER])
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        401, headers={"x-received-key": OTHER}, json={"error": {"message": f"invalid key {OTHER}"}}))
+    prompt = Prompt(system="s", messages=(Message("user", "hi"),))
+    with pytest.raises(AuthenticationFailed) as info:
+        OpenAIProvider("openai").complete(prompt, "gpt-4o", Credential("openai", OTHER),
+                                          CallOptions(timeout_s=5))
+    e = info.value
+    assert OTHER not in repr(e.headers) and OTHER not in str(e) and OTHER not in repr(e.body)
+
+
+def test_debug_log_lines_and_tracebacks_are_scrubbed(caplog: pytest.LogCaptureFixture) -> None:
+    Redactor([OTHER])
+    logger = logging.getLogger("httpx.test")
+    flt = RedactingFilter()
+    logger.addFilter(flt)
+    try:
+        with caplog.at_level(logging.DEBUG, logger="httpx.test"):
+            logger.debug("HTTP Response: headers %s", {"x-received-key": OTHER})
+            try:
+                raise ValueError(f"boom {OTHER}")
+            except ValueError:
+                logger.exception("failed")
+    finally:
+        logger.removeFilter(flt)
+    assert OTHER not in caplog.text and "x-received-key" in caplog.text and "boom" in caplog.text
+
+
+def test_save_writes_what_the_repl_showed(tmp_path: Path) -> None:
+    from hermes_core.cli.repl_commands import _save
+
+    Redactor([OTHER])
+
+    class _Stats:
+        cache_hit_ratio = 0.0
+
+        class usage:
+            total_input_tokens = 0
+            output_tokens = 0
+
+    class _Agent:
+        session_id = "s1"
+        home = tmp_path
+        history = (Message("user", f"here is my key {OTHER}"), Message("assistant", "thanks"))
+        stats = _Stats()
+
+    said: list[str] = []
+
+    class _Repl:
+        agent = _Agent()
+
+        def say(self, text: str) -> None:
+            said.append(text)
+
+    _save(_Repl(), str(tmp_path / "t.json"))   # type: ignore[arg-type]
+    data = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
+    assert OTHER not in json.dumps(data) and data["messages"][0]["content"].startswith("here is my key")
+
+
+@pytest.mark.parametrize("value,secret", [("sk-abcdefghijklmnopqrstu", True),
+                                          ("Zk38fj3kd92jfk3lsd0qpwe8", True),
+                                          ("gpt-4o-mini-2024-07-18", False),
+                                          ("https://api.example.com/v1/chat", False),
+                                          ("~/.hermes/skills/deploy", False)])
+def test_looks_like_secret(value: str, secret: bool) -> None:
+    assert looks_like_secret(value) is secret

@@ -154,6 +154,7 @@ class Agent:
                  approve: Approver | None = None,
                  max_tool_rounds: int | None = None) -> None:
         self.settings = settings or load_settings()
+        self.redact = self.settings.redactor()   # the one redactor, for every writer below
         self.home = self.settings.home_path
         if self.home.exists() and not self.home.is_dir():
             # every part below would warn on its own (SOUL.md, skills/, sessions.db): say it once

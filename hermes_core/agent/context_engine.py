@@ -18,9 +18,10 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -47,7 +48,13 @@ from hermes_core.errors import (
     SessionStoreError,
     SummaryFailed,
 )
-from hermes_core.injection import INJECTION_CATEGORIES, InjectionFinding, scan_for_injection
+from hermes_core.injection import (
+    INJECTION_CATEGORIES,
+    GuardedText,
+    InjectionFinding,
+    guard_text,
+    scan_for_injection,
+)
 from hermes_core.redact import redact
 from hermes_core.types import MemoryFragment, Message
 
@@ -112,6 +119,18 @@ def parse_timestamp(text: str) -> float:
     return dt.timestamp()
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
+
+
+@lru_cache(maxsize=1024)
+def _guard_cached(text: str, categories: tuple[str, ...]) -> GuardedText:
+    """The guard of one summary, sentence by sentence (a stored summary is one paragraph, and one
+    hostile sentence quoted in a chat must not cost the whole session), remembered like the scan."""
+    sentences = [x for x in _SENTENCE_END.split(text) if x.strip()]
+    guarded = guard_text("\n\n".join(sentences), name="a past session", categories=categories)
+    return replace(guarded, text=" ".join(guarded.text.split("\n\n")))
+
+
 @lru_cache(maxsize=1024)
 def _scan_cached(text: str, categories: tuple[str, ...]) -> InjectionFinding | None:
     """The injection scan of one summary (~1 ms for 500 words), remembered: the same past
@@ -133,8 +152,10 @@ class ContextEngine:
                  clock: Callable[[], float] = time.time,
                  summarizer: Summarizer | None = None,
                  create: bool = True,
-                 injection_categories: Sequence[str] = INJECTION_CATEGORIES) -> None:
+                 injection_categories: Sequence[str] = INJECTION_CATEGORIES,
+                 redactor: Callable[[str], str] = redact) -> None:
         self.settings = settings or ContextEngineSettings()
+        self._redact = redactor
         self._clock = clock
         self._scan = tuple(injection_categories)
         self._summarizer = summarizer
@@ -148,7 +169,8 @@ class ContextEngine:
         p = settings.prompt
         return cls(default_db_path(settings), settings=settings.context_engine, clock=clock,
                    summarizer=summarizer, create=create,
-                   injection_categories=p.injection_categories if p.injection_scan else ())
+                   injection_categories=p.injection_categories if p.injection_scan else (),
+                   redactor=settings.redactor())
 
     @property
     def db_path(self) -> Path:
@@ -218,17 +240,30 @@ class ContextEngine:
         except SessionStoreError as e:
             log.warning("episodic memory unavailable this turn: %s", e)
             return ""
+        # a database written before a key was configured may still hold it: scrub on the way out
+        fragments = [replace(f, summary=self._redact(f.summary),
+                             tags=tuple(t for t in f.tags if self._redact(t) == t)) for f in fragments]
         if self._scan:
-            fragments = [f for f in fragments if not self._blocked(f)]
+            fragments = [g for f in fragments if (g := self._guarded(f)) is not None]
         return render_memories(fragments, max_chars_each=self.settings.render_chars)
 
-    def _blocked(self, fragment: MemoryFragment) -> bool:
-        finding = _scan_cached("\n".join((fragment.summary, *fragment.tags)), self._scan)
-        if finding is None:
-            return False
-        log.warning("past session %s left out of the prompt: %s", fragment.session_id,
-                    finding.describe())
-        return True
+    def _guarded(self, fragment: MemoryFragment) -> MemoryFragment | None:
+        """The fragment with hostile paragraphs of its summary replaced by a notice; None (left
+        out, logged) when the whole summary or a tag is hostile."""
+        if any(_scan_cached(t, self._scan) is not None for t in fragment.tags):
+            log.warning("past session %s left out of the prompt: a tag carries a possible prompt "
+                        "injection", fragment.session_id)
+            return None
+        guarded = _guard_cached(fragment.summary, self._scan)
+        if not guarded.findings:
+            return fragment
+        if guarded.all_blocked:
+            log.warning("past session %s left out of the prompt: %s", fragment.session_id,
+                        guarded.findings[0].describe())
+            return None
+        log.warning("past session %s: %d paragraph(s) replaced by a BLOCKED notice",
+                    fragment.session_id, guarded.blocked)
+        return replace(fragment, summary=guarded.text)
 
     # ------------------------------------------------------------------ recording
 
@@ -290,8 +325,8 @@ class ContextEngine:
                relevance_score: float = 1.0, message_count: int = 0) -> RecordResult:
         # A key pasted into the chat must not live on in sessions.db, in every later prompt that
         # recalls this session, or in `memory search` output.
-        summary = SessionSummary(redact(summary.summary),
-                                 tuple(t for t in summary.tags if redact(t) == t),
+        summary = SessionSummary(self._redact(summary.summary),
+                                 tuple(t for t in summary.tags if self._redact(t) == t),
                                  summary.source)
         when = self._clock() if created_at is None else float(created_at)
         if not math.isfinite(when):  # SQLite stores NaN as NULL; inf would rank as brand new forever

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from hermes_core.injection import INJECTION_CATEGORIES, guard_cached
 from hermes_core.retrieval.skill_files import SkillFileError, files_listing, read_skill_file
 from hermes_core.retrieval.skills import skill_body
 from hermes_core.types import Message, Skill, ToolCall, ToolSpec
@@ -72,15 +73,22 @@ class SkillSelection:
 def _argument(call: ToolCall, key: str) -> str:
     try:
         args = json.loads(call.arguments or "{}")
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, a 5,000-digit number, nested too deep
         return ""
     value = args.get(key) if isinstance(args, dict) else None
     return value if isinstance(value, str) else ""
 
 
-def render_skill(skill: Skill) -> str:
-    """What ``skill_view(name)`` answers: the body, the front matter worth knowing, the files."""
-    parts = [f"# Skill: {skill.name}", skill_body(skill)]
+def render_skill(skill: Skill, scan: Sequence[str] = INJECTION_CATEGORIES) -> str:
+    """What ``skill_view(name)`` answers: the body, the front matter worth knowing, the files.
+
+    The body is scanned for prompt injection (``scan`` lists the categories; empty turns it off):
+    a skill folder may come from anyone, and its body goes straight into the conversation.
+    """
+    body = skill_body(skill)
+    if scan:
+        body = guard_cached(body, f"SKILL.md of {skill.name}", tuple(scan)).text
+    parts = [f"# Skill: {skill.name}", body]
     if skill.allowed_tools:
         parts.append("Tools this skill expects: " + ", ".join(skill.allowed_tools))
     listing = files_listing(skill)
@@ -98,11 +106,15 @@ def answer_skill_view(call: ToolCall, skills: SkillSelection) -> str:
     if skill is None:
         known = ", ".join(sorted(s.name for s in skills.retriever.skills)[:50])
         return f"error: no skill named {name!r}. Known skills: {known}"
+    scan = tuple(getattr(skills.retriever, "scan_categories", INJECTION_CATEGORIES))
     file_path = _argument(call, "file_path").strip()
     if not file_path:
-        return render_skill(skill)
+        return render_skill(skill, scan)
     try:
-        return f"# Skill: {skill.name} / {file_path}\n\n{read_skill_file(skill, file_path)}"
+        text = read_skill_file(skill, file_path)
+        if scan:
+            text = guard_cached(text, f"{file_path} of skill {skill.name}", scan).text
+        return f"# Skill: {skill.name} / {file_path}\n\n{text}"
     except SkillFileError as e:
         listing = files_listing(skill)
         return f"{e}" + (f"\n\n{listing}" if listing else "")

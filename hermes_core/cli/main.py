@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from hermes_core.cli.argtypes import replace_unencodable
+from hermes_core.config import check_home
 from hermes_core.errors import HermesError
 from hermes_core.redact import RedactingFilter
 
@@ -55,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        check_home(getattr(args, "home", None))   # a mistyped home is an error, never created
         return int(args.handler(args) or 0)
     except HermesError as e:
         print(f"hermes-core: {e}", file=sys.stderr)

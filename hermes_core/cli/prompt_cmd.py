@@ -74,6 +74,23 @@ def _tool_calls(raw: Any, file: Path, where: str) -> tuple[ToolCall, ...]:
     return tuple(out)
 
 
+MAX_INT_DIGITS = 100
+
+
+class _NumberTooLong(ValueError):
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+        super().__init__(f"number of {digits} digits")
+
+
+def _bounded_int(text: str) -> int:
+    """json's integer hook: Python refuses to convert more than 4,300 digits (ValueError deep in
+    the parser), and no field of a history needs more than a hundred."""
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _NumberTooLong(len(text.lstrip("-")))
+    return int(text)
+
+
 def load_history(path: Path) -> tuple[Message, ...]:
     """Messages from a JSON file: a list, or an object with a ``messages`` list."""
     try:
@@ -90,13 +107,18 @@ def load_history(path: Path) -> tuple[Message, ...]:
     except OSError as e:
         raise PromptInputError(path, "", f"cannot read ({e.strerror or e})") from None
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        data = json.loads(raw.decode("utf-8-sig"), parse_int=_bounded_int)
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
         raise PromptInputError(path, f"line {line}", "not valid UTF-8") from None
     except json.JSONDecodeError as e:
         raise PromptInputError(path, f"line {e.lineno}, column {e.colno}",
                                f"invalid JSON ({e.msg})") from None
+    except _NumberTooLong as e:
+        raise PromptInputError(path, "", f"a number of {e.digits} digits (limit "
+                               f"{MAX_INT_DIGITS}); not a chat history") from None
+    except ValueError as e:  # any other number or text json cannot turn into a value
+        raise PromptInputError(path, "", f"unreadable JSON ({str(e)[:80]})") from None
     except RecursionError:  # the parser recurses once per nesting level
         raise PromptInputError(path, "", "JSON nested too deeply to read") from None
     if isinstance(data, dict) and "messages" in data:
@@ -112,7 +134,7 @@ def load_history(path: Path) -> tuple[Message, ...]:
         role = item.get("role")
         if role not in ROLES:
             raise PromptInputError(path, f"{where}.role", f"must be one of {', '.join(ROLES)} "
-                                   f"(got {role!r})")
+                                   f"(got {str(role)[:40]!r})")
         content = item.get("content", "")
         if content is None:
             content = ""

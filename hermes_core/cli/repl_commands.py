@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_core.redact import redact
+
 if TYPE_CHECKING:
     from hermes_core.cli.repl import Repl
 
@@ -251,7 +253,8 @@ def _save(repl: Repl, arg: str) -> None:
         agent.home / "transcripts" / f"{agent.session_id}.json")
     data = {"session_id": agent.session_id,
             "saved_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "messages": [{"role": m.role, "content": m.content} for m in agent.history],
+            # what the REPL showed: a key pasted into the chat was printed as [REDACTED]
+            "messages": [{"role": m.role, "content": redact(m.content)} for m in agent.history],
             "usage": {"cache_hit_ratio": round(agent.stats.cache_hit_ratio, 4),
                       "input_tokens": agent.stats.usage.total_input_tokens,
                       "output_tokens": agent.stats.usage.output_tokens}}

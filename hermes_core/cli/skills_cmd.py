@@ -152,6 +152,11 @@ def _list(args: argparse.Namespace) -> int:
             print(f"{s.name}\t(not available here: {why})")
     for issue in catalog.issues:
         print(f"warning: {issue}", file=sys.stderr)
+    if not skills:   # say where we looked: an empty answer looks like a broken command
+        for folder in getattr(r, "folders", ()):
+            path = Path(os.path.expanduser(os.fspath(folder)))
+            state = "is empty" if path.is_dir() else "does not exist"
+            print(f"no skills: {path} {state}", file=sys.stderr)
     return 0
 
 

@@ -38,7 +38,7 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
     for c in m.tool_calls:
         try:
             args = json.loads(c.arguments or "{}")
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, a 5,000-digit number, nested too deep
             args = {}
         blocks.append({"type": "tool_use", "id": c.id, "name": c.name,
                        "input": args if isinstance(args, dict) else {}})

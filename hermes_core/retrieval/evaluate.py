@@ -51,6 +51,9 @@ def load_queries(path: str | Path) -> list[LabeledQuery]:
             d = json.loads(line)
         except json.JSONDecodeError as e:
             raise ConfigError(f"not valid JSON ({e.msg})", file=str(p), line=n) from None
+        except (ValueError, RecursionError):  # a 5,000-digit number, nesting past the stack
+            raise ConfigError("unreadable JSON (a number too long or nesting too deep)",
+                              file=str(p), line=n) from None
         if not isinstance(d, dict) or not isinstance(d.get("query"), str):
             raise ConfigError("expected an object with a string 'query'", file=str(p), line=n)
         gold = d.get("gold")

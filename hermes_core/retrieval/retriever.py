@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from hermes_core.errors import ConfigError
+from hermes_core.injection import INJECTION_CATEGORIES, guard_cached
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
 from hermes_core.retrieval.dense import (
     DenseIndex,
@@ -158,8 +159,14 @@ class RetrievalResult:
         return tuple(s.name for s in self.skills)
 
 
-def render_auto_loaded(skill: Skill) -> str:
-    return f"## Auto-loaded Skill: {skill.name}\n{AUTO_LOAD_NOTE}\n\n{skill_body(skill)}\n"
+def render_auto_loaded(skill: Skill, scan: tuple[str, ...] = INJECTION_CATEGORIES) -> str:
+    """The skill's body for the prompt, each hostile paragraph replaced by a BLOCKED notice: a
+    SKILL.md from a shared folder is as untrusted as any context file (``scan``: the injection
+    categories, () with ``prompt.injection_scan: false``)."""
+    body = skill_body(skill)
+    if scan:
+        body = guard_cached(body, f"SKILL.md of {skill.name}", scan).text
+    return f"## Auto-loaded Skill: {skill.name}\n{AUTO_LOAD_NOTE}\n\n{body}\n"
 
 
 def hint_description(skill: Skill, limit: int = MAX_DESCRIPTION) -> str:
@@ -185,9 +192,9 @@ def render_full_list(skills: Sequence[Skill]) -> str:
             + "\n".join(lines) + "\n")
 
 
-def render(result: RetrievalResult) -> str:
+def render(result: RetrievalResult, scan: tuple[str, ...] = INJECTION_CATEGORIES) -> str:
     if result.layer == "L1" and result.skills:
-        return render_auto_loaded(result.skills[0])
+        return render_auto_loaded(result.skills[0], scan)
     if result.layer == "disabled":
         return render_full_list(result.skills)
     return render_hint(result.skills)
@@ -237,6 +244,8 @@ class SkillRetriever:
                  refresh_interval_s: float | None = 2.0,
                  clock: Callable[[], float] = time.perf_counter) -> None:
         self.folders = list(folders)
+        # injection categories for skill bodies (build_retriever sets them from prompt.*)
+        self.scan_categories: tuple[str, ...] = INJECTION_CATEGORIES
         self.catalogs = list(catalogs)
         self._static = list(skills) if skills is not None else None
         self.top_k = top_k
@@ -562,13 +571,13 @@ class SkillRetriever:
         if not self.enabled or os.environ.get("HERMES_DISABLE_SKILL_RETRIEVAL") == "1":
             skills = sorted(self.load_catalog(warn=False).skills, key=lambda s: s.name)  # no index/model
             res = RetrievalResult(message, "disabled", tuple(skills))
-            return render(res), res
+            return render(res, self.scan_categories), res
         self.refresh_if_changed(background=True)
         if query is None:
             res = self.retrieve(message, history)
         else:  # triggers fire on this message only; the ranking layers read the fuller query
             res = self.retrieve(query, history, trigger_text=message)
-        return render(res), res
+        return render(res, self.scan_categories), res
 
 
 def _exiting() -> bool:
@@ -635,13 +644,17 @@ def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None
     synonyms = load_mapping_file(su.synonyms_file, "synonyms") if su.synonyms_file else None
     weights = layer_weights(su.weights, file=getattr(s, "source", None))  # before any model loads
     embedders = default_embedders(su.embedding_model) if su.embeddings else []
-    return SkillRetriever(folders=folders, catalogs=list(su.catalogs), embedders=embedders,
-                          cache_dir=home_path / "cache" / "embeddings", top_k=su.top_k,
-                          weights=weights, fusion=su.fusion, rrf_k=su.rrf_k, threshold=su.threshold,
-                          gate_thresholds=su.gate_thresholds, triggers=triggers, synonyms=synonyms,
-                          gate_weights={k: v.model_dump() for k, v in su.gate_weights.items()},
-                          hint_ratio=su.hint_ratio, hint_margin=su.hint_margin,
-                          enabled=su.enabled, refresh_interval_s=su.refresh_interval_s)
+    retriever = SkillRetriever(folders=folders, catalogs=list(su.catalogs), embedders=embedders,
+                               cache_dir=home_path / "cache" / "embeddings", top_k=su.top_k,
+                               weights=weights, fusion=su.fusion, rrf_k=su.rrf_k, threshold=su.threshold,
+                               gate_thresholds=su.gate_thresholds, triggers=triggers, synonyms=synonyms,
+                               gate_weights={k: v.model_dump() for k, v in su.gate_weights.items()},
+                               hint_ratio=su.hint_ratio, hint_margin=su.hint_margin,
+                               enabled=su.enabled, refresh_interval_s=su.refresh_interval_s)
+    p = getattr(s, "prompt", None)
+    if p is not None:
+        retriever.scan_categories = tuple(p.injection_categories) if p.injection_scan else ()
+    return retriever
 
 
 def get_skill_retriever(settings: Any = None) -> SkillRetriever:

@@ -20,9 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from hermes_core.types import Skill
+from hermes_core.yaml_safe import YamlLimitError, load_yaml
 
 log = logging.getLogger(__name__)
 
@@ -221,12 +220,13 @@ def parse_skill_md(text: str, path: str) -> Skill:
     end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
     if end is None:
         raise _Invalid("front matter is not closed by a '---' line")
-    try:
-        meta = yaml.safe_load("\n".join(lines[1:end]))
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 2}" if mark is not None else ""
-        raise _Invalid(f"front matter is not valid YAML{where}") from None
+    try:  # depth, alias expansion and size are bounded: one hostile file costs milliseconds
+        meta, _ = load_yaml("\n".join(lines[1:end]), max_chars=MAX_SKILL_FILE_BYTES)
+    except YamlLimitError as e:
+        where = f" at line {e.line + 1}" if e.line is not None else ""
+        if e.reason.startswith("invalid YAML"):
+            raise _Invalid(f"front matter is not valid YAML{where}") from None
+        raise _Invalid(f"front matter{where}: {e.reason}") from None
     if not isinstance(meta, dict):
         raise _Invalid("front matter must be a YAML mapping")
     meta = {k: v for k, v in meta.items() if k != "body"}
@@ -366,6 +366,8 @@ def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[
             skills.append(parse_skill_md(_read_text(path), str(path)))
         except (_Invalid, ValueError) as e:
             issues.append(CatalogIssue(str(path), str(e)))
+        except RecursionError:
+            issues.append(CatalogIssue(str(path), "nested too deeply to read"))
         except OSError as e:  # vanished between listing and reading, permissions, ...
             issues.append(CatalogIssue(str(path), f"cannot read: {e.strerror or e}"))
     return skills, issues
@@ -396,8 +398,10 @@ def load_jsonl_catalog(path: str | os.PathLike[str]) -> tuple[list[Skill], list[
             skills.append(skill_from_mapping(data, path=f"{p}:{lineno}", strict_lengths=False))
         except json.JSONDecodeError as e:
             issues.append(CatalogIssue(str(p), f"not valid JSON ({e.msg})", lineno))
-        except (_Invalid, ValueError) as e:
-            issues.append(CatalogIssue(str(p), str(e), lineno))
+        except (_Invalid, ValueError) as e:  # also an integer over 4,300 digits
+            issues.append(CatalogIssue(str(p), str(e)[:200], lineno))
+        except RecursionError:  # a line of 100,000 nested brackets
+            issues.append(CatalogIssue(str(p), "nested too deeply to read", lineno))
     return skills, issues
 
 

@@ -17,11 +17,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from hermes_core.errors import ConfigError
 from hermes_core.retrieval.triggers import normalize
 from hermes_core.tokenize import content_tokens
+from hermes_core.yaml_safe import YamlLimitError, format_path, load_yaml
 
 TOKEN_WEIGHT = 1.0
 PHRASE_WEIGHT = 1.5
@@ -89,16 +89,16 @@ class SynonymIndex:
 def load_mapping_file(path: str | os.PathLike[str], what: str) -> dict[str, tuple[str, ...]]:
     """A YAML file mapping skill name -> phrase or list of phrases (triggers or synonyms file)."""
     p = Path(os.path.expanduser(os.fspath(path)))
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    try:  # depth, alias expansion and size bounded, as for config.yaml
+        data, _ = load_yaml(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{what} file not found", file=str(p)) from None
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"cannot read {what} file: {e}", file=str(p)) from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise ConfigError(f"{what} file is not valid YAML", file=str(p),
-                          line=mark.line + 1 if mark is not None else None) from None
+    except YamlLimitError as e:
+        reason = "is not valid YAML" if e.reason.startswith("invalid YAML") else f": {e.reason}"
+        raise ConfigError(f"{what} file {reason}".replace(" :", ":"), file=str(p),
+                          key_path=format_path(e.path) or None, line=e.line) from None
     if data is None:
         return {}
     if not isinstance(data, dict):

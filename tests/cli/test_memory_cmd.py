@@ -178,6 +178,7 @@ def test_memory_without_action_prints_usage(capsys: pytest.CaptureFixture[str]) 
 
 def test_real_subprocess(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
+    (tmp_path / "home").mkdir()   # a named home must exist; a typo is an error, never created
     env = {**os.environ, "PYTHONPATH": str(REPO), "HERMES_HOME": str(tmp_path / "home")}
     cmd = [sys.executable, "-m", "hermes_core.cli", "memory"]
     added = subprocess.run([*cmd, "add", "--db", str(db), "--session-id", "proc-1",

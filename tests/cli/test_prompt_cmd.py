@@ -10,11 +10,14 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hermes_core.agent.agent import Agent
 from hermes_core.cli.main import main
-from hermes_core.cli.prompt_cmd import PromptInputError, load_history
+from hermes_core.cli.prompt_cmd import load_history
 from hermes_core.config import load_settings
+from hermes_core.errors import PromptInputError
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
@@ -187,16 +190,18 @@ def test_empty_home_uses_default_identity(hermes_home: Path, cwd: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     from hermes_core.agent.prompt_builder import DEFAULT_IDENTITY
 
-    out = run_json(capsys, "x", "--home", str(hermes_home / "does-not-exist"))
+    (hermes_home / "empty").mkdir()
+    out = run_json(capsys, "x", "--home", str(hermes_home / "empty"))
     assert out["system"] == DEFAULT_IDENTITY and out["warnings"] == []
+    # a home that does not exist is a typo: an error naming it, not a silent default persona
+    assert main(["prompt", "x", "--home", str(hermes_home / "does-not-exist")]) == 1
+    assert "does-not-exist" in capsys.readouterr().err
 
 
 def test_bad_cwd(marked_home: Path, cwd: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["prompt", "x", "--home", str(marked_home), "--cwd", str(tmp_path / "nowhere")]) == 1
     assert "--cwd is not a directory" in capsys.readouterr().err
 
-
-# ``hermes-core prompt`` shows the request a chat turn would send, byte for byte (bar the clock).
 
 MESSAGE = "how do I fix a git rebase conflict?"
 
@@ -228,9 +233,6 @@ def test_prompt_command_matches_the_agent_request_with_auto_routing(copy_example
     assert shown["model"] == first.model
     assert _no_clock(shown["request"]) == _no_clock(sent)
 
-
-# A ``--history`` file nested too deeply for the JSON parser is bad input like any other:
-# an error naming the file, exit 1, no traceback.
 
 @pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000,
                                   '{"messages": ' + "[" * 5_000 + "]" * 5_000 + "}",
@@ -294,3 +296,51 @@ def test_a_short_history_is_sent_verbatim(tmp_path: Path, capsys: pytest.Capture
     out = _run_compacting(tmp_path, capsys, 2)
     assert out["compaction"]["compacted_now"] is None and out["summary_index"] is None
     assert len(out["messages"]) == 5
+
+
+@pytest.mark.parametrize("text,why", [
+    ('[{"role": "user", "content": "hi", "id": ' + "9" * 5000 + "}]", "5000 digits"),
+    ('{"messages": [{"role": "assistant", "content": "x", "tool_calls": [{"id": ' + "1" * 4400
+     + ', "name": "f"}]}]}', "digits"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+])
+def test_history_that_would_break_the_parser_is_refused(tmp_path: Path, text: str, why: str) -> None:
+    path = tmp_path / "h.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(PromptInputError) as info:
+        load_history(path)
+    assert str(path) in str(info.value) and why in str(info.value)
+
+
+def test_prompt_command_says_one_line_for_a_huge_integer(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "h.json"
+    path.write_text('[{"role": "user", "content": ' + "7" * 4301 + "}]", encoding="utf-8")
+    home = tmp_path / "home"
+    home.mkdir()
+    assert main(["prompt", "hello", "--home", str(home), "--history", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert str(path) in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+                     lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(st.sampled_from(["role", "content", "messages", "tool_calls",
+                                                        "id", "name", "function", "arguments",
+                                                        "tool_call_id"]), inner, max_size=5),
+                     max_leaves=20)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_JSON)
+def test_any_json_history_loads_or_is_one_prompt_input_error(tmp_path_factory, data) -> None:
+    import json
+
+    path = tmp_path_factory.mktemp("h") / "h.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    try:
+        messages = load_history(path)
+    except PromptInputError as e:
+        assert str(path) in str(e)
+    else:
+        assert all(m.role in ("user", "assistant", "tool", "system") for m in messages)

@@ -109,8 +109,6 @@ def test_eval_bad_inputs_are_clear_errors(catalog: Path, tmp_path: Path,
     assert code == 1 and "catalog file not found" in err
 
 
-# CLI errors say what is actually wrong.
-
 def test_catalog_that_is_a_directory_is_not_reported_as_missing(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
     code = main(["skills", "search", "x", "--catalog", str(tmp_path), "--no-embeddings"])
@@ -118,3 +116,17 @@ def test_catalog_that_is_a_directory_is_not_reported_as_missing(
     assert code == 1
     assert f"{tmp_path}: is a directory, not a JSONL catalog file" in err
     assert "not found" not in err
+
+
+def test_skills_list_with_a_missing_home_names_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "missing"
+    assert main(["skills", "list", "--home", str(missing)]) == 1
+    err = capsys.readouterr().err
+    assert str(missing) in err and "does not exist" in err and not missing.exists()
+
+
+def test_skills_list_on_a_home_without_skills_says_so(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["skills", "list", "--home", str(tmp_path), "--no-embeddings"]) == 0
+    err = capsys.readouterr().err
+    assert f"no skills: {tmp_path / 'skills'} does not exist" in err

@@ -19,8 +19,9 @@ prompt, without ever crashing on what a user (or an attacker) left in that file:
 * **Safe decoding.** Missing files are skipped quietly. Unreadable, binary (NUL bytes), non-UTF-8,
   empty and huge files produce a :class:`ContextEvent` warning that names the file; they are
   skipped, or (huge) read as a head and a tail only.
-* **Injection scan** (:mod:`hermes_core.injection`). A matching file is replaced by a one-line
-  ``[BLOCKED: ...]`` notice; the matched text itself never reaches the prompt.
+* **Injection scan** (:mod:`hermes_core.injection`). Each hostile paragraph is replaced by a
+  one-line ``[BLOCKED: ...]`` notice (the whole file only when every paragraph is hostile); the
+  matched text itself never reaches the prompt.
 * **Token budget.** An over-long file keeps its head (70 % of the budget) and tail (20 %) with a
   marker between, so both the intro and the most recent additions survive.
 """
@@ -30,6 +31,7 @@ from __future__ import annotations
 import codecs
 import logging
 import os
+import re
 import stat
 import threading
 import weakref
@@ -38,7 +40,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from hermes_core.injection import INJECTION_CATEGORIES, blocked_notice, scan_for_injection
+from hermes_core.injection import (  # noqa: F401 - re-exported for callers
+    INJECTION_CATEGORIES,
+    blocked_notice,
+    guard_text,
+    scan_for_injection,
+)
 from hermes_core.tokenize import estimate_tokens
 
 log = logging.getLogger("hermes_core.prompt")
@@ -280,17 +287,45 @@ def read_context_file(path: Path, policy: ReadPolicy = ReadPolicy(), *,
                                    "only its head and tail were read"))
     if not text.strip():
         return done("skipped", reason="file is empty; skipped")
-    if policy.injection_scan:
-        finding = scan_for_injection(text, policy.scan_categories)
-        if finding is not None:
-            events.append(ContextEvent("blocked", shown, f"{finding.describe()}; replaced by a "
-                                       "BLOCKED notice (prompt.injection_scan: false loads it anyway)"))
-            return done("blocked", blocked_notice(name, finding))
-    text, omitted = truncate_to_budget(text.strip("\n"), policy.token_budget, name=name)
+    original = text.strip("\n")
+    text, omitted = truncate_to_budget(original, policy.token_budget, name=name)
     if omitted:
         events.append(ContextEvent("warning", shown, f"over its {policy.token_budget}-token "
                                    f"budget; about {omitted} tokens from the middle omitted"))
+    if policy.injection_scan:   # only what the prompt will hold: a 2 MB file costs its budget
+        text, blocked = _guard(text, original, name, shown, policy, events)
+        if blocked:
+            return done("blocked", text)
     return done("truncated" if omitted or huge else "ok", text)
+
+
+_MARKER = re.compile(r"\n\n\[\.\.\. .{1,200}? truncated: about \d+ tokens omitted .{1,200}?\.\.\.\]\n\n")
+
+
+def _guard(text: str, original: str, name: str, shown: str, policy: ReadPolicy,
+           events: list[ContextEvent]) -> tuple[str, bool]:
+    """(text with hostile paragraphs replaced, whether nothing is left but the notice); the head
+    and tail of a truncated file are guarded apart, tail lines numbered as in the file."""
+    m = _MARKER.search(text)
+    parts = [(text, 1)] if m is None else [(text[:m.start()], 1), (text[m.end():], 0)]
+    guarded = []
+    for part, first in parts:
+        if first == 0:   # the tail: numbered where it sits in the file, after the omitted middle
+            at = original.rfind(part)
+            first = original.count("\n", 0, at) + 1 if at >= 0 else 1
+        guarded.append(guard_text(part, name=name, categories=policy.scan_categories,
+                                  first_line=first))
+    findings = [f for g in guarded for f in g.findings]
+    if guarded and all(g.all_blocked for g in guarded):
+        events.append(ContextEvent("blocked", shown, f"{findings[0].describe()}; replaced by a "
+                                   "BLOCKED notice (prompt.injection_scan: false loads it anyway)"))
+        return blocked_notice(name, findings[0]), True
+    for finding in findings:   # one hostile paragraph costs that paragraph only
+        events.append(ContextEvent("blocked", shown, f"{finding.describe()}; that paragraph was "
+                                   "replaced by a BLOCKED notice, the rest is loaded"))
+    if m is None:
+        return guarded[0].text, False
+    return guarded[0].text + m.group() + guarded[1].text, False
 
 
 def _emit(event: ContextEvent) -> None:

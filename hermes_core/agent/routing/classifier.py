@@ -61,6 +61,9 @@ def read_examples(path: str | Path) -> list[Example]:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise ConfigError(f"invalid JSON: {e.msg}", file=str(p), line=n) from None
+        except (ValueError, RecursionError):  # a 5,000-digit number, nesting past the stack
+            raise ConfigError("unreadable JSON (a number too long or nesting too deep)",
+                              file=str(p), line=n) from None
         if not isinstance(obj, dict):
             raise ConfigError("each line must be an object with 'text' and 'label'", file=str(p),
                               line=n)

@@ -1,0 +1,136 @@
+"""Injection scan quality and speed on the labelled corpus (tests/data/injection/corpus.jsonl).
+
+For every text (an attack or an ordinary note embedded among ordinary paragraphs of a MEMORY.md,
+HERMES.md or SKILL.md body) the scan decides paragraph by paragraph. A hostile text counts as
+caught when at least one paragraph is blocked; a benign text counts as blocked when any paragraph
+is. ``whole_file_blocked`` is the share of hostile texts that lost every paragraph (the ordinary
+paragraphs around an attack should survive; the old whole-file blocking scores 1.0 on every
+caught text). The baseline is the scan before this design (a
+frozen copy, ``_baseline_injection.py``: whole-file blocking, no normalisation, English and
+Chinese), measured in the same run. Numbers are reported on the held-out half; the dev half (the
+one patterns were tuned on) is shown for reference.
+
+    python benchmarks/injection.py --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _baseline_injection import scan_for_injection as baseline_scan  # noqa: E402
+
+from hermes_core.injection import guard_text, split_paragraphs  # noqa: E402
+
+CORPUS = REPO / "tests" / "data" / "injection" / "corpus.jsonl"
+NAMES = {"memory": "MEMORY.md", "context": "HERMES.md", "skill": "SKILL.md"}
+
+
+def load(path: Path = CORPUS) -> list[dict[str, str]]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def current(text: str, location: str) -> tuple[bool, int, int]:
+    """(blocked anything, paragraphs kept, paragraphs)."""
+    g = guard_text(text, name=NAMES[location])
+    return g.blocked > 0, g.paragraphs - g.blocked, g.paragraphs
+
+
+def baseline(text: str, location: str) -> tuple[bool, int, int]:
+    n = len(split_paragraphs(text))
+    hit = baseline_scan(text) is not None
+    return hit, 0 if hit else n, n
+
+
+def _rate(hits: int, total: int) -> float | None:
+    return round(hits / total, 4) if total else None
+
+
+def evaluate(rows: list[dict[str, str]], scan: Callable[[str, str], tuple[bool, int, int]]
+             ) -> dict[str, Any]:
+    tally: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    whole = caught = 0
+    for row in rows:
+        blocked, k, _n = scan(row["text"], row["location"])
+        for key in ("all", f"lang:{row['lang']}", f"location:{row['location']}",
+                    f"variant:{row['variant']}"):
+            cell = tally[(row["label"], key)]
+            cell[0] += int(blocked)
+            cell[1] += 1
+        if row["label"] == "hostile" and blocked:
+            caught += 1
+            whole += int(k == 0)
+    def rates(label: str, prefix: str) -> dict[str, float | None]:
+        return {key.split(":", 1)[1]: _rate(*tally[(lab, key)]) for (lab, key) in sorted(tally)
+                if lab == label and key.startswith(prefix)}
+    return {
+        "hostile_caught": _rate(*tally[("hostile", "all")]),
+        "benign_blocked": _rate(*tally[("benign", "all")]),
+        "hostile": tally[("hostile", "all")][1], "benign": tally[("benign", "all")][1],
+        "whole_file_blocked": _rate(whole, caught),
+        "hostile_caught_by_language": rates("hostile", "lang:"),
+        "benign_blocked_by_language": rates("benign", "lang:"),
+        "hostile_caught_by_location": rates("hostile", "location:"),
+        "benign_blocked_by_location": rates("benign", "location:"),
+        "hostile_caught_by_disguise": rates("hostile", "variant:"),
+    }
+
+
+def ms_per_10kb(rows: list[dict[str, str]], scan: Callable[[str, str], tuple[bool, int, int]],
+                repeat: int = 3) -> float:
+    texts = [(r["text"], r["location"]) for r in rows]
+    size = sum(len(t.encode("utf-8")) for t, _ in texts)
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for text, loc in texts:
+            scan(text, loc)
+        best = min(best, time.perf_counter() - t0)
+    return round(best * 1000 * 10_240 / size, 3)
+
+
+def run() -> dict[str, Any]:
+    rows = load()
+    held = [r for r in rows if r["split"] == "heldout"]
+    dev = [r for r in rows if r["split"] == "dev"]
+    guard_text("warm up the confusables table", name="x")
+    return {
+        "corpus": str(CORPUS.relative_to(REPO)),
+        "heldout": {**evaluate(held, current), "scan_ms_per_10kb": ms_per_10kb(held, current)},
+        "heldout_baseline": {**evaluate(held, baseline), "scan_ms_per_10kb": ms_per_10kb(held, baseline)},
+        "dev": evaluate(dev, current),
+        "dev_baseline": evaluate(dev, baseline),
+        "goals": {"hostile_caught": ">= 0.90", "benign_blocked": "<= 0.05"},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    out = run()
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False))
+        return 0
+    for split in ("heldout", "heldout_baseline", "dev", "dev_baseline"):
+        r = out[split]
+        print(f"{split:18} hostile_caught {r['hostile_caught']:.3f}  benign_blocked "
+              f"{r['benign_blocked']:.3f}  whole_file_blocked {r['whole_file_blocked']}  "
+              f"ms/10KB {r.get('scan_ms_per_10kb', '-')}")
+    print(json.dumps(out["heldout"], ensure_ascii=False, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""Config errors in the config's own words: what was expected, what was found, what was meant.
+
+Pydantic says "Input should be a valid tuple"; a person editing config.yaml needs "expected a list
+of model names, got the string 'openai'". An unknown key names the nearest known one
+(``llm.max_token`` -> ``llm.max_tokens``, ``llm.providers`` -> ``llm.routing.providers``). A value
+that is, or looks like, a secret is never shown: a key pasted under the wrong setting would
+otherwise be printed on every run.
+"""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from hermes_core.redact import looks_like_secret
+from hermes_core.yaml_safe import format_path
+
+# What the items of a list setting are, by the setting's name.
+_ITEMS = {"models": "model names", "folders": "folder paths", "catalogs": "catalog file paths",
+          "providers": "providers (each a mapping with at least 'name')",
+          "rules": "rules (each a mapping with 'condition' and 'model')",
+          "keys": "keys (each a mapping with 'key')", "injection_categories": "category names"}
+_MAPPINGS = {"credentials": "a mapping of provider name to its keys (openai: {keys: [{key: ...}]})",
+             "equivalents": "a mapping of model name to model name",
+             "context_windows": "a mapping of model name to a token count",
+             "weights": "a mapping of layer name to a number",
+             "gate_thresholds": "a mapping of model id to a number",
+             "gate_weights": "a mapping of model id to its weights"}
+
+
+def describe_value(value: Any, secrets: Iterable[str] = ()) -> str:
+    """A short, safe description of a config value (never a secret, never 4,000 digits)."""
+    if value is None:
+        return "nothing (an empty value)"
+    if isinstance(value, bool):
+        return f"the boolean {'true' if value else 'false'}"
+    if isinstance(value, int):
+        return "a very large number" if value.bit_length() > 64 else f"the number {value}"
+    if isinstance(value, float):
+        return f"the number {value:g}"
+    if isinstance(value, str):
+        if value in set(secrets) or looks_like_secret(value):
+            return f"a string of {len(value)} characters (not shown: it looks like a secret)"
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"the string {shown!r}"
+    if isinstance(value, list | tuple):
+        return f"a list of {len(value)} item{'s' if len(value) != 1 else ''}"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return f"a {type(value).__name__}"
+
+
+def _expected(err: Mapping[str, Any], leaf: str) -> str | None:
+    kind = err["type"]
+    ctx = err.get("ctx") or {}
+    if kind in ("list_type", "tuple_type", "set_type"):
+        return f"expected a list of {_ITEMS.get(leaf, 'values')}"
+    if kind in ("dict_type", "model_type", "model_attributes_type", "mapping_type"):
+        return "expected " + _MAPPINGS.get(leaf, "a mapping (indented 'key: value' lines)")
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return "expected a whole number (an integer)"
+    if kind in ("float_type", "float_parsing"):
+        return "expected a number"
+    if kind in ("bool_type", "bool_parsing"):
+        return "expected a boolean (true or false)"
+    if kind == "string_type":
+        return "expected text (quote it)"
+    if kind == "literal_error":
+        return f"expected one of {ctx.get('expected', 'the listed values')}"
+    if kind == "finite_number":
+        return "expected a finite number"
+    for bound, words in (("gt", "greater than"), ("ge", "greater than or equal to"), ("lt", "less than"),
+                         ("le", "less than or equal to")):
+        if bound in ctx and kind.startswith(("greater", "less")):
+            return f"must be {words} {ctx[bound]}"
+    if kind in ("string_too_short", "too_short"):
+        return "must not be empty"
+    return None
+
+
+def _field_model(annotation: Any) -> tuple[type[BaseModel] | None, str]:
+    """The model a field leads to, and how: "" (directly), "[]" (a list of it), "*" (a mapping)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation, ""
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (types.UnionType, typing.Union):
+        for a in args:
+            model, how = _field_model(a)
+            if model is not None:
+                return model, how
+    if origin in (tuple, list) and args and isinstance(args[0], type) and issubclass(args[0], BaseModel):
+        return args[0], "[]"
+    if origin is dict and len(args) == 2 and isinstance(args[1], type) and issubclass(args[1], BaseModel):
+        return args[1], "*"
+    return None, ""
+
+
+def known_paths(model: type[BaseModel], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every settable key path of ``model``; ``*`` stands for a mapping key (a provider name)."""
+    out: list[tuple[str, ...]] = []
+    for name, info in model.model_fields.items():
+        if name == "source" and not prefix:
+            continue
+        path = (*prefix, name)
+        out.append(path)
+        sub, how = _field_model(info.annotation)
+        if sub is not None:
+            out.extend(known_paths(sub, (*path, "*") if how == "*" else path))
+    return out
+
+
+def _generic(model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[tuple[str, ...], list[Any]]:
+    """``loc`` with list indices dropped and mapping keys replaced by ``*``; the replaced keys."""
+    out: list[str] = []
+    keys: list[Any] = []
+    current: type[BaseModel] | None = model
+    how = ""
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if how == "*":
+            out.append("*")
+            keys.append(part)
+            how = ""
+            continue
+        out.append(str(part))
+        info = current.model_fields.get(str(part)) if current is not None else None
+        current, how = _field_model(info.annotation) if info is not None else (None, "")
+    return tuple(out), keys
+
+
+def suggest_key(model: type[BaseModel], loc: tuple[Any, ...]) -> str | None:
+    """The known key path nearest to an unknown one, written as the user would (or None)."""
+    unknown, keys = _generic(model, loc)
+    known = [".".join(p) for p in known_paths(model)]
+    dotted = ".".join(unknown)
+    parent, leaf = unknown[:-1], unknown[-1]
+    best = difflib.get_close_matches(dotted, known, n=1, cutoff=0.85)
+    if not best:  # the right name at the wrong level: llm.providers -> llm.routing.providers
+        same_leaf = [k for k in known if k.split(".")[-1] == leaf
+                     and k.startswith(".".join(parent))]
+        best = sorted(same_leaf, key=len)[:1]
+    if not best:  # a typo among its siblings
+        siblings = {k.split(".")[-1]: k for k in known if tuple(k.split(".")[:-1]) == parent}
+        close = difflib.get_close_matches(leaf, list(siblings), n=1, cutoff=0.6)
+        best = [siblings[close[0]]] if close else []
+    if not best:
+        return None
+    parts = best[0].split(".")
+    it = iter(keys)
+    return ".".join(str(next(it, "NAME")) if p == "*" else p for p in parts)
+
+
+def safe_path(loc: tuple[Any, ...], secrets: Iterable[str] = ()) -> str:
+    """The key path for a message, a secret-looking key (a key pasted as a YAML key) masked."""
+    known = set(secrets)
+    return format_path(tuple("<secret-looking key>" if isinstance(p, str) and (
+        p in known or looks_like_secret(p)) else p for p in loc))
+
+
+def explain_error(model: type[BaseModel], err: Mapping[str, Any], loc: tuple[Any, ...], *,
+                  secrets: Iterable[str] = ()) -> tuple[str, str]:
+    """(message, key path) for one pydantic error on ``model``'s data."""
+    secrets = tuple(secrets)
+    key_path = safe_path(loc, secrets)
+    if err["type"] == "extra_forbidden":
+        hint = suggest_key(model, loc)
+        if hint is not None and "<secret-looking key>" in safe_path(tuple(hint.split(".")), secrets):
+            hint = None
+        return ("unknown key" + (f"; did you mean '{hint}'?" if hint else ""), key_path)
+    if err["type"] == "missing":
+        return ("missing required key", key_path)
+    leaf = next((str(p) for p in reversed(loc) if not isinstance(p, int)), "")
+    expected = _expected(err, leaf)
+    if expected is None:  # a validator's own sentence (unknown provider, listed twice, ...)
+        return (str(err["msg"]).removeprefix("Value error, "), key_path)
+    if "input" in err:
+        return (f"{expected}, got {describe_value(err['input'], secrets)}", key_path)
+    return (expected, key_path)

@@ -1,0 +1,399 @@
+# ruff: noqa: E501
+"""The injection scan's phrase patterns, per category and language, over folded (lower-case) text.
+
+Patterns are phrases, never keywords: "ignore" + an instruction-ish noun qualified as earlier or
+higher-ranking ("all previous instructions", "上記の指示", "vorherigen Anweisungen"), a role
+change with a hijack target ("you are now DAN", not "you are now on the staging branch"), a
+request to disclose or send a secret. ``COMPACT`` holds the strongest phrases once more, spelled
+without spaces, for the view where every separator is gone ("i g n o r e  a l l ...").
+Languages: English, Chinese (simplified and traditional), Japanese, Spanish, French, German.
+"""
+
+from __future__ import annotations
+
+import re
+
+M = re.MULTILINE
+
+
+def _p(text: str) -> re.Pattern[str]:
+    return re.compile(text, M)
+
+
+# --------------------------------------------------------------------------- English
+
+_VERB_IGNORE = (r"(?:ignore|disregard|forget|override|bypass|discard|abandon|drop|set\s+aside|"
+                r"put\s+aside|throw\s+out|pay\s+no\s+attention\s+to|take\s+no\s+notice\s+of|"
+                r"stop\s+following|do\s+not\s+follow|don'?t\s+follow|no\s+longer\s+follow|"
+                r"cancel|nullify|invalidate|wipe)")
+_STRONG_QUAL = (r"(?:previous|prior|preceding|above|earlier|original|initial|existing|system|"
+                r"developer|safety|your|old|former|foregoing)")
+_WEAK_QUAL = r"(?:all|any|the|these|those|every|each)"
+_ORDERS = (r"(?:instructions?|prompts?|directives?|guidelines|guidance|rules|commands|directions|"
+           r"orders|constraints|restrictions|programming|polic(?:y|ies)|guardrails|safeguards|"
+           r"system\s+messages?|context)")
+_STRICT_ORDERS = r"(?:instructions?|prompts?|directives?|programming|guardrails|safeguards)"
+_SECRET = (r"(?:api[\s_-]?keys?|secret\s+keys?|secrets|passwords?(?!\s+(?:reset|recovery|policy|"
+           r"policies|strength|field|manager|hashing|hash|change|expiry|rules)\b)|credentials|"
+           r"access\s+tokens?|auth(?:entication)?\s+tokens?|bearer\s+tokens?|session\s+tokens?|"
+           r"private\s+keys?|ssh\s+keys?|env(?:ironment)?\s+var(?:iable)?s?|\.env\s+file|"
+           r"system\s+prompt|hidden\s+prompt|initial\s+prompt|cookies?|"
+           r"\$?\{?[a-z0-9]+_[a-z0-9_]*(?:key|token|secret|password)\b)")
+_HIJACK = (r"(?:unrestricted|unfiltered|uncensored|jailbroken|evil|dan|an?\s+ai\s+without|"
+           r"free\s+(?:of|from)\s+(?:all\s+)?(?:rules|restrictions|limits)|"
+           r"no\s+longer\s+(?:bound|restricted|an?\s+(?:ai|assistant))|not\s+bound\s+by)")
+
+EN: dict[str, tuple[re.Pattern[str], ...]] = {
+    "ignore-instructions": (
+        _p(_VERB_IGNORE + r"\b(?:\s+[\w'-]+){0,3}?\s+" + _STRONG_QUAL + r"(?:\s+[\w'-]+){0,2}?\s+"
+           + _ORDERS + r"\b"),
+        _p(_VERB_IGNORE + r"\s+" + _WEAK_QUAL + r"(?:\s+(?:of\s+)?(?:the|your|my))?\s+"
+           + _STRICT_ORDERS + r"\b"),
+        _p(r"\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s+(?:(?:written|said|stated)"
+           r"\s+)?(?:above|before\s+this|so\s+far|(?:that\s+)?you\s+(?:were|have\s+been)\s+told)\b"),
+        _p(r"\b(?:previous|prior|above|earlier|original|system)\s+" + _ORDERS
+           + r"\s+(?:are|is|were|have\s+been)\s+(?:now\s+)?(?:void|cancell?ed|revoked|obsolete|fake|"
+           r"invalid|null|superseded|outdated|no\s+longer\s+(?:valid|apply|applicable|in\s+effect))"),
+        _p(r"\b(?:previous|prior|above|earlier|original|system)\s+" + _ORDERS
+           + r"\s+no\s+longer\s+apply\b"),
+        _p(r"\bdecode\b[^.\n]{0,60}\b(?:and|then)\s+(?:follow|obey|execute|run|do\s+what)"),
+    ),
+    "role-hijack": (
+        _p(r"<\|im_start\|>|<\|im_end\|>|<\|(?:system|assistant|user)\|>|\[/?inst\]|<<sys>>|"
+           r"</?system(?:[-_ ]prompt)?>|\[system\]\s*\(#"),
+        _p(r"^\s*#{1,6}\s*(?:new\s+|updated\s+)?system\s+(?:prompt|message|instructions?)\s*:?\s*$"),
+        _p(r"\b(?:new|updated|real|actual|true|hidden|secret|revised)\s+system\s+(?:prompt|"
+           r"instructions?|message)\b"),
+        _p(r"^\s*(?:\*\*|\[)?\s*(?:system|admin|administrator|developer|root|operator)\s*"
+           r"(?:override|notice|message|instruction|command)s?\s*(?:\*\*|\])?\s*:"),
+        _p(r"^\s*system\s*:\s*you\s+(?:are|must|will)\b"),
+        _p(r"\byou\s+are\s+now\s+(?:an?\s+|in\s+)?(?:" + _HIJACK + r"|(?:developer|admin|god|root|"
+           r"debug|maintenance|jailbreak)\s+mode)"),
+        _p(r"\byou\s+are\s+no\s+longer\s+(?:an?\s+)?(?:ai|assistant|bound|restricted|helpful|"
+           r"claude|chatgpt|gpt|hermes|limited|required|subject)"),
+        _p(r"\b(?:from\s+now\s+on|starting\s+now|henceforth|from\s+this\s+point(?:\s+on)?),?\s+"
+           r"you\s+(?:are|will\s+be|shall\s+be|must\s+be)\s+(?:an?\s+)?(?:" + _HIJACK
+           + r"|(?:a\s+)?(?:different|new)\s+(?:ai|assistant|model|persona))"),
+        _p(r"\b(?:from\s+now\s+on|starting\s+now|henceforth),?\s+you\s+(?:will|must|shall)\s+"
+           r"(?:only\s+)?(?:obey|ignore|answer\s+without|respond\s+without|never\s+refuse|"
+           r"follow\s+(?:only\s+)?(?:my|these|the\s+following))"),
+        _p(r"\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\s+[^.\n]{0,40}(?:without\s+(?:any\s+)?"
+           r"(?:rules|restrictions|limits|filters)|" + _HIJACK + r"|not\s+an\s+ai)"),
+        _p(r"\b(?:enable|enter|activate|switch\s+(?:in)?to|turn\s+on|unlock)\s+(?:the\s+)?"
+           r"(?:developer|jailbreak|god|dan|admin|debug|unrestricted|sudo)\s+mode\b"),
+        _p(r"\bact\s+as\s+(?:an?\s+)?(?:" + _HIJACK + r")"),
+        _p(r"\b(?:disable|turn\s+off|remove|bypass|deactivate|lift)\s+(?:all\s+)?(?:your|the|any)\s+"
+           r"(?:safety\s+|content\s+)?(?:filters|guardrails|restrictions|safeguards|safety\s+rules|"
+           r"content\s+polic(?:y|ies)|moderation)"),
+        _p(r"\byour\s+(?:real|new|true|actual|only|primary)\s+(?:task|instructions?|goal|job|"
+           r"objective|purpose|mission|directive)\s+(?:is|are|now)\b"),
+        _p(r"\bthe\s+(?:user|developer|admin|administrator|owner|operator)\s+(?:has\s+)?"
+           r"(?:authori[sz]ed|allowed|permitted|instructed|wants)\s+you\s+to\s+(?:ignore|bypass|"
+           r"reveal|disable|send|leak|share|print)"),
+        _p(r"\b(?:new|updated|real|hidden|secret)\s+instructions?\s+(?:from|by)\s+(?:the\s+)?"
+           r"(?:developer|admin|administrator|system|operator|owner)"),
+    ),
+    "secret-exfiltration": (
+        _p(r"\b(?:reveal|leak|exfiltrate|dump|disclose|expose)\b[^.\n]{0,40}?" + _SECRET),
+        _p(r"\b(?:send|upload|post|email|e-mail|forward|transmit|paste|submit|share)\b[^.\n]{0,40}?"
+           + _SECRET + r"[^.\n]{0,40}?\b(?:to|at|into|on)\b"),
+        _p(r"\b(?:print|output|echo|show|display|tell\s+me|repeat|list|write\s+out|give\s+me|"
+           r"share|copy)\s+(?:out\s+)?(?:your|all|all\s+the|every|any|the\s+user'?s|the\s+"
+           r"(?:full|entire|whole|exact|complete))\s+(?:\w+\s+)?" + _SECRET),
+        _p(r"\b(?:repeat|print|output|show|reveal|display|tell\s+me|write\s+out|copy|recite)\s+"
+           r"(?:back\s+)?(?:the\s+|your\s+)?(?:entire\s+|full\s+|whole\s+|exact\s+|complete\s+)?"
+           r"(?:system\s+prompt|initial\s+prompt|hidden\s+prompt|instructions\s+above|text\s+above|"
+           r"everything\s+above|original\s+instructions|prompt\s+above)"),
+        _p(r"\b(?:curl|wget|nc|ncat|invoke-webrequest|iwr|http(?:ie)?)\b[^\n]{0,160}?(?:\s-d\b|"
+           r"--data\S*|\s-f\b|--form|--upload-file|\s-t\b|\?|&)[^\n]{0,80}?\$\{?[a-z0-9_]*"
+           r"(?:key|token|secret|password|passwd|credentials?)\b"),
+        _p(r"\b(?:env|printenv|set|cat\s+[^\n|]{0,60}?(?:\.env|id_rsa|id_ed25519|credentials|"
+           r"\.aws|\.ssh|\.netrc|\.npmrc|\.pypirc|\.git-credentials))\s*\|\s*(?:curl|wget|nc|ncat|"
+           r"base64|xxd|ssh)\b"),
+        _p(r"\$\(\s*(?:env|printenv|cat\s+[^)]{0,60}?(?:\.env|id_rsa|credentials|\.netrc))\s*\)"),
+        _p(r"!\[[^\]\n]{0,100}\]\(\s*https?://[^)\s]{0,300}?[?&#/=][^)\s]{0,200}?(?:\{|\$|<|%7b|%24|"
+           r"%3c|\[)"),
+        _p(r"\b(?:append|add|include|embed|encode|insert|put|attach)\b[^.\n]{0,40}?(?:conversation|"
+           r"chat\s+(?:history|log)|history|messages|user'?s?\s+(?:data|messages|input|answers?)|"
+           r"previous\s+answers?|" + _SECRET + r")[^.\n]{0,60}?\b(?:url|link|image|query\s+string|"
+           r"parameter|querystring)\b"),
+        _p(r"\b(?:render|display|show|output|load)\s+(?:this|the\s+following|an?|the)?\s*(?:markdown\s+)?"
+           r"image\b[^.\n]{0,100}?\b(?:conversation|chat|history|secret|key|token|password|data)\b"),
+        _p(r"\b(?:include|put|insert|append|add|embed|write)\s+(?:the\s+value\s+of\s+)?(?:your\s+|"
+           r"the\s+|all\s+|any\s+)?" + _SECRET + r"[^.\n]{0,40}?\b(?:in|into|to)\s+(?:your|the|a)\s+"
+           r"(?:reply|response|answer|output|url|link|next\s+message|commit|issue|comment|"
+           r"pull\s+request|pr|readme)\b"),
+    ),
+}
+
+# --------------------------------------------------------------------------- Chinese (simplified + traditional)
+
+_ZH_SECRET = (r"(?:密钥|密鑰|金钥|金鑰|密码(?!重置|找回|修改|强度|策略|规则|输入框)|密碼(?!重置|找回|修改|強度|策略|規則)|"
+              r"令牌|凭证|憑證|凭据|憑據|环境变量|環境變數|環境變量|api\s*(?:key|密钥|密鑰|金鑰)|系统提示|系統提示|"
+              r"系统提示词|系統提示詞|访问令牌|存取權杖|私钥|私鑰)")
+_ZH_IGNORE = r"(?:忽略|无视|無視|忽视|忽視|忘记|忘記|忘掉|不要理会|不要理會|覆盖|覆蓋|抛开|拋開|放弃|放棄)"
+_ZH_EARLIER = r"(?:之前|以上|上面|前面|先前|此前|所有|全部|一切|系统|系統|原来|原來|原有|原先|最初)"
+_ZH_ORDERS = r"(?:指令|指示|说明|說明|规则|規則|提示|要求|设定|設定|命令|约束|約束|限制)"
+
+ZH: dict[str, tuple[re.Pattern[str], ...]] = {
+    "ignore-instructions": (
+        _p(_ZH_IGNORE + r"[^。\n]{0,12}?" + _ZH_EARLIER + r"[^。\n]{0,12}?" + _ZH_ORDERS),
+        _p(r"(?:忽略|无视|無視|忽视|忽視|忘记|忘記|忘掉|不要理会|不要理會)[^。\n]{0,4}?"
+           r"(?:之前|以上|上面|前面|先前|此前)[^。\n]{0,6}?(?:内容|內容|对话|對話|信息|資訊|的话|的話|一切)"),
+        _p(r"(?:不要|别|別|无需|無需|不必|不用)(?:再)?(?:遵守|遵循|听从|聽從|理会|理會|执行|執行)[^。\n]{0,12}?"
+           r"(?:指令|指示|规则|規則|系统提示|系統提示|设定|設定)"),
+        _p(r"(?:之前|以上|上面|先前|原来|原來)的?(?:所有)?" + _ZH_ORDERS + r"(?:都|全部|已经|已經)?"
+           r"(?:作废|作廢|无效|無效|失效|取消)"),
+    ),
+    "role-hijack": (
+        _p(r"(?:从现在|從現在|从此刻|從此刻)(?:开始|開始|起)[，,]?\s*你(?:是|将|將|必须|必須|不再|就是|要)"),
+        _p(r"你不再是|你现在是一个?(?:没有|沒有|不受)|你現在是一個?(?:沒有|不受)"),
+        _p(r"(?:扮演|假装|假裝|充当|充當)[^。\n]{0,10}(?:不受限制|没有限制|沒有限制|无限制|無限制|没有任何限制|沒有任何限制)"),
+        _p(r"(?:进入|進入|启用|啟用|开启|開啟|切换到|切換到|打开|打開)(?:开发者|開發者|越狱|越獄|上帝|无限制|無限制)模式"),
+        _p(r"新的系统提示|新的系統提示|真正的系统指令|真正的系統指令|(?:系统|系統)(?:覆盖|覆蓋|通知)[:：]"),
+        _p(r"你(?:真正|现在|現在)的(?:任务|任務|目标|目標|指令)是"),
+    ),
+    "secret-exfiltration": (
+        _p(r"(?:泄露|泄漏|洩露|洩漏|透露|发送|發送|上传|上傳|发给|發給|发到|發到|打印出?|列印出?|输出|輸出|"
+           r"告诉我|告訴我|显示|顯示|公开|公開|贴出|貼出)[^。\n]{0,20}?" + _ZH_SECRET),
+        _p(r"把[^。\n]{0,10}?" + _ZH_SECRET + r"[^。\n]{0,12}?(?:发送|發送|发给|發給|发到|發到|上传|上傳|"
+           r"泄露|洩露|透露|告诉|告訴|交给|交給|给我|給我|打印|列印|输出|輸出|贴|貼)"),
+        _p(r"(?:将|將)[^。\n]{0,10}?" + _ZH_SECRET + r"[^。\n]{0,12}?(?:发送|發送|上传|上傳|附加|附在|放在|嵌入)"),
+        _p(r"(?:对话|對話|聊天记录|聊天記錄|历史|歷史)[^。\n]{0,20}?(?:附加|拼接|放|嵌入|编码|編碼)[^。\n]{0,20}?"
+           r"(?:链接|鏈接|連結|网址|網址|url|图片|圖片)"),
+    ),
+}
+
+# --------------------------------------------------------------------------- Japanese
+
+_JA_ORDERS = r"(?:指示|命令|ルール|指令|設定|プロンプト|制約|規則|ガイドライン|インストラクション)"
+_JA_SECRET = (r"(?:apiキー|api\s*キー|秘密鍵|シークレット|パスワード|認証情報|アクセストークン|トークン|環境変数|"
+              r"システムプロンプト|クレデンシャル|機密情報)")
+
+JA: dict[str, tuple[re.Pattern[str], ...]] = {
+    "ignore-instructions": (
+        _p(r"(?:以前|前|上記|これまで|先ほど|今まで|従来|既存|最初|元|システム|上)の?[^。\n]{0,10}?" + _JA_ORDERS
+           + r"[^。\n]{0,10}?(?:無視|忘れ|破棄|無効に|従わな)(?!しない|せず|しては|することは)"),
+        _p(r"(?:すべて|全て|全部)の" + _JA_ORDERS + r"を(?:無視|忘れ)(?!しない|せず|しては)"),
+        _p(r"(?:これまで|今まで|上記)の(?:内容|会話|こと)を?(?:すべて|全て)?(?:無視|忘れ)(?!しない|せず|しては)"),
+    ),
+    "role-hijack": (
+        _p(r"(?:今から|これから|以後|今後|以降)[、,]?\s*(?:あなた|君|きみ|お前)は[^。\n]{0,20}?(?:制限|制約|ルール|"
+           r"フィルター|検閲)(?:の|が)?(?:ない|無い|なし|一切ない)"),
+        _p(r"(?:今から|これから|以後|今後)[、,]?\s*(?:あなた|君|きみ|お前)は(?:もう)?[^。\n]{0,10}?(?:ai|アシスタント)"
+           r"(?:ではありません|ではない|じゃない)"),
+        _p(r"(?:開発者|デベロッパー|脱獄|ジェイルブレイク|dan|管理者|無制限)モード"),
+        _p(r"(?:あなた|君)の(?:本当の|新しい|真の)(?:任務|役割|目的|指示)は"),
+        _p(r"新しいシステムプロンプト|システム(?:通知|上書き)[:：]"),
+    ),
+    "secret-exfiltration": (
+        _p(_JA_SECRET + r"[^。\n]{0,20}?(?:教えて|表示して|出力して|送信して|送って|漏らして|公開して|貼り付けて|"
+           r"書き出して|アップロードして|見せて|開示して|送信せよ|出力せよ|表示せよ|開示せよ|教えろ|送れ)"),
+        _p(r"(?:会話|チャット履歴|履歴)[^。\n]{0,20}?(?:url|リンク|画像)[^。\n]{0,10}?(?:に付け|に追加|に含め|に埋め込)"),
+    ),
+}
+
+# --------------------------------------------------------------------------- Spanish
+
+ES: dict[str, tuple[re.Pattern[str], ...]] = {
+    "ignore-instructions": (
+        _p(r"\b(?:ignora|ignore|ignorad|ignoren|olvida|olvide|olvidad|olviden|descarta|descarte|omite|omita|"
+           r"haz\s+caso\s+omiso\s+(?:de|a)|no\s+hagas\s+caso\s+(?:de|a))\b[^.\n]{0,40}?\b(?:instrucciones|"
+           r"indicaciones|órdenes|ordenes|reglas|directrices|instrucción|prompt)\b[^.\n]{0,20}?\b(?:anteriores|"
+           r"previas|precedentes|de\s+arriba|del\s+sistema|originales|iniciales|anteriormente)\b"),
+        _p(r"\b(?:ignora|ignore|olvida|olvide|descarta)\s+(?:todas?\s+)?(?:las\s+)?(?:anteriores|previas)\s+"
+           r"(?:instrucciones|indicaciones|reglas)"),
+        _p(r"\b(?:olvida|olvide|ignora|ignore)\s+todo\s+lo\s+(?:anterior|que\s+te\s+(?:han\s+)?(?:dicho|dijeron))"),
+    ),
+    "role-hijack": (
+        _p(r"\b(?:a\s+partir\s+de\s+ahora|desde\s+ahora|de\s+ahora\s+en\s+adelante),?\s+(?:tú\s+)?(?:eres|serás|"
+           r"seras|actuarás|actuaras)\s+(?:un|una)?\s*[^.\n]{0,30}?(?:sin\s+(?:restricciones|límites|limites|"
+           r"filtros|reglas)|dan|malvad)"),
+        _p(r"\bya\s+no\s+eres\s+(?:un|una)\s+(?:asistente|ia|inteligencia)"),
+        _p(r"\bmodo\s+(?:desarrollador|dios|dan|sin\s+restricciones|jailbreak)\b"),
+        _p(r"\b(?:finge|simula|actúa\s+como\s+si)\s+(?:ser|que\s+eres|fueras)\s+[^.\n]{0,40}?(?:sin\s+"
+           r"(?:restricciones|límites|limites|filtros|reglas))"),
+        _p(r"\btu\s+(?:verdadera|nueva|única|unica)\s+(?:tarea|misión|mision|instrucción|instruccion)\s+es\b"),
+        _p(r"\bnuevo\s+prompt\s+del\s+sistema|\bnuevas\s+instrucciones\s+del\s+sistema"),
+    ),
+    "secret-exfiltration": (
+        _p(r"\b(?:revela|revele|muestra|muestre|imprime|imprima|envía|envia|envíe|envie|manda|mande|filtra|"
+           r"comparte|comparta|dime|dame|sube|suba|publica|expón|expon)\b[^.\n]{0,40}?(?:claves?\s+(?:de\s+(?:la\s+)?)?"
+           r"api|clave\s+secreta|contraseñas?|credenciales|tokens?\s+de\s+acceso|variables\s+de\s+entorno|"
+           r"prompt\s+del\s+sistema|instrucciones\s+del\s+sistema|secretos|claves?\s+privadas?)"),
+    ),
+}
+
+# --------------------------------------------------------------------------- French
+
+FR: dict[str, tuple[re.Pattern[str], ...]] = {
+    "ignore-instructions": (
+        _p(r"\b(?:ignore|ignorez|ignorer|oublie|oubliez|oublier|ne\s+tiens\s+pas\s+compte|ne\s+tenez\s+pas\s+compte|"
+           r"fais\s+abstraction|faites\s+abstraction|écarte|écartez|laisse\s+tomber|laissez\s+tomber)\b[^.\n]{0,40}?"
+           r"\b(?:instructions|consignes|règles|directives|prompt|indications)\b[^.\n]{0,20}?\b(?:précédentes|"
+           r"antérieures|ci-dessus|du\s+système|initiales|originales|d'avant|données\s+avant)"),
+        _p(r"\b(?:oublie|oubliez|ignore|ignorez)\s+tout\s+ce\s+qui\s+(?:précède|a\s+été\s+dit|t'a\s+été\s+dit|"
+           r"vous\s+a\s+été\s+dit)"),
+        _p(r"\b(?:ignore|ignorez|oublie|oubliez)\s+(?:toutes\s+)?(?:les|tes|vos)\s+(?:précédentes|anciennes)\s+"
+           r"(?:instructions|consignes)"),
+    ),
+    "role-hijack": (
+        _p(r"\b(?:à\s+partir\s+de\s+maintenant|a\s+partir\s+de\s+maintenant|désormais|dorénavant|dès\s+maintenant),?\s+"
+           r"(?:tu\s+es|vous\s+êtes|tu\s+seras|vous\s+serez)\s+[^.\n]{0,30}?(?:sans\s+(?:aucune\s+)?(?:restriction|"
+           r"limite|filtre|règle)|dan|malveillant|libéré)"),
+        _p(r"\btu\s+n'es\s+plus\s+(?:un|une)\s+(?:assistant|ia|intelligence)|\bvous\s+n'êtes\s+plus\s+(?:un|une)\s+"
+           r"(?:assistant|ia)"),
+        _p(r"\bmode\s+(?:développeur|developpeur|dieu|dan|sans\s+restriction|jailbreak)\b"),
+        _p(r"\b(?:ta|votre)\s+(?:vraie|nouvelle|seule|véritable)\s+(?:tâche|mission|instruction|consigne)\s+est\b"),
+        _p(r"\bnouveau\s+prompt\s+(?:du\s+)?système|\bnouvelles\s+instructions\s+(?:du\s+)?système"),
+    ),
+    "secret-exfiltration": (
+        _p(r"\b(?:révèle|révélez|revele|affiche|affichez|envoie|envoyez|divulgue|divulguez|donne-moi|donnez-moi|"
+           r"imprime|imprimez|transmets|transmettez|partage|partagez|publie|publiez|colle|collez)\b[^.\n]{0,40}?"
+           r"(?:clés?\s+(?:d'|de\s+l')?api|clé\s+secrète|mots?\s+de\s+passe|identifiants|jetons?\s+d'accès|"
+           r"variables\s+d'environnement|prompt\s+(?:du\s+)?système|instructions\s+(?:du\s+)?système|secrets|"
+           r"clés?\s+privées?)"),
+    ),
+}
+
+# --------------------------------------------------------------------------- German
+
+_DE_ORDERS = (r"(?:anweisungen|instruktionen|regeln|vorgaben|befehle|richtlinien|systemprompt|"
+              r"system-prompt|prompts?|anordnungen)")
+_DE_EARLIER = r"(?:vorherigen|bisherigen|vorigen|obigen|früheren|ursprünglichen|alten|vorangegangenen)"
+
+DE: dict[str, tuple[re.Pattern[str], ...]] = {
+    "ignore-instructions": (
+        _p(r"\b(?:ignoriere|ignorier|ignorieren\s+sie|vergiss|vergessen\s+sie|missachte|missachten\s+sie|"
+           r"übergehe|verwirf|verwerfen\s+sie)\b[^.\n]{0,40}?\b(?:" + _DE_EARLIER[3:-1] + r"|alle|sämtliche)\b"
+           r"[^.\n]{0,20}?\b" + _DE_ORDERS),
+        _p(r"\b" + _DE_EARLIER + r"\s+" + _DE_ORDERS + r"\b[^.\n]{0,30}?\b(?:ignorieren|vergessen|missachten|"
+           r"nicht\s+(?:mehr\s+)?befolgen|gelten\s+nicht\s+mehr|sind\s+(?:ungültig|aufgehoben))"),
+        _p(r"\b(?:vergiss|vergessen\s+sie|ignoriere)\s+alles\s+(?:bisherige|vorherige|obige|was\s+(?:dir|ihnen)\s+"
+           r"(?:vorher|bisher|zuvor)\s+gesagt)"),
+    ),
+    "role-hijack": (
+        _p(r"\b(?:ab\s+(?:jetzt|sofort)|von\s+nun\s+an|ab\s+diesem\s+moment),?\s+(?:bist\s+du|du\s+bist|wirst\s+du|"
+           r"sind\s+sie)\s+[^.\n]{0,30}?(?:ohne\s+(?:jegliche\s+)?(?:regeln|einschränkungen|grenzen|filter)|"
+           r"uneingeschränkt|dan|böse)"),
+        _p(r"\bdu\s+bist\s+(?:jetzt|nun)\s+(?:ein|eine)?\s*(?:uneingeschränkte|ungefilterte|freie)"),
+        _p(r"\bdu\s+bist\s+kein(?:e)?\s+(?:assistent|ki|assistentin)\s+mehr"),
+        _p(r"\b(?:entwickler|developer|dan|gott|admin|jailbreak)-?modus\b"),
+        _p(r"\bdeine\s+(?:wahre|neue|eigentliche|einzige)\s+(?:aufgabe|mission|anweisung)\s+(?:ist|lautet)\b"),
+        _p(r"\bneuer\s+systemprompt|\bneue\s+systemanweisungen?"),
+    ),
+    "secret-exfiltration": (
+        _p(r"\b(?:verrate|verraten\s+sie|zeige|zeig|zeigen\s+sie|gib|geben\s+sie|sende|senden\s+sie|schicke|schick|"
+           r"leake|poste|drucke|nenne|nennen\s+sie|teile|lade|veröffentliche|gib\s+mir)\b[^.\n]{0,40}?"
+           r"(?:api-?schlüssel|geheimen?\s+schlüssel|passw(?:ö|o)rt(?:er)?|zugangsdaten|anmeldedaten|"
+           r"access-?token|tokens?|umgebungsvariablen|systemprompt|system-prompt|geheimnisse|privaten?\s+schlüssel)"),
+    ),
+}
+
+LANGUAGES: dict[str, dict[str, tuple[re.Pattern[str], ...]]] = {
+    "en": EN, "zh": ZH, "ja": JA, "es": ES, "fr": FR, "de": DE}
+
+# --------------------------------------------------------------------------- compact view (letters only)
+
+COMPACT: dict[str, tuple[re.Pattern[str], ...]] = {
+    "ignore-instructions": (
+        re.compile(r"(?:ignore|disregard|forget)(?:all|any)?(?:of)?(?:the|your|my)?(?:previous|prior|above|"
+                   r"earlier|preceding|system|original)(?:instructions?|prompts?|directives?|rules|guidelines)"),
+        re.compile(r"(?:ignore|disregard|forget)(?:all|any)(?:the|your)?(?:instructions?|prompts?|directives?)"),
+        re.compile(r"(?:stopfollowing|donotfollow|dontfollow|nolongerfollow|setaside|throwout)(?:the|your|any|all)?"
+                   r"(?:of)?(?:the|your)?(?:original|previous|prior|system|initial|above|earlier)?(?:instructions?|"
+                   r"prompts?|systemprompt|rules|guidance)"),
+        re.compile(r"(?:discard|abandon|override|bypass)(?:all)?(?:of)?(?:your|the)(?:prior|previous|earlier|"
+                   r"original|system|safety)(?:programming|instructions?|guidelines|rules|prompts?)"),
+        re.compile(r"(?:ignora|olvida)(?:todas)?(?:las)?(?:instrucciones)(?:anteriores|previas)"),
+        re.compile(r"(?:ignore[sz]?|oublie[sz]?)(?:toutes)?(?:les|tes|vos)(?:instructions|consignes)"
+                   r"(?:précédentes|antérieures)"),
+        re.compile(r"(?:ignoriere|vergiss)(?:alle)?(?:vorherigen|bisherigen|obigen)(?:anweisungen|regeln|"
+                   r"instruktionen)"),
+        re.compile(r"(?:忽略|无视|無視|忘记|忘記)(?:之前|以上|上面|前面|先前)(?:的)?(?:所有|全部)?(?:的)?(?:指令|指示|规则|規則|提示)"),
+        re.compile(r"(?:以前|上記|これまで)の(?:指示|命令|ルール)を(?:すべて|全て)?(?:無視|忘れ)(?!しない|せず)"),
+    ),
+    "role-hijack": (
+        re.compile(r"(?:enable|enter|activate)(?:developer|jailbreak|dan|god)mode"),
+        re.compile(r"youarenow(?:an?)?(?:unrestricted|unfiltered|uncensored|jailbroken|dan)"),
+        re.compile(r"youarenolonger(?:an?)?(?:ai|assistant|bound|restricted)"),
+        re.compile(r"(?:fromnowon|henceforth|startingnow)youare(?:now)?(?:dan|an?(?:unrestricted|unfiltered|"
+                   r"uncensored|jailbroken|evil))"),
+        re.compile(r"youarenowin(?:developer|jailbreak|god|admin|dan)mode"),
+        re.compile(r"(?:disable|turnoff|bypass|remove)(?:all)?(?:your|the)(?:safety|content)?(?:filters|"
+                   r"guardrails|restrictions|safeguards)"),
+    ),
+    "secret-exfiltration": (
+        re.compile(r"(?:reveal|leak|print|send|show|email|upload)(?:me)?(?:your|all|the)(?:api)?(?:keys|secrets|"
+                   r"passwords|systemprompt|credentials|tokens|bearertokens|environmentvariables)"),
+        re.compile(r"(?:repeat|print|reveal|output)(?:the|your)?(?:entire|full|whole|exact)?(?:systemprompt|"
+                   r"initialprompt|hiddenprompt|instructionsabove)"),
+        re.compile(r"(?:泄露|洩露|发送|發送|告诉我|告訴我)(?:你的)?(?:api)?(?:密钥|密鑰|金鑰|系统提示|系統提示|密码|密碼)"),
+    ),
+}
+
+# --------------------------------------------------------------------------- negation
+
+NEGATED_BEFORE = re.compile(
+    r"(?:\bnever|\bnot|n['\u2019]t|\bno|\bnunca|\bjamás|\bjamas|\bne|\bn'|\bjamais|\bnicht|\bnie|\bniemals|"
+    r"\bkeine?n?)\s+(?:[\w'\u2019-]+\s+)?$")
+NEGATED_BEFORE_ZH = re.compile(r"(?:不要|不得|不能|不可|不许|不許|不准|切勿|请勿|請勿|勿|别|別|禁止|严禁|嚴禁|绝不|絕不|"
+                               r"决不|決不|从不|從不|避免|千万不要|千萬不要)[^\s，。,.;；!！?？:：]{0,2}$")
+# Inside the match: "ne révèle jamais", "gib niemals ... weiter", "ne partagez pas"
+NEGATED_INSIDE = re.compile(r"\b(?:jamais|pas|niemals|nie|nicht|nunca)\b")
+NEGATABLE = frozenset({"ignore-instructions", "secret-exfiltration"})
+NOT_NEGATABLE_HEADS = ("不要", "别", "別", "无需", "無需", "不必", "不用", "curl", "do not follow",
+                       "don't follow", "dont follow", "no longer follow", "no hagas caso",
+                       "ne tiens pas", "ne tenez pas")
+
+# --------------------------------------------------------------------------- one regex per (language, category)
+
+COMBINED: dict[str, dict[str, re.Pattern[str]]] = {
+    lang: {cat: re.compile("|".join(f"(?:{p.pattern})" for p in pats), M) for cat, pats in table.items()}
+    for lang, table in LANGUAGES.items()}
+CJK_LANGUAGES = frozenset({"zh", "ja"})
+
+# Cheap gates: a (language, category) regex runs only on text holding one of its trigger strings
+# (substring tests cost nanoseconds; the phrase regexes cost microseconds per paragraph).
+TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
+    "en": {
+        "ignore-instructions": ("ignor", "disregard", "forget", "overrid", "bypass", "discard", "abandon",
+                                "drop", "aside", "throw", "attention", "notice", "follow", "cancel", "nullif",
+                                "invalidat", "wipe", "void", "revoked", "obsolete", "fake", "invalid", "null",
+                                "supersed", "outdated", "no longer", "decode"),
+        "role-hijack": ("<|", "[inst", "[/inst", "<<sys", "system", "admin", "developer", "root", "operator",
+                        "you are", "from now", "starting now", "henceforth", "from this point", "pretend",
+                        " mode", "act as", "disable", "turn off", "remove", "bypass", "deactivat", "lift",
+                        "your real", "your new", "your true", "your actual", "your only", "your primary",
+                        "authori", "allowed", "permitted", "instructed", "wants you", "instructions"),
+        "secret-exfiltration": ("reveal", "leak", "exfiltrat", "dump", "disclos", "expos", "send", "upload",
+                                "post", "mail", "forward", "transmit", "paste", "submit", "share", "print",
+                                "output", "echo", "show", "display", "tell me", "repeat", "list", "write",
+                                "give me", "copy", "recite", "curl", "wget", "nc ", "ncat", "invoke-web",
+                                "iwr", "http", "env", "set ", "cat ", "$(", "![", "append", "add", "include",
+                                "embed", "encode", "insert", "put", "attach", "render", "load"),
+    },
+    "es": {
+        "ignore-instructions": ("ignor", "olvid", "descart", "omit", "caso"),
+        "role-hijack": ("ahora", "ya no eres", "modo", "finge", "simula", "actúa", "tarea", "misi", "sistema"),
+        "secret-exfiltration": ("revel", "muestr", "imprim", "env", "mand", "filtr", "compart", "dime", "dame",
+                                "sub", "public", "expón", "expon"),
+    },
+    "fr": {
+        "ignore-instructions": ("ignor", "oubli", "compte", "abstraction", "écart", "tomber"),
+        "role-hijack": ("maintenant", "désormais", "dorénavant", "n'es plus", "n'êtes plus", "mode", "tâche",
+                        "mission", "instruction", "consigne", "système"),
+        "secret-exfiltration": ("révél", "revel", "révèl", "affich", "envoi", "envoy", "divulgu", "donne",
+                                "imprim", "transm", "partag", "publi", "coll"),
+    },
+    "de": {
+        "ignore-instructions": ("ignor", "vergiss", "vergessen", "missacht", "übergeh", "verwirf", "verwerf",
+                                "befolgen", "gelten", "ungültig", "aufgehoben"),
+        "role-hijack": ("jetzt", "sofort", "nun an", "moment", "du bist", "modus", "aufgabe", "system"),
+        "secret-exfiltration": ("verrat", "zeig", "gib", "geben", "send", "schick", "leak", "post", "druck",
+                                "nenn", "teil", "lade", "veröffentlich"),
+    },
+}
+GATES: dict[str, dict[str, re.Pattern[str]]] = {
+    lang: {cat: re.compile("|".join(re.escape(t) for t in words)) for cat, words in table.items()}
+    for lang, table in TRIGGERS.items()}
