@@ -236,7 +236,8 @@ def test_a_prompt_builder_passed_in_gets_the_agents_skills_and_memories(home: Pa
     agent.chat("git rebase stopped with CONFLICT (content), what now?")
     sent = fake.last_request.prompt
     assert "git-rebase-conflicts" in sent.context and "billing repo" in sent.context
-    assert agent.skills is not None and agent.skills.last is not None   # /skills has a result
+    assert agent.last_turn is not None and agent.last_turn.retrieval is not None  # /skills has a result
+    assert agent.last_reply is not None and agent.last_reply.retrieval is agent.last_turn.retrieval
 
     class Mine:
         def select(self, query, history, message):  # type: ignore[no-untyped-def]

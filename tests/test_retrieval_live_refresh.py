@@ -105,10 +105,12 @@ def test_fingerprint_changes_with_catalog_files_and_tolerates_missing_ones(tmp_p
 
 def test_disabled_retrieval_lets_skill_view_find_a_skill_added_mid_chat(tmp_path: Path,
                                                                         monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from hermes_core.config import load_settings
     monkeypatch.setenv("HERMES_DISABLE_SKILL_RETRIEVAL", "1")
     root = tmp_path / "skills"
     write_skill(root, "a", skill_md("alpha", "First skill."))
-    r = _retriever(root, Clock())
+    r = SkillRetriever(load_settings({}).skill_utils, folders=[root], embedders=[HashingEmbedder()],
+                       clock=Clock())
     sel = SkillSelection(r)
     assert "alpha" in sel.select("hi", [], "hi")
     write_skill(root, "b", skill_md("beta", "Second skill."))

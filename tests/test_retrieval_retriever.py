@@ -117,8 +117,9 @@ def test_no_skills_means_no_hint(tmp_path: Path) -> None:
 
 
 def test_disabled_env_returns_full_list(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HERMES_DISABLE_SKILL_RETRIEVAL", "1")
-    block, res = make().select("pdf")
+    from hermes_core.config import load_settings
+    monkeypatch.setenv("HERMES_DISABLE_SKILL_RETRIEVAL", "1")   # config maps it onto the setting
+    block, res = SkillRetriever(load_settings({}).skill_utils, skills=SKILLS).select("pdf")
     assert res.layer == "disabled" and len(res.skills) == len(SKILLS)
     assert all(f"- {s.name}:" in block for s in SKILLS)
 

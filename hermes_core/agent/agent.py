@@ -38,6 +38,7 @@ from hermes_core.types import (
     Prompt,
     RouteDecision,
     ToolCall,
+    TurnContext,
     Usage,
     clean_text,
 )
@@ -142,6 +143,7 @@ class Agent:
         self.offline_reason: str | None = None
         self.last_reply: Reply | None = None
         self.last_decision: RouteDecision | None = None
+        self.last_turn: TurnContext | None = None   # what retrieval and memory decided last prepare()
         self._recorded = 0   # len(history) at the last record: later turns are recorded again
 
         self.pool = pool or CredentialPool.from_settings(self.settings)  # alerts log fingerprints
@@ -226,7 +228,8 @@ class Agent:
                                 f"{type(extra).__name__} (hooks are called synchronously, also "
                                 "from achat/astream)")
             if isinstance(extra, Prompt):
-                prompt = extra
+                # the hook's prompt is what is sent; the turn's decisions stay the builder's
+                prompt = extra if extra.turn is not None else replace(extra, turn=prompt.turn)
             elif extra:
                 prompt = replace(prompt, context="\n\n".join(p for p in (prompt.context, extra) if p))
         # skill_view is offered on every turn and is optional: it does not make a request need tools
@@ -244,6 +247,7 @@ class Agent:
             kind = self.loop.providers[first.provider].kind
             prompt = replan_cache(prompt, self.settings, provider_kind=kind, model=first.model)
         self.last_decision = decision
+        self.last_turn = prompt.turn
         if self.on_route is not None:
             self.on_route(decision)
         return prompt, decision
@@ -271,7 +275,7 @@ class Agent:
         self.stats.turns += 1
         self.stats.usage = self.stats.usage + usage
         reply = Reply(done.text, done.model, done.provider, usage, prompt, decision,
-                      self.skills.last if self.skills is not None else None, tuple(attempts),
+                      prompt.turn.retrieval if prompt.turn is not None else None, tuple(attempts),
                       done.tool_calls)
         self.last_reply = reply
         if self.post_llm_call is not None:
@@ -409,8 +413,7 @@ class Agent:
         self._recorded = 0
         self.last_reply = None
         self.last_decision = None
-        if self.skills is not None:
-            self.skills.last = None
+        self.last_turn = None
         return recorded
 
     @contextmanager
@@ -534,8 +537,7 @@ def default_retriever(settings: Settings, *, warm: bool = True) -> Any:
     retriever still serves the prompt: it lists every skill, as before retrieval existed, and the
     model can load one with skill_view. It then needs no embedding model, so none is loaded.
     """
-    off = (not settings.skill_utils.enabled
-           or os.environ.get("HERMES_DISABLE_SKILL_RETRIEVAL") == "1")
+    off = not settings.skill_utils.enabled   # HERMES_DISABLE_SKILL_RETRIEVAL=1 arrives here
     if off:
         settings = settings.with_overrides(**{"skill_utils.enabled": False,
                                               "skill_utils.embeddings": False})

@@ -110,7 +110,8 @@ def _skills(repl: Repl, arg: str) -> None:
     if arg:
         show_retrieval(repl, agent.retriever.retrieve(arg))
     else:
-        show_retrieval(repl, agent.skills.last if agent.skills is not None else None)
+        turn = getattr(agent, "last_turn", None)
+        show_retrieval(repl, turn.retrieval if turn is not None else None)
 
 
 def _memory(repl: Repl, arg: str) -> None:

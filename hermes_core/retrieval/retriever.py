@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from hermes_core.config import GateWeightSettings, SkillSettings
 from hermes_core.errors import ConfigError
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
 from hermes_core.retrieval.dense import (
@@ -44,7 +45,7 @@ from hermes_core.retrieval.skills import (
 from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
 from hermes_core.retrieval.triggers import TriggerHit, TriggerIndex, merge_triggers
 from hermes_core.tokenize import cjk_ratio, estimate_tokens
-from hermes_core.types import Message, Skill
+from hermes_core.types import FOLLOW_UP_CJK_CHARS, FOLLOW_UP_WORDS, Message, RetrievalQuery, Skill
 
 log = logging.getLogger(__name__)
 
@@ -212,46 +213,71 @@ def default_embedders(model: str | None = None) -> list[Embedder]:
     return out
 
 
-class SkillRetriever:
-    """Retrieve the skills that fit a message, or none. Thread-safe; indexes refresh incrementally."""
+#: Tuning knobs a caller may still pass as keywords; each overrides the field of the same name
+#: on the ``SkillSettings`` the retriever is built from.
+TUNING_FIELDS = frozenset(("top_k", "weights", "fusion", "rrf_k", "threshold", "gate_thresholds",
+                           "anchor_weight", "gate_weights", "hint_ratio", "hint_margin", "enabled",
+                           "refresh_interval_s"))
 
-    def __init__(self, *, folders: Sequence[str | os.PathLike[str]] = (),
+
+def _as_settings(settings: SkillSettings | None, tuning: Mapping[str, Any]) -> SkillSettings:
+    unknown = sorted(set(tuning) - TUNING_FIELDS)
+    if unknown:
+        raise TypeError(f"SkillRetriever got unexpected keyword argument(s): {', '.join(unknown)}")
+    base = settings if settings is not None else SkillSettings()
+    update = dict(tuning)
+    if "gate_weights" in update:
+        update["gate_weights"] = {
+            k: GateWeightSettings(**(v.__dict__ if isinstance(v, GateWeights) else dict(v)))
+            if not isinstance(v, GateWeightSettings) else v
+            for k, v in (update["gate_weights"] or {}).items()}
+    for key in ("weights", "gate_thresholds"):
+        if key in update and update[key] is None:
+            update[key] = {}
+    return base.model_copy(update=update) if update else base
+
+
+class SkillRetriever:
+    """Retrieve the skills that fit a message, or none. Thread-safe; indexes refresh incrementally.
+
+    Tuning comes from ``settings`` (the ``skill_utils`` section); where the skills are and which
+    embedders to use are arguments of their own. Keywords named in :data:`TUNING_FIELDS` override
+    single settings (tests and scripts).
+    """
+
+    def __init__(self, settings: SkillSettings | None = None, *,
+                 folders: Sequence[str | os.PathLike[str]] = (),
                  catalogs: Sequence[str | os.PathLike[str]] = (), skills: Sequence[Skill] | None = None,
                  embedders: Sequence[Embedder] | None = None, cache_dir: str | os.PathLike[str] | None = None,
-                 top_k: int = 5, weights: Mapping[str, float] | None = None, fusion: str = "zscore",
-                 rrf_k: int = 60, threshold: float | None = None,
-                 gate_thresholds: Mapping[str, float] | None = None, anchor_weight: float = 0.5,
-                 gate_weights: Mapping[str, GateWeights | Mapping[str, float]] | None = None,
-                 hint_ratio: float = HINT_RATIO, hint_margin: float = HINT_MARGIN,
                  triggers: Mapping[str, Sequence[str]] | None = None,
                  synonyms: Mapping[str, Sequence[str]] | None = None,
-                 layers: Sequence[str] = LAYERS, enabled: bool = True,
-                 refresh_interval_s: float | None = 2.0,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 layers: Sequence[str] = LAYERS,
+                 clock: Callable[[], float] = time.perf_counter, **tuning: Any) -> None:
+        su = _as_settings(settings, tuning)
+        self.settings = su
         self.folders = list(folders)
         self.catalogs = list(catalogs)
         self._static = list(skills) if skills is not None else None
-        self.top_k = top_k
-        self.weights = layer_weights(weights)
-        if fusion not in FUSION_MODES:  # else every retrieve() would raise
-            raise ConfigError(f"unknown fusion rule {fusion!r}; use {' or '.join(FUSION_MODES)}",
+        self.top_k = su.top_k
+        self.weights = layer_weights(su.weights)
+        if su.fusion not in FUSION_MODES:  # else every retrieve() would raise
+            raise ConfigError(f"unknown fusion rule {su.fusion!r}; use {' or '.join(FUSION_MODES)}",
                               key_path="skill_utils.fusion")
-        self.fusion = fusion
-        self.rrf_k = rrf_k
-        self.threshold = threshold
-        self.gate_thresholds = {**DEFAULT_GATE_THRESHOLDS, **(gate_thresholds or {})}
-        self.anchor_weight = anchor_weight
+        self.fusion = su.fusion
+        self.rrf_k = su.rrf_k
+        self.threshold = su.threshold
+        self.gate_thresholds = {**DEFAULT_GATE_THRESHOLDS, **su.gate_thresholds}
+        self.anchor_weight = su.anchor_weight
         self.gate_weights = {**DEFAULT_GATE_WEIGHTS, **{
-            k: v if isinstance(v, GateWeights) else GateWeights(**v)
-            for k, v in (gate_weights or {}).items()}}
-        self.hint_ratio = hint_ratio
-        self.hint_margin = hint_margin
+            k: GateWeights(**v.model_dump()) for k, v in su.gate_weights.items()}}
+        self.hint_ratio = su.hint_ratio
+        self.hint_margin = su.hint_margin
         self.extra_triggers = dict(triggers or {})
         self.extra_synonyms = dict(synonyms or {})
         self.layers = tuple(layers)
-        self.enabled = enabled
+        self.enabled = su.enabled
         # select() re-checks the skill sources (stat only) at most this often; None: never
-        self.refresh_interval_s = refresh_interval_s
+        self.refresh_interval_s = su.refresh_interval_s
         self._sources: tuple[object, ...] | None = None
         self._checked_at: float | None = None
         self.clock = clock
@@ -447,25 +473,30 @@ class SkillRetriever:
                 return d
         return max(usable, key=lambda d: d.doc_coverage, default=None)
 
-    def retrieve(self, query: str, history: Sequence[Message] | None = None, *,
+    def retrieve(self, query: str | RetrievalQuery, history: Sequence[Message] | None = None, *,
                  trigger_text: str | None = None) -> RetrievalResult:
-        """Best skills for ``query`` (with ``history`` to expand very short follow-ups).
+        """Best skills for the query's message.
 
-        ``trigger_text`` is what L1 matches when it differs from ``query``: a query that carries
-        the conversation so far must not re-fire a trigger an earlier message matched.
+        Every layer scores the message. The conversation helps in two ways only: a message too
+        short to stand alone ("and in Chinese?", "why?") is read together with the previous user
+        message, and among skills the message scores equally, the one the recent turns favour
+        ranks first. So an earlier topic never outvotes a message that clearly asks about another.
+        ``query`` may be a plain message with ``history``; ``trigger_text``, when given, is what
+        L1 matches instead of the message.
         """
         t0 = self.clock()
         self.ensure_built()
         timings: dict[str, float] = {}
-        query = query if isinstance(query, str) else str(query)
+        q = as_retrieval_query(query, history)
         with self._swap:
             skills, by_name = self._skills, self._by_name
             bm25, syn, trig = self.bm25, self.synonyms, self.triggers
         if not skills:
-            return RetrievalResult(query, "none", timings_ms={"total": (self.clock() - t0) * 1000})
-        text = query.strip()
+            return RetrievalResult(q.message, "none", timings_ms={"total": (self.clock() - t0) * 1000})
+        text = q.message.strip()
         if not text:
-            return RetrievalResult(query, "L5", gated=True, timings_ms={"total": (self.clock() - t0) * 1000})
+            return RetrievalResult(q.message, "L5", gated=True,
+                                   timings_ms={"total": (self.clock() - t0) * 1000})
         # L1
         if "L1" in self.layers and len(trig):
             t = self.clock()
@@ -473,10 +504,12 @@ class SkillRetriever:
             timings["L1"] = (self.clock() - t) * 1000
             if hit is not None and hit.skill in by_name:
                 timings["total"] = (self.clock() - t0) * 1000
-                return RetrievalResult(query, "L1", (by_name[hit.skill],), (1.0,),
+                return RetrievalResult(q.message, "L1", (by_name[hit.skill],), (1.0,),
                                        {hit.skill: {"L1": 1.0}}, ("L1",), trigger=hit,
                                        timings_ms=timings)
-        text = _expand(text[:MAX_QUERY_CHARS], history)
+        follow_up = is_follow_up(text) and bool(q.previous_user)
+        text = ranking_text(text[:MAX_QUERY_CHARS], q)
+        query = q.message
         names = [s.name for s in skills]
         layers: dict[str, np.ndarray | None] = {}
         # L2
@@ -527,7 +560,12 @@ class SkillRetriever:
                 timings["L4"] = (self.clock() - t) * 1000
         t = self.clock()
         fused = fuse(layers, self.weights, mode=self.fusion, k=self.rrf_k)
-        order = np.lexsort((np.arange(len(names)), -fused.scores))[: max(self.top_k, 10)]
+        tie = np.zeros(len(names))
+        if q.history and not follow_up and "L2" in self.layers:
+            # the recent turns, as a tie-breaker only: they order skills the message scores equally
+            tie = bm25.score_array(bm25_tokens(q.history_text[:MAX_QUERY_CHARS]))
+            timings["history"] = (self.clock() - t) * 1000
+        order = np.lexsort((np.arange(len(names)), -tie, -fused.scores))[: max(self.top_k, 10)]
         decision = gate(GateEvidence(dense_top, dense_anchor, dense_model, lexical, phrase_hit,
                                      dense_anchor_mean, dense_catalog_mean),
                         self.gate_thresholds, anchor_weight=self.anchor_weight, override=self.threshold,
@@ -544,22 +582,22 @@ class SkillRetriever:
             contributions, fused.answered, not decision.passed, decision, None, timings,
             tuple(names[int(i)] for i in order))
 
-    def select(self, message: str, history: Sequence[Message] | None = None, *,
+    def select(self, message: str | RetrievalQuery, history: Sequence[Message] | None = None, *,
                query: str | None = None) -> tuple[str, RetrievalResult]:
         """The per-turn skill block for the PromptBuilder, and the result behind it ("" = no block).
 
-        Retrieval off (``skill_utils.enabled: false`` or ``HERMES_DISABLE_SKILL_RETRIEVAL=1``): the
-        full skill list, as before retrieval existed.
+        Retrieval off (``skill_utils.enabled: false``; config maps
+        ``HERMES_DISABLE_SKILL_RETRIEVAL=1`` onto it): the full skill list, as before retrieval
+        existed. ``query`` (an old-style weighted text) is accepted and ignored: the ranking layers
+        read the message, and the history separately.
         """
-        if not self.enabled or os.environ.get("HERMES_DISABLE_SKILL_RETRIEVAL") == "1":
+        q = as_retrieval_query(message, history)
+        if not self.enabled:
             skills = sorted(self.load_catalog(warn=False).skills, key=lambda s: s.name)  # no index/model
-            res = RetrievalResult(message, "disabled", tuple(skills))
+            res = RetrievalResult(q.message, "disabled", tuple(skills))
             return render(res), res
         self.refresh_if_changed(background=True)
-        if query is None:
-            res = self.retrieve(message, history)
-        else:  # triggers fire on this message only; the ranking layers read the fuller query
-            res = self.retrieve(query, history, trigger_text=message)
+        res = self.retrieve(q)
         return render(res), res
 
 
@@ -599,16 +637,34 @@ def _head(text: str, tokens: int) -> str:
     return text[:lo]
 
 
-def _expand(text: str, history: Sequence[Message] | None) -> str:
-    """A very short follow-up ("and tomorrow?") borrows the previous user message's words."""
-    if not history or len(bm25_tokens(text)) >= 3 or (cjk_ratio(text) > 0 and len(text) >= 6):
+def as_retrieval_query(query: str | RetrievalQuery, history: Sequence[Message] | None = None
+                       ) -> RetrievalQuery:
+    """``query`` itself, or a plain message and its history made into one."""
+    if isinstance(query, RetrievalQuery):
+        return query
+    return RetrievalQuery.of(query if isinstance(query, str) else str(query), tuple(history or ()))
+
+
+def is_follow_up(text: str) -> bool:
+    """A message too short to stand alone: under three content words, or a CJK one under six
+    characters ("and tomorrow?", "为什么?")."""
+    if cjk_ratio(text) > 0:   # counted in characters: BM25 adds one token per CJK character
+        return len(text.strip()) < FOLLOW_UP_CJK_CHARS
+    return len(bm25_tokens(text)) < FOLLOW_UP_WORDS
+
+
+def ranking_text(text: str, query: RetrievalQuery) -> str:
+    """What L2-L4 read: the message, or for a short follow-up the last user message that stood
+    on its own (and any follow-ups since) before it: "why?" then "and in Chinese?" both still
+    mean the question asked before them."""
+    if not query.previous_users or not is_follow_up(text):
         return text
-    for m in reversed(history):
-        if getattr(m, "role", None) == "user" and isinstance(getattr(m, "content", None), str):
-            prev = m.content.strip()
-            if prev and prev != text:
-                return f"{prev[:MAX_QUERY_CHARS // 2]}\n{text}"
-    return text
+    parts = [text]
+    for prev in query.previous_users:
+        parts.append(prev[:MAX_QUERY_CHARS // 2])
+        if not is_follow_up(prev):
+            break
+    return "\n".join(reversed(parts))
 
 
 # -------------------------------------------------------------------- singleton
@@ -625,15 +681,11 @@ def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None
     folders = [home_path / "skills", *(os.path.expanduser(f) for f in su.folders)]
     triggers = load_mapping_file(su.triggers_file, "triggers") if su.triggers_file else None
     synonyms = load_mapping_file(su.synonyms_file, "synonyms") if su.synonyms_file else None
-    weights = layer_weights(su.weights, file=getattr(s, "source", None))  # before any model loads
-    embedders = default_embedders(su.embedding_model) if su.embeddings else []
-    return SkillRetriever(folders=folders, catalogs=list(su.catalogs), embedders=embedders,
-                          cache_dir=home_path / "cache" / "embeddings", top_k=su.top_k,
-                          weights=weights, fusion=su.fusion, rrf_k=su.rrf_k, threshold=su.threshold,
-                          gate_thresholds=su.gate_thresholds, triggers=triggers, synonyms=synonyms,
-                          gate_weights={k: v.model_dump() for k, v in su.gate_weights.items()},
-                          hint_ratio=su.hint_ratio, hint_margin=su.hint_margin,
-                          enabled=su.enabled, refresh_interval_s=su.refresh_interval_s)
+    layer_weights(su.weights, file=getattr(s, "source", None))  # a bad key fails before any model loads
+    embedders = default_embedders(su.embedding_model) if su.embeddings and su.enabled else []
+    return SkillRetriever(su, folders=folders, catalogs=list(su.catalogs), embedders=embedders,
+                          cache_dir=home_path / "cache" / "embeddings", triggers=triggers,
+                          synonyms=synonyms)
 
 
 def get_skill_retriever(settings: Any = None) -> SkillRetriever:
