@@ -308,11 +308,12 @@ class SkillRetriever:
             return Catalog(tuple(unique), tuple(issues))
         return load_catalog(self.folders, self.catalogs, warn=warn)
 
-    def refresh(self) -> IndexDelta:
+    def refresh(self, *, dense: bool = True) -> IndexDelta:
         """Re-read the catalog; rebuild layer indexes only if a skill was added, changed or removed.
 
         The lexical layers (L1-L3) are swapped in first, so queries are served while the dense layer
-        embeds new documents (until then it abstains).
+        embeds new documents (until then it abstains). ``dense=False`` stops there: no model is
+        loaded, and the next full refresh embeds.
         """
         with self._lock:
             # taken before reading: an edit made while we read changes it again, and is seen later
@@ -342,6 +343,8 @@ class SkillRetriever:
                 self._skills, self._by_name = skills, by_name
                 self.bm25, self.synonyms, self.triggers = bm25, synonyms, triggers
             self._lexical_ready.set()
+            if not dense and self.dense:
+                return delta      # _built stays False: the dense layer is still to be built
             for d in self.dense:
                 self._build_dense(d, skills)
             self._built = True
@@ -404,12 +407,26 @@ class SkillRetriever:
             log.warning("dense layer %s unavailable: %s", mid, e)
             self._dense_failed.add(mid)
 
-    def ensure_built(self) -> None:
-        """Build on first use. While a background warm-up runs, wait only for the lexical layers."""
+    def ensure_lexical(self) -> None:
+        """The lexical layers (L1-L3) built; never loads a model. What the skill list, the tool
+        offer and a trigger hit need."""
         if self._lexical_ready.is_set():
             return
         warm = self._warm
         if warm is not None and warm.is_alive() and self._lexical_ready.wait(timeout=60):
+            return
+        self.refresh(dense=False)
+
+    def ensure_built(self) -> None:
+        """Build on first use. While a background warm-up runs, wait only for the lexical layers
+        (the dense layer abstains until it is ready)."""
+        if self._built:
+            return
+        warm = self._warm
+        if warm is not None and warm.is_alive():
+            self.ensure_lexical()
+            return
+        if self._lexical_ready.is_set() and not self.dense:
             return
         self.refresh()
 
@@ -449,7 +466,8 @@ class SkillRetriever:
 
     @property
     def skills(self) -> list[Skill]:
-        self.ensure_built()
+        """The catalog as indexed (lexical layers only: reading it never loads a model)."""
+        self.ensure_lexical()
         return list(self._skills)
 
     def persist_query_vectors(self, on: bool = True) -> None:
@@ -485,7 +503,7 @@ class SkillRetriever:
         L1 matches instead of the message.
         """
         t0 = self.clock()
-        self.ensure_built()
+        self.ensure_lexical()
         timings: dict[str, float] = {}
         q = as_retrieval_query(query, history)
         with self._swap:
@@ -507,6 +525,8 @@ class SkillRetriever:
                 return RetrievalResult(q.message, "L1", (by_name[hit.skill],), (1.0,),
                                        {hit.skill: {"L1": 1.0}}, ("L1",), trigger=hit,
                                        timings_ms=timings)
+        if "L4" in self.layers and self.dense:
+            self.ensure_built()      # past L1: the dense layer may be needed (a model may load)
         follow_up = is_follow_up(text) and bool(q.previous_user)
         text = ranking_text(text[:MAX_QUERY_CHARS], q)
         query = q.message
