@@ -386,11 +386,16 @@ class Agent:
             log.warning("could not record session %s: %s", self.session_id, e)
             return None
 
-    def close(self) -> None:
-        """Record the session, let a background model load finish, and close the memory store."""
+    def close(self, *, wait_warm: bool = True) -> None:
+        """Record the session, let a background model load finish (or, with ``wait_warm=False``,
+        tell it to stop at its next step), and close the memory store."""
         self.end_session()
+        if not wait_warm:
+            cancel = getattr(self.retriever, "cancel_warm", None)
+            if cancel is not None:
+                cancel()
         wait = getattr(self.retriever, "wait_warm", None)
-        if wait is not None:
+        if wait is not None and wait_warm:
             wait()
         close = getattr(self.context_engine, "close", None)
         if close is not None:

@@ -107,6 +107,9 @@ def _skills(repl: Repl, arg: str) -> None:
     if agent.retriever is None:
         repl.say("skill retrieval is unavailable (the retrieval package or the skill catalog failed to load)")
         return
+    status = getattr(agent.retriever, "dense_status", None)
+    if status is not None:
+        repl.say(f"embedding layer: {status()}")
     if arg:
         show_retrieval(repl, agent.retriever.retrieve(arg))
     else:

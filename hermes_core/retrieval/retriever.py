@@ -299,6 +299,8 @@ class SkillRetriever:
         self._warm: threading.Thread | None = None   # background warm-up or change check
         self._lock_bg = threading.Lock()               # one background thread at a time
         self._dense_failed: set[str] = set()
+        self._dense_failed_why: dict[str, str] = {}
+        self._cancelled = False               # cancel_warm(): the warm-up loads nothing more
 
     # ---------------------------------------------------------------- index
     def load_catalog(self, *, warn: bool = True) -> Catalog:
@@ -392,9 +394,34 @@ class SkillRetriever:
         except Exception as e:  # the index in hand keeps serving
             log.warning("could not refresh skills: %s", e)
 
+    def dense_status(self) -> str:
+        """The embedding layer's state in words, for the chat banner and ``/skills``: off, not
+        loaded yet, loading, ready (which models), or unavailable (and why)."""
+        if not self.dense:
+            return "off (embeddings disabled or not installed; lexical layers only)"
+        failed = [f"{m}: {why}" for m, why in self._dense_failed_why.items()]
+        ready = [d.embedder.model_id for d in self.dense
+                 if d.embedder.model_id not in self._dense_failed and d.names]
+        warm = self._warm
+        if not self._built and warm is not None and warm.is_alive():
+            return "loading (lexical layers answer meanwhile)"
+        if ready:
+            extra = f"; unavailable {'; '.join(failed)}" if failed else ""
+            return "ready (" + ", ".join(ready) + ")" + extra
+        if failed:
+            return "unavailable (" + "; ".join(failed) + ")"
+        if self._cancelled:
+            return "cancelled"
+        return "not loaded yet (loads on first use)"
+
+    def cancel_warm(self) -> None:
+        """Tell a background warm-up to stop before its next model load or embedding batch: a
+        chat that ends must not wait for a model it will never use."""
+        self._cancelled = True
+
     def _build_dense(self, d: DenseIndex, skills: Sequence[Skill]) -> None:
         mid = d.embedder.model_id
-        if mid in self._dense_failed or _exiting():
+        if mid in self._dense_failed or _exiting() or self._cancelled:
             return
         try:
             d.build(skills)
@@ -406,6 +433,7 @@ class SkillRetriever:
                 return
             log.warning("dense layer %s unavailable: %s", mid, e)
             self._dense_failed.add(mid)
+            self._dense_failed_why[mid] = str(e).splitlines()[0] if str(e) else type(e).__name__
 
     def ensure_lexical(self) -> None:
         """The lexical layers (L1-L3) built; never loads a model. What the skill list, the tool
