@@ -220,7 +220,8 @@ class ContextEngine:
                             exclude_session=exclude_session, limit=len(hits), min_score=s.min_score)
             if plan.common_only:
                 ranked = ranked[:limit]
-            want = ranked if q.history and not follow_up else ranked[:max_results]
+            tied = len({score for _, score, _ in ranked}) < len(ranked)
+            want = ranked if q.history and not follow_up and tied else ranked[:max_results]
             texts = self.store.texts([h.rowid for h, _, _ in want])
             if len(texts) < min(max_results, len(want)):
                 # An index row whose session row is gone (deleted outside hermes-core): skip it

@@ -195,18 +195,27 @@ def tie_break(ranked: Sequence[tuple[Hit, float, float]],
               texts: Mapping[int, tuple[str, tuple[str, ...]]],
               history_terms: Sequence[str]) -> list[tuple[Hit, float, float]]:
     """``ranked`` with sessions of equal score ordered by how many ``history_terms`` their summary
-    or tags hold (more first); different scores keep their order. The conversation so far may
-    choose between equally good matches of the message, never outvote a better one."""
-    scores = [score for _, score, _ in ranked]
-    if not history_terms or len(set(scores)) == len(scores):
-        return list(ranked)   # no tie to break: summaries are not even read
-    wanted = set(history_terms)
+    or tags contain (more first); different scores keep their order. The conversation so far may
+    choose between equally good matches of the message, never outvote a better one.
 
-    def overlap(rowid: int) -> int:
-        summary, tags = texts.get(rowid, ("", ()))
-        return len(wanted & set(query_terms(" ".join((summary, *tags)), limit=10_000)))
+    Only sessions that share their score with another are looked at, by substring (the terms are
+    already index terms), so a ranking without ties costs nothing.
+    """
+    counts: dict[float, int] = {}
+    for _, score, _ in ranked:
+        counts[score] = counts.get(score, 0) + 1
+    if not history_terms or all(n == 1 for n in counts.values()):
+        return list(ranked)
+    wanted = tuple(dict.fromkeys(t.casefold() for t in history_terms))
 
-    return sorted(ranked, key=lambda item: (-item[1], -overlap(item[0].rowid)))
+    def overlap(item: tuple[Hit, float, float]) -> int:
+        if counts[item[1]] == 1:
+            return 0
+        summary, tags = texts.get(item[0].rowid, ("", ()))
+        text = " ".join((summary, *tags)).casefold()
+        return sum(1 for t in wanted if t in text)
+
+    return sorted(ranked, key=lambda item: (-item[1], -overlap(item)))
 
 
 # --------------------------------------------------------------------------- rendering
