@@ -9,6 +9,7 @@ the per-turn context (never in the cached prefix).
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import logging
 import os
@@ -426,7 +427,7 @@ class SkillRetriever:
         try:
             d.build(skills)
             if mid not in self._anchors and skills:
-                self._anchors[mid] = d.embedder.embed_documents(list(NULL_ANCHORS))
+                self._anchors[mid] = anchor_vectors(d)
         except Exception as e:  # a model that fails to load makes the layer abstain, never crash
             if _exiting():  # the script ended while the warm-up loaded the model: nothing to tell
                 log.debug("dense layer %s not loaded: the process is exiting (%s)", mid, e)
@@ -647,6 +648,20 @@ class SkillRetriever:
         self.refresh_if_changed(background=True)
         res = self.retrieve(q)
         return render(res), res
+
+
+def anchor_vectors(d: DenseIndex) -> np.ndarray:
+    """The gate's anchor vectors for ``d``'s model, from the embedding cache where it has them
+    (a warm restart embeds none), the rest embedded and cached."""
+    keys = ["anchor-" + hashlib.sha256(t.encode("utf-8")).hexdigest() for t in NULL_ANCHORS]
+    got: list[np.ndarray | None] = [d.cache.get(d.cache_id, k) for k in keys]
+    missing = [i for i, v in enumerate(got) if v is None]
+    if missing:
+        vecs = d.embedder.embed_documents([NULL_ANCHORS[i] for i in missing])
+        for j, i in enumerate(missing):
+            got[i] = vecs[j]
+            d.cache.put(d.cache_id, keys[i], vecs[j])
+    return np.vstack([v for v in got if v is not None])
 
 
 def _exiting() -> bool:

@@ -106,3 +106,16 @@ def test_dense_layer_embeds_the_message_not_the_history(counting_embedder) -> No
     r.retrieve(RetrievalQuery.of(msg, hist))
     queries = [n for kind, n in counting_embedder.calls if kind == "query"]
     assert queries == [len(msg)]
+
+
+def test_gate_anchor_vectors_are_cached_with_the_skill_vectors(tmp_path, counting_embedder) -> None:  # type: ignore[no-untyped-def]
+    from hermes_core.retrieval.retriever import NULL_ANCHORS
+
+    first = SkillRetriever(skills=SKILLS, embedders=[counting_embedder], cache_dir=tmp_path)
+    first.refresh()
+    assert ("documents", len(NULL_ANCHORS)) in counting_embedder.calls
+    counting_embedder.calls.clear()
+    again = SkillRetriever(skills=SKILLS, embedders=[counting_embedder], cache_dir=tmp_path)
+    again.refresh()
+    assert counting_embedder.calls == []            # skills and anchors all came from the cache
+    assert (again._anchors["test:counting"] == first._anchors["test:counting"]).all()
