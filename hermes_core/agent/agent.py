@@ -400,6 +400,9 @@ class Agent:
         close = getattr(self.context_engine, "close", None)
         if close is not None:
             close()
+        audit = getattr(self.loop, "audit", None)
+        if audit is not None:
+            audit.close()   # reopened on the next attempt if the agent is used again
 
     def __enter__(self) -> Agent:
         return self
