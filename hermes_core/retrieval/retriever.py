@@ -369,9 +369,13 @@ class SkillRetriever:
         idle check reads no file. Returns the refresh's delta, or None when nothing ran (or it runs
         in the background).
         """
-        if self.refresh_interval_s is None or self._static is not None or not self._built:
+        if self.refresh_interval_s is None or self._static is not None:
             return None
         now = self.clock()
+        if not self._built:
+            if self._lexical_ready.is_set():
+                self._checked_at = now   # the turn's full build reads the sources: that is a check
+            return None
         if self._checked_at is not None and now - self._checked_at < self.refresh_interval_s:
             return None
         if not background:
