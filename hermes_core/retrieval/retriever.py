@@ -406,7 +406,8 @@ class SkillRetriever:
             return "off (embeddings disabled or not installed; lexical layers only)"
         failed = [f"{m}: {why}" for m, why in self._dense_failed_why.items()]
         ready = [d.embedder.model_id for d in self.dense
-                 if d.embedder.model_id not in self._dense_failed and d.names]
+                 if d.embedder.model_id not in self._dense_failed and d.names
+                 and getattr(d.embedder, "_model", True) is not None]
         warm = self._warm
         if not self._built and warm is not None and warm.is_alive():
             return "loading (lexical layers answer meanwhile)"
@@ -432,6 +433,11 @@ class SkillRetriever:
             d.build(skills)
             if mid not in self._anchors and skills:
                 self._anchors[mid] = anchor_vectors(d)
+            load = getattr(d.embedder, "load", None)
+            if load is not None and skills and not self._cancelled:
+                # every vector may have come from the cache: load the model here, on the build's
+                # thread, so a turn does not pay for it when it embeds its first query
+                load()
         except Exception as e:  # a model that fails to load makes the layer abstain, never crash
             if _exiting():  # the script ended while the warm-up loaded the model: nothing to tell
                 log.debug("dense layer %s not loaded: the process is exiting (%s)", mid, e)
