@@ -619,12 +619,16 @@ class SkillRetriever:
                 timings["L4"] = (self.clock() - t) * 1000
         t = self.clock()
         fused = fuse(layers, self.weights, mode=self.fusion, k=self.rrf_k)
-        tie = np.zeros(len(names))
-        if q.history and not follow_up and "L2" in self.layers:
+        keep = max(self.top_k, 10)
+        order = np.lexsort((np.arange(len(names)), -fused.scores))[:keep]
+        head = fused.scores[order]
+        if (q.history and not follow_up and "L2" in self.layers and len(head) > 1
+                and bool((head[1:] == head[:-1]).any() or
+                         (len(order) == keep and (fused.scores == head[-1]).sum() > 1))):
             # the recent turns, as a tie-breaker only: they order skills the message scores equally
             tie = bm25.score_array(bm25_tokens(q.history_text[:MAX_QUERY_CHARS]))
+            order = np.lexsort((np.arange(len(names)), -tie, -fused.scores))[:keep]
             timings["history"] = (self.clock() - t) * 1000
-        order = np.lexsort((np.arange(len(names)), -tie, -fused.scores))[: max(self.top_k, 10)]
         decision = gate(GateEvidence(dense_top, dense_anchor, dense_model, lexical, phrase_hit,
                                      dense_anchor_mean, dense_catalog_mean),
                         self.gate_thresholds, anchor_weight=self.anchor_weight, override=self.threshold,
