@@ -229,6 +229,8 @@ class SkillSettings(_Model):
     # within hint_margin of it (z-score units), so a small home is not handed 5 loose matches
     hint_ratio: float = Field(0.5, ge=0.0, le=1.0)
     hint_margin: float = Field(1.5, ge=0.0)
+    # the first dense gate rule's weight on the best anchor cosine (top - anchor_weight x anchor)
+    anchor_weight: float = Field(0.5, ge=0.0)
     # seconds between checks (stat only) for added, removed or edited skills; null: never re-check
     refresh_interval_s: float | None = Field(2.0, ge=0.0, allow_inf_nan=False)
 
@@ -538,6 +540,8 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
         changes["credential_pool.redis_url"] = env["HERMES_REDIS_URL"]
     if env.get("HERMES_EMBEDDING_MODEL"):
         changes["skill_utils.embedding_model"] = env["HERMES_EMBEDDING_MODEL"]
+    if env.get("HERMES_DISABLE_SKILL_RETRIEVAL") == "1":   # every skill listed, no index, no model
+        changes["skill_utils.enabled"] = False
     if home is not None:
         changes["home"] = str(home)
     changes.update(overrides or {})

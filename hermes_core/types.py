@@ -7,7 +7,7 @@ decision or a completion can be cached, compared and logged without defensive co
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -157,6 +157,7 @@ class Prompt:
     tokens: Mapping[str, int] = field(default_factory=dict)
     purpose: Literal["turn", "summary"] = "turn"
     summary_index: int | None = None
+    turn: TurnContext | None = None   # the per-turn decisions behind ``context`` (not sent)
 
     @property
     def prefix_sha256(self) -> str:
@@ -208,14 +209,81 @@ class MemoryFragment:
     age_days: float
 
 
+#: A follow-up with fewer content words than this (or a CJK one shorter than FOLLOW_UP_CJK_CHARS)
+#: says too little on its own ("and in Chinese?", "why?"): it borrows the previous user message.
+FOLLOW_UP_WORDS = 3
+FOLLOW_UP_CJK_CHARS = 6
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalQuery:
+    """What a turn asks retrieval (skills and episodic memory) about: the message, and apart from
+    it the recent turns.
+
+    Every layer scores ``message``. ``history`` (most recent first, each clipped) is a separate,
+    lighter signal: it breaks ties, and it stands in only when the message alone is ambiguous (a
+    short follow-up such as "and in Chinese?"), so an earlier topic never outvotes a message that
+    clearly asks about something else.
+    """
+
+    message: str
+    history: tuple[str, ...] = ()
+    previous_users: tuple[str, ...] = ()   # earlier user messages, most recent first
+
+    @property
+    def previous_user(self) -> str:
+        """The last user message before this one ("" on the first turn)."""
+        return self.previous_users[0] if self.previous_users else ""
+
+    @classmethod
+    def of(cls, message: str, history: Sequence[Message] = (), *, turns: int = 5,
+           clip: int = 300) -> RetrievalQuery:
+        """The query for ``message`` after ``history``: the last ``turns`` user turns and the
+        assistant replies that followed them, most recent first, each clipped to ``clip`` chars."""
+        recent: list[str] = []
+        users: list[str] = []
+        seen_users = 0
+        for m in reversed(history):
+            if m.role not in ("user", "assistant") or not isinstance(m.content, str):
+                continue
+            content = m.content.strip()
+            if seen_users >= turns:
+                break
+            if not content:
+                continue
+            recent.append(content[:clip])
+            if m.role == "user":
+                seen_users += 1
+                if content != message.strip():
+                    users.append(content)
+        return cls(message, tuple(recent), tuple(users))
+
+    @property
+    def text(self) -> str:
+        """The message and the history as one text (what an old-style selector received)."""
+        return "\n".join((self.message, self.message, *self.history))
+
+    @property
+    def history_text(self) -> str:
+        return "\n".join(self.history)
+
+
 @dataclass(frozen=True, slots=True)
 class TurnContext:
-    """Per-turn additions that live after the cache breakpoint."""
+    """Per-turn additions that live after the cache breakpoint, and the decisions behind them.
+
+    ``retrieval`` (the skill retriever's result, or None) and ``memories`` (the past sessions
+    recalled) are what ``/skills``, ``/memory`` and ``Reply.retrieval`` report: values carried
+    with the prompt, not state left behind on the selector.
+    """
 
     skills_block: str = ""
     memories_block: str = ""
     clock_line: str = ""
     extra: tuple[str, ...] = ()
+    retrieval: Any = None
+    memories: tuple[MemoryFragment, ...] = ()
+    query: RetrievalQuery | None = None
 
     def render(self) -> str:
         parts = [p for p in (self.clock_line, self.skills_block, self.memories_block, *self.extra) if p]

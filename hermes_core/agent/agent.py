@@ -52,6 +52,7 @@ from hermes_core.types import (
     RouteDecision,
     ToolCall,
     ToolResult,
+    TurnContext,
     Usage,
     clean_text,
 )
@@ -170,6 +171,7 @@ class Agent:
         self.offline_reason: str | None = None
         self.last_reply: Reply | None = None
         self.last_decision: RouteDecision | None = None
+        self.last_turn: TurnContext | None = None   # what retrieval and memory decided last prepare()
         self._recorded = 0   # len(history) at the last record: later turns are recorded again
 
         self.pool = pool or CredentialPool.from_settings(self.settings)  # alerts log fingerprints
@@ -286,7 +288,8 @@ class Agent:
                                 f"{type(extra).__name__} (hooks are called synchronously, also "
                                 "from achat/astream)")
             if isinstance(extra, Prompt):
-                prompt = extra
+                # the hook's prompt is what is sent; the turn's decisions stay the builder's
+                prompt = extra if extra.turn is not None else replace(extra, turn=prompt.turn)
             elif extra:
                 prompt = replace(prompt, context="\n\n".join(p for p in (prompt.context, extra) if p))
         # skill_view is offered on every turn and is optional: it does not make a request need tools
@@ -304,6 +307,7 @@ class Agent:
             kind = self.loop.providers[first.provider].kind
             prompt = replan_cache(prompt, self.settings, provider_kind=kind, model=first.model)
         self.last_decision = decision
+        self.last_turn = prompt.turn
         if self.on_route is not None:
             self.on_route(decision)
         return prompt, decision
@@ -325,7 +329,7 @@ class Agent:
         self.stats.tool_calls += len(results)
         self.compactor.observe(prompt, done.usage)   # the last call's billed prompt tokens
         reply = Reply(done.text, done.model, done.provider, usage, prompt, decision,
-                      self.skills.last if self.skills is not None else None, tuple(attempts),
+                      prompt.turn.retrieval if prompt.turn is not None else None, tuple(attempts),
                       calls, results, cost, compaction=self.compactor.last)
         self.last_reply = reply
         if self.post_llm_call is not None:
@@ -555,16 +559,24 @@ class Agent:
             log.warning("could not record session %s: %s", self.session_id, e)
             return None
 
-    def close(self) -> None:
-        """Record the session, let a background model load finish, and close the memory store."""
+    def close(self, *, wait_warm: bool = True) -> None:
+        """Record the session, let a background model load finish (or, with ``wait_warm=False``,
+        tell it to stop at its next step), and close the memory store."""
         self.end_session()
+        if not wait_warm:
+            cancel = getattr(self.retriever, "cancel_warm", None)
+            if cancel is not None:
+                cancel()
         wait = getattr(self.retriever, "wait_warm", None)
-        if wait is not None:
+        if wait is not None and wait_warm:
             wait()
         close = getattr(self.context_engine, "close", None)
         if close is not None:
             close()
         self.tools.close()
+        audit = getattr(self.loop, "audit", None)
+        if audit is not None:
+            audit.close()   # reopened on the next attempt if the agent is used again
 
     def __enter__(self) -> Agent:
         return self
@@ -584,8 +596,7 @@ class Agent:
         self._recorded = 0
         self.last_reply = None
         self.last_decision = None
-        if self.skills is not None:
-            self.skills.last = None
+        self.last_turn = None
         return recorded
 
     @contextmanager
@@ -727,8 +738,7 @@ def default_retriever(settings: Settings, *, warm: bool = True) -> Any:
     retriever still serves the prompt: it lists every skill, as before retrieval existed, and the
     model can load one with skill_view. It then needs no embedding model, so none is loaded.
     """
-    off = (not settings.skill_utils.enabled
-           or os.environ.get("HERMES_DISABLE_SKILL_RETRIEVAL") == "1")
+    off = not settings.skill_utils.enabled   # HERMES_DISABLE_SKILL_RETRIEVAL=1 arrives here
     if off:
         settings = settings.with_overrides(**{"skill_utils.enabled": False,
                                               "skill_utils.embeddings": False})

@@ -27,7 +27,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from hermes_core.agent.episodic.ranking import build_match, render_memories, rerank
+from hermes_core.agent.episodic.ranking import (
+    COMMON_DF,
+    RECENT_BUDGET,
+    plan_match,
+    query_terms,
+    render_memories,
+    rerank,
+    tie_break,
+)
 from hermes_core.agent.episodic.store import (
     SessionRecord,
     SessionStore,
@@ -56,7 +64,7 @@ from hermes_core.injection import (
     scan_for_injection,
 )
 from hermes_core.redact import redact
-from hermes_core.types import MemoryFragment, Message
+from hermes_core.types import FOLLOW_UP_WORDS, MemoryFragment, Message, RetrievalQuery
 
 log = logging.getLogger("hermes_core.memory")
 
@@ -129,6 +137,9 @@ def _guard_cached(text: str, categories: tuple[str, ...]) -> GuardedText:
     sentences = [x for x in _SENTENCE_END.split(text) if x.strip()]
     guarded = guard_text("\n\n".join(sentences), name="a past session", categories=categories)
     return replace(guarded, text=" ".join(guarded.text.split("\n\n")))
+def _short(text: str) -> bool:
+    """Too few searchable words to stand alone ("why?", "and in Chinese?")."""
+    return len(query_terms(text)) < FOLLOW_UP_WORDS
 
 
 @lru_cache(maxsize=1024)
@@ -187,17 +198,31 @@ class ContextEngine:
 
     # ------------------------------------------------------------------ retrieval
 
-    def retrieve(self, query: str, max_results: int = 5,
+    def retrieve(self, query: str | RetrievalQuery, max_results: int = 5,
                  exclude_session: str | None = None) -> list[MemoryFragment]:
         """The ``max_results`` best past sessions for ``query``, best first.
 
+        The message is what is searched (a short follow-up together with the previous user
+        message); the recent turns of a :class:`RetrievalQuery` only break ties. Of the message's
+        terms, those found in more than ``COMMON_DF`` sessions are left out while rarer ones remain
+        (:func:`plan_match`), so a search reads a bounded part of the index at any archive size.
         Any text is safe (it never becomes FTS5 syntax); a query with no searchable terms returns
         []. Only a database fault raises (:class:`SessionStoreError`).
         """
-        if max_results <= 0 or not isinstance(query, str):
+        if max_results <= 0 or not isinstance(query, str | RetrievalQuery):
             return []
-        match = build_match(query)
-        if match is None:
+        q = query if isinstance(query, RetrievalQuery) else RetrievalQuery(query)
+        text = q.message
+        follow_up = _short(text) and bool(q.previous_users)
+        if follow_up:   # the last message that stood on its own, and any follow-ups since
+            parts = [text]
+            for prev in q.previous_users:
+                parts.append(prev)
+                if not _short(prev):
+                    break
+            text = "\n".join(reversed(parts))
+        terms = query_terms(text)
+        if not terms:
             return []
         if exclude_session is not None:
             exclude_session = scrub_surrogates(exclude_session)  # as stored
@@ -205,16 +230,27 @@ class ContextEngine:
         limit = min(OVERFETCH * max_results + (1 if exclude_session is not None else 0), SQL_INT_MAX)
         s = self.settings
         with self.store.snapshot():  # hits and texts from the same state, even with a writer busy
-            hits = self.store.search(match, limit)
+            plan = plan_match({t: self.store.term_df(t, COMMON_DF) for t in terms})
+            match = plan.expression
+            if match is None:
+                return []
+            hits = (self.store.search_recent(match, RECENT_BUDGET) if plan.common_only
+                    else self.store.search(match, limit))
             ranked = rerank(hits, now=self._clock(), weights=s.recency_weights, bias=s.recency_bias,
                             exclude_session=exclude_session, limit=len(hits), min_score=s.min_score)
-            texts = self.store.texts([h.rowid for h, _, _ in ranked[:max_results]])
-            if len(texts) < min(max_results, len(ranked)):
+            if plan.common_only:
+                ranked = ranked[:limit]
+            tied = len({score for _, score, _ in ranked}) < len(ranked)
+            want = ranked if q.history and not follow_up and tied else ranked[:max_results]
+            texts = self.store.texts([h.rowid for h, _, _ in want])
+            if len(texts) < min(max_results, len(want)):
                 # An index row whose session row is gone (deleted outside hermes-core): skip it
                 # and let the next hits fill its place.
                 log.warning("%s: the full-text index lists sessions that no longer exist; run "
                             "`hermes-core memory rebuild`", self.store.path)
                 texts = self.store.texts([h.rowid for h, _, _ in ranked])
+        if q.history and not follow_up:
+            ranked = tie_break(ranked, texts, query_terms(q.history_text))
         out: list[MemoryFragment] = []
         for hit, score, age in ranked:
             if hit.rowid not in texts:
@@ -225,7 +261,7 @@ class ContextEngine:
                 break
         return out
 
-    def memories_block(self, query: str, exclude_session: str | None = None) -> str:
+    def memories_block(self, query: str | RetrievalQuery, exclude_session: str | None = None) -> str:
         """The per-turn "Relevant past sessions" text for the PromptBuilder ('' when none).
 
         Uses ``context_engine.max_results``; returns '' when the engine is disabled. A database
@@ -233,19 +269,24 @@ class ContextEngine:
         whose summary or tags carry a prompt injection (the MEMORY.md scan, same categories) is
         left out and logged: a hostile page quoted in one chat must not steer every later one.
         """
+        return self.recall(query, exclude_session)[0]
+
+    def recall(self, query: str | RetrievalQuery, exclude_session: str | None = None
+               ) -> tuple[str, tuple[MemoryFragment, ...]]:
+        """:meth:`memories_block` and the fragments it shows (what ``Prompt.turn.memories`` holds)."""
         if not self.settings.enabled or self.settings.max_results <= 0:
-            return ""
+            return "", ()
         try:
             fragments = self.retrieve(query, self.settings.max_results, exclude_session)
         except SessionStoreError as e:
             log.warning("episodic memory unavailable this turn: %s", e)
-            return ""
+            return "", ()
         # a database written before a key was configured may still hold it: scrub on the way out
         fragments = [replace(f, summary=self._redact(f.summary),
                              tags=tuple(t for t in f.tags if self._redact(t) == t)) for f in fragments]
         if self._scan:
             fragments = [g for f in fragments if (g := self._guarded(f)) is not None]
-        return render_memories(fragments, max_chars_each=self.settings.render_chars)
+        return render_memories(fragments, max_chars_each=self.settings.render_chars), tuple(fragments)
 
     def _guarded(self, fragment: MemoryFragment) -> MemoryFragment | None:
         """The fragment with hostile paragraphs of its summary replaced by a notice; None (left

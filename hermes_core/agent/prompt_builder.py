@@ -15,11 +15,12 @@ source moved, only that file is re-read and the sections re-joined. Writes made 
 episodic-memory block (a :class:`MemorySource`) form ``Prompt.context``, which the providers send as
 a leading text block of the last user message, after every cache breakpoint.
 
-**Retrieval query.** Selectors get ``message + "\\n" + message + "\\n" + recent history``: the
-message is repeated so term-frequency scorers (BM25, FTS5) and embeddings weight it about twice
-as much as the history, which is the last ``prompt.history_turns`` user turns (with the assistant
-replies that followed them), most recent first, each message clipped to 300 characters. A follow-up
-such as "and in Chinese?" still finds the skill the conversation is about, yet the message wins.
+**Retrieval query.** Selectors get one :class:`~hermes_core.types.RetrievalQuery`: the message,
+and apart from it the last ``prompt.history_turns`` user turns (with the assistant replies that
+followed them), most recent first, each clipped to 300 characters. Retrieval scores the message;
+the history only breaks ties and stands in for a short follow-up ("and in Chinese?"), so an
+earlier topic never outvotes a message about something else. What the selector and the memory
+source decided comes back on the prompt (``Prompt.turn``), not as state left on them.
 
 **Cache plan.** Markers are placed by :mod:`hermes_core.agent.prompt.cache_plan`.
 """
@@ -35,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from hermes_core.agent.prompt.cache_plan import message_tokens, plan_cache
 from hermes_core.agent.prompt.files import (
@@ -53,7 +54,7 @@ from hermes_core.agent.prompt.files import (
 )
 from hermes_core.config import Settings
 from hermes_core.tokenize import estimate_tokens
-from hermes_core.types import Message, Prompt, ToolSpec, TurnContext
+from hermes_core.types import MemoryFragment, Message, Prompt, RetrievalQuery, ToolSpec, TurnContext
 
 if TYPE_CHECKING:
     from hermes_core.agent.prompt.memory_files import MemoryStore
@@ -77,8 +78,9 @@ DEFAULT_IDENTITY = (
 class SkillSelector(Protocol):
     """Chooses skills for this turn; returns a rendered block ("" for none).
 
-    ``query`` is the weighted retrieval query (message and recent history); ``message`` alone is
-    what hard triggers should match, so a trigger an earlier turn hit does not fire again.
+    The older form: ``query`` is the message and recent history as one text, ``message`` alone is
+    what hard triggers should match. A selector that also has ``select_turn(RetrievalQuery) ->
+    (block, result)`` is called that way instead, and its result travels on ``Prompt.turn``.
     """
 
     def select(self, query: str, history: Sequence[Message], message: str) -> str: ...
@@ -86,7 +88,11 @@ class SkillSelector(Protocol):
 
 @runtime_checkable
 class MemorySource(Protocol):
-    """Recalls past sessions for this turn; returns a rendered block ("" for none)."""
+    """Recalls past sessions for this turn; returns a rendered block ("" for none).
+
+    A source that also has ``recall(RetrievalQuery, exclude_session) -> (block, fragments)`` is
+    called that way instead, and the fragments travel on ``Prompt.turn``.
+    """
 
     def memories_block(self, query: str, exclude_session: str | None) -> str: ...
 
@@ -94,23 +100,8 @@ class MemorySource(Protocol):
 # --------------------------------------------------------------------------- retrieval query
 
 def retrieval_query(message: str, history: Sequence[Message], turns: int) -> str:
-    """``message`` twice, then the last ``turns`` user turns (most recent first), clipped.
-
-    See the module doc for why the message is repeated.
-    """
-    parts = [message, message]
-    seen_users = 0
-    recent: list[str] = []
-    for m in reversed(history):
-        if seen_users >= turns:
-            break
-        if m.role not in ("user", "assistant") or not m.content.strip():
-            continue
-        recent.append(m.content.strip()[:HISTORY_CLIP_CHARS])
-        if m.role == "user":
-            seen_users += 1
-    parts.extend(recent)
-    return "\n".join(parts)
+    """The older single-text query: ``message`` twice, then the recent turns (most recent first)."""
+    return RetrievalQuery.of(message, history, turns=turns, clip=HISTORY_CLIP_CHARS).text
 
 
 def _tools_tokens(tools: Sequence[ToolSpec]) -> int:
@@ -339,6 +330,36 @@ class PromptBuilder:
             return ""
         return block.strip() if isinstance(block, str) else ""
 
+    def _select_skills(self, selector: SkillSelector, query: RetrievalQuery,
+                       history: Sequence[Message], events: list[ContextEvent]) -> tuple[str, Any]:
+        select_turn = getattr(selector, "select_turn", None)
+        if select_turn is None:
+            return self._call_block("skill selector",
+                                    lambda: selector.select(query.text, history, query.message),
+                                    events), None
+        got: list[Any] = [None]
+
+        def call() -> str:
+            block, got[0] = select_turn(query)
+            return str(block)
+        block = self._call_block("skill selector", call, events)
+        return block, got[0]
+
+    def _recall(self, source: MemorySource, query: RetrievalQuery, session_id: str | None,
+                events: list[ContextEvent]) -> tuple[str, tuple[MemoryFragment, ...]]:
+        recall = getattr(source, "recall", None)
+        if recall is None:
+            return self._call_block("memory source",
+                                    lambda: source.memories_block(query.text, session_id), events), ()
+        got: list[tuple[MemoryFragment, ...]] = [()]
+
+        def call() -> str:
+            block, fragments = recall(query, session_id)
+            got[0] = tuple(fragments)
+            return str(block)
+        block = self._call_block("memory source", call, events)
+        return block, got[0] if block else ()
+
     def build(self, message: str, history: Sequence[Message] = (), *,
               session_id: str | None = None, model: str | None = None,
               provider_kind: str = "openai", tools: Sequence[ToolSpec] = ()) -> Prompt:
@@ -347,23 +368,18 @@ class PromptBuilder:
             stable = self._refresh()
         history = tuple(history)
         turn_events: list[ContextEvent] = []
-        query = ""
-        if self.skill_selector is not None or self.memory_source is not None:
-            query = retrieval_query(message, history, self.settings.prompt.history_turns)
-        skills = ""
+        query = RetrievalQuery.of(message, history, turns=self.settings.prompt.history_turns,
+                                  clip=HISTORY_CLIP_CHARS)
+        skills, retrieval = "", None
         if self.skill_selector is not None:
-            selector = self.skill_selector
-            skills = self._call_block("skill selector",
-                                      lambda: selector.select(query, history, message), turn_events)
-        memories = ""
+            skills, retrieval = self._select_skills(self.skill_selector, query, history, turn_events)
+        memories, fragments = "", tuple[MemoryFragment, ...]()
         if self.memory_source is not None:
-            source = self.memory_source
-            memories = self._call_block("memory source",
-                                        lambda: source.memories_block(query, session_id),
-                                        turn_events)
+            memories, fragments = self._recall(self.memory_source, query, session_id, turn_events)
         self.turn_events = tuple(turn_events)
         turn = TurnContext(skills_block=skills, memories_block=memories,
-                           clock_line=self._clock_line(session_id, model))
+                           clock_line=self._clock_line(session_id, model), retrieval=retrieval,
+                           memories=fragments, query=query)
         context = turn.render()
         messages = (*history, Message("user", message))
         msg_tokens = [message_tokens(m.content) for m in messages]
@@ -384,4 +400,4 @@ class PromptBuilder:
                   "total": stable.tokens + context_tokens + history_tokens + msg_tokens[-1]
                   + tools_tokens}
         return Prompt(system=stable.system, messages=messages, context=context, tools=tools,
-                      cache=cache, tokens=tokens)
+                      cache=cache, tokens=tokens, turn=turn)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import random
 import threading
 import time
@@ -34,7 +35,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeVar
 
 import httpx2
 from tenacity import RetryCallState, wait_exponential
@@ -104,6 +105,29 @@ class AuditLog:
     def __init__(self, path: str | Path | None) -> None:
         self.path = Path(path).expanduser() if path else None
         self._lock = threading.Lock()
+        self._file: TextIO | None = None   # kept open: an attempt costs one write, not an open
+
+    def _open(self) -> TextIO:
+        """The open file; reopened when it was moved or deleted (log rotation) since."""
+        assert self.path is not None
+        f = self._file
+        if f is not None:
+            try:
+                if os.fstat(f.fileno()).st_nlink > 0 and self.path.exists():
+                    return f
+            except OSError:
+                pass
+            f.close()
+            self._file = None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        f = self._file = self.path.open("a", encoding="utf-8")
+        return f
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
 
     def write(self, request_id: str, attempt: Attempt, wall: float) -> None:
         if self.path is None:
@@ -121,9 +145,9 @@ class AuditLog:
         line = json.dumps(record, ensure_ascii=False) + "\n"
         with self._lock:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                with self.path.open("a", encoding="utf-8") as f:
-                    f.write(line)
+                f = self._open()
+                f.write(line)
+                f.flush()
             except OSError as e:
                 log.warning("cannot write audit log %s: %s", self.path, e.strerror or e)
 

@@ -17,7 +17,7 @@ from typing import Any
 from hermes_core.injection import INJECTION_CATEGORIES, guard_cached
 from hermes_core.retrieval.skill_files import SkillFileError, files_listing, read_skill_file
 from hermes_core.retrieval.skills import skill_body
-from hermes_core.types import Message, Skill, ToolCall, ToolSpec
+from hermes_core.types import Message, RetrievalQuery, Skill, ToolCall, ToolSpec
 
 log = logging.getLogger("hermes_core.agent.skills")
 
@@ -36,16 +36,22 @@ SKILL_VIEW = ToolSpec(
 
 
 class SkillSelection:
-    """Wraps a retriever as the PromptBuilder's skill selector and remembers the last result."""
+    """Wraps a retriever as the PromptBuilder's skill selector.
+
+    It keeps no per-turn state: :meth:`select_turn` hands the retrieval result back with the
+    block, and the builder carries it on the prompt (``Prompt.turn.retrieval``).
+    """
 
     def __init__(self, retriever: Any) -> None:
         self.retriever = retriever
-        self.last: Any = None
+
+    def select_turn(self, query: RetrievalQuery) -> tuple[str, Any]:
+        block, result = self.retriever.select(query)
+        return str(block), result
 
     def select(self, query: str, history: Sequence[Message], message: str) -> str:
-        block, result = self.retriever.select(message, history, query=query)
-        self.last = result
-        return str(block)
+        """The older selector form (a weighted query text): the block only."""
+        return self.select_turn(RetrievalQuery.of(message, history))[0]
 
     def has_skills(self) -> bool:
         try:
@@ -58,9 +64,9 @@ class SkillSelection:
         """The skill called ``name``; case is forgiven only when no skill has the exact name
         (``Deploy`` and ``deploy`` may both exist: dedupe keys on the exact name)."""
         wanted = name.strip()
-        last = self.last
-        if last is not None and getattr(last, "layer", None) == "disabled":
-            skills = list(last.skills)   # the list this turn showed, read fresh (no index, no model)
+        if not getattr(self.retriever, "enabled", True):
+            # retrieval off: the list every turn shows, read fresh (no index, no model)
+            skills = list(self.retriever.load_catalog(warn=False).skills)
         else:
             skills = self.retriever.skills
         exact: Skill | None = next((s for s in skills if s.name == wanted), None)

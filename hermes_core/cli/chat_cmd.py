@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from pathlib import Path
 
 from hermes_core.agent.agent import Agent
@@ -19,7 +21,16 @@ def run_chat(args: argparse.Namespace) -> int:
     home = Path(args.home).expanduser() if args.home else None
     agent = Agent.from_config(args.config, home=home, offline=args.offline, model=args.model)
     stream = False if args.no_stream else None
-    return Repl(agent, stream=stream).run()
+    code = Repl(agent, stream=stream).run()
+    warm = getattr(agent.retriever, "_warm", None)
+    if getattr(args, "process_entry", False) and warm is not None and warm.is_alive():
+        # The session is recorded and the stores closed; only a model load is left (torch's
+        # import cannot be interrupted). End the process now rather than wait for it: _exit
+        # skips interpreter teardown, which is also what a model loading on a thread would trip.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -48,6 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     replace_unencodable(sys.stdout)
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.process_entry = argv is None   # the console script itself, not a caller in-process
     level = logging.WARNING if args.verbose == 0 else (logging.INFO if args.verbose == 1 else logging.DEBUG)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     for handler in logging.getLogger().handlers:  # -vv logs SDK internals: scrub key-shaped text

@@ -115,6 +115,9 @@ class Repl:
             model = a.requested_model or "auto (routing)"
             self.say(f"hermes-core chat: model {model}, providers {', '.join(a.providers)}. "
                      "/help for commands, Ctrl-C cancels a reply, Ctrl-D ends.")
+            status = getattr(a.retriever, "dense_status", None)
+            if status is not None:
+                self.say(f"[skill embeddings: {status()}; /skills shows it again]")
 
     def run(self) -> int:
         self.banner()
@@ -200,7 +203,8 @@ class Repl:
 
     def finish(self) -> None:
         try:
-            self.agent.close()   # records the session into episodic memory
+            # records the session into episodic memory; a model still loading is not waited for
+            self.agent.close(wait_warm=False)
         except HermesError as e:
             self.error(e)
 

@@ -143,10 +143,14 @@ def _skills(repl: Repl, arg: str) -> None:
     if agent.retriever is None:
         repl.say("skill retrieval is unavailable (the retrieval package or the skill catalog failed to load)")
         return
+    status = getattr(agent.retriever, "dense_status", None)
+    if status is not None:
+        repl.say(f"embedding layer: {status()}")
     if arg:
         show_retrieval(repl, agent.retriever.retrieve(arg))
     else:
-        show_retrieval(repl, agent.skills.last if agent.skills is not None else None)
+        turn = getattr(agent, "last_turn", None)
+        show_retrieval(repl, turn.retrieval if turn is not None else None)
 
 
 def _memory(repl: Repl, arg: str) -> None:

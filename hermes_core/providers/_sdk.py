@@ -7,6 +7,7 @@ the hermes_core error tree through :func:`hermes_core.errors.error_from_status`,
 
 from __future__ import annotations
 
+import importlib
 import json
 from types import ModuleType
 from typing import Any
@@ -89,9 +90,20 @@ class SDKProvider:
     """
 
     kind = ""
-    sdk: ModuleType
+    sdk_module = ""                        # the SDK's import name: imported on first use
+    sdk_error_name = ""                    # the SDK's root exception, by name
     client_names: tuple[str, str]          # (sync, async) client class names in ``sdk``
-    sdk_error: type[Exception]             # the SDK's root exception
+
+    @property
+    def sdk(self) -> ModuleType:
+        """The SDK module, imported the first time a call needs it: building a provider, or
+        rendering its payload (``hermes-core prompt``), costs no SDK import."""
+        return importlib.import_module(self.sdk_module)
+
+    @property
+    def sdk_error(self) -> type[Exception]:
+        err: type[Exception] = getattr(self.sdk, self.sdk_error_name)
+        return err
 
     def __init__(self, name: str, endpoint: str | None = None, timeout_s: float = 60.0) -> None:
         self.name = name

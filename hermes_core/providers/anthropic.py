@@ -11,8 +11,6 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-import anthropic
-
 from hermes_core.errors import ServerError
 from hermes_core.providers._sdk import SDKProvider, malformed_event, usage_int
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS, CallOptions
@@ -206,9 +204,9 @@ class AnthropicProvider(SDKProvider):
     """Messages API over the official SDK (``max_retries=0``: hermes_core owns retries)."""
 
     kind = "anthropic"
-    sdk = anthropic
+    sdk_module = "anthropic"
     client_names = ("Anthropic", "AsyncAnthropic")
-    sdk_error = anthropic.AnthropicError
+    sdk_error_name = "AnthropicError"
 
     def __init__(self, name: str = "anthropic", endpoint: str | None = None,
                  timeout_s: float = 60.0) -> None:
@@ -241,7 +239,7 @@ class AnthropicProvider(SDKProvider):
             with stream:
                 for event in stream:
                     yield from state.feed(event)
-        except anthropic.AnthropicError as e:
+        except self.sdk_error as e:
             raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
             raise malformed_event(self.name, e) from None
@@ -258,7 +256,7 @@ class AnthropicProvider(SDKProvider):
                 async for event in stream:
                     for d in state.feed(event):
                         yield d
-        except anthropic.AnthropicError as e:
+        except self.sdk_error as e:
             raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
             raise malformed_event(self.name, e) from None

@@ -11,8 +11,6 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-import openai
-
 from hermes_core.errors import ServerError
 from hermes_core.providers._sdk import SDKProvider, malformed_event, usage_int
 from hermes_core.providers.base import CallOptions
@@ -163,9 +161,9 @@ class OpenAIProvider(SDKProvider):
     """Chat completions over the official SDK (``max_retries=0``: hermes_core owns retries)."""
 
     kind = "openai"
-    sdk = openai
+    sdk_module = "openai"
     client_names = ("OpenAI", "AsyncOpenAI")
-    sdk_error = openai.OpenAIError
+    sdk_error_name = "OpenAIError"
 
     def __init__(self, name: str = "openai", endpoint: str | None = None,
                  timeout_s: float = 60.0) -> None:
@@ -237,7 +235,7 @@ class OpenAIProvider(SDKProvider):
             with stream:
                 for chunk in stream:
                     yield from self._chunk_deltas(chunk, tools, state)
-        except openai.OpenAIError as e:
+        except self.sdk_error as e:
             raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
             raise malformed_event(self.name, e) from None
@@ -254,7 +252,7 @@ class OpenAIProvider(SDKProvider):
                 async for chunk in stream:
                     for d in self._chunk_deltas(chunk, tools, state):
                         yield d
-        except openai.OpenAIError as e:
+        except self.sdk_error as e:
             raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
             raise malformed_event(self.name, e) from None

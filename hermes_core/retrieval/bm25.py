@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import ahocorasick
 import numpy as np
 
 from hermes_core.tokenize import STOPWORDS, is_cjk, tokenize
@@ -79,66 +79,78 @@ class BM25Hit:
 
 
 class BM25Index:
-    """An inverted index over skill tokens; scoring touches only documents sharing a token."""
+    """BM25 as a sparse term x skill matrix, so a query costs its tokens' postings, not the catalog.
+
+    Each vocabulary term owns one row in CSR layout (``_indptr`` / ``_docs`` / ``_weights``, the
+    layout ``bm25s`` and ``scipy.sparse.csr_array`` use): first its tf entries
+    ``idf * tf / (tf + 1.5)``, then its verbatim-bonus entries ``0.5 * idf``. The verbatim postings
+    (which skills contain the term as a substring of their normalised name and description) are found
+    at index time by one Aho-Corasick pass over every skill's text, so a query never walks skill text.
+    Scoring adds the rows of the distinct query tokens with one ``np.bincount``, which sums each
+    skill's entries in the order the formula lists them: the scores are bit-identical to adding the
+    terms one by one.
+    """
 
     def __init__(self, skills: Sequence[Skill] = ()) -> None:
         self.build(skills)
 
     def build(self, skills: Sequence[Skill]) -> None:
         self.names: list[str] = [s.name for s in skills]
-        postings: dict[str, list[tuple[int, int]]] = {}
+        n = len(self.names)
+        vocab: dict[str, int] = {}
+        tf_rows: list[list[tuple[int, int]]] = []
         for i, s in enumerate(skills):
             for tok, tf in Counter(skill_tokens(s)).items():
-                postings.setdefault(tok, []).append((i, tf))
-        n = len(self.names)
-        self._postings = {
-            tok: (np.fromiter((d for d, _ in p), np.int64, len(p)),
-                  np.fromiter((tf for _, tf in p), np.float64, len(p)))
-            for tok, p in postings.items()}
-        self._idf = {tok: idf(n, len(p)) for tok, p in postings.items()}
+                row = vocab.setdefault(tok, len(vocab))
+                if row == len(tf_rows):
+                    tf_rows.append([])
+                tf_rows[row].append((i, tf))
+        bonus_rows = _verbatim_postings(vocab, [verbatim_text(s) for s in skills])
+        self._vocab = vocab
+        self._idf = {tok: idf(n, len(tf_rows[row])) for tok, row in vocab.items()}
         self._unseen_idf = idf(n, 0) if n else 0.0   # a word no skill has: the rarest possible
-        # One string holding every skill's verbatim text, so "appears verbatim" is a C-speed find().
-        texts = [verbatim_text(s) for s in skills]
-        self._starts: list[int] = []
-        pos = 0
-        for t in texts:
-            self._starts.append(pos)
-            pos += len(t) + 1
-        self._blob = "\x00".join(texts)
+        indptr = [0]
+        docs: list[int] = []
+        weights: list[float] = []
+        for tok, row in vocab.items():
+            w = self._idf[tok]
+            for d, tf in tf_rows[row]:
+                docs.append(d)
+                weights.append(w * tf / (tf + TF_SATURATION))
+            bonus = sorted(bonus_rows[row])
+            docs.extend(bonus)
+            weights.extend([DIRECT_MATCH_BONUS * w] * len(bonus))
+            indptr.append(len(docs))
+        self._indptr = np.asarray(indptr, dtype=np.int64)
+        self._docs = np.asarray(docs, dtype=np.int64)
+        self._weights = np.asarray(weights, dtype=np.float64)
 
     def __len__(self) -> int:
         return len(self.names)
+
+    @property
+    def vocabulary_size(self) -> int:
+        return len(self._vocab)
 
     def token_idf(self, token: str) -> float:
         """idf of a token; 0 for tokens in no skill (they cannot score)."""
         return self._idf.get(token, 0.0)
 
-    def _verbatim_docs(self, token: str) -> set[int]:
-        docs: set[int] = set()
-        blob, starts = self._blob, self._starts
-        i = blob.find(token)
-        while i != -1:
-            d = bisect_right(starts, i) - 1
-            docs.add(d)
-            # jump to the next document: one hit per document is enough
-            nxt = starts[d + 1] if d + 1 < len(starts) else len(blob)
-            i = blob.find(token, nxt)
-        return docs
-
     def score_array(self, query_tokens: Sequence[str]) -> np.ndarray:
-        """Scores for every skill, in index order (zeros when nothing matches)."""
-        scores = np.zeros(len(self.names), dtype=np.float64)
-        for tok in dict.fromkeys(query_tokens):
-            posting = self._postings.get(tok)
-            if posting is None:
-                continue  # df = 0: neither tf nor a verbatim bonus can add anything worth its idf
-            w = self._idf[tok]
-            docs, tfs = posting
-            scores[docs] += w * tfs / (tfs + TF_SATURATION)
-            bonus = self._verbatim_docs(tok)
-            if bonus:
-                scores[np.fromiter(bonus, np.int64, len(bonus))] += DIRECT_MATCH_BONUS * w
-        return scores
+        """Scores for every skill, in index order (zeros when nothing matches).
+
+        A token no skill has (df = 0) adds nothing: neither tf nor a verbatim bonus is worth its idf.
+        """
+        n = len(self.names)
+        rows = [r for r in (self._vocab.get(t) for t in dict.fromkeys(query_tokens)) if r is not None]
+        if not rows or n == 0:
+            return np.zeros(n, dtype=np.float64)
+        ptr = self._indptr
+        if len(rows) == 1:
+            sl = slice(int(ptr[rows[0]]), int(ptr[rows[0] + 1]))
+            return np.bincount(self._docs[sl], weights=self._weights[sl], minlength=n)
+        sel = np.concatenate([np.arange(ptr[r], ptr[r + 1]) for r in rows])
+        return np.bincount(self._docs[sel], weights=self._weights[sel], minlength=n)
 
     def max_score(self, query_tokens: Sequence[str]) -> float:
         """Upper bound of a skill's score for these tokens if it had each once, verbatim.
@@ -154,6 +166,25 @@ class BM25Index:
             return []
         scores = self.score_array(toks)
         return top_hits(self.names, scores, top_n)
+
+
+def _verbatim_postings(vocab: Mapping[str, int], texts: Sequence[str]) -> list[set[int]]:
+    """For each vocabulary row, the skills whose text contains the term as a substring.
+
+    One Aho-Corasick automaton over the vocabulary scans each text once: linear in the catalog's
+    text plus the matches, instead of one substring search per term per query.
+    """
+    out: list[set[int]] = [set() for _ in range(len(vocab))]
+    if not vocab:
+        return out
+    auto = ahocorasick.Automaton(ahocorasick.STORE_INTS)
+    for tok, row in vocab.items():
+        auto.add_word(tok, row)
+    auto.make_automaton()
+    for d, text in enumerate(texts):
+        for _end, row in auto.iter(text):
+            out[row].add(d)
+    return out
 
 
 def top_hits(names: Sequence[str], scores: np.ndarray, top_n: int) -> list[BM25Hit]:

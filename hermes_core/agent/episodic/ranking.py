@@ -17,7 +17,7 @@ The exponent form keeps every weight positive for any bias >= 0: ``bias = 0`` sw
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hermes_core.config import RecencyWeights
@@ -67,6 +67,47 @@ def query_terms(text: str, *, limit: int = MAX_QUERY_TERMS) -> list[str]:
         if len(seen) >= limit:
             break
     return list(seen)
+
+
+#: A term found in more sessions than this is common: it is left out of the MATCH. Common terms
+#: contribute little to bm25 (low idf) yet cost most (the longest doclists), so the search cost is
+#: bounded by the rare terms' doclists whatever the archive's size.
+COMMON_DF = 1_000
+#: At most this many (the rarest) terms go into one MATCH.
+MAX_MATCH_TERMS = 8
+#: A message of only common terms searches this many of the newest matching sessions, OR of its
+#: rarest ``COMMON_ONLY_TERMS`` terms, and ranks those.
+COMMON_ONLY_TERMS = 3
+RECENT_BUDGET = 400
+
+
+@dataclass(frozen=True, slots=True)
+class MatchPlan:
+    """Which terms to MATCH, and whether every one is common (then search the newest sessions)."""
+
+    terms: tuple[str, ...]
+    common_only: bool = False
+
+    @property
+    def expression(self) -> str | None:
+        return " OR ".join(quote_term(t) for t in self.terms) if self.terms else None
+
+
+def plan_match(dfs: Mapping[str, int], *, common_df: int = COMMON_DF,
+               max_terms: int = MAX_MATCH_TERMS) -> MatchPlan:
+    """The terms worth searching, given each query term's document frequency (in query order).
+
+    Terms no session has are dropped (they match nothing); terms in more than ``common_df``
+    sessions are dropped while a rarer one remains; of the rest the ``max_terms`` rarest are kept
+    (ties keep query order). A query of common terms only keeps its ``COMMON_ONLY_TERMS`` rarest.
+    """
+    order = {t: i for i, t in enumerate(dfs)}
+    present = sorted((t for t, df in dfs.items() if df > 0 and t.strip()),
+                     key=lambda t: (dfs[t], order[t]))
+    rare = [t for t in present if dfs[t] <= common_df]
+    if rare:
+        return MatchPlan(tuple(rare[:max_terms]))
+    return MatchPlan(tuple(present[:COMMON_ONLY_TERMS]), common_only=bool(present))
 
 
 def quote_term(term: str) -> str:
@@ -148,6 +189,33 @@ def rerank(hits: Iterable[Hit], *, now: float, weights: RecencyWeights, bias: fl
         scored.append((hit, score, age))
     scored.sort(key=lambda item: item[1], reverse=True)
     return scored[:limit]
+
+
+def tie_break(ranked: Sequence[tuple[Hit, float, float]],
+              texts: Mapping[int, tuple[str, tuple[str, ...]]],
+              history_terms: Sequence[str]) -> list[tuple[Hit, float, float]]:
+    """``ranked`` with sessions of equal score ordered by how many ``history_terms`` their summary
+    or tags contain (more first); different scores keep their order. The conversation so far may
+    choose between equally good matches of the message, never outvote a better one.
+
+    Only sessions that share their score with another are looked at, by substring (the terms are
+    already index terms), so a ranking without ties costs nothing.
+    """
+    counts: dict[float, int] = {}
+    for _, score, _ in ranked:
+        counts[score] = counts.get(score, 0) + 1
+    if not history_terms or all(n == 1 for n in counts.values()):
+        return list(ranked)
+    wanted = tuple(dict.fromkeys(t.casefold() for t in history_terms))
+
+    def overlap(item: tuple[Hit, float, float]) -> int:
+        if counts[item[1]] == 1:
+            return 0
+        summary, tags = texts.get(item[0].rowid, ("", ()))
+        text = " ".join((summary, *tags)).casefold()
+        return sum(1 for t in wanted if t in text)
+
+    return sorted(ranked, key=lambda item: (-item[1], -overlap(item)))
 
 
 # --------------------------------------------------------------------------- rendering

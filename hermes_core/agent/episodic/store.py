@@ -37,7 +37,7 @@ from hermes_core.agent.episodic.migrations import (
     apply_pending,
     current_version,
 )
-from hermes_core.agent.episodic.ranking import Hit
+from hermes_core.agent.episodic.ranking import Hit, quote_term
 from hermes_core.errors import SessionDatabaseMissing, SessionDatabaseUnusable, SessionStoreError
 from hermes_core.tokenize import TOKENIZER_VERSION, segment_for_index
 
@@ -47,6 +47,7 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 DEFAULT_BUSY_TIMEOUT_S = 30.0
 MAX_TAGS = 16
 MAX_TAG_CHARS = 64
+DF_CACHE_SIZE = 50_000   # remembered term counts (a few MB at most)
 
 UpsertStatus = Literal["inserted", "replaced", "unchanged", "duplicate"]
 
@@ -182,6 +183,9 @@ class SessionStore:
                            else segment_id)
         self.reindexed = 0
         self._lock = threading.RLock()
+        self._writes = 0                       # commits through this store (data_version misses them)
+        self._df_cache: dict[str, int] = {}
+        self._df_generation: tuple[int, int, int] | None = None
         self.read_only = False
         if self.path.exists():
             _check_file(self.path)
@@ -360,6 +364,7 @@ class SessionStore:
             try:
                 yield self._conn
                 self._conn.execute("COMMIT")
+                self._writes += 1
             except BaseException as e:
                 # SQLite may already have rolled back by itself (SQLITE_FULL, IOERR, NOMEM); a
                 # second ROLLBACK would raise and hide the real error.
@@ -492,6 +497,41 @@ class SessionStore:
             "SELECT rowid, session_id, created_at, relevance_score, rank"
             " FROM sessions_fts WHERE sessions_fts MATCH ? ORDER BY rank LIMIT ?", (match, limit))
         return [Hit(int(r[0]), str(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
+
+    def search_recent(self, match: str, limit: int) -> list[Hit]:
+        """The newest ``limit`` rows for a MATCH expression, with their bm25, newest first.
+
+        FTS5 walks its doclists in rowid order and stops at the limit, so the cost is bounded by
+        ``limit`` however many rows match (``search`` ranks every matching row first).
+        """
+        rows = self._read(
+            "SELECT rowid, session_id, created_at, relevance_score, bm25(sessions_fts)"
+            " FROM sessions_fts WHERE sessions_fts MATCH ? ORDER BY rowid DESC LIMIT ?", (match, limit))
+        return [Hit(int(r[0]), str(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
+
+    def term_df(self, term: str, cap: int) -> int:
+        """In how many sessions ``term`` occurs, counted up to ``cap + 1`` (so at most that many
+        index entries are read), remembered until the database changes."""
+        with self._lock:
+            try:
+                version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+            except sqlite3.Error as e:
+                raise self._fault(e) from None
+            generation = (version, self._writes, cap)
+            if generation != self._df_generation:
+                self._df_cache.clear()
+                self._df_generation = generation
+            got = self._df_cache.get(term)
+            if got is not None:
+                return got
+        rows = self._read("SELECT count(*) FROM (SELECT 1 FROM sessions_fts WHERE sessions_fts MATCH ?"
+                          " LIMIT ?)", (quote_term(term), cap + 1))
+        df = int(rows[0][0])
+        with self._lock:
+            if len(self._df_cache) >= DF_CACHE_SIZE:
+                self._df_cache.clear()
+            self._df_cache[term] = df
+        return df
 
     def texts(self, rowids: Sequence[int]) -> dict[int, tuple[str, tuple[str, ...]]]:
         """Summary and tags of a few rows, by rowid."""

@@ -47,6 +47,7 @@ from hermes_core.agent.pool.state import (
     PoolPolicy,
     ProviderSnapshot,
     ReleaseResult,
+    SlidingWindow,
     sane_retry_after,
 )
 from hermes_core.errors import ConfigError, DependencyMissing
@@ -94,7 +95,10 @@ class _LocalPoolState(InMemoryPoolState):
             return
         with self._lock:
             rec = self._key(provider, fingerprint)
-            rec.window = deque(sorted([*rec.window, *sent]))
+            window = SlidingWindow()
+            for entry in sorted([*rec.window, *sent]):
+                window.append(entry)
+            rec.window = window
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,10 +18,10 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections import deque
+from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, overload, runtime_checkable
 
 from hermes_core.agent.pool.breaker import (
     CLOSED,
@@ -155,6 +155,8 @@ def tokens_free_at(entries: Sequence[tuple[float, int]], limit: int | None, need
     blocking the key forever."""
     if limit is None:
         return None
+    if isinstance(entries, SlidingWindow):
+        return entries.tokens_free_at(limit, need, window_s)
     used = sum(t for _, t in entries)
     if used + need <= limit or not entries:
         return None
@@ -163,6 +165,78 @@ def tokens_free_at(entries: Sequence[tuple[float, int]], limit: int | None, need
         if used + need <= limit:
             return ts + window_s
     return entries[-1][0] + window_s
+
+
+class SlidingWindow(Sequence[tuple[float, int]]):
+    """A key's ``(time, tokens)`` requests in the sliding window, oldest first, with running
+    totals: the tokens in the window and the time a request of ``need`` tokens fits are O(1) and
+    O(log n), where summing the window cost O(n) inside the pool lock on every acquire.
+
+    Entries live in a list read from ``_head`` (pruning moves the head; the list is compacted when
+    half of it is dead), each with the cumulative token count up to it.
+    """
+
+    __slots__ = ("_cum", "_head", "_items", "_total")
+
+    def __init__(self) -> None:
+        self._items: list[tuple[float, int]] = []
+        self._cum: list[int] = []       # tokens appended up to and including each entry
+        self._head = 0
+        self._total = 0                 # tokens ever appended (== _cum[-1])
+
+    def append(self, entry: tuple[float, int]) -> None:
+        self._total += entry[1]
+        self._items.append(entry)
+        self._cum.append(self._total)
+
+    def prune(self, cutoff: float) -> None:
+        """Drop entries at or before ``cutoff``."""
+        items, head = self._items, self._head
+        while head < len(items) and items[head][0] <= cutoff:
+            head += 1
+        if head > 64 and head * 2 > len(items):
+            del items[:head]
+            del self._cum[:head]
+            head = 0
+        self._head = head
+
+    @property
+    def used(self) -> int:
+        """Tokens in the window."""
+        if self._head >= len(self._items):
+            return 0
+        return self._total - self._cum[self._head] + self._items[self._head][1]
+
+    def tokens_free_at(self, limit: int, need: int, window_s: float) -> float | None:
+        """As :func:`tokens_free_at`: the expiry of the oldest entry whose leaving makes room."""
+        used = self.used
+        if used + need <= limit or self._head >= len(self._items):
+            return None
+        # leaving entries head..i frees cum[i] - cum[head-1] tokens; find the first i with enough
+        before = self._cum[self._head] - self._items[self._head][1]
+        target = before + used + need - limit
+        i = bisect_left(self._cum, target, self._head)
+        return self._items[min(i, len(self._items) - 1)][0] + window_s
+
+    def __len__(self) -> int:
+        return len(self._items) - self._head
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[float, int]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[tuple[float, int]]: ...
+
+    def __getitem__(self, i: int | slice) -> tuple[float, int] | Sequence[tuple[float, int]]:
+        if isinstance(i, slice):
+            return self._items[self._head:][i]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError("window index out of range")
+        return self._items[self._head + (i if i >= 0 else n + i)]
+
+    def __bool__(self) -> bool:
+        return self._head < len(self._items)
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,12 +398,11 @@ class _KeyRecord:
     blocked_until: float = 0.0
     removed: bool = False
     in_flight: int = 0
-    window: deque[tuple[float, int]] = field(default_factory=deque)
+    window: SlidingWindow = field(default_factory=SlidingWindow)
     breaker: BreakerState = CLOSED
 
     def prune(self, now: float, window_s: float) -> None:
-        while self.window and self.window[0][0] <= now - window_s:
-            self.window.popleft()
+        self.window.prune(now - window_s)
 
 
 @dataclass
@@ -416,5 +489,5 @@ class InMemoryPoolState:
                 rec.prune(now, policy.window_s)
                 out.append(KeySnapshot(spec.fingerprint, rec.removed, rec.blocked_until,
                                        rec.in_flight, len(rec.window),
-                                       sum(t for _, t in rec.window), rec.breaker))
+                                       rec.window.used, rec.breaker))
             return ProviderSnapshot(provider, now, self._provider(provider).breaker, tuple(out))

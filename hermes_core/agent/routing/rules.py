@@ -12,7 +12,7 @@ import ast
 import operator
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.tokenize import cjk_ratio, estimate_tokens, is_cjk
@@ -61,7 +61,12 @@ class RequestFeatures:
     cjk_ratio: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The features by name. Every field is a scalar, so no deep copy (``dataclasses.asdict``
+        recursed and copied on every route)."""
+        return {name: getattr(self, name) for name in _FEATURE_FIELDS}
+
+
+_FEATURE_FIELDS = tuple(f.name for f in fields(RequestFeatures))
 
 
 def last_user_text(prompt: Prompt) -> str:

