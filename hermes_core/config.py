@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
+from hermes_core.agent.routing.rules import validate_condition
 from hermes_core.config_messages import describe_value, explain_error, safe_path
 from hermes_core.errors import ConfigError
 from hermes_core.redact import Redactor
@@ -357,6 +358,21 @@ class Settings(_Model):
         return out
 
 
+def jieba_cache_dir_setting() -> str:
+    """Where jieba should keep its 9 MB dictionary cache: ``HERMES_JIEBA_CACHE``, else a folder of
+    ours in the temp dir (jieba's own default leaves a stray file in /tmp for every user)."""
+    import tempfile
+
+    return os.environ.get("HERMES_JIEBA_CACHE") or os.path.join(tempfile.gettempdir(),
+                                                                "hermes-core-jieba")
+
+
+def jieba_disabled() -> bool:
+    """``HERMES_DISABLE_JIEBA=1``: segment Chinese by characters (a machine without jieba's
+    dictionary, or a test of the fallback)."""
+    return os.environ.get("HERMES_DISABLE_JIEBA") == "1"
+
+
 def tiktoken_cache_dir() -> str | None:
     """Where tiktoken keeps its encoding files (its own rule: ``TIKTOKEN_CACHE_DIR``, then
     ``DATA_GYM_CACHE_DIR``, then ``TMP/data-gym-cache``); None when caching is switched off."""
@@ -465,10 +481,6 @@ def _check_credentials(settings: Settings, lines: Mapping[str, int]) -> None:
 
 def _check_rules(settings: Settings, lines: Mapping[str, int]) -> None:
     """Rule conditions are validated at load: a bad one names its rule and line."""
-    try:
-        from hermes_core.agent.routing.rules import validate_condition
-    except ImportError:  # routing not built yet
-        return
     for i, rule in enumerate(settings.llm.routing.rules):
         path = f"llm.routing.rules[{i}].condition"
         try:

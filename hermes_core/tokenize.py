@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import tempfile
 import threading
 import unicodedata
 from functools import lru_cache
@@ -60,8 +59,9 @@ def jieba_cache_dir() -> str | None:
     is a file, or a shared /tmp where another user made the folder first. A cache is never worth
     failing tokenisation for.
     """
-    path = os.environ.get("HERMES_JIEBA_CACHE") or os.path.join(
-        tempfile.gettempdir(), "hermes-core-jieba")
+    from hermes_core.config import jieba_cache_dir_setting
+
+    path = jieba_cache_dir_setting()
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as e:
@@ -81,7 +81,9 @@ def _load_jieba() -> Any:
     with _jieba_lock:
         if _jieba is not None or _jieba_failed:
             return _jieba
-        if os.environ.get("HERMES_DISABLE_JIEBA") == "1":
+        from hermes_core.config import jieba_disabled
+
+        if jieba_disabled():
             _jieba_failed = True
             return None
         try:
