@@ -38,7 +38,26 @@ class SkillSelection:
     def select(self, query: str, history: Sequence[Message], message: str) -> str:
         block, result = self.retriever.select(message, history, query=query)
         self.last = result
+        if getattr(result, "layer", None) == "L1" and getattr(result, "names", ()):
+            self.record(result.names[0], "trigger")   # a trigger hit is a use of that skill
         return str(block)
+
+    def record(self, skill: str, kind: str, *, good: bool = True) -> bool:
+        """Tell the retriever that ``skill`` served the last retrieved message (the usage layer
+        learns from it). False when there is nothing to learn from or learning is off."""
+        last = self.last
+        query = getattr(last, "query", None)
+        recorder = getattr(self.retriever, "record_use", None)
+        if not isinstance(query, str) or not query.strip() or recorder is None:
+            return False
+        return bool(recorder(query, skill, kind, good=good))
+
+    def viewed(self, skill: Skill) -> None:
+        """``skill_view(name)`` loaded ``skill``: a use, when the last hint offered it."""
+        last = self.last
+        hinted = getattr(last, "names", ()) if getattr(last, "layer", None) == "L5" else ()
+        if skill.name in hinted:
+            self.record(skill.name, "view")
 
     def has_skills(self) -> bool:
         try:
@@ -88,5 +107,6 @@ def answer_tool_calls(calls: Sequence[ToolCall], skills: SkillSelection) -> tupl
                 text = f"error: no skill named {name!r}. Known skills: {known}"
             else:
                 text = f"# Skill: {skill.name}\n\n{skill_body(skill)}"
+                skills.viewed(skill)
         out.append(Message("tool", text, tool_call_id=call.id, name=call.name))
     return tuple(out)

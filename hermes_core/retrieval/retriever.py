@@ -23,6 +23,17 @@ import numpy as np
 
 from hermes_core.errors import ConfigError
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
+from hermes_core.retrieval.calibration import (
+    DenseCalibration,
+    LexicalCalibration,
+    calibrate_index,
+    calibrate_lexical,
+    catalog_key,
+    embed_queries,
+    pseudo_queries,
+    pseudo_sample,
+    query_language,
+)
 from hermes_core.retrieval.dense import (
     DenseIndex,
     Embedder,
@@ -43,12 +54,13 @@ from hermes_core.retrieval.skills import (
 )
 from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
 from hermes_core.retrieval.triggers import TriggerHit, TriggerIndex, merge_triggers
+from hermes_core.retrieval.usage import USAGE_FILE, USAGE_GATE_Z, UsageLayer, UsageScores, UsageStore
 from hermes_core.tokenize import cjk_ratio, estimate_tokens
 from hermes_core.types import Message, Skill
 
 log = logging.getLogger(__name__)
 
-LAYERS = ("L1", "L2", "L3", "L4")
+LAYERS = ("L1", "L2", "L3", "L4", "L6")  # L5 is fusion; L6 (usage) answers only with a usage store
 LAYER_NAMES = {"L2": "bm25", "L3": "synonyms", "L4": "dense"}
 MIN_DOC_COVERAGE = 0.5  # prefer an embedder that covers at least this share of descriptions
 MAX_QUERY_CHARS = 4000  # longer messages are cut before L2-L4: the head says what is asked
@@ -151,6 +163,7 @@ class RetrievalResult:
     trigger: TriggerHit | None = None
     timings_ms: Mapping[str, float] = field(default_factory=dict)
     candidates: tuple[str, ...] = ()             # ranking before the gate (explain / eval)
+    usage: UsageScores | None = None             # the usage layer's evidence, when it answered
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -227,7 +240,8 @@ class SkillRetriever:
                  synonyms: Mapping[str, Sequence[str]] | None = None,
                  layers: Sequence[str] = LAYERS, enabled: bool = True,
                  refresh_interval_s: float | None = 2.0,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 clock: Callable[[], float] = time.perf_counter,
+                 usage: UsageLayer | None = None, calibrate: bool = True) -> None:
         self.folders = list(folders)
         self.catalogs = list(catalogs)
         self._static = list(skills) if skills is not None else None
@@ -240,6 +254,7 @@ class SkillRetriever:
         self.rrf_k = rrf_k
         self.threshold = threshold
         self.gate_thresholds = {**DEFAULT_GATE_THRESHOLDS, **(gate_thresholds or {})}
+        self._user_thresholds = frozenset(gate_thresholds or {})  # these keep the fixed rule
         self.anchor_weight = anchor_weight
         self.gate_weights = {**DEFAULT_GATE_WEIGHTS, **{
             k: v if isinstance(v, GateWeights) else GateWeights(**v)
@@ -273,6 +288,12 @@ class SkillRetriever:
         self._warm: threading.Thread | None = None   # background warm-up or change check
         self._lock_bg = threading.Lock()               # one background thread at a time
         self._dense_failed: set[str] = set()
+        # per-catalog gate calibration (see calibration.py), made at index time and cached on disk
+        self.calibrate = calibrate
+        self.cache_dir = cache_dir
+        self._calibration: dict[str, DenseCalibration] = {}
+        self._lexical_cal: LexicalCalibration | None = None
+        self.usage = usage
 
     # ---------------------------------------------------------------- index
     def load_catalog(self, *, warn: bool = True) -> Catalog:
@@ -312,9 +333,13 @@ class SkillRetriever:
             trig = merge_triggers({s.name: s.triggers for s in skills if s.triggers},
                                   {k: v for k, v in self.extra_triggers.items() if k in by_name})
             bm25, synonyms, triggers = BM25Index(skills), SynonymIndex(syn, names), TriggerIndex(trig)
+            lexical_cal = self._calibrate_lexical(skills, bm25) if self.calibrate else None
             with self._swap:
                 self._skills, self._by_name = skills, by_name
                 self.bm25, self.synonyms, self.triggers = bm25, synonyms, triggers
+                self._lexical_cal = lexical_cal
+            if self.usage is not None:  # what was learnt about a rewritten or deleted skill goes
+                self.usage.prune({s.name: s.content_hash for s in skills})
             self._lexical_ready.set()
             for d in self.dense:
                 self._build_dense(d, skills)
@@ -371,12 +396,57 @@ class SkillRetriever:
             d.build(skills)
             if mid not in self._anchors and skills:
                 self._anchors[mid] = d.embedder.embed_documents(list(NULL_ANCHORS))
+            if self.calibrate and skills:
+                self._calibration[mid] = calibrate_index(d, skills, self.cache_dir)
         except Exception as e:  # a model that fails to load makes the layer abstain, never crash
             if _exiting():  # the script ended while the warm-up loaded the model: nothing to tell
                 log.debug("dense layer %s not loaded: the process is exiting (%s)", mid, e)
                 return
             log.warning("dense layer %s unavailable: %s", mid, e)
             self._dense_failed.add(mid)
+
+    def _calibrate_lexical(self, skills: Sequence[Skill], bm25: BM25Index) -> LexicalCalibration:
+        texts = [t for i in pseudo_sample(skills) for t in pseudo_queries(skills[i])]
+        return calibrate_lexical(catalog_key("lexical", skills), lambda q: _lexical(bm25, q)[1], texts)
+
+    def calibration_report(self) -> dict[str, Any]:
+        """Each gate calibration's thresholds and reference quantiles (``skills reindex --json``)."""
+        out: dict[str, Any] = {m: {k: dict(v) for k, v in c.report.items()}
+                               for m, c in self._calibration.items()}
+        if self._lexical_cal is not None:
+            out["lexical"] = {k: dict(v) for k, v in self._lexical_cal.report.items()}
+        return out
+
+    def record_use(self, query: str, skill: str, kind: str = "view", *, good: bool = True) -> bool:
+        """Remember that ``skill`` served ``query`` (or, ``good=False``, that it should not have).
+        False when learning is off or the skill is unknown; never raises into a turn."""
+        if self.usage is None:
+            return False
+        with self._swap:
+            known = self._by_name.get(skill)
+        if known is None:
+            return False
+        try:
+            return self.usage.record(query, skill, kind, good=good, content_hash=known.content_hash)
+        except Exception as e:  # a locked or read-only home costs the lesson, not the turn
+            log.warning("could not record skill use: %s", e)
+            return False
+
+    def _usage_scores(self, text: str, names: Sequence[str], d: DenseIndex | None,
+                      dense_text: str) -> UsageScores | None:
+        """The usage layer's answer: past queries embedded by the model serving this query."""
+        assert self.usage is not None
+        try:
+            cal = self._calibration.get(d.embedder.model_id) if d is not None else None
+            if d is not None and cal is not None:
+                emb = d.embedder
+                idx = self.usage.index(names, d.cache_id, lambda ts: embed_queries(emb, ts),
+                                       unrelated_mean=cal.unrelated_mean, unrelated_std=cal.unrelated_std)
+                return idx.score(text, d.query_vector(dense_text))
+            return self.usage.index(names, None, None).score(text)
+        except Exception as e:
+            log.warning("usage layer failed on a query: %s", e)
+            return None
 
     def ensure_built(self) -> None:
         """Build on first use. While a background warm-up runs, wait only for the lexical layers."""
@@ -483,11 +553,7 @@ class SkillRetriever:
         lexical = 0.0
         if "L2" in self.layers:
             t = self.clock()
-            toks = bm25_tokens(text)
-            s2 = bm25.score_array(toks)
-            best = float(s2.max()) if s2.size else 0.0
-            mx = bm25.max_score(toks)
-            lexical = best / mx if mx > 0 else 0.0
+            s2, lexical = _lexical(bm25, text)
             layers["bm25"] = s2
             timings["L2"] = (self.clock() - t) * 1000
         # L3
@@ -500,6 +566,10 @@ class SkillRetriever:
         # L4
         dense_top = dense_anchor = dense_anchor_mean = dense_catalog_mean = None
         dense_model = None
+        dense_index: DenseIndex | None = None
+        dense_text = text
+        lang = query_language(text)
+        calibrated: GateDecision | None = None
         if "L4" in self.layers:
             dense_text = _head(text, DENSE_QUERY_TOKENS)
             d = self._dense_for(dense_text)
@@ -513,6 +583,11 @@ class SkillRetriever:
                         raise ValueError("similarities are not finite (NaN or inf from the model)")
                     layers["dense"] = s4
                     dense_model = d.embedder.model_id
+                    dense_index = d
+                    cal = self._calibration.get(dense_model)
+                    if cal is not None and len(cal.mean["en"]) == len(s4):
+                        calibrated = _calibrated_gate(cal.gate_score(s4, lang), cal.threshold_for(lang),
+                                                      f"calibrated:{dense_model}")
                     dense_top = float(s4.max())
                     dense_catalog_mean = float(s4.mean())
                     anchors = self._anchors.get(dense_model)
@@ -525,13 +600,33 @@ class SkillRetriever:
                 except Exception as e:
                     log.warning("dense layer %s failed on a query: %s", d.embedder.model_id, e)
                 timings["L4"] = (self.clock() - t) * 1000
+        weights: Mapping[str, float] = self.weights
+        used: UsageScores | None = None
+        if self.usage is not None and "L6" in self.layers:
+            t = self.clock()
+            used = self._usage_scores(text, names, dense_index, dense_text)
+            if used is not None:
+                layers["usage"] = used.scores
+                weights = {**self.weights, "usage": used.weight}
+            timings["L6"] = (self.clock() - t) * 1000
         t = self.clock()
-        fused = fuse(layers, self.weights, mode=self.fusion, k=self.rrf_k)
+        fused = fuse(layers, weights, mode=self.fusion, k=self.rrf_k)
         order = np.lexsort((np.arange(len(names)), -fused.scores))[: max(self.top_k, 10)]
         decision = gate(GateEvidence(dense_top, dense_anchor, dense_model, lexical, phrase_hit,
                                      dense_anchor_mean, dense_catalog_mean),
                         self.gate_thresholds, anchor_weight=self.anchor_weight, override=self.threshold,
                         weights=self.gate_weights)
+        if decision.rule != "synonym-phrase" and self.threshold is None:
+            if calibrated is not None and dense_model not in self._user_thresholds:
+                decision = calibrated
+            elif (dense_top is None and self._lexical_cal is not None
+                  and "lexical" not in self._user_thresholds):
+                decision = _calibrated_gate(lexical, self._lexical_cal.threshold_for(lang),
+                                            "calibrated:lexical")
+        if (used is not None and not decision.passed and used.nearest_z >= USAGE_GATE_Z
+                and len(order) and used.nearest_skill == names[int(order[0])]):
+            # a near-copy of a past request for the skill now ranked first: the use vouches for it
+            decision = GateDecision(True, used.nearest_z, USAGE_GATE_Z, "usage")
         if not fused.answered:
             decision = GateDecision(False, 0.0, 0.0, "no-layer")
         top = hint_cut(fused.scores, order[: self.top_k], self.hint_ratio, self.hint_margin)
@@ -542,7 +637,7 @@ class SkillRetriever:
         return RetrievalResult(
             query, "L5", chosen, tuple(float(fused.scores[i]) for i in top) if chosen else (),
             contributions, fused.answered, not decision.passed, decision, None, timings,
-            tuple(names[int(i)] for i in order))
+            tuple(names[int(i)] for i in order), used)
 
     def select(self, message: str, history: Sequence[Message] | None = None, *,
                query: str | None = None) -> tuple[str, RetrievalResult]:
@@ -583,6 +678,20 @@ def hint_cut(scores: np.ndarray, order: Sequence[int] | np.ndarray, ratio: float
     best = float(scores[idx[0]])
     keep = [i for i in idx if scores[i] > 0 and (scores[i] >= ratio * best or scores[i] >= best - margin)]
     return keep or [idx[0]]
+
+
+def _lexical(bm25: BM25Index, text: str) -> tuple[np.ndarray, float]:
+    """BM25 scores, and the lexical share: the best score over what the query's words could score
+    (words no skill has counted at the highest idf), a gate feature in [0, 1] on any catalog."""
+    toks = bm25_tokens(text)
+    s2 = bm25.score_array(toks)
+    best = float(s2.max()) if s2.size else 0.0
+    mx = bm25.max_score(toks)
+    return s2, (best / mx if mx > 0 else 0.0)
+
+
+def _calibrated_gate(score: float, threshold: float, rule: str) -> GateDecision:
+    return GateDecision(score >= threshold, score, threshold, rule)
 
 
 def _head(text: str, tokens: int) -> str:
@@ -633,7 +742,15 @@ def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None
                           gate_thresholds=su.gate_thresholds, triggers=triggers, synonyms=synonyms,
                           gate_weights={k: v.model_dump() for k, v in su.gate_weights.items()},
                           hint_ratio=su.hint_ratio, hint_margin=su.hint_margin,
-                          enabled=su.enabled, refresh_interval_s=su.refresh_interval_s)
+                          enabled=su.enabled, refresh_interval_s=su.refresh_interval_s,
+                          usage=_usage_layer(home_path, su), calibrate=su.calibrate)
+
+
+def _usage_layer(home: Path, su: Any) -> UsageLayer | None:
+    """The home's usage store (created on its first event), or None with ``skill_utils.learn: false``."""
+    if not su.learn:
+        return None
+    return UsageLayer(UsageStore(home / USAGE_FILE, cap=su.usage_cap))
 
 
 def get_skill_retriever(settings: Any = None) -> SkillRetriever:
