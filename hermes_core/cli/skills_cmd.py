@@ -54,7 +54,7 @@ def register(sub: Any) -> None:
     e.add_argument("--negatives")
     e.add_argument("--limit", type=positive_int, default=None, help="fixed-seed sample of N queries")
     e.add_argument("--seed", type=int, default=7)
-    e.add_argument("--layers", nargs="+", default=["L1,L2,L3,L4"],
+    e.add_argument("--layers", nargs="+", default=["L1,L2,L3,L4,L6"],
                    help="subset of L1 L2 L3 L4 L6 (space- or comma-separated; L6 is the usage layer)")
     e.add_argument("--fusion", choices=("zscore", "rrf"), default=None)
     e.add_argument("--config")

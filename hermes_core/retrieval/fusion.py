@@ -121,6 +121,7 @@ class GateDecision:
     score: float
     threshold: float
     rule: str
+    calibrated: bool = False   # the threshold was calibrated on this catalog at index time
 
 
 def gate(ev: GateEvidence, thresholds: Mapping[str, float], *, anchor_weight: float = 0.5,

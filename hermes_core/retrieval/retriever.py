@@ -26,10 +26,10 @@ from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
 from hermes_core.retrieval.calibration import (
     DenseCalibration,
     LexicalCalibration,
+    cached_query_vectors,
     calibrate_index,
     calibrate_lexical,
     catalog_key,
-    embed_queries,
     pseudo_queries,
     pseudo_sample,
     query_language,
@@ -439,8 +439,7 @@ class SkillRetriever:
         try:
             cal = self._calibration.get(d.embedder.model_id) if d is not None else None
             if d is not None and cal is not None:
-                emb = d.embedder
-                idx = self.usage.index(names, d.cache_id, lambda ts: embed_queries(emb, ts),
+                idx = self.usage.index(names, d.cache_id, lambda ts: cached_query_vectors(d, ts),
                                        unrelated_mean=cal.unrelated_mean, unrelated_std=cal.unrelated_std)
                 return idx.score(text, d.query_vector(dense_text))
             return self.usage.index(names, None, None).score(text)
@@ -587,7 +586,8 @@ class SkillRetriever:
                     cal = self._calibration.get(dense_model)
                     if cal is not None and len(cal.mean["en"]) == len(s4):
                         calibrated = _calibrated_gate(cal.gate_score(s4, lang), cal.threshold_for(lang),
-                                                      f"calibrated:{dense_model}")
+                                                      f"dense:{dense_model}")
+                        layers["dense"] = cal.rank_scores(s4, lang)
                     dense_top = float(s4.max())
                     dense_catalog_mean = float(s4.mean())
                     anchors = self._anchors.get(dense_model)
@@ -622,7 +622,7 @@ class SkillRetriever:
             elif (dense_top is None and self._lexical_cal is not None
                   and "lexical" not in self._user_thresholds):
                 decision = _calibrated_gate(lexical, self._lexical_cal.threshold_for(lang),
-                                            "calibrated:lexical")
+                                            "lexical")
         if (used is not None and not decision.passed and used.nearest_z >= USAGE_GATE_Z
                 and len(order) and used.nearest_skill == names[int(order[0])]):
             # a near-copy of a past request for the skill now ranked first: the use vouches for it
@@ -691,7 +691,9 @@ def _lexical(bm25: BM25Index, text: str) -> tuple[np.ndarray, float]:
 
 
 def _calibrated_gate(score: float, threshold: float, rule: str) -> GateDecision:
-    return GateDecision(score >= threshold, score, threshold, rule)
+    """A gate decision on a calibrated score (strictly above a threshold of 0: a query sharing no
+    word with any skill must not pass a lexical threshold that the reference put at 0)."""
+    return GateDecision(score >= threshold and score > 0, score, threshold, rule, calibrated=True)
 
 
 def _head(text: str, tokens: int) -> str:
