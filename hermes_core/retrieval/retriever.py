@@ -54,7 +54,7 @@ from hermes_core.retrieval.skills import (
 )
 from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
 from hermes_core.retrieval.triggers import TriggerHit, TriggerIndex, merge_triggers
-from hermes_core.retrieval.usage import USAGE_FILE, USAGE_GATE_Z, UsageLayer, UsageScores, UsageStore
+from hermes_core.retrieval.usage import USAGE_FILE, USAGE_GATE_PRECISION, UsageLayer, UsageScores, UsageStore
 from hermes_core.tokenize import cjk_ratio, estimate_tokens
 from hermes_core.types import Message, Skill
 
@@ -610,7 +610,7 @@ class SkillRetriever:
                 weights = {**self.weights, "usage": used.weight}
             timings["L6"] = (self.clock() - t) * 1000
         t = self.clock()
-        fused = fuse(layers, weights, mode=self.fusion, k=self.rrf_k)
+        fused = fuse(layers, weights, mode=self.fusion, k=self.rrf_k, raw=("usage",))
         order = np.lexsort((np.arange(len(names)), -fused.scores))[: max(self.top_k, 10)]
         decision = gate(GateEvidence(dense_top, dense_anchor, dense_model, lexical, phrase_hit,
                                      dense_anchor_mean, dense_catalog_mean),
@@ -623,10 +623,10 @@ class SkillRetriever:
                   and "lexical" not in self._user_thresholds):
                 decision = _calibrated_gate(lexical, self._lexical_cal.threshold_for(lang),
                                             "lexical")
-        if (used is not None and not decision.passed and used.nearest_z >= USAGE_GATE_Z
+        if (used is not None and not decision.passed and used.precision >= USAGE_GATE_PRECISION
                 and len(order) and used.nearest_skill == names[int(order[0])]):
             # a near-copy of a past request for the skill now ranked first: the use vouches for it
-            decision = GateDecision(True, used.nearest_z, USAGE_GATE_Z, "usage")
+            decision = GateDecision(True, used.precision, USAGE_GATE_PRECISION, "usage")
         if not fused.answered:
             decision = GateDecision(False, 0.0, 0.0, "no-layer")
         top = hint_cut(fused.scores, order[: self.top_k], self.hint_ratio, self.hint_margin)

@@ -9,14 +9,17 @@ The usage layer scores every skill from the past queries nearest to this one:
 
 * **kNN with label votes** (when an embedder serves the query): each of the ``k`` most similar past
   queries votes for its skill, +1 if it was a good use and -1 if an author marked it bad, weighted by
-  how far its cosine stands above what two unrelated queries score with this model
-  (``unrelated_mean`` / ``unrelated_std``, measured by the calibration on the shipped off-topic set).
-* **BM25 over past queries per skill**: each skill's past queries form one document.
+  how often a past query that close named the right skill (below).
+* **BM25 over past queries per skill** (without embeddings): each skill's past queries form one
+  document.
 
-It abstains (returns None) with no history, or when no past query is close: a query unlike any past
-one is scored zero-shot. Its fusion weight follows the evidence (:func:`usage_weight`): a near-copy of
-a past query counts for a lot, a loose neighbour for little; so a catalog with less history than
-skills is not pulled off its zero-shot ranking.
+How much a neighbour is worth is measured on the history itself when the index is built: for a
+sample of past queries, the nearest *other* past query, its cosine, and whether it was for the same
+skill (leave-one-out). That gives the precision of "the nearest past query names the skill" as a
+function of cosine (:class:`Reliability`), for this catalog, this model and this much history. With
+little history per skill (fewer past queries than skills) the precision is low and the layer weighs
+little; with dense history a close neighbour weighs a lot. The layer abstains (None) with no
+history or when the neighbours' precision is no better than ``MIN_PRECISION``.
 """
 
 from __future__ import annotations
@@ -43,15 +46,16 @@ EVENT_KINDS = ("trigger", "view", "feedback", "replay")
 DEFAULT_CAP = 20_000         # events kept; the oldest go first
 MAX_QUERY_CHARS = 1_000      # a stored query is cut here: the head says what was asked
 KNN_K = 10
-# A neighbour counts once its cosine stands this many unrelated-pair standard deviations above the
-# unrelated-pair mean; its vote grows linearly from there and saturates at NEAR_Z.
-MIN_Z = 3.0
-NEAR_Z = 8.0
+# Without embeddings: the best lexical share over a skill's past queries stands in for precision,
+# from nothing at LEX_MIN_SHARE to full at LEX_FULL_SHARE.
+LEX_MIN_SHARE = 0.3
+LEX_FULL_SHARE = 0.8
 # Fusion weight of the usage layer at full evidence (the dense layer weighs 0.8, BM25 0.2).
 USAGE_WEIGHT = 1.2
-LEXICAL_SHARE = 0.35  # the BM25-over-past-queries share of the layer (kNN takes the rest)
-# The gate lets a query through when a past request for its top skill is this close (z as above).
-USAGE_GATE_Z = 10.0
+USAGE_SCALE = 3.0   # the best-voted skill's score, in z units (a clear dense winner scores 3-5)
+# The gate lets a query through when its nearest past query, for the skill now ranked first, is
+# this reliable (measured precision, see Reliability).
+USAGE_GATE_PRECISION = 0.9
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS usage_events (
@@ -197,17 +201,55 @@ class UsageScores:
     weight: float
     nearest: str | None
     nearest_skill: str | None
-    nearest_z: float
-    neighbours: int
+    precision: float          # how often a past query this close named the right skill
+    neighbours: int           # neighbours that voted
 
 
-def usage_weight(nearest_z: float, full: float = USAGE_WEIGHT, min_z: float = MIN_Z,
-                 near_z: float = NEAR_Z) -> float:
-    """The fusion weight the nearest past query earns: 0 below ``min_z`` unrelated-pair standard
-    deviations above chance, ``full`` at ``near_z`` and beyond, linear between."""
-    if not np.isfinite(nearest_z) or nearest_z <= min_z:
+def usage_weight(precision: float, full: float = USAGE_WEIGHT) -> float:
+    """The fusion weight a neighbour of this measured precision earns: nothing at MIN_PRECISION
+    or below, ``full`` at precision 1, linear between."""
+    if not np.isfinite(precision) or precision <= MIN_PRECISION:
         return 0.0
-    return full * min(1.0, (nearest_z - min_z) / (near_z - min_z))
+    return full * min(1.0, (precision - MIN_PRECISION) / (1.0 - MIN_PRECISION))
+
+
+MIN_PRECISION = 0.25   # a neighbour this unreliable (or less) earns no weight
+LOO_SAMPLE = 2000      # past queries used to measure the reliability (a fixed, evenly spaced sample)
+RELIABILITY_BINS = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Reliability:
+    """Precision of the nearest past query's skill, as a function of its cosine (increasing)."""
+
+    cosines: tuple[float, ...] = ()
+    precision: tuple[float, ...] = ()
+
+    def at(self, cosine: float) -> float:
+        if not self.cosines:
+            return 0.0
+        return float(np.interp(cosine, self.cosines, self.precision))
+
+
+def measure_reliability(vectors: np.ndarray, labels: np.ndarray, good: np.ndarray,
+                        sample: int = LOO_SAMPLE, bins: int = RELIABILITY_BINS) -> Reliability:
+    """Leave-one-out over (a sample of) the good past queries: the nearest other past query's
+    cosine, and whether it was for the same skill; binned by cosine quantile, precision made
+    non-decreasing in cosine. Pure."""
+    idx = np.flatnonzero(good)
+    if len(idx) < 2 * bins:
+        return Reliability()
+    pick = idx[np.unique(np.linspace(0, len(idx) - 1, min(sample, len(idx))).astype(np.int64))]
+    sims = np.asarray(vectors[pick] @ vectors[idx].T, dtype=np.float64)
+    sims[np.arange(len(pick)), np.searchsorted(idx, pick)] = -np.inf   # not itself
+    nn = idx[np.argmax(sims, axis=1)]
+    best = sims.max(axis=1)
+    hit = (labels[nn] == labels[pick]).astype(np.float64)
+    order = np.argsort(best)
+    chunks = [c for c in np.array_split(order, bins) if len(c)]
+    cos = [float(best[c].mean()) for c in chunks]
+    prec = list(np.maximum.accumulate([float(hit[c].mean()) for c in chunks]))
+    return Reliability(tuple(cos), tuple(prec))
 
 
 class UsageIndex:
@@ -229,6 +271,8 @@ class UsageIndex:
         self.unrelated_std = max(unrelated_std, 1e-6)
         self.k = k
         self.full_weight = full_weight
+        self.reliability = (measure_reliability(self.vectors, self._skill_idx, self._sign > 0)
+                            if self.vectors is not None else Reliability())
         # one BM25 document per skill with good history: its past queries
         by_skill: dict[str, list[str]] = {}
         for e in self.events:
@@ -248,37 +292,44 @@ class UsageIndex:
             return None
         n = len(self.names)
         knn = np.zeros(n)
-        nearest_z = -np.inf
         nearest = nearest_skill = None
         used = 0
+        precision = 0.0
         if vector is not None and self.vectors is not None and len(self.vectors):
             sims = self.vectors @ np.asarray(vector, dtype=np.float32)
-            z = (sims - self.unrelated_mean) / self.unrelated_std
-            top = np.argsort(-z, kind="stable")[: self.k]
+            top = np.argsort(-sims, kind="stable")[: self.k]
             j0 = int(top[0])
-            nearest_z = float(z[j0])
             nearest, nearest_skill = self.events[j0].query, self.events[j0].skill
-            votes = np.clip((z[top] - MIN_Z) / (NEAR_Z - MIN_Z), 0.0, 1.0) * self._sign[top]
+            prec = np.array([self.reliability.at(float(sims[j])) for j in top])
+            precision = float(prec[0])
+            votes = np.clip(prec - MIN_PRECISION, 0.0, None) * self._sign[top]
             used = int(np.count_nonzero(votes))
             np.add.at(knn, self._skill_idx[top], votes)
         lex = np.zeros(n)
-        if len(self._lex_names):
+        if len(self._lex_names) and (vector is None or self.vectors is None):
             toks = bm25_tokens(query)
             raw = self._lex.score_array(toks)
             mx = self._lex.max_score(toks)
             if mx > 0 and raw.size:
                 lex[self._lex_pos] = raw / mx  # share of what the query's words could score
         if vector is None or self.vectors is None:
-            # lexical evidence only: its best share stands in for the neighbour's closeness
+            # lexical evidence only: its best share stands in for the neighbour's precision
             best = float(lex.max()) if lex.size else 0.0
-            nearest_z = MIN_Z + (NEAR_Z - MIN_Z) * max(0.0, (best - 0.3) / 0.5)
+            precision = MIN_PRECISION + (1.0 - MIN_PRECISION) * min(1.0, max(
+                0.0, (best - LEX_MIN_SHARE) / (LEX_FULL_SHARE - LEX_MIN_SHARE)))
             scores = lex
+            if best > 0:
+                j = int(np.argmax(lex))
+                nearest_skill, used = self.names[j], int(np.count_nonzero(lex))
         else:
-            scores = (1.0 - LEXICAL_SHARE) * knn + LEXICAL_SHARE * lex
-        weight = usage_weight(nearest_z, self.full_weight)
+            scores = knn
+        weight = usage_weight(precision, self.full_weight)
         if weight <= 0.0 or not np.any(scores > 0):
             return None
-        return UsageScores(scores, weight, nearest, nearest_skill, nearest_z, used)
+        # on the z scale of the other layers (fusion does not standardise this one): the best-voted
+        # skill stands USAGE_SCALE above the rest
+        scores = USAGE_SCALE * np.clip(scores, 0.0, None) / float(scores.max())
+        return UsageScores(scores, weight, nearest, nearest_skill, precision, used)
 
 
 class UsageLayer:
