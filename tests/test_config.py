@@ -1,4 +1,7 @@
-"""Config: the shared layout loads, interpolation, precedence, and every error names file/key/line."""
+"""Tests of ``hermes_core/config.py``.
+
+Config: the shared layout loads, interpolation, precedence, and every error names file/key/line.
+"""
 
 from __future__ import annotations
 
@@ -171,3 +174,148 @@ def test_a_fifo_or_device_as_config_is_refused_not_read(tmp_path):  # type: igno
     assert str(fifo) in str(e.value) and "not a regular file" in str(e.value)
     with pytest.raises(ConfigError, match="not a regular file"):
         load_settings("/dev/zero", env={})
+
+
+# A config whose credentials section has the wrong shape must not echo the key in its error.
+
+KEY = "tg-0123456789abcdef0123456789abcdef"   # not key-shaped for the redaction patterns
+
+
+@pytest.mark.parametrize("yaml_text, key_path", [
+    (f"credentials:\n  openai: {KEY}\n", "credentials.openai"),
+    (f"credentials:\n  openai:\n    keys: {KEY}\n", "credentials.openai.keys"),
+    (f"credentials:\n  openai:\n    keys: [{KEY}]\n", "credentials.openai.keys[0]"),
+    (f"credentials:\n  together:\n    keys:\n      - {{key: {KEY}, weight: x}}\n",
+     "credentials.together.keys[0].weight"),
+])
+def test_wrong_credential_shape_names_the_key_path_but_not_the_secret(yaml_text: str,
+                                                                       key_path: str):
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(yaml_text, file="c.yaml")
+    text = str(info.value)
+    assert KEY not in text and KEY[:12] not in text
+    assert info.value.key_path == key_path and "c.yaml" in text and info.value.line is not None
+
+
+def test_wrong_type_outside_credentials_still_shows_the_value():
+    with pytest.raises(ConfigError) as info:
+        parse_yaml("llm:\n  max_tokens: lots\n", file="c.yaml")
+    assert "lots" in str(info.value)
+
+
+# A key pasted with a trailing newline or CR (a CRLF .env file, ``echo`` into a variable) is used
+# without it: the HTTP client refused the header and the chat failed as "connection_error".
+
+def test_env_key_is_stripped():
+    s = load_settings({}, env={"OPENAI_API_KEY": "sk-test-abcdef123456\r\n"})
+    (cred,) = s.credentials_for("openai")
+    assert cred.secret == "sk-test-abcdef123456"
+
+
+def test_yaml_key_is_stripped(tmp_path: Path):
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text('credentials:\n  openai:\n    keys:\n      - key: " ${K}"\n', encoding="utf-8")
+    s = load_settings(cfg, env={"K": "sk-test-abcdef123456\n"})
+    (cred,) = s.credentials_for("openai")
+    assert cred.secret == "sk-test-abcdef123456"
+
+
+def test_utf16_config_is_named_as_such(tmp_path: Path):
+    # PowerShell's ">" writes UTF-16 with a BOM; "binary file, not YAML" sent users looking for
+    # a corrupt file instead of an encoding to change.
+    import pytest
+
+    from hermes_core.errors import ConfigError
+
+    cfg = tmp_path / "config.yaml"
+    cfg.write_bytes("llm:\n  max_tokens: 5\n".encode("utf-16"))
+    with pytest.raises(ConfigError) as info:
+        load_settings(cfg)
+    assert "UTF-16" in str(info.value) and "UTF-8" in str(info.value)
+    assert str(cfg) in str(info.value)
+
+
+def test_credentials_for_a_provider_not_in_routing_are_named(tmp_path: Path, caplog):
+    # Keys under a provider the routing does not list were dropped without a word, and the chat
+    # then said "no API key configured" although the file holds one.
+    import logging
+
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("llm:\n  routing:\n    providers:\n      - name: openai\n"
+                   "credentials:\n  anthropic:\n    keys:\n      - key: sk-ant-test-0123456789abcdef\n",
+                   encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="hermes_core.config"):
+        load_settings(cfg)
+    (msg,) = [r.getMessage() for r in caplog.records if "anthropic" in r.getMessage()]
+    assert f"{cfg}:7" in msg   # the line of its value, like every config message
+    assert "llm.routing.providers" in msg and "openai" in msg
+    assert "sk-ant-test" not in msg
+
+
+def test_credentials_for_default_providers_need_no_routing_entry(tmp_path: Path, caplog):
+    import logging
+
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("credentials:\n  anthropic:\n    keys:\n      - key: sk-ant-test-0123456789abcdef\n",
+                   encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="hermes_core.config"):
+        load_settings(cfg)
+    assert not [r for r in caplog.records if "routing" in r.getMessage()]
+
+
+def test_unused_credentials_warned_once_per_load(tmp_path: Path, caplog):
+    import logging
+
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("llm:\n  routing:\n    providers:\n      - name: openai\n"
+                   "credentials:\n  anthropic:\n    keys:\n      - key: sk-ant-test-0123456789abcdef\n",
+                   encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="hermes_core.config"):
+        s = load_settings(cfg, home=tmp_path)             # home: a with_overrides copy
+        s.with_overrides(**{"llm.stream": False})
+    assert len([r for r in caplog.records if "unused" in r.getMessage()]) == 1
+
+
+# ``context_engine`` numbers that are infinite or NaN (``busy_timeout_s: .inf`` for
+# "wait forever") are config errors naming the key and line; ``.inf`` crashed the memory database's
+# open with an OverflowError outside the error tree, taking the agent down at start-up.
+
+@pytest.mark.parametrize(("yaml_body", "key"), [
+    ("context_engine:\n  busy_timeout_s: .inf\n", "busy_timeout_s"),
+    ("context_engine:\n  recency_bias: .inf\n", "recency_bias"),
+    ("context_engine:\n  recency_bias: .nan\n", "recency_bias"),
+    ("context_engine:\n  recency_weights:\n    week: .inf\n", "week"),
+])
+def test_non_finite_context_engine_numbers_are_config_errors(tmp_path: Path, yaml_body: str,
+                                                              key: str) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml_body, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_settings(path, home=tmp_path)
+    assert key in str(info.value) and str(path) in str(info.value)
+
+
+def test_finite_values_still_load(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("context_engine:\n  busy_timeout_s: 86400\n  recency_bias: 2.5\n", encoding="utf-8")
+    s = load_settings(path, home=tmp_path)
+    assert (s.context_engine.busy_timeout_s, s.context_engine.recency_bias) == (86400, 2.5)
+
+
+def test_default_engine_opens_with_a_long_timeout(tmp_path: Path) -> None:
+    from hermes_core.agent.context_engine import ContextEngine
+
+    path = tmp_path / "config.yaml"
+    path.write_text("context_engine:\n  busy_timeout_s: 1000000\n", encoding="utf-8")
+    with ContextEngine.from_settings(load_settings(path, home=tmp_path)) as engine:
+        assert engine.stats()["sessions"] == 0
+
+
+@pytest.mark.parametrize("seconds", [3e6, 1e7, 1e12])
+def test_a_long_busy_timeout_is_capped_not_wrapped_to_zero(tmp_path: Path, seconds: float) -> None:
+    """SQLite's busy timeout is a C int of milliseconds: 3e6 s (about a month) used to wrap to 0,
+    so a writer gave up at once with 'database is locked' instead of waiting longer."""
+    from hermes_core.agent.episodic.store import SessionStore
+
+    with SessionStore(tmp_path / "sessions.db", busy_timeout_s=seconds) as store:
+        assert store.connection.execute("PRAGMA busy_timeout").fetchone()[0] == 2**31 - 1

@@ -1,4 +1,7 @@
-"""The one status -> error mapping and the retry-after arithmetic, as tables."""
+"""Tests of ``hermes_core/errors.py``.
+
+The one status -> error mapping and the retry-after arithmetic, as tables.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""Offline test kit: provider doubles, SDK-accurate response builders, and a pytest plugin.
+"""Offline test kit: provider doubles, SDK-accurate response builders, a fake clock, and a
+pytest plugin.
+
+Heavier helpers are imported from their modules: ``hermes_core.testing.agents`` (an Agent wired
+for tests), ``hermes_core.testing.retrieval`` (a hashing embedder, SKILL.md writers),
+``hermes_core.testing.redis_server`` (a real redis-server on a free port).
 
 Load the plugin early (``-p hermes_core.testing.pytest_plugin``) so respx sees both SDKs.
 """
@@ -15,15 +20,20 @@ from hermes_core.testing.builders import (
     openai_error,
     retry_after_headers,
 )
+from hermes_core.testing.clock import FakeClock
 from hermes_core.testing.fakes import FakeProvider, FunctionProvider, RecordedRequest
+from hermes_core.testing.scripted import ScriptedCall, ScriptedProvider
 
 __all__ = [
     "ANTHROPIC_URL",
     "OPENAI_URL",
     "SSE_HEADERS",
+    "FakeClock",
     "FakeProvider",
     "FunctionProvider",
     "RecordedRequest",
+    "ScriptedCall",
+    "ScriptedProvider",
     "anthropic_error",
     "anthropic_message",
     "anthropic_stream",

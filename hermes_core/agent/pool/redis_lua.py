@@ -3,7 +3,7 @@
 Each script is a line-for-line port of the pure functions in :mod:`hermes_core.agent.pool.state` and
 :mod:`breaker` (``breaker_check``, ``evaluate_key``, ``choose_key``, ``apply_outcome``,
 ``provider_breaker_after``) so both backends decide identically; the shared contract suite in
-``tests/test_pool_backend_contract.py`` holds them to it.
+``tests/agent/pool/test_state.py`` holds them to it.
 
 Why Lua: one acquire must be ONE round trip and atomic across every process and machine, and it
 must read the clock of the one server they all share (``TIME``), not the callers' skewed clocks.

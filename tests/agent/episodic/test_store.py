@@ -1,0 +1,583 @@
+"""Tests of ``hermes_core/agent/episodic/store.py``.
+
+The SQLite store: migrations, WAL, refusing foreign/corrupted files, replace rules, concurrency.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hermes_core.agent.context_engine import ContextEngine
+from hermes_core.agent.episodic import migrations as memory_migrations
+from hermes_core.agent.episodic import store as context_store
+from hermes_core.agent.episodic.migrations import APPLICATION_ID, Migration
+from hermes_core.agent.episodic.store import (
+    SessionDatabaseMissing,
+    SessionDatabaseUnusable,
+    SessionRecord,
+    SessionStore,
+    SessionStoreError,
+    memory_id_for,
+    normalise_tags,
+    normalise_text,
+)
+from hermes_core.cli.main import main
+from hermes_core.errors import HermesError
+from hermes_core.tokenize import TOKENIZER_VERSION
+from hermes_core.types import Message
+
+NOW = 1_800_000_000.0
+
+
+def rec(session_id: str, summary: str, tags: tuple[str, ...] = (), created_at: float = NOW) -> SessionRecord:
+    return SessionRecord(session_id, summary, tags, created_at)
+
+
+def test_fresh_database_schema_wal_and_busy_timeout(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "dir" / "sessions.db"
+    with SessionStore(path, clock=lambda: NOW) as store:
+        conn = store.connection
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 30_000
+        assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+        assert conn.execute("SELECT version, applied_at FROM schema_version").fetchall() == [
+            (v, NOW) for v in range(1, memory_migrations.LATEST_VERSION + 1)]
+        cols = [r[1] for r in conn.execute("PRAGMA table_info(sessions_fts)")]
+        assert cols == ["summary", "tags", "session_id", "created_at", "relevance_score"]
+    with SessionStore(path) as again:  # re-open applies nothing twice
+        assert (again.connection.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0]
+                == memory_migrations.LATEST_VERSION)
+
+
+def test_failed_migration_rolls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "sessions.db"
+    SessionStore(path).close()
+
+    def broken(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE half_done (x)")
+        raise RuntimeError("migration 2 exploded")
+
+    old = memory_migrations.LATEST_VERSION
+    monkeypatch.setattr(memory_migrations, "MIGRATIONS", (*memory_migrations.MIGRATIONS,
+                                                          Migration(old + 1, "broken", broken)))
+    monkeypatch.setattr(context_store, "LATEST_VERSION", old + 1)
+    with pytest.raises(RuntimeError, match="exploded"):
+        SessionStore(path)
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == old
+    assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'half_done'").fetchone() is None
+
+
+def test_missing_database_with_create_false(tmp_path: Path) -> None:
+    path = tmp_path / "none.db"
+    with pytest.raises(SessionDatabaseMissing) as e:
+        SessionStore(path, create=False)
+    assert str(path) in str(e.value)
+    assert not path.exists()
+
+
+def test_empty_file_is_initialised(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    path.touch()
+    with SessionStore(path) as store:
+        assert store.count() == 0
+
+
+def _assert_refused(path: Path, fragment: str) -> None:
+    before = path.read_bytes() if path.is_file() else None
+    with pytest.raises(SessionDatabaseUnusable) as e:
+        SessionStore(path)
+    assert isinstance(e.value, HermesError)
+    assert str(path) in str(e.value)
+    assert fragment in str(e.value)
+    if before is not None:
+        assert path.read_bytes() == before, "the file must never be overwritten"
+
+
+def test_text_file_is_refused_and_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    path.write_text("my important notes\n" * 50)
+    _assert_refused(path, "is not an SQLite database")
+
+
+def test_directory_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    path.mkdir()
+    _assert_refused(path, "is a directory")
+
+
+def test_other_programs_sqlite_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+    conn.execute("INSERT INTO users(name) VALUES ('ada')")
+    conn.commit()
+    conn.close()
+    _assert_refused(path, "another program's SQLite database (tables: users)")
+
+
+def test_foreign_application_id_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA application_id = 1234")
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    conn.close()
+    _assert_refused(path, "application_id 0x4d2")
+
+
+def test_corrupted_pages_are_refused_and_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    with SessionStore(path) as store:
+        store.upsert(rec("a", "some summary"))
+        store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    raw = bytearray(path.read_bytes())
+    raw[100:] = b"\xde\xad\xbe\xef" * ((len(raw) - 100) // 4)
+    path.write_bytes(bytes(raw))
+    _assert_refused(path, "corrupted")
+
+
+def test_truncated_header_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    path.write_bytes(b"SQLite format 3\x00\x10\x00")
+    _assert_refused(path, "truncated")
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    SessionStore(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO schema_version VALUES (99, 'future', 0)")
+    conn.commit()
+    conn.close()
+    _assert_refused(path, "newer than this hermes-core")
+
+
+def test_insert_replace_unchanged_duplicate(tmp_path: Path) -> None:
+    with SessionStore(tmp_path / "s.db") as store:
+        first = store.upsert(rec("s1", "Deployed the API gateway", ("deploy",)))
+        assert first.status == "inserted"
+        assert first.memory_id == memory_id_for("s1") == SessionRecord("s1", "", (), 0).memory_id
+        assert store.upsert(rec("s1", "Deployed  the API gateway", ("deploy",))).status == "unchanged"
+        assert store.upsert(rec("s1", "Rolled back the API gateway", ("deploy",))).status == "replaced"
+        assert store.count() == 1
+        assert store.connection.execute("SELECT COUNT(*) FROM sessions_fts").fetchone()[0] == 1
+        assert store.search('"deployed"', 5) == []  # the old text left the index with its row
+        assert [h.session_id for h in store.search('"rolled"', 5)] == ["s1"]
+        dup = store.upsert(rec("s2", "Rolled back the API gateway"))
+        assert (dup.status, dup.duplicate_of) == ("duplicate", "s1")
+        assert store.count() == 1
+        assert store.upsert(rec("s1", "Rolled back the API gateway", ("deploy", "rollback"))).status \
+            == "replaced"  # same text, new tags: stored anew
+        assert store.get("s1") is not None and store.get("s1").tags == ("deploy", "rollback")  # type: ignore[union-attr]
+
+
+def test_re_record_into_another_sessions_summary_removes_own_stale_row(tmp_path: Path) -> None:
+    with SessionStore(tmp_path / "s.db") as store:
+        store.upsert(rec("a", "alpha text"))
+        store.upsert(rec("b", "beta text"))
+        res = store.upsert(rec("a", "beta text"))
+        assert (res.status, res.duplicate_of) == ("duplicate", "b")
+        assert store.get("a") is None and store.count() == 1
+
+
+def test_delete_and_rebuild(tmp_path: Path) -> None:
+    with SessionStore(tmp_path / "s.db") as store:
+        store.upsert_many([rec("a", "我喜欢吃苹果", ("水果",)), rec("b", "deploy kubernetes")])
+        store.connection.execute("DELETE FROM sessions_fts")  # index lost
+        assert store.stats()["index_in_sync"] is False
+        assert store.search('"苹果"', 5) == []
+        assert store.rebuild() == 2
+        assert store.stats()["index_in_sync"] is True
+        assert [h.session_id for h in store.search('"苹果"', 5)] == ["a"]
+        assert [h.session_id for h in store.search('"水果"', 5)] == ["a"]
+        assert store.delete("a") is True and store.delete("a") is False
+        assert store.search('"苹果"', 5) == []
+
+
+def test_stats(tmp_path: Path) -> None:
+    with SessionStore(tmp_path / "s.db") as store:
+        store.upsert_many([rec("a", "x one", created_at=100.0), rec("b", "y two", created_at=300.0)])
+        s = store.stats()
+    assert (s["sessions"], s["indexed"], s["oldest"], s["newest"]) == (2, 2, 100.0, 300.0)
+    assert s["schema_version"] == memory_migrations.LATEST_VERSION
+    assert s["journal_mode"] == "wal" and s["sources"] == {"manual": 2}
+
+
+def test_normalise_tags() -> None:
+    assert normalise_tags(" a, b ,,A，c、d ") == ("a", "b", "c", "d")
+    assert normalise_tags(["x,y", "z"]) == ("x", "y", "z")
+    assert len(normalise_tags(",".join(f"t{i}" for i in range(40)))) == 16
+
+
+# --------------------------------------------------------------------------- two processes at once
+
+def _writer(path: str, prefix: str, n: int, barrier: multiprocessing.synchronize.Barrier) -> None:
+    from hermes_core.agent.context_engine import ContextEngine
+
+    barrier.wait(timeout=60)
+    with ContextEngine(path) as engine:  # both processes may race to create and migrate the file
+        for i in range(n):
+            engine.add(f"{prefix}-{i}", f"{prefix} worker wrote session number {i} about sqlite wal",
+                       ["concurrency", prefix])
+
+
+def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "shared" / "sessions.db"
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(2)
+    n = 60
+    procs = [ctx.Process(target=_writer, args=(str(path), p, n, barrier)) for p in ("left", "right")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    assert [p.exitcode for p in procs] == [0, 0]
+    with SessionStore(path, create=False) as store:
+        stats = store.stats()
+        assert stats["sessions"] == 2 * n and stats["index_in_sync"]
+        ids = {r[0] for r in store.connection.execute("SELECT session_id FROM sessions")}
+        assert ids == {f"{p}-{i}" for p in ("left", "right") for i in range(n)}
+        assert (store.connection.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0]
+                == memory_migrations.LATEST_VERSION)
+        assert len(store.search('"right"', 1000)) == n
+
+
+def test_lock_held_past_the_busy_timeout_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # another process mid-write on a fresh file
+    try:
+        with pytest.raises(context_store.SessionStoreError) as e:
+            SessionStore(path, busy_timeout_s=0.05)
+        assert not isinstance(e.value, SessionDatabaseUnusable)  # busy, not corrupted
+        assert str(path) in str(e.value) and "locked" in str(e.value)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    with SessionStore(path) as store:  # and the file is fine afterwards
+        assert store.count() == 0
+
+
+def test_memory_ids_are_deterministic() -> None:
+    # pinned: the same id on every machine and after every restart
+    assert memory_id_for("s1") == "d2f709a4e6582b10"
+    assert memory_id_for("会话-1") == "791d9abdcc0425a2"
+
+
+def test_threads_sharing_one_engine(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from hermes_core.agent.context_engine import ContextEngine
+
+    with ContextEngine(tmp_path / "s.db") as engine:
+        def work(t: int) -> int:
+            found = 0
+            for i in range(25):
+                engine.add(f"t{t}-{i}", f"thread {t} stored espresso note {i}")
+                found += len(engine.retrieve("espresso", 3))
+            return found
+
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(work, range(4)))
+        assert all(r > 0 for r in results)
+        assert engine.stats()["sessions"] == 100 and engine.stats()["index_in_sync"]
+
+
+# A db path that is not a regular file (a FIFO, a device, a socket) is refused by name;
+# opening a FIFO to sniff its header used to block forever waiting for a writer.
+
+def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "sessions.db"
+    os.mkfifo(fifo)
+    code = (f"from hermes_core.agent.episodic.store import SessionStore\n"
+            f"SessionStore({str(fifo)!r})\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=20,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert proc.returncode != 0
+    assert "not a regular file" in proc.stderr and str(fifo) in proc.stderr
+
+
+def test_socket_is_refused(tmp_path: Path) -> None:
+    import socket
+
+    path = tmp_path / "s.db"
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(path))
+    try:
+        with pytest.raises(SessionDatabaseUnusable, match="not a regular file"):
+            SessionStore(path)
+    finally:
+        sock.close()
+
+
+def test_cli_refuses_a_fifo(tmp_path: Path) -> None:
+    fifo = tmp_path / "sessions.db"
+    os.mkfifo(fifo)
+    proc = subprocess.run([sys.executable, "-m", "hermes_core.cli", "memory", "stats", "--db", str(fifo)],
+                          capture_output=True, text=True, timeout=20,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert proc.returncode == 1
+    assert "not a regular file" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# A write that fails inside SQLite (disk full) must surface as a SessionStoreError saying
+# so, not as a raw sqlite3 "cannot rollback" error that escapes the HermesError tree.
+
+def _full(engine: ContextEngine) -> None:
+    """Cap the database at its current size: the next growing write fails with SQLITE_FULL, and
+    SQLite rolls the transaction back by itself (as on a real full disk)."""
+    conn = engine.store.connection
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")
+
+
+def test_disk_full_is_a_clear_memory_store_error(tmp_path: Path) -> None:
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: NOW) as engine:
+        engine.add("s0", "seed row about sqlite")
+        _full(engine)
+        with pytest.raises(SessionStoreError) as info:
+            engine.add("s1", "a long summary about many things " * 2000)
+        assert "full" in str(info.value)
+        assert str(tmp_path / "sessions.db") in str(info.value)
+        assert not isinstance(info.value, SessionDatabaseUnusable)  # the file is fine, the disk is not
+        # the store is still usable: nothing half-written, the transaction is closed
+        assert not engine.store.connection.in_transaction
+        assert [f.session_id for f in engine.retrieve("sqlite")] == ["s0"]
+        assert engine.stats()["sessions"] == 1
+
+
+def test_session_recording_on_a_full_disk_is_a_hermes_error(tmp_path: Path) -> None:
+    from hermes_core.errors import HermesError
+    from hermes_core.types import Message
+
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: NOW) as engine:
+        engine.add("s0", "seed row")
+        _full(engine)
+        text = ". ".join(" ".join(f"term{i}x{j}" for j in range(8)) for i in range(200))
+        msgs = [Message("user", text), Message("assistant", text.upper())]
+        with pytest.raises(HermesError):
+            engine.record_session("s1", msgs)
+
+
+def test_cli_add_on_a_full_disk_exits_1_without_a_traceback(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "sessions.db"
+    with ContextEngine(db, clock=lambda: NOW) as engine:
+        engine.add("s0", "seed row")
+    real_init = ContextEngine.__init__
+
+    def capped(self: ContextEngine, *args: object, **kwargs: object) -> None:
+        real_init(self, *args, **kwargs)  # type: ignore[arg-type]
+        _full(self)
+
+    monkeypatch.setattr(ContextEngine, "__init__", capped)
+    code = main(["memory", "add", "--db", str(db), "--session-id", "s1",
+                 "--summary", "words " * 20000])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "Traceback" not in err and "full" in err
+
+
+def test_migration_on_a_full_disk_names_the_real_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    """Upgrading an old database when the disk fills up: the warning says 'full', the old version
+    stays, and the old schema (still readable) opens read-only: past sessions stay searchable."""
+    import sqlite3
+
+    from hermes_core.agent.episodic import migrations as memory_migrations
+    from hermes_core.agent.episodic import store as context_store
+    from hermes_core.agent.episodic.migrations import Migration
+
+    path = tmp_path / "sessions.db"
+    with ContextEngine(path, clock=lambda: NOW) as engine:
+        engine.add("s0", "kept across the failed upgrade")
+
+    def grows_past_the_disk(conn: sqlite3.Connection) -> None:
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages}")
+        conn.execute("ALTER TABLE sessions ADD COLUMN notes TEXT")
+        conn.execute("UPDATE sessions SET notes = ?", ("x" * 100_000,))
+
+    old = memory_migrations.LATEST_VERSION
+    monkeypatch.setattr(memory_migrations, "MIGRATIONS",
+                        (*memory_migrations.MIGRATIONS, Migration(old + 1, "grows", grows_past_the_disk)))
+    monkeypatch.setattr(context_store, "LATEST_VERSION", old + 1)
+    with caplog.at_level("WARNING"), ContextEngine(path, clock=lambda: NOW) as engine:
+        assert engine.store.read_only
+        assert [m.session_id for m in engine.retrieve("upgrade")] == ["s0"]
+        with pytest.raises(SessionStoreError, match="read-only"):
+            engine.add("s1", "not recorded while the disk is full")
+    assert "full" in caplog.text and "rollback" not in caplog.text
+    # a schema the read path does not understand is refused instead, naming the real error
+    monkeypatch.setattr(context_store, "READ_COMPAT_VERSION", old + 1)
+    with pytest.raises(SessionStoreError) as info:
+        ContextEngine(path, clock=lambda: NOW)
+    assert "full" in str(info.value) and "rollback" not in str(info.value)
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == old
+    assert conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1
+    conn.close()
+
+
+# A memory database on a read-only filesystem (a mounted snapshot, a read-only container
+# volume): search and stats still work, read-only; a write says "read-only" clearly.
+
+@pytest.fixture
+def readonly_dir(tmp_path: Path) -> Iterator[tuple[Path, object]]:
+    """A directory made read-only for real: a read-only remount of a tmpfs when running as root
+    (root ignores permission bits), else permission bits. Yields (dir, make_readonly)."""
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    if os.geteuid() == 0:
+        if subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(mnt)], capture_output=True).returncode:
+            pytest.skip("running as root without permission to mount a read-only filesystem")
+
+        def make_ro() -> None:
+            subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+        try:
+            yield mnt, make_ro
+        finally:
+            subprocess.run(["umount", str(mnt)], check=False)
+    else:
+        def make_ro() -> None:
+            for p in mnt.iterdir():
+                p.chmod(0o444)
+            mnt.chmod(0o555)
+        try:
+            yield mnt, make_ro
+        finally:
+            mnt.chmod(0o755)
+
+
+def test_read_only_database_can_still_be_searched(readonly_dir: tuple[Path, object],
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    mnt, make_ro = readonly_dir
+    db = mnt / "sessions.db"
+    with ContextEngine(db) as engine:
+        engine.add("s1", "deployed the kubernetes cluster with helm charts", "k8s")
+    make_ro()  # type: ignore[operator]
+    with ContextEngine(db, create=False) as engine:
+        assert [f.session_id for f in engine.retrieve("helm")] == ["s1"]
+        assert engine.stats()["sessions"] == 1
+        with pytest.raises(SessionStoreError, match="read-only"):
+            engine.add("s2", "another session about redis")
+    with ContextEngine(db) as engine:    # the Agent opens with create=True: still readable
+        assert engine.memories_block("helm charts").count("kubernetes") == 1
+    assert main(["memory", "search", "helm", "--db", str(db), "--json"]) == 0
+    assert '"s1"' in capsys.readouterr().out
+
+
+def test_an_old_schema_on_a_read_only_filesystem_opens_read_only(
+        readonly_dir: tuple[Path, object], monkeypatch: pytest.MonkeyPatch) -> None:
+    """An upgrade that brings a migration (and a re-index) must not lock a user out of a database
+    it cannot write: an older schema the read path understands opens read-only, as before."""
+    from hermes_core.agent.episodic.store import SessionStore
+
+    mnt, make_ro = readonly_dir
+    db = mnt / "sessions.db"
+    v1_database(db, monkeypatch)
+    make_ro()  # type: ignore[operator]
+    with SessionStore(db, create=False) as store:
+        assert store.read_only and store.count() == 1
+        assert [h.session_id for h in store.search('"预算"', 5)] == ["s-old"]
+
+
+# Lone surrogates (a terminal paste decoded with surrogateescape, a broken clipboard) in session
+# text must not crash recording at session end: SQLite and the content hash need valid UTF-8.
+
+NOW_UNICODE = 1_760_000_000.0
+
+
+def test_record_session_with_lone_surrogates_is_stored(tmp_path: Path) -> None:
+    engine = ContextEngine(tmp_path / "s.db", clock=lambda: NOW_UNICODE)
+    msgs = [Message(role="user", content="please deploy \udcff the kubernetes cluster with helm"),
+            Message(role="assistant", content="Deployed the kubernetes cluster \ud800 with helm.")]
+    res = engine.record_session("sess-\udc80", msgs)
+    assert res.status == "inserted"
+    hits = engine.retrieve("kubernetes helm")
+    assert [h.session_id for h in hits] == ["sess-\ufffd"]
+    assert "\ufffd" in hits[0].summary and "\udcff" not in hits[0].summary
+    assert engine.get("sess-\udc80") is not None      # looked up by the same (scrubbed) id
+    assert engine.retrieve("kubernetes", exclude_session="sess-\udc80") == []
+    assert engine.forget("sess-\udc80") is True
+    engine.close()
+
+
+def test_add_and_add_many_with_surrogates(tmp_path: Path) -> None:
+    engine = ContextEngine(tmp_path / "s.db", clock=lambda: NOW_UNICODE)
+    assert engine.add("a", "broken \udcfe paste of a stack trace", "tag\udcff,ok").status == "inserted"
+    got = engine.get("a")
+    assert got is not None and got.tags == ("tag\ufffd", "ok")
+    n = engine.add_many([SessionRecord("b\ud801", "raw \udc00 record about redis", ("x\udc01",),
+                                       NOW_UNICODE)])
+    assert n == 1
+    assert [f.session_id for f in engine.retrieve("redis")] == ["b\ufffd"]
+    engine.close()
+
+
+def test_normalise_text_keeps_valid_pairs_and_replaces_lone_halves() -> None:
+    assert normalise_text("ok 💥 \ud83d\udca5 \udc80") == "ok 💥 💥 \ufffd"
+
+
+# A tokenizer change must not strand the memories indexed before it: the database records which
+# tokenizer built its full-text index, and an open with another one rebuilds the index once.
+
+NOW_TOKENIZER_UPGRADE = 1_750_000_000.0
+TEXT = "明天下午3点和John开会讨论预算"
+
+
+def _old_segment(text: str) -> str:
+    """How the first tokenizer cut mixed text: Chinese glued to a digit or a Latin word stayed one
+    token (3点和John开会 -> one term), so '开会' never matched it."""
+    return text.lower()
+
+
+def v1_database(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sessions.db as the first release left it: schema 1, rows indexed by the old tokenizer."""
+    with monkeypatch.context() as m:
+        m.setattr(memory_migrations, "MIGRATIONS", memory_migrations.MIGRATIONS[:1])
+        m.setattr(context_store, "LATEST_VERSION", 1)
+        with SessionStore(path, clock=lambda: NOW_TOKENIZER_UPGRADE, segment=_old_segment) as store:
+            from hermes_core.agent.episodic.store import SessionRecord
+            store.upsert(SessionRecord("s-old", TEXT, ("预算",), NOW_TOKENIZER_UPGRADE))
+            assert store.search("开会", 5) == []   # the stale index cannot find it
+
+
+def test_opening_an_old_database_reindexes_it_once(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "sessions.db"
+    v1_database(path, monkeypatch)
+    with SessionStore(path) as store:
+        assert store.reindexed == 1
+        assert [h.session_id for h in store.search("开会", 5)] == ["s-old"]
+        assert store.connection.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone() == (
+            f"hermes-tokenize-{TOKENIZER_VERSION}",)
+        assert store.stats()["index_in_sync"]
+    with SessionStore(path) as again:          # recorded: nothing to do the second time
+        assert again.reindexed == 0
+    with ContextEngine(path, clock=lambda: NOW_TOKENIZER_UPGRADE) as engine:
+        assert [m.session_id for m in engine.retrieve("John 开会")] == ["s-old"]
+
+
+def test_a_store_with_a_custom_segmenter_never_rebuilds(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    with SessionStore(path, segment=_old_segment) as store:
+        from hermes_core.agent.episodic.store import SessionRecord
+        store.upsert(SessionRecord("s1", TEXT, (), NOW_TOKENIZER_UPGRADE))
+        assert store.reindexed == 0
+    with SessionStore(path, segment=_old_segment) as again:
+        assert again.reindexed == 0
+    with SessionStore(path, segment=_old_segment, segment_id="mine-1") as named:
+        assert named.reindexed == 1                      # a named segmenter is compared
+    with SessionStore(path, segment=_old_segment, segment_id="mine-1") as named_again:
+        assert named_again.reindexed == 0

@@ -1,0 +1,496 @@
+"""Tests of ``hermes_core/agent/pool/redis.py``.
+
+RedisPoolState on a real redis-server: the Lua port matches the pure decisions, windows slide,
+leases expire, every key has a TTL, no secret reaches Redis, bad config is a clear error.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+
+from hermes_core.agent.credential_pool import CredentialPool, backend_from_settings
+from hermes_core.agent.pool.redis import (
+    RedisPoolOptions,
+    RedisPoolState,
+    redact_url,
+)
+from hermes_core.agent.pool.state import (
+    STRATEGIES,
+    InMemoryPoolState,
+    KeySpec,
+    Outcome,
+    PoolPolicy,
+)
+from hermes_core.agent.resilience import CallLoop
+from hermes_core.agent.smart_routing import Router
+from hermes_core.config import CredentialPoolSettings, Settings, load_settings
+from hermes_core.errors import ConfigError
+from hermes_core.providers import build_providers
+from hermes_core.providers.base import CallOptions
+from hermes_core.testing import (
+    ANTHROPIC_URL,
+    FakeClock,
+    anthropic_message,
+    openai_chat_completion,
+    openai_error,
+)
+from hermes_core.testing.redis_server import RedisServer, free_port
+from hermes_core.types import Credential, Message, Prompt
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(1_700_000_000.25)
+
+
+@pytest.fixture
+def rds(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def pool(redis_url: str, redis_prefix: str, clock: FakeClock) -> Iterator[RedisPoolState]:
+    be = RedisPoolState(redis_url, options=RedisPoolOptions(key_prefix=redis_prefix, lease_ttl_s=120),
+                        clock=clock)
+    yield be
+    assert not be.degraded
+    be.close()
+
+
+def test_redis_uses_server_time_by_default(redis_url: str, redis_prefix: str) -> None:
+    be = RedisPoolState(redis_url, options=RedisPoolOptions(key_prefix=redis_prefix))
+    res = be.acquire("p", [KeySpec("a")], PoolPolicy())
+    assert res.fingerprint == "a"
+    assert abs(res.now - time.time()) < 5.0
+    assert abs(be.now() - res.now) < 5.0
+    be.close()
+
+
+def test_redis_rpm_window_slides(pool: RedisPoolState, clock: FakeClock) -> None:
+    keys = [KeySpec("a", max_rpm=2)]
+    pol = PoolPolicy(window_s=60.0)
+    t0 = clock.t
+    assert pool.acquire("p", keys, pol).fingerprint == "a"
+    clock.t += 10
+    assert pool.acquire("p", keys, pol).fingerprint == "a"
+    clock.t += 1
+    res = pool.acquire("p", keys, pol)
+    assert res.fingerprint is None and res.available_at == t0 + 60.0
+    clock.t = t0 + 59.999
+    assert pool.acquire("p", keys, pol).fingerprint is None
+    clock.t = t0 + 60.0  # the first request leaves the window exactly now
+    assert pool.acquire("p", keys, pol).fingerprint == "a"
+    assert pool.snapshot("p", keys, pol).keys[0].requests_in_window == 2
+
+
+def test_redis_tpm_window(pool: RedisPoolState, clock: FakeClock) -> None:
+    keys = [KeySpec("a", max_tpm=100)]
+    pol = PoolPolicy(window_s=60.0)
+    t0 = clock.t
+    assert pool.acquire("p", keys, pol, tokens=60).fingerprint == "a"
+    clock.t += 5
+    assert pool.acquire("p", keys, pol, tokens=30).fingerprint == "a"
+    res = pool.acquire("p", keys, pol, tokens=20)
+    assert res.fingerprint is None and res.available_at == t0 + 60.0
+    assert pool.acquire("p", keys, pol, tokens=10).fingerprint == "a"
+    assert pool.snapshot("p", keys, pol).keys[0].tokens_in_window == 100
+
+
+def test_redis_leases_of_a_crashed_worker_expire(pool: RedisPoolState, clock: FakeClock) -> None:
+    keys = [KeySpec("a"), KeySpec("b")]
+    pol = PoolPolicy(strategy="least_loaded")
+    assert pool.acquire("p", keys, pol).fingerprint == "a"  # never released: the worker "died"
+    assert pool.acquire("p", keys, pol).fingerprint == "b"
+    pool.release("p", "b", Outcome("ok"), pol)
+    assert [k.in_flight for k in pool.snapshot("p", keys, pol).keys] == [1, 0]
+    assert pool.acquire("p", keys, pol).fingerprint == "b"  # a still looks busy
+    pool.release("p", "b", Outcome("ok"), pol)
+    clock.t += 121  # past lease_ttl_s
+    assert [k.in_flight for k in pool.snapshot("p", keys, pol).keys] == [0, 0]
+
+
+def test_redis_every_key_has_a_ttl_and_no_secret(pool: RedisPoolState, rds: redis.Redis,
+                                                 redis_prefix: str) -> None:
+    secrets = ["sk-live-0123456789abcdefSECRET", "sk-live-zyxwvutsrqSECRET2"]
+    creds = [Credential("openai", s, max_rpm=10, max_tpm=1000) for s in secrets]
+    keys = [KeySpec(c.fingerprint, c.weight, c.max_rpm, c.max_tpm) for c in creds]
+    pol = PoolPolicy(breaker_failures=3)
+    for outcome in (Outcome("ok"), Outcome("failure"), Outcome("rate_limited", 30.0),
+                    Outcome("removed")):
+        res = pool.acquire("openai", keys, pol, tokens=5)
+        assert res.fingerprint is not None
+        pool.release("openai", res.fingerprint, outcome, pol)
+    names = sorted(rds.scan_iter(match=f"{redis_prefix}:*"))
+    assert len(names) >= 6
+    dump = []
+    for name in names:
+        assert rds.pttl(name) > 0, f"{name} has no TTL"
+        kind = rds.type(name)
+        if kind == "hash":
+            dump.append(repr(rds.hgetall(name)))
+        elif kind == "zset":
+            dump.append(repr(rds.zrange(name, 0, -1, withscores=True)))
+    blob = "\n".join(names + dump)
+    for secret in secrets:
+        assert secret not in blob and secret[:12] not in blob
+    assert all(c.fingerprint in blob for c in creds)
+
+
+def test_redis_breaker_half_open_single_probe(pool: RedisPoolState, clock: FakeClock) -> None:
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(breaker_failures=2, breaker_cooldown_s=30.0)
+    for _ in range(2):
+        assert pool.acquire("p", keys, pol).fingerprint == "a"
+        pool.release("p", "a", Outcome("failure"), pol)
+    res = pool.acquire("p", keys, pol)
+    assert res.fingerprint is None and res.available_at == clock.t + 30.0
+    clock.t += 30.0
+    probe = pool.acquire("p", keys, pol)
+    assert probe.fingerprint == "a" and probe.probe
+    assert pool.acquire("p", keys, pol).fingerprint is None  # only one probe at a time
+    pool.release("p", "a", Outcome("ok"), pol)
+    snap = pool.snapshot("p", keys, pol)
+    assert snap.keys[0].breaker.mode == "closed" and snap.breaker.mode == "closed"
+    assert pool.acquire("p", keys, pol).fingerprint == "a"
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_redis_lua_matches_the_pure_decisions(redis_url: str, redis_prefix: str,
+                                              strategy: str) -> None:
+    """A seeded random walk of acquires, outcomes and clock steps gives identical answers from the
+    Lua scripts and the in-memory backend (which calls the pure functions)."""
+    clock = FakeClock(1_700_000_000.25)
+    mem = InMemoryPoolState(clock)
+    red = RedisPoolState(redis_url, options=RedisPoolOptions(key_prefix=redis_prefix), clock=clock)
+    rng = random.Random(f"parity-{strategy}")
+    keys = [KeySpec("a", 3.0, max_rpm=6), KeySpec("b", 1.0, max_rpm=4, max_tpm=400),
+            KeySpec("c", 2.0, max_tpm=300), KeySpec("d", 0.5)]
+    pol = PoolPolicy(strategy=strategy, window_s=20.0, breaker_failures=2,  # type: ignore[arg-type]
+                     breaker_cooldown_s=7.0, default_cooldown_s=11.0)
+    held: list[str] = []
+    kinds = ["ok", "rate_limited", "failure", "released", "removed"]
+    weights = [55, 15, 15, 14, 1]
+    for step in range(400):
+        if rng.random() < 0.3:
+            clock.t += rng.choice([0.25, 1.0, 3.5, 8.0])
+        if held and rng.random() < 0.5:
+            fp = held.pop(rng.randrange(len(held)))
+            kind = rng.choices(kinds, weights)[0]
+            ra = rng.choice([None, 0.0, 2.5, 15.0]) if kind == "rate_limited" else None
+            out = Outcome(kind, ra)  # type: ignore[arg-type]
+            assert red.release("p", fp, out, pol) == mem.release("p", fp, out, pol), step
+        else:
+            tokens, rand = rng.choice([0, 10, 120, 350]), rng.random()
+            a = mem.acquire("p", keys, pol, tokens=tokens, rand=rand)
+            b = red.acquire("p", keys, pol, tokens=tokens, rand=rand)
+            assert b == a, step
+            if a.fingerprint is not None:
+                held.append(a.fingerprint)
+        if step % 50 == 0:
+            assert red.snapshot("p", keys, pol) == mem.snapshot("p", keys, pol), step
+    assert red.snapshot("p", keys, pol) == mem.snapshot("p", keys, pol)
+    assert not red.degraded
+    red.close()
+
+
+def test_redis_backend_from_settings(redis_url: str) -> None:
+    assert isinstance(backend_from_settings(load_settings({}, env={})), InMemoryPoolState)
+    settings = load_settings({"credential_pool": {
+        "backend": "redis", "redis_key_prefix": "hermes-test:build", "workers": 3,
+        "redis_lease_ttl_s": 42.0}}, env={"HERMES_REDIS_URL": redis_url})
+    be = backend_from_settings(settings)
+    assert isinstance(be, RedisPoolState)
+    assert be.options.workers == 3 and be.options.lease_ttl_s == 42.0
+    assert be.options.key_prefix == "hermes-test:build"
+    assert be.acquire("p", [KeySpec("a")], PoolPolicy()).fingerprint == "a"
+    be.close()
+
+
+def test_redis_missing_or_bad_url_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"credential_pool\.redis_url"):
+        backend_from_settings(load_settings({"credential_pool": {"backend": "redis"}}, env={}))
+    with pytest.raises(ConfigError, match=r"credential_pool\.redis_url") as err:
+        RedisPoolState("http://:hunter2@127.0.0.1:1/0")
+    assert "hunter2" not in str(err.value)
+
+
+def test_redis_bad_settings_name_the_key() -> None:
+    with pytest.raises(ValueError, match="redis_lease_ttl_s"):
+        CredentialPoolSettings(redis_lease_ttl_s=0)
+    with pytest.raises(ValueError, match="redis_key_prefix"):
+        CredentialPoolSettings(redis_key_prefix="")
+
+
+def test_redis_unknown_strategy_is_refused(pool: RedisPoolState) -> None:
+    with pytest.raises(ValueError, match="unknown rotation strategy"):
+        pool.acquire("p", [KeySpec("a")], PoolPolicy(strategy="bogus"))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("redis://:s3cret@10.0.0.5:6379/0", "redis://***@10.0.0.5:6379/0"),
+    ("redis://user:s3cret@cache/1", "redis://***@cache/1"),
+    ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
+])
+def test_redis_url_redaction(url: str, shown: str) -> None:
+    assert redact_url(url) == shown
+
+
+# Redis going away and coming back: fallback with a warning and divided budgets, recovery on the
+# reconnect probe (with what was learned meanwhile merged in), and Lua scripts reloaded after a
+# restart wiped them (NOSCRIPT).
+
+class Mono:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _messages(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "hermes_core.agent.pool.redis"]
+
+
+def test_redis_stopped_mid_run_falls_back_then_recovers(
+        own_redis: RedisServer, redis_prefix: str,
+        caplog: pytest.LogCaptureFixture) -> None:
+    mono = Mono()
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=RedisPoolOptions(
+        key_prefix=redis_prefix, workers=4, reconnect_interval_s=5.0))
+    keys = [KeySpec("a", max_rpm=8), KeySpec("b", max_rpm=8)]
+    pol = PoolPolicy(strategy="fill_first")
+    held = be.acquire("p", keys, pol)
+    assert held.fingerprint == "a" and not be.degraded
+
+    own_redis.stop()
+    caplog.set_level(logging.WARNING, logger="hermes_core.agent.pool.redis")
+    got = [be.acquire("p", keys, pol).fingerprint for _ in range(6)]
+    assert be.degraded and be.outages == 1
+    # each key's budget is divided by the 4 workers: 8 // 4 = 2 requests per window per key,
+    # and the request this worker sent through Redis a moment ago still counts
+    assert got == ["a", "b", "b", None, None, None]
+    msgs = _messages(caplog)
+    assert len(msgs) == 1 and "unreachable" in msgs[0] and "4 workers" in msgs[0]
+    assert "ConnectionError" in msgs[0]
+    # outcomes keep working locally, including the release of a lease taken from Redis
+    be.release("p", "a", Outcome("ok"), pol)
+    moved = be.release("p", "b", Outcome("rate_limited", 100.0), pol)
+    assert moved.changed
+
+    own_redis.start()
+    mono.t += 4.9  # the probe is not due yet: still local, no new warning
+    assert be.acquire("p", keys, pol).fingerprint is None
+    assert be.degraded
+    mono.t += 0.2
+    back = be.acquire("p", keys, pol)
+    assert not be.degraded and back.fingerprint == "a"  # Redis lost its data on restart
+    assert "reachable again" in _messages(caplog)[-1]
+    # the 429 and the requests sent while Redis was away were merged into the shared state,
+    # so the restarted (empty) Redis does not hand out the window's budget a second time
+    snap = be.snapshot("p", keys, pol)
+    assert 95.0 < snap.keys[1].blocked_until - snap.now <= 100.5
+    assert [k.requests_in_window for k in snap.keys] == [2, 2]
+    other = RedisPoolState(own_redis.url, options=RedisPoolOptions(key_prefix=redis_prefix))
+    assert [other.acquire("p", keys, pol).fingerprint for _ in range(8)] == ["a"] * 6 + [None] * 2
+    other.close()
+    be.close()
+
+
+def test_redis_still_down_probes_once_per_interval(own_redis: RedisServer,
+                                                   redis_prefix: str) -> None:
+    mono = Mono()
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=RedisPoolOptions(
+        key_prefix=redis_prefix, reconnect_interval_s=5.0))
+    own_redis.stop()
+    pings = 0
+    real_ping = be._redis.ping
+
+    def counting_ping() -> bool:
+        nonlocal pings
+        pings += 1
+        return bool(real_ping())
+
+    be._redis.ping = counting_ping
+    keys = [KeySpec("a")]
+    for _ in range(5):
+        assert be.acquire("p", keys, PoolPolicy()).fingerprint == "a"
+    assert be.degraded and pings == 0
+    mono.t += 5.0
+    assert be.acquire("p", keys, PoolPolicy()).fingerprint == "a"
+    assert be.degraded and pings == 1  # failed probe: next one in another interval
+    assert be.acquire("p", keys, PoolPolicy()).fingerprint == "a"
+    assert pings == 1
+    be.close()
+
+
+def test_redis_scripts_reload_after_restart(own_redis: RedisServer,
+                                            redis_prefix: str) -> None:
+    be = RedisPoolState(own_redis.url, options=RedisPoolOptions(key_prefix=redis_prefix))
+    keys = [KeySpec("a", max_rpm=5)]
+    assert be.acquire("p", keys, PoolPolicy()).fingerprint == "a"
+    sha = be._acquire.sha
+    own_redis.restart()
+    probe = redis.Redis.from_url(own_redis.url)
+    assert probe.script_exists(sha) == [False]
+    res = be.acquire("p", keys, PoolPolicy())  # EVALSHA -> NOSCRIPT -> SCRIPT LOAD -> EVALSHA
+    assert res.fingerprint == "a"
+    assert not be.degraded and be.outages == 0
+    assert probe.script_exists(sha) == [True]
+    probe.script_flush()
+    assert be.release("p", "a", Outcome("rate_limited", 30.0), PoolPolicy()).changed
+    assert be.acquire("p", keys, PoolPolicy()).fingerprint is None
+    assert not be.degraded
+    probe.close()
+    be.close()
+
+
+def test_redis_password_never_in_warning(redis_prefix: str,
+                                         caplog: pytest.LogCaptureFixture) -> None:
+    port = free_port()  # nobody listens there
+    url = f"redis://:hunter2-secret@127.0.0.1:{port}/0"
+    be = RedisPoolState(url, options=RedisPoolOptions(key_prefix=redis_prefix))
+    caplog.set_level(logging.WARNING, logger="hermes_core.agent.pool.redis")
+    assert be.acquire("p", [KeySpec("a")], PoolPolicy()).fingerprint == "a"
+    assert be.degraded
+    text = "\n".join(_messages(caplog)) + repr(be.url)
+    assert "hunter2" not in text and "***@127.0.0.1" in text
+    be.close()
+
+
+def test_redis_read_only_replica_falls_back(own_redis: RedisServer,
+                                            redis_prefix: str) -> None:
+    """After a failover leaves the URL on a read-only replica, the pool serves locally."""
+    mono = Mono()
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=RedisPoolOptions(
+        key_prefix=redis_prefix, reconnect_interval_s=1.0))
+    admin = redis.Redis.from_url(own_redis.url)
+    admin.replicaof("127.0.0.1", free_port())  # a replica of a master that is not there
+    try:
+        assert be.acquire("p", [KeySpec("a")], PoolPolicy()).fingerprint == "a"
+        assert be.degraded
+    finally:
+        admin.replicaof("NO", "ONE")
+    mono.t += 1.0
+    assert be.acquire("p", [KeySpec("a")], PoolPolicy()).fingerprint == "a"
+    assert not be.degraded
+    admin.close()
+    be.close()
+
+
+def test_redis_bad_url_in_yaml_names_file_and_key(tmp_path: Path) -> None:
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("credential_pool:\n  backend: redis\n  redis_url: 'http://:pw-9@127.0.0.1:1/0'\n")
+    with pytest.raises(ConfigError) as err:
+        backend_from_settings(load_settings(str(cfg), env={}))
+    msg = str(err.value)
+    assert str(cfg) in msg and "credential_pool.redis_url" in msg and "pw-9" not in msg
+
+
+def test_redis_release_is_the_first_call_to_notice_the_outage(own_redis: RedisServer,
+                                                              redis_prefix: str) -> None:
+    mono = Mono()
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=RedisPoolOptions(
+        key_prefix=redis_prefix, reconnect_interval_s=1.0))
+    keys = [KeySpec("a", max_rpm=5)]
+    pol = PoolPolicy()
+    assert be.acquire("p", keys, pol).fingerprint == "a"
+    own_redis.stop()
+    res = be.release("p", "a", Outcome("rate_limited", 40.0), pol)  # served locally
+    assert be.degraded and res.changed
+    own_redis.start()
+    mono.t += 1.0
+    assert be.acquire("p", keys, pol).fingerprint is None  # the 429 was merged into Redis
+    assert not be.degraded
+    snap = be.snapshot("p", keys, pol)
+    assert 35.0 < snap.keys[0].blocked_until - snap.now <= 40.5
+    be.close()
+
+
+# The real call loop and CredentialPool of two workers over one Redis: a 429 or a 401 seen by one
+# worker steers the other's very next request (the SDKs behind respx; injected clock and sleeps).
+
+K1, K2 = "sk-shared-one-SECRET-0001", "sk-shared-two-SECRET-0002"
+K3 = "sk-ant-backup-SECRET-0003"
+PRIMARY_URL = "https://primary.test/v1/chat/completions"
+PROMPT = Prompt(system="You are Hermes.", messages=(Message("user", "hi"),))
+OPTS = CallOptions(max_tokens=32, timeout_s=5)
+
+
+def shared_settings(url: str) -> Settings:
+    return load_settings({
+        "llm": {"deadline_s": 120, "routing": {
+            "default_model": "gpt-4o",
+            "providers": [
+                {"name": "primary", "type": "openai", "priority": 1, "models": ["gpt-4o"],
+                 "endpoint": "https://primary.test/v1"},
+                {"name": "backup", "type": "anthropic", "priority": 2, "models": ["claude-haiku"]}]}},
+        "credentials": {"primary": {"keys": [{"key": K1}, {"key": K2}]},
+                        "backup": {"keys": [{"key": K3}]}},
+        "credential_pool": {"rotation": "fill_first", "backend": "redis", "workers": 2},
+    }, env={"HERMES_REDIS_URL": url})
+
+
+def worker(settings: Settings, prefix: str, clock: FakeClock) -> tuple[CallLoop, RedisPoolState]:
+    backend = RedisPoolState(settings.credential_pool.redis_url, clock=clock,
+                             options=RedisPoolOptions(key_prefix=prefix, workers=2))
+    pool = CredentialPool.from_settings(settings, backend, rng=random.Random(1))
+    loop = CallLoop(build_providers(settings), pool, settings, clock=clock, sleep=clock.sleep,
+                    asleep=clock.asleep, rng=random.Random(2))
+    return loop, backend
+
+
+def key_of(request: httpx.Request) -> str:
+    auth = request.headers.get("authorization", "")
+    return auth.removeprefix("Bearer ").strip() or request.headers.get("x-api-key", "")
+
+
+def test_redis_workers_share_429s_and_removals_through_the_call_loop(
+        respx_mock, redis_url: str, redis_prefix: str,
+        caplog: pytest.LogCaptureFixture) -> None:
+    settings = shared_settings(redis_url)
+    clock = FakeClock()
+    a, backend_a = worker(settings, redis_prefix, clock)
+    b, backend_b = worker(settings, redis_prefix, clock)
+    router = Router.from_settings(settings)
+    answers = {
+        K1: lambda: httpx.Response(429, json=openai_error(429), headers={"retry-after": "30"}),
+        K2: lambda: httpx.Response(200, json=openai_chat_completion("primary ok", model="gpt-4o")),
+    }
+    primary = respx_mock.post(PRIMARY_URL).mock(side_effect=lambda r: answers[key_of(r)]())
+    backup = respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: httpx.Response(
+        200, json=anthropic_message("backup ok", model="claude-haiku")))
+
+    done, attempts = a.complete(PROMPT, router.select("hi"), OPTS)
+    assert done.text == "primary ok" and [x.status for x in attempts] == ["429", "ok"]
+    for _ in range(3):  # worker B never sends to the key worker A saw a 429 on
+        done, attempts = b.complete(PROMPT, router.select("hi"), OPTS)
+        assert done.text == "primary ok" and [x.status for x in attempts] == ["ok"]
+    assert [key_of(c.request) for c in primary.calls] == [K1, K2, K2, K2, K2]
+
+    answers[K2] = lambda: httpx.Response(401, json=openai_error(401, "Incorrect API key"))
+    with caplog.at_level("WARNING"):
+        done, _ = b.complete(PROMPT, router.select("hi"), OPTS)
+        assert done.provider == "backup"
+        done, attempts = a.complete(PROMPT, router.select("hi"), OPTS)
+    # worker A goes straight to the backup: K1 still blocked, K2 removed by worker B
+    assert done.provider == "backup"
+    assert [(x.provider, x.status, x.key_fingerprint is None) for x in attempts] == [
+        ("primary", "all_keys_blocked", True), ("backup", "ok", False)]
+    assert [key_of(c.request) for c in primary.calls].count(K2) == 5
+    assert backup.call_count == 2 and clock.sleeps == []
+    states = {s.state for s in a.pool.status(["primary"])}
+    assert states == {"blocked", "removed"}
+    alerts = [r for r in caplog.records if "credential alert" in r.getMessage()]
+    assert len(alerts) == 1  # the removal alerts once across both workers
+    assert all(k not in caplog.text for k in (K1, K2, K3))
+    assert not backend_a.degraded and not backend_b.degraded

@@ -1,0 +1,335 @@
+"""Tests of ``hermes_core/agent/pool/state.py``.
+
+Table tests for the pool's pure decisions and the in-memory state backend.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+import pytest
+
+from hermes_core.agent.pool.breaker import BreakerState
+from hermes_core.agent.pool.state import (
+    CLOSED,
+    InMemoryPoolState,
+    KeyLoad,
+    KeySpec,
+    Outcome,
+    PoolPolicy,
+    PoolStateBackend,
+    apply_outcome,
+    choose_key,
+    cooldown_until,
+    evaluate_key,
+    tokens_free_at,
+    window_free_at,
+)
+from hermes_core.testing import FakeClock
+
+
+@pytest.mark.parametrize(
+    ("current", "now", "retry_after", "expected"),
+    [
+        (0.0, 100.0, 30.0, 130.0),
+        (0.0, 100.0, None, 160.0),      # no signal: the default cool-down
+        (200.0, 100.0, 30.0, 200.0),    # only moves later
+        (120.0, 100.0, 30.0, 130.0),
+        (0.0, 100.0, -5.0, 100.0),      # a negative signal is clamped
+        (0.0, 100.0, 0.0, 100.0),
+    ],
+)
+def test_cooldown_until(current: float, now: float, retry_after: float | None,
+                        expected: float) -> None:
+    assert cooldown_until(current, now, retry_after, 60.0) == expected
+
+
+@pytest.mark.parametrize(
+    ("times", "limit", "expected"),
+    [
+        ([], 2, None),
+        ([1.0], 2, None),
+        ([1.0, 5.0], 2, 61.0),
+        ([1.0, 5.0, 7.0], 2, 65.0),
+        ([1.0, 5.0], None, None),
+    ],
+)
+def test_window_free_at(times: list[float], limit: int | None, expected: float | None) -> None:
+    assert window_free_at([(t, 0) for t in times], limit, 60.0) == expected
+
+
+@pytest.mark.parametrize(
+    ("entries", "limit", "need", "expected"),
+    [
+        ([], 100, 500, None),                        # oversize request on an empty window
+        ([(1.0, 50)], 100, 50, None),
+        ([(1.0, 50), (2.0, 40)], 100, 50, 61.0),
+        ([(1.0, 10), (2.0, 80)], 100, 50, 62.0),
+        ([(1.0, 50)], None, 10_000, None),
+    ],
+)
+def test_tokens_free_at(entries: list[tuple[float, int]], limit: int | None, need: int,
+                        expected: float | None) -> None:
+    assert tokens_free_at(entries, limit, need, 60.0) == expected
+
+
+POLICY = PoolPolicy(breaker_cooldown_s=30.0)
+
+
+@pytest.mark.parametrize(
+    ("removed", "blocked", "breaker", "times", "ok", "free_at", "probe"),
+    [
+        (False, 0.0, CLOSED, [], True, None, False),
+        (True, 0.0, CLOSED, [], False, None, False),
+        (False, 150.0, CLOSED, [], False, 150.0, False),
+        (False, 100.0, CLOSED, [], True, None, False),                 # deadline == now: free
+        (False, 0.0, BreakerState("open", 5, 90.0), [], False, 120.0, False),
+        (False, 0.0, BreakerState("open", 5, 60.0), [], True, None, True),
+        (False, 0.0, CLOSED, [50.0, 60.0], False, 110.0, False),       # at max_rpm=2
+        (False, 0.0, CLOSED, [50.0], True, None, False),
+    ],
+)
+def test_evaluate_key(removed: bool, blocked: float, breaker: BreakerState, times: list[float],
+                      ok: bool, free_at: float | None, probe: bool) -> None:
+    spec = KeySpec("k", max_rpm=2)
+    av = evaluate_key(spec, removed, blocked, breaker, [(t, 0) for t in times], 0, 100.0, POLICY)
+    assert (av.ok, av.free_at, av.probe) == (ok, free_at, probe)
+
+
+def test_smooth_weighted_round_robin_interleaves() -> None:
+    keys = [KeyLoad("a", 5, 0, 0), KeyLoad("b", 1, 0, 0), KeyLoad("c", 1, 0, 0)]
+    rr: dict[str, float] = {}
+    picks = []
+    for _ in range(7):
+        i, rr = choose_key("round_robin", keys, rr, 0.0)
+        picks.append(keys[i].fingerprint)
+    # nginx's published sequence for weights 5/1/1
+    assert picks == ["a", "a", "b", "a", "c", "a", "a"]
+
+
+@pytest.mark.parametrize(
+    ("strategy", "loads", "rand", "expected"),
+    [
+        ("least_loaded", [(1, 0), (0, 9), (0, 3)], 0.0, 2),
+        ("least_loaded", [(0, 3), (0, 3)], 0.0, 0),
+        ("fill_first", [(9, 9), (0, 0)], 0.0, 0),
+        ("random", [(0, 0), (0, 0)], 0.0, 0),
+        ("random", [(0, 0), (0, 0)], 0.49, 0),
+        ("random", [(0, 0), (0, 0)], 0.5, 1),
+        ("random", [(0, 0), (0, 0)], 0.99999, 1),
+    ],
+)
+def test_choose_key_table(strategy: str, loads: list[tuple[int, int]], rand: float,
+                          expected: int) -> None:
+    keys = [KeyLoad(f"k{i}", 1.0, f, u) for i, (f, u) in enumerate(loads)]
+    assert choose_key(strategy, keys, {}, rand)[0] == expected  # type: ignore[arg-type]
+
+
+def test_choose_key_rejects_unknown_strategy_and_empty() -> None:
+    with pytest.raises(ValueError, match="unknown rotation strategy"):
+        choose_key("fastest", [KeyLoad("a", 1, 0, 0)], {}, 0.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="at least one"):
+        choose_key("round_robin", [], {}, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "expected"),
+    [
+        (Outcome("ok"), (0.0, False, CLOSED, False)),
+        (Outcome("rate_limited", 30.0), (130.0, False, CLOSED, True)),
+        (Outcome("removed"), (0.0, True, CLOSED, True)),
+        (Outcome("failure"), (0.0, False, BreakerState("closed", 1, 0.0), False)),
+        (Outcome("released"), (0.0, False, CLOSED, False)),
+    ],
+)
+def test_apply_outcome(outcome: Outcome, expected: tuple[object, ...]) -> None:
+    assert apply_outcome(outcome, 0.0, False, CLOSED, 100.0, POLICY) == expected
+
+
+def test_in_memory_is_a_backend() -> None:
+    assert isinstance(InMemoryPoolState(), PoolStateBackend)
+
+
+def test_acquire_respects_rpm_window_and_reports_free_time() -> None:
+    clock = FakeClock(1000.0)
+    st = InMemoryPoolState(clock)
+    keys = [KeySpec("a", max_rpm=2), KeySpec("b", max_rpm=1)]
+    got = [st.acquire("p", keys, POLICY).fingerprint for _ in range(3)]
+    assert Counter(got) == {"a": 2, "b": 1}
+    clock.t = 1010.0
+    res = st.acquire("p", keys, POLICY)
+    assert res.fingerprint is None and res.available_at == 1060.0
+    clock.t = 1060.0
+    assert st.acquire("p", keys, POLICY).fingerprint is not None
+
+
+def test_rate_limited_key_skipped_until_deadline() -> None:
+    clock = FakeClock(1000.0)
+    st = InMemoryPoolState(clock)
+    keys = [KeySpec("a"), KeySpec("b")]
+    first = st.acquire("p", keys, POLICY).fingerprint
+    assert first == "a"
+    st.release("p", "a", Outcome("rate_limited", 30.0), POLICY)
+    for _ in range(5):
+        r = st.acquire("p", keys, POLICY)
+        assert r.fingerprint == "b"
+        st.release("p", "b", Outcome("ok"), POLICY)
+    st.release("p", "a", Outcome("rate_limited", 5.0), POLICY)  # never moves earlier
+    snap = st.snapshot("p", keys, POLICY)
+    assert snap.keys[0].blocked_until == 1030.0
+    st.release("p", "b", Outcome("rate_limited", 10.0), POLICY)
+    res = st.acquire("p", keys, POLICY)
+    assert res.fingerprint is None and res.available_at == 1010.0
+    clock.t = 1030.0
+    assert st.acquire("p", keys, POLICY).fingerprint in ("a", "b")
+
+
+def test_removed_keys_never_come_back_and_alert_once() -> None:
+    st = InMemoryPoolState(FakeClock(1000.0))
+    keys = [KeySpec("a")]
+    assert st.acquire("p", keys, POLICY).fingerprint == "a"
+    assert st.release("p", "a", Outcome("removed"), POLICY).changed
+    assert not st.release("p", "a", Outcome("removed"), POLICY).changed
+    res = st.acquire("p", keys, POLICY)
+    assert res.fingerprint is None and res.available_at is None
+
+
+def test_breaker_opens_then_single_probe() -> None:
+    clock = FakeClock(1000.0)
+    policy = PoolPolicy(breaker_failures=2, breaker_cooldown_s=10.0)
+    st = InMemoryPoolState(clock)
+    keys = [KeySpec("a")]
+    for _ in range(2):
+        assert st.acquire("p", keys, policy).fingerprint == "a"
+        st.release("p", "a", Outcome("failure"), policy)
+    res = st.acquire("p", keys, policy)
+    assert res.fingerprint is None and res.available_at == 1010.0
+    clock.t = 1010.0
+    probe = st.acquire("p", keys, policy)
+    assert probe.fingerprint == "a" and probe.probe
+    assert st.acquire("p", keys, policy).fingerprint is None  # one probe only
+    st.release("p", "a", Outcome("ok"), policy)
+    snap = st.snapshot("p", keys, policy)
+    assert snap.breaker.mode == "closed" and snap.keys[0].breaker.mode == "closed"
+    assert st.acquire("p", keys, policy).fingerprint == "a"
+
+
+def test_provider_breaker_blocks_every_key() -> None:
+    clock = FakeClock(1000.0)
+    policy = PoolPolicy(breaker_failures=3, breaker_cooldown_s=10.0)
+    st = InMemoryPoolState(clock)
+    keys = [KeySpec("a"), KeySpec("b"), KeySpec("c")]
+    for _ in range(3):  # one failure per key: no key breaker opens, the provider's does
+        fp = st.acquire("p", keys, policy).fingerprint
+        assert fp is not None
+        st.release("p", fp, Outcome("failure"), policy)
+    res = st.acquire("p", keys, policy)
+    assert res.fingerprint is None and res.available_at == 1010.0
+
+
+def test_in_flight_counts_and_least_loaded() -> None:
+    st = InMemoryPoolState(FakeClock(1000.0))
+    policy = PoolPolicy(strategy="least_loaded")
+    keys = [KeySpec("a"), KeySpec("b")]
+    a = st.acquire("p", keys, policy).fingerprint
+    b = st.acquire("p", keys, policy).fingerprint
+    assert {a, b} == {"a", "b"}
+    snap = st.snapshot("p", keys, policy)
+    assert [k.in_flight for k in snap.keys] == [1, 1]
+    st.release("p", "b", Outcome("ok"), policy)
+    assert st.acquire("p", keys, policy).fingerprint == "b"
+
+
+def test_tpm_limit() -> None:
+    clock = FakeClock(1000.0)
+    st = InMemoryPoolState(clock)
+    keys = [KeySpec("a", max_tpm=1000)]
+    assert st.acquire("p", keys, POLICY, tokens=600).fingerprint == "a"
+    res = st.acquire("p", keys, POLICY, tokens=600)
+    assert res.fingerprint is None and res.available_at == 1060.0
+    assert st.acquire("p", keys, POLICY, tokens=400).fingerprint == "a"
+
+
+# One contract suite for every PoolStateBackend.
+#
+# The ``backend`` fixture (tests/agent/pool/conftest.py) hands each case every backend in turn: the
+# in-memory state and a RedisPoolState on a real redis-server. The cases use the backend's own clock
+# and never need time to pass, so Redis (which uses Redis ``TIME``) runs the same assertions.
+
+def test_backend_contract_deadline_moves_only_later(backend: PoolStateBackend) -> None:
+    keys = [KeySpec("a"), KeySpec("b")]
+    pol = PoolPolicy()
+    assert backend.acquire("p1", keys, pol).fingerprint == "a"
+    r1 = backend.release("p1", "a", Outcome("rate_limited", 300.0), pol)
+    r2 = backend.release("p1", "a", Outcome("rate_limited", 1.0), pol)
+    assert r1.changed and not r2.changed and r2.blocked_until == r1.blocked_until
+    assert backend.acquire("p1", keys, pol).fingerprint == "b"
+    backend.release("p1", "b", Outcome("rate_limited", 100.0), pol)
+    res = backend.acquire("p1", keys, pol)
+    assert res.fingerprint is None
+    assert res.available_at is not None
+    assert 99.0 <= res.available_at - backend.now() <= 100.5
+
+
+def test_backend_contract_removal_is_permanent(backend: PoolStateBackend) -> None:
+    keys = [KeySpec("a")]
+    pol = PoolPolicy()
+    assert backend.acquire("p2", keys, pol).fingerprint == "a"
+    assert backend.release("p2", "a", Outcome("removed"), pol).changed
+    res = backend.acquire("p2", keys, pol)
+    assert res.fingerprint is None and res.available_at is None
+    assert backend.snapshot("p2", keys, pol).keys[0].removed
+
+
+def test_backend_contract_rpm_window_never_exceeded_under_threads(backend: PoolStateBackend) -> None:
+    keys = [KeySpec("a", max_rpm=50), KeySpec("b", max_rpm=30, weight=2.0)]
+    pol = PoolPolicy(strategy="least_loaded")
+    got: list[str | None] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        for _ in range(20):
+            fp = backend.acquire("p3", keys, pol).fingerprint
+            with lock:
+                got.append(fp)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    counts = Counter(got)
+    assert counts == {"a": 50, "b": 30, None: 80}
+    snap = backend.snapshot("p3", keys, pol)
+    assert [k.requests_in_window for k in snap.keys] == [50, 30]
+    assert [k.in_flight for k in snap.keys] == [50, 30]
+
+
+def test_backend_contract_round_robin_cursor_is_shared(backend: PoolStateBackend) -> None:
+    keys = [KeySpec("a", weight=3.0), KeySpec("b", weight=1.0)]
+    pol = PoolPolicy(strategy="round_robin")
+    picks = []
+    for _ in range(8):
+        fp = backend.acquire("p4", keys, pol).fingerprint
+        assert fp is not None
+        backend.release("p4", fp, Outcome("ok"), pol)
+        picks.append(fp)
+    assert Counter(picks) == {"a": 6, "b": 2}
+    assert picks[:4] == ["a", "a", "b", "a"]
+
+
+def test_backend_contract_breaker_single_probe(backend: PoolStateBackend) -> None:
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(breaker_failures=1, breaker_cooldown_s=0.001)
+    fp = backend.acquire("p5", keys, pol).fingerprint
+    assert fp == "a"
+    backend.release("p5", "a", Outcome("failure"), pol)
+    snap = backend.snapshot("p5", keys, pol)
+    assert snap.keys[0].breaker.mode == "open" and snap.breaker.mode == "open"
+
+
+def test_the_contract_suite_runs_against_memory_and_redis(backend_kinds: tuple[str, ...]) -> None:
+    names = [n for n in globals() if n.startswith("test_backend_contract")]
+    assert len(names) >= 5
+    assert {"memory", "redis"} <= set(backend_kinds)

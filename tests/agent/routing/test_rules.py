@@ -1,0 +1,195 @@
+"""Tests of ``hermes_core/agent/routing/rules.py``.
+
+Router: features, the safe rule language, rule/classifier/default selection, candidates.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hermes_core.agent.routing.rules import (
+    candidates_for,
+    compile_condition,
+    context_window,
+    extract_features,
+    long_context_fallback,
+    validate_condition,
+)
+from hermes_core.agent.smart_routing import Router
+from hermes_core.config import load_settings, parse_yaml
+from hermes_core.errors import ConfigError
+from hermes_core.types import Candidate, Message, Prompt
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "expected"),
+    [
+        ("hello world", "words", 2),
+        ("hello world", "token_estimate", 3),
+        ("see ```py\nprint(1)\n```", "has_code_block", True),
+        ("no code here", "has_code_block", False),
+        ("read https://example.com/x please", "has_url", True),
+        ("please run this command for me", "requires_shell_execution", True),
+        ("$ ls -la", "requires_shell_execution", True),
+        ("git clone the repo", "requires_shell_execution", True),
+        ("帮我在终端执行这个脚本", "requires_shell_execution", True),
+        ("what a lovely morning run", "requires_shell_execution", False),
+        ("我喜欢吃苹果", "words", 6),
+        ("a\nb\nc", "lines", 3),
+    ],
+)
+def test_features_table(text: str, field: str, expected: object) -> None:
+    assert getattr(extract_features(text), field) == expected
+
+
+def test_features_of_a_prompt_count_everything_but_look_at_last_user_message() -> None:
+    prompt = Prompt(system="x" * 4000, context="ctx",
+                    messages=(Message("user", "```old code```"), Message("assistant", "ok"),
+                              Message("user", "thanks")))
+    f = extract_features(prompt, requires_tools=True, turn_count=3, attachments=1)
+    # the cached system prefix counts against the context window, not as request size
+    assert f.prompt_tokens > 1000 and f.token_estimate < 20 and not f.has_code_block
+    assert (f.requires_tools, f.turn_count, f.attachments) == (True, 3, 1)
+
+
+@pytest.mark.parametrize(
+    ("cond", "env", "expected"),
+    [
+        ("token_estimate < 500 and not requires_tools", {"token_estimate": 10}, True),
+        ("token_estimate < 500 and not requires_tools", {"token_estimate": 10,
+                                                         "requires_tools": True}, False),
+        ("has_code_block or requires_shell_execution", {"requires_shell_execution": True}, True),
+        ("token_estimate > 50000", {"token_estimate": 60000}, True),
+        ("100 < chars <= 200", {"chars": 150}, True),
+        ("chars / words > 10", {"chars": 100, "words": 5}, True),
+        ("chars / words > 10", {"chars": 100, "words": 0}, False),   # division by zero is 0
+        ("'translate' in message", {"message": "please translate this"}, True),
+        ("'translate' not in message", {"message": "hi"}, True),
+        ("-turn_count < -2", {"turn_count": 3}, True),
+        ("turn_count == 0 or attachments != 0", {"turn_count": 1, "attachments": 0}, False),
+    ],
+)
+def test_condition_evaluation(cond: str, env: dict[str, object], expected: bool) -> None:
+    base = {**extract_features("").as_dict(), "message": ""}
+    assert compile_condition(cond)({**base, **env}) is expected
+
+
+@pytest.mark.parametrize(
+    ("cond", "message"),
+    [
+        ("tokens < 5", "unknown name 'tokens'"),
+        ("__import__('os').system('x')", "Call is not allowed"),
+        ("message.upper() == 'X'", "not allowed"),
+        ("chars ** 2 > 3", "operator Pow is not allowed"),
+        ("chars // 2 > 3", "operator FloorDiv is not allowed"),
+        ("chars is None", "comparison Is is not allowed"),
+        ("[1][0]", "Subscript is not allowed"),
+        ("lambda: 1", "Lambda is not allowed"),
+        ("chars <", "not a valid expression"),
+        ("", "empty"),
+        ("chars > " + "1" * 600, "longer than"),
+        ("message > 3", "cannot be evaluated"),
+        ("chars if words else 1", "IfExp is not allowed"),
+        ("~chars", "Invert is not allowed"),
+    ],
+)
+def test_condition_rejections(cond: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        validate_condition(cond)
+
+
+def test_bad_rule_is_a_config_error_naming_rule_and_line(tmp_path: Path) -> None:
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("llm:\n  routing:\n    rules:\n      - condition: chars > 1\n        model: a\n"
+                   "      - condition: tokenz > 5\n        model: b\n")
+    with pytest.raises(ConfigError) as ei:
+        load_settings(cfg)
+    msg = str(ei.value)
+    assert "rule 2" in msg and "tokenz" in msg and "llm.routing.rules[1].condition" in msg
+    assert ei.value.line == 6 and str(cfg) in msg
+
+
+ROUTING = """
+llm:
+  routing:
+    default_model: gpt-4o
+    fast_model: gpt-4o-mini
+    code_model: claude-sonnet-4
+    long_context_model: gpt-4.1
+    providers:
+      - {name: openai, priority: 1, models: [gpt-4o, gpt-4o-mini, gpt-4.1]}
+      - {name: anthropic, priority: 2, models: [claude-sonnet-4, claude-haiku],
+         equivalents: {gpt-4o-mini: claude-haiku}}
+      - {name: local, priority: 3, models: [llama3], endpoint: "http://127.0.0.1:11434/v1"}
+"""
+
+
+@pytest.fixture
+def router() -> Router:
+    return Router.from_settings(parse_yaml(ROUTING))
+
+
+@pytest.mark.parametrize(
+    ("text", "kwargs", "model", "reason"),
+    [
+        ("hi", {}, "gpt-4o-mini", "rule 3"),
+        ("hi", {"requires_tools": True}, "gpt-4o", "default_model"),
+        ("fix ```x = 1```", {}, "claude-sonnet-4", "rule 2"),
+        ("word " * 60_000, {}, "gpt-4.1", "rule 1"),
+        ("hi", {"requested_model": "o3"}, "o3", "requested model"),
+    ],
+)
+def test_select_table(router: Router, text: str, kwargs: dict[str, object], model: str,
+                      reason: str) -> None:
+    d = router.select(text, **kwargs)  # type: ignore[arg-type]
+    assert d.model == model and d.reason.startswith(reason)
+
+
+def test_candidates_priority_then_equivalents(router: Router) -> None:
+    assert router.select("hi").candidates == (
+        Candidate("openai", "gpt-4o-mini"), Candidate("anthropic", "claude-haiku"),
+        Candidate("local", "llama3"))
+    assert router.select("hi", requires_tools=True).candidates == (
+        Candidate("openai", "gpt-4o"), Candidate("anthropic", "claude-sonnet-4"),
+        Candidate("local", "llama3"))
+
+
+def test_candidates_without_providers_guess_from_model_name() -> None:
+    routing = parse_yaml("").llm.routing
+    assert candidates_for("claude-x", routing) == (Candidate("anthropic", "claude-x"),)
+    assert candidates_for("gpt-4o", routing) == (Candidate("openai", "gpt-4o"),)
+
+
+def test_explicit_rules_and_literal_models() -> None:
+    s = parse_yaml("""
+llm:
+  routing:
+    default_model: base
+    rules:
+      - {condition: "'translate' in message", model: translator-1}
+      - {condition: "turn_count > 10", model: long_context_model}
+""")
+    r = Router.from_settings(s)
+    assert r.select("Translate this").model == "translator-1"
+    d = r.select("x", turn_count=20)   # long_context_model unset: that rule is skipped
+    assert d.model == "base" and d.reason == "default_model"
+
+
+def test_context_windows_and_fallback() -> None:
+    routing = parse_yaml("llm: {routing: {long_context_model: gpt-4.1, "
+                         "context_windows: {my-model: 4096}}}").llm.routing
+    assert context_window("gpt-4o-mini", routing) == 128_000
+    assert context_window("my-model", routing) == 4096
+    assert context_window("mystery", routing) is None
+    assert long_context_fallback("gpt-4o", routing) == "gpt-4.1"
+    assert long_context_fallback("gpt-4.1", routing) is None
+    assert long_context_fallback("mystery", routing) == "gpt-4.1"
+
+
+def test_missing_classifier_file_is_a_config_error(tmp_path: Path) -> None:
+    s = load_settings({"home": str(tmp_path), "llm": {"routing": {"classifier": {
+        "path": "nope.pkl"}}}})
+    with pytest.raises(ConfigError, match="classifier file not found"):
+        Router.from_settings(s)

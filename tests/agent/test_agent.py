@@ -1,0 +1,580 @@
+"""Tests of ``hermes_core/agent/agent.py``.
+
+The Agent with test doubles: history, hooks, streaming, async, override.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import warnings
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from hermes_core.agent.agent import MAX_TOOL_ROUNDS, Agent
+from hermes_core.agent.context_engine import ContextEngine
+from hermes_core.agent.prompt_builder import PromptBuilder
+from hermes_core.config import load_settings
+from hermes_core.errors import AllProvidersFailed, RateLimited
+from hermes_core.testing import FakeProvider, FunctionProvider
+from hermes_core.testing.agents import offline_agent
+from hermes_core.testing.pytest_plugin import NetworkBlocked
+from hermes_core.types import Completion, Message, Prompt, ToolCall, Usage
+
+
+def make_agent(home, provider):
+    (home / "SOUL.md").write_text("You are a test persona.", encoding="utf-8")
+    return Agent(load_settings({"home": str(home)}, env={}), provider=provider,
+                 loop_options={"sleep": SLEEPS.append, "audit_path": False})
+
+
+SLEEPS: list[float] = []
+
+
+def test_chat_keeps_history_and_records_exact_prompt(hermes_home):
+    fake = FakeProvider(["first", "second"])
+    agent = make_agent(hermes_home, fake)
+    assert agent.chat("hi").text == "first"
+    assert agent.chat("again").text == "second"
+    req = fake.last_request
+    assert req.prompt.system == "You are a test persona."
+    assert [m.content for m in req.prompt.messages] == ["hi", "first", "again"]
+    assert len(agent.history) == 4
+
+
+def test_scripted_error_surfaces_and_history_is_untouched(hermes_home):
+    fake = FakeProvider([RateLimited(retry_after=3), RateLimited(retry_after=3)], default=None)
+    agent = make_agent(hermes_home, fake)
+    with pytest.raises(AllProvidersFailed) as info:
+        agent.chat("hi")
+    assert info.value.attempts[0].status == "429"
+    assert isinstance(info.value.last_error, RateLimited)
+    assert SLEEPS and SLEEPS[-1] == 3  # a keyless provider's Retry-After is waited out, not spun on
+    assert agent.history == []  # a failed turn leaves no half-written history
+
+
+def test_stream_and_hooks(hermes_home):
+    seen = []
+    agent = make_agent(hermes_home, FunctionProvider(lambda p, m: f"echo {p.messages[-1].content}"))
+    agent.pre_llm_call = lambda msg, prompt: f"EXTRA CONTEXT for {msg}"
+    agent.post_llm_call = seen.append
+    stream = agent.stream("ping")
+    assert "".join(stream) == "echo ping"
+    assert stream.reply is not None and stream.reply.text == "echo ping"
+    assert stream.reply.prompt.context.endswith("\n\nEXTRA CONTEXT for ping")
+    assert "EXTRA" not in stream.reply.prompt.system
+    assert seen and seen[0].text == "echo ping"
+
+
+async def test_async_chat_and_stream(hermes_home):
+    agent = make_agent(hermes_home, FakeProvider(["a b c", "d"]))
+    assert (await agent.achat("x")).text == "a b c"
+    assert "".join([p async for p in agent.astream("y")]) == "d"
+    assert len(agent.history) == 4
+
+
+def test_override_swaps_provider(hermes_home):
+    agent = make_agent(hermes_home, FakeProvider(["outer"]))
+    with agent.override(provider=FakeProvider(["inner"])):
+        assert agent.chat("1").text == "inner"
+    assert agent.chat("2").text == "outer"
+
+
+def test_offline_without_keys(hermes_home):
+    agent = Agent(load_settings({"home": str(hermes_home)}, env={}))
+    assert agent.offline and "no API key" in (agent.offline_reason or "")
+    assert "offline reply" in agent.chat("hello").text
+
+
+# Agent turns end to end with test doubles: skills, memories, routing, tools, cache accounting.
+
+def agent_for(home: Path, provider, **settings) -> Agent:
+    return offline_agent(home, provider, fast_model="m-fast", **settings)
+
+
+def test_turn_carries_skills_and_memories_after_the_prefix(home: Path):
+    with ContextEngine(home / "sessions.db") as engine:
+        engine.add("old-session", "We fixed a git rebase conflict in the billing repo by "
+                   "aborting and rebasing onto main again.", ["git", "rebase"])
+    fake = FakeProvider(["ok"])
+    agent = agent_for(home, fake)
+    reply = agent.chat("git rebase stopped with CONFLICT (content), what now?")
+    sent = fake.last_request.prompt
+    assert "git-rebase-conflicts" in sent.context          # the skill, by trigger or hint
+    assert "Relevant past sessions" in sent.context and "billing repo" in sent.context
+    assert "billing repo" not in sent.system and "git-rebase" not in sent.system
+    assert reply.retrieval is not None and "git-rebase-conflicts" in reply.retrieval.names
+    assert reply.route is not None and reply.route.reason
+
+
+def test_prefix_identical_across_turns_and_model_switch(home: Path):
+    fake = FakeProvider(default="fine")
+    agent = agent_for(home, fake)
+    for i in range(6):
+        if i == 3:
+            agent.requested_model = "another-model"    # /model another-model
+        agent.chat(f"message number {i} about docker containers")
+    prefixes = {r.prompt.system for r in fake.requests}
+    assert len(prefixes) == 1
+    assert [r.model for r in fake.requests][2:4] != ["another-model", "another-model"]
+    assert fake.requests[-1].model == "another-model"
+    assert agent.builder.rebuilds == 1
+
+
+def test_routing_rules_pick_the_fast_model_for_short_messages(home: Path):
+    fake = FakeProvider(default="x")
+    agent = agent_for(home, fake)
+    agent.chat("hi")
+    assert fake.last_request.model == "m-fast"
+    assert "rule" in (agent.last_decision.reason if agent.last_decision else "")
+
+
+def test_skill_view_tool_call_is_answered_within_the_turn(home: Path):
+    call = ToolCall("call_1", "skill_view", '{"name": "sql-query-optimization"}')
+    fake = FakeProvider([Completion("", "m", "fake", tool_calls=(call,)), "Use an index."])
+    agent = agent_for(home, fake)
+    reply = agent.chat("my SQL query is slow")
+    assert reply.text == "Use an index."
+    assert [t.name for t in fake.requests[0].prompt.tools] == ["skill_view"]
+    second = fake.requests[1].prompt.messages
+    assert second[-2].tool_calls == (call,)
+    assert second[-1].role == "tool" and second[-1].tool_call_id == "call_1"
+    assert "EXPLAIN" in second[-1].content.upper()       # the skill's body came back
+    roles = [m.role for m in agent.history]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+
+
+def test_unknown_skill_name_gets_a_readable_error(home: Path):
+    call = ToolCall("c", "skill_view", '{"name": "no-such-skill"}')
+    fake = FakeProvider([Completion("", "m", "fake", tool_calls=(call,)), "sorry"])
+    agent = agent_for(home, fake)
+    agent.chat("slow sql")
+    answer = fake.requests[1].prompt.messages[-1].content
+    assert "no skill named 'no-such-skill'" in answer and "sql-query-optimization" in answer
+
+
+def test_session_cache_hit_ratio(home: Path):
+    replies = [Completion("a", "m", "fake", Usage(1000, 10, cache_write_tokens=1500)),
+               Completion("b", "m", "fake", Usage(200, 10, cache_read_tokens=1500)),
+               Completion("c", "m", "fake", Usage(200, 10, cache_read_tokens=1500))]
+    agent = agent_for(home, FakeProvider(replies))
+    for text in ("one", "two", "three"):
+        agent.chat(text)
+    assert agent.stats.cache_hit_ratio == pytest.approx(3000 / (1000 + 1500 + 200 + 1500 + 200 + 1500))
+
+
+def test_end_session_records_once_and_reset_starts_anew(home: Path):
+    fake = FakeProvider(["noted", "SUMMARY: The user said the staging database listens on port "
+                                  "6543.\nTAGS: staging, database"])
+    agent = agent_for(home, fake)
+    agent.chat("Please remember the staging database is on port 6543")
+    first = agent.session_id
+    result = agent.end_session()
+    assert result is not None and result.status == "inserted"
+    assert result.summary.source == "model" and result.summary.tags == ("staging", "database")
+    assert fake.last_request.model == "m-fast"            # summaries come from the fast model
+    assert agent.end_session() is None                  # recorded once
+    assert agent.reset() is None                        # nothing new to record
+    assert agent.session_id != first and agent.history == []
+    assert agent.last_reply is None and agent.last_decision is None   # no trace of the old chat
+    found = agent.context_engine.retrieve("staging database port")
+    assert [f.session_id for f in found] == [first]
+
+
+def test_repl_reset_says_whether_anything_was_recorded(home: Path):
+    import io
+
+    from hermes_core.cli.repl import Repl
+
+    agent = agent_for(home, FakeProvider(["hi there", "SUMMARY: said hello.\nTAGS: greeting"]))
+    out = io.StringIO()
+    repl = Repl(agent, stdin=io.StringIO(""), stdout=out)
+    repl.dispatch("/reset")
+    assert "nothing to record" in out.getvalue()
+    agent.chat("hello")
+    repl.dispatch("/reset")
+    assert "previous conversation recorded" in out.getvalue()
+    assert agent.last_reply is None and repl.last_reply is None
+
+
+def test_history_messages_passed_through_unchanged(home: Path):
+    fake = FakeProvider(["r1", "r2"])
+    agent = agent_for(home, fake)
+    agent.chat("first")
+    agent.chat("second")
+    assert fake.last_request.prompt.messages == (Message("user", "first"),
+                                                 Message("assistant", "r1"),
+                                                 Message("user", "second"))
+
+
+def test_message_must_be_text(home: Path):
+    agent = agent_for(home, FakeProvider())
+    with pytest.raises(TypeError, match="message must be str"):
+        agent.chat(b"bytes")  # type: ignore[arg-type]
+
+
+def test_real_network_is_blocked_in_the_suite():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        with pytest.raises(NetworkBlocked):
+            s.connect(("93.184.216.34", 80))
+    finally:
+        s.close()
+    with pytest.raises(NetworkBlocked):
+        socket.getaddrinfo("example.com", 443)
+
+
+def test_a_trigger_from_an_earlier_turn_does_not_fire_again(home: Path):
+    fake = FakeProvider(default="ok")
+    agent = agent_for(home, fake)
+    agent.chat("How do I fix a git rebase conflict?")
+    assert "## Auto-loaded Skill: git-rebase-conflicts" in fake.last_request.prompt.context
+    agent.chat("帮我查一下快递到哪了")
+    context = fake.last_request.prompt.context
+    assert "Auto-loaded Skill: git-rebase-conflicts" not in context
+    assert "快递查询" in context
+
+
+async def test_hooks_and_async_turn_through_the_call_loop(home: Path):
+    routes, replies = [], []
+    fake = FakeProvider(["async one", "async two"])
+    agent = agent_for(home, fake)
+    agent.on_route = routes.append
+    agent.post_llm_call = replies.append
+    agent.pre_llm_call = lambda message, prompt: "## Ticket\nOPS-7 is open"
+    reply = await agent.achat("docker container exits immediately")
+    assert reply.text == "async one" and reply.attempts[-1].status == "ok"
+    assert routes and routes[0] is reply.route and replies == [reply]
+    assert "OPS-7" in fake.last_request.prompt.context
+    pieces = [p async for p in agent.astream("and again")]
+    assert "".join(pieces) == "async two"
+    assert agent.last_reply is not None and agent.last_reply.text == "async two"
+    assert len(agent.history) == 4
+
+
+async def test_async_turns_build_the_prompt_off_the_event_loop(home: Path):
+    """Prompt building (retrieval, memory search, hooks) must not stall the event loop: a
+    pre_llm_call hook that waits for the loop itself to act would deadlock if run on it."""
+    import asyncio
+    import threading
+
+    fake = FakeProvider(["one", "two"])
+    agent = agent_for(home, fake)
+    entered, release = threading.Event(), threading.Event()
+    threads: list[str] = []
+
+    def hook(message: str, prompt):  # type: ignore[no-untyped-def]
+        threads.append(threading.current_thread().name)
+        entered.set()
+        assert release.wait(5.0), "the hook ran on the event loop and blocked it"
+        return None
+
+    agent.pre_llm_call = hook
+
+    async def let_go() -> None:
+        assert await asyncio.to_thread(entered.wait, 5.0)
+        release.set()
+        entered.clear()
+
+    reply, _ = await asyncio.gather(agent.achat("first"), let_go())
+    assert reply.text == "one"
+    release.clear()
+
+    async def consume() -> str:
+        return "".join([p async for p in agent.astream("second")])
+
+    text, _ = await asyncio.gather(consume(), let_go())
+    assert text == "two" and threading.main_thread().name not in threads
+
+
+def test_a_prompt_builder_passed_in_gets_the_agents_skills_and_memories(home: Path):
+    from hermes_core.agent.prompt_builder import PromptBuilder
+
+    with ContextEngine(home / "sessions.db") as engine:
+        engine.add("old-session", "We fixed a git rebase conflict in the billing repo.", ["git"])
+    settings = load_settings({"home": str(home)}, env={})
+    fake = FakeProvider(["ok", "ok"])
+    builder = PromptBuilder(home, settings)          # no selector, no memory source of its own
+    agent = Agent(settings, provider=fake, prompt_builder=builder,
+                  loop_options={"sleep": lambda s: None, "audit_path": False})
+    assert agent.builder is builder
+    agent.chat("git rebase stopped with CONFLICT (content), what now?")
+    sent = fake.last_request.prompt
+    assert "git-rebase-conflicts" in sent.context and "billing repo" in sent.context
+    assert agent.skills is not None and agent.skills.last is not None   # /skills has a result
+
+    class Mine:
+        def select(self, query, history, message):  # type: ignore[no-untyped-def]
+            return "## my own skills block"
+
+    own = PromptBuilder(home, settings, skill_selector=Mine())
+    agent2 = Agent(settings, provider=fake, prompt_builder=own,
+                   loop_options={"sleep": lambda s: None, "audit_path": False})
+    agent2.chat("git rebase stopped with CONFLICT (content), what now?")
+    assert "## my own skills block" in fake.last_request.prompt.context
+    assert "git-rebase-conflicts" not in fake.last_request.prompt.context
+
+
+# Agent turns at the edges: async streams, tool rounds that never end, cancelled streams.
+
+def default_agent_for(home: Path, provider, **settings) -> Agent:
+    return offline_agent(home, provider, **settings)
+
+
+async def test_astream_reply_names_the_provider_and_model_like_achat(home: Path):
+    fake = FakeProvider(["one", "two"], name="fake")
+    agent = default_agent_for(home, fake)
+    done = await agent.achat("hello")
+    _ = [p async for p in agent.astream("again")]
+    streamed = agent.last_reply
+    assert streamed is not None and streamed.text == "two"
+    assert (streamed.provider, streamed.model) == (done.provider, done.model) == ("fake", "m-default")
+
+
+def _always_calls_a_tool(n: int) -> list[Completion]:
+    return [Completion(f"round {i}", "m-default", "fake",
+                       tool_calls=(ToolCall(f"call_{i}", "skill_view", '{"name": "docker"}'),))
+            for i in range(n)]
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_tool_rounds_cap_keeps_prompt_as_sent_and_history_clean(home: Path, streamed: bool):
+    fake = FakeProvider(_always_calls_a_tool(MAX_TOOL_ROUNDS + 1), name="fake")
+    agent = default_agent_for(home, fake)
+    if streamed:
+        stream = agent.stream("keep calling tools")
+        "".join(stream)
+        reply = stream.reply
+    else:
+        reply = agent.chat("keep calling tools")
+    assert reply is not None and len(fake.requests) == MAX_TOOL_ROUNDS + 1
+    # /prompt shows the last request exactly as sent: no tool answers the model never saw
+    assert reply.prompt == fake.requests[-1].prompt
+    texts = [m.content for m in agent.history if m.role == "assistant"]
+    assert texts.count(f"round {MAX_TOOL_ROUNDS}") == 1
+    # every tool call in the history is answered, and every answer follows its call
+    asked = [c.id for m in agent.history for c in m.tool_calls]
+    answered = [m.tool_call_id for m in agent.history if m.role == "tool"]
+    assert asked == answered
+
+
+def test_undecodable_input_is_replaced_not_carried_into_requests_or_memory(home: Path):
+    # "caf\udce9" is what Python makes of the Latin-1 bytes b"caf\xe9" read as UTF-8 with
+    # surrogateescape (argv, a file opened that way): such a string cannot be encoded to JSON.
+    fake = FakeProvider(["noted"], name="fake")
+    agent = default_agent_for(home, fake)
+    agent.chat("caf\udce9 au lait")
+    assert fake.last_request.prompt.messages[-1].content == "caf\ufffd au lait"
+    assert agent.history[0].content == "caf\ufffd au lait"
+    agent.close()   # records the session: used to fail encoding the summary
+
+
+def test_prompt_command_shows_undecodable_argv_as_replacement_characters(home: Path, capsys):
+    from hermes_core.cli.main import main
+
+    assert main(["prompt", "caf\udce9", "--home", str(home), "--json"]) == 0
+    out = capsys.readouterr().out
+    out.encode("utf-8")                       # printable and valid JSON text
+    assert "caf\ufffd" in json.loads(out)["messages"][-1]["content"]
+
+
+async def test_astream_tool_rounds_and_cancellation_keep_the_history_consistent(home: Path):
+    call = ToolCall("call_1", "skill_view", '{"name": "docker-debugging"}')
+    fake = FakeProvider([Completion("", "m-default", "fake", tool_calls=(call,)),
+                         "Check the exit code first.", "one two three four"], name="fake")
+    agent = default_agent_for(home, fake)
+    text = "".join([p async for p in agent.astream("container exits at once")])
+    assert text == "Check the exit code first."
+    assert [m.role for m in agent.history] == ["user", "assistant", "tool", "assistant"]
+    assert agent.history[2].tool_call_id == "call_1" and "# Skill: docker-debugging" in (
+        agent.history[2].content)
+    # a consumer that stops after the first piece and closes the stream leaves no trace
+    gen = agent.astream("count to four")
+    assert await gen.__anext__() == "one "
+    await gen.aclose()
+    assert len(agent.history) == 4 and agent.last_reply is not None
+    assert agent.last_reply.text == "Check the exit code first."
+
+
+def test_a_home_that_is_a_file_is_one_clear_error(tmp_path, capsys):  # type: ignore[no-untyped-def]
+    from hermes_core.agent.agent import Agent
+    from hermes_core.cli.main import main
+    from hermes_core.errors import ConfigError
+
+    home = tmp_path / "not-a-folder"
+    home.write_text("oops", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        Agent.from_config(home=home, offline=True)
+    assert str(home) in str(info.value) and "not a folder" in str(info.value)
+    code = main(["chat", "--home", str(home), "--offline"])
+    err = capsys.readouterr().err
+    assert code != 0 and "not a folder" in err and "Traceback" not in err
+
+
+async def test_streamed_tool_rounds_are_separated_not_run_together(home: Path):
+    """A first round that says something before its skill_view call, then the answer: the stream
+    shows them as two paragraphs, not 'skill.Check'."""
+    call = ToolCall("call_1", "skill_view", '{"name": "docker-debugging"}')
+    replies = [Completion("Let me load the docker skill.", "m-default", "fake", tool_calls=(call,)),
+               "Check the exit code first."]
+    agent = default_agent_for(home, FakeProvider(list(replies), name="fake"))
+    text = "".join(agent.stream("container exits at once"))
+    assert text == "Let me load the docker skill.\n\nCheck the exit code first."
+    agent2 = default_agent_for(home, FakeProvider(list(replies), name="fake"))
+    atext = "".join([p async for p in agent2.astream("container exits at once")])
+    assert atext == text
+    assert agent.last_reply is not None and agent.last_reply.text == "Check the exit code first."
+    # a first round without text adds no break
+    silent = [Completion("", "m-default", "fake", tool_calls=(call,)), "Check the exit code first."]
+    agent3 = default_agent_for(home, FakeProvider(silent, name="fake"))
+    assert "".join(agent3.stream("container exits at once")) == "Check the exit code first."
+
+
+# Turns after ``end_session()`` are recorded too. The agent kept a once-only flag, so a chat that
+# went on after an explicit ``end_session()`` (a service recording at checkpoints, the README's old
+# snippet followed by more turns) lost every later turn from episodic memory.
+
+def test_turns_after_end_session_are_recorded_on_close(tmp_path: Path):
+    config = {"home": str(tmp_path), "skill_utils": {"enabled": False}}
+    agent = Agent.from_config(config, offline=True)
+    agent.chat("first topic: the walrus budget")
+    assert agent.end_session() is not None
+    assert agent.end_session() is None          # nothing new: not recorded twice
+    agent.chat("second topic: the zebra migration")
+    agent.close()
+    engine = Agent.from_config(config, offline=True).context_engine
+    try:
+        found = engine.retrieve("zebra migration", max_results=5)
+        assert len(found) == 1 and "walrus" in found[0].summary and "zebra" in found[0].summary
+    finally:
+        engine.close()
+
+
+# A pre_llm_call hook may return a whole new Prompt (README). One that adds messages (few-shot
+# examples before the conversation) must not leak them into the agent's history: the history used to
+# be rebuilt by slicing the sent messages at len(history) + 1, so it gained copies every turn.
+
+FEW_SHOT = (Message("user", "example question"), Message("assistant", "example answer"))
+
+
+def few_shot(message: str, prompt: Prompt) -> Prompt:
+    return replace(prompt, messages=(*FEW_SHOT, *prompt.messages))
+
+
+def _agent(tmp_path: Path, fake: FakeProvider) -> Agent:
+    settings = load_settings({"home": str(tmp_path), "context_engine": {"enabled": False},
+                              "skill_utils": {"embeddings": False}})
+    return Agent(settings, provider=fake, pre_llm_call=few_shot)
+
+
+def test_messages_added_by_a_hook_stay_out_of_the_history(tmp_path: Path):
+    fake = FakeProvider(["a1", "a2"])
+    agent = _agent(tmp_path, fake)
+    agent.chat("q1")
+    agent.chat("q2")
+    assert [(m.role, m.content) for m in agent.history] == [
+        ("user", "q1"), ("assistant", "a1"), ("user", "q2"), ("assistant", "a2")]
+    sent = [(m.role, m.content) for m in fake.requests[1].prompt.messages]
+    assert sent == [("user", "example question"), ("assistant", "example answer"),
+                    ("user", "q1"), ("assistant", "a1"), ("user", "q2")]
+
+
+def test_tool_round_messages_still_kept_with_a_hook(tmp_path: Path):
+    skills = tmp_path / "skills" / "greeting"
+    skills.mkdir(parents=True)
+    (skills / "SKILL.md").write_text("---\nname: greeting\ndescription: how to greet people\n---\n"
+                                     "Say hello warmly.\n", encoding="utf-8")
+    call = ToolCall("c1", "skill_view", '{"name": "greeting"}')
+    fake = FakeProvider([Completion("", "m", "fake", tool_calls=(call,)), "hello!"])
+    agent = _agent(tmp_path, fake)
+    agent.chat("how do I greet people?")
+    assert [m.role for m in agent.history] == ["user", "assistant", "tool", "assistant"]
+    assert agent.history[0].content == "how do I greet people?"
+    assert agent.history[1].tool_calls == (call,)
+    assert "Say hello warmly." in agent.history[2].content
+
+
+# A pre_llm_call hook returning something other than str / Prompt / None (an async function's
+# coroutine, a list of lines) gets a TypeError that names the hook and what it returned; it used to
+# fail inside str.join ("sequence item 1: expected str instance, coroutine found") and leave a
+# "coroutine was never awaited" warning.
+
+def _agent_with_hook(tmp_path: Path, hook) -> Agent:
+    settings = load_settings({"home": str(tmp_path), "context_engine": {"enabled": False},
+                              "skill_utils": {"enabled": False}})
+    return Agent(settings, provider=FakeProvider(["ok"]), pre_llm_call=hook)
+
+
+def test_async_hook_gets_a_clear_error(tmp_path: Path):
+    async def hook(message, prompt):
+        return "extra"
+
+    agent = _agent_with_hook(tmp_path, hook)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no "never awaited" RuntimeWarning either
+        with pytest.raises(TypeError, match=r"pre_llm_call.*coroutine"):
+            asyncio.run(agent.achat("hi"))
+    assert agent.history == []
+
+
+def test_list_returning_hook_gets_a_clear_error(tmp_path: Path):
+    agent = _agent_with_hook(tmp_path, lambda m, p: ["line one", "line two"])
+    with pytest.raises(TypeError, match="pre_llm_call must return str, Prompt or None, not list"):
+        agent.chat("hi")
+
+
+# ``override()`` puts back exactly what it found. It restored ``context_engine`` from the prompt
+# builder's memory source, so an agent built with its own PromptBuilder lost its episodic memory
+# (no session recorded at close) after any ``with agent.override(provider=...)``.
+
+def test_override_restores_the_agents_own_context_engine(tmp_path: Path):
+    settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False}})
+    builder = PromptBuilder(tmp_path, settings)          # a custom builder: gets the agent's memory
+    agent = Agent(settings, provider=FakeProvider(["a", "b"]), prompt_builder=builder)
+    engine = agent.context_engine
+    assert engine is not None
+    with agent.override(provider=FakeProvider(["from the override"], name="other")):
+        assert agent.chat("inside").text == "from the override"
+    assert agent.context_engine is engine
+    assert builder.memory_source is engine       # wired to the agent's engine, and put back
+    agent.chat("outside")
+    assert agent.end_session() is not None            # the session is still recorded
+    agent.close()
+
+
+# Retrieval off (``skill_utils.enabled: false`` or HERMES_DISABLE_SKILL_RETRIEVAL=1) lists every
+# skill in the prompt, as config.example.yaml says; it used to drop the skills entirely
+# (the Agent built no retriever at all, so neither the list nor the skill_view tool was sent).
+
+def _chat(settings, text: str) -> FakeProvider:
+    fake = FakeProvider(["ok"])
+    agent = Agent(settings, provider=fake)
+    try:
+        agent.chat(text)
+    finally:
+        agent.close()
+    return fake
+
+
+def test_enabled_false_lists_every_skill_and_offers_skill_view(home: Path):
+    settings = load_settings({"home": str(home), "skill_utils": {"enabled": False}})
+    fake = _chat(settings, "how do I fix a git rebase conflict?")
+    sent = fake.requests[0].prompt   # (the last one is the session summary at close)
+    assert "## Available Skills" in sent.context
+    assert "git-rebase-conflicts" in sent.context and "invoice-reimbursement" in sent.context
+    assert [t.name for t in sent.tools] == ["skill_view"]
+
+
+def test_env_switch_lists_every_skill_without_loading_a_model(home: Path, monkeypatch):
+    monkeypatch.setenv("HERMES_DISABLE_SKILL_RETRIEVAL", "1")
+    settings = load_settings({"home": str(home)})
+    agent = Agent(settings, provider=FakeProvider(["ok"]))
+    try:
+        assert agent.retriever is not None and not agent.retriever.dense  # no embedding model
+        agent.chat("how do I fix a git rebase conflict?")
+        assert "## Available Skills" in agent.last_reply.prompt.context
+    finally:
+        agent.close()

@@ -1,0 +1,381 @@
+"""Tests of ``hermes_core/agent/credential_pool.py``.
+
+CredentialPool: settings wiring, per-provider strategies, alerts, status, backend selection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import random
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hermes_core.agent.credential_pool import CredentialPool
+from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
+from hermes_core.agent.pool.state import (
+    MAX_COOLDOWN_S,
+    InMemoryPoolState,
+    KeySpec,
+    Outcome,
+    PoolPolicy,
+    PoolStateBackend,
+    cooldown_until,
+)
+from hermes_core.agent.resilience import CallLoop, LoopPolicy
+from hermes_core.agent.smart_routing import Router
+from hermes_core.config import load_settings
+from hermes_core.errors import ConfigError, NoCredentialAvailable, RateLimited, parse_retry_after
+from hermes_core.providers import build_providers
+from hermes_core.providers.base import CallOptions
+from hermes_core.testing import FakeClock, ScriptedProvider
+from hermes_core.testing.server import MockLLMServer
+from hermes_core.types import Candidate, Credential, Message, Prompt, RouteDecision
+
+
+def test_from_settings_reads_keys_limits_and_strategies() -> None:
+    s = load_settings({
+        "llm": {"routing": {"providers": [{"name": "openai", "endpoint": "http://127.0.0.1:1/v1"}]}},
+        "credentials": {
+            "openai": {"rotation_strategy": "least_loaded",
+                       "keys": [{"key": "sk-one-secret", "weight": 2, "max_rpm": 5},
+                                {"key": "sk-two-secret", "max_tpm": 1000}]},
+            "anthropic": {"keys": [{"key": "sk-ant-secret"}]}},
+        "credential_pool": {"rotation": "fill_first", "window_s": 10, "breaker_failures": 2}})
+    pool = CredentialPool.from_settings(s)
+    assert pool.providers == ("openai", "anthropic")
+    creds = pool.credentials("openai")
+    assert [(c.weight, c.max_rpm, c.max_tpm, c.endpoint) for c in creds] == [
+        (2.0, 5, None, "http://127.0.0.1:1/v1"), (1.0, None, 1000, "http://127.0.0.1:1/v1")]
+    assert pool._policies["openai"].strategy == "least_loaded"
+    assert pool._policies["anthropic"].strategy == "fill_first"
+    assert pool.policy.window_s == 10 and pool.policy.breaker_failures == 2
+
+
+def test_env_key_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-secret")
+    pool = CredentialPool.from_settings(load_settings({"llm": {"routing": {
+        "providers": [{"name": "openai"}]}}}))
+    assert pool.acquire("openai").secret == "sk-env-secret"
+
+
+def test_no_keys_and_all_removed_say_so() -> None:
+    pool = CredentialPool({"p": [Credential("p", "sk-x-secret")]})
+    with pytest.raises(NoCredentialAvailable, match="none configured or all removed"):
+        pool.acquire("other")
+    c = pool.acquire("p")
+    pool.remove(c, "HTTP 401")
+    with pytest.raises(NoCredentialAvailable) as ei:
+        pool.acquire("p")
+    assert ei.value.available_at is None
+
+
+def test_blocked_pool_says_when_the_earliest_key_frees() -> None:
+    clock = FakeClock(500.0)
+    pool = CredentialPool({"p": [Credential("p", "sk-a-secret"), Credential("p", "sk-b-secret")]},
+                          backend=InMemoryPoolState(clock))
+    pool.cool_down(pool.acquire("p"), 30.0)
+    pool.cool_down(pool.acquire("p"), 12.0)
+    with pytest.raises(NoCredentialAvailable, match=r"earliest frees in 12\.0s") as ei:
+        pool.acquire("p")
+    assert ei.value.available_at == 512.0
+    assert sorted(s.state for s in pool.status()) == ["blocked", "blocked"]
+
+
+def test_duplicate_keys_are_used_once(caplog: pytest.LogCaptureFixture) -> None:
+    pool = CredentialPool({"p": [Credential("p", "sk-dup-secret"), Credential("p", "sk-dup-secret")]})
+    assert len(pool.credentials("p")) == 1
+    assert "twice" in caplog.text and "sk-dup-secret" not in caplog.text
+
+
+def test_alert_hook_fires_once_with_fingerprint_only() -> None:
+    alerts: list[tuple[str, str, str]] = []
+    cred = Credential("p", "sk-alert-secret")
+    pool = CredentialPool({"p": [cred]}, on_alert=lambda *a: alerts.append(a))
+    pool.remove(pool.acquire("p"), "after HTTP 401")
+    pool.remove(cred, "after HTTP 401")
+    assert alerts == [("p", cred.fingerprint, "after HTTP 401")]
+
+
+def test_status_states_and_in_flight() -> None:
+    clock = FakeClock(0.0)
+    creds = [Credential("p", f"sk-{i}-secret", max_rpm=1 if i == 3 else None) for i in range(5)]
+    pool = CredentialPool({"p": creds}, policy=PoolPolicy(strategy="round_robin",
+                                                          breaker_failures=1),
+                          backend=InMemoryPoolState(clock))
+    got = [pool.acquire("p") for _ in range(4)]
+    assert got == creds[:4]
+    pool.remove(got[0])
+    pool.cool_down(got[1], 5.0)
+    pool.failure(got[2])     # key breaker opens (threshold 1); provider's too
+    rows = {r.fingerprint: r for r in pool.status()}
+    assert [rows[c.fingerprint].state for c in creds] == [
+        "removed", "blocked", "breaker_open", "breaker_open", "breaker_open"]
+    assert rows[creds[3].fingerprint].in_flight == 1
+    assert rows[creds[1].fingerprint].blocked_for_s == 5.0
+    assert rows[creds[3].fingerprint].as_dict()["requests_last_minute"] == 1
+
+
+def test_unknown_strategy_rejected() -> None:
+    with pytest.raises(ValueError, match="unknown rotation strategy"):
+        CredentialPool({"p": [Credential("p", "sk-secret")]},
+                       strategies={"p": "fastest"})  # type: ignore[dict-item]
+
+
+def test_redis_backend_missing_is_a_clear_error() -> None:
+    s = load_settings({"credential_pool": {"backend": "redis"}})
+    try:
+        import hermes_core.agent.pool.redis  # noqa: F401
+    except ModuleNotFoundError:
+        with pytest.raises(ConfigError, match=r"credential_pool\.backend"):
+            CredentialPool.from_settings(s)
+    else:  # once the Redis backend exists, this test's job is done by its own suite
+        assert CredentialPool.from_settings(s, InMemoryPoolState()).backend is not None
+
+
+async def test_async_acquire_and_report() -> None:
+    pool = CredentialPool({"p": [Credential("p", "sk-async-secret")]})
+    creds = await asyncio.gather(*(pool.aacquire("p") for _ in range(20)))
+    assert pool.status()[0].in_flight == 20
+    await asyncio.gather(*(pool.areport(c, Outcome("ok")) for c in creds))
+    assert pool.status()[0].in_flight == 0
+
+
+# Rotation evenness and concurrency: weighted round robin over 10,000 picks; least-loaded under
+# 32 threads and 200 asyncio tasks against a loopback server through the real OpenAI SDK, with no
+# lost or duplicated request.
+
+def test_weighted_round_robin_evenness_over_10000_picks() -> None:
+    creds = [Credential("p", f"sk-{i}-secret", weight=w) for i, w in enumerate((1, 2, 3, 4))]
+    pool = CredentialPool({"p": creds}, policy=PoolPolicy(strategy="round_robin"))
+    counts: Counter[str] = Counter()
+    longest_run, run, last = 0, 0, None
+    for _ in range(10_000):
+        c = pool.acquire("p")
+        pool.success(c)
+        counts[c.fingerprint] += 1
+        run = run + 1 if c.fingerprint == last else 1
+        last = c.fingerprint
+        longest_run = max(longest_run, run)
+    assert [counts[c.fingerprint] for c in creds] == [1000, 2000, 3000, 4000]
+    assert longest_run <= 2          # smooth: the heaviest key never bursts
+
+
+def test_random_strategy_follows_weights_with_seeded_rng() -> None:
+    creds = [Credential("p", "sk-a-secret", weight=1), Credential("p", "sk-b-secret", weight=3)]
+    pool = CredentialPool({"p": creds}, policy=PoolPolicy(strategy="random"), rng=random.Random(42))
+    counts = Counter(pool.acquire("p").fingerprint for _ in range(10_000))
+    share = counts[creds[1].fingerprint] / 10_000
+    assert 0.72 < share < 0.78
+
+
+def _setup(server_url: str, n_keys: int = 4) -> tuple[CallLoop, Router, list[str]]:
+    keys = [f"sk-load-{i}-SECRET" for i in range(n_keys)]
+    settings = load_settings({
+        "llm": {"routing": {"default_model": "gpt-4o", "providers": [
+            {"name": "local", "type": "openai", "models": ["gpt-4o"],
+             "endpoint": server_url + "/v1"}]}},
+        "credentials": {"local": {"keys": [{"key": k} for k in keys]}},
+        "credential_pool": {"rotation": "least_loaded"}})
+    pool = CredentialPool.from_settings(settings, InMemoryPoolState())
+    loop = CallLoop(build_providers(settings), pool, settings, audit_path=False)
+    return loop, Router.from_settings(settings), keys
+
+
+def _echo(body: dict[str, object]) -> str:
+    messages = body.get("messages")
+    assert isinstance(messages, list)
+    return str(messages[-1]["content"])
+
+
+def _check(server: MockLLMServer, loop: CallLoop, replies: list[str], n: int) -> None:
+    sent = [f"request {i}" for i in range(n)]
+    assert sorted(replies) == sorted(sent)                      # nothing lost, nothing doubled
+    served = [_echo(r.body) for r in server.requests]
+    assert Counter(served) == Counter(sent)                     # each reached the server once
+    per_key = Counter(r.key_fingerprint for r in server.requests)
+    assert len(per_key) == 4 and min(per_key.values()) >= n // 4 * 0.5
+    assert all(k.in_flight == 0 for k in loop.pool.status())
+
+
+def test_least_loaded_under_32_threads_no_lost_or_duplicated_request() -> None:
+    n_threads, per_thread = 32, 8
+    with MockLLMServer(reply=_echo) as server:
+        server._server.socket.listen(512)   # see the asyncio test
+        loop, router, _ = _setup(server.url)
+        replies: list[str] = []
+        lock = threading.Lock()
+        errors: list[BaseException] = []
+
+        def worker(t: int) -> None:
+            try:
+                for j in range(per_thread):
+                    text = f"request {t * per_thread + j}"
+                    prompt = Prompt(system="s", messages=(Message("user", text),))
+                    done, _ = loop.complete(prompt, router.select(text),
+                                            CallOptions(max_tokens=8, timeout_s=20))
+                    with lock:
+                        replies.append(done.text)
+            except BaseException as e:
+                errors.append(e)
+
+        threads = [threading.Thread(target=worker, args=(t,)) for t in range(n_threads)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(timeout=60)
+        assert not errors
+        _check(server, loop, replies, n_threads * per_thread)
+
+
+async def test_least_loaded_under_200_asyncio_tasks_no_lost_or_duplicated_request() -> None:
+    n = 200
+    with MockLLMServer(reply=_echo) as server:
+        # http.server listens with a backlog of 5; 200 simultaneous connects would overflow it and
+        # stall in SYN retransmits, which tests the kernel, not the pool
+        server._server.socket.listen(512)
+        loop, router, _ = _setup(server.url)
+        peak = {"in_flight": 0}
+
+        async def one(i: int) -> str:
+            text = f"request {i}"
+            prompt = Prompt(system="s", messages=(Message("user", text),))
+            done, _ = await loop.acomplete(prompt, router.select(text),
+                                           CallOptions(max_tokens=8, timeout_s=30))
+            return done.text
+
+        async def watch() -> None:
+            while True:
+                peak["in_flight"] = max(peak["in_flight"],
+                                        sum(k.in_flight for k in loop.pool.status()))
+                await asyncio.sleep(0.002)
+
+        watcher = asyncio.create_task(watch())
+        replies = await asyncio.gather(*(one(i) for i in range(n)))
+        watcher.cancel()
+        _check(server, loop, list(replies), n)
+        assert peak["in_flight"] > 4      # the tasks really overlapped
+
+
+# A half-open breaker hands out exactly one probe. A call that was already in flight when the
+# breaker opened, and ends later without a health signal (429, cancelled, bad request), must not
+# free the probe slot while the real probe is still out: that let a second probe through.
+
+A = Credential("p", "sk-probe-key-secret")
+POLICY = PoolPolicy(strategy="fill_first", breaker_failures=1, breaker_cooldown_s=10.0)
+
+
+
+
+def _scenario(backend: PoolStateBackend, clock: FakeClock, ending: str) -> None:
+    pool = CredentialPool({"p": [A]}, policy=POLICY, backend=backend)
+    old1 = pool.acquire("p")
+    old2 = pool.acquire("p")          # a long stream, still running
+    pool.failure(old1)                # the breaker opens (key and provider)
+    clock.t += 10.0
+    probe = pool.acquire("p")         # the one half-open probe
+    if ending == "released":
+        pool.release(old2)            # the old call ends without a health signal
+    else:
+        pool.cool_down(old2, 0.0)
+    with pytest.raises(NoCredentialAvailable):
+        pool.acquire("p")             # still only one probe out
+    pool.release(probe)               # the probe itself ends without a signal: slot freed
+    second = pool.acquire("p")
+    pool.success(second)
+    assert [k.state for k in pool.status()] == ["ok"]
+    assert [k.in_flight for k in pool.status()] == [0]
+
+
+@pytest.mark.parametrize("ending", ["released", "rate_limited"])
+def test_in_memory_old_call_does_not_free_the_probe_slot(ending: str) -> None:
+    clock = FakeClock(1_700_000_000.0)
+    _scenario(InMemoryPoolState(clock), clock, ending)
+
+
+@pytest.fixture
+def redis_backend(redis_url: str, redis_prefix: str) -> Iterator[tuple[RedisPoolState, FakeClock]]:
+    clock = FakeClock(1_700_000_000.0)
+    be = RedisPoolState(redis_url, options=RedisPoolOptions(key_prefix=redis_prefix), clock=clock)
+    yield be, clock
+    assert not be.degraded
+    be.close()
+
+
+@pytest.mark.parametrize("ending", ["released", "rate_limited"])
+def test_redis_old_call_does_not_free_the_probe_slot(
+        redis_backend: tuple[RedisPoolState, FakeClock], ending: str) -> None:
+    be, clock = redis_backend
+    _scenario(be, clock, ending)
+
+
+# Retry-After values a server (or a proxy) may really send: 0, negative, huge (days, years),
+# infinite. A key is never blocked forever or for years, and both backends agree.
+
+NOW = 1_700_000_000.25
+PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
+A1, A2 = Credential("a", "sk-a-one-secret"), Credential("a", "sk-a-two-secret")
+
+
+
+
+@pytest.mark.parametrize(("retry_after", "expected"), [
+    (0.0, NOW), (-5.0, NOW), (30.0, NOW + 30.0), (3600.0, NOW + 3600.0), (3 * 86_400.0, NOW + MAX_COOLDOWN_S),
+    (1e12, NOW + MAX_COOLDOWN_S), (math.inf, NOW + MAX_COOLDOWN_S), (math.nan, NOW + 60.0),
+    (None, NOW + 60.0)])
+def test_cooldown_until_is_finite_and_bounded(retry_after: float | None, expected: float) -> None:
+    assert cooldown_until(0.0, NOW, retry_after, 60.0) == expected
+
+
+def test_overflowing_retry_after_header_blocks_a_day_and_audits_strict_json(tmp_path: Path) -> None:
+    """"Retry-After: 1e400" parses to infinity: the key is blocked a day (not forever) and the
+    audit line stays strict JSON (no ``Infinity``)."""
+    ra = parse_retry_after({"Retry-After": "1e400"}, now=NOW)
+    a = ScriptedProvider("a", script=[RateLimited(retry_after=ra), "ok"])
+    clock = FakeClock(0.0)
+    pool = CredentialPool({"a": [A1, A2]}, policy=PoolPolicy(strategy="fill_first"),
+                          backend=InMemoryPoolState(clock))
+    audit = tmp_path / "audit.jsonl"
+    loop = CallLoop({"a": a}, pool, clock=clock, sleep=lambda s: None, audit_path=audit,  # type: ignore[dict-item]
+                    policy=LoopPolicy())
+    completion, attempts = loop.complete(PROMPT, RouteDecision("m", (Candidate("a", "m"),), "t"))
+    assert completion.text == "ok" and attempts[0].retry_after == MAX_COOLDOWN_S
+    st = {k.fingerprint: k for k in pool.status()}
+    assert st[A1.fingerprint].blocked_until == MAX_COOLDOWN_S
+    for line in audit.read_text().splitlines():
+        json.loads(line, parse_constant=lambda c: pytest.fail(f"non-standard JSON {c}"))
+
+
+def _check_retry_after(backend: PoolStateBackend, clock: FakeClock) -> None:
+    keys = [KeySpec("a")]
+    pol = PoolPolicy()
+    for ra in (math.inf, 1e15, 10 * 365 * 86_400.0):
+        res = backend.acquire("p", keys, pol)
+        assert res.fingerprint == "a", ra
+        rel = backend.release("p", "a", Outcome("rate_limited", ra), pol)
+        assert rel.blocked_until == pytest.approx(clock.t + MAX_COOLDOWN_S)
+        clock.t += MAX_COOLDOWN_S + 1.0   # the key is usable again after the cap
+
+
+def test_in_memory_huge_retry_after_is_capped() -> None:
+    clock = FakeClock(NOW)
+    _check_retry_after(InMemoryPoolState(clock), clock)
+
+
+@pytest.fixture
+def redis_pool(redis_url: str, redis_prefix: str) -> Iterator[tuple[RedisPoolState, FakeClock]]:
+    clock = FakeClock(NOW)
+    be = RedisPoolState(redis_url, options=RedisPoolOptions(key_prefix=redis_prefix), clock=clock)
+    yield be, clock
+    assert not be.degraded
+    be.close()
+
+
+def test_redis_huge_retry_after_is_capped(redis_pool: tuple[RedisPoolState, FakeClock]) -> None:
+    be, clock = redis_pool
+    _check_retry_after(be, clock)

@@ -1,0 +1,582 @@
+"""Tests of ``hermes_core/agent/prompt_builder.py``.
+
+PromptBuilder: stable prefix, dirty-flag cache, per-turn context, cache plan.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from hermes_core.agent.prompt import files as context_files
+from hermes_core.agent.prompt.cache_plan import min_cacheable_tokens
+from hermes_core.agent.prompt.files import notify_file_changed
+from hermes_core.agent.prompt_builder import (
+    DEFAULT_IDENTITY,
+    SECTION_SEPARATOR,
+    PromptBuilder,
+    retrieval_query,
+)
+from hermes_core.config import Settings
+from hermes_core.tokenize import estimate_tokens
+from hermes_core.types import Message
+
+FIXED = datetime(2031, 7, 4, 12, 30, tzinfo=UTC)
+
+
+def clock() -> datetime:
+    return FIXED
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def marked_home(hermes_home: Path) -> Path:
+    write(hermes_home / "SOUL.md", "I am Hermes-of-the-test, a careful assistant.\n")
+    write(hermes_home / "MEMORY.md", "The deploy script lives in ops/deploy.sh\n§\nStaging is eu-west-1\n")
+    write(hermes_home / "USER.md", "The user is called Ada and prefers terse answers.\n")
+    return hermes_home
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src" / "pkg").mkdir(parents=True)
+    return repo
+
+
+def builder(marked_home: Path, cwd: Path, **kw) -> PromptBuilder:
+    return PromptBuilder(marked_home, cwd=cwd, clock=clock, **kw)
+
+
+def conversation(n: int) -> list[Message]:
+    out: list[Message] = []
+    for i in range(n):
+        out += [Message("user", f"question {i}"), Message("assistant", f"answer {i}")]
+    return out
+
+
+# --------------------------------------------------------------------------- assembly
+
+def test_sections_in_fixed_order_joined_by_separator(marked_home: Path, project: Path) -> None:
+    write(project / "HERMES.md", "Project rule: run `make check` before committing.\n")
+    b = builder(marked_home, project)
+    system = b.build("hi").system
+    parts = system.split(SECTION_SEPARATOR)
+    assert len(parts) == 4
+    assert parts[0] == "I am Hermes-of-the-test, a careful assistant."
+    assert "ops/deploy.sh" in parts[1] and "Staging is eu-west-1" in parts[1]
+    assert "Ada" in parts[2]
+    assert "make check" in parts[3] and "HERMES.md" in parts[3]
+    assert system.index("Hermes-of-the-test") < system.index("deploy") < system.index("Ada") \
+        < system.index("make check")
+
+
+def test_default_identity_when_soul_missing(hermes_home: Path, project: Path) -> None:
+    b = builder(hermes_home, project)
+    p = b.build("hi")
+    assert p.system == DEFAULT_IDENTITY
+    assert b.events == ()
+
+
+def test_empty_soul_falls_back_with_warning(hermes_home: Path, project: Path) -> None:
+    write(hermes_home / "SOUL.md", "  \n\n")
+    b = builder(hermes_home, project)
+    assert b.build("hi").system == DEFAULT_IDENTITY
+    assert any("SOUL.md" in e.file and "empty" in e.reason for e in b.events)
+
+
+def test_system_holds_no_date_session_or_model(marked_home: Path, project: Path) -> None:
+    b = builder(marked_home, project)
+    p = b.build("hi", session_id="sess-42", model="claude-sonnet-4-5", provider_kind="anthropic")
+    for needle in ("2031", "07-04", "Friday", "sess-42", "claude-sonnet"):
+        assert needle not in p.system
+        assert needle in p.context
+    assert p.context.startswith("Current date and time: 2031-07-04 12:30 UTC (Friday)")
+
+
+def test_same_prefix_for_different_messages_models_and_providers(marked_home: Path, project: Path) -> None:
+    b = builder(marked_home, project)
+    a = b.build("what is the weather?", model="gpt-4o")
+    c = b.build("写一首诗", history=conversation(3), session_id="x", model="claude-opus-4-1",
+                provider_kind="anthropic")
+    assert a.system == c.system
+    assert a.prefix_sha256 == c.prefix_sha256
+    assert a.context != c.context
+
+
+def test_messages_are_history_plus_user_message(marked_home: Path, project: Path) -> None:
+    hist = conversation(2)
+    p = builder(marked_home, project).build("next", hist)
+    assert p.messages == (*hist, Message("user", "next"))
+
+
+def test_token_estimates_per_section(marked_home: Path, project: Path) -> None:
+    write(project / "AGENTS.md", "Agents file.\n")
+    p = builder(marked_home, project).build("hello there", conversation(2))
+    t = p.tokens
+    assert t["system"] == estimate_tokens(p.system)
+    assert t["context"] == estimate_tokens(p.context)
+    assert t["message"] == estimate_tokens("hello there")
+    assert t["history"] == sum(estimate_tokens(m.content) for m in conversation(2))
+    assert t["soul"] > 0 and t["memory"] > 0 and t["user"] > 0 and t["project"] > 0
+    assert t["total"] == t["system"] + t["context"] + t["history"] + t["message"]
+
+
+# --------------------------------------------------------------------------- dirty-flag cache
+
+def test_no_file_read_when_nothing_changed(marked_home: Path, project: Path) -> None:
+    b = builder(marked_home, project)
+    b.build("one")
+    reads, rebuilds = b.file_reads, b.rebuilds
+    assert (reads, rebuilds) == (3, 1)
+    for i in range(5):
+        b.build(f"turn {i}")
+    assert (b.file_reads, b.rebuilds) == (reads, rebuilds)
+
+
+def test_memory_edit_changes_prefix_rereads_only_that_file(marked_home: Path, project: Path) -> None:
+    b = builder(marked_home, project)
+    before = b.build("hi")
+    reads = b.file_reads
+    write(marked_home / "MEMORY.md", "The deploy script moved to tools/ship.py\n")
+    after = b.build("hi")
+    assert after.prefix_sha256 != before.prefix_sha256
+    assert "tools/ship.py" in after.system and "ops/deploy.sh" not in after.system
+    assert b.file_reads == reads + 1
+    assert b.rebuilds == 2
+
+
+def test_touch_without_content_change_rereads_but_does_not_rejoin(marked_home: Path, project: Path) -> None:
+    b = builder(marked_home, project)
+    b.build("hi")
+    st = (marked_home / "USER.md").stat()
+    os.utime(marked_home / "USER.md", ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    b.build("hi")
+    assert b.file_reads == 4 and b.rebuilds == 1
+
+
+def test_invalidate_rereads_everything(marked_home: Path, project: Path) -> None:
+    b = builder(marked_home, project)
+    b.build("hi")
+    b.invalidate()
+    b.build("hi")
+    assert b.file_reads == 6 and b.rebuilds == 2
+
+
+def test_notification_catches_a_write_the_fingerprint_cannot_see(marked_home: Path, project: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A same-size write within one timestamp tick leaves every stat field as it was (simulated
+    here: mtime can be put back, ctime cannot): only the notification reveals the change."""
+    from hermes_core.agent import prompt_builder
+
+    b = builder(marked_home, project)
+    b.build("hi")
+    path = marked_home / "USER.md"
+    before = context_files.stat_fingerprint(path)
+    old = path.read_text(encoding="utf-8")
+    new = old.replace("Ada", "Bob")
+    assert len(new.encode()) == len(old.encode())
+    with open(path, "r+", encoding="utf-8") as fh:
+        fh.write(new)
+    real = prompt_builder.stat_fingerprint
+    monkeypatch.setattr(prompt_builder, "stat_fingerprint",
+                        lambda p: before if Path(p) == path else real(p))
+    assert "Ada" in b.build("hi").system  # the stat alone cannot tell
+    notify_file_changed(path)
+    assert "Bob" in b.build("hi").system
+
+
+def test_memory_store_write_invalidates_builder(marked_home: Path, project: Path) -> None:
+    b = builder(marked_home, project)
+    b.build("hi")
+    b.memory_store().add("memory", "Backups run nightly at 02:00")
+    p = b.build("hi")
+    assert "Backups run nightly" in p.system
+    assert b.rebuilds == 2 and b.file_reads == 4
+
+
+def test_fifty_turn_session_prefix_stable_and_one_rebuild_per_edit(marked_home: Path, project: Path) -> None:
+    """50 turns through FakeProvider: byte-identical prefix, one rebuild per edit, no idle reads."""
+    import json
+
+    from hermes_core.providers.anthropic import AnthropicProvider
+    from hermes_core.providers.base import CallOptions
+    from hermes_core.testing import FunctionProvider
+
+    write(marked_home / "SOUL.md", "I am Hermes-of-the-test. " + "Be exact and kind. " * 300)
+    write(project / "HERMES.md", "Use tabs.\n")
+    fake = FunctionProvider(lambda prompt, model: f"reply to {prompt.messages[-1].content}")
+    wire = AnthropicProvider()
+    model, options = "claude-sonnet-4-5", CallOptions()
+    b = builder(marked_home, project)
+    history: list[Message] = []
+    system_payloads: list[str] = []
+    edit_turn = 25
+    for turn in range(50):
+        if turn == edit_turn:
+            write(marked_home / "MEMORY.md", "The user switched the staging region to ap-south-1\n")
+        reads, rebuilds = b.file_reads, b.rebuilds
+        p = b.build(f"message {turn}", history, session_id="s1", model=model,
+                    provider_kind="anthropic")
+        done = fake.complete(p, model, None, options)
+        request = wire.render(p, model, options)
+        system_payloads.append(json.dumps(request["system"], ensure_ascii=False))
+        assert request["system"][0]["cache_control"] == {"type": "ephemeral"}
+        assert f"message {turn}" == request["messages"][-1]["content"][-1]["text"]
+        if turn == 0:
+            assert b.rebuilds == 1
+        elif turn == edit_turn:
+            assert b.rebuilds == rebuilds + 1
+            assert b.file_reads == reads + 1
+        else:
+            assert b.file_reads == reads, f"turn {turn} read a file"
+            assert b.rebuilds == rebuilds
+        history += [Message("user", f"message {turn}"), Message("assistant", done.text)]
+    prefixes = [r.prompt.system for r in fake.requests]
+    assert len(prefixes) == 50
+    assert len(set(prefixes[:edit_turn])) == 1 and len(set(system_payloads[:edit_turn])) == 1
+    assert len(set(prefixes[edit_turn:])) == 1 and len(set(system_payloads[edit_turn:])) == 1
+    assert prefixes[0] != prefixes[edit_turn]
+    assert "ap-south-1" in prefixes[-1] and "ap-south-1" not in prefixes[0]
+    assert fake.requests[-1].prompt.messages[-2] == Message("assistant", "reply to message 48")
+    assert b.rebuilds == 2
+    assert b.file_reads == 4 + 1
+
+
+def test_file_changing_during_read_yields_consistent_prompt(marked_home: Path, project: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    path = marked_home / "MEMORY.md"
+    real_open = open
+    calls = {"n": 0}
+
+    def racing_open(file, *args, **kwargs):
+        fh = real_open(file, *args, **kwargs)
+        if Path(file) == path and calls["n"] == 0:
+            calls["n"] += 1
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text("Rewritten while being read: new fact\n", encoding="utf-8")
+            os.replace(tmp, path)  # new inode: the handle we return still sees the old text
+        return fh
+
+    monkeypatch.setattr(context_files, "open", racing_open, raising=False)
+    b = builder(marked_home, project)
+    p = b.build("hi")
+    assert "Rewritten while being read" in p.system and "ops/deploy.sh" not in p.system
+    assert b.file_reads == 4  # MEMORY.md read twice
+    monkeypatch.undo()
+    reads = b.file_reads
+    b.build("again")
+    assert b.file_reads == reads  # the stored fingerprint is the new file's
+
+
+def test_file_that_never_settles_is_reread_next_turn(marked_home: Path, project: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    path = marked_home / "USER.md"
+    real_open = open
+    counter = {"n": 0}
+
+    def churning_open(file, *args, **kwargs):
+        fh = real_open(file, *args, **kwargs)
+        if Path(file) == path:
+            counter["n"] += 1
+            path.write_text(f"version {counter['n']}" + "x" * counter["n"], encoding="utf-8")
+        return fh
+
+    monkeypatch.setattr(context_files, "open", churning_open, raising=False)
+    b = builder(marked_home, project)
+    b.build("hi")
+    assert any("kept changing" in e.reason for e in b.events)
+    monkeypatch.undo()
+    p = b.build("hi")
+    assert path.read_text(encoding="utf-8") in p.system
+
+
+def test_concurrent_builds_see_whole_versions(marked_home: Path, project: Path) -> None:
+    b = builder(marked_home, project)
+    versions = [f"Fact number {i} " + "z" * (i + 1) for i in range(20)]
+    seen: list[str] = []
+    stop = threading.Event()
+
+    def reader() -> None:
+        while not stop.is_set():
+            seen.append(b.build("q").system)
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    store = b.memory_store()
+    for v in versions:
+        store.add("memory", v)
+    stop.set()
+    for t in threads:
+        t.join()
+    final = b.build("q").system
+    assert [v for v in versions if v not in final] == [], final
+    for s in seen:
+        assert s.startswith("I am Hermes-of-the-test")
+        assert s.count(SECTION_SEPARATOR) == 2
+
+
+# --------------------------------------------------------------------------- project context
+
+def test_hermes_md_nearest_to_cwd_wins_up_to_git_root(marked_home: Path, project: Path) -> None:
+    write(project / "HERMES.md", "root level\n")
+    write(project / "src" / ".hermes.md", "src level\n")
+    write(project.parent / "HERMES.md", "outside the repo\n")
+    system = builder(marked_home, project / "src" / "pkg").build("hi").system
+    assert "src level" in system
+    assert "root level" not in system and "outside the repo" not in system
+
+
+def test_agents_md_only_when_no_hermes_md(marked_home: Path, project: Path) -> None:
+    write(project / "src" / "pkg" / "AGENTS.md", "agents near\n")
+    write(project / "HERMES.md", "hermes far\n")
+    system = builder(marked_home, project / "src" / "pkg").build("hi").system
+    assert "hermes far" in system and "agents near" not in system
+    (project / "HERMES.md").unlink()
+    b = builder(marked_home, project / "src" / "pkg")
+    assert "agents near" in b.build("hi").system
+    assert "AGENTS.md" in b.build("hi").system
+
+
+def test_no_git_root_searches_only_cwd(marked_home: Path, tmp_path: Path) -> None:
+    cwd = tmp_path / "loose" / "dir"
+    cwd.mkdir(parents=True)
+    write(tmp_path / "loose" / "HERMES.md", "parent file\n")
+    assert "parent file" not in builder(marked_home, cwd).build("hi").system
+
+
+def test_project_file_appearing_and_disappearing(marked_home: Path, project: Path) -> None:
+    b = builder(marked_home, project)
+    first = b.build("hi").system
+    write(project / "AGENTS.md", "new agents file\n")
+    assert "new agents file" in b.build("hi").system
+    write(project / "HERMES.md", "hermes wins now\n")
+    second = b.build("hi").system
+    assert "hermes wins now" in second and "new agents file" not in second
+    (project / "HERMES.md").unlink()
+    (project / "AGENTS.md").unlink()
+    assert b.build("hi").system == first
+    assert b.rebuilds == 4
+
+
+# --------------------------------------------------------------------------- per-turn context
+
+class RecordingSelector:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple[Message, ...]]] = []
+
+    def select(self, query: str, history: Sequence[Message], message: str) -> str:
+        self.calls.append((query, tuple(history)))
+        return "## Skills\n- deploy: how to ship"
+
+
+class RecordingMemory:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str | None]] = []
+
+    def memories_block(self, query: str, exclude_session: str | None) -> str:
+        self.calls.append((query, exclude_session))
+        return "## Past sessions\n- fixed the deploy last week"
+
+
+def test_selectors_feed_context_not_system(marked_home: Path, project: Path) -> None:
+    sel, mem = RecordingSelector(), RecordingMemory()
+    b = builder(marked_home, project, skill_selector=sel, memory_source=mem)
+    hist = conversation(2)
+    p = b.build("how do I deploy?", hist, session_id="s9")
+    assert "deploy: how to ship" in p.context and "fixed the deploy" in p.context
+    assert "Skills" not in p.system and "Past sessions" not in p.system
+    query, seen_history = sel.calls[0]
+    assert query.startswith("how do I deploy?\nhow do I deploy?\n")
+    assert "question 1" in query
+    assert seen_history == tuple(hist)
+    assert mem.calls == [(query, "s9")]
+    assert p.tokens["skills"] > 0 and p.tokens["memories"] > 0
+    assert p.context.index("Current date") < p.context.index("Skills") < p.context.index("Past")
+
+
+def test_failing_selector_costs_only_its_block(marked_home: Path, project: Path) -> None:
+    class Broken:
+        def select(self, query: str, history: Sequence[Message], message: str) -> str:
+            raise RuntimeError("index corrupted")
+
+    b = builder(marked_home, project, skill_selector=Broken())
+    p = b.build("hi")
+    assert p.context.startswith("Current date")
+    assert any("index corrupted" in e.reason for e in b.events)
+
+
+def test_retrieval_query_weights_message_above_recent_turns() -> None:
+    hist = [*conversation(8), Message("tool", "tool output", tool_call_id="t1")]
+    q = retrieval_query("deploy now", hist, turns=2)
+    lines = q.split("\n")
+    assert lines[:2] == ["deploy now", "deploy now"]
+    assert lines[2:] == ["answer 7", "question 7", "answer 6", "question 6"]
+    assert retrieval_query("x", hist, turns=0) == "x\nx"
+    long = [Message("user", "y" * 1000)]
+    assert len(retrieval_query("x", long, turns=1)) == len("x\nx\n") + 300
+
+
+def test_history_turns_setting_is_used(marked_home: Path, project: Path) -> None:
+    sel = RecordingSelector()
+    settings = Settings(source=None).with_overrides(**{"prompt.history_turns": 1})
+    builder(marked_home, project, settings=settings, skill_selector=sel).build("m", conversation(4))
+    assert sel.calls[0][0] == "m\nm\nanswer 3\nquestion 3"
+
+
+# --------------------------------------------------------------------------- cache plan
+
+def big_home(marked_home: Path, tokens: int) -> None:
+    write(marked_home / "SOUL.md", "Be precise and kind. " * (tokens // 5 + 1))
+
+
+def test_anthropic_system_marker_and_breakpoints(marked_home: Path, project: Path) -> None:
+    big_home(marked_home, 1500)
+    b = builder(marked_home, project)
+    hist = conversation(4)
+    p = b.build("latest", hist, model="claude-sonnet-4-5", provider_kind="anthropic")
+    assert p.cache.system is True
+    # before each of the last two user messages: the previous turn's end and this turn's start
+    assert p.cache.message_indices == (5, 7)
+    assert len(p.messages) - 1 not in p.cache.message_indices
+    assert int(p.cache.system) + len(p.cache.message_indices) <= 4
+    assert p.cache.ttl == "5m"
+    assert p.cache.prompt_cache_key == "hermes-" + p.prefix_sha256[:24]
+
+
+def test_breakpoints_follow_tool_turns(marked_home: Path, project: Path) -> None:
+    big_home(marked_home, 1500)
+    from hermes_core.types import ToolCall
+
+    hist = [Message("user", "a"), Message("assistant", "", tool_calls=(ToolCall("t1", "f"),)),
+            Message("tool", "result", tool_call_id="t1"), Message("assistant", "done"),
+            Message("user", "b"), Message("assistant", "ok")]
+    settings = Settings(source=None).with_overrides(**{"prompt.message_breakpoints": 3})
+    p = builder(marked_home, project, settings=settings).build(
+        "c", hist, model="claude-opus-4-1", provider_kind="anthropic")
+    assert p.cache.message_indices == (3, 5)
+
+
+def test_below_model_minimum_gets_no_marker(marked_home: Path, project: Path) -> None:
+    big_home(marked_home, 2500)
+    b = builder(marked_home, project)
+    sonnet = b.build("x", model="claude-sonnet-4-5", provider_kind="anthropic")
+    haiku = b.build("x", model="claude-haiku-4-5", provider_kind="anthropic")
+    assert sonnet.tokens["system"] < 4096
+    assert sonnet.cache.system is True and haiku.cache.system is False
+    assert sonnet.system == haiku.system
+
+
+def test_small_prompt_no_marker(marked_home: Path, project: Path) -> None:
+    p = builder(marked_home, project).build("x", conversation(2), model="claude-sonnet-4-5",
+                                     provider_kind="anthropic")
+    assert p.cache.system is False and p.cache.message_indices == ()
+
+
+def test_caching_off_and_ttl_from_config(marked_home: Path, project: Path) -> None:
+    big_home(marked_home, 1500)
+    off = Settings(source=None).with_overrides(**{"llm.cache_system_prompt": False})
+    p = builder(marked_home, project, settings=off).build("x", conversation(3), model="claude-sonnet-4-5",
+                                                   provider_kind="anthropic")
+    assert p.cache.system is False and p.cache.message_indices == () and p.cache.prompt_cache_key is None
+    hour = Settings(source=None).with_overrides(**{"llm.cache_ttl": "1h"})
+    p = builder(marked_home, project, settings=hour).build("x", model="claude-sonnet-4-5",
+                                                    provider_kind="anthropic")
+    assert p.cache.ttl == "1h"
+
+
+def test_openai_cache_key_from_prefix(marked_home: Path, project: Path) -> None:
+    big_home(marked_home, 1500)
+    b = builder(marked_home, project)
+    a = b.build("one", model="gpt-4o")
+    c = b.build("two", conversation(3), model="gpt-4o-mini")
+    assert a.cache.prompt_cache_key == c.cache.prompt_cache_key == "hermes-" + a.prefix_sha256[:24]
+    assert a.cache.message_indices == ()
+    write(marked_home / "USER.md", "changed user\n")
+    assert b.build("one", model="gpt-4o").cache.prompt_cache_key != a.cache.prompt_cache_key
+
+
+def test_minimum_table() -> None:
+    assert min_cacheable_tokens("anthropic", "claude-sonnet-4-5-20250929") == 1024
+    assert min_cacheable_tokens("anthropic", "claude-opus-4-5") == 4096
+    assert min_cacheable_tokens("anthropic", "claude-haiku-4-5") == 4096
+    assert min_cacheable_tokens("anthropic", "claude-3-5-haiku-latest") == 2048
+    assert min_cacheable_tokens("anthropic", None) == 1024
+    assert min_cacheable_tokens("openai", "gpt-4o") == 1024
+    assert min_cacheable_tokens("offline", "x") is None
+
+
+def test_plan_cache_minimum_with_slack() -> None:
+    from hermes_core.agent.prompt.cache_plan import plan_cache
+
+    msgs = (Message("user", "x"),)
+
+    def plan(prefix: int, slack: float, model: str = "claude-sonnet-4-5"):
+        return plan_cache(provider_kind="anthropic", model=model, enabled=True, ttl="5m",
+                          prefix_sha256="ab" * 32, prefix_tokens=prefix, messages=msgs,
+                          message_tokens=[1], min_slack=slack)
+
+    assert plan(1024, 0.0).system is True
+    assert plan(1023, 0.0).system is False
+    assert plan(900, 0.15).system is True      # 900 >= 0.85 * 1024: estimate may undercount
+    assert plan(850, 0.15).system is False
+    assert plan(3500, 0.15, "claude-haiku-4-5").system is True
+    assert plan(3400, 0.15, "claude-haiku-4-5").system is False
+    assert plan(100, 0.15).message_indices == ()
+
+
+# An edit that puts the old mtime back (``touch -r``, ``cp -p``, ``rsync -t``, tools that
+# preserve timestamps) and keeps the size must still reach the prompt: the kernel moves ctime on
+# every write, and nobody can set it back.
+
+def _same_size_edit_keeping_mtime(path: Path, old: str, new: str) -> None:
+    st = path.stat()
+    text = path.read_text(encoding="utf-8")
+    changed = text.replace(old, new)
+    assert len(changed.encode()) == len(text.encode())
+    with open(path, "r+", encoding="utf-8") as fh:  # in place: same inode
+        fh.write(changed)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_mtime_ns, after.st_size, after.st_ino) == (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def test_mtime_restoring_same_size_edit_of_memory_is_seen(hermes_home: Path, tmp_path: Path) -> None:
+    (hermes_home / "MEMORY.md").write_text("Staging region is eu-west-1\n", encoding="utf-8")
+    b = PromptBuilder(hermes_home, cwd=tmp_path)
+    assert "eu-west-1" in b.build("hi").system
+    _same_size_edit_keeping_mtime(hermes_home / "MEMORY.md", "eu-west-1", "ap-south1")
+    system = b.build("hi").system
+    assert "ap-south1" in system and "eu-west-1" not in system
+    assert b.rebuilds == 2
+
+
+def test_mtime_restoring_edit_of_project_context_is_seen(hermes_home: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "HERMES.md").write_text("Indent with tabs\n", encoding="utf-8")
+    b = PromptBuilder(hermes_home, cwd=repo)
+    assert "Indent with tabs" in b.build("hi").system
+    _same_size_edit_keeping_mtime(repo / "HERMES.md", "tabs", "4 sp")
+    assert "Indent with 4 sp" in b.build("hi").system
+
+
+def test_idle_turns_still_read_nothing(hermes_home: Path, tmp_path: Path) -> None:
+    (hermes_home / "MEMORY.md").write_text("Staging region is eu-west-1\n", encoding="utf-8")
+    b = PromptBuilder(hermes_home, cwd=tmp_path)
+    b.build("hi")
+    reads, rebuilds = b.file_reads, b.rebuilds
+    for i in range(20):
+        b.build(f"turn {i}")
+    assert (b.file_reads, b.rebuilds) == (reads, rebuilds)

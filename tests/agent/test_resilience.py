@@ -1,0 +1,899 @@
+"""Tests of ``hermes_core/agent/resilience.py``.
+
+The call loop's decisions, with a scripted provider, a fake clock and no real waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import socket
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import httpx
+import pytest
+
+from hermes_core.agent.credential_pool import CredentialPool
+from hermes_core.agent.pool.state import AcquireResult, InMemoryPoolState, KeySpec, PoolPolicy
+from hermes_core.agent.resilience import CallLoop, LoopPolicy, backoff_delay
+from hermes_core.agent.smart_routing import Router
+from hermes_core.config import Settings, load_settings
+from hermes_core.errors import (
+    AllProvidersFailed,
+    AuthenticationFailed,
+    BadRequest,
+    ConnectionFailed,
+    ContextWindowExceeded,
+    Overloaded,
+    ProviderError,
+    QuotaExhausted,
+    RateLimited,
+    ServerError,
+    Timeout,
+    error_from_status,
+)
+from hermes_core.providers import build_providers
+from hermes_core.providers.base import CallOptions
+from hermes_core.testing import (
+    ANTHROPIC_URL,
+    OPENAI_URL,
+    SSE_HEADERS,
+    FakeClock,
+    ScriptedProvider,
+    anthropic_error,
+    anthropic_message,
+    anthropic_stream,
+    openai_chat_completion,
+    openai_chat_stream,
+    openai_error,
+    retry_after_headers,
+)
+from hermes_core.types import Candidate, Credential, Message, Prompt, RouteDecision
+
+PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
+A1, A2 = Credential("a", "sk-a-one-secret"), Credential("a", "sk-a-two-secret")
+B1 = Credential("b", "sk-b-one-secret")
+
+
+def decision(*cands: tuple[str, str]) -> RouteDecision:
+    return RouteDecision(cands[0][1], tuple(Candidate(p, m) for p, m in cands), "test")
+
+
+def make(providers: dict[str, ScriptedProvider], creds: dict[str, list[Credential]], *,
+         policy: LoopPolicy | None = None, pool_policy: PoolPolicy | None = None,
+         settings: object = None, audit: Path | None = None) -> tuple[CallLoop, FakeClock]:
+    clock = FakeClock()
+    pool = CredentialPool(creds, policy=pool_policy or PoolPolicy(strategy="fill_first"),
+                          backend=InMemoryPoolState(clock), rng=random.Random(1))
+    loop = CallLoop(providers, pool, settings, clock=clock, sleep=clock.sleep,  # type: ignore[arg-type]
+                    asleep=clock.asleep, rng=random.Random(7), audit_path=audit or False,
+                    policy=policy or LoopPolicy())
+    return loop, clock
+
+
+def test_success_first_try() -> None:
+    a = ScriptedProvider("a", script=["hello"])
+    loop, clock = make({"a": a}, {"a": [A1]})
+    completion, attempts = loop.complete(PROMPT, decision(("a", "m1")))
+    assert completion.text == "hello"
+    assert [x.status for x in attempts] == ["ok"]
+    assert attempts[0].key_fingerprint == A1.fingerprint
+    assert clock.sleeps == []
+
+
+def test_429_rotates_key_without_waiting_or_budget() -> None:
+    a = ScriptedProvider("a", by_key={A1.fingerprint: [RateLimited(retry_after=30.0)]})
+    loop, clock = make({"a": a}, {"a": [A1, A2]}, policy=LoopPolicy(retry_budget=0))
+    _, attempts = loop.complete(PROMPT, decision(("a", "m1")))
+    assert [(x.key_fingerprint, x.status, x.decision) for x in attempts] == [
+        (A1.fingerprint, "429", "rotate_key"), (A2.fingerprint, "ok", "done")]
+    assert clock.sleeps == []
+    # the blocked key is not tried again while blocked
+    loop.complete(PROMPT, decision(("a", "m1")))
+    assert [c.fingerprint for c in a.calls] == [A1.fingerprint, A2.fingerprint, A2.fingerprint]
+
+
+def test_all_keys_blocked_fails_over_to_next_provider() -> None:
+    a = ScriptedProvider("a", script=[RateLimited(retry_after=30.0), RateLimited(retry_after=30.0)])
+    b = ScriptedProvider("b", script=["from b"])
+    loop, clock = make({"a": a, "b": b}, {"a": [A1, A2], "b": [B1]})
+    completion, attempts = loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2")))
+    assert completion.provider == "b" and completion.model == "m2"
+    assert [x.status for x in attempts] == ["429", "429", "all_keys_blocked", "ok"]
+    assert clock.sleeps == []
+
+
+def test_all_keys_blocked_waits_when_short_and_within_deadline() -> None:
+    a = ScriptedProvider("a", script=[RateLimited(retry_after=2.0), "later"])
+    b = ScriptedProvider("b")
+    loop, clock = make({"a": a, "b": b}, {"a": [A1], "b": [B1]})
+    completion, _ = loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2")))
+    assert completion.provider == "a" and completion.text == "later"
+    assert clock.sleeps == [2.0]
+    assert b.calls == []
+
+
+def test_last_candidate_waits_up_to_the_deadline_else_fails() -> None:
+    a = ScriptedProvider("a", script=[RateLimited(retry_after=50.0), "late"])
+    loop, clock = make({"a": a}, {"a": [A1]}, policy=LoopPolicy(deadline_s=60.0))
+    completion, _ = loop.complete(PROMPT, decision(("a", "m1")))
+    assert completion.text == "late" and clock.sleeps == [50.0]
+    a.script = [RateLimited(retry_after=500.0)]
+    with pytest.raises(AllProvidersFailed) as ei:
+        loop.complete(PROMPT, decision(("a", "m1")))
+    assert [x.status for x in ei.value.attempts] == ["429", "all_keys_blocked"]
+
+
+def test_401_removes_key_for_good_and_alerts_with_fingerprint_only(
+        caplog: pytest.LogCaptureFixture) -> None:
+    a = ScriptedProvider("a", by_key={A1.fingerprint: [AuthenticationFailed("bad key", status_code=401)]})
+    loop, _ = make({"a": a}, {"a": [A1, A2]})
+    with caplog.at_level("WARNING"):
+        for _ in range(3):
+            loop.complete(PROMPT, decision(("a", "m1")))
+    assert [c.fingerprint for c in a.calls].count(A1.fingerprint) == 1
+    assert A1.fingerprint in caplog.text and A1.secret not in caplog.text
+    assert [s.state for s in loop.pool.status()] == ["removed", "ok"]
+
+
+def test_402_quota_removes_key() -> None:
+    a = ScriptedProvider("a", script=[QuotaExhausted("quota", status_code=402)])
+    loop, _ = make({"a": a}, {"a": [A1, A2]})
+    _, attempts = loop.complete(PROMPT, decision(("a", "m1")))
+    assert [(x.status, x.decision) for x in attempts] == [("402", "remove_key"), ("ok", "done")]
+
+
+def test_500_twice_retried_within_budget_then_failover() -> None:
+    a = ScriptedProvider("a", script=[ServerError("boom", status_code=500),
+                              ServerError("boom", status_code=500)])
+    b = ScriptedProvider("b", script=["from b"])
+    loop, clock = make({"a": a, "b": b}, {"a": [A1], "b": [B1]})
+    completion, attempts = loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2")))
+    assert completion.provider == "b"
+    assert [(x.provider, x.status, x.decision) for x in attempts] == [
+        ("a", "500", "retry"), ("a", "500", "failover"), ("b", "ok", "done")]
+    assert len(clock.sleeps) == 1 and 0.0 <= clock.sleeps[0] <= 0.5   # full jitter, attempt 1
+
+
+def test_budget_counts_retries_and_every_provider_is_still_tried() -> None:
+    """retry_budget counts retries after server errors; failing over is not a retry, so a spent
+    budget stops the retrying, not the failover: three failing providers are each tried."""
+    a = ScriptedProvider("a", default=ServerError("boom", status_code=502))
+    b = ScriptedProvider("b", default=Overloaded("busy", status_code=529))
+    c = ScriptedProvider("c", default=ServerError("down", status_code=503))
+    loop, _ = make({"a": a, "b": b, "c": c}, {"a": [A1], "b": [B1], "c": [Credential("c", "sk-c")]},
+                   policy=LoopPolicy(retry_budget=1))
+    with pytest.raises(AllProvidersFailed) as ei:
+        loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2"), ("c", "m3")))
+    assert [(x.provider, x.status, x.decision) for x in ei.value.attempts] == [
+        ("a", "502", "retry"), ("a", "502", "failover"),
+        ("b", "529", "budget_spent"), ("c", "503", "budget_spent")]
+    assert isinstance(ei.value.last_error, ServerError)
+
+
+def test_the_last_provider_succeeds_after_the_budget_is_spent() -> None:
+    a = ScriptedProvider("a", default=ServerError("boom", status_code=500))
+    b = ScriptedProvider("b", default=ServerError("boom", status_code=500))
+    c = ScriptedProvider("c", script=["from c"])
+    loop, _ = make({"a": a, "b": b, "c": c}, {"a": [A1], "b": [B1], "c": [Credential("c", "sk-c")]},
+                   policy=LoopPolicy(retry_budget=2))
+    done, attempts = loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2"), ("c", "m3")))
+    assert done.provider == "c"
+    assert [x.decision for x in attempts] == ["retry", "failover", "retry", "failover", "done"]
+
+
+@pytest.mark.parametrize("error", [
+    Overloaded("overloaded", status_code=529),
+    Timeout("slow"),
+    ConnectionFailed("refused"),
+    TimeoutError("raw timeout"),
+    ConnectionRefusedError("raw refused"),
+])
+def test_retryable_errors_retry_then_fail_over(error: BaseException) -> None:
+    a = ScriptedProvider("a", default=error)
+    b = ScriptedProvider("b", script=["ok b"])
+    loop, _ = make({"a": a, "b": b}, {"a": [A1], "b": [B1]})
+    completion, attempts = loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2")))
+    assert completion.provider == "b"
+    assert [x.decision for x in attempts] == ["retry", "failover", "done"]
+
+
+def test_retry_after_takes_precedence_over_jitter() -> None:
+    err = Overloaded("busy", status_code=529, headers={"retry-after": "3"})
+    assert backoff_delay(1, err, base=0.5, cap=8.0, rng=random.Random(0)) == 3.0
+    a = ScriptedProvider("a", script=[err, "ok"])
+    loop, clock = make({"a": a}, {"a": [A1]})
+    loop.complete(PROMPT, decision(("a", "m1")))
+    assert clock.sleeps == [3.0]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6, 10])
+def test_full_jitter_window(n: int) -> None:
+    draws = [backoff_delay(n, None, base=0.5, cap=8.0, rng=random.Random(s)) for s in range(200)]
+    high = min(8.0, 0.5 * 2 ** (n - 1))
+    assert all(0.0 <= d <= high for d in draws)
+    assert max(draws) > high * 0.8 and min(draws) < high * 0.2   # spread over the whole window
+
+
+def test_breaker_opens_and_keeps_failing_provider_out() -> None:
+    a = ScriptedProvider("a", default=ServerError("down", status_code=503))
+    b = ScriptedProvider("b")
+    loop, clock = make({"a": a, "b": b}, {"a": [A1], "b": [B1]},
+                       pool_policy=PoolPolicy(strategy="fill_first", breaker_failures=2,
+                                              breaker_cooldown_s=30.0),
+                       policy=LoopPolicy(retry_budget=10, retries_per_provider=0))
+    for _ in range(4):
+        completion, _ = loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2")))
+        assert completion.provider == "b"
+    assert len(a.calls) == 2                  # the breaker opened after two failures
+    clock.t += 31.0                            # cool-down over: one half-open probe
+    a.default = "recovered"
+    completion, _ = loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2")))
+    assert completion.provider == "a" and len(a.calls) == 3
+
+
+def test_context_window_moves_to_long_context_model() -> None:
+    settings = load_settings({"llm": {"routing": {
+        "default_model": "gpt-4o", "long_context_model": "gpt-4.1",
+        "providers": [{"name": "a", "type": "openai", "models": ["gpt-4o", "gpt-4.1"]}]}}})
+    a = ScriptedProvider("a", script=[ContextWindowExceeded("too long", status_code=400), "long ok"])
+    loop, _ = make({"a": a}, {"a": [A1]}, settings=settings)
+    completion, attempts = loop.complete(PROMPT, decision(("a", "gpt-4o")))
+    assert completion.model == "gpt-4.1"
+    assert attempts[0].decision == "long_context:gpt-4.1"
+
+
+def test_context_window_without_larger_model_raises() -> None:
+    settings = load_settings({"llm": {"routing": {
+        "default_model": "gpt-4.1", "long_context_model": "gpt-4o"}}})
+    a = ScriptedProvider("a", script=[ContextWindowExceeded("too long", status_code=400)])
+    loop, _ = make({"a": a}, {"a": [A1]}, settings=settings)
+    with pytest.raises(ContextWindowExceeded):
+        loop.complete(PROMPT, decision(("a", "gpt-4.1")))
+    assert [s.in_flight for s in loop.pool.status()] == [0]
+
+
+def test_bad_request_is_raised_and_not_retried() -> None:
+    a = ScriptedProvider("a", script=[BadRequest("bad", status_code=422)])
+    b = ScriptedProvider("b")
+    loop, _ = make({"a": a, "b": b}, {"a": [A1], "b": [B1]})
+    with pytest.raises(BadRequest):
+        loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2")))
+    assert b.calls == []
+
+
+def test_deadline_bounds_attempt_timeouts_and_ends_the_request() -> None:
+    a = ScriptedProvider("a", default=ServerError("x", status_code=500))
+    loop, clock = make({"a": a}, {"a": [A1]},
+                       policy=LoopPolicy(deadline_s=5.0, retry_budget=100, retries_per_provider=100,
+                                         backoff_base_s=1.0, backoff_max_s=4.0))
+    with pytest.raises(AllProvidersFailed):
+        loop.complete(PROMPT, decision(("a", "m1")), CallOptions(timeout_s=60.0))
+    assert all(c.timeout_s <= 5.0 for c in a.calls)
+    assert clock.t - 1_000_000.0 < 5.0 + 1e-9
+
+
+def test_missing_provider_and_keys_fail_over() -> None:
+    b = ScriptedProvider("b")
+    offline = ScriptedProvider("off", kind="offline")
+    loop, _ = make({"b": b, "off": offline}, {"b": []})
+    completion, attempts = loop.complete(
+        PROMPT, decision(("nope", "m"), ("b", "m2"), ("off", "m3")))
+    assert completion.provider == "off"
+    assert [x.status for x in attempts] == ["no_provider", "no_key", "ok"]
+    assert offline.calls[0].fingerprint is None
+
+
+def test_audit_log_jsonl_has_every_attempt_and_no_secret(tmp_path: Path) -> None:
+    audit = tmp_path / "audit.jsonl"
+    a = ScriptedProvider("a", script=[RateLimited(retry_after=30.0),
+                              AuthenticationFailed("x", status_code=401)])
+    b = ScriptedProvider("b")
+    loop, _ = make({"a": a, "b": b}, {"a": [A1, A2], "b": [B1]}, audit=audit)
+    loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2")), request_id="req-1")
+    text = audit.read_text()
+    rows = [json.loads(line) for line in text.splitlines()]
+    assert [r["status"] for r in rows] == ["429", "401", "all_keys_blocked", "ok"]
+    assert {r["request_id"] for r in rows} == {"req-1"}
+    assert set(rows[0]) >= {"time", "request_id", "provider", "model", "key", "status",
+                            "latency_ms", "retry_after", "decision"}
+    assert rows[0]["retry_after"] == 30.0
+    for c in (A1, A2, B1):
+        assert c.secret not in text
+
+
+def test_stream_fails_over_before_first_token() -> None:
+    a = ScriptedProvider("a", script=[ServerError("x", status_code=500), [ServerError("y", status_code=502)]])
+    b = ScriptedProvider("b", script=[["he", "llo"]])
+    loop, _ = make({"a": a, "b": b}, {"a": [A1], "b": [B1]})
+    s = loop.stream(PROMPT, decision(("a", "m1"), ("b", "m2")))
+    assert "".join(d.text for d in s) == "hello"
+    assert [x.status for x in s.attempts] == ["500", "502", "ok"]
+
+
+def test_stream_error_after_first_token_reaches_caller() -> None:
+    a = ScriptedProvider("a", script=[["he", ServerError("mid", status_code=500)]])
+    b = ScriptedProvider("b")
+    loop, _ = make({"a": a, "b": b}, {"a": [A1], "b": [B1]})
+    s = loop.stream(PROMPT, decision(("a", "m1"), ("b", "m2")))
+    got = []
+    with pytest.raises(ServerError):
+        for d in s:
+            got.append(d.text)
+    assert got == ["he"] and b.calls == []
+    assert s.attempts[-1].decision == "raise_mid_stream"
+    assert [k.in_flight for k in loop.pool.status()] == [0, 0]
+
+
+def test_stream_closed_early_releases_the_key() -> None:
+    a = ScriptedProvider("a", script=[["a", "b", "c"]])
+    loop, _ = make({"a": a}, {"a": [A1]})
+    s = loop.stream(PROMPT, decision(("a", "m1")))
+    assert next(s).text == "a"
+    s.close()
+    assert [k.in_flight for k in loop.pool.status()] == [0]
+    assert s.attempts[-1].status == "aborted"
+
+
+async def test_async_complete_and_stream_mirror_sync() -> None:
+    a = ScriptedProvider("a", script=[RateLimited(retry_after=9.0), ServerError("x", status_code=500),
+                              "async ok"])
+    loop, clock = make({"a": a}, {"a": [A1, A2]})
+    completion, attempts = await loop.acomplete(PROMPT, decision(("a", "m1")))
+    assert completion.text == "async ok"
+    assert [x.decision for x in attempts] == ["rotate_key", "retry", "done"]
+    assert len(clock.sleeps) == 1
+    a.script = [ServerError("x", status_code=500), ["x", "y"]]
+    s = loop.astream(PROMPT, decision(("a", "m1")))
+    assert [d.text async for d in s] == ["x", "y"]
+    b = ScriptedProvider("b")
+    a.script = [["1", ServerError("mid", status_code=500)]]
+    loop.providers["b"] = b
+    s = loop.astream(PROMPT, decision(("a", "m1"), ("b", "m2")))
+    seen = []
+    with pytest.raises(ServerError):
+        async for d in s:
+            seen.append(d.text)
+    assert seen == ["1"] and b.calls == []
+
+
+def test_audit_defaults_to_home_and_can_be_turned_off(tmp_path: Path) -> None:
+    settings = load_settings({"home": str(tmp_path)})
+    pool = CredentialPool({"a": [A1]})
+    on = CallLoop({"a": ScriptedProvider("a")}, pool, settings)
+    on.complete(PROMPT, decision(("a", "m1")))
+    assert json.loads((tmp_path / "audit.jsonl").read_text())["status"] == "ok"
+    off = CallLoop({"a": ScriptedProvider("a")}, pool, settings, audit_path=False)
+    assert off.audit.path is None
+    assert CallLoop({"a": ScriptedProvider("a")}, pool).audit.path is None   # no settings: no file
+
+
+def test_zero_retry_after_cannot_spin() -> None:
+    a = ScriptedProvider("a", default=RateLimited(retry_after=0.0))
+    loop, clock = make({"a": a}, {"a": [A1, A2]}, policy=LoopPolicy(deadline_s=30.0))
+    with pytest.raises(AllProvidersFailed) as ei:
+        loop.complete(PROMPT, decision(("a", "m1")))
+    # each key's repeated 429s cool it for 0.5, 1, 2, 4, 8, 8 ... seconds: a handful of calls
+    # before the 30 s deadline, not a busy loop
+    assert len(a.calls) < 25
+    waits = [x.retry_after for x in ei.value.attempts if x.key_fingerprint == A1.fingerprint]
+    assert waits[:5] == [0.0, 0.5, 1.0, 2.0, 4.0]
+    assert sum(clock.sleeps) <= 30.0
+
+
+def test_waiting_for_a_blocked_key_uses_the_backend_time_of_the_acquire() -> None:
+    """The wait comes from the time the backend answered the failed acquire with (Redis TIME for
+    a shared pool), not from a second round trip to ask the backend for the time."""
+
+    class CountingState(InMemoryPoolState):
+        now_calls = 0
+
+        def now(self) -> float:
+            CountingState.now_calls += 1
+            return super().now()
+
+    clock = FakeClock()
+    a = ScriptedProvider("a", script=[RateLimited(retry_after=2.0), "later"])
+    pool = CredentialPool({"a": [A1]}, policy=PoolPolicy(strategy="fill_first"),
+                          backend=CountingState(clock), rng=random.Random(1))
+    loop = CallLoop({"a": a}, pool, clock=clock, sleep=clock.sleep,  # type: ignore[dict-item]
+                    asleep=clock.asleep, rng=random.Random(7), audit_path=False, policy=LoopPolicy())
+    completion, _ = loop.complete(PROMPT, decision(("a", "m1")))
+    assert completion.text == "later" and clock.sleeps == [2.0]
+    assert CountingState.now_calls == 0
+
+
+# Faults at the HTTP level: the real openai/anthropic SDKs behind respx, the real call loop and
+# pool, a fake clock and recorded sleeps (nothing waits for real).
+
+K1, K2 = "sk-primary-one-SECRET-0001", "sk-primary-two-SECRET-0002"
+K3 = "sk-ant-backup-SECRET-0003"
+PRIMARY = "https://primary.test/v1"
+PRIMARY_URL = PRIMARY + "/chat/completions"
+PROMPT_HTTP = Prompt(system="You are Hermes.", messages=(Message("user", "hi"),))
+OPTS = CallOptions(max_tokens=32, timeout_s=5)
+
+
+def settings_for(primary_kind: str = "openai", *, retries_per_provider: int = 1,
+                 audit: Path | None = None) -> Settings:
+    primary = ({"name": "primary", "type": "openai", "priority": 1, "models": ["gpt-4o"],
+                "endpoint": PRIMARY} if primary_kind == "openai" else
+               {"name": "primary", "type": "anthropic", "priority": 1, "models": ["claude-sonnet-4"]})
+    return load_settings({
+        "llm": {"deadline_s": 120, "routing": {
+            "default_model": primary["models"][0],
+            "providers": [primary, {"name": "backup", "type": "anthropic", "priority": 2,
+                                    "models": ["claude-haiku"]}]}},
+        "credentials": {"primary": {"keys": [{"key": K1}, {"key": K2}]},
+                        "backup": {"keys": [{"key": K3}]}},
+        "credential_pool": {"rotation": "fill_first", "retries_per_provider": retries_per_provider,
+                            "audit_log": str(audit) if audit else None},
+    })
+
+
+def build(settings: Settings) -> tuple[CallLoop, Router, FakeClock]:
+    clock = FakeClock()
+    pool = CredentialPool.from_settings(settings, InMemoryPoolState(clock), rng=random.Random(3))
+    loop = CallLoop(build_providers(settings), pool, settings, clock=clock, sleep=clock.sleep,
+                    asleep=clock.asleep, rng=random.Random(5),
+                    audit_path=None if settings.credential_pool.audit_log else False)
+    return loop, Router.from_settings(settings), clock
+
+
+def key_of(request: httpx.Request) -> str:
+    auth = request.headers.get("authorization", "")
+    return auth.removeprefix("Bearer ").strip() or request.headers.get("x-api-key", "")
+
+
+def per_key(table: dict[str, Callable[[], httpx.Response]]) -> Callable[[httpx.Request], httpx.Response]:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return table[key_of(request)]()
+    return handler
+
+
+def ok_openai() -> httpx.Response:
+    return httpx.Response(200, json=openai_chat_completion("primary ok", model="gpt-4o"))
+
+
+def ok_anthropic() -> httpx.Response:
+    return httpx.Response(200, json=anthropic_message("backup ok", model="claude-haiku"))
+
+
+@pytest.mark.parametrize("form", ["retry-after", "retry-after-ms", "http-date", "openai-reset",
+                                  "anthropic-reset"])
+def test_429_each_retry_after_form_rotates_without_waiting(form: str, respx_mock) -> None:
+    loop, router, clock = build(settings_for())
+    headers = retry_after_headers(form, 30)
+    route = respx_mock.post(PRIMARY_URL).mock(side_effect=per_key({
+        K1: lambda: httpx.Response(429, json=openai_error(429, "slow down"), headers=headers),
+        K2: ok_openai}))
+    done, attempts = loop.complete(PROMPT_HTTP, router.select("hi"), OPTS)
+    assert done.text == "primary ok"
+    assert [a.status for a in attempts] == ["429", "ok"]
+    assert clock.sleeps == []
+    blocked = {s.fingerprint: s for s in loop.pool.status(["primary"])}
+    k1 = next(s for s in blocked.values() if s.state == "blocked")
+    assert 28.0 <= k1.blocked_for_s <= 30.5
+    # while K1 is blocked it is never sent another request
+    for _ in range(3):
+        loop.complete(PROMPT_HTTP, router.select("hi"), OPTS)
+    sent = [key_of(c.request) for c in route.calls]
+    assert sent.count(K1) == 1 and sent.count(K2) == 4
+
+
+def test_all_keys_blocked_fails_over_to_second_provider(respx_mock) -> None:
+    loop, router, clock = build(settings_for())
+    limited = lambda: httpx.Response(429, json=openai_error(429), headers={"retry-after": "30"})  # noqa: E731
+    respx_mock.post(PRIMARY_URL).mock(side_effect=per_key({K1: limited, K2: limited}))
+    backup = respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: ok_anthropic())
+    for _ in range(3):
+        done, _ = loop.complete(PROMPT_HTTP, router.select("hi"), OPTS)
+        assert done.provider == "backup" and done.text == "backup ok"
+    assert backup.call_count == 3 and clock.sleeps == []
+    assert respx_mock.calls.call_count == 5      # two 429s, then only the backup
+
+
+def test_401_removes_key_for_good(respx_mock, caplog: pytest.LogCaptureFixture) -> None:
+    loop, router, _ = build(settings_for())
+    route = respx_mock.post(PRIMARY_URL).mock(side_effect=per_key({
+        K1: lambda: httpx.Response(401, json=openai_error(401, f"Incorrect API key provided: {K1}")),
+        K2: ok_openai}))
+    with caplog.at_level("DEBUG"):
+        for _ in range(4):
+            done, _ = loop.complete(PROMPT_HTTP, router.select("hi"), OPTS)
+            assert done.text == "primary ok"
+    assert [key_of(c.request) for c in route.calls].count(K1) == 1
+    assert "removed" in [s.state for s in loop.pool.status(["primary"])]
+    assert K1 not in caplog.text and "credential alert" in caplog.text
+
+
+def test_500_twice_retried_within_budget_then_failover_over_http(respx_mock) -> None:
+    loop, router, clock = build(settings_for())
+    primary = respx_mock.post(PRIMARY_URL).mock(
+        return_value=httpx.Response(500, json=openai_error(500, "internal")))
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: ok_anthropic())
+    done, attempts = loop.complete(PROMPT_HTTP, router.select("hi"), OPTS)
+    assert done.provider == "backup"
+    assert [(a.provider, a.status, a.decision) for a in attempts] == [
+        ("primary", "500", "retry"), ("primary", "500", "failover"), ("backup", "ok", "done")]
+    assert primary.call_count == 2 and len(clock.sleeps) == 1
+
+
+def test_529_overloaded_backs_off_by_retry_after_then_fails_over(respx_mock) -> None:
+    loop, router, clock = build(settings_for("anthropic"))
+    overloaded = lambda: httpx.Response(529, json=anthropic_error(529), headers={"retry-after": "2"})  # noqa: E731
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=per_key({
+        K1: overloaded, K2: overloaded, K3: ok_anthropic}))
+    done, attempts = loop.complete(PROMPT_HTTP, router.select("hi"), OPTS)
+    assert done.provider == "backup"
+    assert [a.status for a in attempts] == ["529", "529", "ok"]
+    assert clock.sleeps == [2.0]          # Retry-After wins over jitter
+
+
+def test_timeout_retried_then_failover(respx_mock) -> None:
+    loop, router, _ = build(settings_for())
+    respx_mock.post(PRIMARY_URL).mock(side_effect=httpx.ReadTimeout("slow"))
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: ok_anthropic())
+    done, attempts = loop.complete(PROMPT_HTTP, router.select("hi"), OPTS)
+    assert done.provider == "backup"
+    assert [a.status for a in attempts] == ["timeout", "timeout", "ok"]
+
+
+def test_connection_refused_on_a_real_socket_fails_over() -> None:
+    with socket.socket() as s:          # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = load_settings({
+        "llm": {"routing": {"default_model": "gpt-4o", "providers": [
+            {"name": "dead", "type": "openai", "priority": 1, "models": ["gpt-4o"],
+             "endpoint": f"http://127.0.0.1:{port}/v1"},
+            {"name": "local", "type": "offline", "priority": 2, "models": ["offline"]}]}},
+        "credentials": {"dead": {"keys": [{"key": K1}]}}})
+    loop, router, _ = build(settings)
+    done, attempts = loop.complete(PROMPT_HTTP, router.select("hi"), OPTS)
+    assert done.provider == "local"
+    assert [a.status for a in attempts] == ["connection_error", "connection_error", "ok"]
+
+
+def test_stream_fails_over_before_first_token_over_http(respx_mock) -> None:
+    loop, router, _ = build(settings_for(retries_per_provider=0))
+    respx_mock.post(PRIMARY_URL).mock(side_effect=per_key({
+        K1: lambda: httpx.Response(503, json=openai_error(503, "unavailable")),
+        K2: lambda: httpx.Response(503, json=openai_error(503, "unavailable"))}))
+    backup_stream = (
+        b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message",'
+        b'"role":"assistant","model":"claude-haiku","content":[],"stop_reason":null,'
+        b'"stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1}}}\n\n'
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+        b'"content_block":{"type":"text","text":""}}\n\n'
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"text_delta","text":"from backup"}}\n\n'
+        b'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+        b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn",'
+        b'"stop_sequence":null},"usage":{"output_tokens":2}}\n\n'
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n')
+    respx_mock.post(ANTHROPIC_URL).mock(
+        return_value=httpx.Response(200, content=backup_stream, headers=SSE_HEADERS))
+    s = loop.stream(PROMPT_HTTP, router.select("hi"), OPTS)
+    assert "".join(d.text for d in s) == "from backup"
+    assert [a.status for a in s.attempts] == ["503", "ok"]
+
+
+def test_stream_error_after_first_token_reaches_caller_over_http(respx_mock) -> None:
+    loop, router, _ = build(settings_for())
+    respx_mock.post(PRIMARY_URL).mock(return_value=httpx.Response(
+        200, content=openai_chat_stream(("Hel", "lo"), fail_after=1), headers=SSE_HEADERS))
+    backup = respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: ok_anthropic())
+    s = loop.stream(PROMPT_HTTP, router.select("hi"), OPTS)
+    got = []
+    with pytest.raises(ProviderError):
+        for d in s:
+            got.append(d.text)
+    assert got == ["Hel"] and backup.call_count == 0
+    assert s.attempts[-1].decision == "raise_mid_stream"
+    assert all(k.in_flight == 0 for k in loop.pool.status())
+
+
+async def test_async_stream_and_complete_fail_over(respx_mock) -> None:
+    loop, router, clock = build(settings_for())
+    respx_mock.post(PRIMARY_URL).mock(side_effect=per_key({
+        K1: lambda: httpx.Response(429, json=openai_error(429), headers={"retry-after-ms": "30000"}),
+        K2: lambda: httpx.Response(401, json=openai_error(401))}))
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: ok_anthropic())
+    done, attempts = await loop.acomplete(PROMPT_HTTP, router.select("hi"), OPTS)
+    assert done.provider == "backup" and clock.sleeps == []
+    assert [a.status for a in attempts] == ["429", "401", "all_keys_blocked", "ok"]
+
+
+def test_keys_never_in_any_output(respx_mock, tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    audit = tmp_path / "audit.jsonl"
+    loop, router, _ = build(settings_for(audit=audit))
+    respx_mock.post(PRIMARY_URL).mock(side_effect=per_key({
+        K1: lambda: httpx.Response(401, json=openai_error(401, f"bad key {K1}")),
+        K2: lambda: httpx.Response(500, json=openai_error(500, f"key {K2} broke"))}))
+    respx_mock.post(ANTHROPIC_URL).mock(
+        return_value=httpx.Response(403, json=anthropic_error(403, f"no access for {K3}")))
+    with caplog.at_level("DEBUG"), pytest.raises(AllProvidersFailed) as ei:
+        loop.complete(PROMPT_HTTP, router.select("hi"), OPTS)
+    err = ei.value
+    texts = [caplog.text, audit.read_text(), str(err), repr(err), repr(err.attempts),
+             repr(err.last_error), str(err.last_error), json.dumps([r.as_dict() for r in
+                                                                    loop.pool.status()]),
+             repr(loop.pool.credentials("primary"))]
+    print(*texts)
+    out = capsys.readouterr()
+    for secret in (K1, K2, K3):
+        for t in (*texts, out.out, out.err):
+            assert secret not in t
+    assert len(audit.read_text().splitlines()) == len(err.attempts) >= 4
+
+
+def _built_for_openai(settings: Settings) -> Prompt:
+    """A PromptBuilder-shaped prompt (a token count per part) planned for the first candidate."""
+    from hermes_core.agent.prompt.cache_plan import replan_cache
+
+    turns = tuple(Message(role, f"{role} turn {i}: " + "details " * 400)
+                  for i in range(3) for role in ("user", "assistant"))
+    long = Prompt(system="You are Hermes. " + "Keep answers exact. " * 1500,
+                  messages=(*turns, Message("user", "hi")), tokens={"system": 6000})
+    return replan_cache(long, settings, provider_kind="openai", model="gpt-4o")
+
+
+@pytest.mark.parametrize("mode", ["complete", "stream"])
+def test_failover_to_another_provider_kind_replans_the_cache(mode: str, respx_mock) -> None:
+    """A multi-turn prompt planned for OpenAI (prompt_cache_key, no message markers) fails over to
+    Anthropic: the backup request must carry Anthropic's message breakpoints too, or every
+    failover turn pays for the whole conversation again."""
+    settings = settings_for(retries_per_provider=0)
+    loop, router, _ = build(settings)
+    prompt = _built_for_openai(settings)
+    assert prompt.cache.system and prompt.cache.prompt_cache_key and not prompt.cache.message_indices
+    respx_mock.post(PRIMARY_URL).mock(return_value=httpx.Response(500, json=openai_error(500, "x")))
+    if mode == "complete":
+        backup = respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: ok_anthropic())
+        done, _ = loop.complete(prompt, router.select("hi"), OPTS)
+        assert done.provider == "backup"
+    else:
+        from hermes_core.testing import anthropic_stream
+
+        backup = respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: httpx.Response(
+            200, content=anthropic_stream(("ok",)), headers=SSE_HEADERS))
+        assert "".join(d.text for d in loop.stream(prompt, router.select("hi"), OPTS)) == "ok"
+    sent = json.loads(backup.calls.last.request.content)
+    assert sent["system"][0]["cache_control"]["type"] == "ephemeral"
+    assert sent["system"][0]["text"] == prompt.system
+    marked = [i for i, m in enumerate(sent["messages"])
+              if any("cache_control" in b for b in m["content"])]
+    assert marked and marked[-1] < len(sent["messages"]) - 1   # on history, never the new message
+
+
+def test_first_candidate_and_hand_made_prompts_keep_their_plan() -> None:
+    from hermes_core.agent.resilience import Step
+    from hermes_core.types import CachePlan, Candidate, RouteDecision
+
+    settings = settings_for()
+    loop, _, _ = build(settings)
+    prompt = _built_for_openai(settings)
+    dec = RouteDecision("gpt-4o", (Candidate("primary", "gpt-4o"), Candidate("backup", "claude-haiku")),
+                        "test")
+    first = Step("call", candidate=dec.candidates[0])
+    second = Step("call", candidate=dec.candidates[1])
+    assert loop._prompt_for(prompt, first, dec) is prompt
+    assert loop._prompt_for(prompt, second, dec).cache.prompt_cache_key == prompt.cache.prompt_cache_key
+    assert loop._prompt_for(prompt, second, dec).cache.message_indices   # Anthropic's breakpoints
+    hand_made = Prompt(system="s", messages=(Message("user", "hi"),), cache=CachePlan(system=True))
+    assert loop._prompt_for(hand_made, second, dec) is hand_made
+
+
+# A caller cancelled while a network backend (Redis) is acquiring a key in a worker thread must
+# not leak that key's in-flight count: the thread finishes the acquire after the task is gone, and
+# nobody would ever release it.
+
+A1_CANCEL = Credential("a", "sk-a-one-secret")
+
+
+class SlowBackend(InMemoryPoolState):
+    """An io-bound backend whose acquire waits for ``gate`` (a slow Redis round trip)."""
+
+    io_bound = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()
+        self.gate = threading.Event()
+        self.finished = threading.Event()
+
+    def acquire(self, provider: str, keys: Sequence[KeySpec], policy: PoolPolicy, *,
+                tokens: int = 0, rand: float = 0.0) -> AcquireResult:
+        self.entered.set()
+        assert self.gate.wait(5.0)
+        try:
+            return super().acquire(provider, keys, policy, tokens=tokens, rand=rand)
+        finally:
+            self.finished.set()
+
+
+async def _cancel_during_acquire(backend: SlowBackend, coro_factory: object) -> None:
+    task = asyncio.ensure_future(coro_factory())  # type: ignore[operator]
+    assert await asyncio.to_thread(backend.entered.wait, 5.0)
+    task.cancel()
+    await asyncio.sleep(0)
+    backend.gate.set()
+    assert await asyncio.to_thread(backend.finished.wait, 5.0)
+    for _ in range(50):        # let the done-callbacks run
+        await asyncio.sleep(0.01)
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+
+
+async def test_cancelled_acomplete_does_not_leak_in_flight() -> None:
+    backend = SlowBackend()
+    pool = CredentialPool({"a": [A1_CANCEL]}, backend=backend)
+    loop = CallLoop({"a": ScriptedProvider("a")}, pool, audit_path=False, policy=LoopPolicy())  # type: ignore[dict-item]
+    dec = RouteDecision("m1", (Candidate("a", "m1"),), "test")
+    await _cancel_during_acquire(backend, lambda: loop.acomplete(PROMPT, dec))
+    assert [k.in_flight for k in pool.status()] == [0]
+
+
+async def test_cancelled_aacquire_does_not_leak_in_flight() -> None:
+    backend = SlowBackend()
+    pool = CredentialPool({"a": [A1_CANCEL]}, backend=backend)
+    await _cancel_during_acquire(backend, lambda: pool.aacquire("a"))
+    assert [k.in_flight for k in pool.status()] == [0]
+
+
+class SlowReleaseBackend(InMemoryPoolState):
+    """An io-bound backend whose outcome report waits until the event loop itself sets ``gate``:
+    reported on the loop's thread, it would wait forever (the loop cannot run the setter)."""
+
+    io_bound = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()
+        self.gate = threading.Event()
+        self.threads: list[str] = []
+
+    def release(self, provider, fingerprint, outcome, policy):  # type: ignore[no-untyped-def]
+        self.threads.append(threading.current_thread().name)
+        self.entered.set()
+        assert self.gate.wait(5.0), "the outcome report blocked the event loop"
+        return super().release(provider, fingerprint, outcome, policy)
+
+
+async def _open_gate(backend: SlowReleaseBackend) -> None:
+    assert await asyncio.to_thread(backend.entered.wait, 5.0)
+    backend.gate.set()
+
+
+async def test_acomplete_reports_outcomes_off_the_event_loop() -> None:
+    backend = SlowReleaseBackend()
+    pool = CredentialPool({"a": [A1_CANCEL]}, backend=backend)
+    loop = CallLoop({"a": ScriptedProvider("a", default="hello")}, pool, audit_path=False,  # type: ignore[dict-item]
+                    policy=LoopPolicy())
+    dec = RouteDecision("m1", (Candidate("a", "m1"),), "test")
+    (completion, attempts), _ = await asyncio.gather(loop.acomplete(PROMPT, dec), _open_gate(backend))
+    assert completion.text == "hello" and [a.status for a in attempts] == ["ok"]
+    assert backend.threads and threading.main_thread().name not in backend.threads
+    assert [k.in_flight for k in pool.status()] == [0]
+
+
+async def test_astream_reports_outcomes_off_the_event_loop() -> None:
+    backend = SlowReleaseBackend()
+    pool = CredentialPool({"a": [A1_CANCEL]}, backend=backend)
+    loop = CallLoop({"a": ScriptedProvider("a", default="hello")}, pool, audit_path=False,  # type: ignore[dict-item]
+                    policy=LoopPolicy())
+    dec = RouteDecision("m1", (Candidate("a", "m1"),), "test")
+
+    async def consume() -> str:
+        return "".join([d.text async for d in loop.astream(PROMPT, dec)])
+
+    text, _ = await asyncio.gather(consume(), _open_gate(backend))
+    assert text == "hello"
+    assert threading.main_thread().name not in backend.threads
+    assert [k.in_flight for k in pool.status()] == [0]
+
+
+# Anthropic reports an exhausted prepaid balance as a 400 (``invalid_request_error``, "Your
+# credit balance is too low ...") and has a ``billing_error`` type; both are quota exhaustion.
+#
+# They were mapped to BadRequest, which the call loop raises as is: the key stayed in rotation
+# (every later request hit it first and failed the same way) and the request never moved to the
+# next key or provider.
+
+LOW = ("Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing "
+       "to upgrade or purchase credits.")
+K1_BILLING, K2_BILLING = "sk-ant-testkey-SECRET-broke-001", "sk-ant-testkey-SECRET-funded-02"
+
+
+@pytest.mark.parametrize(("status", "body"), [
+    (400, anthropic_error(400, LOW)),
+    (400, anthropic_error(400, "billing problem", type="billing_error")),
+    (403, anthropic_error(403, "billing problem", type="billing_error")),
+])
+def test_billing_answers_are_quota_exhausted(status, body) -> None:
+    assert isinstance(error_from_status(status, {}, body, provider="anthropic"), QuotaExhausted)
+
+
+def test_an_ordinary_400_stays_a_bad_request() -> None:
+    err = error_from_status(400, {}, anthropic_error(400, "messages: roles must alternate"))
+    assert type(err) is BadRequest
+
+
+def test_broke_key_is_removed_and_the_next_key_answers(respx_mock) -> None:
+    settings = load_settings({
+        "llm": {"routing": {"default_model": "claude-sonnet-4", "providers": [
+            {"name": "anthropic", "type": "anthropic", "priority": 1,
+             "models": ["claude-sonnet-4"]}]}},
+        "credentials": {"anthropic": {"keys": [{"key": K1_BILLING}, {"key": K2_BILLING}]}},
+        "credential_pool": {"rotation": "fill_first"},
+    })
+    clock = FakeClock()
+    pool = CredentialPool.from_settings(settings, InMemoryPoolState(clock), rng=random.Random(1))
+    loop = CallLoop(build_providers(settings), pool, settings, clock=clock, sleep=clock.sleep,
+                    asleep=clock.asleep, rng=random.Random(2), audit_path=False)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.headers.get("authorization") == f"Bearer {K1_BILLING}":
+            return httpx.Response(400, json=anthropic_error(400, LOW))
+        return httpx.Response(200, json=anthropic_message("funded", model="claude-sonnet-4"))
+
+    route = respx_mock.post(ANTHROPIC_URL).mock(side_effect=answer)
+    prompt = Prompt(system="s", messages=(Message("user", "hi"),))
+    done, attempts = loop.complete(prompt, Router.from_settings(settings).select("hi"),
+                                   CallOptions(max_tokens=16, timeout_s=5))
+    assert done.text == "funded"
+    assert [a.decision for a in attempts] == ["remove_key", "done"]
+    loop.complete(prompt, Router.from_settings(settings).select("hi"), CallOptions(max_tokens=16))
+    assert route.call_count == 3   # the broke key is not tried again
+    assert {s.fingerprint: s.state for s in pool.status()}[attempts[0].key_fingerprint] == "removed"
+
+
+# A provider's ``timeout_s`` ("per-attempt timeout for this provider") bounds its attempts.
+#
+# The adapters built their SDK clients with it but passed ``timeout=options.timeout_s`` on every
+# call, which overrides the client's default: a provider configured with ``timeout_s: 5`` (fail over
+# fast when the primary hangs) still waited the full ``llm.request_timeout_s`` (60 s).
+# The attempt timeout is now the shorter of the two (and the call loop keeps it within the deadline).
+
+SETTINGS = load_settings({"llm": {"routing": {"default_model": "gpt-4o", "providers": [
+    {"name": "openai", "type": "openai", "models": ["gpt-4o"], "timeout_s": 5},
+    {"name": "anthropic", "type": "anthropic", "models": ["claude"], "timeout_s": 5}]}}})
+CASES = {
+    "openai": (OPENAI_URL, openai_chat_completion("ok"), openai_chat_stream(("ok",))),
+    "anthropic": (ANTHROPIC_URL, anthropic_message("ok"), anthropic_stream(("ok",))),
+}
+
+
+def _read_timeout(request: httpx.Request) -> float:
+    return float(request.extensions["timeout"]["read"])
+
+
+@pytest.mark.parametrize("kind", CASES)
+async def test_provider_timeout_caps_each_attempt(kind: str, respx_mock) -> None:
+    url, body, sse = CASES[kind]
+    provider = build_providers(SETTINGS)[kind]
+    cred = Credential(kind, "sk-testkey-SECRET-timeout-0001")
+    seen: list[float] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(_read_timeout(request))
+        if b'"stream": true' in request.content or b'"stream":true' in request.content:
+            return httpx.Response(200, content=sse, headers=SSE_HEADERS)
+        return httpx.Response(200, json=body)
+
+    respx_mock.post(url).mock(side_effect=answer)
+    slow = CallOptions(timeout_s=60)
+    provider.complete(PROMPT, "m", cred, slow)
+    await provider.acomplete(PROMPT, "m", cred, slow)
+    list(provider.stream(PROMPT, "m", cred, slow))
+    async for _ in provider.astream(PROMPT, "m", cred, slow):
+        pass
+    provider.complete(PROMPT, "m", cred, CallOptions(timeout_s=2))  # the deadline's cap wins
+    assert seen == [5.0, 5.0, 5.0, 5.0, 2.0]

@@ -1,0 +1,71 @@
+"""Tests of ``hermes_core/agent/skill_tool.py``.
+
+the skill_view tool answers with the skill the model asked for.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_core.agent.skill_tool import SkillSelection, answer_tool_calls
+from hermes_core.retrieval.retriever import SkillRetriever, render
+from hermes_core.retrieval.skills import MAX_BODY_CHARS
+from hermes_core.types import Skill, ToolCall
+
+
+def _selection() -> SkillSelection:
+    return SkillSelection(SkillRetriever(skills=[
+        Skill("Deploy", "Deploy with the blue/green script", body="BLUE-GREEN STEPS"),
+        Skill("deploy", "Deploy with the legacy rsync script", body="RSYNC STEPS"),
+        Skill("weather", "Get the forecast", body="WEATHER STEPS")]))
+
+
+def test_skill_view_prefers_the_exact_name_over_a_case_insensitive_match() -> None:
+    sel = _selection()
+    (msg,) = answer_tool_calls([ToolCall("c1", "skill_view", '{"name": "deploy"}')], sel)
+    assert msg.content.startswith("# Skill: deploy\n") and "RSYNC STEPS" in msg.content
+    (msg,) = answer_tool_calls([ToolCall("c2", "skill_view", '{"name": "Deploy"}')], sel)
+    assert "BLUE-GREEN STEPS" in msg.content
+
+
+def test_skill_view_still_forgives_case_when_the_name_is_unambiguous() -> None:
+    (msg,) = answer_tool_calls([ToolCall("c1", "skill_view", '{"name": " WEATHER "}')], _selection())
+    assert "WEATHER STEPS" in msg.content
+
+
+@pytest.mark.parametrize("arguments", ['{"skill": "weather"}', '{"name": 5}', "[1]", "not json", "{}"])
+def test_skill_view_without_a_usable_name_says_what_is_wrong(arguments: str) -> None:
+    (msg,) = answer_tool_calls([ToolCall("c1", "skill_view", arguments)], _selection())
+    assert msg.content.startswith("error: skill_view needs a 'name' argument")
+    assert "no skill named ''" not in msg.content
+
+
+# A huge skill body is capped, and the model is told it was cut, on both paths
+# (trigger auto-load and skill_view).
+
+BIG = Skill("big-manual", "The whole operations manual", body="step. " * 100_000,  # 600 KB
+            triggers=("open the manual",))
+
+
+def test_auto_loaded_body_is_capped_with_a_note() -> None:
+    r = SkillRetriever(skills=[BIG])
+    block, res = r.select("open the manual please")
+    assert res.layer == "L1"
+    assert len(block) < MAX_BODY_CHARS + 1_000
+    assert "truncated" in block and "599999" in block
+
+
+def test_skill_view_says_when_it_cut_the_body() -> None:
+    sel = SkillSelection(SkillRetriever(skills=[BIG]))
+    (msg,) = answer_tool_calls([ToolCall("c1", "skill_view", '{"name": "big-manual"}')], sel)
+    assert len(msg.content) < MAX_BODY_CHARS + 1_000
+    assert "truncated" in msg.content and "599999" in msg.content
+
+
+def test_a_body_under_the_cap_is_untouched() -> None:
+    small = Skill("small", "A small skill", body="Do the thing.", triggers=("do the thing",))
+    r = SkillRetriever(skills=[small])
+    _, res = r.select("do the thing now")
+    assert render(res).endswith("Do the thing.\n")
+    (msg,) = answer_tool_calls([ToolCall("c1", "skill_view", '{"name": "small"}')], SkillSelection(r))
+    assert msg.content == "# Skill: small\n\nDo the thing."

@@ -1,0 +1,194 @@
+"""Tests of ``hermes_core/cli/memory_cmd.py``.
+
+``hermes-core memory``: search / add / stats / rebuild, in process and as a real subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hermes_core.agent.episodic.migrations import LATEST_VERSION
+from hermes_core.cli.main import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_add_then_search_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "m.db")
+    code, out, _ = run(capsys, "memory", "add", "--db", db, "--session-id", "s1",
+                       "--summary", "我喜欢吃苹果，也喜欢香蕉", "--tags", "水果, food",
+                       "--created-at", "2020-01-01T00:00:00Z", "--json")
+    assert code == 0
+    added = json.loads(out)
+    assert added["status"] == "inserted" and added["session_id"] == "s1" and added["db"] == db
+    run(capsys, "memory", "add", "--db", db, "--session-id", "s2", "--summary", "Deployed kubernetes")
+    code, out, _ = run(capsys, "memory", "search", "苹果", "--db", db, "--json")
+    assert code == 0
+    got = json.loads(out)
+    assert [f["session_id"] for f in got] == ["s1"]
+    assert got[0]["summary"] == "我喜欢吃苹果，也喜欢香蕉"
+    assert got[0]["tags"] == ["水果", "food"]
+    assert got[0]["age_days"] > 365 and got[0]["score"] > 0
+    assert set(got[0]) == {"session_id", "summary", "tags", "score", "age_days"}
+
+
+def test_search_text_output_and_no_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "m.db")
+    run(capsys, "memory", "add", "--db", db, "--session-id", "s1", "--summary", "Deployed kubernetes")
+    code, out, _ = run(capsys, "memory", "search", "kubernetes", "--db", db)
+    assert code == 0 and "s1" in out and "Deployed kubernetes" in out
+    code, out, _ = run(capsys, "memory", "search", "espresso", "--db", db)
+    assert code == 0 and out.strip() == "no matching sessions"
+    code, out, _ = run(capsys, "memory", "search", 'NEAR( "AND summary:*', "--db", db, "--json")
+    assert code == 0 and json.loads(out) == []
+
+
+def test_search_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "m.db")
+    for i in range(4):
+        run(capsys, "memory", "add", "--db", db, "--session-id", f"s{i}", "--summary", f"espresso {i}")
+    code, out, _ = run(capsys, "memory", "search", "espresso", "--db", db, "--json",
+                       "--max-results", "2", "--exclude-session", "s3")
+    ids = [f["session_id"] for f in json.loads(out)]
+    assert code == 0 and len(ids) == 2 and "s3" not in ids
+
+
+def test_re_add_replaces_and_duplicate_is_reported(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "m.db")
+    run(capsys, "memory", "add", "--db", db, "--session-id", "a", "--summary", "first text")
+    code, out, _ = run(capsys, "memory", "add", "--db", db, "--session-id", "a", "--summary", "second text")
+    assert code == 0 and out.startswith("replaced session a")
+    code, out, _ = run(capsys, "memory", "add", "--db", db, "--session-id", "b", "--summary", "second text")
+    assert code == 0 and "already holds this exact summary" in out and "session a" in out
+
+
+def test_stats_and_rebuild(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "m.db")
+    run(capsys, "memory", "add", "--db", db, "--session-id", "a", "--summary", "我喜欢吃苹果",
+        "--created-at", "2026-01-02")
+    run(capsys, "memory", "add", "--db", db, "--session-id", "b", "--summary", "kubernetes",
+        "--created-at", "2026-03-04T05:06:07+00:00")
+    code, out, _ = run(capsys, "memory", "stats", "--db", db, "--json")
+    stats = json.loads(out)
+    assert code == 0
+    assert stats["sessions"] == 2 and stats["indexed"] == 2 and stats["index_in_sync"] is True
+    assert stats["oldest"] == "2026-01-02T00:00:00Z" and stats["newest"] == "2026-03-04T05:06:07Z"
+    assert stats["schema_version"] == LATEST_VERSION and stats["journal_mode"] == "wal"
+    code, out, _ = run(capsys, "memory", "stats", "--db", db)
+    assert code == 0 and "sessions" in out and "schema_version" in out
+    code, out, _ = run(capsys, "memory", "rebuild", "--db", db, "--json")
+    assert code == 0 and json.loads(out) == {"reindexed": 2, "db": db}
+    code, out, _ = run(capsys, "memory", "rebuild", "--db", db)
+    assert code == 0 and out.startswith("re-indexed 2 session(s)")
+    code, out, _ = run(capsys, "memory", "search", "苹果", "--db", db, "--json")
+    assert [f["session_id"] for f in json.loads(out)] == ["a"]
+
+
+@pytest.mark.parametrize("action", [["search", "x"], ["stats"], ["rebuild"]])
+def test_missing_database_is_a_clear_error_and_not_created(tmp_path: Path, action: list[str],
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "none.db"
+    code, out, err = run(capsys, "memory", *action, "--db", str(db))
+    assert code == 1 and out == ""
+    assert err.startswith("hermes-core: memory database ") and str(db) in err and "does not exist" in err
+    assert "Traceback" not in err
+    assert not db.exists()
+
+
+def test_foreign_file_is_refused_and_untouched(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "notes.db"
+    db.write_text("shopping list: milk, eggs\n")
+    for argv in (["add", "--session-id", "a", "--summary", "x"], ["search", "milk"], ["stats"]):
+        code, _, err = run(capsys, "memory", *argv, "--db", str(db))
+        assert code == 1 and str(db) in err and "not an SQLite database" in err
+    assert db.read_text() == "shopping list: milk, eggs\n"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--created-at", "yesterday"], "not an ISO 8601"),
+    (["--relevance", "-1"], "must be >= 0"),
+    (["--relevance", "abc"], "not a number"),
+])
+def test_add_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
+                           message: str) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["memory", "add", "--db", str(tmp_path / "m.db"), "--session-id", "a", "--summary", "x", *argv])
+    assert e.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "m.db").exists()
+
+
+@pytest.mark.parametrize(("field", "value"), [("--session-id", "  "), ("--summary", "")])
+def test_add_blank_values(tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, value: str) -> None:
+    args = {"--session-id": "a", "--summary": "x", field: value}
+    code, _, err = run(capsys, "memory", "add", "--db", str(tmp_path / "m.db"),
+                       *[p for kv in args.items() for p in kv])
+    assert code == 2 and "must not be empty" in err
+    assert not (tmp_path / "m.db").exists()
+
+
+def test_search_max_results_must_be_positive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["memory", "search", "x", "--db", str(tmp_path / "m.db"), "--max-results", "0"])
+    assert "must be at least 1" in capsys.readouterr().err
+
+
+def test_default_path_is_hermes_home(hermes_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "memory", "add", "--session-id", "a", "--summary", "espresso", "--json")
+    assert code == 0 and json.loads(out)["db"] == str(hermes_home / "sessions.db")
+    assert (hermes_home / "sessions.db").is_file()
+
+
+def test_home_flag_and_config_db_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("context_engine:\n  db_path: memory/episodes.db\n  max_results: 1\n")
+    for i in range(3):
+        run(capsys, "memory", "add", "--home", str(home), "--session-id", f"s{i}",
+            "--summary", f"espresso {i}")
+    assert (home / "memory" / "episodes.db").is_file()
+    code, out, _ = run(capsys, "memory", "search", "espresso", "--home", str(home), "--json")
+    assert code == 0 and len(json.loads(out)) == 1  # context_engine.max_results from the config
+
+
+def test_bad_config_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("context_engine:\n  recency_bias: -2\n")
+    code, _, err = run(capsys, "memory", "stats", "--config", str(cfg), "--db", str(tmp_path / "m.db"))
+    assert code == 1 and str(cfg) in err and "context_engine.recency_bias" in err
+
+
+def test_memory_without_action_prints_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "memory")
+    assert code == 2 and "search" in err and "rebuild" in err
+
+
+def test_real_subprocess(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HERMES_HOME": str(tmp_path / "home")}
+    cmd = [sys.executable, "-m", "hermes_core.cli", "memory"]
+    added = subprocess.run([*cmd, "add", "--db", str(db), "--session-id", "proc-1",
+                            "--summary", "在上海讨论了数据库索引的设计", "--tags", "数据库"],
+                           capture_output=True, text=True, env=env, timeout=120)
+    assert added.returncode == 0, added.stderr
+    found = subprocess.run([*cmd, "search", "索引", "--db", str(db), "--json"],
+                           capture_output=True, text=True, env=env, timeout=120)
+    assert found.returncode == 0, found.stderr
+    assert [f["session_id"] for f in json.loads(found.stdout)] == ["proc-1"]
+    missing = subprocess.run([*cmd, "stats", "--db", str(tmp_path / "nope.db")],
+                             capture_output=True, text=True, env=env, timeout=120)
+    assert missing.returncode == 1 and "does not exist" in missing.stderr
+    assert "Traceback" not in missing.stderr

@@ -1,0 +1,244 @@
+"""Tests of ``hermes_core/cli/repl.py``.
+
+REPL input that is not clean UTF-8 or breaks a command: one clear line, the chat goes on.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hermes_core.agent.agent import Agent
+from hermes_core.cli.repl import Repl
+from hermes_core.config import load_settings
+from hermes_core.errors import BadRequest, ServerError
+from hermes_core.testing import FakeProvider
+
+
+def offline_agent(home: Path) -> Agent:
+    return Agent.from_config({"home": str(home), "skill_utils": {"enabled": False}}, offline=True)
+
+
+def test_strict_utf8_stdin_with_invalid_bytes_does_not_crash(home: Path):
+    stdin = io.TextIOWrapper(io.BytesIO(b"caf\xe9 au lait\nsecond line\n/exit\n"),
+                             encoding="utf-8", errors="strict")
+    out = io.StringIO()
+    agent = offline_agent(home)
+    assert Repl(agent, stdin=stdin, stdout=out, stream=False).run() == 0
+    assert "caf\ufffd au lait" in out.getvalue() and "second line" in out.getvalue()
+    assert [m.content for m in agent.history if m.role == "user"] == ["caf\ufffd au lait",
+                                                                      "second line"]
+
+
+def test_invalid_bytes_on_piped_stdin_end_to_end(home: Path):
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    res = subprocess.run([sys.executable, "-m", "hermes_core.cli", "chat", "--home", str(home),
+                          "--offline"], input=b"hello \xff\xfe there\n/exit\n",
+                         capture_output=True, timeout=120, env=env)
+    assert res.returncode == 0, res.stderr.decode("utf-8", "replace")
+    assert b"Traceback" not in res.stderr
+    assert "hello \ufffd\ufffd there" in res.stdout.decode("utf-8")
+    # the session was recorded (its summary keeps what the user said)
+    listing = subprocess.run([sys.executable, "-m", "hermes_core.cli", "memory", "search",
+                              "hello there", "--home", str(home)],
+                             capture_output=True, timeout=120, env=env, text=True)
+    assert listing.returncode == 0, listing.stderr
+    assert "hello" in listing.stdout
+
+
+def _run(agent: Agent, text: str) -> str:
+    out = io.StringIO()
+    assert Repl(agent, stdin=io.StringIO(text), stdout=out, stream=False).run() == 0
+    return out.getvalue()
+
+
+def test_save_into_an_existing_directory_writes_the_transcript_there(home: Path, tmp_path: Path):
+    target = tmp_path / "transcripts"
+    target.mkdir()
+    agent = offline_agent(home)
+    out = _run(agent, f"hello\n/save {target}\n/exit\n")
+    saved = target / f"{agent.session_id}.json"
+    assert f"saved 2 messages to {saved}" in out
+    assert json.loads(saved.read_text(encoding="utf-8"))["messages"][0]["content"] == "hello"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "transcripts"]  # no .tmp litter
+
+
+def test_a_failing_save_leaves_no_temp_file_and_the_chat_goes_on(home: Path, tmp_path: Path):
+    target = tmp_path / "out"
+    agent = offline_agent(home)
+    blocker = target / f"{agent.session_id}.json"      # a directory where the file would go
+    (blocker / "inside").mkdir(parents=True)
+    out = _run(agent, f"hello\n/save {target}\nstill here\n/exit\n")
+    assert "error: cannot save to" in out and "still here" in out
+    assert [p.name for p in target.iterdir()] == [blocker.name]
+
+
+def test_save_to_a_name_with_a_nul_byte_is_one_line(home: Path):
+    agent = offline_agent(home)
+    out = _run(agent, "hello\n/save bad\x00name.json\nafter the error\n/exit\n")
+    assert "error: cannot save to" in out and "Traceback" not in out
+    assert [m.content for m in agent.history if m.role == "user"] == ["hello", "after the error"]
+
+
+class _BrokenRetriever:
+    skills = ()
+
+    def retrieve(self, query: str):
+        raise OSError("model file truncated")
+
+
+def test_a_command_hitting_an_unexpected_error_is_one_line_not_a_crash(home: Path):
+    agent = offline_agent(home)
+    with agent.override(retriever=_BrokenRetriever()):
+        out = _run(agent, "/skills docker\nafter the error\n/exit\n")
+    assert "error: OSError: model file truncated" in out and "Traceback" not in out
+    assert [m.content for m in agent.history if m.role == "user"] == ["after the error"]
+
+
+# Ctrl-C during a slash command cancels that command, not the chat (as it does for a reply).
+
+@pytest.fixture
+def agent(copy_example_home, tmp_path: Path) -> Agent:
+    home = copy_example_home(tmp_path / "home")
+    return Agent.from_config({"home": str(home), "skill_utils": {"embeddings": False}},
+                             offline=True)
+
+
+def test_ctrl_c_during_a_slash_command_keeps_the_chat(agent: Agent, monkeypatch):
+    real = agent.retriever.retrieve
+    calls = []
+
+    def interrupted_once(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 1:   # the user presses Ctrl-C while /skills runs
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(agent.retriever, "retrieve", interrupted_once)
+    out = io.StringIO()
+    repl = Repl(agent, stdin=io.StringIO("/skills slow query\nhello after\n/exit\n"), stdout=out,
+                stream=False)
+    assert repl.run() == 0
+    assert "[cancelled]" in out.getvalue()
+    # the line after the interrupted command was still answered
+    assert [m.content for m in agent.history if m.role == "user"] == ["hello after"]
+
+
+# With only ANTHROPIC_API_KEY set (the README says either key works), the default model gpt-4o
+# routes to OpenAI, which has no key: every turn failed with "openai/gpt-4o:no_key" and nothing said
+# what to do. The REPL now names the missing key and how to pick a model of a provider that has one.
+
+def test_turn_without_a_key_for_the_routed_provider_says_what_to_do(tmp_path: Path):
+    settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False},
+                              "context_engine": {"enabled": False}},
+                             env={"ANTHROPIC_API_KEY": "sk-ant-test-abcdefghijklmnop0123"})
+    agent = Agent(settings)
+    assert agent.offline_reason is None            # a key exists: not offline
+    out = io.StringIO()
+    Repl(agent, stdin=io.StringIO("hello\n/exit\n"), stdout=out, stream=False).run()
+    text = out.getvalue()
+    assert "openai/gpt-4o:no_key" in text
+    assert "no API key for openai" in text and "/model" in text, text
+    assert "sk-ant-test" not in text
+
+
+# A reply with characters the output encoding lacks (a Latin-1 terminal, Windows' cp1252 when
+# redirected, PYTHONIOENCODING=ascii) is shown with replacements: it used to fail the turn with a
+# UnicodeEncodeError, and a streamed turn was then lost from the history.
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_reply_outside_the_output_encoding_is_shown_with_replacements(tmp_path: Path, stream: bool):
+    settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False},
+                              "context_engine": {"enabled": False}})
+    agent = Agent(settings, provider=FakeProvider(["café 你好… done"]))
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="latin-1", errors="strict", write_through=True)
+    Repl(agent, stdin=io.StringIO("hello\n/exit\n"), stdout=out, stream=stream).run()
+    shown = raw.getvalue().decode("latin-1")
+    assert "error" not in shown, shown
+    assert "café ??? done" in shown
+    assert [m.content for m in agent.history] == ["hello", "café 你好… done"]
+
+
+def test_commands_print_chinese_to_an_ascii_stdout_without_a_traceback(copy_example_home, tmp_path: Path):
+    import os
+    import subprocess
+    import sys
+
+    home = copy_example_home(tmp_path / "home")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update({"HF_HUB_OFFLINE": "1", "PYTHONIOENCODING": "ascii"})
+    env.pop("HERMES_HOME", None)
+    res = subprocess.run([sys.executable, "-m", "hermes_core.cli", "skills", "search", "帮我查快递",
+                          "--home", str(home), "--no-embeddings"], capture_output=True, text=True,
+                         encoding="ascii", errors="replace", timeout=120, env=env)
+    assert res.returncode == 0, res.stderr
+    assert "Traceback" not in res.stderr
+    assert "??" in res.stdout   # the skill's Chinese description, replaced
+
+
+# A message that starts with a file path ("/etc/hosts is empty, why?") is sent to the model; it
+# used to be taken for an unknown slash command, and no message starting with "/" could be sent.
+
+def test_a_leading_path_is_a_message_and_commands_still_work(tmp_path: Path):
+    settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False},
+                              "context_engine": {"enabled": False}})
+    fake = FakeProvider(["answered"])
+    agent = Agent(settings, provider=fake)
+    out = io.StringIO()
+    Repl(agent, stdin=io.StringIO("/etc/hosts is empty, why?\n/nosuch\n/stats\n/exit\n"),
+         stdout=out, stream=False).run()
+    text = out.getvalue()
+    assert [m.content for m in agent.history if m.role == "user"] == ["/etc/hosts is empty, why?"]
+    assert "unknown command /etc" not in text
+    assert "unknown command /nosuch" in text       # a mistyped command is still caught
+    assert "turns 1" in text
+
+
+# ``/route`` after a failed turn describes that turn, not the turn before it (it used to list the
+# previous turn's "ok" attempt under the failed turn's decision).
+
+def _routes(tmp_path: Path, failure: Exception) -> tuple[str, str]:
+    settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False},
+                              "context_engine": {"enabled": False},
+                              "credential_pool": {"backoff_base_s": 0.001, "backoff_max_s": 0.001}})
+    fake = FakeProvider(["first answer"], default=None)
+    fake.add(*[failure] * 10)
+    agent = Agent(settings, provider=fake)
+    out = io.StringIO()
+    Repl(agent, stdin=io.StringIO("first\n/route\nsecond\n/route\n/exit\n"), stdout=out,
+         stream=False).run()
+    text = out.getvalue()
+    assert "error: " in text
+    first, second = text.split("model: ")[1:3]
+    return first, second
+
+
+@pytest.mark.parametrize("failure", [ServerError("upstream broke", status_code=500),
+                                     BadRequest("bad request body", status_code=400)])
+def test_route_after_a_failed_turn_describes_the_failed_turn(tmp_path: Path, failure):
+    first, second = _routes(tmp_path, failure)
+    assert "fake/gpt-4o: ok -> done" in first
+    assert ": ok -> done" not in second, second
+    if isinstance(failure, ServerError):   # the call loop's attempts, from AllProvidersFailed
+        assert "attempt fake/gpt-4o: 500 -> failover" in second, second
+    else:                                  # raised at once: the error itself
+        assert "failed: bad request body" in second, second
+
+
+def test_prompt_after_a_failed_turn_says_it_shows_the_turn_before(tmp_path: Path):
+    settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False},
+                              "context_engine": {"enabled": False}})
+    fake = FakeProvider(["first answer", BadRequest("bad request body", status_code=400)])
+    agent = Agent(settings, provider=fake)
+    out = io.StringIO()
+    Repl(agent, stdin=io.StringIO("first\nsecond\n/prompt\n/exit\n"), stdout=out,
+         stream=False).run()
+    shown = out.getvalue().split("bad request body", 1)[1]
+    assert "the last turn failed" in shown and '"first"' in shown

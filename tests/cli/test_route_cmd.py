@@ -1,0 +1,88 @@
+"""Tests of ``hermes_core/cli/route_cmd.py``.
+
+``hermes-core route`` and ``hermes-core keys status``: output shapes, errors, no secrets.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hermes_core.cli.main import main
+
+CONFIG = """
+llm:
+  routing:
+    default_model: gpt-4o
+    fast_model: gpt-4o-mini
+    code_model: claude-sonnet-4
+    providers:
+      - {name: openai, priority: 1, models: [gpt-4o, gpt-4o-mini]}
+      - {name: anthropic, priority: 2, models: [claude-sonnet-4]}
+credentials:
+  openai:
+    keys:
+      - {key: sk-cli-one-SECRET, max_rpm: 60}
+      - {key: sk-cli-two-SECRET, weight: 2}
+"""
+
+
+@pytest.fixture
+def cfg(tmp_path: Path) -> Path:
+    p = tmp_path / "config.yaml"
+    p.write_text(CONFIG)
+    return p
+
+
+def test_route_json(cfg: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["route", "please", "run", "this", "command", "--config", str(cfg), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["model"] == "claude-sonnet-4"
+    assert out["reason"].startswith("rule 1: has_code_block or requires_shell_execution")
+    assert out["candidates"] == [{"provider": "anthropic", "model": "claude-sonnet-4"},
+                                 {"provider": "openai", "model": "gpt-4o"}]
+    assert out["features"]["requires_shell_execution"] is True
+
+
+def test_route_text_and_flags(cfg: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["route", "hi", "--config", str(cfg), "--tools"]) == 0
+    out = capsys.readouterr().out
+    assert "model: gpt-4o\n" in out and "reason: default_model" in out
+    assert main(["route", "hi", "--config", str(cfg), "--model", "o3"]) == 0
+    assert "reason: requested model" in capsys.readouterr().out
+
+
+def test_route_bad_rule_is_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = tmp_path / "bad.yaml"
+    p.write_text("llm:\n  routing:\n    rules:\n      - {condition: 'open(1)', model: x}\n")
+    assert main(["route", "hi", "--config", str(p)]) == 1
+    err = capsys.readouterr().err
+    assert "rule 1" in err and "Call is not allowed" in err and f"{p}:4" in err
+
+
+def test_keys_status_shows_fingerprints_only(cfg: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["keys", "status", "--config", str(cfg), "--json"]) == 0
+    raw = capsys.readouterr().out
+    data = json.loads(raw)
+    assert [k["state"] for k in data["keys"]] == ["ok", "ok"]
+    assert set(data["keys"][0]) >= {"fingerprint", "state", "blocked_until",
+                                    "requests_last_minute"}
+    assert main(["keys", "status", "--config", str(cfg)]) == 0
+    table = capsys.readouterr().out
+    assert data["keys"][0]["fingerprint"] in table
+    for text in (raw, table):
+        assert "SECRET" not in text
+
+
+def test_keys_status_without_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = tmp_path / "c.yaml"
+    p.write_text("llm: {}\n")
+    assert main(["keys", "status", "--config", str(p)]) == 0
+    assert "no API keys configured" in capsys.readouterr().out
+
+
+def test_keys_without_subcommand_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["keys"]) == 2
+    assert "status" in capsys.readouterr().out

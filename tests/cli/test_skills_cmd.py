@@ -1,0 +1,120 @@
+"""Tests of ``hermes_core/cli/skills_cmd.py``.
+
+The ``hermes-core skills`` commands on small fixtures (no model: --no-embeddings).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hermes_core.cli.main import main
+from hermes_core.testing.retrieval import SAMPLE_SKILLS, skill_md, write_skill
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Path:
+    p = tmp_path / "skills.jsonl"
+    p.write_text("\n".join(json.dumps({"name": s.name, "description": s.description,
+                                       "triggers": list(s.triggers), "synonyms": list(s.synonyms)},
+                                      ensure_ascii=False) for s in SAMPLE_SKILLS) + "\n", encoding="utf-8")
+    return p
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_search_json_explain(catalog: Path, capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    code, out, _ = run(capsys, "skills", "search", "extract tables from a pdf", "--catalog", str(catalog),
+                       "--no-embeddings", "--json", "--explain", "--top-k", "2")
+    assert code == 0
+    data = json.loads(out)
+    assert data["layer"] == "L5" and data["skills"][0]["name"] == "pdf-extract"
+    assert len(data["skills"]) <= 2
+    assert set(data["contributions"]["pdf-extract"]) == {"bm25", "synonyms"}
+    assert data["gate"]["rule"] == "lexical"
+
+
+def test_search_text_trigger(catalog: Path, capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    code, out, _ = run(capsys, "skills", "search", "帮我查违章", "--catalog", str(catalog),
+                       "--no-embeddings", "--explain")
+    assert code == 0
+    assert out.startswith("## Auto-loaded Skill: Navigation.TrafficViolations.queryViolation")
+    assert "layer=L1" in out
+
+
+def test_search_home_list_and_reindex(capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    skills = hermes_home / "skills"
+    write_skill(skills, "pdf", skill_md("pdf-extract", "Extract text from PDF files"))
+    write_skill(skills, "bad", "---\nname: [\n---\n")
+    code, out, err = run(capsys, "skills", "list", "--home", str(hermes_home), "--no-embeddings", "--json")
+    assert code == 0 and [s["name"] for s in json.loads(out)] == ["pdf-extract"]
+    assert "bad/SKILL.md" in err and "not valid YAML" in err
+    code, out, _ = run(capsys, "skills", "reindex", "--home", str(hermes_home), "--no-embeddings", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["skills"] == 1 and len(data["issues"]) == 1
+    code, out, _ = run(capsys, "skills", "search", "pdf text", "--home", str(hermes_home), "--no-embeddings")
+    assert code == 0 and "## Skill Retrieval Hint" in out and "pdf-extract" in out
+
+
+def test_eval_json_keys(catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                        hermes_home: Path) -> None:
+    q = tmp_path / "q.jsonl"
+    q.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in [
+        {"query": "extract the text of a pdf", "gold": "pdf-extract"},
+        {"query": "send an email to Alice", "gold": "email-send"},
+        {"query": "帮我创建会议", "gold": "Calendar.Meeting.createMeeting"},
+    ]), encoding="utf-8")
+    n = tmp_path / "n.jsonl"
+    n.write_text(json.dumps({"query": "why is the sky blue", "gold": None}) + "\n", encoding="utf-8")
+    code, out, _ = run(capsys, "skills", "eval", "--catalog", str(catalog), "--queries", str(q),
+                       "--negatives", str(n), "--no-embeddings", "--json", "--layers", "L2", "l3")
+    assert code == 0
+    data = json.loads(out)
+    for key in ("queries", "recall@1", "recall@5", "mrr@10", "gate_keep_rate", "gate_reject_rate",
+                "latency_ms_p50", "latency_ms_p95", "layers"):
+        assert key in data
+    assert data["queries"] == 3 and data["recall@5"] == 1.0 and data["layers"] == ["L2", "L3"]
+    assert data["recall@1"] == 1.0 and data["mrr@10"] == 1.0
+
+
+def test_eval_limit_is_a_fixed_seed_sample(catalog: Path, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    q = tmp_path / "q.jsonl"
+    q.write_text("\n".join(json.dumps({"query": f"pdf {i}", "gold": "pdf-extract"}) for i in range(20)))
+    outs = []
+    for _ in range(2):
+        _code, out, _ = run(capsys, "skills", "eval", "--catalog", str(catalog), "--queries", str(q),
+                           "--limit", "5", "--no-embeddings", "--json")
+        outs.append(json.loads(out)["queries"])
+    assert outs == [5, 5]
+
+
+def test_eval_bad_inputs_are_clear_errors(catalog: Path, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    q = tmp_path / "q.jsonl"
+    q.write_text('{"query": "ok", "gold": "pdf-extract"}\n{broken\n')
+    code, _, err = run(capsys, "skills", "eval", "--catalog", str(catalog), "--queries", str(q),
+                       "--no-embeddings")
+    assert code == 1 and f"{q}:2" in err and "not valid JSON" in err
+    code, _, err = run(capsys, "skills", "eval", "--catalog", str(catalog), "--queries", str(q),
+                       "--layers", "L9", "--no-embeddings")
+    assert code == 1 and "L9" in err
+    code, _, err = run(capsys, "skills", "search", "x", "--catalog", str(tmp_path / "missing.jsonl"))
+    assert code == 1 and "catalog file not found" in err
+
+
+# CLI errors say what is actually wrong.
+
+def test_catalog_that_is_a_directory_is_not_reported_as_missing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    code = main(["skills", "search", "x", "--catalog", str(tmp_path), "--no-embeddings"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"{tmp_path}: is a directory, not a JSONL catalog file" in err
+    assert "not found" not in err

@@ -1,0 +1,28 @@
+"""The prompt-build benchmark runs and measures what it claims (a short run)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "prompt_build.py"
+
+
+def test_benchmark_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    spec = importlib.util.spec_from_file_location("prompt_build_bench", BENCH)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["prompt_build_bench"] = module
+    spec.loader.exec_module(module)
+    assert module.main(["--rounds", "30", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["cached_us_p50"] > 0 and out["rebuild_us_p50"] > 0
+    # speedup comes from the unrounded medians; recomputed from the printed (rounded) ones it can
+    # land on the other side of a .x5 boundary, so allow one step of the last digit
+    assert out["speedup"] == pytest.approx(out["rebuild_us_p50"] / out["cached_us_p50"], abs=0.1)
+    assert out["file_reads_per_cached_turn"] == 0
+    assert out["file_reads_per_rebuild"] == 4  # SOUL, MEMORY, USER, HERMES.md

@@ -1,0 +1,79 @@
+"""The REPL over a pseudo-terminal, as a person uses it (pexpect)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update({"HF_HUB_OFFLINE": "1", "TERM": "dumb", "PYTHONUNBUFFERED": "1"})
+    env.pop("HERMES_HOME", None)
+    return env
+
+
+def test_offline_chat_commands_ctrl_c_ctrl_d_then_memory(copy_example_home, tmp_path: Path):
+    home = tmp_path / "home"
+    copy_example_home(home)
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("llm:\n  offline_stream_delay_s: 0.4\n", encoding="utf-8")
+    child = pexpect.spawn(sys.executable, ["-m", "hermes_core.cli", "chat", "--home", str(home),
+                                           "--config", str(cfg)],
+                          env=_env(), encoding="utf-8", timeout=120, cwd=str(tmp_path))
+    try:
+        child.expect("no API key configured")
+        child.expect("you> ")
+        child.sendline("How do I resolve a git rebase conflict?")
+        child.expect("offline reply")
+        child.expect("you> ")
+
+        child.sendline("/skills")
+        child.expect("deciding layer")
+        child.expect("git-rebase-conflicts")
+        child.expect("you> ")
+
+        child.sendline("/route")
+        child.expect("reason: ")
+        child.expect("candidates: offline/")
+        child.expect("you> ")
+
+        child.sendline("/prompt")
+        child.expect('"messages"')
+        child.expect("you> ")
+
+        child.sendline("/keys")
+        child.expect("no API keys configured")
+        child.expect("you> ")
+
+        # Ctrl-C while the reply streams: the reply is cancelled, the REPL stays.
+        child.sendline("Write a long weekly report about the rebase work")
+        child.expect("offline reply")
+        child.sendintr()
+        child.expect(r"\[cancelled\]")
+        child.expect("you> ")
+
+        child.sendline("帮我查一下快递")
+        child.expect("offline reply")
+        child.expect("you> ")
+
+        child.sendeof()  # Ctrl-D ends the chat and records the session
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0, child.before
+
+    res = subprocess.run([sys.executable, "-m", "hermes_core.cli", "memory", "search", "rebase",
+                          "--home", str(home), "--json"], capture_output=True, text=True,
+                         env=_env(), timeout=120)
+    assert res.returncode == 0, res.stderr
+    found = json.loads(res.stdout)
+    assert len(found) == 1
+    assert "rebase" in found[0]["summary"].lower()
+    # the cancelled turn left no trace; both answered turns were summarised
+    assert (home / ".chat_history").is_file()  # input history kept between runs

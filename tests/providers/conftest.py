@@ -1,0 +1,66 @@
+"""Fixtures for the provider tests: a real call loop over the real SDK adapters, and a check
+that both stream paths fail alike."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from hermes_core.providers.base import CallOptions
+from hermes_core.testing import FakeClock
+from hermes_core.types import Credential, Message, Prompt
+
+
+def _failover_loop(primary_kind: str, primary_key: str, backup_key: str) -> tuple[Any, Any]:
+    from hermes_core.agent.credential_pool import CredentialPool
+    from hermes_core.agent.pool.state import InMemoryPoolState
+    from hermes_core.agent.resilience import CallLoop
+    from hermes_core.agent.smart_routing import Router
+    from hermes_core.config import load_settings
+    from hermes_core.providers import build_providers
+
+    models = {"openai": "gpt-4o", "anthropic": "claude-sonnet-4"}
+    backup_kind = "anthropic" if primary_kind == "openai" else "openai"
+    backup_model = "claude-haiku" if backup_kind == "anthropic" else "gpt-4o"
+    settings = load_settings({
+        "llm": {"routing": {"default_model": models[primary_kind], "providers": [
+            {"name": "primary", "type": primary_kind, "priority": 1, "models": [models[primary_kind]]},
+            {"name": "backup", "type": backup_kind, "priority": 2, "models": [backup_model]}]}},
+        "credentials": {"primary": {"keys": [{"key": primary_key}]},
+                        "backup": {"keys": [{"key": backup_key}]}},
+        "credential_pool": {"retries_per_provider": 0},
+    })
+    clock = FakeClock()
+    pool = CredentialPool.from_settings(settings, InMemoryPoolState(clock), rng=random.Random(1))
+    loop = CallLoop(build_providers(settings), pool, settings, clock=clock, sleep=clock.sleep,
+                    asleep=clock.asleep, rng=random.Random(2), audit_path=False)
+    return loop, Router.from_settings(settings)
+
+
+@pytest.fixture
+def failover_loop() -> Callable[[str, str, str], tuple[Any, Any]]:
+    """``failover_loop(primary_kind, primary_key, backup_key)`` -> ``(loop, router)``: a real call
+    loop (mock the SDKs with respx), "primary" of ``primary_kind`` first, then "backup" of the
+    other kind, no retries, a fake clock."""
+    return _failover_loop
+
+
+async def _assert_both_streams_raise(provider: Any, credential: Credential,
+                                     error: type[BaseException]) -> None:
+    prompt = Prompt(system="s", messages=(Message("user", "hi"),))
+    options = CallOptions(max_tokens=16, timeout_s=5)
+    with pytest.raises(error):
+        list(provider.stream(prompt, "m", credential, options))
+    with pytest.raises(error):
+        async for _ in provider.astream(prompt, "m", credential, options):
+            pass
+
+
+@pytest.fixture
+def assert_both_streams_raise() -> Callable[[Any, Credential, type[BaseException]], Awaitable[None]]:
+    """``await assert_both_streams_raise(provider, credential, error)``: ``stream`` and
+    ``astream`` both raise ``error`` (the sync and async SDK paths parse separately)."""
+    return _assert_both_streams_raise

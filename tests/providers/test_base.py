@@ -1,0 +1,120 @@
+"""Tests of ``hermes_core/providers/base.py``.
+
+One contract suite for every Provider: the two SDK adapters behind respx, the
+offline provider and the shipped test doubles must behave alike wherever the call loop and the
+Agent rely on it. Add a provider by extending ``CASES``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+import pytest
+
+from hermes_core.providers.anthropic import AnthropicProvider
+from hermes_core.providers.base import CallOptions, Provider, requires_key
+from hermes_core.providers.offline import OfflineProvider
+from hermes_core.providers.openai import OpenAIProvider
+from hermes_core.testing import (
+    ANTHROPIC_URL,
+    OPENAI_URL,
+    SSE_HEADERS,
+    FakeProvider,
+    FunctionProvider,
+    anthropic_message,
+    anthropic_stream,
+    openai_chat_completion,
+    openai_chat_stream,
+)
+from hermes_core.types import Completion, Credential, Delta, Message, Prompt
+
+SECRET = "sk-contract-SECRET-0123456789abcdef"
+PROMPT = Prompt(system="You are Hermes.", messages=(Message("user", "hi there"),), context="## ctx")
+OPTS = CallOptions(max_tokens=64, timeout_s=5)
+
+
+@dataclass
+class Case:
+    make: Callable[[], Provider]
+    mock: Callable[[object], None] = lambda respx_mock: None   # HTTP routes, if any
+    keyed: bool = False                                         # needs a credential
+
+
+def _routes(url: str, stream: Callable[[], bytes], body: Callable[[], dict]) -> Callable[[object], None]:
+    """respx routes answering ``stream: true`` requests with SSE and the rest with JSON."""
+    def install(respx_mock) -> None:  # type: ignore[no-untyped-def]
+        def reply(request: httpx.Request) -> httpx.Response:
+            if json.loads(request.content).get("stream"):
+                return httpx.Response(200, content=stream(), headers=SSE_HEADERS)
+            return httpx.Response(200, json=body())
+        respx_mock.post(url).mock(side_effect=reply)
+    return install
+
+
+_openai_routes = _routes(OPENAI_URL, lambda: openai_chat_stream(("Hel", "lo")),
+                         lambda: openai_chat_completion("Hello"))
+_anthropic_routes = _routes(ANTHROPIC_URL, lambda: anthropic_stream(("Hel", "lo")),
+                            lambda: anthropic_message("Hello"))
+
+
+CASES: dict[str, Case] = {
+    "openai": Case(lambda: OpenAIProvider("openai"), _openai_routes, keyed=True),
+    "anthropic": Case(lambda: AnthropicProvider("anthropic"), _anthropic_routes, keyed=True),
+    "offline": Case(lambda: OfflineProvider()),
+    "fake": Case(lambda: FakeProvider(["Hello"] * 4)),
+    "function": Case(lambda: FunctionProvider(lambda prompt, model: "Hello")),
+}
+
+
+@pytest.fixture(params=sorted(CASES))
+def case(request: pytest.FixtureRequest, respx_mock) -> tuple[Provider, Credential | None]:  # type: ignore[no-untyped-def]
+    c = CASES[request.param]
+    c.mock(respx_mock)
+    provider = c.make()
+    return provider, (Credential(provider.name, SECRET) if c.keyed else None)
+
+
+def _model(provider: Provider) -> str:
+    return "claude-3-5-sonnet-20241022" if provider.kind == "anthropic" else "gpt-4o-mini"
+
+
+def test_contract_shape(case: tuple[Provider, Credential | None]) -> None:
+    provider, cred = case
+    assert isinstance(provider, Provider)
+    assert isinstance(provider.name, str) and provider.name
+    assert isinstance(provider.kind, str) and provider.kind
+    assert requires_key(provider) is (cred is not None)
+    payload = provider.render(PROMPT, _model(provider), OPTS)
+    assert isinstance(payload, dict) and json.dumps(payload)    # JSON-serialisable, as sent
+    assert SECRET not in repr(provider) and SECRET not in json.dumps(payload)
+
+
+def test_contract_complete_and_stream_agree(case: tuple[Provider, Credential | None]) -> None:
+    provider, cred = case
+    model = _model(provider)
+    done = provider.complete(PROMPT, model, cred, OPTS)
+    assert isinstance(done, Completion) and done.text and done.provider == provider.name
+    deltas = list(provider.stream(PROMPT, model, cred, OPTS))
+    assert deltas and all(isinstance(d, Delta) for d in deltas)
+    assert "".join(d.text for d in deltas) == done.text
+    u = done.usage
+    assert min(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens) >= 0
+    # the stream ends with the usage and finish reason, once, on the last delta
+    finals = [d for d in deltas if d.usage is not None or d.finish_reason is not None]
+    assert len(finals) <= 1 and (not finals or finals[0] is deltas[-1])
+    if provider.kind in ("openai", "anthropic"):
+        # both report what the API counted (the mocked bodies say 12 in; outputs differ by body)
+        assert finals and finals[0].usage is not None and finals[0].usage.input_tokens == 12
+        assert u.input_tokens == 12 and u.output_tokens > 0 and finals[0].usage.output_tokens > 0
+
+
+async def test_contract_async_mirrors_sync(case: tuple[Provider, Credential | None]) -> None:
+    provider, cred = case
+    model = _model(provider)
+    done = await provider.acomplete(PROMPT, model, cred, OPTS)
+    assert isinstance(done, Completion) and done.provider == provider.name
+    text = "".join([d.text async for d in provider.astream(PROMPT, model, cred, OPTS)])
+    assert text == done.text == provider.complete(PROMPT, model, cred, OPTS).text

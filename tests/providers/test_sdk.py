@@ -1,0 +1,700 @@
+"""Tests of ``hermes_core/providers/_sdk.py`` and the SDK adapters built on it (openai.py and
+anthropic.py alike).
+
+Both official SDKs at the HTTP level (respx): success, streaming, and every failure mapped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from hermes_core.agent.agent import Agent
+from hermes_core.config import load_settings
+from hermes_core.errors import (
+    AuthenticationFailed,
+    BadRequest,
+    ConnectionFailed,
+    ContextWindowExceeded,
+    Overloaded,
+    ProviderError,
+    RateLimited,
+    ServerError,
+    Timeout,
+)
+from hermes_core.providers.anthropic import AnthropicProvider, render_anthropic
+from hermes_core.providers.base import CallOptions
+from hermes_core.providers.openai import OpenAIProvider
+from hermes_core.testing import (
+    ANTHROPIC_URL,
+    OPENAI_URL,
+    SSE_HEADERS,
+    anthropic_error,
+    anthropic_message,
+    anthropic_stream,
+    openai_chat_completion,
+    openai_chat_stream,
+    openai_error,
+    retry_after_headers,
+)
+from hermes_core.testing.builders import _sse
+from hermes_core.types import CachePlan, Credential, Message, Prompt, ToolCall, ToolSpec
+
+SECRET = "sk-test-SECRET-1234567890abcdef"
+OPTS = CallOptions(max_tokens=64, timeout_s=5)
+PROMPT = Prompt(system="You are Hermes.", messages=(Message("user", "hi"),), context="## ctx")
+
+PROVIDERS = {
+    "openai": (OpenAIProvider, "openai", OPENAI_URL, "gpt-4o-mini"),
+    "anthropic": (AnthropicProvider, "anthropic", ANTHROPIC_URL, "claude-3-5-sonnet-20241022"),
+}
+
+
+def make(kind: str):
+    cls, name, url, model = PROVIDERS[kind]
+    return cls(name), Credential(name, SECRET), url, model
+
+
+def ok_body(kind: str, text: str = "Hello!"):
+    return openai_chat_completion(text) if kind == "openai" else anthropic_message(text)
+
+
+def err_body(kind: str, status: int, message: str = "boom"):
+    return openai_error(status, message) if kind == "openai" else anthropic_error(status, message)
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_complete_success_sends_system_and_context(kind, respx_mock):
+    provider, cred, url, model = make(kind)
+    route = respx_mock.post(url).mock(return_value=httpx.Response(200, json=ok_body(kind)))
+    done = provider.complete(PROMPT, model, cred, OPTS)
+    assert done.text == "Hello!"
+    assert done.provider == kind
+    assert done.usage.output_tokens == 5
+    sent = route.calls.last.request
+    body = sent.content.decode()
+    assert "You are Hermes." in body and "## ctx" in body
+    assert SECRET in (sent.headers.get("authorization", "") + sent.headers.get("x-api-key", ""))
+    assert route.call_count == 1  # max_retries=0: the SDK never retries on its own
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_stream_yields_text_then_usage(kind, respx_mock):
+    provider, cred, url, model = make(kind)
+    body = openai_chat_stream(cached_tokens=4) if kind == "openai" else anthropic_stream(cache_read=4)
+    respx_mock.post(url).mock(return_value=httpx.Response(200, content=body, headers=SSE_HEADERS))
+    deltas = list(provider.stream(PROMPT, model, cred, OPTS))
+    assert "".join(d.text for d in deltas) == "Hello!"
+    assert deltas[-1].usage is not None and deltas[-1].usage.cache_read_tokens == 4
+    assert deltas[-1].finish_reason in ("stop", "end_turn")
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+async def test_async_complete_and_stream(kind, respx_mock):
+    provider, cred, url, model = make(kind)
+    respx_mock.post(url).mock(side_effect=[
+        httpx.Response(200, json=ok_body(kind, "async!")),
+        httpx.Response(200, content=openai_chat_stream() if kind == "openai" else anthropic_stream(),
+                       headers=SSE_HEADERS)])
+    done = await provider.acomplete(PROMPT, model, cred, OPTS)
+    assert done.text == "async!"
+    text = "".join([d.text async for d in provider.astream(PROMPT, model, cred, OPTS)])
+    assert text == "Hello!"
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+@pytest.mark.parametrize("form,expected", [("retry-after", 30.0), ("retry-after-ms", 1.5),
+                                           ("http-date", 30.0), ("openai-reset", 90.0),
+                                           ("anthropic-reset", 30.0)])
+def test_429_retry_after_forms(kind, form, expected, respx_mock):
+    provider, cred, url, model = make(kind)
+    headers = retry_after_headers(form, expected)
+    respx_mock.post(url).mock(return_value=httpx.Response(429, json=err_body(kind, 429), headers=headers))
+    with pytest.raises(RateLimited) as info:
+        provider.complete(PROMPT, model, cred, OPTS)
+    assert info.value.retry_after == pytest.approx(expected, abs=1.5)
+    assert info.value.status_code == 429
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+@pytest.mark.parametrize("status,error", [(401, AuthenticationFailed), (403, AuthenticationFailed),
+                                          (400, BadRequest), (500, ServerError), (529, Overloaded),
+                                          (503, ServerError)])
+def test_status_mapping(kind, status, error, respx_mock):
+    provider, cred, url, model = make(kind)
+    respx_mock.post(url).mock(return_value=httpx.Response(status, json=err_body(kind, status)))
+    with pytest.raises(error) as info:
+        provider.complete(PROMPT, model, cred, OPTS)
+    assert info.value.status_code == status
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_context_window_400(kind, respx_mock):
+    provider, cred, url, model = make(kind)
+    body = (openai_error(400, "This model's maximum context length is 128000 tokens",
+                         code="context_length_exceeded") if kind == "openai"
+            else anthropic_error(400, "prompt is too long: 210000 tokens > 200000 maximum"))
+    respx_mock.post(url).mock(return_value=httpx.Response(400, json=body))
+    with pytest.raises(ContextWindowExceeded):
+        provider.complete(PROMPT, model, cred, OPTS)
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_timeout_and_connection_refused(kind, respx_mock):
+    provider, cred, url, model = make(kind)
+    respx_mock.post(url).mock(side_effect=[httpx.ReadTimeout("slow"), httpx.ConnectError("refused")])
+    with pytest.raises(Timeout):
+        provider.complete(PROMPT, model, cred, OPTS)
+    with pytest.raises(ConnectionFailed):
+        provider.complete(PROMPT, model, cred, OPTS)
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_401_echoing_the_key_never_leaks_it(kind, respx_mock):
+    provider, cred, url, model = make(kind)
+    respx_mock.post(url).mock(return_value=httpx.Response(
+        401, json=err_body(kind, 401, f"Incorrect API key provided: {SECRET}")))
+    with pytest.raises(AuthenticationFailed) as info:
+        provider.complete(PROMPT, model, cred, OPTS)
+    assert SECRET not in str(info.value) and SECRET not in repr(info.value.body)
+    assert cred.fingerprint in str(info.value)
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_stream_error_before_first_token_maps(kind, respx_mock):
+    provider, cred, url, model = make(kind)
+    respx_mock.post(url).mock(return_value=httpx.Response(429, json=err_body(kind, 429),
+                                                          headers={"retry-after": "7"}))
+    with pytest.raises(RateLimited) as info:
+        list(provider.stream(PROMPT, model, cred, OPTS))
+    assert info.value.retry_after == 7
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_tool_calls_pass_through(kind, respx_mock):
+    provider, cred, url, model = make(kind)
+    call = ToolCall("call_1", "skill_view", '{"name": "git-rebase"}')
+    body = (openai_chat_completion("", tool_calls=[call]) if kind == "openai"
+            else anthropic_message("", tool_calls=[call]))
+    route = respx_mock.post(url).mock(return_value=httpx.Response(200, json=body))
+    prompt = Prompt(system="s", messages=(Message("user", "hi"),),
+                    tools=(ToolSpec("skill_view", "Load a skill", {"type": "object", "properties": {
+                        "name": {"type": "string"}}}),))
+    done = provider.complete(prompt, model, cred, OPTS)
+    assert done.tool_calls[0].name == "skill_view"
+    assert '"git-rebase"' in done.tool_calls[0].arguments
+    assert "skill_view" in route.calls.last.request.content.decode()
+
+
+def test_anthropic_render_cache_markers_and_limit():
+    msgs = tuple(Message("user" if i % 2 == 0 else "assistant", f"m{i}") for i in range(9))
+    prompt = Prompt(system="S" * 10, messages=msgs, context="CTX",
+                    cache=CachePlan(system=True, message_indices=(4, 5, 6, 7, 8), ttl="1h"))
+    payload = AnthropicProvider().render(prompt, "claude-3-5-sonnet-20241022", OPTS)
+    assert payload["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    marks = sum(1 for m in payload["messages"] for b in m["content"] if "cache_control" in b)
+    assert marks + 1 == 4  # never more than four breakpoints in total
+    last = payload["messages"][-1]["content"]
+    assert last[0] == {"type": "text", "text": "CTX"}  # per-turn context leads the last user message
+
+
+def test_openai_render_prefix_first_and_cache_key():
+    prompt = Prompt(system="S", messages=(Message("user", "q"),), context="CTX",
+                    cache=CachePlan(system=True, prompt_cache_key="abc"))
+    payload = OpenAIProvider().render(prompt, "gpt-4o", OPTS)
+    assert payload["messages"][0] == {"role": "system", "content": "S"}
+    assert payload["prompt_cache_key"] == "abc"
+    assert payload["messages"][1]["content"][0]["text"] == "CTX"
+    compat = OpenAIProvider("local", endpoint="http://localhost:11434/v1").render(prompt, "m", OPTS)
+    assert "prompt_cache_key" not in compat and compat["max_tokens"] == 64
+
+
+def test_compatible_endpoint_used(respx_mock):
+    provider = OpenAIProvider("together", endpoint="https://api.together.xyz/v1")
+    route = respx_mock.post("https://api.together.xyz/v1/chat/completions").mock(
+        return_value=httpx.Response(200, json=openai_chat_completion("from together")))
+    done = provider.complete(PROMPT, "meta-llama/x", Credential("together", SECRET), OPTS)
+    assert done.text == "from together" and route.called
+
+
+# Secrets echoed back by a proxy never survive into an error, whatever shape the body has.
+
+SECRET_ECHO = "tg-0123456789abcdefSECRET"     # not key-shaped: only the exact-secret net catches it
+PROMPT_ECHO = Prompt(system="s", messages=(Message("user", "hi"),))
+KINDS = {"openai": (OpenAIProvider, OPENAI_URL, "gpt-4o"),
+         "anthropic": (AnthropicProvider, ANTHROPIC_URL, "claude-3-5-sonnet-20241022")}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("status, error", [(401, AuthenticationFailed), (400, BadRequest)])
+def test_a_json_array_body_echoing_the_key_is_redacted(kind, status, error, respx_mock):
+    cls, url, model = KINDS[kind]
+    echoed = [{"message": "gateway rejected the request",
+               "received_headers": {"authorization": f"Bearer {SECRET_ECHO}", "x-api-key": SECRET_ECHO}}]
+    respx_mock.post(url).mock(return_value=httpx.Response(status, json=echoed))
+    with pytest.raises(error) as info:
+        cls(kind).complete(PROMPT_ECHO, model, Credential(kind, SECRET_ECHO), CallOptions(timeout_s=5))
+    e = info.value
+    assert SECRET_ECHO not in str(e) and SECRET_ECHO not in repr(e.body) and SECRET_ECHO not in repr(e.args)
+    assert "gateway rejected" in str(e.body)
+
+
+# Provider payloads against the real APIs' structural rules, for histories an Agent produces.
+
+OPTS_RULES = CallOptions(max_tokens=64)
+
+
+def _text_blocks(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    return [b for m in payload["messages"] for b in m["content"] if b["type"] == "text"]
+
+
+def _assert_anthropic_rules(payload: dict[str, Any]) -> None:
+    roles = [m["role"] for m in payload["messages"]]
+    assert roles[0] == "user"
+    assert all(a != b for a, b in itertools.pairwise(roles)), roles
+    for block in _text_blocks(payload):
+        assert block["text"].strip(), payload       # "text content blocks must be non-empty"
+    for m in payload["messages"]:
+        assert m["content"], payload
+
+
+def test_anthropic_empty_assistant_reply_in_history_sends_no_empty_text_block():
+    # A model reply can be empty (end_turn with no content, or only tool calls in the last
+    # round); the Agent keeps it in the history, and the next turn must still be accepted.
+    history = (Message("user", "first"), Message("assistant", ""), Message("user", "second"))
+    plan = CachePlan(system=True, message_indices=(1,))
+    payload = render_anthropic(Prompt("sys", history, context="ctx", cache=plan), "claude", OPTS_RULES)
+    _assert_anthropic_rules(payload)
+    texts = [b["text"] for b in _text_blocks(payload)]
+    assert texts == ["first", "ctx", "second"]
+
+
+def test_anthropic_whitespace_only_text_is_dropped_but_tool_use_kept():
+    call = ToolCall("toolu_1", "skill_view", '{"name": "git"}')
+    history = (Message("user", "load git"), Message("assistant", "  \n", tool_calls=(call,)),
+               Message("tool", "# Skill: git", tool_call_id="toolu_1"),
+               Message("assistant", ""), Message("user", "thanks"))
+    payload = render_anthropic(Prompt("sys", history), "claude", OPTS_RULES)
+    _assert_anthropic_rules(payload)
+    assistant = payload["messages"][1]["content"]
+    assert [b["type"] for b in assistant] == ["tool_use"]
+    results = payload["messages"][2]["content"]
+    assert results[0]["type"] == "tool_result" and results[-1] == {"type": "text",
+                                                                  "text": "thanks"}
+
+
+def test_anthropic_cache_marker_on_an_empty_message_moves_to_a_real_block():
+    history = (Message("user", "a"), Message("assistant", "b"), Message("user", "c"),
+               Message("assistant", ""), Message("user", "d"))
+    payload = render_anthropic(Prompt("sys", history, cache=CachePlan(message_indices=(3,))),
+                               "claude", OPTS_RULES)
+    _assert_anthropic_rules(payload)
+    marked = [b for m in payload["messages"] for b in m["content"] if "cache_control" in b]
+    assert marked and all(b.get("text", "x").strip() for b in marked)
+
+
+# --------------------------------------------------------------------------- through the Agent
+
+SECRET_RULES = "sk-test-SECRET-payload-0123456789"
+
+
+def _assert_openai_rules(payload: dict[str, Any]) -> None:
+    pending: set[str] = set()
+    for m in payload["messages"]:
+        if m["role"] == "tool":
+            assert m["tool_call_id"] in pending, payload   # answers a call just made
+            pending.discard(m["tool_call_id"])
+            continue
+        assert not pending, payload                          # every call answered first
+        if m["role"] == "assistant" and m.get("tool_calls"):
+            pending = {c["id"] for c in m["tool_calls"]}
+            assert all(c["id"] for c in m["tool_calls"])
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_streamed_tool_call_through_the_agent_sends_valid_follow_ups(copy_example_home, kind, tmp_path: Path,
+                                                                       respx_mock):
+    home = tmp_path / "home"
+    copy_example_home(home)
+    model = "gpt-4o-mini" if kind == "openai" else "claude-3-5-sonnet-20241022"
+    cfg = {"home": str(home),
+           "llm": {"routing": {"default_model": model, "providers": [{"name": kind}]}},
+           "credentials": {kind: {"keys": [{"key": SECRET_RULES}]}}}
+    agent = Agent(load_settings(cfg, env={}), loop_options={"sleep": lambda s: None,
+                                                            "audit_path": False})
+    call = ToolCall("call_7", "skill_view", '{"name": "git-rebase-conflicts"}')
+    url, build = ((OPENAI_URL, openai_chat_stream) if kind == "openai"
+                  else (ANTHROPIC_URL, anthropic_stream))
+    route = respx_mock.post(url).mock(side_effect=[
+        httpx.Response(200, content=build((), model=model, tool_calls=[call]), headers=SSE_HEADERS),
+        httpx.Response(200, content=build(["Abort, ", "then rebase."], model=model),
+                       headers=SSE_HEADERS),
+        httpx.Response(200, content=build(["Sure."], model=model), headers=SSE_HEADERS)])
+    try:
+        stream = agent.stream("git rebase stopped with a conflict")
+        assert "".join(stream) == "Abort, then rebase."
+        assert stream.reply is not None and stream.reply.provider == kind
+        assert "".join(agent.stream("thanks")) == "Sure."
+    finally:
+        agent.close()
+    bodies = [json.loads(c.request.content) for c in route.calls]
+    assert len(bodies) == 3
+    check = _assert_openai_rules if kind == "openai" else _assert_anthropic_rules
+    for body in bodies:
+        check(body)
+    follow_up = json.dumps(bodies[1])
+    assert "call_7" in follow_up and "# Skill: git-rebase-conflicts" in follow_up
+    assert "call_7" in json.dumps(bodies[2])      # the history keeps the call and its answer
+    assert SECRET_RULES not in json.dumps(bodies)
+
+
+# --------------------------------------------------------------------------- OpenAI-compatible streams
+
+def _chunks_sse(tool_call_deltas: list[list[dict[str, Any]]]) -> bytes:
+    base = {"id": "chatcmpl-x", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    chunks = [{**base, "choices": [{"index": 0, "finish_reason": None,
+                                    "delta": {"role": "assistant", "content": None,
+                                              "tool_calls": d}}]} for d in tool_call_deltas]
+    chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    lines = [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
+    return "".join(lines).encode()
+
+
+@pytest.mark.parametrize("deltas", [
+    # Ollama: every call of a parallel set arrives whole, all with index 0
+    [[{"index": 0, "id": "call_a", "type": "function",
+       "function": {"name": "skill_view", "arguments": '{"name": "git"}'}}],
+     [{"index": 0, "id": "call_b", "type": "function",
+       "function": {"name": "skill_view", "arguments": '{"name": "docker"}'}}]],
+    # older compatible servers: no index at all
+    [[{"id": "call_a", "type": "function",
+       "function": {"name": "skill_view", "arguments": '{"name": '}}],
+     [{"function": {"arguments": '"git"}'}}],
+     [{"id": "call_b", "type": "function",
+       "function": {"name": "skill_view", "arguments": '{"name": "docker"}'}}]],
+])
+def test_openai_compatible_stream_keeps_parallel_tool_calls_apart(deltas, respx_mock):
+    from hermes_core.providers.openai import OpenAIProvider
+
+    respx_mock.post("http://127.0.0.1:11434/v1/chat/completions").mock(
+        return_value=httpx.Response(200, content=_chunks_sse(deltas), headers=SSE_HEADERS))
+    provider = OpenAIProvider("ollama", "http://127.0.0.1:11434/v1")
+    out = list(provider.stream(Prompt("s", (Message("user", "hi"),)), "m", None, OPTS_RULES))
+    calls = [d.tool_call for d in out if d.tool_call is not None]
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in calls] == [
+        ("call_a", "skill_view", {"name": "git"}), ("call_b", "skill_view", {"name": "docker"})]
+
+
+def test_openai_compatible_stream_without_call_ids_gets_distinct_ids(respx_mock):
+    from hermes_core.providers.openai import OpenAIProvider
+
+    deltas = [[{"index": 0, "type": "function",
+                "function": {"name": "skill_view", "arguments": '{"name": "git"}'}}],
+              [{"index": 1, "type": "function",
+                "function": {"name": "skill_view", "arguments": '{"name": "docker"}'}}]]
+    respx_mock.post("http://127.0.0.1:8000/v1/chat/completions").mock(
+        return_value=httpx.Response(200, content=_chunks_sse(deltas), headers=SSE_HEADERS))
+    provider = OpenAIProvider("vllm", "http://127.0.0.1:8000/v1")
+    out = list(provider.stream(Prompt("s", (Message("user", "hi"),)), "m", None, OPTS_RULES))
+    ids = [d.tool_call.id for d in out if d.tool_call is not None]
+    assert len(ids) == 2 and all(ids) and len(set(ids)) == 2   # tool results can answer each
+
+
+def test_openai_compatible_completion_without_call_ids_gets_distinct_ids(respx_mock):
+    from hermes_core.providers.openai import OpenAIProvider
+    from hermes_core.testing import openai_chat_completion
+
+    body = openai_chat_completion("", tool_calls=[ToolCall("x", "skill_view", '{"name": "git"}'),
+                                                  ToolCall("y", "skill_view", '{"name": "a"}')])
+    for call in body["choices"][0]["message"]["tool_calls"]:
+        del call["id"]
+    respx_mock.post("http://127.0.0.1:8000/v1/chat/completions").mock(
+        return_value=httpx.Response(200, json=body))
+    done = OpenAIProvider("vllm", "http://127.0.0.1:8000/v1").complete(
+        Prompt("s", (Message("user", "hi"),)), "m", None, OPTS_RULES)
+    ids = [c.id for c in done.tool_calls]
+    assert len(ids) == 2 and all(isinstance(i, str) and i for i in ids) and len(set(ids)) == 2
+
+
+def test_anthropic_empty_system_prompt_is_left_out():
+    payload = render_anthropic(Prompt("", (Message("user", "hi"),), cache=CachePlan(system=True)),
+                               "claude", OPTS_RULES)
+    assert "system" not in payload
+    _assert_anthropic_rules(payload)
+
+
+# A 200 whose body is not the API's response (a proxy's HTML page, a JSON of another shape).
+#
+# The SDKs hand back the raw text (or a model missing its fields) and the adapters crashed with an
+# AttributeError, which the call loop treats as a bug: no failover, and the REPL showed a traceback
+# name. It is the endpoint failing, so it is a retryable ServerError that fails over.
+
+SECRET_BODY = "sk-testkey-SECRET-badbody-0001"
+PROMPT_BODY = Prompt(system="s", messages=(Message("user", "hi"),))
+OPTS_BODY = CallOptions(max_tokens=32, timeout_s=5)
+
+BODIES = {
+    "html": lambda: httpx.Response(200, text=f"<html>proxy login {SECRET_BODY}</html>",
+                                   headers={"content-type": "text/html"}),
+    "other-json": lambda: httpx.Response(200, json={"status": "ok", "echo": SECRET_BODY}),
+    "truncated-json": lambda: httpx.Response(200, content=b'{"id": "x", "cho',
+                                             headers={"content-type": "application/json"}),
+}
+
+
+@pytest.mark.parametrize("body", BODIES)
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_unexpected_200_body_is_a_server_error(kind, body, respx_mock) -> None:
+    url, provider = ((OPENAI_URL, OpenAIProvider()) if kind == "openai"
+                     else (ANTHROPIC_URL, AnthropicProvider()))
+    respx_mock.post(url).mock(side_effect=lambda r: BODIES[body]())
+    cred = Credential(kind, SECRET_BODY)
+    with pytest.raises(ServerError) as info:
+        provider.complete(PROMPT_BODY, "m", cred, OPTS_BODY)
+    assert SECRET_BODY not in str(info.value)
+    with pytest.raises(ServerError):
+        await provider.acomplete(PROMPT_BODY, "m", cred, OPTS_BODY)
+
+
+def test_call_loop_fails_over_past_a_proxy_page(failover_loop, respx_mock) -> None:
+    loop, router = failover_loop("openai", SECRET_BODY, "sk-ant-testkey-SECRET-0002")
+    respx_mock.post(OPENAI_URL).mock(side_effect=lambda r: BODIES["html"]())
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, json=anthropic_message("from backup", model="claude-haiku")))
+    done, attempts = loop.complete(PROMPT_BODY, router.select("hi"), OPTS_BODY)
+    assert done.text == "from backup"
+    assert [a.decision for a in attempts] == ["failover", "done"]
+    assert attempts[0].status == "ServerError"   # not "200": the audit must not read as a success
+    assert all(k.in_flight == 0 for k in loop.pool.status())
+
+
+# A stream that delivers no event at all (a proxy's HTML page, an empty body) is a failure.
+#
+# The SDKs parse such a body as an SSE stream with no events; the adapters then ended the stream
+# with an empty usage delta, which the call loop took as a successful, empty answer: no failover,
+# an empty assistant turn in the history.
+
+SECRET_EMPTY = "sk-testkey-SECRET-empty-0001"
+PROMPT_EMPTY = Prompt(system="s", messages=(Message("user", "hi"),))
+OPTS_EMPTY = CallOptions(max_tokens=32, timeout_s=5)
+
+BODIES_EMPTY = {
+    "html": lambda: httpx.Response(200, text="<html>gateway</html>",
+                                   headers={"content-type": "text/html"}),
+    "empty-sse": lambda: httpx.Response(200, content=b"", headers=SSE_HEADERS),
+    "done-only": lambda: httpx.Response(200, content=b"data: [DONE]\n\n", headers=SSE_HEADERS),
+}
+
+
+def _provider(kind: str) -> tuple[str, OpenAIProvider | AnthropicProvider]:
+    return (OPENAI_URL, OpenAIProvider()) if kind == "openai" else (ANTHROPIC_URL,
+                                                                     AnthropicProvider())
+
+
+@pytest.mark.parametrize("body", BODIES_EMPTY)
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_stream_without_any_event_is_a_server_error(assert_both_streams_raise, kind, body,
+                                                          respx_mock) -> None:
+    url, provider = _provider(kind)
+    respx_mock.post(url).mock(side_effect=lambda r: BODIES_EMPTY[body]())
+    await assert_both_streams_raise(provider, Credential(kind, SECRET_EMPTY), ServerError)
+
+
+def test_a_real_empty_answer_is_still_an_answer(respx_mock) -> None:
+    """A well-formed stream with no text (e.g. max_tokens hit at once) is not an error."""
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=anthropic_stream(()), headers=SSE_HEADERS))
+    cred = Credential("anthropic", SECRET_EMPTY)
+    deltas = list(AnthropicProvider().stream(PROMPT_EMPTY, "m", cred, OPTS_EMPTY))
+    assert deltas[-1].finish_reason == "end_turn"
+
+
+def test_call_loop_fails_over_past_an_empty_stream(failover_loop, respx_mock) -> None:
+    loop, router = failover_loop("openai", SECRET_EMPTY, "sk-ant-testkey-SECRET-0002")
+    respx_mock.post(OPENAI_URL).mock(side_effect=lambda r: BODIES_EMPTY["html"]())
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=anthropic_stream(("from ", "backup")), headers=SSE_HEADERS))
+    s = loop.stream(PROMPT_EMPTY, router.select("hi"), OPTS_EMPTY)
+    assert "".join(d.text for d in s) == "from backup"
+    assert [a.decision for a in s.attempts] == ["failover", "done"]
+
+
+# A stream event whose JSON is cut or malformed (a proxy truncating lines) is a server failure.
+#
+# The SDKs raise ``json.JSONDecodeError`` from the stream iterator; it escaped the adapters as a
+# plain ValueError, so the call loop treated it as a bug: no failover before the first token and a
+# non-hermes exception for the caller.
+
+PROMPT_SSE = Prompt(system="s", messages=(Message("user", "hi"),))
+OPTS_SSE = CallOptions(max_tokens=16, timeout_s=5)
+SECRET_SSE = "sk-testkey-SECRET-malformed-01"
+BROKEN = {
+    "openai": (OPENAI_URL, b'data: {"id": "x", "cho\n\n'),
+    "anthropic": (ANTHROPIC_URL, b'event: message_start\ndata: {"type": "message_st\n\n'),
+}
+
+
+@pytest.mark.parametrize("kind", BROKEN)
+async def test_malformed_event_is_a_server_error(assert_both_streams_raise, kind: str, respx_mock) -> None:
+    url, body = BROKEN[kind]
+    provider = OpenAIProvider() if kind == "openai" else AnthropicProvider()
+    respx_mock.post(url).mock(return_value=httpx.Response(200, content=body, headers=SSE_HEADERS))
+    await assert_both_streams_raise(provider, Credential(kind, SECRET_SSE), ServerError)
+
+
+def test_call_loop_fails_over_past_a_malformed_stream(failover_loop, respx_mock) -> None:
+    loop, router = failover_loop("openai", SECRET_SSE, "sk-ant-testkey-SECRET-0002")
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=BROKEN["openai"][1], headers=SSE_HEADERS))
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=anthropic_stream(("from ", "backup")), headers=SSE_HEADERS))
+    s = loop.stream(PROMPT_SSE, router.select("hi"), OPTS_SSE)
+    assert "".join(d.text for d in s) == "from backup"
+    assert [a.decision for a in s.attempts] == ["failover", "done"]
+    assert all(k.in_flight == 0 for k in loop.pool.status())
+
+
+# Error events inside a 200 stream are mapped by their error type, not by the 200 status.
+#
+# Anthropic sends ``event: error`` (``overloaded_error``, ``api_error``, ...) after the stream has
+# started with HTTP 200; OpenAI-compatible servers send ``{"error": {...}}`` chunks. The SDKs raise
+# these with the stream's 200 status (Anthropic) or without a status (OpenAI), so mapping by status
+# made an overloaded Anthropic stream a non-retryable BadRequest that aborted the whole request
+# instead of failing over.
+
+SECRET_ERR = "sk-ant-testkey-SECRET-000111222"
+PROMPT_ERR = Prompt(system="You are Hermes.", messages=(Message("user", "hi"),))
+OPTS_ERR = CallOptions(max_tokens=32, timeout_s=5)
+
+
+def anthropic_error_stream(err_type: str, message: str = "boom") -> bytes:
+    start = {"id": "m", "type": "message", "role": "assistant", "model": "claude", "content": [],
+             "stop_reason": None, "stop_sequence": None,
+             "usage": {"input_tokens": 3, "output_tokens": 1}}
+    return _sse([("message_start", {"type": "message_start", "message": start}),
+                 ("error", {"type": "error", "error": {"type": err_type, "message": message}})])
+
+
+def openai_error_stream(err_type: str, message: str = "boom") -> bytes:
+    return _sse([(None, {"error": {"message": message, "type": err_type}})])
+
+
+@pytest.mark.parametrize(("err_type", "expected"), [
+    ("overloaded_error", Overloaded),
+    ("api_error", ServerError),
+    ("rate_limit_error", RateLimited),
+    ("invalid_request_error", BadRequest),
+])
+def test_anthropic_stream_error_event_maps_by_type(err_type, expected, respx_mock) -> None:
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=anthropic_error_stream(err_type, f"bad {SECRET_ERR}"), headers=SSE_HEADERS))
+    with pytest.raises(ProviderError) as info:
+        list(AnthropicProvider().stream(PROMPT_ERR, "claude", Credential("anthropic", SECRET_ERR), OPTS_ERR))
+    assert type(info.value) is expected
+    assert SECRET_ERR not in str(info.value) and SECRET_ERR not in str(info.value.body)
+
+
+async def test_anthropic_async_stream_overloaded_is_retryable(respx_mock) -> None:
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=anthropic_stream(("a",), fail_after=0), headers=SSE_HEADERS))
+    with pytest.raises(Overloaded):
+        async for _ in AnthropicProvider().astream(PROMPT_ERR, "claude",
+                                                   Credential("anthropic", SECRET_ERR), OPTS_ERR):
+            pass
+
+
+@pytest.mark.parametrize(("err_type", "expected"), [
+    ("server_error", ServerError),
+    ("rate_limit_exceeded", RateLimited),
+    ("invalid_request_error", BadRequest),
+])
+def test_openai_stream_error_chunk_maps_by_type(err_type, expected, respx_mock) -> None:
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=openai_error_stream(err_type), headers=SSE_HEADERS))
+    with pytest.raises(ProviderError) as info:
+        list(OpenAIProvider().stream(PROMPT_ERR, "gpt-4o", Credential("openai", SECRET_ERR), OPTS_ERR))
+    assert type(info.value) is expected
+
+
+def test_overloaded_anthropic_stream_fails_over_before_first_token(failover_loop, respx_mock) -> None:
+    loop, router = failover_loop("anthropic", SECRET_ERR, "sk-backup-SECRET-999888777")
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=anthropic_stream(("a",), fail_after=0), headers=SSE_HEADERS))
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, content=_sse([
+        (None, {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o",
+                "choices": [{"index": 0, "delta": {"content": "streamed backup"},
+                             "finish_reason": "stop"}]}), (None, "[DONE]")]),
+        headers=SSE_HEADERS))
+    s = loop.stream(PROMPT_ERR, router.select("hi"), OPTS_ERR)
+    assert "".join(d.text for d in s) == "streamed backup"
+    assert s.attempts[0].status == "529"
+    assert s.attempts[-1].status == "ok"
+
+
+def test_a_redirect_keeps_its_own_status(respx_mock) -> None:
+    """Only a 2xx stream takes its status from the error type; a 3xx stays what it was."""
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        302, text="<html>moved</html>"))   # no location: the SDK cannot follow it
+    with pytest.raises(ProviderError) as info:
+        AnthropicProvider().complete(PROMPT_ERR, "claude", Credential("anthropic", SECRET_ERR), OPTS_ERR)
+    assert info.value.status_code == 302 and type(info.value) is BadRequest
+
+
+# Async SDK clients are per event loop.
+#
+# The client cache handed the async client built under one event loop to calls made under the next
+# (``asyncio.run`` per request, a notebook, a worker restarting its loop). Its kept-alive connections
+# belong to the closed loop, so the next call against any keep-alive server failed with
+# ``RuntimeError: Event loop is closed`` (not even a ProviderError, so no failover).
+
+PROMPT_LOOPS = Prompt(system="s", messages=(Message("user", "hi"),))
+OPTS_LOOPS = CallOptions(max_tokens=16, timeout_s=5)
+
+
+class _KeepAlive(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"   # connections stay open between requests, as real APIs do
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        body = (anthropic_message("ok") if self.path.endswith("/messages")
+                else openai_chat_completion("ok"))
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def server_url() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _KeepAlive)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_async_calls_from_successive_event_loops(kind: str, server_url: str) -> None:
+    provider = (OpenAIProvider("local", endpoint=server_url + "/v1") if kind == "openai"
+                else AnthropicProvider("local", endpoint=server_url))
+    cred = Credential("local", "sk-testkey-SECRET-loops-0001")
+    texts = [asyncio.run(provider.acomplete(PROMPT_LOOPS, "m", cred, OPTS_LOOPS)).text for _ in range(3)]
+    assert texts == ["ok", "ok", "ok"]

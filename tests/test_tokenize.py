@@ -1,0 +1,71 @@
+"""Tests of ``hermes_core/tokenize.py``.
+
+an unusable jieba cache folder costs the cache, not the retriever.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+from hermes_core import tokenize as tok
+from hermes_core.tokenize import tokenize
+
+
+@pytest.fixture
+def fresh_jieba(monkeypatch: pytest.MonkeyPatch) -> None:
+    jieba = pytest.importorskip("jieba")
+    monkeypatch.setattr(tok, "_jieba", None)
+    monkeypatch.setattr(tok, "_jieba_failed", False)
+    monkeypatch.setattr(jieba.dt, "tmp_dir", jieba.dt.tmp_dir)  # restored after the test
+
+
+def test_cache_path_that_is_a_file_falls_back_with_a_warning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_jieba: None,
+        caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    monkeypatch.setenv("HERMES_JIEBA_CACHE", str(blocker))
+    with caplog.at_level(logging.WARNING, logger="hermes_core.tokenize"):
+        assert tok.jieba_available()
+    assert "违章" in tok.tokenize("查询违章记录")
+    assert str(blocker) in caplog.text and "jieba" in caplog.text
+
+
+def test_cache_folder_we_may_not_write_falls_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_jieba: None) -> None:
+    theirs = tmp_path / "hermes-core-jieba"  # made by another user in a shared /tmp
+    theirs.mkdir()
+    monkeypatch.setenv("HERMES_JIEBA_CACHE", str(theirs))
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if os.fspath(p) == str(theirs)
+                        else real_access(p, mode, **kw))
+    assert tok.jieba_cache_dir() is None
+    assert tok.jieba_available()
+
+
+# Chinese glued to Latin letters or digits is segmented like spaced text.
+
+@pytest.mark.parametrize("glued, spaced", [
+    ("把PDF转换成Word文档", "把 PDF 转换成 Word 文档"),
+    ("明天下午3点和John开会讨论Q3预算", "明天下午 3 点和 John 开会讨论 Q 3 预算"),
+    ("iPhone手机壳", "iPhone 手机壳"),
+    ("3点开会", "3 点开会"),
+])
+def test_glued_mixed_text_tokenizes_like_spaced_text(glued: str, spaced: str) -> None:
+    assert tokenize(glued) == tokenize(spaced)
+
+
+def test_chinese_after_latin_is_segmented_not_kept_as_one_token() -> None:
+    toks = tokenize("明天下午3点和John开会讨论Q3预算")
+    assert "开会" in toks and "john" in toks and "预算" in toks
+    assert not any(any(c.isascii() for c in t) and any(ord(c) > 0x3000 for c in t) for t in toks)
+
+
+def test_identifiers_still_split() -> None:
+    assert tokenize("Navigation.TrafficViolations.queryViolation") == [
+        "navigation", "traffic", "violations", "query", "violation"]
+    assert tokenize("HTTPServer2 über") == ["http", "server", "2", "über"]

@@ -1,0 +1,46 @@
+"""Tests of `hermes_core/types.py` (value types and their reprs) and the public API surface."""
+
+from __future__ import annotations
+
+import pickle
+
+from hermes_core.types import Credential, Prompt, Usage
+
+KEY = "sk-proj-AbCdEf0123456789XYZ"
+
+
+def test_credential_repr_str_show_fingerprint_only():
+    c = Credential("openai", KEY, max_rpm=10)
+    for text in (repr(c), str(c), f"{c}", repr([c]), repr({"c": c})):
+        assert KEY not in text and c.fingerprint in text
+    assert c.fingerprint == Credential("x", KEY).fingerprint  # stable across providers
+    assert pickle.loads(pickle.dumps(c)).secret == KEY
+
+
+def test_usage_arithmetic_and_ratio():
+    u = Usage(10, 5, cache_read_tokens=90) + Usage(0, 1, cache_write_tokens=100)
+    assert u.total_input_tokens == 200 and u.output_tokens == 6
+    assert u.cache_hit_ratio == 0.45
+    assert Usage().cache_hit_ratio == 0.0
+
+
+def test_prompt_prefix_hash_depends_on_system_only():
+    a = Prompt(system="S", messages=(), context="ctx one")
+    b = Prompt(system="S", messages=(), context="ctx two")
+    assert a.prefix_sha256 == b.prefix_sha256
+    assert Prompt(system="T", messages=()).prefix_sha256 != a.prefix_sha256
+
+
+def test_public_api_resolves_lazily():
+    import subprocess
+    import sys
+
+    import hermes_core
+
+    for name in hermes_core.__all__:
+        assert getattr(hermes_core, name) is not None, name
+    # importing the package alone loads neither SDK nor torch
+    code = ("import sys, hermes_core; "
+            "print(any(m in sys.modules for m in ('openai', 'anthropic', 'torch')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,74 @@
+"""FakeClock: time moves only when told, sleeps are recorded, threads see one reading."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from hermes_core.testing import FakeClock
+
+
+def test_monotonic_call_and_t_agree_and_move_only_when_told() -> None:
+    clock = FakeClock(50.0)
+    assert clock() == clock.monotonic() == clock.t == 50.0
+    clock.t += 2.5
+    assert clock.monotonic() == 52.5
+    assert clock.advance(1.5) == 54.0
+    assert clock.advance(-10.0) == 54.0          # never backward
+    assert clock.sleeps == []                    # advancing is not sleeping
+
+
+def test_wall_time_moves_in_step_with_monotonic_time() -> None:
+    clock = FakeClock(10.0, wall_start=1_700_000_000.0)
+    assert clock.time() == 1_700_000_000.0
+    clock.sleep(30.0)
+    assert clock.time() == 1_700_000_030.0
+    assert clock.monotonic() == 40.0
+
+
+def test_sleep_records_and_advances_and_a_negative_request_advances_nothing() -> None:
+    clock = FakeClock(0.0)
+    clock.sleep(1.0)
+    clock.sleep(0.25)
+    clock.sleep(-3.0)
+    assert clock.sleeps == [1.0, 0.25, -3.0]
+    assert clock() == 1.25
+
+
+def test_async_sleep_advances_and_yields_to_the_loop() -> None:
+    clock = FakeClock(0.0)
+    order: list[str] = []
+
+    async def sleeper() -> None:
+        await clock.asleep(5.0)
+        order.append("sleeper")
+
+    async def other() -> None:
+        order.append("other")
+
+    async def main() -> None:
+        await asyncio.gather(sleeper(), other())
+
+    asyncio.run(main())
+    assert clock() == 5.0 and clock.sleeps == [5.0]
+    assert order == ["other", "sleeper"]
+
+
+def test_sleeps_from_many_threads_all_count() -> None:
+    clock = FakeClock(0.0)
+
+    def work() -> None:
+        for _ in range(1000):
+            clock.sleep(0.001)
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(clock.sleeps) == 8000
+    assert abs(clock() - 8.0) < 1e-6
+
+
+def test_repr_shows_the_reading() -> None:
+    assert "t=3.0" in repr(FakeClock(3.0))
