@@ -34,10 +34,12 @@ class SkillSelection:
     def __init__(self, retriever: Any) -> None:
         self.retriever = retriever
         self.last: Any = None
+        self.last_message: str | None = None
 
     def select(self, query: str, history: Sequence[Message], message: str) -> str:
         block, result = self.retriever.select(message, history, query=query)
         self.last = result
+        self.last_message = message   # what is learnt from: the user's words, not the fuller query
         if getattr(result, "layer", None) == "L1" and getattr(result, "names", ()):
             self.record(result.names[0], "trigger")   # a trigger hit is a use of that skill
         return str(block)
@@ -45,8 +47,7 @@ class SkillSelection:
     def record(self, skill: str, kind: str, *, good: bool = True) -> bool:
         """Tell the retriever that ``skill`` served the last retrieved message (the usage layer
         learns from it). False when there is nothing to learn from or learning is off."""
-        last = self.last
-        query = getattr(last, "query", None)
+        query = self.last_message
         recorder = getattr(self.retriever, "record_use", None)
         if not isinstance(query, str) or not query.strip() or recorder is None:
             return False

@@ -439,6 +439,7 @@ class SkillRetriever:
         False when learning is off or the skill is unknown; never raises into a turn."""
         if self.usage is None:
             return False
+        self.ensure_built()
         with self._swap:
             known = self._by_name.get(skill)
         if known is None:
