@@ -1078,7 +1078,10 @@ def test_long_message_embeds_only_its_head() -> None:
 
 def test_short_message_is_embedded_whole() -> None:
     emb = Recording()
-    SkillRetriever(skills=SAMPLE_SKILLS, embedders=[emb]).retrieve("extract the tables from this pdf")
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[emb])
+    r.refresh()
+    emb.query_lengths.clear()   # the gate calibration's reference queries, embedded at index time
+    r.retrieve("extract the tables from this pdf")
     assert emb.query_lengths == [len("extract the tables from this pdf")]
 
 
@@ -1087,5 +1090,8 @@ def test_english_keeps_more_characters_than_the_english_model_reads() -> None:
     # it whole, as before, so the English dev numbers and gate cannot move
     emb = Recording()
     text = "extract the tables from this pdf and then " * 36  # 1,512 characters
-    SkillRetriever(skills=SAMPLE_SKILLS, embedders=[emb]).retrieve(text)
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[emb])
+    r.refresh()
+    emb.query_lengths.clear()   # the gate calibration's reference queries, embedded at index time
+    r.retrieve(text)
     assert emb.query_lengths == [len(text.strip())]
