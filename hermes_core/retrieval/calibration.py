@@ -127,8 +127,10 @@ def pseudo_sample(skills: Sequence[Skill], limit: int = MAX_PSEUDO_SKILLS) -> li
 
 def catalog_key(model_id: str, skills: Sequence[Skill]) -> str:
     """Identifies a calibration: the model, every skill's name and content, the reference set and
-    the arithmetic's version. Any change gives a new key (and a new calibration)."""
-    h = hashlib.sha256(f"v{CALIBRATION_VERSION}\x00{model_id}\x00".encode())
+    the arithmetic (its version and constants). Any change gives a new key (and a new calibration)."""
+    constants = (CALIBRATION_VERSION, MIN_STD, MAX_PSEUDO_SKILLS, OFF_QUANTILE, PSEUDO_QUANTILE,
+                 PSEUDO_SHARE, FIXED_RULE_WEIGHT)
+    h = hashlib.sha256(f"{constants}\x00{model_id}\x00".encode())
     h.update("\x00".join(offtopic_requests()).encode())
     for s in skills:
         h.update(f"\x00{s.name}\x01{s.content_hash}".encode())

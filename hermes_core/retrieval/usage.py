@@ -10,8 +10,8 @@ The usage layer scores every skill from the past queries nearest to this one:
 * **kNN with label votes** (when an embedder serves the query): each of the ``k`` most similar past
   queries votes for its skill, +1 if it was a good use and -1 if an author marked it bad, weighted by
   how often a past query that close named the right skill (below).
-* **BM25 over past queries per skill** (without embeddings): each skill's past queries form one
-  document.
+* **BM25 over past queries** (without embeddings): the same votes, with each past query a BM25
+  document and the lexical share (score over what the query's words could score) as similarity.
 
 How much a neighbour is worth is measured on the history itself when the index is built: for a
 sample of past queries, the nearest *other* past query, its cosine, and whether it was for the same
@@ -46,10 +46,6 @@ EVENT_KINDS = ("trigger", "view", "feedback", "replay")
 DEFAULT_CAP = 20_000         # events kept; the oldest go first
 MAX_QUERY_CHARS = 1_000      # a stored query is cut here: the head says what was asked
 KNN_K = 10
-# Without embeddings: the best lexical share over a skill's past queries stands in for precision,
-# from nothing at LEX_MIN_SHARE to full at LEX_FULL_SHARE.
-LEX_MIN_SHARE = 0.3
-LEX_FULL_SHARE = 0.8
 # Fusion weight of the usage layer at full evidence (the dense layer weighs 0.8, BM25 0.2). Tuning
 # halves, MetaTool with 4,551 past queries: 1.2 -> 0.903, 2.0 -> 0.912, 3.0 -> 0.922 Recall@5; with
 # sparse history (HammerBench-zh, 219 past queries for 911 skills) 3.0 cost 1 in 220 at Recall@5.
@@ -247,6 +243,12 @@ def measure_reliability(vectors: np.ndarray, labels: np.ndarray, good: np.ndarra
     nn = idx[np.argmax(sims, axis=1)]
     best = sims.max(axis=1)
     hit = (labels[nn] == labels[pick]).astype(np.float64)
+    return reliability_from(best, hit, bins)
+
+
+def reliability_from(best: np.ndarray, hit: np.ndarray, bins: int = RELIABILITY_BINS) -> Reliability:
+    """Bin (similarity, nearest-was-right) pairs by similarity quantile; precision per bin, made
+    non-decreasing in similarity. Pure."""
     order = np.argsort(best)
     chunks = [c for c in np.array_split(order, bins) if len(c)]
     cos = [float(best[c].mean()) for c in chunks]
@@ -255,7 +257,12 @@ def measure_reliability(vectors: np.ndarray, labels: np.ndarray, good: np.ndarra
 
 
 class UsageIndex:
-    """Past queries of the current catalog, embedded once per build; scores a query in O(events)."""
+    """Past queries of the current catalog; scores a query in O(events).
+
+    Similarity between two queries is their cosine when the past queries were embedded, else the
+    BM25 share (what the query's words score on a past query over what they could score). Either
+    way the neighbours vote through the same measured :class:`Reliability`.
+    """
 
     def __init__(self, events: Sequence[UsageEvent], names: Sequence[str],
                  vectors: np.ndarray | None = None, *, unrelated_mean: float = 0.0,
@@ -273,65 +280,64 @@ class UsageIndex:
         self.unrelated_std = max(unrelated_std, 1e-6)
         self.k = k
         self.full_weight = full_weight
-        self.reliability = (measure_reliability(self.vectors, self._skill_idx, self._sign > 0)
-                            if self.vectors is not None else Reliability())
-        # one BM25 document per skill with good history: its past queries
-        by_skill: dict[str, list[str]] = {}
-        for e in self.events:
-            if e.good:
-                by_skill.setdefault(e.skill, []).append(e.query)
-        self._lex_names = sorted(by_skill)
-        self._lex_pos = np.fromiter((pos[n] for n in self._lex_names), np.int64, len(self._lex_names))
-        self._lex = BM25Index([Skill(n, " \n".join(by_skill[n])) for n in self._lex_names])
+        # without vectors: one BM25 document per past query
+        self._lex = (BM25Index([Skill(f"event-{i}", e.query) for i, e in enumerate(self.events)])
+                     if self.vectors is None else None)
+        self.reliability = self._measure()
 
     def __len__(self) -> int:
         return len(self.events)
 
+    def _measure(self) -> Reliability:
+        good = self._sign > 0
+        if self.vectors is not None:
+            return measure_reliability(self.vectors, self._skill_idx, good)
+        idx = np.flatnonzero(good)
+        if len(idx) < 2 * RELIABILITY_BINS:
+            return Reliability()
+        pick = idx[np.unique(np.linspace(0, len(idx) - 1, min(LOO_SAMPLE, len(idx))).astype(np.int64))]
+        best, hit = [], []
+        for i in pick:
+            sims = self._similarities(self.events[int(i)].query)
+            sims[i] = -np.inf                                   # not itself
+            sims[~good] = -np.inf
+            j = int(np.argmax(sims))
+            best.append(float(sims[j]))
+            hit.append(float(self._skill_idx[j] == self._skill_idx[i]))
+        return reliability_from(np.asarray(best), np.asarray(hit), RELIABILITY_BINS)
+
+    def _similarities(self, query: str, vector: np.ndarray | None = None) -> np.ndarray:
+        if self.vectors is not None and vector is not None:
+            return np.asarray(self.vectors @ np.asarray(vector, dtype=np.float32), dtype=np.float64)
+        if self._lex is None:
+            return np.zeros(len(self.events))
+        toks = bm25_tokens(query)
+        mx = self._lex.max_score(toks)
+        raw = self._lex.score_array(toks)
+        return raw / mx if mx > 0 else np.zeros(len(self.events))
+
     def score(self, query: str, vector: np.ndarray | None = None) -> UsageScores | None:
-        """Scores for ``query`` (``vector``: its embedding by the same model as the past queries),
-        or None to abstain (no history, or nothing close enough)."""
-        if not self.events:
+        """Scores for ``query`` (``vector``: its embedding by the same model as the past queries;
+        None with a lexical index), or None to abstain (no history, or nothing reliable)."""
+        if not self.events or (self.vectors is not None and vector is None):
             return None
-        n = len(self.names)
-        knn = np.zeros(n)
-        nearest = nearest_skill = None
-        used = 0
-        precision = 0.0
-        if vector is not None and self.vectors is not None and len(self.vectors):
-            sims = self.vectors @ np.asarray(vector, dtype=np.float32)
-            top = np.argsort(-sims, kind="stable")[: self.k]
-            j0 = int(top[0])
-            nearest, nearest_skill = self.events[j0].query, self.events[j0].skill
-            prec = np.array([self.reliability.at(float(sims[j])) for j in top])
-            precision = float(prec[0])
-            votes = np.clip(prec - MIN_PRECISION, 0.0, None) * self._sign[top]
-            used = int(np.count_nonzero(votes))
-            np.add.at(knn, self._skill_idx[top], votes)
-        lex = np.zeros(n)
-        if len(self._lex_names) and (vector is None or self.vectors is None):
-            toks = bm25_tokens(query)
-            raw = self._lex.score_array(toks)
-            mx = self._lex.max_score(toks)
-            if mx > 0 and raw.size:
-                lex[self._lex_pos] = raw / mx  # share of what the query's words could score
-        if vector is None or self.vectors is None:
-            # lexical evidence only: its best share stands in for the neighbour's precision
-            best = float(lex.max()) if lex.size else 0.0
-            precision = MIN_PRECISION + (1.0 - MIN_PRECISION) * min(1.0, max(
-                0.0, (best - LEX_MIN_SHARE) / (LEX_FULL_SHARE - LEX_MIN_SHARE)))
-            scores = lex
-            if best > 0:
-                j = int(np.argmax(lex))
-                nearest_skill, used = self.names[j], int(np.count_nonzero(lex))
-        else:
-            scores = knn
-        weight = usage_weight(precision, self.full_weight)
+        sims = self._similarities(query, vector)
+        top = np.argsort(-sims, kind="stable")[: self.k]
+        j0 = int(top[0])
+        if not sims[j0] > 0:
+            return None
+        prec = np.array([self.reliability.at(float(sims[j])) for j in top])
+        votes = np.clip(prec - MIN_PRECISION, 0.0, None) * self._sign[top]
+        scores = np.zeros(len(self.names))
+        np.add.at(scores, self._skill_idx[top], votes)
+        weight = usage_weight(float(prec[0]), self.full_weight)
         if weight <= 0.0 or not np.any(scores > 0):
             return None
         # on the z scale of the other layers (fusion does not standardise this one): the best-voted
         # skill stands USAGE_SCALE above the rest
         scores = USAGE_SCALE * np.clip(scores, 0.0, None) / float(scores.max())
-        return UsageScores(scores, weight, nearest, nearest_skill, precision, used)
+        return UsageScores(scores, weight, self.events[j0].query, self.events[j0].skill, float(prec[0]),
+                           int(np.count_nonzero(votes)))
 
 
 class UsageLayer:

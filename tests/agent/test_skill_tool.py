@@ -80,7 +80,8 @@ def test_a_trigger_hit_is_recorded_as_a_use() -> None:
     sel = SkillSelection(r)
     sel.select("ship it now please", [], "ship it now please")
     sel.select("why is the sky blue", [], "why is the sky blue")      # no hint, no trigger
-    assert [(e.query, e.skill, e.kind) for e in store.events()] == [("ship it now please", "deploy", "trigger")]
+    assert [(e.query, e.skill, e.kind) for e in store.events()] == [
+        ("ship it now please", "deploy", "trigger")]
     # a skill_view of a skill the last hint did not offer is not a lesson about that message
     answer_tool_calls([ToolCall("c", "skill_view", '{"name": "rollback"}')], sel)
     assert len(store.events()) == 1

@@ -129,14 +129,15 @@ def test_eval_usage_prints_zero_shot_and_with_usage_side_by_side(
         catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
     q = _write(tmp_path / "q.jsonl", [{"query": "please drop a note to the landlord", "gold": "email-send"},
                                       {"query": "extract the text of a pdf", "gold": "pdf-extract"}])
-    usage = _write(tmp_path / "u.jsonl", [{"query": "drop a note to the landlord", "gold": "email-send"},
-                                          {"query": "a question about nothing", "gold": None}])
+    past = [{"query": f"drop a note to the landlord about flat {i}", "gold": "email-send"} for i in range(8)]
+    past += [{"query": f"get the text out of scan {i} of the pdf", "gold": "pdf-extract"} for i in range(8)]
+    usage = _write(tmp_path / "u.jsonl", [*past, {"query": "a question about nothing", "gold": None}])
     code, out, _ = run(capsys, "skills", "eval", "--catalog", str(catalog), "--queries", str(q),
                        "--usage", str(usage), "--no-embeddings", "--json")
     assert code == 0
     data = json.loads(out)
     assert set(data) >= {"zero_shot", "with_usage", "usage_events", "usage_overlap", "calibration"}
-    assert data["usage_events"] == 1 and data["usage_overlap"] == 0
+    assert data["usage_events"] == 16 and data["usage_overlap"] == 0
     assert data["zero_shot"]["queries"] == data["with_usage"]["queries"] == 2
     assert "usage" not in data["zero_shot"]["answered"] and data["with_usage"]["answered"]["usage"] >= 1
     assert data["with_usage"]["mrr@10"] >= data["zero_shot"]["mrr@10"]
@@ -149,7 +150,8 @@ def test_eval_takes_a_skill_folder_or_a_home_as_the_catalog(
     write_skill(hermes_home / "skills", "mail", skill_md("email-send", "Send an email to a contact."))
     q = _write(tmp_path / "q.jsonl", [{"query": "extract the tables of this pdf", "gold": "pdf-extract"}])
     for source in (["--home", str(hermes_home)], ["--catalog", str(hermes_home / "skills")]):
-        code, out, err = run(capsys, "skills", "eval", *source, "--queries", str(q), "--no-embeddings", "--json")
+        code, out, err = run(capsys, "skills", "eval", *source, "--queries", str(q), "--no-embeddings",
+                             "--json")
         assert code == 0, err
         data = json.loads(out)
         assert data["skills"] == 2 and data["recall@1"] == 1.0

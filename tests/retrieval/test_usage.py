@@ -140,10 +140,14 @@ def test_events_of_skills_not_in_the_catalog_are_ignored() -> None:
 
 
 def test_lexical_usage_without_embeddings() -> None:
-    idx = UsageIndex([UsageEvent("where is my parcel from the shop", "快递查询")], ["email-send", "快递查询"])
+    events = [UsageEvent(f"where is my parcel number {i}", "快递查询") for i in range(8)]
+    events += [UsageEvent(f"mail the landlord about issue {i}", "email-send") for i in range(8)]
+    idx = UsageIndex(events, ["email-send", "快递查询"])
+    assert idx.reliability.precision and idx.reliability.precision[-1] == 1.0   # measured, LOO
     res = idx.score("where is my parcel")
     assert res is not None and res.nearest_skill == "快递查询" and res.scores[1] > res.scores[0]
     assert idx.score("compose a sonnet about autumn") is None
+    assert UsageIndex(events[:3], ["email-send", "快递查询"]).score("where is my parcel") is None
 
 
 # ------------------------------------------------------------------ wiring
