@@ -46,10 +46,13 @@ EVENT_KINDS = ("trigger", "view", "feedback", "replay")
 DEFAULT_CAP = 20_000         # events kept; the oldest go first
 MAX_QUERY_CHARS = 1_000      # a stored query is cut here: the head says what was asked
 KNN_K = 10
-# Fusion weight of the usage layer at full evidence (the dense layer weighs 0.8, BM25 0.2). Tuning
-# halves, MetaTool with 4,551 past queries: 1.2 -> 0.903, 2.0 -> 0.912, 3.0 -> 0.922 Recall@5; with
-# sparse history (HammerBench-zh, 219 past queries for 911 skills) 3.0 cost 1 in 220 at Recall@5.
-USAGE_WEIGHT = 2.5
+# Fusion weight of the usage layer at full evidence (the dense layer weighs 0.8, BM25 0.2), and the
+# neighbour precision below which it earns nothing. Tuning halves (MetaTool: 4,551 past queries for
+# 199 skills; HammerBench-zh: 219 for 911), Recall@5: MIN_PRECISION 0.25 / weight 2.5 -> MetaTool
+# 0.78 -> ~0.915 but HammerBench 0.868 -> 0.864 (R@1 -0.014; without embeddings R@1 0.60 -> 0.55);
+# 0.4 / 2.5 -> 0.913 and HammerBench unchanged (the layer abstains); 0.4 / 3.5 -> 0.920; 0.5 / 2.5
+# -> 0.890.
+USAGE_WEIGHT = 3.0
 USAGE_SCALE = 3.0   # the best-voted skill's score, in z units (a clear dense winner scores 3-5)
 # The gate lets a query through when its nearest past query, for the skill now ranked first, is
 # this reliable (measured precision, see Reliability).
@@ -211,7 +214,7 @@ def usage_weight(precision: float, full: float = USAGE_WEIGHT) -> float:
     return full * min(1.0, (precision - MIN_PRECISION) / (1.0 - MIN_PRECISION))
 
 
-MIN_PRECISION = 0.25   # a neighbour this unreliable (or less) earns no weight
+MIN_PRECISION = 0.4    # a neighbour this unreliable (or less) earns no weight
 LOO_SAMPLE = 2000      # past queries used to measure the reliability (a fixed, evenly spaced sample)
 RELIABILITY_BINS = 6
 
