@@ -128,6 +128,10 @@ def _search(args: argparse.Namespace) -> int:
                 "threshold": res.gate.threshold, "rule": res.gate.rule}
             out["trigger"] = None if res.trigger is None else {
                 "skill": res.trigger.skill, "trigger": res.trigger.trigger, "tier": res.trigger.tier}
+            u = res.usage
+            out["usage"] = None if u is None else {
+                "nearest": u.nearest, "nearest_skill": u.nearest_skill, "precision": round(u.precision, 4),
+                "weight": round(u.weight, 4), "neighbours": u.neighbours}
         print(json.dumps(out, ensure_ascii=False))
         return 0
     if not res.skills:
@@ -141,7 +145,12 @@ def _search(args: argparse.Namespace) -> int:
         if res.gate is not None:
             g = res.gate
             print(f"gate: {'pass' if g.passed else 'reject'} rule={g.rule} "
-                  f"score={g.score:.4f} threshold={g.threshold:.4f}")
+                  f"score={g.score:.4f} threshold={g.threshold:.4f}"
+                  + (" (calibrated on this catalog)" if g.calibrated else ""))
+        if res.usage is not None:
+            u = res.usage
+            print(f"usage: nearest past message {u.nearest!r} -> {u.nearest_skill} "
+                  f"(precision {u.precision:.2f}, weight {u.weight:.2f}, {u.neighbours} voting)")
         for name, parts in res.contributions.items():
             print(f"  {name}: " + " ".join(f"{k}={v:+.4f}" for k, v in parts.items()))
     return 0

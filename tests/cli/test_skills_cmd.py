@@ -163,3 +163,23 @@ def test_eval_layers_accept_the_usage_layer(catalog: Path, tmp_path: Path,
     code, out, _ = run(capsys, "skills", "eval", "--catalog", str(catalog), "--queries", str(q),
                        "--layers", "L2,L6", "--no-embeddings", "--json")
     assert code == 0 and json.loads(out)["layers"] == ["L2", "L6"]
+
+
+def test_search_explain_shows_the_usage_layer(capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    from hermes_core.retrieval.usage import USAGE_FILE, UsageStore
+    write_skill(hermes_home / "skills", "pdf", skill_md("pdf-extract", "Extract text and tables from a PDF."))
+    write_skill(hermes_home / "skills", "mail", skill_md("email-send", "Send an email to a contact."))
+    store = UsageStore(hermes_home / USAGE_FILE)
+    for i in range(8):
+        store.record(f"ping the landlord about the boiler {i}", "email-send")
+        store.record(f"pull the numbers out of scan {i}", "pdf-extract")
+    store.close()
+    code, out, _ = run(capsys, "skills", "search", "ping the landlord about the boiler", "--home",
+                       str(hermes_home), "--no-embeddings", "--json", "--explain")
+    assert code == 0
+    data = json.loads(out)
+    assert data["usage"]["nearest_skill"] == "email-send" and data["usage"]["weight"] > 0
+    assert "usage" in data["contributions"]["email-send"] and data["skills"][0]["name"] == "email-send"
+    code, out, _ = run(capsys, "skills", "search", "ping the landlord about the boiler", "--home",
+                       str(hermes_home), "--no-embeddings", "--explain")
+    assert code == 0 and "usage: nearest past message" in out and "-> email-send" in out
