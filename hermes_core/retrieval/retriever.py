@@ -406,6 +406,32 @@ class SkillRetriever:
             log.warning("dense layer %s unavailable: %s", mid, e)
             self._dense_failed.add(mid)
 
+    def _cross_lingual(self, d: DenseIndex, text: str,
+                       lang: str) -> tuple[np.ndarray, np.ndarray, GateDecision] | None:
+        """For a model that cannot read some descriptions (MiniLM and Chinese ones): the skills it
+        cannot read, another calibrated model's rank scores for them, and that model's calibrated
+        gate decision when its best skill is one of them; None when there is nothing to add."""
+        uncovered = ~np.asarray(d.covered, dtype=bool)
+        if len(uncovered) != len(d.names) or not uncovered.any():
+            return None
+        for o in self.dense:
+            mid = o.embedder.model_id
+            cal = self._calibration.get(mid)
+            if (o is d or cal is None or mid in self._dense_failed or o.names != d.names
+                    or not o.embedder.covers(text) or not np.asarray(o.covered, dtype=bool)[uncovered].all()):
+                continue
+            sims = o.similarities(text)
+            if len(sims) != len(d.names) or not np.isfinite(sims).all():
+                return None
+            rank = cal.rank_scores(sims, lang)
+            fixed = float(self._fixed_rule(o, self._anchors.get(mid))(o.query_vector(text)[None, :])[0])
+            best = int(np.argmax(cal.normalise(sims, lang)))
+            score = cal.gate_score(sims, lang, fixed if cal.scale else None)
+            ok = bool(uncovered[best]) and score >= cal.threshold_for(lang)
+            return uncovered, rank, GateDecision(ok, score, cal.threshold_for(lang), f"dense:{mid}",
+                                                 calibrated=True)
+        return None
+
     def _fixed_rule(self, d: DenseIndex, anchors: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
         """The model's fixed-rule gate score of query vectors (what :func:`fusion.gate` computes
         per turn), for the calibration to put on this catalog's scale."""
@@ -588,6 +614,7 @@ class SkillRetriever:
         lang = query_language(text)
         calibrated: GateDecision | None = None
         dense_cal: DenseCalibration | None = None
+        cross: tuple[np.ndarray, np.ndarray, GateDecision] | None = None
         if "L4" in self.layers:
             dense_text = _head(text, DENSE_QUERY_TOKENS)
             d = self._dense_for(dense_text)
@@ -606,6 +633,11 @@ class SkillRetriever:
                     if cal is not None and len(cal.mean["en"]) == len(s4):
                         dense_cal = cal
                         layers["dense"] = cal.rank_scores(s4, lang)
+                        cross = self._cross_lingual(d, dense_text, lang)
+                        if cross is not None:  # skills this model cannot read, ranked by one that can
+                            rank = np.array(layers["dense"], dtype=np.float64)
+                            rank[cross[0]] = cross[1][cross[0]]
+                            layers["dense"] = rank
                     dense_top = float(s4.max())
                     dense_catalog_mean = float(s4.mean())
                     anchors = self._anchors.get(dense_model)
@@ -638,6 +670,8 @@ class SkillRetriever:
             fixed = decision.score if dense_cal.scale else None
             calibrated = _calibrated_gate(dense_cal.gate_score(s4, lang, fixed),
                                           dense_cal.threshold_for(lang), f"dense:{dense_model}")
+            if cross is not None and not calibrated.passed and cross[2].passed:
+                calibrated = cross[2]
         if decision.rule != "synonym-phrase" and self.threshold is None:
             if calibrated is not None and dense_model not in self._user_thresholds:
                 decision = calibrated
