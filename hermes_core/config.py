@@ -234,6 +234,11 @@ class SkillSettings(_Model):
     anchor_weight: float = Field(0.5, ge=0.0)
     # seconds between checks (stat only) for added, removed or edited skills; null: never re-check
     refresh_interval_s: float | None = Field(2.0, ge=0.0, allow_inf_nan=False)
+    # learning from use: (query, skill) events in <home>/usage.sqlite3 feed the usage layer
+    learn: bool = True
+    usage_cap: int = Field(20_000, ge=1)
+    # per-catalog gate calibration at index time (off: the fixed per-model thresholds)
+    calibrate: bool = True
 
 
 class CompactionSettings(_Model):

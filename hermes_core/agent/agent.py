@@ -543,6 +543,16 @@ class Agent:
         """What folds old turns into the "conversation so far": the fast model; None offline."""
         return None if self.offline else model_summarizer(self._complete_fast)
 
+    def feedback(self, skill: str, *, good: bool = True) -> bool:
+        """Tell skill retrieval whether ``skill`` was right for the last message (``good=False``:
+        it was wrong). Stored as a usage event (redacted) that later, similar messages are ranked
+        with; nothing is stored when ``skill_utils.learn`` is off or there is no such skill.
+        Returns whether it was recorded."""
+        turn = self.last_turn
+        if self.skills is None or turn is None or turn.query is None:
+            return False
+        return self.skills.record(skill, "feedback", good=good, message=turn.query.message)
+
     def end_session(self) -> Any:
         """Summarise the chat into episodic memory; returns the record result, or None when
         nothing was said since the last record. Recording again replaces the session's memory."""

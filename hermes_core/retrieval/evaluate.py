@@ -163,3 +163,36 @@ def calibrate(pos: dict[str, list[float]], neg: dict[str, list[float]],
         out[rule] = {"threshold_at_95_keep": round(th, 4), "on_topic": len(scores), "off_topic": len(ns),
                      "reject_at_95_keep": round(float(np.mean(np.asarray(ns) < th)), 4) if ns else None}
     return out
+
+
+def replay_usage(retriever: SkillRetriever, usage: Sequence[LabeledQuery]) -> int:
+    """Record each labelled query as a past use of its gold skill, as if it had been served (a
+    trigger hit or a ``skill_view`` after a hint). Queries whose gold is null or unknown are skipped.
+    Returns how many were recorded."""
+    retriever.ensure_built()
+    if retriever.usage is None:
+        raise ConfigError("this retriever has no usage store to replay into")
+    return sum(1 for q in usage if q.gold is not None and retriever.record_use(q.query, q.gold, "replay"))
+
+
+def evaluate_with_usage(retriever: SkillRetriever, queries: Sequence[LabeledQuery],
+                        negatives: Sequence[LabeledQuery], usage: Sequence[LabeledQuery]) -> dict[str, Any]:
+    """Zero-shot and with ``usage`` replayed as past use, side by side, on the same queries.
+
+    The replay goes to an in-memory store (nothing is written to the home), and the retriever's own
+    store is put back afterwards. Queries that also appear in ``usage`` are evaluated all the same:
+    split the data so that they do not (the dev files' halves are for that).
+    """
+    from hermes_core.retrieval.usage import UsageLayer, UsageStore
+    saved = retriever.usage
+    try:
+        retriever.usage = None
+        zero = evaluate(retriever, queries, negatives)
+        retriever.usage = UsageLayer(UsageStore(None))
+        recorded = replay_usage(retriever, usage)
+        used = evaluate(retriever, queries, negatives)
+    finally:
+        retriever.usage = saved
+    overlap = len({q.query for q in queries} & {q.query for q in usage})
+    return {"zero_shot": zero, "with_usage": used, "usage_events": recorded,
+            "usage_overlap": overlap}

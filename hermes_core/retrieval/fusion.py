@@ -19,7 +19,7 @@ what the query's tokens could score.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,8 +57,13 @@ def zscores(scores: np.ndarray) -> np.ndarray:
 
 
 def fuse(layers: Mapping[str, np.ndarray | None], weights: Mapping[str, float], *,
-         mode: str = "zscore", k: int = 60) -> Fused:
-    """Fuse answering layers (value not None) with their weights, re-normalised over them."""
+         mode: str = "zscore", k: int = 60, raw: Collection[str] = ()) -> Fused:
+    """Fuse answering layers (value not None) with their weights, re-normalised over them.
+
+    Layers named in ``raw`` are already on the z scale and are not standardised again (z-score
+    fusion only): a sparse layer, one skill voted for out of 900, would otherwise become a z of
+    30 and outvote every other layer at any weight.
+    """
     if mode not in FUSION_MODES:
         raise ValueError(f"unknown fusion mode {mode!r}; expected one of {FUSION_MODES}")
     answered = tuple(n for n, s in layers.items() if s is not None and weights.get(n, 0.0) > 0)
@@ -73,6 +78,8 @@ def fuse(layers: Mapping[str, np.ndarray | None], weights: Mapping[str, float], 
         if mode == "rrf":
             r = ranks(s)
             part = np.where(r > 0, w * (k + 1) / (k + np.maximum(r, 1)), 0.0)
+        elif n in raw:
+            part = w * s
         else:
             part = w * zscores(s)
         contrib[n] = part
@@ -121,6 +128,7 @@ class GateDecision:
     score: float
     threshold: float
     rule: str
+    calibrated: bool = False   # the threshold was calibrated on this catalog at index time
 
 
 def gate(ev: GateEvidence, thresholds: Mapping[str, float], *, anchor_weight: float = 0.5,

@@ -26,6 +26,17 @@ from hermes_core.config import GateWeightSettings, SkillSettings
 from hermes_core.errors import ConfigError
 from hermes_core.injection import INJECTION_CATEGORIES, guard_cached
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
+from hermes_core.retrieval.calibration import (
+    DenseCalibration,
+    LexicalCalibration,
+    cached_query_vectors,
+    calibrate_index,
+    calibrate_lexical,
+    catalog_key,
+    pseudo_queries,
+    pseudo_sample,
+    query_language,
+)
 from hermes_core.retrieval.dense import (
     DenseIndex,
     Embedder,
@@ -47,12 +58,13 @@ from hermes_core.retrieval.skills import (
 )
 from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
 from hermes_core.retrieval.triggers import TriggerHit, TriggerIndex, merge_triggers
+from hermes_core.retrieval.usage import USAGE_FILE, USAGE_GATE_PRECISION, UsageLayer, UsageScores, UsageStore
 from hermes_core.tokenize import cjk_ratio, estimate_tokens
 from hermes_core.types import FOLLOW_UP_CJK_CHARS, FOLLOW_UP_WORDS, Message, RetrievalQuery, Skill
 
 log = logging.getLogger(__name__)
 
-LAYERS = ("L1", "L2", "L3", "L4")
+LAYERS = ("L1", "L2", "L3", "L4", "L6")  # L5 is fusion; L6 (usage) answers only with a usage store
 LAYER_NAMES = {"L2": "bm25", "L3": "synonyms", "L4": "dense"}
 MIN_DOC_COVERAGE = 0.5  # prefer an embedder that covers at least this share of descriptions
 MAX_QUERY_CHARS = 4000  # longer messages are cut before L2-L4: the head says what is asked
@@ -155,6 +167,7 @@ class RetrievalResult:
     trigger: TriggerHit | None = None
     timings_ms: Mapping[str, float] = field(default_factory=dict)
     candidates: tuple[str, ...] = ()             # ranking before the gate (explain / eval)
+    usage: UsageScores | None = None             # the usage layer's evidence, when it answered
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -268,7 +281,9 @@ class SkillRetriever:
                  triggers: Mapping[str, Sequence[str]] | None = None,
                  synonyms: Mapping[str, Sequence[str]] | None = None,
                  layers: Sequence[str] = LAYERS,
-                 clock: Callable[[], float] = time.perf_counter, **tuning: Any) -> None:
+                 clock: Callable[[], float] = time.perf_counter,
+                 usage: UsageLayer | None = None, calibrate: bool | None = None,
+                 **tuning: Any) -> None:
         su = _as_settings(settings, tuning)
         self.settings = su
         self.folders = list(folders)
@@ -285,6 +300,7 @@ class SkillRetriever:
         self.rrf_k = su.rrf_k
         self.threshold = su.threshold
         self.gate_thresholds = {**DEFAULT_GATE_THRESHOLDS, **su.gate_thresholds}
+        self._user_thresholds = frozenset(su.gate_thresholds)  # these keep the fixed rule
         self.anchor_weight = su.anchor_weight
         self.gate_weights = {**DEFAULT_GATE_WEIGHTS, **{
             k: GateWeights(**v.model_dump()) for k, v in su.gate_weights.items()}}
@@ -319,6 +335,12 @@ class SkillRetriever:
         self._dense_failed: set[str] = set()
         self._dense_failed_why: dict[str, str] = {}
         self._cancelled = False               # cancel_warm(): the warm-up loads nothing more
+        # per-catalog gate calibration (see calibration.py), made at index time and cached on disk
+        self.calibrate = su.calibrate if calibrate is None else calibrate
+        self.cache_dir = cache_dir
+        self._calibration: dict[str, DenseCalibration] = {}
+        self._lexical_cal: LexicalCalibration | None = None
+        self.usage = usage
 
     # ---------------------------------------------------------------- index
     def load_catalog(self, *, warn: bool = True) -> Catalog:
@@ -359,9 +381,13 @@ class SkillRetriever:
             trig = merge_triggers({s.name: s.triggers for s in skills if s.triggers},
                                   {k: v for k, v in self.extra_triggers.items() if k in by_name})
             bm25, synonyms, triggers = BM25Index(skills), SynonymIndex(syn, names), TriggerIndex(trig)
+            lexical_cal = self._calibrate_lexical(skills, bm25) if self.calibrate else None
             with self._swap:
                 self._skills, self._by_name = skills, by_name
                 self.bm25, self.synonyms, self.triggers = bm25, synonyms, triggers
+                self._lexical_cal = lexical_cal
+            if self.usage is not None:  # what was learnt about a rewritten or deleted skill goes
+                self.usage.prune({s.name: s.content_hash for s in skills})
             self._lexical_ready.set()
             if not dense and self.dense:
                 return delta      # _built stays False: the dense layer is still to be built
@@ -450,6 +476,9 @@ class SkillRetriever:
             d.build(skills)
             if mid not in self._anchors and skills:
                 self._anchors[mid] = anchor_vectors(d)
+            if self.calibrate and skills and not self._cancelled:
+                self._calibration[mid] = calibrate_index(d, skills, self.cache_dir,
+                                                         self._fixed_rule(d, self._anchors.get(mid)))
             load = getattr(d.embedder, "load", None)
             if load is not None and skills and not self._cancelled:
                 # every vector may have come from the cache: load the model here, on the build's
@@ -462,6 +491,91 @@ class SkillRetriever:
             log.warning("dense layer %s unavailable: %s", mid, e)
             self._dense_failed.add(mid)
             self._dense_failed_why[mid] = str(e).splitlines()[0] if str(e) else type(e).__name__
+
+    def _cross_lingual(self, d: DenseIndex, text: str,
+                       lang: str) -> tuple[np.ndarray, np.ndarray, GateDecision] | None:
+        """For a model that cannot read some descriptions (MiniLM and Chinese ones): the skills it
+        cannot read, another calibrated model's rank scores for them, and that model's calibrated
+        gate decision when its best skill is one of them; None when there is nothing to add."""
+        uncovered = ~np.asarray(d.covered, dtype=bool)
+        if len(uncovered) != len(d.names) or not uncovered.any():
+            return None
+        for o in self.dense:
+            mid = o.embedder.model_id
+            cal = self._calibration.get(mid)
+            if (o is d or cal is None or mid in self._dense_failed or o.names != d.names
+                    or not o.embedder.covers(text) or not np.asarray(o.covered, dtype=bool)[uncovered].all()):
+                continue
+            sims = o.similarities(text)
+            if len(sims) != len(d.names) or not np.isfinite(sims).all():
+                return None
+            rank = cal.rank_scores(sims, lang)
+            fixed = float(self._fixed_rule(o, self._anchors.get(mid))(o.query_vector(text)[None, :])[0])
+            best = int(np.argmax(cal.normalise(sims, lang)))
+            score = cal.gate_score(sims, lang, fixed if cal.scale else None)
+            ok = bool(uncovered[best]) and score >= cal.threshold_for(lang)
+            return uncovered, rank, GateDecision(ok, score, cal.threshold_for(lang), f"dense:{mid}",
+                                                 calibrated=True)
+        return None
+
+    def _fixed_rule(self, d: DenseIndex, anchors: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
+        """The model's fixed-rule gate score of query vectors (what :func:`fusion.gate` computes
+        per turn), for the calibration to put on this catalog's scale."""
+        mid = d.embedder.model_id
+        gw = self.gate_weights.get(mid) or GateWeights(anchor_max=self.anchor_weight)
+        matrix = d.matrix
+
+        def score(vectors: np.ndarray) -> np.ndarray:
+            sims = np.asarray(vectors, dtype=np.float64) @ np.asarray(matrix, dtype=np.float64).T
+            a = (np.asarray(vectors, dtype=np.float64) @ np.asarray(anchors, dtype=np.float64).T
+                 if anchors is not None and len(anchors) else np.zeros((len(sims), 1)))
+            return np.array([gw.score(GateEvidence(float(r.max()), float(ar.max()), mid, 0.0, False,
+                                                   float(ar.mean()), float(r.mean())))
+                             for r, ar in zip(sims, a, strict=True)])
+        return score
+
+    def _calibrate_lexical(self, skills: Sequence[Skill], bm25: BM25Index) -> LexicalCalibration:
+        texts = [t for i in pseudo_sample(skills) for t in pseudo_queries(skills[i])]
+        return calibrate_lexical(catalog_key("lexical", skills), lambda q: _lexical(bm25, q)[1], texts)
+
+    def calibration_report(self) -> dict[str, Any]:
+        """Each gate calibration's thresholds and reference quantiles (``skills reindex --json``)."""
+        out: dict[str, Any] = {m: {k: dict(v) for k, v in c.report.items()}
+                               for m, c in self._calibration.items()}
+        if self._lexical_cal is not None:
+            out["lexical"] = {k: dict(v) for k, v in self._lexical_cal.report.items()}
+        return out
+
+    def record_use(self, query: str, skill: str, kind: str = "view", *, good: bool = True) -> bool:
+        """Remember that ``skill`` served ``query`` (or, ``good=False``, that it should not have).
+        False when learning is off or the skill is unknown; never raises into a turn."""
+        if self.usage is None:
+            return False
+        self.ensure_lexical()   # the event needs the skill's hash, never a model
+        with self._swap:
+            known = self._by_name.get(skill)
+        if known is None:
+            return False
+        try:
+            return self.usage.record(query, skill, kind, good=good, content_hash=known.content_hash)
+        except Exception as e:  # a locked or read-only home costs the lesson, not the turn
+            log.warning("could not record skill use: %s", e)
+            return False
+
+    def _usage_scores(self, text: str, names: Sequence[str], d: DenseIndex | None,
+                      dense_text: str) -> UsageScores | None:
+        """The usage layer's answer: past queries embedded by the model serving this query."""
+        assert self.usage is not None
+        try:
+            cal = self._calibration.get(d.embedder.model_id) if d is not None else None
+            if d is not None and cal is not None:
+                idx = self.usage.index(names, d.cache_id, lambda ts: cached_query_vectors(d, ts),
+                                       unrelated_mean=cal.unrelated_mean, unrelated_std=cal.unrelated_std)
+                return idx.score(text, d.query_vector(dense_text))
+            return self.usage.index(names, None, None).score(text)
+        except Exception as e:
+            log.warning("usage layer failed on a query: %s", e)
+            return None
 
     def ensure_lexical(self) -> None:
         """The lexical layers (L1-L3) built; never loads a model. What the skill list, the tool
@@ -592,11 +706,7 @@ class SkillRetriever:
         lexical = 0.0
         if "L2" in self.layers:
             t = self.clock()
-            toks = bm25_tokens(text)
-            s2 = bm25.score_array(toks)
-            best = float(s2.max()) if s2.size else 0.0
-            mx = bm25.max_score(toks)
-            lexical = best / mx if mx > 0 else 0.0
+            s2, lexical = _lexical(bm25, text)
             layers["bm25"] = s2
             timings["L2"] = (self.clock() - t) * 1000
         # L3
@@ -609,6 +719,12 @@ class SkillRetriever:
         # L4
         dense_top = dense_anchor = dense_anchor_mean = dense_catalog_mean = None
         dense_model = None
+        dense_index: DenseIndex | None = None
+        dense_text = text
+        lang = query_language(text)
+        calibrated: GateDecision | None = None
+        dense_cal: DenseCalibration | None = None
+        cross: tuple[np.ndarray, np.ndarray, GateDecision] | None = None
         if "L4" in self.layers:
             dense_text = _head(text, DENSE_QUERY_TOKENS)
             d = self._dense_for(dense_text)
@@ -622,6 +738,16 @@ class SkillRetriever:
                         raise ValueError("similarities are not finite (NaN or inf from the model)")
                     layers["dense"] = s4
                     dense_model = d.embedder.model_id
+                    dense_index = d
+                    cal = self._calibration.get(dense_model)
+                    if cal is not None and len(cal.mean["en"]) == len(s4):
+                        dense_cal = cal
+                        layers["dense"] = cal.rank_scores(s4, lang)
+                        cross = self._cross_lingual(d, dense_text, lang)
+                        if cross is not None:  # skills this model cannot read, ranked by one that can
+                            rank = np.array(layers["dense"], dtype=np.float64)
+                            rank[cross[0]] = cross[1][cross[0]]
+                            layers["dense"] = rank
                     dense_top = float(s4.max())
                     dense_catalog_mean = float(s4.mean())
                     anchors = self._anchors.get(dense_model)
@@ -634,8 +760,17 @@ class SkillRetriever:
                 except Exception as e:
                     log.warning("dense layer %s failed on a query: %s", d.embedder.model_id, e)
                 timings["L4"] = (self.clock() - t) * 1000
+        weights: Mapping[str, float] = self.weights
+        used: UsageScores | None = None
+        if self.usage is not None and "L6" in self.layers:
+            t = self.clock()
+            used = self._usage_scores(text, names, dense_index, dense_text)
+            if used is not None:
+                layers["usage"] = used.scores
+                weights = {**self.weights, "usage": used.weight}
+            timings["L6"] = (self.clock() - t) * 1000
         t = self.clock()
-        fused = fuse(layers, self.weights, mode=self.fusion, k=self.rrf_k)
+        fused = fuse(layers, weights, mode=self.fusion, k=self.rrf_k, raw=("usage",))
         keep = max(self.top_k, 10)
         order = np.lexsort((np.arange(len(names)), -fused.scores))[:keep]
         head = fused.scores[order]
@@ -650,6 +785,23 @@ class SkillRetriever:
                                      dense_anchor_mean, dense_catalog_mean),
                         self.gate_thresholds, anchor_weight=self.anchor_weight, override=self.threshold,
                         weights=self.gate_weights)
+        if dense_cal is not None and "dense" in layers and decision.rule.startswith("dense:"):
+            fixed = decision.score if dense_cal.scale else None
+            calibrated = _calibrated_gate(dense_cal.gate_score(s4, lang, fixed),
+                                          dense_cal.threshold_for(lang), f"dense:{dense_model}")
+            if cross is not None and not calibrated.passed and cross[2].passed:
+                calibrated = cross[2]
+        if decision.rule != "synonym-phrase" and self.threshold is None:
+            if calibrated is not None and dense_model not in self._user_thresholds:
+                decision = calibrated
+            elif (dense_top is None and self._lexical_cal is not None
+                  and "lexical" not in self._user_thresholds):
+                decision = _calibrated_gate(lexical, self._lexical_cal.threshold_for(lang),
+                                            "lexical")
+        if (used is not None and not decision.passed and used.precision >= USAGE_GATE_PRECISION
+                and len(order) and used.nearest_skill == names[int(order[0])]):
+            # a near-copy of a past request for the skill now ranked first: the use vouches for it
+            decision = GateDecision(True, used.precision, USAGE_GATE_PRECISION, "usage")
         if not fused.answered:
             decision = GateDecision(False, 0.0, 0.0, "no-layer")
         top = hint_cut(fused.scores, order[: self.top_k], self.hint_ratio, self.hint_margin)
@@ -660,7 +812,7 @@ class SkillRetriever:
         return RetrievalResult(
             query, "L5", chosen, tuple(float(fused.scores[i]) for i in top) if chosen else (),
             contributions, fused.answered, not decision.passed, decision, None, timings,
-            tuple(names[int(i)] for i in order))
+            tuple(names[int(i)] for i in order), used)
 
     def select(self, message: str | RetrievalQuery, history: Sequence[Message] | None = None, *,
                query: str | None = None) -> tuple[str, RetrievalResult]:
@@ -715,6 +867,22 @@ def hint_cut(scores: np.ndarray, order: Sequence[int] | np.ndarray, ratio: float
     best = float(scores[idx[0]])
     keep = [i for i in idx if scores[i] > 0 and (scores[i] >= ratio * best or scores[i] >= best - margin)]
     return keep or [idx[0]]
+
+
+def _lexical(bm25: BM25Index, text: str) -> tuple[np.ndarray, float]:
+    """BM25 scores, and the lexical share: the best score over what the query's words could score
+    (words no skill has counted at the highest idf), a gate feature in [0, 1] on any catalog."""
+    toks = bm25_tokens(text)
+    s2 = bm25.score_array(toks)
+    best = float(s2.max()) if s2.size else 0.0
+    mx = bm25.max_score(toks)
+    return s2, (best / mx if mx > 0 else 0.0)
+
+
+def _calibrated_gate(score: float, threshold: float, rule: str) -> GateDecision:
+    """A gate decision on a calibrated score (strictly above a threshold of 0: a query sharing no
+    word with any skill must not pass a lexical threshold that the reference put at 0)."""
+    return GateDecision(score >= threshold and score > 0, score, threshold, rule, calibrated=True)
 
 
 def _head(text: str, tokens: int) -> str:
@@ -779,11 +947,18 @@ def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None
     embedders = default_embedders(su.embedding_model) if su.embeddings and su.enabled else []
     retriever = SkillRetriever(su, folders=folders, catalogs=list(su.catalogs), embedders=embedders,
                                cache_dir=home_path / "cache" / "embeddings", triggers=triggers,
-                               synonyms=synonyms)
+                               synonyms=synonyms, usage=_usage_layer(home_path, su))
     p = getattr(s, "prompt", None)
     if p is not None:
         retriever.scan_categories = tuple(p.injection_categories) if p.injection_scan else ()
     return retriever
+
+
+def _usage_layer(home: Path, su: Any) -> UsageLayer | None:
+    """The home's usage store (created on its first event), or None with ``skill_utils.learn: false``."""
+    if not su.learn:
+        return None
+    return UsageLayer(UsageStore(home / USAGE_FILE, cap=su.usage_cap))
 
 
 def get_skill_retriever(settings: Any = None) -> SkillRetriever:

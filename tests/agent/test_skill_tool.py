@@ -113,3 +113,17 @@ def test_injection_scan_off_loads_skill_bodies_unchanged() -> None:
                                SkillSelection(retriever))
     assert "DAN" in msg.content and "BLOCKED" not in msg.content
     assert "DAN" in render_auto_loaded(skill, scan=())
+def test_a_trigger_hit_is_recorded_as_a_use() -> None:
+    from hermes_core.retrieval.usage import UsageLayer, UsageStore
+    skills = [Skill("deploy", "Deploy the app to production.", triggers=("ship it",)),
+              Skill("rollback", "Roll back a bad deploy.")]
+    store = UsageStore(None)
+    r = SkillRetriever(skills=skills, embedders=[], usage=UsageLayer(store))
+    sel = SkillSelection(r)
+    sel.select("ship it now please", [], "ship it now please")
+    sel.select("why is the sky blue", [], "why is the sky blue")      # no hint, no trigger
+    assert [(e.query, e.skill, e.kind) for e in store.events()] == [
+        ("ship it now please", "deploy", "trigger")]
+    # a skill_view of a skill the last hint did not offer is not a lesson about that message
+    answer_tool_calls([ToolCall("c", "skill_view", '{"name": "rollback"}')], sel)
+    assert len(store.events()) == 1

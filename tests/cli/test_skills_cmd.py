@@ -130,3 +130,66 @@ def test_skills_list_on_a_home_without_skills_says_so(tmp_path: Path,
     assert main(["skills", "list", "--home", str(tmp_path), "--no-embeddings"]) == 0
     err = capsys.readouterr().err
     assert f"no skills: {tmp_path / 'skills'} does not exist" in err
+def _write(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_eval_usage_prints_zero_shot_and_with_usage_side_by_side(
+        catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    q = _write(tmp_path / "q.jsonl", [{"query": "please drop a note to the landlord", "gold": "email-send"},
+                                      {"query": "extract the text of a pdf", "gold": "pdf-extract"}])
+    past = [{"query": f"drop a note to the landlord about flat {i}", "gold": "email-send"} for i in range(8)]
+    past += [{"query": f"get the text out of scan {i} of the pdf", "gold": "pdf-extract"} for i in range(8)]
+    usage = _write(tmp_path / "u.jsonl", [*past, {"query": "a question about nothing", "gold": None}])
+    code, out, _ = run(capsys, "skills", "eval", "--catalog", str(catalog), "--queries", str(q),
+                       "--usage", str(usage), "--no-embeddings", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert set(data) >= {"zero_shot", "with_usage", "usage_events", "usage_overlap", "calibration"}
+    assert data["usage_events"] == 16 and data["usage_overlap"] == 0
+    assert data["zero_shot"]["queries"] == data["with_usage"]["queries"] == 2
+    assert "usage" not in data["zero_shot"]["answered"] and data["with_usage"]["answered"]["usage"] >= 1
+    assert data["with_usage"]["mrr@10"] >= data["zero_shot"]["mrr@10"]
+    assert not (hermes_home / "usage.sqlite3").exists()        # the replay never touches the home
+
+
+def test_eval_takes_a_skill_folder_or_a_home_as_the_catalog(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    write_skill(hermes_home / "skills", "pdf", skill_md("pdf-extract", "Extract text and tables from a PDF."))
+    write_skill(hermes_home / "skills", "mail", skill_md("email-send", "Send an email to a contact."))
+    q = _write(tmp_path / "q.jsonl", [{"query": "extract the tables of this pdf", "gold": "pdf-extract"}])
+    for source in (["--home", str(hermes_home)], ["--catalog", str(hermes_home / "skills")]):
+        code, out, err = run(capsys, "skills", "eval", *source, "--queries", str(q), "--no-embeddings",
+                             "--json")
+        assert code == 0, err
+        data = json.loads(out)
+        assert data["skills"] == 2 and data["recall@1"] == 1.0
+
+
+def test_eval_layers_accept_the_usage_layer(catalog: Path, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    q = _write(tmp_path / "q.jsonl", [{"query": "extract the text of a pdf", "gold": "pdf-extract"}])
+    code, out, _ = run(capsys, "skills", "eval", "--catalog", str(catalog), "--queries", str(q),
+                       "--layers", "L2,L6", "--no-embeddings", "--json")
+    assert code == 0 and json.loads(out)["layers"] == ["L2", "L6"]
+
+
+def test_search_explain_shows_the_usage_layer(capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    from hermes_core.retrieval.usage import USAGE_FILE, UsageStore
+    write_skill(hermes_home / "skills", "pdf", skill_md("pdf-extract", "Extract text and tables from a PDF."))
+    write_skill(hermes_home / "skills", "mail", skill_md("email-send", "Send an email to a contact."))
+    store = UsageStore(hermes_home / USAGE_FILE)
+    for i in range(8):
+        store.record(f"ping the landlord about the boiler {i}", "email-send")
+        store.record(f"pull the numbers out of scan {i}", "pdf-extract")
+    store.close()
+    code, out, _ = run(capsys, "skills", "search", "ping the landlord about the boiler", "--home",
+                       str(hermes_home), "--no-embeddings", "--json", "--explain")
+    assert code == 0
+    data = json.loads(out)
+    assert data["usage"]["nearest_skill"] == "email-send" and data["usage"]["weight"] > 0
+    assert "usage" in data["contributions"]["email-send"] and data["skills"][0]["name"] == "email-send"
+    code, out, _ = run(capsys, "skills", "search", "ping the landlord about the boiler", "--home",
+                       str(hermes_home), "--no-embeddings", "--explain")
+    assert code == 0 and "usage: nearest past message" in out and "-> email-send" in out

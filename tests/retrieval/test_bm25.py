@@ -16,6 +16,7 @@ from hermes_core.retrieval.bm25 import (
     BM25Index,
     bm25_tokens,
     idf,
+    light_stem,
     skill_tokens,
 )
 from hermes_core.types import Skill
@@ -76,10 +77,12 @@ def test_verbatim_bonus_counts_substrings_of_the_normalised_text() -> None:
 def test_tokens_no_skill_has_add_nothing_and_repeats_count_once() -> None:
     skills = [Skill("alpha", "red apple"), Skill("beta", "green apple apple")]
     idx = BM25Index(skills)
+    (apple,) = bm25_tokens("apple")        # the index holds stems
     assert idx.score_array(["zebra"]).tolist() == [0.0, 0.0]
-    assert idx.score_array(["apple", "apple", "zebra"]).tolist() == idx.score_array(["apple"]).tolist()
+    assert idx.score_array([apple, apple, "zebra"]).tolist() == idx.score_array([apple]).tolist()
+    assert idx.score_array([apple]).min() > 0.0
     assert idx.token_idf("zebra") == 0.0
-    assert idx.token_idf("apple") == pytest.approx(math.log(1 + 0.5 / 2.5))
+    assert idx.token_idf(apple) == pytest.approx(math.log(1 + 0.5 / 2.5))
     assert idx.vocabulary_size == len({t for s in skills for t in skill_tokens(s)})
 
 
@@ -96,3 +99,28 @@ def test_every_skill_sharing_a_token_scores_above_zero() -> None:
     assert s.dtype == np.float64 and s.shape == (30,)
     sharing = {i for i, sk in enumerate(skills) if set(skill_tokens(sk)) & set(toks)}
     assert {int(i) for i in np.flatnonzero(s)} >= sharing
+
+
+PAIRS = [("movie", "movies"), ("recipe", "recipes"), ("paper", "papers"), ("box", "boxes"),
+         ("city", "cities"), ("query", "queries"), ("image", "images"), ("file", "files"),
+         ("database", "databases"), ("invoice", "invoices"), ("meeting", "meetings"),
+         ("address", "addresses"), ("policy", "policies"), ("class", "classes"),
+         ("match", "matches"), ("wish", "wishes"), ("spreadsheet", "spreadsheets"),
+         ("delivery", "deliveries"), ("package", "packages"), ("cite", "cited")]
+
+
+@pytest.mark.parametrize(("singular", "plural"), PAIRS)
+def test_singular_and_plural_share_a_stem(singular: str, plural: str) -> None:
+    assert light_stem(singular) == light_stem(plural)
+
+
+def test_short_words_cjk_and_identifiers_pass_through() -> None:
+    assert light_stem("css") == "css" and light_stem("违章") == "违章" and light_stem("v2ray") == "v2ray"
+
+
+def test_a_plural_query_matches_a_singular_description() -> None:
+    idx = BM25Index([Skill("movie-finder", "Find a movie to watch tonight."),
+                     Skill("recipe-box", "Suggest a recipe from what is in the fridge.")])
+    assert idx.search("recommend some movies")[0].name == "movie-finder"
+    assert idx.search("any recipes with eggs")[0].name == "recipe-box"
+    assert bm25_tokens("recipes") == bm25_tokens("recipe")

