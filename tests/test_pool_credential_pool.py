@@ -85,7 +85,7 @@ def test_status_states_and_in_flight() -> None:
                                                           breaker_failures=1),
                           backend=InMemoryPoolState(clock))
     got = [pool.acquire("p") for _ in range(4)]
-    assert got == creds[:4]
+    assert [g.credential for g in got] == creds[:4]
     pool.remove(got[0])
     pool.cool_down(got[1], 5.0)
     pool.failure(got[2])     # key breaker opens (threshold 1); provider's too

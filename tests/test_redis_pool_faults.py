@@ -63,7 +63,7 @@ def test_redis_stopped_mid_run_falls_back_then_recovers(
     mono.t += 0.2
     back = be.acquire("p", keys, pol)
     assert not be.degraded and back.fingerprint == "a"  # Redis lost its data on restart
-    assert "reachable again" in _messages(caplog)[-1]
+    assert any("reachable again" in m for m in _messages(caplog)[1:])  # after the outage warning
     # the 429 and the requests sent while Redis was away were merged into the shared state,
     # so the restarted (empty) Redis does not hand out the window's budget a second time
     snap = be.snapshot("p", keys, pol)

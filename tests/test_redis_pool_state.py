@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 import redis
@@ -184,7 +185,7 @@ def test_redis_lua_matches_the_pure_decisions(redis_url: str, redis_prefix: str,
             tokens, rand = rng.choice([0, 10, 120, 350]), rng.random()
             a = mem.acquire("p", keys, pol, tokens=tokens, rand=rand)
             b = red.acquire("p", keys, pol, tokens=tokens, rand=rand)
-            assert b == a, step
+            assert replace(b, lease="") == replace(a, lease=""), step  # lease ids differ in kind
             if a.fingerprint is not None:
                 held.append(a.fingerprint)
         if step % 50 == 0:

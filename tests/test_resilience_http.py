@@ -296,7 +296,6 @@ def test_failover_to_another_provider_kind_replans_the_cache(mode: str, respx_mo
 
 
 def test_first_candidate_and_hand_made_prompts_keep_their_plan() -> None:
-    from hermes_core.agent.resilience import Step
     from hermes_core.types import CachePlan, Candidate, RouteDecision
 
     settings = settings_for()
@@ -304,10 +303,10 @@ def test_first_candidate_and_hand_made_prompts_keep_their_plan() -> None:
     prompt = _built_for_openai(settings)
     dec = RouteDecision("gpt-4o", (Candidate("primary", "gpt-4o"), Candidate("backup", "claude-haiku")),
                         "test")
-    first = Step("call", candidate=dec.candidates[0])
-    second = Step("call", candidate=dec.candidates[1])
-    assert loop._prompt_for(prompt, first, dec) is prompt
-    assert loop._prompt_for(prompt, second, dec).cache.prompt_cache_key == prompt.cache.prompt_cache_key
-    assert loop._prompt_for(prompt, second, dec).cache.message_indices   # Anthropic's breakpoints
+    first, second = dec.candidates
+    # the loop plans every candidate: the first one's plan is the builder's for that provider
+    assert loop.planned(prompt, first).cache == prompt.cache
+    assert loop.planned(prompt, second).cache.prompt_cache_key == prompt.cache.prompt_cache_key
+    assert loop.planned(prompt, second).cache.message_indices   # Anthropic's breakpoints
     hand_made = Prompt(system="s", messages=(Message("user", "hi"),), cache=CachePlan(system=True))
-    assert loop._prompt_for(hand_made, second, dec) is hand_made
+    assert loop.planned(hand_made, second) is hand_made

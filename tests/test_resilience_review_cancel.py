@@ -83,11 +83,11 @@ class SlowReleaseBackend(InMemoryPoolState):
         self.gate = threading.Event()
         self.threads: list[str] = []
 
-    def release(self, provider, fingerprint, outcome, policy):  # type: ignore[no-untyped-def]
+    def release(self, provider, fingerprint, outcome, policy, *, lease=""):  # type: ignore[no-untyped-def]
         self.threads.append(threading.current_thread().name)
         self.entered.set()
         assert self.gate.wait(5.0), "the outcome report blocked the event loop"
-        return super().release(provider, fingerprint, outcome, policy)
+        return super().release(provider, fingerprint, outcome, policy, lease=lease)
 
 
 async def _open_gate(backend: SlowReleaseBackend) -> None:

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.agent.credential_pool import CredentialPool
-from hermes_core.agent.prompt.cache_plan import replan_cache
 from hermes_core.agent.prompt_builder import PromptBuilder
 from hermes_core.agent.resilience import CallLoop
 from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection, answer_tool_calls
@@ -31,7 +30,6 @@ from hermes_core.providers import build_providers
 from hermes_core.providers.base import CallOptions, Provider, requires_key
 from hermes_core.providers.offline import OfflineProvider
 from hermes_core.types import (
-    Candidate,
     Completion,
     Delta,
     Message,
@@ -207,6 +205,10 @@ class Agent:
         return CallOptions(max_tokens=llm.max_tokens, temperature=llm.temperature,
                            timeout_s=llm.request_timeout_s)
 
+    def _pin(self) -> str | None:
+        """The one provider every request must go to (passed in by hand, or offline), if any."""
+        return next(iter(self.loop.providers)) if self._pinned else None
+
     # ------------------------------------------------------------------ one turn: prepare
 
     def prepare(self, message: str) -> tuple[Prompt, RouteDecision]:
@@ -233,16 +235,8 @@ class Agent:
         needs_tools = any(t.name != SKILL_VIEW.name for t in prompt.tools)
         decision = self.router.select(prompt, requested_model=self.requested_model,
                                       requires_tools=needs_tools,
-                                      turn_count=len(self.history) // 2)
-        if self._pinned:
-            only = next(iter(self.loop.providers))
-            decision = replace(decision, candidates=(Candidate(only, decision.model),),
-                               reason=decision.reason + (f"; {self.offline_reason}"
-                                                         if self.offline_reason else ""))
-        first = decision.candidates[0] if decision.candidates else None
-        if first is not None and first.provider in self.loop.providers:
-            kind = self.loop.providers[first.provider].kind
-            prompt = replan_cache(prompt, self.settings, provider_kind=kind, model=first.model)
+                                      turn_count=len(self.history) // 2,
+                                      pinned=self._pin(), pin_note=self.offline_reason)
         self.last_decision = decision
         if self.on_route is not None:
             self.on_route(decision)
@@ -357,10 +351,7 @@ class Agent:
         fast = routing.fast_model or routing.default_model
 
         def complete(prompt: Prompt) -> Completion:
-            decision = self.router.select(prompt, requested_model=fast)
-            if self._pinned:
-                only = next(iter(self.loop.providers))
-                decision = replace(decision, candidates=(Candidate(only, fast),))
+            decision = self.router.select(prompt, requested_model=fast, pinned=self._pin())
             done, _ = self.loop.complete(prompt, decision, self.options())
             return done
 
