@@ -203,7 +203,8 @@ class Agent:
     def options(self) -> CallOptions:
         llm = self.settings.llm
         return CallOptions(max_tokens=llm.max_tokens, temperature=llm.temperature,
-                           timeout_s=llm.request_timeout_s)
+                           timeout_s=llm.request_timeout_s,
+                           idle_timeout_s=llm.stream_idle_timeout_s)
 
     def _pin(self) -> str | None:
         """The one provider every request must go to (passed in by hand, or offline), if any."""
@@ -257,6 +258,8 @@ class Agent:
 
     def _finish(self, message: str, prompt: Prompt, decision: RouteDecision, done: Completion,
                 usage: Usage, attempts: Sequence[Attempt], rounds_from: int) -> Reply:
+        """Record the turn. ``prompt`` holds the turn's messages; ``done.prompt`` (when the call
+        loop returned it) is the last request exactly as sent, cache markers included."""
         self.history.append(Message("user", clean_text(message)))
         # tool calls and answers, if any: appended after the messages prepare() sent, which may
         # differ from the history (a pre_llm_call hook can return a Prompt with other messages)
@@ -264,7 +267,7 @@ class Agent:
         self.history.append(Message("assistant", done.text))
         self.stats.turns += 1
         self.stats.usage = self.stats.usage + usage
-        reply = Reply(done.text, done.model, done.provider, usage, prompt, decision,
+        reply = Reply(done.text, done.model, done.provider, usage, done.prompt or prompt, decision,
                       self.skills.last if self.skills is not None else None, tuple(attempts),
                       done.tool_calls)
         self.last_reply = reply
@@ -498,10 +501,11 @@ def _collect(stream: Any, decision: RouteDecision, lead: str = "") -> Generator[
 
 
 def _completed(acc: _Accumulator, stream: Any) -> Completion:
-    """The streamed Completion, named after the attempt that succeeded (after any failover)."""
+    """The streamed Completion, named after the attempt that succeeded (after any failover),
+    carrying the request that attempt sent."""
     attempts = getattr(stream, "attempts", ())
     ok = next((a for a in reversed(attempts) if a.status == "ok"), None)
-    done = acc.completion(ok.provider if ok else "")
+    done = replace(acc.completion(ok.provider if ok else ""), prompt=getattr(stream, "prompt", None))
     if ok is not None:
         done = replace(done, model=ok.model)
     return done

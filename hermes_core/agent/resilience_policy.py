@@ -102,7 +102,7 @@ def coerce(e: BaseException, provider: str) -> BaseException:
     if isinstance(e, ProviderError):
         return e
     if isinstance(e, TimeoutError | httpx2.TimeoutException):
-        return Timeout(f"{provider}: timed out", provider=provider)
+        return Timeout(f"{provider}: timed out" + (f" ({e})" if str(e) else ""), provider=provider)
     if isinstance(e, httpx2.RemoteProtocolError | httpx2.ReadError | ConnectionResetError):
         return ConnectionReset(f"{provider}: the connection was reset during the response "
                                f"({type(e).__name__})", provider=provider)

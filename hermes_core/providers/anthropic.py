@@ -13,7 +13,7 @@ from typing import Any
 
 import anthropic
 
-from hermes_core.errors import ServerError
+from hermes_core.errors import IncompleteResponse, ServerError
 from hermes_core.providers._sdk import SDKProvider, malformed_event, usage_int
 from hermes_core.providers.base import CallOptions
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
@@ -104,6 +104,7 @@ class _StreamState:
         self.tools: dict[int, dict[str, str]] = {}
         self.started = False
         self.stopped = False
+        self.text: list[str] = []
 
     def feed(self, event: Any) -> Iterator[Delta]:
         kind = event.type
@@ -116,6 +117,7 @@ class _StreamState:
         elif kind == "content_block_delta":
             d = event.delta
             if d.type == "text_delta" and d.text:
+                self.text.append(d.text)
                 yield Delta(text=d.text)
             elif d.type == "input_json_delta" and event.index in self.tools:
                 self.tools[event.index]["arguments"] += d.partial_json or ""
@@ -145,8 +147,9 @@ class _StreamState:
         if not self.stopped and self.finish is None:
             # The API always ends with a stop reason and message_stop: a stream cut short (a proxy
             # or load balancer closing the connection cleanly) must not pass for a whole answer.
-            raise ServerError(f"{provider}: the stream ended before the message finished "
-                              "(no stop reason): the answer is incomplete", provider=provider)
+            raise IncompleteResponse(f"{provider}: the stream ended before the message finished "
+                                     "(no stop reason): the answer is incomplete",
+                                     provider=provider, partial_text="".join(self.text))
         return Delta(usage=self.usage, finish_reason=self.finish)
 
 
@@ -181,8 +184,9 @@ class AnthropicProvider(SDKProvider):
         client = self._clients.get(credential)
         state = _StreamState()
         try:
-            stream = client.messages.create(**self.render(prompt, model, options), stream=True,
-                                            timeout=self._timeout(options))
+            with self._bounded(options, stream=True):
+                stream = client.messages.create(**self.render(prompt, model, options),
+                                                stream=True, timeout=self._stream_timeout(options))
             with stream:
                 for event in stream:
                     yield from state.feed(event)
@@ -197,8 +201,10 @@ class AnthropicProvider(SDKProvider):
         client = self._clients.get(credential, is_async=True)
         state = _StreamState()
         try:
-            stream = await client.messages.create(**self.render(prompt, model, options), stream=True,
-                                                  timeout=self._timeout(options))
+            with self._bounded(options, stream=True):
+                stream = await client.messages.create(**self.render(prompt, model, options),
+                                                      stream=True,
+                                                      timeout=self._stream_timeout(options))
             async with stream:
                 async for event in stream:
                     for d in state.feed(event):
