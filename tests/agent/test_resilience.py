@@ -43,7 +43,6 @@ from hermes_core.testing import (
     anthropic_error,
     anthropic_message,
     anthropic_stream,
-    openai_chat_completion,
     openai_error,
     retry_after_headers,
 )

@@ -43,7 +43,7 @@ def test_a_cool_down_and_a_removal_survive_a_restart_that_loses_them(
     clock.t += 10.0
     for backend in (other, learner):
         got = [backend.acquire("p", keys, pol) for _ in range(2)]
-        assert [g.fingerprint for g in got][0] == "c"     # never a (cooling) nor b (removed)
+        assert got[0].fingerprint == "c"     # never a (cooling) nor b (removed)
         for g in got:
             if g.fingerprint:
                 backend.release("p", g.fingerprint, Outcome("ok"), pol, lease=g.lease)
