@@ -337,7 +337,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', fmt(now))
 if kind == 'rate_limited' and ARGV[13] == '1' then
   local learned = tonumber(ARGV[12])
   if learned == nil or learned <= 0 then
-    learned = math.max(1, redis.call('ZCARD', KEYS[4]) - redis.call('ZCARD', KEYS[3]))
+    learned = math.max(1, redis.call('ZCARD', KEYS[4]))
   end
   redis.call('HSET', KEYS[2], 'lr', tostring(learned))
   redis.call('PEXPIRE', KEYS[2], ms(state_ttl))

@@ -201,7 +201,8 @@ def pace_after(tat: float, now: float, limit: int | None, window_s: float) -> fl
 
 def learn_limit(admitted_in_window: int, stated: int | None) -> int:
     """A key's request limit per window after a 429: what the server stated, else how many
-    requests it admitted (finished, not refused) within the last window, at least 1."""
+    requests the window holds besides refused ones (those in flight were sent before the refused
+    one came back and were, most likely, admitted), at least 1. Each 429 learns again."""
     if stated is not None and stated > 0:
         return stated
     return max(1, admitted_in_window)
@@ -492,7 +493,7 @@ class InMemoryPoolState:
             rec.close_lease(lease, now, refused)
             rec.in_flight = max(0, rec.in_flight - 1)
             if refused and policy.learn_limits:
-                rec.learned_rpm = learn_limit(len(rec.window) - len(rec.open), outcome.limit)
+                rec.learned_rpm = learn_limit(len(rec.window), outcome.limit)
             rec.blocked_until, rec.removed, rec.breaker, changed = apply_outcome(
                 outcome, rec.blocked_until, rec.removed, rec.breaker, now, policy)
             prov.breaker = provider_breaker_after(outcome, prov.breaker, now, policy)
