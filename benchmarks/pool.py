@@ -407,7 +407,9 @@ def storm(variant: str, matched: bool, *, seconds: float, window_s: float, rpm: 
                     job = procs.map_async(_process_main, [(payload, f"p{i}", 8, seconds, prefix)
                                                           for i in range(4)])
                     if variant == "redis4_restart":
-                        time.sleep(seconds / 2 + 1.0)   # + process start-up
+                        while not srv.requests:          # the workers have started
+                            time.sleep(0.05)
+                        time.sleep(seconds / 2)
                         red.kill()
                         time.sleep(1.0)
                         red.start()
@@ -422,6 +424,8 @@ def storm(variant: str, matched: bool, *, seconds: float, window_s: float, rpm: 
 
 def _score(served: list[Any], res: list[dict[str, Any]], *, t0: float, seconds: float,
            window_s: float, rpm: int, matched: bool) -> dict[str, Any]:
+    # the storm starts with its first request (worker processes take a while to import)
+    t0 = min((r.at for r in served), default=t0)
     by_key: dict[str, list[Any]] = defaultdict(list)
     for r in served:
         by_key[r.key_fingerprint].append(r)

@@ -96,6 +96,11 @@ class _LocalPoolState(InMemoryPoolState):
             rec.blocked_until = max(rec.blocked_until, blocked_until)
             rec.removed = rec.removed or removed
 
+    def seed_limit(self, provider: str, fingerprint: str, learned_rpm: int) -> None:
+        """Start from the limit the fleet learned for a key (this worker's share of it)."""
+        with self._lock:
+            self._key(provider, fingerprint).learned_rpm = learned_rpm
+
     def seed(self, provider: str, fingerprint: str, sent: Sequence[tuple[float, int]]) -> None:
         """Count requests this worker sent through Redis (local times, tokens) in the local window,
         so falling back does not hand out the same budget a second time in one window."""
@@ -180,6 +185,7 @@ class RedisPoolState:
         self._epochs: dict[str, str] = {}
         self._resync_lock = threading.Lock()
         self._known: dict[tuple[str, str], tuple[float, bool]] = {}
+        self._learned_rpm: dict[tuple[str, str], int] = {}
         self._degraded = False
         self._next_probe = 0.0
         # what the local fallback did and learned, replayed into Redis when it returns:
@@ -226,21 +232,26 @@ class RedisPoolState:
                 with self._lock:
                     known = {spec.fingerprint: self._known.get((provider, spec.fingerprint),
                                                                (0.0, False)) for spec in keys}
+                    learned = {spec.fingerprint: self._learned_rpm.get(
+                        (provider, spec.fingerprint), 0) for spec in keys}
                 for spec in keys:
                     names += self._key_names(provider, spec.fingerprint)
                     until, removed = known[spec.fingerprint]
                     args += [spec.fingerprint, spec.weight, spec.max_rpm or 0, spec.max_tpm or 0,
-                             until, "1" if removed else "0"]
+                             until, "1" if removed else "0", learned[spec.fingerprint]]
                 raw = self._acquire(keys=names, args=args)
                 fp, available, probe, now, status, epoch = (_text(x) for x in raw[:6])
                 if status == "resync":
                     self._resync(provider, epoch)
                     continue
                 with self._lock:
-                    for i, spec in enumerate(keys if len(raw) >= 6 + 2 * len(keys) else ()):
-                        until = float(_text(raw[6 + 2 * i]))
-                        removed = _text(raw[7 + 2 * i]) == "1"
+                    for i, spec in enumerate(keys if len(raw) >= 6 + 3 * len(keys) else ()):
+                        until = float(_text(raw[6 + 3 * i]))
+                        removed = _text(raw[7 + 3 * i]) == "1"
                         self._remember(provider, spec.fingerprint, until, removed)
+                        lr = _text(raw[8 + 3 * i])
+                        if lr:
+                            self._learned_rpm[(provider, spec.fingerprint)] = int(lr)
                 fingerprint = fp or None
                 if fingerprint is not None:
                     self._hold(provider, fingerprint, lease, max(0, int(tokens)), policy.window_s)
@@ -441,6 +452,9 @@ class RedisPoolState:
             self._recent.clear()
             for (provider, fp), (until, removed) in self._known.items():
                 self._local.seed_state(provider, fp, until, removed)
+            for (provider, fp), lr in self._learned_rpm.items():
+                # this worker's share of what the key admits, like a configured max_rpm's
+                self._local.seed_limit(provider, fp, max(1, lr // self.options.workers))
             self._degraded = True
             self.outages += 1
         log.warning("credential pool: Redis at %s is unreachable (%s); using local pool state "

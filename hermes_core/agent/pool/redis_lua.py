@@ -96,9 +96,9 @@ end
 # ARGV: now, strategy, window_s, cooldown_s, tokens, rand, lease, lease_ttl_s, state_ttl_s, n,
 #       burst, max_in_flight or 0, the caller's epoch, a new epoch,
 #       then per key (fingerprint, weight, max_rpm or 0, max_tpm or 0, the caller's known
-#       blocked-until, the caller's known removal '1'/'0').
+#       blocked-until, the caller's known removal '1'/'0', the caller's known learned limit or 0).
 # Returns {fingerprint or '', available_at or '', probe '1'/'0', now, 'resync' or '', epoch,
-#          then per key blocked_until, removed}.
+#          then per key blocked_until, removed, learned limit or ''}.
 # The epoch names this incarnation of the pool state: a caller that knows another one (Redis
 # restarted empty, or the caller is new) gets 'resync' and nothing else, merges what it knows
 # (MERGE) and asks again. The callers' known deadlines and removals are floors: a restarted Redis
@@ -156,7 +156,7 @@ end
 local eligible = {}
 local earliest = nil
 for i = 1, n do
-  local a = 14 + (i - 1) * 6
+  local a = 14 + (i - 1) * 7
   local fp = ARGV[a + 1]
   local weight = tonumber(ARGV[a + 2])
   local rpm = tonumber(ARGV[a + 3])
@@ -175,8 +175,15 @@ for i = 1, n do
     redis.call('PEXPIRE', skey, ms(math.max(state_ttl, floor_bu - now)))
     s[2] = fmt(floor_bu)
   end
+  local floor_lr = tonumber(ARGV[a + 7]) or 0
+  if floor_lr > 0 and not tonumber(s[6]) then
+    redis.call('HSET', skey, 'lr', tostring(floor_lr))
+    redis.call('PEXPIRE', skey, ms(state_ttl))
+    s[6] = tostring(floor_lr)
+  end
   seen[#seen + 1] = fmt(tonumber(s[2]) or 0)
   seen[#seen + 1] = s[1] == '1' and '1' or '0'
+  seen[#seen + 1] = s[6] or ''
   local limit = nil
   if rpm > 0 then limit = rpm elseif tonumber(s[6]) then limit = tonumber(s[6]) end
   local tat = tonumber(s[7]) or 0
