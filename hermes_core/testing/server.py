@@ -203,9 +203,10 @@ class MockLLMServer:
                 else:   # "cut": the stream without its end (no finish, no [DONE]/message_stop)
                     full = (anthropic_stream(("Hello", " wor"), model=model) if is_anthropic
                             else openai_chat_stream(("Hello", " wor"), model=model))
-                    events = [e for e in full.split(b"\n\n") if e and not any(
-                        m in e for m in (b"message_delta", b"message_stop", b"[DONE]",
-                                         b'"finish_reason": "stop"', b'"usage"'))]
+                    ends = ((b"message_delta", b"message_stop") if is_anthropic
+                            else (b"[DONE]", b'"finish_reason": "stop"', b'"usage"'))
+                    events = [e for e in full.split(b"\n\n")
+                              if e and not any(m in e for m in ends)]
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.end_headers()
