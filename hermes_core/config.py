@@ -121,6 +121,8 @@ class LLMSettings(_Model):
     temperature: float | None = Field(None, ge=0.0, le=2.0)
     request_timeout_s: float = Field(60.0, gt=0)
     deadline_s: float = Field(120.0, gt=0)
+    # a stream that sends no content for this long (keep-alive pings do not count) is cut off
+    stream_idle_timeout_s: float = Field(30.0, gt=0)
     offline_stream_delay_s: float = Field(0.0, ge=0, le=10)
     routing: RoutingSettings = RoutingSettings()
     # model calls one turn may make to answer tool calls before it must end
@@ -168,6 +170,12 @@ class CredentialPoolSettings(_Model):
     # full-jitter exponential backoff: uniform(0, min(backoff_max_s, backoff_base_s * 2**n))
     backoff_base_s: float = Field(0.5, gt=0)
     backoff_max_s: float = Field(8.0, gt=0)
+    # share of a key's per-window limit sent back to back; the rest is paced across the window
+    pace_burst: float = Field(0.1, gt=0, le=1)
+    # requests in flight per key at most (bounds a key whose limit is not known yet)
+    max_in_flight_per_key: int | None = Field(32, ge=1)
+    # keys without max_rpm take the limit their 429s reveal
+    learn_limits: bool = True
     # Redis backend: key namespace, lease/state TTLs, reconnect probe, socket timeout.
     redis_key_prefix: str = Field(default="hermes:pool", min_length=1)
     redis_lease_ttl_s: float = Field(default=300.0, gt=0)
@@ -322,15 +330,16 @@ class Settings(_Model):
         creds = self.credentials.get(provider)
         # A key never holds whitespace: one pasted with a newline or CR (a CRLF .env file) would
         # be refused by the HTTP client as an invalid header and surface as a connection error.
-        keys = [k for k in (creds.keys if creds else ()) if k.key.strip()]
+        keys = [(i, k) for i, k in enumerate(creds.keys if creds else ()) if k.key.strip()]
         if not keys:
             kind = p.kind if p else provider
             env = ENV_KEYS.get(provider) or (ENV_KEYS.get(kind) if provider == kind else None)
             source = os.environ if self._env_keys is None else self._env_keys
             secret = source.get(env, "").strip() if env else ""
-            return [Credential(provider, secret, endpoint=endpoint)] if secret else []
-        return [Credential(provider, k.key.strip(), k.weight, k.max_rpm, k.max_tpm, endpoint)
-                for k in keys]
+            return [Credential(provider, secret, endpoint=endpoint, source=env or "")] if secret else []
+        return [Credential(provider, k.key.strip(), k.weight, k.max_rpm, k.max_tpm, endpoint,
+                           f"credentials.{provider}.keys[{i}]")
+                for i, k in keys]
 
     def secret_values(self) -> tuple[str, ...]:
         """Every secret this configuration holds: configured keys of any format (a custom

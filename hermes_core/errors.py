@@ -88,6 +88,11 @@ class ContextWindowExceeded(BadRequest):
     """400 because the prompt is longer than the model's context window."""
 
 
+class ModelNotFound(BadRequest):
+    """404 (or a 400 naming the model): this provider does not serve the model; another
+    candidate may."""
+
+
 class ServerError(ProviderError):
     """5xx: the provider failed; counts against the retry budget."""
 
@@ -98,8 +103,20 @@ class Overloaded(ServerError):
     """529 (Anthropic) or 503 overloaded: like a 5xx, but a signal to back off harder."""
 
 
+class IncompleteResponse(ServerError):
+    """The reply ended without its wire format's end marker (a stream closed early, cleanly).
+
+    Before the first token it is retried or failed over like any server error. After tokens the
+    caller gets it with ``partial_text``, what arrived; it is not an answer and is not stored."""
+
+    def __init__(self, message: str, *, partial_text: str = "", **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.partial_text = partial_text
+
+
 class Timeout(ProviderError):
-    """The request did not finish in time."""
+    """The request did not finish in time: no byte for too long, no content event for too long
+    in a stream (keep-alive pings do not count), or the attempt's whole-response budget spent."""
 
     retryable = True
 
@@ -108,6 +125,10 @@ class ConnectionFailed(ProviderError):
     """The endpoint could not be reached (refused, DNS, TLS)."""
 
     retryable = True
+
+
+class ConnectionReset(ConnectionFailed):
+    """The connection was reached and then dropped in the middle of the response."""
 
 
 class NoCredentialAvailable(HermesError):
@@ -203,7 +224,13 @@ class AllProvidersFailed(HermesError):
         self.attempts = tuple(attempts)
         self.last_error = last_error
         tried = ", ".join(f"{a.provider}/{a.model}:{a.status}" for a in self.attempts) or "none"
-        super().__init__(f"all providers failed after {len(self.attempts)} attempt(s): {tried}")
+        missing = list(dict.fromkeys(f"{a.provider}/{a.model}" for a in self.attempts
+                                     if a.decision == "model_not_found"))
+        note = f"; model not found: {', '.join(missing)}" if missing else ""
+        if isinstance(last_error, AuthenticationFailed):
+            note += f"; {last_error}"   # which key was rejected, and where it was configured
+        super().__init__(f"all providers failed after {len(self.attempts)} attempt(s): "
+                         f"{tried}{note}")
 
 
 # --------------------------------------------------------------------------- retry-after parsing
@@ -303,6 +330,19 @@ _QUOTA_MARKERS = ("credit balance is too low",)
 
 
 _MAX_MESSAGE = 500
+_MODEL_MARKERS = ("does not exist", "not found", "unknown model", "no such model", "invalid model")
+
+
+def _names_missing_model(status: int, kind: str, code: str, lowered: str) -> bool:
+    """A 404 (every 404 from a chat endpoint is about the model or the path), or a 400 whose
+    code or message says the model is unknown."""
+    if status == 404:
+        return True
+    if status != 400:
+        return False
+    if code == "model_not_found" or kind == "model_not_found":
+        return True
+    return "model" in lowered and any(m in lowered for m in _MODEL_MARKERS)
 
 
 def _error_fields(body: Any) -> tuple[str, str, str]:
@@ -349,6 +389,8 @@ def error_from_status(status_code: int, headers: Mapping[str, str], body: Any = 
         return QuotaExhausted(text, **kw)
     if status_code in (401, 403):
         return AuthenticationFailed(text, **kw)
+    if _names_missing_model(status_code, kind, code, lowered):
+        return ModelNotFound(text, **kw)
     if status_code == 413 or (status_code == 400 and (
             code == "context_length_exceeded" or any(m in lowered for m in _CONTEXT_MARKERS))):
         return ContextWindowExceeded(text, **kw)

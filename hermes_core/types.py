@@ -107,6 +107,9 @@ class Completion:
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str | None = None
     request_id: str | None = None
+    # The request exactly as sent (the call loop plans cache markers per candidate, so after a
+    # failover to another provider kind it differs from what the caller passed in).
+    prompt: Prompt | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,6 +338,9 @@ class Credential:
     max_rpm: int | None = None
     max_tpm: int | None = None
     endpoint: str | None = None
+    # where the key was configured (``OPENAI_API_KEY``, ``credentials.openai.keys[0]``): what a
+    # person fixes when the provider rejects it; never the key itself
+    source: str = field(default="", compare=False)
 
     @property
     def fingerprint(self) -> str:
@@ -347,4 +353,4 @@ class Credential:
 
     def __reduce__(self) -> Any:  # pickling keeps the secret but never logs it
         return (Credential, (self.provider, self.secret, self.weight, self.max_rpm,
-                             self.max_tpm, self.endpoint))
+                             self.max_tpm, self.endpoint, self.source))

@@ -13,6 +13,7 @@ from hermes_core.errors import (
     AuthenticationFailed,
     BadRequest,
     ContextWindowExceeded,
+    ModelNotFound,
     NoCredentialAvailable,
     Overloaded,
     QuotaExhausted,
@@ -72,7 +73,7 @@ def test_largest_reset_wins_when_several_limits_exhausted():
      ContextWindowExceeded),
     (413, {}, ContextWindowExceeded),
     (400, {"error": {"message": "bad field"}}, BadRequest),
-    (404, {}, BadRequest),
+    (404, {}, ModelNotFound),   # a BadRequest another candidate may not have
     (408, {}, Timeout),
     (500, {}, ServerError),
     (502, "upstream died", ServerError),

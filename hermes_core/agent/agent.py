@@ -25,7 +25,6 @@ from pydantic import BaseModel, ValidationError
 
 from hermes_core.agent.credential_pool import CredentialPool
 from hermes_core.agent.pricing import Cost, PriceTable
-from hermes_core.agent.prompt.cache_plan import replan_cache
 from hermes_core.agent.prompt.compaction import (
     CompactionReport,
     HistoryCompactor,
@@ -44,7 +43,6 @@ from hermes_core.providers import build_providers
 from hermes_core.providers.base import CallOptions, Provider, requires_key
 from hermes_core.providers.offline import OfflineProvider
 from hermes_core.types import (
-    Candidate,
     Completion,
     Delta,
     Message,
@@ -263,8 +261,13 @@ class Agent:
         opts = CallOptions(max_tokens=llm.max_tokens, temperature=llm.temperature,
                            timeout_s=llm.request_timeout_s, stop=llm.stop, seed=llm.seed,
                            reasoning_effort=llm.reasoning_effort,
-                           thinking_budget_tokens=llm.thinking_budget_tokens)
+                           thinking_budget_tokens=llm.thinking_budget_tokens,
+                           idle_timeout_s=llm.stream_idle_timeout_s)
         return replace(opts, **overrides) if overrides else opts
+
+    def _pin(self) -> str | None:
+        """The one provider every request must go to (passed in by hand, or offline), if any."""
+        return next(iter(self.loop.providers)) if self._pinned else None
 
     # ------------------------------------------------------------------ one turn: prepare
 
@@ -296,16 +299,8 @@ class Agent:
         needs_tools = any(t.name != SKILL_VIEW.name for t in prompt.tools)
         decision = self.router.select(prompt, requested_model=self.requested_model,
                                       requires_tools=needs_tools,
-                                      turn_count=len(self.history) // 2)
-        if self._pinned:
-            only = next(iter(self.loop.providers))
-            decision = replace(decision, candidates=(Candidate(only, decision.model),),
-                               reason=decision.reason + (f"; {self.offline_reason}"
-                                                         if self.offline_reason else ""))
-        first = decision.candidates[0] if decision.candidates else None
-        if first is not None and first.provider in self.loop.providers:
-            kind = self.loop.providers[first.provider].kind
-            prompt = replan_cache(prompt, self.settings, provider_kind=kind, model=first.model)
+                                      turn_count=len(self.history) // 2,
+                                      pinned=self._pin(), pin_note=self.offline_reason)
         self.last_decision = decision
         self.last_turn = prompt.turn
         if self.on_route is not None:
@@ -315,6 +310,8 @@ class Agent:
     def _finish(self, message: str, prompt: Prompt, decision: RouteDecision, done: Completion,
                 usage: Usage, attempts: Sequence[Attempt], rounds_from: int,
                 turn: _Turn | None = None) -> Reply:
+        """Record the turn. ``prompt`` holds the turn's messages; ``done.prompt`` (when the call
+        loop returned it) is the last request exactly as sent, cache markers included."""
         self.history.append(Message("user", clean_text(message)))
         # tool calls and answers, if any: appended after the messages prepare() sent, which may
         # differ from the history (a pre_llm_call hook can return a Prompt with other messages)
@@ -328,7 +325,7 @@ class Agent:
         self.stats.cost = self.stats.cost + cost
         self.stats.tool_calls += len(results)
         self.compactor.observe(prompt, done.usage)   # the last call's billed prompt tokens
-        reply = Reply(done.text, done.model, done.provider, usage, prompt, decision,
+        reply = Reply(done.text, done.model, done.provider, usage, done.prompt or prompt, decision,
                       prompt.turn.retrieval if prompt.turn is not None else None, tuple(attempts),
                       calls, results, cost, compaction=self.compactor.last)
         self.last_reply = reply
@@ -524,10 +521,7 @@ class Agent:
         """One call on the fast model through the normal call path (keys, retries, failover)."""
         routing = self.settings.llm.routing
         fast = routing.fast_model or routing.default_model
-        decision = self.router.select(prompt, requested_model=fast)
-        if self._pinned:
-            only = next(iter(self.loop.providers))
-            decision = replace(decision, candidates=(Candidate(only, fast),))
+        decision = self.router.select(prompt, requested_model=fast, pinned=self._pin())
         done, _ = self.loop.complete(prompt, decision, self.options())
         return done
 
@@ -721,10 +715,11 @@ def _collect(stream: Any, decision: RouteDecision, lead: str = "") -> Generator[
 
 
 def _completed(acc: _Accumulator, stream: Any) -> Completion:
-    """The streamed Completion, named after the attempt that succeeded (after any failover)."""
+    """The streamed Completion, named after the attempt that succeeded (after any failover),
+    carrying the request that attempt sent."""
     attempts = getattr(stream, "attempts", ())
     ok = next((a for a in reversed(attempts) if a.status == "ok"), None)
-    done = acc.completion(ok.provider if ok else "")
+    done = replace(acc.completion(ok.provider if ok else ""), prompt=getattr(stream, "prompt", None))
     if ok is not None:
         done = replace(done, model=ok.model)
     return done

@@ -7,12 +7,15 @@ Strategies, RPM/TPM windows, 429 deadlines and breakers are decided in :mod:`her
 
 Usage by the call loop::
 
-    cred = pool.acquire("openai")          # raises NoCredentialAvailable(available_at=...)
-    ... call ...
-    pool.success(cred) | pool.cool_down(cred, retry_after) | pool.remove(cred, why)
-        | pool.failure(cred) | pool.release(cred)
+    lease = pool.acquire("openai")         # raises NoCredentialAvailable(available_at=...)
+    ... call with lease.credential ...
+    pool.success(lease) | pool.cool_down(lease, retry_after) | pool.remove(lease, why)
+        | pool.failure(lease) | pool.release(lease)
 
 Exactly one of the outcome methods must follow each acquire (it also drops the in-flight count).
+A :class:`Lease` names the request to the state (its window entry, whether it is a breaker's
+probe); the outcome methods also take a bare :class:`Credential`, which ends the key's oldest
+open request and is never a probe.
 """
 
 from __future__ import annotations
@@ -49,6 +52,39 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
+class Lease:
+    """One acquired use of a key: the credential, the request's id in the pool state, and whether
+    it is a half-open breaker's single probe. Hand it back to exactly one outcome method."""
+
+    credential: Credential
+    lease_id: str = ""
+    probe: bool = False
+
+    @property
+    def provider(self) -> str:
+        return self.credential.provider
+
+    @property
+    def fingerprint(self) -> str:
+        return self.credential.fingerprint
+
+    @property
+    def secret(self) -> str:
+        return self.credential.secret
+
+    def __repr__(self) -> str:
+        return (f"Lease(provider={self.provider!r}, fingerprint={self.fingerprint!r}, "
+                f"probe={self.probe})")
+
+
+Held = Lease | Credential
+
+
+def _lease(held: Held) -> Lease:
+    return held if isinstance(held, Lease) else Lease(held)
+
+
+@dataclass(frozen=True, slots=True)
 class KeyStatus:
     """One key as ``hermes-core keys status`` shows it (fingerprint only)."""
 
@@ -74,7 +110,8 @@ def policy_from_settings(settings: Settings, strategy: Strategy | None = None) -
     return PoolPolicy(strategy=strategy or cp.rotation, window_s=cp.window_s,
                       breaker_failures=cp.breaker_failures,
                       breaker_cooldown_s=cp.breaker_cooldown_s,
-                      default_cooldown_s=cp.default_cooldown_s)
+                      default_cooldown_s=cp.default_cooldown_s, burst=cp.pace_burst,
+                      max_in_flight=cp.max_in_flight_per_key, learn_limits=cp.learn_limits)
 
 
 def backend_from_settings(settings: Settings,
@@ -111,8 +148,8 @@ class CredentialPool:
         self._by_fp: dict[tuple[str, str], Credential] = {}
         self._specs: dict[str, tuple[KeySpec, ...]] = {}
         self._policies: dict[str, PoolPolicy] = {}
-        self._probes: dict[int, Credential] = {}   # id -> the object a probe acquire returned
-        self._probes_lock = threading.Lock()
+        self._removed: set[tuple[str, str]] = set()   # seen removed by this process
+        self._removed_lock = threading.Lock()
         for provider, creds in credentials.items():
             unique: dict[str, Credential] = {}
             for c in creds:
@@ -128,10 +165,7 @@ class CredentialPool:
             strategy = (strategies or {}).get(provider)
             if strategy is not None and strategy not in STRATEGIES:
                 raise ValueError(f"unknown rotation strategy {strategy!r} for provider {provider}")
-            self._policies[provider] = (PoolPolicy(strategy, self.policy.window_s,
-                                                   self.policy.breaker_failures,
-                                                   self.policy.breaker_cooldown_s,
-                                                   self.policy.default_cooldown_s)
+            self._policies[provider] = (replace(self.policy, strategy=strategy)
                                         if strategy else self.policy)
 
     @classmethod
@@ -157,7 +191,13 @@ class CredentialPool:
         return tuple(self._creds)
 
     def has_keys(self, provider: str) -> bool:
-        """True when the provider has configured keys (removed ones included)."""
+        """True when the provider has a configured key this process has not seen removed."""
+        with self._removed_lock:
+            return any((provider, c.fingerprint) not in self._removed
+                       for c in self._creds.get(provider, ()))
+
+    def configured(self, provider: str) -> bool:
+        """True when keys were configured for the provider (removed ones included)."""
         return bool(self._creds.get(provider))
 
     def credentials(self, provider: str) -> tuple[Credential, ...]:
@@ -168,37 +208,31 @@ class CredentialPool:
 
     # ------------------------------------------------------------------ acquire
 
-    def acquire(self, provider: str, *, tokens: int = 0) -> Credential:
-        """The next key for ``provider``; raises :class:`NoCredentialAvailable` with the time the
-        earliest key frees (None when no key can ever serve)."""
+    def acquire(self, provider: str, *, tokens: int = 0) -> Lease:
+        """A lease on the next key for ``provider``; raises :class:`NoCredentialAvailable` with
+        the time the earliest key frees (None when no key can ever serve)."""
         specs = self._specs.get(provider, ())
         if not specs:
             raise NoCredentialAvailable(provider, None)
         res = self.backend.acquire(provider, specs, self._policies[provider], tokens=tokens,
                                    rand=self._rng.random())
         if res.fingerprint is None:
+            if res.available_at is None:
+                self._note_all_removed(provider)
             raise NoCredentialAvailable(provider, res.available_at, now=res.now)
-        cred = self._lookup(provider, res.fingerprint)
-        if res.probe:
-            # A distinct (equal) object marks this call as the breaker's probe, so its outcome can
-            # say so (Outcome.probe) without changing what callers hand back.
-            cred = replace(cred)
-            with self._probes_lock:
-                self._probes[id(cred)] = cred
-        return cred
+        return Lease(self._lookup(provider, res.fingerprint), res.lease, res.probe)
 
-    def _outcome_for(self, cred: Credential, outcome: Outcome) -> Outcome:
-        """``outcome`` marked as the probe's when ``cred`` is the object a probe acquire returned."""
-        with self._probes_lock:
-            probe = self._probes.pop(id(cred), None) is cred
-        return replace(outcome, probe=True) if probe else outcome
+    def _note_all_removed(self, provider: str) -> None:
+        """No key can ever serve (removed by another process too): ``has_keys`` says so."""
+        with self._removed_lock:
+            self._removed.update((provider, c.fingerprint) for c in self._creds.get(provider, ()))
 
-    async def aacquire(self, provider: str, *, tokens: int = 0) -> Credential:
+    async def aacquire(self, provider: str, *, tokens: int = 0) -> Lease:
         if self.backend.io_bound:
             return await self.in_thread(lambda: self.acquire(provider, tokens=tokens), lambda c: c)
         return self.acquire(provider, tokens=tokens)
 
-    async def in_thread(self, fn: Callable[[], T], held: Callable[[T], Credential | None]) -> T:
+    async def in_thread(self, fn: Callable[[], T], held: Callable[[T], Held | None]) -> T:
         """``fn()`` (which may acquire a key) in a worker thread, safe against cancellation.
 
         Cancelling the awaiting task does not stop the thread: a Redis acquire finishes after the
@@ -214,7 +248,7 @@ class CredentialPool:
             raise
 
     def _release_abandoned(self, fut: asyncio.Future[T],
-                           held: Callable[[T], Credential | None]) -> None:
+                           held: Callable[[T], Held | None]) -> None:
         if fut.cancelled() or fut.exception() is not None:
             return
         cred = held(fut.result())
@@ -233,41 +267,50 @@ class CredentialPool:
 
     # ------------------------------------------------------------------ outcomes
 
-    def report(self, cred: Credential, outcome: Outcome) -> float:
+    def report(self, held: Held, outcome: Outcome, reason: str = "") -> float:
         """Apply one outcome; returns the key's blocked-until deadline afterwards."""
-        res = self.backend.release(cred.provider, cred.fingerprint, self._outcome_for(cred, outcome),
-                                   self._policies.get(cred.provider, self.policy))
-        if outcome.kind == "removed" and res.changed:
-            self._alert(cred, "removed from rotation")
+        lease = _lease(held)
+        cred = lease.credential
+        if lease.probe:
+            outcome = replace(outcome, probe=True)
+        policy = self._policies.get(cred.provider, self.policy)
+        if lease.lease_id:
+            res = self.backend.release(cred.provider, cred.fingerprint, outcome, policy,
+                                       lease=lease.lease_id)
+        else:
+            res = self.backend.release(cred.provider, cred.fingerprint, outcome, policy)
+        if outcome.kind == "removed":
+            with self._removed_lock:
+                self._removed.add((cred.provider, cred.fingerprint))
+            if res.changed:
+                self._alert(cred, reason or "removed from rotation")
         return res.blocked_until
 
-    async def areport(self, cred: Credential, outcome: Outcome) -> float:
+    async def areport(self, held: Held, outcome: Outcome) -> float:
         if self.backend.io_bound:
-            return await asyncio.to_thread(self.report, cred, outcome)
-        return self.report(cred, outcome)
+            return await asyncio.to_thread(self.report, held, outcome)
+        return self.report(held, outcome)
 
-    def success(self, cred: Credential) -> None:
-        self.report(cred, Outcome("ok"))
+    def success(self, held: Held) -> None:
+        self.report(held, Outcome("ok"))
 
-    def cool_down(self, cred: Credential, retry_after: float | None) -> float:
-        """A 429: block the key until now + retry_after (the default when None); never earlier."""
-        return self.report(cred, Outcome("rate_limited", retry_after))
+    def cool_down(self, held: Held, retry_after: float | None, *,
+                  limit: int | None = None) -> float:
+        """A 429: block the key until now + retry_after (the default when None); never earlier.
+        ``limit``: the key's request limit per window when the server stated it."""
+        return self.report(held, Outcome("rate_limited", retry_after, limit=limit))
 
-    def remove(self, cred: Credential, reason: str = "") -> None:
+    def remove(self, held: Held, reason: str = "") -> None:
         """401/403/402: out of rotation for good; alerts once with the fingerprint only."""
-        res = self.backend.release(cred.provider, cred.fingerprint,
-                                   self._outcome_for(cred, Outcome("removed")),
-                                   self._policies.get(cred.provider, self.policy))
-        if res.changed:
-            self._alert(cred, reason or "removed from rotation")
+        self.report(held, Outcome("removed"), reason)
 
-    def failure(self, cred: Credential) -> None:
+    def failure(self, held: Held) -> None:
         """A retryable failure (5xx, 529, timeout, connection): feeds the breakers."""
-        self.report(cred, Outcome("failure"))
+        self.report(held, Outcome("failure"))
 
-    def release(self, cred: Credential) -> None:
+    def release(self, held: Held) -> None:
         """The call ended without a signal about the key (bad request, cancelled)."""
-        self.report(cred, Outcome("released"))
+        self.report(held, Outcome("released"))
 
     def _alert(self, cred: Credential, reason: str) -> None:
         log.warning("credential alert: provider %s key %s %s", cred.provider, cred.fingerprint,
@@ -277,16 +320,19 @@ class CredentialPool:
 
     # ------------------------------------------------------------------ status
 
-    def status(self, providers: Iterable[str] | None = None) -> list[KeyStatus]:
+    def status(self, providers: str | Iterable[str] | None = None) -> list[KeyStatus]:
+        """Every key's state, of all providers, of one (a name), or of several (names)."""
         out: list[KeyStatus] = []
-        for provider in providers or self.providers:
+        names = (providers,) if isinstance(providers, str) else (providers or self.providers)
+        for provider in names:
             specs = self._specs.get(provider, ())
             if not specs:
                 continue
             pol = self._policies[provider]
             snap = self.backend.snapshot(provider, specs, pol)
             for spec, k in zip(specs, snap.keys, strict=True):
-                at_limit = spec.max_rpm is not None and k.requests_in_window >= spec.max_rpm
+                limit = spec.max_rpm if spec.max_rpm is not None else k.learned_rpm
+                at_limit = limit is not None and k.requests_in_window >= limit
                 if k.removed:
                     state = "removed"
                 elif k.blocked_until > snap.now:

@@ -54,7 +54,15 @@ from hermes_core.agent.prompt.files import (
 )
 from hermes_core.config import Settings
 from hermes_core.tokenize import estimate_tokens
-from hermes_core.types import MemoryFragment, Message, Prompt, RetrievalQuery, ToolSpec, TurnContext
+from hermes_core.types import (
+    CachePlan,
+    MemoryFragment,
+    Message,
+    Prompt,
+    RetrievalQuery,
+    ToolSpec,
+    TurnContext,
+)
 
 if TYPE_CHECKING:
     from hermes_core.agent.prompt.memory_files import MemoryStore
@@ -362,8 +370,12 @@ class PromptBuilder:
 
     def build(self, message: str, history: Sequence[Message] = (), *,
               session_id: str | None = None, model: str | None = None,
-              provider_kind: str = "openai", tools: Sequence[ToolSpec] = ()) -> Prompt:
-        """The prompt for one turn: stable system, per-turn context, history + this message."""
+              provider_kind: str | None = None, tools: Sequence[ToolSpec] = ()) -> Prompt:
+        """The prompt for one turn: stable system, per-turn context, history + this message.
+
+        Cache markers are planned by the call loop for the provider that actually receives the
+        request; ``provider_kind`` plans them here too, for callers that render without the loop.
+        """
         with self._lock:
             stable = self._refresh()
         history = tuple(history)
@@ -386,12 +398,13 @@ class PromptBuilder:
         tools = tuple(tools)
         tools_tokens = _tools_tokens(tools)
         llm = self.settings.llm
-        cache = plan_cache(provider_kind=provider_kind, model=model,
-                           enabled=llm.cache_system_prompt, ttl=llm.cache_ttl,
-                           prefix_sha256=stable.sha256, prefix_tokens=stable.tokens + tools_tokens,
-                           messages=messages, message_tokens=msg_tokens,
-                           message_breakpoints=self.settings.prompt.message_breakpoints,
-                           min_slack=self.settings.prompt.cache_min_slack)
+        cache = CachePlan(ttl=llm.cache_ttl) if provider_kind is None else plan_cache(
+            provider_kind=provider_kind, model=model, enabled=llm.cache_system_prompt,
+            ttl=llm.cache_ttl, prefix_sha256=stable.sha256,
+            prefix_tokens=stable.tokens + tools_tokens, messages=messages,
+            message_tokens=msg_tokens,
+            message_breakpoints=self.settings.prompt.message_breakpoints,
+            min_slack=self.settings.prompt.cache_min_slack)
         context_tokens = estimate_tokens(context)
         history_tokens = sum(msg_tokens[:-1])
         tokens = {**stable.sections, "system": stable.tokens, "context": context_tokens,

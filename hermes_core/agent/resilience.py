@@ -2,24 +2,30 @@
 
 For each candidate (provider, model) of a :class:`RouteDecision`, in order::
 
-    cred = pool.acquire(provider)                 # one state-backend call
-    provider.complete(prompt, model, cred, options)
-    429            -> pool.cool_down(cred, retry_after); next key at once (no retry budget spent)
-    401/403/402    -> pool.remove(cred) + alert (fingerprint only); next key
-    5xx/529/timeout/connection
+    lease = pool.acquire(provider)                # one state-backend call
+    provider.complete(prompt, model, lease.credential, options)
+    429            -> pool.cool_down(lease, retry_after); next key at once (no retry budget spent)
+    401/403/402    -> pool.remove(lease) + alert (fingerprint only); next key
+    404 / unknown model
+                   -> next candidate (the final error names each model tried)
+    5xx/529/timeout/reset/cut stream
                    -> breakers; back off (full jitter, Retry-After first) and retry the same
                       provider up to ``retries_per_provider`` times while the request's
                       ``retry_budget`` lasts (each retry spends one), then fail over at once
     every key blocked
-                   -> wait for the earliest key if it frees within ``max_wait_s`` (within the
-                      deadline when no candidate is left), else fail over
+                   -> wait (with jitter) while the total waited on this provider stays within
+                      ``max_wait_s`` (the deadline when no candidate is left), else fail over
     context window -> move to ``long_context_model`` when it is larger
     other 4xx      -> the request is wrong: raised as is
 
-Streams fail over only before their first delta; after it, the error reaches the caller.
+Each attempt is bounded by what is left of the deadline: its whole response, not only socket
+silence (:mod:`hermes_core.providers.deadline`). Streams fail over only before their first delta;
+after it, the error reaches the caller. Cache markers are planned here, per candidate, and the
+prompt actually sent comes back on the completion (``Completion.prompt``, ``CallStream.prompt``).
 
-The decisions live in :class:`_Run` (no I/O but the pool's two calls); the sync and async loops
-are thin shells around it, with injected clock, sleep and RNG so tests never wait.
+The decisions are pure functions in :mod:`hermes_core.agent.resilience_policy`; :class:`_Run`
+applies them (no I/O but the pool's two calls); the sync and async loops are thin shells around
+it with one failure handler each, and injected clock, sleep and RNG so tests never wait.
 """
 
 from __future__ import annotations
@@ -37,25 +43,28 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeVar
 
-import httpx2
-from tenacity import RetryCallState, wait_exponential
-
-from hermes_core.agent.credential_pool import CredentialPool
-from hermes_core.agent.pool.state import sane_retry_after
+from hermes_core.agent.credential_pool import CredentialPool, Lease
 from hermes_core.agent.prompt.cache_plan import replan_cache
+from hermes_core.agent.resilience_policy import (
+    FailureState,
+    FullJitter,
+    LoopPolicy,
+    backoff_delay,
+    coerce,
+    decide_failure,
+    stated_limit,
+    status_of,
+    wait_or_failover,
+)
 from hermes_core.agent.routing.rules import candidates_for, long_context_fallback
 from hermes_core.errors import (
     AllProvidersFailed,
     Attempt,
     AuthenticationFailed,
-    BadRequest,
-    ConnectionFailed,
     ContextWindowExceeded,
     NoCredentialAvailable,
     ProviderError,
     RateLimited,
-    Timeout,
-    parse_retry_after,
 )
 from hermes_core.providers.base import CallOptions, Provider, requires_key
 from hermes_core.types import Candidate, Completion, Credential, Delta, Prompt, RouteDecision
@@ -65,36 +74,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes_core.resilience")
 R = TypeVar("R")
-
-
-# --------------------------------------------------------------------------- backoff (pure)
-
-class FullJitter(wait_exponential):
-    """tenacity's exponential window with "full jitter" drawn from an injectable RNG:
-    uniform(0, min(max, multiplier * 2 ** (n - 1)))."""
-
-    def __init__(self, multiplier: float, max: float, rng: random.Random) -> None:
-        super().__init__(multiplier=multiplier, max=max)
-        self.rng = rng
-
-    def __call__(self, retry_state: RetryCallState) -> float:
-        return self.rng.uniform(0.0, super().__call__(retry_state))
-
-
-def backoff_delay(retry_number: int, error: BaseException | None, *, base: float, cap: float,
-                  rng: random.Random, now: float | None = None) -> float:
-    """Seconds before retry ``retry_number`` (1-based): the server's Retry-After when it gave one,
-    else full jitter."""
-    if isinstance(error, ProviderError):
-        hinted = getattr(error, "retry_after", None)
-        if hinted is None and error.headers:
-            hinted = parse_retry_after(error.headers, now=now)
-        hinted = sane_retry_after(None if hinted is None else float(hinted))
-        if hinted is not None:
-            return hinted
-    state = RetryCallState(retry_object=None, fn=None, args=(), kwargs={})  # type: ignore[arg-type]
-    state.attempt_number = max(1, retry_number)
-    return FullJitter(base, cap, rng)(state)
+__all__ = [
+    "AsyncCallStream",
+    "AuditLog",
+    "CallLoop",
+    "CallStream",
+    "FullJitter",
+    "LoopPolicy",
+    "Step",
+    "backoff_delay",
+]
 
 
 # --------------------------------------------------------------------------- audit log
@@ -152,57 +141,31 @@ class AuditLog:
                 log.warning("cannot write audit log %s: %s", self.path, e.strerror or e)
 
 
-# --------------------------------------------------------------------------- the decisions
+# --------------------------------------------------------------------------- one request
 
 @dataclass(frozen=True, slots=True)
 class Step:
     kind: Literal["call", "sleep"]
     candidate: Candidate | None = None
-    credential: Credential | None = None
+    lease: Lease | None = None
     options: CallOptions | None = None
     delay: float = 0.0
 
-
-@dataclass(frozen=True, slots=True)
-class LoopPolicy:
-    deadline_s: float = 120.0
-    retry_budget: int = 3
-    retries_per_provider: int = 1
-    max_wait_s: float = 10.0
-    backoff_base_s: float = 0.5
-    backoff_max_s: float = 8.0
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> LoopPolicy:
-        cp = settings.credential_pool
-        return cls(settings.llm.deadline_s, cp.retry_budget, cp.retries_per_provider,
-                   cp.max_wait_s, cp.backoff_base_s, cp.backoff_max_s)
+    @property
+    def credential(self) -> Credential | None:
+        return self.lease.credential if self.lease is not None else None
 
 
-def _status(e: BaseException) -> str:
-    if isinstance(e, Timeout):
-        return "timeout"
-    if isinstance(e, ConnectionFailed):
-        return "connection_error"
-    if isinstance(e, ProviderError) and e.status_code:
-        return str(e.status_code)
-    return type(e).__name__
-
-
-def _coerce(e: BaseException, provider: str) -> BaseException:
-    """Transport errors a provider did not map (e.g. raised mid-stream by httpx)."""
-    if isinstance(e, ProviderError):
-        return e
-    if isinstance(e, TimeoutError | httpx2.TimeoutException):
-        return Timeout(f"{provider}: timed out", provider=provider)
-    if isinstance(e, ConnectionError | httpx2.TransportError):
-        return ConnectionFailed(f"{provider}: connection failed ({type(e).__name__})",
-                                provider=provider)
-    return e
+def rejected(e: AuthenticationFailed, cred: Credential) -> AuthenticationFailed:
+    """The same error, saying which key was rejected and where it was configured."""
+    where = f" (from {cred.source})" if cred.source else ""
+    out = type(e)(f"{e} -- API key {cred.fingerprint}{where} was rejected and is out of rotation",
+                  status_code=e.status_code, headers=e.headers, body=e.body, provider=e.provider)
+    return out
 
 
 class _Run:
-    """One request's state: candidates, budget, deadline, attempts."""
+    """One request's state: candidates, budget, deadline, waits, attempts, the prompt sent."""
 
     def __init__(self, loop: CallLoop, decision: RouteDecision, options: CallOptions,
                  request_id: str) -> None:
@@ -219,6 +182,10 @@ class _Run:
         self.last_error: BaseException | None = None
         self.context_moved = False
         self.rate_limited: dict[str, int] = {}
+        self.waited: dict[str, float] = {}     # seconds slept on cooled keys, per provider
+        self.removed_here: set[str] = set()    # providers whose key this request removed
+        self.sent: Prompt | None = None
+        self._plans: dict[tuple[str, str], Prompt] = {}
         feats = decision.features or {}
         sent = feats.get("prompt_tokens") or feats.get("token_estimate") or 0
         self.tokens = int(sent) + options.max_tokens   # what the request costs against max_tpm
@@ -245,6 +212,29 @@ class _Run:
         self.i += 1
         self.retries_here = 0
 
+    def prompt_for(self, prompt: Prompt, cand: Candidate) -> Prompt:
+        """The prompt with cache markers planned for this candidate's provider kind and model
+        (Anthropic breakpoints vs OpenAI's prompt_cache_key, per-model minimums): the one place
+        markers are planned, so what is sent and what ``Reply.prompt`` shows are the same. A
+        prompt the PromptBuilder did not build (no ``system`` token count) keeps its own plan."""
+        if "system" not in prompt.tokens:
+            return prompt
+        key = (self.loop.kind(cand.provider), cand.model)
+        planned = self._plans.get(key)
+        if planned is None or planned.messages is not prompt.messages:
+            planned = replan_cache(prompt, self.loop.settings, provider_kind=key[0],
+                                   model=cand.model)
+            self._plans[key] = planned
+        return planned
+
+    def _no_key(self, cand: Candidate, e: NoCredentialAvailable) -> None:
+        """No key can ever serve this candidate. After this request removed the provider's last
+        key, that is the removal's consequence, already recorded: not a second failure."""
+        if cand.provider not in self.removed_here:
+            self.record(cand, None, "no_key", None, "failover")
+            self.last_error = e
+        self._failover()
+
     # -------------------------------------------------------------- steps
 
     def next_step(self) -> Step:
@@ -264,127 +254,103 @@ class _Run:
             opts = replace(self.options, timeout_s=max(0.001, min(self.options.timeout_s,
                                                                   remaining)))
             if not loop.pool.has_keys(cand.provider):
-                if not requires_key(provider):
+                # a local server may be called without a key, unless its keys were removed
+                if not requires_key(provider) and not loop.pool.configured(cand.provider):
                     return Step("call", cand, None, opts)
-                self.record(cand, None, "no_key", None, "failover")
-                self.last_error = NoCredentialAvailable(cand.provider, None)
-                self._failover()
+                self._no_key(cand, NoCredentialAvailable(cand.provider, None))
                 continue
             try:
-                cred = loop.pool.acquire(cand.provider, tokens=self.tokens)
+                lease = loop.pool.acquire(cand.provider, tokens=self.tokens)
             except NoCredentialAvailable as e:
-                self.last_error = e
                 if e.available_at is None:
-                    self.record(cand, None, "no_key", None, "failover")
-                    self._failover()
+                    self._no_key(cand, e)
                     continue
+                self.last_error = e
                 wait = max(0.0, e.available_at - (e.now if e.now is not None else loop.pool.now()))
                 more = self.i + 1 < len(self.cands)
-                limit = min(remaining, loop.policy.max_wait_s) if more else remaining
-                if wait < limit:
-                    return Step("sleep", delay=wait)
+                waited = self.waited.get(cand.provider, 0.0)
+                delay = wait_or_failover(wait, waited, remaining, more, loop.policy, loop.rng)
+                if delay is not None:
+                    self.waited[cand.provider] = waited + delay
+                    return Step("sleep", delay=delay)
                 self.record(cand, None, "all_keys_blocked", None, "failover", retry_after=wait)
                 self._failover()
                 continue
-            return Step("call", cand, cred, opts)
+            return Step("call", cand, lease, opts)
 
     def on_success(self, step: Step, started: float) -> None:
         assert step.candidate is not None
-        if step.credential is not None:
-            self.loop.pool.success(step.credential)
+        if step.lease is not None:
+            self.loop.pool.success(step.lease)
         self.record(step.candidate, step.credential, "ok", started, "done")
 
     def on_abort(self, step: Step, started: float, error: BaseException) -> None:
         """A non-provider exception (cancellation, a bug): free the key, record, re-raise."""
         assert step.candidate is not None
-        if step.credential is not None:
-            self.loop.pool.release(step.credential)
+        if step.lease is not None:
+            self.loop.pool.release(step.lease)
         self.record(step.candidate, step.credential, "aborted", started, "raise", error=error)
 
     def on_stream_error(self, step: Step, started: float, error: ProviderError) -> None:
         """After the first delta: report to the pool and the log; the caller gets the error."""
         assert step.candidate is not None
-        self._report(step.credential, error)
-        self.record(step.candidate, step.credential, _status(error), started, "raise_mid_stream",
-                    error=error)
+        self._report(step, error, "cool_down" if isinstance(error, RateLimited) else None)
+        self.record(step.candidate, step.credential, status_of(error), started,
+                    "raise_mid_stream", error=error)
 
-    def _report(self, cred: Credential | None, e: ProviderError) -> None:
-        if cred is None:
+    def _report(self, step: Step, e: ProviderError, how: str | None,
+                cooldown: float | None = None) -> None:
+        lease = step.lease
+        if lease is None:
             return
         pool = self.loop.pool
         if isinstance(e, RateLimited):
-            pool.cool_down(cred, e.retry_after)
+            pool.cool_down(lease, cooldown if how == "cool_down" and cooldown is not None
+                           else e.retry_after, limit=stated_limit(e))
         elif isinstance(e, AuthenticationFailed):
-            pool.remove(cred, f"after HTTP {e.status_code} ({type(e).__name__})")
+            pool.remove(lease, f"after HTTP {e.status_code} ({type(e).__name__})")
+            self.removed_here.add(lease.provider)
         elif e.retryable:
-            pool.failure(cred)
+            pool.failure(lease)
         else:
-            pool.release(cred)
+            pool.release(lease)
 
     def on_error(self, step: Step, started: float, error: ProviderError) -> float:
-        """Decide after a failed call; returns seconds to sleep before the next step (0 = none).
-        Raises the error itself for a bad request, AllProvidersFailed when the budget is spent."""
+        """Apply :func:`decide_failure` to a failed call; returns seconds to sleep before the next
+        step (0 = none). Raises the error itself for a bad request."""
         cand, cred = step.candidate, step.credential
         assert cand is not None
-        self.last_error = error
-        status = _status(error)
-        if isinstance(error, RateLimited) and cred is not None:
-            # A key that answers 429 again within one request had a Retry-After too short (or
-            # zero): its cool-down doubles from backoff_base_s each time, so a server that says
-            # "retry now" cannot make the loop spin. Rotation still spends no budget.
-            repeats = self.rate_limited.get(cred.fingerprint, 0)
-            self.rate_limited[cred.fingerprint] = repeats + 1
-            wait = sane_retry_after(error.retry_after)  # no inf/NaN in the pool or the audit
-            if repeats:
-                floor = min(self.loop.policy.backoff_max_s,
-                            self.loop.policy.backoff_base_s * 2 ** (repeats - 1))
-                wait = max(wait or 0.0, floor)
-            self.loop.pool.cool_down(cred, wait)
-            self.record(cand, cred, status, started, "rotate_key", retry_after=wait)
-            return 0.0
-        self._report(cred, error)
         if isinstance(error, AuthenticationFailed) and cred is not None:
-            self.record(cand, cred, status, started, "remove_key")
-            return 0.0
-        if isinstance(error, ContextWindowExceeded):
-            target = None if self.context_moved else long_context_fallback(
-                cand.model, self.loop.routing)
-            if target is None:
-                self.record(cand, cred, status, started, "raise", error=error)
-                raise error
-            self.context_moved = True
-            self.record(cand, cred, status, started, f"long_context:{target}", error=error)
-            self.cands = self.cands[: self.i + 1] + list(candidates_for(target, self.loop.routing))
-            self._failover()
-            return 0.0
-        if isinstance(error, BadRequest):
-            self.record(cand, cred, status, started, "raise", error=error)
+            error = rejected(error, cred)
+        self.last_error = error
+        target = (long_context_fallback(cand.model, self.loop.routing)
+                  if isinstance(error, ContextWindowExceeded) and not self.context_moved else None)
+        state = FailureState(
+            has_key=cred is not None,
+            key_429s=self.rate_limited.get(cred.fingerprint, 0) if cred is not None else 0,
+            retries_here=self.retries_here, budget=self.budget, context_moved=self.context_moved,
+            long_context_target=target, time_left=self.deadline - self.loop.clock())
+        act = decide_failure(error, state, self.loop.policy, self.loop.rng)
+        if act.decision == "rotate_key" and cred is not None:
+            self.rate_limited[cred.fingerprint] = state.key_429s + 1
+        self._report(step, error, act.report, act.cooldown)
+        quiet = act.decision in ("rotate_key", "remove_key")
+        hint = (act.cooldown if act.decision == "rotate_key"
+                else round(act.delay, 6) if act.spend_retry else None)
+        self.record(cand, cred, status_of(error), started, act.decision, retry_after=hint,
+                    error=None if quiet else error)
+        if act.raise_:
             raise error
-        if not (error.retryable or isinstance(error, RateLimited)):
-            self.record(cand, cred, status, started, "failover", error=error)
+        if act.long_context is not None:
+            self.context_moved = True
+            self.cands = self.cands[: self.i + 1] + list(
+                candidates_for(act.long_context, self.loop.routing))
+        if act.spend_retry:
+            self.retries_here += 1
+            self.budget -= 1
+        if act.next_candidate:
             self._failover()
-            return 0.0
-        # retryable server-side failure (or a 429 from a provider without keys): retry here while
-        # this provider's retries and the request's budget last, then fail over. The budget counts
-        # retries only: moving to the next provider is not a retry, so every candidate gets tried
-        # (within the deadline) however many failed before it.
-        pol = self.loop.policy
-        if self.retries_here < pol.retries_per_provider:
-            if self.budget <= 0:
-                self.record(cand, cred, status, started, "budget_spent", error=error)
-                self._failover()
-                return 0.0
-            delay = backoff_delay(self.retries_here + 1, error, base=pol.backoff_base_s,
-                                  cap=pol.backoff_max_s, rng=self.loop.rng)
-            if self.loop.clock() + delay < self.deadline:
-                self.retries_here += 1
-                self.budget -= 1
-                self.record(cand, cred, status, started, "retry", error=error,
-                            retry_after=round(delay, 6))
-                return delay
-        self.record(cand, cred, status, started, "failover", error=error)
-        self._failover()
-        return 0.0
+        return act.delay
 
 
 # --------------------------------------------------------------------------- the shells
@@ -395,7 +361,13 @@ class CallStream(Iterator[Delta]):
     def __init__(self, run: _Run, gen: Iterator[Delta]) -> None:
         self.attempts = run.attempts
         self.request_id = run.request_id
+        self._run = run
         self._gen = gen
+
+    @property
+    def prompt(self) -> Prompt | None:
+        """The request exactly as sent by the attempt that streamed (None before one starts)."""
+        return self._run.sent
 
     def __iter__(self) -> CallStream:
         return self
@@ -413,7 +385,13 @@ class AsyncCallStream(AsyncIterator[Delta]):
     def __init__(self, run: _Run, gen: AsyncIterator[Delta]) -> None:
         self.attempts = run.attempts
         self.request_id = run.request_id
+        self._run = run
         self._gen = gen
+
+    @property
+    def prompt(self) -> Prompt | None:
+        """The request exactly as sent by the attempt that streamed (None before one starts)."""
+        return self._run.sent
 
     def __aiter__(self) -> AsyncCallStream:
         return self
@@ -480,28 +458,56 @@ class CallLoop:
         assert step.candidate is not None
         return self.providers[step.candidate.provider]
 
-    def _prompt_for(self, prompt: Prompt, step: Step, decision: RouteDecision) -> Prompt:
-        """The prompt with its cache plan redone for a failover candidate of another provider kind
-        or model (Anthropic breakpoints vs OpenAI's prompt_cache_key, per-model minimums), so a
-        failover keeps its cache hits. The first candidate's plan is the caller's and is kept, as
-        is any prompt the PromptBuilder did not build (no ``system`` token count to plan from)."""
-        cand = step.candidate
-        first = decision.candidates[0] if decision.candidates else None
-        if cand is None or first is None or "system" not in prompt.tokens:
-            return prompt
-        kind = self._kind(cand.provider)
-        if (kind, cand.model) == (self._kind(first.provider), first.model):
-            return prompt
-        return replan_cache(prompt, self.settings, provider_kind=kind, model=cand.model)
+    def planned(self, prompt: Prompt, candidate: Candidate) -> Prompt:
+        """``prompt`` with the cache markers this loop would send to ``candidate``."""
+        return _Run(self, RouteDecision(candidate.model, (candidate,), "planned"), CallOptions(),
+                    "planned").prompt_for(prompt, candidate)
 
-    def _kind(self, provider: str) -> str:
+    def kind(self, provider: str) -> str:
         p = self.providers.get(provider)
         return str(getattr(p, "kind", provider))
+
+    def _send(self, run: _Run, prompt: Prompt, step: Step) -> Prompt:
+        assert step.candidate is not None
+        run.sent = run.prompt_for(prompt, step.candidate)
+        return run.sent
+
+    # -------------------------------------------------------------- the one failure handler
+
+    def _failed(self, run: _Run, step: Step, started: float, raw: BaseException, *,
+                mid_stream: bool = False) -> float:
+        """Every failed attempt goes through here (sync): a provider error is decided by
+        :meth:`_Run.on_error` (seconds to sleep) or, after a streamed delta, re-raised; anything
+        else (cancellation, a bug) frees the key and propagates. Call from an ``except`` block."""
+        assert step.candidate is not None
+        e = coerce(raw, step.candidate.provider)
+        if not isinstance(e, ProviderError):
+            run.on_abort(step, started, raw)
+            raise raw
+        if mid_stream:
+            run.on_stream_error(step, started, e)
+            raise e from (raw if e is not raw else None)
+        return run.on_error(step, started, e)
+
+    async def _afailed(self, run: _Run, step: Step, started: float, raw: BaseException, *,
+                       mid_stream: bool = False) -> float:
+        """:meth:`_failed` for the async shells: outcomes reach a networked pool off the event
+        loop; an abort frees its key inline, before the task unwinds."""
+        assert step.candidate is not None
+        e = coerce(raw, step.candidate.provider)
+        if not isinstance(e, ProviderError):
+            run.on_abort(step, started, raw)
+            raise raw
+        if mid_stream:
+            await self._aoutcome(run.on_stream_error, step, started, e)
+            raise e from (raw if e is not raw else None)
+        return await self._aoutcome(run.on_error, step, started, e)
 
     # -------------------------------------------------------------- sync
 
     def complete(self, prompt: Prompt, decision: RouteDecision, options: CallOptions | None = None,
                  *, request_id: str | None = None) -> tuple[Completion, tuple[Attempt, ...]]:
+        """The completion (``.prompt``: the request exactly as sent) and every attempt."""
         run = self._run(decision, options, request_id)
         while True:
             step = run.next_step()
@@ -511,20 +517,16 @@ class CallLoop:
             assert step.candidate is not None and step.options is not None
             started = self.clock()
             try:
-                sent = self._prompt_for(prompt, step, decision)
+                sent = self._send(run, prompt, step)
                 result = self._provider(step).complete(sent, step.candidate.model,
                                                        step.credential, step.options)
             except BaseException as raw:
-                e = _coerce(raw, step.candidate.provider)
-                if not isinstance(e, ProviderError):
-                    run.on_abort(step, started, raw)
-                    raise
-                delay = run.on_error(step, started, e)
+                delay = self._failed(run, step, started, raw)
                 if delay > 0:
                     self.sleep(delay)
                 continue
             run.on_success(step, started)
-            return result, tuple(run.attempts)
+            return replace(result, prompt=sent), tuple(run.attempts)
 
     def stream(self, prompt: Prompt, decision: RouteDecision, options: CallOptions | None = None,
                *, request_id: str | None = None) -> CallStream:
@@ -541,7 +543,7 @@ class CallLoop:
             started = self.clock()
             it: Iterator[Delta] | None = None
             try:
-                sent = self._prompt_for(prompt, step, run.decision)
+                sent = self._send(run, prompt, step)
                 it = iter(self._provider(step).stream(sent, step.candidate.model,
                                                       step.credential, step.options))
                 first = next(it)
@@ -550,11 +552,7 @@ class CallLoop:
                 return
             except BaseException as raw:
                 _close(it)
-                e = _coerce(raw, step.candidate.provider)
-                if not isinstance(e, ProviderError):
-                    run.on_abort(step, started, raw)
-                    raise
-                delay = run.on_error(step, started, e)
+                delay = self._failed(run, step, started, raw)
                 if delay > 0:
                     self.sleep(delay)
                 continue
@@ -564,19 +562,14 @@ class CallLoop:
             yield from it
         except BaseException as raw:
             _close(it)
-            e = _coerce(raw, step.candidate.provider)
-            if isinstance(e, ProviderError):
-                run.on_stream_error(step, started, e)
-                raise e from (raw if e is not raw else None)
-            run.on_abort(step, started, raw)
-            raise
+            self._failed(run, step, started, raw, mid_stream=True)
         run.on_success(step, started)
 
     # -------------------------------------------------------------- async
 
     async def _anext_step(self, run: _Run) -> Step:
         if self.pool.backend.io_bound:
-            return await self.pool.in_thread(run.next_step, lambda step: step.credential)
+            return await self.pool.in_thread(run.next_step, lambda step: step.lease)
         return run.next_step()
 
     async def _aoutcome(self, fn: Callable[..., R], *args: Any) -> R:
@@ -599,20 +592,16 @@ class CallLoop:
             assert step.candidate is not None and step.options is not None
             started = self.clock()
             try:
-                sent = self._prompt_for(prompt, step, decision)
+                sent = self._send(run, prompt, step)
                 result = await self._provider(step).acomplete(sent, step.candidate.model,
                                                               step.credential, step.options)
             except BaseException as raw:
-                e = _coerce(raw, step.candidate.provider)
-                if not isinstance(e, ProviderError):
-                    run.on_abort(step, started, raw)
-                    raise
-                delay = await self._aoutcome(run.on_error, step, started, e)
+                delay = await self._afailed(run, step, started, raw)
                 if delay > 0:
                     await self.asleep(delay)
                 continue
             await self._aoutcome(run.on_success, step, started)
-            return result, tuple(run.attempts)
+            return replace(result, prompt=sent), tuple(run.attempts)
 
     def astream(self, prompt: Prompt, decision: RouteDecision, options: CallOptions | None = None,
                 *, request_id: str | None = None) -> AsyncCallStream:
@@ -629,7 +618,7 @@ class CallLoop:
             started = self.clock()
             it: AsyncIterator[Delta] | None = None
             try:
-                sent = self._prompt_for(prompt, step, run.decision)
+                sent = self._send(run, prompt, step)
                 it = self._provider(step).astream(sent, step.candidate.model, step.credential,
                                                   step.options).__aiter__()
                 first = await it.__anext__()
@@ -638,11 +627,7 @@ class CallLoop:
                 return
             except BaseException as raw:
                 await _aclose(it)
-                e = _coerce(raw, step.candidate.provider)
-                if not isinstance(e, ProviderError):
-                    run.on_abort(step, started, raw)
-                    raise
-                delay = await self._aoutcome(run.on_error, step, started, e)
+                delay = await self._afailed(run, step, started, raw)
                 if delay > 0:
                     await self.asleep(delay)
                 continue
@@ -653,12 +638,7 @@ class CallLoop:
                 yield delta
         except BaseException as raw:
             await _aclose(it)
-            e = _coerce(raw, step.candidate.provider)
-            if isinstance(e, ProviderError):
-                await self._aoutcome(run.on_stream_error, step, started, e)
-                raise e from (raw if e is not raw else None)
-            run.on_abort(step, started, raw)
-            raise
+            await self._afailed(run, step, started, raw, mid_stream=True)
         await self._aoutcome(run.on_success, step, started)
 
 

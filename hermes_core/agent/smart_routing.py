@@ -10,7 +10,7 @@ confident enough. Features, the condition language and candidate ordering live i
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +34,12 @@ log = logging.getLogger("hermes_core.routing")
 SLOTS = ("default_model", "fast_model", "code_model", "long_context_model")
 
 # --------------------------------------------------------------------------- the router
+
+def pin(decision: RouteDecision, provider: str, note: str | None = None) -> RouteDecision:
+    """``decision`` served by ``provider`` alone, its reason extended by ``note``; pure."""
+    reason = decision.reason + (f"; {note}" if note else "")
+    return replace(decision, candidates=(Candidate(provider, decision.model),), reason=reason)
+
 
 @dataclass(frozen=True, slots=True)
 class CompiledRule:
@@ -103,11 +109,16 @@ class Router:
 
     def select(self, prompt_or_text: Prompt | str, *, requested_model: str | None = None,
                requires_tools: bool = False, turn_count: int = 0,
-               attachments: int = 0) -> RouteDecision:
+               attachments: int = 0, pinned: str | None = None,
+               pin_note: str | None = None) -> RouteDecision:
+        """The model and its candidates. ``pinned`` names the one provider that must serve the
+        request (a provider passed in by hand, the offline fallback): the model is still chosen
+        by the rules, but failover candidates are not offered; ``pin_note`` joins the reason."""
         feats = extract_features(prompt_or_text, requires_tools=requires_tools,
                                  turn_count=turn_count, attachments=attachments)
         model, reason = self._choose(prompt_or_text, feats, requested_model)
-        return RouteDecision(model, self.candidates_for(model), reason, feats.as_dict())
+        decision = RouteDecision(model, self.candidates_for(model), reason, feats.as_dict())
+        return pin(decision, pinned, pin_note) if pinned is not None else decision
 
     def _choose(self, prompt_or_text: Prompt | str, feats: RequestFeatures,
                 requested_model: str | None) -> tuple[str, str]:

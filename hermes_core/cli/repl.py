@@ -120,7 +120,9 @@ class Repl:
                 self.say(f"[skill embeddings: {status()}; /skills shows it again]")
 
     def run(self) -> int:
+        """0, or 1 when input was piped in and every turn of it failed (a script can tell)."""
         self.banner()
+        self.turns = self.failed_turns = 0
         restore = _end_on_signals()
         try:
             for line in self._lines():
@@ -136,7 +138,9 @@ class Repl:
         finally:
             restore()   # a second signal during the recording ends the process at once
             self.finish()
-        return 0
+        scripted_and_all_failed = (not self.interactive and self.turns > 0
+                                   and self.failed_turns == self.turns)
+        return 1 if scripted_and_all_failed else 0
 
     def dispatch(self, text: str) -> None:
         name, _, arg = text[1:].partition(" ")
@@ -156,6 +160,8 @@ class Repl:
 
     def turn(self, text: str) -> None:
         self.turn_error = None
+        self.turns = getattr(self, "turns", 0) + 1
+        self.failed_turns = getattr(self, "failed_turns", 0)
         try:
             if self.stream:
                 stream = self.agent.stream(text)
@@ -180,11 +186,13 @@ class Repl:
             self.say("\n[cancelled]")
         except HermesError as e:
             self.turn_error = e
+            self.failed_turns += 1
             self.say("")
             self.error(e)
             self._no_key_hint(e)
         except Exception as e:  # a bug must not end the user's chat; the log has the traceback
             log.debug("turn failed", exc_info=True)
+            self.failed_turns += 1
             self.say("")
             self.error(e)
 
@@ -194,8 +202,17 @@ class Repl:
         attempts = getattr(err, "attempts", ())
         if not attempts or any(a.status != "no_key" for a in attempts):
             return
-        missing = ", ".join(dict.fromkeys(a.provider for a in attempts))
-        have = [p for p in self.agent.providers if self.agent.pool.has_keys(p)]
+        pool = self.agent.pool
+        names = list(dict.fromkeys(a.provider for a in attempts))
+        removed = [p for p in names if pool.configured(p) and not pool.has_keys(p)]
+        if removed:
+            self.say(f"[every API key for {', '.join(removed)} was rejected and is out of "
+                     "rotation: fix the key named above and start again]")
+            names = [p for p in names if p not in removed]
+            if not names:
+                return
+        missing = ", ".join(names)
+        have = [p for p in self.agent.providers if pool.has_keys(p) and p not in names]
         self.say(f"[no API key for {missing}"
                  + (f"; keys are set for {', '.join(have)}: choose one of its models with "
                     "/model NAME, --model or llm.routing.default_model" if have else "")

@@ -9,11 +9,29 @@ from __future__ import annotations
 
 import importlib
 import json
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
-from hermes_core.errors import ConnectionFailed, ProviderError, ServerError, Timeout, error_from_status
+import httpx2
+
+from hermes_core.errors import (
+    ConnectionFailed,
+    ConnectionReset,
+    ProviderError,
+    ServerError,
+    Timeout,
+    error_from_status,
+)
 from hermes_core.providers.base import CallOptions, ClientCache
+from hermes_core.providers.deadline import (
+    AsyncDeadlineTransport,
+    Budget,
+    DeadlineTransport,
+    bounded,
+)
 from hermes_core.redact import redact
 from hermes_core.types import Completion, Credential, Prompt
 
@@ -50,10 +68,16 @@ def translate(exc: BaseException, *, provider: str, credential: Credential | Non
     """
     secrets = [credential.secret] if credential else []
     if isinstance(exc, timeout_cls):
-        return Timeout(f"{provider}: request timed out", provider=provider)
+        cause = exc.__cause__ or exc.__context__
+        why = f" ({cause})" if isinstance(cause, httpx2.TimeoutException) and str(cause) else ""
+        return Timeout(f"{provider}: request timed out{why}", provider=provider)
     if isinstance(exc, connection_cls):
         cause = exc.__cause__ or exc.__context__
         detail = redact(str(cause or exc), secrets)
+        if isinstance(cause, httpx2.RemoteProtocolError | httpx2.ReadError | ConnectionResetError):
+            # connected, then dropped mid-response: not the same fix as an unreachable endpoint
+            return ConnectionReset(f"{provider}: the connection was reset during the response "
+                                   f"({detail})", provider=provider)
         return ConnectionFailed(f"{provider}: cannot connect ({detail})", provider=provider)
     if isinstance(exc, status_cls) or (api_error_cls is not None and isinstance(exc, api_error_cls)
                                        and getattr(exc, "body", None) is not None):
@@ -109,6 +133,8 @@ class SDKProvider:
         self.name = name
         self.endpoint = endpoint
         self.timeout_s = timeout_s
+        # measures each response's budget (see providers.deadline); tests inject a fake one
+        self.clock: Callable[[], float] = time.monotonic
         self._clients = ClientCache(self._make_client)
 
     def __repr__(self) -> str:
@@ -118,14 +144,37 @@ class SDKProvider:
         cls = getattr(self.sdk, self.client_names[1] if is_async else self.client_names[0])
         base_url = (cred.endpoint if cred and cred.endpoint else None) or self.endpoint
         # Compatible local servers often need no key; the SDKs insist on a non-empty one.
+        limits = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+        http_client: Any
+        if is_async:
+            http_client = self.sdk.DefaultAsyncHttpxClient(
+                transport=AsyncDeadlineTransport(httpx2.AsyncHTTPTransport(limits=limits)))
+        else:
+            http_client = self.sdk.DefaultHttpxClient(
+                transport=DeadlineTransport(httpx2.HTTPTransport(limits=limits)))
         return cls(api_key=cred.secret if cred else "not-needed", base_url=base_url,
-                   max_retries=0, timeout=self.timeout_s)
+                   max_retries=0, timeout=self.timeout_s, http_client=http_client)
 
     def _timeout(self, options: CallOptions) -> float:
         """One attempt's timeout: the shorter of the call's (``llm.request_timeout_s``, already
         capped by the call loop's deadline) and this provider's ``timeout_s``. A per-call timeout
         overrides the client's default, so the provider's own must be applied here."""
         return min(options.timeout_s, self.timeout_s)
+
+    def _stream_timeout(self, options: CallOptions) -> httpx2.Timeout:
+        """A stream's socket may stay silent only for the idle timeout (the whole-response budget
+        is enforced by :func:`bounded`)."""
+        total = self._timeout(options)
+        idle = options.idle_timeout_s
+        return httpx2.Timeout(total, read=min(total, idle) if idle else total)
+
+    @contextmanager
+    def _bounded(self, options: CallOptions, *, stream: bool = False) -> Iterator[Budget]:
+        """The requests sent inside get this attempt's whole-response budget (and, streaming, the
+        idle timeout between content events)."""
+        with bounded(self._timeout(options), options.idle_timeout_s if stream else None,
+                     self.clock) as budget:
+            yield budget
 
     def _error(self, exc: BaseException, cred: Credential | None) -> ProviderError:
         return translate(exc, provider=self.name, credential=cred,
@@ -158,7 +207,9 @@ class SDKProvider:
                  options: CallOptions) -> Completion:
         api = self._api(self._clients.get(credential))
         try:
-            resp = api.create(**self.render(prompt, model, options), timeout=self._timeout(options))
+            with self._bounded(options):
+                resp = api.create(**self.render(prompt, model, options),
+                                  timeout=self._timeout(options))
         except self.sdk_error as e:
             raise self._error(e, credential) from None
         except json.JSONDecodeError as e:   # a 200 whose JSON body is cut
@@ -169,8 +220,9 @@ class SDKProvider:
                         options: CallOptions) -> Completion:
         api = self._api(self._clients.get(credential, is_async=True))
         try:
-            resp = await api.create(**self.render(prompt, model, options),
-                                    timeout=self._timeout(options))
+            with self._bounded(options):
+                resp = await api.create(**self.render(prompt, model, options),
+                                        timeout=self._timeout(options))
         except self.sdk_error as e:
             raise self._error(e, credential) from None
         except json.JSONDecodeError as e:

@@ -11,7 +11,7 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from hermes_core.errors import ServerError
+from hermes_core.errors import IncompleteResponse, ServerError
 from hermes_core.providers._sdk import SDKProvider, malformed_event, usage_int
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS, CallOptions
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
@@ -151,6 +151,7 @@ class _StreamState:
         self.tools: dict[int, dict[str, str]] = {}
         self.started = False
         self.stopped = False
+        self.text: list[str] = []
 
     def feed(self, event: Any) -> Iterator[Delta]:
         kind = event.type
@@ -163,6 +164,7 @@ class _StreamState:
         elif kind == "content_block_delta":
             d = event.delta
             if d.type == "text_delta" and d.text:
+                self.text.append(d.text)
                 yield Delta(text=d.text)
             elif d.type == "input_json_delta" and event.index in self.tools:
                 self.tools[event.index]["arguments"] += d.partial_json or ""
@@ -195,8 +197,9 @@ class _StreamState:
         if not self.stopped and self.finish is None:
             # The API always ends with a stop reason and message_stop: a stream cut short (a proxy
             # or load balancer closing the connection cleanly) must not pass for a whole answer.
-            raise ServerError(f"{provider}: the stream ended before the message finished "
-                              "(no stop reason): the answer is incomplete", provider=provider)
+            raise IncompleteResponse(f"{provider}: the stream ended before the message finished "
+                                     "(no stop reason): the answer is incomplete",
+                                     provider=provider, partial_text="".join(self.text))
         return Delta(usage=self.usage, finish_reason=self.finish)
 
 
@@ -234,8 +237,9 @@ class AnthropicProvider(SDKProvider):
         client = self._clients.get(credential)
         state = _StreamState()
         try:
-            stream = client.messages.create(**self.render(prompt, model, options), stream=True,
-                                            timeout=self._timeout(options))
+            with self._bounded(options, stream=True):
+                stream = client.messages.create(**self.render(prompt, model, options),
+                                                stream=True, timeout=self._stream_timeout(options))
             with stream:
                 for event in stream:
                     yield from state.feed(event)
@@ -250,8 +254,10 @@ class AnthropicProvider(SDKProvider):
         client = self._clients.get(credential, is_async=True)
         state = _StreamState()
         try:
-            stream = await client.messages.create(**self.render(prompt, model, options), stream=True,
-                                                  timeout=self._timeout(options))
+            with self._bounded(options, stream=True):
+                stream = await client.messages.create(**self.render(prompt, model, options),
+                                                      stream=True,
+                                                      timeout=self._stream_timeout(options))
             async with stream:
                 async for event in stream:
                     for d in state.feed(event):

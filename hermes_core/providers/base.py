@@ -34,7 +34,8 @@ class CallOptions:
 
     max_tokens: int = 1024
     temperature: float | None = None
-    timeout_s: float = 60.0
+    timeout_s: float = 60.0          # the whole response, not only socket silence
+    idle_timeout_s: float | None = None   # a stream's longest gap between content events
     tool_choice: str | None = None
     stop: tuple[str, ...] = ()
     seed: int | None = None

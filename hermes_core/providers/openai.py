@@ -11,7 +11,7 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from hermes_core.errors import ServerError
+from hermes_core.errors import IncompleteResponse, ServerError
 from hermes_core.providers._sdk import SDKProvider, malformed_event, usage_int
 from hermes_core.providers.base import CallOptions
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
@@ -212,6 +212,7 @@ class OpenAIProvider(SDKProvider):
             if choice.delta is not None:
                 text = choice.delta.content or getattr(choice.delta, "refusal", None)
                 if text:
+                    state.setdefault("text", []).append(text)
                     yield Delta(text=text)
                 tools.add(choice.delta.tool_calls)
             if choice.finish_reason:
@@ -221,6 +222,13 @@ class OpenAIProvider(SDKProvider):
         if not state.get("seen"):
             raise ServerError(f"{self.name}: the stream ended without a single chunk",
                               provider=self.name)
+        if not state.get("finish"):
+            # Every chunk stream ends with a finish_reason: one closed cleanly before it (a proxy
+            # or load balancer cutting the connection) must not pass for a whole answer.
+            raise IncompleteResponse(f"{self.name}: the stream ended before the reply finished "
+                                     "(no finish_reason): the answer is incomplete",
+                                     provider=self.name,
+                                     partial_text="".join(state.get("text", ())))
         for call in tools.done():
             yield Delta(tool_call=call)
         yield Delta(usage=state.get("usage", Usage()), finish_reason=state.get("finish"))
@@ -230,8 +238,10 @@ class OpenAIProvider(SDKProvider):
         client = self._clients.get(credential)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         try:
-            stream = client.chat.completions.create(**self._stream_payload(prompt, model, options),
-                                                    timeout=self._timeout(options))
+            with self._bounded(options, stream=True):
+                stream = client.chat.completions.create(
+                    **self._stream_payload(prompt, model, options),
+                    timeout=self._stream_timeout(options))
             with stream:
                 for chunk in stream:
                     yield from self._chunk_deltas(chunk, tools, state)
@@ -246,8 +256,10 @@ class OpenAIProvider(SDKProvider):
         client = self._clients.get(credential, is_async=True)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         try:
-            stream = await client.chat.completions.create(
-                **self._stream_payload(prompt, model, options), timeout=self._timeout(options))
+            with self._bounded(options, stream=True):
+                stream = await client.chat.completions.create(
+                    **self._stream_payload(prompt, model, options),
+                    timeout=self._stream_timeout(options))
             async with stream:
                 async for chunk in stream:
                     for d in self._chunk_deltas(chunk, tools, state):

@@ -1,8 +1,10 @@
 """A loopback HTTP server that speaks the OpenAI and Anthropic wire formats.
 
-For end-to-end tests of the CLI and the call loop against the real SDKs over a real socket: each
-API key can be given a behaviour (a per-minute limit answered with 429 + Retry-After, or 401), and
-every request is recorded with the key's fingerprint only.
+For end-to-end tests and benchmarks of the CLI and the call loop against the real SDKs over a real
+socket: each API key can be given a behaviour (a sliding-window limit answered with 429 and a
+Retry-After that says when the window frees, a status such as 401, a processing latency, or a
+fault: a trickled body, a stream of nothing but pings, a stream cut before its end), and every
+request is recorded with its arrival time and the key's fingerprint only.
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ from hermes_core.testing.builders import (
 from hermes_core.types import Completion, fingerprint
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024   # http.server's backlog of 5 resets concurrent clients
+
+
 @dataclass
 class KeyBehaviour:
     """How the server treats one key: ``rpm`` limit (429 past it) or ``status`` (e.g. 401)."""
@@ -35,6 +42,13 @@ class KeyBehaviour:
     retry_after: float = 30.0
     status: int | None = None
     window_s: float = 60.0
+    # Retry-After (and retry-after-ms) say exactly when the window frees, not ``retry_after``
+    exact_retry_after: bool = False
+    latency_s: float = 0.0
+    # None | "trickle" (200 body one byte per ``fault_interval_s``) | "pings" (an SSE stream of
+    # keep-alive comments only) | "cut" (a stream closed cleanly before its end marker)
+    fault: str | None = None
+    fault_interval_s: float = 0.5
 
 
 @dataclass
@@ -43,6 +57,8 @@ class ServedRequest:
     key_fingerprint: str | None
     status: int
     body: dict[str, Any]
+    at: float = 0.0                    # arrival, on the server's clock
+    retry_after: float | None = None   # what a 429 promised
 
 
 @dataclass
@@ -64,12 +80,12 @@ class MockLLMServer:
 
     def __init__(self, reply: str | Callable[[dict[str, Any]], str | Completion]
                  = "Hello from the mock server",
-                 *, clock: Callable[[], float] = time.monotonic) -> None:
+                 *, clock: Callable[[], float] = time.monotonic, keep_alive: bool = False) -> None:
         self.reply = reply
         self.clock = clock
+        self.keep_alive = keep_alive
         self.state = _State()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -106,6 +122,10 @@ class MockLLMServer:
             while hits and hits[0] <= now - b.window_s:
                 hits.popleft()
             if len(hits) >= b.rpm:
+                if b.exact_retry_after:
+                    wait = max(0.001, hits[len(hits) - b.rpm] + b.window_s - now)
+                    return 429, {"retry-after-ms": str(max(1, round(wait * 1000))),
+                                 "retry-after": str(max(1, int(wait + 0.999)))}
                 return 429, {"retry-after": str(int(b.retry_after))}
             hits.append(now)
         return 200, {}
@@ -114,6 +134,9 @@ class MockLLMServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if server.keep_alive else "HTTP/1.0"
+            disable_nagle_algorithm = True
+
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
 
@@ -126,10 +149,18 @@ class MockLLMServer:
                 auth = self.headers.get("authorization", "")
                 key = auth.removeprefix("Bearer ").strip() or self.headers.get("x-api-key")
                 is_anthropic = self.path.rstrip("/").endswith("/messages")
+                behaviour = server.state.behaviours.get(key or "")
                 with server.state.lock:
                     status, headers = server._decide(key)
+                    ra = headers.get("retry-after-ms")
                     server.state.requests.append(ServedRequest(
-                        self.path, fingerprint(key) if key else None, status, body))
+                        self.path, fingerprint(key) if key else None, status, body,
+                        server.clock(), int(ra) / 1000 if ra else None))
+                if behaviour is not None and behaviour.latency_s and status == 200:
+                    time.sleep(behaviour.latency_s)
+                if status == 200 and behaviour is not None and behaviour.fault:
+                    self._fault(behaviour, body, is_anthropic)
+                    return
                 content_type = "application/json"
                 if status == 200:
                     answer = server.reply(body) if callable(server.reply) else server.reply
@@ -157,6 +188,45 @@ class MockLLMServer:
                     self.send_header(k, v)
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _fault(self, b: KeyBehaviour, body: dict[str, Any], is_anthropic: bool) -> None:
+                """A 200 that misbehaves; the connection closes afterwards."""
+                model = body.get("model", "m")
+                self.close_connection = True
+                if b.fault == "trickle":
+                    data = json.dumps(anthropic_message("slow", model=model) if is_anthropic
+                                      else openai_chat_completion("slow", model=model)).encode()
+                    self.send_response(200)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    chunks = [data[i:i + 1] for i in range(len(data))]
+                elif b.fault == "pings":
+                    ping = (b'event: ping\ndata: {"type": "ping"}\n\n' if is_anthropic
+                            else b": ping\n\n")
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.end_headers()
+                    chunks = [ping] * 10_000
+                else:   # "cut": the stream without its end (no finish, no [DONE]/message_stop)
+                    full = (anthropic_stream(("Hello", " wor"), model=model) if is_anthropic
+                            else openai_chat_stream(("Hello", " wor"), model=model))
+                    ends = ((b"message_delta", b"message_stop") if is_anthropic
+                            else (b"[DONE]", b'"finish_reason": "stop"', b'"usage"'))
+                    events = [e for e in full.split(b"\n\n")
+                              if e and not any(m in e for m in ends)]
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.end_headers()
+                    self.wfile.write(b"\n\n".join(events) + b"\n\n")
+                    return
+                try:
+                    for c in chunks:
+                        self.wfile.write(c)
+                        self.wfile.flush()
+                        time.sleep(b.fault_interval_s)
+                except OSError:   # the client gave up: that is the point
+                    pass
 
         return Handler
 

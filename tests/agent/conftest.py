@@ -24,7 +24,11 @@ from hermes_core.types import ToolCall
 
 KEYS = {"openai": "sk-proj-toolsTESTkey0123456789abcdef",
         "anthropic": "sk-ant-toolsTESTkey0123456789abcdef"}
+
+
 MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-sonnet-4-5"}
+
+
 URLS = {"openai": OPENAI_URL, "anthropic": ANTHROPIC_URL}
 
 
@@ -94,3 +98,26 @@ def empty_home(tmp_path: Path) -> Path:
 
 
 Responder = Callable[..., httpx.Response]
+
+
+class StepClock:
+    """A monotonic clock that only moves when a test body says so (each trickled chunk)."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.t += seconds
+
+    async def asleep(self, seconds: float) -> None:
+        self.sleep(seconds)
+
+
+@pytest.fixture
+def clock() -> StepClock:
+    return StepClock()

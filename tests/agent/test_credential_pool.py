@@ -6,6 +6,7 @@ CredentialPool: settings wiring, per-provider strategies, alerts, status, backen
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import math
 import random
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.agent.credential_pool import CredentialPool
+from hermes_core.agent.credential_pool import CredentialPool, Lease
 from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
 from hermes_core.agent.pool.state import (
     MAX_COOLDOWN_S,
@@ -109,7 +110,7 @@ def test_status_states_and_in_flight() -> None:
                                                           breaker_failures=1),
                           backend=InMemoryPoolState(clock))
     got = [pool.acquire("p") for _ in range(4)]
-    assert got == creds[:4]
+    assert [g.credential for g in got] == creds[:4]
     pool.remove(got[0])
     pool.cool_down(got[1], 5.0)
     pool.failure(got[2])     # key breaker opens (threshold 1); provider's too
@@ -145,10 +146,6 @@ async def test_async_acquire_and_report() -> None:
     await asyncio.gather(*(pool.areport(c, Outcome("ok")) for c in creds))
     assert pool.status()[0].in_flight == 0
 
-
-# Rotation evenness and concurrency: weighted round robin over 10,000 picks; least-loaded under
-# 32 threads and 200 asyncio tasks against a loopback server through the real OpenAI SDK, with no
-# lost or duplicated request.
 
 def test_weighted_round_robin_evenness_over_10000_picks() -> None:
     creds = [Credential("p", f"sk-{i}-secret", weight=w) for i, w in enumerate((1, 2, 3, 4))]
@@ -262,14 +259,10 @@ async def test_least_loaded_under_200_asyncio_tasks_no_lost_or_duplicated_reques
         assert peak["in_flight"] > 4      # the tasks really overlapped
 
 
-# A half-open breaker hands out exactly one probe. A call that was already in flight when the
-# breaker opened, and ends later without a health signal (429, cancelled, bad request), must not
-# free the probe slot while the real probe is still out: that let a second probe through.
-
 A = Credential("p", "sk-probe-key-secret")
+
+
 POLICY = PoolPolicy(strategy="fill_first", breaker_failures=1, breaker_cooldown_s=10.0)
-
-
 
 
 def _scenario(backend: PoolStateBackend, clock: FakeClock, ending: str) -> None:
@@ -314,14 +307,13 @@ def test_redis_old_call_does_not_free_the_probe_slot(
     _scenario(be, clock, ending)
 
 
-# Retry-After values a server (or a proxy) may really send: 0, negative, huge (days, years),
-# infinite. A key is never blocked forever or for years, and both backends agree.
-
 NOW = 1_700_000_000.25
+
+
 PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
+
+
 A1, A2 = Credential("a", "sk-a-one-secret"), Credential("a", "sk-a-two-secret")
-
-
 
 
 @pytest.mark.parametrize(("retry_after", "expected"), [
@@ -379,3 +371,51 @@ def redis_pool(redis_url: str, redis_prefix: str) -> Iterator[tuple[RedisPoolSta
 def test_redis_huge_retry_after_is_capped(redis_pool: tuple[RedisPoolState, FakeClock]) -> None:
     be, clock = redis_pool
     _check_retry_after(be, clock)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_acquire_hands_out_a_frozen_lease_and_marks_the_probe() -> None:
+    clock = Clock()
+    cred = Credential("p", "sk-only-key-SECRET-000001")
+    pool = CredentialPool({"p": [cred]}, policy=PoolPolicy(breaker_failures=1,
+                                                           breaker_cooldown_s=5.0),
+                          backend=InMemoryPoolState(clock))
+    first = pool.acquire("p")
+    assert isinstance(first, Lease) and first.credential == cred and not first.probe
+    assert first.lease_id and "SECRET" not in repr(first)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.probe = True  # type: ignore[misc]
+    pool.failure(first)                 # the breaker opens
+    clock.t += 5.0
+    probe = pool.acquire("p")
+    assert probe.probe and probe.credential == cred
+    pool.release(probe)                 # the probe ended without a signal: slot freed
+    assert pool.acquire("p").probe
+
+
+def test_a_removed_only_key_means_no_keys_and_status_takes_one_name() -> None:
+    pool = CredentialPool({"openai": [Credential("openai", "sk-openai-SECRET-00000001")],
+                           "anthropic": [Credential("anthropic", "sk-ant-SECRET-000000001")]})
+    pool.remove(pool.acquire("openai"), "after HTTP 401")
+    assert not pool.has_keys("openai") and pool.configured("openai")
+    assert pool.has_keys("anthropic")
+    rows = pool.status("openai")
+    assert [(r.provider, r.state) for r in rows] == [("openai", "removed")]
+    assert len(pool.status(["openai", "anthropic"])) == 2
+
+
+def test_credentials_say_where_they_were_configured() -> None:
+    s = load_settings({"credentials": {"openai": {"keys": [{"key": "sk-one-SECRET-0000000001"},
+                                                           {"key": "sk-two-SECRET-0000000002"}]}}},
+                      env={})
+    assert [c.source for c in s.credentials_for("openai")] == [
+        "credentials.openai.keys[0]", "credentials.openai.keys[1]"]
+    env = load_settings({}, env={"OPENAI_API_KEY": "sk-env-SECRET-0000000001"})
+    assert [c.source for c in env.credentials_for("openai")] == ["OPENAI_API_KEY"]

@@ -490,12 +490,13 @@ def test_caching_off_and_ttl_from_config(marked_home: Path, project: Path) -> No
 def test_openai_cache_key_from_prefix(marked_home: Path, project: Path) -> None:
     big_home(marked_home, 1500)
     b = builder(marked_home, project)
-    a = b.build("one", model="gpt-4o")
-    c = b.build("two", conversation(3), model="gpt-4o-mini")
+    a = b.build("one", model="gpt-4o", provider_kind="openai")
+    c = b.build("two", conversation(3), model="gpt-4o-mini", provider_kind="openai")
     assert a.cache.prompt_cache_key == c.cache.prompt_cache_key == "hermes-" + a.prefix_sha256[:24]
     assert a.cache.message_indices == ()
     write(marked_home / "USER.md", "changed user\n")
-    assert b.build("one", model="gpt-4o").cache.prompt_cache_key != a.cache.prompt_cache_key
+    assert (b.build("one", model="gpt-4o", provider_kind="openai").cache.prompt_cache_key
+            != a.cache.prompt_cache_key)
 
 
 def test_minimum_table() -> None:

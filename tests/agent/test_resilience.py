@@ -10,15 +10,18 @@ import json
 import random
 import socket
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import httpx
 import pytest
 
+from hermes_core.agent.agent import Agent
 from hermes_core.agent.credential_pool import CredentialPool
 from hermes_core.agent.pool.state import AcquireResult, InMemoryPoolState, KeySpec, PoolPolicy
-from hermes_core.agent.resilience import AuditLog, CallLoop, LoopPolicy, backoff_delay
+from hermes_core.agent.resilience import AuditLog, CallLoop, backoff_delay
+from hermes_core.agent.resilience_policy import FailureState, LoopPolicy, decide_failure, wait_or_failover
 from hermes_core.agent.smart_routing import Router
 from hermes_core.config import Settings, load_settings
 from hermes_core.errors import (
@@ -27,7 +30,9 @@ from hermes_core.errors import (
     AuthenticationFailed,
     BadRequest,
     ConnectionFailed,
+    ConnectionReset,
     ContextWindowExceeded,
+    ModelNotFound,
     Overloaded,
     ProviderError,
     QuotaExhausted,
@@ -53,6 +58,8 @@ from hermes_core.testing import (
     retry_after_headers,
 )
 from hermes_core.types import Candidate, Credential, Message, Prompt, RouteDecision
+
+from .conftest import StepClock
 
 PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
 
@@ -117,7 +124,7 @@ def test_all_keys_blocked_waits_when_short_and_within_deadline() -> None:
     loop, clock = make({"a": a, "b": b}, {"a": [A1], "b": [B1]})
     completion, _ = loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2")))
     assert completion.provider == "a" and completion.text == "later"
-    assert clock.sleeps == [2.0]
+    assert len(clock.sleeps) == 1 and 2.0 <= clock.sleeps[0] <= 2.25  # the wait, plus jitter
     assert b.calls == []
 
 
@@ -125,7 +132,8 @@ def test_last_candidate_waits_up_to_the_deadline_else_fails() -> None:
     a = ScriptedProvider("a", script=[RateLimited(retry_after=50.0), "late"])
     loop, clock = make({"a": a}, {"a": [A1]}, policy=LoopPolicy(deadline_s=60.0))
     completion, _ = loop.complete(PROMPT, decision(("a", "m1")))
-    assert completion.text == "late" and clock.sleeps == [50.0]
+    assert completion.text == "late" and len(clock.sleeps) == 1
+    assert 50.0 <= clock.sleeps[0] <= 50.25  # the wait, plus jitter
     a.script = [RateLimited(retry_after=500.0)]
     with pytest.raises(AllProvidersFailed) as ei:
         loop.complete(PROMPT, decision(("a", "m1")))
@@ -407,7 +415,8 @@ def test_waiting_for_a_blocked_key_uses_the_backend_time_of_the_acquire() -> Non
     loop = CallLoop({"a": a}, pool, clock=clock, sleep=clock.sleep,  # type: ignore[dict-item]
                     asleep=clock.asleep, rng=random.Random(7), audit_path=False, policy=LoopPolicy())
     completion, _ = loop.complete(PROMPT, decision(("a", "m1")))
-    assert completion.text == "later" and clock.sleeps == [2.0]
+    assert completion.text == "later" and len(clock.sleeps) == 1
+    assert 2.0 <= clock.sleeps[0] <= 2.25  # the wait, plus jitter
     assert CountingState.now_calls == 0
 
 
@@ -684,7 +693,6 @@ def test_failover_to_another_provider_kind_replans_the_cache(mode: str, respx_mo
 
 
 def test_first_candidate_and_hand_made_prompts_keep_their_plan() -> None:
-    from hermes_core.agent.resilience import Step
     from hermes_core.types import CachePlan, Candidate, RouteDecision
 
     settings = settings_for()
@@ -692,13 +700,13 @@ def test_first_candidate_and_hand_made_prompts_keep_their_plan() -> None:
     prompt = _built_for_openai(settings)
     dec = RouteDecision("gpt-4o", (Candidate("primary", "gpt-4o"), Candidate("backup", "claude-haiku")),
                         "test")
-    first = Step("call", candidate=dec.candidates[0])
-    second = Step("call", candidate=dec.candidates[1])
-    assert loop._prompt_for(prompt, first, dec) is prompt
-    assert loop._prompt_for(prompt, second, dec).cache.prompt_cache_key == prompt.cache.prompt_cache_key
-    assert loop._prompt_for(prompt, second, dec).cache.message_indices   # Anthropic's breakpoints
+    first, second = dec.candidates
+    # the loop plans every candidate: the first one's plan is the builder's for that provider
+    assert loop.planned(prompt, first).cache == prompt.cache
+    assert loop.planned(prompt, second).cache.prompt_cache_key == prompt.cache.prompt_cache_key
+    assert loop.planned(prompt, second).cache.message_indices   # Anthropic's breakpoints
     hand_made = Prompt(system="s", messages=(Message("user", "hi"),), cache=CachePlan(system=True))
-    assert loop._prompt_for(hand_made, second, dec) is hand_made
+    assert loop.planned(hand_made, second) is hand_made
 
 
 A1_CANCEL = Credential("a", "sk-a-one-secret")
@@ -768,11 +776,11 @@ class SlowReleaseBackend(InMemoryPoolState):
         self.gate = threading.Event()
         self.threads: list[str] = []
 
-    def release(self, provider, fingerprint, outcome, policy):  # type: ignore[no-untyped-def]
+    def release(self, provider, fingerprint, outcome, policy, *, lease=""):  # type: ignore[no-untyped-def]
         self.threads.append(threading.current_thread().name)
         self.entered.set()
         assert self.gate.wait(5.0), "the outcome report blocked the event loop"
-        return super().release(provider, fingerprint, outcome, policy)
+        return super().release(provider, fingerprint, outcome, policy, lease=lease)
 
 
 async def _open_gate(backend: SlowReleaseBackend) -> None:
@@ -931,3 +939,194 @@ def test_no_path_writes_nothing(tmp_path: Path) -> None:
     log = AuditLog(None)
     log.write("r1", attempt("ok"), 1.0)
     assert log._file is None and list(tmp_path.iterdir()) == []
+
+
+FAULT_PROMPT = Prompt(system="You are Hermes.", messages=(Message("user", "hi"),))
+
+
+FAULT_OPTS = CallOptions(max_tokens=32, timeout_s=20.0, idle_timeout_s=10.0)
+
+
+FORMS = ["retry-after", "http-date", "retry-after-ms", "openai-reset", "anthropic-reset"]
+
+
+def fault_settings(**pool: object) -> Settings:
+    return load_settings({
+        "llm": {"deadline_s": 30, "routing": {"default_model": "gpt-4o", "providers": [
+            {"name": "primary", "type": "openai", "priority": 1, "models": ["gpt-4o"],
+             "endpoint": PRIMARY},
+            {"name": "backup", "type": "anthropic", "priority": 2, "models": ["claude-haiku"]}]}},
+        "credentials": {"primary": {"keys": [{"key": "sk-primary-SECRET-000001"}]},
+                        "backup": {"keys": [{"key": "sk-backup-SECRET-0000002"}]}},
+        "credential_pool": {"retries_per_provider": 0, "max_wait_s": 10, **pool},
+    }, env={})
+
+
+def build_fault_loop(clock: StepClock, **pool: object) -> tuple[CallLoop, Router]:
+    settings = fault_settings(**pool)
+    providers = build_providers(settings)
+    cp = CredentialPool.from_settings(settings, InMemoryPoolState(clock), rng=random.Random(1))
+    loop = CallLoop(providers, cp, settings, clock=clock, sleep=clock.sleep, asleep=clock.asleep,
+                    rng=random.Random(2), audit_path=False)
+    return loop, Router.from_settings(settings)
+
+
+def run(loop: CallLoop, router: Router, mode: str) -> tuple[str, tuple[object, ...]]:
+    decision = router.select("hi")
+    if mode == "complete":
+        done, attempts = loop.complete(FAULT_PROMPT, decision, FAULT_OPTS)
+        return done.text, attempts
+    if mode == "stream":
+        s = loop.stream(FAULT_PROMPT, decision, FAULT_OPTS)
+        return "".join(d.text for d in s), tuple(s.attempts)
+    done, attempts = asyncio.run(loop.acomplete(FAULT_PROMPT, decision, FAULT_OPTS))
+    return done.text, attempts
+
+
+def backup_ok(respx_mock: object) -> object:
+    return respx_mock.post(ANTHROPIC_URL).mock(  # type: ignore[attr-defined]
+        side_effect=lambda r: httpx.Response(200, content=anthropic_stream(("ok",)),
+                                             headers=SSE_HEADERS)
+        if json.loads(r.content).get("stream") else httpx.Response(200, json=anthropic_message("ok")))
+
+
+@pytest.mark.parametrize("mode", ["complete", "stream", "acomplete"])
+@pytest.mark.parametrize("form", FORMS)
+def test_persistent_429s_wait_at_most_max_wait_in_total_then_fail_over(
+        respx_mock: object, clock: StepClock, form: str, mode: str) -> None:
+    loop, router = build_fault_loop(clock)
+    primary = respx_mock.post(PRIMARY_URL).mock(  # type: ignore[attr-defined]
+        side_effect=lambda r: httpx.Response(429, json=openai_error(429, "slow down"),
+                                             headers=dict(retry_after_headers(form, 4.0,
+                                                                              now=time.time()))))
+    backup = backup_ok(respx_mock)
+    text, attempts = run(loop, router, mode)
+    assert text == "ok" and backup.called  # type: ignore[attr-defined]
+    assert sum(clock.sleeps) <= 10.0 + 0.25          # max_wait_s bounds the whole wait
+    assert primary.call_count <= 4                    # not 14 429s  # type: ignore[attr-defined]
+    assert [a.decision for a in attempts][-2:] == ["failover", "done"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("mode", ["complete", "stream", "acomplete"])
+def test_a_model_the_primary_does_not_have_moves_to_the_next_candidate(
+        respx_mock: object, clock: StepClock, mode: str) -> None:
+    loop, router = build_fault_loop(clock)
+    respx_mock.post(PRIMARY_URL).mock(return_value=httpx.Response(  # type: ignore[attr-defined]
+        404, json=openai_error(404, "The model `gpt-4o` does not exist", code="model_not_found")))
+    backup_ok(respx_mock)
+    text, attempts = run(loop, router, mode)
+    assert text == "ok"
+    assert attempts[0].decision == "model_not_found"  # type: ignore[attr-defined]
+
+
+def test_the_final_error_names_each_model_tried(respx_mock: object, clock: StepClock) -> None:
+    loop, router = build_fault_loop(clock)
+    respx_mock.post(PRIMARY_URL).mock(return_value=httpx.Response(  # type: ignore[attr-defined]
+        400, json=openai_error(400, "invalid model ID 'gpt-4o'")))
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(  # type: ignore[attr-defined]
+        404, json=anthropic_error(404, "model: claude-haiku")))
+    with pytest.raises(AllProvidersFailed) as ei:
+        loop.complete(FAULT_PROMPT, router.select("hi"), FAULT_OPTS)
+    assert "model not found: primary/gpt-4o, backup/claude-haiku" in str(ei.value)
+    assert isinstance(ei.value.last_error, ModelNotFound)
+
+
+@pytest.mark.parametrize("mode", ["complete", "acomplete"])
+def test_a_connection_reset_mid_response_is_reported_as_a_reset(
+        respx_mock: object, clock: StepClock, mode: str) -> None:
+    loop, router = build_fault_loop(clock)
+
+    def cut() -> object:
+        def sync():  # type: ignore[no-untyped-def]
+            yield b'{"id": "chatcmpl-1", "obj'
+            raise httpx.RemoteProtocolError("peer closed connection without sending complete "
+                                             "message body")
+
+        async def asyn():  # type: ignore[no-untyped-def]
+            yield b'{"id": "chatcmpl-1", "obj'
+            raise httpx.RemoteProtocolError("peer closed connection without sending complete "
+                                             "message body")
+        return asyn() if mode == "acomplete" else sync()
+
+    respx_mock.post(PRIMARY_URL).mock(  # type: ignore[attr-defined]
+        side_effect=lambda r: httpx.Response(200, headers={"content-type": "application/json"},
+                                             content=cut()))
+    backup_ok(respx_mock)
+    text, attempts = run(loop, router, mode)
+    assert text == "ok"
+    assert attempts[0].status == "connection_reset"  # type: ignore[attr-defined]
+
+
+def test_reply_prompt_is_the_request_exactly_as_sent_after_a_failover_to_another_kind(
+        respx_mock: object, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "SOUL.md").write_text("You are Hermes. " + "Always answer exactly. " * 1500,
+                                  encoding="utf-8")
+    settings = load_settings({
+        "home": str(home),
+        "llm": {"stream": False, "routing": {"default_model": "gpt-4o", "providers": [
+            {"name": "primary", "type": "openai", "priority": 1,
+             "models": ["gpt-4o", "claude-sonnet-4-5"], "endpoint": PRIMARY},
+            {"name": "backup", "type": "anthropic", "priority": 2,
+             "models": ["gpt-4o", "claude-sonnet-4-5"]}]}},
+        "credentials": {"primary": {"keys": [{"key": "sk-primary-SECRET-000001"}]},
+                        "backup": {"keys": [{"key": "sk-backup-SECRET-0000002"}]}},
+        "credential_pool": {"retries_per_provider": 0},
+        "skill_utils": {"enabled": False}, "context_engine": {"enabled": False},
+    }, env={})
+    respx_mock.post(PRIMARY_URL).mock(  # type: ignore[attr-defined]
+        return_value=httpx.Response(500, json=openai_error(500, "down")))
+    backup = respx_mock.post(ANTHROPIC_URL).mock(  # type: ignore[attr-defined]
+        return_value=httpx.Response(200, json=anthropic_message("ok")))
+    agent = Agent(settings, retriever=None, context_engine=None)
+    try:
+        for _ in range(3):   # a history, so Anthropic breakpoints land on messages too
+            reply = agent.chat("tell me more " * 200)
+    finally:
+        agent.close()
+    sent = json.loads(backup.calls.last.request.content)  # type: ignore[attr-defined]
+    assert reply.provider == "backup" and reply.prompt is not None
+    shown = agent.providers["backup"].render(reply.prompt, sent["model"], agent.options())
+    assert shown == sent                                   # what /prompt shows is what went out
+    assert sent["system"][0]["cache_control"]["type"] == "ephemeral"
+    assert reply.prompt.cache.message_indices              # Anthropic's plan, not OpenAI's
+
+
+POLICY = LoopPolicy(retries_per_provider=1, max_wait_s=10.0)
+
+
+def state(**kw: object) -> FailureState:
+    base = {"has_key": True, "key_429s": 0, "retries_here": 0, "budget": 3,
+            "context_moved": False, "long_context_target": None, "time_left": 60.0}
+    return FailureState(**{**base, **kw})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("error,decision,report", [
+    (RateLimited(retry_after=3.0), "rotate_key", "cool_down"),
+    (AuthenticationFailed("no", status_code=401), "remove_key", "remove"),
+    (ModelNotFound("no such model", status_code=404), "model_not_found", "release"),
+    (BadRequest("bad field", status_code=400), "raise", "release"),
+    (ServerError("down", status_code=500), "retry", "failure"),
+    (ConnectionReset("reset"), "retry", "failure"),
+])
+def test_decide_failure_table(error: object, decision: str, report: str) -> None:
+    act = decide_failure(error, state(), POLICY, random.Random(0))  # type: ignore[arg-type]
+    assert (act.decision, act.report) == (decision, report)
+
+
+def test_a_key_refusing_twice_cools_down_longer_and_retries_end_in_failover() -> None:
+    act = decide_failure(RateLimited(retry_after=0.0), state(key_429s=2), POLICY, random.Random(0))
+    assert act.cooldown == POLICY.backoff_base_s * 2
+    spent = decide_failure(ServerError("down"), state(retries_here=1), POLICY, random.Random(0))
+    assert spent.decision == "failover" and spent.next_candidate
+    broke = decide_failure(ServerError("down"), state(budget=0), POLICY, random.Random(0))
+    assert broke.decision == "budget_spent"
+
+
+def test_waiting_is_bounded_in_total_per_provider_and_jittered() -> None:
+    rng = random.Random(0)
+    assert wait_or_failover(4.0, 8.0, 60.0, True, POLICY, rng) is None      # 8 + 4 > 10
+    d = wait_or_failover(4.0, 2.0, 60.0, True, POLICY, rng)
+    assert d is not None and 4.0 <= d <= 4.25
+    assert wait_or_failover(40.0, 0.0, 60.0, False, POLICY, rng) is not None  # last: deadline

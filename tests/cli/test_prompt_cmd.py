@@ -224,7 +224,8 @@ def test_prompt_command_matches_the_agent_request_with_auto_routing(copy_example
     try:
         prompt, decision = agent.prepare(MESSAGE)
         first = decision.candidates[0]
-        sent = agent.providers[first.provider].render(prompt, first.model, agent.options())
+        planned = agent.loop.planned(prompt, first)   # the call loop plans the cache markers
+        sent = agent.providers[first.provider].render(planned, first.model, agent.options())
     finally:
         agent.close()
     assert main(["prompt", MESSAGE, "--home", str(home), "--config", str(cfg_file),

@@ -81,7 +81,7 @@ llm:
 credentials: {{openai: {{keys: [{{key: "{SECRET}"}}]}}}}
 """, encoding="utf-8")
         res = run_chat(["--home", str(soul_home), "--config", str(cfg)], "one\ntwo\n/exit\n")
-    assert res.returncode == 0
+    assert res.returncode == 1  # piped input whose every turn failed: a script can tell
     errors = [ln for ln in res.stdout.splitlines() if ln.startswith("error:")]
     assert len(errors) == 2  # both turns answered with one line each; the REPL kept going
     assert "Traceback" not in res.stdout + res.stderr
@@ -99,7 +99,7 @@ llm:
 credentials: {openai: {keys: [{key: "sk-whatever-0123456789abcdef"}]}}
 """, encoding="utf-8")
     res = run_chat(["--home", str(soul_home), "--config", str(cfg)], "hi\n/exit\n")
-    assert res.returncode == 0
+    assert res.returncode == 1  # the only turn failed: a script can tell
     assert any(ln.startswith("error:") and "connect" in ln for ln in res.stdout.splitlines())
 
 

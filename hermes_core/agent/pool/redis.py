@@ -88,6 +88,20 @@ def _opt_float(value: Any) -> float | None:
 class _LocalPoolState(InMemoryPoolState):
     """The fallback state, which can also be told about requests sent before it took over."""
 
+    def seed_state(self, provider: str, fingerprint: str, blocked_until: float,
+                   removed: bool) -> None:
+        """Start from what Redis last said about a key: its deadline (only ever later) and its
+        removal, so an outage forgets nothing already learned."""
+        with self._lock:
+            rec = self._key(provider, fingerprint)
+            rec.blocked_until = max(rec.blocked_until, blocked_until)
+            rec.removed = rec.removed or removed
+
+    def seed_limit(self, provider: str, fingerprint: str, learned_rpm: int) -> None:
+        """Start from the limit the fleet learned for a key (this worker's share of it)."""
+        with self._lock:
+            self._key(provider, fingerprint).learned_rpm = learned_rpm
+
     def seed(self, provider: str, fingerprint: str, sent: Sequence[tuple[float, int]]) -> None:
         """Count requests this worker sent through Redis (local times, tokens) in the local window,
         so falling back does not hand out the same budget a second time in one window."""
@@ -166,9 +180,16 @@ class RedisPoolState:
         self._monotonic = monotonic
         self._local = _LocalPoolState(clock or time.time)
         self._lock = threading.Lock()
-        # this process's open leases per key, oldest first: (lease id, monotonic expiry). Any lease
-        # of a key releases that key; expired ones are dropped so unreleased calls leak nothing.
-        self._leases: dict[tuple[str, str], list[tuple[str, float]]] = {}
+        # this process's open leases per key, oldest first: (lease id, monotonic expiry, tokens).
+        # A release without a lease id ends the key's oldest; expired ones are dropped so
+        # unreleased calls leak nothing.
+        self._leases: dict[tuple[str, str], list[tuple[str, float, int]]] = {}
+        # the pool-state incarnation this process knows (see redis_lua.ACQUIRE) and what it last
+        # heard about each key (blocked-until, removed): handed back to a Redis that lost them
+        self._epochs: dict[str, str] = {}
+        self._resync_lock = threading.Lock()
+        self._known: dict[tuple[str, str], tuple[float, bool]] = {}
+        self._learned_rpm: dict[tuple[str, str], int] = {}
         self._degraded = False
         self._next_probe = 0.0
         # what the local fallback did and learned, replayed into Redis when it returns:
@@ -202,20 +223,45 @@ class RedisPoolState:
                              f"use one of {', '.join(STRATEGIES)}")
 
         def remote() -> AcquireResult:
-            lease = os.urandom(8).hex()
-            names = [self._name(provider, "p"), self._name(provider, "rr")]
-            args: list[Any] = [self._now_arg(), policy.strategy, policy.window_s,
-                               policy.breaker_cooldown_s, max(0, int(tokens)), rand, lease,
-                               self.options.lease_ttl_s, self.options.state_ttl_s, len(keys)]
-            for spec in keys:
-                names += self._key_names(provider, spec.fingerprint)
-                args += [spec.fingerprint, spec.weight, spec.max_rpm or 0, spec.max_tpm or 0]
-            fp, available, probe, now = self._acquire(keys=names, args=args)
-            fingerprint = _text(fp) or None
-            if fingerprint is not None:
-                self._hold(provider, fingerprint, lease, max(0, int(tokens)), policy.window_s)
-            return AcquireResult(fingerprint, _opt_float(available), _text(probe) == "1",
-                                 float(_text(now)))
+            for _ in range(3):
+                lease = os.urandom(8).hex()
+                names = [self._name(provider, "p"), self._name(provider, "rr"),
+                         self._name(provider, "e")]
+                args: list[Any] = [self._now_arg(), policy.strategy, policy.window_s,
+                                   policy.breaker_cooldown_s, max(0, int(tokens)), rand, lease,
+                                   self.options.lease_ttl_s, self.options.state_ttl_s, len(keys),
+                                   policy.burst, policy.max_in_flight or 0,
+                                   self._epochs.get(provider, ""),
+                                   os.urandom(8).hex()]
+                with self._lock:
+                    known = {spec.fingerprint: self._known.get((provider, spec.fingerprint),
+                                                               (0.0, False)) for spec in keys}
+                    learned = {spec.fingerprint: self._learned_rpm.get(
+                        (provider, spec.fingerprint), 0) for spec in keys}
+                for spec in keys:
+                    names += self._key_names(provider, spec.fingerprint)
+                    until, removed = known[spec.fingerprint]
+                    args += [spec.fingerprint, spec.weight, spec.max_rpm or 0, spec.max_tpm or 0,
+                             until, "1" if removed else "0", learned[spec.fingerprint]]
+                raw = self._acquire(keys=names, args=args)
+                fp, available, probe, now, status, epoch = (_text(x) for x in raw[:6])
+                if status == "resync":
+                    self._resync(provider, epoch)
+                    continue
+                with self._lock:
+                    for i, spec in enumerate(keys if len(raw) >= 6 + 3 * len(keys) else ()):
+                        until = float(_text(raw[6 + 3 * i]))
+                        removed = _text(raw[7 + 3 * i]) == "1"
+                        self._remember(provider, spec.fingerprint, until, removed)
+                        lr = _text(raw[8 + 3 * i])
+                        if lr:
+                            self._learned_rpm[(provider, spec.fingerprint)] = int(lr)
+                fingerprint = fp or None
+                if fingerprint is not None:
+                    self._hold(provider, fingerprint, lease, max(0, int(tokens)), policy.window_s)
+                return AcquireResult(fingerprint, _opt_float(available), probe == "1",
+                                     float(now), lease if fingerprint else "")
+            raise self._down_errors[0]("the pool state kept changing incarnation")
 
         def local() -> AcquireResult:
             res = self._local.acquire(provider, self._local_keys(keys), policy, tokens=tokens,
@@ -231,35 +277,41 @@ class RedisPoolState:
         return self._call(remote, local)
 
     def release(self, provider: str, fingerprint: str, outcome: Outcome,
-                policy: PoolPolicy) -> ReleaseResult:
-        state_key, _, lease_key = self._key_names(provider, fingerprint)
+                policy: PoolPolicy, *, lease: str = "") -> ReleaseResult:
+        state_key, window_key, lease_key = self._key_names(provider, fingerprint)
         retry_after = sane_retry_after(outcome.retry_after)  # Lua cannot read "inf" or "nan"
 
         def remote() -> ReleaseResult:
-            with self._lock:
-                held = self._leases.get((provider, fingerprint))
-                lease = held.pop()[0] if held else ""
+            held_lease = self._take_lease(provider, fingerprint, lease)
+            lease_id, tokens = held_lease if held_lease else ("", 0)
             try:
-                changed, until = self._release(
-                    keys=[self._name(provider, "p"), state_key, lease_key],
+                changed, until, removed = self._release(
+                    keys=[self._name(provider, "p"), state_key, lease_key, window_key],
                     args=[self._now_arg(), outcome.kind,
-                          "" if retry_after is None else retry_after, lease,
+                          "" if retry_after is None else retry_after, lease_id,
                           policy.breaker_cooldown_s, policy.default_cooldown_s,
                           policy.breaker_failures, self.options.state_ttl_s,
-                          "1" if outcome.probe else "0"])
+                          "1" if outcome.probe else "0", tokens, policy.window_s,
+                          outcome.limit or "", "1" if policy.learn_limits else "0"])
             except self._down_errors:
-                if lease:  # keep it for a later release; it also expires in Redis on its own
-                    self._hold(provider, fingerprint, lease, None, 0.0)
+                if lease_id:  # keep it for a later release; it also expires in Redis on its own
+                    self._hold(provider, fingerprint, lease_id, None, 0.0, tokens)
                 raise
-            return ReleaseResult(_text(changed) == "1", float(_text(until)))
+            res = ReleaseResult(_text(changed) == "1", float(_text(until)))
+            with self._lock:
+                self._remember(provider, fingerprint, res.blocked_until, _text(removed) == "1")
+            return res
 
         def local() -> ReleaseResult:
+            self._take_lease(provider, fingerprint, lease)
             res = self._local.release(provider, fingerprint, outcome, policy)
             if outcome.kind in ("rate_limited", "removed"):
                 with self._lock:
                     _, was_removed = self._learned.get((provider, fingerprint), (0.0, False))
                     self._learned[(provider, fingerprint)] = (
                         res.blocked_until, was_removed or outcome.kind == "removed")
+                    self._remember(provider, fingerprint, res.blocked_until,
+                                   outcome.kind == "removed")
             return res
 
         return self._call(remote, local)
@@ -273,9 +325,10 @@ class RedisPoolState:
                 keys=names, args=[self._now_arg(), policy.window_s, len(keys)])]
             out = []
             for i, spec in enumerate(keys):
-                rm, bu, fl, req, tok, bm, bf, bo = raw[4 + 8 * i: 12 + 8 * i]
+                rm, bu, fl, req, tok, bm, bf, bo, lr = raw[4 + 9 * i: 13 + 9 * i]
                 out.append(KeySnapshot(spec.fingerprint, rm == "1", float(bu), int(fl), int(req),
-                                       int(tok), BreakerState(bm, int(bf), float(bo))))  # type: ignore[arg-type]
+                                       int(tok), BreakerState(bm, int(bf), float(bo)),  # type: ignore[arg-type]
+                                       int(lr) if lr else None))
             return ProviderSnapshot(provider, float(raw[0]),
                                     BreakerState(raw[1], int(raw[2]), float(raw[3])),  # type: ignore[arg-type]
                                     tuple(out))
@@ -299,8 +352,62 @@ class RedisPoolState:
         base = f"{self.options.key_prefix}:{{{provider}}}"
         return [f"{base}:k:{fingerprint}", f"{base}:w:{fingerprint}", f"{base}:l:{fingerprint}"]
 
+    def _remember(self, provider: str, fingerprint: str, until: float, removed: bool) -> None:
+        """What Redis said about a key; deadlines only move later (call with the lock held)."""
+        old_until, old_removed = self._known.get((provider, fingerprint), (0.0, False))
+        self._known[(provider, fingerprint)] = (max(old_until, until), old_removed or removed)
+
+    def _take_lease(self, provider: str, fingerprint: str, lease: str) -> tuple[str, int] | None:
+        """Forget an open lease: the one named, else the key's oldest; (id, tokens) or None."""
+        with self._lock:
+            held = self._leases.get((provider, fingerprint))
+            if not held:
+                return None
+            for i, (lid, _, tok) in enumerate(held):
+                if lid == lease:
+                    held.pop(i)
+                    return lid, tok
+            lid, _, tok = held.pop(0)
+            return lid, tok
+
+    def _resync(self, provider: str, epoch: str) -> None:
+        """Redis holds another incarnation of the provider's pool state than this process knew
+        (it restarted empty, or this process is new): merge this process's deadlines, removals
+        and recent requests into it, then take its epoch. One thread does it; the others wait."""
+        with self._resync_lock:
+            if self._epochs.get(provider) == epoch:
+                return   # another thread of this process already did
+            with self._lock:
+                first = provider not in self._epochs
+                known = {k: v for k, v in self._known.items() if k[0] == provider}
+                recent = {k: list(v) for k, v in self._recent.items() if k[0] == provider}
+            if not first:
+                log.warning("credential pool: Redis at %s lost the pool state of %s "
+                            "(restarted?); merging what this worker knows back", self.url,
+                            provider)
+                self._merge_back(known, recent)
+            with self._lock:
+                self._epochs[provider] = epoch
+
+    def _merge_back(self, learned: dict[tuple[str, str], tuple[float, bool]],
+                    sent: dict[tuple[str, str], list[tuple[float, int, float]]]) -> None:
+        """Deadlines (only later), removals and requests sent (local times) into Redis."""
+        local_now = self._local.now()
+        for item in learned.keys() | sent.keys():
+            provider, fp = item
+            until, removed = learned.get(item, (0.0, False))
+            uses = [u for u in sent.get(item, []) if u[0] > local_now - u[2]]
+            window = max((w for _, _, w in uses), default=0.0)
+            pairs: list[Any] = []
+            for t, tok, _ in uses:
+                pairs += [local_now - t, tok]
+            state_key, window_key, _ = self._key_names(provider, fp)
+            self._merge(keys=[state_key, window_key],
+                        args=[self._now_arg(), until - local_now, "1" if removed else "0",
+                              self.options.state_ttl_s, window, os.urandom(6).hex(), *pairs])
+
     def _hold(self, provider: str, fingerprint: str, lease: str, tokens: int | None,
-              window_s: float) -> None:
+              window_s: float, lease_tokens: int = 0) -> None:
         """Remember an open lease and (``tokens`` not None) a request sent through Redis."""
         now = self._monotonic()
         local_now = self._local.now() if tokens is not None else 0.0
@@ -308,7 +415,8 @@ class RedisPoolState:
             held = self._leases.setdefault((provider, fingerprint), [])
             while held and held[0][1] <= now:
                 held.pop(0)
-            held.append((lease, now + self.options.lease_ttl_s))
+            held.append((lease, now + self.options.lease_ttl_s,
+                         tokens if tokens is not None else lease_tokens))
             if tokens is not None:
                 recent = self._recent.setdefault((provider, fingerprint), deque())
                 while recent and recent[0][0] <= local_now - recent[0][2]:
@@ -346,6 +454,11 @@ class RedisPoolState:
                 self._local.seed(provider, fp, [(t, tok) for t, tok, w in recent
                                                 if t > local_now - w])
             self._recent.clear()
+            for (provider, fp), (until, removed) in self._known.items():
+                self._local.seed_state(provider, fp, until, removed)
+            for (provider, fp), lr in self._learned_rpm.items():
+                # this worker's share of what the key admits, like a configured max_rpm's
+                self._local.seed_limit(provider, fp, max(1, lr // self.options.workers))
             self._degraded = True
             self.outages += 1
         log.warning("credential pool: Redis at %s is unreachable (%s); using local pool state "
@@ -364,21 +477,13 @@ class RedisPoolState:
             self._next_probe = self._monotonic() + self.options.reconnect_interval_s
             learned = dict(self._learned)
             sent = {k: list(v) for k, v in self._sent.items()}
+        with self._lock:
+            for item, (until, removed) in self._known.items():
+                was_until, was_removed = learned.get(item, (0.0, False))
+                learned[item] = (max(until, was_until), removed or was_removed)
         try:
             self._redis.ping()
-            local_now = self._local.now()
-            for item in learned.keys() | sent.keys():
-                provider, fp = item
-                until, removed = learned.get(item, (0.0, False))
-                uses = sent.get(item, [])
-                window = max((w for _, _, w in uses), default=0.0)
-                pairs: list[Any] = []
-                for t, tok, _ in uses:
-                    pairs += [local_now - t, tok]
-                state_key, window_key, _ = self._key_names(provider, fp)
-                self._merge(keys=[state_key, window_key],
-                            args=[self._now_arg(), until - local_now, "1" if removed else "0",
-                                  self.options.state_ttl_s, window, os.urandom(6).hex(), *pairs])
+            self._merge_back(learned, sent)
         except self._down_errors:
             return False
         with self._lock:

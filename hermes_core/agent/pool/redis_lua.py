@@ -72,6 +72,16 @@ local function breaker_neutral(mode, failures, opened, now, cooldown, probe)
   return mode, failures, opened
 end
 
+-- state.pace_free_at
+local function pace_free_at(tat, now, limit, window, burst)
+  if limit == nil or limit <= 0 or burst >= 1.0 then return nil end
+  local interval = window / limit
+  local tolerance = (math.max(1, math.ceil(limit * burst)) - 1) * interval
+  local at = tat - tolerance
+  if now >= at then return nil end
+  return at
+end
+
 local function read_breaker(mode, failures, opened)
   return mode or 'closed', tonumber(failures) or 0, tonumber(opened) or 0
 end
@@ -82,10 +92,17 @@ local function write_breaker(key, mode, failures, opened, ttl_ms)
 end
 """
 
-# KEYS: provider hash, rr hash, then per key (state, window, leases).
+# KEYS: provider hash, rr hash, epoch, then per key (state, window, leases).
 # ARGV: now, strategy, window_s, cooldown_s, tokens, rand, lease, lease_ttl_s, state_ttl_s, n,
-#       then per key (fingerprint, weight, max_rpm or 0, max_tpm or 0).
-# Returns {fingerprint or '', available_at or '', probe '1'/'0', now}.
+#       burst, max_in_flight or 0, the caller's epoch, a new epoch,
+#       then per key (fingerprint, weight, max_rpm or 0, max_tpm or 0, the caller's known
+#       blocked-until, the caller's known removal '1'/'0', the caller's known learned limit or 0).
+# Returns {fingerprint or '', available_at or '', probe '1'/'0', now, 'resync' or '', epoch,
+#          then per key blocked_until, removed, learned limit or ''}.
+# The epoch names this incarnation of the pool state: a caller that knows another one (Redis
+# restarted empty, or the caller is new) gets 'resync' and nothing else, merges what it knows
+# (MERGE) and asks again. The callers' known deadlines and removals are floors: a restarted Redis
+# gets them back with the very next acquire, before it decides anything.
 ACQUIRE = COMMON + r"""
 local now = clock(ARGV[1])
 local strategy = ARGV[2]
@@ -97,12 +114,25 @@ local lease = ARGV[7]
 local lease_ttl = tonumber(ARGV[8])
 local state_ttl = tonumber(ARGV[9])
 local n = tonumber(ARGV[10])
+local burst = tonumber(ARGV[11])
+local max_in_flight = tonumber(ARGV[12])
+
+local epoch = redis.call('GET', KEYS[3])
+if not epoch then
+  epoch = ARGV[14]
+  redis.call('SET', KEYS[3], epoch)
+end
+redis.call('PEXPIRE', KEYS[3], ms(state_ttl))
+if epoch ~= ARGV[13] then
+  return {'', '', '0', fmt(now), 'resync', epoch}
+end
+local seen = {}
 
 local p = redis.call('HMGET', KEYS[1], 'bm', 'bf', 'bo')
 local pm, pf, po = read_breaker(p[1], p[2], p[3])
 local pok, pprobe, pm2, pf2, po2, pretry = breaker_check(pm, pf, po, now, cooldown)
 if not pok then
-  return {'', fmt(pretry), '0', fmt(now)}
+  return {'', fmt(pretry), '0', fmt(now), '', epoch}
 end
 
 local function tokens_free_at(wkey, limit)
@@ -126,14 +156,37 @@ end
 local eligible = {}
 local earliest = nil
 for i = 1, n do
-  local a = 10 + (i - 1) * 4
+  local a = 14 + (i - 1) * 7
   local fp = ARGV[a + 1]
   local weight = tonumber(ARGV[a + 2])
   local rpm = tonumber(ARGV[a + 3])
   local tpm = tonumber(ARGV[a + 4])
-  local b = 2 + (i - 1) * 3
+  local floor_bu = tonumber(ARGV[a + 5]) or 0
+  local b = 3 + (i - 1) * 3
   local skey, wkey, lkey = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3]
-  local s = redis.call('HMGET', skey, 'rm', 'bu', 'bm', 'bf', 'bo')
+  local s = redis.call('HMGET', skey, 'rm', 'bu', 'bm', 'bf', 'bo', 'lr', 'pt')
+  if ARGV[a + 6] == '1' and s[1] ~= '1' then
+    redis.call('HSET', skey, 'rm', '1')
+    redis.call('PEXPIRE', skey, ms(state_ttl))
+    s[1] = '1'
+  end
+  if floor_bu > (tonumber(s[2]) or 0) then
+    redis.call('HSET', skey, 'bu', fmt(floor_bu))
+    redis.call('PEXPIRE', skey, ms(math.max(state_ttl, floor_bu - now)))
+    s[2] = fmt(floor_bu)
+  end
+  local floor_lr = tonumber(ARGV[a + 7]) or 0
+  if floor_lr > 0 and not tonumber(s[6]) then
+    redis.call('HSET', skey, 'lr', tostring(floor_lr))
+    redis.call('PEXPIRE', skey, ms(state_ttl))
+    s[6] = tostring(floor_lr)
+  end
+  seen[#seen + 1] = fmt(tonumber(s[2]) or 0)
+  seen[#seen + 1] = s[1] == '1' and '1' or '0'
+  seen[#seen + 1] = s[6] or ''
+  local limit = nil
+  if rpm > 0 then limit = rpm elseif tonumber(s[6]) then limit = tonumber(s[6]) end
+  local tat = tonumber(s[7]) or 0
   local free = nil
   if s[1] == '1' then
     -- removed for good: never eligible, never "frees"
@@ -145,16 +198,27 @@ for i = 1, n do
     else
       local bm, bf, bo = read_breaker(s[3], s[4], s[5])
       local ok, probe, bm2, bf2, bo2, retry = breaker_check(bm, bf, bo, now, cooldown)
+      local busy = false
+      if ok and max_in_flight > 0 then
+        redis.call('ZREMRANGEBYSCORE', lkey, '-inf', fmt(now))
+        if redis.call('ZCARD', lkey) >= max_in_flight then
+          busy = true
+          if limit ~= nil then free = now + window / limit
+          else free = now + math.min(1.0, window / 60.0) end
+        end
+      end
       if not ok then
         free = retry
-      else
+      elseif not busy then
         redis.call('ZREMRANGEBYSCORE', wkey, '-inf', fmt(now - window))
         local used = redis.call('ZCARD', wkey)
         local wait = nil
-        if rpm > 0 and used >= rpm then
-          local e = redis.call('ZRANGE', wkey, used - rpm, used - rpm, 'WITHSCORES')
+        if limit ~= nil and used >= limit then
+          local e = redis.call('ZRANGE', wkey, used - limit, used - limit, 'WITHSCORES')
           wait = tonumber(e[2]) + window
         end
+        local p = pace_free_at(tat, now, limit, window, burst)
+        if p ~= nil and (wait == nil or p > wait) then wait = p end
         if tpm > 0 then
           local t = tokens_free_at(wkey, tpm)
           if t ~= nil and (wait == nil or t > wait) then wait = t end
@@ -164,7 +228,7 @@ for i = 1, n do
         else
           eligible[#eligible + 1] = {fp = fp, weight = weight, used = used, probe = probe,
             bm = bm2, bf = bf2, bo = bo2, changed = (bm2 ~= bm or bf2 ~= bf or bo2 ~= bo),
-            skey = skey, wkey = wkey, lkey = lkey}
+            skey = skey, wkey = wkey, lkey = lkey, limit = limit, tat = tat}
         end
       end
     end
@@ -172,9 +236,15 @@ for i = 1, n do
   if free ~= nil and (earliest == nil or free < earliest) then earliest = free end
 end
 
+local function answer(fp, avail, probe)
+  local out = {fp, avail, probe, fmt(now), '', epoch}
+  for _, v in ipairs(seen) do out[#out + 1] = v end
+  return out
+end
+
 if #eligible == 0 then
-  if earliest == nil then return {'', '', '0', fmt(now)} end
-  return {'', fmt(earliest), '0', fmt(now)}
+  if earliest == nil then return answer('', '', '0') end
+  return answer('', fmt(earliest), '0')
 end
 
 -- state.choose_key
@@ -226,6 +296,10 @@ end
 
 local k = eligible[best]
 if k.changed then write_breaker(k.skey, k.bm, k.bf, k.bo, ms(state_ttl)) end
+if k.limit ~= nil then
+  redis.call('HSET', k.skey, 'pt', fmt(math.max(k.tat, now) + window / k.limit))
+  redis.call('PEXPIRE', k.skey, ms(state_ttl))
+end
 if pm2 ~= pm or pf2 ~= pf or po2 ~= po then write_breaker(KEYS[1], pm2, pf2, po2, ms(state_ttl)) end
 redis.call('ZADD', k.wkey, fmt(now), lease .. ':' .. tostring(math.max(0, need)))
 redis.call('PEXPIRE', k.wkey, ms(window))
@@ -234,13 +308,16 @@ redis.call('ZADD', k.lkey, fmt(now + lease_ttl), lease)
 redis.call('PEXPIRE', k.lkey, ms(lease_ttl))
 local probe = '0'
 if k.probe or pprobe then probe = '1' end
-return {k.fp, '', probe, fmt(now)}
+return answer(k.fp, '', probe)
 """
 
-# KEYS: provider hash, key state, key leases.
+# KEYS: provider hash, key state, key leases, key window.
 # ARGV: now, kind, retry_after or '', lease or '', cooldown_s, default_cooldown_s, threshold,
-#       state_ttl_s, probe '1'/'0'.
-# Returns {changed '1'/'0', blocked_until}.
+#       state_ttl_s, probe '1'/'0', the lease's tokens, window_s, stated limit or '',
+#       learn limits '1'/'0'.
+# Returns {changed '1'/'0', blocked_until, removed '1'/'0'}.
+# The request's window entry moves from its send time to now (the server counted it in between,
+# so the pool's slot never frees before the server's); a refused one (429) leaves the window.
 RELEASE = COMMON + r"""
 local now = clock(ARGV[1])
 local kind = ARGV[2]
@@ -251,9 +328,27 @@ local default_cooldown = tonumber(ARGV[6])
 local threshold = tonumber(ARGV[7])
 local state_ttl = tonumber(ARGV[8])
 local probe = ARGV[9] == '1'
+local window = tonumber(ARGV[11])
 
-if lease ~= '' then redis.call('ZREM', KEYS[3], lease) end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', fmt(now - window))
+if lease ~= '' then
+  redis.call('ZREM', KEYS[3], lease)
+  local member = lease .. ':' .. ARGV[10]
+  redis.call('ZREM', KEYS[4], member)
+  if kind ~= 'rate_limited' then
+    redis.call('ZADD', KEYS[4], fmt(now), member)
+    redis.call('PEXPIRE', KEYS[4], ms(window))
+  end
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', fmt(now))
+if kind == 'rate_limited' and ARGV[13] == '1' then
+  local learned = tonumber(ARGV[12])
+  if learned == nil or learned <= 0 then
+    learned = math.max(1, redis.call('ZCARD', KEYS[4]))
+  end
+  redis.call('HSET', KEYS[2], 'lr', tostring(learned))
+  redis.call('PEXPIRE', KEYS[2], ms(state_ttl))
+end
 
 local s = redis.call('HMGET', KEYS[2], 'rm', 'bu', 'bm', 'bf', 'bo')
 local removed = s[1] == '1'
@@ -302,12 +397,15 @@ if pm2 ~= pm or pf2 ~= pf or po2 ~= po then write_breaker(KEYS[1], pm2, pf2, po2
 
 local ch = '0'
 if changed then ch = '1' end
-return {ch, fmt(bu2)}
+local rmo = '0'
+if rm2 then rmo = '1' end
+return {ch, fmt(bu2), rmo}
 """
 
 # KEYS: provider hash, then per key (state, window, leases).  ARGV: now, window_s, n.
 # Returns {now, provider mode, failures, opened_at, then per key 8 fields:
-#          removed, blocked_until, in_flight, requests, tokens, mode, failures, opened_at}.
+#          removed, blocked_until, in_flight, requests, tokens, mode, failures, opened_at,
+#          learned limit or ''}.
 SNAPSHOT = COMMON + r"""
 local now = clock(ARGV[1])
 local window = tonumber(ARGV[2])
@@ -323,7 +421,7 @@ for i = 1, n do
   local e = redis.call('ZRANGE', wkey, 0, -1)
   local tokens = 0
   for _, m in ipairs(e) do tokens = tokens + (tonumber(string.match(m, ':(%d+)$')) or 0) end
-  local s = redis.call('HMGET', skey, 'rm', 'bu', 'bm', 'bf', 'bo')
+  local s = redis.call('HMGET', skey, 'rm', 'bu', 'bm', 'bf', 'bo', 'lr')
   local bm, bf, bo = read_breaker(s[3], s[4], s[5])
   local rm = '0'
   if s[1] == '1' then rm = '1' end
@@ -335,6 +433,7 @@ for i = 1, n do
   out[#out + 1] = bm
   out[#out + 1] = tostring(bf)
   out[#out + 1] = fmt(bo)
+  out[#out + 1] = s[6] or ''
 end
 return out
 """

@@ -62,6 +62,13 @@ class PoolPolicy:
     breaker_failures: int = 5
     breaker_cooldown_s: float = 30.0
     default_cooldown_s: float = 60.0  # a 429 without any Retry-After signal
+    # share of a key's per-window limit that may go out back to back; the rest is paced evenly
+    # across the window (1.0: no pacing, only the sliding window)
+    burst: float = 1.0
+    # requests in flight per key at most (None: no cap); what bounds a key whose limit is unknown
+    max_in_flight: int | None = None
+    # a key without max_rpm takes the limit its 429s reveal (see learn_limit)
+    learn_limits: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +83,7 @@ class AcquireResult:
     available_at: float | None = None
     probe: bool = False
     now: float = 0.0
+    lease: str = ""     # names this request to its release (re-stamps its window entry)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +98,9 @@ class Outcome:
     kind: OutcomeKind
     retry_after: float | None = None
     probe: bool = False
+    # a 429's statement of the key's request limit per window (``x-ratelimit-limit-requests``);
+    # None: the pool learns the limit from how many requests the window held when refused
+    limit: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +121,7 @@ class KeySnapshot:
     requests_in_window: int = 0
     tokens_in_window: int = 0
     breaker: BreakerState = CLOSED
+    learned_rpm: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +230,24 @@ class SlidingWindow(Sequence[tuple[float, int]]):
         i = bisect_left(self._cum, target, self._head)
         return self._items[min(i, len(self._items) - 1)][0] + window_s
 
+    def remove(self, entry: tuple[float, int]) -> None:
+        """Drop one entry (a request that ended: it is re-stamped, or refused and leaves).
+
+        Searched from the newest end: the entries of requests still in flight are the recent
+        ones, so this costs the few entries after it, not the window."""
+        items, cum = self._items, self._cum
+        for i in range(len(items) - 1, self._head - 1, -1):
+            if items[i] == entry:
+                break
+        else:
+            raise ValueError("entry not in the window")
+        tokens = entry[1]
+        del items[i]
+        del cum[i]
+        for j in range(i, len(cum)):
+            cum[j] -= tokens
+        self._total -= tokens
+
     def __len__(self) -> int:
         return len(self._items) - self._head
 
@@ -237,6 +267,35 @@ class SlidingWindow(Sequence[tuple[float, int]]):
 
     def __bool__(self) -> bool:
         return self._head < len(self._items)
+def pace_free_at(tat: float, now: float, limit: int | None, window_s: float,
+                 burst: float) -> float | None:
+    """When the pacer lets the next request out (GCRA), or None when it may go now.
+
+    ``tat`` is the key's theoretical arrival time: each request pushes it ``window_s / limit``
+    further. Up to ``ceil(limit * burst)`` requests may go back to back; the rest are spaced
+    evenly, so the server's window never sees the whole budget land at its edge."""
+    if limit is None or limit <= 0 or burst >= 1.0:
+        return None
+    interval = window_s / limit
+    tolerance = (max(1, math.ceil(limit * burst)) - 1) * interval
+    at = tat - tolerance
+    return None if now >= at else at
+
+
+def pace_after(tat: float, now: float, limit: int | None, window_s: float) -> float:
+    """The pacer's state after a request is let out at ``now``."""
+    if limit is None or limit <= 0:
+        return tat
+    return max(tat, now) + window_s / limit
+
+
+def learn_limit(admitted_in_window: int, stated: int | None) -> int:
+    """A key's request limit per window after a 429: what the server stated, else how many
+    requests the window holds besides refused ones (those in flight were sent before the refused
+    one came back and were, most likely, admitted), at least 1. Each 429 learns again."""
+    if stated is not None and stated > 0:
+        return stated
+    return max(1, admitted_in_window)
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,12 +306,21 @@ class Availability:
     breaker: BreakerState = CLOSED     # the state to store if this key is taken
 
 
+def effective_rpm(spec: KeySpec, learned: int | None) -> int | None:
+    """The configured ``max_rpm``, else the limit learned from the server's 429s."""
+    return spec.max_rpm if spec.max_rpm is not None else learned
+
+
 def evaluate_key(spec: KeySpec, removed: bool, blocked_until: float, breaker: BreakerState,
                  window: Sequence[tuple[float, int]], need_tokens: int, now: float,
-                 policy: PoolPolicy) -> Availability:
-    """May this key take a request now? Removed > blocked deadline > breaker > RPM > TPM.
+                 policy: PoolPolicy, *, in_flight: int = 0, learned_rpm: int | None = None,
+                 tat: float = 0.0) -> Availability:
+    """May this key take a request now? Removed > blocked deadline > breaker > in-flight cap >
+    RPM (configured or learned) > pacing > TPM.
 
-    ``window`` holds the key's ``(time, tokens)`` requests inside the sliding window."""
+    ``window`` holds the key's ``(time, tokens)`` requests inside the sliding window: requests in
+    flight at the time they were sent, finished ones at the time they finished (the server counted
+    them somewhere in between, so the pool's slot never frees before the server's)."""
     if removed:
         return Availability(False)
     if blocked_until > now:
@@ -260,10 +328,16 @@ def evaluate_key(spec: KeySpec, removed: bool, blocked_until: float, breaker: Br
     chk = breaker_check(breaker, now, policy.breaker_cooldown_s)
     if not chk.allowed:
         return Availability(False, chk.retry_at)
-    rpm_at = window_free_at(window, spec.max_rpm, policy.window_s)
+    limit = effective_rpm(spec, learned_rpm)
+    if policy.max_in_flight is not None and in_flight >= policy.max_in_flight:
+        # frees when a call ends; a short hint, the caller's waiter jitter spreads the retries
+        hint = policy.window_s / limit if limit else min(1.0, policy.window_s / 60.0)
+        return Availability(False, now + hint)
+    rpm_at = window_free_at(window, limit, policy.window_s)
+    pace_at = pace_free_at(tat, now, limit, policy.window_s, policy.burst)
     tpm_at = (tokens_free_at(window, spec.max_tpm, need_tokens, policy.window_s)
               if spec.max_tpm is not None else None)
-    waits = [t for t in (rpm_at, tpm_at) if t is not None]
+    waits = [t for t in (rpm_at, pace_at, tpm_at) if t is not None]
     if waits:
         return Availability(False, max(waits))
     return Availability(True, None, chk.probe, chk.state)
@@ -381,9 +455,10 @@ class PoolStateBackend(Protocol):
         ...
 
     def release(self, provider: str, fingerprint: str, outcome: Outcome,
-                policy: PoolPolicy) -> ReleaseResult:
-        """Atomically: drop the in-flight count and apply the outcome to deadline, removal and the
-        key and provider breakers."""
+                policy: PoolPolicy, *, lease: str = "") -> ReleaseResult:
+        """Atomically: end the request ``lease`` names (its window entry moves to now; without a
+        lease, the key's oldest open one), drop the in-flight count and apply the outcome to
+        deadline, removal, learned limit and the key and provider breakers."""
         ...
 
     def snapshot(self, provider: str, keys: Sequence[KeySpec], policy: PoolPolicy) -> ProviderSnapshot:
@@ -400,9 +475,29 @@ class _KeyRecord:
     in_flight: int = 0
     window: SlidingWindow = field(default_factory=SlidingWindow)
     breaker: BreakerState = CLOSED
+    open: dict[str, tuple[float, int]] = field(default_factory=dict)  # lease -> window entry
+    learned_rpm: int | None = None
+    tat: float = 0.0    # the pacer's theoretical arrival time
+
+    def close_lease(self, lease: str, now: float, refused: bool) -> None:
+        """A call ended: its window entry moves from send time to now (see evaluate_key); a
+        refused one (429) leaves the window, since the server did not admit it."""
+        if lease in self.open:
+            entry = self.open.pop(lease)
+        elif self.open and not lease:
+            entry = self.open.pop(next(iter(self.open)))
+        else:
+            return
+        try:
+            self.window.remove(entry)
+        except ValueError:
+            pass  # pruned while in flight
+        if not refused:
+            self.window.append((now, entry[1]))
 
     def prune(self, now: float, window_s: float) -> None:
         self.window.prune(now - window_s)
+
 
 
 @dataclass
@@ -421,6 +516,7 @@ class InMemoryPoolState:
         self._lock = threading.Lock()
         self._keys: dict[tuple[str, str], _KeyRecord] = {}
         self._providers: dict[str, _ProviderRecord] = {}
+        self._leases = 0
 
     def now(self) -> float:
         return self._clock()
@@ -451,7 +547,8 @@ class InMemoryPoolState:
                 rec = self._key(provider, spec.fingerprint)
                 rec.prune(now, policy.window_s)
                 av = evaluate_key(spec, rec.removed, rec.blocked_until, rec.breaker, rec.window,
-                                  tokens, now, policy)
+                                  tokens, now, policy, in_flight=rec.in_flight,
+                                  learned_rpm=rec.learned_rpm, tat=rec.tat)
                 if av.ok:
                     eligible.append((spec, rec, av))
                 elif av.free_at is not None:
@@ -464,17 +561,28 @@ class InMemoryPoolState:
             spec, rec, av = eligible[i]
             rec.breaker = av.breaker
             prov.breaker = pchk.state
-            rec.window.append((now, max(0, tokens)))
+            entry = (now, max(0, tokens))
+            rec.window.append(entry)
             rec.in_flight += 1
-            return AcquireResult(spec.fingerprint, None, av.probe or pchk.probe, now)
+            rec.tat = pace_after(rec.tat, now, effective_rpm(spec, rec.learned_rpm),
+                                 policy.window_s)
+            self._leases += 1
+            lease = f"m{self._leases}"
+            rec.open[lease] = entry
+            return AcquireResult(spec.fingerprint, None, av.probe or pchk.probe, now, lease)
 
     def release(self, provider: str, fingerprint: str, outcome: Outcome,
-                policy: PoolPolicy) -> ReleaseResult:
+                policy: PoolPolicy, *, lease: str = "") -> ReleaseResult:
         with self._lock:
             now = self._clock()
             rec = self._key(provider, fingerprint)
             prov = self._provider(provider)
+            rec.prune(now, policy.window_s)
+            refused = outcome.kind == "rate_limited"
+            rec.close_lease(lease, now, refused)
             rec.in_flight = max(0, rec.in_flight - 1)
+            if refused and policy.learn_limits:
+                rec.learned_rpm = learn_limit(len(rec.window), outcome.limit)
             rec.blocked_until, rec.removed, rec.breaker, changed = apply_outcome(
                 outcome, rec.blocked_until, rec.removed, rec.breaker, now, policy)
             prov.breaker = provider_breaker_after(outcome, prov.breaker, now, policy)
@@ -489,5 +597,5 @@ class InMemoryPoolState:
                 rec.prune(now, policy.window_s)
                 out.append(KeySnapshot(spec.fingerprint, rec.removed, rec.blocked_until,
                                        rec.in_flight, len(rec.window),
-                                       rec.window.used, rec.breaker))
+                                       rec.window.used, rec.breaker, rec.learned_rpm))
             return ProviderSnapshot(provider, now, self._provider(provider).breaker, tuple(out))

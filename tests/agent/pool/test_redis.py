@@ -10,6 +10,7 @@ import logging
 import random
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -17,18 +18,8 @@ import pytest
 import redis
 
 from hermes_core.agent.credential_pool import CredentialPool, backend_from_settings
-from hermes_core.agent.pool.redis import (
-    RedisPoolOptions,
-    RedisPoolState,
-    redact_url,
-)
-from hermes_core.agent.pool.state import (
-    STRATEGIES,
-    InMemoryPoolState,
-    KeySpec,
-    Outcome,
-    PoolPolicy,
-)
+from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState, redact_url
+from hermes_core.agent.pool.state import STRATEGIES, InMemoryPoolState, KeySpec, Outcome, PoolPolicy
 from hermes_core.agent.resilience import CallLoop
 from hermes_core.agent.smart_routing import Router
 from hermes_core.config import CredentialPoolSettings, Settings, load_settings
@@ -193,7 +184,7 @@ def test_redis_lua_matches_the_pure_decisions(redis_url: str, redis_prefix: str,
             tokens, rand = rng.choice([0, 10, 120, 350]), rng.random()
             a = mem.acquire("p", keys, pol, tokens=tokens, rand=rand)
             b = red.acquire("p", keys, pol, tokens=tokens, rand=rand)
-            assert b == a, step
+            assert replace(b, lease="") == replace(a, lease=""), step  # lease ids differ in kind
             if a.fingerprint is not None:
                 held.append(a.fingerprint)
         if step % 50 == 0:
@@ -245,10 +236,6 @@ def test_redis_url_redaction(url: str, shown: str) -> None:
     assert redact_url(url) == shown
 
 
-# Redis going away and coming back: fallback with a warning and divided budgets, recovery on the
-# reconnect probe (with what was learned meanwhile merged in), and Lua scripts reloaded after a
-# restart wiped them (NOSCRIPT).
-
 class Mono:
     def __init__(self) -> None:
         self.t = 100.0
@@ -294,7 +281,7 @@ def test_redis_stopped_mid_run_falls_back_then_recovers(
     mono.t += 0.2
     back = be.acquire("p", keys, pol)
     assert not be.degraded and back.fingerprint == "a"  # Redis lost its data on restart
-    assert "reachable again" in _messages(caplog)[-1]
+    assert any("reachable again" in m for m in _messages(caplog)[1:])  # after the outage warning
     # the 429 and the requests sent while Redis was away were merged into the shared state,
     # so the restarted (empty) Redis does not hand out the window's budget a second time
     snap = be.snapshot("p", keys, pol)
@@ -416,13 +403,18 @@ def test_redis_release_is_the_first_call_to_notice_the_outage(own_redis: RedisSe
     be.close()
 
 
-# The real call loop and CredentialPool of two workers over one Redis: a 429 or a 401 seen by one
-# worker steers the other's very next request (the SDKs behind respx; injected clock and sleeps).
-
 K1, K2 = "sk-shared-one-SECRET-0001", "sk-shared-two-SECRET-0002"
+
+
 K3 = "sk-ant-backup-SECRET-0003"
+
+
 PRIMARY_URL = "https://primary.test/v1/chat/completions"
+
+
 PROMPT = Prompt(system="You are Hermes.", messages=(Message("user", "hi"),))
+
+
 OPTS = CallOptions(max_tokens=32, timeout_s=5)
 
 
@@ -494,3 +486,44 @@ def test_redis_workers_share_429s_and_removals_through_the_call_loop(
     assert len(alerts) == 1  # the removal alerts once across both workers
     assert all(k not in caplog.text for k in (K1, K2, K3))
     assert not backend_a.degraded and not backend_b.degraded
+
+
+class RestartClock:
+    def __init__(self) -> None:
+        self.t = 5000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def restart_clock() -> RestartClock:
+    return RestartClock()
+
+
+def test_a_cool_down_and_a_removal_survive_a_restart_that_loses_them(
+        own_redis: RedisServer, restart_clock: RestartClock) -> None:
+    opts = RedisPoolOptions(key_prefix="restart", reconnect_interval_s=0.0)
+    learner = RedisPoolState(own_redis.url, options=opts, restart_clock=restart_clock)
+    other = RedisPoolState(own_redis.url, options=opts, restart_clock=restart_clock)
+    keys = [KeySpec("a"), KeySpec("b"), KeySpec("c")]
+    pol = PoolPolicy(strategy="fill_first")
+    a = learner.acquire("p", keys, pol)
+    assert a.fingerprint == "a"
+    learner.release("p", "a", Outcome("rate_limited", 100.0), pol, lease=a.lease)
+    b = learner.acquire("p", keys, pol)
+    learner.release("p", "b", Outcome("removed"), pol, lease=b.lease)
+    seen = other.acquire("p", keys, pol)      # the other worker hears of both through Redis
+    assert seen.fingerprint == "c"
+    other.release("p", "c", Outcome("ok"), pol, lease=seen.lease)
+
+    own_redis.restart()                       # an empty Redis: the state is gone
+    restart_clock.t += 10.0
+    for backend in (other, learner):
+        got = [backend.acquire("p", keys, pol) for _ in range(2)]
+        assert got[0].fingerprint == "c"     # never a (cooling) nor b (removed)
+        for g in got:
+            if g.fingerprint:
+                backend.release("p", g.fingerprint, Outcome("ok"), pol, lease=g.lease)
+    snap = other.snapshot("p", keys, pol)
+    assert snap.keys[0].blocked_until == 5100.0 and snap.keys[1].removed

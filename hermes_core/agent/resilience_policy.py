@@ -1,0 +1,221 @@
+"""What the call loop does after a failed attempt or a refused acquire: pure decisions.
+
+:func:`decide_failure` maps (error, the request's state, the loop's policy) to one
+:class:`FailureAction`; :func:`wait_or_failover` decides whether to wait for a cooled key. The call
+loop (:mod:`hermes_core.agent.resilience`) applies the action: it reports to the pool, records the
+attempt and sleeps. Keeping the decisions here, free of I/O, is what lets them be tested as a table
+and shared by the sync, async and streaming shells.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import httpx2
+from tenacity import RetryCallState, wait_exponential
+
+from hermes_core.agent.pool.state import sane_retry_after
+from hermes_core.errors import (
+    AuthenticationFailed,
+    BadRequest,
+    ConnectionFailed,
+    ConnectionReset,
+    ContextWindowExceeded,
+    ModelNotFound,
+    ProviderError,
+    RateLimited,
+    Timeout,
+    parse_retry_after,
+)
+
+if TYPE_CHECKING:
+    from hermes_core.config import Settings
+
+Report = Literal["cool_down", "remove", "failure", "release"]
+
+
+@dataclass(frozen=True, slots=True)
+class LoopPolicy:
+    deadline_s: float = 120.0
+    retry_budget: int = 3
+    retries_per_provider: int = 1
+    max_wait_s: float = 10.0
+    backoff_base_s: float = 0.5
+    backoff_max_s: float = 8.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LoopPolicy:
+        cp = settings.credential_pool
+        return cls(settings.llm.deadline_s, cp.retry_budget, cp.retries_per_provider,
+                   cp.max_wait_s, cp.backoff_base_s, cp.backoff_max_s)
+
+
+# --------------------------------------------------------------------------- backoff
+
+class FullJitter(wait_exponential):
+    """tenacity's exponential window with "full jitter" drawn from an injectable RNG:
+    uniform(0, min(max, multiplier * 2 ** (n - 1)))."""
+
+    def __init__(self, multiplier: float, max: float, rng: random.Random) -> None:
+        super().__init__(multiplier=multiplier, max=max)
+        self.rng = rng
+
+    def __call__(self, retry_state: RetryCallState) -> float:
+        return self.rng.uniform(0.0, super().__call__(retry_state))
+
+
+def backoff_delay(retry_number: int, error: BaseException | None, *, base: float, cap: float,
+                  rng: random.Random, now: float | None = None) -> float:
+    """Seconds before retry ``retry_number`` (1-based): the server's Retry-After when it gave one,
+    else full jitter."""
+    if isinstance(error, ProviderError):
+        hinted = getattr(error, "retry_after", None)
+        if hinted is None and error.headers:
+            hinted = parse_retry_after(error.headers, now=now)
+        hinted = sane_retry_after(None if hinted is None else float(hinted))
+        if hinted is not None:
+            return hinted
+    state = RetryCallState(retry_object=None, fn=None, args=(), kwargs={})  # type: ignore[arg-type]
+    state.attempt_number = max(1, retry_number)
+    return FullJitter(base, cap, rng)(state)
+
+
+# --------------------------------------------------------------------------- classification
+
+def status_of(e: BaseException) -> str:
+    """The attempt's status as the audit log shows it."""
+    if isinstance(e, Timeout):
+        return "timeout"
+    if isinstance(e, ConnectionReset):
+        return "connection_reset"
+    if isinstance(e, ConnectionFailed):
+        return "connection_error"
+    if isinstance(e, ProviderError) and e.status_code:
+        return str(e.status_code)
+    return type(e).__name__
+
+
+def coerce(e: BaseException, provider: str) -> BaseException:
+    """Transport errors a provider did not map (e.g. raised mid-stream by httpx)."""
+    if isinstance(e, ProviderError):
+        return e
+    if isinstance(e, TimeoutError | httpx2.TimeoutException):
+        return Timeout(f"{provider}: timed out" + (f" ({e})" if str(e) else ""), provider=provider)
+    if isinstance(e, httpx2.RemoteProtocolError | httpx2.ReadError | ConnectionResetError):
+        return ConnectionReset(f"{provider}: the connection was reset during the response "
+                               f"({type(e).__name__})", provider=provider)
+    if isinstance(e, ConnectionError | httpx2.TransportError):
+        return ConnectionFailed(f"{provider}: connection failed ({type(e).__name__})",
+                                provider=provider)
+    return e
+
+
+def stated_limit(error: ProviderError) -> int | None:
+    """The request limit a 429 states (``x-ratelimit-limit-requests``), if any."""
+    h = {k.lower(): v for k, v in error.headers.items()}
+    raw = h.get("x-ratelimit-limit-requests") or h.get("anthropic-ratelimit-requests-limit")
+    try:
+        return int(raw) if raw else None
+    except ValueError:
+        return None
+
+
+# --------------------------------------------------------------------------- the decision
+
+@dataclass(frozen=True, slots=True)
+class FailureState:
+    """What the decision needs to know about the request so far."""
+
+    has_key: bool                 # the attempt held a pool key
+    key_429s: int                 # 429s this key already gave within this request
+    retries_here: int             # retries already spent on this candidate
+    budget: int                   # retries left for the whole request
+    context_moved: bool           # already moved to the long-context model once
+    long_context_target: str | None
+    time_left: float              # seconds until the request's deadline
+
+
+@dataclass(frozen=True, slots=True)
+class FailureAction:
+    """``decision`` as recorded in the audit log; ``report`` what the pool hears about the key;
+    ``delay`` the sleep before the next step; ``cooldown`` the key's 429 cool-down; ``raise_``
+    whether the error goes to the caller as is."""
+
+    decision: str
+    report: Report | None
+    delay: float = 0.0
+    cooldown: float | None = None
+    raise_: bool = False
+    next_candidate: bool = False
+    long_context: str | None = None
+    spend_retry: bool = False
+
+
+def _report_for(e: ProviderError, has_key: bool) -> Report | None:
+    if not has_key:
+        return None
+    if isinstance(e, RateLimited):
+        return "cool_down"
+    if isinstance(e, AuthenticationFailed):
+        return "remove"
+    return "failure" if e.retryable else "release"
+
+
+def decide_failure(e: ProviderError, st: FailureState, policy: LoopPolicy,
+                   rng: random.Random) -> FailureAction:
+    """The one rule for every failed attempt, before the first streamed delta:
+
+    * 429 with a key: cool the key down (a key refusing twice in one request cools for
+      ``backoff_base_s * 2**n`` at least, so a "retry now" cannot spin) and rotate at once;
+    * 401/403/402 with a key: the key leaves the rotation; the next key at once;
+    * the model does not exist here (404, or a 400 naming it): the next candidate;
+    * context window: once, to the long-context model when one is larger; else raise;
+    * any other 4xx: the request is wrong: raise;
+    * a non-retryable failure: the next candidate;
+    * retryable (5xx, 529, timeout, reset, a cut stream, a 429 without a key): retry this
+      candidate while its retries, the request's budget and the deadline allow; else the next.
+    """
+    report = _report_for(e, st.has_key)
+    if isinstance(e, RateLimited) and st.has_key:
+        wait = sane_retry_after(e.retry_after)
+        if st.key_429s:
+            floor = min(policy.backoff_max_s, policy.backoff_base_s * 2 ** (st.key_429s - 1))
+            wait = max(wait or 0.0, floor)
+        return FailureAction("rotate_key", report, cooldown=wait)
+    if isinstance(e, AuthenticationFailed) and st.has_key:
+        return FailureAction("remove_key", report)
+    if isinstance(e, ModelNotFound):
+        return FailureAction("model_not_found", report, next_candidate=True)
+    if isinstance(e, ContextWindowExceeded):
+        if st.context_moved or st.long_context_target is None:
+            return FailureAction("raise", report, raise_=True)
+        return FailureAction(f"long_context:{st.long_context_target}", report,
+                             next_candidate=True, long_context=st.long_context_target)
+    if isinstance(e, BadRequest):
+        return FailureAction("raise", report, raise_=True)
+    if not (e.retryable or isinstance(e, RateLimited)):
+        return FailureAction("failover", report, next_candidate=True)
+    if st.retries_here < policy.retries_per_provider:
+        if st.budget <= 0:
+            return FailureAction("budget_spent", report, next_candidate=True)
+        delay = backoff_delay(st.retries_here + 1, e, base=policy.backoff_base_s,
+                              cap=policy.backoff_max_s, rng=rng)
+        if delay < st.time_left:
+            return FailureAction("retry", report, delay=delay, spend_retry=True)
+    return FailureAction("failover", report, next_candidate=True)
+
+
+def wait_or_failover(wait: float, waited: float, time_left: float, more_candidates: bool,
+                     policy: LoopPolicy, rng: random.Random) -> float | None:
+    """Every key of a provider is cooling: seconds to sleep before asking again, or None to move
+    on. ``max_wait_s`` bounds the *total* a request waits on one provider while other candidates
+    remain (with none left, the deadline does). The sleep carries jitter, so the waiters of one
+    process do not all wake at the instant a key frees: one takes the slot, the others find the
+    next slot's time and spread again."""
+    allowed = time_left if not more_candidates else min(time_left, policy.max_wait_s - waited)
+    if wait >= allowed:
+        return None
+    jitter = rng.uniform(0.0, min(0.25, max(0.005, wait * 0.2)))
+    return min(wait + jitter, max(0.0, allowed))

@@ -1,0 +1,171 @@
+"""A deadline on the whole response, and an idle timeout between a stream's content events.
+
+An HTTP client's timeouts bound socket silence: a body trickled one byte every half second, or an
+SSE stream that sends nothing but ``: ping`` comments, never trips them, and the request runs for
+as long as the server likes. The SDKs offer nothing else, so the bound is enforced one layer down,
+in the HTTP transport both SDK clients are built on:
+
+* :func:`bounded` sets the budget for the requests made inside it (a context variable, so it
+  reaches the transport through the SDK without touching its signatures, sync and async);
+* :class:`DeadlineTransport` / :class:`AsyncDeadlineTransport` wrap the real transport and check,
+  at every chunk the server sends, that the response is still within ``total_s`` of the request
+  and, for ``text/event-stream`` bodies, that a content event arrived within ``idle_s``. Comments
+  (``: ping``) and Anthropic's ``event: ping`` keep a connection alive but are not content.
+
+A response past its budget raises :class:`ResponseBudgetExceeded` (an ``httpx`` read timeout), so
+the SDKs and the call loop treat it as the timeout it is: a typed ``Timeout`` that fails over.
+Socket silence itself is still bounded by the client's read timeout, which the providers set to
+the idle timeout for streams.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import httpx2
+
+
+class ResponseBudgetExceeded(httpx2.ReadTimeout):
+    """The response outlived its whole-response budget, or a stream went idle (pings aside)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    total_s: float
+    idle_s: float | None = None
+    clock: Callable[[], float] = time.monotonic
+
+
+_BUDGET: contextvars.ContextVar[Budget | None] = contextvars.ContextVar("hermes_budget",
+                                                                      default=None)
+
+
+@contextmanager
+def bounded(total_s: float, idle_s: float | None = None,
+            clock: Callable[[], float] = time.monotonic) -> Iterator[Budget]:
+    """Requests sent inside this block get ``total_s`` for their whole response and, when they
+    stream, ``idle_s`` between content events. The bound stays with the response after the block
+    (a stream is read later)."""
+    budget = Budget(total_s, idle_s, clock)
+    token = _BUDGET.set(budget)
+    try:
+        yield budget
+    finally:
+        _BUDGET.reset(token)
+
+
+class _Watch:
+    """The checks, shared by the sync and async guards: one call per chunk received."""
+
+    def __init__(self, budget: Budget, started: float, sse: bool) -> None:
+        self.budget = budget
+        self.started = started
+        self.last_content = started
+        self.sse = sse
+        self._partial = b""
+        self._event = b""
+
+    def feed(self, chunk: bytes) -> None:
+        now = self.budget.clock()
+        if self.sse and self._has_content(chunk):
+            self.last_content = now
+        if now - self.started > self.budget.total_s:
+            raise ResponseBudgetExceeded(
+                f"the response took longer than its {self.budget.total_s:g}s budget")
+        idle = self.budget.idle_s
+        if self.sse and idle is not None and now - self.last_content > idle:
+            raise ResponseBudgetExceeded(
+                f"no content for {idle:g}s (keep-alive pings do not count)")
+
+    def _has_content(self, chunk: bytes) -> bool:
+        """Whether the chunk completes a data line of an event other than a ping."""
+        data = self._partial + chunk
+        lines = data.split(b"\n")
+        self._partial = lines.pop()
+        found = False
+        for raw in lines:
+            line = raw.rstrip(b"\r")
+            if not line:
+                self._event = b""
+            elif line.startswith(b":"):
+                continue
+            elif line.startswith(b"event:"):
+                self._event = line[6:].strip()
+            elif line.startswith(b"data:"):
+                payload = line[5:].strip()
+                if self._event != b"ping" and b'"type":"ping"' not in payload.replace(b" ", b""):
+                    found = True
+        return found
+
+
+def _is_sse(response: httpx2.Response) -> bool:
+    return "text/event-stream" in response.headers.get("content-type", "")
+
+
+class _Guard(httpx2.SyncByteStream):
+    def __init__(self, inner: httpx2.SyncByteStream, watch: _Watch) -> None:
+        self._inner = inner
+        self._watch = watch
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._inner:
+            self._watch.feed(chunk)
+            yield chunk
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _AsyncGuard(httpx2.AsyncByteStream):
+    def __init__(self, inner: httpx2.AsyncByteStream, watch: _Watch) -> None:
+        self._inner = inner
+        self._watch = watch
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._inner:
+            self._watch.feed(chunk)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class DeadlineTransport(httpx2.BaseTransport):
+    """Wraps a transport; responses to requests made under :func:`bounded` are guarded."""
+
+    def __init__(self, inner: httpx2.BaseTransport) -> None:
+        self.inner = inner
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        budget = _BUDGET.get()
+        started = budget.clock() if budget is not None else 0.0
+        response = self.inner.handle_request(request)
+        if budget is not None and isinstance(response.stream, httpx2.SyncByteStream):
+            response.stream = _Guard(response.stream, _Watch(budget, started, _is_sse(response)))
+        return response
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class AsyncDeadlineTransport(httpx2.AsyncBaseTransport):
+    """The async twin of :class:`DeadlineTransport`."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+        self.inner = inner
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        budget = _BUDGET.get()
+        started = budget.clock() if budget is not None else 0.0
+        response = await self.inner.handle_async_request(request)
+        if budget is not None and isinstance(response.stream, httpx2.AsyncByteStream):
+            response.stream = _AsyncGuard(response.stream,
+                                          _Watch(budget, started, _is_sse(response)))
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

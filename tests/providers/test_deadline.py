@@ -1,0 +1,198 @@
+"""A deadline that bounds the whole response: trickled bodies and ping-only streams become a typed
+Timeout that fails over, for both wire formats and for complete, stream, acomplete and astream.
+
+The real SDKs run behind respx; each chunk a body sends steps the injected clock by half a second,
+so a "30 s" trickle takes no real time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import AsyncIterator, Iterator
+
+import httpx
+import pytest
+
+from hermes_core.agent.credential_pool import CredentialPool
+from hermes_core.agent.pool.state import InMemoryPoolState
+from hermes_core.agent.resilience import CallLoop
+from hermes_core.agent.smart_routing import Router
+from hermes_core.config import Settings, load_settings
+from hermes_core.errors import Timeout
+from hermes_core.providers import build_providers
+from hermes_core.providers.base import CallOptions
+from hermes_core.providers.deadline import Budget, _Watch
+from hermes_core.testing import (
+    ANTHROPIC_URL,
+    SSE_HEADERS,
+    anthropic_message,
+    anthropic_stream,
+    openai_chat_completion,
+    openai_chat_stream,
+)
+from hermes_core.types import Message, Prompt
+
+from .conftest import StepClock
+
+PRIMARY_OPENAI = "https://primary.test/v1"
+OPENAI_URL = PRIMARY_OPENAI + "/chat/completions"
+BACKUP_OPENAI = "https://backup.test/v1"
+BACKUP_OPENAI_URL = BACKUP_OPENAI + "/chat/completions"
+PROMPT = Prompt(system="You are Hermes.", messages=(Message("user", "hi"),))
+OPTS = CallOptions(max_tokens=32, timeout_s=6.0, idle_timeout_s=3.0)
+
+
+def settings_for(primary: str) -> Settings:
+    """``primary`` is the wire format that misbehaves; the backup speaks the other one."""
+    if primary == "openai":
+        provs = [{"name": "primary", "type": "openai", "priority": 1, "models": ["gpt-4o"],
+                  "endpoint": PRIMARY_OPENAI},
+                 {"name": "backup", "type": "anthropic", "priority": 2, "models": ["claude-haiku"]}]
+    else:
+        provs = [{"name": "primary", "type": "anthropic", "priority": 1,
+                  "models": ["claude-sonnet-4"]},
+                 {"name": "backup", "type": "openai", "priority": 2, "models": ["gpt-4o-mini"],
+                  "endpoint": BACKUP_OPENAI}]
+    return load_settings({
+        "llm": {"deadline_s": 30, "routing": {"default_model": provs[0]["models"][0],
+                                              "providers": provs}},
+        "credentials": {"primary": {"keys": [{"key": "sk-primary-SECRET-000001"}]},
+                        "backup": {"keys": [{"key": "sk-backup-SECRET-0000002"}]}},
+        "credential_pool": {"retries_per_provider": 0},
+    }, env={})
+
+
+def build(primary: str, clock: StepClock) -> tuple[CallLoop, Router]:
+    settings = settings_for(primary)
+    providers = build_providers(settings)
+    for p in providers.values():
+        p.clock = clock  # type: ignore[attr-defined]
+    pool = CredentialPool.from_settings(settings, InMemoryPoolState(clock), rng=random.Random(1))
+    loop = CallLoop(providers, pool, settings, clock=clock, sleep=clock.sleep, asleep=clock.asleep,
+                    rng=random.Random(2), audit_path=False)
+    return loop, Router.from_settings(settings)
+
+
+def stepping(chunks: Iterator[bytes], clock: StepClock, is_async: bool) -> object:
+    """A response body that advances the clock half a second before each chunk."""
+    def sync() -> Iterator[bytes]:
+        for c in chunks:
+            clock.t += 0.5
+            yield c
+
+    async def asyn() -> AsyncIterator[bytes]:
+        for c in chunks:
+            clock.t += 0.5
+            yield c
+
+    return asyn() if is_async else sync()
+
+
+def trickle(body: bytes) -> Iterator[bytes]:
+    for i in range(len(body)):
+        yield body[i:i + 1]
+
+
+def pings(kind: str) -> Iterator[bytes]:
+    ping = b": ping\n\n" if kind == "openai" else b'event: ping\ndata: {"type": "ping"}\n\n'
+    for _ in range(10_000):
+        yield ping
+
+
+def mock_backup(respx_mock: object, primary: str, stream: bool) -> object:
+    if primary == "openai":   # the backup speaks Anthropic
+        return respx_mock.post(ANTHROPIC_URL).mock(  # type: ignore[attr-defined]
+            side_effect=lambda r: httpx.Response(200, content=anthropic_stream(("ok",)),
+                                                 headers=SSE_HEADERS) if stream
+            else httpx.Response(200, json=anthropic_message("ok")))
+    return respx_mock.post(BACKUP_OPENAI_URL).mock(  # type: ignore[attr-defined]
+        side_effect=lambda r: httpx.Response(200, content=openai_chat_stream(("ok",)),
+                                             headers=SSE_HEADERS) if stream
+        else httpx.Response(200, json=openai_chat_completion("ok")))
+
+
+def primary_url(primary: str) -> str:
+    return OPENAI_URL if primary == "openai" else ANTHROPIC_URL
+
+
+def run(loop: CallLoop, router: Router, mode: str) -> str:
+    decision = router.select("hi")
+    if mode == "complete":
+        return loop.complete(PROMPT, decision, OPTS)[0].text
+    if mode == "stream":
+        return "".join(d.text for d in loop.stream(PROMPT, decision, OPTS))
+    if mode == "acomplete":
+        return asyncio.run(loop.acomplete(PROMPT, decision, OPTS))[0].text
+
+    async def collect() -> str:
+        return "".join([d.text async for d in loop.astream(PROMPT, decision, OPTS)])
+
+    return asyncio.run(collect())
+
+
+@pytest.mark.parametrize("mode", ["complete", "acomplete"])
+@pytest.mark.parametrize("primary", ["openai", "anthropic"])
+def test_a_trickled_body_times_out_within_the_budget_and_fails_over(
+        respx_mock: object, clock: StepClock, primary: str, mode: str) -> None:
+    loop, router = build(primary, clock)
+    body = json.dumps(openai_chat_completion("slow") if primary == "openai"
+                      else anthropic_message("slow")).encode()
+    respx_mock.post(primary_url(primary)).mock(  # type: ignore[attr-defined]
+        side_effect=lambda r: httpx.Response(
+            200, headers={"content-type": "application/json"},
+            content=stepping(trickle(body), clock, mode.startswith("a"))))
+    backup = mock_backup(respx_mock, primary, stream=False)
+    start = clock.t
+    assert run(loop, router, mode) == "ok"
+    assert backup.called  # type: ignore[attr-defined]
+    # cut off at the 6 s budget (one chunk of slack), far before the body would have ended
+    assert clock.t - start <= OPTS.timeout_s + 0.5 < len(body) * 0.5
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("primary", ["openai", "anthropic"])
+def test_a_stream_of_only_pings_is_idle_and_fails_over(respx_mock: object, clock: StepClock,
+                                                       primary: str, mode: str) -> None:
+    loop, router = build(primary, clock)
+    respx_mock.post(primary_url(primary)).mock(  # type: ignore[attr-defined]
+        side_effect=lambda r: httpx.Response(
+            200, headers=SSE_HEADERS,
+            content=stepping(pings(primary), clock, mode == "astream")))
+    backup = mock_backup(respx_mock, primary, stream=True)
+    start = clock.t
+    assert run(loop, router, mode) == "ok"
+    assert backup.called  # type: ignore[attr-defined]
+    assert clock.t - start <= OPTS.idle_timeout_s + 0.5  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("primary", ["openai", "anthropic"])
+def test_a_stream_trickling_content_is_cut_by_the_whole_response_budget(
+        respx_mock: object, clock: StepClock, primary: str) -> None:
+    """Content every half second never goes idle; the whole-response budget still ends it."""
+    loop, router = build(primary, clock)
+    pieces = tuple(f"w{i} " for i in range(200))
+    body = (openai_chat_stream(pieces) if primary == "openai" else anthropic_stream(pieces))
+    events = [e + b"\n\n" for e in body.split(b"\n\n") if e]
+    respx_mock.post(primary_url(primary)).mock(  # type: ignore[attr-defined]
+        side_effect=lambda r: httpx.Response(200, headers=SSE_HEADERS,
+                                             content=stepping(iter(events), clock, False)))
+    mock_backup(respx_mock, primary, stream=True)
+    got: list[str] = []
+    with pytest.raises(Timeout, match="budget"):
+        for d in loop.stream(PROMPT, router.select("hi"), OPTS):
+            got.append(d.text)
+    assert got and len(got) < len(pieces)   # after the first token the error reaches the caller
+
+
+def test_the_watch_counts_content_not_pings() -> None:
+    now = [0.0]
+    watch = _Watch(Budget(100.0, 2.0, lambda: now[0]), 0.0, sse=True)
+    now[0] = 1.5
+    watch.feed(b'data: {"choices": []}\n\n')          # content: the idle clock restarts
+    now[0] = 3.0
+    watch.feed(b": ping\n\nevent: ping\ndata: {\"type\": \"ping\"}\n\n")   # pings: it does not
+    now[0] = 3.6
+    with pytest.raises(httpx.ReadTimeout, match="no content for 2s"):
+        watch.feed(b": ping\n\n")

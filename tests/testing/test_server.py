@@ -1,0 +1,69 @@
+"""The loopback server's faults over a real socket, through the real SDKs and the call loop:
+a trickled body, a stream of pings only and a cut stream each fail over to the next key's
+provider; per-key sliding windows answer 429 with the exact wait."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from hermes_core.agent.resilience import CallLoop
+from hermes_core.agent.smart_routing import Router
+from hermes_core.config import load_settings
+from hermes_core.errors import IncompleteResponse
+from hermes_core.providers.base import CallOptions
+from hermes_core.testing.server import KeyBehaviour, MockLLMServer
+from hermes_core.types import Message, Prompt
+
+BAD, GOOD = "sk-loopback-bad-SECRET-0001", "sk-loopback-good-SECRET-002"
+PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
+OPTS = CallOptions(max_tokens=16, timeout_s=1.0, idle_timeout_s=0.4)
+
+
+def loop_for(srv: MockLLMServer, primary_kind: str) -> tuple[CallLoop, Router]:
+    url = srv.url + ("/v1" if primary_kind == "openai" else "")
+    settings = load_settings({
+        "llm": {"deadline_s": 20, "routing": {"default_model": "m", "providers": [
+            {"name": "primary", "type": primary_kind, "priority": 1, "models": ["m"],
+             "endpoint": url},
+            {"name": "backup", "type": "openai", "priority": 2, "models": ["m"],
+             "endpoint": srv.url + "/v1"}]}},
+        "credentials": {"primary": {"keys": [{"key": BAD}]}, "backup": {"keys": [{"key": GOOD}]}},
+        "credential_pool": {"retries_per_provider": 0},
+    }, env={})
+    return CallLoop.from_settings(settings, audit_path=False), Router.from_settings(settings)
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+@pytest.mark.parametrize("fault", ["trickle", "pings", "cut"])
+def test_a_faulty_primary_fails_over_over_a_real_socket(kind: str, fault: str) -> None:
+    with MockLLMServer(reply="fine") as srv:
+        srv.set_key(BAD, KeyBehaviour(fault=fault, fault_interval_s=0.1))
+        loop, router = loop_for(srv, kind)
+        if fault == "trickle":
+            done, attempts = loop.complete(PROMPT, router.select("hi"), OPTS)
+            text = done.text
+        else:
+            stream = loop.stream(PROMPT, router.select("hi"), OPTS)
+            if fault == "cut":   # the cut stream sends tokens first: the caller gets the error
+                with pytest.raises(IncompleteResponse) as ei:
+                    list(stream)
+                assert ei.value.partial_text == "Hello wor"
+                return
+            text = "".join(d.text for d in stream)
+            attempts = tuple(stream.attempts)
+    assert text == "fine"
+    assert attempts[0].status == "timeout" and attempts[-1].provider == "backup"
+
+
+def test_a_sliding_window_refuses_with_the_exact_wait() -> None:
+    with MockLLMServer(reply="fine") as srv:
+        srv.set_key(GOOD, KeyBehaviour(rpm=1, window_s=30.0, exact_retry_after=True))
+        with httpx.Client(base_url=srv.url) as c:
+            first = c.post("/v1/chat/completions", json={"model": "m"},
+                           headers={"authorization": f"Bearer {GOOD}"})
+            second = c.post("/v1/chat/completions", json={"model": "m"},
+                            headers={"authorization": f"Bearer {GOOD}"})
+    assert first.status_code == 200 and second.status_code == 429
+    assert 29_000 <= int(second.headers["retry-after-ms"]) <= 30_000
+    assert [r.status for r in srv.requests] == [200, 429] and srv.requests[1].retry_after
