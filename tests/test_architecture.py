@@ -1,5 +1,5 @@
 """The package's shape, pinned: no import cycles at module level, the environment read only by
-config.py and the whole error tree in errors.py."""
+config.py, the whole error tree in errors.py, and no module past the agreed size."""
 
 from __future__ import annotations
 
@@ -96,3 +96,8 @@ def test_every_error_class_lives_in_errors_py() -> None:
                     outside.append(f"{name}.{node.name}")
     assert outside == []
 
+
+
+def test_no_module_is_past_the_agreed_size() -> None:
+    sizes = {name: len(p.read_text(encoding="utf-8").splitlines()) for name, p in _modules().items()}
+    assert {n: s for n, s in sizes.items() if s > 800} == {}

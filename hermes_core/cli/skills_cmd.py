@@ -68,13 +68,8 @@ def register(sub: Any) -> None:
 
 
 def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
-    from hermes_core.retrieval.retriever import (
-        LAYERS,
-        SkillRetriever,
-        build_retriever,
-        default_embedders,
-        layer_weights,
-    )
+    from hermes_core.retrieval.dense import default_embedders
+    from hermes_core.retrieval.retriever import LAYERS, SkillRetriever, build_retriever, layer_weights
     settings = load_settings(getattr(args, "config", None), home=getattr(args, "home", None))
     if getattr(args, "no_embeddings", False):
         settings = settings.with_overrides(**{"skill_utils.embeddings": False})
@@ -108,7 +103,7 @@ def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
 
 
 def _search(args: argparse.Namespace) -> int:
-    from hermes_core.retrieval.retriever import render
+    from hermes_core.retrieval.result import render
     r = _retriever(args, top_k=args.top_k)
     res = r.retrieve(args.query)
     if args.json:

@@ -198,3 +198,13 @@ def top_hits(names: Sequence[str], scores: np.ndarray, top_n: int) -> list[BM25H
     part = nz[np.argpartition(-scores[nz], top_n)[: top_n * 2]] if nz.size > top_n * 4 else nz
     ranked = sorted(part.tolist(), key=lambda i: (-scores[i], names[i]))[:top_n]
     return [BM25Hit(names[i], float(scores[i])) for i in ranked]
+
+
+def lexical_scores(bm25: BM25Index, text: str) -> tuple[np.ndarray, float]:
+    """BM25 scores, and the lexical share: the best score over what the query's words could score
+    (words no skill has counted at the highest idf), a gate feature in [0, 1] on any catalog."""
+    toks = bm25_tokens(text)
+    s2 = bm25.score_array(toks)
+    best = float(s2.max()) if s2.size else 0.0
+    mx = bm25.max_score(toks)
+    return s2, (best / mx if mx > 0 else 0.0)

@@ -42,6 +42,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from hermes_core.retrieval.fusion import GateDecision
 from hermes_core.tokenize import cjk_ratio, split_identifier
 from hermes_core.types import Skill
 
@@ -427,3 +428,9 @@ def calibrate_index(dense: _Dense, skills: Sequence[Skill],
                           fixed)
     save(cache_dir, cal)
     return cal
+
+
+def calibrated_gate(score: float, threshold: float, rule: str) -> GateDecision:
+    """A gate decision on a calibrated score (strictly above a threshold of 0: a query sharing no
+    word with any skill must not pass a lexical threshold that the reference put at 0)."""
+    return GateDecision(score >= threshold and score > 0, score, threshold, rule, calibrated=True)

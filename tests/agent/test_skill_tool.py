@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from hermes_core.agent.skill_tool import SkillSelection, answer_tool_calls
-from hermes_core.retrieval.retriever import SkillRetriever, render, render_auto_loaded
+from hermes_core.retrieval.result import render, render_auto_loaded
+from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.retrieval.skills import MAX_BODY_CHARS
 from hermes_core.types import Skill, ToolCall
 

@@ -24,12 +24,12 @@ from hermes_core.retrieval import retriever as retriever_mod
 from hermes_core.retrieval import retriever as rmod
 from hermes_core.retrieval.dense import EmbeddingCache
 from hermes_core.retrieval.evaluate import LabeledQuery, calibrate, evaluate, reciprocal_rank, sample
-from hermes_core.retrieval.fusion import GateEvidence, GateWeights, gate
+from hermes_core.retrieval.fusion import NULL_ANCHORS, GateEvidence, GateWeights, gate
+from hermes_core.retrieval.result import render_hint
 from hermes_core.retrieval.retriever import (
     DEFAULT_GATE_WEIGHTS,
     DEFAULT_WEIGHTS,
     DENSE_QUERY_TOKENS,
-    NULL_ANCHORS,
     SkillRetriever,
     as_retrieval_query,
     build_retriever,
@@ -38,7 +38,6 @@ from hermes_core.retrieval.retriever import (
     is_follow_up,
     ranking_text,
     render,
-    render_hint,
     reset_skill_retriever,
 )
 from hermes_core.retrieval.skills import sources_fingerprint
@@ -189,7 +188,7 @@ def test_refresh_is_incremental_and_embedding_cache_survives_restart(tmp_path: P
     r2.refresh()
     assert r2.embedded_docs == 0
     assert emb2.documents_embedded == 0  # the gate anchors come from the cache too
-    assert docs_first == 2 + len(rmod.NULL_ANCHORS)
+    assert docs_first == 2 + len(NULL_ANCHORS)
     # a torn cache file is re-embedded, not trusted
     for f in cache.rglob("*.npy"):
         f.write_bytes(b"garbage")
@@ -1151,8 +1150,6 @@ def test_dense_layer_embeds_the_message_not_the_history(counting_embedder) -> No
 
 
 def test_gate_anchor_vectors_are_cached_with_the_skill_vectors(tmp_path, counting_embedder) -> None:  # type: ignore[no-untyped-def]
-    from hermes_core.retrieval.retriever import NULL_ANCHORS
-
     first = SkillRetriever(skills=TOPIC_SKILLS, embedders=[counting_embedder], cache_dir=tmp_path)
     first.refresh()
     assert ("documents", len(NULL_ANCHORS)) in counting_embedder.calls

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_core.retrieval import skills as skills_mod
-from hermes_core.retrieval.retriever import hint_description, render_full_list, render_hint
+from hermes_core.retrieval.result import hint_description, render_full_list, render_hint
 from hermes_core.retrieval.skills import (
     MAX_DESCRIPTION,
     SkillIndex,

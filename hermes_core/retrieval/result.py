@@ -1,0 +1,108 @@
+"""What one retrieval decided, and how that decision reads in the prompt.
+
+Kept apart from the retriever so that what is shown (a trigger's auto-loaded body, a hint list,
+the full list when retrieval is off) can change without touching how skills are ranked, and so
+readers of a result (the agent, the REPL, the CLI) need not import the ranking machinery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hermes_core.injection import INJECTION_CATEGORIES, guard_cached
+from hermes_core.retrieval.fusion import GateDecision
+from hermes_core.retrieval.skills import MAX_DESCRIPTION, skill_body
+from hermes_core.retrieval.triggers import TriggerHit
+from hermes_core.retrieval.usage import UsageScores
+from hermes_core.types import Skill
+
+HINT_RATIO = 0.5
+HINT_MARGIN = 1.5
+
+AUTO_LOAD_NOTE = ("(System note: this skill was loaded automatically because the message matched "
+                  "its trigger; follow it if it applies.)")
+HINT_NOTE = ("These skills may help with this message. Load one with skill_view(name) if it "
+             "applies, or ignore them.")
+
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalResult:
+    """One retrieval: what was chosen, by which layer, and why."""
+
+    query: str
+    layer: str                                   # "L1", "L5", "none" (no skills), "disabled"
+    skills: tuple[Skill, ...] = ()
+    scores: tuple[float, ...] = ()               # fused score per returned skill
+    contributions: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    answered: tuple[str, ...] = ()               # layers that answered (not abstained)
+    gated: bool = False                          # the gate rejected the best candidate
+    gate: GateDecision | None = None
+    trigger: TriggerHit | None = None
+    timings_ms: Mapping[str, float] = field(default_factory=dict)
+    candidates: tuple[str, ...] = ()             # ranking before the gate (explain / eval)
+    usage: UsageScores | None = None             # the usage layer's evidence, when it answered
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.skills)
+
+
+def render_auto_loaded(skill: Skill, scan: tuple[str, ...] = INJECTION_CATEGORIES) -> str:
+    """The skill's body for the prompt, each hostile paragraph replaced by a BLOCKED notice: a
+    SKILL.md from a shared folder is as untrusted as any context file (``scan``: the injection
+    categories, () with ``prompt.injection_scan: false``)."""
+    body = skill_body(skill)
+    if scan:
+        body = guard_cached(body, f"SKILL.md of {skill.name}", scan).text
+    return f"## Auto-loaded Skill: {skill.name}\n{AUTO_LOAD_NOTE}\n\n{body}\n"
+
+
+def hint_description(skill: Skill, limit: int = MAX_DESCRIPTION) -> str:
+    """The description as a hint shows it: clipped at the agentskills limit (a longer one is kept
+    in the catalog, and whole in skill_view, but must not crowd the per-turn context)."""
+    d = skill.description
+    return d if len(d) <= limit else d[: limit - 1].rstrip() + "…"
+
+
+def render_hint(skills: Sequence[Skill]) -> str:
+    if not skills:
+        return ""
+    lines = [f"- {s.name}: {hint_description(s)}" for s in skills]
+    return "## Skill Retrieval Hint\n" + HINT_NOTE + "\n" + "\n".join(lines) + "\n"
+
+
+def render_full_list(skills: Sequence[Skill]) -> str:
+    """The fallback when retrieval is disabled: every skill, as before retrieval existed."""
+    if not skills:
+        return ""
+    lines = [f"- {s.name}: {hint_description(s)}" for s in skills]
+    return ("## Available Skills\nLoad one with skill_view(name) if it applies.\n"
+            + "\n".join(lines) + "\n")
+
+
+def render(result: RetrievalResult, scan: tuple[str, ...] = INJECTION_CATEGORIES) -> str:
+    if result.layer == "L1" and result.skills:
+        return render_auto_loaded(result.skills[0], scan)
+    if result.layer == "disabled":
+        return render_full_list(result.skills)
+    return render_hint(result.skills)
+
+
+def hint_cut(scores: np.ndarray, order: Sequence[int] | np.ndarray, ratio: float = HINT_RATIO,
+             margin: float = HINT_MARGIN) -> list[int]:
+    """The ranked skills worth listing: above the catalog's mean (z > 0) or ranked by some layer
+    (RRF > 0), and close to the best one (>= ``ratio`` x its score, or within ``margin`` of it).
+
+    Without the closeness cut a 16-skill home lists 4-5 loosely related skills for every message;
+    the best skill is always listed. Pure: indices into ``scores``, best first.
+    """
+    idx = [int(i) for i in order]
+    if not idx:
+        return []
+    best = float(scores[idx[0]])
+    keep = [i for i in idx if scores[i] > 0 and (scores[i] >= ratio * best or scores[i] >= best - margin)]
+    return keep or [idx[0]]
