@@ -24,8 +24,9 @@ EXAMPLE_HOME = Path(__file__).parent.parent / "examples" / "home"
 
 
 def _copy_example_home(dst: Path) -> Path:
-    shutil.copytree(EXAMPLE_HOME, dst, ignore=shutil.ignore_patterns("sessions.db*", "usage.sqlite3*", "cache",
-                                                                      "audit.jsonl", ".chat_history"))
+    ignore = shutil.ignore_patterns("sessions.db*", "usage.sqlite3*", "cache", "audit.jsonl",
+                                    ".chat_history")
+    shutil.copytree(EXAMPLE_HOME, dst, ignore=ignore)
     return dst
 
 
