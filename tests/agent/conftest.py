@@ -20,6 +20,7 @@ from hermes_core.testing import (
     openai_chat_completion,
     openai_chat_stream,
 )
+from hermes_core.testing.clock import FakeClock
 from hermes_core.types import ToolCall
 
 KEYS = {"openai": "sk-proj-toolsTESTkey0123456789abcdef",
@@ -100,24 +101,7 @@ def empty_home(tmp_path: Path) -> Path:
 Responder = Callable[..., httpx.Response]
 
 
-class StepClock:
-    """A monotonic clock that only moves when a test body says so (each trickled chunk)."""
-
-    def __init__(self) -> None:
-        self.t = 1000.0
-        self.sleeps: list[float] = []
-
-    def __call__(self) -> float:
-        return self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.t += seconds
-
-    async def asleep(self, seconds: float) -> None:
-        self.sleep(seconds)
-
-
 @pytest.fixture
-def clock() -> StepClock:
-    return StepClock()
+def clock() -> FakeClock:
+    """A clock that only moves when a test body (or a recorded sleep) moves it."""
+    return FakeClock(1000.0)

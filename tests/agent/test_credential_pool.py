@@ -373,16 +373,8 @@ def test_redis_huge_retry_after_is_capped(redis_pool: tuple[RedisPoolState, Fake
     _check_retry_after(be, clock)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
 def test_acquire_hands_out_a_frozen_lease_and_marks_the_probe() -> None:
-    clock = Clock()
+    clock = FakeClock(1000.0)
     cred = Credential("p", "sk-only-key-SECRET-000001")
     pool = CredentialPool({"p": [cred]}, policy=PoolPolicy(breaker_failures=1,
                                                            breaker_cooldown_s=5.0),

@@ -59,8 +59,6 @@ from hermes_core.testing import (
 )
 from hermes_core.types import Candidate, Credential, Message, Prompt, RouteDecision
 
-from .conftest import StepClock
-
 PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
 
 
@@ -962,7 +960,7 @@ def fault_settings(**pool: object) -> Settings:
     }, env={})
 
 
-def build_fault_loop(clock: StepClock, **pool: object) -> tuple[CallLoop, Router]:
+def build_fault_loop(clock: FakeClock, **pool: object) -> tuple[CallLoop, Router]:
     settings = fault_settings(**pool)
     providers = build_providers(settings)
     cp = CredentialPool.from_settings(settings, InMemoryPoolState(clock), rng=random.Random(1))
@@ -993,7 +991,7 @@ def backup_ok(respx_mock: object) -> object:
 @pytest.mark.parametrize("mode", ["complete", "stream", "acomplete"])
 @pytest.mark.parametrize("form", FORMS)
 def test_persistent_429s_wait_at_most_max_wait_in_total_then_fail_over(
-        respx_mock: object, clock: StepClock, form: str, mode: str) -> None:
+        respx_mock: object, clock: FakeClock, form: str, mode: str) -> None:
     loop, router = build_fault_loop(clock)
     primary = respx_mock.post(PRIMARY_URL).mock(  # type: ignore[attr-defined]
         side_effect=lambda r: httpx.Response(429, json=openai_error(429, "slow down"),
@@ -1009,7 +1007,7 @@ def test_persistent_429s_wait_at_most_max_wait_in_total_then_fail_over(
 
 @pytest.mark.parametrize("mode", ["complete", "stream", "acomplete"])
 def test_a_model_the_primary_does_not_have_moves_to_the_next_candidate(
-        respx_mock: object, clock: StepClock, mode: str) -> None:
+        respx_mock: object, clock: FakeClock, mode: str) -> None:
     loop, router = build_fault_loop(clock)
     respx_mock.post(PRIMARY_URL).mock(return_value=httpx.Response(  # type: ignore[attr-defined]
         404, json=openai_error(404, "The model `gpt-4o` does not exist", code="model_not_found")))
@@ -1019,7 +1017,7 @@ def test_a_model_the_primary_does_not_have_moves_to_the_next_candidate(
     assert attempts[0].decision == "model_not_found"  # type: ignore[attr-defined]
 
 
-def test_the_final_error_names_each_model_tried(respx_mock: object, clock: StepClock) -> None:
+def test_the_final_error_names_each_model_tried(respx_mock: object, clock: FakeClock) -> None:
     loop, router = build_fault_loop(clock)
     respx_mock.post(PRIMARY_URL).mock(return_value=httpx.Response(  # type: ignore[attr-defined]
         400, json=openai_error(400, "invalid model ID 'gpt-4o'")))
@@ -1033,7 +1031,7 @@ def test_the_final_error_names_each_model_tried(respx_mock: object, clock: StepC
 
 @pytest.mark.parametrize("mode", ["complete", "acomplete"])
 def test_a_connection_reset_mid_response_is_reported_as_a_reset(
-        respx_mock: object, clock: StepClock, mode: str) -> None:
+        respx_mock: object, clock: FakeClock, mode: str) -> None:
     loop, router = build_fault_loop(clock)
 
     def cut() -> object:

@@ -66,24 +66,7 @@ def assert_both_streams_raise() -> Callable[[Any, Credential, type[BaseException
     return _assert_both_streams_raise
 
 
-class StepClock:
-    """A monotonic clock that only moves when a test body says so (each trickled chunk)."""
-
-    def __init__(self) -> None:
-        self.t = 1000.0
-        self.sleeps: list[float] = []
-
-    def __call__(self) -> float:
-        return self.t
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.t += seconds
-
-    async def asleep(self, seconds: float) -> None:
-        self.sleep(seconds)
-
-
 @pytest.fixture
-def clock() -> StepClock:
-    return StepClock()
+def clock() -> FakeClock:
+    """A clock that only moves when a test body (or a recorded sleep) moves it."""
+    return FakeClock(1000.0)

@@ -32,9 +32,8 @@ from hermes_core.testing import (
     openai_chat_completion,
     openai_chat_stream,
 )
+from hermes_core.testing.clock import FakeClock
 from hermes_core.types import Message, Prompt
-
-from .conftest import StepClock
 
 PRIMARY_OPENAI = "https://primary.test/v1"
 OPENAI_URL = PRIMARY_OPENAI + "/chat/completions"
@@ -64,7 +63,7 @@ def settings_for(primary: str) -> Settings:
     }, env={})
 
 
-def build(primary: str, clock: StepClock) -> tuple[CallLoop, Router]:
+def build(primary: str, clock: FakeClock) -> tuple[CallLoop, Router]:
     settings = settings_for(primary)
     providers = build_providers(settings)
     for p in providers.values():
@@ -75,7 +74,7 @@ def build(primary: str, clock: StepClock) -> tuple[CallLoop, Router]:
     return loop, Router.from_settings(settings)
 
 
-def stepping(chunks: Iterator[bytes], clock: StepClock, is_async: bool) -> object:
+def stepping(chunks: Iterator[bytes], clock: FakeClock, is_async: bool) -> object:
     """A response body that advances the clock half a second before each chunk."""
     def sync() -> Iterator[bytes]:
         for c in chunks:
@@ -135,7 +134,7 @@ def run(loop: CallLoop, router: Router, mode: str) -> str:
 @pytest.mark.parametrize("mode", ["complete", "acomplete"])
 @pytest.mark.parametrize("primary", ["openai", "anthropic"])
 def test_a_trickled_body_times_out_within_the_budget_and_fails_over(
-        respx_mock: object, clock: StepClock, primary: str, mode: str) -> None:
+        respx_mock: object, clock: FakeClock, primary: str, mode: str) -> None:
     loop, router = build(primary, clock)
     body = json.dumps(openai_chat_completion("slow") if primary == "openai"
                       else anthropic_message("slow")).encode()
@@ -153,7 +152,7 @@ def test_a_trickled_body_times_out_within_the_budget_and_fails_over(
 
 @pytest.mark.parametrize("mode", ["stream", "astream"])
 @pytest.mark.parametrize("primary", ["openai", "anthropic"])
-def test_a_stream_of_only_pings_is_idle_and_fails_over(respx_mock: object, clock: StepClock,
+def test_a_stream_of_only_pings_is_idle_and_fails_over(respx_mock: object, clock: FakeClock,
                                                        primary: str, mode: str) -> None:
     loop, router = build(primary, clock)
     respx_mock.post(primary_url(primary)).mock(  # type: ignore[attr-defined]
@@ -169,7 +168,7 @@ def test_a_stream_of_only_pings_is_idle_and_fails_over(respx_mock: object, clock
 
 @pytest.mark.parametrize("primary", ["openai", "anthropic"])
 def test_a_stream_trickling_content_is_cut_by_the_whole_response_budget(
-        respx_mock: object, clock: StepClock, primary: str) -> None:
+        respx_mock: object, clock: FakeClock, primary: str) -> None:
     """Content every half second never goes idle; the whole-response budget still ends it."""
     loop, router = build(primary, clock)
     pieces = tuple(f"w{i} " for i in range(200))

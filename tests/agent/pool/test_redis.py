@@ -488,24 +488,16 @@ def test_redis_workers_share_429s_and_removals_through_the_call_loop(
     assert not backend_a.degraded and not backend_b.degraded
 
 
-class RestartClock:
-    def __init__(self) -> None:
-        self.t = 5000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
 @pytest.fixture
-def restart_clock() -> RestartClock:
-    return RestartClock()
+def restart_clock() -> FakeClock:
+    return FakeClock(5000.0)
 
 
 def test_a_cool_down_and_a_removal_survive_a_restart_that_loses_them(
-        own_redis: RedisServer, restart_clock: RestartClock) -> None:
+        own_redis: RedisServer, restart_clock: FakeClock) -> None:
     opts = RedisPoolOptions(key_prefix="restart", reconnect_interval_s=0.0)
-    learner = RedisPoolState(own_redis.url, options=opts, restart_clock=restart_clock)
-    other = RedisPoolState(own_redis.url, options=opts, restart_clock=restart_clock)
+    learner = RedisPoolState(own_redis.url, options=opts, clock=restart_clock)
+    other = RedisPoolState(own_redis.url, options=opts, clock=restart_clock)
     keys = [KeySpec("a"), KeySpec("b"), KeySpec("c")]
     pol = PoolPolicy(strategy="fill_first")
     a = learner.acquire("p", keys, pol)

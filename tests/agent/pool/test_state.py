@@ -368,16 +368,8 @@ def test_empty_window_and_indexing() -> None:
     assert tokens_free_at(win, 5, 10, 60.0) == 62.0
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
 def test_a_finished_request_counts_from_when_it_finished() -> None:
-    clock = Clock()
+    clock = FakeClock(1000.0)
     st = InMemoryPoolState(clock)
     keys = [KeySpec("a", max_rpm=1)]
     pol = PoolPolicy(window_s=10.0)
@@ -390,7 +382,7 @@ def test_a_finished_request_counts_from_when_it_finished() -> None:
 
 
 def test_a_refused_request_leaves_the_window() -> None:
-    clock = Clock()
+    clock = FakeClock(1000.0)
     st = InMemoryPoolState(clock)
     keys = [KeySpec("a", max_rpm=2)]
     pol = PoolPolicy(window_s=10.0)
@@ -400,7 +392,7 @@ def test_a_refused_request_leaves_the_window() -> None:
 
 
 def test_pacing_spreads_the_budget_across_the_window() -> None:
-    clock = Clock()
+    clock = FakeClock(1000.0)
     st = InMemoryPoolState(clock)
     keys = [KeySpec("a", max_rpm=10)]
     pol = PoolPolicy(window_s=10.0, burst=0.2)     # 2 back to back, then one per second
@@ -419,7 +411,7 @@ def test_pace_functions() -> None:
 
 
 def test_a_key_without_max_rpm_learns_its_limit_from_a_429() -> None:
-    clock = Clock()
+    clock = FakeClock(1000.0)
     st = InMemoryPoolState(clock)
     keys = [KeySpec("a")]
     pol = PoolPolicy(window_s=10.0, learn_limits=True)
@@ -438,7 +430,7 @@ def test_a_key_without_max_rpm_learns_its_limit_from_a_429() -> None:
 
 
 def test_requests_in_flight_per_key_are_capped() -> None:
-    clock = Clock()
+    clock = FakeClock(1000.0)
     st = InMemoryPoolState(clock)
     keys = [KeySpec("a"), KeySpec("b")]
     pol = PoolPolicy(max_in_flight=2, strategy="least_loaded")
