@@ -10,7 +10,6 @@ how many skills it lists.
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 from collections import Counter
@@ -22,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from hermes_core.errors import ConfigError
+from hermes_core.jsonl import read_jsonl
 from hermes_core.retrieval.retriever import SkillRetriever
-from hermes_core.retrieval.skills import _lines
 
 DEFAULT_SEED = 7
 log = logging.getLogger(__name__)
@@ -38,22 +37,8 @@ class LabeledQuery:
 def load_queries(path: str | Path) -> list[LabeledQuery]:
     """``{"query": ..., "gold": name-or-null}`` per line; a bad line raises naming file and line."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) would break line 1
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"cannot read queries: {e}", file=str(p)) from None
     out = []
-    # newlines only: splitlines() also cuts at U+2028, NEL, form feed..., which JSON strings may hold
-    for n, line in enumerate(_lines(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ConfigError(f"not valid JSON ({e.msg})", file=str(p), line=n) from None
-        except (ValueError, RecursionError):  # a 5,000-digit number, nesting past the stack
-            raise ConfigError("unreadable JSON (a number too long or nesting too deep)",
-                              file=str(p), line=n) from None
+    for n, d in read_jsonl(p, what="queries"):
         if not isinstance(d, dict) or not isinstance(d.get("query"), str):
             raise ConfigError("expected an object with a string 'query'", file=str(p), line=n)
         gold = d.get("gold")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import pickle
 from collections import Counter
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.errors import ConfigError
+from hermes_core.jsonl import read_jsonl
 from hermes_core.tokenize import tokenize
 
 FORMAT = "hermes-route-classifier/1"
@@ -50,20 +50,7 @@ def read_examples(path: str | Path) -> list[Example]:
     if p.stat().st_size > MAX_TRAIN_BYTES:
         raise ConfigError(f"training file larger than {MAX_TRAIN_BYTES} bytes", file=str(p))
     out: list[Example] = []
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError:
-        raise ConfigError("not valid UTF-8", file=str(p)) from None
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ConfigError(f"invalid JSON: {e.msg}", file=str(p), line=n) from None
-        except (ValueError, RecursionError):  # a 5,000-digit number, nesting past the stack
-            raise ConfigError("unreadable JSON (a number too long or nesting too deep)",
-                              file=str(p), line=n) from None
+    for n, obj in read_jsonl(p, what="training file"):
         if not isinstance(obj, dict):
             raise ConfigError("each line must be an object with 'text' and 'label'", file=str(p),
                               line=n)

@@ -67,7 +67,7 @@ def test_confidence_gate_decides_between_classifier_and_rules(trained: RouteClas
 @pytest.mark.parametrize(
     ("content", "message", "line"),
     [
-        ('{"text": "a", "label": "x"}\nnot json\n', "invalid JSON", 2),
+        ('{"text": "a", "label": "x"}\nnot json\n', "not valid JSON", 2),
         ('{"text": "", "label": "x"}\n', "'text' must be a non-empty string", 1),
         ('{"text": "a"}\n', "'label' must be a non-empty string", 1),
         ('["a", "b"]\n', "each line must be an object", 1),
@@ -123,7 +123,7 @@ def test_cli_route_train_bad_file_is_one_clear_line(tmp_path: Path,
     f.write_text("{oops\n")
     assert main(["route", "train", str(f), "--out", str(tmp_path / "m.pkl")]) == 1
     err = capsys.readouterr().err
-    assert f"{f}:1" in err and "invalid JSON" in err and "Traceback" not in err
+    assert f"{f}:1" in err and "not valid JSON" in err and "Traceback" not in err
 
 
 # The classifier file is a pickle, and unpickling runs code: a file not written by

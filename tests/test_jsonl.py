@@ -1,0 +1,39 @@
+"""Tests of ``hermes_core/jsonl.py``: one strict reader for labelled JSONL files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hermes_core.errors import ConfigError
+from hermes_core.jsonl import read_jsonl
+
+
+def test_a_line_separator_inside_a_string_does_not_split_the_line(tmp_path: Path) -> None:
+    f = tmp_path / "q.jsonl"
+    f.write_text('\ufeff{"query": "a\u2028b"}\n\n{"query": "c"}\n', encoding="utf-8")
+    assert list(read_jsonl(f)) == [(1, {"query": "a\u2028b"}), (3, {"query": "c"})]
+
+
+@pytest.mark.parametrize("raw, reason, line", [
+    (b'{"a": 1}\n{oops\n', "not valid JSON", 2),
+    (b'{"a": ' + b"9" * 5000 + b"}\n", "unreadable JSON", 1),
+    (b"[" * 100_000 + b"]" * 100_000 + b"\n", "unreadable JSON", 1),
+])
+def test_a_bad_line_is_one_config_error_naming_file_and_line(tmp_path: Path, raw: bytes,
+                                                              reason: str, line: int) -> None:
+    f = tmp_path / "bad.jsonl"
+    f.write_bytes(raw)
+    with pytest.raises(ConfigError) as info:
+        list(read_jsonl(f))
+    assert reason in str(info.value) and info.value.line == line and str(f) in str(info.value)
+
+
+def test_unreadable_files_name_the_file(tmp_path: Path) -> None:
+    binary = tmp_path / "b.jsonl"
+    binary.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(ConfigError, match="not valid UTF-8"):
+        list(read_jsonl(binary))
+    with pytest.raises(ConfigError, match="cannot read queries"):
+        list(read_jsonl(tmp_path / "missing.jsonl", what="queries"))
