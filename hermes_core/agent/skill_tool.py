@@ -147,15 +147,3 @@ def answer_skill_view(call: ToolCall, skills: SkillSelection) -> str:
     except SkillFileError as e:
         listing = files_listing(skill)
         return f"{e}" + (f"\n\n{listing}" if listing else "")
-
-
-def answer_tool_calls(calls: Sequence[ToolCall], skills: SkillSelection) -> tuple[Message, ...]:
-    """One tool-result message per call: the skill's body or file, or a short error."""
-    out: list[Message] = []
-    for call in calls:
-        if call.name != SKILL_VIEW.name:
-            text = f"error: unknown tool {call.name!r}; the only tool is skill_view(name)"
-        else:
-            text = answer_skill_view(call, skills)
-        out.append(Message("tool", text, tool_call_id=call.id, name=call.name))
-    return tuple(out)
