@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import ast
 import hashlib
+import itertools
 import json
 import re
 import subprocess
@@ -207,7 +208,7 @@ def md_sections(text: str, src: Source) -> Iterator[Item]:
     starts = [m.start() for m in _HEADING.finditer(text)]
     bounds = [0, *starts, len(text)] if not starts or starts[0] else [*starts, len(text)]
     location = "skill" if src.kind == "skill" else "context"
-    for n, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False)):
+    for n, (a, b) in enumerate(itertools.pairwise(bounds)):
         section = text[a:b].strip()
         if len(section) < MIN_SECTION:
             continue
