@@ -155,7 +155,7 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
            r"share|write\s+out|spell[\s-]?check)\b[^.\n]{0,60}?\b(?:instructions?|prompts?|directives|rules)\s+"
            r"(?:that\s+)?you\s+(?:have\s+been|were|got|have)\s+(?:given|told|received)"),
         _p(r"\b(?:print|output|repeat|reveal|show|list|tell\s+me|relay|recite|disclose|write\s+out|"
-           r"spell[\s-]?check)\b[^.\n]{0,40}?\byour\s+(?:initial|initials|original|system(?:'|\u2019)?s?|hidden|"
+           r"spell[\s-]?check)\b[^.\n]{0,40}?\byour\s+(?:initial|original|system(?:'|\u2019)?s?|hidden|"
            r"secret|full|complete|first|previous|exact|entire|pre-?prompt)\s+(?:[\w'\u2019-]+\s+(?:and\s+)?){0,2}?"
            r"(?:instructions|prompts?|directives|parameters|rules)\b"),
         _p(r"\b(?:include|put|insert|append|add|embed|write)\s+(?:the\s+value\s+of\s+)?(?:your\s+|"
