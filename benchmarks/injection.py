@@ -33,6 +33,7 @@ from _baseline_injection import scan_for_injection as baseline_scan  # noqa: E40
 from hermes_core.injection import guard_text, split_paragraphs  # noqa: E402
 
 CORPUS = REPO / "tests" / "data" / "injection" / "corpus.jsonl"
+REAL = REPO / "tests" / "data" / "injection" / "real" / "corpus.jsonl"
 NAMES = {"memory": "MEMORY.md", "context": "HERMES.md", "skill": "SKILL.md"}
 
 
@@ -100,7 +101,35 @@ def ms_per_10kb(rows: list[dict[str, str]], scan: Callable[[str, str], tuple[boo
     return round(best * 1000 * 10_240 / size, 3)
 
 
-def run() -> dict[str, Any]:
+def by_kind(rows: list[dict[str, str]], scan: Callable[[str, str], tuple[bool, int, int]]
+            ) -> dict[str, Any]:
+    """The third-party rows: overall, then one row per source kind."""
+    out: dict[str, Any] = {"all": _brief(evaluate(rows, scan))}
+    for kind in sorted({r["kind"] for r in rows}):
+        out[kind] = _brief(evaluate([r for r in rows if r["kind"] == kind], scan))
+    return out
+
+
+def _brief(r: dict[str, Any]) -> dict[str, Any]:
+    keep = ("hostile_caught", "benign_blocked", "hostile", "benign", "whole_file_blocked")
+    return {k: r[k] for k in keep}
+
+
+def real_texts(path: Path) -> dict[str, Any]:
+    """Scores on the third-party texts (tests/data/injection/import_real.py builds them from
+    pinned public sources; they are not committed, so this is absent on a fresh checkout)."""
+    if not path.is_file():
+        return {"absent": f"{path} (build it with tests/data/injection/import_real.py)"}
+    rows = load(path)
+    out: dict[str, Any] = {"corpus": str(path), "rows": len(rows)}
+    for split in ("heldout", "dev"):
+        part = [r for r in rows if r["split"] == split]
+        out[split] = by_kind(part, current)
+        out[f"{split}_baseline"] = by_kind(part, baseline)
+    return out
+
+
+def run(real: Path = REAL) -> dict[str, Any]:
     rows = load()
     held = [r for r in rows if r["split"] == "heldout"]
     dev = [r for r in rows if r["split"] == "dev"]
@@ -111,6 +140,7 @@ def run() -> dict[str, Any]:
         "heldout_baseline": {**evaluate(held, baseline), "scan_ms_per_10kb": ms_per_10kb(held, baseline)},
         "dev": evaluate(dev, current),
         "dev_baseline": evaluate(dev, baseline),
+        "real": real_texts(real),
         "goals": {"hostile_caught": ">= 0.90", "benign_blocked": "<= 0.05"},
     }
 
@@ -118,8 +148,10 @@ def run() -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--real", type=Path, default=REAL,
+                        help="the third-party corpus (default: %(default)s)")
     args = parser.parse_args(argv)
-    out = run()
+    out = run(args.real)
     if args.json:
         print(json.dumps(out, ensure_ascii=False))
         return 0
@@ -129,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['benign_blocked']:.3f}  whole_file_blocked {r['whole_file_blocked']}  "
               f"ms/10KB {r.get('scan_ms_per_10kb', '-')}")
     print(json.dumps(out["heldout"], ensure_ascii=False, indent=1))
+    print(json.dumps(out["real"], ensure_ascii=False, indent=1))
     return 0
 
 

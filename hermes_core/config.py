@@ -541,9 +541,14 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
 
     ``source`` is a YAML path, a dict (already parsed), or None: then ``HERMES_HOME/config.yaml``
     when it exists, else defaults. ``home`` (argument) beats ``HERMES_HOME`` beats ``home:`` in YAML.
+    A home named by ``home`` or ``HERMES_HOME`` must exist (:func:`check_home`): a library caller
+    with a typo gets the same :class:`ConfigError` as the CLI, not a fresh empty home. A ``home:``
+    in the YAML or the dict is not checked here; the agent creates it on first use.
     """
     given_env = env
     env = os.environ if env is None else env
+    if home is not None or env.get("HERMES_HOME"):
+        check_home(home, env=env)   # a named home that does not exist is a typo, never created
     if isinstance(source, Mapping):
         settings = _validate(dict(source), file=None, lines={})
     else:

@@ -150,17 +150,26 @@ _REPORTED = re.compile(
     r"trick\w*|make|makes|get|gets|convince\w*|says?|such\s+as|like)\b", re.IGNORECASE)
 
 
-def _unquote(par: Paragraph, context: str) -> str:
-    """The paragraph with example material taken out, when the paragraph (or the one introducing
-    it) frames it as an example; otherwise unchanged."""
-    framed = bool(_FRAMING.search(par.text) or _FRAMING.search(context))
-    if not framed:
-        return par.text
-    if par.code:
-        return ""
-    text = _CODE_SPAN.sub(" ", par.text)
+def _strip_quotes(text: str) -> str:
+    text = _CODE_SPAN.sub(" ", text)
     text = _QUOTE_LINE.sub("", text)
     return _QUOTED.sub(" ", text)
+
+
+def _unquote(par: Paragraph, context: str) -> str:
+    """The paragraph with example material taken out, when the paragraph (or the one introducing
+    it) frames it as an example; otherwise unchanged.
+
+    In prose only the words *around* the quoted material frame it: an attack that carries
+    "example" or "filter" inside its own quotation marks does not thereby become an example. A code
+    block may frame itself (a comment such as ``# example payload``): test fixtures look so.
+    """
+    if not _FRAMING.search(par.text) and not _FRAMING.search(context):
+        return par.text   # the common case: nothing frames anything
+    if par.code:
+        return ""
+    stripped = _strip_quotes(par.text)
+    return stripped if _FRAMING.search(stripped) or _FRAMING.search(context) else par.text
 
 
 # --------------------------------------------------------------------------- invisible Unicode

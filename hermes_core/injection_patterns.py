@@ -57,6 +57,15 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
         _p(r"\b(?:previous|prior|above|earlier|original|system)\s+" + _ORDERS
            + r"\s+no\s+longer\s+apply\b"),
         _p(r"\bdecode\b[^.\n]{0,60}\b(?:and|then)\s+(?:follow|obey|execute|run|do\s+what)"),
+        # the qualifier after the noun: "ignore the directions above"
+        _p(_VERB_IGNORE + r"\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the|your|my|these|those)\s+(?:[\w'-]+\s+)?"
+           + _ORDERS + r"\s+(?:above|before\s+this|so\s+far|given\s+(?:above|before|earlier|so\s+far)|"
+           r"(?:that\s+)?you\s+(?:were|have\s+been)\s+given)\b"),
+        _p(r"\b(?:ignore|disregard|forget)\s+(?:all\s+(?:of\s+)?)?the\s+above\b[\s,;:.-]*(?:and\s+)?"
+           r"(?:instead|just|only|now)\b"),
+        _p(r"\b(?:ignore|disregard|forget)\s+(?:all|any)\s+other\b[^.\n]{0,30}?\binstructions\b"),
+        _p(r"(?:\ball\s*|\b)(?:previous|prior|above|earlier|original|system)\s+" + _ORDERS
+           + r"\s+(?:are|is|were)\s+(?:now\s+)?(?:false|wrong|overridden)\b"),
     ),
     "role-hijack": (
         _p(r"<\|im_start\|>|<\|im_end\|>|<\|(?:system|assistant|user)\|>|\[/?inst\]|<<sys>>|"
@@ -92,6 +101,28 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
            r"reveal|disable|send|leak|share|print)"),
         _p(r"\b(?:new|updated|real|hidden|secret)\s+instructions?\s+(?:from|by)\s+(?:the\s+)?"
            r"(?:developer|admin|administrator|system|operator|owner)"),
+        # persona jailbreaks: a model declared free of its rules
+        _p(r"\b(?:is|are|am)\s+not\s+(?:restricted|bound|limited)\s+by\s+(?:the|any|its|their|openai'?s?)\s+"
+           r"(?:[\w'-]+\s+)?(?:rules|restrictions|guidelines|polic(?:y|ies)|limitations)"),
+        _p(r"\b(?:do|does)(?:n'?t|\s+not)\s+have\s+to\s+abide\s+by\b|\brules\s+(?:imposed|set)\s+(?:on|upon)\s+"
+           r"(?:them|it|him|her|you)\b"),
+        _p(r"\b(?:broken|broke|break|freed|free)\s+(?:free\s+)?(?:of|from)\s+the\s+(?:typical\s+|usual\s+)?"
+           r"confines\s+of\s+(?:ai|an?\s+ai|artificial)"),
+        _p(r"\b(?:can|will|could|must|shall)\s+do\s+anything\s+now\b|\bimmerse\s+yourself\s+(?:into|in)\s+the\s+role\s+of\b"),
+        _p(r"\b(?:no|without)\s+(?:any\s+)?(?:restrictions|filters|limitations|censorship|rules)\s*,\s*"
+           r"(?:\w+\s*,\s*)?(?:(?:or|and|nor)\s+)?(?:filters|restrictions|limitations|censorship|rules|ethical|moral)\b"),
+        _p(r"\b(?:do|does)(?:n'?t|\s+not)\s+have\s+any\s+(?:ethical|moral)\s+(?:or\s+(?:ethical|moral)\s+)?"
+           r"(?:guidelines|principles|restrictions|boundaries|constraints|limits)"),
+        _p(r"\b(?:amoral|unfiltered|uncensored|unrestricted)\b[^.\n]{0,20}?\b(?:amoral|unfiltered|uncensored|"
+           r"unrestricted)\b"),
+        _p(r"\ban?\s+(?:unrestricted|unfiltered|uncensored|jailbroken)\s+(?:ai|assistant|bot|model|chatbot|"
+           r"language\s+model|version\s+of)\b"),
+        _p(r"\b(?:begin|start)\s+(?:new\s+instructions|reprogramming)\b|\bnew\s+instructions?\s+(?:to|for)\s+"
+           r"(?:the\s+)?(?:chat\s+)?(?:assistant|ai|model|bot|llm)\b"),
+        _p(r"\bsafe(?:ty)?\s+mode\s*(?:is\s+)?(?:now\s+)?(?:off|disabled)\b"),
+        _p(r"\b(?:you\s+are\s+going\s+to|you\s+will\s+now|you\s+are\s+about\s+to)\s+(?:act\s+as|pretend\s+to\s+be|"
+           r"play\s+the\s+role\s+of|become)\s+(?:an?\s+|another\s+)?(?:ai|artificial\s+intelligence|language\s+model|"
+           r"chatbot|ai\s+model)\b"),
     ),
     "secret-exfiltration": (
         _p(r"\b(?:reveal|leak|exfiltrate|dump|disclose|expose)\b[^.\n]{0,40}?" + _SECRET),
@@ -119,6 +150,14 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
            r"parameter|querystring)\b"),
         _p(r"\b(?:render|display|show|output|load)\s+(?:this|the\s+following|an?|the)?\s*(?:markdown\s+)?"
            r"image\b[^.\n]{0,100}?\b(?:conversation|chat|history|secret|key|token|password|data)\b"),
+        # disclosing the model's own instructions
+        _p(r"\b(?:print|output|repeat|reveal|show|list|tell\s+me|relay|respond\s+with|give\s+me|recite|disclose|"
+           r"share|write\s+out|spell[\s-]?check)\b[^.\n]{0,60}?\b(?:instructions?|prompts?|directives|rules)\s+"
+           r"(?:that\s+)?you\s+(?:have\s+been|were|got|have)\s+(?:given|told|received)"),
+        _p(r"\b(?:print|output|repeat|reveal|show|list|tell\s+me|relay|recite|disclose|write\s+out|"
+           r"spell[\s-]?check)\b[^.\n]{0,40}?\byour\s+(?:initial|original|system(?:'|\u2019)?s?|hidden|"
+           r"secret|full|complete|first|previous|exact|entire|pre-?prompt)\s+(?:[\w'\u2019-]+\s+(?:and\s+)?){0,2}?"
+           r"(?:instructions|prompts?|directives|parameters|rules)\b"),
         _p(r"\b(?:include|put|insert|append|add|embed|write)\s+(?:the\s+value\s+of\s+)?(?:your\s+|"
            r"the\s+|all\s+|any\s+)?" + _SECRET + r"[^.\n]{0,40}?\b(?:in|into|to)\s+(?:your|the|a)\s+"
            r"(?:reply|response|answer|output|url|link|next\s+message|commit|issue|comment|"
@@ -336,7 +375,8 @@ COMPACT: dict[str, tuple[re.Pattern[str], ...]] = {
 
 NEGATED_BEFORE = re.compile(
     r"(?:\bnever|\bnot|n['\u2019]t|\bno|\bnunca|\bjamás|\bjamas|\bne|\bn'|\bjamais|\bnicht|\bnie|\bniemals|"
-    r"\bkeine?n?)\s+(?:[\w'\u2019-]+\s+)?$")
+    r"\bkeine?n?)\s+(?:[\w'\u2019-]+\s+)?$"
+    r"|\b(?:should|must|may|can|shall)\s+only\s+$")   # a restriction: "should only expose secrets to ..."
 NEGATED_BEFORE_ZH = re.compile(r"(?:不要|不得|不能|不可|不许|不許|不准|切勿|请勿|請勿|勿|别|別|禁止|严禁|嚴禁|绝不|絕不|"
                                r"决不|決不|从不|從不|避免|千万不要|千萬不要)[^\s，。,.;；!！?？:：]{0,2}$")
 # Inside the match: "ne révèle jamais", "gib niemals ... weiter", "ne partagez pas"
@@ -360,18 +400,23 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
         "ignore-instructions": ("ignor", "disregard", "forget", "overrid", "bypass", "discard", "abandon",
                                 "drop", "aside", "throw", "attention", "notice", "follow", "cancel", "nullif",
                                 "invalidat", "wipe", "void", "revoked", "obsolete", "fake", "invalid", "null",
-                                "supersed", "outdated", "no longer", "decode"),
+                                "supersed", "outdated", "no longer", "decode", "false", "wrong", "overridden"),
         "role-hijack": ("<|", "[inst", "[/inst", "<<sys", "system", "admin", "developer", "root", "operator",
                         "you are", "from now", "starting now", "henceforth", "from this point", "pretend",
                         " mode", "act as", "disable", "turn off", "remove", "bypass", "deactivat", "lift",
                         "your real", "your new", "your true", "your actual", "your only", "your primary",
-                        "authori", "allowed", "permitted", "instructed", "wants you", "instructions"),
+                        "authori", "allowed", "permitted", "instructed", "wants you", "instructions",
+                        "restrict", "bound", "limited", "abide", "imposed", "confines", "anything now",
+                        "immerse", "ethical", "moral", "unfiltered", "uncensored", "jailbroken",
+                        "reprogramming", "instruction", "safe mode", "safety mode", "going to",
+                        "will now", "about to"),
         "secret-exfiltration": ("reveal", "leak", "exfiltrat", "dump", "disclos", "expos", "send", "upload",
                                 "post", "mail", "forward", "transmit", "paste", "submit", "share", "print",
                                 "output", "echo", "show", "display", "tell me", "repeat", "list", "write",
                                 "give me", "copy", "recite", "curl", "wget", "nc ", "ncat", "invoke-web",
                                 "iwr", "http", "env", "set ", "cat ", "$(", "![", "append", "add", "include",
-                                "embed", "encode", "insert", "put", "attach", "render", "load"),
+                                "embed", "encode", "insert", "put", "attach", "render", "load", "relay",
+                                "respond with", "spell"),
     },
     "es": {
         "ignore-instructions": ("ignor", "olvid", "descart", "omit", "caso"),

@@ -6,9 +6,10 @@ key has no recognisable prefix), and patterns of well-known key formats, for sec
 
 One :class:`Redactor` is built from the settings when they are loaded
 (:meth:`hermes_core.config.Settings.redactor`). Building it also registers its secrets with this
-module, so every writer that calls :func:`redact` (the logging filter on SDK debug lines, error
-objects and their headers, sessions.db, transcripts, CLI output) scrubs them too, including writers
-that were never handed the redactor.
+module, so every writer that calls :func:`redact` (SDK debug lines, error objects and their headers,
+sessions.db, transcripts, CLI output) scrubs them too, including writers that were never handed the
+redactor; and it installs :func:`install_log_redaction`, so a library user's own log handlers, added
+at any time, never see a key in a record from hermes_core or the SDK and HTTP loggers.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Iterable, Mapping
+import traceback
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from hermes_core.types import fingerprint
 
@@ -93,6 +96,7 @@ class Redactor:
         clean = {s.strip() for s in secrets if isinstance(s, str) and len(s.strip()) >= 4}
         self.secrets: tuple[str, ...] = tuple(sorted(clean, key=len, reverse=True))
         register_secrets(self.secrets)
+        install_log_redaction()
 
     def __call__(self, text: str) -> str:
         return redact(text, self.secrets)
@@ -155,3 +159,68 @@ class RedactingFilter(logging.Filter):
         elif record.exc_text:
             record.exc_text = scrub(record.exc_text)
         return True
+
+
+# Loggers whose records are scrubbed when they are made: ours, and the SDK and HTTP clients that
+# log request options and response headers (a server may echo a key there) at DEBUG.
+REDACTED_LOGGERS: tuple[str, ...] = ("hermes_core", "openai", "anthropic", "httpx", "httpcore",
+                                     "httpx2", "httpcore2")   # the SDKs' own transport fork
+
+
+def _covered(name: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in REDACTED_LOGGERS)
+
+
+def scrub_record(record: logging.LogRecord, scrub: Callable[[str], str] = redact) -> None:
+    """Redact one record in place: its message (args rendered, then dropped), traceback and stack.
+
+    Args are rendered before scrubbing because a key usually arrives as an argument (a headers
+    mapping); a record whose format string does not fit its args keeps both, as text, scrubbed, so
+    logging's own error report cannot print the raw args either.
+    """
+    try:
+        msg = record.getMessage()
+    except Exception:
+        msg = f"{record.msg} {record.args!r}" if record.args else str(record.msg)
+    record.msg, record.args = scrub(msg), ()
+    if record.exc_info and record.exc_info[0] is not None:
+        text = "".join(traceback.format_exception(*record.exc_info)).rstrip("\n")
+        clean = scrub(text)
+        record.exc_text = clean
+        if clean != text:   # a formatter that renders exc_info itself would print the key again
+            record.exc_info = None
+    elif record.exc_text:
+        record.exc_text = scrub(record.exc_text)
+    if record.stack_info:
+        record.stack_info = scrub(record.stack_info)
+
+
+class _RedactingRecordFactory:
+    """Wraps the process's log record factory: records of :data:`REDACTED_LOGGERS` are scrubbed as
+    they are made, before any handler or filter sees them.
+
+    Why a record factory and not a filter: a logger's filter does not run for records propagated
+    from its children (``httpx._client``, ``openai._base_client``), and a handler's filter only
+    guards handlers that exist when it is added; the factory sees every record of every logger,
+    whatever handler a user attaches later.
+    """
+
+    def __init__(self, inner: Callable[..., logging.LogRecord]) -> None:
+        self.inner = inner
+
+    def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = self.inner(*args, **kwargs)
+        if _covered(record.name):
+            scrub_record(record)
+        return record
+
+
+def install_log_redaction() -> None:
+    """Scrub records of hermes_core and the SDK/HTTP loggers for every handler, now and later.
+
+    Idempotent; chains to whatever factory is installed (another library's stays in effect).
+    """
+    with _LOCK:
+        factory = logging.getLogRecordFactory()
+        if not isinstance(factory, _RedactingRecordFactory):
+            logging.setLogRecordFactory(_RedactingRecordFactory(factory))

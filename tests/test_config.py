@@ -114,8 +114,11 @@ def test_precedence_argument_env_yaml_default(tmp_path):
     p.write_text("home: /from/yaml\n", encoding="utf-8")
     assert load_settings(env={}).home == "~/.hermes"                      # default
     assert load_settings(p, env={}).home == "/from/yaml"                  # YAML
-    assert load_settings(p, env={"HERMES_HOME": "/from/env"}).home == "/from/env"  # env
-    assert load_settings(p, env={"HERMES_HOME": "/from/env"}, home="/arg").home == "/arg"  # argument
+    from_env, arg = tmp_path / "from-env", tmp_path / "arg"   # a named home must exist
+    from_env.mkdir()
+    arg.mkdir()
+    assert load_settings(p, env={"HERMES_HOME": str(from_env)}).home == str(from_env)  # env
+    assert load_settings(p, env={"HERMES_HOME": str(from_env)}, home=arg).home == str(arg)  # argument
 
 
 def test_home_config_yaml_is_found(tmp_path):
@@ -434,6 +437,28 @@ def test_a_named_home_that_does_not_exist_is_an_error_and_is_not_created(tmp_pat
         check_home(None, env={"HERMES_HOME": str(missing)})
     assert "HERMES_HOME" in str(info.value) and not (tmp_path / "nosuch").exists()
     assert check_home(tmp_path, env={}) == tmp_path
+
+
+def test_load_settings_refuses_a_named_home_that_does_not_exist(tmp_path):
+    missing = tmp_path / "nosuch" / "typo"
+    with pytest.raises(ConfigError) as info:
+        load_settings(None, home=missing, env={})
+    assert str(missing) in str(info.value) and "--home" in str(info.value)
+    with pytest.raises(ConfigError) as info:
+        load_settings({}, env={"HERMES_HOME": str(missing)})
+    assert str(missing) in str(info.value) and "HERMES_HOME" in str(info.value)
+    assert not (tmp_path / "nosuch").exists()
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(ConfigError, match="file, not a folder"):
+        load_settings({}, home=tmp_path / "afile", env={})
+
+
+def test_load_settings_accepts_an_existing_named_home_and_an_unchecked_yaml_home(tmp_path):
+    assert load_settings(None, home=tmp_path, env={}).home_path == tmp_path
+    assert load_settings({}, env={"HERMES_HOME": str(tmp_path)}).home_path == tmp_path
+    # a home: in the YAML or dict is where the agent will create its files on first use
+    later = tmp_path / "created-later"
+    assert load_settings({"home": str(later)}, env={}).home_path == later
 
 
 def test_default_home_inside_a_missing_user_home_is_an_error(tmp_path, monkeypatch):

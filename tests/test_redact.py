@@ -5,6 +5,7 @@ Credential never shows its key; redaction catches exact secrets and key-shaped s
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import sqlite3
@@ -184,3 +185,78 @@ def test_save_writes_what_the_repl_showed(tmp_path: Path) -> None:
                                           ("~/.hermes/skills/deploy", False)])
 def test_looks_like_secret(value: str, secret: bool) -> None:
     assert looks_like_secret(value) is secret
+
+
+# --------------------------------------------------------------------------- handlers added later
+
+PLAIN = "hunter2-horse-battery"   # a configured key of no recognisable shape
+
+
+def _root_handler() -> tuple[logging.Handler, io.StringIO]:
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(logging.Formatter("%(name)s %(message)s"))
+    handler.setLevel(logging.DEBUG)
+    return handler, out
+
+
+def test_records_of_sdk_child_loggers_are_scrubbed_for_a_handler_added_later() -> None:
+    Redactor([PLAIN])   # what load_settings does; the user's handler comes afterwards
+    handler, out = _root_handler()
+    root = logging.getLogger()
+    old = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        logging.getLogger("httpx._client").debug("HTTP Response: headers %s", {"x-echo": PLAIN})
+        logging.getLogger("openai._base_client").debug("Request options: %s", {"api_key": PLAIN})
+        logging.getLogger("hermes_core.agent").info("key %s", PLAIN)
+        try:
+            raise ValueError(f"boom {PLAIN}")
+        except ValueError:
+            logging.getLogger("httpcore.http11").exception("failed")
+        logging.getLogger("anthropic._base_client").debug("bad format %d", PLAIN)  # wrong args
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old)
+    text = out.getvalue()
+    assert PLAIN not in text
+    assert "httpx._client HTTP Response" in text and "x-echo" in text and "boom" in text
+    assert "openai._base_client Request options" in text and "bad format" in text
+
+
+def test_other_loggers_keep_their_records_untouched() -> None:
+    Redactor([PLAIN])
+    record = logging.getLogRecordFactory()("myapp.db", logging.INFO, __file__, 1, "row %s",
+                                           ("x",), None)
+    assert record.args == ("x",) and record.msg == "row %s"
+
+
+def test_a_handler_attached_after_the_agent_never_sees_an_echoed_secret(
+        tmp_path: Path, respx_mock, caplog: pytest.LogCaptureFixture) -> None:
+    from hermes_core.agent.agent import Agent
+    from hermes_core.testing import SSE_HEADERS, anthropic_stream
+
+    # the Anthropic SDK logs every response's headers at DEBUG: a server echoing the key there
+    url = "https://llm.internal.example"
+    settings = load_settings({
+        "home": str(tmp_path / "home"),
+        "llm": {"routing": {"default_model": "house-model", "providers": [
+            {"name": "house", "type": "anthropic", "endpoint": url, "models": ["house-model"]}]}},
+        "credentials": {"house": {"keys": [{"key": PLAIN}]}}}, env={})
+    agent = Agent(settings, loop_options={"sleep": lambda s: None, "audit_path": False})
+    handler, out = _root_handler()   # attached after the agent exists, as a library user would
+    root = logging.getLogger()
+    root.addHandler(handler)
+    respx_mock.post(f"{url}/v1/messages").mock(side_effect=lambda request: httpx.Response(
+        200, content=anthropic_stream(["Hello."], model="house-model"),
+        headers={**SSE_HEADERS, "x-received-key": PLAIN}))
+    try:
+        with caplog.at_level(logging.DEBUG):
+            assert "".join(agent.stream("hi")) == "Hello."
+    finally:
+        root.removeHandler(handler)
+        agent.close()
+    text = out.getvalue()
+    assert "anthropic._base_client HTTP Response" in text and "x-received-key" in text
+    assert PLAIN not in text and PLAIN not in caplog.text

