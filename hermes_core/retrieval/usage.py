@@ -37,6 +37,9 @@ import numpy as np
 
 from hermes_core.redact import redact
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
+from hermes_core.retrieval.calibration import offtopic_requests, query_language
+from hermes_core.retrieval.fusion import GateDecision
+from hermes_core.retrieval.usage_gate import UsageGate, calibrate_usage_gate
 from hermes_core.types import Skill
 
 log = logging.getLogger(__name__)
@@ -206,6 +209,33 @@ class UsageScores:
     neighbours: int           # neighbours that voted
 
 
+@dataclass(frozen=True, slots=True)
+class UsageAssessment:
+    """Everything the history says about one query: the layer's ranking scores (None when it
+    abstains from ranking), the similarity of the nearest good past query, and the gate that
+    similarity is judged by (see usage_gate.py)."""
+
+    scores: UsageScores | None
+    similarity: float | None
+    lang: str
+    gate: UsageGate
+
+    def decide(self, decision: GateDecision, top: str | None) -> GateDecision:
+        """The gate's verdict with history: moved by the nearest past query's similarity (when
+        the history of this language earned a weight), and kept when a near-copy of a past
+        request for the skill now ranked ``top`` vouches for it. A neighbour further away than
+        the neutral point vouches for nothing, however reliable its cosine bin: the reliability
+        curve is measured on on-topic neighbours and says nothing below them."""
+        out = self.gate.apply(decision, self.similarity, self.lang)
+        u = self.scores
+        g = self.gate.for_language(self.lang)
+        near = g is None or (self.similarity is not None and g.evidence(self.similarity) >= 0)
+        if (u is not None and not out.passed and u.precision >= USAGE_GATE_PRECISION and near
+                and top is not None and u.nearest_skill == top):
+            out = GateDecision(True, u.precision, USAGE_GATE_PRECISION, "usage")
+        return out
+
+
 def usage_weight(precision: float, full: float = USAGE_WEIGHT) -> float:
     """The fusion weight a neighbour of this measured precision earns: nothing at MIN_PRECISION
     or below, ``full`` at precision 1, linear between."""
@@ -240,13 +270,22 @@ def measure_reliability(vectors: np.ndarray, labels: np.ndarray, good: np.ndarra
     idx = np.flatnonzero(good)
     if len(idx) < 2 * bins:
         return Reliability()
+    _, best, hit = leave_one_out(vectors, labels, good, sample)
+    return reliability_from(best, hit, bins)
+
+
+def leave_one_out(vectors: np.ndarray, labels: np.ndarray, good: np.ndarray,
+                  sample: int = LOO_SAMPLE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For (an evenly spaced sample of) the good past queries: their indices, the cosine of the
+    nearest other good past query, and whether it was for the same skill. Pure."""
+    idx = np.flatnonzero(good)
+    if len(idx) < 2:
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
     pick = idx[np.unique(np.linspace(0, len(idx) - 1, min(sample, len(idx))).astype(np.int64))]
     sims = np.asarray(vectors[pick] @ vectors[idx].T, dtype=np.float64)
     sims[np.arange(len(pick)), np.searchsorted(idx, pick)] = -np.inf   # not itself
     nn = idx[np.argmax(sims, axis=1)]
-    best = sims.max(axis=1)
-    hit = (labels[nn] == labels[pick]).astype(np.float64)
-    return reliability_from(best, hit, bins)
+    return pick, sims.max(axis=1), (labels[nn] == labels[pick]).astype(np.float64)
 
 
 def reliability_from(best: np.ndarray, hit: np.ndarray, bins: int = RELIABILITY_BINS) -> Reliability:
@@ -269,7 +308,10 @@ class UsageIndex:
 
     def __init__(self, events: Sequence[UsageEvent], names: Sequence[str],
                  vectors: np.ndarray | None = None, *, unrelated_mean: float = 0.0,
-                 unrelated_std: float = 1.0, k: int = KNN_K, full_weight: float = USAGE_WEIGHT) -> None:
+                 unrelated_std: float = 1.0, k: int = KNN_K, full_weight: float = USAGE_WEIGHT,
+                 reference: np.ndarray | None = None) -> None:
+        """``reference``: the off-topic reference requests (``offtopic_requests()``, in order)
+        embedded by the model of ``vectors``; without vectors they are scored lexically."""
         pos = {n: i for i, n in enumerate(names)}
         keep = [i for i, e in enumerate(events) if e.skill in pos]
         self.events = [events[i] for i in keep]
@@ -286,18 +328,24 @@ class UsageIndex:
         # without vectors: one BM25 document per past query
         self._lex = (BM25Index([Skill(f"event-{i}", e.query) for i, e in enumerate(self.events)])
                      if self.vectors is None else None)
-        self.reliability = self._measure()
+        self._langs = [query_language(e.query) for e in self.events]
+        pick, best, hit = self._leave_one_out()
+        self.reliability = (reliability_from(best, hit, RELIABILITY_BINS)
+                            if len(pick) >= 2 * RELIABILITY_BINS else Reliability())
+        self.gate = self._calibrate_gate(pick, best, reference)
 
     def __len__(self) -> int:
         return len(self.events)
 
-    def _measure(self) -> Reliability:
+    def _leave_one_out(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Sampled good past queries, their nearest other good past query's similarity, and
+        whether it named the same skill."""
         good = self._sign > 0
         if self.vectors is not None:
-            return measure_reliability(self.vectors, self._skill_idx, good)
+            return leave_one_out(self.vectors, self._skill_idx, good)
         idx = np.flatnonzero(good)
-        if len(idx) < 2 * RELIABILITY_BINS:
-            return Reliability()
+        if len(idx) < 2:
+            return np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
         pick = idx[np.unique(np.linspace(0, len(idx) - 1, min(LOO_SAMPLE, len(idx))).astype(np.int64))]
         best, hit = [], []
         for i in pick:
@@ -307,7 +355,31 @@ class UsageIndex:
             j = int(np.argmax(sims))
             best.append(float(sims[j]))
             hit.append(float(self._skill_idx[j] == self._skill_idx[i]))
-        return reliability_from(np.asarray(best), np.asarray(hit), RELIABILITY_BINS)
+        return pick, np.asarray(best), np.asarray(hit)
+
+    def _calibrate_gate(self, pick: np.ndarray, best: np.ndarray,
+                        reference: np.ndarray | None) -> UsageGate:
+        """The usage gate (usage_gate.py): past queries' leave-one-out similarities per language
+        against the off-topic reference's nearest-past similarities."""
+        if not len(pick):
+            return UsageGate()
+        on: dict[str, list[float]] = {}
+        for i, b in zip(pick, best, strict=True):
+            on.setdefault(self._langs[int(i)], []).append(float(b))
+        texts = offtopic_requests()
+        good = self._sign > 0
+        if self.vectors is not None:
+            if reference is None or len(reference) != len(texts):
+                return UsageGate()
+            ref_sims = np.asarray(np.asarray(reference, dtype=np.float32) @ self.vectors[good].T,
+                                  dtype=np.float64).max(axis=1)
+        else:
+            ref_sims = np.array([float(self._similarities(t)[good].max()) for t in texts])
+        off: dict[str, list[float]] = {}
+        for text, s in zip(texts, ref_sims, strict=True):
+            off.setdefault(query_language(text), []).append(float(s))
+        return calibrate_usage_gate({k: np.asarray(v) for k, v in on.items()},
+                                    {k: np.asarray(v) for k, v in off.items()})
 
     def _similarities(self, query: str, vector: np.ndarray | None = None) -> np.ndarray:
         if self.vectors is not None and vector is not None:
@@ -322,9 +394,20 @@ class UsageIndex:
     def score(self, query: str, vector: np.ndarray | None = None) -> UsageScores | None:
         """Scores for ``query`` (``vector``: its embedding by the same model as the past queries;
         None with a lexical index), or None to abstain (no history, or nothing reliable)."""
+        return self.assess(query, vector).scores
+
+    def assess(self, query: str, vector: np.ndarray | None = None) -> UsageAssessment:
+        """The ranking scores (see :meth:`score`) and the gate's evidence for ``query``: the
+        similarity of its nearest good past query."""
+        lang = query_language(query)
         if not self.events or (self.vectors is not None and vector is None):
-            return None
+            return UsageAssessment(None, None, lang, self.gate)
         sims = self._similarities(query, vector)
+        good = self._sign > 0
+        nearest = float(sims[good].max()) if good.any() else None
+        return UsageAssessment(self._votes(sims), nearest, lang, self.gate)
+
+    def _votes(self, sims: np.ndarray) -> UsageScores | None:
         top = np.argsort(-sims, kind="stable")[: self.k]
         j0 = int(top[0])
         if not sims[j0] > 0:
@@ -356,6 +439,7 @@ class UsageLayer:
         self._lock = threading.Lock()
         self._built: dict[str, tuple[tuple[int, int], UsageIndex]] = {}
         self._vectors: dict[tuple[str, str], np.ndarray] = {}
+        self._reference: dict[str, np.ndarray] = {}
 
     def record(self, query: str, skill: str, kind: str = "view", *, good: bool = True,
                content_hash: str = "") -> bool:
@@ -382,8 +466,13 @@ class UsageLayer:
                 for t, v in zip(todo, embed(todo), strict=True):
                     self._vectors[(model, t)] = np.asarray(v, dtype=np.float32)
             vectors = np.vstack([self._vectors[(model, e.query)] for e in events])
+        reference = None
+        if vectors is not None and model is not None and embed is not None:
+            if model not in self._reference:   # the off-topic reference, for the usage gate
+                self._reference[model] = np.asarray(embed(offtopic_requests()), dtype=np.float32)
+            reference = self._reference[model]
         idx = UsageIndex(events, names, vectors, unrelated_mean=unrelated_mean,
-                         unrelated_std=unrelated_std, full_weight=self.full_weight)
+                         unrelated_std=unrelated_std, full_weight=self.full_weight, reference=reference)
         with self._lock:
             self._built[key] = (stamp, idx)
         return idx
