@@ -448,6 +448,12 @@ class UsageLayer:
     def prune(self, current: Mapping[str, str]) -> int:
         return self.store.prune(current)
 
+    def gate_report(self) -> dict[str, dict[str, dict[str, float]]]:
+        """The usage gate's calibration of each index built so far, by model ("" = lexical)."""
+        with self._lock:
+            built = dict(self._built)
+        return {model: idx.gate.report() for model, (_, idx) in sorted(built.items())}
+
     def index(self, names: Sequence[str], model: str | None,
               embed: Callable[[Sequence[str]], np.ndarray] | None, *, unrelated_mean: float = 0.0,
               unrelated_std: float = 1.0) -> UsageIndex:

@@ -76,6 +76,14 @@ class UsageGate:
 
     languages: Mapping[str, LanguageGate] = field(default_factory=dict)
 
+    def report(self) -> dict[str, dict[str, float]]:
+        """Per language: the calibration's numbers (``skills eval --usage`` prints them)."""
+        return {lang: {"neutral": round(g.neutral, 4), "spread": round(g.spread, 4),
+                       "separation": round(g.separation, 3), "weight": round(g.weight, 3),
+                       "on_median": round(g.on_median, 4), "off_median": round(g.off_median, 4),
+                       "on_topic": float(g.on_topic), "reference": float(g.reference)}
+                for lang, g in sorted(self.languages.items())}
+
     def for_language(self, lang: str) -> LanguageGate | None:
         g = self.languages.get(lang)
         return g if g is not None and g.weight > 0 else None
