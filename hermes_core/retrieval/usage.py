@@ -219,14 +219,17 @@ class UsageAssessment:
     similarity: float | None
     lang: str
     gate: UsageGate
+    used: frozenset[str] = frozenset()     # skills with at least one good past use
 
     def decide(self, decision: GateDecision, top: str | None) -> GateDecision:
         """The gate's verdict with history: moved by the nearest past query's similarity (when
         the history of this language earned a weight), and kept when a near-copy of a past
         request for the skill now ranked ``top`` vouches for it. A neighbour further away than
         the neutral point vouches for nothing, however reliable its cosine bin: the reliability
-        curve is measured on on-topic neighbours and says nothing below them."""
-        out = self.gate.apply(decision, self.similarity, self.lang)
+        curve is measured on on-topic neighbours and says nothing below them. Distance from past
+        use counts against a request only when the skill ranked ``top`` has been used: a request
+        for a skill never used before is far from the history by nature."""
+        out = self.gate.apply(decision, self.similarity, self.lang, penalise=top in self.used)
         u = self.scores
         g = self.gate.for_language(self.lang)
         near = g is None or (self.similarity is not None and g.evidence(self.similarity) >= 0)
@@ -329,6 +332,7 @@ class UsageIndex:
         self._lex = (BM25Index([Skill(f"event-{i}", e.query) for i, e in enumerate(self.events)])
                      if self.vectors is None else None)
         self._langs = [query_language(e.query) for e in self.events]
+        self.used = frozenset(e.skill for e in self.events if e.good)
         pick, best, hit = self._leave_one_out()
         self.reliability = (reliability_from(best, hit, RELIABILITY_BINS)
                             if len(pick) >= 2 * RELIABILITY_BINS else Reliability())
@@ -401,18 +405,24 @@ class UsageIndex:
         similarity of its nearest good past query."""
         lang = query_language(query)
         if not self.events or (self.vectors is not None and vector is None):
-            return UsageAssessment(None, None, lang, self.gate)
+            return UsageAssessment(None, None, lang, self.gate, self.used)
         sims = self._similarities(query, vector)
         good = self._sign > 0
         nearest = float(sims[good].max()) if good.any() else None
-        return UsageAssessment(self._votes(sims), nearest, lang, self.gate)
+        g = self.gate.for_language(lang)
+        return UsageAssessment(self._votes(sims, g.floor if g is not None else -np.inf), nearest,
+                               lang, self.gate, self.used)
 
-    def _votes(self, sims: np.ndarray) -> UsageScores | None:
+    def _votes(self, sims: np.ndarray, floor: float = -np.inf) -> UsageScores | None:
+        """The k nearest past queries' votes. A neighbour below ``floor`` (the usage gate's
+        neutral point: as close as off-topic requests come to past use) votes nothing: the
+        reliability curve was measured between on-topic requests, and a request that far from
+        every past one (off-topic, or for a skill never used) is not one of them."""
         top = np.argsort(-sims, kind="stable")[: self.k]
         j0 = int(top[0])
         if not sims[j0] > 0:
             return None
-        prec = np.array([self.reliability.at(float(sims[j])) for j in top])
+        prec = np.array([self.reliability.at(float(sims[j])) if sims[j] >= floor else 0.0 for j in top])
         votes = np.clip(prec - MIN_PRECISION, 0.0, None) * self._sign[top]
         scores = np.zeros(len(self.names))
         np.add.at(scores, self._skill_idx[top], votes)

@@ -40,6 +40,7 @@ def test_language_calibration_is_midpoint_of_medians_in_pooled_spreads() -> None
     assert g.neutral == pytest.approx(0.6) and g.spread == pytest.approx(spread)
     assert g.separation == pytest.approx(0.4 / spread) and g.weight == G.GATE_WEIGHT
     assert (g.on_topic, g.reference) == (12, 6)
+    assert g.floor == pytest.approx(float(np.quantile(on, G.FLOOR_QUANTILE)))
     # evidence: pooled spreads from the neutral point, clipped both ways; NaN counts as far
     assert g.evidence(g.neutral) == 0.0 and g.evidence(g.neutral + spread) == pytest.approx(1.0)
     assert g.evidence(5.0) == G.MAX_EVIDENCE and g.evidence(-5.0) == -G.MAX_EVIDENCE
@@ -182,3 +183,29 @@ def test_a_reliable_neighbour_vouches_only_when_it_is_near() -> None:
     assert not far.decide(failed, "weather-forecast").passed
     # sparse history (no calibrated language): the reliable neighbour vouches as before
     assert UsageAssessment(u, 0.5, "en", UsageGate()).decide(failed, "weather-forecast").passed
+
+
+def test_distance_from_history_only_lifts_a_request_for_a_skill_never_used() -> None:
+    gate = _gate()
+    passed = calibrated_gate(1.1, 1.0, "dense:m")
+    far = gate.apply(passed, 0.45, "en", penalise=False)       # evidence -1.5, not counted
+    assert far.passed and far.score == pytest.approx(1.1)
+    near = gate.apply(calibrated_gate(0.9, 1.0, "dense:m"), 0.75, "en", penalise=False)
+    assert near.passed and near.score == pytest.approx(3.9)
+
+
+def test_a_home_that_used_one_skill_still_serves_the_others(tmp_path: Path) -> None:
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()], cache_dir=tmp_path,
+                       usage=UsageLayer(UsageStore(None)))
+    query = "temperature and wind forecast for the city"
+    before = r.retrieve(query)
+    for q in ON_TOPIC[:24]:                                    # email requests only
+        assert r.record_use(q, "email-send")
+    after = r.retrieve(query)
+    # far from every past request: the email history neither votes in the ranking (its neighbours
+    # are below the neutral point) nor counts against a skill it never saw
+    assert after.candidates[:3] == before.candidates[:3] and after.candidates[0] == "weather-forecast"
+    assert after.usage is None and "usage" not in after.answered
+    assert after.gate is not None and before.gate is not None
+    assert after.gate.rule.endswith("+usage") and after.gate.score == pytest.approx(before.gate.score)
+    assert not after.gated and not before.gated
