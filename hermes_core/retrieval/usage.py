@@ -20,6 +20,9 @@ function of cosine (:class:`Reliability`), for this catalog, this model and this
 little history per skill (fewer past queries than skills) the precision is low and the layer weighs
 little; with dense history a close neighbour weighs a lot. The layer abstains (None) with no
 history or when the neighbours' precision is no better than ``MIN_PRECISION``.
+
+The same history gives the confidence gate a second opinion (usage_gate.py): how near the query is
+to past use, against how near the shipped off-topic requests come to it.
 """
 
 from __future__ import annotations
@@ -333,6 +336,8 @@ class UsageIndex:
                      if self.vectors is None else None)
         self._langs = [query_language(e.query) for e in self.events]
         self.used = frozenset(e.skill for e in self.events if e.good)
+        self._good = self._sign > 0
+        self._has_good = bool(self._good.any())
         pick, best, hit = self._leave_one_out()
         self.reliability = (reliability_from(best, hit, RELIABILITY_BINS)
                             if len(pick) >= 2 * RELIABILITY_BINS else Reliability())
@@ -407,17 +412,16 @@ class UsageIndex:
         if not self.events or (self.vectors is not None and vector is None):
             return UsageAssessment(None, None, lang, self.gate, self.used)
         sims = self._similarities(query, vector)
-        good = self._sign > 0
-        nearest = float(sims[good].max()) if good.any() else None
+        nearest = float(sims[self._good].max()) if self._has_good else None
         g = self.gate.for_language(lang)
         return UsageAssessment(self._votes(sims, g.floor if g is not None else -np.inf), nearest,
                                lang, self.gate, self.used)
 
     def _votes(self, sims: np.ndarray, floor: float = -np.inf) -> UsageScores | None:
         """The k nearest past queries' votes. A neighbour below ``floor`` (the usage gate's
-        neutral point: as close as off-topic requests come to past use) votes nothing: the
-        reliability curve was measured between on-topic requests, and a request that far from
-        every past one (off-topic, or for a skill never used) is not one of them."""
+        floor: nearer than almost every past query's own nearest neighbour) votes nothing: the
+        reliability curve was measured between past queries, and a request that far from every
+        one of them (off-topic, or for a skill never used) is not like them."""
         top = np.argsort(-sims, kind="stable")[: self.k]
         j0 = int(top[0])
         if not sims[j0] > 0:
