@@ -677,7 +677,7 @@ class SkillRetriever:
                 weights = {**self.weights, "usage": used.weight}
             timings["L6"] = (self.clock() - t) * 1000
         t = self.clock()
-        fused = fuse(layers, weights, mode=self.fusion, k=self.rrf_k, raw=("usage",))
+        fused = fuse(layers, weights, mode=self.fusion, k=self.rrf_k, raw=("usage",), size=len(names))
         keep = max(self.top_k, 10)
         order = np.lexsort((np.arange(len(names)), -fused.scores))[:keep]
         head = fused.scores[order]
