@@ -173,11 +173,11 @@ def evaluate_with_usage(retriever: SkillRetriever, queries: Sequence[LabeledQuer
     try:
         retriever.usage = None
         zero = evaluate(retriever, queries, negatives)
-        retriever.usage = UsageLayer(UsageStore(None))
+        layer = retriever.usage = UsageLayer(UsageStore(None))
         recorded = replay_usage(retriever, usage)
         used = evaluate(retriever, queries, negatives)
     finally:
         retriever.usage = saved
     overlap = len({q.query for q in queries} & {q.query for q in usage})
     return {"zero_shot": zero, "with_usage": used, "usage_events": recorded,
-            "usage_overlap": overlap}
+            "usage_overlap": overlap, "usage_gate": layer.gate_report()}

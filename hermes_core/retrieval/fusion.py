@@ -62,8 +62,11 @@ def zscores(scores: np.ndarray) -> np.ndarray:
 
 
 def fuse(layers: Mapping[str, np.ndarray | None], weights: Mapping[str, float], *,
-         mode: str = "zscore", k: int = 60, raw: Collection[str] = ()) -> Fused:
+         mode: str = "zscore", k: int = 60, raw: Collection[str] = (), size: int = 0) -> Fused:
     """Fuse answering layers (value not None) with their weights, re-normalised over them.
+
+    ``size`` (the catalog's) sizes the all-zero answer when no layer was even asked (only the
+    usage layer enabled, and no history yet): the ranking still has one score per skill.
 
     Layers named in ``raw`` are already on the z scale and are not standardised again (z-score
     fusion only): a sparse layer, one skill voted for out of 900, would otherwise become a z of
@@ -72,7 +75,7 @@ def fuse(layers: Mapping[str, np.ndarray | None], weights: Mapping[str, float], 
     if mode not in FUSION_MODES:
         raise ValueError(f"unknown fusion mode {mode!r}; expected one of {FUSION_MODES}")
     answered = tuple(n for n, s in layers.items() if s is not None and weights.get(n, 0.0) > 0)
-    size = next((len(s) for s in layers.values() if s is not None), 0)
+    size = next((len(s) for s in layers.values() if s is not None), size)
     if not answered:
         return Fused(np.zeros(size), {}, ())
     total = sum(weights[n] for n in answered)

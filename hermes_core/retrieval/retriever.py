@@ -69,7 +69,7 @@ from hermes_core.retrieval.skills import (
 )
 from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
 from hermes_core.retrieval.triggers import TriggerIndex, merge_triggers
-from hermes_core.retrieval.usage import USAGE_FILE, USAGE_GATE_PRECISION, UsageLayer, UsageScores, UsageStore
+from hermes_core.retrieval.usage import USAGE_FILE, UsageAssessment, UsageLayer, UsageScores, UsageStore
 from hermes_core.types import Message, RetrievalQuery, Skill
 
 log = logging.getLogger(__name__)
@@ -468,7 +468,7 @@ class SkillRetriever:
             return False
 
     def _usage_scores(self, text: str, names: Sequence[str], d: DenseIndex | None,
-                      dense_text: str) -> UsageScores | None:
+                      dense_text: str) -> UsageAssessment | None:
         """The usage layer's answer: past queries embedded by the model serving this query."""
         assert self.usage is not None
         try:
@@ -476,8 +476,8 @@ class SkillRetriever:
             if d is not None and cal is not None:
                 idx = self.usage.index(names, d.cache_id, lambda ts: cached_query_vectors(d, ts),
                                        unrelated_mean=cal.unrelated_mean, unrelated_std=cal.unrelated_std)
-                return idx.score(text, d.query_vector(dense_text))
-            return self.usage.index(names, None, None).score(text)
+                return idx.assess(text, d.query_vector(dense_text))
+            return self.usage.index(names, None, None).assess(text)
         except Exception as e:
             log.warning("usage layer failed on a query: %s", e)
             return None
@@ -667,15 +667,17 @@ class SkillRetriever:
                 timings["L4"] = (self.clock() - t) * 1000
         weights: Mapping[str, float] = self.weights
         used: UsageScores | None = None
+        assessed: UsageAssessment | None = None
         if self.usage is not None and "L6" in self.layers:
             t = self.clock()
-            used = self._usage_scores(text, names, dense_index, dense_text)
+            assessed = self._usage_scores(text, names, dense_index, dense_text)
+            used = assessed.scores if assessed is not None else None
             if used is not None:
                 layers["usage"] = used.scores
                 weights = {**self.weights, "usage": used.weight}
             timings["L6"] = (self.clock() - t) * 1000
         t = self.clock()
-        fused = fuse(layers, weights, mode=self.fusion, k=self.rrf_k, raw=("usage",))
+        fused = fuse(layers, weights, mode=self.fusion, k=self.rrf_k, raw=("usage",), size=len(names))
         keep = max(self.top_k, 10)
         order = np.lexsort((np.arange(len(names)), -fused.scores))[:keep]
         head = fused.scores[order]
@@ -703,10 +705,8 @@ class SkillRetriever:
                   and "lexical" not in self._user_thresholds):
                 decision = calibrated_gate(lexical, self._lexical_cal.threshold_for(lang),
                                             "lexical")
-        if (used is not None and not decision.passed and used.precision >= USAGE_GATE_PRECISION
-                and len(order) and used.nearest_skill == names[int(order[0])]):
-            # a near-copy of a past request for the skill now ranked first: the use vouches for it
-            decision = GateDecision(True, used.precision, USAGE_GATE_PRECISION, "usage")
+        if assessed is not None:  # the gate's second opinion: how near past use the query is
+            decision = assessed.decide(decision, names[int(order[0])] if len(order) else None)
         if not fused.answered:
             decision = GateDecision(False, 0.0, 0.0, "no-layer")
         top = hint_cut(fused.scores, order[: self.top_k], self.hint_ratio, self.hint_margin)

@@ -146,8 +146,10 @@ def test_eval_usage_prints_zero_shot_and_with_usage_side_by_side(
                        "--usage", str(usage), "--no-embeddings", "--json")
     assert code == 0
     data = json.loads(out)
-    assert set(data) >= {"zero_shot", "with_usage", "usage_events", "usage_overlap", "calibration"}
+    assert set(data) >= {"zero_shot", "with_usage", "usage_events", "usage_overlap", "calibration",
+                         "usage_gate"}
     assert data["usage_events"] == 16 and data["usage_overlap"] == 0
+    assert data["usage_gate"][""]["en"]["on_topic"] == 16          # the lexical history's gate
     assert data["zero_shot"]["queries"] == data["with_usage"]["queries"] == 2
     assert "usage" not in data["zero_shot"]["answered"] and data["with_usage"]["answered"]["usage"] >= 1
     assert data["with_usage"]["mrr@10"] >= data["zero_shot"]["mrr@10"]

@@ -192,3 +192,9 @@ def test_a_raw_layer_is_fused_as_given_not_restandardised() -> None:
     g = fuse({"dense": dense, "usage": usage}, {"dense": 1.0, "usage": 1.0})
     assert g.contributions["usage"] == pytest.approx(0.5 * zscores(usage))
     assert f.answered == g.answered == ("dense", "usage")
+
+
+def test_fuse_with_no_layer_asked_gives_one_zero_per_skill() -> None:
+    out = fuse({}, {"bm25": 1.0}, size=3)
+    assert out.answered == () and list(out.scores) == [0.0, 0.0, 0.0]
+    assert len(fuse({"bm25": None}, {"bm25": 1.0}).scores) == 0

@@ -1158,3 +1158,11 @@ def test_gate_anchor_vectors_are_cached_with_the_skill_vectors(tmp_path, countin
     again.refresh()
     assert counting_embedder.calls == []            # skills and anchors all came from the cache
     assert (again._anchors["test:counting"] == first._anchors["test:counting"]).all()
+
+
+def test_usage_layer_alone_without_history_answers_nothing_instead_of_failing() -> None:
+    from hermes_core.retrieval.usage import UsageLayer, UsageStore
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[], layers=("L6",), usage=UsageLayer(UsageStore(None)))
+    res = r.retrieve("send the quarterly report to Bob")
+    assert res.gated and res.skills == () and res.answered == ()
+    assert res.gate is not None and res.gate.rule == "no-layer"

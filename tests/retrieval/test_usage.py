@@ -21,6 +21,7 @@ from hermes_core.retrieval.usage import (
     UsageLayer,
     UsageStore,
     measure_reliability,
+    prototypes,
     usage_weight,
 )
 from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
@@ -148,6 +149,50 @@ def test_lexical_usage_without_embeddings() -> None:
     assert res is not None and res.nearest_skill == "快递查询" and res.scores[1] > res.scores[0]
     assert idx.score("compose a sonnet about autumn") is None
     assert UsageIndex(events[:3], ["email-send", "快递查询"]).score("where is my parcel") is None
+
+
+def test_prototypes_are_normalised_means_and_their_accuracy_is_leave_one_out() -> None:
+    eye = np.eye(4)
+    # skill 0: three queries around axis 0; skill 1: three around axis 1; skill 2: one query
+    vecs = np.vstack([eye[0], (eye[0] + 0.2 * eye[2]) / np.linalg.norm(eye[0] + 0.2 * eye[2]),
+                      (eye[0] + 0.2 * eye[3]) / np.linalg.norm(eye[0] + 0.2 * eye[3]),
+                      eye[1], (eye[1] + 0.2 * eye[2]) / np.linalg.norm(eye[1] + 0.2 * eye[2]),
+                      (eye[1] + 0.2 * eye[3]) / np.linalg.norm(eye[1] + 0.2 * eye[3]), eye[3]])
+    labels = np.array([0, 0, 0, 1, 1, 1, 2])
+    protos, has, acc = prototypes(vecs, labels, np.ones(7, bool), 3)
+    assert list(has) == [True, True, False]                  # one query is no prototype
+    mean0 = vecs[:3].sum(axis=0)
+    assert protos[0] == pytest.approx(mean0 / np.linalg.norm(mean0)) and not protos[2].any()
+    # the six clustered queries find their own skill without themselves; the lone one cannot
+    assert acc == pytest.approx(6 / 7)
+    assert usage_weight(acc, U.PROTOTYPE_WEIGHT) == pytest.approx(
+        U.PROTOTYPE_WEIGHT * (6 / 7 - U.MIN_PRECISION) / (1 - U.MIN_PRECISION))
+
+
+def test_history_of_single_uses_earns_prototypes_no_weight() -> None:
+    eye = np.eye(8)
+    protos, has, acc = prototypes(eye, np.arange(8), np.ones(8, bool), 8)
+    assert not has.any() and not protos.any() and acc == 0.0
+    idx = UsageIndex([UsageEvent(f"q{i}", f"s{i}") for i in range(8)], [f"s{i}" for i in range(8)],
+                     eye.astype(np.float32))
+    assert idx.prototype_weight == 0.0
+
+
+def test_prototypes_lift_the_used_skill_without_pushing_others_below_zero() -> None:
+    rng = np.random.default_rng(5)
+    centres = np.eye(16)[:2]
+    events, vecs = [], []
+    for k, c in enumerate(centres):
+        for i in range(12):
+            v = c + 0.15 * rng.standard_normal(16)
+            vecs.append(v / np.linalg.norm(v))
+            events.append(UsageEvent(f"query {k} {i}", f"s{k}"))
+    names = ["s0", "s1", "never-used"]
+    idx = UsageIndex(events, names, np.vstack(vecs).astype(np.float32))
+    assert idx.prototype_accuracy == 1.0 and idx.prototype_weight == U.PROTOTYPE_WEIGHT
+    q = centres[0] + 0.1 * rng.standard_normal(16)
+    res = idx.score("query", (q / np.linalg.norm(q)).astype(np.float32))
+    assert res is not None and res.scores[0] > res.scores[1] >= 0.0 and res.scores[2] == 0.0
 
 
 # ------------------------------------------------------------------ wiring
