@@ -37,6 +37,7 @@ from hermes_core.agent.pool.state import (
     Outcome,
     PoolPolicy,
     PoolStateBackend,
+    RateLimitInfo,
     Strategy,
 )
 from hermes_core.errors import ConfigError, DependencyMissing, NoCredentialAvailable
@@ -291,8 +292,14 @@ class CredentialPool:
             return await asyncio.to_thread(self.report, held, outcome)
         return self.report(held, outcome)
 
-    def success(self, held: Held) -> None:
-        self.report(held, Outcome("ok"))
+    def success(self, held: Held, stated: RateLimitInfo | None = None) -> None:
+        """The call succeeded; ``stated`` is what its answer said about the key's request limit
+        (learned before any 429; nothing remaining blocks the key until the stated reset)."""
+        if stated is None:
+            self.report(held, Outcome("ok"))
+        else:
+            self.report(held, Outcome("ok", limit=stated.limit, remaining=stated.remaining,
+                                      reset_s=stated.reset_s))
 
     def cool_down(self, held: Held, retry_after: float | None, *,
                   limit: int | None = None) -> float:

@@ -52,6 +52,7 @@ from hermes_core.agent.resilience_policy import (
     backoff_delay,
     coerce,
     decide_failure,
+    rate_limit_info,
     stated_limit,
     status_of,
     wait_or_failover,
@@ -67,6 +68,7 @@ from hermes_core.errors import (
     RateLimited,
 )
 from hermes_core.providers.base import CallOptions, Provider, requires_key
+from hermes_core.providers.observed import Heard, capture
 from hermes_core.types import Candidate, Completion, Credential, Delta, Prompt, RouteDecision
 
 if TYPE_CHECKING:
@@ -278,10 +280,13 @@ class _Run:
                 continue
             return Step("call", cand, lease, opts)
 
-    def on_success(self, step: Step, started: float) -> None:
+    def on_success(self, step: Step, started: float, heard: Heard | None = None) -> None:
+        """The attempt succeeded; ``heard``: its answer's rate-limit headers, which teach the
+        pool the key's limit (and that nothing remains of it) before any 429 does."""
         assert step.candidate is not None
         if step.lease is not None:
-            self.loop.pool.success(step.lease)
+            stated = rate_limit_info(heard.headers) if heard is not None else None
+            self.loop.pool.success(step.lease, stated)
         self.record(step.candidate, step.credential, "ok", started, "done")
 
     def on_abort(self, step: Step, started: float, error: BaseException) -> None:
@@ -516,16 +521,18 @@ class CallLoop:
                 continue
             assert step.candidate is not None and step.options is not None
             started = self.clock()
+            heard = Heard()
             try:
                 sent = self._send(run, prompt, step)
-                result = self._provider(step).complete(sent, step.candidate.model,
-                                                       step.credential, step.options)
+                with capture(heard):
+                    result = self._provider(step).complete(sent, step.candidate.model,
+                                                           step.credential, step.options)
             except BaseException as raw:
                 delay = self._failed(run, step, started, raw)
                 if delay > 0:
                     self.sleep(delay)
                 continue
-            run.on_success(step, started)
+            run.on_success(step, started, heard)
             return replace(result, prompt=sent), tuple(run.attempts)
 
     def stream(self, prompt: Prompt, decision: RouteDecision, options: CallOptions | None = None,
@@ -542,13 +549,15 @@ class CallLoop:
             assert step.candidate is not None and step.options is not None
             started = self.clock()
             it: Iterator[Delta] | None = None
+            heard = Heard()
             try:
                 sent = self._send(run, prompt, step)
-                it = iter(self._provider(step).stream(sent, step.candidate.model,
-                                                      step.credential, step.options))
-                first = next(it)
+                with capture(heard):
+                    it = iter(self._provider(step).stream(sent, step.candidate.model,
+                                                          step.credential, step.options))
+                    first = next(it)
             except StopIteration:
-                run.on_success(step, started)
+                run.on_success(step, started, heard)
                 return
             except BaseException as raw:
                 _close(it)
@@ -563,7 +572,7 @@ class CallLoop:
         except BaseException as raw:
             _close(it)
             self._failed(run, step, started, raw, mid_stream=True)
-        run.on_success(step, started)
+        run.on_success(step, started, heard)
 
     # -------------------------------------------------------------- async
 
@@ -591,16 +600,18 @@ class CallLoop:
                 continue
             assert step.candidate is not None and step.options is not None
             started = self.clock()
+            heard = Heard()
             try:
                 sent = self._send(run, prompt, step)
-                result = await self._provider(step).acomplete(sent, step.candidate.model,
-                                                              step.credential, step.options)
+                with capture(heard):
+                    result = await self._provider(step).acomplete(sent, step.candidate.model,
+                                                                  step.credential, step.options)
             except BaseException as raw:
                 delay = await self._afailed(run, step, started, raw)
                 if delay > 0:
                     await self.asleep(delay)
                 continue
-            await self._aoutcome(run.on_success, step, started)
+            await self._aoutcome(run.on_success, step, started, heard)
             return replace(result, prompt=sent), tuple(run.attempts)
 
     def astream(self, prompt: Prompt, decision: RouteDecision, options: CallOptions | None = None,
@@ -617,13 +628,15 @@ class CallLoop:
             assert step.candidate is not None and step.options is not None
             started = self.clock()
             it: AsyncIterator[Delta] | None = None
+            heard = Heard()
             try:
                 sent = self._send(run, prompt, step)
-                it = self._provider(step).astream(sent, step.candidate.model, step.credential,
-                                                  step.options).__aiter__()
-                first = await it.__anext__()
+                with capture(heard):
+                    it = self._provider(step).astream(sent, step.candidate.model,
+                                                      step.credential, step.options).__aiter__()
+                    first = await it.__anext__()
             except StopAsyncIteration:
-                await self._aoutcome(run.on_success, step, started)
+                await self._aoutcome(run.on_success, step, started, heard)
                 return
             except BaseException as raw:
                 await _aclose(it)
@@ -639,7 +652,7 @@ class CallLoop:
         except BaseException as raw:
             await _aclose(it)
             await self._afailed(run, step, started, raw, mid_stream=True)
-        await self._aoutcome(run.on_success, step, started)
+        await self._aoutcome(run.on_success, step, started, heard)
 
 
 def _close(it: Any) -> None:

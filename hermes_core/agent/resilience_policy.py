@@ -10,13 +10,15 @@ and shared by the sync, async and streaming shells.
 from __future__ import annotations
 
 import random
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import httpx2
 from tenacity import RetryCallState, wait_exponential
 
-from hermes_core.agent.pool.state import sane_retry_after
+from hermes_core.agent.pool.state import RateLimitInfo, sane_retry_after
 from hermes_core.errors import (
     AuthenticationFailed,
     BadRequest,
@@ -27,7 +29,9 @@ from hermes_core.errors import (
     ProviderError,
     RateLimited,
     Timeout,
+    parse_duration,
     parse_retry_after,
+    parse_when,
 )
 
 if TYPE_CHECKING:
@@ -112,14 +116,47 @@ def coerce(e: BaseException, provider: str) -> BaseException:
     return e
 
 
-def stated_limit(error: ProviderError) -> int | None:
-    """The request limit a 429 states (``x-ratelimit-limit-requests``), if any."""
-    h = {k.lower(): v for k, v in error.headers.items()}
-    raw = h.get("x-ratelimit-limit-requests") or h.get("anthropic-ratelimit-requests-limit")
+def _count(raw: str | None) -> int | None:
     try:
-        return int(raw) if raw else None
+        return int(raw.strip()) if raw else None
     except ValueError:
         return None
+
+
+def rate_limit_info(headers: Mapping[str, str], *, now: float | None = None) -> RateLimitInfo | None:
+    """What an answer (a 200 as much as a 429) states about the key's *request* limit, or None.
+
+    OpenAI: ``x-ratelimit-limit-requests``, ``-remaining-requests``, ``-reset-requests`` (a
+    duration, ``1s`` / ``6m0s``); Anthropic: ``anthropic-ratelimit-requests-limit``,
+    ``-remaining``, ``-reset`` (an RFC 3339 time, read against the wall clock ``now``). Token
+    limits are not what the pool's request window counts and are left out; a limit of 0 or a
+    value that is not a number counts as unsaid."""
+    if not headers:
+        return None
+    h = {k.lower(): v for k, v in headers.items()
+         if "ratelimit" in k.lower()}
+    if not h:
+        return None
+    limit = _count(h.get("x-ratelimit-limit-requests") or h.get("anthropic-ratelimit-requests-limit"))
+    remaining = _count(h.get("x-ratelimit-remaining-requests")
+                       or h.get("anthropic-ratelimit-requests-remaining"))
+    reset: float | None = None
+    if "x-ratelimit-reset-requests" in h:
+        reset = parse_duration(h["x-ratelimit-reset-requests"])
+    elif "anthropic-ratelimit-requests-reset" in h:
+        reset = parse_when(h["anthropic-ratelimit-requests-reset"],
+                           time.time() if now is None else now)
+    if limit is not None and limit <= 0:
+        limit = None
+    if limit is None and remaining is None:
+        return None
+    return RateLimitInfo(limit, remaining, reset)
+
+
+def stated_limit(error: ProviderError) -> int | None:
+    """The request limit a 429 states (``x-ratelimit-limit-requests``), if any."""
+    info = rate_limit_info(error.headers)
+    return info.limit if info is not None else None
 
 
 # --------------------------------------------------------------------------- the decision

@@ -280,6 +280,7 @@ class RedisPoolState:
                 policy: PoolPolicy, *, lease: str = "") -> ReleaseResult:
         state_key, window_key, lease_key = self._key_names(provider, fingerprint)
         retry_after = sane_retry_after(outcome.retry_after)  # Lua cannot read "inf" or "nan"
+        reset = sane_retry_after(outcome.reset_s)
 
         def remote() -> ReleaseResult:
             held_lease = self._take_lease(provider, fingerprint, lease)
@@ -292,7 +293,9 @@ class RedisPoolState:
                           policy.breaker_cooldown_s, policy.default_cooldown_s,
                           policy.breaker_failures, self.options.state_ttl_s,
                           "1" if outcome.probe else "0", tokens, policy.window_s,
-                          outcome.limit or "", "1" if policy.learn_limits else "0"])
+                          outcome.limit or "", "1" if policy.learn_limits else "0",
+                          "" if outcome.remaining is None else max(0, outcome.remaining),
+                          "" if reset is None else reset])
             except self._down_errors:
                 if lease_id:  # keep it for a later release; it also expires in Redis on its own
                     self._hold(provider, fingerprint, lease_id, None, 0.0, tokens)

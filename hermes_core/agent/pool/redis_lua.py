@@ -314,7 +314,7 @@ return answer(k.fp, '', probe)
 # KEYS: provider hash, key state, key leases, key window.
 # ARGV: now, kind, retry_after or '', lease or '', cooldown_s, default_cooldown_s, threshold,
 #       state_ttl_s, probe '1'/'0', the lease's tokens, window_s, stated limit or '',
-#       learn limits '1'/'0'.
+#       learn limits '1'/'0', remaining of the limit or '', seconds until it resets or ''.
 # Returns {changed '1'/'0', blocked_until, removed '1'/'0'}.
 # The request's window entry moves from its send time to now (the server counted it in between,
 # so the pool's slot never frees before the server's); a refused one (429) leaves the window.
@@ -341,13 +341,16 @@ if lease ~= '' then
   end
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', fmt(now))
-if kind == 'rate_limited' and ARGV[13] == '1' then
+-- state.learned_after
+if ARGV[13] == '1' and (kind == 'rate_limited' or kind == 'ok') then
   local learned = tonumber(ARGV[12])
-  if learned == nil or learned <= 0 then
+  if (learned == nil or learned <= 0) and kind == 'rate_limited' then
     learned = math.max(1, redis.call('ZCARD', KEYS[4]))
   end
-  redis.call('HSET', KEYS[2], 'lr', tostring(learned))
-  redis.call('PEXPIRE', KEYS[2], ms(state_ttl))
+  if learned ~= nil and learned > 0 then
+    redis.call('HSET', KEYS[2], 'lr', tostring(learned))
+    redis.call('PEXPIRE', KEYS[2], ms(state_ttl))
+  end
 end
 
 local s = redis.call('HMGET', KEYS[2], 'rm', 'bu', 'bm', 'bf', 'bo')
@@ -360,6 +363,8 @@ local changed = false
 -- state.apply_outcome
 if kind == 'ok' then
   bm2, bf2, bo2 = 'closed', 0, 0
+  -- state.exhausted_until
+  if ARGV[14] == '0' and ARGV[15] ~= '' then bu2 = math.max(bu, now + tonumber(ARGV[15])) end
 elseif kind == 'rate_limited' then
   local wait = default_cooldown
   if retry_after ~= '' then wait = math.max(0, tonumber(retry_after)) end

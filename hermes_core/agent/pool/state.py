@@ -98,9 +98,23 @@ class Outcome:
     kind: OutcomeKind
     retry_after: float | None = None
     probe: bool = False
-    # a 429's statement of the key's request limit per window (``x-ratelimit-limit-requests``);
-    # None: the pool learns the limit from how many requests the window held when refused
+    # the key's request limit per window as the answer stated it (``x-ratelimit-limit-requests``,
+    # on a 200 or a 429); None: a 429 teaches how many requests the window held when refused
     limit: int | None = None
+    # what the answer said remains of that limit, and in how many seconds more frees: a 200 with
+    # nothing remaining blocks the key until then, as the 429 it spares would have
+    remaining: int | None = None
+    reset_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimitInfo:
+    """A response's statement of a key's request limit: the limit per window, what remains of it
+    and the seconds until more frees (each None when the response did not say)."""
+
+    limit: int | None = None
+    remaining: int | None = None
+    reset_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,7 +413,7 @@ def apply_outcome(outcome: Outcome, blocked_until: float, removed: bool, breaker
                   now: float, policy: PoolPolicy) -> tuple[float, bool, BreakerState, bool]:
     """A key's (blocked_until, removed, breaker, changed) after a call ended with ``outcome``."""
     if outcome.kind == "ok":
-        return blocked_until, removed, breaker_success(breaker), False
+        return exhausted_until(blocked_until, now, outcome), removed, breaker_success(breaker), False
     if outcome.kind == "rate_limited":
         until = cooldown_until(blocked_until, now, outcome.retry_after, policy.default_cooldown_s)
         return until, removed, _neutral(breaker, now, policy, outcome.probe), until != blocked_until
@@ -408,6 +422,26 @@ def apply_outcome(outcome: Outcome, blocked_until: float, removed: bool, breaker
     if outcome.kind == "failure":
         return blocked_until, removed, breaker_failure(breaker, now, policy.breaker_failures), False
     return blocked_until, removed, _neutral(breaker, now, policy, outcome.probe), False
+
+
+def exhausted_until(blocked_until: float, now: float, outcome: Outcome) -> float:
+    """A success that says nothing remains of the key's limit blocks the key until the reset it
+    states (only ever later): the request after it would be refused. Providers whose reset means
+    "fully replenished" (OpenAI's) make this wait longer than needed, never too short."""
+    if outcome.remaining != 0:
+        return blocked_until
+    wait = sane_retry_after(outcome.reset_s)
+    return blocked_until if wait is None else max(blocked_until, now + wait)
+
+
+def learned_after(outcome: Outcome, learned: int | None, admitted_in_window: int) -> int | None:
+    """A key's learned request limit after a call ended: the limit any answer states, else what
+    a 429 teaches (:func:`learn_limit`); other outcomes leave it."""
+    if outcome.limit is not None and outcome.limit > 0 and outcome.kind in ("ok", "rate_limited"):
+        return outcome.limit
+    if outcome.kind == "rate_limited":
+        return learn_limit(admitted_in_window, None)
+    return learned
 
 
 def provider_breaker_after(outcome: Outcome, breaker: BreakerState, now: float,
@@ -581,8 +615,8 @@ class InMemoryPoolState:
             refused = outcome.kind == "rate_limited"
             rec.close_lease(lease, now, refused)
             rec.in_flight = max(0, rec.in_flight - 1)
-            if refused and policy.learn_limits:
-                rec.learned_rpm = learn_limit(len(rec.window), outcome.limit)
+            if policy.learn_limits:
+                rec.learned_rpm = learned_after(outcome, rec.learned_rpm, len(rec.window))
             rec.blocked_until, rec.removed, rec.breaker, changed = apply_outcome(
                 outcome, rec.blocked_until, rec.removed, rec.breaker, now, policy)
             prov.breaker = provider_breaker_after(outcome, prov.breaker, now, policy)

@@ -271,6 +271,36 @@ def test_backend_contract_deadline_moves_only_later(backend: PoolStateBackend) -
     assert 99.0 <= res.available_at - backend.now() <= 100.5
 
 
+def test_backend_contract_a_success_stating_the_limit_teaches_it(backend: PoolStateBackend) -> None:
+    """The limit a 200 states (``x-ratelimit-limit-requests``) is learned before any 429."""
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(learn_limits=True)
+    first = backend.acquire("p7", keys, pol)
+    backend.release("p7", "a", Outcome("ok", limit=2, remaining=1), pol, lease=first.lease)
+    assert backend.snapshot("p7", keys, pol).keys[0].learned_rpm == 2
+    second = backend.acquire("p7", keys, pol)
+    assert second.fingerprint == "a"
+    backend.release("p7", "a", Outcome("ok", limit=2, remaining=0), pol, lease=second.lease)
+    third = backend.acquire("p7", keys, pol)
+    assert third.fingerprint is None and third.available_at is not None   # 2 in the window
+
+
+def test_backend_contract_a_success_with_nothing_remaining_blocks_until_reset(
+        backend: PoolStateBackend) -> None:
+    keys = [KeySpec("a", max_rpm=100)]
+    pol = PoolPolicy(learn_limits=True)
+    got = backend.acquire("p8", keys, pol)
+    res = backend.release("p8", "a", Outcome("ok", limit=100, remaining=0, reset_s=5.0), pol,
+                          lease=got.lease)
+    assert not res.changed                     # not a 429: nothing to alert about
+    after = backend.acquire("p8", keys, pol)
+    assert after.fingerprint is None and after.available_at is not None
+    assert 4.0 <= after.available_at - backend.now() <= 5.5
+    # requests left: no block; a later reset never shortens a deadline already set
+    backend.release("p8", "a", Outcome("ok", remaining=0, reset_s=1.0), pol)
+    assert backend.acquire("p8", keys, pol).available_at == after.available_at
+
+
 def test_backend_contract_removal_is_permanent(backend: PoolStateBackend) -> None:
     keys = [KeySpec("a")]
     pol = PoolPolicy()
