@@ -232,7 +232,7 @@ class RedisPoolState:
                                    self.options.lease_ttl_s, self.options.state_ttl_s, len(keys),
                                    policy.burst, policy.max_in_flight or 0,
                                    self._epochs.get(provider, ""),
-                                   os.urandom(8).hex()]
+                                   os.urandom(8).hex(), "1" if policy.learn_limits else "0"]
                 with self._lock:
                     known = {spec.fingerprint: self._known.get((provider, spec.fingerprint),
                                                                (0.0, False)) for spec in keys}

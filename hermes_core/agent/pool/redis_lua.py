@@ -94,7 +94,7 @@ end
 
 # KEYS: provider hash, rr hash, epoch, then per key (state, window, leases).
 # ARGV: now, strategy, window_s, cooldown_s, tokens, rand, lease, lease_ttl_s, state_ttl_s, n,
-#       burst, max_in_flight or 0, the caller's epoch, a new epoch,
+#       burst, max_in_flight or 0, the caller's epoch, a new epoch, learn limits '1'/'0',
 #       then per key (fingerprint, weight, max_rpm or 0, max_tpm or 0, the caller's known
 #       blocked-until, the caller's known removal '1'/'0', the caller's known learned limit or 0).
 # Returns {fingerprint or '', available_at or '', probe '1'/'0', now, 'resync' or '', epoch,
@@ -116,6 +116,7 @@ local state_ttl = tonumber(ARGV[9])
 local n = tonumber(ARGV[10])
 local burst = tonumber(ARGV[11])
 local max_in_flight = tonumber(ARGV[12])
+local learn = ARGV[15] == '1'
 
 local epoch = redis.call('GET', KEYS[3])
 if not epoch then
@@ -156,7 +157,7 @@ end
 local eligible = {}
 local earliest = nil
 for i = 1, n do
-  local a = 14 + (i - 1) * 7
+  local a = 15 + (i - 1) * 7
   local fp = ARGV[a + 1]
   local weight = tonumber(ARGV[a + 2])
   local rpm = tonumber(ARGV[a + 3])
@@ -164,7 +165,7 @@ for i = 1, n do
   local floor_bu = tonumber(ARGV[a + 5]) or 0
   local b = 3 + (i - 1) * 3
   local skey, wkey, lkey = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3]
-  local s = redis.call('HMGET', skey, 'rm', 'bu', 'bm', 'bf', 'bo', 'lr', 'pt')
+  local s = redis.call('HMGET', skey, 'rm', 'bu', 'bm', 'bf', 'bo', 'lr', 'pt', 'an')
   if ARGV[a + 6] == '1' and s[1] ~= '1' then
     redis.call('HSET', skey, 'rm', '1')
     redis.call('PEXPIRE', skey, ms(state_ttl))
@@ -199,9 +200,12 @@ for i = 1, n do
       local bm, bf, bo = read_breaker(s[3], s[4], s[5])
       local ok, probe, bm2, bf2, bo2, retry = breaker_check(bm, bf, bo, now, cooldown)
       local busy = false
-      if ok and max_in_flight > 0 then
+      -- state.in_flight_cap: one in flight until a key of unknown limit first answers
+      local cap = max_in_flight
+      if learn and limit == nil and s[8] ~= '1' then cap = 1 end
+      if ok and cap > 0 then
         redis.call('ZREMRANGEBYSCORE', lkey, '-inf', fmt(now))
-        if redis.call('ZCARD', lkey) >= max_in_flight then
+        if redis.call('ZCARD', lkey) >= cap then
           busy = true
           if limit ~= nil then free = now + window / limit
           else free = now + math.min(1.0, window / 60.0) end
@@ -341,6 +345,9 @@ if lease ~= '' then
   end
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', fmt(now))
+-- the key has answered (state.in_flight_cap)
+redis.call('HSET', KEYS[2], 'an', '1')
+redis.call('PEXPIRE', KEYS[2], ms(state_ttl))
 -- state.learned_after
 if ARGV[13] == '1' and (kind == 'rate_limited' or kind == 'ok') then
   local learned = tonumber(ARGV[12])

@@ -325,12 +325,23 @@ def effective_rpm(spec: KeySpec, learned: int | None) -> int | None:
     return spec.max_rpm if spec.max_rpm is not None else learned
 
 
+def in_flight_cap(spec: KeySpec, learned_rpm: int | None, answered: bool,
+                  policy: PoolPolicy) -> int | None:
+    """Requests a key may have in flight: ``max_in_flight``, but ONE while the pool learns limits
+    and knows none for a key that has never answered (slow start: the first answer usually states
+    the limit; a burst of callers must not land a whole in-flight cap on the key before it)."""
+    if (policy.learn_limits and not answered
+            and effective_rpm(spec, learned_rpm) is None):
+        return 1
+    return policy.max_in_flight
+
+
 def evaluate_key(spec: KeySpec, removed: bool, blocked_until: float, breaker: BreakerState,
                  window: Sequence[tuple[float, int]], need_tokens: int, now: float,
                  policy: PoolPolicy, *, in_flight: int = 0, learned_rpm: int | None = None,
-                 tat: float = 0.0) -> Availability:
-    """May this key take a request now? Removed > blocked deadline > breaker > in-flight cap >
-    RPM (configured or learned) > pacing > TPM.
+                 tat: float = 0.0, answered: bool = True) -> Availability:
+    """May this key take a request now? Removed > blocked deadline > breaker > in-flight cap
+    (see :func:`in_flight_cap`) > RPM (configured or learned) > pacing > TPM.
 
     ``window`` holds the key's ``(time, tokens)`` requests inside the sliding window: requests in
     flight at the time they were sent, finished ones at the time they finished (the server counted
@@ -343,7 +354,8 @@ def evaluate_key(spec: KeySpec, removed: bool, blocked_until: float, breaker: Br
     if not chk.allowed:
         return Availability(False, chk.retry_at)
     limit = effective_rpm(spec, learned_rpm)
-    if policy.max_in_flight is not None and in_flight >= policy.max_in_flight:
+    cap = in_flight_cap(spec, learned_rpm, answered, policy)
+    if cap is not None and in_flight >= cap:
         # frees when a call ends; a short hint, the caller's waiter jitter spreads the retries
         hint = policy.window_s / limit if limit else min(1.0, policy.window_s / 60.0)
         return Availability(False, now + hint)
@@ -512,6 +524,7 @@ class _KeyRecord:
     open: dict[str, tuple[float, int]] = field(default_factory=dict)  # lease -> window entry
     learned_rpm: int | None = None
     tat: float = 0.0    # the pacer's theoretical arrival time
+    answered: bool = False   # a call with this key has ended (see in_flight_cap)
 
     def close_lease(self, lease: str, now: float, refused: bool) -> None:
         """A call ended: its window entry moves from send time to now (see evaluate_key); a
@@ -582,7 +595,8 @@ class InMemoryPoolState:
                 rec.prune(now, policy.window_s)
                 av = evaluate_key(spec, rec.removed, rec.blocked_until, rec.breaker, rec.window,
                                   tokens, now, policy, in_flight=rec.in_flight,
-                                  learned_rpm=rec.learned_rpm, tat=rec.tat)
+                                  learned_rpm=rec.learned_rpm, tat=rec.tat,
+                                  answered=rec.answered)
                 if av.ok:
                     eligible.append((spec, rec, av))
                 elif av.free_at is not None:
@@ -615,6 +629,7 @@ class InMemoryPoolState:
             refused = outcome.kind == "rate_limited"
             rec.close_lease(lease, now, refused)
             rec.in_flight = max(0, rec.in_flight - 1)
+            rec.answered = True
             if policy.learn_limits:
                 rec.learned_rpm = learned_after(outcome, rec.learned_rpm, len(rec.window))
             rec.blocked_until, rec.removed, rec.breaker, changed = apply_outcome(

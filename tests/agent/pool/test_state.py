@@ -301,6 +301,22 @@ def test_backend_contract_a_success_with_nothing_remaining_blocks_until_reset(
     assert backend.acquire("p8", keys, pol).available_at == after.available_at
 
 
+def test_backend_contract_a_key_of_unknown_limit_sends_one_request_until_it_answers(
+        backend: PoolStateBackend) -> None:
+    """Slow start: nothing says how much a key admits until its first answer (whose headers
+    usually say), so a burst of callers does not land a whole in-flight cap on it first."""
+    keys = [KeySpec("a"), KeySpec("b", max_rpm=100)]
+    pol = PoolPolicy(learn_limits=True, max_in_flight=32, strategy="fill_first")
+    first = backend.acquire("p9", keys, pol)
+    assert first.fingerprint == "a"
+    assert [backend.acquire("p9", keys, pol).fingerprint for _ in range(2)] == ["b", "b"]
+    backend.release("p9", "a", Outcome("ok"), pol, lease=first.lease)   # answered, no limit said
+    assert [backend.acquire("p9", keys, pol).fingerprint for _ in range(3)] == ["a", "a", "a"]
+    unlearned = PoolPolicy(max_in_flight=32)                            # not learning: no gate
+    assert [backend.acquire("p10", keys[:1], unlearned).fingerprint
+            for _ in range(2)] == ["a", "a"]
+
+
 def test_backend_contract_removal_is_permanent(backend: PoolStateBackend) -> None:
     keys = [KeySpec("a")]
     pol = PoolPolicy()
