@@ -398,6 +398,7 @@ def storm(variant: str, matched: bool, *, seconds: float, window_s: float, rpm: 
         settings = _storm_settings(url, window_s=window_s, rpm=rpm, matched=matched,
                                    redis_url=red.url if red else None)
         t0 = srv.clock()
+        outage: list[float] = []     # when redis-server was killed and when it answered again
         try:
             if variant == "threads32":
                 res = [_threads_client(settings, "t", 32, seconds)]
@@ -416,20 +417,22 @@ def storm(variant: str, matched: bool, *, seconds: float, window_s: float, rpm: 
                             time.sleep(0.05)
                         time.sleep(seconds / 2)
                         red.kill()
+                        outage.append(srv.clock())
                         time.sleep(1.0)
                         red.start()
+                        outage.append(srv.clock())
                     res = job.get(timeout=seconds + 120)
         finally:
             if red is not None:
                 red.close()
         served = srv.requests
     return _score(served, res, t0=t0, seconds=seconds, window_s=window_s, rpm=rpm,
-                  matched=matched, headers=headers, latency_s=latency_s)
+                  matched=matched, headers=headers, latency_s=latency_s, outage=outage)
 
 
 def _score(served: list[Any], res: list[dict[str, Any]], *, t0: float, seconds: float,
            window_s: float, rpm: int, matched: bool, headers: bool = True,
-           latency_s: float = 0.0) -> dict[str, Any]:
+           latency_s: float = 0.0, outage: list[float] | None = None) -> dict[str, Any]:
     # the storm starts with its first request (worker processes take a while to import)
     t0 = min((r.at for r in served), default=t0)
     by_key: dict[str, list[Any]] = defaultdict(list)
@@ -449,6 +452,7 @@ def _score(served: list[Any], res: list[dict[str, Any]], *, t0: float, seconds: 
     to_cooling = sum(1 for part in res for fp, began in part["acquires"]
                      if any(heard < began < until - 0.002 for heard, until in cooling[fp]))
     late_429s = 0
+    violation_at: list[float] = []
     for reqs in by_key.values():
         reqs.sort(key=lambda r: r.at)
         # when the client could first know the limit: the first answer stating it went out
@@ -463,6 +467,7 @@ def _score(served: list[Any], res: list[dict[str, Any]], *, t0: float, seconds: 
             known = r.at > learned_at
             if known and len(arrivals) > rpm:
                 violations += 1
+                violation_at.append(r.at)
             if known and r.status == 429:
                 late_429s += 1
     ids = Counter(r.body["messages"][-1]["content"] for r in ok)
@@ -479,7 +484,11 @@ def _score(served: list[Any], res: list[dict[str, Any]], *, t0: float, seconds: 
             "latency_ms_p99": round(statistics.quantiles(lat, n=100)[98], 1) if len(lat) > 2
             else None,
             "successes": successes, "capacity": capacity,
-            "failed_requests": sum(p["failed"] for p in res)}
+            "failed_requests": sum(p["failed"] for p in res),
+            # seconds after redis-server was killed (and after it answered again) of each
+            # violation: which transition let it through
+            **({"violations_after_kill_s": [round(t - outage[0], 3) for t in violation_at],
+                "redis_back_after_s": round(outage[1] - outage[0], 3)} if outage else {})}
 
 
 def main() -> None:

@@ -353,6 +353,8 @@ if ARGV[13] == '1' and (kind == 'rate_limited' or kind == 'ok') then
   local learned = tonumber(ARGV[12])
   if (learned == nil or learned <= 0) and kind == 'rate_limited' then
     learned = math.max(1, redis.call('ZCARD', KEYS[4]))
+    local before = tonumber(redis.call('HGET', KEYS[2], 'lr'))
+    if before ~= nil and before < learned then learned = before end
   end
   if learned ~= nil and learned > 0 then
     redis.call('HSET', KEYS[2], 'lr', tostring(learned))

@@ -448,11 +448,14 @@ def exhausted_until(blocked_until: float, now: float, outcome: Outcome) -> float
 
 def learned_after(outcome: Outcome, learned: int | None, admitted_in_window: int) -> int | None:
     """A key's learned request limit after a call ended: the limit any answer states, else what
-    a 429 teaches (:func:`learn_limit`); other outcomes leave it."""
+    a 429 teaches (:func:`learn_limit`), which only ever lowers an earlier estimate: the window
+    holds at least what the server admitted when it refused (requests in flight count too), so
+    every such count is an upper bound and the smallest is the tightest. Other outcomes leave it."""
     if outcome.limit is not None and outcome.limit > 0 and outcome.kind in ("ok", "rate_limited"):
         return outcome.limit
     if outcome.kind == "rate_limited":
-        return learn_limit(admitted_in_window, None)
+        counted = learn_limit(admitted_in_window, None)
+        return counted if learned is None else min(learned, counted)
     return learned
 
 

@@ -26,6 +26,7 @@ from hermes_core.agent.pool.state import (
     cooldown_until,
     evaluate_key,
     learn_limit,
+    learned_after,
     pace_after,
     pace_free_at,
     tokens_free_at,
@@ -315,6 +316,40 @@ def test_backend_contract_a_key_of_unknown_limit_sends_one_request_until_it_answ
     unlearned = PoolPolicy(max_in_flight=32)                            # not learning: no gate
     assert [backend.acquire("p10", keys[:1], unlearned).fingerprint
             for _ in range(2)] == ["a", "a"]
+
+
+def test_backend_contract_a_429_that_states_nothing_only_lowers_the_learned_limit(
+        backend: PoolStateBackend) -> None:
+    """The window's count when refused is at least what the server admitted (requests still in
+    flight included), so a 429 that states no limit can tighten the estimate, never loosen it."""
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(learn_limits=True, window_s=600.0)
+    first = backend.acquire("p11", keys, pol)
+    backend.release("p11", "a", Outcome("ok"), pol, lease=first.lease)   # answered
+    leases = [backend.acquire("p11", keys, pol).lease for _ in range(5)]  # window: 6
+    backend.release("p11", "a", Outcome("rate_limited", 0.0, limit=3), pol, lease=leases[0])
+    assert backend.snapshot("p11", keys, pol).keys[0].learned_rpm == 3    # stated: taken as is
+    backend.release("p11", "a", Outcome("rate_limited", 0.0), pol, lease=leases[1])
+    assert backend.snapshot("p11", keys, pol).keys[0].learned_rpm == 3    # 4 in the window: not 4
+    backend.release("p11", "a", Outcome("ok"), pol, lease=leases[2])
+    backend.release("p11", "a", Outcome("rate_limited", 0.0), pol, lease=leases[3])
+    backend.release("p11", "a", Outcome("rate_limited", 0.0), pol, lease=leases[4])
+    assert backend.snapshot("p11", keys, pol).keys[0].learned_rpm == 2    # 2 in the window: lower
+
+
+@pytest.mark.parametrize(("outcome", "learned", "admitted", "expected"), [
+    (Outcome("rate_limited"), None, 7, 7),
+    (Outcome("rate_limited"), 4, 7, 4),          # never up without a statement
+    (Outcome("rate_limited"), 9, 7, 7),
+    (Outcome("rate_limited", limit=12), 4, 7, 12),
+    (Outcome("ok", limit=12), 4, 7, 12),
+    (Outcome("ok"), 4, 7, 4),
+    (Outcome("failure", limit=12), 4, 7, 4),
+    (Outcome("rate_limited"), None, 0, 1),
+])
+def test_learned_after(outcome: Outcome, learned: int | None, admitted: int,
+                       expected: int) -> None:
+    assert learned_after(outcome, learned, admitted) == expected
 
 
 def test_backend_contract_removal_is_permanent(backend: PoolStateBackend) -> None:
