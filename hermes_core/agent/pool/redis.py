@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_core.agent.pool import redis_lua as lua
-from hermes_core.agent.pool.breaker import BreakerState
+from hermes_core.agent.pool.breaker import CLOSED, BreakerState
 from hermes_core.agent.pool.state import (
     STRATEGIES,
     AcquireResult,
@@ -101,6 +101,13 @@ class _LocalPoolState(InMemoryPoolState):
         """Start from the limit the fleet learned for a key (this worker's share of it)."""
         with self._lock:
             self._key(provider, fingerprint).learned_rpm = learned_rpm
+
+    def breakers(self) -> tuple[dict[tuple[str, str], BreakerState], dict[str, BreakerState]]:
+        """The breakers this fallback holds that are not plainly closed: per key, per provider."""
+        with self._lock:
+            keys = {k: r.breaker for k, r in self._keys.items() if r.breaker != CLOSED}
+            providers = {p: r.breaker for p, r in self._providers.items() if r.breaker != CLOSED}
+        return keys, providers
 
     def seed(self, provider: str, fingerprint: str, sent: Sequence[tuple[float, int]]) -> None:
         """Count requests this worker sent through Redis (local times, tokens) in the local window,
@@ -307,14 +314,24 @@ class RedisPoolState:
 
         def local() -> ReleaseResult:
             self._take_lease(provider, fingerprint, lease)
-            res = self._local.release(provider, fingerprint, outcome, policy)
-            if outcome.kind in ("rate_limited", "removed"):
-                with self._lock:
+            stated = outcome.limit
+            if stated:
+                # the fleet's limit, as stated by the server: the fallback uses this worker's
+                # share of it (like a configured max_rpm), Redis gets it whole on the way back
+                outcome_here = replace(outcome, limit=max(1, stated // self.options.workers))
+            else:
+                outcome_here = outcome
+            res = self._local.release(provider, fingerprint, outcome_here, policy)
+            removed = outcome.kind == "removed"
+            with self._lock:
+                if stated and policy.learn_limits:
+                    self._learned_rpm[(provider, fingerprint)] = stated
+                if removed or res.blocked_until > self._known.get(
+                        (provider, fingerprint), (0.0, False))[0]:
                     _, was_removed = self._learned.get((provider, fingerprint), (0.0, False))
-                    self._learned[(provider, fingerprint)] = (
-                        res.blocked_until, was_removed or outcome.kind == "removed")
-                    self._remember(provider, fingerprint, res.blocked_until,
-                                   outcome.kind == "removed")
+                    self._learned[(provider, fingerprint)] = (res.blocked_until,
+                                                              was_removed or removed)
+                    self._remember(provider, fingerprint, res.blocked_until, removed)
             return res
 
         return self._call(remote, local)
@@ -393,10 +410,24 @@ class RedisPoolState:
                 self._epochs[provider] = epoch
 
     def _merge_back(self, learned: dict[tuple[str, str], tuple[float, bool]],
-                    sent: dict[tuple[str, str], list[tuple[float, int, float]]]) -> None:
-        """Deadlines (only later), removals and requests sent (local times) into Redis."""
+                    sent: dict[tuple[str, str], list[tuple[float, int, float]]],
+                    breakers: dict[tuple[str, str], BreakerState] | None = None,
+                    provider_breakers: dict[str, BreakerState] | None = None) -> None:
+        """Deadlines (only later), removals, requests sent (local times) and breaker states (the
+        more cautious view wins, see :func:`.breaker.breaker_merge`) into Redis."""
         local_now = self._local.now()
-        for item in learned.keys() | sent.keys():
+        breakers = breakers or {}
+        provider_breakers = provider_breakers or {}
+        items = learned.keys() | sent.keys() | breakers.keys()
+        items |= {(p, fp) for p in provider_breakers for (q, fp) in learned.keys() | sent.keys()
+                  if q == p}
+
+        def breaker_args(b: BreakerState | None) -> list[Any]:
+            if b is None:
+                return ["", 0, 0.0]
+            return [b.mode, b.failures, local_now - b.opened_at]
+
+        for item in items:
             provider, fp = item
             until, removed = learned.get(item, (0.0, False))
             uses = [u for u in sent.get(item, []) if u[0] > local_now - u[2]]
@@ -405,9 +436,11 @@ class RedisPoolState:
             for t, tok, _ in uses:
                 pairs += [local_now - t, tok]
             state_key, window_key, _ = self._key_names(provider, fp)
-            self._merge(keys=[state_key, window_key],
+            self._merge(keys=[state_key, window_key, self._name(provider, "p")],
                         args=[self._now_arg(), until - local_now, "1" if removed else "0",
-                              self.options.state_ttl_s, window, os.urandom(6).hex(), *pairs])
+                              self.options.state_ttl_s, window, os.urandom(6).hex(),
+                              *breaker_args(breakers.get(item)),
+                              *breaker_args(provider_breakers.get(provider)), *pairs])
 
     def _hold(self, provider: str, fingerprint: str, lease: str, tokens: int | None,
               window_s: float, lease_tokens: int = 0) -> None:
@@ -484,9 +517,10 @@ class RedisPoolState:
             for item, (until, removed) in self._known.items():
                 was_until, was_removed = learned.get(item, (0.0, False))
                 learned[item] = (max(until, was_until), removed or was_removed)
+        key_breakers, provider_breakers = self._local.breakers()
         try:
             self._redis.ping()
-            self._merge_back(learned, sent)
+            self._merge_back(learned, sent, key_breakers, provider_breakers)
         except self._down_errors:
             return False
         with self._lock:

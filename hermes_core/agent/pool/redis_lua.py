@@ -453,15 +453,34 @@ return out
 """
 
 # Replays what a worker did and learned while Redis was away, once it is back: the requests it
-# sent (so the fleet's window is not reset to empty by a restart), a 429 deadline, a removal.
-# KEYS: key state, key window.
+# sent (so the fleet's window is not reset to empty by a restart), a 429 deadline, a removal,
+# the key's and the provider's breaker states (breaker.breaker_merge: the more cautious wins).
+# KEYS: key state, key window, provider hash.
 # ARGV: now, seconds still blocked (<= 0: none), removed '1'/'0', state_ttl_s, window_s, a unique
-#       id, then pairs (age in seconds, tokens) of the requests sent locally.
+#       id, key breaker mode ('' none), failures, seconds since it opened, the same three for the
+#       provider breaker, then pairs (age in seconds, tokens) of the requests sent locally.
 MERGE = COMMON + r"""
 local now = clock(ARGV[1])
 local remaining = tonumber(ARGV[2])
 local state_ttl = tonumber(ARGV[4])
 local window = tonumber(ARGV[5])
+local caution = {closed = 0, half_open = 1, open = 2}
+
+-- breaker.breaker_merge of a stored breaker and a worker's view, written back when it differs
+local function merge_breaker(key, mode, failures, age)
+  if mode == '' then return end
+  local s = redis.call('HMGET', key, 'bm', 'bf', 'bo')
+  local bm, bf, bo = read_breaker(s[1], s[2], s[3])
+  local lf, lo = tonumber(failures), now - tonumber(age)
+  local m2, f2, o2 = bm, bf, bo
+  if caution[mode] > caution[bm] then
+    m2, f2, o2 = mode, lf, lo
+  elseif caution[mode] == caution[bm] then
+    f2, o2 = math.max(bf, lf), math.max(bo, lo)
+  end
+  if m2 ~= bm or f2 ~= bf or o2 ~= bo then write_breaker(key, m2, f2, o2, ms(state_ttl)) end
+end
+
 local s = redis.call('HMGET', KEYS[1], 'rm', 'bu')
 local bu = tonumber(s[2]) or 0
 local bu2 = bu
@@ -476,8 +495,10 @@ if ARGV[3] == '1' and s[1] ~= '1' then
   changed = true
 end
 if changed then redis.call('PEXPIRE', KEYS[1], ms(math.max(state_ttl, bu2 - now))) end
+merge_breaker(KEYS[1], ARGV[7], ARGV[8], ARGV[9])
+merge_breaker(KEYS[3], ARGV[10], ARGV[11], ARGV[12])
 local added = 0
-for j = 7, #ARGV - 1, 2 do
+for j = 13, #ARGV - 1, 2 do
   local age = tonumber(ARGV[j])
   if age < window then
     redis.call('ZADD', KEYS[2], fmt(now - age), ARGV[6] .. '-' .. tostring(j) .. ':' .. ARGV[j + 1])

@@ -519,3 +519,38 @@ def test_a_cool_down_and_a_removal_survive_a_restart_that_loses_them(
                 backend.release("p", g.fingerprint, Outcome("ok"), pol, lease=g.lease)
     snap = other.snapshot("p", keys, pol)
     assert snap.keys[0].blocked_until == 5100.0 and snap.keys[1].removed
+
+
+def test_breakers_opened_during_an_outage_are_merged_back(own_redis: RedisServer,
+                                                          redis_prefix: str) -> None:
+    """The local fallback's breaker states reach the restarted Redis with its deadlines: a key
+    that failed during the outage stays out for every worker; a learned limit stated during the
+    outage is kept whole for the fleet (the worker itself used its share of it)."""
+    mono = Mono()
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=5.0)
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=opts)
+    keys = [KeySpec("a"), KeySpec("b")]
+    pol = PoolPolicy(strategy="fill_first", breaker_failures=2, breaker_cooldown_s=300.0,
+                     learn_limits=True)
+    first = be.acquire("p", keys, pol)
+    be.release("p", "a", Outcome("ok"), pol, lease=first.lease)
+    own_redis.stop()
+    pol_b = replace(pol, strategy="round_robin")
+    for want, outcome in (("a", Outcome("failure")), ("b", Outcome("ok", limit=8, remaining=7)),
+                          ("a", Outcome("failure"))):
+        got = be.acquire("p", keys, pol_b)
+        assert got.fingerprint == want
+        be.release("p", want, outcome, pol, lease=got.lease)
+    assert be.degraded
+    assert be.acquire("p", keys, pol).fingerprint == "b"      # a's breaker is open locally
+    assert be.snapshot("p", keys, pol).keys[1].learned_rpm == 4    # this worker's share: 8 // 2
+    own_redis.start()
+    mono.t += 5.1
+    assert be.acquire("p", keys, pol).fingerprint == "b" and not be.degraded
+    other = RedisPoolState(own_redis.url, options=RedisPoolOptions(key_prefix=redis_prefix))
+    snap = other.snapshot("p", keys, pol)
+    assert snap.keys[0].breaker.mode == "open" and snap.keys[0].breaker.failures == 2
+    assert snap.keys[1].learned_rpm == 8
+    assert other.acquire("p", keys, pol).fingerprint == "b"   # never a, still open
+    other.close()
+    be.close()
