@@ -85,6 +85,25 @@ def _opt_float(value: Any) -> float | None:
     return float(s) if s else None
 
 
+def _share(raw: str, redis_now: float, local_now: float, window_s: float, workers: int,
+           sent: bool) -> list[float]:
+    """One worker's share of a key's window from ACQUIRE's "<requests>|<newest times>", as local
+    times, oldest first: the ceil(requests / workers) newest request times. ``sent``: this very
+    acquire added one more (now). Times not listed (beyond 32, or the one a new request pushes
+    in) are put at the oldest listed, later than their own, so the share never frees early."""
+    count_s, _, listed = raw.partition("|")
+    times = sorted(local_now - (redis_now - float(t)) for t in listed.split(",") if t)
+    count = int(count_s or 0)
+    if sent:
+        count += 1
+        times.append(local_now)
+    share = -(-count // workers)
+    times = times[-share:] if share else []
+    if times and share > len(times):
+        times = [times[0]] * (share - len(times)) + times
+    return [t for t in times if t > local_now - window_s]
+
+
 class _LocalPoolState(InMemoryPoolState):
     """The fallback state, which can also be told about requests sent before it took over."""
 
@@ -101,6 +120,18 @@ class _LocalPoolState(InMemoryPoolState):
         """Start from the limit the fleet learned for a key (this worker's share of it)."""
         with self._lock:
             self._key(provider, fingerprint).learned_rpm = learned_rpm
+
+    def cancel(self, provider: str, fingerprint: str, lease: str) -> None:
+        """Take back a request acquired here that was never sent (Redis refused the key)."""
+        with self._lock:
+            rec = self._key(provider, fingerprint)
+            entry = rec.open.pop(lease, None)
+            if entry is not None:
+                try:
+                    rec.window.remove(entry)
+                except ValueError:
+                    pass
+                rec.in_flight = max(0, rec.in_flight - 1)
 
     def breakers(self) -> tuple[dict[tuple[str, str], BreakerState], dict[str, BreakerState]]:
         """The breakers this fallback holds that are not plainly closed: per key, per provider."""
@@ -206,6 +237,15 @@ class RedisPoolState:
         # requests this worker sent through Redis in the last window (local time, tokens,
         # window_s): the local fallback starts from them instead of from an empty window
         self._recent: dict[tuple[str, str], deque[tuple[float, int, float]]] = {}
+        # this worker's share of each key's window as Redis last showed it (local times, oldest
+        # first): where the local fallback starts, and what goes back to a Redis that lost it
+        self._shares: dict[tuple[str, str], list[float]] = {}
+        self._phantoms: dict[tuple[str, str], list[tuple[float, int, float]]] = {}
+        self._window_s = 60.0
+        # after an outage, until when (monotonic) a key must also fit the local share, and the
+        # local lease each Redis lease of that time holds
+        self._probation_until = 0.0
+        self._paired: dict[tuple[str, str], str] = {}
         self.outages = 0  # how many times this backend fell back (observability, tests)
 
     # ------------------------------------------------------------------ public API
@@ -229,7 +269,7 @@ class RedisPoolState:
             raise ValueError(f"unknown rotation strategy {policy.strategy!r}; "
                              f"use one of {', '.join(STRATEGIES)}")
 
-        def remote() -> AcquireResult:
+        def remote(keys: Sequence[KeySpec] = keys) -> AcquireResult:
             for _ in range(3):
                 lease = os.urandom(8).hex()
                 names = [self._name(provider, "p"), self._name(provider, "rr"),
@@ -239,7 +279,8 @@ class RedisPoolState:
                                    self.options.lease_ttl_s, self.options.state_ttl_s, len(keys),
                                    policy.burst, policy.max_in_flight or 0,
                                    self._epochs.get(provider, ""),
-                                   os.urandom(8).hex(), "1" if policy.learn_limits else "0"]
+                                   os.urandom(8).hex(), "1" if policy.learn_limits else "0",
+                                   self.options.workers]
                 with self._lock:
                     known = {spec.fingerprint: self._known.get((provider, spec.fingerprint),
                                                                (0.0, False)) for spec in keys}
@@ -255,14 +296,19 @@ class RedisPoolState:
                 if status == "resync":
                     self._resync(provider, epoch)
                     continue
+                local_now = self._local.now()
                 with self._lock:
-                    for i, spec in enumerate(keys if len(raw) >= 6 + 3 * len(keys) else ()):
-                        until = float(_text(raw[6 + 3 * i]))
-                        removed = _text(raw[7 + 3 * i]) == "1"
+                    for i, spec in enumerate(keys if len(raw) >= 6 + 4 * len(keys) else ()):
+                        until = float(_text(raw[6 + 4 * i]))
+                        removed = _text(raw[7 + 4 * i]) == "1"
                         self._remember(provider, spec.fingerprint, until, removed)
-                        lr = _text(raw[8 + 3 * i])
+                        lr = _text(raw[8 + 4 * i])
                         if lr:
                             self._learned_rpm[(provider, spec.fingerprint)] = int(lr)
+                        self._shares[(provider, spec.fingerprint)] = _share(
+                            _text(raw[9 + 4 * i]), float(now), local_now, policy.window_s,
+                            self.options.workers, spec.fingerprint == fp)
+                    self._window_s = policy.window_s
                 fingerprint = fp or None
                 if fingerprint is not None:
                     self._hold(provider, fingerprint, lease, max(0, int(tokens)), policy.window_s)
@@ -281,13 +327,42 @@ class RedisPoolState:
                     sent.append((res.now, max(0, int(tokens)), policy.window_s))
             return res
 
-        return self._call(remote, local)
+        def on_probation() -> AcquireResult:
+            """For one window after Redis returns, other workers may still be serving locally
+            (their requests reach Redis when they notice): a key must fit this worker's local
+            share too, and Redis is asked for that key only."""
+            if self._monotonic() >= self._probation_until:
+                return remote()
+            gate = self._local.acquire(provider, self._local_keys(keys), policy,
+                                       tokens=tokens, rand=rand)
+            if gate.fingerprint is None:
+                return gate
+            try:
+                res = remote([k for k in keys if k.fingerprint == gate.fingerprint])
+            except BaseException:
+                self._local.cancel(provider, gate.fingerprint, gate.lease)
+                raise
+            if res.fingerprint is None:
+                self._local.cancel(provider, gate.fingerprint, gate.lease)
+            else:
+                with self._lock:
+                    self._paired[(provider, res.lease)] = gate.lease
+            return res
+
+        return self._call(on_probation, local)
 
     def release(self, provider: str, fingerprint: str, outcome: Outcome,
                 policy: PoolPolicy, *, lease: str = "") -> ReleaseResult:
         state_key, window_key, lease_key = self._key_names(provider, fingerprint)
         retry_after = sane_retry_after(outcome.retry_after)  # Lua cannot read "inf" or "nan"
         reset = sane_retry_after(outcome.reset_s)
+        with self._lock:
+            paired = self._paired.pop((provider, lease), "") if lease else ""
+        stated = outcome.limit
+        # the fleet's limit, as stated by the server: locally this worker's share of it (like a
+        # configured max_rpm); Redis gets it whole
+        outcome_here = (replace(outcome, limit=max(1, stated // self.options.workers))
+                        if stated else outcome)
 
         def remote() -> ReleaseResult:
             held_lease = self._take_lease(provider, fingerprint, lease)
@@ -310,18 +385,13 @@ class RedisPoolState:
             res = ReleaseResult(_text(changed) == "1", float(_text(until)))
             with self._lock:
                 self._remember(provider, fingerprint, res.blocked_until, _text(removed) == "1")
+            if paired:      # the request also counted against this worker's local share
+                self._local.release(provider, fingerprint, outcome_here, policy, lease=paired)
             return res
 
         def local() -> ReleaseResult:
             self._take_lease(provider, fingerprint, lease)
-            stated = outcome.limit
-            if stated:
-                # the fleet's limit, as stated by the server: the fallback uses this worker's
-                # share of it (like a configured max_rpm), Redis gets it whole on the way back
-                outcome_here = replace(outcome, limit=max(1, stated // self.options.workers))
-            else:
-                outcome_here = outcome
-            res = self._local.release(provider, fingerprint, outcome_here, policy)
+            res = self._local.release(provider, fingerprint, outcome_here, policy, lease=paired)
             removed = outcome.kind == "removed"
             with self._lock:
                 if stated and policy.learn_limits:
@@ -487,9 +557,16 @@ class RedisPoolState:
                 return
             local_now = self._local.now()
             for (provider, fp), recent in self._recent.items():
-                self._local.seed(provider, fp, [(t, tok) for t, tok, w in recent
-                                                if t > local_now - w])
+                if (provider, fp) not in self._shares:
+                    self._local.seed(provider, fp, [(t, tok) for t, tok, w in recent
+                                                    if t > local_now - w])
             self._recent.clear()
+            # the fleet's window, shared out: a worker that sent few of its requests must not
+            # spend a whole share on top of a full window (the others count theirs)
+            for (provider, fp), times in self._shares.items():
+                live = [t for t in times if t > local_now - self._window_s]
+                self._local.seed(provider, fp, [(t, 0) for t in live])
+                self._phantoms[(provider, fp)] = [(t, 0, self._window_s) for t in live]
             for (provider, fp), (until, removed) in self._known.items():
                 self._local.seed_state(provider, fp, until, removed)
             for (provider, fp), lr in self._learned_rpm.items():
@@ -520,9 +597,20 @@ class RedisPoolState:
         key_breakers, provider_breakers = self._local.breakers()
         try:
             self._redis.ping()
+            # a Redis that restarted empty lost the fleet's window too: this worker's share
+            # of it goes back (each worker's share together cover what was there)
+            lost = {p for p in {k[0] for k in self._phantoms}
+                    if _text(self._redis.get(self._name(p, "e")) or "") != self._epochs.get(p)}
+            with self._lock:
+                phantoms = {k: v for k, v in self._phantoms.items() if k[0] in lost}
+            for item, entries in phantoms.items():
+                sent[item] = sorted([*entries, *sent.get(item, [])])
             self._merge_back(learned, sent, key_breakers, provider_breakers)
         except self._down_errors:
             return False
+        with self._lock:
+            self._phantoms.clear()
+            self._probation_until = self._monotonic() + self._window_s
         with self._lock:
             for item in learned:
                 self._learned.pop(item, None)

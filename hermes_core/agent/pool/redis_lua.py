@@ -95,10 +95,12 @@ end
 # KEYS: provider hash, rr hash, epoch, then per key (state, window, leases).
 # ARGV: now, strategy, window_s, cooldown_s, tokens, rand, lease, lease_ttl_s, state_ttl_s, n,
 #       burst, max_in_flight or 0, the caller's epoch, a new epoch, learn limits '1'/'0',
+#       workers sharing the keys,
 #       then per key (fingerprint, weight, max_rpm or 0, max_tpm or 0, the caller's known
 #       blocked-until, the caller's known removal '1'/'0', the caller's known learned limit or 0).
 # Returns {fingerprint or '', available_at or '', probe '1'/'0', now, 'resync' or '', epoch,
-#          then per key blocked_until, removed, learned limit or ''}.
+#          then per key blocked_until, removed, learned limit or '', this worker's share of the
+#          key's window: "<requests in it>|<time>,<time>,..." (the newest of them)}.
 # The epoch names this incarnation of the pool state: a caller that knows another one (Redis
 # restarted empty, or the caller is new) gets 'resync' and nothing else, merges what it knows
 # (MERGE) and asks again. The callers' known deadlines and removals are floors: a restarted Redis
@@ -117,6 +119,7 @@ local n = tonumber(ARGV[10])
 local burst = tonumber(ARGV[11])
 local max_in_flight = tonumber(ARGV[12])
 local learn = ARGV[15] == '1'
+local workers = math.max(1, tonumber(ARGV[16]) or 1)
 
 local epoch = redis.call('GET', KEYS[3])
 if not epoch then
@@ -157,7 +160,7 @@ end
 local eligible = {}
 local earliest = nil
 for i = 1, n do
-  local a = 15 + (i - 1) * 7
+  local a = 16 + (i - 1) * 7
   local fp = ARGV[a + 1]
   local weight = tonumber(ARGV[a + 2])
   local rpm = tonumber(ARGV[a + 3])
@@ -185,6 +188,18 @@ for i = 1, n do
   seen[#seen + 1] = fmt(tonumber(s[2]) or 0)
   seen[#seen + 1] = s[1] == '1' and '1' or '0'
   seen[#seen + 1] = s[6] or ''
+  -- the key's window for this worker's share of it: how many requests, and the times of the
+  -- ceil(requests / workers) newest (at most 32). The local fallback starts from that share,
+  -- so a worker that sent few of them does not spend a full share on top.
+  redis.call('ZREMRANGEBYSCORE', wkey, '-inf', fmt(now - window))
+  local count = redis.call('ZCARD', wkey)
+  local share = math.ceil(count / workers)
+  local times = {}
+  if share > 0 then
+    local e = redis.call('ZRANGE', wkey, -math.min(share, 32), -1, 'WITHSCORES')
+    for j = 2, #e, 2 do times[#times + 1] = e[j] end
+  end
+  seen[#seen + 1] = tostring(count) .. '|' .. table.concat(times, ',')
   local limit = nil
   if rpm > 0 then limit = rpm elseif tonumber(s[6]) then limit = tonumber(s[6]) end
   local tat = tonumber(s[7]) or 0

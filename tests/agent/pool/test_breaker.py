@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from hermes_core.agent.pool.breaker import (
-    breaker_merge,
     CLOSED,
     BreakerState,
     breaker_check,
     breaker_failure,
+    breaker_merge,
     breaker_success,
 )
 
