@@ -40,6 +40,7 @@ from hermes_core.agent.pool.state import (
     RateLimitInfo,
     Strategy,
 )
+from hermes_core.agent.pool.waiters import SlotWaiters
 from hermes_core.errors import ConfigError, DependencyMissing, NoCredentialAvailable
 from hermes_core.types import Credential
 
@@ -151,6 +152,8 @@ class CredentialPool:
         self._policies: dict[str, PoolPolicy] = {}
         self._removed: set[tuple[str, str]] = set()   # seen removed by this process
         self._removed_lock = threading.Lock()
+        # requests of this process waiting for a key, per provider (see pool.waiters)
+        self.waiters = SlotWaiters()
         for provider, creds in credentials.items():
             unique: dict[str, Credential] = {}
             for c in creds:
@@ -280,6 +283,7 @@ class CredentialPool:
                                        lease=lease.lease_id)
         else:
             res = self.backend.release(cred.provider, cred.fingerprint, outcome, policy)
+        self.waiters.wake(cred.provider)       # one slot freed: one waiter asks again
         if outcome.kind == "removed":
             with self._removed_lock:
                 self._removed.add((cred.provider, cred.fingerprint))

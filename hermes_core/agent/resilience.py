@@ -55,6 +55,7 @@ from hermes_core.agent.resilience_policy import (
     rate_limit_info,
     stated_limit,
     status_of,
+    wait_allowance,
     wait_or_failover,
 )
 from hermes_core.agent.routing.rules import candidates_for, long_context_fallback
@@ -147,11 +148,17 @@ class AuditLog:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    kind: Literal["call", "sleep"]
+    """The next thing a request does: a call, a sleep (back-off) or a wait for a key of
+    ``provider`` (the timed head sleeps ``delay``; a follower waits up to ``allowed`` for its
+    turn, see :mod:`hermes_core.agent.pool.waiters`)."""
+
+    kind: Literal["call", "sleep", "wait"]
     candidate: Candidate | None = None
     lease: Lease | None = None
     options: CallOptions | None = None
     delay: float = 0.0
+    provider: str | None = None
+    allowed: float = 0.0
 
     @property
     def credential(self) -> Credential | None:
@@ -186,6 +193,7 @@ class _Run:
         self.rate_limited: dict[str, int] = {}
         self.waited: dict[str, float] = {}     # seconds slept on cooled keys, per provider
         self.removed_here: set[str] = set()    # providers whose key this request removed
+        self.waiting: str | None = None        # the provider whose wait queue it was last in
         self.sent: Prompt | None = None
         self._plans: dict[tuple[str, str], Prompt] = {}
         feats = decision.features or {}
@@ -229,6 +237,17 @@ class _Run:
             self._plans[key] = planned
         return planned
 
+    def stop_waiting(self) -> None:
+        """This request got a key or gives up on the provider it waited for: it wakes one other
+        waiter (another slot may be free; or someone must become the timed head)."""
+        if self.waiting is not None:
+            self.loop.pool.waiters.wake(self.waiting)
+            self.waiting = None
+
+    def waited_for(self, provider: str, seconds: float) -> None:
+        self.waiting = provider
+        self.waited[provider] = self.waited.get(provider, 0.0) + max(0.0, seconds)
+
     def _no_key(self, cand: Candidate, e: NoCredentialAvailable) -> None:
         """No key can ever serve this candidate. After this request removed the provider's last
         key, that is the removal's consequence, already recorded: not a second failure."""
@@ -246,6 +265,7 @@ class _Run:
             now = loop.clock()
             remaining = self.deadline - now
             if remaining <= 0 or self.i >= len(self.cands):
+                self.stop_waiting()
                 raise self.fail()
             cand = self.cands[self.i]
             provider = loop.providers.get(cand.provider)
@@ -273,11 +293,13 @@ class _Run:
                 waited = self.waited.get(cand.provider, 0.0)
                 delay = wait_or_failover(wait, waited, remaining, more, loop.policy, loop.rng)
                 if delay is not None:
-                    self.waited[cand.provider] = waited + delay
-                    return Step("sleep", delay=delay)
+                    return Step("wait", delay=delay, provider=cand.provider,
+                                allowed=wait_allowance(waited, remaining, more, loop.policy))
+                self.stop_waiting()
                 self.record(cand, None, "all_keys_blocked", None, "failover", retry_after=wait)
                 self._failover()
                 continue
+            self.stop_waiting()
             return Step("call", cand, lease, opts)
 
     def on_success(self, step: Step, started: float, heard: Heard | None = None) -> None:
@@ -472,6 +494,23 @@ class CallLoop:
         p = self.providers.get(provider)
         return str(getattr(p, "kind", provider))
 
+    def _wait(self, run: _Run, step: Step) -> None:
+        """A sleep, or a place in the provider's wait queue until this request's turn."""
+        if step.kind == "sleep" or step.provider is None:
+            self.sleep(step.delay)
+            return
+        started = self.clock()
+        self.pool.waiters.wait(step.provider, step.delay, step.allowed, self.sleep)
+        run.waited_for(step.provider, self.clock() - started)
+
+    async def _await(self, run: _Run, step: Step) -> None:
+        if step.kind == "sleep" or step.provider is None:
+            await self.asleep(step.delay)
+            return
+        started = self.clock()
+        await self.pool.waiters.await_turn(step.provider, step.delay, step.allowed, self.asleep)
+        run.waited_for(step.provider, self.clock() - started)
+
     def _send(self, run: _Run, prompt: Prompt, step: Step) -> Prompt:
         assert step.candidate is not None
         run.sent = run.prompt_for(prompt, step.candidate)
@@ -516,8 +555,8 @@ class CallLoop:
         run = self._run(decision, options, request_id)
         while True:
             step = run.next_step()
-            if step.kind == "sleep":
-                self.sleep(step.delay)
+            if step.kind != "call":
+                self._wait(run, step)
                 continue
             assert step.candidate is not None and step.options is not None
             started = self.clock()
@@ -543,8 +582,8 @@ class CallLoop:
     def _stream(self, run: _Run, prompt: Prompt) -> Iterator[Delta]:
         while True:
             step = run.next_step()
-            if step.kind == "sleep":
-                self.sleep(step.delay)
+            if step.kind != "call":
+                self._wait(run, step)
                 continue
             assert step.candidate is not None and step.options is not None
             started = self.clock()
@@ -595,8 +634,8 @@ class CallLoop:
         run = self._run(decision, options, request_id)
         while True:
             step = await self._anext_step(run)
-            if step.kind == "sleep":
-                await self.asleep(step.delay)
+            if step.kind != "call":
+                await self._await(run, step)
                 continue
             assert step.candidate is not None and step.options is not None
             started = self.clock()
@@ -622,8 +661,8 @@ class CallLoop:
     async def _astream(self, run: _Run, prompt: Prompt) -> AsyncIterator[Delta]:
         while True:
             step = await self._anext_step(run)
-            if step.kind == "sleep":
-                await self.asleep(step.delay)
+            if step.kind != "call":
+                await self._await(run, step)
                 continue
             assert step.candidate is not None and step.options is not None
             started = self.clock()

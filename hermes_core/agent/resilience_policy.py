@@ -244,6 +244,13 @@ def decide_failure(e: ProviderError, st: FailureState, policy: LoopPolicy,
     return FailureAction("failover", report, next_candidate=True)
 
 
+def wait_allowance(waited: float, time_left: float, more_candidates: bool,
+                   policy: LoopPolicy) -> float:
+    """How much longer a request may wait on one provider's keys: what ``max_wait_s`` leaves of
+    its total while other candidates remain, else what the deadline leaves."""
+    return time_left if not more_candidates else min(time_left, policy.max_wait_s - waited)
+
+
 def wait_or_failover(wait: float, waited: float, time_left: float, more_candidates: bool,
                      policy: LoopPolicy, rng: random.Random) -> float | None:
     """Every key of a provider is cooling: seconds to sleep before asking again, or None to move
@@ -251,7 +258,7 @@ def wait_or_failover(wait: float, waited: float, time_left: float, more_candidat
     remain (with none left, the deadline does). The sleep carries jitter, so the waiters of one
     process do not all wake at the instant a key frees: one takes the slot, the others find the
     next slot's time and spread again."""
-    allowed = time_left if not more_candidates else min(time_left, policy.max_wait_s - waited)
+    allowed = wait_allowance(waited, time_left, more_candidates, policy)
     if wait >= allowed:
         return None
     jitter = rng.uniform(0.0, min(0.25, max(0.005, wait * 0.2)))
