@@ -87,21 +87,28 @@ def _opt_float(value: Any) -> float | None:
 
 def _share(raw: str, redis_now: float, local_now: float, window_s: float, workers: int,
            sent: bool) -> list[float]:
-    """One worker's share of a key's window from ACQUIRE's "<requests>|<newest times>", as local
-    times, oldest first: the ceil(requests / workers) newest request times. ``sent``: this very
-    acquire added one more (now). Times not listed (beyond 32, or the one a new request pushes
-    in) are put at the oldest listed, later than their own, so the share never frees early."""
-    count_s, _, listed = raw.partition("|")
-    times = sorted(local_now - (redis_now - float(t)) for t in listed.split(",") if t)
-    count = int(count_s or 0)
+    """One worker's share of a key's window, from ACQUIRE's "<requests>|<limit>|<newest times>",
+    as local times, oldest first. ``sent``: this very acquire added one more (now).
+
+    While Redis is away each of ``workers`` may send ``limit // workers`` per window, so the
+    ``limit % workers`` left over is slack. Counting the requests at ranks slack, slack +
+    workers, slack + 2 * workers, ... from the newest keeps, at every moment, workers x share >=
+    what remains of the window - slack: the fleet never passes the limit, and each share frees
+    as the window does (not all at its newest request's expiry). Ranks past the listed times are
+    put at the oldest listed (later than their own: never freeing early)."""
+    count_s, _, rest = raw.partition("|")
+    limit_s, _, listed = rest.partition("|")
+    count, limit = int(count_s or 0), int(limit_s or 0)
+    newest = sorted((local_now - (redis_now - float(t)) for t in listed.split(",") if t),
+                    reverse=True)
     if sent:
         count += 1
-        times.append(local_now)
-    share = -(-count // workers)
-    times = times[-share:] if share else []
-    if times and share > len(times):
-        times = [times[0]] * (share - len(times)) + times
-    return [t for t in times if t > local_now - window_s]
+        newest.insert(0, local_now)
+    if workers <= 1 or count <= 0 or not newest:
+        return []
+    slack = limit % workers if limit > 0 else 0
+    picked = [newest[min(r, len(newest) - 1)] for r in range(slack, count, workers)]
+    return sorted(t for t in picked if t > local_now - window_s)
 
 
 class _LocalPoolState(InMemoryPoolState):
@@ -240,7 +247,7 @@ class RedisPoolState:
         # this worker's share of each key's window as Redis last showed it (local times, oldest
         # first): where the local fallback starts, and what goes back to a Redis that lost it
         self._shares: dict[tuple[str, str], list[float]] = {}
-        self._phantoms: dict[tuple[str, str], list[tuple[float, int, float]]] = {}
+        self._before: dict[tuple[str, str], list[tuple[float, int, float]]] = {}
         self._window_s = 60.0
         # after an outage, until when (monotonic) a key must also fit the local share, and the
         # local lease each Redis lease of that time holds
@@ -557,16 +564,18 @@ class RedisPoolState:
                 return
             local_now = self._local.now()
             for (provider, fp), recent in self._recent.items():
-                if (provider, fp) not in self._shares:
-                    self._local.seed(provider, fp, [(t, tok) for t, tok, w in recent
-                                                    if t > local_now - w])
+                own = [(t, tok, w) for t, tok, w in recent if t > local_now - w]
+                # what this worker sent through Redis goes back to a Redis that lost it (all
+                # the workers' together are the window it had)
+                self._before[(provider, fp)] = own
+                if self.options.workers == 1 or (provider, fp) not in self._shares:
+                    self._local.seed(provider, fp, [(t, tok) for t, tok, _ in own])
             self._recent.clear()
             # the fleet's window, shared out: a worker that sent few of its requests must not
             # spend a whole share on top of a full window (the others count theirs)
             for (provider, fp), times in self._shares.items():
-                live = [t for t in times if t > local_now - self._window_s]
-                self._local.seed(provider, fp, [(t, 0) for t in live])
-                self._phantoms[(provider, fp)] = [(t, 0, self._window_s) for t in live]
+                live = [(t, 0) for t in times if t > local_now - self._window_s]
+                self._local.seed(provider, fp, live)
             for (provider, fp), (until, removed) in self._known.items():
                 self._local.seed_state(provider, fp, until, removed)
             for (provider, fp), lr in self._learned_rpm.items():
@@ -599,17 +608,17 @@ class RedisPoolState:
             self._redis.ping()
             # a Redis that restarted empty lost the fleet's window too: this worker's share
             # of it goes back (each worker's share together cover what was there)
-            lost = {p for p in {k[0] for k in self._phantoms}
+            lost = {p for p in {k[0] for k in self._before}
                     if _text(self._redis.get(self._name(p, "e")) or "") != self._epochs.get(p)}
             with self._lock:
-                phantoms = {k: v for k, v in self._phantoms.items() if k[0] in lost}
-            for item, entries in phantoms.items():
+                before = {k: v for k, v in self._before.items() if k[0] in lost}
+            for item, entries in before.items():
                 sent[item] = sorted([*entries, *sent.get(item, [])])
             self._merge_back(learned, sent, key_breakers, provider_breakers)
         except self._down_errors:
             return False
         with self._lock:
-            self._phantoms.clear()
+            self._before.clear()
             self._probation_until = self._monotonic() + self._window_s
         with self._lock:
             for item in learned:

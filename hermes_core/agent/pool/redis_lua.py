@@ -100,7 +100,7 @@ end
 #       blocked-until, the caller's known removal '1'/'0', the caller's known learned limit or 0).
 # Returns {fingerprint or '', available_at or '', probe '1'/'0', now, 'resync' or '', epoch,
 #          then per key blocked_until, removed, learned limit or '', this worker's share of the
-#          key's window: "<requests in it>|<time>,<time>,..." (the newest of them)}.
+#          key's window: "<requests in it>|<limit or 0>|<time>,<time>,..." (the newest)}.
 # The epoch names this incarnation of the pool state: a caller that knows another one (Redis
 # restarted empty, or the caller is new) gets 'resync' and nothing else, merges what it knows
 # (MERGE) and asks again. The callers' known deadlines and removals are floors: a restarted Redis
@@ -188,18 +188,19 @@ for i = 1, n do
   seen[#seen + 1] = fmt(tonumber(s[2]) or 0)
   seen[#seen + 1] = s[1] == '1' and '1' or '0'
   seen[#seen + 1] = s[6] or ''
-  -- the key's window for this worker's share of it: how many requests, and the times of the
-  -- ceil(requests / workers) newest (at most 32). The local fallback starts from that share,
-  -- so a worker that sent few of them does not spend a full share on top.
+  -- the key's window for this worker's share of it (redis._share): how many requests, the
+  -- key's limit (0: unknown) and the times of the newest (at most 64). The local fallback
+  -- starts from that share, so a worker that sent few of them does not spend a share on top.
   redis.call('ZREMRANGEBYSCORE', wkey, '-inf', fmt(now - window))
   local count = redis.call('ZCARD', wkey)
-  local share = math.ceil(count / workers)
   local times = {}
-  if share > 0 then
-    local e = redis.call('ZRANGE', wkey, -math.min(share, 32), -1, 'WITHSCORES')
+  if workers > 1 and count > 0 then
+    local e = redis.call('ZRANGE', wkey, -math.min(count, 64), -1, 'WITHSCORES')
     for j = 2, #e, 2 do times[#times + 1] = e[j] end
   end
-  seen[#seen + 1] = tostring(count) .. '|' .. table.concat(times, ',')
+  local lim = rpm
+  if lim <= 0 then lim = tonumber(s[6]) or 0 end
+  seen[#seen + 1] = tostring(count) .. '|' .. tostring(lim) .. '|' .. table.concat(times, ',')
   local limit = nil
   if rpm > 0 then limit = rpm elseif tonumber(s[6]) then limit = tonumber(s[6]) end
   local tat = tonumber(s[7]) or 0

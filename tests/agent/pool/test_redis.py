@@ -564,7 +564,8 @@ def test_a_worker_that_sent_little_does_not_spend_a_full_share_of_a_full_window(
     is its share (limit / workers), and it counts its share of the fleet's window as Redis last
     showed it, not only its own requests: a worker that happened to send none of them must not
     add a share on top. When Redis returns empty, that share of the window goes back into it,
-    and for one window the worker keeps to its share while the others may still be local."""
+    and for one window the worker keeps to its share while the others may still be local.
+    A Redis that restarted empty gets back from each worker what that worker sent."""
     opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=1.0)
     mono_x, mono_y = Mono(), Mono()
     x = RedisPoolState(own_redis.url, monotonic=mono_x, options=opts, clock=restart_clock)
@@ -586,10 +587,11 @@ def test_a_worker_that_sent_little_does_not_spend_a_full_share_of_a_full_window(
     mono_y.t += 1.1
     back = y.acquire("p", keys, pol)      # Redis (empty) would admit; y's share is still used
     assert not y.degraded and back.fingerprint is None
+    assert x.acquire("p", keys, pol).fingerprint is None   # x gives Redis back what it sent
     viewer = RedisPoolState(own_redis.url, options=opts, clock=restart_clock)
-    assert viewer.snapshot("p", keys, pol).keys[0].requests_in_window == 2   # y's share, back
+    assert viewer.snapshot("p", keys, pol).keys[0].requests_in_window == 4
     viewer.close()
-    restart_clock.t += 4.0          # the older of the two has left: one request fits y's share
+    restart_clock.t += 4.0          # 5001 has left y's share (5001, 5003): one request fits
     assert y.acquire("p", keys, pol).fingerprint == "a"
     assert y.acquire("p", keys, pol).fingerprint is None
     x.close()
