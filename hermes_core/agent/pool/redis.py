@@ -335,9 +335,9 @@ class RedisPoolState:
             return res
 
         def on_probation() -> AcquireResult:
-            """For one window after Redis returns, other workers may still be serving locally
-            (their requests reach Redis when they notice): a key must fit this worker's local
-            share too, and Redis is asked for that key only."""
+            """Right after Redis returns (one reconnect interval, at most a window), other
+            workers may still be serving locally (their requests reach Redis when they notice):
+            a key must fit this worker's local share too, and Redis is asked for that key only."""
             if self._monotonic() >= self._probation_until:
                 return remote()
             gate = self._local.acquire(provider, self._local_keys(keys), policy,
@@ -619,7 +619,10 @@ class RedisPoolState:
             return False
         with self._lock:
             self._before.clear()
-            self._probation_until = self._monotonic() + self._window_s
+            # every active worker probes at least once per reconnect interval, so by then the
+            # others have noticed too and their local requests are in Redis
+            self._probation_until = self._monotonic() + min(self._window_s,
+                                                            self.options.reconnect_interval_s)
         with self._lock:
             for item in learned:
                 self._learned.pop(item, None)

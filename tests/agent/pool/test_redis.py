@@ -280,8 +280,8 @@ def test_redis_stopped_mid_run_falls_back_then_recovers(
     assert be.degraded
     mono.t += 0.2
     back = be.acquire("p", keys, pol)
-    # back on Redis, which lost its data on restart; for one window this worker keeps to its
-    # share, already spent (the others may still be serving locally)
+    # back on Redis, which lost its data on restart; until the others have noticed (one
+    # reconnect interval) this worker keeps to its share, already spent
     assert not be.degraded and back.fingerprint is None
     assert any("reachable again" in m for m in _messages(caplog)[1:])  # after the outage warning
     # the 429 and the requests sent while Redis was away were merged into the shared state,
@@ -564,7 +564,7 @@ def test_a_worker_that_sent_little_does_not_spend_a_full_share_of_a_full_window(
     is its share (limit / workers), and it counts its share of the fleet's window as Redis last
     showed it, not only its own requests: a worker that happened to send none of them must not
     add a share on top. When Redis returns empty, that share of the window goes back into it,
-    and for one window the worker keeps to its share while the others may still be local.
+    and for a reconnect interval the worker keeps to its share while the others may still be local.
     A Redis that restarted empty gets back from each worker what that worker sent."""
     opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=1.0)
     mono_x, mono_y = Mono(), Mono()
