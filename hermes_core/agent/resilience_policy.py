@@ -253,13 +253,14 @@ def wait_allowance(waited: float, time_left: float, more_candidates: bool,
 
 def wait_or_failover(wait: float, waited: float, time_left: float, more_candidates: bool,
                      policy: LoopPolicy, rng: random.Random) -> float | None:
-    """Every key of a provider is cooling: seconds to sleep before asking again, or None to move
-    on. ``max_wait_s`` bounds the *total* a request waits on one provider while other candidates
-    remain (with none left, the deadline does). The sleep carries jitter, so the waiters of one
-    process do not all wake at the instant a key frees: one takes the slot, the others find the
-    next slot's time and spread again."""
+    """Every key of a provider is cooling: seconds the timed waiter sleeps before asking again,
+    or None to move on. ``max_wait_s`` bounds the *total* a request waits on one provider while
+    other candidates remain (with none left, the deadline does). Within a process only one
+    waiter per provider sleeps on time (:mod:`hermes_core.agent.pool.waiters`), so the jitter is
+    small (2% of the wait, at most 50 ms): enough that the processes of a fleet do not ask at the
+    same instant, not so much that every freed slot goes unused for a tenth of the wait."""
     allowed = wait_allowance(waited, time_left, more_candidates, policy)
     if wait >= allowed:
         return None
-    jitter = rng.uniform(0.0, min(0.25, max(0.005, wait * 0.2)))
+    jitter = rng.uniform(0.0, min(0.05, max(0.001, wait * 0.02)))
     return min(wait + jitter, max(0.0, allowed))

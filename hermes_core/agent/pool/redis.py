@@ -14,13 +14,17 @@ breakers, the round-robin cursor) in Redis and implements :class:`PoolStateBacke
 * When Redis is unreachable (connection error, timeout, or a read-only replica after a failover)
   the backend falls back to a local :class:`InMemoryPoolState` with a warning, dividing every
   key's RPM/TPM budget by ``workers`` (the configured number of processes sharing the keys) so the
-  fleet as a whole stays under the limits; the local windows start from this worker's own requests
-  of the last window. Every ``reconnect_interval_s`` (on an injectable monotonic clock) one call
-  probes Redis; when it answers, the deadlines, removals and requests of the outage are merged into
-  Redis (so a Redis that restarted empty does not hand out a window's budget twice) and the
-  backend goes back to it. The transitions are best effort: workers notice the outage and its end
-  at different moments, and one whose share of a window was larger than ``budget / workers`` can
-  briefly push the fleet past a limit (``benchmarks/shared_pool.py`` measures it).
+  fleet as a whole stays under the limits. The local windows start from this worker's share of
+  each key's window as Redis last showed it (:func:`_share`), not only from its own requests: a
+  worker that sent few of a full window must not add a whole share on top of it. Limits stated
+  by the server during the outage are used as this worker's share too. Every
+  ``reconnect_interval_s`` (on an injectable monotonic clock) one call probes Redis; when it
+  answers, the deadlines, removals, breaker states and requests of the outage are merged into
+  Redis (deadlines and breakers only ever get stricter), and a Redis that restarted empty also
+  gets back what this worker had sent through it in the last window: all the workers' together
+  are the window it lost. For one reconnect interval after that, while the other workers may
+  still be serving locally, a key must also fit this worker's local share
+  (``benchmarks/pool.py`` measures the restart: RPM violations, goodput).
 """
 
 from __future__ import annotations
