@@ -351,13 +351,6 @@ local probe = ARGV[9] == '1'
 local window = tonumber(ARGV[11])
 
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', fmt(now - window))
--- requests in flight sent after this one (their leases expire later): not in the server's
--- window when it refused this one, so no part of the limit it teaches
-local later = 0
-if lease ~= '' and kind == 'rate_limited' then
-  local mine = redis.call('ZSCORE', KEYS[3], lease)
-  if mine then later = redis.call('ZCOUNT', KEYS[3], '(' .. mine, '+inf') end
-end
 if lease ~= '' then
   redis.call('ZREM', KEYS[3], lease)
   local member = lease .. ':' .. ARGV[10]
@@ -375,7 +368,7 @@ redis.call('PEXPIRE', KEYS[2], ms(state_ttl))
 if ARGV[13] == '1' and (kind == 'rate_limited' or kind == 'ok') then
   local learned = tonumber(ARGV[12])
   if (learned == nil or learned <= 0) and kind == 'rate_limited' then
-    learned = math.max(1, redis.call('ZCARD', KEYS[4]) - later)
+    learned = math.max(1, redis.call('ZCARD', KEYS[4]))
     local before = tonumber(redis.call('HGET', KEYS[2], 'lr'))
     if before ~= nil and before < learned then learned = before end
   end

@@ -630,17 +630,11 @@ class InMemoryPoolState:
             prov = self._provider(provider)
             rec.prune(now, policy.window_s)
             refused = outcome.kind == "rate_limited"
-            # requests still in flight that were sent after this one: not in the server's window
-            # when it answered (a refusal teaches nothing about them)
-            sent_at = rec.open[lease][0] if lease in rec.open else None
-            later = (0 if sent_at is None or not refused
-                     else sum(1 for t, _ in rec.open.values() if t > sent_at))
             rec.close_lease(lease, now, refused)
             rec.in_flight = max(0, rec.in_flight - 1)
             rec.answered = True
             if policy.learn_limits:
-                rec.learned_rpm = learned_after(outcome, rec.learned_rpm,
-                                                len(rec.window) - later)
+                rec.learned_rpm = learned_after(outcome, rec.learned_rpm, len(rec.window))
             rec.blocked_until, rec.removed, rec.breaker, changed = apply_outcome(
                 outcome, rec.blocked_until, rec.removed, rec.breaker, now, policy)
             prov.breaker = provider_breaker_after(outcome, prov.breaker, now, policy)
