@@ -238,7 +238,7 @@ class AllProvidersFailed(HermesError):
 _DURATION = re.compile(r"(?P<num>\d+(?:\.\d+)?)(?P<unit>ms|h|m|s)")
 
 
-def _parse_duration(text: str) -> float | None:
+def parse_duration(text: str) -> float | None:
     """OpenAI's ``x-ratelimit-reset-*`` form: ``1s``, ``6m0s``, ``120ms``, ``1h2m3.5s``."""
     text = text.strip()
     try:
@@ -255,7 +255,7 @@ def _parse_duration(text: str) -> float | None:
     return total if pos == len(text) and pos else None
 
 
-def _parse_when(text: str, now: float) -> float | None:
+def parse_when(text: str, now: float) -> float | None:
     """An HTTP date or an RFC 3339 timestamp -> seconds from ``now`` (never negative)."""
     text = text.strip()
     try:
@@ -297,7 +297,7 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
         try:
             return max(0.0, float(raw))
         except ValueError:
-            when = _parse_when(raw, now)
+            when = parse_when(raw, now)
             if when is not None:
                 return when
     resets: list[float] = []
@@ -306,7 +306,7 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
             remaining = h.get("x-ratelimit-remaining-" + k.removeprefix("x-ratelimit-reset-"))
             if remaining not in (None, "0"):
                 continue
-            d = _parse_duration(v)
+            d = parse_duration(v)
             if d is not None:
                 resets.append(d)
         elif k.startswith("anthropic-ratelimit-") and k.endswith("-reset"):
@@ -314,7 +314,7 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
             remaining = h.get(stem + "-remaining")
             if remaining not in (None, "0"):
                 continue
-            d = _parse_when(v, now)
+            d = parse_when(v, now)
             if d is not None:
                 resets.append(d)
     return max(resets) if resets else None

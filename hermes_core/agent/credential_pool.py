@@ -37,8 +37,10 @@ from hermes_core.agent.pool.state import (
     Outcome,
     PoolPolicy,
     PoolStateBackend,
+    RateLimitInfo,
     Strategy,
 )
+from hermes_core.agent.pool.waiters import SlotWaiters
 from hermes_core.errors import ConfigError, DependencyMissing, NoCredentialAvailable
 from hermes_core.types import Credential
 
@@ -150,6 +152,8 @@ class CredentialPool:
         self._policies: dict[str, PoolPolicy] = {}
         self._removed: set[tuple[str, str]] = set()   # seen removed by this process
         self._removed_lock = threading.Lock()
+        # requests of this process waiting for a key, per provider (see pool.waiters)
+        self.waiters = SlotWaiters()
         for provider, creds in credentials.items():
             unique: dict[str, Credential] = {}
             for c in creds:
@@ -279,6 +283,7 @@ class CredentialPool:
                                        lease=lease.lease_id)
         else:
             res = self.backend.release(cred.provider, cred.fingerprint, outcome, policy)
+        self.waiters.wake(cred.provider)       # one slot freed: one waiter asks again
         if outcome.kind == "removed":
             with self._removed_lock:
                 self._removed.add((cred.provider, cred.fingerprint))
@@ -291,8 +296,14 @@ class CredentialPool:
             return await asyncio.to_thread(self.report, held, outcome)
         return self.report(held, outcome)
 
-    def success(self, held: Held) -> None:
-        self.report(held, Outcome("ok"))
+    def success(self, held: Held, stated: RateLimitInfo | None = None) -> None:
+        """The call succeeded; ``stated`` is what its answer said about the key's request limit
+        (learned before any 429; nothing remaining blocks the key until the stated reset)."""
+        if stated is None:
+            self.report(held, Outcome("ok"))
+        else:
+            self.report(held, Outcome("ok", limit=stated.limit, remaining=stated.remaining,
+                                      reset_s=stated.reset_s))
 
     def cool_down(self, held: Held, retry_after: float | None, *,
                   limit: int | None = None) -> float:

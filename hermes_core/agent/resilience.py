@@ -52,8 +52,10 @@ from hermes_core.agent.resilience_policy import (
     backoff_delay,
     coerce,
     decide_failure,
+    rate_limit_info,
     stated_limit,
     status_of,
+    wait_allowance,
     wait_or_failover,
 )
 from hermes_core.agent.routing.rules import candidates_for, long_context_fallback
@@ -67,6 +69,7 @@ from hermes_core.errors import (
     RateLimited,
 )
 from hermes_core.providers.base import CallOptions, Provider, requires_key
+from hermes_core.providers.observed import Heard, capture
 from hermes_core.types import Candidate, Completion, Credential, Delta, Prompt, RouteDecision
 
 if TYPE_CHECKING:
@@ -145,11 +148,17 @@ class AuditLog:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    kind: Literal["call", "sleep"]
+    """The next thing a request does: a call, a sleep (back-off) or a wait for a key of
+    ``provider`` (the timed head sleeps ``delay``; a follower waits up to ``allowed`` for its
+    turn, see :mod:`hermes_core.agent.pool.waiters`)."""
+
+    kind: Literal["call", "sleep", "wait"]
     candidate: Candidate | None = None
     lease: Lease | None = None
     options: CallOptions | None = None
     delay: float = 0.0
+    provider: str | None = None
+    allowed: float = 0.0
 
     @property
     def credential(self) -> Credential | None:
@@ -184,6 +193,7 @@ class _Run:
         self.rate_limited: dict[str, int] = {}
         self.waited: dict[str, float] = {}     # seconds slept on cooled keys, per provider
         self.removed_here: set[str] = set()    # providers whose key this request removed
+        self.waiting: str | None = None        # the provider whose wait queue it was last in
         self.sent: Prompt | None = None
         self._plans: dict[tuple[str, str], Prompt] = {}
         feats = decision.features or {}
@@ -227,6 +237,17 @@ class _Run:
             self._plans[key] = planned
         return planned
 
+    def stop_waiting(self) -> None:
+        """This request got a key or gives up on the provider it waited for: it wakes one other
+        waiter (another slot may be free; or someone must become the timed head)."""
+        if self.waiting is not None:
+            self.loop.pool.waiters.wake(self.waiting)
+            self.waiting = None
+
+    def waited_for(self, provider: str, seconds: float) -> None:
+        self.waiting = provider
+        self.waited[provider] = self.waited.get(provider, 0.0) + max(0.0, seconds)
+
     def _no_key(self, cand: Candidate, e: NoCredentialAvailable) -> None:
         """No key can ever serve this candidate. After this request removed the provider's last
         key, that is the removal's consequence, already recorded: not a second failure."""
@@ -244,6 +265,7 @@ class _Run:
             now = loop.clock()
             remaining = self.deadline - now
             if remaining <= 0 or self.i >= len(self.cands):
+                self.stop_waiting()
                 raise self.fail()
             cand = self.cands[self.i]
             provider = loop.providers.get(cand.provider)
@@ -271,17 +293,22 @@ class _Run:
                 waited = self.waited.get(cand.provider, 0.0)
                 delay = wait_or_failover(wait, waited, remaining, more, loop.policy, loop.rng)
                 if delay is not None:
-                    self.waited[cand.provider] = waited + delay
-                    return Step("sleep", delay=delay)
+                    return Step("wait", delay=delay, provider=cand.provider,
+                                allowed=wait_allowance(waited, remaining, more, loop.policy))
+                self.stop_waiting()
                 self.record(cand, None, "all_keys_blocked", None, "failover", retry_after=wait)
                 self._failover()
                 continue
+            self.stop_waiting()
             return Step("call", cand, lease, opts)
 
-    def on_success(self, step: Step, started: float) -> None:
+    def on_success(self, step: Step, started: float, heard: Heard | None = None) -> None:
+        """The attempt succeeded; ``heard``: its answer's rate-limit headers, which teach the
+        pool the key's limit (and that nothing remains of it) before any 429 does."""
         assert step.candidate is not None
         if step.lease is not None:
-            self.loop.pool.success(step.lease)
+            stated = rate_limit_info(heard.headers) if heard is not None else None
+            self.loop.pool.success(step.lease, stated)
         self.record(step.candidate, step.credential, "ok", started, "done")
 
     def on_abort(self, step: Step, started: float, error: BaseException) -> None:
@@ -467,6 +494,23 @@ class CallLoop:
         p = self.providers.get(provider)
         return str(getattr(p, "kind", provider))
 
+    def _wait(self, run: _Run, step: Step) -> None:
+        """A sleep, or a place in the provider's wait queue until this request's turn."""
+        if step.kind == "sleep" or step.provider is None:
+            self.sleep(step.delay)
+            return
+        started = self.clock()
+        self.pool.waiters.wait(step.provider, step.delay, step.allowed, self.sleep)
+        run.waited_for(step.provider, self.clock() - started)
+
+    async def _await(self, run: _Run, step: Step) -> None:
+        if step.kind == "sleep" or step.provider is None:
+            await self.asleep(step.delay)
+            return
+        started = self.clock()
+        await self.pool.waiters.await_turn(step.provider, step.delay, step.allowed, self.asleep)
+        run.waited_for(step.provider, self.clock() - started)
+
     def _send(self, run: _Run, prompt: Prompt, step: Step) -> Prompt:
         assert step.candidate is not None
         run.sent = run.prompt_for(prompt, step.candidate)
@@ -511,21 +555,23 @@ class CallLoop:
         run = self._run(decision, options, request_id)
         while True:
             step = run.next_step()
-            if step.kind == "sleep":
-                self.sleep(step.delay)
+            if step.kind != "call":
+                self._wait(run, step)
                 continue
             assert step.candidate is not None and step.options is not None
             started = self.clock()
+            heard = Heard()
             try:
                 sent = self._send(run, prompt, step)
-                result = self._provider(step).complete(sent, step.candidate.model,
-                                                       step.credential, step.options)
+                with capture(heard):
+                    result = self._provider(step).complete(sent, step.candidate.model,
+                                                           step.credential, step.options)
             except BaseException as raw:
                 delay = self._failed(run, step, started, raw)
                 if delay > 0:
                     self.sleep(delay)
                 continue
-            run.on_success(step, started)
+            run.on_success(step, started, heard)
             return replace(result, prompt=sent), tuple(run.attempts)
 
     def stream(self, prompt: Prompt, decision: RouteDecision, options: CallOptions | None = None,
@@ -536,19 +582,21 @@ class CallLoop:
     def _stream(self, run: _Run, prompt: Prompt) -> Iterator[Delta]:
         while True:
             step = run.next_step()
-            if step.kind == "sleep":
-                self.sleep(step.delay)
+            if step.kind != "call":
+                self._wait(run, step)
                 continue
             assert step.candidate is not None and step.options is not None
             started = self.clock()
             it: Iterator[Delta] | None = None
+            heard = Heard()
             try:
                 sent = self._send(run, prompt, step)
-                it = iter(self._provider(step).stream(sent, step.candidate.model,
-                                                      step.credential, step.options))
-                first = next(it)
+                with capture(heard):
+                    it = iter(self._provider(step).stream(sent, step.candidate.model,
+                                                          step.credential, step.options))
+                    first = next(it)
             except StopIteration:
-                run.on_success(step, started)
+                run.on_success(step, started, heard)
                 return
             except BaseException as raw:
                 _close(it)
@@ -563,7 +611,7 @@ class CallLoop:
         except BaseException as raw:
             _close(it)
             self._failed(run, step, started, raw, mid_stream=True)
-        run.on_success(step, started)
+        run.on_success(step, started, heard)
 
     # -------------------------------------------------------------- async
 
@@ -586,21 +634,23 @@ class CallLoop:
         run = self._run(decision, options, request_id)
         while True:
             step = await self._anext_step(run)
-            if step.kind == "sleep":
-                await self.asleep(step.delay)
+            if step.kind != "call":
+                await self._await(run, step)
                 continue
             assert step.candidate is not None and step.options is not None
             started = self.clock()
+            heard = Heard()
             try:
                 sent = self._send(run, prompt, step)
-                result = await self._provider(step).acomplete(sent, step.candidate.model,
-                                                              step.credential, step.options)
+                with capture(heard):
+                    result = await self._provider(step).acomplete(sent, step.candidate.model,
+                                                                  step.credential, step.options)
             except BaseException as raw:
                 delay = await self._afailed(run, step, started, raw)
                 if delay > 0:
                     await self.asleep(delay)
                 continue
-            await self._aoutcome(run.on_success, step, started)
+            await self._aoutcome(run.on_success, step, started, heard)
             return replace(result, prompt=sent), tuple(run.attempts)
 
     def astream(self, prompt: Prompt, decision: RouteDecision, options: CallOptions | None = None,
@@ -611,19 +661,21 @@ class CallLoop:
     async def _astream(self, run: _Run, prompt: Prompt) -> AsyncIterator[Delta]:
         while True:
             step = await self._anext_step(run)
-            if step.kind == "sleep":
-                await self.asleep(step.delay)
+            if step.kind != "call":
+                await self._await(run, step)
                 continue
             assert step.candidate is not None and step.options is not None
             started = self.clock()
             it: AsyncIterator[Delta] | None = None
+            heard = Heard()
             try:
                 sent = self._send(run, prompt, step)
-                it = self._provider(step).astream(sent, step.candidate.model, step.credential,
-                                                  step.options).__aiter__()
-                first = await it.__anext__()
+                with capture(heard):
+                    it = self._provider(step).astream(sent, step.candidate.model,
+                                                      step.credential, step.options).__aiter__()
+                    first = await it.__anext__()
             except StopAsyncIteration:
-                await self._aoutcome(run.on_success, step, started)
+                await self._aoutcome(run.on_success, step, started, heard)
                 return
             except BaseException as raw:
                 await _aclose(it)
@@ -639,7 +691,7 @@ class CallLoop:
         except BaseException as raw:
             await _aclose(it)
             await self._afailed(run, step, started, raw, mid_stream=True)
-        await self._aoutcome(run.on_success, step, started)
+        await self._aoutcome(run.on_success, step, started, heard)
 
 
 def _close(it: Any) -> None:

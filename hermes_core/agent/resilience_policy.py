@@ -10,13 +10,15 @@ and shared by the sync, async and streaming shells.
 from __future__ import annotations
 
 import random
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import httpx2
 from tenacity import RetryCallState, wait_exponential
 
-from hermes_core.agent.pool.state import sane_retry_after
+from hermes_core.agent.pool.state import RateLimitInfo, sane_retry_after
 from hermes_core.errors import (
     AuthenticationFailed,
     BadRequest,
@@ -27,7 +29,9 @@ from hermes_core.errors import (
     ProviderError,
     RateLimited,
     Timeout,
+    parse_duration,
     parse_retry_after,
+    parse_when,
 )
 
 if TYPE_CHECKING:
@@ -112,14 +116,47 @@ def coerce(e: BaseException, provider: str) -> BaseException:
     return e
 
 
-def stated_limit(error: ProviderError) -> int | None:
-    """The request limit a 429 states (``x-ratelimit-limit-requests``), if any."""
-    h = {k.lower(): v for k, v in error.headers.items()}
-    raw = h.get("x-ratelimit-limit-requests") or h.get("anthropic-ratelimit-requests-limit")
+def _count(raw: str | None) -> int | None:
     try:
-        return int(raw) if raw else None
+        return int(raw.strip()) if raw else None
     except ValueError:
         return None
+
+
+def rate_limit_info(headers: Mapping[str, str], *, now: float | None = None) -> RateLimitInfo | None:
+    """What an answer (a 200 as much as a 429) states about the key's *request* limit, or None.
+
+    OpenAI: ``x-ratelimit-limit-requests``, ``-remaining-requests``, ``-reset-requests`` (a
+    duration, ``1s`` / ``6m0s``); Anthropic: ``anthropic-ratelimit-requests-limit``,
+    ``-remaining``, ``-reset`` (an RFC 3339 time, read against the wall clock ``now``). Token
+    limits are not what the pool's request window counts and are left out; a limit of 0 or a
+    value that is not a number counts as unsaid."""
+    if not headers:
+        return None
+    h = {k.lower(): v for k, v in headers.items()
+         if "ratelimit" in k.lower()}
+    if not h:
+        return None
+    limit = _count(h.get("x-ratelimit-limit-requests") or h.get("anthropic-ratelimit-requests-limit"))
+    remaining = _count(h.get("x-ratelimit-remaining-requests")
+                       or h.get("anthropic-ratelimit-requests-remaining"))
+    reset: float | None = None
+    if "x-ratelimit-reset-requests" in h:
+        reset = parse_duration(h["x-ratelimit-reset-requests"])
+    elif "anthropic-ratelimit-requests-reset" in h:
+        reset = parse_when(h["anthropic-ratelimit-requests-reset"],
+                           time.time() if now is None else now)
+    if limit is not None and limit <= 0:
+        limit = None
+    if limit is None and remaining is None:
+        return None
+    return RateLimitInfo(limit, remaining, reset)
+
+
+def stated_limit(error: ProviderError) -> int | None:
+    """The request limit a 429 states (``x-ratelimit-limit-requests``), if any."""
+    info = rate_limit_info(error.headers)
+    return info.limit if info is not None else None
 
 
 # --------------------------------------------------------------------------- the decision
@@ -207,15 +244,23 @@ def decide_failure(e: ProviderError, st: FailureState, policy: LoopPolicy,
     return FailureAction("failover", report, next_candidate=True)
 
 
+def wait_allowance(waited: float, time_left: float, more_candidates: bool,
+                   policy: LoopPolicy) -> float:
+    """How much longer a request may wait on one provider's keys: what ``max_wait_s`` leaves of
+    its total while other candidates remain, else what the deadline leaves."""
+    return time_left if not more_candidates else min(time_left, policy.max_wait_s - waited)
+
+
 def wait_or_failover(wait: float, waited: float, time_left: float, more_candidates: bool,
                      policy: LoopPolicy, rng: random.Random) -> float | None:
-    """Every key of a provider is cooling: seconds to sleep before asking again, or None to move
-    on. ``max_wait_s`` bounds the *total* a request waits on one provider while other candidates
-    remain (with none left, the deadline does). The sleep carries jitter, so the waiters of one
-    process do not all wake at the instant a key frees: one takes the slot, the others find the
-    next slot's time and spread again."""
-    allowed = time_left if not more_candidates else min(time_left, policy.max_wait_s - waited)
+    """Every key of a provider is cooling: seconds the timed waiter sleeps before asking again,
+    or None to move on. ``max_wait_s`` bounds the *total* a request waits on one provider while
+    other candidates remain (with none left, the deadline does). Within a process only one
+    waiter per provider sleeps on time (:mod:`hermes_core.agent.pool.waiters`), so the jitter is
+    small (2% of the wait, at most 50 ms): enough that the processes of a fleet do not ask at the
+    same instant, not so much that every freed slot goes unused for a tenth of the wait."""
+    allowed = wait_allowance(waited, time_left, more_candidates, policy)
     if wait >= allowed:
         return None
-    jitter = rng.uniform(0.0, min(0.25, max(0.005, wait * 0.2)))
+    jitter = rng.uniform(0.0, min(0.05, max(0.001, wait * 0.02)))
     return min(wait + jitter, max(0.0, allowed))

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import httpx2
 
+from hermes_core.providers.observed import note
+
 
 class ResponseBudgetExceeded(httpx2.ReadTimeout):
     """The response outlived its whole-response budget, or a stream went idle (pings aside)."""
@@ -144,6 +146,7 @@ class DeadlineTransport(httpx2.BaseTransport):
         budget = _BUDGET.get()
         started = budget.clock() if budget is not None else 0.0
         response = self.inner.handle_request(request)
+        note(response.headers)
         if budget is not None and isinstance(response.stream, httpx2.SyncByteStream):
             response.stream = _Guard(response.stream, _Watch(budget, started, _is_sse(response)))
         return response
@@ -162,6 +165,7 @@ class AsyncDeadlineTransport(httpx2.AsyncBaseTransport):
         budget = _BUDGET.get()
         started = budget.clock() if budget is not None else 0.0
         response = await self.inner.handle_async_request(request)
+        note(response.headers)
         if budget is not None and isinstance(response.stream, httpx2.AsyncByteStream):
             response.stream = _AsyncGuard(response.stream,
                                           _Watch(budget, started, _is_sse(response)))

@@ -15,6 +15,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -45,6 +46,11 @@ class KeyBehaviour:
     # Retry-After (and retry-after-ms) say exactly when the window frees, not ``retry_after``
     exact_retry_after: bool = False
     latency_s: float = 0.0
+    # every answer states the limit, what remains and when the next slot frees, like the real
+    # APIs: OpenAI's x-ratelimit-*-requests (reset a duration), Anthropic's
+    # anthropic-ratelimit-requests-* (reset an RFC 3339 time). A sliding window has no single
+    # reset moment: "reset" is when the window admits a request again
+    rate_headers: bool = False
     # None | "trickle" (200 body one byte per ``fault_interval_s``) | "pings" (an SSE stream of
     # keep-alive comments only) | "cut" (a stream closed cleanly before its end marker)
     fault: str | None = None
@@ -110,7 +116,7 @@ class MockLLMServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def _decide(self, key: str | None) -> tuple[int, dict[str, str]]:
+    def _decide(self, key: str | None, anthropic: bool = False) -> tuple[int, dict[str, str]]:
         b = self.state.behaviours.get(key or "")
         if b is None:
             return 200, {}
@@ -122,12 +128,15 @@ class MockLLMServer:
             while hits and hits[0] <= now - b.window_s:
                 hits.popleft()
             if len(hits) >= b.rpm:
+                stated = _limit_headers(b, hits, now, anthropic) if b.rate_headers else {}
                 if b.exact_retry_after:
                     wait = max(0.001, hits[len(hits) - b.rpm] + b.window_s - now)
                     return 429, {"retry-after-ms": str(max(1, round(wait * 1000))),
-                                 "retry-after": str(max(1, int(wait + 0.999)))}
-                return 429, {"retry-after": str(int(b.retry_after))}
+                                 "retry-after": str(max(1, int(wait + 0.999))), **stated}
+                return 429, {"retry-after": str(int(b.retry_after)), **stated}
             hits.append(now)
+            if b.rate_headers:
+                return 200, _limit_headers(b, hits, now, anthropic)
         return 200, {}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
@@ -151,7 +160,7 @@ class MockLLMServer:
                 is_anthropic = self.path.rstrip("/").endswith("/messages")
                 behaviour = server.state.behaviours.get(key or "")
                 with server.state.lock:
-                    status, headers = server._decide(key)
+                    status, headers = server._decide(key, is_anthropic)
                     ra = headers.get("retry-after-ms")
                     server.state.requests.append(ServedRequest(
                         self.path, fingerprint(key) if key else None, status, body,
@@ -229,6 +238,22 @@ class MockLLMServer:
                     pass
 
         return Handler
+
+
+def _limit_headers(b: KeyBehaviour, hits: deque[float], now: float,
+                   anthropic: bool) -> dict[str, str]:
+    """The request-limit headers of an answer, in the wire format's own names and reset form."""
+    rpm = b.rpm or 0
+    remaining = max(0, rpm - len(hits))
+    reset = max(0.0, hits[max(0, len(hits) - rpm)] + b.window_s - now) if hits else 0.0
+    if anthropic:
+        when = datetime.fromtimestamp(time.time() + reset, UTC).isoformat()
+        return {"anthropic-ratelimit-requests-limit": str(rpm),
+                "anthropic-ratelimit-requests-remaining": str(remaining),
+                "anthropic-ratelimit-requests-reset": when}
+    return {"x-ratelimit-limit-requests": str(rpm),
+            "x-ratelimit-remaining-requests": str(remaining),
+            "x-ratelimit-reset-requests": f"{reset:.3f}s"}
 
 
 def _pieces(text: str, size: int = 8) -> tuple[str, ...]:

@@ -1128,3 +1128,42 @@ def test_waiting_is_bounded_in_total_per_provider_and_jittered() -> None:
     d = wait_or_failover(4.0, 2.0, 60.0, True, POLICY, rng)
     assert d is not None and 4.0 <= d <= 4.25
     assert wait_or_failover(40.0, 0.0, 60.0, False, POLICY, rng) is not None  # last: deadline
+
+
+# --------------------------------------------------------------------------- limits from 200s
+
+LIMITED = "sk-loopback-limited-SECRET-01"
+
+
+def limited_loop(srv: object, kind: str) -> tuple[CallLoop, Router]:
+    url = srv.url + ("/v1" if kind == "openai" else "")  # type: ignore[attr-defined]
+    settings = load_settings({
+        "llm": {"deadline_s": 5, "routing": {"default_model": "m", "providers": [
+            {"name": "only", "type": kind, "models": ["m"], "endpoint": url}]}},
+        "credentials": {"only": {"keys": [{"key": LIMITED}]}},      # no max_rpm: learned
+        # no pacing: the three go back to back, the window is what refuses the fourth
+        "credential_pool": {"retries_per_provider": 0, "max_wait_s": 1, "pace_burst": 1.0},
+    }, env={})
+    return CallLoop.from_settings(settings, audit_path=False), Router.from_settings(settings)
+
+
+@pytest.mark.parametrize("mode", ["complete", "stream", "acomplete"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_the_limit_a_200_states_is_learned_before_any_429(kind: str, mode: str) -> None:
+    """The server states its request limit and what remains on every 200 (both providers'
+    headers): after three successes the pool knows the window is full and never sends the
+    fourth request the server would refuse."""
+    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
+
+    with MockLLMServer(reply="fine") as srv:
+        srv.set_key(LIMITED, KeyBehaviour(rpm=3, window_s=60.0, rate_headers=True))
+        loop, router = limited_loop(srv, kind)
+        for _ in range(3):
+            assert run(loop, router, mode)[0] == "fine"
+        with pytest.raises(AllProvidersFailed) as ei:
+            run(loop, router, mode)
+        served = srv.requests
+    assert [r.status for r in served] == [200, 200, 200]           # no 429 at all
+    assert ei.value.attempts[-1].status == "all_keys_blocked"
+    assert loop.pool.backend.snapshot(
+        "only", loop.pool._specs["only"], loop.pool.policy).keys[0].learned_rpm == 3

@@ -4,6 +4,8 @@ provider; per-key sliding windows answer 429 with the exact wait."""
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import pytest
 
@@ -67,3 +69,36 @@ def test_a_sliding_window_refuses_with_the_exact_wait() -> None:
     assert first.status_code == 200 and second.status_code == 429
     assert 29_000 <= int(second.headers["retry-after-ms"]) <= 30_000
     assert [r.status for r in srv.requests] == [200, 429] and srv.requests[1].retry_after
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_limited_key_states_its_limit_on_every_answer(kind: str) -> None:
+    """Like the real APIs: OpenAI's ``x-ratelimit-*-requests`` (reset as a duration), Anthropic's
+    ``anthropic-ratelimit-requests-*`` (reset as an RFC 3339 time), on 200s and 429s alike."""
+    path = "/v1/chat/completions" if kind == "openai" else "/v1/messages"
+    auth = ({"authorization": f"Bearer {GOOD}"} if kind == "openai" else {"x-api-key": GOOD})
+    with MockLLMServer(reply="fine") as srv:
+        srv.set_key(GOOD, KeyBehaviour(rpm=2, window_s=30.0, exact_retry_after=True,
+                                       rate_headers=True))
+        with httpx.Client(base_url=srv.url) as c:
+            answers = [c.post(path, json={"model": "m"}, headers=auth) for _ in range(3)]
+    assert [a.status_code for a in answers] == [200, 200, 429]
+    stem = "x-ratelimit-{}-requests" if kind == "openai" else "anthropic-ratelimit-requests-{}"
+    assert [a.headers[stem.format("limit")] for a in answers] == ["2", "2", "2"]
+    assert [a.headers[stem.format("remaining")] for a in answers] == ["1", "0", "0"]
+    reset = answers[1].headers[stem.format("reset")]
+    if kind == "openai":
+        assert reset.endswith("s") and 29.0 <= float(reset.removesuffix("s")) <= 30.0
+    else:
+        from datetime import datetime
+
+        assert 29.0 <= datetime.fromisoformat(reset).timestamp() - time.time() <= 30.5
+
+
+def test_a_key_without_rate_headers_sends_none() -> None:
+    with MockLLMServer(reply="fine") as srv:
+        srv.set_key(GOOD, KeyBehaviour(rpm=2, window_s=30.0))
+        with httpx.Client(base_url=srv.url) as c:
+            ok = c.post("/v1/chat/completions", json={"model": "m"},
+                        headers={"authorization": f"Bearer {GOOD}"})
+    assert not [h for h in ok.headers if "ratelimit" in h]

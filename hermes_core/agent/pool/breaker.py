@@ -73,3 +73,15 @@ def breaker_failure(state: BreakerState, now: float, threshold: int) -> BreakerS
     if failures >= threshold:
         return BreakerState("open", failures, now)
     return BreakerState("closed", failures, state.opened_at)
+
+
+_CAUTION = {"closed": 0, "half_open": 1, "open": 2}
+
+
+def breaker_merge(a: BreakerState, b: BreakerState) -> BreakerState:
+    """Two views of one breaker as one (the local fallback's and Redis's after an outage): the
+    more cautious mode wins (open > half_open > closed); in the same mode, the later opening and
+    the most failures. Like a deadline, a merged breaker only ever stays out longer."""
+    if _CAUTION[a.mode] != _CAUTION[b.mode]:
+        return a if _CAUTION[a.mode] > _CAUTION[b.mode] else b
+    return BreakerState(a.mode, max(a.failures, b.failures), max(a.opened_at, b.opened_at))

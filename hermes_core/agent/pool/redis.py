@@ -14,13 +14,17 @@ breakers, the round-robin cursor) in Redis and implements :class:`PoolStateBacke
 * When Redis is unreachable (connection error, timeout, or a read-only replica after a failover)
   the backend falls back to a local :class:`InMemoryPoolState` with a warning, dividing every
   key's RPM/TPM budget by ``workers`` (the configured number of processes sharing the keys) so the
-  fleet as a whole stays under the limits; the local windows start from this worker's own requests
-  of the last window. Every ``reconnect_interval_s`` (on an injectable monotonic clock) one call
-  probes Redis; when it answers, the deadlines, removals and requests of the outage are merged into
-  Redis (so a Redis that restarted empty does not hand out a window's budget twice) and the
-  backend goes back to it. The transitions are best effort: workers notice the outage and its end
-  at different moments, and one whose share of a window was larger than ``budget / workers`` can
-  briefly push the fleet past a limit (``benchmarks/shared_pool.py`` measures it).
+  fleet as a whole stays under the limits. The local windows start from this worker's share of
+  each key's window as Redis last showed it (:func:`_share`), not only from its own requests: a
+  worker that sent few of a full window must not add a whole share on top of it. Limits stated
+  by the server during the outage are used as this worker's share too. Every
+  ``reconnect_interval_s`` (on an injectable monotonic clock) one call probes Redis; when it
+  answers, the deadlines, removals, breaker states and requests of the outage are merged into
+  Redis (deadlines and breakers only ever get stricter), and a Redis that restarted empty also
+  gets back what this worker had sent through it in the last window: all the workers' together
+  are the window it lost. For one reconnect interval after that, while the other workers may
+  still be serving locally, a key must also fit this worker's local share
+  (``benchmarks/pool.py`` measures the restart: RPM violations, goodput).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_core.agent.pool import redis_lua as lua
-from hermes_core.agent.pool.breaker import BreakerState
+from hermes_core.agent.pool.breaker import CLOSED, BreakerState
 from hermes_core.agent.pool.state import (
     STRATEGIES,
     AcquireResult,
@@ -85,6 +89,32 @@ def _opt_float(value: Any) -> float | None:
     return float(s) if s else None
 
 
+def _share(raw: str, redis_now: float, local_now: float, window_s: float, workers: int,
+           sent: bool) -> list[float]:
+    """One worker's share of a key's window, from ACQUIRE's "<requests>|<limit>|<newest times>",
+    as local times, oldest first. ``sent``: this very acquire added one more (now).
+
+    While Redis is away each of ``workers`` may send ``limit // workers`` per window, so the
+    ``limit % workers`` left over is slack. Counting the requests at ranks slack, slack +
+    workers, slack + 2 * workers, ... from the newest keeps, at every moment, workers x share >=
+    what remains of the window - slack: the fleet never passes the limit, and each share frees
+    as the window does (not all at its newest request's expiry). Ranks past the listed times are
+    put at the oldest listed (later than their own: never freeing early)."""
+    count_s, _, rest = raw.partition("|")
+    limit_s, _, listed = rest.partition("|")
+    count, limit = int(count_s or 0), int(limit_s or 0)
+    newest = sorted((local_now - (redis_now - float(t)) for t in listed.split(",") if t),
+                    reverse=True)
+    if sent:
+        count += 1
+        newest.insert(0, local_now)
+    if workers <= 1 or count <= 0 or not newest:
+        return []
+    slack = limit % workers if limit > 0 else 0
+    picked = [newest[min(r, len(newest) - 1)] for r in range(slack, count, workers)]
+    return sorted(t for t in picked if t > local_now - window_s)
+
+
 class _LocalPoolState(InMemoryPoolState):
     """The fallback state, which can also be told about requests sent before it took over."""
 
@@ -101,6 +131,25 @@ class _LocalPoolState(InMemoryPoolState):
         """Start from the limit the fleet learned for a key (this worker's share of it)."""
         with self._lock:
             self._key(provider, fingerprint).learned_rpm = learned_rpm
+
+    def cancel(self, provider: str, fingerprint: str, lease: str) -> None:
+        """Take back a request acquired here that was never sent (Redis refused the key)."""
+        with self._lock:
+            rec = self._key(provider, fingerprint)
+            entry = rec.open.pop(lease, None)
+            if entry is not None:
+                try:
+                    rec.window.remove(entry)
+                except ValueError:
+                    pass
+                rec.in_flight = max(0, rec.in_flight - 1)
+
+    def breakers(self) -> tuple[dict[tuple[str, str], BreakerState], dict[str, BreakerState]]:
+        """The breakers this fallback holds that are not plainly closed: per key, per provider."""
+        with self._lock:
+            keys = {k: r.breaker for k, r in self._keys.items() if r.breaker != CLOSED}
+            providers = {p: r.breaker for p, r in self._providers.items() if r.breaker != CLOSED}
+        return keys, providers
 
     def seed(self, provider: str, fingerprint: str, sent: Sequence[tuple[float, int]]) -> None:
         """Count requests this worker sent through Redis (local times, tokens) in the local window,
@@ -199,6 +248,15 @@ class RedisPoolState:
         # requests this worker sent through Redis in the last window (local time, tokens,
         # window_s): the local fallback starts from them instead of from an empty window
         self._recent: dict[tuple[str, str], deque[tuple[float, int, float]]] = {}
+        # this worker's share of each key's window as Redis last showed it (local times, oldest
+        # first): where the local fallback starts, and what goes back to a Redis that lost it
+        self._shares: dict[tuple[str, str], list[float]] = {}
+        self._before: dict[tuple[str, str], list[tuple[float, int, float]]] = {}
+        self._window_s = 60.0
+        # after an outage, until when (monotonic) a key must also fit the local share, and the
+        # local lease each Redis lease of that time holds
+        self._probation_until = 0.0
+        self._paired: dict[tuple[str, str], str] = {}
         self.outages = 0  # how many times this backend fell back (observability, tests)
 
     # ------------------------------------------------------------------ public API
@@ -222,7 +280,7 @@ class RedisPoolState:
             raise ValueError(f"unknown rotation strategy {policy.strategy!r}; "
                              f"use one of {', '.join(STRATEGIES)}")
 
-        def remote() -> AcquireResult:
+        def remote(keys: Sequence[KeySpec] = keys) -> AcquireResult:
             for _ in range(3):
                 lease = os.urandom(8).hex()
                 names = [self._name(provider, "p"), self._name(provider, "rr"),
@@ -232,7 +290,8 @@ class RedisPoolState:
                                    self.options.lease_ttl_s, self.options.state_ttl_s, len(keys),
                                    policy.burst, policy.max_in_flight or 0,
                                    self._epochs.get(provider, ""),
-                                   os.urandom(8).hex()]
+                                   os.urandom(8).hex(), "1" if policy.learn_limits else "0",
+                                   self.options.workers]
                 with self._lock:
                     known = {spec.fingerprint: self._known.get((provider, spec.fingerprint),
                                                                (0.0, False)) for spec in keys}
@@ -248,14 +307,19 @@ class RedisPoolState:
                 if status == "resync":
                     self._resync(provider, epoch)
                     continue
+                local_now = self._local.now()
                 with self._lock:
-                    for i, spec in enumerate(keys if len(raw) >= 6 + 3 * len(keys) else ()):
-                        until = float(_text(raw[6 + 3 * i]))
-                        removed = _text(raw[7 + 3 * i]) == "1"
+                    for i, spec in enumerate(keys if len(raw) >= 6 + 4 * len(keys) else ()):
+                        until = float(_text(raw[6 + 4 * i]))
+                        removed = _text(raw[7 + 4 * i]) == "1"
                         self._remember(provider, spec.fingerprint, until, removed)
-                        lr = _text(raw[8 + 3 * i])
+                        lr = _text(raw[8 + 4 * i])
                         if lr:
                             self._learned_rpm[(provider, spec.fingerprint)] = int(lr)
+                        self._shares[(provider, spec.fingerprint)] = _share(
+                            _text(raw[9 + 4 * i]), float(now), local_now, policy.window_s,
+                            self.options.workers, spec.fingerprint == fp)
+                    self._window_s = policy.window_s
                 fingerprint = fp or None
                 if fingerprint is not None:
                     self._hold(provider, fingerprint, lease, max(0, int(tokens)), policy.window_s)
@@ -274,12 +338,42 @@ class RedisPoolState:
                     sent.append((res.now, max(0, int(tokens)), policy.window_s))
             return res
 
-        return self._call(remote, local)
+        def on_probation() -> AcquireResult:
+            """Right after Redis returns (one reconnect interval, at most a window), other
+            workers may still be serving locally (their requests reach Redis when they notice):
+            a key must fit this worker's local share too, and Redis is asked for that key only."""
+            if self._monotonic() >= self._probation_until:
+                return remote()
+            gate = self._local.acquire(provider, self._local_keys(keys), policy,
+                                       tokens=tokens, rand=rand)
+            if gate.fingerprint is None:
+                return gate
+            try:
+                res = remote([k for k in keys if k.fingerprint == gate.fingerprint])
+            except BaseException:
+                self._local.cancel(provider, gate.fingerprint, gate.lease)
+                raise
+            if res.fingerprint is None:
+                self._local.cancel(provider, gate.fingerprint, gate.lease)
+            else:
+                with self._lock:
+                    self._paired[(provider, res.lease)] = gate.lease
+            return res
+
+        return self._call(on_probation, local)
 
     def release(self, provider: str, fingerprint: str, outcome: Outcome,
                 policy: PoolPolicy, *, lease: str = "") -> ReleaseResult:
         state_key, window_key, lease_key = self._key_names(provider, fingerprint)
         retry_after = sane_retry_after(outcome.retry_after)  # Lua cannot read "inf" or "nan"
+        reset = sane_retry_after(outcome.reset_s)
+        with self._lock:
+            paired = self._paired.pop((provider, lease), "") if lease else ""
+        stated = outcome.limit
+        # the fleet's limit, as stated by the server: locally this worker's share of it (like a
+        # configured max_rpm); Redis gets it whole
+        outcome_here = (replace(outcome, limit=max(1, stated // self.options.workers))
+                        if stated else outcome)
 
         def remote() -> ReleaseResult:
             held_lease = self._take_lease(provider, fingerprint, lease)
@@ -292,7 +386,9 @@ class RedisPoolState:
                           policy.breaker_cooldown_s, policy.default_cooldown_s,
                           policy.breaker_failures, self.options.state_ttl_s,
                           "1" if outcome.probe else "0", tokens, policy.window_s,
-                          outcome.limit or "", "1" if policy.learn_limits else "0"])
+                          outcome.limit or "", "1" if policy.learn_limits else "0",
+                          "" if outcome.remaining is None else max(0, outcome.remaining),
+                          "" if reset is None else reset])
             except self._down_errors:
                 if lease_id:  # keep it for a later release; it also expires in Redis on its own
                     self._hold(provider, fingerprint, lease_id, None, 0.0, tokens)
@@ -300,18 +396,23 @@ class RedisPoolState:
             res = ReleaseResult(_text(changed) == "1", float(_text(until)))
             with self._lock:
                 self._remember(provider, fingerprint, res.blocked_until, _text(removed) == "1")
+            if paired:      # the request also counted against this worker's local share
+                self._local.release(provider, fingerprint, outcome_here, policy, lease=paired)
             return res
 
         def local() -> ReleaseResult:
             self._take_lease(provider, fingerprint, lease)
-            res = self._local.release(provider, fingerprint, outcome, policy)
-            if outcome.kind in ("rate_limited", "removed"):
-                with self._lock:
+            res = self._local.release(provider, fingerprint, outcome_here, policy, lease=paired)
+            removed = outcome.kind == "removed"
+            with self._lock:
+                if stated and policy.learn_limits:
+                    self._learned_rpm[(provider, fingerprint)] = stated
+                if removed or res.blocked_until > self._known.get(
+                        (provider, fingerprint), (0.0, False))[0]:
                     _, was_removed = self._learned.get((provider, fingerprint), (0.0, False))
-                    self._learned[(provider, fingerprint)] = (
-                        res.blocked_until, was_removed or outcome.kind == "removed")
-                    self._remember(provider, fingerprint, res.blocked_until,
-                                   outcome.kind == "removed")
+                    self._learned[(provider, fingerprint)] = (res.blocked_until,
+                                                              was_removed or removed)
+                    self._remember(provider, fingerprint, res.blocked_until, removed)
             return res
 
         return self._call(remote, local)
@@ -390,10 +491,24 @@ class RedisPoolState:
                 self._epochs[provider] = epoch
 
     def _merge_back(self, learned: dict[tuple[str, str], tuple[float, bool]],
-                    sent: dict[tuple[str, str], list[tuple[float, int, float]]]) -> None:
-        """Deadlines (only later), removals and requests sent (local times) into Redis."""
+                    sent: dict[tuple[str, str], list[tuple[float, int, float]]],
+                    breakers: dict[tuple[str, str], BreakerState] | None = None,
+                    provider_breakers: dict[str, BreakerState] | None = None) -> None:
+        """Deadlines (only later), removals, requests sent (local times) and breaker states (the
+        more cautious view wins, see :func:`.breaker.breaker_merge`) into Redis."""
         local_now = self._local.now()
-        for item in learned.keys() | sent.keys():
+        breakers = breakers or {}
+        provider_breakers = provider_breakers or {}
+        items = learned.keys() | sent.keys() | breakers.keys()
+        items |= {(p, fp) for p in provider_breakers for (q, fp) in learned.keys() | sent.keys()
+                  if q == p}
+
+        def breaker_args(b: BreakerState | None) -> list[Any]:
+            if b is None:
+                return ["", 0, 0.0]
+            return [b.mode, b.failures, local_now - b.opened_at]
+
+        for item in items:
             provider, fp = item
             until, removed = learned.get(item, (0.0, False))
             uses = [u for u in sent.get(item, []) if u[0] > local_now - u[2]]
@@ -402,9 +517,11 @@ class RedisPoolState:
             for t, tok, _ in uses:
                 pairs += [local_now - t, tok]
             state_key, window_key, _ = self._key_names(provider, fp)
-            self._merge(keys=[state_key, window_key],
+            self._merge(keys=[state_key, window_key, self._name(provider, "p")],
                         args=[self._now_arg(), until - local_now, "1" if removed else "0",
-                              self.options.state_ttl_s, window, os.urandom(6).hex(), *pairs])
+                              self.options.state_ttl_s, window, os.urandom(6).hex(),
+                              *breaker_args(breakers.get(item)),
+                              *breaker_args(provider_breakers.get(provider)), *pairs])
 
     def _hold(self, provider: str, fingerprint: str, lease: str, tokens: int | None,
               window_s: float, lease_tokens: int = 0) -> None:
@@ -451,9 +568,18 @@ class RedisPoolState:
                 return
             local_now = self._local.now()
             for (provider, fp), recent in self._recent.items():
-                self._local.seed(provider, fp, [(t, tok) for t, tok, w in recent
-                                                if t > local_now - w])
+                own = [(t, tok, w) for t, tok, w in recent if t > local_now - w]
+                # what this worker sent through Redis goes back to a Redis that lost it (all
+                # the workers' together are the window it had)
+                self._before[(provider, fp)] = own
+                if self.options.workers == 1 or (provider, fp) not in self._shares:
+                    self._local.seed(provider, fp, [(t, tok) for t, tok, _ in own])
             self._recent.clear()
+            # the fleet's window, shared out: a worker that sent few of its requests must not
+            # spend a whole share on top of a full window (the others count theirs)
+            for (provider, fp), times in self._shares.items():
+                live = [(t, 0) for t in times if t > local_now - self._window_s]
+                self._local.seed(provider, fp, live)
             for (provider, fp), (until, removed) in self._known.items():
                 self._local.seed_state(provider, fp, until, removed)
             for (provider, fp), lr in self._learned_rpm.items():
@@ -481,11 +607,26 @@ class RedisPoolState:
             for item, (until, removed) in self._known.items():
                 was_until, was_removed = learned.get(item, (0.0, False))
                 learned[item] = (max(until, was_until), removed or was_removed)
+        key_breakers, provider_breakers = self._local.breakers()
         try:
             self._redis.ping()
-            self._merge_back(learned, sent)
+            # a Redis that restarted empty lost the fleet's window too: this worker's share
+            # of it goes back (each worker's share together cover what was there)
+            lost = {p for p in {k[0] for k in self._before}
+                    if _text(self._redis.get(self._name(p, "e")) or "") != self._epochs.get(p)}
+            with self._lock:
+                before = {k: v for k, v in self._before.items() if k[0] in lost}
+            for item, entries in before.items():
+                sent[item] = sorted([*entries, *sent.get(item, [])])
+            self._merge_back(learned, sent, key_breakers, provider_breakers)
         except self._down_errors:
             return False
+        with self._lock:
+            self._before.clear()
+            # every active worker probes at least once per reconnect interval, so by then the
+            # others have noticed too and their local requests are in Redis
+            self._probation_until = self._monotonic() + min(self._window_s,
+                                                            self.options.reconnect_interval_s)
         with self._lock:
             for item in learned:
                 self._learned.pop(item, None)

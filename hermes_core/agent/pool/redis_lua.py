@@ -94,11 +94,13 @@ end
 
 # KEYS: provider hash, rr hash, epoch, then per key (state, window, leases).
 # ARGV: now, strategy, window_s, cooldown_s, tokens, rand, lease, lease_ttl_s, state_ttl_s, n,
-#       burst, max_in_flight or 0, the caller's epoch, a new epoch,
+#       burst, max_in_flight or 0, the caller's epoch, a new epoch, learn limits '1'/'0',
+#       workers sharing the keys,
 #       then per key (fingerprint, weight, max_rpm or 0, max_tpm or 0, the caller's known
 #       blocked-until, the caller's known removal '1'/'0', the caller's known learned limit or 0).
 # Returns {fingerprint or '', available_at or '', probe '1'/'0', now, 'resync' or '', epoch,
-#          then per key blocked_until, removed, learned limit or ''}.
+#          then per key blocked_until, removed, learned limit or '', this worker's share of the
+#          key's window: "<requests in it>|<limit or 0>|<time>,<time>,..." (the newest)}.
 # The epoch names this incarnation of the pool state: a caller that knows another one (Redis
 # restarted empty, or the caller is new) gets 'resync' and nothing else, merges what it knows
 # (MERGE) and asks again. The callers' known deadlines and removals are floors: a restarted Redis
@@ -116,6 +118,8 @@ local state_ttl = tonumber(ARGV[9])
 local n = tonumber(ARGV[10])
 local burst = tonumber(ARGV[11])
 local max_in_flight = tonumber(ARGV[12])
+local learn = ARGV[15] == '1'
+local workers = math.max(1, tonumber(ARGV[16]) or 1)
 
 local epoch = redis.call('GET', KEYS[3])
 if not epoch then
@@ -156,7 +160,7 @@ end
 local eligible = {}
 local earliest = nil
 for i = 1, n do
-  local a = 14 + (i - 1) * 7
+  local a = 16 + (i - 1) * 7
   local fp = ARGV[a + 1]
   local weight = tonumber(ARGV[a + 2])
   local rpm = tonumber(ARGV[a + 3])
@@ -164,7 +168,7 @@ for i = 1, n do
   local floor_bu = tonumber(ARGV[a + 5]) or 0
   local b = 3 + (i - 1) * 3
   local skey, wkey, lkey = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3]
-  local s = redis.call('HMGET', skey, 'rm', 'bu', 'bm', 'bf', 'bo', 'lr', 'pt')
+  local s = redis.call('HMGET', skey, 'rm', 'bu', 'bm', 'bf', 'bo', 'lr', 'pt', 'an')
   if ARGV[a + 6] == '1' and s[1] ~= '1' then
     redis.call('HSET', skey, 'rm', '1')
     redis.call('PEXPIRE', skey, ms(state_ttl))
@@ -184,6 +188,19 @@ for i = 1, n do
   seen[#seen + 1] = fmt(tonumber(s[2]) or 0)
   seen[#seen + 1] = s[1] == '1' and '1' or '0'
   seen[#seen + 1] = s[6] or ''
+  -- the key's window for this worker's share of it (redis._share): how many requests, the
+  -- key's limit (0: unknown) and the times of the newest (at most 64). The local fallback
+  -- starts from that share, so a worker that sent few of them does not spend a share on top.
+  redis.call('ZREMRANGEBYSCORE', wkey, '-inf', fmt(now - window))
+  local count = redis.call('ZCARD', wkey)
+  local times = {}
+  if workers > 1 and count > 0 then
+    local e = redis.call('ZRANGE', wkey, -math.min(count, 64), -1, 'WITHSCORES')
+    for j = 2, #e, 2 do times[#times + 1] = e[j] end
+  end
+  local lim = rpm
+  if lim <= 0 then lim = tonumber(s[6]) or 0 end
+  seen[#seen + 1] = tostring(count) .. '|' .. tostring(lim) .. '|' .. table.concat(times, ',')
   local limit = nil
   if rpm > 0 then limit = rpm elseif tonumber(s[6]) then limit = tonumber(s[6]) end
   local tat = tonumber(s[7]) or 0
@@ -199,9 +216,12 @@ for i = 1, n do
       local bm, bf, bo = read_breaker(s[3], s[4], s[5])
       local ok, probe, bm2, bf2, bo2, retry = breaker_check(bm, bf, bo, now, cooldown)
       local busy = false
-      if ok and max_in_flight > 0 then
+      -- state.in_flight_cap: one in flight until a key of unknown limit first answers
+      local cap = max_in_flight
+      if learn and limit == nil and s[8] ~= '1' then cap = 1 end
+      if ok and cap > 0 then
         redis.call('ZREMRANGEBYSCORE', lkey, '-inf', fmt(now))
-        if redis.call('ZCARD', lkey) >= max_in_flight then
+        if redis.call('ZCARD', lkey) >= cap then
           busy = true
           if limit ~= nil then free = now + window / limit
           else free = now + math.min(1.0, window / 60.0) end
@@ -314,7 +334,7 @@ return answer(k.fp, '', probe)
 # KEYS: provider hash, key state, key leases, key window.
 # ARGV: now, kind, retry_after or '', lease or '', cooldown_s, default_cooldown_s, threshold,
 #       state_ttl_s, probe '1'/'0', the lease's tokens, window_s, stated limit or '',
-#       learn limits '1'/'0'.
+#       learn limits '1'/'0', remaining of the limit or '', seconds until it resets or ''.
 # Returns {changed '1'/'0', blocked_until, removed '1'/'0'}.
 # The request's window entry moves from its send time to now (the server counted it in between,
 # so the pool's slot never frees before the server's); a refused one (429) leaves the window.
@@ -341,13 +361,21 @@ if lease ~= '' then
   end
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', fmt(now))
-if kind == 'rate_limited' and ARGV[13] == '1' then
+-- the key has answered (state.in_flight_cap)
+redis.call('HSET', KEYS[2], 'an', '1')
+redis.call('PEXPIRE', KEYS[2], ms(state_ttl))
+-- state.learned_after
+if ARGV[13] == '1' and (kind == 'rate_limited' or kind == 'ok') then
   local learned = tonumber(ARGV[12])
-  if learned == nil or learned <= 0 then
+  if (learned == nil or learned <= 0) and kind == 'rate_limited' then
     learned = math.max(1, redis.call('ZCARD', KEYS[4]))
+    local before = tonumber(redis.call('HGET', KEYS[2], 'lr'))
+    if before ~= nil and before < learned then learned = before end
   end
-  redis.call('HSET', KEYS[2], 'lr', tostring(learned))
-  redis.call('PEXPIRE', KEYS[2], ms(state_ttl))
+  if learned ~= nil and learned > 0 then
+    redis.call('HSET', KEYS[2], 'lr', tostring(learned))
+    redis.call('PEXPIRE', KEYS[2], ms(state_ttl))
+  end
 end
 
 local s = redis.call('HMGET', KEYS[2], 'rm', 'bu', 'bm', 'bf', 'bo')
@@ -360,6 +388,8 @@ local changed = false
 -- state.apply_outcome
 if kind == 'ok' then
   bm2, bf2, bo2 = 'closed', 0, 0
+  -- state.exhausted_until
+  if ARGV[14] == '0' and ARGV[15] ~= '' then bu2 = math.max(bu, now + tonumber(ARGV[15])) end
 elseif kind == 'rate_limited' then
   local wait = default_cooldown
   if retry_after ~= '' then wait = math.max(0, tonumber(retry_after)) end
@@ -439,15 +469,34 @@ return out
 """
 
 # Replays what a worker did and learned while Redis was away, once it is back: the requests it
-# sent (so the fleet's window is not reset to empty by a restart), a 429 deadline, a removal.
-# KEYS: key state, key window.
+# sent (so the fleet's window is not reset to empty by a restart), a 429 deadline, a removal,
+# the key's and the provider's breaker states (breaker.breaker_merge: the more cautious wins).
+# KEYS: key state, key window, provider hash.
 # ARGV: now, seconds still blocked (<= 0: none), removed '1'/'0', state_ttl_s, window_s, a unique
-#       id, then pairs (age in seconds, tokens) of the requests sent locally.
+#       id, key breaker mode ('' none), failures, seconds since it opened, the same three for the
+#       provider breaker, then pairs (age in seconds, tokens) of the requests sent locally.
 MERGE = COMMON + r"""
 local now = clock(ARGV[1])
 local remaining = tonumber(ARGV[2])
 local state_ttl = tonumber(ARGV[4])
 local window = tonumber(ARGV[5])
+local caution = {closed = 0, half_open = 1, open = 2}
+
+-- breaker.breaker_merge of a stored breaker and a worker's view, written back when it differs
+local function merge_breaker(key, mode, failures, age)
+  if mode == '' then return end
+  local s = redis.call('HMGET', key, 'bm', 'bf', 'bo')
+  local bm, bf, bo = read_breaker(s[1], s[2], s[3])
+  local lf, lo = tonumber(failures), now - tonumber(age)
+  local m2, f2, o2 = bm, bf, bo
+  if caution[mode] > caution[bm] then
+    m2, f2, o2 = mode, lf, lo
+  elseif caution[mode] == caution[bm] then
+    f2, o2 = math.max(bf, lf), math.max(bo, lo)
+  end
+  if m2 ~= bm or f2 ~= bf or o2 ~= bo then write_breaker(key, m2, f2, o2, ms(state_ttl)) end
+end
+
 local s = redis.call('HMGET', KEYS[1], 'rm', 'bu')
 local bu = tonumber(s[2]) or 0
 local bu2 = bu
@@ -462,8 +511,10 @@ if ARGV[3] == '1' and s[1] ~= '1' then
   changed = true
 end
 if changed then redis.call('PEXPIRE', KEYS[1], ms(math.max(state_ttl, bu2 - now))) end
+merge_breaker(KEYS[1], ARGV[7], ARGV[8], ARGV[9])
+merge_breaker(KEYS[3], ARGV[10], ARGV[11], ARGV[12])
 local added = 0
-for j = 7, #ARGV - 1, 2 do
+for j = 13, #ARGV - 1, 2 do
   local age = tonumber(ARGV[j])
   if age < window then
     redis.call('ZADD', KEYS[2], fmt(now - age), ARGV[6] .. '-' .. tostring(j) .. ':' .. ARGV[j + 1])

@@ -98,9 +98,23 @@ class Outcome:
     kind: OutcomeKind
     retry_after: float | None = None
     probe: bool = False
-    # a 429's statement of the key's request limit per window (``x-ratelimit-limit-requests``);
-    # None: the pool learns the limit from how many requests the window held when refused
+    # the key's request limit per window as the answer stated it (``x-ratelimit-limit-requests``,
+    # on a 200 or a 429); None: a 429 teaches how many requests the window held when refused
     limit: int | None = None
+    # what the answer said remains of that limit, and in how many seconds more frees: a 200 with
+    # nothing remaining blocks the key until then, as the 429 it spares would have
+    remaining: int | None = None
+    reset_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimitInfo:
+    """A response's statement of a key's request limit: the limit per window, what remains of it
+    and the seconds until more frees (each None when the response did not say)."""
+
+    limit: int | None = None
+    remaining: int | None = None
+    reset_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,12 +325,23 @@ def effective_rpm(spec: KeySpec, learned: int | None) -> int | None:
     return spec.max_rpm if spec.max_rpm is not None else learned
 
 
+def in_flight_cap(spec: KeySpec, learned_rpm: int | None, answered: bool,
+                  policy: PoolPolicy) -> int | None:
+    """Requests a key may have in flight: ``max_in_flight``, but ONE while the pool learns limits
+    and knows none for a key that has never answered (slow start: the first answer usually states
+    the limit; a burst of callers must not land a whole in-flight cap on the key before it)."""
+    if (policy.learn_limits and not answered
+            and effective_rpm(spec, learned_rpm) is None):
+        return 1
+    return policy.max_in_flight
+
+
 def evaluate_key(spec: KeySpec, removed: bool, blocked_until: float, breaker: BreakerState,
                  window: Sequence[tuple[float, int]], need_tokens: int, now: float,
                  policy: PoolPolicy, *, in_flight: int = 0, learned_rpm: int | None = None,
-                 tat: float = 0.0) -> Availability:
-    """May this key take a request now? Removed > blocked deadline > breaker > in-flight cap >
-    RPM (configured or learned) > pacing > TPM.
+                 tat: float = 0.0, answered: bool = True) -> Availability:
+    """May this key take a request now? Removed > blocked deadline > breaker > in-flight cap
+    (see :func:`in_flight_cap`) > RPM (configured or learned) > pacing > TPM.
 
     ``window`` holds the key's ``(time, tokens)`` requests inside the sliding window: requests in
     flight at the time they were sent, finished ones at the time they finished (the server counted
@@ -329,7 +354,8 @@ def evaluate_key(spec: KeySpec, removed: bool, blocked_until: float, breaker: Br
     if not chk.allowed:
         return Availability(False, chk.retry_at)
     limit = effective_rpm(spec, learned_rpm)
-    if policy.max_in_flight is not None and in_flight >= policy.max_in_flight:
+    cap = in_flight_cap(spec, learned_rpm, answered, policy)
+    if cap is not None and in_flight >= cap:
         # frees when a call ends; a short hint, the caller's waiter jitter spreads the retries
         hint = policy.window_s / limit if limit else min(1.0, policy.window_s / 60.0)
         return Availability(False, now + hint)
@@ -399,7 +425,7 @@ def apply_outcome(outcome: Outcome, blocked_until: float, removed: bool, breaker
                   now: float, policy: PoolPolicy) -> tuple[float, bool, BreakerState, bool]:
     """A key's (blocked_until, removed, breaker, changed) after a call ended with ``outcome``."""
     if outcome.kind == "ok":
-        return blocked_until, removed, breaker_success(breaker), False
+        return exhausted_until(blocked_until, now, outcome), removed, breaker_success(breaker), False
     if outcome.kind == "rate_limited":
         until = cooldown_until(blocked_until, now, outcome.retry_after, policy.default_cooldown_s)
         return until, removed, _neutral(breaker, now, policy, outcome.probe), until != blocked_until
@@ -408,6 +434,29 @@ def apply_outcome(outcome: Outcome, blocked_until: float, removed: bool, breaker
     if outcome.kind == "failure":
         return blocked_until, removed, breaker_failure(breaker, now, policy.breaker_failures), False
     return blocked_until, removed, _neutral(breaker, now, policy, outcome.probe), False
+
+
+def exhausted_until(blocked_until: float, now: float, outcome: Outcome) -> float:
+    """A success that says nothing remains of the key's limit blocks the key until the reset it
+    states (only ever later): the request after it would be refused. Providers whose reset means
+    "fully replenished" (OpenAI's) make this wait longer than needed, never too short."""
+    if outcome.remaining != 0:
+        return blocked_until
+    wait = sane_retry_after(outcome.reset_s)
+    return blocked_until if wait is None else max(blocked_until, now + wait)
+
+
+def learned_after(outcome: Outcome, learned: int | None, admitted_in_window: int) -> int | None:
+    """A key's learned request limit after a call ended: the limit any answer states, else what
+    a 429 teaches (:func:`learn_limit`), which only ever lowers an earlier estimate: the window
+    holds at least what the server admitted when it refused (requests in flight count too), so
+    every such count is an upper bound and the smallest is the tightest. Other outcomes leave it."""
+    if outcome.limit is not None and outcome.limit > 0 and outcome.kind in ("ok", "rate_limited"):
+        return outcome.limit
+    if outcome.kind == "rate_limited":
+        counted = learn_limit(admitted_in_window, None)
+        return counted if learned is None else min(learned, counted)
+    return learned
 
 
 def provider_breaker_after(outcome: Outcome, breaker: BreakerState, now: float,
@@ -478,6 +527,7 @@ class _KeyRecord:
     open: dict[str, tuple[float, int]] = field(default_factory=dict)  # lease -> window entry
     learned_rpm: int | None = None
     tat: float = 0.0    # the pacer's theoretical arrival time
+    answered: bool = False   # a call with this key has ended (see in_flight_cap)
 
     def close_lease(self, lease: str, now: float, refused: bool) -> None:
         """A call ended: its window entry moves from send time to now (see evaluate_key); a
@@ -548,7 +598,8 @@ class InMemoryPoolState:
                 rec.prune(now, policy.window_s)
                 av = evaluate_key(spec, rec.removed, rec.blocked_until, rec.breaker, rec.window,
                                   tokens, now, policy, in_flight=rec.in_flight,
-                                  learned_rpm=rec.learned_rpm, tat=rec.tat)
+                                  learned_rpm=rec.learned_rpm, tat=rec.tat,
+                                  answered=rec.answered)
                 if av.ok:
                     eligible.append((spec, rec, av))
                 elif av.free_at is not None:
@@ -581,8 +632,9 @@ class InMemoryPoolState:
             refused = outcome.kind == "rate_limited"
             rec.close_lease(lease, now, refused)
             rec.in_flight = max(0, rec.in_flight - 1)
-            if refused and policy.learn_limits:
-                rec.learned_rpm = learn_limit(len(rec.window), outcome.limit)
+            rec.answered = True
+            if policy.learn_limits:
+                rec.learned_rpm = learned_after(outcome, rec.learned_rpm, len(rec.window))
             rec.blocked_until, rec.removed, rec.breaker, changed = apply_outcome(
                 outcome, rec.blocked_until, rec.removed, rec.breaker, now, policy)
             prov.breaker = provider_breaker_after(outcome, prov.breaker, now, policy)

@@ -12,6 +12,7 @@ from hermes_core.agent.pool.breaker import (
     BreakerState,
     breaker_check,
     breaker_failure,
+    breaker_merge,
     breaker_success,
 )
 
@@ -61,3 +62,19 @@ def test_only_one_probe_after_cooldown() -> None:
     second = breaker_check(first.state, 31.5, 30.0)
     assert first.allowed and first.probe
     assert not second.allowed and second.retry_at == 61.0
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    (CLOSED, BreakerState("open", 5, 100.0), BreakerState("open", 5, 100.0)),
+    (BreakerState("open", 5, 100.0), CLOSED, BreakerState("open", 5, 100.0)),
+    (BreakerState("open", 5, 100.0), BreakerState("open", 6, 90.0), BreakerState("open", 6, 100.0)),
+    (BreakerState("half_open", 5, 100.0), BreakerState("open", 5, 90.0),
+     BreakerState("open", 5, 90.0)),
+    (BreakerState("closed", 3, 0.0), BreakerState("closed", 1, 0.0), BreakerState("closed", 3, 0.0)),
+    (CLOSED, CLOSED, CLOSED),
+])
+def test_breaker_merge_keeps_the_more_cautious_view(a: BreakerState, b: BreakerState,
+                                                    expected: BreakerState) -> None:
+    """Two views of one breaker (the outage's local one and Redis's) as one: the more cautious
+    mode wins, the same mode keeps the later opening and the most failures; order-free."""
+    assert breaker_merge(a, b) == expected == breaker_merge(b, a)

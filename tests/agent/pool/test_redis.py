@@ -280,7 +280,9 @@ def test_redis_stopped_mid_run_falls_back_then_recovers(
     assert be.degraded
     mono.t += 0.2
     back = be.acquire("p", keys, pol)
-    assert not be.degraded and back.fingerprint == "a"  # Redis lost its data on restart
+    # back on Redis, which lost its data on restart; until the others have noticed (one
+    # reconnect interval) this worker keeps to its share, already spent
+    assert not be.degraded and back.fingerprint is None
     assert any("reachable again" in m for m in _messages(caplog)[1:])  # after the outage warning
     # the 429 and the requests sent while Redis was away were merged into the shared state,
     # so the restarted (empty) Redis does not hand out the window's budget a second time
@@ -519,3 +521,78 @@ def test_a_cool_down_and_a_removal_survive_a_restart_that_loses_them(
                 backend.release("p", g.fingerprint, Outcome("ok"), pol, lease=g.lease)
     snap = other.snapshot("p", keys, pol)
     assert snap.keys[0].blocked_until == 5100.0 and snap.keys[1].removed
+
+
+def test_breakers_opened_during_an_outage_are_merged_back(own_redis: RedisServer,
+                                                          redis_prefix: str) -> None:
+    """The local fallback's breaker states reach the restarted Redis with its deadlines: a key
+    that failed during the outage stays out for every worker; a learned limit stated during the
+    outage is kept whole for the fleet (the worker itself used its share of it)."""
+    mono = Mono()
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=5.0)
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=opts)
+    keys = [KeySpec("a"), KeySpec("b")]
+    pol = PoolPolicy(strategy="fill_first", breaker_failures=2, breaker_cooldown_s=300.0,
+                     learn_limits=True)
+    first = be.acquire("p", keys, pol)
+    be.release("p", "a", Outcome("ok"), pol, lease=first.lease)
+    own_redis.stop()
+    pol_b = replace(pol, strategy="round_robin")
+    for want, outcome in (("a", Outcome("failure")), ("b", Outcome("ok", limit=8, remaining=7)),
+                          ("a", Outcome("failure"))):
+        got = be.acquire("p", keys, pol_b)
+        assert got.fingerprint == want
+        be.release("p", want, outcome, pol, lease=got.lease)
+    assert be.degraded
+    assert be.acquire("p", keys, pol).fingerprint == "b"      # a's breaker is open locally
+    assert be.snapshot("p", keys, pol).keys[1].learned_rpm == 4    # this worker's share: 8 // 2
+    own_redis.start()
+    mono.t += 5.1
+    assert be.acquire("p", keys, pol).fingerprint == "b" and not be.degraded
+    other = RedisPoolState(own_redis.url, options=RedisPoolOptions(key_prefix=redis_prefix))
+    snap = other.snapshot("p", keys, pol)
+    assert snap.keys[0].breaker.mode == "open" and snap.keys[0].breaker.failures == 2
+    assert snap.keys[1].learned_rpm == 8
+    assert other.acquire("p", keys, pol).fingerprint == "b"   # never a, still open
+    other.close()
+    be.close()
+
+
+def test_a_worker_that_sent_little_does_not_spend_a_full_share_of_a_full_window(
+        own_redis: RedisServer, redis_prefix: str, restart_clock: FakeClock) -> None:
+    """Redis goes away while the fleet's window for a key is full. Each worker's fallback budget
+    is its share (limit / workers), and it counts its share of the fleet's window as Redis last
+    showed it, not only its own requests: a worker that happened to send none of them must not
+    add a share on top. When Redis returns empty, that share of the window goes back into it,
+    and for a reconnect interval the worker keeps to its share while the others may still be local.
+    A Redis that restarted empty gets back from each worker what that worker sent."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=1.0)
+    mono_x, mono_y = Mono(), Mono()
+    x = RedisPoolState(own_redis.url, monotonic=mono_x, options=opts, clock=restart_clock)
+    y = RedisPoolState(own_redis.url, monotonic=mono_y, options=opts, clock=restart_clock)
+    keys = [KeySpec("a", max_rpm=4)]
+    pol = PoolPolicy(window_s=10.0)
+    for _ in range(4):
+        got = x.acquire("p", keys, pol)
+        assert got.fingerprint == "a"
+        x.release("p", "a", Outcome("ok"), pol, lease=got.lease)
+        restart_clock.t += 1.0
+    assert y.acquire("p", keys, pol).fingerprint is None     # y sees the full window
+    own_redis.stop()
+    assert y.acquire("p", keys, pol).fingerprint is None     # not 2 more on top of 4
+    assert y.degraded
+    restart_clock.t += 4.5          # the two newest entries of the window are still in it
+    assert y.acquire("p", keys, pol).fingerprint is None
+    own_redis.start()
+    mono_y.t += 1.1
+    back = y.acquire("p", keys, pol)      # Redis (empty) would admit; y's share is still used
+    assert not y.degraded and back.fingerprint is None
+    assert x.acquire("p", keys, pol).fingerprint is None   # x gives Redis back what it sent
+    viewer = RedisPoolState(own_redis.url, options=opts, clock=restart_clock)
+    assert viewer.snapshot("p", keys, pol).keys[0].requests_in_window == 4
+    viewer.close()
+    restart_clock.t += 4.0          # 5001 has left y's share (5001, 5003): one request fits
+    assert y.acquire("p", keys, pol).fingerprint == "a"
+    assert y.acquire("p", keys, pol).fingerprint is None
+    x.close()
+    y.close()

@@ -26,6 +26,7 @@ from hermes_core.agent.pool.state import (
     cooldown_until,
     evaluate_key,
     learn_limit,
+    learned_after,
     pace_after,
     pace_free_at,
     tokens_free_at,
@@ -269,6 +270,86 @@ def test_backend_contract_deadline_moves_only_later(backend: PoolStateBackend) -
     assert res.fingerprint is None
     assert res.available_at is not None
     assert 99.0 <= res.available_at - backend.now() <= 100.5
+
+
+def test_backend_contract_a_success_stating_the_limit_teaches_it(backend: PoolStateBackend) -> None:
+    """The limit a 200 states (``x-ratelimit-limit-requests``) is learned before any 429."""
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(learn_limits=True)
+    first = backend.acquire("p7", keys, pol)
+    backend.release("p7", "a", Outcome("ok", limit=2, remaining=1), pol, lease=first.lease)
+    assert backend.snapshot("p7", keys, pol).keys[0].learned_rpm == 2
+    second = backend.acquire("p7", keys, pol)
+    assert second.fingerprint == "a"
+    backend.release("p7", "a", Outcome("ok", limit=2, remaining=0), pol, lease=second.lease)
+    third = backend.acquire("p7", keys, pol)
+    assert third.fingerprint is None and third.available_at is not None   # 2 in the window
+
+
+def test_backend_contract_a_success_with_nothing_remaining_blocks_until_reset(
+        backend: PoolStateBackend) -> None:
+    keys = [KeySpec("a", max_rpm=100)]
+    pol = PoolPolicy(learn_limits=True)
+    got = backend.acquire("p8", keys, pol)
+    res = backend.release("p8", "a", Outcome("ok", limit=100, remaining=0, reset_s=5.0), pol,
+                          lease=got.lease)
+    assert not res.changed                     # not a 429: nothing to alert about
+    after = backend.acquire("p8", keys, pol)
+    assert after.fingerprint is None and after.available_at is not None
+    assert 4.0 <= after.available_at - backend.now() <= 5.5
+    # requests left: no block; a later reset never shortens a deadline already set
+    backend.release("p8", "a", Outcome("ok", remaining=0, reset_s=1.0), pol)
+    assert backend.acquire("p8", keys, pol).available_at == after.available_at
+
+
+def test_backend_contract_a_key_of_unknown_limit_sends_one_request_until_it_answers(
+        backend: PoolStateBackend) -> None:
+    """Slow start: nothing says how much a key admits until its first answer (whose headers
+    usually say), so a burst of callers does not land a whole in-flight cap on it first."""
+    keys = [KeySpec("a"), KeySpec("b", max_rpm=100)]
+    pol = PoolPolicy(learn_limits=True, max_in_flight=32, strategy="fill_first")
+    first = backend.acquire("p9", keys, pol)
+    assert first.fingerprint == "a"
+    assert [backend.acquire("p9", keys, pol).fingerprint for _ in range(2)] == ["b", "b"]
+    backend.release("p9", "a", Outcome("ok"), pol, lease=first.lease)   # answered, no limit said
+    assert [backend.acquire("p9", keys, pol).fingerprint for _ in range(3)] == ["a", "a", "a"]
+    unlearned = PoolPolicy(max_in_flight=32)                            # not learning: no gate
+    assert [backend.acquire("p10", keys[:1], unlearned).fingerprint
+            for _ in range(2)] == ["a", "a"]
+
+
+def test_backend_contract_a_429_that_states_nothing_only_lowers_the_learned_limit(
+        backend: PoolStateBackend) -> None:
+    """The window's count when refused is at least what the server admitted (requests still in
+    flight included), so a 429 that states no limit can tighten the estimate, never loosen it."""
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(learn_limits=True, window_s=600.0)
+    first = backend.acquire("p11", keys, pol)
+    backend.release("p11", "a", Outcome("ok"), pol, lease=first.lease)   # answered
+    leases = [backend.acquire("p11", keys, pol).lease for _ in range(5)]  # window: 6
+    backend.release("p11", "a", Outcome("rate_limited", 0.0, limit=3), pol, lease=leases[0])
+    assert backend.snapshot("p11", keys, pol).keys[0].learned_rpm == 3    # stated: taken as is
+    backend.release("p11", "a", Outcome("rate_limited", 0.0), pol, lease=leases[1])
+    assert backend.snapshot("p11", keys, pol).keys[0].learned_rpm == 3    # 4 in the window: not 4
+    backend.release("p11", "a", Outcome("ok"), pol, lease=leases[2])
+    backend.release("p11", "a", Outcome("rate_limited", 0.0), pol, lease=leases[3])
+    backend.release("p11", "a", Outcome("rate_limited", 0.0), pol, lease=leases[4])
+    assert backend.snapshot("p11", keys, pol).keys[0].learned_rpm == 2    # 2 in the window: lower
+
+
+@pytest.mark.parametrize(("outcome", "learned", "admitted", "expected"), [
+    (Outcome("rate_limited"), None, 7, 7),
+    (Outcome("rate_limited"), 4, 7, 4),          # never up without a statement
+    (Outcome("rate_limited"), 9, 7, 7),
+    (Outcome("rate_limited", limit=12), 4, 7, 12),
+    (Outcome("ok", limit=12), 4, 7, 12),
+    (Outcome("ok"), 4, 7, 4),
+    (Outcome("failure", limit=12), 4, 7, 4),
+    (Outcome("rate_limited"), None, 0, 1),
+])
+def test_learned_after(outcome: Outcome, learned: int | None, admitted: int,
+                       expected: int) -> None:
+    assert learned_after(outcome, learned, admitted) == expected
 
 
 def test_backend_contract_removal_is_permanent(backend: PoolStateBackend) -> None:

@@ -1,0 +1,166 @@
+"""Requests waiting for a provider's key: one timed waiter, the rest woken one per free slot.
+
+When every key of a provider is busy, each request used to sleep until the earliest key frees
+(plus jitter) and then ask the pool again: with 200 waiters, 200 acquires land on one freed slot,
+one wins and 199 go back to sleep. Here the waiters of one process queue per provider:
+
+* the first to arrive is the *head*: it alone sleeps until the time the pool named (jittered by
+  the caller), then asks again;
+* every other waiter is a *follower*: it waits, without polling, until it is handed the turn or
+  its own bound (what is left of its ``max_wait_s`` / deadline) runs out;
+* a key that frees (any outcome the pool hears of) wakes ONE follower; a waiter that stops
+  waiting (it got a key, or it gives up on the provider) also wakes one: with a key, because
+  another slot may be free; without, so that someone becomes the timed head again.
+
+So each freed slot costs one or two acquires instead of one per waiter. Processes sharing a Redis
+pool each have their own queue; their heads' timed waits cover slots freed elsewhere.
+:func:`wait_role` and :func:`wakes_for` are the decisions; :class:`SlotWaiters` applies them with
+one lock, for threads and asyncio tasks alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+Role = Literal["head", "follower"]
+
+
+def wait_role(head_taken: bool, delay: float, allowed: float) -> tuple[Role, float]:
+    """A waiter's role and how long it waits: the head sleeps ``delay`` (until the earliest slot
+    frees, jittered, never past ``allowed``); a follower waits up to ``allowed`` for its turn."""
+    if head_taken:
+        return "follower", max(0.0, allowed)
+    return "head", max(0.0, min(delay, allowed))
+
+
+def wakes_for(freed: int, followers: int) -> int:
+    """Followers to wake when ``freed`` slots free: one per slot, never more than are waiting."""
+    return max(0, min(freed, followers))
+
+
+class _Turn:
+    """A follower's wake-up: a thread's Event or a task's Future on its loop."""
+
+    __slots__ = ("event", "future", "loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self.loop = loop
+        self.event: threading.Event | None = None if loop else threading.Event()
+        self.future: asyncio.Future[None] | None = loop.create_future() if loop else None
+
+    def wake(self) -> None:
+        if self.event is not None:
+            self.event.set()
+        elif self.loop is not None and self.future is not None:
+            fut = self.future
+            self.loop.call_soon_threadsafe(_resolve, fut)
+
+
+@dataclass
+class _Queue:
+    head: bool = False
+    followers: deque[_Turn] = field(default_factory=deque)
+
+
+class SlotWaiters:
+    """Per-provider wait queues of one process (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queues: dict[str, _Queue] = {}
+
+    def waiting(self, provider: str) -> int:
+        """Requests waiting on ``provider`` now (the head included)."""
+        with self._lock:
+            q = self._queues.get(provider)
+            return 0 if q is None else int(q.head) + len(q.followers)
+
+    def wake(self, provider: str, freed: int = 1) -> int:
+        """``freed`` slots of the provider freed (or a waiter left): wake that many followers
+        (:func:`wakes_for`); returns how many were woken."""
+        with self._lock:
+            q = self._queues.get(provider)
+            if q is None:
+                return 0
+            turns = [q.followers.popleft() for _ in range(wakes_for(freed, len(q.followers)))]
+        for t in turns:
+            t.wake()
+        return len(turns)
+
+    def _enter(self, provider: str, delay: float, allowed: float,
+               loop: asyncio.AbstractEventLoop | None) -> tuple[Role, float, _Turn | None]:
+        with self._lock:
+            q = self._queues.setdefault(provider, _Queue())
+            role, timeout = wait_role(q.head, delay, allowed)
+            if role == "head":
+                q.head = True
+                return role, timeout, None
+            turn = _Turn(loop)
+            q.followers.append(turn)
+            return role, timeout, turn
+
+    def _leave_head(self, provider: str) -> None:
+        with self._lock:
+            self._queues[provider].head = False
+
+    def _give_up(self, provider: str, turn: _Turn) -> bool:
+        """A follower's bound ran out: leave the queue; False when it was woken meanwhile."""
+        with self._lock:
+            try:
+                self._queues[provider].followers.remove(turn)
+                return True
+            except ValueError:
+                return False
+
+    def wait(self, provider: str, delay: float, allowed: float,
+             sleep: Callable[[float], None]) -> Role:
+        """Block until this request's turn to ask the pool again; ``sleep`` times the head."""
+        role, timeout, turn = self._enter(provider, delay, allowed, None)
+        if turn is None:
+            try:
+                sleep(timeout)
+            except BaseException:
+                self._leave_head(provider)
+                self.wake(provider)      # someone else must become the timed head
+                raise
+            self._leave_head(provider)
+            return role
+        assert turn.event is not None
+        if not turn.event.wait(timeout):
+            self._give_up(provider, turn)
+        return role
+
+    async def await_turn(self, provider: str, delay: float, allowed: float,
+                         asleep: Callable[[float], Awaitable[None]]) -> Role:
+        """:meth:`wait` for asyncio tasks."""
+        role, timeout, turn = self._enter(provider, delay, allowed,
+                                          asyncio.get_running_loop())
+        if turn is None:
+            try:
+                await asleep(timeout)
+            except BaseException:
+                self._leave_head(provider)
+                self.wake(provider)      # someone else must become the timed head
+                raise
+            self._leave_head(provider)
+            return role
+        assert turn.future is not None
+        try:
+            await asyncio.wait_for(asyncio.shield(turn.future), timeout)
+        except TimeoutError:
+            self._give_up(provider, turn)
+        except asyncio.CancelledError:
+            if not self._give_up(provider, turn):
+                self.wake(provider)      # it was handed the turn: pass it on
+            raise
+        return role
+
+
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)

@@ -1,0 +1,160 @@
+"""Tests of ``hermes_core/agent/pool/waiters.py``: one timed waiter per provider, the others woken
+one per freed slot. Threads are sequenced with events and a barrier, never with sleeps."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+from collections.abc import Sequence
+
+import pytest
+
+from hermes_core.agent.credential_pool import CredentialPool
+from hermes_core.agent.pool.state import AcquireResult, InMemoryPoolState, KeySpec, PoolPolicy
+from hermes_core.agent.pool.waiters import SlotWaiters, wait_role, wakes_for
+from hermes_core.agent.resilience import CallLoop
+from hermes_core.agent.resilience_policy import LoopPolicy
+from hermes_core.testing import FakeClock, ScriptedProvider
+from hermes_core.types import Candidate, Credential, Message, Prompt, RouteDecision
+
+PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
+KEY = Credential("a", "sk-a-waiters-secret-1")
+ROUTE = RouteDecision("m", (Candidate("a", "m"),), "test")
+
+
+@pytest.mark.parametrize(("head_taken", "delay", "allowed", "expected"), [
+    (False, 2.0, 10.0, ("head", 2.0)),
+    (False, 12.0, 10.0, ("head", 10.0)),      # never past what the request may still wait
+    (True, 2.0, 10.0, ("follower", 10.0)),    # a follower waits for its turn, not for a time
+    (True, 2.0, -1.0, ("follower", 0.0)),
+])
+def test_wait_role(head_taken: bool, delay: float, allowed: float,
+                   expected: tuple[str, float]) -> None:
+    assert wait_role(head_taken, delay, allowed) == expected
+
+
+@pytest.mark.parametrize(("freed", "followers", "woken"), [(1, 5, 1), (3, 2, 2), (0, 4, 0),
+                                                           (2, 0, 0)])
+def test_wakes_for_one_follower_per_freed_slot(freed: int, followers: int, woken: int) -> None:
+    assert wakes_for(freed, followers) == woken
+
+
+def _until(cond: object, what: str) -> None:
+    """Wait (bounded) for another thread to reach a state; the test asserts states, not times."""
+    for _ in range(5000):
+        if cond():  # type: ignore[operator]
+            return
+        time.sleep(0.001)
+    raise AssertionError(f"never reached: {what}")
+
+
+def test_a_freed_slot_wakes_exactly_one_follower() -> None:
+    waiters = SlotWaiters()
+    gate = threading.Event()
+    returned: list[str] = []
+    lock = threading.Lock()
+    start = threading.Barrier(5)
+
+    def waiter(i: int) -> None:
+        start.wait()
+        if i:    # the head arrives first (below); these four queue behind it
+            _until(lambda: waiters.waiting("p") >= 1, "a head")
+        role = waiters.wait("p", 1.0, 30.0, lambda s: gate.wait(30))
+        with lock:
+            returned.append(role)
+
+    threads = [threading.Thread(target=waiter, args=(i,)) for i in range(5)]
+    for t in threads:
+        t.start()
+    _until(lambda: waiters.waiting("p") == 5, "five waiting")
+    assert waiters.wake("p") == 1
+    _until(lambda: len(returned) == 1, "one woken")
+    assert returned == ["follower"] and waiters.waiting("p") == 4   # the head and three
+    assert waiters.wake("p", freed=2) == 2
+    _until(lambda: len(returned) == 3, "two more woken")
+    gate.set()                                   # the head's timed sleep ends
+    waiters.wake("p")
+    for t in threads:
+        t.join(10)
+    assert sorted(returned) == ["follower"] * 4 + ["head"] and waiters.waiting("p") == 0
+
+
+class CountingState(InMemoryPoolState):
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__(clock)
+        self.acquires = 0
+        self.count_lock = threading.Lock()
+
+    def acquire(self, provider: str, keys: Sequence[KeySpec], policy: PoolPolicy, *,
+                tokens: int = 0, rand: float = 0.0) -> AcquireResult:
+        with self.count_lock:
+            self.acquires += 1
+        return super().acquire(provider, keys, policy, tokens=tokens, rand=rand)
+
+
+def test_a_key_that_frees_wakes_one_waiting_request_not_all() -> None:
+    """Four requests wait for the only key (one in flight at most). The timed head sleeps until
+    the test lets it; the key freeing wakes one follower, whose success wakes the next: the three
+    complete while the head still sleeps, at most two acquires each (no herd)."""
+    clock = FakeClock()
+    state = CountingState(clock)
+    pool = CredentialPool({"a": [KEY]}, policy=PoolPolicy(max_in_flight=1), backend=state,
+                          rng=random.Random(1))
+    gate = threading.Event()
+    loop = CallLoop({"a": ScriptedProvider("a")}, pool, clock=clock,
+                    sleep=lambda s: gate.wait(30), rng=random.Random(2), audit_path=False,
+                    policy=LoopPolicy(deadline_s=600.0, max_wait_s=600.0))
+    held = pool.acquire("a")
+    done: list[str] = []
+    lock = threading.Lock()
+
+    def request() -> None:
+        completion, _ = loop.complete(PROMPT, ROUTE)
+        with lock:
+            done.append(completion.text)
+
+    threads = [threading.Thread(target=request) for _ in range(4)]
+    for t in threads:
+        t.start()
+    _until(lambda: pool.waiters.waiting("a") == 4, "four waiting")
+    before = state.acquires                       # 1 held + 4 refused
+    pool.success(held)
+    _until(lambda: len(done) == 3, "three followers served while the head sleeps")
+    assert pool.waiters.waiting("a") == 1
+    assert state.acquires - before <= 2 * 3
+    gate.set()
+    for t in threads:
+        t.join(10)
+    assert done == ["ok"] * 4 and pool.waiters.waiting("a") == 0
+
+
+def test_async_waiters_are_woken_one_per_slot() -> None:
+    async def main() -> list[str]:
+        waiters = SlotWaiters()
+        gate = asyncio.Event()
+
+        async def head_sleep(s: float) -> None:
+            await gate.wait()
+
+        tasks = [asyncio.ensure_future(waiters.await_turn("p", 1.0, 30.0, head_sleep))]
+        await asyncio.sleep(0)
+        tasks += [asyncio.ensure_future(waiters.await_turn("p", 1.0, 30.0, head_sleep))
+                  for _ in range(3)]
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert waiters.waiting("p") == 4
+        # woken from another thread, as a pool release on a worker thread does
+        await asyncio.to_thread(waiters.wake, "p")
+        finished, _ = await asyncio.wait(tasks, timeout=5, return_when=asyncio.FIRST_COMPLETED)
+        assert len(finished) == 1 and waiters.waiting("p") == 3
+        tasks[-1].cancel()                          # a cancelled follower leaves the queue
+        await asyncio.gather(tasks[-1], return_exceptions=True)
+        assert waiters.waiting("p") == 2
+        gate.set()
+        waiters.wake("p")
+        roles = await asyncio.gather(*tasks[:-1])
+        return sorted(roles)
+
+    assert asyncio.run(main()) == ["follower", "follower", "head"]

@@ -1,0 +1,49 @@
+"""Tests of ``hermes_core/providers/observed.py``: the transports hand each response's rate-limit
+headers to the ``capture`` block around the call, sync and async, and keep nothing outside one."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx2
+
+from hermes_core.providers.deadline import AsyncDeadlineTransport, DeadlineTransport
+from hermes_core.providers.observed import capture
+
+HEADERS = {"X-RateLimit-Limit-Requests": "10", "x-ratelimit-remaining-requests": "4",
+           "anthropic-ratelimit-requests-reset": "2030-01-01T00:00:00Z", "x-request-id": "r1"}
+
+
+def _answer(request: httpx2.Request) -> httpx2.Response:
+    return httpx2.Response(200, headers=HEADERS, json={})
+
+
+def test_the_rate_limit_headers_of_a_response_reach_the_capture_block() -> None:
+    client = httpx2.Client(transport=DeadlineTransport(httpx2.MockTransport(_answer)))
+    with capture() as heard:
+        client.get("http://test/v1/x")
+    assert heard.headers == {"x-ratelimit-limit-requests": "10",
+                             "x-ratelimit-remaining-requests": "4",
+                             "anthropic-ratelimit-requests-reset": "2030-01-01T00:00:00Z"}
+    client.get("http://test/v1/x")            # no block listening: nothing kept, no error
+    assert "x-request-id" not in heard.headers
+
+
+def test_async_responses_reach_the_capture_block_of_their_own_task() -> None:
+    async def one(i: int) -> dict[str, str]:
+        def answer(request: httpx2.Request) -> httpx2.Response:
+            return httpx2.Response(200, headers={"x-ratelimit-remaining-requests": str(i)})
+
+        client = httpx2.AsyncClient(transport=AsyncDeadlineTransport(
+            httpx2.MockTransport(answer)))
+        with capture() as heard:
+            await asyncio.sleep(0)                # interleave with the other task
+            await client.get("http://test/v1/x")
+        await client.aclose()
+        return heard.headers
+
+    async def main() -> list[dict[str, str]]:
+        return list(await asyncio.gather(one(1), one(2)))
+
+    assert asyncio.run(main()) == [{"x-ratelimit-remaining-requests": "1"},
+                                   {"x-ratelimit-remaining-requests": "2"}]
