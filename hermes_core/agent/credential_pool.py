@@ -176,7 +176,12 @@ class CredentialPool:
     def from_settings(cls, settings: Settings, backend: PoolStateBackend | None = None, *,
                       clock: Callable[[], float] = time.time, rng: random.Random | None = None,
                       on_alert: AlertHook | None = None) -> CredentialPool:
-        """Keys of every routed provider (and every ``credentials`` entry) from settings."""
+        """Keys of every routed provider (and every ``credentials`` entry) from settings.
+
+        Builds the settings' redactor first: settings made by hand rather than by load_settings
+        have not registered their secrets yet, and the pool is where those secrets start to flow
+        into SDK calls and their debug logs."""
+        settings.redactor()
         names: list[str] = [p.name for p in settings.llm.routing.providers]
         names += [n for n in settings.credentials if n not in names]
         if not settings.llm.routing.providers:  # no provider list: the two official APIs by env key

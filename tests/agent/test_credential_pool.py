@@ -411,3 +411,21 @@ def test_credentials_say_where_they_were_configured() -> None:
         "credentials.openai.keys[0]", "credentials.openai.keys[1]"]
     env = load_settings({}, env={"OPENAI_API_KEY": "sk-env-SECRET-0000000001"})
     assert [c.source for c in env.credentials_for("openai")] == ["OPENAI_API_KEY"]
+
+
+def test_a_pool_from_hand_made_settings_registers_its_keys_for_log_scrubbing(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Settings built without load_settings (an author's own Settings(...)) still hand the pool's
+    keys to the one redactor, so SDK debug lines never show them."""
+    import logging
+    import uuid
+
+    from hermes_core.config import Settings
+
+    secret = f"house-{uuid.uuid4().hex}"   # no key shape, never registered before this test
+    settings = Settings.model_validate({"credentials": {"house": {"keys": [{"key": secret}]}}})
+    CredentialPool.from_settings(settings)
+    with caplog.at_level(logging.DEBUG):
+        logging.getLogger("httpx._client").debug("HTTP Request headers %s", {"x-api-key": secret})
+    assert "HTTP Request headers" in caplog.text
+    assert secret not in caplog.text
