@@ -68,6 +68,7 @@ from hermes_core.retrieval.skills import (
     sources_fingerprint,
 )
 from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
+from hermes_core.retrieval.topk import top_order
 from hermes_core.retrieval.triggers import TriggerIndex, merge_triggers
 from hermes_core.retrieval.usage import USAGE_FILE, USAGE_GATE_PRECISION, UsageLayer, UsageScores, UsageStore
 from hermes_core.types import Message, RetrievalQuery, Skill
@@ -227,6 +228,7 @@ class SkillRetriever:
         self.index = SkillIndex()
         self.issues: tuple[CatalogIssue, ...] = ()
         self._skills: list[Skill] = []
+        self._names: list[str] = []           # the skills' names in index order (never mutated)
         self._by_name: dict[str, Skill] = {}
         self.bm25 = BM25Index()
         self.synonyms = SynonymIndex()
@@ -288,7 +290,7 @@ class SkillRetriever:
             bm25, synonyms, triggers = BM25Index(skills), SynonymIndex(syn, names), TriggerIndex(trig)
             lexical_cal = self._calibrate_lexical(skills, bm25) if self.calibrate else None
             with self._swap:
-                self._skills, self._by_name = skills, by_name
+                self._skills, self._by_name, self._names = skills, by_name, names
                 self.bm25, self.synonyms, self.triggers = bm25, synonyms, triggers
                 self._lexical_cal = lexical_cal
             if self.usage is not None:  # what was learnt about a rewritten or deleted skill goes
@@ -582,7 +584,7 @@ class SkillRetriever:
         timings: dict[str, float] = {}
         q = as_retrieval_query(query, history)
         with self._swap:
-            skills, by_name = self._skills, self._by_name
+            skills, by_name, names = self._skills, self._by_name, self._names
             bm25, syn, trig = self.bm25, self.synonyms, self.triggers
         if not skills:
             return RetrievalResult(q.message, "none", timings_ms={"total": (self.clock() - t0) * 1000})
@@ -605,7 +607,6 @@ class SkillRetriever:
         follow_up = is_follow_up(text) and bool(q.previous_user)
         text = ranking_text(text[:MAX_QUERY_CHARS], q)
         query = q.message
-        names = [s.name for s in skills]
         layers: dict[str, np.ndarray | None] = {}
         # L2
         lexical = 0.0
@@ -677,14 +678,14 @@ class SkillRetriever:
         t = self.clock()
         fused = fuse(layers, weights, mode=self.fusion, k=self.rrf_k, raw=("usage",))
         keep = max(self.top_k, 10)
-        order = np.lexsort((np.arange(len(names)), -fused.scores))[:keep]
+        order = top_order(fused.scores, keep)
         head = fused.scores[order]
         if (q.history and not follow_up and "L2" in self.layers and len(head) > 1
                 and bool((head[1:] == head[:-1]).any() or
                          (len(order) == keep and (fused.scores == head[-1]).sum() > 1))):
             # the recent turns, as a tie-breaker only: they order skills the message scores equally
             tie = bm25.score_array(bm25_tokens(q.history_text[:MAX_QUERY_CHARS]))
-            order = np.lexsort((np.arange(len(names)), -tie, -fused.scores))[:keep]
+            order = top_order(fused.scores, keep, tie)
             timings["history"] = (self.clock() - t) * 1000
         decision = gate(GateEvidence(dense_top, dense_anchor, dense_model, lexical, phrase_hit,
                                      dense_anchor_mean, dense_catalog_mean),
