@@ -25,7 +25,7 @@ def top_order(scores: np.ndarray, keep: int, tie: np.ndarray | None = None) -> n
     threshold = -np.partition(-s, keep - 1)[keep - 1]   # the keep-th best score
     cand = np.flatnonzero(s >= threshold)
     local = _lexsort(cand, s[cand], tie[cand] if tie is not None else None)
-    return cand[local[:keep]]
+    return np.asarray(cand[local[:keep]])
 
 
 def _lexsort(index: np.ndarray, scores: np.ndarray, tie: np.ndarray | None) -> np.ndarray:
