@@ -14,7 +14,9 @@ each variant's throughput is the requests completed per second. Variants, interl
   prompt builder, as a server would), each turn a new one-message session (history cleared).
 
 Reported: each variant's median requests/s over the rounds, and ``loop_vs_bare`` /
-``achat_vs_bare``: the median of the per-round ratios (goal >= 0.95 for both).
+``achat_vs_bare``: the median of the per-round ratios (goal >= 0.95 for both); the client process's
+CPU milliseconds per request, and ``..._cpu_vs_bare`` (bare's CPU per request over the variant's),
+which a busy machine disturbs less than throughput: the server shares the same two cores.
 """
 
 from __future__ import annotations
@@ -59,9 +61,11 @@ def start_server(latency_s: float) -> tuple[subprocess.Popen[str], str]:
     return proc, url
 
 
-async def drive(call: Callable[[int], Awaitable[object]], tasks: int, seconds: float) -> float:
-    """Requests per second: ``tasks`` workers calling back to back for ``seconds`` (after one
-    call each to open connections)."""
+async def drive(call: Callable[[int], Awaitable[object]], tasks: int,
+                seconds: float) -> tuple[float, float]:
+    """Requests per second, and the client process's CPU milliseconds per request (every thread:
+    the audit writer and prompt-building workers count): ``tasks`` workers calling back to back
+    for ``seconds`` (after one call each to open connections)."""
     await asyncio.gather(*(call(i) for i in range(tasks)))
     done = 0
     end = time.perf_counter() + seconds
@@ -72,15 +76,15 @@ async def drive(call: Callable[[int], Awaitable[object]], tasks: int, seconds: f
             await call(i)
             done += 1
 
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(worker(i) for i in range(tasks)))
-    return done / (time.perf_counter() - t)
+    return done / (time.perf_counter() - t), (time.process_time() - cpu) * 1000 / max(done, 1)
 
 
-def bare(url: str, tasks: int, seconds: float) -> float:
+def bare(url: str, tasks: int, seconds: float) -> tuple[float, float]:
     from openai import AsyncOpenAI
 
-    async def main() -> float:
+    async def main() -> tuple[float, float]:
         client = AsyncOpenAI(api_key=KEY, base_url=url + "/v1", max_retries=0)
 
         async def call(i: int) -> object:
@@ -109,7 +113,7 @@ def settings_for(url: str, home: Path) -> Any:
         "skill_utils": {"embeddings": False}}, env={})
 
 
-def call_loop(url: str, home: Path, tasks: int, seconds: float) -> float:
+def call_loop(url: str, home: Path, tasks: int, seconds: float) -> tuple[float, float]:
     from hermes_core.agent.resilience import CallLoop
     from hermes_core.agent.smart_routing import Router
     from hermes_core.types import Message, Prompt
@@ -117,7 +121,7 @@ def call_loop(url: str, home: Path, tasks: int, seconds: float) -> float:
     settings = settings_for(url, home)
     router, loop = Router.from_settings(settings), CallLoop.from_settings(settings)
 
-    async def main() -> float:
+    async def main() -> tuple[float, float]:
         async def call(i: int) -> object:
             prompt = Prompt(system="You are Hermes.", messages=(Message("user", f"hello {i}"),))
             done, _ = await loop.acomplete(prompt, router.select(prompt))
@@ -131,7 +135,7 @@ def call_loop(url: str, home: Path, tasks: int, seconds: float) -> float:
         loop.audit.close()
 
 
-def achat(url: str, home: Path, tasks: int, seconds: float) -> float:
+def achat(url: str, home: Path, tasks: int, seconds: float) -> tuple[float, float]:
     from hermes_core.agent.agent import Agent
 
     settings = settings_for(url, home)
@@ -140,7 +144,7 @@ def achat(url: str, home: Path, tasks: int, seconds: float) -> float:
                               retriever=first.retriever, context_engine=first.context_engine,
                               prompt_builder=first.builder) for _ in range(tasks - 1)]
 
-    async def main() -> float:
+    async def main() -> tuple[float, float]:
         async def call(i: int) -> object:
             agent = agents[i]
             agent.history.clear()
@@ -167,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     variants = [v for v in args.variants.split(",") if v]
     server, url = start_server(args.latency_ms / 1000)
     rates: dict[str, list[float]] = {v: [] for v in variants}
+    cpus: dict[str, list[float]] = {v: [] for v in variants}
     try:
         with tempfile.TemporaryDirectory(prefix="hermes-async-bench-") as tmp:
             for r in range(args.rounds):
@@ -175,12 +180,13 @@ def main(argv: list[str] | None = None) -> int:
                     home = Path(tmp) / f"{v}-{r}"
                     home.mkdir()
                     if v == "bare":
-                        rate = bare(url, args.concurrency, args.seconds)
+                        rate, cpu = bare(url, args.concurrency, args.seconds)
                     elif v == "loop":
-                        rate = call_loop(url, home, args.concurrency, args.seconds)
+                        rate, cpu = call_loop(url, home, args.concurrency, args.seconds)
                     else:
-                        rate = achat(url, home, args.concurrency, args.seconds)
+                        rate, cpu = achat(url, home, args.concurrency, args.seconds)
                     rates[v].append(rate)
+                    cpus[v].append(cpu)
     finally:
         assert server.stdin is not None
         server.stdin.close()
@@ -190,10 +196,14 @@ def main(argv: list[str] | None = None) -> int:
     for v, xs in rates.items():
         report[f"{v}_rps_median"] = round(statistics.median(xs), 1)
         report[f"{v}_rps"] = [round(x, 1) for x in xs]
+        report[f"{v}_cpu_ms_per_request_median"] = round(statistics.median(cpus[v]), 3)
     for v in variants:
         if v != "bare" and "bare" in rates:
             report[f"{v}_vs_bare"] = round(statistics.median(
                 a / b for a, b in zip(rates[v], rates["bare"], strict=True)), 3)
+            # the same overhead as CPU: bare's CPU per request over this variant's (1.0 = as cheap)
+            report[f"{v}_cpu_vs_bare"] = round(statistics.median(
+                b / a for a, b in zip(cpus[v], cpus["bare"], strict=True)), 3)
     print(json.dumps(report) if args.json else json.dumps(report, indent=2))
     return 0
 
