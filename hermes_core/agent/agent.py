@@ -10,6 +10,7 @@ the agent runs on the offline provider.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import os
@@ -36,7 +37,6 @@ from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
 from hermes_core.agent.smart_routing import Router
 from hermes_core.agent.tool_runner import AgentTools, Approver, Tool
 from hermes_core.agent.tools import structured
-from hermes_core.agent.turn_threads import run_off_loop
 from hermes_core.config import Settings, load_settings
 from hermes_core.errors import Attempt, ConfigError, HermesError
 from hermes_core.providers import build_providers
@@ -438,9 +438,8 @@ class Agent:
     async def _aturn(self, message: str) -> _Turn:
         """``_turn`` off the event loop: building the prompt stats context files, runs retrieval
         (an embedding) and searches episodic memory, tens of milliseconds an event loop serving
-        other requests must not stall for. The ``pre_llm_call`` hook runs in that worker thread
-        (one of the few :mod:`~hermes_core.agent.turn_threads`, not the loop's default executor)."""
-        return await run_off_loop(self._turn, message)
+        other requests must not stall for. The ``pre_llm_call`` hook runs in that worker thread."""
+        return await asyncio.to_thread(self._turn, message)
 
     @overload
     async def achat(self, message: str, *, options: Mapping[str, Any] | None = None) -> Reply: ...
