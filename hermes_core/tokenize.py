@@ -150,13 +150,27 @@ def estimate_tokens(text: str) -> int:
     """A CJK-aware token estimate that needs no tokenizer download.
 
     Roughly one token per CJK character and one per four other characters: close enough for
-    budgets and routing thresholds, and stable (a pure function of the text).
+    budgets and routing thresholds, and stable (a pure function of the text). Remembered for texts
+    up to ``_ESTIMATE_CACHE_CHARS``: every turn re-counts the same system prompt and history (7
+    texts a turn, a regex scan each), and a bounded cache of bounded texts holds a few MB at most.
     """
     if not text:
         return 0
+    if len(text) <= _ESTIMATE_CACHE_CHARS:
+        return _estimate_cached(text)
+    return _estimate(text)
+
+
+_ESTIMATE_CACHE_CHARS = 16_384
+
+
+def _estimate(text: str) -> int:
     cjk = len(_CJK_CHAR.findall(text))
     other = len(text) - cjk
     return cjk + (other + 3) // 4
+
+
+_estimate_cached = lru_cache(maxsize=512)(_estimate)
 
 
 # Function words that carry no topic: dropped by the synonym layer and the dense-layer gate features,

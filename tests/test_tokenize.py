@@ -69,3 +69,15 @@ def test_identifiers_still_split() -> None:
     assert tokenize("Navigation.TrafficViolations.queryViolation") == [
         "navigation", "traffic", "violations", "query", "violation"]
     assert tokenize("HTTPServer2 über") == ["http", "server", "2", "über"]
+
+
+def test_token_estimate_is_the_formula_for_cached_and_long_texts() -> None:
+    from hermes_core import tokenize as tk
+
+    short = "hello 你好 world" * 10
+    long = "hello 你好 world " * (tk._ESTIMATE_CACHE_CHARS // 10)
+    assert len(long) > tk._ESTIMATE_CACHE_CHARS
+    for text in (short, long, short):      # the second short one comes from the cache
+        cjk = sum(1 for c in text if c in "你好")
+        assert tk.estimate_tokens(text) == cjk + (len(text) - cjk + 3) // 4
+    assert tk.estimate_tokens("") == 0

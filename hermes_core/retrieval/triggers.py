@@ -161,19 +161,21 @@ class TriggerIndex:
 
     One Aho-Corasick automaton holds every trigger (tier 1) and every fuzzy segment (tier 3), so a
     query is scanned once, in time linear in its length plus the matches; word boundaries are
-    checked after each match. Tier 2 only looks at rules whose first character the query has and
-    whose every character it has; tier 3 runs a rule's regex only when each of its segments was
-    found. Both are necessary conditions of the tier, so the hits are exactly those of trying every
-    rule in turn.
+    checked after each match. Tier 2 only looks at rules whose every character the query has; tier 3
+    runs a rule's regex only when each of its segments was found. Both are necessary conditions of
+    the tier, so the hits are exactly those of trying every rule in turn. Each rule is filed under
+    its rarest character (tier 2) and its rarest segment (tier 3) across the catalog, so a query
+    looks only at rules whose rarest key it contains: a word common to thousands of triggers does
+    not make every turn walk them.
     """
 
     def __init__(self, triggers: Mapping[str, Iterable[str]] | None = None) -> None:
         self._rules: list[_Rule] = []
         self._automaton: Any = None
-        self._by_first: dict[str, list[int]] = {}
+        self._by_rarest_char: dict[str, list[int]] = {}    # rarest character -> CJK rules (tier 2)
         self._chars: list[frozenset[str]] = []
         self._segments: list[frozenset[str]] = []
-        self._segment_rules: dict[str, list[int]] = {}
+        self._segment_rules: dict[str, list[int]] = {}   # rarest segment -> fuzzy rules (tier 3)
         if triggers:
             self.set(triggers)
 
@@ -187,20 +189,31 @@ class TriggerIndex:
         self._rules = rules
         exact: dict[str, list[int]] = {}       # normalised trigger -> rules (tier 1)
         segment_of: dict[str, list[int]] = {}  # fuzzy segment -> rules (tier 3)
-        self._by_first = {}
+        self._by_rarest_char = {}
         self._chars = []
         self._segments = []
         for i, r in enumerate(rules):
             exact.setdefault(r.norm, []).append(i)
-            chars = [c for c in r.norm if not c.isspace()]
-            self._chars.append(frozenset(chars))
-            if r.cjk_subseq:
-                self._by_first.setdefault(chars[0], []).append(i)
+            self._chars.append(frozenset(c for c in r.norm if not c.isspace()))
             segs = frozenset(_segments(r.norm)) if r.fuzzy is not None else frozenset()
             self._segments.append(segs)
             for seg in segs:
                 segment_of.setdefault(seg, []).append(i)
-        self._segment_rules = segment_of
+        # file each rule under its rarest key: the query must contain every key of a rule anyway
+        char_df: dict[str, int] = {}
+        for i, r in enumerate(rules):
+            if r.cjk_subseq:
+                for c in self._chars[i]:
+                    char_df[c] = char_df.get(c, 0) + 1
+        for i, r in enumerate(rules):
+            if r.cjk_subseq:
+                rarest = min(self._chars[i], key=lambda c: (char_df[c], c))
+                self._by_rarest_char.setdefault(rarest, []).append(i)
+        self._segment_rules = {}
+        for i, segs in enumerate(self._segments):
+            if segs:
+                rarest = min(segs, key=lambda g: (len(segment_of[g]), g))
+                self._segment_rules.setdefault(rarest, []).append(i)
         self._automaton = None
         if exact or segment_of:
             auto = ahocorasick.Automaton(ahocorasick.STORE_ANY)
@@ -236,15 +249,15 @@ class TriggerIndex:
             i: TriggerHit(self._rules[i].skill, self._rules[i].trigger, 1, pos, len(self._rules[i].norm))
             for i, pos in tier1.items()}
         qchars = set(q)
-        for c in qchars & self._by_first.keys():
-            for i in self._by_first[c]:
+        for c in qchars & self._by_rarest_char.keys():
+            for i in self._by_rarest_char[c]:
                 r = self._rules[i]
                 if i in found or not self._chars[i] <= qchars:
                     continue
                 pos = _subsequence_at(q, r.norm)
                 if pos != -1:
                     found[i] = TriggerHit(r.skill, r.trigger, 2, pos, len(r.norm))
-        candidates = sorted({i for seg in found_segments for i in self._segment_rules[seg]})
+        candidates = sorted(i for seg in found_segments for i in self._segment_rules.get(seg, ()))
         for i in candidates:
             r = self._rules[i]
             if r.fuzzy is not None and i not in found and self._segments[i] <= found_segments:

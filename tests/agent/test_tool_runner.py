@@ -132,6 +132,7 @@ def test_audit_log_has_tool_names_and_timings_but_no_secret_arguments(
         wire_response(kind, mode == "stream", "done")])
     agent = make_agent(empty_home, kind, tools=[lookup])
     run_turn(agent, mode, "look it up")
+    agent.loop.audit.flush()     # lines recorded on an event loop reach the file within 50 ms
     audit = (empty_home / "audit.jsonl").read_text(encoding="utf-8")
     assert KEYS[kind] not in audit
     (record,) = [json.loads(line) for line in audit.splitlines() if "tool_call" in line]

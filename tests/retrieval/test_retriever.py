@@ -1166,3 +1166,48 @@ def test_usage_layer_alone_without_history_answers_nothing_instead_of_failing() 
     res = r.retrieve("send the quarterly report to Bob")
     assert res.gated and res.skills == () and res.answered == ()
     assert res.gate is not None and res.gate.rule == "no-layer"
+
+
+class LazyEmbedder(HashingEmbedder):
+    """Loads its "model" on first use, like the real ones; ``gate`` (an Event) holds the load."""
+
+    imports_torch = True
+
+    def __init__(self, model_id: str, gate: threading.Event | None = None) -> None:
+        super().__init__(model_id)
+        self._model: object | None = None
+        self.gate = gate
+
+    def load(self) -> object:
+        if self._model is None:
+            assert self.gate is None or self.gate.wait(timeout=10), "the load was waited for"
+            self._model = object()
+        return self._model
+
+    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+        self.load()
+        return super().embed_documents(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.load()
+        return super().embed_query(text)
+
+
+def test_a_warm_restart_answers_with_the_loaded_model_while_the_torch_one_still_loads(tmp_path: Path) -> None:
+    make(embedders=[LazyEmbedder("test:heavy"), HashingEmbedder("test:light")], cache_dir=tmp_path).refresh()
+    release = threading.Event()
+    heavy = LazyEmbedder("test:heavy", release)   # every vector cached; only the model is slow
+    r = make(embedders=[heavy, HashingEmbedder("test:light")], cache_dir=tmp_path)
+    t = r.warm_up(background=True)
+    assert t is not None
+    for _ in range(1000):
+        if r.dense_status().startswith("ready"):
+            break
+        threading.Event().wait(0.01)
+    assert r.dense_status() == "ready (test:light); loading test:heavy (ready ones answer)"
+    res = r.retrieve("extract tables from a pdf")     # routed to the loaded model, not waiting
+    assert "dense" in res.answered and heavy._model is None
+    release.set()
+    t.join(timeout=30)
+    assert r.dense_status() == "ready (test:heavy, test:light)"
+    assert r._dense_for("extract tables from a pdf") is r.dense[0]   # the preferred model again

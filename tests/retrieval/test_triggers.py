@@ -99,6 +99,27 @@ def test_automaton_hits_equal_rule_by_rule_hits() -> None:
     assert tiers == {1, 2, 3}   # the random queries exercised every tier
 
 
+def test_rules_filed_under_their_rarest_key_hit_as_every_rule_tried() -> None:
+    # many triggers share common segments and characters ("send", "查", "记录"): each rule is
+    # filed under its rarest one, and the hits must still be those of trying every rule
+    rng = random.Random(11)
+    words = PIECES[:-4]
+    triggers: dict[str, list[str]] = {}
+    for k in range(300):
+        n = rng.randint(2, 3)
+        cjk = [w for w in words if not w.isascii()]
+        pick = rng.sample(cjk, n) if k % 2 else rng.sample(words, n)
+        triggers[f"s{k:03d}"] = [("" if k % 3 else " ").join(pick)]
+    idx = TriggerIndex(triggers)
+    tiers = set()
+    for _ in range(300):
+        q = "".join(rng.choice(PIECES) for _ in range(rng.randint(1, 14)))
+        got = idx.matches(q)
+        assert got == rule_by_rule(triggers, q)
+        tiers |= {h.tier for h in got}
+    assert tiers == {1, 2, 3}
+
+
 def test_word_boundaries_are_checked_after_the_match() -> None:
     idx = TriggerIndex({"git": ["git"], "pr": ["pr"]})
     assert idx.match("what digit is it") is None

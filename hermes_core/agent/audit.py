@@ -1,0 +1,173 @@
+"""The audit log: one JSON line per call attempt and per tool call, never a secret.
+
+A line recorded on an event loop must not make the loop wait for the disk (64 concurrent requests
+share that one thread), so it is queued and a writer thread writes it, in batches: woken by the
+first line after a quiet spell, the writer lets ``BATCH_S`` of lines gather, then writes them with
+one write and one flush. Waking a thread per line cost the loop a thread switch per request; this
+way a busy loop only appends to a deque, and a line reaches the file within ``BATCH_S``.
+
+A line recorded anywhere else (a sync call, already off any loop) is written at once, after
+everything still queued, so whoever reads the file after a sync call finds it there. Either way
+the file holds the lines in the order they were recorded: every line leaves the queue and reaches
+the file under one lock. :meth:`AuditLog.close`, :meth:`AuditLog.flush` and interpreter exit write
+what is still queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import logging
+import os
+import threading
+import weakref
+from collections import deque
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from hermes_core.errors import Attempt
+
+log = logging.getLogger(__name__)
+
+_open_logs: weakref.WeakSet[AuditLog] = weakref.WeakSet()
+#: How long the writer lets lines gather before one write (how late a line recorded on an event
+#: loop may reach the file; close(), flush() and exit write at once).
+BATCH_S = 0.05
+
+
+class AuditLog:
+    """Append-only JSONL of attempts and tool calls, kept open, thread-safe; see the module doc."""
+
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = Path(path).expanduser() if path else None
+        self._lock = threading.Lock()        # the file, and taking lines off the queue
+        self._file: TextIO | None = None     # kept open: an attempt costs one write, not an open
+        self._queue: deque[Mapping[str, Any]] = deque()   # recorded on an event loop, not yet written
+        self._wake = threading.Event()       # a line is queued
+        self._closing = threading.Event()    # close(): stop gathering, write and end
+        self._writer: threading.Thread | None = None
+        self._stop = False
+        self._start = threading.Lock()       # one writer thread at a time
+
+    def _open(self) -> TextIO:
+        """The open file; reopened when it was moved or deleted (log rotation) since."""
+        assert self.path is not None
+        f = self._file
+        if f is not None:
+            try:
+                if os.fstat(f.fileno()).st_nlink > 0 and self.path.exists():
+                    return f
+            except OSError:
+                pass
+            f.close()
+            self._file = None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        f = self._file = self.path.open("a", encoding="utf-8")
+        return f
+
+    def write(self, request_id: str, attempt: Attempt, wall: float) -> None:
+        if self.path is None:
+            return
+        record = {"time": round(wall, 6), "request_id": request_id, "provider": attempt.provider,
+                  "model": attempt.model, "key": attempt.key_fingerprint, "status": attempt.status,
+                  "latency_ms": round(attempt.latency_ms, 3), "retry_after": attempt.retry_after,
+                  "decision": attempt.decision, "error": attempt.error}
+        self.append(record)
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """One JSON line (a tool call's record too); the caller keeps secrets out of it and does not
+        change ``record`` afterwards (on an event loop it is serialised later, by the writer)."""
+        if self.path is None:
+            return
+        if _on_event_loop():
+            self._queue.append(record)
+            self._ensure_writer()
+            self._wake.set()
+            return
+        with self._lock:
+            self._write_locked([*self._take_locked(), record])
+
+    def flush(self) -> None:
+        """Write every line recorded so far (the writer thread may still hold some)."""
+        if self.path is None:
+            return
+        with self._lock:
+            self._write_locked(self._take_locked())
+
+    def close(self) -> None:
+        """Write what is queued, stop the writer thread and close the file (a later line reopens
+        it)."""
+        writer = self._writer
+        if writer is not None:
+            self._stop = True
+            self._closing.set()
+            self._wake.set()
+            if writer is not threading.current_thread():
+                writer.join(timeout=10)
+        with self._lock:
+            if self.path is not None:
+                self._write_locked(self._take_locked())
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+    # -------------------------------------------------------------- internals
+
+    def _take_locked(self) -> list[Mapping[str, Any]]:
+        out = []
+        while self._queue:
+            out.append(self._queue.popleft())
+        return out
+
+    def _write_locked(self, records: list[Mapping[str, Any]]) -> None:
+        if not records:
+            return
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+        try:
+            f = self._open()
+            f.write(text)
+            f.flush()
+        except OSError as e:
+            log.warning("cannot write audit log %s: %s", self.path, e.strerror or e)
+
+    def _ensure_writer(self) -> None:
+        if self._writer is not None and self._writer.is_alive() and not self._stop:
+            return
+        with self._start:
+            if self._writer is not None and self._writer.is_alive() and not self._stop:
+                return
+            if self._writer is not None:
+                self._writer.join(timeout=10)   # a close() is stopping it: let it finish first
+            self._stop = False
+            self._closing.clear()
+            self._writer = threading.Thread(target=self._run, name="hermes-audit-writer", daemon=True)
+            _open_logs.add(self)
+            self._writer.start()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            self._closing.wait(BATCH_S)    # lines recorded meanwhile set _wake without a waiter
+            with self._lock:
+                self._write_locked(self._take_locked())
+            if self._stop:
+                return
+
+
+def _on_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    """The writer is a daemon thread: what it still holds at exit is written here."""
+    for audit in list(_open_logs):
+        audit.flush()

@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from hermes_core.agent.audit import AuditLog
+
+
+def rows(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_lines_recorded_on_an_event_loop_keep_their_order_and_none_is_lost(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    audit = AuditLog(path)
+    counter = iter(range(1_000_000))
+
+    async def task(t: int) -> None:
+        for i in range(40):
+            audit.append({"seq": next(counter), "task": t, "i": i})
+            await asyncio.sleep(0)
+
+    async def main() -> None:
+        await asyncio.gather(*(task(t) for t in range(64)))
+
+    asyncio.run(main())
+    audit.close()
+    got = rows(path)
+    assert [r["seq"] for r in got] == list(range(64 * 40))      # call order, every line
+    assert audit._writer is not None and not audit._writer.is_alive()
+
+
+def test_the_event_loop_does_not_wait_for_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    audit = AuditLog(path)
+    audit._lock.acquire()      # the file busy (a slow disk): a write would wait here
+
+    async def record() -> None:
+        audit.append({"n": 1})
+
+    try:
+        done = threading.Thread(target=lambda: asyncio.run(record()))
+        done.start()
+        done.join(timeout=10)
+        assert not done.is_alive()                 # the loop went on at once
+        assert not path.exists()                   # the line is queued, not written
+    finally:
+        audit._lock.release()
+    audit.flush()
+    assert rows(path) == [{"n": 1}]
+    audit.close()
+
+
+def test_a_sync_line_lands_after_the_queued_ones_and_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    audit = AuditLog(path)
+    audit._lock.acquire()      # hold the writer so the loop's lines stay queued
+
+    async def record() -> None:
+        for i in range(3):
+            audit.append({"n": i})
+
+    asyncio.run(record())
+    audit._lock.release()
+    audit.append({"n": "sync"})                     # no loop running here: written before return
+    assert [r["n"] for r in rows(path)] == [0, 1, 2, "sync"]
+    audit.close()
+
+
+def test_close_then_more_lines_reopen_the_file_and_restart_the_writer(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    audit = AuditLog(path)
+
+    async def record(n: int) -> None:
+        audit.append({"n": n})
+
+    asyncio.run(record(1))
+    audit.close()
+    assert audit._file is None
+    asyncio.run(record(2))
+    audit.close()
+    assert [r["n"] for r in rows(path)] == [1, 2]
+
+
+def test_lines_queued_at_interpreter_exit_are_written(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    code = (
+        "import asyncio, sys\n"
+        "from hermes_core.agent.audit import AuditLog\n"
+        "AuditLog._run = lambda self: None\n"    # a writer that never got to write
+        "audit = AuditLog(sys.argv[1])\n"
+        "async def main():\n"
+        "    for i in range(2000):\n"
+        "        audit.append({'n': i})\n"
+        "asyncio.run(main())\n")   # no close(): the process simply ends
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True, timeout=120)
+    assert [r["n"] for r in rows(path)] == list(range(2000))
+
+
+def test_no_path_queues_nothing(tmp_path: Path) -> None:
+    audit = AuditLog(None)
+
+    async def record() -> None:
+        audit.append({"n": 1})
+
+    asyncio.run(record())
+    audit.close()
+    assert audit._writer is None and list(tmp_path.iterdir()) == []
