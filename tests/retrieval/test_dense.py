@@ -190,3 +190,27 @@ def test_a_package_that_is_not_installed_is_left_out(monkeypatch: pytest.MonkeyP
                         lambda name, *a: None if name == "sentence_transformers" else real(name, *a))
     ids = [e.model_id for e in retriever_mod.default_embedders()]
     assert not any(i.startswith("st:") for i in ids)
+
+
+def test_loading_an_embedding_model_pins_blas_to_one_thread_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from threadpoolctl import ThreadpoolController, threadpool_limits
+
+    from hermes_core.retrieval import dense as dense_mod
+
+    def blas_threads() -> set[int]:
+        return {i["num_threads"] for i in ThreadpoolController().info() if i["user_api"] == "blas"}
+
+    original = ThreadpoolController().info()
+    monkeypatch.setattr(dense_mod, "_blas_pinned", False)
+    owner = type("Owner", (), {"_model": None, "_lock": threading.Lock()})()
+    try:
+        threadpool_limits(limits=2, user_api="blas")      # what a 2-core machine starts with
+        assert dense_mod._load_once(owner, lambda: "model") == "model"
+        assert blas_threads() == {1}
+        threadpool_limits(limits=2, user_api="blas")
+        assert dense_mod.pin_blas_to_one_thread() is False     # once per process, not per load
+        assert blas_threads() == {2}
+    finally:
+        threadpool_limits(limits=original)
