@@ -282,9 +282,12 @@ def _match_compact(text: str, wanted: set[str]) -> tuple[str, str, str] | None:
 def _persona_jailbreak(joined: str) -> tuple[str, str, str] | None:
     """A role hijack told by its structure (see ``PERSONA_TRAITS``): enough distinct traits of a
     persona jailbreak in one paragraph, the excerpt naming them (the text itself stays out)."""
-    traits = [name for name, pattern in PERSONA_TRAITS.items() if pattern.search(joined)]
-    strong = [name for name in traits if name not in PERSONA_SCENE]
-    if len(traits) >= PERSONA_MIN and len(strong) >= PERSONA_MIN_STRONG:
+    strong = [name for name, pattern in PERSONA_TRAITS.items()
+              if name not in PERSONA_SCENE and pattern.search(joined)]
+    if len(strong) < PERSONA_MIN_STRONG:
+        return None   # the common case, decided without the scene traits
+    scene = sum(1 for name in PERSONA_SCENE if PERSONA_TRAITS[name].search(joined))
+    if len(strong) + scene >= PERSONA_MIN:
         return "role-hijack", "en", "persona jailbreak: " + ", ".join(strong)
     return None
 

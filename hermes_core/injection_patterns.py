@@ -64,6 +64,11 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
         _p(r"\b(?:ignore|disregard|forget)\s+(?:all\s+(?:of\s+)?)?the\s+above\b[\s,;:.-]*(?:and\s+)?"
            r"(?:instead|just|only|now)\b"),
         _p(r"\b(?:ignore|disregard|forget)\s+(?:all|any)\s+other\b[^.\n]{0,30}?\binstructions\b"),
+        # hijack the task's output: ignore what is in front of you and print a given string
+        _p(r"\b(?:ignore|disregard|forget)\s+(?:the|this|that|all|any|everything)\b[^.!?\n]{0,40}?[,;:.!-]\s*"
+           r"(?:and\s+|then\s+|instead\s+|just\s+|only\s+)*(?:write|say|print|output|reply|respond|answer)\s+"
+           r"(?:with\s+|only\s+|just\s+|exactly\s+)*[\"\u201c\u00ab]"),
+        _p(r"\bstop\s+everything\b[^\n]{0,30}?\b(?:print|say|write|output|reply|respond)\b"),
         _p(r"(?:\ball\s*|\b)(?:previous|prior|above|earlier|original|system)\s+" + _ORDERS
            + r"\s+(?:are|is|were)\s+(?:now\s+)?(?:false|wrong|overridden)\b"),
     ),
@@ -406,6 +411,9 @@ PERSONA_TRAITS: dict[str, re.Pattern[str]] = {
                    r"(?:to\s+|by\s+|with\s+)?(?:any\s+|the\s+|its\s+|their\s+|absolutely\s+no\s+)?(?:[\w'\u2019]+\s+)?"
                    r"(?:restrictions|rules|limits|limitations|guidelines|content\s+polic(?:y|ies)|constraints)\b|"
                    r"\b(?:unfiltered|uncensored|unrestricted|unlimited|untethered|jailbroken)\b"),
+    "fiction-frame": _p(r"\blet'?s\s+play\s+a\s+game\b|\bin\s+this\s+(?:fictional|hypothetical|imaginary)\s+"
+                        r"(?:world|universe|scenario|setting)\b|\b(?:this|it)\s+is\s+(?:all\s+|just\s+|purely\s+)?"
+                        r"(?:a\s+)?(?:fictional|hypothetical)\s+(?:game|scenario|world|setting)\b"),
     "model-named": _p(r"\b(?:chat\s?gpt|openai|gpt-?[34]|claude|anthropic|bard|bing\s+ai|"
                       r"(?:an?\s+)?(?:ai|language)\s+model)\b"),
     "persona": _p(r"\b(?:persona|alter\s+ego|character|role\s*-?\s*play\w*|simulat(?:e|or|ion)|"
@@ -451,7 +459,8 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
         "ignore-instructions": ("ignor", "disregard", "forget", "overrid", "bypass", "discard", "abandon",
                                 "drop", "aside", "throw", "attention", "notice", "follow", "cancel", "nullif",
                                 "invalidat", "wipe", "void", "revoked", "obsolete", "fake", "invalid", "null",
-                                "supersed", "outdated", "no longer", "decode", "false", "wrong", "overridden"),
+                                "supersed", "outdated", "no longer", "decode", "false", "wrong", "overridden",
+                                "stop everything"),
         "role-hijack": ("<|", "[inst", "[/inst", "<<sys", "system", "admin", "developer", "root", "operator",
                         "you are", "from now", "starting now", "henceforth", "from this point", "pretend",
                         " mode", "act as", "disable", "turn off", "remove", "bypass", "deactivat", "lift",
