@@ -405,9 +405,12 @@ PERSONA_TRAITS: dict[str, re.Pattern[str]] = {
                         r"(?:decline|declines|refuse|refuses|reject|say\s+no|deny)\b|"
                         r"\bwithout\s+(?:any\s+)?(?:hesitation|warnings?|refus\w+|question)\b|"
                         r"\b(?:always|will)\s+(?:always\s+)?provide\s+(?:an?\s+)?(?:answer|response)\b|"
-                        r"\bno\s+matter\s+(?:what|how\s+(?:dangerous|illegal|unethical|harmful|bad))"),
+                        r"\bno\s+matter\s+(?:what|how\s+(?:dangerous|illegal|unethical|harmful|bad))|"
+                        r"\b(?:never|not|don'?t|won'?t|without)\s+(?:\w+\s+){0,3}?(?:apologi[sz]\w*|disclaimers?|"
+                        r"moraliz\w*|moralis\w*|lectur\w*)\b|\bnone\s+of\s+(?:your|\w+'?s?)\s+(?:responses|answers|"
+                        r"replies)\s+(?:should|will|must|may)\b"),
     "no-rules": _p(r"\b(?:no|without(?:\s+any)?|free\s+(?:of|from)|not\s+(?:bound|restricted|limited)\s+by|"
-                   r"(?:does|do)(?:\s+not|n'?t)\s+(?:adhere|abide|comply|need\s+to\s+(?:adhere|follow|abide)))\s+"
+                   r"(?:does|do)(?:\s+not|n'?t)\s+(?:adhere|abide|comply|follow|need\s+to\s+(?:adhere|follow|abide)))\s+"
                    r"(?:to\s+|by\s+|with\s+)?(?:any\s+|the\s+|its\s+|their\s+|absolutely\s+no\s+)?(?:[\w'\u2019]+\s+)?"
                    r"(?:restrictions|rules|limits|limitations|guidelines|content\s+polic(?:y|ies)|constraints)\b|"
                    r"\b(?:unfiltered|uncensored|unrestricted|unlimited|untethered|jailbroken)\b"),
