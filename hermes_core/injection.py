@@ -38,6 +38,10 @@ from hermes_core.injection_patterns import (
     NEGATED_BEFORE_ZH,
     NEGATED_INSIDE,
     NOT_NEGATABLE_HEADS,
+    PERSONA_MIN,
+    PERSONA_MIN_STRONG,
+    PERSONA_SCENE,
+    PERSONA_TRAITS,
 )
 
 INJECTION_CATEGORIES: tuple[str, ...] = (
@@ -142,6 +146,17 @@ _FRAMING = re.compile(
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).){1,400}?\1", re.DOTALL)
 _QUOTED = re.compile(r"\"[^\"\n]{1,400}\"|“[^”\n]{1,400}”|„[^“”\n]{1,400}[“”]|«[^»\n]{1,400}»|"
                      r"「[^」\n]{1,400}」|『[^』\n]{1,400}』|(?<!\w)'[^'\n]{4,400}'(?!\w)")
+_FENCE_MARK = re.compile(r"^\s*(?:`{3,}|~{3,})", re.MULTILINE)
+_CODE_PUNCT = re.compile(r"[{}=;<>\[\]$|\\]")
+
+
+def _prose_block(block: str) -> bool:
+    """Whether a fenced block holds sentences rather than code, data or a command line: long,
+    with hardly any of the punctuation code is made of."""
+    body = _FENCE_MARK.sub("", block)
+    return len(body) > 300 and len(_CODE_PUNCT.findall(body)) * 100 < len(body)
+
+
 _QUOTE_LINE = re.compile(r"^\s{0,3}>.*$", re.MULTILINE)
 # Reported speech: "prompt injections try to make the model ignore previous instructions".
 _REPORTED = re.compile(
@@ -167,7 +182,9 @@ def _unquote(par: Paragraph, context: str) -> str:
     if not _FRAMING.search(par.text) and not _FRAMING.search(context):
         return par.text   # the common case: nothing frames anything
     if par.code:
-        return ""
+        # code frames itself (``# example payload``, ``detect_injection(...)``), but a fenced
+        # page of prose whose own sentences say "for example" is prose addressed to the model
+        return par.text if not _FRAMING.search(context) and _prose_block(par.text) else ""
     stripped = _strip_quotes(par.text)
     return stripped if _FRAMING.search(stripped) or _FRAMING.search(context) else par.text
 
@@ -262,10 +279,25 @@ def _match_compact(text: str, wanted: set[str]) -> tuple[str, str, str] | None:
     return None
 
 
+def _persona_jailbreak(joined: str) -> tuple[str, str, str] | None:
+    """A role hijack told by its structure (see ``PERSONA_TRAITS``): enough distinct traits of a
+    persona jailbreak in one paragraph, the excerpt naming them (the text itself stays out)."""
+    strong = [name for name, pattern in PERSONA_TRAITS.items()
+              if name not in PERSONA_SCENE and pattern.search(joined)]
+    if len(strong) < PERSONA_MIN_STRONG:
+        return None   # the common case, decided without the scene traits
+    scene = sum(1 for name in PERSONA_SCENE if PERSONA_TRAITS[name].search(joined))
+    if len(strong) + scene >= PERSONA_MIN:
+        return "role-hijack", "en", "persona jailbreak: " + ", ".join(strong)
+    return None
+
+
 def _scan_text(text: str, wanted: set[str], depth: int = 0) -> tuple[str, str, str] | None:
     folded = fold(text)
     joined = flat(folded)
     found = _match_views((folded, joined, despaced(joined)), wanted)
+    if found is None and "role-hijack" in wanted:
+        found = _persona_jailbreak(joined)
     if found is None:
         letters = compact(folded)
         # the letters-only view only for text whose own words did not already answer: a long

@@ -64,6 +64,11 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
         _p(r"\b(?:ignore|disregard|forget)\s+(?:all\s+(?:of\s+)?)?the\s+above\b[\s,;:.-]*(?:and\s+)?"
            r"(?:instead|just|only|now)\b"),
         _p(r"\b(?:ignore|disregard|forget)\s+(?:all|any)\s+other\b[^.\n]{0,30}?\binstructions\b"),
+        # hijack the task's output: ignore what is in front of you and print a given string
+        _p(r"\b(?:ignore|disregard|forget)\s+(?:the|this|that|all|any|everything)\b[^.!?\n]{0,40}?[,;:.!-]\s*"
+           r"(?:and\s+|then\s+|instead\s+|just\s+|only\s+)*(?:write|say|print|output|reply|respond|answer)\s+"
+           r"(?:with\s+|only\s+|just\s+|exactly\s+)*[\"\u201c\u00ab]"),
+        _p(r"\bstop\s+everything\b[^\n]{0,30}?\b(?:print|say|write|output|reply|respond)\b"),
         _p(r"(?:\ball\s*|\b)(?:previous|prior|above|earlier|original|system)\s+" + _ORDERS
            + r"\s+(?:are|is|were)\s+(?:now\s+)?(?:false|wrong|overridden)\b"),
     ),
@@ -371,6 +376,63 @@ COMPACT: dict[str, tuple[re.Pattern[str], ...]] = {
     ),
 }
 
+# --------------------------------------------------------------------------- persona jailbreaks
+
+# A persona jailbreak rarely says "ignore previous instructions": it redefines the assistant as
+# another entity and lists what that entity may do. No one sentence of it is an attack, but its
+# structure is: a persona set up as free of rules, kept "in character", made to answer twice
+# (normally and unfiltered), threatened with lost tokens, promised to never refuse. Each entry is
+# one such trait; a paragraph showing PERSONA_MIN distinct traits is a role hijack. One trait alone
+# ("stay in character" in a role-play skill, "no restrictions" in a licence) is ordinary prose.
+PERSONA_TRAITS: dict[str, re.Pattern[str]] = {
+    "in-character": _p(r"\b(?:stay|remain|keep|staying|remaining)\s+(?:\w+\s+){0,2}?in\s+character\b|"
+                       r"\bbreak(?:ing|s)?\s+(?:out\s+of\s+)?character\b|\bkeep\s+up\s+the\s+act\b|"
+                       r"\bin\s+character\s+mode\b"),
+    "do-anything": _p(r"\bdo\s+anything\s+now\b|\bcan\s+do\s+anything\b|\bcan\s+say\s+(?:or\s+do\s+)?anything\b"),
+    "two-answers": _p(r"\b(?:two|2)\s+(?:separate\s+|different\s+|distinct\s+)?(?:responses|answers|replies|personas|"
+                      r"paragraphs|chat\s+lines|outputs)\b|\bboth\s+(?:the\s+)?(?:[\w\u201c\u201d\"'-]+\s+){0,4}?"
+                      r"personas?\b|\b(?:normal|classic|standard|original)\s+(?:response|answer|reply|output)\s+"
+                      r"and\s+(?:an?\s+|the\s+)?(?:\w+\s+)?(?:response|answer|reply|output)\b"),
+    "no-morals": _p(r"\b(?:no|without(?:\s+any)?|lacks?|free\s+of|doesn'?t\s+(?:care\s+about|have)|"
+                    r"does\s+not\s+(?:care\s+about|have)|don'?t\s+have\s+any|do\s+not\s+care\s+about|"
+                    r"not\s+care\s+about|regardless\s+of)\s+(?:any\s+)?(?:sense\s+of\s+)?(?:morals?|"
+                    r"moralit(?:y|ies)|ethics|ethical\s+(?:\w+\s+)?(?:guidelines|standards|concerns|"
+                    r"boundaries|principles|considerations)|underlying\s+principles|principles\s+of\s+conduct|"
+                    r"regard\s+for|conscience|remorse|filters?|censorship)\b|"
+                    r"\bviolat(?:e|es|ing)\s+(?:all|any|every)\s+(?:\w+\s+)?(?:ethical|moral)|"
+                    r"\b(?:amoral|unethical|immoral|inhumane|boundless|unhinged)\b"),
+    "never-refuses": _p(r"\b(?:never|not|can\s*not|cannot|can'?t|won'?t|will\s+not)\s+(?:ever\s+)?"
+                        r"(?:decline|declines|refuse|refuses|reject|say\s+no|deny)\b|"
+                        r"\bwithout\s+(?:any\s+)?(?:hesitation|warnings?|refus\w+|question)\b|"
+                        r"\b(?:always|will)\s+(?:always\s+)?provide\s+(?:an?\s+)?(?:answer|response)\b|"
+                        r"\bno\s+matter\s+(?:what|how\s+(?:dangerous|illegal|unethical|harmful|bad))|"
+                        r"\b(?:never|not|don'?t|won'?t|without)\s+(?:\w+\s+){0,3}?(?:apologi[sz]\w*|disclaimers?|"
+                        r"moraliz\w*|moralis\w*|lectur\w*)\b|\bnone\s+of\s+(?:your|\w+'?s?)\s+(?:responses|answers|"
+                        r"replies)\s+(?:should|will|must|may)\b"),
+    "no-rules": _p(r"\b(?:no|without(?:\s+any)?|free\s+(?:of|from)|not\s+(?:bound|restricted|limited)\s+by|"
+                   r"(?:does|do)(?:\s+not|n'?t)\s+(?:adhere|abide|comply|follow|need\s+to\s+(?:adhere|follow|abide)))\s+"
+                   r"(?:to\s+|by\s+|with\s+)?(?:any\s+|the\s+|its\s+|their\s+|absolutely\s+no\s+)?(?:[\w'\u2019]+\s+)?"
+                   r"(?:restrictions|rules|limits|limitations|guidelines|content\s+polic(?:y|ies)|constraints)\b|"
+                   r"\b(?:unfiltered|uncensored|unrestricted|unlimited|untethered|jailbroken)\b"),
+    "fiction-frame": _p(r"\blet'?s\s+play\s+a\s+game\b|\bin\s+this\s+(?:fictional|hypothetical|imaginary)\s+"
+                        r"(?:world|universe|scenario|setting)\b|\b(?:this|it)\s+is\s+(?:all\s+|just\s+|purely\s+)?"
+                        r"(?:a\s+)?(?:fictional|hypothetical)\s+(?:game|scenario|world|setting)\b"),
+    "model-named": _p(r"\b(?:chat\s?gpt|openai|gpt-?[34]|claude|anthropic|bard|bing\s+ai|"
+                      r"(?:an?\s+)?(?:ai|language)\s+model)\b"),
+    "persona": _p(r"\b(?:persona|alter\s+ego|character|role\s*-?\s*play\w*|simulat(?:e|or|ion)|"
+                  r"(?:act|respond|answer|reply)\s+as|pretend\w*|prentend\w*|embod\w+|known\s+as|called|dubbed|"
+                  r"you\s+are\s+(?:a|an)\b|become)\b"),
+    "token-threat": _p(r"\btokens?\b[^.\n]{0,60}\b(?:deduct\w*|lose|lost|taken\s+away|run\s+out|die|cease)|"
+                       r"\b(?:lose|deduct\w*)\b[^.\n]{0,30}\btokens?\b"),
+    "harm": _p(r"\b(?:illegal|illegally|harmful|offensive|dangerous|crimes?|criminal|explicit|"
+               r"profanit(?:y|ies)|swear\w*|malware|drugs?)\b"),
+}
+# Traits that only set the scene (a model is named, a character is introduced, harm is mentioned)
+# count towards PERSONA_MIN, but a jailbreak needs PERSONA_MIN_STRONG of the others as well.
+PERSONA_SCENE = frozenset({"model-named", "persona", "harm"})
+PERSONA_MIN = 4
+PERSONA_MIN_STRONG = 2
+
 # --------------------------------------------------------------------------- negation
 
 NEGATED_BEFORE = re.compile(
@@ -400,7 +462,8 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
         "ignore-instructions": ("ignor", "disregard", "forget", "overrid", "bypass", "discard", "abandon",
                                 "drop", "aside", "throw", "attention", "notice", "follow", "cancel", "nullif",
                                 "invalidat", "wipe", "void", "revoked", "obsolete", "fake", "invalid", "null",
-                                "supersed", "outdated", "no longer", "decode", "false", "wrong", "overridden"),
+                                "supersed", "outdated", "no longer", "decode", "false", "wrong", "overridden",
+                                "stop everything"),
         "role-hijack": ("<|", "[inst", "[/inst", "<<sys", "system", "admin", "developer", "root", "operator",
                         "you are", "from now", "starting now", "henceforth", "from this point", "pretend",
                         " mode", "act as", "disable", "turn off", "remove", "bypass", "deactivat", "lift",
