@@ -459,7 +459,9 @@ class RedisPoolState:
         self._known[(provider, fingerprint)] = (max(old_until, until), old_removed or removed)
 
     def _take_lease(self, provider: str, fingerprint: str, lease: str) -> tuple[str, int] | None:
-        """Forget an open lease: the one named, else the key's oldest; (id, tokens) or None."""
+        """Forget an open lease: the one named, or without a name the key's oldest; (id, tokens),
+        or None when the named one is not open (released already: another request's lease must
+        not be ended in its place)."""
         with self._lock:
             held = self._leases.get((provider, fingerprint))
             if not held:
@@ -468,6 +470,8 @@ class RedisPoolState:
                 if lid == lease:
                     held.pop(i)
                     return lid, tok
+            if lease:
+                return None
             lid, _, tok = held.pop(0)
             return lid, tok
 

@@ -529,21 +529,23 @@ class _KeyRecord:
     tat: float = 0.0    # the pacer's theoretical arrival time
     answered: bool = False   # a call with this key has ended (see in_flight_cap)
 
-    def close_lease(self, lease: str, now: float, refused: bool) -> None:
+    def close_lease(self, lease: str, now: float, refused: bool) -> bool:
         """A call ended: its window entry moves from send time to now (see evaluate_key); a
-        refused one (429) leaves the window, since the server did not admit it."""
+        refused one (429) leaves the window, since the server did not admit it. False when
+        ``lease`` names no open request (released already, or never handed out here)."""
         if lease in self.open:
             entry = self.open.pop(lease)
         elif self.open and not lease:
             entry = self.open.pop(next(iter(self.open)))
         else:
-            return
+            return not lease
         try:
             self.window.remove(entry)
         except ValueError:
             pass  # pruned while in flight
         if not refused:
             self.window.append((now, entry[1]))
+        return True
 
     def prune(self, now: float, window_s: float) -> None:
         self.window.prune(now - window_s)
@@ -630,8 +632,9 @@ class InMemoryPoolState:
             prov = self._provider(provider)
             rec.prune(now, policy.window_s)
             refused = outcome.kind == "rate_limited"
-            rec.close_lease(lease, now, refused)
-            rec.in_flight = max(0, rec.in_flight - 1)
+            if rec.close_lease(lease, now, refused):
+                # a lease already ended (a second release) must not end another request
+                rec.in_flight = max(0, rec.in_flight - 1)
             rec.answered = True
             if policy.learn_limits:
                 rec.learned_rpm = learned_after(outcome, rec.learned_rpm, len(rec.window))

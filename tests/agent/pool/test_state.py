@@ -519,3 +519,22 @@ def test_requests_in_flight_per_key_are_capped() -> None:
     assert got.count("a") == got.count("b") == 2 and got[-1] is None
     st.release("p", "a", Outcome("ok"), pol)
     assert st.acquire("p", keys, pol).fingerprint == "a"
+
+
+def test_backend_contract_a_lease_released_twice_does_not_end_another_request(
+        backend: PoolStateBackend) -> None:
+    """A second release of the same lease (or of one the state never handed out) must not drop
+    the in-flight count of a request still running: the cap would let one too many out."""
+    st = backend
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(max_in_flight=2)
+    first = st.acquire("p", keys, pol)
+    second = st.acquire("p", keys, pol)
+    assert second.fingerprint == "a"
+    st.release("p", "a", Outcome("ok"), pol, lease=first.lease)
+    st.release("p", "a", Outcome("ok"), pol, lease=first.lease)      # twice
+    st.release("p", "a", Outcome("released"), pol, lease="never-handed-out")
+    snap = st.snapshot("p", keys, pol)
+    assert snap.keys[0].in_flight == 1                                # `second` is still out
+    assert st.acquire("p", keys, pol).fingerprint == "a"
+    assert st.acquire("p", keys, pol).fingerprint is None             # the cap holds at 2
