@@ -402,7 +402,10 @@ class RedisPoolState:
 
         def local() -> ReleaseResult:
             self._take_lease(provider, fingerprint, lease)
-            res = self._local.release(provider, fingerprint, outcome_here, policy, lease=paired)
+            # the local lease this request holds: its pair, or its own when taken locally; a
+            # lease taken from Redis alone names none here and ends no local request
+            res = self._local.release(provider, fingerprint, outcome_here, policy,
+                                      lease=paired or lease)
             removed = outcome.kind == "removed"
             with self._lock:
                 if stated and policy.learn_limits:

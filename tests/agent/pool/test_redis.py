@@ -596,3 +596,33 @@ def test_a_worker_that_sent_little_does_not_spend_a_full_share_of_a_full_window(
     assert y.acquire("p", keys, pol).fingerprint is None
     x.close()
     y.close()
+
+
+def test_a_redis_lease_released_during_an_outage_leaves_local_requests_counted(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """A request taken from Redis that ends while the local fallback serves was never counted
+    locally: its release must not end a local request still in flight (the local in-flight cap
+    would let one too many out), and a local request's own release ends that request."""
+    mono = Mono()
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=RedisPoolOptions(
+        key_prefix=redis_prefix, reconnect_interval_s=60.0))
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(max_in_flight=2)
+    remote = be.acquire("p", keys, pol)
+    assert remote.fingerprint == "a"
+    own_redis.stop()
+    try:
+        first = be.acquire("p", keys, pol)                  # served locally
+        assert be.degraded and first.fingerprint == "a"
+        be.release("p", "a", Outcome("ok"), pol, lease=remote.lease)
+        assert be.snapshot("p", keys, pol).keys[0].in_flight == 1    # `first` is still out
+        second = be.acquire("p", keys, pol)
+        assert second.fingerprint == "a"
+        assert be.acquire("p", keys, pol).fingerprint is None         # cap 2: first, second
+        be.release("p", "a", Outcome("ok"), pol, lease=second.lease)
+        assert be.snapshot("p", keys, pol).keys[0].in_flight == 1    # first, not second
+        be.release("p", "a", Outcome("ok"), pol, lease=first.lease)
+        assert be.snapshot("p", keys, pol).keys[0].in_flight == 0
+    finally:
+        own_redis.start()
+        be.close()
