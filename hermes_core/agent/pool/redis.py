@@ -396,8 +396,12 @@ class RedisPoolState:
             res = ReleaseResult(_text(changed) == "1", float(_text(until)))
             with self._lock:
                 self._remember(provider, fingerprint, res.blocked_until, _text(removed) == "1")
-            if paired:      # the request also counted against this worker's local share
-                self._local.release(provider, fingerprint, outcome_here, policy, lease=paired)
+            # the request also counted against this worker's local share (its probation pair),
+            # or was handed out by the fallback and ends now that Redis is back
+            local_lease = paired or (lease if held_lease is None else "")
+            if local_lease:
+                self._local.release(provider, fingerprint, outcome_here, policy,
+                                    lease=local_lease)
             return res
 
         def local() -> ReleaseResult:

@@ -626,3 +626,26 @@ def test_a_redis_lease_released_during_an_outage_leaves_local_requests_counted(
     finally:
         own_redis.start()
         be.close()
+
+
+def test_a_local_request_that_ends_after_redis_returns_frees_its_local_slot(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """A request the fallback handed out that ends once Redis is back is released in Redis, and
+    its local lease must end too: otherwise the local in-flight count never drops, and the
+    probation after the outage (and the next outage) refuses the key at its cap for good."""
+    mono = Mono()
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=RedisPoolOptions(
+        key_prefix=redis_prefix, reconnect_interval_s=5.0))
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(max_in_flight=1)
+    assert be.acquire("p", keys, pol).fingerprint == "a"
+    be.release("p", "a", Outcome("ok"), pol)
+    own_redis.stop()
+    local = be.acquire("p", keys, pol)
+    assert be.degraded and local.fingerprint == "a"
+    own_redis.start()
+    mono.t += 5.1
+    be.release("p", "a", Outcome("ok"), pol, lease=local.lease)   # Redis is back: served there
+    assert not be.degraded
+    assert be.acquire("p", keys, pol).fingerprint == "a"          # nothing is in flight
+    be.close()
