@@ -257,6 +257,9 @@ class RedisPoolState:
         # local lease each Redis lease of that time holds
         self._probation_until = 0.0
         self._paired: dict[tuple[str, str], str] = {}
+        # Redis leases of requests that ended while Redis was unreachable: ended there when it
+        # answers again (a Redis that kept running still counts them in flight until they expire)
+        self._ended: list[tuple[str, str, str]] = []
         self.outages = 0  # how many times this backend fell back (observability, tests)
 
     # ------------------------------------------------------------------ public API
@@ -405,7 +408,10 @@ class RedisPoolState:
             return res
 
         def local() -> ReleaseResult:
-            self._take_lease(provider, fingerprint, lease)
+            ended = self._take_lease(provider, fingerprint, lease)
+            if ended is not None:
+                with self._lock:
+                    self._ended.append((provider, fingerprint, ended[0]))
             # the local lease this request holds: its pair, or its own when taken locally; a
             # lease taken from Redis alone names none here and ends no local request
             res = self._local.release(provider, fingerprint, outcome_here, policy,
@@ -630,10 +636,15 @@ class RedisPoolState:
             for item, entries in before.items():
                 sent[item] = sorted([*entries, *sent.get(item, [])])
             self._merge_back(learned, sent, key_breakers, provider_breakers)
+            with self._lock:
+                ended = list(self._ended)
+            for provider, fp, lease_id in ended:
+                self._redis.zrem(self._key_names(provider, fp)[2], lease_id)
         except self._down_errors:
             return False
         with self._lock:
             self._before.clear()
+            del self._ended[:len(ended)]
             # every active worker probes at least once per reconnect interval, so by then the
             # others have noticed too and their local requests are in Redis
             self._probation_until = self._monotonic() + min(self._window_s,

@@ -649,3 +649,32 @@ def test_a_local_request_that_ends_after_redis_returns_frees_its_local_slot(
     assert not be.degraded
     assert be.acquire("p", keys, pol).fingerprint == "a"          # nothing is in flight
     be.close()
+
+
+def test_a_redis_lease_released_during_an_outage_is_ended_in_redis_when_it_returns(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """Redis kept running while this worker could not reach it: a request it had taken there and
+    that ended meanwhile must not stay in flight in Redis until its lease expires (minutes), or
+    every worker finds the key at its in-flight cap after the outage."""
+    mono = Mono()
+    opts = RedisPoolOptions(key_prefix=redis_prefix, reconnect_interval_s=5.0)
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=opts)
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(max_in_flight=1)
+    held = be.acquire("p", keys, pol)
+    assert held.fingerprint == "a"
+    script = be._release
+
+    def timed_out(*args: object, **kwargs: object) -> object:
+        raise redis.exceptions.TimeoutError("Timeout reading from socket")
+
+    be._release = timed_out  # type: ignore[assignment,method-assign]
+    be.release("p", "a", Outcome("ok"), pol, lease=held.lease)  # served locally
+    assert be.degraded
+    be._release = script  # type: ignore[method-assign]
+    mono.t += 5.1
+    other = RedisPoolState(own_redis.url, options=opts)
+    assert be.acquire("p", keys, pol).fingerprint == "a" and not be.degraded
+    assert other.snapshot("p", keys, pol).keys[0].in_flight == 1       # the new one only
+    other.close()
+    be.close()
