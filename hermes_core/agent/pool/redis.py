@@ -52,6 +52,7 @@ from hermes_core.agent.pool.state import (
     ProviderSnapshot,
     ReleaseResult,
     SlidingWindow,
+    sane_limit,
     sane_retry_after,
 )
 from hermes_core.errors import ConfigError, DependencyMissing
@@ -89,6 +90,15 @@ def _opt_float(value: Any) -> float | None:
     return float(s) if s else None
 
 
+def _count(text: str) -> int:
+    """A count Lua wrote: numbers from 1e14 up come back as ``1e+20`` (a huge limit a header
+    stated), which ``int()`` alone refuses."""
+    try:
+        return int(text)
+    except ValueError:
+        return int(float(text))
+
+
 def _share(raw: str, redis_now: float, local_now: float, window_s: float, workers: int,
            sent: bool) -> list[float]:
     """One worker's share of a key's window, from ACQUIRE's "<requests>|<limit>|<newest times>",
@@ -102,7 +112,7 @@ def _share(raw: str, redis_now: float, local_now: float, window_s: float, worker
     put at the oldest listed (later than their own: never freeing early)."""
     count_s, _, rest = raw.partition("|")
     limit_s, _, listed = rest.partition("|")
-    count, limit = int(count_s or 0), int(limit_s or 0)
+    count, limit = _count(count_s or "0"), _count(limit_s or "0")
     newest = sorted((local_now - (redis_now - float(t)) for t in listed.split(",") if t),
                     reverse=True)
     if sent:
@@ -318,7 +328,7 @@ class RedisPoolState:
                         self._remember(provider, spec.fingerprint, until, removed)
                         lr = _text(raw[8 + 4 * i])
                         if lr:
-                            self._learned_rpm[(provider, spec.fingerprint)] = int(lr)
+                            self._learned_rpm[(provider, spec.fingerprint)] = _count(lr)
                         self._shares[(provider, spec.fingerprint)] = _share(
                             _text(raw[9 + 4 * i]), float(now), local_now, policy.window_s,
                             self.options.workers, spec.fingerprint == fp)
@@ -372,7 +382,7 @@ class RedisPoolState:
         reset = sane_retry_after(outcome.reset_s)
         with self._lock:
             paired = self._paired.pop((provider, lease), "") if lease else ""
-        stated = outcome.limit
+        stated = sane_limit(outcome.limit)
         # the fleet's limit, as stated by the server: locally this worker's share of it (like a
         # configured max_rpm); Redis gets it whole
         outcome_here = (replace(outcome, limit=max(1, stated // self.options.workers))
@@ -389,7 +399,7 @@ class RedisPoolState:
                           policy.breaker_cooldown_s, policy.default_cooldown_s,
                           policy.breaker_failures, self.options.state_ttl_s,
                           "1" if outcome.probe else "0", tokens, policy.window_s,
-                          outcome.limit or "", "1" if policy.learn_limits else "0",
+                          stated or "", "1" if policy.learn_limits else "0",
                           "" if outcome.remaining is None else max(0, outcome.remaining),
                           "" if reset is None else reset])
             except self._down_errors:
@@ -442,7 +452,7 @@ class RedisPoolState:
                 rm, bu, fl, req, tok, bm, bf, bo, lr = raw[4 + 9 * i: 13 + 9 * i]
                 out.append(KeySnapshot(spec.fingerprint, rm == "1", float(bu), int(fl), int(req),
                                        int(tok), BreakerState(bm, int(bf), float(bo)),  # type: ignore[arg-type]
-                                       int(lr) if lr else None))
+                                       _count(lr) if lr else None))
             return ProviderSnapshot(provider, float(raw[0]),
                                     BreakerState(raw[1], int(raw[2]), float(raw[3])),  # type: ignore[arg-type]
                                     tuple(out))

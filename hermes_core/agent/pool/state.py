@@ -40,6 +40,11 @@ OutcomeKind = Literal["ok", "rate_limited", "removed", "failure", "released"]
 #: key is tried again after a day, and a still-exhausted key answers 429 again at one request's cost.
 MAX_COOLDOWN_S = 86_400.0
 
+#: The largest request limit per window a key is taken to have. A header stating more (a proxy's
+#: ``x-ratelimit-limit-requests: 1`` followed by 400 zeros) means "no practical limit": kept as
+#: is it overflowed the pacer's float arithmetic and came back from Lua as ``1e+20`` or ``inf``.
+MAX_LIMIT = 1_000_000_000
+
 
 # --------------------------------------------------------------------------- value types
 
@@ -147,6 +152,14 @@ class ProviderSnapshot:
 
 
 # --------------------------------------------------------------------------- pure decisions
+
+def sane_limit(limit: int | None) -> int | None:
+    """A stated request limit made safe to store: None (unsaid) for none, zero or negative, and
+    at most :data:`MAX_LIMIT`."""
+    if limit is None or limit <= 0:
+        return None
+    return min(limit, MAX_LIMIT)
+
 
 def sane_retry_after(retry_after: float | None) -> float | None:
     """A server's Retry-After made safe to add to a clock: None (no signal) stays None, so does
@@ -451,8 +464,9 @@ def learned_after(outcome: Outcome, learned: int | None, admitted_in_window: int
     a 429 teaches (:func:`learn_limit`), which only ever lowers an earlier estimate: the window
     holds at least what the server admitted when it refused (requests in flight count too), so
     every such count is an upper bound and the smallest is the tightest. Other outcomes leave it."""
-    if outcome.limit is not None and outcome.limit > 0 and outcome.kind in ("ok", "rate_limited"):
-        return outcome.limit
+    stated = sane_limit(outcome.limit)
+    if stated is not None and outcome.kind in ("ok", "rate_limited"):
+        return stated
     if outcome.kind == "rate_limited":
         counted = learn_limit(admitted_in_window, None)
         return counted if learned is None else min(learned, counted)

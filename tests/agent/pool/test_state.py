@@ -14,6 +14,7 @@ import pytest
 from hermes_core.agent.pool.breaker import BreakerState
 from hermes_core.agent.pool.state import (
     CLOSED,
+    MAX_LIMIT,
     InMemoryPoolState,
     KeyLoad,
     KeySpec,
@@ -538,3 +539,20 @@ def test_backend_contract_a_lease_released_twice_does_not_end_another_request(
     assert snap.keys[0].in_flight == 1                                # `second` is still out
     assert st.acquire("p", keys, pol).fingerprint == "a"
     assert st.acquire("p", keys, pol).fingerprint is None             # the cap holds at 2
+
+
+def test_backend_contract_a_huge_stated_limit_is_learned_not_a_crash(
+        backend: PoolStateBackend) -> None:
+    """A proxy stating an absurd limit (``x-ratelimit-limit-requests: 100000000000000000000``)
+    is a big limit (at most MAX_LIMIT), not an error on every later acquire of the provider."""
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(learn_limits=True)
+    first = backend.acquire("p8", keys, pol)
+    backend.release("p8", "a", Outcome("ok", limit=10**20, remaining=10**20), pol,
+                    lease=first.lease)
+    assert backend.snapshot("p8", keys, pol).keys[0].learned_rpm == MAX_LIMIT
+    again = backend.acquire("p8", keys, pol)
+    assert again.fingerprint == "a"
+    backend.release("p8", "a", Outcome("ok", limit=10**400), pol, lease=again.lease)  # > a double
+    assert backend.snapshot("p8", keys, pol).keys[0].learned_rpm == MAX_LIMIT
+    assert backend.acquire("p8", keys, pol).fingerprint == "a"
