@@ -452,8 +452,9 @@ def apply_outcome(outcome: Outcome, blocked_until: float, removed: bool, breaker
 def exhausted_until(blocked_until: float, now: float, outcome: Outcome) -> float:
     """A success that says nothing remains of the key's limit blocks the key until the reset it
     states (only ever later): the request after it would be refused. Providers whose reset means
-    "fully replenished" (OpenAI's) make this wait longer than needed, never too short."""
-    if outcome.remaining != 0:
+    "fully replenished" (OpenAI's) make this wait longer than needed, never too short. A
+    negative remainder (a proxy counting past the limit) is nothing remaining too."""
+    if outcome.remaining is None or outcome.remaining > 0:
         return blocked_until
     wait = sane_retry_after(outcome.reset_s)
     return blocked_until if wait is None else max(blocked_until, now + wait)

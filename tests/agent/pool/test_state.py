@@ -556,3 +556,17 @@ def test_backend_contract_a_huge_stated_limit_is_learned_not_a_crash(
     backend.release("p8", "a", Outcome("ok", limit=10**400), pol, lease=again.lease)  # > a double
     assert backend.snapshot("p8", keys, pol).keys[0].learned_rpm == MAX_LIMIT
     assert backend.acquire("p8", keys, pol).fingerprint == "a"
+
+
+def test_backend_contract_a_negative_remaining_counts_as_nothing_remaining(
+        backend: PoolStateBackend) -> None:
+    """``x-ratelimit-remaining-requests: -3`` (a proxy counting past the limit) says the key is
+    over its limit: blocked until the reset like ``0``, the same in both backends."""
+    keys = [KeySpec("a", max_rpm=100)]
+    pol = PoolPolicy(learn_limits=True)
+    got = backend.acquire("p11", keys, pol)
+    backend.release("p11", "a", Outcome("ok", limit=100, remaining=-3, reset_s=5.0), pol,
+                    lease=got.lease)
+    after = backend.acquire("p11", keys, pol)
+    assert after.fingerprint is None and after.available_at is not None
+    assert 4.0 <= after.available_at - backend.now() <= 5.5
