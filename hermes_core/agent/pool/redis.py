@@ -34,7 +34,7 @@ import os
 import threading
 import time
 import urllib.parse
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -105,6 +105,14 @@ def _count(text: str) -> int:
         return int(text)
     except ValueError:
         return int(float(text))
+
+
+def _took(left: Counter[Any], entry: Any) -> bool:
+    """True (and one fewer left) when ``entry`` is among the ``left`` ones."""
+    if left[entry] > 0:
+        left[entry] -= 1
+        return True
+    return False
 
 
 def _share(raw: str, redis_now: float, local_now: float, window_s: float, workers: int,
@@ -352,11 +360,16 @@ class RedisPoolState:
             res = self._local.acquire(provider, self._local_keys(keys), policy, tokens=tokens,
                                       rand=rand)
             if res.fingerprint is not None:
+                entry = (res.now, max(0, int(tokens)), policy.window_s)
                 with self._lock:
-                    sent = self._sent.setdefault((provider, res.fingerprint), [])
-                    while sent and sent[0][0] <= res.now - sent[0][2]:
-                        sent.pop(0)
-                    sent.append((res.now, max(0, int(tokens)), policy.window_s))
+                    late = not self._degraded   # Redis returned while this was served here
+                    if not late:
+                        sent = self._sent.setdefault((provider, res.fingerprint), [])
+                        while sent and sent[0][0] <= res.now - sent[0][2]:
+                            sent.pop(0)
+                        sent.append(entry)
+                if late:
+                    self._merge_late({(provider, res.fingerprint): [entry]})
             return res
 
         def on_probation() -> AcquireResult:
@@ -638,6 +651,9 @@ class RedisPoolState:
             self._next_probe = self._monotonic() + self.options.reconnect_interval_s
             learned = dict(self._learned)
             sent = {k: list(v) for k, v in self._sent.items()}
+            # what this merge hands over: other threads may still serve locally meanwhile, and
+            # what they add is merged by the next recovery, not dropped with these
+            handed = (dict(learned), {k: list(v) for k, v in sent.items()})
         with self._lock:
             for item, (until, removed) in self._known.items():
                 was_until, was_removed = learned.get(item, (0.0, False))
@@ -668,16 +684,33 @@ class RedisPoolState:
             self._probation_until = self._monotonic() + min(self._window_s,
                                                             self.options.reconnect_interval_s)
         with self._lock:
-            for item in learned:
-                self._learned.pop(item, None)
-            for item in sent:
-                self._sent.pop(item, None)
+            for item, value in handed[0].items():
+                if self._learned.get(item) == value:
+                    del self._learned[item]
+            late: dict[tuple[str, str], list[tuple[float, int, float]]] = {}
+            for item, entries in self._sent.items():
+                left = Counter(handed[1].get(item, []))
+                late[item] = [e for e in entries if not _took(left, e)]
+            self._sent = {}
             was = self._degraded
             self._degraded = False
+        self._merge_late({k: v for k, v in late.items() if v})
         if was:
             log.warning("credential pool: Redis at %s is reachable again; shared pool state "
                         "resumed", self.url)
         return True
+
+    def _merge_late(self, sent: dict[tuple[str, str], list[tuple[float, int, float]]]) -> None:
+        """Requests the fallback served while the outage was being merged back: into Redis
+        now; if it is gone again, kept for the next merge."""
+        if not sent:
+            return
+        try:
+            self._merge_back({}, sent)
+        except self._down_errors:
+            with self._lock:
+                for item, entries in sent.items():
+                    self._sent[item] = sorted([*entries, *self._sent.get(item, [])])
 
 
 def options_from_settings(cp: CredentialPoolSettings) -> RedisPoolOptions:

@@ -682,3 +682,35 @@ def test_a_redis_lease_released_during_an_outage_is_ended_in_redis_when_it_retur
     assert other.snapshot("p", keys, pol).keys[0].in_flight == 1       # the new one only
     other.close()
     be.close()
+
+
+def test_a_request_served_locally_while_the_outage_is_merged_back_reaches_redis(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """Another thread keeps serving from the fallback while one thread merges the outage into
+    Redis: the request it sends meanwhile must reach Redis too, or the key's window there is one
+    short and the next acquire breaks its max_rpm."""
+    mono = Mono()
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=RedisPoolOptions(
+        key_prefix=redis_prefix, reconnect_interval_s=5.0))
+    keys = [KeySpec("a", max_rpm=3)]
+    pol = PoolPolicy()
+    own_redis.stop()
+    assert be.acquire("p", keys, pol).fingerprint == "a"          # served locally
+    assert be.degraded
+    own_redis.start()
+    mono.t += 5.1
+    merge = be._merge
+    during: list[str | None] = []
+
+    def merge_while_another_thread_acquires(*args: object, **kwargs: object) -> object:
+        if not during:       # the other thread's call is still served locally meanwhile
+            during.append(be.acquire("p", keys, pol).fingerprint)
+        return merge(*args, **kwargs)
+
+    be._merge = merge_while_another_thread_acquires  # type: ignore[assignment,method-assign]
+    assert be.acquire("p", keys, pol).fingerprint == "a" and not be.degraded
+    be._merge = merge  # type: ignore[method-assign]
+    assert during == ["a"]
+    assert be.snapshot("p", keys, pol).keys[0].requests_in_window == 3
+    assert be.acquire("p", keys, pol).fingerprint is None          # max_rpm 3 holds
+    be.close()
