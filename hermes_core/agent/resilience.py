@@ -560,7 +560,12 @@ class CallLoop:
 
     async def _anext_step(self, run: _Run) -> Step:
         if self.pool.backend.io_bound:
-            return await self.pool.in_thread(run.next_step, lambda step: step.lease)
+            def abandoned(step: Step) -> Lease | None:
+                # the caller is gone: a waiter it was stops waiting (wakes the next), its key
+                # is released
+                run.stop_waiting()
+                return step.lease
+            return await self.pool.in_thread(run.next_step, abandoned)
         return run.next_step()
 
     async def _aoutcome(self, fn: Callable[..., R], *args: Any) -> R:

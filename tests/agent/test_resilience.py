@@ -1167,3 +1167,48 @@ def test_the_limit_a_200_states_is_learned_before_any_429(kind: str, mode: str) 
     assert ei.value.attempts[-1].status == "all_keys_blocked"
     assert loop.pool.backend.snapshot(
         "only", loop.pool._specs["only"], loop.pool.policy).keys[0].learned_rpm == 3
+
+
+async def test_a_head_cancelled_while_asking_again_passes_its_turn_on() -> None:
+    """The timed head woke and asks the pool again in a worker thread (an io-bound backend) when
+    its task is cancelled: the thread still finishes, finds no key, and nobody is head any more.
+    The abandoned request must wake a follower, or the followers sleep out their whole bound
+    while the key frees."""
+    backend = SlowBackend()
+    backend.gate.set()
+    pool = CredentialPool({"a": [Credential("a", "sk-a-one-secret", max_rpm=1)]},
+                          backend=backend)
+    pool.success(pool.acquire("a"))                    # the key's one request per window is spent
+    head_asleep, wake_head = threading.Event(), asyncio.Event()
+
+    async def asleep(seconds: float) -> None:
+        head_asleep.set()
+        await wake_head.wait()
+
+    loop = CallLoop({"a": ScriptedProvider("a", default="hello")}, pool, audit_path=False,  # type: ignore[dict-item]
+                    asleep=asleep, policy=LoopPolicy())
+    dec = RouteDecision("m1", (Candidate("a", "m1"),), "test")
+    head = asyncio.ensure_future(loop.acomplete(PROMPT, dec))
+    assert await asyncio.to_thread(head_asleep.wait, 5.0)
+    follower = threading.Thread(target=pool.waiters.wait,
+                                args=("a", 3600.0, 3600.0, lambda s: None))
+    follower.start()
+    while pool.waiters.waiting("a") < 2:               # the head and its follower
+        await asyncio.sleep(0.001)
+    backend.gate.clear()
+    backend.entered.clear()
+    backend.finished.clear()
+    wake_head.set()                                    # the head's sleep ends: it asks again
+    assert await asyncio.to_thread(backend.entered.wait, 5.0)
+    head.cancel()
+    await asyncio.sleep(0)
+    backend.gate.set()
+    assert await asyncio.to_thread(backend.finished.wait, 5.0)
+    for _ in range(50):                                # let the done-callbacks run
+        await asyncio.sleep(0.01)
+    with pytest.raises(asyncio.CancelledError):
+        await head
+    still_waiting = pool.waiters.waiting("a")
+    pool.waiters.wake("a")                             # never leave the thread behind
+    await asyncio.to_thread(follower.join, 5.0)
+    assert still_waiting == 0

@@ -34,7 +34,7 @@ import os
 import threading
 import time
 import urllib.parse
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -52,6 +52,7 @@ from hermes_core.agent.pool.state import (
     ProviderSnapshot,
     ReleaseResult,
     SlidingWindow,
+    sane_limit,
     sane_retry_after,
 )
 from hermes_core.errors import ConfigError, DependencyMissing
@@ -67,17 +68,25 @@ DEFAULT_PREFIX = "hermes:pool"
 
 
 def redact_url(url: str) -> str:
-    """``redis://user:secret@host:6379/0`` -> ``redis://***@host:6379/0``: safe for logs."""
+    """``redis://user:secret@host:6379/0`` -> ``redis://***@host:6379/0``: safe for logs. A
+    ``password`` in the query string (redis-py reads it from there too) shows as ``***``."""
     try:
         parts = urllib.parse.urlsplit(url)
+        port = parts.port
     except ValueError:
         return "<invalid redis url>"
+    query = parts.query
+    if query:
+        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+        if any(k.lower() == "password" for k, _ in pairs):
+            query = urllib.parse.urlencode(
+                [(k, "***" if k.lower() == "password" else v) for k, v in pairs], safe="*")
     if parts.username is None and parts.password is None:
-        return url
+        return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
     host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urllib.parse.urlunsplit((parts.scheme, "***@" + host, parts.path, parts.query, ""))
+    if port is not None:
+        host = f"{host}:{port}"
+    return urllib.parse.urlunsplit((parts.scheme, "***@" + host, parts.path, query, ""))
 
 
 def _text(value: Any) -> str:
@@ -87,6 +96,23 @@ def _text(value: Any) -> str:
 def _opt_float(value: Any) -> float | None:
     s = _text(value)
     return float(s) if s else None
+
+
+def _count(text: str) -> int:
+    """A count Lua wrote: numbers from 1e14 up come back as ``1e+20`` (a huge limit a header
+    stated), which ``int()`` alone refuses."""
+    try:
+        return int(text)
+    except ValueError:
+        return int(float(text))
+
+
+def _took(left: Counter[Any], entry: Any) -> bool:
+    """True (and one fewer left) when ``entry`` is among the ``left`` ones."""
+    if left[entry] > 0:
+        left[entry] -= 1
+        return True
+    return False
 
 
 def _share(raw: str, redis_now: float, local_now: float, window_s: float, workers: int,
@@ -102,7 +128,7 @@ def _share(raw: str, redis_now: float, local_now: float, window_s: float, worker
     put at the oldest listed (later than their own: never freeing early)."""
     count_s, _, rest = raw.partition("|")
     limit_s, _, listed = rest.partition("|")
-    count, limit = int(count_s or 0), int(limit_s or 0)
+    count, limit = _count(count_s or "0"), _count(limit_s or "0")
     newest = sorted((local_now - (redis_now - float(t)) for t in listed.split(",") if t),
                     reverse=True)
     if sent:
@@ -257,6 +283,9 @@ class RedisPoolState:
         # local lease each Redis lease of that time holds
         self._probation_until = 0.0
         self._paired: dict[tuple[str, str], str] = {}
+        # Redis leases of requests that ended while Redis was unreachable: ended there when it
+        # answers again (a Redis that kept running still counts them in flight until they expire)
+        self._ended: list[tuple[str, str, str]] = []
         self.outages = 0  # how many times this backend fell back (observability, tests)
 
     # ------------------------------------------------------------------ public API
@@ -315,7 +344,7 @@ class RedisPoolState:
                         self._remember(provider, spec.fingerprint, until, removed)
                         lr = _text(raw[8 + 4 * i])
                         if lr:
-                            self._learned_rpm[(provider, spec.fingerprint)] = int(lr)
+                            self._learned_rpm[(provider, spec.fingerprint)] = _count(lr)
                         self._shares[(provider, spec.fingerprint)] = _share(
                             _text(raw[9 + 4 * i]), float(now), local_now, policy.window_s,
                             self.options.workers, spec.fingerprint == fp)
@@ -331,11 +360,16 @@ class RedisPoolState:
             res = self._local.acquire(provider, self._local_keys(keys), policy, tokens=tokens,
                                       rand=rand)
             if res.fingerprint is not None:
+                entry = (res.now, max(0, int(tokens)), policy.window_s)
                 with self._lock:
-                    sent = self._sent.setdefault((provider, res.fingerprint), [])
-                    while sent and sent[0][0] <= res.now - sent[0][2]:
-                        sent.pop(0)
-                    sent.append((res.now, max(0, int(tokens)), policy.window_s))
+                    late = not self._degraded   # Redis returned while this was served here
+                    if not late:
+                        sent = self._sent.setdefault((provider, res.fingerprint), [])
+                        while sent and sent[0][0] <= res.now - sent[0][2]:
+                            sent.pop(0)
+                        sent.append(entry)
+                if late:
+                    self._merge_late({(provider, res.fingerprint): [entry]})
             return res
 
         def on_probation() -> AcquireResult:
@@ -369,7 +403,7 @@ class RedisPoolState:
         reset = sane_retry_after(outcome.reset_s)
         with self._lock:
             paired = self._paired.pop((provider, lease), "") if lease else ""
-        stated = outcome.limit
+        stated = sane_limit(outcome.limit)
         # the fleet's limit, as stated by the server: locally this worker's share of it (like a
         # configured max_rpm); Redis gets it whole
         outcome_here = (replace(outcome, limit=max(1, stated // self.options.workers))
@@ -386,7 +420,7 @@ class RedisPoolState:
                           policy.breaker_cooldown_s, policy.default_cooldown_s,
                           policy.breaker_failures, self.options.state_ttl_s,
                           "1" if outcome.probe else "0", tokens, policy.window_s,
-                          outcome.limit or "", "1" if policy.learn_limits else "0",
+                          stated or "", "1" if policy.learn_limits else "0",
                           "" if outcome.remaining is None else max(0, outcome.remaining),
                           "" if reset is None else reset])
             except self._down_errors:
@@ -396,13 +430,23 @@ class RedisPoolState:
             res = ReleaseResult(_text(changed) == "1", float(_text(until)))
             with self._lock:
                 self._remember(provider, fingerprint, res.blocked_until, _text(removed) == "1")
-            if paired:      # the request also counted against this worker's local share
-                self._local.release(provider, fingerprint, outcome_here, policy, lease=paired)
+            # the request also counted against this worker's local share (its probation pair),
+            # or was handed out by the fallback and ends now that Redis is back
+            local_lease = paired or (lease if held_lease is None else "")
+            if local_lease:
+                self._local.release(provider, fingerprint, outcome_here, policy,
+                                    lease=local_lease)
             return res
 
         def local() -> ReleaseResult:
-            self._take_lease(provider, fingerprint, lease)
-            res = self._local.release(provider, fingerprint, outcome_here, policy, lease=paired)
+            ended = self._take_lease(provider, fingerprint, lease)
+            if ended is not None:
+                with self._lock:
+                    self._ended.append((provider, fingerprint, ended[0]))
+            # the local lease this request holds: its pair, or its own when taken locally; a
+            # lease taken from Redis alone names none here and ends no local request
+            res = self._local.release(provider, fingerprint, outcome_here, policy,
+                                      lease=paired or lease)
             removed = outcome.kind == "removed"
             with self._lock:
                 if stated and policy.learn_limits:
@@ -429,7 +473,7 @@ class RedisPoolState:
                 rm, bu, fl, req, tok, bm, bf, bo, lr = raw[4 + 9 * i: 13 + 9 * i]
                 out.append(KeySnapshot(spec.fingerprint, rm == "1", float(bu), int(fl), int(req),
                                        int(tok), BreakerState(bm, int(bf), float(bo)),  # type: ignore[arg-type]
-                                       int(lr) if lr else None))
+                                       _count(lr) if lr else None))
             return ProviderSnapshot(provider, float(raw[0]),
                                     BreakerState(raw[1], int(raw[2]), float(raw[3])),  # type: ignore[arg-type]
                                     tuple(out))
@@ -459,7 +503,9 @@ class RedisPoolState:
         self._known[(provider, fingerprint)] = (max(old_until, until), old_removed or removed)
 
     def _take_lease(self, provider: str, fingerprint: str, lease: str) -> tuple[str, int] | None:
-        """Forget an open lease: the one named, else the key's oldest; (id, tokens) or None."""
+        """Forget an open lease: the one named, or without a name the key's oldest; (id, tokens),
+        or None when the named one is not open (released already: another request's lease must
+        not be ended in its place)."""
         with self._lock:
             held = self._leases.get((provider, fingerprint))
             if not held:
@@ -468,6 +514,8 @@ class RedisPoolState:
                 if lid == lease:
                     held.pop(i)
                     return lid, tok
+            if lease:
+                return None
             lid, _, tok = held.pop(0)
             return lid, tok
 
@@ -603,6 +651,9 @@ class RedisPoolState:
             self._next_probe = self._monotonic() + self.options.reconnect_interval_s
             learned = dict(self._learned)
             sent = {k: list(v) for k, v in self._sent.items()}
+            # what this merge hands over: other threads may still serve locally meanwhile, and
+            # what they add is merged by the next recovery, not dropped with these
+            handed = (dict(learned), {k: list(v) for k, v in sent.items()})
         with self._lock:
             for item, (until, removed) in self._known.items():
                 was_until, was_removed = learned.get(item, (0.0, False))
@@ -619,25 +670,47 @@ class RedisPoolState:
             for item, entries in before.items():
                 sent[item] = sorted([*entries, *sent.get(item, [])])
             self._merge_back(learned, sent, key_breakers, provider_breakers)
+            with self._lock:
+                ended = list(self._ended)
+            for provider, fp, lease_id in ended:
+                self._redis.zrem(self._key_names(provider, fp)[2], lease_id)
         except self._down_errors:
             return False
         with self._lock:
             self._before.clear()
+            del self._ended[:len(ended)]
             # every active worker probes at least once per reconnect interval, so by then the
             # others have noticed too and their local requests are in Redis
             self._probation_until = self._monotonic() + min(self._window_s,
                                                             self.options.reconnect_interval_s)
         with self._lock:
-            for item in learned:
-                self._learned.pop(item, None)
-            for item in sent:
-                self._sent.pop(item, None)
+            for item, value in handed[0].items():
+                if self._learned.get(item) == value:
+                    del self._learned[item]
+            late: dict[tuple[str, str], list[tuple[float, int, float]]] = {}
+            for item, entries in self._sent.items():
+                left = Counter(handed[1].get(item, []))
+                late[item] = [e for e in entries if not _took(left, e)]
+            self._sent = {}
             was = self._degraded
             self._degraded = False
+        self._merge_late({k: v for k, v in late.items() if v})
         if was:
             log.warning("credential pool: Redis at %s is reachable again; shared pool state "
                         "resumed", self.url)
         return True
+
+    def _merge_late(self, sent: dict[tuple[str, str], list[tuple[float, int, float]]]) -> None:
+        """Requests the fallback served while the outage was being merged back: into Redis
+        now; if it is gone again, kept for the next merge."""
+        if not sent:
+            return
+        try:
+            self._merge_back({}, sent)
+        except self._down_errors:
+            with self._lock:
+                for item, entries in sent.items():
+                    self._sent[item] = sorted([*entries, *self._sent.get(item, [])])
 
 
 def options_from_settings(cp: CredentialPoolSettings) -> RedisPoolOptions:

@@ -40,6 +40,11 @@ OutcomeKind = Literal["ok", "rate_limited", "removed", "failure", "released"]
 #: key is tried again after a day, and a still-exhausted key answers 429 again at one request's cost.
 MAX_COOLDOWN_S = 86_400.0
 
+#: The largest request limit per window a key is taken to have. A header stating more (a proxy's
+#: ``x-ratelimit-limit-requests: 1`` followed by 400 zeros) means "no practical limit": kept as
+#: is it overflowed the pacer's float arithmetic and came back from Lua as ``1e+20`` or ``inf``.
+MAX_LIMIT = 1_000_000_000
+
 
 # --------------------------------------------------------------------------- value types
 
@@ -147,6 +152,14 @@ class ProviderSnapshot:
 
 
 # --------------------------------------------------------------------------- pure decisions
+
+def sane_limit(limit: int | None) -> int | None:
+    """A stated request limit made safe to store: None (unsaid) for none, zero or negative, and
+    at most :data:`MAX_LIMIT`."""
+    if limit is None or limit <= 0:
+        return None
+    return min(limit, MAX_LIMIT)
+
 
 def sane_retry_after(retry_after: float | None) -> float | None:
     """A server's Retry-After made safe to add to a clock: None (no signal) stays None, so does
@@ -439,8 +452,9 @@ def apply_outcome(outcome: Outcome, blocked_until: float, removed: bool, breaker
 def exhausted_until(blocked_until: float, now: float, outcome: Outcome) -> float:
     """A success that says nothing remains of the key's limit blocks the key until the reset it
     states (only ever later): the request after it would be refused. Providers whose reset means
-    "fully replenished" (OpenAI's) make this wait longer than needed, never too short."""
-    if outcome.remaining != 0:
+    "fully replenished" (OpenAI's) make this wait longer than needed, never too short. A
+    negative remainder (a proxy counting past the limit) is nothing remaining too."""
+    if outcome.remaining is None or outcome.remaining > 0:
         return blocked_until
     wait = sane_retry_after(outcome.reset_s)
     return blocked_until if wait is None else max(blocked_until, now + wait)
@@ -451,8 +465,9 @@ def learned_after(outcome: Outcome, learned: int | None, admitted_in_window: int
     a 429 teaches (:func:`learn_limit`), which only ever lowers an earlier estimate: the window
     holds at least what the server admitted when it refused (requests in flight count too), so
     every such count is an upper bound and the smallest is the tightest. Other outcomes leave it."""
-    if outcome.limit is not None and outcome.limit > 0 and outcome.kind in ("ok", "rate_limited"):
-        return outcome.limit
+    stated = sane_limit(outcome.limit)
+    if stated is not None and outcome.kind in ("ok", "rate_limited"):
+        return stated
     if outcome.kind == "rate_limited":
         counted = learn_limit(admitted_in_window, None)
         return counted if learned is None else min(learned, counted)
@@ -529,21 +544,23 @@ class _KeyRecord:
     tat: float = 0.0    # the pacer's theoretical arrival time
     answered: bool = False   # a call with this key has ended (see in_flight_cap)
 
-    def close_lease(self, lease: str, now: float, refused: bool) -> None:
+    def close_lease(self, lease: str, now: float, refused: bool) -> bool:
         """A call ended: its window entry moves from send time to now (see evaluate_key); a
-        refused one (429) leaves the window, since the server did not admit it."""
+        refused one (429) leaves the window, since the server did not admit it. False when
+        ``lease`` names no open request (released already, or never handed out here)."""
         if lease in self.open:
             entry = self.open.pop(lease)
         elif self.open and not lease:
             entry = self.open.pop(next(iter(self.open)))
         else:
-            return
+            return not lease
         try:
             self.window.remove(entry)
         except ValueError:
             pass  # pruned while in flight
         if not refused:
             self.window.append((now, entry[1]))
+        return True
 
     def prune(self, now: float, window_s: float) -> None:
         self.window.prune(now - window_s)
@@ -630,8 +647,9 @@ class InMemoryPoolState:
             prov = self._provider(provider)
             rec.prune(now, policy.window_s)
             refused = outcome.kind == "rate_limited"
-            rec.close_lease(lease, now, refused)
-            rec.in_flight = max(0, rec.in_flight - 1)
+            if rec.close_lease(lease, now, refused):
+                # a lease already ended (a second release) must not end another request
+                rec.in_flight = max(0, rec.in_flight - 1)
             rec.answered = True
             if policy.learn_limits:
                 rec.learned_rpm = learned_after(outcome, rec.learned_rpm, len(rec.window))

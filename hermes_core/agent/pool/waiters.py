@@ -53,12 +53,18 @@ class _Turn:
         self.event: threading.Event | None = None if loop else threading.Event()
         self.future: asyncio.Future[None] | None = loop.create_future() if loop else None
 
-    def wake(self) -> None:
+    def wake(self) -> bool:
+        """Hand this waiter its turn; False when it can never take it (its event loop was
+        closed with the task still waiting)."""
         if self.event is not None:
             self.event.set()
         elif self.loop is not None and self.future is not None:
             fut = self.future
-            self.loop.call_soon_threadsafe(_resolve, fut)
+            try:
+                self.loop.call_soon_threadsafe(_resolve, fut)
+            except RuntimeError:     # "Event loop is closed"
+                return False
+        return True
 
 
 @dataclass
@@ -82,15 +88,17 @@ class SlotWaiters:
 
     def wake(self, provider: str, freed: int = 1) -> int:
         """``freed`` slots of the provider freed (or a waiter left): wake that many followers
-        (:func:`wakes_for`); returns how many were woken."""
-        with self._lock:
-            q = self._queues.get(provider)
-            if q is None:
-                return 0
-            turns = [q.followers.popleft() for _ in range(wakes_for(freed, len(q.followers)))]
-        for t in turns:
-            t.wake()
-        return len(turns)
+        (:func:`wakes_for`); returns how many were woken. A follower that can never wake (its
+        event loop is closed) is dropped and the turn goes to the next."""
+        woken = 0
+        while True:
+            with self._lock:
+                q = self._queues.get(provider)
+                if q is None or wakes_for(freed - woken, len(q.followers)) == 0:
+                    return woken
+                turn = q.followers.popleft()
+            if turn.wake():
+                woken += 1
 
     def _enter(self, provider: str, delay: float, allowed: float,
                loop: asyncio.AbstractEventLoop | None) -> tuple[Role, float, _Turn | None]:

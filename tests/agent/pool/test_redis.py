@@ -231,6 +231,10 @@ def test_redis_unknown_strategy_is_refused(pool: RedisPoolState) -> None:
     ("redis://:s3cret@10.0.0.5:6379/0", "redis://***@10.0.0.5:6379/0"),
     ("redis://user:s3cret@cache/1", "redis://***@cache/1"),
     ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
+    # redis-py also reads the password from the query string
+    ("redis://10.0.0.5:6379/0?password=s3cret", "redis://10.0.0.5:6379/0?password=***"),
+    ("redis://u:p@cache/0?socket_timeout=1&Password=s3cret",
+     "redis://***@cache/0?socket_timeout=1&Password=***"),
 ])
 def test_redis_url_redaction(url: str, shown: str) -> None:
     assert redact_url(url) == shown
@@ -596,3 +600,117 @@ def test_a_worker_that_sent_little_does_not_spend_a_full_share_of_a_full_window(
     assert y.acquire("p", keys, pol).fingerprint is None
     x.close()
     y.close()
+
+
+def test_a_redis_lease_released_during_an_outage_leaves_local_requests_counted(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """A request taken from Redis that ends while the local fallback serves was never counted
+    locally: its release must not end a local request still in flight (the local in-flight cap
+    would let one too many out), and a local request's own release ends that request."""
+    mono = Mono()
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=RedisPoolOptions(
+        key_prefix=redis_prefix, reconnect_interval_s=60.0))
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(max_in_flight=2)
+    remote = be.acquire("p", keys, pol)
+    assert remote.fingerprint == "a"
+    own_redis.stop()
+    try:
+        first = be.acquire("p", keys, pol)                  # served locally
+        assert be.degraded and first.fingerprint == "a"
+        be.release("p", "a", Outcome("ok"), pol, lease=remote.lease)
+        assert be.snapshot("p", keys, pol).keys[0].in_flight == 1    # `first` is still out
+        second = be.acquire("p", keys, pol)
+        assert second.fingerprint == "a"
+        assert be.acquire("p", keys, pol).fingerprint is None         # cap 2: first, second
+        be.release("p", "a", Outcome("ok"), pol, lease=second.lease)
+        assert be.snapshot("p", keys, pol).keys[0].in_flight == 1    # first, not second
+        be.release("p", "a", Outcome("ok"), pol, lease=first.lease)
+        assert be.snapshot("p", keys, pol).keys[0].in_flight == 0
+    finally:
+        own_redis.start()
+        be.close()
+
+
+def test_a_local_request_that_ends_after_redis_returns_frees_its_local_slot(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """A request the fallback handed out that ends once Redis is back is released in Redis, and
+    its local lease must end too: otherwise the local in-flight count never drops, and the
+    probation after the outage (and the next outage) refuses the key at its cap for good."""
+    mono = Mono()
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=RedisPoolOptions(
+        key_prefix=redis_prefix, reconnect_interval_s=5.0))
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(max_in_flight=1)
+    assert be.acquire("p", keys, pol).fingerprint == "a"
+    be.release("p", "a", Outcome("ok"), pol)
+    own_redis.stop()
+    local = be.acquire("p", keys, pol)
+    assert be.degraded and local.fingerprint == "a"
+    own_redis.start()
+    mono.t += 5.1
+    be.release("p", "a", Outcome("ok"), pol, lease=local.lease)   # Redis is back: served there
+    assert not be.degraded
+    assert be.acquire("p", keys, pol).fingerprint == "a"          # nothing is in flight
+    be.close()
+
+
+def test_a_redis_lease_released_during_an_outage_is_ended_in_redis_when_it_returns(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """Redis kept running while this worker could not reach it: a request it had taken there and
+    that ended meanwhile must not stay in flight in Redis until its lease expires (minutes), or
+    every worker finds the key at its in-flight cap after the outage."""
+    mono = Mono()
+    opts = RedisPoolOptions(key_prefix=redis_prefix, reconnect_interval_s=5.0)
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=opts)
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(max_in_flight=1)
+    held = be.acquire("p", keys, pol)
+    assert held.fingerprint == "a"
+    script = be._release
+
+    def timed_out(*args: object, **kwargs: object) -> object:
+        raise redis.exceptions.TimeoutError("Timeout reading from socket")
+
+    be._release = timed_out  # type: ignore[assignment,method-assign]
+    be.release("p", "a", Outcome("ok"), pol, lease=held.lease)  # served locally
+    assert be.degraded
+    be._release = script  # type: ignore[method-assign]
+    mono.t += 5.1
+    other = RedisPoolState(own_redis.url, options=opts)
+    assert be.acquire("p", keys, pol).fingerprint == "a" and not be.degraded
+    assert other.snapshot("p", keys, pol).keys[0].in_flight == 1       # the new one only
+    other.close()
+    be.close()
+
+
+def test_a_request_served_locally_while_the_outage_is_merged_back_reaches_redis(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """Another thread keeps serving from the fallback while one thread merges the outage into
+    Redis: the request it sends meanwhile must reach Redis too, or the key's window there is one
+    short and the next acquire breaks its max_rpm."""
+    mono = Mono()
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=RedisPoolOptions(
+        key_prefix=redis_prefix, reconnect_interval_s=5.0))
+    keys = [KeySpec("a", max_rpm=3)]
+    pol = PoolPolicy()
+    own_redis.stop()
+    assert be.acquire("p", keys, pol).fingerprint == "a"          # served locally
+    assert be.degraded
+    own_redis.start()
+    mono.t += 5.1
+    merge = be._merge
+    during: list[str | None] = []
+
+    def merge_while_another_thread_acquires(*args: object, **kwargs: object) -> object:
+        if not during:       # the other thread's call is still served locally meanwhile
+            during.append(be.acquire("p", keys, pol).fingerprint)
+        return merge(*args, **kwargs)
+
+    be._merge = merge_while_another_thread_acquires  # type: ignore[assignment,method-assign]
+    assert be.acquire("p", keys, pol).fingerprint == "a" and not be.degraded
+    be._merge = merge  # type: ignore[method-assign]
+    assert during == ["a"]
+    assert be.snapshot("p", keys, pol).keys[0].requests_in_window == 3
+    assert be.acquire("p", keys, pol).fingerprint is None          # max_rpm 3 holds
+    be.close()

@@ -14,6 +14,7 @@ import pytest
 from hermes_core.agent.pool.breaker import BreakerState
 from hermes_core.agent.pool.state import (
     CLOSED,
+    MAX_LIMIT,
     InMemoryPoolState,
     KeyLoad,
     KeySpec,
@@ -519,3 +520,53 @@ def test_requests_in_flight_per_key_are_capped() -> None:
     assert got.count("a") == got.count("b") == 2 and got[-1] is None
     st.release("p", "a", Outcome("ok"), pol)
     assert st.acquire("p", keys, pol).fingerprint == "a"
+
+
+def test_backend_contract_a_lease_released_twice_does_not_end_another_request(
+        backend: PoolStateBackend) -> None:
+    """A second release of the same lease (or of one the state never handed out) must not drop
+    the in-flight count of a request still running: the cap would let one too many out."""
+    st = backend
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(max_in_flight=2)
+    first = st.acquire("p", keys, pol)
+    second = st.acquire("p", keys, pol)
+    assert second.fingerprint == "a"
+    st.release("p", "a", Outcome("ok"), pol, lease=first.lease)
+    st.release("p", "a", Outcome("ok"), pol, lease=first.lease)      # twice
+    st.release("p", "a", Outcome("released"), pol, lease="never-handed-out")
+    snap = st.snapshot("p", keys, pol)
+    assert snap.keys[0].in_flight == 1                                # `second` is still out
+    assert st.acquire("p", keys, pol).fingerprint == "a"
+    assert st.acquire("p", keys, pol).fingerprint is None             # the cap holds at 2
+
+
+def test_backend_contract_a_huge_stated_limit_is_learned_not_a_crash(
+        backend: PoolStateBackend) -> None:
+    """A proxy stating an absurd limit (``x-ratelimit-limit-requests: 100000000000000000000``)
+    is a big limit (at most MAX_LIMIT), not an error on every later acquire of the provider."""
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(learn_limits=True)
+    first = backend.acquire("p8", keys, pol)
+    backend.release("p8", "a", Outcome("ok", limit=10**20, remaining=10**20), pol,
+                    lease=first.lease)
+    assert backend.snapshot("p8", keys, pol).keys[0].learned_rpm == MAX_LIMIT
+    again = backend.acquire("p8", keys, pol)
+    assert again.fingerprint == "a"
+    backend.release("p8", "a", Outcome("ok", limit=10**400), pol, lease=again.lease)  # > a double
+    assert backend.snapshot("p8", keys, pol).keys[0].learned_rpm == MAX_LIMIT
+    assert backend.acquire("p8", keys, pol).fingerprint == "a"
+
+
+def test_backend_contract_a_negative_remaining_counts_as_nothing_remaining(
+        backend: PoolStateBackend) -> None:
+    """``x-ratelimit-remaining-requests: -3`` (a proxy counting past the limit) says the key is
+    over its limit: blocked until the reset like ``0``, the same in both backends."""
+    keys = [KeySpec("a", max_rpm=100)]
+    pol = PoolPolicy(learn_limits=True)
+    got = backend.acquire("p11", keys, pol)
+    backend.release("p11", "a", Outcome("ok", limit=100, remaining=-3, reset_s=5.0), pol,
+                    lease=got.lease)
+    after = backend.acquire("p11", keys, pol)
+    assert after.fingerprint is None and after.available_at is not None
+    assert 4.0 <= after.available_at - backend.now() <= 5.5

@@ -158,3 +158,38 @@ def test_async_waiters_are_woken_one_per_slot() -> None:
         return sorted(roles)
 
     assert asyncio.run(main()) == ["follower", "follower", "head"]
+
+
+def test_a_follower_whose_event_loop_closed_is_skipped_not_raised_into_the_waker() -> None:
+    """A task left waiting on an event loop that was closed can never run again: the key's
+    release (``pool.success`` in another thread) must not raise "Event loop is closed", and the
+    freed slot goes to the next follower instead."""
+    waiters = SlotWaiters()
+    head_in, release_head = threading.Event(), threading.Event()
+
+    def head_sleep(seconds: float) -> None:
+        head_in.set()
+        release_head.wait(30.0)
+
+    head = threading.Thread(target=waiters.wait, args=("p", 3600.0, 3600.0, head_sleep))
+    head.start()
+    assert head_in.wait(5.0)
+    dead = asyncio.new_event_loop()
+    stranded = dead.create_task(waiters.await_turn("p", 1.0, 3600.0, asyncio.sleep))
+    dead.run_until_complete(asyncio.sleep(0))          # the task is queued as a follower
+    assert waiters.waiting("p") == 2
+    alive = threading.Thread(target=waiters.wait, args=("p", 1.0, 3600.0, time.sleep))
+    alive.start()
+    while waiters.waiting("p") < 3:                    # the thread is queued behind the task
+        time.sleep(0.001)
+    dead.close()
+    assert not stranded.done()                         # it can never run again
+    try:
+        assert waiters.wake("p") == 1
+        alive.join(5.0)
+        assert not alive.is_alive()
+    finally:
+        release_head.set()
+        waiters.wake("p", 10)
+        head.join(5.0)
+        alive.join(5.0)
