@@ -13,6 +13,7 @@ import os
 import re
 import stat
 import typing
+import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -138,6 +139,22 @@ class LLMSettings(_Model):
     prices: dict[str, PriceSettings] = Field(default_factory=dict)
 
 
+def url_passwords(url: str | None) -> set[str]:
+    """The passwords a URL carries: its user info's and a ``password`` query parameter's (redis-py
+    reads both). Unparseable URLs carry none that could be told apart."""
+    if not url:
+        return set()
+    try:
+        parts = urllib.parse.urlsplit(url)
+        found = {parts.password} if parts.password else set()
+        found.update(v for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+                     if k.lower() == "password" and v)
+    except ValueError:
+        return set()
+    # the percent-encoded and the decoded forms both may appear in text
+    return found | {urllib.parse.quote(p, safe="") for p in found}
+
+
 class KeySettings(_Model):
     key: str = Field(repr=False)
     weight: float = Field(1.0, gt=0)
@@ -154,7 +171,8 @@ class CredentialPoolSettings(_Model):
     rotation: Literal["round_robin", "least_loaded", "fill_first", "random"] = "round_robin"
     retry_budget: int = Field(3, ge=0)
     backend: Literal["memory", "redis"] = "memory"
-    redis_url: str | None = None
+    # may carry a password (user info or ?password=): kept out of reprs, listed as a secret
+    redis_url: str | None = Field(None, repr=False)
     workers: int = Field(1, ge=1)
     breaker_failures: int = Field(5, ge=1)
     breaker_cooldown_s: float = Field(30.0, gt=0)
@@ -346,6 +364,7 @@ class Settings(_Model):
         endpoint's too) and the provider keys read from the environment."""
         out = {k.key.strip() for creds in self.credentials.values() for k in creds.keys
                if k.key.strip()}
+        out.update(url_passwords(self.credential_pool.redis_url))
         names = {p.name for p in self.llm.routing.providers} | set(ENV_KEYS)
         for name in names:
             out.update(c.secret for c in self.credentials_for(name))

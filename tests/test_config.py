@@ -491,3 +491,16 @@ def test_any_yaml_text_is_settings_or_one_config_error(text):
         assert str(e).startswith("c.yaml") and "sk-abcdefghijklmnopqrstuvwxyz" not in str(e)
     else:
         assert s.source == "c.yaml"
+
+
+@pytest.mark.parametrize("url, secret", [
+    ("redis://:s3cret-redis-pw@cache.internal:6379/0", "s3cret-redis-pw"),
+    ("redis://app:s3cret-redis-pw@cache.internal:6379/0", "s3cret-redis-pw"),
+    ("redis://cache.internal:6379/0?password=s3cret-redis-pw", "s3cret-redis-pw"),
+])
+def test_the_redis_url_password_is_a_secret_never_shown(url: str, secret: str) -> None:
+    settings = load_settings({"credential_pool": {"backend": "redis", "redis_url": url}}, env={})
+    assert secret in settings.secret_values()
+    assert secret not in repr(settings.credential_pool) and secret not in repr(settings)
+    assert secret not in settings.redactor()(f"could not reach {url}")
+    assert settings.credential_pool.redis_url == url      # still there for the backend to use
