@@ -283,12 +283,14 @@ class CredentialPool:
         if lease.probe:
             outcome = replace(outcome, probe=True)
         policy = self._policies.get(cred.provider, self.policy)
-        if lease.lease_id:
-            res = self.backend.release(cred.provider, cred.fingerprint, outcome, policy,
-                                       lease=lease.lease_id)
-        else:
-            res = self.backend.release(cred.provider, cred.fingerprint, outcome, policy)
-        self.waiters.wake(cred.provider)       # one slot freed: one waiter asks again
+        try:
+            if lease.lease_id:
+                res = self.backend.release(cred.provider, cred.fingerprint, outcome, policy,
+                                           lease=lease.lease_id)
+            else:
+                res = self.backend.release(cred.provider, cred.fingerprint, outcome, policy)
+        finally:   # one slot freed (even if recording it failed): one waiter asks again
+            self.waiters.wake(cred.provider)
         if outcome.kind == "removed":
             with self._removed_lock:
                 self._removed.add((cred.provider, cred.fingerprint))
@@ -337,9 +339,11 @@ class CredentialPool:
     # ------------------------------------------------------------------ status
 
     def status(self, providers: str | Iterable[str] | None = None) -> list[KeyStatus]:
-        """Every key's state, of all providers, of one (a name), or of several (names)."""
+        """Every key's state, of all providers (None), of one (a name), or of several (names;
+        an empty list names none)."""
         out: list[KeyStatus] = []
-        names = (providers,) if isinstance(providers, str) else (providers or self.providers)
+        names = ((providers,) if isinstance(providers, str)
+                 else self.providers if providers is None else tuple(providers))
         for provider in names:
             specs = self._specs.get(provider, ())
             if not specs:

@@ -401,6 +401,7 @@ def test_a_removed_only_key_means_no_keys_and_status_takes_one_name() -> None:
     rows = pool.status("openai")
     assert [(r.provider, r.state) for r in rows] == [("openai", "removed")]
     assert len(pool.status(["openai", "anthropic"])) == 2
+    assert pool.status([]) == [] and len(pool.status()) == 2   # no names: none; None: all
 
 
 def test_credentials_say_where_they_were_configured() -> None:
@@ -429,3 +430,21 @@ def test_a_pool_from_hand_made_settings_registers_its_keys_for_log_scrubbing(
         logging.getLogger("httpx._client").debug("HTTP Request headers %s", {"x-api-key": secret})
     assert "HTTP Request headers" in caplog.text
     assert secret not in caplog.text
+
+
+def test_a_release_that_raises_still_passes_the_turn_to_a_waiter(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The request's slot is gone either way: a waiter must ask again rather than sleep out its
+    whole bound because the backend failed to record the outcome."""
+    pool = CredentialPool({"p": [Credential("p", "sk-p-SECRET-000000000001")]})
+    lease = pool.acquire("p")
+    woken: list[str] = []
+    monkeypatch.setattr(pool.waiters, "wake", lambda provider, freed=1: woken.append(provider) or 1)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("backend bug")
+
+    monkeypatch.setattr(pool.backend, "release", broken)
+    with pytest.raises(RuntimeError):
+        pool.success(lease)
+    assert woken == ["p"]
