@@ -9,6 +9,8 @@ each variant's throughput is the requests completed per second. Variants, interl
 (the order rotates) so a busy machine slows each alike:
 
 * ``bare``: ``openai.AsyncOpenAI(...).chat.completions.create`` (the baseline);
+* ``provider`` (on request: ``--variants bare,provider,loop``): the OpenAI provider alone, its SDK
+  client as hermes-core builds it, no pool, routing or audit;
 * ``loop``: ``CallLoop.acomplete`` with a credential pool of one key (its in-flight cap off, as
   the bare SDK has none), routing, the audit log on;
 * ``achat``: ``Agent.achat``, one Agent per task (a session each, sharing the loop, pool, router and
@@ -102,6 +104,30 @@ def bare(url: str, tasks: int, seconds: float) -> tuple[float, float]:
     return asyncio.run(main())
 
 
+def provider_only(url: str, tasks: int, seconds: float) -> tuple[float, float]:
+    """hermes-core's OpenAI provider alone: its SDK client (the deadline transport), the payload
+    ``render`` produces, the per-attempt budget and header capture; no pool, routing or audit.
+    Between ``bare`` and ``loop``: says which side of the provider an overhead is on."""
+    from hermes_core.providers.base import CallOptions
+    from hermes_core.providers.observed import capture
+    from hermes_core.providers.openai import OpenAIProvider
+    from hermes_core.types import Credential, Message, Prompt
+
+    provider, cred, options = OpenAIProvider("openai", url + "/v1"), Credential("openai", KEY), \
+        CallOptions()
+
+    async def main() -> tuple[float, float]:
+        async def call(i: int) -> object:
+            prompt = Prompt(system="You are Hermes.", messages=(Message("user", f"hello {i}"),))
+            with capture():
+                done = await provider.acomplete(prompt, MODEL, cred, options)
+            return done.text
+
+        return await drive(call, tasks, seconds)
+
+    return asyncio.run(main())
+
+
 def settings_for(url: str, home: Path) -> Any:
     from hermes_core.config import load_settings
 
@@ -186,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
                     home.mkdir()
                     if v == "bare":
                         rate, cpu = bare(url, args.concurrency, args.seconds)
+                    elif v == "provider":
+                        rate, cpu = provider_only(url, args.concurrency, args.seconds)
                     elif v == "loop":
                         rate, cpu = call_loop(url, home, args.concurrency, args.seconds)
                     else:

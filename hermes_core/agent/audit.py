@@ -36,6 +36,8 @@ _open_logs: weakref.WeakSet[AuditLog] = weakref.WeakSet()
 #: How long the writer lets lines gather before one write (how late a line recorded on an event
 #: loop may reach the file; close(), flush() and exit write at once).
 BATCH_S = 0.05
+# one encoder for every line: json.dumps with any option builds a new JSONEncoder per call
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
 
 
 class AuditLog:
@@ -84,8 +86,13 @@ class AuditLog:
             return
         if _on_event_loop():
             self._queue.append(record)
-            self._ensure_writer()
-            self._wake.set()
+            # a running writer already woken (it clears the flag before it takes the queue) takes
+            # this line too: only the first line after a write signals it, not every line
+            writer = self._writer
+            if not (self._wake.is_set() and not self._stop and writer is not None
+                    and writer.is_alive()):
+                self._ensure_writer()
+                self._wake.set()
             return
         with self._lock:
             self._write_locked([*self._take_locked(), record])
@@ -125,7 +132,7 @@ class AuditLog:
     def _write_locked(self, records: list[Mapping[str, Any]]) -> None:
         if not records:
             return
-        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+        text = "".join(_ENCODE(r) + "\n" for r in records)
         try:
             f = self._open()
             f.write(text)

@@ -10,8 +10,7 @@ from __future__ import annotations
 import importlib
 import json
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -28,7 +27,6 @@ from hermes_core.errors import (
 from hermes_core.providers.base import CallOptions, ClientCache
 from hermes_core.providers.deadline import (
     AsyncDeadlineTransport,
-    Budget,
     DeadlineTransport,
     bounded,
 )
@@ -168,13 +166,11 @@ class SDKProvider:
         idle = options.idle_timeout_s
         return httpx2.Timeout(total, read=min(total, idle) if idle else total)
 
-    @contextmanager
-    def _bounded(self, options: CallOptions, *, stream: bool = False) -> Iterator[Budget]:
+    def _bounded(self, options: CallOptions, *, stream: bool = False) -> bounded:
         """The requests sent inside get this attempt's whole-response budget (and, streaming, the
         idle timeout between content events)."""
-        with bounded(self._timeout(options), options.idle_timeout_s if stream else None,
-                     self.clock) as budget:
-            yield budget
+        return bounded(self._timeout(options), options.idle_timeout_s if stream else None,
+                       self.clock)
 
     def _error(self, exc: BaseException, cred: Credential | None) -> ProviderError:
         return translate(exc, provider=self.name, credential=cred,

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextvars
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import httpx2
@@ -46,18 +45,24 @@ _BUDGET: contextvars.ContextVar[Budget | None] = contextvars.ContextVar("hermes_
                                                                       default=None)
 
 
-@contextmanager
-def bounded(total_s: float, idle_s: float | None = None,
-            clock: Callable[[], float] = time.monotonic) -> Iterator[Budget]:
+class bounded:
     """Requests sent inside this block get ``total_s`` for their whole response and, when they
     stream, ``idle_s`` between content events. The bound stays with the response after the block
-    (a stream is read later)."""
-    budget = Budget(total_s, idle_s, clock)
-    token = _BUDGET.set(budget)
-    try:
-        yield budget
-    finally:
-        _BUDGET.reset(token)
+    (a stream is read later). A class, not a generator context manager: it is entered once per
+    request, and a generator costs several times more to set up."""
+
+    __slots__ = ("_token", "budget")
+
+    def __init__(self, total_s: float, idle_s: float | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.budget = Budget(total_s, idle_s, clock)
+
+    def __enter__(self) -> Budget:
+        self._token = _BUDGET.set(self.budget)
+        return self.budget
+
+    def __exit__(self, *exc: object) -> None:
+        _BUDGET.reset(self._token)
 
 
 class _Watch:
@@ -123,14 +128,23 @@ class _Guard(httpx2.SyncByteStream):
 
 
 class _AsyncGuard(httpx2.AsyncByteStream):
+    """Its own iterator rather than an async generator: one of those per response costs the event
+    loop's generator bookkeeping (a hook call and a weak reference) on every request."""
+
     def __init__(self, inner: httpx2.AsyncByteStream, watch: _Watch) -> None:
         self._inner = inner
         self._watch = watch
+        self._chunks: AsyncIterator[bytes] | None = None
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._inner:
-            self._watch.feed(chunk)
-            yield chunk
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        self._chunks = self._inner.__aiter__()
+        return self
+
+    async def __anext__(self) -> bytes:
+        assert self._chunks is not None
+        chunk = await self._chunks.__anext__()
+        self._watch.feed(chunk)
+        return chunk
 
     async def aclose(self) -> None:
         await self._inner.aclose()

@@ -11,8 +11,7 @@ SDK, sync and async, without touching its signatures). Outside such a block noth
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
@@ -27,16 +26,22 @@ _HEARD: contextvars.ContextVar[Heard | None] = contextvars.ContextVar("hermes_he
                                                                     default=None)
 
 
-@contextmanager
-def capture(heard: Heard | None = None) -> Iterator[Heard]:
+class capture:
     """Responses received inside this block leave their rate-limit headers on ``heard`` (a new
-    :class:`Heard` when not given), which is yielded."""
-    heard = Heard() if heard is None else heard
-    token = _HEARD.set(heard)
-    try:
-        yield heard
-    finally:
-        _HEARD.reset(token)
+    :class:`Heard` when not given), which is yielded. A class, not a generator context manager:
+    the call loop enters one per attempt."""
+
+    __slots__ = ("_token", "heard")
+
+    def __init__(self, heard: Heard | None = None) -> None:
+        self.heard = Heard() if heard is None else heard
+
+    def __enter__(self) -> Heard:
+        self._token = _HEARD.set(self.heard)
+        return self.heard
+
+    def __exit__(self, *exc: object) -> None:
+        _HEARD.reset(self._token)
 
 
 def note(headers: Mapping[str, str]) -> None:

@@ -110,3 +110,25 @@ def test_no_path_queues_nothing(tmp_path: Path) -> None:
     asyncio.run(record())
     audit.close()
     assert audit._writer is None and list(tmp_path.iterdir()) == []
+
+
+def test_lines_recorded_while_the_writer_is_awake_reach_the_file_without_a_flush(
+        tmp_path: Path) -> None:
+    """Only the first line after a write signals the writer; the lines recorded meanwhile must be
+    written by that same wake-up, not wait for a close or the next quiet spell."""
+    path = tmp_path / "audit.jsonl"
+    audit = AuditLog(path)
+
+    async def main() -> None:
+        audit.append({"n": 0})
+        await asyncio.sleep(0.2)            # written: the writer waits for the next line
+        for i in range(1, 50):              # the first signals it, the rest find it awake
+            audit.append({"n": i})
+        for _ in range(500):                # no flush: only the writer thread writes here
+            if path.exists() and len(rows(path)) == 50:
+                return
+            await asyncio.sleep(0.01)
+
+    asyncio.run(main())
+    assert [r["n"] for r in rows(path)] == list(range(50))
+    audit.close()

@@ -1212,3 +1212,37 @@ async def test_a_head_cancelled_while_asking_again_passes_its_turn_on() -> None:
     pool.waiters.wake("a")                             # never leave the thread behind
     await asyncio.to_thread(follower.join, 5.0)
     assert still_waiting == 0
+
+
+def test_the_completion_returned_keeps_every_field_the_provider_gave_beside_the_prompt_sent() -> None:
+    from hermes_core.agent.resilience import _as_sent
+    from hermes_core.types import Completion, ToolCall, Usage
+
+    got = Completion(text="hi", model="m", provider="p", usage=Usage(3, 4, 5),
+                     tool_calls=(ToolCall("c1", "f", "{}"),), finish_reason="stop",
+                     request_id="r-9")
+    sent = Prompt(system="s", messages=(Message("user", "u"),))
+    out = _as_sent(got, sent)
+    assert out.prompt is sent
+    assert (out.text, out.model, out.provider, out.usage, out.tool_calls, out.finish_reason,
+            out.request_id) == ("hi", "m", "p", Usage(3, 4, 5), (ToolCall("c1", "f", "{}"),),
+                                "stop", "r-9")
+
+
+def test_request_ids_are_16_hex_digits_and_a_forked_worker_draws_its_own() -> None:
+    import os
+
+    from hermes_core.agent.resilience import _request_id
+
+    ids = {_request_id() for _ in range(1000)}
+    assert len(ids) == 1000 and all(len(i) == 16 and int(i, 16) >= 0 for i in ids)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:                               # the child: its next id, to the parent
+        os.write(write, _request_id().encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    child = os.read(read, 64).decode()
+    os.close(read)
+    assert len(child) == 16 and child != _request_id()   # not the parent's next one
