@@ -483,7 +483,10 @@ def test_tool_round_messages_still_kept_with_a_hook(tmp_path: Path):
     call = ToolCall("c1", "skill_view", '{"name": "greeting"}')
     fake = FakeProvider([Completion("", "m", "fake", tool_calls=(call,)), "hello!"])
     agent = _agent(tmp_path, fake)
-    agent.chat("how do I greet people?")
+    try:
+        agent.chat("how do I greet people?")
+    finally:
+        agent.close()
     assert [m.role for m in agent.history] == ["user", "assistant", "tool", "assistant"]
     assert agent.history[0].content == "how do I greet people?"
     assert agent.history[1].tool_calls == (call,)
