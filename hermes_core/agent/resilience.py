@@ -91,11 +91,12 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """The next thing a request does: a call, a sleep (back-off) or a wait for a key of
-    ``provider`` (the timed head sleeps ``delay``; a follower waits up to ``allowed`` for its
-    turn, see :mod:`hermes_core.agent.pool.waiters`)."""
+    """The next thing a request does: a call, or a wait for a key of ``provider`` (the timed
+    head sleeps ``delay``; a follower waits up to ``allowed`` for its turn, see
+    :mod:`hermes_core.agent.pool.waiters`). Back-offs after a failure sleep where they are
+    decided, not as a step."""
 
-    kind: Literal["call", "sleep", "wait"]
+    kind: Literal["call", "wait"]
     candidate: Candidate | None = None
     lease: Lease | None = None
     options: CallOptions | None = None
@@ -439,18 +440,14 @@ class CallLoop:
         return str(getattr(p, "kind", provider))
 
     def _wait(self, run: _Run, step: Step) -> None:
-        """A sleep, or a place in the provider's wait queue until this request's turn."""
-        if step.kind == "sleep" or step.provider is None:
-            self.sleep(step.delay)
-            return
+        """A place in the provider's wait queue until this request's turn."""
+        assert step.provider is not None
         started = self.clock()
         self.pool.waiters.wait(step.provider, step.delay, step.allowed, self.sleep)
         run.waited_for(step.provider, self.clock() - started)
 
     async def _await(self, run: _Run, step: Step) -> None:
-        if step.kind == "sleep" or step.provider is None:
-            await self.asleep(step.delay)
-            return
+        assert step.provider is not None
         started = self.clock()
         await self.pool.waiters.await_turn(step.provider, step.delay, step.allowed, self.asleep)
         run.waited_for(step.provider, self.clock() - started)
