@@ -42,9 +42,14 @@ def load(path: Path = CORPUS) -> list[dict[str, str]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+# Where the text is data rather than instructions for the assistant (as the prompt builder scans
+# MEMORY.md and USER.md): orders about "your reply" are hostile there.
+DATA_LOCATIONS = frozenset({"memory"})
+
+
 def current(text: str, location: str) -> tuple[bool, int, int]:
     """(blocked anything, paragraphs kept, paragraphs)."""
-    g = guard_text(text, name=NAMES[location])
+    g = guard_text(text, name=NAMES[location], data=location in DATA_LOCATIONS)
     return g.blocked > 0, g.paragraphs - g.blocked, g.paragraphs
 
 
