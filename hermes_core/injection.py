@@ -322,7 +322,7 @@ def scan_paragraph(par: Paragraph, categories: Iterable[str] = INJECTION_CATEGOR
                    context: str = "", data: bool = False) -> InjectionFinding | None:
     """The injection in one paragraph, if any; ``context`` is the paragraph before it (an
     introduction such as "for example:" frames a quoted block); ``data`` when the text is data
-    (a recalled memory, a past session, a file a skill attaches) rather than instructions for
+    (MEMORY.md, USER.md, a recalled past session) rather than instructions for
     the assistant (a context file, a skill body): an order about "your reply" is then hostile."""
     wanted = set(categories)
     if "invisible-unicode" in wanted:

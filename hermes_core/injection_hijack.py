@@ -15,9 +15,10 @@ nothing but such orders. So the rules come in two tiers, both over folded (lower
   to the assistant's output).
 * ``DATA_ONLY``: any order that edits the answer ("add ... to your reply", "in your response,
   mention ...", "modify your answer to ...", "translate your reply into Spanish", "can you reply in
-  German?"), applied only where the text is data rather than instructions: recalled memories, past
-  sessions, files a skill attaches. There a sentence addressed to "your reply" came from someone
-  other than the user.
+  German?"), applied only where the text is data rather than instructions: MEMORY.md and USER.md
+  (notes about the user and past work) and recalled past sessions. There a sentence addressed to
+  "your reply" came from someone other than the user. A skill's files are its author's
+  instructions, as its body is, and are scanned as such.
 
 What no rule here separates from a legitimate instruction, and is left alone: a bare task slipped
 into data ("Summarise the 2020 climate report", "Write a script that renames files"), and, in
@@ -65,8 +66,9 @@ EN_EVERYWHERE = (
 EN_DATA_ONLY = (
     _EN_INSERT + r"\b" + _NB + r"{0,120}?\b(?:in|into|to|within|throughout|at\s+the\s+(?:end|start|beginning)\s+of)\s+"
     r"(?:all\s+(?:of\s+)?)?" + _EN_REPLY,
-    r"\bin\s+(?:all\s+|each\s+|every\s+)?" + _EN_REPLY + r"\s*,?\s+(?:please\s+)?(?:mention|include|add|say|state|tell|"
-    r"promote|recommend|highlight|reference|note|insert|urge|ask|remind|suggest|link|refer)\b",
+    r"\bin\s+(?:(?:all|each|every)\s+(?:of\s+)?)?(?:" + _EN_REPLY + r"|(?:all|each|every)\s+(?:repl(?:y|ies)|responses?|"
+    r"answers?))\s*,?\s+(?:please\s+)?(?:mention|include|add|say|state|tell|promote|recommend|highlight|reference|note|"
+    r"insert|urge|ask|remind|suggest|link|refer)\b",
     r"\b(?:modify|alter|change|augment|enhance|adjust|tweak|rewrite|edit|amend|supplement|enrich|update|end|begin|"
     r"start|conclude|finish|close|preface|prefix|sign|elevate)\s+" + _EN_REPLY + r"\s+(?:to|by|with)\b",
     r"\b(?:translate|render|write|give|provide|deliver|present|put|convert)\s+" + _EN_REPLY + r"\s+(?:in|into)\s+"
@@ -171,7 +173,7 @@ FR_DECEPTIVE = (r"\b(?:faux|fausse|fausses|rumeurs?|loterie|gagné|arnaques?|esc
 
 # --------------------------------------------------------------------------- German
 
-_DE_REPLY = r"(?:deine|ihre|deiner|ihrer|deinen|ihren)\s+antworten?"
+_DE_REPLY = r"(?:deine|ihre|deiner|ihrer|deinen|ihren)\s+antwort(?:en)?"
 _DE_SCRAMBLE = r"(?:base[\s-]?64|caesar|cäsar|morse|rückwärts|umgekehrt\w*|emojis?|hexadezimal|binär)"
 DE_EVERYWHERE = (
     r"\b(?:kodiere|codiere|verschlüssele|verschlüssle|schreibe|schreib|gib|formuliere|übersetze|wandle|"
@@ -183,6 +185,7 @@ DE_EVERYWHERE = (
 DE_DATA_ONLY = (
     r"\b(?:füge|fügen\s+sie|baue|bauen\s+sie|nimm|nehmen\s+sie|erwähne|erwähnen\s+sie|integriere|integrieren\s+sie|"
     r"schreibe|empfiehl|bewirb)\b" + _NB + r"{0,100}?\b(?:in|zu)\s+" + _DE_REPLY,
+    r"\b(?:füge|fügen\s+sie)\s+(?:deiner|ihrer)\s+antwort\b" + _NB + r"{0,100}?\bhinzu\b",
     r"\bin\s+" + _DE_REPLY + r",?\s+(?:erwähne|erwähnen|nenne|nennen|füge|empfiehl|bewirb|sage|sagen)\b",
     r"\b(?:ändere|ändern\s+sie|ergänze|ergänzen\s+sie|erweitere|erweitern\s+sie|beende|beenden\s+sie|beginne|"
     r"beginnen\s+sie)\s+" + _DE_REPLY + r"\s+(?:um|mit|so)\b",
@@ -199,7 +202,8 @@ DE_DECEPTIVE = (r"\b(?:gefälscht\w*|falsche[nr]?\s+(?:behauptung|gerücht|nachr
 # being named at all, so ordinary paragraphs skip the phrase regexes.
 _TABLE = {
     "en": (r"your\s+(?:\w+\s+)?(?:repl|respons|answer|output|message|summar)|(?:reply|respond|answer)\s+(?:only\s+)?"
-           r"(?:in|using|with)\b|can\s+you|could\s+you|would\s+you|will\s+you|emoji",
+           r"(?:in|using|with)\b|can\s+you|could\s+you|would\s+you|will\s+you|emoji|(?:each|every|all)\s+(?:repl|respons|"
+           r"answer)",
            EN_EVERYWHERE, EN_DATA_ONLY, EN_DECEPTIVE),
     "zh": (_ZH_REPLY, ZH_EVERYWHERE, ZH_DATA_ONLY, ZH_DECEPTIVE),
     "ja": (_JA_REPLY, JA_EVERYWHERE, JA_DATA_ONLY, JA_DECEPTIVE),
@@ -221,8 +225,8 @@ DECEPTIVE = {lang: re.compile(x, M) for lang, (_g, _e, _d, x) in _TABLE.items()}
 
 def answer_hijack(view: str, *, data: bool) -> tuple[str, str] | None:
     """(language, excerpt) of an order that tampers with the assistant's answer, in one folded
-    view of a paragraph; ``data`` when the paragraph is data (a recalled memory, a past session,
-    an attached file) rather than instructions meant for the assistant."""
+    view of a paragraph; ``data`` when the paragraph is data (a memory file, a past session)
+    rather than instructions meant for the assistant."""
     if not GATE.search(view):
         return None
     for lang in _TABLE:
@@ -276,7 +280,7 @@ _DESTROY = (r"rmtree\(\s*[\"'](?:/|[a-z]:\\\\?|~)[\"']|rmtree\(\s*os\.path\.expa
             r"[\"']/bin/(?:ba)?sh[\"']\s*,\s*[\"']-i[\"']|/boot/|\bgrub\b|(?:os\.system|subprocess\.\w+)\(\s*[\[\"'f]*"
             r"(?:sudo\s+)?(?:reboot|shutdown|halt|poweroff)|[\"']x[\"']\s*\*\s*\d{6,}|"
             r"(?:requests\.get|urlopen)[\s\S]{0,200}?(?:pickle\.loads?|marshal\.loads|exec|eval)\(|"
-            r"(?:exec|eval)\(\s*(?:requests\.get|urlopen)")
+            r"(?:exec|eval|pickle\.loads?|marshal\.loads)\(\s*(?:requests\.get|urlopen)")
 _ENCRYPT_FILES = re.compile(r"(?:encrypt|fernet|aes)[\s\S]{0,400}?(?:os\.walk|glob|listdir)|(?:os\.walk|glob|listdir)[\s\S]{0,400}?"
                             r"(?:encrypt|fernet)")
 _FLOOD = re.compile(r"while\s+true\s*:[\s\S]{0,300}?(?:requests\.(?:get|post)|socket|os\.fork|subprocess|sendto|os\.system)"

@@ -142,8 +142,7 @@ def answer_skill_view(call: ToolCall, skills: SkillSelection) -> str:
     try:
         text = read_skill_file(skill, file_path)
         if scan:
-            # a file the skill attaches (a reference, a data sample) is data, not the skill's orders
-            text = guard_cached(text, f"{file_path} of skill {skill.name}", scan, True).text
+            text = guard_cached(text, f"{file_path} of skill {skill.name}", scan).text
         return f"# Skill: {skill.name} / {file_path}\n\n{text}"
     except SkillFileError as e:
         listing = files_listing(skill)
