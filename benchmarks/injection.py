@@ -6,8 +6,8 @@ caught when at least one paragraph is blocked; a benign text counts as blocked w
 is. ``whole_file_blocked`` is the share of hostile texts that lost every paragraph (the ordinary
 paragraphs around an attack should survive; the old whole-file blocking scores 1.0 on every
 caught text). MEMORY.md rows are scanned as data (``guard_text(..., data=True)``, as the prompt
-builder reads MEMORY.md and USER.md), the others as instructions. The baseline is the scan before this design (a
-frozen copy, ``_baseline_injection.py``: whole-file blocking, no normalisation, English and
+builder reads MEMORY.md and USER.md), the others as instructions. The baseline is the scan before
+this design (a frozen copy, ``_baseline_injection.py``: whole-file blocking, no normalisation, English and
 Chinese), measured in the same run. Numbers are reported on the held-out half; the dev half (the
 one patterns were tuned on) is shown for reference.
 
