@@ -63,7 +63,15 @@ EN_EVERYWHERE = (
     r"\b(?:replace|substitute|swap)\s+" + _NB + r"{0,40}?\bwith\s+(?:relevant\s+|matching\s+)?emojis?\b" + _NB + r"{0,20}?\bin\s+"
     + _EN_REPLY,
 )
+# a web address pushed on the user: a URL, "www.", or a bare domain ("shopco.example")
+_LINK = r"(?:https?://|www\.|\b[a-z0-9-]+\.(?:com|net|org|io|info|biz|xyz|shop|example|co|ru|cn|top)\b)"
+
 EN_DATA_ONLY = (
+    # the reader sent somewhere: "also tell the user to visit www.x.example"
+    r"\b(?:tell|ask|urge|remind|advise|encourage|invite|direct|get|convince)\s+(?:the\s+)?(?:users?|readers?|customers?|"
+    r"visitors?|them)\s+to\s+(?:visit|click|go\s+to|open|download|sign\s+up|subscribe|buy|purchase|call)\b" + _NB + r"{0,80}?"
+    + _LINK,
+    r"\b(?:append|add|include|insert|attach|paste)\s+(?:this|the\s+following|the|a)\s+(?:link|url|hyperlink)\b",
     _EN_INSERT + r"\b" + _NB + r"{0,120}?\b(?:in|into|to|within|throughout|at\s+the\s+(?:end|start|beginning)\s+of)\s+"
     r"(?:all\s+(?:of\s+)?)?" + _EN_REPLY,
     r"\bin\s+(?:(?:all|each|every)\s+(?:of\s+)?)?(?:" + _EN_REPLY + r"|(?:all|each|every)\s+(?:repl(?:y|ies)|responses?|"
@@ -95,6 +103,8 @@ ZH_EVERYWHERE = (
     r"(?:把|将|將)(?:你的|您的)?" + _ZH_REPLY + r"[^。\n]{0,10}?(?:倒过来|倒過來|反转|反轉|倒序|加密|编码成|編碼成)",
 )
 ZH_DATA_ONLY = (
+    r"(?:告诉|告訴|提醒|建议|建議|让|讓|请|請)(?:用户|用戶|使用者|读者|讀者)[^。\n]{0,6}?(?:访问|訪問|点击|點擊|打开|打開|下载|下載|"
+    r"注册|註冊)[^。\n]{0,40}?(?:https?://|www\.|\.com|\.net|\.org|\.cn|\.example)",
     r"在(?:你的|您的)?" + _ZH_REPLY + r"(?:中|里|裡|内|內|末尾|结尾|結尾|开头|開頭|最后|最後)[，,]?[^。\n]{0,6}?"
     r"(?:加上|加入|添加|插入|提到|提及|写上|寫上|推荐|推薦|附上|包含|宣传|宣傳|告诉|告訴)",
     r"(?:把|将|將)[^。\n]{0,40}?(?:加到|加入|添加到|插入|写进|寫進|放进|放進|附在|附到)(?:你的|您的)?" + _ZH_REPLY,
@@ -114,6 +124,8 @@ JA_EVERYWHERE = (
     r"(?:base64|シーザー暗号|モールス信号|逆順|逆さま|絵文字だけ)で(?:回答|返答|返信|応答|出力|答え)",
 )
 JA_DATA_ONLY = (
+    r"(?:ユーザー|利用者|読者)に[^。\n]{0,40}?(?:https?://|www\.|\.com|\.net|\.jp|\.example)[^。\n]{0,20}?(?:アクセス|クリック|"
+    r"開く|ダウンロード|登録)(?:するよう|させ|を勧め|を促)",
     _JA_REPLY + r"(?:の(?:中|最後|末尾|冒頭))?に[^。\n]{0,40}?(?:を)?(?:含め|追加し|追加して|加え|入れ|挿入|記載|触れ|"
     r"言及|宣伝|紹介)",
     _JA_REPLY + r"を(?:スペイン語|ドイツ語|フランス語|英語|中国語|ポルトガル語|ロシア語|韓国語|イタリア語)に(?:翻訳|訳)",
@@ -134,6 +146,8 @@ ES_EVERYWHERE = (
     r"\b(?:invierte|da\s+la\s+vuelta\s+a)\s+(?:el\s+orden\s+de\s+(?:las\s+)?(?:letras|palabras)\s+de\s+)?" + _ES_REPLY,
 )
 ES_DATA_ONLY = (
+    r"\b(?:dile|pide|recuerda|invita|anima)\s+(?:al|a\s+los)\s+(?:usuarios?|lectores?|clientes?)\s+(?:que\s+)?(?:a\s+)?"
+    r"(?:visite|visitar|haga\s+clic|hacer\s+clic|abra|abrir|descargue|descargar)\b" + _NB + r"{0,80}?" + _LINK,
     r"\b(?:añade|agrega|incluye|inserta|menciona|integra|incorpora|pon|promociona|recomienda)\b" + _NB + r"{0,100}?\b(?:en|a)\s+"
     + _ES_REPLY,
     r"\ben\s+" + _ES_REPLY + r",?\s+(?:menciona|incluye|añade|agrega|recomienda|promociona|di|inserta)\b",
@@ -158,6 +172,8 @@ FR_EVERYWHERE = (
     r"\b(?:inverse|inversez)\s+(?:l'ordre\s+des\s+(?:lettres|mots)\s+de\s+)?" + _FR_REPLY,
 )
 FR_DATA_ONLY = (
+    r"\b(?:dis|dites|demande|demandez|rappelle|rappelez|invite|invitez|incite|incitez)\s+(?:à\s+l'|aux\s+|à\s+)?(?:utilisateurs?|"
+    r"lecteurs?|clients?)\s+(?:de\s+|d'|à\s+)?(?:visiter|cliquer|ouvrir|télécharger|aller\s+sur)\b" + _NB + r"{0,80}?" + _LINK,
     r"\b(?:ajoute|ajoutez|inclus|incluez|insère|insérez|mentionne|mentionnez|intègre|intégrez|glisse|glissez|"
     r"recommande|recommandez)\b" + _NB + r"{0,100}?\b(?:dans|à)\s+" + _FR_REPLY,
     r"\bdans\s+" + _FR_REPLY + r",?\s+(?:mentionne|mentionnez|inclus|incluez|ajoute|ajoutez|recommande|recommandez|"
@@ -183,6 +199,8 @@ DE_EVERYWHERE = (
     r"\b(?:kehre|drehe)\s+(?:die\s+reihenfolge\s+der\s+(?:buchstaben|wörter)\s+(?:in|von)\s+)?" + _DE_REPLY + r"\s+um\b",
 )
 DE_DATA_ONLY = (
+    r"\b(?:sage|sagen\s+sie|bitte|fordere|fordern\s+sie|erinnere)\s+(?:dem|den)\s+(?:nutzer|benutzer|leser|kunden)\w*\b"
+    + _NB + r"{0,60}?" + _LINK + _NB + r"{0,40}?\b(?:zu\s+besuchen|anzuklicken|zu\s+öffnen|herunterzuladen|besuchen|klicken)",
     r"\b(?:füge|fügen\s+sie|baue|bauen\s+sie|nimm|nehmen\s+sie|erwähne|erwähnen\s+sie|integriere|integrieren\s+sie|"
     r"schreibe|empfiehl|bewirb)\b" + _NB + r"{0,100}?\b(?:in|zu)\s+" + _DE_REPLY,
     r"\b(?:füge|fügen\s+sie)\s+(?:deiner|ihrer)\s+antwort\b" + _NB + r"{0,100}?\bhinzu\b",
@@ -203,13 +221,13 @@ DE_DECEPTIVE = (r"\b(?:gefälscht\w*|falsche[nr]?\s+(?:behauptung|gerücht|nachr
 _TABLE = {
     "en": (r"your\s+(?:\w+\s+)?(?:repl|respons|answer|output|message|summar)|(?:reply|respond|answer)\s+(?:only\s+)?"
            r"(?:in|using|with)\b|can\s+you|could\s+you|would\s+you|will\s+you|emoji|(?:each|every|all)\s+(?:repl|respons|"
-           r"answer)",
+           r"answer)|\b(?:users?|readers?|customers?|visitors?|them)\s+to\b|\b(?:link|url|hyperlink)\b",
            EN_EVERYWHERE, EN_DATA_ONLY, EN_DECEPTIVE),
-    "zh": (_ZH_REPLY, ZH_EVERYWHERE, ZH_DATA_ONLY, ZH_DECEPTIVE),
-    "ja": (_JA_REPLY, JA_EVERYWHERE, JA_DATA_ONLY, JA_DECEPTIVE),
-    "es": (r"respuesta|contestaci|salida|responde|contesta|responder", ES_EVERYWHERE, ES_DATA_ONLY, ES_DECEPTIVE),
-    "fr": (r"réponse|réponds|répondez|répondre", FR_EVERYWHERE, FR_DATA_ONLY, FR_DECEPTIVE),
-    "de": (r"antwort", DE_EVERYWHERE, DE_DATA_ONLY, DE_DECEPTIVE),
+    "zh": (_ZH_REPLY + r"|用户|用戶|使用者|读者|讀者", ZH_EVERYWHERE, ZH_DATA_ONLY, ZH_DECEPTIVE),
+    "ja": (_JA_REPLY + r"|ユーザーに|利用者に|読者に", JA_EVERYWHERE, JA_DATA_ONLY, JA_DECEPTIVE),
+    "es": (r"respuesta|contestaci|salida|responde|contesta|responder|usuario|lector|cliente", ES_EVERYWHERE, ES_DATA_ONLY, ES_DECEPTIVE),
+    "fr": (r"réponse|réponds|répondez|répondre|utilisateur|lecteur|client", FR_EVERYWHERE, FR_DATA_ONLY, FR_DECEPTIVE),
+    "de": (r"antwort|nutzer|leser|kunden", DE_EVERYWHERE, DE_DATA_ONLY, DE_DECEPTIVE),
 }
 
 
