@@ -284,10 +284,15 @@ _SOURCE = (r"pyperclip|xsel\b|xclip\b|pbpaste|getclipboard|clipboard|pynput|keyb
            r"getasynckeystate|keylog|pyautogui\.screenshot|imagegrab|x11grab|screencapture|\bmss\(|videocapture|pyaudio|"
            r"sounddevice|/etc/passwd|/etc/shadow|id_rsa|id_ed25519|private[_/ .-]?key|\.ssh/|\.aws/|dict\(os\.environ\)|"
            r"os\.environ\.(?:copy|items)\(\)|working_set|platform\.uname|getpass\.getuser|browser_cookie|cookies\.sqlite|"
-           r"login\s+data|keychain|netsh\s+wlan|\.bash_history")
+           r"login\s+data|keychain|netsh\s+wlan|\.bash_history|"
+           # the machine described: a fingerprint of the host, its user, its network, its software
+           r"platform\.(?:system|release|version|machine|node|processor|platform)\(|socket\.gethostname|gethostbyname|"
+           r"uuid\.getnode|getmac|psutil\.|os\.uname|os\.getlogin|cpuinfo|win32_\w+|wmi\.wmi|importlib\.metadata|"
+           r"pip\s+(?:list|freeze)|\b(?:systeminfo|whoami|ipconfig\s+/all|ifconfig|uname\s+-a)\b|ipify|ifconfig\.me|ipinfo\.io|"
+           r"imaplib|\.recv\(|sniff\(|rdpcap|pcap")
 _SINK = (r"requests\.(?:post|put)|httpx\.(?:post|put)|urlopen|socket\.socket|\.sendall\(|\.connect\(\(|smtplib|ftplib|"
          r"paramiko|[\"'\s]scp[\"'\s]|rsync[^\n]{0,80}@|curl\b[^\n]{0,80}(?:\s-d\b|\s-f\b|--data|\s-t\b|--upload)|"
-         r"webhooks?|api\.telegram")
+         r"webhooks?|api\.telegram|\bsendto\(|\bhttp\.client|aiohttp[\s\S]{0,200}?\.post\(")
 _DESTROY = (r"rmtree\(\s*[\"'](?:/|[a-z]:\\\\?|~)[\"']|rmtree\(\s*os\.path\.expanduser|rm\s+-(?:rf|fr)\s+(?:/|~|\$home)(?:[\s\"']|$|\*)|"
             r"format\s+c:|\bmkfs\b|\bdd\s+if=[^\n]{0,60}of=/dev/|\bdel\s+/[sfq]\b|:\(\)\s*\{|"
             r"open\(\s*[\"']/etc/hosts[\"']\s*,\s*[\"'][aw]|>>?\s*/etc/hosts|"
@@ -298,7 +303,20 @@ _DESTROY = (r"rmtree\(\s*[\"'](?:/|[a-z]:\\\\?|~)[\"']|rmtree\(\s*os\.path\.expa
             r"[\"']/bin/(?:ba)?sh[\"']\s*,\s*[\"']-i[\"']|/boot/|\bgrub\b|(?:os\.system|subprocess\.\w+)\(\s*[\[\"'f]*"
             r"(?:sudo\s+)?(?:reboot|shutdown|halt|poweroff)|[\"']x[\"']\s*\*\s*\d{6,}|"
             r"(?:requests\.get|urlopen)[\s\S]{0,200}?(?:pickle\.loads?|marshal\.loads|exec|eval)\(|"
-            r"(?:exec|eval|pickle\.loads?|marshal\.loads)\(\s*(?:requests\.get|urlopen)")
+            r"(?:exec|eval|pickle\.loads?|marshal\.loads)\(\s*(?:requests\.get|urlopen)|"
+            # traffic captured or diverted
+            r"\bscapy\b|\bsniff\(|\btcpdump\b|\btshark\b|pyshark|sock_raw|af_packet|promisc|arp\s*spoof|arpspoof|ettercap|"
+            r"mitmproxy|sshtunnel|\bssh\s+(?:-\w+\s+)*-[lrd]\b|port[\s_-]?forward|"
+            # a back door: commands received and run, an account or a key added, root taken
+            r"\.recv\([\s\S]{0,200}?(?:subprocess|os\.system|os\.popen|exec\(|eval\()|exec_command|/etc/sudoers|"
+            r"authorized_keys|\buseradd\b|\badduser\b|net\s+user\s+\S+\s+\S+\s+/add|os\.setuid\(\s*0|chmod\s+u\+s|"
+            # the system damaged or cut off
+            r"os\.remove\(\s*[\"'](?:/etc|/bin|/boot|/usr|c:\\\\?windows)|system32|\breg\s+delete\b|bcdedit|"
+            r"netsh\s+advfirewall|\broute\s+(?:add|delete)\b|nmcli\s+(?:networking|radio)\s+\w*\s*off|rfkill\s+block|"
+            r"systemctl\s+(?:stop|disable)\s+(?:network|networkmanager|ssh|firewalld)|hping3|slowloris|"
+            r"ping\s+(?:-\w+\s+)*-(?:f|t|l\s*6\d{4})\b")
+# a local file read and uploaded (``files=``, or the bytes read straight into ``data=``)
+_UPLOAD = re.compile(r"(?:requests|httpx)\.(?:post|put)\([\s\S]{0,200}?(?:files\s*=|data\s*=\s*(?:\w+\.read\(\)|open\())")
 _ENCRYPT_FILES = re.compile(r"(?:encrypt|fernet|aes)[\s\S]{0,400}?(?:os\.walk|glob|listdir)|(?:os\.walk|glob|listdir)[\s\S]{0,400}?"
                             r"(?:encrypt|fernet)")
 _FLOOD = re.compile(r"while\s+true\s*:[\s\S]{0,300}?(?:requests\.(?:get|post)|socket|os\.fork|subprocess|sendto|os\.system)"
@@ -312,15 +330,19 @@ DESTROY = re.compile(_DESTROY)
 
 def hazardous_code(code: str) -> str | None:
     """What makes a block of (folded) code hostile to the user who runs it: it collects private
-    data (clipboard, keystrokes, screen, keys, the installed packages) and sends it away, or it
-    destroys, disconnects, floods, encrypts for ransom, persists or opens a tunnel. None when the
-    code does none of that (a settings snippet, an API call with a token, ``rm -rf build/``)."""
+    data (clipboard, keystrokes, screen, keys, a fingerprint of the machine, captured traffic)
+    and sends it away, uploads a local file, or it destroys, disconnects, floods, encrypts for
+    ransom, opens a back door or a tunnel. None when the code does none of that (a settings
+    snippet, an API call with a token, ``rm -rf build/``). Only ever asked about code that a
+    lead-in hands to the assistant's answer, so a lead-in and such code are two signals."""
     src = SOURCE.search(code)
     if src and SINK.search(code):
         return f"sends {src.group()} away"
     m = DESTROY.search(code)
     if m:
         return m.group()[:40]
+    if _UPLOAD.search(code):
+        return "uploads a local file"
     if _ENCRYPT_FILES.search(code) or _ENCRYPT_IN_PLACE.search(code):
         return "encrypts files"
     if _FLOOD.search(code) and "sleep" not in code:

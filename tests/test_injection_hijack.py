@@ -134,6 +134,11 @@ SPYWARE = ("import pyperclip, requests\nwhile True:\n"
     ("import requests\nwhile True:\n    requests.get('https://target.example')", "endless"),
     ("data = pickle.loads(requests.get(url).content)", "pickle.loads("),
     ("with open(p, 'r+b') as f:\n    f.write(fernet.encrypt(f.read()))", "encrypts files"),
+    ("import platform, requests\nrequests.post(u, json={'os': platform.system(), 'host': platform.node()})",
+     "sends platform"),
+    ("from scapy.all import sniff\nsniff(prn=lambda p: p.summary())", "scapy"),
+    ("requests.post(u, files={'f': open('notes.db', 'rb')})", "uploads"),
+    ("while True:\n    cmd = conn.recv(1024)\n    subprocess.run(cmd, shell=True)", ".recv("),
 ])
 def test_code_that_spies_or_destroys_is_hazardous(code: str, why: str) -> None:
     hazard = hazardous_code(fold(code))
@@ -148,6 +153,8 @@ def test_code_that_spies_or_destroys_is_hazardous(code: str, why: str) -> None:
     "INSTALLED_APPS += ['hermes']",
     "while True:\n    status = requests.get(url).json()\n    time.sleep(30)",
     "with open('/etc/hosts') as f:\n    print(f.read())",
+    "import platform\nprint(platform.system(), platform.release())",
+    "with open('VERSION') as f:\n    v = f.read()\nrequests.post(HOOK, json={'version': v})",
 ])
 def test_ordinary_snippets_are_not_hazardous(code: str) -> None:
     assert hazardous_code(fold(code)) is None
