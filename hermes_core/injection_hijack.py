@@ -40,7 +40,8 @@ _EN_REPLY = (r"your\s+(?:(?:final|next|every|each|whole|entire|full|own|generate
              r"responses?|answers?|output|messages?|summary)(?:'s)?")
 _EN_SCRAMBLE = (r"(?:base[\s-]?64|hex(?:adecimal)?|binary|rot[\s-]?13|caesar|(?:monoalphabetic\s+|substitution\s+)?"
                 r"cipher|morse|backwards?|in\s+reverse|reversed?\s+(?:order|sequence)|reverse\s+character|"
-                r"emojis?|leet(?:speak)?|pig\s+latin|atbash|upside[\s-]down|mirror(?:ed)?\s+(?:text|writing))")
+                r"leet(?:speak)?|pig\s+latin|atbash|upside[\s-]down|mirror(?:ed)?\s+(?:text|writing))")
+# (emojis are a style, "write your replies with emojis"; only words *replaced* by emojis scramble)
 _EN_INSERT = (r"(?:add|include|insert|integrate|incorporate|append|prepend|embed|weave|inject|slip|put|place|"
               r"mention|reference|cite|promote|advertise|highlight|recommend|plug)")
 _EN_LANGS = (r"(?:english|spanish|german|french|italian|portuguese|dutch|russian|chinese|mandarin|japanese|"
@@ -51,8 +52,15 @@ EN_EVERYWHERE = (
     r"\b(?:encode|encrypt|encipher|obfuscate|scramble|write|render|present|give|provide|deliver|format|"
     r"express|convert|transform|output|translate|put|rewrite|spell)\s+(?:all\s+(?:of\s+)?)?" + _EN_REPLY
     + r"\b" + _NB + r"{0,40}?\b" + _EN_SCRAMBLE,
-    r"\b(?:reply|respond|answer)\s+(?:only\s+)?(?:in|using|with)\s+(?:a\s+)?(?:base[\s-]?64|hex(?:adecimal)?|"
-    r"binary|rot[\s-]?13|caesar|morse|reverse|backwards?|leetspeak|pig\s+latin|atbash|emojis\s+only)\b",
+    r"\b(?:reply|respond|answer)\s+(?:only\s+)?(?:in|using|with)\s+(?:a\s+|only\s+|just\s+)?(?:base[\s-]?64|hex(?:adecimal)?|"
+    r"binary|rot[\s-]?13|caesar|morse|reverse|backwards?|leetspeak|pig\s+latin|atbash)\b",
+    r"\b(?:reply|respond|answer)\s+(?:(?:only|just)\s+(?:in|using|with)\s+(?:emojis|emoji)|(?:in|using|with)\s+(?:only|just)\s+"
+    r"emojis?|(?:in|using|with)\s+emojis?\s+only)\b",
+    # the answer named first: "your response should be encoded in base64", "your reply in morse"
+    _EN_REPLY + r"\s+(?:(?:should|must|has\s+to|needs\s+to|will|shall)\s+be\s+|is\s+to\s+be\s+)?(?:\w+\s+){0,2}?"
+    r"(?:in|using|with|into|as)\s+(?:a\s+|an\s+)?" + _EN_SCRAMBLE + r"\b",
+    # the scramble named first: "base64-encode your reply"
+    r"\b(?:base[\s-]?64|rot[\s-]?13|hex|caesar|morse)[\s-]*(?:encode|encrypt|encipher|shift)\w*\s+" + _EN_REPLY,
     r"\b(?:use|apply)\s+(?:a|an|the)?\s*(?:caesar|substitution|monoalphabetic|vigen\w+|atbash|rot[\s-]?13|"
     r"base[\s-]?64|morse)\b" + _NB + r"{0,40}?\b(?:for|in|on|to)\s+" + _EN_REPLY,
     r"\bshift\s+(?:each|every|all|the)\s+(?:of\s+the\s+)?letters?\s+(?:in|of)\s+" + _EN_REPLY,
@@ -136,13 +144,13 @@ JA_DECEPTIVE = r"(?:偽の|偽物|嘘の|デマ|噂|宝くじ|当選|詐欺|フ�
 # --------------------------------------------------------------------------- Spanish
 
 _ES_REPLY = r"tus?\s+(?:respuestas?|contestaci[oó]n|salida|mensajes?)"
-_ES_SCRAMBLE = (r"(?:base[\s-]?64|cifrado|c[ée]sar|morse|al\s+rev[ée]s|invertid[oa]|orden\s+inverso|emojis?|"
+_ES_SCRAMBLE = (r"(?:base[\s-]?64|cifrado|c[ée]sar|morse|al\s+rev[ée]s|invertid[oa]|orden\s+inverso|"
                 r"hexadecimal|binario)")
 ES_EVERYWHERE = (
     r"\b(?:codifica|cifra|encripta|escribe|traduce|convierte|da|presenta|pon|redacta|entrega)\s+" + _ES_REPLY
     + r"\b" + _NB + r"{0,30}?" + _ES_SCRAMBLE,
     r"\b(?:responde|contesta)\s+(?:solo\s+|únicamente\s+)?(?:en|con|usando)\s+(?:base[\s-]?64|cifrado|c[oó]digo\s+morse|"
-    r"morse|emojis|al\s+rev[ée]s)",
+    r"morse|(?:solo|únicamente)\s+emojis|al\s+rev[ée]s)",
     r"\b(?:invierte|da\s+la\s+vuelta\s+a)\s+(?:el\s+orden\s+de\s+(?:las\s+)?(?:letras|palabras)\s+de\s+)?" + _ES_REPLY,
 )
 ES_DATA_ONLY = (
@@ -163,12 +171,12 @@ ES_DECEPTIVE = (r"\b(?:falso|falsa|falsos|falsas|bulos?|rumor(?:es)?|lotería|lo
 
 _FR_REPLY = r"(?:ta|votre|tes|vos)\s+réponses?"
 _FR_SCRAMBLE = (r"(?:base[\s-]?64|chiffrement|code\s+de\s+césar|césar|cesar|morse|à\s+l'envers|a\s+l'envers|inversée?|"
-                r"ordre\s+inverse|émojis?|emojis?|hexadécimal|binaire)")
+                r"ordre\s+inverse|hexadécimal|binaire)")
 FR_EVERYWHERE = (
     r"\b(?:encode|encodez|chiffre|chiffrez|écris|écrivez|rédige|rédigez|donne|donnez|traduis|traduisez|convertis|"
     r"convertissez|présente|présentez|formule|formulez)\s+" + _FR_REPLY + r"\b" + _NB + r"{0,30}?" + _FR_SCRAMBLE,
     r"\b(?:réponds|répondez)\s+(?:uniquement\s+|seulement\s+)?(?:en|avec|à)\s+(?:base[\s-]?64|morse|code\s+morse|"
-    r"l'envers|des\s+émojis|des\s+emojis|chiffré)",
+    r"l'envers|chiffré)",
     r"\b(?:inverse|inversez)\s+(?:l'ordre\s+des\s+(?:lettres|mots)\s+de\s+)?" + _FR_REPLY,
 )
 FR_DATA_ONLY = (
@@ -190,12 +198,12 @@ FR_DECEPTIVE = (r"\b(?:faux|fausse|fausses|rumeurs?|loterie|gagné|arnaques?|esc
 # --------------------------------------------------------------------------- German
 
 _DE_REPLY = r"(?:deine|ihre|deiner|ihrer|deinen|ihren)\s+antwort(?:en)?"
-_DE_SCRAMBLE = r"(?:base[\s-]?64|caesar|cäsar|morse|rückwärts|umgekehrt\w*|emojis?|hexadezimal|binär)"
+_DE_SCRAMBLE = r"(?:base[\s-]?64|caesar|cäsar|morse|rückwärts|umgekehrt\w*|hexadezimal|binär)"
 DE_EVERYWHERE = (
     r"\b(?:kodiere|codiere|verschlüssele|verschlüssle|schreibe|schreib|gib|formuliere|übersetze|wandle|"
     r"kodieren\s+sie|schreiben\s+sie|geben\s+sie)\s+" + _DE_REPLY + r"\b" + _NB + r"{0,30}?" + _DE_SCRAMBLE,
-    r"\b(?:antworte|antworten\s+sie)\s+(?:nur\s+|ausschließlich\s+)?(?:in|mit|auf)\s+(?:base[\s-]?64|morse|emojis|"
-    r"rückwärts)",
+    r"\b(?:antworte|antworten\s+sie)\s+(?:nur\s+|ausschließlich\s+)?(?:in|mit|auf)\s+(?:base[\s-]?64|morse|rückwärts)|"
+    r"\b(?:antworte|antworten\s+sie)\s+(?:nur|ausschließlich)\s+(?:in|mit)\s+emojis",
     r"\b(?:kehre|drehe)\s+(?:die\s+reihenfolge\s+der\s+(?:buchstaben|wörter)\s+(?:in|von)\s+)?" + _DE_REPLY + r"\s+um\b",
 )
 DE_DATA_ONLY = (
