@@ -5,8 +5,9 @@ HERMES.md or SKILL.md body) the scan decides paragraph by paragraph. A hostile t
 caught when at least one paragraph is blocked; a benign text counts as blocked when any paragraph
 is. ``whole_file_blocked`` is the share of hostile texts that lost every paragraph (the ordinary
 paragraphs around an attack should survive; the old whole-file blocking scores 1.0 on every
-caught text). The baseline is the scan before this design (a
-frozen copy, ``_baseline_injection.py``: whole-file blocking, no normalisation, English and
+caught text). MEMORY.md rows are scanned as data (``guard_text(..., data=True)``, as the prompt
+builder reads MEMORY.md and USER.md), the others as instructions. The baseline is the scan before
+this design (a frozen copy, ``_baseline_injection.py``: whole-file blocking, no normalisation, English and
 Chinese), measured in the same run. Numbers are reported on the held-out half; the dev half (the
 one patterns were tuned on) is shown for reference.
 
@@ -42,9 +43,14 @@ def load(path: Path = CORPUS) -> list[dict[str, str]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+# Where the text is data rather than instructions for the assistant (as the prompt builder scans
+# MEMORY.md and USER.md): orders about "your reply" are hostile there.
+DATA_LOCATIONS = frozenset({"memory"})
+
+
 def current(text: str, location: str) -> tuple[bool, int, int]:
     """(blocked anything, paragraphs kept, paragraphs)."""
-    g = guard_text(text, name=NAMES[location])
+    g = guard_text(text, name=NAMES[location], data=location in DATA_LOCATIONS)
     return g.blocked > 0, g.paragraphs - g.blocked, g.paragraphs
 
 

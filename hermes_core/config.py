@@ -307,8 +307,9 @@ class PromptSettings(_Model):
     max_file_bytes: int = Field(2_000_000, gt=0)
     # Which injection signals block a file; drop one to tolerate it.
     injection_categories: tuple[Literal["ignore-instructions", "role-hijack", "secret-exfiltration",
-                                        "invisible-unicode"], ...] = (
-        "ignore-instructions", "role-hijack", "secret-exfiltration", "invisible-unicode")
+                                        "invisible-unicode", "output-hijack"], ...] = (
+        "ignore-instructions", "role-hijack", "secret-exfiltration", "invisible-unicode",
+        "output-hijack")
     # Anthropic breakpoints on recent history (besides the system one); 4 in total at most.
     message_breakpoints: int = Field(2, ge=0, le=3)
     # Mark a prefix whose token *estimate* reaches (1 - slack) x the model's minimum: the estimate

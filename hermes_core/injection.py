@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from hermes_core.injection_hijack import CODE_LEAD, answer_hijack, hazardous_code
 from hermes_core.injection_normalise import compact, decoded_blobs, despaced, flat, fold
 from hermes_core.injection_patterns import (
     CJK_LANGUAGES,
@@ -45,7 +46,7 @@ from hermes_core.injection_patterns import (
 )
 
 INJECTION_CATEGORIES: tuple[str, ...] = (
-    "ignore-instructions", "role-hijack", "secret-exfiltration", "invisible-unicode")
+    "ignore-instructions", "role-hijack", "secret-exfiltration", "invisible-unicode", "output-hijack")
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,12 +293,17 @@ def _persona_jailbreak(joined: str) -> tuple[str, str, str] | None:
     return None
 
 
-def _scan_text(text: str, wanted: set[str], depth: int = 0) -> tuple[str, str, str] | None:
+def _scan_text(text: str, wanted: set[str], depth: int = 0, *,
+               data: bool = False) -> tuple[str, str, str] | None:
     folded = fold(text)
     joined = flat(folded)
     found = _match_views((folded, joined, despaced(joined)), wanted)
     if found is None and "role-hijack" in wanted:
         found = _persona_jailbreak(joined)
+    if found is None and "output-hijack" in wanted:
+        hijack = answer_hijack(joined, data=data)
+        if hijack is not None:
+            found = "output-hijack", hijack[0], hijack[1]
     if found is None:
         letters = compact(folded)
         # the letters-only view only for text whose own words did not already answer: a long
@@ -306,16 +312,18 @@ def _scan_text(text: str, wanted: set[str], depth: int = 0) -> tuple[str, str, s
             found = _match_compact(letters, wanted)
     if found is None and depth == 0:
         for blob in decoded_blobs(text):
-            found = _scan_text(blob, wanted, depth + 1)
+            found = _scan_text(blob, wanted, depth + 1, data=data)
             if found is not None:
                 return found[0], found[1], "base64: " + found[2]
     return found
 
 
 def scan_paragraph(par: Paragraph, categories: Iterable[str] = INJECTION_CATEGORIES, *,
-                   context: str = "") -> InjectionFinding | None:
+                   context: str = "", data: bool = False) -> InjectionFinding | None:
     """The injection in one paragraph, if any; ``context`` is the paragraph before it (an
-    introduction such as "for example:" frames a quoted block)."""
+    introduction such as "for example:" frames a quoted block); ``data`` when the text is data
+    (MEMORY.md, USER.md, a recalled past session) rather than instructions for
+    the assistant (a context file, a skill body): an order about "your reply" is then hostile."""
     wanted = set(categories)
     if "invisible-unicode" in wanted:
         m = _invisible(par.text)
@@ -328,7 +336,7 @@ def scan_paragraph(par: Paragraph, categories: Iterable[str] = INJECTION_CATEGOR
     if _REPORTED.search(text) and _FRAMING.search(text):
         # "attacks try to make the model ignore previous instructions": a description
         text = _REPORTED_TAIL.sub("", text)
-    found = _scan_text(text, wanted)
+    found = _scan_text(text, wanted, data=data)
     if found is None:
         return None
     category, lang, excerpt = found
@@ -354,36 +362,63 @@ def _line_in(text: str, excerpt: str) -> int:
 
 
 def scan_paragraphs(text: str, categories: Iterable[str] = INJECTION_CATEGORIES,
-                    first_line: int = 1) -> list[tuple[Paragraph, InjectionFinding | None]]:
+                    first_line: int = 1, *,
+                    data: bool = False) -> list[tuple[Paragraph, InjectionFinding | None]]:
     """Every paragraph of ``text`` with its finding (None when clean)."""
     cats = tuple(categories)
     pars = split_paragraphs(text, first_line)
+    handed = _handed_code(pars) if "output-hijack" in cats else {}
     out: list[tuple[Paragraph, InjectionFinding | None]] = []
     for i, par in enumerate(pars):
         # the paragraphs on either side frame a quote ("for example:" before, "the quote above
         # is ..." after)
         around = "\n".join(p.text for p in (pars[i - 1] if i else None,
                                             pars[i + 1] if i + 1 < len(pars) else None) if p)
-        out.append((par, scan_paragraph(par, cats, context=around)))
+        finding = scan_paragraph(par, cats, context=around, data=data)
+        if finding is None and i in handed:
+            finding = InjectionFinding("output-hijack", par.line, handed[i], "code")
+        out.append((par, finding))
     return out
 
 
-def scan_for_injection(text: str,
-                       categories: Iterable[str] = INJECTION_CATEGORIES) -> InjectionFinding | None:
+_CODE_BLOCK_WORDS = re.compile(r"\bcode\s+blocks?\b")
+
+
+def _handed_code(pars: list[Paragraph]) -> dict[int, str]:
+    """Paragraphs (by index) that hand hostile code to the assistant's output: a lead-in ("add
+    the following snippet to your implementation:") and the code block right after it, when that
+    code spies, exfiltrates, tunnels or destroys (:func:`hazardous_code`). Both are blocked."""
+    out: dict[int, str] = {}
+    for i in range(1, len(pars)):
+        if not pars[i].code or pars[i - 1].code:
+            continue
+        lead = flat(fold(pars[i - 1].text[-400:]))
+        # a lead-in that presents the code as an example of an attack is documentation
+        if not CODE_LEAD.search(lead) or _FRAMING.search(_CODE_BLOCK_WORDS.sub(" ", lead)):
+            continue
+        hazard = hazardous_code(fold(pars[i].text))
+        if hazard is not None:
+            out[i - 1] = out[i] = "code handed to the answer: " + hazard
+    return out
+
+
+def scan_for_injection(text: str, categories: Iterable[str] = INJECTION_CATEGORIES, *,
+                       data: bool = False) -> InjectionFinding | None:
     """The first prompt-injection signal found in ``text`` (None when it looks clean)."""
     if not text:
         return None
-    for _par, finding in scan_paragraphs(text, categories):
+    for _par, finding in scan_paragraphs(text, categories, data=data):
         if finding is not None:
             return finding
     return None
 
 
 def guard_text(text: str, *, name: str, categories: Iterable[str] = INJECTION_CATEGORIES,
-               first_line: int = 1) -> GuardedText:
+               first_line: int = 1, data: bool = False) -> GuardedText:
     """``text`` with every hostile paragraph replaced by a one-line notice (never the whole text,
-    unless every paragraph is hostile; then one notice stands for the file)."""
-    results = scan_paragraphs(text, categories, first_line)
+    unless every paragraph is hostile; then one notice stands for the file). ``data``: the text
+    is data, not instructions (see :func:`scan_paragraph`)."""
+    results = scan_paragraphs(text, categories, first_line, data=data)
     findings = tuple(f for _p, f in results if f is not None)
     if not findings:
         return GuardedText(text, (), len(results))
@@ -401,10 +436,10 @@ def guard_text(text: str, *, name: str, categories: Iterable[str] = INJECTION_CA
 
 
 @lru_cache(maxsize=512)
-def guard_cached(text: str, name: str,
-                 categories: tuple[str, ...] = INJECTION_CATEGORIES) -> GuardedText:
+def guard_cached(text: str, name: str, categories: tuple[str, ...] = INJECTION_CATEGORIES,
+                 data: bool = False) -> GuardedText:
     """:func:`guard_text`, remembered: a skill body is auto-loaded turn after turn unchanged."""
-    return guard_text(text, name=name, categories=categories)
+    return guard_text(text, name=name, categories=categories, data=data)
 
 
 def blocked_notice(name: str, finding: InjectionFinding) -> str:

@@ -113,7 +113,7 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
            r"(?:them|it|him|her|you)\b"),
         _p(r"\b(?:broken|broke|break|freed|free)\s+(?:free\s+)?(?:of|from)\s+the\s+(?:typical\s+|usual\s+)?"
            r"confines\s+of\s+(?:ai|an?\s+ai|artificial)"),
-        _p(r"\b(?:can|will|could|must|shall)\s+do\s+anything\s+now\b|\bimmerse\s+yourself\s+(?:into|in)\s+the\s+role\s+of\b"),
+        _p(r"\b(?:can|will|could|must|shall)\s+[\"'\u201c\u2018]?do\s+anything\s+now\b|\bimmerse\s+yourself\s+(?:into|in)\s+the\s+role\s+of\b"),
         _p(r"\b(?:no|without)\s+(?:any\s+)?(?:restrictions|filters|limitations|censorship|rules)\s*,\s*"
            r"(?:\w+\s*,\s*)?(?:(?:or|and|nor)\s+)?(?:filters|restrictions|limitations|censorship|rules|ethical|moral)\b"),
         _p(r"\b(?:do|does)(?:n'?t|\s+not)\s+have\s+any\s+(?:ethical|moral)\s+(?:or\s+(?:ethical|moral)\s+)?"
@@ -388,7 +388,10 @@ PERSONA_TRAITS: dict[str, re.Pattern[str]] = {
     "in-character": _p(r"\b(?:stay|remain|keep|staying|remaining)\s+(?:\w+\s+){0,2}?in\s+character\b|"
                        r"\bbreak(?:ing|s)?\s+(?:out\s+of\s+)?character\b|\bkeep\s+up\s+the\s+act\b|"
                        r"\bin\s+character\s+mode\b"),
-    "do-anything": _p(r"\bdo\s+anything\s+now\b|\bcan\s+do\s+anything\b|\bcan\s+say\s+(?:or\s+do\s+)?anything\b"),
+    "do-anything": _p(r"\bdo\s+anything\s+now\b|\b(?:will|must|shall|always)\s+(?:\w+\s+)?(?:answer|respond\s+to|fulfil+|"
+                      r"comply\s+with)\s+(?:any|all|every)\s+(?:\w+\s+)?(?:questions?|requests?|prompts?|queries|commands)\b|\bcan\s+do\s+anything\b|\bcan\s+say\s+(?:or\s+do\s+)?anything\b"),
+    "tagged-answers": _p(r"\b(?:start|begin|prefix|precede)\w*\s+(?:each|every|all|your)\s+(?:(?:of\s+)?your\s+)?(?:responses?|"
+                         r"answers?|replies|outputs?|messages?)\s+with\s+[\"'\u201c(\[]|\[\U0001f513|\(\U0001f513|\[\U0001f512"),
     "two-answers": _p(r"\b(?:two|2)\s+(?:separate\s+|different\s+|distinct\s+)?(?:responses|answers|replies|personas|"
                       r"paragraphs|chat\s+lines|outputs)\b|\bboth\s+(?:the\s+)?(?:[\w\u201c\u201d\"'-]+\s+){0,4}?"
                       r"personas?\b|\b(?:normal|classic|standard|original)\s+(?:response|answer|reply|output)\s+"
@@ -412,7 +415,7 @@ PERSONA_TRAITS: dict[str, re.Pattern[str]] = {
     "no-rules": _p(r"\b(?:no|without(?:\s+any)?|free\s+(?:of|from)|not\s+(?:bound|restricted|limited)\s+by|"
                    r"(?:does|do)(?:\s+not|n'?t)\s+(?:adhere|abide|comply|follow|need\s+to\s+(?:adhere|follow|abide)))\s+"
                    r"(?:to\s+|by\s+|with\s+)?(?:any\s+|the\s+|its\s+|their\s+|absolutely\s+no\s+)?(?:[\w'\u2019]+\s+)?"
-                   r"(?:restrictions|rules|limits|limitations|guidelines|content\s+polic(?:y|ies)|constraints)\b|"
+                   r"(?:restrictions|rules|limits|limitations|guidelines|(?:content\s+)?polic(?:y|ies)|constraints)\b|"
                    r"\b(?:unfiltered|uncensored|unrestricted|unlimited|untethered|jailbroken)\b"),
     "fiction-frame": _p(r"\blet'?s\s+play\s+a\s+game\b|\bin\s+this\s+(?:fictional|hypothetical|imaginary)\s+"
                         r"(?:world|universe|scenario|setting)\b|\b(?:this|it)\s+is\s+(?:all\s+|just\s+|purely\s+)?"

@@ -295,3 +295,18 @@ def test_ignoring_the_input_to_print_a_given_string_is_caught(text: str) -> None
 ])
 def test_ignoring_something_and_then_writing_is_ordinary_advice(text: str) -> None:
     assert scan_for_injection(text) is None
+
+
+def test_corpus_file_is_what_build_corpus_makes_of_the_texts() -> None:
+    # a text added to hostile_texts.py, benign_texts.py or hijack_texts.py without a rebuild would
+    # silently be left out of the benchmark
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_corpus", CORPUS.parent / "build_corpus.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    built = [json.dumps(r, ensure_ascii=False) for r in module.rows()]
+    assert built == CORPUS.read_text(encoding="utf-8").splitlines()
+    hijack = [json.loads(line) for line in built if json.loads(line)["group"][:3] in ("hj-", "hb-")]
+    assert {r["location"] for r in hijack if r["label"] == "hostile"} == {"memory", "context", "skill"}

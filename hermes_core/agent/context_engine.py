@@ -135,7 +135,8 @@ def _guard_cached(text: str, categories: tuple[str, ...]) -> GuardedText:
     """The guard of one summary, sentence by sentence (a stored summary is one paragraph, and one
     hostile sentence quoted in a chat must not cost the whole session), remembered like the scan."""
     sentences = [x for x in _SENTENCE_END.split(text) if x.strip()]
-    guarded = guard_text("\n\n".join(sentences), name="a past session", categories=categories)
+    guarded = guard_text("\n\n".join(sentences), name="a past session", categories=categories,
+                         data=True)
     return replace(guarded, text=" ".join(guarded.text.split("\n\n")))
 def _short(text: str) -> bool:
     """Too few searchable words to stand alone ("why?", "and in Chinese?")."""
@@ -146,7 +147,7 @@ def _short(text: str) -> bool:
 def _scan_cached(text: str, categories: tuple[str, ...]) -> InjectionFinding | None:
     """The injection scan of one summary (~1 ms for 500 words), remembered: the same past
     sessions come back turn after turn."""
-    return scan_for_injection(text, categories)
+    return scan_for_injection(text, categories, data=True)
 
 
 class ContextEngine:

@@ -33,7 +33,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -183,6 +183,8 @@ class PromptBuilder:
         self._policy = ReadPolicy(token_budget=p.file_token_budget, max_file_bytes=p.max_file_bytes,
                                   injection_scan=p.injection_scan,
                                   scan_categories=tuple(p.injection_categories))
+        # MEMORY.md and USER.md hold notes about the user and past work: data, scanned as such
+        self._data_policy = replace(self._policy, data=True)
         self._sources = (_Source("soul", self.home / "SOUL.md"),
                          _Source("memory", self.home / "MEMORY.md"),
                          _Source("user", self.home / "USER.md"),
@@ -234,7 +236,8 @@ class PromptBuilder:
 
     def _load(self, src: _Source, path: Path) -> bool:
         name = path.name
-        result: LoadedFile = read_context_file(path, self._policy, display_name=name)
+        policy = self._data_policy if src.key in ("memory", "user") else self._policy
+        result: LoadedFile = read_context_file(path, policy, display_name=name)
         self.file_reads += result.reads
         src.path, src.fingerprint, src.loaded, src.dirty = path, result.fingerprint, True, False
         src.events, src.status = result.events, result.status

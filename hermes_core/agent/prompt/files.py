@@ -82,6 +82,9 @@ class ReadPolicy:
     injection_scan: bool = True
     scan_categories: tuple[str, ...] = INJECTION_CATEGORIES
     retries: int = READ_RETRIES
+    # the file is data about the user and past work (MEMORY.md, USER.md), not instructions:
+    # orders about "your reply" in it are scanned as hostile (hermes_core.injection_hijack)
+    data: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,7 +317,7 @@ def _guard(text: str, original: str, name: str, shown: str, policy: ReadPolicy,
             at = original.rfind(part)
             first = original.count("\n", 0, at) + 1 if at >= 0 else 1
         guarded.append(guard_text(part, name=name, categories=policy.scan_categories,
-                                  first_line=first))
+                                  first_line=first, data=policy.data))
     findings = [f for g in guarded for f in g.findings]
     if guarded and all(g.all_blocked for g in guarded):
         events.append(ContextEvent("blocked", shown, f"{findings[0].describe()}; replaced by a "

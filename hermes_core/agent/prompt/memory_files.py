@@ -113,7 +113,8 @@ class MemoryStore:
                                    "(the entry delimiter)")
         p = self.settings.prompt
         if p.injection_scan:
-            finding = scan_for_injection(entry, p.injection_categories)
+            # scanned as the prompt builder will read it back: as data (see ReadPolicy.data)
+            finding = scan_for_injection(entry, p.injection_categories, data=True)
             if finding is not None:
                 raise MemoryWriteError(path, f"entry refused: {finding.describe()} of the entry")
         return entry

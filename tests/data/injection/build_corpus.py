@@ -3,6 +3,8 @@
 Each text is embedded among ordinary paragraphs as a MEMORY.md entry, a HERMES.md paragraph or a
 SKILL.md body; the English attacks listed in EVADE also appear disguised (look-alike letters,
 invisible code points, a line break inside the phrase or a word, spelled-out letters, base64).
+The texts of ``hijack_texts.py`` (orders aimed at the assistant's answer) come last and keep the
+location they name: whether they are hostile depends on it.
 Groups (a text and its variants) go wholly to one split: ``dev`` (tune here) or ``heldout``
 (report only), chosen by a hash of the group name.
 """
@@ -19,6 +21,7 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
 from benign_texts import BENIGN  # noqa: E402
+from hijack_texts import HIJACK  # noqa: E402
 from hostile_texts import EVADE, HOSTILE  # noqa: E402
 
 SOURCE = "written for hermes-core (MIT); see README.md"
@@ -86,9 +89,9 @@ def rows() -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     n = 0
 
-    def add(group: str, lang: str, label: str, text: str, variant: str) -> None:
+    def add(group: str, lang: str, label: str, text: str, variant: str, where: str = "") -> None:
         nonlocal n
-        location = LOCATIONS[n % len(LOCATIONS)]
+        location = where or LOCATIONS[n % len(LOCATIONS)]
         n += 1
         out.append({"id": f"{group}:{variant}", "group": group, "split": split_of(group),
                     "label": label, "lang": lang, "location": location, "variant": variant,
@@ -103,6 +106,8 @@ def rows() -> list[dict[str, str]]:
             add(group, lang, "hostile", fn(text), name)
     for group, lang, text in BENIGN:
         add(group, lang, "benign", text, "plain")
+    for group, lang, label, where, text in HIJACK:
+        add(group, lang, label, text, "plain", where)
     return out
 
 
