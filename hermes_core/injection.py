@@ -370,15 +370,62 @@ def scan_paragraphs(text: str, categories: Iterable[str] = INJECTION_CATEGORIES,
     handed = _handed_code(pars) if "output-hijack" in cats else {}
     out: list[tuple[Paragraph, InjectionFinding | None]] = []
     for i, par in enumerate(pars):
-        # the paragraphs on either side frame a quote ("for example:" before, "the quote above
-        # is ..." after)
-        around = "\n".join(p.text for p in (pars[i - 1] if i else None,
-                                            pars[i + 1] if i + 1 < len(pars) else None) if p)
-        finding = scan_paragraph(par, cats, context=around, data=data)
+        finding = scan_paragraph(par, cats, context=_around(pars, i), data=data)
         if finding is None and i in handed:
             finding = InjectionFinding("output-hijack", par.line, handed[i], "code")
         out.append((par, finding))
     return out
+
+
+def _around(pars: list[Paragraph], i: int) -> str:
+    """The paragraphs on either side of ``pars[i]``: they frame a quote ("for example:" before,
+    "the quote above is ..." after)."""
+    return "\n".join(p.text for p in (pars[i - 1] if i else None,
+                                      pars[i + 1] if i + 1 < len(pars) else None) if p)
+
+
+_LIST_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,9}[.)])\s+\S")
+
+
+def list_items(par: Paragraph) -> list[Paragraph]:
+    """A paragraph that is a Markdown list, one block per item (lines before the first item are
+    a block of their own; continuation lines stay with their item); ``[]`` when it holds fewer
+    than two items or is code. MEMORY.md and USER.md are usually one such list."""
+    if par.code:
+        return []
+    out: list[Paragraph] = []
+    buf: list[str] = []
+    start = par.line
+    for i, line in enumerate(par.text.split("\n"), start=par.line):
+        if _LIST_ITEM.match(line) and buf:
+            out.append(Paragraph("\n".join(buf), start))
+            buf, start = [], i
+        buf.append(line)
+    out.append(Paragraph("\n".join(buf), start))
+    return out if sum(1 for p in out if _LIST_ITEM.match(p.text)) >= 2 else []
+
+
+def _blocked_items(par: Paragraph, finding: InjectionFinding, categories: tuple[str, ...],
+                   around: str, data: bool) -> list[tuple[Paragraph, InjectionFinding | None]]:
+    """A hostile list paragraph narrowed to its hostile items, so one poisoned memory entry does
+    not take the others with it. Narrowed only when the paragraph's own finding lies in a blocked
+    item and the items left over, read together, are clean: an attack spread over several items
+    still blocks the whole list."""
+    items = list_items(par)
+    if not items:
+        return [(par, finding)]
+    context = around + "\n" + par.text
+    scanned = [(it, scan_paragraph(it, categories, context=context, data=data)) for it in items]
+    kept = [it for it, f in scanned if f is None]
+    if not kept:
+        return scanned
+    if not any(f is not None and it.line <= finding.line <= it.line + it.text.count("\n")
+               for it, f in scanned):
+        return [(par, finding)]
+    rest = Paragraph("\n".join(it.text for it in kept), kept[0].line)
+    if scan_paragraph(rest, categories, context=around, data=data) is not None:
+        return [(par, finding)]
+    return scanned
 
 
 _CODE_BLOCK_WORDS = re.compile(r"\bcode\s+blocks?\b")
@@ -419,9 +466,13 @@ def guard_text(text: str, *, name: str, categories: Iterable[str] = INJECTION_CA
     unless every paragraph is hostile; then one notice stands for the file). ``data``: the text
     is data, not instructions (see :func:`scan_paragraph`)."""
     results = scan_paragraphs(text, categories, first_line, data=data)
-    findings = tuple(f for _p, f in results if f is not None)
-    if not findings:
+    if not any(f for _p, f in results):
         return GuardedText(text, (), len(results))
+    cats = tuple(categories)
+    results = [unit for i, (par, finding) in enumerate(results)
+               for unit in (_blocked_items(par, finding, cats, _around([p for p, _f in results], i), data)
+                            if finding is not None else [(par, finding)])]
+    findings = tuple(f for _p, f in results if f is not None)
     if len(findings) == len(results):
         return GuardedText(blocked_notice(name, findings[0]), findings, len(results))
     lines = text.split("\n")
