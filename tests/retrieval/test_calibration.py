@@ -96,8 +96,8 @@ def test_part_scores_are_calibrated_per_skill_and_language_like_the_cosine() -> 
 
     def z(x: np.ndarray) -> np.ndarray:
         return (x - x.mean()) / x.std()
-    want = ((1 - cal.RANK_BLEND) * z(soft)
-            + cal.RANK_BLEND * z((soft - c.part_mean["zh"]) / c.part_std["zh"]))
+    want = ((1 - cal.PART_BLEND) * z(soft)
+            + cal.PART_BLEND * z((soft - c.part_mean["zh"]) / c.part_std["zh"]))
     assert c.part_rank(soft, "zh") == pytest.approx(want)
     assert c.part_rank(None, "en") is None
     bare = cal.calibrate_dense("m", "k", docs, off, ["en"] * 3 + ["zh"] * 3, np.zeros((0, 3)), [])
