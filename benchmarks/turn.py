@@ -52,7 +52,10 @@ from hermes_core.tokenize import tokenize
 from hermes_core.types import Message, RetrievalQuery, Skill
 
 ROOT = Path(__file__).resolve().parents[1]
-EVAL = Path(os.environ.get("HERMES_EVAL_DIR", str(ROOT.parent.parent / "shared" / "eval")))
+# the eval data sits beside the repo (../shared/eval); a worktree one level deeper finds it too
+EVAL = Path(os.environ.get("HERMES_EVAL_DIR") or next(
+    (str(p) for p in (ROOT.parent / "shared" / "eval", ROOT.parent.parent / "shared" / "eval")
+     if p.is_dir()), str(ROOT.parent / "shared" / "eval")))
 DB_VERSION = "v2"
 PLANTED = 10
 RARE = ["quorvex", "zemblar", "plinthor", "vasquil", "droventa", "kelmori", "sprandel", "tovarix",
