@@ -163,6 +163,7 @@ class _LocalPoolState(InMemoryPoolState):
         with self._lock:
             rec = self._key(provider, fingerprint)
             entry = rec.open.pop(lease, None)
+            rec.sends = [s for s in rec.sends if s[1] != lease]
             if entry is not None:
                 try:
                     rec.window.remove(entry)
