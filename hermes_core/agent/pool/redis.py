@@ -210,9 +210,10 @@ class RedisPoolState:
     be stepped deterministically (it also drives the local fallback unless ``local_clock``, the
     fallback's own clock, is given: tests of skewed clocks). ``monotonic`` paces the reconnect
     probe. Deadlines Redis answers with are on its clock; the fallback and what it merges back are
-    on the local one, moved across by the offset seen at the last acquire. ``client`` may be any ``redis.Redis``; otherwise one is built from ``url``
-    with short timeouts and a single immediate retry (a pooled connection that died with a Redis
-    restart is replaced once before the call counts as failed).
+    on the local one, moved across by the offset seen at the last acquire. ``client`` may be any
+    ``redis.Redis``; otherwise one is built from ``url`` with short timeouts and a single
+    immediate retry (a pooled connection that died with a Redis restart is replaced once before
+    the call counts as failed).
     """
 
     io_bound = True
