@@ -597,9 +597,9 @@ class _KeyRecord:
         self.window.prune(now - window_s)
         if self.sends:
             # kept back to the window before the oldest request still in flight (its 429 counts
-            # what went out in its window)
+            # what went out in its window), ten windows at most (a lease never released)
             oldest = next(iter(self.open.values()))[0] if self.open else now
-            cutoff = min(now, oldest) - window_s
+            cutoff = max(min(now, oldest) - window_s, now - 10 * window_s)
             drop = 0
             while drop < len(self.sends) and self.sends[drop][0] <= cutoff:
                 drop += 1
