@@ -163,6 +163,7 @@ class _LocalPoolState(InMemoryPoolState):
         with self._lock:
             rec = self._key(provider, fingerprint)
             entry = rec.open.pop(lease, None)
+            rec.sends = [s for s in rec.sends if s[1] != lease]
             if entry is not None:
                 try:
                     rec.window.remove(entry)
@@ -206,10 +207,13 @@ class RedisPoolState:
     """A :class:`PoolStateBackend` whose state lives in Redis, shared by every process using it.
 
     ``clock``: tests only. When given, its value replaces Redis ``TIME`` in the scripts so time can
-    be stepped deterministically (it also drives the local fallback). ``monotonic`` paces the
-    reconnect probe. ``client`` may be any ``redis.Redis``; otherwise one is built from ``url``
-    with short timeouts and a single immediate retry (a pooled connection that died with a Redis
-    restart is replaced once before the call counts as failed).
+    be stepped deterministically (it also drives the local fallback unless ``local_clock``, the
+    fallback's own clock, is given: tests of skewed clocks). ``monotonic`` paces the reconnect
+    probe. Deadlines Redis answers with are on its clock; the fallback and what it merges back are
+    on the local one, moved across by the offset seen at the last acquire. ``client`` may be any
+    ``redis.Redis``; otherwise one is built from ``url`` with short timeouts and a single
+    immediate retry (a pooled connection that died with a Redis restart is replaced once before
+    the call counts as failed).
     """
 
     io_bound = True
@@ -218,7 +222,8 @@ class RedisPoolState:
                  options: RedisPoolOptions | None = None,
                  clock: Callable[[], float] | None = None,
                  monotonic: Callable[[], float] = time.monotonic,
-                 config_file: str | None = None) -> None:
+                 config_file: str | None = None,
+                 local_clock: Callable[[], float] | None = None) -> None:
         try:
             import redis
             from redis.backoff import NoBackoff
@@ -253,7 +258,10 @@ class RedisPoolState:
         self._merge = _ReplicaAwareScript(client.register_script(lua.MERGE), redis)
         self._clock = clock
         self._monotonic = monotonic
-        self._local = _LocalPoolState(clock or time.time)
+        self._local = _LocalPoolState(local_clock or clock or time.time)
+        # this machine's clock minus Redis's, as of the last acquire: deadlines Redis set (on
+        # its clock) are moved onto the local one for the fallback and merge-back, and back
+        self._offset = 0.0
         self._lock = threading.Lock()
         # this process's open leases per key, oldest first: (lease id, monotonic expiry, tokens).
         # A release without a lease id ends the key's oldest; expired ones are dropped so
@@ -338,6 +346,7 @@ class RedisPoolState:
                     continue
                 local_now = self._local.now()
                 with self._lock:
+                    self._offset = local_now - float(now)
                     for i, spec in enumerate(keys if len(raw) >= 6 + 4 * len(keys) else ()):
                         until = float(_text(raw[6 + 4 * i]))
                         removed = _text(raw[7 + 4 * i]) == "1"
@@ -451,12 +460,14 @@ class RedisPoolState:
             with self._lock:
                 if stated and policy.learn_limits:
                     self._learned_rpm[(provider, fingerprint)] = stated
-                if removed or res.blocked_until > self._known.get(
+                # the local deadline on Redis's clock, as _known keeps them
+                on_redis = res.blocked_until - self._offset if res.blocked_until > 0 else 0.0
+                if removed or on_redis > self._known.get(
                         (provider, fingerprint), (0.0, False))[0]:
                     _, was_removed = self._learned.get((provider, fingerprint), (0.0, False))
                     self._learned[(provider, fingerprint)] = (res.blocked_until,
                                                               was_removed or removed)
-                    self._remember(provider, fingerprint, res.blocked_until, removed)
+                    self._remember(provider, fingerprint, on_redis, removed)
             return res
 
         return self._call(remote, local)
@@ -528,7 +539,8 @@ class RedisPoolState:
                 return   # another thread of this process already did
             with self._lock:
                 first = provider not in self._epochs
-                known = {k: v for k, v in self._known.items() if k[0] == provider}
+                known = {k: (self._to_local(u), rm) for k, (u, rm) in self._known.items()
+                         if k[0] == provider}
                 recent = {k: list(v) for k, v in self._recent.items() if k[0] == provider}
             if not first:
                 log.warning("credential pool: Redis at %s lost the pool state of %s "
@@ -588,6 +600,10 @@ class RedisPoolState:
                     recent.popleft()
                 recent.append((local_now, tokens, window_s))
 
+    def _to_local(self, until: float) -> float:
+        """A deadline on Redis's clock moved onto the local one (0: none, stays 0)."""
+        return until + self._offset if until > 0 else 0.0
+
     def _now_arg(self) -> float:
         return self._clock() if self._clock is not None else -1.0
 
@@ -629,7 +645,7 @@ class RedisPoolState:
                 live = [(t, 0) for t in times if t > local_now - self._window_s]
                 self._local.seed(provider, fp, live)
             for (provider, fp), (until, removed) in self._known.items():
-                self._local.seed_state(provider, fp, until, removed)
+                self._local.seed_state(provider, fp, self._to_local(until), removed)
             for (provider, fp), lr in self._learned_rpm.items():
                 # this worker's share of what the key admits, like a configured max_rpm's
                 self._local.seed_limit(provider, fp, max(1, lr // self.options.workers))
@@ -657,7 +673,7 @@ class RedisPoolState:
         with self._lock:
             for item, (until, removed) in self._known.items():
                 was_until, was_removed = learned.get(item, (0.0, False))
-                learned[item] = (max(until, was_until), removed or was_removed)
+                learned[item] = (max(self._to_local(until), was_until), removed or was_removed)
         key_breakers, provider_breakers = self._local.breakers()
         try:
             self._redis.ping()

@@ -216,9 +216,17 @@ for i = 1, n do
       local bm, bf, bo = read_breaker(s[3], s[4], s[5])
       local ok, probe, bm2, bf2, bo2, retry = breaker_check(bm, bf, bo, now, cooldown)
       local busy = false
-      -- state.in_flight_cap: one in flight until a key of unknown limit first answers
+      -- state.in_flight_cap: a key of unknown limit starts with one in flight and gains one
+      -- per round trip, 1 + isqrt(2 * successes), up to the cap
       local cap = max_in_flight
-      if learn and limit == nil and s[8] ~= '1' then cap = 1 end
+      if learn and limit == nil then
+        local twice = 2 * (tonumber(s[8]) or 0)
+        local root = math.floor(math.sqrt(twice))
+        while root * root > twice do root = root - 1 end
+        while (root + 1) * (root + 1) <= twice do root = root + 1 end
+        local grown = 1 + root
+        if cap <= 0 or grown < cap then cap = grown end
+      end
       if ok and cap > 0 then
         redis.call('ZREMRANGEBYSCORE', lkey, '-inf', fmt(now))
         if redis.call('ZCARD', lkey) >= cap then
@@ -337,7 +345,7 @@ return answer(k.fp, '', probe)
 #       learn limits '1'/'0', remaining of the limit or '', seconds until it resets or ''.
 # Returns {changed '1'/'0', blocked_until, removed '1'/'0'}.
 # The request's window entry moves from its send time to now (the server counted it in between,
-# so the pool's slot never frees before the server's); a refused one (429) leaves the window.
+# so the pool's slot never frees before the server's), a refused one (429) too, marked 'r:'.
 RELEASE = COMMON + r"""
 local now = clock(ARGV[1])
 local kind = ARGV[2]
@@ -355,20 +363,26 @@ if lease ~= '' then
   redis.call('ZREM', KEYS[3], lease)
   local member = lease .. ':' .. ARGV[10]
   redis.call('ZREM', KEYS[4], member)
-  if kind ~= 'rate_limited' then
-    redis.call('ZADD', KEYS[4], fmt(now), member)
-    redis.call('PEXPIRE', KEYS[4], ms(window))
-  end
+  -- a refused one stays too (the server saw it), marked: a 429 counts the others
+  if kind == 'rate_limited' then member = 'r:' .. member end
+  redis.call('ZADD', KEYS[4], fmt(now), member)
+  redis.call('PEXPIRE', KEYS[4], ms(window))
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', fmt(now))
--- the key has answered (state.in_flight_cap)
-redis.call('HSET', KEYS[2], 'an', '1')
+-- the key's successes (state.in_flight_cap)
+if kind == 'ok' then redis.call('HINCRBY', KEYS[2], 'an', 1) end
 redis.call('PEXPIRE', KEYS[2], ms(state_ttl))
 -- state.learned_after
 if ARGV[13] == '1' and (kind == 'rate_limited' or kind == 'ok') then
   local learned = tonumber(ARGV[12])
   if (learned == nil or learned <= 0) and kind == 'rate_limited' then
-    learned = math.max(1, redis.call('ZCARD', KEYS[4]))
+    -- the requests in the window not refused (in flight ones included: unlike the in-memory
+    -- backend's state.sent_before, also those sent after the refused one)
+    local admitted = 0
+    for _, m in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
+      if string.sub(m, 1, 2) ~= 'r:' then admitted = admitted + 1 end
+    end
+    learned = math.max(1, admitted)
     local before = tonumber(redis.call('HGET', KEYS[2], 'lr'))
     if before ~= nil and before < learned then learned = before end
   end

@@ -317,12 +317,32 @@ def pace_after(tat: float, now: float, limit: int | None, window_s: float) -> fl
 
 
 def learn_limit(admitted_in_window: int, stated: int | None) -> int:
-    """A key's request limit per window after a 429: what the server stated, else how many
-    requests the window holds besides refused ones (those in flight were sent before the refused
-    one came back and were, most likely, admitted), at least 1. Each 429 learns again."""
+    """A key's request limit per window after a 429: what the server stated, else what the key
+    sent in the refused request's window besides refused ones (:func:`sent_in_window`), at
+    least 1. Each 429 learns again."""
     if stated is not None and stated > 0:
         return stated
     return max(1, admitted_in_window)
+
+
+def sent_in_window(sends: Sequence[tuple[float, str]], refused: str,
+                   window_s: float) -> int | None:
+    """How many other requests of a key went out in the window ending at the send time of the
+    one ``refused`` names, refused ones already taken out: at most what a server that states no
+    limit admits. ``sends`` are (send time, lease) in send order. Requests still in flight count:
+    those that reached the server first were admitted, and those that come back refused too leave
+    ``sends`` and lower the next 429's count; by the burst's last 429 the count is exactly what
+    the server admitted, whatever order the requests arrived in. None when ``refused`` is not
+    among them."""
+    at = None
+    for t, lease in reversed(sends):
+        if lease == refused:
+            at = t
+            break
+    if at is None:
+        return None
+    cutoff = at - window_s
+    return sum(1 for t, lease in sends if t > cutoff and lease != refused)
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,27 +358,36 @@ def effective_rpm(spec: KeySpec, learned: int | None) -> int | None:
     return spec.max_rpm if spec.max_rpm is not None else learned
 
 
-def in_flight_cap(spec: KeySpec, learned_rpm: int | None, answered: bool,
+def in_flight_cap(spec: KeySpec, learned_rpm: int | None, successes: int | None,
                   policy: PoolPolicy) -> int | None:
-    """Requests a key may have in flight: ``max_in_flight``, but ONE while the pool learns limits
-    and knows none for a key that has never answered (slow start: the first answer usually states
-    the limit; a burst of callers must not land a whole in-flight cap on the key before it)."""
-    if (policy.learn_limits and not answered
+    """Requests a key may have in flight: ``max_in_flight``; while the pool learns limits and
+    knows none for a key, ``1 + isqrt(2 * successes)`` up to that: one more per round trip (a
+    key kept busy with ``c`` in flight answers about ``c`` per round trip, so after ``k`` round
+    trips it has about ``k * k / 2`` successes). The first answer usually states the limit; a
+    server that states nothing only tells it with a 429, and what is in flight when the window
+    fills is refused in one burst, every request of it counted by a limiter that counts refusals
+    (and the count a 429 teaches, :func:`sent_in_window`, settles only once they are back).
+    Growing by one per round trip, that burst is about ``sqrt(2 * limit)`` requests, not the
+    whole cap (a doubling slow start overshoots by about half the limit). ``successes`` None:
+    not counted, the cap."""
+    if (policy.learn_limits and successes is not None
             and effective_rpm(spec, learned_rpm) is None):
-        return 1
+        grown = 1 + math.isqrt(2 * max(0, successes))
+        return grown if policy.max_in_flight is None else min(grown, policy.max_in_flight)
     return policy.max_in_flight
 
 
 def evaluate_key(spec: KeySpec, removed: bool, blocked_until: float, breaker: BreakerState,
                  window: Sequence[tuple[float, int]], need_tokens: int, now: float,
                  policy: PoolPolicy, *, in_flight: int = 0, learned_rpm: int | None = None,
-                 tat: float = 0.0, answered: bool = True) -> Availability:
+                 tat: float = 0.0, successes: int | None = None) -> Availability:
     """May this key take a request now? Removed > blocked deadline > breaker > in-flight cap
     (see :func:`in_flight_cap`) > RPM (configured or learned) > pacing > TPM.
 
     ``window`` holds the key's ``(time, tokens)`` requests inside the sliding window: requests in
     flight at the time they were sent, finished ones at the time they finished (the server counted
-    them somewhere in between, so the pool's slot never frees before the server's)."""
+    them somewhere in between, so the pool's slot never frees before the server's), refused ones
+    included (the server saw them; a limiter that counts before it checks counts them too)."""
     if removed:
         return Availability(False)
     if blocked_until > now:
@@ -367,7 +396,7 @@ def evaluate_key(spec: KeySpec, removed: bool, blocked_until: float, breaker: Br
     if not chk.allowed:
         return Availability(False, chk.retry_at)
     limit = effective_rpm(spec, learned_rpm)
-    cap = in_flight_cap(spec, learned_rpm, answered, policy)
+    cap = in_flight_cap(spec, learned_rpm, successes, policy)
     if cap is not None and in_flight >= cap:
         # frees when a call ends; a short hint, the caller's waiter jitter spreads the retries
         hint = policy.window_s / limit if limit else min(1.0, policy.window_s / 60.0)
@@ -542,12 +571,15 @@ class _KeyRecord:
     open: dict[str, tuple[float, int]] = field(default_factory=dict)  # lease -> window entry
     learned_rpm: int | None = None
     tat: float = 0.0    # the pacer's theoretical arrival time
-    answered: bool = False   # a call with this key has ended (see in_flight_cap)
+    successes: int = 0   # calls with this key that succeeded (see in_flight_cap)
+    # (send time, lease) of the requests not refused, while the key's limit is learned from
+    # 429s: what a 429 teaches (see sent_in_window)
+    sends: list[tuple[float, str]] = field(default_factory=list)
 
-    def close_lease(self, lease: str, now: float, refused: bool) -> bool:
-        """A call ended: its window entry moves from send time to now (see evaluate_key); a
-        refused one (429) leaves the window, since the server did not admit it. False when
-        ``lease`` names no open request (released already, or never handed out here)."""
+    def close_lease(self, lease: str, now: float) -> bool:
+        """A call ended: its window entry moves from send time to now (see evaluate_key), a
+        refused one too. False when ``lease`` names no open request (released already, or never
+        handed out here)."""
         if lease in self.open:
             entry = self.open.pop(lease)
         elif self.open and not lease:
@@ -558,12 +590,33 @@ class _KeyRecord:
             self.window.remove(entry)
         except ValueError:
             pass  # pruned while in flight
-        if not refused:
-            self.window.append((now, entry[1]))
+        self.window.append((now, entry[1]))
         return True
 
     def prune(self, now: float, window_s: float) -> None:
         self.window.prune(now - window_s)
+        if self.sends:
+            # kept back to the window before the oldest request still in flight (its 429 counts
+            # what went out in its window), ten windows at most (a lease never released)
+            oldest = next(iter(self.open.values()))[0] if self.open else now
+            cutoff = max(min(now, oldest) - window_s, now - 10 * window_s)
+            drop = 0
+            while drop < len(self.sends) and self.sends[drop][0] <= cutoff:
+                drop += 1
+            if drop:
+                del self.sends[:drop]
+
+    def refused(self, lease: str, window_s: float) -> int:
+        """A request was refused: how many others went out in its window (see sent_in_window;
+        without its lease, all not refused in the window) and it leaves ``sends``."""
+        counted = sent_in_window(self.sends, lease, window_s) if lease else None
+        if counted is None:
+            return len(self.sends)
+        for i in range(len(self.sends) - 1, -1, -1):
+            if self.sends[i][1] == lease:
+                del self.sends[i]
+                break
+        return counted
 
 
 
@@ -616,7 +669,7 @@ class InMemoryPoolState:
                 av = evaluate_key(spec, rec.removed, rec.blocked_until, rec.breaker, rec.window,
                                   tokens, now, policy, in_flight=rec.in_flight,
                                   learned_rpm=rec.learned_rpm, tat=rec.tat,
-                                  answered=rec.answered)
+                                  successes=rec.successes)
                 if av.ok:
                     eligible.append((spec, rec, av))
                 elif av.free_at is not None:
@@ -637,6 +690,8 @@ class InMemoryPoolState:
             self._leases += 1
             lease = f"m{self._leases}"
             rec.open[lease] = entry
+            if policy.learn_limits and spec.max_rpm is None:
+                rec.sends.append((now, lease))
             return AcquireResult(spec.fingerprint, None, av.probe or pchk.probe, now, lease)
 
     def release(self, provider: str, fingerprint: str, outcome: Outcome,
@@ -646,13 +701,14 @@ class InMemoryPoolState:
             rec = self._key(provider, fingerprint)
             prov = self._provider(provider)
             rec.prune(now, policy.window_s)
-            refused = outcome.kind == "rate_limited"
-            if rec.close_lease(lease, now, refused):
+            if rec.close_lease(lease, now):
                 # a lease already ended (a second release) must not end another request
                 rec.in_flight = max(0, rec.in_flight - 1)
-            rec.answered = True
+            rec.successes += outcome.kind == "ok"
             if policy.learn_limits:
-                rec.learned_rpm = learned_after(outcome, rec.learned_rpm, len(rec.window))
+                counted = (rec.refused(lease, policy.window_s)
+                           if outcome.kind == "rate_limited" else 0)
+                rec.learned_rpm = learned_after(outcome, rec.learned_rpm, counted)
             rec.blocked_until, rec.removed, rec.breaker, changed = apply_outcome(
                 outcome, rec.blocked_until, rec.removed, rec.breaker, now, policy)
             prov.breaker = provider_breaker_after(outcome, prov.breaker, now, policy)

@@ -714,3 +714,40 @@ def test_a_request_served_locally_while_the_outage_is_merged_back_reaches_redis(
     assert be.snapshot("p", keys, pol).keys[0].requests_in_window == 3
     assert be.acquire("p", keys, pol).fingerprint is None          # max_rpm 3 holds
     be.close()
+
+
+@pytest.mark.parametrize("skew", [-50.0, 50.0])
+def test_a_cool_down_keeps_its_length_across_an_outage_whatever_the_clocks_skew(
+        own_redis: RedisServer, redis_prefix: str, skew: float) -> None:
+    """Redis TIME and this machine's clock disagree by ``skew`` seconds. Redis's deadlines are on
+    its clock and the fallback runs on the local one: a 30 s cool-down stays 30 s in the fallback
+    (not 30 - skew: a key still cooling handed out) and when merged back into a restarted Redis
+    (not 30 + skew: a key kept out for nothing)."""
+    redis_clock, local, mono = FakeClock(5000.0), FakeClock(5000.0 + skew), Mono()
+    be = RedisPoolState(own_redis.url, clock=redis_clock, local_clock=local, monotonic=mono,
+                        options=RedisPoolOptions(key_prefix=redis_prefix,
+                                                 reconnect_interval_s=1.0))
+    keys = [KeySpec("a")]
+    pol = PoolPolicy()
+    r = be.acquire("p", keys, pol)
+    be.release("p", "a", Outcome("rate_limited", 30.0), pol, lease=r.lease)
+
+    own_redis.stop()
+    for c in (redis_clock, local):
+        c.t += 10.0
+    down = be.acquire("p", keys, pol)
+    assert be.degraded and down.fingerprint is None
+    assert down.available_at is not None
+    assert down.available_at - down.now == pytest.approx(20.0)
+
+    own_redis.start()                         # restarted empty: the deadline is merged back
+    mono.t += 1.5
+    for c in (redis_clock, local):
+        c.t += 1.0
+    back = be.acquire("p", keys, pol)
+    assert not be.degraded and back.fingerprint is None
+    assert back.available_at is not None
+    assert back.available_at - back.now == pytest.approx(19.0)
+    snap = be.snapshot("p", keys, pol)
+    assert snap.keys[0].blocked_until - snap.now == pytest.approx(19.0)
+    be.close()

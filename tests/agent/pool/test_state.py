@@ -26,10 +26,12 @@ from hermes_core.agent.pool.state import (
     choose_key,
     cooldown_until,
     evaluate_key,
+    in_flight_cap,
     learn_limit,
     learned_after,
     pace_after,
     pace_free_at,
+    sent_in_window,
     tokens_free_at,
     window_free_at,
 )
@@ -306,36 +308,154 @@ def test_backend_contract_a_success_with_nothing_remaining_blocks_until_reset(
 def test_backend_contract_a_key_of_unknown_limit_sends_one_request_until_it_answers(
         backend: PoolStateBackend) -> None:
     """Slow start: nothing says how much a key admits until its first answer (whose headers
-    usually say), so a burst of callers does not land a whole in-flight cap on it first."""
+    usually say), so a burst of callers does not land a whole in-flight cap on it first; an
+    answer that says nothing lets one more go out per round trip."""
     keys = [KeySpec("a"), KeySpec("b", max_rpm=100)]
     pol = PoolPolicy(learn_limits=True, max_in_flight=32, strategy="fill_first")
     first = backend.acquire("p9", keys, pol)
     assert first.fingerprint == "a"
     assert [backend.acquire("p9", keys, pol).fingerprint for _ in range(2)] == ["b", "b"]
     backend.release("p9", "a", Outcome("ok"), pol, lease=first.lease)   # answered, no limit said
-    assert [backend.acquire("p9", keys, pol).fingerprint for _ in range(3)] == ["a", "a", "a"]
+    two = [backend.acquire("p9", keys, pol) for _ in range(3)]
+    assert [r.fingerprint for r in two] == ["a", "a", "b"]                # 2 in flight, not 32
+    for r in two[:2]:
+        backend.release("p9", "a", Outcome("ok"), pol, lease=r.lease)
+    assert [backend.acquire("p9", keys, pol).fingerprint
+            for _ in range(4)] == ["a", "a", "a", "b"]                  # 3 successes: 3
     unlearned = PoolPolicy(max_in_flight=32)                            # not learning: no gate
     assert [backend.acquire("p10", keys[:1], unlearned).fingerprint
             for _ in range(2)] == ["a", "a"]
 
 
+def test_in_flight_cap_grows_by_one_per_round_trip_while_the_limit_is_unknown() -> None:
+    pol = PoolPolicy(learn_limits=True, max_in_flight=8)
+    # 1 + isqrt(2 * successes): 1 | 2 | 3 after 1 + 2 | 4 after 1 + 2 + 3 | ...
+    assert [in_flight_cap(KeySpec("a"), None, n, pol)
+            for n in (0, 1, 2, 3, 5, 6, 10, 24, 25, 50)] == [1, 2, 3, 3, 4, 4, 5, 7, 8, 8]
+    assert in_flight_cap(KeySpec("a"), 5, 0, pol) == 8                  # learned: the cap
+    assert in_flight_cap(KeySpec("a", max_rpm=5), None, 0, pol) == 8    # configured: the cap
+    assert in_flight_cap(KeySpec("a"), None, 0, PoolPolicy(max_in_flight=8)) == 8  # not learning
+    unbounded = PoolPolicy(learn_limits=True, max_in_flight=None)
+    assert in_flight_cap(KeySpec("a"), None, 50, unbounded) == 11
+    assert in_flight_cap(KeySpec("a"), 3, 9, unbounded) is None
+
+
 def test_backend_contract_a_429_that_states_nothing_only_lowers_the_learned_limit(
         backend: PoolStateBackend) -> None:
-    """The window's count when refused is at least what the server admitted (requests still in
-    flight included), so a 429 that states no limit can tighten the estimate, never loosen it."""
+    """A 429 that states no limit teaches at most what the window held when refused, so it can
+    tighten the estimate, never loosen it."""
     keys = [KeySpec("a")]
     pol = PoolPolicy(learn_limits=True, window_s=600.0)
-    first = backend.acquire("p11", keys, pol)
-    backend.release("p11", "a", Outcome("ok"), pol, lease=first.lease)   # answered
-    leases = [backend.acquire("p11", keys, pol).lease for _ in range(5)]  # window: 6
+    for _ in range(5):                                                  # 5 answered: cap 6
+        r = backend.acquire("p11", keys, pol)
+        backend.release("p11", "a", Outcome("ok"), pol, lease=r.lease)
+    leases = [backend.acquire("p11", keys, pol).lease for _ in range(3)]
     backend.release("p11", "a", Outcome("rate_limited", 0.0, limit=3), pol, lease=leases[0])
     assert backend.snapshot("p11", keys, pol).keys[0].learned_rpm == 3    # stated: taken as is
     backend.release("p11", "a", Outcome("rate_limited", 0.0), pol, lease=leases[1])
-    assert backend.snapshot("p11", keys, pol).keys[0].learned_rpm == 3    # 4 in the window: not 4
-    backend.release("p11", "a", Outcome("ok"), pol, lease=leases[2])
-    backend.release("p11", "a", Outcome("rate_limited", 0.0), pol, lease=leases[3])
-    backend.release("p11", "a", Outcome("rate_limited", 0.0), pol, lease=leases[4])
-    assert backend.snapshot("p11", keys, pol).keys[0].learned_rpm == 2    # 2 in the window: lower
+    assert backend.snapshot("p11", keys, pol).keys[0].learned_rpm == 3    # 5+ in the window: not 5
+    backend.release("p11", "a", Outcome("ok", limit=9), pol, lease=leases[2])
+    assert backend.snapshot("p11", keys, pol).keys[0].learned_rpm == 9    # stated again
+
+
+def test_a_429_teaches_what_went_out_in_the_refused_requests_window_not_refused() -> None:
+    """A headerless server's window was full when it refused a request: the key's other requests
+    sent in that window are at most its limit, those still in flight included (those that reached
+    the server first were admitted). Requests refused already do not count, so the stragglers of
+    a burst coming back refused lower the count to what the server admitted."""
+    clock = FakeClock(1000.0)
+    st = InMemoryPoolState(clock)
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(learn_limits=True, window_s=100.0, max_in_flight=32)
+    for _ in range(18):                                           # cap 1 + isqrt(36): 7
+        r = st.acquire("p", keys, pol)
+        clock.t += 0.1
+        st.release("p", "a", Outcome("ok"), pol, lease=r.lease)
+    sent = [st.acquire("p", keys, pol).lease for _ in range(6)]   # A1 A2 R B1 B2 B3
+    st.release("p", "a", Outcome("rate_limited", 5.0), pol, lease=sent[2])
+    assert st.snapshot("p", keys, pol).keys[0].learned_rpm == 23  # 18 answered + 5 in flight
+    st.release("p", "a", Outcome("ok"), pol, lease=sent[0])
+    for lease in sent[3:]:                                        # B1-B3 come back refused
+        st.release("p", "a", Outcome("rate_limited", 5.0), pol, lease=lease)
+    assert st.snapshot("p", keys, pol).keys[0].learned_rpm == 20  # 18 + A1 + A2: admitted
+    clock.t += 200.0                          # a window later, 3 answered and one refused
+    for _ in range(3):
+        r = st.acquire("p", keys, pol)
+        st.release("p", "a", Outcome("ok"), pol, lease=r.lease)
+    clock.t += 20.0
+    r = st.acquire("p", keys, pol)
+    st.release("p", "a", Outcome("rate_limited", 5.0), pol, lease=r.lease)
+    assert st.snapshot("p", keys, pol).keys[0].learned_rpm == 3   # a second 429 lowers it
+    st.release("p", "a", Outcome("rate_limited", 5.0), pol, lease="unknown")
+    assert st.snapshot("p", keys, pol).keys[0].learned_rpm == 3   # never raises it
+
+
+@pytest.mark.parametrize(("sends", "refused", "window", "expected"), [
+    ([(1.0, "a"), (2.0, "b"), (3.0, "r"), (3.5, "c")], "r", 10.0, 3),
+    ([(1.0, "a"), (2.0, "b"), (3.0, "r"), (3.5, "c")], "r", 1.5, 2),   # a left R's window
+    ([(3.0, "r")], "r", 10.0, 0),
+    ([(1.0, "a")], "x", 10.0, None),                                    # not among them
+])
+def test_sent_in_window(sends: list[tuple[float, str]], refused: str, window: float,
+                     expected: int | None) -> None:
+    assert sent_in_window(sends, refused, window) == expected
+
+
+def test_headerless_sliding_window_server_is_never_sent_over_its_limit_once_a_429_taught_it(
+        ) -> None:
+    """A proxy with a sliding window of 5 per 10 s that states nothing and answers 429 with
+    Retry-After: the pool starts slow, learns the limit from the first 429 and from then on
+    sends no request the server refuses and never more than 5 in any 10 s, counting refused
+    ones (some proxies count them)."""
+    clock = FakeClock(0.0)
+    st = InMemoryPoolState(clock)
+    keys = [KeySpec("a"), KeySpec("b")]
+    pol = PoolPolicy(learn_limits=True, window_s=10.0, max_in_flight=32, burst=0.1,
+                     strategy="least_loaded")
+    limit, window, latency = 5, 10.0, 0.05
+    admitted: dict[str, list[float]] = {"a": [], "b": []}
+    arrivals: dict[str, list[tuple[float, int]]] = {"a": [], "b": []}
+    pending: list[tuple[float, str, str, int, float]] = []
+    heard_429: dict[str, float] = {}
+
+    def send() -> bool:
+        r = st.acquire("p", keys, pol)
+        if r.fingerprint is None:
+            return False
+        hits = [t for t in admitted[r.fingerprint] if t > clock.t - window]
+        admitted[r.fingerprint] = hits
+        if len(hits) >= limit:
+            status, wait = 429, hits[len(hits) - limit] + window - clock.t
+        else:
+            status, wait = 200, 0.0
+            hits.append(clock.t)
+        arrivals[r.fingerprint].append((clock.t, status))
+        pending.append((clock.t + (latency if status == 200 else 0.001), r.fingerprint, r.lease,
+                        status, wait))
+        clock.t += 0.0005                           # requests go out one after another
+        return True
+
+    for step in range(6000):
+        clock.t = max(clock.t, step * 0.01)
+        for due in sorted(p for p in pending if p[0] <= clock.t):
+            pending.remove(due)
+            _, fp, lease, status, wait = due
+            if status == 429:
+                heard_429.setdefault(fp, clock.t)
+                st.release("p", fp, Outcome("rate_limited", wait), pol, lease=lease)
+            else:
+                st.release("p", fp, Outcome("ok"), pol, lease=lease)
+            send()                                  # the waiter its release woke asks at once
+        while send():                               # and the rest of the callers, always waiting
+            pass
+    for fp in keys:
+        learned_at = heard_429[fp.fingerprint]
+        late = [(t, s) for t, s in arrivals[fp.fingerprint] if t >= learned_at]
+        assert [t for t, s in late if s == 429] == []
+        times = [t for t, _ in arrivals[fp.fingerprint]]
+        for t, _ in late:
+            assert sum(1 for u in times if t - window < u <= t) <= limit
+        assert sum(1 for _, s in late if s == 200) >= limit * 5 - 1  # and it keeps the pace
 
 
 @pytest.mark.parametrize(("outcome", "learned", "admitted", "expected"), [
@@ -463,13 +583,20 @@ def test_a_finished_request_counts_from_when_it_finished() -> None:
     assert res.fingerprint is None and res.available_at == 1014.0
 
 
-def test_a_refused_request_leaves_the_window() -> None:
+def test_a_refused_request_counts_in_the_window_from_when_it_was_refused() -> None:
+    """The server saw it, and a limiter that counts before it checks (many proxies) counts it:
+    the pool does not send it again inside the same window."""
     clock = FakeClock(1000.0)
     st = InMemoryPoolState(clock)
     keys = [KeySpec("a", max_rpm=2)]
     pol = PoolPolicy(window_s=10.0)
     lease = st.acquire("p", keys, pol).lease
+    clock.t += 1.0
     st.release("p", "a", Outcome("rate_limited", 0.0), pol, lease=lease)
+    assert st.snapshot("p", keys, pol).keys[0].requests_in_window == 1
+    clock.t = 1010.5
+    assert st.snapshot("p", keys, pol).keys[0].requests_in_window == 1
+    clock.t = 1011.0
     assert st.snapshot("p", keys, pol).keys[0].requests_in_window == 0
 
 
