@@ -218,8 +218,12 @@ class _Run:
                 self._failover()
                 continue
             opts = self.options
-            if not 0.001 <= opts.timeout_s <= remaining:   # a copy only when the bound changes
-                opts = replace(opts, timeout_s=max(0.001, min(opts.timeout_s, remaining)))
+            # while another candidate remains, an attempt may spend half of what is left: a
+            # stalled primary (trickling, pinging) must not eat the whole deadline, or with
+            # ``deadline_s`` under the attempt budget the backup would never be tried
+            bound = remaining / 2 if self.i + 1 < len(self.cands) else remaining
+            if not 0.001 <= opts.timeout_s <= bound:   # a copy only when the bound changes
+                opts = replace(opts, timeout_s=max(0.001, min(opts.timeout_s, bound)))
             if not loop.pool.has_keys(cand.provider):
                 # a local server may be called without a key, unless its keys were removed
                 if not requires_key(provider) and not loop.pool.configured(cand.provider):
