@@ -287,6 +287,18 @@ def test_deadline_bounds_attempt_timeouts_and_ends_the_request() -> None:
     assert clock.t - 1_000_000.0 < 5.0 + 1e-9
 
 
+def test_an_attempt_leaves_half_the_deadline_only_for_a_candidate_that_can_be_tried() -> None:
+    a = ScriptedProvider("a", default="fine")
+    b, c = ScriptedProvider("b"), ScriptedProvider("c")
+    loop, _ = make({"a": a, "b": b, "c": c}, {"a": [A1], "b": [B1], "c": []},
+                   policy=LoopPolicy(deadline_s=6.0))
+    loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2")), CallOptions(timeout_s=60.0))
+    loop.complete(PROMPT, decision(("a", "m1"), ("c", "m3")), CallOptions(timeout_s=60.0))
+    loop.complete(PROMPT, decision(("a", "m1"), ("nope", "m4")), CallOptions(timeout_s=60.0))
+    # a backup with a key: half for the primary; a backup without one (or no provider): all of it
+    assert [x.timeout_s for x in a.calls] == [3.0, 6.0, 6.0]
+
+
 def test_missing_provider_and_keys_fail_over() -> None:
     b = ScriptedProvider("b")
     offline = ScriptedProvider("off", kind="offline")
