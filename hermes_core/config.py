@@ -387,7 +387,7 @@ class Settings(_Model):
             for p in parts[:-1]:
                 node = node.setdefault(p, {})
             node[parts[-1]] = value
-        out = _validate(data, file=self.source, lines={})
+        out = _validate(data, file=self.source, lines={}, env=self._env_keys)
         out._env_keys = self._env_keys
         return out
 
@@ -467,7 +467,8 @@ def _drop_empty_keys(data: dict[str, Any]) -> None:
                                      and not k["key"].strip())]
 
 
-def _validate(data: Any, *, file: str | None, lines: Mapping[str, int]) -> Settings:
+def _validate(data: Any, *, file: str | None, lines: Mapping[str, int],
+              env: Mapping[str, str] | None = None) -> Settings:
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -483,15 +484,19 @@ def _validate(data: Any, *, file: str | None, lines: Mapping[str, int]) -> Setti
         while probe and line is None:
             line = lines.get(_fmt_path(probe))
             probe = probe[:-1]
-        msg, key_path = explain_error(Settings, err, loc, secrets=_secret_values(data))
+        msg, key_path = explain_error(Settings, err, loc, secrets=_secret_values(data, env))
         raise ConfigError(msg, file=file, key_path=key_path or None, line=line) from None
     _check_rules(settings, lines)
     return settings
 
 
-def _secret_values(data: Mapping[str, Any]) -> tuple[str, ...]:
-    """The credential strings of raw config data (never echoed by an error message)."""
-    out: list[str] = []
+def _secret_values(data: Mapping[str, Any],
+                   env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The credential strings of raw config data and the provider keys of the environment (the
+    pool's keys when the file names none): never echoed by an error message, whatever their shape."""
+    env = os.environ if env is None else env
+    out: list[str] = [v.strip() for v in (env.get(name) for name in ENV_KEYS.values())
+                      if isinstance(v, str) and v.strip()]
     creds = data.get("credentials")
     for entry in (creds.values() if isinstance(creds, dict) else ()):
         keys = entry.get("keys") if isinstance(entry, dict) else None
@@ -548,7 +553,7 @@ def parse_yaml(text: str, *, file: str | None = None,
                     file or "<config>", line, key_path, why)
     if isinstance(data, dict):
         _drop_empty_keys(data)
-    settings = _validate(data, file=file, lines=lines)
+    settings = _validate(data, file=file, lines=lines, env=env)
     _check_credentials(settings, lines)   # once per file, not on every with_overrides copy
     return settings
 
@@ -570,7 +575,7 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
     if home is not None or env.get("HERMES_HOME"):
         check_home(home, env=env)   # a named home that does not exist is a typo, never created
     if isinstance(source, Mapping):
-        settings = _validate(dict(source), file=None, lines={})
+        settings = _validate(dict(source), file=None, lines={}, env=env)
     else:
         path: Path | None
         if source is not None:

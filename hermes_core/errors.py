@@ -330,7 +330,10 @@ _QUOTA_MARKERS = ("credit balance is too low",)
 
 
 _MAX_MESSAGE = 500
-_MODEL_MARKERS = ("does not exist", "not found", "unknown model", "no such model", "invalid model")
+# "does not exist" (OpenAI, vLLM), "not a valid model" (Anthropic, OpenRouter), "Model Not Exist"
+# (DeepSeek), "Invalid model name" (LiteLLM), "not found" (Ollama)
+_MODEL_MARKERS = ("not exist", "not found", "unknown model", "no such model", "invalid model",
+                  "not a valid model")
 
 
 def _names_missing_model(status: int, kind: str, code: str, lowered: str) -> bool:

@@ -136,6 +136,23 @@ class StreamRedactor:
         return redact(text, self._secrets) if text else ""
 
 
+class RedactingWriter:
+    """A text stream whose every write is scrubbed: the CLI's stdout and stderr, so a key typed
+    in the wrong place on the command line is not echoed back by argparse's usage errors, a "file
+    not found" line or a report naming the model. Text streamed in pieces is scrubbed upstream
+    (:class:`StreamRedactor`) as well, since a key may straddle two writes."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def write(self, text: str) -> int:
+        self.inner.write(redact(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:   # flush, isatty, fileno, encoding, ...
+        return getattr(self.inner, name)
+
+
 class RedactingFilter(logging.Filter):
     """A logging filter that redacts secrets and key-shaped strings from every record it sees, at
     every level (SDK and HTTP debug lines included), traceback text too."""

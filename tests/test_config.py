@@ -419,6 +419,18 @@ def test_config_errors_never_echo_a_secret(secret):
         assert secret not in str(info.value) and secret[:12] not in str(info.value)
 
 
+@pytest.mark.parametrize("var", ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"])
+@pytest.mark.parametrize("value", ["${VAR}", "correct-horse-battery-staple"])
+def test_config_errors_never_echo_a_provider_key_held_in_the_environment(var, value):
+    """The pool uses OPENAI_API_KEY / ANTHROPIC_API_KEY when the file names no key: a proxy's key
+    of no recognisable shape, misplaced (or referenced under the wrong setting), is still a secret."""
+    secret = "correct-horse-battery-staple"
+    text = f"llm:\n  max_tokens: {value.replace('VAR', var)}\n"
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml", env={var: secret})
+    assert secret not in str(info.value) and "llm.max_tokens" in str(info.value)
+
+
 def test_unset_variable_in_a_credential_is_named(caplog):
     text = "credentials:\n  openai:\n    keys:\n      - key: ${MY_OPENAI_KEY}\n"
     with caplog.at_level(logging.WARNING):

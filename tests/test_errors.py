@@ -97,3 +97,30 @@ def test_no_credential_message_says_when():
     e = NoCredentialAvailable("openai", available_at=NOW + 12, now=NOW)
     assert "12.0s" in str(e)
     assert "none configured" in str(NoCredentialAvailable("openai"))
+
+
+@pytest.mark.parametrize("body", [
+    # OpenAI and compatible servers (vLLM, Groq) say "does not exist"
+    {"error": {"message": "The model `m1` does not exist or you do not have access to it."}},
+    # Anthropic's invalid_request_error for a name it does not know
+    {"type": "error", "error": {"type": "invalid_request_error",
+                                "message": "model: m1 is not a valid model"}},
+    # OpenRouter
+    {"error": {"message": "m1 is not a valid model ID", "code": 400}},
+    # DeepSeek
+    {"error": {"message": "Model Not Exist", "type": "invalid_request_error"}},
+    # LiteLLM proxy
+    {"error": {"message": "Invalid model name passed in model=m1"}},
+])
+def test_a_400_saying_the_model_is_unknown_is_model_not_found(body):
+    assert type(error_from_status(400, {}, body, provider="p")) is ModelNotFound
+
+
+@pytest.mark.parametrize("message", [
+    "'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+    "Invalid value for 'temperature': this model only supports 1.",
+    "messages: text content blocks must be non-empty",
+])
+def test_a_400_about_something_else_stays_a_bad_request(message):
+    err = error_from_status(400, {}, {"error": {"message": message}}, provider="p")
+    assert type(err) is BadRequest

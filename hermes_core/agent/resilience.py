@@ -192,6 +192,17 @@ class _Run:
         self.waiting = provider
         self.waited[provider] = self.waited.get(provider, 0.0) + max(0.0, seconds)
 
+    def _another_can_be_tried(self) -> bool:
+        """Whether a later candidate has a provider and a key (or needs none): only then is
+        half the deadline kept back for it."""
+        loop = self.loop
+        for cand in self.cands[self.i + 1:]:
+            provider = loop.providers.get(cand.provider)
+            if provider is not None and (loop.pool.has_keys(cand.provider) or (
+                    not requires_key(provider) and not loop.pool.configured(cand.provider))):
+                return True
+        return False
+
     def _no_key(self, cand: Candidate, e: NoCredentialAvailable) -> None:
         """No key can ever serve this candidate. After this request removed the provider's last
         key, that is the removal's consequence, already recorded: not a second failure."""
@@ -218,8 +229,12 @@ class _Run:
                 self._failover()
                 continue
             opts = self.options
-            if not 0.001 <= opts.timeout_s <= remaining:   # a copy only when the bound changes
-                opts = replace(opts, timeout_s=max(0.001, min(opts.timeout_s, remaining)))
+            # while another candidate remains, an attempt may spend half of what is left: a
+            # stalled primary (trickling, pinging) must not eat the whole deadline, or with
+            # ``deadline_s`` under the attempt budget the backup would never be tried
+            if not 0.001 <= opts.timeout_s <= remaining / 2:   # a copy only when it binds
+                bound = remaining / 2 if self._another_can_be_tried() else remaining
+                opts = replace(opts, timeout_s=max(0.001, min(opts.timeout_s, bound)))
             if not loop.pool.has_keys(cand.provider):
                 # a local server may be called without a key, unless its keys were removed
                 if not requires_key(provider) and not loop.pool.configured(cand.provider):

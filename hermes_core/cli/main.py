@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from hermes_core.cli.argtypes import replace_unencodable
 from hermes_core.config import check_home
 from hermes_core.errors import HermesError
-from hermes_core.redact import RedactingFilter
+from hermes_core.redact import RedactingFilter, RedactingWriter
 
 COMMAND_MODULES = (
     "hermes_core.cli.chat_cmd",
@@ -46,6 +46,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     replace_unencodable(sys.stdout)
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RedactingWriter(streams[0]), RedactingWriter(streams[1])
+    try:
+        return _run(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args.process_entry = argv is None   # the console script itself, not a caller in-process

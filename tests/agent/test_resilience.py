@@ -287,6 +287,18 @@ def test_deadline_bounds_attempt_timeouts_and_ends_the_request() -> None:
     assert clock.t - 1_000_000.0 < 5.0 + 1e-9
 
 
+def test_an_attempt_leaves_half_the_deadline_only_for_a_candidate_that_can_be_tried() -> None:
+    a = ScriptedProvider("a", default="fine")
+    b, c = ScriptedProvider("b"), ScriptedProvider("c")
+    loop, _ = make({"a": a, "b": b, "c": c}, {"a": [A1], "b": [B1], "c": []},
+                   policy=LoopPolicy(deadline_s=6.0))
+    loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2")), CallOptions(timeout_s=60.0))
+    loop.complete(PROMPT, decision(("a", "m1"), ("c", "m3")), CallOptions(timeout_s=60.0))
+    loop.complete(PROMPT, decision(("a", "m1"), ("nope", "m4")), CallOptions(timeout_s=60.0))
+    # a backup with a key: half for the primary; a backup without one (or no provider): all of it
+    assert [x.timeout_s for x in a.calls] == [3.0, 6.0, 6.0]
+
+
 def test_missing_provider_and_keys_fail_over() -> None:
     b = ScriptedProvider("b")
     offline = ScriptedProvider("off", kind="offline")
@@ -1246,3 +1258,134 @@ def test_request_ids_are_16_hex_digits_and_a_forked_worker_draws_its_own() -> No
     child = os.read(read, 64).decode()
     os.close(read)
     assert len(child) == 16 and child != _request_id()   # not the parent's next one
+
+
+# ---- the same faults with either wire format as the primary, for complete, stream and acomplete
+
+SECRETS = {"primary": "sk-primary-SECRET-000001", "backup": "sk-backup-SECRET-0000002"}
+MODES = ["complete", "stream", "acomplete"]
+
+
+def kind_loop(clock: FakeClock, primary: str) -> tuple[CallLoop, Router]:
+    """A primary speaking ``primary``'s wire format and a backup speaking the other one."""
+    other = "anthropic" if primary == "openai" else "openai"
+    models = {"openai": "gpt-4o", "anthropic": "claude-haiku"}
+    settings = load_settings({
+        "llm": {"deadline_s": 30, "routing": {"default_model": models[primary], "providers": [
+            {"name": "primary", "type": primary, "priority": 1, "models": [models[primary]],
+             "equivalents": {models[other]: models[primary]}},
+            {"name": "backup", "type": other, "priority": 2, "models": [models[other]],
+             "equivalents": {models[primary]: models[other]}}]}},
+        "credentials": {name: {"keys": [{"key": key}]} for name, key in SECRETS.items()},
+        "credential_pool": {"retries_per_provider": 0, "max_wait_s": 10},
+    }, env={})
+    cp = CredentialPool.from_settings(settings, InMemoryPoolState(clock), rng=random.Random(1))
+    loop = CallLoop(build_providers(settings), cp, settings, clock=clock, sleep=clock.sleep,
+                    asleep=clock.asleep, rng=random.Random(2), audit_path=False)
+    return loop, Router.from_settings(settings)
+
+
+def url_of(kind: str) -> str:
+    return OPENAI_URL if kind == "openai" else ANTHROPIC_URL
+
+
+def answers_ok(kind: str) -> Callable[[httpx.Request], httpx.Response]:
+    def answer(r: httpx.Request) -> httpx.Response:
+        if json.loads(r.content).get("stream"):
+            return httpx.Response(200, headers=SSE_HEADERS, content=(
+                openai_chat_stream(("ok",)) if kind == "openai" else anthropic_stream(("ok",))))
+        return httpx.Response(200, json=(openai_chat_completion("ok") if kind == "openai"
+                                         else anthropic_message("ok")))
+    return answer
+
+
+def error_json(kind: str, status: int, message: str) -> dict[str, object]:
+    return openai_error(status, message) if kind == "openai" else anthropic_error(status, message)
+
+
+def backup_of(respx_mock: object, primary: str) -> object:
+    other = "anthropic" if primary == "openai" else "openai"
+    return respx_mock.post(url_of(other)).mock(side_effect=answers_ok(other))  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("form", FORMS)
+def test_persistent_429s_from_an_anthropic_primary_wait_at_most_max_wait_then_fail_over(
+        respx_mock: object, clock: FakeClock, form: str, mode: str) -> None:
+    loop, router = kind_loop(clock, "anthropic")
+    primary = respx_mock.post(ANTHROPIC_URL).mock(  # type: ignore[attr-defined]
+        side_effect=lambda r: httpx.Response(429, json=anthropic_error(429, "slow down"),
+                                             headers=dict(retry_after_headers(form, 4.0,
+                                                                              now=time.time()))))
+    backup = backup_of(respx_mock, "anthropic")
+    text, attempts = run(loop, router, mode)
+    assert text == "ok" and backup.called  # type: ignore[attr-defined]
+    assert 4.0 <= sum(clock.sleeps) <= 10.0 + 0.25   # waited for the key, but 10 s in total
+    assert 2 <= primary.call_count <= 4  # type: ignore[attr-defined]
+    assert [a.decision for a in attempts][-2:] == ["failover", "done"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("primary", ["openai", "anthropic"])
+@pytest.mark.parametrize("status,message", [
+    (404, "model: {model}"),
+    (400, "The model `{model}` does not exist or you do not have access to it."),
+    (400, "model: {model} is not a valid model"),
+])
+def test_a_model_one_wire_format_lacks_moves_to_the_next_candidate(
+        respx_mock: object, clock: FakeClock, primary: str, mode: str, status: int,
+        message: str) -> None:
+    loop, router = kind_loop(clock, primary)
+    model = router.select("hi").candidates[0].model
+    respx_mock.post(url_of(primary)).mock(return_value=httpx.Response(  # type: ignore[attr-defined]
+        status, json=error_json(primary, status, message.format(model=model))))
+    backup_of(respx_mock, primary)
+    text, attempts = run(loop, router, mode)
+    assert text == "ok"
+    assert [a.decision for a in attempts] == ["model_not_found", "done"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("primary", ["openai", "anthropic"])
+def test_a_connection_reset_mid_response_is_a_reset_in_either_wire_format(
+        respx_mock: object, clock: FakeClock, primary: str, mode: str) -> None:
+    start = (b'data: {"id": "chatcmpl-1", "obj' if mode == "stream" else b'{"id": "x1", "obj')
+
+    def body() -> object:
+        def sync():  # type: ignore[no-untyped-def]
+            yield start
+            raise httpx.RemoteProtocolError("peer closed connection without sending complete "
+                                             "message body")
+
+        async def asyn():  # type: ignore[no-untyped-def]
+            yield start
+            raise httpx.RemoteProtocolError("peer closed connection without sending complete "
+                                             "message body")
+        return asyn() if mode == "acomplete" else sync()
+
+    ctype = "text/event-stream" if mode == "stream" else "application/json"
+    respx_mock.post(url_of(primary)).mock(  # type: ignore[attr-defined]
+        side_effect=lambda r: httpx.Response(200, headers={"content-type": ctype}, content=body()))
+    backup_of(respx_mock, primary)
+    text, attempts = run(*kind_loop(clock, primary), mode)
+    assert text == "ok"
+    assert attempts[0].status == "connection_reset"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("primary", ["openai", "anthropic"])
+def test_rejected_keys_in_either_wire_format_say_where_they_were_configured(
+        respx_mock: object, clock: FakeClock, primary: str, mode: str) -> None:
+    loop, router = kind_loop(clock, primary)
+    other = "anthropic" if primary == "openai" else "openai"
+    for kind, name in ((primary, "primary"), (other, "backup")):
+        respx_mock.post(url_of(kind)).mock(return_value=httpx.Response(  # type: ignore[attr-defined]
+            401, json=error_json(kind, 401, f"Incorrect API key provided: {SECRETS[name]}")))
+    with pytest.raises(AllProvidersFailed) as ei:
+        run(loop, router, mode)
+    said = str(ei.value)
+    assert [a.status for a in ei.value.attempts] == ["401", "401"]
+    assert "credentials.backup.keys[0]" in said and "was rejected" in said
+    assert not any(s in said or s in repr(ei.value.last_error.headers)  # type: ignore[union-attr]
+                   for s in SECRETS.values())
+    assert not loop.pool.has_keys("primary") and not loop.pool.has_keys("backup")

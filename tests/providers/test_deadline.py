@@ -63,8 +63,9 @@ def settings_for(primary: str) -> Settings:
     }, env={})
 
 
-def build(primary: str, clock: FakeClock) -> tuple[CallLoop, Router]:
-    settings = settings_for(primary)
+def build(primary: str, clock: FakeClock,
+          settings: Settings | None = None) -> tuple[CallLoop, Router]:
+    settings = settings or settings_for(primary)
     providers = build_providers(settings)
     for p in providers.values():
         p.clock = clock  # type: ignore[attr-defined]
@@ -148,6 +149,40 @@ def test_a_trickled_body_times_out_within_the_budget_and_fails_over(
     assert backup.called  # type: ignore[attr-defined]
     # cut off at the 6 s budget (one chunk of slack), far before the body would have ended
     assert clock.t - start <= OPTS.timeout_s + 0.5 < len(body) * 0.5
+
+
+@pytest.mark.parametrize("mode", ["complete", "acomplete", "stream", "astream"])
+@pytest.mark.parametrize("primary", ["openai", "anthropic"])
+def test_a_short_deadline_still_leaves_the_backup_time_after_a_stalled_primary(
+        respx_mock: object, clock: FakeClock, primary: str, mode: str) -> None:
+    """``deadline_s: 6`` with every other setting at its default (a 60 s attempt budget, one retry
+    of the same provider): the primary may not spend the whole deadline while a backup remains."""
+    settings = settings_for(primary).with_overrides(**{
+        "llm.deadline_s": 6, "credential_pool.retries_per_provider": 1})
+    loop, router = build(primary, clock, settings)
+    streaming = mode in ("stream", "astream")
+    body = json.dumps(openai_chat_completion("slow") if primary == "openai"
+                      else anthropic_message("slow")).encode()
+    respx_mock.post(primary_url(primary)).mock(  # type: ignore[attr-defined]
+        side_effect=lambda r: httpx.Response(
+            200, headers=SSE_HEADERS if streaming else {"content-type": "application/json"},
+            content=stepping(pings(primary) if streaming else trickle(body), clock,
+                             mode.startswith("a"))))
+    backup = mock_backup(respx_mock, primary, stream=streaming)
+    defaults = CallOptions(max_tokens=32, timeout_s=60.0, idle_timeout_s=30.0)
+    decision, start = router.select("hi"), clock.t
+    if mode == "complete":
+        text = loop.complete(PROMPT, decision, defaults)[0].text
+    elif mode == "acomplete":
+        text = asyncio.run(loop.acomplete(PROMPT, decision, defaults))[0].text
+    elif mode == "stream":
+        text = "".join(d.text for d in loop.stream(PROMPT, decision, defaults))
+    else:
+        async def collect() -> str:
+            return "".join([d.text async for d in loop.astream(PROMPT, decision, defaults)])
+        text = asyncio.run(collect())
+    assert text == "ok" and backup.called  # type: ignore[attr-defined]
+    assert clock.t - start <= 6.0 + 0.5
 
 
 @pytest.mark.parametrize("mode", ["stream", "astream"])

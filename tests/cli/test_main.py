@@ -1,0 +1,50 @@
+"""The ``hermes-core`` shell: whatever a command or argparse prints, a key never reaches the terminal.
+
+A key pasted into the wrong place on the command line (after the message, as ``--model``, as a file
+name) comes back in argparse's usage errors, in "file not found" lines and in the routing report;
+the shell scrubs both streams, so none of them shows it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hermes_core.cli.main import main
+
+KEY = "sk-proj-Abc123Def456Ghi789Jkl0Mno"
+
+
+@pytest.mark.parametrize("argv", [
+    ["prompt", "hi", KEY],                       # argparse: unrecognized arguments
+    [KEY],                                       # argparse: invalid choice of command
+    ["prompt", "hi", "--provider", KEY],         # argparse: invalid choice
+    ["prompt", "hi", "--history", KEY],          # hermes-core: <file>: file not found
+    ["prompt", "hi", "--config", KEY],           # hermes-core: <file>: config file not found
+    ["prompt", "hi", "--model", KEY],            # the request header names the model
+    ["route", "hi", "--model", KEY],             # model: / candidates:
+])
+def test_a_key_typed_in_the_wrong_place_is_never_echoed(
+        argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("HERMES_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    try:
+        main(argv)
+    except SystemExit:
+        pass
+    out, err = capsys.readouterr()
+    assert out or err                           # the command did say something
+    assert KEY not in out + err and KEY[:16] not in out + err
+
+
+def test_the_streams_are_given_back_after_a_command(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    before = (sys.stdout, sys.stderr)
+    main(["route", "hi"])
+    assert (sys.stdout, sys.stderr) == before
