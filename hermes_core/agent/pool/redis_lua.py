@@ -382,9 +382,11 @@ if ARGV[13] == '1' and (kind == 'rate_limited' or kind == 'ok') then
     for _, m in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
       if string.sub(m, 1, 2) ~= 'r:' then admitted = admitted + 1 end
     end
-    learned = math.max(1, admitted)
+    -- state.learn_limit: nothing else admitted in the window teaches nothing
+    learned = nil
+    if admitted > 0 then learned = admitted end
     local before = tonumber(redis.call('HGET', KEYS[2], 'lr'))
-    if before ~= nil and before < learned then learned = before end
+    if before ~= nil and learned ~= nil and before < learned then learned = before end
   end
   if learned ~= nil and learned > 0 then
     redis.call('HSET', KEYS[2], 'lr', tostring(learned))

@@ -316,13 +316,15 @@ def pace_after(tat: float, now: float, limit: int | None, window_s: float) -> fl
     return max(tat, now) + window_s / limit
 
 
-def learn_limit(admitted_in_window: int, stated: int | None) -> int:
+def learn_limit(admitted_in_window: int, stated: int | None) -> int | None:
     """A key's request limit per window after a 429: what the server stated, else what the key
-    sent in the refused request's window besides refused ones (:func:`sent_in_window`), at
-    least 1. Each 429 learns again."""
+    sent in the refused request's window besides refused ones (:func:`sent_in_window`). None
+    when that is nothing: a server refusing a key that sent nothing else in the window has its
+    budget spent elsewhere (another client of the same key, a quota), and a limit of one per
+    window learned from it would hold the key to a crawl, never to rise. Each 429 learns again."""
     if stated is not None and stated > 0:
         return stated
-    return max(1, admitted_in_window)
+    return admitted_in_window if admitted_in_window > 0 else None
 
 
 def sent_in_window(sends: Sequence[tuple[float, str]], refused: str,
@@ -499,6 +501,8 @@ def learned_after(outcome: Outcome, learned: int | None, admitted_in_window: int
         return stated
     if outcome.kind == "rate_limited":
         counted = learn_limit(admitted_in_window, None)
+        if counted is None:
+            return learned
         return counted if learned is None else min(learned, counted)
     return learned
 

@@ -466,10 +466,11 @@ def test_headerless_sliding_window_server_is_never_sent_over_its_limit_once_a_42
     (Outcome("ok", limit=12), 4, 7, 12),
     (Outcome("ok"), 4, 7, 4),
     (Outcome("failure", limit=12), 4, 7, 4),
-    (Outcome("rate_limited"), None, 0, 1),
+    (Outcome("rate_limited"), None, 0, None),    # refused before any other went out
+    (Outcome("rate_limited"), 4, 0, 4),
 ])
 def test_learned_after(outcome: Outcome, learned: int | None, admitted: int,
-                       expected: int) -> None:
+                       expected: int | None) -> None:
     assert learned_after(outcome, learned, admitted) == expected
 
 
@@ -616,7 +617,7 @@ def test_pace_functions() -> None:
     assert pace_free_at(0.0, 5.0, 10, 10.0, 1.0) is None          # burst 1.0: no pacing
     tat = pace_after(0.0, 5.0, 10, 10.0)
     assert tat == 6.0 and pace_free_at(tat, 5.0, 10, 10.0, 0.1) == 6.0
-    assert learn_limit(7, None) == 7 and learn_limit(7, 30) == 30 and learn_limit(0, None) == 1
+    assert learn_limit(7, None) == 7 and learn_limit(7, 30) == 30 and learn_limit(0, None) is None
 
 
 def test_a_key_without_max_rpm_learns_its_limit_from_a_429() -> None:
@@ -697,3 +698,18 @@ def test_backend_contract_a_negative_remaining_counts_as_nothing_remaining(
     after = backend.acquire("p11", keys, pol)
     assert after.fingerprint is None and after.available_at is not None
     assert 4.0 <= after.available_at - backend.now() <= 5.5
+
+
+def test_backend_contract_a_429_on_a_keys_first_request_teaches_no_limit(
+        backend: PoolStateBackend) -> None:
+    """Refused before it sent anything else in the window, a key learned a limit of one per window
+    and stayed blocked for the whole window, whatever Retry-After said: the budget was spent by
+    someone else (another client of the key), so only the Retry-After holds it back."""
+    keys = [KeySpec("a")]
+    pol = PoolPolicy(learn_limits=True, window_s=60.0)
+    r = backend.acquire("p12", keys, pol)
+    backend.release("p12", "a", Outcome("rate_limited", 4.0), pol, lease=r.lease)
+    snap = backend.snapshot("p12", keys, pol)
+    assert snap.keys[0].learned_rpm is None
+    assert snap.keys[0].blocked_until is not None
+    assert 3.5 <= snap.keys[0].blocked_until - snap.now <= 4.5          # the Retry-After, no more
