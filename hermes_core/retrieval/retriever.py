@@ -241,6 +241,7 @@ class SkillRetriever:
         self._calibration: dict[str, DenseCalibration] = {}
         self._lexical_cal: LexicalCalibration | None = None
         self.usage = usage
+        self._warned: set[str] = set()    # catalog issues already logged (once each)
 
     # ---------------------------------------------------------------- index
     def load_catalog(self, *, warn: bool = True) -> Catalog:
@@ -248,7 +249,7 @@ class SkillRetriever:
         if self._static is not None:
             unique, issues = dedupe(self._static)
             return Catalog(tuple(unique), tuple(issues))
-        return load_catalog(self.folders, self.catalogs, warn=warn)
+        return load_catalog(self.folders, self.catalogs, warn=warn, warned=self._warned)
 
     def refresh(self, *, dense: bool = True) -> IndexDelta:
         """Re-read the catalog; rebuild layer indexes only if a skill was added, changed or removed.

@@ -421,8 +421,10 @@ def dedupe(skills: Sequence[Skill]) -> tuple[list[Skill], list[CatalogIssue]]:
 
 def load_catalog(folders: Iterable[str | os.PathLike[str]] = (),
                  catalogs: Iterable[str | os.PathLike[str]] = (), *, warn: bool = True,
-                 platform: str | None = None) -> Catalog:
-    """Skills from folders (SKILL.md) then JSONL catalogs, de-duplicated, with issues logged.
+                 platform: str | None = None, warned: set[str] | None = None) -> Catalog:
+    """Skills from folders (SKILL.md) then JSONL catalogs, de-duplicated, with issues logged
+    (each once, when the caller keeps a ``warned`` set across loads: a catalog is re-read on every
+    refresh, and one bad file is one warning).
 
     A skill whose ``platforms`` leave out this machine's (``platform``, default the running one)
     is set apart in ``Catalog.unavailable`` with the reason: neither hinted nor loadable here.
@@ -441,6 +443,10 @@ def load_catalog(folders: Iterable[str | os.PathLike[str]] = (),
     issues.extend(dupes)
     if warn:
         for issue in issues:
+            if warned is not None:
+                if str(issue) in warned:
+                    continue
+                warned.add(str(issue))
             log.warning("skipping skill: %s", issue)
     here = current_platform() if platform is None else platform
     usable: list[Skill] = []

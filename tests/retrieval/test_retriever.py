@@ -1227,3 +1227,21 @@ def test_the_dense_layer_ranks_by_calibrated_cosine_plus_calibrated_part_score(t
     z = (want - want.mean()) / want.std()
     for name, contribution in res.contributions.items():
         assert contribution["dense"] == pytest.approx(z[d.names.index(name)])
+
+
+def test_a_bad_skill_file_is_warned_about_once_not_on_every_refresh(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    (tmp_path / "good").mkdir()
+    (tmp_path / "good" / "SKILL.md").write_text(
+        "---\nname: good\ndescription: Fix docker containers that exit\n---\nbody\n", encoding="utf-8")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "SKILL.md").write_text("---\nname: [unclosed\n---\nbody\n", encoding="utf-8")
+    r = SkillRetriever(folders=[tmp_path])
+    with caplog.at_level("WARNING", logger="hermes_core.retrieval.skills"):
+        r.refresh(dense=False)
+        r.load_catalog()
+        r.refresh(dense=False)
+    assert [m for m in caplog.messages if "skipping skill" in m] == [
+        f"skipping skill: {tmp_path / 'bad' / 'SKILL.md'}: front matter is not valid YAML at line 2"]
+    assert [str(i) for i in r.issues] == [
+        f"{tmp_path / 'bad' / 'SKILL.md'}: front matter is not valid YAML at line 2"]
