@@ -498,6 +498,18 @@ def blocked_notice(name: str, finding: InjectionFinding) -> str:
     return f"[BLOCKED: {name} was not loaded: {finding.describe()}]"
 
 
+_NOTICE = re.compile(r"\[BLOCKED: (?:a paragraph of (?P<par>[^\]\n]+?) was removed|"
+                     r"(?P<file>[^\]\n]+?) was not loaded): (?P<why>possible prompt injection "
+                     r"\([^)\n]*\))\]")
+
+
+def notices_in(text: str) -> list[tuple[str, str, bool]]:
+    """The BLOCKED notices in an assembled block: (name, why, whole file) for each, so a block put
+    together elsewhere (an auto-loaded skill) can still be reported where the user looks."""
+    return [(m.group("par") or m.group("file"), m.group("why"), m.group("file") is not None)
+            for m in _NOTICE.finditer(text)]
+
+
 def paragraph_notice(name: str, finding: InjectionFinding) -> str:
     """The one line that replaces one blocked paragraph; the rest of the file is kept."""
     return f"[BLOCKED: a paragraph of {name} was removed: {finding.describe()}]"

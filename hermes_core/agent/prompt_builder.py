@@ -53,6 +53,7 @@ from hermes_core.agent.prompt.files import (
     stat_fingerprint,
 )
 from hermes_core.config import Settings
+from hermes_core.injection import notices_in
 from hermes_core.tokenize import estimate_tokens
 from hermes_core.types import (
     CachePlan,
@@ -344,16 +345,18 @@ class PromptBuilder:
     def _select_skills(self, selector: SkillSelector, query: RetrievalQuery,
                        history: Sequence[Message], events: list[ContextEvent]) -> tuple[str, Any]:
         select_turn = getattr(selector, "select_turn", None)
-        if select_turn is None:
-            return self._call_block("skill selector",
-                                    lambda: selector.select(query.text, history, query.message),
-                                    events), None
         got: list[Any] = [None]
 
         def call() -> str:
+            if select_turn is None:
+                return selector.select(query.text, history, query.message)
             block, got[0] = select_turn(query)
             return str(block)
         block = self._call_block("skill selector", call, events)
+        for name, why, whole in notices_in(block):   # an auto-loaded SKILL.md's blocked parts
+            events.append(ContextEvent("blocked", name, f"{why}; " + (
+                "replaced by a BLOCKED notice" if whole
+                else "that paragraph was replaced by a BLOCKED notice, the rest is loaded")))
         return block, got[0]
 
     def _recall(self, source: MemorySource, query: RetrievalQuery, session_id: str | None,
