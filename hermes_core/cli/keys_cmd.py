@@ -18,6 +18,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("keys", help="API key pool status")
     ksub = p.add_subparsers(dest="keys_command", metavar="SUBCOMMAND")
     s = ksub.add_parser("status", help="per key: fingerprint, state, blocked-until, requests")
+    s.add_argument("--home", metavar="DIR", help="HERMES_HOME (default: $HERMES_HOME or ~/.hermes)")
     s.add_argument("--config", help="config YAML (default: HERMES_HOME/config.yaml)")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(handler=status)
@@ -27,7 +28,7 @@ def register(sub: Any) -> None:
 def status(args: argparse.Namespace) -> int:
     from hermes_core.agent.credential_pool import CredentialPool
 
-    settings = load_settings(args.config)
+    settings = load_settings(args.config, home=args.home)
     pool = CredentialPool.from_settings(settings)
     rows = pool.status()
     if args.json:

@@ -18,6 +18,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("route", help="show which model and providers a message would go to",
                        description="Route MESSAGE, or train the classifier: route train FILE.jsonl")
     p.add_argument("words", nargs="+", metavar="MESSAGE", help="the message (or: train FILE.jsonl)")
+    p.add_argument("--home", metavar="DIR", help="HERMES_HOME (default: $HERMES_HOME or ~/.hermes)")
     p.add_argument("--config", help="config YAML (default: HERMES_HOME/config.yaml)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--tools", action="store_true", help="the request needs tool calls")
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         return train(args, args.words[1])
     from hermes_core.agent.smart_routing import Router
 
-    settings = load_settings(args.config)
+    settings = load_settings(args.config, home=args.home)
     router = Router.from_settings(settings)
     message = " ".join(args.words)
     d = router.select(message, requested_model=args.model, requires_tools=args.tools,
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
 def train(args: argparse.Namespace, file: str) -> int:
     from hermes_core.agent.routing.classifier import RouteClassifier, read_examples
 
-    settings = load_settings(args.config)
+    settings = load_settings(args.config, home=args.home)
     examples = read_examples(file)
     clf = RouteClassifier.train(examples, source=file)
     out = args.out or settings.llm.routing.classifier.path or "route_classifier.pkl"

@@ -86,3 +86,19 @@ def test_keys_status_without_keys(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_keys_without_subcommand_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["keys"]) == 2
     assert "status" in capsys.readouterr().out
+
+
+def test_route_and_keys_read_the_config_of_the_home_named_by_home(
+        cfg: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HERMES_HOME", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert main(["route", "please", "run", "this", "command", "--home", str(tmp_path),
+                 "--json"]) == 0   # cfg is the home's config.yaml: its code rule answers
+    assert json.loads(capsys.readouterr().out)["model"] == "claude-sonnet-4"
+    assert main(["keys", "status", "--home", str(tmp_path), "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["keys"]) == 2
+    assert main(["keys", "status", "--home", str(tmp_path / "typo")]) == 1
+    err = capsys.readouterr().err
+    assert "typo" in err and "does not exist" in err
