@@ -17,6 +17,15 @@ from hermes_core.providers.base import CallOptions
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
 OFFICIAL_HOST = "api.openai.com"
+_PATH = "/chat/completions"
+_SECURITY = {"bearer_auth": True}   # the auth create() asks for: the API key as a bearer token
+
+
+def _chat_completion_type() -> type:
+    """The SDK's response model, imported on first use like the SDK itself."""
+    from openai.types.chat import ChatCompletion
+
+    return ChatCompletion
 
 
 def is_loopback(url: str | None) -> bool:
@@ -183,6 +192,15 @@ class OpenAIProvider(SDKProvider):
 
     def _api(self, client: Any) -> Any:
         return client.chat.completions
+
+    def _create(self, client: Any, payload: dict[str, Any], timeout: float) -> Any:
+        """``payload`` posted as it is, through the client's public ``post``: the same request
+        ``chat.completions.create`` sends (path, auth, parsing into a ``ChatCompletion``), minus
+        its walk of every parameter against the typed request schema, which leaves a payload
+        already in wire form unchanged (pinned by a test against the SDK's own transform) and was
+        a quarter of the SDK's CPU per call."""
+        return client.post(_PATH, cast_to=_chat_completion_type(), body=payload,
+                           options={"timeout": timeout, "security": _SECURITY})
 
     def _completion(self, resp: Any, model: str) -> Completion:
         if resp.choices is None:   # JSON of another shape: the SDK fills missing fields with None
