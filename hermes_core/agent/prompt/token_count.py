@@ -124,6 +124,11 @@ def tiktoken_counter(model: str, *, cache_dir: str | None = None,
     except KeyError:
         return None
     if loader is None:
+        loaded = _encodings.get(name)
+        if loaded is not None:
+            # verified and loaded by an earlier turn: the file (MBs, hashed whole to verify it)
+            # is not read again on every turn
+            return TiktokenCounter(loaded, name)
         if local_encoding_file(name, cache_dir if cache_dir is not None
                                else tiktoken_cache_dir()) is None:
             return None
