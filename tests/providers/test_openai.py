@@ -314,6 +314,9 @@ def test_a_rendered_payload_is_what_the_sdks_typed_create_would_send(payload: di
     sent = json.loads(json.dumps(payload))
     assert maybe_transform(payload, completion_create_params.CompletionCreateParamsNonStreaming) \
         == sent
+    streamed = {**payload, "stream": True, "stream_options": {"include_usage": True}}
+    assert maybe_transform(streamed, completion_create_params.CompletionCreateParamsStreaming) \
+        == json.loads(json.dumps(streamed))
 
 
 @pytest.mark.parametrize("use_async", [False, True])
@@ -342,3 +345,34 @@ def test_complete_sends_the_same_request_as_the_sdks_create(respx_mock: Any, use
     assert ({k: v for k, v in ours.headers.items() if k not in skip}
             == {k: v for k, v in theirs.headers.items() if k not in skip})
     assert ours.headers["authorization"] == f"Bearer {CRED.secret}"
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_stream_sends_the_same_request_as_the_sdks_create(respx_mock: Any, use_async: bool):
+    route = respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=openai_chat_stream(("hel", "lo")), headers=SSE_HEADERS))
+    provider = OpenAIProvider()
+    opts = CallOptions(seed=3, idle_timeout_s=5)
+    payload = {**render_openai(PROMPT, "gpt-4o-mini", opts), "stream": True,
+               "stream_options": {"include_usage": True}}
+    if use_async:
+        async def both() -> str:
+            text = "".join([d.text async for d in provider.astream(PROMPT, "gpt-4o-mini", CRED, opts)
+                            if d.text])
+            client = provider._clients.get(CRED, is_async=True)
+            stream = await client.chat.completions.create(**payload, timeout=60.0)
+            async for _ in stream:
+                pass
+            return text
+
+        text = asyncio.run(both())
+    else:
+        text = "".join(d.text for d in provider.stream(PROMPT, "gpt-4o-mini", CRED, opts) if d.text)
+        for _ in provider._clients.get(CRED).chat.completions.create(**payload, timeout=60.0):
+            pass
+    ours, theirs = route.calls[-2].request, route.calls[-1].request
+    assert text == "hello"
+    assert json.loads(ours.content) == json.loads(theirs.content) == payload
+    skip = {"x-stainless-retry-count", "x-stainless-read-timeout", "x-stainless-timeout"}
+    assert ({k: v for k, v in ours.headers.items() if k not in skip}
+            == {k: v for k, v in theirs.headers.items() if k not in skip})
