@@ -65,10 +65,9 @@ ROUND_BREAK = "\n\n"
 
 MAX_TOOL_ROUNDS = 10   # the default of llm.max_tool_rounds
 #: An async turn whose previous prompt build took less CPU than this builds the next one on the
-#: event loop: a hop to a worker thread costs about 40 us of CPU (a thread wake, GIL hand-overs,
-#: the loop's wake-up pipe), more than a cheap build itself, and blocking the loop for under a
-#: millisecond is less than one SDK call does. A build above it (retrieval embedding the message,
-#: a large memory archive) moves the next turn back to a thread.
+#: event loop: a hop to a worker thread (a wake, GIL hand-overs against a busy loop) costs more
+#: than a cheap build, and under a millisecond on the loop is less than one SDK call. A costlier
+#: build (retrieval embedding the message, a large archive) sends the next turn to a thread.
 INLINE_PREPARE_CPU_S = 0.001
 NO_KEY_HELP = ("no API key configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add keys under "
                "'credentials' in config.yaml (see config.example.yaml)")
@@ -450,9 +449,8 @@ class Agent:
         other requests must not stall for. The ``pre_llm_call`` hook runs in that worker thread.
 
         Unless the build is known to be cheap: with no hook, after a build that took under
-        ``INLINE_PREPARE_CPU_S`` of CPU, the next one runs on the loop (see the constant). The
-        cost is measured as the building thread's CPU time, which waiting for the GIL behind
-        other requests does not inflate."""
+        ``INLINE_PREPARE_CPU_S`` of its thread's CPU time (which waiting for the GIL behind other
+        requests does not inflate), the next one runs on the loop."""
         last = self._prepare_cpu_s
         if self.pre_llm_call is None and last is not None and last < INLINE_PREPARE_CPU_S:
             return self._measured_turn(message)
