@@ -341,10 +341,12 @@ class Credential:
     # where the key was configured (``OPENAI_API_KEY``, ``credentials.openai.keys[0]``): what a
     # person fixes when the provider rejects it; never the key itself
     source: str = field(default="", compare=False)
+    #: ``fingerprint(secret)``, hashed once: the call loop reads it several times per request
+    #: (the client cache's key, the pool's bookkeeping, the audit line), a SHA-256 each time
+    fingerprint: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def fingerprint(self) -> str:
-        return fingerprint(self.secret)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fingerprint", fingerprint(self.secret))
 
     def __repr__(self) -> str:
         return f"Credential(provider={self.provider!r}, fingerprint={self.fingerprint!r})"

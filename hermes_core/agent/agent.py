@@ -14,6 +14,7 @@ import asyncio
 import inspect
 import logging
 import os
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -63,6 +64,11 @@ log = logging.getLogger("hermes_core.agent")
 ROUND_BREAK = "\n\n"
 
 MAX_TOOL_ROUNDS = 10   # the default of llm.max_tool_rounds
+#: An async turn whose previous prompt build took less CPU than this builds the next one on the
+#: event loop: a hop to a worker thread (a wake, GIL hand-overs against a busy loop) costs more
+#: than a cheap build, and under a millisecond on the loop is less than one SDK call. A costlier
+#: build (retrieval embedding the message, a large archive) sends the next turn to a thread.
+INLINE_PREPARE_CPU_S = 0.001
 NO_KEY_HELP = ("no API key configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add keys under "
                "'credentials' in config.yaml (see config.example.yaml)")
 
@@ -171,6 +177,8 @@ class Agent:
         self.last_decision: RouteDecision | None = None
         self.last_turn: TurnContext | None = None   # what retrieval and memory decided last prepare()
         self._recorded = 0   # len(history) at the last record: later turns are recorded again
+        # CPU seconds the last prompt build took (None: not measured yet); see INLINE_PREPARE_CPU_S
+        self._prepare_cpu_s: float | None = None
 
         self.pool = pool or CredentialPool.from_settings(self.settings)  # alerts log fingerprints
         if provider is not None:
@@ -438,8 +446,21 @@ class Agent:
     async def _aturn(self, message: str) -> _Turn:
         """``_turn`` off the event loop: building the prompt stats context files, runs retrieval
         (an embedding) and searches episodic memory, tens of milliseconds an event loop serving
-        other requests must not stall for. The ``pre_llm_call`` hook runs in that worker thread."""
-        return await asyncio.to_thread(self._turn, message)
+        other requests must not stall for. The ``pre_llm_call`` hook runs in that worker thread.
+
+        Unless the build is known to be cheap: with no hook, after a build that took under
+        ``INLINE_PREPARE_CPU_S`` of its thread's CPU time (which waiting for the GIL behind other
+        requests does not inflate), the next one runs on the loop."""
+        last = self._prepare_cpu_s
+        if self.pre_llm_call is None and last is not None and last < INLINE_PREPARE_CPU_S:
+            return self._measured_turn(message)
+        return await asyncio.to_thread(self._measured_turn, message)
+
+    def _measured_turn(self, message: str) -> _Turn:
+        started = time.thread_time()
+        turn = self._turn(message)
+        self._prepare_cpu_s = time.thread_time() - started
+        return turn
 
     @overload
     async def achat(self, message: str, *, options: Mapping[str, Any] | None = None) -> Reply: ...

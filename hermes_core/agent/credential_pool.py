@@ -201,6 +201,8 @@ class CredentialPool:
 
     def has_keys(self, provider: str) -> bool:
         """True when the provider has a configured key this process has not seen removed."""
+        if not self._removed:   # nothing ever removed (the usual case): no lock, no scan
+            return bool(self._creds.get(provider))
         with self._removed_lock:
             return any((provider, c.fingerprint) not in self._removed
                        for c in self._creds.get(provider, ()))

@@ -10,13 +10,13 @@ confident enough. Features, the condition language and candidate ordering live i
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hermes_core.agent.routing.rules import (
     Condition,
-    RequestFeatures,
     candidates_for,
     compile_condition,
     extract_features,
@@ -67,6 +67,9 @@ class Router:
     def __init__(self, routing: RoutingSettings, classifier: RouteClassifier | None = None) -> None:
         self.routing = routing
         self.classifier = classifier
+        # a model's candidates, per model: settings are frozen, and sorting the providers on
+        # every route was a cost of every request
+        self._candidates: dict[str, tuple[Candidate, ...]] = {}
         pairs = ([(r.condition, r.model) for r in routing.rules] if routing.rules
                  else list(default_rules(routing)))
         self.rules: tuple[CompiledRule, ...] = tuple(
@@ -105,7 +108,12 @@ class Router:
         return target
 
     def candidates_for(self, model: str) -> tuple[Candidate, ...]:
-        return candidates_for(model, self.routing)
+        found = self._candidates.get(model)
+        if found is None:
+            found = candidates_for(model, self.routing)
+            if len(self._candidates) < 1024:   # models named by callers: bounded
+                self._candidates[model] = found
+        return found
 
     def select(self, prompt_or_text: Prompt | str, *, requested_model: str | None = None,
                requires_tools: bool = False, turn_count: int = 0,
@@ -116,11 +124,12 @@ class Router:
         by the rules, but failover candidates are not offered; ``pin_note`` joins the reason."""
         feats = extract_features(prompt_or_text, requires_tools=requires_tools,
                                  turn_count=turn_count, attachments=attachments)
-        model, reason = self._choose(prompt_or_text, feats, requested_model)
-        decision = RouteDecision(model, self.candidates_for(model), reason, feats.as_dict())
+        named = feats.as_dict()
+        model, reason = self._choose(prompt_or_text, named, requested_model)
+        decision = RouteDecision(model, self.candidates_for(model), reason, named)
         return pin(decision, pinned, pin_note) if pinned is not None else decision
 
-    def _choose(self, prompt_or_text: Prompt | str, feats: RequestFeatures,
+    def _choose(self, prompt_or_text: Prompt | str, feats: Mapping[str, Any],
                 requested_model: str | None) -> tuple[str, str]:
         if requested_model:
             return requested_model, "requested model"
@@ -132,7 +141,7 @@ class Router:
             model = self.resolve(label)
             if confidence >= floor and model:
                 return model, f"classifier: {label} (confidence {confidence:.2f} >= {floor:.2f})"
-        env = {**feats.as_dict(), "message": text.lower()}
+        env = {**feats, "message": text.lower()}
         for rule in self.rules:
             model = self.resolve(rule.target)
             if not model:

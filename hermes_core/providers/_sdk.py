@@ -199,13 +199,18 @@ class SDKProvider:
             raise ServerError(f"{self.name}: HTTP 200 but the body is not a {self.kind} response "
                               f"({type(e).__name__})", provider=self.name) from None
 
+    def _create(self, client: Any, payload: dict[str, Any], timeout: float) -> Any:
+        """Send ``payload`` (as :meth:`render` made it) with ``client``; an awaitable for an async
+        client. The SDK's typed ``create`` by default; a subclass may post the payload directly."""
+        return self._api(client).create(**payload, timeout=timeout)
+
     def complete(self, prompt: Prompt, model: str, credential: Credential | None,
                  options: CallOptions) -> Completion:
-        api = self._api(self._clients.get(credential))
+        client = self._clients.get(credential)
         try:
             with self._bounded(options):
-                resp = api.create(**self.render(prompt, model, options),
-                                  timeout=self._timeout(options))
+                resp = self._create(client, self.render(prompt, model, options),
+                                    self._timeout(options))
         except self.sdk_error as e:
             raise self._error(e, credential) from None
         except json.JSONDecodeError as e:   # a 200 whose JSON body is cut
@@ -214,11 +219,11 @@ class SDKProvider:
 
     async def acomplete(self, prompt: Prompt, model: str, credential: Credential | None,
                         options: CallOptions) -> Completion:
-        api = self._api(self._clients.get(credential, is_async=True))
+        client = self._clients.get(credential, is_async=True)
         try:
             with self._bounded(options):
-                resp = await api.create(**self.render(prompt, model, options),
-                                        timeout=self._timeout(options))
+                resp = await self._create(client, self.render(prompt, model, options),
+                                          self._timeout(options))
         except self.sdk_error as e:
             raise self._error(e, credential) from None
         except json.JSONDecodeError as e:

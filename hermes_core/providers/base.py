@@ -100,6 +100,11 @@ class ClientCache:
                credential.fingerprint if credential else None,
                credential.endpoint if credential else None, is_async,
                id(loop) if loop is not None else None)
+        # the common case, read without the lock (a dict read is atomic): a client built for
+        # this key on a loop already seen
+        client = self._clients.get(key)
+        if client is not None and (loop is None or self._loops.get(id(loop)) is loop):
+            return client
         with self._lock:
             if loop is not None and self._loops.get(id(loop)) is not loop:
                 self._forget_closed_loops(loop)

@@ -11,8 +11,9 @@ SDK, sync and async, without touching its signatures). Outside such a block noth
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+import httpx2
 
 
 @dataclass
@@ -44,10 +45,26 @@ class capture:
         _HEARD.reset(self._token)
 
 
-def note(headers: Mapping[str, str]) -> None:
+def note(headers: httpx2.Headers) -> None:
     """Called by the transports for every response: keeps its rate-limit headers (lower-cased)
-    when a :func:`capture` block is listening, else does nothing."""
+    when a :func:`capture` block is listening, else does nothing. Reads the raw bytes and decodes
+    only the few that match: ``Headers.items()`` decodes every header (and first tries every one
+    of them to pick an encoding), a cost paid on every answer."""
     heard = _HEARD.get()
     if heard is None:
         return
-    heard.headers = {k.lower(): v for k, v in headers.items() if "ratelimit" in k.lower()}
+    kept: dict[str, str] = {}
+    for raw_key, raw_value in headers.raw:
+        key = raw_key.lower()
+        if b"ratelimit" not in key:
+            continue
+        name, value = key.decode("latin-1"), _text(raw_value)
+        kept[name] = f"{kept[name]}, {value}" if name in kept else value
+    heard.headers = kept
+
+
+def _text(value: bytes) -> str:
+    try:
+        return value.decode("ascii")
+    except UnicodeDecodeError:
+        return value.decode("utf-8", "replace")

@@ -7,6 +7,7 @@ same cache. The per-turn context travels as a leading text part of the last user
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -17,6 +18,25 @@ from hermes_core.providers.base import CallOptions
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
 OFFICIAL_HOST = "api.openai.com"
+_PATH = "/chat/completions"
+_SECURITY = {"bearer_auth": True}   # the auth create() asks for: the API key as a bearer token
+
+
+def _chat_completion_type() -> type:
+    """The SDK's response model, imported on first use like the SDK itself."""
+    from openai.types.chat import ChatCompletion
+
+    return ChatCompletion
+
+
+@functools.cache
+def _chunk_stream_type(is_async: bool) -> Any:
+    """``Stream[ChatCompletionChunk]`` (``AsyncStream`` for an async client), what create() reads a
+    streamed answer with."""
+    from openai import AsyncStream, Stream
+    from openai.types.chat import ChatCompletionChunk
+
+    return (AsyncStream if is_async else Stream)[ChatCompletionChunk]
 
 
 def is_loopback(url: str | None) -> bool:
@@ -184,6 +204,22 @@ class OpenAIProvider(SDKProvider):
     def _api(self, client: Any) -> Any:
         return client.chat.completions
 
+    def _create(self, client: Any, payload: dict[str, Any], timeout: float) -> Any:
+        """``payload`` posted as it is, through the client's public ``post``: the same request
+        ``chat.completions.create`` sends (path, auth, parsing into a ``ChatCompletion``), minus
+        its walk of every parameter against the typed request schema, which leaves a payload
+        already in wire form unchanged (pinned by a test against the SDK's own transform) and was
+        a quarter of the SDK's CPU per call."""
+        return client.post(_PATH, cast_to=_chat_completion_type(), body=payload,
+                           options={"timeout": timeout, "security": _SECURITY})
+
+    def _open_stream(self, client: Any, payload: dict[str, Any], timeout: Any, *,
+                     is_async: bool) -> Any:
+        """The streamed request, posted like :meth:`_create` (an awaitable for an async client)."""
+        return client.post(_PATH, cast_to=_chat_completion_type(), body=payload,
+                           options={"timeout": timeout, "security": _SECURITY}, stream=True,
+                           stream_cls=_chunk_stream_type(is_async))
+
     def _completion(self, resp: Any, model: str) -> Completion:
         if resp.choices is None:   # JSON of another shape: the SDK fills missing fields with None
             raise TypeError("no choices")
@@ -239,9 +275,8 @@ class OpenAIProvider(SDKProvider):
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         try:
             with self._bounded(options, stream=True):
-                stream = client.chat.completions.create(
-                    **self._stream_payload(prompt, model, options),
-                    timeout=self._stream_timeout(options))
+                stream = self._open_stream(client, self._stream_payload(prompt, model, options),
+                                           self._stream_timeout(options), is_async=False)
             with stream:
                 for chunk in stream:
                     yield from self._chunk_deltas(chunk, tools, state)
@@ -257,9 +292,9 @@ class OpenAIProvider(SDKProvider):
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         try:
             with self._bounded(options, stream=True):
-                stream = await client.chat.completions.create(
-                    **self._stream_payload(prompt, model, options),
-                    timeout=self._stream_timeout(options))
+                stream = await self._open_stream(
+                    client, self._stream_payload(prompt, model, options),
+                    self._stream_timeout(options), is_async=True)
             async with stream:
                 async for chunk in stream:
                     for d in self._chunk_deltas(chunk, tools, state):

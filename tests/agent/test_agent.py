@@ -292,6 +292,34 @@ async def test_async_turns_build_the_prompt_off_the_event_loop(home: Path):
     assert text == "two" and threading.main_thread().name not in threads
 
 
+async def test_async_turns_build_a_prompt_on_the_loop_only_after_a_cheap_build(
+        home: Path, monkeypatch: pytest.MonkeyPatch):
+    """A thread hop costs more than a cheap build: after a build measured under the threshold the
+    next one runs on the event loop; after a costly one it goes back to a worker thread."""
+    import threading
+
+    from hermes_core.agent import agent as agent_module
+
+    agent = agent_for(home, FakeProvider(["one", "two", "three", "four"]))
+    built_on: list[bool] = []
+    build = agent._turn
+
+    def spy(message: str):  # type: ignore[no-untyped-def]
+        built_on.append(threading.current_thread() is threading.main_thread())
+        return build(message)
+
+    monkeypatch.setattr(agent, "_turn", spy)
+    monkeypatch.setattr(agent_module, "INLINE_PREPARE_CPU_S", 60.0)   # every build is cheap
+    await agent.achat("first")      # nothing measured yet: a worker thread
+    await agent.achat("second")     # the first was cheap: on the loop
+    monkeypatch.setattr(agent_module, "INLINE_PREPARE_CPU_S", 0.0)    # every build is costly
+    await agent.achat("third")      # decided by the second build's cost: a thread now
+    assert [p async for p in agent.astream("fourth")] == ["four"]
+    assert built_on == [False, True, False, False]
+    assert [m.content for m in agent.history if m.role == "assistant"] == [
+        "one", "two", "three", "four"]
+
+
 def test_a_prompt_builder_passed_in_gets_the_agents_skills_and_memories(home: Path):
     from hermes_core.agent.prompt_builder import PromptBuilder
 

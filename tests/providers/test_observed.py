@@ -47,3 +47,15 @@ def test_async_responses_reach_the_capture_block_of_their_own_task() -> None:
 
     assert asyncio.run(main()) == [{"x-ratelimit-remaining-requests": "1"},
                                    {"x-ratelimit-remaining-requests": "2"}]
+
+
+def test_a_repeated_rate_limit_header_is_kept_joined_and_other_headers_are_not_decoded() -> None:
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers=[(b"X-RateLimit-Reset-Tokens", b"1s"),
+                                             (b"x-ratelimit-reset-tokens", b"2s"),
+                                             (b"x-note", "caf\u00e9".encode("latin-1"))])
+
+    client = httpx2.Client(transport=DeadlineTransport(httpx2.MockTransport(answer)))
+    with capture() as heard:
+        client.get("http://test/v1/x")
+    assert heard.headers == {"x-ratelimit-reset-tokens": "1s, 2s"}

@@ -31,7 +31,7 @@ from hermes_core.testing import (
     openai_chat_stream,
 )
 from hermes_core.testing.builders import _sse
-from hermes_core.types import Credential, Message, Prompt, ToolSpec
+from hermes_core.types import Credential, Message, Prompt, ToolCall, ToolSpec
 
 PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
 
@@ -279,3 +279,100 @@ def test_a_whole_stream_is_still_a_reply(respx_mock: object, tmp_path: Path) -> 
     finally:
         agent.close()
     assert json.loads(json.dumps(agent.history[-1].content)) == "Hello!"
+
+
+def _rendered_payloads() -> list[dict[str, Any]]:
+    """What render_openai produces across its branches: tools, tool rounds, per-turn context,
+    structured output, stop/seed/temperature, a reasoning model, a compatible endpoint."""
+    tool = ToolSpec("lookup", "find a thing", {"type": "object", "properties": {
+        "q": {"type": "string"}, "n": {"type": "integer"}}, "required": ["q"]})
+    call = ToolCall("call_1", "lookup", '{"q": "x"}')
+    rounds = Prompt(system="sys", context="ctx", tools=(tool,), messages=(
+        Message("user", "find x"), Message("assistant", "", tool_calls=(call,)),
+        Message("tool", "found", tool_call_id="call_1", name="lookup"),
+        Message("user", "and y?", name="ann")))
+    schema = {"name": "Answer", "description": "d", "schema": {
+        "type": "object", "properties": {"a": {"type": "string"}}}}
+    return [
+        render_openai(PROMPT, "gpt-4o-mini", CallOptions()),
+        render_openai(rounds, "gpt-4o-mini", CallOptions(
+            temperature=0.2, stop=("END",), seed=7, tool_choice="lookup", response_format=schema)),
+        render_openai(rounds, "o3-mini", CallOptions(reasoning_effort="low", tool_choice="auto")),
+        render_openai(Prompt(system="s", messages=(), context="only context"), "llama3", CallOptions(),
+                      official=False),
+    ]
+
+
+@pytest.mark.parametrize("payload", _rendered_payloads())
+def test_a_rendered_payload_is_what_the_sdks_typed_create_would_send(payload: dict[str, Any]):
+    """complete() posts the rendered payload without ``create``'s walk over the typed request
+    schema; that walk must leave every payload render_openai makes unchanged (else the bypass
+    would send something create would not)."""
+    from openai._utils import maybe_transform
+    from openai.types.chat import completion_create_params
+
+    sent = json.loads(json.dumps(payload))
+    assert maybe_transform(payload, completion_create_params.CompletionCreateParamsNonStreaming) \
+        == sent
+    streamed = {**payload, "stream": True, "stream_options": {"include_usage": True}}
+    assert maybe_transform(streamed, completion_create_params.CompletionCreateParamsStreaming) \
+        == json.loads(json.dumps(streamed))
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_complete_sends_the_same_request_as_the_sdks_create(respx_mock: Any, use_async: bool):
+    route = respx_mock.post(OPENAI_URL).mock(
+        return_value=httpx.Response(200, json=openai_chat_completion("hello")))
+    provider = OpenAIProvider()
+    payload = render_openai(PROMPT, "gpt-4o-mini", CallOptions(seed=3))
+    if use_async:
+        async def both() -> Any:
+            done = await provider.acomplete(PROMPT, "gpt-4o-mini", CRED, CallOptions(seed=3))
+            client = provider._clients.get(CRED, is_async=True)   # the same client, its way
+            await client.chat.completions.create(**payload, timeout=60.0)
+            return done
+
+        done = asyncio.run(both())
+    else:
+        done = provider.complete(PROMPT, "gpt-4o-mini", CRED, CallOptions(seed=3))
+        provider._clients.get(CRED).chat.completions.create(**payload, timeout=60.0)
+    ours, theirs = route.calls[-2].request, route.calls[-1].request
+    assert done.text == "hello"
+    assert json.loads(ours.content) == json.loads(theirs.content) == payload
+    assert ours.url == theirs.url and ours.method == theirs.method == "POST"
+    skip = {"x-stainless-retry-count", "x-stainless-read-timeout", "x-stainless-async",
+            "x-stainless-timeout"}
+    assert ({k: v for k, v in ours.headers.items() if k not in skip}
+            == {k: v for k, v in theirs.headers.items() if k not in skip})
+    assert ours.headers["authorization"] == f"Bearer {CRED.secret}"
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_stream_sends_the_same_request_as_the_sdks_create(respx_mock: Any, use_async: bool):
+    route = respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=openai_chat_stream(("hel", "lo")), headers=SSE_HEADERS))
+    provider = OpenAIProvider()
+    opts = CallOptions(seed=3, idle_timeout_s=5)
+    payload = {**render_openai(PROMPT, "gpt-4o-mini", opts), "stream": True,
+               "stream_options": {"include_usage": True}}
+    if use_async:
+        async def both() -> str:
+            text = "".join([d.text async for d in provider.astream(PROMPT, "gpt-4o-mini", CRED, opts)
+                            if d.text])
+            client = provider._clients.get(CRED, is_async=True)
+            stream = await client.chat.completions.create(**payload, timeout=60.0)
+            async for _ in stream:
+                pass
+            return text
+
+        text = asyncio.run(both())
+    else:
+        text = "".join(d.text for d in provider.stream(PROMPT, "gpt-4o-mini", CRED, opts) if d.text)
+        for _ in provider._clients.get(CRED).chat.completions.create(**payload, timeout=60.0):
+            pass
+    ours, theirs = route.calls[-2].request, route.calls[-1].request
+    assert text == "hello"
+    assert json.loads(ours.content) == json.loads(theirs.content) == payload
+    skip = {"x-stainless-retry-count", "x-stainless-read-timeout", "x-stainless-timeout"}
+    assert ({k: v for k, v in ours.headers.items() if k not in skip}
+            == {k: v for k, v in theirs.headers.items() if k not in skip})

@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -90,6 +91,11 @@ class TiktokenCounter:
 
 _encodings: dict[str, Any] = {}
 _enc_lock = threading.Lock()
+#: (encoding, cache dir) -> when its file was last found missing or corrupt (``time.monotonic``).
+#: Every turn chooses a counter: looking again costs a failed open() (tens of microseconds in a
+#: sandbox) and the cache folder's lookup; a file downloaded meanwhile is used within a minute.
+_missing: dict[tuple[str, str | None], float] = {}
+RECHECK_MISSING_S = 60.0
 
 
 def local_encoding_file(encoding_name: str, cache_dir: str | None) -> str | None:
@@ -124,8 +130,17 @@ def tiktoken_counter(model: str, *, cache_dir: str | None = None,
     except KeyError:
         return None
     if loader is None:
-        if local_encoding_file(name, cache_dir if cache_dir is not None
-                               else tiktoken_cache_dir()) is None:
+        loaded = _encodings.get(name)
+        if loaded is not None:
+            # verified and loaded by an earlier turn: the file (MBs, hashed whole to verify it)
+            # is not read again on every turn
+            return TiktokenCounter(loaded, name)
+        folder = cache_dir if cache_dir is not None else tiktoken_cache_dir()
+        seen = _missing.get((name, folder))
+        if seen is not None and time.monotonic() - seen < RECHECK_MISSING_S:
+            return None
+        if local_encoding_file(name, folder) is None:
+            _missing[(name, folder)] = time.monotonic()
             return None
         loader = tiktoken.get_encoding
     with _enc_lock:

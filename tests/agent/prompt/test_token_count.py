@@ -72,3 +72,60 @@ def test_calibration_is_billed_prompt_tokens_over_the_estimate():
     assert counter.count("x" * 400) == round(estimate_tokens("x" * 400) * ratio)
     assert calibration_ratio(prompt, Usage()) is None                 # nothing billed: no change
     assert calibration_ratio(prompt, Usage(input_tokens=estimated * 50)) is None   # implausible
+
+
+def test_an_encoding_loaded_once_is_not_verified_again_on_every_turn(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    tiktoken = pytest.importorskip("tiktoken",
+                                   reason="tiktoken is an optional extra (hermes-core[tiktoken])")
+    monkeypatch.setattr(token_count, "_encodings", {})
+    monkeypatch.setattr(tiktoken, "get_encoding", lambda name: CharEncoding())
+    data = b"dG9rZW4= 0\n"
+    url, _ = token_count.TIKTOKEN_FILES["o200k_base"]
+    monkeypatch.setitem(token_count.TIKTOKEN_FILES, "o200k_base",
+                        (url, hashlib.sha256(data).hexdigest()))
+    (tmp_path / hashlib.sha1(url.encode()).hexdigest()).write_bytes(data)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    reads: list[str] = []
+    verify = token_count.local_encoding_file
+
+    def counted(name: str, cache_dir: str | None) -> str | None:
+        reads.append(name)
+        return verify(name, cache_dir)
+
+    monkeypatch.setattr(token_count, "local_encoding_file", counted)
+    first = tiktoken_counter("gpt-4o")
+    second = tiktoken_counter("gpt-4o")
+    assert first is not None and second is not None
+    assert second.encoding is first.encoding and second.count("token") == 5
+    assert reads == ["o200k_base"]
+
+
+def test_a_missing_encoding_file_is_looked_for_again_only_after_a_while(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    tiktoken = pytest.importorskip("tiktoken",
+                                   reason="tiktoken is an optional extra (hermes-core[tiktoken])")
+    monkeypatch.setattr(token_count, "_encodings", {})
+    monkeypatch.setattr(token_count, "_missing", {})
+    monkeypatch.setattr(tiktoken, "get_encoding", lambda name: CharEncoding())
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    looked: list[str] = []
+    verify = token_count.local_encoding_file
+
+    def counted(name: str, cache_dir: str | None) -> str | None:
+        looked.append(name)
+        return verify(name, cache_dir)
+
+    monkeypatch.setattr(token_count, "local_encoding_file", counted)
+    assert tiktoken_counter("gpt-4o") is None
+    data = b"dG9rZW4= 0\n"      # the file arrives (a download by another process)
+    url, _ = token_count.TIKTOKEN_FILES["o200k_base"]
+    monkeypatch.setitem(token_count.TIKTOKEN_FILES, "o200k_base",
+                        (url, hashlib.sha256(data).hexdigest()))
+    (tmp_path / hashlib.sha1(url.encode()).hexdigest()).write_bytes(data)
+    assert tiktoken_counter("gpt-4o") is None          # not looked for again at once
+    assert looked == ["o200k_base"]
+    monkeypatch.setattr(token_count, "RECHECK_MISSING_S", 0.0)   # the while has passed
+    counter = tiktoken_counter("gpt-4o")
+    assert counter is not None and counter.count("token") == 5
+    assert looked == ["o200k_base", "o200k_base"]
