@@ -3,7 +3,11 @@
     python benchmarks/async_throughput.py --json [--concurrency 64] [--seconds 3] [--rounds 5]
 
 The loopback server (``hermes_core.testing.MockLLMServer``, keep-alive, in a process of its own so
-it does not share the client's interpreter) answers every request after ``--latency-ms``. In one
+it does not share the client's interpreter) answers every request after ``--latency-ms``, stating
+a generous request limit in every answer as the real APIs do (OpenAI's ``x-ratelimit-*``): the
+pool then knows the key's limit from its first answer, as it would in production. A server that
+states none puts a key of unknown limit in the pool's slow start (one more request in flight per
+round trip until a limit is known), which is a different measurement. In one
 event loop per measurement, ``--concurrency`` tasks send requests back to back for ``--seconds``;
 each variant's throughput is the requests completed per second. Variants, interleaved round by round
 (the order rotates) so a busy machine slows each alike:
@@ -54,7 +58,8 @@ SERVER = """
 import sys
 from hermes_core.testing.server import KeyBehaviour, MockLLMServer
 srv = MockLLMServer(reply="ok", keep_alive=True)
-srv.set_key(sys.argv[1], KeyBehaviour(latency_s=float(sys.argv[2])))
+srv.set_key(sys.argv[1], KeyBehaviour(latency_s=float(sys.argv[2]), rpm=100_000_000,
+                                      rate_headers=True))
 srv.__enter__()
 print(srv.url, flush=True)
 sys.stdin.read()
