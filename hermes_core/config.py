@@ -253,9 +253,10 @@ class SkillSettings(_Model):
     # dense gate weights keyed by embedder model id (fitted defaults for MiniLM are built in)
     gate_weights: dict[str, GateWeightSettings] = Field(default_factory=dict)
     # the hint lists a top-k skill only if its fused score is >= hint_ratio x the best one's or
-    # within hint_margin of it (z-score units), so a small home is not handed 5 loose matches
+    # within hint_margin of it (z-score units; 0 = off), so a small home is not handed 5 loose
+    # matches; with embeddings it must also be backed by the calibrated gate (result.hint_cut)
     hint_ratio: float = Field(0.5, ge=0.0, le=1.0)
-    hint_margin: float = Field(1.5, ge=0.0)
+    hint_margin: float = Field(0.0, ge=0.0)
     # the first dense gate rule's weight on the best anchor cosine (top - anchor_weight x anchor)
     anchor_weight: float = Field(0.5, ge=0.0)
     # seconds between checks (stat only) for added, removed or edited skills; null: never re-check

@@ -127,6 +127,7 @@ def _search(args: argparse.Namespace) -> int:
             out["usage"] = None if u is None else {
                 "nearest": u.nearest, "nearest_skill": u.nearest_skill, "precision": round(u.precision, 4),
                 "weight": round(u.weight, 4), "neighbours": u.neighbours}
+            out["usage_events"] = None if r.usage is None else len(r.usage.store)
         print(json.dumps(out, ensure_ascii=False))
         return 0
     if not res.skills:
@@ -146,9 +147,22 @@ def _search(args: argparse.Namespace) -> int:
             u = res.usage
             print(f"usage: nearest past message {u.nearest!r} -> {u.nearest_skill} "
                   f"(precision {u.precision:.2f}, weight {u.weight:.2f}, {u.neighbours} voting)")
+        elif res.layer == "L5":
+            print(_usage_silence(r))
         for name, parts in res.contributions.items():
             print(f"  {name}: " + " ".join(f"{k}={v:+.4f}" for k, v in parts.items()))
     return 0
+
+
+def _usage_silence(r: Any) -> str:
+    """Why the usage layer did not answer: a layer shown only by its absence from ``answered``
+    reads as a bug to whoever is checking that learning works."""
+    if r.usage is None or "L6" not in r.layers:
+        return "usage: off (skill_utils.learn: false)" if r.usage is None else "usage: off (--layers)"
+    n = len(r.usage.store)
+    if not n:
+        return "usage: abstained (no past use recorded)"
+    return f"usage: abstained ({n} past use{'s' if n != 1 else ''}, too little to trust)"
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import ahocorasick
 import numpy as np
+import simplemma
 import snowballstemmer
 
 from hermes_core.tokenize import STOPWORDS, is_cjk, tokenize
@@ -41,15 +42,23 @@ _STEMMER = snowballstemmer.stemmer("english")
 
 @functools.lru_cache(maxsize=65536)
 def light_stem(word: str) -> str:
-    """The Snowball (Porter2) English stem of an ASCII word: papers/paper -> paper, movies/movie ->
-    movi, recipes/recipe -> recip, citing/cited -> cite.
+    """The Snowball (Porter2) English stem of an ASCII word's lemma: papers/paper -> paper,
+    movies/movie -> movi, buses/bus -> bus, knives/knife -> knife, children/child -> child,
+    citing/cited -> cite.
 
-    Both sides of the match go through it, so a singular and its plural must land on one stem;
-    a home-made suffix stripper did not (movies -> movy but movie -> movie). Snowball is maintained
-    and consistent on these pairs; the cache makes the per-token cost a dict look-up. CJK, digits
-    and words of three letters or fewer pass through unchanged.
+    Both sides of the match go through it, so a singular and its plural must land on one stem; a
+    home-made suffix stripper did not (movies -> movy but movie -> movie), and Porter2 alone
+    leaves the -es after s or z, -ves, -is/-es and irregular plurals apart (buse/bus, knive/knife,
+    children/child). simplemma's English lemma (a maintained dictionary, no model) first maps
+    those to the singular. The cache makes the per-token cost a dict look-up. CJK, digits and
+    identifiers pass through unchanged; Porter2 skips words of three letters or fewer.
     """
-    if len(word) <= 3 or not word.isascii() or not word.isalpha():
+    if not word.isascii() or not word.isalpha():
+        return word
+    lemma = simplemma.lemmatize(word, lang="en").lower()
+    if lemma.isascii() and lemma.isalpha() and lemma[:1] == word[:1].lower():
+        word = lemma   # not better -> good, was -> be: a form of the word, not a synonym of it
+    if len(word) <= 3:
         return word
     return str(_STEMMER.stemWord(word))
 

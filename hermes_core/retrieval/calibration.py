@@ -184,6 +184,30 @@ class DenseCalibration:
     def threshold_for(self, lang: str) -> float:
         return float(self.threshold.get(lang, self.threshold.get("en", 0.0)))
 
+    def own_gate_margins(self, sims: np.ndarray, lang: str, fixed: float | None = None,
+                         unread: np.ndarray | None = None) -> np.ndarray:
+        """Each skill's gate score had it been the best (:meth:`gate_score` with that skill's z in
+        place of the best one; ``fixed`` is the query's, the same for every skill), minus the
+        threshold: >= 0 where the calibrated gate would pass the skill on its own.
+
+        The hint cut reads it (``result.hint_cut``): the fused score says how a skill ranks in
+        this catalog, not whether the query is about it, and with a multilingual embedder a
+        same-language skill's raw cosine runs high whatever its topic. Each skill's cosine against
+        its own off-topic reference in the query's language has no such bias. ``unread``: skills
+        this model cannot read (another model ranked them): +inf, no say.
+        """
+        z = self.normalise(sims, lang)
+        sc = self.scale.get(lang)
+        if fixed is None or sc is None:
+            own = z
+        else:
+            zm, zs, fm, fs = sc
+            own = (z - zm) / zs + FIXED_RULE_WEIGHT * (fixed - fm) / fs
+        out: np.ndarray = own - self.threshold_for(lang)
+        if unread is not None and len(unread) == len(out):
+            out = np.where(np.asarray(unread, dtype=bool), np.inf, out)
+        return out
+
     def rank_scores(self, sims: np.ndarray, lang: str) -> np.ndarray:
         """What the dense layer ranks by: ``RANK_BLEND`` of the calibrated z, the rest raw cosine,
         each z-scored over the catalog."""

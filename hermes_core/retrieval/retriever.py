@@ -632,6 +632,7 @@ class SkillRetriever:
         calibrated: GateDecision | None = None
         dense_cal: DenseCalibration | None = None
         cross: tuple[np.ndarray, np.ndarray, GateDecision] | None = None
+        evidence: np.ndarray | None = None      # per skill: its calibrated gate score - threshold
         if "L4" in self.layers:
             dense_text = head_tokens(text, DENSE_QUERY_TOKENS)
             d = self._dense_for(dense_text)
@@ -699,6 +700,7 @@ class SkillRetriever:
             fixed = decision.score if dense_cal.scale else None
             calibrated = calibrated_gate(dense_cal.gate_score(s4, lang, fixed),
                                           dense_cal.threshold_for(lang), f"dense:{dense_model}")
+            evidence = dense_cal.own_gate_margins(s4, lang, fixed, cross[0] if cross is not None else None)
             if cross is not None and not calibrated.passed and cross[2].passed:
                 calibrated = cross[2]
         if decision.rule != "synonym-phrase" and self.threshold is None:
@@ -712,7 +714,7 @@ class SkillRetriever:
             decision = assessed.decide(decision, names[int(order[0])] if len(order) else None)
         if not fused.answered:
             decision = GateDecision(False, 0.0, 0.0, "no-layer")
-        top = hint_cut(fused.scores, order[: self.top_k], self.hint_ratio, self.hint_margin)
+        top = hint_cut(fused.scores, order[: self.top_k], self.hint_ratio, self.hint_margin, evidence)
         contributions = {names[i]: {n: float(c[i]) for n, c in fused.contributions.items()} for i in top}
         timings["L5"] = (self.clock() - t) * 1000
         timings["total"] = (self.clock() - t0) * 1000

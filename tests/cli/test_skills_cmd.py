@@ -195,3 +195,23 @@ def test_search_explain_shows_the_usage_layer(capsys: pytest.CaptureFixture[str]
     code, out, _ = run(capsys, "skills", "search", "ping the landlord about the boiler", "--home",
                        str(hermes_home), "--no-embeddings", "--explain")
     assert code == 0 and "usage: nearest past message" in out and "-> email-send" in out
+
+
+def test_search_explain_says_when_the_usage_layer_abstains(capsys: pytest.CaptureFixture[str],
+                                                           hermes_home: Path) -> None:
+    from hermes_core.retrieval.usage import USAGE_FILE, UsageStore
+    write_skill(hermes_home / "skills", "pdf", skill_md("pdf-extract", "Extract text and tables from a PDF."))
+    write_skill(hermes_home / "skills", "mail", skill_md("email-send", "Send an email to a contact."))
+    args = ("skills", "search", "send an email", "--home", str(hermes_home), "--no-embeddings", "--explain")
+    code, out, _ = run(capsys, *args)
+    assert code == 0 and "usage: abstained (no past use recorded)" in out
+    data = json.loads(run(capsys, *args, "--json")[1])
+    assert data["usage"] is None and data["usage_events"] == 0
+    store = UsageStore(hermes_home / USAGE_FILE)
+    store.record("mail my landlord", "email-send")      # one event: too little to measure
+    store.close()
+    code, out, _ = run(capsys, *args)
+    assert code == 0 and "usage: abstained (1 past use, too little to trust)" in out
+    (hermes_home / "config.yaml").write_text("skill_utils:\n  learn: false\n", encoding="utf-8")
+    code, out, _ = run(capsys, *args)
+    assert code == 0 and "usage: off (skill_utils.learn: false)" in out

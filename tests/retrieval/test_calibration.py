@@ -233,9 +233,40 @@ def test_example_home_hints_nothing_for_chinese_small_talk(example_home: SkillRe
     assert res.gated and res.names == (), (res.candidates[:3], res.gate)
 
 
+def _chinese(skill: Skill) -> bool:
+    return cal.query_language(skill.description) == "zh"
+
+
 def test_a_chinese_request_finds_the_english_described_skill(example_home: SkillRetriever) -> None:
     res = example_home.retrieve("我的容器一启动就退出了怎么办")
     assert not res.gated and res.names[0] == "docker-debugging", (res.names, res.gate)
+    # the Chinese skills' fused scores sit near the winner's (the raw cosine favours the query's
+    # language); none is about containers, and none is listed
+    assert not [s.name for s in res.skills if _chinese(s)], (res.names, res.scores)
+
+
+def test_an_english_request_lists_the_docker_skill(example_home: SkillRetriever) -> None:
+    res = example_home.retrieve("my container exits right after it starts")
+    assert not res.gated and res.names[0] == "docker-debugging", (res.names, res.gate)
+    assert not [s.name for s in res.skills if _chinese(s)], res.names
+
+
+def test_own_gate_margins_put_each_skill_in_the_best_ones_place() -> None:
+    c = cal.DenseCalibration("m", "k", mean={"en": np.array([0.1, 0.2, 0.3])},
+                             std={"en": np.array([0.1, 0.1, 0.2])}, threshold={"en": 1.0},
+                             scale={"en": (1.0, 2.0, 0.5, 0.25)})
+    sims = np.array([0.5, 0.3, 0.3])          # z = 4, 1, 0
+    # without the fixed score: z - threshold; the best's equals gate_score - threshold
+    np.testing.assert_allclose(c.own_gate_margins(sims, "en"), [3.0, 0.0, -1.0], atol=1e-12)
+    assert c.gate_score(sims, "en") - 1.0 == pytest.approx(3.0)
+    # with it: (z - 1) / 2 + FIXED_RULE_WEIGHT * (0.75 - 0.5) / 0.25 - threshold, for every skill
+    w = cal.FIXED_RULE_WEIGHT
+    np.testing.assert_allclose(c.own_gate_margins(sims, "en", 0.75),
+                               [1.5 + w - 1.0, 0.0 + w - 1.0, -0.5 + w - 1.0], atol=1e-12)
+    assert c.gate_score(sims, "en", 0.75) - 1.0 == pytest.approx(1.5 + w - 1.0)
+    # a skill this model cannot read has no say (+inf), a Chinese query falls back to "en" stats
+    out = c.own_gate_margins(sims, "zh", unread=np.array([False, False, True]))
+    assert out[2] == np.inf and out[0] == pytest.approx(3.0)
 
 
 
