@@ -164,6 +164,12 @@ class BM25Index:
         sel = np.concatenate([np.arange(ptr[r], ptr[r + 1]) for r in rows])
         return np.bincount(self._docs[sel], weights=self._weights[sel], minlength=n)
 
+    def shares_a_word(self, query_tokens: Sequence[str]) -> bool:
+        """Whether some query token of two or more characters is in the catalog's vocabulary.
+        The Chinese tokenizer adds every character as a token too (for recall); a query whose
+        overlap with the catalog is single characters only ("天", "么") shares no word with it."""
+        return any(len(t) > 1 and t in self._vocab for t in query_tokens)
+
     def max_score(self, query_tokens: Sequence[str]) -> float:
         """Upper bound of a skill's score for these tokens if it had each once, verbatim.
 
@@ -211,9 +217,13 @@ def top_hits(names: Sequence[str], scores: np.ndarray, top_n: int) -> list[BM25H
 
 def lexical_scores(bm25: BM25Index, text: str) -> tuple[np.ndarray, float]:
     """BM25 scores, and the lexical share: the best score over what the query's words could score
-    (words no skill has counted at the highest idf), a gate feature in [0, 1] on any catalog."""
+    (words no skill has counted at the highest idf), a gate feature in [0, 1] on any catalog; 0
+    when the query shares no word with the catalog, only single characters (chance overlap in
+    Chinese small talk: "今天天气怎么样" met a travel skill through 天, 怎 and 么 alone)."""
     toks = bm25_tokens(text)
     s2 = bm25.score_array(toks)
     best = float(s2.max()) if s2.size else 0.0
     mx = bm25.max_score(toks)
-    return s2, (best / mx if mx > 0 else 0.0)
+    if best <= 0 or mx <= 0 or not bm25.shares_a_word(toks):
+        return s2, 0.0
+    return s2, best / mx

@@ -16,6 +16,7 @@ from hermes_core.retrieval.bm25 import (
     BM25Index,
     bm25_tokens,
     idf,
+    lexical_scores,
     light_stem,
     skill_tokens,
 )
@@ -128,3 +129,15 @@ def test_a_plural_query_matches_a_singular_description() -> None:
     assert idx.search("recommend some movies")[0].name == "movie-finder"
     assert idx.search("any recipes with eggs")[0].name == "recipe-box"
     assert bm25_tokens("recipes") == bm25_tokens("recipe")
+
+
+def test_a_query_sharing_only_single_characters_with_the_catalog_has_no_lexical_share() -> None:
+    idx = BM25Index([Skill("travel-itinerary", "规划旅行行程：按天安排景点，几天几晚怎么安排"),
+                     Skill("express", "根据快递单号查询包裹物流状态")])
+    scores, share = lexical_scores(idx, "今天天气怎么样")      # meets travel through 天, 怎, 么
+    assert scores.max() > 0 and share == 0.0
+    assert not idx.shares_a_word(bm25_tokens("今天天气怎么样"))
+    scores, share = lexical_scores(idx, "下周去杭州玩三天怎么安排")   # shares 安排
+    assert idx.shares_a_word(bm25_tokens("下周去杭州玩三天怎么安排"))
+    best, top = float(scores.max()), idx.max_score(bm25_tokens("下周去杭州玩三天怎么安排"))
+    assert share == pytest.approx(best / top) and share > 0

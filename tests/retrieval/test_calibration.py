@@ -233,6 +233,15 @@ def test_example_home_hints_nothing_for_chinese_small_talk(example_home: SkillRe
     assert res.gated and res.names == (), (res.candidates[:3], res.gate)
 
 
+@pytest.mark.parametrize("query", ["今天晚饭吃什么好", "今天天气怎么样"])
+def test_example_home_hints_nothing_for_chinese_small_talk_without_embeddings(query: str) -> None:
+    # the lexical layers alone answer a chat's first turns while the models load
+    r = SkillRetriever(folders=[str(ROOT / "examples/home/skills")], embedders=[])
+    res = r.retrieve(query)
+    assert res.gated and res.names == () and res.gate.rule == "lexical", (res.candidates[:3], res.gate)
+    assert not r.retrieve("下周去杭州玩三天，行程怎么安排").gated
+
+
 def _chinese(skill: Skill) -> bool:
     return cal.query_language(skill.description) == "zh"
 
