@@ -39,6 +39,13 @@ def _chunk_stream_type(is_async: bool) -> Any:
     return (AsyncStream if is_async else Stream)[ChatCompletionChunk]
 
 
+def _post(client: Any, payload: dict[str, Any], timeout: Any, **stream: Any) -> Any:
+    """``payload`` to the chat completions path as ``create()`` sends it: bearer auth, the
+    timeout, parsed into a ``ChatCompletion`` (or read as a chunk stream with ``stream``)."""
+    return client.post(_PATH, cast_to=_chat_completion_type(), body=payload,
+                       options={"timeout": timeout, "security": _SECURITY}, **stream)
+
+
 def is_loopback(url: str | None) -> bool:
     """True for an endpoint on this machine (localhost, 127.0.0.0/8, ::1)."""
     if not url:
@@ -210,15 +217,12 @@ class OpenAIProvider(SDKProvider):
         its walk of every parameter against the typed request schema, which leaves a payload
         already in wire form unchanged (pinned by a test against the SDK's own transform) and was
         a quarter of the SDK's CPU per call."""
-        return client.post(_PATH, cast_to=_chat_completion_type(), body=payload,
-                           options={"timeout": timeout, "security": _SECURITY})
+        return _post(client, payload, timeout)
 
     def _open_stream(self, client: Any, payload: dict[str, Any], timeout: Any, *,
                      is_async: bool) -> Any:
         """The streamed request, posted like :meth:`_create` (an awaitable for an async client)."""
-        return client.post(_PATH, cast_to=_chat_completion_type(), body=payload,
-                           options={"timeout": timeout, "security": _SECURITY}, stream=True,
-                           stream_cls=_chunk_stream_type(is_async))
+        return _post(client, payload, timeout, stream=True, stream_cls=_chunk_stream_type(is_async))
 
     def _completion(self, resp: Any, model: str) -> Completion:
         if resp.choices is None:   # JSON of another shape: the SDK fills missing fields with None
