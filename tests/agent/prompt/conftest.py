@@ -3,13 +3,16 @@ dozen turns, answered by a provider that refuses requests over the window as a r
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hermes_core.agent.agent import Agent
+from hermes_core.agent.prompt import token_count
 from hermes_core.config import load_settings
 from hermes_core.errors import ContextWindowExceeded
 from hermes_core.testing import FakeProvider
@@ -67,3 +70,36 @@ def small_agent(tmp_path: Path) -> Callable[..., Agent]:
                      loop_options={"sleep": lambda s: None, "audit_path": False})
 
     return make
+
+
+@dataclass
+class EncodingFiles:
+    """tiktoken's encoding cache in a temporary folder, with every look for a file recorded."""
+
+    folder: Path
+    looked: list[str] = field(default_factory=list)
+
+    def arrive(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The o200k_base file appears in the cache (as a download by another process would)."""
+        data = b"dG9rZW4= 0\n"
+        url, _ = token_count.TIKTOKEN_FILES["o200k_base"]
+        monkeypatch.setitem(token_count.TIKTOKEN_FILES, "o200k_base",
+                            (url, hashlib.sha256(data).hexdigest()))
+        (self.folder / hashlib.sha1(url.encode()).hexdigest()).write_bytes(data)
+
+
+@pytest.fixture
+def encoding_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> EncodingFiles:
+    """An empty encoding cache, nothing remembered from earlier tests, lookups counted."""
+    files = EncodingFiles(tmp_path)
+    monkeypatch.setattr(token_count, "_encodings", {})
+    monkeypatch.setattr(token_count, "_missing", {})
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    verify = token_count.local_encoding_file
+
+    def counted(name: str, cache_dir: str | None) -> str | None:
+        files.looked.append(name)
+        return verify(name, cache_dir)
+
+    monkeypatch.setattr(token_count, "local_encoding_file", counted)
+    return files

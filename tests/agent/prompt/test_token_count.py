@@ -19,6 +19,8 @@ from hermes_core.agent.prompt.token_count import (
 from hermes_core.tokenize import estimate_tokens
 from hermes_core.types import Message, Prompt, Usage
 
+from .conftest import EncodingFiles
+
 
 class CharEncoding:
     """Stands in for a tiktoken Encoding: one token per character."""
@@ -75,54 +77,26 @@ def test_calibration_is_billed_prompt_tokens_over_the_estimate():
 
 
 def test_an_encoding_loaded_once_is_not_verified_again_on_every_turn(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+        encoding_files: EncodingFiles, monkeypatch: pytest.MonkeyPatch):
     tiktoken = pytest.importorskip("tiktoken",
                                    reason="tiktoken is an optional extra (hermes-core[tiktoken])")
-    monkeypatch.setattr(token_count, "_encodings", {})
     monkeypatch.setattr(tiktoken, "get_encoding", lambda name: CharEncoding())
-    data = b"dG9rZW4= 0\n"
-    url, _ = token_count.TIKTOKEN_FILES["o200k_base"]
-    monkeypatch.setitem(token_count.TIKTOKEN_FILES, "o200k_base",
-                        (url, hashlib.sha256(data).hexdigest()))
-    (tmp_path / hashlib.sha1(url.encode()).hexdigest()).write_bytes(data)
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
-    reads: list[str] = []
-    verify = token_count.local_encoding_file
-
-    def counted(name: str, cache_dir: str | None) -> str | None:
-        reads.append(name)
-        return verify(name, cache_dir)
-
-    monkeypatch.setattr(token_count, "local_encoding_file", counted)
+    encoding_files.arrive(monkeypatch)
     first = tiktoken_counter("gpt-4o")
     second = tiktoken_counter("gpt-4o")
     assert first is not None and second is not None
     assert second.encoding is first.encoding and second.count("token") == 5
-    assert reads == ["o200k_base"]
+    assert encoding_files.looked == ["o200k_base"]
 
 
 def test_a_missing_encoding_file_is_looked_for_again_only_after_a_while(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+        encoding_files: EncodingFiles, monkeypatch: pytest.MonkeyPatch):
     tiktoken = pytest.importorskip("tiktoken",
                                    reason="tiktoken is an optional extra (hermes-core[tiktoken])")
-    monkeypatch.setattr(token_count, "_encodings", {})
-    monkeypatch.setattr(token_count, "_missing", {})
     monkeypatch.setattr(tiktoken, "get_encoding", lambda name: CharEncoding())
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
-    looked: list[str] = []
-    verify = token_count.local_encoding_file
-
-    def counted(name: str, cache_dir: str | None) -> str | None:
-        looked.append(name)
-        return verify(name, cache_dir)
-
-    monkeypatch.setattr(token_count, "local_encoding_file", counted)
+    looked = encoding_files.looked
     assert tiktoken_counter("gpt-4o") is None
-    data = b"dG9rZW4= 0\n"      # the file arrives (a download by another process)
-    url, _ = token_count.TIKTOKEN_FILES["o200k_base"]
-    monkeypatch.setitem(token_count.TIKTOKEN_FILES, "o200k_base",
-                        (url, hashlib.sha256(data).hexdigest()))
-    (tmp_path / hashlib.sha1(url.encode()).hexdigest()).write_bytes(data)
+    encoding_files.arrive(monkeypatch)               # a download by another process
     assert tiktoken_counter("gpt-4o") is None          # not looked for again at once
     assert looked == ["o200k_base"]
     monkeypatch.setattr(token_count, "RECHECK_MISSING_S", 0.0)   # the while has passed
