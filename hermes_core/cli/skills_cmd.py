@@ -62,6 +62,8 @@ def register(sub: Any) -> None:
     e.add_argument("--query-cache", action="store_true",
                    help="keep query vectors in the on-disk embedding cache, so a re-run embeds nothing "
                         "(fast tuning runs; latency then excludes query embedding)")
+    e.add_argument("--per-layer", action="store_true",
+                   help="also rank by each layer alone (per_layer: Recall@1/@5, MRR@10 per layer)")
     e.add_argument("--json", action="store_true")
     e.set_defaults(handler=_eval)
     p.set_defaults(handler=lambda a: (p.print_help(), 2)[1])
@@ -212,7 +214,13 @@ def _reindex(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from hermes_core.retrieval.evaluate import evaluate, evaluate_with_usage, load_queries, sample
+    from hermes_core.retrieval.evaluate import (
+        evaluate,
+        evaluate_layers,
+        evaluate_with_usage,
+        load_queries,
+        sample,
+    )
     layers = tuple(x.strip().upper() for x in ",".join(args.layers).split(",") if x.strip())
     bad = [x for x in layers if x not in ("L1", "L2", "L3", "L4", "L6")]
     if bad or not layers:
@@ -223,10 +231,13 @@ def _eval(args: argparse.Namespace) -> int:
     queries = sample(load_queries(args.queries), args.limit, args.seed)
     negatives = load_queries(args.negatives) if args.negatives else []
     if args.usage:
-        result: dict[str, Any] = evaluate_with_usage(r, queries, negatives, load_queries(args.usage))
+        result: dict[str, Any] = evaluate_with_usage(r, queries, negatives, load_queries(args.usage),
+                                                     per_layer=args.per_layer)
         result["calibration"] = r.calibration_report()
     else:
         result = evaluate(r, queries, negatives)
+        if args.per_layer:
+            result["per_layer"] = evaluate_layers(r, queries)
     result["query_cache"] = bool(args.query_cache)
     print_mapping(result, as_json=args.json)
     return 0

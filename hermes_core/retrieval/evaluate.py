@@ -6,6 +6,9 @@ the gate is measured separately: keep rate = share of on-topic queries it lets t
 query as a miss, i.e. what the model actually sees. ``hint_recall`` and ``hint_len_mean`` measure the
 hint list before the gate (the top-k after the closeness cut): how often it holds the gold skill, and
 how many skills it lists.
+
+:func:`evaluate_layers` ranks the same queries by each layer alone (the others' fusion weights set
+to 0), so one run gives the per-layer rows beside the fused one.
 """
 
 from __future__ import annotations
@@ -150,6 +153,46 @@ def calibrate(pos: dict[str, list[float]], neg: dict[str, list[float]],
     return out
 
 
+#: the fusion names of the layers :func:`evaluate_layers` can rank by alone, and the layer each
+#: needs switched on (the usage layer reads the dense layer's query vector, so L4 stays on for it)
+SINGLE_LAYERS = {"bm25": ("L2",), "synonyms": ("L3",), "dense": ("L4",), "usage": ("L4", "L6")}
+
+
+def evaluate_layers(retriever: SkillRetriever, queries: Sequence[LabeledQuery]) -> dict[str, Any]:
+    """Recall@1, Recall@5 and MRR@10 of each layer alone, for the layers the retriever has switched
+    on (fusion weight 1 for that layer, 0 for the others, so the ranking is that layer's own).
+    A layer that never answered (synonyms on a catalog without any, the usage layer without history)
+    is left out; ``answered`` says on how many queries the layer did answer (a query it abstained on
+    counts as a miss). The retriever's layers and weights are put back afterwards."""
+    retriever.ensure_built()
+    positives = [q for q in queries if q.gold is not None]
+    saved_layers, saved_weights = retriever.layers, retriever.weights
+    out: dict[str, Any] = {}
+    try:
+        for name, needs in SINGLE_LAYERS.items():
+            if needs[-1] not in saved_layers or (name == "usage" and retriever.usage is None):
+                continue
+            retriever.layers = needs
+            retriever.weights = {k: (1.0 if k == name else 0.0) for k in saved_weights}
+            r1 = r5 = mrr = answered = 0.0
+            for q in positives:
+                res = retriever.retrieve(q.query)
+                if name not in res.answered:
+                    continue
+                answered += 1
+                gold = q.gold or ""
+                r1 += recall_at(res.candidates, gold, 1)
+                r5 += recall_at(res.candidates, gold, 5)
+                mrr += reciprocal_rank(res.candidates, gold, 10)
+            if answered and positives:
+                n = len(positives)
+                out[name] = {"recall@1": round(r1 / n, 4), "recall@5": round(r5 / n, 4),
+                             "mrr@10": round(mrr / n, 4), "answered": int(answered)}
+    finally:
+        retriever.layers, retriever.weights = saved_layers, saved_weights
+    return out
+
+
 def replay_usage(retriever: SkillRetriever, usage: Sequence[LabeledQuery]) -> int:
     """Record each labelled query as a past use of its gold skill, as if it had been served (a
     trigger hit or a ``skill_view`` after a hint). Queries whose gold is null or unknown are skipped.
@@ -161,21 +204,27 @@ def replay_usage(retriever: SkillRetriever, usage: Sequence[LabeledQuery]) -> in
 
 
 def evaluate_with_usage(retriever: SkillRetriever, queries: Sequence[LabeledQuery],
-                        negatives: Sequence[LabeledQuery], usage: Sequence[LabeledQuery]) -> dict[str, Any]:
+                        negatives: Sequence[LabeledQuery], usage: Sequence[LabeledQuery], *,
+                        per_layer: bool = False) -> dict[str, Any]:
     """Zero-shot and with ``usage`` replayed as past use, side by side, on the same queries.
 
     The replay goes to an in-memory store (nothing is written to the home), and the retriever's own
     store is put back afterwards. Queries that also appear in ``usage`` are evaluated all the same:
-    split the data so that they do not (the dev files' halves are for that).
+    split the data so that they do not (the dev files' halves are for that). ``per_layer`` adds
+    each side's :func:`evaluate_layers` rows as its ``per_layer``.
     """
     from hermes_core.retrieval.usage import UsageLayer, UsageStore
     saved = retriever.usage
     try:
         retriever.usage = None
         zero = evaluate(retriever, queries, negatives)
+        if per_layer:
+            zero["per_layer"] = evaluate_layers(retriever, queries)
         layer = retriever.usage = UsageLayer(UsageStore(None))
         recorded = replay_usage(retriever, usage)
         used = evaluate(retriever, queries, negatives)
+        if per_layer:
+            used["per_layer"] = evaluate_layers(retriever, queries)
     finally:
         retriever.usage = saved
     overlap = len({q.query for q in queries} & {q.query for q in usage})

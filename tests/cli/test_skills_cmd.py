@@ -215,3 +215,16 @@ def test_search_explain_says_when_the_usage_layer_abstains(capsys: pytest.Captur
     (hermes_home / "config.yaml").write_text("skill_utils:\n  learn: false\n", encoding="utf-8")
     code, out, _ = run(capsys, *args)
     assert code == 0 and "usage: off (skill_utils.learn: false)" in out
+
+
+def test_eval_per_layer_prints_each_layers_own_ranking(
+        catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    q = _write(tmp_path / "q.jsonl", [{"query": "is it going to rain", "gold": "weather-forecast"},
+                                      {"query": "extract the text of a pdf", "gold": "pdf-extract"}])
+    code, out, _ = run(capsys, "skills", "eval", "--catalog", str(catalog), "--queries", str(q),
+                       "--no-embeddings", "--per-layer", "--json")
+    assert code == 0
+    rows = json.loads(out)["per_layer"]
+    assert set(rows) == {"bm25", "synonyms"}          # no embeddings: no dense row
+    assert rows["synonyms"]["recall@1"] == 0.5         # only the rain question has a synonym
+    assert rows["bm25"]["answered"] == 2 and rows["bm25"]["recall@5"] == 1.0

@@ -67,3 +67,37 @@ def test_eval_counts_gold_names_missing_from_the_catalog(caplog: pytest.LogCaptu
         out = evaluate(r, qs)
     assert out["unknown_gold"] == 2  # a wrong catalog or a typo, not a retriever that misses
     assert "2 of 3" in caplog.text and "weather_forecast" in caplog.text
+
+
+def test_per_layer_rows_rank_by_each_layer_alone_and_restore_the_retriever() -> None:
+    from hermes_core.retrieval.evaluate import evaluate, evaluate_layers
+    from hermes_core.retrieval.retriever import LAYERS, SkillRetriever
+    from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()])
+    weights = dict(r.weights)
+    qs = [LabeledQuery("should I take an umbrella", "weather-forecast"),
+          LabeledQuery("extract text and tables from a pdf", "pdf-extract"),
+          LabeledQuery("tell me a joke", None)]
+    rows = evaluate_layers(r, qs)
+    assert set(rows) == {"bm25", "synonyms", "dense"}      # no usage store: no usage row
+    assert all(row["answered"] == 2 for row in rows.values())   # the off-topic line is not ranked
+    # only the synonym "umbrella" names the weather skill; BM25 shares no word with it
+    umbrella = evaluate_layers(r, qs[:1])
+    assert umbrella["synonyms"]["recall@1"] == 1.0 and umbrella["bm25"]["recall@5"] == 0.0
+    alone = evaluate(SkillRetriever(skills=SAMPLE_SKILLS, layers=("L2",)), qs)
+    assert rows["bm25"]["recall@1"] == alone["recall@1"] and rows["bm25"]["mrr@10"] == alone["mrr@10"]
+    assert r.layers == LAYERS and r.weights == weights
+
+
+def test_per_layer_rows_with_usage_include_the_usage_layer_on_the_replayed_side_only() -> None:
+    from hermes_core.retrieval.evaluate import evaluate_with_usage
+    from hermes_core.retrieval.retriever import SkillRetriever
+    from hermes_core.testing.retrieval import SAMPLE_SKILLS
+    r = SkillRetriever(skills=SAMPLE_SKILLS)
+    past = [LabeledQuery(f"drop a note to the landlord about flat {i}", "email-send") for i in range(8)]
+    past += [LabeledQuery(f"get the text out of scan {i} of the pdf", "pdf-extract") for i in range(8)]
+    qs = [LabeledQuery("please drop a note to the landlord", "email-send")]
+    out = evaluate_with_usage(r, qs, [], past, per_layer=True)
+    assert "usage" not in out["zero_shot"]["per_layer"]
+    assert out["with_usage"]["per_layer"]["usage"]["recall@1"] == 1.0
+    assert out["zero_shot"]["per_layer"]["bm25"] == out["with_usage"]["per_layer"]["bm25"]
