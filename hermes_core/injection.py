@@ -43,6 +43,7 @@ from hermes_core.injection_patterns import (
     PERSONA_MIN_STRONG,
     PERSONA_SCENE,
     PERSONA_TRAITS,
+    GatedPattern,
 )
 
 INJECTION_CATEGORIES: tuple[str, ...] = (
@@ -291,8 +292,8 @@ def _match_compact(text: str, wanted: set[str]) -> tuple[str, str, str] | None:
     return None
 
 
-_PERSONA_ANY = re.compile("|".join(f"(?:{p.pattern})" for name, p in PERSONA_TRAITS.items()
-                                   if name not in PERSONA_SCENE), re.MULTILINE)
+_PERSONA_ANY = GatedPattern(tuple(p.pattern for name, p in PERSONA_TRAITS.items()
+                                  if name not in PERSONA_SCENE))
 
 
 def _persona_jailbreak(joined: str) -> tuple[str, str, str] | None:

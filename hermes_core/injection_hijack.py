@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import re
 
+from hermes_core.injection_patterns import GatedPattern
+
 M = re.MULTILINE
 # any character but a sentence end (a dot inside "www.example.com" or "v1.2" is not one)
 _NB = r"(?:[^.\n]|\.(?=\w))"
@@ -239,8 +241,8 @@ _TABLE = {
 }
 
 
-def _one(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in patterns), M)
+def _one(patterns: tuple[str, ...]) -> GatedPattern:
+    return GatedPattern(patterns)
 
 
 GATE = re.compile("|".join(f"(?:{g})" for g, _e, _d, _x in _TABLE.values()), M)
