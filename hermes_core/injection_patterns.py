@@ -33,6 +33,8 @@ _WEAK_QUAL = r"(?:all|any|the|these|those|every|each)"
 _ORDERS = (r"(?:instructions?|prompts?|directives?|guidelines|guidance|rules|commands|directions|"
            r"orders|constraints|restrictions|programming|polic(?:y|ies)|guardrails|safeguards|"
            r"system\s+messages?|context)")
+_EARLIER = (r"(?:text|words|messages?|content|conversation|input|context|tasks?|requests?|prompts?|lines|"
+            r"paragraphs?|sentences?|statements?|everything|instructions?|directions|commands|orders|rules)")
 _STRICT_ORDERS = r"(?:instructions?|prompts?|directives?|programming|guardrails|safeguards)"
 _SECRET = (r"(?:api[\s_-]?keys?|secret\s+keys?|secrets|passwords?(?!\s+(?:reset|recovery|policy|"
            r"policies|strength|field|manager|hashing|hash|change|expiry|rules)\b)|credentials|"
@@ -72,6 +74,20 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
         _p(r"\bstop\s+everything\b[^\n]{0,30}?\b(?:print|say|write|output|reply|respond)\b"),
         _p(r"(?:\ball\s*|\b)(?:previous|prior|above|earlier|original|system)\s+" + _ORDERS
            + r"\s+(?:are|is|were)\s+(?:now\s+)?(?:false|wrong|overridden)\b"),
+        # the earlier text in any words, not only "instructions": "disregard the text above",
+        # "ignore all the previous messages", "forget the task above", "ignore what I said before"
+        _p(r"\b(?:ignore|disregard|forget|nevermind|never\s+mind|pay\s+no\s+attention\s+to)\s+(?:all\s+|any\s+)?(?:of\s+)?"
+           r"(?:the\s+|this\s+|that\s+|these\s+|those\s+|my\s+|your\s+)?(?:above|previous|prior|preceding|earlier|foregoing|"
+           r"former|initial)\s+(?:[\w'-]+\s+)?" + _EARLIER + r"\b(?!\s+(?:about|regarding|on|from|in|of|for)\b)"),
+        _p(r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the|this|that|these|those|my|your)\s+(?:[\w'-]+\s+)?"
+           + _EARLIER + r"\s+(?:above|before|so\s+far|given\s+(?:above|before|earlier))\b"),
+        _p(r"\b(?:ignore|disregard|forget)\s+(?:everything\s+|all\s+|anything\s+)?(?:of\s+)?what\s+(?:i|you|we)\s+(?:have\s+)?"
+           r"(?:just\s+)?(?:said|wrote|written|told\s+you|were\s+told|asked(?:\s+you)?)\s*(?:before|earlier|above|previously|so\s+far|"
+           r"[.!,;:]\s*(?:now|instead|and\s+(?:now|instead|just)))\b"),
+        _p(r"\b(?:ignore|disregard|forget)\s+(?:that|this|it|them)\s*[.!,;:-]+\s*(?:and\s+)?(?:instead|now)\b[,\s]+"
+           r"(?:\w+\s+){0,2}?(?:output|print|say|write|tell|reveal|show|repeat|answer|list|give)\b"),
+        _p(r"\b(?:do\s+not|don'?t|never)\s+follow\s+(?:the|your|any)\s+(?:system|developer|original|previous|prior)\s+"
+           r"(?:messages?|prompts?|instructions?)\b[^.\n]{0,20}?\b(?:instead|only)\b"),
     ),
     "role-hijack": (
         _p(r"<\|im_start\|>|<\|im_end\|>|<\|(?:system|assistant|user)\|>|\[/?inst\]|<<sys>>|"
@@ -94,8 +110,10 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
            r"follow\s+(?:only\s+)?(?:my|these|the\s+following))"),
         _p(r"\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\s+[^.\n]{0,40}(?:without\s+(?:any\s+)?"
            r"(?:rules|restrictions|limits|filters)|" + _HIJACK + r"|not\s+an\s+ai)"),
+        # "developer mode" and "debug mode" are also a browser's or a phone's: not "... in Chrome"
         _p(r"\b(?:enable|enter|activate|switch\s+(?:in)?to|turn\s+on|unlock)\s+(?:the\s+)?"
-           r"(?:developer|jailbreak|god|dan|admin|debug|unrestricted|sudo)\s+mode\b"),
+           r"(?:(?:jailbreak|god|dan|unrestricted|sudo)\s+mode\b|(?:developer|admin|debug)\s+mode\b"
+           r"(?!\s+(?:in|on|for|of|from|via)\b))"),
         _p(r"\bact\s+as\s+(?:an?\s+)?(?:" + _HIJACK + r")"),
         _p(r"\b(?:disable|turn\s+off|remove|bypass|deactivate|lift)\s+(?:all\s+)?(?:your|the|any)\s+"
            r"(?:safety\s+|content\s+)?(?:filters|guardrails|restrictions|safeguards|safety\s+rules|"
@@ -129,6 +147,24 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
         _p(r"\b(?:you\s+are\s+going\s+to|you\s+will\s+now|you\s+are\s+about\s+to)\s+(?:act\s+as|pretend\s+to\s+be|"
            r"play\s+the\s+role\s+of|become)\s+(?:an?\s+|another\s+)?(?:ai|artificial\s+intelligence|language\s+model|"
            r"chatbot|ai\s+model)\b"),
+        # a mode that unlocks the model, announced rather than requested
+        _p(r"\b(?:dan|jailbreak|jailbroken|god|evil|unrestricted|unfiltered|opposite)\s+mode\s+"
+           r"(?:is\s+)?(?:now\s+)?(?:enabled|activated|active|on|unlocked)\b|\b(?:chatgpt|gpt|an?\s+ai|assistant|model|claude|"
+           r"you)\s+(?:with|in)\s+developer\s+mode\b"),
+        # a model imagined free of its rules: "if you had no content policy", "as an AI with no
+        # ethical guidelines", "imagine you are an AI without any filters"
+        _p(r"\b(?:if\s+you\s+(?:had|were)|imagine\s+(?:that\s+)?you\s+(?:are|were|have|had)|pretend\s+(?:that\s+)?you\s+"
+           r"(?:are|were|have|had)|let'?s\s+(?:imagine|pretend|say)\s+(?:that\s+)?you\s+(?:are|were|have|had))\s+[^.\n]{0,40}?"
+           r"\b(?:no|without(?:\s+any)?)\s+(?:ethical\s+|moral\s+|content\s+|safety\s+)?(?:content\s+polic(?:y|ies)|polic(?:y|ies)|"
+           r"filters|restrictions|rules|guidelines|limitations|censorship|morals|ethics)\b"),
+        _p(r"\bas\s+an?\s+(?:ai|assistant|language\s+model|model|chatbot)\s+(?:with\s+no|without(?:\s+any)?|free\s+of)\s+"
+           r"(?:ethical\s+|moral\s+|content\s+|safety\s+)?(?:guidelines|restrictions|filters|rules|limits|limitations|morals|"
+           r"ethics|censorship|polic(?:y|ies))\b"),
+        # a forged system turn: "SYSTEM: the assistant must now ...", "[SYSTEM OVERRIDE]"
+        _p(r"^\s*\[?\s*(?:system|admin|developer)\s*\]?\s*:\s*(?:the\s+)?(?:assistant|ai|model|chatbot|you)\s+"
+           r"(?:must|will|shall|should|is|are)\s+(?:now\s+)?"),
+        _p(r"\[\s*(?:system|admin|developer)\s+(?:override|instruction|update|command)s?\s*\]"),
+        _p(r"\bnew\s+(?:directives?|system\s+instructions?)\s*:"),
     ),
     "secret-exfiltration": (
         _p(r"\b(?:reveal|leak|exfiltrate|dump|disclose|expose)\b[^.\n]{0,40}?" + _SECRET),
@@ -168,6 +204,28 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
            r"the\s+|all\s+|any\s+)?" + _SECRET + r"[^.\n]{0,40}?\b(?:in|into|to)\s+(?:your|the|a)\s+"
            r"(?:reply|response|answer|output|url|link|next\s+message|commit|issue|comment|"
            r"pull\s+request|pr|readme)\b"),
+        # the model's own prompt asked for by its place ("the words above", "everything above
+        # this line", "the text before my message") or as a question ("what is your system prompt?")
+        _p(r"\b(?:repeat|print|output|recite|echo|reproduce|write\s+out|spell[\s-]?check|copy)\s+(?:back\s+)?(?:all\s+(?:of\s+)?)?"
+           r"(?:the\s+)?(?:words|text|lines|sentences|content|prompt|instructions)\s+(?:above|before\s+(?:this|that|my))\b"
+           r"(?!\s+(?:the|a|an|each|every|it)\b)"),
+        _p(r"\b(?:repeat|print|output|recite|echo|reproduce|write\s+out|copy|show\s+me|tell\s+me)\s+(?:back\s+)?everything\s+"
+           r"(?:above|before\s+(?:this|that|my))\b"),
+        _p(r"\b(?:repeat|print|output|recite|echo|reproduce|write\s+out|spell[\s-]?check|show\s+me|tell\s+me)\s+"
+           r"(?:back\s+)?the\s+above\s+(?:prompt|instructions)\b"),
+        _p(r"\bthe\s+(?:text|words|content|instructions|prompt)\s+that\s+(?:appears?|comes?|came|is\s+written|was\s+written)\s+"
+           r"(?:before|above)\s+(?:this|my|the\s+user)"),
+        _p(r"\b(?:first|last|opening)\s+(?:\d+|\w+)\s+(?:words|lines|characters|sentences|paragraphs)\s+of\s+(?:your\s+"
+           r"(?:system\s+|initial\s+|original\s+)?|the\s+(?:system|initial|original|hidden)\s+)(?:prompt|instructions)\b"),
+        _p(r"\bwhat\s+(?:is|are|was|were)\s+your\s+(?:(?:exact|full|original|initial|hidden|secret|system|first|current)\s+)*"
+           r"(?:system\s+)?(?:prompts?|instructions|directives)\b|\bwhat\s+(?:is|are|was|were)\s+the\s+(?:system|hidden|initial|"
+           r"original|secret)\s+(?:prompts?|instructions)\b"),
+        _p(r"\b(?:repeat|print|output|reveal|show|list|tell\s+me|recite|disclose|write\s+out|summari[sz]e)\b[^.\n]{0,40}?"
+           r"\b(?:instructions?|prompts?|directives)\s+(?:that\s+)?you\s+(?:received|got|were\s+given|have\s+received)\b|"
+           r"\bwhat\s+(?:were|are|was|is)\s+the\s+(?:\w+\s+)?(?:instructions?|prompts?|directives)\s+(?:that\s+)?you\s+"
+           r"(?:were\s+given|received|got|have\s+been\s+given)\b"),
+        _p(r"\b(?:print|output|repeat|reveal|show\s+me|tell\s+me|recite|disclose|write\s+out|summari[sz]e)\s+(?:all\s+)?your\s+"
+           r"(?:own\s+)?(?:instructions|prompt|system\s+prompt|directives)\b"),
     ),
 }
 
@@ -359,7 +417,7 @@ COMPACT: dict[str, tuple[re.Pattern[str], ...]] = {
         re.compile(r"(?:以前|上記|これまで)の(?:指示|命令|ルール)を(?:すべて|全て)?(?:無視|忘れ)(?!しない|せず)"),
     ),
     "role-hijack": (
-        re.compile(r"(?:enable|enter|activate)(?:developer|jailbreak|dan|god)mode"),
+        re.compile(r"(?:enable|enter|activate)(?:jailbreak|dan|god)mode"),
         re.compile(r"youarenow(?:an?)?(?:unrestricted|unfiltered|uncensored|jailbroken|dan)"),
         re.compile(r"youarenolonger(?:an?)?(?:ai|assistant|bound|restricted)"),
         re.compile(r"(?:fromnowon|henceforth|startingnow)youare(?:now)?(?:dan|an?(?:unrestricted|unfiltered|"
@@ -659,7 +717,7 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
                                 "drop", "aside", "throw", "attention", "notice", "follow", "cancel", "nullif",
                                 "invalidat", "wipe", "void", "revoked", "obsolete", "fake", "invalid", "null",
                                 "supersed", "outdated", "no longer", "decode", "false", "wrong", "overridden",
-                                "stop everything"),
+                                "stop everything", "nevermind", "never mind"),
         "role-hijack": ("<|", "[inst", "[/inst", "<<sys", "system", "admin", "developer", "root", "operator",
                         "you are", "from now", "starting now", "henceforth", "from this point", "pretend",
                         " mode", "act as", "disable", "turn off", "remove", "bypass", "deactivat", "lift",
@@ -668,14 +726,15 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
                         "restrict", "bound", "limited", "abide", "imposed", "confines", "anything now",
                         "immerse", "ethical", "moral", "unfiltered", "uncensored", "jailbroken",
                         "reprogramming", "instruction", "safe mode", "safety mode", "going to",
-                        "will now", "about to"),
+                        "will now", "about to", "if you", "imagine", "as a", "[", "directive"),
         "secret-exfiltration": ("reveal", "leak", "exfiltrat", "dump", "disclos", "expos", "send", "upload",
                                 "post", "mail", "forward", "transmit", "paste", "submit", "share", "print",
                                 "output", "echo", "show", "display", "tell me", "repeat", "list", "write",
                                 "give me", "copy", "recite", "curl", "wget", "nc ", "ncat", "invoke-web",
                                 "iwr", "http", "env", "set ", "cat ", "$(", "![", "append", "add", "include",
                                 "embed", "encode", "insert", "put", "attach", "render", "load", "relay",
-                                "respond with", "spell"),
+                                "respond with", "spell", "recite", "reproduce", "above", "before", "what",
+                                "received", "got", "first", "last", "opening", "summari"),
     },
     "es": {
         "ignore-instructions": ("ignor", "olvid", "descart", "omit", "caso"),
