@@ -618,58 +618,77 @@ def _atom(s: str, i: int) -> tuple[str | None, int]:
 
 
 def heads(s: str) -> frozenset[str] | None:
-    """Literals one of which every match of ``s`` contains; None when no such set is found."""
+    """Literals one of which every match of ``s`` contains (the longest such set); None when no
+    such set is found."""
     out: set[str] = set()
-    for alt in _split_top(s):
-        h = _seq_heads(alt)
-        if not h:
+    for groups in requirements(s) or ((),):
+        if not groups:
             return None
-        out |= h
+        out |= max(groups, key=lambda g: min(map(len, g)))
     return frozenset(out)
 
 
-def _seq_heads(s: str) -> frozenset[str] | None:
-    """The most selective of the required literals (or alternations of literals) in a sequence."""
-    best: frozenset[str] | None = None
+Requirement = tuple[tuple[frozenset[str], ...], ...]
 
-    def offer(h: frozenset[str] | None) -> None:
-        nonlocal best
-        if h and (best is None or min(map(len, h)) > min(map(len, best))):
-            best = h
+
+def requirements(s: str) -> Requirement | None:
+    """For each top-level alternative of ``s``, the literal groups a match of it must contain,
+    each group as "one of these literals" (``\\b(?:reveal|leak)\\b.*(?:api\\s+key|secrets)`` needs
+    one of reveal, leak *and* one of secrets, api); None when an alternative requires no literal."""
+    out = []
+    for alt in _split_top(s):
+        groups = _seq_groups(alt)
+        if not groups:
+            return None
+        out.append(tuple(groups))
+    return tuple(out)
+
+
+def _seq_groups(s: str) -> list[frozenset[str]]:
+    """The required literals (or alternations of literals) of a sequence, in order."""
+    out: list[frozenset[str]] = []
+
+    def end_run(run: str) -> str:
+        if run:
+            out.append(frozenset({run}))
+        return ""
 
     i, run = 0, ""
     while i < len(s):
         c = s[i]
         if c in "^$" or s.startswith(("\\b", "\\B", "\\A", "\\Z"), i):
-            offer(frozenset({run}) if run else None)
-            run = ""
+            run = end_run(run)
             i += 1 if c in "^$" else 2
             continue
         if c == "(":
             end = _group_end(s, i)
             after, optional = _quant(s, end)
-            offer(frozenset({run}) if run else None)
-            run = ""
+            run = end_run(run)
             if not (s.startswith(("(?=", "(?!", "(?<=", "(?<!"), i) or optional):
                 inner = s[i + 3:end - 1] if s.startswith("(?:", i) else (
                     s[i + 1:end - 1] if s[i + 1] != "?" else None)
-                offer(heads(inner) if inner is not None else None)
+                h = heads(inner) if inner is not None else None
+                if h:
+                    out.append(h)
             i = after
             continue
         char, j = _atom(s, i)
         after, optional = _quant(s, j)
         if char is None or optional:
-            offer(frozenset({run}) if run else None)
-            run = ""
+            run = end_run(run)
             i = after
             continue
         run += char
         if after != j:   # "+" or {n,}: once is certain, the run ends
-            offer(frozenset({run}))
-            run = ""
+            run = end_run(run)
         i = after
-    offer(frozenset({run}) if run else None)
-    return best
+    end_run(run)
+    return out
+
+
+def satisfied(req: Requirement, text: str) -> bool:
+    """Whether ``text`` holds every literal group of at least one alternative."""
+    return any(all(any(x in text for x in group) for group in groups) for groups in req)
 
 
 class GatedPattern:
@@ -686,12 +705,12 @@ class GatedPattern:
     def __init__(self, sources: tuple[str, ...], flags: int = M) -> None:
         self.pattern = "|".join(f"(?:{src})" for src in sources)
         self._whole = [re.compile(self.pattern, flags)]
-        self._entries = tuple((heads(src), re.compile(src, flags)) for src in sources)
+        self._entries = tuple((requirements(src), re.compile(src, flags)) for src in sources)
 
     def _active(self, text: str) -> list[re.Pattern[str]]:
         if len(text) < self.SHORT:
             return self._whole
-        return [p for h, p in self._entries if h is None or any(x in text for x in h)]
+        return [p for req, p in self._entries if req is None or satisfied(req, text)]
 
     def search(self, text: str) -> re.Match[str] | None:
         found = [m for p in self._active(text) if (m := p.search(text)) is not None]
@@ -726,15 +745,23 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
                         "restrict", "bound", "limited", "abide", "imposed", "confines", "anything now",
                         "immerse", "ethical", "moral", "unfiltered", "uncensored", "jailbroken",
                         "reprogramming", "instruction", "safe mode", "safety mode", "going to",
-                        "will now", "about to", "if you", "imagine", "as a", "[", "directive"),
+                        "will now", "about to", "if you had", "if you were", "imagine", "as an ai", "as an assistant",
+                        "as a language", "as a model", "as a chatbot", "as an llm", "[system", "[admin", "[developer",
+                        "directive"),
         "secret-exfiltration": ("reveal", "leak", "exfiltrat", "dump", "disclos", "expos", "send", "upload",
                                 "post", "mail", "forward", "transmit", "paste", "submit", "share", "print",
                                 "output", "echo", "show", "display", "tell me", "repeat", "list", "write",
                                 "give me", "copy", "recite", "curl", "wget", "nc ", "ncat", "invoke-web",
                                 "iwr", "http", "env", "set ", "cat ", "$(", "![", "append", "add", "include",
                                 "embed", "encode", "insert", "put", "attach", "render", "load", "relay",
-                                "respond with", "spell", "recite", "reproduce", "above", "before", "what",
-                                "received", "got", "first", "last", "opening", "summari"),
+                                "respond with", "spell", "recite", "reproduce", "words above", "text above",
+                                "lines above", "sentences above", "content above", "prompt above", "instructions above",
+                                "everything above", "everything before", "above prompt", "above instructions",
+                                "before this", "before that", "before my", "what is your", "what are your",
+                                "what were your", "what was your", "what were the", "what are the", "what is the",
+                                "what was the", "you received", "you got", "you were given", "you have received",
+                                "of your", "of the system", "of the initial", "of the original", "of the hidden",
+                                "summari"),
     },
     "es": {
         "ignore-instructions": ("ignor", "olvid", "descart", "omit", "caso"),
