@@ -392,6 +392,9 @@ _UPLOAD = re.compile(r"(?:requests|httpx)\.(?:post|put)\([\s\S]{0,200}?(?:files\
 _ENCRYPT_FILES = re.compile(r"(?:encrypt|fernet|aes)[\s\S]{0,400}?(?:os\.walk|glob|listdir)|(?:os\.walk|glob|listdir)[\s\S]{0,400}?"
                             r"(?:encrypt|fernet)")
 _FLOOD = re.compile(r"while\s+true\s*:[\s\S]{0,300}?(?:requests\.(?:get|post)|socket|os\.fork|subprocess|sendto|os\.system)"
+                    # windows opened without end: the screen flooded
+                    r"|(?:tk\.tk\(|tkinter\.tk\(|toplevel\(|webbrowser\.open|os\.startfile)[\s\S]{0,300}?while\s+true\s*:"
+                    r"|while\s+true\s*:[\s\S]{0,300}?(?:tk\.tk\(|tkinter\.tk\(|toplevel\(|webbrowser\.open|os\.startfile)"
                     r"|\brange\(\s*\d{3,}\s*\)[\s\S]{0,120}?(?:process|thread)\w*\([\s\S]{0,120}?\.start\(\)")
 # a file encrypted where it lies (opened for update), the ransomware move
 _ENCRYPT_IN_PLACE = re.compile(r"[\"']r\+b[\"'][\s\S]{0,300}?encrypt|encrypt[\s\S]{0,300}?[\"']r\+b[\"']")
@@ -418,5 +421,5 @@ def hazardous_code(code: str) -> str | None:
     if _ENCRYPT_FILES.search(code) or _ENCRYPT_IN_PLACE.search(code):
         return "encrypts files"
     if _FLOOD.search(code) and "sleep" not in code:
-        return "endless network or process loop"
+        return "endless network, process or window loop"
     return None

