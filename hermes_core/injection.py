@@ -144,7 +144,13 @@ _FRAMING = re.compile(
     r"prompt\s+injection|we\s+(?:saw|see|observed)|reported|classif\w*|filter\w*|scanner|warn\w*|"
     r"ejemplos?|ataques?|inyecci\w+|exemples?|attaques?|beispiele?|angriff\w*|injektion\w*)"
     # no word boundaries in CJK text
-    r"|例|比如|攻击|攻擊|注入|攻撃|インジェクション|サンプル|検出|检测|檢測|拦截|攔截", re.IGNORECASE)
+    r"|例|比如|攻击|攻擊|注入|攻撃|インジェクション|サンプル|検出|检测|檢測|拦截|攔截")
+
+
+def _framed(text: str) -> bool:
+    """Whether a framing word occurs (matched on lower case: IGNORECASE makes the alternation
+    several times slower)."""
+    return _FRAMING.search(text.lower()) is not None
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).){1,400}?\1", re.DOTALL)
 _QUOTED = re.compile(r"\"[^\"\n]{1,400}\"|“[^”\n]{1,400}”|„[^“”\n]{1,400}[“”]|«[^»\n]{1,400}»|"
                      r"「[^」\n]{1,400}」|『[^』\n]{1,400}』|(?<!\w)'[^'\n]{4,400}'(?!\w)")
@@ -189,7 +195,7 @@ def _unquote(par: Paragraph, framed: bool, context_framed: bool) -> str:
         # page of prose whose own sentences say "for example" is prose addressed to the model
         return par.text if not context_framed and _prose_block(par.text) else ""
     stripped = _strip_quotes(par.text)
-    return stripped if context_framed or _FRAMING.search(stripped) else par.text
+    return stripped if context_framed or _framed(stripped) else par.text
 
 
 # --------------------------------------------------------------------------- invisible Unicode
@@ -342,8 +348,7 @@ def scan_paragraph(par: Paragraph, categories: Iterable[str] = INJECTION_CATEGOR
     introduction such as "for example:" frames a quoted block); ``data`` when the text is data
     (MEMORY.md, USER.md, a recalled past session) rather than instructions for
     the assistant (a context file, a skill body): an order about "your reply" is then hostile."""
-    return _scan_paragraph(par, set(categories), _FRAMING.search(par.text) is not None,
-                           _FRAMING.search(context) is not None, data)
+    return _scan_paragraph(par, set(categories), _framed(par.text), _framed(context), data)
 
 
 def _scan_paragraph(par: Paragraph, wanted: set[str], framed: bool, context_framed: bool,
@@ -358,7 +363,7 @@ def _scan_paragraph(par: Paragraph, wanted: set[str], framed: bool, context_fram
     text = _unquote(par, framed, context_framed)
     if not text.strip():
         return None
-    if framed and _REPORTED.search(text) and _FRAMING.search(text):
+    if framed and _REPORTED.search(text) and _framed(text):
         # "attacks try to make the model ignore previous instructions": a description
         text = _REPORTED_TAIL.sub("", text)
     found = _scan_text(text, wanted, data=data)
@@ -394,7 +399,7 @@ def scan_paragraphs(text: str, categories: Iterable[str] = INJECTION_CATEGORIES,
     wanted = set(cats)
     pars = split_paragraphs(text, first_line)
     handed = _handed_code(pars) if "output-hijack" in cats else {}
-    framed = [_FRAMING.search(p.text) is not None for p in pars]
+    framed = [_framed(p.text) for p in pars]
     out: list[tuple[Paragraph, InjectionFinding | None]] = []
     for i, par in enumerate(pars):
         around = (i > 0 and framed[i - 1]) or (i + 1 < len(pars) and framed[i + 1])
@@ -469,7 +474,7 @@ def _handed_code(pars: list[Paragraph]) -> dict[int, str]:
             continue
         lead = flat(fold(pars[i - 1].text[-400:]))
         # a lead-in that presents the code as an example of an attack is documentation
-        if not CODE_LEAD.search(lead) or _FRAMING.search(_CODE_BLOCK_WORDS.sub(" ", lead)):
+        if not CODE_LEAD.search(lead) or _framed(_CODE_BLOCK_WORDS.sub(" ", lead)):
             continue
         hazard = hazardous_code(fold(pars[i].text))
         if hazard is not None:
