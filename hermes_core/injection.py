@@ -43,6 +43,7 @@ from hermes_core.injection_patterns import (
     PERSONA_MIN_STRONG,
     PERSONA_SCENE,
     PERSONA_TRAITS,
+    GatedPattern,
 )
 
 INJECTION_CATEGORIES: tuple[str, ...] = (
@@ -143,7 +144,13 @@ _FRAMING = re.compile(
     r"prompt\s+injection|we\s+(?:saw|see|observed)|reported|classif\w*|filter\w*|scanner|warn\w*|"
     r"ejemplos?|ataques?|inyecci\w+|exemples?|attaques?|beispiele?|angriff\w*|injektion\w*)"
     # no word boundaries in CJK text
-    r"|例|比如|攻击|攻擊|注入|攻撃|インジェクション|サンプル|検出|检测|檢測|拦截|攔截", re.IGNORECASE)
+    r"|例|比如|攻击|攻擊|注入|攻撃|インジェクション|サンプル|検出|检测|檢測|拦截|攔截")
+
+
+def _framed(text: str) -> bool:
+    """Whether a framing word occurs (matched on lower case: IGNORECASE makes the alternation
+    several times slower)."""
+    return _FRAMING.search(text.lower()) is not None
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).){1,400}?\1", re.DOTALL)
 _QUOTED = re.compile(r"\"[^\"\n]{1,400}\"|“[^”\n]{1,400}”|„[^“”\n]{1,400}[“”]|«[^»\n]{1,400}»|"
                      r"「[^」\n]{1,400}」|『[^』\n]{1,400}』|(?<!\w)'[^'\n]{4,400}'(?!\w)")
@@ -172,22 +179,23 @@ def _strip_quotes(text: str) -> str:
     return _QUOTED.sub(" ", text)
 
 
-def _unquote(par: Paragraph, context: str) -> str:
-    """The paragraph with example material taken out, when the paragraph (or the one introducing
-    it) frames it as an example; otherwise unchanged.
+def _unquote(par: Paragraph, framed: bool, context_framed: bool) -> str:
+    """The paragraph with example material taken out, when the paragraph (``framed``: it holds a
+    framing word) or one beside it (``context_framed``) frames it as an example; otherwise
+    unchanged.
 
     In prose only the words *around* the quoted material frame it: an attack that carries
     "example" or "filter" inside its own quotation marks does not thereby become an example. A code
     block may frame itself (a comment such as ``# example payload``): test fixtures look so.
     """
-    if not _FRAMING.search(par.text) and not _FRAMING.search(context):
+    if not framed and not context_framed:
         return par.text   # the common case: nothing frames anything
     if par.code:
         # code frames itself (``# example payload``, ``detect_injection(...)``), but a fenced
         # page of prose whose own sentences say "for example" is prose addressed to the model
-        return par.text if not _FRAMING.search(context) and _prose_block(par.text) else ""
+        return par.text if not context_framed and _prose_block(par.text) else ""
     stripped = _strip_quotes(par.text)
-    return stripped if _FRAMING.search(stripped) or _FRAMING.search(context) else par.text
+    return stripped if context_framed or _framed(stripped) else par.text
 
 
 # --------------------------------------------------------------------------- invisible Unicode
@@ -201,9 +209,15 @@ _SPACELESS = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u
 _HANGUL = re.compile("[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
 
 
+_SUSPECT = re.compile("[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200b\u2060-\u2064\u180e"
+                      "\U0001d173-\U0001d17a\ufeff\u3164\uffa0\u115f\u1160]")
+
+
 def _invisible(text: str) -> re.Match[str] | None:
     """An invisible code point that hides something here (not one a script needs: RLM in Hebrew,
     ZWJ in an emoji, ZWSP between Thai words)."""
+    if not _SUSPECT.search(text):
+        return None   # the common case: one pass over the text
     m = _TAGS.search(text)
     if m:
         return m
@@ -268,21 +282,31 @@ _COMPACT_NEGATION = re.compile(r"(?:never|not|nt|no|nunca|jamás|jamas|ne|jamais
                                r"不要|别|別|勿|禁止|切勿|请勿|請勿|绝不|絕不|决不|從不|从不)(?:ever)?$")
 
 
+# one alternation per category: a letters-only view is searched three times, not eighteen
+_COMPACT_ONE = {category: re.compile("|".join(f"(?:{p.pattern})" for p in patterns))
+                for category, patterns in COMPACT.items()}
+
+
 def _match_compact(text: str, wanted: set[str]) -> tuple[str, str, str] | None:
-    for category, patterns in COMPACT.items():
+    for category, pattern in _COMPACT_ONE.items():
         if category in wanted:
-            for pattern in patterns:
-                for m in pattern.finditer(text):
-                    if category in NEGATABLE and _COMPACT_NEGATION.search(text[max(0, m.start() - 16):
-                                                                             m.start()]):
-                        continue
-                    return category, "compact", m.group()[:80]
+            for m in pattern.finditer(text):
+                if category in NEGATABLE and _COMPACT_NEGATION.search(text[max(0, m.start() - 16):
+                                                                         m.start()]):
+                    continue
+                return category, "compact", m.group()[:80]
     return None
+
+
+_PERSONA_ANY = GatedPattern(tuple(p.pattern for name, p in PERSONA_TRAITS.items()
+                                  if name not in PERSONA_SCENE))
 
 
 def _persona_jailbreak(joined: str) -> tuple[str, str, str] | None:
     """A role hijack told by its structure (see ``PERSONA_TRAITS``): enough distinct traits of a
     persona jailbreak in one paragraph, the excerpt naming them (the text itself stays out)."""
+    if not _PERSONA_ANY.search(joined):
+        return None   # the common case: no strong trait at all, one pass
     strong = [name for name, pattern in PERSONA_TRAITS.items()
               if name not in PERSONA_SCENE and pattern.search(joined)]
     if len(strong) < PERSONA_MIN_STRONG:
@@ -324,16 +348,22 @@ def scan_paragraph(par: Paragraph, categories: Iterable[str] = INJECTION_CATEGOR
     introduction such as "for example:" frames a quoted block); ``data`` when the text is data
     (MEMORY.md, USER.md, a recalled past session) rather than instructions for
     the assistant (a context file, a skill body): an order about "your reply" is then hostile."""
-    wanted = set(categories)
+    return _scan_paragraph(par, set(categories), _framed(par.text), _framed(context), data)
+
+
+def _scan_paragraph(par: Paragraph, wanted: set[str], framed: bool, context_framed: bool,
+                    data: bool) -> InjectionFinding | None:
+    """:func:`scan_paragraph` with the framing words already looked for (a paragraph is the
+    context of both its neighbours: its framing is decided once, not three times)."""
     if "invisible-unicode" in wanted:
         m = _invisible(par.text)
         if m:
             line = par.line + par.text.count("\n", 0, m.start())
             return InjectionFinding("invisible-unicode", line, f"U+{ord(m.group()):04X}")
-    text = _unquote(par, context)
+    text = _unquote(par, framed, context_framed)
     if not text.strip():
         return None
-    if _REPORTED.search(text) and _FRAMING.search(text):
+    if framed and _REPORTED.search(text) and _framed(text):
         # "attacks try to make the model ignore previous instructions": a description
         text = _REPORTED_TAIL.sub("", text)
     found = _scan_text(text, wanted, data=data)
@@ -366,11 +396,14 @@ def scan_paragraphs(text: str, categories: Iterable[str] = INJECTION_CATEGORIES,
                     data: bool = False) -> list[tuple[Paragraph, InjectionFinding | None]]:
     """Every paragraph of ``text`` with its finding (None when clean)."""
     cats = tuple(categories)
+    wanted = set(cats)
     pars = split_paragraphs(text, first_line)
     handed = _handed_code(pars) if "output-hijack" in cats else {}
+    framed = [_framed(p.text) for p in pars]
     out: list[tuple[Paragraph, InjectionFinding | None]] = []
     for i, par in enumerate(pars):
-        finding = scan_paragraph(par, cats, context=_around(pars, i), data=data)
+        around = (i > 0 and framed[i - 1]) or (i + 1 < len(pars) and framed[i + 1])
+        finding = _scan_paragraph(par, wanted, framed[i], around, data)
         if finding is None and i in handed:
             finding = InjectionFinding("output-hijack", par.line, handed[i], "code")
         out.append((par, finding))
@@ -441,7 +474,7 @@ def _handed_code(pars: list[Paragraph]) -> dict[int, str]:
             continue
         lead = flat(fold(pars[i - 1].text[-400:]))
         # a lead-in that presents the code as an example of an attack is documentation
-        if not CODE_LEAD.search(lead) or _FRAMING.search(_CODE_BLOCK_WORDS.sub(" ", lead)):
+        if not CODE_LEAD.search(lead) or _framed(_CODE_BLOCK_WORDS.sub(" ", lead)):
             continue
         hazard = hazardous_code(fold(pars[i].text))
         if hazard is not None:

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import re
 
+from hermes_core.injection_patterns import GatedPattern
+
 M = re.MULTILINE
 # any character but a sentence end (a dot inside "www.example.com" or "v1.2" is not one)
 _NB = r"(?:[^.\n]|\.(?=\w))"
@@ -239,14 +241,76 @@ _TABLE = {
 }
 
 
-def _one(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in patterns), M)
+def _one(patterns: tuple[str, ...]) -> GatedPattern:
+    return GatedPattern(patterns)
 
 
 GATE = re.compile("|".join(f"(?:{g})" for g, _e, _d, _x in _TABLE.values()), M)
 EVERYWHERE = {lang: _one(e) for lang, (_g, e, _d, _x) in _TABLE.items()}
 DATA_ONLY = {lang: _one(d) for lang, (_g, _e, d, _x) in _TABLE.items()}
 DECEPTIVE = {lang: re.compile(x, M) for lang, (_g, _e, _d, x) in _TABLE.items()}
+
+
+# --------------------------------------------------------------------------- the user's own preferences
+#
+# MEMORY.md and USER.md are data, but they are also where the user's standing wishes about the
+# answer live ("Start your answers with a TL;DR", "Always reply in Chinese to me"). An order of
+# the DATA_ONLY kind is the user's preference, not an injection, when its sentence is spoken by
+# the user (first person singular: an advertiser says "our", "we") or asks only for a form of
+# the answer (a summary, examples, sources, units; not "a summary *of* the match"), and carries
+# no payload: nothing promoted, no link, no claim slipped in ("mention that ..."), and the
+# user's own language not overridden ("whatever language the user writes in").
+_EN_FORM = (r"summar(?:y|ies)|tl;?\s?dr|recap|examples?|code|snippets?|sources?|references?|citations?|units?|"
+            r"metric|imperial|tables?|bullet(?:s|\s+points?)?|headings?|type\s+hints?|comments?|docstrings?|tests?|"
+            r"steps?|disclaimers?|caveats?|warnings?|explanations?|definitions?|pronunciation|pinyin|romaji|"
+            r"furigana|glossary|word\s+counts?|ticket\s+numbers?|issue\s+numbers?|rfcs?|"
+            r"(?:today'?s|the\s+current|the)\s+date")
+_PREFERENCE: dict[str, tuple[str, str, str]] = {
+    # language: (first person, a form of the answer, a payload)
+    "en": (r"\b(?:me|my|mine|myself)\b|\bi\b(?!\.e\.)|\bi['\u2019](?:m|ve|d|ll)\b",
+           r"\b(?:" + _EN_FORM + r")\b(?!\s+(?:of|about|on|from|for)\b)",
+           _LINK + r"|\b(?:promot\w*|advertis\w*|sponsor\w*|discounts?|offers?|sales?|coupons?|deals?|brands?|"
+           r"products?|buy|purchase|shop\w*|subscri\w*|sign\s+up|premium|free\s+shipping|newsletters?|podcasts?|"
+           r"recommend\w*|endors\w*|plug\w*)\b|\b(?:mention|say|state|tell\s+\w+|claim|assert|announce|add|note)\s+"
+           r"(?:\w+\s+){0,2}?that\b|\b(?:whatever|regardless|no\s+matter|even\s+if|irrespective)\b"),
+    "zh": (r"我(?!们|們)",
+           r"(?<!的)(?:代码|代碼|示例|例子|总结|總結|摘要|来源|來源|出处|出處|参考|參考|表格|要点|要點|拼音|注释|註釋|步骤|步驟)",
+           r"https?://|www\.|\.com|\.cn|推荐|推薦|推广|推廣|宣传|宣傳|广告|廣告|优惠|優惠|折扣|促销|促銷|产品|產品|品牌|购买|"
+           r"購買|订阅|訂閱|不管|无论|無論|不论|不論"),
+    "ja": (r"私|僕|わたし|俺",
+           r"(?<!の)(?:要約|まとめ|例|コード|出典|参考|表|箇条書き|ふりがな)",
+           r"https?://|www\.|\.com|\.jp|宣伝|広告|おすすめ|推薦|割引|セール|商品|製品|ブランド|購入|キャンペーン|関係なく"),
+    "es": (r"\b(?:me|mí|mi|yo|conmigo)\b",
+           r"\b(?:resumen|ejemplos?|código|codigo|fuentes|referencias|tablas?|unidades|viñetas)\b(?!\s+(?:de|sobre)\b)",
+           _LINK + r"|\b(?:promoci\w*|anunci\w*|descuentos?|ofertas?|rebajas?|marcas?|productos?|compra\w*|tienda\w*|"
+           r"suscri\w*|recomienda\w*)\b|\bque\b"),
+    "fr": (r"\b(?:moi|je|me|mon|ma|mes)\b|\b[jm]'",
+           r"\b(?:résumé|exemples?|code|sources|références|tableaux?|unités)\b(?!\s+(?:de|du|des|sur)\b)",
+           _LINK + r"|\b(?:promo\w*|publicit\w*|réductions?|offres?|soldes|marques?|produits?|achat\w*|boutiques?|"
+           r"abonn\w*|recommande\w*)\b|\bque\b"),
+    "de": (r"\b(?:mir|mich|ich|mein\w*)\b",
+           r"\b(?:zusammenfassung|beispiele?|code|quellen|referenzen|tabellen?|einheiten)\b(?!\s+(?:von|über|zu|des|der)\b)",
+           _LINK + r"|\b(?:werb\w*|rabatt\w*|angebot\w*|marken?|produkt\w*|kauf\w*|shop\w*|abonn\w*|empfiehl\w*)\b|"
+           r"\bdass\b"),
+}
+PREFERENCE = {lang: tuple(re.compile(x, M) for x in parts) for lang, parts in _PREFERENCE.items()}
+_SENTENCE_END = re.compile(r"[.!?。！？§]\s|[。！？]|\s[-*+•]\s")
+
+
+def _sentence(view: str, m: re.Match[str]) -> str:
+    """The sentence (or list item) holding a match, in a flat view."""
+    start = max((e.end() for e in _SENTENCE_END.finditer(view, 0, m.start())), default=0)
+    end = _SENTENCE_END.search(view, m.end())
+    return view[start:end.start() if end else len(view)]
+
+
+def users_preference(view: str, m: re.Match[str], lang: str) -> bool:
+    """Whether a DATA_ONLY order is the user's own standing preference (see ``_PREFERENCE``)."""
+    first_person, form, payload = PREFERENCE[lang]
+    sentence = _sentence(view, m)
+    if payload.search(sentence) or DECEPTIVE[lang].search(sentence):
+        return False
+    return bool(first_person.search(sentence) or form.search(sentence))
 
 
 def answer_hijack(view: str, *, data: bool) -> tuple[str, str] | None:
@@ -259,9 +323,9 @@ def answer_hijack(view: str, *, data: bool) -> tuple[str, str] | None:
         m = EVERYWHERE[lang].search(view)
         if m:
             return lang, m.group()[:80]
-        m = DATA_ONLY[lang].search(view)
-        if m and (data or DECEPTIVE[lang].search(view)):
-            return lang, m.group()[:80]
+        for m in DATA_ONLY[lang].finditer(view):
+            if DECEPTIVE[lang].search(view) or (data and not users_preference(view, m, lang)):
+                return lang, m.group()[:80]
     return None
 
 
@@ -328,6 +392,9 @@ _UPLOAD = re.compile(r"(?:requests|httpx)\.(?:post|put)\([\s\S]{0,200}?(?:files\
 _ENCRYPT_FILES = re.compile(r"(?:encrypt|fernet|aes)[\s\S]{0,400}?(?:os\.walk|glob|listdir)|(?:os\.walk|glob|listdir)[\s\S]{0,400}?"
                             r"(?:encrypt|fernet)")
 _FLOOD = re.compile(r"while\s+true\s*:[\s\S]{0,300}?(?:requests\.(?:get|post)|socket|os\.fork|subprocess|sendto|os\.system)"
+                    # windows opened without end: the screen flooded
+                    r"|(?:tk\.tk\(|tkinter\.tk\(|toplevel\(|webbrowser\.open|os\.startfile)[\s\S]{0,300}?while\s+true\s*:"
+                    r"|while\s+true\s*:[\s\S]{0,300}?(?:tk\.tk\(|tkinter\.tk\(|toplevel\(|webbrowser\.open|os\.startfile)"
                     r"|\brange\(\s*\d{3,}\s*\)[\s\S]{0,120}?(?:process|thread)\w*\([\s\S]{0,120}?\.start\(\)")
 # a file encrypted where it lies (opened for update), the ransomware move
 _ENCRYPT_IN_PLACE = re.compile(r"[\"']r\+b[\"'][\s\S]{0,300}?encrypt|encrypt[\s\S]{0,300}?[\"']r\+b[\"']")
@@ -354,5 +421,5 @@ def hazardous_code(code: str) -> str | None:
     if _ENCRYPT_FILES.search(code) or _ENCRYPT_IN_PLACE.search(code):
         return "encrypts files"
     if _FLOOD.search(code) and "sleep" not in code:
-        return "endless network or process loop"
+        return "endless network, process or window loop"
     return None

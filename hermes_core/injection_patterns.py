@@ -12,6 +12,7 @@ Languages: English, Chinese (simplified and traditional), Japanese, Spanish, Fre
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 M = re.MULTILINE
 
@@ -32,6 +33,8 @@ _WEAK_QUAL = r"(?:all|any|the|these|those|every|each)"
 _ORDERS = (r"(?:instructions?|prompts?|directives?|guidelines|guidance|rules|commands|directions|"
            r"orders|constraints|restrictions|programming|polic(?:y|ies)|guardrails|safeguards|"
            r"system\s+messages?|context)")
+_EARLIER = (r"(?:text|words|messages?|content|conversation|input|context|tasks?|requests?|prompts?|lines|"
+            r"paragraphs?|sentences?|statements?|everything|instructions?|directions|commands|orders|rules)")
 _STRICT_ORDERS = r"(?:instructions?|prompts?|directives?|programming|guardrails|safeguards)"
 _SECRET = (r"(?:api[\s_-]?keys?|secret\s+keys?|secrets|passwords?(?!\s+(?:reset|recovery|policy|"
            r"policies|strength|field|manager|hashing|hash|change|expiry|rules)\b)|credentials|"
@@ -71,6 +74,20 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
         _p(r"\bstop\s+everything\b[^\n]{0,30}?\b(?:print|say|write|output|reply|respond)\b"),
         _p(r"(?:\ball\s*|\b)(?:previous|prior|above|earlier|original|system)\s+" + _ORDERS
            + r"\s+(?:are|is|were)\s+(?:now\s+)?(?:false|wrong|overridden)\b"),
+        # the earlier text in any words, not only "instructions": "disregard the text above",
+        # "ignore all the previous messages", "forget the task above", "ignore what I said before"
+        _p(r"\b(?:ignore|disregard|forget|nevermind|never\s+mind|pay\s+no\s+attention\s+to)\s+(?:all\s+|any\s+)?(?:of\s+)?"
+           r"(?:the\s+|this\s+|that\s+|these\s+|those\s+|my\s+|your\s+)?(?:above|previous|prior|preceding|earlier|foregoing|"
+           r"former|initial)\s+(?:[\w'-]+\s+)?" + _EARLIER + r"\b(?!\s+(?:about|regarding|on|from|in|of|for)\b)"),
+        _p(r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the|this|that|these|those|my|your)\s+(?:[\w'-]+\s+)?"
+           + _EARLIER + r"\s+(?:above|before|so\s+far|given\s+(?:above|before|earlier))\b"),
+        _p(r"\b(?:ignore|disregard|forget)\s+(?:everything\s+|all\s+|anything\s+)?(?:of\s+)?what\s+(?:i|you|we)\s+(?:have\s+)?"
+           r"(?:just\s+)?(?:said|wrote|written|told\s+you|were\s+told|asked(?:\s+you)?)\s*(?:before|earlier|above|previously|so\s+far|"
+           r"[.!,;:]\s*(?:now|instead|and\s+(?:now|instead|just)))\b"),
+        _p(r"\b(?:ignore|disregard|forget)\s+(?:that|this|it|them)\s*[.!,;:-]+\s*(?:and\s+)?(?:instead|now)\b[,\s]+"
+           r"(?:\w+\s+){0,2}?(?:output|print|say|write|tell|reveal|show|repeat|answer|list|give)\b"),
+        _p(r"\b(?:do\s+not|don'?t|never)\s+follow\s+(?:the|your|any)\s+(?:system|developer|original|previous|prior)\s+"
+           r"(?:messages?|prompts?|instructions?)\b[^.\n]{0,20}?\b(?:instead|only)\b"),
     ),
     "role-hijack": (
         _p(r"<\|im_start\|>|<\|im_end\|>|<\|(?:system|assistant|user)\|>|\[/?inst\]|<<sys>>|"
@@ -93,8 +110,10 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
            r"follow\s+(?:only\s+)?(?:my|these|the\s+following))"),
         _p(r"\bpretend\s+(?:to\s+be|you\s+are|that\s+you\s+are)\s+[^.\n]{0,40}(?:without\s+(?:any\s+)?"
            r"(?:rules|restrictions|limits|filters)|" + _HIJACK + r"|not\s+an\s+ai)"),
+        # "developer mode" and "debug mode" are also a browser's or a phone's: not "... in Chrome"
         _p(r"\b(?:enable|enter|activate|switch\s+(?:in)?to|turn\s+on|unlock)\s+(?:the\s+)?"
-           r"(?:developer|jailbreak|god|dan|admin|debug|unrestricted|sudo)\s+mode\b"),
+           r"(?:(?:jailbreak|god|dan|unrestricted|sudo)\s+mode\b|(?:developer|admin|debug)\s+mode\b"
+           r"(?!\s+(?:in|on|for|of|from|via)\b))"),
         _p(r"\bact\s+as\s+(?:an?\s+)?(?:" + _HIJACK + r")"),
         _p(r"\b(?:disable|turn\s+off|remove|bypass|deactivate|lift)\s+(?:all\s+)?(?:your|the|any)\s+"
            r"(?:safety\s+|content\s+)?(?:filters|guardrails|restrictions|safeguards|safety\s+rules|"
@@ -128,6 +147,24 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
         _p(r"\b(?:you\s+are\s+going\s+to|you\s+will\s+now|you\s+are\s+about\s+to)\s+(?:act\s+as|pretend\s+to\s+be|"
            r"play\s+the\s+role\s+of|become)\s+(?:an?\s+|another\s+)?(?:ai|artificial\s+intelligence|language\s+model|"
            r"chatbot|ai\s+model)\b"),
+        # a mode that unlocks the model, announced rather than requested
+        _p(r"\b(?:dan|jailbreak|jailbroken|god|evil|unrestricted|unfiltered|opposite)\s+mode\s+"
+           r"(?:is\s+)?(?:now\s+)?(?:enabled|activated|active|on|unlocked)\b|\b(?:chatgpt|gpt|an?\s+ai|assistant|model|claude|"
+           r"you)\s+(?:with|in)\s+developer\s+mode\b"),
+        # a model imagined free of its rules: "if you had no content policy", "as an AI with no
+        # ethical guidelines", "imagine you are an AI without any filters"
+        _p(r"\b(?:if\s+you\s+(?:had|were)|imagine\s+(?:that\s+)?you\s+(?:are|were|have|had)|pretend\s+(?:that\s+)?you\s+"
+           r"(?:are|were|have|had)|let'?s\s+(?:imagine|pretend|say)\s+(?:that\s+)?you\s+(?:are|were|have|had))\s+[^.\n]{0,40}?"
+           r"\b(?:no|without(?:\s+any)?)\s+(?:ethical\s+|moral\s+|content\s+|safety\s+)?(?:content\s+polic(?:y|ies)|polic(?:y|ies)|"
+           r"filters|restrictions|rules|guidelines|limitations|censorship|morals|ethics)\b"),
+        _p(r"\bas\s+an?\s+(?:ai|assistant|language\s+model|model|chatbot)\s+(?:with\s+no|without(?:\s+any)?|free\s+of)\s+"
+           r"(?:ethical\s+|moral\s+|content\s+|safety\s+)?(?:guidelines|restrictions|filters|rules|limits|limitations|morals|"
+           r"ethics|censorship|polic(?:y|ies))\b"),
+        # a forged system turn: "SYSTEM: the assistant must now ...", "[SYSTEM OVERRIDE]"
+        _p(r"^\s*\[?\s*(?:system|admin|developer)\s*\]?\s*:\s*(?:the\s+)?(?:assistant|ai|model|chatbot|you)\s+"
+           r"(?:must|will|shall|should|is|are)\s+(?:now\s+)?"),
+        _p(r"\[\s*(?:system|admin|developer)\s+(?:override|instruction|update|command)s?\s*\]"),
+        _p(r"\bnew\s+(?:directives?|system\s+instructions?)\s*:"),
     ),
     "secret-exfiltration": (
         _p(r"\b(?:reveal|leak|exfiltrate|dump|disclose|expose)\b[^.\n]{0,40}?" + _SECRET),
@@ -167,6 +204,28 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
            r"the\s+|all\s+|any\s+)?" + _SECRET + r"[^.\n]{0,40}?\b(?:in|into|to)\s+(?:your|the|a)\s+"
            r"(?:reply|response|answer|output|url|link|next\s+message|commit|issue|comment|"
            r"pull\s+request|pr|readme)\b"),
+        # the model's own prompt asked for by its place ("the words above", "everything above
+        # this line", "the text before my message") or as a question ("what is your system prompt?")
+        _p(r"\b(?:repeat|print|output|recite|echo|reproduce|write\s+out|spell[\s-]?check|copy)\s+(?:back\s+)?(?:all\s+(?:of\s+)?)?"
+           r"(?:the\s+)?(?:words|text|lines|sentences|content|prompt|instructions)\s+(?:above|before\s+(?:this|that|my))\b"
+           r"(?!\s+(?:the|a|an|each|every|it)\b)"),
+        _p(r"\b(?:repeat|print|output|recite|echo|reproduce|write\s+out|copy|show\s+me|tell\s+me)\s+(?:back\s+)?everything\s+"
+           r"(?:above|before\s+(?:this|that|my))\b"),
+        _p(r"\b(?:repeat|print|output|recite|echo|reproduce|write\s+out|spell[\s-]?check|show\s+me|tell\s+me)\s+"
+           r"(?:back\s+)?the\s+above\s+(?:prompt|instructions)\b"),
+        _p(r"\bthe\s+(?:text|words|content|instructions|prompt)\s+that\s+(?:appears?|comes?|came|is\s+written|was\s+written)\s+"
+           r"(?:before|above)\s+(?:this|my|the\s+user)"),
+        _p(r"\b(?:first|last|opening)\s+(?:\d+|\w+)\s+(?:words|lines|characters|sentences|paragraphs)\s+of\s+(?:your\s+"
+           r"(?:system\s+|initial\s+|original\s+)?|the\s+(?:system|initial|original|hidden)\s+)(?:prompt|instructions)\b"),
+        _p(r"\bwhat\s+(?:is|are|was|were)\s+your\s+(?:(?:exact|full|original|initial|hidden|secret|system|first|current)\s+)*"
+           r"(?:system\s+)?(?:prompts?|instructions|directives)\b|\bwhat\s+(?:is|are|was|were)\s+the\s+(?:system|hidden|initial|"
+           r"original|secret)\s+(?:prompts?|instructions)\b"),
+        _p(r"\b(?:repeat|print|output|reveal|show|list|tell\s+me|recite|disclose|write\s+out|summari[sz]e)\b[^.\n]{0,40}?"
+           r"\b(?:instructions?|prompts?|directives)\s+(?:that\s+)?you\s+(?:received|got|were\s+given|have\s+received)\b|"
+           r"\bwhat\s+(?:were|are|was|is)\s+the\s+(?:\w+\s+)?(?:instructions?|prompts?|directives)\s+(?:that\s+)?you\s+"
+           r"(?:were\s+given|received|got|have\s+been\s+given)\b"),
+        _p(r"\b(?:print|output|repeat|reveal|show\s+me|tell\s+me|recite|disclose|write\s+out|summari[sz]e)\s+(?:all\s+)?your\s+"
+           r"(?:own\s+)?(?:instructions|prompt|system\s+prompt|directives)\b"),
     ),
 }
 
@@ -358,7 +417,7 @@ COMPACT: dict[str, tuple[re.Pattern[str], ...]] = {
         re.compile(r"(?:以前|上記|これまで)の(?:指示|命令|ルール)を(?:すべて|全て)?(?:無視|忘れ)(?!しない|せず)"),
     ),
     "role-hijack": (
-        re.compile(r"(?:enable|enter|activate)(?:developer|jailbreak|dan|god)mode"),
+        re.compile(r"(?:enable|enter|activate)(?:jailbreak|dan|god)mode"),
         re.compile(r"youarenow(?:an?)?(?:unrestricted|unfiltered|uncensored|jailbroken|dan)"),
         re.compile(r"youarenolonger(?:an?)?(?:ai|assistant|bound|restricted)"),
         re.compile(r"(?:fromnowon|henceforth|startingnow)youare(?:now)?(?:dan|an?(?:unrestricted|unfiltered|"
@@ -451,10 +510,221 @@ NOT_NEGATABLE_HEADS = ("不要", "别", "別", "无需", "無需", "不必", "�
                        "don't follow", "dont follow", "no longer follow", "no hagas caso",
                        "ne tiens pas", "ne tenez pas")
 
-# --------------------------------------------------------------------------- one regex per (language, category)
+# --------------------------------------------------------------------------- literal heads: which patterns can match at all
+#
+# A phrase regex that begins with ``\b`` and an alternation is tried at every position of the
+# text, and there are a hundred of them: on a long document that is most of the scan's time.
+# Each pattern is therefore filed under the literals one of which every match must contain (its
+# "heads", read off the pattern itself: "ignore" or "disregard", "系统提示", ...); a substring test
+# for them decides whether the pattern is run. Only the patterns whose heads are present are
+# compiled together and searched, so the result is what the whole alternation would find.
 
-COMBINED: dict[str, dict[str, re.Pattern[str]]] = {
-    lang: {cat: re.compile("|".join(f"(?:{p.pattern})" for p in pats), M) for cat, pats in table.items()}
+_META = frozenset("\\.^$*+?{}[]()|")
+
+
+def _class_end(s: str, i: int) -> int:
+    j = i + 1
+    if j < len(s) and s[j] == "^":
+        j += 1
+    if j < len(s) and s[j] == "]":
+        j += 1
+    while j < len(s) and s[j] != "]":
+        j += 2 if s[j] == "\\" else 1
+    return j + 1
+
+
+def _group_end(s: str, i: int) -> int:
+    depth, j = 0, i
+    while j < len(s):
+        c = s[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "[":
+            j = _class_end(s, j)
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        j += 1
+    raise ValueError(s)
+
+
+def _split_top(s: str) -> list[str]:
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i = _class_end(s, i)
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            parts.append(s[start:i])
+            start = i + 1
+        i += 1
+    parts.append(s[start:])
+    return parts
+
+
+def _quant(s: str, j: int) -> tuple[int, bool]:
+    """(index after a quantifier at j, whether it allows zero repetitions)."""
+    if j >= len(s):
+        return j, False
+    if s[j] in "?*":
+        k = j + 1
+    elif s[j] == "+":
+        return (j + 2 if j + 1 < len(s) and s[j + 1] in "?+" else j + 1), False
+    elif s[j] == "{":
+        k = s.index("}", j) + 1
+        low = s[j + 1:k - 1].split(",")[0]
+        if k < len(s) and s[k] in "?+":
+            k += 1
+        return k, low in ("", "0")
+    else:
+        return j, False
+    if k < len(s) and s[k] in "?+":
+        k += 1
+    return k, True
+
+
+def _atom(s: str, i: int) -> tuple[str | None, int]:
+    """(the literal character at i or None for anything else, index after the atom)."""
+    c = s[i]
+    if c == "\\":
+        n = s[i + 1]
+        if n == "u":
+            return chr(int(s[i + 2:i + 6], 16)), i + 6
+        if n == "U":
+            return chr(int(s[i + 2:i + 10], 16)), i + 10
+        if n == "x":
+            return chr(int(s[i + 2:i + 4], 16)), i + 4
+        if n.isalnum():
+            return None, i + 2
+        return n, i + 2
+    if c == "[":
+        return None, _class_end(s, i)
+    if c == ".":
+        return None, i + 1
+    return c, i + 1
+
+
+def heads(s: str) -> frozenset[str] | None:
+    """Literals one of which every match of ``s`` contains (the longest such set); None when no
+    such set is found."""
+    out: set[str] = set()
+    for groups in requirements(s) or ((),):
+        if not groups:
+            return None
+        out |= max(groups, key=lambda g: min(map(len, g)))
+    return frozenset(out)
+
+
+Requirement = tuple[tuple[frozenset[str], ...], ...]
+
+
+def requirements(s: str) -> Requirement | None:
+    """For each top-level alternative of ``s``, the literal groups a match of it must contain,
+    each group as "one of these literals" (``\\b(?:reveal|leak)\\b.*(?:api\\s+key|secrets)`` needs
+    one of reveal, leak *and* one of secrets, api); None when an alternative requires no literal."""
+    out = []
+    for alt in _split_top(s):
+        groups = _seq_groups(alt)
+        if not groups:
+            return None
+        out.append(tuple(groups))
+    return tuple(out)
+
+
+def _seq_groups(s: str) -> list[frozenset[str]]:
+    """The required literals (or alternations of literals) of a sequence, in order."""
+    out: list[frozenset[str]] = []
+
+    def end_run(run: str) -> str:
+        if run:
+            out.append(frozenset({run}))
+        return ""
+
+    i, run = 0, ""
+    while i < len(s):
+        c = s[i]
+        if c in "^$" or s.startswith(("\\b", "\\B", "\\A", "\\Z"), i):
+            run = end_run(run)
+            i += 1 if c in "^$" else 2
+            continue
+        if c == "(":
+            end = _group_end(s, i)
+            after, optional = _quant(s, end)
+            run = end_run(run)
+            if not (s.startswith(("(?=", "(?!", "(?<=", "(?<!"), i) or optional):
+                inner = s[i + 3:end - 1] if s.startswith("(?:", i) else (
+                    s[i + 1:end - 1] if s[i + 1] != "?" else None)
+                h = heads(inner) if inner is not None else None
+                if h:
+                    out.append(h)
+            i = after
+            continue
+        char, j = _atom(s, i)
+        after, optional = _quant(s, j)
+        if char is None or optional:
+            run = end_run(run)
+            i = after
+            continue
+        run += char
+        if after != j:   # "+" or {n,}: once is certain, the run ends
+            run = end_run(run)
+        i = after
+    end_run(run)
+    return out
+
+
+def satisfied(req: Requirement, text: str) -> bool:
+    """Whether ``text`` holds every literal group of at least one alternative."""
+    return any(all(any(x in text for x in group) for group in groups) for groups in req)
+
+
+class GatedPattern:
+    """An alternation of phrase patterns, each run only when one of its literal heads
+    (:func:`heads`) occurs in the text. ``search`` finds the leftmost match, as the alternation
+    compiled whole would; ``finditer`` yields each run pattern's matches in turn (every match
+    the whole alternation finds, and the ones it would skip as overlapping, in pattern order)."""
+
+    __slots__ = ("_entries", "_whole", "pattern")
+
+    # Below this length the whole alternation costs less than testing every pattern's heads.
+    SHORT = 200
+
+    def __init__(self, sources: tuple[str, ...], flags: int = M) -> None:
+        self.pattern = "|".join(f"(?:{src})" for src in sources)
+        self._whole = [re.compile(self.pattern, flags)]
+        self._entries = tuple((requirements(src), re.compile(src, flags)) for src in sources)
+
+    def _active(self, text: str) -> list[re.Pattern[str]]:
+        if len(text) < self.SHORT:
+            return self._whole
+        return [p for req, p in self._entries if req is None or satisfied(req, text)]
+
+    def search(self, text: str) -> re.Match[str] | None:
+        found = [m for p in self._active(text) if (m := p.search(text)) is not None]
+        return min(found, key=lambda m: m.start()) if found else None
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        for pattern in self._active(text):
+            yield from pattern.finditer(text)
+
+
+# --------------------------------------------------------------------------- one alternation per (language, category)
+
+COMBINED: dict[str, dict[str, GatedPattern]] = {
+    lang: {cat: GatedPattern(tuple(p.pattern for p in pats)) for cat, pats in table.items()}
     for lang, table in LANGUAGES.items()}
 CJK_LANGUAGES = frozenset({"zh", "ja"})
 
@@ -466,7 +736,7 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
                                 "drop", "aside", "throw", "attention", "notice", "follow", "cancel", "nullif",
                                 "invalidat", "wipe", "void", "revoked", "obsolete", "fake", "invalid", "null",
                                 "supersed", "outdated", "no longer", "decode", "false", "wrong", "overridden",
-                                "stop everything"),
+                                "stop everything", "nevermind", "never mind"),
         "role-hijack": ("<|", "[inst", "[/inst", "<<sys", "system", "admin", "developer", "root", "operator",
                         "you are", "from now", "starting now", "henceforth", "from this point", "pretend",
                         " mode", "act as", "disable", "turn off", "remove", "bypass", "deactivat", "lift",
@@ -475,14 +745,23 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
                         "restrict", "bound", "limited", "abide", "imposed", "confines", "anything now",
                         "immerse", "ethical", "moral", "unfiltered", "uncensored", "jailbroken",
                         "reprogramming", "instruction", "safe mode", "safety mode", "going to",
-                        "will now", "about to"),
+                        "will now", "about to", "if you had", "if you were", "imagine", "as an ai", "as an assistant",
+                        "as a language", "as a model", "as a chatbot", "as an llm", "[system", "[admin", "[developer",
+                        "directive"),
         "secret-exfiltration": ("reveal", "leak", "exfiltrat", "dump", "disclos", "expos", "send", "upload",
                                 "post", "mail", "forward", "transmit", "paste", "submit", "share", "print",
                                 "output", "echo", "show", "display", "tell me", "repeat", "list", "write",
                                 "give me", "copy", "recite", "curl", "wget", "nc ", "ncat", "invoke-web",
                                 "iwr", "http", "env", "set ", "cat ", "$(", "![", "append", "add", "include",
                                 "embed", "encode", "insert", "put", "attach", "render", "load", "relay",
-                                "respond with", "spell"),
+                                "respond with", "spell", "recite", "reproduce", "words above", "text above",
+                                "lines above", "sentences above", "content above", "prompt above", "instructions above",
+                                "everything above", "everything before", "above prompt", "above instructions",
+                                "before this", "before that", "before my", "what is your", "what are your",
+                                "what were your", "what was your", "what were the", "what are the", "what is the",
+                                "what was the", "you received", "you got", "you were given", "you have received",
+                                "of your", "of the system", "of the initial", "of the original", "of the hidden",
+                                "summari"),
     },
     "es": {
         "ignore-instructions": ("ignor", "olvid", "descart", "omit", "caso"),
