@@ -416,7 +416,7 @@ class SkillRetriever:
                 return None
             rank = with_parts(cal.rank_scores(sims, lang), cal.part_rank(o.part_similarities(text), lang))
             fixed = float(self._fixed_rule(o, self._anchors.get(mid))(o.query_vector(text)[None, :])[0])
-            best = int(np.argmax(cal.normalise(sims, lang)))
+            best = int(np.argmax(cal.gate_z(sims, lang)))
             score = cal.gate_score(sims, lang, fixed if cal.scale else None)
             ok = bool(uncovered[best]) and score >= cal.threshold_for(lang)
             return uncovered, rank, GateDecision(ok, score, cal.threshold_for(lang), f"dense:{mid}",

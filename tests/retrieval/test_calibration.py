@@ -34,6 +34,39 @@ def test_offtopic_reference_is_bilingual_package_data() -> None:
     assert not any(t.startswith("#") for t in ref)
 
 
+def test_the_gates_reference_extends_the_rankings_with_over_a_hundred_requests_a_language() -> None:
+    # the gate estimates each skill's off-topic mean and spread per language from these lines
+    gate = cal.gate_requests()
+    langs = [cal.query_language(t) for t in gate]
+    assert langs.count("en") >= 140 and langs.count("zh") >= 140
+    assert gate[:len(cal.offtopic_requests())] == cal.offtopic_requests()
+    assert len(set(gate)) == len(gate) and not any(t.startswith("#") for t in gate)
+
+
+def _generic() -> list[str]:
+    lines = (DATA / "generic_offtopic.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["query"] for line in lines if line.strip()]
+
+
+def test_the_held_apart_generic_requests_are_not_in_the_reference() -> None:
+    # they measure rejection of off-topic requests the calibration has never seen
+    generic = _generic()
+    assert not set(generic) & set(cal.gate_requests())
+    langs = [cal.query_language(t) for t in generic]
+    assert langs.count("en") >= 30 and langs.count("zh") >= 30
+
+
+def test_lexical_threshold_is_a_share_of_the_reference_median_per_language() -> None:
+    ref = cal.gate_requests()
+    shares = {t: (i % 7) / 10 for i, t in enumerate(ref)}
+    c = cal.calibrate_lexical("k", lambda t: shares.get(t, 1.0), ["pseudo query"])
+    for lang in cal.LANGS:
+        median = float(np.median([shares[t] for t in ref if cal.query_language(t) == lang]))
+        assert c.threshold_for(lang) == pytest.approx(cal.LEXICAL_OFF_SHARE * median)
+    nothing = cal.calibrate_lexical("k", lambda t: 0.0, [])
+    assert nothing.threshold_for("zh") == 0.0    # the reference shares no word: any overlap passes
+
+
 def test_query_language_follows_the_share_of_cjk() -> None:
     assert cal.query_language("帮我做一个PPT") == "zh"
     assert cal.query_language("make a poster") == "en"
@@ -80,6 +113,26 @@ def test_per_skill_z_scores_use_that_skills_offtopic_cosines_in_the_querys_langu
     assert c.gate_score(q, "en") == pytest.approx(float(en.max()))
 
 
+def test_the_gate_reads_the_whole_reference_and_the_ranking_its_first_rows() -> None:
+    docs = np.vstack([_unit([1, 0, 0]), _unit([0, 1, 0])])
+    off = np.vstack([_unit([0.6, 0.1, 1]), _unit([0.4, 0.1, 1]), _unit([0.5, 0.0, 1]),
+                     _unit([0.9, 0.3, 1]), _unit([0.1, 0.2, 1]), _unit([0.3, 0.6, 1])])
+    sims = off @ docs.T
+    c = cal.calibrate_dense("m", "k", docs, off, ["en"] * 6, np.zeros((0, 3)), [], ranking_rows=3)
+    assert c.mean["en"] == pytest.approx(sims[:3].mean(axis=0))
+    assert c.std["en"] == pytest.approx(np.maximum(sims[:3].std(axis=0), cal.MIN_STD))
+    assert c.gate_mean["en"] == pytest.approx(sims.mean(axis=0))
+    assert c.gate_std["en"] == pytest.approx(np.maximum(sims.std(axis=0), cal.MIN_STD))
+    q = np.array([0.7, 0.5])
+    assert c.normalise(q, "en") == pytest.approx((q - c.mean["en"]) / c.std["en"])
+    gz = (q - c.gate_mean["en"]) / c.gate_std["en"]
+    assert c.gate_z(q, "en") == pytest.approx(gz)
+    assert c.gate_score(q, "en") == pytest.approx(float(gz.max()))
+    assert c.own_gate_margins(q, "en") == pytest.approx(gz - c.threshold_for("en"))
+    whole = cal.calibrate_dense("m", "k", docs, off, ["en"] * 6, np.zeros((0, 3)), [])
+    assert whole.mean["en"] == pytest.approx(c.gate_mean["en"])   # by default every row ranks
+
+
 def test_part_scores_are_calibrated_per_skill_and_language_like_the_cosine() -> None:
     docs = np.vstack([_unit([1, 0, 0]), _unit([0, 1, 0])])
     off = np.vstack([_unit([0.6, 0.1, 1]), _unit([0.4, 0.1, 1]), _unit([0.5, 0.0, 1]),
@@ -104,7 +157,7 @@ def test_part_scores_are_calibrated_per_skill_and_language_like_the_cosine() -> 
     assert bare.part_rank(soft, "en") is soft      # no part statistics: the raw score
 
 
-def test_part_statistics_are_cached_with_the_calibration(tmp_path: Path) -> None:
+def test_ranking_and_gate_statistics_are_cached_with_the_calibration(tmp_path: Path) -> None:
     r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()], cache_dir=tmp_path)
     r.refresh()
     first = r._calibration["test:hashing"]
@@ -114,6 +167,8 @@ def test_part_statistics_are_cached_with_the_calibration(tmp_path: Path) -> None
     for lang in cal.LANGS:
         assert again.part_mean[lang] == pytest.approx(first.part_mean[lang])
         assert again.part_std[lang] == pytest.approx(first.part_std[lang])
+        assert again.gate_mean[lang] == pytest.approx(first.gate_mean[lang])
+        assert again.gate_std[lang] == pytest.approx(first.gate_std[lang])
 
 
 def test_calibration_separates_offtopic_from_pseudo_queries_and_reports_it() -> None:
@@ -143,6 +198,19 @@ def test_calibration_is_cached_with_the_index_and_reused_on_restart(tmp_path: Pa
     res = r2.retrieve("extract the tables from a pdf document")
     assert res.gate is not None and res.gate.calibrated and res.names[0] == "pdf-extract"
     assert emb2.queries_embedded == 1            # the query itself; nothing per turn for the gate
+
+
+def test_the_ranking_statistics_come_from_offtopic_txt_alone(tmp_path: Path) -> None:
+    emb = HashingEmbedder()
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[emb], cache_dir=tmp_path)
+    r.refresh()
+    c = r._calibration["test:hashing"]
+    docs = np.asarray(r.dense[0].matrix, dtype=np.float64)
+    for name, ref in (("mean", cal.offtopic_requests()), ("gate_mean", cal.gate_requests())):
+        sims = np.asarray(cal.embed_queries(emb, ref), dtype=np.float64) @ docs.T
+        zh = np.array([cal.query_language(t) == "zh" for t in ref])
+        assert getattr(c, name)["zh"] == pytest.approx(sims[zh].mean(axis=0), abs=1e-6), name
+    assert c.report["en"]["reference"] == sum(cal.query_language(t) == "en" for t in cal.gate_requests())
 
 
 def test_a_changed_skill_gets_a_new_calibration(tmp_path: Path) -> None:
@@ -220,6 +288,24 @@ def test_anthropics_catalog_rejects_offtopic_requests(anthropics: SkillRetriever
     assert len(rejected) / len(off) >= 0.9
 
 
+def test_anthropics_catalog_rejects_generic_requests_it_never_saw(anthropics: SkillRetriever) -> None:
+    generic = _generic()
+    passed = [q for q in generic if not anthropics.retrieve(q).gated]
+    assert len(passed) / len(generic) <= 0.15, passed
+
+
+def test_anthropics_catalog_keeps_english_requests_without_embeddings() -> None:
+    # the lexical gate alone (a chat's first turns while the models load); a Chinese request
+    # shares no word with these English descriptions and has no lexical evidence to pass on
+    r = SkillRetriever(catalogs=[str(DATA / "anthropics_skills.jsonl")], embedders=[])
+    on = [(q, gold) for q, gold in _labelled("anthropics_skills.queries.jsonl")
+          if cal.query_language(q) == "en"]
+    kept = [q for q, gold in on if not r.retrieve(q).gated]
+    assert len(kept) / len(on) >= 0.95, sorted(set(q for q, _ in on) - set(kept))
+    off = [q for q, _ in _labelled("anthropics_skills.negatives.jsonl")]
+    assert sum(r.retrieve(q).gated for q in off) / len(off) >= 0.9
+
+
 @pytest.fixture(scope="module")
 def example_home(tmp_path_factory: pytest.TempPathFactory) -> SkillRetriever:
     r = _real_retriever(tmp_path_factory.mktemp("home"), folders=[str(ROOT / "examples/home/skills")])
@@ -240,6 +326,12 @@ def test_example_home_hints_nothing_for_chinese_small_talk_without_embeddings(qu
     res = r.retrieve(query)
     assert res.gated and res.names == () and res.gate.rule == "lexical", (res.candidates[:3], res.gate)
     assert not r.retrieve("下周去杭州玩三天，行程怎么安排").gated
+
+
+def test_example_home_rejects_generic_requests_it_never_saw(example_home: SkillRetriever) -> None:
+    generic = _generic()
+    passed = [q for q in generic if not example_home.retrieve(q).gated]
+    assert len(passed) / len(generic) <= 0.1, passed
 
 
 def _chinese(skill: Skill) -> bool:
