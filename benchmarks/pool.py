@@ -63,7 +63,7 @@ from hermes_core.providers import build_providers
 from hermes_core.providers.base import CallOptions
 from hermes_core.testing.builders import openai_chat_completion, openai_error
 from hermes_core.testing.server import KeyBehaviour, MockLLMServer
-from hermes_core.types import Message, Prompt
+from hermes_core.types import Message, Prompt, fingerprint
 
 
 class _Server(ThreadingHTTPServer):
@@ -254,13 +254,31 @@ def _prompt(rid: str) -> Prompt:
     return Prompt(system="You are a benchmark.", messages=(Message("user", rid),))
 
 
+WARM_KEY = "sk-bench-warm-up-not-limited"
+
+
+def _warm_up(settings: Any) -> None:
+    """One call through the SDK with a key the server does not limit (and the score leaves out):
+    the SDK's lazy imports and first connection take a second or more in a freshly spawned
+    process, which is start-up, not the pool. Without it the storm's first window is whatever
+    the processes that came up first could send, and the goodput counts a process start."""
+    url = settings.llm.routing.providers[0].endpoint
+    client = openai.OpenAI(api_key=WARM_KEY, base_url=url, max_retries=0, timeout=10)
+    client.chat.completions.create(model="gpt-4o", max_tokens=8,  # type: ignore[call-overload]
+                                   messages=[{"role": "user", "content": "warm-up"}])
+    client.close()
+
+
 def _threads_client(settings: Any, tag: str, threads: int, seconds: float,
-                    prefix_key: str | None = None) -> dict[str, Any]:
+                    prefix_key: str | None = None, start: Any = None) -> dict[str, Any]:
     if prefix_key is not None:   # a worker process: the same Redis prefix as its siblings
         settings = settings.with_overrides(**{"credential_pool.redis_key_prefix": prefix_key})
     router = Router.from_settings(settings)
     loop = CallLoop.from_settings(settings, audit_path=False)
     acquires, cools = _instrument(loop)
+    _warm_up(settings)
+    if start is not None:        # the sibling processes start the storm together
+        start.wait()
     counts = {"issued": 0, "ok": 0, "failed": 0}
     lat: list[float] = []
     lock = threading.Lock()
@@ -297,6 +315,7 @@ def _async_client(settings: Any, tasks: int, seconds: float) -> dict[str, Any]:
     router = Router.from_settings(settings)
     loop = CallLoop.from_settings(settings, audit_path=False)
     acquires, cools = _instrument(loop)
+    _warm_up(settings)
     counts = {"issued": 0, "ok": 0, "failed": 0}
     lat: list[float] = []
 
@@ -327,9 +346,9 @@ def _async_client(settings: Any, tasks: int, seconds: float) -> dict[str, Any]:
 
 
 def _process_main(args: tuple[Any, ...]) -> dict[str, Any]:
-    settings_json, tag, threads, seconds, prefix = args
+    settings_json, tag, threads, seconds, prefix, start = args
     settings = load_settings(json.loads(settings_json), env={})
-    return _threads_client(settings, tag, threads, seconds, prefix)
+    return _threads_client(settings, tag, threads, seconds, prefix, start)
 
 
 def _redis_binary() -> str:
@@ -390,6 +409,7 @@ def storm(variant: str, matched: bool, *, seconds: float, window_s: float, rpm: 
         srv.set_key(k, KeyBehaviour(rpm=rpm, window_s=window_s, exact_retry_after=True,
                                     latency_s=latency_s, rate_headers=headers))
     red: _Redis | None = None
+    warm = fingerprint(WARM_KEY)
     with srv:
         url = srv.url + "/v1"
         if variant.startswith("redis"):
@@ -409,11 +429,13 @@ def storm(variant: str, matched: bool, *, seconds: float, window_s: float, rpm: 
                 prefix = settings.credential_pool.redis_key_prefix
                 payload = _settings_dict(settings)
                 ctx = mp.get_context("spawn")
-                with ctx.Pool(4) as procs:
-                    job = procs.map_async(_process_main, [(payload, f"p{i}", 8, seconds, prefix)
-                                                          for i in range(4)])
+                with ctx.Manager() as manager, ctx.Pool(4) as procs:
+                    start = manager.Barrier(4)
+                    job = procs.map_async(_process_main, [(payload, f"p{i}", 8, seconds, prefix,
+                                                           start) for i in range(4)])
                     if variant == "redis4_restart":
-                        while not srv.requests:          # the workers have started
+                        while not any(r.key_fingerprint != warm     # the storm has started
+                                      for r in srv.requests):
                             time.sleep(0.05)
                         time.sleep(seconds / 2)
                         red.kill()
@@ -425,7 +447,7 @@ def storm(variant: str, matched: bool, *, seconds: float, window_s: float, rpm: 
         finally:
             if red is not None:
                 red.close()
-        served = srv.requests
+        served = [r for r in srv.requests if r.key_fingerprint != warm]
     return _score(served, res, t0=t0, seconds=seconds, window_s=window_s, rpm=rpm,
                   matched=matched, headers=headers, latency_s=latency_s, outage=outage)
 

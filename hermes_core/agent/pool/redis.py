@@ -115,17 +115,33 @@ def _took(left: Counter[Any], entry: Any) -> bool:
     return False
 
 
+def worker_share(limit: int, workers: int, slot: int | None) -> int:
+    """What one of ``workers`` processes may send of a key's ``limit`` per window while Redis is
+    away. A worker holding a slot (:data:`redis_lua.CLAIM`, a distinct index per live worker)
+    takes ``limit // workers``, one more for the first ``limit % workers`` slots: the shares add
+    up to the limit (10 over 4 workers: 3, 3, 2, 2), where equal floors (2 each) left a fifth of
+    the budget unused for the whole outage. Without a slot (Redis was never reached, or more
+    processes run than ``workers`` says) the floor: never more than a slot holder's. At least 1
+    (a key is never shut for the outage; a limit below ``workers`` is passed by design)."""
+    if workers <= 1:
+        return max(1, limit)
+    extra = 1 if slot is not None and 0 <= slot < limit % workers else 0
+    return max(1, limit // workers + extra)
+
+
 def _share(raw: str, redis_now: float, local_now: float, window_s: float, workers: int,
-           sent: bool) -> list[float]:
+           sent: bool, slot: int | None = None) -> list[float]:
     """One worker's share of a key's window, from ACQUIRE's "<requests>|<limit>|<newest times>",
     as local times, oldest first. ``sent``: this very acquire added one more (now).
 
-    While Redis is away each of ``workers`` may send ``limit // workers`` per window, so the
-    ``limit % workers`` left over is slack. Counting the requests at ranks slack, slack +
-    workers, slack + 2 * workers, ... from the newest keeps, at every moment, workers x share >=
-    what remains of the window - slack: the fleet never passes the limit, and each share frees
-    as the window does (not all at its newest request's expiry). Ranks past the listed times are
-    put at the oldest listed (later than their own: never freeing early)."""
+    While Redis is away each worker may send its :func:`worker_share` per window. Every worker
+    counts the requests at ranks slack, slack + workers, slack + 2 * workers, ... from the
+    newest, which keeps, at every moment, workers x counted >= what remains of the window - slack:
+    with the shares adding up to ``limit - slack`` the fleet never passes the limit, and each
+    share frees as the window does (not all at its newest request's expiry). The slack is what
+    the shares leave unused: none when this worker holds a slot (the shares of the slots add up
+    to the limit), ``limit % workers`` under equal floors. Ranks past the listed times are put at
+    the oldest listed (later than their own: never freeing early)."""
     count_s, _, rest = raw.partition("|")
     limit_s, _, listed = rest.partition("|")
     count, limit = _count(count_s or "0"), _count(limit_s or "0")
@@ -136,7 +152,7 @@ def _share(raw: str, redis_now: float, local_now: float, window_s: float, worker
         newest.insert(0, local_now)
     if workers <= 1 or count <= 0 or not newest:
         return []
-    slack = limit % workers if limit > 0 else 0
+    slack = limit % workers if limit > 0 and slot is None else 0
     picked = [newest[min(r, len(newest) - 1)] for r in range(slack, count, workers)]
     return sorted(t for t in picked if t > local_now - window_s)
 
@@ -157,6 +173,16 @@ class _LocalPoolState(InMemoryPoolState):
         """Start from the limit the fleet learned for a key (this worker's share of it)."""
         with self._lock:
             self._key(provider, fingerprint).learned_rpm = learned_rpm
+
+    def earliest_rejoin(self, provider: str, fingerprints: Sequence[str],
+                        at: float) -> float | None:
+        """The earliest a key not removed may serve once Redis's budget is back at ``at``: its
+        deadline when it cools past ``at`` (what Redis returns cannot shorten it). None: all
+        removed."""
+        with self._lock:
+            times = [max(at, rec.blocked_until) for fp in fingerprints
+                     if not (rec := self._key(provider, fp)).removed]
+        return min(times, default=None)
 
     def cancel(self, provider: str, fingerprint: str, lease: str) -> None:
         """Take back a request acquired here that was never sent (Redis refused the key)."""
@@ -199,6 +225,9 @@ class RedisPoolOptions:
     lease_ttl_s: float = 300.0          # an in-flight lease outlives any request deadline
     state_ttl_s: float = 7 * 86400.0    # idle pool state (removals, breakers, cursor) expires
     workers: int = 1                    # processes sharing the keys: divides fallback budgets
+    # how long a worker's slot (its index among the workers, see worker_share) outlives its last
+    # renewal; renewed by acquires a third of that apart
+    slot_ttl_s: float = 60.0
     reconnect_interval_s: float = 5.0   # how often a degraded backend probes Redis
     socket_timeout_s: float = 0.5       # a hung Redis must not stall calls for long
 
@@ -256,6 +285,13 @@ class RedisPoolState:
         self._release = _ReplicaAwareScript(client.register_script(lua.RELEASE), redis)
         self._snapshot = _ReplicaAwareScript(client.register_script(lua.SNAPSHOT), redis)
         self._merge = _ReplicaAwareScript(client.register_script(lua.MERGE), redis)
+        self._claim = _ReplicaAwareScript(client.register_script(lua.CLAIM), redis)
+        # this worker's index among the fleet while Redis is away (see worker_share): claimed in
+        # Redis under a random id, renewed by acquires; None until claimed, or when none is free
+        self._worker_id = os.urandom(8).hex()
+        self._slot: int | None = None
+        self._slot_renew_at = 0.0     # monotonic: when the next acquire renews the claim
+        self._slot_valid_until = 0.0  # monotonic: the claim's expiry as of its last renewal
         self._clock = clock
         self._monotonic = monotonic
         self._local = _LocalPoolState(local_clock or clock or time.time)
@@ -318,6 +354,8 @@ class RedisPoolState:
                              f"use one of {', '.join(STRATEGIES)}")
 
         def remote(keys: Sequence[KeySpec] = keys) -> AcquireResult:
+            if self.options.workers > 1 and self._monotonic() >= self._slot_renew_at:
+                self._claim_slot()
             for _ in range(3):
                 lease = os.urandom(8).hex()
                 names = [self._name(provider, "p"), self._name(provider, "rr"),
@@ -356,7 +394,7 @@ class RedisPoolState:
                             self._learned_rpm[(provider, spec.fingerprint)] = _count(lr)
                         self._shares[(provider, spec.fingerprint)] = _share(
                             _text(raw[9 + 4 * i]), float(now), local_now, policy.window_s,
-                            self.options.workers, spec.fingerprint == fp)
+                            self.options.workers, spec.fingerprint == fp, self._slot)
                     self._window_s = policy.window_s
                 fingerprint = fp or None
                 if fingerprint is not None:
@@ -368,6 +406,10 @@ class RedisPoolState:
         def local() -> AcquireResult:
             res = self._local.acquire(provider, self._local_keys(keys), policy, tokens=tokens,
                                       rand=rand)
+            if res.fingerprint is None:
+                # a waiter must not sleep through Redis's return on the local share's clock: it
+                # asks again by the next probe, which may rejoin the fleet's whole budget
+                return self._rejoin_by(res, provider, keys, self._next_probe)
             if res.fingerprint is not None:
                 entry = (res.now, max(0, int(tokens)), policy.window_s)
                 with self._lock:
@@ -390,7 +432,8 @@ class RedisPoolState:
             gate = self._local.acquire(provider, self._local_keys(keys), policy,
                                        tokens=tokens, rand=rand)
             if gate.fingerprint is None:
-                return gate
+                # the local share binds until the probation ends, not until it frees
+                return self._rejoin_by(gate, provider, keys, self._probation_until)
             try:
                 res = remote([k for k in keys if k.fingerprint == gate.fingerprint])
             except BaseException:
@@ -415,7 +458,7 @@ class RedisPoolState:
         stated = sane_limit(outcome.limit)
         # the fleet's limit, as stated by the server: locally this worker's share of it (like a
         # configured max_rpm); Redis gets it whole
-        outcome_here = (replace(outcome, limit=max(1, stated // self.options.workers))
+        outcome_here = (replace(outcome, limit=self._worker_share(stated))
                         if stated else outcome)
 
         def remote() -> ReleaseResult:
@@ -543,6 +586,7 @@ class RedisPoolState:
                          if k[0] == provider}
                 recent = {k: list(v) for k, v in self._recent.items() if k[0] == provider}
             if not first:
+                self._slot_renew_at = 0.0   # it lost the workers' slots too: claim again
                 log.warning("credential pool: Redis at %s lost the pool state of %s "
                             "(restarted?); merging what this worker knows back", self.url,
                             provider)
@@ -609,12 +653,46 @@ class RedisPoolState:
 
     def _local_keys(self, keys: Sequence[KeySpec]) -> list[KeySpec]:
         """This process's share of each key's budget while it cannot coordinate through Redis."""
-        w = self.options.workers
-        if w == 1:
+        if self.options.workers == 1:
             return list(keys)
-        return [replace(k, max_rpm=None if k.max_rpm is None else max(1, k.max_rpm // w),
-                        max_tpm=None if k.max_tpm is None else max(1, k.max_tpm // w))
+        share = self._worker_share
+        return [replace(k, max_rpm=None if k.max_rpm is None else share(k.max_rpm),
+                        max_tpm=None if k.max_tpm is None else share(k.max_tpm))
                 for k in keys]
+
+    def _rejoin_by(self, res: AcquireResult, provider: str, keys: Sequence[KeySpec],
+                   at_monotonic: float) -> AcquireResult:
+        """A local refusal retried no later than when the fleet's budget may serve again: at
+        ``at_monotonic`` (the next probe, the probation's end) for a key refused only by this
+        worker's share, at its deadline for a cooling one. A key that can never serve (removed,
+        ``available_at`` None) stays so."""
+        if res.available_at is None:
+            return res
+        at = res.now + max(0.0, at_monotonic - self._monotonic())
+        rejoin = self._local.earliest_rejoin(provider, [k.fingerprint for k in keys], at)
+        if rejoin is None:
+            return res
+        return replace(res, available_at=min(res.available_at, rejoin))
+
+    def _worker_share(self, limit: int) -> int:
+        """:func:`worker_share` by this worker's slot, if its claim has not lapsed meanwhile."""
+        slot = self._slot if self._monotonic() < self._slot_valid_until else None
+        return worker_share(limit, self.options.workers, slot)
+
+    def _claim_slot(self) -> None:
+        """Claim (or renew) this worker's slot in Redis: the index that sets its share of each
+        key while Redis is away. Its previous index first, so a Redis that restarted empty gives
+        every worker back the one it had. No slot free: the floor share."""
+        ttl = self.options.slot_ttl_s
+        now = self._monotonic()
+        base = f"{self.options.key_prefix}:{{workers}}:slot"
+        got = int(self._claim(keys=[f"{base}:{i}" for i in range(self.options.workers)],
+                              args=[self._worker_id, max(1, int(ttl * 1000)),
+                                    -1 if self._slot is None else self._slot]))
+        with self._lock:
+            self._slot = got if got >= 0 else None
+            self._slot_valid_until = now + ttl
+            self._slot_renew_at = now + ttl / 3
 
     def _call(self, remote: Callable[[], T], local: Callable[[], T]) -> T:
         if self._degraded and not self._try_recover():
@@ -648,7 +726,7 @@ class RedisPoolState:
                 self._local.seed_state(provider, fp, self._to_local(until), removed)
             for (provider, fp), lr in self._learned_rpm.items():
                 # this worker's share of what the key admits, like a configured max_rpm's
-                self._local.seed_limit(provider, fp, max(1, lr // self.options.workers))
+                self._local.seed_limit(provider, fp, self._worker_share(lr))
             self._degraded = True
             self.outages += 1
         log.warning("credential pool: Redis at %s is unreachable (%s); using local pool state "

@@ -540,3 +540,29 @@ end
 if added > 0 then redis.call('PEXPIRE', KEYS[2], ms(window)) end
 return fmt(bu2)
 """
+
+# A worker's slot: its index among the ``workers`` processes sharing the keys, which sets its
+# share of each key while Redis is away (redis.worker_share). The slot keys share one hash tag.
+# KEYS: the slot keys, index 0 first.  ARGV: the worker's random id, ttl in ms, the index it
+# held before (-1: none).
+# Returns the index now held (its ttl renewed), or -1 when every slot is held by another worker.
+# The index held before is taken back first: a Redis that restarted empty gives each worker
+# its own again.
+CLAIM = r"""
+local id = ARGV[1]
+local ttl = tonumber(ARGV[2])
+local before = tonumber(ARGV[3])
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == id then
+    redis.call('PEXPIRE', KEYS[i], ttl)
+    return i - 1
+  end
+end
+if before >= 0 and before < #KEYS and redis.call('SET', KEYS[before + 1], id, 'NX', 'PX', ttl) then
+  return before
+end
+for i = 1, #KEYS do
+  if redis.call('SET', KEYS[i], id, 'NX', 'PX', ttl) then return i - 1 end
+end
+return -1
+"""
