@@ -170,9 +170,11 @@ class _LocalPoolState(InMemoryPoolState):
             rec.removed = rec.removed or removed
 
     def seed_limit(self, provider: str, fingerprint: str, learned_rpm: int) -> None:
-        """Start from the limit the fleet learned for a key (this worker's share of it)."""
+        """Start from the limit the fleet learned for a key (this worker's share of it: like a
+        stated limit, never probed upward here)."""
         with self._lock:
-            self._key(provider, fingerprint).learned_rpm = learned_rpm
+            rec = self._key(provider, fingerprint)
+            rec.learned_rpm, rec.stated = learned_rpm, True
 
     def earliest_rejoin(self, provider: str, fingerprints: Sequence[str],
                         at: float) -> float | None:
