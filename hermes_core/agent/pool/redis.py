@@ -13,8 +13,10 @@ breakers, the round-robin cursor) in Redis and implements :class:`PoolStateBacke
 * Keys are named by credential fingerprint (``key-<sha256 prefix>``); no secret reaches Redis.
 * When Redis is unreachable (connection error, timeout, or a read-only replica after a failover)
   the backend falls back to a local :class:`InMemoryPoolState` with a warning, dividing every
-  key's RPM/TPM budget by ``workers`` (the configured number of processes sharing the keys) so the
-  fleet as a whole stays under the limits. The local windows start from this worker's share of
+  key's RPM/TPM budget among ``workers`` (the configured number of processes sharing the keys) so
+  the fleet as a whole stays under the limits: by the slot each worker holds in Redis, so that
+  the shares add up to the limit (:func:`worker_share`). A refusal by the local share names the
+  next probe, so a waiting request rejoins Redis's whole budget as soon as it is back. The local windows start from this worker's share of
   each key's window as Redis last showed it (:func:`_share`), not only from its own requests: a
   worker that sent few of a full window must not add a whole share on top of it. Limits stated
   by the server during the outage are used as this worker's share too. Every
