@@ -16,10 +16,11 @@ breakers, the round-robin cursor) in Redis and implements :class:`PoolStateBacke
   key's RPM/TPM budget among ``workers`` (the configured number of processes sharing the keys) so
   the fleet as a whole stays under the limits: by the slot each worker holds in Redis, so that
   the shares add up to the limit (:func:`worker_share`). A refusal by the local share names the
-  next probe, so a waiting request rejoins Redis's whole budget as soon as it is back. The local windows start from this worker's share of
-  each key's window as Redis last showed it (:func:`_share`), not only from its own requests: a
-  worker that sent few of a full window must not add a whole share on top of it. Limits stated
-  by the server during the outage are used as this worker's share too. Every
+  next probe, so a waiting request rejoins Redis's whole budget as soon as it is back. The local
+  windows start from this worker's share of each key's window as Redis last showed it
+  (:func:`_share`), not only from its own requests: a worker that sent few of a full window
+  must not add a whole share on top of it. Limits stated by the server during the outage are
+  used as this worker's share too. Every
   ``reconnect_interval_s`` (on an injectable monotonic clock) one call probes Redis; when it
   answers, the deadlines, removals, breaker states and requests of the outage are merged into
   Redis (deadlines and breakers only ever get stricter), and a Redis that restarted empty also
