@@ -18,7 +18,7 @@ breakers, the round-robin cursor) in Redis and implements :class:`PoolStateBacke
   the shares add up to the limit (:func:`worker_share`). A refusal by the local share names the
   next probe, so a waiting request rejoins Redis's whole budget as soon as it is back. The local
   windows start from this worker's share of each key's window as Redis last showed it
-  (:func:`_share`), not only from its own requests: a worker that sent few of a full window
+  (:func:`.fallback.share`), not only from its own requests: a worker that sent few of a full window
   must not add a whole share on top of it. Limits stated by the server during the outage are
   used as this worker's share too. Every
   ``reconnect_interval_s`` (on an injectable monotonic clock) one call probes Redis; when it
@@ -43,18 +43,17 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_core.agent.pool import redis_lua as lua
-from hermes_core.agent.pool.breaker import CLOSED, BreakerState
+from hermes_core.agent.pool.breaker import BreakerState
+from hermes_core.agent.pool.fallback import LocalPoolState, count_text, share, worker_share
 from hermes_core.agent.pool.state import (
     STRATEGIES,
     AcquireResult,
-    InMemoryPoolState,
     KeySnapshot,
     KeySpec,
     Outcome,
     PoolPolicy,
     ProviderSnapshot,
     ReleaseResult,
-    SlidingWindow,
     sane_limit,
     sane_retry_after,
 )
@@ -101,125 +100,12 @@ def _opt_float(value: Any) -> float | None:
     return float(s) if s else None
 
 
-def _count(text: str) -> int:
-    """A count Lua wrote: numbers from 1e14 up come back as ``1e+20`` (a huge limit a header
-    stated), which ``int()`` alone refuses."""
-    try:
-        return int(text)
-    except ValueError:
-        return int(float(text))
-
-
 def _took(left: Counter[Any], entry: Any) -> bool:
     """True (and one fewer left) when ``entry`` is among the ``left`` ones."""
     if left[entry] > 0:
         left[entry] -= 1
         return True
     return False
-
-
-def worker_share(limit: int, workers: int, slot: int | None) -> int:
-    """What one of ``workers`` processes may send of a key's ``limit`` per window while Redis is
-    away. A worker holding a slot (:data:`redis_lua.CLAIM`, a distinct index per live worker)
-    takes ``limit // workers``, one more for the first ``limit % workers`` slots: the shares add
-    up to the limit (10 over 4 workers: 3, 3, 2, 2), where equal floors (2 each) left a fifth of
-    the budget unused for the whole outage. Without a slot (Redis was never reached, or more
-    processes run than ``workers`` says) the floor: never more than a slot holder's. At least 1
-    (a key is never shut for the outage; a limit below ``workers`` is passed by design)."""
-    if workers <= 1:
-        return max(1, limit)
-    extra = 1 if slot is not None and 0 <= slot < limit % workers else 0
-    return max(1, limit // workers + extra)
-
-
-def _share(raw: str, redis_now: float, local_now: float, window_s: float, workers: int,
-           sent: bool, slot: int | None = None) -> list[float]:
-    """One worker's share of a key's window, from ACQUIRE's "<requests>|<limit>|<newest times>",
-    as local times, oldest first. ``sent``: this very acquire added one more (now).
-
-    While Redis is away each worker may send its :func:`worker_share` per window. Every worker
-    counts the requests at ranks slack, slack + workers, slack + 2 * workers, ... from the
-    newest, which keeps, at every moment, workers x counted >= what remains of the window - slack:
-    with the shares adding up to ``limit - slack`` the fleet never passes the limit, and each
-    share frees as the window does (not all at its newest request's expiry). The slack is what
-    the shares leave unused: none when this worker holds a slot (the shares of the slots add up
-    to the limit), ``limit % workers`` under equal floors. Ranks past the listed times are put at
-    the oldest listed (later than their own: never freeing early)."""
-    count_s, _, rest = raw.partition("|")
-    limit_s, _, listed = rest.partition("|")
-    count, limit = _count(count_s or "0"), _count(limit_s or "0")
-    newest = sorted((local_now - (redis_now - float(t)) for t in listed.split(",") if t),
-                    reverse=True)
-    if sent:
-        count += 1
-        newest.insert(0, local_now)
-    if workers <= 1 or count <= 0 or not newest:
-        return []
-    slack = limit % workers if limit > 0 and slot is None else 0
-    picked = [newest[min(r, len(newest) - 1)] for r in range(slack, count, workers)]
-    return sorted(t for t in picked if t > local_now - window_s)
-
-
-class _LocalPoolState(InMemoryPoolState):
-    """The fallback state, which can also be told about requests sent before it took over."""
-
-    def seed_state(self, provider: str, fingerprint: str, blocked_until: float,
-                   removed: bool) -> None:
-        """Start from what Redis last said about a key: its deadline (only ever later) and its
-        removal, so an outage forgets nothing already learned."""
-        with self._lock:
-            rec = self._key(provider, fingerprint)
-            rec.blocked_until = max(rec.blocked_until, blocked_until)
-            rec.removed = rec.removed or removed
-
-    def seed_limit(self, provider: str, fingerprint: str, learned_rpm: int) -> None:
-        """Start from the limit the fleet learned for a key (this worker's share of it: like a
-        stated limit, never probed upward here)."""
-        with self._lock:
-            rec = self._key(provider, fingerprint)
-            rec.learned_rpm, rec.stated = learned_rpm, True
-
-    def earliest_rejoin(self, provider: str, fingerprints: Sequence[str],
-                        at: float) -> float | None:
-        """The earliest a key not removed may serve once Redis's budget is back at ``at``: its
-        deadline when it cools past ``at`` (what Redis returns cannot shorten it). None: all
-        removed."""
-        with self._lock:
-            times = [max(at, rec.blocked_until) for fp in fingerprints
-                     if not (rec := self._key(provider, fp)).removed]
-        return min(times, default=None)
-
-    def cancel(self, provider: str, fingerprint: str, lease: str) -> None:
-        """Take back a request acquired here that was never sent (Redis refused the key)."""
-        with self._lock:
-            rec = self._key(provider, fingerprint)
-            entry = rec.open.pop(lease, None)
-            rec.sends = [s for s in rec.sends if s[1] != lease]
-            if entry is not None:
-                try:
-                    rec.window.remove(entry)
-                except ValueError:
-                    pass
-                rec.in_flight = max(0, rec.in_flight - 1)
-
-    def breakers(self) -> tuple[dict[tuple[str, str], BreakerState], dict[str, BreakerState]]:
-        """The breakers this fallback holds that are not plainly closed: per key, per provider."""
-        with self._lock:
-            keys = {k: r.breaker for k, r in self._keys.items() if r.breaker != CLOSED}
-            providers = {p: r.breaker for p, r in self._providers.items() if r.breaker != CLOSED}
-        return keys, providers
-
-    def seed(self, provider: str, fingerprint: str, sent: Sequence[tuple[float, int]]) -> None:
-        """Count requests this worker sent through Redis (local times, tokens) in the local window,
-        so falling back does not hand out the same budget a second time in one window."""
-        if not sent:
-            return
-        with self._lock:
-            rec = self._key(provider, fingerprint)
-            window = SlidingWindow()
-            for entry in sorted([*rec.window, *sent]):
-                window.append(entry)
-            rec.window = window
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,7 +185,7 @@ class RedisPoolState:
         self._slot_valid_until = 0.0  # monotonic: the claim's expiry as of its last renewal
         self._clock = clock
         self._monotonic = monotonic
-        self._local = _LocalPoolState(local_clock or clock or time.time)
+        self._local = LocalPoolState(local_clock or clock or time.time)
         # this machine's clock minus Redis's, as of the last acquire: deadlines Redis set (on
         # its clock) are moved onto the local one for the fallback and merge-back, and back
         self._offset = 0.0
@@ -396,8 +282,8 @@ class RedisPoolState:
                         self._remember(provider, spec.fingerprint, until, removed)
                         lr = _text(raw[8 + 4 * i])
                         if lr:
-                            self._learned_rpm[(provider, spec.fingerprint)] = _count(lr)
-                        self._shares[(provider, spec.fingerprint)] = _share(
+                            self._learned_rpm[(provider, spec.fingerprint)] = count_text(lr)
+                        self._shares[(provider, spec.fingerprint)] = share(
                             _text(raw[9 + 4 * i]), float(now), local_now, policy.window_s,
                             self.options.workers, spec.fingerprint == fp, self._slot)
                     self._window_s = policy.window_s
@@ -532,7 +418,7 @@ class RedisPoolState:
                 rm, bu, fl, req, tok, bm, bf, bo, lr = raw[4 + 9 * i: 13 + 9 * i]
                 out.append(KeySnapshot(spec.fingerprint, rm == "1", float(bu), int(fl), int(req),
                                        int(tok), BreakerState(bm, int(bf), float(bo)),  # type: ignore[arg-type]
-                                       _count(lr) if lr else None))
+                                       count_text(lr) if lr else None))
             return ProviderSnapshot(provider, float(raw[0]),
                                     BreakerState(raw[1], int(raw[2]), float(raw[3])),  # type: ignore[arg-type]
                                     tuple(out))

@@ -209,7 +209,7 @@ for i = 1, n do
   seen[#seen + 1] = fmt(tonumber(s[2]) or 0)
   seen[#seen + 1] = s[1] == '1' and '1' or '0'
   seen[#seen + 1] = s[6] or ''
-  -- the key's window for this worker's share of it (redis._share): how many requests, the
+  -- the key's window for this worker's share of it (fallback.share): how many requests, the
   -- key's limit (0: unknown) and the times of the newest (at most 64). The local fallback
   -- starts from that share, so a worker that sent few of them does not spend a share on top.
   redis.call('ZREMRANGEBYSCORE', wkey, '-inf', fmt(now - window))

@@ -22,7 +22,6 @@ from hermes_core.agent.pool.redis import (
     RedisPoolOptions,
     RedisPoolState,
     redact_url,
-    worker_share,
 )
 from hermes_core.agent.pool.state import STRATEGIES, InMemoryPoolState, KeySpec, Outcome, PoolPolicy
 from hermes_core.agent.resilience import CallLoop
@@ -756,16 +755,6 @@ def test_a_cool_down_keeps_its_length_across_an_outage_whatever_the_clocks_skew(
     snap = be.snapshot("p", keys, pol)
     assert snap.keys[0].blocked_until - snap.now == pytest.approx(19.0)
     be.close()
-
-
-@pytest.mark.parametrize(("limit", "workers", "slot", "share"), [
-    (10, 4, 0, 3), (10, 4, 1, 3), (10, 4, 2, 2), (10, 4, 3, 2),   # 3 + 3 + 2 + 2 = 10
-    (10, 4, None, 2),            # no slot: the floor, never more than a slot holder's
-    (8, 4, 3, 2), (7, 1, 0, 7), (2, 4, 3, 1), (10, 4, 9, 2),
-])
-def test_worker_share_by_slot_adds_up_to_the_limit(limit: int, workers: int, slot: int | None,
-                                                  share: int) -> None:
-    assert worker_share(limit, workers, slot) == share
 
 
 def test_workers_claim_distinct_slots_and_their_outage_shares_add_up_to_the_limit(
