@@ -22,10 +22,16 @@ Two measurements in one run:
      (keys x rpm x ceil(seconds / window));
    * ``server_429s``; ``sent_to_cooling``: keys handed out by an acquire that began after a worker
      (any process) had heard the key's 429 and before the deadline that 429 set;
-   * ``rpm_violations``: requests a key received beyond its limit within one window, once the
-     client knew the limit (configured, or once the key's first answer stating it went out: a 200
-     with the headers, or its first 429); ``server_429s_after_learned`` counts the 429s from then;
-     ``learned_429_pct``: those as a share of the successes (goal <= 5%);
+   * ``rpm_violations``: requests a key received beyond its limit within one window that went
+     out (the provider call began, client side) after the client knew the limit: configured, or
+     once some worker's pool heard the key's first 429 or first answer stating it;
+     ``server_429s_after_learned`` counts the 429s of such requests; ``learned_429_pct``: those
+     as a share of the successes (goal <= 5%). ``*_by_arrival``: the earlier proxy, requests
+     that *arrived* more than ``MARGIN_S`` after the first telling answer went out, which also
+     counts requests already on their way when a busy event loop had not yet read that answer;
+   * every client first warms the SDK up with a key the server does not limit (left out of the
+     score), and the 4 processes start the storm together: a spawned process's first call takes
+     a second or more, which is start-up, not the pool;
    * ``lost`` (issued, neither returned nor raised), ``duplicated`` (one request id answered twice),
      ``latency_ms_p99`` of successful requests.
 
@@ -63,7 +69,7 @@ from hermes_core.providers import build_providers
 from hermes_core.providers.base import CallOptions
 from hermes_core.testing.builders import openai_chat_completion, openai_error
 from hermes_core.testing.server import KeyBehaviour, MockLLMServer
-from hermes_core.types import Message, Prompt
+from hermes_core.types import Message, Prompt, fingerprint
 
 
 class _Server(ThreadingHTTPServer):
@@ -225,13 +231,34 @@ def _storm_settings(url: str, *, window_s: float, rpm: int, matched: bool,
         "credentials": {"mock": {"keys": keys}}, "credential_pool": pool}, env={})
 
 
-def _instrument(loop: CallLoop) -> tuple[list[tuple[str, float]], list[tuple[str, float, float]]]:
+def _instrument(loop: CallLoop) -> tuple[list[tuple[str, float]], list[tuple[str, float, float]],
+                                         list[tuple[str, float]], list[tuple[str, str, float]]]:
     """Record every acquire (key, when it began) and every 429 cool-down the pool heard (key,
-    when, blocked until), on the wall clock, which all processes of this machine share."""
+    when, blocked until), on the wall clock, which all processes of this machine share; and on
+    the monotonic clock the server uses (one per machine too): when the pool first heard each
+    key's limit (a 429, or an answer stating it), and when each request went out (request id,
+    key, time), so a request counts against the limit only if it went out after that."""
     pool = loop.pool
     acquires: list[tuple[str, float]] = []
     cools: list[tuple[str, float, float]] = []
-    real_acquire, real_cool = pool.acquire, pool.cool_down
+    heard_limit: list[tuple[str, float]] = []
+    sends: list[tuple[str, str, float]] = []
+    real_acquire, real_cool, real_success = pool.acquire, pool.cool_down, pool.success
+    provider = loop.providers["mock"]
+    real_complete, real_acomplete = provider.complete, provider.acomplete
+
+    def complete(prompt: Prompt, model: str, credential: Any, options: Any) -> Any:
+        sends.append((prompt.messages[-1].content, credential.fingerprint, time.monotonic()))
+        return real_complete(prompt, model, credential, options)
+
+    async def acomplete(prompt: Prompt, model: str, credential: Any, options: Any) -> Any:
+        sends.append((prompt.messages[-1].content, credential.fingerprint, time.monotonic()))
+        return await real_acomplete(prompt, model, credential, options)
+
+    def success(held: Any, stated: Any = None) -> None:
+        if stated is not None and stated.limit:
+            heard_limit.append((held.fingerprint, time.monotonic()))
+        real_success(held, stated)
 
     def acquire(provider: str, *, tokens: int = 0) -> Any:
         began = time.time()
@@ -241,26 +268,48 @@ def _instrument(loop: CallLoop) -> tuple[list[tuple[str, float]], list[tuple[str
 
     def cool_down(held: Any, retry_after: float | None, *, limit: int | None = None) -> float:
         heard = time.time()
+        heard_limit.append((held.fingerprint, time.monotonic()))
         until = real_cool(held, retry_after, limit=limit)
         cools.append((held.fingerprint, heard, until))
         return until
 
     pool.acquire = acquire  # type: ignore[method-assign]
     pool.cool_down = cool_down  # type: ignore[method-assign]
-    return acquires, cools
+    pool.success = success  # type: ignore[method-assign]
+    provider.complete = complete  # type: ignore[method-assign]
+    provider.acomplete = acomplete  # type: ignore[method-assign]
+    return acquires, cools, heard_limit, sends
 
 
 def _prompt(rid: str) -> Prompt:
     return Prompt(system="You are a benchmark.", messages=(Message("user", rid),))
 
 
+WARM_KEY = "sk-bench-warm-up-not-limited"
+
+
+def _warm_up(settings: Any) -> None:
+    """One call through the SDK with a key the server does not limit (and the score leaves out):
+    the SDK's lazy imports and first connection take a second or more in a freshly spawned
+    process, which is start-up, not the pool. Without it the storm's first window is whatever
+    the processes that came up first could send, and the goodput counts a process start."""
+    url = settings.llm.routing.providers[0].endpoint
+    client = openai.OpenAI(api_key=WARM_KEY, base_url=url, max_retries=0, timeout=10)
+    client.chat.completions.create(model="gpt-4o", max_tokens=8,  # type: ignore[call-overload]
+                                   messages=[{"role": "user", "content": "warm-up"}])
+    client.close()
+
+
 def _threads_client(settings: Any, tag: str, threads: int, seconds: float,
-                    prefix_key: str | None = None) -> dict[str, Any]:
+                    prefix_key: str | None = None, start: Any = None) -> dict[str, Any]:
     if prefix_key is not None:   # a worker process: the same Redis prefix as its siblings
         settings = settings.with_overrides(**{"credential_pool.redis_key_prefix": prefix_key})
     router = Router.from_settings(settings)
     loop = CallLoop.from_settings(settings, audit_path=False)
-    acquires, cools = _instrument(loop)
+    acquires, cools, heard, sends = _instrument(loop)
+    _warm_up(settings)
+    if start is not None:        # the sibling processes start the storm together
+        start.wait()
     counts = {"issued": 0, "ok": 0, "failed": 0}
     lat: list[float] = []
     lock = threading.Lock()
@@ -290,13 +339,14 @@ def _threads_client(settings: Any, tag: str, threads: int, seconds: float,
     for th in ths:
         th.join(timeout=seconds + 60)
     return {**counts, "stuck": sum(th.is_alive() for th in ths), "latencies": lat,
-            "acquires": acquires, "cools": cools}
+            "acquires": acquires, "cools": cools, "heard": heard, "sends": sends}
 
 
 def _async_client(settings: Any, tasks: int, seconds: float) -> dict[str, Any]:
     router = Router.from_settings(settings)
     loop = CallLoop.from_settings(settings, audit_path=False)
-    acquires, cools = _instrument(loop)
+    acquires, cools, heard, sends = _instrument(loop)
+    _warm_up(settings)
     counts = {"issued": 0, "ok": 0, "failed": 0}
     lat: list[float] = []
 
@@ -323,13 +373,14 @@ def _async_client(settings: Any, tasks: int, seconds: float) -> dict[str, Any]:
         return len(pending)
 
     stuck = asyncio.run(main())
-    return {**counts, "stuck": stuck, "latencies": lat, "acquires": acquires, "cools": cools}
+    return {**counts, "stuck": stuck, "latencies": lat, "acquires": acquires, "cools": cools,
+            "heard": heard, "sends": sends}
 
 
 def _process_main(args: tuple[Any, ...]) -> dict[str, Any]:
-    settings_json, tag, threads, seconds, prefix = args
+    settings_json, tag, threads, seconds, prefix, start = args
     settings = load_settings(json.loads(settings_json), env={})
-    return _threads_client(settings, tag, threads, seconds, prefix)
+    return _threads_client(settings, tag, threads, seconds, prefix, start)
 
 
 def _redis_binary() -> str:
@@ -390,6 +441,7 @@ def storm(variant: str, matched: bool, *, seconds: float, window_s: float, rpm: 
         srv.set_key(k, KeyBehaviour(rpm=rpm, window_s=window_s, exact_retry_after=True,
                                     latency_s=latency_s, rate_headers=headers))
     red: _Redis | None = None
+    warm = fingerprint(WARM_KEY)
     with srv:
         url = srv.url + "/v1"
         if variant.startswith("redis"):
@@ -409,11 +461,13 @@ def storm(variant: str, matched: bool, *, seconds: float, window_s: float, rpm: 
                 prefix = settings.credential_pool.redis_key_prefix
                 payload = _settings_dict(settings)
                 ctx = mp.get_context("spawn")
-                with ctx.Pool(4) as procs:
-                    job = procs.map_async(_process_main, [(payload, f"p{i}", 8, seconds, prefix)
-                                                          for i in range(4)])
+                with ctx.Manager() as manager, ctx.Pool(4) as procs:
+                    start = manager.Barrier(4)
+                    job = procs.map_async(_process_main, [(payload, f"p{i}", 8, seconds, prefix,
+                                                           start) for i in range(4)])
                     if variant == "redis4_restart":
-                        while not srv.requests:          # the workers have started
+                        while not any(r.key_fingerprint != warm     # the storm has started
+                                      for r in srv.requests):
                             time.sleep(0.05)
                         time.sleep(seconds / 2)
                         red.kill()
@@ -425,7 +479,7 @@ def storm(variant: str, matched: bool, *, seconds: float, window_s: float, rpm: 
         finally:
             if red is not None:
                 red.close()
-        served = srv.requests
+        served = [r for r in srv.requests if r.key_fingerprint != warm]
     return _score(served, res, t0=t0, seconds=seconds, window_s=window_s, rpm=rpm,
                   matched=matched, headers=headers, latency_s=latency_s, outage=outage)
 
@@ -453,23 +507,42 @@ def _score(served: list[Any], res: list[dict[str, Any]], *, t0: float, seconds: 
                      if any(heard < began < until - 0.002 for heard, until in cooling[fp]))
     late_429s = 0
     violation_at: list[float] = []
-    for reqs in by_key.values():
+    # when some worker's pool first heard each key's limit, and when each request went out
+    knew: dict[str, float] = {}
+    sent_at: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for part in res:
+        for fp, at in part["heard"]:
+            knew[fp] = min(at, knew.get(fp, math.inf))
+        for rid, fp, at in part["sends"]:
+            sent_at[(rid, fp)].append(at)
+    by_arrival = {"violations": 0, "late_429s": 0}
+    for fp, reqs in by_key.items():
         reqs.sort(key=lambda r: r.at)
         # when the client could first know the limit: the first answer stating it went out
         told = [r.at + (latency_s if r.status == 200 else 0.0) for r in reqs
                 if r.status == 429 or (headers and r.status == 200)]
         learned_at = -math.inf if matched else min(told, default=math.inf) + MARGIN_S
+        pool_knew = -math.inf if matched else knew.get(fp, math.inf)
         arrivals: deque[float] = deque()
         for r in reqs:
             while arrivals and arrivals[0] <= r.at - window_s:
                 arrivals.popleft()
             arrivals.append(r.at)
-            known = r.at > learned_at
+            # a request counts against the limit if it went out after the pool had heard it
+            # (the last send of this request on this key before it arrived)
+            went = max((t for t in sent_at.get((r.body["messages"][-1]["content"], fp), ())
+                        if t <= r.at + 0.001), default=r.at)
+            known = went > pool_knew
             if known and len(arrivals) > rpm:
                 violations += 1
                 violation_at.append(r.at)
             if known and r.status == 429:
                 late_429s += 1
+            # the earlier proxy: arrived after the first telling answer + MARGIN_S, which counts
+            # requests that left before the client heard it when its event loop lags
+            if r.at > learned_at:
+                by_arrival["violations"] += len(arrivals) > rpm
+                by_arrival["late_429s"] += r.status == 429
     ids = Counter(r.body["messages"][-1]["content"] for r in ok)
     lat = [x for part in res for x in part["latencies"]]
     issued = sum(p["issued"] for p in res)
@@ -479,6 +552,8 @@ def _score(served: list[Any], res: list[dict[str, Any]], *, t0: float, seconds: 
             "server_429s_after_learned": late_429s,
             "learned_429_pct": round(100.0 * late_429s / max(1, successes), 2),
             "sent_to_cooling": to_cooling, "rpm_violations": violations,
+            "rpm_violations_by_arrival": by_arrival["violations"],
+            "server_429s_after_learned_by_arrival": by_arrival["late_429s"],
             "lost": issued - returned + sum(p["stuck"] for p in res),
             "duplicated": sum(n - 1 for n in ids.values() if n > 1),
             "latency_ms_p99": round(statistics.quantiles(lat, n=100)[98], 1) if len(lat) > 2

@@ -241,6 +241,14 @@ class _Run:
                     return Step("call", cand, None, opts)
                 self._no_key(cand, NoCredentialAvailable(cand.provider, None))
                 continue
+            if self.waiting != cand.provider and loop.pool.waiters.waiting(cand.provider):
+                # others of this process wait for the provider's keys: queue behind them rather
+                # than take the slot the next of them is about to ask for
+                more = self.i + 1 < len(self.cands)
+                allowed = wait_allowance(self.waited.get(cand.provider, 0.0), remaining, more,
+                                         loop.policy)
+                if allowed > 0:
+                    return Step("wait", delay=0.0, provider=cand.provider, allowed=allowed)
             try:
                 lease = loop.pool.acquire(cand.provider, tokens=self.tokens)
             except NoCredentialAvailable as e:
@@ -458,13 +466,15 @@ class CallLoop:
         """A place in the provider's wait queue until this request's turn."""
         assert step.provider is not None
         started = self.clock()
-        self.pool.waiters.wait(step.provider, step.delay, step.allowed, self.sleep)
+        self.pool.waiters.wait(step.provider, step.delay, step.allowed, self.sleep,
+                               front=run.waiting == step.provider)
         run.waited_for(step.provider, self.clock() - started)
 
     async def _await(self, run: _Run, step: Step) -> None:
         assert step.provider is not None
         started = self.clock()
-        await self.pool.waiters.await_turn(step.provider, step.delay, step.allowed, self.asleep)
+        await self.pool.waiters.await_turn(step.provider, step.delay, step.allowed, self.asleep,
+                                           front=run.waiting == step.provider)
         run.waited_for(step.provider, self.clock() - started)
 
     def _send(self, run: _Run, prompt: Prompt, step: Step) -> Prompt:

@@ -13,11 +13,14 @@ breakers, the round-robin cursor) in Redis and implements :class:`PoolStateBacke
 * Keys are named by credential fingerprint (``key-<sha256 prefix>``); no secret reaches Redis.
 * When Redis is unreachable (connection error, timeout, or a read-only replica after a failover)
   the backend falls back to a local :class:`InMemoryPoolState` with a warning, dividing every
-  key's RPM/TPM budget by ``workers`` (the configured number of processes sharing the keys) so the
-  fleet as a whole stays under the limits. The local windows start from this worker's share of
-  each key's window as Redis last showed it (:func:`_share`), not only from its own requests: a
-  worker that sent few of a full window must not add a whole share on top of it. Limits stated
-  by the server during the outage are used as this worker's share too. Every
+  key's RPM/TPM budget among ``workers`` (the configured number of processes sharing the keys) so
+  the fleet as a whole stays under the limits: by the slot each worker holds in Redis, so that
+  the shares add up to the limit (:func:`worker_share`). A refusal by the local share names the
+  next probe, so a waiting request rejoins Redis's whole budget as soon as it is back. The local
+  windows start from this worker's share of each key's window as Redis last showed it
+  (:func:`.fallback.share`), not only from its own requests: a worker that sent few of a full window
+  must not add a whole share on top of it. Limits stated by the server during the outage are
+  used as this worker's share too. Every
   ``reconnect_interval_s`` (on an injectable monotonic clock) one call probes Redis; when it
   answers, the deadlines, removals, breaker states and requests of the outage are merged into
   Redis (deadlines and breakers only ever get stricter), and a Redis that restarted empty also
@@ -40,18 +43,17 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_core.agent.pool import redis_lua as lua
-from hermes_core.agent.pool.breaker import CLOSED, BreakerState
+from hermes_core.agent.pool.breaker import BreakerState
+from hermes_core.agent.pool.fallback import LocalPoolState, count_text, share, worker_share
 from hermes_core.agent.pool.state import (
     STRATEGIES,
     AcquireResult,
-    InMemoryPoolState,
     KeySnapshot,
     KeySpec,
     Outcome,
     PoolPolicy,
     ProviderSnapshot,
     ReleaseResult,
-    SlidingWindow,
     sane_limit,
     sane_retry_after,
 )
@@ -98,97 +100,12 @@ def _opt_float(value: Any) -> float | None:
     return float(s) if s else None
 
 
-def _count(text: str) -> int:
-    """A count Lua wrote: numbers from 1e14 up come back as ``1e+20`` (a huge limit a header
-    stated), which ``int()`` alone refuses."""
-    try:
-        return int(text)
-    except ValueError:
-        return int(float(text))
-
-
 def _took(left: Counter[Any], entry: Any) -> bool:
     """True (and one fewer left) when ``entry`` is among the ``left`` ones."""
     if left[entry] > 0:
         left[entry] -= 1
         return True
     return False
-
-
-def _share(raw: str, redis_now: float, local_now: float, window_s: float, workers: int,
-           sent: bool) -> list[float]:
-    """One worker's share of a key's window, from ACQUIRE's "<requests>|<limit>|<newest times>",
-    as local times, oldest first. ``sent``: this very acquire added one more (now).
-
-    While Redis is away each of ``workers`` may send ``limit // workers`` per window, so the
-    ``limit % workers`` left over is slack. Counting the requests at ranks slack, slack +
-    workers, slack + 2 * workers, ... from the newest keeps, at every moment, workers x share >=
-    what remains of the window - slack: the fleet never passes the limit, and each share frees
-    as the window does (not all at its newest request's expiry). Ranks past the listed times are
-    put at the oldest listed (later than their own: never freeing early)."""
-    count_s, _, rest = raw.partition("|")
-    limit_s, _, listed = rest.partition("|")
-    count, limit = _count(count_s or "0"), _count(limit_s or "0")
-    newest = sorted((local_now - (redis_now - float(t)) for t in listed.split(",") if t),
-                    reverse=True)
-    if sent:
-        count += 1
-        newest.insert(0, local_now)
-    if workers <= 1 or count <= 0 or not newest:
-        return []
-    slack = limit % workers if limit > 0 else 0
-    picked = [newest[min(r, len(newest) - 1)] for r in range(slack, count, workers)]
-    return sorted(t for t in picked if t > local_now - window_s)
-
-
-class _LocalPoolState(InMemoryPoolState):
-    """The fallback state, which can also be told about requests sent before it took over."""
-
-    def seed_state(self, provider: str, fingerprint: str, blocked_until: float,
-                   removed: bool) -> None:
-        """Start from what Redis last said about a key: its deadline (only ever later) and its
-        removal, so an outage forgets nothing already learned."""
-        with self._lock:
-            rec = self._key(provider, fingerprint)
-            rec.blocked_until = max(rec.blocked_until, blocked_until)
-            rec.removed = rec.removed or removed
-
-    def seed_limit(self, provider: str, fingerprint: str, learned_rpm: int) -> None:
-        """Start from the limit the fleet learned for a key (this worker's share of it)."""
-        with self._lock:
-            self._key(provider, fingerprint).learned_rpm = learned_rpm
-
-    def cancel(self, provider: str, fingerprint: str, lease: str) -> None:
-        """Take back a request acquired here that was never sent (Redis refused the key)."""
-        with self._lock:
-            rec = self._key(provider, fingerprint)
-            entry = rec.open.pop(lease, None)
-            rec.sends = [s for s in rec.sends if s[1] != lease]
-            if entry is not None:
-                try:
-                    rec.window.remove(entry)
-                except ValueError:
-                    pass
-                rec.in_flight = max(0, rec.in_flight - 1)
-
-    def breakers(self) -> tuple[dict[tuple[str, str], BreakerState], dict[str, BreakerState]]:
-        """The breakers this fallback holds that are not plainly closed: per key, per provider."""
-        with self._lock:
-            keys = {k: r.breaker for k, r in self._keys.items() if r.breaker != CLOSED}
-            providers = {p: r.breaker for p, r in self._providers.items() if r.breaker != CLOSED}
-        return keys, providers
-
-    def seed(self, provider: str, fingerprint: str, sent: Sequence[tuple[float, int]]) -> None:
-        """Count requests this worker sent through Redis (local times, tokens) in the local window,
-        so falling back does not hand out the same budget a second time in one window."""
-        if not sent:
-            return
-        with self._lock:
-            rec = self._key(provider, fingerprint)
-            window = SlidingWindow()
-            for entry in sorted([*rec.window, *sent]):
-                window.append(entry)
-            rec.window = window
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +116,9 @@ class RedisPoolOptions:
     lease_ttl_s: float = 300.0          # an in-flight lease outlives any request deadline
     state_ttl_s: float = 7 * 86400.0    # idle pool state (removals, breakers, cursor) expires
     workers: int = 1                    # processes sharing the keys: divides fallback budgets
+    # how long a worker's slot (its index among the workers, see worker_share) outlives its last
+    # renewal; renewed by acquires a third of that apart
+    slot_ttl_s: float = 60.0
     reconnect_interval_s: float = 5.0   # how often a degraded backend probes Redis
     socket_timeout_s: float = 0.5       # a hung Redis must not stall calls for long
 
@@ -256,9 +176,16 @@ class RedisPoolState:
         self._release = _ReplicaAwareScript(client.register_script(lua.RELEASE), redis)
         self._snapshot = _ReplicaAwareScript(client.register_script(lua.SNAPSHOT), redis)
         self._merge = _ReplicaAwareScript(client.register_script(lua.MERGE), redis)
+        self._claim = _ReplicaAwareScript(client.register_script(lua.CLAIM), redis)
+        # this worker's index among the fleet while Redis is away (see worker_share): claimed in
+        # Redis under a random id, renewed by acquires; None until claimed, or when none is free
+        self._worker_id = os.urandom(8).hex()
+        self._slot: int | None = None
+        self._slot_renew_at = 0.0     # monotonic: when the next acquire renews the claim
+        self._slot_valid_until = 0.0  # monotonic: the claim's expiry as of its last renewal
         self._clock = clock
         self._monotonic = monotonic
-        self._local = _LocalPoolState(local_clock or clock or time.time)
+        self._local = LocalPoolState(local_clock or clock or time.time)
         # this machine's clock minus Redis's, as of the last acquire: deadlines Redis set (on
         # its clock) are moved onto the local one for the fallback and merge-back, and back
         self._offset = 0.0
@@ -318,6 +245,8 @@ class RedisPoolState:
                              f"use one of {', '.join(STRATEGIES)}")
 
         def remote(keys: Sequence[KeySpec] = keys) -> AcquireResult:
+            if self.options.workers > 1 and self._monotonic() >= self._slot_renew_at:
+                self._claim_slot()
             for _ in range(3):
                 lease = os.urandom(8).hex()
                 names = [self._name(provider, "p"), self._name(provider, "rr"),
@@ -353,10 +282,10 @@ class RedisPoolState:
                         self._remember(provider, spec.fingerprint, until, removed)
                         lr = _text(raw[8 + 4 * i])
                         if lr:
-                            self._learned_rpm[(provider, spec.fingerprint)] = _count(lr)
-                        self._shares[(provider, spec.fingerprint)] = _share(
+                            self._learned_rpm[(provider, spec.fingerprint)] = count_text(lr)
+                        self._shares[(provider, spec.fingerprint)] = share(
                             _text(raw[9 + 4 * i]), float(now), local_now, policy.window_s,
-                            self.options.workers, spec.fingerprint == fp)
+                            self.options.workers, spec.fingerprint == fp, self._slot)
                     self._window_s = policy.window_s
                 fingerprint = fp or None
                 if fingerprint is not None:
@@ -368,6 +297,10 @@ class RedisPoolState:
         def local() -> AcquireResult:
             res = self._local.acquire(provider, self._local_keys(keys), policy, tokens=tokens,
                                       rand=rand)
+            if res.fingerprint is None:
+                # a waiter must not sleep through Redis's return on the local share's clock: it
+                # asks again by the next probe, which may rejoin the fleet's whole budget
+                return self._rejoin_by(res, provider, keys, self._next_probe)
             if res.fingerprint is not None:
                 entry = (res.now, max(0, int(tokens)), policy.window_s)
                 with self._lock:
@@ -390,7 +323,8 @@ class RedisPoolState:
             gate = self._local.acquire(provider, self._local_keys(keys), policy,
                                        tokens=tokens, rand=rand)
             if gate.fingerprint is None:
-                return gate
+                # the local share binds until the probation ends, not until it frees
+                return self._rejoin_by(gate, provider, keys, self._probation_until)
             try:
                 res = remote([k for k in keys if k.fingerprint == gate.fingerprint])
             except BaseException:
@@ -415,7 +349,7 @@ class RedisPoolState:
         stated = sane_limit(outcome.limit)
         # the fleet's limit, as stated by the server: locally this worker's share of it (like a
         # configured max_rpm); Redis gets it whole
-        outcome_here = (replace(outcome, limit=max(1, stated // self.options.workers))
+        outcome_here = (replace(outcome, limit=self._worker_share(stated))
                         if stated else outcome)
 
         def remote() -> ReleaseResult:
@@ -484,7 +418,7 @@ class RedisPoolState:
                 rm, bu, fl, req, tok, bm, bf, bo, lr = raw[4 + 9 * i: 13 + 9 * i]
                 out.append(KeySnapshot(spec.fingerprint, rm == "1", float(bu), int(fl), int(req),
                                        int(tok), BreakerState(bm, int(bf), float(bo)),  # type: ignore[arg-type]
-                                       _count(lr) if lr else None))
+                                       count_text(lr) if lr else None))
             return ProviderSnapshot(provider, float(raw[0]),
                                     BreakerState(raw[1], int(raw[2]), float(raw[3])),  # type: ignore[arg-type]
                                     tuple(out))
@@ -543,6 +477,7 @@ class RedisPoolState:
                          if k[0] == provider}
                 recent = {k: list(v) for k, v in self._recent.items() if k[0] == provider}
             if not first:
+                self._slot_renew_at = 0.0   # it lost the workers' slots too: claim again
                 log.warning("credential pool: Redis at %s lost the pool state of %s "
                             "(restarted?); merging what this worker knows back", self.url,
                             provider)
@@ -609,12 +544,46 @@ class RedisPoolState:
 
     def _local_keys(self, keys: Sequence[KeySpec]) -> list[KeySpec]:
         """This process's share of each key's budget while it cannot coordinate through Redis."""
-        w = self.options.workers
-        if w == 1:
+        if self.options.workers == 1:
             return list(keys)
-        return [replace(k, max_rpm=None if k.max_rpm is None else max(1, k.max_rpm // w),
-                        max_tpm=None if k.max_tpm is None else max(1, k.max_tpm // w))
+        share = self._worker_share
+        return [replace(k, max_rpm=None if k.max_rpm is None else share(k.max_rpm),
+                        max_tpm=None if k.max_tpm is None else share(k.max_tpm))
                 for k in keys]
+
+    def _rejoin_by(self, res: AcquireResult, provider: str, keys: Sequence[KeySpec],
+                   at_monotonic: float) -> AcquireResult:
+        """A local refusal retried no later than when the fleet's budget may serve again: at
+        ``at_monotonic`` (the next probe, the probation's end) for a key refused only by this
+        worker's share, at its deadline for a cooling one. A key that can never serve (removed,
+        ``available_at`` None) stays so."""
+        if res.available_at is None:
+            return res
+        at = res.now + max(0.0, at_monotonic - self._monotonic())
+        rejoin = self._local.earliest_rejoin(provider, [k.fingerprint for k in keys], at)
+        if rejoin is None:
+            return res
+        return replace(res, available_at=min(res.available_at, rejoin))
+
+    def _worker_share(self, limit: int) -> int:
+        """:func:`worker_share` by this worker's slot, if its claim has not lapsed meanwhile."""
+        slot = self._slot if self._monotonic() < self._slot_valid_until else None
+        return worker_share(limit, self.options.workers, slot)
+
+    def _claim_slot(self) -> None:
+        """Claim (or renew) this worker's slot in Redis: the index that sets its share of each
+        key while Redis is away. Its previous index first, so a Redis that restarted empty gives
+        every worker back the one it had. No slot free: the floor share."""
+        ttl = self.options.slot_ttl_s
+        now = self._monotonic()
+        base = f"{self.options.key_prefix}:{{workers}}:slot"
+        got = int(self._claim(keys=[f"{base}:{i}" for i in range(self.options.workers)],
+                              args=[self._worker_id, max(1, int(ttl * 1000)),
+                                    -1 if self._slot is None else self._slot]))
+        with self._lock:
+            self._slot = got if got >= 0 else None
+            self._slot_valid_until = now + ttl
+            self._slot_renew_at = now + ttl / 3
 
     def _call(self, remote: Callable[[], T], local: Callable[[], T]) -> T:
         if self._degraded and not self._try_recover():
@@ -648,7 +617,7 @@ class RedisPoolState:
                 self._local.seed_state(provider, fp, self._to_local(until), removed)
             for (provider, fp), lr in self._learned_rpm.items():
                 # this worker's share of what the key admits, like a configured max_rpm's
-                self._local.seed_limit(provider, fp, max(1, lr // self.options.workers))
+                self._local.seed_limit(provider, fp, self._worker_share(lr))
             self._degraded = True
             self.outages += 1
         log.warning("credential pool: Redis at %s is unreachable (%s); using local pool state "

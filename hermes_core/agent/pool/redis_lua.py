@@ -28,6 +28,8 @@ injected clock's value to step time deterministically.
 
 from __future__ import annotations
 
+from hermes_core.agent.pool.probe import PROBE_MAX_WINDOWS, PROBE_WINDOWS
+
 COMMON = r"""
 local function clock(arg)
   local t = tonumber(arg)
@@ -85,6 +87,9 @@ end
 local function read_breaker(mode, failures, opened)
   return mode or 'closed', tonumber(failures) or 0, tonumber(opened) or 0
 end
+
+local PROBE_WINDOWS = """ + str(PROBE_WINDOWS) + r"""
+local PROBE_MAX_WINDOWS = """ + str(PROBE_MAX_WINDOWS) + r"""
 
 local function write_breaker(key, mode, failures, opened, ttl_ms)
   redis.call('HSET', key, 'bm', mode, 'bf', tostring(failures), 'bo', fmt(opened))
@@ -168,7 +173,8 @@ for i = 1, n do
   local floor_bu = tonumber(ARGV[a + 5]) or 0
   local b = 3 + (i - 1) * 3
   local skey, wkey, lkey = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3]
-  local s = redis.call('HMGET', skey, 'rm', 'bu', 'bm', 'bf', 'bo', 'lr', 'pt', 'an')
+  local s = redis.call('HMGET', skey, 'rm', 'bu', 'bm', 'bf', 'bo', 'lr', 'pt', 'an', 'ls', 'pv',
+                       'ps', 'pb')
   if ARGV[a + 6] == '1' and s[1] ~= '1' then
     redis.call('HSET', skey, 'rm', '1')
     redis.call('PEXPIRE', skey, ms(state_ttl))
@@ -181,14 +187,29 @@ for i = 1, n do
   end
   local floor_lr = tonumber(ARGV[a + 7]) or 0
   if floor_lr > 0 and not tonumber(s[6]) then
-    redis.call('HSET', skey, 'lr', tostring(floor_lr))
+    -- a limit handed back after a restart is not probed upward before a window has passed
+    redis.call('HSET', skey, 'lr', tostring(floor_lr), 'ps', fmt(now))
     redis.call('PEXPIRE', skey, ms(state_ttl))
     s[6] = tostring(floor_lr)
+  end
+  -- probe.probe_raise: a limit learned from 429s (not stated) that the key is at rises by one
+  local lr0 = tonumber(s[6])
+  if learn and rpm <= 0 and lr0 ~= nil and s[9] ~= '1' and s[1] ~= '1' then
+    redis.call('ZREMRANGEBYSCORE', wkey, '-inf', fmt(now - window))
+    if redis.call('ZCARD', wkey) >= lr0 then
+      local quiet = now - (tonumber(s[11]) or 0)
+      local pb = tonumber(s[12]) or PROBE_WINDOWS
+      if (lr0 < (tonumber(s[10]) or 0) and quiet >= window) or quiet >= pb * window then
+        s[6] = tostring(lr0 + 1)
+        redis.call('HSET', skey, 'lr', s[6], 'ps', fmt(now), 'pr', '1')
+        redis.call('PEXPIRE', skey, ms(state_ttl))
+      end
+    end
   end
   seen[#seen + 1] = fmt(tonumber(s[2]) or 0)
   seen[#seen + 1] = s[1] == '1' and '1' or '0'
   seen[#seen + 1] = s[6] or ''
-  -- the key's window for this worker's share of it (redis._share): how many requests, the
+  -- the key's window for this worker's share of it (fallback.share): how many requests, the
   -- key's limit (0: unknown) and the times of the newest (at most 64). The local fallback
   -- starts from that share, so a worker that sent few of them does not spend a share on top.
   redis.call('ZREMRANGEBYSCORE', wkey, '-inf', fmt(now - window))
@@ -359,9 +380,11 @@ local probe = ARGV[9] == '1'
 local window = tonumber(ARGV[11])
 
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', fmt(now - window))
+local sent = nil     -- when the request ended here went out (probe.probe_after_success)
 if lease ~= '' then
   redis.call('ZREM', KEYS[3], lease)
   local member = lease .. ':' .. ARGV[10]
+  sent = tonumber(redis.call('ZSCORE', KEYS[4], member))
   redis.call('ZREM', KEYS[4], member)
   -- a refused one stays too (the server saw it), marked: a 429 counts the others
   if kind == 'rate_limited' then member = 'r:' .. member end
@@ -375,6 +398,8 @@ redis.call('PEXPIRE', KEYS[2], ms(state_ttl))
 -- state.learned_after
 if ARGV[13] == '1' and (kind == 'rate_limited' or kind == 'ok') then
   local learned = tonumber(ARGV[12])
+  local stated = learned ~= nil and learned > 0
+  local prev = tonumber(redis.call('HGET', KEYS[2], 'lr'))
   if (learned == nil or learned <= 0) and kind == 'rate_limited' then
     -- the requests in the window not refused (in flight ones included: unlike the in-memory
     -- backend's state.sent_before, also those sent after the refused one)
@@ -391,6 +416,37 @@ if ARGV[13] == '1' and (kind == 'rate_limited' or kind == 'ok') then
   if learned ~= nil and learned > 0 then
     redis.call('HSET', KEYS[2], 'lr', tostring(learned))
     redis.call('PEXPIRE', KEYS[2], ms(state_ttl))
+  end
+  local p = redis.call('HMGET', KEYS[2], 'ls', 'pv', 'pb', 'pr', 'cf', 'cn')
+  local pv, pb = tonumber(p[2]) or 0, tonumber(p[3]) or PROBE_WINDOWS
+  if stated then
+    redis.call('HSET', KEYS[2], 'ls', '1')
+  elseif kind == 'rate_limited' and learned ~= nil and learned > 0 then
+    -- probe.probe_after_429
+    redis.call('HSET', KEYS[2], 'ls', '0', 'ps', fmt(now), 'pr', '0')
+    if p[4] == '1' then
+      if prev ~= nil and prev <= pv then
+        redis.call('HSET', KEYS[2], 'pv', tostring(math.min(pv, learned)))
+      else
+        redis.call('HSET', KEYS[2], 'pb',
+                   tostring(math.min(PROBE_MAX_WINDOWS, math.max(PROBE_WINDOWS, pb * 2))))
+      end
+    end
+  elseif kind == 'ok' and sent ~= nil and p[1] ~= '1' then
+    -- probe.probe_after_success
+    local cf, cn = tonumber(p[5]), tonumber(p[6]) or 0
+    local start, counted = nil, 0
+    if cf ~= nil and cf <= sent and now < cf + window then
+      start, counted = cf, cn + 1
+    elseif now - sent < window then
+      start, counted = sent, 1
+    end
+    if start ~= nil then
+      if prev ~= nil and p[4] == '1' and counted >= prev and prev > pv then pb = 1 end
+      pv = math.max(pv, counted)
+      redis.call('HSET', KEYS[2], 'cf', fmt(start), 'cn', tostring(counted), 'pv', tostring(pv),
+                 'pb', tostring(pb))
+    end
   end
 end
 
@@ -539,4 +595,30 @@ for j = 13, #ARGV - 1, 2 do
 end
 if added > 0 then redis.call('PEXPIRE', KEYS[2], ms(window)) end
 return fmt(bu2)
+"""
+
+# A worker's slot: its index among the ``workers`` processes sharing the keys, which sets its
+# share of each key while Redis is away (redis.worker_share). The slot keys share one hash tag.
+# KEYS: the slot keys, index 0 first.  ARGV: the worker's random id, ttl in ms, the index it
+# held before (-1: none).
+# Returns the index now held (its ttl renewed), or -1 when every slot is held by another worker.
+# The index held before is taken back first: a Redis that restarted empty gives each worker
+# its own again.
+CLAIM = r"""
+local id = ARGV[1]
+local ttl = tonumber(ARGV[2])
+local before = tonumber(ARGV[3])
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == id then
+    redis.call('PEXPIRE', KEYS[i], ttl)
+    return i - 1
+  end
+end
+if before >= 0 and before < #KEYS and redis.call('SET', KEYS[before + 1], id, 'NX', 'PX', ttl) then
+  return before
+end
+for i = 1, #KEYS do
+  if redis.call('SET', KEYS[i], id, 'NX', 'PX', ttl) then return i - 1 end
+end
+return -1
 """

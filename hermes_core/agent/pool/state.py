@@ -30,6 +30,12 @@ from hermes_core.agent.pool.breaker import (
     breaker_failure,
     breaker_success,
 )
+from hermes_core.agent.pool.probe import (
+    LimitProbe,
+    probe_after_429,
+    probe_after_success,
+    probe_raise,
+)
 
 Strategy = Literal["round_robin", "least_loaded", "fill_first", "random"]
 STRATEGIES: tuple[Strategy, ...] = ("round_robin", "least_loaded", "fill_first", "random")
@@ -579,17 +585,22 @@ class _KeyRecord:
     # (send time, lease) of the requests not refused, while the key's limit is learned from
     # 429s: what a 429 teaches (see sent_in_window)
     sends: list[tuple[float, str]] = field(default_factory=list)
+    stated: bool = False       # learned_rpm is what the server stated (never probed upward)
+    probe: LimitProbe = field(default_factory=LimitProbe)
+    closed_sent: float | None = None   # the send time of the request close_lease last ended
 
     def close_lease(self, lease: str, now: float) -> bool:
         """A call ended: its window entry moves from send time to now (see evaluate_key), a
         refused one too. False when ``lease`` names no open request (released already, or never
         handed out here)."""
+        self.closed_sent = None
         if lease in self.open:
             entry = self.open.pop(lease)
         elif self.open and not lease:
             entry = self.open.pop(next(iter(self.open)))
         else:
             return not lease
+        self.closed_sent = entry[0]
         try:
             self.window.remove(entry)
         except ValueError:
@@ -670,6 +681,11 @@ class InMemoryPoolState:
             for spec in keys:
                 rec = self._key(provider, spec.fingerprint)
                 rec.prune(now, policy.window_s)
+                if (policy.learn_limits and spec.max_rpm is None and not rec.stated
+                        and rec.learned_rpm is not None and len(rec.window) >= rec.learned_rpm):
+                    raised = probe_raise(rec.learned_rpm, rec.probe, now, policy.window_s)
+                    if raised is not None:
+                        rec.learned_rpm, rec.probe = raised
                 av = evaluate_key(spec, rec.removed, rec.blocked_until, rec.breaker, rec.window,
                                   tokens, now, policy, in_flight=rec.in_flight,
                                   learned_rpm=rec.learned_rpm, tat=rec.tat,
@@ -712,7 +728,16 @@ class InMemoryPoolState:
             if policy.learn_limits:
                 counted = (rec.refused(lease, policy.window_s)
                            if outcome.kind == "rate_limited" else 0)
-                rec.learned_rpm = learned_after(outcome, rec.learned_rpm, counted)
+                before = rec.learned_rpm
+                rec.learned_rpm = learned_after(outcome, before, counted)
+                if sane_limit(outcome.limit) is not None and outcome.kind in ("ok", "rate_limited"):
+                    rec.stated = True
+                elif outcome.kind == "rate_limited" and counted > 0:
+                    rec.stated = False
+                    rec.probe = probe_after_429(rec.probe, before, rec.learned_rpm, now)
+                elif outcome.kind == "ok" and rec.closed_sent is not None and not rec.stated:
+                    rec.probe = probe_after_success(rec.probe, rec.closed_sent, now,
+                                                    policy.window_s, rec.learned_rpm)
             rec.blocked_until, rec.removed, rec.breaker, changed = apply_outcome(
                 outcome, rec.blocked_until, rec.removed, rec.breaker, now, policy)
             prov.breaker = provider_breaker_after(outcome, prov.breaker, now, policy)

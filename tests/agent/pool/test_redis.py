@@ -18,7 +18,11 @@ import pytest
 import redis
 
 from hermes_core.agent.credential_pool import CredentialPool, backend_from_settings
-from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState, redact_url
+from hermes_core.agent.pool.redis import (
+    RedisPoolOptions,
+    RedisPoolState,
+    redact_url,
+)
 from hermes_core.agent.pool.state import STRATEGIES, InMemoryPoolState, KeySpec, Outcome, PoolPolicy
 from hermes_core.agent.resilience import CallLoop
 from hermes_core.agent.smart_routing import Router
@@ -750,4 +754,74 @@ def test_a_cool_down_keeps_its_length_across_an_outage_whatever_the_clocks_skew(
     assert back.available_at - back.now == pytest.approx(19.0)
     snap = be.snapshot("p", keys, pol)
     assert snap.keys[0].blocked_until - snap.now == pytest.approx(19.0)
+    be.close()
+
+
+def test_workers_claim_distinct_slots_and_their_outage_shares_add_up_to_the_limit(
+        own_redis: RedisServer, redis_prefix: str, restart_clock: FakeClock) -> None:
+    """Four workers, a key of 10 per window: while Redis is away they send 3 + 3 + 2 + 2 (their
+    slots' shares), not 2 each (a fifth of the budget unused for the whole outage)."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=4, reconnect_interval_s=60.0)
+    fleet = [RedisPoolState(own_redis.url, monotonic=Mono(), options=opts, clock=restart_clock)
+             for _ in range(4)]
+    keys = [KeySpec("a", max_rpm=10)]
+    pol = PoolPolicy(window_s=10.0)
+    for be in fleet:
+        assert be.acquire("p", [KeySpec("b")], pol).fingerprint == "b"   # each claims a slot
+    assert sorted(be._slot for be in fleet if be._slot is not None) == [0, 1, 2, 3]
+    own_redis.stop()
+    try:
+        sent = 0
+        for be in fleet:
+            while be.acquire("p", keys, pol).fingerprint == "a":
+                sent += 1
+        assert sent == 10 and all(be.degraded for be in fleet)
+    finally:
+        own_redis.start()
+        for be in fleet:
+            be.close()
+
+
+def test_a_worker_past_the_slots_takes_the_floor_share(own_redis: RedisServer,
+                                                       redis_prefix: str) -> None:
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2)
+    fleet = [RedisPoolState(own_redis.url, options=opts) for _ in range(3)]
+    for be in fleet:
+        be.acquire("p", [KeySpec("b")], PoolPolicy())
+    assert [be._slot for be in fleet] == [0, 1, None]
+    assert [be._worker_share(5) for be in fleet] == [3, 2, 2]
+    for be in fleet:
+        be.close()
+
+
+def test_a_waiter_refused_by_its_outage_share_asks_again_at_the_next_probe(
+        own_redis: RedisServer, redis_prefix: str, restart_clock: FakeClock) -> None:
+    """The local share frees late (the fleet's window as Redis last showed it): a refusal during
+    the outage names the next probe, so the waiter rejoins Redis's whole budget when it returns
+    instead of sleeping through it; a cooling key keeps its own deadline."""
+    mono = Mono()
+    be = RedisPoolState(own_redis.url, monotonic=mono, clock=restart_clock,
+                        options=RedisPoolOptions(key_prefix=redis_prefix, workers=2,
+                                                 reconnect_interval_s=1.0))
+    keys = [KeySpec("a", max_rpm=2), KeySpec("c", max_rpm=2)]
+    pol = PoolPolicy(window_s=30.0, strategy="fill_first")
+    for _ in range(4):
+        assert be.acquire("p", keys, pol).fingerprint is not None
+    r = be.acquire("p", [KeySpec("d")], pol)
+    be.release("p", "d", Outcome("rate_limited", 20.0), pol, lease=r.lease)
+    own_redis.stop()
+    try:
+        down = be.acquire("p", keys, pol)
+        assert be.degraded and down.fingerprint is None and down.available_at is not None
+        assert down.available_at - down.now == pytest.approx(1.0)     # the next probe, not 30 s
+        cooling = be.acquire("p", [KeySpec("d")], pol)
+        assert cooling.available_at is not None
+        assert cooling.available_at - cooling.now == pytest.approx(20.0)
+    finally:
+        own_redis.start()
+    mono.t += 1.0
+    restart_clock.t += 1.0
+    back = be.acquire("p", keys, pol)          # on probation: the local share still binds...
+    assert not be.degraded and back.fingerprint is None and back.available_at is not None
+    assert back.available_at - back.now == pytest.approx(1.0)   # ...until the probation ends
     be.close()

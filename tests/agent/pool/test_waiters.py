@@ -193,3 +193,75 @@ def test_a_follower_whose_event_loop_closed_is_skipped_not_raised_into_the_waker
         waiters.wake("p", 10)
         head.join(5.0)
         alive.join(5.0)
+
+
+def test_a_follower_that_waited_already_goes_back_to_the_front_of_the_queue() -> None:
+    """A follower woken by a release that freed no slot it could take keeps its place: it
+    re-enters first in line, not behind requests that came after it."""
+    waiters = SlotWaiters()
+    head_in, release_head = threading.Event(), threading.Event()
+    order: list[str] = []
+    lock = threading.Lock()
+
+    def head_sleep(seconds: float) -> None:
+        head_in.set()
+        release_head.wait(30.0)
+
+    def follower(name: str, front: bool) -> None:
+        waiters.wait("p", 1.0, 30.0, time.sleep, front=front)
+        with lock:
+            order.append(name)
+
+    head = threading.Thread(target=waiters.wait, args=("p", 30.0, 30.0, head_sleep))
+    head.start()
+    assert head_in.wait(5.0)
+    late = threading.Thread(target=follower, args=("came later", False))
+    late.start()
+    _until(lambda: waiters.waiting("p") == 2, "one follower")
+    back = threading.Thread(target=follower, args=("waited before", True))
+    back.start()
+    _until(lambda: waiters.waiting("p") == 3, "two followers")
+    try:
+        assert waiters.wake("p") == 1
+        _until(lambda: len(order) == 1, "one woken")
+        assert order == ["waited before"]
+    finally:
+        waiters.wake("p", 5)
+        release_head.set()
+        for t in (head, late, back):
+            t.join(5.0)
+
+
+def test_a_new_request_queues_behind_the_ones_waiting_for_the_provider() -> None:
+    """The only key frees while a request waits for it (its timed sleep not over): a request
+    arriving then does not take the key ahead of it, it queues behind; first come, first served.
+    (Requests that had just been served took each freed slot first, and with 200 tasks on a
+    budget of 15 per second a quarter of them waited past their deadline.)"""
+    clock = FakeClock()
+    pool = CredentialPool({"a": [KEY]}, policy=PoolPolicy(max_in_flight=1),
+                          backend=InMemoryPoolState(clock), rng=random.Random(1))
+    gate = threading.Event()
+    loop = CallLoop({"a": ScriptedProvider("a")}, pool, clock=clock,
+                    sleep=lambda s: gate.wait(30), rng=random.Random(2), audit_path=False,
+                    policy=LoopPolicy(deadline_s=600.0, max_wait_s=600.0))
+    held = pool.acquire("a")
+    done: list[str] = []
+    lock = threading.Lock()
+
+    def request(name: str) -> None:
+        loop.complete(PROMPT, ROUTE)
+        with lock:
+            done.append(name)
+
+    first = threading.Thread(target=request, args=("first",))
+    first.start()
+    _until(lambda: pool.waiters.waiting("a") == 1, "the first waiting")
+    pool.success(held)                        # the key is free; the first still sleeps
+    second = threading.Thread(target=request, args=("second",))
+    second.start()
+    _until(lambda: pool.waiters.waiting("a") == 2, "the second queued behind it")
+    assert done == []
+    gate.set()
+    for t in (first, second):
+        t.join(10)
+    assert done == ["first", "second"] and pool.waiters.waiting("a") == 0

@@ -1,0 +1,127 @@
+"""The Redis pool backend's local fallback: what one worker may send while Redis is away.
+
+Split from :mod:`hermes_core.agent.pool.redis` (which uses it): this worker's share of each key
+(:func:`worker_share`, by the slot it holds among the fleet), where its local window starts
+(:func:`share`, its part of the fleet's window as Redis last showed it), and the in-memory
+state that can be told about requests sent before it took over (:class:`LocalPoolState`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hermes_core.agent.pool.breaker import CLOSED, BreakerState
+from hermes_core.agent.pool.state import InMemoryPoolState, SlidingWindow
+
+
+def count_text(text: str) -> int:
+    """A count Lua wrote: numbers from 1e14 up come back as ``1e+20`` (a huge limit a header
+    stated), which ``int()`` alone refuses."""
+    try:
+        return int(text)
+    except ValueError:
+        return int(float(text))
+
+
+def worker_share(limit: int, workers: int, slot: int | None) -> int:
+    """What one of ``workers`` processes may send of a key's ``limit`` per window while Redis is
+    away. A worker holding a slot (:data:`redis_lua.CLAIM`, a distinct index per live worker)
+    takes ``limit // workers``, one more for the first ``limit % workers`` slots: the shares add
+    up to the limit (10 over 4 workers: 3, 3, 2, 2), where equal floors (2 each) left a fifth of
+    the budget unused for the whole outage. Without a slot (Redis was never reached, or more
+    processes run than ``workers`` says) the floor: never more than a slot holder's. At least 1
+    (a key is never shut for the outage; a limit below ``workers`` is passed by design)."""
+    if workers <= 1:
+        return max(1, limit)
+    extra = 1 if slot is not None and 0 <= slot < limit % workers else 0
+    return max(1, limit // workers + extra)
+
+
+def share(raw: str, redis_now: float, local_now: float, window_s: float, workers: int,
+           sent: bool, slot: int | None = None) -> list[float]:
+    """One worker's share of a key's window, from ACQUIRE's "<requests>|<limit>|<newest times>",
+    as local times, oldest first. ``sent``: this very acquire added one more (now).
+
+    While Redis is away each worker may send its :func:`worker_share` per window. Every worker
+    counts the requests at ranks slack, slack + workers, slack + 2 * workers, ... from the
+    newest, which keeps, at every moment, workers x counted >= what remains of the window - slack:
+    with the shares adding up to ``limit - slack`` the fleet never passes the limit, and each
+    share frees as the window does (not all at its newest request's expiry). The slack is what
+    the shares leave unused: none when this worker holds a slot (the shares of the slots add up
+    to the limit), ``limit % workers`` under equal floors. Ranks past the listed times are put at
+    the oldest listed (later than their own: never freeing early)."""
+    count_s, _, rest = raw.partition("|")
+    limit_s, _, listed = rest.partition("|")
+    count, limit = count_text(count_s or "0"), count_text(limit_s or "0")
+    newest = sorted((local_now - (redis_now - float(t)) for t in listed.split(",") if t),
+                    reverse=True)
+    if sent:
+        count += 1
+        newest.insert(0, local_now)
+    if workers <= 1 or count <= 0 or not newest:
+        return []
+    slack = limit % workers if limit > 0 and slot is None else 0
+    picked = [newest[min(r, len(newest) - 1)] for r in range(slack, count, workers)]
+    return sorted(t for t in picked if t > local_now - window_s)
+
+
+class LocalPoolState(InMemoryPoolState):
+    """The fallback state, which can also be told about requests sent before it took over."""
+
+    def seed_state(self, provider: str, fingerprint: str, blocked_until: float,
+                   removed: bool) -> None:
+        """Start from what Redis last said about a key: its deadline (only ever later) and its
+        removal, so an outage forgets nothing already learned."""
+        with self._lock:
+            rec = self._key(provider, fingerprint)
+            rec.blocked_until = max(rec.blocked_until, blocked_until)
+            rec.removed = rec.removed or removed
+
+    def seed_limit(self, provider: str, fingerprint: str, learned_rpm: int) -> None:
+        """Start from the limit the fleet learned for a key (this worker's share of it: like a
+        stated limit, never probed upward here)."""
+        with self._lock:
+            rec = self._key(provider, fingerprint)
+            rec.learned_rpm, rec.stated = learned_rpm, True
+
+    def earliest_rejoin(self, provider: str, fingerprints: Sequence[str],
+                        at: float) -> float | None:
+        """The earliest a key not removed may serve once Redis's budget is back at ``at``: its
+        deadline when it cools past ``at`` (what Redis returns cannot shorten it). None: all
+        removed."""
+        with self._lock:
+            times = [max(at, rec.blocked_until) for fp in fingerprints
+                     if not (rec := self._key(provider, fp)).removed]
+        return min(times, default=None)
+
+    def cancel(self, provider: str, fingerprint: str, lease: str) -> None:
+        """Take back a request acquired here that was never sent (Redis refused the key)."""
+        with self._lock:
+            rec = self._key(provider, fingerprint)
+            entry = rec.open.pop(lease, None)
+            rec.sends = [s for s in rec.sends if s[1] != lease]
+            if entry is not None:
+                try:
+                    rec.window.remove(entry)
+                except ValueError:
+                    pass
+                rec.in_flight = max(0, rec.in_flight - 1)
+
+    def breakers(self) -> tuple[dict[tuple[str, str], BreakerState], dict[str, BreakerState]]:
+        """The breakers this fallback holds that are not plainly closed: per key, per provider."""
+        with self._lock:
+            keys = {k: r.breaker for k, r in self._keys.items() if r.breaker != CLOSED}
+            providers = {p: r.breaker for p, r in self._providers.items() if r.breaker != CLOSED}
+        return keys, providers
+
+    def seed(self, provider: str, fingerprint: str, sent: Sequence[tuple[float, int]]) -> None:
+        """Count requests this worker sent through Redis (local times, tokens) in the local window,
+        so falling back does not hand out the same budget a second time in one window."""
+        if not sent:
+            return
+        with self._lock:
+            rec = self._key(provider, fingerprint)
+            window = SlidingWindow()
+            for entry in sorted([*rec.window, *sent]):
+                window.append(entry)
+            rec.window = window
