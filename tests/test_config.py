@@ -438,6 +438,20 @@ def test_unset_variable_in_a_credential_is_named(caplog):
     assert "${MY_OPENAI_KEY}" in caplog.text and "c.yaml:4" in caplog.text
 
 
+@pytest.mark.parametrize("value", ['"${ORG_ID}:${ORG_TOKEN}"', '"sk-${KEY_SUFFIX}"',
+                                   '"${SET_PART}${UNSET_PART}"'])
+def test_a_credential_with_any_unset_variable_is_skipped_and_named(caplog, value):
+    """A key built from several variables, one of them unset, is not a key: sending the rest
+    ("-", "sk-", half a token) would fail as a 401 blamed on a key the user never wrote."""
+    text = f"credentials:\n  openai:\n    keys:\n      - key: {value}\n"
+    with caplog.at_level(logging.WARNING):
+        s = parse_yaml(text, file="c.yaml", env={"SET_PART": "abcdef0123456789"})
+    assert not [c for c in s.credentials_for("openai") if c.secret in (":", "sk-", "abcdef0123456789")]
+    unset = [n for n in ("ORG_ID", "ORG_TOKEN", "KEY_SUFFIX", "UNSET_PART") if n in value]
+    assert all("${" + n + "}" in caplog.text for n in unset) and "c.yaml:4" in caplog.text
+    assert "abcdef0123456789" not in caplog.text
+
+
 def test_a_named_home_that_does_not_exist_is_an_error_and_is_not_created(tmp_path):
     from hermes_core.config import check_home
 
