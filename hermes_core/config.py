@@ -450,6 +450,9 @@ def _interpolator(file: str | None, env: Mapping[str, str],
                               file=file, key_path=safe_path(path), line=line)
 
         out = _VAR.sub(sub, text)
+        if is_cred and unset:   # "${ORG}:${TOKEN}" with TOKEN unset is no key, not the key ":"
+            skipped.append((_fmt_path(path), line, tuple(unset)))
+            return ""
         if is_cred and not out.strip():
             skipped.append((_fmt_path(path), line, tuple(unset)))
         return out
