@@ -419,6 +419,28 @@ def test_config_errors_never_echo_a_secret(secret):
         assert secret not in str(info.value) and secret[:12] not in str(info.value)
 
 
+@pytest.mark.parametrize("text", [
+    "credentials:\n  openai:\n    keys:\n      - key: 7301948562019384\n",
+    "credentials:\n  openai:\n    keys:\n      - 7301948562019384\n",
+    "credentials:\n  openai:\n    keys:\n      - key: 0x19f0a7c3e5b2d4\n",
+])
+def test_a_number_in_a_keys_place_is_not_echoed(text):
+    """An all-digit token (YAML reads it as a number) is still the key: the message says what
+    was expected, not the value."""
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml", env={})
+    message = str(info.value)
+    assert "credentials.openai.keys[0]" in message and "number" in message
+    assert "7301948562019384" not in message and str(0x19f0a7c3e5b2d4) not in message
+
+
+def test_an_unknown_key_inside_a_list_is_suggested_with_its_index():
+    text = "credentials:\n  custom:\n    keys:\n      - key: abc\n        wieght: 1\n"
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml", env={})
+    assert "did you mean 'credentials.custom.keys[0].weight'?" in str(info.value)
+
+
 @pytest.mark.parametrize("var", ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"])
 @pytest.mark.parametrize("value", ["${VAR}", "correct-horse-battery-staple"])
 def test_config_errors_never_echo_a_provider_key_held_in_the_environment(var, value):
