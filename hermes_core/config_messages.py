@@ -152,9 +152,33 @@ def suggest_key(model: type[BaseModel], loc: tuple[Any, ...]) -> str | None:
         best = [siblings[close[0]]] if close else []
     if not best:
         return None
-    parts = best[0].split(".")
     it = iter(keys)
-    return ".".join(str(next(it, "NAME")) if p == "*" else p for p in parts)
+    parts = [str(next(it, "NAME")) if p == "*" else p for p in best[0].split(".")]
+    return format_path(_with_indices(parts, loc))
+
+
+def _with_indices(parts: list[str], loc: tuple[Any, ...]) -> tuple[str | int, ...]:
+    """The suggested path with the list indices of ``loc`` put back where the two still agree
+    (``credentials.custom.keys[0].weight``, not ``...keys.weight``)."""
+    out: list[str | int] = []
+    j = 0
+    for part in parts:
+        out.append(part)
+        if j < len(loc) and loc[j] == part:
+            j += 1
+            while j < len(loc) and isinstance(loc[j], int):
+                out.append(loc[j])
+                j += 1
+        else:
+            j = len(loc)   # the paths part here: no index of the unknown one applies further on
+    return tuple(out)
+
+
+def _is_key_slot(loc: tuple[Any, ...]) -> bool:
+    """``credentials.<name>.keys[i]`` or ``...keys[i].key``: whatever sits there is a secret."""
+    if len(loc) < 4 or loc[0] != "credentials" or loc[2] != "keys" or not isinstance(loc[3], int):
+        return False
+    return len(loc) == 4 or (len(loc) == 5 and loc[4] == "key")
 
 
 def safe_path(loc: tuple[Any, ...], secrets: Iterable[str] = ()) -> str:
@@ -181,5 +205,12 @@ def explain_error(model: type[BaseModel], err: Mapping[str, Any], loc: tuple[Any
     if expected is None:  # a validator's own sentence (unknown provider, listed twice, ...)
         return (str(err["msg"]).removeprefix("Value error, "), key_path)
     if "input" in err:
-        return (f"{expected}, got {describe_value(err['input'], secrets)}", key_path)
+        got = err["input"]
+        if _is_key_slot(loc) and not isinstance(got, list | tuple | Mapping | None):
+            # an all-digit token reads as a number, "yes" as a boolean: still the key, never shown
+            kind = "a number" if isinstance(got, int | float) and not isinstance(got, bool) else (
+                "a boolean" if isinstance(got, bool) else f"a string of {len(str(got))} characters")
+            how = "" if len(loc) == 5 else "; write it as - key: \"...\""
+            return (f"{expected}, got {kind} (not shown: it is in a key's place{how})", key_path)
+        return (f"{expected}, got {describe_value(got, secrets)}", key_path)
     return (expected, key_path)
