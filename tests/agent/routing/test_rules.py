@@ -93,6 +93,10 @@ def test_condition_evaluation(cond: str, env: dict[str, object], expected: bool)
         ("message > 3", "cannot be evaluated"),
         ("chars if words else 1", "IfExp is not allowed"),
         ("~chars", "Invert is not allowed"),
+        # text repeated: a MemoryError when the config loads, or gigabytes on every turn
+        ('"ab" * 99999999999 == ""', "text cannot be multiplied"),
+        ('message * 999999999 == ""', "text cannot be multiplied"),
+        ('3 * message == ""', "text cannot be multiplied"),
     ],
 )
 def test_condition_rejections(cond: str, message: str) -> None:
