@@ -492,7 +492,6 @@ def test_no_piece_of_a_pasted_key_becomes_a_tag(tmp_path: Path, secret: str) -> 
     with ContextEngine(db, clock=lambda: NOW, redactor=Redactor([secret])) as engine:
         engine.record_session("s1", msgs)
         assert [f.session_id for f in engine.retrieve("staging proxy")] == ["s1"]
-        assert engine.retrieve(secret.split("-")[-1]) == []
     stored = _all_text(db).lower()
     pieces = [p.lower() for p in secret.split("-") if len(p) >= 3 and p not in ("proj",)]
     assert pieces and not [p for p in pieces if p in stored], stored
