@@ -125,6 +125,23 @@ def test_jsonl_catalog_lines(tmp_path: Path) -> None:
     assert str(issues[0]) == f"{p}:2: {issues[0].reason}"
 
 
+def test_a_jsonl_name_of_a_page_is_skipped_and_a_long_number_said_plainly(tmp_path: Path) -> None:
+    """A long dotted id is kept, but a 100,000-character name is not a name: it would be printed
+    on every hint line and by 'skills list'. Python's advice for a long integer
+    (sys.set_int_max_str_digits) means nothing to the person editing the file."""
+    p = tmp_path / "cat.jsonl"
+    p.write_text("\n".join([
+        json.dumps({"name": "n" * 100_000, "description": "a page of a name"}),
+        '{"name": "num", "description": "d", "x": ' + "9" * 5000 + "}",
+        json.dumps({"name": "ok", "description": "fine"}),
+    ]), encoding="utf-8")
+    skills, issues = load_jsonl_catalog(p)
+    assert [s.name for s in skills] == ["ok"]
+    assert [i.line for i in issues] == [1, 2]
+    assert "100000 characters" in issues[0].reason and len(str(issues[0])) < 300
+    assert "5000 digits" in issues[1].reason and "sys." not in issues[1].reason
+
+
 def test_missing_catalog_is_an_issue_not_a_crash(tmp_path: Path) -> None:
     skills, issues = load_jsonl_catalog(tmp_path / "nope.jsonl")
     assert skills == [] and "cannot read" in issues[0].reason
