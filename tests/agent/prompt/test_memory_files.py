@@ -91,7 +91,8 @@ def test_injection_entries_are_refused(hermes_home: Path, text: str) -> None:
 def test_an_entry_holding_a_key_is_refused(hermes_home: Path, secret: str) -> None:
     """MEMORY.md is sent in every system prompt, to every provider: a key a model or a tool
     writes there (configured, of any shape, or key-shaped) must not be stored."""
-    settings = Settings.model_validate({"credentials": {"proxy": {"keys": [{"key": "zq9-Horse7-battery-Staple"}]}}})
+    configured = {"proxy": {"keys": [{"key": "zq9-Horse7-battery-Staple"}]}}
+    settings = Settings.model_validate({"credentials": configured})
     store = MemoryStore(hermes_home, settings)
     store.add("memory", "kept")
     with pytest.raises(MemoryWriteError) as info:
