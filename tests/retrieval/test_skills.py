@@ -513,3 +513,21 @@ def test_any_skill_md_text_parses_or_is_one_clear_value_error(text):
         assert str(e)
     else:
         assert skill.name and skill.description
+
+
+_JSON_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["name", "description", "triggers", "tags", "body", "platforms", "metadata",
+                         "allowed-tools", "category", "license"]), inner, max_size=5),
+    max_leaves=20)
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=st.lists(_JSON_VALUE.map(json.dumps) | st.text(max_size=40), max_size=6))
+def test_any_jsonl_catalog_gives_skills_and_issues_naming_their_lines(tmp_path_factory, lines):
+    path = tmp_path_factory.mktemp("c") / "cat.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8", errors="surrogatepass")
+    skills, issues = load_jsonl_catalog(path)
+    assert all(s.name and s.description for s in skills)
+    assert all(i.path == str(path) and (i.line or 0) >= 1 for i in issues)
