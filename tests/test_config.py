@@ -394,6 +394,8 @@ def test_malformed_input_is_one_config_error(text, why):
     ("llm:\n  max_token: 5\n", "llm.max_tokens"),
     ("llm:\n  providers: []\n", "llm.routing.providers"),
     ("credentials:\n  openai:\n    kyes: []\n", "credentials.openai.keys"),
+    # a setting of each item of a list, named without an item: the suggestion shows where it goes
+    ("credentials:\n  openai:\n    max_rpm: 5\n", "credentials.openai.keys[i].max_rpm"),
 ])
 def test_unknown_key_suggests_the_nearest_known_one(text, hint):
     with pytest.raises(ConfigError) as info:
