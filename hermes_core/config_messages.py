@@ -152,26 +152,45 @@ def suggest_key(model: type[BaseModel], loc: tuple[Any, ...]) -> str | None:
         best = [siblings[close[0]]] if close else []
     if not best:
         return None
+    generic = best[0].split(".")
     it = iter(keys)
-    parts = [str(next(it, "NAME")) if p == "*" else p for p in best[0].split(".")]
-    return format_path(_with_indices(parts, loc))
+    parts = [str(next(it, "NAME")) if p == "*" else p for p in generic]
+    return _with_indices(parts, generic, loc, _list_paths(model))
 
 
-def _with_indices(parts: list[str], loc: tuple[Any, ...]) -> tuple[str | int, ...]:
-    """The suggested path with the list indices of ``loc`` put back where the two still agree
-    (``credentials.custom.keys[0].weight``, not ``...keys.weight``)."""
-    out: list[str | int] = []
+def _list_paths(model: type[BaseModel], prefix: tuple[str, ...] = ()) -> set[str]:
+    """Generic dotted paths (``*`` for a mapping key) of the fields that are lists of settings."""
+    out: set[str] = set()
+    for name, info in model.model_fields.items():
+        sub, how = _field_model(info.annotation)
+        if sub is None:
+            continue
+        path = (*prefix, name)
+        if how == "[]":
+            out.add(".".join(path))
+        out |= _list_paths(sub, (*path, "*") if how == "*" else path)
+    return out
+
+
+def _with_indices(parts: list[str], generic: list[str], loc: tuple[Any, ...],
+                  lists: set[str]) -> str:
+    """The suggested path written as errors write paths: the list indices of ``loc`` put back
+    where the two still agree (``credentials.custom.keys[0].weight``), ``[i]`` for an item the
+    unknown key did not name (``credentials.openai.keys[i].max_rpm``)."""
+    out = ""
     j = 0
-    for part in parts:
-        out.append(part)
-        if j < len(loc) and loc[j] == part:
+    for n, part in enumerate(parts):
+        out += f".{part}" if out else part
+        aligned = j < len(loc) and loc[j] == part
+        j = j + 1 if aligned else len(loc)   # once the paths part, no index of loc applies
+        index = None
+        while j < len(loc) and isinstance(loc[j], int):
+            index = loc[j] if index is None else index
+            out += f"[{loc[j]}]"
             j += 1
-            while j < len(loc) and isinstance(loc[j], int):
-                out.append(loc[j])
-                j += 1
-        else:
-            j = len(loc)   # the paths part here: no index of the unknown one applies further on
-    return tuple(out)
+        if index is None and n < len(parts) - 1 and ".".join(generic[:n + 1]) in lists:
+            out += "[i]"
+    return out
 
 
 def _is_key_slot(loc: tuple[Any, ...]) -> bool:
