@@ -70,16 +70,20 @@ def compose(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES
         try:
             _precheck(text, max_depth, max_nodes, _Loader)
             node: yaml.Node | None = yaml.compose(text, Loader=_Loader)
-        except yaml.YAMLError:
-            if _Loader is yaml.SafeLoader:
+        except yaml.YAMLError as e:
+            if _Loader is yaml.SafeLoader or "escape" not in str(getattr(e, "problem", "")):
                 raise
             # libyaml refuses some escapes PyYAML reads (half a surrogate pair, "\ud83d"):
-            # the pure-Python loader decides, under the same limits
+            # the pure-Python loader decides, under the same limits. Only then: it takes seconds
+            # over a megabyte that libyaml rejects in milliseconds
             _precheck(text, max_depth, max_nodes, yaml.SafeLoader)
             node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        opened = getattr(e, "context_mark", None)
+        mark = getattr(e, "problem_mark", None) or opened
+        if opened is not None and mark is not None and mark.index >= len(text.rstrip()):
+            mark = opened   # something left open to the end: the line that opened it
         # the parser quotes the offending text (an alias name, a token), which may be a pasted key
         raise YamlLimitError(f"invalid YAML: {redact(problem)}",
                              line=mark.line + 1 if mark is not None else None) from None
