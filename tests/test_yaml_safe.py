@@ -43,3 +43,16 @@ def test_malformed_yaml_is_not_parsed_again_by_the_slow_loader(loaders_used: lis
 def test_an_escape_libyaml_refuses_is_read_by_the_pure_python_loader(loaders_used: list[Any]) -> None:
     data, _ = load_yaml('a: "half an emoji \\ud83d"\n')
     assert data == {"a": "half an emoji \ud83d"} and yaml.SafeLoader in loaders_used
+
+
+def test_a_number_of_thousands_of_digits_is_named_as_such_not_with_pythons_advice() -> None:
+    with pytest.raises(YamlLimitError) as info:
+        load_yaml("llm:\n  max_tokens: " + "9" * 5000 + "\n")
+    assert "5000 digits" in info.value.reason and "integer string conversion" not in info.value.reason
+    assert info.value.line == 2 and info.value.path == ("llm", "max_tokens")
+
+
+def test_an_error_at_the_end_of_the_file_names_a_line_of_the_file() -> None:
+    with pytest.raises(YamlLimitError) as info:
+        load_yaml("llm:\n  max_tokens: 5\n  stream: [\n")
+    assert info.value.line is not None and 1 <= info.value.line <= 3
