@@ -467,7 +467,7 @@ def _skill(root: Path, folder: str, text: str) -> Path:
      "levels deep"),
     ("name: bomb\ndescription: d\n" + BOMB, "alias"),
     ("name: loop\ndescription: d\nx: &a\n  y: *a", "recursive alias"),
-    ("name: big\ndescription: d\nn: " + "9" * 5000, "unreadable value"),
+    ("name: big\ndescription: d\nn: " + "9" * 5000, "a number of 5000 digits"),
 ])
 def test_one_pathological_front_matter_is_skipped_and_named(tmp_path, front, reason):
     _skill(tmp_path, "a-good", GOOD.format(name="alpha"))
