@@ -45,6 +45,8 @@ def cases(tmp: Path) -> dict[str, Callable[[], object]]:
     over_limit.write_text("home: x\n" + "#" * MAX_CONFIG_BYTES, encoding="utf-8")
     long_string = tmp / "long-string.yaml"
     long_string.write_text("home: '" + "x" * (MAX_CONFIG_BYTES - 20) + "'\n", encoding="utf-8")
+    long_key = tmp / "long-key.yaml"   # malformed: libyaml rejects it, the pure-Python loader took 3.9 s
+    long_key.write_text("k" * (MAX_CONFIG_BYTES - 20) + ": 1\n", encoding="utf-8")
     example = REPO / "config.example.yaml"
     bomb = _bomb()
     return {
@@ -57,6 +59,7 @@ def cases(tmp: Path) -> dict[str, Callable[[], object]]:
         "1mb_of_keys": lambda: load_settings(near_limit, env={}),
         "1mb_plus_one": lambda: load_settings(over_limit, env={}),
         "1mb_single_string": lambda: load_settings(long_string, env={}),
+        "1mb_one_long_key": lambda: load_settings(long_key, env={}),
     }
 
 

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from hermes_core.agent.routing.rules import validate_condition
 from hermes_core.config_messages import describe_value, explain_error, safe_path
 from hermes_core.errors import ConfigError
-from hermes_core.redact import Redactor
+from hermes_core.redact import Redactor, register_secrets
 from hermes_core.types import Credential
 from hermes_core.yaml_safe import Interpolate, YamlLimitError, format_path, load_yaml
 
@@ -450,6 +450,9 @@ def _interpolator(file: str | None, env: Mapping[str, str],
                               file=file, key_path=safe_path(path), line=line)
 
         out = _VAR.sub(sub, text)
+        if is_cred and unset:   # "${ORG}:${TOKEN}" with TOKEN unset is no key, not the key ":"
+            skipped.append((_fmt_path(path), line, tuple(unset)))
+            return ""
         if is_cred and not out.strip():
             skipped.append((_fmt_path(path), line, tuple(unset)))
         return out
@@ -607,6 +610,15 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
         out._env_keys = {v: given_env[v] for v in ENV_KEYS.values() if given_env.get(v)}
     out.redactor()   # built once, here: from now on no writer in the process prints these keys
     return out
+
+
+def register_environment_keys(env: Mapping[str, str] | None = None) -> None:
+    """Make the provider keys of the environment known to every :func:`redact` call now, before
+    any config is read: argparse answers a mistyped command line first, and a key of no
+    recognisable shape pasted after the message would come back in its usage error."""
+    env = os.environ if env is None else env
+    register_secrets(v.strip() for v in (env.get(name) for name in ENV_KEYS.values())
+                     if isinstance(v, str) and v.strip())
 
 
 def check_home(home: str | os.PathLike[str] | None = None, *,

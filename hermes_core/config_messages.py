@@ -152,9 +152,52 @@ def suggest_key(model: type[BaseModel], loc: tuple[Any, ...]) -> str | None:
         best = [siblings[close[0]]] if close else []
     if not best:
         return None
-    parts = best[0].split(".")
+    generic = best[0].split(".")
     it = iter(keys)
-    return ".".join(str(next(it, "NAME")) if p == "*" else p for p in parts)
+    parts = [str(next(it, "NAME")) if p == "*" else p for p in generic]
+    return _with_indices(parts, generic, loc, _list_paths(model))
+
+
+def _list_paths(model: type[BaseModel], prefix: tuple[str, ...] = ()) -> set[str]:
+    """Generic dotted paths (``*`` for a mapping key) of the fields that are lists of settings."""
+    out: set[str] = set()
+    for name, info in model.model_fields.items():
+        sub, how = _field_model(info.annotation)
+        if sub is None:
+            continue
+        path = (*prefix, name)
+        if how == "[]":
+            out.add(".".join(path))
+        out |= _list_paths(sub, (*path, "*") if how == "*" else path)
+    return out
+
+
+def _with_indices(parts: list[str], generic: list[str], loc: tuple[Any, ...],
+                  lists: set[str]) -> str:
+    """The suggested path written as errors write paths: the list indices of ``loc`` put back
+    where the two still agree (``credentials.custom.keys[0].weight``), ``[i]`` for an item the
+    unknown key did not name (``credentials.openai.keys[i].max_rpm``)."""
+    out = ""
+    j = 0
+    for n, part in enumerate(parts):
+        out += f".{part}" if out else part
+        aligned = j < len(loc) and loc[j] == part
+        j = j + 1 if aligned else len(loc)   # once the paths part, no index of loc applies
+        index = None
+        while j < len(loc) and isinstance(loc[j], int):
+            index = loc[j] if index is None else index
+            out += f"[{loc[j]}]"
+            j += 1
+        if index is None and n < len(parts) - 1 and ".".join(generic[:n + 1]) in lists:
+            out += "[i]"
+    return out
+
+
+def _is_key_slot(loc: tuple[Any, ...]) -> bool:
+    """``credentials.<name>.keys[i]`` or ``...keys[i].key``: whatever sits there is a secret."""
+    if len(loc) < 4 or loc[0] != "credentials" or loc[2] != "keys" or not isinstance(loc[3], int):
+        return False
+    return len(loc) == 4 or (len(loc) == 5 and loc[4] == "key")
 
 
 def safe_path(loc: tuple[Any, ...], secrets: Iterable[str] = ()) -> str:
@@ -181,5 +224,12 @@ def explain_error(model: type[BaseModel], err: Mapping[str, Any], loc: tuple[Any
     if expected is None:  # a validator's own sentence (unknown provider, listed twice, ...)
         return (str(err["msg"]).removeprefix("Value error, "), key_path)
     if "input" in err:
-        return (f"{expected}, got {describe_value(err['input'], secrets)}", key_path)
+        got = err["input"]
+        if _is_key_slot(loc) and not isinstance(got, list | tuple | Mapping | None):
+            # an all-digit token reads as a number, "yes" as a boolean: still the key, never shown
+            kind = "a number" if isinstance(got, int | float) and not isinstance(got, bool) else (
+                "a boolean" if isinstance(got, bool) else f"a string of {len(str(got))} characters")
+            how = "" if len(loc) == 5 else "; write it as - key: \"...\""
+            return (f"{expected}, got {kind} (not shown: it is in a key's place{how})", key_path)
+        return (f"{expected}, got {describe_value(got, secrets)}", key_path)
     return (expected, key_path)

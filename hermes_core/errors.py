@@ -220,15 +220,20 @@ class Attempt:
 class AllProvidersFailed(HermesError):
     """Every candidate failed; ``attempts`` lists each try in order."""
 
-    def __init__(self, attempts: Sequence[Attempt], last_error: BaseException | None = None) -> None:
+    def __init__(self, attempts: Sequence[Attempt], last_error: BaseException | None = None, *,
+                 rejections: Sequence[AuthenticationFailed] = ()) -> None:
         self.attempts = tuple(attempts)
         self.last_error = last_error
         tried = ", ".join(f"{a.provider}/{a.model}:{a.status}" for a in self.attempts) or "none"
         missing = list(dict.fromkeys(f"{a.provider}/{a.model}" for a in self.attempts
                                      if a.decision == "model_not_found"))
         note = f"; model not found: {', '.join(missing)}" if missing else ""
-        if isinstance(last_error, AuthenticationFailed):
-            note += f"; {last_error}"   # which key was rejected, and where it was configured
+        # which keys were rejected, and where each was configured: a backup failing afterwards
+        # (no key, a 500) must not hide what the person has to fix
+        named = list(dict.fromkeys([*(str(e) for e in rejections), *(
+            [str(last_error)] if isinstance(last_error, AuthenticationFailed) else [])]))
+        for text in named:
+            note += f"; {text}"
         super().__init__(f"all providers failed after {len(self.attempts)} attempt(s): "
                          f"{tried}{note}")
 

@@ -70,19 +70,24 @@ def compose(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES
         try:
             _precheck(text, max_depth, max_nodes, _Loader)
             node: yaml.Node | None = yaml.compose(text, Loader=_Loader)
-        except yaml.YAMLError:
-            if _Loader is yaml.SafeLoader:
+        except yaml.YAMLError as e:
+            if _Loader is yaml.SafeLoader or "escape" not in str(getattr(e, "problem", "")):
                 raise
             # libyaml refuses some escapes PyYAML reads (half a surrogate pair, "\ud83d"):
-            # the pure-Python loader decides, under the same limits
+            # the pure-Python loader decides, under the same limits. Only then: it takes seconds
+            # over a megabyte that libyaml rejects in milliseconds
             _precheck(text, max_depth, max_nodes, yaml.SafeLoader)
             node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        opened = getattr(e, "context_mark", None)
+        mark = getattr(e, "problem_mark", None) or opened
+        end = len(text.rstrip())
+        if opened is not None and mark is not None and mark.index >= end:
+            mark = opened   # something left open to the end: the line that opened it
+        line = None if mark is None else min(mark.line + 1, text[:end].count("\n") + 1)
         # the parser quotes the offending text (an alias name, a token), which may be a pasted key
-        raise YamlLimitError(f"invalid YAML: {redact(problem)}",
-                             line=mark.line + 1 if mark is not None else None) from None
+        raise YamlLimitError(f"invalid YAML: {redact(problem)}", line=line) from None
     except RecursionError:  # pragma: no cover - the precheck bounds the depth first
         raise YamlLimitError(f"nested more than {max_depth} levels deep") from None
     return node
@@ -104,6 +109,10 @@ class _Walk:
         try:
             value = self.scalars.construct_object(node)
         except (ValueError, OverflowError) as e:  # int over 4300 digits, a date like 2024-13-45
+            digits = sum(c.isdigit() for c in str(node.value))
+            if "integer string conversion" in str(e):   # Python's advice to call sys.set_int_max...
+                raise YamlLimitError(f"a number of {digits} digits is too long to be a setting",
+                                     line=line, path=path) from None
             raise YamlLimitError(f"unreadable value ({str(e).splitlines()[0][:80]})",
                                  line=line, path=path) from None
         except yaml.YAMLError as e:

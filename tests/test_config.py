@@ -380,7 +380,7 @@ def test_nesting_500_deep_is_one_config_error():
 @pytest.mark.parametrize("text,why", [
     ("1: 2\n", "keys must be text"),
     ("? [a]\n: 1\n", "keys must be plain text"),
-    ("llm:\n  max_tokens: " + "9" * 5000 + "\n", "unreadable value"),
+    ("llm:\n  max_tokens: " + "9" * 5000 + "\n", "a number of 5000 digits"),
     ("a: !!python/object:os.system x\n", "unreadable value"),
     ("a: 1\n---\nb: 2\n", "invalid YAML"),
 ])
@@ -394,6 +394,8 @@ def test_malformed_input_is_one_config_error(text, why):
     ("llm:\n  max_token: 5\n", "llm.max_tokens"),
     ("llm:\n  providers: []\n", "llm.routing.providers"),
     ("credentials:\n  openai:\n    kyes: []\n", "credentials.openai.keys"),
+    # a setting of each item of a list, named without an item: the suggestion shows where it goes
+    ("credentials:\n  openai:\n    max_rpm: 5\n", "credentials.openai.keys[i].max_rpm"),
 ])
 def test_unknown_key_suggests_the_nearest_known_one(text, hint):
     with pytest.raises(ConfigError) as info:
@@ -419,6 +421,28 @@ def test_config_errors_never_echo_a_secret(secret):
         assert secret not in str(info.value) and secret[:12] not in str(info.value)
 
 
+@pytest.mark.parametrize("text", [
+    "credentials:\n  openai:\n    keys:\n      - key: 7301948562019384\n",
+    "credentials:\n  openai:\n    keys:\n      - 7301948562019384\n",
+    "credentials:\n  openai:\n    keys:\n      - key: 0x19f0a7c3e5b2d4\n",
+])
+def test_a_number_in_a_keys_place_is_not_echoed(text):
+    """An all-digit token (YAML reads it as a number) is still the key: the message says what
+    was expected, not the value."""
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml", env={})
+    message = str(info.value)
+    assert "credentials.openai.keys[0]" in message and "number" in message
+    assert "7301948562019384" not in message and str(0x19f0a7c3e5b2d4) not in message
+
+
+def test_an_unknown_key_inside_a_list_is_suggested_with_its_index():
+    text = "credentials:\n  custom:\n    keys:\n      - key: abc\n        wieght: 1\n"
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml", env={})
+    assert "did you mean 'credentials.custom.keys[0].weight'?" in str(info.value)
+
+
 @pytest.mark.parametrize("var", ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"])
 @pytest.mark.parametrize("value", ["${VAR}", "correct-horse-battery-staple"])
 def test_config_errors_never_echo_a_provider_key_held_in_the_environment(var, value):
@@ -436,6 +460,20 @@ def test_unset_variable_in_a_credential_is_named(caplog):
     with caplog.at_level(logging.WARNING):
         parse_yaml(text, file="c.yaml", env={})
     assert "${MY_OPENAI_KEY}" in caplog.text and "c.yaml:4" in caplog.text
+
+
+@pytest.mark.parametrize("value", ['"${ORG_ID}:${ORG_TOKEN}"', '"sk-${KEY_SUFFIX}"',
+                                   '"${SET_PART}${UNSET_PART}"'])
+def test_a_credential_with_any_unset_variable_is_skipped_and_named(caplog, value):
+    """A key built from several variables, one of them unset, is not a key: sending the rest
+    ("-", "sk-", half a token) would fail as a 401 blamed on a key the user never wrote."""
+    text = f"credentials:\n  openai:\n    keys:\n      - key: {value}\n"
+    with caplog.at_level(logging.WARNING):
+        s = parse_yaml(text, file="c.yaml", env={"SET_PART": "abcdef0123456789"})
+    assert not [c for c in s.credentials_for("openai") if c.secret in (":", "sk-", "abcdef0123456789")]
+    unset = [n for n in ("ORG_ID", "ORG_TOKEN", "KEY_SUFFIX", "UNSET_PART") if n in value]
+    assert all("${" + n + "}" in caplog.text for n in unset) and "c.yaml:4" in caplog.text
+    assert "abcdef0123456789" not in caplog.text
 
 
 def test_a_named_home_that_does_not_exist_is_an_error_and_is_not_created(tmp_path):

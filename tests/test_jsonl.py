@@ -37,3 +37,26 @@ def test_unreadable_files_name_the_file(tmp_path: Path) -> None:
         list(read_jsonl(binary))
     with pytest.raises(ConfigError, match="cannot read queries"):
         list(read_jsonl(tmp_path / "missing.jsonl", what="queries"))
+
+
+# --------------------------------------------------------------------------- property: any file
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_LINE = st.sampled_from(['{"a": 1}', "[", "]" * 3, "[" * 2000, "9" * 5000, '"\\ud800"', "NaN", "{",
+                         "\ufeff", "\u2028", "null", '{"q": "x"}']) | st.text(max_size=30)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(_LINE, max_size=6))
+def test_any_jsonl_text_is_values_or_one_config_error_naming_its_line(tmp_path: Path,
+                                                                    lines: list[str]) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8", errors="surrogatepass")
+    try:
+        rows = list(read_jsonl(path))
+    except ConfigError as e:
+        assert str(path) in str(e)
+    else:
+        assert all(isinstance(n, int) and n >= 1 for n, _ in rows)

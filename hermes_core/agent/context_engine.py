@@ -322,6 +322,10 @@ class ContextEngine:
             return RecordResult("disabled", session_id)
         if not session_id or not session_id.strip():
             raise ValueError("session_id must be a non-empty string")
+        # scrub before summarising: tags are words of the chat, and a key split at its hyphens
+        # ("zq9", "horse7", ...) would be stored piece by piece, past the redaction of each tag
+        messages = [m if (clean := self._redact(m.content)) == m.content else replace(m, content=clean)
+                    for m in messages]
         summary = self._summarise(session_id, messages, summarizer or self._summarizer)
         if not summary.summary:
             return RecordResult("empty", session_id, summary)

@@ -333,8 +333,12 @@ class CredentialPool:
         self.report(held, Outcome("released"))
 
     def _alert(self, cred: Credential, reason: str) -> None:
-        log.warning("credential alert: provider %s key %s %s", cred.provider, cred.fingerprint,
-                    reason)
+        # when a backup answers, this line is all a person sees: name the setting to fix
+        where = f" (from {cred.source})" if cred.source else ""
+        what = (f"was rejected {reason} and is out of rotation" if reason.startswith("after HTTP")
+                else reason)
+        log.warning("credential alert: provider %s key %s%s %s", cred.provider, cred.fingerprint,
+                    where, what)
         if self._on_alert is not None:
             self._on_alert(cred.provider, cred.fingerprint, reason)
 

@@ -133,6 +133,7 @@ class _Run:
         self.deadline = loop.clock() + loop.policy.deadline_s
         self.attempts: list[Attempt] = []
         self.last_error: BaseException | None = None
+        self.rejections: list[AuthenticationFailed] = []   # each named in the final error
         self.context_moved = False
         self.rate_limited: dict[str, int] = {}
         self.waited: dict[str, float] = {}     # seconds slept on cooled keys, per provider
@@ -160,7 +161,7 @@ class _Run:
             self.loop.on_attempt(a)
 
     def fail(self) -> AllProvidersFailed:
-        return AllProvidersFailed(self.attempts, self.last_error)
+        return AllProvidersFailed(self.attempts, self.last_error, rejections=self.rejections)
 
     def _failover(self) -> None:
         self.i += 1
@@ -317,6 +318,7 @@ class _Run:
         assert cand is not None
         if isinstance(error, AuthenticationFailed) and cred is not None:
             error = rejected(error, cred)
+            self.rejections.append(error)
         self.last_error = error
         target = (long_context_fallback(cand.model, self.loop.routing)
                   if isinstance(error, ContextWindowExceeded) and not self.context_moved else None)

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from hermes_core.cli.argtypes import replace_unencodable
-from hermes_core.config import check_home
+from hermes_core.config import check_home, register_environment_keys
 from hermes_core.errors import HermesError
 from hermes_core.redact import RedactingFilter, RedactingWriter
 
@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     replace_unencodable(sys.stdout)
     streams = sys.stdout, sys.stderr
+    register_environment_keys()   # argparse may echo the command line before any config loads
     sys.stdout, sys.stderr = RedactingWriter(streams[0]), RedactingWriter(streams[1])
     try:
         return _run(argv)

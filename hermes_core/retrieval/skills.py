@@ -27,6 +27,10 @@ log = logging.getLogger(__name__)
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
+# a JSONL catalog keeps names over MAX_NAME (other ecosystems' dotted ids), but not a page of text:
+# the name is printed on every hint line and by 'skills list'
+MAX_LENIENT_NAME = 256
+MAX_INT_DIGITS = 100   # no field of a skill record needs a longer number
 MAX_SKILL_FILE_BYTES = 1_000_000
 # The most of a skill body handed to the model at once (about 10k tokens). A SKILL.md may hold up to
 # 1 MB; sent whole on every turn its trigger fires, it would overflow the context window.
@@ -160,8 +164,9 @@ def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | N
     for key, value, limit in (("name", name, MAX_NAME), ("description", desc, MAX_DESCRIPTION)):
         if len(value) > limit:
             msg = f"'{key}' is {len(value)} characters (limit {limit})"
-            if strict_lengths and key == "name":
-                raise _Invalid(msg)
+            if key == "name" and (strict_lengths or len(value) > MAX_LENIENT_NAME):
+                raise _Invalid(msg if strict_lengths else f"'name' is {len(value)} characters "
+                               f"(limit {MAX_LENIENT_NAME} in a catalog)")
             log.warning("%s: %s; kept%s", path or "<catalog>", msg,
                         " (clipped in hints)" if key == "description" else "")
     category = data.get("category")
@@ -373,6 +378,15 @@ def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[
     return skills, issues
 
 
+def _bounded_int(text: str) -> int:
+    """json's integer hook: past 4,300 digits Python's own error advises calling
+    ``sys.set_int_max_str_digits``, which means nothing to the person editing the catalog."""
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise _Invalid(f"a number of {digits} digits (limit {MAX_INT_DIGITS})")
+    return int(text)
+
+
 def load_jsonl_catalog(path: str | os.PathLike[str]) -> tuple[list[Skill], list[CatalogIssue]]:
     """Read a JSONL catalog: one ``{"name", "description", ...}`` object per line."""
     p = Path(os.path.expanduser(os.fspath(path)))  # config paths may say ~/..., as folders do
@@ -394,7 +408,7 @@ def load_jsonl_catalog(path: str | os.PathLike[str]) -> tuple[list[Skill], list[
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = json.loads(line, parse_int=_bounded_int)
             skills.append(skill_from_mapping(data, path=f"{p}:{lineno}", strict_lengths=False))
         except json.JSONDecodeError as e:
             issues.append(CatalogIssue(str(p), f"not valid JSON ({e.msg})", lineno))

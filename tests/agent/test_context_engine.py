@@ -479,6 +479,24 @@ def test_pasted_key_is_not_stored_by_record_session(tmp_path: Path) -> None:
     assert KEY[:12] not in _all_text(db)
 
 
+@pytest.mark.parametrize("secret", [KEY, "zq9-Horse7-battery-Staple"])
+def test_no_piece_of_a_pasted_key_becomes_a_tag(tmp_path: Path, secret: str) -> None:
+    """Tags are words of the chat: a key split at its hyphens ("zq9", "horse7", "battery",
+    "staple") or its random run lower-cased is the key stored piece by piece, searchable."""
+    from hermes_core.redact import Redactor
+
+    db = tmp_path / "sessions.db"
+    msgs = [Message("user", f"Deploy the proxy with key {secret} to staging; the key {secret} "
+                            "is for staging only."),
+            Message("assistant", "Deployed the proxy to staging.")]
+    with ContextEngine(db, clock=lambda: NOW, redactor=Redactor([secret])) as engine:
+        engine.record_session("s1", msgs)
+        assert [f.session_id for f in engine.retrieve("staging proxy")] == ["s1"]
+    stored = _all_text(db).lower()
+    pieces = [p.lower() for p in secret.split("-") if len(p) >= 3 and p not in ("proj",)]
+    assert pieces and not [p for p in pieces if p in stored], stored
+
+
 def test_model_summary_echoing_a_key_is_redacted(tmp_path: Path) -> None:
     from hermes_core.agent.episodic.summarise import SessionSummary
 

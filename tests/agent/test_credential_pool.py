@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 import math
 import random
 import threading
@@ -101,6 +102,17 @@ def test_alert_hook_fires_once_with_fingerprint_only() -> None:
     pool.remove(pool.acquire("p"), "after HTTP 401")
     pool.remove(cred, "after HTTP 401")
     assert alerts == [("p", cred.fingerprint, "after HTTP 401")]
+
+
+def test_the_alert_log_line_says_where_the_rejected_key_came_from(caplog: pytest.LogCaptureFixture) -> None:
+    """When a backup answers, this warning is all a person sees of a rejected key: it must say
+    which setting to fix, as the error does when every provider fails."""
+    cred = Credential("openai", "sk-alert-secret-0123456789", source="OPENAI_API_KEY")
+    pool = CredentialPool({"openai": [cred]})
+    with caplog.at_level(logging.WARNING):
+        pool.remove(pool.acquire("openai"), "after HTTP 401")
+    assert cred.fingerprint in caplog.text and "OPENAI_API_KEY" in caplog.text
+    assert "rejected" in caplog.text and "sk-alert-secret" not in caplog.text
 
 
 def test_status_states_and_in_flight() -> None:

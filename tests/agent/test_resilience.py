@@ -1389,3 +1389,19 @@ def test_rejected_keys_in_either_wire_format_say_where_they_were_configured(
     assert not any(s in said or s in repr(ei.value.last_error.headers)  # type: ignore[union-attr]
                    for s in SECRETS.values())
     assert not loop.pool.has_keys("primary") and not loop.pool.has_keys("backup")
+
+
+@pytest.mark.parametrize("backup_fails", ["no_key", "server_error"])
+def test_a_rejected_key_is_named_even_when_a_later_candidate_failed_otherwise(backup_fails: str) -> None:
+    """The primary's key gets a 401; the backup has no key, or answers 500. The final error must
+    still say which key was rejected and where it came from: only the last error was shown."""
+    key = Credential("a", "sk-a-rejected-secret", source="OPENAI_API_KEY")
+    a = ScriptedProvider("a", script=[AuthenticationFailed("HTTP 401: bad key", status_code=401)])
+    b = ScriptedProvider("b", default=ServerError("HTTP 500", status_code=500))
+    loop, _ = make({"a": a, "b": b}, {"a": [key], "b": [] if backup_fails == "no_key" else [B1]})
+    with pytest.raises(AllProvidersFailed) as info:
+        loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2")))
+    said = str(info.value)
+    assert info.value.attempts[0].status == "401"
+    assert key.fingerprint in said and "OPENAI_API_KEY" in said and "was rejected" in said
+    assert "sk-a-rejected" not in said

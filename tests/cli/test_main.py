@@ -40,6 +40,26 @@ def test_a_key_typed_in_the_wrong_place_is_never_echoed(
     assert KEY not in out + err and KEY[:16] not in out + err
 
 
+@pytest.mark.parametrize("var", ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"])
+@pytest.mark.parametrize("argv", [
+    ["prompt", "hi", "correct-horse-battery-staple"],   # unrecognized arguments
+    ["correct-horse-battery-staple"],                    # invalid choice of command
+    ["prompt", "hi", "--provider", "correct-horse-battery-staple"],
+])
+def test_a_provider_key_of_any_shape_from_the_environment_is_never_echoed_by_argparse(
+        var: str, argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """argparse answers before any config is read, so the key's shape is all the scrubber knew:
+    a proxy's key of no recognisable shape, pasted after the message, came back verbatim."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("HERMES_HOME", raising=False)
+    monkeypatch.setenv(var, "correct-horse-battery-staple")
+    with pytest.raises(SystemExit):
+        main(argv)
+    out, err = capsys.readouterr()
+    assert err and "correct-horse-battery-staple" not in out + err
+
+
 def test_the_streams_are_given_back_after_a_command(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     import sys

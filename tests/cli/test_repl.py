@@ -145,6 +145,29 @@ def test_turn_without_a_key_for_the_routed_provider_says_what_to_do(tmp_path: Pa
     assert "sk-ant-test" not in text
 
 
+def test_after_the_only_key_is_rejected_the_hint_says_so_not_choose_its_models(tmp_path: Path):
+    """Turn 1: the only OpenAI key gets a 401 and leaves the rotation. Turn 2 has no key: the hint
+    must say the key was rejected, never "keys are set for openai: choose one of its models"."""
+    from hermes_core.errors import AuthenticationFailed
+    from hermes_core.testing import ScriptedProvider
+
+    settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False},
+                              "context_engine": {"enabled": False}},
+                             env={"OPENAI_API_KEY": "sk-proj-rejected-abcdefghijklmnop0123"})
+    provider = ScriptedProvider("openai", script=[AuthenticationFailed("HTTP 401: bad key",
+                                                                       status_code=401)])
+    agent = Agent(settings, providers={"openai": provider},
+                  loop_options={"sleep": lambda s: None, "audit_path": False})
+    out = io.StringIO()
+    code = Repl(agent, stdin=io.StringIO("hello\nagain\n"), stdout=out, stream=False).run()
+    text = out.getvalue()
+    first, second = text.split("error:")[1:3]
+    assert "1 attempt(s)" in first and "OPENAI_API_KEY" in first and "was rejected" in first
+    assert "every API key for openai was rejected" in second
+    assert "keys are set for" not in text and "sk-proj-rejected" not in text
+    assert code != 0 and len(provider.calls) == 1
+
+
 @pytest.mark.parametrize("stream", [True, False])
 def test_reply_outside_the_output_encoding_is_shown_with_replacements(tmp_path: Path, stream: bool):
     settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False},

@@ -125,6 +125,23 @@ def test_jsonl_catalog_lines(tmp_path: Path) -> None:
     assert str(issues[0]) == f"{p}:2: {issues[0].reason}"
 
 
+def test_a_jsonl_name_of_a_page_is_skipped_and_a_long_number_said_plainly(tmp_path: Path) -> None:
+    """A long dotted id is kept, but a 100,000-character name is not a name: it would be printed
+    on every hint line and by 'skills list'. Python's advice for a long integer
+    (sys.set_int_max_str_digits) means nothing to the person editing the file."""
+    p = tmp_path / "cat.jsonl"
+    p.write_text("\n".join([
+        json.dumps({"name": "n" * 100_000, "description": "a page of a name"}),
+        '{"name": "num", "description": "d", "x": ' + "9" * 5000 + "}",
+        json.dumps({"name": "ok", "description": "fine"}),
+    ]), encoding="utf-8")
+    skills, issues = load_jsonl_catalog(p)
+    assert [s.name for s in skills] == ["ok"]
+    assert [i.line for i in issues] == [1, 2]
+    assert "100000 characters" in issues[0].reason and len(str(issues[0])) < 300
+    assert "5000 digits" in issues[1].reason and "sys." not in issues[1].reason
+
+
 def test_missing_catalog_is_an_issue_not_a_crash(tmp_path: Path) -> None:
     skills, issues = load_jsonl_catalog(tmp_path / "nope.jsonl")
     assert skills == [] and "cannot read" in issues[0].reason
@@ -450,7 +467,7 @@ def _skill(root: Path, folder: str, text: str) -> Path:
      "levels deep"),
     ("name: bomb\ndescription: d\n" + BOMB, "alias"),
     ("name: loop\ndescription: d\nx: &a\n  y: *a", "recursive alias"),
-    ("name: big\ndescription: d\nn: " + "9" * 5000, "unreadable value"),
+    ("name: big\ndescription: d\nn: " + "9" * 5000, "a number of 5000 digits"),
 ])
 def test_one_pathological_front_matter_is_skipped_and_named(tmp_path, front, reason):
     _skill(tmp_path, "a-good", GOOD.format(name="alpha"))
@@ -496,3 +513,21 @@ def test_any_skill_md_text_parses_or_is_one_clear_value_error(text):
         assert str(e)
     else:
         assert skill.name and skill.description
+
+
+_JSON_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["name", "description", "triggers", "tags", "body", "platforms", "metadata",
+                         "allowed-tools", "category", "license"]), inner, max_size=5),
+    max_leaves=20)
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=st.lists(_JSON_VALUE.map(json.dumps) | st.text(max_size=40), max_size=6))
+def test_any_jsonl_catalog_gives_skills_and_issues_naming_their_lines(tmp_path_factory, lines):
+    path = tmp_path_factory.mktemp("c") / "cat.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8", errors="surrogatepass")
+    skills, issues = load_jsonl_catalog(path)
+    assert all(s.name and s.description for s in skills)
+    assert all(i.path == str(path) and (i.line or 0) >= 1 for i in issues)

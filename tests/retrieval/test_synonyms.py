@@ -121,3 +121,25 @@ def test_a_long_pasted_log_is_scanned_once() -> None:
     log = "ERROR at line 12: connection reset\n" * 120 + "stack trace follows"
     scores, whole = idx.score(log)
     assert whole and scores.tolist() == [PHRASE_WEIGHT]
+
+
+# --------------------------------------------------------------------------- property: any file
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_BITS = st.sampled_from(["skill:", "  - ", "- ", "a: ", "&a ", "*a", "[", "]", "{", "}", "\n", "  ",
+                         "'", '"', "~", "1", "true", "? ", "<<: *a", "#", "\t", "\ufeff", "ä"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=st.lists(_BITS, max_size=40).map("".join).map(str.encode) | st.binary(max_size=200))
+def test_any_mapping_file_loads_or_is_one_config_error(tmp_path: Path, raw: bytes) -> None:
+    path = tmp_path / "triggers.yaml"
+    path.write_bytes(raw)
+    try:
+        out = load_mapping_file(path, "triggers")
+    except ConfigError as e:
+        assert str(path) in str(e)
+    else:
+        assert all(isinstance(k, str) and isinstance(v, tuple) for k, v in out.items())

@@ -14,6 +14,8 @@ prefix does not grow without bound. Hence:
   sits beside the target too, so two homes linking one file still serialise.
 * **Injection scan** with the same patterns and settings as the prompt builder; a flagged entry is
   refused with an error naming the file and the reason.
+* **No keys**: an entry holding a configured secret or a key-shaped string is refused; the file
+  goes to every provider in every system prompt.
 * **Size cap**: ``prompt.memory_char_limit`` for MEMORY.md, ``prompt.user_char_limit`` for USER.md.
 * **Invalidation**: after a write, every live PromptBuilder watching the file is told, so its next
   turn re-reads exactly that file.
@@ -111,6 +113,10 @@ class MemoryStore:
         if _SPLIT.search(entry):
             raise MemoryWriteError(path, "an entry cannot contain a line holding only '§' "
                                    "(the entry delimiter)")
+        if self.settings.redactor()(entry) != entry:
+            # the file is in every system prompt, to every provider: never store a key there
+            raise MemoryWriteError(path, "entry refused: it holds an API key or a configured "
+                                   "secret; leave the key out")
         p = self.settings.prompt
         if p.injection_scan:
             # scanned as the prompt builder will read it back: as data (see ReadPolicy.data)

@@ -87,6 +87,23 @@ def test_injection_entries_are_refused(hermes_home: Path, text: str) -> None:
     assert store.entries("memory") == ("kept",)
 
 
+@pytest.mark.parametrize("secret", ["zq9-Horse7-battery-Staple", "sk-proj-Zx81kQ0pLm3vNc7RtY6uWe2sAd9fGh4j"])
+def test_an_entry_holding_a_key_is_refused(hermes_home: Path, secret: str) -> None:
+    """MEMORY.md is sent in every system prompt, to every provider: a key a model or a tool
+    writes there (configured, of any shape, or key-shaped) must not be stored."""
+    configured = {"proxy": {"keys": [{"key": "zq9-Horse7-battery-Staple"}]}}
+    settings = Settings.model_validate({"credentials": configured})
+    store = MemoryStore(hermes_home, settings)
+    store.add("memory", "kept")
+    with pytest.raises(MemoryWriteError) as info:
+        store.add("memory", f"The staging proxy key is {secret}.")
+    assert "key" in str(info.value) and secret not in str(info.value)
+    with pytest.raises(MemoryWriteError):
+        store.replace("memory", "kept", f"kept; key {secret}")
+    assert store.entries("memory") == ("kept",)
+    assert secret not in (hermes_home / "MEMORY.md").read_text(encoding="utf-8")
+
+
 def test_size_cap(hermes_home: Path) -> None:
     settings = Settings(source=None).with_overrides(**{"prompt.memory_char_limit": 50,
                                                        "prompt.user_char_limit": 20})

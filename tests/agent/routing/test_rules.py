@@ -93,6 +93,10 @@ def test_condition_evaluation(cond: str, env: dict[str, object], expected: bool)
         ("message > 3", "cannot be evaluated"),
         ("chars if words else 1", "IfExp is not allowed"),
         ("~chars", "Invert is not allowed"),
+        # text repeated: a MemoryError when the config loads, or gigabytes on every turn
+        ('"ab" * 99999999999 == ""', "text cannot be multiplied"),
+        ('message * 999999999 == ""', "text cannot be multiplied"),
+        ('3 * message == ""', "text cannot be multiplied"),
     ],
 )
 def test_condition_rejections(cond: str, message: str) -> None:
@@ -193,3 +197,33 @@ def test_missing_classifier_file_is_a_config_error(tmp_path: Path) -> None:
         "path": "nope.pkl"}}}})
     with pytest.raises(ConfigError, match="classifier file not found"):
         Router.from_settings(s)
+
+
+# --------------------------------------------------------------------------- property: any condition
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from hermes_core.agent.routing.rules import NAMES  # noqa: E402
+
+_WORDS = st.sampled_from([*NAMES, "1", "0", "1e308", "-", "+", "*", "/", "<", ">", "==", "!=", "in",
+                          "not", "and", "or", "(", ")", "'a'", '""', "True", "None", "9" * 30, "[",
+                          "]", ",", "**", "//", "%", "~", "lambda", "if", "else", "f'{x}'", "..."])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_WORDS, max_size=30).map(" ".join) | st.text(max_size=120))
+def test_any_condition_compiles_or_is_one_value_error_and_runs_on_any_message(text: str) -> None:
+    """A rule comes from the user's config: whatever it says, loading it is a condition or a
+    ValueError (a ConfigError naming the rule), and a compiled one never raises past the router's
+    TypeError/ArithmeticError guard, whatever the message."""
+    try:
+        condition = compile_condition(text)
+    except ValueError:
+        return
+    for message in ("", "hello", "x" * 1000, "写一段代码 ```py\nprint(1)\n```"):
+        try:
+            assert condition({**extract_features(message).as_dict(), "message": message.lower()}) in (
+                True, False)
+        except (TypeError, ArithmeticError):
+            pass

@@ -1,0 +1,58 @@
+"""Tests of ``hermes_core/yaml_safe.py``: hostile YAML is one YamlLimitError, cheaply.
+
+The libyaml loader reads a megabyte in milliseconds; the pure-Python one takes seconds. The
+fallback to it exists for the escapes libyaml refuses (half a surrogate pair), not for every
+malformed file: a 1 MB config must be rejected in well under a second.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from hermes_core import yaml_safe
+from hermes_core.yaml_safe import YamlLimitError, load_yaml
+
+needs_libyaml = pytest.mark.skipif(not hasattr(yaml, "CSafeLoader"), reason="PyYAML built without libyaml")
+
+
+@pytest.fixture
+def loaders_used(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    used: list[Any] = []
+    real = yaml_safe._precheck
+
+    def spy(text: str, max_depth: int, max_nodes: int, loader: Any) -> None:
+        used.append(loader)
+        real(text, max_depth, max_nodes, loader)
+
+    monkeypatch.setattr(yaml_safe, "_precheck", spy)
+    return used
+
+
+@needs_libyaml
+@pytest.mark.parametrize("text", ["k" * 5000 + ": 1\n", "a: [1\n", "a: b: c\n", "- a\nb: 1\n"])
+def test_malformed_yaml_is_not_parsed_again_by_the_slow_loader(loaders_used: list[Any], text: str) -> None:
+    with pytest.raises(YamlLimitError, match="invalid YAML"):
+        load_yaml(text)
+    assert yaml.SafeLoader not in loaders_used
+
+
+@needs_libyaml
+def test_an_escape_libyaml_refuses_is_read_by_the_pure_python_loader(loaders_used: list[Any]) -> None:
+    data, _ = load_yaml('a: "half an emoji \\ud83d"\n')
+    assert data == {"a": "half an emoji \ud83d"} and yaml.SafeLoader in loaders_used
+
+
+def test_a_number_of_thousands_of_digits_is_named_as_such_not_with_pythons_advice() -> None:
+    with pytest.raises(YamlLimitError) as info:
+        load_yaml("llm:\n  max_tokens: " + "9" * 5000 + "\n")
+    assert "5000 digits" in info.value.reason and "integer string conversion" not in info.value.reason
+    assert info.value.line == 2 and info.value.path == ("llm", "max_tokens")
+
+
+def test_an_error_at_the_end_of_the_file_names_a_line_of_the_file() -> None:
+    with pytest.raises(YamlLimitError) as info:
+        load_yaml("llm:\n  max_tokens: 5\n  stream: [\n")
+    assert info.value.line is not None and 1 <= info.value.line <= 3
