@@ -91,6 +91,19 @@ def test_recency_bias_zero_turns_recency_off(tmp_path: Path) -> None:
     assert got[0].score == pytest.approx(-eng.store.search('"kubernetes"', 1)[0].bm25, rel=1e-4)
 
 
+def test_a_message_no_session_shares_a_term_with_costs_one_statement(engine: ContextEngine) -> None:
+    engine.add("a", "Deployed the payment service to production", created_at=NOW - DAY)
+    assert engine.retrieve("weather in lisbon tomorrow") == []   # counts the terms once
+    statements: list[str] = []
+    engine.store._conn.set_trace_callback(statements.append)
+    assert engine.retrieve("weather in lisbon tomorrow") == []
+    assert engine.retrieve("lisbon weather") == []
+    assert statements == ["PRAGMA data_version"] * 2   # no read transaction, no search
+    engine.store._conn.set_trace_callback(None)
+    engine.add("b", "Flight to Lisbon booked for tomorrow", created_at=NOW - DAY)
+    assert [f.session_id for f in engine.retrieve("weather in lisbon tomorrow")] == ["b"]
+
+
 def test_current_session_is_excluded(engine: ContextEngine) -> None:
     for i, sid in enumerate(("current", "past-1", "past-2")):
         engine.add(sid, f"Talked about espresso machines, part {i}", created_at=NOW - i * DAY)
