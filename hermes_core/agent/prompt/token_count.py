@@ -95,6 +95,9 @@ _enc_lock = threading.Lock()
 #: Every turn chooses a counter: looking again costs a failed open() (tens of microseconds in a
 #: sandbox) and the cache folder's lookup; a file downloaded meanwhile is used within a minute.
 _missing: dict[tuple[str, str | None], float] = {}
+#: The counter of each encoding loaded from tiktoken's cache (a value: one per encoding serves
+#: every turn).
+_counters: dict[str, TiktokenCounter] = {}
 RECHECK_MISSING_S = 60.0
 
 
@@ -134,7 +137,10 @@ def tiktoken_counter(model: str, *, cache_dir: str | None = None,
         if loaded is not None:
             # verified and loaded by an earlier turn: the file (MBs, hashed whole to verify it)
             # is not read again on every turn
-            return TiktokenCounter(loaded, name)
+            counter = _counters.get(name)
+            if counter is None or counter.encoding is not loaded:
+                counter = _counters[name] = TiktokenCounter(loaded, name)
+            return counter
         folder = cache_dir if cache_dir is not None else tiktoken_cache_dir()
         seen = _missing.get((name, folder))
         if seen is not None and time.monotonic() - seen < RECHECK_MISSING_S:
@@ -167,19 +173,26 @@ def message_cost(m: Message, counter: TokenCounter) -> int:
 
 def prompt_cost(prompt: Prompt, counter: TokenCounter) -> int:
     """Tokens of the whole request: system, tools, per-turn context and every message."""
+    return fixed_cost(prompt, counter) + sum(message_cost(m, counter) for m in prompt.messages)
+
+
+def fixed_cost(prompt: Prompt, counter: TokenCounter) -> int:
+    """Tokens of the request but its messages: system, tools and the per-turn context."""
     tools = ""
     if prompt.tools:
         tools = json.dumps([{"name": t.name, "description": t.description,
                              "parameters": dict(t.parameters)} for t in prompt.tools],
                            ensure_ascii=False, default=str)
-    return (counter.count(prompt.system) + counter.count(prompt.context) + counter.count(tools)
-            + sum(message_cost(m, counter) for m in prompt.messages))
+    return counter.count(prompt.system) + counter.count(prompt.context) + counter.count(tools)
 
 
-def calibration_ratio(prompt: Prompt, usage: Usage) -> float | None:
-    """Billed prompt tokens over our estimate of the same request; None when unusable."""
+def calibration_ratio(prompt: Prompt, usage: Usage, *,
+                      estimated: int | None = None) -> float | None:
+    """Billed prompt tokens over our estimate of the same request (``estimated``, when the caller
+    has it: ``prompt_cost`` with the plain estimate); None when unusable."""
     billed = usage.total_input_tokens
-    estimated = prompt_cost(prompt, EstimateCounter())
+    if estimated is None:
+        estimated = prompt_cost(prompt, EstimateCounter())
     if billed <= 0 or estimated <= 0:
         return None
     ratio = billed / estimated
