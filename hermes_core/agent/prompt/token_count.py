@@ -18,6 +18,7 @@ show it), so a budget can be judged by how it was measured.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -120,6 +121,18 @@ def local_encoding_file(encoding_name: str, cache_dir: str | None) -> str | None
     return path if hashlib.sha256(data).hexdigest() == sha else None
 
 
+@functools.lru_cache(maxsize=1024)
+def _encoding_name(model: str) -> str | None:
+    """tiktoken's encoding for ``model`` (None: unknown), remembered: tiktoken tries each known
+    prefix in turn for a model it has no entry for, on every turn."""
+    import tiktoken
+
+    try:
+        return str(tiktoken.encoding_name_for_model(model))
+    except KeyError:
+        return None
+
+
 def tiktoken_counter(model: str, *, cache_dir: str | None = None,
                      loader: Callable[[str], Any] | None = None) -> TiktokenCounter | None:
     """A tiktoken counter for an OpenAI ``model``, or None (not installed, unknown model, or the
@@ -128,9 +141,8 @@ def tiktoken_counter(model: str, *, cache_dir: str | None = None,
         import tiktoken
     except ImportError:
         return None
-    try:
-        name = tiktoken.encoding_name_for_model(model)
-    except KeyError:
+    name = _encoding_name(model)
+    if name is None:
         return None
     if loader is None:
         loaded = _encodings.get(name)
