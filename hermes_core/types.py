@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -137,6 +138,13 @@ class CachePlan:
     prompt_cache_key: str | None = None
 
 
+@lru_cache(maxsize=64)
+def _sha256_hex(text: str) -> str:
+    """sha256 of a system prompt, remembered: the call loop plans cache markers with it on every
+    request, and the same few system texts (tens of KB each) come back turn after turn."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class Prompt:
     """What one turn sends: the cache-stable system text, the per-turn context, the messages.
@@ -164,7 +172,7 @@ class Prompt:
 
     @property
     def prefix_sha256(self) -> str:
-        return hashlib.sha256(self.system.encode("utf-8")).hexdigest()
+        return _sha256_hex(self.system)
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,8 +326,13 @@ def clean_text(text: str) -> str:
     lone surrogates. Those cannot be encoded, so one in a message would fail every request body
     that carries the history, and the session record at the end of the chat.
     """
-    if not any("\ud800" <= ch <= "\udfff" for ch in text):
+    if text.isascii():
         return text
+    try:   # only surrogates fail to encode: checked in C, not character by character in Python
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
     return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 
-from hermes_core.types import Credential, Prompt, Usage
+import pytest
+
+from hermes_core.types import Credential, Message, Prompt, Usage, clean_text
 
 KEY = "sk-proj-AbCdEf0123456789XYZ"
 
@@ -44,3 +47,20 @@ def test_public_api_resolves_lazily():
             "print(any(m in sys.modules for m in ('openai', 'anthropic', 'torch')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(("text", "cleaned"), [
+    ("plain ascii", "plain ascii"),
+    ("中文和 emoji \U0001f600", "中文和 emoji \U0001f600"),
+    ("a\ud800b", "a\ufffdb"),                          # a lone surrogate (bytes read as Latin-1)
+    ("中\udfff文\ud83d\ude00", "中\ufffd文\ufffd\ufffd"),   # every surrogate code point, paired or not
+])
+def test_clean_text_replaces_each_surrogate_and_nothing_else(text: str, cleaned: str) -> None:
+    assert clean_text(text) == cleaned
+    assert clean_text(cleaned).encode("utf-8")
+
+
+def test_prefix_hash_is_the_sha256_of_the_system_text_each_time_it_changes() -> None:
+    for system in ("You are Hermes.", "You are Hermes!", "You are Hermes."):
+        prompt = Prompt(system=system, messages=(Message("user", "hi"),))
+        assert prompt.prefix_sha256 == hashlib.sha256(system.encode("utf-8")).hexdigest()

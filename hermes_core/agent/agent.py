@@ -169,16 +169,16 @@ class Agent:
         self.requested_model = model
         self.history: list[Message] = []
         self.stats = SessionStats()
-        self.pre_llm_call = pre_llm_call
-        self.post_llm_call = post_llm_call
-        self.on_route = on_route
+        self.pre_llm_call, self.post_llm_call, self.on_route = pre_llm_call, post_llm_call, on_route
         self.offline_reason: str | None = None
         self.last_reply: Reply | None = None
         self.last_decision: RouteDecision | None = None
         self.last_turn: TurnContext | None = None   # what retrieval and memory decided last prepare()
         self._recorded = 0   # len(history) at the last record: later turns are recorded again
-        # CPU seconds the last prompt build took (None: not measured yet); see INLINE_PREPARE_CPU_S
-        self._prepare_cpu_s: float | None = None
+        # CPU seconds the last prompt build took (inf: not measured yet); see INLINE_PREPARE_CPU_S
+        self._prepare_cpu_s = float("inf")
+        self._options: tuple[Any, CallOptions] | None = None   # (settings.llm, its options)
+        self._history_summarizer: tuple[Mapping[str, Provider], HistorySummarizer | None] | None = None
 
         self.pool = pool or CredentialPool.from_settings(self.settings)  # alerts log fingerprints
         if provider is not None:
@@ -266,12 +266,13 @@ class Agent:
     def options(self, **overrides: Any) -> CallOptions:
         """The call options from settings; ``overrides`` set CallOptions fields for one call."""
         llm = self.settings.llm
-        opts = CallOptions(max_tokens=llm.max_tokens, temperature=llm.temperature,
-                           timeout_s=llm.request_timeout_s, stop=llm.stop, seed=llm.seed,
-                           reasoning_effort=llm.reasoning_effort,
-                           thinking_budget_tokens=llm.thinking_budget_tokens,
-                           idle_timeout_s=llm.stream_idle_timeout_s)
-        return replace(opts, **overrides) if overrides else opts
+        if (made := self._options) is None or made[0] is not llm:   # one per settings, not per turn
+            made = self._options = (llm, CallOptions(
+                max_tokens=llm.max_tokens, temperature=llm.temperature,
+                timeout_s=llm.request_timeout_s, stop=llm.stop, seed=llm.seed,
+                reasoning_effort=llm.reasoning_effort, thinking_budget_tokens=llm.thinking_budget_tokens,
+                idle_timeout_s=llm.stream_idle_timeout_s))
+        return replace(made[1], **overrides) if overrides else made[1]
 
     def _pin(self) -> str | None:
         """The one provider every request must go to (passed in by hand, or offline), if any."""
@@ -344,8 +345,7 @@ class Agent:
     # ------------------------------------------------------------------ the shells
 
     def _turn(self, message: str) -> _Turn:
-        prompt, decision = self.prepare(message)
-        return _Turn(self, message, prompt, decision)
+        return _Turn(self, message, *self.prepare(message))
 
     @overload
     def chat(self, message: str, *, options: Mapping[str, Any] | None = None) -> Reply: ...
@@ -444,15 +444,12 @@ class Agent:
                 return turn.finish()
 
     async def _aturn(self, message: str) -> _Turn:
-        """``_turn`` off the event loop: building the prompt stats context files, runs retrieval
-        (an embedding) and searches episodic memory, tens of milliseconds an event loop serving
-        other requests must not stall for. The ``pre_llm_call`` hook runs in that worker thread.
-
-        Unless the build is known to be cheap: with no hook, after a build that took under
-        ``INLINE_PREPARE_CPU_S`` of its thread's CPU time (which waiting for the GIL behind other
-        requests does not inflate), the next one runs on the loop."""
-        last = self._prepare_cpu_s
-        if self.pre_llm_call is None and last is not None and last < INLINE_PREPARE_CPU_S:
+        """``_turn`` off the event loop: building the prompt stats context files, runs retrieval (an
+        embedding) and searches episodic memory, tens of milliseconds an event loop serving other
+        requests must not stall for. The ``pre_llm_call`` hook runs in that worker thread. Unless the
+        build is known to be cheap: with no hook, after a build that took under ``INLINE_PREPARE_CPU_S``
+        of its thread's CPU time (not inflated by waiting for the GIL), the next one runs on the loop."""
+        if self.pre_llm_call is None and self._prepare_cpu_s < INLINE_PREPARE_CPU_S:
             return self._measured_turn(message)
         return await asyncio.to_thread(self._measured_turn, message)
 
@@ -555,8 +552,12 @@ class Agent:
         return ModelSummarizer(self._complete_fast)
 
     def history_summarizer(self) -> HistorySummarizer | None:
-        """What folds old turns into the "conversation so far": the fast model; None offline."""
-        return None if self.offline else model_summarizer(self._complete_fast)
+        """What folds old turns into the "conversation so far": the fast model; None offline.
+        Made once per set of providers (every turn asks)."""
+        if (made := self._history_summarizer) is None or made[0] is not self.loop.providers:
+            made = self._history_summarizer = (
+                self.loop.providers, None if self.offline else model_summarizer(self._complete_fast))
+        return made[1]
 
     def feedback(self, skill: str, *, good: bool = True) -> bool:
         """Tell skill retrieval whether ``skill`` was right for the last message (``good=False``:

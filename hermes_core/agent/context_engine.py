@@ -214,7 +214,8 @@ class ContextEngine:
             return []
         q = query if isinstance(query, RetrievalQuery) else RetrievalQuery(query)
         text = q.message
-        follow_up = _short(text) and bool(q.previous_users)
+        terms = query_terms(text)
+        follow_up = len(terms) < FOLLOW_UP_WORDS and bool(q.previous_users)
         if follow_up:   # the last message that stood on its own, and any follow-ups since
             parts = [text]
             for prev in q.previous_users:
@@ -222,7 +223,7 @@ class ContextEngine:
                 if not _short(prev):
                     break
             text = "\n".join(reversed(parts))
-        terms = query_terms(text)
+            terms = query_terms(text)
         if not terms:
             return []
         if exclude_session is not None:
@@ -230,11 +231,13 @@ class ContextEngine:
         # SQLite's LIMIT is a signed 64-bit integer; a larger count simply means "all of them".
         limit = min(OVERFETCH * max_results + (1 if exclude_session is not None else 0), SQL_INT_MAX)
         s = self.settings
+        # which terms to search, from counts remembered until the database changes: a message
+        # whose terms no session has (most messages, in a young archive) costs one query
+        plan = plan_match(self.store.term_dfs(terms, COMMON_DF))
+        match = plan.expression
+        if match is None:
+            return []
         with self.store.snapshot():  # hits and texts from the same state, even with a writer busy
-            plan = plan_match({t: self.store.term_df(t, COMMON_DF) for t in terms})
-            match = plan.expression
-            if match is None:
-                return []
             hits = (self.store.search_recent(match, RECENT_BUDGET) if plan.common_only
                     else self.store.search(match, limit))
             ranked = rerank(hits, now=self._clock(), weights=s.recency_weights, bias=s.recency_bias,

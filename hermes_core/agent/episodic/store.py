@@ -512,6 +512,13 @@ class SessionStore:
     def term_df(self, term: str, cap: int) -> int:
         """In how many sessions ``term`` occurs, counted up to ``cap + 1`` (so at most that many
         index entries are read), remembered until the database changes."""
+        return self.term_dfs((term,), cap)[term]
+
+    def term_dfs(self, terms: Sequence[str], cap: int) -> dict[str, int]:
+        """:meth:`term_df` of several terms, in their order: the database is asked once whether
+        it changed (a query, ~12 us here), and counted only for terms not remembered."""
+        out: dict[str, int] = {}
+        missing: list[str] = []
         with self._lock:
             try:
                 version = self._conn.execute("PRAGMA data_version").fetchone()[0]
@@ -521,17 +528,20 @@ class SessionStore:
             if generation != self._df_generation:
                 self._df_cache.clear()
                 self._df_generation = generation
-            got = self._df_cache.get(term)
-            if got is not None:
-                return got
-        rows = self._read("SELECT count(*) FROM (SELECT 1 FROM sessions_fts WHERE sessions_fts MATCH ?"
-                          " LIMIT ?)", (quote_term(term), cap + 1))
-        df = int(rows[0][0])
-        with self._lock:
-            if len(self._df_cache) >= DF_CACHE_SIZE:
-                self._df_cache.clear()
-            self._df_cache[term] = df
-        return df
+            for term in terms:
+                got = self._df_cache.get(term)
+                out[term] = -1 if got is None else got
+                if got is None:
+                    missing.append(term)
+        for term in missing:
+            rows = self._read("SELECT count(*) FROM (SELECT 1 FROM sessions_fts WHERE sessions_fts"
+                              " MATCH ? LIMIT ?)", (quote_term(term), cap + 1))
+            out[term] = df = int(rows[0][0])
+            with self._lock:
+                if len(self._df_cache) >= DF_CACHE_SIZE:
+                    self._df_cache.clear()
+                self._df_cache[term] = df
+        return out
 
     def texts(self, rowids: Sequence[int]) -> dict[int, tuple[str, tuple[str, ...]]]:
         """Summary and tags of a few rows, by rowid."""

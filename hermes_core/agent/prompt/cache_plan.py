@@ -133,7 +133,10 @@ def replan_cache(prompt: Prompt, settings: Settings, *, provider_kind: str,
     cache = plan_cache(provider_kind=provider_kind, model=model, enabled=llm.cache_system_prompt,
                        ttl=llm.cache_ttl, prefix_sha256=prompt.prefix_sha256,
                        prefix_tokens=prefix, messages=prompt.messages,
-                       message_tokens=[message_tokens(m.content) for m in prompt.messages],
+                       # only Anthropic's message breakpoints read them: not counted per request
+                       # for other providers (a long history is many lookups)
+                       message_tokens=[message_tokens(m.content) for m in prompt.messages]
+                       if provider_kind == "anthropic" else (),
                        message_breakpoints=settings.prompt.message_breakpoints,
                        min_slack=settings.prompt.cache_min_slack,
                        pinned=() if prompt.summary_index is None else (prompt.summary_index,))

@@ -44,6 +44,7 @@ from hermes_core.agent.prompt.token_count import (
     TokenCounter,
     calibration_ratio,
     choose_counter,
+    fixed_cost,
     message_cost,
     prompt_cost,
 )
@@ -326,9 +327,11 @@ class HistoryCompactor:
 
     def observe(self, prompt: Prompt, usage: Usage) -> None:
         """Calibrate the estimate from what the provider billed for ``prompt``."""
-        ratio = calibration_ratio(prompt, usage)
-        if usage.total_input_tokens > 0:
-            self.billed = (usage.total_input_tokens, prompt_cost(prompt, EstimateCounter()))
+        if usage.total_input_tokens <= 0:
+            return
+        estimated = prompt_cost(prompt, EstimateCounter())
+        self.billed = (usage.total_input_tokens, estimated)
+        ratio = calibration_ratio(prompt, usage, estimated=estimated)
         if ratio is not None:
             self.ratio = ratio
 
@@ -358,7 +361,9 @@ class HistoryCompactor:
                    max_tokens: int) -> HistoryBudget:
         cfg = self.settings.prompt.compaction
         window, source = model_window(model, self.settings.llm.routing, cfg)
-        fixed = prompt_cost(replace(prompt, messages=prompt.messages[-1:]), counter)
+        # the request but its history: system, tools, context and the new message
+        fixed = fixed_cost(prompt, counter) + (message_cost(prompt.messages[-1], counter)
+                                               if prompt.messages else 0)
         return history_budget(window=window, max_tokens=max_tokens, fixed_tokens=fixed,
                               settings=cfg, window_source=source)
 

@@ -18,6 +18,7 @@ show it), so a budget can be judged by how it was measured.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -95,6 +96,9 @@ _enc_lock = threading.Lock()
 #: Every turn chooses a counter: looking again costs a failed open() (tens of microseconds in a
 #: sandbox) and the cache folder's lookup; a file downloaded meanwhile is used within a minute.
 _missing: dict[tuple[str, str | None], float] = {}
+#: The counter of each encoding loaded from tiktoken's cache (a value: one per encoding serves
+#: every turn).
+_counters: dict[str, TiktokenCounter] = {}
 RECHECK_MISSING_S = 60.0
 
 
@@ -117,6 +121,18 @@ def local_encoding_file(encoding_name: str, cache_dir: str | None) -> str | None
     return path if hashlib.sha256(data).hexdigest() == sha else None
 
 
+@functools.lru_cache(maxsize=1024)
+def _encoding_name(model: str) -> str | None:
+    """tiktoken's encoding for ``model`` (None: unknown), remembered: tiktoken tries each known
+    prefix in turn for a model it has no entry for, on every turn."""
+    import tiktoken
+
+    try:
+        return str(tiktoken.encoding_name_for_model(model))
+    except KeyError:
+        return None
+
+
 def tiktoken_counter(model: str, *, cache_dir: str | None = None,
                      loader: Callable[[str], Any] | None = None) -> TiktokenCounter | None:
     """A tiktoken counter for an OpenAI ``model``, or None (not installed, unknown model, or the
@@ -125,16 +141,18 @@ def tiktoken_counter(model: str, *, cache_dir: str | None = None,
         import tiktoken
     except ImportError:
         return None
-    try:
-        name = tiktoken.encoding_name_for_model(model)
-    except KeyError:
+    name = _encoding_name(model)
+    if name is None:
         return None
     if loader is None:
         loaded = _encodings.get(name)
         if loaded is not None:
             # verified and loaded by an earlier turn: the file (MBs, hashed whole to verify it)
             # is not read again on every turn
-            return TiktokenCounter(loaded, name)
+            counter = _counters.get(name)
+            if counter is None or counter.encoding is not loaded:
+                counter = _counters[name] = TiktokenCounter(loaded, name)
+            return counter
         folder = cache_dir if cache_dir is not None else tiktoken_cache_dir()
         seen = _missing.get((name, folder))
         if seen is not None and time.monotonic() - seen < RECHECK_MISSING_S:
@@ -167,19 +185,26 @@ def message_cost(m: Message, counter: TokenCounter) -> int:
 
 def prompt_cost(prompt: Prompt, counter: TokenCounter) -> int:
     """Tokens of the whole request: system, tools, per-turn context and every message."""
+    return fixed_cost(prompt, counter) + sum(message_cost(m, counter) for m in prompt.messages)
+
+
+def fixed_cost(prompt: Prompt, counter: TokenCounter) -> int:
+    """Tokens of the request but its messages: system, tools and the per-turn context."""
     tools = ""
     if prompt.tools:
         tools = json.dumps([{"name": t.name, "description": t.description,
                              "parameters": dict(t.parameters)} for t in prompt.tools],
                            ensure_ascii=False, default=str)
-    return (counter.count(prompt.system) + counter.count(prompt.context) + counter.count(tools)
-            + sum(message_cost(m, counter) for m in prompt.messages))
+    return counter.count(prompt.system) + counter.count(prompt.context) + counter.count(tools)
 
 
-def calibration_ratio(prompt: Prompt, usage: Usage) -> float | None:
-    """Billed prompt tokens over our estimate of the same request; None when unusable."""
+def calibration_ratio(prompt: Prompt, usage: Usage, *,
+                      estimated: int | None = None) -> float | None:
+    """Billed prompt tokens over our estimate of the same request (``estimated``, when the caller
+    has it: ``prompt_cost`` with the plain estimate); None when unusable."""
     billed = usage.total_input_tokens
-    estimated = prompt_cost(prompt, EstimateCounter())
+    if estimated is None:
+        estimated = prompt_cost(prompt, EstimateCounter())
     if billed <= 0 or estimated <= 0:
         return None
     ratio = billed / estimated

@@ -589,6 +589,26 @@ def test_term_df_counts_up_to_the_cap_and_is_refreshed_by_a_write(tmp_path: Path
         eng.close()
 
 
+def test_term_dfs_asks_once_whether_the_database_changed_and_counts_only_new_terms(
+        tmp_path: Path) -> None:
+    eng = engine_with(tmp_path, 3)
+    try:
+        store = eng.store
+        assert store.term_dfs(["billing", "nowhere"], 100) == {"billing": 3, "nowhere": 0}
+        statements: list[str] = []
+        store._conn.set_trace_callback(statements.append)
+        assert store.term_dfs(["nowhere", "billing", "deploy"], 100) == {
+            "nowhere": 0, "billing": 3, "deploy": 3}
+        ours = [st for st in statements if not st.startswith("--")]   # not FTS5's own reads
+        assert ours[0] == "PRAGMA data_version"
+        assert len(ours) == 2 and '"deploy"' in ours[1]    # only 'deploy' was counted
+        store._conn.set_trace_callback(None)
+        eng.add("x", "billing dispute with the bank", created_at=1_950_000_000.0)
+        assert store.term_dfs(["billing", "bank"], 100) == {"billing": 4, "bank": 1}
+    finally:
+        eng.close()
+
+
 def test_search_recent_returns_the_newest_rows_up_to_the_limit(tmp_path: Path) -> None:
     eng = engine_with(tmp_path, 10)
     try:

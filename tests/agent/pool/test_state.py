@@ -557,6 +557,22 @@ def test_window_answers_exactly_as_the_summed_list_does() -> None:
             entry = (now, rng.randint(0, 300))
             win.append(entry)
             plain.append(entry)
+        if plain and rng.random() < 0.3:   # a request ends: its entry leaves (to be re-stamped)
+            gone = plain[rng.randrange(max(0, len(plain) - 20), len(plain))]
+            win.remove(gone)
+            plain.remove(gone)
+
+
+def test_window_removes_entries_a_clock_step_back_left_out_of_order() -> None:
+    win = SlidingWindow()
+    for entry in [(5.0, 10), (6.0, 20), (4.0, 30), (7.0, 0), (6.5, 40)]:   # the clock stepped back
+        win.append(entry)
+    win.remove((4.0, 30))
+    win.remove((7.0, 0))
+    assert list(win) == [(5.0, 10), (6.0, 20), (6.5, 40)] and win.used == 70
+    assert tokens_free_at(win, 60, 5, 10.0) == tokens_free_at(list(win), 60, 5, 10.0) == 16.0
+    with pytest.raises(ValueError):
+        win.remove((4.0, 30))
 
 
 def test_empty_window_and_indexing() -> None:

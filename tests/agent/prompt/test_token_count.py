@@ -12,12 +12,14 @@ from hermes_core.agent.prompt.token_count import (
     EstimateCounter,
     calibration_ratio,
     choose_counter,
+    fixed_cost,
     local_encoding_file,
+    message_cost,
     prompt_cost,
     tiktoken_counter,
 )
 from hermes_core.tokenize import estimate_tokens
-from hermes_core.types import Message, Prompt, Usage
+from hermes_core.types import Message, Prompt, ToolSpec, Usage
 
 from .conftest import EncodingFiles
 
@@ -74,6 +76,17 @@ def test_calibration_is_billed_prompt_tokens_over_the_estimate():
     assert counter.count("x" * 400) == round(estimate_tokens("x" * 400) * ratio)
     assert calibration_ratio(prompt, Usage()) is None                 # nothing billed: no change
     assert calibration_ratio(prompt, Usage(input_tokens=estimated * 50)) is None   # implausible
+
+
+def test_the_fixed_cost_is_the_request_without_its_messages():
+    tool = ToolSpec("skill_view", "Load a skill", {"type": "object", "properties": {}})
+    prompt = Prompt(system="s" * 400, context="today is Monday", tools=(tool,),
+                    messages=(Message("user", "hi"), Message("assistant", "hello, how can I help")))
+    counter = EstimateCounter(1.3)
+    assert fixed_cost(prompt, counter) + sum(message_cost(m, counter) for m in prompt.messages) \
+        == prompt_cost(prompt, counter)
+    assert fixed_cost(prompt, counter) == prompt_cost(
+        Prompt(system=prompt.system, context=prompt.context, tools=prompt.tools, messages=()), counter)
 
 
 def test_an_encoding_loaded_once_is_not_verified_again_on_every_turn(
