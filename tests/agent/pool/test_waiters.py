@@ -94,18 +94,26 @@ class CountingState(InMemoryPoolState):
         return super().acquire(provider, keys, policy, tokens=tokens, rand=rand)
 
 
-def test_a_key_that_frees_wakes_one_waiting_request_not_all() -> None:
-    """Four requests wait for the only key (one in flight at most). The timed head sleeps until
-    the test lets it; the key freeing wakes one follower, whose success wakes the next: the three
-    complete while the head still sleeps, at most two acquires each (no herd)."""
-    clock = FakeClock()
-    state = CountingState(clock)
+def _one_key_loop(state: InMemoryPoolState, clock: FakeClock
+                  ) -> tuple[CredentialPool, CallLoop, threading.Event]:
+    """One provider with one key that allows one request in flight; the loop's timed sleeps
+    last until the test sets the returned event."""
     pool = CredentialPool({"a": [KEY]}, policy=PoolPolicy(max_in_flight=1), backend=state,
                           rng=random.Random(1))
     gate = threading.Event()
     loop = CallLoop({"a": ScriptedProvider("a")}, pool, clock=clock,
                     sleep=lambda s: gate.wait(30), rng=random.Random(2), audit_path=False,
                     policy=LoopPolicy(deadline_s=600.0, max_wait_s=600.0))
+    return pool, loop, gate
+
+
+def test_a_key_that_frees_wakes_one_waiting_request_not_all() -> None:
+    """Four requests wait for the only key (one in flight at most). The timed head sleeps until
+    the test lets it; the key freeing wakes one follower, whose success wakes the next: the three
+    complete while the head still sleeps, at most two acquires each (no herd)."""
+    clock = FakeClock()
+    state = CountingState(clock)
+    pool, loop, gate = _one_key_loop(state, clock)
     held = pool.acquire("a")
     done: list[str] = []
     lock = threading.Lock()
@@ -238,12 +246,7 @@ def test_a_new_request_queues_behind_the_ones_waiting_for_the_provider() -> None
     (Requests that had just been served took each freed slot first, and with 200 tasks on a
     budget of 15 per second a quarter of them waited past their deadline.)"""
     clock = FakeClock()
-    pool = CredentialPool({"a": [KEY]}, policy=PoolPolicy(max_in_flight=1),
-                          backend=InMemoryPoolState(clock), rng=random.Random(1))
-    gate = threading.Event()
-    loop = CallLoop({"a": ScriptedProvider("a")}, pool, clock=clock,
-                    sleep=lambda s: gate.wait(30), rng=random.Random(2), audit_path=False,
-                    policy=LoopPolicy(deadline_s=600.0, max_wait_s=600.0))
+    pool, loop, gate = _one_key_loop(InMemoryPoolState(clock), clock)
     held = pool.acquire("a")
     done: list[str] = []
     lock = threading.Lock()
