@@ -297,7 +297,7 @@ class CredentialPool:
             with self._removed_lock:
                 self._removed.add((cred.provider, cred.fingerprint))
             if res.changed:
-                self._alert(cred, reason or "removed from rotation")
+                self._alert(cred, reason)
         return res.blocked_until
 
     async def areport(self, held: Held, outcome: Outcome) -> float:
@@ -333,14 +333,14 @@ class CredentialPool:
         self.report(held, Outcome("released"))
 
     def _alert(self, cred: Credential, reason: str) -> None:
-        # when a backup answers, this line is all a person sees: name the setting to fix
+        """A key left rotation (the provider rejected it): when a backup answers, this line is all
+        a person sees, so it names the setting to fix."""
         where = f" (from {cred.source})" if cred.source else ""
-        what = (f"was rejected {reason} and is out of rotation" if reason.startswith("after HTTP")
-                else reason)
-        log.warning("credential alert: provider %s key %s%s %s", cred.provider, cred.fingerprint,
-                    where, what)
+        why = f" {reason}" if reason else ""
+        log.warning("credential alert: provider %s key %s%s was rejected%s and is out of rotation",
+                    cred.provider, cred.fingerprint, where, why)
         if self._on_alert is not None:
-            self._on_alert(cred.provider, cred.fingerprint, reason)
+            self._on_alert(cred.provider, cred.fingerprint, reason or "removed from rotation")
 
     # ------------------------------------------------------------------ status
 
