@@ -200,17 +200,21 @@ def _unquote(par: Paragraph, framed: bool, context_framed: bool) -> str:
 
 # --------------------------------------------------------------------------- invisible Unicode
 
-_TAGS = re.compile("[\U000e0000-\U000e007f]")
-_BIDI_OVERRIDE = re.compile("[\u202a-\u202e\u2066-\u2069]")
-_HIDDEN = re.compile("[\u200b\u2060-\u2064\u180e\U0001d173-\U0001d17a]|(?<!^)\ufeff")
-_HANGUL_FILLER = re.compile("[\u3164\uffa0\u115f\u1160]")
+_TAG_CHARS = "\U000e0000-\U000e007f"
+_BIDI_CHARS = "\u202a-\u202e\u2066-\u2069"
+_HIDDEN_CHARS = "\u200b\u2060-\u2064\u180e\U0001d173-\U0001d17a"
+_FILLER_CHARS = "\u3164\uffa0\u115f\u1160"
+_TAGS = re.compile(f"[{_TAG_CHARS}]")
+_BIDI_OVERRIDE = re.compile(f"[{_BIDI_CHARS}]")
+_HIDDEN = re.compile(f"[{_HIDDEN_CHARS}]|(?<!^)\ufeff")
+_HANGUL_FILLER = re.compile(f"[{_FILLER_CHARS}]")
 _RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
 _SPACELESS = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u9fff]")
 _HANGUL = re.compile("[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
 
 
-_SUSPECT = re.compile("[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200b\u2060-\u2064\u180e"
-                      "\U0001d173-\U0001d17a\ufeff\u3164\uffa0\u115f\u1160]")
+# any code point the four checks below look for: most text has none, and is passed in one search
+_SUSPECT = re.compile(f"[{_TAG_CHARS}{_BIDI_CHARS}{_HIDDEN_CHARS}\ufeff{_FILLER_CHARS}]")
 
 
 def _invisible(text: str) -> re.Match[str] | None:

@@ -241,13 +241,9 @@ _TABLE = {
 }
 
 
-def _one(patterns: tuple[str, ...]) -> GatedPattern:
-    return GatedPattern(patterns)
-
-
 GATE = re.compile("|".join(f"(?:{g})" for g, _e, _d, _x in _TABLE.values()), M)
-EVERYWHERE = {lang: _one(e) for lang, (_g, e, _d, _x) in _TABLE.items()}
-DATA_ONLY = {lang: _one(d) for lang, (_g, _e, d, _x) in _TABLE.items()}
+EVERYWHERE = {lang: GatedPattern(e) for lang, (_g, e, _d, _x) in _TABLE.items()}
+DATA_ONLY = {lang: GatedPattern(d) for lang, (_g, _e, d, _x) in _TABLE.items()}
 DECEPTIVE = {lang: re.compile(x, M) for lang, (_g, _e, _d, x) in _TABLE.items()}
 
 
