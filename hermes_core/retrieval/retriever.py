@@ -51,6 +51,7 @@ from hermes_core.retrieval.query import (
     head_tokens,
     is_follow_up,
     ranking_text,
+    without_source_clauses,
 )
 from hermes_core.retrieval.result import RetrievalResult, hint_cut, render
 from hermes_core.retrieval.skills import (
@@ -606,7 +607,8 @@ class SkillRetriever:
         if "L4" in self.layers and self.dense:
             self.ensure_built()      # past L1: the dense layer may be needed (a model may load)
         follow_up = is_follow_up(text) and bool(q.previous_user)
-        text = ranking_text(text[:MAX_QUERY_CHARS], q)
+        asked = ranking_text(text[:MAX_QUERY_CHARS], q)   # what the gate judges: the request as written
+        text = without_source_clauses(asked)               # what the layers rank: its task
         query = q.message
         layers: dict[str, np.ndarray | None] = {}
         # L2
@@ -614,6 +616,8 @@ class SkillRetriever:
         if "L2" in self.layers:
             t = self.clock()
             s2, lexical = lexical_scores(bm25, text)
+            if asked != text:
+                lexical = lexical_scores(bm25, asked)[1]
             layers["bm25"] = s2
             timings["L2"] = (self.clock() - t) * 1000
         # L3
@@ -635,6 +639,7 @@ class SkillRetriever:
         evidence: np.ndarray | None = None      # per skill: its calibrated gate score - threshold
         if "L4" in self.layers:
             dense_text = head_tokens(text, DENSE_QUERY_TOKENS)
+            gate_text = head_tokens(asked, DENSE_QUERY_TOKENS)
             d = self._dense_for(dense_text)
             if d is not None:
                 t = self.clock()
@@ -642,7 +647,8 @@ class SkillRetriever:
                     s4 = d.similarities(dense_text)
                     if len(s4) != len(names) or d.names != names:  # mid-refresh: abstain
                         raise _OutOfStep("dense index out of step with the catalog")
-                    if not np.isfinite(s4).all():  # one NaN would make every fused score NaN
+                    g4 = s4 if gate_text == dense_text else d.similarities(gate_text)  # for the gate
+                    if not (np.isfinite(s4).all() and np.isfinite(g4).all()):  # one NaN: all NaN
                         raise ValueError("similarities are not finite (NaN or inf from the model)")
                     parts = d.part_similarities(dense_text)   # multi-vector skills (dense.py)
                     layers["dense"] = with_parts(s4, parts)
@@ -657,11 +663,11 @@ class SkillRetriever:
                             rank = np.array(layers["dense"], dtype=np.float64)
                             rank[cross[0]] = cross[1][cross[0]]
                             layers["dense"] = rank
-                    dense_top = float(s4.max())
-                    dense_catalog_mean = float(s4.mean())
+                    dense_top = float(g4.max())
+                    dense_catalog_mean = float(g4.mean())
                     anchors = self._anchors.get(dense_model)
                     if anchors is not None and len(anchors):
-                        a_sims = anchors @ d.query_vector(dense_text)
+                        a_sims = anchors @ d.query_vector(gate_text)
                         dense_anchor, dense_anchor_mean = float(a_sims.max()), float(a_sims.mean())
                 except _OutOfStep:
                     # expected while a refresh embeds new skills: abstain without alarming the user
@@ -698,7 +704,7 @@ class SkillRetriever:
                         weights=self.gate_weights)
         if dense_cal is not None and "dense" in layers and decision.rule.startswith("dense:"):
             fixed = decision.score if dense_cal.scale else None
-            calibrated = calibrated_gate(dense_cal.gate_score(s4, lang, fixed),
+            calibrated = calibrated_gate(dense_cal.gate_score(g4, lang, fixed),
                                           dense_cal.threshold_for(lang), f"dense:{dense_model}")
             evidence = dense_cal.own_gate_margins(s4, lang, fixed, cross[0] if cross is not None else None)
             if cross is not None and not calibrated.passed and cross[2].passed:
