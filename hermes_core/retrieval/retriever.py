@@ -45,6 +45,7 @@ from hermes_core.retrieval.fusion import (
     fuse,
     gate,
 )
+from hermes_core.retrieval.glossary import Glossary, default_glossary
 from hermes_core.retrieval.query import (
     MAX_QUERY_CHARS,
     as_retrieval_query,
@@ -183,7 +184,7 @@ class SkillRetriever:
                  layers: Sequence[str] = LAYERS,
                  clock: Callable[[], float] = time.perf_counter,
                  usage: UsageLayer | None = None, calibrate: bool | None = None,
-                 **tuning: Any) -> None:
+                 glossary: Glossary | None = None, **tuning: Any) -> None:
         su = _as_settings(settings, tuning)
         self.settings = su
         self.folders = list(folders)
@@ -225,6 +226,8 @@ class SkillRetriever:
         self._names: list[str] = []           # the skills' names in index order (never mutated)
         self._by_name: dict[str, Skill] = {}
         self.bm25 = BM25Index()
+        # L2 reads a request's glossary terms the catalog lacks as the catalog's words (glossary.py)
+        self.glossary = default_glossary() if glossary is None else glossary
         self.synonyms = SynonymIndex()
         self.triggers = TriggerIndex()
         self._lock = threading.RLock()        # one refresh at a time
@@ -442,7 +445,9 @@ class SkillRetriever:
 
     def _calibrate_lexical(self, skills: Sequence[Skill], bm25: BM25Index) -> LexicalCalibration:
         texts = [t for i in pseudo_sample(skills) for t in pseudo_queries(skills[i])]
-        return calibrate_lexical(catalog_key("lexical", skills), lambda q: lexical_scores(bm25, q)[1], texts)
+        expand = self.glossary.expansions
+        return calibrate_lexical(catalog_key("lexical", skills), lambda q: lexical_scores(bm25, q, expand)[1],
+                                 texts)
 
     def calibration_report(self) -> dict[str, Any]:
         """Each gate calibration's thresholds and reference quantiles (``skills reindex --json``)."""
@@ -615,9 +620,9 @@ class SkillRetriever:
         lexical = 0.0
         if "L2" in self.layers:
             t = self.clock()
-            s2, lexical = lexical_scores(bm25, text)
+            s2, lexical = lexical_scores(bm25, text, self.glossary.expansions)
             if asked != text:
-                lexical = lexical_scores(bm25, asked)[1]
+                lexical = lexical_scores(bm25, asked, self.glossary.expansions)[1]
             layers["bm25"] = s2
             timings["L2"] = (self.clock() - t) * 1000
         # L3

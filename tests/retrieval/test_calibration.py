@@ -294,13 +294,13 @@ def test_anthropics_catalog_rejects_generic_requests_it_never_saw(anthropics: Sk
     assert len(passed) / len(generic) <= 0.15, passed
 
 
-def test_anthropics_catalog_keeps_english_requests_without_embeddings() -> None:
+def test_anthropics_catalog_keeps_requests_in_both_languages_without_embeddings() -> None:
     # the lexical gate alone (a chat's first turns while the models load); a Chinese request
-    # shares no word with these English descriptions and has no lexical evidence to pass on
+    # shares no word with these English descriptions, and reaches them through the glossary
     r = SkillRetriever(catalogs=[str(DATA / "anthropics_skills.jsonl")], embedders=[])
-    on = [(q, gold) for q, gold in _labelled("anthropics_skills.queries.jsonl")
-          if cal.query_language(q) == "en"]
-    kept = [q for q, gold in on if not r.retrieve(q).gated]
+    on = _labelled("anthropics_skills.queries.jsonl")
+    assert {cal.query_language(q) for q, _ in on} == {"en", "zh"}
+    kept = [q for q, gold in on if not r.retrieve(q).gated and gold in r.retrieve(q).names]
     assert len(kept) / len(on) >= 0.95, sorted(set(q for q, _ in on) - set(kept))
     off = [q for q, _ in _labelled("anthropics_skills.negatives.jsonl")]
     assert sum(r.retrieve(q).gated for q in off) / len(off) >= 0.9
