@@ -38,6 +38,7 @@ from hermes_core.retrieval.calibration import (
 from hermes_core.retrieval.dense import DenseIndex, Embedder, EmbeddingCache, default_embedders, with_parts
 from hermes_core.retrieval.fusion import (
     FUSION_MODES,
+    UNJUDGED,
     GateDecision,
     GateEvidence,
     GateWeights,
@@ -241,6 +242,7 @@ class SkillRetriever:
         self._cancelled = False               # cancel_warm(): the warm-up loads nothing more
         # per-catalog gate calibration (see calibration.py), made at index time and cached on disk
         self.calibrate = su.calibrate if calibrate is None else calibrate
+        self.list_unjudged = su.list_unjudged     # see calibration.UNJUDGED_MAX_SKILLS
         self.cache_dir = cache_dir
         self._calibration: dict[str, DenseCalibration] = {}
         self._lexical_cal: LexicalCalibration | None = None
@@ -447,7 +449,7 @@ class SkillRetriever:
         texts = [t for i in pseudo_sample(skills) for t in pseudo_queries(skills[i])]
         expand = self.glossary.expansions
         return calibrate_lexical(catalog_key("lexical", skills), lambda q: lexical_scores(bm25, q, expand)[1],
-                                 texts)
+                                 texts, skills)
 
     def calibration_report(self) -> dict[str, Any]:
         """Each gate calibration's thresholds and reference quantiles (``skills reindex --json``)."""
@@ -719,13 +721,14 @@ class SkillRetriever:
                 decision = calibrated
             elif (dense_top is None and self._lexical_cal is not None
                   and "lexical" not in self._user_thresholds):
-                decision = calibrated_gate(lexical, self._lexical_cal.threshold_for(lang),
-                                            "lexical")
+                decision = self._lexical_cal.decide(asked, lang, lexical, self.list_unjudged)
         if assessed is not None:  # the gate's second opinion: how near past use the query is
             decision = assessed.decide(decision, names[int(order[0])] if len(order) else None)
         if not fused.answered:
             decision = GateDecision(False, 0.0, 0.0, "no-layer")
         top = hint_cut(fused.scores, order[: self.top_k], self.hint_ratio, self.hint_margin, evidence)
+        if decision.rule == UNJUDGED:    # listed whole: the ranking had nothing to go on
+            top = [int(i) for i in np.argsort(-fused.scores, kind="stable")]
         contributions = {names[i]: {n: float(c[i]) for n, c in fused.contributions.items()} for i in top}
         timings["L5"] = (self.clock() - t) * 1000
         timings["total"] = (self.clock() - t0) * 1000

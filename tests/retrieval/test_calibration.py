@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hermes_core.config import SkillSettings
 from hermes_core.retrieval import calibration as cal
 from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
@@ -376,3 +377,46 @@ def test_an_english_request_finds_the_chinese_described_skill(example_home: Skil
     res = example_home.retrieve("where is my parcel? track the delivery")
     assert not res.gated and res.names[0] == "快递查询", (res.names, res.gate)
     assert example_home.retrieve("what is the capital of France").gated
+
+
+def test_catalog_languages_are_read_from_names_and_descriptions() -> None:
+    en = Skill("pdf", "Extract tables from PDF files")
+    zh = Skill("快递查询", "根据快递单号查询物流")
+    assert cal.catalog_languages([en]) == {"en"}
+    assert cal.catalog_languages([zh]) == {"zh"}
+    assert cal.catalog_languages([en, zh]) == {"en", "zh"}
+
+
+ENGLISH_SKILLS = [Skill("pdf-tools", "Extract text and tables from PDF files"),
+                  Skill("contract-review", "Review a legal contract and suggest changes in plain English"),
+                  Skill("docker-debugging", "Diagnose a Docker container that exits at start")]
+UNSEEN = "审阅一下这份租赁协议"       # no glossary term, no word of any skill, not small talk
+
+
+def test_a_lexical_calibration_cannot_judge_a_request_in_a_language_no_skill_uses() -> None:
+    lc = cal.LexicalCalibration("k", {"en": 0.1, "zh": 0.0}, {}, frozenset({"en"}), 3)
+    assert lc.unjudged(UNSEEN, "zh", 0.0)
+    assert not lc.unjudged(UNSEEN, "zh", 0.2)                             # something matched
+    assert not lc.unjudged("今天晚饭吃什么好", "zh", 0.0)                 # small talk: judged
+    assert not cal.LexicalCalibration("k", {}, {}, frozenset({"en", "zh"}), 3).unjudged(UNSEEN, "zh", 0.0)
+    big = cal.UNJUDGED_MAX_SKILLS + 1
+    assert not cal.LexicalCalibration("k", {}, {}, frozenset({"en"}), big).unjudged(UNSEEN, "zh", 0.0)
+
+
+def test_without_embeddings_a_small_catalog_is_listed_whole_for_a_request_it_cannot_judge() -> None:
+    from hermes_core.retrieval.fusion import UNJUDGED
+    from hermes_core.retrieval.result import render
+    r = SkillRetriever(skills=ENGLISH_SKILLS, embedders=[])
+    res = r.retrieve(UNSEEN)
+    assert not res.gated and res.gate is not None and res.gate.rule == UNJUDGED
+    assert sorted(res.names) == sorted(s.name for s in ENGLISH_SKILLS)
+    assert render(res).startswith("## Available Skills\n")
+    assert r.retrieve("今天晚饭吃什么好").gated                           # small talk stays out
+    assert r.retrieve("what should I cook for dinner tonight").gated     # its language is the catalog's
+    off = SkillRetriever(SkillSettings(list_unjudged=False), skills=ENGLISH_SKILLS, embedders=[])
+    assert off.retrieve(UNSEEN).gated
+
+
+def test_a_catalog_with_a_skill_in_the_requests_language_judges_it() -> None:
+    r = SkillRetriever(skills=[*ENGLISH_SKILLS, Skill("快递查询", "根据快递单号查询包裹物流")], embedders=[])
+    assert r.retrieve(UNSEEN).gated

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes_core.config import SkillSettings
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, lexical_scores
 from hermes_core.retrieval.glossary import Glossary, default_glossary
 from hermes_core.retrieval.retriever import SkillRetriever
@@ -84,7 +85,9 @@ def test_without_embeddings_a_request_reaches_an_english_skill_through_the_gloss
 
 
 def test_without_embeddings_chinese_small_talk_still_meets_no_english_skill() -> None:
-    r = SkillRetriever(catalogs=[str(DATA / "anthropics_skills.jsonl")], embedders=[])
+    # the glossary's own effect: no listing of requests the gate cannot judge
+    r = SkillRetriever(SkillSettings(list_unjudged=False), catalogs=[str(DATA / "anthropics_skills.jsonl")],
+                       embedders=[])
     off = [q for q, _ in _labelled("anthropics_skills.negatives.jsonl")]
     assert all(r.retrieve(q).gated for q in off), [q for q in off if not r.retrieve(q).gated]
 
