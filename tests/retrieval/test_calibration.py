@@ -420,3 +420,15 @@ def test_without_embeddings_a_small_catalog_is_listed_whole_for_a_request_it_can
 def test_a_catalog_with_a_skill_in_the_requests_language_judges_it() -> None:
     r = SkillRetriever(skills=[*ENGLISH_SKILLS, Skill("快递查询", "根据快递单号查询包裹物流")], embedders=[])
     assert r.retrieve(UNSEEN).gated
+
+
+def test_an_english_request_on_a_small_chinese_catalog_is_judged_or_listed_the_same_way() -> None:
+    from hermes_core.retrieval.fusion import UNJUDGED
+    r = SkillRetriever(skills=[Skill("快递查询", "根据快递单号查询包裹物流"),
+                               Skill("会议纪要", "把会议记录整理成纪要"),
+                               Skill("简历润色", "修改和润色中文简历")], embedders=[])
+    assert r.retrieve("polish my resume for a data job").names == ("简历润色",)   # the glossary
+    listed = r.retrieve("proofread my lease agreement")
+    assert not listed.gated and listed.gate is not None and listed.gate.rule == UNJUDGED
+    assert len(listed.names) == 3
+    assert r.retrieve("tell me a joke").gated                             # small talk
