@@ -20,6 +20,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
+
+import ahocorasick
 
 from hermes_core.retrieval.bm25 import bm25_tokens
 from hermes_core.tokenize import is_cjk
@@ -45,11 +48,31 @@ def _term(raw: str) -> Term | None:
     return Term(text, cjk, words) if words else None
 
 
-@dataclass(frozen=True, slots=True)
 class Glossary:
-    """Concept lines of terms; see the module docstring for how a request is expanded."""
+    """Concept lines of terms; see the module docstring for how a request is expanded.
 
-    lines: tuple[tuple[Term, ...], ...]
+    Looking a request up costs its own length, not the glossary's: CJK terms are found by one
+    Aho-Corasick pass over the request, Latin terms through an index from word to the terms that
+    hold it.
+    """
+
+    def __init__(self, lines: Sequence[Sequence[Term]]) -> None:
+        self.lines = tuple(tuple(terms) for terms in lines)
+        self._automaton: Any = None
+        self._by_word: dict[str, list[tuple[int, Term]]] = {}
+        cjk: dict[str, list[tuple[int, Term]]] = {}
+        for n, terms in enumerate(self.lines):
+            for t in terms:
+                if t.cjk:
+                    cjk.setdefault(t.text, []).append((n, t))
+                else:
+                    self._by_word.setdefault(t.words[0], []).append((n, t))
+        if cjk:
+            auto = ahocorasick.Automaton(ahocorasick.STORE_ANY)
+            for text, found in cjk.items():
+                auto.add_word(text, tuple(found))
+            auto.make_automaton()
+            self._automaton = auto
 
     @classmethod
     def parse(cls, text: str) -> Glossary:
@@ -61,20 +84,32 @@ class Glossary:
             terms = tuple(t for t in (_term(x) for x in line.split("|")) if t is not None)
             if len(terms) > 1:
                 lines.append(terms)
-        return cls(tuple(lines))
+        return cls(lines)
+
+    def named(self, text: str, tokens: Sequence[str]) -> dict[int, list[Term]]:
+        """The request's terms, by glossary line."""
+        have = set(tokens)
+        out: dict[int, list[Term]] = {}
+        if self._automaton is not None:
+            for _end, found in self._automaton.iter(_norm(text)):
+                for n, t in found:
+                    out.setdefault(n, []).append(t)
+        for w in have:
+            for n, t in self._by_word.get(w, ()):
+                if all(x in have for x in t.words):
+                    out.setdefault(n, []).append(t)
+        return out
 
     def expansions(self, text: str, tokens: Sequence[str], known: Callable[[str], bool]) -> list[str]:
         """Tokens to add to a request (``text``, its BM25 ``tokens``) for a catalog whose vocabulary
         ``known`` answers: the catalog's own tokens of every concept the request names in words the
         catalog does not use."""
-        q = _norm(text)
         have = set(tokens)
         out: dict[str, None] = {}
-        for terms in self.lines:
-            named = [t for t in terms if (t.text in q if t.cjk else all(w in have for w in t.words))]
-            if not named or any(all(known(w) for w in t.words) for t in named):
+        for n, named in sorted(self.named(text, tokens).items()):
+            if any(all(known(w) for w in t.words) for t in named):
                 continue
-            for t in terms:
+            for t in self.lines[n]:
                 for w in t.words:
                     if w not in have and known(w):
                         out[w] = None
