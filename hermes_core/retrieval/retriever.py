@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from hermes_core.config import GateWeightSettings, SkillSettings
+from hermes_core.config import SkillSettings
 from hermes_core.errors import ConfigError
 from hermes_core.injection import INJECTION_CATEGORIES
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, lexical_scores
@@ -68,6 +68,7 @@ from hermes_core.retrieval.skills import (
 from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
 from hermes_core.retrieval.topk import top_order
 from hermes_core.retrieval.triggers import TriggerIndex, merge_triggers
+from hermes_core.retrieval.tuning import as_settings
 from hermes_core.retrieval.usage import USAGE_FILE, UsageAssessment, UsageLayer, UsageScores, UsageStore
 from hermes_core.types import Message, RetrievalQuery, Skill
 
@@ -117,7 +118,6 @@ DEFAULT_GATE_WEIGHTS = {"st:all-MiniLM-L6-v2": GateWeights(anchor_max=0.0, ancho
 # (MetaTool / HammerBench-zh; 0.801 / 0.903 listing all five) with 3.4 / 4.6 skills listed; in
 # random 16-skill catalogs 0.944 / 0.999 (0.958 / 0.999 listing all above the mean) with 2.1 / 1.6
 # skills listed instead of 4.8 / 4.9.
-# Generic requests that need no tool. A query closer to these than to any skill is likely off-topic.
 
 
 def layer_weights(weights: Mapping[str, float] | None, *, file: str | None = None) -> dict[str, float]:
@@ -144,35 +144,11 @@ class _OutOfStep(RuntimeError):
     """The dense index does not yet cover the catalog the lexical layers serve (mid-refresh)."""
 
 
-#: Tuning knobs a caller may still pass as keywords; each overrides the field of the same name
-#: on the ``SkillSettings`` the retriever is built from.
-TUNING_FIELDS = frozenset(("top_k", "weights", "fusion", "rrf_k", "threshold", "gate_thresholds",
-                           "anchor_weight", "gate_weights", "hint_ratio", "hint_margin", "enabled",
-                           "refresh_interval_s"))
-
-
-def _as_settings(settings: SkillSettings | None, tuning: Mapping[str, Any]) -> SkillSettings:
-    unknown = sorted(set(tuning) - TUNING_FIELDS)
-    if unknown:
-        raise TypeError(f"SkillRetriever got unexpected keyword argument(s): {', '.join(unknown)}")
-    base = settings if settings is not None else SkillSettings()
-    update = dict(tuning)
-    if "gate_weights" in update:
-        update["gate_weights"] = {
-            k: GateWeightSettings(**(v.__dict__ if isinstance(v, GateWeights) else dict(v)))
-            if not isinstance(v, GateWeightSettings) else v
-            for k, v in (update["gate_weights"] or {}).items()}
-    for key in ("weights", "gate_thresholds"):
-        if key in update and update[key] is None:
-            update[key] = {}
-    return base.model_copy(update=update) if update else base
-
-
 class SkillRetriever:
     """Retrieve the skills that fit a message, or none. Thread-safe; indexes refresh incrementally.
 
     Tuning comes from ``settings`` (the ``skill_utils`` section); where the skills are and which
-    embedders to use are arguments of their own. Keywords named in :data:`TUNING_FIELDS` override
+    embedders to use are arguments of their own. Keywords named in :data:`tuning.TUNING_FIELDS` override
     single settings (tests and scripts).
     """
 
@@ -186,7 +162,7 @@ class SkillRetriever:
                  clock: Callable[[], float] = time.perf_counter,
                  usage: UsageLayer | None = None, calibrate: bool | None = None,
                  glossary: Glossary | None = None, **tuning: Any) -> None:
-        su = _as_settings(settings, tuning)
+        su = as_settings(settings, tuning)
         self.settings = su
         self.folders = list(folders)
         # injection categories for skill bodies (build_retriever sets them from prompt.*)
@@ -227,7 +203,6 @@ class SkillRetriever:
         self._names: list[str] = []           # the skills' names in index order (never mutated)
         self._by_name: dict[str, Skill] = {}
         self.bm25 = BM25Index()
-        # L2 reads a request's glossary terms the catalog lacks as the catalog's words (glossary.py)
         self.glossary = default_glossary() if glossary is None else glossary
         self.synonyms = SynonymIndex()
         self.triggers = TriggerIndex()
@@ -623,8 +598,7 @@ class SkillRetriever:
         if "L2" in self.layers:
             t = self.clock()
             s2, lexical = lexical_scores(bm25, text, self.glossary.expansions)
-            if asked != text:
-                lexical = lexical_scores(bm25, asked, self.glossary.expansions)[1]
+            lexical = lexical if asked == text else lexical_scores(bm25, asked, self.glossary.expansions)[1]
             layers["bm25"] = s2
             timings["L2"] = (self.clock() - t) * 1000
         # L3
