@@ -104,6 +104,16 @@ def jieba_available() -> bool:
     return _load_jieba() is not None
 
 
+def cjk_words(run: str) -> tuple[str, ...]:
+    """jieba's plain segmentation of ``run`` (each word once, in order; ``cut_for_search`` also
+    yields the parts of long words); without jieba, pairs of characters from the end, so the
+    last item is still the run's last two characters."""
+    jb = _load_jieba()
+    if jb is None:
+        return tuple(run[max(0, i - 2):i] for i in range(len(run), 0, -2))[::-1]
+    return tuple(t for t in jb.cut(run) if t.strip())
+
+
 def split_identifier(word: str) -> list[str]:
     """``queryViolation`` -> [query, violation]; ``HTTPServer2`` -> [http, server, 2]."""
     parts = _CAMEL.findall(word)

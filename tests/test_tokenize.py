@@ -81,3 +81,13 @@ def test_token_estimate_is_the_formula_for_cached_and_long_texts() -> None:
         cjk = sum(1 for c in text if c in "你好")
         assert tk.estimate_tokens(text) == cjk + (len(text) - cjk + 3) // 4
     assert tk.estimate_tokens("") == 0
+
+
+def test_cjk_words_are_jiebas_plain_words_in_order() -> None:
+    assert tok.cjk_words("打开邮件") == ("打开", "邮件")
+
+
+def test_cjk_words_without_jieba_end_on_the_runs_last_two_characters(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tok, "_load_jieba", lambda: None)
+    assert tok.cjk_words("打开邮件") == ("打开", "邮件")
+    assert tok.cjk_words("小李微信")[-1] == "微信" and tok.cjk_words("信") == ("信",)

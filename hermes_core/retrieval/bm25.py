@@ -18,7 +18,7 @@ import functools
 import math
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import ahocorasick
@@ -164,6 +164,10 @@ class BM25Index:
         sel = np.concatenate([np.arange(ptr[r], ptr[r + 1]) for r in rows])
         return np.bincount(self._docs[sel], weights=self._weights[sel], minlength=n)
 
+    def knows(self, token: str) -> bool:
+        """Whether some skill's name or description has ``token``."""
+        return token in self._vocab
+
     def shares_a_word(self, query_tokens: Sequence[str]) -> bool:
         """Whether some query token of two or more characters is in the catalog's vocabulary.
         The Chinese tokenizer adds every character as a token too (for recall); a query whose
@@ -215,12 +219,19 @@ def top_hits(names: Sequence[str], scores: np.ndarray, top_n: int) -> list[BM25H
     return [BM25Hit(names[i], float(scores[i])) for i in ranked]
 
 
-def lexical_scores(bm25: BM25Index, text: str) -> tuple[np.ndarray, float]:
+#: ``expand(text, tokens, known)``: tokens to add to a request's own (glossary.Glossary.expansions)
+Expander = Callable[[str, Sequence[str], Callable[[str], bool]], list[str]]
+
+
+def lexical_scores(bm25: BM25Index, text: str, expand: Expander | None = None) -> tuple[np.ndarray, float]:
     """BM25 scores, and the lexical share: the best score over what the query's words could score
     (words no skill has counted at the highest idf), a gate feature in [0, 1] on any catalog; 0
     when the query shares no word with the catalog, only single characters (chance overlap in
-    Chinese small talk: "今天天气怎么样" met a travel skill through 天, 怎 and 么 alone)."""
+    Chinese small talk: "今天天气怎么样" met a travel skill through 天, 怎 and 么 alone).
+    ``expand`` adds tokens the catalog knows for words of the request it does not."""
     toks = bm25_tokens(text)
+    if expand is not None:
+        toks += expand(text, toks, bm25.knows)
     s2 = bm25.score_array(toks)
     best = float(s2.max()) if s2.size else 0.0
     mx = bm25.max_score(toks)

@@ -42,9 +42,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from hermes_core.retrieval.bm25 import BM25Index, lexical_scores
 from hermes_core.retrieval.dense import MAX_PARTS, PART_TAU, soft_max_by_skill
-from hermes_core.retrieval.fusion import GateDecision
-from hermes_core.tokenize import cjk_ratio, split_identifier
+from hermes_core.retrieval.fusion import UNJUDGED, GateDecision
+from hermes_core.tokenize import cjk_ratio, is_cjk, split_identifier
 from hermes_core.types import Skill
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,14 @@ PART_BLEND = 0.25
 # gate reference's median). The threshold is this share of the reference median (0.060 on MetaTool);
 # a catalog the reference shares no word with passes any overlap.
 LEXICAL_OFF_SHARE = 0.25
+
+# Without embeddings, a request in a language no skill is written in, sharing no word with the
+# catalog even through the glossary, cannot be judged lexically: rejecting it drops a request that
+# may well need a skill ("帮我把这份合同改成正式语气" against English skills). A catalog of at most
+# this many skills is then listed whole, as with retrieval off, and the model decides; a request
+# that shares a word with the shipped off-topic reference in its language (small talk) is still
+# rejected. 20 one-line skills cost about as much as a long hint.
+UNJUDGED_MAX_SKILLS = 20
 
 
 def _lines(name: str) -> tuple[str, ...]:
@@ -281,9 +290,47 @@ class LexicalCalibration:
     key: str
     threshold: Mapping[str, float]
     report: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    languages: frozenset[str] = frozenset(LANGS)   # the languages some skill is written in
+    size: int = 0                                  # skills in the catalog
 
     def threshold_for(self, lang: str) -> float:
         return float(self.threshold.get(lang, self.threshold.get("en", 0.0)))
+
+    def decide(self, text: str, lang: str, share: float, list_unjudged: bool = True) -> GateDecision:
+        """The lexical gate's decision on a request's lexical ``share``; with ``list_unjudged``, a
+        request it cannot judge passes under the UNJUDGED rule (the catalog is then listed whole)."""
+        d = calibrated_gate(share, self.threshold_for(lang), "lexical")
+        if not d.passed and list_unjudged and self.unjudged(text, lang, share):
+            return GateDecision(True, share, d.threshold, UNJUDGED, calibrated=True)
+        return d
+
+    def unjudged(self, text: str, lang: str, share: float) -> bool:
+        """Whether a request the lexical gate rejected is one it could not judge, on a catalog
+        small enough to list whole (see UNJUDGED_MAX_SKILLS): nothing of it matched (``share``
+        0), no skill is written in its language, and it shares no word with the off-topic
+        reference in that language."""
+        return (share <= 0 and lang not in self.languages and 0 < self.size <= UNJUDGED_MAX_SKILLS
+                and lexical_scores(_reference_index(lang), text)[1] <= 0)
+
+
+def catalog_languages(skills: Sequence[Skill]) -> frozenset[str]:
+    """The languages the skills' names and descriptions are written in: ``zh`` for two or more
+    CJK characters, ``en`` for two or more Latin words."""
+    out: set[str] = set()
+    for s in skills:
+        text = f"{s.name} {s.description}"
+        if sum(1 for c in text if is_cjk(c)) >= 2:
+            out.add("zh")
+        if len(re.findall(r"[A-Za-z]{2,}", text)) >= 2:
+            out.add("en")
+    return frozenset(out)
+
+
+@cache
+def _reference_index(lang: str) -> BM25Index:
+    """BM25 over the gate's off-topic reference requests in ``lang``."""
+    return BM25Index([Skill(f"offtopic-{i}", t) for i, t in
+                      enumerate(t for t in gate_requests() if query_language(t) == lang)])
 
 
 def pick_threshold(off_scores: Sequence[float], pseudo_scores: Sequence[float]) -> float:
@@ -404,7 +451,8 @@ def _per_language(sims: np.ndarray, langs: np.ndarray) -> tuple[dict[str, np.nda
     return mean, std
 
 
-def calibrate_lexical(key: str, share: Callable[[str], float], pseudo: Sequence[str]) -> LexicalCalibration:
+def calibrate_lexical(key: str, share: Callable[[str], float], pseudo: Sequence[str],
+                      skills: Sequence[Skill] = ()) -> LexicalCalibration:
     """The lexical gate's threshold per language: ``LEXICAL_OFF_SHARE`` of the off-topic
     reference's median lexical share on this catalog (``share(text)`` is the share the retriever
     computes for a query); the pseudo-queries are reported, not used (see LEXICAL_OFF_SHARE)."""
@@ -417,7 +465,7 @@ def calibrate_lexical(key: str, share: Callable[[str], float], pseudo: Sequence[
         threshold[lang] = LEXICAL_OFF_SHARE * float(np.median(o)) if o else 0.0
         report[lang] = {"threshold": round(threshold[lang], 4), "off_median": _q(o, 0.5),
                         "off_q80": _q(o, 0.8), "pseudo_q10": _q(p, 0.1)}
-    return LexicalCalibration(key, threshold, report)
+    return LexicalCalibration(key, threshold, report, catalog_languages(skills), len(skills))
 
 
 def _q(values: Sequence[float], q: float) -> float:

@@ -130,6 +130,11 @@ class GateWeights:
                 + self.catalog_mean * (ev.dense_catalog_mean or 0.0))
 
 
+#: The rule of a lexical gate that could not judge a request and lists a small catalog whole
+#: (calibration.LexicalCalibration.unjudged); rendered as the full list, not as a hint.
+UNJUDGED = "lexical:unjudged"
+
+
 @dataclass(frozen=True, slots=True)
 class GateDecision:
     passed: bool

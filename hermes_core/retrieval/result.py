@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hermes_core.injection import INJECTION_CATEGORIES, guard_cached
-from hermes_core.retrieval.fusion import GateDecision
+from hermes_core.retrieval.fusion import UNJUDGED, GateDecision
 from hermes_core.retrieval.skills import MAX_DESCRIPTION, skill_body
 from hermes_core.retrieval.triggers import TriggerHit
 from hermes_core.retrieval.usage import UsageScores
@@ -88,7 +88,7 @@ def render_full_list(skills: Sequence[Skill]) -> str:
 def render(result: RetrievalResult, scan: tuple[str, ...] = INJECTION_CATEGORIES) -> str:
     if result.layer == "L1" and result.skills:
         return render_auto_loaded(result.skills[0], scan)
-    if result.layer == "disabled":
+    if result.layer == "disabled" or (result.gate is not None and result.gate.rule == UNJUDGED):
         return render_full_list(result.skills)
     return render_hint(result.skills)
 

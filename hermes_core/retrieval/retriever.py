@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from hermes_core.config import GateWeightSettings, SkillSettings
+from hermes_core.config import SkillSettings
 from hermes_core.errors import ConfigError
 from hermes_core.injection import INJECTION_CATEGORIES
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, lexical_scores
@@ -38,6 +38,7 @@ from hermes_core.retrieval.calibration import (
 from hermes_core.retrieval.dense import DenseIndex, Embedder, EmbeddingCache, default_embedders, with_parts
 from hermes_core.retrieval.fusion import (
     FUSION_MODES,
+    UNJUDGED,
     GateDecision,
     GateEvidence,
     GateWeights,
@@ -45,12 +46,14 @@ from hermes_core.retrieval.fusion import (
     fuse,
     gate,
 )
+from hermes_core.retrieval.glossary import Glossary, default_glossary
 from hermes_core.retrieval.query import (
     MAX_QUERY_CHARS,
     as_retrieval_query,
     head_tokens,
     is_follow_up,
     ranking_text,
+    without_source_clauses,
 )
 from hermes_core.retrieval.result import RetrievalResult, hint_cut, render
 from hermes_core.retrieval.skills import (
@@ -65,6 +68,7 @@ from hermes_core.retrieval.skills import (
 from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
 from hermes_core.retrieval.topk import top_order
 from hermes_core.retrieval.triggers import TriggerIndex, merge_triggers
+from hermes_core.retrieval.tuning import as_settings
 from hermes_core.retrieval.usage import USAGE_FILE, UsageAssessment, UsageLayer, UsageScores, UsageStore
 from hermes_core.types import Message, RetrievalQuery, Skill
 
@@ -114,7 +118,6 @@ DEFAULT_GATE_WEIGHTS = {"st:all-MiniLM-L6-v2": GateWeights(anchor_max=0.0, ancho
 # (MetaTool / HammerBench-zh; 0.801 / 0.903 listing all five) with 3.4 / 4.6 skills listed; in
 # random 16-skill catalogs 0.944 / 0.999 (0.958 / 0.999 listing all above the mean) with 2.1 / 1.6
 # skills listed instead of 4.8 / 4.9.
-# Generic requests that need no tool. A query closer to these than to any skill is likely off-topic.
 
 
 def layer_weights(weights: Mapping[str, float] | None, *, file: str | None = None) -> dict[str, float]:
@@ -141,35 +144,11 @@ class _OutOfStep(RuntimeError):
     """The dense index does not yet cover the catalog the lexical layers serve (mid-refresh)."""
 
 
-#: Tuning knobs a caller may still pass as keywords; each overrides the field of the same name
-#: on the ``SkillSettings`` the retriever is built from.
-TUNING_FIELDS = frozenset(("top_k", "weights", "fusion", "rrf_k", "threshold", "gate_thresholds",
-                           "anchor_weight", "gate_weights", "hint_ratio", "hint_margin", "enabled",
-                           "refresh_interval_s"))
-
-
-def _as_settings(settings: SkillSettings | None, tuning: Mapping[str, Any]) -> SkillSettings:
-    unknown = sorted(set(tuning) - TUNING_FIELDS)
-    if unknown:
-        raise TypeError(f"SkillRetriever got unexpected keyword argument(s): {', '.join(unknown)}")
-    base = settings if settings is not None else SkillSettings()
-    update = dict(tuning)
-    if "gate_weights" in update:
-        update["gate_weights"] = {
-            k: GateWeightSettings(**(v.__dict__ if isinstance(v, GateWeights) else dict(v)))
-            if not isinstance(v, GateWeightSettings) else v
-            for k, v in (update["gate_weights"] or {}).items()}
-    for key in ("weights", "gate_thresholds"):
-        if key in update and update[key] is None:
-            update[key] = {}
-    return base.model_copy(update=update) if update else base
-
-
 class SkillRetriever:
     """Retrieve the skills that fit a message, or none. Thread-safe; indexes refresh incrementally.
 
     Tuning comes from ``settings`` (the ``skill_utils`` section); where the skills are and which
-    embedders to use are arguments of their own. Keywords named in :data:`TUNING_FIELDS` override
+    embedders to use are arguments of their own. Keywords named in :data:`tuning.TUNING_FIELDS` override
     single settings (tests and scripts).
     """
 
@@ -182,8 +161,8 @@ class SkillRetriever:
                  layers: Sequence[str] = LAYERS,
                  clock: Callable[[], float] = time.perf_counter,
                  usage: UsageLayer | None = None, calibrate: bool | None = None,
-                 **tuning: Any) -> None:
-        su = _as_settings(settings, tuning)
+                 glossary: Glossary | None = None, **tuning: Any) -> None:
+        su = as_settings(settings, tuning)
         self.settings = su
         self.folders = list(folders)
         # injection categories for skill bodies (build_retriever sets them from prompt.*)
@@ -224,6 +203,7 @@ class SkillRetriever:
         self._names: list[str] = []           # the skills' names in index order (never mutated)
         self._by_name: dict[str, Skill] = {}
         self.bm25 = BM25Index()
+        self.glossary = default_glossary() if glossary is None else glossary
         self.synonyms = SynonymIndex()
         self.triggers = TriggerIndex()
         self._lock = threading.RLock()        # one refresh at a time
@@ -237,6 +217,7 @@ class SkillRetriever:
         self._cancelled = False               # cancel_warm(): the warm-up loads nothing more
         # per-catalog gate calibration (see calibration.py), made at index time and cached on disk
         self.calibrate = su.calibrate if calibrate is None else calibrate
+        self.list_unjudged = su.list_unjudged     # see calibration.UNJUDGED_MAX_SKILLS
         self.cache_dir = cache_dir
         self._calibration: dict[str, DenseCalibration] = {}
         self._lexical_cal: LexicalCalibration | None = None
@@ -441,7 +422,9 @@ class SkillRetriever:
 
     def _calibrate_lexical(self, skills: Sequence[Skill], bm25: BM25Index) -> LexicalCalibration:
         texts = [t for i in pseudo_sample(skills) for t in pseudo_queries(skills[i])]
-        return calibrate_lexical(catalog_key("lexical", skills), lambda q: lexical_scores(bm25, q)[1], texts)
+        expand = self.glossary.expansions
+        return calibrate_lexical(catalog_key("lexical", skills), lambda q: lexical_scores(bm25, q, expand)[1],
+                                 texts, skills)
 
     def calibration_report(self) -> dict[str, Any]:
         """Each gate calibration's thresholds and reference quantiles (``skills reindex --json``)."""
@@ -606,14 +589,16 @@ class SkillRetriever:
         if "L4" in self.layers and self.dense:
             self.ensure_built()      # past L1: the dense layer may be needed (a model may load)
         follow_up = is_follow_up(text) and bool(q.previous_user)
-        text = ranking_text(text[:MAX_QUERY_CHARS], q)
+        asked = ranking_text(text[:MAX_QUERY_CHARS], q)   # what the gate judges: the request as written
+        text = without_source_clauses(asked)               # what the layers rank: its task
         query = q.message
         layers: dict[str, np.ndarray | None] = {}
         # L2
         lexical = 0.0
         if "L2" in self.layers:
             t = self.clock()
-            s2, lexical = lexical_scores(bm25, text)
+            s2, lexical = lexical_scores(bm25, text, self.glossary.expansions)
+            lexical = lexical if asked == text else lexical_scores(bm25, asked, self.glossary.expansions)[1]
             layers["bm25"] = s2
             timings["L2"] = (self.clock() - t) * 1000
         # L3
@@ -635,6 +620,7 @@ class SkillRetriever:
         evidence: np.ndarray | None = None      # per skill: its calibrated gate score - threshold
         if "L4" in self.layers:
             dense_text = head_tokens(text, DENSE_QUERY_TOKENS)
+            gate_text = head_tokens(asked, DENSE_QUERY_TOKENS)
             d = self._dense_for(dense_text)
             if d is not None:
                 t = self.clock()
@@ -642,7 +628,8 @@ class SkillRetriever:
                     s4 = d.similarities(dense_text)
                     if len(s4) != len(names) or d.names != names:  # mid-refresh: abstain
                         raise _OutOfStep("dense index out of step with the catalog")
-                    if not np.isfinite(s4).all():  # one NaN would make every fused score NaN
+                    g4 = s4 if gate_text == dense_text else d.similarities(gate_text)  # for the gate
+                    if not (np.isfinite(s4).all() and np.isfinite(g4).all()):  # one NaN: all NaN
                         raise ValueError("similarities are not finite (NaN or inf from the model)")
                     parts = d.part_similarities(dense_text)   # multi-vector skills (dense.py)
                     layers["dense"] = with_parts(s4, parts)
@@ -657,11 +644,11 @@ class SkillRetriever:
                             rank = np.array(layers["dense"], dtype=np.float64)
                             rank[cross[0]] = cross[1][cross[0]]
                             layers["dense"] = rank
-                    dense_top = float(s4.max())
-                    dense_catalog_mean = float(s4.mean())
+                    dense_top = float(g4.max())
+                    dense_catalog_mean = float(g4.mean())
                     anchors = self._anchors.get(dense_model)
                     if anchors is not None and len(anchors):
-                        a_sims = anchors @ d.query_vector(dense_text)
+                        a_sims = anchors @ d.query_vector(gate_text)
                         dense_anchor, dense_anchor_mean = float(a_sims.max()), float(a_sims.mean())
                 except _OutOfStep:
                     # expected while a refresh embeds new skills: abstain without alarming the user
@@ -698,7 +685,7 @@ class SkillRetriever:
                         weights=self.gate_weights)
         if dense_cal is not None and "dense" in layers and decision.rule.startswith("dense:"):
             fixed = decision.score if dense_cal.scale else None
-            calibrated = calibrated_gate(dense_cal.gate_score(s4, lang, fixed),
+            calibrated = calibrated_gate(dense_cal.gate_score(g4, lang, fixed),
                                           dense_cal.threshold_for(lang), f"dense:{dense_model}")
             evidence = dense_cal.own_gate_margins(s4, lang, fixed, cross[0] if cross is not None else None)
             if cross is not None and not calibrated.passed and cross[2].passed:
@@ -708,13 +695,14 @@ class SkillRetriever:
                 decision = calibrated
             elif (dense_top is None and self._lexical_cal is not None
                   and "lexical" not in self._user_thresholds):
-                decision = calibrated_gate(lexical, self._lexical_cal.threshold_for(lang),
-                                            "lexical")
+                decision = self._lexical_cal.decide(asked, lang, lexical, self.list_unjudged)
         if assessed is not None:  # the gate's second opinion: how near past use the query is
             decision = assessed.decide(decision, names[int(order[0])] if len(order) else None)
         if not fused.answered:
             decision = GateDecision(False, 0.0, 0.0, "no-layer")
         top = hint_cut(fused.scores, order[: self.top_k], self.hint_ratio, self.hint_margin, evidence)
+        if decision.rule == UNJUDGED:    # listed whole: the ranking had nothing to go on
+            top = [int(i) for i in np.argsort(-fused.scores, kind="stable")]
         contributions = {names[i]: {n: float(c[i]) for n, c in fused.contributions.items()} for i in top}
         timings["L5"] = (self.clock() - t) * 1000
         timings["total"] = (self.clock() - t0) * 1000

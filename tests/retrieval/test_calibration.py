@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hermes_core.config import SkillSettings
 from hermes_core.retrieval import calibration as cal
 from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
@@ -294,13 +295,13 @@ def test_anthropics_catalog_rejects_generic_requests_it_never_saw(anthropics: Sk
     assert len(passed) / len(generic) <= 0.15, passed
 
 
-def test_anthropics_catalog_keeps_english_requests_without_embeddings() -> None:
+def test_anthropics_catalog_keeps_requests_in_both_languages_without_embeddings() -> None:
     # the lexical gate alone (a chat's first turns while the models load); a Chinese request
-    # shares no word with these English descriptions and has no lexical evidence to pass on
+    # shares no word with these English descriptions, and reaches them through the glossary
     r = SkillRetriever(catalogs=[str(DATA / "anthropics_skills.jsonl")], embedders=[])
-    on = [(q, gold) for q, gold in _labelled("anthropics_skills.queries.jsonl")
-          if cal.query_language(q) == "en"]
-    kept = [q for q, gold in on if not r.retrieve(q).gated]
+    on = _labelled("anthropics_skills.queries.jsonl")
+    assert {cal.query_language(q) for q, _ in on} == {"en", "zh"}
+    kept = [q for q, gold in on if not r.retrieve(q).gated and gold in r.retrieve(q).names]
     assert len(kept) / len(on) >= 0.95, sorted(set(q for q, _ in on) - set(kept))
     off = [q for q, _ in _labelled("anthropics_skills.negatives.jsonl")]
     assert sum(r.retrieve(q).gated for q in off) / len(off) >= 0.9
@@ -376,3 +377,58 @@ def test_an_english_request_finds_the_chinese_described_skill(example_home: Skil
     res = example_home.retrieve("where is my parcel? track the delivery")
     assert not res.gated and res.names[0] == "快递查询", (res.names, res.gate)
     assert example_home.retrieve("what is the capital of France").gated
+
+
+def test_catalog_languages_are_read_from_names_and_descriptions() -> None:
+    en = Skill("pdf", "Extract tables from PDF files")
+    zh = Skill("快递查询", "根据快递单号查询物流")
+    assert cal.catalog_languages([en]) == {"en"}
+    assert cal.catalog_languages([zh]) == {"zh"}
+    assert cal.catalog_languages([en, zh]) == {"en", "zh"}
+
+
+ENGLISH_SKILLS = [Skill("pdf-tools", "Extract text and tables from PDF files"),
+                  Skill("contract-review", "Review a legal contract and suggest changes in plain English"),
+                  Skill("docker-debugging", "Diagnose a Docker container that exits at start")]
+UNSEEN = "审阅一下这份租赁协议"       # no glossary term, no word of any skill, not small talk
+
+
+def test_a_lexical_calibration_cannot_judge_a_request_in_a_language_no_skill_uses() -> None:
+    lc = cal.LexicalCalibration("k", {"en": 0.1, "zh": 0.0}, {}, frozenset({"en"}), 3)
+    assert lc.unjudged(UNSEEN, "zh", 0.0)
+    assert not lc.unjudged(UNSEEN, "zh", 0.2)                             # something matched
+    assert not lc.unjudged("今天晚饭吃什么好", "zh", 0.0)                 # small talk: judged
+    assert not cal.LexicalCalibration("k", {}, {}, frozenset({"en", "zh"}), 3).unjudged(UNSEEN, "zh", 0.0)
+    big = cal.UNJUDGED_MAX_SKILLS + 1
+    assert not cal.LexicalCalibration("k", {}, {}, frozenset({"en"}), big).unjudged(UNSEEN, "zh", 0.0)
+
+
+def test_without_embeddings_a_small_catalog_is_listed_whole_for_a_request_it_cannot_judge() -> None:
+    from hermes_core.retrieval.fusion import UNJUDGED
+    from hermes_core.retrieval.result import render
+    r = SkillRetriever(skills=ENGLISH_SKILLS, embedders=[])
+    res = r.retrieve(UNSEEN)
+    assert not res.gated and res.gate is not None and res.gate.rule == UNJUDGED
+    assert sorted(res.names) == sorted(s.name for s in ENGLISH_SKILLS)
+    assert render(res).startswith("## Available Skills\n")
+    assert r.retrieve("今天晚饭吃什么好").gated                           # small talk stays out
+    assert r.retrieve("what should I cook for dinner tonight").gated     # its language is the catalog's
+    off = SkillRetriever(SkillSettings(list_unjudged=False), skills=ENGLISH_SKILLS, embedders=[])
+    assert off.retrieve(UNSEEN).gated
+
+
+def test_a_catalog_with_a_skill_in_the_requests_language_judges_it() -> None:
+    r = SkillRetriever(skills=[*ENGLISH_SKILLS, Skill("快递查询", "根据快递单号查询包裹物流")], embedders=[])
+    assert r.retrieve(UNSEEN).gated
+
+
+def test_an_english_request_on_a_small_chinese_catalog_is_judged_or_listed_the_same_way() -> None:
+    from hermes_core.retrieval.fusion import UNJUDGED
+    r = SkillRetriever(skills=[Skill("快递查询", "根据快递单号查询包裹物流"),
+                               Skill("会议纪要", "把会议记录整理成纪要"),
+                               Skill("简历润色", "修改和润色中文简历")], embedders=[])
+    assert r.retrieve("polish my resume for a data job").names == ("简历润色",)   # the glossary
+    listed = r.retrieve("proofread my lease agreement")
+    assert not listed.gated and listed.gate is not None and listed.gate.rule == UNJUDGED
+    assert len(listed.names) == 3
+    assert r.retrieve("tell me a joke").gated                             # small talk

@@ -1246,3 +1246,35 @@ def test_a_bad_skill_file_is_warned_about_once_not_on_every_refresh(
         f"skipping skill: {tmp_path / 'bad' / 'SKILL.md'}: front matter is not valid YAML at line 2"]
     assert [str(i) for i in r.issues] == [
         f"{tmp_path / 'bad' / 'SKILL.md'}: front matter is not valid YAML at line 2"]
+
+
+CLAUSE_SKILLS = [
+    Skill("sms-inbox", "查看和搜索短信消息，发送短信"),
+    Skill("weather-forecast", "天气预报：温度和降雨"),
+    Skill("world-clock", "世界时钟：一个城市现在几点"),
+    Skill("restaurant-booking", "Book a table at a restaurant"),
+    Skill("email-inbox", "Read, search and send email messages"),
+]
+
+
+@pytest.mark.parametrize(("message", "gold"), [
+    ("查一下小李发给我的短信里提到的那个地方的天气", "weather-forecast"),
+    ("book the restaurant mentioned in the email message Tom sent", "restaurant-booking"),
+])
+def test_where_a_detail_came_from_does_not_outrank_what_is_asked(message: str, gold: str) -> None:
+    r = SkillRetriever(skills=CLAUSE_SKILLS, gate_thresholds={"lexical": 0.0})
+    assert r.retrieve(message).names[0] == gold
+
+
+def test_the_gate_judges_the_request_as_written_not_the_shortened_ranking_text(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    message = "查一下小李发给我的短信里提到的那个地方的天气"
+    r = SkillRetriever(skills=CLAUSE_SKILLS, embedders=[HashingEmbedder()], calibrate=False)
+    ranked_as = r.retrieve("查一下那个地方的天气")     # the text the layers rank
+    res = r.retrieve(message)
+    monkeypatch.setattr(rmod, "without_source_clauses", lambda text: text)
+    whole = r.retrieve(message)
+    assert res.gate is not None and whole.gate is not None and ranked_as.gate is not None
+    assert res.gate.score == pytest.approx(whole.gate.score)
+    assert res.gate.score != pytest.approx(ranked_as.gate.score)
+    assert res.names == ranked_as.names

@@ -1,0 +1,40 @@
+"""Tests of ``hermes_core/retrieval/query.py``: what the ranking layers read of a message."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_core.retrieval.query import without_source_clauses
+
+
+@pytest.mark.parametrize(("message", "ranked"), [
+    # the source is the last word before 里: the verb before it stays
+    ("打开邮件里提到的公司网址", "打开公司网址"),
+    ("对记事本里提到的商品给个四星评价", "对商品给个四星评价"),
+    # a sender phrase goes with the source it names
+    ("帮我找一下米津玄师唱的小李发给我的微信消息里提到的那首歌。", "帮我找一下米津玄师唱的那首歌。"),
+    ("小明发的QQ消息里提到的时间打车去机场的，能帮我分享这个打车行程吗？",
+     "时间打车去机场的，能帮我分享这个打车行程吗？"),
+    ("车牌号是Tom发给我的短信里提到的，能帮忙处理一下吗？", "车牌号是，能帮忙处理一下吗？"),
+    ("Book a table at the restaurant mentioned in Tom's text message for 7pm",
+     "Book a table at the restaurant for 7pm"),
+    ("open the website given in the email", "open the website"),
+    ("set an alarm for the time that was mentioned in my notes", "set an alarm for the time"),
+])
+def test_a_clause_naming_where_a_detail_came_from_is_not_ranked(message: str, ranked: str) -> None:
+    assert without_source_clauses(message) == ranked
+
+
+@pytest.mark.parametrize("message", [
+    "邮件里说了什么",                 # asks about the mail itself: no "…的" detail follows a source
+    "给邮件里的附件重命名",           # 里的 names a place, not a saying
+    "send the report to my boss",
+    "forward the email to Tom",
+    "帮我查一下最近的违章记录",
+])
+def test_a_message_without_such_a_clause_is_unchanged(message: str) -> None:
+    assert without_source_clauses(message) == message
+
+
+def test_a_message_that_is_only_a_source_clause_stays_whole() -> None:
+    assert without_source_clauses("Tom发给我的短信里提到的") == "Tom发给我的短信里提到的"
