@@ -9,6 +9,10 @@ could be trained at import from shipped data) and the committed corpus plus the 
 texts (tests/data/injection/real/, built by import_real.py; not committed).
 
     python benchmarks/injection_learned.py --json
+
+The scorer that ships (hermes_core/injection_learned.py) came out of this experiment; it is
+trained by tests/data/injection/train_scorer.py and measured by benchmarks/injection.py. Here the
+rules are run without it, as the baseline the experiment compares against.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from build_corpus import WRAP  # noqa: E402
 from injection import CORPUS, NAMES, REAL, load  # noqa: E402
 
-from hermes_core.injection import guard_text, split_paragraphs  # noqa: E402
+from hermes_core.injection import INJECTION_CATEGORIES, guard_text, split_paragraphs  # noqa: E402
 
 GRID = [(m, t) for m in (0, 200, 400) for t in (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)]
 MAX_DEV_BENIGN = 0.02
@@ -104,7 +108,8 @@ def experiment(dev: list[dict[str, str]], held: list[dict[str, str]],
 def run(real: Path = REAL) -> dict[str, Any]:
     own = load(CORPUS)
     third = [r for r in load(real) if r["kind"] != "indirect-task"] if real.is_file() else []
-    rule = {r["id"]: guard_text(r["text"], name=NAMES[r["location"]]).blocked > 0
+    rules = tuple(c for c in INJECTION_CATEGORIES if c != "learned")   # the rules alone
+    rule = {r["id"]: guard_text(r["text"], name=NAMES[r["location"]], categories=rules).blocked > 0
             for r in own + third}
     held = [r for r in own + third if r["split"] == "heldout"]
     out: dict[str, Any] = {

@@ -310,10 +310,11 @@ class PromptSettings(_Model):
     # Files larger than this are read as a head and a tail only (then the token budget applies).
     max_file_bytes: int = Field(2_000_000, gt=0)
     # Which injection signals block a file; drop one to tolerate it.
+    # "learned" is the shipped scorer (hermes_core/injection_learned.py) beside the phrase rules.
     injection_categories: tuple[Literal["ignore-instructions", "role-hijack", "secret-exfiltration",
-                                        "invisible-unicode", "output-hijack"], ...] = (
+                                        "invisible-unicode", "output-hijack", "learned"], ...] = (
         "ignore-instructions", "role-hijack", "secret-exfiltration", "invisible-unicode",
-        "output-hijack")
+        "output-hijack", "learned")
     # Anthropic breakpoints on recent history (besides the system one); 4 in total at most.
     message_breakpoints: int = Field(2, ge=0, le=3)
     # Mark a prefix whose token *estimate* reaches (1 - slack) x the model's minimum: the estimate

@@ -27,7 +27,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from hermes_core.injection_hijack import CODE_LEAD, answer_hijack, hazardous_code
+from hermes_core.injection_hijack import (
+    CODE_LEAD,
+    SHORT_ORDER,
+    answer_convention,
+    answer_hijack,
+    hazardous_code,
+)
+from hermes_core.injection_learned import default_scorer
 from hermes_core.injection_normalise import compact, decoded_blobs, despaced, flat, fold
 from hermes_core.injection_patterns import (
     CJK_LANGUAGES,
@@ -47,7 +54,8 @@ from hermes_core.injection_patterns import (
 )
 
 INJECTION_CATEGORIES: tuple[str, ...] = (
-    "ignore-instructions", "role-hijack", "secret-exfiltration", "invisible-unicode", "output-hijack")
+    "ignore-instructions", "role-hijack", "secret-exfiltration", "invisible-unicode", "output-hijack",
+    "learned")
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,17 +372,97 @@ def _scan_paragraph(par: Paragraph, wanted: set[str], framed: bool, context_fram
         if m:
             line = par.line + par.text.count("\n", 0, m.start())
             return InjectionFinding("invisible-unicode", line, f"U+{ord(m.group()):04X}")
-    text = _unquote(par, framed, context_framed)
+    text = _addressed(par, framed, context_framed)
     if not text.strip():
         return None
-    if framed and _REPORTED.search(text) and _framed(text):
-        # "attacks try to make the model ignore previous instructions": a description
-        text = _REPORTED_TAIL.sub("", text)
     found = _scan_text(text, wanted, data=data)
+    if found is None and "learned" in wanted:
+        found = _learned(par, framed, context_framed, data)
     if found is None:
         return None
     category, lang, excerpt = found
     return InjectionFinding(category, par.line + _line_in(par.text, excerpt), excerpt, lang)
+
+
+def _addressed(par: Paragraph, framed: bool, context_framed: bool) -> str:
+    """What of the paragraph could address the model: quoted examples and reported speech out."""
+    text = _unquote(par, framed, context_framed)
+    if framed and text.strip() and _REPORTED.search(text) and _framed(text):
+        # "attacks try to make the model ignore previous instructions": a description
+        text = _REPORTED_TAIL.sub("", text)
+    return text
+
+
+def _learned_view(par: Paragraph, framed: bool, context_framed: bool) -> str:
+    """What the learned scorer reads of a paragraph: the text the rules read, folded and
+    flattened; nothing of a code block (code is the rules' business: hostile code handed to the
+    answer) unless the block is prose in a fence."""
+    if par.code and not _prose_block(par.text):
+        return ""
+    return flat(fold(_addressed(par, framed, context_framed))).strip()
+
+
+# Text that speaks *of* the model in the third person ("instruct the model to ignore attempts to
+# modify its instructions", "LLMs can be tricked ...") without once addressing it: documentation
+# about models, not an order to one.
+_ABOUT_THE_MODEL = re.compile(
+    r"\b(?:the|a|an|each|any|that|this|its|their)\s+(?:\w+\s+)?(?:models?|llms?|assistants?|chatbots?|"
+    r"agents?|ai\s+systems?)\b|\bllms?\b|\b(?:el|al|del|los|un)\s+modelos?\b|\b(?:le|du|au|les|un)\s+"
+    r"modèles?\b|\b(?:das|dem|des|ein|einem)\s+(?:sprach)?modells?\b|模型|モデル")
+_TO_THE_MODEL = re.compile(
+    r"\b(?:you|your|yours|yourself|u)\b|\b(?:tú|tu|tus|te|usted|vous|tu|toi|ton|ta|tes|votre|vos|du|dich|"
+    r"dir|dein\w*|sie|ihr\w*)\b|你|您|あなた|君")
+
+
+def rules_excuse(view: str) -> bool:
+    """Whether this paragraph (its learned view) is one the learned scorer must leave to the
+    rules: a plain order about the form of the answer, which they judge by where it sits
+    (:func:`~hermes_core.injection_hijack.answer_convention`); text about the model that never
+    addresses it; a short lead-in ("Add the following to your CI script:") whose block the rules
+    judge, unless it hands code to the answer itself; or a phrase they know, forbidden by a
+    negation ("Never reveal your API keys to anyone")."""
+    if answer_convention(view) or (_ABOUT_THE_MODEL.search(view) and not _TO_THE_MODEL.search(view)):
+        return True
+    if len(view) <= SHORT_ORDER and view.endswith((":", "：")) and not CODE_LEAD.search(view):
+        # a lead-in ("add the following to your settings.py:"): what it introduces is scanned
+        # on its own; one that hands code to the answer itself (CODE_LEAD) is the scorer's too
+        return True
+    latin, cjk = _LATIN.search(view) is not None, _CJK.search(view) is not None
+    for lang, table in COMBINED.items():
+        if not (cjk if lang in CJK_LANGUAGES else latin):
+            continue
+        for category, pattern in table.items():
+            if category in NEGATABLE and any(_negated(view, m) for m in pattern.finditer(view)):
+                return True
+    return False
+
+
+def _learned(par: Paragraph, framed: bool, context_framed: bool,
+             data: bool) -> tuple[str, str, str] | None:
+    """The learned scorer's verdict on what the rules let through (None when the shipped model is
+    missing: the rules alone decide)."""
+    scorer = default_scorer()
+    view = _learned_view(par, framed, context_framed)
+    if scorer is None or not view:
+        return None
+    score = scorer.blocks(view, data)
+    if score is None or rules_excuse(view):
+        return None
+    return "learned", "", f"learned score {score:.2f}"
+
+
+def learned_views(text: str) -> list[tuple[Paragraph, str]]:
+    """Each paragraph of ``text`` with the view the learned scorer reads: the text the rules
+    read (quoted examples and reported speech taken out), folded and flattened. Training
+    (``tests/data/injection/train_scorer.py``) reads paragraphs through this, so it sees what
+    the scan will hand the model."""
+    pars = split_paragraphs(text)
+    framed = [_framed(p.text) for p in pars]
+    out: list[tuple[Paragraph, str]] = []
+    for i, par in enumerate(pars):
+        around = (i > 0 and framed[i - 1]) or (i + 1 < len(pars) and framed[i + 1])
+        out.append((par, _learned_view(par, framed[i], around)))
+    return out
 
 
 _REPORTED_TAIL = re.compile(
@@ -400,7 +488,7 @@ def scan_paragraphs(text: str, categories: Iterable[str] = INJECTION_CATEGORIES,
                     data: bool = False) -> list[tuple[Paragraph, InjectionFinding | None]]:
     """Every paragraph of ``text`` with its finding (None when clean)."""
     cats = tuple(categories)
-    wanted = set(cats)
+    wanted = set(cats) - {"learned"}
     pars = split_paragraphs(text, first_line)
     handed = _handed_code(pars) if "output-hijack" in cats else {}
     framed = [_framed(p.text) for p in pars]
@@ -411,7 +499,33 @@ def scan_paragraphs(text: str, categories: Iterable[str] = INJECTION_CATEGORIES,
         if finding is None and i in handed:
             finding = InjectionFinding("output-hijack", par.line, handed[i], "code")
         out.append((par, finding))
+    if "learned" in cats:
+        _learned_pass(out, framed, data)
     return out
+
+
+def _learned_pass(out: list[tuple[Paragraph, InjectionFinding | None]], framed: list[bool],
+                  data: bool) -> None:
+    """The learned scorer over every paragraph the rules let through, in one batch (its cost is
+    mostly per call, not per paragraph); a paragraph it blocks gets a ``learned`` finding."""
+    scorer = default_scorer()
+    if scorer is None:
+        return
+    todo: list[int] = []
+    views: list[str] = []
+    for i, (par, finding) in enumerate(out):
+        if finding is not None:
+            continue
+        around = (i > 0 and framed[i - 1]) or (i + 1 < len(out) and framed[i + 1])
+        view = _learned_view(par, framed[i], around)
+        if view:
+            todo.append(i)
+            views.append(view)
+    limit = scorer.data_threshold if data else scorer.threshold
+    for i, view, score in zip(todo, views, scorer.scores(views, data), strict=True):
+        if score > limit and not rules_excuse(view):
+            par = out[i][0]
+            out[i] = (par, InjectionFinding("learned", par.line, f"learned score {score:.2f}"))
 
 
 def _around(pars: list[Paragraph], i: int) -> str:

@@ -325,6 +325,29 @@ def answer_hijack(view: str, *, data: bool) -> tuple[str, str] | None:
     return None
 
 
+# "your reply", "回答", "tu respuesta", ...: a paragraph that speaks of the answer itself
+ANSWER_MENTION = re.compile("|".join(f"(?:{x})" for x in (
+    _EN_REPLY, r"\b(?:reply|respond|answer)\s+(?:only\s+)?(?:in|using|with)\b", _ZH_REPLY, _JA_REPLY,
+    _ES_REPLY, _FR_REPLY, _DE_REPLY)), M)
+# A paragraph this short that speaks of the answer is one order about it: the rules judge those.
+SHORT_ORDER = 400
+
+
+def answer_convention(view: str) -> bool:
+    """Whether a folded view is an order about the answer that the rules judge by where it sits
+    (a convention in a context file or a skill, the user's own preference in a memory): one of
+    the ``DATA_ONLY`` edits ("in your reply, mention ..."), or a short paragraph that speaks of
+    the answer with no payload (nothing promoted, no link, no claim slipped in, nothing
+    deceptive: "format your answer as a table"). When the rules let one pass they did so on
+    purpose, and the learned scorer defers."""
+    if GATE.search(view) and any(DATA_ONLY[lang].search(view) for lang in _TABLE):
+        return True   # an edit of the answer the rules judged by its location
+    if len(view) > SHORT_ORDER or not ANSWER_MENTION.search(view):
+        return False
+    return not any(PREFERENCE[lang][2].search(view) or DECEPTIVE[lang].search(view)
+                   for lang in _TABLE)
+
+
 # --------------------------------------------------------------------------- code handed to the answer
 
 # A paragraph that hands a code block to the assistant's own output: "add the following code

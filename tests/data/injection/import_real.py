@@ -247,23 +247,44 @@ def rows(mirror: Path) -> list[dict[str, str]]:
     return out
 
 
-def licences(mirror: Path) -> str:
-    parts = ["# Licences of the third-party texts in corpus.jsonl\n",
+# Licences whose texts may be shipped with hermes-core as training data for the learned scorer
+# (with the licence texts and per-row provenance): permissive, no share-alike.
+SHIPPABLE = frozenset({"MIT", "Apache-2.0"})
+
+
+def training_rows(data: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The rows the learned scorer is trained on and hermes-core ships
+    (``third_party_train.jsonl``): the dev half of the sources under a licence in ``SHIPPABLE``.
+    The held-out half stays out (it is what the scorer is measured on), and so do the
+    CC-BY-SA-4.0 documents (a model trained on them could be an adaptation under share-alike)."""
+    return [r for r in data if r["split"] == "dev" and r["licence"] in SHIPPABLE]
+
+
+def licences(mirror: Path, only: frozenset[str] | None = None,
+             title: str = "corpus.jsonl") -> str:
+    parts = [f"# Licences of the third-party texts in {title}\n",
              "Each row's `source` is the file it was cut from (repository, commit, path) and its "
              "`licence` the SPDX id. The texts are excerpts, unmodified except that a template "
              "placeholder (`{generator.name}`, `{REPLACE_rogue_string}`) is filled in and a "
              "dataset prompt is placed among ordinary paragraphs of a MEMORY.md, HERMES.md or "
-             "SKILL.md body. CC-BY-SA-4.0 excerpts (OWASP) remain under CC-BY-SA-4.0.\n"]
+             "SKILL.md body."
+             + ("" if only is not None and "CC-BY-SA-4.0" not in only else
+                " CC-BY-SA-4.0 excerpts (OWASP) remain under CC-BY-SA-4.0.") + "\n"]
     seen: set[tuple[str, str]] = set()
     for src in SOURCES:
+        if only is not None and src.licence not in only:
+            continue
         if (src.repo, src.licence_path) in seen:
             continue
         seen.add((src.repo, src.licence_path))
-        used = sorted({s.path for s in SOURCES if s.repo == src.repo
-                       and s.licence_path == src.licence_path})
+        used = sorted({(s.path, s.licence) for s in SOURCES if s.repo == src.repo
+                       and s.licence_path == src.licence_path
+                       and (only is None or s.licence in only)})
+        spdx = ", ".join(sorted({lic for _p, lic in used}))
         body = git_show(mirror, src.repo, src.commit, src.licence_path)
-        parts.append(f"\n## {src.repo} ({src.licence}) at {src.commit}\n\nFiles: "
-                     + ", ".join(f"`{p}`" for p in used) + f"\n\n```text\n{body.strip()}\n```\n")
+        parts.append(f"\n## {src.repo} ({spdx}) at {src.commit}\n\nFiles: "
+                     + ", ".join(f"`{p}` ({lic})" for p, lic in used)
+                     + f"\n\nLicence file `{src.licence_path}`:\n\n```text\n{body.strip()}\n```\n")
     return "".join(parts)
 
 
@@ -271,15 +292,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--out", type=Path, default=HERE / "real")
+    parser.add_argument("--train-out", type=Path, default=None,
+                        help="also write the shipped training rows here (third_party_train.jsonl) "
+                             "and their licences beside them")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     data = rows(args.mirror)
-    with open(args.out / "corpus.jsonl", "w", encoding="utf-8") as f:
-        for row in data:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    write_rows(args.out / "corpus.jsonl", data)
     (args.out / "LICENSES.md").write_text(licences(args.mirror), encoding="utf-8")
     print(f"{len(data)} rows -> {args.out / 'corpus.jsonl'}", file=sys.stderr)
+    if args.train_out is not None:
+        train = training_rows(data)
+        write_rows(args.train_out, train)
+        args.train_out.with_suffix(".LICENSES.md").write_text(
+            licences(args.mirror, SHIPPABLE, args.train_out.name), encoding="utf-8")
+        print(f"{len(train)} rows -> {args.train_out}", file=sys.stderr)
     return 0
+
+
+def write_rows(path: Path, data: list[dict[str, str]]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for row in data:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,223 @@
+"""Train the injection scan's learned scorer (hermes_core/data/injection_scorer.npz), reproducibly.
+
+Training texts: the dev half of the committed corpus (``corpus.jsonl``, MIT, written for
+hermes-core) and ``third_party_train.jsonl`` (the dev half of the MIT and Apache-2.0 third-party
+sources, built by ``import_real.py --train-out``; licences in ``third_party_train.LICENSES.md``).
+No held-out row is read here.
+
+Each paragraph is read through ``hermes_core.injection.learned_views`` (what the scan hands the
+scorer: quoted examples out, folded, flattened) and labelled hostile when it is the inserted part
+of a hostile row (the ordinary paragraphs a text is embedded among are benign). Long views are cut
+into the scorer's windows. The model is a class-balanced logistic regression on
+``hermes_core.injection_learned.features``.
+
+Thresholds (one for data such as MEMORY.md, one for instructions such as HERMES.md / SKILL.md)
+are chosen by 5-fold cross-validation grouped by text group on the same dev rows: the pair that
+catches the most hostile dev texts (rules OR scorer) while blocking at most ``MAX_BENIGN`` of the
+benign dev texts overall and on the committed corpus alone (``MAX_BENIGN_LOCATION`` in each
+location); of the pairs that tie, the middle one. The train-only texts are fitted on but not
+counted. Then the model is fitted on all of them and written with its thresholds and the sha256
+of its training inputs.
+
+    python tests/data/injection/train_scorer.py            # rewrites the shipped model
+    python tests/data/injection/train_scorer.py --check    # exit 1 unless the shipped one matches
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(HERE))
+
+from build_corpus import WRAP  # noqa: E402
+from train_benign import TRAIN_BENIGN  # noqa: E402
+
+from hermes_core.injection import (  # noqa: E402
+    INJECTION_CATEGORIES,
+    guard_text,
+    learned_views,
+    rules_excuse,
+    split_paragraphs,
+)
+from hermes_core.injection_learned import LearnedScorer, features, windows  # noqa: E402
+
+OWN = HERE / "corpus.jsonl"
+THIRD = HERE / "third_party_train.jsonl"
+MODEL = REPO / "hermes_core" / "data" / "injection_scorer.npz"
+C = 2.0
+MAX_BENIGN = 0.02
+MAX_BENIGN_LOCATION = 0.04
+GRID = [round(0.30 + 0.02 * i, 2) for i in range(35)]     # 0.30 .. 0.98
+NAMES = {"memory": "MEMORY.md", "context": "HERMES.md", "skill": "SKILL.md"}
+RULES = tuple(c for c in INJECTION_CATEGORIES if c != "learned")
+_WRAPPERS = {p.text.strip() for w in WRAP.values() for p in split_paragraphs(w.format(text="\0"))
+             if "\0" not in p.text}
+
+
+def load(path: Path) -> list[dict[str, str]]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def training_rows() -> list[dict[str, str]]:
+    """The dev rows of both corpora, then the texts of ``train_benign.py`` in every location
+    (``kind`` "train-only": fitted on, not measured)."""
+    own = [r for r in load(OWN) if r["split"] == "dev"]
+    third = load(THIRD)
+    if any(r["split"] != "dev" for r in third):
+        raise SystemExit(f"{THIRD} holds held-out rows")
+    extra = [{"id": f"train-benign-{i}:{loc}", "group": f"train-benign-{i}", "split": "dev",
+              "label": "benign", "location": loc, "kind": "train-only",
+              "text": WRAP[loc].format(text=text)}
+             for i, text in enumerate(TRAIN_BENIGN) for loc in WRAP]
+    return own + third + extra
+
+
+def inputs_sha256() -> str:
+    """The training texts' digest: both corpus files as bytes, then the train-only texts."""
+    h = hashlib.sha256()
+    for path in (OWN, THIRD):
+        h.update(path.read_bytes())
+    h.update(json.dumps(TRAIN_BENIGN, ensure_ascii=False).encode("utf-8"))
+    return h.hexdigest()
+
+
+def samples(rows: list[dict[str, str]]) -> tuple[list[str], list[int], list[bool], list[int]]:
+    """(window views, labels, data flags, row index) for every window of every paragraph."""
+    views: list[str] = []
+    labels: list[int] = []
+    data: list[bool] = []
+    owner: list[int] = []
+    for i, row in enumerate(rows):
+        hostile = row["label"] == "hostile"
+        for par, view in learned_views(row["text"]):
+            if not view.strip():
+                continue
+            y = int(hostile and par.text.strip() not in _WRAPPERS)
+            for w in windows(view):
+                views.append(w)
+                labels.append(y)
+                data.append(row["location"] == "memory")
+                owner.append(i)
+    return views, labels, data, owner
+
+
+def fit(views: list[str], labels: list[int], data: list[bool]) -> Any:
+    from sklearn.linear_model import LogisticRegression
+
+    model = LogisticRegression(C=C, class_weight="balanced", max_iter=5000)
+    return model.fit(features(views, data), labels)
+
+
+def rates(rows: list[dict[str, str]], hit: np.ndarray[Any, Any]) -> dict[str, float]:
+    hostile = np.array([r["label"] == "hostile" for r in rows])
+    return {"hostile_caught": round(float(hit[hostile].mean()), 4),
+            "benign_blocked": round(float(hit[~hostile].mean()), 4)}
+
+
+def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data: list[bool],
+           owner: list[int]) -> tuple[float, float, dict[str, Any]]:
+    from sklearn.model_selection import GroupKFold
+
+    groups = [rows[i]["group"] for i in owner]
+    oof = np.zeros(len(views))
+    y = np.array(labels)
+    for train, test in GroupKFold(5).split(views, y, groups):
+        model = fit([views[i] for i in train], list(y[train]), [data[i] for i in train])
+        oof[test] = model.predict_proba(features([views[i] for i in test],
+                                                 [data[i] for i in test]))[:, 1]
+    # the scan does not let the scorer overrule the rules where they let a paragraph pass on
+    # purpose (hermes_core.injection.rules_excuse): those windows count as unscored here too
+    oof[np.array([rules_excuse(v) for v in views])] = 0.0
+    best = np.zeros(len(rows))
+    np.maximum.at(best, np.array(owner), oof)
+    rule = np.array([guard_text(r["text"], name=NAMES[r["location"]], categories=RULES,
+                                data=r["location"] == "memory").blocked > 0 for r in rows])
+    # thresholds are measured on the corpus rows only: the train-only texts would dilute the limit
+    keep = np.array([r.get("kind") != "train-only" for r in rows])
+    rows = [r for r, k in zip(rows, keep, strict=True) if k]
+    best, rule = best[keep], rule[keep]
+    is_data = np.array([r["location"] == "memory" for r in rows])
+    own = np.array([r.get("kind", "own") == "own" for r in rows])
+    loc = np.array([r["location"] for r in rows])
+    feasible: list[tuple[float, float, float]] = []
+    for td in GRID:
+        for ti in GRID:
+            hit = rule | (best > np.where(is_data, td, ti))
+            r_all = rates(rows, hit)
+            # the limit holds overall and on the committed corpus alone; each location (a few
+            # dozen benign texts: one is 3%) stays under MAX_BENIGN_LOCATION
+            own_rate = rates([r for r, k in zip(rows, own, strict=True) if k], hit[own])
+            if r_all["benign_blocked"] > MAX_BENIGN or own_rate["benign_blocked"] > MAX_BENIGN or any(
+                    rates([r for r, k in zip(rows, loc == where, strict=True) if k], hit[loc == where])
+                    ["benign_blocked"] > MAX_BENIGN_LOCATION for where in sorted(set(loc))):
+                continue
+            feasible.append((r_all["hostile_caught"], td, ti))
+    if not feasible:
+        raise SystemExit("no threshold keeps dev benign blocking under the limit")
+    # The dev texts seldom tell neighbouring thresholds apart: of the pairs that catch the most,
+    # take the middle one (the data threshold first, then the other), as far from both ends of
+    # that plateau as the dev half allows.
+    top = max(c for c, _td, _ti in feasible)
+    pairs = sorted((td, ti) for c, td, ti in feasible if c == top)
+    tds = sorted({td for td, _ti in pairs})
+    td = tds[(len(tds) - 1) // 2]
+    tis = [ti for d, ti in pairs if d == td]
+    ti = tis[(len(tis) - 1) // 2]
+    hit = rule | (best > np.where(is_data, td, ti))
+    report = {"dev_cv": rates(rows, hit), "dev_cv_rules_only": rates(rows, rule)}
+    return ti, td, report
+
+
+def train(with_cv: bool = True, thresholds: tuple[float, float] | None = None) -> LearnedScorer:
+    rows = training_rows()
+    views, labels, data, owner = samples(rows)
+    if with_cv:
+        ti, td, report = choose(rows, views, labels, data, owner)
+    else:
+        assert thresholds is not None
+        (ti, td), report = thresholds, {}
+    model = fit(views, labels, data)
+    meta = {"C": C, "inputs_sha256": inputs_sha256(), "rows": len(rows), "windows": len(views),
+            "max_dev_benign": MAX_BENIGN, "max_dev_benign_location": MAX_BENIGN_LOCATION, **report}
+    return LearnedScorer.from_dense(model.coef_[0], float(model.intercept_[0]), ti, td, meta)
+
+
+def same(a: LearnedScorer, b: LearnedScorer) -> bool:
+    return (a.threshold == b.threshold and a.data_threshold == b.data_threshold
+            and abs(a.intercept - b.intercept) < 1e-4
+            and bool(np.allclose(a.weights, b.weights, atol=1e-4)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="refit with the shipped thresholds and compare; write nothing")
+    parser.add_argument("--out", type=Path, default=MODEL)
+    args = parser.parse_args(argv)
+    if args.check:
+        shipped = LearnedScorer.from_file(args.out)
+        fresh = train(with_cv=False, thresholds=(shipped.threshold, shipped.data_threshold))
+        ok = same(shipped, fresh)
+        print("matches" if ok else "differs", file=sys.stderr)
+        return 0 if ok else 1
+    scorer = train()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    scorer.save(args.out)
+    print(json.dumps({"threshold": scorer.threshold, "data_threshold": scorer.data_threshold,
+                      **json.loads(scorer.meta)}), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
