@@ -240,7 +240,7 @@ def test_a_handler_attached_after_the_agent_never_sees_an_echoed_secret(
     # the Anthropic SDK logs every response's headers at DEBUG: a server echoing the key there
     url = "https://llm.internal.example"
     settings = load_settings({
-        "home": str(tmp_path / "home"),
+        "home": str(tmp_path),
         "llm": {"routing": {"default_model": "house-model", "providers": [
             {"name": "house", "type": "anthropic", "endpoint": url, "models": ["house-model"]}]}},
         "credentials": {"house": {"keys": [{"key": PLAIN}]}}}, env={})

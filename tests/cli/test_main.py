@@ -68,3 +68,22 @@ def test_the_streams_are_given_back_after_a_command(tmp_path: Path,
     before = (sys.stdout, sys.stderr)
     main(["route", "hi"])
     assert (sys.stdout, sys.stderr) == before
+
+
+@pytest.mark.parametrize("command", [["prompt", "x"], ["chat", "--offline"], ["skills", "list"],
+                                     ["route", "x"], ["keys", "status"]])
+def test_a_mistyped_home_in_the_config_file_is_an_error_naming_file_line_and_key(
+        command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Like a mistyped --home, a mistyped ``home:`` in config.yaml created that folder with a
+    sessions.db and an audit log, and answered with the default persona."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("HERMES_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO("hi\n/exit\n"))
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("llm:\n  stream: false\nhome: ./hmoe\n", encoding="utf-8")
+    assert main([*command, "--config", str(cfg)]) == 1
+    err = capsys.readouterr().err
+    assert f"{cfg}:3" in err and "key 'home'" in err and "hmoe" in err and "Traceback" not in err
+    assert not (tmp_path / "hmoe").exists()
