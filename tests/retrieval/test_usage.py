@@ -36,6 +36,17 @@ def test_store_records_redacts_and_reads_back() -> None:
     assert (e.skill, e.kind, e.good, e.at) == ("email-send", "view", True, 42.0)
 
 
+@pytest.mark.parametrize("secret", ["correct-horse-battery-staple-42", "sk-proj-Abc123Def456Ghi789Jkl0Mno"])
+@pytest.mark.parametrize("at", [U.MAX_QUERY_CHARS - 20, U.MAX_QUERY_CHARS - 5, U.MAX_QUERY_CHARS - 1])
+def test_a_secret_across_the_stored_querys_cut_leaves_no_piece_of_itself(secret: str, at: int) -> None:
+    """The query was cut at MAX_QUERY_CHARS before it was redacted: a configured key (any shape)
+    or a key-shaped string across the cut was no longer whole, so its head was stored in clear."""
+    st = UsageStore(None, secrets=[secret])
+    assert st.record("x" * at + " " + secret + " please send the mail", "email-send")
+    [e] = st.events()
+    assert len(e.query) <= U.MAX_QUERY_CHARS and secret[:12] not in e.query and secret[-12:] not in e.query
+
+
 def test_store_refuses_unknown_kinds_and_skips_empty_queries() -> None:
     st = UsageStore(None)
     with pytest.raises(ValueError, match="unknown usage event kind"):
