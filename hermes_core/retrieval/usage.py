@@ -140,7 +140,9 @@ class UsageStore:
         """Store one event; False (and nothing stored) for an empty query or skill name."""
         if kind not in EVENT_KINDS:
             raise ValueError(f"unknown usage event kind {kind!r}; use {', '.join(EVENT_KINDS)}")
-        text = redact(str(query)[:MAX_QUERY_CHARS], self.secrets).strip()
+        # redacted before it is cut: a key across the cut would no longer be whole, and its head
+        # would be stored in clear (the margin past the cut is thrown away after redaction)
+        text = redact(str(query)[:4 * MAX_QUERY_CHARS], self.secrets)[:MAX_QUERY_CHARS].strip()
         if not text or not skill:
             return False
         with self._lock:
