@@ -467,7 +467,7 @@ def load(directory: str | os.PathLike[str] | None, key: str, size: int) -> Dense
         return None
     try:
         cal = _read(p, key, size)
-    except Exception as e:
+    except Exception as e:   # any unreadable cache only costs a recompute
         log.warning("calibration cache %s is unreadable (%s); recomputing it", p, type(e).__name__)
         return None
     if cal is None:
