@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from hermes_core.agent.routing.rules import validate_condition
 from hermes_core.config_messages import describe_value, explain_error, safe_path
 from hermes_core.errors import ConfigError
-from hermes_core.redact import Redactor, register_secrets
+from hermes_core.redact import Redactor, looks_like_secret, register_secrets
 from hermes_core.types import Credential
 from hermes_core.yaml_safe import Interpolate, YamlLimitError, format_path, load_yaml
 
@@ -545,6 +545,12 @@ def parse_yaml(text: str, *, file: str | None = None,
     empty values load as null and are then validated, aliases are expanded under a node budget
     (a recursive alias or an alias bomb is an error, found in milliseconds), nesting is limited.
     """
+    return _parse_yaml(text, file=file, env=env)[0]
+
+
+def _parse_yaml(text: str, *, file: str | None,
+                env: Mapping[str, str] | None) -> tuple[Settings, Mapping[str, int]]:
+    """:func:`parse_yaml`, and the line of every key path (for errors found after loading)."""
     env = os.environ if env is None else env
     skipped: list[tuple[str, int, tuple[str, ...]]] = []
     try:
@@ -563,7 +569,7 @@ def parse_yaml(text: str, *, file: str | None = None,
         _drop_empty_keys(data)
     settings = _validate(data, file=file, lines=lines, env=env)
     _check_credentials(settings, lines)   # once per file, not on every with_overrides copy
-    return settings
+    return settings, lines
 
 
 def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = None, *,
@@ -574,14 +580,16 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
 
     ``source`` is a YAML path, a dict (already parsed), or None: then ``HERMES_HOME/config.yaml``
     when it exists, else defaults. ``home`` (argument) beats ``HERMES_HOME`` beats ``home:`` in YAML.
-    A home named by ``home`` or ``HERMES_HOME`` must exist (:func:`check_home`): a library caller
-    with a typo gets the same :class:`ConfigError` as the CLI, not a fresh empty home. A ``home:``
-    in the YAML or the dict is not checked here; the agent creates it on first use.
+    Every home that is named (``home``, ``HERMES_HOME``, ``home:`` in the YAML or the dict, an
+    override) must exist: a typo would otherwise become a fresh, empty home with a sessions.db and
+    an audit log, answering with the default persona. Only the default ``~/.hermes`` is created on
+    first use (it is nobody's typo); see :func:`check_home`.
     """
     given_env = env
     env = os.environ if env is None else env
     if home is not None or env.get("HERMES_HOME"):
         check_home(home, env=env)   # a named home that does not exist is a typo, never created
+    lines: Mapping[str, int] = {}
     if isinstance(source, Mapping):
         settings = _validate(dict(source), file=None, lines={}, env=env)
     else:
@@ -595,8 +603,10 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
             path = base / "config.yaml"
             if not path.is_file():
                 path = None
-        settings = (Settings() if path is None
-                    else parse_yaml(_read_config(path), file=str(path), env=env))
+        if path is None:
+            settings = Settings()
+        else:
+            settings, lines = _parse_yaml(_read_config(path), file=str(path), env=env)
     changes: dict[str, Any] = {}
     if env.get("HERMES_HOME"):
         changes["home"] = env["HERMES_HOME"]
@@ -609,6 +619,11 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
     if home is not None:
         changes["home"] = str(home)
     changes.update(overrides or {})
+    if "home" not in changes or (overrides and "home" in overrides):
+        secrets = (*_secret_values({}, env), *(k.key for c in settings.credentials.values()
+                                               for k in c.keys))
+        _check_named_home(str(changes.get("home", settings.home)), file=settings.source,
+                          line=lines.get("home"), secrets=secrets)
     out = settings.with_overrides(**changes) if changes else settings
     if given_env is not None:  # key fallback reads the mapping the caller gave, not os.environ
         out._env_keys = {v: given_env[v] for v in ENV_KEYS.values() if given_env.get(v)}
@@ -651,6 +666,27 @@ def check_home(home: str | os.PathLike[str] | None = None, *,
                           "exist (is HOME set right?); set HERMES_HOME or --home", file=str(path.parent),
                           key_path="home")
     return path
+
+
+def _check_named_home(home: str, *, file: str | None, line: int | None,
+                      secrets: tuple[str, ...]) -> None:
+    """A home named by the config (file, dict or override) must be a folder, like ``--home``;
+    the default home is left to :func:`check_home` and created on first use."""
+    path = Path(os.path.expanduser(home))
+    if path == Path(os.path.expanduser(DEFAULT_HOME)):
+        return
+    secret = home.strip() in secrets or looks_like_secret(home)
+    shown = str(path) if len(str(path)) <= 200 and not secret else describe_value(home, secrets)
+    try:
+        exists, is_dir = path.exists(), path.is_dir()
+    except (OSError, ValueError):   # a name too long for the file system, a NUL byte
+        exists = is_dir = False
+    if not exists:
+        raise ConfigError(f"home names a folder that does not exist: {shown} (create it first, or "
+                          "check the spelling)", file=file, key_path="home", line=line)
+    if not is_dir:
+        raise ConfigError(f"home names a file, not a folder: {shown}", file=file, key_path="home",
+                          line=line)
 
 
 def _read_config(path: Path) -> str:

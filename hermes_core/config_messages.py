@@ -136,26 +136,69 @@ def _generic(model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[tuple[str, .
 
 
 def suggest_key(model: type[BaseModel], loc: tuple[Any, ...]) -> str | None:
-    """The known key path nearest to an unknown one, written as the user would (or None)."""
+    """The known key path nearest to an unknown one, written as the user would (or None).
+
+    Tried in order, the first that answers wins: a typo among the key's siblings
+    (``llm.max_token``); the same name as a setting at another level (``llm.providers`` ->
+    ``llm.routing.providers``, ``prompt.max_tokens`` -> ``llm.max_tokens``); the one sibling that
+    qualifies the word (``skill_utils.model`` -> ``skill_utils.embedding_model``), else its
+    ``default_`` setting anywhere (``llm.model`` -> ``llm.routing.default_model``, not a routing
+    rule's ``model``); the same name as a list item's field (``llm.routing.models`` ->
+    ``llm.routing.providers[i].models``); a typo of the whole path; a looser typo among the
+    siblings, then of a name anywhere. Among several paths of one name, the one nearest the key.
+    """
     unknown, keys = _generic(model, loc)
     known = [".".join(p) for p in known_paths(model)]
-    dotted = ".".join(unknown)
-    parent, leaf = unknown[:-1], unknown[-1]
-    best = difflib.get_close_matches(dotted, known, n=1, cutoff=0.85)
-    if not best:  # the right name at the wrong level: llm.providers -> llm.routing.providers
-        same_leaf = [k for k in known if k.split(".")[-1] == leaf
-                     and k.startswith(".".join(parent))]
-        best = sorted(same_leaf, key=len)[:1]
-    if not best:  # a typo among its siblings
-        siblings = {k.split(".")[-1]: k for k in known if tuple(k.split(".")[:-1]) == parent}
-        close = difflib.get_close_matches(leaf, list(siblings), n=1, cutoff=0.6)
-        best = [siblings[close[0]]] if close else []
-    if not best:
+    lists = _list_paths(model)
+    best = _nearest(unknown, known, lists)
+    if best is None:
         return None
-    generic = best[0].split(".")
+    generic = best.split(".")
     it = iter(keys)
     parts = [str(next(it, "NAME")) if p == "*" else p for p in generic]
-    return _with_indices(parts, generic, loc, _list_paths(model))
+    return _with_indices(parts, generic, loc, lists)
+
+
+def _nearest(unknown: tuple[str, ...], known: list[str], lists: set[str]) -> str | None:
+    """The generic dotted path :func:`suggest_key` names (see there for the order)."""
+    parent, leaf = unknown[:-1], unknown[-1]
+    by_leaf: dict[str, list[str]] = {}
+    for k in known:
+        by_leaf.setdefault(k.rsplit(".", 1)[-1], []).append(k)
+
+    def nearest(paths: list[str]) -> str | None:
+        # the most leading parts shared with the unknown key, then the shortest path
+        def shared(k: str) -> int:
+            n = 0
+            for a, b in zip(k.split(".")[:-1], parent, strict=False):
+                if a != b:
+                    break
+                n += 1
+            return n
+        return min(paths, key=lambda k: (-shared(k), k.count("."), k)) if paths else None
+
+    siblings = {k.rsplit(".", 1)[-1]: k for k in known if tuple(k.split(".")[:-1]) == parent}
+    close = difflib.get_close_matches(leaf, list(siblings), n=1, cutoff=0.85)
+    if close:
+        return siblings[close[0]]
+    same = by_leaf.get(leaf, [])
+    settings = [k for k in same if not any(k.startswith(f"{lp}.") for lp in lists)]
+    if settings:   # the name of a setting (not of a list item's field) at another level
+        return nearest(settings)
+    qualified = sorted(n for n in siblings if n.endswith(f"_{leaf}"))
+    if f"default_{leaf}" in qualified or len(qualified) == 1:   # skill_utils.model: embedding_model
+        return siblings[f"default_{leaf}" if f"default_{leaf}" in qualified else qualified[0]]
+    for found in (nearest(by_leaf.get(f"default_{leaf}", [])), nearest(same)):
+        if found is not None:
+            return found
+    whole = difflib.get_close_matches(".".join(unknown), known, n=1, cutoff=0.85)
+    if whole:
+        return whole[0]
+    close = difflib.get_close_matches(leaf, list(siblings), n=1, cutoff=0.6)
+    if close:
+        return siblings[close[0]]
+    close = difflib.get_close_matches(leaf, [n for n in by_leaf if n != "*"], n=1, cutoff=0.8)
+    return nearest(by_leaf[close[0]]) if close else None
 
 
 def _list_paths(model: type[BaseModel], prefix: tuple[str, ...] = ()) -> set[str]:

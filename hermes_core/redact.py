@@ -78,6 +78,12 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return _KEY_PATTERNS.sub("[REDACTED]", text)
 
 
+def clip(text: str, limit: int, secrets: Iterable[str] = ()) -> str:
+    """The first ``limit`` characters of ``text``, redacted *before* the cut: cut first, a key
+    across the cut is no longer whole, no scrubber downstream knows its head, and it is shown."""
+    return redact(str(text)[:limit + 1024], secrets)[:limit]
+
+
 _SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key",
                              "cookie", "set-cookie", "openai-organization"})
 

@@ -111,9 +111,11 @@ def test_missing_and_directory(tmp_path):
 
 def test_precedence_argument_env_yaml_default(tmp_path):
     p = tmp_path / "c.yaml"
-    p.write_text("home: /from/yaml\n", encoding="utf-8")
+    from_yaml = tmp_path / "from-yaml"
+    from_yaml.mkdir()
+    p.write_text(f"home: {from_yaml}\n", encoding="utf-8")
     assert load_settings(env={}).home == "~/.hermes"                      # default
-    assert load_settings(p, env={}).home == "/from/yaml"                  # YAML
+    assert load_settings(p, env={}).home == str(from_yaml)                # YAML
     from_env, arg = tmp_path / "from-env", tmp_path / "arg"   # a named home must exist
     from_env.mkdir()
     arg.mkdir()
@@ -403,6 +405,64 @@ def test_unknown_key_suggests_the_nearest_known_one(text, hint):
     assert f"did you mean '{hint}'" in str(info.value)
 
 
+@pytest.mark.parametrize("text,hint", [
+    ("llm:\n  model: gpt-4o\n", "llm.routing.default_model"),      # not a routing rule's model
+    ("model: gpt-4o\n", "llm.routing.default_model"),
+    ("llm:\n  routing:\n    model: gpt-4o\n", "llm.routing.default_model"),
+    ("llm:\n  routing:\n    models: [gpt-4o]\n", "llm.routing.providers[i].models"),
+    ("prompt:\n  max_tokens: 5\n", "llm.max_tokens"),
+    ("skill_utils:\n  model: x\n", "skill_utils.embedding_model"),
+    ("llm:\n  prompt: {}\n", "prompt"),
+    ("compaction: {}\n", "prompt.compaction"),
+])
+def test_a_key_at_the_wrong_level_suggests_its_full_right_path(text, hint):
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml", env={})
+    assert f"did you mean '{hint}'?" in str(info.value)
+
+
+def test_every_known_setting_named_at_another_level_suggests_a_path_of_that_name():
+    """Each settable name, put at every other level and in every other section, is answered with
+    the full path of a setting of that name (the one path when the name is unique). The other
+    answers allowed: a sibling whose name is that one mistyped (``model`` among ``models``), and
+    for a name that is only a list item's field (``model``, ``timeout_s``) the setting that
+    qualifies it (``default_model``, ``busy_timeout_s``)."""
+    import re
+    from collections import Counter
+
+    from hermes_core.config import Settings
+    from hermes_core.config_messages import _list_paths, known_paths, suggest_key
+
+    paths = [p for p in known_paths(Settings) if "*" not in p]
+    names = Counter(p[-1] for p in known_paths(Settings))
+    lists = _list_paths(Settings)
+    sections = [()] + [p for p in known_paths(Settings) if "*" not in p and any(
+        q[:len(p)] == p and len(q) > len(p) for q in paths) and not any(
+        q[:len(p) + 1] == (*p, "*") for q in known_paths(Settings))]
+    assert len(sections) > 8
+    field_only = {p[-1] for p in paths} - {p[-1] for p in paths
+                                          if not any(".".join(p).startswith(f"{lp}.") for lp in lists)}
+    checked = 0
+    for path in paths:
+        for place in {path[:i] for i in range(len(path) - 1)} | set(sections):
+            loc = (*place, path[-1])
+            if loc in paths or (path[:len(place)] == place and len(place) == len(path) - 1):
+                continue
+            got = suggest_key(Settings, loc)
+            assert got is not None, loc
+            got_path = re.sub(r"\[\w+\]", "", got)
+            if path[-1] in field_only and got_path.split(".")[-1].endswith("_" + path[-1]):
+                continue
+            if got_path.rpartition(".")[0] == ".".join(place) and got_path != ".".join(path):
+                continue   # a near sibling's name is a typo of it (providers: model -> models)
+            if names[path[-1]] == 1:
+                assert got_path == ".".join(path), (loc, got)
+            else:
+                assert got_path.split(".")[-1] == path[-1], (loc, got)
+            checked += 1
+    assert checked > 1000
+
+
 def test_type_errors_speak_the_configs_language():
     text = "llm:\n  routing:\n    providers:\n      - name: openai\n        models: openai\n"
     with pytest.raises(ConfigError) as info:
@@ -503,12 +563,54 @@ def test_load_settings_refuses_a_named_home_that_does_not_exist(tmp_path):
         load_settings({}, home=tmp_path / "afile", env={})
 
 
-def test_load_settings_accepts_an_existing_named_home_and_an_unchecked_yaml_home(tmp_path):
+def test_load_settings_accepts_an_existing_named_home(tmp_path):
     assert load_settings(None, home=tmp_path, env={}).home_path == tmp_path
     assert load_settings({}, env={"HERMES_HOME": str(tmp_path)}).home_path == tmp_path
-    # a home: in the YAML or dict is where the agent will create its files on first use
-    later = tmp_path / "created-later"
-    assert load_settings({"home": str(later)}, env={}).home_path == later
+    assert load_settings({"home": str(tmp_path)}, env={}).home_path == tmp_path
+
+
+def test_a_yaml_home_that_does_not_exist_is_an_error_naming_file_line_and_key(tmp_path):
+    """A mistyped ``home:`` in config.yaml created that folder (a sessions.db, an audit log) and
+    answered with the default persona, as a mistyped --home once did."""
+    typo = tmp_path / "nosuch" / "hmoe"
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(f"llm:\n  stream: false\nhome: {typo}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_settings(cfg, env={})
+    err = info.value
+    assert (err.file, err.line, err.key_path) == (str(cfg), 3, "home")
+    assert str(typo) in str(err) and "does not exist" in str(err)
+    assert not (tmp_path / "nosuch").exists()
+    (tmp_path / "afile").write_text("x")
+    cfg.write_text(f"home: {tmp_path / 'afile'}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="file, not a folder"):
+        load_settings(cfg, env={})
+
+
+def test_a_home_named_by_a_dict_or_an_override_must_exist_too(tmp_path):
+    typo = tmp_path / "created-later"
+    with pytest.raises(ConfigError) as info:
+        load_settings({"home": str(typo)}, env={})
+    assert info.value.key_path == "home" and str(typo) in str(info.value)
+    with pytest.raises(ConfigError):
+        load_settings({}, env={}, overrides={"home": str(typo)})
+    assert not typo.exists()
+
+
+def test_a_yaml_home_overridden_by_the_command_line_or_environment_is_not_checked(tmp_path):
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("home: /nosuch/never-used\n", encoding="utf-8")
+    assert load_settings(cfg, home=tmp_path, env={}).home_path == tmp_path
+    assert load_settings(cfg, env={"HERMES_HOME": str(tmp_path)}).home_path == tmp_path
+
+
+def test_only_the_default_home_is_created_on_first_use(tmp_path, monkeypatch):
+    """``home: ~/.hermes`` (the default, written out) is the one home created on first use."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("home: ~/.hermes\n", encoding="utf-8")
+    assert load_settings(cfg, env={}).home_path == tmp_path / ".hermes"
+    assert load_settings({}, env={}).home_path == tmp_path / ".hermes"
 
 
 def test_default_home_inside_a_missing_user_home_is_an_error(tmp_path, monkeypatch):
@@ -554,3 +656,16 @@ def test_the_redis_url_password_is_a_secret_never_shown(url: str, secret: str) -
     assert secret not in repr(settings.credential_pool) and secret not in repr(settings)
     assert secret not in settings.redactor()(f"could not reach {url}")
     assert settings.credential_pool.redis_url == url      # still there for the backend to use
+
+
+@pytest.mark.parametrize("home", ["sk-proj-Abc123Def456Ghi789Jkl0Mno", "${OPENAI_API_KEY}", "x" * 5000])
+def test_a_missing_home_error_never_echoes_a_key_or_a_huge_name(home, tmp_path):
+    """A key pasted as the home (of any shape), or a name too long for the file system, is
+    described, not shown; the too-long name is no OSError traceback."""
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(f"home: {home}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_settings(cfg, env={"OPENAI_API_KEY": "correct-horse-battery-staple"})
+    text = str(info.value)
+    assert info.value.key_path == "home" and info.value.line == 1 and len(text) < 400
+    assert "sk-proj" not in text and "correct-horse" not in text

@@ -240,7 +240,7 @@ def test_a_handler_attached_after_the_agent_never_sees_an_echoed_secret(
     # the Anthropic SDK logs every response's headers at DEBUG: a server echoing the key there
     url = "https://llm.internal.example"
     settings = load_settings({
-        "home": str(tmp_path / "home"),
+        "home": str(tmp_path),
         "llm": {"routing": {"default_model": "house-model", "providers": [
             {"name": "house", "type": "anthropic", "endpoint": url, "models": ["house-model"]}]}},
         "credentials": {"house": {"keys": [{"key": PLAIN}]}}}, env={})
@@ -260,3 +260,13 @@ def test_a_handler_attached_after_the_agent_never_sees_an_echoed_secret(
     text = out.getvalue()
     assert "anthropic._base_client HTTP Response" in text and "x-received-key" in text
     assert PLAIN not in text and PLAIN not in caplog.text
+
+
+@pytest.mark.parametrize("at", [0, 5, 20, 59])
+def test_clip_redacts_before_it_cuts(at: int) -> None:
+    from hermes_core.redact import clip
+
+    key, plain = "sk-proj-Abc123Def456Ghi789Jkl0Mno", "correct-horse-battery-staple-42"
+    for secret, extra in ((key, ()), (plain, (plain,))):
+        out = clip("y" * at + secret + " tail", 60, extra)
+        assert len(out) <= 60 and secret[:8] not in out

@@ -42,6 +42,7 @@ from hermes_core.agent.pool.state import (
 )
 from hermes_core.agent.pool.waiters import SlotWaiters
 from hermes_core.errors import ConfigError, DependencyMissing, NoCredentialAvailable
+from hermes_core.redact import redact
 from hermes_core.types import Credential
 
 if TYPE_CHECKING:
@@ -336,6 +337,8 @@ class CredentialPool:
         """A key left rotation (the provider rejected it): when a backup answers, this line is all
         a person sees, so it names the setting to fix."""
         where = f" (from {cred.source})" if cred.source else ""
+        # the reason is the caller's words (perhaps a server's error text): no key of this pool in it
+        reason = redact(reason, [c.secret for creds in self._creds.values() for c in creds])
         why = f" {reason}" if reason else ""
         log.warning("credential alert: provider %s key %s%s was rejected%s and is out of rotation",
                     cred.provider, cred.fingerprint, where, why)

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.redact import redact
+from hermes_core.redact import clip, redact
 
 if TYPE_CHECKING:
     from hermes_core.cli.repl import Repl
@@ -164,7 +164,7 @@ def _memory(repl: Repl, arg: str) -> None:
         return
     found = agent.context_engine.retrieve(query, max_results=5, exclude_session=agent.session_id)
     if not found:
-        repl.say(f"no past session matches \"{query[:60]}\"")
+        repl.say(f"no past session matches \"{clip(query, 60)}\"")
         return
     best = max(f.score for f in found) or 1.0
     rows = [[_age(f.age_days), f"{f.score / best:.0%}", ", ".join(readable_tags(f.tags)) or "-",

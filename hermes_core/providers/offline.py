@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from hermes_core.providers.base import CallOptions
+from hermes_core.redact import clip
 from hermes_core.tokenize import estimate_tokens
 from hermes_core.types import Completion, Credential, Delta, Prompt, Usage
 
@@ -52,7 +53,7 @@ class OfflineProvider:
             f"model: {model}",
             f"system prompt: {len(prompt.system)} chars, ~{estimate_tokens(prompt.system)} tokens,"
             f" sha256 {prompt.prefix_sha256[:12]}",
-            f"messages: {len(prompt.messages)}; your message: {last[:200]!r}",
+            f"messages: {len(prompt.messages)}; your message: {clip(last, 200)!r}",
         ]
         if prompt.context:
             lines.append(f"per-turn context (~{estimate_tokens(prompt.context)} tokens):")

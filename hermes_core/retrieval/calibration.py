@@ -503,35 +503,56 @@ def save(directory: str | os.PathLike[str] | None, cal: DenseCalibration) -> Non
 
 
 def load(directory: str | os.PathLike[str] | None, key: str, size: int) -> DenseCalibration | None:
-    """The cached calibration for ``key`` over ``size`` skills, or None (missing, torn, stale)."""
+    """The cached calibration for ``key`` over ``size`` skills, or None (missing, torn, stale).
+
+    The file is a cache: whatever is wrong with it (a torn write, flipped bytes, another program's
+    file, an older layout) means "compute it again", said once in the log, never a traceback out
+    of the retriever."""
     if directory is None:
         return None
     p = _path(Path(directory), key)
     if not p.exists():
         return None
     try:
-        with np.load(p, allow_pickle=False) as z:
-            meta = json.loads(str(z["meta"]))
-            mean = {k: np.asarray(z[f"mean_{k}"], dtype=np.float64) for k in LANGS}
-            std = {k: np.asarray(z[f"std_{k}"], dtype=np.float64) for k in LANGS}
-            pmean = {k: np.asarray(z[f"pmean_{k}"], dtype=np.float64) for k in LANGS if f"pmean_{k}" in z}
-            pstd = {k: np.asarray(z[f"pstd_{k}"], dtype=np.float64) for k in LANGS if f"pstd_{k}" in z}
-            gmean = {k: np.asarray(z[f"gmean_{k}"], dtype=np.float64) for k in LANGS if f"gmean_{k}" in z}
-            gstd = {k: np.asarray(z[f"gstd_{k}"], dtype=np.float64) for k in LANGS if f"gstd_{k}" in z}
-    except (OSError, ValueError, KeyError, EOFError, json.JSONDecodeError):
+        cal = _read(p, key, size)
+    except Exception as e:   # any unreadable cache only costs a recompute
+        log.warning("calibration cache %s is unreadable (%s); recomputing it", p, type(e).__name__)
         return None
-    if meta.get("key") != key or pmean.keys() != pstd.keys() or gmean.keys() != gstd.keys() or any(
-            len(v) != size or not np.isfinite(v).all()
+    if cal is None:
+        log.warning("calibration cache %s does not match this catalog; recomputing it", p)
+    return cal
+
+
+def _read(p: Path, key: str, size: int) -> DenseCalibration | None:
+    with np.load(p, allow_pickle=False) as z:
+        meta = json.loads(str(z["meta"][()]))
+        arrays = {name: np.asarray(z[name], dtype=np.float64) for name in z.files if name != "meta"}
+    if not isinstance(meta, dict) or meta.get("key") != key:
+        return None
+
+    def by_lang(prefix: str, required: bool) -> dict[str, np.ndarray]:
+        out = {k: arrays[f"{prefix}_{k}"] for k in LANGS if f"{prefix}_{k}" in arrays}
+        if required and out.keys() != set(LANGS):
+            raise KeyError(prefix)
+        return out
+    mean, std = by_lang("mean", True), by_lang("std", True)
+    pmean, pstd = by_lang("pmean", False), by_lang("pstd", False)
+    gmean, gstd = by_lang("gmean", False), by_lang("gstd", False)
+    if pmean.keys() != pstd.keys() or gmean.keys() != gstd.keys() or any(
+            v.shape != (size,) or not np.isfinite(v).all()
             for v in (*mean.values(), *std.values(), *pmean.values(), *pstd.values(),
                       *gmean.values(), *gstd.values())):
         return None
     um, us = meta.get("unrelated", [0.0, 1.0])
+    report = meta.get("report", {})
+    if not isinstance(report, dict) or not all(isinstance(v, dict) for v in report.values()):
+        raise TypeError("report")
     return DenseCalibration(str(meta["model_id"]), key, mean, std,
-                            {k: float(v) for k, v in meta["threshold"].items()}, float(um), float(us),
-                            meta.get("report", {}),
-                            {k: (float(a), float(b), float(c), float(d))
-                             for k, (a, b, c, d) in meta.get("scale", {}).items()}, pmean, pstd,
-                            gmean, gstd)
+                            {str(k): float(v) for k, v in dict(meta["threshold"]).items()},
+                            float(um), float(us), report,
+                            {str(k): (float(a), float(b), float(c), float(d))
+                             for k, (a, b, c, d) in dict(meta.get("scale", {})).items()},
+                            pmean, pstd, gmean, gstd)
 
 
 # ------------------------------------------------------------------ index time

@@ -314,9 +314,13 @@ class EmbeddingCache:
             return None
         try:
             v = np.load(p, allow_pickle=False)
-        except (OSError, ValueError, EOFError):  # a zero-byte file raises EOFError
+            if not isinstance(v, np.ndarray):   # a zip (.npz) under the name: not ours
+                v.close()
+                return None
+        except Exception:   # torn, flipped or foreign: re-embedded, never fatal
             return None
-        if not isinstance(v, np.ndarray) or v.ndim != 1 or not v.size or not np.isfinite(v).all():
+        if (v.ndim != 1 or not v.size or not np.issubdtype(v.dtype, np.floating)
+                or not np.isfinite(v).all()):
             return None
         return v
 

@@ -108,6 +108,7 @@ class UsageStore:
         self.clock = clock
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._unreadable = False
         self._version = 0
         if self.path is None:
             self._open()
@@ -115,7 +116,7 @@ class UsageStore:
     def _open(self, create: bool = True) -> sqlite3.Connection | None:
         """The connection (call with the lock held, or from __init__); None when the file does not
         exist yet and ``create`` is False."""
-        if self._conn is not None:
+        if self._conn is not None or self._unreadable:
             return self._conn
         if self.path is not None:
             if not create and not self.path.exists():
@@ -123,12 +124,27 @@ class UsageStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(self.path) if self.path is not None else ":memory:",
                                check_same_thread=False, timeout=5.0)
-        with conn:
-            if self.path is not None:
-                conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(SCHEMA)
+        try:
+            with conn:   # the table checked before WAL mode is set: another program's file is left as it was
+                conn.executescript(SCHEMA)
+                conn.execute("SELECT query, skill, kind, good, content_hash, at FROM usage_events "
+                             "LIMIT 0")
+                if self.path is not None:
+                    conn.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.DatabaseError as e:
+            conn.close()
+            self._give_up(e)
+            return None
         self._conn = conn
         return conn
+
+    def _give_up(self, e: sqlite3.DatabaseError) -> None:
+        """The file is the user's history (or another program's): never overwritten nor deleted.
+        Learning from use stops for this store, said once."""
+        if not self._unreadable:
+            log.warning("usage history %s is unreadable (%s); learning from use is off until the "
+                        "file is repaired or moved away", self.path, e)
+        self._unreadable = True
 
     @property
     def version(self) -> int:
@@ -140,12 +156,15 @@ class UsageStore:
         """Store one event; False (and nothing stored) for an empty query or skill name."""
         if kind not in EVENT_KINDS:
             raise ValueError(f"unknown usage event kind {kind!r}; use {', '.join(EVENT_KINDS)}")
-        text = redact(str(query)[:MAX_QUERY_CHARS], self.secrets).strip()
+        # redacted before it is cut: a key across the cut would no longer be whole, and its head
+        # would be stored in clear (the margin past the cut is thrown away after redaction)
+        text = redact(str(query)[:4 * MAX_QUERY_CHARS], self.secrets)[:MAX_QUERY_CHARS].strip()
         if not text or not skill:
             return False
         with self._lock:
             conn = self._open()
-            assert conn is not None
+            if conn is None:
+                return False
             with conn:
                 conn.execute(
                     "INSERT INTO usage_events (at, query, skill, kind, good, content_hash) "

@@ -86,8 +86,12 @@ class MockLLMServer:
 
     def __init__(self, reply: str | Callable[[dict[str, Any]], str | Completion]
                  = "Hello from the mock server",
-                 *, clock: Callable[[], float] = time.monotonic, keep_alive: bool = False) -> None:
+                 *, clock: Callable[[], float] = time.monotonic, keep_alive: bool = False,
+                 echo_keys: bool = False) -> None:
         self.reply = reply
+        # a hostile or careless server: the key it received comes back in a response header
+        # (x-received-key), in every error message and at the end of every reply text
+        self.echo_keys = echo_keys
         self.clock = clock
         self.keep_alive = keep_alive
         self.state = _State()
@@ -175,6 +179,8 @@ class MockLLMServer:
                     answer = server.reply(body) if callable(server.reply) else server.reply
                     text, calls = ((answer.text, answer.tool_calls)
                                    if isinstance(answer, Completion) else (answer, ()))
+                    if server.echo_keys and key:
+                        text = f"{text} (you sent {key})"
                     model = body.get("model", "m")
                     if body.get("stream"):  # the chat streams by default: answer with SSE
                         pieces = _pieces(text) if text or not calls else ()
@@ -188,8 +194,12 @@ class MockLLMServer:
                             else openai_chat_completion(text, model=model,
                                                         tool_calls=calls)).encode()
                 else:
-                    data = json.dumps(anthropic_error(status, f"HTTP {status}") if is_anthropic
-                                      else openai_error(status, f"HTTP {status}")).encode()
+                    why = f"HTTP {status}" + (f": the key {key} was refused"
+                                              if server.echo_keys and key else "")
+                    data = json.dumps(anthropic_error(status, why) if is_anthropic
+                                      else openai_error(status, why)).encode()
+                if server.echo_keys and key:
+                    headers = {**headers, "x-received-key": key}
                 self.send_response(status)
                 self.send_header("content-type", content_type)
                 self.send_header("content-length", str(len(data)))

@@ -104,6 +104,21 @@ def test_alert_hook_fires_once_with_fingerprint_only() -> None:
     assert alerts == [("p", cred.fingerprint, "after HTTP 401")]
 
 
+def test_an_alert_reason_quoting_a_pool_key_reaches_neither_the_hook_nor_the_log(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The reason is the caller's words (a server's error text, say): a key of any shape the pool
+    holds, quoted in it, went to the alert hook (a pager, a chat channel) as it was."""
+    alerts: list[tuple[str, str, str]] = []
+    rejected, other = Credential("p", "correct-horse-battery-staple"), Credential("p", "zq9.Other.Key.77")
+    pool = CredentialPool({"p": [rejected, other]}, on_alert=lambda *a: alerts.append(a))
+    with caplog.at_level(logging.WARNING):
+        pool.remove(rejected, f"server said: key {rejected.secret} refused (try {other.secret})")
+    [(_, fp, reason)] = alerts
+    assert fp == rejected.fingerprint and "refused" in reason
+    for text in (reason, caplog.text):
+        assert rejected.secret not in text and other.secret not in text
+
+
 def test_the_alert_log_line_says_where_the_rejected_key_came_from(caplog: pytest.LogCaptureFixture) -> None:
     """When a backup answers, this warning is all a person sees of a rejected key: it must say
     which setting to fix, as the error does when every provider fails."""

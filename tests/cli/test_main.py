@@ -68,3 +68,43 @@ def test_the_streams_are_given_back_after_a_command(tmp_path: Path,
     before = (sys.stdout, sys.stderr)
     main(["route", "hi"])
     assert (sys.stdout, sys.stderr) == before
+
+
+@pytest.mark.parametrize("command", [["prompt", "x"], ["chat", "--offline"], ["skills", "list"],
+                                     ["route", "x"], ["keys", "status"]])
+def test_a_mistyped_home_in_the_config_file_is_an_error_naming_file_line_and_key(
+        command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Like a mistyped --home, a mistyped ``home:`` in config.yaml created that folder with a
+    sessions.db and an audit log, and answered with the default persona."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("HERMES_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO("hi\n/exit\n"))
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("llm:\n  stream: false\nhome: ./hmoe\n", encoding="utf-8")
+    assert main([*command, "--config", str(cfg)]) == 1
+    err = capsys.readouterr().err
+    assert f"{cfg}:3" in err and "key 'home'" in err and "hmoe" in err and "Traceback" not in err
+    assert not (tmp_path / "hmoe").exists()
+
+
+def test_a_configured_key_across_a_shortened_echo_leaves_no_piece_of_itself(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The offline reply shows the first 200 characters of the message, '/memory' the first 60 of
+    the query: cut first, then scrubbed, a key across the cut was no longer whole and its head
+    ('correct-horse-') reached the terminal."""
+    key = "correct-horse-battery-staple-42"
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("HERMES_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text(f"credentials:\n  openai:\n    keys:\n      - key: {key}\n",
+                                      encoding="utf-8")
+    lines = ["x" * 185 + f" {key} end", "/memory " + "y" * 45 + f" {key}", "/exit"]
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO("\n".join(lines) + "\n"))
+    assert main(["chat", "--home", str(home), "--offline", "--no-stream"]) == 0
+    out, err = capsys.readouterr()
+    assert "offline reply" in out and "no past session matches" in out
+    assert key[:10] not in out + err

@@ -115,3 +115,59 @@ def test_hostile_home_files_never_take_the_chat_down(tmp_path: Path, monkeypatch
     assert saved and SECRET not in saved[0].read_text(encoding="utf-8")
     db = home / "sessions.db"
     assert not db.exists() or SECRET.encode() not in db.read_bytes()
+
+
+ECHOED = {"good": "cu5tom.Good.Key.4c1d88", "rejected": "cu5tom.Rejected.Key.7e3a12",
+          "limited": "cu5tom.Limited.Key.2b9f55"}
+
+
+@pytest.mark.parametrize("verbosity", [[], ["-v"], ["-vv"]])
+def test_a_server_echoing_keys_back_never_gets_one_to_the_terminal_or_a_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        verbosity: list[str]) -> None:
+    """Keys of no recognisable shape, one refused (401: the pool's alert), one limited (429 and
+    rate-limit headers: the learned-limit messages), echoed by the server in a header, in every
+    error message and in every reply; every command and REPL command at every verbosity."""
+    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
+
+    home = tmp_path / "home"
+    home.mkdir()
+    with MockLLMServer(reply="pong", echo_keys=True) as srv:
+        srv.set_key(ECHOED["rejected"], KeyBehaviour(status=401))
+        srv.set_key(ECHOED["limited"], KeyBehaviour(rpm=1, retry_after=1, rate_headers=True))
+        config = tmp_path / "config.yaml"
+        config.write_text(
+            "llm:\n  stream: false\n  routing:\n    default_model: m\n    providers:\n"
+            f"      - name: openai\n        endpoint: \"{srv.url}/v1\"\n        models: [m]\n"
+            "credentials:\n  openai:\n    keys:\n"
+            + "".join(f"      - key: {k}\n" for k in ECHOED.values())
+            + "credential_pool:\n  max_wait_s: 0.5\n  backoff_base_s: 0.01\n  backoff_max_s: 0.05\n",
+            encoding="utf-8")
+        script = ("".join(f"question {i}\n" for i in range(5))
+                  + "/keys\n/stats\n/memory question\n/save\n/exit\n")
+        outputs = []
+        for cmd in (["chat", "--home", str(home), "--config", str(config)],
+                    ["prompt", "hello", "--home", str(home), "--config", str(config)],
+                    ["route", "hello", "--config", str(config)],
+                    ["keys", "status", "--config", str(config)],
+                    ["keys", "status", "--config", str(config), "--json"],
+                    ["memory", "search", "question", "--home", str(home), "--config", str(config)]):
+            monkeypatch.setenv("HERMES_HOME", str(home))
+            monkeypatch.setattr("sys.stdin", io.StringIO(script))
+            try:
+                rc = main([*verbosity, *cmd])
+            except SystemExit as e:
+                rc = int(e.code or 0)
+            out = capsys.readouterr()
+            assert rc in (0, 1), (cmd, out.err[-2000:])
+            outputs.append(out.out + out.err)
+    text = "\n".join(outputs)
+    assert "pong" in text and "Traceback" not in text
+    assert len(srv.requests) >= 3 and {r.status for r in srv.requests} >= {200, 401}
+    files = [p for p in home.rglob("*") if p.is_file()]
+    assert any(p.name == "sessions.db" for p in files)
+    for key in ECHOED.values():
+        for cut in (key, key[:12], key[-12:]):
+            assert cut not in text, cut
+            for p in files:
+                assert cut.encode() not in p.read_bytes(), (cut, p)

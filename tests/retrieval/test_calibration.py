@@ -7,11 +7,15 @@ bundled example home, with and without embeddings.
 
 from __future__ import annotations
 
+import io
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hermes_core.config import SkillSettings
 from hermes_core.retrieval import calibration as cal
@@ -432,3 +436,79 @@ def test_an_english_request_on_a_small_chinese_catalog_is_judged_or_listed_the_s
     assert not listed.gated and listed.gate is not None and listed.gate.rule == UNJUDGED
     assert len(listed.names) == 3
     assert r.retrieve("tell me a joke").gated                             # small talk
+
+
+# --------------------------------------------------------------------------- property: any cache file
+
+@pytest.fixture(scope="module")
+def cached_calibration(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, bytes]:
+    """A calibrated sample catalog: its cache folder, its key and the good .npz file's bytes."""
+    d = tmp_path_factory.mktemp("calib")
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()], cache_dir=d)
+    r.refresh()
+    key = cal.catalog_key("test:hashing", r.skills)
+    return d, key, (d / "calibration" / f"{key}.npz").read_bytes()
+
+
+def _npz(good: bytes, **changes: object) -> bytes:
+    arrays = dict(np.load(io.BytesIO(good)))
+    arrays.update({k: np.asarray(v) for k, v in changes.items()})
+    out = io.BytesIO()
+    np.savez(out, **arrays)
+    return out.getvalue()
+
+
+def _meta(good: bytes) -> dict:
+    return json.loads(str(np.load(io.BytesIO(good))["meta"]))
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flips=st.lists(st.tuples(st.floats(0, 1, exclude_max=True), st.integers(0, 255)), max_size=4),
+       cut=st.none() | st.floats(0, 1))
+def test_a_damaged_cache_file_is_a_recompute_never_a_traceback(
+        cached_calibration: tuple[Path, str, bytes], flips: list[tuple[float, int]],
+        cut: float | None) -> None:
+    """Flipped bytes (a bad zip, an unknown compression method) and truncation at any point read
+    as "no cached calibration"; a bit flip escaped as BadZipFile or NotImplementedError."""
+    d, key, good = cached_calibration
+    data = bytearray(good)
+    for where, byte in flips:
+        data[int(where * len(data))] = byte
+    if cut is not None:
+        data = data[:int(cut * len(data))]
+    (d / "calibration" / f"{key}.npz").write_bytes(bytes(data))
+    got = cal.load(d, key, len(SAMPLE_SKILLS))
+    assert got is None or got.key == key
+
+
+def test_a_cache_file_of_another_shape_is_recomputed_with_a_message(
+        cached_calibration: tuple[Path, str, bytes], caplog: pytest.LogCaptureFixture) -> None:
+    d, key, good = cached_calibration
+    meta = _meta(good)
+    n = len(SAMPLE_SKILLS)
+    variants = {
+        "meta a list": _npz(good, meta=json.dumps([])),
+        "meta a number": _npz(good, meta=json.dumps(5)),
+        "meta without threshold": _npz(good, meta=json.dumps({"key": key})),
+        "threshold a list": _npz(good, meta=json.dumps({**meta, "threshold": [1]})),
+        "threshold of text": _npz(good, meta=json.dumps({**meta, "threshold": {"en": "x"}})),
+        "scale of two": _npz(good, meta=json.dumps({**meta, "scale": {"en": [1, 2]}})),
+        "unrelated of one": _npz(good, meta=json.dumps({**meta, "unrelated": [1]})),
+        "unrelated null": _npz(good, meta=json.dumps({**meta, "unrelated": None})),
+        "report a list": _npz(good, meta=json.dumps({**meta, "report": []})),
+        "meta an array": _npz(good, meta=[1, 2]),
+        "means of text": _npz(good, mean_en=["a"] * n),
+        "means 2-d": _npz(good, mean_en=np.zeros((n, 2))),
+        "binary": bytes(range(256)) * 8,
+        "zip header": b"PK\x03\x04garbage",
+    }
+    path = d / "calibration" / f"{key}.npz"
+    for name, data in variants.items():
+        path.write_bytes(data)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger=cal.__name__):
+            assert cal.load(d, key, n) is None, name
+        assert str(path) in caplog.text and "recomput" in caplog.text, name
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()], cache_dir=d)
+    r.refresh()                                   # rebuilt and written again
+    assert cal.load(d, key, n) is not None and path.read_bytes() != variants["zip header"]

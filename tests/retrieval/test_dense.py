@@ -290,3 +290,42 @@ def test_part_similarities_equal_the_formula_on_a_tiny_catalog(tmp_path: Path) -
     assert again.embedded_parts == 0 and np.allclose(again.parts, d.parts)
     d.build(skills)
     assert d.embedded_parts == sum(len(skill_parts(s)) for s in skills) == 5   # once each
+
+
+# --------------------------------------------------------------------------- property: any cached vector file
+
+import io  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def _npy(array: np.ndarray) -> bytes:
+    out = io.BytesIO()
+    np.save(out, array)
+    return out.getvalue()
+
+
+_GOOD_VECTOR = _npy(np.ones(8, dtype=np.float32))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flips=st.lists(st.tuples(st.integers(0, len(_GOOD_VECTOR) - 1), st.integers(0, 255)), max_size=4),
+       whole=st.sampled_from([None, b"PK\x03\x04garbage", _npy(np.array(["a", "b"])),
+                              _npy(np.array([1 + 2j, 3j])), _npy(np.array([True, False])), b""]))
+def test_a_damaged_vector_file_is_re_embedded_never_a_traceback(
+        tmp_path: Path, flips: list[tuple[int, int]], whole: bytes | None) -> None:
+    """A flipped byte in the .npy header (tokenize.TokenError), a zip header (BadZipFile) or a
+    vector of text (TypeError from isfinite) escaped EmbeddingCache.get; a complex vector passed."""
+    cache = EmbeddingCache(tmp_path)
+    path = cache._path("m", "h")
+    assert path is not None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = bytearray(_GOOD_VECTOR if whole is None else whole)
+    for where, byte in flips:
+        if where < len(data):
+            data[where] = byte
+    path.write_bytes(bytes(data))
+    got = cache.get("m", "h")
+    assert got is None or (got.ndim == 1 and np.issubdtype(got.dtype, np.floating)
+                           and np.isfinite(got).all())

@@ -36,6 +36,52 @@ def test_store_records_redacts_and_reads_back() -> None:
     assert (e.skill, e.kind, e.good, e.at) == ("email-send", "view", True, 42.0)
 
 
+@pytest.mark.parametrize("secret", ["correct-horse-battery-staple-42", "sk-proj-Abc123Def456Ghi789Jkl0Mno"])
+@pytest.mark.parametrize("at", [U.MAX_QUERY_CHARS - 20, U.MAX_QUERY_CHARS - 5, U.MAX_QUERY_CHARS - 1])
+def test_a_secret_across_the_stored_querys_cut_leaves_no_piece_of_itself(secret: str, at: int) -> None:
+    """The query was cut at MAX_QUERY_CHARS before it was redacted: a configured key (any shape)
+    or a key-shaped string across the cut was no longer whole, so its head was stored in clear."""
+    st = UsageStore(None, secrets=[secret])
+    assert st.record("x" * at + " " + secret + " please send the mail", "email-send")
+    [e] = st.events()
+    assert len(e.query) <= U.MAX_QUERY_CHARS and secret[:12] not in e.query and secret[-12:] not in e.query
+
+
+def _not_a_database(path: Path) -> None:
+    path.write_bytes(bytes(range(256)) * 20)
+
+
+def _another_schema(path: Path) -> None:
+    import sqlite3
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE usage_events (x)")
+        conn.execute("INSERT INTO usage_events VALUES (1)")
+    conn.close()
+
+
+@pytest.mark.parametrize("damage", [_not_a_database, _another_schema])
+def test_an_unreadable_usage_file_turns_learning_off_with_a_message_and_is_kept(
+        damage, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A usage.sqlite3 that is not a database (or another program's) raised DatabaseError out of
+    every 'skills search' and chat turn; it is the user's history, so it is neither overwritten
+    nor deleted: the layer abstains and says why."""
+    import logging
+    path = tmp_path / U.USAGE_FILE
+    damage(path)
+    before = path.read_bytes()
+    st = UsageStore(path)
+    with caplog.at_level(logging.WARNING, logger=U.__name__):
+        assert st.events() == [] and len(st) == 0 and st.prune({}) == 0
+        assert not st.record("extract the pdf tables", "pdf-extract")
+        st.clear()
+    assert str(path) in caplog.text and "learning from use is off" in caplog.text
+    assert caplog.text.count(str(path)) == 1          # said once, not on every call
+    st.close()
+    assert path.read_bytes() == before
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[], usage=UsageLayer(UsageStore(path)))
+    assert r.retrieve("extract the tables from a pdf document").names[0] == "pdf-extract"
+
+
 def test_store_refuses_unknown_kinds_and_skips_empty_queries() -> None:
     st = UsageStore(None)
     with pytest.raises(ValueError, match="unknown usage event kind"):

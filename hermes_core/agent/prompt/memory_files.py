@@ -38,6 +38,7 @@ from hermes_core.agent.prompt.files import notify_file_changed
 from hermes_core.config import Settings
 from hermes_core.errors import MemoryWriteError
 from hermes_core.injection import scan_for_injection
+from hermes_core.redact import clip
 
 Target = Literal["memory", "user"]
 ENTRY_DELIMITER = "\n§\n"
@@ -131,10 +132,10 @@ class MemoryStore:
             raise MemoryWriteError(path, "the text identifying the entry cannot be empty")
         hits = [i for i, e in enumerate(entries) if needle in e]
         if not hits:
-            raise MemoryWriteError(path, f"no entry contains {needle[:60]!r}")
+            raise MemoryWriteError(path, f"no entry contains {clip(needle, 60)!r}")
         # Identical copies (pasted twice by hand) cannot be told apart by any quote: take the first.
         if len({entries[i] for i in hits}) > 1:
-            raise MemoryWriteError(path, f"{len(hits)} entries contain {needle[:60]!r}; "
+            raise MemoryWriteError(path, f"{len(hits)} entries contain {clip(needle, 60)!r}; "
                                    "quote more of the one you mean")
         return hits[0]
 

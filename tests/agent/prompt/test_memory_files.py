@@ -49,6 +49,15 @@ def test_hand_written_file_is_one_entry(hermes_home: Path) -> None:
     assert MemoryStore(hermes_home).entries("memory") == ("# Notes\n- a\n- b", "c")
 
 
+def test_a_key_across_the_quoted_needles_cut_is_not_in_the_error(hermes_home: Path) -> None:
+    """The error quotes the first 60 characters of the text looked for (it goes back to the model
+    as the tool's answer): a key-shaped string across the cut left its head in clear."""
+    key = "sk-proj-Abc123Def456Ghi789Jkl0Mno"
+    with pytest.raises(MemoryWriteError) as info:
+        MemoryStore(hermes_home).remove("memory", "y" * 40 + " " + key)
+    assert key[:12] not in str(info.value) and "no entry contains" in str(info.value)
+
+
 def test_ambiguous_or_missing_match_is_refused(hermes_home: Path) -> None:
     store = MemoryStore(hermes_home)
     store.add("memory", "alpha one")
