@@ -64,11 +64,9 @@ log = logging.getLogger("hermes_core.agent")
 ROUND_BREAK = "\n\n"
 
 MAX_TOOL_ROUNDS = 10   # the default of llm.max_tool_rounds
-#: An async turn whose previous prompt build took less than this (CPU time in a worker thread,
-#: wall time on the loop: see ``Agent._aturn``) builds the next one on the event loop: a hop to a
-#: worker thread (a wake, GIL hand-overs against a busy loop) costs more than a cheap build, and
-#: under a millisecond on the loop is less than one SDK call. A costlier build (retrieval
-#: embedding the message, a large archive) sends the next turn to a thread.
+#: An async turn whose previous prompt build took less than this (thread CPU time, or wall time
+#: on the loop) builds the next one on the event loop: a thread hop costs more than a cheap build,
+#: and under a millisecond is less than one SDK call. A costlier build goes to a thread.
 INLINE_PREPARE_CPU_S = 0.001
 NO_KEY_HELP = ("no API key configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add keys under "
                "'credentials' in config.yaml (see config.example.yaml)")
@@ -445,18 +443,10 @@ class Agent:
                 return turn.finish()
 
     async def _aturn(self, message: str) -> _Turn:
-        """``_turn`` off the event loop: building the prompt stats context files, runs retrieval (an
-        embedding) and searches episodic memory, tens of milliseconds an event loop serving other
-        requests must not stall for. The ``pre_llm_call`` hook runs in that worker thread. Unless the
-        build is known to be cheap: with no hook, after a build that took under ``INLINE_PREPARE_CPU_S``,
-        the next one runs on the loop.
-
-        A build in a worker thread is measured in its thread's CPU time (not inflated by waiting
-        for the GIL); one on the loop by the wall clock: reading a CPU clock is a system call, and
-        on a busy machine a system call on the event loop is where the kernel hands the core to
-        another process (two per turn cost more than the rest of a cheap build). Wall time is never
-        less than CPU time, so a costly build is never taken for a cheap one; at worst a cheap build
-        that was preempted sends the next one to a thread, which measures it again."""
+        """``_turn`` in a worker thread (file stats, retrieval, memory search and the ``pre_llm_call``
+        hook must not stall the event loop), unless the last build, with no hook, took under
+        ``INLINE_PREPARE_CPU_S``: then on the loop, timed by the wall clock (never less than CPU
+        time), as a CPU clock is a system call, where a busy kernel hands the core away."""
         if self.pre_llm_call is None and self._prepare_cpu_s < INLINE_PREPARE_CPU_S:
             started = time.perf_counter()
             turn = self._turn(message)
