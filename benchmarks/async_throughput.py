@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import statistics
@@ -81,8 +82,11 @@ async def drive(call: Callable[[int], Awaitable[object]], tasks: int,
                 seconds: float) -> tuple[float, float]:
     """Requests per second, and the client process's CPU milliseconds per request (every thread:
     the audit writer and prompt-building workers count): ``tasks`` workers calling back to back
-    for ``seconds`` (after one call each to open connections)."""
+    for ``seconds`` (after one call each to open connections). The garbage of the previous
+    variant and of this one's setup is collected before the window (every variant alike), so no
+    variant pays a collection of another's objects inside its timed window."""
     await asyncio.gather(*(call(i) for i in range(tasks)))
+    gc.collect()
     done = 0
     end = time.perf_counter() + seconds
 

@@ -64,10 +64,9 @@ log = logging.getLogger("hermes_core.agent")
 ROUND_BREAK = "\n\n"
 
 MAX_TOOL_ROUNDS = 10   # the default of llm.max_tool_rounds
-#: An async turn whose previous prompt build took less CPU than this builds the next one on the
-#: event loop: a hop to a worker thread (a wake, GIL hand-overs against a busy loop) costs more
-#: than a cheap build, and under a millisecond on the loop is less than one SDK call. A costlier
-#: build (retrieval embedding the message, a large archive) sends the next turn to a thread.
+#: An async turn whose previous prompt build took less than this (thread CPU time, or wall time
+#: on the loop) builds the next one on the event loop: a thread hop costs more than a cheap build,
+#: and under a millisecond is less than one SDK call. A costlier build goes to a thread.
 INLINE_PREPARE_CPU_S = 0.001
 NO_KEY_HELP = ("no API key configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add keys under "
                "'credentials' in config.yaml (see config.example.yaml)")
@@ -444,13 +443,15 @@ class Agent:
                 return turn.finish()
 
     async def _aturn(self, message: str) -> _Turn:
-        """``_turn`` off the event loop: building the prompt stats context files, runs retrieval (an
-        embedding) and searches episodic memory, tens of milliseconds an event loop serving other
-        requests must not stall for. The ``pre_llm_call`` hook runs in that worker thread. Unless the
-        build is known to be cheap: with no hook, after a build that took under ``INLINE_PREPARE_CPU_S``
-        of its thread's CPU time (not inflated by waiting for the GIL), the next one runs on the loop."""
+        """``_turn`` in a worker thread (file stats, retrieval, memory search and the ``pre_llm_call``
+        hook must not stall the event loop), unless the last build, with no hook, took under
+        ``INLINE_PREPARE_CPU_S``: then on the loop, timed by the wall clock (never less than CPU
+        time), as a CPU clock is a system call, where a busy kernel hands the core away."""
         if self.pre_llm_call is None and self._prepare_cpu_s < INLINE_PREPARE_CPU_S:
-            return self._measured_turn(message)
+            started = time.perf_counter()
+            turn = self._turn(message)
+            self._prepare_cpu_s = time.perf_counter() - started
+            return turn
         return await asyncio.to_thread(self._measured_turn, message)
 
     def _measured_turn(self, message: str) -> _Turn:

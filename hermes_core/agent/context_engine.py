@@ -233,7 +233,10 @@ class ContextEngine:
         s = self.settings
         # which terms to search, from counts remembered until the database changes: a message
         # whose terms no session has (most messages, in a young archive) costs one query
-        plan = plan_match(self.store.term_dfs(terms, COMMON_DF))
+        dfs = self.store.term_dfs(terms, COMMON_DF)
+        if not any(dfs.values()):   # no session has any of them (an empty archive: every turn)
+            return []
+        plan = plan_match(dfs)
         match = plan.expression
         if match is None:
             return []

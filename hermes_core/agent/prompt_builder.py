@@ -7,7 +7,11 @@ what provider prompt caches need: Anthropic and OpenAI both match on an exact pr
 
 **Dirty-flag cache.** Every ``build()`` stats each source (``(mtime_ns, size, inode)``, plus mode
 and owner so a permission fix is seen, and ctime so an edit that restores the mtime is); when
-nothing moved, the cached text, hash and token counts are reused without opening a file. When one
+nothing moved, the cached text, hash and token counts are reused without opening a file. A source
+that is not there is stood for by its folder: while the folder's fingerprint stays the one it had
+when the file was found missing (and the folder had settled, see
+:func:`~hermes_core.agent.prompt.files.settled_fingerprint`), no name was added to it, so one stat
+of the home folder replaces three of missing files. When one
 source moved, only that file is re-read and the sections re-joined. Writes made through
 :mod:`hermes_core.agent.prompt.memory_files` notify the builder directly (no need to wait for a stat).
 
@@ -32,6 +36,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -45,12 +50,13 @@ from hermes_core.agent.prompt.files import (
     LoadedFile,
     ReadPolicy,
     find_git_root,
-    find_project_file,
+    look_for_project_file,
+    probe,
     project_candidates,
     read_context_file,
     register_watcher,
     search_dirs,
-    stat_fingerprint,
+    settled_fingerprint,
 )
 from hermes_core.config import Settings
 from hermes_core.injection import notices_in
@@ -113,6 +119,10 @@ def retrieval_query(message: str, history: Sequence[Message], turns: int) -> str
     return RetrievalQuery.of(message, history, turns=turns, clip=HISTORY_CLIP_CHARS).text
 
 
+def _folders_of(paths: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(os.path.dirname(p) for p in paths))
+
+
 def _tools_tokens(tools: Sequence[ToolSpec]) -> int:
     if not tools:
         return 0
@@ -136,6 +146,7 @@ class _Source:
     tokens: int = 0
     events: tuple[ContextEvent, ...] = ()
     status: str = "missing"
+    absent: bool = False   # the last look found nothing of that name (not even a broken link)
 
 
 _HEADERS = {
@@ -191,7 +202,11 @@ class PromptBuilder:
                          _Source("user", self.home / "USER.md"),
                          _Source("project", None))
         self._candidates = project_candidates(search_dirs(self.cwd, find_git_root(self.cwd)))
+        self._candidate_dirs = _folders_of(self._candidates)
+        self._home_dir = str(self.home)
         self._home_paths = tuple(str(s.path) for s in self._sources[:3])
+        # folder -> its fingerprint when the sources absent from it were last looked for
+        self._settled: dict[str, Fingerprint] = {}
         self._clock_cache: tuple[object, str] | None = None
         self._stable: _Stable | None = None
         self._force = True
@@ -214,6 +229,8 @@ class PromptBuilder:
                 for s in self._sources:
                     s.dirty = True
                 self._candidates = project_candidates(search_dirs(self.cwd, find_git_root(self.cwd)))
+                self._candidate_dirs = _folders_of(self._candidates)
+                self._settled.clear()
                 self._force = True
                 return
             # realpath, not Path.resolve(): that raises on a symlink loop (Python 3.11), and one
@@ -262,28 +279,63 @@ class PromptBuilder:
         return changed
 
     def _refresh(self) -> _Stable:
-        """Stat every source, re-read the ones that moved, re-join if any text changed."""
+        """Stat every source, re-read the ones that moved, re-join if any text changed.
+
+        A source found absent is looked for again only when its folder changed: one stat of the
+        home folder stands for the missing SOUL.md, MEMORY.md and USER.md, one per searched folder
+        for a project file never found (a file that appears adds a name, which moves the folder's
+        mtime; see :func:`~hermes_core.agent.prompt.files.settled_fingerprint` for the folders
+        changed too recently to trust that). A file that is there is stat-ed every turn."""
         changed = False
+        now = time.time_ns()
+        home_fp, home_settled = settled_fingerprint(self._home_dir, now)
+        quiet = (not self._force and home_fp is not None
+                 and self._settled.get(self._home_dir) == home_fp)
         for src, where in zip(self._sources[:3], self._home_paths, strict=True):
-            fp = stat_fingerprint(where)
+            if quiet and src.absent and src.loaded and not src.dirty:
+                continue   # was not there, and no name was added to its folder since
+            fp, there = probe(where)
             if src.dirty or self._force or not src.loaded or fp != src.fingerprint:
                 assert src.path is not None
                 changed |= self._load(src, src.path)
+            src.absent = not there and src.fingerprint is None
+        self._settle(self._home_dir, home_fp, home_settled)
         project = self._sources[3]
-        found = find_project_file(self._candidates)
-        if found is None:
-            if self._force or not project.loaded or project.path is not None:
-                changed |= self._clear(project)
-        else:
-            path, fp = found
-            if (project.dirty or self._force or path != project.path or fp != project.fingerprint
-                    or not project.loaded):
-                changed |= self._load(project, path)
+        if self._force or not project.absent or project.dirty or not self._project_quiet(now):
+            found, any_there = look_for_project_file(self._candidates)
+            if found is None:
+                if self._force or not project.loaded or project.path is not None:
+                    changed |= self._clear(project)
+            else:
+                path, fp = found
+                if (project.dirty or self._force or path != project.path or fp != project.fingerprint
+                        or not project.loaded):
+                    changed |= self._load(project, path)
+            project.absent = found is None and not any_there
         if changed or self._force or self._stable is None:
             self._stable = self._join()
             self.rebuilds += 1
             self._force = False
         return self._stable
+
+    def _settle(self, folder: str, fp: Fingerprint | None, settled: bool) -> None:
+        """Remember ``folder``'s fingerprint as the one its absent sources were last seen absent
+        under (taken before they were looked for), when it is settled."""
+        if settled and fp is not None:
+            self._settled[folder] = fp
+        else:
+            self._settled.pop(folder, None)
+
+    def _project_quiet(self, now: int) -> bool:
+        """No project-file candidate was there at the last look and none of their folders changed
+        since: stats each folder (and records it for the next turn)."""
+        quiet = True
+        for folder in self._candidate_dirs:
+            fp, settled = settled_fingerprint(folder, now)
+            if fp is None or self._settled.get(folder) != fp:
+                quiet = False
+            self._settle(folder, fp, settled)
+        return quiet
 
     def _join(self) -> _Stable:
         sections = [s for s in self._sources if s.text]

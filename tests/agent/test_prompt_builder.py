@@ -187,9 +187,9 @@ def test_notification_catches_a_write_the_fingerprint_cannot_see(marked_home: Pa
     assert len(new.encode()) == len(old.encode())
     with open(path, "r+", encoding="utf-8") as fh:
         fh.write(new)
-    real = prompt_builder.stat_fingerprint
-    monkeypatch.setattr(prompt_builder, "stat_fingerprint",
-                        lambda p: before if Path(p) == path else real(p))
+    real = prompt_builder.probe
+    monkeypatch.setattr(prompt_builder, "probe",
+                        lambda p: (before, True) if Path(p) == path else real(p))
     assert "Ada" in b.build("hi").system  # the stat alone cannot tell
     notify_file_changed(path)
     assert "Bob" in b.build("hi").system
@@ -664,3 +664,88 @@ def test_a_blocked_paragraph_of_an_auto_loaded_skill_is_reported_with_the_files_
     blocked = [e for e in b.events if e.kind == "blocked"]
     assert [(e.file, e.reason.split(";")[0]) for e in blocked] == [
         ("SKILL.md of invoices", "possible prompt injection (role-hijack, line 3)")]
+
+
+def _settle(folder: Path) -> None:
+    """Date ``folder``'s last change an hour back: a later change of its entries moves it."""
+    hour_ago = datetime.now(UTC).timestamp() - 3600
+    os.utime(folder, (hour_ago, hour_ago))
+
+
+def _probes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    from hermes_core.agent import prompt_builder
+    from hermes_core.agent.prompt import files
+
+    seen: list[str] = []
+    real = files.probe
+
+    def counting(path: str) -> tuple[Any, bool]:
+        seen.append(os.path.basename(path))
+        return real(path)
+    monkeypatch.setattr(prompt_builder, "probe", counting)
+    monkeypatch.setattr(files, "probe", counting)
+    return seen
+
+
+def test_missing_files_of_a_settled_folder_are_not_looked_for_each_turn(
+        hermes_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    b = builder(hermes_home, project)
+    b.build("hi")
+    _settle(hermes_home)
+    _settle(project)
+    seen = _probes(monkeypatch)
+    b.build("hi")                      # folders remembered as settled, files looked for once more
+    assert {"SOUL.md", "MEMORY.md", "USER.md", "AGENTS.md"} <= set(seen)
+    seen.clear()
+    b.build("hi")
+    b.build("hi")
+    assert seen == []                  # one stat per folder stands for every missing name in it
+
+
+def test_a_file_created_in_a_settled_folder_between_turns_is_seen(
+        hermes_home: Path, project: Path) -> None:
+    b = builder(hermes_home, project)
+    b.build("hi")
+    _settle(hermes_home)
+    _settle(project)
+    b.build("hi")
+    b.build("hi")
+    write(hermes_home / "SOUL.md", "I am Hermes-of-the-settled-home.\n")
+    write(project / "AGENTS.md", "Run the tests with make check.\n")
+    system = b.build("hi").system
+    assert "Hermes-of-the-settled-home" in system and "make check" in system
+    (project / "AGENTS.md").unlink()
+    assert "make check" not in b.build("hi").system
+
+
+def test_a_dangling_link_whose_target_appears_is_seen_in_a_settled_folder(
+        hermes_home: Path, project: Path, tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere" / "user-notes.md"
+    target.parent.mkdir()
+    (hermes_home / "USER.md").symlink_to(target)
+    (project / "HERMES.md").symlink_to(target)
+    b = builder(hermes_home, project)
+    b.build("hi")
+    _settle(hermes_home)
+    _settle(project)
+    b.build("hi")
+    b.build("hi")
+    write(target, "The user is called Grace.\n")   # neither folder holding a link changes
+    system = b.build("hi").system
+    assert "## About the user (USER.md)" in system and "## Project context (HERMES.md)" in system
+
+
+def test_a_folder_changed_within_the_margin_is_not_trusted(tmp_path: Path) -> None:
+    from hermes_core.agent.prompt.files import SETTLED_NS, settled_fingerprint
+
+    folder = tmp_path / "f"
+    folder.mkdir()
+    mtime = os.stat(folder).st_mtime_ns
+    fp, settled = settled_fingerprint(str(folder), mtime + SETTLED_NS // 2)
+    assert fp is not None and not settled
+    assert settled_fingerprint(str(folder), mtime + 2 * SETTLED_NS + 1)[1] == (
+        mtime % 1_000_000_000 != 0)                  # whole-second times wait longer
+    os.utime(folder, ns=(10**18, 10**18))           # a whole second: a coarse filesystem
+    assert not settled_fingerprint(str(folder), 10**18 + 1_500_000_000)[1]
+    assert settled_fingerprint(str(folder), 10**18 + 2_000_000_001)[1]
+    assert settled_fingerprint(str(tmp_path / "gone"), 10**18) == (None, False)

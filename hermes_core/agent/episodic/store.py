@@ -186,6 +186,7 @@ class SessionStore:
         self._writes = 0                       # commits through this store (data_version misses them)
         self._df_cache: dict[str, int] = {}
         self._df_generation: tuple[int, int, int] | None = None
+        self._df_empty = False                 # the index had no row at _df_generation
         self.read_only = False
         if self.path.exists():
             _check_file(self.path)
@@ -516,18 +517,26 @@ class SessionStore:
 
     def term_dfs(self, terms: Sequence[str], cap: int) -> dict[str, int]:
         """:meth:`term_df` of several terms, in their order: the database is asked once whether
-        it changed (a query, ~12 us here), and counted only for terms not remembered."""
+        it changed (a query, ~12 us here), and counted only for terms not remembered. An empty
+        index (a new user's archive) answers 0 for every term without a count: whether it is
+        empty is asked once per change of the database, like the counts."""
         out: dict[str, int] = {}
         missing: list[str] = []
         with self._lock:
             try:
                 version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+                generation = (version, self._writes, cap)
+                if generation != self._df_generation:
+                    self._df_cache.clear()
+                    # read after data_version: a commit in between shows here (rows: not empty)
+                    # or moves data_version (asked again next time); never a stale "empty"
+                    self._df_empty = self._conn.execute(
+                        "SELECT 1 FROM sessions_fts LIMIT 1").fetchone() is None
+                    self._df_generation = generation
             except sqlite3.Error as e:
                 raise self._fault(e) from None
-            generation = (version, self._writes, cap)
-            if generation != self._df_generation:
-                self._df_cache.clear()
-                self._df_generation = generation
+            if self._df_empty:
+                return dict.fromkeys(terms, 0)
             for term in terms:
                 got = self._df_cache.get(term)
                 out[term] = -1 if got is None else got

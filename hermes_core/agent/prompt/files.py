@@ -120,6 +120,40 @@ def stat_fingerprint(path: Path | str) -> Fingerprint | None:
         return None
 
 
+def probe(path: str) -> tuple[Fingerprint | None, bool]:
+    """``stat_fingerprint(path)``, and whether anything has that name at all (a dangling symlink
+    has; a missing file has not). One ``lstat`` for a missing name or a plain file, as cheap as
+    the ``stat`` it replaces; a symlink costs a second call."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None, False
+    if stat.S_ISLNK(st.st_mode):
+        return stat_fingerprint(path), True
+    return fingerprint_of(st), True
+
+
+#: A folder whose mtime is older than this when it is looked at is *settled*: any later change of
+#: its entries moves its mtime (or ctime). A change within one timestamp tick of the previous one
+#: may leave both where they were, so a folder changed more recently than a tick is not trusted.
+#: Filesystems that keep sub-second times tick every few milliseconds (a jiffy on Linux, ~16 ms on
+#: Windows); those that keep whole seconds (FAT: 2 s, HFS+: 1 s) get the longer margin.
+SETTLED_NS = 100_000_000
+SETTLED_COARSE_NS = 2_000_000_000
+
+
+def settled_fingerprint(folder: str, now_ns: int) -> tuple[Fingerprint | None, bool]:
+    """The folder's fingerprint, and whether it is settled at ``now_ns`` (``time.time_ns()``):
+    then, while the fingerprint stays the same, no name was added to or removed from it."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None, False
+    mtime = st.st_mtime_ns
+    margin = SETTLED_COARSE_NS if mtime % 1_000_000_000 == 0 else SETTLED_NS
+    return fingerprint_of(st), now_ns - mtime > margin
+
+
 # --------------------------------------------------------------------------- truncation
 
 def _prefix_within(text: str, budget: int) -> int:
@@ -371,14 +405,19 @@ def project_candidates(dirs: Sequence[Path]) -> tuple[str, ...]:
 
 def find_project_file(candidates: Sequence[str]) -> tuple[Path, Fingerprint] | None:
     """The first candidate that is a regular file, with its fingerprint (one stat per candidate)."""
+    return look_for_project_file(candidates)[0]
+
+
+def look_for_project_file(candidates: Sequence[str]) -> tuple[tuple[Path, Fingerprint] | None, bool]:
+    """:func:`find_project_file` (symlinks followed), and whether any candidate's name was there
+    at all: when none was, no candidate can appear without its folder changing."""
+    there_any = False
     for c in candidates:
-        try:
-            st = os.stat(c)
-        except OSError:
-            continue
-        if stat.S_ISREG(st.st_mode):
-            return Path(c), fingerprint_of(st)
-    return None
+        fp, there = probe(c)
+        there_any = there_any or there
+        if fp is not None and stat.S_ISREG(fp[3]):
+            return (Path(c), fp), True
+    return None, there_any
 
 
 # --------------------------------------------------------------------------- change notification

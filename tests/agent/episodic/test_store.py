@@ -609,6 +609,37 @@ def test_term_dfs_asks_once_whether_the_database_changed_and_counts_only_new_ter
         eng.close()
 
 
+def test_term_dfs_of_an_empty_archive_count_nothing_until_a_session_is_added(
+        tmp_path: Path) -> None:
+    eng = ContextEngine(tmp_path / "sessions.db", clock=lambda: 2_000_000_000.0)
+    try:
+        store = eng.store
+        assert store.term_dfs(["billing"], 100) == {"billing": 0}
+        statements: list[str] = []
+        store._conn.set_trace_callback(statements.append)
+        assert store.term_dfs(["billing", "deploy"], 100) == {"billing": 0, "deploy": 0}
+        ours = [st for st in statements if not st.startswith("--")]
+        assert ours == ["PRAGMA data_version"]               # no count of a term: nothing to count
+        store._conn.set_trace_callback(None)
+        eng.add("x", "billing dispute with the bank", created_at=1_950_000_000.0)
+        assert store.term_dfs(["billing", "deploy"], 100) == {"billing": 1, "deploy": 0}
+    finally:
+        eng.close()
+
+
+def test_a_session_another_connection_adds_to_an_empty_archive_is_found_next_turn(
+        tmp_path: Path) -> None:
+    reader = ContextEngine(tmp_path / "sessions.db", clock=lambda: 2_000_000_000.0)
+    writer = ContextEngine(tmp_path / "sessions.db", clock=lambda: 2_000_000_000.0)
+    try:
+        assert reader.retrieve("the zorblax quota") == []      # empty: remembered as such
+        writer.add("elsewhere", "the zorblax quota ran out", created_at=1_950_000_000.0)
+        assert [f.session_id for f in reader.retrieve("the zorblax quota")] == ["elsewhere"]
+    finally:
+        reader.close()
+        writer.close()
+
+
 def test_search_recent_returns_the_newest_rows_up_to_the_limit(tmp_path: Path) -> None:
     eng = engine_with(tmp_path, 10)
     try:
