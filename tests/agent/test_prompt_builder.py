@@ -672,6 +672,17 @@ def _settle(folder: Path) -> None:
     os.utime(folder, (hour_ago, hour_ago))
 
 
+def _settled_builder(home: Path, project: Path) -> PromptBuilder:
+    """A builder that has seen both folders settled: missing files are no longer looked for."""
+    b = builder(home, project)
+    b.build("hi")
+    _settle(home)
+    _settle(project)
+    b.build("hi")
+    b.build("hi")
+    return b
+
+
 def _probes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     from hermes_core.agent import prompt_builder
     from hermes_core.agent.prompt import files
@@ -704,12 +715,7 @@ def test_missing_files_of_a_settled_folder_are_not_looked_for_each_turn(
 
 def test_a_file_created_in_a_settled_folder_between_turns_is_seen(
         hermes_home: Path, project: Path) -> None:
-    b = builder(hermes_home, project)
-    b.build("hi")
-    _settle(hermes_home)
-    _settle(project)
-    b.build("hi")
-    b.build("hi")
+    b = _settled_builder(hermes_home, project)
     write(hermes_home / "SOUL.md", "I am Hermes-of-the-settled-home.\n")
     write(project / "AGENTS.md", "Run the tests with make check.\n")
     system = b.build("hi").system
@@ -724,12 +730,7 @@ def test_a_dangling_link_whose_target_appears_is_seen_in_a_settled_folder(
     target.parent.mkdir()
     (hermes_home / "USER.md").symlink_to(target)
     (project / "HERMES.md").symlink_to(target)
-    b = builder(hermes_home, project)
-    b.build("hi")
-    _settle(hermes_home)
-    _settle(project)
-    b.build("hi")
-    b.build("hi")
+    b = _settled_builder(hermes_home, project)
     write(target, "The user is called Grace.\n")   # neither folder holding a link changes
     system = b.build("hi").system
     assert "## About the user (USER.md)" in system and "## Project context (HERMES.md)" in system
