@@ -494,8 +494,11 @@ def _agent(tmp_path: Path, fake: FakeProvider) -> Agent:
 def test_messages_added_by_a_hook_stay_out_of_the_history(tmp_path: Path):
     fake = FakeProvider(["a1", "a2"])
     agent = _agent(tmp_path, fake)
-    agent.chat("q1")
-    agent.chat("q2")
+    try:
+        agent.chat("q1")
+        agent.chat("q2")
+    finally:
+        agent.close()
     assert [(m.role, m.content) for m in agent.history] == [
         ("user", "q1"), ("assistant", "a1"), ("user", "q2"), ("assistant", "a2")]
     sent = [(m.role, m.content) for m in fake.requests[1].prompt.messages]
