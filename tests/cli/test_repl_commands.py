@@ -213,3 +213,25 @@ def test_save_any_name_lands_in_transcripts_or_is_refused(tmp_path: Path,
     assert all(p == "home/transcripts" or p.startswith("home/transcripts/") for p in new), new
     for p in (tmp_path / "home" / "transcripts").glob("*"):
         p.unlink()
+
+
+def test_memory_never_shows_the_head_of_a_key_from_an_old_row(tmp_path: Path) -> None:
+    """/memory cut a summary at 100 characters before the output was redacted: a key stored in
+    clear by an older version, straddling the cut, was shown up to the cut."""
+    from hermes_core.agent.context_engine import ContextEngine
+
+    home = tmp_path / "home"
+    home.mkdir()
+    summary = "staging proxy deploy notes " + "x" * 60 + " " + _SAVE_KEY + " end"
+    assert summary.index(_SAVE_KEY) < 100 < summary.index(_SAVE_KEY) + len(_SAVE_KEY)
+    with ContextEngine(home / "sessions.db", redactor=lambda text: text) as old:
+        old.add("s-old", summary, ["staging"])
+    settings = load_settings({"home": str(home), "skill_utils": {"enabled": False},
+                              "credentials": {"openai": {"keys": [{"key": _SAVE_KEY}]}},
+                              "llm": {"routing": {"default_model": "gpt-4o"}}}, env={})
+    agent = Agent(settings, provider=FakeProvider(["answer"], default="answer"),
+                  loop_options={"audit_path": False})
+    out = io.StringIO()
+    Repl(agent, stdin=io.StringIO("/memory staging proxy\n/exit\n"), stdout=out, stream=False).run()
+    shown = out.getvalue()
+    assert "staging proxy" in shown and "zq9Horse" not in shown and "zq9Ho" not in shown
