@@ -675,8 +675,9 @@ def _check_named_home(home: str, *, file: str | None, line: int | None,
     path = Path(os.path.expanduser(home))
     if path == Path(os.path.expanduser(DEFAULT_HOME)):
         return
-    secret = home.strip() in secrets or looks_like_secret(home)
-    shown = str(path) if len(str(path)) <= 200 and not secret else describe_value(home, secrets)
+    short = len(str(path)) <= 200   # a longer one is described, not shown (no second secret check)
+    secret = short and (home.strip() in secrets or looks_like_secret(home))
+    shown = str(path) if short and not secret else describe_value(home, secrets)
     try:
         exists, is_dir = path.exists(), path.is_dir()
     except (OSError, ValueError):   # a name too long for the file system, a NUL byte

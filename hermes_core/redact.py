@@ -48,6 +48,7 @@ def register_secrets(secrets: Iterable[str]) -> None:
 
 
 _TOKEN_LIKE = re.compile(r"[A-Za-z0-9_\-./+=:]{20,}")
+_UPPER, _LOWER, _DIGIT, _ALPHA = (re.compile(c) for c in ("[A-Z]", "[a-z]", "[0-9]", "[A-Za-z]"))
 
 
 def looks_like_secret(value: str) -> bool:
@@ -58,13 +59,14 @@ def looks_like_secret(value: str) -> bool:
         return True
     if not _TOKEN_LIKE.fullmatch(text) or "://" in text or text.startswith(("/", "~", ".")):
         return False
-    # a model id ("gpt-4o-mini-2024-07-18") is short words joined; a key has one long random run
-    if (any(c.isupper() for c in text) and any(c.islower() for c in text)
-            and any(c.isdigit() for c in text)):
+    # a model id ("gpt-4o-mini-2024-07-18") is short words joined; a key has one long random run.
+    # Character classes by regex, not a Python loop per character: a 1 MB config value is
+    # checked in milliseconds (the token alphabet is ASCII, so these classes are exact)
+    if _UPPER.search(text) and _LOWER.search(text) and _DIGIT.search(text):
         return True   # mixed case and digits: model ids and paths are lower case
     longest = max(re.split(r"[-_./+=:]", text), key=len)
-    return (len(longest) >= 16 and any(c.isdigit() for c in longest)
-            and any(c.isalpha() for c in longest) and len(set(longest)) >= 10)
+    return (len(longest) >= 16 and bool(_DIGIT.search(longest)) and bool(_ALPHA.search(longest))
+            and len(set(longest)) >= 10)
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
