@@ -80,6 +80,25 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return _KEY_PATTERNS.sub("[REDACTED]", text)
 
 
+def redact_data(value: Any, secrets: Iterable[str] = (), _depth: int = 0) -> Any:
+    """``value`` with every string in it redacted (mapping keys too), its shape kept: a parsed
+    JSON error body, say. Past a nesting of 32 the rest is redacted as text."""
+    secrets = tuple(secrets)
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, bytes | bytearray):
+        return redact(bytes(value).decode("utf-8", "replace"), secrets)
+    if _depth >= 32 and isinstance(value, Mapping | list | tuple):
+        return redact(str(value), secrets)
+    if isinstance(value, Mapping):
+        return {redact_data(k, secrets, _depth + 1): redact_data(v, secrets, _depth + 1)
+                for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        items = [redact_data(v, secrets, _depth + 1) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    return value
+
+
 def clip(text: str, limit: int, secrets: Iterable[str] = ()) -> str:
     """The first ``limit`` characters of ``text``, redacted *before* the cut: cut first, a key
     across the cut is no longer whole, no scrubber downstream knows its head, and it is shown."""
