@@ -69,6 +69,26 @@ def looks_like_secret(value: str) -> bool:
             and len(set(longest)) >= 10)
 
 
+# a URL's password ("https://user:PASSWORD@host") and query parameters that carry a credential
+_URL_PASSWORD = re.compile(r"://[^/\s@:]*:([^/\s@]+)@")
+_SECRET_PARAM = re.compile(
+    r"[?&](?:password|passwd|pwd|token|access_token|api[_-]?key|key|secret|sig|signature)=[^&\s#]+",
+    re.IGNORECASE)
+_WORDS = re.compile(r"[\s,;'\"()<>\[\]{}|]+")
+
+
+def holds_secret(text: str, secrets: Iterable[str] = ()) -> bool:
+    """Whether ``text`` is or contains something not to echo: a known secret, a key shape, one
+    word among others shaped like a key ("key Zk38fj3kd92jfk3lsd0q"), a URL's password or a
+    credential query parameter. For deciding whether a value may be quoted in a message at all."""
+    secrets = tuple(secrets)
+    if redact(text, secrets) != text or looks_like_secret(text):
+        return True
+    if _URL_PASSWORD.search(text) or _SECRET_PARAM.search(text):
+        return True
+    return any(looks_like_secret(w) for w in _WORDS.split(text) if len(w) >= 20 and w != text)
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
     """Replace known secrets (``secrets`` and every registered one) by their fingerprint and
     key-shaped strings by ``[REDACTED]``."""
