@@ -453,6 +453,12 @@ def _interpolator(file: str | None, env: Mapping[str, str],
                               f"(write ${{{name}:-default}} to give one)",
                               file=file, key_path=safe_path(path), line=line)
 
+        if is_cred and "${" in _VAR.sub("", text):
+            # taken literally, "${OPENAI_KEY" would be the key sent to the provider (not shown:
+            # the rest of the value may be the key itself)
+            raise ConfigError("a malformed variable reference: write ${NAME} (letters, digits "
+                              "and _, closed by '}') or ${NAME:-default}",
+                              file=file, key_path=safe_path(path), line=line)
         out = _VAR.sub(sub, text)
         if is_cred and unset:   # "${ORG}:${TOKEN}" with TOKEN unset is no key, not the key ":"
             skipped.append((_fmt_path(path), line, tuple(unset)))

@@ -707,3 +707,15 @@ def test_no_config_error_echoes_a_key_put_in_the_wrong_place(path: str, secret: 
         parse_yaml(text, file="c.yaml", env={})
     except ConfigError as e:
         assert secret not in str(e) and secret[:12] not in str(e), str(e)
+
+
+@pytest.mark.parametrize("ref", ["${OPENAI_KEY", "${}", "${MY-KEY}", "pre-${ 1BAD}"])
+def test_a_malformed_variable_reference_in_a_credential_is_an_error_naming_it(ref: str) -> None:
+    """A typo in ``${VAR}`` (unclosed, empty, a name with a hyphen) was taken literally: the text
+    "${OPENAI_KEY" became the key and was sent to the provider."""
+    text = f"credentials:\n  openai:\n    keys:\n      - key: \"{ref}\"\n"
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml", env={"OPENAI_KEY": "zq9Horse7battery.Staple-42"})
+    msg = str(info.value)
+    assert "c.yaml:4" in msg and "credentials.openai.keys[0].key" in msg
+    assert "${NAME}" in msg and "zq9Horse" not in msg
