@@ -47,6 +47,9 @@ def cases(tmp: Path) -> dict[str, Callable[[], object]]:
     long_string.write_text("home: '" + "x" * (MAX_CONFIG_BYTES - 20) + "'\n", encoding="utf-8")
     long_key = tmp / "long-key.yaml"   # malformed: libyaml rejects it, the pure-Python loader took 3.9 s
     long_key.write_text("k" * (MAX_CONFIG_BYTES - 20) + ": 1\n", encoding="utf-8")
+    long_list = tmp / "1mb-list-bad-item.yaml"   # valid YAML near both limits, refused by validation
+    long_list.write_text("skill_utils:\n  folders: [" + ",".join(["/" + "a" * 50] * 18_000) + ", 5]\n",
+                         encoding="utf-8")
     example = REPO / "config.example.yaml"
     bomb = _bomb()
     return {
@@ -60,6 +63,7 @@ def cases(tmp: Path) -> dict[str, Callable[[], object]]:
         "1mb_plus_one": lambda: load_settings(over_limit, env={}),
         "1mb_single_string": lambda: load_settings(long_string, env={}),
         "1mb_one_long_key": lambda: load_settings(long_key, env={}),
+        "1mb_list_with_a_bad_item": lambda: load_settings(long_list, env={}),
     }
 
 

@@ -453,6 +453,12 @@ def _interpolator(file: str | None, env: Mapping[str, str],
                               f"(write ${{{name}:-default}} to give one)",
                               file=file, key_path=safe_path(path), line=line)
 
+        if is_cred and "${" in _VAR.sub("", text):
+            # taken literally, "${OPENAI_KEY" would be the key sent to the provider (not shown:
+            # the rest of the value may be the key itself)
+            raise ConfigError("a malformed variable reference: write ${NAME} (letters, digits "
+                              "and _, closed by '}') or ${NAME:-default}",
+                              file=file, key_path=safe_path(path), line=line)
         out = _VAR.sub(sub, text)
         if is_cred and unset:   # "${ORG}:${TOKEN}" with TOKEN unset is no key, not the key ":"
             skipped.append((_fmt_path(path), line, tuple(unset)))
@@ -675,8 +681,9 @@ def _check_named_home(home: str, *, file: str | None, line: int | None,
     path = Path(os.path.expanduser(home))
     if path == Path(os.path.expanduser(DEFAULT_HOME)):
         return
-    secret = home.strip() in secrets or looks_like_secret(home)
-    shown = str(path) if len(str(path)) <= 200 and not secret else describe_value(home, secrets)
+    short = len(str(path)) <= 200   # a longer one is described, not shown (no second secret check)
+    secret = short and (home.strip() in secrets or looks_like_secret(home))
+    shown = str(path) if short and not secret else describe_value(home, secrets)
     try:
         exists, is_dir = path.exists(), path.is_dir()
     except (OSError, ValueError):   # a name too long for the file system, a NUL byte

@@ -10,6 +10,7 @@ otherwise be printed on every run.
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Iterable, Mapping
@@ -17,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from hermes_core.redact import looks_like_secret
+from hermes_core.redact import holds_secret
 from hermes_core.yaml_safe import format_path
 
 # What the items of a list setting are, by the setting's name.
@@ -44,7 +45,9 @@ def describe_value(value: Any, secrets: Iterable[str] = ()) -> str:
     if isinstance(value, float):
         return f"the number {value:g}"
     if isinstance(value, str):
-        if value in set(secrets) or looks_like_secret(value):
+        # only the head of a long value is shown: judge the head (with room for a key straddling
+        # the cut), not a megabyte
+        if value in set(secrets) or holds_secret(value[:1024], secrets):
             return f"a string of {len(value)} characters (not shown: it looks like a secret)"
         shown = value if len(value) <= 40 else value[:37] + "..."
         return f"the string {shown!r}"
@@ -247,7 +250,15 @@ def safe_path(loc: tuple[Any, ...], secrets: Iterable[str] = ()) -> str:
     """The key path for a message, a secret-looking key (a key pasted as a YAML key) masked."""
     known = set(secrets)
     return format_path(tuple("<secret-looking key>" if isinstance(p, str) and (
-        p in known or looks_like_secret(p)) else p for p in loc))
+        p in known or holds_secret(p, known)) else p for p in loc))
+
+
+def mask_quoted(sentence: str, secrets: Iterable[str] = ()) -> str:
+    """A validator's own sentence with every quoted value that holds a secret masked (a key
+    pasted as a provider's name: "unknown provider '<the key>'")."""
+    secrets = tuple(secrets)
+    return re.sub(r"'([^']*)'", lambda m: "'<not shown: it looks like a secret>'"
+                  if holds_secret(m.group(1), secrets) else m.group(0), sentence)
 
 
 def explain_error(model: type[BaseModel], err: Mapping[str, Any], loc: tuple[Any, ...], *,
@@ -265,7 +276,7 @@ def explain_error(model: type[BaseModel], err: Mapping[str, Any], loc: tuple[Any
     leaf = next((str(p) for p in reversed(loc) if not isinstance(p, int)), "")
     expected = _expected(err, leaf)
     if expected is None:  # a validator's own sentence (unknown provider, listed twice, ...)
-        return (str(err["msg"]).removeprefix("Value error, "), key_path)
+        return (mask_quoted(str(err["msg"]).removeprefix("Value error, "), secrets), key_path)
     if "input" in err:
         got = err["input"]
         if _is_key_slot(loc) and not isinstance(got, list | tuple | Mapping | None):

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_core.redact import redact, redact_headers
+from hermes_core.redact import clip, redact, redact_data, redact_headers
 
 
 class HermesError(Exception):
@@ -57,7 +57,7 @@ class ProviderError(HermesError):
         self.status_code = status_code
         # a server may echo the key in a header (or a debugging proxy add it): never keep it
         self.headers = redact_headers(headers or {})
-        self.body = redact(body) if isinstance(body, str) else body
+        self.body = redact_data(body)   # a parsed JSON body too: any string in it
         self.provider = provider
         super().__init__(redact(message))
 
@@ -197,10 +197,13 @@ class StructuredOutputError(HermesError):
     """
 
     def __init__(self, model_name: str, errors: str, text: str) -> None:
+        # a model or proxy echoing the key puts it in the reply and in the field names: redacted,
+        # the reply before it is cut (a key across the cut would keep its head)
         self.model_name = model_name
-        self.errors = errors
-        self.text = text[:2000]
-        super().__init__(f"the reply is not a valid {model_name} after one repair round: {errors}")
+        self.errors = redact(errors)
+        self.text = clip(text, 2000)
+        super().__init__(f"the reply is not a valid {model_name} after one repair round: "
+                         f"{self.errors}")
 
 
 @dataclass(frozen=True, slots=True)

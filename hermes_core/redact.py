@@ -48,6 +48,7 @@ def register_secrets(secrets: Iterable[str]) -> None:
 
 
 _TOKEN_LIKE = re.compile(r"[A-Za-z0-9_\-./+=:]{20,}")
+_UPPER, _LOWER, _DIGIT, _ALPHA = (re.compile(c) for c in ("[A-Z]", "[a-z]", "[0-9]", "[A-Za-z]"))
 
 
 def looks_like_secret(value: str) -> bool:
@@ -58,13 +59,34 @@ def looks_like_secret(value: str) -> bool:
         return True
     if not _TOKEN_LIKE.fullmatch(text) or "://" in text or text.startswith(("/", "~", ".")):
         return False
-    # a model id ("gpt-4o-mini-2024-07-18") is short words joined; a key has one long random run
-    if (any(c.isupper() for c in text) and any(c.islower() for c in text)
-            and any(c.isdigit() for c in text)):
+    # a model id ("gpt-4o-mini-2024-07-18") is short words joined; a key has one long random run.
+    # Character classes by regex, not a Python loop per character: a 1 MB config value is
+    # checked in milliseconds (the token alphabet is ASCII, so these classes are exact)
+    if _UPPER.search(text) and _LOWER.search(text) and _DIGIT.search(text):
         return True   # mixed case and digits: model ids and paths are lower case
     longest = max(re.split(r"[-_./+=:]", text), key=len)
-    return (len(longest) >= 16 and any(c.isdigit() for c in longest)
-            and any(c.isalpha() for c in longest) and len(set(longest)) >= 10)
+    return (len(longest) >= 16 and bool(_DIGIT.search(longest)) and bool(_ALPHA.search(longest))
+            and len(set(longest)) >= 10)
+
+
+# a URL's password ("https://user:PASSWORD@host") and query parameters that carry a credential
+_URL_PASSWORD = re.compile(r"://[^/\s@:]*:([^/\s@]+)@")
+_SECRET_PARAM = re.compile(
+    r"[?&](?:password|passwd|pwd|token|access_token|api[_-]?key|key|secret|sig|signature)=[^&\s#]+",
+    re.IGNORECASE)
+_WORDS = re.compile(r"[\s,;'\"()<>\[\]{}|]+")
+
+
+def holds_secret(text: str, secrets: Iterable[str] = ()) -> bool:
+    """Whether ``text`` is or contains something not to echo: a known secret, a key shape, one
+    word among others shaped like a key ("key Zk38fj3kd92jfk3lsd0q"), a URL's password or a
+    credential query parameter. For deciding whether a value may be quoted in a message at all."""
+    secrets = tuple(secrets)
+    if redact(text, secrets) != text or looks_like_secret(text):
+        return True
+    if _URL_PASSWORD.search(text) or _SECRET_PARAM.search(text):
+        return True
+    return any(looks_like_secret(w) for w in _WORDS.split(text) if len(w) >= 20 and w != text)
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
@@ -76,6 +98,25 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
         if s and len(s) >= 4 and s in text:
             text = text.replace(s, f"[{fingerprint(s)}]")
     return _KEY_PATTERNS.sub("[REDACTED]", text)
+
+
+def redact_data(value: Any, secrets: Iterable[str] = (), _depth: int = 0) -> Any:
+    """``value`` with every string in it redacted (mapping keys too), its shape kept: a parsed
+    JSON error body, say. Past a nesting of 32 the rest is redacted as text."""
+    secrets = tuple(secrets)
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, bytes | bytearray):
+        return redact(bytes(value).decode("utf-8", "replace"), secrets)
+    if _depth >= 32 and isinstance(value, Mapping | list | tuple):
+        return redact(str(value), secrets)
+    if isinstance(value, Mapping):
+        return {redact_data(k, secrets, _depth + 1): redact_data(v, secrets, _depth + 1)
+                for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        items = [redact_data(v, secrets, _depth + 1) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    return value
 
 
 def clip(text: str, limit: int, secrets: Iterable[str] = ()) -> str:

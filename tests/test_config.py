@@ -669,3 +669,53 @@ def test_a_missing_home_error_never_echoes_a_key_or_a_huge_name(home, tmp_path):
     text = str(info.value)
     assert info.value.key_path == "home" and info.value.line == 1 and len(text) < 400
     assert "sk-proj" not in text and "correct-horse" not in text
+
+
+# ------------------------------------------------------------------ no secret echoed, anywhere
+
+_SECRET_SLOTS = ["llm.max_tokens", "llm.stream", "llm.routing.default_model", "llm.routing.providers",
+                 "credential_pool.rotation", "home", "credentials.openai.keys", "credentials.openai",
+                 "skill_utils.folders", "prompt.compaction.high_water", "context_engine.max_results",
+                 "llm.routing.context_windows", "llm.prices", "nosuch", "llm.nosuch",
+                 "llm.routing.providers.0.name", "llm.routing.providers.0.models",
+                 "credentials.openai.keys.0.weight", "credentials.openai.rotation_strategy"]
+_NO_SHAPE_KEY = st.text(alphabet="abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789-_.",
+                        min_size=20, max_size=40).filter(
+    lambda s: s[0].isalnum() and any(c.isdigit() for c in s) and any(c.isupper() for c in s)
+    and any(c.islower() for c in s))
+
+
+def _nested(path: str, value: object, as_key: bool) -> object:
+    head, _, rest = path.partition(".")
+    inner = (_nested(rest, value, as_key) if rest else ({value: 1} if as_key else value))
+    return [inner] if head.isdigit() else {head: inner}
+
+
+@hsettings(max_examples=150, deadline=None)
+@given(path=st.sampled_from(_SECRET_SLOTS), secret=_NO_SHAPE_KEY, as_key=st.booleans(),
+       wrap=st.sampled_from(["{}", "key {}", "https://user:{}@proxy.example/v1",
+                             "https://proxy.example/v1?api_key={}"]))
+def test_no_config_error_echoes_a_key_put_in_the_wrong_place(path: str, secret: str, as_key: bool,
+                                                             wrap: str) -> None:
+    """A key of no recognisable shape pasted into any setting, alone, after a word, as a URL's
+    password or as a YAML key: the message names the place, never the key (it was echoed when it
+    shared the value with other words, sat in a URL, or was a provider's name)."""
+    import yaml
+
+    text = yaml.safe_dump(_nested(path, wrap.format(secret), as_key))
+    try:
+        parse_yaml(text, file="c.yaml", env={})
+    except ConfigError as e:
+        assert secret not in str(e) and secret[:12] not in str(e), str(e)
+
+
+@pytest.mark.parametrize("ref", ["${OPENAI_KEY", "${}", "${MY-KEY}", "pre-${ 1BAD}"])
+def test_a_malformed_variable_reference_in_a_credential_is_an_error_naming_it(ref: str) -> None:
+    """A typo in ``${VAR}`` (unclosed, empty, a name with a hyphen) was taken literally: the text
+    "${OPENAI_KEY" became the key and was sent to the provider."""
+    text = f"credentials:\n  openai:\n    keys:\n      - key: \"{ref}\"\n"
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml", env={"OPENAI_KEY": "zq9Horse7battery.Staple-42"})
+    msg = str(info.value)
+    assert "c.yaml:4" in msg and "credentials.openai.keys[0].key" in msg
+    assert "${NAME}" in msg and "zq9Horse" not in msg

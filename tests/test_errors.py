@@ -124,3 +124,34 @@ def test_a_400_saying_the_model_is_unknown_is_model_not_found(body):
 def test_a_400_about_something_else_stays_a_bad_request(message):
     err = error_from_status(400, {}, {"error": {"message": message}}, provider="p")
     assert type(err) is BadRequest
+
+
+_ECHOED = "zq9Horse7battery.Staple-42"   # a configured key of no recognisable shape
+
+
+def test_structured_output_error_keeps_no_key_the_model_echoed() -> None:
+    """The last reply is kept for debugging and the errors name the fields: a model (or a proxy)
+    echoing the key put it in ``text``, ``errors`` and the message, in clear."""
+    from hermes_core.errors import StructuredOutputError
+    from hermes_core.redact import Redactor
+
+    Redactor([_ECHOED])
+    reply = "x" * 1990 + " " + _ECHOED + " and sk-proj-abcdefghijklmnopqrstuv1234"
+    e = StructuredOutputError("Invoice", f"{_ECHOED}: extra inputs are not permitted", reply)
+    for text in (str(e), e.errors, e.text, repr(e)):
+        assert "zq9Horse" not in text and "zq9" not in text and "sk-proj" not in text, text
+    assert len(e.text) <= 2000
+
+
+def test_provider_error_scrubs_a_body_of_any_shape() -> None:
+    """``body`` was redacted only when it was a string: a custom provider passing the parsed JSON
+    (a mapping, a list) kept an echoed key in it."""
+    from hermes_core.errors import ProviderError
+    from hermes_core.redact import Redactor
+
+    Redactor([_ECHOED])
+    body = {"error": {"message": f"refused key {_ECHOED}", "details": [f"Bearer {_ECHOED}", 3]}}
+    e = ServerError("upstream failed", status_code=502, body=body)
+    assert _ECHOED not in repr(e.body) and "refused key" in repr(e.body)
+    assert e.body["error"]["details"][1] == 3   # the shape is kept
+    assert _ECHOED not in repr(ProviderError("x", body=[_ECHOED]).body)

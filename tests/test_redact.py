@@ -13,6 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hermes_core.agent.context_engine import ContextEngine
 from hermes_core.config import load_settings
@@ -173,8 +175,8 @@ def test_save_writes_what_the_repl_showed(tmp_path: Path) -> None:
         def say(self, text: str) -> None:
             said.append(text)
 
-    _save(_Repl(), str(tmp_path / "t.json"))   # type: ignore[arg-type]
-    data = json.loads((tmp_path / "t.json").read_text(encoding="utf-8"))
+    _save(_Repl(), "t.json")   # type: ignore[arg-type]
+    data = json.loads((tmp_path / "transcripts" / "t.json").read_text(encoding="utf-8"))
     assert OTHER not in json.dumps(data) and data["messages"][0]["content"].startswith("here is my key")
 
 
@@ -185,6 +187,32 @@ def test_save_writes_what_the_repl_showed(tmp_path: Path) -> None:
                                           ("~/.hermes/skills/deploy", False)])
 def test_looks_like_secret(value: str, secret: bool) -> None:
     assert looks_like_secret(value) is secret
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.text(alphabet=st.sampled_from("aZ09-_./+=:xQ7 é"), max_size=60))
+def test_looks_like_secret_classes_characters_as_before(value: str) -> None:
+    """The character-class checks are regexes (a 1 MB config value took 1.2 s in a Python loop
+    per character); the verdict is the one the per-character checks gave."""
+    import re
+
+    from hermes_core.redact import _KEY_PATTERNS
+
+    def reference(text: str) -> bool:
+        text = text.strip()
+        if _KEY_PATTERNS.search(text):
+            return True
+        if (not re.fullmatch(r"[A-Za-z0-9_\-./+=:]{20,}", text) or "://" in text
+                or text.startswith(("/", "~", "."))):
+            return False
+        if (any(c.isupper() for c in text) and any(c.islower() for c in text)
+                and any(c.isdigit() for c in text)):
+            return True
+        longest = max(re.split(r"[-_./+=:]", text), key=len)
+        return (len(longest) >= 16 and any(c.isdigit() for c in longest)
+                and any(c.isalpha() for c in longest) and len(set(longest)) >= 10)
+
+    assert looks_like_secret(value) is reference(value)
 
 
 # --------------------------------------------------------------------------- handlers added later

@@ -263,10 +263,21 @@ class ContextEngine:
             if hit.rowid not in texts:
                 continue
             summary, tags = texts[hit.rowid]
+            # a row written before a key was configured, or by a version that redacted key shapes
+            # only, may still hold it: every reader (recall into a prompt, `memory search`,
+            # /memory) gets it scrubbed
+            summary, tags = self._redact(summary), self._clean_tags(tags)
             out.append(MemoryFragment(hit.session_id, summary, tags, float(f"{score:.6g}"), round(age, 3)))
             if len(out) == max_results:
                 break
         return out
+
+    def _clean_tags(self, tags: tuple[str, ...]) -> tuple[str, ...]:
+        """Tags without a key or a piece of a configured one ("zq9", "horse7" of
+        "zq9-Horse7-battery-Staple": older versions made tags of a key's pieces)."""
+        secrets = [s.lower() for s in getattr(self._redact, "secrets", ())]
+        return tuple(t for t in tags if self._redact(t) == t
+                     and not (len(t) >= 3 and any(t.lower() in s for s in secrets)))
 
     def memories_block(self, query: str | RetrievalQuery, exclude_session: str | None = None) -> str:
         """The per-turn "Relevant past sessions" text for the PromptBuilder ('' when none).
@@ -288,9 +299,6 @@ class ContextEngine:
         except SessionStoreError as e:
             log.warning("episodic memory unavailable this turn: %s", e)
             return "", ()
-        # a database written before a key was configured may still hold it: scrub on the way out
-        fragments = [replace(f, summary=self._redact(f.summary),
-                             tags=tuple(t for t in f.tags if self._redact(t) == t)) for f in fragments]
         if self._scan:
             fragments = [g for f in fragments if (g := self._guarded(f)) is not None]
         return render_memories(fragments, max_chars_each=self.settings.render_chars), tuple(fragments)

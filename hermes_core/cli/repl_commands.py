@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.redact import clip, redact
+from hermes_core.redact import clip, looks_like_secret, redact
 
 if TYPE_CHECKING:
     from hermes_core.cli.repl import Repl
@@ -251,29 +253,61 @@ def _keys(repl: Repl, arg: str) -> None:
         repl.say(text)
 
 
+#: Longest ``/save NAME`` accepted, in characters (file systems allow 255 bytes; a longer name is a
+#: paste gone wrong, not a name).
+MAX_SAVE_NAME = 100
+
+
+def transcript_name(arg: str, default: str, scrub: Callable[[str], str] = redact) -> str:
+    """The file name ``/save NAME`` writes in the home's transcripts folder; ValueError (its
+    message is the reason, never the name) when NAME is not a plain, short file name or holds a key.
+
+    Why a name and not a path: a path could escape the home (``../``, ``/etc/...``, ``~/``), and a
+    key pasted as NAME would be written into the file system in clear, where redacting the file's
+    contents cannot reach it. ``scrub`` is the settings' redactor: a configured key of no
+    recognisable shape is caught by what it is.
+    """
+    name = arg.strip()
+    if not name:
+        return default
+    if any(unicodedata.category(c).startswith("C") for c in name):
+        raise ValueError("the name holds control or invisible characters; choose another name")
+    if "/" in name or "\\" in name or name.startswith((".", "~")):
+        raise ValueError("give a file name, not a path")
+    if len(name) > MAX_SAVE_NAME or len(name.encode("utf-8")) > 2 * MAX_SAVE_NAME:
+        raise ValueError(f"the name is longer than {MAX_SAVE_NAME} characters")
+    if scrub(name) != name or any(looks_like_secret(p) for p in (name, *re.split(r"[\s.,;]+", name))):
+        raise ValueError("that name looks like a key; choose another name (the transcript's "
+                         "contents are redacted, a file name would not be)")
+    return name if Path(name).suffix else f"{name}.json"
+
+
 def _save(repl: Repl, arg: str) -> None:
     agent = repl.agent
-    path = Path(arg).expanduser() if arg else (
-        agent.home / "transcripts" / f"{agent.session_id}.json")
+    scrub: Callable[[str], str] = getattr(agent, "redact", redact)
+    folder = agent.home / "transcripts"
+    try:
+        name = transcript_name(arg, f"{agent.session_id}.json", scrub)
+    except ValueError as e:
+        repl.say(f"error: not saved: {e}; transcripts are saved in {folder}")
+        return
+    path = folder / name
     data = {"session_id": agent.session_id,
             "saved_at": datetime.now(UTC).isoformat(timespec="seconds"),
             # what the REPL showed: a key pasted into the chat was printed as [REDACTED]
-            "messages": [{"role": m.role, "content": redact(m.content)} for m in agent.history],
+            "messages": [{"role": m.role, "content": scrub(m.content)} for m in agent.history],
             "usage": {"cache_hit_ratio": round(agent.stats.cache_hit_ratio, 4),
                       "input_tokens": agent.stats.usage.total_input_tokens,
                       "output_tokens": agent.stats.usage.output_tokens}}
-    if path.is_dir():   # "/save ~/notes" means a file in that folder, not replacing the folder
-        path = path / f"{agent.session_id}.json"
-    tmp = path.with_suffix(path.suffix + f".{int(time.time() * 1000)}.tmp")
+    tmp = path.with_name(f".{path.name}.{int(time.time() * 1000)}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
         tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
         tmp.replace(path)
-    except (OSError, ValueError) as e:   # ValueError: a NUL byte in the name
-        with contextlib.suppress(OSError, ValueError):
+    except OSError as e:
+        with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
-        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        repl.say(f"error: cannot save to {path}: {reason}")
+        repl.say(f"error: cannot save to {path}: {e.strerror or e}")
         return
     repl.say(f"[saved {len(agent.history)} messages to {path}]")
 
@@ -304,6 +338,6 @@ BUILTIN_COMMANDS = (
     Command("prompt", "/prompt", "the last request exactly as sent", _prompt),
     Command("stats", "/stats", "tokens, cost and prompt-cache savings of this session", _stats),
     Command("reset", "/reset", "record this chat and start a new one", _reset),
-    Command("save", "/save [file]", "save the transcript as JSON", _save),
+    Command("save", "/save [name]", "save the transcript as JSON in HOME/transcripts", _save),
     Command("exit", "/exit", "end the chat (Ctrl-D too)", _exit),
 )

@@ -755,18 +755,25 @@ def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None
     embedders = default_embedders(su.embedding_model) if su.embeddings and su.enabled else []
     retriever = SkillRetriever(su, folders=folders, catalogs=list(su.catalogs), embedders=embedders,
                                cache_dir=home_path / "cache" / "embeddings", triggers=triggers,
-                               synonyms=synonyms, usage=_usage_layer(home_path, su))
+                               synonyms=synonyms,
+                               usage=_usage_layer(home_path, su, _secrets_of(s)))
     p = getattr(s, "prompt", None)
     if p is not None:
         retriever.scan_categories = tuple(p.injection_categories) if p.injection_scan else ()
     return retriever
 
 
-def _usage_layer(home: Path, su: Any) -> UsageLayer | None:
+def _secrets_of(settings: Any) -> tuple[str, ...]:
+    """The configured secrets (any length: a short one is not registered process-wide)."""
+    redactor = getattr(settings, "redactor", None)
+    return tuple(redactor().secrets) if callable(redactor) else ()
+
+
+def _usage_layer(home: Path, su: Any, secrets: Sequence[str] = ()) -> UsageLayer | None:
     """The home's usage store (created on its first event), or None with ``skill_utils.learn: false``."""
     if not su.learn:
         return None
-    return UsageLayer(UsageStore(home / USAGE_FILE, cap=su.usage_cap))
+    return UsageLayer(UsageStore(home / USAGE_FILE, cap=su.usage_cap, secrets=secrets))
 
 
 def get_skill_retriever(settings: Any = None) -> SkillRetriever:

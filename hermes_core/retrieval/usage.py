@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -64,6 +65,14 @@ USAGE_SCALE = 3.0   # the best-voted skill's score, in z units (a clear dense wi
 # this reliable (measured precision, see Reliability).
 USAGE_GATE_PRECISION = 0.9
 
+#: ``PRAGMA user_version`` of the usage file. 0: written by versions that cut a query at
+#: MAX_QUERY_CHARS *before* redacting it (a key across the cut kept its head, which no pattern
+#: knows, in clear) and scrubbed key shapes only; such rows are re-redacted once on open
+#: (:func:`rescrub_old_query`). 1: redacted, configured secrets included, before the cut.
+USAGE_SCHEMA_VERSION = 1
+# the run of key characters a cut query ends with: after a cut, possibly the head of a key
+_KEY_TAIL = re.compile(r"[A-Za-z0-9_\-.+/=:]+$")
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS usage_events (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -76,6 +85,23 @@ CREATE TABLE IF NOT EXISTS usage_events (
 );
 CREATE INDEX IF NOT EXISTS usage_events_skill ON usage_events(skill);
 """
+
+
+def _text(value: object) -> str:
+    """A stored query as text, whatever another writer put in the column (a BLOB, a number)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value if isinstance(value, str) else str(value)
+
+
+def rescrub_old_query(query: str, secrets: Sequence[str] = ()) -> str:
+    """A query stored by schema 0, made safe: redacted again (configured secrets of any shape
+    too) and, when it was cut at MAX_QUERY_CHARS, without its trailing run of key characters,
+    which may be the head of a key the cut split. '' means nothing is left worth keeping."""
+    text = redact(query, secrets)
+    if len(query) >= MAX_QUERY_CHARS:
+        text = _KEY_TAIL.sub("", text)
+    return text.strip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +150,7 @@ class UsageStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(self.path) if self.path is not None else ":memory:",
                                check_same_thread=False, timeout=5.0)
+        conn.text_factory = lambda b: b.decode("utf-8", "replace")   # invalid UTF-8 from another writer
         try:
             with conn:   # the table checked before WAL mode is set: another program's file is left as it was
                 conn.executescript(SCHEMA)
@@ -131,12 +158,43 @@ class UsageStore:
                              "LIMIT 0")
                 if self.path is not None:
                     conn.execute("PRAGMA journal_mode=WAL")
+            self._migrate(conn)
         except sqlite3.DatabaseError as e:
             conn.close()
             self._give_up(e)
             return None
         self._conn = conn
         return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        """Bring rows of an older schema up to :data:`USAGE_SCHEMA_VERSION`, once: in one
+        IMMEDIATE transaction that re-reads the version (a concurrent opener that won is
+        respected); a failure rolls back and leaves the file as it was."""
+        if int(conn.execute("PRAGMA user_version").fetchone()[0]) >= USAGE_SCHEMA_VERSION:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if int(conn.execute("PRAGMA user_version").fetchone()[0]) < USAGE_SCHEMA_VERSION:
+                changed: list[tuple[str, int]] = []
+                dropped: list[tuple[int]] = []
+                for row_id, raw in conn.execute("SELECT id, query FROM usage_events").fetchall():
+                    query = _text(raw)
+                    clean = rescrub_old_query(query, self.secrets)
+                    if not clean:
+                        dropped.append((row_id,))
+                    elif clean != raw:
+                        changed.append((clean, row_id))
+                conn.executemany("UPDATE usage_events SET query = ? WHERE id = ?", changed)
+                conn.executemany("DELETE FROM usage_events WHERE id = ?", dropped)
+                conn.execute(f"PRAGMA user_version = {USAGE_SCHEMA_VERSION}")
+                if changed or dropped:
+                    log.info("usage history %s: %d stored queries redacted again, %d dropped "
+                             "(written by an older version)", self.path, len(changed), len(dropped))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     def _give_up(self, e: sqlite3.DatabaseError) -> None:
         """The file is the user's history (or another program's): never overwritten nor deleted.
@@ -180,7 +238,8 @@ class UsageStore:
             conn = self._open(create=False)
             rows = [] if conn is None else conn.execute(
                 "SELECT query, skill, kind, good, content_hash, at FROM usage_events ORDER BY id").fetchall()
-        return [UsageEvent(q, s, k, bool(g), h, a) for q, s, k, g, h, a in rows]
+        return [UsageEvent(_text(q), _text(s), _text(k), bool(g), _text(h), float(a))
+                for q, s, k, g, h, a in rows]
 
     def __len__(self) -> int:
         with self._lock:

@@ -549,6 +549,35 @@ def test_rows_stored_before_the_fix_are_redacted_on_output(tmp_path: Path,
         assert "staging" in out and KEY not in out
 
 
+OLD_SECRET = "zq9-Horse7-battery-Staple"   # a configured key of no recognisable shape
+
+
+def _row_from_before_redaction(db: Path) -> None:
+    """sessions.db as a version without redaction by the secrets themselves left it: the key in
+    the summary, its pieces as tags."""
+    with ContextEngine(db, clock=lambda: NOW, redactor=lambda text: text) as old:
+        old.add("s-old", f"Deployed the staging proxy with key {OLD_SECRET} today.",
+                ["staging", "proxy", "zq9", "Horse7", "battery"])
+
+
+def test_every_reader_of_rows_from_before_redaction_gets_them_redacted(tmp_path: Path) -> None:
+    """retrieve() (the CLI's `memory search`, the REPL's /memory) and recall (the prompt sent to
+    any provider) read rows an older version stored in clear: both scrub them, tags that are
+    pieces of a configured key included."""
+    from hermes_core.redact import Redactor
+
+    db = tmp_path / "sessions.db"
+    _row_from_before_redaction(db)
+    with ContextEngine(db, clock=lambda: NOW, redactor=Redactor([OLD_SECRET])) as engine:
+        [found] = engine.retrieve("staging proxy")
+        block, shown = engine.recall("staging proxy")
+    for f in (found, *shown):
+        assert OLD_SECRET not in f.summary and "staging proxy" in f.summary
+        assert [t for t in f.tags if t.lower() in OLD_SECRET.lower()] == [], f.tags
+        assert "staging" in f.tags
+    assert OLD_SECRET not in block and "Horse7" not in block and "zq9" not in block
+
+
 def test_huge_max_results_returns_everything(tmp_path: Path) -> None:
     with ContextEngine(tmp_path / "sessions.db", clock=lambda: NOW) as engine:
         engine.add("s1", "cafe latte notes")

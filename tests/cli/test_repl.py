@@ -61,31 +61,28 @@ def _run(agent: Agent, text: str) -> str:
     return out.getvalue()
 
 
-def test_save_into_an_existing_directory_writes_the_transcript_there(home: Path, tmp_path: Path):
-    target = tmp_path / "transcripts"
-    target.mkdir()
+def test_save_without_a_name_writes_the_sessions_file_in_transcripts(home: Path):
     agent = offline_agent(home)
-    out = _run(agent, f"hello\n/save {target}\n/exit\n")
-    saved = target / f"{agent.session_id}.json"
+    out = _run(agent, "hello\n/save\n/exit\n")
+    saved = home / "transcripts" / f"{agent.session_id}.json"
     assert f"saved 2 messages to {saved}" in out
     assert json.loads(saved.read_text(encoding="utf-8"))["messages"][0]["content"] == "hello"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "transcripts"]  # no .tmp litter
+    assert [p.name for p in saved.parent.iterdir()] == [saved.name]   # no .tmp litter
 
 
-def test_a_failing_save_leaves_no_temp_file_and_the_chat_goes_on(home: Path, tmp_path: Path):
-    target = tmp_path / "out"
+def test_a_failing_save_leaves_no_temp_file_and_the_chat_goes_on(home: Path):
     agent = offline_agent(home)
-    blocker = target / f"{agent.session_id}.json"      # a directory where the file would go
+    blocker = home / "transcripts" / f"{agent.session_id}.json"   # a directory where the file would go
     (blocker / "inside").mkdir(parents=True)
-    out = _run(agent, f"hello\n/save {target}\nstill here\n/exit\n")
+    out = _run(agent, "hello\n/save\nstill here\n/exit\n")
     assert "error: cannot save to" in out and "still here" in out
-    assert [p.name for p in target.iterdir()] == [blocker.name]
+    assert [p.name for p in blocker.parent.iterdir()] == [blocker.name]
 
 
 def test_save_to_a_name_with_a_nul_byte_is_one_line(home: Path):
     agent = offline_agent(home)
     out = _run(agent, "hello\n/save bad\x00name.json\nafter the error\n/exit\n")
-    assert "error: cannot save to" in out and "Traceback" not in out
+    assert "error: not saved: the name holds control" in out and "Traceback" not in out
     assert [m.content for m in agent.history if m.role == "user"] == ["hello", "after the error"]
 
 
@@ -277,7 +274,7 @@ def _repl(home: Path) -> tuple[Repl, io.StringIO]:
 @given(lines=st.lists(_LINES, min_size=1, max_size=4))
 def test_any_line_is_answered_without_a_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                   lines: list[str]) -> None:
-    monkeypatch.chdir(tmp_path)   # "/save NAME" writes NAME relative to the working directory
+    monkeypatch.chdir(tmp_path)   # were "/save NAME" to escape HOME/transcripts, it would stay here
     repl, out = _repl(tmp_path)
     for line in lines:
         text = line.strip()

@@ -4,10 +4,13 @@ session's cost with what the prompt cache saved."""
 from __future__ import annotations
 
 import io
+import json
 import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hermes_core.agent.agent import NO_KEY_HELP, Agent
 from hermes_core.cli.repl import Repl
@@ -123,3 +126,112 @@ def test_table_aligns_columns():
     assert len({line.index("match") + len("match") for line in lines[:1]}) == 1
     assert lines[1].endswith("100%") and lines[2].endswith("  7%")
     assert lines[1].index("git") == lines[2].index("sql")
+
+
+# ------------------------------------------------------------------ /save NAME
+
+_SAVE_KEY = "zq9Horse7battery.Staple-42"   # a configured key of no recognisable shape
+
+
+def _saving_repl(home: Path) -> tuple[Repl, io.StringIO]:
+    home.mkdir(parents=True, exist_ok=True)
+    settings = load_settings({"home": str(home), "skill_utils": {"enabled": False},
+                              "context_engine": {"enabled": False},
+                              "credentials": {"openai": {"keys": [{"key": _SAVE_KEY}]}},
+                              "llm": {"routing": {"default_model": "gpt-4o"}}}, env={})
+    agent = Agent(settings, provider=FakeProvider(["answer"], default="answer"),
+                  loop_options={"audit_path": False})
+    out = io.StringIO()
+    return Repl(agent, stdin=io.StringIO(""), stdout=out, stream=False), out
+
+
+def _files_under(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_save_name_is_a_file_in_the_homes_transcripts_folder(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    repl, out = _saving_repl(tmp_path / "home")
+    repl.turn("hello")
+    repl.dispatch("/save notes")
+    saved = tmp_path / "home" / "transcripts" / "notes.json"
+    assert f"saved 2 messages to {saved}" in out.getvalue()
+    assert json.loads(saved.read_text(encoding="utf-8"))["messages"][0]["content"] == "hello"
+    assert not (tmp_path / "notes").exists() and not (tmp_path / "notes.json").exists()
+
+
+@pytest.mark.parametrize("name", ["sk-proj-abcdefghijklmnopqrstuv1234", _SAVE_KEY,
+                                  f"chat-{_SAVE_KEY}.json"])
+def test_save_refuses_a_name_holding_a_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           name: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    repl, out = _saving_repl(tmp_path / "home")
+    repl.turn("hello")
+    repl.dispatch(f"/save {name}")
+    shown = out.getvalue()
+    assert "error: not saved: that name looks like a key" in shown
+    assert name not in shown and "sk-proj" not in shown and "Horse7" not in shown
+    names = " ".join(_files_under(tmp_path))
+    assert "sk-proj" not in names and "Horse7" not in names and "transcripts/" not in names
+
+
+@pytest.mark.parametrize("name", ["../escaped", "../../escaped.json", "/tmp/abs-escaped.json",
+                                  "~/escaped", "sub/dir/escaped", "bad\x00name", ".", "..",
+                                  "x" * 300, "a\\b", "bell\x07name"])
+def test_save_refuses_a_name_that_is_not_a_plain_file_name(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           name: str) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", str(tmp_path / "userhome"))
+    repl, out = _saving_repl(tmp_path / "home")
+    repl.turn("hello")
+    before = _files_under(tmp_path)
+    repl.dispatch(f"/save {name}")
+    shown = out.getvalue()
+    assert "error: not saved: " in shown and "Traceback" not in shown
+    assert _files_under(tmp_path) == before
+    assert not Path("/tmp/abs-escaped.json").exists()
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=300))
+def test_save_any_name_lands_in_transcripts_or_is_refused(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          name: str) -> None:
+    (tmp_path / "cwd").mkdir(exist_ok=True)
+    monkeypatch.chdir(tmp_path / "cwd")   # a relative name that escaped would land in tmp_path
+    home = tmp_path / "home"
+    repl, out = _saving_repl(home)
+    before = set(_files_under(tmp_path))
+    repl.dispatch(f"/save {name}")
+    shown = out.getvalue()
+    assert "Traceback" not in shown and ("error: not saved: " in shown or "[saved 0 messages to " in shown)
+    new = set(_files_under(tmp_path)) - before
+    assert all(p == "home/transcripts" or p.startswith("home/transcripts/") for p in new), new
+    for p in (tmp_path / "home" / "transcripts").glob("*"):
+        p.unlink()
+
+
+def test_memory_never_shows_the_head_of_a_key_from_an_old_row(tmp_path: Path) -> None:
+    """/memory cut a summary at 100 characters before the output was redacted: a key stored in
+    clear by an older version, straddling the cut, was shown up to the cut."""
+    from hermes_core.agent.context_engine import ContextEngine
+
+    home = tmp_path / "home"
+    home.mkdir()
+    summary = "staging proxy deploy notes " + "x" * 60 + " " + _SAVE_KEY + " end"
+    assert summary.index(_SAVE_KEY) < 100 < summary.index(_SAVE_KEY) + len(_SAVE_KEY)
+    with ContextEngine(home / "sessions.db", redactor=lambda text: text) as old:
+        old.add("s-old", summary, ["staging"])
+    settings = load_settings({"home": str(home), "skill_utils": {"enabled": False},
+                              "credentials": {"openai": {"keys": [{"key": _SAVE_KEY}]}},
+                              "llm": {"routing": {"default_model": "gpt-4o"}}}, env={})
+    agent = Agent(settings, provider=FakeProvider(["answer"], default="answer"),
+                  loop_options={"audit_path": False})
+    out = io.StringIO()
+    Repl(agent, stdin=io.StringIO("/memory staging proxy\n/exit\n"), stdout=out, stream=False).run()
+    shown = out.getvalue()
+    assert "staging proxy" in shown and "zq9Horse" not in shown and "zq9Ho" not in shown

@@ -698,3 +698,20 @@ def test_async_calls_from_successive_event_loops(kind: str, server_url: str) -> 
     cred = Credential("local", "sk-testkey-SECRET-loops-0001")
     texts = [asyncio.run(provider.acomplete(PROMPT_LOOPS, "m", cred, OPTS_LOOPS)).text for _ in range(3)]
     assert texts == ["ok", "ok", "ok"]
+
+
+def test_openai_error_chunk_mid_stream_echoing_the_key_keeps_it_out(respx_mock) -> None:
+    """A provider that streams a token, then an error chunk quoting the key it received (any
+    shape): the error, its body and its headers hold the key's fingerprint at most."""
+    echoed = "cu5tom.Stream.Key.7f3e19"
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, content=_sse([
+        (None, {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o",
+                "choices": [{"index": 0, "delta": {"content": "Hello"}, "finish_reason": None}]}),
+        (None, {"error": {"message": f"internal failure for key {echoed}", "type": "server_error"}})]),
+        headers={**SSE_HEADERS, "x-received-key": echoed}))
+    with pytest.raises(ProviderError) as info:
+        list(OpenAIProvider().stream(PROMPT_ERR, "gpt-4o", Credential("openai", echoed), OPTS_ERR))
+    e = info.value
+    assert type(e) is ServerError and "internal failure for key" in str(e)
+    for text in (str(e), repr(e.body), repr(e.headers), repr(e.args)):
+        assert echoed not in text and "cu5tom.Str" not in text, text

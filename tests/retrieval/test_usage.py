@@ -117,6 +117,77 @@ def test_store_file_is_created_on_first_write_and_survives_restart(tmp_path: Pat
     assert [(e.query, e.skill, e.good) for e in again.events()] == [("track my parcel", "快递查询", False)]
 
 
+def _old_usage_file(path: Path, queries: list[object]) -> None:
+    """A usage.sqlite3 as versions before the schema version wrote it: the query cut at
+    MAX_QUERY_CHARS *before* it was redacted, and redacted by key shapes only."""
+    import sqlite3
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.executescript(U.SCHEMA)
+        conn.executemany("INSERT INTO usage_events (at, query, skill, kind, good, content_hash) "
+                         "VALUES (1.0, ?, 'email-send', 'view', 1, '')", [(q,) for q in queries])
+    conn.close()
+
+
+_OLD_SECRET = "zq9Horse7battery.Staple-42"   # a configured key of no recognisable shape
+
+
+def test_rows_of_an_older_version_are_re_redacted_once_on_open(tmp_path: Path) -> None:
+    path = tmp_path / U.USAGE_FILE
+    pad = "please send the mail " + "y" * (U.MAX_QUERY_CHARS - 32)
+    cut_key = (pad + " sk-proj-Abc123Def456Ghi789Jkl0Mno")[:U.MAX_QUERY_CHARS]
+    cut_secret = (pad + "ab " + _OLD_SECRET)[:U.MAX_QUERY_CHARS]
+    chinese = "请帮我发送邮件" * 200
+    _old_usage_file(path, ["send the mail", f"mail with key {_OLD_SECRET} now", cut_key, cut_secret,
+                           chinese[:U.MAX_QUERY_CHARS], "Abc123x9" * (U.MAX_QUERY_CHARS // 8)])
+    assert cut_key.endswith(" sk-proj-Ab") and cut_secret.endswith(" zq9Horse")   # heads of keys
+
+    st = UsageStore(path, secrets=[_OLD_SECRET])
+    queries = [e.query for e in st.events()]
+    st.close()
+    assert len(queries) == 5              # the row that was one cut token (a key's head?) is dropped
+    assert queries[0] == "send the mail" and queries[4] == chinese[:U.MAX_QUERY_CHARS]
+    assert _OLD_SECRET not in queries[1] and queries[1].startswith("mail with key [key-")
+    assert all("sk-proj" not in q and "zq9Horse" not in q and "Horse7" not in q for q in queries)
+    assert queries[2].startswith("please send the mail") and queries[3].startswith("please send")
+
+    import sqlite3
+    conn = sqlite3.connect(path)   # a row written after the migration is not touched again
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == U.USAGE_SCHEMA_VERSION
+    with conn:
+        conn.execute("INSERT INTO usage_events (at, query, skill, kind, good) "
+                     "VALUES (2.0, 'the word zq9Horse stays', 'email-send', 'view', 1)")
+    conn.close()
+    again = UsageStore(path, secrets=[_OLD_SECRET])
+    assert again.events()[-1].query == "the word zq9Horse stays"
+    again.close()
+
+
+@pytest.mark.parametrize("bad", [b"\xff\xfe not utf-8", 12345, 1.5])
+def test_an_older_file_with_a_damaged_row_migrates_without_a_traceback(tmp_path: Path,
+                                                                        bad: object) -> None:
+    path = tmp_path / U.USAGE_FILE
+    _old_usage_file(path, ["send the mail", bad, "mail again"])
+    st = UsageStore(path)
+    queries = [e.query for e in st.events()]
+    st.close()
+    assert queries[0] == "send the mail" and queries[-1] == "mail again"
+    assert all(isinstance(q, str) for q in queries)
+
+
+def test_the_retrievers_usage_store_scrubs_the_configured_secrets(tmp_path: Path) -> None:
+    from hermes_core.config import load_settings
+    home = tmp_path / "home"
+    home.mkdir()
+    short = "Zq9x-k2"   # configured, below the length registered process-wide
+    s = load_settings({"home": str(home), "skill_utils": {"embeddings": False},
+                       "credentials": {"openai": {"keys": [{"key": short}]}}}, env={})
+    r = build_retriever(s)
+    assert r.usage is not None
+    r.usage.store.record(f"send mail with {short} please", "email-send")
+    assert short not in r.usage.store.events()[0].query
+
+
 # ------------------------------------------------------------------ the arithmetic
 def test_reliability_is_the_leave_one_out_precision_by_cosine() -> None:
     # six pairs of near-copies for the same skill (cosine ~0.995) and six pairs of loosely related

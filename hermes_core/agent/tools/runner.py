@@ -49,9 +49,13 @@ class _Ready:
     result: ToolResult | None = None
 
 
-def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS) -> str:
+def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
+                  scrub: Callable[[str], str] | None = None) -> str:
     """A tool's return value as the text the model reads: strings as they are, pydantic models
-    and JSON-able values as JSON, anything else by ``str``; cut at ``limit`` with a note."""
+    and JSON-able values as JSON, anything else by ``str``; cut at ``limit`` with a note.
+
+    ``scrub`` (the redactor) runs *before* the cut: cut first, a key across the cut is no longer
+    whole, nothing downstream knows its head, and it reaches the model and the audit log."""
     if isinstance(value, str):
         text = value
     elif isinstance(value, BaseModel):
@@ -61,6 +65,8 @@ def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS) -> str:
             text = json.dumps(value, ensure_ascii=False, default=str)
         except (TypeError, ValueError):
             text = str(value)
+    if scrub is not None:
+        text = scrub(text)
     if len(text) > limit:
         text = f"{text[:limit]}\n[... truncated: the first {limit} of {len(text)} characters]"
     return text
@@ -90,9 +96,12 @@ class ToolRunner:
 
     # ------------------------------------------------------------------ preparing
 
+    def _scrub(self, text: str) -> str:
+        return redact(text, list(self._secrets()))
+
     def _result(self, call: ToolCall, output: str, status: ToolStatus, started: float,
                 args: Mapping[str, Any] | None = None) -> ToolResult:
-        text = redact(output, list(self._secrets()))
+        text = self._scrub(output)
         result = ToolResult(call.id, call.name, text, status,
                             round((self._clock() - started) * 1000, 3))
         if self.on_result is not None:
@@ -192,7 +201,7 @@ class ToolRunner:
                 futures[i].cancel()
                 out.append(self._failure(r, e, started))
                 continue
-            out.append(self._result(r.call, render_output(value), "ok", started, r.args))
+            out.append(self._result(r.call, render_output(value, scrub=self._scrub), "ok", started, r.args))
         return tuple(out)
 
     # ------------------------------------------------------------------ async
@@ -217,7 +226,7 @@ class ToolRunner:
                 value = await asyncio.wait_for(work, self._timeout(r.tool))
             except Exception as e:
                 return self._failure(r, e, started)
-            return self._result(r.call, render_output(value), "ok", started, r.args)
+            return self._result(r.call, render_output(value, scrub=self._scrub), "ok", started, r.args)
 
         return tuple(await asyncio.gather(*(one(r) for r in ready)))
 

@@ -182,3 +182,21 @@ def test_outputs_are_rendered_as_text(value: Any, text: str) -> None:
 def test_long_outputs_are_cut_with_a_note() -> None:
     out = render_output("x" * 50, limit=10)
     assert out.startswith("x" * 10) and "first 10 of 50 characters" in out
+
+
+@pytest.mark.parametrize("secret", [SECRET, "zq9Horse7battery.Staple-42"])
+@pytest.mark.parametrize("before_cut", [5, 12, 20])
+def test_a_key_across_the_output_cut_leaves_no_piece_of_itself(runner_factory: Any, secret: str,
+                                                               before_cut: int) -> None:
+    """The output was cut at MAX_OUTPUT_CHARS before it was redacted: a key straddling the cut
+    was no longer whole and its head went to the model (and the audit log) in clear."""
+    from hermes_core.agent.tools.runner import MAX_OUTPUT_CHARS
+
+    def dump() -> str:
+        """Dumps a long text."""
+        return "x" * (MAX_OUTPUT_CHARS - before_cut) + secret + " and more"
+
+    runner = runner_factory([dump], secrets=lambda: [secret])
+    (r,) = runner.run([ToolCall("c", "dump")])
+    assert r.status == "ok" and "truncated" in r.output
+    assert secret[:before_cut] not in r.output.replace("x" * 1000, "")
