@@ -28,16 +28,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hermes_core.retrieval.calibration import DenseCalibration, query_language
 from hermes_core.retrieval.dense import with_parts
 from hermes_core.tokenize import is_cjk
 from hermes_core.types import Skill
-
-if TYPE_CHECKING:
-    from hermes_core.retrieval.calibration import DenseCalibration
 
 LANGS = ("en", "zh")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
@@ -91,7 +88,6 @@ def _z(x: np.ndarray) -> np.ndarray:
 def description_languages(skills: Sequence[Skill]) -> np.ndarray:
     """Each skill's description language (``zh`` when mostly CJK, else ``en``), in index order:
     what a multilingual embedder's language bias follows."""
-    from hermes_core.retrieval.calibration import query_language
     return np.array([query_language(s.description or s.name) for s in skills])
 
 
