@@ -93,15 +93,17 @@ def description_languages(skills: Sequence[Skill]) -> np.ndarray:
 
 def language_offsets(off_mean: np.ndarray, groups: np.ndarray) -> np.ndarray | None:
     """Per skill, the mean of ``off_mean`` (each skill's mean cosine to off-topic requests in the
-    query's language) over the skills of its description language; None for a catalog in one
-    language (a constant changes no ranking) or when the sizes do not fit."""
+    query's language) over the skills of its description language (``groups``, ``en`` or ``zh``);
+    None for a catalog in one language (a constant changes no ranking) or when the sizes do not
+    fit. A boolean split: a turn pays two means, not a pass over the language labels."""
     off = np.asarray(off_mean, dtype=np.float64)
-    if len(groups) != len(off) or len(set(groups.tolist())) < 2:
+    if len(groups) != len(off) or not len(off):
         return None
-    out = np.empty_like(off)
-    for g in set(groups.tolist()):
-        sel = groups == g
-        out[sel] = float(off[sel].mean())
+    zh = groups == "zh"
+    n = int(zh.sum())
+    if n in (0, len(off)):
+        return None
+    out: np.ndarray = np.where(zh, float(off[zh].mean()), float(off[~zh].mean()))
     return out
 
 
