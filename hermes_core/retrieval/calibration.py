@@ -250,17 +250,22 @@ class DenseCalibration:
             out = np.where(np.asarray(unread, dtype=bool), np.inf, out)
         return out
 
-    def rank_scores(self, sims: np.ndarray, lang: str) -> np.ndarray:
-        """What the dense layer ranks by: ``RANK_BLEND`` of the calibrated z, the rest raw cosine,
-        each z-scored over the catalog."""
-        out: np.ndarray = ((1.0 - RANK_BLEND) * _standardise(np.asarray(sims, dtype=np.float64))
+    def rank_scores(self, sims: np.ndarray, lang: str, raw: np.ndarray | None = None) -> np.ndarray:
+        """What the dense layer ranks by: ``RANK_BLEND`` of the calibrated z, the rest raw cosine
+        (``raw`` in its place when given: ``crosslingual.by_language``), each z-scored over the
+        catalog."""
+        if raw is None or len(raw) != len(sims):
+            raw = np.asarray(sims, dtype=np.float64)
+        out: np.ndarray = ((1.0 - RANK_BLEND) * _standardise(raw)
                            + RANK_BLEND * _standardise(self.normalise(sims, lang)))
         return out
 
-    def part_rank(self, soft: np.ndarray | None, lang: str) -> np.ndarray | None:
+    def part_rank(self, soft: np.ndarray | None, lang: str,
+                  raw: np.ndarray | None = None) -> np.ndarray | None:
         """The part score ranked like :meth:`rank_scores`: ``PART_BLEND`` of its z against each
-        skill's off-topic part scores in ``lang``, the rest the raw score, each z-scored over the
-        catalog; the raw score when this calibration has no part statistics of that size."""
+        skill's off-topic part scores in ``lang``, the rest the raw score (or ``raw``), each
+        z-scored over the catalog; the raw score when this calibration has no part statistics of
+        that size."""
         if soft is None:
             return None
         lang = lang if lang in self.part_mean else "en"
@@ -268,7 +273,8 @@ class DenseCalibration:
         if mean is None or std is None or len(mean) != len(soft):
             return soft
         s = np.asarray(soft, dtype=np.float64)
-        out: np.ndarray = ((1.0 - PART_BLEND) * _standardise(s)
+        raw = s if raw is None or len(raw) != len(s) else raw
+        out: np.ndarray = ((1.0 - PART_BLEND) * _standardise(raw)
                            + PART_BLEND * _standardise((s - mean) / std))
         return out
 

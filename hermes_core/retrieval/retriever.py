@@ -22,6 +22,7 @@ import numpy as np
 from hermes_core.config import SkillSettings
 from hermes_core.errors import ConfigError
 from hermes_core.injection import INJECTION_CATEGORIES
+from hermes_core.retrieval import crosslingual as xl
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, lexical_scores
 from hermes_core.retrieval.calibration import (
     DenseCalibration,
@@ -202,6 +203,7 @@ class SkillRetriever:
         self._skills: list[Skill] = []
         self._names: list[str] = []           # the skills' names in index order (never mutated)
         self._by_name: dict[str, Skill] = {}
+        self._langs: tuple[dict[str, np.ndarray], np.ndarray] = ({}, np.zeros(0, dtype=str))
         self.bm25 = BM25Index()
         self.glossary = default_glossary() if glossary is None else glossary
         self.synonyms = SynonymIndex()
@@ -264,8 +266,10 @@ class SkillRetriever:
                                   {k: v for k, v in self.extra_triggers.items() if k in by_name})
             bm25, synonyms, triggers = BM25Index(skills), SynonymIndex(syn, names), TriggerIndex(trig)
             lexical_cal = self._calibrate_lexical(skills, bm25) if self.calibrate else None
+            langs = (xl.readable(skills), xl.description_languages(skills))
             with self._swap:
                 self._skills, self._by_name, self._names = skills, by_name, names
+                self._langs = langs
                 self.bm25, self.synonyms, self.triggers = bm25, synonyms, triggers
                 self._lexical_cal = lexical_cal
             if self.usage is not None:  # what was learnt about a rewritten or deleted skill goes
@@ -378,8 +382,8 @@ class SkillRetriever:
             self._dense_failed.add(mid)
             self._dense_failed_why[mid] = str(e).splitlines()[0] if str(e) else type(e).__name__
 
-    def _cross_lingual(self, d: DenseIndex, text: str,
-                       lang: str) -> tuple[np.ndarray, np.ndarray, GateDecision] | None:
+    def _cross_lingual(self, d: DenseIndex, text: str, lang: str,
+                       groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, GateDecision] | None:
         """For a model that cannot read some descriptions (MiniLM and Chinese ones): the skills it
         cannot read, another calibrated model's rank scores for them, and that model's calibrated
         gate decision when its best skill is one of them; None when there is nothing to add."""
@@ -395,7 +399,7 @@ class SkillRetriever:
             sims = o.similarities(text)
             if len(sims) != len(d.names) or not np.isfinite(sims).all():
                 return None
-            rank = with_parts(cal.rank_scores(sims, lang), cal.part_rank(o.part_similarities(text), lang))
+            rank = xl.ranked(cal, sims, o.part_similarities(text), lang, groups)
             fixed = float(self._fixed_rule(o, self._anchors.get(mid))(o.query_vector(text)[None, :])[0])
             best = int(np.argmax(cal.gate_z(sims, lang)))
             score = cal.gate_score(sims, lang, fixed if cal.scale else None)
@@ -569,7 +573,7 @@ class SkillRetriever:
         q = as_retrieval_query(query, history)
         with self._swap:
             skills, by_name, names = self._skills, self._by_name, self._names
-            bm25, syn, trig = self.bm25, self.synonyms, self.triggers
+            bm25, syn, trig, (can_read, groups) = self.bm25, self.synonyms, self.triggers, self._langs
         if not skills:
             return RetrievalResult(q.message, "none", timings_ms={"total": (self.clock() - t0) * 1000})
         text = q.message.strip()
@@ -638,8 +642,8 @@ class SkillRetriever:
                     cal = self._calibration.get(dense_model)
                     if cal is not None and len(cal.mean["en"]) == len(s4):
                         dense_cal = cal
-                        layers["dense"] = with_parts(cal.rank_scores(s4, lang), cal.part_rank(parts, lang))
-                        cross = self._cross_lingual(d, dense_text, lang)
+                        layers["dense"] = xl.ranked(cal, s4, parts, lang, groups)
+                        cross = self._cross_lingual(d, dense_text, lang, groups)
                         if cross is not None:  # skills this model cannot read, ranked by one that can
                             rank = np.array(layers["dense"], dtype=np.float64)
                             rank[cross[0]] = cross[1][cross[0]]
@@ -656,6 +660,8 @@ class SkillRetriever:
                 except Exception as e:
                     log.warning("dense layer %s failed on a query: %s", d.embedder.model_id, e)
                 timings["L4"] = (self.clock() - t) * 1000
+        if layers.get("dense") is not None and "bm25" in layers:  # skills in another language
+            layers["bm25"] = xl.lexical_in_language(layers["bm25"], can_read.get(lang), layers["dense"])
         weights: Mapping[str, float] = self.weights
         used: UsageScores | None = None
         assessed: UsageAssessment | None = None

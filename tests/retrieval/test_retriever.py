@@ -20,6 +20,7 @@ import pytest
 from hermes_core.agent.skill_tool import SkillSelection
 from hermes_core.config import SkillSettings, load_settings
 from hermes_core.errors import ConfigError
+from hermes_core.retrieval import crosslingual as xl
 from hermes_core.retrieval import retriever as retriever_mod
 from hermes_core.retrieval import retriever as rmod
 from hermes_core.retrieval.dense import EmbeddingCache, skill_parts, with_parts
@@ -1224,7 +1225,12 @@ def test_the_dense_layer_ranks_by_calibrated_cosine_plus_calibrated_part_score(t
     res = r.retrieve(query)
     d, c = r.dense[0], r._calibration["test:hashing"]
     sims, parts = d.similarities(query), d.part_similarities(query)
-    want = with_parts(c.rank_scores(sims, "en"), c.part_rank(parts, "en"))
+    # SAMPLE_SKILLS mixes English and Chinese descriptions: each raw score is read less its
+    # description language's mean off-topic score (crosslingual.by_language)
+    groups = xl.description_languages(r.skills)
+    raw, praw = xl.by_language(sims, c.mean["en"], groups), xl.by_language(parts, c.part_mean["en"], groups)
+    assert raw is not None and praw is not None
+    want = with_parts(c.rank_scores(sims, "en", raw), c.part_rank(parts, "en", praw))
     z = (want - want.mean()) / want.std()
     for name, contribution in res.contributions.items():
         assert contribution["dense"] == pytest.approx(z[d.names.index(name)])

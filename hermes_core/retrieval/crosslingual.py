@@ -1,0 +1,130 @@
+"""Catalogs that mix languages: what each layer can read of a skill in the request's language.
+
+A catalog may describe some skills in English and others in Chinese (a Chinese home with
+English-described skills copied in, or the reverse), and a request in one language then meets
+skills in the other. Two layers are biased toward the request's own language there:
+
+* BM25 matches words, so a Chinese request scores only the skills written (partly) in Chinese;
+  every other skill scores 0, and z-score fusion reads that 0 as evidence against it, while the
+  Chinese skills that share a word or two with the request (查看, 订单) get evidence for. While a
+  dense layer answers the request, BM25 speaks only for the skills it can read (its z over
+  them), and the dense layer's z stands in for the others, as another model's rank scores stand
+  in for skills MiniLM cannot read (``SkillRetriever._cross_lingual``). When BM25 can read no
+  skill at all (a Chinese request, an English catalog) it abstains, so a glossary expansion
+  alone (a few generic words such as "order" or "book") no longer outvotes the multilingual
+  embedder. Without a dense layer, BM25 and its glossary are all there is, and nothing changes.
+* A multilingual embedder's raw cosine runs higher for text in the query's language whatever its
+  topic. The calibrated z (each skill against its own off-topic cosines in the query's language)
+  removes that; the raw half of the dense ranking keeps it. :func:`language_offsets` gives each
+  skill the mean off-topic cosine of the skills written in its language, so the raw cosine is
+  read relative to its language group; on a catalog in one language that is one constant, and
+  the ranking does not change.
+
+Measured on mixed and cross-lingual catalogs built from HammerBench and ACEBench
+(``tests/data/catalogs/README.md``); see docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from hermes_core.retrieval.calibration import DenseCalibration, query_language
+from hermes_core.retrieval.dense import with_parts
+from hermes_core.tokenize import is_cjk
+from hermes_core.types import Skill
+
+LANGS = ("en", "zh")
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def skill_languages(skill: Skill) -> frozenset[str]:
+    """The languages a skill's name and description are (partly) written in, as BM25 reads them:
+    ``zh`` for two or more CJK characters, ``en`` for two or more Latin words (an identifier such
+    as ``queryViolation`` counts: BM25 splits it into words)."""
+    text = f"{skill.name} {skill.description}"
+    out = set()
+    if sum(1 for c in text if is_cjk(c)) >= 2:
+        out.add("zh")
+    if len(_LATIN_WORD.findall(text)) >= 2:
+        out.add("en")
+    return frozenset(out)
+
+
+def readable(skills: Sequence[Skill]) -> dict[str, np.ndarray]:
+    """Per language, which skills (in index order) BM25 can read a request in that language by."""
+    langs = [skill_languages(s) for s in skills]
+    return {lang: np.fromiter((lang in ls for ls in langs), bool, len(langs)) for lang in LANGS}
+
+
+def lexical_in_language(scores: np.ndarray | None, can_read: np.ndarray | None,
+                        stand_in: np.ndarray | None = None) -> np.ndarray | None:
+    """BM25 ``scores`` for a catalog it can read only part of (``can_read``, per skill): with
+    ``stand_in`` (the dense layer's scores), BM25's z over the skills it can read and the
+    stand-in's z over the catalog for the others; without one, the others get the mean of the
+    skills it can read. None (abstain) when it can read none; ``scores`` itself when it can read
+    all, or when the mask does not fit."""
+    if scores is None or can_read is None or len(can_read) != len(scores) or bool(can_read.all()):
+        return scores
+    if not can_read.any():
+        return None
+    out = np.array(scores, dtype=np.float64)
+    if stand_in is not None and len(stand_in) == len(out):
+        out[can_read] = _z(out[can_read])
+        out[~can_read] = _z(np.asarray(stand_in, dtype=np.float64))[~can_read]
+    else:
+        out[~can_read] = float(out[can_read].mean())
+    return out
+
+
+def _z(x: np.ndarray) -> np.ndarray:
+    sd = float(x.std()) if x.size else 0.0
+    out: np.ndarray = (x - float(x.mean())) / sd if sd > 1e-12 else np.zeros_like(x)
+    return out
+
+
+def description_languages(skills: Sequence[Skill]) -> np.ndarray:
+    """Each skill's description language (``zh`` when mostly CJK, else ``en``), in index order:
+    what a multilingual embedder's language bias follows."""
+    return np.array([query_language(s.description or s.name) for s in skills])
+
+
+def language_offsets(off_mean: np.ndarray, groups: np.ndarray) -> np.ndarray | None:
+    """Per skill, the mean of ``off_mean`` (each skill's mean cosine to off-topic requests in the
+    query's language) over the skills of its description language (``groups``, ``en`` or ``zh``);
+    None for a catalog in one language (a constant changes no ranking) or when the sizes do not
+    fit. A boolean split: a turn pays two means, not a pass over the language labels."""
+    off = np.asarray(off_mean, dtype=np.float64)
+    if len(groups) != len(off) or not len(off):
+        return None
+    zh = groups == "zh"
+    n = int(zh.sum())
+    if n in (0, len(off)):
+        return None
+    out: np.ndarray = np.where(zh, float(off[zh].mean()), float(off[~zh].mean()))
+    return out
+
+
+def by_language(scores: np.ndarray, off_mean: np.ndarray, groups: np.ndarray) -> np.ndarray | None:
+    """Raw scores less their description language group's mean off-topic score; None on a
+    one-language catalog (one constant, no ranking changes). On the mixed HammerBench tuning
+    half, half or three quarters of the offset fell between none and all of it, and dividing by
+    the group's spread as well changed nothing."""
+    centre = language_offsets(off_mean, groups)
+    if centre is None or len(scores) != len(centre):
+        return None
+    out: np.ndarray = np.asarray(scores, dtype=np.float64) - centre
+    return out
+
+
+def ranked(cal: DenseCalibration, sims: np.ndarray, parts: np.ndarray | None, lang: str,
+           groups: np.ndarray) -> np.ndarray:
+    """The dense layer's calibrated ranking score (``with_parts`` of the cosine's and the part
+    score's rank scores), the raw halves read by :func:`by_language`."""
+    lang = lang if lang in cal.mean else "en"
+    raw = by_language(sims, cal.mean[lang], groups)
+    pm = cal.part_mean.get(lang)
+    praw = by_language(parts, pm, groups) if parts is not None and pm is not None else None
+    return with_parts(cal.rank_scores(sims, lang, raw), cal.part_rank(parts, lang, praw))
