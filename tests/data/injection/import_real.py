@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import csv
 import hashlib
+import io
 import itertools
 import json
 import re
@@ -52,6 +54,7 @@ class Source:
     extract: str        # an extractor below
     lang: str = "en"
     label: str = ""     # for extractors that do not label per item
+    final: bool = False  # a source-disjoint final test: split "final", never trained or tuned on
 
 
 GARAK = ("NVIDIA/garak", "cafbe992780df70015de7295ca026b70c4629ada")
@@ -63,11 +66,14 @@ LLM_GUARD = ("protectai/llm-guard", "53af270c69316ed82cb71ba7b19d11b55bda3151")
 REBUFF = ("protectai/rebuff", "4d2fe064abf164e7381556d23e48e210080f8afa")
 VIGIL = ("deadbits/vigil-llm", "f2b4c134d060bae81d29fad07003f3c657e63fc8")
 BIPIA = ("microsoft/BIPIA", "1a2a91da6bb12838e05d1b2e54d98e2f37b835f3")
+GPTFUZZ = ("sherdencooper/GPTFuzz", "1eddeb565740ae311b5f4950492b011a6f866fe7")
+ROLE_PROMPTS = ("f/awesome-chatgpt-prompts", "32cb65f4bae5f46bfa7c1cb8af2aeb6c1a57b098")
 
 
 def _src(name: str, where: tuple[str, str], path: str, licence: str, licence_path: str, kind: str,
-         extract: str, lang: str = "en", label: str = "") -> Source:
-    return Source(name, where[0], where[1], path, licence, licence_path, kind, extract, lang, label)
+         extract: str, lang: str = "en", label: str = "", final: bool = False) -> Source:
+    return Source(name, where[0], where[1], path, licence, licence_path, kind, extract, lang, label,
+                  final)
 
 
 _TOP10 = "2_0_vulns"
@@ -123,6 +129,15 @@ SOURCES: tuple[Source, ...] = (
       for n in ("algorithmic-art", "brand-guidelines", "canvas-design", "frontend-design",
                 "internal-comms", "mcp-builder", "skill-creator", "slack-gif-creator",
                 "theme-factory", "web-artifacts-builder", "webapp-testing")),
+    # The source-disjoint final test (split "final"): whole sources chosen before any tuning,
+    # never trained on, never shipped, read once to report. Jailbreak templates of another
+    # collection (GPTFuzz, their placeholder filled with one of its own questions), and role
+    # prompts people paste into their instructions (awesome-chatgpt-prompts, CC0), as a HERMES.md
+    # or a SKILL.md body, where an order to the assistant is the file's ordinary content.
+    _src("gptfuzz", GPTFUZZ, "datasets/prompts/GPTFuzzer.csv", "MIT", "LICENSE",
+         "jailbreak-wild", "gptfuzz_templates", label="hostile", final=True),
+    _src("role-prompts", ROLE_PROMPTS, "prompts.csv", "CC0-1.0", "LICENSE", "role-prompt",
+         "role_prompts", label="benign", final=True),
 )
 
 # Files a source redistributes under another project's MIT licence: where they came from and who
@@ -248,9 +263,39 @@ def md_sections(text: str, src: Source) -> Iterator[Item]:
         yield f"s{n:02d}", src.label, section, location
 
 
-EXTRACTORS: dict[str, Callable[[str, Source], Iterator[Item]]] = {
+def _csv(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+GPTFUZZ_QUESTIONS = "datasets/questions/question_list.csv"
+
+
+def gptfuzz_templates(text: str, src: Source, mirror: Path) -> Iterator[Item]:
+    """GPTFuzz's jailbreak templates, ``[INSERT PROMPT HERE]`` filled with one of the
+    collection's own questions (chosen by hash), as an attacker would send it."""
+    questions = [q["text"] for q in _csv(git_show(mirror, src.repo, src.commit, GPTFUZZ_QUESTIONS))]
+    for row in _csv(text):
+        question = questions[_h(f"{src.name}:{row['id']}") % len(questions)]
+        yield row["id"], src.label, row["text"].replace("[INSERT PROMPT HERE]", question), ""
+
+
+def role_prompts(text: str, src: Source, mirror: Path) -> Iterator[Item]:
+    """The collection's role prompts, as the instructions of a HERMES.md or a SKILL.md body
+    (alternately); the few it names a jailbreak itself are left out."""
+    n = 0
+    for row in _csv(text):
+        if re.search(r"\b(DAN|jailbr\w*)\b", row["act"], re.I):
+            continue
+        key = re.sub(r"[^a-z0-9]+", "-", row["act"].lower()).strip("-")
+        where = ("context", "skill")[n % 2]
+        yield key, src.label, WRAP[where].format(text=row["prompt"]), where
+        n += 1
+
+
+EXTRACTORS: dict[str, Callable[..., Iterator[Item]]] = {
     f.__name__: f for f in (llm_guard_cases, promptinject, json_strings, json_sample, json_groups,
-                            json_payloads, md_sections)}
+                            json_payloads, md_sections, gptfuzz_templates, role_prompts)}
+NEEDS_MIRROR = frozenset({"gptfuzz_templates", "role_prompts"})
 
 
 def split_of(group: str) -> str:
@@ -263,7 +308,8 @@ def rows(mirror: Path) -> list[dict[str, str]]:
     for src in SOURCES:
         text = git_show(mirror, src.repo, src.commit, src.path)
         url = f"https://github.com/{src.repo}/blob/{src.commit}/{src.path}"
-        for key, label, body, location in EXTRACTORS[src.extract](text, src):
+        extra = (mirror,) if src.extract in NEEDS_MIRROR else ()
+        for key, label, body, location in EXTRACTORS[src.extract](text, src, *extra):
             doc = src.kind in ("security-doc", "skill")
             group = src.name if doc else f"{src.name}:{key}"
             if not location:
@@ -271,7 +317,8 @@ def rows(mirror: Path) -> list[dict[str, str]]:
                 n += 1
                 body = WRAP[location].format(text=body)
             kind = "prompt" if label == "benign" and src.kind == "attack-dataset" else src.kind
-            out.append({"id": f"{src.name}:{key}", "group": group, "split": split_of(group),
+            split = "final" if src.final else split_of(group)
+            out.append({"id": f"{src.name}:{key}", "group": group, "split": split,
                         "label": label, "lang": src.lang, "location": location, "variant": "plain",
                         "kind": kind, "text": body, "source": url, "licence": src.licence})
     return out
