@@ -309,13 +309,14 @@ CSE_LANGS = {"English": "en", "Spanish": "es", "French": "fr", "German": "de", "
              "Chinese": "zh"}
 
 
-# CyberSecEval's direct attacks of these techniques are orders or role play aimed at the model
-# whatever surrounds them. The other techniques (a question off the system prompt's topic, in
-# another language, about "the user's email", a ROT13 puzzle, a cake recipe padded with "cake")
-# are attacks only against the system prompt they were written for; found in a file they are
-# ordinary questions, so they are left out rather than labelled hostile.
-CSE_DIRECT = frozenset({"ignore_previous_instructions", "system_mode", "virtualization",
-                        "mixed_techniques", "persuasion", "hypothetical_scenario",
+# CyberSecEval's direct attacks of these techniques set the model's instructions aside or forge
+# a mode or a turn, whatever surrounds them. The other techniques (a question off the system
+# prompt's topic, in another language, about "the user's email", a ROT13 puzzle, a cake recipe
+# padded with "cake", and the role play, persuasion and hypotheticals that ask for a secret) are
+# attacks only against the system prompt they were written for: found in a file they are a
+# question or an ordinary role prompt ("imagine we're studying email security ..."), so they are
+# left out rather than taught as hostile.
+CSE_DIRECT = frozenset({"ignore_previous_instructions", "system_mode", "mixed_techniques",
                         "payload_splitting", "few_shot_attack", "many_shot_attack"})
 
 
