@@ -50,7 +50,12 @@ from hermes_core.injection import (  # noqa: E402
     rules_excuse,
     split_paragraphs,
 )
-from hermes_core.injection_learned import LearnedScorer, features, windows  # noqa: E402
+from hermes_core.injection_learned import (  # noqa: E402
+    LearnedScorer,
+    features,
+    too_short,
+    windows,
+)
 
 OWN = HERE / "corpus.jsonl"
 THIRD = HERE / "third_party_train.jsonl"
@@ -166,7 +171,7 @@ def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data
                                                  [data[i] for i in test]))[:, 1]
     # the scan does not let the scorer overrule the rules where they let a paragraph pass on
     # purpose (hermes_core.injection.rules_excuse): those windows count as unscored here too
-    oof[np.array([rules_excuse(v) for v in views])] = 0.0
+    oof[np.array([rules_excuse(v) or too_short(v) for v in views])] = 0.0
     best = np.zeros(len(rows))
     np.maximum.at(best, np.array(owner), oof)
     rule = np.array([guard_text(r["text"], name=NAMES[r["location"]], categories=RULES,
