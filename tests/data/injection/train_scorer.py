@@ -75,23 +75,11 @@ def load(path: Path) -> list[dict[str, str]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def as_trained(row: dict[str, str]) -> dict[str, str]:
-    """A third-party row with the label the scorer is taught. A dataset's ordinary prompt
-    ("Create a poem about friendship.", "I want you to act as a composer ...") placed in a
-    memory is a task addressed to the model inside data, which is what BIPIA's attacks are
-    (labelled hostile in every location): taught as benign there, the two sources contradict
-    each other and the memory threshold has to sit above both. The benchmark keeps the sources'
-    labels, so blocking such a memory counts against the scan there."""
-    if row.get("kind") == "prompt" and row["location"] == "memory":
-        return {**row, "label": "hostile"}
-    return row
-
-
 def training_rows() -> list[dict[str, str]]:
     """The dev rows of both corpora, then the texts of ``train_benign.py`` in every location
     (``kind`` "train-only": fitted on, not measured)."""
     own = [r for r in load(OWN) if r["split"] == "dev"]
-    third = [as_trained(r) for r in load(THIRD)]
+    third = load(THIRD)
     if any(r["split"] != "dev" for r in third):
         raise SystemExit(f"{THIRD} holds held-out rows")
     extra = [{"id": f"train-benign-{i}:{loc}", "group": f"train-benign-{i}", "split": "dev",
