@@ -252,7 +252,10 @@ class VerdictStore:
                 bad += 1
                 continue
             self._put(got[0], model, got[1])
-        self._file_lines = len(entries) + torn
+        self._file_lines = len(entries)
+        # a last line without its newline: a crash mid-append (or, rarely, another process's
+        # append read half-way); appending after it would glue two lines, so start the file again
+        self._needs_rewrite = torn
         if bad:
             self._warn("injection verdict cache %s is damaged (%d unreadable line(s) skipped); "
                        "it will be rewritten", self._path, bad)
