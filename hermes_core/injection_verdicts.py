@@ -47,7 +47,7 @@ FILE_NAME = "verdicts.log"
 MAGIC = "hermes-injection-verdicts"
 FORMAT = 1
 MEMORY_CAP = 16_384   # verdicts kept per process (about 2 MB)
-DISK_CAP = 8_192      # verdicts kept in the home after a rewrite (about 600 kB)
+DISK_CAP = 4_096      # verdicts kept in the home after a rewrite (about 250 kB, twice that at most)
 KEY_HEX = 32
 
 
@@ -135,6 +135,9 @@ class VerdictStore:
         self._lock = threading.Lock()
         # key -> (model fingerprint, score): the fingerprint says which file a verdict may go to
         self._mem: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        # key -> "score crc" of the file's lines not yet asked for: checked when first asked for,
+        # so a start reads thousands of verdicts at the cost of one split per line
+        self._disk: dict[str, str] = {}
         self._limits: dict[str, tuple[float, float]] = {}
         self._path: Path | None = None
         self._loaded = False
@@ -157,11 +160,13 @@ class VerdictStore:
                 return
             self._path, self._loaded, self._file_model = path, False, None
             self._file_lines, self._needs_rewrite = 0, False
+            self._disk.clear()
 
     def clear(self) -> None:
         """Forget the verdicts held in memory (the file stays)."""
         with self._lock:
             self._mem.clear()
+            self._disk.clear()
             self._limits.clear()
             self._loaded = False
 
@@ -177,7 +182,7 @@ class VerdictStore:
         keys = [verdict_key(fp, v, data) for v in views]
         with self._lock:
             self._load(fp)
-            found = [self._get(k) for k in keys]
+            found = [self._get(k, fp) for k in keys]
             limits = self._limits.get(fp)
         todo = [i for i, s in enumerate(found) if s is None]
         if todo or limits is None:
@@ -195,12 +200,22 @@ class VerdictStore:
                 self._write(fp, limits, [(keys[i], s) for i, s in zip(todo, fresh, strict=True)])
         return [s if s is not None else 0.0 for s in found], limits[1] if data else limits[0]
 
-    def _get(self, key: str) -> float | None:
+    def _get(self, key: str, fingerprint: str) -> float | None:
         got = self._mem.get(key)
-        if got is None:
+        if got is not None:
+            self._mem.move_to_end(key)
+            return got[1]
+        raw = self._disk.pop(key, None)
+        if raw is None:
             return None
-        self._mem.move_to_end(key)
-        return got[1]
+        parsed = _parse_line(f"{key} {raw}")
+        if parsed is None:
+            self._warn("injection verdict cache %s is damaged (an unreadable line skipped); it "
+                       "will be rewritten", self._path)
+            self._needs_rewrite = True
+            return None
+        self._put(key, fingerprint, parsed[1])
+        return parsed[1]
 
     def _put(self, key: str, fingerprint: str, score: float) -> None:
         self._mem[key] = fingerprint, score
@@ -246,12 +261,13 @@ class VerdictStore:
         torn = bool(body) and body[-1] != ""   # a last line still being written by another process
         entries = body[:-1]
         bad = 0
+        disk = self._disk
         for raw in entries:
-            got = _parse_line(raw)
-            if got is None:
+            key, sep, rest = raw.partition(" ")
+            if len(key) != KEY_HEX or not sep:
                 bad += 1
                 continue
-            self._put(got[0], model, got[1])
+            disk[key] = rest
         self._file_lines = len(entries)
         # a last line without its newline: a crash mid-append (or, rarely, another process's
         # append read half-way); appending after it would glue two lines, so start the file again
@@ -274,7 +290,11 @@ class VerdictStore:
                 self._rewrite(fingerprint, limits)
                 return
             payload = "".join(_line(k, s) for k, s in fresh).encode()
-            fd = os.open(self._path, os.O_WRONLY | os.O_APPEND)
+            try:
+                fd = os.open(self._path, os.O_WRONLY | os.O_APPEND)
+            except FileNotFoundError:   # removed since it was read (a cleaned cache folder)
+                self._rewrite(fingerprint, limits)
+                return
             try:
                 os.write(fd, payload)
             finally:
@@ -286,14 +306,19 @@ class VerdictStore:
 
     def _rewrite(self, fingerprint: str, limits: tuple[float, float]) -> None:
         assert self._path is not None
-        # only this model's verdicts: another model's keys are never asked for with this header
-        mine = [(k, s) for k, (fp, s) in self._mem.items() if fp == fingerprint][-self.disk_cap:]
+        if self._file_model != fingerprint:   # lines read for another model apply to none
+            self._disk.clear()
+        # only this model's verdicts (another model's keys are never asked for with this header):
+        # the file's lines not asked for in this process first (the oldest), then the LRU's
+        mine = [f"{k} {raw}\n" for k, raw in self._disk.items()]
+        mine += [_line(k, s) for k, (fp, s) in self._mem.items() if fp == fingerprint]
+        mine = mine[-self.disk_cap:]
         self._path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self._path.with_name(f".{FILE_NAME}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
             with open(tmp, "w", encoding="utf-8", newline="\n") as f:
                 f.write(_header(fingerprint, limits))
-                f.writelines(_line(k, s) for k, s in mine)
+                f.writelines(mine)
             os.replace(tmp, self._path)
         except OSError:
             with contextlib.suppress(OSError):
