@@ -8,8 +8,8 @@ those three: a restart with unchanged files finds every verdict and never import
 and a recalled memory that comes back turn after turn is scored once per process.
 
 What is stored (``HOME/cache/injection/verdicts.log``): a header line naming the format, the
-model's fingerprint (the SHA-256 of the shipped file) and its two thresholds, then one line per
-verdict: a 128-bit BLAKE2b hash of (fingerprint, location, view), the score, and a CRC of both.
+model's fingerprint (the SHA-256 of the shipped file) and its two thresholds, with a CRC, then one
+line per verdict: a 128-bit BLAKE2b hash of (fingerprint, location, view), the score, and a CRC of both.
 Never the text: a paragraph may hold a secret, a hash does not give it back. A new model has a new
 fingerprint, so its verdicts are never confused with the old one's and the file is started again.
 
@@ -93,14 +93,19 @@ def _line(key: str, score: float) -> str:
 
 
 def _header(fingerprint: str, limits: tuple[float, float]) -> str:
-    return f"{MAGIC} {FORMAT} {fingerprint} {limits[0]!r} {limits[1]!r}\n"
+    body = f"{MAGIC} {FORMAT} {fingerprint} {limits[0]!r} {limits[1]!r}"
+    return f"{body} {zlib.crc32(body.encode()):08x}\n"
 
 
 def _parse_header(line: str) -> tuple[str, tuple[float, float]] | None:
-    parts = line.split()
-    if len(parts) != 5 or parts[0] != MAGIC or parts[1] != str(FORMAT):
+    """(model fingerprint, thresholds); None for another format or a damaged line (the
+    thresholds decide every cached verdict: a flipped digit there must not pass)."""
+    parts = line.split(" ")
+    if len(parts) != 6 or parts[0] != MAGIC or parts[1] != str(FORMAT):
         return None
     try:
+        if int(parts[5], 16) != zlib.crc32(" ".join(parts[:5]).encode()):
+            return None
         limits = float(parts[3]), float(parts[4])
     except ValueError:
         return None

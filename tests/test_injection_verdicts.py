@@ -161,7 +161,8 @@ def test_the_shipped_model_is_known_by_the_hash_of_its_file_without_loading_it()
     assert model.load() is default_scorer()
 
 
-@pytest.mark.parametrize("damage", ["flip", "garbage", "binary", "empty-header", "torn"])
+@pytest.mark.parametrize("damage", ["flip", "garbage", "binary", "empty-header", "threshold",
+                                    "torn"])
 def test_a_damaged_cache_is_recomputed_with_one_warning(tmp_path: Path, damage: str,
                                                         caplog: pytest.LogCaptureFixture) -> None:
     model, _ = model_of(constant(0.8))
@@ -178,6 +179,9 @@ def test_a_damaged_cache_is_recomputed_with_one_warning(tmp_path: Path, damage: 
         path.write_text("not a cache at all\n\x00\x01", encoding="utf-8")
     elif damage == "binary":
         path.write_bytes(b"\xff\xfe\x00garbage")
+    elif damage == "threshold":   # the header's threshold changed: every verdict would change
+        lines[0] = lines[0].replace(" 0.7 ", " 0.99 ", 1)
+        path.write_text("".join(lines), encoding="utf-8")
     elif damage == "empty-header":
         path.write_text("\n" + "".join(lines[1:]), encoding="utf-8")
     else:                     # a crash in the middle of an append
