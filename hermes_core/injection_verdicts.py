@@ -143,6 +143,7 @@ class VerdictStore:
         # key -> "score crc" of the file's lines not yet asked for: checked when first asked for,
         # so a start reads thousands of verdicts at the cost of one split per line
         self._disk: dict[str, str] = {}
+        self._filed: set[str] = set()   # keys of the lines in the attached file
         self._limits: dict[str, tuple[float, float]] = {}
         self._path: Path | None = None
         self._loaded = False
@@ -166,12 +167,14 @@ class VerdictStore:
             self._path, self._loaded, self._file_model = path, False, None
             self._file_lines, self._needs_rewrite = 0, False
             self._disk.clear()
+            self._filed.clear()
 
     def clear(self) -> None:
         """Forget the verdicts held in memory (the file stays)."""
         with self._lock:
             self._mem.clear()
             self._disk.clear()
+            self._filed.clear()
             self._limits.clear()
             self._loaded = False
 
@@ -189,7 +192,9 @@ class VerdictStore:
             self._load(fp)
             found = [self._get(k, fp) for k in keys]
             limits = self._limits.get(fp)
-        todo = [i for i, s in enumerate(found) if s is None]
+            todo = [i for i, s in enumerate(found) if s is None]
+            if not todo and limits is not None:
+                self._write(fp, limits, self._unfiled(keys, found))
         if todo or limits is None:
             scorer = model.load()
             if scorer is None:
@@ -202,8 +207,16 @@ class VerdictStore:
                     found[i] = s
                     self._put(keys[i], fp, s)
                 self.scored += len(todo)
-                self._write(fp, limits, [(keys[i], s) for i, s in zip(todo, fresh, strict=True)])
+                self._write(fp, limits, self._unfiled(keys, found))
         return [s if s is not None else 0.0 for s in found], limits[1] if data else limits[0]
+
+    def _unfiled(self, keys: list[str], found: list[float | None]) -> list[tuple[str, float]]:
+        """The verdicts asked for that the attached file does not hold yet: new ones, and ones
+        known in memory before this home was attached (another home in the same process)."""
+        if self._path is None:
+            return []
+        return [(k, s) for k, s in zip(keys, found, strict=True)
+                if s is not None and k not in self._filed]
 
     def _get(self, key: str, fingerprint: str) -> float | None:
         got = self._mem.get(key)
@@ -273,6 +286,7 @@ class VerdictStore:
                 bad += 1
                 continue
             disk[key] = rest
+        self._filed.update(disk)
         self._file_lines = len(entries)
         # a last line without its newline: a crash mid-append (or, rarely, another process's
         # append read half-way); appending after it would glue two lines, so start the file again
@@ -305,6 +319,7 @@ class VerdictStore:
             finally:
                 os.close(fd)
             self._file_lines += len(fresh)
+            self._filed.update(k for k, _s in fresh)
         except OSError as e:
             self._warn("injection verdict cache: cannot write %s: %s (verdicts are kept in memory "
                        "only)", self._path, e)
@@ -315,9 +330,10 @@ class VerdictStore:
             self._disk.clear()
         # only this model's verdicts (another model's keys are never asked for with this header):
         # the file's lines not asked for in this process first (the oldest), then the LRU's
-        mine = [f"{k} {raw}\n" for k, raw in self._disk.items()]
-        mine += [_line(k, s) for k, (fp, s) in self._mem.items() if fp == fingerprint]
-        mine = mine[-self.disk_cap:]
+        lines = [(k, f"{k} {raw}\n") for k, raw in self._disk.items()]
+        lines += [(k, _line(k, s)) for k, (fp, s) in self._mem.items() if fp == fingerprint]
+        lines = lines[-self.disk_cap:]
+        mine = [line for _k, line in lines]
         self._path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self._path.with_name(f".{FILE_NAME}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
@@ -330,6 +346,7 @@ class VerdictStore:
                 os.unlink(tmp)
             raise
         self._file_model, self._file_lines, self._needs_rewrite = fingerprint, len(mine), False
+        self._filed = {k for k, _line in lines}
 
 
 STORE = VerdictStore()

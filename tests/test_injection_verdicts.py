@@ -276,3 +276,18 @@ def test_a_recalled_memory_is_scored_once_per_process() -> None:
     for _ in range(5):
         STORE.scores(model, ["a past session about the billing-api outage"], data=True)
     assert STORE.scored == before and loads == [1]
+
+
+def test_a_second_home_gets_the_verdicts_the_process_already_knew(tmp_path: Path) -> None:
+    model, _ = model_of(constant(0.8))
+    store = VerdictStore()
+    store.attach(tmp_path / "one")
+    store.scores(model, VIEWS, data=False)
+    store.attach(tmp_path / "two")                 # every verdict is a hit in memory
+    store.scores(model, VIEWS, data=False)
+    assert store.scored == 3
+    assert len(verdict_lines(tmp_path / "two")) == 3
+    restarted = VerdictStore()
+    restarted.attach(tmp_path / "two")
+    restarted.scores(model, VIEWS, data=False)
+    assert restarted.scored == 0
