@@ -34,7 +34,6 @@ from hermes_core.injection_hijack import (
     answer_hijack,
     hazardous_code,
 )
-from hermes_core.injection_learned import default_scorer
 from hermes_core.injection_normalise import compact, decoded_blobs, despaced, flat, fold
 from hermes_core.injection_patterns import (
     CJK_LANGUAGES,
@@ -52,6 +51,7 @@ from hermes_core.injection_patterns import (
     PERSONA_TRAITS,
     GatedPattern,
 )
+from hermes_core.injection_verdicts import learned_scores, shipped_model
 
 INJECTION_CATEGORIES: tuple[str, ...] = (
     "ignore-instructions", "role-hijack", "secret-exfiltration", "invisible-unicode", "output-hijack",
@@ -441,12 +441,15 @@ def _learned(par: Paragraph, framed: bool, context_framed: bool,
              data: bool) -> tuple[str, str, str] | None:
     """The learned scorer's verdict on what the rules let through (None when the shipped model is
     missing: the rules alone decide)."""
-    scorer = default_scorer()
+    model = shipped_model()
     view = _learned_view(par, framed, context_framed)
-    if scorer is None or not view:
+    if model is None or not view.strip():
         return None
-    score = scorer.blocks(view, data)
-    if score is None or rules_excuse(view):
+    got = learned_scores(model, [view], data)
+    if got is None:
+        return None
+    (score,), limit = got
+    if score <= limit or rules_excuse(view):
         return None
     return "learned", "", f"learned score {score:.2f}"
 
@@ -508,8 +511,8 @@ def _learned_pass(out: list[tuple[Paragraph, InjectionFinding | None]], framed: 
                   data: bool) -> None:
     """The learned scorer over every paragraph the rules let through, in one batch (its cost is
     mostly per call, not per paragraph); a paragraph it blocks gets a ``learned`` finding."""
-    scorer = default_scorer()
-    if scorer is None:
+    model = shipped_model()
+    if model is None:
         return
     todo: list[int] = []
     views: list[str] = []
@@ -521,8 +524,11 @@ def _learned_pass(out: list[tuple[Paragraph, InjectionFinding | None]], framed: 
         if view:
             todo.append(i)
             views.append(view)
-    limit = scorer.data_threshold if data else scorer.threshold
-    for i, view, score in zip(todo, views, scorer.scores(views, data), strict=True):
+    got = learned_scores(model, views, data) if views else None
+    if got is None:
+        return
+    scores, limit = got
+    for i, view, score in zip(todo, views, scores, strict=True):
         if score > limit and not rules_excuse(view):
             par = out[i][0]
             out[i] = (par, InjectionFinding("learned", par.line, f"learned score {score:.2f}"))

@@ -13,11 +13,13 @@ Why hashing and a bare weight vector: the features are sklearn's ``HashingVector
 n-grams within words and word uni/bigrams), which has no vocabulary to store, so the shipped
 model is the non-zero weights, one intercept and two thresholds in an ``.npz`` loaded without
 pickle (no code runs from the file). scikit-learn is imported only when the first paragraph is
-scored, and a missing or unreadable model turns the scorer off rather than failing a turn.
+scored (a paragraph scored before is answered from :mod:`hermes_core.injection_verdicts`, which
+never imports it), and a missing or unreadable model turns the scorer off rather than failing a turn.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import math
@@ -149,6 +151,13 @@ class LearnedScorer:
             return None
         score = self.scores([view], data)[0]
         return score if score > (self.data_threshold if data else self.threshold) else None
+
+    def fingerprint(self) -> str:
+        """A hash of everything a verdict depends on (weights, intercept, thresholds): cached
+        verdicts (:mod:`hermes_core.injection_verdicts`) are kept per fingerprint."""
+        h = hashlib.sha256(np.ascontiguousarray(self.weights).tobytes())
+        h.update(repr((self.intercept, self.threshold, self.data_threshold)).encode())
+        return h.hexdigest()
 
     def save(self, path: Any) -> None:
         idx = np.flatnonzero(self.weights)

