@@ -1,6 +1,7 @@
 """Async throughput at 64 concurrent requests: hermes-core's call loop and Agent.achat vs bare AsyncOpenAI.
 
-    python benchmarks/async_throughput.py --json [--concurrency 64] [--seconds 3] [--rounds 5]
+    python benchmarks/async_throughput.py --json [--concurrency 64] [--seconds 3] [--min-requests 600]
+                                          [--rounds 5] [--variants bare,provider,loop,achat]
 
 The loopback server (``hermes_core.testing.MockLLMServer``, keep-alive, in a process of its own so
 it does not share the client's interpreter) answers every request after ``--latency-ms``, stating
@@ -9,8 +10,10 @@ pool then knows the key's limit from its first answer, as it would in production
 states none puts a key of unknown limit in the pool's slow start (one more request in flight per
 round trip until a limit is known), which is a different measurement. In one
 event loop per measurement, ``--concurrency`` tasks send requests back to back for ``--seconds``;
-each variant's throughput is the requests completed per second. Variants, interleaved round by round
-(the order rotates) so a busy machine slows each alike:
+each variant's throughput is the requests completed inside the window per second (a timer closes
+the window; requests still in flight then are not counted, and a window lasts until at least
+``--min-requests`` completed). Variants, interleaved round by round (the order rotates) so a busy
+machine slows each alike:
 
 * ``bare``: ``openai.AsyncOpenAI(...).chat.completions.create`` (the baseline);
 * ``provider`` (on request: ``--variants bare,provider,loop``): the OpenAI provider alone, its SDK
@@ -29,9 +32,12 @@ payload with the client's ``post`` rather than ``chat.completions.create`` (whos
 typed request schema leaves such a payload unchanged); the baseline is ``create`` as a user calls it.
 
 Reported: each variant's median requests/s over the rounds, and ``loop_vs_bare`` /
-``achat_vs_bare``: the median of the per-round ratios (goal >= 0.95 for both); the client process's
-CPU milliseconds per request, and ``..._cpu_vs_bare`` (bare's CPU per request over the variant's),
-which a busy machine disturbs less than throughput: the server shares the same two cores.
+``achat_vs_bare``: the median of the per-round ratios (goal >= 0.95 for both), with every round's
+ratio and their quartiles (the spread says how far one run can be trusted); the client process's
+CPU milliseconds per request, ``..._cpu_vs_bare`` (bare's CPU per request over the variant's, with
+quartiles) and ``..._extra_cpu_us_per_request`` (the variant's CPU per request less bare's), which
+a busy machine disturbs less than throughput: the server shares the same two cores. ``loadavg_1m``
+is the machine's load at the start of each round: quote it beside the figures.
 """
 
 from __future__ import annotations
@@ -78,33 +84,47 @@ def start_server(latency_s: float) -> tuple[subprocess.Popen[str], str]:
     return proc, url
 
 
-async def drive(call: Callable[[int], Awaitable[object]], tasks: int,
-                seconds: float) -> tuple[float, float]:
-    """Requests per second, and the client process's CPU milliseconds per request (every thread:
-    the audit writer and prompt-building workers count): ``tasks`` workers calling back to back
-    for ``seconds`` (after one call each to open connections). The garbage of the previous
-    variant and of this one's setup is collected before the window (every variant alike), so no
-    variant pays a collection of another's objects inside its timed window."""
+async def drive(call: Callable[[int], Awaitable[object]], tasks: int, seconds: float,
+                min_requests: int = 0) -> tuple[float, float, int]:
+    """Requests per second, the client process's CPU milliseconds per request (every thread:
+    the audit writer and prompt-building workers count) and the requests counted: ``tasks``
+    workers calling back to back (after one call each to open connections) for ``seconds``, or
+    longer until ``min_requests`` have completed. The window is closed by a timer: what completes
+    inside it counts, the requests still in flight when it closes do not (their tail, up to
+    ``tasks`` requests waiting on the server, would otherwise be a share of every window that
+    grows as the rate falls). The garbage of the previous variant and of this one's setup is
+    collected before the window (every variant alike), so no variant pays a collection of
+    another's objects inside its timed window."""
     await asyncio.gather(*(call(i) for i in range(tasks)))
     gc.collect()
     done = 0
-    end = time.perf_counter() + seconds
+    stop = asyncio.Event()
 
     async def worker(i: int) -> None:
         nonlocal done
-        while time.perf_counter() < end:
+        while not stop.is_set():
             await call(i)
             done += 1
 
+    async def window() -> tuple[float, float, int]:
+        await asyncio.sleep(seconds)
+        while done < min_requests:
+            await asyncio.sleep(0.05)
+        counted, elapsed, used = done, time.perf_counter() - t, time.process_time() - cpu
+        stop.set()
+        return counted / elapsed, used * 1000 / max(counted, 1), counted
+
     t, cpu = time.perf_counter(), time.process_time()
-    await asyncio.gather(*(worker(i) for i in range(tasks)))
-    return done / (time.perf_counter() - t), (time.process_time() - cpu) * 1000 / max(done, 1)
+    workers = [asyncio.ensure_future(worker(i)) for i in range(tasks)]
+    measured = await window()
+    await asyncio.gather(*workers)
+    return measured
 
 
-def bare(url: str, tasks: int, seconds: float) -> tuple[float, float]:
+def bare(url: str, tasks: int, seconds: float, min_requests: int = 0) -> tuple[float, float, int]:
     from openai import AsyncOpenAI
 
-    async def main() -> tuple[float, float]:
+    async def main() -> tuple[float, float, int]:
         client = AsyncOpenAI(api_key=KEY, base_url=url + "/v1", max_retries=0)
 
         async def call(i: int) -> object:
@@ -114,14 +134,15 @@ def bare(url: str, tasks: int, seconds: float) -> tuple[float, float]:
             return resp.choices[0].message.content
 
         try:
-            return await drive(call, tasks, seconds)
+            return await drive(call, tasks, seconds, min_requests)
         finally:
             await client.close()
 
     return asyncio.run(main())
 
 
-def provider_only(url: str, tasks: int, seconds: float) -> tuple[float, float]:
+def provider_only(url: str, tasks: int, seconds: float,
+                  min_requests: int = 0) -> tuple[float, float, int]:
     """hermes-core's OpenAI provider alone: its SDK client (the deadline transport), the payload
     ``render`` produces, the per-attempt budget and header capture; no pool, routing or audit.
     Between ``bare`` and ``loop``: says which side of the provider an overhead is on."""
@@ -133,14 +154,14 @@ def provider_only(url: str, tasks: int, seconds: float) -> tuple[float, float]:
     provider, cred, options = OpenAIProvider("openai", url + "/v1"), Credential("openai", KEY), \
         CallOptions()
 
-    async def main() -> tuple[float, float]:
+    async def main() -> tuple[float, float, int]:
         async def call(i: int) -> object:
             prompt = Prompt(system="You are Hermes.", messages=(Message("user", f"hello {i}"),))
             with capture():
                 done = await provider.acomplete(prompt, MODEL, cred, options)
             return done.text
 
-        return await drive(call, tasks, seconds)
+        return await drive(call, tasks, seconds, min_requests)
 
     return asyncio.run(main())
 
@@ -161,7 +182,8 @@ def settings_for(url: str, home: Path) -> Any:
         "skill_utils": {"embeddings": False}}, env={})
 
 
-def call_loop(url: str, home: Path, tasks: int, seconds: float) -> tuple[float, float]:
+def call_loop(url: str, home: Path, tasks: int, seconds: float,
+              min_requests: int = 0) -> tuple[float, float, int]:
     from hermes_core.agent.resilience import CallLoop
     from hermes_core.agent.smart_routing import Router
     from hermes_core.types import Message, Prompt
@@ -169,13 +191,13 @@ def call_loop(url: str, home: Path, tasks: int, seconds: float) -> tuple[float, 
     settings = settings_for(url, home)
     router, loop = Router.from_settings(settings), CallLoop.from_settings(settings)
 
-    async def main() -> tuple[float, float]:
+    async def main() -> tuple[float, float, int]:
         async def call(i: int) -> object:
             prompt = Prompt(system="You are Hermes.", messages=(Message("user", f"hello {i}"),))
             done, _ = await loop.acomplete(prompt, router.select(prompt))
             return done.text
 
-        return await drive(call, tasks, seconds)
+        return await drive(call, tasks, seconds, min_requests)
 
     try:
         return asyncio.run(main())
@@ -183,7 +205,8 @@ def call_loop(url: str, home: Path, tasks: int, seconds: float) -> tuple[float, 
         loop.audit.close()
 
 
-def achat(url: str, home: Path, tasks: int, seconds: float) -> tuple[float, float]:
+def achat(url: str, home: Path, tasks: int, seconds: float,
+          min_requests: int = 0) -> tuple[float, float, int]:
     from hermes_core.agent.agent import Agent
 
     settings = settings_for(url, home)
@@ -192,14 +215,14 @@ def achat(url: str, home: Path, tasks: int, seconds: float) -> tuple[float, floa
                               retriever=first.retriever, context_engine=first.context_engine,
                               prompt_builder=first.builder) for _ in range(tasks - 1)]
 
-    async def main() -> tuple[float, float]:
+    async def main() -> tuple[float, float, int]:
         async def call(i: int) -> object:
             agent = agents[i]
             agent.history.clear()
             reply = await agent.achat(f"hello {i}")
             return reply.text
 
-        return await drive(call, tasks, seconds)
+        return await drive(call, tasks, seconds, min_requests)
 
     try:
         return asyncio.run(main())
@@ -207,10 +230,20 @@ def achat(url: str, home: Path, tasks: int, seconds: float) -> tuple[float, floa
         first.loop.audit.close()
 
 
+def quartiles(xs: list[float]) -> list[float]:
+    """The first and third quartile (the spread of the per-round ratios; one value: itself)."""
+    if len(xs) < 2:
+        return [round(xs[0], 3), round(xs[0], 3)] if xs else []
+    q = statistics.quantiles(xs, n=4, method="inclusive")
+    return [round(q[0], 3), round(q[2], 3)]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--min-requests", type=int, default=600,
+                    help="a window lasts until at least this many requests completed")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--latency-ms", type=float, default=20.0)
     ap.add_argument("--variants", default="bare,loop,achat")
@@ -220,40 +253,55 @@ def main(argv: list[str] | None = None) -> int:
     server, url = start_server(args.latency_ms / 1000)
     rates: dict[str, list[float]] = {v: [] for v in variants}
     cpus: dict[str, list[float]] = {v: [] for v in variants}
+    counted: dict[str, list[int]] = {v: [] for v in variants}
+    load: list[float] = []
+    n, secs, least = args.concurrency, args.seconds, args.min_requests
     try:
         with tempfile.TemporaryDirectory(prefix="hermes-async-bench-") as tmp:
             for r in range(args.rounds):
+                load.append(round(os.getloadavg()[0], 2))
                 order = variants[r % len(variants):] + variants[:r % len(variants)]
                 for v in order:
                     home = Path(tmp) / f"{v}-{r}"
                     home.mkdir()
                     if v == "bare":
-                        rate, cpu = bare(url, args.concurrency, args.seconds)
+                        rate, cpu, k = bare(url, n, secs, least)
                     elif v == "provider":
-                        rate, cpu = provider_only(url, args.concurrency, args.seconds)
+                        rate, cpu, k = provider_only(url, n, secs, least)
                     elif v == "loop":
-                        rate, cpu = call_loop(url, home, args.concurrency, args.seconds)
+                        rate, cpu, k = call_loop(url, home, n, secs, least)
                     else:
-                        rate, cpu = achat(url, home, args.concurrency, args.seconds)
+                        rate, cpu, k = achat(url, home, n, secs, least)
                     rates[v].append(rate)
                     cpus[v].append(cpu)
+                    counted[v].append(k)
     finally:
         assert server.stdin is not None
         server.stdin.close()
         server.wait(timeout=30)
     report: dict[str, Any] = {"concurrency": args.concurrency, "seconds": args.seconds,
-                              "rounds": args.rounds, "server_latency_ms": args.latency_ms}
+                              "min_requests": least, "rounds": args.rounds,
+                              "server_latency_ms": args.latency_ms,
+                              # other work on the machine, at the start of each round
+                              "loadavg_1m": load}
     for v, xs in rates.items():
         report[f"{v}_rps_median"] = round(statistics.median(xs), 1)
         report[f"{v}_rps"] = [round(x, 1) for x in xs]
         report[f"{v}_cpu_ms_per_request_median"] = round(statistics.median(cpus[v]), 3)
+        report[f"{v}_requests_fewest"] = min(counted[v])
     for v in variants:
         if v != "bare" and "bare" in rates:
-            report[f"{v}_vs_bare"] = round(statistics.median(
-                a / b for a, b in zip(rates[v], rates["bare"], strict=True)), 3)
+            ratios = [a / b for a, b in zip(rates[v], rates["bare"], strict=True)]
+            report[f"{v}_vs_bare"] = round(statistics.median(ratios), 3)
+            report[f"{v}_vs_bare_rounds"] = [round(x, 3) for x in ratios]
+            report[f"{v}_vs_bare_quartiles"] = quartiles(ratios)
             # the same overhead as CPU: bare's CPU per request over this variant's (1.0 = as cheap)
-            report[f"{v}_cpu_vs_bare"] = round(statistics.median(
-                b / a for a, b in zip(cpus[v], cpus["bare"], strict=True)), 3)
+            cpu_ratios = [b / a for a, b in zip(cpus[v], cpus["bare"], strict=True)]
+            report[f"{v}_cpu_vs_bare"] = round(statistics.median(cpu_ratios), 3)
+            report[f"{v}_cpu_vs_bare_quartiles"] = quartiles(cpu_ratios)
+            # the CPU a request costs on top of bare's, in microseconds (median of the rounds)
+            report[f"{v}_extra_cpu_us_per_request"] = round(statistics.median(
+                (a - b) * 1000 for a, b in zip(cpus[v], cpus["bare"], strict=True)), 1)
     print(json.dumps(report) if args.json else json.dumps(report, indent=2))
     return 0
 

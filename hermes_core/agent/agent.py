@@ -25,6 +25,7 @@ from typing import Any, TypeVar, overload
 from pydantic import BaseModel, ValidationError
 
 from hermes_core.agent.credential_pool import CredentialPool
+from hermes_core.agent.prepare_gate import PrepareGate
 from hermes_core.agent.pricing import Cost, PriceTable
 from hermes_core.agent.prompt.compaction import (
     CompactionReport,
@@ -64,10 +65,6 @@ log = logging.getLogger("hermes_core.agent")
 ROUND_BREAK = "\n\n"
 
 MAX_TOOL_ROUNDS = 10   # the default of llm.max_tool_rounds
-#: An async turn whose previous prompt build took less than this (thread CPU time, or wall time
-#: on the loop) builds the next one on the event loop: a thread hop costs more than a cheap build,
-#: and under a millisecond is less than one SDK call. A costlier build goes to a thread.
-INLINE_PREPARE_CPU_S = 0.001
 NO_KEY_HELP = ("no API key configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add keys under "
                "'credentials' in config.yaml (see config.example.yaml)")
 
@@ -174,8 +171,7 @@ class Agent:
         self.last_decision: RouteDecision | None = None
         self.last_turn: TurnContext | None = None   # what retrieval and memory decided last prepare()
         self._recorded = 0   # len(history) at the last record: later turns are recorded again
-        # CPU seconds the last prompt build took (inf: not measured yet); see INLINE_PREPARE_CPU_S
-        self._prepare_cpu_s = float("inf")
+        self.prepare_gate = PrepareGate()   # where the next async turn builds its prompt
         self._options: tuple[Any, CallOptions] | None = None   # (settings.llm, its options)
         self._history_summarizer: tuple[Mapping[str, Provider], HistorySummarizer | None] | None = None
 
@@ -444,20 +440,19 @@ class Agent:
 
     async def _aturn(self, message: str) -> _Turn:
         """``_turn`` in a worker thread (file stats, retrieval, memory search and the ``pre_llm_call``
-        hook must not stall the event loop), unless the last build, with no hook, took under
-        ``INLINE_PREPARE_CPU_S``: then on the loop, timed by the wall clock (never less than CPU
-        time), as a CPU clock is a system call, where a busy kernel hands the core away."""
-        if self.pre_llm_call is None and self._prepare_cpu_s < INLINE_PREPARE_CPU_S:
+        hook must not stall the event loop), or on the loop when builds have been cheap
+        (:mod:`~hermes_core.agent.prepare_gate`): timed there by the wall clock, no system call."""
+        if self.prepare_gate.inline(hooked=self.pre_llm_call is not None):
             started = time.perf_counter()
             turn = self._turn(message)
-            self._prepare_cpu_s = time.perf_counter() - started
+            self.prepare_gate.ran_inline(time.perf_counter() - started)
             return turn
         return await asyncio.to_thread(self._measured_turn, message)
 
     def _measured_turn(self, message: str) -> _Turn:
         started = time.thread_time()
         turn = self._turn(message)
-        self._prepare_cpu_s = time.thread_time() - started
+        self.prepare_gate.ran_in_thread(time.thread_time() - started)
         return turn
 
     @overload

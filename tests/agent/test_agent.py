@@ -295,10 +295,8 @@ async def test_async_turns_build_the_prompt_off_the_event_loop(home: Path):
 async def test_async_turns_build_a_prompt_on_the_loop_only_after_a_cheap_build(
         home: Path, monkeypatch: pytest.MonkeyPatch):
     """A thread hop costs more than a cheap build: after a build measured under the threshold the
-    next one runs on the event loop; after a costly one it goes back to a worker thread."""
+    next one runs on the event loop; once builds are costly they go back to a worker thread."""
     import threading
-
-    from hermes_core.agent import agent as agent_module
 
     agent = agent_for(home, FakeProvider(["one", "two", "three", "four"]))
     built_on: list[bool] = []
@@ -309,10 +307,10 @@ async def test_async_turns_build_a_prompt_on_the_loop_only_after_a_cheap_build(
         return build(message)
 
     monkeypatch.setattr(agent, "_turn", spy)
-    monkeypatch.setattr(agent_module, "INLINE_PREPARE_CPU_S", 60.0)   # every build is cheap
+    monkeypatch.setattr(agent.prepare_gate, "threshold_s", 60.0)   # every build is cheap
     await agent.achat("first")      # nothing measured yet: a worker thread
     await agent.achat("second")     # the first was cheap: on the loop
-    monkeypatch.setattr(agent_module, "INLINE_PREPARE_CPU_S", 0.0)    # every build is costly
+    monkeypatch.setattr(agent.prepare_gate, "threshold_s", 0.0)    # every build is costly
     await agent.achat("third")      # decided by the second build's cost: a thread now
     assert [p async for p in agent.astream("fourth")] == ["four"]
     assert built_on == [False, True, False, False]

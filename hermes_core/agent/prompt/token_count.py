@@ -92,10 +92,11 @@ class TiktokenCounter:
 
 _encodings: dict[str, Any] = {}
 _enc_lock = threading.Lock()
-#: (encoding, cache dir) -> when its file was last found missing or corrupt (``time.monotonic``).
-#: Every turn chooses a counter: looking again costs a failed open() (tens of microseconds in a
-#: sandbox) and the cache folder's lookup; a file downloaded meanwhile is used within a minute.
-_missing: dict[tuple[str, str | None], float] = {}
+#: encoding -> when its file was last found missing or corrupt (``time.monotonic``). Every turn
+#: chooses a counter: looking again costs a failed open() (tens of microseconds in a sandbox) and
+#: the cache folder's lookup (environment reads, the temp folder); a file downloaded meanwhile, or
+#: a cache folder configured meanwhile, is used within ``RECHECK_MISSING_S``.
+_missing: dict[str, float] = {}
 #: The counter of each encoding loaded from tiktoken's cache (a value: one per encoding serves
 #: every turn).
 _counters: dict[str, TiktokenCounter] = {}
@@ -121,6 +122,17 @@ def local_encoding_file(encoding_name: str, cache_dir: str | None) -> str | None
     return path if hashlib.sha256(data).hexdigest() == sha else None
 
 
+@functools.cache
+def _tiktoken() -> Any:
+    """The tiktoken module, or None when the extra is not installed: asked once, as a failed
+    import searches the whole module path again each time (every turn chooses a counter)."""
+    try:
+        import tiktoken
+    except ImportError:
+        return None
+    return tiktoken
+
+
 @functools.lru_cache(maxsize=1024)
 def _encoding_name(model: str) -> str | None:
     """tiktoken's encoding for ``model`` (None: unknown), remembered: tiktoken tries each known
@@ -137,9 +149,8 @@ def tiktoken_counter(model: str, *, cache_dir: str | None = None,
                      loader: Callable[[str], Any] | None = None) -> TiktokenCounter | None:
     """A tiktoken counter for an OpenAI ``model``, or None (not installed, unknown model, or the
     encoding file is not already on disk). ``loader`` replaces ``tiktoken.get_encoding`` (tests)."""
-    try:
-        import tiktoken
-    except ImportError:
+    tiktoken = _tiktoken()
+    if tiktoken is None:
         return None
     name = _encoding_name(model)
     if name is None:
@@ -153,12 +164,14 @@ def tiktoken_counter(model: str, *, cache_dir: str | None = None,
             if counter is None or counter.encoding is not loaded:
                 counter = _counters[name] = TiktokenCounter(loaded, name)
             return counter
-        folder = cache_dir if cache_dir is not None else tiktoken_cache_dir()
-        seen = _missing.get((name, folder))
+        # a folder passed in is looked in at once (the remembered miss is the default folder's)
+        seen = _missing.get(name) if cache_dir is None else None
         if seen is not None and time.monotonic() - seen < RECHECK_MISSING_S:
             return None
+        folder = cache_dir if cache_dir is not None else tiktoken_cache_dir()
         if local_encoding_file(name, folder) is None:
-            _missing[(name, folder)] = time.monotonic()
+            if cache_dir is None:
+                _missing[name] = time.monotonic()
             return None
         loader = tiktoken.get_encoding
     with _enc_lock:

@@ -116,3 +116,31 @@ def test_a_missing_encoding_file_is_looked_for_again_only_after_a_while(
     counter = tiktoken_counter("gpt-4o")
     assert counter is not None and counter.count("token") == 5
     assert looked == ["o200k_base", "o200k_base"]
+
+
+def test_after_a_miss_the_cache_folder_is_not_looked_up_again_each_turn(
+        encoding_files: EncodingFiles, monkeypatch: pytest.MonkeyPatch):
+    pytest.importorskip("tiktoken", reason="tiktoken is an optional extra (hermes-core[tiktoken])")
+    folders: list[str | None] = []
+    lookup = token_count.tiktoken_cache_dir
+
+    def counted() -> str | None:
+        folders.append(lookup())
+        return folders[-1]
+
+    monkeypatch.setattr(token_count, "tiktoken_cache_dir", counted)
+    for _ in range(3):                                   # three turns
+        assert tiktoken_counter("gpt-4o") is None
+    assert folders == [str(encoding_files.folder)]       # the environment read once, not per turn
+    assert encoding_files.looked == ["o200k_base"]
+
+
+def test_a_folder_passed_in_is_looked_in_despite_a_remembered_miss(
+        encoding_files: EncodingFiles, monkeypatch: pytest.MonkeyPatch):
+    tiktoken = pytest.importorskip("tiktoken",
+                                   reason="tiktoken is an optional extra (hermes-core[tiktoken])")
+    monkeypatch.setattr(tiktoken, "get_encoding", lambda name: CharEncoding())
+    assert tiktoken_counter("gpt-4o") is None            # the default folder: missing, remembered
+    encoding_files.arrive(monkeypatch)
+    counter = tiktoken_counter("gpt-4o", cache_dir=str(encoding_files.folder))
+    assert counter is not None and counter.count("token") == 5
