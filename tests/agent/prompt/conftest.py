@@ -103,3 +103,19 @@ def encoding_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> EncodingF
 
     monkeypatch.setattr(token_count, "local_encoding_file", counted)
     return files
+
+
+class CharEncoding:
+    """Stands in for a tiktoken Encoding: one token per character."""
+
+    def encode(self, text: str, disallowed_special: object = ()) -> list[int]:
+        return [ord(c) for c in text]
+
+
+@pytest.fixture
+def char_tiktoken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tiktoken installed, its encodings replaced by one token per character (the file check still
+    decides whether tiktoken is used at all)."""
+    tiktoken = pytest.importorskip("tiktoken",
+                                   reason="tiktoken is an optional extra (hermes-core[tiktoken])")
+    monkeypatch.setattr(tiktoken, "get_encoding", lambda name: CharEncoding())

@@ -21,14 +21,7 @@ from hermes_core.agent.prompt.token_count import (
 from hermes_core.tokenize import estimate_tokens
 from hermes_core.types import Message, Prompt, ToolSpec, Usage
 
-from .conftest import EncodingFiles
-
-
-class CharEncoding:
-    """Stands in for a tiktoken Encoding: one token per character."""
-
-    def encode(self, text: str, disallowed_special: object = ()) -> list[int]:
-        return [ord(c) for c in text]
+from .conftest import CharEncoding, EncodingFiles
 
 
 def test_no_encoding_file_on_disk_means_no_tiktoken_and_no_download(tmp_path: Path,
@@ -90,10 +83,7 @@ def test_the_fixed_cost_is_the_request_without_its_messages():
 
 
 def test_an_encoding_loaded_once_is_not_verified_again_on_every_turn(
-        encoding_files: EncodingFiles, monkeypatch: pytest.MonkeyPatch):
-    tiktoken = pytest.importorskip("tiktoken",
-                                   reason="tiktoken is an optional extra (hermes-core[tiktoken])")
-    monkeypatch.setattr(tiktoken, "get_encoding", lambda name: CharEncoding())
+        encoding_files: EncodingFiles, char_tiktoken: None, monkeypatch: pytest.MonkeyPatch):
     encoding_files.arrive(monkeypatch)
     first = tiktoken_counter("gpt-4o")
     second = tiktoken_counter("gpt-4o")
@@ -103,10 +93,7 @@ def test_an_encoding_loaded_once_is_not_verified_again_on_every_turn(
 
 
 def test_a_missing_encoding_file_is_looked_for_again_only_after_a_while(
-        encoding_files: EncodingFiles, monkeypatch: pytest.MonkeyPatch):
-    tiktoken = pytest.importorskip("tiktoken",
-                                   reason="tiktoken is an optional extra (hermes-core[tiktoken])")
-    monkeypatch.setattr(tiktoken, "get_encoding", lambda name: CharEncoding())
+        encoding_files: EncodingFiles, char_tiktoken: None, monkeypatch: pytest.MonkeyPatch):
     looked = encoding_files.looked
     assert tiktoken_counter("gpt-4o") is None
     encoding_files.arrive(monkeypatch)               # a download by another process
@@ -136,10 +123,7 @@ def test_after_a_miss_the_cache_folder_is_not_looked_up_again_each_turn(
 
 
 def test_a_folder_passed_in_is_looked_in_despite_a_remembered_miss(
-        encoding_files: EncodingFiles, monkeypatch: pytest.MonkeyPatch):
-    tiktoken = pytest.importorskip("tiktoken",
-                                   reason="tiktoken is an optional extra (hermes-core[tiktoken])")
-    monkeypatch.setattr(tiktoken, "get_encoding", lambda name: CharEncoding())
+        encoding_files: EncodingFiles, char_tiktoken: None, monkeypatch: pytest.MonkeyPatch):
     assert tiktoken_counter("gpt-4o") is None            # the default folder: missing, remembered
     encoding_files.arrive(monkeypatch)
     counter = tiktoken_counter("gpt-4o", cache_dir=str(encoding_files.folder))
