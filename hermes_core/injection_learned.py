@@ -53,6 +53,13 @@ MIN_WORDS = 3
 _WORD = re.compile(WORD_TOKEN)
 
 
+def scoring_signature() -> bytes:
+    """The scoring code's own parameters: a cached verdict depends on them as much as on the
+    weights, so a change here (say ``MIN_WORDS``) must not be answered by verdicts from before."""
+    return repr((FORMAT, CHAR_FEATURES, WORD_FEATURES, CHAR_NGRAMS, WORD_NGRAMS, WORD_TOKEN,
+                 WINDOW, STEP, MIN_WORDS)).encode()
+
+
 def too_short(view: str) -> bool:
     """Whether the scorer leaves this view alone (fewer than ``MIN_WORDS`` words)."""
     return sum(1 for _m in itertools.islice(_WORD.finditer(view), MIN_WORDS)) < MIN_WORDS
@@ -157,6 +164,7 @@ class LearnedScorer:
         verdicts (:mod:`hermes_core.injection_verdicts`) are kept per fingerprint."""
         h = hashlib.sha256(np.ascontiguousarray(self.weights).tobytes())
         h.update(repr((self.intercept, self.threshold, self.data_threshold)).encode())
+        h.update(scoring_signature())
         return h.hexdigest()
 
     def save(self, path: Any) -> None:

@@ -8,8 +8,9 @@ those three: a restart with unchanged files finds every verdict and never import
 and a recalled memory that comes back turn after turn is scored once per process.
 
 What is stored (``HOME/cache/injection/verdicts.log``): a header line naming the format, the
-model's fingerprint (the SHA-256 of the shipped file) and its two thresholds, with a CRC, then one
-line per verdict: a 128-bit BLAKE2b hash of (fingerprint, location, view), the score, and a CRC of both.
+model's fingerprint (the SHA-256 of the shipped file and the scoring parameters) and its two
+thresholds, with a CRC, then one line per verdict: a 128-bit BLAKE2b hash of (fingerprint,
+location, view), the score, and a CRC of both.
 Never the text: a paragraph may hold a secret, a hash does not give it back. A new model has a new
 fingerprint, so its verdicts are never confused with the old one's and the file is started again.
 
@@ -67,15 +68,15 @@ class ModelRef:
 
 @lru_cache(maxsize=1)
 def shipped_model() -> ModelRef | None:
-    """The shipped model by the hash of its file (read, not parsed); None when it is missing, so
-    the rules alone decide."""
-    from hermes_core.injection_learned import MODEL_FILE, default_scorer
+    """The shipped model by the hash of its file (read, not parsed) and of the scoring code's
+    parameters; None when it is missing, so the rules alone decide."""
+    from hermes_core.injection_learned import MODEL_FILE, default_scorer, scoring_signature
 
     try:
         raw = resources.files("hermes_core").joinpath("data", MODEL_FILE).read_bytes()
     except OSError:
         return None
-    return ModelRef(hashlib.sha256(raw).hexdigest(), default_scorer)
+    return ModelRef(hashlib.sha256(raw + scoring_signature()).hexdigest(), default_scorer)
 
 
 def verdict_key(fingerprint: str, view: str, data: bool) -> str:
