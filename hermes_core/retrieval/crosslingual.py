@@ -33,6 +33,7 @@ import numpy as np
 
 from hermes_core.retrieval.calibration import DenseCalibration, query_language
 from hermes_core.retrieval.dense import with_parts
+from hermes_core.retrieval.fusion import zscores
 from hermes_core.tokenize import is_cjk
 from hermes_core.types import Skill
 
@@ -72,16 +73,10 @@ def lexical_in_language(scores: np.ndarray | None, can_read: np.ndarray | None,
         return None
     out = np.array(scores, dtype=np.float64)
     if stand_in is not None and len(stand_in) == len(out):
-        out[can_read] = _z(out[can_read])
-        out[~can_read] = _z(np.asarray(stand_in, dtype=np.float64))[~can_read]
+        out[can_read] = zscores(out[can_read])
+        out[~can_read] = zscores(stand_in)[~can_read]
     else:
         out[~can_read] = float(out[can_read].mean())
-    return out
-
-
-def _z(x: np.ndarray) -> np.ndarray:
-    sd = float(x.std()) if x.size else 0.0
-    out: np.ndarray = (x - float(x.mean())) / sd if sd > 1e-12 else np.zeros_like(x)
     return out
 
 
