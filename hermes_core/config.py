@@ -18,10 +18,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from hermes_core.agent.routing.rules import validate_condition
 from hermes_core.config_messages import describe_value, explain_error, safe_path
+from hermes_core.config_numbers import check_numbers
 from hermes_core.errors import ConfigError
 from hermes_core.redact import Redactor, looks_like_secret, register_secrets
 from hermes_core.types import Credential
@@ -36,7 +46,20 @@ ENV_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True,
+                              allow_inf_nan=False)
+    # mappings of numbers that are weights (a layer weighted below zero would rank in reverse)
+    _weights: typing.ClassVar[frozenset[str]] = frozenset({"weights"})
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _numbers_in_range(cls, value: Any, info: ValidationInfo) -> Any:
+        """No setting is infinite, NaN or astronomically large (``config_numbers``)."""
+        name = info.field_name or ""
+        field = cls.model_fields.get(name)
+        if field is not None:
+            check_numbers(value, field.metadata, non_negative=name in cls._weights)
+        return value
 
     @model_validator(mode="before")
     @classmethod
@@ -131,7 +154,7 @@ class LLMSettings(_Model):
     # a tool that sets no timeout of its own gets this one (null: none)
     tool_timeout_s: float | None = Field(60.0, gt=0)
     # passed only to providers and models that accept them
-    seed: int | None = None
+    seed: int | None = Field(None, ge=-2**63, le=2**63 - 1)   # what the APIs take
     stop: tuple[str, ...] = ()
     reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
     thinking_budget_tokens: int | None = Field(None, ge=1024)
