@@ -779,3 +779,16 @@ def test_a_megabyte_value_is_named_in_a_short_message(body: str) -> None:
     with pytest.raises(ConfigError) as info:
         parse_yaml(body, file="c.yaml", env={})
     assert len(str(info.value)) < 400 and str(info.value).startswith("c.yaml:")
+
+
+def test_a_very_short_configured_key_is_warned_about_once_without_showing_it(caplog) -> None:
+    import logging
+
+    text = "credentials:\n  openai:\n    keys:\n      - key: Zq7x2\n"
+    with caplog.at_level(logging.WARNING, logger="hermes_core.config"):
+        s = parse_yaml(text, file="c.yaml", env={})
+        s.with_overrides(**{"llm.stream": False})
+        parse_yaml(text, file="c.yaml", env={})
+    short = [r.getMessage() for r in caplog.records if "characters" in r.getMessage()]
+    assert len(short) == 1 and "credentials.openai.keys[0]" in short[0] and "c.yaml:4" in short[0]
+    assert "Zq7x2" not in caplog.text

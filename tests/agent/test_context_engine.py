@@ -586,7 +586,9 @@ def test_huge_max_results_returns_everything(tmp_path: Path) -> None:
 
 
 def test_huge_configured_max_results_still_renders_the_block(tmp_path: Path) -> None:
-    settings = ContextEngineSettings(max_results=10**20)
+    from hermes_core.config_numbers import MAX_SETTING
+
+    settings = ContextEngineSettings(max_results=MAX_SETTING)   # the largest a config may set
     with ContextEngine(tmp_path / "sessions.db", settings=settings, clock=lambda: NOW) as engine:
         engine.add("s1", "cafe latte notes")
         assert "cafe latte notes" in engine.memories_block("latte")

@@ -117,14 +117,17 @@ def test_hostile_home_files_never_take_the_chat_down(tmp_path: Path, monkeypatch
     assert not db.exists() or SECRET.encode() not in db.read_bytes()
 
 
-ECHOED = {"good": "cu5tom.Good.Key.4c1d88", "rejected": "cu5tom.Rejected.Key.7e3a12",
-          "limited": "cu5tom.Limited.Key.2b9f55"}
+LONG_KEYS = {"good": "cu5tom.Good.Key.4c1d88", "rejected": "cu5tom.Rejected.Key.7e3a12",
+             "limited": "cu5tom.Limited.Key.2b9f55"}
+# keys too short to be real (warned about at load) follow the same rule as a whole word
+SHORT_KEYS = {"good": "Zq7x2", "rejected": "Rj4k9w", "limited": "Lm8p3"}
 
 
 @pytest.mark.parametrize("verbosity", [[], ["-v"], ["-vv"]])
+@pytest.mark.parametrize("ECHOED", [LONG_KEYS, SHORT_KEYS], ids=["long-keys", "short-keys"])
 def test_a_server_echoing_keys_back_never_gets_one_to_the_terminal_or_a_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-        verbosity: list[str]) -> None:
+        verbosity: list[str], ECHOED: dict[str, str]) -> None:
     """Keys of no recognisable shape, one refused (401: the pool's alert), one limited (429 and
     rate-limit headers: the learned-limit messages), echoed by the server in a header, in every
     error message and in every reply; every command and REPL command at every verbosity."""
