@@ -124,10 +124,10 @@ SHORT_KEYS = {"good": "Zq7x2", "rejected": "Rj4k9w", "limited": "Lm8p3"}
 
 
 @pytest.mark.parametrize("verbosity", [[], ["-v"], ["-vv"]])
-@pytest.mark.parametrize("ECHOED", [LONG_KEYS, SHORT_KEYS], ids=["long-keys", "short-keys"])
+@pytest.mark.parametrize("echoed", [LONG_KEYS, SHORT_KEYS], ids=["long-keys", "short-keys"])
 def test_a_server_echoing_keys_back_never_gets_one_to_the_terminal_or_a_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-        verbosity: list[str], ECHOED: dict[str, str]) -> None:
+        verbosity: list[str], echoed: dict[str, str]) -> None:
     """Keys of no recognisable shape, one refused (401: the pool's alert), one limited (429 and
     rate-limit headers: the learned-limit messages), echoed by the server in a header, in every
     error message and in every reply; every command and REPL command at every verbosity."""
@@ -136,14 +136,14 @@ def test_a_server_echoing_keys_back_never_gets_one_to_the_terminal_or_a_file(
     home = tmp_path / "home"
     home.mkdir()
     with MockLLMServer(reply="pong", echo_keys=True) as srv:
-        srv.set_key(ECHOED["rejected"], KeyBehaviour(status=401))
-        srv.set_key(ECHOED["limited"], KeyBehaviour(rpm=1, retry_after=1, rate_headers=True))
+        srv.set_key(echoed["rejected"], KeyBehaviour(status=401))
+        srv.set_key(echoed["limited"], KeyBehaviour(rpm=1, retry_after=1, rate_headers=True))
         config = tmp_path / "config.yaml"
         config.write_text(
             "llm:\n  stream: false\n  routing:\n    default_model: m\n    providers:\n"
             f"      - name: openai\n        endpoint: \"{srv.url}/v1\"\n        models: [m]\n"
             "credentials:\n  openai:\n    keys:\n"
-            + "".join(f"      - key: {k}\n" for k in ECHOED.values())
+            + "".join(f"      - key: {k}\n" for k in echoed.values())
             + "credential_pool:\n  max_wait_s: 0.5\n  backoff_base_s: 0.01\n  backoff_max_s: 0.05\n",
             encoding="utf-8")
         script = ("".join(f"question {i}\n" for i in range(5))
@@ -169,7 +169,7 @@ def test_a_server_echoing_keys_back_never_gets_one_to_the_terminal_or_a_file(
     assert len(srv.requests) >= 3 and {r.status for r in srv.requests} >= {200, 401}
     files = [p for p in home.rglob("*") if p.is_file()]
     assert any(p.name == "sessions.db" for p in files)
-    for key in ECHOED.values():
+    for key in echoed.values():
         for cut in (key, key[:12], key[-12:]):
             assert cut not in text, cut
             for p in files:
