@@ -4,13 +4,12 @@ PyYAML's own loaders expand aliases by reference and build the tree recursively,
 "billion laughs" file costs minutes once anything walks it, a recursive alias (``a: &a [*a]``)
 never ends, and nesting a few hundred levels deep raises ``RecursionError``. Every YAML file
 hermes_core reads (config.yaml, SKILL.md front matter) goes through :func:`load_yaml` instead:
-plain data is built straight from the parser's events, in one pass with an explicit stack (no
-node tree, no recursion), so depth, entry count and alias expansion are checked as each event
-arrives and a hostile file is refused after reading no more of it than it takes to see the
-problem. An alias costs the size of what it names, known when that anchor closed, so an alias
-bomb is refused before anything is copied. Parsing a megabyte once instead of three times (a
-limits pass, the node tree, a walk over it) is what keeps a 1 MB config's rejection cheap.
-Empty values (``key:`` with nothing after it) are ordinary YAML nulls and load as ``None``.
+plain data is built straight from the parser's events with an explicit stack (no node tree, no
+recursion), depth, entry count and alias expansion checked as each event arrives. An alias costs
+the size of what it names, known when that anchor closed, so an alias bomb is refused before
+more than the budget is copied. A text long enough to hold more entries than allowed is first
+counted in a pass over its events alone, so refusing a megabyte of keys costs the parser's time,
+not the time to build it. Empty values (``key:`` with nothing after it) are ordinary YAML nulls and load as ``None``.
 """
 
 from __future__ import annotations
@@ -239,6 +238,24 @@ def _copy(value: Any) -> Any:
     return value
 
 
+def _count_events(text: str, max_depth: int, max_nodes: int, loader: Any) -> None:
+    """A pass over the events alone, for a text long enough to hold more entries than allowed:
+    refusing one that does (a megabyte of keys, deep nesting repeated) costs the parser's time,
+    not the time to build what it would be refused for. The builder enforces the same limits."""
+    depth = 0
+    for count, ev in enumerate(yaml.parse(text, Loader=loader), start=1):
+        if count > max_nodes:
+            line = ev.start_mark.line + 1 if ev.start_mark is not None else None
+            raise YamlLimitError(f"too large: more than {max_nodes} entries", line=line)
+        if isinstance(ev, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            depth += 1
+            if depth > max_depth:
+                raise YamlLimitError(f"nested more than {max_depth} levels deep",
+                                     line=ev.start_mark.line + 1 if ev.start_mark else None)
+        elif isinstance(ev, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            depth -= 1
+
+
 def load_yaml(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
               max_chars: int = MAX_CHARS,
               interpolate: Interpolate | None = None) -> tuple[Any, dict[str, int]]:
@@ -252,6 +269,8 @@ def load_yaml(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NOD
         raise YamlLimitError(f"too large ({len(text)} characters; limit {max_chars})")
     try:
         try:
+            if len(text) > max_nodes:   # room for more entries than allowed: count them first
+                _count_events(text, max_depth, max_nodes, _Loader)
             builder = _Builder(max_depth, max_nodes, interpolate)
             data = builder.run(yaml.parse(text, Loader=_Loader))
         except yaml.YAMLError as e:

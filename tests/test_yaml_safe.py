@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from hermes_core import yaml_safe
 from hermes_core.yaml_safe import YamlLimitError, load_yaml
 
 needs_libyaml = pytest.mark.skipif(not hasattr(yaml, "CSafeLoader"), reason="PyYAML built without libyaml")
@@ -57,10 +58,10 @@ def test_an_error_at_the_end_of_the_file_names_a_line_of_the_file() -> None:
     assert info.value.line is not None and 1 <= info.value.line <= 3
 
 
-def test_the_text_is_parsed_once_into_data_without_a_node_tree(loaders_used: list[Any],
+def test_a_short_text_is_parsed_once_into_data_without_a_node_tree(loaders_used: list[Any],
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    # a 1 MB config costs what one pass over its events costs: no limits pass before the parse,
-    # no node tree walked after it
+    # no node tree is built and walked: data comes from the events; a text too short to hold more
+    # entries than allowed is not counted first either
     def no_tree(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a node tree was built")
 
@@ -80,3 +81,14 @@ def test_what_a_node_tree_would_refuse_is_refused_with_its_line(text: str, why: 
     with pytest.raises(YamlLimitError, match=why) as info:
         load_yaml(text)
     assert info.value.line is not None
+
+
+def test_a_long_text_over_the_entry_limit_is_refused_before_anything_is_built(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_build(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("data was built")
+
+    monkeypatch.setattr(yaml_safe._Builder, "run", no_build)
+    text = "".join(f"k{i}: {i}\n" for i in range(30))
+    with pytest.raises(YamlLimitError, match="more than 20 entries"):
+        load_yaml(text, max_nodes=20)
