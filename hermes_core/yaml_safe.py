@@ -9,7 +9,8 @@ recursion), depth, entry count and alias expansion checked as each event arrives
 the size of what it names, known when that anchor closed, so an alias bomb is refused before
 more than the budget is copied. A text long enough to hold more entries than allowed is first
 counted in a pass over its events alone, so refusing a megabyte of keys costs the parser's time,
-not the time to build it. Empty values (``key:`` with nothing after it) are ordinary YAML nulls and load as ``None``.
+not the time to build it. Empty values (``key:`` with nothing after it) are ordinary YAML nulls
+and load as ``None``.
 """
 
 from __future__ import annotations
