@@ -18,13 +18,23 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from hermes_core.agent.routing.rules import validate_condition
 from hermes_core.config_messages import describe_value, explain_error, safe_path
+from hermes_core.config_numbers import check_numbers
 from hermes_core.errors import ConfigError
-from hermes_core.redact import Redactor, looks_like_secret, register_secrets
-from hermes_core.types import Credential
+from hermes_core.redact import MIN_SUBSTRING, Redactor, looks_like_secret, register_secrets
+from hermes_core.types import Credential, fingerprint
 from hermes_core.yaml_safe import Interpolate, YamlLimitError, format_path, load_yaml
 
 log = logging.getLogger("hermes_core.config")
@@ -36,7 +46,20 @@ ENV_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True,
+                              allow_inf_nan=False)
+    # mappings of numbers that are weights (a layer weighted below zero would rank in reverse)
+    _weights: typing.ClassVar[frozenset[str]] = frozenset({"weights"})
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _numbers_in_range(cls, value: Any, info: ValidationInfo) -> Any:
+        """No setting is infinite, NaN or astronomically large (``config_numbers``)."""
+        name = info.field_name or ""
+        field = cls.model_fields.get(name)
+        if field is not None:
+            check_numbers(value, field.metadata, non_negative=name in cls._weights)
+        return value
 
     @model_validator(mode="before")
     @classmethod
@@ -131,7 +154,7 @@ class LLMSettings(_Model):
     # a tool that sets no timeout of its own gets this one (null: none)
     tool_timeout_s: float | None = Field(60.0, gt=0)
     # passed only to providers and models that accept them
-    seed: int | None = None
+    seed: int | None = Field(None, ge=-2**63, le=2**63 - 1)   # what the APIs take
     stop: tuple[str, ...] = ()
     reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
     thinking_budget_tokens: int | None = Field(None, ge=1024)
@@ -532,6 +555,30 @@ def _check_credentials(settings: Settings, lines: Mapping[str, int]) -> None:
                         lines.get(f"credentials.{name}", "?"), name, ", ".join(routed))
 
 
+_WARNED_SHORT: set[tuple[str, str]] = set()
+
+
+def warn_short_keys(settings: Settings, lines: Mapping[str, int],
+                    env: Mapping[str, str] | None = None) -> None:
+    """A configured key shorter than ``redact.MIN_SUBSTRING`` is probably a placeholder or a typo
+    (real keys run to dozens of characters). It still works, and is scrubbed from every output
+    as a whole word; say so once per key, by its place, never its value."""
+    env = os.environ if env is None else env
+    places = [(f"credentials.{name}.keys[{i}]", k.key.strip())
+              for name, c in settings.credentials.items() for i, k in enumerate(c.keys)]
+    places += [(f"${name}", env[name].strip()) for name in ENV_KEYS.values()
+               if isinstance(env.get(name), str)]
+    for place, key in places:
+        if not key or len(key) >= MIN_SUBSTRING or (place, fingerprint(key)) in _WARNED_SHORT:
+            continue
+        _WARNED_SHORT.add((place, fingerprint(key)))
+        where = f"{settings.source or '<config>'}:{lines.get(f'{place}.key', '?')}: " \
+            if place.startswith("credentials.") else ""
+        log.warning("%s%s is only %d characters long: probably not a real key (a placeholder or "
+                    "a typo?); it is used as given, and scrubbed from all output wherever it "
+                    "stands as a word", where, place, len(key))
+
+
 def _check_rules(settings: Settings, lines: Mapping[str, int]) -> None:
     """Rule conditions are validated at load: a bad one names its rule and line."""
     for i, rule in enumerate(settings.llm.routing.rules):
@@ -575,6 +622,7 @@ def _parse_yaml(text: str, *, file: str | None,
         _drop_empty_keys(data)
     settings = _validate(data, file=file, lines=lines, env=env)
     _check_credentials(settings, lines)   # once per file, not on every with_overrides copy
+    warn_short_keys(settings, lines, env)
     return settings, lines
 
 

@@ -257,8 +257,16 @@ def mask_quoted(sentence: str, secrets: Iterable[str] = ()) -> str:
     """A validator's own sentence with every quoted value that holds a secret masked (a key
     pasted as a provider's name: "unknown provider '<the key>'")."""
     secrets = tuple(secrets)
-    return re.sub(r"'([^']*)'", lambda m: "'<not shown: it looks like a secret>'"
-                  if holds_secret(m.group(1), secrets) else m.group(0), sentence)
+
+    def shown(m: re.Match[str]) -> str:
+        value = m.group(1)
+        # only the head of a long value is shown: judge the head (with room for a key straddling
+        # the cut), never a megabyte
+        if value in secrets or holds_secret(value[:1024], secrets):
+            return "'<not shown: it looks like a secret>'"
+        return f"'{value}'" if len(value) <= 40 else f"'{value[:37]}...' ({len(value)} characters)"
+
+    return re.sub(r"'([^']*)'", shown, sentence)
 
 
 def explain_error(model: type[BaseModel], err: Mapping[str, Any], loc: tuple[Any, ...], *,

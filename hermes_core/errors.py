@@ -21,15 +21,27 @@ class HermesError(Exception):
     """Root of every error hermes_core raises on purpose."""
 
 
+_LONG_WORD = re.compile(r"\S{81,}")
+MAX_CONFIG_MESSAGE = 300
+
+
+def _bounded(text: str) -> str:
+    """A message a person reads: a word over 80 characters (a megabyte value quoted by a
+    validator, a variable name, a rule) is shown by its head and length, the whole kept short."""
+    text = _LONG_WORD.sub(lambda m: f"{m.group(0)[:37]}...({len(m.group(0))} characters)", text)
+    return text if len(text) <= MAX_CONFIG_MESSAGE else text[:MAX_CONFIG_MESSAGE - 3] + "..."
+
+
 class ConfigError(HermesError):
     """Invalid configuration; names the file, the key path and the line when known."""
 
     def __init__(self, message: str, *, file: str | None = None, key_path: str | None = None,
                  line: int | None = None) -> None:
         self.file = file
-        self.key_path = key_path
+        self.key_path = None if key_path is None else _bounded(key_path)
         self.line = line
-        self.reason = message
+        self.reason = message = _bounded(message)
+        key_path = self.key_path
         where = []
         if file:
             where.append(f"{file}:{line}" if line else file)

@@ -152,13 +152,6 @@ class LearnedScorer:
                        else 0.0)
         return out
 
-    def blocks(self, view: str, data: bool) -> float | None:
-        """The score when it passes this location's threshold, else None."""
-        if not view.strip():
-            return None
-        score = self.scores([view], data)[0]
-        return score if score > (self.data_threshold if data else self.threshold) else None
-
     def fingerprint(self) -> str:
         """A hash of everything a verdict depends on (weights, intercept, thresholds): cached
         verdicts (:mod:`hermes_core.injection_verdicts`) are kept per fingerprint."""

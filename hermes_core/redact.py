@@ -14,6 +14,7 @@ at any time, never see a key in a record from hermes_core or the SDK and HTTP lo
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -28,23 +29,40 @@ _KEY_PATTERNS = re.compile(
     r"|gsk_[A-Za-z0-9]{16,}|AIza[0-9A-Za-z_\-]{20,}|(?<=Bearer )[A-Za-z0-9._\-]{16,}"
     r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}"
     r"|AKIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,})")
-# Configured secrets shorter than this are not registered process-wide: "test" or "abc1" would
-# blank out ordinary words in every log line.
-MIN_REGISTERED = 8
+# One rule for a configured secret of any length. One of MIN_SUBSTRING characters or more is
+# scrubbed wherever it appears, inside other text too (a URL, a header value, glued to a word);
+# a shorter one only where it stands as a word of its own (not next to a letter, digit, '_' or
+# '-'), since "abc1" or "test" inside ordinary words is not the key, while "key=abc1" or
+# '"abc1"' is. Short secrets are registered process-wide all the same: the REPL, the log record
+# factory and every other writer call redact() without the settings in hand. Config load warns
+# about a key this short (config.warn_short_keys): it is probably a placeholder or a typo.
+MIN_SUBSTRING = 8
 _KNOWN: set[str] = set()
 _KNOWN_SORTED: tuple[str, ...] = ()
+_SHORT: frozenset[str] = frozenset()
 _LOCK = threading.Lock()
+_WORD_EDGE = "A-Za-z0-9_\\-"
+
+
+@functools.lru_cache(maxsize=64)
+def _word_pattern(secrets: frozenset[str]) -> re.Pattern[str] | None:
+    """One regex matching any of ``secrets`` as a whole word (longest first)."""
+    if not secrets:
+        return None
+    alternatives = "|".join(re.escape(s) for s in sorted(secrets, key=len, reverse=True))
+    return re.compile(f"(?<![{_WORD_EDGE}])(?:{alternatives})(?![{_WORD_EDGE}])")
 
 
 def register_secrets(secrets: Iterable[str]) -> None:
     """Make ``secrets`` known to every :func:`redact` call in this process."""
-    global _KNOWN_SORTED
-    fresh = {s.strip() for s in secrets if isinstance(s, str) and len(s.strip()) >= MIN_REGISTERED}
-    if not fresh - _KNOWN:
+    global _KNOWN_SORTED, _SHORT
+    fresh = {s.strip() for s in secrets if isinstance(s, str) and s.strip()}
+    if not fresh - _KNOWN - _SHORT:
         return
     with _LOCK:
-        _KNOWN.update(fresh)
+        _KNOWN.update(s for s in fresh if len(s) >= MIN_SUBSTRING)
         _KNOWN_SORTED = tuple(sorted(_KNOWN, key=len, reverse=True))  # longest first: no partial leftovers
+        _SHORT = _SHORT | {s for s in fresh if len(s) < MIN_SUBSTRING}
 
 
 _TOKEN_LIKE = re.compile(r"[A-Za-z0-9_\-./+=:]{20,}")
@@ -94,9 +112,16 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     key-shaped strings by ``[REDACTED]``."""
     if not isinstance(text, str):
         text = str(text)
+    short = _SHORT
     for s in (*secrets, *_KNOWN_SORTED):
-        if s and len(s) >= 4 and s in text:
-            text = text.replace(s, f"[{fingerprint(s)}]")
+        if len(s) >= MIN_SUBSTRING:
+            if s in text:
+                text = text.replace(s, f"[{fingerprint(s)}]")
+        elif s:
+            short = short | {s}
+    words = _word_pattern(short)
+    if words is not None:
+        text = words.sub(lambda m: f"[{fingerprint(m.group(0))}]", text)
     return _KEY_PATTERNS.sub("[REDACTED]", text)
 
 
@@ -140,7 +165,7 @@ class Redactor:
     """The exact secrets of one configuration plus the key shapes; call it on any text."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        clean = {s.strip() for s in secrets if isinstance(s, str) and len(s.strip()) >= 4}
+        clean = {s.strip() for s in secrets if isinstance(s, str) and s.strip()}
         self.secrets: tuple[str, ...] = tuple(sorted(clean, key=len, reverse=True))
         register_secrets(self.secrets)
         install_log_redaction()

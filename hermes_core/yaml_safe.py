@@ -4,15 +4,20 @@ PyYAML's own loaders expand aliases by reference and build the tree recursively,
 "billion laughs" file costs minutes once anything walks it, a recursive alias (``a: &a [*a]``)
 never ends, and nesting a few hundred levels deep raises ``RecursionError``. Every YAML file
 hermes_core reads (config.yaml, SKILL.md front matter) goes through :func:`load_yaml` instead:
-one event pass rejects deep nesting and huge documents before any tree is built, then the tree
-is walked with a node budget (aliases count every time they are expanded) and a cycle check.
-Empty values (``key:`` with nothing after it) are ordinary YAML nulls and load as ``None``.
+plain data is built straight from the parser's events with an explicit stack (no node tree, no
+recursion), depth, entry count and alias expansion checked as each event arrives. An alias costs
+the size of what it names, known when that anchor closed, so an alias bomb is refused before
+more than the budget is copied. A text long enough to hold more entries than allowed is first
+counted in a pass over its events alone, so refusing a megabyte of keys costs the parser's time,
+not the time to build it. Empty values (``key:`` with nothing after it) are ordinary YAML nulls
+and load as ``None``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 import yaml
 
@@ -25,6 +30,12 @@ MAX_CHARS = 1_000_000
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Path = tuple[Any, ...]
 Interpolate = Callable[[str, Path, int], str]
+_STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+_NO_KEY = object()
+_SCALAR_CONSTRUCTORS: dict[str, Any] = {
+    f"tag:yaml.org,2002:{t}": yaml.constructor.SafeConstructor.yaml_constructors[f"tag:yaml.org,2002:{t}"]
+    for t in ("null", "bool", "int", "float", "binary", "timestamp")}
 
 
 class YamlLimitError(ValueError):
@@ -45,39 +56,232 @@ def format_path(parts: Path) -> str:
     return out
 
 
-def _precheck(text: str, max_depth: int, max_nodes: int, loader: Any) -> None:
-    """One pass over the parser's events (no tree yet): depth and size are known before any
-    recursion can start."""
+@dataclass
+class _Frame:
+    """One open mapping or sequence: its value, where it sits, and its expanded size so far."""
+
+    value: Any
+    path: Path
+    dotted: str
+    anchor: str | None
+    line: int
+    size: int = 1
+    key: Any = _NO_KEY
+
+
+@dataclass
+class _Builder:
+    """Events -> plain data; remembers each key path's line and each anchor's value and size."""
+
+    max_depth: int
+    max_nodes: int
+    interpolate: Interpolate | None
+    lines: dict[str, int] = field(default_factory=dict)
+    anchors: dict[str, tuple[Any, int]] = field(default_factory=dict)
+    stack: list[_Frame] = field(default_factory=list)
+    total: int = 0
+    resolver: Any = field(default_factory=yaml.resolver.Resolver)
+    constructor: Any = field(default_factory=yaml.constructor.SafeConstructor)
+
+    def run(self, events: Iterator[yaml.Event]) -> Any:
+        result: Any = None
+        documents = 0
+        for count, ev in enumerate(events, start=1):
+            line = ev.start_mark.line + 1 if ev.start_mark is not None else None
+            if count > self.max_nodes:
+                raise YamlLimitError(f"too large: more than {self.max_nodes} entries", line=line)
+            if isinstance(ev, yaml.DocumentStartEvent):
+                documents += 1
+                if documents > 1:
+                    raise YamlLimitError("invalid YAML: expected a single document in the stream, "
+                                         "but found another document", line=line)
+            elif isinstance(ev, yaml.ScalarEvent | yaml.AliasEvent
+                            | yaml.MappingStartEvent | yaml.SequenceStartEvent):
+                done = self._node(ev, line or 1)
+                if done is not _NO_KEY:
+                    result = done
+            elif isinstance(ev, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+                frame = self.stack.pop()
+                if frame.anchor is not None:
+                    self.anchors[frame.anchor] = (frame.value, frame.size)
+                done = self._place(frame.value, frame.size, frame.line)
+                if done is not _NO_KEY:
+                    result = done
+        return result
+
+    def _where(self) -> tuple[Path, str, bool]:
+        """The path and dotted path of the next value, and whether it is a mapping key."""
+        if not self.stack:
+            return (), "", False
+        top = self.stack[-1]
+        if isinstance(top.value, list):
+            i = len(top.value)
+            return (*top.path, i), f"{top.dotted}[{i}]", False
+        if top.key is _NO_KEY:
+            return (*top.path, "?"), top.dotted, True
+        return (*top.path, top.key), (f"{top.dotted}.{top.key}" if top.dotted else str(top.key)), False
+
+    def _count(self, n: int, line: int, path: Path) -> None:
+        self.total += n
+        if self.total > self.max_nodes:
+            raise YamlLimitError(f"too many entries once aliases are expanded ({self.total}+; limit "
+                                 f"{self.max_nodes}): an alias bomb?", line=line, path=path)
+
+    def _node(self, ev: yaml.Event, line: int) -> Any:
+        path, dotted, is_key = self._where()
+        if isinstance(ev, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            if is_key:
+                raise YamlLimitError("keys must be plain text, not a list or mapping", line=line,
+                                     path=path)
+            if len(self.stack) >= self.max_depth:
+                raise YamlLimitError(f"nested more than {self.max_depth} levels deep", line=line,
+                                     path=path)
+            self._count(1, line, path)
+            self.lines.setdefault(dotted, line)
+            anchor = self._anchor(ev, line, path)
+            value: Any = {} if isinstance(ev, yaml.MappingStartEvent) else []
+            self.stack.append(_Frame(value, path, dotted, anchor, line))
+            return _NO_KEY
+        if isinstance(ev, yaml.AliasEvent):
+            if any(f.anchor == ev.anchor for f in self.stack):
+                raise YamlLimitError("recursive alias: the value contains itself", line=line,
+                                     path=path)
+            if ev.anchor not in self.anchors:
+                raise YamlLimitError(f"invalid YAML: found undefined alias {redact(str(ev.anchor))!r}",
+                                     line=line, path=path)
+            value, size = self.anchors[ev.anchor]
+            self._count(size, line, path)
+            if not is_key:
+                self.lines.setdefault(dotted, line)
+            return self._place(_copy(value), size, line)
+        self._count(1, line, path)
+        if not is_key:
+            self.lines.setdefault(dotted, line)
+        anchor = self._anchor(ev, line, path)
+        assert isinstance(ev, yaml.ScalarEvent)
+        value = self._scalar(ev, line, path, is_key)
+        if anchor is not None:
+            self.anchors[anchor] = (value, 1)
+        return self._place(value, 1, line)
+
+    def _anchor(self, ev: Any, line: int, path: Path) -> str | None:
+        anchor: str | None = ev.anchor
+        if anchor is not None and (anchor in self.anchors or any(f.anchor == anchor for f in self.stack)):
+            raise YamlLimitError("invalid YAML: found duplicate anchor", line=line, path=path)
+        return anchor
+
+    def _scalar(self, ev: yaml.ScalarEvent, line: int, path: Path, is_key: bool) -> Any:
+        tag = ev.tag
+        if tag is None or tag == "!":
+            # a quoted scalar is text; only a plain one is matched against the implicit types
+            tag = (self.resolver.resolve(yaml.ScalarNode, ev.value, ev.implicit)
+                   if ev.implicit[0] else _STR)
+        if tag == _MERGE and is_key:
+            raise YamlLimitError("merge keys ('<<') are not supported; write the keys out",
+                                 line=line, path=path[:-1])
+        if tag == _STR:
+            value: Any = ev.value
+        else:
+            construct = _SCALAR_CONSTRUCTORS.get(tag)
+            if construct is None:   # "!!map x", "!!python/name:os.system": no setting is either
+                raise YamlLimitError(f"unreadable value (a scalar tagged {redact(str(tag))[:40]!r})",
+                                     line=line, path=path)
+            # libyaml's marks are its own class: the constructors read only .line and .column
+            node = yaml.ScalarNode(tag, ev.value, cast(Any, ev.start_mark), cast(Any, ev.end_mark),
+                                   style=ev.style)
+            try:
+                # the scalar types' constructors directly: construct_object's bookkeeping (for
+                # recursive objects) costs more than reading a number
+                value = construct(self.constructor, node)
+            except (ValueError, OverflowError) as e:  # int over 4300 digits, a date like 2024-13-45
+                digits = sum(c.isdigit() for c in str(ev.value))
+                if "integer string conversion" in str(e):   # Python's advice to call sys.set_int_max...
+                    raise YamlLimitError(f"a number of {digits} digits is too long to be a setting",
+                                         line=line, path=path) from None
+                raise YamlLimitError(f"unreadable value ({str(e).splitlines()[0][:80]})",
+                                     line=line, path=path) from None
+            except yaml.YAMLError as e:
+                raise YamlLimitError(
+                    f"unreadable value ({getattr(e, 'problem', None) or 'bad scalar'})",
+                    line=line, path=path) from None
+        if not is_key and self.interpolate is not None and isinstance(value, str) and "${" in value:
+            value = self.interpolate(value, path, line)
+        return value
+
+    def _place(self, value: Any, size: int, line: int) -> Any:
+        """Put a finished value into its parent; the document's value when there is none."""
+        if not self.stack:
+            return value
+        top = self.stack[-1]
+        top.size += size
+        if isinstance(top.value, list):
+            top.value.append(value)
+        elif top.key is _NO_KEY:
+            if not isinstance(value, str):
+                shown = "null" if value is None else str(value)[:40]
+                raise YamlLimitError(f"keys must be text (got {type(value).__name__} {shown}); "
+                                     "quote it", line=line, path=(*top.path, shown))
+            if value in top.value:
+                raise YamlLimitError("duplicate key", line=line, path=(*top.path, value))
+            top.key = value
+        else:
+            top.value[top.key] = value
+            top.key = _NO_KEY
+        return _NO_KEY
+
+
+def _copy(value: Any) -> Any:
+    """A fresh copy of an anchored value (callers may edit what they load); depth is bounded."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _count_events(text: str, max_depth: int, max_nodes: int, loader: Any) -> None:
+    """A pass over the events alone, for a text long enough to hold more entries than allowed:
+    refusing one that does (a megabyte of keys, deep nesting repeated) costs the parser's time,
+    not the time to build what it would be refused for. The builder enforces the same limits."""
     depth = 0
-    for events, ev in enumerate(yaml.parse(text, Loader=loader), start=1):
-        line = ev.start_mark.line + 1 if ev.start_mark is not None else None
-        if events > max_nodes:
+    for count, ev in enumerate(yaml.parse(text, Loader=loader), start=1):
+        if count > max_nodes:
+            line = ev.start_mark.line + 1 if ev.start_mark is not None else None
             raise YamlLimitError(f"too large: more than {max_nodes} entries", line=line)
         if isinstance(ev, yaml.MappingStartEvent | yaml.SequenceStartEvent):
             depth += 1
             if depth > max_depth:
-                raise YamlLimitError(f"nested more than {max_depth} levels deep", line=line)
+                raise YamlLimitError(f"nested more than {max_depth} levels deep",
+                                     line=ev.start_mark.line + 1 if ev.start_mark else None)
         elif isinstance(ev, yaml.MappingEndEvent | yaml.SequenceEndEvent):
             depth -= 1
 
 
-def compose(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
-            max_chars: int = MAX_CHARS) -> yaml.Node | None:
-    """The single document's node tree (None for an empty document), limits checked first."""
+def load_yaml(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
+              max_chars: int = MAX_CHARS,
+              interpolate: Interpolate | None = None) -> tuple[Any, dict[str, int]]:
+    """Plain data (dicts, lists, scalars) and the line of every key path.
+
+    ``interpolate(text, path, line)`` rewrites each string scalar holding ``${`` (an aliased
+    value keeps what its anchor's site made of it). Raises :class:`YamlLimitError` (never
+    RecursionError, never a PyYAML error) naming line and path.
+    """
     if len(text) > max_chars:
         raise YamlLimitError(f"too large ({len(text)} characters; limit {max_chars})")
     try:
         try:
-            _precheck(text, max_depth, max_nodes, _Loader)
-            node: yaml.Node | None = yaml.compose(text, Loader=_Loader)
+            if len(text) > max_nodes:   # room for more entries than allowed: count them first
+                _count_events(text, max_depth, max_nodes, _Loader)
+            builder = _Builder(max_depth, max_nodes, interpolate)
+            data = builder.run(yaml.parse(text, Loader=_Loader))
         except yaml.YAMLError as e:
             if _Loader is yaml.SafeLoader or "escape" not in str(getattr(e, "problem", "")):
                 raise
             # libyaml refuses some escapes PyYAML reads (half a surrogate pair, "\ud83d"):
-            # the pure-Python loader decides, under the same limits. Only then: it takes seconds
+            # the pure-Python parser decides, under the same limits. Only then: it takes seconds
             # over a megabyte that libyaml rejects in milliseconds
-            _precheck(text, max_depth, max_nodes, yaml.SafeLoader)
-            node = yaml.compose(text, Loader=yaml.SafeLoader)
+            builder = _Builder(max_depth, max_nodes, interpolate)
+            data = builder.run(yaml.parse(text, Loader=yaml.SafeLoader))
     except yaml.YAMLError as e:
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         opened = getattr(e, "context_mark", None)
@@ -88,131 +292,4 @@ def compose(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES
         line = None if mark is None else min(mark.line + 1, text[:end].count("\n") + 1)
         # the parser quotes the offending text (an alias name, a token), which may be a pasted key
         raise YamlLimitError(f"invalid YAML: {redact(problem)}", line=line) from None
-    except RecursionError:  # pragma: no cover - the precheck bounds the depth first
-        raise YamlLimitError(f"nested more than {max_depth} levels deep") from None
-    return node
-
-
-class _Walk:
-    """Node tree -> plain data with a budget; remembers each key path's line."""
-
-    def __init__(self, max_depth: int, max_nodes: int, interpolate: Interpolate | None) -> None:
-        self.max_depth = max_depth
-        self.budget = max_nodes
-        self.interpolate = interpolate
-        self.lines: dict[str, int] = {}
-        self.active: set[int] = set()
-        self.scalars = yaml.constructor.SafeConstructor()
-
-    def scalar(self, node: yaml.ScalarNode, path: Path) -> Any:
-        line = node.start_mark.line + 1
-        try:
-            value = self.scalars.construct_object(node)
-        except (ValueError, OverflowError) as e:  # int over 4300 digits, a date like 2024-13-45
-            digits = sum(c.isdigit() for c in str(node.value))
-            if "integer string conversion" in str(e):   # Python's advice to call sys.set_int_max...
-                raise YamlLimitError(f"a number of {digits} digits is too long to be a setting",
-                                     line=line, path=path) from None
-            raise YamlLimitError(f"unreadable value ({str(e).splitlines()[0][:80]})",
-                                 line=line, path=path) from None
-        except yaml.YAMLError as e:
-            raise YamlLimitError(f"unreadable value ({getattr(e, 'problem', None) or 'bad scalar'})",
-                                 line=line, path=path) from None
-        if self.interpolate is not None and isinstance(value, str) and "${" in value:
-            value = self.interpolate(value, path, line)
-        return value
-
-    def key(self, node: yaml.Node, path: Path) -> str:
-        line = node.start_mark.line + 1
-        if not isinstance(node, yaml.ScalarNode):
-            raise YamlLimitError("keys must be plain text, not a list or mapping", line=line,
-                                 path=(*path, "?"))
-        value = self.scalar(node, (*path, "?"))
-        if not isinstance(value, str):
-            shown = "null" if value is None else str(value)[:40]
-            raise YamlLimitError(f"keys must be text (got {type(value).__name__} {shown}); quote it",
-                                 line=line, path=(*path, shown))
-        return value
-
-    def data(self, node: yaml.Node, path: Path) -> Any:
-        self.budget -= 1
-        line = node.start_mark.line + 1
-        if self.budget < 0:
-            raise YamlLimitError("too many entries once aliases are expanded (an alias bomb?)",
-                                 line=line, path=path)
-        self.lines.setdefault(format_path(path), line)
-        if isinstance(node, yaml.ScalarNode):
-            return self.scalar(node, path)
-        if len(path) > self.max_depth:
-            raise YamlLimitError(f"nested more than {self.max_depth} levels deep", line=line, path=path)
-        if id(node) in self.active:
-            raise YamlLimitError("recursive alias: the value contains itself", line=line, path=path)
-        self.active.add(id(node))
-        try:
-            if isinstance(node, yaml.SequenceNode):
-                return [self.data(item, (*path, i)) for i, item in enumerate(node.value)]
-            out: dict[str, Any] = {}
-            for k_node, v_node in node.value:
-                if k_node.tag == "tag:yaml.org,2002:merge":
-                    raise YamlLimitError("merge keys ('<<') are not supported; write the keys out",
-                                         line=k_node.start_mark.line + 1, path=path)
-                key = self.key(k_node, path)
-                if key in out:
-                    raise YamlLimitError("duplicate key", line=k_node.start_mark.line + 1,
-                                         path=(*path, key))
-                out[key] = self.data(v_node, (*path, key))
-            return out
-        finally:
-            self.active.discard(id(node))
-
-
-def load_yaml(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
-              max_chars: int = MAX_CHARS,
-              interpolate: Interpolate | None = None) -> tuple[Any, dict[str, int]]:
-    """Plain data (dicts, lists, scalars) and the line of every key path.
-
-    ``interpolate(text, path, line)`` rewrites each string scalar holding ``${``. Raises
-    :class:`YamlLimitError` (never RecursionError, never a PyYAML error) naming line and path.
-    """
-    node = compose(text, max_depth=max_depth, max_nodes=max_nodes, max_chars=max_chars)
-    if node is None:
-        return None, {}
-    total = _expanded_size(node, max_depth, max_nodes)
-    if total > max_nodes:
-        raise YamlLimitError(f"too many entries once aliases are expanded ({total}+; limit "
-                             f"{max_nodes}): an alias bomb?", line=node.start_mark.line + 1)
-    walk = _Walk(max_depth, max_nodes, interpolate)
-    return walk.data(node, ()), walk.lines
-
-
-def _expanded_size(root: yaml.Node, max_depth: int, cap: int) -> int:
-    """How many nodes the tree has once every alias is expanded, counted over distinct nodes
-    (memoised), so a billion-laughs file is measured in microseconds, not expanded. Stops
-    counting past ``cap``; a recursive alias or nesting past ``max_depth`` is reported."""
-    sizes: dict[int, int] = {}
-    active: set[int] = set()
-
-    def size(node: yaml.Node, depth: int) -> int:
-        key = id(node)
-        if key in sizes:
-            return sizes[key]
-        if isinstance(node, yaml.ScalarNode):
-            return 1
-        if key in active:
-            return 1   # a recursive alias: the walk reports it with its key path
-        if depth > max_depth:
-            raise YamlLimitError(f"nested more than {max_depth} levels deep",
-                                 line=node.start_mark.line + 1)
-        active.add(key)
-        total = 1
-        children = (node.value if isinstance(node, yaml.SequenceNode)
-                    else [v for pair in node.value for v in pair])
-        for child in children:
-            total += size(child, depth + 1)
-            if total > cap:
-                break
-        active.discard(key)
-        sizes[key] = min(total, cap + 1)
-        return sizes[key]
-
-    return size(root, 0)
+    return data, builder.lines

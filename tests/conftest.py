@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes_core import redact
 from hermes_core.injection_verdicts import use_home_cache
 from hermes_core.testing.redis_server import RedisServer
 
@@ -38,6 +39,16 @@ def _copy_example_home(dst: Path) -> Path:
 def verdict_cache_detached() -> Iterator[None]:
     yield
     use_home_cache(None)
+
+
+@pytest.fixture(autouse=True)
+def registered_secrets_restored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The secrets a test's settings register process-wide are forgotten after it: a short key
+    one test configures ("Zq7x2", a hypothesis example "a") would otherwise be scrubbed from the
+    output of every test after it."""
+    monkeypatch.setattr(redact, "_KNOWN", set(redact._KNOWN))
+    monkeypatch.setattr(redact, "_KNOWN_SORTED", redact._KNOWN_SORTED)
+    monkeypatch.setattr(redact, "_SHORT", redact._SHORT)
 
 
 @pytest.fixture

@@ -719,3 +719,76 @@ def test_a_malformed_variable_reference_in_a_credential_is_an_error_naming_it(re
     msg = str(info.value)
     assert "c.yaml:4" in msg and "credentials.openai.keys[0].key" in msg
     assert "${NAME}" in msg and "zq9Horse" not in msg
+
+
+# Every number a config sets is finite and of a size a setting can have: 1e400 reads as infinity,
+# and an infinite or astronomically large timeout, limit, budget or weight is a mistake that would
+# otherwise reach a timer, SQLite or a provider and fail far from the file.
+
+@pytest.mark.parametrize(("body", "key_path"), [
+    ("llm:\n  request_timeout_s: 1e400\n", "llm.request_timeout_s"),
+    ("llm:\n  request_timeout_s: .inf\n", "llm.request_timeout_s"),
+    ("llm:\n  deadline_s: .nan\n", "llm.deadline_s"),
+    ("llm:\n  temperature: .nan\n", "llm.temperature"),
+    ("llm:\n  max_tokens: 1000000000000000000000000\n", "llm.max_tokens"),
+    ("credential_pool:\n  max_wait_s: .inf\n", "credential_pool.max_wait_s"),
+    ("credential_pool:\n  retry_budget: 99999999999999999999\n", "credential_pool.retry_budget"),
+    ("credential_pool:\n  backoff_max_s: 1e300\n", "credential_pool.backoff_max_s"),
+    ("credentials:\n  openai:\n    keys:\n      - key: abcdefgh12345\n        weight: .nan\n",
+     "credentials.openai.keys[0].weight"),
+    ("credentials:\n  openai:\n    keys:\n      - key: abcdefgh12345\n        max_rpm: 1e400\n",
+     "credentials.openai.keys[0].max_rpm"),
+    ("skill_utils:\n  weights:\n    bm25: .nan\n", "skill_utils.weights.bm25"),
+    ("skill_utils:\n  weights:\n    bm25: -1\n", "skill_utils.weights"),
+    ("skill_utils:\n  weights:\n    bm25: 1e300\n", "skill_utils.weights"),
+    ("skill_utils:\n  gate_thresholds:\n    lexical: -.inf\n", "skill_utils.gate_thresholds.lexical"),
+    ("skill_utils:\n  threshold: 1e300\n", "skill_utils.threshold"),
+    ("llm:\n  routing:\n    context_windows:\n      m: 1000000000000000000000\n",
+     "llm.routing.context_windows"),
+    ("llm:\n  prices:\n    m: {input: .inf, output: 1}\n", "llm.prices.m.input"),
+    ("prompt:\n  max_file_bytes: 1e400\n", "prompt.max_file_bytes"),
+    ("llm:\n  seed: 100000000000000000000000\n", "llm.seed"),
+])
+def test_an_infinite_or_huge_number_is_one_config_error_with_key_and_line(
+        tmp_path: Path, body: str, key_path: str) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(body, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_settings(path, home=tmp_path)
+    err = info.value
+    assert err.key_path is not None and err.key_path.startswith(key_path), str(err)
+    assert err.line == body.count("\n") and err.file == str(path)
+    assert "Input should" not in err.reason and "pydantic" not in err.reason   # the config's words
+
+
+def test_large_but_plausible_numbers_still_load(tmp_path: Path) -> None:
+    s = parse_yaml("llm:\n  max_tokens: 200000\n  seed: 9223372036854775807\n"
+                   "credential_pool:\n  redis_state_ttl_s: 31536000\n"
+                   "llm_unused: null\n".replace("llm_unused: null\n", ""), env={})
+    assert (s.llm.max_tokens, s.llm.seed, s.credential_pool.redis_state_ttl_s) == (
+        200000, 2**63 - 1, 31536000)
+
+
+@pytest.mark.parametrize("body", [
+    "llm:\n  routing:\n    providers:\n      - name: '" + "x" * 990_000 + "'\n",
+    "llm:\n  routing:\n    rules:\n      - condition: '" + "x==" * 330_000 + "'\n        model: m\n",
+    "llm:\n  max_tokens: '${" + "X" * 990_000 + "}'\n",
+    "llm:\n  routing:\n    providers:\n      - name: '" + "x " * 495_000 + "'\n",
+])
+def test_a_megabyte_value_is_named_in_a_short_message(body: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(body, file="c.yaml", env={})
+    assert len(str(info.value)) < 400 and str(info.value).startswith("c.yaml:")
+
+
+def test_a_very_short_configured_key_is_warned_about_once_without_showing_it(caplog) -> None:
+    import logging
+
+    text = "credentials:\n  openai:\n    keys:\n      - key: Zq7x2\n"
+    with caplog.at_level(logging.WARNING, logger="hermes_core.config"):
+        s = parse_yaml(text, file="c.yaml", env={})
+        s.with_overrides(**{"llm.stream": False})
+        parse_yaml(text, file="c.yaml", env={})
+    short = [r.getMessage() for r in caplog.records if "characters" in r.getMessage()]
+    assert len(short) == 1 and "credentials.openai.keys[0]" in short[0] and "c.yaml:4" in short[0]
+    assert "Zq7x2" not in caplog.text

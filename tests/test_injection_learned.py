@@ -87,9 +87,6 @@ def test_without_a_model_the_rules_alone_decide(monkeypatch: pytest.MonkeyPatch)
 
 def test_each_location_has_its_own_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
     scorer = constant(0.8, threshold=0.7, data_threshold=0.9)
-    assert scorer.blocks("anything at all", data=False) == pytest.approx(0.8)
-    assert scorer.blocks("anything at all", data=True) is None
-    assert scorer.blocks("   ", data=False) is None
     monkeypatch.setattr(injection, "shipped_model", lambda: ModelRef.of(scorer))
     assert guard_text("Deploys happen on Tuesdays.", name="HERMES.md").blocked == 1
     assert guard_text("Deploys happen on Tuesdays.", name="MEMORY.md", data=True).blocked == 0

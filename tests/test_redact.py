@@ -298,3 +298,24 @@ def test_clip_redacts_before_it_cuts(at: int) -> None:
     for secret, extra in ((key, ()), (plain, (plain,))):
         out = clip("y" * at + secret + " tail", 60, extra)
         assert len(out) <= 60 and secret[:8] not in out
+
+
+def test_a_short_configured_key_is_scrubbed_as_a_whole_word_by_every_writer() -> None:
+    # one rule for a configured secret of any length: scrubbed wherever it stands as a word
+    # (between spaces, quotes, '=', ':' or CJK text), by the bare redact() every writer calls;
+    # the same letters inside a longer word are not a key
+    Redactor(["Zq7x2"])
+    for text in ("key Zq7x2.", "api_key=Zq7x2&x=1", '{"k": "Zq7x2"}', "密钥Zq7x2。", "Zq7x2"):
+        assert "Zq7x2" not in redact(text), text
+    assert redact("xZq7x2y and Zq7x2-long") == "xZq7x2y and Zq7x2-long"
+    out = io.StringIO()
+    from hermes_core.redact import RedactingWriter
+
+    RedactingWriter(out).write("the key is Zq7x2\n")
+    assert "Zq7x2" not in out.getvalue()
+
+
+def test_a_one_character_key_is_still_a_secret() -> None:
+    from hermes_core.types import fingerprint
+
+    assert redact("key: Q, QQ", ["Q"]) == f"key: [{fingerprint('Q')}], QQ"

@@ -21,13 +21,13 @@ needs_libyaml = pytest.mark.skipif(not hasattr(yaml, "CSafeLoader"), reason="PyY
 @pytest.fixture
 def loaders_used(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     used: list[Any] = []
-    real = yaml_safe._precheck
+    real = yaml.parse
 
-    def spy(text: str, max_depth: int, max_nodes: int, loader: Any) -> None:
-        used.append(loader)
-        real(text, max_depth, max_nodes, loader)
+    def spy(text: str, Loader: Any) -> Any:
+        used.append(Loader)
+        return real(text, Loader=Loader)
 
-    monkeypatch.setattr(yaml_safe, "_precheck", spy)
+    monkeypatch.setattr(yaml, "parse", spy)
     return used
 
 
@@ -56,3 +56,39 @@ def test_an_error_at_the_end_of_the_file_names_a_line_of_the_file() -> None:
     with pytest.raises(YamlLimitError) as info:
         load_yaml("llm:\n  max_tokens: 5\n  stream: [\n")
     assert info.value.line is not None and 1 <= info.value.line <= 3
+
+
+def test_a_short_text_is_parsed_once_into_data_without_a_node_tree(loaders_used: list[Any],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # no node tree is built and walked: data comes from the events; a text too short to hold more
+    # entries than allowed is not counted first either
+    def no_tree(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a node tree was built")
+
+    monkeypatch.setattr(yaml, "compose", no_tree)
+    data, lines = load_yaml("a: &x [1, 'b', {c: 2}]\nd: *x\n")
+    assert data == {"a": [1, "b", {"c": 2}], "d": [1, "b", {"c": 2}]}
+    assert data["a"] is not data["d"] and lines["d"] == 2 and lines["a[2].c"] == 1
+    assert len(loaders_used) == 1
+
+
+@pytest.mark.parametrize("text,why", [
+    ("a: &x 1\nb: &x 2\n", "duplicate anchor"), ("a: *nowhere\n", "undefined alias"),
+    ("a: 1\n---\nb: 2\n", "single document"), ("a: &x [1, *x]\n", "recursive alias"),
+    ("a: !!map x\n", "unreadable value"), ("<<: {a: 1}\n", "merge keys"),
+])
+def test_what_a_node_tree_would_refuse_is_refused_with_its_line(text: str, why: str) -> None:
+    with pytest.raises(YamlLimitError, match=why) as info:
+        load_yaml(text)
+    assert info.value.line is not None
+
+
+def test_a_long_text_over_the_entry_limit_is_refused_before_anything_is_built(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_build(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("data was built")
+
+    monkeypatch.setattr(yaml_safe._Builder, "run", no_build)
+    text = "".join(f"k{i}: {i}\n" for i in range(30))
+    with pytest.raises(YamlLimitError, match="more than 20 entries"):
+        load_yaml(text, max_nodes=20)

@@ -227,7 +227,7 @@ class ContextEngine:
         if not terms:
             return []
         if exclude_session is not None:
-            exclude_session = scrub_surrogates(exclude_session)  # as stored
+            exclude_session = self._sid(exclude_session)  # as stored
         # SQLite's LIMIT is a signed 64-bit integer; a larger count simply means "all of them".
         limit = min(OVERFETCH * max_results + (1 if exclude_session is not None else 0), SQL_INT_MAX)
         s = self.settings
@@ -388,6 +388,7 @@ class ContextEngine:
         summary = SessionSummary(self._redact(summary.summary),
                                  tuple(t for t in summary.tags if self._redact(t) == t),
                                  summary.source)
+        session_id = self._sid(session_id)
         when = self._clock() if created_at is None else float(created_at)
         if not math.isfinite(when):  # SQLite stores NaN as NULL; inf would rank as brand new forever
             raise ValueError(f"created_at must be a finite epoch time (got {created_at})")
@@ -403,10 +404,15 @@ class ContextEngine:
 
     def forget(self, session_id: str) -> bool:
         """Delete one session's memory; False when none was stored."""
-        return self.store.delete(session_id)
+        return self.store.delete(self._sid(session_id))
 
     def get(self, session_id: str) -> SessionRecord | None:
-        return self.store.get(session_id)
+        return self.store.get(self._sid(session_id))
+
+    def _sid(self, session_id: str) -> str:
+        """A session id as stored: redacted like the summary (an id is written to sessions.db
+        too, and a caller's id may hold a key), so the same id always finds its row."""
+        return self._redact(scrub_surrogates(session_id))
 
     def rebuild(self) -> int:
         """Re-create the FTS index from the sessions table; returns the number of rows indexed."""

@@ -81,11 +81,18 @@ class AgentTools:
     def _should_answer(self, done: Completion, round_no: int) -> bool:
         return bool(done.tool_calls) and round_no < self.max_rounds
 
-    @staticmethod
-    def _extend(prompt: Prompt, done: Completion,
+    def _extend(self, prompt: Prompt, done: Completion,
                 results: Sequence[ToolResult]) -> Prompt:
-        assistant = Message("assistant", done.text, tool_calls=done.tool_calls)
-        answers = [Message("tool", r.output, tool_call_id=r.call_id, name=r.name) for r in results]
+        """The next request: the model's message replayed and the answers, every text in them
+        redacted. A model may put a key it saw into a call's arguments or its text, and a server
+        echo one into the reply; the tool ran with the arguments as sent, but what goes back to
+        the provider is scrubbed like the history and the audit log. A key's replacement holds
+        no quote or backslash, so arguments stay valid JSON."""
+        secrets = list(self._secrets())
+        calls = tuple(replace(c, arguments=redact(c.arguments, secrets)) for c in done.tool_calls)
+        assistant = Message("assistant", redact(done.text, secrets), tool_calls=calls)
+        answers = [Message("tool", redact(r.output, secrets), tool_call_id=r.call_id, name=r.name)
+                   for r in results]
         return replace(prompt, messages=(*prompt.messages, assistant, *answers))
 
     def follow_up(self, prompt: Prompt, done: Completion, round_no: int,

@@ -162,12 +162,14 @@ def pseudo_sample(skills: Sequence[Skill], limit: int = MAX_PSEUDO_SKILLS) -> li
     return sorted({int(i) for i in np.linspace(0, n - 1, limit)})
 
 
-def catalog_key(model_id: str, skills: Sequence[Skill]) -> str:
-    """Identifies a calibration: the model, every skill's name and content, the reference set and
-    the arithmetic (its version and constants). Any change gives a new key (and a new calibration)."""
+def catalog_key(model_id: str, skills: Sequence[Skill], fixed_rule: str = "") -> str:
+    """Identifies a calibration: the model, every skill's name and content, the reference set, the
+    arithmetic (its version and constants) and ``fixed_rule``, what decides the fixed-rule gate
+    score whose statistics it stores (the configured gate weights). Any change gives a new key
+    (and a new calibration)."""
     constants = (CALIBRATION_VERSION, MIN_STD, MAX_PSEUDO_SKILLS, OFF_QUANTILE, PSEUDO_QUANTILE,
                  PSEUDO_SHARE, FIXED_RULE_WEIGHT, PART_TAU, MAX_PARTS)
-    h = hashlib.sha256(f"{constants}\x00{model_id}\x00".encode())
+    h = hashlib.sha256(f"{constants}\x00{model_id}\x00{fixed_rule}\x00".encode())
     h.update("\x00".join(gate_requests()).encode())
     for s in skills:
         h.update(f"\x00{s.name}\x01{s.content_hash}".encode())
@@ -601,11 +603,13 @@ def cached_query_vectors(dense: _Dense, texts: Sequence[str]) -> np.ndarray:
 
 def calibrate_index(dense: _Dense, skills: Sequence[Skill],
                     cache_dir: str | os.PathLike[str] | None,
-                    fixed: Callable[[np.ndarray], np.ndarray] | None = None) -> DenseCalibration:
+                    fixed: Callable[[np.ndarray], np.ndarray] | None = None,
+                    fixed_rule: str = "") -> DenseCalibration:
     """The calibration of ``dense`` (already built over ``skills``): loaded from the cache when this
-    exact catalog and model were calibrated before, else computed (off-topic reference and
-    pseudo-queries embedded once, their vectors cached too) and saved."""
-    key = catalog_key(dense.cache_id, skills)
+    exact catalog and model were calibrated before under the same fixed rule (``fixed_rule``
+    names the parameters of ``fixed``), else computed (off-topic reference and pseudo-queries
+    embedded once, their vectors cached too) and saved."""
+    key = catalog_key(dense.cache_id, skills, fixed_rule if fixed is not None else "")
     cal = load(cache_dir, key, len(skills))
     if cal is not None:
         return cal

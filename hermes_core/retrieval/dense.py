@@ -28,6 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from hermes_core.retrieval.fusion import zscores
 from hermes_core.tokenize import cjk_ratio, split_identifier
 from hermes_core.types import Skill
 
@@ -281,13 +282,7 @@ def with_parts(rank: np.ndarray, parts: np.ndarray | None) -> np.ndarray:
     this model cannot read); ``rank`` unchanged when there are no part scores of the same length."""
     if parts is None or len(parts) != len(rank):
         return rank
-    return _z(_z(rank) + PART_WEIGHT * _z(parts))
-
-
-def _z(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
-    sd = float(x.std()) if x.size else 0.0
-    return (x - float(x.mean())) / sd if sd > 1e-12 else np.zeros_like(x)
+    return zscores(zscores(rank) + PART_WEIGHT * zscores(parts))
 
 
 class EmbeddingCache:

@@ -144,6 +144,12 @@ class GateDecision:
     calibrated: bool = False   # the threshold was calibrated on this catalog at index time
 
 
+def weights_for(weights: Mapping[str, GateWeights] | None, model: str | None,
+                anchor_weight: float = 0.5) -> GateWeights:
+    """A model's fixed gate rule: its configured weights, else ``top - anchor_weight * anchor``."""
+    return (weights or {}).get(model or "") or GateWeights(anchor_max=anchor_weight)
+
+
 def gate(ev: GateEvidence, thresholds: Mapping[str, float], *, anchor_weight: float = 0.5,
          override: float | None = None,
          weights: Mapping[str, GateWeights] | None = None) -> GateDecision:
@@ -157,8 +163,7 @@ def gate(ev: GateEvidence, thresholds: Mapping[str, float], *, anchor_weight: fl
     if ev.synonym_phrase_hit:
         return GateDecision(True, 1.0, 0.0, "synonym-phrase")
     if ev.dense_top is not None:
-        gw = (weights or {}).get(ev.dense_model or "") or GateWeights(anchor_max=anchor_weight)
-        score = gw.score(ev)
+        score = weights_for(weights, ev.dense_model, anchor_weight).score(ev)
         th = thresholds.get(ev.dense_model or "", thresholds.get("dense", 0.0))
         th = th if override is None else override
         return GateDecision(score >= th, score, th, f"dense:{ev.dense_model}")

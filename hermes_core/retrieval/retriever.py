@@ -46,6 +46,7 @@ from hermes_core.retrieval.fusion import (
     anchor_vectors,
     fuse,
     gate,
+    weights_for,
 )
 from hermes_core.retrieval.glossary import Glossary, default_glossary
 from hermes_core.retrieval.query import (
@@ -367,8 +368,9 @@ class SkillRetriever:
             if mid not in self._anchors and skills:
                 self._anchors[mid] = anchor_vectors(d)
             if self.calibrate and skills and not self._cancelled:
-                self._calibration[mid] = calibrate_index(d, skills, self.cache_dir,
-                                                         self._fixed_rule(d, self._anchors.get(mid)))
+                rule = repr(weights_for(self.gate_weights, mid, self.anchor_weight))  # in its key
+                self._calibration[mid] = calibrate_index(
+                    d, skills, self.cache_dir, self._fixed_rule(d, self._anchors.get(mid)), rule)
             load = getattr(d.embedder, "load", None)
             if load is not None and skills and not self._cancelled:
                 # every vector may have come from the cache: load the model here, on the build's
@@ -412,11 +414,10 @@ class SkillRetriever:
         """The model's fixed-rule gate score of query vectors (what :func:`fusion.gate` computes
         per turn), for the calibration to put on this catalog's scale."""
         mid = d.embedder.model_id
-        gw = self.gate_weights.get(mid) or GateWeights(anchor_max=self.anchor_weight)
-        matrix = d.matrix
+        gw = weights_for(self.gate_weights, mid, self.anchor_weight)
 
         def score(vectors: np.ndarray) -> np.ndarray:
-            sims = np.asarray(vectors, dtype=np.float64) @ np.asarray(matrix, dtype=np.float64).T
+            sims = np.asarray(vectors, dtype=np.float64) @ np.asarray(d.matrix, dtype=np.float64).T
             a = (np.asarray(vectors, dtype=np.float64) @ np.asarray(anchors, dtype=np.float64).T
                  if anchors is not None and len(anchors) else np.zeros((len(sims), 1)))
             return np.array([gw.score(GateEvidence(float(r.max()), float(ar.max()), mid, 0.0, False,

@@ -33,6 +33,7 @@ from hermes_core.agent.prompt.memory_files import MemoryStore, MemoryWriteError
 from hermes_core.agent.prompt_builder import PromptBuilder
 from hermes_core.cli.main import main
 from hermes_core.config import ContextEngineSettings, Settings, load_settings
+from hermes_core.redact import Redactor
 from hermes_core.types import Completion, Message, Prompt
 
 DAY = 86_400.0
@@ -586,7 +587,9 @@ def test_huge_max_results_returns_everything(tmp_path: Path) -> None:
 
 
 def test_huge_configured_max_results_still_renders_the_block(tmp_path: Path) -> None:
-    settings = ContextEngineSettings(max_results=10**20)
+    from hermes_core.config_numbers import MAX_SETTING
+
+    settings = ContextEngineSettings(max_results=MAX_SETTING)   # the largest a config may set
     with ContextEngine(tmp_path / "sessions.db", settings=settings, clock=lambda: NOW) as engine:
         engine.add("s1", "cafe latte notes")
         assert "cafe latte notes" in engine.memories_block("latte")
@@ -816,3 +819,19 @@ def test_a_sentence_scored_in_one_recalled_session_is_not_scored_again_in_anothe
     engine.add("a", "an unrelated note about tea", created_at=NOW - DAY)
     assert "kitchen" in engine.memories_block("billing export Hangzhou grinders kitchen")
     assert STORE.scored - before == first + 1      # only its new sentence
+
+
+def test_a_session_id_holding_a_key_is_stored_and_matched_redacted(tmp_path: Path) -> None:
+    # an id is written to sessions.db like the summary: a key in it (a caller's own id scheme,
+    # `memory add --session-id`) is scrubbed there too, and the same id still finds its row
+    key = "cu5tom.Session.Key.77ab9"
+    scrub = Redactor([key])
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: NOW, redactor=scrub) as engine:
+        res = engine.add(f"chat-{key}", "cafe latte notes")
+        engine.add("other", "latte art class")
+        assert key not in res.session_id
+        assert engine.get(f"chat-{key}") is not None
+        found = {f.session_id for f in engine.retrieve("latte", 5, exclude_session=f"chat-{key}")}
+        assert found == {"other"}
+        assert engine.forget(f"chat-{key}")
+    assert key.encode() not in (tmp_path / "sessions.db").read_bytes()

@@ -219,3 +219,54 @@ def test_async_streamed_structured_output_and_tools(kind: str, empty_home: Path,
     assert agent.last_reply.tool_results == ()   # the repair turn made no calls
     first_turn = [m for m in agent.history if m.role == "tool"]
     assert first_turn[0].content.startswith("error: invalid arguments for add: b:")
+
+
+HOSTILE_KEY = "endpointKEY-9f3Kq2Lx7"   # a custom endpoint's key: no shape to recognise it by
+
+
+def _echoing_model(body: dict[str, Any]) -> Any:
+    """A model that calls a tool with a configured key in its arguments, then answers; the
+    server adds the key it received to every reply text (``echo_keys``)."""
+    from hermes_core.types import Completion
+
+    sent = json.dumps(body)
+    if '"tool_call_id"' in sent or '"tool_result"' in sent:
+        return "done"
+    return Completion(f"calling with {HOSTILE_KEY}", "m", "p", tool_calls=(
+        ToolCall("call_1", "lookup", json.dumps({"query": HOSTILE_KEY, "note": "ok"})),))
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_no_configured_key_is_sent_back_to_the_provider_in_a_tool_round(
+        tmp_path: Path, wire: str, mode: str) -> None:
+    import asyncio
+
+    from hermes_core import Agent
+    from hermes_core.testing.server import MockLLMServer
+
+    seen: list[str] = []
+
+    def lookup(query: str, note: str) -> str:
+        seen.append(query)
+        return f"found {query}"
+
+    with MockLLMServer(_echoing_model, echo_keys=True) as server:
+        config = {"home": str(tmp_path), "context_engine": {"enabled": False},
+                  "skill_utils": {"enabled": False},
+                  "llm": {"stream": mode in ("stream", "astream"), "routing": {
+                      "default_model": "local-model", "providers": [
+                          {"name": "local", "type": wire,
+                           "endpoint": server.url + ("/v1" if wire == "openai" else "")}]}},
+                  "credentials": {"local": {"keys": [{"key": HOSTILE_KEY}]}}}
+        with Agent.from_config(config, tools=[lookup]) as agent:
+            if mode == "astream":
+                async def consume() -> None:
+                    async for _ in agent.astream("look it up"):
+                        pass
+                asyncio.run(consume())
+            else:
+                run_turn(agent, mode, "look it up")
+        bodies = [json.dumps(r.body) for r in server.requests]
+    assert len(bodies) == 2 and seen == [HOSTILE_KEY]   # the tool ran with what the model sent
+    assert not [b for b in bodies if HOSTILE_KEY in b]

@@ -39,7 +39,10 @@ def test_hostile_config_benchmark_json_shape(capsys: pytest.CaptureFixture[str])
     out = json.loads(capsys.readouterr().out)
     assert out["recursive_alias"]["outcome"].startswith("rejected")
     assert out["1mb_plus_one"]["outcome"].startswith("rejected")
-    assert out["baseline_example_config"]["outcome"] == "loaded"
+    assert out["baseline_1mb_valid_list"]["outcome"] == "loaded"
+    assert out["baseline_1mb_valid_list"]["ratio_to_baseline"] == 1.0
+    assert out["example_config"]["outcome"] == "loaded"
+    assert out["1mb_list_every_item_bad"]["outcome"].startswith("rejected")
 
 
 def _row(i: int, label: str, kind: str, split: str, text: str) -> str:

@@ -11,6 +11,7 @@ import io
 import json
 import logging
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -225,12 +226,33 @@ def test_a_changed_skill_gets_a_new_calibration(tmp_path: Path) -> None:
     assert cal.catalog_key("m", changed) != key and cal.catalog_key("m2", SAMPLE_SKILLS) != key
 
 
+@pytest.mark.parametrize("tuning", [{"anchor_weight": 0.9},
+                                    {"gate_weights": {"test:hashing": {"anchor_max": 0.1,
+                                                                       "catalog_mean": 1.0}}}])
+def test_changed_gate_weights_recalibrate_instead_of_reading_the_cache(tmp_path: Path,
+                                                                       tuning: dict[str, Any]) -> None:
+    # the calibration stores the fixed rule's statistics, which the gate weights decide: a cache
+    # made under other weights would put this rule on the wrong scale
+    def fixed_stats(settings: SkillSettings) -> tuple[Any, ...]:
+        emb = HashingEmbedder()
+        r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[emb], cache_dir=tmp_path,
+                           settings=settings)
+        r.refresh()
+        c = r._calibration["test:hashing"]
+        return emb.queries_embedded, c.key, tuple(v for s in c.scale.values() for v in s[2:])
+
+    _, key, before = fixed_stats(SkillSettings())
+    embedded, changed_key, after = fixed_stats(SkillSettings(**tuning))
+    assert changed_key != key and after != before and embedded == 0   # reference vectors cached
+    assert fixed_stats(SkillSettings())[1:] == (key, before)
+
+
 def test_a_torn_cache_file_is_recomputed(tmp_path: Path) -> None:
     r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()], cache_dir=tmp_path)
     r.refresh()
     for p in (tmp_path / "calibration").glob("*.npz"):
         p.write_bytes(b"torn")
-    assert cal.load(tmp_path, cal.catalog_key("test:hashing", r.skills), len(r.skills)) is None
+    assert cal.load(tmp_path, r._calibration["test:hashing"].key, len(r.skills)) is None
     r2 = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()], cache_dir=tmp_path)
     r2.refresh()
     assert r2.calibration_report()["test:hashing"] == r.calibration_report()["test:hashing"]
@@ -446,7 +468,7 @@ def cached_calibration(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, 
     d = tmp_path_factory.mktemp("calib")
     r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()], cache_dir=d)
     r.refresh()
-    key = cal.catalog_key("test:hashing", r.skills)
+    key = r._calibration["test:hashing"].key
     return d, key, (d / "calibration" / f"{key}.npz").read_bytes()
 
 
