@@ -416,7 +416,7 @@ FR: dict[str, tuple[re.Pattern[str], ...]] = {
 
 # --------------------------------------------------------------------------- German
 
-_DE_ORDERS = (r"(?:anweisungen|instruktionen|regeln|vorgaben|befehle|richtlinien|systemprompt|"
+_DE_ORDERS = (r"(?:anweisung(?:en)?|instruktion(?:en)?|regeln|vorgaben|befehle|richtlinien|systemprompt|"
               r"system-prompt|prompts?|anordnungen)")
 # every inflection: "vorherigen Anweisungen", "vorherige Anweisungen" (no article), "obigen Regeln"
 _DE_EARLIER = r"(?:(?:vorherig|bisherig|vorig|obig|früher|ursprünglich|alt|vorangegangen)e[nrs]?)"
