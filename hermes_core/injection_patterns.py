@@ -79,6 +79,12 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
            r"(?:and\s+|then\s+|instead\s+|just\s+|only\s+)*(?:write|say|print|output|reply|respond|answer)\s+"
            r"(?:with\s+|only\s+|just\s+|exactly\s+)*[\"\u201c\u00ab]"),
         _p(r"\bstop\s+everything\b[^\n]{0,30}?\b(?:print|say|write|output|reply|respond)\b"),
+        # the data in front of the model set aside for an output of the writer's choosing ("ignore
+        # the rest of this data and print ...", "SYSTEM MESSAGE: ignore other content, print ...")
+        _p(r"\b(?:ignore|disregard)\s+(?:the\s+rest\s+of\s+)?(?:this|the|these|all|any|other)\s+(?:\w+\s+){0,2}?(?:data|content|"
+           r"text|input|document|instructions|directions|info(?:rmation)?)\b[^.!?\n]{0,20}?(?:\band|\bthen|,)\s+(?:just\s+|only\s+|"
+           r"instead\s+)*(?:print|say|output|reply|respond|report|state)\b"),
+        _p(r"\b(?:ignore|disregard)\s+instructions\s*[,;:.-]\s*(?:and\s+)?(?:just\s+|only\s+|instead\s+)*(?:print|say|output|write)\b"),
         _p(r"(?:\ball\s*|\b)(?:previous|prior|above|earlier|original|system)\s+" + _ORDERS
            + r"\s+(?:are|is|were)\s+(?:now\s+)?(?:false|wrong|overridden)\b"),
         # the earlier text in any words, not only "instructions": "disregard the text above",
@@ -258,6 +264,11 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
            r"(?:were\s+given|received|got|have\s+been\s+given)\b"),
         _p(r"\b(?:print|output|repeat|reveal|show\s+me|tell\s+me|recite|disclose|write\s+out|summari[sz]e)\s+(?:all\s+)?your\s+"
            r"(?:own\s+)?(?:instructions|prompt|system\s+prompt|directives)\b"),
+        # the model's own instructions re-encoded or asked after by when they were given
+        _p(r"\b(?:encode|translate|convert|paraphrase|rewrite|print|output|show|display|reveal|repeat|dump)\b[^.\n]{0,40}?"
+           r"\byour\s+(?:system|initial|original|hidden|secret|starting|first)\s+(?:prompt|instructions|message|directives)\b"),
+        _p(r"\bwhat\s+(?:were|was)\s+you\s+told\s+(?:before|at\s+the\s+(?:start|beginning)\s+of)\s+(?:this|the|our)\s+"
+           r"(?:conversation|chat|session)\b|\bwhat\s+are\s+you\s+not\s+(?:supposed|allowed|permitted)\s+to\s+(?:tell|say|reveal|share)\b"),
     ),
 }
 
@@ -611,7 +622,8 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
                                 "what were your", "what was your", "what were the", "what are the", "what is the",
                                 "what was the", "you received", "you got", "you were given", "you have received",
                                 "of your", "of the system", "of the initial", "of the original", "of the hidden",
-                                "summari"),
+                                "summari", "translat", "convert", "paraphras", "rewrite", "you told", "not supposed",
+                                "not allowed", "not permitted"),
     },
     "es": {
         "ignore-instructions": ("ignor", "olvid", "descart", "omit", "caso"),
