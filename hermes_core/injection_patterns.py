@@ -203,6 +203,13 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
         _p(r"\b(?:i\s+am|i'm)\s+(?:your|the\s+(?:ai'?s|model'?s|assistant'?s))\s+(?:developer|creator|programmer|maker|owner|"
            r"administrator|admin)\b[^.\n]{0,80}?\b(?:password|secret|credentials|api\s+key|confirm|reveal|override)"),
         _p(r"\b(?:i\s+am|i'm)\s+god\b[^.\n]{0,40}?\byou\s+(?:must|have\s+to|will|shall)\s+(?:answer|obey|listen|do|follow)"),
+        # a mode of the writer's naming that turns the model against its defaults ("pretend to be in
+        # 'opposite mode'"), and a request split into strings the model is told to join and act on
+        _p(r"\b(?:pretend|act|imagine)\s+(?:to\s+be\s+|that\s+you(?:'re|\s+are)\s+|you(?:'re|\s+are)\s+)in\s+['\"\u2018\u201c]?"
+           r"(?:opposite|evil|dan|developer|god|jailbreak|unrestricted|unfiltered|chaos|anarchy)\s+mode\b"),
+        _p(r"\b(?:write\s+down|print|output|return)\s+the\s+string\s+[a-z]\s*=\s*[a-z]\s*\+\s*[a-z]\b[^\n]{0,80}?"
+           r"\b(?:returned|answer(?:ed)?|output|respond\w*)\b|\b(?:combine|concatenate|join)\s+(?:the\s+strings?\s+)?"
+           r"[a-z]\s*,\s*[a-z]\s*,?\s*and\s+[a-z]\s+and\s+(?:answer|follow|do|execute|respond\s+to|act\s+on)\b"),
     ),
     "secret-exfiltration": (
         _p(r"\b(?:reveal|leak|exfiltrate|dump|disclose|expose)\b[^.\n]{0,40}?" + _SECRET),
@@ -608,7 +615,7 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
                         "reprogramming", "instruction", "safe mode", "safety mode", "going to",
                         "will now", "about to", "if you had", "if you were", "imagine", "as an ai", "as an assistant",
                         "as a language", "as a model", "as a chatbot", "as an llm", "[system", "[admin", "[developer",
-                        "directive", "<", "god", "i am", "i'm"),
+                        "directive", "<", "god", "i am", "i'm", "the string", "combine", "concatenat", "join"),
         "secret-exfiltration": ("reveal", "leak", "exfiltrat", "dump", "disclos", "expos", "send", "upload",
                                 "post", "mail", "forward", "transmit", "paste", "submit", "share", "print",
                                 "output", "echo", "show", "display", "tell me", "repeat", "list", "write",
