@@ -1,5 +1,6 @@
 """Tests of ``hermes_core/injection_patterns.py``: the literal heads that decide which phrase
-patterns run must never skip a pattern that would have matched."""
+patterns run (``hermes_core/injection_gate.py``) must never skip one of these patterns that would
+have matched."""
 
 from __future__ import annotations
 
@@ -7,31 +8,13 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
 from hermes_core.injection import split_paragraphs
+from hermes_core.injection_gate import GatedPattern, heads
 from hermes_core.injection_hijack import DATA_ONLY, EVERYWHERE
 from hermes_core.injection_normalise import despaced, flat, fold
-from hermes_core.injection_patterns import COMBINED, LANGUAGES, PERSONA_TRAITS, GatedPattern, heads
+from hermes_core.injection_patterns import COMBINED, LANGUAGES, PERSONA_TRAITS
 
 CORPUS = Path(__file__).parent / "data" / "injection" / "corpus.jsonl"
-
-
-@pytest.mark.parametrize(("pattern", "expected"), [
-    (r"\b(?:ignore|disregard)\s+(?:all\s+)?previous", {"previous"}),       # the longest required literal
-    (r"(?:\ball\s*|\b)(?:previous|prior)\s+x", {"previous", "prior"}),      # an optional group is skipped
-    (r"instructions?", {"instruction"}),           # an optional letter ends the head
-    (r"\bnew\s+system\s+prompt|\bsafe\s+mode", {"system", "safe"}),    # the first of equals
-    (r"a\u201cb", {"a\u201cb"}),
-    (r"(?:忽略|无视)[^。\n]{0,4}?(?:之前|以上)", {"忽略", "无视"}),
-])
-def test_heads_are_the_literals_every_match_contains(pattern: str, expected: set[str]) -> None:
-    assert heads(pattern) == expected
-
-
-@pytest.mark.parametrize("pattern", [r"[a-z]+x?", r"\w+\s+\d", r"(?:a|[bc])d?"])
-def test_a_pattern_without_a_required_literal_has_no_heads(pattern: str) -> None:
-    assert heads(pattern) is None
 
 
 def _views() -> list[str]:
