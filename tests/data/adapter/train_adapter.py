@@ -117,7 +117,8 @@ def load() -> tuple[list[dict[str, object]], list[dict[str, object]], str]:
     return pairs, catalog, digest
 
 
-def embed(pairs: Sequence[dict[str, object]], catalog: Sequence[dict[str, object]]) -> tuple[np.ndarray, np.ndarray]:
+def embed(pairs: Sequence[dict[str, object]],
+          catalog: Sequence[dict[str, object]]) -> tuple[np.ndarray, np.ndarray]:
     from hermes_core.retrieval.dense import SentenceTransformerEmbedder, document_text
     emb = SentenceTransformerEmbedder()
     assert emb.model_id == MODEL_ID
