@@ -289,6 +289,9 @@ class SkillSettings(_Model):
     usage_cap: int = Field(20_000, ge=1)
     # per-catalog gate calibration at index time (off: the fixed per-model thresholds)
     calibrate: bool = True
+    # MiniLM's query vectors through the shipped query adapter fitted on public tool-use data
+    # (retrieval/adapter.py); false: the plain model
+    query_adapter: bool = True
     # without embeddings, list a catalog of <= 20 skills whole for a request the lexical gate cannot
     # judge (no skill in its language, no shared word, not small talk); false: reject it
     list_unjudged: bool = True

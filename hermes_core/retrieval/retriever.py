@@ -462,7 +462,7 @@ class SkillRetriever:
         try:
             cal = self._calibration.get(d.embedder.model_id) if d is not None else None
             if d is not None and cal is not None:
-                idx = self.usage.index(names, d.cache_id, lambda ts: cached_query_vectors(d, ts),
+                idx = self.usage.index(names, d.query_cache_id, lambda ts: cached_query_vectors(d, ts),
                                        unrelated_mean=cal.unrelated_mean, unrelated_std=cal.unrelated_std)
                 return idx.assess(text, d.query_vector(dense_text))
             return self.usage.index(names, None, None).assess(text)
@@ -759,8 +759,8 @@ def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None
     triggers = load_mapping_file(su.triggers_file, "triggers") if su.triggers_file else None
     synonyms = load_mapping_file(su.synonyms_file, "synonyms") if su.synonyms_file else None
     layer_weights(su.weights, file=getattr(s, "source", None))  # a bad key fails before any model loads
-    embedders = default_embedders(su.embedding_model) if su.embeddings and su.enabled else []
-    retriever = SkillRetriever(su, folders=folders, catalogs=list(su.catalogs), embedders=embedders,
+    models = default_embedders(su.embedding_model, su.query_adapter) if su.embeddings and su.enabled else []
+    retriever = SkillRetriever(su, folders=folders, catalogs=list(su.catalogs), embedders=models,
                                cache_dir=home_path / "cache" / "embeddings", triggers=triggers,
                                synonyms=synonyms,
                                usage=_usage_layer(home_path, su, _secrets_of(s)))
