@@ -81,7 +81,7 @@ def lexical_in_language(scores: np.ndarray | None, can_read: np.ndarray | None,
     ``translated``: BM25's scores of the request with its words also in the other language
     (:class:`Expansion`), which reads the other skills too. With a stand-in, each side gets the
     translated scores' z over its own skills and the stand-in none (HammerBench-zh tuning half,
-    Recall@5 on the mixed catalog: 0.753 with the stand-in, 0.783 with half of each, 0.810 with
+    Recall@5 on the mixed catalog: 0.753 with the stand-in, 0.783 with half of each, 0.808 with
     the translation's z alone, 0.728 with one z over the whole catalog). Without one (no dense
     layer), only where BM25 can read no skill in the request's language: on a mixed catalog one
     BM25 over the translated request lost same-language requests (ACEBench English requests
