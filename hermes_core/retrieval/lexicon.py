@@ -29,6 +29,7 @@ import json
 import logging
 import os
 import re
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -190,8 +191,9 @@ def _read(p: Path, version: str) -> Lexicon | None:
         data = json.loads(p.read_text("utf-8"))
         if data.get("version") != version:
             return None
-        return Lexicon(version, {str(k): tuple(v) for k, v in data["zh_en"].items()},
-                       {str(k): tuple(v) for k, v in data["en_zh"].items()})
+        # the 110,000 entries share a few tens of thousands of words: one string object each
+        return Lexicon(version, {str(k): tuple(map(sys.intern, v)) for k, v in data["zh_en"].items()},
+                       {str(k): tuple(map(sys.intern, v)) for k, v in data["en_zh"].items()})
     except FileNotFoundError:
         return None
     except Exception as e:   # a torn or foreign file only costs a rebuild
