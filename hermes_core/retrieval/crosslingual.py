@@ -13,6 +13,10 @@ skills in the other. Two layers are biased toward the request's own language the
   skill at all (a Chinese request, an English catalog) it abstains, so a glossary expansion
   alone (a few generic words such as "order" or "book") no longer outvotes the multilingual
   embedder. Without a dense layer, BM25 and its glossary are all there is, and nothing changes.
+* With the bilingual lexicon (``lexicon.py``) installed, a request in a language some skills are
+  not written in also brings its words translated into the other language (:class:`Expansion`,
+  BM25 only, like the glossary's terms), so BM25 reads those skills too and scores the whole
+  catalog; a catalog every skill of which reads in the request's language gets nothing added.
 * A multilingual embedder's raw cosine runs higher for text in the query's language whatever its
   topic. The calibrated z (each skill against its own off-topic cosines in the query's language)
   removes that; the raw half of the dense ranking keeps it. :func:`language_offsets` gives each
@@ -26,15 +30,20 @@ Measured on mixed and cross-lingual catalogs built from HammerBench and ACEBench
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, lexical_scores
 from hermes_core.retrieval.calibration import DenseCalibration, query_language
 from hermes_core.retrieval.dense import with_parts
 from hermes_core.retrieval.fusion import zscores
-from hermes_core.tokenize import is_cjk
+from hermes_core.retrieval.glossary import Glossary
+from hermes_core.retrieval.lexicon import Lexicon, load_lexicon
+from hermes_core.tokenize import is_cjk, tokenize
 from hermes_core.types import Skill
 
 LANGS = ("en", "zh")
@@ -61,14 +70,33 @@ def readable(skills: Sequence[Skill]) -> dict[str, np.ndarray]:
 
 
 def lexical_in_language(scores: np.ndarray | None, can_read: np.ndarray | None,
-                        stand_in: np.ndarray | None = None) -> np.ndarray | None:
+                        stand_in: np.ndarray | None = None,
+                        translated: np.ndarray | None = None) -> np.ndarray | None:
     """BM25 ``scores`` for a catalog it can read only part of (``can_read``, per skill): with
     ``stand_in`` (the dense layer's scores), BM25's z over the skills it can read and the
     stand-in's z over the catalog for the others; without one, the others get the mean of the
     skills it can read. None (abstain) when it can read none; ``scores`` itself when it can read
-    all, or when the mask does not fit."""
+    all, or when the mask does not fit.
+
+    ``translated``: BM25's scores of the request with its words also in the other language
+    (:class:`Expansion`), which reads the other skills too. With a stand-in, each side gets the
+    translated scores' z over its own skills and the stand-in none (HammerBench-zh tuning half,
+    Recall@5 on the mixed catalog: 0.753 with the stand-in, 0.783 with half of each, 0.808 with
+    the translation's z alone, 0.728 with one z over the whole catalog). Without one (no dense
+    layer), only where BM25 can read no skill in the request's language: on a mixed catalog one
+    BM25 over the translated request lost same-language requests (ACEBench English requests
+    0.952 -> 0.515 Recall@5)."""
     if scores is None or can_read is None or len(can_read) != len(scores) or bool(can_read.all()):
         return scores
+    fits = translated is not None and len(translated) == len(scores)
+    if fits and stand_in is None:
+        return translated if not can_read.any() else scores
+    if fits:
+        out = np.array(translated, dtype=np.float64)
+        for side in (can_read, ~can_read):
+            if side.any():
+                out[side] = zscores(out[side])
+        return out
     if not can_read.any():
         return None
     out = np.array(scores, dtype=np.float64)
@@ -78,7 +106,6 @@ def lexical_in_language(scores: np.ndarray | None, can_read: np.ndarray | None,
     else:
         out[~can_read] = float(out[can_read].mean())
     return out
-
 
 def description_languages(skills: Sequence[Skill]) -> np.ndarray:
     """Each skill's description language (``zh`` when mostly CJK, else ``en``), in index order:
@@ -123,3 +150,47 @@ def ranked(cal: DenseCalibration, sims: np.ndarray, parts: np.ndarray | None, la
     pm = cal.part_mean.get(lang)
     praw = by_language(parts, pm, groups) if parts is not None and pm is not None else None
     return with_parts(cal.rank_scores(sims, lang, raw), cal.part_rank(parts, lang, praw))
+
+
+@dataclass(frozen=True, slots=True)
+class Expansion:
+    """What the lexical layer adds to a request's tokens (``bm25.lexical_scores``'s ``expand``):
+    the glossary's terms, and, for a request in a language some skill cannot be read in
+    (``crossing``), its words translated word by word by the lexicon that the catalog knows.
+    ``lexicon`` is called only for such a request (loading it costs a file read once)."""
+
+    glossary: Glossary
+    crossing: frozenset[str] = frozenset()
+    lexicon: Callable[[], Lexicon | None] | None = None
+
+    @classmethod
+    def for_catalog(cls, glossary: Glossary, can_read: Mapping[str, np.ndarray],
+                    cache_dir: str | os.PathLike[str] | None) -> Expansion:
+        """For a catalog (``readable``'s masks): the languages it crosses, and the lexicon
+        loaded from (and cached in) ``cache_dir`` when a request first needs it."""
+        crossing = frozenset(lang for lang, m in can_read.items() if len(m) and not bool(m.all()))
+        return cls(glossary, crossing, lambda: load_lexicon(cache_dir))
+
+    def translates(self, lang: str) -> bool:
+        """Whether a request in ``lang`` is read across languages (a lexicon is installed)."""
+        return lang in self.crossing and self.lexicon is not None and self.lexicon() is not None
+
+    def scores(self, bm25: BM25Index, text: str) -> np.ndarray | None:
+        """BM25's scores of ``text`` with this expansion, for a request it translates; else None
+        (the glossary alone served the request already)."""
+        return lexical_scores(bm25, text, self)[0] if self.translates(query_language(text)) else None
+
+    def __call__(self, text: str, tokens: Sequence[str], known: Callable[[str], bool]) -> list[str]:
+        out = self.glossary.expansions(text, tokens, known)
+        lang = query_language(text)
+        lex = self.lexicon() if lang in self.crossing and self.lexicon is not None else None
+        if lex is None:
+            return out
+        have = set(tokens) | set(out)
+        # a Chinese word is added whole, not with its characters (数据 would match 根据 by 据)
+        for word in lex.english_words(text) if lang == "zh" else lex.chinese_words(text):
+            for t in bm25_tokens(word) if lang == "zh" else tokenize(word):
+                if t not in have and known(t):
+                    have.add(t)
+                    out.append(t)
+        return out

