@@ -84,17 +84,12 @@ def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
         if not folder and not Path(catalog).is_file():
             raise ConfigError("catalog file not found", file=catalog)
         embedders = default_embedders(su.embedding_model, su.query_adapter) if su.embeddings else []
-        return SkillRetriever(catalogs=[] if folder else [catalog], folders=[catalog] if folder else [],
-                              embedders=embedders,
-                              cache_dir=settings.home_path / "cache" / "embeddings",
-                              top_k=kw.get("top_k") or su.top_k,
-                              weights=layer_weights(su.weights, file=settings.source),
-                              fusion=kw.get("fusion") or su.fusion, rrf_k=su.rrf_k,
-                              threshold=su.threshold, gate_thresholds=su.gate_thresholds,
-                              gate_weights={k: v.model_dump() for k, v in su.gate_weights.items()},
-                              hint_ratio=su.hint_ratio, hint_margin=su.hint_margin,
-                              layers=kw.get("layers") or LAYERS)
-    r = build_retriever(settings, home=getattr(args, "home", None))
+        layer_weights(su.weights, file=settings.source)  # a bad key fails naming the file
+        r = SkillRetriever(su, catalogs=[] if folder else [catalog], folders=[catalog] if folder else [],
+                           embedders=embedders, cache_dir=settings.home_path / "cache" / "embeddings",
+                           layers=kw.get("layers") or LAYERS)
+    else:
+        r = build_retriever(settings, home=getattr(args, "home", None))
     if kw.get("top_k"):
         r.top_k = kw["top_k"]
     if kw.get("layers"):

@@ -228,3 +228,16 @@ def test_eval_per_layer_prints_each_layers_own_ranking(
     assert set(rows) == {"bm25", "synonyms"}          # no embeddings: no dense row
     assert rows["synonyms"]["recall@1"] == 0.5         # only the rain question has a synonym
     assert rows["bm25"]["answered"] == 2 and rows["bm25"]["recall@5"] == 1.0
+
+
+def test_a_catalog_retriever_follows_every_skill_utils_setting(catalog: Path, tmp_path: Path,
+                                                               hermes_home: Path) -> None:
+    import argparse
+
+    from hermes_core.cli.skills_cmd import _retriever
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("skill_utils:\n  calibrate: false\n  anchor_weight: 0.5\n  embeddings: false\n",
+                   encoding="utf-8")
+    args = argparse.Namespace(config=str(cfg), home=None, catalog=str(catalog), no_embeddings=False)
+    r = _retriever(args)
+    assert r.calibrate is False and r.anchor_weight == 0.5
