@@ -71,7 +71,7 @@ from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
 from hermes_core.retrieval.topk import top_order
 from hermes_core.retrieval.triggers import TriggerIndex, merge_triggers
 from hermes_core.retrieval.tuning import as_settings
-from hermes_core.retrieval.usage import USAGE_FILE, UsageAssessment, UsageLayer, UsageScores, UsageStore
+from hermes_core.retrieval.usage import UsageAssessment, UsageLayer, UsageScores, usage_layer_for
 from hermes_core.types import Message, RetrievalQuery, Skill
 
 log = logging.getLogger(__name__)
@@ -767,24 +767,11 @@ def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None
     retriever = SkillRetriever(su, folders=folders, catalogs=list(su.catalogs), embedders=models,
                                cache_dir=home_path / "cache" / "embeddings", triggers=triggers,
                                synonyms=synonyms,
-                               usage=_usage_layer(home_path, su, _secrets_of(s)))
+                               usage=usage_layer_for(home_path, su, s))
     p = getattr(s, "prompt", None)
     if p is not None:
         retriever.scan_categories = tuple(p.injection_categories) if p.injection_scan else ()
     return retriever
-
-
-def _secrets_of(settings: Any) -> tuple[str, ...]:
-    """The configured secrets (any length: a short one is not registered process-wide)."""
-    redactor = getattr(settings, "redactor", None)
-    return tuple(redactor().secrets) if callable(redactor) else ()
-
-
-def _usage_layer(home: Path, su: Any, secrets: Sequence[str] = ()) -> UsageLayer | None:
-    """The home's usage store (created on its first event), or None with ``skill_utils.learn: false``."""
-    if not su.learn:
-        return None
-    return UsageLayer(UsageStore(home / USAGE_FILE, cap=su.usage_cap, secrets=secrets))
 
 
 def get_skill_retriever(settings: Any = None) -> SkillRetriever:

@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -646,3 +647,13 @@ class UsageLayer:
         with self._lock:
             self._built[key] = (stamp, idx)
         return idx
+
+
+def usage_layer_for(home: Path, su: Any, settings: Any = None) -> UsageLayer | None:
+    """The home's usage store (created on its first event) redacting every configured secret (any
+    length: a short one is not registered process-wide), or None with ``skill_utils.learn: false``."""
+    if not su.learn:
+        return None
+    redactor = getattr(settings, "redactor", None)
+    secrets = tuple(redactor().secrets) if callable(redactor) else ()
+    return UsageLayer(UsageStore(home / USAGE_FILE, cap=su.usage_cap, secrets=secrets))
