@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core import redact
+from hermes_core import config, redact
 from hermes_core.injection_verdicts import use_home_cache
 from hermes_core.testing.redis_server import RedisServer
 
@@ -49,6 +49,7 @@ def registered_secrets_restored(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(redact, "_KNOWN", set(redact._KNOWN))
     monkeypatch.setattr(redact, "_KNOWN_SORTED", redact._KNOWN_SORTED)
     monkeypatch.setattr(redact, "_SHORT", redact._SHORT)
+    monkeypatch.setattr(config, "_WARNED_SHORT", set())   # each test sees its own first warning
 
 
 @pytest.fixture

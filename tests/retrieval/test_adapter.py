@@ -19,6 +19,7 @@ from hermes_core.config import SkillSettings, load_settings
 from hermes_core.retrieval import adapter as ad
 from hermes_core.retrieval import calibration as cal
 from hermes_core.retrieval.dense import DenseIndex, EmbeddingCache, default_embedders
+from hermes_core.retrieval.fusion import weights_for
 from hermes_core.retrieval.retriever import SkillRetriever, build_retriever
 from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
 
@@ -89,7 +90,8 @@ def test_changed_weights_recalibrate_without_re_embedding_documents(tmp_path: Pa
     k1 = first._calibration["test:hashing"].key
     k2 = changed._calibration["test:hashing"].key
     assert k1 != k2 and again._calibration["test:hashing"].key == k1
-    assert k2 == cal.catalog_key(changed.dense[0].query_cache_id, changed.skills)
+    rule = repr(weights_for(changed.gate_weights, "test:hashing", changed.anchor_weight))
+    assert k2 == cal.catalog_key(changed.dense[0].query_cache_id, changed.skills, rule)
     assert len(list((cache / "calibration").glob("*.npz"))) == 2
 
 
