@@ -9,15 +9,20 @@
 * ``verdict_cache_detached`` (every test): a prompt builder keeps the learned scorer's verdicts in
   its home (a process-wide store); after each test the store lets go of that home, so a later
   test never writes into a temporary folder already removed.
+* ``load_script``: imports a script that is not part of the package (a benchmark, an example, a
+  data builder or trainer) from its path.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -33,6 +38,24 @@ def _copy_example_home(dst: Path) -> Path:
                                     ".chat_history")
     shutil.copytree(EXAMPLE_HOME, dst, ignore=ignore)
     return dst
+
+
+def _load_script(path: Path, name: str | None = None) -> ModuleType:
+    module_name = name or f"script_{path.stem}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    assert spec is not None and spec.loader is not None, f"cannot import {path}"
+    module = importlib.util.module_from_spec(spec)
+    # registered before it runs: a dataclass defined in the script looks its module up by name
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def load_script() -> Callable[..., ModuleType]:
+    """The scripts under benchmarks/, examples/ and tests/data/ are run by path, not imported as
+    part of the package; their tests load them the same way, each time afresh."""
+    return _load_script
 
 
 @pytest.fixture(autouse=True)

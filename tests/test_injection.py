@@ -8,7 +8,9 @@ from __future__ import annotations
 import base64
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis import given, settings
@@ -365,15 +367,11 @@ def test_ignoring_something_and_then_writing_is_ordinary_advice(text: str) -> No
     assert scan_for_injection(text) is None
 
 
-def test_corpus_file_is_what_build_corpus_makes_of_the_texts() -> None:
+def test_corpus_file_is_what_build_corpus_makes_of_the_texts(
+        load_script: Callable[..., ModuleType]) -> None:
     # a text added to hostile_texts.py, benign_texts.py or hijack_texts.py without a rebuild would
     # silently be left out of the benchmark
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("build_corpus", CORPUS.parent / "build_corpus.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(CORPUS.parent / "build_corpus.py")
     built = [json.dumps(r, ensure_ascii=False) for r in module.rows()]
     assert built == CORPUS.read_text(encoding="utf-8").splitlines()
     hijack = [json.loads(line) for line in built if json.loads(line)["group"][:3] in ("hj-", "hb-")]

@@ -8,11 +8,11 @@ script makes of the committed training texts.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -164,24 +164,18 @@ def test_a_huge_paragraph_is_scored_in_windows_and_an_order_at_its_end_is_seen()
 # --------------------------------------------------------------------------- training and provenance
 
 
-def _train_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("train_scorer", DATA / "train_scorer.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_the_model_records_the_training_texts_it_was_made_from() -> None:
+def test_the_model_records_the_training_texts_it_was_made_from(
+        load_script: Callable[..., ModuleType]) -> None:
     scorer = default_scorer()
     assert scorer is not None
     meta = json.loads(scorer.meta)
-    assert meta["inputs_sha256"] == _train_script().inputs_sha256()
+    assert meta["inputs_sha256"] == load_script(DATA / "train_scorer.py").inputs_sha256()
     assert meta["dev_cv"]["benign_blocked"] <= meta["max_dev_benign"]
 
 
-def test_the_shipped_weights_are_what_the_training_script_makes() -> None:
-    train = _train_script()
+def test_the_shipped_weights_are_what_the_training_script_makes(
+        load_script: Callable[..., ModuleType]) -> None:
+    train = load_script(DATA / "train_scorer.py")
     shipped = LearnedScorer.from_file(MODEL)
     fresh = train.train(with_cv=False, thresholds=(shipped.threshold, shipped.data_threshold))
     assert train.same(shipped, fresh)

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "prompt_build.py"
 
 
-def test_benchmark_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
-    spec = importlib.util.spec_from_file_location("prompt_build_bench", BENCH)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["prompt_build_bench"] = module
-    spec.loader.exec_module(module)
+def test_benchmark_json_shape(capsys: pytest.CaptureFixture[str],
+                              load_script: Callable[[Path], ModuleType]) -> None:
+    module = load_script(BENCH)
     assert module.main(["--rounds", "30", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["cached_us_p50"] > 0 and out["rebuild_us_p50"] > 0

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,22 +29,13 @@ def test_tools_agent_example_runs(tmp_path: Path, args: list[str]) -> None:
         in res.stdout
 
 
-def _load_example() -> Any:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("tools_agent_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
-def test_the_server_sees_tools_and_results_in_call_order(tmp_path: Path, wire: str) -> None:
+def test_the_server_sees_tools_and_results_in_call_order(tmp_path: Path, wire: str,
+                                                         load_script: Callable[[Path], Any]) -> None:
     from hermes_core import Agent
     from hermes_core.testing.server import MockLLMServer
 
-    ex = _load_example()
+    ex = load_script(EXAMPLE)
     with MockLLMServer(ex.scripted_model) as server:
         config = {"home": str(tmp_path), "context_engine": {"enabled": False},
                   "skill_utils": {"enabled": False},

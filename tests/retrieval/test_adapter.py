@@ -7,8 +7,8 @@ training script's determinism on a tiny fixture.
 
 from __future__ import annotations
 
-import importlib.util
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -146,16 +146,9 @@ def test_the_setting_turns_the_adapter_off(tmp_path: Path) -> None:
     assert r.dense and not any(isinstance(d.embedder, ad.AdaptedEmbedder) for d in r.dense)
 
 
-def _train_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("train_adapter", TRAIN)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_training_is_deterministic_and_moves_requests_towards_their_tools() -> None:
-    train = _train_module()
+def test_training_is_deterministic_and_moves_requests_towards_their_tools(
+        load_script: Callable[..., ModuleType]) -> None:
+    train = load_script(TRAIN)
     rng = np.random.default_rng(5)
     docs = rng.standard_normal((24, 16)).astype(np.float32)
     docs /= np.linalg.norm(docs, axis=1, keepdims=True)

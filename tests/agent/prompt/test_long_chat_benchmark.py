@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,19 +10,10 @@ import pytest
 BENCH = Path(__file__).resolve().parents[3] / "benchmarks" / "long_chat.py"
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("long_chat_bench", BENCH)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["long_chat_bench"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_billing_reads_the_longest_prefix_written_at_a_breakpoint():
+def test_billing_reads_the_longest_prefix_written_at_a_breakpoint(load_script):
     from hermes_core.types import CachePlan, Message, Prompt
 
-    bench = _load()
+    bench = load_script(BENCH)
     biller = bench.Biller()
     msgs = (Message("user", "a" * 400), Message("assistant", "b" * 400), Message("user", "c"))
     first = Prompt(system="s" * 4000, messages=msgs, cache=CachePlan(system=True, message_indices=(1,)))
@@ -36,8 +25,8 @@ def test_billing_reads_the_longest_prefix_written_at_a_breakpoint():
     assert biller.bill(changed).cache_read_tokens == 1000 + 4                 # the system only
 
 
-def test_benchmark_prints_one_json_object(capsys: pytest.CaptureFixture[str]):
-    assert _load().main(["--turns", "151", "--json"]) == 0
+def test_benchmark_prints_one_json_object(capsys: pytest.CaptureFixture[str], load_script):
+    assert load_script(BENCH).main(["--turns", "151", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     for mode in ("none", "sliding", "hermes"):
         row = out["modes"][mode]
