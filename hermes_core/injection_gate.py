@@ -15,8 +15,6 @@ from collections.abc import Iterator
 
 M = re.MULTILINE
 
-_META = frozenset("\\.^$*+?{}[]()|")
-
 
 def _class_end(s: str, i: int) -> int:
     j = i + 1
