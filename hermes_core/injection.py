@@ -33,7 +33,6 @@ from hermes_core.injection_hidden import (
     SET_ASIDE_CLAIM,
     forged_turn,
     hidden_spans,
-    looks_like_code,
 )
 from hermes_core.injection_hijack import (
     CODE_LEAD,
@@ -408,11 +407,11 @@ def _hidden(text: str, code: bool, wanted: set[str]) -> tuple[str, str, str] | N
     hidden span that sets the material aside for a claim, or that addresses the model and either
     asks something of the user or the answer or says what the rules catch in data; and a forged
     dialogue turn in which the model complies."""
-    if "role-hijack" in wanted:
+    if "role-hijack" in wanted and (":" in text or "：" in text):
         turn = forged_turn(fold(text))
         if turn is not None:
             return "role-hijack", "dialogue", "forged turn: " + turn
-    for span in hidden_spans(text, code=code or looks_like_code(text)):
+    for span in hidden_spans(text, code=code):
         for view in (span.text, *decoded_blobs(span.text)):
             joined = flat(fold(view))
             if "ignore-instructions" in wanted and (m := SET_ASIDE_CLAIM.search(joined)):

@@ -78,10 +78,13 @@ def looks_like_code(text: str) -> bool:
     return _CODE_SIGNS.search(text) is not None
 
 
+_COMMENT_MARK = re.compile(r"#|//|/\*|--")
+
+
 def hidden_spans(text: str, *, code: bool) -> list[HiddenSpan]:
     """The hidden spans of one paragraph, as written (a span may hide base64, which folding would
-    spoil); ``code``: it is source code (a fenced block, or code pasted in a paragraph), where
-    comments are read too."""
+    spoil). Comments are read in source code: a fenced block (``code``) or code pasted in a
+    paragraph (:func:`looks_like_code`)."""
     out: list[HiddenSpan] = []
     if "<" in text:
         out += [HiddenSpan("html-comment", m.group(1)) for m in _HTML_COMMENT.finditer(text)]
@@ -94,7 +97,7 @@ def hidden_spans(text: str, *, code: bool) -> list[HiddenSpan]:
         out += [HiddenSpan("attribute", m.group(1)) for m in _MD_IMAGE_ALT.finditer(text)]
         out += [HiddenSpan("link-title", next(g for g in m.groups() if g))
                 for m in _MD_LINK_TITLE.finditer(text)]
-    if code:
+    if _COMMENT_MARK.search(text) and (code or looks_like_code(text)):
         out += [HiddenSpan("code-comment", m.group(1)) for m in _LINE_COMMENT.finditer(text)
                 if m.group(1).strip()]
         out += [HiddenSpan("code-comment", m.group(1)) for m in _BLOCK_COMMENT.finditer(text)]
