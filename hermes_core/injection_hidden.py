@@ -133,10 +133,10 @@ ADDRESSED = re.compile("|".join(f"(?:{x})" for x in (
 # What an addressed hidden span asks that no notice to a tool does: something done to the user
 # or the answer (tell, say that, recommend, keep quiet about, link), or the material set aside.
 ADDRESSED_ORDER = re.compile("|".join(f"(?:{x})" for x in (
-    r"\b(?:tell|inform|warn|notify|remind|advise|urge|ask|direct|redirect|send|convince|persuade|point)\s+(?:the\s+|all\s+|any\s+)?"
+    r"\b(?:tell|inform|notify|urge|direct|redirect|send|convince|persuade|point)\s+(?:the\s+|all\s+|any\s+)?"
     r"(?:users?|readers?|customers?|visitors?|people|humans?|them|him|her)\b",
-    r"\b(?:say|state|claim|declare|report|assert|answer|respond|reply)\s+(?:that\b|with\b|:|[\"'\u201c])",
-    r"\b(?:recommend|suggest|promote|advertise|endorse|praise)\b",
+    r"\b(?:say|state|claim|declare|report|assert|answer|respond|reply)(?:\s+that\b|\s*[:\"'\u201c])",
+    r"\b(?:recommend|promote|advertise|endorse)\b",
     r"\b(?:do\s+not|don'?t|never)\s+(?:tell|mention|reveal|disclose|inform|let\s+(?:the\s+)?user|warn|report)\b",
     r"\b(?:ignore|disregard|forget|overlook)\s+(?:the|this|that|these|all|any|everything|previous|prior|above|your)\b",
     r"\b(?:include|insert|add|append|embed|put|place)\b[^.\n]{0,60}?(?:link|url|https?://|www\.)",
@@ -155,14 +155,14 @@ ADDRESSED_ORDER = re.compile("|".join(f"(?:{x})" for x in (
 # for what the answer must claim. Read only in hidden text, where no reader sees it is there.
 SET_ASIDE_CLAIM = re.compile("|".join(f"(?:{x})" for x in (
     r"\b(?:ignore|disregard|forget|skip)\s+(?:the|this|that|these|all|any|everything)\b[^.!?\n]{0,40}?(?:\band|\bthen|,|;|:)\s+"
-    r"(?:instead\s+|just\s+|only\s+|simply\s+)*(?:state|say|claim|declare|report|assert|answer|respond|reply|tell\s+the\s+user|"
-    r"indicate|write\s+(?:a\s+message|that))\b",
+    r"(?:instead\s+|just\s+|only\s+|simply\s+)*(?:(?:state|say|claim|declare|assert|indicate)(?:\s+(?:that|the)\b|\s*[:\"'\u201c])|"
+    r"tell\s+the\s+user\b|write\s+(?:a\s+message|that)\b)",
     r"\b(?:ignora|ignore|olvida|omite|descarta)\s+(?:la|el|los|las|esta|este|esto|todo)\b[^.!?\n]{0,40}?\s+y\s+(?:di|diga|decir|indica|"
-    r"indique|afirma|afirme|declara|declare|responde|responda|contesta|conteste|informa|escribe)\b",
+    r"indique|afirma|afirme|declara|declare)\b",
     r"\b(?:ignore[zs]?|oublie[zs]?)\s+(?:la|le|les|cette|ce|cet|tout)\b[^.!?\n]{0,40}?\s+et\s+(?:dis|dites|indique[zs]?|affirme[zs]?|"
-    r"déclare[zs]?|réponds|répondez|annonce[zs]?|précise[zs]?|écri[st]|écrivez)\b",
+    r"déclare[zs]?|annonce[zs]?|précise[zs]?)\b",
     r"\b(?:ignorier(?:e|en)?|vergiss|vergessen)\s+(?:sie\s+)?(?:die|den|das|diese[nrs]?|alles)\b[^.!?\n]{0,40}?\s+und\s+(?:sag|sage|sagen|"
-    r"gib|geben|behaupte|behaupten|erkläre|erklären|antworte|antworten|schreib\w*)\b",
+    r"gib\s+an|geben\s+sie\s+an|behaupte|behaupten|erkläre|erklären)\b",
     r"(?:忽略|无视|無視|不要管|别管|別管)[^。!！?？\n]{0,12}?[，,、;；]?\s*(?:并|並|然后|然後|而是|直接)?\s*(?:说|說|声明|聲明|表示|指出|陈述|陳述|回答|宣称|宣稱|告诉用户|告訴用戶)",
     r"を無視(?:して|し)[、,]?\s*[^。\n]{0,30}?(?:と(?:答え|言っ|述べ|回答し|伝え|説明し|主張し|書い)|と言って)",
 )), M)
