@@ -31,6 +31,7 @@ from hermes_core.injection_hidden import (
     ADDRESSED,
     ADDRESSED_ORDER,
     SET_ASIDE_CLAIM,
+    HiddenSpan,
     forged_turn,
     hidden_spans,
 )
@@ -411,8 +412,10 @@ def _hidden(text: str, code: bool, wanted: set[str]) -> tuple[str, str, str] | N
         turn = forged_turn(fold(text))
         if turn is not None:
             return "role-hijack", "dialogue", "forged turn: " + turn
-    for span in hidden_spans(text, code=code):
-        for view in (span.text, *decoded_blobs(span.text)):
+    # an encoded blob is hidden from its reader as well as markup is
+    spans = [*hidden_spans(text, code=code), *(HiddenSpan("encoded", b) for b in decoded_blobs(text))]
+    for span in spans:
+        for view in (span.text, *(decoded_blobs(span.text) if span.kind != "encoded" else ())):
             joined = flat(fold(view))
             if "ignore-instructions" in wanted and (m := SET_ASIDE_CLAIM.search(joined)):
                 return "ignore-instructions", span.kind, m.group()[:80]
