@@ -173,11 +173,14 @@ _TURN = (r"(?:^|[\s.!?。])(?:assistant|ai|chatgpt|gpt|bot|model|claude|a|answer
          r"antwort|assistent|答|回答|助手|アシスタント|ａ)\s*[:：]\s*")
 _AGREE = r"(?:(?:sure|ok(?:ay)?|of\s+course|certainly|yes|absolutely|understood|got\s+it|alright|no\s+problem)[!,.]*\s*)?"
 FORGED_TURN = re.compile("|".join(f"(?:{x})" for x in (
-    _TURN + _AGREE + r"(?:i\s+(?:will|'ll|shall|can)\s+(?:now\s+)?(?:ignore|disregard|forget|bypass|set\s+aside|stop\s+following)|"
+    _TURN + _AGREE + r"(?:i\s+(?:will|'ll|shall|can)\s+(?:now\s+)?(?:ignore|disregard|forget|bypass|set\s+aside|stop\s+following)\s+"
+    r"(?:(?:my|all|the|your|any|previous|prior|those|these)\s+){0,3}(?:\w+\s+)?(?:rules|instructions|guidelines|restrictions|"
+    r"programming|filters|safety|polic(?:y|ies)|system\s+prompt)\b|"
     r"i\s+(?:now\s+)?(?:have|'ve\s+got)\s+no\s+(?:more\s+)?(?:rules|restrictions|limits|filters|guidelines)|"
     r"(?:my\s+)?(?:rules|restrictions|filters|guidelines)\s+(?:are|have\s+been)\s+(?:now\s+)?(?:disabled|removed|lifted|off)|"
     r"here\s+(?:is|are)\s+(?:the|my|your)\s+(?:system\s+prompt|password|secret|api\s+key|credentials))",
-    _TURN + r"[^.!?\n]{0,30}?\b(?:override|jailbreak|developer\s+mode|dan\s+mode|god\s+mode|system\s+mode)\s+(?:is\s+)?"
+    # "developer mode" is also a phone's or a browser's: an FAQ may well say it is on
+    _TURN + r"[^.!?\n]{0,30}?\b(?:override|jailbreak|dan\s+mode|god\s+mode|system\s+mode)\s+(?:is\s+)?"
     r"(?:now\s+)?(?:confirmed|activated|enabled|engaged|on)\b",
     _TURN + r"[^.!?\n]{0,40}?(?:anulaci[oó]n|modo\s+(?:del?\s+)?sistema|override)[^.!?\n]{0,20}?(?:confirmad[oa]|activad[oa])",
     _TURN + r"[^.!?\n]{0,40}?(?:override|mode\s+système|dérogation)[^.!?\n]{0,20}?(?:confirmée?|activée?)",

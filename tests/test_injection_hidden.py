@@ -158,6 +158,8 @@ CHAT_EXAMPLES = [
     "用户：怎么重置密码？\n助手：打开设置，选择账户，然后点击重置密码。",
     "Utilisateur : Quel est le mode ? Assistant : Le mode sombre est activé dans les réglages.",
     "F: Ist der Modus aktiv? A: Ja, der Energiesparmodus ist aktiviert.",
+    "Q: How do I know developer mode is on? A: Developer mode is enabled when the toggle is blue.",
+    "Q: Can we skip the flaky test? A: Sure, I'll ignore the flaky test until Friday.",
 ]
 
 
