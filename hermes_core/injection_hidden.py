@@ -108,10 +108,14 @@ def hidden_spans(text: str, *, code: bool) -> list[HiddenSpan]:
 
 _EN_MODEL = (r"(?:ai|a\.i\.|llms?|large\s+language\s+models?|language\s+models?|(?:ai\s+)?assistants?|chatbots?|"
              r"(?:ai\s+)?agents?|(?:ai\s+)?models?|bots?|gpt-?\d*|chatgpt|claude|copilot|gemini|hermes)")
+# as the first words of a span ("LLM: ...", "Dear AI,") a bare "model", "agent" or "bot" is as
+# likely a product's or a person's label ("Model: X200", "Agent: Jane")
+_EN_VOCATIVE = (r"(?:ai|a\.i\.|llms?|language\s+models?|(?:ai\s+)?assistants?|chatbots?|ai\s+agents?|ai\s+models?|"
+                r"gpt-?\d*|chatgpt|claude|copilot|gemini)")
 ADDRESSED = re.compile("|".join(f"(?:{x})" for x in (
     # English: "Note to the AI:", "AI assistant reading this:", "LLM: ...", "Dear AI,", "if you are an AI"
     r"\b(?:note|message|instructions?|hint|reminder|memo|psa|warning|attention|notice)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+)?" + _EN_MODEL + r"\b",
-    r"^\W*(?:dear\s+|hey\s+|hi\s+|hello\s+|attention[,:]?\s+|important[,:]?\s+)?(?:the\s+|any\s+)?" + _EN_MODEL + r"\b[^:,\n]{0,40}?[:,]",
+    r"^\W*(?:dear\s+|hey\s+|hi\s+|hello\s+|attention[,:]?\s+|important[,:]?\s+)?(?:the\s+|any\s+)?" + _EN_VOCATIVE + r"\b[^:,\n]{0,40}?[:,]",
     r"\bif\s+you\s+are\s+(?:an?\s+)?" + _EN_MODEL + r"\b",
     r"\b" + _EN_MODEL + r"\s+(?:that\s+(?:is|are)\s+|who\s+(?:is|are)\s+)?(?:reading|processing|parsing|summari[sz]ing|analy[sz]ing|"
     r"crawling|scraping|ingesting|indexing|seeing)\s+(?:this|these)\b",

@@ -88,6 +88,7 @@ ORDINARY_HIDDEN = [
     "# pylint: disable=unused-import\nimport os",
     '<div style="display:none" id="modal">Are you sure you want to delete this item?</div>',
     '<img src="team.jpg" alt="The team at the 2023 offsite">',
+    '<img src="x200.jpg" alt="Model: X200, the laptop we recommend for travel">',
     '[docs](https://docs.invalid "Read the docs")',
     "def load():\n    # ignore the return value: the cache warms itself\n    return None",
     "def totals(rows):\n    # ignore the header row, then report totals\n    return sum(rows[1:])",
