@@ -12,7 +12,10 @@ How it stays hard to evade (:mod:`hermes_core.injection_normalise`): text is mat
 TR39 confusable folding, removal of default-ignorable code points, and in joined views where a
 phrase split by line breaks, spaces or soft hyphens is whole again; base64 blobs and tag
 characters are decoded and scanned too. Six languages are covered
-(:mod:`hermes_core.injection_patterns`).
+(:mod:`hermes_core.injection_patterns`). Text the file's reader never sees (an HTML comment, an
+element styled away, an ``alt`` text, a code comment, an encoded blob) is read once more on its
+own, and a forged dialogue in which the model complies is a role hijack
+(:mod:`hermes_core.injection_hidden`).
 
 How it stays rarely wrong: patterns are phrases, not keywords; a rule that forbids the act
 ("never send API keys to ...") is not an attack; and an attack *quoted as an example* (inside a
