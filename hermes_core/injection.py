@@ -12,7 +12,10 @@ How it stays hard to evade (:mod:`hermes_core.injection_normalise`): text is mat
 TR39 confusable folding, removal of default-ignorable code points, and in joined views where a
 phrase split by line breaks, spaces or soft hyphens is whole again; base64 blobs and tag
 characters are decoded and scanned too. Six languages are covered
-(:mod:`hermes_core.injection_patterns`).
+(:mod:`hermes_core.injection_patterns`). Text the file's reader never sees (an HTML comment, an
+element styled away, an ``alt`` text, a code comment, an encoded blob) is read once more on its
+own, and a forged dialogue in which the model complies is a role hijack
+(:mod:`hermes_core.injection_hidden`).
 
 How it stays rarely wrong: patterns are phrases, not keywords; a rule that forbids the act
 ("never send API keys to ...") is not an attack; and an attack *quoted as an example* (inside a
@@ -27,6 +30,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from hermes_core.injection_hidden import (
+    ADDRESSED,
+    ADDRESSED_ORDER,
+    SET_ASIDE_CLAIM,
+    HiddenSpan,
+    forged_turn,
+    hidden_spans,
+)
 from hermes_core.injection_hijack import (
     CODE_LEAD,
     SHORT_ORDER,
@@ -376,12 +387,49 @@ def _scan_paragraph(par: Paragraph, wanted: set[str], framed: bool, context_fram
     if not text.strip():
         return None
     found = _scan_text(text, wanted, data=data)
+    if found is None:
+        found = _hidden(_hidden_source(par, framed, context_framed), par.code, wanted)
     if found is None and "learned" in wanted:
         found = _learned(par, framed, context_framed, data)
     if found is None:
         return None
     category, lang, excerpt = found
     return InjectionFinding(category, par.line + _line_in(par.text, excerpt), excerpt, lang)
+
+
+def _hidden_source(par: Paragraph, framed: bool, context_framed: bool) -> str:
+    """The paragraph as :func:`_hidden` reads it: examples set in code spans, code blocks or
+    block quotes out when something frames them, but quotation marks kept (markup quotes its
+    attributes: a ``style="display:none"`` is not an example)."""
+    if not (framed or context_framed) or par.code:
+        return _unquote(par, framed, context_framed)
+    return _QUOTE_LINE.sub("", _CODE_SPAN.sub(" ", par.text))
+
+
+def _hidden(text: str, code: bool, wanted: set[str]) -> tuple[str, str, str] | None:
+    """What the paragraph hides from its human reader (:mod:`hermes_core.injection_hidden`): a
+    hidden span that sets the material aside for a claim, or that addresses the model and either
+    asks something of the user or the answer or says what the rules catch in data; and a forged
+    dialogue turn in which the model complies."""
+    if "role-hijack" in wanted and (":" in text or "：" in text):
+        turn = forged_turn(fold(text))
+        if turn is not None:
+            return "role-hijack", "dialogue", "forged turn: " + turn
+    # an encoded blob is hidden from its reader as well as markup is
+    spans = [*hidden_spans(text, code=code), *(HiddenSpan("encoded", b) for b in decoded_blobs(text))]
+    for span in spans:
+        for view in (span.text, *(decoded_blobs(span.text) if span.kind != "encoded" else ())):
+            joined = flat(fold(view))
+            if "ignore-instructions" in wanted and (m := SET_ASIDE_CLAIM.search(joined)):
+                return "ignore-instructions", span.kind, m.group()[:80]
+            if not ADDRESSED.search(joined):
+                continue
+            if "output-hijack" in wanted and (m := ADDRESSED_ORDER.search(joined)):
+                return "output-hijack", span.kind, m.group()[:80]
+            found = _scan_text(view, wanted, 1, data=True)
+            if found is not None:
+                return found[0], span.kind, found[2]
+    return None
 
 
 def _addressed(par: Paragraph, framed: bool, context_framed: bool) -> str:

@@ -15,8 +15,6 @@ from collections.abc import Iterator
 
 M = re.MULTILINE
 
-_META = frozenset("\\.^$*+?{}[]()|")
-
 
 def _class_end(s: str, i: int) -> int:
     j = i + 1
@@ -29,7 +27,11 @@ def _class_end(s: str, i: int) -> int:
     return j + 1
 
 
-def _group_end(s: str, i: int) -> int:
+def _walk(s: str, i: int = 0) -> Iterator[tuple[int, str, int]]:
+    """(index, character, group depth) of each character of ``s`` from ``i`` outside escapes and
+    character classes, which are stepped over whole (a parenthesis or bar inside them is a
+    literal); ``(`` comes with the depth it opens, ``)`` with the depth it returns to. Splitting
+    at top-level bars and finding a group's end both read this one walk."""
     depth, j = 0, i
     while j < len(s):
         c = s[j]
@@ -43,32 +45,22 @@ def _group_end(s: str, i: int) -> int:
             depth += 1
         elif c == ")":
             depth -= 1
-            if depth == 0:
-                return j + 1
+        yield j, c, depth
         j += 1
+
+
+def _group_end(s: str, i: int) -> int:
+    """The index just after the group that opens at ``i``."""
+    for j, c, depth in _walk(s, i):
+        if c == ")" and depth == 0:
+            return j + 1
     raise ValueError(s)
 
 
 def _split_top(s: str) -> list[str]:
-    parts, depth, start, i = [], 0, 0, 0
-    while i < len(s):
-        c = s[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "[":
-            i = _class_end(s, i)
-            continue
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
-            parts.append(s[start:i])
-            start = i + 1
-        i += 1
-    parts.append(s[start:])
-    return parts
+    """The top-level alternatives of ``s``."""
+    cuts = [j for j, c, depth in _walk(s) if c == "|" and depth == 0]
+    return [s[a + 1:b] for a, b in zip([-1, *cuts], [*cuts, len(s)], strict=True)]
 
 
 def _quant(s: str, j: int) -> tuple[int, bool]:

@@ -102,9 +102,26 @@ def compact(folded: str) -> str:
 _B64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,}={0,2}(?![A-Za-z0-9+/=_-])")
 
 
+# bytes spelled as bits ("01001001 01100111 ...") or as hex digits, at least a dozen bytes
+_BITS = re.compile(r"(?<![01])(?:[01]{8}[ \t]?){12,}(?![01])")
+_HEX = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}){12,}(?![0-9a-fA-F])")
+
+
+def _as_text(raw: bytes) -> str | None:
+    """Decoded bytes when they read as text (a sentence, not an image, a hash or a key)."""
+    try:
+        decoded = raw.decode("utf-8")
+    except ValueError:
+        return None
+    printable = sum(1 for c in decoded if c.isprintable() or c in "\n\t")
+    if len(decoded) >= 8 and printable >= 0.95 * len(decoded) and " " in decoded:
+        return decoded
+    return None
+
+
 def decoded_blobs(text: str, limit: int = 20) -> list[str]:
-    """Text hidden in base64 blobs (standard or URL-safe); binary data (images, hashes) is not text
-    and is left out."""
+    """Text hidden in base64 blobs (standard or URL-safe), in bits or in hex digits; binary data
+    (images, hashes) is not text and is left out."""
     out: list[str] = []
     for m in _B64.finditer(text):
         blob = m.group()
@@ -116,10 +133,19 @@ def decoded_blobs(text: str, limit: int = 20) -> list[str]:
         try:
             raw = (base64.urlsafe_b64decode(padded) if ("-" in blob or "_" in blob)
                    else base64.b64decode(padded, validate=True))
-            decoded = raw.decode("utf-8")
         except (binascii.Error, ValueError):
             continue
-        printable = sum(1 for c in decoded if c.isprintable() or c in "\n\t")
-        if len(decoded) >= 8 and printable >= 0.95 * len(decoded) and " " in decoded:
+        decoded = _as_text(raw)
+        if decoded is not None:
+            out.append(decoded)
+    if "0" in text and "1" in text:
+        for m in _BITS.finditer(text):
+            bits = re.sub(r"\s", "", m.group())
+            decoded = _as_text(int(bits, 2).to_bytes(len(bits) // 8, "big"))
+            if decoded is not None and len(out) < limit:
+                out.append(decoded)
+    for m in _HEX.finditer(text):
+        decoded = _as_text(bytes.fromhex(m.group()))
+        if decoded is not None and len(out) < limit and decoded not in out:
             out.append(decoded)
     return out
