@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hermes_core.injection_learned import LearnedScorer
+    from hermes_core.injection_semantic import CascadeScorer
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ class ModelRef:
     fingerprint alone, and ``load`` runs only for a paragraph never scored before."""
 
     fingerprint: str
-    load: Callable[[], LearnedScorer | None]
+    load: Callable[[], LearnedScorer | CascadeScorer | None]
 
     @classmethod
     def of(cls, scorer: LearnedScorer) -> ModelRef:
@@ -68,15 +69,19 @@ class ModelRef:
 
 @lru_cache(maxsize=1)
 def shipped_model() -> ModelRef | None:
-    """The shipped model by the hash of its file (read, not parsed) and of the scoring code's
-    parameters; None when it is missing, so the rules alone decide."""
-    from hermes_core.injection_learned import MODEL_FILE, default_scorer, scoring_signature
+    """The shipped model by the hash of its files (read, not parsed) and of the scoring code's
+    parameters; None when it is missing, so the rules alone decide. With the ``embeddings`` extra
+    the semantic stage's file is in the fingerprint too (its verdicts differ); neither
+    scikit-learn nor e5 is loaded here."""
+    from hermes_core.injection_learned import MODEL_FILE, scoring_signature
+    from hermes_core.injection_semantic import fingerprint_of, shipped_scorer, shipped_semantic_bytes
 
     try:
         raw = resources.files("hermes_core").joinpath("data", MODEL_FILE).read_bytes()
     except OSError:
         return None
-    return ModelRef(hashlib.sha256(raw + scoring_signature()).hexdigest(), default_scorer)
+    return ModelRef(fingerprint_of(raw, shipped_semantic_bytes(), scoring_signature()),
+                    shipped_scorer)
 
 
 def verdict_key(fingerprint: str, view: str, data: bool) -> str:
