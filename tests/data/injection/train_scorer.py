@@ -20,8 +20,14 @@ location); of the pairs that tie, the middle one. The train-only texts are fitte
 counted. Then the model is fitted on all of them and written with its thresholds and the sha256
 of its training inputs.
 
-    python tests/data/injection/train_scorer.py            # rewrites the shipped model
-    python tests/data/injection/train_scorer.py --check    # exit 1 unless the shipped one matches
+The opt-in e5 stage (``hermes_core/data/injection_semantic.npz``) is a class-balanced logistic
+regression on each window's e5 passage embedding and the data column, fitted on the same windows
+(embeddings kept in ``train_embeddings.npz``); its thresholds are chosen as above, on the
+cascade's out-of-fold scores in the same folds (``train_semantic``).
+
+    python tests/data/injection/train_scorer.py            # rewrites both shipped models
+    python tests/data/injection/train_scorer.py --stage semantic   # the e5 stage only
+    python tests/data/injection/train_scorer.py --check    # exit 1 unless the shipped ones match
 """
 
 from __future__ import annotations
