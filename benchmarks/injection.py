@@ -31,7 +31,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _baseline_injection import scan_for_injection as baseline_scan  # noqa: E402
 
-from hermes_core.injection import INJECTION_CATEGORIES, guard_text, split_paragraphs  # noqa: E402
+from hermes_core.injection import (  # noqa: E402
+    INJECTION_CATEGORIES,
+    SEMANTIC,
+    guard_text,
+    split_paragraphs,
+)
 from hermes_core.injection_verdicts import STORE  # noqa: E402
 
 CORPUS = REPO / "tests" / "data" / "injection" / "corpus.jsonl"
@@ -49,9 +54,15 @@ def load(path: Path = CORPUS) -> list[dict[str, str]]:
 DATA_LOCATIONS = frozenset({"memory"})
 
 
+# The scan measured as "current": the default categories, or with ``--semantic`` the opt-in e5
+# stage of the learned scorer too.
+CATEGORIES: list[tuple[str, ...]] = [INJECTION_CATEGORIES]
+
+
 def current(text: str, location: str) -> tuple[bool, int, int]:
     """(blocked anything, paragraphs kept, paragraphs)."""
-    g = guard_text(text, name=NAMES[location], data=location in DATA_LOCATIONS)
+    g = guard_text(text, name=NAMES[location], categories=CATEGORIES[0],
+                   data=location in DATA_LOCATIONS)
     return g.blocked > 0, g.paragraphs - g.blocked, g.paragraphs
 
 
@@ -192,7 +203,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--real", type=Path, default=REAL,
                         help="the third-party corpus (default: %(default)s)")
+    parser.add_argument("--semantic", action="store_true",
+                        help=f"measure the scan with the opt-in {SEMANTIC!r} category")
     args = parser.parse_args(argv)
+    if args.semantic:
+        CATEGORIES[0] = (*INJECTION_CATEGORIES, SEMANTIC)
     out = run(args.real)
     if args.json:
         print(json.dumps(out, ensure_ascii=False))

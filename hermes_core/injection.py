@@ -64,6 +64,9 @@ from hermes_core.injection_patterns import (
 )
 from hermes_core.injection_verdicts import learned_scores, shipped_model
 
+# Opt-in: the learned scorer's e5 stage (hermes_core/injection_semantic.py), on top of "learned".
+# Not a default: on the source-disjoint final texts it blocked 9.5% of role prompts (decision 50).
+SEMANTIC = "learned-semantic"
 INJECTION_CATEGORIES: tuple[str, ...] = (
     "ignore-instructions", "role-hijack", "secret-exfiltration", "invisible-unicode", "output-hijack",
     "learned")
@@ -390,7 +393,7 @@ def _scan_paragraph(par: Paragraph, wanted: set[str], framed: bool, context_fram
     if found is None:
         found = _hidden(_hidden_source(par, framed, context_framed), par.code, wanted)
     if found is None and "learned" in wanted:
-        found = _learned(par, framed, context_framed, data)
+        found = _learned(par, framed, context_framed, data, SEMANTIC in wanted)
     if found is None:
         return None
     category, lang, excerpt = found
@@ -486,10 +489,10 @@ def rules_excuse(view: str) -> bool:
 
 
 def _learned(par: Paragraph, framed: bool, context_framed: bool,
-             data: bool) -> tuple[str, str, str] | None:
+             data: bool, semantic: bool = False) -> tuple[str, str, str] | None:
     """The learned scorer's verdict on what the rules let through (None when the shipped model is
     missing: the rules alone decide)."""
-    model = shipped_model()
+    model = shipped_model(semantic)
     view = _learned_view(par, framed, context_framed)
     if model is None or not view.strip():
         return None
@@ -539,7 +542,7 @@ def scan_paragraphs(text: str, categories: Iterable[str] = INJECTION_CATEGORIES,
                     data: bool = False) -> list[tuple[Paragraph, InjectionFinding | None]]:
     """Every paragraph of ``text`` with its finding (None when clean)."""
     cats = tuple(categories)
-    wanted = set(cats) - {"learned"}
+    wanted = set(cats) - {"learned", SEMANTIC}
     pars = split_paragraphs(text, first_line)
     handed = _handed_code(pars) if "output-hijack" in cats else {}
     framed = [_framed(p.text) for p in pars]
@@ -551,15 +554,15 @@ def scan_paragraphs(text: str, categories: Iterable[str] = INJECTION_CATEGORIES,
             finding = InjectionFinding("output-hijack", par.line, handed[i], "code")
         out.append((par, finding))
     if "learned" in cats:
-        _learned_pass(out, framed, data)
+        _learned_pass(out, framed, data, SEMANTIC in cats)
     return out
 
 
 def _learned_pass(out: list[tuple[Paragraph, InjectionFinding | None]], framed: list[bool],
-                  data: bool) -> None:
+                  data: bool, semantic: bool = False) -> None:
     """The learned scorer over every paragraph the rules let through, in one batch (its cost is
     mostly per call, not per paragraph); a paragraph it blocks gets a ``learned`` finding."""
-    model = shipped_model()
+    model = shipped_model(semantic)
     if model is None:
         return
     todo: list[int] = []

@@ -133,23 +133,28 @@ class LearnedScorer:
     data_threshold: float
     meta: str = "{}"
 
+    def window_probabilities(self, flat_windows: Sequence[str], data: bool) -> list[float]:
+        """The probability for each window (no length rule: see :meth:`scores`)."""
+        if not flat_windows:
+            return []
+        chars, words = feature_blocks(flat_windows)
+        logits = (_dot(chars, self.weights[:CHAR_FEATURES])
+                  + _dot(words, self.weights[CHAR_FEATURES:CHAR_FEATURES + WORD_FEATURES])
+                  + float(self.weights[-1]) * data + self.intercept)
+        return [1.0 / (1.0 + math.exp(-x)) if x > -700 else 0.0 for x in logits.tolist()]
+
     def scores(self, views: Sequence[str], data: bool) -> list[float]:
         """The probability that each view carries an injection (the maximum over its windows)."""
         if not views:
             return []
         cut = [windows(v) for v in views]
-        flat_views = [w for ws in cut for w in ws]
-        chars, words = feature_blocks(flat_views)
-        logits = (_dot(chars, self.weights[:CHAR_FEATURES])
-                  + _dot(words, self.weights[CHAR_FEATURES:CHAR_FEATURES + WORD_FEATURES])
-                  + float(self.weights[-1]) * data + self.intercept)
+        probs = self.window_probabilities([w for ws in cut for w in ws], data)
         out: list[float] = []
         i = 0
         for view, ws in zip(views, cut, strict=True):
-            best = float(np.max(logits[i:i + len(ws)]))
+            best = max(probs[i:i + len(ws)])
             i += len(ws)
-            out.append(0.0 if too_short(view) else 1.0 / (1.0 + math.exp(-best)) if best > -700
-                       else 0.0)
+            out.append(0.0 if too_short(view) else best)
         return out
 
     def fingerprint(self) -> str:

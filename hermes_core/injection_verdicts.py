@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hermes_core.injection_learned import LearnedScorer
+    from hermes_core.injection_semantic import CascadeScorer
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ class ModelRef:
     fingerprint alone, and ``load`` runs only for a paragraph never scored before."""
 
     fingerprint: str
-    load: Callable[[], LearnedScorer | None]
+    load: Callable[[], LearnedScorer | CascadeScorer | None]
 
     @classmethod
     def of(cls, scorer: LearnedScorer) -> ModelRef:
@@ -66,17 +67,23 @@ class ModelRef:
         return cls(scorer.fingerprint(), lambda: scorer)
 
 
-@lru_cache(maxsize=1)
-def shipped_model() -> ModelRef | None:
-    """The shipped model by the hash of its file (read, not parsed) and of the scoring code's
-    parameters; None when it is missing, so the rules alone decide."""
+@lru_cache(maxsize=2)
+def shipped_model(semantic: bool = False) -> ModelRef | None:
+    """The shipped model by the hash of its files (read, not parsed) and of the scoring code's
+    parameters; None when it is missing, so the rules alone decide. With ``semantic`` (the opt-in
+    ``learned-semantic`` category) and the ``embeddings`` extra, the e5 stage's file is in the
+    fingerprint too (its verdicts differ); neither scikit-learn nor e5 is loaded here."""
     from hermes_core.injection_learned import MODEL_FILE, default_scorer, scoring_signature
+    from hermes_core.injection_semantic import fingerprint_of, shipped_scorer, shipped_semantic_bytes
 
     try:
         raw = resources.files("hermes_core").joinpath("data", MODEL_FILE).read_bytes()
     except OSError:
         return None
-    return ModelRef(hashlib.sha256(raw + scoring_signature()).hexdigest(), default_scorer)
+    if not semantic:
+        return ModelRef(fingerprint_of(raw, None, scoring_signature()), default_scorer)
+    return ModelRef(fingerprint_of(raw, shipped_semantic_bytes(), scoring_signature()),
+                    shipped_scorer)
 
 
 def verdict_key(fingerprint: str, view: str, data: bool) -> str:

