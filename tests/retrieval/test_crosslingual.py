@@ -211,6 +211,13 @@ def test_a_one_language_catalog_never_loads_the_lexicon_on_warm_up_or_turn(lexic
     assert lexicon_loads == []
 
 
+def test_a_cancelled_warm_up_does_not_load_the_lexicon(lexicon_loads: list[str]) -> None:
+    r = SkillRetriever(skills=MIXED, embedders=[HashingEmbedder()])
+    r.cancel_warm()                   # the chat ended: nothing more is loaded for it
+    r.refresh(lexicon=True)
+    assert lexicon_loads == []
+
+
 def test_without_a_warm_up_the_first_crossing_turn_loads_the_lexicon_itself(lexicon_loads: list[str]) -> None:
     import threading
     r = SkillRetriever(skills=MIXED, embedders=[HashingEmbedder()])
