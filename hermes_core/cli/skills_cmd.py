@@ -71,7 +71,8 @@ def register(sub: Any) -> None:
 
 def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
     from hermes_core.retrieval.dense import default_embedders
-    from hermes_core.retrieval.retriever import LAYERS, SkillRetriever, build_retriever, layer_weights
+    from hermes_core.retrieval.retriever import LAYERS, SkillRetriever, build_retriever
+    from hermes_core.retrieval.tuning import layer_weights
     settings = load_settings(getattr(args, "config", None), home=getattr(args, "home", None))
     if getattr(args, "no_embeddings", False):
         settings = settings.with_overrides(**{"skill_utils.embeddings": False})
@@ -101,6 +102,7 @@ def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
 
 def _search(args: argparse.Namespace) -> int:
     from hermes_core.retrieval.result import render
+    from hermes_core.retrieval.second_opinion import MARGIN, RULE_PREFIX
     r = _retriever(args, top_k=args.top_k)
     res = r.retrieve(args.query)
     if args.json:
@@ -118,6 +120,11 @@ def _search(args: argparse.Namespace) -> int:
             out["gate"] = None if res.gate is None else {
                 "passed": res.gate.passed, "score": round(res.gate.score, 4),
                 "threshold": res.gate.threshold, "rule": res.gate.rule}
+            o = res.second_opinion
+            out["second_opinion"] = None if o is None else {
+                "translation": res.translation, "rule": o.rule, "score": round(o.score, 4),
+                "threshold": round(o.threshold, 4), "margin": MARGIN,
+                "kept": res.gate is not None and res.gate.rule.startswith(RULE_PREFIX)}
             out["trigger"] = None if res.trigger is None else {
                 "skill": res.trigger.skill, "trigger": res.trigger.trigger, "tier": res.trigger.tier}
             u = res.usage
@@ -140,6 +147,11 @@ def _search(args: argparse.Namespace) -> int:
             print(f"gate: {'pass' if g.passed else 'reject'} rule={g.rule} "
                   f"score={g.score:.4f} threshold={g.threshold:.4f}"
                   + (" (calibrated on this catalog)" if g.calibrated else ""))
+            o = res.second_opinion
+            if o is not None:   # the gate asked its second opinion (second_opinion.py)
+                print(f"second opinion: {res.translation!r} rule={o.rule} score={o.score:.4f} "
+                      f"threshold={o.threshold:.4f} + margin {MARGIN:g}: "
+                      + ("kept" if g.rule.startswith(RULE_PREFIX) else "rejected"))
         if res.usage is not None:
             u = res.usage
             print(f"usage: nearest past message {u.nearest!r} -> {u.nearest_skill} "

@@ -69,6 +69,14 @@ def readable(skills: Sequence[Skill]) -> dict[str, np.ndarray]:
     return {lang: np.fromiter((lang in ls for ls in langs), bool, len(langs)) for lang in LANGS}
 
 
+def mixed(can_read: Mapping[str, np.ndarray]) -> bool:
+    """Whether a catalog (``readable``'s masks) is written in both languages, so that requests in
+    either cross to some of its skills: what the warm-up loads the lexicon for. A catalog in one
+    language crosses only for a request in the other, which may never come."""
+    masks = [np.asarray(m, dtype=bool) for m in can_read.values()]
+    return bool(masks) and all(m.any() for m in masks) and not all(m.all() for m in masks)
+
+
 def lexical_in_language(scores: np.ndarray | None, can_read: np.ndarray | None,
                         stand_in: np.ndarray | None = None,
                         translated: np.ndarray | None = None) -> np.ndarray | None:

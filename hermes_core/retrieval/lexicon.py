@@ -119,14 +119,16 @@ class Lexicon:
     zh_en: Mapping[str, Sequence[str]]
     en_zh: Mapping[str, Sequence[str]]
 
-    def english_words(self, text: str) -> list[str]:
+    def english_words(self, text: str, min_chars: int = 1) -> list[str]:
         """The English words of ``text``'s Chinese words (jieba's segmentation; a word of three or
         more characters the dictionary lacks is read through its two-character pieces), each
         once, in order. A two-character word it lacks is not read through its characters: 一张
-        would read as one / open."""
+        would read as one / open. ``min_chars``: words shorter than this are left out."""
         out: dict[str, None] = {}
         for run in re.findall(r"[\u3400-\u9fff\uf900-\ufaff]+", text):
             for w in cjk_words(run):
+                if len(w) < min_chars:
+                    continue
                 found = self.zh_en.get(w)
                 if found is None and len(w) > 2:
                     found = [x for i in range(len(w) - 1) for x in self.zh_en.get(w[i:i + 2], ())]
@@ -146,12 +148,13 @@ class Lexicon:
                     out[zh] = None
         return list(out)
 
-    def translate(self, text: str, target: str) -> str:
+    def translate(self, text: str, target: str, min_chars: int = 1) -> str:
         """``text`` word by word in ``target`` (``zh`` or ``en``); "" when no word translates.
-        Chinese words are joined without spaces, as Chinese is written."""
+        Chinese words are joined without spaces, as Chinese is written. ``min_chars``: Chinese
+        words shorter than this are not translated (:meth:`english_words`)."""
         if target == "zh":
             return "".join(self.chinese_words(text))
-        return " ".join(self.english_words(text))
+        return " ".join(self.english_words(text, min_chars))
 
 
 # ------------------------------------------------------------------ loading and cache

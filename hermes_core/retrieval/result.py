@@ -46,6 +46,8 @@ class RetrievalResult:
     timings_ms: Mapping[str, float] = field(default_factory=dict)
     candidates: tuple[str, ...] = ()             # ranking before the gate (explain / eval)
     usage: UsageScores | None = None             # the usage layer's evidence, when it answered
+    translation: str = ""                        # the request translated for the gate's second
+    second_opinion: GateDecision | None = None   # opinion, and that translation's own decision
 
     @property
     def names(self) -> tuple[str, ...]:

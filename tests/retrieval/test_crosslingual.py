@@ -178,6 +178,54 @@ def test_one_language_catalogs_never_load_the_lexicon(monkeypatch: pytest.Monkey
     assert loads == []
 
 
+@pytest.fixture
+def lexicon_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Each time the lexicon is actually read or derived (not served from the process's memo),
+    the name of the thread that paid for it."""
+    import threading
+
+    from hermes_core.retrieval import lexicon as lx
+    loads: list[str] = []
+    monkeypatch.setattr(lx, "_loaded", {})
+    monkeypatch.setattr(lx, "_read", lambda p, v: None)
+    monkeypatch.setattr(lx, "_build", lambda v: loads.append(threading.current_thread().name) or _lexicon())
+    return loads
+
+
+def test_the_warm_up_loads_the_lexicon_of_a_mixed_catalog_so_the_first_turn_does_not(
+        lexicon_loads: list[str]) -> None:
+    r = SkillRetriever(skills=MIXED, embedders=[HashingEmbedder()])
+    r.warm_up(background=True)
+    assert r.wait_warm(timeout=60)
+    assert lexicon_loads == ["skill-retriever-warmup"]
+    res = r.retrieve("我的容器一启动就退出了怎么办")        # crosses languages: reads the lexicon
+    assert res.candidates and lexicon_loads == ["skill-retriever-warmup"]
+
+
+def test_a_one_language_catalog_never_loads_the_lexicon_on_warm_up_or_turn(lexicon_loads: list[str]) -> None:
+    for skills, query in ((MIXED[:2], "my container exits on start"), (MIXED[2:], "帮我查询快递物流")):
+        r = SkillRetriever(skills=skills, embedders=[HashingEmbedder()])
+        r.warm_up(background=True)
+        assert r.wait_warm(timeout=60)
+        r.retrieve(query)
+    assert lexicon_loads == []
+
+
+def test_a_cancelled_warm_up_does_not_load_the_lexicon(lexicon_loads: list[str]) -> None:
+    r = SkillRetriever(skills=MIXED, embedders=[HashingEmbedder()])
+    r.cancel_warm()                   # the chat ended: nothing more is loaded for it
+    r.refresh(lexicon=True)
+    assert lexicon_loads == []
+
+
+def test_without_a_warm_up_the_first_crossing_turn_loads_the_lexicon_itself(lexicon_loads: list[str]) -> None:
+    import threading
+    r = SkillRetriever(skills=MIXED, embedders=[HashingEmbedder()])
+    r.retrieve("my container exits on start")     # English reads every English skill ... but not 快递查询
+    r.retrieve("帮我查询快递物流")
+    assert lexicon_loads == [threading.current_thread().name]
+
+
 def _hammerbench_mixed(apps: tuple[str, ...]) -> list[Skill]:
     lines = (DATA / "hammerbench_mixed.skills.jsonl").read_text(encoding="utf-8").splitlines()
     rows = [json.loads(line) for line in lines if line.strip()]
@@ -228,3 +276,16 @@ def test_an_english_request_finds_its_chinese_described_skill_among_english_ones
         mixed_hammerbench: SkillRetriever, query: str, gold: str) -> None:
     res = mixed_hammerbench.retrieve(query)
     assert gold in res.candidates[:5], res.candidates[:5]
+
+
+@pytest.mark.parametrize(("skills", "mixed"), [
+    (MIXED, True),
+    (MIXED[:2], False),                               # English only: crosses for a Chinese request alone
+    (MIXED[2:], False),
+    # every skill read in English (an identifier), some in Chinese too: a Chinese request crosses
+    ([Skill("Navigation.queryViolation", "查询交通违章"), Skill("Email.sendMail", "Send mail")], True),
+    ([Skill("Navigation.queryViolation", "查询交通违章"), Skill("Email.sendMail", "发送邮件")], False),
+])
+def test_a_catalog_is_mixed_when_each_language_reads_some_skill_and_one_not_all(
+        skills: list[Skill], mixed: bool) -> None:
+    assert xl.mixed(xl.readable(skills)) is mixed

