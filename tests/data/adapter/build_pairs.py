@@ -17,13 +17,21 @@ and any tool whose normalised name is a MetaTool skill name (none of these sets 
 plugins; descriptions were also checked against MetaTool's by MiniLM cosine, none above 0.9).
 MetaTool, HammerBench, ACEBench and Seal-Tools are never read.
 
-    python tests/data/adapter/build_pairs.py [--mirror /work/.mirror] [--metatool skills.jsonl]
+``--extra`` adds ``EXTRA_SOURCES`` (5,614 pairs, 3,537 tools in all): the rest of BFCL's
+single-function parts (parallel calls of one function, Java, JavaScript, the unused executable
+sets), APIBench's torchhub eval, Hugging Face and TF Hub sets, and the single-tool (G1) queries of
+ToolBench as pinned by THUNLP-MT/StableToolBench (Apache-2.0; a RapidAPI tool is one document: its
+category and every endpoint offered with it). Leave-one-source-out they did not help, so the
+shipped weights are fitted without them (decision 49 in ``docs/architecture.md``).
+
+    python tests/data/adapter/build_pairs.py [--mirror /work/.mirror] [--metatool skills.jsonl] [--extra]
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import json
 import re
 import subprocess
@@ -36,7 +44,10 @@ Offer = tuple[str, str, list[tuple[str, str]], str]   # request, gold name, tool
 HERE = Path(__file__).resolve().parent
 GORILLA = ("ShishirPatil/gorilla", "6ea57973c7a6097fd7c5915698c54c17c5b1b6c8")
 TOOLALPACA = ("tangqiaoyu/ToolAlpaca", "189069998d64a7baf1b4a1c3c4b2e75eb9d05532")
+STABLETOOLBENCH = ("THUNLP-MT/StableToolBench", "aa4ed9f4737ad98bd706663f01d63623c3427812")
 BFCL = "berkeley-function-call-leaderboard/bfcl_eval/data/"
+BFCL_UNUSED = BFCL + "unused_datasets/question/"
+STB = "solvable_queries/test_instruction/"
 SOURCES = [
     ("bfcl_live", GORILLA, BFCL + "BFCL_v4_live_simple.json"),
     ("bfcl_live", GORILLA, BFCL + "BFCL_v4_live_multiple.json"),
@@ -45,6 +56,25 @@ SOURCES = [
     ("toolalpaca", TOOLALPACA, "data/eval_simulated.json"),
     ("toolalpaca", TOOLALPACA, "data/eval_real.json"),
     ("apibench_torchhub", GORILLA, "data/apibench/torchhub_train.json"),
+]
+# Read only with --extra: measured and not used for the shipped weights (decision 49)
+EXTRA_SOURCES = [
+    ("bfcl_more", GORILLA, BFCL + "BFCL_v4_parallel.json"),
+    ("bfcl_more", GORILLA, BFCL + "BFCL_v4_parallel_multiple.json"),
+    ("bfcl_more", GORILLA, BFCL + "BFCL_v4_live_parallel.json"),
+    ("bfcl_more", GORILLA, BFCL + "BFCL_v4_live_parallel_multiple.json"),
+    ("bfcl_more", GORILLA, BFCL + "BFCL_v4_simple_java.json"),
+    ("bfcl_more", GORILLA, BFCL + "BFCL_v4_simple_javascript.json"),
+    ("bfcl_more", GORILLA, BFCL_UNUSED + "BFCL_v4_exec_simple.json"),
+    ("bfcl_more", GORILLA, BFCL_UNUSED + "BFCL_v4_exec_multiple.json"),
+    ("bfcl_more", GORILLA, BFCL_UNUSED + "BFCL_v4_exec_parallel.json"),
+    ("bfcl_more", GORILLA, BFCL_UNUSED + "BFCL_v4_exec_parallel_multiple.json"),
+    ("apibench_torchhub", GORILLA, "data/apibench/torchhub_eval.json"),
+    ("apibench_hf", GORILLA, "data/apibench/huggingface_eval.json"),
+    ("apibench_tfhub", GORILLA, "data/apibench/tensorflow_eval.json"),
+    ("toolbench", STABLETOOLBENCH, STB + "G1_instruction.json"),
+    ("toolbench", STABLETOOLBENCH, STB + "G1_category.json"),
+    ("toolbench", STABLETOOLBENCH, STB + "G1_tool.json"),
 ]
 MAX_QUERY_CHARS = 600
 MAX_DESCRIPTION_CHARS = 1000
@@ -72,17 +102,26 @@ def _norm(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
+def _call_name(call: object) -> str:
+    """The function a ground-truth call names: ``{name: args}`` or an executable ``name(...)``."""
+    return next(iter(call)) if isinstance(call, dict) else str(call).split("(", 1)[0].strip()
+
+
 def _bfcl(mirror: Path, repo: tuple[str, str], path: str) -> list[Offer]:
     questions = [json.loads(x) for x in _show(mirror, repo, path).splitlines() if x.strip()]
-    answer_path = path.replace(BFCL, BFCL + "possible_answer/")
+    answer_path = (path.replace("unused_datasets/question/", "unused_datasets/possible_answer/")
+                   if "unused_datasets/question/" in path
+                   else path.replace(BFCL, BFCL + "possible_answer/"))
     lines = _show(mirror, repo, answer_path).splitlines()
     answers = {a["id"]: a for a in (json.loads(x) for x in lines if x.strip())}
     out = []
     for q in questions:
         a = answers.get(q["id"])
-        if not a or len(a["ground_truth"]) != 1:
+        # one function, called once or several times in parallel; two different ones are two golds
+        names = {_call_name(c) for c in a["ground_truth"]} if a else set()
+        if len(names) != 1:
             continue
-        gold = next(iter(a["ground_truth"][0]))
+        gold = names.pop()
         funcs = [(f["name"], f.get("description", "")) for f in q["function"]]
         user = [m["content"] for turn in q["question"] for m in turn if m.get("role") == "user"]
         if user and gold in dict(funcs):
@@ -106,7 +145,10 @@ def _apibench(mirror: Path, repo: tuple[str, str], path: str) -> list[Offer]:
     out = []
     for i, line in enumerate(_show(mirror, repo, path).splitlines()):
         d = json.loads(line)
-        m = re.search(r"'Instruction':\s*(.*?),\s*'Output'", d["code"], re.S)
+        # torchhub_train quotes a dict ('Instruction': ..., 'Output'); the eval files and the
+        # Hugging Face / TF Hub sets write "###Instruction: ... ###Output"
+        m = (re.search(r"'Instruction':\s*(.*?),\s*'Output'", d["code"], re.S)
+             or re.search(r"###Instruction:\s*(.*?)\s*###Output", d["code"], re.S))
         if m:
             api = d["api_data"]
             desc = f"{api.get('functionality', '')}. {api.get('description', '')}"
@@ -115,14 +157,52 @@ def _apibench(mirror: Path, repo: tuple[str, str], path: str) -> list[Offer]:
     return out
 
 
-def build(mirror: Path, metatool: Path | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+@functools.cache
+def _toolbench_tools(mirror: Path, repo: tuple[str, str]) -> dict[str, str]:
+    """Each RapidAPI tool of the single-tool (G1) sets as one document: its category and every
+    endpoint any query offers (name and description), so a tool reads the same in every query."""
+    apis: dict[str, dict[str, str]] = {}
+    category: dict[str, str] = {}
+    for _, r, path in EXTRA_SOURCES:
+        if r != repo:
+            continue
+        for q in json.loads(_show(mirror, repo, path)):
+            for api in q["api_list"]:
+                tool = api["tool_name"]
+                category.setdefault(tool, api.get("category_name", ""))
+                text = _flat(api.get("api_description", ""), 200)
+                apis.setdefault(tool, {}).setdefault(api["api_name"], text)
+    out = {}
+    for tool, endpoints in apis.items():
+        parts = [f"{n}: {d}" if d else n for n, d in sorted(endpoints.items())]
+        out[tool] = f"{category[tool].replace('_', ' ')}. " + "; ".join(parts)
+    return out
+
+
+def _toolbench(mirror: Path, repo: tuple[str, str], path: str) -> list[Offer]:
+    tools = _toolbench_tools(mirror, repo)
+    out = []
+    for q in json.loads(_show(mirror, repo, path)):
+        golds = {t for t, _ in q["relevant APIs"]}
+        if len(golds) != 1:
+            continue
+        gold = golds.pop()
+        offered = sorted({a["tool_name"] for a in q["api_list"]})
+        out.append((q["query"], gold, [(t, tools[t]) for t in offered],
+                    _url(repo, path, f"query_id={q['query_id']}")))
+    return out
+
+
+def build(mirror: Path, metatool: Path | None,
+          extra: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     banned = ({_norm(json.loads(x)["name"]) for x in metatool.read_text().splitlines() if x.strip()}
               if metatool else set())
     pairs: list[dict[str, Any]] = []
     catalog: dict[tuple[str, str, str], dict[str, Any]] = {}
     seen: set[tuple[str, str]] = set()
-    for source, repo, path in SOURCES:
-        reader = _bfcl if "bfcl" in source else _toolalpaca if source == "toolalpaca" else _apibench
+    for source, repo, path in SOURCES + (EXTRA_SOURCES if extra else []):
+        reader = (_bfcl if "bfcl" in source else _toolalpaca if source == "toolalpaca"
+                  else _toolbench if source == "toolbench" else _apibench)
         for query, gold, offered, url in reader(mirror, repo, path):
             q = _flat(query, 10_000)
             if (not q or len(q) > MAX_QUERY_CHARS or not _english(q) or (source, q.lower()) in seen
@@ -148,8 +228,10 @@ def main() -> None:
     ap.add_argument("--mirror", default="/work/.mirror", type=Path)
     ap.add_argument("--metatool", type=Path, default=None,
                     help="MetaTool's skills.jsonl: drop tools of the same normalised name")
+    ap.add_argument("--extra", action="store_true",
+                    help="also read EXTRA_SOURCES (not used for the shipped weights; decision 49)")
     a = ap.parse_args()
-    pairs, catalog = build(a.mirror, a.metatool)
+    pairs, catalog = build(a.mirror, a.metatool, a.extra)
     for name, rows in (("pairs.jsonl", pairs), ("catalog.jsonl", catalog)):
         with open(HERE / name, "w", encoding="utf-8") as f:
             for r in rows:
