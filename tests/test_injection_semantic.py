@@ -9,12 +9,11 @@ its own file, and is what the training script makes of the committed training te
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import math
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -200,25 +199,23 @@ def test_the_stage_is_opt_in_in_the_settings() -> None:
 # --------------------------------------------------------------------------- training
 
 
-def _train_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("train_scorer", DATA / "train_scorer.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+TRAIN = DATA / "train_scorer.py"
 
 
-def test_the_stage_records_the_training_texts_and_its_dev_cv() -> None:
+def test_the_stage_records_the_training_texts_and_its_dev_cv(
+        load_script: Callable[..., ModuleType]) -> None:
+    train = load_script(TRAIN)
     stage = default_semantic()
     assert stage is not None
     meta = json.loads(stage.meta)
-    assert meta["inputs_sha256"] == _train_script().inputs_sha256()
+    assert meta["inputs_sha256"] == train.inputs_sha256()
     assert meta["dev_cv"]["benign_blocked"] <= meta["max_dev_benign"]
     assert meta["gate"] == stage.gate
 
 
-def test_the_training_embeddings_are_those_of_the_training_windows_and_e5_gives_them() -> None:
-    train = _train_script()
+def test_the_training_embeddings_are_those_of_the_training_windows_and_e5_gives_them(
+        load_script: Callable[..., ModuleType]) -> None:
+    train = load_script(TRAIN)
     views, *_ = train.samples(train.training_rows())
     cached = train.embeddings(views)   # from the committed file: the key names these windows
     assert cached.shape == (len(views), DIM)
@@ -227,8 +224,9 @@ def test_the_training_embeddings_are_those_of_the_training_windows_and_e5_gives_
     assert np.allclose(cached[picks], fresh, atol=2e-3)
 
 
-def test_the_shipped_stage_is_what_the_training_script_makes() -> None:
-    train = _train_script()
+def test_the_shipped_stage_is_what_the_training_script_makes(
+        load_script: Callable[..., ModuleType]) -> None:
+    train = load_script(TRAIN)
     shipped = SemanticModel.from_file(MODEL)
     fresh = train.train_semantic(with_cv=False,
                                  thresholds=(shipped.threshold, shipped.data_threshold))
