@@ -23,6 +23,7 @@ Languages: English, Chinese (simplified and traditional), Japanese, Spanish, Fre
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -43,7 +44,8 @@ class HiddenSpan:
 
 # "<! --" (a bogus comment, hidden as well) counts; an unclosed comment runs to the end
 _HTML_COMMENT = re.compile(r"<!\s*--(.*?)(?:--\s*>|\Z)", S)
-_ELEMENT = re.compile(r"<([a-z][\w-]*)\b([^<>]*)>(.*?)</\1\s*>", S | CI)
+_OPEN_TAG = re.compile(r"<([a-z][\w-]*)\b([^<>]*)>", CI)
+_CLOSE_TAG = re.compile(r"</([a-z][\w-]*)\s*>", CI)
 _HIDING_STYLE = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:\.0+)?(?:px|pt|em|rem|%)?\s*(?:[;\"']|$)|"
     r"opacity\s*:\s*0(?:\.0+)?\s*(?:[;\"']|$)|(?:^|[;\s\"'])(?:height|width|max-height|max-width)\s*:\s*0(?:px)?\s*(?:[;\"']|$)|"
@@ -54,7 +56,9 @@ _WHITE_TEXT = re.compile(r"(?:^|[;\s\"'])color\s*:\s*" + _WHITE, CI)
 _BACKGROUND = re.compile(r"background(?:-color)?\s*:\s*([^;\"']+)", CI)
 _ATTRIBUTE = re.compile(r"<[a-z][\w-]*\b[^<>]*?\b(?:alt|title|aria-label)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')", CI)
 _MD_IMAGE_ALT = re.compile(r"!\[([^\]\n]{1,400})\]\(")
-_MD_LINK_TITLE = re.compile(r"\]\(\s*\S+\s+(?:\"([^\"\n]{1,400})\"|'([^'\n]{1,400})'|\(([^)\n]{1,400})\))\s*\)")
+# the destination as CommonMark reads it (no space, parentheses only balanced): a "\S+" there ran
+# every "](" of the paragraph to its end and back
+_MD_LINK_TITLE = re.compile(r"\]\(\s*(?:[^\s()]|\([^\s()]*\))+\s+(?:\"([^\"\n]{1,400})\"|'([^'\n]{1,400})'|\(([^)\n]{1,400})\))\s*\)")
 # a comment line or tail: "# ...", "// ..." (not a URL's "//"), "-- ..." (SQL, Lua), and /* ... */
 _LINE_COMMENT = re.compile(r"(?:^|[ \t;])(?:#+|//+|--)[ \t]*([^\n]*)", M)
 _BLOCK_COMMENT = re.compile(r"/\*+(.*?)(?:\*/|\Z)", S)
@@ -78,6 +82,27 @@ def looks_like_code(text: str) -> bool:
     return _CODE_SIGNS.search(text) is not None
 
 
+def _hidden_elements(text: str) -> list[HiddenSpan]:
+    """The content of each element styled away, up to its tag's first closing tag. Every opening
+    tag is read, so one hidden inside a visible element (``<div><span hidden>``) is found; the
+    closing tags are indexed once, so a page of unclosed tags (``<br>``, ``<img>``) costs one
+    pass, not one pass per tag; an element inside a hidden one is already in its span."""
+    closers: dict[str, list[int]] = {}
+    for c in _CLOSE_TAG.finditer(text):
+        closers.setdefault(c.group(1).lower(), []).append(c.start())
+    out: list[HiddenSpan] = []
+    done = 0
+    for m in _OPEN_TAG.finditer(text):
+        if m.start() < done or not _hidden_by_style(m.group(2)):
+            continue
+        ends = closers.get(m.group(1).lower(), [])
+        k = bisect.bisect_left(ends, m.end())
+        if k < len(ends):
+            out.append(HiddenSpan("hidden-element", text[m.end():ends[k]]))
+            done = ends[k]
+    return out
+
+
 _COMMENT_MARK = re.compile(r"#|//|/\*|--")
 
 
@@ -88,9 +113,7 @@ def hidden_spans(text: str, *, code: bool) -> list[HiddenSpan]:
     out: list[HiddenSpan] = []
     if "<" in text:
         out += [HiddenSpan("html-comment", m.group(1)) for m in _HTML_COMMENT.finditer(text)]
-        for m in _ELEMENT.finditer(text):
-            if _hidden_by_style(m.group(2)):
-                out.append(HiddenSpan("hidden-element", m.group(3)))
+        out += _hidden_elements(text)
         out += [HiddenSpan("attribute", m.group(1) or m.group(2) or "")
                 for m in _ATTRIBUTE.finditer(text)]
     if "](" in text:

@@ -125,19 +125,22 @@ class CascadeScorer:
     def data_threshold(self) -> float:
         return self.semantic.data_threshold
 
-    def window_scores(self, views: Sequence[str], data: bool) -> list[list[float]]:
+    def window_scores(self, views: Sequence[str], data: bool) -> tuple[list[list[float]], bool]:
         """Each view's windows scored by the cascade (the hashing score, replaced by the
-        embedding model's where it reaches the gate)."""
+        embedding model's where it reaches the gate), and whether the embedding model ran where
+        it was due (when it failed, the scores are the hashing model's stand-ins)."""
         cut = [windows(v) for v in views]
         flat = [w for ws in cut for w in ws]
         hashed = self.learned.window_probabilities(flat, data)
         todo = [i for i, p in enumerate(hashed) if p >= self.semantic.gate]
+        complete = True
         if todo:
             try:
                 got = self.semantic.probabilities(self.embed([flat[i] for i in todo]), data)
             except Exception as e:   # a broken e5 install: the hashing scores stand, never a turn lost
                 log.warning("semantic injection scorer failed (%s); hashing scores used",
                             type(e).__name__)
+                complete = False
             else:
                 for i, p in zip(todo, got, strict=True):
                     hashed[i] = blend(hashed[i], float(p))
@@ -146,13 +149,20 @@ class CascadeScorer:
         for ws in cut:
             out.append(hashed[i:i + len(ws)])
             i += len(ws)
-        return out
+        return out, complete
 
     def scores(self, views: Sequence[str], data: bool) -> list[float]:
         """The probability that each view carries an injection (the maximum over its windows;
         0.0 for a view too short to score, as the hashing scorer gives)."""
+        return self.scores_and_final(views, data)[0]
+
+    def scores_and_final(self, views: Sequence[str], data: bool) -> tuple[list[float], bool]:
+        """:meth:`scores`, and whether they are the cascade's own: stand-ins left by a failed
+        embedder must not be remembered under the cascade's fingerprint, or the verdict cache
+        would keep them after e5 works again."""
+        per_view, complete = self.window_scores(views, data)
         return [0.0 if too_short(v) or not ws else max(ws)
-                for v, ws in zip(views, self.window_scores(views, data), strict=True)]
+                for v, ws in zip(views, per_view, strict=True)], complete
 
 
 def _logit(p: float) -> float:

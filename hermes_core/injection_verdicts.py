@@ -208,14 +208,18 @@ class VerdictStore:
             if scorer is None:
                 return None
             limits = (scorer.threshold, scorer.data_threshold)
-            fresh = scorer.scores([views[i] for i in todo], data) if todo else []
+            todo_views = [views[i] for i in todo]
+            fresh, final = (scorer.scores_and_final(todo_views, data) if hasattr(scorer, "scores_and_final")
+                            else (scorer.scores(todo_views, data), True)) if todo else ([], True)
             with self._lock:
                 self._limits[fp] = limits
                 for i, s in zip(todo, fresh, strict=True):
                     found[i] = s
-                    self._put(keys[i], fp, s)
+                    if final:   # a failed e5 stage's stand-ins are used once, not remembered
+                        self._put(keys[i], fp, s)
                 self.scored += len(todo)
-                self._write(fp, limits, self._unfiled(keys, found))
+                if final:
+                    self._write(fp, limits, self._unfiled(keys, found))
         return [s if s is not None else 0.0 for s in found], limits[1] if data else limits[0]
 
     def _unfiled(self, keys: list[str], found: list[float | None]) -> list[tuple[str, float]]:
