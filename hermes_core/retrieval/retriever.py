@@ -402,7 +402,8 @@ class SkillRetriever:
         found = so.translation(expand, head_tokens(text, DENSE_QUERY_TOKENS), lang, DENSE_QUERY_TOKENS)
         d = self._dense_for(found[0]) if found is not None else None
         cal = self._calibration.get(d.embedder.model_id) if d is not None else None
-        if found is None or d is None or cal is None or d.names != self._names:
+        if (found is None or d is None or cal is None or d.names != self._names
+                or len(cal.mean["en"]) != len(d.names)):   # mid-refresh: abstain, as the first opinion
             return None
         (t, target), mid = found, d.embedder.model_id
         try:

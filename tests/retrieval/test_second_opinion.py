@@ -166,3 +166,21 @@ def test_a_long_chinese_request_has_only_its_head_translated_and_embedded(
     res = english_hammerbench.retrieve("".join(words))
     assert res.gated and res.second_opinion is not None and res.translation, res.gate
     assert estimate_tokens(res.translation) <= DENSE_QUERY_TOKENS, len(res.translation)
+
+
+def test_a_calibration_out_of_step_with_the_catalog_gives_no_second_opinion_and_no_warning(
+        english_hammerbench: SkillRetriever, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    # mid-refresh: the English model's index holds the new catalog, its calibration the old one
+    # (one skill fewer); the first opinion abstains quietly in that state, so must the second
+    import dataclasses
+    import logging
+    mid = "st:all-MiniLM-L6-v2"
+    cal = english_hammerbench._calibration[mid]
+    cut = {f: {k: v[:-1] for k, v in getattr(cal, f).items()}
+           for f in ("mean", "std", "part_mean", "part_std", "gate_mean", "gate_std")}
+    monkeypatch.setitem(english_hammerbench._calibration, mid, dataclasses.replace(cal, **cut))
+    with caplog.at_level(logging.WARNING, logger="hermes_core.retrieval.retriever"):
+        res = english_hammerbench.retrieve("给张经理发一封邮件")
+    assert res.second_opinion is None and res.gated, res.gate
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
