@@ -398,11 +398,12 @@ class SkillRetriever:
                         groups: np.ndarray) -> so.SecondOpinion | None:
         """The calibrated dense gate on ``text`` translated into the catalog's other language, as a
         request in that language is judged (its embedder, calibration, threshold, and another model
-        for the skills this one cannot read); None when nothing crosses."""
-        found = so.translation(expand, text, lang)
+        for the skills this one cannot read), of the head the first judged; None when nothing crosses."""
+        found = so.translation(expand, head_tokens(text, DENSE_QUERY_TOKENS), lang, DENSE_QUERY_TOKENS)
         d = self._dense_for(found[0]) if found is not None else None
         cal = self._calibration.get(d.embedder.model_id) if d is not None else None
-        if found is None or d is None or cal is None or d.names != self._names:
+        if (found is None or d is None or cal is None or d.names != self._names
+                or len(cal.mean["en"]) != len(d.names)):   # mid-refresh: abstain, as the first opinion
             return None
         (t, target), mid = found, d.embedder.model_id
         try:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from hermes_core.retrieval.crosslingual import Expansion
 from hermes_core.retrieval.fusion import GateDecision
+from hermes_core.retrieval.query import head_tokens
 
 # How far (calibrated gate-score units, where the threshold sits a quarter of the way from the
 # off-topic median to the pseudo-queries) the translation must clear its own threshold. Chosen on
@@ -45,11 +46,14 @@ MIN_CHARS = 2
 DIRECTIONS = {"zh": "en"}
 
 
-def translation(expand: Expansion, text: str, lang: str) -> tuple[str, str] | None:
+def translation(expand: Expansion, text: str, lang: str,
+                tokens: int | None = None) -> tuple[str, str] | None:
     """A Chinese request (``lang``) word by word in English, its words of :data:`MIN_CHARS` or
     more characters only, and ``"en"``; None for a request in another language, on a catalog
     that reads every skill in ``lang`` (nothing to cross: the lexicon is never touched), without
-    a lexicon, or when no word translates."""
+    a lexicon, or when no word translates. ``tokens``: the translation's head of that many
+    (``head_tokens``): each Chinese word brings all its senses, so a request cut to one model
+    window translates to several, which a sliding-window embedder would embed whole."""
     if lang not in DIRECTIONS or lang not in expand.crossing or expand.lexicon is None:
         return None
     lex = expand.lexicon()
@@ -57,6 +61,8 @@ def translation(expand: Expansion, text: str, lang: str) -> tuple[str, str] | No
         return None
     target = DIRECTIONS[lang]
     out = lex.translate(text, target, MIN_CHARS).strip()
+    if tokens is not None:
+        out = head_tokens(out, tokens).strip()
     return (out, target) if out else None
 
 

