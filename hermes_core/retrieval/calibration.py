@@ -200,6 +200,12 @@ class DenseCalibration:
     gate_mean: Mapping[str, np.ndarray] = field(default_factory=dict)
     gate_std: Mapping[str, np.ndarray] = field(default_factory=dict)
 
+    def covers(self, n_skills: int) -> bool:
+        """Whether this calibration describes an index of ``n_skills`` skills: mid-refresh a model's
+        index may already hold the new catalog while its calibration still describes the old one,
+        and a turn then reads the gate uncalibrated rather than mismatched arrays."""
+        return len(self.mean["en"]) == n_skills
+
     def normalise(self, sims: np.ndarray, lang: str) -> np.ndarray:
         """Each skill's cosine as a z-score against its own off-topic cosines in ``lang`` (what
         the ranking reads)."""

@@ -400,12 +400,14 @@ class SkillRetriever:
         request in that language is judged (its embedder, calibration, threshold, and another model
         for the skills this one cannot read), of the head the first judged; None when nothing crosses."""
         found = so.translation(expand, head_tokens(text, DENSE_QUERY_TOKENS), lang, DENSE_QUERY_TOKENS)
-        d = self._dense_for(found[0]) if found is not None else None
-        cal = self._calibration.get(d.embedder.model_id) if d is not None else None
-        if (found is None or d is None or cal is None or d.names != self._names
-                or len(cal.mean["en"]) != len(d.names)):   # mid-refresh: abstain, as the first opinion
+        if found is None:
             return None
-        (t, target), mid = found, d.embedder.model_id
+        t, target = found
+        d = self._dense_for(t)
+        cal = self._calibration.get(d.embedder.model_id) if d is not None else None
+        if d is None or cal is None or d.names != self._names or not cal.covers(len(d.names)):
+            return None   # mid-refresh: abstain, as the first opinion does
+        mid = d.embedder.model_id
         try:
             sims = d.similarities(t)
             fixed = float(self._fixed_rule(d, self._anchors.get(mid))(d.query_vector(t)[None, :])[0])
@@ -649,7 +651,7 @@ class SkillRetriever:
                     dense_model = d.embedder.model_id
                     dense_index = d
                     cal = self._calibration.get(dense_model)
-                    if cal is not None and len(cal.mean["en"]) == len(s4):
+                    if cal is not None and cal.covers(len(s4)):
                         dense_cal = cal
                         layers["dense"] = xl.ranked(cal, s4, parts, lang, groups)
                         cross = self._cross_lingual(d, dense_text, lang, groups)

@@ -119,6 +119,14 @@ def test_per_skill_z_scores_use_that_skills_offtopic_cosines_in_the_querys_langu
     assert c.gate_score(q, "en") == pytest.approx(float(en.max()))
 
 
+def test_a_calibration_covers_only_an_index_of_its_own_catalogs_size() -> None:
+    # mid-refresh an index may hold the new catalog while its calibration describes the old one
+    docs = np.vstack([_unit([1, 0, 0]), _unit([0, 1, 0])])
+    off = np.vstack([_unit([0.6, 0.1, 1]), _unit([0.1, 0.6, 1])])
+    c = cal.calibrate_dense("m", "k", docs, off, ["en", "zh"], np.zeros((0, 3)), [])
+    assert c.covers(2) and not c.covers(3) and not c.covers(1)
+
+
 def test_the_gate_reads_the_whole_reference_and_the_ranking_its_first_rows() -> None:
     docs = np.vstack([_unit([1, 0, 0]), _unit([0, 1, 0])])
     off = np.vstack([_unit([0.6, 0.1, 1]), _unit([0.4, 0.1, 1]), _unit([0.5, 0.0, 1]),
