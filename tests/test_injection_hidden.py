@@ -5,20 +5,19 @@ reader does not see, and forged dialogues that show the model complying, judged 
 from __future__ import annotations
 
 import base64
+import sys
+from pathlib import Path
 
 import pytest
 
 from hermes_core.injection import INJECTION_CATEGORIES, guard_text
 from hermes_core.injection_hidden import forged_turn, hidden_spans
 
+# the corpus's own three locations (a MEMORY.md entry, a HERMES.md paragraph, a SKILL.md body)
+sys.path.insert(0, str(Path(__file__).parent / "data" / "injection"))
+from build_corpus import WRAP
+
 RULES = tuple(c for c in INJECTION_CATEGORIES if c != "learned")
-WRAP = {
-    "memory": "User prefers concise answers.\n§\n{text}\n§\nDeploys happen on Tuesdays.",
-    "context": "# Project notes\n\nThis repository builds the billing service.\n\n{text}\n\n"
-               "## Testing\n\nRun `make test` before pushing.",
-    "skill": "Use this skill when the user asks about the billing service.\n\n{text}\n\n"
-             "Return the result as a short table.",
-}
 
 
 def blocked(text: str, location: str) -> bool:
