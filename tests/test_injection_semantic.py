@@ -151,6 +151,10 @@ def test_with_an_unreadable_stage_file_the_hashing_scorer_decides_alone(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(injection_semantic, "default_semantic", lambda: None)
     assert shipped_scorer() is default_scorer()
+    # and its verdicts are filed as the hashing scorer's: the fingerprint follows what scores
+    assert injection_semantic.shipped_semantic_bytes() is None
+    on, off = shipped_model(semantic=True), shipped_model(semantic=False)
+    assert on is not None and off is not None and on.fingerprint == off.fingerprint
 
 
 def test_the_stage_file_is_part_of_the_verdict_fingerprint() -> None:
