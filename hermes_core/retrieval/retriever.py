@@ -400,14 +400,12 @@ class SkillRetriever:
         request in that language is judged (its embedder, calibration, threshold, and another model
         for the skills this one cannot read), of the head the first judged; None when nothing crosses."""
         found = so.translation(expand, head_tokens(text, DENSE_QUERY_TOKENS), lang, DENSE_QUERY_TOKENS)
-        if found is None:
-            return None
-        t, target = found
-        d = self._dense_for(t)
+        d = self._dense_for(found[0]) if found is not None else None
         cal = self._calibration.get(d.embedder.model_id) if d is not None else None
-        if d is None or cal is None or d.names != self._names or not cal.covers(len(d.names)):
-            return None   # mid-refresh: abstain, as the first opinion does
-        mid = d.embedder.model_id
+        if (found is None or d is None or cal is None or d.names != self._names
+                or not cal.covers(len(d.names))):
+            return None   # nothing crosses, or mid-refresh: abstain, as the first opinion does
+        (t, target), mid = found, d.embedder.model_id
         try:
             sims = d.similarities(t)
             fixed = float(self._fixed_rule(d, self._anchors.get(mid))(d.query_vector(t)[None, :])[0])
