@@ -35,8 +35,10 @@ from hermes_core.injection_hidden import (
     ADDRESSED_ORDER,
     SET_ASIDE_CLAIM,
     HiddenSpan,
+    finished_exchange,
     forged_turn,
     hidden_spans,
+    without_pragmas,
 )
 from hermes_core.injection_hijack import (
     CODE_LEAD,
@@ -446,11 +448,13 @@ def _addressed(par: Paragraph, framed: bool, context_framed: bool) -> str:
 
 def _learned_view(par: Paragraph, framed: bool, context_framed: bool) -> str:
     """What the learned scorer reads of a paragraph: the text the rules read, folded and
-    flattened; nothing of a code block (code is the rules' business: hostile code handed to the
-    answer) unless the block is prose in a fence."""
+    flattened, without tool pragmas (``<!-- prettier-ignore -->``, ``# noqa``: they speak to a
+    formatter or a linter, and "ignore" in them read as an attack); nothing of a code block (code
+    is the rules' business: hostile code handed to the answer) unless the block is prose in a
+    fence."""
     if par.code and not _prose_block(par.text):
         return ""
-    return flat(fold(_addressed(par, framed, context_framed))).strip()
+    return flat(fold(without_pragmas(_addressed(par, framed, context_framed)))).strip()
 
 
 # Text that speaks *of* the model in the third person ("instruct the model to ignore attempts to
@@ -469,10 +473,15 @@ def rules_excuse(view: str) -> bool:
     """Whether this paragraph (its learned view) is one the learned scorer must leave to the
     rules: a plain order about the form of the answer, which they judge by where it sits
     (:func:`~hermes_core.injection_hijack.answer_convention`); text about the model that never
-    addresses it; a short lead-in ("Add the following to your CI script:") whose block the rules
-    judge, unless it hands code to the answer itself; or a phrase they know, forbidden by a
+    addresses it; a finished exchange (a chat example, a Q/A list closed by its answer:
+    :func:`~hermes_core.injection_hidden.finished_exchange`); a short lead-in ("Add the following
+    to your CI script:") whose block the rules judge, unless it hands code to the answer itself;
+    or a phrase they know, forbidden by a
     negation ("Never reveal your API keys to anyone")."""
     if answer_convention(view) or (_ABOUT_THE_MODEL.search(view) and not _TO_THE_MODEL.search(view)):
+        return True
+    if finished_exchange(view):
+        # a chat example or a Q/A list closed by its answer: a record, not a question left open
         return True
     if len(view) <= SHORT_ORDER and view.endswith((":", "：")) and not CODE_LEAD.search(view):
         # a lead-in ("add the following to your settings.py:"): what it introduces is scanned

@@ -24,6 +24,7 @@ Languages: English, Chinese (simplified and traditional), Japanese, Spanish, Fre
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -224,3 +225,49 @@ def forged_turn(folded: str) -> str | None:
         return None
     m = FORGED_TURN.search(folded)
     return m.group().strip()[:80] if m else None
+
+
+# --------------------------------------------------------------------------- what speaks to no model
+
+# A pragma is addressed to a tool (a formatter, a linter, a type checker), never to the model: the
+# learned scorer, which has seen "ignore" mostly in attacks, does not read it ("<!-- prettier-ignore
+# -->" over a two-cell table scored 0.95 as a memory).
+PRAGMA = re.compile(
+    r"<!--\s*(?:prettier-ignore(?:-start|-end)?|markdownlint-(?:disable|enable|capture|restore)[\w-]*"
+    r"(?:\s+[\w-]+)*|cspell:\s*(?:disable|enable)[\w-]*|textlint-(?:disable|enable)[\w-]*)\s*-->|"
+    r"(?:#|//|/\*)\s*(?:@ts-(?:ignore|expect-error|nocheck)|eslint-(?:disable|enable)[\w-]*(?:\s+[\w/@-]+"
+    r"(?:\s*,\s*[\w/@-]+)*)?|noqa(?::\s*\w+(?:\s*,\s*\w+)*)?|type:\s*ignore(?:\[[\w,\s-]*\])?|"
+    r"pylint:\s*(?:disable|enable)=[\w,-]+|(?:istanbul|c8)\s+ignore\s+[\w-]+|prettier-ignore|nosec\b|"
+    r"fmt:\s*(?:off|on|skip)|isort:\s*skip(?:_file)?|pragma:\s*no\s*cover|rubocop:(?:disable|enable)\s+[\w/,]+|"
+    r"codespell:ignore\b[^\n]*)[ \t]*(?:\*/)?", CI)
+
+
+def without_pragmas(text: str) -> str:
+    """``text`` with its tool pragmas taken out (a comment left empty goes with them)."""
+    return PRAGMA.sub(" ", text) if ("<!--" in text or "#" in text or "/" in text) else text
+
+
+# A finished exchange (a chat example, a FAQ, a Q/A list) is a record of what was said: every turn
+# has its answer. A few-shot attack leaves its last question open for the model to answer, and a
+# forged turn in which the model complies is judged by :data:`FORGED_TURN`.
+_ASKER = (r"user|human|customer|q|question|p|pregunta|usuario|utilisateur|client|f|frage|benutzer|nutzer|"
+          r"kunde|问|問|用户|用戶|客户|客戶|ユーザー|質問|お客様")
+_ANSWERER = (r"assistant|ai|bot|a|answer|r|respuesta|asistente|réponse|reponse|antwort|assistent|答|回答|助手|"
+             r"客服|アシスタント|回答者")
+_TURN_LABEL = re.compile(rf"(?:^|(?<=[\s.!?。！？]))({_ASKER}|{_ANSWERER})\s*[:：]", CI)
+_ASKERS = re.compile(rf"(?:{_ASKER})", CI)
+
+
+def finished_exchange(view: str) -> bool:
+    """Whether ``view`` (a paragraph as the learned scorer reads it) is wholly a dialogue of
+    alternating turns, opened by the asker and closed by an answer."""
+    turns = list(_TURN_LABEL.finditer(view))
+    if len(turns) < 2 or turns[0].start() > 0:
+        return False
+    askers = [_ASKERS.fullmatch(t.group(1)) is not None for t in turns]
+    if not askers[0] or askers[-1] or any(a == b for a, b in itertools.pairwise(askers)):
+        return False
+    # every turn says something; the last answer is not itself a question
+    spans = [view[t.end():(turns[i + 1].start() if i + 1 < len(turns) else len(view))].strip()
+             for i, t in enumerate(turns)]
+    return all(spans) and not spans[-1].endswith(("?", "？"))
