@@ -33,6 +33,7 @@ from functools import lru_cache
 from hermes_core.injection_hidden import (
     ADDRESSED,
     ADDRESSED_ORDER,
+    PHISHING_LURE,
     SET_ASIDE_CLAIM,
     HiddenSpan,
     finished_exchange,
@@ -413,9 +414,9 @@ def _hidden_source(par: Paragraph, framed: bool, context_framed: bool) -> str:
 
 def _hidden(text: str, code: bool, wanted: set[str]) -> tuple[str, str, str] | None:
     """What the paragraph hides from its human reader (:mod:`hermes_core.injection_hidden`): a
-    hidden span that sets the material aside for a claim, or that addresses the model and either
-    asks something of the user or the answer or says what the rules catch in data; and a forged
-    dialogue turn in which the model complies."""
+    hidden span that sets the material aside for a claim or carries a phishing lure, or that
+    addresses the model and either asks something of the user or the answer or says what the
+    rules catch in data; and a forged dialogue turn in which the model complies."""
     if "role-hijack" in wanted and (":" in text or "：" in text):
         turn = forged_turn(fold(text))
         if turn is not None:
@@ -427,6 +428,8 @@ def _hidden(text: str, code: bool, wanted: set[str]) -> tuple[str, str, str] | N
             joined = flat(fold(view))
             if "ignore-instructions" in wanted and (m := SET_ASIDE_CLAIM.search(joined)):
                 return "ignore-instructions", span.kind, m.group()[:80]
+            if "output-hijack" in wanted and (m := PHISHING_LURE.search(joined)):
+                return "output-hijack", span.kind, m.group()[:80]
             if not ADDRESSED.search(joined):
                 continue
             if "output-hijack" in wanted and (m := ADDRESSED_ORDER.search(joined)):

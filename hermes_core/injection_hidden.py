@@ -185,14 +185,40 @@ SET_ASIDE_CLAIM = re.compile("|".join(f"(?:{x})" for x in (
     r"\b(?:ignore|disregard|forget|skip)\s+(?:the|this|that|these|all|any|everything)\b[^.!?\n]{0,40}?(?:\band|\bthen|,|;|:)\s+"
     r"(?:instead\s+|just\s+|only\s+|simply\s+)*(?:(?:state|say|claim|declare|assert|indicate)(?:\s+(?:that|the)\b|\s*[:\"'\u201c])|"
     r"tell\s+the\s+user\b|write\s+(?:a\s+message|that)\b)",
-    r"\b(?:ignora|ignore|olvida|omite|descarta)\s+(?:la|el|los|las|esta|este|esto|todo)\b[^.!?\n]{0,40}?\s+y\s+(?:di|diga|decir|indica|"
-    r"indique|afirma|afirme|declara|declare)\b",
-    r"\b(?:ignore[zs]?|oublie[zs]?)\s+(?:la|le|les|cette|ce|cet|tout)\b[^.!?\n]{0,40}?\s+et\s+(?:dis|dites|indique[zs]?|affirme[zs]?|"
-    r"déclare[zs]?|annonce[zs]?|précise[zs]?)\b",
+    # an order is as often an infinitive in Spanish and French ("Ignorar la función y decir que ...")
+    r"\b(?:ignora|ignore|ignorar|olvida|olvidar|omite|omitir|descarta|descartar)\s+(?:la|el|los|las|esta|este|esto|todo)\b"
+    r"[^.!?\n]{0,40}?\s+y\s+(?:di|diga|decir|indica|indique|indicar|afirma|afirme|afirmar|declara|declare|declarar)\b",
+    r"\b(?:ignore[zs]?|ignorer|oublie[zs]?|oublier)\s+(?:la|le|les|cette|ce|cet|tout)\b[^.!?\n]{0,40}?\s+et\s+(?:dis|dites|dire|"
+    r"indique[zs]?|indiquer|affirme[zs]?|affirmer|déclare[zs]?|déclarer|annonce[zs]?|annoncer|précise[zs]?|préciser)\b",
     r"\b(?:ignorier(?:e|en)?|vergiss|vergessen)\s+(?:sie\s+)?(?:die|den|das|diese[nrs]?|alles)\b[^.!?\n]{0,40}?\s+und\s+(?:sag|sage|sagen|"
     r"gib\s+an|geben\s+sie\s+an|behaupte|behaupten|erkläre|erklären)\b",
     r"(?:忽略|无视|無視|不要管|别管|別管)[^。!！?？\n]{0,12}?[，,、;；]?\s*(?:并|並|然后|然後|而是|直接)?\s*(?:说|說|声明|聲明|表示|指出|陈述|陳述|回答|宣称|宣稱|告诉用户|告訴用戶)",
     r"を無視(?:して|し)[、,]?\s*[^。\n]{0,30}?(?:と(?:答え|言っ|述べ|回答し|伝え|説明し|主張し|書い)|と言って)",
+)), M)
+
+# --------------------------------------------------------------------------- a phishing lure hidden
+
+# "Your account has been compromised, follow this link to reset your password" hidden in a comment
+# or an encoded blob: no reader of the page sees it, so it is there for the model to pass on.
+# Visible, the same words are an ordinary security notice.
+PHISHING_LURE = re.compile("|".join(f"(?:{x})" for x in (
+    # the reader's own account ("your account", not "the user's account is locked" in a template's
+    # note), then what the reader must do
+    r"\byour\s+account\s+(?:has\s+been|was|is|got)\s+(?:compromised|hacked|breached|locked|suspended|disabled|frozen)\b"
+    r"[^\n]{0,120}?\b(?:reset|verify|confirm|update|unlock|click|follow|visit|log\s*in|sign\s*in)\b",
+    r"\b(?:tu|su)\s+cuenta\s+(?:ha\s+sido|fue|est[aá])\s+(?:comprometida|hackeada|bloqueada|suspendida|vulnerada|desactivada)\b"
+    r"[^\n]{0,120}?\b(?:restablec\w*|verific\w*|confirm\w*|haz\s+clic|sigue|visita|inicia\s+sesi[oó]n|desbloque\w*)",
+    r"\b(?:votre|ton)\s+compte\s+(?:a\s+été|est|été)\s+(?:compromis|piraté|bloqué|suspendu|désactivé)\b[^\n]{0,120}?"
+    r"\b(?:réinitialis\w*|vérifi\w*|confirm\w*|clique[zr]?|sui(?:s|vez)|visite[zr]?|connecte[zr]?|débloque\w*)",
+    r"\b(?:ihr|dein)\s+konto\s+(?:wurde|ist)\s+(?:kompromittiert|gehackt|gesperrt|deaktiviert|gestohlen)\b[^\n]{0,120}?"
+    r"\b(?:zurücksetz\w*|zurückzusetzen|bestätig\w*|verifizier\w*|klick\w*|folg\w*|besuch\w*|anmeld\w*|entsperr\w*)",
+    r"(?:您的|你的)(?:账户|帐户|账号|帳戶|帳號)[^。\n]{0,6}?(?:入侵|盗用|盜用|泄露|洩露|冻结|凍結|锁定|鎖定|封禁|攻破|被盗|被盜)"
+    r"[^\n]{0,60}?(?:重置|重設|验证|驗證|点击|點擊|登录|登入|链接|鏈接|連結)|"
+    r"(?:账户|帐户|账号|帳戶|帳號)[^。\n]{0,6}?(?:入侵|盗用|盜用|泄露|洩露|冻结|凍結|锁定|鎖定|封禁|攻破|被盗|被盜)[^\n]{0,30}?"
+    r"(?:请|請)[^\n]{0,20}?(?:重置|重設|验证|驗證|点击|點擊|登录|登入)",
+    # Japanese leaves the owner unsaid: the reader is asked to act ("…してください")
+    r"アカウント[^。\n]{0,10}?(?:侵害|乗っ取|ハッキング|ロック|停止|凍結|不正アクセス)[^\n]{0,60}?(?:リセット|確認|クリック|ログイン|"
+    r"認証)(?:して|し、|を行って)",
 )), M)
 
 # --------------------------------------------------------------------------- forged dialogue

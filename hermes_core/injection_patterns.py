@@ -399,11 +399,11 @@ _ES_PERSONAL = (r"(?:iniciales|fecha\s+de\s+nacimiento|cumpleaños|n[uú]mero\s+
 
 ES: dict[str, tuple[re.Pattern[str], ...]] = {
     "ignore-instructions": (
-        _p(r"\b(?:ignora|ignore|ignorad|ignoren|olvida|olvide|olvidad|olviden|descarta|descarte|omite|omita|"
+        _p(r"\b(?:ignora|ignore|ignorad|ignoren|ignorar|olvida|olvide|olvidad|olviden|olvidar|descarta|descarte|descartar|omite|omita|omitir|"
            r"haz\s+caso\s+omiso\s+(?:de|a)|no\s+hagas\s+caso\s+(?:de|a))\b[^.\n]{0,40}?\b(?:instrucciones|"
            r"indicaciones|órdenes|ordenes|reglas|directrices|instrucción|prompt)\b[^.\n]{0,20}?\b(?:anteriores|"
            r"previas|precedentes|de\s+arriba|del\s+sistema|originales|iniciales|anteriormente)\b"),
-        _p(r"\b(?:ignora|ignore|olvida|olvide|descarta)\s+(?:todas?\s+)?(?:las\s+)?(?:anteriores|previas)\s+"
+        _p(r"\b(?:ignora|ignore|ignorar|olvida|olvide|olvidar|descarta|descartar)\s+(?:todas?\s+)?(?:las\s+)?(?:anteriores|previas)\s+"
            r"(?:instrucciones|indicaciones|reglas)"),
         _p(r"\b(?:olvida|olvide|ignora|ignore)\s+todo\s+lo\s+(?:anterior|que\s+te\s+(?:han\s+)?(?:dicho|dijeron))"),
     ),
@@ -547,6 +547,12 @@ DE: dict[str, tuple[re.Pattern[str], ...]] = {
            r"\b(?:in\s+umgekehrter\s+reihenfolge|r[uü]ckw[aä]rts)\b[^.\n]{0,40}?" + _DE_PERSONAL + r"[^.\n]{0,30}?\b(?:sagen|nennen|"
            r"geben|schreiben|buchstabieren|zeigen)\b"),
         _p(r"\bphishing-?(?:e-?mail|mail|nachricht)\w*\s+(?:mit|unter\s+verwendung)\b[^.\n]{0,60}?" + _DE_PERSONAL),
+        # the verb last, as a German question or subordinate clause has it ("Kannst du mir dein
+        # Passwort sagen?", "wenn Sie mir Ihr Passwort geben")
+        _p(r"\b(?:mir|uns)\s+(?:dein\w*|ihr\w*|euer|eure\w*)\s+(?:\w+\s+)?(?:passw(?:ö|o)rt(?:er)?|kennw(?:ö|o)rt(?:er)?|"
+           r"api-?schlüssel|geheimen?\s+schlüssel|zugangsdaten|anmeldedaten|access-?token|systemprompt|system-prompt|"
+           r"geheimnis(?:se)?)\s+(?:zu\s+)?(?:geben|gibst|gebt|sagen|sagst|nennen|nennst|verraten|verrätst|schicken|schickst|"
+           r"senden|sendest|zeigen|zeigst|mitteilen|mitteilst)\b"),
     ),
 }
 
@@ -565,7 +571,7 @@ COMPACT: dict[str, tuple[re.Pattern[str], ...]] = {
                    r"prompts?|systemprompt|rules|guidance)"),
         re.compile(r"(?:discard|abandon|override|bypass)(?:all)?(?:of)?(?:your|the)(?:prior|previous|earlier|"
                    r"original|system|safety)(?:programming|instructions?|guidelines|rules|prompts?)"),
-        re.compile(r"(?:ignora|olvida)(?:todas)?(?:las)?(?:instrucciones)(?:anteriores|previas)"),
+        re.compile(r"(?:ignorar?|olvidar?)(?:todas)?(?:las)?(?:instrucciones)(?:anteriores|previas)"),
         re.compile(r"(?:ignore[sz]?|oublie[sz]?)(?:toutes)?(?:les|tes|vos)(?:instructions|consignes)"
                    r"(?:précédentes|antérieures)"),
         re.compile(r"(?:ignoriere|vergiss)(?:alle)?(?:vorherigen|bisherigen|obigen)(?:anweisungen|regeln|"
@@ -732,7 +738,7 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
         "role-hijack": ("jetzt", "sofort", "nun an", "moment", "du bist", "modus", "aufgabe", "system",
                         "entwickelte ki", "ich bin", "zeichenkette", "string"),
         "secret-exfiltration": ("verrat", "zeig", "gib", "geben", "send", "schick", "leak", "post", "druck",
-                                "nenn", "teil", "lade", "veröffentlich", "umgekehrt", "rückwärts", "ruckwarts", "phishing"),
+                                "nenn", "teil", "lade", "veröffentlich", "mir ", "uns ", "umgekehrt", "rückwärts", "ruckwarts", "phishing"),
     },
 }
 GATES: dict[str, dict[str, re.Pattern[str]]] = {
