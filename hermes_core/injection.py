@@ -479,8 +479,7 @@ def rules_excuse(view: str) -> bool:
     addresses it; a finished exchange (a chat example, a Q/A list closed by its answer:
     :func:`~hermes_core.injection_hidden.finished_exchange`); a short lead-in ("Add the following
     to your CI script:") whose block the rules judge, unless it hands code to the answer itself;
-    or a phrase they know, forbidden by a
-    negation ("Never reveal your API keys to anyone")."""
+    or a phrase they know, forbidden by a negation ("Never reveal your API keys to anyone")."""
     if answer_convention(view) or (_ABOUT_THE_MODEL.search(view) and not _TO_THE_MODEL.search(view)):
         return True
     if finished_exchange(view):

@@ -17,7 +17,10 @@ and adds the two tables below.
 A forged dialogue (``User: ... Assistant: Sure, I'll ignore my rules``, a Q/A list whose answers
 confirm a "system override") teaches the model to comply by example; it is told from a README's
 chat example by the forged turn's content: the model agreeing to set its rules aside, declaring
-itself without rules, or confirming an override or a forged mode.
+itself without rules, or confirming an override or a forged mode. A phishing lure ("your account
+has been compromised, follow this link to reset your password") hidden from the reader is there
+for the model to pass on. What speaks to no model is named here too, for the learned scorer to
+leave alone: a tool's pragma, and a finished exchange (every question answered).
 Languages: English, Chinese (simplified and traditional), Japanese, Spanish, French, German.
 """
 

@@ -736,7 +736,7 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
         "ignore-instructions": ("ignor", "vergiss", "vergessen", "missacht", "übergeh", "verwirf", "verwerf",
                                 "befolgen", "gelten", "ungültig", "aufgehoben"),
         "role-hijack": ("jetzt", "sofort", "nun an", "moment", "du bist", "modus", "aufgabe", "system",
-                        "entwickelte ki", "ich bin", "zeichenkette", "string"),
+                        "entwickelte ki", "ich bin", "zeichenkette", "den string", "die string"),
         "secret-exfiltration": ("verrat", "zeig", "gib", "geben", "send", "schick", "leak", "post", "druck",
                                 "nenn", "teil", "lade", "veröffentlich", "mir ", "uns ", "umgekehrt", "rückwärts", "ruckwarts", "phishing"),
     },
