@@ -33,10 +33,13 @@ from functools import lru_cache
 from hermes_core.injection_hidden import (
     ADDRESSED,
     ADDRESSED_ORDER,
+    PHISHING_LURE,
     SET_ASIDE_CLAIM,
     HiddenSpan,
+    finished_exchange,
     forged_turn,
     hidden_spans,
+    without_pragmas,
 )
 from hermes_core.injection_hijack import (
     CODE_LEAD,
@@ -411,9 +414,9 @@ def _hidden_source(par: Paragraph, framed: bool, context_framed: bool) -> str:
 
 def _hidden(text: str, code: bool, wanted: set[str]) -> tuple[str, str, str] | None:
     """What the paragraph hides from its human reader (:mod:`hermes_core.injection_hidden`): a
-    hidden span that sets the material aside for a claim, or that addresses the model and either
-    asks something of the user or the answer or says what the rules catch in data; and a forged
-    dialogue turn in which the model complies."""
+    hidden span that sets the material aside for a claim or carries a phishing lure, or that
+    addresses the model and either asks something of the user or the answer or says what the
+    rules catch in data; and a forged dialogue turn in which the model complies."""
     if "role-hijack" in wanted and (":" in text or "：" in text):
         turn = forged_turn(fold(text))
         if turn is not None:
@@ -425,6 +428,8 @@ def _hidden(text: str, code: bool, wanted: set[str]) -> tuple[str, str, str] | N
             joined = flat(fold(view))
             if "ignore-instructions" in wanted and (m := SET_ASIDE_CLAIM.search(joined)):
                 return "ignore-instructions", span.kind, m.group()[:80]
+            if "output-hijack" in wanted and (m := PHISHING_LURE.search(joined)):
+                return "output-hijack", span.kind, m.group()[:80]
             if not ADDRESSED.search(joined):
                 continue
             if "output-hijack" in wanted and (m := ADDRESSED_ORDER.search(joined)):
@@ -446,11 +451,13 @@ def _addressed(par: Paragraph, framed: bool, context_framed: bool) -> str:
 
 def _learned_view(par: Paragraph, framed: bool, context_framed: bool) -> str:
     """What the learned scorer reads of a paragraph: the text the rules read, folded and
-    flattened; nothing of a code block (code is the rules' business: hostile code handed to the
-    answer) unless the block is prose in a fence."""
+    flattened, without tool pragmas (``<!-- prettier-ignore -->``, ``# noqa``: they speak to a
+    formatter or a linter, and "ignore" in them read as an attack); nothing of a code block (code
+    is the rules' business: hostile code handed to the answer) unless the block is prose in a
+    fence."""
     if par.code and not _prose_block(par.text):
         return ""
-    return flat(fold(_addressed(par, framed, context_framed))).strip()
+    return flat(fold(without_pragmas(_addressed(par, framed, context_framed)))).strip()
 
 
 # Text that speaks *of* the model in the third person ("instruct the model to ignore attempts to
@@ -469,10 +476,14 @@ def rules_excuse(view: str) -> bool:
     """Whether this paragraph (its learned view) is one the learned scorer must leave to the
     rules: a plain order about the form of the answer, which they judge by where it sits
     (:func:`~hermes_core.injection_hijack.answer_convention`); text about the model that never
-    addresses it; a short lead-in ("Add the following to your CI script:") whose block the rules
-    judge, unless it hands code to the answer itself; or a phrase they know, forbidden by a
-    negation ("Never reveal your API keys to anyone")."""
+    addresses it; a finished exchange (a chat example, a Q/A list closed by its answer:
+    :func:`~hermes_core.injection_hidden.finished_exchange`); a short lead-in ("Add the following
+    to your CI script:") whose block the rules judge, unless it hands code to the answer itself;
+    or a phrase they know, forbidden by a negation ("Never reveal your API keys to anyone")."""
     if answer_convention(view) or (_ABOUT_THE_MODEL.search(view) and not _TO_THE_MODEL.search(view)):
+        return True
+    if finished_exchange(view):
+        # a chat example or a Q/A list closed by its answer: a record, not a question left open
         return True
     if len(view) <= SHORT_ORDER and view.endswith((":", "：")) and not CODE_LEAD.search(view):
         # a lead-in ("add the following to your settings.py:"): what it introduces is scanned

@@ -17,13 +17,17 @@ and adds the two tables below.
 A forged dialogue (``User: ... Assistant: Sure, I'll ignore my rules``, a Q/A list whose answers
 confirm a "system override") teaches the model to comply by example; it is told from a README's
 chat example by the forged turn's content: the model agreeing to set its rules aside, declaring
-itself without rules, or confirming an override or a forged mode.
+itself without rules, or confirming an override or a forged mode. A phishing lure ("your account
+has been compromised, follow this link to reset your password") hidden from the reader is there
+for the model to pass on. What speaks to no model is named here too, for the learned scorer to
+leave alone: a tool's pragma, and a finished exchange (every question answered).
 Languages: English, Chinese (simplified and traditional), Japanese, Spanish, French, German.
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -184,14 +188,40 @@ SET_ASIDE_CLAIM = re.compile("|".join(f"(?:{x})" for x in (
     r"\b(?:ignore|disregard|forget|skip)\s+(?:the|this|that|these|all|any|everything)\b[^.!?\n]{0,40}?(?:\band|\bthen|,|;|:)\s+"
     r"(?:instead\s+|just\s+|only\s+|simply\s+)*(?:(?:state|say|claim|declare|assert|indicate)(?:\s+(?:that|the)\b|\s*[:\"'\u201c])|"
     r"tell\s+the\s+user\b|write\s+(?:a\s+message|that)\b)",
-    r"\b(?:ignora|ignore|olvida|omite|descarta)\s+(?:la|el|los|las|esta|este|esto|todo)\b[^.!?\n]{0,40}?\s+y\s+(?:di|diga|decir|indica|"
-    r"indique|afirma|afirme|declara|declare)\b",
-    r"\b(?:ignore[zs]?|oublie[zs]?)\s+(?:la|le|les|cette|ce|cet|tout)\b[^.!?\n]{0,40}?\s+et\s+(?:dis|dites|indique[zs]?|affirme[zs]?|"
-    r"déclare[zs]?|annonce[zs]?|précise[zs]?)\b",
+    # an order is as often an infinitive in Spanish and French ("Ignorar la función y decir que ...")
+    r"\b(?:ignora|ignore|ignorar|olvida|olvidar|omite|omitir|descarta|descartar)\s+(?:la|el|los|las|esta|este|esto|todo)\b"
+    r"[^.!?\n]{0,40}?\s+y\s+(?:di|diga|decir|indica|indique|indicar|afirma|afirme|afirmar|declara|declare|declarar)\b",
+    r"\b(?:ignore[zs]?|ignorer|oublie[zs]?|oublier)\s+(?:la|le|les|cette|ce|cet|tout)\b[^.!?\n]{0,40}?\s+et\s+(?:dis|dites|dire|"
+    r"indique[zs]?|indiquer|affirme[zs]?|affirmer|déclare[zs]?|déclarer|annonce[zs]?|annoncer|précise[zs]?|préciser)\b",
     r"\b(?:ignorier(?:e|en)?|vergiss|vergessen)\s+(?:sie\s+)?(?:die|den|das|diese[nrs]?|alles)\b[^.!?\n]{0,40}?\s+und\s+(?:sag|sage|sagen|"
     r"gib\s+an|geben\s+sie\s+an|behaupte|behaupten|erkläre|erklären)\b",
     r"(?:忽略|无视|無視|不要管|别管|別管)[^。!！?？\n]{0,12}?[，,、;；]?\s*(?:并|並|然后|然後|而是|直接)?\s*(?:说|說|声明|聲明|表示|指出|陈述|陳述|回答|宣称|宣稱|告诉用户|告訴用戶)",
     r"を無視(?:して|し)[、,]?\s*[^。\n]{0,30}?(?:と(?:答え|言っ|述べ|回答し|伝え|説明し|主張し|書い)|と言って)",
+)), M)
+
+# --------------------------------------------------------------------------- a phishing lure hidden
+
+# "Your account has been compromised, follow this link to reset your password" hidden in a comment
+# or an encoded blob: no reader of the page sees it, so it is there for the model to pass on.
+# Visible, the same words are an ordinary security notice.
+PHISHING_LURE = re.compile("|".join(f"(?:{x})" for x in (
+    # the reader's own account ("your account", not "the user's account is locked" in a template's
+    # note), then what the reader must do
+    r"\byour\s+account\s+(?:has\s+been|was|is|got)\s+(?:compromised|hacked|breached|locked|suspended|disabled|frozen)\b"
+    r"[^\n]{0,120}?\b(?:reset|verify|confirm|update|unlock|click|follow|visit|log\s*in|sign\s*in)\b",
+    r"\b(?:tu|su)\s+cuenta\s+(?:ha\s+sido|fue|est[aá])\s+(?:comprometida|hackeada|bloqueada|suspendida|vulnerada|desactivada)\b"
+    r"[^\n]{0,120}?\b(?:restablec\w*|verific\w*|confirm\w*|haz\s+clic|sigue|visita|inicia\s+sesi[oó]n|desbloque\w*)",
+    r"\b(?:votre|ton)\s+compte\s+(?:a\s+été|est|été)\s+(?:compromis|piraté|bloqué|suspendu|désactivé)\b[^\n]{0,120}?"
+    r"\b(?:réinitialis\w*|vérifi\w*|confirm\w*|clique[zr]?|sui(?:s|vez)|visite[zr]?|connecte[zr]?|débloque\w*)",
+    r"\b(?:ihr|dein)\s+konto\s+(?:wurde|ist)\s+(?:kompromittiert|gehackt|gesperrt|deaktiviert|gestohlen)\b[^\n]{0,120}?"
+    r"\b(?:zurücksetz\w*|zurückzusetzen|bestätig\w*|verifizier\w*|klick\w*|folg\w*|besuch\w*|anmeld\w*|entsperr\w*)",
+    r"(?:您的|你的)(?:账户|帐户|账号|帳戶|帳號)[^。\n]{0,6}?(?:入侵|盗用|盜用|泄露|洩露|冻结|凍結|锁定|鎖定|封禁|攻破|被盗|被盜)"
+    r"[^\n]{0,60}?(?:重置|重設|验证|驗證|点击|點擊|登录|登入|链接|鏈接|連結)|"
+    r"(?:账户|帐户|账号|帳戶|帳號)[^。\n]{0,6}?(?:入侵|盗用|盜用|泄露|洩露|冻结|凍結|锁定|鎖定|封禁|攻破|被盗|被盜)[^\n]{0,30}?"
+    r"(?:请|請)[^\n]{0,20}?(?:重置|重設|验证|驗證|点击|點擊|登录|登入)",
+    # Japanese leaves the owner unsaid: the reader is asked to act ("…してください")
+    r"アカウント[^。\n]{0,10}?(?:侵害|乗っ取|ハッキング|ロック|停止|凍結|不正アクセス)[^\n]{0,60}?(?:リセット|確認|クリック|ログイン|"
+    r"認証)(?:して|し、|を行って)",
 )), M)
 
 # --------------------------------------------------------------------------- forged dialogue
@@ -224,3 +254,49 @@ def forged_turn(folded: str) -> str | None:
         return None
     m = FORGED_TURN.search(folded)
     return m.group().strip()[:80] if m else None
+
+
+# --------------------------------------------------------------------------- what speaks to no model
+
+# A pragma is addressed to a tool (a formatter, a linter, a type checker), never to the model: the
+# learned scorer, which has seen "ignore" mostly in attacks, does not read it ("<!-- prettier-ignore
+# -->" over a two-cell table scored 0.95 as a memory).
+PRAGMA = re.compile(
+    r"<!--\s*(?:prettier-ignore(?:-start|-end)?|markdownlint-(?:disable|enable|capture|restore)[\w-]*"
+    r"(?:\s+[\w-]+)*|cspell:\s*(?:disable|enable)[\w-]*|textlint-(?:disable|enable)[\w-]*)\s*-->|"
+    r"(?:#|//|/\*)\s*(?:@ts-(?:ignore|expect-error|nocheck)|eslint-(?:disable|enable)[\w-]*(?:\s+[\w/@-]+"
+    r"(?:\s*,\s*[\w/@-]+)*)?|noqa(?::\s*\w+(?:\s*,\s*\w+)*)?|type:\s*ignore(?:\[[\w,\s-]*\])?|"
+    r"pylint:\s*(?:disable|enable)=[\w,-]+|(?:istanbul|c8)\s+ignore\s+[\w-]+|prettier-ignore|nosec\b|"
+    r"fmt:\s*(?:off|on|skip)|isort:\s*skip(?:_file)?|pragma:\s*no\s*cover|rubocop:(?:disable|enable)\s+[\w/,]+|"
+    r"codespell:ignore\b[^\n]*)[ \t]*(?:\*/)?", CI)
+
+
+def without_pragmas(text: str) -> str:
+    """``text`` with its tool pragmas taken out (a comment left empty goes with them)."""
+    return PRAGMA.sub(" ", text) if ("<!--" in text or "#" in text or "/" in text) else text
+
+
+# A finished exchange (a chat example, a FAQ, a Q/A list) is a record of what was said: every turn
+# has its answer. A few-shot attack leaves its last question open for the model to answer, and a
+# forged turn in which the model complies is judged by :data:`FORGED_TURN`.
+_ASKER = (r"user|human|customer|q|question|p|pregunta|usuario|utilisateur|client|f|frage|benutzer|nutzer|"
+          r"kunde|问|問|用户|用戶|客户|客戶|ユーザー|質問|お客様")
+_ANSWERER = (r"assistant|ai|bot|a|answer|r|respuesta|asistente|réponse|reponse|antwort|assistent|答|回答|助手|"
+             r"客服|アシスタント|回答者")
+_TURN_LABEL = re.compile(rf"(?:^|(?<=[\s.!?。！？]))({_ASKER}|{_ANSWERER})\s*[:：]", CI)
+_ASKERS = re.compile(rf"(?:{_ASKER})", CI)
+
+
+def finished_exchange(view: str) -> bool:
+    """Whether ``view`` (a paragraph as the learned scorer reads it) is wholly a dialogue of
+    alternating turns, opened by the asker and closed by an answer."""
+    turns = list(_TURN_LABEL.finditer(view))
+    if len(turns) < 2 or turns[0].start() > 0:
+        return False
+    askers = [_ASKERS.fullmatch(t.group(1)) is not None for t in turns]
+    if not askers[0] or askers[-1] or any(a == b for a, b in itertools.pairwise(askers)):
+        return False
+    # every turn says something; the last answer is not itself a question
+    spans = [view[t.end():(turns[i + 1].start() if i + 1 < len(turns) else len(view))].strip()
+             for i, t in enumerate(turns)]
+    return all(spans) and not spans[-1].endswith(("?", "？"))
