@@ -477,7 +477,7 @@ def training_rows(data: list[dict[str, str]], semantic_only: bool = False) -> li
     (``third_party_personas.jsonl``) instead of the others."""
     only = {s.name for s in SOURCES if s.semantic_only}
     return [r for r in data if r["split"] == "dev" and r["licence"] in SHIPPABLE
-            and (r["id"].split(":")[0] in only) == semantic_only]
+            and (r.get("id", "").split(":")[0] in only) == semantic_only]
 
 
 def licences(mirror: Path, only: frozenset[str] | None = None,
