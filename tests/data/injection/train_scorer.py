@@ -22,8 +22,10 @@ of its training inputs.
 
 The opt-in e5 stage (``hermes_core/data/injection_semantic.npz``) is a class-balanced logistic
 regression on each window's e5 passage embedding and the data column, fitted on the same windows
-(embeddings kept in ``train_embeddings.npz``); its thresholds are chosen as above, on the
-cascade's out-of-fold scores in the same folds (``train_semantic``).
+and on the personas of ``third_party_personas.jsonl`` (weighed ``PERSONA_WEIGHT``; embeddings kept
+in ``train_embeddings.npz``); its thresholds are chosen as above, on the cascade's out-of-fold
+scores in the same folds, with the dev personas blocked less often than the hashing scorer blocks
+them (``train_semantic``).
 
     python tests/data/injection/train_scorer.py            # rewrites both shipped models
     python tests/data/injection/train_scorer.py --stage semantic   # the e5 stage only
