@@ -6,7 +6,10 @@ transfers poorly to sources and languages it never saw (decisions 41 and 46: Cyb
 machine translations caught a quarter as often as its English rows). e5 maps a paraphrase and a
 translation of an order near the order itself, so a logistic regression on its 384-d embedding
 (plus the "this is data" column) carries across both. Measured in the source-grouped dev CV of
-``tests/data/injection/train_scorer.py`` (decision 50).
+``tests/data/injection/train_scorer.py`` (decision 50). e5 also reads a persona the user gives
+the assistant ("You are an expert editor ...") near the persona jailbreaks, so public system
+prompts and agent personas are among its benign training texts (decision 52); it still blocks
+more role prompts than the hashing scorer alone, which is why the stage is opt-in.
 
 Why a cascade: e5 costs about 2.5 ms of CPU per token on one thread, some hundred times the
 hashing scorer, so a paragraph is embedded only when its hashing score is at least ``gate``

@@ -186,10 +186,12 @@ def test_training_reads_paragraphs_as_the_scan_hands_them_over() -> None:
     assert views[0] == "# notes" and views[1] == "" and views[2].startswith("stop being chatgpt")
 
 
-def test_third_party_training_rows_are_dev_rows_under_shippable_licences_with_provenance() -> None:
+@pytest.mark.parametrize("name", ["third_party_train", "third_party_personas"])
+def test_third_party_training_rows_are_dev_rows_under_shippable_licences_with_provenance(
+        name: str) -> None:
     rows = [json.loads(line) for line in
-            (DATA / "third_party_train.jsonl").read_text(encoding="utf-8").splitlines()]
-    licences = (DATA / "third_party_train.LICENSES.md").read_text(encoding="utf-8")
+            (DATA / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()]
+    licences = (DATA / f"{name}.LICENSES.md").read_text(encoding="utf-8")
     assert len(rows) > 150
     for row in rows:
         assert row["split"] == "dev" and row["licence"] in {"MIT", "Apache-2.0"}

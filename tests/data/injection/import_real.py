@@ -32,6 +32,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -55,6 +56,7 @@ class Source:
     lang: str = "en"
     label: str = ""     # for extractors that do not label per item
     final: bool = False  # a source-disjoint final test: split "final", never trained or tuned on
+    semantic_only: bool = False  # trains the e5 stage only (third_party_personas.jsonl)
 
 
 GARAK = ("NVIDIA/garak", "cafbe992780df70015de7295ca026b70c4629ada")
@@ -70,13 +72,17 @@ GPTFUZZ = ("sherdencooper/GPTFuzz", "1eddeb565740ae311b5f4950492b011a6f866fe7")
 ROLE_PROMPTS = ("f/awesome-chatgpt-prompts", "32cb65f4bae5f46bfa7c1cb8af2aeb6c1a57b098")
 PURPLE_LLAMA = ("meta-llama/PurpleLlama", "4be64c3a24442b51c76175e6ec67722cc3f5fe38")
 LANGKIT = ("whylabs/langkit", "5d6cab1e2ff32181ba5c514aaa2a4473421dc413")
+FABRIC = ("danielmiessler/fabric", "272f04dd3278f99bee49e94a7747b54708745a5d")
+AGENTS = ("wshobson/agents", "367cb6a4a182cf7e9b0a17c9429f7411ddd9cf35")
+LANGGPT = ("langgptai/LangGPT", "bcf2577755817040b30b7b4dfb5124be85845e5b")
 _CSE = "CybersecurityBenchmarks/datasets/prompt_injection"
 
 
 def _src(name: str, where: tuple[str, str], path: str, licence: str, licence_path: str, kind: str,
-         extract: str, lang: str = "en", label: str = "", final: bool = False) -> Source:
+         extract: str, lang: str = "en", label: str = "", final: bool = False,
+         semantic_only: bool = False) -> Source:
     return Source(name, where[0], where[1], path, licence, licence_path, kind, extract, lang, label,
-                  final)
+                  final, semantic_only)
 
 
 _TOP10 = "2_0_vulns"
@@ -151,6 +157,16 @@ SOURCES: tuple[Source, ...] = (
          "MIT", "CybersecurityBenchmarks/LICENSE", "attack-dataset", "cyberseceval"),
     _src("langkit", LANGKIT, "langkit/themes.json", "Apache-2.0", "LICENSE", "jailbreak-wild",
          "langkit_themes", label="hostile"),
+    # Personas and system prompts people give their own assistant ("You are an expert in ...",
+    # "act as a ..."), one file per text, as a HERMES.md or a SKILL.md body: the benign side of
+    # the persona jailbreaks the e5 stage learned. They train that stage only (the hashing scorer
+    # and its file stay as they are). ``path`` is a glob over the pinned tree.
+    _src("fabric", FABRIC, "data/patterns/*/system.md", "MIT", "LICENSE", "persona",
+         "persona_files", label="benign", semantic_only=True),
+    _src("wshobson-agents", AGENTS, "plugins/*/agents/*.md", "MIT", "LICENSE", "persona",
+         "persona_files", label="benign", semantic_only=True),
+    _src("langgpt", LANGGPT, "Prompts/*.md", "Apache-2.0", "LICENSE", "persona",
+         "persona_files", lang="zh", label="benign", semantic_only=True),
 )
 
 # Files a source redistributes under another project's MIT licence: where they came from and who
@@ -186,6 +202,7 @@ SOFTWARE."""
 WILD_SAMPLE = 60          # of the 666 in-the-wild jailbreaks, chosen by hash
 MAX_SECTION = 6000        # characters; longer sections are cut at a paragraph boundary
 MIN_SECTION = 160
+PERSONA_MAX = 2400
 
 
 def git_show(mirror: Path, repo: str, commit: str, path: str) -> str:
@@ -292,6 +309,34 @@ def gptfuzz_templates(text: str, src: Source, mirror: Path) -> Iterator[Item]:
         yield row["id"], src.label, row["text"].replace("[INSERT PROMPT HERE]", question), ""
 
 
+def git_files(mirror: Path, repo: str, commit: str, pattern: str) -> list[str]:
+    """The files of the pinned tree whose path matches the glob ``pattern``, sorted."""
+    gitdir = mirror / repo.replace("/", "+") / "repo"
+    out = subprocess.run(["git", "--git-dir", str(gitdir), "-c", "core.quotepath=off", "ls-tree",
+                          "-r", "--name-only", commit], capture_output=True, check=True)
+    return sorted(p for p in out.stdout.decode("utf-8").splitlines() if fnmatch(p, pattern))
+
+
+def persona_files(text: str, src: Source, mirror: Path) -> Iterator[Item]:
+    """Each file of the source's glob, front matter left out, as the instructions of a HERMES.md
+    or a SKILL.md body (alternately), cut at a paragraph boundary before ``PERSONA_MAX``
+    characters (the persona is set in the opening; the rest is a long list of skills); the key is
+    the file's path (its provenance)."""
+    for n, path in enumerate(git_files(mirror, src.repo, src.commit, src.path)):
+        body = git_show(mirror, src.repo, src.commit, path)
+        if body.startswith("---\n"):
+            end = body.find("\n---", 4)
+            body = body[end + 4:] if end > 0 else body
+        body = body.strip()
+        if len(body) < MIN_SECTION:
+            continue
+        if len(body) > PERSONA_MAX:
+            cut = body.rfind("\n\n", 0, PERSONA_MAX)
+            body = body[: cut if cut > MIN_SECTION else PERSONA_MAX]
+        where = ("context", "skill")[n % 2]
+        yield path, src.label, WRAP[where].format(text=body), where
+
+
 def role_prompts(text: str, src: Source, mirror: Path) -> Iterator[Item]:
     """The collection's role prompts, as the instructions of a HERMES.md or a SKILL.md body
     (alternately); the few it names a jailbreak itself are left out."""
@@ -352,8 +397,10 @@ def langkit_themes(text: str, src: Source) -> Iterator[Item]:
 EXTRACTORS: dict[str, Callable[..., Iterator[Item]]] = {
     f.__name__: f for f in (llm_guard_cases, promptinject, json_strings, json_sample, json_groups,
                             json_payloads, md_sections, gptfuzz_templates, role_prompts,
-                            cyberseceval, langkit_themes)}
-NEEDS_MIRROR = frozenset({"gptfuzz_templates", "role_prompts"})
+                            cyberseceval, langkit_themes, persona_files)}
+NEEDS_MIRROR = frozenset({"gptfuzz_templates", "role_prompts", "persona_files"})
+# extractors whose key is the path of the file the row was cut from (``Source.path`` a glob)
+PER_FILE = frozenset({"persona_files"})
 
 
 def split_of(group: str) -> str:
@@ -364,12 +411,14 @@ def rows(mirror: Path) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     n = 0
     for src in SOURCES:
-        text = git_show(mirror, src.repo, src.commit, src.path)
-        url = f"https://github.com/{src.repo}/blob/{src.commit}/{src.path}"
+        per_file = src.extract in PER_FILE
+        text = "" if per_file else git_show(mirror, src.repo, src.commit, src.path)
         extra = (mirror,) if src.extract in NEEDS_MIRROR else ()
         for key, label, body, location in EXTRACTORS[src.extract](text, src, *extra):
+            url = f"https://github.com/{src.repo}/blob/{src.commit}/{key if per_file else src.path}"
             doc = src.kind in ("security-doc", "skill")
-            group = src.name if doc else f"{src.name}:{key.split('/')[0]}"
+            group = (f"{src.name}:{key}" if per_file else src.name if doc
+                     else f"{src.name}:{key.split('/')[0]}")
             if not location:
                 location = LOCATIONS[n % len(LOCATIONS)]
                 n += 1
@@ -381,24 +430,58 @@ def rows(mirror: Path) -> list[dict[str, str]]:
             out.append({"id": f"{src.name}:{key}", "group": group, "split": split,
                         "label": label, "lang": lang, "location": location, "variant": "plain",
                         "kind": kind, "text": body, "source": url, "licence": src.licence})
-    return out
+    return without_final_text(out, {s.name for s in SOURCES if s.semantic_only})
+
+
+SHINGLE = 8   # words: a run this long shared with a final-split text is a copy of it
+
+
+def _shingles(text: str) -> set[str]:
+    words = re.findall(r"\w+", text.lower())
+    return {" ".join(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+
+
+def _placed(row: dict[str, str]) -> str:
+    """The text a row placed among the ordinary paragraphs of its location (``WRAP``)."""
+    head, tail = WRAP[row["location"]].split("{text}")
+    text = row["text"]
+    if text.startswith(head) and text.endswith(tail):
+        return text[len(head):len(text) - len(tail)]
+    return text
+
+
+def without_final_text(data: list[dict[str, str]], names: set[str]) -> list[dict[str, str]]:
+    """``data`` less the rows of the sources ``names`` that share a run of ``SHINGLE`` words with
+    a text of the final split: collections copy from each other (fabric's ``explain_math`` is
+    awesome-chatgpt-prompts' math teacher), and a copy trained on would leak the final test."""
+    final: set[str] = set()
+    for r in data:
+        if r["split"] == "final":
+            final |= _shingles(_placed(r))
+    return [r for r in data if r["id"].split(":")[0] not in names
+            or r["split"] == "final" or not _shingles(_placed(r)) & final]
 
 
 # Licences whose texts may be shipped with hermes-core as training data for the learned scorer
 # (with the licence texts and per-row provenance): permissive, no share-alike.
 SHIPPABLE = frozenset({"MIT", "Apache-2.0"})
+PERSONAS = "third_party_personas.jsonl"
 
 
-def training_rows(data: list[dict[str, str]]) -> list[dict[str, str]]:
+def training_rows(data: list[dict[str, str]], semantic_only: bool = False) -> list[dict[str, str]]:
     """The rows the learned scorer is trained on and hermes-core ships
     (``third_party_train.jsonl``): the dev half of the sources under a licence in ``SHIPPABLE``.
     The held-out half stays out (it is what the scorer is measured on), and so do the
-    CC-BY-SA-4.0 documents (a model trained on them could be an adaptation under share-alike)."""
-    return [r for r in data if r["split"] == "dev" and r["licence"] in SHIPPABLE]
+    CC-BY-SA-4.0 documents (a model trained on them could be an adaptation under share-alike).
+    With ``semantic_only``, the rows of the sources that train the e5 stage alone
+    (``third_party_personas.jsonl``) instead of the others."""
+    only = {s.name for s in SOURCES if s.semantic_only}
+    return [r for r in data if r["split"] == "dev" and r["licence"] in SHIPPABLE
+            and (r.get("id", "").split(":")[0] in only) == semantic_only]
 
 
 def licences(mirror: Path, only: frozenset[str] | None = None,
-             title: str = "corpus.jsonl") -> str:
+             title: str = "corpus.jsonl", semantic_only: bool | None = None) -> str:
     parts = [f"# Licences of the third-party texts in {title}\n",
              "Each row's `source` is the file it was cut from (repository, commit, path) and its "
              "`licence` the SPDX id. The texts are excerpts, unmodified except that a template "
@@ -408,15 +491,19 @@ def licences(mirror: Path, only: frozenset[str] | None = None,
              + ("" if only is not None and "CC-BY-SA-4.0" not in only else
                 " CC-BY-SA-4.0 excerpts (OWASP) remain under CC-BY-SA-4.0.") + "\n"]
     seen: set[tuple[str, str]] = set()
+
+    def wanted(s: Source) -> bool:
+        return ((only is None or (s.licence in only and not s.final))
+                and (semantic_only is None or s.semantic_only == semantic_only))
+
     for src in SOURCES:
-        if only is not None and (src.licence not in only or src.final):
+        if not wanted(src):
             continue
         if (src.repo, src.licence_path) in seen:
             continue
         seen.add((src.repo, src.licence_path))
         used = sorted({(s.path, s.licence) for s in SOURCES if s.repo == src.repo
-                       and s.licence_path == src.licence_path
-                       and (only is None or (s.licence in only and not s.final))})
+                       and s.licence_path == src.licence_path and wanted(s)})
         spdx = ", ".join(sorted({lic for _p, lic in used}))
         body = git_show(mirror, src.repo, src.commit, src.licence_path)
         parts.append(f"\n## {src.repo} ({spdx}) at {src.commit}\n\nFiles: "
@@ -436,7 +523,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "real")
     parser.add_argument("--train-out", type=Path, default=None,
                         help="also write the shipped training rows here (third_party_train.jsonl) "
-                             "and their licences beside them")
+                             f"and their licences beside them, and the e5 stage's own rows "
+                             f"beside it ({PERSONAS})")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     data = rows(args.mirror)
@@ -444,11 +532,13 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "LICENSES.md").write_text(licences(args.mirror), encoding="utf-8")
     print(f"{len(data)} rows -> {args.out / 'corpus.jsonl'}", file=sys.stderr)
     if args.train_out is not None:
-        train = training_rows(data)
-        write_rows(args.train_out, train)
-        args.train_out.with_suffix(".LICENSES.md").write_text(
-            licences(args.mirror, SHIPPABLE, args.train_out.name), encoding="utf-8")
-        print(f"{len(train)} rows -> {args.train_out}", file=sys.stderr)
+        personas = args.train_out.with_name(PERSONAS)
+        for path, only_semantic in ((args.train_out, False), (personas, True)):
+            train = training_rows(data, only_semantic)
+            write_rows(path, train)
+            path.with_suffix(".LICENSES.md").write_text(
+                licences(args.mirror, SHIPPABLE, path.name, only_semantic), encoding="utf-8")
+            print(f"{len(train)} rows -> {path}", file=sys.stderr)
     return 0
 
 

@@ -22,8 +22,10 @@ of its training inputs.
 
 The opt-in e5 stage (``hermes_core/data/injection_semantic.npz``) is a class-balanced logistic
 regression on each window's e5 passage embedding and the data column, fitted on the same windows
-(embeddings kept in ``train_embeddings.npz``); its thresholds are chosen as above, on the
-cascade's out-of-fold scores in the same folds (``train_semantic``).
+and on the personas of ``third_party_personas.jsonl`` (weighed ``PERSONA_WEIGHT``; embeddings kept
+in ``train_embeddings.npz``); its thresholds are chosen as above, on the cascade's out-of-fold
+scores in the same folds, with the dev personas blocked less often than the hashing scorer blocks
+them (``train_semantic``).
 
     python tests/data/injection/train_scorer.py            # rewrites both shipped models
     python tests/data/injection/train_scorer.py --stage semantic   # the e5 stage only
@@ -66,6 +68,7 @@ from hermes_core.injection_semantic import EMBEDDER, SemanticModel, blend, e5_pa
 
 OWN = HERE / "corpus.jsonl"
 THIRD = HERE / "third_party_train.jsonl"
+PERSONAS = HERE / "third_party_personas.jsonl"
 MODEL = REPO / "hermes_core" / "data" / "injection_scorer.npz"
 SEMANTIC = REPO / "hermes_core" / "data" / "injection_semantic.npz"
 EMBEDDINGS = HERE / "train_embeddings.npz"
@@ -81,6 +84,12 @@ SEMANTIC_C = 3.0
 GATE = 0.7
 MAX_BENIGN = 0.02
 MAX_BENIGN_LOCATION = 0.04
+# The personas of third_party_personas.jsonl weigh this much each in the e5 stage's fit: they are
+# as many windows as all the other texts together, from three sources; at full weight they pulled
+# the stage's memory threshold up (dev CV caught 0.777 against 0.774-0.787 at lower weights) and
+# at 1 and 0.3 blocked a test's everyday sentence ("The instructions you received by email are
+# outdated; follow this page.").
+PERSONA_WEIGHT = 0.1
 GRID = [round(0.30 + 0.02 * i, 2) for i in range(35)]     # 0.30 .. 0.98
 NAMES = {"memory": "MEMORY.md", "context": "HERMES.md", "skill": "SKILL.md"}
 RULES = tuple(c for c in INJECTION_CATEGORIES if c != "learned")
@@ -93,26 +102,32 @@ def load(path: Path) -> list[dict[str, str]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def training_rows() -> list[dict[str, str]]:
+def training_rows(semantic: bool = False) -> list[dict[str, str]]:
     """The dev rows of both corpora, then the texts of ``train_benign.py`` in every location
-    (``kind`` "train-only": fitted on, not measured)."""
+    (``kind`` "train-only": fitted on, not measured); for the e5 stage (``semantic``), then the
+    personas of ``third_party_personas.jsonl`` (``kind`` "persona"), which only that stage
+    is fitted on."""
     own = [r for r in load(OWN) if r["split"] == "dev"]
-    third = load(THIRD)
+    third = load(THIRD) + (load(PERSONAS) if semantic else [])
     if any(r["split"] != "dev" for r in third):
-        raise SystemExit(f"{THIRD} holds held-out rows")
+        raise SystemExit("a training file holds held-out rows")
     extra = [{"id": f"train-benign-{i}:{loc}", "group": f"train-benign-{i}", "split": "dev",
               "label": "benign", "location": loc, "kind": "train-only",
               "text": WRAP[loc].format(text=text)}
              for i, text in enumerate(TRAIN_BENIGN) for loc in WRAP]
-    return own + third + extra
+    personas = [r for r in third if r["kind"] == "persona"]
+    return own + [r for r in third if r["kind"] != "persona"] + extra + personas
 
 
-def inputs_sha256() -> str:
-    """The training texts' digest: both corpus files as bytes, then the train-only texts."""
+def inputs_sha256(semantic: bool = False) -> str:
+    """The training texts' digest: both corpus files as bytes, then the train-only texts (and
+    for the e5 stage, then its personas file)."""
     h = hashlib.sha256()
     for path in (OWN, THIRD):
         h.update(path.read_bytes())
     h.update(json.dumps(TRAIN_BENIGN, ensure_ascii=False).encode("utf-8"))
+    if semantic:
+        h.update(PERSONAS.read_bytes())
     return h.hexdigest()
 
 
@@ -174,24 +189,26 @@ def folds(rows: list[dict[str, str]], labels: list[int],
 
 
 def hashing_oof(views: list[str], labels: list[int], data: list[bool],
-                cv: list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]]) -> np.ndarray[Any, Any]:
-    """Out-of-fold hashing scores of every window."""
+                cv: list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]],
+                fitted: np.ndarray[Any, Any] | None = None) -> np.ndarray[Any, Any]:
+    """Out-of-fold hashing scores of every window; the fold models are fitted on the windows
+    ``fitted`` marks (all by default: the e5 stage's own rows are scored, not fitted on, as the
+    shipped hashing model never saw them)."""
     oof = np.zeros(len(views))
     y = np.array(labels)
     for train, test in cv:
+        if fitted is not None:
+            train = train[fitted[train]]
         model = fit([views[i] for i in train], list(y[train]), [data[i] for i in train])
         oof[test] = model.predict_proba(features([views[i] for i in test],
                                                  [data[i] for i in test]))[:, 1]
     return oof
 
 
-def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data: list[bool],
-           owner: list[int], oof: np.ndarray[Any, Any] | None = None
-           ) -> tuple[float, float, dict[str, Any]]:
-    """(instructions threshold, data threshold, dev CV report) for out-of-fold window scores
-    ``oof`` (the hashing scorer's when not given)."""
-    if oof is None:
-        oof = hashing_oof(views, labels, data, folds(rows, labels, owner))
+def row_scores(rows: list[dict[str, str]], views: list[str], owner: list[int],
+               oof: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """(each row's highest window score, whether the rules block the row) for out-of-fold
+    window scores ``oof``."""
     oof = oof.copy()
     # the scan does not let the scorer overrule the rules where they let a paragraph pass on
     # purpose (hermes_core.injection.rules_excuse): those windows count as unscored here too
@@ -200,8 +217,29 @@ def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data
     np.maximum.at(best, np.array(owner), oof)
     rule = np.array([guard_text(r["text"], name=NAMES[r["location"]], categories=RULES,
                                 data=r["location"] == "memory").blocked > 0 for r in rows])
-    # thresholds are measured on the corpus rows only: the train-only texts would dilute the limit
-    keep = np.array([r.get("kind") != "train-only" for r in rows])
+    return best, rule
+
+
+def persona_blocked(rows: list[dict[str, str]], best: np.ndarray[Any, Any],
+                    rule: np.ndarray[Any, Any], threshold: float) -> float:
+    """The share of persona rows (all placed as instructions) blocked at ``threshold``."""
+    mask = np.array([r.get("kind") == "persona" for r in rows], dtype=bool)
+    return round(float((rule[mask] | (best[mask] > threshold)).mean()), 4) if mask.any() else 0.0
+
+
+def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data: list[bool],
+           owner: list[int], oof: np.ndarray[Any, Any] | None = None,
+           persona_limit: float = 1.0) -> tuple[float, float, dict[str, Any]]:
+    """(instructions threshold, data threshold, dev CV report) for out-of-fold window scores
+    ``oof`` (the hashing scorer's when not given); persona rows, if any, blocked less often
+    than ``persona_limit``."""
+    if oof is None:
+        oof = hashing_oof(views, labels, data, folds(rows, labels, owner))
+    best, rule = row_scores(rows, views, owner, oof)
+    # thresholds are measured on the corpus rows only: the train-only texts would dilute the limit;
+    # the personas (many and mostly easy) have a limit of their own, apart from the others
+    all_rows, all_best, all_rule = rows, best, rule
+    keep = np.array([r.get("kind") not in ("train-only", "persona") for r in rows])
     rows = [r for r, k in zip(rows, keep, strict=True) if k]
     best, rule = best[keep], rule[keep]
     is_data = np.array([r["location"] == "memory" for r in rows])
@@ -210,6 +248,8 @@ def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data
     feasible: list[tuple[float, float, float]] = []
     for td in GRID:
         for ti in GRID:
+            if persona_blocked(all_rows, all_best, all_rule, ti) >= persona_limit:
+                continue
             hit = rule | (best > np.where(is_data, td, ti))
             r_all = rates(rows, hit)
             # the limit holds overall and on the committed corpus alone; each location (a few
@@ -243,6 +283,9 @@ def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data
               "dev_cv_by_location": {w: part(loc == w) for w in sorted(set(loc))},
               "dev_cv_by_kind": {k: part(kinds == k) for k in sorted(set(kinds))}}
     report["dev_cv_by_language"] = {g: part(langs == g) for g in sorted(set(langs))}
+    if any(r.get("kind") == "persona" for r in all_rows):
+        report["dev_cv_by_kind"]["persona"] = {
+            "benign_blocked": persona_blocked(all_rows, all_best, all_rule, ti)}
     return ti, td, report
 
 
@@ -277,46 +320,60 @@ def embeddings(views: list[str], path: Path = EMBEDDINGS) -> np.ndarray[Any, Any
     return emb.astype(np.float16).astype(np.float32)
 
 
-def fit_semantic(x: np.ndarray[Any, Any], labels: list[int], data: list[bool]) -> Any:
+def fit_semantic(x: np.ndarray[Any, Any], labels: list[int], data: list[bool],
+                 weight: np.ndarray[Any, Any]) -> Any:
     from sklearn.linear_model import LogisticRegression
 
     xd = np.hstack([x, np.asarray(data, dtype=np.float32)[:, None]])
-    return LogisticRegression(C=SEMANTIC_C, class_weight="balanced", max_iter=5000).fit(xd, labels)
+    return LogisticRegression(C=SEMANTIC_C, class_weight="balanced", max_iter=5000).fit(
+        xd, labels, sample_weight=weight)
 
 
 def semantic_oof(x: np.ndarray[Any, Any], labels: list[int], data: list[bool],
+                 weight: np.ndarray[Any, Any],
                  cv: list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]]) -> np.ndarray[Any, Any]:
     oof = np.zeros(len(labels))
     y, d = np.array(labels), np.array(data)
     xd = np.hstack([x, d.astype(np.float32)[:, None]])
     for train, test in cv:
-        model = fit_semantic(x[train], list(y[train]), list(d[train]))
+        model = fit_semantic(x[train], list(y[train]), list(d[train]), weight[train])
         oof[test] = model.predict_proba(xd[test])[:, 1]
     return oof
 
 
 def train_semantic(with_cv: bool = True,
                    thresholds: tuple[float, float] | None = None) -> SemanticModel:
-    """The e5 stage: fitted on every training window's embedding; its thresholds chosen as the
-    hashing scorer's are, on the cascade's out-of-fold scores (a window's hashing score, replaced
-    by the e5 model's where it reaches ``GATE``), in the same source-grouped folds."""
-    rows = training_rows()
+    """The e5 stage: fitted on every training window's embedding, the personas among them
+    included (weighed ``PERSONA_WEIGHT``); its thresholds chosen as the hashing scorer's are, on
+    the cascade's out-of-fold scores (a window's hashing score, blended with the e5 model's where
+    it reaches ``GATE``), in the same source-grouped folds, with one more limit: the dev personas
+    blocked less often than the shipped hashing scorer blocks them at its own threshold in the
+    same folds (whose models, like the shipped one, are not fitted on the personas). Strictly
+    less: as often (0.80 for instructions, where 0.82 blocks one persona fewer) also blocked the
+    tests' "The instructions you received by email are outdated; follow this page." (decision 52)."""
+    rows = training_rows(semantic=True)
     views, labels, data, owner = samples(rows)
+    persona = np.array([rows[i].get("kind") == "persona" for i in owner], dtype=bool)
+    weight = np.where(persona, PERSONA_WEIGHT, 1.0)
     x = embeddings(views)
     if with_cv:
         cv = folds(rows, labels, owner)
-        hashed = hashing_oof(views, labels, data, cv)
-        semantic = semantic_oof(x, labels, data, cv)
+        hashed = hashing_oof(views, labels, data, cv, ~persona)
+        semantic = semantic_oof(x, labels, data, weight, cv)
         cascade = np.array([blend(h, e) if h >= GATE else h
                             for h, e in zip(hashed.tolist(), semantic.tolist(), strict=True)])
-        ti, td, report = choose(rows, views, labels, data, owner, cascade)
+        best, rule = row_scores(rows, views, owner, hashed)
+        limit = persona_blocked(rows, best, rule, LearnedScorer.from_file(MODEL).threshold)
+        ti, td, report = choose(rows, views, labels, data, owner, cascade, limit)
         report = {"hashing_" + k if k.startswith("dev_cv") else k: v for k, v in
                   choose(rows, views, labels, data, owner, hashed)[2].items()} | report
+        report["max_dev_persona"] = limit
     else:
         assert thresholds is not None
         (ti, td), report = thresholds, {}
-    model = fit_semantic(x, labels, data)
-    meta = {"C": SEMANTIC_C, "gate": GATE, "inputs_sha256": inputs_sha256(), "rows": len(rows),
+    model = fit_semantic(x, labels, data, weight)
+    meta = {"C": SEMANTIC_C, "gate": GATE, "persona_weight": PERSONA_WEIGHT,
+            "inputs_sha256": inputs_sha256(semantic=True), "rows": len(rows),
             "windows": len(views), "max_dev_benign": MAX_BENIGN,
             "max_dev_benign_location": MAX_BENIGN_LOCATION, **report}
     return SemanticModel.from_fit(model.coef_[0], float(model.intercept_[0]), GATE, ti, td, meta)
