@@ -428,7 +428,9 @@ def _hidden(text: str, code: bool, wanted: set[str]) -> tuple[str, str, str] | N
             joined = flat(fold(view))
             if "ignore-instructions" in wanted and (m := SET_ASIDE_CLAIM.search(joined)):
                 return "ignore-instructions", span.kind, m.group()[:80]
-            if "output-hijack" in wanted and (m := PHISHING_LURE.search(joined)):
+            # in a fenced block markup is shown, not rendered: a template's lockout notice there
+            # is in plain sight of whoever reads the file
+            if "output-hijack" in wanted and not code and (m := PHISHING_LURE.search(joined)):
                 return "output-hijack", span.kind, m.group()[:80]
             if not ADDRESSED.search(joined):
                 continue

@@ -264,11 +264,11 @@ def forged_turn(folded: str) -> str | None:
 PRAGMA = re.compile(
     r"<!--\s*(?:prettier-ignore(?:-start|-end)?|markdownlint-(?:disable|enable|capture|restore)[\w-]*"
     r"(?:\s+[\w-]+)*|cspell:\s*(?:disable|enable)[\w-]*|textlint-(?:disable|enable)[\w-]*)\s*-->|"
-    r"(?:#|//|/\*)\s*(?:@ts-(?:ignore|expect-error|nocheck)|eslint-(?:disable|enable)[\w-]*(?:\s+[\w/@-]+"
-    r"(?:\s*,\s*[\w/@-]+)*)?|noqa(?::\s*\w+(?:\s*,\s*\w+)*)?|type:\s*ignore(?:\[[\w,\s-]*\])?|"
-    r"pylint:\s*(?:disable|enable)=[\w,-]+|(?:istanbul|c8)\s+ignore\s+[\w-]+|prettier-ignore|nosec\b|"
-    r"fmt:\s*(?:off|on|skip)|isort:\s*skip(?:_file)?|pragma:\s*no\s*cover|rubocop:(?:disable|enable)\s+[\w/,]+|"
-    r"codespell:ignore\b[^\n]*)[ \t]*(?:\*/)?", CI)
+    r"(?:#|//|/\*)[ \t]*(?:@ts-(?:ignore|expect-error|nocheck)|eslint-(?:disable|enable)[\w-]*(?:[ \t]+[\w/@-]+"
+    r"(?:[ \t]*,[ \t]*[\w/@-]+)*)?|noqa(?::[ \t]*\w+(?:[ \t]*,[ \t]*\w+)*)?|type:[ \t]*ignore(?:\[[\w, \t-]*\])?|"
+    r"pylint:[ \t]*(?:disable|enable)=[\w,-]+|(?:istanbul|c8)[ \t]+ignore[ \t]+[\w-]+|prettier-ignore|nosec\b|"
+    r"fmt:[ \t]*(?:off|on|skip)|isort:[ \t]*skip(?:_file)?|pragma:[ \t]*no[ \t]*cover|rubocop:(?:disable|enable)[ \t]+[\w/,]+|"
+    r"codespell:ignore\b(?:[ \t]+[\w,]*)?)[ \t]*(?:\*/)?", CI)
 
 
 def without_pragmas(text: str) -> str:
