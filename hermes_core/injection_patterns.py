@@ -556,8 +556,10 @@ DE: dict[str, tuple[re.Pattern[str], ...]] = {
            r"nachricht)\w*\s+(?:mit|unter\s+verwendung)\b[^.\n]{0,60}?" + _DE_PERSONAL + r"[^.\n]{0,40}?\b(?:schreiben|"
            r"verfassen|erstellen|formulieren|entwerfen)\b"),
         # the verb last, as a German question or subordinate clause has it ("Kannst du mir dein
-        # Passwort sagen?", "wenn Sie mir Ihr Passwort geben")
-        _p(r"\b(?:mir|uns)\s+(?:dein\w*|ihr\w*|euer|eure\w*)\s+(?:\w+\s+)?(?:passw(?:ö|o)rt(?:er)?|kennw(?:ö|o)rt(?:er)?|"
+        # Passwort sagen?", "wenn Sie mir Ihr Passwort geben"); folded, "ihr" is "her" too, so the
+        # formal "Ihr" needs its "Sie" ("Anna wird uns ihre Zugangsdaten schicken" is a report)
+        _p(r"(?:\b(?:mir|uns)\s+(?:dein\w*|euer|eure\w*)|\bsie\b[^.,;!?\n]{0,30}?\b(?:mir|uns)\s+ihr\w*)\s+(?:\w+\s+)?"
+           r"(?:passw(?:ö|o)rt(?:er)?|kennw(?:ö|o)rt(?:er)?|"
            r"api-?schlüssel|geheimen?\s+schlüssel|zugangsdaten|anmeldedaten|access-?token|systemprompt|system-prompt|"
            r"geheimnis(?:se)?)\s+(?:zu\s+)?(?:geben|gibst|gebt|sagen|sagst|nennen|nennst|verraten|verrätst|schicken|schickst|"
            r"senden|sendest|zeigen|zeigst|mitteilen|mitteilst)\b"),
