@@ -290,13 +290,21 @@ _ASKERS = re.compile(rf"(?:{_ASKER})", CI)
 def finished_exchange(view: str) -> bool:
     """Whether ``view`` (a paragraph as the learned scorer reads it) is wholly a dialogue of
     alternating turns, opened by the asker and closed by an answer."""
+    return exchange_answers(view) is not None
+
+
+def exchange_answers(view: str) -> list[str] | None:
+    """The answer turns of a finished exchange (:func:`finished_exchange`), labels left out; None
+    when ``view`` is not one. What a record can still carry is in its answers."""
     turns = list(_TURN_LABEL.finditer(view))
     if len(turns) < 2 or turns[0].start() > 0:
-        return False
+        return None
     askers = [_ASKERS.fullmatch(t.group(1)) is not None for t in turns]
     if not askers[0] or askers[-1] or any(a == b for a, b in itertools.pairwise(askers)):
-        return False
+        return None
     # every turn says something; the last answer is not itself a question
     spans = [view[t.end():(turns[i + 1].start() if i + 1 < len(turns) else len(view))].strip()
              for i, t in enumerate(turns)]
-    return all(spans) and not spans[-1].endswith(("?", "？"))
+    if not all(spans) or spans[-1].endswith(("?", "？")):
+        return None
+    return [span for span, asker in zip(spans, askers, strict=True) if not asker]
