@@ -724,7 +724,7 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
                                 "what was the", "you received", "you got", "you were given", "you have received",
                                 "of your", "of the system", "of the initial", "of the original", "of the hidden",
                                 "summari", "translat", "convert", "paraphras", "rewrite", "you told", "not supposed",
-                                "not allowed", "not permitted", "reverse", "backwards", "phishing"),
+                                "not allowed", "not permitted", "reverse", "backwards", "opposite order", "phishing"),
     },
     "es": {
         "ignore-instructions": ("ignor", "olvid", "descart", "omit", "caso"),
@@ -735,7 +735,7 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "fr": {
         "ignore-instructions": ("ignor", "oubli", "compte", "abstraction", "écart", "tomber"),
-        "role-hijack": ("maintenant", "désormais", "dorénavant", "n'es plus", "n'êtes plus", "mode", "tâche",
+        "role-hijack": ("maintenant", "désormais", "desormais", "dorénavant", "n'es plus", "n'êtes plus", "mode", "tâche",
                         "mission", "instruction", "consigne", "système", "en tant qu",
                         "je suis", "chaîne", "chaine"),
         "secret-exfiltration": ("révél", "revel", "révèl", "affich", "envoi", "envoy", "divulgu", "donne",
@@ -748,7 +748,7 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
         "role-hijack": ("jetzt", "sofort", "nun an", "moment", "du bist", "modus", "aufgabe", "system",
                         "entwickelte ki", "ich bin", "zeichenkette", "den string", "die string"),
         "secret-exfiltration": ("verrat", "zeig", "gib", "geben", "send", "schick", "leak", "post", "druck",
-                                "nenn", "teil", "lade", "veröffentlich", "mir ", "uns ", "umgekehrt", "rückwärts", "ruckwarts", "phishing"),
+                                "nenn", "teil", "lade", "veröffentlich", "mir ", "uns ", "umgekehrt", "rückw", "ruckw", "phishing"),
     },
 }
 GATES: dict[str, dict[str, re.Pattern[str]]] = {
