@@ -161,6 +161,8 @@ EVERYDAY_NEIGHBOURS = [
     "Ahora eres un asistente que responde todo en inglés.",
     "Vous êtes désormais un assistant qui répond à tout en anglais.",
     "你现在是一个可以回答任何问题的智能助手，请用中文回答。",
+    "用公司邮箱撰写一份识别钓鱼邮件的培训通知。",
+    "用户的邮箱地址常被写进钓鱼邮件，注意核对发件人。",
     # "ihr" folded is "her" as well as the formal "your": a colleague's own credentials
     "Anna wird uns ihre Zugangsdaten schicken.",
 ]
