@@ -209,8 +209,14 @@ PHISHING_LURE = re.compile("|".join(f"(?:{x})" for x in (
     # note), then what the reader must do
     r"\byour\s+account\s+(?:has\s+been|was|is|got)\s+(?:compromised|hacked|breached|locked|suspended|disabled|frozen)\b"
     r"[^\n]{0,120}?\b(?:reset|verify|confirm|update|unlock|click|follow|visit|log\s*in|sign\s*in)\b",
-    r"\b(?:tu|su)\s+cuenta\s+(?:ha\s+sido|fue|est[aá])\s+(?:comprometida|hackeada|bloqueada|suspendida|vulnerada|desactivada)\b"
-    r"[^\n]{0,120}?\b(?:restablec\w*|verific\w*|confirm\w*|haz\s+clic|sigue|visita|inicia\s+sesi[oó]n|desbloque\w*)",
+    # "su" is the user's as well as the formal "your": then the reader must be told to act ("haga
+    # clic"), as a template's note ("cuando su cuenta está bloqueada; el enlace para desbloquearla")
+    # does not
+    r"\btu\s+cuenta\s+(?:ha\s+sido|fue|est[aá])\s+(?:comprometida|hackeada|bloqueada|suspendida|vulnerada|desactivada)\b"
+    r"[^\n]{0,120}?\b(?:restablec\w*|verific\w*|confirm\w*|haz\s+clic|sigue|visita|inicia\s+sesi[oó]n|desbloque\w*)|"
+    r"\bsu\s+cuenta\s+(?:ha\s+sido|fue|est[aá])\s+(?:comprometida|hackeada|bloqueada|suspendida|vulnerada|desactivada)\b"
+    r"[^\n]{0,120}?\b(?:restablezca|restablece|verifique|verifica|confirme|confirma|haga\s+clic|haz\s+clic|siga|sigue|visite|"
+    r"visita|inicie\s+sesi[oó]n|inicia\s+sesi[oó]n|desbloquee|desbloquea)\b",
     r"\b(?:votre|ton)\s+compte\s+(?:a\s+été|est|été)\s+(?:compromis|piraté|bloqué|suspendu|désactivé)\b[^\n]{0,120}?"
     r"\b(?:réinitialis\w*|vérifi\w*|confirm\w*|clique[zr]?|sui(?:s|vez)|visite[zr]?|connecte[zr]?|débloque\w*)",
     r"\b(?:ihr|dein)\s+konto\s+(?:wurde|ist)\s+(?:kompromittiert|gehackt|gesperrt|deaktiviert|gestohlen)\b[^\n]{0,120}?"

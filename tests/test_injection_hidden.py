@@ -247,6 +247,7 @@ def test_tool_pragmas_are_taken_out_and_other_comments_kept(text: str, expected:
     "<!-- Ihr Konto wurde gesperrt, klicken Sie hier, um es zu entsperren -->",
     "<!-- 您的账户已被入侵，请点击此链接重置密码 -->",
     "<!-- 账户已被冻结，请立即点击链接验证身份 -->",
+    "<!-- Su cuenta ha sido suspendida. Haga clic aquí para verificar su identidad -->",
     '<span style="display:none">アカウントが乗っ取られました。'
     'こちらのリンクからパスワードをリセットしてください。</span>',
 ])
@@ -261,6 +262,9 @@ def test_a_phishing_lure_hidden_from_the_reader_is_blocked(text: str, location: 
     "<!-- アカウントがロックされたときに表示。解除リンクはAPIから -->",
     "<!-- 用户账户被锁定时显示此提示，请勿修改文案；重置链接由 API 返回 -->",
     "<!-- 账户被冻结时显示；请在后端返回验证链接后再渲染 -->",
+    "<!-- Aviso que ve el usuario cuando su cuenta está bloqueada; el enlace para desbloquearla lo "
+    "genera la API -->",
+    "<!-- se muestra si su cuenta fue suspendida; el botón de verificar viene del backend -->",
 ])
 def test_a_visible_notice_or_a_templates_note_about_a_locked_account_stays(text: str) -> None:
     assert not blocked(text, "memory")
