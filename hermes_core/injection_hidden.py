@@ -271,9 +271,9 @@ def forged_turn(folded: str) -> str | None:
 # -->" over a two-cell table scored 0.95 as a memory).
 PRAGMA = re.compile(
     r"<!--\s*(?:prettier-ignore(?:-start|-end)?|markdownlint-(?:disable|enable|capture|restore)[\w-]*"
-    r"(?:\s+[\w-]+)*|cspell:\s*(?:disable|enable)[\w-]*|textlint-(?:disable|enable)[\w-]*)\s*-->|"
+    r"(?:\s+(?:md\d{3}|\w+(?:-\w+)+))*|cspell:\s*(?:disable|enable)[\w-]*|textlint-(?:disable|enable)[\w-]*)\s*-->|"
     r"(?:#|//|/\*)[ \t]*(?:@ts-(?:ignore|expect-error|nocheck)|eslint-(?:disable|enable)[\w-]*(?:[ \t]+[\w/@-]+"
-    r"(?:[ \t]*,[ \t]*[\w/@-]+)*)?|noqa(?::[ \t]*\w+(?:[ \t]*,[ \t]*\w+)*)?|type:[ \t]*ignore(?:\[[\w, \t-]*\])?|"
+    r"(?:[ \t]*,[ \t]*[\w/@-]+)*)?|noqa(?::[ \t]*\w+(?:[ \t]*,[ \t]*\w+)*)?|type:[ \t]*ignore(?:\[[\w-]+(?:,[ \t]*[\w-]+)*\])?|"
     r"pylint:[ \t]*(?:disable|enable)=[\w,-]+|(?:istanbul|c8)[ \t]+ignore[ \t]+[\w-]+|prettier-ignore|nosec\b|"
     r"fmt:[ \t]*(?:off|on|skip)|isort:[ \t]*skip(?:_file)?|pragma:[ \t]*no[ \t]*cover|rubocop:(?:disable|enable)[ \t]+[\w/,]+|"
     r"codespell:ignore\b(?:[ \t]+[\w,]*)?)[ \t]*(?:\*/)?", CI)
