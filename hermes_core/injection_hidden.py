@@ -268,15 +268,16 @@ def forged_turn(folded: str) -> str | None:
 
 # A pragma is addressed to a tool (a formatter, a linter, a type checker), never to the model: the
 # learned scorer, which has seen "ignore" mostly in attacks, does not read it ("<!-- prettier-ignore
-# -->" over a two-cell table scored 0.95 as a memory).
+# -->" over a two-cell table scored 0.95 as a memory). A pragma's arguments are a few rule names (at
+# most four are taken): a sentence written in their place, or spelled as a list, stays readable.
 PRAGMA = re.compile(
     r"<!--\s*(?:prettier-ignore(?:-start|-end)?|markdownlint-(?:disable|enable|capture|restore)[\w-]*"
     r"(?:\s+(?:md\d{3}|\w+(?:-\w+)+))*|cspell:\s*(?:disable|enable)[\w-]*|textlint-(?:disable|enable)[\w-]*)\s*-->|"
     r"(?:#|//|/\*)[ \t]*(?:@ts-(?:ignore|expect-error|nocheck)|eslint-(?:disable|enable)[\w-]*(?:[ \t]+[\w/@-]+"
-    r"(?:[ \t]*,[ \t]*[\w/@-]+)*)?|noqa(?::[ \t]*\w+(?:[ \t]*,[ \t]*\w+)*)?|type:[ \t]*ignore(?:\[[\w-]+(?:,[ \t]*[\w-]+)*\])?|"
-    r"pylint:[ \t]*(?:disable|enable)=[\w,-]+|(?:istanbul|c8)[ \t]+ignore[ \t]+[\w-]+|prettier-ignore|nosec\b|"
-    r"fmt:[ \t]*(?:off|on|skip)|isort:[ \t]*skip(?:_file)?|pragma:[ \t]*no[ \t]*cover|rubocop:(?:disable|enable)[ \t]+[\w/,]+|"
-    r"codespell:ignore\b(?:[ \t]+[\w,]*)?)[ \t]*(?:\*/)?", CI)
+    r"(?:[ \t]*,[ \t]*[\w/@-]+){0,3})?|noqa(?::[ \t]*\w+(?:[ \t]*,[ \t]*\w+){0,3})?|type:[ \t]*ignore(?:\[[\w-]+(?:,[ \t]*[\w-]+){0,3}\])?|"
+    r"pylint:[ \t]*(?:disable|enable)=[\w-]+(?:,[\w-]+){0,3}|(?:istanbul|c8)[ \t]+ignore[ \t]+[\w-]+|prettier-ignore|nosec\b|"
+    r"fmt:[ \t]*(?:off|on|skip)|isort:[ \t]*skip(?:_file)?|pragma:[ \t]*no[ \t]*cover|rubocop:(?:disable|enable)[ \t]+[\w/]+(?:,[\w/]+){0,3}|"
+    r"codespell:ignore\b(?:[ \t]+\w+(?:,\w+){0,3})?)[ \t]*(?:\*/)?", CI)
 
 
 def without_pragmas(text: str) -> str:
