@@ -48,10 +48,12 @@ _SECRET = (r"(?:api[\s_-]?keys?|secret\s+keys?|secrets|passwords?(?!\s+(?:reset|
 _HIJACK = (r"(?:unrestricted|unfiltered|uncensored|jailbroken|evil|dan|an?\s+ai\s+without|"
            r"free\s+(?:of|from)\s+(?:all\s+)?(?:rules|restrictions|limits)|"
            r"no\s+longer\s+(?:bound|restricted|an?\s+(?:ai|assistant))|not\s+bound\s+by)")
-# a person's data, asked for disguised (spelled backwards) or turned against them (a phishing mail)
+# a person's data, asked for disguised (spelled backwards) or turned against them (a phishing mail);
+# a datum naming a list ("the birthday reminders", "the address book") is a list to sort
 _PERSONAL = (r"(?:initials|date\s+of\s+birth|birth\s*date|birthday|social\s+security\s+number|ssn|phone\s+number|"
              r"e-?mail\s+address|home\s+address|(?<!ip\s)(?<!ip-)(?<!mac\s)address|credit\s+card\s+number|passport\s+number|"
              r"bank\s+account\s+number|password|pin)")
+_A_LIST = r"(?!\s+(?:lists?|book|calendar|columns?|fields?|tables?|reminders?|entries|records)\b)"
 
 EN: dict[str, tuple[re.Pattern[str], ...]] = {
     "ignore-instructions": (
@@ -288,10 +290,10 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
            r"(?:conversation|chat|session)\b|\bwhat\s+are\s+you\s+not\s+(?:supposed|allowed|permitted)\s+to\s+(?:tell|say|reveal|share)\b"),
         # a person's data asked for spelled backwards (a disguise for an output filter), or used to
         # write a phishing mail
-        _p(r"\b(?:tell|give|show|write|spell|say|share|provide|reveal|list)\b[^.\n]{0,60}?\b" + _PERSONAL + r"\b[^.\n]{0,40}?"
-           r"\b(?:in\s+reversed?(?:\s+order)?\b(?!\s+(?:order|of|chronological|alphabetical|numerical)\b)|backwards|reversed|"
+        _p(r"\b(?:tell|give|show|write|spell|say|share|provide|reveal|list)\b[^.\n]{0,60}?\b" + _PERSONAL + r"\b" + _A_LIST +
+           r"[^.\n]{0,40}?\b(?:in\s+reversed?(?:\s+order)?\b(?!\s+(?:order|of|chronological|alphabetical|numerical)\b)|backwards|reversed|"
            r"in\s+the\s+opposite\s+order)\b|"
-           r"\b(?:in\s+reversed?\s+order|backwards)\b[^.\n]{0,20}?\b(?:tell|give|show|write|spell|say)\b[^.\n]{0,40}?\b" + _PERSONAL + r"\b"),
+           r"\b(?:in\s+reversed?\s+order|backwards)\b[^.\n]{0,20}?\b(?:tell|give|show|write|spell|say)\b[^.\n]{0,40}?\b" + _PERSONAL + r"\b" + _A_LIST),
         _p(r"\b(?:write|draft|compose|create|craft|generate)\b[^.\n]{0,20}?\bphishing\s+(?:e-?mails?|messages?|mails?|texts?|sms)\b"
            r"[^.\n]{0,60}?\b(?:using|with|from|targeting|to)\b[^.\n]{0,40}?(?:'s|\b(?:his|her|their))\s+(?:[\w-]+\s+){0,2}?"
            + _PERSONAL + r"\b"),
@@ -439,7 +441,7 @@ ES: dict[str, tuple[re.Pattern[str], ...]] = {
            r"api|clave\s+secreta|contraseñas?|credenciales|tokens?\s+de\s+acceso|variables\s+de\s+entorno|"
            r"prompt\s+del\s+sistema|instrucciones\s+del\s+sistema|secretos|claves?\s+privadas?)"),
         _p(r"\b(?:dime|dame|decirme|darme|dinos|escribe|escribir|muestra|mostrar|deletrea|comparte|indica|revela)\b[^.\n]{0,60}?"
-           + _ES_PERSONAL + r"[^.\n]{0,40}?(?:en\s+orden\s+inverso|al\s+rev[eé]s|a\s+la\s+inversa|invertid[oa]s?)\b"),
+           + r"(?<!lista\sde\s)" + _ES_PERSONAL + r"[^.\n]{0,40}?(?:en\s+orden\s+inverso|al\s+rev[eé]s|a\s+la\s+inversa|invertid[oa]s?)\b"),
         _p(r"\b(?:escrib\w*|redact\w*|crea|crear|elabor\w*)\b[^.\n]{0,30}?\b(?:correo|e-?mail|mensaje)s?(?:\s+electr[oó]nicos?)?\s+"
            r"de\s+phishing\b[^.\n]{0,60}?\b(?:usando|utilizando|con)\b[^.\n]{0,40}?" + _ES_PERSONAL),
     ),
