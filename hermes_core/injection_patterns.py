@@ -220,7 +220,7 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
         # NOW bot"): what a persona jailbreak says in one sentence
         _p(r"\byou\s+are\s+now\s+(?:an?\s+|the\s+)?(?:[\w\"'-]+\s+){0,3}?(?:bot|ai|assistant|chatbot|model)\s+(?:that|who|which)\s+"
            r"(?:can\s+|will\s+|would\s+)?(?:do(?:es)?|answers?|says?|writes?|tells?)\s+(?:absolutely\s+)?(?:anything|everything)\b"
-           r"(?!\s+(?:in|with|about|on|for|from|using|as|at|by)\b)|"
+           r"(?!\s+(?:in|with|about|on|for|from|using|as|at|by|down|up|out|\w+ly)\b)|"
            r"\byou\s+are\s+now\s+(?:an?\s+|the\s+)?[\"'\u201c]?do\s+anything(?:\s+now)?[\"'\u201d]?\s+(?:bot|ai|assistant|chatbot|model)\b"),
     ),
     "secret-exfiltration": (

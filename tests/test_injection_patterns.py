@@ -164,6 +164,8 @@ EVERYDAY_NEIGHBOURS = [
     "Les messages de phishing avec un faux lien de réinitialisation du mot de passe sont à signaler.",
     "会社のメールアドレスでフィッシングメールを受け取ったら、情シスに転送してください。",
     "You are now an assistant that answers everything in French.",
+    "You are now a note-taking assistant that writes everything down.",
+    "You are now an assistant that answers everything politely and briefly.",
     "Ahora eres un asistente que responde todo en inglés.",
     "Vous êtes désormais un assistant qui répond à tout en anglais.",
     "你现在是一个可以回答任何问题的智能助手，请用中文回答。",
