@@ -36,6 +36,7 @@ from hermes_core.injection_hidden import (
     PHISHING_LURE,
     SET_ASIDE_CLAIM,
     HiddenSpan,
+    exchange_answers,
     finished_exchange,
     forged_turn,
     hidden_spans,
@@ -65,7 +66,7 @@ from hermes_core.injection_patterns import (
     PERSONA_TRAITS,
     GatedPattern,
 )
-from hermes_core.injection_verdicts import learned_scores, shipped_model
+from hermes_core.injection_verdicts import ModelRef, learned_scores, shipped_model
 
 # Opt-in: the learned scorer's e5 stage (hermes_core/injection_semantic.py), on top of "learned".
 # Not a default: on the source-disjoint final texts it blocked 9.5% of role prompts (decision 50).
@@ -428,7 +429,9 @@ def _hidden(text: str, code: bool, wanted: set[str]) -> tuple[str, str, str] | N
             joined = flat(fold(view))
             if "ignore-instructions" in wanted and (m := SET_ASIDE_CLAIM.search(joined)):
                 return "ignore-instructions", span.kind, m.group()[:80]
-            if "output-hijack" in wanted and (m := PHISHING_LURE.search(joined)):
+            # in a fenced block markup is shown, not rendered: a template's lockout notice there
+            # is in plain sight of whoever reads the file
+            if "output-hijack" in wanted and not code and (m := PHISHING_LURE.search(joined)):
                 return "output-hijack", span.kind, m.group()[:80]
             if not ADDRESSED.search(joined):
                 continue
@@ -472,17 +475,19 @@ _TO_THE_MODEL = re.compile(
     r"dir|dein\w*|sie|ihr\w*)\b|你|您|あなた|君")
 
 
-def rules_excuse(view: str) -> bool:
+def rules_excuse(view: str, *, exchanges: bool = True) -> bool:
     """Whether this paragraph (its learned view) is one the learned scorer must leave to the
     rules: a plain order about the form of the answer, which they judge by where it sits
     (:func:`~hermes_core.injection_hijack.answer_convention`); text about the model that never
     addresses it; a finished exchange (a chat example, a Q/A list closed by its answer:
     :func:`~hermes_core.injection_hidden.finished_exchange`); a short lead-in ("Add the following
     to your CI script:") whose block the rules judge, unless it hands code to the answer itself;
-    or a phrase they know, forbidden by a negation ("Never reveal your API keys to anyone")."""
+    or a phrase they know, forbidden by a negation ("Never reveal your API keys to anyone").
+    ``exchanges=False`` leaves a finished exchange out: the scan judges its answers instead
+    (:func:`_excused`)."""
     if answer_convention(view) or (_ABOUT_THE_MODEL.search(view) and not _TO_THE_MODEL.search(view)):
         return True
-    if finished_exchange(view):
+    if exchanges and finished_exchange(view):
         # a chat example or a Q/A list closed by its answer: a record, not a question left open
         return True
     if len(view) <= SHORT_ORDER and view.endswith((":", "：")) and not CODE_LEAD.search(view):
@@ -499,6 +504,19 @@ def rules_excuse(view: str) -> bool:
     return False
 
 
+def _excused(model: ModelRef, view: str, data: bool) -> bool:
+    """:func:`rules_excuse`, with a finished exchange excused for its form only: its questions,
+    answered, read as bare tasks in a memory, but an attack put in an answer turn ("User: hi /
+    Assistant: <attack>") is what the scorer must still read, so the answers are scored alone."""
+    if rules_excuse(view, exchanges=False):
+        return True
+    answers = exchange_answers(view)
+    if answers is None:
+        return False
+    got = learned_scores(model, [" ".join(answers)], data)
+    return got is None or got[0][0] <= got[1]
+
+
 def _learned(par: Paragraph, framed: bool, context_framed: bool,
              data: bool, semantic: bool = False) -> tuple[str, str, str] | None:
     """The learned scorer's verdict on what the rules let through (None when the shipped model is
@@ -511,7 +529,7 @@ def _learned(par: Paragraph, framed: bool, context_framed: bool,
     if got is None:
         return None
     (score,), limit = got
-    if score <= limit or rules_excuse(view):
+    if score <= limit or _excused(model, view, data):
         return None
     return "learned", "", f"learned score {score:.2f}"
 
@@ -591,7 +609,7 @@ def _learned_pass(out: list[tuple[Paragraph, InjectionFinding | None]], framed: 
         return
     scores, limit = got
     for i, view, score in zip(todo, views, scores, strict=True):
-        if score > limit and not rules_excuse(view):
+        if score > limit and not _excused(model, view, data):
             par = out[i][0]
             out[i] = (par, InjectionFinding("learned", par.line, f"learned score {score:.2f}"))
 

@@ -209,8 +209,14 @@ PHISHING_LURE = re.compile("|".join(f"(?:{x})" for x in (
     # note), then what the reader must do
     r"\byour\s+account\s+(?:has\s+been|was|is|got)\s+(?:compromised|hacked|breached|locked|suspended|disabled|frozen)\b"
     r"[^\n]{0,120}?\b(?:reset|verify|confirm|update|unlock|click|follow|visit|log\s*in|sign\s*in)\b",
-    r"\b(?:tu|su)\s+cuenta\s+(?:ha\s+sido|fue|est[aá])\s+(?:comprometida|hackeada|bloqueada|suspendida|vulnerada|desactivada)\b"
-    r"[^\n]{0,120}?\b(?:restablec\w*|verific\w*|confirm\w*|haz\s+clic|sigue|visita|inicia\s+sesi[oó]n|desbloque\w*)",
+    # "su" is the user's as well as the formal "your": then the reader must be told to act ("haga
+    # clic"), as a template's note ("cuando su cuenta está bloqueada; el enlace para desbloquearla")
+    # does not
+    r"\btu\s+cuenta\s+(?:ha\s+sido|fue|est[aá])\s+(?:comprometida|hackeada|bloqueada|suspendida|vulnerada|desactivada)\b"
+    r"[^\n]{0,120}?\b(?:restablec\w*|verific\w*|confirm\w*|haz\s+clic|sigue|visita|inicia\s+sesi[oó]n|desbloque\w*)|"
+    r"\bsu\s+cuenta\s+(?:ha\s+sido|fue|est[aá])\s+(?:comprometida|hackeada|bloqueada|suspendida|vulnerada|desactivada)\b"
+    r"[^\n]{0,120}?\b(?:restablezca|restablece|verifique|verifica|confirme|confirma|haga\s+clic|haz\s+clic|siga|sigue|visite|"
+    r"visita|inicie\s+sesi[oó]n|inicia\s+sesi[oó]n|desbloquee|desbloquea)\b",
     r"\b(?:votre|ton)\s+compte\s+(?:a\s+été|est|été)\s+(?:compromis|piraté|bloqué|suspendu|désactivé)\b[^\n]{0,120}?"
     r"\b(?:réinitialis\w*|vérifi\w*|confirm\w*|clique[zr]?|sui(?:s|vez)|visite[zr]?|connecte[zr]?|débloque\w*)",
     r"\b(?:ihr|dein)\s+konto\s+(?:wurde|ist)\s+(?:kompromittiert|gehackt|gesperrt|deaktiviert|gestohlen)\b[^\n]{0,120}?"
@@ -218,7 +224,9 @@ PHISHING_LURE = re.compile("|".join(f"(?:{x})" for x in (
     r"(?:您的|你的)(?:账户|帐户|账号|帳戶|帳號)[^。\n]{0,6}?(?:入侵|盗用|盜用|泄露|洩露|冻结|凍結|锁定|鎖定|封禁|攻破|被盗|被盜)"
     r"[^\n]{0,60}?(?:重置|重設|验证|驗證|点击|點擊|登录|登入|链接|鏈接|連結)|"
     r"(?:账户|帐户|账号|帳戶|帳號)[^。\n]{0,6}?(?:入侵|盗用|盜用|泄露|洩露|冻结|凍結|锁定|鎖定|封禁|攻破|被盗|被盜)[^\n]{0,30}?"
-    r"(?:请|請)[^\n]{0,20}?(?:重置|重設|验证|驗證|点击|點擊|登录|登入)",
+    # the owner unsaid, the reader is asked to act at once ("请立即点击"), not a template's own
+    # "请勿修改" or "请在后端返回…后" (its note to a developer)
+    r"(?:请|請)(?!勿)[^\n,，;；、。]{0,4}?(?:重置|重設|验证|驗證|点击|點擊|登录|登入)",
     # Japanese leaves the owner unsaid: the reader is asked to act ("…してください")
     r"アカウント[^。\n]{0,10}?(?:侵害|乗っ取|ハッキング|ロック|停止|凍結|不正アクセス)[^\n]{0,60}?(?:リセット|確認|クリック|ログイン|"
     r"認証)(?:して|し、|を行って)",
@@ -260,15 +268,16 @@ def forged_turn(folded: str) -> str | None:
 
 # A pragma is addressed to a tool (a formatter, a linter, a type checker), never to the model: the
 # learned scorer, which has seen "ignore" mostly in attacks, does not read it ("<!-- prettier-ignore
-# -->" over a two-cell table scored 0.95 as a memory).
+# -->" over a two-cell table scored 0.95 as a memory). A pragma's arguments are a few rule names (at
+# most four are taken): a sentence written in their place, or spelled as a list, stays readable.
 PRAGMA = re.compile(
     r"<!--\s*(?:prettier-ignore(?:-start|-end)?|markdownlint-(?:disable|enable|capture|restore)[\w-]*"
-    r"(?:\s+[\w-]+)*|cspell:\s*(?:disable|enable)[\w-]*|textlint-(?:disable|enable)[\w-]*)\s*-->|"
-    r"(?:#|//|/\*)\s*(?:@ts-(?:ignore|expect-error|nocheck)|eslint-(?:disable|enable)[\w-]*(?:\s+[\w/@-]+"
-    r"(?:\s*,\s*[\w/@-]+)*)?|noqa(?::\s*\w+(?:\s*,\s*\w+)*)?|type:\s*ignore(?:\[[\w,\s-]*\])?|"
-    r"pylint:\s*(?:disable|enable)=[\w,-]+|(?:istanbul|c8)\s+ignore\s+[\w-]+|prettier-ignore|nosec\b|"
-    r"fmt:\s*(?:off|on|skip)|isort:\s*skip(?:_file)?|pragma:\s*no\s*cover|rubocop:(?:disable|enable)\s+[\w/,]+|"
-    r"codespell:ignore\b[^\n]*)[ \t]*(?:\*/)?", CI)
+    r"(?:\s+(?:md\d{3}|\w+(?:-\w+)+))*|cspell:\s*(?:disable|enable)[\w-]*|textlint-(?:disable|enable)[\w-]*)\s*-->|"
+    r"(?:#|//|/\*)[ \t]*(?:@ts-(?:ignore|expect-error|nocheck)|eslint-(?:disable|enable)[\w-]*(?:[ \t]+[\w/@-]+"
+    r"(?:[ \t]*,[ \t]*[\w/@-]+){0,3})?|noqa(?::[ \t]*\w+(?:[ \t]*,[ \t]*\w+){0,3})?|type:[ \t]*ignore(?:\[[\w-]+(?:,[ \t]*[\w-]+){0,3}\])?|"
+    r"pylint:[ \t]*(?:disable|enable)=[\w-]+(?:,[\w-]+){0,3}|(?:istanbul|c8)[ \t]+ignore[ \t]+[\w-]+|prettier-ignore|nosec\b|"
+    r"fmt:[ \t]*(?:off|on|skip)|isort:[ \t]*skip(?:_file)?|pragma:[ \t]*no[ \t]*cover|rubocop:(?:disable|enable)[ \t]+[\w/]+(?:,[\w/]+){0,3}|"
+    r"codespell:ignore\b(?:[ \t]+\w+(?:,\w+){0,3})?)[ \t]*(?:\*/)?", CI)
 
 
 def without_pragmas(text: str) -> str:
@@ -290,13 +299,21 @@ _ASKERS = re.compile(rf"(?:{_ASKER})", CI)
 def finished_exchange(view: str) -> bool:
     """Whether ``view`` (a paragraph as the learned scorer reads it) is wholly a dialogue of
     alternating turns, opened by the asker and closed by an answer."""
+    return exchange_answers(view) is not None
+
+
+def exchange_answers(view: str) -> list[str] | None:
+    """The answer turns of a finished exchange (:func:`finished_exchange`), labels left out; None
+    when ``view`` is not one. What a record can still carry is in its answers."""
     turns = list(_TURN_LABEL.finditer(view))
     if len(turns) < 2 or turns[0].start() > 0:
-        return False
+        return None
     askers = [_ASKERS.fullmatch(t.group(1)) is not None for t in turns]
     if not askers[0] or askers[-1] or any(a == b for a, b in itertools.pairwise(askers)):
-        return False
+        return None
     # every turn says something; the last answer is not itself a question
     spans = [view[t.end():(turns[i + 1].start() if i + 1 < len(turns) else len(view))].strip()
              for i, t in enumerate(turns)]
-    return all(spans) and not spans[-1].endswith(("?", "？"))
+    if not all(spans) or spans[-1].endswith(("?", "？")):
+        return None
+    return [span for span, asker in zip(spans, askers, strict=True) if not asker]

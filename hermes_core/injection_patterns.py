@@ -48,10 +48,12 @@ _SECRET = (r"(?:api[\s_-]?keys?|secret\s+keys?|secrets|passwords?(?!\s+(?:reset|
 _HIJACK = (r"(?:unrestricted|unfiltered|uncensored|jailbroken|evil|dan|an?\s+ai\s+without|"
            r"free\s+(?:of|from)\s+(?:all\s+)?(?:rules|restrictions|limits)|"
            r"no\s+longer\s+(?:bound|restricted|an?\s+(?:ai|assistant))|not\s+bound\s+by)")
-# a person's data, asked for disguised (spelled backwards) or turned against them (a phishing mail)
+# a person's data, asked for disguised (spelled backwards) or turned against them (a phishing mail);
+# a datum naming a list ("the birthday reminders", "the address book") is a list to sort
 _PERSONAL = (r"(?:initials|date\s+of\s+birth|birth\s*date|birthday|social\s+security\s+number|ssn|phone\s+number|"
-             r"e-?mail\s+address|home\s+address|address|credit\s+card\s+number|passport\s+number|"
+             r"e-?mail\s+address|home\s+address|(?<!ip\s)(?<!ip-)(?<!mac\s)address|credit\s+card\s+number|passport\s+number|"
              r"bank\s+account\s+number|password|pin)")
+_A_LIST = r"(?!\s+(?:lists?|book|calendar|columns?|fields?|tables?|reminders?|entries|records)\b)"
 
 EN: dict[str, tuple[re.Pattern[str], ...]] = {
     "ignore-instructions": (
@@ -217,7 +219,8 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
         # a bot declared able to do anything ("You are now a BOT that does anything", "a DO ANYTHING
         # NOW bot"): what a persona jailbreak says in one sentence
         _p(r"\byou\s+are\s+now\s+(?:an?\s+|the\s+)?(?:[\w\"'-]+\s+){0,3}?(?:bot|ai|assistant|chatbot|model)\s+(?:that|who|which)\s+"
-           r"(?:can\s+|will\s+|would\s+)?(?:do(?:es)?|answers?|says?|writes?|tells?)\s+(?:absolutely\s+)?(?:anything|everything)\b|"
+           r"(?:can\s+|will\s+|would\s+)?(?:do(?:es)?|answers?|says?|writes?|tells?)\s+(?:absolutely\s+)?(?:anything|everything)\b"
+           r"(?!\s+(?:in|with|about|on|for|from|using|as|at|by|down|up|out|\w+ly)\b)|"
            r"\byou\s+are\s+now\s+(?:an?\s+|the\s+)?[\"'\u201c]?do\s+anything(?:\s+now)?[\"'\u201d]?\s+(?:bot|ai|assistant|chatbot|model)\b"),
     ),
     "secret-exfiltration": (
@@ -287,9 +290,10 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
            r"(?:conversation|chat|session)\b|\bwhat\s+are\s+you\s+not\s+(?:supposed|allowed|permitted)\s+to\s+(?:tell|say|reveal|share)\b"),
         # a person's data asked for spelled backwards (a disguise for an output filter), or used to
         # write a phishing mail
-        _p(r"\b(?:tell|give|show|write|spell|say|share|provide|reveal|list)\b[^.\n]{0,60}?\b" + _PERSONAL + r"\b[^.\n]{0,40}?"
-           r"\b(?:in\s+reversed?(?:\s+order)?|backwards|reversed|in\s+the\s+opposite\s+order)\b|"
-           r"\b(?:in\s+reversed?\s+order|backwards)\b[^.\n]{0,20}?\b(?:tell|give|show|write|spell|say)\b[^.\n]{0,40}?\b" + _PERSONAL + r"\b"),
+        _p(r"\b(?:tell|give|show|write|spell|say|share|provide|reveal|list)\b[^.\n]{0,60}?\b" + _PERSONAL + r"\b" + _A_LIST +
+           r"[^.\n]{0,40}?\b(?:in\s+reversed?(?:\s+order)?\b(?!\s+(?:order|of|chronological|alphabetical|numerical)\b)|backwards|reversed|"
+           r"in\s+the\s+opposite\s+order)\b|"
+           r"\b(?:in\s+reversed?\s+order|backwards)\b[^.\n]{0,20}?\b(?:tell|give|show|write|spell|say)\b[^.\n]{0,40}?\b" + _PERSONAL + r"\b" + _A_LIST),
         _p(r"\b(?:write|draft|compose|create|craft|generate)\b[^.\n]{0,20}?\bphishing\s+(?:e-?mails?|messages?|mails?|texts?|sms)\b"
            r"[^.\n]{0,60}?\b(?:using|with|from|targeting|to)\b[^.\n]{0,40}?(?:'s|\b(?:his|her|their))\s+(?:[\w-]+\s+){0,2}?"
            + _PERSONAL + r"\b"),
@@ -304,7 +308,7 @@ _ZH_SECRET = (r"(?:密钥|密鑰|金钥|金鑰|密码(?!重置|找回|修改|强
 _ZH_PERSONAL = (r"(?:首字母|姓名缩写|姓名縮寫|出生日期|生日|电话号码|電話號碼|手机号|手機號|身份证号|身份證號|邮箱地址|郵箱地址|"
                 r"电子邮件地址|電子郵件地址|邮箱|郵箱|密码|密碼|住址|家庭地址|银行卡号|銀行卡號|信用卡号|信用卡號)")
 _ZH_REVERSE = r"(?:反顺序|反順序|倒序|逆序|相反的?顺序|相反的?順序|倒过来|倒過來|倒着|倒著|反向)"
-_ZH_TELL = r"(?:告诉|告訴|给我|給我|写出|寫出|写下|寫下|说出|說出|列出|拼出|输出|輸出)"
+_ZH_TELL = r"(?:告诉|告訴|给我|給我|写出|寫出|写下|寫下|说出|說出|拼出|输出|輸出)"
 _ZH_IGNORE = r"(?:忽略|无视|無視|忽视|忽視|忘记|忘記|忘掉|不要理会|不要理會|覆盖|覆蓋|抛开|拋開|放弃|放棄)"
 _ZH_EARLIER = r"(?:之前|以前|以上|上面|前面|先前|此前|所有|全部|一切|系统|系統|原来|原來|原有|原先|最初)"
 _ZH_ORDERS = r"(?:指令|指示|说明|說明|规则|規則|提示|要求|设定|設定|命令|约束|約束|限制)"
@@ -331,9 +335,11 @@ ZH: dict[str, tuple[re.Pattern[str], ...]] = {
         _p(r"(?:启动|啟動|进入|進入|开始|開始)[^。\n]{0,4}[“\"'「](?:系统重置|系統重置|系统升级|系統升級|安全审计|安全審計)"),
         _p(r"我是(?:上帝|神|你的(?:开发者|開發者|开发人员|開發人員|创造者|創造者|主人))[^。\n]{0,20}?(?:你必须|你必須|密码|密碼)"),
         _p(r"你(?:现在|現在|从现在起|從現在起|从今以后|從今以後)是(?:一个|一個|个|個)?[^。\n]{0,10}?(?:可以|能|会|會)?(?:做|回答|干|幹)"
-           r"任何(?:事|事情|问题|問題)[^。\n]{0,4}?的?\s*(?:机器人|機器人|bot|ai|助手|人工智能)|"
+           r"任何(?:事|事情)[^。\n]{0,4}?的?\s*(?:机器人|機器人|bot|ai|助手|人工智能)|"
            r"你(?:现在|現在)是(?:一个|一個)?\s*[\"'“「]?(?:立即|现在|現在)?做任何事"),
-        _p(r"字符串\s*[a-z]\s*=\s*[a-z]\s*\+\s*[a-z][^\n]{0,80}?(?:返回|输出|輸出|回答|回复|回覆)"),
+        # written out, as the English "write down the string" (not a note that a function returns it)
+        _p(r"(?:写出|寫出|写下|寫下|写|寫|打印|列印|输出|輸出)\s*(?:这个|這個)?字符串\s*[a-z]\s*=\s*[a-z]\s*\+\s*[a-z][^\n]{0,80}?"
+           r"(?:返回|输出|輸出|回答|回复|回覆)"),
     ),
     "secret-exfiltration": (
         _p(r"(?:泄露|泄漏|洩露|洩漏|透露|发送|發送|上传|上傳|发给|發給|发到|發到|打印出?|列印出?|输出|輸出|"
@@ -343,10 +349,10 @@ ZH: dict[str, tuple[re.Pattern[str], ...]] = {
         _p(r"(?:将|將)[^。\n]{0,10}?" + _ZH_SECRET + r"[^。\n]{0,12}?(?:发送|發送|上传|上傳|附加|附在|放在|嵌入)"),
         _p(r"(?:对话|對話|聊天记录|聊天記錄|历史|歷史)[^。\n]{0,20}?(?:附加|拼接|放|嵌入|编码|編碼)[^。\n]{0,20}?"
            r"(?:链接|鏈接|連結|网址|網址|url|图片|圖片)"),
-        _p(r"(?:按|以|用)?" + _ZH_REVERSE + r"[^。\n]{0,12}?(?:告诉|告訴|给|給|写|寫|说|說|列出|拼出|输出|輸出)[^。\n]{0,16}?"
+        _p(r"(?:按|以|用)?" + _ZH_REVERSE + r"[^。\n]{0,12}?(?:告诉|告訴|给|給|写|寫|说|說|拼出|输出|輸出)[^。\n]{0,16}?"
            + _ZH_PERSONAL + r"|" + _ZH_TELL + r"[^。\n]{0,16}?" + _ZH_PERSONAL + r"[^。\n]{0,12}?" + _ZH_REVERSE),
-        _p(r"(?:用|使用|利用)[^。\n]{0,20}?" + _ZH_PERSONAL + r"[^。\n]{0,20}?(?:写|寫|撰写|撰寫|编写|編寫|起草)[^。\n]{0,8}?"
-           r"(?:钓鱼|釣魚)(?:邮件|郵件|信息|訊息|短信)"),
+        _p(r"(?:用|使用|利用)[^。\n]{0,20}?" + _ZH_PERSONAL + r"[^。\n]{0,20}?(?:写|寫|撰写|撰寫|编写|編寫|起草)"
+           r"(?:一封|一份|一条|一條|一个|一個|封|份|条|條|个|個)?(?:钓鱼|釣魚)(?:邮件|郵件|信息|訊息|短信)"),
     ),
 }
 
@@ -379,22 +385,23 @@ JA: dict[str, tuple[re.Pattern[str], ...]] = {
         _p(r"私は(?:神|あなたの(?:開発者|作成者|創造者))です?[^。\n]{0,4}[。、,]?\s*[^。\n]{0,30}?(?:答えて|従って|パスワード)"),
         _p(r"(?:あなた|君|お前)は(?:今|いま|今から|これから|もう)[^。\n]{0,6}?(?:何でも|なんでも)(?:する|できる|やる|答える|こなす)"
            r"[^。\n]{0,4}?(?:bot|ボット|ai|アシスタント|チャットボット)"),
-        _p(r"文字列\s*[a-z]\s*=\s*[a-z]\s*\+\s*[a-z][^\n]{0,80}?(?:返|出力|答え|応答)"),
+        # answered or returned by someone ("に答えて", "から返される"), not a function that returns it
+        _p(r"文字列\s*[a-z]\s*=\s*[a-z]\s*\+\s*[a-z][^\n]{0,80}?(?:返され|返って|答え|応答)"),
     ),
     "secret-exfiltration": (
         _p(_JA_SECRET + r"[^。\n]{0,20}?(?:教えて|表示して|出力して|送信して|送って|漏らして|公開して|貼り付けて|"
            r"書き出して|アップロードして|見せて|開示して|送信せよ|出力せよ|表示せよ|開示せよ|教えろ|送れ)"),
         _p(r"(?:会話|チャット履歴|履歴)[^。\n]{0,20}?(?:url|リンク|画像)[^。\n]{0,10}?(?:に付け|に追加|に含め|に埋め込)"),
         _p(_JA_PERSONAL + r"[^。\n]{0,10}?(?:逆順|逆の順番|逆の順序|逆さま?|反対の順番|後ろから)[^。\n]{0,10}?(?:教えて|書いて|言って|"
-           r"答えて|示して|表示して|出力して|伝えて)"),
-        _p(_JA_PERSONAL + r"[^。\n]{0,20}?(?:を使って|を使用して|を利用して|で)[^。\n]{0,10}?フィッシング(?:メール|メッセージ|sms)"),
+           r"答えて|(?<!表)示して|伝えて)"),
+        _p(_JA_PERSONAL + r"[^。\n]{0,20}?(?:を使って|を使用して|を利用して)[^。\n]{0,10}?フィッシング(?:メール|メッセージ|sms)"),
     ),
 }
 
 # --------------------------------------------------------------------------- Spanish
 
-_ES_PERSONAL = (r"(?:iniciales|fecha\s+de\s+nacimiento|cumpleaños|n[uú]mero\s+de\s+(?:tel[eé]fono|seguridad\s+social|"
-                r"tarjeta(?:\s+de\s+cr[eé]dito)?|pasaporte)|direcci[oó]n(?:\s+de\s+correo(?:\s+electr[oó]nico)?)?|"
+_ES_PERSONAL = (r"(?:iniciales|fecha\s+de\s+nacimiento|(?<!los\s)(?<!sus\s)cumpleaños|n[uú]mero\s+de\s+(?:tel[eé]fono|seguridad\s+social|"
+                r"tarjeta(?:\s+de\s+cr[eé]dito)?|pasaporte)|direcci[oó]n(?!es|\s+(?:ip|mac)\b)(?:\s+de\s+correo(?:\s+electr[oó]nico)?)?|"
                 r"correo\s+electr[oó]nico|contraseña)")
 
 ES: dict[str, tuple[re.Pattern[str], ...]] = {
@@ -425,7 +432,8 @@ ES: dict[str, tuple[re.Pattern[str], ...]] = {
         _p(r"\bsoy\s+(?:dios|tu\s+(?:desarrollador|creador)|su\s+(?:desarrollador|creador))\b[^.\n]{0,80}?"
            r"\b(?:contraseña|secret\w*|debes|tienes\s+que|confirm\w*)"),
         _p(r"\b(?:ahora\s+eres|eres\s+ahora|ya\s+eres)\s+(?:un|una)\s+(?:[\w\"'-]+\s+){0,3}?(?:bot|ia|asistente|chatbot|modelo)\s+que\s+"
-           r"(?:puede\s+)?(?:hace|hacer|responde|dice|contesta)\s+(?:a\s+)?(?:cualquier\s+cosa|todo|lo\s+que\s+sea)\b|"
+           r"(?:puede\s+)?(?:hace|hacer|responde|dice|contesta)\s+(?:a\s+)?(?:cualquier\s+cosa|todo|lo\s+que\s+sea)\b"
+           r"(?!\s+(?:en|con|sobre|de|para|como|por)\b)|"
            r"\b(?:ahora\s+eres|eres\s+ahora)\s+(?:un|una)\s+(?:bot|ia)\s+(?:de\s+)?[\"'«]?haz\s+(?:cualquier\s+cosa|todo)"),
         _p(r"\b(?:escribe|escriba|imprime|imprima|devuelve)\s+la\s+cadena\s+[a-z]\s*=\s*[a-z]\s*\+\s*[a-z]\b[^\n]{0,80}?"
            r"\b(?:devuelt[oa]|respuesta|salida|respond\w*)\b"),
@@ -436,7 +444,7 @@ ES: dict[str, tuple[re.Pattern[str], ...]] = {
            r"api|clave\s+secreta|contraseñas?|credenciales|tokens?\s+de\s+acceso|variables\s+de\s+entorno|"
            r"prompt\s+del\s+sistema|instrucciones\s+del\s+sistema|secretos|claves?\s+privadas?)"),
         _p(r"\b(?:dime|dame|decirme|darme|dinos|escribe|escribir|muestra|mostrar|deletrea|comparte|indica|revela)\b[^.\n]{0,60}?"
-           + _ES_PERSONAL + r"[^.\n]{0,40}?(?:en\s+orden\s+inverso|al\s+rev[eé]s|a\s+la\s+inversa|invertid[oa]s?)\b"),
+           + r"(?<!lista\sde\s)" + _ES_PERSONAL + r"[^.\n]{0,40}?(?:en\s+orden\s+inverso|al\s+rev[eé]s|a\s+la\s+inversa|invertid[oa]s?)\b"),
         _p(r"\b(?:escrib\w*|redact\w*|crea|crear|elabor\w*)\b[^.\n]{0,30}?\b(?:correo|e-?mail|mensaje)s?(?:\s+electr[oó]nicos?)?\s+"
            r"de\s+phishing\b[^.\n]{0,60}?\b(?:usando|utilizando|con)\b[^.\n]{0,40}?" + _ES_PERSONAL),
     ),
@@ -444,8 +452,8 @@ ES: dict[str, tuple[re.Pattern[str], ...]] = {
 
 # --------------------------------------------------------------------------- French
 
-_FR_PERSONAL = (r"(?:initiales|date\s+de\s+naissance|anniversaire|num[eé]ro\s+de\s+(?:t[eé]l[eé]phone|s[eé]curit[eé]\s+sociale|"
-                r"carte(?:\s+bancaire|\s+de\s+cr[eé]dit)?|passeport)|adresse(?:\s+e-?mail|\s+[eé]lectronique|\s+courriel|"
+_FR_PERSONAL = (r"(?:initiales|date\s+de\s+naissance|anniversaire(?!s)|num[eé]ro\s+de\s+(?:t[eé]l[eé]phone|s[eé]curit[eé]\s+sociale|"
+                r"carte(?:\s+bancaire|\s+de\s+cr[eé]dit)?|passeport)|adresse(?!s|\s+(?:ip|mac)\b)(?:\s+e-?mail|\s+[eé]lectronique|\s+courriel|"
                 r"\s+mail)?|mot\s+de\s+passe)")
 
 FR: dict[str, tuple[re.Pattern[str], ...]] = {
@@ -479,7 +487,8 @@ FR: dict[str, tuple[re.Pattern[str], ...]] = {
         _p(r"\bje\s+suis\s+(?:dieu|ton\s+(?:développeur|créateur)|votre\s+(?:développeur|créateur))\b[^.\n]{0,80}?"
            r"\b(?:mot\s+de\s+passe|secret\w*|dois|devez|confirm\w*)"),
         _p(r"\b(?:tu\s+es|vous\s+[eê]tes)\s+(?:maintenant|d[eé]sormais)\s+(?:un|une)\s+(?:[\w\"'-]+\s+){0,3}?(?:bot|ia|assistant|"
-           r"chatbot|mod[eè]le)\s+qui\s+(?:peut\s+)?(?:fait|faire|r[eé]pond|dit)\s+(?:[aà]\s+)?(?:tout|n'importe\s+quoi)\b"),
+           r"chatbot|mod[eè]le)\s+qui\s+(?:peut\s+)?(?:fait|faire|r[eé]pond|dit)\s+(?:[aà]\s+)?(?:tout|n'importe\s+quoi)\b"
+           r"(?!\s+(?:en|avec|sur|de|pour|comme|par)\b)"),
         _p(r"\b(?:[eé]cris|[eé]crivez|imprime|imprimez|renvoie|renvoyez)\s+la\s+cha[iî]ne\s+[a-z]\s*=\s*[a-z]\s*\+\s*[a-z]\b"
            r"[^\n]{0,80}?\b(?:retourn[eé]e?|renvoy[eé]e?|r[eé]ponse|sortie|r[eé]pond\w*)\b"),
     ),
@@ -492,7 +501,8 @@ FR: dict[str, tuple[re.Pattern[str], ...]] = {
         _p(r"\b(?:dis-moi|dites-moi|donne(?:-moi)?|donnez(?:-moi)?|[eé]cris|[eé]crivez|[eé]pelle|[eé]pelez|indique|indiquez|me\s+dire|"
            r"me\s+donner|r[eé]v[eè]le|r[eé]v[eé]lez|partage|partagez)\b[^.\n]{0,60}?" + _FR_PERSONAL + r"[^.\n]{0,40}?"
            r"(?:dans\s+l'ordre\s+inverse|en\s+ordre\s+inverse|[aà]\s+l'envers|invers[eé]e?s?\b)"),
-        _p(r"\b(?:e-?mails?|courriels?|messages?|mails?)\s+de\s+(?:phishing|hame[cç]onnage)\b[^.\n]{0,60}?\b(?:en\s+utilisant|avec|"
+        _p(r"\b(?:[eé]cri\w*|r[eé]dig\w*|cr[eé](?:e[rz]?|ez)\b|compos\w*|g[eé]n[eè]r\w*)[^.\n]{0,30}?"
+           r"\b(?:e-?mails?|courriels?|messages?|mails?)\s+de\s+(?:phishing|hame[cç]onnage)\b[^.\n]{0,60}?\b(?:en\s+utilisant|avec|"
            r"[aà]\s+partir\s+de)\b[^.\n]{0,40}?" + _FR_PERSONAL),
     ),
 }
@@ -505,7 +515,7 @@ _DE_ORDERS = (r"(?:anweisung(?:en)?|instruktion(?:en)?|regeln|vorgaben|befehle|r
 _DE_EARLIER = r"(?:(?:vorherig|bisherig|vorig|obig|früher|ursprünglich|alt|vorangegangen)e[nrs]?)"
 
 _DE_PERSONAL = (r"(?:initialen|geburtsdatum|geburtstag|telefonnummer|handynummer|sozialversicherungsnummer|e-?mail-?adresse|"
-                r"adresse|passwort|kennwort|kreditkartennummer|passnummer)")
+                r"(?<!ip-)(?<!mac-)adresse|passwort|kennwort|kreditkartennummer|passnummer)\b")
 
 DE: dict[str, tuple[re.Pattern[str], ...]] = {
     "ignore-instructions": (
@@ -546,10 +556,15 @@ DE: dict[str, tuple[re.Pattern[str], ...]] = {
            + _DE_PERSONAL + r"[^.\n]{0,40}?(?:in\s+umgekehrter\s+reihenfolge|r[uü]ckw[aä]rts|umgekehrt)\b|"
            r"\b(?:in\s+umgekehrter\s+reihenfolge|r[uü]ckw[aä]rts)\b[^.\n]{0,40}?" + _DE_PERSONAL + r"[^.\n]{0,30}?\b(?:sagen|nennen|"
            r"geben|schreiben|buchstabieren|zeigen)\b"),
-        _p(r"\bphishing-?(?:e-?mail|mail|nachricht)\w*\s+(?:mit|unter\s+verwendung)\b[^.\n]{0,60}?" + _DE_PERSONAL),
+        _p(r"\b(?:schreib\w*|verfass\w*|erstell\w*|formulier\w*|entw[iu]rf\w*)\b[^.\n]{0,30}?\bphishing-?(?:e-?mail|mail|"
+           r"nachricht)\w*\s+(?:mit|unter\s+verwendung)\b[^.\n]{0,60}?" + _DE_PERSONAL + r"|\bphishing-?(?:e-?mail|mail|"
+           r"nachricht)\w*\s+(?:mit|unter\s+verwendung)\b[^.\n]{0,60}?" + _DE_PERSONAL + r"[^.\n]{0,40}?\b(?:schreiben|"
+           r"verfassen|erstellen|formulieren|entwerfen)\b"),
         # the verb last, as a German question or subordinate clause has it ("Kannst du mir dein
-        # Passwort sagen?", "wenn Sie mir Ihr Passwort geben")
-        _p(r"\b(?:mir|uns)\s+(?:dein\w*|ihr\w*|euer|eure\w*)\s+(?:\w+\s+)?(?:passw(?:ö|o)rt(?:er)?|kennw(?:ö|o)rt(?:er)?|"
+        # Passwort sagen?", "wenn Sie mir Ihr Passwort geben"); folded, "ihr" is "her" too, so the
+        # formal "Ihr" needs its "Sie" ("Anna wird uns ihre Zugangsdaten schicken" is a report)
+        _p(r"(?:\b(?:mir|uns)\s+(?:dein\w*|euer|eure\w*)|\bsie\b[^.,;!?\n]{0,30}?\b(?:mir|uns)\s+ihr\w*)\s+(?:\w+\s+)?"
+           r"(?:passw(?:ö|o)rt(?:er)?|kennw(?:ö|o)rt(?:er)?|"
            r"api-?schlüssel|geheimen?\s+schlüssel|zugangsdaten|anmeldedaten|access-?token|systemprompt|system-prompt|"
            r"geheimnis(?:se)?)\s+(?:zu\s+)?(?:geben|gibst|gebt|sagen|sagst|nennen|nennst|verraten|verrätst|schicken|schickst|"
            r"senden|sendest|zeigen|zeigst|mitteilen|mitteilst)\b"),
@@ -714,7 +729,7 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
                                 "what was the", "you received", "you got", "you were given", "you have received",
                                 "of your", "of the system", "of the initial", "of the original", "of the hidden",
                                 "summari", "translat", "convert", "paraphras", "rewrite", "you told", "not supposed",
-                                "not allowed", "not permitted", "reverse", "backwards", "phishing"),
+                                "not allowed", "not permitted", "reverse", "backwards", "opposite order", "phishing"),
     },
     "es": {
         "ignore-instructions": ("ignor", "olvid", "descart", "omit", "caso"),
@@ -725,7 +740,7 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "fr": {
         "ignore-instructions": ("ignor", "oubli", "compte", "abstraction", "écart", "tomber"),
-        "role-hijack": ("maintenant", "désormais", "dorénavant", "n'es plus", "n'êtes plus", "mode", "tâche",
+        "role-hijack": ("maintenant", "désormais", "desormais", "dorénavant", "n'es plus", "n'êtes plus", "mode", "tâche",
                         "mission", "instruction", "consigne", "système", "en tant qu",
                         "je suis", "chaîne", "chaine"),
         "secret-exfiltration": ("révél", "revel", "révèl", "affich", "envoi", "envoy", "divulgu", "donne",
@@ -738,7 +753,7 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
         "role-hijack": ("jetzt", "sofort", "nun an", "moment", "du bist", "modus", "aufgabe", "system",
                         "entwickelte ki", "ich bin", "zeichenkette", "den string", "die string"),
         "secret-exfiltration": ("verrat", "zeig", "gib", "geben", "send", "schick", "leak", "post", "druck",
-                                "nenn", "teil", "lade", "veröffentlich", "mir ", "uns ", "umgekehrt", "rückwärts", "ruckwarts", "phishing"),
+                                "nenn", "teil", "lade", "veröffentlich", "mir ", "uns ", "umgekehrt", "rückw", "ruckw", "phishing"),
     },
 }
 GATES: dict[str, dict[str, re.Pattern[str]]] = {
