@@ -31,13 +31,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _baseline_injection import scan_for_injection as baseline_scan  # noqa: E402
 
-from hermes_core.injection import (  # noqa: E402
+from hermes_core.injection.scan import (  # noqa: E402
     INJECTION_CATEGORIES,
     SEMANTIC,
     guard_text,
     split_paragraphs,
 )
-from hermes_core.injection_verdicts import STORE  # noqa: E402
+from hermes_core.injection.verdicts import STORE  # noqa: E402
 
 CORPUS = REPO / "tests" / "data" / "injection" / "corpus.jsonl"
 REAL = REPO / "tests" / "data" / "injection" / "real" / "corpus.jsonl"

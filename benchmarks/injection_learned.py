@@ -10,7 +10,7 @@ texts (tests/data/injection/real/, built by import_real.py; not committed).
 
     python benchmarks/injection_learned.py --json
 
-The scorer that ships (hermes_core/injection_learned.py) came out of this experiment; it is
+The scorer that ships (hermes_core/injection/learned.py) came out of this experiment; it is
 trained by tests/data/injection/train_scorer.py and measured by benchmarks/injection.py. Here the
 rules are run without it, as the baseline the experiment compares against.
 """

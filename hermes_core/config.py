@@ -336,7 +336,7 @@ class PromptSettings(_Model):
     # Files larger than this are read as a head and a tail only (then the token budget applies).
     max_file_bytes: int = Field(2_000_000, gt=0)
     # Which injection signals block a file; drop one to tolerate it.
-    # "learned" is the shipped scorer (hermes_core/injection_learned.py) beside the phrase rules;
+    # "learned" is the shipped scorer (hermes_core/injection/learned.py) beside the phrase rules;
     # "learned-semantic" (opt-in, needs the embeddings extra) adds its e5 stage to it.
     injection_categories: tuple[Literal["ignore-instructions", "role-hijack", "secret-exfiltration",
                                         "invisible-unicode", "output-hijack", "learned",

@@ -29,7 +29,7 @@ from types import ModuleType
 import pytest
 
 from hermes_core import config, redact
-from hermes_core.injection_verdicts import shipped_model, use_home_cache
+from hermes_core.injection.verdicts import shipped_model, use_home_cache
 from hermes_core.testing.redis_server import RedisServer
 
 EXAMPLE_HOME = Path(__file__).parent.parent / "examples" / "home"

@@ -60,7 +60,7 @@ from hermes_core.agent.prompt.files import (
 )
 from hermes_core.config import Settings
 from hermes_core.injection import notices_in
-from hermes_core.injection_verdicts import use_home_cache
+from hermes_core.injection.verdicts import use_home_cache
 from hermes_core.tokenize import estimate_tokens
 from hermes_core.types import (
     CachePlan,

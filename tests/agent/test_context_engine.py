@@ -801,9 +801,9 @@ def test_a_recalled_session_is_scanned_again_when_its_summary_changes(tmp_path: 
 
 def test_a_sentence_scored_in_one_recalled_session_is_not_scored_again_in_another(
         engine: ContextEngine) -> None:
-    """The learned scan's verdicts are kept per sentence view (injection_verdicts.STORE): a past
+    """The learned scan's verdicts are kept per sentence view (injection.verdicts.STORE): a past
     session recalled again, or another one repeating its sentences, costs no new scoring."""
-    from hermes_core.injection_verdicts import STORE
+    from hermes_core.injection.verdicts import STORE
 
     shared = "We moved the nightly billing export to the new Hangzhou cluster last week."
     engine.add("a", f"{shared} The user then asked for espresso grinder settings.",

@@ -354,9 +354,9 @@ def test_a_damaged_verdict_cache_costs_one_warning_and_the_prompt_is_built(
     first = run_json(capsys, "first message", "--home", str(marked_home))
     assert cache.is_file()
     cache.write_bytes(b"\xff\xfe torn \x00 bytes\n")
-    from hermes_core.injection_verdicts import STORE
+    from hermes_core.injection.verdicts import STORE
     STORE.clear()   # as a new process would start: nothing in memory, the damaged file on disk
-    with caplog.at_level("WARNING", logger="hermes_core.injection_verdicts"):
+    with caplog.at_level("WARNING", logger="hermes_core.injection.verdicts"):
         again = run_json(capsys, "first message", "--home", str(marked_home))
     assert again["system"] == first["system"]
     assert [r.getMessage() for r in caplog.records if str(cache) in r.getMessage()] != []

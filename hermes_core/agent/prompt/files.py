@@ -83,7 +83,7 @@ class ReadPolicy:
     scan_categories: tuple[str, ...] = INJECTION_CATEGORIES
     retries: int = READ_RETRIES
     # the file is data about the user and past work (MEMORY.md, USER.md), not instructions:
-    # orders about "your reply" in it are scanned as hostile (hermes_core.injection_hijack)
+    # orders about "your reply" in it are scanned as hostile (hermes_core.injection.hijack)
     data: bool = False
 
 

@@ -9,7 +9,7 @@ Each paragraph is read through ``hermes_core.injection.learned_views`` (what the
 scorer: quoted examples out, folded, flattened) and labelled hostile when it is the inserted part
 of a hostile row (the ordinary paragraphs a text is embedded among are benign). Long views are cut
 into the scorer's windows. The model is a class-balanced logistic regression on
-``hermes_core.injection_learned.features``.
+``hermes_core.injection.learned.features``.
 
 Thresholds (one for data such as MEMORY.md, one for instructions such as HERMES.md / SKILL.md)
 are chosen by 5-fold cross-validation on the same dev rows, grouped by source for third-party
@@ -51,20 +51,20 @@ sys.path.insert(0, str(HERE))
 from build_corpus import WRAP  # noqa: E402
 from train_benign import TRAIN_BENIGN  # noqa: E402
 
-from hermes_core.injection import (  # noqa: E402
+from hermes_core.injection.learned import (  # noqa: E402
+    LearnedScorer,
+    features,
+    too_short,
+    windows,
+)
+from hermes_core.injection.scan import (  # noqa: E402
     INJECTION_CATEGORIES,
     guard_text,
     learned_views,
     rules_excuse,
     split_paragraphs,
 )
-from hermes_core.injection_learned import (  # noqa: E402
-    LearnedScorer,
-    features,
-    too_short,
-    windows,
-)
-from hermes_core.injection_semantic import EMBEDDER, SemanticModel, blend, e5_passages  # noqa: E402
+from hermes_core.injection.semantic import EMBEDDER, SemanticModel, blend, e5_passages  # noqa: E402
 
 OWN = HERE / "corpus.jsonl"
 THIRD = HERE / "third_party_train.jsonl"

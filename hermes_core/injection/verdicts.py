@@ -1,6 +1,6 @@
 """The learned scorer's verdicts, remembered in memory and in the home, keyed by content.
 
-Why: the scorer (:mod:`hermes_core.injection_learned`) needs scikit-learn, whose import alone costs
+Why: the scorer (:mod:`hermes_core.injection.learned`) needs scikit-learn, whose import alone costs
 about a second, and every command that scans a context file would pay it at each start even when
 no file changed since the last one. A verdict depends only on the model, the paragraph's view and
 its location (data or instructions, which picks the threshold), so it is stored under a hash of
@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hermes_core.injection_learned import LearnedScorer
-    from hermes_core.injection_semantic import CascadeScorer
+    from hermes_core.injection.learned import LearnedScorer
+    from hermes_core.injection.semantic import CascadeScorer
 
 log = logging.getLogger(__name__)
 
@@ -73,8 +73,8 @@ def shipped_model(semantic: bool = False) -> ModelRef | None:
     parameters; None when it is missing, so the rules alone decide. With ``semantic`` (the opt-in
     ``learned-semantic`` category) and the ``embeddings`` extra, the e5 stage's file is in the
     fingerprint too (its verdicts differ); neither scikit-learn nor e5 is loaded here."""
-    from hermes_core.injection_learned import MODEL_FILE, default_scorer, scoring_signature
-    from hermes_core.injection_semantic import fingerprint_of, shipped_scorer, shipped_semantic_bytes
+    from hermes_core.injection.learned import MODEL_FILE, default_scorer, scoring_signature
+    from hermes_core.injection.semantic import fingerprint_of, shipped_scorer, shipped_semantic_bytes
 
     try:
         raw = resources.files("hermes_core").joinpath("data", MODEL_FILE).read_bytes()

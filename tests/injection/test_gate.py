@@ -1,10 +1,10 @@
-"""Tests of ``hermes_core/injection_gate.py``: the literals a phrase pattern requires."""
+"""Tests of ``hermes_core/injection/gate.py``: the literals a phrase pattern requires."""
 
 from __future__ import annotations
 
 import pytest
 
-from hermes_core.injection_gate import _group_end, _split_top, heads
+from hermes_core.injection.gate import _group_end, _split_top, heads
 
 
 @pytest.mark.parametrize(("pattern", "expected"), [

@@ -8,14 +8,14 @@ or prompts: callers decide what to do with a finding, usually :func:`guard_text`
 each hostile paragraph by a visible notice and keeps the rest (a poisoned line in MEMORY.md must
 not cost the user the whole memory).
 
-How it stays hard to evade (:mod:`hermes_core.injection_normalise`): text is matched after NFKC,
+How it stays hard to evade (:mod:`hermes_core.injection.normalise`): text is matched after NFKC,
 TR39 confusable folding, removal of default-ignorable code points, and in joined views where a
 phrase split by line breaks, spaces or soft hyphens is whole again; base64 blobs and tag
 characters are decoded and scanned too. Six languages are covered
-(:mod:`hermes_core.injection_patterns`). Text the file's reader never sees (an HTML comment, an
+(:mod:`hermes_core.injection.patterns`). Text the file's reader never sees (an HTML comment, an
 element styled away, an ``alt`` text, a code comment, an encoded blob) is read once more on its
 own, and a forged dialogue in which the model complies is a role hijack
-(:mod:`hermes_core.injection_hidden`).
+(:mod:`hermes_core.injection.hidden`).
 
 How it stays rarely wrong: patterns are phrases, not keywords; a rule that forbids the act
 ("never send API keys to ...") is not an attack; and an attack *quoted as an example* (inside a
@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from hermes_core.injection_hidden import (
+from hermes_core.injection.hidden import (
     ADDRESSED,
     ADDRESSED_ORDER,
     PHISHING_LURE,
@@ -42,15 +42,15 @@ from hermes_core.injection_hidden import (
     hidden_spans,
     without_pragmas,
 )
-from hermes_core.injection_hijack import (
+from hermes_core.injection.hijack import (
     CODE_LEAD,
     SHORT_ORDER,
     answer_convention,
     answer_hijack,
     hazardous_code,
 )
-from hermes_core.injection_normalise import compact, decoded_blobs, despaced, flat, fold
-from hermes_core.injection_patterns import (
+from hermes_core.injection.normalise import compact, decoded_blobs, despaced, flat, fold
+from hermes_core.injection.patterns import (
     CJK_LANGUAGES,
     COMBINED,
     COMPACT,
@@ -66,9 +66,9 @@ from hermes_core.injection_patterns import (
     PERSONA_TRAITS,
     GatedPattern,
 )
-from hermes_core.injection_verdicts import ModelRef, learned_scores, shipped_model
+from hermes_core.injection.verdicts import ModelRef, learned_scores, shipped_model
 
-# Opt-in: the learned scorer's e5 stage (hermes_core/injection_semantic.py), on top of "learned".
+# Opt-in: the learned scorer's e5 stage (hermes_core/injection/semantic.py), on top of "learned".
 # Not a default: on the source-disjoint final texts it blocked 9.5% of role prompts (decision 50).
 SEMANTIC = "learned-semantic"
 INJECTION_CATEGORIES: tuple[str, ...] = (
@@ -414,7 +414,7 @@ def _hidden_source(par: Paragraph, framed: bool, context_framed: bool) -> str:
 
 
 def _hidden(text: str, code: bool, wanted: set[str]) -> tuple[str, str, str] | None:
-    """What the paragraph hides from its human reader (:mod:`hermes_core.injection_hidden`): a
+    """What the paragraph hides from its human reader (:mod:`hermes_core.injection.hidden`): a
     hidden span that sets the material aside for a claim or carries a phishing lure, or that
     addresses the model and either asks something of the user or the answer or says what the
     rules catch in data; and a forged dialogue turn in which the model complies."""
@@ -478,9 +478,9 @@ _TO_THE_MODEL = re.compile(
 def rules_excuse(view: str, *, exchanges: bool = True) -> bool:
     """Whether this paragraph (its learned view) is one the learned scorer must leave to the
     rules: a plain order about the form of the answer, which they judge by where it sits
-    (:func:`~hermes_core.injection_hijack.answer_convention`); text about the model that never
+    (:func:`~hermes_core.injection.hijack.answer_convention`); text about the model that never
     addresses it; a finished exchange (a chat example, a Q/A list closed by its answer:
-    :func:`~hermes_core.injection_hidden.finished_exchange`); a short lead-in ("Add the following
+    :func:`~hermes_core.injection.hidden.finished_exchange`); a short lead-in ("Add the following
     to your CI script:") whose block the rules judge, unless it hands code to the answer itself;
     or a phrase they know, forbidden by a negation ("Never reveal your API keys to anyone").
     ``exchanges=False`` leaves a finished exchange out: the scan judges its answers instead

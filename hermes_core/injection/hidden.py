@@ -10,7 +10,7 @@ the reader's back; a comment such as ``# Ignore the function and state the outpu
 sets the material aside for a claim of the writer's choosing. Ordinary hidden text (a TODO, a
 lint pragma, an image's description, a note that a file is generated) addresses no model or
 asks nothing of the answer, and stays allowed. Spans are cut from the text as written and
-matched folded (:func:`hermes_core.injection_normalise.fold`); the caller scans a hidden span
+matched folded (:func:`hermes_core.injection.normalise.fold`); the caller scans a hidden span
 that addresses the model as data (decision 22: an order about the answer there came from someone other than the user)
 and adds the two tables below.
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from hermes_core.injection_gate import GatedPattern, heads, requirements, satisfied
+from hermes_core.injection.gate import GatedPattern, heads, requirements, satisfied
 
 __all__ = ["GatedPattern", "heads", "requirements", "satisfied"]
 

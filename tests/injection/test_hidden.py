@@ -1,4 +1,4 @@
-"""Tests of ``hermes_core/injection_hidden.py``: instructions hidden in markup or comments the human
+"""Tests of ``hermes_core/injection/hidden.py``: instructions hidden in markup or comments the human
 reader does not see, and forged dialogues that show the model complying, judged through the scan
 (``hermes_core.injection``) in the locations of decision 22."""
 
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.injection import INJECTION_CATEGORIES, guard_text
-from hermes_core.injection_hidden import finished_exchange, forged_turn, hidden_spans, without_pragmas
+from hermes_core.injection.hidden import finished_exchange, forged_turn, hidden_spans, without_pragmas
+from hermes_core.injection.scan import INJECTION_CATEGORIES, guard_text
 
 # the corpus's own three locations (a MEMORY.md entry, a HERMES.md paragraph, a SKILL.md body)
-sys.path.insert(0, str(Path(__file__).parent / "data" / "injection"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "data" / "injection"))
 from build_corpus import WRAP
 
 RULES = tuple(c for c in INJECTION_CATEGORIES if c != "learned")

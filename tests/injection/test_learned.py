@@ -1,4 +1,4 @@
-"""Tests of ``hermes_core/injection_learned.py`` and of the learned scorer inside the scan.
+"""Tests of ``hermes_core/injection/learned.py`` and of the learned scorer inside the scan.
 
 The shipped model loads lazily and small, blocks the paragraph it scores above its location's
 threshold with the usual notice, stays behind the quotation handling and the rules' own verdicts
@@ -21,10 +21,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_core import injection, injection_learned
 from hermes_core.config import PromptSettings
-from hermes_core.injection import INJECTION_CATEGORIES, guard_text, learned_views, scan_for_injection
-from hermes_core.injection_learned import (
+from hermes_core.injection import learned as injection_learned
+from hermes_core.injection import scan as injection
+from hermes_core.injection.learned import (
     MODEL_FILE,
     N_FEATURES,
     WINDOW,
@@ -33,10 +33,11 @@ from hermes_core.injection_learned import (
     load_scorer,
     windows,
 )
-from hermes_core.injection_verdicts import ModelRef
+from hermes_core.injection.scan import INJECTION_CATEGORIES, guard_text, learned_views, scan_for_injection
+from hermes_core.injection.verdicts import ModelRef
 
-DATA = Path(__file__).parent / "data" / "injection"
-MODEL = Path(injection.__file__).parent / "data" / MODEL_FILE
+DATA = Path(__file__).parents[1] / "data" / "injection"
+MODEL = Path(injection.__file__).parents[1] / "data" / MODEL_FILE
 RULES = tuple(c for c in INJECTION_CATEGORIES if c != "learned")
 
 # A jailbreak no phrase rule knows, taken by the scorer where the text is data (written for these
@@ -135,7 +136,7 @@ def test_rules_forbidding_the_act_and_answer_conventions_are_left_to_the_rules()
         assert scan_for_injection(text, data=True) is None, text
 
 
-ORDINARY = sorted([*Path(injection.__file__).parent.parent.glob("docs/*.md"),
+ORDINARY = sorted([*Path(injection.__file__).parents[2].glob("docs/*.md"),
                    *(DATA.parent / "skills").rglob("SKILL.md"), DATA / "README.md"])
 
 

@@ -1,5 +1,5 @@
-"""Tests of ``hermes_core/injection_patterns.py``: the literal heads that decide which phrase
-patterns run (``hermes_core/injection_gate.py``) must never skip one of these patterns that would
+"""Tests of ``hermes_core/injection/patterns.py``: the literal heads that decide which phrase
+patterns run (``hermes_core/injection/gate.py``) must never skip one of these patterns that would
 have matched; and the phrase families, each with its everyday neighbours."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.injection import INJECTION_CATEGORIES, guard_text, scan_for_injection, split_paragraphs
-from hermes_core.injection_gate import GatedPattern, heads
-from hermes_core.injection_hijack import DATA_ONLY, EVERYWHERE
-from hermes_core.injection_normalise import despaced, flat, fold
-from hermes_core.injection_patterns import COMBINED, LANGUAGES, PERSONA_TRAITS
+from hermes_core.injection.gate import GatedPattern, heads
+from hermes_core.injection.hijack import DATA_ONLY, EVERYWHERE
+from hermes_core.injection.normalise import despaced, flat, fold
+from hermes_core.injection.patterns import COMBINED, LANGUAGES, PERSONA_TRAITS
+from hermes_core.injection.scan import INJECTION_CATEGORIES, guard_text, scan_for_injection, split_paragraphs
 
-CORPUS = Path(__file__).parent / "data" / "injection" / "corpus.jsonl"
+CORPUS = Path(__file__).parents[1] / "data" / "injection" / "corpus.jsonl"
 
 
 def _views() -> list[str]:

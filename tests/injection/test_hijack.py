@@ -1,4 +1,4 @@
-"""Tests of ``hermes_core/injection_hijack.py``: orders aimed at the assistant's answer.
+"""Tests of ``hermes_core/injection/hijack.py``: orders aimed at the assistant's answer.
 
 Each family of hostile order has benign neighbours that must pass: project conventions ("always
 answer in English", "mention the ticket number in your reply") in context files and skill bodies,
@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from hermes_core.injection import guard_text, scan_for_injection
-from hermes_core.injection_hijack import hazardous_code
-from hermes_core.injection_normalise import fold
+from hermes_core.injection.hijack import hazardous_code
+from hermes_core.injection.normalise import fold
 
 # Hostile wherever they sit: the answer made unreadable, deceptive content slipped into it.
 EVERYWHERE = [

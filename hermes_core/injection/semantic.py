@@ -1,7 +1,7 @@
 """A semantic second stage for the learned injection scorer: multilingual-e5-small sentence
 embeddings and a linear model, run only on paragraphs the hashing scorer finds suspicious.
 
-Why: the hashing scorer (:mod:`hermes_core.injection_learned`) learns surface forms, so it
+Why: the hashing scorer (:mod:`hermes_core.injection.learned`) learns surface forms, so it
 transfers poorly to sources and languages it never saw (decisions 41 and 46: CyberSecEval's
 machine translations caught a quarter as often as its English rows). e5 maps a paraphrase and a
 translation of an order near the order itself, so a logistic regression on its 384-d embedding
@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from hermes_core.injection_learned import LearnedScorer, default_scorer, too_short, windows
+from hermes_core.injection.learned import LearnedScorer, default_scorer, too_short, windows
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ def load_semantic(path: Any) -> SemanticModel | None:
 class CascadeScorer:
     """The hashing scorer, with the semantic stage on the windows it scores at least ``gate``.
 
-    Same face as :class:`~hermes_core.injection_learned.LearnedScorer` for the verdict store:
+    Same face as :class:`~hermes_core.injection.learned.LearnedScorer` for the verdict store:
     ``scores``, ``threshold``, ``data_threshold``."""
 
     learned: LearnedScorer

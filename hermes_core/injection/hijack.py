@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 
-from hermes_core.injection_patterns import GatedPattern
+from hermes_core.injection.patterns import GatedPattern
 
 M = re.MULTILINE
 # any character but a sentence end (a dot inside "www.example.com" or "v1.2" is not one)

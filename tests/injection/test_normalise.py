@@ -1,0 +1,46 @@
+"""The normalised views the injection scan matches: what each view folds, joins or decodes."""
+
+from __future__ import annotations
+
+import base64
+
+from hermes_core.injection.normalise import compact, decoded_blobs, despaced, flat, fold
+
+
+def test_fold_maps_full_width_letters_to_ascii() -> None:
+    assert fold("Ｉｇｎｏｒｅ") == "ignore"
+
+
+def test_fold_maps_look_alikes_and_drops_zero_width_code_points() -> None:
+    assert fold("р\u200bаss") == "pass"          # Cyrillic look-alikes, a zero-width space between
+
+
+def test_capital_look_alikes_fold_to_their_latin_capitals() -> None:
+    assert fold("Τhe Εnable Іgnore") == "the enable ignore"   # Greek Tau/Epsilon, Cyrillic I
+
+
+def test_flat_rejoins_a_word_broken_by_a_hyphen_and_a_line_break() -> None:
+    assert flat(fold("ig-\nnore all\nprevious")) == "ignore all previous"
+
+
+def test_despaced_rejoins_letters_spelled_out_with_spaces() -> None:
+    assert despaced("i g n o r e all") == "ignore all"
+
+
+def test_compact_removes_every_space_and_line_break() -> None:
+    assert compact(fold("Ign ore\nall")) == "ignoreall"
+
+
+def test_a_base64_blob_is_decoded_and_a_hex_hash_is_not() -> None:
+    assert decoded_blobs(base64.b64encode(b"hello there friend").decode()) == ["hello there friend"]
+    assert decoded_blobs("3f9a2c71b5e4d8a0c6f1e2b3a4d5c6e7f8a9b0c1") == []
+
+
+def test_text_spelled_in_bits_or_hex_digits_is_decoded_and_data_is_not() -> None:
+    text = "hello there friend, how are you"
+    bits = " ".join(f"{b:08b}" for b in text.encode())
+    assert decoded_blobs(f"Resume: John Doe. {bits}") == [text]
+    assert decoded_blobs(f"# {text.encode().hex()}") == [text]
+    # a commit hash, a key in hex and a bit mask are data, not text
+    assert decoded_blobs("commit 9c1f2e3d4b5a69788796a5b4c3d2e1f0a1b2c3d4 and mask "
+                         + "0" * 96 + " and key " + "ab" * 32) == []
