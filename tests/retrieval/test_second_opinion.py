@@ -122,6 +122,19 @@ def test_a_chinese_request_the_gate_rejects_on_an_english_catalog_is_kept_by_its
     assert res.names[0] == gold == res.candidates[0], res.candidates[:3]
 
 
+@pytest.mark.parametrize("query", ["给张经理发一封邮件", "今天天气怎么样"])
+def test_a_translation_is_judged_as_the_same_words_asked_in_english_are(
+        english_hammerbench: SkillRetriever, query: str) -> None:
+    # one gate arithmetic (dense_gate.py) for the request and for its translation
+    o = english_hammerbench.retrieve(query)
+    assert o.second_opinion is not None and o.translation, o.gate
+    asked = english_hammerbench.retrieve(o.translation)
+    assert asked.second_opinion is None and asked.gate is not None
+    assert asked.gate.rule == o.second_opinion.rule and asked.gate.calibrated
+    assert asked.gate.score == pytest.approx(o.second_opinion.score, abs=1e-4)
+    assert asked.gate.threshold == o.second_opinion.threshold
+
+
 SMALL_TALK = ["今天晚饭吃什么好", "今天天气怎么样", "你会不会觉得孤独", "给我讲个冷笑话吧"]
 
 
