@@ -78,8 +78,14 @@ class SecondOpinion:
     @property
     def keeps(self) -> bool:
         """The translation clears its calibrated threshold by the margin."""
-        d = self.decision
-        return d.calibrated and d.score > 0 and d.score - d.threshold >= self.margin
+        return keeps(self.decision, self.margin)
+
+
+def keeps(decision: GateDecision, margin: float = MARGIN) -> bool:
+    """Whether a translation's gate decision keeps the request: it clears its calibrated threshold
+    by ``margin``. Its own verdict, whatever decided the request in the end (past use may keep a
+    request its translation did not: ``skills search --explain`` shows both)."""
+    return decision.calibrated and decision.score > 0 and decision.score - decision.threshold >= margin
 
 
 def stronger(own: GateDecision, other: GateDecision | None) -> GateDecision:

@@ -158,12 +158,44 @@ def test_explain_shows_the_second_opinion(
     monkeypatch.setattr(skills_cmd, "_retriever", lambda args, **kw: english_hammerbench)
     assert main(["skills", "search", "给张经理发一封邮件", "--explain"]) == 0
     out = capsys.readouterr().out
-    assert "rule=translated:dense:" in out and "second opinion: 'manager" in out and ": kept" in out, out
+    assert "rule=translated:dense:" in out and "second opinion: 'manager" in out, out
+    assert "the translation keeps it; final: pass by rule=translated:dense:" in out, out
     assert main(["skills", "search", "今天天气怎么样", "--json", "--explain"]) == 0
     data = json.loads(capsys.readouterr().out)
     opinion = data["second_opinion"]
     assert data["gated"] and opinion["kept"] is False and "weather" in opinion["translation"], data
+    assert opinion["final"] == {"passed": False, "rule": data["gate"]["rule"]}, data
     assert opinion["score"] < opinion["threshold"] + opinion["margin"] and np.isfinite(opinion["score"])
+
+
+def test_explain_gives_the_final_verdict_when_past_use_keeps_what_the_translation_did_not(
+        english_hammerbench: SkillRetriever, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    from hermes_core.retrieval.usage import UsageLayer, UsageStore
+    query = "今天天气怎么样"
+    zero_shot = english_hammerbench.retrieve(query)
+    assert zero_shot.gated and zero_shot.second_opinion is not None, zero_shot.gate
+    assert not so.keeps(zero_shot.second_opinion)
+    # a home that used the top-ranked skill for this very request, again and again
+    monkeypatch.setattr(english_hammerbench, "usage", UsageLayer(UsageStore(None)))
+    top, other = zero_shot.candidates[0], zero_shot.candidates[5]
+    for i in range(12):
+        assert english_hammerbench.record_use(f"{query}{i}", top)
+        assert english_hammerbench.record_use(f"给张经理发一封邮件{i}", other)
+    res = english_hammerbench.retrieve(query)
+    assert res.gate is not None and res.gate.passed and res.gate.rule.endswith("+usage"), res.gate
+    assert res.second_opinion is not None and not so.keeps(res.second_opinion)
+    monkeypatch.setattr(skills_cmd, "_retriever", lambda args, **kw: english_hammerbench)
+    assert main(["skills", "search", query, "--explain"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("second opinion:"))
+    # the translation's own verdict, then what decided the request, never a bare "rejected"
+    assert "the translation does not keep it" in line and not line.endswith("rejected"), line
+    assert f"final: pass by rule={res.gate.rule}" in line, line
+    assert main(["skills", "search", query, "--json", "--explain"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["second_opinion"]["kept"] is False and not data["gated"], data
+    assert data["second_opinion"]["final"] == {"passed": True, "rule": res.gate.rule}, data
 
 
 def test_a_long_chinese_request_has_only_its_head_translated_and_embedded(
