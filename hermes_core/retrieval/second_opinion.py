@@ -41,6 +41,9 @@ RULE_PREFIX = "translated:"
 # Chinese requests rejected: English-name catalog 0.954 / 0.847 with every word, 0.968 / 0.864
 # with words of two characters or more.
 MIN_CHARS = 2
+# Words in Latin script inside a Chinese request ("帮我把PDF转成Word", "用Docker部署") pass into the
+# translation as written: they name what the request is about, in the catalog's own language.
+LATIN = True
 # The directions asked: a Chinese request read in English. The reverse (an English request in
 # Chinese words, judged by the Chinese side) has no tuning requests to choose a margin on.
 DIRECTIONS = {"zh": "en"}
@@ -60,7 +63,7 @@ def translation(expand: Expansion, text: str, lang: str,
     if lex is None:
         return None
     target = DIRECTIONS[lang]
-    out = lex.translate(text, target, MIN_CHARS).strip()
+    out = lex.translate(text, target, MIN_CHARS, latin=LATIN).strip()
     if tokens is not None:
         out = head_tokens(out, tokens).strip()
     return (out, target) if out else None

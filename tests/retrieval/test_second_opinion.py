@@ -86,6 +86,12 @@ def test_the_translation_reads_a_chinese_request_by_its_words_of_two_characters_
     assert so.translation(xl.Expansion(Glossary(()), frozenset({"zh"}), lambda: None), "发邮件", "zh") is None
 
 
+def test_a_translation_keeps_the_english_words_of_the_request() -> None:
+    english = xl.Expansion(Glossary(()), frozenset({"zh"}), _lexicon)
+    assert so.translation(english, "把PDF用邮件发给Tom", "zh") == ("PDF mail email Tom", "en")
+    assert so.translation(english, "用Docker", "zh") == ("Docker", "en")     # no Chinese word translates
+
+
 APPS = ("Navigation.", "Health.HealthManagement.", "OfficeSoftware.Email.", "OfficeSoftware.Conferencing.")
 
 
