@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 LANGS = ("en", "zh")
 CJK_QUERY_RATIO = 0.3
 # Bumped whenever the arithmetic changes, so a cached calibration from an older version is not used.
-CALIBRATION_VERSION = 5
+CALIBRATION_VERSION = 4
 # Spread floor (in cosine units): a skill whose off-topic cosines happen to agree closely must not
 # turn a small cosine difference into a huge z.
 MIN_STD = 0.02
@@ -451,23 +451,6 @@ def calibrate_dense(model_id: str, key: str, docs: np.ndarray, off_vectors: np.n
     return DenseCalibration(model_id, key, mean, std, threshold, float(vals.mean()),
                             max(float(vals.std()), MIN_STD), report, scale, part_mean, part_std,
                             gate_mean, gate_std)
-
-
-def as_read(sims: np.ndarray, covered: np.ndarray | None) -> np.ndarray:
-    """Cosines (one row per query, or one query's) with the skills a model cannot read set to the
-    mean of those it can, as ``DenseIndex.similarities`` serves them; ``sims`` itself when the
-    model reads all or none, or ``covered`` does not fit. The fixed rule reads them so
-    (``dense_gate.fixed_rule``); the reference's per-skill statistics read the raw cosines (read
-    as served, the example home let 17 of 80 generic English requests through, against 8 at most:
-    docs/architecture.md, decision 54)."""
-    if covered is None:
-        return sims
-    read = np.asarray(covered, dtype=bool)
-    if read.shape[-1:] != sims.shape[-1:] or read.all() or not read.any():
-        return sims
-    out = np.array(sims, dtype=np.float64)
-    out[..., ~read] = out[..., read].mean(axis=-1, keepdims=True)
-    return out
 
 
 def _per_language(sims: np.ndarray, langs: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:

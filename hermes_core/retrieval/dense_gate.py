@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hermes_core.retrieval.calibration import DenseCalibration, as_read, calibrated_gate
+from hermes_core.retrieval.calibration import DenseCalibration, calibrated_gate
 from hermes_core.retrieval.dense import DenseIndex
 from hermes_core.retrieval.fusion import GateDecision, GateEvidence, GateWeights
 
@@ -54,14 +54,13 @@ DEFAULT_GATE_WEIGHTS = {"st:all-MiniLM-L6-v2": GateWeights(anchor_max=0.0, ancho
 def fixed_rule(index: DenseIndex, weights: GateWeights,
                anchors: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
     """The model's fixed-rule gate score of query vectors (what :func:`fusion.gate` computes per
-    turn from the same three numbers), over the skills as ``DenseIndex.similarities`` serves them
-    (those the model cannot read at the mean of those it can): the calibration puts it on the
+    turn from the same three numbers), over every row of the index: the calibration puts it on the
     catalog's scale at index time, and a translation is scored by it per turn."""
     mid = index.embedder.model_id
 
     def score(vectors: np.ndarray) -> np.ndarray:
         v = np.asarray(vectors, dtype=np.float64)
-        sims = as_read(v @ np.asarray(index.matrix, dtype=np.float64).T, index.covered)
+        sims = v @ np.asarray(index.matrix, dtype=np.float64).T
         a = (v @ np.asarray(anchors, dtype=np.float64).T
              if anchors is not None and len(anchors) else np.zeros((len(sims), 1)))
         return np.array([weights.score(GateEvidence(float(r.max()), float(ar.max()), mid, 0.0, False,

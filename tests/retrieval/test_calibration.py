@@ -171,21 +171,6 @@ def test_part_scores_are_calibrated_per_skill_and_language_like_the_cosine() -> 
     assert bare.part_rank(soft, "en") is soft      # no part statistics: the raw score
 
 
-@pytest.mark.parametrize(("covered", "want"), [
-    (None, [[0.1, 0.5, 0.9]]), ([True, True, True], [[0.1, 0.5, 0.9]]),
-    ([True, False, True], [[0.1, 0.5, 0.9]]), ([True, True, False], [[0.1, 0.5, 0.3]]),
-    ([False, False, False], [[0.1, 0.5, 0.9]]), ([True, False], [[0.1, 0.5, 0.9]]),
-])
-def test_similarities_are_read_as_a_turn_serves_them(covered: list[bool] | None,
-                                                     want: list[list[float]]) -> None:
-    # a skill the model cannot read sits at the mean of those it can (DenseIndex.similarities);
-    # reading all, none, or a mask that does not fit: as they are
-    sims = np.array([[0.1, 0.5, 0.9]])
-    mask = None if covered is None else np.array(covered)
-    assert cal.as_read(sims, mask) == pytest.approx(np.array(want))
-    assert cal.as_read(sims[0], mask) == pytest.approx(np.array(want)[0])
-
-
 def test_ranking_and_gate_statistics_are_cached_with_the_calibration(tmp_path: Path) -> None:
     r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()], cache_dir=tmp_path)
     r.refresh()
