@@ -622,7 +622,8 @@ class SkillRetriever:
                             rank[unread] = xl.ranked(om.calibration, osims, om.index.part_similarities(
                                 dense_text), lang, groups)[unread]
                             layers["dense"] = rank
-                            cross = unread, om.decide(dense_text, lang, sims=osims, only=unread)
+                            cross = unread, om.decide(gate_text, lang, only=unread,   # as written
+                                                      sims=osims if gate_text == dense_text else None)
                     dense_top = float(g4.max())
                     dense_catalog_mean = float(g4.mean())
                     anchors = self._anchors.get(dense_model)

@@ -52,11 +52,12 @@ DIRECTIONS = {"zh": "en"}
 def translation(expand: Expansion, text: str, lang: str,
                 tokens: int | None = None) -> tuple[str, str] | None:
     """A Chinese request (``lang``) word by word in English, its words of :data:`MIN_CHARS` or
-    more characters only, and ``"en"``; None for a request in another language, on a catalog
-    that reads every skill in ``lang`` (nothing to cross: the lexicon is never touched), without
-    a lexicon, or when no word translates. ``tokens``: the translation's head of that many
-    (``head_tokens``): each Chinese word brings all its senses, so a request cut to one model
-    window translates to several, which a sliding-window embedder would embed whole."""
+    more characters only (and its words in Latin script as written, :data:`LATIN`), and
+    ``"en"``; None for a request in another language, on a catalog that reads every skill in
+    ``lang`` (nothing to cross: the lexicon is never touched), without a lexicon, or when no word
+    translates. ``tokens``: the translation's head of that many (``head_tokens``): each Chinese
+    word brings all its senses, so a request cut to one model window translates to several,
+    which a sliding-window embedder would embed whole."""
     if lang not in DIRECTIONS or lang not in expand.crossing or expand.lexicon is None:
         return None
     lex = expand.lexicon()

@@ -17,6 +17,7 @@ from hermes_core.retrieval.dense_gate import GateModel, either, fixed_rule
 from hermes_core.retrieval.fusion import GateDecision, GateEvidence, gate
 from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
+from hermes_core.types import Skill
 
 REQUESTS = ["send an email to my manager", "what is the weather tomorrow", "tell me a joke"]
 
@@ -108,3 +109,28 @@ B_REJECTED = GateDecision(False, 2.0, 4.0, "dense:b", True)
 def test_the_requests_verdict_is_the_other_models_only_when_the_serving_model_rejects(
         own: GateDecision, other: GateDecision | None, want: GateDecision) -> None:
     assert either(own, other) is want
+
+MIXED = [*SAMPLE_SKILLS, Skill("weather-zh", "查询城市的天气预报和气温"),
+         Skill("mail-zh", "给联系人发送电子邮件")]
+
+
+def test_the_other_model_judges_the_request_as_written_as_the_serving_model_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the layers rank a request without the clause saying where a detail came from; the gate
+    # judges it as written, and so must the model speaking for the skills the first cannot read
+    from hermes_core.retrieval.query import without_source_clauses
+    r = SkillRetriever(skills=MIXED, embedders=[HashingEmbedder("test:en", english_only=True),
+                                                HashingEmbedder("test:all")], cache_dir=tmp_path)
+    r.refresh()
+    seen: list[tuple[str, str]] = []
+    decide = GateModel.decide
+
+    def spy(self: GateModel, text: str, lang: str, **kw: object) -> GateDecision:
+        seen.append((self.rule, text))
+        return decide(self, text, lang, **kw)  # type: ignore[arg-type]
+    monkeypatch.setattr(GateModel, "decide", spy)
+    query = "what is the weather in the city mentioned in the email"
+    assert without_source_clauses(query) != query
+    r.retrieve(query)
+    assert {rule for rule, _ in seen} == {"dense:test:en", "dense:test:all"}, seen
+    assert {text for _, text in seen} == {query}, seen
