@@ -102,7 +102,7 @@ def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
 
 def _search(args: argparse.Namespace) -> int:
     from hermes_core.retrieval.result import render
-    from hermes_core.retrieval.second_opinion import MARGIN, RULE_PREFIX
+    from hermes_core.retrieval.second_opinion import MARGIN, keeps
     r = _retriever(args, top_k=args.top_k)
     res = r.retrieve(args.query)
     if args.json:
@@ -120,11 +120,13 @@ def _search(args: argparse.Namespace) -> int:
             out["gate"] = None if res.gate is None else {
                 "passed": res.gate.passed, "score": round(res.gate.score, 4),
                 "threshold": res.gate.threshold, "rule": res.gate.rule}
-            o = res.second_opinion
-            out["second_opinion"] = None if o is None else {
+            o, g = res.second_opinion, res.gate
+            # "kept": the translation's own verdict; "final": what decided the request (past use
+            # may keep a request its translation did not)
+            out["second_opinion"] = None if o is None or g is None else {
                 "translation": res.translation, "rule": o.rule, "score": round(o.score, 4),
-                "threshold": round(o.threshold, 4), "margin": MARGIN,
-                "kept": res.gate is not None and res.gate.rule.startswith(RULE_PREFIX)}
+                "threshold": round(o.threshold, 4), "margin": MARGIN, "kept": keeps(o),
+                "final": {"passed": g.passed, "rule": g.rule}}
             out["trigger"] = None if res.trigger is None else {
                 "skill": res.trigger.skill, "trigger": res.trigger.trigger, "tier": res.trigger.tier}
             u = res.usage
@@ -150,8 +152,9 @@ def _search(args: argparse.Namespace) -> int:
             o = res.second_opinion
             if o is not None:   # the gate asked its second opinion (second_opinion.py)
                 print(f"second opinion: {res.translation!r} rule={o.rule} score={o.score:.4f} "
-                      f"threshold={o.threshold:.4f} + margin {MARGIN:g}: "
-                      + ("kept" if g.rule.startswith(RULE_PREFIX) else "rejected"))
+                      f"threshold={o.threshold:.4f} + margin {MARGIN:g}: the translation "
+                      + ("keeps it" if keeps(o) else "does not keep it")
+                      + f"; final: {'pass' if g.passed else 'reject'} by rule={g.rule}")
         if res.usage is not None:
             u = res.usage
             print(f"usage: nearest past message {u.nearest!r} -> {u.nearest_skill} "

@@ -9,7 +9,7 @@ skills in the other. Two layers are biased toward the request's own language the
   Chinese skills that share a word or two with the request (查看, 订单) get evidence for. While a
   dense layer answers the request, BM25 speaks only for the skills it can read (its z over
   them), and the dense layer's z stands in for the others, as another model's rank scores stand
-  in for skills MiniLM cannot read (``SkillRetriever._cross_lingual``). When BM25 can read no
+  in for skills MiniLM cannot read (``SkillRetriever._other_model``). When BM25 can read no
   skill at all (a Chinese request, an English catalog) it abstains, so a glossary expansion
   alone (a few generic words such as "order" or "book") no longer outvotes the multilingual
   embedder. Without a dense layer, BM25 and its glossary are all there is, and nothing changes.

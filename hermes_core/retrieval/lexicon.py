@@ -56,6 +56,11 @@ _SKIP = re.compile(r"^(cl:|variant of|old variant|also written|also pr\.|see |su
                    r"used in|erhua variant|japanese variant|taiwan pr\.|\(tw\)|\(old\)|\(bound form)")
 _PARENS = re.compile(r"\([^)]*\)|\[[^]]*\]")
 _EN_WORD = re.compile(r"[a-z]{2,}")
+_CJK_RUN = r"[\u3400-\u9fff\uf900-\ufaff]+"
+# A word in Latin script inside a Chinese request (PDF, Word, Docker, C++, node.js, Wi-Fi, Café):
+# letters, digits after the first letter, joined by . + # _ ' or -, a trailing ++ or #.
+_LATIN = r"[A-Za-z\u00c0-\u024f][A-Za-z\u00c0-\u024f0-9]*(?:[.+#_'-][A-Za-z\u00c0-\u024f0-9]+)*[+#]*"
+_CJK_OR_LATIN = re.compile(f"({_CJK_RUN})|({_LATIN})")
 
 
 @functools.lru_cache(maxsize=65536)
@@ -119,13 +124,19 @@ class Lexicon:
     zh_en: Mapping[str, Sequence[str]]
     en_zh: Mapping[str, Sequence[str]]
 
-    def english_words(self, text: str, min_chars: int = 1) -> list[str]:
+    def english_words(self, text: str, min_chars: int = 1, *, latin: bool = False) -> list[str]:
         """The English words of ``text``'s Chinese words (jieba's segmentation; a word of three or
         more characters the dictionary lacks is read through its two-character pieces), each
         once, in order. A two-character word it lacks is not read through its characters: 一张
-        would read as one / open. ``min_chars``: words shorter than this are left out."""
+        would read as one / open. ``min_chars``: words shorter than this are left out.
+        ``latin``: words written in Latin script pass through as written, in their place."""
         out: dict[str, None] = {}
-        for run in re.findall(r"[\u3400-\u9fff\uf900-\ufaff]+", text):
+        for m in _CJK_OR_LATIN.finditer(text):
+            run, word = m.group(1), m.group(2)
+            if run is None:
+                if latin:
+                    out[word] = None
+                continue
             for w in cjk_words(run):
                 if len(w) < min_chars:
                     continue
@@ -148,13 +159,15 @@ class Lexicon:
                     out[zh] = None
         return list(out)
 
-    def translate(self, text: str, target: str, min_chars: int = 1) -> str:
+    def translate(self, text: str, target: str, min_chars: int = 1, *, latin: bool = True) -> str:
         """``text`` word by word in ``target`` (``zh`` or ``en``); "" when no word translates.
         Chinese words are joined without spaces, as Chinese is written. ``min_chars``: Chinese
-        words shorter than this are not translated (:meth:`english_words`)."""
+        words shorter than this are not translated (:meth:`english_words`). ``latin``: into
+        English, the request's own words in Latin script (PDF, Word, Docker) pass through as
+        written: they are already what an English request would say."""
         if target == "zh":
             return "".join(self.chinese_words(text))
-        return " ".join(self.english_words(text, min_chars))
+        return " ".join(self.english_words(text, min_chars, latin=latin))
 
 
 # ------------------------------------------------------------------ loading and cache

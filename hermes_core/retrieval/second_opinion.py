@@ -41,6 +41,9 @@ RULE_PREFIX = "translated:"
 # Chinese requests rejected: English-name catalog 0.954 / 0.847 with every word, 0.968 / 0.864
 # with words of two characters or more.
 MIN_CHARS = 2
+# Words in Latin script inside a Chinese request ("帮我把PDF转成Word", "用Docker部署") pass into the
+# translation as written: they name what the request is about, in the catalog's own language.
+LATIN = True
 # The directions asked: a Chinese request read in English. The reverse (an English request in
 # Chinese words, judged by the Chinese side) has no tuning requests to choose a margin on.
 DIRECTIONS = {"zh": "en"}
@@ -49,18 +52,19 @@ DIRECTIONS = {"zh": "en"}
 def translation(expand: Expansion, text: str, lang: str,
                 tokens: int | None = None) -> tuple[str, str] | None:
     """A Chinese request (``lang``) word by word in English, its words of :data:`MIN_CHARS` or
-    more characters only, and ``"en"``; None for a request in another language, on a catalog
-    that reads every skill in ``lang`` (nothing to cross: the lexicon is never touched), without
-    a lexicon, or when no word translates. ``tokens``: the translation's head of that many
-    (``head_tokens``): each Chinese word brings all its senses, so a request cut to one model
-    window translates to several, which a sliding-window embedder would embed whole."""
+    more characters only (and its words in Latin script as written, :data:`LATIN`), and
+    ``"en"``; None for a request in another language, on a catalog that reads every skill in
+    ``lang`` (nothing to cross: the lexicon is never touched), without a lexicon, or when no word
+    translates. ``tokens``: the translation's head of that many (``head_tokens``): each Chinese
+    word brings all its senses, so a request cut to one model window translates to several,
+    which a sliding-window embedder would embed whole."""
     if lang not in DIRECTIONS or lang not in expand.crossing or expand.lexicon is None:
         return None
     lex = expand.lexicon()
     if lex is None:
         return None
     target = DIRECTIONS[lang]
-    out = lex.translate(text, target, MIN_CHARS).strip()
+    out = lex.translate(text, target, MIN_CHARS, latin=LATIN).strip()
     if tokens is not None:
         out = head_tokens(out, tokens).strip()
     return (out, target) if out else None
@@ -78,8 +82,14 @@ class SecondOpinion:
     @property
     def keeps(self) -> bool:
         """The translation clears its calibrated threshold by the margin."""
-        d = self.decision
-        return d.calibrated and d.score > 0 and d.score - d.threshold >= self.margin
+        return keeps(self.decision, self.margin)
+
+
+def keeps(decision: GateDecision, margin: float = MARGIN) -> bool:
+    """Whether a translation's gate decision keeps the request: it clears its calibrated threshold
+    by ``margin``. Its own verdict, whatever decided the request in the end (past use may keep a
+    request its translation did not: ``skills search --explain`` shows both)."""
+    return decision.calibrated and decision.score > 0 and decision.score - decision.threshold >= margin
 
 
 def stronger(own: GateDecision, other: GateDecision | None) -> GateDecision:

@@ -49,6 +49,21 @@ def test_a_request_is_translated_word_by_word_without_its_function_words(lexicon
     assert "open" not in lexicon.english_words("一张")     # 一张 is not read as 一 + 张
 
 
+@pytest.mark.parametrize(("request_zh", "latin"), [
+    ("帮我把PDF转成Word", ["PDF", "Word"]), ("用Docker部署", ["Docker"]),
+    ("用C++写一个node.js的Wi-Fi扫描器", ["C++", "node.js", "Wi-Fi"]),
+])
+def test_english_words_inside_a_chinese_request_pass_into_its_translation_as_they_are(
+        lexicon: lx.Lexicon, request_zh: str, latin: list[str]) -> None:
+    words = lexicon.translate(request_zh, "en", 2).split()
+    assert [w for w in words if w in latin] == latin, words     # in the request's order, unchanged
+    # around the Chinese words' senses, in the order the request has them
+    first = {"帮我把PDF转成Word": "PDF", "用Docker部署": "Docker"}.get(request_zh)
+    if first == "Docker":
+        assert words[0] == "Docker" and "deploy" in words[1:], words
+    assert "9" not in lexicon.translate("明天9点开会", "en", 2).split()   # a number is not a word
+
+
 def test_derive_skips_references_classifiers_and_reads_a_character_by_its_first_senses() -> None:
     entries = [
         {"simplified": "订单", "definitions": ["(purchase) order", "CL:份[fen4]"]},

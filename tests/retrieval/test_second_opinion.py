@@ -86,6 +86,12 @@ def test_the_translation_reads_a_chinese_request_by_its_words_of_two_characters_
     assert so.translation(xl.Expansion(Glossary(()), frozenset({"zh"}), lambda: None), "发邮件", "zh") is None
 
 
+def test_a_translation_keeps_the_english_words_of_the_request() -> None:
+    english = xl.Expansion(Glossary(()), frozenset({"zh"}), _lexicon)
+    assert so.translation(english, "把PDF用邮件发给Tom", "zh") == ("PDF mail email Tom", "en")
+    assert so.translation(english, "用Docker", "zh") == ("Docker", "en")     # no Chinese word translates
+
+
 APPS = ("Navigation.", "Health.HealthManagement.", "OfficeSoftware.Email.", "OfficeSoftware.Conferencing.")
 
 
@@ -122,6 +128,19 @@ def test_a_chinese_request_the_gate_rejects_on_an_english_catalog_is_kept_by_its
     assert res.names[0] == gold == res.candidates[0], res.candidates[:3]
 
 
+@pytest.mark.parametrize("query", ["给张经理发一封邮件", "今天天气怎么样"])
+def test_a_translation_is_judged_as_the_same_words_asked_in_english_are(
+        english_hammerbench: SkillRetriever, query: str) -> None:
+    # one gate arithmetic (dense_gate.py) for the request and for its translation
+    o = english_hammerbench.retrieve(query)
+    assert o.second_opinion is not None and o.translation, o.gate
+    asked = english_hammerbench.retrieve(o.translation)
+    assert asked.second_opinion is None and asked.gate is not None
+    assert asked.gate.rule == o.second_opinion.rule and asked.gate.calibrated
+    assert asked.gate.score == pytest.approx(o.second_opinion.score, abs=1e-4)
+    assert asked.gate.threshold == o.second_opinion.threshold
+
+
 SMALL_TALK = ["今天晚饭吃什么好", "今天天气怎么样", "你会不会觉得孤独", "给我讲个冷笑话吧"]
 
 
@@ -145,12 +164,44 @@ def test_explain_shows_the_second_opinion(
     monkeypatch.setattr(skills_cmd, "_retriever", lambda args, **kw: english_hammerbench)
     assert main(["skills", "search", "给张经理发一封邮件", "--explain"]) == 0
     out = capsys.readouterr().out
-    assert "rule=translated:dense:" in out and "second opinion: 'manager" in out and ": kept" in out, out
+    assert "rule=translated:dense:" in out and "second opinion: 'manager" in out, out
+    assert "the translation keeps it; final: pass by rule=translated:dense:" in out, out
     assert main(["skills", "search", "今天天气怎么样", "--json", "--explain"]) == 0
     data = json.loads(capsys.readouterr().out)
     opinion = data["second_opinion"]
     assert data["gated"] and opinion["kept"] is False and "weather" in opinion["translation"], data
+    assert opinion["final"] == {"passed": False, "rule": data["gate"]["rule"]}, data
     assert opinion["score"] < opinion["threshold"] + opinion["margin"] and np.isfinite(opinion["score"])
+
+
+def test_explain_gives_the_final_verdict_when_past_use_keeps_what_the_translation_did_not(
+        english_hammerbench: SkillRetriever, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    from hermes_core.retrieval.usage import UsageLayer, UsageStore
+    query = "今天天气怎么样"
+    zero_shot = english_hammerbench.retrieve(query)
+    assert zero_shot.gated and zero_shot.second_opinion is not None, zero_shot.gate
+    assert not so.keeps(zero_shot.second_opinion)
+    # a home that used the top-ranked skill for this very request, again and again
+    monkeypatch.setattr(english_hammerbench, "usage", UsageLayer(UsageStore(None)))
+    top, other = zero_shot.candidates[0], zero_shot.candidates[5]
+    for i in range(12):
+        assert english_hammerbench.record_use(f"{query}{i}", top)
+        assert english_hammerbench.record_use(f"给张经理发一封邮件{i}", other)
+    res = english_hammerbench.retrieve(query)
+    assert res.gate is not None and res.gate.passed and res.gate.rule.endswith("+usage"), res.gate
+    assert res.second_opinion is not None and not so.keeps(res.second_opinion)
+    monkeypatch.setattr(skills_cmd, "_retriever", lambda args, **kw: english_hammerbench)
+    assert main(["skills", "search", query, "--explain"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("second opinion:"))
+    # the translation's own verdict, then what decided the request, never a bare "rejected"
+    assert "the translation does not keep it" in line and not line.endswith("rejected"), line
+    assert f"final: pass by rule={res.gate.rule}" in line, line
+    assert main(["skills", "search", query, "--json", "--explain"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["second_opinion"]["kept"] is False and not data["gated"], data
+    assert data["second_opinion"]["final"] == {"passed": True, "rule": res.gate.rule}, data
 
 
 def test_a_long_chinese_request_has_only_its_head_translated_and_embedded(
