@@ -145,12 +145,16 @@ class UsageStore:
         exist yet and ``create`` is False."""
         if self._conn is not None or self._unreadable:
             return self._conn
-        if self.path is not None:
-            if not create and not self.path.exists():
-                return None
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(self.path) if self.path is not None else ":memory:",
-                               check_same_thread=False, timeout=5.0)
+        if self.path is not None and not create and not self.path.exists():
+            return None
+        try:   # a folder where the file should be, a file where the home should be
+            if self.path is not None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(self.path) if self.path is not None else ":memory:",
+                                   check_same_thread=False, timeout=5.0)
+        except (OSError, sqlite3.Error) as e:
+            self._give_up(e)
+            return None
         conn.text_factory = lambda b: b.decode("utf-8", "replace")   # invalid UTF-8 from another writer
         try:
             with conn:   # the table checked before WAL mode is set: another program's file is left as it was
@@ -197,7 +201,7 @@ class UsageStore:
                 conn.execute("ROLLBACK")
             raise
 
-    def _give_up(self, e: sqlite3.DatabaseError) -> None:
+    def _give_up(self, e: OSError | sqlite3.Error) -> None:
         """The file is the user's history (or another program's): never overwritten nor deleted.
         Learning from use stops for this store, said once."""
         if not self._unreadable:

@@ -82,6 +82,29 @@ def test_an_unreadable_usage_file_turns_learning_off_with_a_message_and_is_kept(
     assert r.retrieve("extract the tables from a pdf document").names[0] == "pdf-extract"
 
 
+@pytest.mark.parametrize("where", ["a folder in its place", "a file in its folder's place"])
+def test_a_usage_file_that_cannot_be_opened_turns_learning_off_without_a_traceback(
+        where: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A usage.sqlite3 that is a folder (sqlite cannot open it), or a home whose folder is a
+    file, raised OperationalError / FileExistsError out of the store: out of every refresh (it
+    prunes), so out of every 'skills search' and chat turn."""
+    import logging
+    if where == "a folder in its place":
+        path = tmp_path / U.USAGE_FILE
+        path.mkdir()
+    else:
+        path = tmp_path / "home" / U.USAGE_FILE
+        path.parent.write_text("not a folder")
+    st = UsageStore(path)
+    with caplog.at_level(logging.WARNING, logger=U.__name__):
+        assert not st.record("extract the pdf tables", "pdf-extract")
+        assert st.events() == [] and len(st) == 0 and st.prune({"pdf-extract": ""}) == 0
+        st.clear()
+    assert "learning from use is off" in caplog.text
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[], usage=UsageLayer(UsageStore(path)))
+    assert r.retrieve("extract the tables from a pdf document").names[0] == "pdf-extract"
+
+
 def test_store_refuses_unknown_kinds_and_skips_empty_queries() -> None:
     st = UsageStore(None)
     with pytest.raises(ValueError, match="unknown usage event kind"):
