@@ -254,7 +254,13 @@ class UsageStore:
     def prune(self, current: Mapping[str, str]) -> int:
         """Drop events of skills not in ``current`` (name -> content hash) or whose content hash
         differs (the skill was rewritten: what was learnt about the old text may not hold). Events
-        stored without a hash are kept while their skill exists. Returns how many were dropped."""
+        stored without a hash are kept while their skill exists. Returns how many were dropped.
+
+        An empty ``current`` drops nothing: a catalog with no skill at all is far more likely a
+        folder missing for a moment (moved, unmounted, a checkout switching branches) than every
+        skill deleted, and the history cannot be learnt again."""
+        if not current:
+            return 0
         with self._lock:
             conn = self._open(create=False)
             if conn is None:

@@ -71,7 +71,7 @@ def test_an_unreadable_usage_file_turns_learning_off_with_a_message_and_is_kept(
     before = path.read_bytes()
     st = UsageStore(path)
     with caplog.at_level(logging.WARNING, logger=U.__name__):
-        assert st.events() == [] and len(st) == 0 and st.prune({}) == 0
+        assert st.events() == [] and len(st) == 0 and st.prune({"pdf-extract": ""}) == 0
         assert not st.record("extract the pdf tables", "pdf-extract")
         st.clear()
     assert str(path) in caplog.text and "learning from use is off" in caplog.text
@@ -133,7 +133,7 @@ def test_store_prunes_changed_and_deleted_skills() -> None:
 def test_store_file_is_created_on_first_write_and_survives_restart(tmp_path: Path) -> None:
     path = tmp_path / "home" / U.USAGE_FILE
     st = UsageStore(path)
-    assert st.events() == [] and len(st) == 0 and st.prune({}) == 0 and not path.exists()
+    assert st.events() == [] and len(st) == 0 and st.prune({"s": ""}) == 0 and not path.exists()
     st.record("track my parcel", "快递查询", "feedback", good=False)
     st.close()
     again = UsageStore(path)
@@ -370,6 +370,24 @@ def test_refresh_prunes_history_of_an_edited_skill(tmp_path: Path) -> None:
     p.write_text(skill_md("email-send", "Send an email with attachments."), encoding="utf-8")
     r.refresh()
     assert len(store) == 0                                     # content changed: forgotten
+
+
+def test_a_refresh_that_finds_no_skills_keeps_the_history(tmp_path: Path) -> None:
+    """A skills folder missing for a moment (moved, unmounted, a checkout switching branches)
+    gave an empty catalog, and the refresh of one 'skills search' deleted every usage event."""
+    from hermes_core.testing.retrieval import skill_md, write_skill
+    root = tmp_path / "skills"
+    write_skill(root, "mail", skill_md("email-send", "Send an email to a contact."))
+    store = UsageStore(tmp_path / U.USAGE_FILE)
+    r = SkillRetriever(folders=[root], embedders=[], usage=UsageLayer(store), refresh_interval_s=None)
+    r.refresh()
+    assert r.record_use("mail Bob the report", "email-send")
+    root.rename(tmp_path / "skills.moved")
+    r.refresh()
+    assert r.skills == [] and len(store) == 1
+    (tmp_path / "skills.moved").rename(root)
+    r.refresh()
+    assert [e.query for e in store.events()] == ["mail Bob the report"]
 
 
 def test_learn_false_disables_the_store(tmp_path: Path, hermes_home: Path) -> None:
