@@ -95,6 +95,14 @@ def _text(value: object) -> str:
     return value if isinstance(value, str) else str(value)
 
 
+def _time(value: object) -> float:
+    """A stored event time as a number; 0.0 for what another writer put there instead."""
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def rescrub_old_query(query: str, secrets: Sequence[str] = ()) -> str:
     """A query stored by schema 0, made safe: redacted again (configured secrets of any shape
     too) and, when it was cut at MAX_QUERY_CHARS, without its trailing run of key characters,
@@ -243,7 +251,7 @@ class UsageStore:
             conn = self._open(create=False)
             rows = [] if conn is None else conn.execute(
                 "SELECT query, skill, kind, good, content_hash, at FROM usage_events ORDER BY id").fetchall()
-        return [UsageEvent(_text(q), _text(s), _text(k), bool(g), _text(h), float(a))
+        return [UsageEvent(_text(q), _text(s), _text(k), bool(g), _text(h), _time(a))
                 for q, s, k, g, h, a in rows]
 
     def __len__(self) -> int:

@@ -198,6 +198,24 @@ def test_an_older_file_with_a_damaged_row_migrates_without_a_traceback(tmp_path:
     assert all(isinstance(q, str) for q in queries)
 
 
+@pytest.mark.parametrize("at", ["yesterday", b"\x00\x01", ""])
+def test_a_row_whose_time_is_not_a_number_costs_only_its_time(tmp_path: Path, at: object) -> None:
+    """A row another writer stored with a time that is not a number made events() raise
+    ValueError, so the usage layer failed (a warning) on every query and nothing learnt was used."""
+    import sqlite3
+    path = tmp_path / U.USAGE_FILE
+    st = UsageStore(path)
+    st.record("send the mail", "email-send")
+    st.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO usage_events (at, query, skill, kind, good) "
+                     "VALUES (?, 'mail again', 'email-send', 'view', 1)", (at,))
+    conn.close()
+    again = UsageStore(path)
+    assert [(e.query, e.at) for e in again.events()][1] == ("mail again", 0.0)
+    again.close()
+
+
 def test_the_retrievers_usage_store_scrubs_the_configured_secrets(tmp_path: Path) -> None:
     from hermes_core.config import load_settings
     home = tmp_path / "home"
