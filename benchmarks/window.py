@@ -33,7 +33,7 @@ def one_size(n: int, samples: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as home:
         settings = load_settings({
             "home": home,
-            "credentials": {"openai": {"keys": [{"key": KEY, "max_rpm": 10**9, "max_tpm": 10**12}]}},
+            "credentials": {"openai": {"keys": [{"key": KEY, "max_rpm": 10**9, "max_tpm": 10**9}]}},
             "credential_pool": {"window_s": 10**6}}, env={})
         pool = CredentialPool.from_settings(settings)
         for _ in range(n):

@@ -23,3 +23,14 @@ def test_benchmark_json_shape(capsys: pytest.CaptureFixture[str],
     assert out["speedup"] == pytest.approx(out["rebuild_us_p50"] / out["cached_us_p50"], abs=0.1)
     assert out["file_reads_per_cached_turn"] == 0
     assert out["file_reads_per_rebuild"] == 4  # SOUL, MEMORY, USER, HERMES.md
+
+
+def test_window_benchmark_runs_within_the_configs_bounds(capsys: pytest.CaptureFixture[str],
+                                                         load_script: Callable[[Path], ModuleType]) -> None:
+    """Its key's max_tpm (10**12) was past the bound config loading puts on every number, so
+    every run ended in a ConfigError before measuring anything."""
+    module = load_script(BENCH.with_name("window.py"))
+    assert module.main(["--sizes", "10,40", "--samples", "5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [row["in_window"] for row in out["sizes"]] == [10, 40]
+    assert all(row["acquire_us_p50"] > 0 for row in out["sizes"]) and out["growth"] > 0
