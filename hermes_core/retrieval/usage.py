@@ -45,7 +45,7 @@ from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
 from hermes_core.retrieval.calibration import offtopic_requests, query_language
 from hermes_core.retrieval.fusion import GateDecision
 from hermes_core.retrieval.usage_gate import UsageGate, calibrate_usage_gate
-from hermes_core.types import Skill
+from hermes_core.types import Skill, clean_text
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +229,8 @@ class UsageStore:
             raise ValueError(f"unknown usage event kind {kind!r}; use {', '.join(EVENT_KINDS)}")
         # redacted before it is cut: a key across the cut would no longer be whole, and its head
         # would be stored in clear (the margin past the cut is thrown away after redaction)
-        text = redact(str(query)[:4 * MAX_QUERY_CHARS], self.secrets)[:MAX_QUERY_CHARS].strip()
+        # a lone surrogate (half an emoji a JSON escape carried) cannot be stored as UTF-8
+        text = redact(clean_text(str(query)[:4 * MAX_QUERY_CHARS]), self.secrets)[:MAX_QUERY_CHARS].strip()
         if not text or not skill:
             return False
         with self._lock:

@@ -105,6 +105,14 @@ def test_a_usage_file_that_cannot_be_opened_turns_learning_off_without_a_traceba
     assert r.retrieve("extract the tables from a pdf document").names[0] == "pdf-extract"
 
 
+def test_half_an_emoji_in_a_query_is_stored_as_a_replacement_character() -> None:
+    """A lone surrogate (half an emoji cut by a JavaScript slice, carried by a JSON "\\ud83d")
+    cannot be encoded as UTF-8: sqlite raised UnicodeEncodeError and the use was not learnt."""
+    st = UsageStore(None)
+    assert st.record("send the mail \ud83d now \U0001f600", "email-send")
+    assert [e.query for e in st.events()] == ["send the mail \ufffd now \U0001f600"]
+
+
 def test_store_refuses_unknown_kinds_and_skips_empty_queries() -> None:
     st = UsageStore(None)
     with pytest.raises(ValueError, match="unknown usage event kind"):
