@@ -218,6 +218,12 @@ class UsageStore:
         self._unreadable = True
 
     @property
+    def unreadable(self) -> bool:
+        """The file could not be opened as a usage history: learning from use is off for this
+        store (the file is kept as it is)."""
+        return self._unreadable
+
+    @property
     def version(self) -> int:
         """Changes with every write made through this store (the usage layer rebuilds on change)."""
         return self._version
