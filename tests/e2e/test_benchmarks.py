@@ -46,6 +46,11 @@ def test_window_benchmark_runs_within_the_configs_bounds(capsys: pytest.CaptureF
     ("async_throughput.py", ["--concurrency", "0"], "--concurrency"),
     ("async_throughput.py", ["--seconds", "0"], "--seconds"),
     ("async_throughput.py", ["--variants", "bare,fast"], "--variants"),
+    ("memory.py", ["--sessions", "0"], "--sessions"),
+    ("memory.py", ["--queries", "0"], "--queries"),
+    ("turn.py", ["--queries", "0"], "--queries"),
+    ("turn.py", ["--sizes", "20xlots"], "--sizes"),
+    ("retrieval.py", ["--queries", "0"], "--queries"),
 ])
 def test_a_benchmark_refuses_a_meaningless_argument_naming_it(
         script: str, argv: list[str], named: str, capsys: pytest.CaptureFixture[str],
