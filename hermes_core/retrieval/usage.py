@@ -224,9 +224,19 @@ class UsageStore:
         return self._unreadable
 
     @property
-    def version(self) -> int:
-        """Changes with every write made through this store (the usage layer rebuilds on change)."""
-        return self._version
+    def version(self) -> tuple[int, int]:
+        """Changes with every write to the history, made through this store or committed by
+        another process on the same home (SQLite's ``data_version``): the usage layer rebuilds
+        its index on change, so one chat learns from another's uses without a restart."""
+        with self._lock:
+            conn = self._open(create=False)
+            if conn is None:
+                return self._version, -1
+            try:
+                theirs = int(conn.execute("PRAGMA data_version").fetchone()[0])
+            except sqlite3.Error:
+                theirs = -1
+        return self._version, theirs
 
     def record(self, query: str, skill: str, kind: str = "view", *, good: bool = True,
                content_hash: str = "") -> bool:
@@ -627,7 +637,7 @@ class UsageLayer:
         self.store = store
         self.full_weight = full_weight
         self._lock = threading.Lock()
-        self._built: dict[str, tuple[tuple[int, int], UsageIndex]] = {}
+        self._built: dict[str, tuple[tuple[tuple[int, int], int], UsageIndex]] = {}
         self._vectors: dict[tuple[str, str], np.ndarray] = {}
         self._reference: dict[str, np.ndarray] = {}
 

@@ -113,6 +113,24 @@ def test_half_an_emoji_in_a_query_is_stored_as_a_replacement_character() -> None
     assert [e.query for e in st.events()] == ["send the mail \ufffd now \U0001f600"]
 
 
+def test_uses_another_process_records_are_learnt_without_a_restart(tmp_path: Path) -> None:
+    """Two processes on one home (two chats, a chat and a bot): the index was rebuilt only when
+    this process wrote, so what the other recorded stayed unused until a restart."""
+    path = tmp_path / U.USAGE_FILE
+    here, there = UsageLayer(UsageStore(path)), UsageStore(path)
+    names = [s.name for s in SAMPLE_SKILLS]
+    assert len(here.index(names, None, None)) == 0           # no file yet
+    there.record("ping the team about the release", "email-send")
+    assert len(here.index(names, None, None)) == 1           # the file appeared
+    there.record("rain tomorrow in Paris", "weather-forecast")
+    assert [e.skill for e in here.index(names, None, None).events] == ["email-send", "weather-forecast"]
+    here.record("pull the tables out of this pdf", "pdf-extract")
+    there.record("mail the report", "email-send")
+    assert len(here.index(names, None, None)) == 4
+    there.close()
+    here.store.close()
+
+
 def test_store_refuses_unknown_kinds_and_skips_empty_queries() -> None:
     st = UsageStore(None)
     with pytest.raises(ValueError, match="unknown usage event kind"):
