@@ -59,7 +59,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from hermes_core.cli.argtypes import positive_int  # noqa: E402
+
 KEY = "sk-bench-async-0000000000000000"
+VARIANTS = ("bare", "provider", "loop", "achat")
 MODEL = "gpt-4o-mini"
 SERVER = """
 import sys
@@ -240,16 +243,21 @@ def quartiles(xs: list[float]) -> list[float]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--concurrency", type=positive_int, default=64)
     ap.add_argument("--seconds", type=float, default=3.0)
-    ap.add_argument("--min-requests", type=int, default=600,
+    ap.add_argument("--min-requests", type=positive_int, default=600,
                     help="a window lasts until at least this many requests completed")
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=positive_int, default=5)
     ap.add_argument("--latency-ms", type=float, default=20.0)
-    ap.add_argument("--variants", default="bare,loop,achat")
+    ap.add_argument("--variants", default="bare,loop,achat", help=f"of {','.join(VARIANTS)}")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    variants = [v for v in args.variants.split(",") if v]
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown or not variants:
+        ap.error(f"--variants: unknown {', '.join(unknown) or '(none given)'}; use {','.join(VARIANTS)}")
+    if not 0 < args.seconds < float("inf") or not 0 <= args.latency_ms < float("inf"):
+        ap.error("--seconds must be positive and --latency-ms at least 0")
     server, url = start_server(args.latency_ms / 1000)
     rates: dict[str, list[float]] = {v: [] for v in variants}
     cpus: dict[str, list[float]] = {v: [] for v in variants}

@@ -138,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--chat-only", action="store_true", help="only the two chats until ready")
     args = ap.parse_args(argv)
+    if not 0 < args.ready_timeout < float("inf"):   # NaN fails too
+        ap.error(f"--ready-timeout must be a positive number of seconds (got {args.ready_timeout})")
     report: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="hermes-cold-bench-") as tmp:
         home = Path(tmp) / "home"

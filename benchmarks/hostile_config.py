@@ -24,6 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from hermes_core.cli.argtypes import positive_int  # noqa: E402
 from hermes_core.config import MAX_CONFIG_BYTES, load_settings, parse_yaml  # noqa: E402
 from hermes_core.errors import ConfigError  # noqa: E402
 
@@ -135,7 +136,7 @@ def run(repeat: int) -> dict[str, object]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=positive_int, default=5)
     args = parser.parse_args(argv)
     out = run(args.repeat)
     if args.json:

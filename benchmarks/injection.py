@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _baseline_injection import scan_for_injection as baseline_scan  # noqa: E402
 
+from hermes_core.errors import ConfigError  # noqa: E402
 from hermes_core.injection.scan import (  # noqa: E402
     INJECTION_CATEGORIES,
     SEMANTIC,
@@ -38,15 +39,28 @@ from hermes_core.injection.scan import (  # noqa: E402
     split_paragraphs,
 )
 from hermes_core.injection.verdicts import STORE  # noqa: E402
+from hermes_core.jsonl import read_jsonl  # noqa: E402
 
 CORPUS = REPO / "tests" / "data" / "injection" / "corpus.jsonl"
 REAL = REPO / "tests" / "data" / "injection" / "real" / "corpus.jsonl"
 NAMES = {"memory": "MEMORY.md", "context": "HERMES.md", "skill": "SKILL.md"}
 
 
-def load(path: Path = CORPUS) -> list[dict[str, str]]:
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+# what every row of a corpus file holds (import_real.py's rows also name their source's kind)
+ROW_KEYS = ("text", "label", "split", "location", "lang", "variant")
+REAL_KEYS = (*ROW_KEYS, "kind")
+
+
+def load(path: Path = CORPUS, keys: tuple[str, ...] = ROW_KEYS) -> list[dict[str, str]]:
+    """The rows of a corpus file; a line that is not one (bad JSON, not UTF-8, another file's
+    rows) is a ConfigError naming the file and the line."""
+    rows = []
+    for n, row in read_jsonl(path, what="corpus"):
+        if not isinstance(row, dict) or not all(isinstance(row.get(k), str) for k in keys):
+            raise ConfigError(f"not a corpus row (each needs the strings {', '.join(keys)})",
+                              file=str(path), line=n)
+        rows.append(row)
+    return rows
 
 
 # Where the text is data rather than instructions for the assistant (as the prompt builder scans
@@ -154,7 +168,7 @@ def real_texts(path: Path) -> dict[str, Any]:
     pinned public sources; they are not committed, so this is absent on a fresh checkout)."""
     if not path.is_file():
         return {"absent": f"{path} (build it with tests/data/injection/import_real.py)"}
-    rows = load(path)
+    rows = load(path, REAL_KEYS)
     out: dict[str, Any] = {"corpus": str(path), "rows": len(rows)}
     # "final": whole sources kept out of training and tuning (import_real.py, ``final=True``)
     for split in ("heldout", "final", "dev"):
@@ -208,7 +222,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.semantic:
         CATEGORIES[0] = (*INJECTION_CATEGORIES, SEMANTIC)
-    out = run(args.real)
+    try:
+        if args.real.is_file():   # a bad file fails now, not after the committed corpus is measured
+            load(args.real, REAL_KEYS)
+        out = run(args.real)
+    except ConfigError as e:
+        parser.error(f"--real: {e}")
     if args.json:
         print(json.dumps(out, ensure_ascii=False))
         return 0

@@ -31,6 +31,7 @@ from pathlib import Path
 from hermes_core.agent.context_engine import ContextEngine
 from hermes_core.agent.episodic.ranking import build_match
 from hermes_core.agent.episodic.store import SessionRecord
+from hermes_core.cli.argtypes import positive_int
 
 
 def _vocabularies() -> tuple[list[str], list[float], list[str], list[float]]:
@@ -169,10 +170,10 @@ def run(sessions: int, queries: int, db: Path, seed: int, batch: int, k: int) ->
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("--sessions", type=int, default=100_000)
-    ap.add_argument("--queries", type=int, default=300)
-    ap.add_argument("--max-results", type=int, default=5)
-    ap.add_argument("--batch", type=int, default=10_000, help="sessions per insert transaction")
+    ap.add_argument("--sessions", type=positive_int, default=100_000)
+    ap.add_argument("--queries", type=positive_int, default=300)
+    ap.add_argument("--max-results", type=positive_int, default=5)
+    ap.add_argument("--batch", type=positive_int, default=10_000, help="sessions per insert transaction")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--db", type=Path, help="where to build the database (default: a temp dir)")
     ap.add_argument("--json", action="store_true")

@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from hermes_core.cli.argtypes import positive_int
 from hermes_core.retrieval.retriever import SkillRetriever, default_embedders
 from hermes_core.types import Skill
 
@@ -78,12 +79,12 @@ def child_cold_start(cache: str) -> int:
     return 0
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--queries", type=positive_int, default=200)
     ap.add_argument("--child-cold-start", metavar="CACHE", help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.child_cold_start:
         return child_cold_start(args.child_cold_start)
     out: dict[str, float | int | str] = {}

@@ -44,6 +44,7 @@ from hermes_core.agent.agent import Agent
 from hermes_core.agent.context_engine import ContextEngine
 from hermes_core.agent.episodic.ranking import query_terms, quote_term
 from hermes_core.agent.episodic.store import SessionRecord
+from hermes_core.cli.argtypes import positive_int
 from hermes_core.config import load_settings
 from hermes_core.providers.offline import OfflineProvider
 from hermes_core.retrieval.bm25 import bm25_tokens, skill_tokens
@@ -362,13 +363,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="20x1000,200x10000",
                     help="comma-separated SKILLSxSESSIONS (the issue's: 20x1000,200x10000,"
                          "2000x100000,10000x1000000)")
-    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--queries", type=positive_int, default=200)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--cache-dir", type=Path, default=Path.home() / ".cache" / "hermes-bench")
     ap.add_argument("--embeddings", action="store_true", help="with the dense layer (loads models)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    sizes = [tuple(int(x) for x in s.lower().split("x")) for s in args.sizes.split(",") if s]
+    try:
+        sizes = [(positive_int(k), positive_int(n)) for k, _x, n in
+                 (s.strip().lower().partition("x") for s in args.sizes.split(",") if s.strip())]
+    except argparse.ArgumentTypeError as e:
+        ap.error(f"--sizes: SKILLSxSESSIONS, each a whole number >= 1: {e}")
+    if not sizes:
+        ap.error("--sizes: give at least one SKILLSxSESSIONS")
     results = [run_size(k, n, args) for k, n in sizes]
     report: dict[str, Any] = {"mode": "embeddings" if args.embeddings else "lexical", "sizes": results}
     ref = next((r for r in results if (r["skills"], r["sessions"]) == (200, 10_000)), None)

@@ -24,6 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hermes_core.agent.credential_pool import CredentialPool
+from hermes_core.cli.argtypes import positive_int
 from hermes_core.config import load_settings
 
 KEY = "sk-bench-window-000000000000"
@@ -33,7 +34,7 @@ def one_size(n: int, samples: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as home:
         settings = load_settings({
             "home": home,
-            "credentials": {"openai": {"keys": [{"key": KEY, "max_rpm": 10**9, "max_tpm": 10**12}]}},
+            "credentials": {"openai": {"keys": [{"key": KEY, "max_rpm": 10**9, "max_tpm": 10**9}]}},
             "credential_pool": {"window_s": 10**6}}, env={})
         pool = CredentialPool.from_settings(settings)
         for _ in range(n):
@@ -56,10 +57,16 @@ def one_size(n: int, samples: int) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--sizes", default="100,100000")
-    ap.add_argument("--samples", type=int, default=2000)
+    ap.add_argument("--samples", type=positive_int, default=2000)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    rows = [one_size(int(s), args.samples) for s in args.sizes.split(",") if s]
+    try:
+        sizes = [positive_int(s) for s in args.sizes.split(",") if s.strip()]
+    except argparse.ArgumentTypeError as e:
+        ap.error(f"--sizes: {e}")
+    if not sizes:
+        ap.error("--sizes: give at least one size")
+    rows = [one_size(n, args.samples) for n in sizes]
     report: dict[str, Any] = {"sizes": rows,
                               "growth": round(rows[-1]["acquire_us_p50"] / rows[0]["acquire_us_p50"], 3),
                               "sum_window_growth": round(rows[-1]["sum_window_us"]

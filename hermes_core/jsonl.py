@@ -22,11 +22,14 @@ def read_jsonl(path: str | os.PathLike[str], *, what: str = "file") -> Iterator[
     role in the error when it cannot be read at all."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError:
-        raise ConfigError("not valid UTF-8", file=str(p)) from None
+        raw = p.read_bytes().removeprefix(b"\xef\xbb\xbf")
     except OSError as e:
         raise ConfigError(f"cannot read {what}: {e.strerror or e}", file=str(p)) from None
+    try:   # line ends as a text file reads them: \r\n and a lone \r (old Mac files) are \n
+        text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError as e:   # the line, or a bad byte in a large file is a search
+        head = raw[:e.start].replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        raise ConfigError("not valid UTF-8", file=str(p), line=head.count(b"\n") + 1) from None
     for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue

@@ -18,6 +18,9 @@ def test_a_line_separator_inside_a_string_does_not_split_the_line(tmp_path: Path
 
 @pytest.mark.parametrize("raw, reason, line", [
     (b'{"a": 1}\n{oops\n', "not valid JSON", 2),
+    (b'{"a": 1}\n{"a": 2}\n{"q": "caf\xe9"}\n', "not valid UTF-8", 3),
+    (b'\xef\xbb\xbf{"a": 1}\n\n{"q": "\xff"}\n', "not valid UTF-8", 3),
+    (b'{"a": 1}\r{"a": 2}\r\n{"q": "\xff"}\r', "not valid UTF-8", 3),
     (b'{"a": ' + b"9" * 5000 + b"}\n", "unreadable JSON", 1),
     (b"[" * 100_000 + b"]" * 100_000 + b"\n", "unreadable JSON", 1),
 ])
@@ -28,6 +31,13 @@ def test_a_bad_line_is_one_config_error_naming_file_and_line(tmp_path: Path, raw
     with pytest.raises(ConfigError) as info:
         list(read_jsonl(f))
     assert reason in str(info.value) and info.value.line == line and str(f) in str(info.value)
+
+
+@pytest.mark.parametrize("end", [b"\n", b"\r\n", b"\r"])
+def test_any_line_end_a_text_file_uses_separates_lines(tmp_path: Path, end: bytes) -> None:
+    f = tmp_path / "q.jsonl"
+    f.write_bytes(b'{"query": "a"}' + end + end + b'{"query": "b"}' + end)
+    assert list(read_jsonl(f)) == [(1, {"query": "a"}), (3, {"query": "b"})]
 
 
 def test_unreadable_files_name_the_file(tmp_path: Path) -> None:

@@ -172,6 +172,8 @@ def _usage_silence(r: Any) -> str:
     if r.usage is None or "L6" not in r.layers:
         return "usage: off (skill_utils.learn: false)" if r.usage is None else "usage: off (--layers)"
     n = len(r.usage.store)
+    if r.usage.store.unreadable:   # not "no past use": the history is there, just not readable
+        return "usage: off (the usage history cannot be read; see the warning above)"
     if not n:
         return "usage: abstained (no past use recorded)"
     return f"usage: abstained ({n} past use{'s' if n != 1 else ''}, too little to trust)"

@@ -30,7 +30,7 @@ import numpy as np
 
 from hermes_core.retrieval.fusion import zscores
 from hermes_core.tokenize import cjk_ratio, split_identifier
-from hermes_core.types import Skill
+from hermes_core.types import Skill, clean_text
 
 log = logging.getLogger(__name__)
 
@@ -467,7 +467,8 @@ class DenseIndex:
                 return v
         key = f"query-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
         stored = self.cache.get(self.query_cache_id, key) if self.persist_queries else None
-        v = stored if stored is not None else self.embedder.embed_query(text)
+        # a lone surrogate (half an emoji a JSON escape carried) makes every model raise
+        v = stored if stored is not None else self.embedder.embed_query(clean_text(text))
         if self.persist_queries and stored is None:
             self.cache.put(self.query_cache_id, key, v)
         with self._lock:

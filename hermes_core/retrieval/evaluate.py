@@ -213,14 +213,15 @@ def evaluate_with_usage(retriever: SkillRetriever, queries: Sequence[LabeledQuer
     split the data so that they do not (the dev files' halves are for that). ``per_layer`` adds
     each side's :func:`evaluate_layers` rows as its ``per_layer``.
     """
-    from hermes_core.retrieval.usage import UsageLayer, UsageStore
+    from hermes_core.retrieval.usage import DEFAULT_CAP, UsageLayer, UsageStore
     saved = retriever.usage
     try:
         retriever.usage = None
         zero = evaluate(retriever, queries, negatives)
         if per_layer:
             zero["per_layer"] = evaluate_layers(retriever, queries)
-        layer = retriever.usage = UsageLayer(UsageStore(None))
+        # the whole file is the history asked for: the home's cap does not apply to a replay
+        layer = retriever.usage = UsageLayer(UsageStore(None, cap=max(DEFAULT_CAP, len(usage))))
         recorded = replay_usage(retriever, usage)
         used = evaluate(retriever, queries, negatives)
         if per_layer:

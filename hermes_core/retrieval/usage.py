@@ -45,7 +45,7 @@ from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
 from hermes_core.retrieval.calibration import offtopic_requests, query_language
 from hermes_core.retrieval.fusion import GateDecision
 from hermes_core.retrieval.usage_gate import UsageGate, calibrate_usage_gate
-from hermes_core.types import Skill
+from hermes_core.types import Skill, clean_text
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +93,14 @@ def _text(value: object) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return value if isinstance(value, str) else str(value)
+
+
+def _time(value: object) -> float:
+    """A stored event time as a number; 0.0 for what another writer put there instead."""
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def rescrub_old_query(query: str, secrets: Sequence[str] = ()) -> str:
@@ -145,12 +153,16 @@ class UsageStore:
         exist yet and ``create`` is False."""
         if self._conn is not None or self._unreadable:
             return self._conn
-        if self.path is not None:
-            if not create and not self.path.exists():
-                return None
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(self.path) if self.path is not None else ":memory:",
-                               check_same_thread=False, timeout=5.0)
+        if self.path is not None and not create and not self.path.exists():
+            return None
+        try:   # a folder where the file should be, a file where the home should be
+            if self.path is not None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(self.path) if self.path is not None else ":memory:",
+                                   check_same_thread=False, timeout=5.0)
+        except (OSError, sqlite3.Error) as e:
+            self._give_up(e)
+            return None
         conn.text_factory = lambda b: b.decode("utf-8", "replace")   # invalid UTF-8 from another writer
         try:
             with conn:   # the table checked before WAL mode is set: another program's file is left as it was
@@ -197,7 +209,7 @@ class UsageStore:
                 conn.execute("ROLLBACK")
             raise
 
-    def _give_up(self, e: sqlite3.DatabaseError) -> None:
+    def _give_up(self, e: OSError | sqlite3.Error) -> None:
         """The file is the user's history (or another program's): never overwritten nor deleted.
         Learning from use stops for this store, said once."""
         if not self._unreadable:
@@ -206,9 +218,25 @@ class UsageStore:
         self._unreadable = True
 
     @property
-    def version(self) -> int:
-        """Changes with every write made through this store (the usage layer rebuilds on change)."""
-        return self._version
+    def unreadable(self) -> bool:
+        """The file could not be opened as a usage history: learning from use is off for this
+        store (the file is kept as it is)."""
+        return self._unreadable
+
+    @property
+    def version(self) -> tuple[int, int]:
+        """Changes with every write to the history, made through this store or committed by
+        another process on the same home (SQLite's ``data_version``): the usage layer rebuilds
+        its index on change, so one chat learns from another's uses without a restart."""
+        with self._lock:
+            conn = self._open(create=False)
+            if conn is None:
+                return self._version, -1
+            try:
+                theirs = int(conn.execute("PRAGMA data_version").fetchone()[0])
+            except sqlite3.Error:
+                theirs = -1
+        return self._version, theirs
 
     def record(self, query: str, skill: str, kind: str = "view", *, good: bool = True,
                content_hash: str = "") -> bool:
@@ -217,7 +245,8 @@ class UsageStore:
             raise ValueError(f"unknown usage event kind {kind!r}; use {', '.join(EVENT_KINDS)}")
         # redacted before it is cut: a key across the cut would no longer be whole, and its head
         # would be stored in clear (the margin past the cut is thrown away after redaction)
-        text = redact(str(query)[:4 * MAX_QUERY_CHARS], self.secrets)[:MAX_QUERY_CHARS].strip()
+        # a lone surrogate (half an emoji a JSON escape carried) cannot be stored as UTF-8
+        text = redact(clean_text(str(query)[:4 * MAX_QUERY_CHARS]), self.secrets)[:MAX_QUERY_CHARS].strip()
         if not text or not skill:
             return False
         with self._lock:
@@ -239,7 +268,7 @@ class UsageStore:
             conn = self._open(create=False)
             rows = [] if conn is None else conn.execute(
                 "SELECT query, skill, kind, good, content_hash, at FROM usage_events ORDER BY id").fetchall()
-        return [UsageEvent(_text(q), _text(s), _text(k), bool(g), _text(h), float(a))
+        return [UsageEvent(_text(q), _text(s), _text(k), bool(g), _text(h), _time(a))
                 for q, s, k, g, h, a in rows]
 
     def __len__(self) -> int:
@@ -250,7 +279,13 @@ class UsageStore:
     def prune(self, current: Mapping[str, str]) -> int:
         """Drop events of skills not in ``current`` (name -> content hash) or whose content hash
         differs (the skill was rewritten: what was learnt about the old text may not hold). Events
-        stored without a hash are kept while their skill exists. Returns how many were dropped."""
+        stored without a hash are kept while their skill exists. Returns how many were dropped.
+
+        An empty ``current`` drops nothing: a catalog with no skill at all is far more likely a
+        folder missing for a moment (moved, unmounted, a checkout switching branches) than every
+        skill deleted, and the history cannot be learnt again."""
+        if not current:
+            return 0
         with self._lock:
             conn = self._open(create=False)
             if conn is None:
@@ -602,7 +637,7 @@ class UsageLayer:
         self.store = store
         self.full_weight = full_weight
         self._lock = threading.Lock()
-        self._built: dict[str, tuple[tuple[int, int], UsageIndex]] = {}
+        self._built: dict[str, tuple[tuple[tuple[int, int], int], UsageIndex]] = {}
         self._vectors: dict[tuple[str, str], np.ndarray] = {}
         self._reference: dict[str, np.ndarray] = {}
 

@@ -217,6 +217,19 @@ def test_search_explain_says_when_the_usage_layer_abstains(capsys: pytest.Captur
     assert code == 0 and "usage: off (skill_utils.learn: false)" in out
 
 
+def test_search_explain_says_an_unreadable_usage_history_is_off_not_empty(
+        capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    """Beside the warning that the history is unreadable and learning off, --explain said
+    'abstained (no past use recorded)': as if the user's history were gone."""
+    from hermes_core.retrieval.usage import USAGE_FILE
+    write_skill(hermes_home / "skills", "mail", skill_md("email-send", "Send an email to a contact."))
+    (hermes_home / USAGE_FILE).write_bytes(bytes(range(256)) * 20)
+    code, out, _ = run(capsys, "skills", "search", "send an email", "--home", str(hermes_home),
+                         "--no-embeddings", "--explain")
+    assert code == 0 and "no past use recorded" not in out
+    assert "usage: off (the usage history cannot be read" in out
+
+
 def test_eval_per_layer_prints_each_layers_own_ranking(
         catalog: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
     q = _write(tmp_path / "q.jsonl", [{"query": "is it going to rain", "gold": "weather-forecast"},

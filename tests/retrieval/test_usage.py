@@ -71,7 +71,7 @@ def test_an_unreadable_usage_file_turns_learning_off_with_a_message_and_is_kept(
     before = path.read_bytes()
     st = UsageStore(path)
     with caplog.at_level(logging.WARNING, logger=U.__name__):
-        assert st.events() == [] and len(st) == 0 and st.prune({}) == 0
+        assert st.events() == [] and len(st) == 0 and st.prune({"pdf-extract": ""}) == 0
         assert not st.record("extract the pdf tables", "pdf-extract")
         st.clear()
     assert str(path) in caplog.text and "learning from use is off" in caplog.text
@@ -80,6 +80,55 @@ def test_an_unreadable_usage_file_turns_learning_off_with_a_message_and_is_kept(
     assert path.read_bytes() == before
     r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[], usage=UsageLayer(UsageStore(path)))
     assert r.retrieve("extract the tables from a pdf document").names[0] == "pdf-extract"
+
+
+@pytest.mark.parametrize("where", ["a folder in its place", "a file in its folder's place"])
+def test_a_usage_file_that_cannot_be_opened_turns_learning_off_without_a_traceback(
+        where: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A usage.sqlite3 that is a folder (sqlite cannot open it), or a home whose folder is a
+    file, raised OperationalError / FileExistsError out of the store: out of every refresh (it
+    prunes), so out of every 'skills search' and chat turn."""
+    import logging
+    if where == "a folder in its place":
+        path = tmp_path / U.USAGE_FILE
+        path.mkdir()
+    else:
+        path = tmp_path / "home" / U.USAGE_FILE
+        path.parent.write_text("not a folder")
+    st = UsageStore(path)
+    with caplog.at_level(logging.WARNING, logger=U.__name__):
+        assert not st.record("extract the pdf tables", "pdf-extract")
+        assert st.events() == [] and len(st) == 0 and st.prune({"pdf-extract": ""}) == 0
+        st.clear()
+    assert "learning from use is off" in caplog.text
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[], usage=UsageLayer(UsageStore(path)))
+    assert r.retrieve("extract the tables from a pdf document").names[0] == "pdf-extract"
+
+
+def test_half_an_emoji_in_a_query_is_stored_as_a_replacement_character() -> None:
+    """A lone surrogate (half an emoji cut by a JavaScript slice, carried by a JSON "\\ud83d")
+    cannot be encoded as UTF-8: sqlite raised UnicodeEncodeError and the use was not learnt."""
+    st = UsageStore(None)
+    assert st.record("send the mail \ud83d now \U0001f600", "email-send")
+    assert [e.query for e in st.events()] == ["send the mail \ufffd now \U0001f600"]
+
+
+def test_uses_another_process_records_are_learnt_without_a_restart(tmp_path: Path) -> None:
+    """Two processes on one home (two chats, a chat and a bot): the index was rebuilt only when
+    this process wrote, so what the other recorded stayed unused until a restart."""
+    path = tmp_path / U.USAGE_FILE
+    here, there = UsageLayer(UsageStore(path)), UsageStore(path)
+    names = [s.name for s in SAMPLE_SKILLS]
+    assert len(here.index(names, None, None)) == 0           # no file yet
+    there.record("ping the team about the release", "email-send")
+    assert len(here.index(names, None, None)) == 1           # the file appeared
+    there.record("rain tomorrow in Paris", "weather-forecast")
+    assert [e.skill for e in here.index(names, None, None).events] == ["email-send", "weather-forecast"]
+    here.record("pull the tables out of this pdf", "pdf-extract")
+    there.record("mail the report", "email-send")
+    assert len(here.index(names, None, None)) == 4
+    there.close()
+    here.store.close()
 
 
 def test_store_refuses_unknown_kinds_and_skips_empty_queries() -> None:
@@ -110,7 +159,7 @@ def test_store_prunes_changed_and_deleted_skills() -> None:
 def test_store_file_is_created_on_first_write_and_survives_restart(tmp_path: Path) -> None:
     path = tmp_path / "home" / U.USAGE_FILE
     st = UsageStore(path)
-    assert st.events() == [] and len(st) == 0 and st.prune({}) == 0 and not path.exists()
+    assert st.events() == [] and len(st) == 0 and st.prune({"s": ""}) == 0 and not path.exists()
     st.record("track my parcel", "快递查询", "feedback", good=False)
     st.close()
     again = UsageStore(path)
@@ -173,6 +222,24 @@ def test_an_older_file_with_a_damaged_row_migrates_without_a_traceback(tmp_path:
     st.close()
     assert queries[0] == "send the mail" and queries[-1] == "mail again"
     assert all(isinstance(q, str) for q in queries)
+
+
+@pytest.mark.parametrize("at", ["yesterday", b"\x00\x01", ""])
+def test_a_row_whose_time_is_not_a_number_costs_only_its_time(tmp_path: Path, at: object) -> None:
+    """A row another writer stored with a time that is not a number made events() raise
+    ValueError, so the usage layer failed (a warning) on every query and nothing learnt was used."""
+    import sqlite3
+    path = tmp_path / U.USAGE_FILE
+    st = UsageStore(path)
+    st.record("send the mail", "email-send")
+    st.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO usage_events (at, query, skill, kind, good) "
+                     "VALUES (?, 'mail again', 'email-send', 'view', 1)", (at,))
+    conn.close()
+    again = UsageStore(path)
+    assert [(e.query, e.at) for e in again.events()][1] == ("mail again", 0.0)
+    again.close()
 
 
 def test_the_retrievers_usage_store_scrubs_the_configured_secrets(tmp_path: Path) -> None:
@@ -347,6 +414,24 @@ def test_refresh_prunes_history_of_an_edited_skill(tmp_path: Path) -> None:
     p.write_text(skill_md("email-send", "Send an email with attachments."), encoding="utf-8")
     r.refresh()
     assert len(store) == 0                                     # content changed: forgotten
+
+
+def test_a_refresh_that_finds_no_skills_keeps_the_history(tmp_path: Path) -> None:
+    """A skills folder missing for a moment (moved, unmounted, a checkout switching branches)
+    gave an empty catalog, and the refresh of one 'skills search' deleted every usage event."""
+    from hermes_core.testing.retrieval import skill_md, write_skill
+    root = tmp_path / "skills"
+    write_skill(root, "mail", skill_md("email-send", "Send an email to a contact."))
+    store = UsageStore(tmp_path / U.USAGE_FILE)
+    r = SkillRetriever(folders=[root], embedders=[], usage=UsageLayer(store), refresh_interval_s=None)
+    r.refresh()
+    assert r.record_use("mail Bob the report", "email-send")
+    root.rename(tmp_path / "skills.moved")
+    r.refresh()
+    assert r.skills == [] and len(store) == 1
+    (tmp_path / "skills.moved").rename(root)
+    r.refresh()
+    assert [e.query for e in store.events()] == ["mail Bob the report"]
 
 
 def test_learn_false_disables_the_store(tmp_path: Path, hermes_home: Path) -> None:
