@@ -58,8 +58,12 @@ _PARENS = re.compile(r"\([^)]*\)|\[[^]]*\]")
 _EN_WORD = re.compile(r"[a-z]{2,}")
 _CJK_RUN = r"[\u3400-\u9fff\uf900-\ufaff]+"
 # A word in Latin script inside a Chinese request (PDF, Word, Docker, C++, node.js, Wi-Fi, Café):
-# letters, digits after the first letter, joined by . + # _ ' or -, a trailing ++ or #.
-_LATIN = r"[A-Za-z\u00c0-\u024f][A-Za-z\u00c0-\u024f0-9]*(?:[.+#_'-][A-Za-z\u00c0-\u024f0-9]+)*[+#]*"
+# letters, digits after the first letter, joined by . + # _ ' or -, a trailing ++ or #. Latin-1's
+# letters surround two signs, × and ÷ (1920×1080 holds no word).
+_LETTER = r"A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f"
+_LATIN = f"[{_LETTER}][{_LETTER}0-9]*(?:[.+#_'-][{_LETTER}0-9]+)*[+#]*"
+# A Chinese input method in full-width mode types ＰＤＦ, Ｃ＋＋: read as the ASCII they stand for.
+_FULL_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
 _CJK_OR_LATIN = re.compile(f"({_CJK_RUN})|({_LATIN})")
 
 
@@ -129,9 +133,10 @@ class Lexicon:
         more characters the dictionary lacks is read through its two-character pieces), each
         once, in order. A two-character word it lacks is not read through its characters: 一张
         would read as one / open. ``min_chars``: words shorter than this are left out.
-        ``latin``: words written in Latin script pass through as written, in their place."""
+        ``latin``: words written in Latin script pass through as written (full-width letters as
+        the ASCII they stand for), in their place."""
         out: dict[str, None] = {}
-        for m in _CJK_OR_LATIN.finditer(text):
+        for m in _CJK_OR_LATIN.finditer(text.translate(_FULL_WIDTH) if latin else text):
             run, word = m.group(1), m.group(2)
             if run is None:
                 if latin:

@@ -64,6 +64,28 @@ def test_english_words_inside_a_chinese_request_pass_into_its_translation_as_the
     assert "9" not in lexicon.translate("明天9点开会", "en", 2).split()   # a number is not a word
 
 
+@pytest.mark.parametrize(("full_width", "ascii_"), [
+    ("帮我把ＰＤＦ转成Ｗｏｒｄ", "帮我把PDF转成Word"), ("用Ｄｏｃｋｅｒ部署", "用Docker部署"),
+    ("用Ｃ＋＋写一个ｎｏｄｅ．ｊｓ的脚本", "用C++写一个node.js的脚本"),
+])
+def test_english_words_typed_full_width_pass_into_the_translation_as_the_same_words_typed_plain(
+        lexicon: lx.Lexicon, full_width: str, ascii_: str) -> None:
+    # a Chinese input method in full-width mode types ＰＤＦ for PDF: the same request
+    assert lexicon.translate(full_width, "en", 2) == lexicon.translate(ascii_, "en", 2)
+    # without the Latin words, the Chinese words read the same either way
+    chinese = lexicon.translate(ascii_, "en", 2, latin=False)
+    assert lexicon.translate(full_width, "en", 2, latin=False) == chinese
+
+
+@pytest.mark.parametrize("request_zh", ["把图片尺寸改成1920×1080", "帮我算一下8÷2等于几", "买3×5的相框"])
+def test_a_multiplication_or_division_sign_is_not_a_word_of_the_translation(
+        lexicon: lx.Lexicon, request_zh: str) -> None:
+    # Latin-1's letters surround × and ÷, which are signs: "×1080" is no word an English request has
+    words = lexicon.translate(request_zh, "en", 2).split()
+    assert not [w for w in words if "×" in w or "÷" in w], words
+    assert "café" in lexicon.translate("去café喝咖啡", "en", 2).split()   # the letters around them pass
+
+
 def test_derive_skips_references_classifiers_and_reads_a_character_by_its_first_senses() -> None:
     entries = [
         {"simplified": "订单", "definitions": ["(purchase) order", "CL:份[fen4]"]},
