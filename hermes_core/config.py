@@ -412,7 +412,7 @@ class Settings(_Model):
         return self._redactor
 
     def with_overrides(self, **changes: Any) -> Settings:
-        """An immutable copy with dotted-path overrides, e.g. ``{"llm.stream": False}``."""
+        """An immutable copy with dotted-path overrides, e.g. ``with_overrides(**{"llm.stream": False})``."""
         data = self.model_dump(exclude={"source"})
         for dotted, value in changes.items():
             node = data

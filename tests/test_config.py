@@ -169,6 +169,18 @@ def test_example_config_documents_every_key():
     assert not missing, f"config.example.yaml does not document: {missing}"
 
 
+
+# config.example.yaml says it lists "every key with its default": a user who copies it must get the
+# defaults. Its injection_categories once lacked output-hijack and learned, so copying the file
+# silently turned two injection signals off.
+
+def test_example_config_loads_to_the_defaults():
+    from hermes_core.config import Settings
+
+    copied = load_settings(EXAMPLE, env={}).model_dump(mode="json", exclude={"source"})
+    default = Settings(source=None).model_dump(mode="json", exclude={"source"})
+    assert copied == default
+
 def test_a_fifo_or_device_as_config_is_refused_not_read(tmp_path):  # type: ignore[no-untyped-def]
     import os
 

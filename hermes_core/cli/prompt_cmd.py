@@ -3,8 +3,9 @@
 The same PromptBuilder and the same provider ``render()`` the agent uses, so what this prints is
 the payload a real turn would send (cache markers included), minus the network call. ``--json``
 prints one object: ``system``, ``context``, ``messages``, ``prefix_sha256``, ``tokens``,
-``token_counter``, ``compaction``, ``cache``, ``request``, ``provider``, ``model``, ``sources`` and
-``warnings``.
+``token_counter``, ``compaction``, ``summary_index`` (the index of the message holding the
+"conversation so far" summary, or null), ``cache``, ``request``, ``provider``, ``model``,
+``sources`` and ``warnings``.
 
 A ``--history`` over the model's history budget is compacted as a chat would compact it: the oldest
 turns folded into a "conversation so far" message (extractively: previewing calls no model),

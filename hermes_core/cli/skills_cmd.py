@@ -24,7 +24,8 @@ def register(sub: Any) -> None:
         g.add_argument("--home", help="HERMES_HOME whose skills/ folder to use")
         g.add_argument("--catalog", help="a JSONL catalog instead of SKILL.md folders")
         sp.add_argument("--config", help="config YAML")
-        sp.add_argument("--no-embeddings", action="store_true", help="L1-L3 only (no dense layer)")
+        sp.add_argument("--no-embeddings", action="store_true",
+                        help="no dense layer and no model load (L1-L3 and past use still rank)")
 
     s = ssub.add_parser("search", help="retrieve the skills for a query")
     s.add_argument("query")

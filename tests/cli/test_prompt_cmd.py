@@ -59,6 +59,17 @@ def test_json_fields_and_stable_prefix(marked_home: Path, cwd: Path,
     assert a["request"]["prompt_cache_key"] == "hermes-" + a["prefix_sha256"][:24]
 
 
+
+def test_help_names_every_json_field(marked_home: Path, cwd: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # `prompt --help` lists the fields of --json; it once left out summary_index
+    from hermes_core.cli import prompt_cmd
+
+    doc = " ".join((prompt_cmd.__doc__ or "").split())
+    listed = doc.split("prints one object:", 1)[1].split(".", 1)[0]
+    out = run_json(capsys, "hello", "--home", str(marked_home))
+    assert set(re.findall(r"``(\w+)``", listed)) == set(out)
+
 def test_no_date_in_system(marked_home: Path, cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import re
     from datetime import UTC, datetime

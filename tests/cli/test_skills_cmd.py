@@ -197,6 +197,17 @@ def test_search_explain_shows_the_usage_layer(capsys: pytest.CaptureFixture[str]
     assert code == 0 and "usage: nearest past message" in out and "-> email-send" in out
 
 
+
+@pytest.mark.parametrize("command", ["search", "list", "reindex"])
+def test_no_embeddings_help_does_not_deny_the_usage_layer(command: str,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # --no-embeddings drops only the dense layer: past use still ranks (the test above); the help
+    # once said "L1-L3 only"
+    with pytest.raises(SystemExit):
+        main(["skills", command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "L1-L3 only" not in text and "past use" in text
+
 def test_search_explain_says_when_the_usage_layer_abstains(capsys: pytest.CaptureFixture[str],
                                                            hermes_home: Path) -> None:
     from hermes_core.retrieval.usage import USAGE_FILE, UsageStore

@@ -58,3 +58,21 @@ def test_using_the_library_snippet_runs(copy_example_home, tmp_path: Path):
     assert "git-rebase-conflicts" in res.stdout      # reply.retrieval.names
     assert "offline reply" in res.stdout
     assert (tmp_path / "examples" / "home" / "sessions.db").is_file()   # the chat was recorded
+
+
+# The "Tools" snippet runs as written on a fresh checkout (offline: no tool is called, nothing
+# is priced). It used to open "config.yaml", which a fresh checkout does not have.
+
+def test_tools_snippet_runs(copy_example_home, tmp_path: Path):
+    section = README.read_text(encoding="utf-8").split("## Tools", 1)[1]
+    (code,) = re.findall(r"```python\n(.*?)```", section.split("\n## ", 1)[0], re.S)
+    copy_example_home(tmp_path / "examples" / "home")
+    script = tmp_path / "snippet.py"
+    script.write_text(code + "agent.close()\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.pop("HERMES_HOME", None)
+    env["HF_HUB_OFFLINE"] = "1"
+    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=300, env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[] $0.0000"     # offline: no tool result, no cost
