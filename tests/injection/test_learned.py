@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -77,6 +78,41 @@ def test_a_missing_or_corrupt_model_turns_the_scorer_off(tmp_path: Path) -> None
     np.savez(wrong, format=np.int64(1), indices=np.array([N_FEATURES + 5]), weights=np.array([1.0]),
              intercept=np.float64(0), thresholds=np.array([0.5, 0.5]), meta=np.array("{}"))
     assert load_scorer(wrong) is None
+
+
+def model_file_fields() -> dict[str, np.ndarray[Any, Any]]:
+    """The arrays of the shipped model file, to be saved again with one of them damaged."""
+    with np.load(MODEL, allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+def save_damaged(path: Path, **fields: np.ndarray[Any, Any]) -> None:
+    np.savez(path, **{**model_file_fields(), **fields})
+
+
+MODEL_DAMAGE: dict[str, Callable[[Path], None]] = {
+    "empty": lambda p: p.write_bytes(b""),
+    "truncated": lambda p: p.write_bytes(MODEL.read_bytes()[:len(MODEL.read_bytes()) // 2]),
+    "format-array": lambda p: save_damaged(p, format=np.array([1, 1])),
+    "intercept-array": lambda p: save_damaged(p, intercept=np.array([0.0, 0.0])),
+    "weights-2d": lambda p: save_damaged(p, indices=np.array([[1, 2]]), weights=np.array([[1.0, 1.0]])),
+    "three-thresholds": lambda p: save_damaged(p, thresholds=np.array([0.5, 0.5, 0.5])),
+    "nan-weights": lambda p: save_damaged(
+        p, weights=np.full(model_file_fields()["weights"].shape, np.nan, dtype=np.float32)),
+    "inf-intercept": lambda p: save_damaged(p, intercept=np.float64("inf")),
+    "nan-threshold": lambda p: save_damaged(p, thresholds=np.array([np.nan, 0.5])),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(MODEL_DAMAGE))
+def test_a_damaged_model_turns_the_scorer_off_with_one_warning(
+        tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / MODEL_FILE
+    MODEL_DAMAGE[damage](path)
+    assert load_scorer(path) is None
+    warnings = [r for r in caplog.records if r.name == injection_learned.__name__]
+    assert [r.levelname for r in warnings] == ["WARNING"]
+    assert str(path) in warnings[0].getMessage()
 
 
 def test_without_a_model_the_rules_alone_decide(monkeypatch: pytest.MonkeyPatch) -> None:
