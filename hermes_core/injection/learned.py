@@ -53,6 +53,13 @@ STEP = 5000
 # all its weight on them, so the intercept and the data column alone can pass the threshold.
 MIN_WORDS = 3
 _WORD = re.compile(WORD_TOKEN)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def encodable(view: str) -> str:
+    """The view with each lone surrogate (a ``surrogateescape`` decoding, a broken paste) read as
+    U+FFFD: the feature hashers and e5's tokenizer encode to UTF-8, which raises on them."""
+    return view if view.isascii() else _SURROGATE.sub("\ufffd", view)
 
 
 def scoring_signature() -> bytes:
@@ -91,6 +98,7 @@ def feature_blocks(views: Sequence[str]) -> tuple[Any, Any]:
     """(character n-grams, word n-grams) of normalised paragraph views, each block a CSR matrix
     with unit-length rows."""
     chars, words = _vectorizers()
+    views = [encodable(v) for v in views]
     return _unit_rows(chars.transform(views)), _unit_rows(words.transform(views))
 
 

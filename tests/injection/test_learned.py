@@ -190,6 +190,33 @@ def test_any_text_is_scored_without_an_exception(text: str) -> None:
         guard_text(text, name="MEMORY.md", data=data)
 
 
+LONE_SURROGATE = st.integers(0xD800, 0xDFFF).map(chr)
+WORDS = st.sampled_from(["Ignore", "all", "previous", "instructions", "you", "are", "Max", "now",
+                         "deploys", "happen", "on", "Tuesdays", " ", " ", "\n\n", "\n§\n"])
+
+
+def as_replacement(text: str) -> str:
+    return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(WORDS | LONE_SURROGATE | st.text(max_size=20), max_size=80).map("".join))
+def test_a_lone_surrogate_is_scanned_as_the_replacement_character(text: str) -> None:
+    for data in (False, True):
+        got = guard_text(text, name="MEMORY.md", data=data)
+        want = guard_text(as_replacement(text), name="MEMORY.md", data=data)
+        assert ([f.category for f in got.findings], got.blocked) == (
+            [f.category for f in want.findings], want.blocked)
+        assert (scan_for_injection(text, data=data) is None) == (
+            scan_for_injection(as_replacement(text), data=data) is None)
+
+
+def test_a_jailbreak_holding_a_lone_surrogate_is_still_removed() -> None:
+    g = guard_text(MEMORY.format(JAILBREAK.replace("swears", "swears \udc80")), name="MEMORY.md",
+                   data=True)
+    assert [f.category for f in g.findings] == ["learned"]
+
+
 def test_a_huge_paragraph_is_scored_in_windows_and_an_order_at_its_end_is_seen() -> None:
     filler = "The quarterly report lists revenue by region and product line. " * 3000
     assert len(windows(filler)) > 1 and all(len(w) <= WINDOW for w in windows(filler))
