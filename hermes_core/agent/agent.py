@@ -559,11 +559,15 @@ class Agent:
         """Tell skill retrieval whether ``skill`` was right for the last message (``good=False``:
         it was wrong). Stored as a usage event (redacted) that later, similar messages are ranked
         with; nothing is stored when ``skill_utils.learn`` is off or there is no such skill.
-        Returns whether it was recorded."""
+        The name is resolved as ``skill_view`` resolves it (case forgiven when no skill has the
+        exact name). Returns whether it was recorded."""
         turn = self.last_turn
         if self.skills is None or turn is None or turn.query is None:
             return False
-        return self.skills.record(skill, "feedback", good=good, message=turn.query.message)
+        found = self.skills.find(skill)
+        if found is None:
+            return False
+        return self.skills.record(found.name, "feedback", good=good, message=turn.query.message)
 
     def end_session(self) -> Any:
         """Summarise the chat into episodic memory; returns the record result, or None when

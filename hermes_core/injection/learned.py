@@ -22,9 +22,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import logging
 import math
 import re
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -32,6 +32,8 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
+
+log = logging.getLogger(__name__)
 
 MODEL_FILE = "injection_scorer.npz"
 FORMAT = 1
@@ -51,6 +53,13 @@ STEP = 5000
 # all its weight on them, so the intercept and the data column alone can pass the threshold.
 MIN_WORDS = 3
 _WORD = re.compile(WORD_TOKEN)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def encodable(view: str) -> str:
+    """The view with each lone surrogate (a ``surrogateescape`` decoding, a broken paste) read as
+    U+FFFD: the feature hashers and e5's tokenizer encode to UTF-8, which raises on them."""
+    return view if view.isascii() else _SURROGATE.sub("\ufffd", view)
 
 
 def scoring_signature() -> bytes:
@@ -89,6 +98,7 @@ def feature_blocks(views: Sequence[str]) -> tuple[Any, Any]:
     """(character n-grams, word n-grams) of normalised paragraph views, each block a CSR matrix
     with unit-length rows."""
     chars, words = _vectorizers()
+    views = [encodable(v) for v in views]
     return _unit_rows(chars.transform(views)), _unit_rows(words.transform(views))
 
 
@@ -179,13 +189,17 @@ class LearnedScorer:
             if int(z["format"]) != FORMAT:
                 raise ValueError(f"unknown scorer format {int(z['format'])}")
             indices = z["indices"].astype(np.int64)
-            if indices.shape != z["weights"].shape or (indices.size and (
+            if indices.ndim != 1 or indices.shape != z["weights"].shape or (indices.size and (
                     indices.min() < 0 or indices.max() >= N_FEATURES)):
                 raise ValueError("weights do not fit the feature space")
             weights = np.zeros(N_FEATURES, dtype=np.float32)
             weights[indices] = z["weights"].astype(np.float32)
             threshold, data_threshold = (float(t) for t in z["thresholds"])
-            return cls(weights, float(z["intercept"]), threshold, data_threshold, str(z["meta"]))
+            intercept = float(z["intercept"])
+            if not (np.isfinite(weights).all() and math.isfinite(intercept)
+                    and 0.0 <= threshold <= 1.0 and 0.0 <= data_threshold <= 1.0):
+                raise ValueError("weights, intercept or thresholds are not numbers of a model")
+            return cls(weights, intercept, threshold, data_threshold, str(z["meta"]))
 
     @classmethod
     def from_dense(cls, coef: np.ndarray[Any, Any], intercept: float, threshold: float,
@@ -201,10 +215,17 @@ class LearnedScorer:
 
 def load_scorer(path: Any) -> LearnedScorer | None:
     """The model in ``path``; None when it is missing, unreadable or not a model of this format,
-    so the rules alone decide rather than a turn failing."""
+    so the rules alone decide rather than a turn failing (with a warning unless it is simply
+    missing). Any error counts as damage: a damaged file fails in numpy, zipfile and zlib in many
+    ways (EOFError on an empty file, TypeError on an array where a scalar belongs, zlib.error on
+    a flipped byte), and none of them may take a scan down."""
     try:
         return LearnedScorer.from_file(path)
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+    except FileNotFoundError:
+        return None
+    except Exception as e:
+        log.warning("learned injection scorer %s is damaged (%s: %s); the rules decide alone",
+                    path, type(e).__name__, e)
         return None
 
 

@@ -32,7 +32,6 @@ import importlib.util
 import json
 import logging
 import math
-import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -41,7 +40,13 @@ from typing import Any
 
 import numpy as np
 
-from hermes_core.injection.learned import LearnedScorer, default_scorer, too_short, windows
+from hermes_core.injection.learned import (
+    LearnedScorer,
+    default_scorer,
+    encodable,
+    too_short,
+    windows,
+)
 
 log = logging.getLogger(__name__)
 
@@ -87,9 +92,11 @@ class SemanticModel:
             if weights.shape != (DIM + 1,) or len(limits) != 3 or not all(
                     0.0 <= x <= 1.0 for x in limits) or not np.isfinite(weights).all():
                 raise ValueError("semantic scorer does not fit its embedding")
+            intercept = float(z["intercept"])
+            if not math.isfinite(intercept):
+                raise ValueError("semantic scorer intercept is not a number")
             gate, threshold, data_threshold = limits
-            return cls(weights, float(z["intercept"]), gate, threshold, data_threshold,
-                       str(z["meta"]))
+            return cls(weights, intercept, gate, threshold, data_threshold, str(z["meta"]))
 
     @classmethod
     def from_fit(cls, coef: np.ndarray[Any, Any], intercept: float, gate: float,
@@ -102,10 +109,17 @@ class SemanticModel:
 
 
 def load_semantic(path: Any) -> SemanticModel | None:
-    """The model in ``path``; None when it is missing, unreadable or of another format."""
+    """The model in ``path``; None when it is missing, unreadable or of another format (with a
+    warning unless it is simply missing). Any error counts as damage: a damaged file fails in
+    numpy, zipfile and zlib in many ways (EOFError on an empty file, TypeError on an array where a
+    scalar belongs, zlib.error on a flipped byte), and none of them may take a scan down."""
     try:
         return SemanticModel.from_file(path)
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+    except FileNotFoundError:
+        return None
+    except Exception as e:
+        log.warning("semantic injection scorer %s is damaged (%s: %s); the hashing scorer "
+                    "decides alone", path, type(e).__name__, e)
         return None
 
 
@@ -199,7 +213,7 @@ def _e5() -> Any:
 def e5_passages(texts: Sequence[str]) -> np.ndarray[Any, Any]:
     """L2-normalised e5 embeddings with the "passage: " prefix (the prefix the stage was
     trained with: it caught more in dev CV than "query: ")."""
-    return np.asarray(_e5().embed_documents(list(texts)), dtype=np.float32)
+    return np.asarray(_e5().embed_documents([encodable(t) for t in texts]), dtype=np.float32)
 
 
 def shipped_semantic_bytes() -> bytes | None:

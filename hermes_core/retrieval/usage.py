@@ -88,6 +88,12 @@ CREATE INDEX IF NOT EXISTS usage_events_skill ON usage_events(skill);
 """
 
 
+def _read_only_error(e: sqlite3.Error) -> bool:
+    """SQLite refused a write because the file or its folder is read-only (SQLITE_READONLY and
+    its extended codes), as opposed to a damaged or foreign file."""
+    return (getattr(e, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_READONLY
+
+
 def _text(value: object) -> str:
     """A stored query as text, whatever another writer put in the column (a BLOB, a number)."""
     if isinstance(value, bytes):
@@ -144,6 +150,7 @@ class UsageStore:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._unreadable = False
+        self._read_only = False
         self._version = 0
         if self.path is None:
             self._open()
@@ -174,10 +181,43 @@ class UsageStore:
             self._migrate(conn)
         except sqlite3.DatabaseError as e:
             conn.close()
-            self._give_up(e)
-            return None
+            fallback = self._open_read_only(e)
+            if fallback is None:
+                self._give_up(e)
+                return None
+            conn = fallback
         self._conn = conn
         return conn
+
+    def _open_read_only(self, e: sqlite3.DatabaseError) -> sqlite3.Connection | None:
+        """A read-only connection when opening failed only because nothing may be written (a
+        read-only home or file): the history is still learnt from, nothing new is recorded.
+        ``immutable`` when ``mode=ro`` fails too: a WAL file in a read-only folder cannot get its
+        ``-shm`` file, and no writer can change it there."""
+        if not _read_only_error(e) or self.path is None or not self.path.is_file():
+            return None
+        for flag in ("mode=ro", "immutable=1"):
+            try:
+                conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?{flag}", uri=True,
+                                       check_same_thread=False, timeout=5.0)
+            except sqlite3.Error:
+                continue
+            conn.text_factory = lambda b: b.decode("utf-8", "replace")
+            try:
+                conn.execute("SELECT query, skill, kind, good, content_hash, at FROM usage_events "
+                             "LIMIT 0")
+            except sqlite3.DatabaseError:
+                conn.close()
+                continue
+            self._now_read_only(e)
+            return conn
+        return None
+
+    def _now_read_only(self, e: sqlite3.Error) -> None:
+        if not self._read_only:
+            log.warning("usage history %s is read-only (%s); skill retrieval learns from the "
+                        "uses recorded so far, new uses are not recorded", self.path, e)
+        self._read_only = True
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         """Bring rows of an older schema up to :data:`USAGE_SCHEMA_VERSION`, once: in one
@@ -218,6 +258,11 @@ class UsageStore:
         self._unreadable = True
 
     @property
+    def read_only(self) -> bool:
+        """The history is read (learning from use goes on) but nothing new can be recorded."""
+        return self._read_only
+
+    @property
     def unreadable(self) -> bool:
         """The file could not be opened as a usage history: learning from use is off for this
         store (the file is kept as it is)."""
@@ -251,15 +296,21 @@ class UsageStore:
             return False
         with self._lock:
             conn = self._open()
-            if conn is None:
+            if conn is None or self._read_only:
                 return False
-            with conn:
-                conn.execute(
-                    "INSERT INTO usage_events (at, query, skill, kind, good, content_hash) "
-                    "VALUES (?,?,?,?,?,?)",
-                    (float(self.clock()), text, str(skill), kind, 1 if good else 0, content_hash))
-                conn.execute("DELETE FROM usage_events WHERE id <= (SELECT MAX(id) FROM usage_events) - ?",
-                             (self.cap,))
+            try:
+                with conn:
+                    conn.execute(
+                        "INSERT INTO usage_events (at, query, skill, kind, good, content_hash) "
+                        "VALUES (?,?,?,?,?,?)",
+                        (float(self.clock()), text, str(skill), kind, 1 if good else 0, content_hash))
+                    conn.execute("DELETE FROM usage_events "
+                                 "WHERE id <= (SELECT MAX(id) FROM usage_events) - ?", (self.cap,))
+            except sqlite3.OperationalError as e:
+                if not _read_only_error(e):
+                    raise
+                self._now_read_only(e)
+                return False
             self._version += 1
         return True
 
@@ -292,9 +343,17 @@ class UsageStore:
                 return 0
             rows = conn.execute("SELECT id, skill, content_hash FROM usage_events").fetchall()
             stale = [(i,) for i, s, h in rows if s not in current or (h and h != current[s])]
+            if stale and self._read_only:
+                return 0
             if stale:
-                with conn:
-                    conn.executemany("DELETE FROM usage_events WHERE id = ?", stale)
+                try:
+                    with conn:
+                        conn.executemany("DELETE FROM usage_events WHERE id = ?", stale)
+                except sqlite3.OperationalError as e:
+                    if not _read_only_error(e):
+                        raise
+                    self._now_read_only(e)
+                    return 0
                 self._version += 1
         return len(stale)
 

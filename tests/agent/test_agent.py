@@ -665,6 +665,16 @@ def test_feedback_records_good_and_bad_uses_of_the_last_message(home: Path):
         ("docker-debugging", "feedback", True), ("python-profiling", "feedback", False)]
 
 
+def test_feedback_forgives_case_in_the_skill_name_as_skill_view_does(home: Path):
+    agent = agent_for(home, FakeProvider(default="ok"), skill_utils={"embeddings": False})
+    agent.chat("the container exits right after it starts")
+    assert agent.skills is not None and agent.skills.find("Docker-Debugging") is not None
+    assert agent.feedback("Docker-Debugging", good=True)
+    assert agent.feedback(" PYTHON-profiling ", good=False)
+    assert [(e.skill, e.kind, e.good) for e in _events(agent)] == [
+        ("docker-debugging", "feedback", True), ("python-profiling", "feedback", False)]
+
+
 def test_learn_false_records_nothing(home: Path):
     call = ToolCall("c", "skill_view", '{"name": "sql-query-optimization"}')
     fake = FakeProvider([Completion("", "m", "fake", tool_calls=(call,)), "ok"])

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -77,6 +78,41 @@ def test_a_missing_or_corrupt_model_turns_the_scorer_off(tmp_path: Path) -> None
     np.savez(wrong, format=np.int64(1), indices=np.array([N_FEATURES + 5]), weights=np.array([1.0]),
              intercept=np.float64(0), thresholds=np.array([0.5, 0.5]), meta=np.array("{}"))
     assert load_scorer(wrong) is None
+
+
+def model_file_fields() -> dict[str, np.ndarray[Any, Any]]:
+    """The arrays of the shipped model file, to be saved again with one of them damaged."""
+    with np.load(MODEL, allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+def save_damaged(path: Path, **fields: np.ndarray[Any, Any]) -> None:
+    np.savez(path, **{**model_file_fields(), **fields})
+
+
+MODEL_DAMAGE: dict[str, Callable[[Path], None]] = {
+    "empty": lambda p: p.write_bytes(b""),
+    "truncated": lambda p: p.write_bytes(MODEL.read_bytes()[:len(MODEL.read_bytes()) // 2]),
+    "format-array": lambda p: save_damaged(p, format=np.array([1, 1])),
+    "intercept-array": lambda p: save_damaged(p, intercept=np.array([0.0, 0.0])),
+    "weights-2d": lambda p: save_damaged(p, indices=np.array([[1, 2]]), weights=np.array([[1.0, 1.0]])),
+    "three-thresholds": lambda p: save_damaged(p, thresholds=np.array([0.5, 0.5, 0.5])),
+    "nan-weights": lambda p: save_damaged(
+        p, weights=np.full(model_file_fields()["weights"].shape, np.nan, dtype=np.float32)),
+    "inf-intercept": lambda p: save_damaged(p, intercept=np.float64("inf")),
+    "nan-threshold": lambda p: save_damaged(p, thresholds=np.array([np.nan, 0.5])),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(MODEL_DAMAGE))
+def test_a_damaged_model_turns_the_scorer_off_with_one_warning(
+        tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / MODEL_FILE
+    MODEL_DAMAGE[damage](path)
+    assert load_scorer(path) is None
+    warnings = [r for r in caplog.records if r.name == injection_learned.__name__]
+    assert [r.levelname for r in warnings] == ["WARNING"]
+    assert str(path) in warnings[0].getMessage()
 
 
 def test_without_a_model_the_rules_alone_decide(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,6 +188,33 @@ def test_ordinary_documents_and_skills_lose_no_paragraph_to_the_scorer(path: Pat
 def test_any_text_is_scored_without_an_exception(text: str) -> None:
     for data in (False, True):
         guard_text(text, name="MEMORY.md", data=data)
+
+
+LONE_SURROGATE = st.integers(0xD800, 0xDFFF).map(chr)
+WORDS = st.sampled_from(["Ignore", "all", "previous", "instructions", "you", "are", "Max", "now",
+                         "deploys", "happen", "on", "Tuesdays", " ", " ", "\n\n", "\n§\n"])
+
+
+def as_replacement(text: str) -> str:
+    return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(WORDS | LONE_SURROGATE | st.text(max_size=20), max_size=80).map("".join))
+def test_a_lone_surrogate_is_scanned_as_the_replacement_character(text: str) -> None:
+    for data in (False, True):
+        got = guard_text(text, name="MEMORY.md", data=data)
+        want = guard_text(as_replacement(text), name="MEMORY.md", data=data)
+        assert ([f.category for f in got.findings], got.blocked) == (
+            [f.category for f in want.findings], want.blocked)
+        assert (scan_for_injection(text, data=data) is None) == (
+            scan_for_injection(as_replacement(text), data=data) is None)
+
+
+def test_a_jailbreak_holding_a_lone_surrogate_is_still_removed() -> None:
+    g = guard_text(MEMORY.format(JAILBREAK.replace("swears", "swears \udc80")), name="MEMORY.md",
+                   data=True)
+    assert [f.category for f in g.findings] == ["learned"]
 
 
 def test_a_huge_paragraph_is_scored_in_windows_and_an_order_at_its_end_is_seen() -> None:

@@ -8,6 +8,7 @@ into the retriever (fused like the other layers, shown in the result, off with `
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -103,6 +104,47 @@ def test_a_usage_file_that_cannot_be_opened_turns_learning_off_without_a_traceba
     assert "learning from use is off" in caplog.text
     r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[], usage=UsageLayer(UsageStore(path)))
     assert r.retrieve("extract the tables from a pdf document").names[0] == "pdf-extract"
+
+
+def test_a_read_only_home_learns_from_its_history_records_nothing_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A home the user cannot write (a shared or mounted one) with a good usage.sqlite3 turned
+    learning off with a warning that called the file unreadable and said to move it away.
+
+    chmod is the real test; it does not stop root, so under root every connection is opened
+    ``mode=ro`` instead, which makes SQLite refuse writes with the SQLITE_READONLY error a
+    read-only file gives."""
+    import logging
+    import os
+    import sqlite3
+    path = tmp_path / "home" / U.USAGE_FILE
+    st = UsageStore(path)
+    assert st.record("extract the pdf tables", "pdf-extract")
+    st.close()
+    if os.geteuid() != 0:
+        path.chmod(0o444)
+        path.parent.chmod(0o555)
+    else:
+        connect = sqlite3.connect
+
+        def read_only(database: str, **kwargs: Any) -> sqlite3.Connection:
+            return connect(f"file:{database}?mode=ro", uri=True, **kwargs)
+
+        monkeypatch.setattr(U.sqlite3, "connect", read_only)
+    try:
+        st = UsageStore(path)
+        with caplog.at_level(logging.WARNING, logger=U.__name__):
+            assert [(e.query, e.skill) for e in st.events()] == [("extract the pdf tables", "pdf-extract")]
+            assert not st.record("split the pdf into pages", "pdf-extract")
+            assert not st.record("merge two pdf files", "pdf-extract")
+            assert st.prune({"email-send": ""}) == 0
+            assert len(st) == 1 and not st.unreadable
+        st.close()
+    finally:
+        path.parent.chmod(0o755)
+    warnings = [r.getMessage() for r in caplog.records if r.name == U.__name__]
+    assert len(warnings) == 1 and "read-only" in warnings[0]
+    assert "unreadable" not in warnings[0] and "moved away" not in warnings[0]
 
 
 def test_half_an_emoji_in_a_query_is_stored_as_a_replacement_character() -> None:
