@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from hermes_core.types import clean_text
+
 log = logging.getLogger(__name__)
 
 MODEL_FILE = "injection_scorer.npz"
@@ -53,15 +55,6 @@ STEP = 5000
 # all its weight on them, so the intercept and the data column alone can pass the threshold.
 MIN_WORDS = 3
 _WORD = re.compile(WORD_TOKEN)
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def encodable(view: str) -> str:
-    """The view with each lone surrogate (a ``surrogateescape`` decoding, a broken paste) read as
-    U+FFFD: the feature hashers and e5's tokenizer encode to UTF-8, which raises on them."""
-    return view if view.isascii() else _SURROGATE.sub("\ufffd", view)
-
-
 def scoring_signature() -> bytes:
     """The scoring code's own parameters: a cached verdict depends on them as much as on the
     weights, so a change here (say ``MIN_WORDS``) must not be answered by verdicts from before."""
@@ -98,7 +91,7 @@ def feature_blocks(views: Sequence[str]) -> tuple[Any, Any]:
     """(character n-grams, word n-grams) of normalised paragraph views, each block a CSR matrix
     with unit-length rows."""
     chars, words = _vectorizers()
-    views = [encodable(v) for v in views]
+    views = [clean_text(v) for v in views]   # the hashers encode to UTF-8
     return _unit_rows(chars.transform(views)), _unit_rows(words.transform(views))
 
 

@@ -43,10 +43,10 @@ import numpy as np
 from hermes_core.injection.learned import (
     LearnedScorer,
     default_scorer,
-    encodable,
     too_short,
     windows,
 )
+from hermes_core.types import clean_text
 
 log = logging.getLogger(__name__)
 
@@ -213,7 +213,7 @@ def _e5() -> Any:
 def e5_passages(texts: Sequence[str]) -> np.ndarray[Any, Any]:
     """L2-normalised e5 embeddings with the "passage: " prefix (the prefix the stage was
     trained with: it caught more in dev CV than "query: ")."""
-    return np.asarray(_e5().embed_documents([encodable(t) for t in texts]), dtype=np.float32)
+    return np.asarray(_e5().embed_documents([clean_text(t) for t in texts]), dtype=np.float32)
 
 
 def shipped_semantic_bytes() -> bytes | None:
