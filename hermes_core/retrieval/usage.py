@@ -213,6 +213,24 @@ class UsageStore:
             return conn
         return None
 
+    def _write(self, conn: sqlite3.Connection,
+               statements: Sequence[tuple[str, Sequence[tuple[object, ...]]]]) -> bool:
+        """Run ``statements`` in one transaction; False, changing nothing, when the history is
+        read-only (known already, or refused now: the store then stays read-only)."""
+        if self._read_only:
+            return False
+        try:
+            with conn:
+                for sql, rows in statements:
+                    conn.executemany(sql, rows)
+        except sqlite3.OperationalError as e:
+            if not _read_only_error(e):
+                raise
+            self._now_read_only(e)
+            return False
+        self._version += 1
+        return True
+
     def _now_read_only(self, e: sqlite3.Error) -> None:
         if not self._read_only:
             log.warning("usage history %s is read-only (%s); skill retrieval learns from the "
@@ -296,22 +314,13 @@ class UsageStore:
             return False
         with self._lock:
             conn = self._open()
-            if conn is None or self._read_only:
+            if conn is None or not self._write(conn, [
+                    ("INSERT INTO usage_events (at, query, skill, kind, good, content_hash) "
+                     "VALUES (?,?,?,?,?,?)",
+                     [(float(self.clock()), text, str(skill), kind, 1 if good else 0, content_hash)]),
+                    ("DELETE FROM usage_events WHERE id <= (SELECT MAX(id) FROM usage_events) - ?",
+                     [(self.cap,)])]):
                 return False
-            try:
-                with conn:
-                    conn.execute(
-                        "INSERT INTO usage_events (at, query, skill, kind, good, content_hash) "
-                        "VALUES (?,?,?,?,?,?)",
-                        (float(self.clock()), text, str(skill), kind, 1 if good else 0, content_hash))
-                    conn.execute("DELETE FROM usage_events "
-                                 "WHERE id <= (SELECT MAX(id) FROM usage_events) - ?", (self.cap,))
-            except sqlite3.OperationalError as e:
-                if not _read_only_error(e):
-                    raise
-                self._now_read_only(e)
-                return False
-            self._version += 1
         return True
 
     def events(self) -> list[UsageEvent]:
@@ -343,18 +352,8 @@ class UsageStore:
                 return 0
             rows = conn.execute("SELECT id, skill, content_hash FROM usage_events").fetchall()
             stale = [(i,) for i, s, h in rows if s not in current or (h and h != current[s])]
-            if stale and self._read_only:
+            if stale and not self._write(conn, [("DELETE FROM usage_events WHERE id = ?", stale)]):
                 return 0
-            if stale:
-                try:
-                    with conn:
-                        conn.executemany("DELETE FROM usage_events WHERE id = ?", stale)
-                except sqlite3.OperationalError as e:
-                    if not _read_only_error(e):
-                        raise
-                    self._now_read_only(e)
-                    return 0
-                self._version += 1
         return len(stale)
 
     def clear(self) -> None:
