@@ -40,20 +40,26 @@ def test_readme_python_snippets_run(tmp_path, respx_mock):
                 fn(respx_mock)
 
 
+def _run_section_snippet(section: str, home_copier, tmp_path: Path, tail: str = ""):
+    """Run the one python snippet of the README's ``section`` as a script from a fresh checkout's
+    root (a copy of the example home at examples/home), offline and with no API key."""
+    text = README.read_text(encoding="utf-8").split(f"## {section}", 1)[1]
+    (code,) = re.findall(r"```python\n(.*?)```", text.split("\n## ", 1)[0], re.S)
+    home_copier(tmp_path / "examples" / "home")
+    script = tmp_path / "snippet.py"
+    script.write_text(code + tail, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.pop("HERMES_HOME", None)
+    env["HF_HUB_OFFLINE"] = "1"
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=tmp_path)
+
+
 # The README's "Using the library" snippet runs as written (offline, on a copy of the example
 # home). It used to open "config.yaml", which a fresh checkout does not have.
 
 def test_using_the_library_snippet_runs(copy_example_home, tmp_path: Path):
-    section = README.read_text(encoding="utf-8").split("## Using the library", 1)[1]
-    (code,) = re.findall(r"```python\n(.*?)```", section.split("\n## ", 1)[0], re.S)
-    copy_example_home(tmp_path / "examples" / "home")
-    script = tmp_path / "snippet.py"
-    script.write_text(code, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.pop("HERMES_HOME", None)
-    env["HF_HUB_OFFLINE"] = "1"
-    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         timeout=300, env=env, cwd=tmp_path)
+    res = _run_section_snippet("Using the library", copy_example_home, tmp_path)
     assert res.returncode == 0, res.stderr
     assert "git-rebase-conflicts" in res.stdout      # reply.retrieval.names
     assert "offline reply" in res.stdout
@@ -64,15 +70,6 @@ def test_using_the_library_snippet_runs(copy_example_home, tmp_path: Path):
 # is priced). It used to open "config.yaml", which a fresh checkout does not have.
 
 def test_tools_snippet_runs(copy_example_home, tmp_path: Path):
-    section = README.read_text(encoding="utf-8").split("## Tools", 1)[1]
-    (code,) = re.findall(r"```python\n(.*?)```", section.split("\n## ", 1)[0], re.S)
-    copy_example_home(tmp_path / "examples" / "home")
-    script = tmp_path / "snippet.py"
-    script.write_text(code + "agent.close()\n", encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.pop("HERMES_HOME", None)
-    env["HF_HUB_OFFLINE"] = "1"
-    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         timeout=300, env=env, cwd=tmp_path)
+    res = _run_section_snippet("Tools", copy_example_home, tmp_path, tail="agent.close()\n")
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[] $0.0000"     # offline: no tool result, no cost
