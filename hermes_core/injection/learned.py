@@ -25,17 +25,18 @@ import json
 import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from hermes_core.types import clean_text
 
 log = logging.getLogger(__name__)
+M = TypeVar("M")
 
 MODEL_FILE = "injection_scorer.npz"
 FORMAT = 1
@@ -206,20 +207,26 @@ class LearnedScorer:
                    json.dumps(meta, sort_keys=True))
 
 
-def load_scorer(path: Any) -> LearnedScorer | None:
-    """The model in ``path``; None when it is missing, unreadable or not a model of this format,
-    so the rules alone decide rather than a turn failing (with a warning unless it is simply
-    missing). Any error counts as damage: a damaged file fails in numpy, zipfile and zlib in many
-    ways (EOFError on an empty file, TypeError on an array where a scalar belongs, zlib.error on
-    a flipped byte), and none of them may take a scan down."""
+def load_model_file(path: Any, from_file: Callable[[Any], M], logger: logging.Logger,
+                    damaged: str) -> M | None:
+    """``from_file(path)``; None when the file is missing, or (with one warning, ``damaged``
+    saying who decides instead) when it does not load. Any error counts as damage: a damaged file
+    fails in numpy, zipfile and zlib in many ways (EOFError on an empty file, TypeError on an array
+    where a scalar belongs, zlib.error on a flipped byte), and none of them may take a scan down."""
     try:
-        return LearnedScorer.from_file(path)
+        return from_file(path)
     except FileNotFoundError:
         return None
     except Exception as e:
-        log.warning("learned injection scorer %s is damaged (%s: %s); the rules decide alone",
-                    path, type(e).__name__, e)
+        logger.warning("%s is damaged (%s: %s); %s", path, type(e).__name__, e, damaged)
         return None
+
+
+def load_scorer(path: Any) -> LearnedScorer | None:
+    """The model in ``path``; None when it is missing, unreadable or not a model of this format,
+    so the rules alone decide rather than a turn failing (:func:`load_model_file`)."""
+    return load_model_file(path, LearnedScorer.from_file, log,
+                           "the learned injection scorer is off, the rules decide alone")
 
 
 @lru_cache(maxsize=1)

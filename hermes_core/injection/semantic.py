@@ -43,6 +43,7 @@ import numpy as np
 from hermes_core.injection.learned import (
     LearnedScorer,
     default_scorer,
+    load_model_file,
     too_short,
     windows,
 )
@@ -109,18 +110,10 @@ class SemanticModel:
 
 
 def load_semantic(path: Any) -> SemanticModel | None:
-    """The model in ``path``; None when it is missing, unreadable or of another format (with a
-    warning unless it is simply missing). Any error counts as damage: a damaged file fails in
-    numpy, zipfile and zlib in many ways (EOFError on an empty file, TypeError on an array where a
-    scalar belongs, zlib.error on a flipped byte), and none of them may take a scan down."""
-    try:
-        return SemanticModel.from_file(path)
-    except FileNotFoundError:
-        return None
-    except Exception as e:
-        log.warning("semantic injection scorer %s is damaged (%s: %s); the hashing scorer "
-                    "decides alone", path, type(e).__name__, e)
-        return None
+    """The model in ``path``; None when it is missing, unreadable or of another format
+    (:func:`~hermes_core.injection.learned.load_model_file`)."""
+    return load_model_file(path, SemanticModel.from_file, log,
+                           "the e5 stage is off, the hashing scorer decides alone")
 
 
 @dataclass(frozen=True, slots=True)
