@@ -64,7 +64,7 @@ from hermes_core.injection import (
     scan_for_injection,
 )
 from hermes_core.redact import redact
-from hermes_core.types import FOLLOW_UP_WORDS, MemoryFragment, Message, RetrievalQuery
+from hermes_core.types import FOLLOW_UP_WORDS, MemoryFragment, Message, RetrievalQuery, fingerprint
 
 log = logging.getLogger("hermes_core.memory")
 
@@ -173,6 +173,7 @@ class ContextEngine:
         self._summarizer = summarizer
         self.store = SessionStore(db_path, create=create, clock=clock,
                                   busy_timeout_s=self.settings.busy_timeout_s)
+        self._scrub_stored()
 
     @classmethod
     def from_settings(cls, settings: Settings, *, clock: Callable[[], float] = time.time,
@@ -271,6 +272,27 @@ class ContextEngine:
             if len(out) == max_results:
                 break
         return out
+
+    def _scrub_stored(self) -> None:
+        """Rewrite, once per configured key, the sessions stored before it was configured.
+
+        Redacting on read kept such a key out of prompts and output, but not out of the file,
+        which is backed up, synced and read by other tools.
+        """
+        secrets = tuple(getattr(self._redact, "secrets", ()))
+        try:
+            n = self.store.rewrite_holding({fingerprint(s): s for s in secrets}, self._clean_record)
+        except SessionStoreError as e:
+            log.warning("%s: sessions stored before a key was configured could not be redacted "
+                        "in the file (%s); they are redacted whenever they are read", self.store.path, e)
+            return
+        if n:
+            log.info("%s: %d stored session(s) held a configured key; rewritten redacted",
+                     self.store.path, n)
+
+    def _clean_record(self, record: SessionRecord) -> SessionRecord:
+        return replace(record, session_id=self._sid(record.session_id),
+                       summary=self._redact(record.summary), tags=self._clean_tags(record.tags))
 
     def _clean_tags(self, tags: tuple[str, ...]) -> tuple[str, ...]:
         """Tags without a key or a piece of a configured one ("zq9", "horse7" of
@@ -385,8 +407,7 @@ class ContextEngine:
                relevance_score: float = 1.0, message_count: int = 0) -> RecordResult:
         # A key pasted into the chat must not live on in sessions.db, in every later prompt that
         # recalls this session, or in `memory search` output.
-        summary = SessionSummary(self._redact(summary.summary),
-                                 tuple(t for t in summary.tags if self._redact(t) == t),
+        summary = SessionSummary(self._redact(summary.summary), self._clean_tags(summary.tags),
                                  summary.source)
         session_id = self._sid(session_id)
         when = self._clock() if created_at is None else float(created_at)

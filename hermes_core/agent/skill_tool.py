@@ -42,8 +42,11 @@ class SkillSelection:
     block, and the builder carries it on the prompt (``Prompt.turn.retrieval``).
     """
 
-    def __init__(self, retriever: Any) -> None:
+    def __init__(self, retriever: Any, *, learn: bool = True) -> None:
         self.retriever = retriever
+        # False for a preview (`hermes-core prompt`): a message only shown, never sent, is no use
+        # of a skill, and a preview writes nothing to the home.
+        self.learn = learn
         # What the latest selection offered (the user's message, the hinted names): learning needs
         # it to tell a skill_view that followed a hint (a use) from one the model chose unprompted.
         # The turn's own result travels on the prompt; this is only the learner's memory.
@@ -66,7 +69,7 @@ class SkillSelection:
         the usage layer learns from it. False when there is nothing to learn from or learning is off."""
         query = self._offered[0] if message is None else message
         recorder = getattr(self.retriever, "record_use", None)
-        if not isinstance(query, str) or not query.strip() or recorder is None:
+        if not self.learn or not isinstance(query, str) or not query.strip() or recorder is None:
             return False
         return bool(recorder(query, skill, kind, good=good))
 

@@ -84,7 +84,8 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 def _open(args: argparse.Namespace, *, create: bool) -> ContextEngine:
     settings = load_settings(args.config, home=args.home)
     path = Path(args.db).expanduser() if args.db else default_db_path(settings)
-    return ContextEngine(path, settings=settings.context_engine, create=create)
+    return ContextEngine(path, settings=settings.context_engine, create=create,
+                         redactor=settings.redactor())
 
 
 def _iso(ts: float | None) -> str | float | None:

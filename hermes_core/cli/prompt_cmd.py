@@ -218,9 +218,9 @@ def run(args: argparse.Namespace) -> int:
     if cwd is not None and not cwd.is_dir():
         raise PromptInputError(cwd, "", "--cwd is not a directory")
     # The same per-turn parts as a chat turn: skills picked for the message, and past sessions
-    # (read only: previewing a prompt never creates a memory database).
+    # (read only: previewing a prompt never creates a memory database, nor records a skill use).
     retriever = default_retriever(settings, warm=False)
-    skills = SkillSelection(retriever) if retriever is not None else None
+    skills = SkillSelection(retriever, learn=False) if retriever is not None else None
     try:
         memory = default_context_engine(settings, create=False)
     except HermesError:

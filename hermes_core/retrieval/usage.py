@@ -187,7 +187,27 @@ class UsageStore:
                 return None
             conn = fallback
         self._conn = conn
+        self._scrub_configured(conn)
         return conn
+
+    def _scrub_configured(self, conn: sqlite3.Connection) -> None:
+        """Redact, in the file, queries recorded before one of ``secrets`` was configured: then
+        nothing knew it was a key, and it stayed in clear. One unindexed scan per secret on
+        open (the history is capped), a write only when a row holds one."""
+        try:
+            hits: dict[int, str] = {}
+            for secret in self.secrets:
+                hits.update(conn.execute("SELECT id, query FROM usage_events WHERE instr(query, ?) > 0",
+                                         (secret,)).fetchall())
+            changed = [(clean, row_id) for row_id, raw in hits.items()
+                       if (clean := redact(_text(raw), self.secrets)) != raw]
+            if changed and self._write(conn, [("UPDATE usage_events SET query = ? WHERE id = ?",
+                                               changed)]):
+                log.info("usage history %s: %d stored queries held a configured key; redacted",
+                         self.path, len(changed))
+        except sqlite3.Error as e:
+            log.warning("usage history %s: queries stored before a key was configured could not "
+                        "be redacted (%s)", self.path, e)
 
     def _open_read_only(self, e: sqlite3.DatabaseError) -> sqlite3.Connection | None:
         """A read-only connection when opening failed only because nothing may be written (a

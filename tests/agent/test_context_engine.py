@@ -579,6 +579,28 @@ def test_every_reader_of_rows_from_before_redaction_gets_them_redacted(tmp_path:
     assert OLD_SECRET not in block and "Horse7" not in block and "zq9" not in block
 
 
+def test_rows_from_before_a_key_was_configured_are_rewritten_in_the_file(tmp_path: Path) -> None:
+    """Redacting on read is not enough: the file is backed up, synced and read by other tools.
+    The first engine that knows the key rewrites the rows holding it (summary, tags, index)."""
+    db = tmp_path / "sessions.db"
+    _row_from_before_redaction(db)
+    with ContextEngine(db, clock=lambda: NOW, redactor=Redactor([OLD_SECRET])) as engine:
+        stored = engine.get("s-old")
+        assert stored is not None and OLD_SECRET not in stored.summary
+        assert "staging" in stored.tags and not {"zq9", "Horse7"} & set(stored.tags)
+    with sqlite3.connect(db) as conn:
+        dump = "\n".join(conn.iterdump())
+    assert OLD_SECRET not in dump and "Horse7" not in dump
+
+
+def test_tags_that_are_pieces_of_a_configured_key_are_not_stored(tmp_path: Path) -> None:
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: NOW,
+                       redactor=Redactor([OLD_SECRET])) as engine:
+        engine.add("s1", "rotated the proxy key", ["proxy", "horse7", "battery", "zq9"])
+        stored = engine.get("s1")
+    assert stored is not None and stored.tags == ("proxy",)
+
+
 def test_huge_max_results_returns_everything(tmp_path: Path) -> None:
     with ContextEngine(tmp_path / "sessions.db", clock=lambda: NOW) as engine:
         engine.add("s1", "cafe latte notes")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -193,3 +194,31 @@ def test_real_subprocess(tmp_path: Path) -> None:
                              capture_output=True, text=True, env=env, timeout=120)
     assert missing.returncode == 1 and "does not exist" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def test_a_key_stored_before_it_was_configured_leaves_the_file_and_the_output(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Pasted into a chat while nothing knew it was a key, it was stored in clear; once it is a
+    configured credential, the next command that opens the memory rewrites those rows, and no tag
+    made of its pieces is shown."""
+    secret = "zq81-PLAINTOKEN-77xx"
+    home = tmp_path / "home"
+    home.mkdir()
+    run(capsys, "memory", "add", "--home", str(home), "--session-id", "s1",
+        "--summary", f"my deploy token is {secret} please remember", "--tags", "deploy, plaintoken, 77xx")
+    db = home / "sessions.db"
+    with sqlite3.connect(db) as conn:
+        assert secret in conn.execute("SELECT summary FROM sessions").fetchone()[0]
+    (home / "config.yaml").write_text(
+        "llm:\n  routing:\n    providers: [{name: custom, type: openai, endpoint: 'http://127.0.0.1:9/v1'}]\n"
+        f"credentials:\n  custom:\n    keys: [{{key: '{secret}'}}]\n", encoding="utf-8")
+    code, out, err = run(capsys, "memory", "search", "deploy token", "--home", str(home), "--json")
+    assert code == 0
+    got = json.loads(out)
+    assert [f["session_id"] for f in got] == ["s1"]
+    assert secret not in out + err and "[key-" in got[0]["summary"]
+    assert got[0]["tags"] == ["deploy"]              # "plaintoken", "77xx": pieces of the key
+    with sqlite3.connect(db) as conn:
+        stored = conn.execute("SELECT summary, tags FROM sessions").fetchall()
+        indexed = conn.execute("SELECT summary FROM sessions_fts").fetchall()
+    assert secret not in repr(stored) and "PLAINTOKEN" not in repr(indexed).upper()

@@ -373,3 +373,13 @@ def test_a_damaged_verdict_cache_costs_one_warning_and_the_prompt_is_built(
     assert [r.getMessage() for r in caplog.records if str(cache) in r.getMessage()] != []
     assert len(caplog.records) == 1
     assert cache.read_text(encoding="utf-8").startswith("hermes-injection-verdicts ")
+
+
+def test_previewing_a_prompt_records_no_skill_use(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A trigger hit in a chat turn is a use the usage layer learns from; the same message only
+    previewed is not: `prompt` records nothing in the home (no usage history, no memory)."""
+    assert main(["prompt", "my docker container keeps restarting, check the docker logs",
+                 "--home", str(home), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert "docker-debugging" in json.dumps(shown)          # the trigger fired in the preview
+    assert not (home / "usage.sqlite3").exists() and not (home / "sessions.db").exists()

@@ -208,6 +208,22 @@ def test_store_file_is_created_on_first_write_and_survives_restart(tmp_path: Pat
     assert [(e.query, e.skill, e.good) for e in again.events()] == [("track my parcel", "快递查询", False)]
 
 
+def test_a_key_configured_after_it_was_recorded_is_redacted_in_the_file_on_open(tmp_path: Path) -> None:
+    path = tmp_path / U.USAGE_FILE
+    secret = "zq81-PLAINTOKEN-77xx"            # no known key shape: recorded in clear
+    first = UsageStore(path)
+    first.record(f"deploy with token {secret} to staging", "deploy", "trigger")
+    first.record("check the docker logs", "docker-debugging", "view")
+    first.close()
+    again = UsageStore(path, secrets=[secret])  # the same history, the key now configured
+    assert [e.query for e in again.events()] == ["deploy with token [key-2b7344ca85] to staging",
+                                                 "check the docker logs"]
+    again.close()
+    import sqlite3
+    with sqlite3.connect(path) as conn:
+        assert secret not in repr(conn.execute("SELECT * FROM usage_events").fetchall())
+
+
 def _old_usage_file(path: Path, queries: list[object]) -> None:
     """A usage.sqlite3 as versions before the schema version wrote it: the query cut at
     MAX_QUERY_CHARS *before* it was redacted, and redacted by key shapes only."""

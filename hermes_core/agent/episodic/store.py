@@ -23,7 +23,7 @@ import sqlite3
 import threading
 import time
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -448,6 +448,47 @@ class SessionStore:
             " relevance_score) VALUES (?, ?, ?, ?, ?, ?)",
             (cur.lastrowid, seg_summary, seg_tags, rec.session_id, rec.created_at, rec.relevance_score))
         return UpsertResult("replaced" if old is not None else "inserted", rec.session_id, mid, chash)
+
+    def rewrite_holding(self, needles: Mapping[str, str],
+                        clean: Callable[[SessionRecord], SessionRecord]) -> int:
+        """Rewrite through ``clean`` every row whose summary, tags or session id holds one of
+        ``needles`` (marker -> text), once per marker; returns the rows rewritten.
+
+        Why: a key pasted into a chat before it was configured was stored in clear (nothing knew
+        it was a key), and redacting it on every read leaves it in the file. Each marker is
+        recorded in ``meta`` when its rows are clean, so an open that finds every marker done
+        costs one read and takes no write lock; a row that ``clean`` makes identical to another
+        session's summary is dropped as that session's duplicate, as :meth:`upsert` would.
+        """
+        if not needles or self.read_only:
+            return 0
+        done_sql = "SELECT key FROM meta WHERE key LIKE 'scrubbed:%'"
+        if not {f"scrubbed:{m}" for m in needles} - {r[0] for r in self._read(done_sql)}:
+            return 0
+        rewritten = 0
+        with self._write() as conn:
+            done = {r[0] for r in conn.execute(done_sql)}
+            for marker, needle in needles.items():
+                if f"scrubbed:{marker}" in done:
+                    continue
+                rows = conn.execute(
+                    "SELECT rowid, session_id, summary, tags, created_at, relevance_score, source,"
+                    " message_count FROM sessions WHERE instr(summary, ?1) > 0"
+                    " OR instr(tags, ?1) > 0 OR instr(session_id, ?1) > 0", (needle,)).fetchall()
+                for r in rows:
+                    old = SessionRecord(r[1], r[2], tuple(t for t in r[3].split(",") if t),
+                                        float(r[4]), float(r[5]), r[6], int(r[7]))
+                    new = _scrub_record(clean(old))
+                    if new == old:   # a short secret inside a longer word: not redacted there
+                        continue
+                    conn.execute("DELETE FROM sessions_fts WHERE rowid = ?", (r[0],))
+                    conn.execute("DELETE FROM sessions WHERE rowid = ?", (r[0],))
+                    self._upsert_one(conn, new, new.content_hash, ",".join(new.tags),
+                                     self._segment(new.summary), self._segment(" ".join(new.tags)))
+                    rewritten += 1
+                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                             (f"scrubbed:{marker}", repr(self._clock())))
+        return rewritten
 
     def delete(self, session_id: str) -> bool:
         """Forget one session; False when it was not stored."""

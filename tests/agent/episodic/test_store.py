@@ -680,3 +680,23 @@ def test_message_is_searched_and_history_only_breaks_ties(tmp_path: Path) -> Non
         assert [f.session_id for f in follow] == ["rebase"]
     finally:
         eng.close()
+
+
+def test_rows_holding_a_needle_are_rewritten_once_per_marker(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "m.db", clock=lambda: NOW)
+    store.upsert(rec("s1", "token abc-SECRET-123 for staging", ("deploy",)))
+    store.upsert(rec("s2", "nothing to hide here", ("misc",)))
+    store.upsert(rec("s3", "token [gone] for staging", ("deploy",)))   # what s1 becomes
+
+    def clean(r: SessionRecord) -> SessionRecord:
+        return SessionRecord(r.session_id, r.summary.replace("abc-SECRET-123", "[gone]"), r.tags,
+                             r.created_at)
+
+    assert store.rewrite_holding({"m1": "abc-SECRET-123"}, clean) == 1
+    # s1 became a copy of s3's summary: kept once, as upsert keeps a duplicate
+    assert store.get("s1") is None and store.get("s3") is not None and store.get("s2") is not None
+    assert "SECRET" not in repr(store.connection.execute("SELECT * FROM sessions_fts").fetchall())
+    store.upsert(rec("s4", "abc-SECRET-123 written by another tool later"))
+    assert store.rewrite_holding({"m1": "abc-SECRET-123"}, clean) == 0   # m1 is done
+    assert store.rewrite_holding({}, clean) == 0
+    store.close()
