@@ -162,6 +162,14 @@ def suggest_key(model: type[BaseModel], loc: tuple[Any, ...]) -> str | None:
     return _with_indices(parts, generic, loc, lists)
 
 
+#: Names other clients and proxies give a setting of ours (the OpenAI SDK's ``base_url``,
+#: LiteLLM's ``api_base``, a provider's ``kind``, an ``api_key`` written beside the provider):
+#: read as that setting before any typo match, which would offer an unrelated sibling.
+_OTHER_NAMES = {"base_url": "endpoint", "api_base": "endpoint", "url": "endpoint",
+                "base": "endpoint", "host": "endpoint", "kind": "type", "format": "type",
+                "api_key": "key", "apikey": "key", "api_keys": "keys", "token": "key"}
+
+
 def _nearest(unknown: tuple[str, ...], known: list[str], lists: set[str]) -> str | None:
     """The generic dotted path :func:`suggest_key` names (see there for the order)."""
     parent, leaf = unknown[:-1], unknown[-1]
@@ -181,6 +189,9 @@ def _nearest(unknown: tuple[str, ...], known: list[str], lists: set[str]) -> str
         return min(paths, key=lambda k: (-shared(k), k.count("."), k)) if paths else None
 
     siblings = {k.rsplit(".", 1)[-1]: k for k in known if tuple(k.split(".")[:-1]) == parent}
+    ours = _OTHER_NAMES.get(leaf.lower())
+    if ours is not None and (ours in siblings or ours in by_leaf):
+        return siblings.get(ours) or nearest(by_leaf[ours])
     close = difflib.get_close_matches(leaf, list(siblings), n=1, cutoff=0.85)
     if close:
         return siblings[close[0]]
@@ -194,7 +205,9 @@ def _nearest(unknown: tuple[str, ...], known: list[str], lists: set[str]) -> str
     for found in (nearest(by_leaf.get(f"default_{leaf}", [])), nearest(same)):
         if found is not None:
             return found
-    whole = difflib.get_close_matches(".".join(unknown), known, n=1, cutoff=0.85)
+    # never the path that holds the unknown key: "providers.kind" is a close typo of "providers"
+    outer = [k for k in known if not ".".join(unknown).startswith(f"{k}.")]
+    whole = difflib.get_close_matches(".".join(unknown), outer, n=1, cutoff=0.85)
     if whole:
         return whole[0]
     close = difflib.get_close_matches(leaf, list(siblings), n=1, cutoff=0.6)

@@ -433,6 +433,32 @@ def test_a_key_at_the_wrong_level_suggests_its_full_right_path(text, hint):
     assert f"did you mean '{hint}'?" in str(info.value)
 
 
+@pytest.mark.parametrize("key,hint", [
+    # names other clients give the same setting: the suggestion is the setting, never the
+    # list the key sits in ("did you mean 'llm.routing.providers[0]'?" for `kind`)
+    ("kind", "llm.routing.providers[0].type"),
+    ("base_url", "llm.routing.providers[0].endpoint"),
+    ("api_base", "llm.routing.providers[0].endpoint"),
+    ("url", "llm.routing.providers[0].endpoint"),
+    ("api_key", "credentials.NAME.keys[i].key"),
+])
+def test_a_provider_setting_named_as_other_clients_name_it_suggests_ours(key, hint):
+    text = f"llm:\n  routing:\n    providers:\n      - name: custom\n        {key}: x\n"
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml", env={})
+    assert f"did you mean '{hint}'?" in str(info.value)
+
+
+def test_no_suggestion_is_the_path_that_holds_the_unknown_key():
+    from hermes_core.config import Settings
+    from hermes_core.config_messages import suggest_key
+
+    for loc in [("llm", "routing", "providers", 0, "zzz"), ("llm", "routing", "zzz"), ("prompt", "zz")]:
+        got = suggest_key(Settings, loc)
+        here = ".".join(str(p) for p in loc[:-1])
+        assert got is None or not here.startswith(got.replace("[0]", ".0")), (loc, got)
+
+
 def test_every_known_setting_named_at_another_level_suggests_a_path_of_that_name():
     """Each settable name, put at every other level and in every other section, is answered with
     the full path of a setting of that name (the one path when the name is unique). The other
