@@ -102,6 +102,10 @@ class PriceTable:
             table[model] = raw if isinstance(raw, Price) else _price(raw, f"llm.prices.{model}")
         self._table = table
 
+    def names(self) -> tuple[str, ...]:
+        """Every model name the table prices (shipped and configured)."""
+        return tuple(self._table)
+
     def price(self, model: str) -> Price | None:
         """The exact model's price, else the longest table name the model starts with."""
         if model in self._table:

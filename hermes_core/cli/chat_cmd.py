@@ -17,9 +17,12 @@ def add_common(p: argparse.ArgumentParser) -> None:
 
 def run_chat(args: argparse.Namespace) -> int:
     from hermes_core.cli.repl import Repl
+    from hermes_core.cli.repl_commands import unknown_model_note
 
     home = Path(args.home).expanduser() if args.home else None
     agent = Agent.from_config(args.config, home=home, offline=args.offline, model=args.model)
+    if args.model and (note := unknown_model_note(agent, args.model)):
+        print(note.strip(), file=sys.stderr)
     stream = False if args.no_stream else None
     code = Repl(agent, stream=stream).run()
     warm = getattr(agent.retriever, "_warm", None)

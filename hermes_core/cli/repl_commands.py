@@ -8,6 +8,7 @@ retrieval for a query of the user's choosing.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import re
 import time
@@ -53,6 +54,35 @@ def _model(repl: Repl, arg: str) -> None:
         repl.agent.requested_model = None if arg.lower() == "auto" else arg
     auto = repl.agent.requested_model is None
     repl.say(f"model: {repl.agent.model}" + (" (auto: routing picks per turn)" if auto else " (fixed)"))
+    if arg and not auto and (note := unknown_model_note(repl.agent, arg)):
+        repl.say(note)
+
+
+# what a dated or tagged release adds to a model's name: claude-sonnet-4-5-20250929,
+# gpt-4o-2024-08-06, o3-mini-latest (not gpt-4o-mni, which only starts like gpt-4o)
+_VERSION_TAIL = re.compile(r"[-@:_.]?(?:\d|latest|preview)")
+
+
+def known_models(agent: Any) -> set[str]:
+    """The model names the configuration or the price table mention."""
+    r = agent.settings.llm.routing
+    names = {r.default_model, r.fast_model, r.code_model, r.long_context_model,
+             *(rule.model for rule in r.rules), *r.context_windows}
+    for p in r.providers:
+        names |= {*p.models, *p.equivalents, *p.equivalents.values()}
+    return {n for n in names if n} | set(agent.prices.names())
+
+
+def unknown_model_note(agent: Any, model: str) -> str | None:
+    """A note for a model nothing knows (a typo would surface as a provider's 404 next turn);
+    None for a configured or priced one. The model is still used as written: a provider may
+    serve models hermes-core has never heard of."""
+    known = known_models(agent)
+    if model in known or any(model.startswith(k) and _VERSION_TAIL.match(model[len(k):]) for k in known):
+        return None
+    near = difflib.get_close_matches(model, sorted(known), n=1, cutoff=0.8)
+    return (f"  note: no provider lists '{model}' and it has no price; it is sent as written"
+            + (f" (did you mean '{near[0]}'?)" if near else ""))
 
 
 def _prompt(repl: Repl, arg: str) -> None:

@@ -235,3 +235,15 @@ def test_memory_never_shows_the_head_of_a_key_from_an_old_row(tmp_path: Path) ->
     Repl(agent, stdin=io.StringIO("/memory staging proxy\n/exit\n"), stdout=out, stream=False).run()
     shown = out.getvalue()
     assert "staging proxy" in shown and "zq9Horse" not in shown and "zq9Ho" not in shown
+
+
+def test_model_names_an_unknown_model_and_the_nearest_known_one(tmp_path: Path) -> None:
+    """A typo in /model would otherwise surface as a provider's 404 on the next turn."""
+    text = _session(tmp_path, [], "/model gpt-4o-mni\n/model house-model\n/model my-finetune:v2\n/exit\n")
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if "model: gpt-4o-mni (fixed)" in line)
+    assert "no provider lists 'gpt-4o-mni' and it has no price" in lines[at + 1]
+    assert "did you mean 'gpt-4o-mini'?" in lines[at + 1]
+    # a model the config prices is known; an unknown one with nothing near gets the note only
+    assert "no provider lists 'house-model'" not in text
+    assert "no provider lists 'my-finetune:v2' and it has no price; it is sent as written" in text
