@@ -610,6 +610,18 @@ class Agent:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    async def aclose(self, *, wait_warm: bool = True) -> None:
+        """:meth:`close` in a worker thread: recording the session may call the fast model and
+        write SQLite, and waiting for a model load can take seconds, none of which may stall the
+        event loop."""
+        await asyncio.to_thread(self.close, wait_warm=wait_warm)
+
+    async def __aenter__(self) -> Agent:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     def reset(self) -> Any:
         """Record the conversation so far, then start a new one (new session id, no trace of the
         old turn in ``last_reply`` / ``last_decision``). Returns what ``end_session`` returned:

@@ -682,3 +682,30 @@ def test_learn_false_records_nothing(home: Path):
     agent.chat("my SQL query is slow, how do I speed it up")
     assert agent.retriever.usage is None and not agent.feedback("sql-query-optimization")
     assert not (home / "usage.sqlite3").exists()
+
+
+def test_async_with_records_the_session_without_blocking_the_event_loop(tmp_path: Path):
+    """`async with Agent(...)` closes the agent as `with` does (the session recorded, the stores
+    closed), from a worker thread: recording may call the fast model and write SQLite."""
+    fake = FakeProvider(["Noted."],
+                        summaries=["SUMMARY: The staging DB listens on port 6543.\nTAGS: staging"])
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    async def go() -> None:
+        beat = asyncio.create_task(ticker())
+        async with Agent(load_settings({"home": str(tmp_path)}), provider=fake) as agent:
+            assert (await agent.achat("The staging DB is on port 6543")).text == "Noted."
+            before = ticks
+        assert ticks > before          # the loop kept running while the agent closed
+        beat.cancel()
+
+    asyncio.run(go())
+    assert fake.summary_requests, "the session was summarised on close"
+    with ContextEngine(tmp_path / "sessions.db") as engine:
+        assert "6543" in engine.retrieve("staging port")[0].summary
