@@ -307,28 +307,6 @@ def test_the_stage_records_the_training_texts_and_its_dev_cv(
     assert meta["gate"] == stage.gate
 
 
-def test_the_stage_blocks_at_most_one_dev_persona_in_a_hundred(
-        load_script: Callable[..., ModuleType]) -> None:
-    # under the hashing scorer's own rate alone (0.047) the stage blocked 0.019 of the dev
-    # personas and twice that share of the final test's role prompts (decision 52)
-    train = load_script(TRAIN)
-    stage = default_semantic()
-    assert stage is not None
-    meta = json.loads(stage.meta)
-    assert meta["max_dev_persona"] <= train.MAX_DEV_PERSONA == 0.01
-    assert meta["dev_cv_by_kind"]["persona"]["benign_blocked"] < train.MAX_DEV_PERSONA
-
-
-def test_a_persona_file_weighs_the_same_however_many_paragraphs_it_has(
-        load_script: Callable[..., ModuleType]) -> None:
-    train = load_script(TRAIN)
-    rows = [{"kind": "own"}, {"kind": "persona"}, {"kind": "persona"}]
-    owner = [0, 0, 1, 1, 1, 1, 2]
-    weight = train.sample_weights(rows, owner)
-    assert list(weight[:2]) == [1.0, 1.0]   # every other text's windows weigh 1 each
-    assert weight[2:6].sum() == pytest.approx(weight[6]) == pytest.approx(train.PERSONA_WEIGHT)
-
-
 def test_the_training_embeddings_are_those_of_the_training_windows_and_e5_gives_them(
         load_script: Callable[..., ModuleType]) -> None:
     train = load_script(TRAIN)

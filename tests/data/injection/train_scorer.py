@@ -22,10 +22,10 @@ of its training inputs.
 
 The opt-in e5 stage (``hermes_core/data/injection_semantic.npz``) is a class-balanced logistic
 regression on each window's e5 passage embedding and the data column, fitted on the same windows
-and on the personas of ``third_party_personas.jsonl`` (each file weighed ``PERSONA_WEIGHT``; embeddings kept
+and on the personas of ``third_party_personas.jsonl`` (weighed ``PERSONA_WEIGHT``; embeddings kept
 in ``train_embeddings.npz``); its thresholds are chosen as above, on the cascade's out-of-fold
 scores in the same folds, with the dev personas blocked less often than the hashing scorer blocks
-them and than ``MAX_DEV_PERSONA`` (``train_semantic``).
+them (``train_semantic``).
 
     python tests/data/injection/train_scorer.py            # rewrites both shipped models
     python tests/data/injection/train_scorer.py --stage semantic   # the e5 stage only
@@ -84,19 +84,12 @@ SEMANTIC_C = 3.0
 GATE = 0.7
 MAX_BENIGN = 0.02
 MAX_BENIGN_LOCATION = 0.04
-# Each persona file of third_party_personas.jsonl weighs this much in the e5 stage's fit, shared
-# among its windows: a file of forty one-line bullets weighed forty times a one-paragraph persona
-# when every window weighed the same (0.1 each, decision 52), and a role prompt the user gives is
-# mostly one paragraph. At 0.5, 1 and 2 per file the dev CV chose the same thresholds and caught
-# the same (decision 56). Every window at 1 pulled the memory threshold up; at 1 and 0.3 per window
-# the stage blocked a test's everyday sentence (decision 52).
-PERSONA_WEIGHT = 1.0
-# The dev personas the e5 stage may block: fewer than the hashing scorer blocks at its own
-# threshold in the same folds, and fewer than this. Personas are the dev texts nearest the role
-# prompts a user writes; under the hashing scorer's rate alone (0.047) the stage chose 0.82 for
-# instructions and blocked twice as many role prompts on the final test as dev personas (decision
-# 52); at half the benign limit it chooses 0.88 and catches as much in dev CV (decision 56).
-MAX_DEV_PERSONA = 0.01
+# The personas of third_party_personas.jsonl weigh this much each in the e5 stage's fit: they are
+# as many windows as all the other texts together, from three sources; at full weight they pulled
+# the stage's memory threshold up (dev CV caught 0.777 against 0.774-0.787 at lower weights) and
+# at 1 and 0.3 blocked a test's everyday sentence ("The instructions you received by email are
+# outdated; follow this page.").
+PERSONA_WEIGHT = 0.1
 GRID = [round(0.30 + 0.02 * i, 2) for i in range(35)]     # 0.30 .. 0.98
 NAMES = {"memory": "MEMORY.md", "context": "HERMES.md", "skill": "SKILL.md"}
 RULES = tuple(c for c in INJECTION_CATEGORIES if c != "learned")
@@ -327,16 +320,6 @@ def embeddings(views: list[str], path: Path = EMBEDDINGS) -> np.ndarray[Any, Any
     return emb.astype(np.float16).astype(np.float32)
 
 
-def sample_weights(rows: list[dict[str, str]], owner: list[int]) -> np.ndarray[Any, Any]:
-    """Each window's weight in the e5 stage's fit: 1, and for a persona's windows
-    ``PERSONA_WEIGHT`` shared among them (a persona file weighs the same however many
-    paragraphs it has)."""
-    own = np.asarray(owner)
-    per_row = np.bincount(own, minlength=len(rows))[own]
-    persona = np.array([rows[i].get("kind") == "persona" for i in owner], dtype=bool)
-    return np.where(persona, PERSONA_WEIGHT / np.maximum(per_row, 1), 1.0)
-
-
 def fit_semantic(x: np.ndarray[Any, Any], labels: list[int], data: list[bool],
                  weight: np.ndarray[Any, Any]) -> Any:
     from sklearn.linear_model import LogisticRegression
@@ -361,19 +344,17 @@ def semantic_oof(x: np.ndarray[Any, Any], labels: list[int], data: list[bool],
 def train_semantic(with_cv: bool = True,
                    thresholds: tuple[float, float] | None = None) -> SemanticModel:
     """The e5 stage: fitted on every training window's embedding, the personas among them
-    included (each file weighed ``PERSONA_WEIGHT``: :func:`sample_weights`); its thresholds chosen
-    as the hashing scorer's are, on the cascade's out-of-fold scores (a window's hashing score,
-    blended with the e5 model's where it reaches ``GATE``), in the same source-grouped folds,
-    with one more limit: the dev personas
+    included (weighed ``PERSONA_WEIGHT``); its thresholds chosen as the hashing scorer's are, on
+    the cascade's out-of-fold scores (a window's hashing score, blended with the e5 model's where
+    it reaches ``GATE``), in the same source-grouped folds, with one more limit: the dev personas
     blocked less often than the shipped hashing scorer blocks them at its own threshold in the
-    same folds (whose models, like the shipped one, are not fitted on the personas), and less
-    often than ``MAX_DEV_PERSONA`` (decision 56). Strictly less: as often (0.80 for instructions,
-    where 0.82 blocks one persona fewer) also blocked the tests' "The instructions you received by
-    email are outdated; follow this page." (decision 52)."""
+    same folds (whose models, like the shipped one, are not fitted on the personas). Strictly
+    less: as often (0.80 for instructions, where 0.82 blocks one persona fewer) also blocked the
+    tests' "The instructions you received by email are outdated; follow this page." (decision 52)."""
     rows = training_rows(semantic=True)
     views, labels, data, owner = samples(rows)
     persona = np.array([rows[i].get("kind") == "persona" for i in owner], dtype=bool)
-    weight = sample_weights(rows, owner)
+    weight = np.where(persona, PERSONA_WEIGHT, 1.0)
     x = embeddings(views)
     if with_cv:
         cv = folds(rows, labels, owner)
@@ -382,8 +363,7 @@ def train_semantic(with_cv: bool = True,
         cascade = np.array([blend(h, e) if h >= GATE else h
                             for h, e in zip(hashed.tolist(), semantic.tolist(), strict=True)])
         best, rule = row_scores(rows, views, owner, hashed)
-        limit = min(persona_blocked(rows, best, rule, LearnedScorer.from_file(MODEL).threshold),
-                    MAX_DEV_PERSONA)
+        limit = persona_blocked(rows, best, rule, LearnedScorer.from_file(MODEL).threshold)
         ti, td, report = choose(rows, views, labels, data, owner, cascade, limit)
         report = {"hashing_" + k if k.startswith("dev_cv") else k: v for k, v in
                   choose(rows, views, labels, data, owner, hashed)[2].items()} | report
@@ -392,7 +372,7 @@ def train_semantic(with_cv: bool = True,
         assert thresholds is not None
         (ti, td), report = thresholds, {}
     model = fit_semantic(x, labels, data, weight)
-    meta = {"C": SEMANTIC_C, "gate": GATE, "persona_weight_per_file": PERSONA_WEIGHT,
+    meta = {"C": SEMANTIC_C, "gate": GATE, "persona_weight": PERSONA_WEIGHT,
             "inputs_sha256": inputs_sha256(semantic=True), "rows": len(rows),
             "windows": len(views), "max_dev_benign": MAX_BENIGN,
             "max_dev_benign_location": MAX_BENIGN_LOCATION, **report}
