@@ -42,7 +42,7 @@ __version__ = "0.1.0"
 # The parts, imported on first use: ``import hermes_core`` stays cheap (no SDK, no torch).
 _LAZY = {
     "Agent": "hermes_core.agent.agent",
-    "Reply": "hermes_core.agent.agent",
+    "Reply": "hermes_core.agent.reply",
     "PromptBuilder": "hermes_core.agent.prompt_builder",
     "MemoryStore": "hermes_core.agent.prompt.memory_files",
     "ContextEngine": "hermes_core.agent.context_engine",

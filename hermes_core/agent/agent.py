@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
@@ -28,12 +28,12 @@ from hermes_core.agent.credential_pool import CredentialPool
 from hermes_core.agent.prepare_gate import PrepareGate
 from hermes_core.agent.pricing import Cost, PriceTable
 from hermes_core.agent.prompt.compaction import (
-    CompactionReport,
     HistoryCompactor,
     HistorySummarizer,
     model_summarizer,
 )
 from hermes_core.agent.prompt_builder import PromptBuilder
+from hermes_core.agent.reply import Reply, ReplyStream, SessionStats
 from hermes_core.agent.resilience import CallLoop
 from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
 from hermes_core.agent.smart_routing import Router
@@ -67,64 +67,6 @@ ROUND_BREAK = "\n\n"
 MAX_TOOL_ROUNDS = 10   # the default of llm.max_tool_rounds
 NO_KEY_HELP = ("no API key configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add keys under "
                "'credentials' in config.yaml (see config.example.yaml)")
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """What one turn produced, with everything needed to explain it."""
-
-    text: str
-    model: str
-    provider: str
-    usage: Usage = field(default_factory=Usage)
-    prompt: Prompt | None = None
-    route: RouteDecision | None = None
-    retrieval: Any = None
-    attempts: tuple[Attempt, ...] = ()
-    # every call the model made this turn, and the answers it got (a call of the round the cap
-    # ended is in tool_calls without an answer)
-    tool_calls: tuple[ToolCall, ...] = ()
-    tool_results: tuple[ToolResult, ...] = ()
-    cost: Cost = field(default_factory=Cost)
-    output: Any = None   # the validated object of ``chat(..., output=Model)``
-    compaction: CompactionReport | None = None   # history budget, and a compaction if one ran
-
-    def __str__(self) -> str:
-        return self.text
-
-
-class ReplyStream:
-    """Text pieces as they arrive; ``reply`` is set once the stream is exhausted.
-
-    ``close()`` (or breaking out and dropping it) cancels the call; the turn then leaves no trace
-    in the history.
-    """
-
-    def __init__(self, pieces: Iterator[str]) -> None:
-        self._pieces = pieces
-        self.reply: Reply | None = None
-
-    def __iter__(self) -> Iterator[str]:
-        return self._pieces
-
-    def close(self) -> None:
-        close = getattr(self._pieces, "close", None)
-        if close is not None:
-            close()
-
-
-@dataclass
-class SessionStats:
-    """Running totals of one session; the cache hit ratio is what prompt caching saved."""
-
-    turns: int = 0
-    usage: Usage = field(default_factory=Usage)
-    cost: Cost = field(default_factory=Cost)
-    tool_calls: int = 0
-
-    @property
-    def cache_hit_ratio(self) -> float:
-        return self.usage.cache_hit_ratio
 
 
 def _usable(providers: Mapping[str, Provider], pool: CredentialPool) -> bool:

@@ -1,0 +1,72 @@
+"""What a turn hands back (:class:`Reply`), a streamed turn (:class:`ReplyStream`) and a
+session's running totals (:class:`SessionStats`): plain values the Agent fills, kept apart from the
+facade so a caller can type against them without importing the whole agent."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from hermes_core.agent.pricing import Cost
+from hermes_core.agent.prompt.compaction import CompactionReport
+from hermes_core.errors import Attempt
+from hermes_core.types import Prompt, RouteDecision, ToolCall, ToolResult, Usage
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What one turn produced, with everything needed to explain it."""
+
+    text: str
+    model: str
+    provider: str
+    usage: Usage = field(default_factory=Usage)
+    prompt: Prompt | None = None
+    route: RouteDecision | None = None
+    retrieval: Any = None
+    attempts: tuple[Attempt, ...] = ()
+    # every call the model made this turn, and the answers it got (a call of the round the cap
+    # ended is in tool_calls without an answer)
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_results: tuple[ToolResult, ...] = ()
+    cost: Cost = field(default_factory=Cost)
+    output: Any = None   # the validated object of ``chat(..., output=Model)``
+    compaction: CompactionReport | None = None   # history budget, and a compaction if one ran
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class ReplyStream:
+    """Text pieces as they arrive; ``reply`` is set once the stream is exhausted.
+
+    ``close()`` (or breaking out and dropping it) cancels the call; the turn then leaves no trace
+    in the history.
+    """
+
+    def __init__(self, pieces: Iterator[str]) -> None:
+        self._pieces = pieces
+        self.reply: Reply | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        return self._pieces
+
+    def close(self) -> None:
+        close = getattr(self._pieces, "close", None)
+        if close is not None:
+            close()
+
+
+@dataclass
+class SessionStats:
+    """Running totals of one session; the cache hit ratio is what prompt caching saved."""
+
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost: Cost = field(default_factory=Cost)
+    tool_calls: int = 0
+
+    @property
+    def cache_hit_ratio(self) -> float:
+        return self.usage.cache_hit_ratio
