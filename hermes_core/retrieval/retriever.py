@@ -76,6 +76,8 @@ from hermes_core.retrieval.skills import (
 )
 from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
 from hermes_core.retrieval.topk import top_order
+from hermes_core.retrieval.translated_gate import TranslatedGate
+from hermes_core.retrieval.translated_gate import judged as judged_across
 from hermes_core.retrieval.triggers import TriggerIndex, merge_triggers
 from hermes_core.retrieval.tuning import as_settings, layer_weights
 from hermes_core.retrieval.usage import UsageAssessment, UsageLayer, UsageScores, usage_layer_for
@@ -181,6 +183,7 @@ class SkillRetriever:
         self.cache_dir = cache_dir
         self._calibration: dict[str, DenseCalibration] = {}
         self._lexical_cal: LexicalCalibration | None = None
+        self._translated_gate: TranslatedGate | None = None   # lexical, across languages (refresh)
         self.usage = usage
         self._warned: set[str] = set()    # catalog issues already logged (once each)
 
@@ -230,11 +233,13 @@ class SkillRetriever:
             lexical_cal = self._calibrate_lexical(skills, bm25) if self.calibrate else None
             langs = (xl.readable(skills), xl.description_languages(skills))
             expand = xl.Expansion.for_catalog(self.glossary, langs[0], self.cache_dir)
+            crossing = (TranslatedGate.for_catalog(skills, bm25, expand, langs[0], self.cache_dir)
+                        if self.calibrate else None)
             with self._swap:
                 self._skills, self._by_name, self._names = skills, by_name, names
                 self._langs, self._expand = langs, expand
                 self.bm25, self.synonyms, self.triggers = bm25, synonyms, triggers
-                self._lexical_cal = lexical_cal
+                self._lexical_cal, self._translated_gate = lexical_cal, crossing
             if self.usage is not None:  # what was learnt about a rewritten or deleted skill goes
                 self.usage.prune({s.name: s.content_hash for s in skills})
             self._lexical_ready.set()
@@ -408,6 +413,8 @@ class SkillRetriever:
                                for m, c in self._calibration.items()}
         if self._lexical_cal is not None:
             out["lexical"] = {k: dict(v) for k, v in self._lexical_cal.report.items()}
+        if self._translated_gate is not None and self._translated_gate.report():
+            out["lexical_translated"] = self._translated_gate.report()
         return out
 
     def record_use(self, query: str, skill: str, kind: str = "view", *, good: bool = True) -> bool:
@@ -546,6 +553,7 @@ class SkillRetriever:
         with self._swap:
             skills, by_name, names, expand = self._skills, self._by_name, self._names, self._expand
             bm25, syn, trig, (can_read, groups) = self.bm25, self.synonyms, self.triggers, self._langs
+            crossing = self._translated_gate
         if not skills:
             return RetrievalResult(q.message, "none", timings_ms={"total": (self.clock() - t0) * 1000})
         text = q.message.strip()
@@ -681,6 +689,9 @@ class SkillRetriever:
             elif (dense_top is None and self._lexical_cal is not None
                   and "lexical" not in self._user_thresholds):
                 decision = self._lexical_cal.decide(asked, lang, lexical, self.list_unjudged)
+                if (not decision.passed or decision.rule == UNJUDGED) and crossing is not None:
+                    # no skill is written in the request's language: its translation is judged
+                    decision = judged_across(decision, crossing.decide(asked, lang), len(names))
         if assessed is not None:  # the gate's second opinion: how near past use the query is
             decision = assessed.decide(decision, names[int(order[0])] if len(order) else None)
         if not fused.answered:

@@ -437,9 +437,14 @@ def test_a_lexical_calibration_cannot_judge_a_request_in_a_language_no_skill_use
     assert not cal.LexicalCalibration("k", {}, {}, frozenset({"en"}), big).unjudged(UNSEEN, "zh", 0.0)
 
 
-def test_without_embeddings_a_small_catalog_is_listed_whole_for_a_request_it_cannot_judge() -> None:
+def test_without_embeddings_a_small_catalog_is_listed_whole_for_a_request_it_cannot_judge(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_core.retrieval import crosslingual as xl
     from hermes_core.retrieval.fusion import UNJUDGED
     from hermes_core.retrieval.result import render
+    # no lexicon installed: nothing reads the request (with one, its translation judges it:
+    # tests/retrieval/test_translated_gate.py)
+    monkeypatch.setattr(xl, "load_lexicon", lambda cache_dir: None)
     r = SkillRetriever(skills=ENGLISH_SKILLS, embedders=[])
     res = r.retrieve(UNSEEN)
     assert not res.gated and res.gate is not None and res.gate.rule == UNJUDGED
