@@ -7,6 +7,7 @@ the facts, and :func:`error_from_status` is the only place that reads them.
 from __future__ import annotations
 
 import email.utils
+import math
 import os
 import re
 import time
@@ -258,13 +259,29 @@ class AllProvidersFailed(HermesError):
 _DURATION = re.compile(r"(?P<num>\d+(?:\.\d+)?)(?P<unit>ms|h|m|s)")
 
 
+def _seconds(text: str) -> float | None:
+    """A header's number of seconds (never negative), or None for what no server means: not a
+    number, NaN, infinity. The same header sent twice (a proxy adding its own) reaches us joined
+    by ", " (httpx); when every part is a number, the longest wait is the one that holds."""
+    parts = text.split(",")
+    values: list[float] = []
+    for part in parts:
+        try:
+            value = float(part.strip())
+        except ValueError:
+            return None
+        if not math.isfinite(value):
+            return None
+        values.append(max(0.0, value))
+    return max(values)
+
+
 def parse_duration(text: str) -> float | None:
     """OpenAI's ``x-ratelimit-reset-*`` form: ``1s``, ``6m0s``, ``120ms``, ``1h2m3.5s``."""
     text = text.strip()
-    try:
-        return max(0.0, float(text))
-    except ValueError:
-        pass
+    seconds = _seconds(text)
+    if seconds is not None:
+        return seconds
     total, pos = 0.0, 0
     for m in _DURATION.finditer(text):
         if m.start() != pos:
@@ -308,18 +325,17 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
     now = time.time() if now is None else now
     h = {k.lower(): v for k, v in headers.items()}
     if "retry-after-ms" in h:
-        try:
-            return max(0.0, float(h["retry-after-ms"]) / 1000.0)
-        except ValueError:
-            pass
+        ms = _seconds(h["retry-after-ms"])
+        if ms is not None:
+            return ms / 1000.0
     if "retry-after" in h:
         raw = h["retry-after"].strip()
-        try:
-            return max(0.0, float(raw))
-        except ValueError:
-            when = parse_when(raw, now)
-            if when is not None:
-                return when
+        seconds = _seconds(raw)
+        if seconds is not None:
+            return seconds
+        when = parse_when(raw, now)
+        if when is not None:
+            return when
     resets: list[float] = []
     for k, v in h.items():
         if k.startswith("x-ratelimit-reset-"):

@@ -155,3 +155,22 @@ def test_provider_error_scrubs_a_body_of_any_shape() -> None:
     assert _ECHOED not in repr(e.body) and "refused key" in repr(e.body)
     assert e.body["error"]["details"][1] == 3   # the shape is kept
     assert _ECHOED not in repr(ProviderError("x", body=[_ECHOED]).body)
+
+
+@pytest.mark.parametrize("headers,expected", [
+    # not a number a server means: unsaid, so a weaker header (or the pool's default) decides
+    ({"retry-after": "nan"}, None),
+    ({"retry-after": "inf"}, None),
+    ({"retry-after": "1e400"}, None),
+    ({"retry-after-ms": "nan", "retry-after": "3"}, 3.0),
+    ({"retry-after-ms": "inf", "retry-after": "3"}, 3.0),
+    ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "inf"}, None),
+    ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "nan"}, None),
+    # the same header twice (a proxy adding its own): httpx joins them with ", "
+    ({"retry-after": "5, 5"}, 5.0),
+    ({"retry-after": "2, 7"}, 7.0),
+    ({"retry-after-ms": "1500, 1500"}, 1.5),
+])
+def test_retry_after_that_is_not_a_finite_number_is_unsaid(headers, expected):
+    got = parse_retry_after(headers, now=NOW)
+    assert got == (None if expected is None else pytest.approx(expected))

@@ -126,6 +126,17 @@ def test_429_retry_after_forms(kind, form, expected, respx_mock):
 
 
 @pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_retry_after_header_sent_twice_is_still_read(kind, respx_mock):
+    """A proxy adding its own Retry-After beside the origin's: the SDK's headers join them."""
+    provider, cred, url, model = make(kind)
+    respx_mock.post(url).mock(return_value=httpx.Response(
+        429, json=err_body(kind, 429), headers=[("retry-after", "5"), ("retry-after", "5")]))
+    with pytest.raises(RateLimited) as info:
+        provider.complete(PROMPT, model, cred, OPTS)
+    assert info.value.retry_after == 5.0
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
 @pytest.mark.parametrize("status,error", [(401, AuthenticationFailed), (403, AuthenticationFailed),
                                           (400, BadRequest), (500, ServerError), (529, Overloaded),
                                           (503, ServerError)])
