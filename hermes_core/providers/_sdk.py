@@ -30,7 +30,7 @@ from hermes_core.providers.deadline import (
     DeadlineTransport,
     bounded,
 )
-from hermes_core.redact import redact
+from hermes_core.redact import redact, url_passwords
 from hermes_core.types import Completion, Credential, Prompt
 
 # An error event inside a 200 stream has no status of its own; its error type says what happened.
@@ -136,7 +136,10 @@ class SDKProvider:
         self._clients = ClientCache(self._make_client)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(name={self.name!r}, endpoint={self.endpoint!r})"
+        # a proxy behind basic auth is configured as https://user:password@host/v1
+        shown = (None if self.endpoint is None
+                 else redact(self.endpoint, url_passwords(self.endpoint)))
+        return f"{type(self).__name__}(name={self.name!r}, endpoint={shown!r})"
 
     def _make_client(self, cred: Credential | None, is_async: bool) -> Any:
         cls = getattr(self.sdk, self.client_names[1] if is_async else self.client_names[0])

@@ -126,6 +126,14 @@ def test_429_retry_after_forms(kind, form, expected, respx_mock):
 
 
 @pytest.mark.parametrize("kind", PROVIDERS)
+def test_the_repr_never_shows_an_endpoint_password(kind):
+    cls = PROVIDERS[kind][0]
+    provider = cls("proxy", endpoint="https://team:s3cret-proxy-pw@llm-proxy.internal/v1")
+    assert "s3cret-proxy-pw" not in repr(provider)
+    assert "llm-proxy.internal/v1" in repr(provider)
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
 def test_a_retry_after_header_sent_twice_is_still_read(kind, respx_mock):
     """A proxy adding its own Retry-After beside the origin's: the SDK's headers join them."""
     provider, cred, url, model = make(kind)
