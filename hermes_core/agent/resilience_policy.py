@@ -33,6 +33,7 @@ from hermes_core.errors import (
     parse_retry_after,
     parse_when,
 )
+from hermes_core.providers._sdk import undecodable
 
 if TYPE_CHECKING:
     from hermes_core.config import Settings
@@ -105,6 +106,8 @@ def coerce(e: BaseException, provider: str) -> BaseException:
     """Transport errors a provider did not map (e.g. raised mid-stream by httpx)."""
     if isinstance(e, ProviderError):
         return e
+    if isinstance(e, httpx2.DecodingError):
+        return undecodable(provider, type(e).__name__)
     if isinstance(e, TimeoutError | httpx2.TimeoutException):
         return Timeout(f"{provider}: timed out" + (f" ({e})" if str(e) else ""), provider=provider)
     if isinstance(e, httpx2.RemoteProtocolError | httpx2.ReadError | ConnectionResetError):

@@ -12,8 +12,10 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import httpx2
+
 from hermes_core.errors import IncompleteResponse, ServerError
-from hermes_core.providers._sdk import SDKProvider, malformed_event, usage_int
+from hermes_core.providers._sdk import SDKProvider, malformed_event, read_error, usage_int
 from hermes_core.providers.base import CallOptions
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
@@ -288,6 +290,9 @@ class OpenAIProvider(SDKProvider):
             raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
             raise malformed_event(self.name, e) from None
+        except httpx2.HTTPError as e:
+            if not state.get("finish"):   # after the finish reason, only the close failed
+                raise read_error(self.name, e, credential) from None
         yield from self._finish(tools, state)
 
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
@@ -307,6 +312,9 @@ class OpenAIProvider(SDKProvider):
             raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
             raise malformed_event(self.name, e) from None
+        except httpx2.HTTPError as e:
+            if not state.get("finish"):
+                raise read_error(self.name, e, credential) from None
         for d in self._finish(tools, state):
             yield d
 
