@@ -233,6 +233,15 @@ class Attempt:
     error: str | None = None
 
 
+def _tried(a: Attempt) -> str:
+    """One attempt as the final error lists it; a provider whose keys were all rate limited says
+    how long: "blocked" alone reads like an outage, and the wait decides what the person does."""
+    shown = f"{a.provider}/{a.model}:{a.status}"
+    if a.status == "all_keys_blocked" and a.retry_after is not None:
+        shown += f" (the first key frees in {a.retry_after:.0f}s)"
+    return shown
+
+
 class AllProvidersFailed(HermesError):
     """Every candidate failed; ``attempts`` lists each try in order."""
 
@@ -240,7 +249,7 @@ class AllProvidersFailed(HermesError):
                  rejections: Sequence[AuthenticationFailed] = ()) -> None:
         self.attempts = tuple(attempts)
         self.last_error = last_error
-        tried = ", ".join(f"{a.provider}/{a.model}:{a.status}" for a in self.attempts) or "none"
+        tried = ", ".join(_tried(a) for a in self.attempts) or "none"
         missing = list(dict.fromkeys(f"{a.provider}/{a.model}" for a in self.attempts
                                      if a.decision == "model_not_found"))
         note = f"; model not found: {', '.join(missing)}" if missing else ""

@@ -126,6 +126,16 @@ def test_all_keys_blocked_waits_when_short_and_within_deadline() -> None:
     assert b.calls == []
 
 
+def test_every_key_limited_past_the_deadline_says_when_one_frees() -> None:
+    """The caller (the chat prints the error) learns how long the limit lasts, not only that a
+    request failed: "all_keys_blocked" alone reads like an outage."""
+    a = ScriptedProvider("a", script=[RateLimited(retry_after=3600.0)])
+    loop, _ = make({"a": a}, {"a": [A1]}, policy=LoopPolicy(deadline_s=60.0))
+    with pytest.raises(AllProvidersFailed) as ei:
+        loop.complete(PROMPT, decision(("a", "m1")))
+    assert "a/m1:all_keys_blocked (the first key frees in 3600s)" in str(ei.value)
+
+
 def test_last_candidate_waits_up_to_the_deadline_else_fails() -> None:
     a = ScriptedProvider("a", script=[RateLimited(retry_after=50.0), "late"])
     loop, clock = make({"a": a}, {"a": [A1]}, policy=LoopPolicy(deadline_s=60.0))
