@@ -7,6 +7,7 @@ the facts, and :func:`error_from_status` is the only place that reads them.
 from __future__ import annotations
 
 import email.utils
+import html.parser
 import math
 import os
 import re
@@ -393,13 +394,60 @@ def _names_missing_model(status: int, kind: str, code: str, lowered: str) -> boo
     return "model" in lowered and any(m in lowered for m in _MODEL_MARKERS)
 
 
+_HTML_START = re.compile(r"\s*(?:<!doctype\s+html|<html|<head|<body|<!--)", re.IGNORECASE)
+
+
+class _PageText(html.parser.HTMLParser):
+    """The title and the visible text of an HTML page (scripts and styles left out)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.title: list[str] = []
+        self.text: list[str] = []
+        self._in: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        if tag in ("title", "script", "style"):
+            self._in.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._in and self._in[-1] == tag:
+            self._in.pop()
+
+    def handle_data(self, data: str) -> None:
+        where = self._in[-1] if self._in else ""
+        if where == "title":
+            self.title.append(data)
+        elif not where:
+            self.text.append(data)
+
+
+def _page_text(text: str) -> str | None:
+    """A proxy's or CDN's HTML error page (a 502 from nginx, a Cloudflare page) as a person reads
+    it: its title, else its visible text, with a note; None when ``text`` is not HTML. Its first
+    500 characters are doctype, comments and CSS, which say nothing."""
+    if not _HTML_START.match(text):
+        return None
+    page = _PageText()
+    try:
+        page.feed(text[:100_000])
+        page.close()
+    except Exception:   # html.parser is lenient; a page it cannot read is still not a message
+        return "(an HTML page, not the API's error)"
+    shown = " ".join(" ".join(page.title).split()) or " ".join(" ".join(page.text).split())
+    return f"{shown[:200]} (an HTML page, not the API's error)".lstrip()
+
+
 def _error_fields(body: Any) -> tuple[str, str, str]:
     """(type, code, message) from an OpenAI or Anthropic error body; type and code lower-cased.
 
     The message is whole: it is cut to ``_MAX_MESSAGE`` only after redaction, or a key straddling
     the cut would keep its first characters (no longer the exact secret nor key-shaped)."""
+    if isinstance(body, bytes | bytearray):
+        body = body.decode("utf-8", "replace")
     if not isinstance(body, Mapping):
-        return "", "", str(body or "")
+        text = str(body or "")
+        return "", "", _page_text(text) or text
     err = body.get("error", body)
     if not isinstance(err, Mapping):
         return "", "", str(err)
