@@ -68,6 +68,13 @@ async def _call_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
         raise _Exited(e.code) from None
 
 
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """A timed-out tool that ends later: its outcome is read, so asyncio logs no "exception was
+    never retrieved" for a result nobody waits for any more."""
+    if not task.cancelled():
+        task.exception()
+
+
 @dataclass(frozen=True, slots=True)
 class _Ready:
     """A call that runs (``tool`` and ``args`` set) or is already answered (``result`` set)."""
@@ -282,12 +289,23 @@ class ToolRunner:
                 ctx = contextvars.copy_context()
                 thread = self._executor().submit(ctx.run, _call_sync, r.tool.fn, args)
                 work = asyncio.wrap_future(thread)
+            task = asyncio.ensure_future(work)
             try:
-                value = await asyncio.wait_for(work, self._timeout(r.tool))
-                text = render_output(value, scrub=self._scrub)
+                # not wait_for: it waits for the cancelled tool to finish, and a tool that
+                # swallows its cancellation (``except BaseException: retry``) would hold the
+                # turn for as long as it likes
+                done, _ = await asyncio.wait((task,), timeout=self._timeout(r.tool))
+                if not done:
+                    task.cancel()
+                    task.add_done_callback(_retrieve)
+                    if thread is not None:
+                        self._abandon(thread)
+                    raise TimeoutError
+                text = render_output(task.result(), scrub=self._scrub)
+            except asyncio.CancelledError:
+                task.cancel()
+                raise
             except Exception as e:
-                if isinstance(e, TimeoutError) and thread is not None:
-                    self._abandon(thread)
                 return self._failure(r, e, started)
             return self._result(r.call, text, "ok", started, r.args)
 

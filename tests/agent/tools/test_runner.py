@@ -299,3 +299,24 @@ def test_tools_left_hanging_do_not_starve_later_calls(runner_factory: Any) -> No
     finally:
         release.set()
     assert (r.status, r.output, started) == ("ok", "done", ["quick"])
+
+
+def test_an_async_tool_that_swallows_its_cancellation_still_times_out(runner_factory: Any) -> None:
+    """A tool catching every exception around its await (``except BaseException: retry``) takes
+    the timeout's cancellation for one more failure: the turn must not wait for it to give up
+    (it used to, and then reported the late result as a success)."""
+    import time
+
+    @tool(timeout_s=0.05)
+    async def stubborn() -> str:
+        """Retries whatever happens, for up to a second."""
+        until = time.monotonic() + 1.0
+        while time.monotonic() < until:
+            try:
+                await asyncio.sleep(0.01)
+            except BaseException:   # the point of the test
+                pass
+        return "gave up"
+
+    (r,) = asyncio.run(runner_factory([stubborn]).arun([ToolCall("c", "stubborn")]))
+    assert (r.status, r.output) == ("timeout", "error: stubborn timed out after 0.05s")
