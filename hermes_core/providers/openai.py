@@ -142,8 +142,18 @@ def _usage(u: Any) -> Usage:
                  cache_read_tokens=cached)
 
 
+def _arguments_text(value: Any) -> str:
+    """A call's arguments as the JSON text the API specifies. Some compatible servers send the
+    JSON object itself; the SDK keeps whatever arrived, and a dict passed on as the text crashed
+    the stream's joining of fragments and the tool runner."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    return json.dumps(value, ensure_ascii=False)
+
+
 def _tool_calls(raw: Any) -> tuple[ToolCall, ...]:
-    return tuple(ToolCall(c.id or f"call_{i}", c.function.name, c.function.arguments or "{}")
+    return tuple(ToolCall(c.id or f"call_{i}", c.function.name,
+                          _arguments_text(c.function.arguments) or "{}")
                  for i, c in enumerate(raw or ()))
 
 
@@ -179,7 +189,7 @@ class _ToolCallAssembler:
             fn = getattr(d, "function", None)
             if fn is not None:
                 slot["name"] += fn.name or ""
-                slot["arguments"] += fn.arguments or ""
+                slot["arguments"] += _arguments_text(fn.arguments)
 
     def done(self) -> list[ToolCall]:
         return [ToolCall(p["id"] or f"call_{i}", p["name"], p["arguments"] or "{}")
