@@ -142,6 +142,18 @@ def _usage(u: Any) -> Usage:
                  cache_read_tokens=cached)
 
 
+def _content_text(value: Any) -> str:
+    """A message's or delta's ``content`` as text. The API sends a string; some compatible
+    servers (Mistral's reasoning models) send a list of parts: the text parts are the answer,
+    a thinking part is not. Anything else is not text the reply can carry."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    if isinstance(value, list):
+        return "".join(str(p.get("text") or "") for p in value
+                       if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
 def _arguments_text(value: Any) -> str:
     """A call's arguments as the JSON text the API specifies. Some compatible servers send the
     JSON object itself; the SDK keeps whatever arrived, and a dict passed on as the text crashed
@@ -242,7 +254,7 @@ class OpenAIProvider(SDKProvider):
         choice = resp.choices[0] if resp.choices else None
         msg = choice.message if choice else None
         # A refusal arrives in ``refusal`` with ``content: null``; it is the model's answer.
-        text = (msg.content or getattr(msg, "refusal", None) or "") if msg else ""
+        text = (_content_text(msg.content) or getattr(msg, "refusal", None) or "") if msg else ""
         return Completion(text=text, model=resp.model or model,
                           provider=self.name, usage=_usage(resp.usage),
                           tool_calls=_tool_calls(msg.tool_calls if msg else None),
@@ -262,7 +274,8 @@ class OpenAIProvider(SDKProvider):
             state["usage"] = _usage(chunk.usage)
         for choice in chunk.choices or ():
             if choice.delta is not None:
-                text = choice.delta.content or getattr(choice.delta, "refusal", None)
+                text = (_content_text(choice.delta.content)
+                        or getattr(choice.delta, "refusal", None))
                 if text:
                     state.setdefault("text", []).append(text)
                     yield Delta(text=text)
