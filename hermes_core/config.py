@@ -13,7 +13,6 @@ import os
 import re
 import stat
 import typing
-import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -33,7 +32,13 @@ from hermes_core.agent.routing.rules import validate_condition
 from hermes_core.config_messages import describe_value, explain_error, safe_path
 from hermes_core.config_numbers import check_numbers
 from hermes_core.errors import ConfigError
-from hermes_core.redact import MIN_SUBSTRING, Redactor, looks_like_secret, register_secrets
+from hermes_core.redact import (
+    MIN_SUBSTRING,
+    Redactor,
+    looks_like_secret,
+    register_secrets,
+    url_passwords,
+)
 from hermes_core.types import Credential, fingerprint
 from hermes_core.yaml_safe import Interpolate, YamlLimitError, format_path, load_yaml
 
@@ -88,7 +93,7 @@ class ProviderSettings(_Model):
     type: Literal["openai", "anthropic", "offline"] | None = None
     priority: int = 100
     models: tuple[str, ...] = ()
-    endpoint: str | None = None
+    endpoint: str | None = Field(None, repr=False)   # a proxy's URL may hold a password
     timeout_s: float = Field(60.0, gt=0)
     equivalents: dict[str, str] = Field(default_factory=dict)
 
@@ -160,22 +165,6 @@ class LLMSettings(_Model):
     thinking_budget_tokens: int | None = Field(None, ge=1024)
     # per-model prices overriding or extending the shipped table (hermes_core/agent/prices.yaml)
     prices: dict[str, PriceSettings] = Field(default_factory=dict)
-
-
-def url_passwords(url: str | None) -> set[str]:
-    """The passwords a URL carries: its user info's and a ``password`` query parameter's (redis-py
-    reads both). Unparseable URLs carry none that could be told apart."""
-    if not url:
-        return set()
-    try:
-        parts = urllib.parse.urlsplit(url)
-        found = {parts.password} if parts.password else set()
-        found.update(v for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-                     if k.lower() == "password" and v)
-    except ValueError:
-        return set()
-    # the percent-encoded and the decoded forms both may appear in text
-    return found | {urllib.parse.quote(p, safe="") for p in found}
 
 
 class KeySettings(_Model):
@@ -399,6 +388,8 @@ class Settings(_Model):
         out = {k.key.strip() for creds in self.credentials.values() for k in creds.keys
                if k.key.strip()}
         out.update(url_passwords(self.credential_pool.redis_url))
+        for p in self.llm.routing.providers:   # a proxy behind basic auth: https://u:pw@host/v1
+            out.update(url_passwords(p.endpoint))
         names = {p.name for p in self.llm.routing.providers} | set(ENV_KEYS)
         for name in names:
             out.update(c.secret for c in self.credentials_for(name))

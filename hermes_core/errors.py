@@ -7,6 +7,8 @@ the facts, and :func:`error_from_status` is the only place that reads them.
 from __future__ import annotations
 
 import email.utils
+import html.parser
+import math
 import os
 import re
 import time
@@ -232,6 +234,15 @@ class Attempt:
     error: str | None = None
 
 
+def _tried(a: Attempt) -> str:
+    """One attempt as the final error lists it; a provider whose keys were all rate limited says
+    how long: "blocked" alone reads like an outage, and the wait decides what the person does."""
+    shown = f"{a.provider}/{a.model}:{a.status}"
+    if a.status == "all_keys_blocked" and a.retry_after is not None:
+        shown += f" (the first key frees in {a.retry_after:.0f}s)"
+    return shown
+
+
 class AllProvidersFailed(HermesError):
     """Every candidate failed; ``attempts`` lists each try in order."""
 
@@ -239,7 +250,7 @@ class AllProvidersFailed(HermesError):
                  rejections: Sequence[AuthenticationFailed] = ()) -> None:
         self.attempts = tuple(attempts)
         self.last_error = last_error
-        tried = ", ".join(f"{a.provider}/{a.model}:{a.status}" for a in self.attempts) or "none"
+        tried = ", ".join(_tried(a) for a in self.attempts) or "none"
         missing = list(dict.fromkeys(f"{a.provider}/{a.model}" for a in self.attempts
                                      if a.decision == "model_not_found"))
         note = f"; model not found: {', '.join(missing)}" if missing else ""
@@ -258,13 +269,29 @@ class AllProvidersFailed(HermesError):
 _DURATION = re.compile(r"(?P<num>\d+(?:\.\d+)?)(?P<unit>ms|h|m|s)")
 
 
+def _seconds(text: str) -> float | None:
+    """A header's number of seconds (never negative), or None for what no server means: not a
+    number, NaN, infinity. The same header sent twice (a proxy adding its own) reaches us joined
+    by ", " (httpx); when every part is a number, the longest wait is the one that holds."""
+    parts = text.split(",")
+    values: list[float] = []
+    for part in parts:
+        try:
+            value = float(part.strip())
+        except ValueError:
+            return None
+        if not math.isfinite(value):
+            return None
+        values.append(max(0.0, value))
+    return max(values)
+
+
 def parse_duration(text: str) -> float | None:
     """OpenAI's ``x-ratelimit-reset-*`` form: ``1s``, ``6m0s``, ``120ms``, ``1h2m3.5s``."""
     text = text.strip()
-    try:
-        return max(0.0, float(text))
-    except ValueError:
-        pass
+    seconds = _seconds(text)
+    if seconds is not None:
+        return seconds
     total, pos = 0.0, 0
     for m in _DURATION.finditer(text):
         if m.start() != pos:
@@ -308,18 +335,17 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
     now = time.time() if now is None else now
     h = {k.lower(): v for k, v in headers.items()}
     if "retry-after-ms" in h:
-        try:
-            return max(0.0, float(h["retry-after-ms"]) / 1000.0)
-        except ValueError:
-            pass
+        ms = _seconds(h["retry-after-ms"])
+        if ms is not None:
+            return ms / 1000.0
     if "retry-after" in h:
         raw = h["retry-after"].strip()
-        try:
-            return max(0.0, float(raw))
-        except ValueError:
-            when = parse_when(raw, now)
-            if when is not None:
-                return when
+        seconds = _seconds(raw)
+        if seconds is not None:
+            return seconds
+        when = parse_when(raw, now)
+        if when is not None:
+            return when
     resets: list[float] = []
     for k, v in h.items():
         if k.startswith("x-ratelimit-reset-"):
@@ -368,13 +394,60 @@ def _names_missing_model(status: int, kind: str, code: str, lowered: str) -> boo
     return "model" in lowered and any(m in lowered for m in _MODEL_MARKERS)
 
 
+_HTML_START = re.compile(r"\s*(?:<!doctype\s+html|<html|<head|<body|<!--)", re.IGNORECASE)
+
+
+class _PageText(html.parser.HTMLParser):
+    """The title and the visible text of an HTML page (scripts and styles left out)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.title: list[str] = []
+        self.text: list[str] = []
+        self._in: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        if tag in ("title", "script", "style"):
+            self._in.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._in and self._in[-1] == tag:
+            self._in.pop()
+
+    def handle_data(self, data: str) -> None:
+        where = self._in[-1] if self._in else ""
+        if where == "title":
+            self.title.append(data)
+        elif not where:
+            self.text.append(data)
+
+
+def _page_text(text: str) -> str | None:
+    """A proxy's or CDN's HTML error page (a 502 from nginx, a Cloudflare page) as a person reads
+    it: its title, else its visible text, with a note; None when ``text`` is not HTML. Its first
+    500 characters are doctype, comments and CSS, which say nothing."""
+    if not _HTML_START.match(text):
+        return None
+    page = _PageText()
+    try:
+        page.feed(text[:100_000])
+        page.close()
+    except Exception:   # html.parser is lenient; a page it cannot read is still not a message
+        return "(an HTML page, not the API's error)"
+    shown = " ".join(" ".join(page.title).split()) or " ".join(" ".join(page.text).split())
+    return f"{shown[:200]} (an HTML page, not the API's error)".lstrip()
+
+
 def _error_fields(body: Any) -> tuple[str, str, str]:
     """(type, code, message) from an OpenAI or Anthropic error body; type and code lower-cased.
 
     The message is whole: it is cut to ``_MAX_MESSAGE`` only after redaction, or a key straddling
     the cut would keep its first characters (no longer the exact secret nor key-shaped)."""
+    if isinstance(body, bytes | bytearray):
+        body = body.decode("utf-8", "replace")
     if not isinstance(body, Mapping):
-        return "", "", str(body or "")
+        text = str(body or "")
+        return "", "", _page_text(text) or text
     err = body.get("error", body)
     if not isinstance(err, Mapping):
         return "", "", str(err)

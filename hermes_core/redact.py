@@ -19,6 +19,7 @@ import logging
 import re
 import threading
 import traceback
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -313,3 +314,19 @@ def install_log_redaction() -> None:
         factory = logging.getLogRecordFactory()
         if not isinstance(factory, _RedactingRecordFactory):
             logging.setLogRecordFactory(_RedactingRecordFactory(factory))
+
+
+def url_passwords(url: str | None) -> set[str]:
+    """The passwords a URL carries: its user info's and a ``password`` query parameter's (redis-py
+    reads both). Unparseable URLs carry none that could be told apart."""
+    if not url:
+        return set()
+    try:
+        parts = urllib.parse.urlsplit(url)
+        found = {parts.password} if parts.password else set()
+        found.update(v for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+                     if k.lower() == "password" and v)
+    except ValueError:
+        return set()
+    # the percent-encoded and the decoded forms both may appear in text
+    return found | {urllib.parse.quote(p, safe="") for p in found}

@@ -830,3 +830,16 @@ def test_a_very_short_configured_key_is_warned_about_once_without_showing_it(cap
     short = [r.getMessage() for r in caplog.records if "characters" in r.getMessage()]
     assert len(short) == 1 and "credentials.openai.keys[0]" in short[0] and "c.yaml:4" in short[0]
     assert "Zq7x2" not in caplog.text
+
+
+@pytest.mark.parametrize("endpoint", [
+    "https://team:s3cret-proxy-pw@llm-proxy.internal/v1",
+    "https://llm-proxy.internal/v1?password=s3cret-proxy-pw",
+])
+def test_a_provider_endpoint_password_is_a_secret_never_shown(endpoint: str) -> None:
+    """A proxy behind basic auth is configured as a URL with its password in it."""
+    settings = load_settings({"llm": {"routing": {"default_model": "m", "providers": [
+        {"name": "proxy", "type": "openai", "endpoint": endpoint, "models": ["m"]}]}}}, env={})
+    assert "s3cret-proxy-pw" in settings.secret_values()
+    assert "s3cret-proxy-pw" not in repr(settings)
+    assert "s3cret-proxy-pw" not in settings.redactor()(f"could not reach {endpoint}")

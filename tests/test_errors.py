@@ -155,3 +155,52 @@ def test_provider_error_scrubs_a_body_of_any_shape() -> None:
     assert _ECHOED not in repr(e.body) and "refused key" in repr(e.body)
     assert e.body["error"]["details"][1] == 3   # the shape is kept
     assert _ECHOED not in repr(ProviderError("x", body=[_ECHOED]).body)
+
+
+@pytest.mark.parametrize("headers,expected", [
+    # not a number a server means: unsaid, so a weaker header (or the pool's default) decides
+    ({"retry-after": "nan"}, None),
+    ({"retry-after": "inf"}, None),
+    ({"retry-after": "1e400"}, None),
+    ({"retry-after-ms": "nan", "retry-after": "3"}, 3.0),
+    ({"retry-after-ms": "inf", "retry-after": "3"}, 3.0),
+    ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "inf"}, None),
+    ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "nan"}, None),
+    # the same header twice (a proxy adding its own): httpx joins them with ", "
+    ({"retry-after": "5, 5"}, 5.0),
+    ({"retry-after": "2, 7"}, 7.0),
+    ({"retry-after-ms": "1500, 1500"}, 1.5),
+])
+def test_retry_after_that_is_not_a_finite_number_is_unsaid(headers, expected):
+    got = parse_retry_after(headers, now=NOW)
+    assert got == (None if expected is None else pytest.approx(expected))
+
+
+CLOUDFLARE_PAGE = """<!DOCTYPE html>
+<!--[if lt IE 7]> <html class="no-js ie6 oldie" lang="en-US"> <![endif]-->
+<html class="no-js" lang="en-US"> <!--<![endif]-->
+<head>
+<title>api.example.com | 502: Bad gateway</title>
+<meta charset="UTF-8" />
+<style>body{margin:0;padding:0} .cf-error-details{font-size:12px;color:#333;}</style>
+<script>window._cf_chl_opt={cvId: '3'};</script>
+</head><body><div id="cf-wrapper"><h1>Bad gateway</h1><p>Error code 502</p></div></body></html>"""
+
+
+@pytest.mark.parametrize("page, shown", [
+    (CLOUDFLARE_PAGE, "api.example.com | 502: Bad gateway"),
+    ("<html><body><h1>502 Bad Gateway</h1><hr><center>nginx</center></body></html>",
+     "502 Bad Gateway nginx"),
+    (b"<html><head><title>503 Service Unavailable</title></head></html>",
+     "503 Service Unavailable"),
+])
+def test_a_proxy_html_page_is_shown_by_its_title_or_text_not_its_markup(page, shown):
+    err = error_from_status(502, {"content-type": "text/html"}, page, provider="openai")
+    assert str(err) == f"openai: HTTP 502: {shown} (an HTML page, not the API's error)"
+    assert type(err) is ServerError
+
+
+def test_a_plain_text_error_body_is_shown_as_it_is():
+    err = error_from_status(502, {}, "upstream connect error or disconnect/reset before headers",
+                            provider="p")
+    assert str(err) == "p: HTTP 502: upstream connect error or disconnect/reset before headers"

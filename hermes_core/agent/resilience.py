@@ -326,7 +326,8 @@ class _Run:
             has_key=cred is not None,
             key_429s=self.rate_limited.get(cred.fingerprint, 0) if cred is not None else 0,
             retries_here=self.retries_here, budget=self.budget, context_moved=self.context_moved,
-            long_context_target=target, time_left=self.deadline - self.loop.clock())
+            long_context_target=target, time_left=self.deadline - self.loop.clock(),
+            more_candidates=self._another_can_be_tried())
         act = decide_failure(error, state, self.loop.policy, self.loop.rng)
         if act.decision == "rotate_key" and cred is not None:
             self.rate_limited[cred.fingerprint] = state.key_429s + 1

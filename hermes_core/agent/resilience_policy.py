@@ -33,6 +33,7 @@ from hermes_core.errors import (
     parse_retry_after,
     parse_when,
 )
+from hermes_core.providers._sdk import undecodable
 
 if TYPE_CHECKING:
     from hermes_core.config import Settings
@@ -105,6 +106,8 @@ def coerce(e: BaseException, provider: str) -> BaseException:
     """Transport errors a provider did not map (e.g. raised mid-stream by httpx)."""
     if isinstance(e, ProviderError):
         return e
+    if isinstance(e, httpx2.DecodingError):
+        return undecodable(provider, type(e).__name__)
     if isinstance(e, TimeoutError | httpx2.TimeoutException):
         return Timeout(f"{provider}: timed out" + (f" ({e})" if str(e) else ""), provider=provider)
     if isinstance(e, httpx2.RemoteProtocolError | httpx2.ReadError | ConnectionResetError):
@@ -172,6 +175,7 @@ class FailureState:
     context_moved: bool           # already moved to the long-context model once
     long_context_target: str | None
     time_left: float              # seconds until the request's deadline
+    more_candidates: bool = False  # a later candidate can be tried (has a key or needs none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +217,8 @@ def decide_failure(e: ProviderError, st: FailureState, policy: LoopPolicy,
     * a non-retryable failure: the next candidate;
     * retryable (5xx, 529, timeout, reset, a cut stream, a 429 without a key): retry this
       candidate while its retries, the request's budget and the deadline allow; else the next.
+      A back-off longer than ``max_wait_s`` (a 503 saying ``Retry-After: 60``) is not slept
+      while another candidate can be tried: that one answers sooner.
     """
     report = _report_for(e, st.has_key)
     if isinstance(e, RateLimited) and st.has_key:
@@ -239,7 +245,7 @@ def decide_failure(e: ProviderError, st: FailureState, policy: LoopPolicy,
             return FailureAction("budget_spent", report, next_candidate=True)
         delay = backoff_delay(st.retries_here + 1, e, base=policy.backoff_base_s,
                               cap=policy.backoff_max_s, rng=rng)
-        if delay < st.time_left:
+        if delay < st.time_left and not (st.more_candidates and delay > policy.max_wait_s):
             return FailureAction("retry", report, delay=delay, spend_retry=True)
     return FailureAction("failover", report, next_candidate=True)
 

@@ -30,7 +30,7 @@ from hermes_core.providers.deadline import (
     DeadlineTransport,
     bounded,
 )
-from hermes_core.redact import redact
+from hermes_core.redact import redact, url_passwords
 from hermes_core.types import Completion, Credential, Prompt
 
 # An error event inside a 200 stream has no status of its own; its error type says what happened.
@@ -72,6 +72,8 @@ def translate(exc: BaseException, *, provider: str, credential: Credential | Non
     if isinstance(exc, connection_cls):
         cause = exc.__cause__ or exc.__context__
         detail = redact(str(cause or exc), secrets)
+        if isinstance(cause, httpx2.DecodingError):
+            return undecodable(provider, detail)
         if isinstance(cause, httpx2.RemoteProtocolError | httpx2.ReadError | ConnectionResetError):
             # connected, then dropped mid-response: not the same fix as an unreachable endpoint
             return ConnectionReset(f"{provider}: the connection was reset during the response "
@@ -89,6 +91,29 @@ def translate(exc: BaseException, *, provider: str, credential: Credential | Non
                                  redact=lambda s: redact(s, secrets))
     return ProviderError(f"{provider}: {type(exc).__name__}: {redact(str(exc), secrets)}",
                          provider=provider)
+
+
+def undecodable(provider: str, detail: str) -> ServerError:
+    """A body that is not the encoding its headers name (``content-encoding: gzip`` over plain
+    bytes: a proxy that decompressed and kept the header). The server was reached and answered
+    wrongly: a retryable server failure, not an endpoint that cannot be reached."""
+    return ServerError(f"{provider}: the response body could not be decoded ({detail})",
+                       provider=provider)
+
+
+def read_error(provider: str, e: httpx2.HTTPError,
+               credential: Credential | None = None) -> ProviderError:
+    """An HTTP client error raised while a stream's body is read: the SDKs wrap what happens up to
+    the response headers, not what the iteration of the body raises."""
+    detail = redact(str(e) or type(e).__name__, [credential.secret] if credential else [])
+    if isinstance(e, httpx2.DecodingError):
+        return undecodable(provider, detail)
+    if isinstance(e, httpx2.TimeoutException):
+        return Timeout(f"{provider}: timed out ({detail})", provider=provider)
+    if isinstance(e, httpx2.RemoteProtocolError | httpx2.ReadError):
+        return ConnectionReset(f"{provider}: the connection was reset during the response "
+                               f"({detail})", provider=provider)
+    return ConnectionFailed(f"{provider}: connection failed ({detail})", provider=provider)
 
 
 def malformed_event(provider: str, e: ValueError, what: str = "stream event") -> ServerError:
@@ -136,7 +161,10 @@ class SDKProvider:
         self._clients = ClientCache(self._make_client)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(name={self.name!r}, endpoint={self.endpoint!r})"
+        # a proxy behind basic auth is configured as https://user:password@host/v1
+        shown = (None if self.endpoint is None
+                 else redact(self.endpoint, url_passwords(self.endpoint)))
+        return f"{type(self).__name__}(name={self.name!r}, endpoint={shown!r})"
 
     def _make_client(self, cred: Credential | None, is_async: bool) -> Any:
         cls = getattr(self.sdk, self.client_names[1] if is_async else self.client_names[0])

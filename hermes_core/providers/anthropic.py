@@ -11,8 +11,10 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import httpx2
+
 from hermes_core.errors import IncompleteResponse, ServerError
-from hermes_core.providers._sdk import SDKProvider, malformed_event, usage_int
+from hermes_core.providers._sdk import SDKProvider, malformed_event, read_error, usage_int
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS, CallOptions
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
@@ -190,6 +192,11 @@ class _StreamState:
                                latest("cache_read_input_tokens", u.cache_read_tokens),
                                latest("cache_creation_input_tokens", u.cache_write_tokens))
 
+    @property
+    def complete(self) -> bool:
+        """The message ended (a stop reason or message_stop arrived): its text is whole."""
+        return self.started and (self.stopped or self.finish is not None)
+
     def end(self, provider: str) -> Delta:
         if not self.started:   # a proxy page or an empty body parses as an SSE stream of nothing
             raise ServerError(f"{provider}: the stream ended without a message_start event",
@@ -247,6 +254,9 @@ class AnthropicProvider(SDKProvider):
             raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
             raise malformed_event(self.name, e) from None
+        except httpx2.HTTPError as e:
+            if not state.complete:   # after the stop reason, only the close failed
+                raise read_error(self.name, e, credential) from None
         yield state.end(self.name)
 
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
@@ -266,4 +276,7 @@ class AnthropicProvider(SDKProvider):
             raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
             raise malformed_event(self.name, e) from None
+        except httpx2.HTTPError as e:
+            if not state.complete:
+                raise read_error(self.name, e, credential) from None
         yield state.end(self.name)

@@ -12,8 +12,10 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import httpx2
+
 from hermes_core.errors import IncompleteResponse, ServerError
-from hermes_core.providers._sdk import SDKProvider, malformed_event, usage_int
+from hermes_core.providers._sdk import SDKProvider, malformed_event, read_error, usage_int
 from hermes_core.providers.base import CallOptions
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
@@ -140,8 +142,30 @@ def _usage(u: Any) -> Usage:
                  cache_read_tokens=cached)
 
 
+def _content_text(value: Any) -> str:
+    """A message's or delta's ``content`` as text. The API sends a string; some compatible
+    servers (Mistral's reasoning models) send a list of parts: the text parts are the answer,
+    a thinking part is not. Anything else is not text the reply can carry."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    if isinstance(value, list):
+        return "".join(str(p.get("text") or "") for p in value
+                       if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
+def _arguments_text(value: Any) -> str:
+    """A call's arguments as the JSON text the API specifies. Some compatible servers send the
+    JSON object itself; the SDK keeps whatever arrived, and a dict passed on as the text crashed
+    the stream's joining of fragments and the tool runner."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    return json.dumps(value, ensure_ascii=False)
+
+
 def _tool_calls(raw: Any) -> tuple[ToolCall, ...]:
-    return tuple(ToolCall(c.id or f"call_{i}", c.function.name, c.function.arguments or "{}")
+    return tuple(ToolCall(c.id or f"call_{i}", c.function.name,
+                          _arguments_text(c.function.arguments) or "{}")
                  for i, c in enumerate(raw or ()))
 
 
@@ -177,7 +201,7 @@ class _ToolCallAssembler:
             fn = getattr(d, "function", None)
             if fn is not None:
                 slot["name"] += fn.name or ""
-                slot["arguments"] += fn.arguments or ""
+                slot["arguments"] += _arguments_text(fn.arguments)
 
     def done(self) -> list[ToolCall]:
         return [ToolCall(p["id"] or f"call_{i}", p["name"], p["arguments"] or "{}")
@@ -230,7 +254,7 @@ class OpenAIProvider(SDKProvider):
         choice = resp.choices[0] if resp.choices else None
         msg = choice.message if choice else None
         # A refusal arrives in ``refusal`` with ``content: null``; it is the model's answer.
-        text = (msg.content or getattr(msg, "refusal", None) or "") if msg else ""
+        text = (_content_text(msg.content) or getattr(msg, "refusal", None) or "") if msg else ""
         return Completion(text=text, model=resp.model or model,
                           provider=self.name, usage=_usage(resp.usage),
                           tool_calls=_tool_calls(msg.tool_calls if msg else None),
@@ -250,7 +274,8 @@ class OpenAIProvider(SDKProvider):
             state["usage"] = _usage(chunk.usage)
         for choice in chunk.choices or ():
             if choice.delta is not None:
-                text = choice.delta.content or getattr(choice.delta, "refusal", None)
+                text = (_content_text(choice.delta.content)
+                        or getattr(choice.delta, "refusal", None))
                 if text:
                     state.setdefault("text", []).append(text)
                     yield Delta(text=text)
@@ -288,6 +313,9 @@ class OpenAIProvider(SDKProvider):
             raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
             raise malformed_event(self.name, e) from None
+        except httpx2.HTTPError as e:
+            if not state.get("finish"):   # after the finish reason, only the close failed
+                raise read_error(self.name, e, credential) from None
         yield from self._finish(tools, state)
 
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
@@ -307,6 +335,9 @@ class OpenAIProvider(SDKProvider):
             raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
             raise malformed_event(self.name, e) from None
+        except httpx2.HTTPError as e:
+            if not state.get("finish"):
+                raise read_error(self.name, e, credential) from None
         for d in self._finish(tools, state):
             yield d
 

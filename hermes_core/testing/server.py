@@ -52,7 +52,9 @@ class KeyBehaviour:
     # reset moment: "reset" is when the window admits a request again
     rate_headers: bool = False
     # None | "trickle" (200 body one byte per ``fault_interval_s``) | "pings" (an SSE stream of
-    # keep-alive comments only) | "cut" (a stream closed cleanly before its end marker)
+    # keep-alive comments only) | "cut" (a stream closed cleanly before its end marker) |
+    # "gzip-lie" (a whole answer marked ``content-encoding: gzip`` that is not) | "short" (a
+    # whole answer whose ``content-length`` promises more than is sent)
     fault: str | None = None
     fault_interval_s: float = 0.5
 
@@ -227,6 +229,23 @@ class MockLLMServer:
                     self.send_header("content-type", "text/event-stream")
                     self.end_headers()
                     chunks = [ping] * 10_000
+                elif b.fault in ("gzip-lie", "short"):
+                    streamed = bool(body.get("stream"))
+                    data = ((anthropic_stream(("Hello",), model=model) if is_anthropic
+                             else openai_chat_stream(("Hello",), model=model)) if streamed
+                            else json.dumps(anthropic_message("Hello", model=model) if is_anthropic
+                                            else openai_chat_completion("Hello", model=model)
+                                            ).encode())
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream" if streamed
+                                     else "application/json")
+                    if b.fault == "gzip-lie":
+                        self.send_header("content-encoding", "gzip")
+                    self.send_header("content-length",
+                                     str(len(data) + (100 if b.fault == "short" else 0)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 else:   # "cut": the stream without its end (no finish, no [DONE]/message_stop)
                     full = (anthropic_stream(("Hello", " wor"), model=model) if is_anthropic
                             else openai_chat_stream(("Hello", " wor"), model=model))

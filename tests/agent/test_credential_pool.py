@@ -353,11 +353,12 @@ def test_cooldown_until_is_finite_and_bounded(retry_after: float | None, expecte
     assert cooldown_until(0.0, NOW, retry_after, 60.0) == expected
 
 
-def test_overflowing_retry_after_header_blocks_a_day_and_audits_strict_json(tmp_path: Path) -> None:
-    """"Retry-After: 1e400" parses to infinity: the key is blocked a day (not forever) and the
-    audit line stays strict JSON (no ``Infinity``)."""
-    ra = parse_retry_after({"Retry-After": "1e400"}, now=NOW)
-    a = ScriptedProvider("a", script=[RateLimited(retry_after=ra), "ok"])
+def test_an_infinite_retry_after_blocks_a_day_and_audits_strict_json(tmp_path: Path) -> None:
+    """A provider saying ``retry_after=inf`` (a header parser of its own): the key is blocked a
+    day (not forever) and the audit line stays strict JSON (no ``Infinity``). The headers
+    themselves never give infinity: "Retry-After: 1e400" is unsaid (tests/test_errors.py)."""
+    assert parse_retry_after({"Retry-After": "1e400"}, now=NOW) is None
+    a = ScriptedProvider("a", script=[RateLimited(retry_after=math.inf), "ok"])
     clock = FakeClock(0.0)
     pool = CredentialPool({"a": [A1, A2]}, policy=PoolPolicy(strategy="fill_first"),
                           backend=InMemoryPoolState(clock))

@@ -126,6 +126,41 @@ def test_all_keys_blocked_waits_when_short_and_within_deadline() -> None:
     assert b.calls == []
 
 
+@pytest.mark.parametrize("hint", [60.0, 11.0])
+def test_a_server_error_asking_for_a_long_wait_fails_over_while_a_backup_remains(
+        hint: float) -> None:
+    """A 503 with ``Retry-After: 60`` (maintenance) and a backup provider: the request does not
+    sleep a minute on the primary; ``max_wait_s`` bounds what it waits on one provider."""
+    down = ServerError("maintenance", status_code=503, headers={"retry-after": str(int(hint))})
+    a = ScriptedProvider("a", script=[down, "late"])
+    b = ScriptedProvider("b", script=["from backup"])
+    loop, clock = make({"a": a, "b": b}, {"a": [A1], "b": [B1]},
+                       policy=LoopPolicy(retries_per_provider=1, max_wait_s=10.0))
+    completion, attempts = loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2")))
+    assert completion.text == "from backup"
+    assert [x.decision for x in attempts] == ["failover", "done"]
+    assert clock.sleeps == []
+
+
+def test_a_server_error_asking_for_a_long_wait_is_waited_for_when_no_backup_remains() -> None:
+    down = ServerError("maintenance", status_code=503, headers={"retry-after": "30"})
+    a = ScriptedProvider("a", script=[down, "late"])
+    loop, clock = make({"a": a}, {"a": [A1]},
+                       policy=LoopPolicy(retries_per_provider=1, max_wait_s=10.0))
+    completion, _ = loop.complete(PROMPT, decision(("a", "m1")))
+    assert completion.text == "late" and clock.sleeps == [30.0]
+
+
+def test_every_key_limited_past_the_deadline_says_when_one_frees() -> None:
+    """The caller (the chat prints the error) learns how long the limit lasts, not only that a
+    request failed: "all_keys_blocked" alone reads like an outage."""
+    a = ScriptedProvider("a", script=[RateLimited(retry_after=3600.0)])
+    loop, _ = make({"a": a}, {"a": [A1]}, policy=LoopPolicy(deadline_s=60.0))
+    with pytest.raises(AllProvidersFailed) as ei:
+        loop.complete(PROMPT, decision(("a", "m1")))
+    assert "a/m1:all_keys_blocked (the first key frees in 3600s)" in str(ei.value)
+
+
 def test_last_candidate_waits_up_to_the_deadline_else_fails() -> None:
     a = ScriptedProvider("a", script=[RateLimited(retry_after=50.0), "late"])
     loop, clock = make({"a": a}, {"a": [A1]}, policy=LoopPolicy(deadline_s=60.0))

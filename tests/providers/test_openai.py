@@ -188,6 +188,77 @@ def test_streamed_tool_call_fragments_are_joined(respx_mock: Any, use_async: boo
     assert deltas[-1].finish_reason == "tool_calls"
 
 
+def _object_arguments(streamed: bool) -> httpx.Response:
+    """A compatible server that sends a call's arguments as a JSON object, not a JSON string."""
+    base = {"id": "x", "created": 1, "model": "gpt-4o"}
+    call = {"id": "c1", "type": "function", "function": {"name": "add", "arguments": {"a": 1}}}
+    if not streamed:
+        return httpx.Response(200, json={**base, "object": "chat.completion", "choices": [{
+            "index": 0, "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": None, "tool_calls": [call]}}]})
+    chunk = {**base, "object": "chat.completion.chunk"}
+    return httpx.Response(200, headers=SSE_HEADERS, content=_sse([
+        (None, {**chunk, "choices": [{"index": 0, "finish_reason": None,
+                                      "delta": {"tool_calls": [{"index": 0, **call}]}}]}),
+        (None, {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+        (None, "[DONE]")]))
+
+
+@pytest.mark.parametrize("mode", ["complete", "stream", "astream"])
+def test_tool_arguments_sent_as_an_object_are_read_as_json_text(respx_mock: Any,
+                                                                mode: str) -> None:
+    respx_mock.post(OPENAI_URL).mock(side_effect=lambda r: _object_arguments(mode != "complete"))
+    provider = OpenAIProvider()
+
+    async def collect() -> list[Any]:
+        return [d async for d in provider.astream(TOOL_PROMPT, "gpt-4o", TOOL_CRED, CallOptions())]
+
+    if mode == "complete":
+        calls = list(provider.complete(TOOL_PROMPT, "gpt-4o", TOOL_CRED, CallOptions()).tool_calls)
+    else:
+        deltas = (asyncio.run(collect()) if mode == "astream"
+                  else list(provider.stream(TOOL_PROMPT, "gpt-4o", TOOL_CRED, CallOptions())))
+        calls = [d.tool_call for d in deltas if d.tool_call is not None]
+    assert [(c.name, c.arguments) for c in calls] == [("add", '{"a": 1}')]
+
+
+def _content_parts(streamed: bool) -> httpx.Response:
+    """A compatible server (Mistral's reasoning models) sending ``content`` as a list of parts,
+    a thinking part among them, instead of a string."""
+    base = {"id": "x", "created": 1, "model": "m"}
+    parts = [{"type": "thinking", "thinking": [{"type": "text", "text": "hmm"}]},
+             {"type": "text", "text": "Hel"}]
+    if not streamed:
+        return httpx.Response(200, json={**base, "object": "chat.completion", "choices": [{
+            "index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": [*parts, {"type": "text", "text": "lo"}]}}]})
+    chunk = {**base, "object": "chat.completion.chunk"}
+    return httpx.Response(200, headers=SSE_HEADERS, content=_sse([
+        (None, {**chunk, "choices": [{"index": 0, "finish_reason": None,
+                                      "delta": {"role": "assistant", "content": parts}}]}),
+        (None, {**chunk, "choices": [{"index": 0, "finish_reason": "stop",
+                                      "delta": {"content": "lo"}}]}),
+        (None, "[DONE]")]))
+
+
+@pytest.mark.parametrize("mode", ["complete", "stream", "astream"])
+def test_content_sent_as_a_list_of_parts_is_read_as_its_text(respx_mock: Any, mode: str) -> None:
+    respx_mock.post(OPENAI_URL).mock(side_effect=lambda r: _content_parts(mode != "complete"))
+    provider = OpenAIProvider()
+
+    async def collect() -> list[Any]:
+        return [d async for d in provider.astream(TOOL_PROMPT, "m", TOOL_CRED, CallOptions())]
+
+    if mode == "complete":
+        text = provider.complete(TOOL_PROMPT, "m", TOOL_CRED, CallOptions()).text
+    else:
+        deltas = (asyncio.run(collect()) if mode == "astream"
+                  else list(provider.stream(TOOL_PROMPT, "m", TOOL_CRED, CallOptions())))
+        assert all(isinstance(d.text, str) for d in deltas)
+        text = "".join(d.text for d in deltas)
+    assert text == "Hello"
+
+
 PRIMARY = "https://primary.test/v1"
 
 

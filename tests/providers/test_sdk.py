@@ -126,6 +126,25 @@ def test_429_retry_after_forms(kind, form, expected, respx_mock):
 
 
 @pytest.mark.parametrize("kind", PROVIDERS)
+def test_the_repr_never_shows_an_endpoint_password(kind):
+    cls = PROVIDERS[kind][0]
+    provider = cls("proxy", endpoint="https://team:s3cret-proxy-pw@llm-proxy.internal/v1")
+    assert "s3cret-proxy-pw" not in repr(provider)
+    assert "llm-proxy.internal/v1" in repr(provider)
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_retry_after_header_sent_twice_is_still_read(kind, respx_mock):
+    """A proxy adding its own Retry-After beside the origin's: the SDK's headers join them."""
+    provider, cred, url, model = make(kind)
+    respx_mock.post(url).mock(return_value=httpx.Response(
+        429, json=err_body(kind, 429), headers=[("retry-after", "5"), ("retry-after", "5")]))
+    with pytest.raises(RateLimited) as info:
+        provider.complete(PROMPT, model, cred, OPTS)
+    assert info.value.retry_after == 5.0
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
 @pytest.mark.parametrize("status,error", [(401, AuthenticationFailed), (403, AuthenticationFailed),
                                           (400, BadRequest), (500, ServerError), (529, Overloaded),
                                           (503, ServerError)])
@@ -715,3 +734,90 @@ def test_openai_error_chunk_mid_stream_echoing_the_key_keeps_it_out(respx_mock) 
     assert type(e) is ServerError and "internal failure for key" in str(e)
     for text in (str(e), repr(e.body), repr(e.headers), repr(e.args)):
         assert echoed not in text and "cu5tom.Str" not in text, text
+
+
+# A body that lies about itself: ``content-encoding: gzip`` over plain bytes (a proxy that
+# decompressed and kept the header), or a ``content-length`` longer than what is sent (the
+# connection closes short). The server was reached and answered: a retryable failure, not "cannot
+# connect"; and a stream must not let the HTTP client's own exception escape: the call loop took
+# that for a bug (no failover, an httpx error for the caller). A stream cut only after its end
+# marker is whole. Over a real socket: respx hands the SDKs a body already read.
+
+SECRET_LIE = "sk-testkey-SECRET-gziplie-0001"
+BACKUP_LIE = "sk-testkey-SECRET-backup-00002"
+
+
+def _run_mode(provider: Any, kind: str, mode: str) -> str:
+    cred = Credential(kind, SECRET_LIE)
+    prompt = Prompt(system="s", messages=(Message("user", "hi"),))
+
+    async def adrain() -> str:
+        return "".join([d.text async for d in provider.astream(prompt, "m", cred, OPTS)])
+
+    if mode == "complete":
+        return str(provider.complete(prompt, "m", cred, OPTS).text)
+    if mode == "stream":
+        return "".join(d.text for d in provider.stream(prompt, "m", cred, OPTS))
+    return asyncio.run(adrain())
+
+
+def _faulty(srv: Any, kind: str) -> Any:
+    return PROVIDERS[kind][0](kind, endpoint=srv.url + ("/v1" if kind == "openai" else ""))
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+@pytest.mark.parametrize("mode", ["complete", "stream", "astream"])
+def test_a_body_that_is_not_the_gzip_it_claims_is_a_retryable_server_error(kind: str,
+                                                                           mode: str) -> None:
+    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
+
+    with MockLLMServer(reply="fine") as srv:
+        srv.set_key(SECRET_LIE, KeyBehaviour(fault="gzip-lie"))
+        with pytest.raises(ServerError) as info:
+            _run_mode(_faulty(srv, kind), kind, mode)
+    assert "could not be decoded" in str(info.value)
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+@pytest.mark.parametrize("mode", ["complete", "stream", "astream"])
+def test_a_body_shorter_than_its_content_length(kind: str, mode: str) -> None:
+    """A whole JSON body cut short is a reset connection; a stream whose end marker arrived
+    before the cut is a whole answer (the close failed, not the reply)."""
+    from hermes_core.errors import ConnectionReset
+    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
+
+    with MockLLMServer(reply="fine") as srv:
+        srv.set_key(SECRET_LIE, KeyBehaviour(fault="short"))
+        provider = _faulty(srv, kind)
+        if mode == "complete":
+            with pytest.raises(ConnectionReset):
+                _run_mode(provider, kind, mode)
+        else:
+            assert _run_mode(provider, kind, mode) == "Hello"
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_call_loop_fails_over_past_a_stream_that_lies_about_gzip(kind: str) -> None:
+    from hermes_core.agent.resilience import CallLoop
+    from hermes_core.agent.smart_routing import Router
+    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
+
+    with MockLLMServer(reply="from backup") as srv:
+        srv.set_key(SECRET_LIE, KeyBehaviour(fault="gzip-lie"))
+        settings = load_settings({
+            "llm": {"routing": {"default_model": "m", "providers": [
+                {"name": "primary", "type": kind, "priority": 1, "models": ["m"],
+                 "endpoint": srv.url + ("/v1" if kind == "openai" else "")},
+                {"name": "backup", "type": "openai", "priority": 2, "models": ["m"],
+                 "endpoint": srv.url + "/v1"}]}},
+            "credentials": {"primary": {"keys": [{"key": SECRET_LIE}]},
+                            "backup": {"keys": [{"key": BACKUP_LIE}]}},
+            "credential_pool": {"retries_per_provider": 0},
+        }, env={})
+        loop = CallLoop.from_settings(settings, audit_path=False)
+        s = loop.stream(PROMPT, Router.from_settings(settings).select("hi"), OPTS)
+        text = "".join(d.text for d in s)
+    assert text == "from backup"
+    assert [(a.status, a.decision) for a in s.attempts] == [("ServerError", "failover"),
+                                                           ("ok", "done")]
+    assert all(k.in_flight == 0 for k in loop.pool.status())

@@ -54,6 +54,7 @@ from hermes_core.agent.pool.state import (
     PoolPolicy,
     ProviderSnapshot,
     ReleaseResult,
+    exhausted_wait,
     sane_limit,
     sane_retry_after,
 )
@@ -343,7 +344,7 @@ class RedisPoolState:
                 policy: PoolPolicy, *, lease: str = "") -> ReleaseResult:
         state_key, window_key, lease_key = self._key_names(provider, fingerprint)
         retry_after = sane_retry_after(outcome.retry_after)  # Lua cannot read "inf" or "nan"
-        reset = sane_retry_after(outcome.reset_s)
+        reset = exhausted_wait(outcome.reset_s, policy.window_s)
         with self._lock:
             paired = self._paired.pop((provider, lease), "") if lease else ""
         stated = sane_limit(outcome.limit)

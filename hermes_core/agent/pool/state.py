@@ -502,7 +502,8 @@ def apply_outcome(outcome: Outcome, blocked_until: float, removed: bool, breaker
                   now: float, policy: PoolPolicy) -> tuple[float, bool, BreakerState, bool]:
     """A key's (blocked_until, removed, breaker, changed) after a call ended with ``outcome``."""
     if outcome.kind == "ok":
-        return exhausted_until(blocked_until, now, outcome), removed, breaker_success(breaker), False
+        return (exhausted_until(blocked_until, now, outcome, policy.window_s), removed,
+                breaker_success(breaker), False)
     if outcome.kind == "rate_limited":
         until = cooldown_until(blocked_until, now, outcome.retry_after, policy.default_cooldown_s)
         return until, removed, _neutral(breaker, now, policy, outcome.probe), until != blocked_until
@@ -513,14 +514,25 @@ def apply_outcome(outcome: Outcome, blocked_until: float, removed: bool, breaker
     return blocked_until, removed, _neutral(breaker, now, policy, outcome.probe), False
 
 
-def exhausted_until(blocked_until: float, now: float, outcome: Outcome) -> float:
+def exhausted_wait(reset_s: float | None, window_s: float) -> float | None:
+    """How long a success stating that nothing remains blocks its key: the stated reset, at most
+    one window. Being wrong costs one refused request, whose 429 then says how long for real; a
+    reset a day away (a proxy's garbage, a far RFC 3339 time) must not take the key out for a
+    day on the word of a 200."""
+    wait = sane_retry_after(reset_s)
+    return None if wait is None else min(wait, window_s)
+
+
+def exhausted_until(blocked_until: float, now: float, outcome: Outcome,
+                    window_s: float = 60.0) -> float:
     """A success that says nothing remains of the key's limit blocks the key until the reset it
-    states (only ever later): the request after it would be refused. Providers whose reset means
-    "fully replenished" (OpenAI's) make this wait longer than needed, never too short. A
-    negative remainder (a proxy counting past the limit) is nothing remaining too."""
+    states (only ever later; see :func:`exhausted_wait`): the request after it would be refused.
+    Providers whose reset means "fully replenished" (OpenAI's) make this wait longer than needed,
+    never too short. A negative remainder (a proxy counting past the limit) is nothing remaining
+    too."""
     if outcome.remaining is None or outcome.remaining > 0:
         return blocked_until
-    wait = sane_retry_after(outcome.reset_s)
+    wait = exhausted_wait(outcome.reset_s, window_s)
     return blocked_until if wait is None else max(blocked_until, now + wait)
 
 

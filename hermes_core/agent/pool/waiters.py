@@ -150,7 +150,13 @@ class SlotWaiters:
             self._leave_head(provider)
             return role
         assert turn.event is not None
-        if not turn.event.wait(timeout):
+        try:
+            woken = turn.event.wait(timeout)
+        except BaseException:   # Ctrl-C while queued: leave no ghost to take a slot's wake-up
+            if not self._give_up(provider, turn):
+                self.wake(provider)      # it was handed the turn: pass it on
+            raise
+        if not woken:
             self._give_up(provider, turn)
         return role
 

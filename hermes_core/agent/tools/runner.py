@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,41 @@ ResultSink = Callable[[ToolCall, Mapping[str, Any] | None, ToolResult], None]
 MAX_OUTPUT_CHARS = 100_000
 
 
+class _Exited(Exception):
+    """A tool raised SystemExit (a command-line function wrapped as a tool, argparse refusing its
+    arguments). In a worker thread it would be re-raised in the agent's thread and end the
+    process; it ends the call instead."""
+
+    def __init__(self, code: object) -> None:
+        super().__init__(f"status {code}")
+
+
+class _Unrenderable(Exception):
+    """The tool's return value cannot become text (its ``__str__`` or serializer raised)."""
+
+
+def _call_sync(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
+    try:
+        return fn(**args)
+    except SystemExit as e:
+        raise _Exited(e.code) from None
+
+
+async def _call_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
+    # caught inside the coroutine: a SystemExit reaching the task machinery stops the event loop
+    try:
+        return await fn(**args)
+    except SystemExit as e:
+        raise _Exited(e.code) from None
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """A timed-out tool that ends later: its outcome is read, so asyncio logs no "exception was
+    never retrieved" for a result nobody waits for any more."""
+    if not task.cancelled():
+        task.exception()
+
+
 @dataclass(frozen=True, slots=True)
 class _Ready:
     """A call that runs (``tool`` and ``args`` set) or is already answered (``result`` set)."""
@@ -58,18 +94,25 @@ def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
     whole, nothing downstream knows its head, and it reaches the model and the audit log."""
     if isinstance(value, str):
         text = value
-    elif isinstance(value, BaseModel):
-        text = value.model_dump_json()
     else:
         try:
-            text = json.dumps(value, ensure_ascii=False, default=str)
-        except (TypeError, ValueError):
-            text = str(value)
+            text = _as_text(value)
+        except Exception as e:
+            raise _Unrenderable(f"{type(e).__name__}: {e}") from None
     if scrub is not None:
         text = scrub(text)
     if len(text) > limit:
         text = f"{text[:limit]}\n[... truncated: the first {limit} of {len(text)} characters]"
     return text
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return str(value)
 
 
 class ToolRunner:
@@ -161,6 +204,12 @@ class ToolRunner:
         if isinstance(e, TimeoutError | concurrent.futures.TimeoutError):
             return self._result(r.call, f"error: {r.tool.name} timed out after "
                                 f"{self._timeout(r.tool):g}s", "timeout", started, r.args)
+        if isinstance(e, _Exited):
+            return self._result(r.call, f"error: {r.tool.name} exited ({e})", "error", started,
+                                r.args)
+        if isinstance(e, _Unrenderable):
+            return self._result(r.call, f"error: {r.tool.name} returned a value that cannot be "
+                                f"shown as text ({e})", "error", started, r.args)
         log.debug("tool %s raised", r.tool.name, exc_info=e)
         return self._result(r.call, f"error: {r.tool.name} raised {type(e).__name__}: {e}",
                             "error", started, r.args)
@@ -174,11 +223,23 @@ class ToolRunner:
                     self._max_workers, thread_name_prefix="hermes-tool")
             return self._pool
 
+    def _abandon(self, future: concurrent.futures.Future[Any]) -> None:
+        """A call past its timeout. Not started: cancelled. Running: Python cannot stop its
+        thread, which stays taken for as long as the tool hangs, so the runner lets go of that
+        pool (its threads finish in the background) and the next calls get workers of their own
+        instead of timing out in a queue behind hung ones."""
+        if future.cancel():
+            return
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
+
     @staticmethod
     def _invoke(tool: Tool, args: Mapping[str, Any]) -> Any:
         if tool.is_async:   # an async tool called from sync code: its own loop in this thread
-            return asyncio.run(tool.fn(**args))
-        return tool.fn(**args)
+            return asyncio.run(_call_async(tool.fn, args))
+        return _call_sync(tool.fn, args)
 
     def run(self, calls: Sequence[ToolCall],
             builtins: Mapping[str, Builtin] | None = None) -> tuple[ToolResult, ...]:
@@ -196,12 +257,13 @@ class ToolRunner:
             limit = self._timeout(r.tool)
             remaining = None if limit is None else max(0.0, limit - (self._clock() - started))
             try:
-                value = futures[i].result(timeout=remaining)
+                text = render_output(futures[i].result(timeout=remaining), scrub=self._scrub)
             except Exception as e:
-                futures[i].cancel()
+                if isinstance(e, TimeoutError):
+                    self._abandon(futures[i])
                 out.append(self._failure(r, e, started))
                 continue
-            out.append(self._result(r.call, render_output(value, scrub=self._scrub), "ok", started, r.args))
+            out.append(self._result(r.call, text, "ok", started, r.args))
         return tuple(out)
 
     # ------------------------------------------------------------------ async
@@ -220,13 +282,32 @@ class ToolRunner:
             assert r.tool is not None
             started = self._clock()
             args = dict(r.args or {})
-            work = (r.tool.fn(**args) if r.tool.is_async
-                    else asyncio.to_thread(r.tool.fn, **args))
+            thread: concurrent.futures.Future[Any] | None = None
+            if r.tool.is_async:
+                work: Awaitable[Any] = _call_async(r.tool.fn, args)
+            else:   # on the runner's pool, not the loop's: a hung tool's worker is let go of
+                ctx = contextvars.copy_context()
+                thread = self._executor().submit(ctx.run, _call_sync, r.tool.fn, args)
+                work = asyncio.wrap_future(thread)
+            task = asyncio.ensure_future(work)
             try:
-                value = await asyncio.wait_for(work, self._timeout(r.tool))
+                # not wait_for: it waits for the cancelled tool to finish, and a tool that
+                # swallows its cancellation (``except BaseException: retry``) would hold the
+                # turn for as long as it likes
+                done, _ = await asyncio.wait((task,), timeout=self._timeout(r.tool))
+                if not done:
+                    task.cancel()
+                    task.add_done_callback(_retrieve)
+                    if thread is not None:
+                        self._abandon(thread)
+                    raise TimeoutError
+                text = render_output(task.result(), scrub=self._scrub)
+            except asyncio.CancelledError:
+                task.cancel()
+                raise
             except Exception as e:
                 return self._failure(r, e, started)
-            return self._result(r.call, render_output(value, scrub=self._scrub), "ok", started, r.args)
+            return self._result(r.call, text, "ok", started, r.args)
 
         return tuple(await asyncio.gather(*(one(r) for r in ready)))
 

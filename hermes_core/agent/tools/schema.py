@@ -70,7 +70,12 @@ class Tool:
 
     def parse(self, raw: str) -> dict[str, Any]:
         """The call's arguments, validated; raises ``ValueError`` (JSON) or ``ValidationError``."""
-        data = json.loads(raw or "{}") if (raw or "").strip() else {}
+        try:
+            data = json.loads(raw or "{}") if (raw or "").strip() else {}
+        except RecursionError:
+            # arguments are the model's words (or an injected page's): "[[[[..." must be an
+            # answer the model can read, not a crash of the turn
+            raise ValueError("nested too deeply") from None
         if not isinstance(data, dict):
             raise ValueError(f"arguments must be a JSON object, not {type(data).__name__}")
         model = self.arguments.model_validate(data)

@@ -305,6 +305,21 @@ def test_backend_contract_a_success_with_nothing_remaining_blocks_until_reset(
     assert backend.acquire("p8", keys, pol).available_at == after.available_at
 
 
+def test_backend_contract_a_success_blocks_a_key_at_most_one_window(
+        backend: PoolStateBackend) -> None:
+    """A 200 saying nothing remains with a reset a day away (a proxy's garbage, a far
+    RFC 3339 time) must not take the key out for a day: the next request may only be refused,
+    and that 429 says how long for real."""
+    keys = [KeySpec("a", max_rpm=100)]
+    pol = PoolPolicy(window_s=60.0)
+    got = backend.acquire("p12", keys, pol)
+    backend.release("p12", "a", Outcome("ok", limit=100, remaining=0, reset_s=86_400.0), pol,
+                    lease=got.lease)
+    after = backend.acquire("p12", keys, pol)
+    assert after.fingerprint is None and after.available_at is not None
+    assert after.available_at - backend.now() <= 60.5
+
+
 def test_backend_contract_a_key_of_unknown_limit_sends_one_request_until_it_answers(
         backend: PoolStateBackend) -> None:
     """Slow start: nothing says how much a key admits until its first answer (whose headers

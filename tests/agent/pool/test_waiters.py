@@ -268,3 +268,23 @@ def test_a_new_request_queues_behind_the_ones_waiting_for_the_provider() -> None
     for t in (first, second):
         t.join(10)
     assert done == ["first", "second"] and pool.waiters.waiting("a") == 0
+
+
+def test_a_follower_interrupted_while_waiting_leaves_the_queue(monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    """Ctrl-C in the chat while its request waits behind others: the interrupt must not leave a
+    ghost in the queue, which took the next freed slot's wake-up from a real waiter and made every
+    later request of the process queue behind it."""
+    import hermes_core.agent.pool.waiters as waiters_module
+
+    class Interrupted(threading.Event):
+        def wait(self, timeout: float | None = None) -> bool:
+            raise KeyboardInterrupt
+
+    waiters = SlotWaiters()
+    waiters._enter("a", 5.0, 10.0, None)           # someone else is the timed head
+    monkeypatch.setattr(waiters_module.threading, "Event", Interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        waiters.wait("a", 5.0, 10.0, lambda s: None)
+    assert waiters.waiting("a") == 1                # the head only
+    assert waiters.wake("a") == 0                   # no ghost to hand a slot to

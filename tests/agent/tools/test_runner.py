@@ -200,3 +200,123 @@ def test_a_key_across_the_output_cut_leaves_no_piece_of_itself(runner_factory: A
     (r,) = runner.run([ToolCall("c", "dump")])
     assert r.status == "ok" and "truncated" in r.output
     assert secret[:before_cut] not in r.output.replace("x" * 1000, "")
+
+
+class _Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("cannot print me")
+
+
+class _Opaque:
+    pass
+
+
+class _Holder(BaseModel):
+    model_config = {"arbitrary_types_allowed": True}
+    inner: _Opaque
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("value", [_Unprintable(), _Holder(inner=_Opaque())],
+                         ids=["str-raises", "model-not-serialisable"])
+def test_a_return_value_that_cannot_be_rendered_is_an_error_result(runner_factory: Any,
+                                                                   use_async: bool,
+                                                                   value: Any) -> None:
+    def odd() -> Any:
+        """Returns something that cannot become text."""
+        return value
+
+    def fine() -> str:
+        """Fine."""
+        return "fine"
+
+    runner = runner_factory([odd, fine])
+    calls = [ToolCall("a", "odd"), ToolCall("b", "fine")]
+    first, second = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert first.status == "error"
+    assert first.output.startswith("error: odd returned a value that cannot be shown as text")
+    assert (second.status, second.output) == ("ok", "fine")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_arguments_nested_too_deep_to_parse_are_invalid_not_a_crash(runner_factory: Any,
+                                                                    use_async: bool) -> None:
+    def echo(x: int = 0) -> str:
+        """Echo."""
+        return "ran"
+
+    runner = runner_factory([echo])
+    calls = [ToolCall("a", "echo", "[" * 100_000)]
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert r.status == "invalid"
+    assert r.output == "error: invalid arguments for echo: nested too deeply"
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("is_async_tool", [False, True])
+def test_a_tool_that_calls_exit_is_answered_with_an_error(runner_factory: Any, use_async: bool,
+                                                          is_async_tool: bool) -> None:
+    """A command-line function wrapped as a tool (argparse refusing its arguments) raises
+    SystemExit: that ends the call, not the agent."""
+    def cli() -> str:
+        """A command line."""
+        raise SystemExit(2)
+
+    async def acli() -> str:
+        """A command line, async."""
+        raise SystemExit(2)
+
+    fn = acli if is_async_tool else cli
+    runner = runner_factory([fn])
+    calls = [ToolCall("a", fn.__name__)]
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert (r.status, r.output) == ("error", f"error: {fn.__name__} exited (status 2)")
+
+
+def test_tools_left_hanging_do_not_starve_later_calls(runner_factory: Any) -> None:
+    """A timed-out sync tool keeps its worker thread (Python cannot stop it): once every worker
+    hangs, a later call must still run, not time out in the queue without having started."""
+    release = threading.Event()
+    started: list[str] = []
+
+    @tool(timeout_s=0.05)
+    def hang() -> str:
+        """Never returns in time."""
+        release.wait(10)
+        return "late"
+
+    @tool(timeout_s=5)
+    def quick() -> str:
+        """Quick."""
+        started.append("quick")
+        return "done"
+
+    runner = runner_factory([hang, quick], max_workers=2)
+    try:
+        hung = runner.run([ToolCall("1", "hang"), ToolCall("2", "hang")])
+        assert [r.status for r in hung] == ["timeout", "timeout"]
+        (r,) = runner.run([ToolCall("3", "quick")])
+    finally:
+        release.set()
+    assert (r.status, r.output, started) == ("ok", "done", ["quick"])
+
+
+def test_an_async_tool_that_swallows_its_cancellation_still_times_out(runner_factory: Any) -> None:
+    """A tool catching every exception around its await (``except BaseException: retry``) takes
+    the timeout's cancellation for one more failure: the turn must not wait for it to give up
+    (it used to, and then reported the late result as a success)."""
+    import time
+
+    @tool(timeout_s=0.05)
+    async def stubborn() -> str:
+        """Retries whatever happens, for up to a second."""
+        until = time.monotonic() + 1.0
+        while time.monotonic() < until:
+            try:
+                await asyncio.sleep(0.01)
+            except BaseException:   # the point of the test
+                pass
+        return "gave up"
+
+    (r,) = asyncio.run(runner_factory([stubborn]).arun([ToolCall("c", "stubborn")]))
+    assert (r.status, r.output) == ("timeout", "error: stubborn timed out after 0.05s")
