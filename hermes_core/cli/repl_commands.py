@@ -81,8 +81,11 @@ def unknown_model_note(agent: Any, model: str) -> str | None:
     if model in known or any(model.startswith(k) and _VERSION_TAIL.match(model[len(k):]) for k in known):
         return None
     near = difflib.get_close_matches(model, sorted(known), n=1, cutoff=0.8)
-    return (f"  note: no provider lists '{model}' and it has no price; it is sent as written"
-            + (f" (did you mean '{near[0]}'?)" if near else ""))
+    # the price table charges it at the longest priced name it starts with: say so, not "no price"
+    priced = agent.prices.priced_as(model)
+    how = (f"; it is sent as written, priced as '{priced}'" if priced
+           else " and it has no price; it is sent as written")
+    return f"  note: no provider lists '{model}'{how}" + (f" (did you mean '{near[0]}'?)" if near else "")
 
 
 def _prompt(repl: Repl, arg: str) -> None:
