@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_core.cli.argtypes import terminal_safe
 from hermes_core.redact import clip, looks_like_secret, redact
 
 if TYPE_CHECKING:
@@ -202,8 +203,9 @@ def _memory(repl: Repl, arg: str) -> None:
         repl.say(f"no past session matches \"{clip(query, 60)}\"")
         return
     best = max(f.score for f in found) or 1.0
-    rows = [[_age(f.age_days), f"{f.score / best:.0%}", ", ".join(readable_tags(f.tags)) or "-",
-             " ".join(f.summary.split())[:100]] for f in found]
+    rows = [[_age(f.age_days), f"{f.score / best:.0%}",
+             terminal_safe(", ".join(readable_tags(f.tags))) or "-",
+             terminal_safe(" ".join(f.summary.split())[:100])] for f in found]
     for text in table(rows, ["when", "match", "topics", "summary"], right=(1,)):
         repl.say(text)
     repl.say("  (match is relative to the best past session for this query)")

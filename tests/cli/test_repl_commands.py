@@ -258,3 +258,22 @@ def test_model_note_says_which_price_a_model_named_after_a_priced_one_is_charged
     assert "has no price" not in text
     assert "no provider lists 'o3-pro'; it is sent as written, priced as 'o3'" in text
     assert "no provider lists 'gpt-4o-mni'; it is sent as written, priced as 'gpt-4o'" in text
+
+
+def test_memory_shows_control_characters_of_a_summary_instead_of_sending_them(tmp_path: Path) -> None:
+    """A stored summary may hold an escape sequence a chat quoted: /memory must not send it to
+    the terminal (clear the screen, retitle it, write the clipboard)."""
+    from hermes_core.agent.context_engine import ContextEngine
+
+    home = tmp_path / "home"
+    home.mkdir()
+    with ContextEngine(home / "sessions.db") as engine:
+        engine.add("s-esc", "staging proxy notes \x1b[2J\x1b]52;c;ZXZpbA==\x07 done", ["staging"])
+    settings = load_settings({"home": str(home), "skill_utils": {"enabled": False},
+                              "llm": {"routing": {"default_model": "gpt-4o"}}}, env={})
+    agent = Agent(settings, provider=FakeProvider(["answer"], default="answer"),
+                  loop_options={"audit_path": False})
+    out = io.StringIO()
+    Repl(agent, stdin=io.StringIO("/memory staging proxy\n/exit\n"), stdout=out, stream=False).run()
+    shown = out.getvalue()
+    assert "staging proxy notes" in shown and "\x1b" not in shown and "\x07" not in shown
