@@ -51,6 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout, sys.stderr = RedactingWriter(streams[0]), RedactingWriter(streams[1])
     try:
         return _run(argv)
+    except KeyboardInterrupt:   # while the command modules load (a second or two of imports)
+        print("", file=sys.stderr)
+        return 130
     finally:
         sys.stdout, sys.stderr = streams
 
