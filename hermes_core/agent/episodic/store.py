@@ -456,7 +456,8 @@ class SessionStore:
                         clean: Callable[[SessionRecord], SessionRecord]) -> int:
         """Rewrite through ``clean`` every row whose summary, tags or session id holds one of
         ``needles`` (marker -> text), or with a tag that is a piece of one (older versions made
-        tags of a key's pieces), once per marker; returns the rows rewritten.
+        tags of a key's pieces; see :meth:`_rows_holding`), once per marker; returns the rows
+        rewritten.
 
         Why: a key pasted into a chat before it was configured was stored in clear (nothing knew
         it was a key), and redacting it on every read leaves it in the file. Each marker is
@@ -493,13 +494,15 @@ class SessionStore:
 
     @staticmethod
     def _rows_holding(conn: sqlite3.Connection, needle: str) -> list[int]:
-        """Rowids of the rows holding ``needle``, or with a tag of 3+ characters inside it."""
+        """Rowids of the rows holding ``needle``, or with a tag of 6+ characters inside it
+        (case aside): a shorter tag ("git", "api") turns up inside a random key by chance, and
+        rewriting would drop it from every session for good."""
         found = {r[0] for r in conn.execute(
             "SELECT rowid FROM sessions WHERE instr(summary, ?1) > 0 OR instr(tags, ?1) > 0"
             " OR instr(session_id, ?1) > 0", (needle,))}
         lowered = needle.lower()
         found |= {rowid for rowid, tags in conn.execute("SELECT rowid, tags FROM sessions WHERE tags != ''")
-                  if any(len(t) >= 3 and t.lower() in lowered for t in tags.split(","))}
+                  if any(len(t) >= 6 and t.lower() in lowered for t in tags.split(","))}
         return sorted(found)
 
     def _rewrite_rows(self, conn: sqlite3.Connection, rowids: Sequence[int],

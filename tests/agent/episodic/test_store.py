@@ -740,3 +740,23 @@ def test_a_rewrite_leaves_no_piece_of_the_needle_in_the_index_segments(tmp_path:
             {"m1": needle}, lambda r: replace(r, summary=r.summary.replace(needle, "[gone]"))) == 1
         assert [h.session_id for h in store.search("staging", 5)] == ["holder"]
     assert b"staple" not in raw() and b"battery" not in raw()
+
+
+def test_a_short_tag_that_turns_up_inside_a_needle_does_not_get_its_row_rewritten(
+        tmp_path: Path) -> None:
+    """"git" inside a random key is chance, not a piece of it: every session tagged "git" would
+    otherwise lose the tag for good. A longer piece ("Horse7") is the key's."""
+    needle = "xQgiT7-Horse7-battery"
+    with SessionStore(tmp_path / "m.db", clock=lambda: NOW) as store:
+        store.upsert(rec("s1", "rebased the branch", ("git",)))
+        store.upsert(rec("s2", "proxy notes", ("proxy", "horse7")))
+        seen: list[str] = []
+
+        def clean(r: SessionRecord) -> SessionRecord:
+            seen.append(r.session_id)
+            return replace(r, tags=tuple(t for t in r.tags if t.lower() not in needle.lower()))
+
+        assert store.rewrite_holding({"m1": needle}, clean) == 1
+        assert seen == ["s2"]
+        s1, s2 = store.get("s1"), store.get("s2")
+        assert s1 is not None and s1.tags == ("git",) and s2 is not None and s2.tags == ("proxy",)
