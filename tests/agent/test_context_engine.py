@@ -642,6 +642,17 @@ def test_tags_that_are_pieces_of_a_configured_key_are_not_stored(tmp_path: Path)
     assert stored is not None and stored.tags == ("proxy",)
 
 
+def test_a_short_tag_that_turns_up_inside_a_random_key_is_kept(tmp_path: Path) -> None:
+    """"git" or "api" inside a random key's characters is chance, not a piece of the key: a
+    configured key must not silently drop such a tag from every session recorded."""
+    key = "sk-proj-Q7xGiTz9LmApi3Rt0VbN"
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: NOW,
+                       redactor=Redactor([key, OLD_SECRET])) as engine:
+        engine.add("s1", "rebased onto main and fixed the client", ["git", "api", "horse7", "zq9"])
+        stored = engine.get("s1")
+    assert stored is not None and stored.tags == ("git", "api")
+
+
 def test_huge_max_results_returns_everything(tmp_path: Path) -> None:
     with ContextEngine(tmp_path / "sessions.db", clock=lambda: NOW) as engine:
         engine.add("s1", "cafe latte notes")
