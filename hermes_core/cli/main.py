@@ -67,7 +67,7 @@ def _run(argv: Sequence[str] | None) -> int:
     for handler in logging.getLogger().handlers:  # -vv logs SDK internals: scrub key-shaped text
         handler.addFilter(RedactingFilter())
     if not getattr(args, "handler", None):
-        parser.print_help()
+        parser.print_help(sys.stderr)
         return 2
     try:
         check_home(getattr(args, "home", None))   # a mistyped home is an error, never created

@@ -67,7 +67,7 @@ def register(sub: Any) -> None:
                    help="also rank by each layer alone (per_layer: Recall@1/@5, MRR@10 per layer)")
     e.add_argument("--json", action="store_true")
     e.set_defaults(handler=_eval)
-    p.set_defaults(handler=lambda a: (p.print_help(), 2)[1])
+    p.set_defaults(handler=lambda a: (p.print_help(sys.stderr), 2)[1])
 
 
 def _retriever(args: argparse.Namespace, **kw: Any) -> Any:

@@ -122,3 +122,13 @@ def test_ctrl_c_while_the_commands_load_ends_quietly_with_130(
     monkeypatch.setattr(cli_main, "build_parser", interrupted)
     assert main(["route", "hello"]) == 130
     assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [[], ["skills"], ["keys"], ["memory"]])
+def test_a_missing_command_prints_its_usage_on_stderr_with_exit_2(
+        argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 2 is a usage error and goes to stderr as argparse's own errors do (`memory` did);
+    `hermes-core`, `skills` and `keys` printed their help on stdout, into a pipe or a file."""
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "usage: hermes-core" in err
