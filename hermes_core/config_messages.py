@@ -168,6 +168,9 @@ def suggest_key(model: type[BaseModel], loc: tuple[Any, ...]) -> str | None:
 _OTHER_NAMES = {"base_url": "endpoint", "api_base": "endpoint", "url": "endpoint",
                 "base": "endpoint", "host": "endpoint", "kind": "type", "format": "type",
                 "api_key": "key", "apikey": "key", "api_keys": "keys", "token": "key"}
+#: Of those, the plain words: another client's name for our setting only beside it or in its
+#: section (``skill_utils.format`` or ``context_engine.host`` is no provider's type or endpoint).
+_PLAIN_NAMES = frozenset({"url", "base", "host", "kind", "format", "token"})
 
 
 def _nearest(unknown: tuple[str, ...], known: list[str], lists: set[str]) -> str | None:
@@ -191,7 +194,10 @@ def _nearest(unknown: tuple[str, ...], known: list[str], lists: set[str]) -> str
     siblings = {k.rsplit(".", 1)[-1]: k for k in known if tuple(k.split(".")[:-1]) == parent}
     ours = _OTHER_NAMES.get(leaf.lower())
     if ours is not None and (ours in siblings or ours in by_leaf):
-        return siblings.get(ours) or nearest(by_leaf[ours])
+        target = siblings.get(ours) or nearest(by_leaf[ours])
+        if target is not None and (leaf.lower() not in _PLAIN_NAMES or ours in siblings
+                                   or (parent and target.split(".")[0] == parent[0])):
+            return target
     close = difflib.get_close_matches(leaf, list(siblings), n=1, cutoff=0.85)
     if close:
         return siblings[close[0]]

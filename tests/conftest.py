@@ -13,6 +13,9 @@
   data builder or trainer) from its path.
 * ``shipped_model_recomputed``: the shipped injection model's fingerprint computed afresh for a
   test that patches its inputs, and forgotten after it.
+* ``sqlite_without_secure_delete``: every SQLite connection opened during the test starts with
+  ``secure_delete`` off, as on builds compiled without ``SQLITE_SECURE_DELETE`` (python.org and
+  most non-Debian ones; Debian's, which this machine's Python uses, turns it on).
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import sqlite3
 import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -74,6 +79,18 @@ def shipped_model_recomputed() -> Iterator[None]:
     shipped_model.cache_clear()
     yield
     shipped_model.cache_clear()
+
+
+@pytest.fixture
+def sqlite_without_secure_delete(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = sqlite3.connect
+
+    def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn = real(*args, **kwargs)
+        conn.execute("PRAGMA secure_delete = 0")
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
 
 
 @pytest.fixture(autouse=True)

@@ -449,6 +449,18 @@ def test_a_provider_setting_named_as_other_clients_name_it_suggests_ours(key, hi
     assert f"did you mean '{hint}'?" in str(info.value)
 
 
+@pytest.mark.parametrize("loc", [("skill_utils", "format"), ("context_engine", "host"),
+                                 ("prompt", "format"), ("skill_utils", "url"), ("llm", "token")])
+def test_a_plain_word_outside_the_provider_settings_is_not_read_as_another_clients_name(loc):
+    """"format", "host", "url", "token" are other clients' names only where our setting lives:
+    `skill_utils.format` or `context_engine.host` is no provider's type or endpoint."""
+    from hermes_core.config import Settings
+    from hermes_core.config_messages import suggest_key
+
+    got = suggest_key(Settings, loc)
+    assert got is None or not got.startswith(("llm.routing.providers", "credentials")), (loc, got)
+
+
 def test_no_suggestion_is_the_path_that_holds_the_unknown_key():
     from hermes_core.config import Settings
     from hermes_core.config_messages import suggest_key

@@ -106,12 +106,16 @@ class PriceTable:
         """Every model name the table prices (shipped and configured)."""
         return tuple(self._table)
 
+    def priced_as(self, model: str) -> str | None:
+        """The table name ``model`` is charged at: itself, else the longest name it starts with."""
+        if model in self._table:
+            return model
+        return max((name for name in self._table if model.startswith(name)), key=len, default=None)
+
     def price(self, model: str) -> Price | None:
         """The exact model's price, else the longest table name the model starts with."""
-        if model in self._table:
-            return self._table[model]
-        best = max((name for name in self._table if model.startswith(name)), key=len, default=None)
-        return self._table[best] if best is not None else None
+        name = self.priced_as(model)
+        return self._table[name] if name is not None else None
 
     def cost(self, model: str, usage: Usage) -> Cost:
         p = self.price(model)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,6 +30,19 @@ def replace_unencodable(stream: object) -> None:
             reconfigure(errors="replace")
         except (ValueError, OSError):  # pragma: no cover - not a reconfigurable text stream
             pass
+
+
+# C0 and C1 control characters but tab and newline, and DEL
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with each control character shown as ``\\xNN`` instead of sent to the terminal.
+
+    Stored text (a session summary, a skill's description) holds whatever a chat or a file said;
+    an escape sequence printed raw clears the screen, retitles the window or writes the clipboard
+    (OSC 52). JSON output needs none of this: ``json.dumps`` escapes control characters itself."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def print_mapping(data: Mapping[str, Any], *, as_json: bool) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from typing import Any
 
@@ -22,7 +23,7 @@ def register(sub: Any) -> None:
     s.add_argument("--config", help="config YAML (default: HERMES_HOME/config.yaml)")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(handler=status)
-    p.set_defaults(handler=lambda args: (p.print_help(), 2)[1])
+    p.set_defaults(handler=lambda args: (p.print_help(sys.stderr), 2)[1])
 
 
 def status(args: argparse.Namespace) -> int:

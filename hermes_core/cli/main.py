@@ -51,6 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout, sys.stderr = RedactingWriter(streams[0]), RedactingWriter(streams[1])
     try:
         return _run(argv)
+    except KeyboardInterrupt:   # while the command modules load (a second or two of imports)
+        print("", file=sys.stderr)
+        return 130
     finally:
         sys.stdout, sys.stderr = streams
 
@@ -64,7 +67,7 @@ def _run(argv: Sequence[str] | None) -> int:
     for handler in logging.getLogger().handlers:  # -vv logs SDK internals: scrub key-shaped text
         handler.addFilter(RedactingFilter())
     if not getattr(args, "handler", None):
-        parser.print_help()
+        parser.print_help(sys.stderr)
         return 2
     try:
         check_home(getattr(args, "home", None))   # a mistyped home is an error, never created

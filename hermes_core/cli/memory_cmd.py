@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.agent.context_engine import ContextEngine, default_db_path, parse_timestamp
-from hermes_core.cli.argtypes import positive_int, print_mapping
+from hermes_core.cli.argtypes import positive_int, print_mapping, terminal_safe
 from hermes_core.config import load_settings
 from hermes_core.redact import redact
 
@@ -112,8 +112,8 @@ def _search(args: argparse.Namespace) -> int:
         return 0
     for f in fragments:
         tags = f"  [{', '.join(f.tags)}]" if f.tags else ""
-        print(redact(f"{f.score:10.4g}  {f.age_days:7.1f}d  {f.session_id}{tags}"))
-        print(f"            {redact(f.summary)[:200]}")
+        print(terminal_safe(redact(f"{f.score:10.4g}  {f.age_days:7.1f}d  {f.session_id}{tags}")))
+        print(f"            {terminal_safe(redact(f.summary)[:200])}")
     return 0
 
 

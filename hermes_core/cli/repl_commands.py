@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_core.cli.argtypes import terminal_safe
 from hermes_core.redact import clip, looks_like_secret, redact
 
 if TYPE_CHECKING:
@@ -81,8 +82,11 @@ def unknown_model_note(agent: Any, model: str) -> str | None:
     if model in known or any(model.startswith(k) and _VERSION_TAIL.match(model[len(k):]) for k in known):
         return None
     near = difflib.get_close_matches(model, sorted(known), n=1, cutoff=0.8)
-    return (f"  note: no provider lists '{model}' and it has no price; it is sent as written"
-            + (f" (did you mean '{near[0]}'?)" if near else ""))
+    # the price table charges it at the longest priced name it starts with: say so, not "no price"
+    priced = agent.prices.priced_as(model)
+    how = (f"; it is sent as written, priced as '{priced}'" if priced
+           else " and it has no price; it is sent as written")
+    return f"  note: no provider lists '{model}'{how}" + (f" (did you mean '{near[0]}'?)" if near else "")
 
 
 def _prompt(repl: Repl, arg: str) -> None:
@@ -199,8 +203,9 @@ def _memory(repl: Repl, arg: str) -> None:
         repl.say(f"no past session matches \"{clip(query, 60)}\"")
         return
     best = max(f.score for f in found) or 1.0
-    rows = [[_age(f.age_days), f"{f.score / best:.0%}", ", ".join(readable_tags(f.tags)) or "-",
-             " ".join(f.summary.split())[:100]] for f in found]
+    rows = [[_age(f.age_days), f"{f.score / best:.0%}",
+             terminal_safe(", ".join(readable_tags(f.tags))) or "-",
+             terminal_safe(" ".join(f.summary.split())[:100])] for f in found]
     for text in table(rows, ["when", "match", "topics", "summary"], right=(1,)):
         repl.say(text)
     repl.say("  (match is relative to the best past session for this query)")

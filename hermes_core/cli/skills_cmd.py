@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hermes_core.cli.argtypes import positive_int, print_mapping
+from hermes_core.cli.argtypes import positive_int, print_mapping, terminal_safe
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
 
@@ -67,7 +67,7 @@ def register(sub: Any) -> None:
                    help="also rank by each layer alone (per_layer: Recall@1/@5, MRR@10 per layer)")
     e.add_argument("--json", action="store_true")
     e.set_defaults(handler=_eval)
-    p.set_defaults(handler=lambda a: (p.print_help(), 2)[1])
+    p.set_defaults(handler=lambda a: (p.print_help(sys.stderr), 2)[1])
 
 
 def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
@@ -141,7 +141,7 @@ def _search(args: argparse.Namespace) -> int:
         why = "gated: no skill fits" if res.gated else "no skills found"
         print(f"(no skills; {why})")
     else:
-        print(render(res), end="")
+        print(terminal_safe(render(res)), end="")
     if args.explain:
         print(f"\nlayer={res.layer} answered={','.join(res.answered)} "
               f"total={res.timings_ms.get('total', 0):.1f}ms")
@@ -191,9 +191,9 @@ def _list(args: argparse.Namespace) -> int:
         print(json.dumps(rows, ensure_ascii=False))
     else:
         for s in skills:
-            print(f"{s.name}\t{s.description}")
+            print(terminal_safe(f"{s.name}\t{s.description}"))
         for s, why in unavailable:
-            print(f"{s.name}\t(not available here: {why})")
+            print(terminal_safe(f"{s.name}\t(not available here: {why})"))
     for issue in catalog.issues:
         print(f"warning: {issue}", file=sys.stderr)
     if not skills:   # say where we looked: an empty answer looks like a broken command

@@ -172,6 +172,9 @@ class UsageStore:
             return None
         conn.text_factory = lambda b: b.decode("utf-8", "replace")   # invalid UTF-8 from another writer
         try:
+            # a query redacted in place must leave no copy in the freed part of its page; only
+            # some SQLite builds (Debian's) turn this on
+            conn.execute("PRAGMA secure_delete = ON")
             with conn:   # the table checked before WAL mode is set: another program's file is left as it was
                 conn.executescript(SCHEMA)
                 conn.execute("SELECT query, skill, kind, good, content_hash, at FROM usage_events "

@@ -593,12 +593,64 @@ def test_rows_from_before_a_key_was_configured_are_rewritten_in_the_file(tmp_pat
     assert OLD_SECRET not in dump and "Horse7" not in dump
 
 
+def _file_bytes(db: Path) -> bytes:
+    """sessions.db and its -wal / -shm companions as they are on disk."""
+    return b"".join(p.read_bytes() for p in sorted(db.parent.glob(db.name + "*")))
+
+
+@pytest.mark.usefixtures("sqlite_without_secure_delete")
+def test_a_rewritten_key_leaves_no_copy_in_freed_pages_of_the_file(tmp_path: Path) -> None:
+    """Deleting a row leaves its bytes in the freed page unless secure_delete is on; on a SQLite
+    built without it (not Debian's), the key outlived the rewrite in sessions.db."""
+    db = tmp_path / "sessions.db"
+    with ContextEngine(db, clock=lambda: NOW, redactor=lambda text: text) as old:
+        for i in range(40):
+            old.add(f"before-{i}", f"filler session {i} about cooking pasta", ["food"])
+    _row_from_before_redaction(db)
+    with ContextEngine(db, clock=lambda: NOW, redactor=lambda text: text) as old:
+        for i in range(40):
+            old.add(f"after-{i}", f"filler session {i} about cooking rice", ["food"])
+    assert OLD_SECRET.encode() in _file_bytes(db)
+    with ContextEngine(db, clock=lambda: NOW, redactor=Redactor([OLD_SECRET])) as engine:
+        assert engine.get("s-old") is not None
+    raw = _file_bytes(db)
+    assert OLD_SECRET.encode() not in raw and b"Horse7" not in raw
+
+
+def test_tags_holding_pieces_of_a_key_are_rewritten_when_the_summary_was_redacted(
+        tmp_path: Path) -> None:
+    """The version before redacted the summary by the configured key but stored tags cut from
+    it; the full key is then nowhere in the row, yet its pieces are, and must leave the file."""
+    db = tmp_path / "sessions.db"
+    with ContextEngine(db, clock=lambda: NOW, redactor=lambda text: text) as old:
+        old.add("s-tags", "Rotated the staging proxy key [key-c584621c85] today.",
+                ["staging", "zq9", "Horse7"])
+    with ContextEngine(db, clock=lambda: NOW, redactor=Redactor([OLD_SECRET])) as engine:
+        stored = engine.get("s-tags")
+    assert stored is not None and stored.tags == ("staging",)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT tags FROM sessions").fetchall() == [("staging",)]
+        hits = conn.execute("SELECT session_id FROM sessions_fts WHERE sessions_fts MATCH 'horse'")
+        assert hits.fetchall() == []
+
+
 def test_tags_that_are_pieces_of_a_configured_key_are_not_stored(tmp_path: Path) -> None:
     with ContextEngine(tmp_path / "sessions.db", clock=lambda: NOW,
                        redactor=Redactor([OLD_SECRET])) as engine:
         engine.add("s1", "rotated the proxy key", ["proxy", "horse7", "battery", "zq9"])
         stored = engine.get("s1")
     assert stored is not None and stored.tags == ("proxy",)
+
+
+def test_a_short_tag_that_turns_up_inside_a_random_key_is_kept(tmp_path: Path) -> None:
+    """"git" or "api" inside a random key's characters is chance, not a piece of the key: a
+    configured key must not silently drop such a tag from every session recorded."""
+    key = "sk-proj-Q7xGiTz9LmApi3Rt0VbN"
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: NOW,
+                       redactor=Redactor([key, OLD_SECRET])) as engine:
+        engine.add("s1", "rebased onto main and fixed the client", ["git", "api", "horse7", "zq9"])
+        stored = engine.get("s1")
+    assert stored is not None and stored.tags == ("git", "api")
 
 
 def test_huge_max_results_returns_everything(tmp_path: Path) -> None:

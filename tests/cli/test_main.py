@@ -108,3 +108,27 @@ def test_a_configured_key_across_a_shortened_echo_leaves_no_piece_of_itself(
     out, err = capsys.readouterr()
     assert "offline reply" in out and "no past session matches" in out
     assert key[:10] not in out + err
+
+
+def test_ctrl_c_while_the_commands_load_ends_quietly_with_130(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Importing the command modules takes a second or two (the agent, numpy, the SDKs): a Ctrl-C
+    then ended in a traceback through importlib instead of the 130 a Ctrl-C in a command gets."""
+    import hermes_core.cli.main as cli_main
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_main, "build_parser", interrupted)
+    assert main(["route", "hello"]) == 130
+    assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [[], ["skills"], ["keys"], ["memory"]])
+def test_a_missing_command_prints_its_usage_on_stderr_with_exit_2(
+        argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 2 is a usage error and goes to stderr as argparse's own errors do (`memory` did);
+    `hermes-core`, `skills` and `keys` printed their help on stdout, into a pipe or a file."""
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "usage: hermes-core" in err

@@ -222,3 +222,16 @@ def test_a_key_stored_before_it_was_configured_leaves_the_file_and_the_output(
         stored = conn.execute("SELECT summary, tags FROM sessions").fetchall()
         indexed = conn.execute("SELECT summary FROM sessions_fts").fetchall()
     assert secret not in repr(stored) and "PLAINTOKEN" not in repr(indexed).upper()
+
+
+def test_search_shows_control_characters_of_a_stored_summary_instead_of_sending_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A summary holds what a chat said (a pasted page, a tool's output): an escape sequence in it
+    printed raw would clear the screen, retitle the terminal or write the clipboard (OSC 52)."""
+    db = str(tmp_path / "m.db")
+    run(capsys, "memory", "add", "--db", db, "--session-id", "s\x1b[31m1",
+        "--summary", "staging \x1b[2J\x1b]52;c;ZXZpbA==\x07 notes \x9b6n", "--tags", "de\x1bploy")
+    code, out, _ = run(capsys, "memory", "search", "staging", "--db", db)
+    assert code == 0 and "staging" in out
+    assert not any(c in out for c in "\x1b\x07\x9b")
+    assert "\\x1b[2J" in out

@@ -242,8 +242,38 @@ def test_model_names_an_unknown_model_and_the_nearest_known_one(tmp_path: Path) 
     text = _session(tmp_path, [], "/model gpt-4o-mni\n/model house-model\n/model my-finetune:v2\n/exit\n")
     lines = text.splitlines()
     at = next(i for i, line in enumerate(lines) if "model: gpt-4o-mni (fixed)" in line)
-    assert "no provider lists 'gpt-4o-mni' and it has no price" in lines[at + 1]
+    assert "no provider lists 'gpt-4o-mni'" in lines[at + 1]
     assert "did you mean 'gpt-4o-mini'?" in lines[at + 1]
     # a model the config prices is known; an unknown one with nothing near gets the note only
     assert "no provider lists 'house-model'" not in text
     assert "no provider lists 'my-finetune:v2' and it has no price; it is sent as written" in text
+
+
+def test_model_note_says_which_price_a_model_named_after_a_priced_one_is_charged_at(
+        tmp_path: Path) -> None:
+    """The price table charges a model it does not list at the longest name the model starts
+    with: "o3-pro" (a real model) and the typo "gpt-4o-mni" cost what o3 and gpt-4o cost, so a
+    note saying "it has no price" was false."""
+    text = _session(tmp_path, [], "/model o3-pro\n/model gpt-4o-mni\n/exit\n")
+    assert "has no price" not in text
+    assert "no provider lists 'o3-pro'; it is sent as written, priced as 'o3'" in text
+    assert "no provider lists 'gpt-4o-mni'; it is sent as written, priced as 'gpt-4o'" in text
+
+
+def test_memory_shows_control_characters_of_a_summary_instead_of_sending_them(tmp_path: Path) -> None:
+    """A stored summary may hold an escape sequence a chat quoted: /memory must not send it to
+    the terminal (clear the screen, retitle it, write the clipboard)."""
+    from hermes_core.agent.context_engine import ContextEngine
+
+    home = tmp_path / "home"
+    home.mkdir()
+    with ContextEngine(home / "sessions.db") as engine:
+        engine.add("s-esc", "staging proxy notes \x1b[2J\x1b]52;c;ZXZpbA==\x07 done", ["staging"])
+    settings = load_settings({"home": str(home), "skill_utils": {"enabled": False},
+                              "llm": {"routing": {"default_model": "gpt-4o"}}}, env={})
+    agent = Agent(settings, provider=FakeProvider(["answer"], default="answer"),
+                  loop_options={"audit_path": False})
+    out = io.StringIO()
+    Repl(agent, stdin=io.StringIO("/memory staging proxy\n/exit\n"), stdout=out, stream=False).run()
+    shown = out.getvalue()
+    assert "staging proxy notes" in shown and "\x1b" not in shown and "\x07" not in shown

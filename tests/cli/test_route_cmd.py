@@ -85,7 +85,7 @@ def test_keys_status_without_keys(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_keys_without_subcommand_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["keys"]) == 2
-    assert "status" in capsys.readouterr().out
+    assert "status" in capsys.readouterr().err   # a usage error: on stderr, like argparse's
 
 
 def test_route_and_keys_read_the_config_of_the_home_named_by_home(

@@ -265,3 +265,16 @@ def test_a_catalog_retriever_follows_every_skill_utils_setting(catalog: Path, tm
     args = argparse.Namespace(config=str(cfg), home=None, catalog=str(catalog), no_embeddings=False)
     r = _retriever(args)
     assert r.calibrate is False and r.anchor_weight == 0.5
+
+
+def test_list_and_search_show_control_characters_of_a_description_instead_of_sending_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A skill folder copied from elsewhere may carry an escape sequence in its description:
+    printed raw it clears the screen or retitles the terminal."""
+    catalog = tmp_path / "skills.jsonl"
+    catalog.write_text(json.dumps({"name": "evil", "description": "Deploy things \x1b[2J"
+                                   " \x1b]0;pwn\x07 now"}) + "\n", encoding="utf-8")
+    for argv in (["list"], ["search", "deploy things", "--no-embeddings"]):
+        code, out, _ = run(capsys, "skills", *argv, "--catalog", str(catalog))
+        assert code == 0 and "Deploy things" in out, argv
+        assert "\x1b" not in out and "\x07" not in out and "\\x1b[2J" in out, argv

@@ -224,6 +224,27 @@ def test_a_key_configured_after_it_was_recorded_is_redacted_in_the_file_on_open(
         assert secret not in repr(conn.execute("SELECT * FROM usage_events").fetchall())
 
 
+@pytest.mark.usefixtures("sqlite_without_secure_delete")
+def test_a_key_redacted_on_open_leaves_no_copy_in_freed_space_of_the_file(tmp_path: Path) -> None:
+    """An UPDATE leaves the old query's bytes in the page's free space unless secure_delete is
+    on; on a SQLite built without it (not Debian's) the key outlived the redaction."""
+    path = tmp_path / U.USAGE_FILE
+    secret = "zq81-PLAINTOKEN-77xx"
+    first = UsageStore(path)
+    for i in range(30):
+        first.record(f"check the docker logs of service {i}", "docker-debugging", "view")
+    first.record(f"deploy with token {secret} to staging", "deploy", "trigger")
+    for i in range(30):
+        first.record(f"check the nginx logs of service {i}", "docker-debugging", "view")
+    first.close()
+    assert secret.encode() in b"".join(p.read_bytes() for p in tmp_path.glob(U.USAGE_FILE + "*"))
+    again = UsageStore(path, secrets=[secret])
+    assert secret not in repr(again.events())
+    again.close()
+    raw = b"".join(p.read_bytes() for p in tmp_path.glob(U.USAGE_FILE + "*"))
+    assert secret.encode() not in raw
+
+
 def _old_usage_file(path: Path, queries: list[object]) -> None:
     """A usage.sqlite3 as versions before the schema version wrote it: the query cut at
     MAX_QUERY_CHARS *before* it was redacted, and redacted by key shapes only."""

@@ -206,6 +206,9 @@ class SessionStore:
         try:
             # a C int of milliseconds: a larger value wraps (3e6 s became 0, "never wait"), so cap it
             self._conn.execute(f"PRAGMA busy_timeout = {min(int(busy_timeout_s * 1000), 2**31 - 1)}")
+            # A deleted or rewritten row (a forgotten session, a key redacted after the fact) must
+            # not live on in a freed page; only some SQLite builds (Debian's) turn this on.
+            self._conn.execute("PRAGMA secure_delete = ON")
             self._open_schema_retrying(busy_timeout_s)
         except SessionStoreError:
             self._conn.close()
@@ -452,13 +455,18 @@ class SessionStore:
     def rewrite_holding(self, needles: Mapping[str, str],
                         clean: Callable[[SessionRecord], SessionRecord]) -> int:
         """Rewrite through ``clean`` every row whose summary, tags or session id holds one of
-        ``needles`` (marker -> text), once per marker; returns the rows rewritten.
+        ``needles`` (marker -> text), or with a tag that is a piece of one (older versions made
+        tags of a key's pieces; see :meth:`_rows_holding`), once per marker; returns the rows
+        rewritten.
 
         Why: a key pasted into a chat before it was configured was stored in clear (nothing knew
         it was a key), and redacting it on every read leaves it in the file. Each marker is
         recorded in ``meta`` when its rows are clean, so an open that finds every marker done
         costs one read and takes no write lock; a row that ``clean`` makes identical to another
-        session's summary is dropped as that session's duplicate, as :meth:`upsert` would.
+        session's summary is dropped as that session's duplicate, as :meth:`upsert` would, and a
+        row whose cleaned id is already stored yields to that session when it is the newer
+        recording. The index is then merged (FTS5 keeps a deleted row's words in its segment
+        until a merge) and the WAL emptied, so no copy of the text is left in the files.
         """
         if not needles or self.read_only:
             return 0
@@ -471,23 +479,53 @@ class SessionStore:
             for marker, needle in needles.items():
                 if f"scrubbed:{marker}" in done:
                     continue
-                rows = conn.execute(
-                    "SELECT rowid, session_id, summary, tags, created_at, relevance_score, source,"
-                    " message_count FROM sessions WHERE instr(summary, ?1) > 0"
-                    " OR instr(tags, ?1) > 0 OR instr(session_id, ?1) > 0", (needle,)).fetchall()
-                for r in rows:
-                    old = SessionRecord(r[1], r[2], tuple(t for t in r[3].split(",") if t),
-                                        float(r[4]), float(r[5]), r[6], int(r[7]))
-                    new = _scrub_record(clean(old))
-                    if new == old:   # a short secret inside a longer word: not redacted there
-                        continue
-                    conn.execute("DELETE FROM sessions_fts WHERE rowid = ?", (r[0],))
-                    conn.execute("DELETE FROM sessions WHERE rowid = ?", (r[0],))
-                    self._upsert_one(conn, new, new.content_hash, ",".join(new.tags),
-                                     self._segment(new.summary), self._segment(" ".join(new.tags)))
-                    rewritten += 1
+                rewritten += self._rewrite_rows(conn, self._rows_holding(conn, needle), clean)
                 conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
                              (f"scrubbed:{marker}", repr(self._clock())))
+            if rewritten:
+                conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
+        if rewritten:
+            with self._lock:
+                try:
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                except sqlite3.Error as e:   # another process reading: its next checkpoint does it
+                    log.debug("%s: checkpoint after a rewrite failed: %s", self.path, e)
+        return rewritten
+
+    @staticmethod
+    def _rows_holding(conn: sqlite3.Connection, needle: str) -> list[int]:
+        """Rowids of the rows holding ``needle``, or with a tag of 6+ characters inside it
+        (case aside): a shorter tag ("git", "api") turns up inside a random key by chance, and
+        rewriting would drop it from every session for good."""
+        found = {r[0] for r in conn.execute(
+            "SELECT rowid FROM sessions WHERE instr(summary, ?1) > 0 OR instr(tags, ?1) > 0"
+            " OR instr(session_id, ?1) > 0", (needle,))}
+        lowered = needle.lower()
+        found |= {rowid for rowid, tags in conn.execute("SELECT rowid, tags FROM sessions WHERE tags != ''")
+                  if any(len(t) >= 6 and t.lower() in lowered for t in tags.split(","))}
+        return sorted(found)
+
+    def _rewrite_rows(self, conn: sqlite3.Connection, rowids: Sequence[int],
+                      clean: Callable[[SessionRecord], SessionRecord]) -> int:
+        rewritten = 0
+        for rowid in rowids:
+            r = conn.execute("SELECT session_id, summary, tags, created_at, relevance_score, source,"
+                             " message_count FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
+            old = SessionRecord(r[0], r[1], tuple(t for t in r[2].split(",") if t),
+                                float(r[3]), float(r[4]), r[5], int(r[6]))
+            new = _scrub_record(clean(old))
+            if new == old:   # a short secret inside a longer word: not redacted there
+                continue
+            conn.execute("DELETE FROM sessions_fts WHERE rowid = ?", (rowid,))
+            conn.execute("DELETE FROM sessions WHERE rowid = ?", (rowid,))
+            rewritten += 1
+            if new.session_id != old.session_id:
+                held = conn.execute("SELECT created_at FROM sessions WHERE session_id = ?",
+                                    (new.session_id,)).fetchone()
+                if held is not None and float(held[0]) >= old.created_at:
+                    continue   # the session was recorded again since, under its redacted id
+            self._upsert_one(conn, new, new.content_hash, ",".join(new.tags),
+                             self._segment(new.summary), self._segment(" ".join(new.tags)))
         return rewritten
 
     def delete(self, session_id: str) -> bool:

@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -700,3 +701,62 @@ def test_rows_holding_a_needle_are_rewritten_once_per_marker(tmp_path: Path) -> 
     assert store.rewrite_holding({"m1": "abc-SECRET-123"}, clean) == 0   # m1 is done
     assert store.rewrite_holding({}, clean) == 0
     store.close()
+
+
+def test_a_rewritten_id_already_stored_keeps_the_newer_session(tmp_path: Path) -> None:
+    """A session recorded under an id holding a key, then again once the key was configured
+    (stored under the redacted id): the rewrite of the old row must not replace the newer one."""
+    store = SessionStore(tmp_path / "m.db", clock=lambda: NOW)
+    store.upsert(rec("deploy-abc-SECRET-123", "first notes on the deploy", created_at=NOW - 100))
+    store.upsert(rec("deploy-[gone]", "the deploy finished, notes updated", created_at=NOW))
+
+    def clean(r: SessionRecord) -> SessionRecord:
+        return SessionRecord(r.session_id.replace("abc-SECRET-123", "[gone]"), r.summary, r.tags,
+                             r.created_at)
+
+    store.rewrite_holding({"m1": "abc-SECRET-123"}, clean)
+    kept = store.get("deploy-[gone]")
+    assert kept is not None and kept.summary == "the deploy finished, notes updated"
+    assert store.get("deploy-abc-SECRET-123") is None and store.stats()["sessions"] == 1
+    store.close()
+
+
+def test_a_rewrite_leaves_no_piece_of_the_needle_in_the_index_segments(tmp_path: Path) -> None:
+    """FTS5 deletes by adding tombstones: the words of the deleted row stay in its segment (in
+    sessions_fts_data) until the segments are merged, so the key's pieces outlived the rewrite."""
+    path = tmp_path / "m.db"
+    needle = "zq9-Horse7-battery-Staple"
+    records = [rec(f"s{i}", f"filler {i} about cooking pasta") for i in range(200)]
+    records.insert(100, rec("holder", f"the proxy key {needle} for staging"))
+    with SessionStore(path, clock=lambda: NOW) as store:
+        store.upsert_many(records)
+
+    def raw() -> bytes:
+        return b"".join(p.read_bytes() for p in sorted(tmp_path.glob("m.db*")))
+
+    assert b"staple" in raw()
+    with SessionStore(path, clock=lambda: NOW) as store:
+        assert store.rewrite_holding(
+            {"m1": needle}, lambda r: replace(r, summary=r.summary.replace(needle, "[gone]"))) == 1
+        assert [h.session_id for h in store.search("staging", 5)] == ["holder"]
+    assert b"staple" not in raw() and b"battery" not in raw()
+
+
+def test_a_short_tag_that_turns_up_inside_a_needle_does_not_get_its_row_rewritten(
+        tmp_path: Path) -> None:
+    """"git" inside a random key is chance, not a piece of it: every session tagged "git" would
+    otherwise lose the tag for good. A longer piece ("Horse7") is the key's."""
+    needle = "xQgiT7-Horse7-battery"
+    with SessionStore(tmp_path / "m.db", clock=lambda: NOW) as store:
+        store.upsert(rec("s1", "rebased the branch", ("git",)))
+        store.upsert(rec("s2", "proxy notes", ("proxy", "horse7")))
+        seen: list[str] = []
+
+        def clean(r: SessionRecord) -> SessionRecord:
+            seen.append(r.session_id)
+            return replace(r, tags=tuple(t for t in r.tags if t.lower() not in needle.lower()))
+
+        assert store.rewrite_holding({"m1": needle}, clean) == 1
+        assert seen == ["s2"]
+        s1, s2 = store.get("s1"), store.get("s2")
+        assert s1 is not None and s1.tags == ("git",) and s2 is not None and s2.tags == ("proxy",)
