@@ -435,7 +435,9 @@ def _page_text(text: str) -> str | None:
     except Exception:   # html.parser is lenient; a page it cannot read is still not a message
         return "(an HTML page, not the API's error)"
     shown = " ".join(" ".join(page.title).split()) or " ".join(" ".join(page.text).split())
-    return f"{shown[:200]} (an HTML page, not the API's error)".lstrip()
+    if len(shown) > 200:   # cut between words: the caller redacts later, and a key cut in two
+        shown = shown[:201].rpartition(" ")[0]   # is no longer the secret it would scrub
+    return f"{shown} (an HTML page, not the API's error)".lstrip()
 
 
 def _error_fields(body: Any) -> tuple[str, str, str]:
