@@ -239,7 +239,8 @@ def _tried(a: Attempt) -> str:
     how long: "blocked" alone reads like an outage, and the wait decides what the person does."""
     shown = f"{a.provider}/{a.model}:{a.status}"
     if a.status == "all_keys_blocked" and a.retry_after is not None:
-        shown += f" (the first key frees in {a.retry_after:.0f}s)"
+        wait = a.retry_after   # rounded up: "frees in 0s" on a request that gave up misleads
+        shown += f" (the first key frees in {math.ceil(wait) if math.isfinite(wait) else wait:.0f}s)"
     return shown
 
 
