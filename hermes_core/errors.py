@@ -239,7 +239,8 @@ def _tried(a: Attempt) -> str:
     how long: "blocked" alone reads like an outage, and the wait decides what the person does."""
     shown = f"{a.provider}/{a.model}:{a.status}"
     if a.status == "all_keys_blocked" and a.retry_after is not None:
-        shown += f" (the first key frees in {a.retry_after:.0f}s)"
+        wait = a.retry_after   # rounded up: "frees in 0s" on a request that gave up misleads
+        shown += f" (the first key frees in {math.ceil(wait) if math.isfinite(wait) else wait:.0f}s)"
     return shown
 
 
@@ -435,7 +436,9 @@ def _page_text(text: str) -> str | None:
     except Exception:   # html.parser is lenient; a page it cannot read is still not a message
         return "(an HTML page, not the API's error)"
     shown = " ".join(" ".join(page.title).split()) or " ".join(" ".join(page.text).split())
-    return f"{shown[:200]} (an HTML page, not the API's error)".lstrip()
+    if len(shown) > 200:   # cut between words: the caller redacts later, and a key cut in two
+        shown = shown[:201].rpartition(" ")[0]   # is no longer the secret it would scrub
+    return f"{shown} (an HTML page, not the API's error)".lstrip()
 
 
 def _error_fields(body: Any) -> tuple[str, str, str]:

@@ -323,7 +323,8 @@ def url_passwords(url: str | None) -> set[str]:
         return set()
     try:
         parts = urllib.parse.urlsplit(url)
-        found = {parts.password} if parts.password else set()
+        # urlsplit leaves the user info as written (percent-encoded); parse_qsl decodes
+        found = {parts.password, urllib.parse.unquote(parts.password)} if parts.password else set()
         found.update(v for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
                      if k.lower() == "password" and v)
     except ValueError:

@@ -10,6 +10,8 @@ import email.utils
 import pytest
 
 from hermes_core.errors import (
+    AllProvidersFailed,
+    Attempt,
     AuthenticationFailed,
     BadRequest,
     ContextWindowExceeded,
@@ -204,3 +206,28 @@ def test_a_plain_text_error_body_is_shown_as_it_is():
     err = error_from_status(502, {}, "upstream connect error or disconnect/reset before headers",
                             provider="p")
     assert str(err) == "p: HTTP 502: upstream connect error or disconnect/reset before headers"
+
+
+def test_an_html_page_cut_for_the_message_keeps_no_piece_of_a_secret_it_echoes():
+    # the page is cut to its head before the caller's redaction runs: a key straddling the cut
+    # must not survive as its first characters (no longer the secret, nor key-shaped)
+    secret = "hunter2hunter2hunter2hunter2xyz"
+    words = "Bad gateway: the upstream refused the request " * 5
+    page = f"<html><head><title>{words[:195]}{secret} and more</title></head></html>"
+    err = error_from_status(502, {}, page, provider="p",
+                            redact=lambda s: s.replace(secret, "[REDACTED]"))
+    assert secret[:5] not in str(err)
+    assert str(err).startswith("p: HTTP 502: Bad gateway: the upstream refused")
+    assert str(err).endswith("(an HTML page, not the API's error)")
+
+
+
+@pytest.mark.parametrize("wait, says", [(0.4, "1s"), (3600.0, "3600s"), (59.2, "60s")])
+def test_all_keys_blocked_never_says_a_key_frees_sooner_than_it_does(wait: float, says: str
+                                                                     ) -> None:
+    """A request that gave up on a provider because its first key frees too late must not read
+    "frees in 0s": the wait shown is rounded up."""
+    blocked = Attempt("a", "m1", None, "all_keys_blocked", 0.0, retry_after=wait,
+                      decision="failover")
+    assert f"a/m1:all_keys_blocked (the first key frees in {says})" in str(
+        AllProvidersFailed([blocked]))

@@ -21,7 +21,14 @@ from hermes_core.config import load_settings
 from hermes_core.errors import AuthenticationFailed, error_from_status
 from hermes_core.providers.base import CallOptions
 from hermes_core.providers.openai import OpenAIProvider
-from hermes_core.redact import RedactingFilter, Redactor, looks_like_secret, redact, redact_headers
+from hermes_core.redact import (
+    RedactingFilter,
+    Redactor,
+    looks_like_secret,
+    redact,
+    redact_headers,
+    url_passwords,
+)
 from hermes_core.testing import OPENAI_URL
 from hermes_core.types import Credential, Message, Prompt
 
@@ -319,3 +326,17 @@ def test_a_one_character_key_is_still_a_secret() -> None:
     from hermes_core.types import fingerprint
 
     assert redact("key: Q, QQ", ["Q"]) == f"key: [{fingerprint('Q')}], QQ"
+
+
+@pytest.mark.parametrize("url", [
+    "https://team:p%40ss%2Fw0rd-proxy@llm-proxy.internal/v1",
+    "redis://:p%40ss%2Fw0rd-proxy@cache.internal:6379/0",
+    "https://llm-proxy.internal/v1?password=p%40ss%2Fw0rd-proxy",
+])
+def test_a_percent_encoded_url_password_is_known_as_written_and_as_decoded(url: str) -> None:
+    """A password with '@' or '/' must be percent-encoded in a URL; the libraries (redis-py,
+    httpx's basic auth) use it decoded, so either form may reach a message."""
+    found = url_passwords(url)
+    assert {"p%40ss%2Fw0rd-proxy", "p@ss/w0rd-proxy"} <= found
+    for form in ("p%40ss%2Fw0rd-proxy", "p@ss/w0rd-proxy"):
+        assert form not in redact(f"auth failed for {form}", found)

@@ -71,17 +71,23 @@ class FullJitter(wait_exponential):
         return self.rng.uniform(0.0, super().__call__(retry_state))
 
 
+def server_hint(error: BaseException | None, now: float | None = None) -> float | None:
+    """The wait a failed call's server asked for (its Retry-After), or None."""
+    if not isinstance(error, ProviderError):
+        return None
+    hinted = getattr(error, "retry_after", None)
+    if hinted is None and error.headers:
+        hinted = parse_retry_after(error.headers, now=now)
+    return sane_retry_after(None if hinted is None else float(hinted))
+
+
 def backoff_delay(retry_number: int, error: BaseException | None, *, base: float, cap: float,
                   rng: random.Random, now: float | None = None) -> float:
     """Seconds before retry ``retry_number`` (1-based): the server's Retry-After when it gave one,
     else full jitter."""
-    if isinstance(error, ProviderError):
-        hinted = getattr(error, "retry_after", None)
-        if hinted is None and error.headers:
-            hinted = parse_retry_after(error.headers, now=now)
-        hinted = sane_retry_after(None if hinted is None else float(hinted))
-        if hinted is not None:
-            return hinted
+    hinted = server_hint(error, now)
+    if hinted is not None:
+        return hinted
     state = RetryCallState(retry_object=None, fn=None, args=(), kwargs={})  # type: ignore[arg-type]
     state.attempt_number = max(1, retry_number)
     return FullJitter(base, cap, rng)(state)
@@ -245,7 +251,10 @@ def decide_failure(e: ProviderError, st: FailureState, policy: LoopPolicy,
             return FailureAction("budget_spent", report, next_candidate=True)
         delay = backoff_delay(st.retries_here + 1, e, base=policy.backoff_base_s,
                               cap=policy.backoff_max_s, rng=rng)
-        if delay < st.time_left and not (st.more_candidates and delay > policy.max_wait_s):
+        # max_wait_s bounds a wait the server asks for; the loop's own jittered back-off is
+        # what retries_per_provider promises, whatever max_wait_s says (max_wait_s: 0)
+        too_long = delay > policy.max_wait_s and server_hint(e) is not None
+        if delay < st.time_left and not (st.more_candidates and too_long):
             return FailureAction("retry", report, delay=delay, spend_retry=True)
     return FailureAction("failover", report, next_candidate=True)
 

@@ -142,6 +142,21 @@ def test_a_server_error_asking_for_a_long_wait_fails_over_while_a_backup_remains
     assert clock.sleeps == []
 
 
+def test_max_wait_below_the_own_backoff_still_lets_a_server_error_be_retried() -> None:
+    """``max_wait_s: 0`` (never wait for a blocked key while a backup remains) bounds how long a
+    server may ask us to wait, not the loop's own jittered back-off: a plain 500 is still retried
+    on the primary as ``retries_per_provider`` says, not failed over at once."""
+    down = ServerError("internal", status_code=500)
+    a = ScriptedProvider("a", script=[down, "from primary"])
+    b = ScriptedProvider("b", script=["from backup"])
+    loop, _ = make({"a": a, "b": b}, {"a": [A1], "b": [B1]},
+                   policy=LoopPolicy(retries_per_provider=1, max_wait_s=0.0))
+    completion, attempts = loop.complete(PROMPT, decision(("a", "m1"), ("b", "m2")))
+    assert completion.text == "from primary"
+    assert [x.decision for x in attempts] == ["retry", "done"]
+    assert b.calls == []
+
+
 def test_a_server_error_asking_for_a_long_wait_is_waited_for_when_no_backup_remains() -> None:
     down = ServerError("maintenance", status_code=503, headers={"retry-after": "30"})
     a = ScriptedProvider("a", script=[down, "late"])

@@ -49,6 +49,11 @@ class _Exited(Exception):
         super().__init__(f"status {code}")
 
 
+class _TimedOut(Exception):
+    """The runner's own limit for a call ran out; a ``TimeoutError`` the tool raised itself (its
+    own request timing out) is the tool's error, not this."""
+
+
 class _Unrenderable(Exception):
     """The tool's return value cannot become text (its ``__str__`` or serializer raised)."""
 
@@ -201,7 +206,7 @@ class ToolRunner:
 
     def _failure(self, r: _Ready, e: BaseException, started: float) -> ToolResult:
         assert r.tool is not None
-        if isinstance(e, TimeoutError | concurrent.futures.TimeoutError):
+        if isinstance(e, _TimedOut):
             return self._result(r.call, f"error: {r.tool.name} timed out after "
                                 f"{self._timeout(r.tool):g}s", "timeout", started, r.args)
         if isinstance(e, _Exited):
@@ -259,8 +264,11 @@ class ToolRunner:
             try:
                 text = render_output(futures[i].result(timeout=remaining), scrub=self._scrub)
             except Exception as e:
-                if isinstance(e, TimeoutError):
-                    self._abandon(futures[i])
+                f = futures[i]
+                if isinstance(e, TimeoutError) and not (
+                        f.done() and not f.cancelled() and f.exception() is e):
+                    self._abandon(f)     # the wait ran out, not the tool's own TimeoutError
+                    e = _TimedOut()
                 out.append(self._failure(r, e, started))
                 continue
             out.append(self._result(r.call, text, "ok", started, r.args))
@@ -300,7 +308,7 @@ class ToolRunner:
                     task.add_done_callback(_retrieve)
                     if thread is not None:
                         self._abandon(thread)
-                    raise TimeoutError
+                    raise _TimedOut
                 text = render_output(task.result(), scrub=self._scrub)
             except asyncio.CancelledError:
                 task.cancel()

@@ -320,3 +320,21 @@ def test_an_async_tool_that_swallows_its_cancellation_still_times_out(runner_fac
 
     (r,) = asyncio.run(runner_factory([stubborn]).arun([ToolCall("c", "stubborn")]))
     assert (r.status, r.output) == ("timeout", "error: stubborn timed out after 0.05s")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("timeout_s", [None, 30.0])
+def test_a_tool_raising_its_own_timeout_error_is_its_error_not_the_runners_timeout(
+        runner_factory: Any, use_async: bool, timeout_s: float | None) -> None:
+    """A tool whose own request timed out (``socket.timeout`` is ``TimeoutError``) failed in its
+    own way: the answer names its error; it must not claim the runner's limit ran out (nor, with
+    no limit set, end the turn formatting a limit that does not exist)."""
+    def fetch() -> str:
+        """Fetches a page."""
+        raise TimeoutError("the upstream read timed out")
+
+    runner = runner_factory([fetch], timeout_s=timeout_s)
+    calls = [ToolCall("c", "fetch")]
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert (r.status, r.output) == (
+        "error", "error: fetch raised TimeoutError: the upstream read timed out")
