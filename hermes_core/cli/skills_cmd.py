@@ -241,10 +241,16 @@ def _eval(args: argparse.Namespace) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     r = _retriever(args, layers=layers, fusion=args.fusion, folders_ok=True)
     r.persist_query_vectors(args.query_cache)
-    queries = sample(load_queries(args.queries), args.limit, args.seed)
-    negatives = load_queries(args.negatives) if args.negatives else []
+    def read(path: str) -> list[Any]:
+        # an empty file measured nothing: every figure would print as null, with exit 0
+        if not (got := load_queries(path)):
+            raise ConfigError("holds no query line", file=path)
+        return got
+
+    queries = sample(read(args.queries), args.limit, args.seed)
+    negatives = read(args.negatives) if args.negatives else []
     if args.usage:
-        result: dict[str, Any] = evaluate_with_usage(r, queries, negatives, load_queries(args.usage),
+        result: dict[str, Any] = evaluate_with_usage(r, queries, negatives, read(args.usage),
                                                      per_layer=args.per_layer)
         result["calibration"] = r.calibration_report()
     else:

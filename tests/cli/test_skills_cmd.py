@@ -109,6 +109,22 @@ def test_eval_bad_inputs_are_clear_errors(catalog: Path, tmp_path: Path,
     assert code == 1 and "catalog file not found" in err
 
 
+@pytest.mark.parametrize("empty_flag", ["--queries", "--negatives", "--usage"])
+def test_eval_refuses_an_empty_query_file_by_name(catalog: Path, tmp_path: Path, empty_flag: str,
+                                                  capsys: pytest.CaptureFixture[str],
+                                                  hermes_home: Path) -> None:
+    """An empty file measured nothing: every figure would print as null with exit 0."""
+    good = tmp_path / "q.jsonl"
+    good.write_text('{"query": "extract the tables of this pdf", "gold": "pdf-extract"}\n')
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n")
+    files = {"--queries": good, "--negatives": good, "--usage": good, empty_flag: empty}
+    argv = [a for flag, path in files.items() for a in (flag, str(path))]
+    code, out, err = run(capsys, "skills", "eval", "--catalog", str(catalog), *argv,
+                         "--no-embeddings", "--json")
+    assert code == 1 and out == "" and str(empty) in err and "no query" in err
+
+
 def test_catalog_that_is_a_directory_is_not_reported_as_missing(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
     code = main(["skills", "search", "x", "--catalog", str(tmp_path), "--no-embeddings"])
