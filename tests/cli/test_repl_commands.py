@@ -42,6 +42,17 @@ def _session(tmp_path: Path, replies: list[object], script: str) -> str:
     return out.getvalue()
 
 
+def _memory_command(home: Path, extra: dict[str, object]) -> str:
+    """What `/memory staging proxy` prints in a chat on ``home`` (no skills, ``extra`` settings)."""
+    settings = load_settings({"home": str(home), "skill_utils": {"enabled": False},
+                              "llm": {"routing": {"default_model": "gpt-4o"}}, **extra}, env={})
+    agent = Agent(settings, provider=FakeProvider(["answer"], default="answer"),
+                  loop_options={"audit_path": False})
+    out = io.StringIO()
+    Repl(agent, stdin=io.StringIO("/memory staging proxy\n/exit\n"), stdout=out, stream=False).run()
+    return out.getvalue()
+
+
 def test_route_lists_tool_calls_without_arguments(tmp_path: Path) -> None:
     text = _session(tmp_path, [
         tool_calls(tool_call("lookup", query="private thing", id="c1"),
@@ -226,14 +237,7 @@ def test_memory_never_shows_the_head_of_a_key_from_an_old_row(tmp_path: Path) ->
     assert summary.index(_SAVE_KEY) < 100 < summary.index(_SAVE_KEY) + len(_SAVE_KEY)
     with ContextEngine(home / "sessions.db", redactor=lambda text: text) as old:
         old.add("s-old", summary, ["staging"])
-    settings = load_settings({"home": str(home), "skill_utils": {"enabled": False},
-                              "credentials": {"openai": {"keys": [{"key": _SAVE_KEY}]}},
-                              "llm": {"routing": {"default_model": "gpt-4o"}}}, env={})
-    agent = Agent(settings, provider=FakeProvider(["answer"], default="answer"),
-                  loop_options={"audit_path": False})
-    out = io.StringIO()
-    Repl(agent, stdin=io.StringIO("/memory staging proxy\n/exit\n"), stdout=out, stream=False).run()
-    shown = out.getvalue()
+    shown = _memory_command(home, {"credentials": {"openai": {"keys": [{"key": _SAVE_KEY}]}}})
     assert "staging proxy" in shown and "zq9Horse" not in shown and "zq9Ho" not in shown
 
 
@@ -269,11 +273,5 @@ def test_memory_shows_control_characters_of_a_summary_instead_of_sending_them(tm
     home.mkdir()
     with ContextEngine(home / "sessions.db") as engine:
         engine.add("s-esc", "staging proxy notes \x1b[2J\x1b]52;c;ZXZpbA==\x07 done", ["staging"])
-    settings = load_settings({"home": str(home), "skill_utils": {"enabled": False},
-                              "llm": {"routing": {"default_model": "gpt-4o"}}}, env={})
-    agent = Agent(settings, provider=FakeProvider(["answer"], default="answer"),
-                  loop_options={"audit_path": False})
-    out = io.StringIO()
-    Repl(agent, stdin=io.StringIO("/memory staging proxy\n/exit\n"), stdout=out, stream=False).run()
-    shown = out.getvalue()
+    shown = _memory_command(home, {})
     assert "staging proxy notes" in shown and "\x1b" not in shown and "\x07" not in shown
