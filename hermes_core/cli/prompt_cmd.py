@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import stat
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,9 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "prompt", help="show exactly what would be sent for MESSAGE (no provider is called)",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("message", metavar="MESSAGE")
+    p.add_argument("message", metavar="MESSAGE",
+                   help="the user's message; '-' reads it from stdin (a pasted log over the "
+                        "system's 128 KB argument limit)")
     p.add_argument("--home", metavar="DIR", help="HERMES_HOME holding SOUL.md, MEMORY.md, USER.md")
     p.add_argument("--config", metavar="FILE", help="config YAML (default: HOME/config.yaml)")
     p.add_argument("--provider", choices=("openai", "anthropic"),
@@ -204,6 +207,12 @@ def render_request(prompt: Prompt, settings: Settings, provider: str, model: str
     return adapter.render(prompt, model, options)
 
 
+def _stdin_text() -> str:
+    """The message piped in: bytes that are not UTF-8 become U+FFFD rather than a traceback."""
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+    return data.decode("utf-8", "replace")
+
+
 def run(args: argparse.Namespace) -> int:
     from hermes_core.agent.agent import default_context_engine, default_retriever
     from hermes_core.agent.prompt.cache_plan import replan_cache
@@ -231,7 +240,8 @@ def run(args: argparse.Namespace) -> int:
     # As Agent.prepare does: the context names a model only when one was asked for (with routing
     # on auto the model is not known while the prompt is built), then the cache plan is redone
     # for the provider and model that will be called.
-    prompt = builder.build(clean_text(args.message), history, session_id=args.session, model=args.model,
+    message = _stdin_text() if args.message == "-" else args.message
+    prompt = builder.build(clean_text(message), history, session_id=args.session, model=args.model,
                            provider_kind=provider, tools=tools)
     compactor = HistoryCompactor(settings)   # no summariser: a preview never calls a model
     prompt = compactor.fit(prompt, history, model=model, provider_kind=provider)

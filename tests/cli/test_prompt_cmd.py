@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from pathlib import Path
@@ -383,3 +384,17 @@ def test_previewing_a_prompt_records_no_skill_use(home: Path, capsys: pytest.Cap
     shown = json.loads(capsys.readouterr().out)
     assert "docker-debugging" in json.dumps(shown)          # the trigger fired in the preview
     assert not (home / "usage.sqlite3").exists() and not (home / "sessions.db").exists()
+
+
+def test_a_message_of_dash_is_read_from_stdin_past_the_argument_limit(
+        hermes_home: Path, cwd: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A pasted log is often over the 128 KB a single argument may hold; `-` reads it from stdin,
+    as bytes, so a stray non-UTF-8 byte is a replacement character, not a traceback."""
+    log = "why does this keep failing?\n" + "2026-12-03 connection reset by peer\n" * 6000
+    raw = log.encode() + b"\xff tail"
+    assert len(raw) > 200_000
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8"))
+    assert main(["prompt", "-", "--home", str(hermes_home), "--cwd", str(cwd), "--json"]) == 0
+    sent = json.loads(capsys.readouterr().out)["messages"][-1]["content"]
+    assert sent.startswith("why does this keep failing?") and sent.endswith("\ufffd tail")
