@@ -230,6 +230,11 @@ class SkillRetriever:
             trig = merge_triggers({s.name: s.triggers for s in skills if s.triggers},
                                   {k: v for k, v in self.extra_triggers.items() if k in by_name})
             bm25, synonyms, triggers = BM25Index(skills), SynonymIndex(syn, names), TriggerIndex(trig)
+            for skill, phrase in triggers.ignored:
+                why = f"skill {skill!r}: trigger {phrase!r} has no word but stopwords; ignored"
+                if why not in self._warned:   # once per process, not once per refresh
+                    self._warned.add(why)
+                    log.warning("%s (it would auto-load the skill into almost every message)", why)
             lexical_cal = self._calibrate_lexical(skills, bm25) if self.calibrate else None
             langs = (xl.readable(skills), xl.description_languages(skills))
             expand = xl.Expansion.for_catalog(self.glossary, langs[0], self.cache_dir)
