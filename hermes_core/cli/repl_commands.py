@@ -127,12 +127,20 @@ def _shares(contrib: Any, name: str) -> str:
     return ", ".join(f"{layer} {abs(v) / total:.0%}" for layer, v in ranked if abs(v) / total >= 0.005)
 
 
+def columns(text: str) -> int:
+    """How many terminal columns ``text`` takes: a CJK (wide) character takes two, a combining
+    mark none. ``len`` would pad a row naming 快递查询 four columns short."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+               for c in text)
+
+
 def table(rows: list[list[str]], header: list[str], *, right: tuple[int, ...] = ()) -> list[str]:
-    """Rows as aligned columns (``right``: column indexes aligned right), two-space indented."""
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    """Rows as aligned columns (``right``: column indexes aligned right), two-space indented;
+    widths are terminal columns, so Chinese skill names line up with English ones."""
+    widths = [max(columns(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
     def line(r: list[str]) -> str:
-        cells = [c.rjust(w) if i in right else c.ljust(w)
+        cells = [" " * (w - columns(c)) + c if i in right else c + " " * (w - columns(c))
                  for i, (c, w) in enumerate(zip(r, widths, strict=True))]
         return ("  " + "  ".join(cells)).rstrip()
 

@@ -139,6 +139,21 @@ def test_table_aligns_columns():
     assert lines[1].index("git") == lines[2].index("sql")
 
 
+def _columns(text: str) -> int:
+    """Terminal columns: a CJK character takes two."""
+    import unicodedata
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def test_table_aligns_chinese_skill_names_by_terminal_columns():
+    # /skills with 快递查询 beside docker-debugging: each CJK character takes two columns, and the
+    # match column of the Chinese row stood four columns right of the others
+    lines = table([["1", "快递查询", "100%"], ["2", "docker-debugging", "42%"]],
+                  ["#", "skill", "match"], right=(0, 2))
+    assert len({_columns(line) for line in lines}) == 1
+    assert _columns(lines[1].split("  100%")[0]) <= _columns(lines[2].split("  42%")[0])
+
+
 # ------------------------------------------------------------------ /save NAME
 
 _SAVE_KEY = "zq9Horse7battery.Staple-42"   # a configured key of no recognisable shape
