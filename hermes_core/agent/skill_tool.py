@@ -94,15 +94,19 @@ class SkillSelection:
         return list(self.retriever.skills)
 
     def find(self, name: str) -> Skill | None:
-        """The skill called ``name``; case is forgiven only when no skill has the exact name
-        (``Deploy`` and ``deploy`` may both exist: dedupe keys on the exact name)."""
+        """The skill called ``name``; case is forgiven only when no skill has the exact name and
+        one skill alone matches without it (``Deploy`` and ``deploy`` may both exist: dedupe keys
+        on the exact name)."""
         wanted = name.strip()
         skills = self.catalog()
         exact: Skill | None = next((s for s in skills if s.name == wanted), None)
         if exact is not None:
             return exact
         folded = wanted.casefold()
-        return next((s for s in skills if s.name.casefold() == folded), None)
+        matches = [s for s in skills if s.name.casefold() == folded]
+        # two skills equal but for case (Deploy, deploy): guessing would load, or record feedback
+        # against, either one; the caller's error lists both instead
+        return matches[0] if len(matches) == 1 else None
 
 
 def _argument(call: ToolCall, key: str) -> str:
@@ -118,9 +122,9 @@ def _known(name: str, catalog: Sequence[Skill], limit: int = 50) -> str:
     """The names to correct a call with: the nearest to ``name`` first (in a catalog of hundreds,
     the first 50 alphabetically would rarely hold the one meant), then the rest in order."""
     names = sorted(s.name for s in catalog)
-    near = difflib.get_close_matches(name.casefold(), [n.casefold() for n in names], n=5, cutoff=0.6)
-    by_folded = {n.casefold(): n for n in reversed(names)}
-    close = [by_folded[n] for n in near]
+    near = difflib.get_close_matches(name.casefold(), sorted({n.casefold() for n in names}), n=5,
+                                     cutoff=0.6)
+    close = [n for folded in near for n in names if n.casefold() == folded]
     rest = [n for n in names if n not in close]
     listed = ", ".join((close + rest)[:limit])
     more = f" (and {len(names) - limit} more)" if len(names) > limit else ""

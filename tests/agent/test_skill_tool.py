@@ -147,3 +147,14 @@ def test_with_retrieval_off_the_error_lists_the_skills_find_looks_in() -> None:
     r = SkillRetriever(skills=[Skill("weather", "Get the forecast")], enabled=False)
     content = answer_skill_view(ToolCall("c", "skill_view", '{"name": "wether"}'), SkillSelection(r))
     assert "weather" in content and not r._lexical_ready.is_set()
+
+
+def test_a_name_matching_two_skills_but_for_case_is_not_guessed() -> None:
+    # "DEPLOY" with both Deploy and deploy installed loaded whichever sorted first (and
+    # Agent.feedback recorded the lesson against it); the model is asked to choose instead
+    sel = _selection()
+    assert sel.find("DEPLOY") is None
+    content = answer_skill_view(ToolCall("c", "skill_view", '{"name": "DEPLOY"}'), sel)
+    assert content.startswith("error: no skill named 'DEPLOY'")
+    assert "Did you mean: Deploy, deploy?" in content
+    assert "STEPS" not in content
