@@ -319,6 +319,11 @@ def _skill_files(folder: Path, seen: set[str] | None = None) -> tuple[list[Path]
                 # package) belong to it: a SKILL.md below is one of its files, not another skill
                 dirs[:] = []
                 continue
+            miscased = next((f for f in sorted(files) if f.casefold() == SKILL_FILE.casefold()), None)
+            if miscased is not None:   # skill.md: passed over in silence, the skill was just missing
+                issues.append(CatalogIssue(str(Path(root) / miscased),
+                                           f"not loaded: a skill's file must be named {SKILL_FILE} "
+                                           "(upper case); rename it"))
             if len(Path(root).parts) - base_depth >= MAX_WALK_DEPTH:
                 dirs[:] = []
                 continue

@@ -553,3 +553,18 @@ def test_a_name_joined_by_zero_width_joiners_is_kept() -> None:
     s = parse_skill_md('---\nname: "family-\U0001F468\u200d\U0001F469\u200d\U0001F467"\n'
                        'description: d\n---\n', "x")
     assert s.name == "family-\U0001F468\u200d\U0001F469\u200d\U0001F467"
+
+
+@pytest.mark.parametrize("filename", ["skill.md", "Skill.md", "SKILL.MD"])
+def test_a_skill_file_named_in_the_wrong_case_is_an_issue_not_silence(tmp_path: Path,
+                                                                      filename: str) -> None:
+    # skills/deploy/skill.md was passed over without a word: the skill was simply missing
+    root = tmp_path / "skills"
+    (root / "deploy").mkdir(parents=True)
+    (root / "deploy" / filename).write_text("---\nname: deploy\ndescription: d\n---\n", encoding="utf-8")
+    (root / "pdf").mkdir()
+    (root / "pdf" / "SKILL.md").write_text("---\nname: pdf\ndescription: d\n---\n", encoding="utf-8")
+    catalog = load_catalog([root], warn=False)
+    assert [s.name for s in catalog.skills] == ["pdf"]
+    [issue] = catalog.issues
+    assert issue.path == str(root / "deploy" / filename) and "SKILL.md" in issue.reason
