@@ -105,8 +105,12 @@ def _prompt(repl: Repl, arg: str) -> None:
 
 LAYER_WORDS = {"L1": "a trigger phrase in the message", "L2": "keyword match (bm25)",
                "L3": "synonyms", "L4": "meaning (embeddings)", "L5": "all layers combined",
-               "none": "no skills are installed", "disabled": "retrieval is off (every skill listed)"}
-TIMING_WORDS = {"L1": "triggers", "L2": "bm25", "L3": "synonyms", "L4": "dense", "L5": "fusion"}
+               "none": "no skills are installed", "disabled": "retrieval is off (every skill listed)",
+               # the fused layers, as RetrievalResult.answered names them
+               "bm25": "keyword match (bm25)", "synonyms": "synonyms", "dense": "meaning (embeddings)",
+               "usage": "past use"}
+TIMING_WORDS = {"L1": "triggers", "L2": "bm25", "L3": "synonyms", "L4": "dense", "L5": "fusion",
+                "L6": "past use", "history": "earlier turns"}
 TIER_WORDS = {1: "exact phrase", 2: "Chinese characters in order", 3: "loose phrase"}
 
 

@@ -98,6 +98,15 @@ def test_skills_are_explained_in_words_with_relative_scores(agent: Agent):
     assert "100%" in shown                                  # the best skill is the 100% mark
 
 
+def test_skills_names_every_layer_and_timing_in_words(agent: Agent):
+    # "evidence from bm25, synonyms" and "took ... L6 16.8 ms": the usage layer's timing had no
+    # word at all, and the fused layers were shown by their internal names
+    out = after(run(agent, "/skills my SQL query is slow, how do I speed it up"), "/skills")
+    assert "decided by all layers combined; evidence from keyword match (bm25)" in out
+    took = next(line for line in out.splitlines() if "took" in line)
+    assert not re.search(r"\bL\d\b", took) and "past use" in took
+
+
 def test_memory_shows_relative_matches_and_readable_topics(agent: Agent):
     agent.context_engine.add("old", "Looked up traffic violation records for the car on the "
                                     "city portal.", ["违章", "我查", "记录", "traffic"])
