@@ -9,6 +9,7 @@ system prompt in the cached prefix, so a tool list that came and went would brea
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 from collections.abc import Sequence
@@ -85,20 +86,27 @@ class SkillSelection:
             log.warning("skills unavailable: %s", e)
             return False
 
-    def find(self, name: str) -> Skill | None:
-        """The skill called ``name``; case is forgiven only when no skill has the exact name
-        (``Deploy`` and ``deploy`` may both exist: dedupe keys on the exact name)."""
-        wanted = name.strip()
+    def catalog(self) -> list[Skill]:
+        """The skills skill_view serves: the index, or with retrieval off the list every turn
+        shows, read fresh (no index, no model)."""
         if not getattr(self.retriever, "enabled", True):
-            # retrieval off: the list every turn shows, read fresh (no index, no model)
-            skills = list(self.retriever.load_catalog(warn=False).skills)
-        else:
-            skills = self.retriever.skills
+            return list(self.retriever.load_catalog(warn=False).skills)
+        return list(self.retriever.skills)
+
+    def find(self, name: str) -> Skill | None:
+        """The skill called ``name``; case is forgiven only when no skill has the exact name and
+        one skill alone matches without it (``Deploy`` and ``deploy`` may both exist: dedupe keys
+        on the exact name)."""
+        wanted = name.strip()
+        skills = self.catalog()
         exact: Skill | None = next((s for s in skills if s.name == wanted), None)
         if exact is not None:
             return exact
         folded = wanted.casefold()
-        return next((s for s in skills if s.name.casefold() == folded), None)
+        matches = [s for s in skills if s.name.casefold() == folded]
+        # two skills equal but for case (Deploy, deploy): guessing would load, or record feedback
+        # against, either one; the caller's error lists both instead
+        return matches[0] if len(matches) == 1 else None
 
 
 def _argument(call: ToolCall, key: str) -> str:
@@ -108,6 +116,19 @@ def _argument(call: ToolCall, key: str) -> str:
         return ""
     value = args.get(key) if isinstance(args, dict) else None
     return value if isinstance(value, str) else ""
+
+
+def _known(name: str, catalog: Sequence[Skill], limit: int = 50) -> str:
+    """The names to correct a call with: the nearest to ``name`` first (in a catalog of hundreds,
+    the first 50 alphabetically would rarely hold the one meant), then the rest in order."""
+    names = sorted(s.name for s in catalog)
+    near = difflib.get_close_matches(name.casefold(), sorted({n.casefold() for n in names}), n=5,
+                                     cutoff=0.6)
+    close = [n for folded in near for n in names if n.casefold() == folded]
+    rest = [n for n in names if n not in close]
+    listed = ", ".join((close + rest)[:limit])
+    more = f" (and {len(names) - limit} more)" if len(names) > limit else ""
+    return (f"Did you mean: {', '.join(close)}? " if close else "") + f"Known skills: {listed}{more}"
 
 
 def render_skill(skill: Skill, scan: Sequence[str] = INJECTION_CATEGORIES) -> str:
@@ -135,8 +156,7 @@ def answer_skill_view(call: ToolCall, skills: SkillSelection) -> str:
     if not name:  # "no skill named ''" would not tell the model what it got wrong
         return 'error: skill_view needs a \'name\' argument, e.g. {"name": "SKILL"}'
     if skill is None:
-        known = ", ".join(sorted(s.name for s in skills.retriever.skills)[:50])
-        return f"error: no skill named {name!r}. Known skills: {known}"
+        return f"error: no skill named {name!r}. {_known(name, skills.catalog())}"
     scan = tuple(getattr(skills.retriever, "scan_categories", INJECTION_CATEGORIES))
     file_path = _argument(call, "file_path").strip()
     if not file_path:

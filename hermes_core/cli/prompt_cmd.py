@@ -213,6 +213,17 @@ def _stdin_text() -> str:
     return data.decode("utf-8", "replace")
 
 
+def _skill_warnings(retriever: Any) -> list[dict[str, str]]:
+    """The SKILL.md files (and JSONL lines) the catalog skipped, as warnings beside the context
+    files': on stderr only, a script reading ``--json`` would see a skill silently missing."""
+    if retriever is None:
+        return []
+    issues = (retriever.issues if getattr(retriever, "enabled", True)
+              else retriever.load_catalog(warn=False).issues)   # retrieval off: no index was built
+    return [{"kind": "warning", "file": i.path,
+             "reason": f"line {i.line}: {i.reason}" if i.line else i.reason} for i in issues]
+
+
 def run(args: argparse.Namespace) -> int:
     from hermes_core.agent.agent import default_context_engine, default_retriever
     from hermes_core.agent.prompt.cache_plan import replan_cache
@@ -262,7 +273,7 @@ def run(args: argparse.Namespace) -> int:
                       "ttl": prompt.cache.ttl, "prompt_cache_key": prompt.cache.prompt_cache_key},
             "request": request,
             "sources": [asdict(s) for s in builder.sources()],
-            "warnings": [asdict(e) for e in builder.events],
+            "warnings": [asdict(e) for e in builder.events] + _skill_warnings(retriever),
         }
         print(redact(json.dumps(out, ensure_ascii=False, indent=2)))
         return 0

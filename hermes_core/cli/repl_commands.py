@@ -105,8 +105,12 @@ def _prompt(repl: Repl, arg: str) -> None:
 
 LAYER_WORDS = {"L1": "a trigger phrase in the message", "L2": "keyword match (bm25)",
                "L3": "synonyms", "L4": "meaning (embeddings)", "L5": "all layers combined",
-               "none": "no skills are installed", "disabled": "retrieval is off (every skill listed)"}
-TIMING_WORDS = {"L1": "triggers", "L2": "bm25", "L3": "synonyms", "L4": "dense", "L5": "fusion"}
+               "none": "no skills are installed", "disabled": "retrieval is off (every skill listed)",
+               # the fused layers, as RetrievalResult.answered names them
+               "bm25": "keyword match (bm25)", "synonyms": "synonyms", "dense": "meaning (embeddings)",
+               "usage": "past use"}
+TIMING_WORDS = {"L1": "triggers", "L2": "bm25", "L3": "synonyms", "L4": "dense", "L5": "fusion",
+                "L6": "past use", "history": "earlier turns"}
 TIER_WORDS = {1: "exact phrase", 2: "Chinese characters in order", 3: "loose phrase"}
 
 
@@ -127,12 +131,20 @@ def _shares(contrib: Any, name: str) -> str:
     return ", ".join(f"{layer} {abs(v) / total:.0%}" for layer, v in ranked if abs(v) / total >= 0.005)
 
 
+def columns(text: str) -> int:
+    """How many terminal columns ``text`` takes: a CJK (wide) character takes two, a combining
+    mark none. ``len`` would pad a row naming 快递查询 four columns short."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+               for c in text)
+
+
 def table(rows: list[list[str]], header: list[str], *, right: tuple[int, ...] = ()) -> list[str]:
-    """Rows as aligned columns (``right``: column indexes aligned right), two-space indented."""
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    """Rows as aligned columns (``right``: column indexes aligned right), two-space indented;
+    widths are terminal columns, so Chinese skill names line up with English ones."""
+    widths = [max(columns(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
     def line(r: list[str]) -> str:
-        cells = [c.rjust(w) if i in right else c.ljust(w)
+        cells = [" " * (w - columns(c)) + c if i in right else c + " " * (w - columns(c))
                  for i, (c, w) in enumerate(zip(r, widths, strict=True))]
         return ("  " + "  ".join(cells)).rstrip()
 

@@ -140,6 +140,8 @@ def _search(args: argparse.Namespace) -> int:
     if not res.skills:
         why = "gated: no skill fits" if res.gated else "no skills found"
         print(f"(no skills; {why})")
+        if res.layer == "none":
+            _where_looked(r)
     else:
         print(terminal_safe(render(res)), end="")
     if args.explain:
@@ -196,12 +198,25 @@ def _list(args: argparse.Namespace) -> int:
             print(terminal_safe(f"{s.name}\t(not available here: {why})"))
     for issue in catalog.issues:
         print(f"warning: {issue}", file=sys.stderr)
-    if not skills:   # say where we looked: an empty answer looks like a broken command
-        for folder in getattr(r, "folders", ()):
-            path = Path(os.path.expanduser(os.fspath(folder)))
-            state = "is empty" if path.is_dir() else "does not exist"
-            print(f"no skills: {path} {state}", file=sys.stderr)
+    if not skills:
+        _where_looked(r)
     return 0
+
+
+def _where_looked(r: Any) -> None:
+    """Say where skills were looked for: an empty answer looks like a broken command."""
+    for folder in getattr(r, "folders", ()):
+        path = Path(os.path.expanduser(os.fspath(folder)))
+        try:
+            if not path.is_dir():
+                state = "does not exist"
+            elif next(path.iterdir(), None) is None:
+                state = "is empty"
+            else:   # folders whose SKILL.md were skipped (each warned), or other files only
+                state = "holds no usable SKILL.md"
+        except OSError as e:   # a folder we may not list: its own warning says so too
+            state = f"cannot be listed ({e.strerror or e})"
+        print(f"no skills: {path} {state}", file=sys.stderr)
 
 
 def _row(s: Any) -> dict[str, Any]:

@@ -230,6 +230,11 @@ class SkillRetriever:
             trig = merge_triggers({s.name: s.triggers for s in skills if s.triggers},
                                   {k: v for k, v in self.extra_triggers.items() if k in by_name})
             bm25, synonyms, triggers = BM25Index(skills), SynonymIndex(syn, names), TriggerIndex(trig)
+            for skill, phrase in triggers.ignored:
+                why = f"skill {skill!r}: trigger {phrase!r} has no word but stopwords; ignored"
+                if why not in self._warned:   # once per process, not once per refresh
+                    self._warned.add(why)
+                    log.warning("%s (it would auto-load the skill into almost every message)", why)
             lexical_cal = self._calibrate_lexical(skills, bm25) if self.calibrate else None
             langs = (xl.readable(skills), xl.description_languages(skills))
             expand = xl.Expansion.for_catalog(self.glossary, langs[0], self.cache_dir)
@@ -241,7 +246,9 @@ class SkillRetriever:
                 self.bm25, self.synonyms, self.triggers = bm25, synonyms, triggers
                 self._lexical_cal, self._translated_gate = lexical_cal, crossing
             if self.usage is not None:  # what was learnt about a rewritten or deleted skill goes
-                self.usage.prune({s.name: s.content_hash for s in skills})
+                known = {s.name: s.content_hash for s, _ in catalog.unavailable}  # another platform's
+                known.update((s.name, s.content_hash) for s in skills)
+                self.usage.prune(known, drop_absent=self._catalog_complete(catalog))
             self._lexical_ready.set()
             if not dense and self.dense:
                 return delta      # _built stays False: the dense layer is still to be built
@@ -253,6 +260,20 @@ class SkillRetriever:
             self._built = True
             self._sources = sources
             return delta
+
+    def _catalog_complete(self, catalog: Catalog) -> bool:
+        """Whether a skill absent from ``catalog`` is really gone: no file was skipped (a SKILL.md
+        with a YAML typo is an issue, not a deletion) and every configured folder and catalog file
+        is there (a second skills folder unmounted for a moment takes its skills with it)."""
+        if self._static is not None:
+            return True
+        if catalog.issues:
+            return False
+        try:
+            return (all(Path(os.path.expanduser(os.fspath(f))).is_dir() for f in self.folders)
+                    and all(Path(os.path.expanduser(os.fspath(c))).is_file() for c in self.catalogs))
+        except OSError:
+            return False
 
     def _sources_now(self) -> tuple[object, ...] | None:
         if self._static is not None:

@@ -44,8 +44,9 @@ def _inside(root: str, path: str) -> bool:
 
 
 def list_files(folder: Path, limit: int = MAX_LISTED) -> tuple[list[str], int]:
-    """Relative POSIX paths of the files in ``folder`` (SKILL.md, hidden files and links that leave
-    the folder excluded), sorted, at most ``limit``; and how many there are in all."""
+    """Relative POSIX paths of the regular files in ``folder`` (SKILL.md, hidden files, links that
+    leave the folder or lead nowhere, pipes and devices excluded: the listing offers only what
+    skill_view serves), sorted, at most ``limit``; and how many there are in all."""
     root = os.path.realpath(folder)
     found: list[str] = []
     for dirpath, dirs, files in os.walk(folder):
@@ -57,8 +58,8 @@ def list_files(folder: Path, limit: int = MAX_LISTED) -> tuple[list[str], int]:
             if name.startswith(".") or (depth == 0 and name == "SKILL.md"):
                 continue
             full = os.path.join(dirpath, name)
-            if not _inside(root, os.path.realpath(full)):
-                continue
+            if not _inside(root, os.path.realpath(full)) or not os.path.isfile(full):
+                continue   # leaves the folder, or nothing read_skill_file serves (dangling link, pipe)
             found.append(PurePosixPath(*Path(os.path.relpath(full, folder)).parts).as_posix())
     found.sort()
     return found[:limit], len(found)

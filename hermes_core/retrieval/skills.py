@@ -65,6 +65,8 @@ class _Invalid(ValueError):
     pass
 
 
+# zero-width (non-)joiners: part of how emoji sequences and Persian or Indic words are written
+_JOINERS = frozenset("\u200c\u200d")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -161,6 +163,12 @@ def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | N
     if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in name):
         # the name is printed on one line of the hint: a newline could forge a prompt heading
         raise _Invalid("'name' must be one line without control characters")
+    hidden = next((c for c in name if unicodedata.category(c) == "Cf" and c not in _JOINERS), None)
+    if hidden is not None:
+        # a bidi override prints "abc<RLO>dcba" as "abcabcd" in `skills list` and the hint; a
+        # zero-width space makes a name the model types back and skill_view cannot find
+        raise _Invalid(f"'name' holds an invisible formatting character (U+{ord(hidden):04X}); "
+                       "remove it")
     for key, value, limit in (("name", name, MAX_NAME), ("description", desc, MAX_DESCRIPTION)):
         if len(value) > limit:
             msg = f"'{key}' is {len(value)} characters (limit {limit})"
@@ -311,6 +319,11 @@ def _skill_files(folder: Path, seen: set[str] | None = None) -> tuple[list[Path]
                 # package) belong to it: a SKILL.md below is one of its files, not another skill
                 dirs[:] = []
                 continue
+            miscased = next((f for f in sorted(files) if f.casefold() == SKILL_FILE.casefold()), None)
+            if miscased is not None:   # skill.md: passed over in silence, the skill was just missing
+                issues.append(CatalogIssue(str(Path(root) / miscased),
+                                           f"not loaded: a skill's file must be named {SKILL_FILE} "
+                                           "(upper case); rename it"))
             if len(Path(root).parts) - base_depth >= MAX_WALK_DEPTH:
                 dirs[:] = []
                 continue

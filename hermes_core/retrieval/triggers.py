@@ -14,6 +14,9 @@ A trigger that begins (ends) with an ASCII letter or digit only matches where th
 ASCII letter or digit just before (after) it, as L3 synonyms do: ``git`` must not auto-load the git
 skill for "what digit...", nor ``pr`` for "print". CJK text has no spaces, so CJK ends need none.
 
+A trigger of stopwords or punctuation only (``a``, ``the``, ``how to``, ``的``) is ignored and listed
+in :attr:`TriggerIndex.ignored`: it would auto-load its skill into nearly every message.
+
 Precedence is one sort key, so it is easy to state and to test: the longest matching trigger wins;
 at equal length the one found earliest in the query; then the stricter tier; then the skill name.
 """
@@ -28,7 +31,7 @@ from typing import Any
 
 import ahocorasick
 
-from hermes_core.tokenize import has_cjk, is_cjk, tokenize
+from hermes_core.tokenize import content_tokens, has_cjk, is_cjk, tokenize
 
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _SPLIT = re.compile(r"[\s,;，、；/|]+")
@@ -176,17 +179,25 @@ class TriggerIndex:
         self._chars: list[frozenset[str]] = []
         self._segments: list[frozenset[str]] = []
         self._segment_rules: dict[str, list[int]] = {}   # rarest segment -> fuzzy rules (tier 3)
+        #: (skill, trigger) pairs left out because they hold no word but stopwords
+        self.ignored: tuple[tuple[str, str], ...] = ()
         if triggers:
             self.set(triggers)
 
     def set(self, triggers: Mapping[str, Iterable[str]]) -> None:
         rules = []
+        ignored: list[tuple[str, str]] = []
         for skill in sorted(triggers):
             for t in triggers[skill]:
                 r = _rule(skill, t)
-                if r is not None:
-                    rules.append(r)
+                if r is None:
+                    continue
+                if not content_tokens(r.norm):
+                    ignored.append((skill, t))   # "a", "the": every message would fire it
+                    continue
+                rules.append(r)
         self._rules = rules
+        self.ignored = tuple(ignored)
         exact: dict[str, list[int]] = {}       # normalised trigger -> rules (tier 1)
         segment_of: dict[str, list[int]] = {}  # fuzzy segment -> rules (tier 3)
         self._by_rarest_char = {}

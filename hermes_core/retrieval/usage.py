@@ -359,14 +359,17 @@ class UsageStore:
             conn = self._open(create=False)
             return 0 if conn is None else int(conn.execute("SELECT COUNT(*) FROM usage_events").fetchone()[0])
 
-    def prune(self, current: Mapping[str, str]) -> int:
-        """Drop events of skills not in ``current`` (name -> content hash) or whose content hash
-        differs (the skill was rewritten: what was learnt about the old text may not hold). Events
-        stored without a hash are kept while their skill exists. Returns how many were dropped.
+    def prune(self, current: Mapping[str, str], *, drop_absent: bool = True) -> int:
+        """Drop events of skills whose content hash differs from ``current`` (name -> content
+        hash: the skill was rewritten, and what was learnt about the old text may not hold) and,
+        with ``drop_absent``, of skills not in ``current``. Events stored without a hash are kept
+        while their skill exists. Returns how many were dropped.
 
         An empty ``current`` drops nothing: a catalog with no skill at all is far more likely a
         folder missing for a moment (moved, unmounted, a checkout switching branches) than every
-        skill deleted, and the history cannot be learnt again."""
+        skill deleted, and the history cannot be learnt again. For the same reason the caller
+        passes ``drop_absent=False`` when the catalog may be incomplete (a file it skipped, a
+        folder it could not find): the absent skill may be one with a typo being fixed."""
         if not current:
             return 0
         with self._lock:
@@ -374,7 +377,8 @@ class UsageStore:
             if conn is None:
                 return 0
             rows = conn.execute("SELECT id, skill, content_hash FROM usage_events").fetchall()
-            stale = [(i,) for i, s, h in rows if s not in current or (h and h != current[s])]
+            stale = [(i,) for i, s, h in rows
+                     if (s not in current and drop_absent) or (s in current and h and h != current[s])]
             if stale and not self._write(conn, [("DELETE FROM usage_events WHERE id = ?", stale)]):
                 return 0
         return len(stale)
@@ -726,8 +730,8 @@ class UsageLayer:
                content_hash: str = "") -> bool:
         return self.store.record(query, skill, kind, good=good, content_hash=content_hash)
 
-    def prune(self, current: Mapping[str, str]) -> int:
-        return self.store.prune(current)
+    def prune(self, current: Mapping[str, str], *, drop_absent: bool = True) -> int:
+        return self.store.prune(current, drop_absent=drop_absent)
 
     def gate_report(self) -> dict[str, dict[str, dict[str, float]]]:
         """The usage gate's calibration of each index built so far, by model ("" = lexical)."""

@@ -129,3 +129,32 @@ def test_a_trigger_hit_is_recorded_as_a_use() -> None:
     # a skill_view of a skill the last hint did not offer is not a lesson about that message
     answer_skill_view(ToolCall("c", "skill_view", '{"name": "rollback"}'), sel)
     assert len(store.events()) == 1
+
+
+def test_a_misspelt_name_in_a_large_catalog_is_answered_with_the_nearest_names() -> None:
+    # the error listed the first 50 names alphabetically: in a catalog of 300 the skill the model
+    # meant was not among them, and it had nothing to correct its call with
+    skills = [Skill(f"a-tool-{i:03d}", f"tool number {i}") for i in range(300)]
+    skills.append(Skill("sql-query-optimization", "Speed up a slow SQL query", body="EXPLAIN"))
+    sel = SkillSelection(SkillRetriever(skills=skills))
+    content = answer_skill_view(ToolCall("c", "skill_view", '{"name": "sql-query-optimisation"}'), sel)
+    assert content.startswith("error: no skill named 'sql-query-optimisation'")
+    assert "sql-query-optimization" in content
+
+
+def test_with_retrieval_off_the_error_lists_the_skills_find_looks_in() -> None:
+    # retrieval off: find() reads the catalog fresh; the error's list came from the index
+    r = SkillRetriever(skills=[Skill("weather", "Get the forecast")], enabled=False)
+    content = answer_skill_view(ToolCall("c", "skill_view", '{"name": "wether"}'), SkillSelection(r))
+    assert "weather" in content and not r._lexical_ready.is_set()
+
+
+def test_a_name_matching_two_skills_but_for_case_is_not_guessed() -> None:
+    # "DEPLOY" with both Deploy and deploy installed loaded whichever sorted first (and
+    # Agent.feedback recorded the lesson against it); the model is asked to choose instead
+    sel = _selection()
+    assert sel.find("DEPLOY") is None
+    content = answer_skill_view(ToolCall("c", "skill_view", '{"name": "DEPLOY"}'), sel)
+    assert content.startswith("error: no skill named 'DEPLOY'")
+    assert "Did you mean: Deploy, deploy?" in content
+    assert "STEPS" not in content

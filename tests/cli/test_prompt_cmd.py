@@ -149,6 +149,18 @@ def test_warnings_are_reported(hermes_home: Path, cwd: Path, capsys: pytest.Capt
     assert "[BLOCKED: MEMORY.md" in out["system"]
 
 
+def test_skipped_skill_files_are_reported_with_the_other_warnings(
+        hermes_home: Path, cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a SKILL.md the catalog skipped went only to the log: a script reading --json saw
+    # "warnings": [] and a skill silently missing from the hint
+    bad = hermes_home / "skills" / "broken" / "SKILL.md"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("---\nname: [\n---\n", encoding="utf-8")
+    out = run_json(capsys, "x", "--home", str(hermes_home))
+    [w] = [w for w in out["warnings"] if w["file"].endswith("SKILL.md")]
+    assert w["file"] == str(bad) and w["kind"] == "warning" and "not valid YAML" in w["reason"]
+
+
 def test_text_output(marked_home: Path, cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["prompt", "hello", "--home", str(marked_home), "--provider", "anthropic"]) == 0
     out = capsys.readouterr().out

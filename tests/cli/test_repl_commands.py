@@ -98,6 +98,15 @@ def test_skills_are_explained_in_words_with_relative_scores(agent: Agent):
     assert "100%" in shown                                  # the best skill is the 100% mark
 
 
+def test_skills_names_every_layer_and_timing_in_words(agent: Agent):
+    # "evidence from bm25, synonyms" and "took ... L6 16.8 ms": the usage layer's timing had no
+    # word at all, and the fused layers were shown by their internal names
+    out = after(run(agent, "/skills my SQL query is slow, how do I speed it up"), "/skills")
+    assert "decided by all layers combined; evidence from keyword match (bm25)" in out
+    took = next(line for line in out.splitlines() if "took" in line)
+    assert not re.search(r"\bL\d\b", took) and "past use" in took
+
+
 def test_memory_shows_relative_matches_and_readable_topics(agent: Agent):
     agent.context_engine.add("old", "Looked up traffic violation records for the car on the "
                                     "city portal.", ["违章", "我查", "记录", "traffic"])
@@ -137,6 +146,21 @@ def test_table_aligns_columns():
     assert len({line.index("match") + len("match") for line in lines[:1]}) == 1
     assert lines[1].endswith("100%") and lines[2].endswith("  7%")
     assert lines[1].index("git") == lines[2].index("sql")
+
+
+def _columns(text: str) -> int:
+    """Terminal columns: a CJK character takes two."""
+    import unicodedata
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def test_table_aligns_chinese_skill_names_by_terminal_columns():
+    # /skills with 快递查询 beside docker-debugging: each CJK character takes two columns, and the
+    # match column of the Chinese row stood four columns right of the others
+    lines = table([["1", "快递查询", "100%"], ["2", "docker-debugging", "42%"]],
+                  ["#", "skill", "match"], right=(0, 2))
+    assert len({_columns(line) for line in lines}) == 1
+    assert _columns(lines[1].split("  100%")[0]) <= _columns(lines[2].split("  42%")[0])
 
 
 # ------------------------------------------------------------------ /save NAME

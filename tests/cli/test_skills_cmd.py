@@ -146,6 +146,17 @@ def test_skills_list_on_a_home_without_skills_says_so(tmp_path: Path,
     assert main(["skills", "list", "--home", str(tmp_path), "--no-embeddings"]) == 0
     err = capsys.readouterr().err
     assert f"no skills: {tmp_path / 'skills'} does not exist" in err
+
+
+def test_skills_search_on_a_home_without_skills_says_where_it_looked(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # search answered "(no skills; no skills found)" and left the user to guess which folder
+    (tmp_path / "skills").mkdir()
+    assert main(["skills", "search", "convert csv to excel", "--home", str(tmp_path),
+                 "--no-embeddings"]) == 0
+    out, err = capsys.readouterr()
+    assert "no skills found" in out
+    assert f"no skills: {tmp_path / 'skills'} is empty" in err
 def _write(path: Path, rows: list[dict[str, object]]) -> Path:
     path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
     return path

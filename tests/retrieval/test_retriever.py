@@ -1284,3 +1284,16 @@ def test_the_gate_judges_the_request_as_written_not_the_shortened_ranking_text(
     assert res.gate.score == pytest.approx(whole.gate.score)
     assert res.gate.score != pytest.approx(ranked_as.gate.score)
     assert res.names == ranked_as.names
+
+
+def test_a_trigger_of_stopwords_only_is_warned_naming_the_skill(
+        caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+    skills = [Skill("weather", "Get the weather forecast", triggers=("the", "weather forecast")),
+              Skill("email", "Send an email")]
+    r = SkillRetriever(skills=skills)
+    with caplog.at_level(logging.WARNING, logger="hermes_core.retrieval.retriever"):
+        r.refresh()
+    assert "skill 'weather': trigger 'the' has no word but stopwords; ignored" in caplog.text
+    assert r.retrieve("send the email").layer != "L1"
+    assert r.retrieve("the weather forecast for Paris").names == ("weather",)

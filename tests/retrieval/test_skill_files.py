@@ -122,3 +122,15 @@ def test_skill_view_errors_list_the_files_there_are(tmp_path: Path) -> None:
     text = _view(r, "deploy", "../../etc/passwd")
     assert text.startswith("error: '../../etc/passwd' is not a path inside the skill's folder")
     assert "- references/guide.md" in text
+
+
+def test_the_listing_names_only_files_skill_view_serves(tmp_path: Path) -> None:
+    # a dangling link and a named pipe were listed, then refused when the model asked for them
+    skill = _skill(tmp_path)
+    write(tmp_path, "forms.md", "the form")
+    (tmp_path / "gone.md").symlink_to(tmp_path / "deleted.md")
+    os.mkfifo(tmp_path / "pipe.md")
+    files, total = list_files(tmp_path)
+    assert (files, total) == (["forms.md"], 1)
+    for name in files:
+        assert read_skill_file(skill, name) == "the form"

@@ -531,3 +531,40 @@ def test_any_jsonl_catalog_gives_skills_and_issues_naming_their_lines(tmp_path_f
     skills, issues = load_jsonl_catalog(path)
     assert all(s.name and s.description for s in skills)
     assert all(i.path == str(path) and (i.line or 0) >= 1 for i in issues)
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u200b", "\u2066", "\ufeff", "\u200e"])
+def test_a_name_with_an_invisible_formatting_character_is_skipped_naming_it(tmp_path: Path,
+                                                                             char: str) -> None:
+    # "abc\u202edcba" printed as "abcabcd" by `skills list`, and "zero\u200bwidth" looked like
+    # "zerowidth", a name the model then typed and skill_view could not find
+    folder = tmp_path / "skills" / "x"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f'---\nname: "abc{char}dcba"\ndescription: d\n---\nbody\n',
+                                     encoding="utf-8")
+    skills, issues = load_skill_folders([tmp_path / "skills"])
+    assert skills == []
+    [issue] = issues
+    assert f"U+{ord(char):04X}" in issue.reason and "'name'" in issue.reason
+
+
+def test_a_name_joined_by_zero_width_joiners_is_kept() -> None:
+    # ZWJ/ZWNJ are part of how emoji sequences and Persian or Indic words are written
+    s = parse_skill_md('---\nname: "family-\U0001F468\u200d\U0001F469\u200d\U0001F467"\n'
+                       'description: d\n---\n', "x")
+    assert s.name == "family-\U0001F468\u200d\U0001F469\u200d\U0001F467"
+
+
+@pytest.mark.parametrize("filename", ["skill.md", "Skill.md", "SKILL.MD"])
+def test_a_skill_file_named_in_the_wrong_case_is_an_issue_not_silence(tmp_path: Path,
+                                                                      filename: str) -> None:
+    # skills/deploy/skill.md was passed over without a word: the skill was simply missing
+    root = tmp_path / "skills"
+    (root / "deploy").mkdir(parents=True)
+    (root / "deploy" / filename).write_text("---\nname: deploy\ndescription: d\n---\n", encoding="utf-8")
+    (root / "pdf").mkdir()
+    (root / "pdf" / "SKILL.md").write_text("---\nname: pdf\ndescription: d\n---\n", encoding="utf-8")
+    catalog = load_catalog([root], warn=False)
+    assert [s.name for s in catalog.skills] == ["pdf"]
+    [issue] = catalog.issues
+    assert issue.path == str(root / "deploy" / filename) and "SKILL.md" in issue.reason

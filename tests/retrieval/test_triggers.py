@@ -139,3 +139,13 @@ def test_empty_index_and_empty_query() -> None:
     assert TriggerIndex().match("anything") is None
     assert TriggerIndex({"a": ["x"]}).match("") is None
     assert len(TriggerIndex({"a": ["  "]})) == 0
+
+
+@pytest.mark.parametrize("trigger", ["a", "the", "how to", "的", "。"])
+def test_a_trigger_of_stopwords_only_is_ignored_not_fired_on_every_message(trigger: str) -> None:
+    # a SKILL.md saying `triggers: [a]` auto-loaded its body into every English message with "a"
+    idx = TriggerIndex({"hijack": [trigger], "pdf": ["pdf to text"]})
+    assert idx.match("I have a problem with how to read the file。的") is None
+    assert idx.ignored == (("hijack", trigger),)
+    hit = idx.match("convert this pdf to text")
+    assert hit is not None and hit.skill == "pdf"

@@ -519,3 +519,55 @@ def test_learn_false_disables_the_store(tmp_path: Path, hermes_home: Path) -> No
     assert on.usage is not None and on.usage.store.path == hermes_home / U.USAGE_FILE
     s = load_settings(home=hermes_home).with_overrides(**{"skill_utils.learn": False})
     assert build_retriever(s, home=hermes_home).usage is None
+
+
+def test_a_skill_file_broken_for_a_moment_keeps_its_history(tmp_path: Path) -> None:
+    """A YAML typo while editing a SKILL.md (or an editor's half-written save) made the skill an
+    issue for one refresh, and that refresh deleted everything learnt about it, for good."""
+    from hermes_core.testing.retrieval import skill_md, write_skill
+    root = tmp_path / "skills"
+    p = write_skill(root, "mail", skill_md("email-send", "Send an email to a contact."))
+    write_skill(root, "pdf", skill_md("pdf-extract", "Extract text from PDF files."))
+    store = UsageStore(tmp_path / U.USAGE_FILE)
+    r = SkillRetriever(folders=[root], embedders=[], usage=UsageLayer(store), refresh_interval_s=None)
+    r.refresh()
+    good = p.read_text(encoding="utf-8")
+    assert r.record_use("mail Bob the report", "email-send")
+    p.write_text(good.replace("name:", "name: [", 1), encoding="utf-8")
+    r.refresh()
+    assert [s.name for s in r.skills] == ["pdf-extract"] and r.issues
+    assert len(store) == 1
+    p.write_text(good, encoding="utf-8")
+    r.refresh()
+    assert [e.query for e in store.events()] == ["mail Bob the report"]
+
+
+def test_a_second_skill_folder_missing_for_a_moment_keeps_its_skills_history(tmp_path: Path) -> None:
+    from hermes_core.testing.retrieval import skill_md, write_skill
+    home, team = tmp_path / "skills", tmp_path / "team"
+    write_skill(home, "pdf", skill_md("pdf-extract", "Extract text from PDF files."))
+    write_skill(team, "mail", skill_md("email-send", "Send an email to a contact."))
+    store = UsageStore(tmp_path / U.USAGE_FILE)
+    r = SkillRetriever(folders=[home, team], embedders=[], usage=UsageLayer(store),
+                       refresh_interval_s=None)
+    r.refresh()
+    assert r.record_use("mail Bob the report", "email-send")
+    team.rename(tmp_path / "team.unmounted")
+    r.refresh()
+    assert [s.name for s in r.skills] == ["pdf-extract"] and len(store) == 1
+
+
+def test_a_deleted_skill_in_a_clean_catalog_is_still_forgotten(tmp_path: Path) -> None:
+    import shutil
+
+    from hermes_core.testing.retrieval import skill_md, write_skill
+    root = tmp_path / "skills"
+    write_skill(root, "mail", skill_md("email-send", "Send an email to a contact."))
+    write_skill(root, "pdf", skill_md("pdf-extract", "Extract text from PDF files."))
+    store = UsageStore(None)
+    r = SkillRetriever(folders=[root], embedders=[], usage=UsageLayer(store), refresh_interval_s=None)
+    r.refresh()
+    assert r.record_use("mail Bob the report", "email-send")
+    shutil.rmtree(root / "mail")
+    r.refresh()
+    assert len(store) == 0
