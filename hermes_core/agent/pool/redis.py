@@ -335,8 +335,11 @@ class RedisPoolState:
                 fingerprint = fp or None
                 if fingerprint is not None:
                     self._hold(provider, fingerprint, lease, max(0, int(tokens)), policy.window_s)
+                at = 6 + 4 * len(keys)
+                recheck = _opt_float(raw[at]) if len(raw) > at else None
                 return AcquireResult(fingerprint, _opt_float(available), probe == "1",
-                                     float(now), lease if fingerprint else "")
+                                     float(now), lease if fingerprint else "",
+                                     recheck_at=recheck)
             raise self._connection_error("the pool state kept changing incarnation")
 
         def local() -> AcquireResult:
@@ -401,7 +404,7 @@ class RedisPoolState:
             held_lease = self._take_lease(provider, fingerprint, lease)
             lease_id, tokens = held_lease if held_lease else ("", 0)
             try:
-                changed, until, removed = self._release(
+                changed, until, removed, restored, recheck = self._release(
                     keys=[self._name(provider, "p"), state_key, lease_key, window_key],
                     args=[self._now_arg(), outcome.kind,
                           "" if retry_after is None else retry_after, lease_id,
@@ -410,14 +413,16 @@ class RedisPoolState:
                           "1" if outcome.probe else "0", tokens, policy.window_s,
                           stated or "", "1" if policy.learn_limits else "0",
                           "" if outcome.remaining is None else max(0, outcome.remaining),
-                          "" if reset is None else reset])
+                          "" if reset is None else reset, policy.auth_recheck_s,
+                          policy.auth_recheck_max_s, policy.auth_max_strikes])
             except self._redis_error:
                 if lease_id:  # keep it for a later release; it also expires in Redis on its own
                     self._hold(provider, fingerprint, lease_id, None, 0.0, tokens)
                 raise
-            res = ReleaseResult(_text(changed) == "1", float(_text(until)))
+            res = ReleaseResult(_text(changed) == "1", float(_text(until)), _text(removed) == "1",
+                                _opt_float(recheck), _text(restored) == "1")
             with self._lock:
-                self._remember(provider, fingerprint, res.blocked_until, _text(removed) == "1")
+                self._remember(provider, fingerprint, res.blocked_until, res.removed)
             # the request also counted against this worker's local share (its probation pair),
             # or was handed out by the fallback and ends now that Redis is back
             local_lease = paired or (lease if held_lease is None else "")
@@ -435,7 +440,7 @@ class RedisPoolState:
             # lease taken from Redis alone names none here and ends no local request
             res = self._local.release(provider, fingerprint, outcome_here, policy,
                                       lease=paired or lease)
-            removed = outcome.kind == "removed"
+            removed = res.removed
             with self._lock:
                 if stated and policy.learn_limits:
                     self._learned_rpm[(provider, fingerprint)] = stated
@@ -460,10 +465,10 @@ class RedisPoolState:
                 keys=names, args=[self._now_arg(), policy.window_s, len(keys)])]
             out = []
             for i, spec in enumerate(keys):
-                rm, bu, fl, req, tok, bm, bf, bo, lr = raw[4 + 9 * i: 13 + 9 * i]
+                rm, bu, fl, req, tok, bm, bf, bo, lr, st = raw[4 + 10 * i: 14 + 10 * i]
                 out.append(KeySnapshot(spec.fingerprint, rm == "1", float(bu), int(fl), int(req),
                                        int(tok), BreakerState(bm, int(bf), float(bo)),  # type: ignore[arg-type]
-                                       count_text(lr) if lr else None))
+                                       count_text(lr) if lr else None, int(st or 0)))
             return ProviderSnapshot(provider, float(raw[0]),
                                     BreakerState(raw[1], int(raw[2]), float(raw[3])),  # type: ignore[arg-type]
                                     tuple(out))

@@ -82,6 +82,13 @@ class PoolPolicy:
     max_in_flight: int | None = None
     # a key without max_rpm takes the limit its 429s reveal (see learn_limit)
     learn_limits: bool = False
+    # a key the provider rejects (401/403/402) is quarantined, not dropped: one request rechecks
+    # it after auth_recheck_s, twice as long after each rejected recheck (at most
+    # auth_recheck_max_s); the auth_max_strikes-th rejection in a row removes it for good
+    # (1: the first does). See after_auth_failure.
+    auth_recheck_s: float = 60.0
+    auth_recheck_max_s: float = 3600.0
+    auth_max_strikes: int = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +104,9 @@ class AcquireResult:
     probe: bool = False
     now: float = 0.0
     lease: str = ""     # names this request to its release (re-stamps its window entry)
+    # the earliest recheck of a key quarantined after an auth rejection (None: none is): such a
+    # key is not waited for (available_at leaves it out), yet the provider is not out of keys
+    recheck_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,11 +142,16 @@ class RateLimitInfo:
 
 @dataclass(frozen=True, slots=True)
 class ReleaseResult:
-    """``changed`` is True when this release removed the key (so it alerts once) or moved its
-    deadline; ``blocked_until`` is the key's deadline after the release."""
+    """``changed`` is True when this release quarantined or removed the key (so it alerts once)
+    or moved its deadline; ``blocked_until`` is the key's deadline after the release.
+    ``removed``: the key is out for good; ``recheck_at``: this release quarantined it, to be
+    rechecked then; ``restored``: a success lifted its quarantine."""
 
     changed: bool
     blocked_until: float
+    removed: bool = False
+    recheck_at: float | None = None
+    restored: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +164,7 @@ class KeySnapshot:
     tokens_in_window: int = 0
     breaker: BreakerState = CLOSED
     learned_rpm: int | None = None
+    auth_strikes: int = 0     # rejections in a row (quarantined while > 0 and not removed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,6 +402,7 @@ class Availability:
     free_at: float | None = None       # when refused: earliest time worth retrying; None = never
     probe: bool = False
     breaker: BreakerState = CLOSED     # the state to store if this key is taken
+    recheck_at: float | None = None    # quarantined (see after_auth_failure): its recheck
 
 
 def effective_rpm(spec: KeySpec, learned: int | None) -> int | None:
@@ -415,7 +432,8 @@ def in_flight_cap(spec: KeySpec, learned_rpm: int | None, successes: int | None,
 def evaluate_key(spec: KeySpec, removed: bool, blocked_until: float, breaker: BreakerState,
                  window: Sequence[tuple[float, int]], need_tokens: int, now: float,
                  policy: PoolPolicy, *, in_flight: int = 0, learned_rpm: int | None = None,
-                 tat: float = 0.0, successes: int | None = None) -> Availability:
+                 tat: float = 0.0, successes: int | None = None,
+                 auth_strikes: int = 0) -> Availability:
     """May this key take a request now? Removed > blocked deadline > breaker > in-flight cap
     (see :func:`in_flight_cap`) > RPM (configured or learned) > pacing > TPM.
 
@@ -429,6 +447,10 @@ def evaluate_key(spec: KeySpec, removed: bool, blocked_until: float, breaker: Br
         return Availability(False, blocked_until)
     chk = breaker_check(breaker, now, policy.breaker_cooldown_s)
     if not chk.allowed:
+        if auth_strikes > 0:
+            # quarantined: a request does not wait minutes for a recheck that will most likely
+            # be rejected again; it fails over, and a request after the recheck is due sends it
+            return Availability(False, None, recheck_at=chk.retry_at)
         return Availability(False, chk.retry_at)
     limit = effective_rpm(spec, learned_rpm)
     cap = in_flight_cap(spec, learned_rpm, successes, policy)
@@ -512,6 +534,51 @@ def apply_outcome(outcome: Outcome, blocked_until: float, removed: bool, breaker
     if outcome.kind == "failure":
         return blocked_until, removed, breaker_failure(breaker, now, policy.breaker_failures), False
     return blocked_until, removed, _neutral(breaker, now, policy, outcome.probe), False
+
+
+def auth_recheck_after(strikes: int, policy: PoolPolicy) -> float:
+    """How long a key rejected ``strikes`` times in a row waits for its recheck: doubling from
+    ``auth_recheck_s``, at most ``auth_recheck_max_s``."""
+    if strikes <= 1:
+        return min(policy.auth_recheck_s, policy.auth_recheck_max_s)
+    # 2 ** 1024 overflows a float: past the cap long before that
+    return min(policy.auth_recheck_max_s, policy.auth_recheck_s * 2.0 ** min(strikes - 1, 64))
+
+
+def after_auth_failure(strikes: int, removed: bool, breaker: BreakerState, now: float,
+                       probe: bool, policy: PoolPolicy) -> tuple[int, bool, BreakerState, bool]:
+    """A key's (strikes, removed, breaker, changed) after the provider rejected it (401/403/402).
+
+    Why not remove it at once: a provider or a proxy run all day answers the odd 401 for a valid
+    key (an auth backend hiccup, a restart, a clock-skewed token), and removal for good, fleet
+    wide with Redis, let such a proxy empty the pool over a day. So the key is quarantined: its
+    breaker opens until the recheck (``opened_at + breaker_cooldown_s`` is the recheck time), so
+    exactly one request (the breaker's half-open probe) tries it then; a success restores it,
+    another rejection doubles the wait (:func:`auth_recheck_after`), and the
+    ``auth_max_strikes``-th rejection in a row removes it for good: a revoked key costs a handful
+    of requests spread over hours, never a stream of them.
+
+    A rejection of a request sent before the quarantine (not the probe) is the same news again:
+    no second strike."""
+    if removed:
+        return strikes, True, breaker, False
+    if strikes > 0 and not probe:
+        return strikes, False, breaker, False
+    strikes += 1
+    if strikes >= policy.auth_max_strikes:
+        return strikes, True, breaker, True
+    recheck = now + auth_recheck_after(strikes, policy)
+    return (strikes, False,
+            BreakerState("open", breaker.failures, recheck - policy.breaker_cooldown_s), True)
+
+
+def quarantine_recheck(strikes: int, removed: bool, breaker: BreakerState,
+                       policy: PoolPolicy) -> float | None:
+    """When a quarantined key's single recheck may go (None: not quarantined, or its recheck
+    is out now)."""
+    if removed or strikes <= 0 or breaker.mode != "open":
+        return None
+    return breaker.opened_at + policy.breaker_cooldown_s
 
 
 def exhausted_wait(reset_s: float | None, window_s: float) -> float | None:
@@ -627,6 +694,7 @@ class _KeyRecord:
     stated: bool = False       # learned_rpm is what the server stated (never probed upward)
     probe: LimitProbe = field(default_factory=LimitProbe)
     closed_sent: float | None = None   # the send time of the request close_lease last ended
+    auth_strikes: int = 0     # rejections in a row (see after_auth_failure)
 
     def close_lease(self, lease: str, now: float) -> bool:
         """A call ended: its window entry moves from send time to now (see evaluate_key), a
@@ -717,6 +785,7 @@ class InMemoryPoolState:
                 return AcquireResult(None, pchk.retry_at, now=now)
             eligible: list[tuple[KeySpec, _KeyRecord, Availability]] = []
             earliest: float | None = None
+            recheck: float | None = None
             for spec in keys:
                 rec = self._key(provider, spec.fingerprint)
                 rec.prune(now, policy.window_s)
@@ -728,13 +797,15 @@ class InMemoryPoolState:
                 av = evaluate_key(spec, rec.removed, rec.blocked_until, rec.breaker, rec.window,
                                   tokens, now, policy, in_flight=rec.in_flight,
                                   learned_rpm=rec.learned_rpm, tat=rec.tat,
-                                  successes=rec.successes)
+                                  successes=rec.successes, auth_strikes=rec.auth_strikes)
                 if av.ok:
                     eligible.append((spec, rec, av))
                 elif av.free_at is not None:
                     earliest = av.free_at if earliest is None else min(earliest, av.free_at)
+                elif av.recheck_at is not None:
+                    recheck = av.recheck_at if recheck is None else min(recheck, av.recheck_at)
             if not eligible:
-                return AcquireResult(None, earliest, now=now)
+                return AcquireResult(None, earliest, now=now, recheck_at=recheck)
             loads = [KeyLoad(s.fingerprint, s.weight, r.in_flight, len(r.window))
                      for s, r, _ in eligible]
             i, prov.rr = choose_key(policy.strategy, loads, prov.rr, rand)
@@ -777,10 +848,19 @@ class InMemoryPoolState:
                 elif outcome.kind == "ok" and rec.closed_sent is not None and not rec.stated:
                     rec.probe = probe_after_success(rec.probe, rec.closed_sent, now,
                                                     policy.window_s, rec.learned_rpm)
-            rec.blocked_until, rec.removed, rec.breaker, changed = apply_outcome(
-                outcome, rec.blocked_until, rec.removed, rec.breaker, now, policy)
+            restored = False
+            if outcome.kind == "removed":
+                rec.auth_strikes, rec.removed, rec.breaker, changed = after_auth_failure(
+                    rec.auth_strikes, rec.removed, rec.breaker, now, outcome.probe, policy)
+            else:
+                rec.blocked_until, rec.removed, rec.breaker, changed = apply_outcome(
+                    outcome, rec.blocked_until, rec.removed, rec.breaker, now, policy)
+                if outcome.kind == "ok" and rec.auth_strikes and not rec.removed:
+                    rec.auth_strikes, restored = 0, True
             prov.breaker = provider_breaker_after(outcome, prov.breaker, now, policy)
-            return ReleaseResult(changed, rec.blocked_until)
+            recheck = (quarantine_recheck(rec.auth_strikes, rec.removed, rec.breaker, policy)
+                       if outcome.kind == "removed" and changed else None)
+            return ReleaseResult(changed, rec.blocked_until, rec.removed, recheck, restored)
 
     def snapshot(self, provider: str, keys: Sequence[KeySpec], policy: PoolPolicy) -> ProviderSnapshot:
         with self._lock:
@@ -791,5 +871,6 @@ class InMemoryPoolState:
                 rec.prune(now, policy.window_s)
                 out.append(KeySnapshot(spec.fingerprint, rec.removed, rec.blocked_until,
                                        rec.in_flight, len(rec.window),
-                                       rec.window.used, rec.breaker, rec.learned_rpm))
+                                       rec.window.used, rec.breaker, rec.learned_rpm,
+                                       rec.auth_strikes))
             return ProviderSnapshot(provider, now, self._provider(provider).breaker, tuple(out))

@@ -22,7 +22,9 @@ from hermes_core.agent.pool.state import (
     PoolPolicy,
     PoolStateBackend,
     SlidingWindow,
+    after_auth_failure,
     apply_outcome,
+    auth_recheck_after,
     choose_key,
     cooldown_until,
     evaluate_key,
@@ -197,10 +199,11 @@ def test_rate_limited_key_skipped_until_deadline() -> None:
 def test_removed_keys_never_come_back_and_alert_once() -> None:
     st = InMemoryPoolState(FakeClock(1000.0))
     keys = [KeySpec("a")]
-    assert st.acquire("p", keys, POLICY).fingerprint == "a"
-    assert st.release("p", "a", Outcome("removed"), POLICY).changed
-    assert not st.release("p", "a", Outcome("removed"), POLICY).changed
-    res = st.acquire("p", keys, POLICY)
+    one = PoolPolicy(auth_max_strikes=1)      # removed at the first rejection
+    assert st.acquire("p", keys, one).fingerprint == "a"
+    assert st.release("p", "a", Outcome("removed"), one).changed
+    assert not st.release("p", "a", Outcome("removed"), one).changed
+    res = st.acquire("p", keys, one)
     assert res.fingerprint is None and res.available_at is None
 
 
@@ -491,7 +494,7 @@ def test_learned_after(outcome: Outcome, learned: int | None, admitted: int,
 
 def test_backend_contract_removal_is_permanent(backend: PoolStateBackend) -> None:
     keys = [KeySpec("a")]
-    pol = PoolPolicy()
+    pol = PoolPolicy(auth_max_strikes=1)
     assert backend.acquire("p2", keys, pol).fingerprint == "a"
     assert backend.release("p2", "a", Outcome("removed"), pol).changed
     res = backend.acquire("p2", keys, pol)
@@ -744,3 +747,99 @@ def test_backend_contract_a_429_on_a_keys_first_request_teaches_no_limit(
     assert snap.keys[0].learned_rpm is None
     assert snap.keys[0].blocked_until is not None
     assert 3.5 <= snap.keys[0].blocked_until - snap.now <= 4.5          # the Retry-After, no more
+
+
+# --------------------------------------------------------------------------- auth quarantine
+
+AUTH = PoolPolicy(breaker_cooldown_s=30.0, auth_recheck_s=60.0, auth_recheck_max_s=300.0,
+                  auth_max_strikes=4)
+OPEN_AT = BreakerState("open", 0, 0.0)
+
+
+@pytest.mark.parametrize(("strikes", "expected"), [
+    (1, 60.0), (2, 120.0), (3, 240.0), (4, 300.0), (9, 300.0), (2000, 300.0)])
+def test_auth_recheck_grows_to_its_cap(strikes: int, expected: float) -> None:
+    assert auth_recheck_after(strikes, AUTH) == expected
+
+
+@pytest.mark.parametrize(
+    ("strikes", "removed", "breaker", "probe", "expected"),
+    [
+        # the first rejection quarantines: one request rechecks the key 60 s later
+        (0, False, CLOSED, False, (1, False, BreakerState("open", 0, 1030.0), True)),
+        # a request that was in flight when the key was quarantined: no second strike
+        (1, False, BreakerState("open", 0, 1030.0), False,
+         (1, False, BreakerState("open", 0, 1030.0), False)),
+        # the recheck rejected again: twice as long
+        (1, False, BreakerState("half_open", 0, 1060.0), True,
+         (2, False, BreakerState("open", 0, 1090.0), True)),
+        (3, False, BreakerState("half_open", 0, 1060.0), True,
+         (4, True, BreakerState("half_open", 0, 1060.0), True)),   # the 4th: removed for good
+        (4, True, CLOSED, True, (4, True, CLOSED, False)),        # removed stays removed
+    ],
+)
+def test_after_auth_failure(strikes: int, removed: bool, breaker: BreakerState, probe: bool,
+                            expected: tuple[object, ...]) -> None:
+    assert after_auth_failure(strikes, removed, breaker, 1000.0, probe, AUTH) == expected
+
+
+def test_one_strike_removes_at_once_as_before() -> None:
+    one = PoolPolicy(auth_max_strikes=1)
+    assert after_auth_failure(0, False, CLOSED, 1000.0, False, one) == (1, True, CLOSED, True)
+
+
+def test_a_quarantined_key_is_never_waited_for_and_names_its_recheck() -> None:
+    av = evaluate_key(KeySpec("a"), False, 0.0, BreakerState("open", 0, 1030.0), [], 0, 1000.0,
+                      AUTH, auth_strikes=1)
+    assert not av.ok and av.free_at is None and av.recheck_at == 1060.0
+    due = evaluate_key(KeySpec("a"), False, 0.0, BreakerState("open", 0, 1030.0), [], 0, 1060.0,
+                       AUTH, auth_strikes=1)
+    assert due.ok and due.probe
+
+
+def test_backend_contract_a_rejected_key_is_quarantined_rechecked_and_restored(
+        clocked_backend: tuple[PoolStateBackend, FakeClock]) -> None:
+    backend, clock = clocked_backend
+    keys = [KeySpec("a")]
+    first = backend.acquire("q1", keys, AUTH)
+    stale = backend.acquire("q1", keys, AUTH)       # in flight when the key is rejected
+    res = backend.release("q1", "a", Outcome("removed"), AUTH, lease=first.lease)
+    assert res.changed and not res.removed and res.recheck_at == pytest.approx(clock.t + 60.0)
+    assert not backend.release("q1", "a", Outcome("removed"), AUTH, lease=stale.lease).changed
+    none = backend.acquire("q1", keys, AUTH)
+    # not worth waiting for (this request fails over), yet not removed: rechecked when due
+    assert none.fingerprint is None and none.available_at is None
+    assert none.recheck_at == pytest.approx(clock.t + 60.0)
+    snap = backend.snapshot("q1", keys, AUTH).keys[0]
+    assert snap.auth_strikes == 1 and not snap.removed
+    clock.t += 60.0
+    probe = backend.acquire("q1", keys, AUTH)
+    assert probe.fingerprint == "a" and probe.probe
+    assert backend.acquire("q1", keys, AUTH).fingerprint is None    # one request only
+    back = backend.release("q1", "a", Outcome("ok", probe=True), AUTH, lease=probe.lease)
+    assert back.restored
+    assert backend.acquire("q1", keys, AUTH).fingerprint == "a"
+    assert backend.snapshot("q1", keys, AUTH).keys[0].auth_strikes == 0
+
+
+def test_backend_contract_a_key_rejected_at_every_recheck_is_removed_after_the_last(
+        clocked_backend: tuple[PoolStateBackend, FakeClock]) -> None:
+    backend, clock = clocked_backend
+    keys = [KeySpec("a")]
+    start = clock.t
+    rechecks: list[float] = []
+    res = backend.release("q2", "a", Outcome("removed"),
+                          AUTH, lease=backend.acquire("q2", keys, AUTH).lease)
+    while not res.removed:
+        assert res.recheck_at is not None
+        rechecks.append(res.recheck_at - start)
+        clock.t = res.recheck_at - 0.5
+        assert backend.acquire("q2", keys, AUTH).fingerprint is None   # not before it is due
+        clock.t = res.recheck_at
+        probe = backend.acquire("q2", keys, AUTH)
+        assert probe.probe
+        res = backend.release("q2", "a", Outcome("removed", probe=True), AUTH, lease=probe.lease)
+    assert res.changed and rechecks == [60.0, 180.0, 420.0]       # 60, 120, 240 s apart
+    gone = backend.acquire("q2", keys, AUTH)
+    assert gone.fingerprint is None and gone.available_at is None and gone.recheck_at is None
+    assert backend.snapshot("q2", keys, AUTH).keys[0].removed
