@@ -349,6 +349,7 @@ else
 end
 
 local k = eligible[best]
+recheck = nil   -- a key serves: nothing to say about quarantined ones (as state.acquire)
 if k.changed then write_breaker(k.skey, k.bm, k.bf, k.bo, ms(state_ttl)) end
 if k.limit ~= nil then
   redis.call('HSET', k.skey, 'pt', fmt(math.max(k.tat, now) + window / k.limit))

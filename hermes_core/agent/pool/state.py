@@ -18,12 +18,9 @@ from __future__ import annotations
 import math
 import threading
 import time
-from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
-from operator import itemgetter
-from typing import Literal, Protocol, overload, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from hermes_core.agent.pool.breaker import (
     CLOSED,
@@ -38,6 +35,8 @@ from hermes_core.agent.pool.probe import (
     probe_after_success,
     probe_raise,
 )
+from hermes_core.agent.pool.quarantine import after_auth_failure, quarantine_recheck
+from hermes_core.agent.pool.window import SlidingWindow
 
 Strategy = Literal["round_robin", "least_loaded", "fill_first", "random"]
 STRATEGIES: tuple[Strategy, ...] = ("round_robin", "least_loaded", "fill_first", "random")
@@ -230,119 +229,6 @@ def tokens_free_at(entries: Sequence[tuple[float, int]], limit: int | None, need
     return entries[-1][0] + window_s
 
 
-_tokens_of = itemgetter(1)
-
-
-class SlidingWindow(Sequence[tuple[float, int]]):
-    """A key's ``(time, tokens)`` requests in the sliding window, oldest first, with running
-    totals: the tokens in the window and the time a request of ``need`` tokens fits are O(1) and
-    O(log n), where summing the window cost O(n) inside the pool lock on every acquire.
-
-    Entries live in a list read from ``_head`` (pruning moves the head; the list is compacted when
-    half of it is dead), each with the cumulative token count up to it. A removal (a request
-    that ended, near the newest end) leaves the counts after it stale, to be redone in C by the
-    next reader of token totals (``_settle``): only a key with ``max_tpm`` reads them per
-    request, and shifting them in Python on every removal cost 60 us a request at 64 in flight.
-    """
-
-    __slots__ = ("_cum", "_head", "_items", "_total", "_valid")
-
-    def __init__(self) -> None:
-        self._items: list[tuple[float, int]] = []
-        self._cum: list[int] = []       # tokens appended up to and including each entry
-        self._head = 0
-        self._total = 0                 # tokens in the list (== _cum[-1] once settled)
-        self._valid = 0                 # _cum is right below this index
-
-    def append(self, entry: tuple[float, int]) -> None:
-        self._total += entry[1]
-        self._items.append(entry)
-        self._cum.append(self._total)
-        if self._valid == len(self._items) - 1:
-            self._valid += 1
-
-    def prune(self, cutoff: float) -> None:
-        """Drop entries at or before ``cutoff``."""
-        items, head = self._items, self._head
-        while head < len(items) and items[head][0] <= cutoff:
-            head += 1
-        if head > 64 and head * 2 > len(items):
-            del items[:head]
-            del self._cum[:head]
-            self._valid = max(0, self._valid - head)
-            head = 0
-        self._head = head
-
-    def _settle(self) -> None:
-        """Redo the running totals a removal left stale (from ``_valid`` on)."""
-        v, items = self._valid, self._items
-        if v >= len(items):
-            return
-        tail = list(map(_tokens_of, items[v:]))
-        sums = accumulate(tail, initial=self._total - sum(tail))
-        next(sums)
-        self._cum[v:] = sums
-        self._valid = len(items)
-
-    @property
-    def used(self) -> int:
-        """Tokens in the window."""
-        if self._head >= len(self._items):
-            return 0
-        self._settle()
-        return self._total - self._cum[self._head] + self._items[self._head][1]
-
-    def tokens_free_at(self, limit: int, need: int, window_s: float) -> float | None:
-        """As :func:`tokens_free_at`: the expiry of the oldest entry whose leaving makes room."""
-        used = self.used
-        if used + need <= limit or self._head >= len(self._items):
-            return None
-        # leaving entries head..i frees cum[i] - cum[head-1] tokens; find the first i with enough
-        before = self._cum[self._head] - self._items[self._head][1]
-        target = before + used + need - limit
-        i = bisect_left(self._cum, target, self._head)
-        return self._items[min(i, len(self._items) - 1)][0] + window_s
-
-    def remove(self, entry: tuple[float, int]) -> None:
-        """Drop one entry (a request that ended: it is re-stamped, or refused and leaves).
-
-        Equal entries are interchangeable (the window is a multiset of ``(time, tokens)``), so
-        any equal one may go. Entries are appended in time order, so it is found by bisection
-        (a linear search when a clock that stepped back left them out of order)."""
-        items, head = self._items, self._head
-        i = bisect_left(items, entry, head)
-        if i >= len(items) or items[i] != entry:
-            try:
-                i = items.index(entry, head)
-            except ValueError:
-                raise ValueError("entry not in the window") from None
-        del items[i]
-        del self._cum[i]
-        self._total -= entry[1]
-        if entry[1]:
-            self._valid = min(self._valid, i)
-        elif self._valid > i:
-            self._valid -= 1
-
-    def __len__(self) -> int:
-        return len(self._items) - self._head
-
-    @overload
-    def __getitem__(self, i: int) -> tuple[float, int]: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[tuple[float, int]]: ...
-
-    def __getitem__(self, i: int | slice) -> tuple[float, int] | Sequence[tuple[float, int]]:
-        if isinstance(i, slice):
-            return self._items[self._head:][i]
-        n = len(self)
-        if not -n <= i < n:
-            raise IndexError("window index out of range")
-        return self._items[self._head + (i if i >= 0 else n + i)]
-
-    def __bool__(self) -> bool:
-        return self._head < len(self._items)
 def pace_free_at(tat: float, now: float, limit: int | None, window_s: float,
                  burst: float) -> float | None:
     """When the pacer lets the next request out (GCRA), or None when it may go now.
@@ -534,51 +420,6 @@ def apply_outcome(outcome: Outcome, blocked_until: float, removed: bool, breaker
     if outcome.kind == "failure":
         return blocked_until, removed, breaker_failure(breaker, now, policy.breaker_failures), False
     return blocked_until, removed, _neutral(breaker, now, policy, outcome.probe), False
-
-
-def auth_recheck_after(strikes: int, policy: PoolPolicy) -> float:
-    """How long a key rejected ``strikes`` times in a row waits for its recheck: doubling from
-    ``auth_recheck_s``, at most ``auth_recheck_max_s``."""
-    if strikes <= 1:
-        return min(policy.auth_recheck_s, policy.auth_recheck_max_s)
-    # 2 ** 1024 overflows a float: past the cap long before that
-    return min(policy.auth_recheck_max_s, policy.auth_recheck_s * 2.0 ** min(strikes - 1, 64))
-
-
-def after_auth_failure(strikes: int, removed: bool, breaker: BreakerState, now: float,
-                       probe: bool, policy: PoolPolicy) -> tuple[int, bool, BreakerState, bool]:
-    """A key's (strikes, removed, breaker, changed) after the provider rejected it (401/403/402).
-
-    Why not remove it at once: a provider or a proxy run all day answers the odd 401 for a valid
-    key (an auth backend hiccup, a restart, a clock-skewed token), and removal for good, fleet
-    wide with Redis, let such a proxy empty the pool over a day. So the key is quarantined: its
-    breaker opens until the recheck (``opened_at + breaker_cooldown_s`` is the recheck time), so
-    exactly one request (the breaker's half-open probe) tries it then; a success restores it,
-    another rejection doubles the wait (:func:`auth_recheck_after`), and the
-    ``auth_max_strikes``-th rejection in a row removes it for good: a revoked key costs a handful
-    of requests spread over hours, never a stream of them.
-
-    A rejection of a request sent before the quarantine (not the probe) is the same news again:
-    no second strike."""
-    if removed:
-        return strikes, True, breaker, False
-    if strikes > 0 and not probe:
-        return strikes, False, breaker, False
-    strikes += 1
-    if strikes >= policy.auth_max_strikes:
-        return strikes, True, breaker, True
-    recheck = now + auth_recheck_after(strikes, policy)
-    return (strikes, False,
-            BreakerState("open", breaker.failures, recheck - policy.breaker_cooldown_s), True)
-
-
-def quarantine_recheck(strikes: int, removed: bool, breaker: BreakerState,
-                       policy: PoolPolicy) -> float | None:
-    """When a quarantined key's single recheck may go (None: not quarantined, or its recheck
-    is out now)."""
-    if removed or strikes <= 0 or breaker.mode != "open":
-        return None
-    return breaker.opened_at + policy.breaker_cooldown_s
 
 
 def exhausted_wait(reset_s: float | None, window_s: float) -> float | None:

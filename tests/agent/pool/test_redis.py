@@ -487,16 +487,16 @@ def test_redis_workers_share_429s_and_removals_through_the_call_loop(
         done, _ = b.complete(PROMPT, router.select("hi"), OPTS)
         assert done.provider == "backup"
         done, attempts = a.complete(PROMPT, router.select("hi"), OPTS)
-    # worker A goes straight to the backup: K1 still blocked, K2 removed by worker B
+    # worker A goes straight to the backup: K1 still blocked, K2 quarantined by worker B
     assert done.provider == "backup"
     assert [(x.provider, x.status, x.key_fingerprint is None) for x in attempts] == [
         ("primary", "all_keys_blocked", True), ("backup", "ok", False)]
     assert [key_of(c.request) for c in primary.calls].count(K2) == 5
     assert backup.call_count == 2 and clock.sleeps == []
     states = {s.state for s in a.pool.status(["primary"])}
-    assert states == {"blocked", "removed"}
+    assert states == {"blocked", "quarantined"}
     alerts = [r for r in caplog.records if "credential alert" in r.getMessage()]
-    assert len(alerts) == 1  # the removal alerts once across both workers
+    assert len(alerts) == 1  # the quarantine alerts once across both workers
     assert all(k not in caplog.text for k in (K1, K2, K3))
     assert not backend_a.degraded and not backend_b.degraded
 
@@ -512,7 +512,7 @@ def test_a_cool_down_and_a_removal_survive_a_restart_that_loses_them(
     learner = RedisPoolState(own_redis.url, options=opts, clock=restart_clock)
     other = RedisPoolState(own_redis.url, options=opts, clock=restart_clock)
     keys = [KeySpec("a"), KeySpec("b"), KeySpec("c")]
-    pol = PoolPolicy(strategy="fill_first")
+    pol = PoolPolicy(strategy="fill_first", auth_max_strikes=1)   # b's rejection removes it
     a = learner.acquire("p", keys, pol)
     assert a.fingerprint == "a"
     learner.release("p", "a", Outcome("rate_limited", 100.0), pol, lease=a.lease)

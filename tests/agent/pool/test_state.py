@@ -5,7 +5,6 @@ Table tests for the pool's pure decisions and the in-memory state backend.
 
 from __future__ import annotations
 
-import random
 import threading
 from collections import Counter
 
@@ -21,10 +20,7 @@ from hermes_core.agent.pool.state import (
     Outcome,
     PoolPolicy,
     PoolStateBackend,
-    SlidingWindow,
-    after_auth_failure,
     apply_outcome,
-    auth_recheck_after,
     choose_key,
     cooldown_until,
     evaluate_key,
@@ -555,56 +551,6 @@ def test_the_contract_suite_runs_against_memory_and_redis(backend_kinds: tuple[s
     assert {"memory", "redis"} <= set(backend_kinds)
 
 
-def test_window_answers_exactly_as_the_summed_list_does() -> None:
-    rng = random.Random(9)
-    win = SlidingWindow()
-    plain: list[tuple[float, int]] = []
-    now = 0.0
-    for _ in range(3_000):
-        now += rng.uniform(0.0, 0.3)
-        cutoff = now - 10.0
-        win.prune(cutoff)
-        plain = [e for e in plain if e[0] > cutoff]
-        assert len(win) == len(plain) and list(win) == plain
-        assert win.used == sum(t for _, t in plain)
-        limit, need = rng.randint(1, 2_000), rng.randint(0, 600)
-        assert tokens_free_at(win, limit, need, 10.0) == tokens_free_at(plain, limit, need, 10.0)
-        rpm = rng.randint(1, 50)
-        assert window_free_at(win, rpm, 10.0) == window_free_at(plain, rpm, 10.0)
-        if rng.random() < 0.7:
-            entry = (now, rng.randint(0, 300))
-            win.append(entry)
-            plain.append(entry)
-        if plain and rng.random() < 0.3:   # a request ends: its entry leaves (to be re-stamped)
-            gone = plain[rng.randrange(max(0, len(plain) - 20), len(plain))]
-            win.remove(gone)
-            plain.remove(gone)
-
-
-def test_window_removes_entries_a_clock_step_back_left_out_of_order() -> None:
-    win = SlidingWindow()
-    for entry in [(5.0, 10), (6.0, 20), (4.0, 30), (7.0, 0), (6.5, 40)]:   # the clock stepped back
-        win.append(entry)
-    win.remove((4.0, 30))
-    win.remove((7.0, 0))
-    assert list(win) == [(5.0, 10), (6.0, 20), (6.5, 40)] and win.used == 70
-    assert tokens_free_at(win, 60, 5, 10.0) == tokens_free_at(list(win), 60, 5, 10.0) == 16.0
-    with pytest.raises(ValueError):
-        win.remove((4.0, 30))
-
-
-def test_empty_window_and_indexing() -> None:
-    win = SlidingWindow()
-    assert not win and win.used == 0 and tokens_free_at(win, 10, 50, 60.0) is None
-    win.append((1.0, 5))
-    win.append((2.0, 7))
-    assert win[0] == (1.0, 5) and win[-1] == (2.0, 7) and win[0:1] == [(1.0, 5)]
-    win.prune(1.0)
-    assert len(win) == 1 and win[0] == (2.0, 7) and win.used == 7
-    # a single request larger than the limit waits for the window to empty, then goes through
-    assert tokens_free_at(win, 5, 10, 60.0) == 62.0
-
-
 def test_a_finished_request_counts_from_when_it_finished() -> None:
     clock = FakeClock(1000.0)
     st = InMemoryPoolState(clock)
@@ -753,49 +699,6 @@ def test_backend_contract_a_429_on_a_keys_first_request_teaches_no_limit(
 
 AUTH = PoolPolicy(breaker_cooldown_s=30.0, auth_recheck_s=60.0, auth_recheck_max_s=300.0,
                   auth_max_strikes=4)
-OPEN_AT = BreakerState("open", 0, 0.0)
-
-
-@pytest.mark.parametrize(("strikes", "expected"), [
-    (1, 60.0), (2, 120.0), (3, 240.0), (4, 300.0), (9, 300.0), (2000, 300.0)])
-def test_auth_recheck_grows_to_its_cap(strikes: int, expected: float) -> None:
-    assert auth_recheck_after(strikes, AUTH) == expected
-
-
-@pytest.mark.parametrize(
-    ("strikes", "removed", "breaker", "probe", "expected"),
-    [
-        # the first rejection quarantines: one request rechecks the key 60 s later
-        (0, False, CLOSED, False, (1, False, BreakerState("open", 0, 1030.0), True)),
-        # a request that was in flight when the key was quarantined: no second strike
-        (1, False, BreakerState("open", 0, 1030.0), False,
-         (1, False, BreakerState("open", 0, 1030.0), False)),
-        # the recheck rejected again: twice as long
-        (1, False, BreakerState("half_open", 0, 1060.0), True,
-         (2, False, BreakerState("open", 0, 1090.0), True)),
-        (3, False, BreakerState("half_open", 0, 1060.0), True,
-         (4, True, BreakerState("half_open", 0, 1060.0), True)),   # the 4th: removed for good
-        (4, True, CLOSED, True, (4, True, CLOSED, False)),        # removed stays removed
-    ],
-)
-def test_after_auth_failure(strikes: int, removed: bool, breaker: BreakerState, probe: bool,
-                            expected: tuple[object, ...]) -> None:
-    assert after_auth_failure(strikes, removed, breaker, 1000.0, probe, AUTH) == expected
-
-
-def test_one_strike_removes_at_once_as_before() -> None:
-    one = PoolPolicy(auth_max_strikes=1)
-    assert after_auth_failure(0, False, CLOSED, 1000.0, False, one) == (1, True, CLOSED, True)
-
-
-def test_a_quarantined_key_is_never_waited_for_and_names_its_recheck() -> None:
-    av = evaluate_key(KeySpec("a"), False, 0.0, BreakerState("open", 0, 1030.0), [], 0, 1000.0,
-                      AUTH, auth_strikes=1)
-    assert not av.ok and av.free_at is None and av.recheck_at == 1060.0
-    due = evaluate_key(KeySpec("a"), False, 0.0, BreakerState("open", 0, 1030.0), [], 0, 1060.0,
-                       AUTH, auth_strikes=1)
-    assert due.ok and due.probe
-
 
 def test_backend_contract_a_rejected_key_is_quarantined_rechecked_and_restored(
         clocked_backend: tuple[PoolStateBackend, FakeClock]) -> None:
