@@ -1,8 +1,9 @@
 """Two-provider failover against local mock servers, with the config in examples/failover.yaml.
 
 The primary's first key is revoked (401) and its second allows one request a minute (then 429 with
-Retry-After 30). Every turn is still answered: the revoked key is dropped for good, the cooling key
-is not tried again while blocked, and turns fail over to the secondary provider.
+Retry-After 30). Every turn is still answered: the revoked key is quarantined (one request rechecks
+it a minute later), the cooling key is not tried again while blocked, and turns fail over to the
+secondary provider.
 Run: python examples/failover_demo.py
 """
 
@@ -36,7 +37,7 @@ def main() -> int:
         for k in agent.pool.status():
             print(f"  {k.provider} {k.fingerprint}: {k.state}")
         revoked = [r for r in primary.requests if r.status == 401]
-        assert len(revoked) == 1, "a revoked key is tried once, then removed"
+        assert len(revoked) == 1, "a revoked key is tried once, then quarantined"
         assert [r.status for r in primary.requests].count(429) <= 1, "no key tried while cooling"
         agent.close()
     return 0

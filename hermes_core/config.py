@@ -212,6 +212,21 @@ class CredentialPoolSettings(_Model):
     redis_state_ttl_s: float = Field(default=7 * 86400.0, gt=0)
     redis_reconnect_s: float = Field(default=5.0, gt=0)
     redis_timeout_s: float = Field(default=0.5, gt=0)
+    # a key the provider rejects (401/403/402) is quarantined: one request rechecks it after
+    # auth_recheck_s, twice as long after each rejected recheck (at most auth_recheck_max_s);
+    # the auth_max_strikes-th rejection in a row removes it for good (1: the first one does)
+    auth_recheck_s: float = Field(default=60.0, gt=0)
+    auth_recheck_max_s: float = Field(default=3600.0, gt=0)
+    auth_max_strikes: int = Field(default=8, ge=1)
+
+    @field_validator("auth_recheck_max_s")
+    @classmethod
+    def _recheck_cap_covers_the_first(cls, value: float, info: ValidationInfo) -> float:
+        first = info.data.get("auth_recheck_s")
+        if first is not None and value < first:
+            raise ValueError(f"must be at least auth_recheck_s ({first:g}), the first recheck's "
+                             "wait")
+        return value
 
 
 class RecencyWeights(_Model):

@@ -149,13 +149,20 @@ class NoCredentialAvailable(HermesError):
     """Every key of a provider is blocked, removed or at its limit."""
 
     def __init__(self, provider: str, available_at: float | None = None,
-                 *, now: float | None = None) -> None:
+                 *, now: float | None = None, recheck_at: float | None = None) -> None:
         self.provider = provider
         self.available_at = available_at
         # the backend's clock when it answered (Redis TIME for a shared pool): waits computed from
         # it need no second round trip, and stay right when the local clock disagrees with Redis
         self.now = now
-        if available_at is None:
+        # the earliest recheck of a key quarantined after the provider rejected it (not waited
+        # for: it is more likely rejected again than not)
+        self.recheck_at = recheck_at
+        if available_at is None and recheck_at is not None:
+            wait = max(0.0, recheck_at - (now if now is not None else time.time()))
+            msg = (f"no usable API key for provider '{provider}' (the rest removed; quarantined "
+                   f"after the provider rejected them, the first recheck in {wait:.0f}s)")
+        elif available_at is None:
             msg = f"no usable API key for provider '{provider}' (none configured or all removed)"
         else:
             wait = max(0.0, available_at - (now if now is not None else time.time()))

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from hermes_core.agent.pool.quarantine import quarantine_recheck
 from hermes_core.agent.pool.state import (
     STRATEGIES,
     InMemoryPoolState,
@@ -38,6 +39,7 @@ from hermes_core.agent.pool.state import (
     PoolPolicy,
     PoolStateBackend,
     RateLimitInfo,
+    ReleaseResult,
     Strategy,
 )
 from hermes_core.agent.pool.waiters import SlotWaiters
@@ -93,19 +95,23 @@ class KeyStatus:
 
     provider: str
     fingerprint: str
-    state: str                 # ok | blocked | removed | breaker_open | probing | at_limit
+    # ok | blocked | quarantined | removed | breaker_open | probing | at_limit
+    state: str
     blocked_until: float | None
     blocked_for_s: float
     requests_last_window: int
     in_flight: int
     weight: float
     max_rpm: int | None
+    recheck_at: float | None = None   # quarantined: when one request rechecks the key
+    auth_failures: int = 0            # rejections in a row (401/403/402)
 
     def as_dict(self) -> dict[str, Any]:
         return {"provider": self.provider, "fingerprint": self.fingerprint, "state": self.state,
                 "blocked_until": self.blocked_until, "blocked_for_s": round(self.blocked_for_s, 3),
                 "requests_last_minute": self.requests_last_window, "in_flight": self.in_flight,
-                "weight": self.weight, "max_rpm": self.max_rpm}
+                "weight": self.weight, "max_rpm": self.max_rpm, "recheck_at": self.recheck_at,
+                "auth_failures": self.auth_failures}
 
 
 def policy_from_settings(settings: Settings, strategy: Strategy | None = None) -> PoolPolicy:
@@ -114,7 +120,9 @@ def policy_from_settings(settings: Settings, strategy: Strategy | None = None) -
                       breaker_failures=cp.breaker_failures,
                       breaker_cooldown_s=cp.breaker_cooldown_s,
                       default_cooldown_s=cp.default_cooldown_s, burst=cp.pace_burst,
-                      max_in_flight=cp.max_in_flight_per_key, learn_limits=cp.learn_limits)
+                      max_in_flight=cp.max_in_flight_per_key, learn_limits=cp.learn_limits,
+                      auth_recheck_s=cp.auth_recheck_s, auth_recheck_max_s=cp.auth_recheck_max_s,
+                      auth_max_strikes=cp.auth_max_strikes)
 
 
 def backend_from_settings(settings: Settings,
@@ -208,6 +216,12 @@ class CredentialPool:
             return any((provider, c.fingerprint) not in self._removed
                        for c in self._creds.get(provider, ()))
 
+    def all_rejected(self, provider: str) -> bool:
+        """True when the provider has keys and the provider rejected every one of them (each
+        removed, or quarantined until a recheck): asks the state backend, for messages."""
+        rows = self.status(provider)
+        return bool(rows) and all(r.state in ("removed", "quarantined") for r in rows)
+
     def configured(self, provider: str) -> bool:
         """True when keys were configured for the provider (removed ones included)."""
         return bool(self._creds.get(provider))
@@ -229,9 +243,10 @@ class CredentialPool:
         res = self.backend.acquire(provider, specs, self._policies[provider], tokens=tokens,
                                    rand=self._rng.random())
         if res.fingerprint is None:
-            if res.available_at is None:
+            if res.available_at is None and res.recheck_at is None:
                 self._note_all_removed(provider)
-            raise NoCredentialAvailable(provider, res.available_at, now=res.now)
+            raise NoCredentialAvailable(provider, res.available_at, now=res.now,
+                                        recheck_at=res.recheck_at)
         return Lease(self._lookup(provider, res.fingerprint), res.lease, res.probe)
 
     def _note_all_removed(self, provider: str) -> None:
@@ -295,10 +310,14 @@ class CredentialPool:
         finally:   # one slot freed (even if recording it failed): one waiter asks again
             self.waiters.wake(cred.provider)
         if outcome.kind == "removed":
-            with self._removed_lock:
-                self._removed.add((cred.provider, cred.fingerprint))
+            if res.removed:
+                with self._removed_lock:
+                    self._removed.add((cred.provider, cred.fingerprint))
             if res.changed:
-                self._alert(cred, reason)
+                self._alert(cred, reason, res, policy)
+        elif res.restored:
+            log.warning("credential pool: provider %s key %s answered its recheck; back in "
+                        "rotation", cred.provider, cred.fingerprint)
         return res.blocked_until
 
     async def areport(self, held: Held, outcome: Outcome) -> float:
@@ -322,7 +341,9 @@ class CredentialPool:
         return self.report(held, Outcome("rate_limited", retry_after, limit=limit))
 
     def remove(self, held: Held, reason: str = "") -> None:
-        """401/403/402: out of rotation for good; alerts once with the fingerprint only."""
+        """401/403/402: quarantined (one request rechecks it later), removed for good after
+        ``auth_max_strikes`` rejections in a row (see :func:`.pool.state.after_auth_failure`);
+        alerts at each step with the fingerprint only."""
         self.report(held, Outcome("removed"), reason)
 
     def failure(self, held: Held) -> None:
@@ -333,17 +354,28 @@ class CredentialPool:
         """The call ended without a signal about the key (bad request, cancelled)."""
         self.report(held, Outcome("released"))
 
-    def _alert(self, cred: Credential, reason: str) -> None:
+    def _alert(self, cred: Credential, reason: str, res: ReleaseResult,
+               policy: PoolPolicy) -> None:
         """A key left rotation (the provider rejected it): when a backup answers, this line is all
-        a person sees, so it names the setting to fix."""
+        a person sees, so it names the setting to fix and whether the key comes back."""
         where = f" (from {cred.source})" if cred.source else ""
         # the reason is the caller's words (perhaps a server's error text): no key of this pool in it
         reason = redact(reason, [c.secret for creds in self._creds.values() for c in creds])
         why = f" {reason}" if reason else ""
-        log.warning("credential alert: provider %s key %s%s was rejected%s and is out of rotation",
-                    cred.provider, cred.fingerprint, where, why)
+        if res.removed:
+            fate = (f"removed after {policy.auth_max_strikes} rejections in a row"
+                    if policy.auth_max_strikes > 1 else "removed from rotation")
+            log.warning("credential alert: provider %s key %s%s was rejected%s and is out of "
+                        "rotation for good (%s)", cred.provider, cred.fingerprint, where, why, fate)
+        else:
+            wait = (res.recheck_at or 0.0) - self.backend.now()
+            fate = f"quarantined, rechecked in {max(0.0, wait):.0f}s"
+            log.warning("credential alert: provider %s key %s%s was rejected%s; %s (one request; "
+                        "removed after %d rejections in a row)", cred.provider, cred.fingerprint,
+                        where, why, fate, policy.auth_max_strikes)
         if self._on_alert is not None:
-            self._on_alert(cred.provider, cred.fingerprint, reason or "removed from rotation")
+            self._on_alert(cred.provider, cred.fingerprint,
+                           f"{reason}; {fate}" if reason else fate)
 
     # ------------------------------------------------------------------ status
 
@@ -362,8 +394,11 @@ class CredentialPool:
             for spec, k in zip(specs, snap.keys, strict=True):
                 limit = spec.max_rpm if spec.max_rpm is not None else k.learned_rpm
                 at_limit = limit is not None and k.requests_in_window >= limit
+                recheck = quarantine_recheck(k.auth_strikes, k.removed, k.breaker, pol)
                 if k.removed:
                     state = "removed"
+                elif recheck is not None:
+                    state = "quarantined"
                 elif k.blocked_until > snap.now:
                     state = "blocked"
                 elif k.breaker.mode == "open" or snap.breaker.mode == "open":
@@ -377,5 +412,6 @@ class CredentialPool:
                 until = k.blocked_until if k.blocked_until > snap.now else None
                 out.append(KeyStatus(provider, k.fingerprint, state, until,
                                      max(0.0, k.blocked_until - snap.now), k.requests_in_window,
-                                     k.in_flight, spec.weight, spec.max_rpm))
+                                     k.in_flight, spec.weight, spec.max_rpm, recheck,
+                                     k.auth_strikes))
         return out

@@ -1,5 +1,5 @@
 import sys
 
-from hermes_core.cli.main import main
+from hermes_core.cli.entry import main
 
 sys.exit(main())

@@ -1,4 +1,5 @@
-"""``hermes-core keys status``: per key fingerprint, state, blocked-until and recent requests.
+"""``hermes-core keys status``: per key fingerprint, state, blocked-until, recent requests and,
+for a key quarantined after the provider rejected it, when one request rechecks it.
 
 Keys are shown by fingerprint only. With the in-memory backend a fresh process knows nothing of
 other processes, so the states are meaningful with a shared backend (``credential_pool.backend``).
@@ -40,10 +41,17 @@ def status(args: argparse.Namespace) -> int:
         print("no API keys configured (credentials.<provider>.keys, or OPENAI_API_KEY / "
               "ANTHROPIC_API_KEY)")
         return 0
-    print(f"{'provider':<12} {'key':<16} {'state':<13} {'blocked until':<22} {'req/min':>7}")
+    print(f"{'provider':<12} {'key':<16} {'state':<13} {'blocked until':<22} {'req/min':>7}  "
+          f"{'next recheck'}")
     for r in rows:
-        until = (time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.blocked_until))
-                 if r.blocked_until else "-")
+        until = _when(r.blocked_until)
+        # a quarantined key: when one request rechecks it, and how many rejections in a row
+        recheck = (f"{_when(r.recheck_at)} (rejected {r.auth_failures}x)"
+                   if r.recheck_at is not None else "-")
         print(f"{r.provider:<12} {r.fingerprint:<16} {r.state:<13} {until:<22} "
-              f"{r.requests_last_window:>7}")
+              f"{r.requests_last_window:>7}  {recheck}")
     return 0
+
+
+def _when(at: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at)) if at else "-"

@@ -206,7 +206,7 @@ class Repl:
             return
         pool = self.agent.pool
         names = list(dict.fromkeys(a.provider for a in attempts))
-        removed = [p for p in names if pool.configured(p) and not pool.has_keys(p)]
+        removed = [p for p in names if pool.configured(p) and pool.all_rejected(p)]
         if removed:
             self.say(f"[every API key for {', '.join(removed)} was rejected and is out of "
                      "rotation: fix the key named above and start again]")

@@ -100,8 +100,8 @@ def test_alert_hook_fires_once_with_fingerprint_only() -> None:
     cred = Credential("p", "sk-alert-secret")
     pool = CredentialPool({"p": [cred]}, on_alert=lambda *a: alerts.append(a))
     pool.remove(pool.acquire("p"), "after HTTP 401")
-    pool.remove(cred, "after HTTP 401")
-    assert alerts == [("p", cred.fingerprint, "after HTTP 401")]
+    pool.remove(cred, "after HTTP 401")     # not the recheck: the same news again
+    assert alerts == [("p", cred.fingerprint, "after HTTP 401; quarantined, rechecked in 60s")]
 
 
 def test_an_alert_reason_quoting_a_pool_key_reaches_neither_the_hook_nor_the_log(
@@ -143,7 +143,7 @@ def test_status_states_and_in_flight() -> None:
     pool.failure(got[2])     # key breaker opens (threshold 1); provider's too
     rows = {r.fingerprint: r for r in pool.status()}
     assert [rows[c.fingerprint].state for c in creds] == [
-        "removed", "blocked", "breaker_open", "breaker_open", "breaker_open"]
+        "quarantined", "blocked", "breaker_open", "breaker_open", "breaker_open"]
     assert rows[creds[3].fingerprint].in_flight == 1
     assert rows[creds[1].fingerprint].blocked_for_s == 5.0
     assert rows[creds[3].fingerprint].as_dict()["requests_last_minute"] == 1
@@ -424,7 +424,8 @@ def test_acquire_hands_out_a_frozen_lease_and_marks_the_probe() -> None:
 
 def test_a_removed_only_key_means_no_keys_and_status_takes_one_name() -> None:
     pool = CredentialPool({"openai": [Credential("openai", "sk-openai-SECRET-00000001")],
-                           "anthropic": [Credential("anthropic", "sk-ant-SECRET-000000001")]})
+                           "anthropic": [Credential("anthropic", "sk-ant-SECRET-000000001")]},
+                          policy=PoolPolicy(auth_max_strikes=1))   # removed at the first 401
     pool.remove(pool.acquire("openai"), "after HTTP 401")
     assert not pool.has_keys("openai") and pool.configured("openai")
     assert pool.has_keys("anthropic")
@@ -478,3 +479,67 @@ def test_a_release_that_raises_still_passes_the_turn_to_a_waiter(
     with pytest.raises(RuntimeError):
         pool.success(lease)
     assert woken == ["p"]
+
+
+# --------------------------------------------------------------------------- auth quarantine
+
+QUARANTINE = PoolPolicy(breaker_cooldown_s=30.0, auth_recheck_s=60.0, auth_recheck_max_s=600.0,
+                        auth_max_strikes=3)
+
+
+def test_a_rejected_key_is_quarantined_then_restored_by_one_recheck(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """One 401 from a flaky proxy no longer empties the pool for good: the key sits out, one
+    request rechecks it when due, and a success puts it back; alerts name the fingerprint only."""
+    clock = FakeClock(1000.0)
+    alerts: list[tuple[str, str, str]] = []
+    cred = Credential("p", "sk-quarantine-SECRET-0001")
+    pool = CredentialPool({"p": [cred]}, policy=QUARANTINE, backend=InMemoryPoolState(clock),
+                          on_alert=lambda *a: alerts.append(a))
+    with caplog.at_level(logging.INFO, logger="hermes_core.pool"):
+        pool.remove(pool.acquire("p"), "after HTTP 401")
+        assert pool.has_keys("p")            # not removed: the provider is not out of keys
+        with pytest.raises(NoCredentialAvailable, match=r"quarantined.*recheck in 60s") as ei:
+            pool.acquire("p")
+        assert ei.value.available_at is None    # not waited for: the request fails over
+        [row] = pool.status("p")
+        assert row.state == "quarantined" and row.recheck_at == 1060.0
+        assert row.as_dict()["auth_failures"] == 1
+        clock.t = 1060.0
+        probe = pool.acquire("p")
+        assert probe.probe
+        pool.success(probe)
+    assert [r.state for r in pool.status("p")] == ["ok"]
+    assert alerts == [("p", cred.fingerprint, "after HTTP 401; quarantined, rechecked in 60s")]
+    assert "back in rotation" in caplog.text and cred.fingerprint in caplog.text
+    assert cred.secret not in caplog.text
+
+
+def test_a_key_rejected_at_every_recheck_is_removed_for_good_with_a_second_alert() -> None:
+    clock = FakeClock(1000.0)
+    alerts: list[tuple[str, str, str]] = []
+    cred = Credential("p", "sk-revoked-SECRET-000001")
+    pool = CredentialPool({"p": [cred]}, policy=QUARANTINE, backend=InMemoryPoolState(clock),
+                          on_alert=lambda *a: alerts.append(a))
+    pool.remove(pool.acquire("p"), "after HTTP 401")
+    clock.t += 60.0
+    pool.remove(pool.acquire("p"), "after HTTP 401")
+    clock.t += 120.0
+    pool.remove(pool.acquire("p"), "after HTTP 401")
+    assert not pool.has_keys("p") and [r.state for r in pool.status("p")] == ["removed"]
+    assert [a[2] for a in alerts] == ["after HTTP 401; quarantined, rechecked in 60s",
+                                      "after HTTP 401; quarantined, rechecked in 120s",
+                                      "after HTTP 401; removed after 3 rejections in a row"]
+    with pytest.raises(NoCredentialAvailable, match="all removed"):
+        pool.acquire("p")
+
+
+def test_the_quarantine_knobs_come_from_settings_and_are_validated() -> None:
+    settings = load_settings({"credential_pool": {"auth_recheck_s": 30, "auth_recheck_max_s": 900,
+                                                  "auth_max_strikes": 2}})
+    pol = CredentialPool.from_settings(settings).policy
+    assert (pol.auth_recheck_s, pol.auth_recheck_max_s, pol.auth_max_strikes) == (30, 900, 2)
+    for bad in ({"auth_max_strikes": 0}, {"auth_recheck_s": 0},
+                {"auth_recheck_s": 600, "auth_recheck_max_s": 60}):
+        with pytest.raises(ConfigError, match=r"credential_pool\.auth_"):
+            load_settings({"credential_pool": bad})

@@ -188,7 +188,7 @@ def test_last_candidate_waits_up_to_the_deadline_else_fails() -> None:
     assert [x.status for x in ei.value.attempts] == ["429", "all_keys_blocked"]
 
 
-def test_401_removes_key_for_good_and_alerts_with_fingerprint_only(
+def test_401_quarantines_the_key_and_alerts_with_fingerprint_only(
         caplog: pytest.LogCaptureFixture) -> None:
     a = ScriptedProvider("a", by_key={A1.fingerprint: [AuthenticationFailed("bad key", status_code=401)]})
     loop, _ = make({"a": a}, {"a": [A1, A2]})
@@ -197,7 +197,8 @@ def test_401_removes_key_for_good_and_alerts_with_fingerprint_only(
             loop.complete(PROMPT, decision(("a", "m1")))
     assert [c.fingerprint for c in a.calls].count(A1.fingerprint) == 1
     assert A1.fingerprint in caplog.text and A1.secret not in caplog.text
-    assert [s.state for s in loop.pool.status()] == ["removed", "ok"]
+    # out of rotation until one request rechecks it (auth_recheck_s later), not for good
+    assert [s.state for s in loop.pool.status()] == ["quarantined", "ok"]
 
 
 def test_402_quota_removes_key() -> None:
@@ -577,7 +578,7 @@ def test_all_keys_blocked_fails_over_to_second_provider(respx_mock) -> None:
     assert respx_mock.calls.call_count == 5      # two 429s, then only the backup
 
 
-def test_401_removes_key_for_good(respx_mock, caplog: pytest.LogCaptureFixture) -> None:
+def test_401_quarantines_the_key(respx_mock, caplog: pytest.LogCaptureFixture) -> None:
     loop, router, _ = build(settings_for())
     route = respx_mock.post(PRIMARY_URL).mock(side_effect=per_key({
         K1: lambda: httpx.Response(401, json=openai_error(401, f"Incorrect API key provided: {K1}")),
@@ -587,7 +588,7 @@ def test_401_removes_key_for_good(respx_mock, caplog: pytest.LogCaptureFixture) 
             done, _ = loop.complete(PROMPT_HTTP, router.select("hi"), OPTS)
             assert done.text == "primary ok"
     assert [key_of(c.request) for c in route.calls].count(K1) == 1
-    assert "removed" in [s.state for s in loop.pool.status(["primary"])]
+    assert "quarantined" in [s.state for s in loop.pool.status(["primary"])]
     assert K1 not in caplog.text and "credential alert" in caplog.text
 
 
@@ -922,8 +923,9 @@ def test_broke_key_is_removed_and_the_next_key_answers(respx_mock) -> None:
     assert done.text == "funded"
     assert [a.decision for a in attempts] == ["remove_key", "done"]
     loop.complete(prompt, Router.from_settings(settings).select("hi"), CallOptions(max_tokens=16))
-    assert route.call_count == 3   # the broke key is not tried again
-    assert {s.fingerprint: s.state for s in pool.status()}[attempts[0].key_fingerprint] == "removed"
+    assert route.call_count == 3   # the broke key is not tried again before its recheck
+    assert ({s.fingerprint: s.state for s in pool.status()}[attempts[0].key_fingerprint]
+            == "quarantined")
 
 
 SETTINGS = load_settings({"llm": {"routing": {"default_model": "gpt-4o", "providers": [
@@ -1438,7 +1440,7 @@ def test_rejected_keys_in_either_wire_format_say_where_they_were_configured(
     assert "credentials.backup.keys[0]" in said and "was rejected" in said
     assert not any(s in said or s in repr(ei.value.last_error.headers)  # type: ignore[union-attr]
                    for s in SECRETS.values())
-    assert not loop.pool.has_keys("primary") and not loop.pool.has_keys("backup")
+    assert [s.state for s in loop.pool.status(["primary", "backup"])] == ["quarantined"] * 2
 
 
 @pytest.mark.parametrize("backup_fails", ["no_key", "server_error"])

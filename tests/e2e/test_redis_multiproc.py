@@ -62,7 +62,7 @@ def test_redis_two_processes_see_deadlines_and_removals_at_once(
         remote: RemotePool, redis_url: str, redis_prefix: str) -> None:
     here = RedisPoolState(redis_url, options=RedisPoolOptions(key_prefix=redis_prefix))
     keys = [KeySpec("key-aaa"), KeySpec("key-bbb"), KeySpec("key-ccc")]
-    pol = PoolPolicy(strategy="fill_first")
+    pol = PoolPolicy(strategy="fill_first", auth_max_strikes=1)   # a rejection removes for good
 
     assert remote.acquire("openai", keys, pol).fingerprint == "key-aaa"
     hit = remote.release("openai", "key-aaa", Outcome("rate_limited", 120.0), pol)

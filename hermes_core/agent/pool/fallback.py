@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hermes_core.agent.pool.breaker import CLOSED, BreakerState
-from hermes_core.agent.pool.state import InMemoryPoolState, SlidingWindow
+from hermes_core.agent.pool.state import InMemoryPoolState
+from hermes_core.agent.pool.window import SlidingWindow
 
 
 def count_text(text: str) -> int:

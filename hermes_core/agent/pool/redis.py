@@ -11,7 +11,8 @@ breakers, the round-robin cursor) in Redis and implements :class:`PoolStateBacke
 * In-flight counts are leases in a sorted set scored by their expiry: a crashed worker's leases
   simply expire. Every key has a TTL; nothing leaks.
 * Keys are named by credential fingerprint (``key-<sha256 prefix>``); no secret reaches Redis.
-* When Redis is unreachable (connection error, timeout, or a read-only replica after a failover)
+* When Redis is unreachable or refuses commands (connection error, timeout; out of memory, failing
+  snapshots, a read-only replica after a failover, a busy script: :func:`redis_unavailable`)
   the backend falls back to a local :class:`InMemoryPoolState` with a warning, dividing every
   key's RPM/TPM budget among ``workers`` (the configured number of processes sharing the keys) so
   the fleet as a whole stays under the limits: by the slot each worker holds in Redis, so that
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 import urllib.parse
@@ -90,6 +92,48 @@ def redact_url(url: str) -> str:
     if port is not None:
         host = f"{host}:{port}"
     return urllib.parse.urlunsplit((parts.scheme, "***@" + host, parts.path, query, ""))
+
+
+#: Error replies by which a running Redis says "not now" rather than "your command is wrong",
+#: and what each means for a person reading the warning. They come back as ``ResponseError``s
+#: (inside a script as "Error running script ... -OOM ..."), not as connection errors, yet the
+#: pool can no more record a request than with Redis gone: each is an outage.
+REFUSALS: dict[str, str] = {
+    "OOM": "is out of memory (OOM: maxmemory reached under a noeviction policy)",
+    "MISCONF": "refuses writes because its RDB snapshots fail (MISCONF)",
+    "READONLY": "is a read-only replica (READONLY: failed over?)",
+    "BUSY": "is busy running a script (BUSY)",
+    "LOADING": "is loading its dataset (LOADING)",
+    "MASTERDOWN": "is a replica that lost its master (MASTERDOWN)",
+    "NOREPLICAS": "has too few replicas to accept writes (NOREPLICAS)",
+}
+
+_REPLY_CODE = re.compile(r"(?:^|\s-)([A-Z]+)\b")
+
+
+def redis_unavailable(exc: BaseException) -> str | None:
+    """Why Redis cannot serve the pool now, for the outage warning ("is unreachable (...)",
+    "is out of memory (OOM: ...)"), or None for an error that is not an outage (a bug: raised).
+
+    redis-py strips the code of the replies it has a class for (``OutOfMemoryError``,
+    ``ReadOnlyError``; ``BusyLoadingError`` is a ``ConnectionError``): those go by class, the
+    rest by the reply's first word or, inside a script's error, the word after a dash."""
+    import redis
+
+    errors = redis.exceptions
+    if isinstance(exc, errors.BusyLoadingError):
+        return REFUSALS["LOADING"]
+    if isinstance(exc, errors.ConnectionError | errors.TimeoutError):
+        return f"is unreachable ({type(exc).__name__})"
+    if isinstance(exc, errors.OutOfMemoryError):
+        return REFUSALS["OOM"]
+    if isinstance(exc, errors.ReadOnlyError):
+        return REFUSALS["READONLY"]
+    if isinstance(exc, errors.ResponseError) and not isinstance(exc, errors.NoScriptError):
+        for code in _REPLY_CODE.findall(str(exc)):
+            if code in REFUSALS:
+                return REFUSALS[code]
+    return None
 
 
 def _text(value: Any) -> str:
@@ -169,15 +213,15 @@ class RedisPoolState:
                                   file=config_file, key_path="credential_pool.redis_url") from None
         self.url = redact_url(url) if url else "<given redis client>"
         self._redis = client
-        # unreachable, timed out, or failed over to a read-only replica: serve locally meanwhile
-        self._down_errors: tuple[type[BaseException], ...] = (
-            redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
-            redis.exceptions.ReadOnlyError)
-        self._acquire = _ReplicaAwareScript(client.register_script(lua.ACQUIRE), redis)
-        self._release = _ReplicaAwareScript(client.register_script(lua.RELEASE), redis)
-        self._snapshot = _ReplicaAwareScript(client.register_script(lua.SNAPSHOT), redis)
-        self._merge = _ReplicaAwareScript(client.register_script(lua.MERGE), redis)
-        self._claim = _ReplicaAwareScript(client.register_script(lua.CLAIM), redis)
+        # unreachable, timed out, or refusing commands (out of memory, failing snapshots, a
+        # read-only replica, a busy script: see redis_unavailable): serve locally meanwhile
+        self._redis_error: type[Exception] = redis.exceptions.RedisError
+        self._connection_error: type[Exception] = redis.exceptions.ConnectionError
+        self._acquire = client.register_script(lua.ACQUIRE)
+        self._release = client.register_script(lua.RELEASE)
+        self._snapshot = client.register_script(lua.SNAPSHOT)
+        self._merge = client.register_script(lua.MERGE)
+        self._claim = client.register_script(lua.CLAIM)
         # this worker's index among the fleet while Redis is away (see worker_share): claimed in
         # Redis under a random id, renewed by acquires; None until claimed, or when none is free
         self._worker_id = os.urandom(8).hex()
@@ -291,9 +335,12 @@ class RedisPoolState:
                 fingerprint = fp or None
                 if fingerprint is not None:
                     self._hold(provider, fingerprint, lease, max(0, int(tokens)), policy.window_s)
+                at = 6 + 4 * len(keys)
+                recheck = _opt_float(raw[at]) if len(raw) > at else None
                 return AcquireResult(fingerprint, _opt_float(available), probe == "1",
-                                     float(now), lease if fingerprint else "")
-            raise self._down_errors[0]("the pool state kept changing incarnation")
+                                     float(now), lease if fingerprint else "",
+                                     recheck_at=recheck)
+            raise self._connection_error("the pool state kept changing incarnation")
 
         def local() -> AcquireResult:
             res = self._local.acquire(provider, self._local_keys(keys), policy, tokens=tokens,
@@ -357,7 +404,7 @@ class RedisPoolState:
             held_lease = self._take_lease(provider, fingerprint, lease)
             lease_id, tokens = held_lease if held_lease else ("", 0)
             try:
-                changed, until, removed = self._release(
+                changed, until, removed, restored, recheck = self._release(
                     keys=[self._name(provider, "p"), state_key, lease_key, window_key],
                     args=[self._now_arg(), outcome.kind,
                           "" if retry_after is None else retry_after, lease_id,
@@ -366,14 +413,16 @@ class RedisPoolState:
                           "1" if outcome.probe else "0", tokens, policy.window_s,
                           stated or "", "1" if policy.learn_limits else "0",
                           "" if outcome.remaining is None else max(0, outcome.remaining),
-                          "" if reset is None else reset])
-            except self._down_errors:
+                          "" if reset is None else reset, policy.auth_recheck_s,
+                          policy.auth_recheck_max_s, policy.auth_max_strikes])
+            except self._redis_error:
                 if lease_id:  # keep it for a later release; it also expires in Redis on its own
                     self._hold(provider, fingerprint, lease_id, None, 0.0, tokens)
                 raise
-            res = ReleaseResult(_text(changed) == "1", float(_text(until)))
+            res = ReleaseResult(_text(changed) == "1", float(_text(until)), _text(removed) == "1",
+                                _opt_float(recheck), _text(restored) == "1")
             with self._lock:
-                self._remember(provider, fingerprint, res.blocked_until, _text(removed) == "1")
+                self._remember(provider, fingerprint, res.blocked_until, res.removed)
             # the request also counted against this worker's local share (its probation pair),
             # or was handed out by the fallback and ends now that Redis is back
             local_lease = paired or (lease if held_lease is None else "")
@@ -391,7 +440,7 @@ class RedisPoolState:
             # lease taken from Redis alone names none here and ends no local request
             res = self._local.release(provider, fingerprint, outcome_here, policy,
                                       lease=paired or lease)
-            removed = outcome.kind == "removed"
+            removed = res.removed
             with self._lock:
                 if stated and policy.learn_limits:
                     self._learned_rpm[(provider, fingerprint)] = stated
@@ -416,10 +465,10 @@ class RedisPoolState:
                 keys=names, args=[self._now_arg(), policy.window_s, len(keys)])]
             out = []
             for i, spec in enumerate(keys):
-                rm, bu, fl, req, tok, bm, bf, bo, lr = raw[4 + 9 * i: 13 + 9 * i]
+                rm, bu, fl, req, tok, bm, bf, bo, lr, st = raw[4 + 10 * i: 14 + 10 * i]
                 out.append(KeySnapshot(spec.fingerprint, rm == "1", float(bu), int(fl), int(req),
                                        int(tok), BreakerState(bm, int(bf), float(bo)),  # type: ignore[arg-type]
-                                       count_text(lr) if lr else None))
+                                       count_text(lr) if lr else None, int(st or 0)))
             return ProviderSnapshot(provider, float(raw[0]),
                                     BreakerState(raw[1], int(raw[2]), float(raw[3])),  # type: ignore[arg-type]
                                     tuple(out))
@@ -591,11 +640,16 @@ class RedisPoolState:
             return local()
         try:
             return remote()
-        except self._down_errors as exc:
-            self._fall_back(exc)
+        except self._redis_error as exc:
+            why = redis_unavailable(exc)
+            if why is None:
+                raise
+            self._fall_back(why)
             return local()
 
-    def _fall_back(self, exc: BaseException) -> None:
+    def _fall_back(self, why: str) -> None:
+        """Switch to the local fallback (``why``: :func:`redis_unavailable`'s words), warning
+        once per outage."""
         with self._lock:
             self._next_probe = self._monotonic() + self.options.reconnect_interval_s
             if self._degraded:
@@ -621,9 +675,9 @@ class RedisPoolState:
                 self._local.seed_limit(provider, fp, self._worker_share(lr))
             self._degraded = True
             self.outages += 1
-        log.warning("credential pool: Redis at %s is unreachable (%s); using local pool state "
-                    "with each key's budget divided by %d workers until it returns",
-                    self.url, type(exc).__name__, self.options.workers)
+        log.warning("credential pool: Redis at %s %s; using local pool state with each key's "
+                    "budget divided by %d workers until it accepts writes again",
+                    self.url, why, self.options.workers)
 
     def _try_recover(self) -> bool:
         """Probe Redis at most once per ``reconnect_interval_s``; True when back on Redis.
@@ -647,6 +701,9 @@ class RedisPoolState:
         key_breakers, provider_breakers = self._local.breakers()
         try:
             self._redis.ping()
+            # a Redis that answers but refuses writes (OOM, MISCONF, READONLY) is still away:
+            # rejoining it would only fall back again on the next call, warning each time
+            self._redis.set(f"{self.options.key_prefix}:probe:{self._worker_id}", "1", px=1000)
             # a Redis that restarted empty lost the fleet's window too: this worker's share
             # of it goes back (each worker's share together cover what was there)
             lost = {p for p in {k[0] for k in self._before}
@@ -660,7 +717,9 @@ class RedisPoolState:
                 ended = list(self._ended)
             for provider, fp, lease_id in ended:
                 self._redis.zrem(self._key_names(provider, fp)[2], lease_id)
-        except self._down_errors:
+        except self._redis_error as exc:
+            if redis_unavailable(exc) is None:
+                raise
             return False
         with self._lock:
             self._before.clear()
@@ -693,7 +752,9 @@ class RedisPoolState:
             return
         try:
             self._merge_back({}, sent)
-        except self._down_errors:
+        except self._redis_error as exc:
+            if redis_unavailable(exc) is None:
+                raise
             with self._lock:
                 for item, entries in sent.items():
                     self._sent[item] = sorted([*entries, *self._sent.get(item, [])])
@@ -717,25 +778,3 @@ def backend_from_settings(settings: Settings) -> RedisPoolState:
     cp = settings.credential_pool
     return RedisPoolState(cp.redis_url, options=options_from_settings(cp),
                           config_file=settings.source)
-
-
-class _ReplicaAwareScript:
-    """A registered script whose write refused by a read-only replica raises ``ReadOnlyError``.
-
-    Redis 7 reports that refusal inside a script as ``ReadOnlyError``; Redis 6 wraps it in a plain
-    ``ResponseError`` ("Error running script ... -READONLY ..."). Both mean the URL now points at a
-    replica after a failover, which the pool treats as an outage, not as a bug in the script.
-    """
-
-    def __init__(self, script: Any, redis: Any) -> None:
-        self.script = script
-        self.sha = script.sha
-        self._errors = redis.exceptions
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return self.script(*args, **kwargs)
-        except self._errors.ResponseError as exc:
-            if "READONLY" in str(exc) and not isinstance(exc, self._errors.ReadOnlyError):
-                raise self._errors.ReadOnlyError(str(exc)) from exc
-            raise

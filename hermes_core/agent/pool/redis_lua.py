@@ -105,7 +105,8 @@ end
 #       blocked-until, the caller's known removal '1'/'0', the caller's known learned limit or 0).
 # Returns {fingerprint or '', available_at or '', probe '1'/'0', now, 'resync' or '', epoch,
 #          then per key blocked_until, removed, learned limit or '', this worker's share of the
-#          key's window: "<requests in it>|<limit or 0>|<time>,<time>,..." (the newest)}.
+#          key's window: "<requests in it>|<limit or 0>|<time>,<time>,..." (the newest),
+#          then the earliest recheck of a key quarantined after an auth rejection or ''}.
 # The epoch names this incarnation of the pool state: a caller that knows another one (Redis
 # restarted empty, or the caller is new) gets 'resync' and nothing else, merges what it knows
 # (MERGE) and asks again. The callers' known deadlines and removals are floors: a restarted Redis
@@ -164,6 +165,7 @@ end
 
 local eligible = {}
 local earliest = nil
+local recheck = nil   -- state.evaluate_key: a quarantined key is not waited for
 for i = 1, n do
   local a = 16 + (i - 1) * 7
   local fp = ARGV[a + 1]
@@ -174,7 +176,7 @@ for i = 1, n do
   local b = 3 + (i - 1) * 3
   local skey, wkey, lkey = KEYS[b + 1], KEYS[b + 2], KEYS[b + 3]
   local s = redis.call('HMGET', skey, 'rm', 'bu', 'bm', 'bf', 'bo', 'lr', 'pt', 'an', 'ls', 'pv',
-                       'ps', 'pb')
+                       'ps', 'pb', 'as')
   if ARGV[a + 6] == '1' and s[1] ~= '1' then
     redis.call('HSET', skey, 'rm', '1')
     redis.call('PEXPIRE', skey, ms(state_ttl))
@@ -256,7 +258,9 @@ for i = 1, n do
           else free = now + math.min(1.0, window / 60.0) end
         end
       end
-      if not ok then
+      if not ok and (tonumber(s[13]) or 0) > 0 then
+        if recheck == nil or retry < recheck then recheck = retry end
+      elseif not ok then
         free = retry
       elseif not busy then
         redis.call('ZREMRANGEBYSCORE', wkey, '-inf', fmt(now - window))
@@ -288,6 +292,7 @@ end
 local function answer(fp, avail, probe)
   local out = {fp, avail, probe, fmt(now), '', epoch}
   for _, v in ipairs(seen) do out[#out + 1] = v end
+  if recheck ~= nil then out[#out + 1] = fmt(recheck) else out[#out + 1] = '' end
   return out
 end
 
@@ -344,6 +349,7 @@ else
 end
 
 local k = eligible[best]
+recheck = nil   -- a key serves: nothing to say about quarantined ones (as state.acquire)
 if k.changed then write_breaker(k.skey, k.bm, k.bf, k.bo, ms(state_ttl)) end
 if k.limit ~= nil then
   redis.call('HSET', k.skey, 'pt', fmt(math.max(k.tat, now) + window / k.limit))
@@ -363,8 +369,10 @@ return answer(k.fp, '', probe)
 # KEYS: provider hash, key state, key leases, key window.
 # ARGV: now, kind, retry_after or '', lease or '', cooldown_s, default_cooldown_s, threshold,
 #       state_ttl_s, probe '1'/'0', the lease's tokens, window_s, stated limit or '',
-#       learn limits '1'/'0', remaining of the limit or '', seconds until it resets or ''.
-# Returns {changed '1'/'0', blocked_until, removed '1'/'0'}.
+#       learn limits '1'/'0', remaining of the limit or '', seconds until it resets or '',
+#       auth_recheck_s, auth_recheck_max_s, auth_max_strikes.
+# Returns {changed '1'/'0', blocked_until, removed '1'/'0', restored '1'/'0', the recheck time
+#          of a key this release quarantined or ''}.
 # The request's window entry moves from its send time to now (the server counted it in between,
 # so the pool's slot never frees before the server's), a refused one (429) too, marked 'r:'.
 RELEASE = COMMON + r"""
@@ -450,11 +458,14 @@ if ARGV[13] == '1' and (kind == 'rate_limited' or kind == 'ok') then
   end
 end
 
-local s = redis.call('HMGET', KEYS[2], 'rm', 'bu', 'bm', 'bf', 'bo')
+local s = redis.call('HMGET', KEYS[2], 'rm', 'bu', 'bm', 'bf', 'bo', 'as')
 local removed = s[1] == '1'
 local bu = tonumber(s[2]) or 0
 local bm, bf, bo = read_breaker(s[3], s[4], s[5])
 local rm2, bu2, bm2, bf2, bo2 = removed, bu, bm, bf, bo
+local strikes = tonumber(s[6]) or 0
+local st2 = strikes
+local restored, recheck = '0', ''
 local changed = false
 
 -- state.apply_outcome
@@ -462,6 +473,7 @@ if kind == 'ok' then
   bm2, bf2, bo2 = 'closed', 0, 0
   -- state.exhausted_until
   if ARGV[14] == '0' and ARGV[15] ~= '' then bu2 = math.max(bu, now + tonumber(ARGV[15])) end
+  if strikes > 0 and not removed then st2, restored = 0, '1' end
 elseif kind == 'rate_limited' then
   local wait = default_cooldown
   if retry_after ~= '' then wait = math.max(0, tonumber(retry_after)) end
@@ -469,18 +481,32 @@ elseif kind == 'rate_limited' then
   bm2, bf2, bo2 = breaker_neutral(bm, bf, bo, now, cooldown, probe)
   changed = bu2 ~= bu
 elseif kind == 'removed' then
-  rm2 = true
-  changed = not removed
+  -- state.after_auth_failure: quarantined, its breaker open until the one recheck
+  if not removed and (strikes == 0 or probe) then
+    st2 = strikes + 1
+    changed = true
+    if st2 >= tonumber(ARGV[18]) then
+      rm2 = true
+    else
+      -- state.auth_recheck_after
+      local wait = tonumber(ARGV[16])
+      if st2 > 1 then wait = wait * 2 ^ math.min(st2 - 1, 64) end
+      wait = math.min(wait, tonumber(ARGV[17]))
+      bm2, bo2 = 'open', now + wait - cooldown
+      recheck = fmt(bo2 + cooldown)
+    end
+  end
 elseif kind == 'failure' then
   bm2, bf2, bo2 = breaker_failure(bm, bf, bo, now, threshold)
 else
   bm2, bf2, bo2 = breaker_neutral(bm, bf, bo, now, cooldown, probe)
 end
 
-if rm2 ~= removed or bu2 ~= bu or bm2 ~= bm or bf2 ~= bf or bo2 ~= bo then
+if rm2 ~= removed or bu2 ~= bu or bm2 ~= bm or bf2 ~= bf or bo2 ~= bo or st2 ~= strikes then
   local rmv = '0'
   if rm2 then rmv = '1' end
-  redis.call('HSET', KEYS[2], 'rm', rmv, 'bu', fmt(bu2), 'bm', bm2, 'bf', tostring(bf2), 'bo', fmt(bo2))
+  redis.call('HSET', KEYS[2], 'rm', rmv, 'bu', fmt(bu2), 'bm', bm2, 'bf', tostring(bf2), 'bo', fmt(bo2),
+             'as', tostring(st2))
   redis.call('PEXPIRE', KEYS[2], ms(math.max(state_ttl, bu2 - now)))
 end
 
@@ -501,13 +527,13 @@ local ch = '0'
 if changed then ch = '1' end
 local rmo = '0'
 if rm2 then rmo = '1' end
-return {ch, fmt(bu2), rmo}
+return {ch, fmt(bu2), rmo, restored, recheck}
 """
 
 # KEYS: provider hash, then per key (state, window, leases).  ARGV: now, window_s, n.
 # Returns {now, provider mode, failures, opened_at, then per key 8 fields:
 #          removed, blocked_until, in_flight, requests, tokens, mode, failures, opened_at,
-#          learned limit or ''}.
+#          learned limit or '', auth strikes}.
 SNAPSHOT = COMMON + r"""
 local now = clock(ARGV[1])
 local window = tonumber(ARGV[2])
@@ -523,7 +549,7 @@ for i = 1, n do
   local e = redis.call('ZRANGE', wkey, 0, -1)
   local tokens = 0
   for _, m in ipairs(e) do tokens = tokens + (tonumber(string.match(m, ':(%d+)$')) or 0) end
-  local s = redis.call('HMGET', skey, 'rm', 'bu', 'bm', 'bf', 'bo', 'lr')
+  local s = redis.call('HMGET', skey, 'rm', 'bu', 'bm', 'bf', 'bo', 'lr', 'as')
   local bm, bf, bo = read_breaker(s[3], s[4], s[5])
   local rm = '0'
   if s[1] == '1' then rm = '1' end
@@ -536,6 +562,7 @@ for i = 1, n do
   out[#out + 1] = tostring(bf)
   out[#out + 1] = fmt(bo)
   out[#out + 1] = s[6] or ''
+  out[#out + 1] = s[7] or '0'
 end
 return out
 """

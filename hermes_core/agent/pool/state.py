@@ -18,12 +18,9 @@ from __future__ import annotations
 import math
 import threading
 import time
-from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
-from operator import itemgetter
-from typing import Literal, Protocol, overload, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from hermes_core.agent.pool.breaker import (
     CLOSED,
@@ -38,6 +35,8 @@ from hermes_core.agent.pool.probe import (
     probe_after_success,
     probe_raise,
 )
+from hermes_core.agent.pool.quarantine import after_auth_failure, quarantine_recheck
+from hermes_core.agent.pool.window import SlidingWindow
 
 Strategy = Literal["round_robin", "least_loaded", "fill_first", "random"]
 STRATEGIES: tuple[Strategy, ...] = ("round_robin", "least_loaded", "fill_first", "random")
@@ -82,6 +81,13 @@ class PoolPolicy:
     max_in_flight: int | None = None
     # a key without max_rpm takes the limit its 429s reveal (see learn_limit)
     learn_limits: bool = False
+    # a key the provider rejects (401/403/402) is quarantined, not dropped: one request rechecks
+    # it after auth_recheck_s, twice as long after each rejected recheck (at most
+    # auth_recheck_max_s); the auth_max_strikes-th rejection in a row removes it for good
+    # (1: the first does). See after_auth_failure.
+    auth_recheck_s: float = 60.0
+    auth_recheck_max_s: float = 3600.0
+    auth_max_strikes: int = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +103,9 @@ class AcquireResult:
     probe: bool = False
     now: float = 0.0
     lease: str = ""     # names this request to its release (re-stamps its window entry)
+    # the earliest recheck of a key quarantined after an auth rejection (None: none is): such a
+    # key is not waited for (available_at leaves it out), yet the provider is not out of keys
+    recheck_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,11 +141,16 @@ class RateLimitInfo:
 
 @dataclass(frozen=True, slots=True)
 class ReleaseResult:
-    """``changed`` is True when this release removed the key (so it alerts once) or moved its
-    deadline; ``blocked_until`` is the key's deadline after the release."""
+    """``changed`` is True when this release quarantined or removed the key (so it alerts once)
+    or moved its deadline; ``blocked_until`` is the key's deadline after the release.
+    ``removed``: the key is out for good; ``recheck_at``: this release quarantined it, to be
+    rechecked then; ``restored``: a success lifted its quarantine."""
 
     changed: bool
     blocked_until: float
+    removed: bool = False
+    recheck_at: float | None = None
+    restored: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +163,7 @@ class KeySnapshot:
     tokens_in_window: int = 0
     breaker: BreakerState = CLOSED
     learned_rpm: int | None = None
+    auth_strikes: int = 0     # rejections in a row (quarantined while > 0 and not removed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,119 +229,6 @@ def tokens_free_at(entries: Sequence[tuple[float, int]], limit: int | None, need
     return entries[-1][0] + window_s
 
 
-_tokens_of = itemgetter(1)
-
-
-class SlidingWindow(Sequence[tuple[float, int]]):
-    """A key's ``(time, tokens)`` requests in the sliding window, oldest first, with running
-    totals: the tokens in the window and the time a request of ``need`` tokens fits are O(1) and
-    O(log n), where summing the window cost O(n) inside the pool lock on every acquire.
-
-    Entries live in a list read from ``_head`` (pruning moves the head; the list is compacted when
-    half of it is dead), each with the cumulative token count up to it. A removal (a request
-    that ended, near the newest end) leaves the counts after it stale, to be redone in C by the
-    next reader of token totals (``_settle``): only a key with ``max_tpm`` reads them per
-    request, and shifting them in Python on every removal cost 60 us a request at 64 in flight.
-    """
-
-    __slots__ = ("_cum", "_head", "_items", "_total", "_valid")
-
-    def __init__(self) -> None:
-        self._items: list[tuple[float, int]] = []
-        self._cum: list[int] = []       # tokens appended up to and including each entry
-        self._head = 0
-        self._total = 0                 # tokens in the list (== _cum[-1] once settled)
-        self._valid = 0                 # _cum is right below this index
-
-    def append(self, entry: tuple[float, int]) -> None:
-        self._total += entry[1]
-        self._items.append(entry)
-        self._cum.append(self._total)
-        if self._valid == len(self._items) - 1:
-            self._valid += 1
-
-    def prune(self, cutoff: float) -> None:
-        """Drop entries at or before ``cutoff``."""
-        items, head = self._items, self._head
-        while head < len(items) and items[head][0] <= cutoff:
-            head += 1
-        if head > 64 and head * 2 > len(items):
-            del items[:head]
-            del self._cum[:head]
-            self._valid = max(0, self._valid - head)
-            head = 0
-        self._head = head
-
-    def _settle(self) -> None:
-        """Redo the running totals a removal left stale (from ``_valid`` on)."""
-        v, items = self._valid, self._items
-        if v >= len(items):
-            return
-        tail = list(map(_tokens_of, items[v:]))
-        sums = accumulate(tail, initial=self._total - sum(tail))
-        next(sums)
-        self._cum[v:] = sums
-        self._valid = len(items)
-
-    @property
-    def used(self) -> int:
-        """Tokens in the window."""
-        if self._head >= len(self._items):
-            return 0
-        self._settle()
-        return self._total - self._cum[self._head] + self._items[self._head][1]
-
-    def tokens_free_at(self, limit: int, need: int, window_s: float) -> float | None:
-        """As :func:`tokens_free_at`: the expiry of the oldest entry whose leaving makes room."""
-        used = self.used
-        if used + need <= limit or self._head >= len(self._items):
-            return None
-        # leaving entries head..i frees cum[i] - cum[head-1] tokens; find the first i with enough
-        before = self._cum[self._head] - self._items[self._head][1]
-        target = before + used + need - limit
-        i = bisect_left(self._cum, target, self._head)
-        return self._items[min(i, len(self._items) - 1)][0] + window_s
-
-    def remove(self, entry: tuple[float, int]) -> None:
-        """Drop one entry (a request that ended: it is re-stamped, or refused and leaves).
-
-        Equal entries are interchangeable (the window is a multiset of ``(time, tokens)``), so
-        any equal one may go. Entries are appended in time order, so it is found by bisection
-        (a linear search when a clock that stepped back left them out of order)."""
-        items, head = self._items, self._head
-        i = bisect_left(items, entry, head)
-        if i >= len(items) or items[i] != entry:
-            try:
-                i = items.index(entry, head)
-            except ValueError:
-                raise ValueError("entry not in the window") from None
-        del items[i]
-        del self._cum[i]
-        self._total -= entry[1]
-        if entry[1]:
-            self._valid = min(self._valid, i)
-        elif self._valid > i:
-            self._valid -= 1
-
-    def __len__(self) -> int:
-        return len(self._items) - self._head
-
-    @overload
-    def __getitem__(self, i: int) -> tuple[float, int]: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[tuple[float, int]]: ...
-
-    def __getitem__(self, i: int | slice) -> tuple[float, int] | Sequence[tuple[float, int]]:
-        if isinstance(i, slice):
-            return self._items[self._head:][i]
-        n = len(self)
-        if not -n <= i < n:
-            raise IndexError("window index out of range")
-        return self._items[self._head + (i if i >= 0 else n + i)]
-
-    def __bool__(self) -> bool:
-        return self._head < len(self._items)
 def pace_free_at(tat: float, now: float, limit: int | None, window_s: float,
                  burst: float) -> float | None:
     """When the pacer lets the next request out (GCRA), or None when it may go now.
@@ -386,6 +288,7 @@ class Availability:
     free_at: float | None = None       # when refused: earliest time worth retrying; None = never
     probe: bool = False
     breaker: BreakerState = CLOSED     # the state to store if this key is taken
+    recheck_at: float | None = None    # quarantined (see after_auth_failure): its recheck
 
 
 def effective_rpm(spec: KeySpec, learned: int | None) -> int | None:
@@ -415,7 +318,8 @@ def in_flight_cap(spec: KeySpec, learned_rpm: int | None, successes: int | None,
 def evaluate_key(spec: KeySpec, removed: bool, blocked_until: float, breaker: BreakerState,
                  window: Sequence[tuple[float, int]], need_tokens: int, now: float,
                  policy: PoolPolicy, *, in_flight: int = 0, learned_rpm: int | None = None,
-                 tat: float = 0.0, successes: int | None = None) -> Availability:
+                 tat: float = 0.0, successes: int | None = None,
+                 auth_strikes: int = 0) -> Availability:
     """May this key take a request now? Removed > blocked deadline > breaker > in-flight cap
     (see :func:`in_flight_cap`) > RPM (configured or learned) > pacing > TPM.
 
@@ -429,6 +333,10 @@ def evaluate_key(spec: KeySpec, removed: bool, blocked_until: float, breaker: Br
         return Availability(False, blocked_until)
     chk = breaker_check(breaker, now, policy.breaker_cooldown_s)
     if not chk.allowed:
+        if auth_strikes > 0:
+            # quarantined: a request does not wait minutes for a recheck that will most likely
+            # be rejected again; it fails over, and a request after the recheck is due sends it
+            return Availability(False, None, recheck_at=chk.retry_at)
         return Availability(False, chk.retry_at)
     limit = effective_rpm(spec, learned_rpm)
     cap = in_flight_cap(spec, learned_rpm, successes, policy)
@@ -627,6 +535,7 @@ class _KeyRecord:
     stated: bool = False       # learned_rpm is what the server stated (never probed upward)
     probe: LimitProbe = field(default_factory=LimitProbe)
     closed_sent: float | None = None   # the send time of the request close_lease last ended
+    auth_strikes: int = 0     # rejections in a row (see after_auth_failure)
 
     def close_lease(self, lease: str, now: float) -> bool:
         """A call ended: its window entry moves from send time to now (see evaluate_key), a
@@ -717,6 +626,7 @@ class InMemoryPoolState:
                 return AcquireResult(None, pchk.retry_at, now=now)
             eligible: list[tuple[KeySpec, _KeyRecord, Availability]] = []
             earliest: float | None = None
+            recheck: float | None = None
             for spec in keys:
                 rec = self._key(provider, spec.fingerprint)
                 rec.prune(now, policy.window_s)
@@ -728,13 +638,15 @@ class InMemoryPoolState:
                 av = evaluate_key(spec, rec.removed, rec.blocked_until, rec.breaker, rec.window,
                                   tokens, now, policy, in_flight=rec.in_flight,
                                   learned_rpm=rec.learned_rpm, tat=rec.tat,
-                                  successes=rec.successes)
+                                  successes=rec.successes, auth_strikes=rec.auth_strikes)
                 if av.ok:
                     eligible.append((spec, rec, av))
                 elif av.free_at is not None:
                     earliest = av.free_at if earliest is None else min(earliest, av.free_at)
+                elif av.recheck_at is not None:
+                    recheck = av.recheck_at if recheck is None else min(recheck, av.recheck_at)
             if not eligible:
-                return AcquireResult(None, earliest, now=now)
+                return AcquireResult(None, earliest, now=now, recheck_at=recheck)
             loads = [KeyLoad(s.fingerprint, s.weight, r.in_flight, len(r.window))
                      for s, r, _ in eligible]
             i, prov.rr = choose_key(policy.strategy, loads, prov.rr, rand)
@@ -777,10 +689,19 @@ class InMemoryPoolState:
                 elif outcome.kind == "ok" and rec.closed_sent is not None and not rec.stated:
                     rec.probe = probe_after_success(rec.probe, rec.closed_sent, now,
                                                     policy.window_s, rec.learned_rpm)
-            rec.blocked_until, rec.removed, rec.breaker, changed = apply_outcome(
-                outcome, rec.blocked_until, rec.removed, rec.breaker, now, policy)
+            restored = False
+            if outcome.kind == "removed":
+                rec.auth_strikes, rec.removed, rec.breaker, changed = after_auth_failure(
+                    rec.auth_strikes, rec.removed, rec.breaker, now, outcome.probe, policy)
+            else:
+                rec.blocked_until, rec.removed, rec.breaker, changed = apply_outcome(
+                    outcome, rec.blocked_until, rec.removed, rec.breaker, now, policy)
+                if outcome.kind == "ok" and rec.auth_strikes and not rec.removed:
+                    rec.auth_strikes, restored = 0, True
             prov.breaker = provider_breaker_after(outcome, prov.breaker, now, policy)
-            return ReleaseResult(changed, rec.blocked_until)
+            recheck = (quarantine_recheck(rec.auth_strikes, rec.removed, rec.breaker, policy)
+                       if outcome.kind == "removed" and changed else None)
+            return ReleaseResult(changed, rec.blocked_until, rec.removed, recheck, restored)
 
     def snapshot(self, provider: str, keys: Sequence[KeySpec], policy: PoolPolicy) -> ProviderSnapshot:
         with self._lock:
@@ -791,5 +712,6 @@ class InMemoryPoolState:
                 rec.prune(now, policy.window_s)
                 out.append(KeySnapshot(spec.fingerprint, rec.removed, rec.blocked_until,
                                        rec.in_flight, len(rec.window),
-                                       rec.window.used, rec.breaker, rec.learned_rpm))
+                                       rec.window.used, rec.breaker, rec.learned_rpm,
+                                       rec.auth_strikes))
             return ProviderSnapshot(provider, now, self._provider(provider).breaker, tuple(out))

@@ -6,10 +6,12 @@ leases expire, every key has a TTL, no secret reaches Redis, bad config is a cle
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from hermes_core.agent.pool.redis import (
     RedisPoolOptions,
     RedisPoolState,
     redact_url,
+    redis_unavailable,
 )
 from hermes_core.agent.pool.state import STRATEGIES, InMemoryPoolState, KeySpec, Outcome, PoolPolicy
 from hermes_core.agent.resilience import CallLoop
@@ -484,16 +487,16 @@ def test_redis_workers_share_429s_and_removals_through_the_call_loop(
         done, _ = b.complete(PROMPT, router.select("hi"), OPTS)
         assert done.provider == "backup"
         done, attempts = a.complete(PROMPT, router.select("hi"), OPTS)
-    # worker A goes straight to the backup: K1 still blocked, K2 removed by worker B
+    # worker A goes straight to the backup: K1 still blocked, K2 quarantined by worker B
     assert done.provider == "backup"
     assert [(x.provider, x.status, x.key_fingerprint is None) for x in attempts] == [
         ("primary", "all_keys_blocked", True), ("backup", "ok", False)]
     assert [key_of(c.request) for c in primary.calls].count(K2) == 5
     assert backup.call_count == 2 and clock.sleeps == []
     states = {s.state for s in a.pool.status(["primary"])}
-    assert states == {"blocked", "removed"}
+    assert states == {"blocked", "quarantined"}
     alerts = [r for r in caplog.records if "credential alert" in r.getMessage()]
-    assert len(alerts) == 1  # the removal alerts once across both workers
+    assert len(alerts) == 1  # the quarantine alerts once across both workers
     assert all(k not in caplog.text for k in (K1, K2, K3))
     assert not backend_a.degraded and not backend_b.degraded
 
@@ -509,7 +512,7 @@ def test_a_cool_down_and_a_removal_survive_a_restart_that_loses_them(
     learner = RedisPoolState(own_redis.url, options=opts, clock=restart_clock)
     other = RedisPoolState(own_redis.url, options=opts, clock=restart_clock)
     keys = [KeySpec("a"), KeySpec("b"), KeySpec("c")]
-    pol = PoolPolicy(strategy="fill_first")
+    pol = PoolPolicy(strategy="fill_first", auth_max_strikes=1)   # b's rejection removes it
     a = learner.acquire("p", keys, pol)
     assert a.fingerprint == "a"
     learner.release("p", "a", Outcome("rate_limited", 100.0), pol, lease=a.lease)
@@ -825,3 +828,143 @@ def test_a_waiter_refused_by_its_outage_share_asks_again_at_the_next_probe(
     assert not be.degraded and back.fingerprint is None and back.available_at is not None
     assert back.available_at - back.now == pytest.approx(1.0)   # ...until the probation ends
     be.close()
+
+
+# --------------------------------------------------------------------------- refusing writes
+
+def _wait_for(check: Callable[[], bool], what: str) -> None:
+    """Poll a server-side condition (not a timing assertion: the deadline only ends a hang)."""
+    deadline = time.monotonic() + 20.0
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"redis-server never reached: {what}")
+        time.sleep(0.02)
+
+
+def _refuse_oom(admin: redis.Redis, server: RedisServer) -> Callable[[], None]:
+    admin.config_set("maxmemory-policy", "noeviction")
+    admin.config_set("maxmemory", "1")
+    return lambda: admin.config_set("maxmemory", "0")
+
+
+def _refuse_misconf(admin: redis.Redis, server: RedisServer) -> Callable[[], None]:
+    """A snapshot that cannot be written (``/proc`` takes no files, not even root's) while save
+    points are configured: Redis refuses writes with MISCONF until a snapshot succeeds."""
+    admin.config_set("save", "3600 1")
+    admin.config_set("stop-writes-on-bgsave-error", "yes")
+    admin.config_set("dir", "/proc")
+    admin.bgsave()
+    _wait_for(lambda: admin.info("persistence")["rdb_last_bgsave_status"] == "err",
+              "a failed snapshot")
+
+    def undo() -> None:
+        admin.config_set("dir", server.workdir)
+        _wait_for(lambda: not admin.info("persistence")["rdb_bgsave_in_progress"],
+                  "the failed snapshot's end")
+        admin.bgsave()
+        _wait_for(lambda: admin.info("persistence")["rdb_last_bgsave_status"] == "ok",
+                  "a good snapshot")
+    return undo
+
+
+def _refuse_busy(admin: redis.Redis, server: RedisServer) -> Callable[[], None]:
+    """A script that never ends, past the busy threshold: every other command answers BUSY
+    until SCRIPT KILL."""
+    admin.config_set("lua-time-limit", "10")
+    runner = redis.Redis.from_url(server.url)
+    thread = threading.Thread(target=lambda: _run_forever(runner))
+    thread.start()
+
+    def busy() -> bool:
+        try:
+            admin.ping()
+        except redis.exceptions.ResponseError as e:
+            return str(e).startswith("BUSY")
+        return False
+    _wait_for(busy, "a busy script")
+
+    def undo() -> None:
+        admin.script_kill()
+        thread.join()
+        runner.close()
+    return undo
+
+
+def _run_forever(client: redis.Redis) -> None:
+    with contextlib.suppress(redis.exceptions.ResponseError):   # killed by SCRIPT KILL
+        client.eval("while true do end", 0)
+
+
+REFUSALS = {"OOM": _refuse_oom, "MISCONF": _refuse_misconf, "BUSY": _refuse_busy}
+
+
+@pytest.mark.parametrize("condition", sorted(REFUSALS))
+def test_redis_refusing_commands_degrades_to_the_fallback_and_rejoins(
+        own_redis: RedisServer, redis_prefix: str, caplog: pytest.LogCaptureFixture,
+        condition: str) -> None:
+    """A Redis that answers an error instead of going away (out of memory, failing snapshots,
+    a script hogging it) is an outage: no Redis traceback out of a turn, one warning naming the
+    condition, and back on Redis (with what was learned meanwhile) once it accepts writes."""
+    mono = Mono()
+    be = RedisPoolState(own_redis.url, monotonic=mono, options=RedisPoolOptions(
+        key_prefix=redis_prefix, reconnect_interval_s=1.0))
+    keys = [KeySpec("a", max_rpm=5)]
+    pol = PoolPolicy()
+    # scripts loaded, connection made; provider "p" is new to Redis (under maxmemory, Redis 6
+    # lets a script through whose first write may not grow memory: a key seen before may pass)
+    first = be.acquire("warm", keys, pol)
+    be.release("warm", "a", Outcome("ok"), pol, lease=first.lease)
+    admin = redis.Redis.from_url(own_redis.url, decode_responses=True)
+    caplog.set_level(logging.WARNING, logger="hermes_core.agent.pool.redis")
+    undo = REFUSALS[condition](admin, own_redis)
+    try:
+        held = be.acquire("p", keys, pol)
+        assert held.fingerprint == "a" and be.degraded
+        be.release("p", "a", Outcome("rate_limited", 30.0), pol, lease=held.lease)
+        mono.t += 1.0     # the probe is due, but Redis still refuses writes: stay local
+        assert be.acquire("p", keys, pol).fingerprint is None
+        assert be.degraded and be.outages == 1
+    finally:
+        undo()
+    msgs = _messages(caplog)
+    assert len(msgs) == 1 and condition in msgs[0], msgs
+    mono.t += 1.0
+    assert be.acquire("p", keys, pol).fingerprint is None    # the 429 was merged into Redis
+    assert not be.degraded and be.outages == 1
+    snap = be.snapshot("p", keys, pol)
+    assert 25.0 < snap.keys[0].blocked_until - snap.now <= 30.5
+    admin.close()
+    be.close()
+
+
+@pytest.mark.parametrize(("error", "condition"), [
+    (redis.exceptions.OutOfMemoryError("command not allowed when used memory > 'maxmemory'."),
+     "OOM"),
+    (redis.exceptions.ResponseError("Error running script (call to f_1): @user_script:85: "
+                                    "@user_script: 85: -OOM command not allowed"), "OOM"),
+    (redis.exceptions.ResponseError("MISCONF Redis is configured to save RDB snapshots"),
+     "MISCONF"),
+    (redis.exceptions.ReadOnlyError("You can't write against a read only replica."), "READONLY"),
+    (redis.exceptions.ResponseError("Error running script (call to f_2): @user_script:9: "
+                                    "-READONLY You can't write against a read only replica."),
+     "READONLY"),
+    (redis.exceptions.ResponseError("BUSY Redis is busy running a script."), "BUSY"),
+    (redis.exceptions.BusyLoadingError("Redis is loading the dataset in memory"), "LOADING"),
+    (redis.exceptions.ResponseError("MASTERDOWN Link with MASTER is down"), "MASTERDOWN"),
+    (redis.exceptions.ResponseError("NOREPLICAS Not enough good replicas to write."),
+     "NOREPLICAS"),
+    (redis.exceptions.ConnectionError("Connection refused"), "unreachable"),
+    (redis.exceptions.TimeoutError("Timeout reading from socket"), "unreachable"),
+    (redis.exceptions.ResponseError("WRONGTYPE Operation against a key holding the wrong kind"),
+     None),
+    (redis.exceptions.ResponseError("Error running script: @user_script:3: Script attempted "
+                                    "to access nonexistent global variable 'x'"), None),
+    (redis.exceptions.NoScriptError("No matching script."), None),
+])
+def test_redis_errors_that_mean_not_now_are_told_from_bugs(error: Exception,
+                                                            condition: str | None) -> None:
+    why = redis_unavailable(error)
+    if condition is None:
+        assert why is None
+    else:
+        assert why is not None and condition in why

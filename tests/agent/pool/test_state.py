@@ -5,7 +5,6 @@ Table tests for the pool's pure decisions and the in-memory state backend.
 
 from __future__ import annotations
 
-import random
 import threading
 from collections import Counter
 
@@ -21,7 +20,6 @@ from hermes_core.agent.pool.state import (
     Outcome,
     PoolPolicy,
     PoolStateBackend,
-    SlidingWindow,
     apply_outcome,
     choose_key,
     cooldown_until,
@@ -197,10 +195,11 @@ def test_rate_limited_key_skipped_until_deadline() -> None:
 def test_removed_keys_never_come_back_and_alert_once() -> None:
     st = InMemoryPoolState(FakeClock(1000.0))
     keys = [KeySpec("a")]
-    assert st.acquire("p", keys, POLICY).fingerprint == "a"
-    assert st.release("p", "a", Outcome("removed"), POLICY).changed
-    assert not st.release("p", "a", Outcome("removed"), POLICY).changed
-    res = st.acquire("p", keys, POLICY)
+    one = PoolPolicy(auth_max_strikes=1)      # removed at the first rejection
+    assert st.acquire("p", keys, one).fingerprint == "a"
+    assert st.release("p", "a", Outcome("removed"), one).changed
+    assert not st.release("p", "a", Outcome("removed"), one).changed
+    res = st.acquire("p", keys, one)
     assert res.fingerprint is None and res.available_at is None
 
 
@@ -491,7 +490,7 @@ def test_learned_after(outcome: Outcome, learned: int | None, admitted: int,
 
 def test_backend_contract_removal_is_permanent(backend: PoolStateBackend) -> None:
     keys = [KeySpec("a")]
-    pol = PoolPolicy()
+    pol = PoolPolicy(auth_max_strikes=1)
     assert backend.acquire("p2", keys, pol).fingerprint == "a"
     assert backend.release("p2", "a", Outcome("removed"), pol).changed
     res = backend.acquire("p2", keys, pol)
@@ -550,56 +549,6 @@ def test_the_contract_suite_runs_against_memory_and_redis(backend_kinds: tuple[s
     names = [n for n in globals() if n.startswith("test_backend_contract")]
     assert len(names) >= 5
     assert {"memory", "redis"} <= set(backend_kinds)
-
-
-def test_window_answers_exactly_as_the_summed_list_does() -> None:
-    rng = random.Random(9)
-    win = SlidingWindow()
-    plain: list[tuple[float, int]] = []
-    now = 0.0
-    for _ in range(3_000):
-        now += rng.uniform(0.0, 0.3)
-        cutoff = now - 10.0
-        win.prune(cutoff)
-        plain = [e for e in plain if e[0] > cutoff]
-        assert len(win) == len(plain) and list(win) == plain
-        assert win.used == sum(t for _, t in plain)
-        limit, need = rng.randint(1, 2_000), rng.randint(0, 600)
-        assert tokens_free_at(win, limit, need, 10.0) == tokens_free_at(plain, limit, need, 10.0)
-        rpm = rng.randint(1, 50)
-        assert window_free_at(win, rpm, 10.0) == window_free_at(plain, rpm, 10.0)
-        if rng.random() < 0.7:
-            entry = (now, rng.randint(0, 300))
-            win.append(entry)
-            plain.append(entry)
-        if plain and rng.random() < 0.3:   # a request ends: its entry leaves (to be re-stamped)
-            gone = plain[rng.randrange(max(0, len(plain) - 20), len(plain))]
-            win.remove(gone)
-            plain.remove(gone)
-
-
-def test_window_removes_entries_a_clock_step_back_left_out_of_order() -> None:
-    win = SlidingWindow()
-    for entry in [(5.0, 10), (6.0, 20), (4.0, 30), (7.0, 0), (6.5, 40)]:   # the clock stepped back
-        win.append(entry)
-    win.remove((4.0, 30))
-    win.remove((7.0, 0))
-    assert list(win) == [(5.0, 10), (6.0, 20), (6.5, 40)] and win.used == 70
-    assert tokens_free_at(win, 60, 5, 10.0) == tokens_free_at(list(win), 60, 5, 10.0) == 16.0
-    with pytest.raises(ValueError):
-        win.remove((4.0, 30))
-
-
-def test_empty_window_and_indexing() -> None:
-    win = SlidingWindow()
-    assert not win and win.used == 0 and tokens_free_at(win, 10, 50, 60.0) is None
-    win.append((1.0, 5))
-    win.append((2.0, 7))
-    assert win[0] == (1.0, 5) and win[-1] == (2.0, 7) and win[0:1] == [(1.0, 5)]
-    win.prune(1.0)
-    assert len(win) == 1 and win[0] == (2.0, 7) and win.used == 7
-    # a single request larger than the limit waits for the window to empty, then goes through
-    assert tokens_free_at(win, 5, 10, 60.0) == 62.0
 
 
 def test_a_finished_request_counts_from_when_it_finished() -> None:
@@ -744,3 +693,56 @@ def test_backend_contract_a_429_on_a_keys_first_request_teaches_no_limit(
     assert snap.keys[0].learned_rpm is None
     assert snap.keys[0].blocked_until is not None
     assert 3.5 <= snap.keys[0].blocked_until - snap.now <= 4.5          # the Retry-After, no more
+
+
+# --------------------------------------------------------------------------- auth quarantine
+
+AUTH = PoolPolicy(breaker_cooldown_s=30.0, auth_recheck_s=60.0, auth_recheck_max_s=300.0,
+                  auth_max_strikes=4)
+
+def test_backend_contract_a_rejected_key_is_quarantined_rechecked_and_restored(
+        clocked_backend: tuple[PoolStateBackend, FakeClock]) -> None:
+    backend, clock = clocked_backend
+    keys = [KeySpec("a")]
+    first = backend.acquire("q1", keys, AUTH)
+    stale = backend.acquire("q1", keys, AUTH)       # in flight when the key is rejected
+    res = backend.release("q1", "a", Outcome("removed"), AUTH, lease=first.lease)
+    assert res.changed and not res.removed and res.recheck_at == pytest.approx(clock.t + 60.0)
+    assert not backend.release("q1", "a", Outcome("removed"), AUTH, lease=stale.lease).changed
+    none = backend.acquire("q1", keys, AUTH)
+    # not worth waiting for (this request fails over), yet not removed: rechecked when due
+    assert none.fingerprint is None and none.available_at is None
+    assert none.recheck_at == pytest.approx(clock.t + 60.0)
+    snap = backend.snapshot("q1", keys, AUTH).keys[0]
+    assert snap.auth_strikes == 1 and not snap.removed
+    clock.t += 60.0
+    probe = backend.acquire("q1", keys, AUTH)
+    assert probe.fingerprint == "a" and probe.probe
+    assert backend.acquire("q1", keys, AUTH).fingerprint is None    # one request only
+    back = backend.release("q1", "a", Outcome("ok", probe=True), AUTH, lease=probe.lease)
+    assert back.restored
+    assert backend.acquire("q1", keys, AUTH).fingerprint == "a"
+    assert backend.snapshot("q1", keys, AUTH).keys[0].auth_strikes == 0
+
+
+def test_backend_contract_a_key_rejected_at_every_recheck_is_removed_after_the_last(
+        clocked_backend: tuple[PoolStateBackend, FakeClock]) -> None:
+    backend, clock = clocked_backend
+    keys = [KeySpec("a")]
+    start = clock.t
+    rechecks: list[float] = []
+    res = backend.release("q2", "a", Outcome("removed"),
+                          AUTH, lease=backend.acquire("q2", keys, AUTH).lease)
+    while not res.removed:
+        assert res.recheck_at is not None
+        rechecks.append(res.recheck_at - start)
+        clock.t = res.recheck_at - 0.5
+        assert backend.acquire("q2", keys, AUTH).fingerprint is None   # not before it is due
+        clock.t = res.recheck_at
+        probe = backend.acquire("q2", keys, AUTH)
+        assert probe.probe
+        res = backend.release("q2", "a", Outcome("removed", probe=True), AUTH, lease=probe.lease)
+    assert res.changed and rechecks == [60.0, 180.0, 420.0]       # 60, 120, 240 s apart
+    gone = backend.acquire("q2", keys, AUTH)
+    assert gone.fingerprint is None and gone.available_at is None and gone.recheck_at is None
+    assert backend.snapshot("q2", keys, AUTH).keys[0].removed

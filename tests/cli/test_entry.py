@@ -1,0 +1,81 @@
+"""Tests of ``hermes_core/cli/entry.py``: a Ctrl-C at any moment of ``hermes-core``'s start-up
+ends quietly with exit 130, through the console script and through ``python -m hermes_core.cli``.
+
+Start-up is half a second of imports (config, pydantic, the command modules). The child process
+is stopped inside one chosen import by a sitecustomize hook and gets SIGINT exactly there.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HOOK = Path(__file__).with_name("startup_hook")
+
+
+def console_script() -> list[str]:
+    """The wrapper pip writes for the ``hermes-core`` entry point pyproject declares."""
+    target = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"][
+        "hermes-core"]
+    module, func = target.split(":")
+    return [sys.executable, "-c",
+            f"import re, sys\nfrom {module} import {func}\nif __name__ == '__main__':\n"
+            f"    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+            f"    sys.exit({func}())\n"]
+
+
+LAUNCHERS = {"console_script": console_script,
+             "python_m": lambda: [sys.executable, "-m", "hermes_core.cli"]}
+
+
+def interrupted_during(launcher: str, module: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    read_fd, write_fd = os.pipe()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HOOK), str(ROOT)]),
+           "HERMES_TEST_BLOCK_IMPORT": module, "HERMES_TEST_READY_FD": str(write_fd),
+           "HOME": str(tmp_path), "HERMES_HOME": str(tmp_path / "home")}
+    proc = subprocess.Popen([*LAUNCHERS[launcher](), "chat", "--offline"], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, pass_fds=(write_fd,))
+    os.close(write_fd)
+    try:
+        reached = os.read(read_fd, 1)    # the child is inside the import now (EOF: it never was)
+    finally:
+        os.close(read_fd)
+    if reached:
+        proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert reached, f"the child never imported {module}: {err}"
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+@pytest.mark.parametrize("launcher", sorted(LAUNCHERS))
+@pytest.mark.parametrize("module", [
+    "hermes_core.types",          # what `import hermes_core` used to load first
+    "hermes_core.config",         # pydantic, yaml: most of the half second
+    "pydantic",
+    "hermes_core.cli.main",
+    "hermes_core.cli.chat_cmd",   # the command modules (handled by main() already)
+])
+def test_ctrl_c_at_any_moment_of_start_up_exits_130_without_a_traceback(
+        launcher: str, module: str, tmp_path: Path) -> None:
+    done = interrupted_during(launcher, module, tmp_path)
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr
+    assert done.stdout == ""
+
+
+def test_importing_hermes_core_loads_no_config_or_pydantic() -> None:
+    """The library stays cheap to import: the names it exports load on first use, so nothing
+    stands between the console script's first line and its Ctrl-C handling."""
+    code = ("import sys, hermes_core; heavy = [m for m in ('hermes_core.config', 'pydantic', "
+            "'yaml', 'hermes_core.types') if m in sys.modules]; print(heavy)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+    assert done.stdout.strip() == "[]"
