@@ -190,25 +190,38 @@ def _skills(repl: Repl, arg: str) -> None:
 
 
 def _memory(repl: Repl, arg: str) -> None:
+    """``/memory``: the past sessions the last message recalled (what its prompt held, read from
+    the turn like ``/skills``); ``/memory QUERY``: the ones a message of that text would recall,
+    through the same guard (a session left out of a prompt as a possible injection is not listed
+    as if the model saw it)."""
     agent = repl.agent
-    if agent.context_engine is None:
+    engine = agent.context_engine
+    if engine is None:
         repl.say("episodic memory is off (context_engine.enabled: false)")
         return
-    query = arg or next((m.content for m in reversed(agent.history) if m.role == "user"), "")
-    if not query:
-        repl.say("usage: /memory QUERY (or send a message first)")
-        return
-    found = agent.context_engine.retrieve(query, max_results=5, exclude_session=agent.session_id)
-    if not found:
-        repl.say(f"no past session matches \"{clip(query, 60)}\"")
-        return
+    if arg:
+        found = list(engine.recall(arg, exclude_session=agent.session_id)[1])
+        if not found:
+            repl.say(f"no past session matches \"{clip(arg, 60)}\"")
+            return
+        what = "query"
+    else:
+        turn = getattr(agent, "last_turn", None)
+        if turn is None:
+            repl.say("usage: /memory QUERY (or send a message first)")
+            return
+        found = list(turn.memories)
+        if not found:
+            repl.say("the last message recalled no past session (/memory QUERY searches)")
+            return
+        what = "message"
     best = max(f.score for f in found) or 1.0
     rows = [[_age(f.age_days), f"{f.score / best:.0%}",
              terminal_safe(", ".join(readable_tags(f.tags))) or "-",
              terminal_safe(" ".join(f.summary.split())[:100])] for f in found]
     for text in table(rows, ["when", "match", "topics", "summary"], right=(1,)):
         repl.say(text)
-    repl.say("  (match is relative to the best past session for this query)")
+    repl.say(f"  (match is relative to the best past session for this {what})")
 
 
 def _age(days: float) -> str:
