@@ -330,6 +330,19 @@ def transcript_name(arg: str, default: str, scrub: Callable[[str], str] = redact
     return name if Path(name).suffix else f"{name}.json"
 
 
+def _holds_another_chat(path: Path, session_id: str) -> bool:
+    """Whether ``path`` is a file that is not this chat's transcript: another chat saved under
+    the same name, or a file put there by hand. Replacing it would lose it without a word; the
+    same chat saving again under its name just updates its own file."""
+    if not path.is_file():   # nothing there (a folder in the way fails the write, as before)
+        return False
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return True
+    return not (isinstance(data, dict) and data.get("session_id") == session_id)
+
+
 def _save(repl: Repl, arg: str) -> None:
     agent = repl.agent
     scrub: Callable[[str], str] = getattr(agent, "redact", redact)
@@ -340,6 +353,10 @@ def _save(repl: Repl, arg: str) -> None:
         repl.say(f"error: not saved: {e}; transcripts are saved in {folder}")
         return
     path = folder / name
+    if _holds_another_chat(path, agent.session_id):
+        repl.say(f"error: not saved: {path} holds another chat's transcript (or another file); "
+                 "choose another name")
+        return
     data = {"session_id": agent.session_id,
             "saved_at": datetime.now(UTC).isoformat(timespec="seconds"),
             # what the REPL showed: a key pasted into the chat was printed as [REDACTED]

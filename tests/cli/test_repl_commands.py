@@ -172,6 +172,27 @@ def test_save_name_is_a_file_in_the_homes_transcripts_folder(tmp_path: Path,
     assert not (tmp_path / "notes").exists() and not (tmp_path / "notes.json").exists()
 
 
+def test_save_name_never_overwrites_another_sessions_transcript(tmp_path: Path) -> None:
+    """`/save notes` on Monday and `/save notes` in Tuesday's chat: Monday's transcript was
+    replaced without a word. The same chat saving again under its name updates its file."""
+    home = tmp_path / "home"
+    monday, _ = _saving_repl(home)
+    monday.turn("monday's plan")
+    monday.dispatch("/save notes")
+    saved = home / "transcripts" / "notes.json"
+    tuesday, out = _saving_repl(home)
+    tuesday.turn("tuesday's plan")
+    tuesday.dispatch("/save notes")
+    kept = json.loads(saved.read_text(encoding="utf-8"))
+    assert kept["session_id"] == monday.agent.session_id
+    assert kept["messages"][0]["content"] == "monday's plan"
+    shown = out.getvalue()
+    assert "error: not saved: " in shown and "notes.json" in shown and "another chat" in shown
+    monday.turn("one more")
+    monday.dispatch("/save notes")
+    assert len(json.loads(saved.read_text(encoding="utf-8"))["messages"]) == 4
+
+
 @pytest.mark.parametrize("name", ["sk-proj-abcdefghijklmnopqrstuv1234", _SAVE_KEY,
                                   f"chat-{_SAVE_KEY}.json"])
 def test_save_refuses_a_name_holding_a_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
