@@ -120,6 +120,8 @@ def test_foreign_file_is_refused_and_untouched(tmp_path: Path, capsys: pytest.Ca
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--created-at", "yesterday"], "not an ISO 8601"),
+    # a typo of the year (2062 for 2026) ranked the session as brand new for decades
+    (["--created-at", "2099-01-01"], "is in the future"),
     (["--relevance", "-1"], "must be >= 0"),
     (["--relevance", "abc"], "not a number"),
 ])
