@@ -142,10 +142,12 @@ def _add(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"status": res.status, "session_id": res.session_id, "memory_id": res.memory_id,
                           "duplicate_of": res.duplicate_of, "db": db}, ensure_ascii=False))
-    elif res.status == "duplicate":
-        print(f"not stored: session {res.duplicate_of} already holds this exact summary ({db})")
+    elif res.status == "duplicate":   # ids are shown, never sent: one may carry an escape sequence
+        print(terminal_safe(f"not stored: session {res.duplicate_of} already holds this exact "
+                            f"summary ({db})"))
     else:
-        print(f"{res.status} session {res.session_id} (memory id {res.memory_id}) in {db}")
+        print(terminal_safe(f"{res.status} session {res.session_id} (memory id {res.memory_id}) "
+                            f"in {db}"))
     return 0
 
 
