@@ -127,21 +127,13 @@ def _shares(contrib: Any, name: str) -> str:
     return ", ".join(f"{layer} {abs(v) / total:.0%}" for layer, v in ranked if abs(v) / total >= 0.005)
 
 
-def columns(text: str) -> int:
-    """Terminal columns ``text`` takes: two for a wide (Chinese, Japanese, Korean) character, none
-    for a combining mark, one otherwise."""
-    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
-               for c in text)
-
-
 def table(rows: list[list[str]], header: list[str], *, right: tuple[int, ...] = ()) -> list[str]:
-    """Rows as aligned columns (``right``: column indexes aligned right), two-space indented;
-    padded by terminal columns, so a row of Chinese topics lines up with the others."""
-    widths = [max(columns(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    """Rows as aligned columns (``right``: column indexes aligned right), two-space indented."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
     def line(r: list[str]) -> str:
-        pads = [" " * (w - columns(c)) for c, w in zip(r, widths, strict=True)]
-        cells = [pad + c if i in right else c + pad for i, (c, pad) in enumerate(zip(r, pads, strict=True))]
+        cells = [c.rjust(w) if i in right else c.ljust(w)
+                 for i, (c, w) in enumerate(zip(r, widths, strict=True))]
         return ("  " + "  ".join(cells)).rstrip()
 
     return [line(header), *(line(r) for r in rows)]

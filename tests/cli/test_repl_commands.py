@@ -107,24 +107,6 @@ def test_memory_shows_relative_matches_and_readable_topics(agent: Agent):
     assert "100%" in out and "我查" not in out and "违章" in out
 
 
-def test_table_columns_line_up_on_a_terminal_with_chinese_cells():
-    """Columns were padded by character count: a Chinese character takes two terminal columns,
-    so /memory's summary column started further right on every row with Chinese topics."""
-    import unicodedata
-
-    def columns(text: str) -> int:
-        return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-    lines = table([["10 days ago", "100%", "快递, 顺丰", "帮用户查询了顺丰快递"],
-                   ["3 months ago", "51%", "redis", "Redis sentinel setup"],
-                   ["today", "7%", "-", "短"]], ["when", "match", "topics", "summary"], right=(1,))
-    starts = {columns(line[:line.index(cell)]) for line, cell in
-              zip(lines, ["summary", "帮用户", "Redis sentinel", "短"], strict=True)}
-    assert len(starts) == 1, lines
-    ends = {columns(line[:line.index("%") + 1]) for line in lines[1:]}
-    assert len(ends) == 1, lines   # right-aligned column still right-aligned
-
-
 def test_readable_tags_drop_fragments():
     assert readable_tags(("违章记录", "违章", "我查", "git")) == ["违章记录", "git"]
 
