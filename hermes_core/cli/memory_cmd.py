@@ -11,6 +11,7 @@ import argparse
 import json
 import math
 import sys
+import time
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,12 +22,22 @@ from hermes_core.cli.argtypes import positive_int, print_mapping, terminal_safe
 from hermes_core.config import load_settings
 from hermes_core.redact import redact
 
+#: How far ahead of this machine's clock ``--created-at`` may be (another machine's clock skew).
+FUTURE_SLACK_S = 86_400.0
+
 
 def _timestamp(text: str) -> float:
+    """``--created-at``: ISO 8601, not in the future. A session that has not happened yet is a
+    typo (2062 for 2026), and recency weighting counts a future time as brand new: it would
+    outrank every real session for decades."""
     try:
-        return parse_timestamp(text)
+        when = parse_timestamp(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+    if when > time.time() + FUTURE_SLACK_S:
+        raise argparse.ArgumentTypeError(f"{text!r} is in the future; give the time the session "
+                                         "happened")
+    return when
 
 
 def _score(text: str) -> float:
@@ -131,10 +142,12 @@ def _add(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"status": res.status, "session_id": res.session_id, "memory_id": res.memory_id,
                           "duplicate_of": res.duplicate_of, "db": db}, ensure_ascii=False))
-    elif res.status == "duplicate":
-        print(f"not stored: session {res.duplicate_of} already holds this exact summary ({db})")
+    elif res.status == "duplicate":   # ids are shown, never sent: one may carry an escape sequence
+        print(terminal_safe(f"not stored: session {res.duplicate_of} already holds this exact "
+                            f"summary ({db})"))
     else:
-        print(f"{res.status} session {res.session_id} (memory id {res.memory_id}) in {db}")
+        print(terminal_safe(f"{res.status} session {res.session_id} (memory id {res.memory_id}) "
+                            f"in {db}"))
     return 0
 
 

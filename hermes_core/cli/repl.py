@@ -8,6 +8,7 @@ Ctrl-C cancels the reply in progress, not the REPL; Ctrl-D or ``/exit`` ends the
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 import threading
@@ -100,12 +101,28 @@ class Repl:
             self.say("")
         finally:
             if readline is not None:
-                try:
-                    self._history_file().parent.mkdir(parents=True, exist_ok=True)
-                    readline.set_history_length(1000)
-                    readline.write_history_file(self._history_file())
-                except OSError:
-                    pass
+                self.write_history(readline)
+
+    def write_history(self, readline: Any) -> None:
+        """Keep the input history (the last 1,000 lines) in ``HOME/.chat_history``, keys redacted.
+
+        A key pasted into the chat is redacted in the transcript and the session memory; the
+        history file is one more copy on disk (read back next run, synced with the home), so each
+        line is scrubbed by the settings' redactor first (lines read from an older file too), and
+        the file is the user's alone (0600), like a shell's history."""
+        scrub = getattr(self.agent, "redact", redact)
+        path = self._history_file()
+        try:
+            for i in range(readline.get_current_history_length(), 0, -1):
+                line = readline.get_history_item(i)
+                if line and (clean := scrub(line)) != line:
+                    readline.replace_history_item(i - 1, clean)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            readline.set_history_length(1000)
+            readline.write_history_file(path)
+            os.chmod(path, 0o600)
+        except OSError:
+            pass
 
     # ------------------------------------------------------------------ loop
 

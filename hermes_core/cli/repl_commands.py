@@ -202,25 +202,38 @@ def _skills(repl: Repl, arg: str) -> None:
 
 
 def _memory(repl: Repl, arg: str) -> None:
+    """``/memory``: the past sessions the last message recalled (what its prompt held, read from
+    the turn like ``/skills``); ``/memory QUERY``: the ones a message of that text would recall,
+    through the same guard (a session left out of a prompt as a possible injection is not listed
+    as if the model saw it)."""
     agent = repl.agent
-    if agent.context_engine is None:
+    engine = agent.context_engine
+    if engine is None:
         repl.say("episodic memory is off (context_engine.enabled: false)")
         return
-    query = arg or next((m.content for m in reversed(agent.history) if m.role == "user"), "")
-    if not query:
-        repl.say("usage: /memory QUERY (or send a message first)")
-        return
-    found = agent.context_engine.retrieve(query, max_results=5, exclude_session=agent.session_id)
-    if not found:
-        repl.say(f"no past session matches \"{clip(query, 60)}\"")
-        return
+    if arg:
+        found = list(engine.recall(arg, exclude_session=agent.session_id)[1])
+        if not found:
+            repl.say(f"no past session matches \"{clip(arg, 60)}\"")
+            return
+        what = "query"
+    else:
+        turn = getattr(agent, "last_turn", None)
+        if turn is None:
+            repl.say("usage: /memory QUERY (or send a message first)")
+            return
+        found = list(turn.memories)
+        if not found:
+            repl.say("the last message recalled no past session (/memory QUERY searches)")
+            return
+        what = "message"
     best = max(f.score for f in found) or 1.0
     rows = [[_age(f.age_days), f"{f.score / best:.0%}",
              terminal_safe(", ".join(readable_tags(f.tags))) or "-",
              terminal_safe(" ".join(f.summary.split())[:100])] for f in found]
     for text in table(rows, ["when", "match", "topics", "summary"], right=(1,)):
         repl.say(text)
-    repl.say("  (match is relative to the best past session for this query)")
+    repl.say(f"  (match is relative to the best past session for this {what})")
 
 
 def _age(days: float) -> str:
@@ -329,6 +342,19 @@ def transcript_name(arg: str, default: str, scrub: Callable[[str], str] = redact
     return name if Path(name).suffix else f"{name}.json"
 
 
+def _holds_another_chat(path: Path, session_id: str) -> bool:
+    """Whether ``path`` is a file that is not this chat's transcript: another chat saved under
+    the same name, or a file put there by hand. Replacing it would lose it without a word; the
+    same chat saving again under its name just updates its own file."""
+    if not path.is_file():   # nothing there (a folder in the way fails the write, as before)
+        return False
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return True
+    return not (isinstance(data, dict) and data.get("session_id") == session_id)
+
+
 def _save(repl: Repl, arg: str) -> None:
     agent = repl.agent
     scrub: Callable[[str], str] = getattr(agent, "redact", redact)
@@ -339,6 +365,10 @@ def _save(repl: Repl, arg: str) -> None:
         repl.say(f"error: not saved: {e}; transcripts are saved in {folder}")
         return
     path = folder / name
+    if _holds_another_chat(path, agent.session_id):
+        repl.say(f"error: not saved: {path} holds another chat's transcript (or another file); "
+                 "choose another name")
+        return
     data = {"session_id": agent.session_id,
             "saved_at": datetime.now(UTC).isoformat(timespec="seconds"),
             # what the REPL showed: a key pasted into the chat was printed as [REDACTED]
@@ -379,7 +409,8 @@ BUILTIN_COMMANDS = (
     Command("help", "/help", "list commands", _help),
     Command("model", "/model [name|auto]", "show or set the model", _model),
     Command("skills", "/skills [query]", "what the retriever chose and why, per layer", _skills),
-    Command("memory", "/memory [query]", "relevant past sessions", _memory),
+    Command("memory", "/memory [query]", "past sessions the last message recalled (or a query would)",
+            _memory),
     Command("route", "/route", "the last routing decision, its reason and attempts", _route),
     Command("keys", "/keys", "API key pool status (fingerprints only)", _keys),
     Command("prompt", "/prompt", "the last request exactly as sent", _prompt),

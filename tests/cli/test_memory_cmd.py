@@ -120,6 +120,8 @@ def test_foreign_file_is_refused_and_untouched(tmp_path: Path, capsys: pytest.Ca
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--created-at", "yesterday"], "not an ISO 8601"),
+    # a typo of the year (2062 for 2026) ranked the session as brand new for decades
+    (["--created-at", "2099-01-01"], "is in the future"),
     (["--relevance", "-1"], "must be >= 0"),
     (["--relevance", "abc"], "not a number"),
 ])
@@ -235,3 +237,16 @@ def test_search_shows_control_characters_of_a_stored_summary_instead_of_sending_
     assert code == 0 and "staging" in out
     assert not any(c in out for c in "\x1b\x07\x9b")
     assert "\\x1b[2J" in out
+
+
+def test_add_never_sends_a_stored_session_ids_escape_sequence_to_the_terminal(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`memory add` echoed session ids as they were: one holding an OSC 52 sequence (written
+    through the API by a web front end) rewrote the clipboard when a duplicate named it."""
+    db = str(tmp_path / "m.db")
+    hostile = "web\x1b]52;c;ZXZpbA==\x07-42"
+    for sid in (hostile, "mine\x1b[2J"):
+        code, out, _ = run(capsys, "memory", "add", "--db", db, "--session-id", sid,
+                           "--summary", "Rotated the staging certificates")
+        assert code == 0 and "\x1b" not in out and "\x07" not in out
+    assert "not stored: session web" in out and "-42 already holds" in out

@@ -302,3 +302,33 @@ def test_any_line_is_answered_without_a_traceback(tmp_path: Path, monkeypatch: p
             repl.turn(text)
     shown = out.getvalue()
     assert "Traceback" not in shown and "sk-abcdefghijklmnopqrstuvwxyz12" not in shown
+
+
+_HISTORY_KEY = "zq9Horse7battery.Staple-42"   # a configured key of no recognisable shape
+
+
+def test_the_input_history_file_never_holds_a_key_pasted_into_the_chat(tmp_path: Path):
+    """Every line typed was written to HOME/.chat_history as typed: a key pasted into the chat
+    (configured, or of a known shape) stayed there in clear, while the transcript and the session
+    memory had it redacted."""
+    import readline
+
+    home = tmp_path / "home"
+    home.mkdir()
+    settings = load_settings({"home": str(home), "skill_utils": {"enabled": False},
+                              "credentials": {"openai": {"keys": [{"key": _HISTORY_KEY}]}}}, env={})
+    repl = Repl(Agent(settings, provider=OfflineProvider()), stdin=io.StringIO(""), stdout=io.StringIO())
+    shaped = "sk-ant-api03-" + "Q" * 40
+    readline.clear_history()
+    try:
+        for line in (f"use {_HISTORY_KEY} for staging", f"and {shaped}", "what changed?"):
+            readline.add_history(line)
+        repl.write_history(readline)
+        kept = (home / ".chat_history").read_text(encoding="utf-8")
+        recalled = [readline.get_history_item(i + 1) for i in range(readline.get_current_history_length())]
+    finally:
+        readline.clear_history()
+    assert _HISTORY_KEY not in kept and shaped not in kept
+    assert "for staging" in kept and "what changed?" in kept   # the rest of each line is kept
+    assert all(_HISTORY_KEY not in item and shaped not in item for item in recalled)
+    assert (home / ".chat_history").stat().st_mode & 0o077 == 0   # typed lines are the user's own

@@ -107,15 +107,22 @@ def extractive_summary(messages: Sequence[Message], *, target_words: int = TARGE
 
     The first user sentence (usually the task) always leads. Other sentences are scored by the
     session-wide frequency of their content terms over the square root of their length, user
-    sentences slightly favoured, then kept in their original order until ``target_words``.
+    sentences slightly favoured, then kept in their original order until ``target_words``. A
+    sentence repeated word for word is one sentence (its first occurrence), weighed once.
     Tags are the most frequent content terms.
     """
     sentences: list[tuple[int, str, str]] = []  # (order, role, text)
+    seen: set[str] = set()
     for m in messages:
         if m.role not in ("user", "assistant") or not m.content.strip():
             continue
         for s in split_sentences(m.content):
-            sentences.append((len(sentences), m.role, s[:600]))
+            # a sentence said again (a pasted log's repeated line, a reply repeated) counts once:
+            # every copy scored as high as the first, and the summary was that line over and over
+            key = " ".join(s.casefold().split())
+            if key not in seen:
+                seen.add(key)
+                sentences.append((len(sentences), m.role, s[:600]))
     if not sentences:
         return SessionSummary("", (), "extractive")
     tf: Counter[str] = Counter()

@@ -319,10 +319,11 @@ class HistoryCompactor:
     ratio: float | None = None
     last: CompactionReport | None = None
     billed: tuple[int, int] | None = None   # (provider's prompt tokens, our estimate), last reply
-    _costs: dict[tuple[str, int], int] = field(default_factory=dict)
+    _costs: dict[tuple[str, int], tuple[Message, int]] = field(default_factory=dict)
+    _anchor: Message | None = None   # the last message folded into ``state``
 
     def reset(self) -> None:
-        self.state, self.last = CompactionState(), None
+        self.state, self.last, self._anchor = CompactionState(), None, None
         self._costs.clear()
 
     def observe(self, prompt: Prompt, usage: Usage) -> None:
@@ -344,15 +345,20 @@ class HistoryCompactor:
                 f"{estimated} ({billed / estimated:.2f}x)" if estimated else "")
 
     def _cost(self, i: int, m: Message, counter: TokenCounter) -> int:
-        """``message_cost`` of ``history[i]``, cached by position (history only grows at the end;
-        a reset clears the cache). Calibrated counts scale the cached raw estimate."""
+        """``message_cost`` of ``history[i]``, cached by position together with the message it was
+        measured for: the history usually only grows at the end, but a caller may put another
+        conversation in its place, whose messages must not be measured by the old ones' sizes.
+        Calibrated counts scale the cached raw estimate."""
         base: TokenCounter = EstimateCounter() if isinstance(counter, EstimateCounter) else counter
         key = (base.name, i)
-        got = self._costs.get(key)
-        if got is None:
+        held = self._costs.get(key)
+        if held is not None and held[0] is m:
+            got = held[1]
+        else:
             if len(self._costs) > 50_000:
                 self._costs.clear()
-            got = self._costs[key] = message_cost(m, base)
+            got = message_cost(m, base)
+            self._costs[key] = (m, got)
         if isinstance(counter, EstimateCounter) and counter.ratio != 1.0:
             return round(got * counter.ratio)
         return got
@@ -372,8 +378,9 @@ class HistoryCompactor:
         """``prompt`` (built over the full ``history``) with its history compacted to budget."""
         cfg = self.settings.prompt.compaction
         counter = choose_counter(model, provider_kind, self.ratio)
-        if self.state.folded > len(history):
-            self.reset()
+        folded = self.state.folded
+        if folded > len(history) or (folded and history[folded - 1] is not self._anchor):
+            self.reset()   # another conversation: the summary is of messages no longer there
         if not cfg.enabled:
             return prompt
         budget = self.budget_for(prompt, counter, model,
@@ -425,6 +432,7 @@ class HistoryCompactor:
             state = replace(state, prose=clip_words(state.prose, int(count_words(state.prose) * 0.8)))
             msg = state.message()
         self.state = state
+        self._anchor = history[cut - 1]
         after = (message_cost(msg, counter) if msg is not None else 0) + sum(costs[cut:])
         return Compaction(folded_messages=len(folding), folded_turns=turns, tokens_before=used,
                           tokens_after=after, source=source, ms=ms, reason=reason)

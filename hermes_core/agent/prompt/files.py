@@ -16,9 +16,10 @@ prompt, without ever crashing on what a user (or an attacker) left in that file:
 * **Consistent reads.** A file is stat-ed, read, and stat-ed again; if the fingerprint moved while
   we read, we read again (a few times), so the prompt never mixes two versions of a file with the
   fingerprint of a third.
-* **Safe decoding.** Missing files are skipped quietly. Unreadable, binary (NUL bytes), non-UTF-8,
-  empty and huge files produce a :class:`ContextEvent` warning that names the file; they are
-  skipped, or (huge) read as a head and a tail only.
+* **Safe decoding.** Line endings become ``\n`` (CRLF and CR-only files are paragraphs and
+  line numbers as an editor shows them). Missing files are skipped quietly. Unreadable, binary
+  (NUL bytes), non-UTF-8, empty and huge files produce a :class:`ContextEvent` warning that
+  names the file; they are skipped, or (huge) read as a head and a tail only.
 * **Injection scan** (:mod:`hermes_core.injection`). Each hostile paragraph is replaced by a
   one-line ``[BLOCKED: ...]`` notice (the whole file only when every paragraph is hostile); the
   matched text itself never reaches the prompt.
@@ -322,6 +323,9 @@ def read_context_file(path: Path, policy: ReadPolicy = ReadPolicy(), *,
     if huge:
         events.append(ContextEvent("warning", shown, f"larger than {policy.max_file_bytes} bytes; "
                                    "only its head and tail were read"))
+    # one line ending: a CR-only file (classic Mac, some exporters) was a single line to the scan,
+    # so one hostile paragraph cost the whole file, reported as line 1; CRLF sent carriage returns
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         return done("skipped", reason="file is empty; skipped")
     original = text.strip("\n")

@@ -47,3 +47,24 @@ def test_model_summariser_keeps_a_real_summary():
     got = ModelSummarizer(lambda prompt: "SUMMARY: Staging database on port 6543, replica "
                                          "pg-replica-2.\nTAGS: staging, database")(CHAT)
     assert got.source == "model" and "6543" in got.summary and got.tags == ("staging", "database")
+
+
+def test_extractive_summary_keeps_a_repeated_sentence_once():
+    """A pasted log repeats one line hundreds of times: each copy scored as high as the first, so
+    the session's memory (and every prompt recalling it) read that line twenty times over and
+    nothing else the user said."""
+    from hermes_core.agent.episodic.summarise import extractive_summary, split_sentences
+
+    log = "ERROR 2026-12-03 连接超时 timeout at db.py line 42\n" * 300
+    chat = [Message("user", "The nightly import fails against the staging database. Here is the log:\n"
+                    + log),
+            Message("assistant", "The timeout comes from the connection pool. Raise pool_size "
+                    "to 20 and set the statement timeout to 30 seconds."),
+            Message("user", "Done, and the retry budget is now 5 attempts. 好的，问题解决了。"),
+            Message("assistant", "Great. Keep an eye on the replica lag as well.")]
+    summary = extractive_summary(chat).summary
+    assert summary.count("连接超时 timeout at db.py line 42") == 1
+    said = [s for m in chat for s in split_sentences(m.content)]
+    distinct = list(dict.fromkeys(said))
+    assert all(summary.count(s) <= 1 for s in distinct)
+    assert "pool_size" in summary and "retry budget" in summary

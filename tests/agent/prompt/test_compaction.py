@@ -132,6 +132,26 @@ def test_a_long_chat_never_fails_and_compacts_in_large_steps(small_agent: Callab
     assert all(r.compaction.history_tokens <= r.compaction.budget.available for r in replies)
 
 
+def test_a_history_swapped_for_another_conversation_is_measured_afresh(
+        small_agent: Callable[..., Agent]):
+    """Message costs were remembered by position: a caller that put another saved conversation
+    into ``agent.history`` (same length, longer messages) was measured by the old messages'
+    sizes, nothing was compacted, and the provider refused the request as over its window."""
+    fake = WindowedFake()
+    agent = small_agent(fake)
+    assert any(r.compaction.compaction is not None for r in chat(agent, 40))
+    long = ("The ledger export from the warehouse has 40 columns, and each nightly run "
+            "rewrites the reconciliation table while the auditors read it. ") * 4
+    saved = [Message(m.role, f"{long} ({i})") for i, m in enumerate(agent.history)]
+    agent.history[:] = saved
+    reply = agent.chat("Where were we with the ledger export?")
+    assert reply.compaction.compaction is not None
+    assert reply.compaction.history_tokens <= reply.compaction.budget.available
+    sent = " ".join(m.content for m in fake.requests[-1].prompt.messages)
+    assert "ledger export" in sent
+    assert not any(f in sent for f in FILLER)   # no summary of the conversation swapped out
+
+
 def test_without_compaction_the_same_chat_fails(small_agent: Callable[..., Agent]):
     from hermes_core.errors import HermesError
 
