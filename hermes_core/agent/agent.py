@@ -516,16 +516,20 @@ class Agent:
         nothing was said since the last record. Recording again replaces the session's memory."""
         if len(self.history) <= self._recorded or self.context_engine is None:
             return None
-        self._recorded = len(self.history)
+        upto = len(self.history)
         # Offline replies describe the request, not the conversation: remember only what was said.
         messages = ([m for m in self.history if m.role == "user"] if self.offline
                     else self.history)
         try:
-            return self.context_engine.record_session(self.session_id, messages,
-                                                      self.summarizer())
+            result = self.context_engine.record_session(self.session_id, messages,
+                                                        self.summarizer())
         except HermesError as e:
+            # Not marked recorded: a full disk or a locked database is retried by the next
+            # end_session (``/reset``, close) instead of losing the session for good.
             log.warning("could not record session %s: %s", self.session_id, e)
             return None
+        self._recorded = upto
+        return result
 
     def close(self, *, wait_warm: bool = True) -> None:
         """Record the session, let a background model load finish (or, with ``wait_warm=False``,

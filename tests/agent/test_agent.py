@@ -186,6 +186,29 @@ def test_end_session_records_once_and_reset_starts_anew(home: Path):
     assert [f.session_id for f in found] == [first]
 
 
+def test_a_session_whose_recording_failed_is_recorded_on_the_next_try(home: Path):
+    from hermes_core.errors import SessionStoreError
+    agent = agent_for(home, FakeProvider(["noted"], summaries=["SUMMARY: The user keeps the "
+                                                                "backups on the blue disk.\nTAGS: backups"]))
+    agent.chat("Remember that the backups are on the blue disk")
+    engine = agent.context_engine
+    real = engine.record_session
+    calls: list[str] = []
+
+    def full_disk_once(*args: object, **kwargs: object) -> object:
+        calls.append("x")
+        if len(calls) == 1:
+            raise SessionStoreError(home / "sessions.db", "database or disk is full")
+        return real(*args, **kwargs)
+
+    engine.record_session = full_disk_once  # type: ignore[method-assign]
+    assert agent.end_session() is None                  # the write failed: nothing recorded
+    result = agent.end_session()                        # the next try (close, /reset) records it
+    assert result is not None and result.status == "inserted"
+    assert [f.session_id for f in engine.retrieve("backups blue disk")] == [agent.session_id]
+    assert agent.end_session() is None                  # and only once
+
+
 def test_repl_reset_says_whether_anything_was_recorded(home: Path):
     import io
 
