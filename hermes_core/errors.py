@@ -430,10 +430,14 @@ class _PageText(html.parser.HTMLParser):
             self.text.append(data)
 
 
+_PAGE_NOTE = "(an HTML page, not the API's error)"
+_PAGE_CHARS = 200   # of a page's title or text, shown before the note
+
+
 def _page_text(text: str) -> str | None:
     """A proxy's or CDN's HTML error page (a 502 from nginx, a Cloudflare page) as a person reads
-    it: its title, else its visible text, with a note; None when ``text`` is not HTML. Its first
-    500 characters are doctype, comments and CSS, which say nothing."""
+    it: its title, else its visible text, whole; None when ``text`` is not HTML. Its first 500
+    characters are doctype, comments and CSS, which say nothing."""
     if not _HTML_START.match(text):
         return None
     page = _PageText()
@@ -441,28 +445,27 @@ def _page_text(text: str) -> str | None:
         page.feed(text[:100_000])
         page.close()
     except Exception:   # html.parser is lenient; a page it cannot read is still not a message
-        return "(an HTML page, not the API's error)"
-    shown = " ".join(" ".join(page.title).split()) or " ".join(" ".join(page.text).split())
-    if len(shown) > 200:   # cut between words: the caller redacts later, and a key cut in two
-        shown = shown[:201].rpartition(" ")[0]   # is no longer the secret it would scrub
-    return f"{shown} (an HTML page, not the API's error)".lstrip()
+        return ""
+    return " ".join(" ".join(page.title).split()) or " ".join(" ".join(page.text).split())
 
 
-def _error_fields(body: Any) -> tuple[str, str, str]:
-    """(type, code, message) from an OpenAI or Anthropic error body; type and code lower-cased.
+def _error_fields(body: Any) -> tuple[str, str, str, bool]:
+    """(type, code, message, is a page) from an OpenAI or Anthropic error body, or a proxy's HTML
+    page; type and code lower-cased.
 
-    The message is whole: it is cut to ``_MAX_MESSAGE`` only after redaction, or a key straddling
-    the cut would keep its first characters (no longer the exact secret nor key-shaped)."""
+    The message is whole: it is cut only after redaction, or a key straddling the cut would keep
+    its first characters (no longer the exact secret nor key-shaped)."""
     if isinstance(body, bytes | bytearray):
         body = body.decode("utf-8", "replace")
     if not isinstance(body, Mapping):
         text = str(body or "")
-        return "", "", _page_text(text) or text
+        page = _page_text(text)
+        return ("", "", text, False) if page is None else ("", "", page, True)
     err = body.get("error", body)
     if not isinstance(err, Mapping):
-        return "", "", str(err)
+        return "", "", str(err), False
     return (str(err.get("type") or "").lower(), str(err.get("code") or "").lower(),
-            str(err.get("message") or ""))
+            str(err.get("message") or ""), False)
 
 
 def error_from_status(status_code: int, headers: Mapping[str, str], body: Any = None, *,
@@ -473,15 +476,15 @@ def error_from_status(status_code: int, headers: Mapping[str, str], body: Any = 
     The body is consulted only for structured fields (``error.type`` / ``error.code``), to tell a
     context-window 400 or a quota 429 from the rest; the status code decides the family.
     """
-    kind, code, message = _error_fields(body)
+    kind, code, message, page = _error_fields(body)
     lowered = message.lower()
-    shown = message or kind or f"HTTP {status_code}"
+    shown = message or ("" if page else kind or f"HTTP {status_code}")
     if redact is not None:
         shown = redact(shown)
         if body is not None:   # any shape: a proxy may answer with a JSON array or bytes
             body = redact(body.decode("utf-8", "replace") if isinstance(body, bytes | bytearray)
                           else str(body))
-    shown = shown[:_MAX_MESSAGE]
+    shown = f"{shown[:_PAGE_CHARS]} {_PAGE_NOTE}".lstrip() if page else shown[:_MAX_MESSAGE]
     label = f"{provider}: " if provider else ""
     text = f"{label}HTTP {status_code}: {shown}"
     kw: dict[str, Any] = {"status_code": status_code, "headers": headers, "body": body,

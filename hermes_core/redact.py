@@ -108,6 +108,21 @@ def holds_secret(text: str, secrets: Iterable[str] = ()) -> bool:
     return any(looks_like_secret(w) for w in _WORDS.split(text) if len(w) >= 20 and w != text)
 
 
+def is_key_piece(word: str, secrets: Iterable[str]) -> bool:
+    """``word`` is a piece of one of ``secrets`` (case aside): one of its parts between
+    punctuation ("horse7" of "zq9-Horse7-battery"), or any run of 6+ of its characters. A shorter
+    run ("git", "api") turns up inside a random key by chance, and is an ordinary word. Tags were
+    once made of a key's pieces, which no redaction of the whole key finds."""
+    w = word.lower()
+    if len(w) < 3:
+        return False
+    for secret in secrets:
+        s = secret.lower()
+        if w in s and (len(w) >= 6 or w in re.split(r"[^0-9a-z]+", s)):
+            return True
+    return False
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
     """Replace known secrets (``secrets`` and every registered one) by their fingerprint and
     key-shaped strings by ``[REDACTED]``."""

@@ -340,3 +340,15 @@ def test_a_percent_encoded_url_password_is_known_as_written_and_as_decoded(url: 
     assert {"p%40ss%2Fw0rd-proxy", "p@ss/w0rd-proxy"} <= found
     for form in ("p%40ss%2Fw0rd-proxy", "p@ss/w0rd-proxy"):
         assert form not in redact(f"auth failed for {form}", found)
+
+
+@pytest.mark.parametrize("word, piece", [
+    ("horse7", True), ("HORSE7", True), ("zq9", True),   # parts between punctuation
+    ("battery-sta", True),                                # 6+ characters of it
+    ("git", False), ("bat", False), ("ab", False),        # short runs inside a part: chance
+    ("deploy", False),
+])
+def test_a_key_piece_is_a_part_of_it_or_six_of_its_characters(word: str, piece: bool) -> None:
+    from hermes_core.redact import is_key_piece
+
+    assert is_key_piece(word, ["zq9-Horse7-battery-Staple-gitx"]) is piece

@@ -63,7 +63,7 @@ from hermes_core.injection import (
     guard_text,
     scan_for_injection,
 )
-from hermes_core.redact import redact
+from hermes_core.redact import is_key_piece, redact
 from hermes_core.types import FOLLOW_UP_WORDS, MemoryFragment, Message, RetrievalQuery, fingerprint
 
 log = logging.getLogger("hermes_core.memory")
@@ -295,19 +295,10 @@ class ContextEngine:
                        summary=self._redact(record.summary), tags=self._clean_tags(record.tags))
 
     def _clean_tags(self, tags: tuple[str, ...]) -> tuple[str, ...]:
-        """Tags without a key or a piece of a configured one ("zq9", "horse7" of
-        "zq9-Horse7-battery-Staple": older versions made tags of a key's pieces).
-
-        A piece is one of the key's parts between punctuation, or any 6+ characters of it: a
-        shorter run ("git", "api") turns up inside a random key by chance, and is kept."""
-        secrets = [s.lower() for s in getattr(self._redact, "secrets", ())]
-        parts = {part for s in secrets for part in re.split(r"[^0-9a-z]+", s) if len(part) >= 3}
-
-        def piece(tag: str) -> bool:
-            t = tag.lower()
-            return len(t) >= 3 and (t in parts or (len(t) >= 6 and any(t in s for s in secrets)))
-
-        return tuple(t for t in tags if self._redact(t) == t and not piece(t))
+        """Tags without a key or a piece of a configured one (:func:`is_key_piece`: "zq9",
+        "horse7" of "zq9-Horse7-battery-Staple"; older versions made tags of a key's pieces)."""
+        secrets = tuple(getattr(self._redact, "secrets", ()))
+        return tuple(t for t in tags if self._redact(t) == t and not is_key_piece(t, secrets))
 
     def memories_block(self, query: str | RetrievalQuery, exclude_session: str | None = None) -> str:
         """The per-turn "Relevant past sessions" text for the PromptBuilder ('' when none).

@@ -108,6 +108,30 @@ def agent(copy_example_home, tmp_path: Path) -> Agent:
                              offline=True)
 
 
+def test_ctrl_c_between_streamed_lines_cancels_the_turn_and_the_next_line_is_answered(home: Path):
+    """Ctrl-C in the pause between two lines of a streamed reply (where a person's key lands, and
+    where the pty test presses it): [cancelled], the rest of that reply is not shown, the turn
+    leaves nothing in the history, and the next line is answered in full."""
+    pauses: list[float] = []
+
+    def pause(seconds: float) -> None:
+        pauses.append(seconds)
+        if len(pauses) == 2:   # after the second line of the first reply
+            raise KeyboardInterrupt
+
+    agent = Agent(load_settings({"home": str(home), "skill_utils": {"embeddings": False}}, env={}),
+                  provider=OfflineProvider(stream_delay_s=0.4, sleep=pause),
+                  loop_options={"sleep": lambda s: None, "audit_path": False})
+    out = io.StringIO()
+    repl = Repl(agent, stdin=io.StringIO("a long weekly report\nhello after\n/exit\n"),
+                stdout=out, stream=True)
+    assert repl.run() == 0
+    first, _, rest = out.getvalue().partition("[cancelled]")
+    assert "model: " in first and "system prompt: " not in first   # cut after its second line
+    assert "your message: 'hello after'" in rest and "per-turn context" in rest
+    assert [m.content for m in agent.history if m.role == "user"] == ["hello after"]
+
+
 def test_ctrl_c_during_a_slash_command_keeps_the_chat(agent: Agent, monkeypatch):
     real = agent.retriever.retrieve
     calls = []

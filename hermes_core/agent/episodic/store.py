@@ -39,6 +39,7 @@ from hermes_core.agent.episodic.migrations import (
 )
 from hermes_core.agent.episodic.ranking import Hit, quote_term
 from hermes_core.errors import SessionDatabaseMissing, SessionDatabaseUnusable, SessionStoreError
+from hermes_core.redact import is_key_piece
 from hermes_core.tokenize import TOKENIZER_VERSION, segment_for_index
 
 log = logging.getLogger("hermes_core.memory")
@@ -494,15 +495,13 @@ class SessionStore:
 
     @staticmethod
     def _rows_holding(conn: sqlite3.Connection, needle: str) -> list[int]:
-        """Rowids of the rows holding ``needle``, or with a tag of 6+ characters inside it
-        (case aside): a shorter tag ("git", "api") turns up inside a random key by chance, and
-        rewriting would drop it from every session for good."""
+        """Rowids of the rows holding ``needle``, or with a tag that is a piece of it
+        (:func:`is_key_piece`, the rule the engine drops tags by)."""
         found = {r[0] for r in conn.execute(
             "SELECT rowid FROM sessions WHERE instr(summary, ?1) > 0 OR instr(tags, ?1) > 0"
             " OR instr(session_id, ?1) > 0", (needle,))}
-        lowered = needle.lower()
         found |= {rowid for rowid, tags in conn.execute("SELECT rowid, tags FROM sessions WHERE tags != ''")
-                  if any(len(t) >= 6 and t.lower() in lowered for t in tags.split(","))}
+                  if any(is_key_piece(t, (needle,)) for t in tags.split(","))}
         return sorted(found)
 
     def _rewrite_rows(self, conn: sqlite3.Connection, rowids: Sequence[int],
