@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import inspect
 import json
 import logging
 import threading
@@ -29,8 +30,9 @@ from hermes_core.types import ToolCall, ToolResult, ToolStatus
 
 log = logging.getLogger("hermes_core.agent.tools")
 
-#: ``approve(tool_name, arguments) -> bool``: asked before each call of a tool that needs approval.
-Approver = Callable[[str, Mapping[str, Any]], bool]
+#: ``approve(tool_name, arguments) -> bool``: asked before each call of a tool that needs approval
+#: (an ``async def`` approver is awaited). Only ``True`` approves.
+Approver = Callable[[str, Mapping[str, Any]], bool | Awaitable[bool]]
 #: A built-in tool answered by the agent itself (``skill_view``): the call in, the text out.
 Builtin = Callable[[ToolCall], str]
 #: Told of every finished call (the audit log): the call, its validated arguments (or None), result.
@@ -71,6 +73,10 @@ async def _call_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
         return await fn(**args)
     except SystemExit as e:
         raise _Exited(e.code) from None
+
+
+async def _awaited(value: Awaitable[Any]) -> Any:
+    return await value
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:
@@ -196,10 +202,20 @@ class ToolRunner:
             return f"error: {tool.name} needs approval and no approver is configured; not run"
         try:
             ok = self.approve(tool.name, dict(args))
+            if inspect.isawaitable(ok):
+                # an async approver (natural beside achat): its coroutine is truthy, so taken
+                # as it stands every call would be approved unasked. It is awaited here, in a
+                # thread with no loop (``arun`` prepares in a worker thread); where a loop is
+                # already running, asyncio.run refuses and the call is refused with it.
+                ok = asyncio.run(_awaited(ok))
         except Exception as e:
             log.warning("approval callback failed for %s: %s", tool.name, e)
             ok = False
-        return "" if ok else f"error: the user did not approve this call of {tool.name}; not run"
+        if not isinstance(ok, bool):
+            # only True approves: "no", 0 or None are not a person saying yes
+            log.warning("approval callback for %s returned %s, not bool: the call is refused",
+                        tool.name, type(ok).__name__)
+        return "" if ok is True else f"error: the user did not approve this call of {tool.name}; not run"
 
     def _timeout(self, tool: Tool) -> float | None:
         return tool.timeout_s if tool.timeout_s is not None else self.timeout_s

@@ -123,6 +123,39 @@ def test_approval_refusals(runner_factory: Any, approve: Any, says: str) -> None
     assert r.status == "refused" and says in r.output and ran == []
 
 
+async def _async_refuses(name: str, args: Any) -> bool:
+    return False
+
+
+async def _async_approves(name: str, args: Any) -> bool:
+    return True
+
+
+@pytest.mark.parametrize("approve, runs", [
+    (_async_refuses, False),                 # a coroutine is truthy: it used to approve
+    (_async_approves, True),                 # awaited, so an async approver works
+    (lambda name, args: "no", False),        # not a bool: refused, never taken as a yes
+    (lambda name, args: None, False),
+])
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_only_a_true_answer_approves_and_async_approvers_are_awaited(
+        runner_factory: Any, approve: Any, runs: bool, mode: str) -> None:
+    ran: list[str] = []
+
+    @tool(needs_approval=True)
+    def rm(path: str) -> str:
+        """Remove."""
+        ran.append(path)
+        return "removed"
+
+    runner = runner_factory([rm], approve=approve)
+    calls = [ToolCall("c", "rm", '{"path": "/"}')]
+    (r,) = runner.run(calls) if mode == "sync" else asyncio.run(runner.arun(calls))
+    assert (r.status == "ok") is runs and (ran == ["/"]) is runs
+    if not runs:
+        assert r.status == "refused" and "did not approve" in r.output
+
+
 def test_an_approved_call_runs(runner_factory: Any) -> None:
     @tool(needs_approval=True)
     def rm(path: str) -> str:
