@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
 
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.schema import Tool, validation_message
@@ -98,8 +99,9 @@ class _Ready:
 
 def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
                   scrub: Callable[[str], str] | None = None) -> str:
-    """A tool's return value as the text the model reads: strings as they are, pydantic models
-    and JSON-able values as JSON, anything else by ``str``; cut at ``limit`` with a note.
+    """A tool's return value as the text the model reads: strings as they are, pydantic models,
+    dataclasses, enums and JSON-able values as JSON (also nested), anything else by ``str``;
+    cut at ``limit`` with a note.
 
     ``scrub`` (the redactor) runs *before* the cut: cut first, a key across the cut is no longer
     whole, nothing downstream knows its head, and it reaches the model and the audit log."""
@@ -120,6 +122,13 @@ def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
 def _as_text(value: Any) -> str:
     if isinstance(value, BaseModel):
         return value.model_dump_json()
+    try:
+        # pydantic's encoder turns what a tool naturally returns (an Enum, a dataclass, a model,
+        # a set, a datetime, nested in a dict or list) into data; json's default=str would
+        # send their Python reprs ("Unit.C", "Place(city='Oslo')")
+        return json.dumps(to_jsonable_python(value, fallback=str), ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        pass   # bytes that are not UTF-8, a cycle: the plain encoder, then str
     try:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):

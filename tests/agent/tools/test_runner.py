@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import datetime
+import enum
+import json
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -210,6 +214,27 @@ class Point(BaseModel):
 ])
 def test_outputs_are_rendered_as_text(value: Any, text: str) -> None:
     assert render_output(value) == text
+
+
+class Unit(enum.Enum):
+    CELSIUS = "c"
+
+
+@dataclasses.dataclass
+class Place:
+    city: str
+
+
+def test_values_inside_a_returned_dict_are_json_not_python_reprs() -> None:
+    """A dict holding an Enum, a dataclass, a pydantic model, a set or a datetime went to the
+    model as ``"Unit.CELSIUS"``, ``"Place(city='Oslo')"``, ``"x=1 y=2"``: Python reprs, not data."""
+    value = {"unit": Unit.CELSIUS, "place": Place("Oslo"), "point": Point(x=1, y=2),
+             "tags": {"a"}, "at": datetime.datetime(2026, 1, 2, 3, 4), "名": "奥斯陆"}
+    assert json.loads(render_output(value)) == {
+        "unit": "c", "place": {"city": "Oslo"}, "point": {"x": 1, "y": 2}, "tags": ["a"],
+        "at": "2026-01-02T03:04:00", "名": "奥斯陆"}
+    assert json.loads(render_output([Place("Bergen")])) == [{"city": "Bergen"}]
+    assert render_output(Place("Oslo")) == '{"city": "Oslo"}'
 
 
 def test_long_outputs_are_cut_with_a_note() -> None:
