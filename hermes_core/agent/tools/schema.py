@@ -147,11 +147,12 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
     return wrap(fn) if fn is not None else wrap
 
 
-def validation_message(e: ValidationError) -> str:
-    """A pydantic error as short lines the model can act on (the field and what is wrong)."""
+def validation_message(e: ValidationError, whole: str = "(arguments)") -> str:
+    """A pydantic error as short lines the model can act on (the field and what is wrong);
+    ``whole`` names what an error without a field is about (the arguments, or a reply)."""
     lines = []
     for err in e.errors()[:10]:
-        where = ".".join(str(x) for x in err.get("loc", ())) or "(arguments)"
+        where = ".".join(str(x) for x in err.get("loc", ())) or whole
         lines.append(f"{where}: {err.get('msg', 'invalid')}")
     return "; ".join(lines)
 

@@ -60,7 +60,7 @@ def parse_output(text: str, output: type[T]) -> T:
 
 def problem(e: Exception) -> str:
     if isinstance(e, ValidationError):
-        return validation_message(e)
+        return validation_message(e, "(reply)")
     return getattr(e, "msg", None) or str(e) or type(e).__name__
 
 
