@@ -271,9 +271,15 @@ class Agent:
         self.stats.cost = self.stats.cost + cost
         self.stats.tool_calls += len(results)
         self.compactor.observe(prompt, done.usage)   # the last call's billed prompt tokens
+        capped = turn is not None and turn.capped
+        if capped:
+            log.warning("the turn ended at llm.max_tool_rounds (%d) with the model still calling "
+                        "tools (%s); its last calls were not run", self.tools.max_rounds,
+                        ", ".join(sorted({c.name for c in done.tool_calls})))
         reply = Reply(done.text, done.model, done.provider, usage, done.prompt or prompt, decision,
                       prompt.turn.retrieval if prompt.turn is not None else None, tuple(attempts),
-                      calls, results, cost, compaction=self.compactor.last)
+                      calls, results, cost, compaction=self.compactor.last,
+                      stop_reason="max_tool_rounds" if capped else None)
         self.last_reply = reply
         if self.post_llm_call is not None:
             self.post_llm_call(reply)
@@ -619,6 +625,7 @@ class _Turn:
         self.done: Completion | None = None
         self.calls: list[ToolCall] = []
         self.results: list[ToolResult] = []
+        self.capped = False
 
     def _account(self, done: Completion, tried: Sequence[Attempt]) -> None:
         self.done = done
@@ -630,6 +637,8 @@ class _Turn:
     def _advance(self, follow: tuple[Prompt, tuple[ToolResult, ...]] | None) -> bool:
         self.rounds += 1
         if follow is None:
+            # calls left unanswered: the round cap, not the model, ended the turn
+            self.capped = self.done is not None and bool(self.done.tool_calls)
             return False
         self.prompt = follow[0]
         self.results.extend(follow[1])
