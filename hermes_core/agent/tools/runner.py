@@ -80,6 +80,16 @@ async def _awaited(value: Awaitable[Any]) -> Any:
     return await value
 
 
+def _run_awaitable(value: Awaitable[Any]) -> Any:
+    """``value`` awaited to its result from sync code, whether or not a loop runs here."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_awaited(value))
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hermes-approve") as helper:
+        return helper.submit(asyncio.run, _awaited(value)).result()
+
+
 def _retrieve(task: asyncio.Future[Any]) -> None:
     """A timed-out tool that ends later: its outcome is read, so asyncio logs no "exception was
     never retrieved" for a result nobody waits for any more."""
@@ -213,10 +223,10 @@ class ToolRunner:
             ok = self.approve(tool.name, dict(args))
             if inspect.isawaitable(ok):
                 # an async approver (natural beside achat): its coroutine is truthy, so taken
-                # as it stands every call would be approved unasked. It is awaited here, in a
-                # thread with no loop (``arun`` prepares in a worker thread); where a loop is
-                # already running, asyncio.run refuses and the call is refused with it.
-                ok = asyncio.run(_awaited(ok))
+                # as it stands every call would be approved unasked. It is awaited on a loop of
+                # its own: here when this thread has none (``arun`` prepares in a worker
+                # thread), else in a helper thread (sync ``chat`` from a notebook's loop)
+                ok = _run_awaitable(ok)
         except Exception as e:
             log.warning("approval callback failed for %s: %s", tool.name, e)
             ok = False

@@ -160,6 +160,24 @@ def test_only_a_true_answer_approves_and_async_approvers_are_awaited(
         assert r.status == "refused" and "did not approve" in r.output
 
 
+def test_an_async_approver_is_awaited_also_when_sync_code_runs_inside_an_event_loop(
+        runner_factory: Any) -> None:
+    """``agent.chat`` called from a notebook cell (a loop running in the thread): asyncio.run
+    cannot run there, so an approver that said yes was taken for a failure and refused."""
+    @tool(needs_approval=True)
+    def rm(path: str) -> str:
+        """Remove."""
+        return "removed"
+
+    runner = runner_factory([rm], approve=_async_approves)
+
+    async def cell() -> Any:
+        return runner.run([ToolCall("c", "rm", '{"path": "/tmp/x"}')])
+
+    (r,) = asyncio.run(cell())
+    assert (r.status, r.output) == ("ok", "removed")
+
+
 def test_an_approved_call_runs(runner_factory: Any) -> None:
     @tool(needs_approval=True)
     def rm(path: str) -> str:
