@@ -27,11 +27,13 @@ from pydantic import BaseModel, ValidationError
 from hermes_core.agent.credential_pool import CredentialPool
 from hermes_core.agent.prepare_gate import PrepareGate
 from hermes_core.agent.pricing import Cost, PriceTable
+from hermes_core.agent.prompt.budget import model_window
 from hermes_core.agent.prompt.compaction import (
     HistoryCompactor,
     HistorySummarizer,
     model_summarizer,
 )
+from hermes_core.agent.prompt.token_count import EstimateCounter, message_cost, prompt_cost
 from hermes_core.agent.prompt_builder import PromptBuilder
 from hermes_core.agent.reply import Reply, ReplyStream, SessionStats
 from hermes_core.agent.resilience import CallLoop
@@ -271,9 +273,15 @@ class Agent:
         self.stats.cost = self.stats.cost + cost
         self.stats.tool_calls += len(results)
         self.compactor.observe(prompt, done.usage)   # the last call's billed prompt tokens
+        capped = turn is not None and turn.capped
+        if capped:
+            log.warning("the turn ended at llm.max_tool_rounds (%d) with the model still calling "
+                        "tools (%s); its last calls were not run", self.tools.max_rounds,
+                        ", ".join(sorted({c.name for c in done.tool_calls})))
         reply = Reply(done.text, done.model, done.provider, usage, done.prompt or prompt, decision,
                       prompt.turn.retrieval if prompt.turn is not None else None, tuple(attempts),
-                      calls, results, cost, compaction=self.compactor.last)
+                      calls, results, cost, compaction=self.compactor.last,
+                      stop_reason="max_tool_rounds" if capped else None)
         self.last_reply = reply
         if self.post_llm_call is not None:
             self.post_llm_call(reply)
@@ -623,6 +631,7 @@ class _Turn:
         self.done: Completion | None = None
         self.calls: list[ToolCall] = []
         self.results: list[ToolResult] = []
+        self.capped = False
 
     def _account(self, done: Completion, tried: Sequence[Attempt]) -> None:
         self.done = done
@@ -634,6 +643,8 @@ class _Turn:
     def _advance(self, follow: tuple[Prompt, tuple[ToolResult, ...]] | None) -> bool:
         self.rounds += 1
         if follow is None:
+            # calls left unanswered: the round cap, not the model, ended the turn
+            self.capped = self.done is not None and bool(self.done.tool_calls)
             return False
         self.prompt = follow[0]
         self.results.extend(follow[1])
@@ -643,13 +654,29 @@ class _Turn:
         """Account for one call; True when the model called tools and another round follows."""
         self._account(done, tried)
         return self._advance(self.agent.tools.follow_up(self.prompt, done, self.rounds,
-                                                        self.agent.skills))
+                                                        self.agent.skills, self._room(done)))
 
     async def anext_round(self, done: Completion, tried: Sequence[Attempt]) -> bool:
         """``next_round`` running the tools without blocking the event loop."""
         self._account(done, tried)
-        return self._advance(await self.agent.tools.afollow_up(self.prompt, done, self.rounds,
-                                                               self.agent.skills))
+        return self._advance(await self.agent.tools.afollow_up(
+            self.prompt, done, self.rounds, self.agent.skills, self._room(done)))
+
+    def _room(self, done: Completion) -> int:
+        """Tokens the model's window has left for this round's tool answers: the window less the
+        reply's ``max_tokens``, the safety margin, the request so far and the model's own message.
+        Without it a big result (a log, a page) made a request the provider refused."""
+        settings = self.agent.settings
+        cfg = settings.prompt.compaction
+        # the model the request named (the attempt that answered, after any failover): the
+        # reply's own name may be a dated snapshot the configured window does not list
+        model = next((a.model for a in reversed(self.attempts) if a.status == "ok"),
+                     self.decision.model)
+        window, _ = model_window(model, settings.llm.routing, cfg)
+        counter = EstimateCounter()
+        used = prompt_cost(self.prompt, counter) + message_cost(
+            Message("assistant", done.text, tool_calls=done.tool_calls), counter)
+        return window - settings.llm.max_tokens - int(window * cfg.safety_margin) - used
 
     def finish(self) -> Reply:
         assert self.done is not None

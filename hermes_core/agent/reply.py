@@ -33,6 +33,9 @@ class Reply:
     cost: Cost = field(default_factory=Cost)
     output: Any = None   # the validated object of ``chat(..., output=Model)``
     compaction: CompactionReport | None = None   # history budget, and a compaction if one ran
+    # None when the model ended the turn; "max_tool_rounds" when llm.max_tool_rounds did, the
+    # model still calling tools (its text may then be empty: this says why)
+    stop_reason: str | None = None
 
     def __str__(self) -> str:
         return self.text

@@ -20,6 +20,7 @@ from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.runner import Approver, Builtin, ToolRunner
 from hermes_core.agent.tools.schema import Tool, ToolDefinitionError, make_tool, tool
 from hermes_core.redact import redact
+from hermes_core.tokenize import estimate_tokens
 from hermes_core.types import Completion, Message, Prompt, ToolCall, ToolResult, ToolSpec
 
 __all__ = ["AgentTools", "Approver", "Tool", "ToolDefinitionError", "ToolRegistry", "ToolRunner",
@@ -28,6 +29,32 @@ __all__ = ["AgentTools", "Approver", "Tool", "ToolDefinitionError", "ToolRegistr
 #: An audit record's sink (``AuditLog.append``).
 AuditSink = Callable[[Mapping[str, Any]], None]
 _ARG_CHARS = 200
+
+
+#: The least of the window a tool result is cut to (a model with no room left still sees a head).
+MIN_RESULT_TOKENS = 256
+
+
+def cut_to_tokens(text: str, tokens: int) -> str:
+    """``text`` cut to about ``tokens`` (the estimate the history budget uses), with a note saying
+    how much the model did not see. Cut after redaction: the text is already scrubbed."""
+    total = estimate_tokens(text)
+    if total <= tokens:
+        return text
+    keep = int(len(text) * tokens / total)
+    while keep > 0 and estimate_tokens(text[:keep]) > tokens:
+        keep = int(keep * 0.9)
+    return (f"{text[:keep]}\n[... truncated to fit the model's context window: the first {keep} "
+            f"of {len(text)} characters]")
+
+
+def fit_results(results: Sequence[ToolResult], room: int | None) -> tuple[ToolResult, ...]:
+    """One round's results sharing ``room`` tokens (what the model's window has left); each gets
+    an equal share, at least ``MIN_RESULT_TOKENS``. None: no limit beyond the runner's own cap."""
+    if room is None or not results:
+        return tuple(results)
+    share = max(MIN_RESULT_TOKENS, room // len(results))
+    return tuple(replace(r, output=cut_to_tokens(r.output, share)) for r in results)
 
 
 def audit_arguments(args: Mapping[str, Any] | None, secrets: Sequence[str]) -> dict[str, str]:
@@ -96,20 +123,23 @@ class AgentTools:
         return replace(prompt, messages=(*prompt.messages, assistant, *answers))
 
     def follow_up(self, prompt: Prompt, done: Completion, round_no: int,
-                  skills: SkillSelection | None) -> tuple[Prompt, tuple[ToolResult, ...]] | None:
+                  skills: SkillSelection | None, room: int | None = None
+                  ) -> tuple[Prompt, tuple[ToolResult, ...]] | None:
         """The next request, carrying the calls and their answers; None once the turn must end
-        (no calls, or the last allowed round: its calls stay unanswered and out of the history)."""
+        (no calls, or the last allowed round: its calls stay unanswered and out of the history).
+        ``room``: the tokens the model's window has left for this round's answers (see
+        :func:`fit_results`)."""
         if not self._should_answer(done, round_no):
             return None
-        results = self.runner.run(done.tool_calls, self.builtins(skills))
+        results = fit_results(self.runner.run(done.tool_calls, self.builtins(skills)), room)
         return self._extend(prompt, done, results), results
 
     async def afollow_up(self, prompt: Prompt, done: Completion, round_no: int,
-                         skills: SkillSelection | None
+                         skills: SkillSelection | None, room: int | None = None
                          ) -> tuple[Prompt, tuple[ToolResult, ...]] | None:
         if not self._should_answer(done, round_no):
             return None
-        results = await self.runner.arun(done.tool_calls, self.builtins(skills))
+        results = fit_results(await self.runner.arun(done.tool_calls, self.builtins(skills)), room)
         return self._extend(prompt, done, results), results
 
     def _record(self, call: ToolCall, args: Mapping[str, Any] | None, result: ToolResult) -> None:

@@ -74,6 +74,7 @@ class _State:
     behaviours: dict[str, KeyBehaviour] = field(default_factory=dict)
     hits: dict[str, deque[float]] = field(default_factory=dict)
     requests: list[ServedRequest] = field(default_factory=list)
+    errors: list[Exception] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -109,6 +110,12 @@ class MockLLMServer:
     def requests(self) -> list[ServedRequest]:
         with self.state.lock:
             return list(self.state.requests)
+
+    @property
+    def errors(self) -> list[Exception]:
+        """What the ``reply`` function raised, in order (each answered with a 500 naming it)."""
+        with self.state.lock:
+            return list(self.state.errors)
 
     def set_key(self, key: str, behaviour: KeyBehaviour) -> None:
         with self.state.lock:
@@ -168,9 +175,9 @@ class MockLLMServer:
                 with server.state.lock:
                     status, headers = server._decide(key, is_anthropic)
                     ra = headers.get("retry-after-ms")
-                    server.state.requests.append(ServedRequest(
-                        self.path, fingerprint(key) if key else None, status, body,
-                        server.clock(), int(ra) / 1000 if ra else None))
+                    served = ServedRequest(self.path, fingerprint(key) if key else None, status,
+                                           body, server.clock(), int(ra) / 1000 if ra else None)
+                    server.state.requests.append(served)
                 if behaviour is not None and behaviour.latency_s and status == 200:
                     time.sleep(behaviour.latency_s)
                 if status == 200 and behaviour is not None and behaviour.fault:
@@ -178,23 +185,18 @@ class MockLLMServer:
                     return
                 content_type = "application/json"
                 if status == 200:
-                    answer = server.reply(body) if callable(server.reply) else server.reply
-                    text, calls = ((answer.text, answer.tool_calls)
-                                   if isinstance(answer, Completion) else (answer, ()))
-                    if server.echo_keys and key:
-                        text = f"{text} (you sent {key})"
-                    model = body.get("model", "m")
-                    if body.get("stream"):  # the chat streams by default: answer with SSE
-                        pieces = _pieces(text) if text or not calls else ()
-                        data = (anthropic_stream(pieces, model=model, tool_calls=calls)
-                                if is_anthropic else
-                                openai_chat_stream(pieces, model=model, tool_calls=calls))
-                        content_type = "text/event-stream"
-                    else:
-                        data = json.dumps(
-                            anthropic_message(text, model=model, tool_calls=calls) if is_anthropic
-                            else openai_chat_completion(text, model=model,
-                                                        tool_calls=calls)).encode()
+                    try:
+                        data, content_type = self._answer(body, key, is_anthropic)
+                    except Exception as e:
+                        # the author's scripted model failed (or its answer cannot be sent): a
+                        # 500 naming the error, not a dropped connection the SDK retries and
+                        # the test reports as "connection_error"
+                        with server.state.lock:
+                            server.state.errors.append(e)
+                            served.status = status = 500
+                        why = f"the mock server's reply function raised {type(e).__name__}: {e}"
+                        data = json.dumps(anthropic_error(500, why) if is_anthropic
+                                          else openai_error(500, why)).encode()
                 else:
                     why = f"HTTP {status}" + (f": the key {key} was refused"
                                               if server.echo_keys and key else "")
@@ -209,6 +211,25 @@ class MockLLMServer:
                     self.send_header(k, v)
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _answer(self, body: dict[str, Any], key: str | None,
+                        is_anthropic: bool) -> tuple[bytes, str]:
+                """The 200 body, in the wire format asked, and its content type."""
+                answer = server.reply(body) if callable(server.reply) else server.reply
+                text, calls = ((answer.text, answer.tool_calls)
+                               if isinstance(answer, Completion) else (answer, ()))
+                if server.echo_keys and key:
+                    text = f"{text} (you sent {key})"
+                model = body.get("model", "m")
+                if body.get("stream"):  # the chat streams by default: answer with SSE
+                    pieces = _pieces(text) if text or not calls else ()
+                    return (anthropic_stream(pieces, model=model, tool_calls=calls) if is_anthropic
+                            else openai_chat_stream(pieces, model=model, tool_calls=calls),
+                            "text/event-stream")
+                return json.dumps(
+                    anthropic_message(text, model=model, tool_calls=calls) if is_anthropic
+                    else openai_chat_completion(text, model=model, tool_calls=calls)
+                ).encode(), "application/json"
 
             def _fault(self, b: KeyBehaviour, body: dict[str, Any], is_anthropic: bool) -> None:
                 """A 200 that misbehaves; the connection closes afterwards."""

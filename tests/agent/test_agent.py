@@ -411,6 +411,43 @@ def test_tool_rounds_cap_keeps_prompt_as_sent_and_history_clean(home: Path, stre
     assert asked == answered
 
 
+@pytest.mark.parametrize("mode", ["chat", "stream", "achat", "astream"])
+def test_a_model_calling_tools_forever_ends_with_a_reply_that_says_the_cap_stopped_it(
+        tmp_path: Path, mode: str, caplog: pytest.LogCaptureFixture):
+    """A model that only ever calls a tool: after llm.max_tool_rounds the turn used to end with
+    an empty reply and nothing saying why (the CLI printed a blank line)."""
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    looping = FunctionProvider(lambda p, m: Completion(
+        "", m, "", tool_calls=(ToolCall(f"c{len(p.messages)}", "ping", "{}"),)))
+    agent = Agent(load_settings({"home": str(tmp_path), "llm": {"max_tool_rounds": 2}}, env={}),
+                  provider=looping, tools=[ping], loop_options={"audit_path": False})
+    with caplog.at_level("WARNING", logger="hermes_core.agent"):
+        if mode == "chat":
+            reply = agent.chat("loop")
+        elif mode == "stream":
+            stream = agent.stream("loop")
+            "".join(stream)
+            reply = stream.reply
+        elif mode == "achat":
+            reply = asyncio.run(agent.achat("loop"))
+        else:
+            async def drain() -> None:
+                async for _ in agent.astream("loop"):
+                    pass
+            asyncio.run(drain())
+            reply = agent.last_reply
+    assert reply is not None and reply.stop_reason == "max_tool_rounds"
+    assert len(reply.tool_results) == 2 and len(reply.tool_calls) == 3
+    assert "llm.max_tool_rounds (2)" in caplog.text
+    # a turn the model ends by itself says so too
+    agent.tools.max_rounds = 5
+    with agent.override(provider=FakeProvider(["done"])):
+        assert agent.chat("stop").stop_reason is None
+
+
 def test_undecodable_input_is_replaced_not_carried_into_requests_or_memory(home: Path):
     # "caf\udce9" is what Python makes of the Latin-1 bytes b"caf\xe9" read as UTF-8 with
     # surrogateescape (argv, a file opened that way): such a string cannot be encoded to JSON.

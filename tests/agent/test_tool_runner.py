@@ -270,3 +270,30 @@ def test_no_configured_key_is_sent_back_to_the_provider_in_a_tool_round(
         bodies = [json.dumps(r.body) for r in server.requests]
     assert len(bodies) == 2 and seen == [HOSTILE_KEY]   # the tool ran with what the model sent
     assert not [b for b in bodies if HOSTILE_KEY in b]
+
+
+@pytest.mark.parametrize("text", ["The log line says nothing new. " * 2000, "日志里没有新的内容。" * 5000])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_tool_result_too_large_for_the_models_window_is_cut_to_fit_it(
+        kind: str, text: str, empty_home: Path, respx_mock: Any) -> None:
+    """A model with an 8,000-token window got a 60,000-character tool result back (the fixed
+    100,000-character cap is ~25k tokens, ~60k in Chinese): the follow-up request could never fit,
+    and the provider's context-length error ended the turn."""
+    from hermes_core.tokenize import estimate_tokens
+
+    def read_log() -> str:
+        """The whole log."""
+        return text
+
+    agent = make_agent(empty_home, kind, tools=[read_log])
+    agent.settings = agent.settings.with_overrides(
+        **{"llm.routing.context_windows": {agent.model: 8000}})
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, False, calls=(ToolCall("c1", "read_log", "{}"),)),
+        wire_response(kind, False, "Nothing new in the log.")])
+    reply = agent.chat("anything new in the log?")
+    ((call_id, answer),) = tool_answers(kind, request_json(route, 1))
+    assert call_id == "c1" and answer.startswith(text[:200])
+    assert estimate_tokens(answer) < 8000 - agent.settings.llm.max_tokens
+    assert "context window" in answer and str(len(text)) in answer
+    assert reply.tool_results[0].output == answer and reply.text == "Nothing new in the log."

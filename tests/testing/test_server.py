@@ -106,3 +106,22 @@ def test_a_key_without_rate_headers_sends_none() -> None:
             ok = c.post("/v1/chat/completions", json={"model": "m"},
                         headers={"authorization": f"Bearer {GOOD}"})
     assert not [h for h in ok.headers if "ratelimit" in h]
+
+
+@pytest.mark.parametrize("path, kind", [("/v1/chat/completions", "openai"), ("/v1/messages", "anthropic")])
+def test_a_reply_function_that_raises_is_answered_with_a_500_naming_its_error(path: str,
+                                                                              kind: str) -> None:
+    """A bug in the author's scripted model (``body["nope"]``) killed the handler: the client saw
+    a dropped connection, the SDK retried, and the test failed with "connection_error" and no
+    word of the KeyError."""
+    def model(body: dict[str, object]) -> str:
+        return str(body["nope"])
+
+    with MockLLMServer(model) as srv:
+        r = httpx.post(srv.url + path, json={"model": "m", "messages": []},
+                       headers={"authorization": f"Bearer {GOOD}"}, timeout=30)
+        assert r.status_code == 500
+        message = r.json()["error"]["message"]
+        assert "reply function raised KeyError" in message and "nope" in message
+        assert [type(e).__name__ for e in srv.errors] == ["KeyError"]
+        assert srv.requests[0].status == 500

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import inspect
 import json
 import logging
 import threading
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
 
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.schema import Tool, validation_message
@@ -29,8 +31,9 @@ from hermes_core.types import ToolCall, ToolResult, ToolStatus
 
 log = logging.getLogger("hermes_core.agent.tools")
 
-#: ``approve(tool_name, arguments) -> bool``: asked before each call of a tool that needs approval.
-Approver = Callable[[str, Mapping[str, Any]], bool]
+#: ``approve(tool_name, arguments) -> bool``: asked before each call of a tool that needs approval
+#: (an ``async def`` approver is awaited). Only ``True`` approves.
+Approver = Callable[[str, Mapping[str, Any]], bool | Awaitable[bool]]
 #: A built-in tool answered by the agent itself (``skill_view``): the call in, the text out.
 Builtin = Callable[[ToolCall], str]
 #: Told of every finished call (the audit log): the call, its validated arguments (or None), result.
@@ -73,6 +76,20 @@ async def _call_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
         raise _Exited(e.code) from None
 
 
+async def _awaited(value: Awaitable[Any]) -> Any:
+    return await value
+
+
+def _run_awaitable(value: Awaitable[Any]) -> Any:
+    """``value`` awaited to its result from sync code, whether or not a loop runs here."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_awaited(value))
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hermes-approve") as helper:
+        return helper.submit(asyncio.run, _awaited(value)).result()
+
+
 def _retrieve(task: asyncio.Future[Any]) -> None:
     """A timed-out tool that ends later: its outcome is read, so asyncio logs no "exception was
     never retrieved" for a result nobody waits for any more."""
@@ -92,8 +109,9 @@ class _Ready:
 
 def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
                   scrub: Callable[[str], str] | None = None) -> str:
-    """A tool's return value as the text the model reads: strings as they are, pydantic models
-    and JSON-able values as JSON, anything else by ``str``; cut at ``limit`` with a note.
+    """A tool's return value as the text the model reads: strings as they are, pydantic models,
+    dataclasses, enums and JSON-able values as JSON (also nested), anything else by ``str``;
+    cut at ``limit`` with a note.
 
     ``scrub`` (the redactor) runs *before* the cut: cut first, a key across the cut is no longer
     whole, nothing downstream knows its head, and it reaches the model and the audit log."""
@@ -114,6 +132,13 @@ def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
 def _as_text(value: Any) -> str:
     if isinstance(value, BaseModel):
         return value.model_dump_json()
+    try:
+        # pydantic's encoder turns what a tool naturally returns (an Enum, a dataclass, a model,
+        # a set, a datetime, nested in a dict or list) into data; json's default=str would
+        # send their Python reprs ("Unit.C", "Place(city='Oslo')")
+        return json.dumps(to_jsonable_python(value, fallback=str), ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        pass   # bytes that are not UTF-8, a cycle: the plain encoder, then str
     try:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
@@ -196,10 +221,20 @@ class ToolRunner:
             return f"error: {tool.name} needs approval and no approver is configured; not run"
         try:
             ok = self.approve(tool.name, dict(args))
+            if inspect.isawaitable(ok):
+                # an async approver (natural beside achat): its coroutine is truthy, so taken
+                # as it stands every call would be approved unasked. It is awaited on a loop of
+                # its own: here when this thread has none (``arun`` prepares in a worker
+                # thread), else in a helper thread (sync ``chat`` from a notebook's loop)
+                ok = _run_awaitable(ok)
         except Exception as e:
             log.warning("approval callback failed for %s: %s", tool.name, e)
             ok = False
-        return "" if ok else f"error: the user did not approve this call of {tool.name}; not run"
+        if not isinstance(ok, bool):
+            # only True approves: "no", 0 or None are not a person saying yes
+            log.warning("approval callback for %s returned %s, not bool: the call is refused",
+                        tool.name, type(ok).__name__)
+        return "" if ok is True else f"error: the user did not approve this call of {tool.name}; not run"
 
     def _timeout(self, tool: Tool) -> float | None:
         return tool.timeout_s if tool.timeout_s is not None else self.timeout_s

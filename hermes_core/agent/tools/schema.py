@@ -79,7 +79,8 @@ class Tool:
         if not isinstance(data, dict):
             raise ValueError(f"arguments must be a JSON object, not {type(data).__name__}")
         model = self.arguments.model_validate(data)
-        return {name: getattr(model, name) for name in type(model).model_fields}
+        return {field.alias or name: getattr(model, name)
+                for name, field in type(model).model_fields.items()}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """A tool stays callable as the plain function it wraps."""
@@ -112,7 +113,8 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
     except Exception as e:   # a forward reference that does not resolve
         raise ToolDefinitionError(f"tool {tool_name!r}: cannot read its type hints ({e})") from None
     fields: dict[str, Any] = {}
-    for p in inspect.signature(fn).parameters.values():
+    params = inspect.signature(fn).parameters
+    for i, p in enumerate(params.values()):
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise ToolDefinitionError(f"tool {tool_name!r}: *{p.name} cannot be described to a "
                                       "model; name each parameter")
@@ -120,7 +122,15 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
             raise ToolDefinitionError(f"tool {tool_name!r}: positional-only parameter {p.name!r}")
         hint = hints.get(p.name, Any)
         default = ... if p.default is p.empty else p.default
-        fields[p.name] = (hint, Field(default, description=per_param.get(p.name) or None))
+        described = per_param.get(p.name) or None
+        if _clashes(p.name):
+            # ``schema``, ``json``, ``validate`` would shadow BaseModel's own attributes (a warning,
+            # an error under -W error) and ``model_config`` or ``_x`` cannot be fields at all: such
+            # a parameter is a field under another name, its own name the alias the model sees
+            inner = next(n for n in (f"arg{i}", f"arg{i}_{len(params)}") if n not in params)
+            fields[inner] = (hint, Field(default, alias=p.name, description=described))
+        else:
+            fields[p.name] = (hint, Field(default, description=described))
     try:
         model = create_model(f"{tool_name}_arguments", __base__=_Arguments, **fields)
         model.model_json_schema()   # an unsupported hint fails here, at definition time
@@ -130,6 +140,11 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
     text = (description or summary or tool_name).strip()
     return Tool(tool_name, text[:MAX_DESCRIPTION], fn, model,
                 inspect.iscoroutinefunction(fn), needs_approval, timeout_s)
+
+
+def _clashes(name: str) -> bool:
+    """A parameter name pydantic cannot take as a field name as it stands."""
+    return name.startswith("_") or name == "model_config" or hasattr(BaseModel, name)
 
 
 def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
@@ -147,11 +162,12 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
     return wrap(fn) if fn is not None else wrap
 
 
-def validation_message(e: ValidationError) -> str:
-    """A pydantic error as short lines the model can act on (the field and what is wrong)."""
+def validation_message(e: ValidationError, whole: str = "(arguments)") -> str:
+    """A pydantic error as short lines the model can act on (the field and what is wrong);
+    ``whole`` names what an error without a field is about (the arguments, or a reply)."""
     lines = []
     for err in e.errors()[:10]:
-        where = ".".join(str(x) for x in err.get("loc", ())) or "(arguments)"
+        where = ".".join(str(x) for x in err.get("loc", ())) or whole
         lines.append(f"{where}: {err.get('msg', 'invalid')}")
     return "; ".join(lines)
 

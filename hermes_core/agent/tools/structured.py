@@ -19,7 +19,8 @@ from hermes_core.errors import StructuredOutputError
 
 T = TypeVar("T", bound=BaseModel)
 
-_FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
+# a Markdown code fence anywhere in the reply, its language tag in any case, on one line or many
+_FENCE = re.compile(r"```[ \t]*(?:json)?[ \t]*\n?(.*?)\n?[ \t]*```", re.DOTALL | re.IGNORECASE)
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -35,17 +36,31 @@ def response_format(output: type[BaseModel]) -> dict[str, Any]:
 def parse_output(text: str, output: type[T]) -> T:
     """The reply as an ``output`` instance; raises ``ValidationError`` or ``ValueError``.
 
-    A model that wraps its JSON in a Markdown fence (common without a native JSON mode) is read."""
-    m = _FENCE.match(text)
-    body = m.group(1) if m else text.strip()
+    A model that wraps its JSON in a Markdown fence (common without a native JSON mode), with a
+    sentence before or after it ("Here is the plan:"), is read: the whole reply is tried first (a
+    JSON string may itself hold a fence), then each fenced block; the error is the first block's."""
+    body = text.strip()
     if not body:
         raise ValueError("the reply is empty")
-    return output.model_validate_json(body)
+    try:
+        return output.model_validate_json(body)
+    except ValidationError as whole:
+        fenced = [m.group(1).strip() for m in _FENCE.finditer(text)]
+        if not fenced:
+            raise whole from None
+    first: ValidationError | None = None
+    for block in fenced:
+        try:
+            return output.model_validate_json(block)
+        except ValidationError as e:
+            first = first or e
+    assert first is not None
+    raise first
 
 
 def problem(e: Exception) -> str:
     if isinstance(e, ValidationError):
-        return validation_message(e)
+        return validation_message(e, "(reply)")
     return getattr(e, "msg", None) or str(e) or type(e).__name__
 
 

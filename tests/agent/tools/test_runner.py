@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import datetime
+import enum
+import json
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -123,6 +127,57 @@ def test_approval_refusals(runner_factory: Any, approve: Any, says: str) -> None
     assert r.status == "refused" and says in r.output and ran == []
 
 
+async def _async_refuses(name: str, args: Any) -> bool:
+    return False
+
+
+async def _async_approves(name: str, args: Any) -> bool:
+    return True
+
+
+@pytest.mark.parametrize("approve, runs", [
+    (_async_refuses, False),                 # a coroutine is truthy: it used to approve
+    (_async_approves, True),                 # awaited, so an async approver works
+    (lambda name, args: "no", False),        # not a bool: refused, never taken as a yes
+    (lambda name, args: None, False),
+])
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_only_a_true_answer_approves_and_async_approvers_are_awaited(
+        runner_factory: Any, approve: Any, runs: bool, mode: str) -> None:
+    ran: list[str] = []
+
+    @tool(needs_approval=True)
+    def rm(path: str) -> str:
+        """Remove."""
+        ran.append(path)
+        return "removed"
+
+    runner = runner_factory([rm], approve=approve)
+    calls = [ToolCall("c", "rm", '{"path": "/"}')]
+    (r,) = runner.run(calls) if mode == "sync" else asyncio.run(runner.arun(calls))
+    assert (r.status == "ok") is runs and (ran == ["/"]) is runs
+    if not runs:
+        assert r.status == "refused" and "did not approve" in r.output
+
+
+def test_an_async_approver_is_awaited_also_when_sync_code_runs_inside_an_event_loop(
+        runner_factory: Any) -> None:
+    """``agent.chat`` called from a notebook cell (a loop running in the thread): asyncio.run
+    cannot run there, so an approver that said yes was taken for a failure and refused."""
+    @tool(needs_approval=True)
+    def rm(path: str) -> str:
+        """Remove."""
+        return "removed"
+
+    runner = runner_factory([rm], approve=_async_approves)
+
+    async def cell() -> Any:
+        return runner.run([ToolCall("c", "rm", '{"path": "/tmp/x"}')])
+
+    (r,) = asyncio.run(cell())
+    assert (r.status, r.output) == ("ok", "removed")
+
+
 def test_an_approved_call_runs(runner_factory: Any) -> None:
     @tool(needs_approval=True)
     def rm(path: str) -> str:
@@ -177,6 +232,27 @@ class Point(BaseModel):
 ])
 def test_outputs_are_rendered_as_text(value: Any, text: str) -> None:
     assert render_output(value) == text
+
+
+class Unit(enum.Enum):
+    CELSIUS = "c"
+
+
+@dataclasses.dataclass
+class Place:
+    city: str
+
+
+def test_values_inside_a_returned_dict_are_json_not_python_reprs() -> None:
+    """A dict holding an Enum, a dataclass, a pydantic model, a set or a datetime went to the
+    model as ``"Unit.CELSIUS"``, ``"Place(city='Oslo')"``, ``"x=1 y=2"``: Python reprs, not data."""
+    value = {"unit": Unit.CELSIUS, "place": Place("Oslo"), "point": Point(x=1, y=2),
+             "tags": {"a"}, "at": datetime.datetime(2026, 1, 2, 3, 4), "名": "奥斯陆"}
+    assert json.loads(render_output(value)) == {
+        "unit": "c", "place": {"city": "Oslo"}, "point": {"x": 1, "y": 2}, "tags": ["a"],
+        "at": "2026-01-02T03:04:00", "名": "奥斯陆"}
+    assert json.loads(render_output([Place("Bergen")])) == [{"city": "Bergen"}]
+    assert render_output(Place("Oslo")) == '{"city": "Oslo"}'
 
 
 def test_long_outputs_are_cut_with_a_note() -> None:

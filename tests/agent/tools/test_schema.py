@@ -125,3 +125,38 @@ def test_registry_refuses_duplicates_and_reserved_names() -> None:
     with pytest.raises(ToolDefinitionError, match="reserved"):
         reg.add(skill_view)
     assert reg.names == ("book_table",) and "book_table" in reg and len(reg) == 1
+
+
+def test_parameters_named_like_pydantic_attributes_are_ordinary_parameters() -> None:
+    """``schema``, ``json``, ``copy``, ``validate`` (a database tool's natural names) shadowed
+    BaseModel's attributes: a UserWarning at definition, so an error under ``-W error``; and
+    ``model_config`` or ``_table`` could not be a parameter at all ("'FieldInfo' object is not
+    iterable")."""
+    import warnings
+
+    def query(schema: str, json: bool = False, copy: int = 1, validate: str = "strict",
+              model_config: str = "", _table: str = "t") -> str:
+        """Query a table.
+
+        Args:
+            schema: the database schema
+        """
+        return f"{schema}.{_table} {json} {copy} {validate} {model_config}"
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = make_tool(query)
+    params = t.parameters
+    assert list(params["properties"]) == ["schema", "json", "copy", "validate", "model_config",
+                                          "_table"]
+    assert params["required"] == ["schema"]
+    assert params["properties"]["schema"]["description"] == "the database schema"
+    args = t.parse('{"schema": "public", "json": true, "_table": "users"}')
+    assert args == {"schema": "public", "json": True, "copy": 1, "validate": "strict",
+                    "model_config": "", "_table": "users"}
+    assert t.fn(**args) == "public.users True 1 strict "
+    with pytest.raises(ValidationError) as info:
+        t.parse('{"schema": "public", "copy": "many"}')
+    assert info.value.errors()[0]["loc"] == ("copy",)
+    with pytest.raises(ValidationError):
+        t.parse('{"p_schema": "public"}')   # only the parameter's own name is accepted

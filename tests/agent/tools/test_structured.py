@@ -1,0 +1,41 @@
+"""Reading a structured reply back into the requested pydantic model."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel
+
+from hermes_core.agent.tools.structured import failed, parse_output
+
+TRIP = '{"city": "Oslo", "bring_umbrella": false}'
+
+
+class Trip(BaseModel):
+    city: str
+    bring_umbrella: bool
+
+
+@pytest.mark.parametrize("text", [
+    TRIP,
+    f"```json\n{TRIP}\n```",
+    f"Here is the plan:\n\n```json\n{TRIP}\n```",              # prose before the fence
+    f"```json\n{TRIP}\n```\nHave a nice trip!",                 # and after it
+    f"```JSON\n{TRIP}\n```",                                    # the language tag in capitals
+    f"```{TRIP}```",                                            # the fence on one line
+    f"以下是计划：\n```json\n{TRIP}\n```",
+])
+def test_a_json_object_in_a_fence_is_read_wherever_the_fence_stands(text: str) -> None:
+    assert parse_output(text, Trip) == Trip(city="Oslo", bring_umbrella=False)
+
+
+def test_a_reply_that_is_not_json_is_named_the_reply_not_tool_arguments() -> None:
+    """The error read "(arguments): Invalid JSON ..." -- words of the tool runner -- for a reply
+    no tool was involved in."""
+    with pytest.raises(ValueError) as info:
+        parse_output("Sure! Oslo, no umbrella.", Trip)
+    message = str(failed(Trip, info.value, "Sure! Oslo, no umbrella."))
+    assert "(arguments)" not in message
+    assert "(reply): Invalid JSON" in message
+    with pytest.raises(ValueError) as info:
+        parse_output('{"city": "Oslo"}', Trip)
+    assert "bring_umbrella: Field required" in str(failed(Trip, info.value, ""))
