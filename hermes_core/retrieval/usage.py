@@ -822,11 +822,14 @@ class UsageLayer:
         return idx
 
 
-def usage_layer_for(home: Path, su: Any, settings: Any = None) -> UsageLayer | None:
+def usage_layer_for(home: Path, su: Any, settings: Any = None, *,
+                    read_only: bool = False) -> UsageLayer | None:
     """The home's usage store (created on its first event) redacting every configured secret (any
-    length: a short one is not registered process-wide), or None with ``skill_utils.learn: false``."""
+    length: a short one is not registered process-wide), or None with ``skill_utils.learn: false``;
+    ``read_only``: learnt from, never written (see :class:`UsageStore`)."""
     if not su.learn:
         return None
     redactor = getattr(settings, "redactor", None)
     secrets = tuple(redactor().secrets) if callable(redactor) else ()
-    return UsageLayer(UsageStore(home / USAGE_FILE, cap=su.usage_cap, secrets=secrets))
+    return UsageLayer(UsageStore(home / USAGE_FILE, cap=su.usage_cap, secrets=secrets,
+                                 read_only=read_only))
