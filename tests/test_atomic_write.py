@@ -115,3 +115,19 @@ def test_the_folder_is_made_when_missing(tmp_path: Path) -> None:
     target = tmp_path / "a" / "b" / "c.bin"
     assert write_cache(target, b"data", "test cache") is True
     assert target.read_bytes() == b"data"
+
+
+def test_a_durable_write_syncs_the_file_and_its_folder_and_a_many_file_cache_need_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+    monkeypatch.setattr(os, "fsync", fsync)
+    write_atomic(tmp_path / "durable.bin", b"x")
+    assert len(synced) == 2                       # the file, then the folder holding the rename
+    synced.clear()
+    assert write_cache(tmp_path / "vector.npy", b"y", "test cache", durable=False)
+    assert synced == [] and (tmp_path / "vector.npy").read_bytes() == b"y"

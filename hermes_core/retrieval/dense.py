@@ -323,9 +323,10 @@ class EmbeddingCache:
         p = self._path(model_id, content_hash)
         if p is None:
             return
-        # an unwritable cache fails for every skill: write_cache says so once, not 1,000 times
+        # an unwritable cache fails for every skill: write_cache says so once, not 1,000 times.
+        # Not synced: one file per skill, each checked when read (see the class docstring)
         write_cache(p, lambda f: np.save(f, np.asarray(vec, dtype=np.float32), allow_pickle=False),
-                    "embedding cache", logger=log)
+                    "embedding cache", logger=log, durable=False)
 
 
 class DenseIndex:
