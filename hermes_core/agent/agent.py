@@ -743,8 +743,9 @@ def _default_providers() -> dict[str, Provider]:
     return {"openai": OpenAIProvider(), "anthropic": AnthropicProvider()}
 
 
-def default_retriever(settings: Settings, *, warm: bool = True) -> Any:
-    """The skill retriever for the home's skills (None when unavailable).
+def default_retriever(settings: Settings, *, warm: bool = True, read_only: bool = False) -> Any:
+    """The skill retriever for the home's skills (None when unavailable); ``read_only`` (a
+    preview): its usage history is read, never written.
 
     With retrieval off (``skill_utils.enabled: false`` or ``HERMES_DISABLE_SKILL_RETRIEVAL=1``) the
     retriever still serves the prompt: it lists every skill, as before retrieval existed, and the
@@ -759,7 +760,7 @@ def default_retriever(settings: Settings, *, warm: bool = True) -> Any:
     except ImportError:  # retrieval not installed
         return None
     try:
-        retriever = build_retriever(settings)
+        retriever = build_retriever(settings, read_only=read_only)
     except HermesError as e:
         log.warning("skill retrieval is off: %s", e)
         return None
@@ -769,8 +770,9 @@ def default_retriever(settings: Settings, *, warm: bool = True) -> Any:
     return retriever
 
 
-def default_context_engine(settings: Settings, *, create: bool = True) -> Any:
-    """Episodic memory in the home (None when disabled, or missing and ``create`` is False)."""
+def default_context_engine(settings: Settings, *, create: bool = True, read_only: bool = False) -> Any:
+    """Episodic memory in the home (None when disabled, or missing and ``create`` is False);
+    ``read_only`` (a preview): the database is searched, never written (see ContextEngine)."""
     if not settings.context_engine.enabled:
         return None
     from hermes_core.agent.context_engine import ContextEngine, default_db_path
@@ -778,7 +780,7 @@ def default_context_engine(settings: Settings, *, create: bool = True) -> Any:
     if not create and not default_db_path(settings).exists():
         return None
     try:
-        return ContextEngine.from_settings(settings, create=create)
+        return ContextEngine.from_settings(settings, create=create, read_only=read_only)
     except HermesError as e:
         log.warning("episodic memory is off: %s", e)
         return None

@@ -156,7 +156,9 @@ class ContextEngine:
     ``clock`` returns epoch seconds (inject it in tests); ``summarizer`` is the default used by
     :meth:`record_session` when the call gives none. A missing database is created unless
     ``create=False`` (then :class:`SessionDatabaseMissing`); a corrupted or foreign file raises
-    :class:`SessionDatabaseUnusable` and is left untouched.
+    :class:`SessionDatabaseUnusable` and is left untouched. ``read_only`` (a preview): the file is
+    opened read-only and nothing is written, not even the once-per-key rewrite of sessions stored
+    before a key was configured (what is read is redacted anyway; the next writable open rewrites).
     """
 
     def __init__(self, db_path: str | os.PathLike[str], *,
@@ -165,25 +167,26 @@ class ContextEngine:
                  summarizer: Summarizer | None = None,
                  create: bool = True,
                  injection_categories: Sequence[str] = INJECTION_CATEGORIES,
-                 redactor: Callable[[str], str] = redact) -> None:
+                 redactor: Callable[[str], str] = redact, read_only: bool = False) -> None:
         self.settings = settings or ContextEngineSettings()
         self._redact = redactor
         self._clock = clock
         self._scan = tuple(injection_categories)
         self._summarizer = summarizer
         self.store = SessionStore(db_path, create=create, clock=clock,
-                                  busy_timeout_s=self.settings.busy_timeout_s)
+                                  busy_timeout_s=self.settings.busy_timeout_s, read_only=read_only)
         self._scrub_stored()
 
     @classmethod
     def from_settings(cls, settings: Settings, *, clock: Callable[[], float] = time.time,
-                      summarizer: Summarizer | None = None, create: bool = True) -> ContextEngine:
+                      summarizer: Summarizer | None = None, create: bool = True,
+                      read_only: bool = False) -> ContextEngine:
         """The engine for ``settings``: its ``context_engine`` section and :func:`default_db_path`."""
         p = settings.prompt
         return cls(default_db_path(settings), settings=settings.context_engine, clock=clock,
                    summarizer=summarizer, create=create,
                    injection_categories=p.injection_categories if p.injection_scan else (),
-                   redactor=settings.redactor())
+                   redactor=settings.redactor(), read_only=read_only)
 
     @property
     def db_path(self) -> Path:

@@ -237,12 +237,14 @@ def run(args: argparse.Namespace) -> int:
     cwd = Path(args.cwd) if args.cwd else None
     if cwd is not None and not cwd.is_dir():
         raise PromptInputError(cwd, "", "--cwd is not a directory")
-    # The same per-turn parts as a chat turn: skills picked for the message, and past sessions
-    # (read only: previewing a prompt never creates a memory database, nor records a skill use).
-    retriever = default_retriever(settings, warm=False)
+    # The same per-turn parts as a chat turn: skills picked for the message, and past sessions.
+    # Read only: a preview never creates a memory database nor records a skill use, and leaves
+    # the rewrite of rows stored before a key was configured to the next chat (it shows them
+    # redacted); sessions.db and usage.sqlite3 are opened read-only.
+    retriever = default_retriever(settings, warm=False, read_only=True)
     skills = SkillSelection(retriever, learn=False) if retriever is not None else None
     try:
-        memory = default_context_engine(settings, create=False)
+        memory = default_context_engine(settings, create=False, read_only=True)
     except HermesError:
         memory = None
     builder = PromptBuilder(settings.home_path, settings, cwd=cwd, skill_selector=skills,

@@ -7,11 +7,9 @@ retrieval for a query of the user's choosing.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import json
 import re
-import time
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_core.atomic_write import write_atomic
 from hermes_core.cli.argtypes import terminal_safe
 from hermes_core.redact import clip, looks_like_secret, redact
 
@@ -376,14 +375,9 @@ def _save(repl: Repl, arg: str) -> None:
             "usage": {"cache_hit_ratio": round(agent.stats.cache_hit_ratio, 4),
                       "input_tokens": agent.stats.usage.total_input_tokens,
                       "output_tokens": agent.stats.usage.output_tokens}}
-    tmp = path.with_name(f".{path.name}.{int(time.time() * 1000)}.tmp")
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
-        tmp.replace(path)
+        write_atomic(path, json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8"))
     except OSError as e:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
         repl.say(f"error: cannot save to {path}: {e.strerror or e}")
         return
     repl.say(f"[saved {len(agent.history)} messages to {path}]")

@@ -226,9 +226,18 @@ def _row(s: Any) -> dict[str, Any]:
 
 
 def _reindex(args: argparse.Namespace) -> int:
+    from hermes_core.retrieval.skills import index_delta, read_snapshot, snapshot_path, write_snapshot
     t = time.perf_counter()
     r = _retriever(args)
+    # the index is this process's, built from nothing: the counts are against the last reindex
+    record = snapshot_path(r.cache_dir, r.folders, r.catalogs) if r.folders or r.catalogs else None
+    before = read_snapshot(record)
     delta = r.refresh()
+    if record is not None:
+        after = dict(r.index.hashes)
+        if before is not None:
+            delta = index_delta(before, after)
+        write_snapshot(record, after)
     out = {"skills": len(r.skills), "added": len(delta.added), "changed": len(delta.changed),
            "removed": len(delta.removed), "embedded_docs": r.embedded_docs,
            "issues": [str(i) for i in r.issues], "seconds": round(time.perf_counter() - t, 3)}

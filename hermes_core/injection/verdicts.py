@@ -16,16 +16,15 @@ fingerprint, so its verdicts are never confused with the old one's and the file 
 
 Why a log: new verdicts are appended (one ``write`` on an ``O_APPEND`` descriptor: two processes
 on one home interleave whole lines, and a turn pays microseconds, not a rewrite). When the log
-holds twice its cap it is rewritten with the most recent verdicts through a temporary file and
-``os.replace``, so a reader sees the old file or the new one. It is a cache: a damaged line (a
-torn write, flipped bytes) is skipped with one warning naming the file and the file rewritten; an
-unreadable or unwritable file only costs a recompute, never a turn. Losing an entry to a race
-between two processes' rewrites costs one recompute too.
+holds twice its cap it is rewritten with the most recent verdicts atomically
+(:func:`~hermes_core.atomic_write.write_atomic`), so a reader sees the old file or the new one.
+It is a cache: a damaged line (a torn write, flipped bytes) is skipped with one warning naming
+the file and the file rewritten; an unreadable or unwritable file only costs a recompute, never
+a turn. Losing an entry to a race between two processes' rewrites costs one recompute too.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import os
@@ -38,6 +37,8 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from hermes_core.atomic_write import write_atomic
 
 if TYPE_CHECKING:
     from hermes_core.injection.learned import LearnedScorer
@@ -346,17 +347,7 @@ class VerdictStore:
         lines += [(k, _line(k, s)) for k, (fp, s) in self._mem.items() if fp == fingerprint]
         lines = lines[-self.disk_cap:]
         mine = [line for _k, line in lines]
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._path.with_name(f".{FILE_NAME}.{os.getpid()}.{threading.get_ident()}.tmp")
-        try:
-            with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-                f.write(_header(fingerprint, limits))
-                f.writelines(mine)
-            os.replace(tmp, self._path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        write_atomic(self._path, (_header(fingerprint, limits) + "".join(mine)).encode("utf-8"))
         self._file_model, self._file_lines, self._needs_rewrite = fingerprint, len(mine), False
         self._filed = {k for k, _line in lines}
 

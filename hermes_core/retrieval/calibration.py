@@ -42,6 +42,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from hermes_core.atomic_write import write_cache
 from hermes_core.retrieval.bm25 import BM25Index, lexical_scores
 from hermes_core.retrieval.dense import MAX_PARTS, PART_TAU, soft_max_by_skill
 from hermes_core.retrieval.fusion import UNJUDGED, GateDecision
@@ -495,25 +496,18 @@ def save(directory: str | os.PathLike[str] | None, cal: DenseCalibration) -> Non
     """Write ``cal`` next to the embedding cache (atomic replace); failures only cost a recompute."""
     if directory is None:
         return
-    p = _path(Path(directory), cal.key)
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        meta = json.dumps({"model_id": cal.model_id, "key": cal.key, "threshold": dict(cal.threshold),
-                           "unrelated": [cal.unrelated_mean, cal.unrelated_std],
-                           "scale": {k: list(v) for k, v in cal.scale.items()},
-                           "report": {k: dict(v) for k, v in cal.report.items()}})
-        arrays: dict[str, Any] = {f"mean_{k}": v for k, v in cal.mean.items()}
-        arrays.update({f"std_{k}": v for k, v in cal.std.items()}, meta=np.asarray(meta))
-        arrays.update({f"pmean_{k}": v for k, v in cal.part_mean.items()})
-        arrays.update({f"pstd_{k}": v for k, v in cal.part_std.items()})
-        arrays.update({f"gmean_{k}": v for k, v in cal.gate_mean.items()})
-        arrays.update({f"gstd_{k}": v for k, v in cal.gate_std.items()})
-        tmp = p.with_suffix(f".{os.getpid()}.tmp")
-        with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
-        os.replace(tmp, p)
-    except OSError as e:
-        log.debug("calibration cache: cannot write %s: %s", p, e)
+    meta = json.dumps({"model_id": cal.model_id, "key": cal.key, "threshold": dict(cal.threshold),
+                       "unrelated": [cal.unrelated_mean, cal.unrelated_std],
+                       "scale": {k: list(v) for k, v in cal.scale.items()},
+                       "report": {k: dict(v) for k, v in cal.report.items()}})
+    arrays: dict[str, Any] = {f"mean_{k}": v for k, v in cal.mean.items()}
+    arrays.update({f"std_{k}": v for k, v in cal.std.items()}, meta=np.asarray(meta))
+    arrays.update({f"pmean_{k}": v for k, v in cal.part_mean.items()})
+    arrays.update({f"pstd_{k}": v for k, v in cal.part_std.items()})
+    arrays.update({f"gmean_{k}": v for k, v in cal.gate_mean.items()})
+    arrays.update({f"gstd_{k}": v for k, v in cal.gate_std.items()})
+    write_cache(_path(Path(directory), cal.key), lambda f: np.savez(f, **arrays), "calibration cache",
+                logger=log)
 
 
 def load(directory: str | os.PathLike[str] | None, key: str, size: int) -> DenseCalibration | None:

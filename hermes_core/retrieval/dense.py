@@ -28,6 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from hermes_core.atomic_write import write_cache
 from hermes_core.retrieval.fusion import zscores
 from hermes_core.tokenize import cjk_ratio, split_identifier
 from hermes_core.types import Skill, clean_text
@@ -288,14 +289,13 @@ def with_parts(rank: np.ndarray, parts: np.ndarray | None) -> np.ndarray:
 class EmbeddingCache:
     """Document vectors on disk, one ``.npy`` per (model id, content hash); safe to share.
 
-    Writes go to a temp file then ``os.replace`` so a crash never leaves a torn vector. A file that
-    fails to load (empty, torn, not a 1-D finite vector) is treated as missing and re-embedded: a
-    cache must never be the reason the dense layer goes down.
+    Writes are atomic (:func:`~hermes_core.atomic_write.write_cache`): a crash never leaves a torn
+    vector. A file that fails to load (empty, torn, not a 1-D finite vector) is treated as missing
+    and re-embedded: a cache must never be the reason the dense layer goes down.
     """
 
     def __init__(self, directory: str | os.PathLike[str] | None) -> None:
         self.dir = Path(directory) if directory else None
-        self._warned = False  # an unwritable cache fails for every skill: say so once, not 1,000 times
 
     def _path(self, model_id: str, content_hash: str) -> Path | None:
         if self.dir is None:
@@ -323,16 +323,10 @@ class EmbeddingCache:
         p = self._path(model_id, content_hash)
         if p is None:
             return
-        try:
-            p.parent.mkdir(parents=True, exist_ok=True)
-            tmp = p.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-            with open(tmp, "wb") as f:
-                np.save(f, np.asarray(vec, dtype=np.float32), allow_pickle=False)
-            os.replace(tmp, p)
-        except OSError as e:
-            log.log(logging.DEBUG if self._warned else logging.WARNING,
-                    "embedding cache: cannot write %s: %s (vectors are kept in memory only)", p, e)
-            self._warned = True
+        # an unwritable cache fails for every skill: write_cache says so once, not 1,000 times.
+        # Not synced: one file per skill, each checked when read (see the class docstring)
+        write_cache(p, lambda f: np.save(f, np.asarray(vec, dtype=np.float32), allow_pickle=False),
+                    "embedding cache", logger=log, durable=False)
 
 
 class DenseIndex:

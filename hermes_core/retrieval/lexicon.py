@@ -39,6 +39,7 @@ from typing import Any
 
 import simplemma
 
+from hermes_core.atomic_write import write_cache
 from hermes_core.tokenize import STOPWORDS, cjk_words, is_cjk, split_identifier
 
 log = logging.getLogger(__name__)
@@ -229,15 +230,9 @@ def _read(p: Path, version: str) -> Lexicon | None:
 
 
 def _write(p: Path, lex: Lexicon) -> None:
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_suffix(f".{os.getpid()}.tmp")
-        data = {"version": lex.version, "zh_en": {k: list(v) for k, v in lex.zh_en.items()},
-                "en_zh": {k: list(v) for k, v in lex.en_zh.items()}}
-        tmp.write_text(json.dumps(data, ensure_ascii=False), "utf-8")
-        os.replace(tmp, p)
-    except OSError as e:
-        log.debug("lexicon cache: cannot write %s: %s", p, e)
+    data = {"version": lex.version, "zh_en": {k: list(v) for k, v in lex.zh_en.items()},
+            "en_zh": {k: list(v) for k, v in lex.en_zh.items()}}
+    write_cache(p, json.dumps(data, ensure_ascii=False).encode("utf-8"), "lexicon cache", logger=log)
 
 
 def load_lexicon(cache_dir: str | os.PathLike[str] | None = None) -> Lexicon | None:

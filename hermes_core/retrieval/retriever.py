@@ -760,8 +760,10 @@ _singleton: SkillRetriever | None = None
 _singleton_lock = threading.Lock()
 
 
-def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None = None) -> SkillRetriever:
-    """A retriever from ``Settings`` (or defaults): HERMES_HOME/skills plus configured folders."""
+def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None = None,
+                    read_only: bool = False) -> SkillRetriever:
+    """A retriever from ``Settings`` (or defaults): HERMES_HOME/skills plus configured folders.
+    ``read_only`` (a preview): the usage history is read, never written."""
     from hermes_core.config import load_settings
     s = settings if settings is not None else load_settings(home=home)
     su = s.skill_utils
@@ -774,7 +776,7 @@ def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None
     retriever = SkillRetriever(su, folders=folders, catalogs=list(su.catalogs), embedders=models,
                                cache_dir=home_path / "cache" / "embeddings", triggers=triggers,
                                synonyms=synonyms,
-                               usage=usage_layer_for(home_path, su, s))
+                               usage=usage_layer_for(home_path, su, s, read_only=read_only))
     p = getattr(s, "prompt", None)
     if p is not None:
         retriever.scan_categories = tuple(p.injection_categories) if p.injection_scan else ()

@@ -8,6 +8,7 @@ does not depend on the file system's listing order.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hermes_core.atomic_write import write_cache
 from hermes_core.types import Skill
 from hermes_core.yaml_safe import YamlLimitError, load_yaml
 
@@ -514,18 +516,66 @@ class SkillIndex:
     def refresh(self, skills: Sequence[Skill]) -> IndexDelta:
         new = {s.id: s for s in skills}
         new_hashes = {sid: s.content_hash for sid, s in new.items()}
-        removed = tuple(sorted(sid for sid in self.hashes if sid not in new))
-        added = tuple(sorted(sid for sid in new if sid not in self.hashes))
-        changed = tuple(sorted(sid for sid in new if sid in self.hashes
-                               and self.hashes[sid] != new_hashes[sid]))
+        delta = index_delta(self.hashes, new_hashes)
+        added, changed, removed = delta.added, delta.changed, delta.removed
         for sid in removed + changed:
             self.skills.pop(sid, None)
             self.hashes.pop(sid, None)
         for sid in added + changed:
             self.skills[sid] = new[sid]
             self.hashes[sid] = new_hashes[sid]
-        return IndexDelta(added, changed, removed)
+        return delta
 
     def ordered(self) -> list[Skill]:
         """Skills sorted by name: the order every layer index uses."""
         return sorted(self.skills.values(), key=lambda s: s.name)
+
+
+def index_delta(old: Mapping[str, str], new: Mapping[str, str]) -> IndexDelta:
+    """What turns the catalog ``old`` into ``new`` (skill id -> content hash)."""
+    return IndexDelta(tuple(sorted(sid for sid in new if sid not in old)),
+                      tuple(sorted(sid for sid in new if sid in old and old[sid] != new[sid])),
+                      tuple(sorted(sid for sid in old if sid not in new)))
+
+
+# ------------------------------------------------------------------ the last reindex's catalog
+# A retriever's index lives in its process: `skills reindex` starts from an empty one every run,
+# so its delta alone calls every skill "added". What the last reindex indexed is kept beside the
+# retriever's caches, per set of sources, and the command reports against that.
+SNAPSHOT_VERSION = 1
+
+
+def snapshot_path(cache_dir: str | os.PathLike[str] | None, folders: Iterable[str | os.PathLike[str]],
+                  catalogs: Iterable[str | os.PathLike[str]]) -> Path | None:
+    """Where the last reindex of these sources recorded its catalog; None without a cache folder."""
+    if cache_dir is None:
+        return None
+    sources = [f"folder:{Path(os.path.expanduser(os.fspath(f))).resolve()}" for f in folders]
+    sources += [f"file:{Path(os.path.expanduser(os.fspath(f))).resolve()}" for f in catalogs]
+    key = hashlib.sha256("\x00".join(sources).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return Path(cache_dir) / "index" / f"catalog-{key}.json"
+
+
+def read_snapshot(path: Path | None) -> dict[str, str] | None:
+    """The catalog (skill id -> content hash) recorded at ``path``; None when there is none or it
+    cannot be read (then the next reindex reports against an empty catalog, and records again)."""
+    if path is None:
+        return None
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        if data.get("version") != SNAPSHOT_VERSION:
+            return None
+        return {str(k): str(v) for k, v in dict(data["skills"]).items()}
+    except FileNotFoundError:
+        return None
+    except Exception as e:   # a torn or foreign file: the counts start again from nothing
+        log.warning("reindex record %s is unreadable (%s); counting every skill as added",
+                    path, type(e).__name__)
+        return None
+
+
+def write_snapshot(path: Path | None, hashes: Mapping[str, str]) -> None:
+    if path is not None:
+        data = {"version": SNAPSHOT_VERSION, "skills": dict(sorted(hashes.items()))}
+        write_cache(path, json.dumps(data, ensure_ascii=False).encode("utf-8"), "reindex record",
+                    logger=log)

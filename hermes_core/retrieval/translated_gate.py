@@ -44,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hermes_core.atomic_write import write_cache
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
 from hermes_core.retrieval.calibration import UNJUDGED_MAX_SKILLS, catalog_key, gate_requests, query_language
 from hermes_core.retrieval.crosslingual import Expansion
@@ -150,16 +151,10 @@ def save(directory: str | os.PathLike[str] | None, cal: TranslatedCalibration) -
     """Write ``cal`` beside the dense calibrations (atomic replace); a failure costs a recompute."""
     if directory is None:
         return
-    p = _path(Path(directory), cal.key, cal.language)
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"version": VERSION, "key": cal.key, "language": cal.language,
-                                   "reference": sorted(cal.reference), "threshold": cal.threshold,
-                                   "report": dict(cal.report)}, ensure_ascii=False), "utf-8")
-        os.replace(tmp, p)
-    except OSError as e:
-        log.debug("translated gate cache: cannot write %s: %s", p, e)
+    data = {"version": VERSION, "key": cal.key, "language": cal.language,
+            "reference": sorted(cal.reference), "threshold": cal.threshold, "report": dict(cal.report)}
+    write_cache(_path(Path(directory), cal.key, cal.language),
+                json.dumps(data, ensure_ascii=False).encode("utf-8"), "translated gate cache", logger=log)
 
 
 def load(directory: str | os.PathLike[str] | None, key: str, language: str) -> TranslatedCalibration | None:

@@ -45,7 +45,7 @@ from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
 from hermes_core.retrieval.calibration import offtopic_requests, query_language
 from hermes_core.retrieval.fusion import GateDecision
 from hermes_core.retrieval.usage_gate import UsageGate, calibrate_usage_gate
-from hermes_core.types import Skill, clean_text
+from hermes_core.types import Skill, clean_text, fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,11 @@ CREATE TABLE IF NOT EXISTS usage_events (
     content_hash TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS usage_events_skill ON usage_events(skill);
+CREATE TABLE IF NOT EXISTS usage_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+#: ``usage_meta`` key recording that no stored query holds a configured key (``scrubbed:`` and the
+#: key's fingerprint): the full scan for it is done once, not on every open
+_SCRUBBED = "scrubbed:"
 
 
 def _read_only_error(e: sqlite3.Error) -> bool:
@@ -137,10 +141,15 @@ class UsageStore:
     Thread-safe; every write is one short transaction. Queries are redacted before they are stored
     (``secrets`` adds exact strings to scrub on top of the pattern-based redaction). The file is
     created on the first write: a home that never records anything gets no database.
+
+    ``read_only`` (a preview, ``hermes-core prompt``): the file is opened read-only and never
+    written, not even to redact a key configured since a query was stored; such queries are
+    redacted as they are read, and the next writable open rewrites them.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, cap: int = DEFAULT_CAP,
-                 secrets: Sequence[str] = (), clock: Callable[[], float] = time.time) -> None:
+                 secrets: Sequence[str] = (), clock: Callable[[], float] = time.time,
+                 read_only: bool = False) -> None:
         if cap < 1:
             raise ValueError("cap must be >= 1")
         self.path = Path(path) if path is not None else None
@@ -150,7 +159,9 @@ class UsageStore:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._unreadable = False
-        self._read_only = False
+        self._read_only = self._preview = read_only and path is not None
+        self._unscrubbed: tuple[str, ...] = ()   # configured keys possibly still in stored queries
+        self._old_rows = False                   # schema-0 rows read without migrating them
         self._version = 0
         if self.path is None:
             self._open()
@@ -160,8 +171,17 @@ class UsageStore:
         exist yet and ``create`` is False."""
         if self._conn is not None or self._unreadable:
             return self._conn
-        if self.path is not None and not create and not self.path.exists():
+        if self.path is not None and (not create or self._preview) and not self.path.exists():
             return None
+        if self._preview:
+            preview = self._connect_read_only()
+            if preview is None:
+                self._give_up(sqlite3.DatabaseError("cannot be opened read-only"))
+                return None
+            self._old_rows = int(preview.execute("PRAGMA user_version").fetchone()[0]) < USAGE_SCHEMA_VERSION
+            self._conn = preview
+            self._scrub_configured(preview)
+            return preview
         try:   # a folder where the file should be, a file where the home should be
             if self.path is not None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -195,29 +215,66 @@ class UsageStore:
 
     def _scrub_configured(self, conn: sqlite3.Connection) -> None:
         """Redact, in the file, queries recorded before one of ``secrets`` was configured: then
-        nothing knew it was a key, and it stayed in clear. One unindexed scan per secret on
-        open (the history is capped), a write only when a row holds one."""
+        nothing knew it was a key, and it stayed in clear. One unindexed scan per secret, once:
+        the secret's fingerprint is then recorded in ``usage_meta`` (every later query is redacted
+        before it is stored), so an open with every key done costs one read of the markers.
+        A key that cannot be scrubbed now (read-only) is redacted as queries are read."""
+        if not self.secrets:
+            return
+        try:
+            done = {r[0] for r in conn.execute("SELECT key FROM usage_meta WHERE key LIKE 'scrubbed:%'")}
+        except sqlite3.OperationalError:   # a read-only file of a version without the table
+            done = set()
+        todo = tuple(s for s in self.secrets if _SCRUBBED + fingerprint(s) not in done)
+        if not todo:
+            return
+        self._unscrubbed = todo
+        if self._read_only:
+            return
         try:
             hits: dict[int, str] = {}
-            for secret in self.secrets:
+            for secret in todo:
                 hits.update(conn.execute("SELECT id, query FROM usage_events WHERE instr(query, ?) > 0",
                                          (secret,)).fetchall())
             changed = [(clean, row_id) for row_id, raw in hits.items()
                        if (clean := redact(_text(raw), self.secrets)) != raw]
-            if changed and self._write(conn, [("UPDATE usage_events SET query = ? WHERE id = ?",
-                                               changed)]):
+            marks = [(_SCRUBBED + fingerprint(s), repr(float(self.clock()))) for s in todo]
+            if not self._write(conn, [("UPDATE usage_events SET query = ? WHERE id = ?", changed),
+                                      ("INSERT OR REPLACE INTO usage_meta (key, value) VALUES (?, ?)",
+                                       marks)]):
+                return
+            self._unscrubbed = ()
+            if changed:
                 log.info("usage history %s: %d stored queries held a configured key; redacted",
                          self.path, len(changed))
         except sqlite3.Error as e:
             log.warning("usage history %s: queries stored before a key was configured could not "
-                        "be redacted (%s)", self.path, e)
+                        "be redacted (%s); they are redacted as they are read", self.path, e)
+
+    def _shown(self, query: str) -> str:
+        """A stored query as it may be used: redacted for a configured key the file may still
+        hold (read-only), and made safe as a migration would for a schema-0 row never migrated."""
+        if self._old_rows:
+            return rescrub_old_query(query, self.secrets)
+        if any(s in query for s in self._unscrubbed):
+            return redact(query, self.secrets)
+        return query
 
     def _open_read_only(self, e: sqlite3.DatabaseError) -> sqlite3.Connection | None:
         """A read-only connection when opening failed only because nothing may be written (a
-        read-only home or file): the history is still learnt from, nothing new is recorded.
-        ``immutable`` when ``mode=ro`` fails too: a WAL file in a read-only folder cannot get its
-        ``-shm`` file, and no writer can change it there."""
-        if not _read_only_error(e) or self.path is None or not self.path.is_file():
+        read-only home or file): the history is still learnt from, nothing new is recorded."""
+        if not _read_only_error(e):
+            return None
+        conn = self._connect_read_only()
+        if conn is not None:
+            self._now_read_only(e)
+        return conn
+
+    def _connect_read_only(self) -> sqlite3.Connection | None:
+        """A connection that cannot write the file, or None. ``immutable`` when ``mode=ro``
+        fails: a WAL file in a read-only folder cannot get its ``-shm`` file, and no writer can
+        change it there."""
+        if self.path is None or not self.path.is_file():
             return None
         for flag in ("mode=ro", "immutable=1"):
             try:
@@ -232,7 +289,6 @@ class UsageStore:
             except sqlite3.DatabaseError:
                 conn.close()
                 continue
-            self._now_read_only(e)
             return conn
         return None
 
@@ -351,8 +407,9 @@ class UsageStore:
             conn = self._open(create=False)
             rows = [] if conn is None else conn.execute(
                 "SELECT query, skill, kind, good, content_hash, at FROM usage_events ORDER BY id").fetchall()
-        return [UsageEvent(_text(q), _text(s), _text(k), bool(g), _text(h), _time(a))
-                for q, s, k, g, h, a in rows]
+        events = [UsageEvent(self._shown(_text(q)), _text(s), _text(k), bool(g), _text(h), _time(a))
+                  for q, s, k, g, h, a in rows]
+        return [e for e in events if e.query]   # a schema-0 row with nothing safe left
 
     def __len__(self) -> int:
         with self._lock:
@@ -769,11 +826,14 @@ class UsageLayer:
         return idx
 
 
-def usage_layer_for(home: Path, su: Any, settings: Any = None) -> UsageLayer | None:
+def usage_layer_for(home: Path, su: Any, settings: Any = None, *,
+                    read_only: bool = False) -> UsageLayer | None:
     """The home's usage store (created on its first event) redacting every configured secret (any
-    length: a short one is not registered process-wide), or None with ``skill_utils.learn: false``."""
+    length: a short one is not registered process-wide), or None with ``skill_utils.learn: false``;
+    ``read_only``: learnt from, never written (see :class:`UsageStore`)."""
     if not su.learn:
         return None
     redactor = getattr(settings, "redactor", None)
     secrets = tuple(redactor().secrets) if callable(redactor) else ()
-    return UsageLayer(UsageStore(home / USAGE_FILE, cap=su.usage_cap, secrets=secrets))
+    return UsageLayer(UsageStore(home / USAGE_FILE, cap=su.usage_cap, secrets=secrets,
+                                 read_only=read_only))

@@ -305,3 +305,28 @@ def test_list_and_search_show_control_characters_of_a_description_instead_of_sen
         code, out, _ = run(capsys, "skills", *argv, "--catalog", str(catalog))
         assert code == 0 and "Deploy things" in out, argv
         assert "\x1b" not in out and "\x07" not in out and "\\x1b[2J" in out, argv
+
+
+def test_reindex_reports_what_changed_since_the_last_reindex_not_the_whole_catalog(
+        capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    """Each run is a new process with an empty index: every skill came out as "added", every
+    time, so the counts said nothing about what the reindex found."""
+    skills = hermes_home / "skills"
+    write_skill(skills, "pdf", skill_md("pdf-extract", "Extract text from PDF files"))
+    write_skill(skills, "mail", skill_md("email-send", "Send an email"))
+    write_skill(skills, "web", skill_md("web-search", "Search the web"))
+
+    def reindex() -> dict[str, object]:
+        code, out, _ = run(capsys, "skills", "reindex", "--home", str(hermes_home), "--no-embeddings",
+                           "--json")
+        assert code == 0
+        data = json.loads(out)
+        return {k: data[k] for k in ("skills", "added", "changed", "removed")}
+
+    assert reindex() == {"skills": 3, "added": 3, "changed": 0, "removed": 0}
+    assert reindex() == {"skills": 3, "added": 0, "changed": 0, "removed": 0}
+    write_skill(skills, "mail", skill_md("email-send", "Send an email with attachments"))
+    write_skill(skills, "cal", skill_md("calendar", "Book a meeting"))
+    (skills / "web" / "SKILL.md").unlink()
+    assert reindex() == {"skills": 3, "added": 1, "changed": 1, "removed": 1}
+    assert reindex() == {"skills": 3, "added": 0, "changed": 0, "removed": 0}

@@ -51,6 +51,7 @@ def test_window_benchmark_runs_within_the_configs_bounds(capsys: pytest.CaptureF
     ("turn.py", ["--queries", "0"], "--queries"),
     ("turn.py", ["--sizes", "20xlots"], "--sizes"),
     ("retrieval.py", ["--queries", "0"], "--queries"),
+    ("usage_open.py", ["--events", "0"], "--events"),
 ])
 def test_a_benchmark_refuses_a_meaningless_argument_naming_it(
         script: str, argv: list[str], named: str, capsys: pytest.CaptureFixture[str],
@@ -76,3 +77,12 @@ def test_the_injection_benchmark_names_the_line_of_a_bad_third_party_corpus(
     with pytest.raises(SystemExit) as exc:
         module.main(["--real", str(path), "--json"])
     assert exc.value.code == 2 and str(path) in capsys.readouterr().err
+
+
+def test_the_usage_open_benchmark_times_the_scan_and_the_marker_read(
+        capsys: pytest.CaptureFixture[str], load_script: Callable[[Path], ModuleType]) -> None:
+    module = load_script(BENCH.with_name("usage_open.py"))
+    assert module.main(["--events", "300", "--repeat", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["events"] == 300 and out["scan_ms_p50"] > 0 and out["marked_ms_p50"] > 0
+    assert out["ratio"] == round(out["scan_ms_p50"] / out["marked_ms_p50"], 1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -547,3 +548,75 @@ def test_a_cache_file_of_another_shape_is_recomputed_with_a_message(
     r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()], cache_dir=d)
     r.refresh()                                   # rebuilt and written again
     assert cal.load(d, key, n) is not None and path.read_bytes() != variants["zip header"]
+
+
+# The calibration cache is written atomically (hermes_core/atomic_write.py).
+
+def _saved(key: str, report_rows: int) -> cal.DenseCalibration:
+    return cal.DenseCalibration("m", key, mean={lang: np.array([0.1, 0.2]) for lang in cal.LANGS},
+                                std={lang: np.array([0.1, 0.1]) for lang in cal.LANGS},
+                                threshold={"en": float(report_rows)},
+                                report={f"row{i}": {"x": float(i)} for i in range(report_rows)})
+
+
+def test_two_threads_saving_one_calibration_leave_a_whole_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two saves overlap (each has its temp file open when the other writes): the file read
+    back is the later save, whole. A temp file named by the pid was shared by the two threads:
+    the later one wrote into the file the first had already renamed into place."""
+    real_savez = np.savez
+    both_open = threading.Barrier(2)
+    first_saved = threading.Event()
+    path = tmp_path / "calibration" / "k.npz"
+
+    def savez(f: Any, **arrays: Any) -> None:
+        both_open.wait(timeout=10)
+        if threading.current_thread().name == "later":
+            assert first_saved.wait(timeout=10)
+        real_savez(f, **arrays)
+
+    monkeypatch.setattr(np, "savez", savez)
+    big, small = _saved("k", 300), _saved("k", 1)
+
+    def first() -> None:
+        cal.save(tmp_path, big)
+        first_saved.set()
+    threads = [threading.Thread(target=first, name="first"),
+               threading.Thread(target=cal.save, args=(tmp_path, small), name="later")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    got = cal.load(tmp_path, "k", 2)
+    assert got is not None and got.report == small.report and got.threshold == {"en": 1.0}
+    assert [p.name for p in path.parent.iterdir()] == ["k.npz"]
+    monkeypatch.undo()
+    cal.save(tmp_path / "alone", small)      # the later save's file, with nothing of the first's
+    assert path.stat().st_size == (tmp_path / "alone" / "calibration" / "k.npz").stat().st_size
+
+
+def test_a_save_failing_half_way_leaves_the_old_calibration_and_no_temp(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cal.save(tmp_path, _saved("k", 1))
+    real_savez = np.savez
+
+    def full_disk(f: Any, **arrays: Any) -> None:
+        real_savez(f, **arrays)
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(np, "savez", full_disk)
+    cal.save(tmp_path, _saved("k", 5))                         # costs "not cached", never a turn
+    got = cal.load(tmp_path, "k", 2)
+    assert got is not None and len(got.report) == 1
+    assert [p.name for p in (tmp_path / "calibration").iterdir()] == ["k.npz"]
+
+
+def test_a_cache_folder_that_cannot_be_written_does_not_fail_the_retriever(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the cache folder should be")
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()], cache_dir=blocker)
+    with caplog.at_level(logging.WARNING):
+        r.refresh()
+        res = r.retrieve("extract the text of a pdf file")
+    assert res.names and "test:hashing" in r._calibration
+    assert "cannot write" in caplog.text and blocker.read_text().startswith("a file where")

@@ -123,13 +123,19 @@ def test_the_derived_lexicon_is_cached_under_its_version_and_read_back(
     assert again is not None and built == [lex.version] and again.zh_en["天气"] == lex.zh_en["天气"]
 
 
-def test_a_cached_lexicon_of_another_version_or_torn_is_derived_again(
-        tmp_path: Path, fresh: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def _older_cache_file(cache: Path) -> tuple[str, Path]:
+    """This version's cache file in ``cache``, holding an older version's lexicon."""
     version = lx.lexicon_version()
     assert version is not None
-    path = tmp_path / "lexicon" / f"{version}.json"
+    path = cache / "lexicon" / f"{version}.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({"version": "cedict-0.0-old", "zh_en": {"天气": ["stale"]}, "en_zh": {}}))
+    return version, path
+
+
+def test_a_cached_lexicon_of_another_version_or_torn_is_derived_again(
+        tmp_path: Path, fresh: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    version, path = _older_cache_file(tmp_path)
     built: list[str] = []
     monkeypatch.setattr(lx, "_build", lambda v: built.append(v) or lx.Lexicon(v, {"天气": ("weather",)}, {}))
     lex = lx.load_lexicon(tmp_path)
@@ -165,3 +171,17 @@ def test_a_dictionary_that_cannot_be_read_leaves_no_lexicon_and_one_warning(
     warnings = [r for r in caplog.records if r.levelname == "WARNING"]
     assert len(warnings) == 1 and "cedict_ts.u8" in warnings[0].getMessage()
     assert not (tmp_path / "lexicon").exists()
+
+
+def test_a_lexicon_cache_that_cannot_be_replaced_keeps_the_old_file_and_no_temp(
+        tmp_path: Path, fresh: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    _version, path = _older_cache_file(tmp_path)
+    monkeypatch.setattr(lx, "_build", lambda v: lx.Lexicon(v, {"天气": ("weather",)}, {}))
+
+    def refuse(src: object, dst: object) -> None:
+        raise OSError(30, "Read-only file system")
+    monkeypatch.setattr(lx.os, "replace", refuse)
+    lex = lx.load_lexicon(tmp_path)                  # derived, used, just not cached
+    assert lex is not None and lex.zh_en["天气"] == ("weather",)
+    assert json.loads(path.read_text())["version"] == "cedict-0.0-old"
+    assert [p.name for p in path.parent.iterdir()] == [path.name]

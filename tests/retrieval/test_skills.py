@@ -568,3 +568,22 @@ def test_a_skill_file_named_in_the_wrong_case_is_an_issue_not_silence(tmp_path: 
     assert [s.name for s in catalog.skills] == ["pdf"]
     [issue] = catalog.issues
     assert issue.path == str(root / "deploy" / filename) and "SKILL.md" in issue.reason
+def test_index_delta_names_what_was_added_changed_and_removed() -> None:
+    delta = skills_mod.index_delta({"a": "1", "b": "2", "c": "3"}, {"a": "1", "b": "9", "d": "4"})
+    assert (delta.added, delta.changed, delta.removed) == (("d",), ("b",), ("c",))
+    assert skills_mod.index_delta({"a": "1"}, {"a": "1"}).empty
+
+
+def test_the_last_reindex_is_recorded_per_set_of_sources_and_a_torn_record_starts_again(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    home_skills, other = tmp_path / "skills", tmp_path / "more"
+    path = skills_mod.snapshot_path(tmp_path / "cache", [home_skills], [])
+    assert path is not None and path != skills_mod.snapshot_path(tmp_path / "cache", [home_skills, other], [])
+    assert skills_mod.snapshot_path(None, [home_skills], []) is None
+    assert skills_mod.read_snapshot(path) is None                      # never reindexed
+    skills_mod.write_snapshot(path, {"b": "2", "a": "1"})
+    assert skills_mod.read_snapshot(path) == {"a": "1", "b": "2"}
+    path.write_text('{"version": 1, "skills": {"a": ', "utf-8")
+    with caplog.at_level(logging.WARNING):
+        assert skills_mod.read_snapshot(path) is None
+    assert "unreadable" in caplog.text

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 
 import numpy as np
@@ -204,3 +205,27 @@ def test_without_embeddings_the_example_home_still_hints_docker_for_a_chinese_co
     assert not res.gated and res.names[0] == "docker-debugging", (res.names, res.gate)
     assert res.gate is not None and res.gate.rule != tg.RULE
     assert r.retrieve("今天晚饭吃什么好").names == ()
+
+
+def test_a_refused_save_keeps_the_old_calibration_and_leaves_no_temp_file(
+        tmp_path: Path, bm25: BM25Index, monkeypatch: pytest.MonkeyPatch) -> None:
+    c = tg.calibrate("k1", bm25, bm25_tokens, "en", REFERENCE)
+    tg.save(tmp_path, c)
+
+    def refuse(src: object, dst: object) -> None:
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(os, "replace", refuse)
+    tg.save(tmp_path, tg.TranslatedCalibration("k1", "en", frozenset(), 9.0, {}))
+    monkeypatch.undo()
+    assert tg.load(tmp_path, "k1", "en") == c
+    assert [p.name for p in (tmp_path / "calibration").iterdir()] == ["translated-en-k1.json"]
+
+
+def test_a_gate_whose_cache_cannot_be_written_still_judges(
+        tmp_path: Path, bm25: BM25Index, caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the cache folder should be")
+    gate = tg.TranslatedGate("k", bm25, bm25_tokens, frozenset({"zh"}), blocker, lambda lang: True)
+    with caplog.at_level(logging.WARNING):
+        assert gate.decide("容器", "zh") is not None
+    assert "translated gate cache: cannot write" in caplog.text

@@ -224,6 +224,76 @@ def test_a_key_configured_after_it_was_recorded_is_redacted_in_the_file_on_open(
         assert secret not in repr(conn.execute("SELECT * FROM usage_events").fetchall())
 
 
+def _traced_opens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every SQL statement the usage stores opened from now on run."""
+    import sqlite3
+    statements: list[str] = []
+    real = sqlite3.connect
+
+    def connect(*args: Any, **kw: Any) -> sqlite3.Connection:
+        conn = real(*args, **kw)
+        conn.set_trace_callback(statements.append)
+        return conn
+    monkeypatch.setattr(U.sqlite3, "connect", connect)
+    return statements
+
+
+def test_a_configured_key_is_scrubbed_from_the_history_once_not_on_every_open(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan for a configured key reads every stored query: done on the first open after the
+    key is configured, then recorded as done (as the episodic store does), so a later open of a
+    large history costs one read of the markers, and writes nothing."""
+    path = tmp_path / U.USAGE_FILE
+    secret = "zq81-PLAINTOKEN-77xx"
+    first = UsageStore(path)
+    first.record(f"deploy with token {secret} to staging", "deploy", "trigger")
+    first.close()
+    statements = _traced_opens(monkeypatch)
+    scrubbing = UsageStore(path, secrets=[secret])
+    assert len(scrubbing) == 1 and secret not in repr(scrubbing.events())
+    scrubbing.close()
+    assert any("instr(query" in s for s in statements)
+    statements.clear()
+    again = UsageStore(path, secrets=[secret])
+    assert len(again) == 1
+    again.close()
+    assert statements and not [s for s in statements if "instr(query" in s or "UPDATE" in s
+                               or "INSERT" in s]
+
+
+def test_a_key_configured_later_is_scrubbed_though_the_others_are_done(tmp_path: Path) -> None:
+    path = tmp_path / U.USAGE_FILE
+    old, new = "zq81-PLAINTOKEN-77xx", "wv42-OTHERTOKEN-19yy"
+    st = UsageStore(path, secrets=[old])
+    assert len(st) == 0
+    st.close()
+    UsageStore(path).record(f"ship it with {new} today", "deploy", "trigger")   # before it was configured
+    both = UsageStore(path, secrets=[old, new])
+    assert [e.query for e in both.events()] == ["ship it with [key-b42d0f078f] today"]
+    both.close()
+
+
+def test_a_read_only_history_is_redacted_in_memory_and_scrubbed_by_the_next_writable_open(
+        tmp_path: Path) -> None:
+    path = tmp_path / U.USAGE_FILE
+    secret = "zq81-PLAINTOKEN-77xx"
+    first = UsageStore(path)
+    first.record(f"deploy with token {secret} to staging", "deploy", "trigger")
+    first.close()
+    before = path.read_bytes()
+    preview = UsageStore(path, secrets=[secret], read_only=True)
+    assert [e.query for e in preview.events()] == ["deploy with token [key-2b7344ca85] to staging"]
+    assert preview.read_only and not preview.record("another use", "deploy")
+    preview.close()
+    assert path.read_bytes() == before
+    writable = UsageStore(path, secrets=[secret])
+    assert secret not in repr(writable.events())
+    writable.close()
+    import sqlite3
+    with sqlite3.connect(path) as conn:
+        assert secret not in repr(conn.execute("SELECT * FROM usage_events").fetchall())
+
+
 @pytest.mark.usefixtures("sqlite_without_secure_delete")
 def test_a_key_redacted_on_open_leaves_no_copy_in_freed_space_of_the_file(tmp_path: Path) -> None:
     """An UPDATE leaves the old query's bytes in the page's free space unless secure_delete is

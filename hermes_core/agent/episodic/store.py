@@ -174,7 +174,7 @@ class SessionStore:
                  busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
                  clock: Callable[[], float] = time.time,
                  segment: Callable[[str], str] = segment_for_index,
-                 segment_id: str | None = None) -> None:
+                 segment_id: str | None = None, read_only: bool = False) -> None:
         self.path = Path(path).expanduser()
         self._clock = clock
         self._segment = segment
@@ -191,7 +191,7 @@ class SessionStore:
         self.read_only = False
         if self.path.exists():
             _check_file(self.path)
-        elif not create:
+        elif not create or read_only:
             raise SessionDatabaseMissing(self.path, "does not exist (record a session or use "
                                                    "`hermes-core memory add` first)")
         else:
@@ -199,6 +199,13 @@ class SessionStore:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise SessionStoreError(self.path, f"cannot create its folder: {e.strerror or e}") from None
+        if read_only:   # a preview: nothing written, not even a migration or a WAL switch
+            ro = self._open_read_only(busy_timeout_s)
+            if ro is None:
+                raise SessionStoreError(self.path, "cannot open read-only (not a current memory "
+                                                   "database, or unreadable)")
+            self._conn, self.read_only = ro, True
+            return
         try:
             self._conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s,
                                          isolation_level=None, check_same_thread=False)

@@ -9,7 +9,7 @@ prefix does not grow without bound. Hence:
   file without that delimiter is one entry.
 * **File lock** (``filelock``, a hidden ``.MEMORY.md.lock`` beside the file) around
   read-modify-write, so two processes adding at once both land.
-* **Atomic write**: a temp file in the same directory, fsync, ``os.replace``. A symlinked file
+* **Atomic write** (:func:`~hermes_core.atomic_write.write_atomic`). A symlinked file
   (MEMORY.md kept in a dotfiles repo) is written at its target, so the link survives; the lock
   sits beside the target too, so two homes linking one file still serialise.
 * **Injection scan** with the same patterns and settings as the prompt builder; a flagged entry is
@@ -23,11 +23,9 @@ prefix does not grow without bound. Hence:
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import stat
-import tempfile
 from pathlib import Path
 from typing import Literal
 
@@ -35,6 +33,7 @@ from filelock import FileLock
 from filelock import Timeout as LockTimeout
 
 from hermes_core.agent.prompt.files import notify_file_changed
+from hermes_core.atomic_write import write_atomic
 from hermes_core.config import Settings
 from hermes_core.errors import MemoryWriteError
 from hermes_core.injection import scan_for_injection
@@ -168,7 +167,7 @@ class MemoryStore:
                 if len(body) > limit and len(body) > len(render_entries(entries)):
                     raise MemoryWriteError(path, f"would grow to {len(body)} characters, over the "
                                            f"{limit}-character limit; remove or shorten entries first")
-                _atomic_write(real, body)
+                write_atomic(real, body.encode("utf-8"), mode=_kept_mode(real))
         except LockTimeout:
             raise MemoryWriteError(path, f"could not lock it within {self.lock_timeout_s:g}s "
                                    "(another writer holds it)") from None
@@ -190,21 +189,10 @@ class MemoryStore:
         return self._commit(target, "remove", old=old)
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so readers see the old file or the new one, never a mix."""
+def _kept_mode(path: Path) -> int:
+    """The file's permission bits, kept across a rewrite (a MEMORY.md made private stays so);
+    0o644 for a new file."""
     try:
-        mode: int | None = path.stat().st_mode & 0o777
+        return path.stat().st_mode & 0o777
     except FileNotFoundError:
-        mode = None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode if mode is not None else 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        return 0o644

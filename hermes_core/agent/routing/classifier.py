@@ -17,7 +17,6 @@ files you trained yourself, from a directory only you can write.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import pickle
 from collections import Counter
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hermes_core.atomic_write import write_atomic
 from hermes_core.errors import ConfigError
 from hermes_core.jsonl import read_jsonl
 from hermes_core.tokenize import tokenize
@@ -107,17 +107,11 @@ class RouteClassifier:
 
     def save(self, path: str | Path) -> None:
         p = Path(path)
-        tmp = p.with_suffix(p.suffix + ".tmp")
         payload = pickle.dumps({"format": FORMAT, "labels": self.labels, "pipeline": self.pipeline})
         header = MAGIC + b"sha256=" + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n"
         try:
-            p.parent.mkdir(parents=True, exist_ok=True)
-            with tmp.open("wb") as f:
-                f.write(header + payload)
-            tmp.replace(p)
+            write_atomic(p, header + payload)
         except OSError as e:  # unwritable, a file in the way, disk full: say which path
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
             raise ConfigError(f"cannot write classifier {p}: {e.strerror or e}") from None
 
     @classmethod

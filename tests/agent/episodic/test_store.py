@@ -683,6 +683,23 @@ def test_message_is_searched_and_history_only_breaks_ties(tmp_path: Path) -> Non
         eng.close()
 
 
+def test_a_read_only_store_searches_and_writes_nothing(tmp_path: Path) -> None:
+    """A preview (``hermes-core prompt``) opens the memory read-only: no rewrite, no marker, no
+    migration; the file is left byte for byte; a missing file is not created."""
+    path = tmp_path / "m.db"
+    with SessionStore(path, clock=lambda: NOW) as store:
+        store.upsert(rec("s1", "token abc-SECRET-123 for staging", ("deploy",)))
+    before = (path.read_bytes(), path.stat().st_mtime_ns)
+    ro = SessionStore(path, read_only=True)
+    assert ro.read_only and ro.get("s1") is not None
+    assert ro.rewrite_holding({"m1": "abc-SECRET-123"}, lambda r: replace(r, summary="clean")) == 0
+    ro.close()
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+    with pytest.raises(SessionDatabaseMissing):
+        SessionStore(tmp_path / "none.db", read_only=True)
+    assert not (tmp_path / "none.db").exists()
+
+
 def test_rows_holding_a_needle_are_rewritten_once_per_marker(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "m.db", clock=lambda: NOW)
     store.upsert(rec("s1", "token abc-SECRET-123 for staging", ("deploy",)))

@@ -1,0 +1,116 @@
+"""Write a file so that readers see the old one or the new one, never a mix: the one way the
+package replaces a file (caches, MEMORY.md, transcripts, a route classifier).
+
+* **A temp file of its own** beside the target (``tempfile.mkstemp`` in the same folder): two
+  threads of one process share a pid, so a pid-named temp let one thread rename the other's
+  half-written file into place, or find its own temp already gone (``FileNotFoundError``).
+  The same folder keeps ``os.replace`` a rename on one filesystem.
+* **fsync the file, then the folder** where the platform allows it: without the first, a crash
+  right after the rename can leave an empty file under the final name (delayed allocation); without
+  the second, the rename itself may not survive.
+* **No temp left behind**: any failure (disk full, permission, an exception from the caller's
+  writer, Ctrl-C) removes the temp file; the old file is untouched.
+
+:func:`write_atomic` raises ``OSError`` (a user's file must not fail silently);
+:func:`write_cache` is for what can be computed again: a read-only or full disk costs "not
+cached", said once per cache in the log, and never an exception out of a turn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+log = logging.getLogger(__name__)
+
+#: What a writer puts in the file: the bytes themselves, or a function writing to the open file
+#: (``np.save``, ``np.savez``: large arrays are not copied into one bytes object first).
+Content = bytes | Callable[[BinaryIO], object]
+
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable; a no-op where folders cannot be opened (Windows) or
+    synced (some network filesystems): the file's own fsync already happened."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+    try:
+        fd = os.open(folder, flags)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: str | os.PathLike[str], content: Content, *, mode: int | None = None,
+                 durable: bool = True) -> None:
+    """Replace ``path`` by ``content`` atomically (see the module docstring); creates the folder.
+
+    ``mode``: the new file's permission bits (default 0o666 less the umask's, like a plain
+    ``open``; ``mkstemp`` alone would make it 0o600). ``durable=False`` skips both fsyncs: for a
+    cache of many small files, each checked when read (a vector per skill), where a sync costs
+    more than the file (about 14 ms against 0.6 ms on this project's disk) and a file lost to a
+    crash is only computed again. Raises ``OSError``, leaving no temp file and the old file as
+    it was."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if isinstance(content, bytes):
+                f.write(content)
+            else:
+                content(f)
+            f.flush()
+            if durable:
+                os.fsync(f.fileno())
+        os.chmod(tmp, mode if mode is not None else 0o666 & ~_UMASK)
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if durable:
+        _sync_folder(p.parent)
+
+
+def write_cache(path: str | os.PathLike[str], content: Content, what: str, *,
+                logger: logging.Logger = log, durable: bool = True) -> bool:
+    """:func:`write_atomic` for a cache: True when written; False when the disk refused (read-only,
+    full, a file where the folder should be), logged to ``logger`` as a warning the first time for
+    ``what`` (e.g. "lexicon cache") in that folder and at debug level after, since a cache that
+    cannot be written fails the same way for every entry."""
+    try:
+        write_atomic(path, content, durable=durable)
+    except OSError as e:
+        key = f"{what}\x00{Path(path).parent}"
+        with _warned_lock:
+            first = key not in _warned
+            _warned.add(key)
+        logger.log(logging.WARNING if first else logging.DEBUG,
+                   "%s: cannot write %s (%s); kept in memory only, computed again next time",
+                   what, path, e.strerror or e)
+        return False
+    return True
+
+
+def _read_umask() -> int:
+    """The process's umask, read by setting it and putting it back: done once, when the module
+    is imported (a process does not change its umask while it writes files)."""
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
+_UMASK = _read_umask()

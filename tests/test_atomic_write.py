@@ -1,0 +1,133 @@
+"""Tests of ``hermes_core/atomic_write.py``: the package's one way to replace a file."""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import threading
+from pathlib import Path
+from typing import BinaryIO
+
+import pytest
+
+from hermes_core.atomic_write import write_atomic, write_cache
+
+
+def _litter(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_threads_of_one_process_writing_one_file_each_land_whole(tmp_path: Path) -> None:
+    """Both writers hold their temp file open at once (a pid-named temp was shared by them): each
+    must land whole, the second one last, with no error and no temp file left."""
+    target = tmp_path / "cache" / "entry.bin"
+    both_open = threading.Barrier(2)
+    first_landed = threading.Event()
+    errors: list[BaseException] = []
+
+    def writer(body: bytes, wait_for_first: bool) -> None:
+        def write(f: BinaryIO) -> None:
+            f.write(body[:10])
+            both_open.wait(timeout=10)
+            if wait_for_first:
+                assert first_landed.wait(timeout=10)
+            f.write(body[10:])
+        try:
+            write_atomic(target, write)
+        except BaseException as e:   # reported below, with the thread's name
+            errors.append(e)
+        if not wait_for_first:
+            first_landed.set()
+
+    long, short = b"A" * 5000, b"B" * 100
+    threads = [threading.Thread(target=writer, args=(long, False)),
+               threading.Thread(target=writer, args=(short, True))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert errors == []
+    assert target.read_bytes() == short        # the later writer's bytes, nothing of the other's
+    assert _litter(target.parent) == []
+
+
+def test_a_writer_failing_half_way_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
+    target = tmp_path / "entry.json"
+    target.write_bytes(b"old")
+
+    def write(f: BinaryIO) -> None:
+        f.write(b"half of the new")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space"):
+        write_atomic(target, write)
+    assert target.read_bytes() == b"old" and _litter(tmp_path) == []
+
+
+def test_a_refused_rename_leaves_the_old_file_and_no_temp(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "entry.json"
+    target.write_bytes(b"old")
+
+    def refuse(src: object, dst: object) -> None:
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(os, "replace", refuse)
+    assert write_cache(target, b"new", "test cache") is False
+    assert target.read_bytes() == b"old" and _litter(tmp_path) == []
+
+
+def test_a_cache_that_cannot_be_written_is_not_cached_and_warns_once_per_folder(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the cache folder should be")
+    with caplog.at_level(logging.DEBUG, logger="hermes_core.atomic_write"):
+        results = [write_cache(blocker / f"e{i}.json", b"{}", "test cache") for i in range(5)]
+    assert results == [False] * 5
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and "test cache: cannot write" in warnings[0].getMessage()
+    assert len([r for r in caplog.records if r.levelno == logging.DEBUG]) == 4
+    assert blocker.read_text() == "a file where the cache folder should be"
+
+
+def test_a_cache_write_logs_to_the_callers_logger(tmp_path: Path,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("x")
+    mine = logging.getLogger("hermes_core.some.cache")
+    with caplog.at_level(logging.WARNING):
+        write_cache(blocker / "e.json", b"{}", "some cache", logger=mine)
+    assert [r.name for r in caplog.records] == ["hermes_core.some.cache"]
+
+
+def test_a_new_file_gets_the_umask_mode_and_a_given_mode_is_kept(tmp_path: Path) -> None:
+    umask = os.umask(0o022)
+    os.umask(umask)
+    fresh = tmp_path / "new.txt"
+    write_atomic(fresh, b"x")   # mkstemp alone would make it 0600: unreadable to the user's tools
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~umask
+    private = tmp_path / "private.txt"
+    write_atomic(private, b"y", mode=0o600)
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600 and private.read_bytes() == b"y"
+
+
+def test_the_folder_is_made_when_missing(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b" / "c.bin"
+    assert write_cache(target, b"data", "test cache") is True
+    assert target.read_bytes() == b"data"
+
+
+def test_a_durable_write_syncs_the_file_and_its_folder_and_a_many_file_cache_need_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+    monkeypatch.setattr(os, "fsync", fsync)
+    write_atomic(tmp_path / "durable.bin", b"x")
+    assert len(synced) == 2                       # the file, then the folder holding the rename
+    synced.clear()
+    assert write_cache(tmp_path / "vector.npy", b"y", "test cache", durable=False)
+    assert synced == [] and (tmp_path / "vector.npy").read_bytes() == b"y"
