@@ -35,6 +35,14 @@ LAUNCHERS = {"console_script": console_script,
              "python_m": lambda: [sys.executable, "-m", "hermes_core.cli"]}
 
 
+def _sigint_as_at_a_terminal() -> None:
+    """The child gets SIGINT's default action, as a command typed at a terminal does. A test run
+    started in the background by a non-interactive shell (``cmd &``, CI runners) inherits SIGINT
+    ignored, and Python then installs no KeyboardInterrupt handler: the child would sleep through
+    the signal, which is right for a background job but is not what this test is about."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupted_during(launcher: str, module: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     read_fd, write_fd = os.pipe()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HOOK), str(ROOT)]),
@@ -42,7 +50,8 @@ def interrupted_during(launcher: str, module: str, tmp_path: Path) -> subprocess
            "HOME": str(tmp_path), "HERMES_HOME": str(tmp_path / "home")}
     proc = subprocess.Popen([*LAUNCHERS[launcher](), "chat", "--offline"], env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, pass_fds=(write_fd,))
+                            stderr=subprocess.PIPE, text=True, pass_fds=(write_fd,),
+                            preexec_fn=_sigint_as_at_a_terminal)
     os.close(write_fd)
     try:
         reached = os.read(read_fd, 1)    # the child is inside the import now (EOF: it never was)

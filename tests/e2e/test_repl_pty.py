@@ -18,11 +18,25 @@ def _env() -> dict[str, str]:
     return env
 
 
+def _spawn_chat(home: Path, cwd: Path, *args: str) -> pexpect.spawn:
+    return pexpect.spawn(sys.executable, ["-m", "hermes_core.cli", "chat", "--home", str(home),
+                                          *args],
+                         env=_env(), encoding="utf-8", timeout=120, cwd=str(cwd))
+
+
+def _memory_search(home: Path, query: str) -> list[dict[str, object]]:
+    res = subprocess.run([sys.executable, "-m", "hermes_core.cli", "memory", "search", query,
+                          "--home", str(home), "--json"], capture_output=True, text=True,
+                         env=_env(), timeout=120)
+    assert res.returncode == 0, res.stderr
+    found: list[dict[str, object]] = json.loads(res.stdout)
+    return found
+
+
 def test_offline_chat_commands_ctrl_d_then_memory(copy_example_home, tmp_path: Path):
     home = tmp_path / "home"
     copy_example_home(home)
-    child = pexpect.spawn(sys.executable, ["-m", "hermes_core.cli", "chat", "--home", str(home)],
-                          env=_env(), encoding="utf-8", timeout=120, cwd=str(tmp_path))
+    child = _spawn_chat(home, tmp_path)
     try:
         child.expect("no API key configured")
         child.expect("you> ")
@@ -58,13 +72,9 @@ def test_offline_chat_commands_ctrl_d_then_memory(copy_example_home, tmp_path: P
         child.close()
     assert child.exitstatus == 0, child.before
 
-    res = subprocess.run([sys.executable, "-m", "hermes_core.cli", "memory", "search", "rebase",
-                          "--home", str(home), "--json"], capture_output=True, text=True,
-                         env=_env(), timeout=120)
-    assert res.returncode == 0, res.stderr
-    found = json.loads(res.stdout)
+    found = _memory_search(home, "rebase")
     assert len(found) == 1
-    assert "rebase" in found[0]["summary"].lower()
+    assert "rebase" in str(found[0]["summary"]).lower()
     # both answered turns were summarised into one session
     assert (home / ".chat_history").is_file()  # input history kept between runs
 
@@ -80,9 +90,7 @@ def test_ctrl_c_while_a_reply_streams_cancels_it_and_keeps_the_chat(copy_example
     cfg = tmp_path / "config.yaml"
     cfg.write_text("llm:\n  offline_stream_delay_s: 5\nskill_utils:\n  embeddings: false\n",
                    encoding="utf-8")
-    child = pexpect.spawn(sys.executable, ["-m", "hermes_core.cli", "chat", "--home", str(home),
-                                           "--config", str(cfg)],
-                          env=_env(), encoding="utf-8", timeout=120, cwd=str(tmp_path))
+    child = _spawn_chat(home, tmp_path, "--config", str(cfg))
     try:
         child.expect("you> ")
         child.sendline("Write a long weekly report about the rebase work")
@@ -105,8 +113,4 @@ def test_ctrl_c_while_a_reply_streams_cancels_it_and_keeps_the_chat(copy_example
         child.close()
     assert child.exitstatus == 0, child.before
     # the cancelled turn left no trace in memory
-    res = subprocess.run([sys.executable, "-m", "hermes_core.cli", "memory", "search", "weekly",
-                          "--home", str(home), "--json"], capture_output=True, text=True,
-                         env=_env(), timeout=120)
-    assert res.returncode == 0, res.stderr
-    assert json.loads(res.stdout) == []
+    assert _memory_search(home, "weekly") == []
