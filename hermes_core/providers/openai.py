@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -163,10 +164,17 @@ def _arguments_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _new_call_id() -> str:
+    """An id for a call the server sent without one. Unique in the whole conversation, not per
+    round: ``call_0`` in every round put two tool_use blocks with one id into the history, which
+    Anthropic refuses after a failover."""
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
 def _tool_calls(raw: Any) -> tuple[ToolCall, ...]:
-    return tuple(ToolCall(c.id or f"call_{i}", c.function.name,
+    return tuple(ToolCall(c.id or _new_call_id(), c.function.name,
                           _arguments_text(c.function.arguments) or "{}")
-                 for i, c in enumerate(raw or ()))
+                 for c in raw or ())
 
 
 class _ToolCallAssembler:
@@ -175,7 +183,8 @@ class _ToolCallAssembler:
     Compatible servers bend the rule: Ollama sends each call of a parallel set whole but all with
     index 0, older servers send no index at all, some send no call id. A fragment whose id differs
     from the id its slot already holds starts a new call; a fragment without an index continues
-    the latest call; a call without an id gets ``call_N`` so its tool result can answer it.
+    the latest call; a call without an id gets a fresh one (:func:`_new_call_id`) so its tool
+    result can answer it.
     """
 
     def __init__(self) -> None:
@@ -204,8 +213,8 @@ class _ToolCallAssembler:
                 slot["arguments"] += _arguments_text(fn.arguments)
 
     def done(self) -> list[ToolCall]:
-        return [ToolCall(p["id"] or f"call_{i}", p["name"], p["arguments"] or "{}")
-                for i, p in enumerate(self.parts)]
+        return [ToolCall(p["id"] or _new_call_id(), p["name"], p["arguments"] or "{}")
+                for p in self.parts]
 
 
 class OpenAIProvider(SDKProvider):

@@ -444,6 +444,30 @@ def test_openai_compatible_completion_without_call_ids_gets_distinct_ids(respx_m
     assert len(ids) == 2 and all(isinstance(i, str) and i for i in ids) and len(set(ids)) == 2
 
 
+def test_calls_without_ids_get_ids_no_earlier_round_used(respx_mock):
+    """Round after round a server that sends no ids must not get call_0 again: one conversation
+    holding two tool_use blocks with one id is refused by Anthropic after a failover."""
+    from hermes_core.providers.openai import OpenAIProvider
+    from hermes_core.testing import openai_chat_completion
+
+    body = openai_chat_completion("", tool_calls=[ToolCall("x", "skill_view", '{"name": "git"}')])
+    del body["choices"][0]["message"]["tool_calls"][0]["id"]
+    deltas = [[{"index": 0, "type": "function",
+                "function": {"name": "skill_view", "arguments": '{"name": "git"}'}}]]
+    route = respx_mock.post("http://127.0.0.1:8000/v1/chat/completions")
+    provider = OpenAIProvider("vllm", "http://127.0.0.1:8000/v1")
+    prompt = Prompt("s", (Message("user", "hi"),))
+    ids: list[str] = []
+    for _ in range(2):
+        route.mock(return_value=httpx.Response(200, json=body))
+        ids += [c.id for c in provider.complete(prompt, "m", None, OPTS_RULES).tool_calls]
+        route.mock(return_value=httpx.Response(200, content=_chunks_sse(deltas),
+                                               headers=SSE_HEADERS))
+        ids += [d.tool_call.id for d in provider.stream(prompt, "m", None, OPTS_RULES)
+                if d.tool_call is not None]
+    assert len(ids) == 4 and len(set(ids)) == 4, ids
+
+
 def test_anthropic_empty_system_prompt_is_left_out():
     payload = render_anthropic(Prompt("", (Message("user", "hi"),), cache=CachePlan(system=True)),
                                "claude", OPTS_RULES)
