@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -18,10 +19,18 @@ def _env() -> dict[str, str]:
     return env
 
 
+def _sigint_as_at_a_terminal() -> None:
+    """SIGINT's default action in the child, as for a command typed at a terminal: a suite run in
+    the background by a non-interactive shell (CI) passes SIGINT on ignored, and a chat started
+    that way rightly sleeps through Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _spawn_chat(home: Path, cwd: Path, *args: str) -> pexpect.spawn:
     return pexpect.spawn(sys.executable, ["-m", "hermes_core.cli", "chat", "--home", str(home),
                                           *args],
-                         env=_env(), encoding="utf-8", timeout=120, cwd=str(cwd))
+                         env=_env(), encoding="utf-8", timeout=120, cwd=str(cwd),
+                         preexec_fn=_sigint_as_at_a_terminal)
 
 
 def _memory_search(home: Path, query: str) -> list[dict[str, object]]:
