@@ -52,6 +52,7 @@ def test_window_benchmark_runs_within_the_configs_bounds(capsys: pytest.CaptureF
     ("turn.py", ["--sizes", "20xlots"], "--sizes"),
     ("retrieval.py", ["--queries", "0"], "--queries"),
     ("usage_open.py", ["--events", "0"], "--events"),
+    ("flaky_auth.py", ["--seeds", "0"], "--seeds"),
 ])
 def test_a_benchmark_refuses_a_meaningless_argument_naming_it(
         script: str, argv: list[str], named: str, capsys: pytest.CaptureFixture[str],
@@ -86,3 +87,15 @@ def test_the_usage_open_benchmark_times_the_scan_and_the_marker_read(
     out = json.loads(capsys.readouterr().out)
     assert out["events"] == 300 and out["scan_ms_p50"] > 0 and out["marked_ms_p50"] > 0
     assert out["ratio"] == round(out["scan_ms_p50"] / out["marked_ms_p50"], 1)
+
+
+def test_the_flaky_auth_benchmark_sets_quarantine_beside_removal_on_the_same_traffic(
+        capsys: pytest.CaptureFixture[str], load_script: Callable[[Path], ModuleType]) -> None:
+    module = load_script(BENCH.with_name("flaky_auth.py"))
+    assert module.main(["--requests", "2000", "--seeds", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for p in ("0.001", "0.005"):
+        removal, quarantine = out[f"removal_p{p}"], out[f"quarantine_p{p}"]
+        assert quarantine["valid_keys_left"] == 4 and quarantine["requests_without_key"] == 0
+        assert removal["valid_keys_left"] < 4   # a stray 401 took keys out for good
+        assert removal["requests_to_revoked"] == 1 < quarantine["requests_to_revoked"]
