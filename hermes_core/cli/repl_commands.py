@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wcwidth import wcswidth
+
 from hermes_core.atomic_write import write_atomic
 from hermes_core.cli.argtypes import terminal_safe
 from hermes_core.redact import clip, looks_like_secret, redact
@@ -131,10 +133,11 @@ def _shares(contrib: Any, name: str) -> str:
 
 
 def columns(text: str) -> int:
-    """How many terminal columns ``text`` takes: a CJK (wide) character takes two, a combining
-    mark none. ``len`` would pad a row naming 快递查询 four columns short."""
-    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
-               for c in text)
+    """How many terminal columns ``text`` takes (``wcwidth``: a CJK character takes two, a
+    combining mark none); ``len`` would pad a row naming 快递查询 four columns short. Text the
+    library cannot measure (a control character) counts a column a character."""
+    width = wcswidth(text)
+    return width if width >= 0 else len(text)
 
 
 def table(rows: list[list[str]], header: list[str], *, right: tuple[int, ...] = ()) -> list[str]:

@@ -150,8 +150,8 @@ def test_table_aligns_columns():
 
 def _columns(text: str) -> int:
     """Terminal columns: a CJK character takes two."""
-    import unicodedata
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    from wcwidth import wcswidth
+    return wcswidth(text)
 
 
 def test_table_aligns_chinese_skill_names_by_terminal_columns():
