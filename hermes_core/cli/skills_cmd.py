@@ -205,8 +205,9 @@ def _list(args: argparse.Namespace) -> int:
 
 def _where_looked(r: Any) -> None:
     """Say where skills were looked for: an empty answer looks like a broken command."""
+    from hermes_core.retrieval.skills import user_path
     for folder in getattr(r, "folders", ()):
-        path = Path(os.path.expanduser(os.fspath(folder)))
+        path = user_path(folder)
         try:
             if not path.is_dir():
                 state = "does not exist"

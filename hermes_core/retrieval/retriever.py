@@ -73,6 +73,7 @@ from hermes_core.retrieval.skills import (
     dedupe,
     load_catalog,
     sources_fingerprint,
+    sources_present,
 )
 from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
 from hermes_core.retrieval.topk import top_order
@@ -267,13 +268,7 @@ class SkillRetriever:
         is there (a second skills folder unmounted for a moment takes its skills with it)."""
         if self._static is not None:
             return True
-        if catalog.issues:
-            return False
-        try:
-            return (all(Path(os.path.expanduser(os.fspath(f))).is_dir() for f in self.folders)
-                    and all(Path(os.path.expanduser(os.fspath(c))).is_file() for c in self.catalogs))
-        except OSError:
-            return False
+        return not catalog.issues and sources_present(self.folders, self.catalogs)
 
     def _sources_now(self) -> tuple[object, ...] | None:
         if self._static is not None:

@@ -67,6 +67,22 @@ class _Invalid(ValueError):
     pass
 
 
+def user_path(path: str | os.PathLike[str]) -> Path:
+    """A configured folder or catalog file as a path: ``~/skills`` means the user's."""
+    return Path(os.path.expanduser(os.fspath(path)))
+
+
+def sources_present(folders: Iterable[str | os.PathLike[str]],
+                    catalogs: Iterable[str | os.PathLike[str]]) -> bool:
+    """Every configured skills folder and catalog file is there (one unmounted for a moment
+    takes its skills with it, which is not their deletion)."""
+    try:
+        return (all(user_path(f).is_dir() for f in folders)
+                and all(user_path(c).is_file() for c in catalogs))
+    except OSError:
+        return False
+
+
 # zero-width (non-)joiners: part of how emoji sequences and Persian or Indic words are written
 _JOINERS = frozenset("\u200c\u200d")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -344,7 +360,7 @@ def skill_paths(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], 
     issues: list[CatalogIssue] = []
     seen: set[str] = set()
     for folder in folders:
-        base = Path(os.path.expanduser(os.fspath(folder)))
+        base = user_path(folder)
         try:
             if not base.is_dir():
                 if base.exists():
@@ -365,7 +381,7 @@ def sources_fingerprint(folders: Iterable[str | os.PathLike[str]],
     folders and each extra file (JSONL catalogs), with inode, size, mtime and ctime. Equal
     fingerprints mean a refresh would read the same bytes; a skill added, removed or edited (even
     with its mtime put back) changes it."""
-    paths = skill_paths(folders)[0] + [Path(os.path.expanduser(os.fspath(f))) for f in files]
+    paths = skill_paths(folders)[0] + [user_path(f) for f in files]
     out: list[object] = []
     for path in paths:
         try:
@@ -404,7 +420,7 @@ def _bounded_int(text: str) -> int:
 
 def load_jsonl_catalog(path: str | os.PathLike[str]) -> tuple[list[Skill], list[CatalogIssue]]:
     """Read a JSONL catalog: one ``{"name", "description", ...}`` object per line."""
-    p = Path(os.path.expanduser(os.fspath(path)))  # config paths may say ~/..., as folders do
+    p = user_path(path)  # config paths may say ~/..., as folders do
     skills: list[Skill] = []
     issues: list[CatalogIssue] = []
     try:
@@ -550,8 +566,8 @@ def snapshot_path(cache_dir: str | os.PathLike[str] | None, folders: Iterable[st
     """Where the last reindex of these sources recorded its catalog; None without a cache folder."""
     if cache_dir is None:
         return None
-    sources = [f"folder:{Path(os.path.expanduser(os.fspath(f))).resolve()}" for f in folders]
-    sources += [f"file:{Path(os.path.expanduser(os.fspath(f))).resolve()}" for f in catalogs]
+    sources = [f"folder:{user_path(f).resolve()}" for f in folders]
+    sources += [f"file:{user_path(f).resolve()}" for f in catalogs]
     key = hashlib.sha256("\x00".join(sources).encode("utf-8", "surrogateescape")).hexdigest()[:32]
     return Path(cache_dir) / "index" / f"catalog-{key}.json"
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import ahocorasick
 import numpy as np
 
 from hermes_core.errors import ConfigError
+from hermes_core.retrieval.skills import user_path
 from hermes_core.retrieval.triggers import normalize
 from hermes_core.tokenize import content_tokens
 from hermes_core.yaml_safe import YamlLimitError, format_path, load_yaml
@@ -128,7 +128,7 @@ class SynonymIndex:
 
 def load_mapping_file(path: str | os.PathLike[str], what: str) -> dict[str, tuple[str, ...]]:
     """A YAML file mapping skill name -> phrase or list of phrases (triggers or synonyms file)."""
-    p = Path(os.path.expanduser(os.fspath(path)))
+    p = user_path(path)
     try:  # depth, alias expansion and size bounded, as for config.yaml
         data, _ = load_yaml(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
