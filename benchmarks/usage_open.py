@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 
 from hermes_core.cli.argtypes import positive_int
+from hermes_core.redact import scrubbed_marker
 from hermes_core.retrieval.usage import SCHEMA, USAGE_FILE, USAGE_SCHEMA_VERSION, UsageStore
-from hermes_core.types import fingerprint
 
 KEY = "zq81-PLAINTOKEN-77xx-bench"
 WORDS = ("deploy", "staging", "docker", "logs", "parcel", "track", "weather", "tomorrow", "send",
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         marked: list[float] = []
         for _ in range(args.repeat):
             with sqlite3.connect(path) as conn:
-                conn.execute("DELETE FROM usage_meta WHERE key = ?", ("scrubbed:" + fingerprint(KEY),))
+                conn.execute("DELETE FROM usage_meta WHERE key = ?", (scrubbed_marker(KEY),))
             conn.close()
             scan.append(open_ms(path, args.events))
             marked.append(open_ms(path, args.events))

@@ -123,6 +123,16 @@ def is_key_piece(word: str, secrets: Iterable[str]) -> bool:
     return False
 
 
+SCRUBBED = "scrubbed:"
+
+
+def scrubbed_marker(secret: str) -> str:
+    """The ``meta`` key a store records once none of its rows holds ``secret`` in clear, so later
+    opens skip the scan for it. Named by the key's fingerprint, never the key; one format for
+    ``sessions.db`` (whose store prefixes the fingerprints it is handed) and ``usage.sqlite3``."""
+    return SCRUBBED + fingerprint(secret)
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
     """Replace known secrets (``secrets`` and every registered one) by their fingerprint and
     key-shaped strings by ``[REDACTED]``."""

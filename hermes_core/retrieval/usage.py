@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from hermes_core.redact import redact
+from hermes_core.redact import SCRUBBED, redact, scrubbed_marker
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
 from hermes_core.retrieval.calibration import offtopic_requests, query_language
 from hermes_core.retrieval.fusion import GateDecision
@@ -57,7 +57,7 @@ from hermes_core.retrieval.usage_reliability import (  # noqa: F401  (re-exporte
     prototypes,
     reliability_from,
 )
-from hermes_core.types import Skill, clean_text, fingerprint
+from hermes_core.types import Skill, clean_text
 
 log = logging.getLogger(__name__)
 
@@ -99,9 +99,6 @@ CREATE TABLE IF NOT EXISTS usage_events (
 CREATE INDEX IF NOT EXISTS usage_events_skill ON usage_events(skill);
 CREATE TABLE IF NOT EXISTS usage_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-#: ``usage_meta`` key recording that no stored query holds a configured key (``scrubbed:`` and the
-#: key's fingerprint): the full scan for it is done once, not on every open
-_SCRUBBED = "scrubbed:"
 
 
 def _read_only_error(e: sqlite3.Error) -> bool:
@@ -234,10 +231,10 @@ class UsageStore:
         if not self.secrets:
             return
         try:
-            done = {r[0] for r in conn.execute("SELECT key FROM usage_meta WHERE key LIKE 'scrubbed:%'")}
+            done = {r[0] for r in conn.execute(f"SELECT key FROM usage_meta WHERE key LIKE '{SCRUBBED}%'")}
         except sqlite3.OperationalError:   # a read-only file of a version without the table
             done = set()
-        todo = tuple(s for s in self.secrets if _SCRUBBED + fingerprint(s) not in done)
+        todo = tuple(s for s in self.secrets if scrubbed_marker(s) not in done)
         if not todo:
             return
         self._unscrubbed = todo
@@ -250,7 +247,7 @@ class UsageStore:
                                          (secret,)).fetchall())
             changed = [(clean, row_id) for row_id, raw in hits.items()
                        if (clean := redact(_text(raw), self.secrets)) != raw]
-            marks = [(_SCRUBBED + fingerprint(s), repr(float(self.clock()))) for s in todo]
+            marks = [(scrubbed_marker(s), repr(float(self.clock()))) for s in todo]
             if not self._write(conn, [("UPDATE usage_events SET query = ? WHERE id = ?", changed),
                                       ("INSERT OR REPLACE INTO usage_meta (key, value) VALUES (?, ?)",
                                        marks)]):

@@ -39,7 +39,7 @@ from hermes_core.agent.episodic.migrations import (
 )
 from hermes_core.agent.episodic.ranking import Hit, quote_term
 from hermes_core.errors import SessionDatabaseMissing, SessionDatabaseUnusable, SessionStoreError
-from hermes_core.redact import is_key_piece
+from hermes_core.redact import SCRUBBED, is_key_piece
 from hermes_core.tokenize import TOKENIZER_VERSION, segment_for_index
 
 log = logging.getLogger("hermes_core.memory")
@@ -463,9 +463,9 @@ class SessionStore:
     def rewrite_holding(self, needles: Mapping[str, str],
                         clean: Callable[[SessionRecord], SessionRecord]) -> int:
         """Rewrite through ``clean`` every row whose summary, tags or session id holds one of
-        ``needles`` (marker -> text), or with a tag that is a piece of one (older versions made
-        tags of a key's pieces; see :meth:`_rows_holding`), once per marker; returns the rows
-        rewritten.
+        ``needles`` (marker -> text; recorded in ``meta`` under the shared ``scrubbed:`` prefix),
+        or with a tag that is a piece of one (older versions made tags of a key's pieces; see
+        :meth:`_rows_holding`), once per marker; returns the rows rewritten.
 
         Why: a key pasted into a chat before it was configured was stored in clear (nothing knew
         it was a key), and redacting it on every read leaves it in the file. Each marker is
@@ -478,18 +478,18 @@ class SessionStore:
         """
         if not needles or self.read_only:
             return 0
-        done_sql = "SELECT key FROM meta WHERE key LIKE 'scrubbed:%'"
-        if not {f"scrubbed:{m}" for m in needles} - {r[0] for r in self._read(done_sql)}:
+        done_sql = f"SELECT key FROM meta WHERE key LIKE '{SCRUBBED}%'"
+        if not {SCRUBBED + m for m in needles} - {r[0] for r in self._read(done_sql)}:
             return 0
         rewritten = 0
         with self._write() as conn:
             done = {r[0] for r in conn.execute(done_sql)}
             for marker, needle in needles.items():
-                if f"scrubbed:{marker}" in done:
+                if SCRUBBED + marker in done:
                     continue
                 rewritten += self._rewrite_rows(conn, self._rows_holding(conn, needle), clean)
                 conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                             (f"scrubbed:{marker}", repr(self._clock())))
+                             (SCRUBBED + marker, repr(self._clock())))
             if rewritten:
                 conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
         if rewritten:
