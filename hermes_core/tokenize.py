@@ -175,6 +175,19 @@ def estimate_tokens(text: str) -> int:
 _ESTIMATE_CACHE_CHARS = 16_384
 
 
+def head_tokens(text: str, tokens: int) -> str:
+    """The longest prefix of ``text`` whose :func:`estimate_tokens` is at most ``tokens``."""
+    if estimate_tokens(text) <= tokens:
+        return text
+    lo, hi = 0, len(text)
+    while lo < hi:  # estimate_tokens grows with the prefix: bisect the cut
+        mid = (lo + hi + 1) // 2
+        if estimate_tokens(text[:mid]) <= tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo]
+
 def _estimate(text: str) -> int:
     cjk = len(_CJK_CHAR.findall(text))
     other = len(text) - cjk

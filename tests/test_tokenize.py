@@ -91,3 +91,13 @@ def test_cjk_words_without_jieba_end_on_the_runs_last_two_characters(monkeypatch
     monkeypatch.setattr(tok, "_load_jieba", lambda: None)
     assert tok.cjk_words("打开邮件") == ("打开", "邮件")
     assert tok.cjk_words("小李微信")[-1] == "微信" and tok.cjk_words("信") == ("信",)
+
+
+def test_head_tokens_is_the_longest_prefix_within_the_estimate() -> None:
+    from hermes_core.tokenize import estimate_tokens, head_tokens
+
+    for text in ("word " * 400, "快递查询" * 300, "mixed 中文 text " * 200):
+        head = head_tokens(text, 100)
+        assert text.startswith(head) and estimate_tokens(head) <= 100
+        assert estimate_tokens(text[:len(head) + 1]) > 100   # one more character would not fit
+    assert head_tokens("short", 100) == "short"

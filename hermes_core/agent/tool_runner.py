@@ -20,7 +20,7 @@ from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.runner import Approver, Builtin, ToolRunner
 from hermes_core.agent.tools.schema import Tool, ToolDefinitionError, make_tool, tool
 from hermes_core.redact import redact
-from hermes_core.tokenize import estimate_tokens
+from hermes_core.tokenize import head_tokens
 from hermes_core.types import Completion, Message, Prompt, ToolCall, ToolResult, ToolSpec
 
 __all__ = ["AgentTools", "Approver", "Tool", "ToolDefinitionError", "ToolRegistry", "ToolRunner",
@@ -38,13 +38,10 @@ MIN_RESULT_TOKENS = 256
 def cut_to_tokens(text: str, tokens: int) -> str:
     """``text`` cut to about ``tokens`` (the estimate the history budget uses), with a note saying
     how much the model did not see. Cut after redaction: the text is already scrubbed."""
-    total = estimate_tokens(text)
-    if total <= tokens:
+    head = head_tokens(text, tokens)
+    if head == text:
         return text
-    keep = int(len(text) * tokens / total)
-    while keep > 0 and estimate_tokens(text[:keep]) > tokens:
-        keep = int(keep * 0.9)
-    return (f"{text[:keep]}\n[... truncated to fit the model's context window: the first {keep} "
+    return (f"{head}\n[... truncated to fit the model's context window: the first {len(head)} "
             f"of {len(text)} characters]")
 
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 
 from hermes_core.retrieval.bm25 import bm25_tokens
-from hermes_core.tokenize import cjk_ratio, cjk_words, estimate_tokens
+from hermes_core.tokenize import cjk_ratio, cjk_words
 from hermes_core.types import FOLLOW_UP_CJK_CHARS, FOLLOW_UP_WORDS, Message, RetrievalQuery
 
 MAX_QUERY_CHARS = 4000  # longer messages are cut before L2-L4: the head says what is asked
@@ -52,20 +52,6 @@ def without_source_clauses(text: str) -> str:
     out = _EN_SOURCE.sub(" ", _ZH_SOURCE.sub(_zh_cut, text))
     out = re.sub(r"[ \t]{2,}", " ", out).strip()
     return out if out.strip(" ，。！？,.!?") else text
-
-
-def head_tokens(text: str, tokens: int) -> str:
-    """The longest prefix of ``text`` whose :func:`estimate_tokens` is at most ``tokens``."""
-    if estimate_tokens(text) <= tokens:
-        return text
-    lo, hi = 0, len(text)
-    while lo < hi:  # estimate_tokens grows with the prefix: bisect the cut
-        mid = (lo + hi + 1) // 2
-        if estimate_tokens(text[:mid]) <= tokens:
-            lo = mid
-        else:
-            hi = mid - 1
-    return text[:lo]
 
 
 def as_retrieval_query(query: str | RetrievalQuery, history: Sequence[Message] | None = None

@@ -59,7 +59,6 @@ from hermes_core.retrieval.glossary import Glossary, default_glossary
 from hermes_core.retrieval.query import (
     MAX_QUERY_CHARS,
     as_retrieval_query,
-    head_tokens,
     is_follow_up,
     ranking_text,
     without_source_clauses,
@@ -82,6 +81,7 @@ from hermes_core.retrieval.translated_gate import judged as judged_across
 from hermes_core.retrieval.triggers import TriggerIndex, merge_triggers
 from hermes_core.retrieval.tuning import as_settings, layer_weights
 from hermes_core.retrieval.usage import UsageAssessment, UsageLayer, UsageScores, usage_layer_for
+from hermes_core.tokenize import head_tokens
 from hermes_core.types import Message, RetrievalQuery, Skill
 
 log = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from hermes_core.retrieval.crosslingual import Expansion
 from hermes_core.retrieval.fusion import GateDecision
-from hermes_core.retrieval.query import head_tokens
+from hermes_core.tokenize import head_tokens
 
 # How far (calibrated gate-score units, where the threshold sits a quarter of the way from the
 # off-topic median to the pseudo-queries) the translation must clear its own threshold. Chosen on
