@@ -136,6 +136,15 @@ def redis_unavailable(exc: BaseException) -> str | None:
     return None
 
 
+def outage_reason(exc: Exception) -> str:
+    """:func:`redis_unavailable`'s words for ``exc``; ``exc`` raised again when it is no outage
+    (a bug in a script or a command must surface, not be served around)."""
+    why = redis_unavailable(exc)
+    if why is None:
+        raise exc
+    return why
+
+
 def _text(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
@@ -641,10 +650,7 @@ class RedisPoolState:
         try:
             return remote()
         except self._redis_error as exc:
-            why = redis_unavailable(exc)
-            if why is None:
-                raise
-            self._fall_back(why)
+            self._fall_back(outage_reason(exc))
             return local()
 
     def _fall_back(self, why: str) -> None:
@@ -718,8 +724,7 @@ class RedisPoolState:
             for provider, fp, lease_id in ended:
                 self._redis.zrem(self._key_names(provider, fp)[2], lease_id)
         except self._redis_error as exc:
-            if redis_unavailable(exc) is None:
-                raise
+            outage_reason(exc)
             return False
         with self._lock:
             self._before.clear()
@@ -753,8 +758,7 @@ class RedisPoolState:
         try:
             self._merge_back({}, sent)
         except self._redis_error as exc:
-            if redis_unavailable(exc) is None:
-                raise
+            outage_reason(exc)
             with self._lock:
                 for item, entries in sent.items():
                     self._sent[item] = sorted([*entries, *self._sent.get(item, [])])
