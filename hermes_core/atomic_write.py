@@ -106,8 +106,17 @@ def write_cache(path: str | os.PathLike[str], content: Content, what: str, *,
 
 
 def _read_umask() -> int:
-    """The process's umask, read by setting it and putting it back: done once, when the module
-    is imported (a process does not change its umask while it writes files)."""
+    """The process's umask, read once when the module is imported (a process does not change its
+    umask while it writes files). Linux states it in ``/proc/self/status``; elsewhere it is read by
+    setting it and putting it back, which for that instant would give a file another thread
+    creates the wrong mode, so that is the fallback only."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     current = os.umask(0o022)
     os.umask(current)
     return current

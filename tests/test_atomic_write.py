@@ -131,3 +131,22 @@ def test_a_durable_write_syncs_the_file_and_its_folder_and_a_many_file_cache_nee
     synced.clear()
     assert write_cache(tmp_path / "vector.npy", b"y", "test cache", durable=False)
     assert synced == [] and (tmp_path / "vector.npy").read_bytes() == b"y"
+
+
+def test_the_umask_is_read_without_setting_it_where_the_system_states_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Setting the umask to read it gives a file another thread creates meanwhile the wrong mode;
+    on Linux /proc/self/status says it, and the module reads it there."""
+    from hermes_core import atomic_write
+
+    umask = os.umask(0o027)
+    try:
+        def no_setting(mask: int) -> int:
+            raise AssertionError("the umask was set to read it")
+
+        if Path("/proc/self/status").is_file():
+            monkeypatch.setattr(atomic_write.os, "umask", no_setting)
+        assert atomic_write._read_umask() == 0o027
+    finally:
+        monkeypatch.undo()
+        os.umask(umask)
