@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import math
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ import numpy as np
 import simplemma
 import snowballstemmer
 
-from hermes_core.tokenize import STOPWORDS, is_cjk, tokenize
+from hermes_core.tokenize import STOPWORDS, is_cjk, normalize, tokenize
 from hermes_core.types import Skill
 
 TF_SATURATION = 1.5
@@ -80,8 +79,9 @@ def skill_tokens(skill: Skill) -> list[str]:
 
 
 def verbatim_text(skill: Skill) -> str:
-    """Name and description, normalised; a (stemmed) query token found in it gets the bonus."""
-    return unicodedata.normalize("NFKC", f"{skill.name} {skill.description}").casefold()
+    """Name and description, normalised as tokens are (accents folded too, so ``creme`` is found
+    in ``Crème``); a (stemmed) query token found in it gets the bonus."""
+    return normalize(f"{skill.name} {skill.description}")
 
 
 @dataclass(frozen=True, slots=True)
