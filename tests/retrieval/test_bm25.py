@@ -173,3 +173,16 @@ def test_verbatim_bonus_matches_accentless_query_words() -> None:
     plain, accented = idx.score_array(bm25_tokens("creme")), idx.score_array(bm25_tokens("crème"))
     assert plain.tolist() == accented.tolist()
     assert plain[0] == pytest.approx(idx.token_idf("creme") * (1 / (1 + TF_SATURATION) + DIRECT_MATCH_BONUS))
+
+
+@pytest.mark.parametrize(("query", "gold"), [("postgresql is slow", "sql-tuning"),
+                                             ("run cprofile on it", "py-profile"),
+                                             ("open abcmouse", "kids-games")])
+def test_an_identifier_written_in_one_case_matches_its_camelcase_spelling(query: str, gold: str) -> None:
+    idx = BM25Index([Skill("sql-tuning", "Speed up a slow PostgreSQL or MySQL statement."),
+                     Skill("py-profile", "Profile a Python program with cProfile and py-spy."),
+                     Skill("kids-games", "ABCmouse learning games for children."),
+                     Skill("weather", "Get the forecast for a city.")])
+    hits = idx.search(query)
+    assert hits and hits[0].name == gold
+    assert set(bm25_tokens("PostgreSQL")) >= set(bm25_tokens("postgresql"))
