@@ -1,9 +1,13 @@
 """Mixed Chinese/English tokenisation shared by BM25, synonyms and the FTS5 memory index.
 
 One tokenizer everywhere means a term found by the skill retriever is found by episodic memory too.
-Chinese runs are segmented by jieba (search mode, so ``苹果`` is a token of ``我喜欢吃苹果``); ASCII
-runs are split on punctuation and camelCase and lower-cased. Without jieba, Chinese falls back to
-character bigrams plus single characters, which still matches sub-words.
+Chinese runs are segmented by jieba (search mode, so ``苹果`` is a token of ``我喜欢吃苹果``); other
+runs of letters, digits and combining marks (any script: café, Größe, ёлка, हिन्दी) are split on
+punctuation and camelCase and normalised by :func:`normalize`: case-folded, and Latin letters
+stripped of their accents, so ``cafe`` finds ``café`` as SQLite FTS5's ``remove_diacritics`` would.
+Greek, Cyrillic and other scripts keep their marks (``й`` is a letter of its own, not an ``и``).
+Without jieba, Chinese falls back to character bigrams plus single characters, which still matches
+sub-words.
 """
 
 from __future__ import annotations
@@ -16,21 +20,31 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
+import regex
+
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 _ASCII_LETTER = re.compile(r"[A-Za-z]")   # what c.isascii() and c.isalpha() accept
 # CJK runs, and word runs *without* CJK: CJK characters are word characters too, so a plain
 # ``[^\W_]+`` would swallow the Chinese after "John" or "3" (3点和John开会 -> "点和john开会")
-# and it would never reach jieba.
-_SEGMENTS = re.compile(f"([{_CJK}]+)|([^\\W_{_CJK}]+)", re.UNICODE)
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
+# and it would never reach jieba. ``regex``'s ``\w`` holds combining marks (the stdlib's does not,
+# and cut हिन्दी at each vowel sign and an NFD café before its accent).
+_SEGMENTS = regex.compile(f"([{_CJK}]+)|([^\\W_{_CJK}]+)")
+# Words of an identifier: an upper-case run before a capitalised word (HTTP|Server), a capitalised
+# or lower-case word, an upper-case run, digits, and runs of caseless letters; marks stay with the
+# letter they follow (naïve|Bayes, not na|ïve|bayes).
+_UP = r"\p{Lu}\p{M}*"
+_LOW = r"[\p{Ll}\p{M}]"
+_CAMEL = regex.compile(f"(?:{_UP})+(?={_UP}\\p{{Ll}})|(?:{_UP})?{_LOW}+|(?:{_UP})+|\\d+"
+                       r"|(?:[^\W\d_\p{Lu}\p{Ll}]|\p{M})+")
+_LATIN_MARKS = regex.compile(r"(?<=[a-z])\p{M}+")
 
 #: Bump whenever ``tokenize`` can return different tokens for the same text. Stored full-text
 #: indexes record the version that built them and are rebuilt when it differs (episodic memory does
 #: so on open), so old rows stay findable by the new query tokens. 2: CJK split from adjacent
-#: letters and digits.
-TOKENIZER_VERSION = 2
+#: letters and digits. 3: non-ASCII letters kept in their word, case-folded, Latin accents folded.
+TOKENIZER_VERSION = 3
 
 log = logging.getLogger(__name__)
 _jieba_lock = threading.Lock()
@@ -115,9 +129,28 @@ def cjk_words(run: str) -> tuple[str, ...]:
 
 
 def split_identifier(word: str) -> list[str]:
-    """``queryViolation`` -> [query, violation]; ``HTTPServer2`` -> [http, server, 2]."""
+    """``queryViolation`` -> [query, violation]; ``HTTPServer2`` -> [http, server, 2];
+    ``naïveBayes`` -> [naïve, bayes]. Lower-cased, accents kept (text for a reader or an embedder)."""
     parts = _CAMEL.findall(word)
     return [p.lower() for p in parts if p]
+
+
+def normalize(text: str) -> str:
+    """NFKC, case-folded, Latin letters without their accents: ``Größe`` -> ``grosse``,
+    ``Crème`` -> ``creme``, ``ёлка`` stays ``ёлка``. What tokens are made of, and what a token is
+    looked for in (BM25's verbatim match), so both sides of every match agree.
+
+    Only marks on a Latin base letter go: they are spelling variants users drop when typing (and
+    FTS5's ``remove_diacritics`` drops them too); in Cyrillic or Greek a mark can make another letter.
+    """
+    text = unicodedata.normalize("NFKC", text).casefold()
+    if text.isascii():
+        return text
+    folded = _LATIN_MARKS.sub("", unicodedata.normalize("NFD", text))
+    return unicodedata.normalize("NFC", folded)
+
+
+_normalize_word = lru_cache(maxsize=65536)(normalize)   # tokens repeat; whole texts are not cached
 
 
 @lru_cache(maxsize=8192)
@@ -129,16 +162,17 @@ def _segment_cjk(run: str) -> tuple[str, ...]:
     return tuple(t for t in jb.cut_for_search(run) if t.strip())
 
 
-def tokenize(text: str, *, split_camel: bool = True) -> list[str]:
-    """Tokens of mixed text, lower-cased, in order; CJK segmented, identifiers split.
+def tokenize(text: str, *, split_camel: bool = True, fold: bool = True) -> list[str]:
+    """Tokens of mixed text, in order, each :func:`normalize`-d; CJK segmented, identifiers split.
 
     Dotted, hyphenated, snake_case and camelCase names break into their words, so
     ``Navigation.TrafficViolations.queryViolation`` yields navigation, traffic, violations, query,
-    violation.
+    violation. ``fold=False`` only lower-cases (Größe -> größe): words to show, not to match.
     """
     if not text:
         return []
     text = unicodedata.normalize("NFKC", text)
+    norm = _normalize_word if fold else str.lower
     out: list[str] = []
     for m in _SEGMENTS.finditer(text):
         cjk, word = m.group(1), m.group(2)
@@ -146,9 +180,9 @@ def tokenize(text: str, *, split_camel: bool = True) -> list[str]:
             out.extend(_segment_cjk(cjk))
         elif word:
             if split_camel:
-                out.extend(split_identifier(word))
+                out.extend(norm(w) for w in split_identifier(word))
             else:
-                out.append(word.lower())
+                out.append(norm(word))
     return out
 
 

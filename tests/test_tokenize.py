@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -68,7 +69,7 @@ def test_chinese_after_latin_is_segmented_not_kept_as_one_token() -> None:
 def test_identifiers_still_split() -> None:
     assert tokenize("Navigation.TrafficViolations.queryViolation") == [
         "navigation", "traffic", "violations", "query", "violation"]
-    assert tokenize("HTTPServer2 über") == ["http", "server", "2", "über"]
+    assert tokenize("HTTPServer2 über") == ["http", "server", "2", "uber"]
 
 
 def test_token_estimate_is_the_formula_for_cached_and_long_texts() -> None:
@@ -101,3 +102,53 @@ def test_head_tokens_is_the_longest_prefix_within_the_estimate() -> None:
         assert text.startswith(head) and estimate_tokens(head) <= 100
         assert estimate_tokens(text[:len(head) + 1]) > 100   # one more character would not fit
     assert head_tokens("short", 100) == "short"
+
+
+# Words with accented or non-Latin letters stay whole; Latin accents fold away, on every side.
+
+@pytest.mark.parametrize("text, tokens", [
+    ("café crème", ["cafe", "creme"]),                                     # fr
+    ("naïve résumé à la carte", ["naive", "resume", "a", "la", "carte"]),
+    ("¿Dónde está la estación? niño", ["donde", "esta", "la", "estacion", "nino"]),   # es
+    ("Größe Straße Übersetzung", ["grosse", "strasse", "ubersetzung"]),     # de: casefold ß -> ss
+    ("ação não informação coração", ["acao", "nao", "informacao", "coracao"]),        # pt
+    ("Ελληνικά Σοφία ΟΔΟΣ", ["ελληνικά", "σοφία", "οδοσ"]),                # el: not Latin, kept
+    ("Русский язык, ёлка, йогурт", ["русский", "язык", "ёлка", "йогурт"]),  # ru: й is a letter
+    ("हिन्दी भाषा", ["हिन्दी", "भाषा"]),                                          # vowel signs are marks
+    ("naïveBayes ÉtatCivil", ["naive", "bayes", "etat", "civil"]),           # camelCase still splits
+])
+def test_accented_and_non_latin_words_stay_whole(text: str, tokens: list[str]) -> None:
+    assert tokenize(text) == tokens
+
+
+@pytest.mark.parametrize("text", ["café résumé Größe", "São Paulo ação", "n̈oël", "Ёлка й"])
+def test_decomposed_input_tokenizes_like_composed_input(text: str) -> None:
+    nfc, nfd = unicodedata.normalize("NFC", text), unicodedata.normalize("NFD", text)
+    assert nfc != nfd
+    assert tokenize(nfd) == tokenize(nfc)
+
+
+def test_an_accentless_spelling_matches_the_accented_one() -> None:
+    assert tokenize("cafe creme resume") == tokenize("Café Crème Résumé")
+    assert tokenize("GROSSE") == tokenize("größe")
+
+
+def test_latin_glued_to_chinese_keeps_its_accents_whole() -> None:
+    assert tokenize("用Python写café脚本") == tokenize("用 Python 写 café 脚本")
+    toks = tokenize("用Python写café脚本")
+    assert "cafe" in toks and "python" in toks and "脚本" in toks
+
+
+def test_unsplit_tokens_fold_like_split_ones_unless_asked_not_to() -> None:
+    assert tokenize("ÉtatCivil Größe", split_camel=False) == ["etatcivil", "grosse"]
+    assert tokenize("Résumé Größe", split_camel=False, fold=False) == ["résumé", "größe"]
+
+
+def test_split_identifier_keeps_accented_letters_in_their_word() -> None:
+    assert tok.split_identifier("naïveBayes") == ["naïve", "bayes"]
+    assert tok.split_identifier("ÉtatCivilHTTP2") == ["état", "civil", "http", "2"]
+
+
+def test_normalize_folds_the_way_tokens_do() -> None:
+    assert tok.normalize("Crème BRÛLÉE, Größe") == "creme brulee, grosse"
+    assert tok.normalize(unicodedata.normalize("NFD", "ёлка")) == "ёлка"

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hermes_core.injection import INJECTION_CATEGORIES, guard_cached
+from hermes_core.retrieval.served import served_catalog
 from hermes_core.retrieval.skill_files import SkillFileError, files_listing, read_skill_file
 from hermes_core.retrieval.skills import skill_body
 from hermes_core.types import Message, RetrievalQuery, Skill, ToolCall, ToolSpec
@@ -89,9 +90,7 @@ class SkillSelection:
     def catalog(self) -> list[Skill]:
         """The skills skill_view serves: the index, or with retrieval off the list every turn
         shows, read fresh (no index, no model)."""
-        if not getattr(self.retriever, "enabled", True):
-            return list(self.retriever.load_catalog(warn=False).skills)
-        return list(self.retriever.skills)
+        return list(served_catalog(self.retriever).skills)
 
     def find(self, name: str) -> Skill | None:
         """The skill called ``name``; case is forgiven only when no skill has the exact name and

@@ -218,10 +218,11 @@ def _skill_warnings(retriever: Any) -> list[dict[str, str]]:
     files': on stderr only, a script reading ``--json`` would see a skill silently missing."""
     if retriever is None:
         return []
-    issues = (retriever.issues if getattr(retriever, "enabled", True)
-              else retriever.load_catalog(warn=False).issues)   # retrieval off: no index was built
+    from hermes_core.retrieval.served import served_catalog
+
     return [{"kind": "warning", "file": i.path,
-             "reason": f"line {i.line}: {i.reason}" if i.line else i.reason} for i in issues]
+             "reason": f"line {i.line}: {i.reason}" if i.line else i.reason}
+            for i in served_catalog(retriever).issues]
 
 
 def run(args: argparse.Namespace) -> int:

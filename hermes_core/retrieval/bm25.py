@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import math
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ import numpy as np
 import simplemma
 import snowballstemmer
 
-from hermes_core.tokenize import STOPWORDS, is_cjk, tokenize
+from hermes_core.tokenize import STOPWORDS, is_cjk, normalize, tokenize
 from hermes_core.types import Skill
 
 TF_SATURATION = 1.5
@@ -69,8 +68,12 @@ def bm25_tokens(text: str) -> list[str]:
     jieba's words alone miss paraphrases that share characters but not words (查违章 vs 违章记录);
     adding single characters lifted Recall@5 on the Chinese dev set from 0.66 to 0.83 while idf keeps
     common characters cheap. English words are lightly stemmed and stopwords dropped (0.45 -> 0.61).
+    A camelCase word counts whole as well as by its parts: a request typing ``postgresql`` or
+    ``cprofile`` in one case has only the whole word (PostgreSQL splits into postgre + sql).
     """
     toks = tokenize(text)
+    parts = set(toks)
+    toks.extend(w for w in tokenize(text, split_camel=False) if w not in parts)
     toks.extend(c for c in text if is_cjk(c))
     return [light_stem(t) for t in toks if t not in STOPWORDS]
 
@@ -80,8 +83,9 @@ def skill_tokens(skill: Skill) -> list[str]:
 
 
 def verbatim_text(skill: Skill) -> str:
-    """Name and description, normalised; a (stemmed) query token found in it gets the bonus."""
-    return unicodedata.normalize("NFKC", f"{skill.name} {skill.description}").casefold()
+    """Name and description, normalised as tokens are (accents folded too, so ``creme`` is found
+    in ``Crème``); a (stemmed) query token found in it gets the bonus."""
+    return normalize(f"{skill.name} {skill.description}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,14 @@ out of the weight sum), so the fused scale is the same with or without embedding
 * ``"rrf"``: weighted reciprocal rank fusion ``w / (k + rank)`` over skills a layer scored above 0,
   multiplied by ``k + 1`` so a skill ranked first by every answering layer scores 1.0.
 
+A layer may be fused *below* another (``below={"synonyms": Below("bm25", keep)}``): its share of a
+skill's score is capped at ``BELOW_SHARE`` of the best share the other layer gives, except for the
+skills in ``keep``. Synonyms are what a user might say, direct words are what the author wrote: on a
+small catalog a synonym word and a description word are each one skill's only hit, equally rare after
+standardisation, so the layer weights alone decided, and a word that only sat in another skill's
+synonyms outranked the skill that named it. A whole synonym phrase of several words is kept: it is
+as specific as the author's own words (and the gate already passes on it).
+
 The gate does not look at the fused score (a rank-derived number says nothing about absolute fit;
 on the dev negatives it rejects 19% at 95% keep). It uses calibrated evidence instead: a linear score
 over skill-agnostic numbers from the routed embedder (top cosine, cosine to generic "no tool needed"
@@ -30,6 +38,8 @@ if TYPE_CHECKING:
     from hermes_core.retrieval.dense import DenseIndex
 
 FUSION_MODES = ("zscore", "rrf")
+#: A subordinate layer's share of a skill's score stays below this part of its superior's best share.
+BELOW_SHARE = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +72,8 @@ def zscores(scores: np.ndarray) -> np.ndarray:
 
 
 def fuse(layers: Mapping[str, np.ndarray | None], weights: Mapping[str, float], *,
-         mode: str = "zscore", k: int = 60, raw: Collection[str] = (), size: int = 0) -> Fused:
+         mode: str = "zscore", k: int = 60, raw: Collection[str] = (), size: int = 0,
+         below: Mapping[str, Below] | None = None) -> Fused:
     """Fuse answering layers (value not None) with their weights, re-normalised over them.
 
     ``size`` (the catalog's) sizes the all-zero answer when no layer was even asked (only the
@@ -71,6 +82,9 @@ def fuse(layers: Mapping[str, np.ndarray | None], weights: Mapping[str, float], 
     Layers named in ``raw`` are already on the z scale and are not standardised again (z-score
     fusion only): a sparse layer, one skill voted for out of 900, would otherwise become a z of
     30 and outvote every other layer at any weight.
+
+    ``below`` maps a layer to the one it is subordinate to (:func:`subordinate`); it applies when
+    both answered.
     """
     if mode not in FUSION_MODES:
         raise ValueError(f"unknown fusion mode {mode!r}; expected one of {FUSION_MODES}")
@@ -91,8 +105,34 @@ def fuse(layers: Mapping[str, np.ndarray | None], weights: Mapping[str, float], 
         else:
             part = w * zscores(s)
         contrib[n] = part
+    for n, b in (below or {}).items():
+        if n in contrib and b.over in contrib:
+            contrib[n] = subordinate(contrib[n], contrib[b.over], keep=b.keep)
     fused = np.sum(list(contrib.values()), axis=0)
     return Fused(fused, contrib, answered)
+
+
+@dataclass(frozen=True, slots=True)
+class Below:
+    """A layer fused below ``over``; the skills where ``keep`` is true are not capped."""
+
+    over: str
+    keep: np.ndarray | None = None
+
+
+def subordinate(part: np.ndarray, over: np.ndarray, share: float = BELOW_SHARE, *,
+                keep: np.ndarray | None = None) -> np.ndarray:
+    """``part`` capped at ``share`` of ``over``'s best (positive) share, but where ``keep`` is
+    true; unchanged when ``over`` favours no skill (it is silent, the subordinate layer is all there is).
+
+    The cap bounds what the subordinate layer adds, not what it takes: skills it scores below
+    average keep their (negative) z share, so it still orders the skills ``over`` leaves tied.
+    """
+    top = float(over.max()) if over.size else 0.0
+    if top <= 0:
+        return part
+    capped = np.minimum(part, share * top)
+    return capped if keep is None else np.where(keep, part, capped)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,6 @@ in 列车, 行 in 银行). A Latin term is found when each of its word tokens is
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -25,11 +24,11 @@ from typing import Any
 import ahocorasick
 
 from hermes_core.retrieval.bm25 import bm25_tokens
-from hermes_core.tokenize import is_cjk
+from hermes_core.tokenize import is_cjk, normalize
 
 
 def _norm(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).casefold()
+    return normalize(text)
 
 
 @dataclass(frozen=True, slots=True)

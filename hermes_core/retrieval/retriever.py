@@ -47,6 +47,7 @@ from hermes_core.retrieval.dense_gate import (
 from hermes_core.retrieval.fusion import (
     FUSION_MODES,
     UNJUDGED,
+    Below,
     GateDecision,
     GateEvidence,
     GateWeights,
@@ -675,7 +676,9 @@ class SkillRetriever:
                 weights = {**self.weights, "usage": used.weight}
             timings["L6"] = (self.clock() - t) * 1000
         t = self.clock()
-        fused = fuse(layers, weights, mode=self.fusion, k=self.rrf_k, raw=("usage",), size=len(names))
+        below = {"synonyms": Below("bm25", syn.spoken(text))} if "synonyms" in layers else None
+        fused = fuse(layers, weights, mode=self.fusion, k=self.rrf_k, raw=("usage",), size=len(names),
+                     below=below)
         keep = max(self.top_k, 10)
         order = top_order(fused.scores, keep)
         head = fused.scores[order]

@@ -104,6 +104,15 @@ class SynonymIndex:
             found.extend(pids)
         return frozenset(found)
 
+    def spoken(self, query: str) -> np.ndarray:
+        """Per skill, whether a whole synonym phrase of two or more content words is in ``query``:
+        a request that says the author's phrase, as specific as the skill's own words."""
+        out = np.zeros(len(self.names), dtype=bool)
+        for pid in self.whole_phrases(normalize(query)) if query else ():
+            if len(self._tokens[pid]) >= 2:
+                out[self._skill_of[pid]] = True
+        return out
+
     def score(self, query: str) -> tuple[np.ndarray, bool]:
         """Scores in index order, and whether any phrase was found whole."""
         scores = np.zeros(len(self.names), dtype=np.float64)

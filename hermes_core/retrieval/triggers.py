@@ -24,7 +24,6 @@ at equal length the one found earliest in the query; then the stricter tier; the
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +31,7 @@ from typing import Any
 import ahocorasick
 
 from hermes_core.tokenize import content_tokens, has_cjk, is_cjk, tokenize
+from hermes_core.tokenize import normalize as normalize_text
 
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _SPLIT = re.compile(r"[\s,;，、；/|]+")
@@ -39,7 +39,9 @@ SUBSEQ_WINDOW_FACTOR = 3
 
 
 def normalize(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).casefold()
+    """The tokenizer's normalisation (NFKC, case-folded, Latin accents dropped), so a trigger
+    written ``résumé`` fires on ``resume`` as BM25 would match it."""
+    return normalize_text(text)
 
 
 @dataclass(frozen=True, slots=True)

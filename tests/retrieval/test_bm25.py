@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import random
-import unicodedata
 from collections import Counter
 
 import numpy as np
@@ -20,6 +19,7 @@ from hermes_core.retrieval.bm25 import (
     light_stem,
     skill_tokens,
 )
+from hermes_core.tokenize import normalize
 from hermes_core.types import Skill
 
 
@@ -27,7 +27,7 @@ def formula_scores(skills: list[Skill], query_tokens: list[str]) -> list[float]:
     """The module docstring's formula, term by term, straight from the skills' text."""
     n = len(skills)
     docs = [Counter(skill_tokens(s)) for s in skills]
-    texts = [unicodedata.normalize("NFKC", f"{s.name} {s.description}").casefold() for s in skills]
+    texts = [normalize(f"{s.name} {s.description}") for s in skills]
     out = [0.0] * n
     for tok in dict.fromkeys(query_tokens):
         df = sum(1 for d in docs if tok in d)
@@ -141,3 +141,48 @@ def test_a_query_sharing_only_single_characters_with_the_catalog_has_no_lexical_
     assert idx.shares_a_word(bm25_tokens("下周去杭州玩三天怎么安排"))
     best, top = float(scores.max()), idx.max_score(bm25_tokens("下周去杭州玩三天怎么安排"))
     assert share == pytest.approx(best / top) and share > 0
+
+
+ACCENTED = [Skill("coffee-finder", "Trouver un café ou une crème près de chez moi."),
+            Skill("cv-writer", "Rédiger un résumé (curriculum vitae) professionnel."),
+            Skill("tailoring", "Passende Größe für Hemden und Hosen bestimmen."),
+            Skill("translator", "Traducción de textos del español al inglés, con acentos."),
+            Skill("shopping-ru", "Купить ёлку и подарки к Новому году.")]
+
+
+@pytest.mark.parametrize(("query", "gold"), [
+    ("un café svp", "coffee-finder"), ("un cafe svp", "coffee-finder"),
+    ("mon résumé", "cv-writer"), ("mon resume", "cv-writer"), ("mes résumés", "cv-writer"),
+    ("welche Größe", "tailoring"), ("welche grosse", "tailoring"), ("GRÖSSE", "tailoring"),
+    ("traduccion al ingles", "translator"), ("traducción", "translator"),
+    ("где купить ёлку", "shopping-ru"),
+])
+def test_accented_words_match_with_or_without_their_accents(query: str, gold: str) -> None:
+    hits = BM25Index(ACCENTED).search(query)
+    assert hits and hits[0].name == gold
+
+
+@pytest.mark.parametrize(("a", "b"), [("café", "cafe"), ("cafés", "café"), ("résumés", "résumé"),
+                                      ("Größe", "grosse"), ("ações", "acoes")])
+def test_accented_words_stem_like_their_accentless_spelling(a: str, b: str) -> None:
+    assert bm25_tokens(a) == bm25_tokens(b) != []
+
+
+def test_verbatim_bonus_matches_accentless_query_words() -> None:
+    idx = BM25Index(ACCENTED)
+    plain, accented = idx.score_array(bm25_tokens("creme")), idx.score_array(bm25_tokens("crème"))
+    assert plain.tolist() == accented.tolist()
+    assert plain[0] == pytest.approx(idx.token_idf("creme") * (1 / (1 + TF_SATURATION) + DIRECT_MATCH_BONUS))
+
+
+@pytest.mark.parametrize(("query", "gold"), [("postgresql is slow", "sql-tuning"),
+                                             ("run cprofile on it", "py-profile"),
+                                             ("open abcmouse", "kids-games")])
+def test_an_identifier_written_in_one_case_matches_its_camelcase_spelling(query: str, gold: str) -> None:
+    idx = BM25Index([Skill("sql-tuning", "Speed up a slow PostgreSQL or MySQL statement."),
+                     Skill("py-profile", "Profile a Python program with cProfile and py-spy."),
+                     Skill("kids-games", "ABCmouse learning games for children."),
+                     Skill("weather", "Get the forecast for a city.")])
+    hits = idx.search(query)
+    assert hits and hits[0].name == gold
+    assert set(bm25_tokens("PostgreSQL")) >= set(bm25_tokens("postgresql"))

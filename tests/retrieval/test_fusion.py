@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, idf
-from hermes_core.retrieval.fusion import GateEvidence, fuse, gate, ranks, zscores
+from hermes_core.retrieval.fusion import Below, GateEvidence, fuse, gate, ranks, subordinate, zscores
 from hermes_core.retrieval.synonyms import SynonymIndex
 from hermes_core.retrieval.triggers import TriggerIndex
 from hermes_core.types import Skill
@@ -198,3 +198,31 @@ def test_fuse_with_no_layer_asked_gives_one_zero_per_skill() -> None:
     out = fuse({}, {"bm25": 1.0}, size=3)
     assert out.answered == () and list(out.scores) == [0.0, 0.0, 0.0]
     assert len(fuse({"bm25": None}, {"bm25": 1.0}).scores) == 0
+
+
+def test_a_subordinate_layer_adds_at_most_its_share_of_the_superiors_best() -> None:
+    over = np.array([2.0, -0.5, -0.5, -1.0])
+    part = np.array([-0.3, 3.0, 0.5, -0.3])
+    assert subordinate(part, over).tolist() == [-0.3, 1.0, 0.5, -0.3]      # 0.5 * 2.0 caps skill 1
+    keep = np.array([False, True, False, False])
+    assert subordinate(part, over, keep=keep).tolist() == part.tolist()
+    silent = np.zeros(4)                                                   # nothing to defer to
+    assert subordinate(part, silent).tolist() == part.tolist()
+
+
+def test_fusion_caps_a_layer_fused_below_another_only_when_both_answered() -> None:
+    bm25 = np.array([3.0, 0.0, 0.0, 0.0, 0.0])
+    syn = np.array([0.0, 1.0, 0.0, 0.0, 0.0])
+    weights = {"bm25": 0.2, "synonyms": 0.3}
+    plain = fuse({"bm25": bm25, "synonyms": syn}, weights)
+    assert int(np.argmax(plain.scores)) == 1        # equally rare hits: the heavier layer won
+    f = fuse({"bm25": bm25, "synonyms": syn}, weights, below={"synonyms": Below("bm25")})
+    assert int(np.argmax(f.scores)) == 0
+    assert f.contributions["synonyms"].max() == pytest.approx(0.5 * f.contributions["bm25"].max())
+    kept = fuse({"bm25": bm25, "synonyms": syn}, weights,
+                below={"synonyms": Below("bm25", np.array([False, True, False, False, False]))})
+    assert kept.scores.tolist() == plain.scores.tolist()
+    alone = fuse({"bm25": None, "synonyms": syn}, weights, below={"synonyms": Below("bm25")})
+    assert alone.scores.tolist() == fuse({"bm25": None, "synonyms": syn}, weights).scores.tolist()
+    rrf = fuse({"bm25": bm25, "synonyms": syn}, weights, mode="rrf", below={"synonyms": Below("bm25")})
+    assert int(np.argmax(rrf.scores)) == 0

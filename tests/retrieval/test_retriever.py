@@ -1297,3 +1297,40 @@ def test_a_trigger_of_stopwords_only_is_warned_naming_the_skill(
     assert "skill 'weather': trigger 'the' has no word but stopwords; ignored" in caplog.text
     assert r.retrieve("send the email").layer != "L1"
     assert r.retrieve("the weather forecast for Paris").names == ("weather",)
+
+
+# A skill's own words outrank words another skill only has among its synonyms (no embeddings).
+OWN_WORDS = [
+    Skill("k8s-pods", "Diagnose Kubernetes pods stuck in CrashLoopBackOff with kubectl describe and events."),
+    Skill("sql-tuning", "Speed up a slow SQL statement with EXPLAIN and the right index.",
+          synonyms=("database query timeout", "which index should I add")),
+    Skill("pdf-extract", "Extract text and tables from PDF files with pdfplumber.",
+          synonyms=("read tables out of a pdf",)),
+    Skill("py-profile", "Find where a Python program spends CPU time with cProfile.",
+          synonyms=("find the bottleneck in a script", "python memory leak")),
+    Skill("git-rebase", "Resolve conflicts that stop a git rebase.", synonyms=("undo a bad rebase",)),
+    Skill("weather", "Forecast the weather for a city.", synonyms=("will it rain tomorrow",)),
+    Skill("email-send", "Send an email message.", synonyms=("drop a line",)),
+]
+
+
+@pytest.mark.parametrize(("query", "gold"), [
+    ("kubectl timeout", "k8s-pods"),            # timeout: a word of sql-tuning's synonyms only
+    ("pdfplumber bottleneck", "pdf-extract"),   # bottleneck: a word of py-profile's synonyms only
+    ("kubectl memory leak", "k8s-pods"),        # two synonym words against one of its own
+    ("explain why it will rain", "sql-tuning"),   # rain: a word of a weather synonym
+])
+def test_a_skills_own_word_outranks_another_skills_synonym_words(query: str, gold: str) -> None:
+    res = make(skills=OWN_WORDS).retrieve(query)
+    assert res.answered == ("bm25", "synonyms")
+    assert res.names[0] == gold
+
+
+@pytest.mark.parametrize(("query", "gold"), [
+    ("drop a line to Bob", "email-send"),             # only synonyms know the request
+    ("my database query timeout again", "sql-tuning"),
+    ("python memory leak", "py-profile"),              # its synonyms and its own word agree
+    ("explain: will it rain tomorrow", "weather"),     # a whole phrase of the author's outranks a word
+])
+def test_synonyms_still_rank_what_no_description_word_reaches(query: str, gold: str) -> None:
+    assert make(skills=OWN_WORDS).retrieve(query).names[0] == gold

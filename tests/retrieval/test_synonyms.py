@@ -116,6 +116,15 @@ def test_a_phrase_shared_by_two_skills_counts_for_both_and_duplicates_once() -> 
     assert idx.phrase_count == 3
 
 
+def test_spoken_marks_skills_whose_whole_phrase_of_several_words_is_in_the_query() -> None:
+    idx = SynonymIndex({"weather": ["will it rain tomorrow", "umbrella"], "mail": ["drop a line"],
+                        "notes": ["会议总结"]}, ["weather", "mail", "notes"])
+    assert idx.spoken("Will it rain tomorrow? and drop a line").tolist() == [True, True, False]
+    assert idx.spoken("umbrella, rain").tolist() == [False, False, False]   # one word; only a part
+    assert idx.spoken("帮我写会议总结").tolist() == [False, False, True]
+    assert idx.spoken("").tolist() == [False, False, False]
+
+
 def test_a_long_pasted_log_is_scanned_once() -> None:
     idx = SynonymIndex({"a": ["stack trace"]}, ["a"])
     log = "ERROR at line 12: connection reset\n" * 120 + "stack trace follows"

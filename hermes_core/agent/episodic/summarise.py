@@ -88,7 +88,7 @@ def split_sentences(text: str) -> list[str]:
 
 def _terms(text: str) -> list[str]:
     """Content terms; identifiers stay whole (``SQLite``, not ``sq`` + ``lite``) so tags read well."""
-    return [t for t in tokenize(text, split_camel=False)
+    return [t for t in tokenize(text, split_camel=False, fold=False)
             if t not in STOPWORDS and not t.isdigit() and (len(t) >= 3 or (len(t) >= 2 and is_cjk(t[0])))]
 
 
