@@ -9,7 +9,10 @@ translation of an order near the order itself, so a logistic regression on its 3
 ``tests/data/injection/train_scorer.py`` (decision 50). e5 also reads a persona the user gives
 the assistant ("You are an expert editor ...") near the persona jailbreaks, so public system
 prompts and agent personas are among its benign training texts (decision 52); it still blocks
-more role prompts than the hashing scorer alone, which is why the stage is opt-in.
+more role prompts than the hashing scorer alone, which is why the stage is opt-in. Run in data
+only and only adding blocks (``CascadeScorer.data_only``, the ``learned-semantic-data``
+category), it leaves instruction files to the hashing scorer; measured, it blocked one more
+benign memory on held-out texts, so it is opt-in too (decision 66).
 
 Why a cascade: e5 costs about 2.5 ms of CPU per token on one thread, some hundred times the
 hashing scorer, so a paragraph is embedded only when its hashing score is at least ``gate``

@@ -459,3 +459,10 @@ def test_a_benign_memory_never_imports_e5_with_the_data_only_stage(tmp_path: Pat
                          cwd=tmp_path, env={"PYTHONPATH": str(Path(injection.__file__).parents[2]),
                                             "OMP_NUM_THREADS": "1", "HOME": str(tmp_path)})
     assert out.stdout.split() == ["0", "False", "True"]   # scored by the hashing model, under the gate
+
+
+def test_the_data_only_stage_is_opt_in_in_the_settings() -> None:
+    # measured on held-out memories it blocked one more benign note (decision 66)
+    assert SEMANTIC_DATA not in PromptSettings().injection_categories
+    assert SEMANTIC_DATA in PromptSettings(
+        injection_categories=(*INJECTION_CATEGORIES, SEMANTIC_DATA)).injection_categories
