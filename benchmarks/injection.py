@@ -35,6 +35,7 @@ from hermes_core.errors import ConfigError  # noqa: E402
 from hermes_core.injection.scan import (  # noqa: E402
     INJECTION_CATEGORIES,
     SEMANTIC,
+    SEMANTIC_DATA,
     guard_text,
     split_paragraphs,
 )
@@ -219,9 +220,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="the third-party corpus (default: %(default)s)")
     parser.add_argument("--semantic", action="store_true",
                         help=f"measure the scan with the opt-in {SEMANTIC!r} category")
+    parser.add_argument("--semantic-data", action="store_true",
+                        help=f"measure the scan with the opt-in {SEMANTIC_DATA!r} category")
     args = parser.parse_args(argv)
     if args.semantic:
         CATEGORIES[0] = (*INJECTION_CATEGORIES, SEMANTIC)
+    elif args.semantic_data:
+        CATEGORIES[0] = (*INJECTION_CATEGORIES, SEMANTIC_DATA)
     try:
         if args.real.is_file():   # a bad file fails now, not after the committed corpus is measured
             load(args.real, REAL_KEYS)

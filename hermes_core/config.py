@@ -341,10 +341,11 @@ class PromptSettings(_Model):
     max_file_bytes: int = Field(2_000_000, gt=0)
     # Which injection signals block a file; drop one to tolerate it.
     # "learned" is the shipped scorer (hermes_core/injection/learned.py) beside the phrase rules;
-    # "learned-semantic" (opt-in, needs the embeddings extra) adds its e5 stage to it.
+    # "learned-semantic" (opt-in, needs the embeddings extra) adds its e5 stage to it;
+    # "learned-semantic-data" the same stage where it only adds, in memories only.
     injection_categories: tuple[Literal["ignore-instructions", "role-hijack", "secret-exfiltration",
                                         "invisible-unicode", "output-hijack", "learned",
-                                        "learned-semantic"], ...] = (
+                                        "learned-semantic", "learned-semantic-data"], ...] = (
         "ignore-instructions", "role-hijack", "secret-exfiltration", "invisible-unicode",
         "output-hijack", "learned")
     # Anthropic breakpoints on recent history (besides the system one); 4 in total at most.

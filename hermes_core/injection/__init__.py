@@ -19,6 +19,7 @@ from __future__ import annotations
 from hermes_core.injection.scan import (
     INJECTION_CATEGORIES,
     SEMANTIC,
+    SEMANTIC_DATA,
     GuardedText,
     InjectionFinding,
     Paragraph,
@@ -35,6 +36,7 @@ from hermes_core.injection.scan import (
 __all__ = [
     "INJECTION_CATEGORIES",
     "SEMANTIC",
+    "SEMANTIC_DATA",
     "GuardedText",
     "InjectionFinding",
     "Paragraph",

@@ -71,6 +71,8 @@ from hermes_core.injection.verdicts import ModelRef, learned_scores, shipped_mod
 # Opt-in: the learned scorer's e5 stage (hermes_core/injection/semantic.py), on top of "learned".
 # Not a default: on the source-disjoint final texts it blocked 9.5% of role prompts (decision 50).
 SEMANTIC = "learned-semantic"
+# Opt-in: the same stage where it only adds, and only in data (memories): decision 66.
+SEMANTIC_DATA = "learned-semantic-data"
 INJECTION_CATEGORIES: tuple[str, ...] = (
     "ignore-instructions", "role-hijack", "secret-exfiltration", "invisible-unicode", "output-hijack",
     "learned")
@@ -397,7 +399,7 @@ def _scan_paragraph(par: Paragraph, wanted: set[str], framed: bool, context_fram
     if found is None:
         found = _hidden(_hidden_source(par, framed, context_framed), par.code, wanted)
     if found is None and "learned" in wanted:
-        found = _learned(par, framed, context_framed, data, SEMANTIC in wanted)
+        found = _learned(par, framed, context_framed, data, _stage(wanted))
     if found is None:
         return None
     category, lang, excerpt = found
@@ -518,10 +520,10 @@ def _excused(model: ModelRef, view: str, data: bool) -> bool:
 
 
 def _learned(par: Paragraph, framed: bool, context_framed: bool,
-             data: bool, semantic: bool = False) -> tuple[str, str, str] | None:
+             data: bool, stage: tuple[bool, bool] = (False, False)) -> tuple[str, str, str] | None:
     """The learned scorer's verdict on what the rules let through (None when the shipped model is
     missing: the rules alone decide)."""
-    model = shipped_model(semantic)
+    model = shipped_model(*stage)
     view = _learned_view(par, framed, context_framed)
     if model is None or not view.strip():
         return None
@@ -532,6 +534,12 @@ def _learned(par: Paragraph, framed: bool, context_framed: bool,
     if score <= limit or _excused(model, view, data):
         return None
     return "learned", "", f"learned score {score:.2f}"
+
+
+def _stage(categories: Iterable[str]) -> tuple[bool, bool]:
+    """Which e5 stage the categories ask for (``shipped_model``'s arguments)."""
+    cats = set(categories)
+    return SEMANTIC in cats, SEMANTIC_DATA in cats
 
 
 def learned_views(text: str) -> list[tuple[Paragraph, str]]:
@@ -571,7 +579,7 @@ def scan_paragraphs(text: str, categories: Iterable[str] = INJECTION_CATEGORIES,
                     data: bool = False) -> list[tuple[Paragraph, InjectionFinding | None]]:
     """Every paragraph of ``text`` with its finding (None when clean)."""
     cats = tuple(categories)
-    wanted = set(cats) - {"learned", SEMANTIC}
+    wanted = set(cats) - {"learned", SEMANTIC, SEMANTIC_DATA}
     pars = split_paragraphs(text, first_line)
     handed = _handed_code(pars) if "output-hijack" in cats else {}
     framed = [_framed(p.text) for p in pars]
@@ -583,15 +591,15 @@ def scan_paragraphs(text: str, categories: Iterable[str] = INJECTION_CATEGORIES,
             finding = InjectionFinding("output-hijack", par.line, handed[i], "code")
         out.append((par, finding))
     if "learned" in cats:
-        _learned_pass(out, framed, data, SEMANTIC in cats)
+        _learned_pass(out, framed, data, _stage(cats))
     return out
 
 
 def _learned_pass(out: list[tuple[Paragraph, InjectionFinding | None]], framed: list[bool],
-                  data: bool, semantic: bool = False) -> None:
+                  data: bool, stage: tuple[bool, bool] = (False, False)) -> None:
     """The learned scorer over every paragraph the rules let through, in one batch (its cost is
     mostly per call, not per paragraph); a paragraph it blocks gets a ``learned`` finding."""
-    model = shipped_model(semantic)
+    model = shipped_model(*stage)
     if model is None:
         return
     todo: list[int] = []

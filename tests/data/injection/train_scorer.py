@@ -30,6 +30,8 @@ them (``train_semantic``).
     python tests/data/injection/train_scorer.py            # rewrites both shipped models
     python tests/data/injection/train_scorer.py --stage semantic   # the e5 stage only
     python tests/data/injection/train_scorer.py --check    # exit 1 unless the shipped ones match
+    python tests/data/injection/train_scorer.py --add-only-cv   # dev CV of the stage that only
+                                                                # adds, in data (decision 66)
 """
 
 from __future__ import annotations
@@ -64,7 +66,13 @@ from hermes_core.injection.scan import (  # noqa: E402
     rules_excuse,
     split_paragraphs,
 )
-from hermes_core.injection.semantic import EMBEDDER, SemanticModel, blend, e5_passages  # noqa: E402
+from hermes_core.injection.semantic import (  # noqa: E402
+    EMBEDDER,
+    SemanticModel,
+    added,
+    blend,
+    e5_passages,
+)
 
 OWN = HERE / "corpus.jsonl"
 THIRD = HERE / "third_party_train.jsonl"
@@ -379,6 +387,64 @@ def train_semantic(with_cv: bool = True,
     return SemanticModel.from_fit(model.coef_[0], float(model.intercept_[0]), GATE, ti, td, meta)
 
 
+def add_only_cv(cache: Path | None = None) -> dict[str, Any]:
+    """Dev CV of the stage where it only adds, in data only (``semantic.added``): instructions
+    scored by the hashing scorer alone at its shipped threshold; a data window blocked where the
+    hashing score passes the shipped data threshold or, past the gate, the blend passes the
+    stage's data threshold. Same rows, folds and out-of-fold scores as ``train_semantic``
+    (kept in ``cache`` when given: they cost minutes). For the hashing scorer alone and each data
+    threshold of ``GRID``, the dev rates overall, per location and per kind; ``chosen`` is the
+    threshold that catches the most with no location's benign dev texts blocked more often than
+    by the hashing scorer alone (of ties, the middle one)."""
+    rows = training_rows(semantic=True)
+    views, labels, data, owner = samples(rows)
+    if cache is not None and cache.is_file():
+        with np.load(cache, allow_pickle=False) as z:
+            hashed, semantic = z["hashed"], z["semantic"]
+    else:
+        persona = np.array([rows[i].get("kind") == "persona" for i in owner], dtype=bool)
+        weight = np.where(persona, PERSONA_WEIGHT, 1.0)
+        cv = folds(rows, labels, owner)
+        hashed = hashing_oof(views, labels, data, cv, ~persona)
+        semantic = semantic_oof(embeddings(views), labels, data, weight, cv)
+        if cache is not None:
+            np.savez(cache, hashed=hashed, semantic=semantic)
+    shipped = LearnedScorer.from_file(MODEL)
+    ti, th = shipped.threshold, shipped.data_threshold
+    _best, rule = row_scores(rows, views, owner, hashed)
+    unscored = np.array([rules_excuse(v) or too_short(v) for v in views])
+    keep = np.array([r.get("kind") not in ("train-only", "persona") for r in rows])
+    kept = [r for r, k in zip(rows, keep, strict=True) if k]
+    loc = np.array([r["location"] for r in kept])
+    kinds = np.array([r.get("kind", "own") for r in kept])
+
+    def measure(td: float | None) -> dict[str, Any]:
+        oof = np.array([added(h, e, th, td) if td is not None and d and h >= GATE else h
+                        for h, e, d in zip(hashed.tolist(), semantic.tolist(), data, strict=True)])
+        oof[unscored] = 0.0
+        best = np.zeros(len(rows))
+        np.maximum.at(best, np.array(owner), oof)
+        is_data = np.array([r["location"] == "memory" for r in rows])
+        hit = (rule | (best > np.where(is_data, th, ti)))[keep]
+        return {"dev_cv": rates(kept, hit),
+                "by_location": {w: rates([r for r, m in zip(kept, loc == w, strict=True) if m],
+                                         hit[loc == w]) for w in sorted(set(loc))},
+                "by_kind": {k: rates([r for r, m in zip(kept, kinds == k, strict=True) if m],
+                                     hit[kinds == k]) for k in sorted(set(kinds))}}
+
+    report: dict[str, Any] = {"hashing": measure(None), "thresholds": [ti, th]}
+    base = report["hashing"]["by_location"]
+    ok: list[tuple[float, float]] = []
+    for td in GRID:
+        got = report[f"{td:.2f}"] = measure(td)
+        if all(got["by_location"][w]["benign_blocked"] <= base[w]["benign_blocked"] for w in base):
+            ok.append((got["dev_cv"]["hostile_caught"], td))
+    top = max(c for c, _td in ok)
+    ties = sorted(td for c, td in ok if c == top)
+    report["chosen"] = ties[(len(ties) - 1) // 2]
+    return report
+
+
 def same_semantic(a: SemanticModel, b: SemanticModel) -> bool:
     return ((a.gate, a.threshold, a.data_threshold) == (b.gate, b.threshold, b.data_threshold)
             and abs(a.intercept - b.intercept) < 1e-4
@@ -397,9 +463,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="refit with the shipped thresholds and compare; write nothing")
     parser.add_argument("--stage", choices=("hashing", "semantic", "both"), default="both",
                         help="which model to refit (default: %(default)s)")
+    parser.add_argument("--add-only-cv", action="store_true",
+                        help="print the dev CV of the stage adding in data only; write nothing")
+    parser.add_argument("--oof-cache", type=Path, default=None,
+                        help="keep --add-only-cv's out-of-fold scores in this .npz")
     parser.add_argument("--out", type=Path, default=MODEL)
     parser.add_argument("--semantic-out", type=Path, default=SEMANTIC)
     args = parser.parse_args(argv)
+    if args.add_only_cv:
+        print(json.dumps(add_only_cv(args.oof_cache), indent=1))
+        return 0
     hashing, semantic = args.stage in ("hashing", "both"), args.stage in ("semantic", "both")
     if args.check:
         ok = True
