@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from hermes_core.agent.audit import AuditLog
 from hermes_core.agent.credential_pool import CredentialPool, Lease
 from hermes_core.agent.prompt.cache_plan import replan_cache
+from hermes_core.agent.prompt.outbound import scrub_prompt
 from hermes_core.agent.resilience_policy import (
     FailureState,
     FullJitter,
@@ -140,7 +141,8 @@ class _Run:
         self.removed_here: set[str] = set()    # providers whose key this request removed
         self.waiting: str | None = None        # the provider whose wait queue it was last in
         self.sent: Prompt | None = None
-        self._plans: dict[tuple[str, str], Prompt] = {}
+        # (provider kind, model) -> (the prompt handed in, the prompt sent for it)
+        self._plans: dict[tuple[str, str], tuple[Prompt, Prompt]] = {}
         feats = decision.features or {}
         sent = feats.get("prompt_tokens") or feats.get("token_estimate") or 0
         self.tokens = int(sent) + options.max_tokens   # what the request costs against max_tpm
@@ -169,18 +171,20 @@ class _Run:
 
     def prompt_for(self, prompt: Prompt, cand: Candidate) -> Prompt:
         """The prompt with cache markers planned for this candidate's provider kind and model
-        (Anthropic breakpoints vs OpenAI's prompt_cache_key, per-model minimums): the one place
-        markers are planned, so what is sent and what ``Reply.prompt`` shows are the same. A
-        prompt the PromptBuilder did not build (no ``system`` token count) keeps its own plan."""
-        if "system" not in prompt.tokens:
-            return prompt
-        key = (self.loop.kind(cand.provider), cand.model)
-        planned = self._plans.get(key)
-        if planned is None or planned.messages is not prompt.messages:
-            planned = replan_cache(prompt, self.loop.settings, provider_kind=key[0],
-                                   model=cand.model)
-            self._plans[key] = planned
-        return planned
+        (Anthropic breakpoints vs OpenAI's prompt_cache_key, per-model minimums), then scrubbed of
+        configured keys and key shapes (:mod:`~hermes_core.agent.prompt.outbound`): the one place
+        the prompt a provider renders is made, so what is sent and what ``Reply.prompt`` shows
+        are the same, and no key typed, recalled or echoed leaves with it. A prompt the
+        PromptBuilder did not build (no ``system`` token count) keeps its own plan."""
+        planned = self._plans.get(key := (self.loop.kind(cand.provider), cand.model))
+        if planned is not None and planned[0] is prompt:
+            return planned[1]
+        sent = prompt
+        if "system" in prompt.tokens:
+            sent = replan_cache(prompt, self.loop.settings, provider_kind=key[0], model=cand.model)
+        sent = scrub_prompt(sent, self.loop.settings.redactor())
+        self._plans[key] = (prompt, sent)
+        return sent
 
     def stop_waiting(self) -> None:
         """This request got a key or gives up on the provider it waited for: it wakes one other

@@ -10,6 +10,7 @@ import argparse
 import importlib
 import logging
 import sys
+import traceback
 from collections.abc import Sequence
 
 from hermes_core.cli.argtypes import replace_unencodable
@@ -54,6 +55,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:   # while the command modules load (a second or two of imports)
         print("", file=sys.stderr)
         return 130
+    except Exception:
+        # a bug, or a library's error quoting its input (pydantic's input_value=...): its
+        # traceback is printed here, through the redacting stderr, not by the interpreter after
+        # the raw stream is back
+        traceback.print_exc(file=sys.stderr)
+        return 1
     finally:
         sys.stdout, sys.stderr = streams
 

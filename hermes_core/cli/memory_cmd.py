@@ -92,11 +92,14 @@ def _usage(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
-def _open(args: argparse.Namespace, *, create: bool) -> ContextEngine:
+def _open(args: argparse.Namespace, *, create: bool, read_only: bool = False) -> ContextEngine:
+    """The database; ``read_only`` for the actions that only read (search, stats): they leave
+    the file's bytes and mtime as they were, even when a key was configured since a session
+    holding it was stored (they show it redacted; the next chat or ``add`` rewrites the file)."""
     settings = load_settings(args.config, home=args.home)
     path = Path(args.db).expanduser() if args.db else default_db_path(settings)
     return ContextEngine(path, settings=settings.context_engine, create=create,
-                         redactor=settings.redactor())
+                         redactor=settings.redactor(), read_only=read_only)
 
 
 def _iso(ts: float | None) -> str | float | None:
@@ -111,7 +114,7 @@ def _iso(ts: float | None) -> str | float | None:
 
 
 def _search(args: argparse.Namespace) -> int:
-    with _open(args, create=False) as engine:
+    with _open(args, create=False, read_only=True) as engine:
         n = args.max_results or engine.settings.max_results or 5
         fragments = engine.retrieve(args.query, n, args.exclude_session)
     if args.json:  # redacted: a database from before keys were scrubbed at record time
@@ -152,7 +155,7 @@ def _add(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    with _open(args, create=False) as engine:
+    with _open(args, create=False, read_only=True) as engine:
         stats = engine.stats()
     stats = {**stats, "oldest": _iso(stats["oldest"]), "newest": _iso(stats["newest"])}
     print_mapping(stats, as_json=args.json)

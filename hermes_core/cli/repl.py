@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from hermes_core.agent.agent import Agent
+from hermes_core.agent.prompt.outbound import withheld_keys
 from hermes_core.cli.argtypes import replace_unencodable, terminal_safe
 from hermes_core.cli.repl_commands import BUILTIN_COMMANDS, Command
 from hermes_core.errors import HermesError
@@ -41,6 +42,7 @@ class Repl:
         self.running = True
         self.last_reply: Any = None
         self.turn_error: HermesError | None = None   # why the last turn failed (/route, /prompt)
+        self.told_withheld: set[str] = set()   # fingerprints of keys the user was told were withheld
         for cmd in BUILTIN_COMMANDS:
             self.register(cmd)
 
@@ -201,6 +203,7 @@ class Repl:
                 reply = self.agent.chat(text)
                 self.last_reply = reply
                 self.say(reply.text)
+            self._tell_withheld()
         except KeyboardInterrupt:
             self.say("\n[cancelled]")
         except HermesError as e:
@@ -214,6 +217,20 @@ class Repl:
             self.failed_turns += 1
             self.say("")
             self.error(e)
+
+    def _tell_withheld(self) -> None:
+        """Say once per key that a configured key in this turn (typed, in a context file, in a
+        tool's answer) was replaced by its fingerprint in what the model was sent: the call loop
+        scrubs it silently, and the user should know why the model did not see it."""
+        sent = getattr(self.last_reply, "prompt", None)
+        if sent is None:
+            return
+        secrets = getattr(self.agent.redact, "secrets", ())
+        for fp in withheld_keys(sent, secrets):
+            if fp not in self.told_withheld:
+                self.told_withheld.add(fp)
+                self.say(f"[a configured key ({fp}) was removed from what was sent to the model; "
+                         f"it saw [{fp}] in its place]")
 
     def _no_key_hint(self, err: HermesError) -> None:
         """Every attempt lacked a key (only ANTHROPIC_API_KEY set, the default model is OpenAI's):

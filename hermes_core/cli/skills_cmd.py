@@ -91,7 +91,10 @@ def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
                            embedders=embedders, cache_dir=settings.home_path / "cache" / "embeddings",
                            layers=kw.get("layers") or LAYERS)
     else:
-        r = build_retriever(settings, home=getattr(args, "home", None))
+        # search and list only read: the usage history is learnt from, never written (not even
+        # the once-per-key rewrite of queries stored before a key was configured: shown redacted)
+        r = build_retriever(settings, home=getattr(args, "home", None),
+                            read_only=bool(kw.get("read_only")))
     if kw.get("top_k"):
         r.top_k = kw["top_k"]
     if kw.get("layers"):
@@ -104,7 +107,7 @@ def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
 def _search(args: argparse.Namespace) -> int:
     from hermes_core.retrieval.result import render
     from hermes_core.retrieval.second_opinion import MARGIN, keeps
-    r = _retriever(args, top_k=args.top_k)
+    r = _retriever(args, top_k=args.top_k, read_only=True)
     res = r.retrieve(args.query)
     if args.json:
         out: dict[str, Any] = {
@@ -183,7 +186,7 @@ def _usage_silence(r: Any) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    r = _retriever(args)
+    r = _retriever(args, read_only=True)
     catalog = r.load_catalog(warn=False)  # no index build, no model load
     skills = sorted(catalog.skills, key=lambda s: s.name)
     unavailable = sorted(catalog.unavailable, key=lambda pair: pair[0].name)

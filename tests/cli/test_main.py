@@ -132,3 +132,22 @@ def test_a_missing_command_prints_its_usage_on_stderr_with_exit_2(
     assert main(argv) == 2
     out, err = capsys.readouterr()
     assert out == "" and "usage: hermes-core" in err
+
+
+def test_a_bug_ends_in_a_redacted_traceback_on_stderr_not_a_raw_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """An unexpected exception (a bug, or a library's error quoting its input, as pydantic's
+    ``input_value=...`` does) escaped main(): the interpreter printed its traceback to the real
+    stderr after the redacting one was put back, key and all."""
+    secret = "zq-bug-0123456789abcdef"
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(f"credentials:\n  custom:\n    keys: [{{key: '{secret}'}}]\n", encoding="utf-8")
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError(f"unexpected input_value='{secret}'")
+
+    monkeypatch.setattr("hermes_core.agent.smart_routing.Router.from_settings", broken)
+    assert main(["route", "hello", "--config", str(cfg), "--home", str(tmp_path)]) == 1
+    out, err = capsys.readouterr()
+    assert secret not in out + err
+    assert "Traceback" in err and "RuntimeError: unexpected input_value='[key-" in err

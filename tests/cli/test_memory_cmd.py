@@ -11,11 +11,13 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hermes_core.agent.episodic.migrations import LATEST_VERSION
 from hermes_core.cli.main import main
+from tests.cli.conftest import store_state
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -201,8 +203,8 @@ def test_real_subprocess(tmp_path: Path) -> None:
 def test_a_key_stored_before_it_was_configured_leaves_the_file_and_the_output(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Pasted into a chat while nothing knew it was a key, it was stored in clear; once it is a
-    configured credential, the next command that opens the memory rewrites those rows, and no tag
-    made of its pieces is shown."""
+    configured credential, a search shows it redacted (no tag made of its pieces either) and
+    leaves the file alone, and the next command that writes the memory rewrites those rows."""
     secret = "zq81-PLAINTOKEN-77xx"
     home = tmp_path / "home"
     home.mkdir()
@@ -220,6 +222,9 @@ def test_a_key_stored_before_it_was_configured_leaves_the_file_and_the_output(
     assert [f["session_id"] for f in got] == ["s1"]
     assert secret not in out + err and "[key-" in got[0]["summary"]
     assert got[0]["tags"] == ["deploy"]              # "plaintoken", "77xx": pieces of the key
+    with sqlite3.connect(db) as conn:
+        assert secret in conn.execute("SELECT summary FROM sessions").fetchone()[0]
+    run(capsys, "memory", "add", "--home", str(home), "--session-id", "s2", "--summary", "later")
     with sqlite3.connect(db) as conn:
         stored = conn.execute("SELECT summary, tags FROM sessions").fetchall()
         indexed = conn.execute("SELECT summary FROM sessions_fts").fetchall()
@@ -250,3 +255,19 @@ def test_add_never_sends_a_stored_session_ids_escape_sequence_to_the_terminal(
                            "--summary", "Rotated the staging certificates")
         assert code == 0 and "\x1b" not in out and "\x07" not in out
     assert "not stored: session web" in out and "-42 already holds" in out
+
+
+@pytest.mark.parametrize("argv", [["search", "deploy token"], ["search", "deploy token", "--json"],
+                                  ["stats"], ["stats", "--json"]])
+def test_reading_memory_leaves_the_stores_as_they_were_and_prints_no_key(
+        argv: list[str], stored_key_home: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """A key configured after it was stored is scrubbed from the file by the next chat, not by
+    a command that only reads: the files keep their bytes and mtime, the output is redacted."""
+    home, secret = stored_key_home()
+    before = store_state(home)
+    assert main(["-vv", "memory", *argv, "--home", str(home)]) == 0
+    out, err = capsys.readouterr()
+    assert secret not in out + err
+    if argv[0] == "search":
+        assert "please remember" in out
+    assert store_state(home) == before

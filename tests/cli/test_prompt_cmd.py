@@ -19,7 +19,7 @@ from hermes_core.cli.main import main
 from hermes_core.cli.prompt_cmd import load_history
 from hermes_core.config import load_settings
 from hermes_core.errors import PromptInputError
-from hermes_core.testing.retrieval import skill_md, write_skill
+from tests.cli.conftest import home_with_a_key_stored_before_it_was_configured, store_state
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
@@ -413,42 +413,17 @@ def test_a_message_of_dash_is_read_from_stdin_past_the_argument_limit(
     assert sent.startswith("why does this keep failing?") and sent.endswith("\ufffd tail")
 
 
-def _home_with_a_key_stored_before_it_was_configured(tmp_path: Path, secret: str) -> Path:
-    """A home whose sessions.db and usage.sqlite3 hold ``secret`` in clear (recorded while nothing
-    knew it was a key), and whose config now names it as a credential."""
-    from hermes_core.agent.context_engine import ContextEngine
-    from hermes_core.retrieval.usage import USAGE_FILE, UsageStore
-    home = tmp_path / "home"
-    home.mkdir()
-    with ContextEngine(home / "sessions.db") as engine:
-        engine.add("s1", f"my deploy token is {secret} please remember", tags=("deploy",))
-    usage = UsageStore(home / USAGE_FILE)
-    usage.record(f"deploy with token {secret} to staging", "deploy", "trigger")
-    usage.close()
-    write_skill(home / "skills", "deploy", skill_md("deploy", "Deploy the service to staging or production"))
-    (home / "config.yaml").write_text(
-        "llm:\n  routing:\n    providers: [{name: custom, type: openai, endpoint: 'http://127.0.0.1:9/v1'}]\n"
-        f"credentials:\n  custom:\n    keys: [{{key: '{secret}'}}]\n"
-        "skill_utils:\n  embeddings: false\n", encoding="utf-8")
-    return home
-
-
-def _state(home: Path) -> dict[str, tuple[bytes, int]]:
-    return {name: ((home / name).read_bytes(), (home / name).stat().st_mtime_ns)
-            for name in ("sessions.db", "usage.sqlite3")}
-
-
 def test_previewing_a_prompt_writes_nothing_to_the_stores_even_for_a_newly_configured_key(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The key stored before it was configured is redacted in what the preview shows, but the
     files are left for the next chat to rewrite: a dry run writes nothing to the home."""
     secret = "zq81-PLAINTOKEN-77xx"
-    home = _home_with_a_key_stored_before_it_was_configured(tmp_path, secret)
-    before = _state(home)
+    home = home_with_a_key_stored_before_it_was_configured(tmp_path, secret)
+    before = store_state(home)
     assert secret.encode() in before["sessions.db"][0] and secret.encode() in before["usage.sqlite3"][0]
     out = run_json(capsys, "what was my deploy token?", "--home", str(home))
     assert "please remember" in out["context"] and secret not in json.dumps(out)
-    assert _state(home) == before
+    assert store_state(home) == before
     # a read-only SQLite reader of a WAL database leaves its (empty) -wal and -shm, as any reader
     # does; nothing is written through them
     assert all(p.stat().st_size == 0 for p in home.glob("*-wal"))
@@ -458,7 +433,7 @@ def test_a_chat_after_a_preview_scrubs_the_stores(tmp_path: Path, monkeypatch: p
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     import sqlite3
     secret = "zq81-PLAINTOKEN-77xx"
-    home = _home_with_a_key_stored_before_it_was_configured(tmp_path, secret)
+    home = home_with_a_key_stored_before_it_was_configured(tmp_path, secret)
     run_json(capsys, "what was my deploy token?", "--home", str(home))
     monkeypatch.setattr("sys.stdin", io.StringIO("deploy to staging with my token\n/exit\n"))
     assert main(["chat", "--home", str(home), "--offline", "--no-stream"]) == 0

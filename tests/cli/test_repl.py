@@ -356,3 +356,30 @@ def test_the_input_history_file_never_holds_a_key_pasted_into_the_chat(tmp_path:
     assert "for staging" in kept and "what changed?" in kept   # the rest of each line is kept
     assert all(_HISTORY_KEY not in item and shaped not in item for item in recalled)
     assert (home / ".chat_history").stat().st_mode & 0o077 == 0   # typed lines are the user's own
+
+
+_TYPED_KEY = "zq-custom-0123456789abcdef"   # a custom endpoint's key: no known key shape
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_configured_key_typed_in_a_turn_is_withheld_and_the_user_told_once(tmp_path: Path,
+                                                                              stream: bool):
+    from hermes_core.types import fingerprint
+
+    home = tmp_path / "home"
+    home.mkdir()
+    settings = load_settings({"home": str(home), "skill_utils": {"enabled": False},
+                              "context_engine": {"enabled": False},
+                              "credentials": {"custom": {"keys": [{"key": _TYPED_KEY}]}}}, env={})
+    fake = FakeProvider(["ok", "ok again"])
+    out = io.StringIO()
+    repl = Repl(Agent(settings, provider=fake), stdout=out, stream=stream,
+                stdin=io.StringIO(f"my key is {_TYPED_KEY}\nwhat now?\n/exit\n"))
+    assert repl.run() == 0
+    assert len(fake.turn_requests) == 2
+    for r in fake.requests:
+        assert _TYPED_KEY not in r.prompt.system + r.prompt.context + repr(r.prompt.messages)
+    text = out.getvalue()
+    fp = fingerprint(_TYPED_KEY)
+    assert text.count(f"a configured key ({fp})") == 1, text   # the second turn resends it: not told again
+    assert _TYPED_KEY not in text

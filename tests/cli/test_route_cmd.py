@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hermes_core.cli.main import main
+from tests.cli.conftest import store_state
 
 CONFIG = """
 llm:
@@ -102,3 +104,15 @@ def test_route_and_keys_read_the_config_of_the_home_named_by_home(
     assert main(["keys", "status", "--home", str(tmp_path / "typo")]) == 1
     err = capsys.readouterr().err
     assert "typo" in err and "does not exist" in err
+
+
+@pytest.mark.parametrize("argv", [["route", "deploy to staging"], ["route", "deploy", "--json"],
+                                  ["keys", "status"], ["keys", "status", "--json"]])
+def test_routing_and_key_status_leave_the_stores_as_they_were_and_print_no_key(
+        argv: list[str], stored_key_home: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    home, secret = stored_key_home()
+    before = store_state(home)
+    assert main(["-vv", *argv, "--home", str(home)]) == 0
+    out, err = capsys.readouterr()
+    assert out and secret not in out + err
+    assert store_state(home) == before

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hermes_core.cli.main import main
 from hermes_core.testing.retrieval import SAMPLE_SKILLS, skill_md, write_skill
+from tests.cli.conftest import store_state
 
 
 @pytest.fixture
@@ -330,3 +332,17 @@ def test_reindex_reports_what_changed_since_the_last_reindex_not_the_whole_catal
     (skills / "web" / "SKILL.md").unlink()
     assert reindex() == {"skills": 3, "added": 1, "changed": 1, "removed": 1}
     assert reindex() == {"skills": 3, "added": 0, "changed": 0, "removed": 0}
+
+
+@pytest.mark.parametrize("argv", [["search", "deploy to staging"], ["search", "deploy", "--json"],
+                                  ["search", "deploy", "--explain"], ["list"], ["list", "--json"]])
+def test_reading_skills_leaves_the_stores_as_they_were_and_prints_no_key(
+        argv: list[str], stored_key_home: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The usage history holds a query with a key configured since: a search learns from it and
+    a listing does not touch it, and neither rewrites it (the next chat does)."""
+    home, secret = stored_key_home()
+    before = store_state(home)
+    assert main(["-vv", "skills", *argv, "--home", str(home)]) == 0
+    out, err = capsys.readouterr()
+    assert "deploy" in out and secret not in out + err
+    assert store_state(home) == before

@@ -1,0 +1,85 @@
+"""What leaves for a provider holds no configured key: scrubbed in the call loop, whatever the
+part of the prompt it came from, and checked on the wire through the real SDKs (respx)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_core.agent.prompt.outbound import scrub_prompt, withheld_keys
+from hermes_core.redact import Redactor
+from hermes_core.types import Message, Prompt, ToolCall, ToolSpec, fingerprint
+from tests.agent.conftest import KEYS, MODELS, URLS, run_turn, wire_response
+
+CUSTOM_KEY = "zq-custom-0123456789abcdef"   # a custom endpoint's key: no known key shape
+MARKER = f"[{fingerprint(CUSTOM_KEY)}]"
+
+
+def _agent(home: Path, kind: str, **kwargs: Any) -> Any:
+    from hermes_core.agent.agent import Agent
+    from hermes_core.config import load_settings
+    from hermes_core.providers.anthropic import AnthropicProvider
+    from hermes_core.providers.openai import OpenAIProvider
+
+    cfg = {"home": str(home), "llm": {"routing": {"default_model": MODELS[kind]}},
+           "credentials": {kind: {"keys": [{"key": KEYS[kind]}]},
+                           "custom": {"keys": [{"key": CUSTOM_KEY}]}},
+           "context_engine": {"enabled": False}}
+    provider = OpenAIProvider() if kind == "openai" else AnthropicProvider()
+    return Agent(load_settings(cfg, env={}), provider=provider,
+                 loop_options={"sleep": lambda s: None}, **kwargs)
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_a_configured_key_typed_in_a_turn_never_reaches_the_provider(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    (empty_home / "MEMORY.md").write_text(f"The staging key is {CUSTOM_KEY}.\n")
+    seen: list[str] = []
+
+    def lookup(name: str) -> str:
+        """Look a name up."""
+        seen.append(name)
+        return f"{name} is configured with {CUSTOM_KEY}"
+
+    call = ToolCall("c1", "lookup", json.dumps({"name": f"svc {CUSTOM_KEY}"}))
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, mode == "stream", f"checking {CUSTOM_KEY}", (call,)),
+        wire_response(kind, mode == "stream", "done"),
+        wire_response(kind, mode == "stream", "again")])
+    agent = _agent(empty_home, kind, tools=[lookup])
+    run_turn(agent, mode, f"my custom endpoint key is {CUSTOM_KEY}, is it valid?")
+    run_turn(agent, mode, "and now?")   # the first turn comes back from the in-memory history
+
+    assert route.call_count == 3
+    for sent in route.calls:
+        body = sent.request.content.decode()
+        assert CUSTOM_KEY not in body
+        assert MARKER in body
+    assert seen   # the tool ran on the model's arguments (the model's own copy is its business)
+
+
+def test_scrub_prompt_covers_every_part_sent() -> None:
+    scrub = Redactor([CUSTOM_KEY])
+    prompt = Prompt(
+        system=f"memory: {CUSTOM_KEY}", context=f"recalled: {CUSTOM_KEY}",
+        messages=(Message("user", f"key {CUSTOM_KEY}"),
+                  Message("assistant", f"saw {CUSTOM_KEY}",
+                          tool_calls=(ToolCall("c1", "t", json.dumps({"k": CUSTOM_KEY})),)),
+                  Message("tool", f"out {CUSTOM_KEY}", tool_call_id="c1", name="t")),
+        tools=(ToolSpec("t", f"uses {CUSTOM_KEY}",
+                        {"type": "object", "properties": {"k": {"description": CUSTOM_KEY}}}),))
+    sent = scrub_prompt(prompt, scrub)
+    assert CUSTOM_KEY not in repr(sent) + json.dumps(sent.tools[0].parameters)
+    assert sent.system == f"memory: {MARKER}"
+    assert sent.messages[1].tool_calls[0].arguments == json.dumps({"k": MARKER})
+    assert withheld_keys(sent, scrub.secrets) == (fingerprint(CUSTOM_KEY),)
+
+
+def test_scrub_prompt_returns_a_clean_prompt_itself() -> None:
+    prompt = Prompt(system="persona", messages=(Message("user", "hello"),))
+    assert scrub_prompt(prompt, Redactor([CUSTOM_KEY])) is prompt
+    assert withheld_keys(prompt, (CUSTOM_KEY,)) == ()
