@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_core.agent.pool import redis_lua as lua
 from hermes_core.agent.pool.breaker import BreakerState
+from hermes_core.agent.pool.clock import STEADY
 from hermes_core.agent.pool.fallback import LocalPoolState, count_text, share, worker_share
 from hermes_core.agent.pool.outage import outage_reason
 from hermes_core.agent.pool.quarantine import Standing
@@ -195,7 +196,7 @@ class RedisPoolState:
         self._slot_valid_until = 0.0  # monotonic: the claim's expiry as of its last renewal
         self._clock = clock
         self._monotonic = monotonic
-        self._local = LocalPoolState(local_clock or clock or time.time)
+        self._local = LocalPoolState(local_clock or clock or STEADY)
         # this machine's clock minus Redis's, as of the last acquire: deadlines Redis set (on
         # its clock) are moved onto the local one for the fallback and merge-back, and back
         self._offset = 0.0
