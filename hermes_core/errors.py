@@ -278,9 +278,11 @@ _DURATION = re.compile(r"(?P<num>\d+(?:\.\d+)?)(?P<unit>ms|h|m|s)")
 
 
 def _seconds(text: str) -> float | None:
-    """A header's number of seconds (never negative), or None for what no server means: not a
-    number, NaN, infinity. The same header sent twice (a proxy adding its own) reaches us joined
-    by ", " (httpx); when every part is a number, the longest wait is the one that holds."""
+    """A header's number of seconds, or None for what no server means: not a number, NaN,
+    infinity, a negative wait (taken as 0 it put the key back at once, to be refused again; as
+    unsaid, the next header or the pool's default cool-down decides). The same header sent twice
+    (a proxy adding its own) reaches us joined by ", " (httpx); when every part is a number, the
+    longest wait is the one that holds."""
     parts = text.split(",")
     values: list[float] = []
     for part in parts:
@@ -288,9 +290,9 @@ def _seconds(text: str) -> float | None:
             value = float(part.strip())
         except ValueError:
             return None
-        if not math.isfinite(value):
+        if not math.isfinite(value) or value < 0:
             return None
-        values.append(max(0.0, value))
+        values.append(value + 0.0)   # -0 -> 0
     return max(values)
 
 
@@ -331,6 +333,23 @@ def parse_when(text: str, now: float) -> float | None:
     return max(0.0, dt.timestamp() - now)
 
 
+def server_now(headers: Mapping[str, str], now: float) -> float:
+    """The time the answer was made by the server's own clock (its ``Date`` header), else
+    ``now``. The absolute times a server states (a Retry-After HTTP date, Anthropic's resets) are
+    on that clock: read against ours, a server a few minutes behind stated waits already past
+    (retried at once, refused again) and one ahead waits its lead too long."""
+    raw = next((v for k, v in headers.items() if k.lower() == "date"), None)
+    if raw is None:
+        return now
+    try:
+        dt = email.utils.parsedate_to_datetime(raw.strip())
+    except (TypeError, ValueError, IndexError):
+        return now
+    if dt is None or dt.tzinfo is None:
+        return now
+    return dt.timestamp()
+
+
 def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
     """Seconds to wait, from the strongest signal present; None when no header says.
 
@@ -338,9 +357,10 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
     the largest of ``x-ratelimit-reset-*`` (OpenAI durations) and ``anthropic-ratelimit-*-reset``
     (RFC 3339 times) among limits that are exhausted (remaining 0) or say nothing about what
     remains. A limit with requests left is not why we were refused: its reset time is ignored, and
-    None (the pool's default cool-down) is better than waiting for the wrong clock.
+    None (the pool's default cool-down) is better than waiting for the wrong clock. Absolute
+    times are read against the server's ``Date`` (:func:`server_now`).
     """
-    now = time.time() if now is None else now
+    now = server_now(headers, time.time() if now is None else now)
     h = {k.lower(): v for k, v in headers.items()}
     if "retry-after-ms" in h:
         ms = _seconds(h["retry-after-ms"])

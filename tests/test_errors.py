@@ -231,3 +231,48 @@ def test_all_keys_blocked_never_says_a_key_frees_sooner_than_it_does(wait: float
                       decision="failover")
     assert f"a/m1:all_keys_blocked (the first key frees in {says})" in str(
         AllProvidersFailed([blocked]))
+
+
+@pytest.mark.parametrize("headers,expected", [
+    # a negative wait is no wait a server means: unsaid, so the next signal (or the pool's
+    # default cool-down) decides, instead of 0 (the key back at once, refused again)
+    ({"retry-after": "-5"}, None),
+    ({"retry-after-ms": "-100", "retry-after": "30"}, 30.0),
+    ({"retry-after": "-1", "x-ratelimit-remaining-requests": "0",
+      "x-ratelimit-reset-requests": "20s"}, 20.0),
+    ({"retry-after": "5, -1"}, None),
+    ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "-3"}, None),
+    ({"retry-after": "-0"}, 0.0),
+])
+def test_a_negative_retry_after_is_unsaid(headers, expected):
+    got = parse_retry_after(headers, now=NOW)
+    assert got == (None if expected is None else pytest.approx(expected))
+
+
+@pytest.mark.parametrize("skew", [-120.0, 0.0, 300.0])
+def test_a_retry_after_date_is_read_against_the_servers_own_date(skew):
+    """A server whose clock is behind ours states a time that is already past by ours (we
+    retried at once and were refused again); ahead, a wait its clock's lead too long. Its Date
+    header is on the same clock as its Retry-After: the difference is the wait."""
+    server_now = NOW + skew
+    h = {"date": email.utils.formatdate(server_now, usegmt=True),
+         "retry-after": email.utils.formatdate(server_now + 30, usegmt=True)}
+    assert parse_retry_after(h, now=NOW) == pytest.approx(30.0)
+    past = {"date": h["date"], "retry-after": email.utils.formatdate(server_now - 5, usegmt=True)}
+    assert parse_retry_after(past, now=NOW) == 0.0
+
+
+def test_a_retry_after_date_with_an_unreadable_date_header_uses_our_clock():
+    h = {"date": "yesterday", "retry-after": email.utils.formatdate(NOW + 45, usegmt=True)}
+    assert parse_retry_after(h, now=NOW) == pytest.approx(45.0)
+
+
+def test_an_anthropic_reset_is_read_against_the_servers_own_date():
+    server_now = NOW - 600.0         # ten minutes behind
+    from datetime import UTC, datetime
+
+    reset = datetime.fromtimestamp(server_now + 20, UTC).isoformat().replace("+00:00", "Z")
+    h = {"date": email.utils.formatdate(server_now, usegmt=True),
+         "anthropic-ratelimit-requests-remaining": "0",
+         "anthropic-ratelimit-requests-reset": reset}
+    assert parse_retry_after(h, now=NOW) == pytest.approx(20.0)

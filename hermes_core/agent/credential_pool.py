@@ -25,11 +25,11 @@ import importlib
 import logging
 import random
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from hermes_core.agent.pool.clock import STEADY
 from hermes_core.agent.pool.quarantine import quarantine_recheck
 from hermes_core.agent.pool.state import (
     STRATEGIES,
@@ -126,7 +126,7 @@ def policy_from_settings(settings: Settings, strategy: Strategy | None = None) -
 
 
 def backend_from_settings(settings: Settings,
-                          clock: Callable[[], float] = time.time) -> PoolStateBackend:
+                          clock: Callable[[], float] = STEADY) -> PoolStateBackend:
     """The configured state backend; ``redis`` loads :mod:`hermes_core.agent.pool.redis`."""
     cp = settings.credential_pool
     if cp.backend == "memory":
@@ -183,7 +183,7 @@ class CredentialPool:
 
     @classmethod
     def from_settings(cls, settings: Settings, backend: PoolStateBackend | None = None, *,
-                      clock: Callable[[], float] = time.time, rng: random.Random | None = None,
+                      clock: Callable[[], float] = STEADY, rng: random.Random | None = None,
                       on_alert: AlertHook | None = None) -> CredentialPool:
         """Keys of every routed provider (and every ``credentials`` entry) from settings.
 

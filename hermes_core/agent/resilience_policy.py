@@ -32,6 +32,7 @@ from hermes_core.errors import (
     parse_duration,
     parse_retry_after,
     parse_when,
+    server_now,
 )
 from hermes_core.providers._sdk import undecodable
 
@@ -153,8 +154,9 @@ def rate_limit_info(headers: Mapping[str, str], *, now: float | None = None) -> 
     if "x-ratelimit-reset-requests" in h:
         reset = parse_duration(h["x-ratelimit-reset-requests"])
     elif "anthropic-ratelimit-requests-reset" in h:
+        # the server's clock (its Date header) is the one the reset time is on
         reset = parse_when(h["anthropic-ratelimit-requests-reset"],
-                           time.time() if now is None else now)
+                           server_now(headers, time.time() if now is None else now))
     if limit is not None and limit <= 0:
         limit = None
     if limit is None and remaining is None:

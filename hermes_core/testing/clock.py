@@ -62,6 +62,12 @@ class FakeClock:
             self._t += max(0.0, float(seconds))
             return self._t
 
+    def step_wall(self, seconds: float) -> None:
+        """Step the wall clock alone by ``seconds`` (either way), as an NTP step or a person
+        setting the date does; the monotonic reading does not move."""
+        with self._lock:
+            self._wall_start += float(seconds)
+
     def sleep(self, seconds: float) -> None:
         """Record the request and advance; returns at once. A negative request advances nothing."""
         with self._lock:

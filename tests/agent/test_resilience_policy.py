@@ -28,3 +28,18 @@ NOW = 1_700_000_000.0
 def test_rate_limit_info_reads_both_providers_request_headers(
         headers: dict[str, str], expected: RateLimitInfo | None) -> None:
     assert rate_limit_info(headers, now=NOW) == expected
+
+
+def test_an_anthropic_reset_on_a_success_is_read_against_the_servers_own_date() -> None:
+    """A server ten minutes behind states a reset already past by our clock: the key was not
+    held at all after its last allowed request, and its next one was refused."""
+    import email.utils
+    from datetime import UTC, datetime
+
+    server_now = NOW - 600.0
+    reset = datetime.fromtimestamp(server_now + 20, UTC).isoformat().replace("+00:00", "Z")
+    info = rate_limit_info({"date": email.utils.formatdate(server_now, usegmt=True),
+                            "anthropic-ratelimit-requests-limit": "50",
+                            "anthropic-ratelimit-requests-remaining": "0",
+                            "anthropic-ratelimit-requests-reset": reset}, now=NOW)
+    assert info is not None and info.reset_s == pytest.approx(20.0)

@@ -72,3 +72,12 @@ def test_sleeps_from_many_threads_all_count() -> None:
 
 def test_repr_shows_the_reading() -> None:
     assert "t=3.0" in repr(FakeClock(3.0))
+
+
+def test_step_wall_moves_wall_time_alone_either_way() -> None:
+    clock = FakeClock(10.0, wall_start=1_000.0)
+    clock.step_wall(-300.0)
+    assert clock.time() == 700.0 and clock.monotonic() == 10.0
+    clock.advance(5.0)
+    clock.step_wall(+100.0)
+    assert clock.time() == 805.0 and clock.monotonic() == 15.0

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hermes_core.agent.pool.breaker import CLOSED, BreakerState
+from hermes_core.agent.pool.quarantine import Standing
 from hermes_core.agent.pool.state import InMemoryPoolState
 from hermes_core.agent.pool.window import SlidingWindow
 
@@ -78,6 +79,24 @@ class LocalPoolState(InMemoryPoolState):
             rec.blocked_until = max(rec.blocked_until, blocked_until)
             rec.removed = rec.removed or removed
 
+    def seed_standing(self, provider: str, fingerprint: str, standing: Standing) -> None:
+        """Start from a key's standing as Redis last said it (local clock): a quarantined key
+        stays out until its recheck and a rejected recheck counts from the strikes the fleet
+        counted; a breaker the fleet holds open stays open. Redis's word replaces what this
+        fallback held from an earlier outage (merged into Redis since, then maybe restored)."""
+        with self._lock:
+            rec = self._key(provider, fingerprint)
+            rec.auth_strikes, rec.breaker = standing.strikes, standing.breaker
+            rec.removed = rec.removed or standing.removed
+
+    def standings(self) -> dict[tuple[str, str], Standing]:
+        """Each key's standing this fallback holds that is not plainly good: what goes back
+        to Redis (:func:`.quarantine.merge_standing`, in ``redis_lua.MERGE``)."""
+        with self._lock:
+            return {k: Standing(r.auth_strikes, r.breaker, r.removed)
+                    for k, r in self._keys.items()
+                    if r.auth_strikes or r.breaker != CLOSED or r.removed}
+
     def seed_limit(self, provider: str, fingerprint: str, learned_rpm: int) -> None:
         """Start from the limit the fleet learned for a key (this worker's share of it: like a
         stated limit, never probed upward here)."""
@@ -108,12 +127,10 @@ class LocalPoolState(InMemoryPoolState):
                     pass
                 rec.in_flight = max(0, rec.in_flight - 1)
 
-    def breakers(self) -> tuple[dict[tuple[str, str], BreakerState], dict[str, BreakerState]]:
-        """The breakers this fallback holds that are not plainly closed: per key, per provider."""
+    def provider_breakers(self) -> dict[str, BreakerState]:
+        """The provider breakers this fallback holds that are not plainly closed."""
         with self._lock:
-            keys = {k: r.breaker for k, r in self._keys.items() if r.breaker != CLOSED}
-            providers = {p: r.breaker for p, r in self._providers.items() if r.breaker != CLOSED}
-        return keys, providers
+            return {p: r.breaker for p, r in self._providers.items() if r.breaker != CLOSED}
 
     def seed(self, provider: str, fingerprint: str, sent: Sequence[tuple[float, int]]) -> None:
         """Count requests this worker sent through Redis (local times, tokens) in the local window,

@@ -9,13 +9,18 @@ success restores it, another rejection doubles the wait (:func:`auth_recheck_aft
 ``auth_max_strikes``-th rejection in a row removes it for good. A revoked key costs a handful of
 requests spread over hours, never a stream of them. ``redis_lua.RELEASE`` ports
 :func:`after_auth_failure`; the parity walk in the Redis tests holds them together.
+
+What a process knows of a key's standing (:class:`Standing`) outlives Redis going away or
+restarting empty: the local fallback starts from it, and :func:`merge_standing` (ported by
+``redis_lua.MERGE``) puts it back when the process rejoins.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hermes_core.agent.pool.breaker import BreakerState
+from hermes_core.agent.pool.breaker import CLOSED, BreakerState, breaker_merge
 
 if TYPE_CHECKING:
     from hermes_core.agent.pool.state import PoolPolicy
@@ -55,3 +60,35 @@ def quarantine_recheck(strikes: int, removed: bool, breaker: BreakerState,
     if removed or strikes <= 0 or breaker.mode != "open":
         return None
     return breaker.opened_at + policy.breaker_cooldown_s
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """A key's standing with its provider as one process knows it: rejections in a row, its
+    breaker (open until the recheck while quarantined) and whether it is removed for good."""
+
+    strikes: int = 0
+    breaker: BreakerState = CLOSED
+    removed: bool = False
+
+    def shifted(self, offset: float) -> Standing:
+        """The same standing on a clock ``offset`` seconds ahead (Redis's clock -> local)."""
+        if self.breaker.mode == "closed":
+            return self
+        return Standing(self.strikes, BreakerState(self.breaker.mode, self.breaker.failures,
+                                                   self.breaker.opened_at + offset),
+                        self.removed)
+
+
+def merge_standing(a: Standing, b: Standing) -> Standing:
+    """Two views of a key's standing as one: what a process learnt while Redis was away (or
+    before it restarted empty) and what Redis holds. Removal wins, the most strikes win (the
+    next rejection counts from there, so the recheck keeps doubling instead of restarting at a
+    minute) and the more cautious breaker wins (:func:`.breaker.breaker_merge`: in the same mode
+    the later opening, so the later recheck). Symmetric: neither side is trusted more.
+
+    A key one side saw answer again (strikes back to 0) while the other still holds it
+    quarantined stays quarantined: its recheck, due by then, is the one request that restores
+    it for both."""
+    return Standing(max(a.strikes, b.strikes), breaker_merge(a.breaker, b.breaker),
+                    a.removed or b.removed)

@@ -12,7 +12,7 @@ breakers, the round-robin cursor) in Redis and implements :class:`PoolStateBacke
   simply expire. Every key has a TTL; nothing leaks.
 * Keys are named by credential fingerprint (``key-<sha256 prefix>``); no secret reaches Redis.
 * When Redis is unreachable or refuses commands (connection error, timeout; out of memory, failing
-  snapshots, a read-only replica after a failover, a busy script: :func:`redis_unavailable`)
+  snapshots, a read-only replica after a failover, a busy script: :func:`.outage.redis_unavailable`)
   the backend falls back to a local :class:`InMemoryPoolState` with a warning, dividing every
   key's RPM/TPM budget among ``workers`` (the configured number of processes sharing the keys) so
   the fleet as a whole stays under the limits: by the slot each worker holds in Redis, so that
@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
 import time
 import urllib.parse
@@ -46,7 +45,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_core.agent.pool import redis_lua as lua
 from hermes_core.agent.pool.breaker import BreakerState
+from hermes_core.agent.pool.clock import STEADY
 from hermes_core.agent.pool.fallback import LocalPoolState, count_text, share, worker_share
+from hermes_core.agent.pool.outage import outage_reason
+from hermes_core.agent.pool.quarantine import Standing
 from hermes_core.agent.pool.state import (
     STRATEGIES,
     AcquireResult,
@@ -94,59 +96,14 @@ def redact_url(url: str) -> str:
     return urllib.parse.urlunsplit((parts.scheme, "***@" + host, parts.path, query, ""))
 
 
-#: Error replies by which a running Redis says "not now" rather than "your command is wrong",
-#: and what each means for a person reading the warning. They come back as ``ResponseError``s
-#: (inside a script as "Error running script ... -OOM ..."), not as connection errors, yet the
-#: pool can no more record a request than with Redis gone: each is an outage.
-REFUSALS: dict[str, str] = {
-    "OOM": "is out of memory (OOM: maxmemory reached under a noeviction policy)",
-    "MISCONF": "refuses writes because its RDB snapshots fail (MISCONF)",
-    "READONLY": "is a read-only replica (READONLY: failed over?)",
-    "BUSY": "is busy running a script (BUSY)",
-    "LOADING": "is loading its dataset (LOADING)",
-    "MASTERDOWN": "is a replica that lost its master (MASTERDOWN)",
-    "NOREPLICAS": "has too few replicas to accept writes (NOREPLICAS)",
-}
-
-_REPLY_CODE = re.compile(r"(?:^|\s-)([A-Z]+)\b")
-
-
-def redis_unavailable(exc: BaseException) -> str | None:
-    """Why Redis cannot serve the pool now, for the outage warning ("is unreachable (...)",
-    "is out of memory (OOM: ...)"), or None for an error that is not an outage (a bug: raised).
-
-    redis-py strips the code of the replies it has a class for (``OutOfMemoryError``,
-    ``ReadOnlyError``; ``BusyLoadingError`` is a ``ConnectionError``): those go by class, the
-    rest by the reply's first word or, inside a script's error, the word after a dash."""
-    import redis
-
-    errors = redis.exceptions
-    if isinstance(exc, errors.BusyLoadingError):
-        return REFUSALS["LOADING"]
-    if isinstance(exc, errors.ConnectionError | errors.TimeoutError):
-        return f"is unreachable ({type(exc).__name__})"
-    if isinstance(exc, errors.OutOfMemoryError):
-        return REFUSALS["OOM"]
-    if isinstance(exc, errors.ReadOnlyError):
-        return REFUSALS["READONLY"]
-    if isinstance(exc, errors.ResponseError) and not isinstance(exc, errors.NoScriptError):
-        for code in _REPLY_CODE.findall(str(exc)):
-            if code in REFUSALS:
-                return REFUSALS[code]
-    return None
-
-
-def outage_reason(exc: Exception) -> str:
-    """:func:`redis_unavailable`'s words for ``exc``; ``exc`` raised again when it is no outage
-    (a bug in a script or a command must surface, not be served around)."""
-    why = redis_unavailable(exc)
-    if why is None:
-        raise exc
-    return why
-
-
 def _text(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def _breaker(value: Any) -> BreakerState:
+    """A breaker as the scripts answer it: ``<mode>|<failures>|<opened at>``."""
+    mode, failures, opened = _text(value).split("|")
+    return BreakerState(mode, int(failures), float(opened))  # type: ignore[arg-type]
 
 
 def _opt_float(value: Any) -> float | None:
@@ -239,7 +196,7 @@ class RedisPoolState:
         self._slot_valid_until = 0.0  # monotonic: the claim's expiry as of its last renewal
         self._clock = clock
         self._monotonic = monotonic
-        self._local = LocalPoolState(local_clock or clock or time.time)
+        self._local = LocalPoolState(local_clock or clock or STEADY)
         # this machine's clock minus Redis's, as of the last acquire: deadlines Redis set (on
         # its clock) are moved onto the local one for the fallback and merge-back, and back
         self._offset = 0.0
@@ -254,6 +211,9 @@ class RedisPoolState:
         self._resync_lock = threading.Lock()
         self._known: dict[tuple[str, str], tuple[float, bool]] = {}
         self._learned_rpm: dict[tuple[str, str], int] = {}
+        # each key's standing (strikes, breaker, removal) as Redis last answered it, on Redis's
+        # clock: the local fallback starts from it, a Redis that lost it gets it back
+        self._standing: dict[tuple[str, str], Standing] = {}
         self._degraded = False
         self._next_probe = 0.0
         # what the local fallback did and learned, replayed into Redis when it returns:
@@ -330,21 +290,24 @@ class RedisPoolState:
                 local_now = self._local.now()
                 with self._lock:
                     self._offset = local_now - float(now)
-                    for i, spec in enumerate(keys if len(raw) >= 6 + 4 * len(keys) else ()):
-                        until = float(_text(raw[6 + 4 * i]))
-                        removed = _text(raw[7 + 4 * i]) == "1"
+                    for i, spec in enumerate(keys if len(raw) >= 6 + 6 * len(keys) else ()):
+                        at = 6 + 6 * i
+                        until = float(_text(raw[at]))
+                        removed = _text(raw[at + 1]) == "1"
                         self._remember(provider, spec.fingerprint, until, removed)
-                        lr = _text(raw[8 + 4 * i])
+                        lr = _text(raw[at + 2])
                         if lr:
                             self._learned_rpm[(provider, spec.fingerprint)] = count_text(lr)
                         self._shares[(provider, spec.fingerprint)] = share(
-                            _text(raw[9 + 4 * i]), float(now), local_now, policy.window_s,
+                            _text(raw[at + 3]), float(now), local_now, policy.window_s,
                             self.options.workers, spec.fingerprint == fp, self._slot)
+                        self._standing[(provider, spec.fingerprint)] = Standing(
+                            int(_text(raw[at + 4]) or 0), _breaker(raw[at + 5]), removed)
                     self._window_s = policy.window_s
                 fingerprint = fp or None
                 if fingerprint is not None:
                     self._hold(provider, fingerprint, lease, max(0, int(tokens)), policy.window_s)
-                at = 6 + 4 * len(keys)
+                at = 6 + 6 * len(keys)
                 recheck = _opt_float(raw[at]) if len(raw) > at else None
                 return AcquireResult(fingerprint, _opt_float(available), probe == "1",
                                      float(now), lease if fingerprint else "",
@@ -413,7 +376,7 @@ class RedisPoolState:
             held_lease = self._take_lease(provider, fingerprint, lease)
             lease_id, tokens = held_lease if held_lease else ("", 0)
             try:
-                changed, until, removed, restored, recheck = self._release(
+                changed, until, removed, restored, recheck, strikes, breaker = self._release(
                     keys=[self._name(provider, "p"), state_key, lease_key, window_key],
                     args=[self._now_arg(), outcome.kind,
                           "" if retry_after is None else retry_after, lease_id,
@@ -432,6 +395,8 @@ class RedisPoolState:
                                 _opt_float(recheck), _text(restored) == "1")
             with self._lock:
                 self._remember(provider, fingerprint, res.blocked_until, res.removed)
+                self._standing[(provider, fingerprint)] = Standing(
+                    int(_text(strikes) or 0), _breaker(breaker), res.removed)
             # the request also counted against this worker's local share (its probation pair),
             # or was handed out by the fallback and ends now that Redis is back
             local_lease = paired or (lease if held_lease is None else "")
@@ -535,36 +500,40 @@ class RedisPoolState:
                 known = {k: (self._to_local(u), rm) for k, (u, rm) in self._known.items()
                          if k[0] == provider}
                 recent = {k: list(v) for k, v in self._recent.items() if k[0] == provider}
+                standings = {k: st.shifted(self._offset) for k, st in self._standing.items()
+                             if k[0] == provider}
             if not first:
                 self._slot_renew_at = 0.0   # it lost the workers' slots too: claim again
                 log.warning("credential pool: Redis at %s lost the pool state of %s "
                             "(restarted?); merging what this worker knows back", self.url,
                             provider)
-                self._merge_back(known, recent)
+                self._merge_back(known, recent, standings)
             with self._lock:
                 self._epochs[provider] = epoch
 
     def _merge_back(self, learned: dict[tuple[str, str], tuple[float, bool]],
                     sent: dict[tuple[str, str], list[tuple[float, int, float]]],
-                    breakers: dict[tuple[str, str], BreakerState] | None = None,
+                    standings: dict[tuple[str, str], Standing] | None = None,
                     provider_breakers: dict[str, BreakerState] | None = None) -> None:
-        """Deadlines (only later), removals, requests sent (local times) and breaker states (the
-        more cautious view wins, see :func:`.breaker.breaker_merge`) into Redis."""
+        """Deadlines (only later), removals, requests sent (local times) and keys' standings
+        (local times; :func:`.quarantine.merge_standing`: removal, the most strikes and the more
+        cautious breaker win) into Redis."""
         local_now = self._local.now()
-        breakers = breakers or {}
+        standings = standings or {}
         provider_breakers = provider_breakers or {}
-        items = learned.keys() | sent.keys() | breakers.keys()
+        items = learned.keys() | sent.keys() | standings.keys()
         items |= {(p, fp) for p in provider_breakers for (q, fp) in learned.keys() | sent.keys()
                   if q == p}
 
         def breaker_args(b: BreakerState | None) -> list[Any]:
-            if b is None:
+            if b is None or b.mode == "closed":
                 return ["", 0, 0.0]
             return [b.mode, b.failures, local_now - b.opened_at]
 
         for item in items:
             provider, fp = item
             until, removed = learned.get(item, (0.0, False))
+            standing = standings.get(item, Standing())
             uses = [u for u in sent.get(item, []) if u[0] > local_now - u[2]]
             window = max((w for _, _, w in uses), default=0.0)
             pairs: list[Any] = []
@@ -572,10 +541,12 @@ class RedisPoolState:
                 pairs += [local_now - t, tok]
             state_key, window_key, _ = self._key_names(provider, fp)
             self._merge(keys=[state_key, window_key, self._name(provider, "p")],
-                        args=[self._now_arg(), until - local_now, "1" if removed else "0",
+                        args=[self._now_arg(), until - local_now,
+                              "1" if removed or standing.removed else "0",
                               self.options.state_ttl_s, window, os.urandom(6).hex(),
-                              *breaker_args(breakers.get(item)),
-                              *breaker_args(provider_breakers.get(provider)), *pairs])
+                              *breaker_args(standing.breaker),
+                              *breaker_args(provider_breakers.get(provider)),
+                              standing.strikes, *pairs])
 
     def _hold(self, provider: str, fingerprint: str, lease: str, tokens: int | None,
               window_s: float, lease_tokens: int = 0) -> None:
@@ -654,7 +625,7 @@ class RedisPoolState:
             return local()
 
     def _fall_back(self, why: str) -> None:
-        """Switch to the local fallback (``why``: :func:`redis_unavailable`'s words), warning
+        """Switch to the local fallback (``why``: :func:`.outage.redis_unavailable`'s words), warning
         once per outage."""
         with self._lock:
             self._next_probe = self._monotonic() + self.options.reconnect_interval_s
@@ -676,6 +647,9 @@ class RedisPoolState:
                 self._local.seed(provider, fp, live)
             for (provider, fp), (until, removed) in self._known.items():
                 self._local.seed_state(provider, fp, self._to_local(until), removed)
+            # quarantines and open breakers as Redis last said: not back into rotation here
+            for (provider, fp), standing in self._standing.items():
+                self._local.seed_standing(provider, fp, standing.shifted(self._offset))
             for (provider, fp), lr in self._learned_rpm.items():
                 # this worker's share of what the key admits, like a configured max_rpm's
                 self._local.seed_limit(provider, fp, self._worker_share(lr))
@@ -704,7 +678,8 @@ class RedisPoolState:
             for item, (until, removed) in self._known.items():
                 was_until, was_removed = learned.get(item, (0.0, False))
                 learned[item] = (max(self._to_local(until), was_until), removed or was_removed)
-        key_breakers, provider_breakers = self._local.breakers()
+        standings = self._local.standings()
+        provider_breakers = self._local.provider_breakers()
         try:
             self._redis.ping()
             # a Redis that answers but refuses writes (OOM, MISCONF, READONLY) is still away:
@@ -718,7 +693,7 @@ class RedisPoolState:
                 before = {k: v for k, v in self._before.items() if k[0] in lost}
             for item, entries in before.items():
                 sent[item] = sorted([*entries, *sent.get(item, [])])
-            self._merge_back(learned, sent, key_breakers, provider_breakers)
+            self._merge_back(learned, sent, standings, provider_breakers)
             with self._lock:
                 ended = list(self._ended)
             for provider, fp, lease_id in ended:
@@ -729,6 +704,9 @@ class RedisPoolState:
         with self._lock:
             self._before.clear()
             del self._ended[:len(ended)]
+            # what Redis now holds at least (merged); a later resync hands back this, not the
+            # view from before the outage (a key restored here is not quarantined again)
+            self._standing = {k: st.shifted(-self._offset) for k, st in standings.items()}
             # every active worker probes at least once per reconnect interval, so by then the
             # others have noticed too and their local requests are in Redis
             self._probation_until = self._monotonic() + min(self._window_s,

@@ -105,7 +105,8 @@ end
 #       blocked-until, the caller's known removal '1'/'0', the caller's known learned limit or 0).
 # Returns {fingerprint or '', available_at or '', probe '1'/'0', now, 'resync' or '', epoch,
 #          then per key blocked_until, removed, learned limit or '', this worker's share of the
-#          key's window: "<requests in it>|<limit or 0>|<time>,<time>,..." (the newest),
+#          key's window: "<requests in it>|<limit or 0>|<time>,<time>,..." (the newest), its
+#          auth strikes, its breaker "<mode>|<failures>|<opened at>" (after this acquire),
 #          then the earliest recheck of a key quarantined after an auth rejection or ''}.
 # The epoch names this incarnation of the pool state: a caller that knows another one (Redis
 # restarted empty, or the caller is new) gets 'resync' and nothing else, merges what it knows
@@ -224,6 +225,11 @@ for i = 1, n do
   local lim = rpm
   if lim <= 0 then lim = tonumber(s[6]) or 0 end
   seen[#seen + 1] = tostring(count) .. '|' .. tostring(lim) .. '|' .. table.concat(times, ',')
+  -- the key's standing (quarantine.Standing): the local fallback starts from it
+  seen[#seen + 1] = s[13] or '0'
+  local sm, sf, so = read_breaker(s[3], s[4], s[5])
+  seen[#seen + 1] = sm .. '|' .. tostring(sf) .. '|' .. fmt(so)
+  local seen_breaker = #seen
   local limit = nil
   if rpm > 0 then limit = rpm elseif tonumber(s[6]) then limit = tonumber(s[6]) end
   local tat = tonumber(s[7]) or 0
@@ -281,7 +287,7 @@ for i = 1, n do
         else
           eligible[#eligible + 1] = {fp = fp, weight = weight, used = used, probe = probe,
             bm = bm2, bf = bf2, bo = bo2, changed = (bm2 ~= bm or bf2 ~= bf or bo2 ~= bo),
-            skey = skey, wkey = wkey, lkey = lkey, limit = limit, tat = tat}
+            skey = skey, wkey = wkey, lkey = lkey, limit = limit, tat = tat, at = seen_breaker}
         end
       end
     end
@@ -350,7 +356,10 @@ end
 
 local k = eligible[best]
 recheck = nil   -- a key serves: nothing to say about quarantined ones (as state.acquire)
-if k.changed then write_breaker(k.skey, k.bm, k.bf, k.bo, ms(state_ttl)) end
+if k.changed then
+  write_breaker(k.skey, k.bm, k.bf, k.bo, ms(state_ttl))
+  seen[k.at] = k.bm .. '|' .. tostring(k.bf) .. '|' .. fmt(k.bo)
+end
 if k.limit ~= nil then
   redis.call('HSET', k.skey, 'pt', fmt(math.max(k.tat, now) + window / k.limit))
   redis.call('PEXPIRE', k.skey, ms(state_ttl))
@@ -372,7 +381,8 @@ return answer(k.fp, '', probe)
 #       learn limits '1'/'0', remaining of the limit or '', seconds until it resets or '',
 #       auth_recheck_s, auth_recheck_max_s, auth_max_strikes.
 # Returns {changed '1'/'0', blocked_until, removed '1'/'0', restored '1'/'0', the recheck time
-#          of a key this release quarantined or ''}.
+#          of a key this release quarantined or '', auth strikes, the key's breaker
+#          "<mode>|<failures>|<opened at>"}.
 # The request's window entry moves from its send time to now (the server counted it in between,
 # so the pool's slot never frees before the server's), a refused one (429) too, marked 'r:'.
 RELEASE = COMMON + r"""
@@ -527,7 +537,8 @@ local ch = '0'
 if changed then ch = '1' end
 local rmo = '0'
 if rm2 then rmo = '1' end
-return {ch, fmt(bu2), rmo, restored, recheck}
+return {ch, fmt(bu2), rmo, restored, recheck, tostring(st2),
+        bm2 .. '|' .. tostring(bf2) .. '|' .. fmt(bo2)}
 """
 
 # KEYS: provider hash, then per key (state, window, leases).  ARGV: now, window_s, n.
@@ -569,11 +580,13 @@ return out
 
 # Replays what a worker did and learned while Redis was away, once it is back: the requests it
 # sent (so the fleet's window is not reset to empty by a restart), a 429 deadline, a removal,
-# the key's and the provider's breaker states (breaker.breaker_merge: the more cautious wins).
+# the key's and the provider's breaker states (breaker.breaker_merge: the more cautious wins),
+# the key's auth strikes (quarantine.merge_standing: the most win).
 # KEYS: key state, key window, provider hash.
 # ARGV: now, seconds still blocked (<= 0: none), removed '1'/'0', state_ttl_s, window_s, a unique
 #       id, key breaker mode ('' none), failures, seconds since it opened, the same three for the
-#       provider breaker, then pairs (age in seconds, tokens) of the requests sent locally.
+#       provider breaker, auth strikes, then pairs (age in seconds, tokens) of the requests sent
+#       locally.
 MERGE = COMMON + r"""
 local now = clock(ARGV[1])
 local remaining = tonumber(ARGV[2])
@@ -596,7 +609,7 @@ local function merge_breaker(key, mode, failures, age)
   if m2 ~= bm or f2 ~= bf or o2 ~= bo then write_breaker(key, m2, f2, o2, ms(state_ttl)) end
 end
 
-local s = redis.call('HMGET', KEYS[1], 'rm', 'bu')
+local s = redis.call('HMGET', KEYS[1], 'rm', 'bu', 'as')
 local bu = tonumber(s[2]) or 0
 local bu2 = bu
 if remaining > 0 then bu2 = math.max(bu, now + remaining) end
@@ -609,11 +622,16 @@ if ARGV[3] == '1' and s[1] ~= '1' then
   redis.call('HSET', KEYS[1], 'rm', '1')
   changed = true
 end
+local strikes = tonumber(ARGV[13]) or 0
+if strikes > (tonumber(s[3]) or 0) then
+  redis.call('HSET', KEYS[1], 'as', tostring(strikes))
+  changed = true
+end
 if changed then redis.call('PEXPIRE', KEYS[1], ms(math.max(state_ttl, bu2 - now))) end
 merge_breaker(KEYS[1], ARGV[7], ARGV[8], ARGV[9])
 merge_breaker(KEYS[3], ARGV[10], ARGV[11], ARGV[12])
 local added = 0
-for j = 13, #ARGV - 1, 2 do
+for j = 14, #ARGV - 1, 2 do
   local age = tonumber(ARGV[j])
   if age < window then
     redis.call('ZADD', KEYS[2], fmt(now - age), ARGV[6] .. '-' .. tostring(j) .. ':' .. ARGV[j + 1])

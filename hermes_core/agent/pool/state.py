@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
@@ -29,6 +28,7 @@ from hermes_core.agent.pool.breaker import (
     breaker_failure,
     breaker_success,
 )
+from hermes_core.agent.pool.clock import STEADY
 from hermes_core.agent.pool.probe import (
     LimitProbe,
     probe_after_429,
@@ -594,7 +594,7 @@ class InMemoryPoolState:
 
     io_bound = False
 
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, clock: Callable[[], float] = STEADY) -> None:
         self._clock = clock
         self._lock = threading.Lock()
         self._keys: dict[tuple[str, str], _KeyRecord] = {}

@@ -6,7 +6,12 @@ from __future__ import annotations
 import pytest
 
 from hermes_core.agent.pool.breaker import CLOSED, BreakerState
-from hermes_core.agent.pool.quarantine import after_auth_failure, auth_recheck_after
+from hermes_core.agent.pool.quarantine import (
+    Standing,
+    after_auth_failure,
+    auth_recheck_after,
+    merge_standing,
+)
 from hermes_core.agent.pool.state import KeySpec, PoolPolicy, evaluate_key
 
 AUTH = PoolPolicy(breaker_cooldown_s=30.0, auth_recheck_s=60.0, auth_recheck_max_s=300.0,
@@ -52,3 +57,33 @@ def test_a_quarantined_key_is_never_waited_for_and_names_its_recheck() -> None:
     due = evaluate_key(KeySpec("a"), False, 0.0, BreakerState("open", 0, 1030.0), [], 0, 1060.0,
                        AUTH, auth_strikes=1)
     assert due.ok and due.probe
+
+
+OPEN_1 = BreakerState("open", 0, 1030.0)     # strike 1: rechecked at 1060
+OPEN_2 = BreakerState("open", 0, 1090.0)     # strike 2: rechecked at 1120
+
+
+@pytest.mark.parametrize(("a", "b", "merged"), [
+    # nothing known on one side (a Redis that restarted empty): the other's view whole
+    (Standing(), Standing(1, OPEN_1), Standing(1, OPEN_1)),
+    # more strikes and the later recheck win, whichever side holds them
+    (Standing(1, OPEN_1), Standing(2, OPEN_2), Standing(2, OPEN_2)),
+    (Standing(2, OPEN_1), Standing(1, OPEN_2), Standing(2, OPEN_2)),
+    # a recheck in flight (half-open) on one side, a quarantine on the other: out until recheck
+    (Standing(1, BreakerState("half_open", 0, 1065.0)), Standing(2, OPEN_2), Standing(2, OPEN_2)),
+    # a breaker opened by 5xx (no strike) and a quarantine: the quarantine and its recheck
+    (Standing(0, BreakerState("open", 5, 1100.0)), Standing(1, OPEN_1),
+     Standing(1, BreakerState("open", 5, 1100.0))),
+    # removal wins and keeps the most strikes
+    (Standing(8, OPEN_2, removed=True), Standing(3, OPEN_1), Standing(8, OPEN_2, removed=True)),
+    (Standing(), Standing(1, CLOSED, removed=True), Standing(1, CLOSED, removed=True)),
+])
+def test_merge_standing_keeps_the_stricter_view(a: Standing, b: Standing,
+                                                merged: Standing) -> None:
+    assert merge_standing(a, b) == merged
+    assert merge_standing(b, a) == merged       # whichever side is the fleet's
+
+
+def test_a_standing_moves_onto_another_clock_with_its_recheck() -> None:
+    assert Standing(1, OPEN_1).shifted(-7.5) == Standing(1, BreakerState("open", 0, 1022.5))
+    assert Standing().shifted(100.0) == Standing()        # a closed breaker has no time

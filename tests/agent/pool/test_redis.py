@@ -20,11 +20,12 @@ import pytest
 import redis
 
 from hermes_core.agent.credential_pool import CredentialPool, backend_from_settings
+from hermes_core.agent.pool.breaker import BreakerState
+from hermes_core.agent.pool.quarantine import Standing, merge_standing
 from hermes_core.agent.pool.redis import (
     RedisPoolOptions,
     RedisPoolState,
     redact_url,
-    redis_unavailable,
 )
 from hermes_core.agent.pool.state import STRATEGIES, InMemoryPoolState, KeySpec, Outcome, PoolPolicy
 from hermes_core.agent.resilience import CallLoop
@@ -937,34 +938,133 @@ def test_redis_refusing_commands_degrades_to_the_fallback_and_rejoins(
     be.close()
 
 
-@pytest.mark.parametrize(("error", "condition"), [
-    (redis.exceptions.OutOfMemoryError("command not allowed when used memory > 'maxmemory'."),
-     "OOM"),
-    (redis.exceptions.ResponseError("Error running script (call to f_1): @user_script:85: "
-                                    "@user_script: 85: -OOM command not allowed"), "OOM"),
-    (redis.exceptions.ResponseError("MISCONF Redis is configured to save RDB snapshots"),
-     "MISCONF"),
-    (redis.exceptions.ReadOnlyError("You can't write against a read only replica."), "READONLY"),
-    (redis.exceptions.ResponseError("Error running script (call to f_2): @user_script:9: "
-                                    "-READONLY You can't write against a read only replica."),
-     "READONLY"),
-    (redis.exceptions.ResponseError("BUSY Redis is busy running a script."), "BUSY"),
-    (redis.exceptions.BusyLoadingError("Redis is loading the dataset in memory"), "LOADING"),
-    (redis.exceptions.ResponseError("MASTERDOWN Link with MASTER is down"), "MASTERDOWN"),
-    (redis.exceptions.ResponseError("NOREPLICAS Not enough good replicas to write."),
-     "NOREPLICAS"),
-    (redis.exceptions.ConnectionError("Connection refused"), "unreachable"),
-    (redis.exceptions.TimeoutError("Timeout reading from socket"), "unreachable"),
-    (redis.exceptions.ResponseError("WRONGTYPE Operation against a key holding the wrong kind"),
-     None),
-    (redis.exceptions.ResponseError("Error running script: @user_script:3: Script attempted "
-                                    "to access nonexistent global variable 'x'"), None),
-    (redis.exceptions.NoScriptError("No matching script."), None),
+AUTH_POL = PoolPolicy(strategy="fill_first", breaker_cooldown_s=30.0, auth_recheck_s=60.0,
+                      auth_recheck_max_s=3600.0, auth_max_strikes=8)
+
+
+def test_a_key_quarantined_through_redis_stays_out_of_the_local_fallback(
+        own_redis: RedisServer, redis_prefix: str, restart_clock: FakeClock) -> None:
+    """Redis goes away while a key is quarantined (rejected by this worker, or by another one):
+    the fallback does not put it back into rotation; its recheck comes when Redis said, and a
+    rejected recheck counts as the key's next strike (twice the wait), not its first."""
+    mono = Mono()
+    opts = RedisPoolOptions(key_prefix=redis_prefix, reconnect_interval_s=5.0)
+    be = RedisPoolState(own_redis.url, options=opts, clock=restart_clock, monotonic=mono)
+    other = RedisPoolState(own_redis.url, options=opts, clock=restart_clock)
+    keys = [KeySpec("a"), KeySpec("b"), KeySpec("c")]
+    got = be.acquire("p", keys, AUTH_POL)
+    assert got.fingerprint == "a"
+    be.release("p", "a", Outcome("removed"), AUTH_POL, lease=got.lease)   # rejected here
+    got = other.acquire("p", keys, AUTH_POL)
+    assert got.fingerprint == "b"
+    other.release("p", "b", Outcome("removed"), AUTH_POL, lease=got.lease)  # rejected there
+    got = be.acquire("p", keys, AUTH_POL)          # this worker hears of b through Redis
+    assert got.fingerprint == "c"
+    be.release("p", "c", Outcome("ok"), AUTH_POL, lease=got.lease)
+    other.close()
+
+    own_redis.stop()
+    restart_clock.t += 10.0
+    served = [be.acquire("p", keys, AUTH_POL) for _ in range(3)]
+    assert be.degraded
+    assert [s.fingerprint for s in served] == ["c", "c", "c"]
+    for s in served:
+        be.release("p", "c", Outcome("ok"), AUTH_POL, lease=s.lease)
+    status = {k.fingerprint: k for k in be.snapshot("p", keys, AUTH_POL).keys}
+    assert status["a"].auth_strikes == 1 and status["b"].auth_strikes == 1
+
+    restart_clock.t += 51.0                       # a's and b's rechecks are due (60 s)
+    probe = be.acquire("p", keys, AUTH_POL)
+    assert probe.fingerprint == "a" and probe.probe
+    be.release("p", "a", Outcome("removed", probe=True), AUTH_POL, lease=probe.lease)
+    snap = be.snapshot("p", keys, AUTH_POL)
+    assert snap.keys[0].auth_strikes == 2
+    assert snap.keys[0].breaker.opened_at + AUTH_POL.breaker_cooldown_s == snap.now + 120.0
+    be.close()
+
+
+def test_a_quarantine_learned_during_an_outage_reaches_a_restarted_redis(
+        own_redis: RedisServer, redis_prefix: str, restart_clock: FakeClock) -> None:
+    """Strikes and quarantines are carried across a Redis restart: those this worker knew
+    before the outage and those it recorded during it are in the restarted Redis, for every
+    worker, with their recheck times and counts."""
+    mono = Mono()
+    opts = RedisPoolOptions(key_prefix=redis_prefix, reconnect_interval_s=5.0)
+    be = RedisPoolState(own_redis.url, options=opts, clock=restart_clock, monotonic=mono)
+    keys = [KeySpec("a"), KeySpec("b"), KeySpec("c")]
+    got = be.acquire("p", keys, AUTH_POL)
+    be.release("p", "a", Outcome("removed"), AUTH_POL, lease=got.lease)     # a: strike 1
+    own_redis.stop()
+    got = be.acquire("p", keys, AUTH_POL)
+    assert be.degraded and got.fingerprint == "b"
+    be.release("p", "b", Outcome("removed"), AUTH_POL, lease=got.lease)     # b: strike 1, local
+    own_redis.start()                                                       # empty
+    mono.t += 5.1
+    got = be.acquire("p", keys, AUTH_POL)
+    assert not be.degraded and got.fingerprint == "c"
+    be.release("p", "c", Outcome("ok"), AUTH_POL, lease=got.lease)
+    other = RedisPoolState(own_redis.url, options=opts, clock=restart_clock)
+    snap = other.snapshot("p", keys, AUTH_POL)
+    a, b = snap.keys[0], snap.keys[1]
+    assert (a.auth_strikes, b.auth_strikes) == (1, 1)
+    assert a.breaker.mode == b.breaker.mode == "open"
+    assert a.breaker.opened_at + 30.0 == 5060.0 and b.breaker.opened_at + 30.0 == 5060.0
+    assert other.acquire("p", keys, AUTH_POL).fingerprint == "c"
+    # the recheck, rejected again, is the second strike for the whole fleet
+    restart_clock.t += 60.0
+    probe = other.acquire("p", keys, AUTH_POL)
+    assert probe.fingerprint == "a" and probe.probe
+    other.release("p", "a", Outcome("removed", probe=True), AUTH_POL, lease=probe.lease)
+    assert other.snapshot("p", keys, AUTH_POL).keys[0].auth_strikes == 2
+    other.close()
+    be.close()
+
+
+def test_a_quarantine_known_before_a_restart_is_handed_back_to_the_empty_redis(
+        own_redis: RedisServer, redis_prefix: str, restart_clock: FakeClock) -> None:
+    """Redis restarts empty between two calls (no outage is noticed): the next acquire resyncs,
+    and the key quarantined before is still quarantined, with its strikes."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, reconnect_interval_s=0.0)
+    be = RedisPoolState(own_redis.url, options=opts, clock=restart_clock)
+    keys = [KeySpec("a"), KeySpec("b")]
+    for _ in range(2):              # two strikes: the recheck was rejected too
+        got = be.acquire("p", keys, AUTH_POL)
+        assert got.fingerprint == "a"
+        be.release("p", "a", Outcome("removed", probe=got.probe), AUTH_POL, lease=got.lease)
+        restart_clock.t += 60.0     # the recheck is due
+    # now 60 s into the second wait (120 s)
+    own_redis.restart()
+    got = be.acquire("p", keys, AUTH_POL)
+    assert got.fingerprint == "b" and not be.degraded
+    be.release("p", "b", Outcome("ok"), AUTH_POL, lease=got.lease)
+    snap = be.snapshot("p", keys, AUTH_POL)
+    assert snap.keys[0].auth_strikes == 2
+    assert snap.keys[0].breaker.opened_at + 30.0 == 5000.0 + 60.0 + 120.0
+    be.close()
+
+
+OPEN_1 = BreakerState("open", 0, 1030.0)
+OPEN_2 = BreakerState("open", 0, 1090.0)
+
+
+@pytest.mark.parametrize(("held", "merged_in"), [
+    (Standing(), Standing(1, OPEN_1)),
+    (Standing(1, OPEN_1), Standing(2, OPEN_2)),
+    (Standing(2, OPEN_2), Standing(1, OPEN_1)),
+    (Standing(1, BreakerState("half_open", 0, 1065.0)), Standing(2, OPEN_2)),
+    (Standing(0, BreakerState("open", 5, 1100.0)), Standing(1, OPEN_1)),
+    (Standing(3, OPEN_1), Standing(8, OPEN_2, removed=True)),
+    (Standing(1, OPEN_1), Standing()),
 ])
-def test_redis_errors_that_mean_not_now_are_told_from_bugs(error: Exception,
-                                                            condition: str | None) -> None:
-    why = redis_unavailable(error)
-    if condition is None:
-        assert why is None
-    else:
-        assert why is not None and condition in why
+def test_redis_merge_of_a_standing_matches_merge_standing(
+        redis_url: str, redis_prefix: str, held: Standing, merged_in: Standing) -> None:
+    """MERGE (what a worker hands back to Redis) is the port of quarantine.merge_standing."""
+    clock = FakeClock(1000.0)
+    be = RedisPoolState(redis_url, options=RedisPoolOptions(key_prefix=redis_prefix),
+                        clock=clock)
+    keys = [KeySpec("a")]
+    be._merge_back({}, {}, {("p", "a"): held})
+    be._merge_back({}, {}, {("p", "a"): merged_in})
+    k = be.snapshot("p", keys, PoolPolicy()).keys[0]
+    assert Standing(k.auth_strikes, k.breaker, k.removed) == merge_standing(held, merged_in)
+    be.close()
