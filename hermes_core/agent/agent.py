@@ -25,15 +25,14 @@ from typing import Any, TypeVar, overload
 from pydantic import BaseModel, ValidationError
 
 from hermes_core.agent.credential_pool import CredentialPool
+from hermes_core.agent.interrupts import held_interrupts
 from hermes_core.agent.prepare_gate import PrepareGate
 from hermes_core.agent.pricing import Cost, PriceTable
-from hermes_core.agent.prompt.budget import model_window
 from hermes_core.agent.prompt.compaction import (
     HistoryCompactor,
     HistorySummarizer,
     model_summarizer,
 )
-from hermes_core.agent.prompt.token_count import EstimateCounter, message_cost, prompt_cost
 from hermes_core.agent.prompt_builder import PromptBuilder
 from hermes_core.agent.reply import Reply, ReplyStream, SessionStats
 from hermes_core.agent.resilience import CallLoop
@@ -41,6 +40,7 @@ from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
 from hermes_core.agent.smart_routing import Router
 from hermes_core.agent.tool_runner import AgentTools, Approver, Tool
 from hermes_core.agent.tools import structured
+from hermes_core.agent.turn import Accumulator, Turn, collect, completed
 from hermes_core.config import Settings, load_settings
 from hermes_core.errors import Attempt, ConfigError, HermesError
 from hermes_core.providers import build_providers
@@ -48,12 +48,9 @@ from hermes_core.providers.base import CallOptions, Provider, requires_key
 from hermes_core.providers.offline import OfflineProvider
 from hermes_core.types import (
     Completion,
-    Delta,
     Message,
     Prompt,
     RouteDecision,
-    ToolCall,
-    ToolResult,
     TurnContext,
     Usage,
     clean_text,
@@ -115,6 +112,8 @@ class Agent:
         self.last_decision: RouteDecision | None = None
         self.last_turn: TurnContext | None = None   # what retrieval and memory decided last prepare()
         self._recorded = 0   # len(history) at the last record: later turns are recorded again
+        # the messages prepare() last compacted and the model they were compacted for
+        self.fitted: tuple[tuple[Message, ...], str] | None = None
         self.prepare_gate = PrepareGate()   # where the next async turn builds its prompt
         self._options: tuple[Any, CallOptions] | None = None   # (settings.llm, its options)
         self._history_summarizer: tuple[Mapping[str, Provider], HistorySummarizer | None] | None = None
@@ -225,11 +224,16 @@ class Agent:
             raise TypeError(f"message must be str, not {type(message).__name__}")
         message = clean_text(message)
         tools = self.tools.specs(self.skills)
-        prompt = self.builder.build(message, self.history, session_id=self.session_id,
-                                    model=self.requested_model, tools=tools)
+        built = self.builder.build(message, self.history, session_id=self.session_id,
+                                   model=self.requested_model, tools=tools)
         self.compactor.summarizer = self.history_summarizer()
-        prompt = self.compactor.fit(prompt, self.history, model=self.model,
-                                    provider_kind=self.provider.kind)
+        # The history budget is the window of the model the request is routed to: routed on the
+        # whole request (a long chat may be what sends it to the long-context model), compacted
+        # for that model's window, routed again on what is sent, and compacted again if that
+        # route chose another model (a smaller window must not refuse the request).
+        first = self._route(built)
+        prompt = self._fit(built, first)
+        compacted = prompt.messages
         if self.pre_llm_call is not None:
             extra = self.pre_llm_call(message, prompt)
             if extra is not None and not isinstance(extra, (str, Prompt)):
@@ -243,54 +247,68 @@ class Agent:
                 prompt = extra if extra.turn is not None else replace(extra, turn=prompt.turn)
             elif extra:
                 prompt = replace(prompt, context="\n\n".join(p for p in (prompt.context, extra) if p))
-        # skill_view is offered on every turn and is optional: it does not make a request need tools
-        needs_tools = any(t.name != SKILL_VIEW.name for t in prompt.tools)
-        decision = self.router.select(prompt, requested_model=self.requested_model,
-                                      requires_tools=needs_tools,
-                                      turn_count=len(self.history) // 2,
-                                      pinned=self._pin(), pin_note=self.offline_reason)
+        decision = self._route(prompt)
+        ours = prompt.messages is compacted   # not a hook's own messages, sent as they are
+        if ours and decision.model != first.model:
+            prompt = self._fit(prompt, decision)
+        self.fitted = (prompt.messages, decision.model) if ours else None
         self.last_decision = decision
         self.last_turn = prompt.turn
         if self.on_route is not None:
             self.on_route(decision)
         return prompt, decision
 
+    def _route(self, prompt: Prompt) -> RouteDecision:
+        # skill_view is offered on every turn and is optional: it does not make a request need tools
+        needs_tools = any(t.name != SKILL_VIEW.name for t in prompt.tools)
+        return self.router.select(prompt, requested_model=self.requested_model,
+                                  requires_tools=needs_tools, turn_count=len(self.history) // 2,
+                                  pinned=self._pin(), pin_note=self.offline_reason)
+
+    def _fit(self, prompt: Prompt, decision: RouteDecision) -> Prompt:
+        """``prompt`` with the history compacted to the budget of ``decision``'s model."""
+        first = decision.candidates[0].provider if decision.candidates else None
+        kind = self.loop.kind(first) if first is not None else self.provider.kind
+        return self.compactor.fit(prompt, self.history, model=decision.model, provider_kind=kind)
+
     def _finish(self, message: str, prompt: Prompt, decision: RouteDecision, done: Completion,
                 usage: Usage, attempts: Sequence[Attempt], rounds_from: int,
-                turn: _Turn | None = None) -> Reply:
+                turn: Turn | None = None) -> Reply:
         """Record the turn. ``prompt`` holds the turn's messages; ``done.prompt`` (when the call
         loop returned it) is the last request exactly as sent, cache markers included."""
-        self.history.append(Message("user", clean_text(message)))
-        # tool calls and answers, if any: appended after the messages prepare() sent, which may
-        # differ from the history (a pre_llm_call hook can return a Prompt with other messages)
-        self.history.extend(prompt.messages[rounds_from:])
-        self.history.append(Message("assistant", done.text))
-        self.stats.turns += 1
-        self.stats.usage = self.stats.usage + usage
         calls = tuple(turn.calls) if turn is not None else done.tool_calls
         results = tuple(turn.results) if turn is not None else ()
         cost = turn.cost if turn is not None else self.cost_of(replace(done, usage=usage))
-        self.stats.cost = self.stats.cost + cost
-        self.stats.tool_calls += len(results)
-        self.compactor.observe(prompt, done.usage)   # the last call's billed prompt tokens
         capped = turn is not None and turn.capped
         if capped:
             log.warning("the turn ended at llm.max_tool_rounds (%d) with the model still calling "
                         "tools (%s); its last calls were not run", self.tools.max_rounds,
                         ", ".join(sorted({c.name for c in done.tool_calls})))
-        reply = Reply(done.text, done.model, done.provider, usage, done.prompt or prompt, decision,
-                      prompt.turn.retrieval if prompt.turn is not None else None, tuple(attempts),
-                      calls, results, cost, compaction=self.compactor.last,
-                      stop_reason="max_tool_rounds" if capped else None)
-        self.last_reply = reply
+        # the user's message; the tool calls and answers, if any, appended after the messages
+        # prepare() sent, which may differ from the history (a pre_llm_call hook can return a
+        # Prompt with other messages); the reply
+        added = (Message("user", clean_text(message)), *prompt.messages[rounds_from:],
+                 Message("assistant", done.text))
+        with held_interrupts():   # Ctrl-C now: the turn is recorded whole, then interrupted
+            self.history.extend(added)
+            self.stats.turns += 1
+            self.stats.usage = self.stats.usage + usage
+            self.stats.cost = self.stats.cost + cost
+            self.stats.tool_calls += len(results)
+            self.compactor.observe(prompt, done.usage)   # the last call's billed prompt tokens
+            self.last_reply = reply = Reply(
+                done.text, done.model, done.provider, usage, done.prompt or prompt, decision,
+                prompt.turn.retrieval if prompt.turn is not None else None, tuple(attempts),
+                calls, results, cost, compaction=self.compactor.last,
+                stop_reason="max_tool_rounds" if capped else None)
         if self.post_llm_call is not None:
             self.post_llm_call(reply)
         return reply
 
     # ------------------------------------------------------------------ the shells
 
-    def _turn(self, message: str) -> _Turn:
-        return _Turn(self, message, *self.prepare(message))
+    def _turn(self, message: str) -> Turn:
+        return Turn(self, message, *self.prepare(message))
 
     @overload
     def chat(self, message: str, *, options: Mapping[str, Any] | None = None) -> Reply: ...
@@ -343,7 +361,7 @@ class Agent:
     def _chat(self, message: str, opts: CallOptions) -> Reply:
         turn = self._turn(message)
         while True:
-            done, tried = self.loop.complete(turn.prompt, turn.decision, opts)
+            done, tried = self.loop.complete(turn.prompt, turn.decision, opts, fit=turn.fit_for)
             if not turn.next_round(done, tried):
                 return turn.finish()
 
@@ -376,19 +394,19 @@ class Agent:
         holder = ReplyStream(pieces())
         return holder
 
-    def _stream_turn(self, turn: _Turn, opts: CallOptions) -> Generator[str, None, Reply]:
+    def _stream_turn(self, turn: Turn, opts: CallOptions) -> Generator[str, None, Reply]:
         said = False   # text shown in an earlier tool round: the next round starts a paragraph
         while True:
-            stream = self.loop.stream(turn.prompt, turn.decision, opts)
+            stream = self.loop.stream(turn.prompt, turn.decision, opts, fit=turn.fit_for)
             try:
-                done = yield from _collect(stream, turn.decision, ROUND_BREAK if said else "")
+                done = yield from collect(stream, turn.decision, ROUND_BREAK if said else "")
             finally:
                 stream.close()
             said = said or bool(done.text)
             if not turn.next_round(done, stream.attempts):
                 return turn.finish()
 
-    async def _aturn(self, message: str) -> _Turn:
+    async def _aturn(self, message: str) -> Turn:
         """``_turn`` in a worker thread (file stats, retrieval, memory search and the ``pre_llm_call``
         hook must not stall the event loop), or on the loop when builds have been cheap
         (:mod:`~hermes_core.agent.prepare_gate`): timed there by the wall clock, no system call."""
@@ -399,7 +417,7 @@ class Agent:
             return turn
         return await asyncio.to_thread(self._measured_turn, message)
 
-    def _measured_turn(self, message: str) -> _Turn:
+    def _measured_turn(self, message: str) -> Turn:
         started = time.thread_time()
         turn = self._turn(message)
         self.prepare_gate.ran_in_thread(time.thread_time() - started)
@@ -431,7 +449,8 @@ class Agent:
     async def _achat(self, message: str, opts: CallOptions) -> Reply:
         turn = await self._aturn(message)
         while True:
-            done, tried = await self.loop.acomplete(turn.prompt, turn.decision, opts)
+            done, tried = await self.loop.acomplete(turn.prompt, turn.decision, opts,
+                                                      fit=turn.fit_for)
             if not await turn.anext_round(done, tried):
                 return turn.finish()
 
@@ -461,11 +480,11 @@ class Agent:
             except (ValidationError, ValueError) as e:
                 raise structured.failed(output, e, repaired.text) from None
 
-    async def _astream_turn(self, turn: _Turn, opts: CallOptions) -> AsyncIterator[str]:
+    async def _astream_turn(self, turn: Turn, opts: CallOptions) -> AsyncIterator[str]:
         said = False
         while True:
-            stream = self.loop.astream(turn.prompt, turn.decision, opts)
-            acc = _Accumulator(turn.decision)
+            stream = self.loop.astream(turn.prompt, turn.decision, opts, fit=turn.fit_for)
+            acc = Accumulator(turn.decision)
             lead = ROUND_BREAK if said else ""
             try:
                 async for d in stream:
@@ -475,7 +494,7 @@ class Agent:
             finally:
                 await stream.aclose()
             said = said or bool(acc.parts)
-            if not await turn.anext_round(_completed(acc, stream), stream.attempts):
+            if not await turn.anext_round(completed(acc, stream), stream.attempts):
                 turn.finish()
                 return
 
@@ -615,121 +634,6 @@ class Agent:
 
 
 # ---------------------------------------------------------------------- helpers
-
-
-class _Turn:
-    """One turn's running state across tool rounds, shared by the sync, async and stream shells."""
-
-    def __init__(self, agent: Agent, message: str, prompt: Prompt, decision: RouteDecision) -> None:
-        self.agent, self.message = agent, message
-        self.prompt, self.decision = prompt, decision
-        self.rounds_from = len(prompt.messages)  # tool rounds append after this
-        self.usage = Usage()
-        self.cost = Cost()
-        self.attempts: list[Attempt] = []
-        self.rounds = 0
-        self.done: Completion | None = None
-        self.calls: list[ToolCall] = []
-        self.results: list[ToolResult] = []
-        self.capped = False
-
-    def _account(self, done: Completion, tried: Sequence[Attempt]) -> None:
-        self.done = done
-        self.usage = self.usage + done.usage
-        self.cost = self.cost + self.agent.cost_of(done)
-        self.attempts.extend(tried)
-        self.calls.extend(done.tool_calls)
-
-    def _advance(self, follow: tuple[Prompt, tuple[ToolResult, ...]] | None) -> bool:
-        self.rounds += 1
-        if follow is None:
-            # calls left unanswered: the round cap, not the model, ended the turn
-            self.capped = self.done is not None and bool(self.done.tool_calls)
-            return False
-        self.prompt = follow[0]
-        self.results.extend(follow[1])
-        return True
-
-    def next_round(self, done: Completion, tried: Sequence[Attempt]) -> bool:
-        """Account for one call; True when the model called tools and another round follows."""
-        self._account(done, tried)
-        return self._advance(self.agent.tools.follow_up(self.prompt, done, self.rounds,
-                                                        self.agent.skills, self._room(done)))
-
-    async def anext_round(self, done: Completion, tried: Sequence[Attempt]) -> bool:
-        """``next_round`` running the tools without blocking the event loop."""
-        self._account(done, tried)
-        return self._advance(await self.agent.tools.afollow_up(
-            self.prompt, done, self.rounds, self.agent.skills, self._room(done)))
-
-    def _room(self, done: Completion) -> int:
-        """Tokens the model's window has left for this round's tool answers: the window less the
-        reply's ``max_tokens``, the safety margin, the request so far and the model's own message.
-        Without it a big result (a log, a page) made a request the provider refused."""
-        settings = self.agent.settings
-        cfg = settings.prompt.compaction
-        # the model the request named (the attempt that answered, after any failover): the
-        # reply's own name may be a dated snapshot the configured window does not list
-        model = next((a.model for a in reversed(self.attempts) if a.status == "ok"),
-                     self.decision.model)
-        window, _ = model_window(model, settings.llm.routing, cfg)
-        counter = EstimateCounter()
-        used = prompt_cost(self.prompt, counter) + message_cost(
-            Message("assistant", done.text, tool_calls=done.tool_calls), counter)
-        return window - settings.llm.max_tokens - int(window * cfg.safety_margin) - used
-
-    def finish(self) -> Reply:
-        assert self.done is not None
-        return self.agent._finish(self.message, self.prompt, self.decision, self.done,
-                                  self.usage, self.attempts, self.rounds_from, self)
-
-
-class _Accumulator:
-    """Joins streamed deltas into the Completion they amount to."""
-
-    def __init__(self, decision: RouteDecision) -> None:
-        self.decision = decision
-        self.parts: list[str] = []
-        self.calls: list[ToolCall] = []
-        self.usage = Usage()
-        self.finish: str | None = None
-
-    def add(self, d: Delta) -> bool:
-        if d.tool_call is not None:
-            self.calls.append(d.tool_call)
-        if d.usage is not None:
-            self.usage = d.usage
-        if d.finish_reason:
-            self.finish = d.finish_reason
-        if d.text:
-            self.parts.append(d.text)
-            return True
-        return False
-
-    def completion(self, provider: str = "") -> Completion:
-        return Completion("".join(self.parts), self.decision.model, provider, self.usage,
-                          tuple(self.calls), self.finish)
-
-
-def _collect(stream: Any, decision: RouteDecision, lead: str = "") -> Generator[str, None, Completion]:
-    """Yield a stream's text (the first piece prefixed with ``lead``); return its Completion."""
-    acc = _Accumulator(decision)
-    for d in stream:
-        if acc.add(d):
-            yield lead + d.text
-            lead = ""
-    return _completed(acc, stream)
-
-
-def _completed(acc: _Accumulator, stream: Any) -> Completion:
-    """The streamed Completion, named after the attempt that succeeded (after any failover),
-    carrying the request that attempt sent."""
-    attempts = getattr(stream, "attempts", ())
-    ok = next((a for a in reversed(attempts) if a.status == "ok"), None)
-    done = replace(acc.completion(ok.provider if ok else ""), prompt=getattr(stream, "prompt", None))
-    if ok is not None:
-        done = replace(done, model=ok.model)
-    return done
 
 
 def _offline(settings: Settings) -> OfflineProvider:

@@ -90,6 +90,11 @@ __all__ = [
 
 # --------------------------------------------------------------------------- one request
 
+#: What the caller sends to a candidate, given the request's prompt (``fit=`` of the call methods):
+#: the Agent compacts the history again for a failover model with a smaller window.
+Fit = Callable[[Prompt, Candidate], Prompt]
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
     """The next thing a request does: a call, or a wait for a key of ``provider`` (the timed
@@ -143,6 +148,8 @@ class _Run:
         self.sent: Prompt | None = None
         # (provider kind, model) -> (the prompt handed in, the prompt sent for it)
         self._plans: dict[tuple[str, str], tuple[Prompt, Prompt]] = {}
+        # the caller's last word on what goes to a candidate (the history compacted for its model)
+        self.fit: Fit | None = None
         feats = decision.features or {}
         sent = feats.get("prompt_tokens") or feats.get("token_estimate") or 0
         self.tokens = int(sent) + options.max_tokens   # what the request costs against max_tpm
@@ -453,8 +460,10 @@ class CallLoop:
         return cls(providers, pool or CredentialPool.from_settings(settings), settings, **kw)
 
     def _run(self, decision: RouteDecision, options: CallOptions | None,
-             request_id: str | None) -> _Run:
-        return _Run(self, decision, options or CallOptions(), request_id or _request_id())
+             request_id: str | None, fit: Fit | None) -> _Run:
+        run = _Run(self, decision, options or CallOptions(), request_id or _request_id())
+        run.fit = fit
+        return run
 
     def _provider(self, step: Step) -> Provider:
         assert step.candidate is not None
@@ -486,6 +495,8 @@ class CallLoop:
 
     def _send(self, run: _Run, prompt: Prompt, step: Step) -> Prompt:
         assert step.candidate is not None
+        if run.fit is not None:
+            prompt = run.fit(prompt, step.candidate)
         run.sent = run.prompt_for(prompt, step.candidate)
         return run.sent
 
@@ -523,9 +534,10 @@ class CallLoop:
     # -------------------------------------------------------------- sync
 
     def complete(self, prompt: Prompt, decision: RouteDecision, options: CallOptions | None = None,
-                 *, request_id: str | None = None) -> tuple[Completion, tuple[Attempt, ...]]:
+                 *, request_id: str | None = None,
+                 fit: Fit | None = None) -> tuple[Completion, tuple[Attempt, ...]]:
         """The completion (``.prompt``: the request exactly as sent) and every attempt."""
-        run = self._run(decision, options, request_id)
+        run = self._run(decision, options, request_id, fit)
         while True:
             step = run.next_step()
             if step.kind != "call":
@@ -548,8 +560,8 @@ class CallLoop:
             return _as_sent(result, sent), tuple(run.attempts)
 
     def stream(self, prompt: Prompt, decision: RouteDecision, options: CallOptions | None = None,
-               *, request_id: str | None = None) -> CallStream:
-        run = self._run(decision, options, request_id)
+               *, request_id: str | None = None, fit: Fit | None = None) -> CallStream:
+        run = self._run(decision, options, request_id, fit)
         return CallStream(run, self._stream(run, prompt))
 
     def _stream(self, run: _Run, prompt: Prompt) -> Iterator[Delta]:
@@ -608,8 +620,9 @@ class CallLoop:
 
     async def acomplete(self, prompt: Prompt, decision: RouteDecision,
                         options: CallOptions | None = None, *,
-                        request_id: str | None = None) -> tuple[Completion, tuple[Attempt, ...]]:
-        run = self._run(decision, options, request_id)
+                        request_id: str | None = None, fit: Fit | None = None,
+                        ) -> tuple[Completion, tuple[Attempt, ...]]:
+        run = self._run(decision, options, request_id, fit)
         while True:
             step = await self._anext_step(run)
             if step.kind != "call":
@@ -632,8 +645,8 @@ class CallLoop:
             return _as_sent(result, sent), tuple(run.attempts)
 
     def astream(self, prompt: Prompt, decision: RouteDecision, options: CallOptions | None = None,
-                *, request_id: str | None = None) -> AsyncCallStream:
-        run = self._run(decision, options, request_id)
+                *, request_id: str | None = None, fit: Fit | None = None) -> AsyncCallStream:
+        run = self._run(decision, options, request_id, fit)
         return AsyncCallStream(run, self._astream(run, prompt))
 
     async def _astream(self, run: _Run, prompt: Prompt) -> AsyncIterator[Delta]:

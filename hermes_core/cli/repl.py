@@ -183,6 +183,7 @@ class Repl:
         self.turn_error = None
         self.turns = getattr(self, "turns", 0) + 1
         self.failed_turns = getattr(self, "failed_turns", 0)
+        recorded = self.agent.stats.turns
         try:
             if self.stream:
                 stream = self.agent.stream(text)
@@ -194,7 +195,7 @@ class Repl:
                 except KeyboardInterrupt:
                     stream.close()
                     self.out.write(terminal_safe(scrub.flush()))
-                    self.say("\n[cancelled]")
+                    self._interrupted(recorded, shown=True)
                     return
                 self.out.write(terminal_safe(scrub.flush()))
                 self.say("")
@@ -205,7 +206,7 @@ class Repl:
                 self.say(reply.text)
             self._tell_withheld()
         except KeyboardInterrupt:
-            self.say("\n[cancelled]")
+            self._interrupted(recorded, shown=self.stream)
         except HermesError as e:
             self.turn_error = e
             self.failed_turns += 1
@@ -231,6 +232,20 @@ class Repl:
                 self.told_withheld.add(fp)
                 self.say(f"[a configured key ({fp}) was removed from what was sent to the model; "
                          f"it saw [{fp}] in its place]")
+
+    def _interrupted(self, recorded: int, *, shown: bool) -> None:
+        """Ctrl-C during a turn: cancelled, unless it landed once the finished reply was recorded
+        (the agent records a turn whole, then lets the interrupt through): that turn is in the
+        history and goes with the next request, so it is not called cancelled, and a reply not
+        streamed is shown (the user would otherwise be asked about an answer never seen)."""
+        reply = self.agent.last_reply
+        if self.agent.stats.turns > recorded and reply is not None:
+            self.last_reply = reply
+            if not shown:
+                self.say(reply.text)
+            self.say("\n[interrupted: the reply was complete and is kept]")
+        else:
+            self.say("\n[cancelled]")
 
     def _no_key_hint(self, err: HermesError) -> None:
         """Every attempt lacked a key (only ANTHROPIC_API_KEY set, the default model is OpenAI's):

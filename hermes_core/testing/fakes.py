@@ -35,7 +35,13 @@ _call_ids = itertools.count(1)
 def tool_call(name: str, arguments: dict[str, Any] | str | None = None, *, id: str | None = None,
               **kwargs: Any) -> ToolCall:
     """A call the scripted model makes: ``tool_call("add", a=1, b=2)`` or with raw JSON text
-    (``tool_call("add", '{"a": "x"}')``, to test bad arguments)."""
+    (``tool_call("add", '{"a": "x"}')``, to test bad arguments).
+
+    ``id`` is sent as given the first time the conversation meets it; a later call with an id the
+    conversation already holds (the same ``id`` in another round or turn, twice in one round, or
+    one a generated id took) is renamed ``<id>-2``, ``-3``, ... by the agent, as a real model's
+    would be: Anthropic refuses one tool_use id twice. Assert on ``reply.tool_calls`` for the ids
+    that were sent."""
     raw = arguments if isinstance(arguments, str) else json.dumps({**(arguments or {}), **kwargs})
     return ToolCall(id or f"call_{next(_call_ids)}", name, raw)
 

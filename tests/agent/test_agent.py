@@ -769,3 +769,173 @@ def test_async_with_records_the_session_without_blocking_the_event_loop(tmp_path
     assert fake.summary_requests, "the session was summarised on close"
     with ContextEngine(tmp_path / "sessions.db") as engine:
         assert "6543" in engine.retrieve("staging port")[0].summary
+
+
+# ---------------------------------------------------------------------- the history budget follows the route
+
+
+class WindowsByModel(FakeProvider):
+    """Refuses a request longer than the window of the model it is sent to, as a real API does."""
+
+    def __init__(self, windows: dict[str, int], **kw) -> None:
+        super().__init__(**kw)
+        self.windows = windows
+
+    def _reply(self, prompt: Prompt, model: str):
+        if prompt.purpose == "summary" or self._script:   # scripted errors first
+            return super()._reply(prompt, model)
+        from hermes_core.errors import ContextWindowExceeded
+        from hermes_core.tokenize import estimate_tokens
+        sent = estimate_tokens(prompt.system + prompt.context
+                               + "".join(m.content for m in prompt.messages))
+        if sent + 256 > self.windows[model]:
+            return ContextWindowExceeded(f"{sent} tokens is over {model}'s window", status_code=400)
+        return Completion("Noted: reproduce it, check what changed, isolate one part at a time, "
+                          "then verify the fix and add a regression test. " * 2, model, self.name,
+                          Usage(sent, 40), finish_reason="stop")
+
+
+def routed_agent(home: Path, providers, *, routing) -> Agent:
+    settings = load_settings({
+        "home": str(home), "llm": {"max_tokens": 256, "routing": routing},
+        "skill_utils": {"enabled": False, "embeddings": False},
+        "context_engine": {"enabled": False}}, env={})
+    kw = {"provider": providers} if not isinstance(providers, dict) else {"providers": providers}
+    return Agent(settings, **kw, loop_options={"sleep": lambda s: None, "audit_path": False})
+
+
+LONG = ("Here is more detail about the deployment: the staging cluster runs three replicas behind "
+        "the load balancer and the health check path is /healthz on port 8080. ")
+
+
+def test_a_turn_routed_to_a_smaller_window_model_is_compacted_for_that_window(tmp_path: Path):
+    windows = {"m-big": 100_000, "m-small": 3000}
+    fake = WindowsByModel(windows)
+    agent = routed_agent(tmp_path, fake, routing={
+        "default_model": "m-big", "context_windows": windows,
+        "rules": [{"condition": "'quick' in message", "model": "m-small"}]})
+    for i in range(16):
+        agent.chat(f"turn {i}: {LONG * 3}")
+    reply = agent.chat("quick question: which port was the health check on?")
+    assert fake.last_request.model == "m-small"
+    assert reply.compaction is not None and reply.compaction.budget.window == 3000
+    assert reply.compaction.compactions >= 1
+
+
+def test_a_turn_routed_to_a_long_context_model_is_not_compacted_for_the_default(tmp_path: Path):
+    windows = {"m-small": 3000, "m-long": 100_000}
+    fake = WindowsByModel(windows)
+    agent = routed_agent(tmp_path, fake, routing={
+        "default_model": "m-small", "long_context_model": "m-long", "context_windows": windows,
+        "rules": [{"condition": "prompt_tokens > 2000", "model": "long_context_model"}]})
+    for i in range(12):
+        reply = agent.chat(f"turn {i}: {LONG * 3}")
+    assert fake.last_request.model == "m-long"
+    assert reply.compaction is not None and reply.compaction.budget.window == 100_000
+    assert reply.compaction.compactions == 0     # the long model reads the whole chat
+    assert len(fake.last_request.prompt.messages) == len(agent.history) - 1
+
+
+def test_a_failover_to_a_smaller_window_model_sends_a_history_that_fits_it(tmp_path: Path):
+    from hermes_core.errors import ServerError
+    windows = {"m-big": 100_000, "m-small": 3000}
+    big = WindowsByModel(windows, name="openai")
+    small = WindowsByModel(windows, name="anthropic")
+    agent = routed_agent(tmp_path, {"openai": big, "anthropic": small}, routing={
+        "default_model": "m-big", "context_windows": windows,
+        "providers": [{"name": "openai", "priority": 1, "models": ["m-big"]},
+                      {"name": "anthropic", "priority": 2, "models": ["m-small"]}]})
+    for i in range(16):
+        agent.chat(f"turn {i}: {LONG * 3}")
+    assert not small.requests
+    big.add(*[ServerError("down", status_code=503)] * 10)
+    reply = agent.chat("and which port was the health check on?")
+    assert reply.provider == "anthropic" and small.last_request.model == "m-small"
+    assert reply.compaction is not None and reply.compaction.budget.window == 3000
+    assert len(agent.history) == 34   # the whole chat is kept; only what is sent was compacted
+
+
+# ---------------------------------------------------------------------- Ctrl-C as a turn ends
+
+
+END_OF_TURN_FILES = ("agent/agent.py", "agent/turn.py", "agent/resilience.py", "agent/reply.py")
+
+
+def interrupt_at_line(n: int, armed: list[bool]):
+    """A tracer that raises SIGINT in this process at the ``n``-th line run, once ``armed``, in
+    the agent's end-of-turn code: Ctrl-C pressed at that point, as the terminal would send it."""
+    import signal
+    count = [0]
+
+    def local(frame, event, arg):
+        if event == "line" and armed[0]:
+            count[0] += 1
+            if count[0] == n:
+                signal.raise_signal(signal.SIGINT)
+        return local
+
+    def tracer(frame, event, arg):
+        if frame.f_code.co_filename.replace("\\", "/").endswith(END_OF_TURN_FILES):
+            return local
+        return None
+
+    return tracer, count
+
+
+def kept_or_cancelled(agent: Agent) -> str:
+    """'kept' or 'cancelled', asserting the agent is wholly in that state."""
+    from hermes_core.agent.pricing import Cost
+    if not agent.history:
+        assert agent.stats.turns == 0 and agent.stats.usage == Usage()
+        assert agent.stats.cost == Cost() and agent.last_reply is None
+        return "cancelled"
+    assert [m.role for m in agent.history] == ["user", "assistant"], agent.history
+    assert agent.stats.turns == 1 and agent.stats.usage.input_tokens > 0
+    assert agent.last_reply is not None and agent.last_reply.text == agent.history[-1].content
+    return "kept"
+
+
+@pytest.mark.parametrize("mode", ["chat", "stream"])
+def test_ctrl_c_at_any_step_of_recording_a_turn_keeps_it_whole_or_not_at_all(
+        tmp_path: Path, mode: str):
+    import signal
+    import sys
+    # CI may run with SIGINT ignored: Ctrl-C must raise here as in a terminal
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    outcomes: dict[str, int] = {}
+    try:
+        n = 0
+        while True:
+            n += 1
+            armed = [False]
+
+            def answer(prompt, model, armed=armed):
+                armed[0] = True          # from here on the reply is complete: the turn ends
+                return "The answer is 42."
+
+            (tmp_path / f"h{n}").mkdir()
+            agent = routed_agent(tmp_path / f"h{n}", FunctionProvider(answer),
+                                 routing={"default_model": "m"})
+            tracer, count = interrupt_at_line(n, armed)
+            old = sys.gettrace()
+            sys.settrace(tracer)
+            try:
+                if mode == "chat":
+                    agent.chat("what is the answer?")
+                else:
+                    stream = agent.stream("what is the answer?")
+                    for _ in stream:
+                        pass
+            except KeyboardInterrupt:
+                pass
+            finally:
+                sys.settrace(old)
+            state = kept_or_cancelled(agent)
+            outcomes[state] = outcomes.get(state, 0) + 1
+            agent.chat("and again?")          # the next turn sends a well-formed conversation
+            assert [m.role for m in agent.history[-2:]] == ["user", "assistant"]
+            if count[0] < n:                  # every line of the sequence has been interrupted
+                break
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert n > 10 and outcomes.get("kept", 0) > 0

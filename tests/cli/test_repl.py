@@ -383,3 +383,29 @@ def test_a_configured_key_typed_in_a_turn_is_withheld_and_the_user_told_once(tmp
     fp = fingerprint(_TYPED_KEY)
     assert text.count(f"a configured key ({fp})") == 1, text   # the second turn resends it: not told again
     assert _TYPED_KEY not in text
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_ctrl_c_after_the_turn_was_recorded_says_the_reply_was_kept(home: Path, stream: bool):
+    """Ctrl-C that lands once the finished reply is in the history (the agent holds it back while
+    it records the turn, then lets it through): saying [cancelled] would be wrong, the next
+    request carries that turn."""
+    agent = offline_agent(home)
+    presses: list[object] = []
+
+    def ctrl_c_once(reply: object) -> None:
+        presses.append(reply)
+        if len(presses) == 1:
+            raise KeyboardInterrupt
+
+    agent.post_llm_call = ctrl_c_once
+    out = io.StringIO()
+    repl = Repl(agent, stdin=io.StringIO("first question\nsecond question\n/exit\n"), stdout=out,
+                stream=stream)
+    assert repl.run() == 0
+    assert "[cancelled]" not in out.getvalue()
+    assert "[interrupted: the reply was complete and is kept]" in out.getvalue()
+    assert [m.content for m in agent.history if m.role == "user"] == ["first question",
+                                                                       "second question"]
+    assert repl.last_reply is agent.last_reply
+    assert agent.history[1].content.splitlines()[0] in out.getvalue()   # the kept reply was shown

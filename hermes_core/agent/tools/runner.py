@@ -27,7 +27,7 @@ from pydantic_core import to_jsonable_python
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.schema import Tool, validation_message
 from hermes_core.redact import redact
-from hermes_core.types import ToolCall, ToolResult, ToolStatus
+from hermes_core.types import ToolCall, ToolResult, ToolStatus, clean_text
 
 log = logging.getLogger("hermes_core.agent.tools")
 
@@ -117,16 +117,30 @@ def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
     whole, nothing downstream knows its head, and it reaches the model and the audit log."""
     if isinstance(value, str):
         text = value
+    elif isinstance(value, bytes | bytearray | memoryview):
+        text = _bytes_text(bytes(value))
     else:
         try:
             text = _as_text(value)
         except Exception as e:
             raise _Unrenderable(f"{type(e).__name__}: {e}") from None
+    # a lone surrogate (a file name os.listdir could not decode) cannot be encoded: the request
+    # body carrying it would fail to build
+    text = clean_text(text)
     if scrub is not None:
         text = scrub(text)
     if len(text) > limit:
         text = f"{text[:limit]}\n[... truncated: the first {limit} of {len(text)} characters]"
     return text
+
+
+def _bytes_text(data: bytes) -> str:
+    """Bytes a tool returned: their text when they are UTF-8, else their size. The repr of binary
+    data is four characters of escapes a byte, none of which the model can use."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"[binary data: {len(data)} bytes, not shown]"
 
 
 def _as_text(value: Any) -> str:

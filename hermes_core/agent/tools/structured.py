@@ -38,24 +38,46 @@ def parse_output(text: str, output: type[T]) -> T:
 
     A model that wraps its JSON in a Markdown fence (common without a native JSON mode), with a
     sentence before or after it ("Here is the plan:"), is read: the whole reply is tried first (a
-    JSON string may itself hold a fence), then each fenced block; the error is the first block's."""
+    JSON string may itself hold a fence), then each fenced block, then (no fence) each JSON object
+    standing in the prose, as a server that ignores ``response_format`` answers; the error is the
+    first candidate's, else the whole reply's."""
     body = text.strip()
     if not body:
         raise ValueError("the reply is empty")
     try:
         return output.model_validate_json(body)
     except ValidationError as whole:
-        fenced = [m.group(1).strip() for m in _FENCE.finditer(text)]
-        if not fenced:
+        candidates = [m.group(1).strip() for m in _FENCE.finditer(text)] or _objects_in(text)
+        if not candidates:
             raise whole from None
     first: ValidationError | None = None
-    for block in fenced:
+    for block in candidates:
         try:
             return output.model_validate_json(block)
         except ValidationError as e:
             first = first or e
     assert first is not None
     raise first
+
+
+def _objects_in(text: str, limit: int = 8, starts: int = 64) -> list[str]:
+    """The JSON objects standing in ``text`` (at most ``limit``), each as its own text: decoded
+    from each ``{`` by the standard decoder, so braces inside strings are no trouble. At most
+    ``starts`` braces are tried: a long reply full of braces must not cost a decode from each."""
+    decoder = json.JSONDecoder()
+    found: list[str] = []
+    at = text.find("{")
+    while at != -1 and len(found) < limit and starts > 0:
+        starts -= 1
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except ValueError:
+            at = text.find("{", at + 1)
+            continue
+        if isinstance(value, dict):
+            found.append(text[at:end])
+        at = text.find("{", end)
+    return found
 
 
 def problem(e: Exception) -> str:

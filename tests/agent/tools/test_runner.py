@@ -414,3 +414,30 @@ def test_a_tool_raising_its_own_timeout_error_is_its_error_not_the_runners_timeo
     (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
     assert (r.status, r.output) == (
         "error", "error: fetch raised TimeoutError: the upstream read timed out")
+
+
+def test_a_result_with_undecodable_bytes_as_surrogates_can_be_sent() -> None:
+    """A tool listing a folder with a Latin-1 file name (os.listdir gives a lone surrogate for
+    each undecodable byte): a surrogate cannot be encoded, so the request body failed to build and
+    the turn ended in a UnicodeEncodeError."""
+    import os
+    name = os.fsdecode(b"caf\xe9.txt")
+    for value in (name, [name], {"files": [name]}):
+        text = render_output(value)
+        text.encode("utf-8")             # raised UnicodeEncodeError
+        assert "caf" in text and ".txt" in text
+
+
+@pytest.mark.parametrize("value", [b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40,
+                                   bytearray(b"\x00\xff" * 5000),
+                                   memoryview(b"\xff\xfe\x00" * 4000)])
+def test_binary_results_are_named_by_size_not_sent_as_a_python_repr(value: Any) -> None:
+    """The repr of 10 kB of binary ("b'\\x89PNG...") is 40 kB of escapes the model cannot use,
+    and a memoryview rendered as "<memory at 0x7f...>"."""
+    text = render_output(value)
+    assert text == f"[binary data: {len(bytes(value))} bytes, not shown]"
+
+
+def test_bytes_that_are_utf8_text_are_sent_as_the_text() -> None:
+    assert render_output(b"hello\nworld") == "hello\nworld"
+    assert render_output("ok") == "ok"

@@ -39,3 +39,21 @@ def test_a_reply_that_is_not_json_is_named_the_reply_not_tool_arguments() -> Non
     with pytest.raises(ValueError) as info:
         parse_output('{"city": "Oslo"}', Trip)
     assert "bring_umbrella: Field required" in str(failed(Trip, info.value, ""))
+
+
+@pytest.mark.parametrize("text", [
+    f"Here is the plan: {TRIP}",                                  # prose, then a bare object
+    f"{TRIP}\n\nLet me know if you need anything else.",          # a bare object, then prose
+    f"Sure {{happy to help}}! {TRIP}",                            # a brace that is not JSON first
+    f"计划如下：{TRIP}。",
+])
+def test_a_bare_json_object_inside_prose_is_read(text: str) -> None:
+    """An OpenAI-compatible server that ignores response_format (many local ones) answers with a
+    sentence around the object and no fence: that cost a repair round, which could fail again."""
+    assert parse_output(text, Trip) == Trip(city="Oslo", bring_umbrella=False)
+
+
+def test_an_object_in_prose_that_does_not_match_reports_the_mismatch() -> None:
+    with pytest.raises(ValueError) as info:
+        parse_output('Here you go: {"city": "Oslo"}', Trip)
+    assert "bring_umbrella: Field required" in str(failed(Trip, info.value, ""))

@@ -1,0 +1,216 @@
+"""One turn's running state across tool rounds (:class:`Turn`), and joining a stream's deltas into
+the Completion they amount to; shared by the Agent's sync, async and stream shells.
+
+A turn's history was compacted for the model its route chose. When the call loop fails over to a
+candidate serving another model (another provider's equivalent), :meth:`Turn.fit_for` compacts
+what is sent again for that model's window: a smaller window would refuse the request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from hermes_core.agent.pricing import Cost
+from hermes_core.agent.prompt.budget import model_window
+from hermes_core.agent.prompt.token_count import EstimateCounter, message_cost, prompt_cost
+from hermes_core.errors import Attempt
+from hermes_core.types import (
+    Candidate,
+    Completion,
+    Delta,
+    Message,
+    Prompt,
+    RouteDecision,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from hermes_core.agent.agent import Agent
+    from hermes_core.agent.reply import Reply
+
+
+class Turn:
+    """One turn's running state across tool rounds, shared by the sync, async and stream shells."""
+
+    def __init__(self, agent: Agent, message: str, prompt: Prompt, decision: RouteDecision) -> None:
+        self.agent, self.message = agent, message
+        self.prompt, self.decision = prompt, decision
+        self.rounds_from = len(prompt.messages)  # tool rounds append after this
+        self.usage = Usage()
+        self.cost = Cost()
+        self.attempts: list[Attempt] = []
+        self.rounds = 0
+        self.done: Completion | None = None
+        self.calls: list[ToolCall] = []
+        self.results: list[ToolResult] = []
+        self.capped = False
+        self._ids: set[str] | None = None   # tool-call ids in the conversation, once a call came
+        fitted = agent.fitted
+        # the model this turn's history was compacted for; None: not ours to compact again
+        self.fitted_for = fitted[1] if fitted is not None and fitted[0] is prompt.messages else None
+
+    def _account(self, done: Completion, tried: Sequence[Attempt]) -> None:
+        self.done = done
+        self.usage = self.usage + done.usage
+        self.cost = self.cost + self.agent.cost_of(done)
+        self.attempts.extend(tried)
+        self.calls.extend(done.tool_calls)
+
+    def _advance(self, follow: tuple[Prompt, tuple[ToolResult, ...]] | None) -> bool:
+        self.rounds += 1
+        if follow is None:
+            # calls left unanswered: the round cap, not the model, ended the turn
+            self.capped = self.done is not None and bool(self.done.tool_calls)
+            return False
+        self.prompt = follow[0]
+        self.results.extend(follow[1])
+        return True
+
+    def _unique(self, done: Completion) -> Completion:
+        """``done`` with each tool call's id unique in the conversation (see :func:`unique_ids`)."""
+        if not done.tool_calls:
+            return done
+        if self._ids is None:
+            self._ids = used_ids((*self.agent.history, *self.prompt.messages))
+        calls = unique_ids(done.tool_calls, self._ids)
+        return done if calls == done.tool_calls else replace(done, tool_calls=calls)
+
+    def next_round(self, done: Completion, tried: Sequence[Attempt]) -> bool:
+        """Account for one call; True when the model called tools and another round follows."""
+        done = self._unique(done)
+        self._account(done, tried)
+        return self._advance(self.agent.tools.follow_up(self.prompt, done, self.rounds,
+                                                        self.agent.skills, self._room(done)))
+
+    async def anext_round(self, done: Completion, tried: Sequence[Attempt]) -> bool:
+        """``next_round`` running the tools without blocking the event loop."""
+        done = self._unique(done)
+        self._account(done, tried)
+        return self._advance(await self.agent.tools.afollow_up(
+            self.prompt, done, self.rounds, self.agent.skills, self._room(done)))
+
+    def _room(self, done: Completion) -> int:
+        """Tokens the model's window has left for this round's tool answers: the window less the
+        reply's ``max_tokens``, the safety margin, the request so far and the model's own message.
+        Without it a big result (a log, a page) made a request the provider refused."""
+        settings = self.agent.settings
+        cfg = settings.prompt.compaction
+        # the model the request named (the attempt that answered, after any failover): the
+        # reply's own name may be a dated snapshot the configured window does not list
+        model = next((a.model for a in reversed(self.attempts) if a.status == "ok"),
+                     self.decision.model)
+        window, _ = model_window(model, settings.llm.routing, cfg)
+        counter = EstimateCounter()
+        used = prompt_cost(self.prompt, counter) + message_cost(
+            Message("assistant", done.text, tool_calls=done.tool_calls), counter)
+        return window - settings.llm.max_tokens - int(window * cfg.safety_margin) - used
+
+    def fit_for(self, prompt: Prompt, candidate: Candidate) -> Prompt:
+        """What is sent to ``candidate`` (the call loop asks before each attempt): ``prompt``, its
+        history compacted again when the candidate's model has a smaller window than the one the
+        turn was compacted for (a failover to another provider's equivalent model). This round's
+        tool calls and answers are kept whole and reserved for in the budget. The fold is the
+        extractive one: a failover is already late, and an async turn must not block its event
+        loop on a summary call."""
+        if self.fitted_for is None or candidate.model == self.fitted_for:
+            return prompt
+        agent = self.agent
+        routing, cfg = agent.settings.llm.routing, agent.settings.prompt.compaction
+        if model_window(candidate.model, routing, cfg)[0] >= model_window(self.fitted_for, routing, cfg)[0]:
+            return prompt
+        head, rounds = prompt.messages[:self.rounds_from], prompt.messages[self.rounds_from:]
+        counter = EstimateCounter()
+        reserve = sum(message_cost(m, counter) for m in rounds)
+        compactor = agent.compactor
+        summarizer, compactor.summarizer = compactor.summarizer, None
+        try:
+            fitted = compactor.fit(replace(prompt, messages=head[-1:]), agent.history,
+                                   model=candidate.model,
+                                   provider_kind=agent.loop.kind(candidate.provider),
+                                   max_tokens=agent.settings.llm.max_tokens + reserve)
+        finally:
+            compactor.summarizer = summarizer
+        return replace(fitted, messages=fitted.messages + rounds)
+
+    def finish(self) -> Reply:
+        assert self.done is not None
+        return self.agent._finish(self.message, self.prompt, self.decision, self.done,
+                                  self.usage, self.attempts, self.rounds_from, self)
+
+
+def used_ids(messages: Sequence[Message]) -> set[str]:
+    """The tool-call ids ``messages`` carry (calls and the answers naming them)."""
+    ids = {c.id for m in messages for c in m.tool_calls}
+    ids.update(m.tool_call_id for m in messages if m.tool_call_id)
+    return ids
+
+
+def unique_ids(calls: Sequence[ToolCall], used: set[str]) -> tuple[ToolCall, ...]:
+    """``calls`` with an id already in ``used`` (or earlier in ``calls``) renamed ``<id>-2``,
+    ``-3``, ...; ``used`` gains every id. Anthropic refuses a conversation with one tool_use id
+    twice, and each answer must name its own call: a test script that gives the same id in two
+    rounds, or a server that numbers calls from call_0 each round, must not end the chat. The
+    first use keeps its id, so an author asserting on it finds it as written."""
+    out = []
+    for call in calls:
+        cid, n = call.id, 1
+        while cid in used:
+            n += 1
+            cid = f"{call.id}-{n}"
+        used.add(cid)
+        out.append(call if cid == call.id else replace(call, id=cid))
+    return tuple(out)
+
+
+class Accumulator:
+    """Joins streamed deltas into the Completion they amount to."""
+
+    def __init__(self, decision: RouteDecision) -> None:
+        self.decision = decision
+        self.parts: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.usage = Usage()
+        self.finish: str | None = None
+
+    def add(self, d: Delta) -> bool:
+        if d.tool_call is not None:
+            self.calls.append(d.tool_call)
+        if d.usage is not None:
+            self.usage = d.usage
+        if d.finish_reason:
+            self.finish = d.finish_reason
+        if d.text:
+            self.parts.append(d.text)
+            return True
+        return False
+
+    def completion(self, provider: str = "") -> Completion:
+        return Completion("".join(self.parts), self.decision.model, provider, self.usage,
+                          tuple(self.calls), self.finish)
+
+
+def collect(stream: Any, decision: RouteDecision, lead: str = "") -> Generator[str, None, Completion]:
+    """Yield a stream's text (the first piece prefixed with ``lead``); return its Completion."""
+    acc = Accumulator(decision)
+    for d in stream:
+        if acc.add(d):
+            yield lead + d.text
+            lead = ""
+    return completed(acc, stream)
+
+
+def completed(acc: Accumulator, stream: Any) -> Completion:
+    """The streamed Completion, named after the attempt that succeeded (after any failover),
+    carrying the request that attempt sent."""
+    attempts = getattr(stream, "attempts", ())
+    ok = next((a for a in reversed(attempts) if a.status == "ok"), None)
+    done = replace(acc.completion(ok.provider if ok else ""), prompt=getattr(stream, "prompt", None))
+    if ok is not None:
+        done = replace(done, model=ok.model)
+    return done
+
+

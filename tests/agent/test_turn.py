@@ -1,0 +1,89 @@
+"""Tests of ``hermes_core/agent/turn.py``: one turn's rounds, as the Agent's shells run them."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from hermes_core.agent.agent import Agent
+from hermes_core.config import load_settings
+from hermes_core.testing import FakeProvider, tool_call, tool_calls
+from hermes_core.types import Message
+
+
+def adder(tmp_path: Path, fake: FakeProvider) -> Agent:
+    settings = load_settings({"home": str(tmp_path), "llm": {"routing": {"default_model": "m"}},
+                              "skill_utils": {"enabled": False, "embeddings": False},
+                              "context_engine": {"enabled": False}}, env={})
+    agent = Agent(settings, provider=fake, loop_options={"sleep": lambda s: None,
+                                                         "audit_path": False})
+
+    @agent.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    return agent
+
+
+def assert_ids_pair_up(messages: tuple[Message, ...]) -> None:
+    """What Anthropic checks: every tool_use id once in the conversation, each tool_result
+    answering a tool_use of the message before it."""
+    ids = [c.id for m in messages for c in m.tool_calls]
+    assert len(ids) == len(set(ids)), ids
+    asked: set[str] = set()
+    for m in messages:
+        if m.role == "assistant":
+            asked = {c.id for c in m.tool_calls}
+        elif m.role == "tool":
+            assert m.tool_call_id in asked, (m.tool_call_id, asked)
+
+
+def run(agent: Agent, mode: str, message: str):
+    if mode == "sync":
+        return agent.chat(message)
+    if mode == "async":
+        return asyncio.run(agent.achat(message))
+    stream = agent.stream(message)
+    "".join(stream)
+    return stream.reply
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_an_id_the_script_gives_again_in_a_later_round_is_made_unique(tmp_path: Path, mode: str):
+    fake = FakeProvider([tool_calls(tool_call("add", a=1, b=2, id="c1")),
+                         tool_calls(tool_call("add", a=3, b=4, id="c1")), "3 and 7"])
+    reply = run(adder(tmp_path, fake), mode, "add twice")
+    assert_ids_pair_up(fake.last_request.prompt.messages)
+    assert reply.tool_calls[0].id == "c1"                    # the author's id, as written
+    assert reply.tool_calls[1].id.startswith("c1")           # still recognisable
+    assert [r.call_id for r in reply.tool_results] == [c.id for c in reply.tool_calls]
+    assert [r.output for r in reply.tool_results] == ["3", "7"]
+
+
+def test_one_id_twice_in_one_parallel_round_answers_each_call(tmp_path: Path):
+    fake = FakeProvider([tool_calls(tool_call("add", a=1, b=2, id="c1"),
+                                    tool_call("add", a=5, b=5, id="c1")), "3 and 10"])
+    reply = adder(tmp_path, fake).chat("add both")
+    assert_ids_pair_up(fake.last_request.prompt.messages)
+    assert sorted(r.output for r in reply.tool_results) == ["10", "3"]
+
+
+def test_an_id_used_in_an_earlier_turn_is_not_reused(tmp_path: Path):
+    fake = FakeProvider([tool_calls(tool_call("add", a=1, b=2, id="c1")), "3",
+                         tool_calls(tool_call("add", a=2, b=2, id="c1")), "4"])
+    agent = adder(tmp_path, fake)
+    agent.chat("one")
+    agent.chat("two")
+    assert_ids_pair_up(fake.last_request.prompt.messages)
+    assert_ids_pair_up(tuple(agent.history))
+
+
+def test_an_explicit_id_equal_to_a_generated_one_is_made_unique(tmp_path: Path):
+    generated = tool_call("add", a=1, b=2)
+    fake = FakeProvider([tool_calls(generated), tool_calls(tool_call("add", a=0, b=1, id=generated.id)),
+                         "done"])
+    adder(tmp_path, fake).chat("go")
+    assert_ids_pair_up(fake.last_request.prompt.messages)
