@@ -13,9 +13,10 @@ import sys
 from collections.abc import Sequence
 
 from hermes_core.cli.argtypes import replace_unencodable
+from hermes_core.cli.output import Output, input_stream, output_lost
 from hermes_core.config import check_home, register_environment_keys
 from hermes_core.errors import HermesError
-from hermes_core.redact import RedactingFilter, RedactingWriter
+from hermes_core.redact import RedactingFilter
 
 COMMAND_MODULES = (
     "hermes_core.cli.chat_cmd",
@@ -46,16 +47,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     replace_unencodable(sys.stdout)
-    streams = sys.stdout, sys.stderr
+    streams = sys.stdin, sys.stdout, sys.stderr
     register_environment_keys()   # argparse may echo the command line before any config loads
-    sys.stdout, sys.stderr = RedactingWriter(streams[0]), RedactingWriter(streams[1])
+    out, err = Output(streams[1]), Output(streams[2])
+    sys.stdin, sys.stdout, sys.stderr = input_stream(streams[0]), out, err
     try:
-        return _run(argv)
+        code = _run(argv)
+        out.flush()   # a write that fails is reported now, not by Python's flush at exit
+        return code
     except KeyboardInterrupt:   # while the command modules load (a second or two of imports)
         print("", file=sys.stderr)
         return 130
+    except OSError as e:
+        if e is not out.failure and e is not err.failure:
+            raise
+        return output_lost(e, (out, err))
     finally:
-        sys.stdout, sys.stderr = streams
+        if streams[0] is None:
+            sys.stdin.close()
+        out.close_discard()
+        err.close_discard()
+        sys.stdin, sys.stdout, sys.stderr = streams
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -78,8 +90,6 @@ def _run(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print("", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":
