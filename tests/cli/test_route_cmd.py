@@ -102,3 +102,10 @@ def test_route_and_keys_read_the_config_of_the_home_named_by_home(
     assert main(["keys", "status", "--home", str(tmp_path / "typo")]) == 1
     err = capsys.readouterr().err
     assert "typo" in err and "does not exist" in err
+
+
+def test_a_negative_turn_count_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--turn -5`` was accepted: a conversation has no negative number of turns."""
+    with pytest.raises(SystemExit) as info:
+        main(["route", "hi", "--turn", "-5"])
+    assert info.value.code == 2 and "--turn" in capsys.readouterr().err
