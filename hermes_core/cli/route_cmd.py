@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hermes_core.cli.argtypes import non_negative_int
+from hermes_core.cli.argtypes import non_negative_int, terminal_safe
 from hermes_core.config import load_settings
 
 
@@ -45,10 +45,11 @@ def run(args: argparse.Namespace) -> int:
                           "candidates": [{"provider": c.provider, "model": c.model}
                                          for c in d.candidates],
                           "features": dict(d.features)}, ensure_ascii=False))
-    else:
-        print(f"model: {d.model}")
-        print(f"reason: {d.reason}")
-        print("candidates: " + ", ".join(f"{c.provider}/{c.model}" for c in d.candidates))
+    else:   # names come from the config and the command line: shown, never sent as escapes
+        print(terminal_safe(f"model: {d.model}"))
+        print(terminal_safe(f"reason: {d.reason}"))
+        print(terminal_safe("candidates: " + ", ".join(f"{c.provider}/{c.model}"
+                                                       for c in d.candidates)))
     return 0
 
 

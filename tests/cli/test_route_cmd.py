@@ -109,3 +109,12 @@ def test_a_negative_turn_count_is_a_usage_error(capsys: pytest.CaptureFixture[st
     with pytest.raises(SystemExit) as info:
         main(["route", "hi", "--turn", "-5"])
     assert info.value.code == 2 and "--turn" in capsys.readouterr().err
+
+
+def test_a_model_name_s_escape_sequence_is_shown_not_sent_to_the_terminal(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The routing report printed the model name raw: one from a shared config (or pasted) with
+    OSC 52 in it wrote the clipboard of whoever ran ``hermes-core route``."""
+    assert main(["route", "hi", "--model", "gpt-4o\x1b]52;c;ZXZpbA==\x07"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\\x1b]52" in out
