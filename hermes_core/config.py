@@ -39,7 +39,7 @@ from hermes_core.redact import (
     register_secrets,
     url_passwords,
 )
-from hermes_core.types import Credential, fingerprint
+from hermes_core.types import Credential, clean_text, fingerprint
 from hermes_core.yaml_safe import Interpolate, YamlLimitError, format_path, load_yaml
 
 log = logging.getLogger("hermes_core.config")
@@ -484,6 +484,9 @@ def _interpolator(file: str | None, env: Mapping[str, str],
         def sub(m: re.Match[str]) -> str:
             name, default = m.group(1), m.group(2)
             if name in env and env[name] != "":
+                if clean_text(env[name]) != env[name]:   # bytes that were not UTF-8
+                    raise ConfigError(f"environment variable ${{{name}}} is not UTF-8 text",
+                                      file=file, key_path=safe_path(path), line=line)
                 return env[name]
             if default is not None:
                 return default
@@ -659,6 +662,9 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
     """
     given_env = env
     env = os.environ if env is None else env
+    for name in ENV_KEYS.values():   # its fingerprint, its HTTP header: a key must be text
+        if clean_text(v := env.get(name) or "") != v:
+            raise ConfigError(f"{name} is not UTF-8 text (was it set from a file in another encoding?)")
     if home is not None or env.get("HERMES_HOME"):
         check_home(home, env=env)   # a named home that does not exist is a typo, never created
     lines: Mapping[str, int] = {}

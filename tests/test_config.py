@@ -895,3 +895,23 @@ def test_a_boolean_is_not_read_as_a_number(text, path, expected):
     err = info.value
     assert err.key_path == path and err.line == text.count("\n")
     assert f"{expected}, got the boolean" in str(err)
+
+
+def test_a_provider_key_variable_that_is_not_utf8_is_an_error_naming_it(tmp_path):
+    """A key variable set from a file in another encoding arrives surrogate-escaped: the key's
+    fingerprint encoded it as UTF-8 and every command ended in a UnicodeEncodeError traceback."""
+    bad = "sk-\udcff\udcfeabcdefghijklmnopqrstuvwx"
+    with pytest.raises(ConfigError) as info:
+        load_settings({}, home=tmp_path, env={"OPENAI_API_KEY": bad})
+    assert "OPENAI_API_KEY" in str(info.value) and "UTF-8" in str(info.value)
+    assert "abcdefghijklmnop" not in str(info.value)
+
+
+def test_an_interpolated_variable_that_is_not_utf8_is_an_error_naming_it():
+    bad = "tok-\udcffabcdefghijklmnopqrstuvwx"
+    text = "credentials:\n  custom:\n    keys:\n      - key: ${CUSTOM_KEY}\n"
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml", env={"CUSTOM_KEY": bad})
+    err = info.value
+    assert "${CUSTOM_KEY}" in str(err) and "UTF-8" in str(err) and err.line == 4
+    assert "abcdefghijklmnop" not in str(err)
