@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
-from hermes_core.cli.argtypes import non_negative_int, positive_int, whole_number
+from hermes_core.cli.argtypes import MAX_DIGITS, non_negative_int, positive_int, whole_number
 
 
 @pytest.mark.parametrize("parse", [positive_int, non_negative_int, whole_number])
@@ -32,3 +35,18 @@ def test_the_bounds_of_each_kind() -> None:
     for parse, text in ((positive_int, "0"), (non_negative_int, "-1")):
         with pytest.raises(argparse.ArgumentTypeError, match="must be at least"):
             parse(text)
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(st.text(max_size=6000) | st.from_regex(r"[+-]?\d{1,6000}", fullmatch=True))
+def test_any_text_is_a_number_or_one_short_usage_message(text: str) -> None:
+    """Whatever is typed after an option, each parser answers a number in range or a short
+    ArgumentTypeError argparse shows as a usage error; never another exception."""
+    for parse, low in ((positive_int, 1), (non_negative_int, 0), (whole_number, None)):
+        try:
+            value = parse(text)
+        except argparse.ArgumentTypeError as e:
+            assert len(str(e)) < 80
+        else:
+            assert low is None or value >= low
+            assert len(str(abs(value))) <= MAX_DIGITS
