@@ -13,6 +13,7 @@ from typing import Any
 
 from hermes_core.cli.argtypes import non_negative_int, terminal_safe
 from hermes_core.config import load_settings
+from hermes_core.errors import ConfigError
 
 
 def register(sub: Any) -> None:
@@ -57,12 +58,15 @@ def train(args: argparse.Namespace, file: str) -> int:
     from hermes_core.agent.routing.classifier import RouteClassifier, read_examples
 
     settings = load_settings(args.config, home=args.home)
-    examples = read_examples(file)
-    clf = RouteClassifier.train(examples, source=file)
     out = args.out or settings.llm.routing.classifier.path or "route_classifier.pkl"
     path = Path(out).expanduser()
     if not path.is_absolute() and not args.out:
         path = settings.home_path / path
+    if args.out and not path.parent.is_dir():   # a typo, never a new folder (checked before training)
+        raise ConfigError(f"--out: the folder {path.parent} does not exist (create it first, or "
+                          "check the spelling)", file=str(path))
+    examples = read_examples(file)
+    clf = RouteClassifier.train(examples, source=file)
     clf.save(path)
     summary = {"examples": len(examples), "labels": list(clf.labels), "path": str(path)}
     if args.json:
