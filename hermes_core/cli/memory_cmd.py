@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from dataclasses import asdict
@@ -97,7 +98,7 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 def _open(args: argparse.Namespace, *, create: bool) -> ContextEngine:
     settings = load_settings(args.config, home=args.home)
     path = Path(args.db).expanduser() if args.db else default_db_path(settings)
-    if args.db and create and not path.parent.is_dir():   # a typo, never a new folder
+    if args.db and create and not os.path.isdir(path.parent):   # a typo, never a new folder
         raise ConfigError(f"--db: the folder {path.parent} does not exist (create it first, or "
                           "check the spelling)", file=str(path))
     return ContextEngine(path, settings=settings.context_engine, create=create,

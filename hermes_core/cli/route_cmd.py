@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,7 @@ def train(args: argparse.Namespace, file: str) -> int:
     path = Path(out).expanduser()
     if not path.is_absolute() and not args.out:
         path = settings.home_path / path
-    if args.out and not path.parent.is_dir():   # a typo, never a new folder (checked before training)
+    if args.out and not os.path.exists(path.parent):   # a typo, never a new folder (before training)
         raise ConfigError(f"--out: the folder {path.parent} does not exist (create it first, or "
                           "check the spelling)", file=str(path))
     examples = read_examples(file)
