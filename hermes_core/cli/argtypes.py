@@ -19,8 +19,9 @@ def _whole(text: str, minimum: int | None) -> int:
     try:
         value = int(text)
     except ValueError:
-        shown = text if len(text) <= 30 else text[:27] + "..."
-        raise argparse.ArgumentTypeError(f"not a whole number: {shown!r}") from None
+        shown = repr(text)   # escapes included: a control character is shown, never sent
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise argparse.ArgumentTypeError(f"not a whole number: {shown}") from None
     if minimum is not None and value < minimum:
         raise argparse.ArgumentTypeError(f"must be at least {minimum} (got {value})")
     return value
