@@ -53,8 +53,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdin, sys.stdout, sys.stderr = input_stream(streams[0]), out, err
     try:
         code = _run(argv)
-        out.flush()   # a write that fails is reported now, not by Python's flush at exit
-        return code
+        return _flushed(out, err) or code
+    except SystemExit as done:   # argparse after --help or a usage error (it ignores write errors)
+        lost = _flushed(out, err)
+        if lost and not done.code:
+            raise SystemExit(lost) from None
+        raise
     except KeyboardInterrupt:   # while the command modules load (a second or two of imports)
         print("", file=sys.stderr)
         return 130
@@ -68,6 +72,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         out.close_discard()
         err.close_discard()
         sys.stdin, sys.stdout, sys.stderr = streams
+
+
+def _flushed(out: Output, err: Output) -> int:
+    """Flush both streams now, so a write that fails is reported here rather than by Python's
+    flush at exit, which turns any exit into 120. 0: the output was written (or its reader went
+    away); diagnostics lost on a failed stderr do not fail a command that did its work."""
+    try:
+        out.flush()
+        err.flush()
+    except OSError as e:
+        if e is not out.failure and e is not err.failure:
+            raise
+        lost = output_lost(e, (out, err))
+        return lost if out.failure is not None else 0
+    return 0
 
 
 def _run(argv: Sequence[str] | None) -> int:

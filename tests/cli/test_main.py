@@ -167,15 +167,17 @@ def test_a_closed_stdin_reads_as_an_empty_input(
 
 
 def _run_cli(argv: list[str], home: Path, **popen: object) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("HERMES_HOME", "OPENAI_API_KEY",
-                                                            "ANTHROPIC_API_KEY")}
+    # PYTHONUNBUFFERED would hide what Python's flush at exit does with a buffered stream
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "HERMES_HOME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "PYTHONUNBUFFERED")}
     env.update(HOME=str(home), PYTHONPATH=str(ROOT))
+    popen.setdefault("stderr", subprocess.PIPE)
     return subprocess.run([sys.executable, "-m", "hermes_core.cli", *argv], env=env,
-                          stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                          timeout=120, check=False, **popen)  # type: ignore[call-overload]
+                          stdin=subprocess.DEVNULL, text=True, timeout=120, check=False,
+                          **popen)  # type: ignore[call-overload]
 
 
-@pytest.mark.parametrize("argv", [["route", "hi"], ["chat", "--offline"]])
+@pytest.mark.parametrize("argv", [["route", "hi"], ["chat", "--offline"], ["--help"]])
 def test_output_that_cannot_be_written_is_one_line_on_stderr_and_exit_1(
         argv: list[str], tmp_path: Path) -> None:
     """A full disk under a redirect (``> /dev/full``): the chat's first line ended in an OSError
@@ -192,8 +194,8 @@ def test_a_reader_that_went_away_ends_the_chat_quietly(tmp_path: Path) -> None:
     output, flushed at exit, failed there: exit 120 and "Exception ignored ... BrokenPipeError"."""
     questions = tmp_path / "questions.txt"
     questions.write_text("another question, please\n" * 3_000, encoding="utf-8")  # >> 64 KB out
-    env = {k: v for k, v in os.environ.items() if k not in ("HERMES_HOME", "OPENAI_API_KEY",
-                                                            "ANTHROPIC_API_KEY")}
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "HERMES_HOME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "PYTHONUNBUFFERED")}
     env.update(HOME=str(tmp_path), PYTHONPATH=str(ROOT))
     with questions.open("rb") as stdin:
         proc = subprocess.Popen([sys.executable, "-m", "hermes_core.cli", "chat", "--offline",
@@ -204,3 +206,11 @@ def test_a_reader_that_went_away_ends_the_chat_quietly(tmp_path: Path) -> None:
     proc.stdout.close()
     err = proc.stderr.read().decode()
     assert (proc.wait(timeout=120), err) == (0, "")
+
+
+def test_a_usage_error_on_a_full_stderr_keeps_its_exit_2(tmp_path: Path) -> None:
+    """argparse swallows the failed write of its usage message and exits 2; Python's flush at
+    exit then failed again and turned the 2 into 120."""
+    with open("/dev/full", "w") as full:
+        done = _run_cli(["--no-such-option"], tmp_path, stdout=subprocess.PIPE, stderr=full)
+    assert done.returncode == 2
