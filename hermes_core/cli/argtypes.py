@@ -8,8 +8,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-#: Digits a count, turn number or seed may have: more is a typo (and int() refuses over 4,300).
-MAX_DIGITS = 18
+#: Digits a count, turn number or seed may have: "as many as there are" may be written 10**20,
+#: and int() refuses over 4,300 (a ValueError, read as "not a whole number").
+MAX_DIGITS = 100
 
 
 def _whole(text: str, minimum: int | None) -> int:
