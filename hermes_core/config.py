@@ -30,7 +30,7 @@ from pydantic import (
 
 from hermes_core.agent.routing.rules import validate_condition
 from hermes_core.config_messages import describe_value, explain_error, safe_path
-from hermes_core.config_numbers import check_numbers
+from hermes_core.config_numbers import Float, Int, check_numbers, not_a_boolean
 from hermes_core.errors import ConfigError
 from hermes_core.redact import (
     MIN_SUBSTRING,
@@ -39,7 +39,7 @@ from hermes_core.redact import (
     register_secrets,
     url_passwords,
 )
-from hermes_core.types import Credential, fingerprint
+from hermes_core.types import Credential, clean_text, fingerprint
 from hermes_core.yaml_safe import Interpolate, YamlLimitError, format_path, load_yaml
 
 log = logging.getLogger("hermes_core.config")
@@ -65,6 +65,13 @@ class _Model(BaseModel):
         if field is not None:
             check_numbers(value, field.metadata, non_negative=name in cls._weights)
         return value
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """``max_tokens: yes`` is not 1 (see :func:`config_numbers.not_a_boolean`)."""
+        field = cls.model_fields.get(info.field_name or "")
+        return value if field is None else not_a_boolean(value, field.annotation)
 
     @model_validator(mode="before")
     @classmethod
@@ -121,7 +128,7 @@ class RoutingSettings(_Model):
     providers: tuple[ProviderSettings, ...] = ()
     classifier: ClassifierSettings = ClassifierSettings()
     # context window sizes (tokens) by model, to decide whether long_context_model is larger
-    context_windows: dict[str, int] = Field(default_factory=dict)
+    context_windows: dict[str, Int] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _unique_providers(self) -> RoutingSettings:
@@ -269,14 +276,14 @@ class SkillSettings(_Model):
     triggers_file: str | None = None
     synonyms_file: str | None = None
     rrf_k: int = Field(60, ge=1)
-    weights: dict[str, float] = Field(default_factory=dict)
+    weights: dict[str, Float] = Field(default_factory=dict)
     embedding_model: str | None = None
     # retrieval: extra JSONL catalogs, fusion rule ("zscore" | "rrf"), dense layer on/off, and gate
     # thresholds keyed by embedder model id or "lexical" (``threshold`` overrides whichever applies)
     catalogs: tuple[str, ...] = ()
     fusion: Literal["zscore", "rrf"] = "zscore"
     embeddings: bool = True
-    gate_thresholds: dict[str, float] = Field(default_factory=dict)
+    gate_thresholds: dict[str, Float] = Field(default_factory=dict)
     # dense gate weights keyed by embedder model id (fitted defaults for MiniLM are built in)
     gate_weights: dict[str, GateWeightSettings] = Field(default_factory=dict)
     # the hint lists a top-k skill only if its fused score is >= hint_ratio x the best one's or
@@ -478,6 +485,9 @@ def _interpolator(file: str | None, env: Mapping[str, str],
         def sub(m: re.Match[str]) -> str:
             name, default = m.group(1), m.group(2)
             if name in env and env[name] != "":
+                if clean_text(env[name]) != env[name]:   # bytes that were not UTF-8
+                    raise ConfigError(f"environment variable ${{{name}}} is not UTF-8 text",
+                                      file=file, key_path=safe_path(path), line=line)
                 return env[name]
             if default is not None:
                 return default
@@ -653,6 +663,9 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
     """
     given_env = env
     env = os.environ if env is None else env
+    for name in ENV_KEYS.values():   # its fingerprint, its HTTP header: a key must be text
+        if clean_text(v := env.get(name) or "") != v:
+            raise ConfigError(f"{name} is not UTF-8 text (was it set from a file in another encoding?)")
     if home is not None or env.get("HERMES_HOME"):
         check_home(home, env=env)   # a named home that does not exist is a typo, never created
     lines: Mapping[str, int] = {}
@@ -719,6 +732,9 @@ def check_home(home: str | os.PathLike[str] | None = None, *,
     if home is not None or env.get("HERMES_HOME"):
         named = str(home) if home is not None else env["HERMES_HOME"]
         where = "--home" if home is not None else "HERMES_HOME"
+        if not named.strip():   # Path("") is the current folder: it exists, wherever one runs
+            raise ConfigError(f"{where} is empty (an unset variable in a script?); name a folder",
+                              key_path="home")
         path = Path(os.path.expanduser(named))
         if not path.exists():
             raise ConfigError(f"{where} names a folder that does not exist (create it first, or "
@@ -738,6 +754,9 @@ def _check_named_home(home: str, *, file: str | None, line: int | None,
                       secrets: tuple[str, ...]) -> None:
     """A home named by the config (file, dict or override) must be a folder, like ``--home``;
     the default home is left to :func:`check_home` and created on first use."""
+    if not home.strip():   # Path("") is the current folder: it exists, wherever one runs
+        raise ConfigError("home is empty; name a folder, or leave the key out for the default "
+                          f"{DEFAULT_HOME}", file=file, key_path="home", line=line)
     path = Path(os.path.expanduser(home))
     if path == Path(os.path.expanduser(DEFAULT_HOME)):
         return

@@ -4,16 +4,21 @@ YAML reads ``1e400`` as infinity and ``.nan`` as NaN; a timeout, limit, budget o
 or of 10**24, is a mistake that would otherwise be accepted and fail far from the file: a timer
 refusing a timeout past ``threading.TIMEOUT_MAX``, SQLite refusing an integer past 64 bits, a
 provider refusing ``max_tokens``, a fused score that is NaN for every skill. One ceiling holds for
-every number that declares no bound of its own (a seed may use all 64 bits, and says so).
+every number that declares no bound of its own (a seed may use all 64 bits, and says so). And a
+number is never a boolean: pydantic would read ``yes`` as 1.
 """
 
 from __future__ import annotations
 
 import math
+import types
+import typing
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from annotated_types import Le, Lt
+from pydantic import BeforeValidator
+from pydantic_core import PydanticCustomError
 
 # Larger than any real duration in seconds (31 years), token count, limit or weight, and below
 # threading.TIMEOUT_MAX (~9.2e9 s), so a timer can always be set from a setting.
@@ -41,3 +46,27 @@ def check_numbers(value: Any, metadata: list[Any], *, non_negative: bool = False
                              f"of {len(str(int(abs(item))))} digits")
         if non_negative and item < 0:
             raise ValueError(f"weights must be 0 or more, got {item:g}")
+
+
+def _number_kind(annotation: Any) -> str | None:
+    """``"int"`` or ``"float"`` for a number setting (optional or not), else None."""
+    kinds = typing.get_args(annotation) if typing.get_origin(annotation) in (
+        types.UnionType, typing.Union) else (annotation,)
+    if bool in kinds:
+        return None
+    return "int" if int in kinds else "float" if float in kinds else None
+
+
+def not_a_boolean(value: Any, annotation: Any) -> Any:
+    """Refuse a YAML boolean where a number belongs: pydantic reads True as 1, so
+    ``max_tokens: yes`` capped every reply at one token and ``max_results: false`` turned recall
+    off without a word. Raised as pydantic's own type error, so the message is the config's."""
+    if isinstance(value, bool) and (kind := _number_kind(annotation)) is not None:
+        raise PydanticCustomError(f"{kind}_type", "a boolean is not a number")
+    return value
+
+
+#: Number types that refuse booleans, for the values of a mapping (the error's key path then
+#: ends at the mapping key, ``skill_utils.weights.bm25``).
+Int = Annotated[int, BeforeValidator(lambda v: not_a_boolean(v, int))]
+Float = Annotated[float, BeforeValidator(lambda v: not_a_boolean(v, float))]

@@ -290,6 +290,12 @@ def load_yaml(text: str, *, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NOD
         if opened is not None and mark is not None and mark.index >= end:
             mark = opened   # something left open to the end: the line that opened it
         line = None if mark is None else min(mark.line + 1, text[:end].count("\n") + 1)
+        position = getattr(e, "position", None)   # the reader's errors (a control character)
+        if line is None and isinstance(position, int):
+            line = text[:position].count("\n") + 1
+        if mark is not None and text[mark.index:mark.index + 1] == "\t":
+            # editors show a tab as spaces: "cannot start any token" left nothing to look for
+            problem = "a tab character; YAML indents with spaces, not tabs"
         # the parser quotes the offending text (an alias name, a token), which may be a pasted key
         raise YamlLimitError(f"invalid YAML: {redact(problem)}", line=line) from None
     return data, builder.lines

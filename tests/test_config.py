@@ -599,6 +599,27 @@ def test_a_named_home_that_does_not_exist_is_an_error_and_is_not_created(tmp_pat
     assert check_home(tmp_path, env={}) == tmp_path
 
 
+@pytest.mark.parametrize("empty", ["", "   "])
+def test_an_empty_home_is_an_error_not_the_current_folder(empty, tmp_path, monkeypatch):
+    """``--home "$HERMES_DIR"`` with the variable unset, or ``home: ""`` in config.yaml, named
+    the empty path: Path("") is the current folder, which exists, so sessions.db, the embedding
+    cache and the audit log were written wherever the command happened to run."""
+    from hermes_core.config import check_home
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match="--home is empty") as info:
+        check_home(empty, env={})
+    assert info.value.key_path == "home"
+    with pytest.raises(ConfigError, match="--home is empty"):
+        load_settings(None, home=empty, env={})
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(f'llm:\n  stream: false\nhome: "{empty}"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="home is empty") as info:
+        load_settings(cfg, env={})
+    assert (info.value.file, info.value.line, info.value.key_path) == (str(cfg), 3, "home")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml"]
+
+
 def test_load_settings_refuses_a_named_home_that_does_not_exist(tmp_path):
     missing = tmp_path / "nosuch" / "typo"
     with pytest.raises(ConfigError) as info:
@@ -855,3 +876,42 @@ def test_a_provider_endpoint_password_is_a_secret_never_shown(endpoint: str) -> 
     assert "s3cret-proxy-pw" in settings.secret_values()
     assert "s3cret-proxy-pw" not in repr(settings)
     assert "s3cret-proxy-pw" not in settings.redactor()(f"could not reach {endpoint}")
+
+
+@pytest.mark.parametrize(("text", "path", "expected"), [
+    ("llm:\n  max_tokens: true\n", "llm.max_tokens", "expected a whole number (an integer)"),
+    ("llm:\n  max_tokens: yes\n", "llm.max_tokens", "expected a whole number (an integer)"),
+    ("llm:\n  temperature: true\n", "llm.temperature", "expected a number"),
+    ("context_engine:\n  max_results: false\n", "context_engine.max_results",
+     "expected a whole number (an integer)"),
+    ("llm:\n  seed: no\n", "llm.seed", "expected a whole number (an integer)"),
+    ("skill_utils:\n  weights:\n    bm25: true\n", "skill_utils.weights.bm25", "expected a number"),
+])
+def test_a_boolean_is_not_read_as_a_number(text, path, expected):
+    """pydantic turns True into 1 for a number: ``max_tokens: yes`` capped every reply at one
+    token, ``temperature: true`` meant 1.0 and ``max_results: false`` quietly turned recall off."""
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml", env={})
+    err = info.value
+    assert err.key_path == path and err.line == text.count("\n")
+    assert f"{expected}, got the boolean" in str(err)
+
+
+def test_a_provider_key_variable_that_is_not_utf8_is_an_error_naming_it(tmp_path):
+    """A key variable set from a file in another encoding arrives surrogate-escaped: the key's
+    fingerprint encoded it as UTF-8 and every command ended in a UnicodeEncodeError traceback."""
+    bad = "sk-\udcff\udcfeabcdefghijklmnopqrstuvwx"
+    with pytest.raises(ConfigError) as info:
+        load_settings({}, home=tmp_path, env={"OPENAI_API_KEY": bad})
+    assert "OPENAI_API_KEY" in str(info.value) and "UTF-8" in str(info.value)
+    assert "abcdefghijklmnop" not in str(info.value)
+
+
+def test_an_interpolated_variable_that_is_not_utf8_is_an_error_naming_it():
+    bad = "tok-\udcffabcdefghijklmnopqrstuvwx"
+    text = "credentials:\n  custom:\n    keys:\n      - key: ${CUSTOM_KEY}\n"
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml", env={"CUSTOM_KEY": bad})
+    err = info.value
+    assert "${CUSTOM_KEY}" in str(err) and "UTF-8" in str(err) and err.line == 4
+    assert "abcdefghijklmnop" not in str(err)

@@ -92,3 +92,18 @@ def test_a_long_text_over_the_entry_limit_is_refused_before_anything_is_built(
     text = "".join(f"k{i}: {i}\n" for i in range(30))
     with pytest.raises(YamlLimitError, match="more than 20 entries"):
         load_yaml(text, max_nodes=20)
+
+
+def test_a_control_character_is_refused_naming_its_line() -> None:
+    """The reader's error carries a character position, not a line: the message named none."""
+    with pytest.raises(YamlLimitError) as info:
+        load_yaml('a: 1\nb: 2\nc: "x\x1b[2Jy"\n')
+    assert info.value.line == 3 and "control characters" in info.value.reason
+
+
+def test_a_tab_in_the_indentation_is_named_as_a_tab() -> None:
+    """"found character that cannot start any token" does not say which: editors show a tab as
+    spaces, so the person looking at line 2 saw nothing wrong."""
+    with pytest.raises(YamlLimitError) as info:
+        load_yaml("llm:\n\tmax_tokens: 100\n")
+    assert info.value.line == 2 and "tab" in info.value.reason and "spaces" in info.value.reason

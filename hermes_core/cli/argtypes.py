@@ -8,16 +8,39 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+#: Digits a count, turn number or seed may have: "as many as there are" may be written 10**20,
+#: and int() refuses over 4,300 (a ValueError, read as "not a whole number").
+MAX_DIGITS = 100
 
-def positive_int(text: str) -> int:
-    """A whole number >= 1: counts where 0 would silently mean "the default" and -1 would slice."""
+
+def _whole(text: str, minimum: int | None) -> int:
+    digits = len(text.strip().lstrip("+-"))
+    if re.fullmatch(r"\s*[+-]?\d+\s*", text) and digits > MAX_DIGITS:
+        raise argparse.ArgumentTypeError(f"too large (a number of {digits} digits)")
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
+        shown = repr(text)   # escapes included: a control character is shown, never sent
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise argparse.ArgumentTypeError(f"not a whole number: {shown}") from None
+    if minimum is not None and value < minimum:
+        raise argparse.ArgumentTypeError(f"must be at least {minimum} (got {value})")
     return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number >= 1: counts where 0 would silently mean "the default" and -1 would slice."""
+    return _whole(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    """A whole number >= 0: a count of what has happened (turns so far)."""
+    return _whole(text, 0)
+
+
+def whole_number(text: str) -> int:
+    """Any whole number of at most :data:`MAX_DIGITS` digits (a seed)."""
+    return _whole(text, None)
 
 
 def replace_unencodable(stream: object) -> None:

@@ -14,9 +14,10 @@ import traceback
 from collections.abc import Sequence
 
 from hermes_core.cli.argtypes import replace_unencodable
+from hermes_core.cli.output import Output, input_stream, output_lost
 from hermes_core.config import check_home, register_environment_keys
 from hermes_core.errors import HermesError
-from hermes_core.redact import RedactingFilter, RedactingWriter
+from hermes_core.redact import RedactingFilter
 
 COMMAND_MODULES = (
     "hermes_core.cli.chat_cmd",
@@ -47,22 +48,56 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     replace_unencodable(sys.stdout)
-    streams = sys.stdout, sys.stderr
+    streams = sys.stdin, sys.stdout, sys.stderr
     register_environment_keys()   # argparse may echo the command line before any config loads
-    sys.stdout, sys.stderr = RedactingWriter(streams[0]), RedactingWriter(streams[1])
+    out, err = Output(streams[1]), Output(streams[2])
+    sys.stdin, sys.stdout, sys.stderr = input_stream(streams[0]), out, err
     try:
-        return _run(argv)
+        code = _run(argv)
+        return _flushed(out, err) or code
+    except SystemExit as done:   # argparse after --help or a usage error (it ignores write errors)
+        lost = _flushed(out, err)
+        if lost and not done.code:
+            raise SystemExit(lost) from None
+        raise
     except KeyboardInterrupt:   # while the command modules load (a second or two of imports)
         print("", file=sys.stderr)
         return 130
-    except Exception:
-        # a bug, or a library's error quoting its input (pydantic's input_value=...): its
-        # traceback is printed here, through the redacting stderr, not by the interpreter after
-        # the raw stream is back
-        traceback.print_exc(file=sys.stderr)
-        return 1
+    except OSError as e:
+        if e is out.failure or e is err.failure:
+            return output_lost(e, (out, err))
+        return _bug(e)
+    except Exception as e:
+        return _bug(e)
     finally:
-        sys.stdout, sys.stderr = streams
+        if streams[0] is None:
+            sys.stdin.close()
+        out.close_discard()
+        err.close_discard()
+        sys.stdin, sys.stdout, sys.stderr = streams
+
+
+def _bug(e: BaseException) -> int:
+    """A bug, or a library's error quoting its input (pydantic's input_value=...): its traceback
+    is printed here, through the redacting stderr, not by the interpreter after the raw stream is
+    back."""
+    traceback.print_exception(e, file=sys.stderr)
+    return 1
+
+
+def _flushed(out: Output, err: Output) -> int:
+    """Flush both streams now, so a write that fails is reported here rather than by Python's
+    flush at exit, which turns any exit into 120. 0: the output was written (or its reader went
+    away); diagnostics lost on a failed stderr do not fail a command that did its work."""
+    try:
+        out.flush()
+        err.flush()
+    except OSError as e:
+        if e is not out.failure and e is not err.failure:
+            raise
+        lost = output_lost(e, (out, err))
+        return lost if out.failure is not None else 0
+    return 0
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -85,8 +120,6 @@ def _run(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print("", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 The database is ``--db FILE`` when given, else ``context_engine.db_path`` from the config, else
 ``HERMES_HOME/sessions.db`` (``--home`` beats the environment). Only ``add`` creates a missing
-database; the other actions say clearly that there is none.
+database, and never the folder of a ``--db`` (a typo there would hide the session where no later
+search looks); the other actions say clearly that there is none.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from dataclasses import asdict
@@ -20,6 +22,7 @@ from typing import Any
 from hermes_core.agent.context_engine import ContextEngine, default_db_path, parse_timestamp
 from hermes_core.cli.argtypes import positive_int, print_mapping, terminal_safe
 from hermes_core.config import load_settings
+from hermes_core.errors import ConfigError
 from hermes_core.redact import redact
 
 #: How far ahead of this machine's clock ``--created-at`` may be (another machine's clock skew).
@@ -98,6 +101,9 @@ def _open(args: argparse.Namespace, *, create: bool, read_only: bool = False) ->
     holding it was stored (they show it redacted; the next chat or ``add`` rewrites the file)."""
     settings = load_settings(args.config, home=args.home)
     path = Path(args.db).expanduser() if args.db else default_db_path(settings)
+    if args.db and create and not os.path.isdir(path.parent):   # a typo, never a new folder
+        raise ConfigError(f"--db: the folder {path.parent} does not exist (create it first, or "
+                          "check the spelling)", file=str(path))
     return ContextEngine(path, settings=settings.context_engine, create=create,
                          redactor=settings.redactor(), read_only=read_only)
 

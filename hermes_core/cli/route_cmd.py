@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Any
 
+from hermes_core.cli.argtypes import non_negative_int, terminal_safe
 from hermes_core.config import load_settings
+from hermes_core.errors import ConfigError
 
 
 def register(sub: Any) -> None:
@@ -22,7 +25,7 @@ def register(sub: Any) -> None:
     p.add_argument("--config", help="config YAML (default: HERMES_HOME/config.yaml)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--tools", action="store_true", help="the request needs tool calls")
-    p.add_argument("--turn", type=int, default=0, help="turn count of the conversation")
+    p.add_argument("--turn", type=non_negative_int, default=0, help="turn count of the conversation")
     p.add_argument("--model", help="an explicitly requested model")
     p.add_argument("--out", help="train: where to write the model (default: the configured "
                                  "llm.routing.classifier.path, else HERMES_HOME/route_classifier.pkl)")
@@ -44,10 +47,11 @@ def run(args: argparse.Namespace) -> int:
                           "candidates": [{"provider": c.provider, "model": c.model}
                                          for c in d.candidates],
                           "features": dict(d.features)}, ensure_ascii=False))
-    else:
-        print(f"model: {d.model}")
-        print(f"reason: {d.reason}")
-        print("candidates: " + ", ".join(f"{c.provider}/{c.model}" for c in d.candidates))
+    else:   # names come from the config and the command line: shown, never sent as escapes
+        print(terminal_safe(f"model: {d.model}"))
+        print(terminal_safe(f"reason: {d.reason}"))
+        print(terminal_safe("candidates: " + ", ".join(f"{c.provider}/{c.model}"
+                                                       for c in d.candidates)))
     return 0
 
 
@@ -55,12 +59,15 @@ def train(args: argparse.Namespace, file: str) -> int:
     from hermes_core.agent.routing.classifier import RouteClassifier, read_examples
 
     settings = load_settings(args.config, home=args.home)
-    examples = read_examples(file)
-    clf = RouteClassifier.train(examples, source=file)
     out = args.out or settings.llm.routing.classifier.path or "route_classifier.pkl"
     path = Path(out).expanduser()
     if not path.is_absolute() and not args.out:
         path = settings.home_path / path
+    if args.out and not os.path.exists(path.parent):   # a typo, never a new folder (before training)
+        raise ConfigError(f"--out: the folder {path.parent} does not exist (create it first, or "
+                          "check the spelling)", file=str(path))
+    examples = read_examples(file)
+    clf = RouteClassifier.train(examples, source=file)
     clf.save(path)
     summary = {"examples": len(examples), "labels": list(clf.labels), "path": str(path)}
     if args.json:

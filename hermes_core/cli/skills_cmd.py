@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hermes_core.cli.argtypes import positive_int, print_mapping, terminal_safe
+from hermes_core.cli.argtypes import positive_int, print_mapping, terminal_safe, whole_number
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
 
@@ -54,7 +54,7 @@ def register(sub: Any) -> None:
     e.add_argument("--queries", required=True)
     e.add_argument("--negatives")
     e.add_argument("--limit", type=positive_int, default=None, help="fixed-seed sample of N queries")
-    e.add_argument("--seed", type=int, default=7)
+    e.add_argument("--seed", type=whole_number, default=7)
     e.add_argument("--layers", nargs="+", default=["L1,L2,L3,L4,L6"],
                    help="subset of L1 L2 L3 L4 L6 (space- or comma-separated; L6 is the usage layer)")
     e.add_argument("--fusion", choices=("zscore", "rrf"), default=None)

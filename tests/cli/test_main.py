@@ -7,12 +7,16 @@ the shell scrubs both streams, so none of them shows it.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from hermes_core.cli.main import main
 
+ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-proj-Abc123Def456Ghi789Jkl0Mno"
 
 
@@ -151,3 +155,81 @@ def test_a_bug_ends_in_a_redacted_traceback_on_stderr_not_a_raw_one(
     out, err = capsys.readouterr()
     assert secret not in out + err
     assert "Traceback" in err and "RuntimeError: unexpected input_value='[key-" in err
+
+
+@pytest.mark.parametrize("argv", [["route", "hi"], ["keys", "status"], ["skills", "list"],
+                                  ["prompt", "hi"]])
+def test_a_closed_stdout_discards_the_output_as_print_does(
+        argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``hermes-core ... >&-`` starts Python with ``sys.stdout`` None: print() then writes
+    nothing, but the scrubbing wrapper called ``None.write`` and every command ended in an
+    AttributeError traceback."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("HERMES_HOME", raising=False)
+    monkeypatch.setattr("sys.stdout", None)
+    assert main(argv) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["chat", "--offline"], ["prompt", "-"]])
+def test_a_closed_stdin_reads_as_an_empty_input(
+        argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``hermes-core chat <&-`` (cron, a detached service) has ``sys.stdin`` None: the chat asked
+    it ``isatty()`` and ``prompt -`` read it, both an AttributeError traceback."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("HERMES_HOME", raising=False)
+    monkeypatch.setattr("sys.stdin", None)
+    assert main(argv) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def _run_cli(argv: list[str], home: Path, **popen: object) -> subprocess.CompletedProcess[str]:
+    # PYTHONUNBUFFERED would hide what Python's flush at exit does with a buffered stream
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "HERMES_HOME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "PYTHONUNBUFFERED")}
+    env.update(HOME=str(home), PYTHONPATH=str(ROOT))
+    popen.setdefault("stderr", subprocess.PIPE)
+    return subprocess.run([sys.executable, "-m", "hermes_core.cli", *argv], env=env,
+                          stdin=subprocess.DEVNULL, text=True, timeout=120, check=False,
+                          **popen)  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize("argv", [["route", "hi"], ["chat", "--offline"], ["--help"]])
+def test_output_that_cannot_be_written_is_one_line_on_stderr_and_exit_1(
+        argv: list[str], tmp_path: Path) -> None:
+    """A full disk under a redirect (``> /dev/full``): the chat's first line ended in an OSError
+    traceback; other commands exited 120 with Python's "Exception ignored" at shutdown."""
+    with open("/dev/full", "w") as full:
+        done = _run_cli(argv, tmp_path, stdout=full)
+    assert done.returncode == 1
+    assert done.stderr.strip() == ("hermes-core: cannot write the output: "
+                                   "No space left on device")
+
+
+def test_a_reader_that_went_away_ends_the_chat_quietly(tmp_path: Path) -> None:
+    """``hermes-core chat < questions | head -c 1``: once the reader had gone, the rest of the
+    output, flushed at exit, failed there: exit 120 and "Exception ignored ... BrokenPipeError"."""
+    questions = tmp_path / "questions.txt"
+    questions.write_text("another question, please\n" * 3_000, encoding="utf-8")  # >> 64 KB out
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "HERMES_HOME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "PYTHONUNBUFFERED")}
+    env.update(HOME=str(tmp_path), PYTHONPATH=str(ROOT))
+    with questions.open("rb") as stdin:
+        proc = subprocess.Popen([sys.executable, "-m", "hermes_core.cli", "chat", "--offline",
+                                 "--no-stream"], env=env, stdin=stdin, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(1)   # as head -c 1 does: one byte read, then the pipe is closed
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert (proc.wait(timeout=120), err) == (0, "")
+
+
+def test_a_usage_error_on_a_full_stderr_keeps_its_exit_2(tmp_path: Path) -> None:
+    """argparse swallows the failed write of its usage message and exits 2; Python's flush at
+    exit then failed again and turned the 2 into 120."""
+    with open("/dev/full", "w") as full:
+        done = _run_cli(["--no-such-option"], tmp_path, stdout=subprocess.PIPE, stderr=full)
+    assert done.returncode == 2

@@ -111,6 +111,18 @@ def test_missing_database_is_a_clear_error_and_not_created(tmp_path: Path, actio
     assert not db.exists()
 
 
+def test_add_to_a_db_in_a_folder_that_does_not_exist_is_an_error_and_creates_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--db ~/hremes/sessions.db`` (a typo) created the folder ``hremes`` and a fresh database
+    in it, so the session went where no later search looks, as a mistyped --home once did."""
+    db = tmp_path / "typo" / "deeper" / "sessions.db"
+    code, out, err = run(capsys, "memory", "add", "--db", str(db), "--session-id", "a",
+                         "--summary", "espresso")
+    assert code == 1 and out == ""
+    assert err.startswith("hermes-core: ") and str(db.parent) in err and "--db" in err
+    assert "does not exist" in err and not (tmp_path / "typo").exists()
+
+
 def test_foreign_file_is_refused_and_untouched(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "notes.db"
     db.write_text("shopping list: milk, eggs\n")

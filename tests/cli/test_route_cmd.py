@@ -116,3 +116,37 @@ def test_routing_and_key_status_leave_the_stores_as_they_were_and_print_no_key(
     out, err = capsys.readouterr()
     assert out and secret not in out + err
     assert store_state(home) == before
+
+
+def test_a_negative_turn_count_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--turn -5`` was accepted: a conversation has no negative number of turns."""
+    with pytest.raises(SystemExit) as info:
+        main(["route", "hi", "--turn", "-5"])
+    assert info.value.code == 2 and "--turn" in capsys.readouterr().err
+
+
+def test_a_model_name_s_escape_sequence_is_shown_not_sent_to_the_terminal(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The routing report printed the model name raw: one from a shared config (or pasted) with
+    OSC 52 in it wrote the clipboard of whoever ran ``hermes-core route``."""
+    assert main(["route", "hi", "--model", "gpt-4o\x1b]52;c;ZXZpbA==\x07"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\\x1b]52" in out
+
+
+def test_train_out_in_a_folder_that_does_not_exist_is_an_error_and_creates_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``route train X.jsonl --out ~/hremes/m.pkl`` (a typo) created the folder and saved the
+    model where the configured classifier.path would never find it."""
+    examples = tmp_path / "train.jsonl"
+    examples.write_text("".join(json.dumps({"text": f"{word} {i}", "label": label}) + "\n"
+                                for i in range(4)
+                                for word, label in (("write code", "code"), ("hello", "chat"))),
+                        encoding="utf-8")
+    home = tmp_path / "home"
+    home.mkdir()
+    out = tmp_path / "typo" / "m.pkl"
+    assert main(["route", "train", str(examples), "--home", str(home), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "--out" in err and str(out.parent) in err and "does not exist" in err
+    assert not (tmp_path / "typo").exists()

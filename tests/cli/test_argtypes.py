@@ -1,0 +1,52 @@
+"""Tests of ``hermes_core/cli/argtypes.py``: the value types of the command-line options."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+
+from hermes_core.cli.argtypes import MAX_DIGITS, non_negative_int, positive_int, whole_number
+
+
+@pytest.mark.parametrize("parse", [positive_int, non_negative_int, whole_number])
+def test_a_number_of_thousands_of_digits_is_too_large_not_a_non_number(parse) -> None:
+    """int() refuses over 4,300 digits with a ValueError: the option then said "not a whole
+    number" (it is one) and echoed all 5,000 digits back."""
+    with pytest.raises(argparse.ArgumentTypeError) as info:
+        parse("9" * 5000)
+    message = str(info.value)
+    assert "too large" in message and "5000 digits" in message and len(message) < 80
+
+
+@pytest.mark.parametrize("parse", [positive_int, non_negative_int, whole_number])
+def test_a_long_non_number_is_shown_by_its_head(parse) -> None:
+    with pytest.raises(argparse.ArgumentTypeError) as info:
+        parse("x" * 5000)
+    message = str(info.value)
+    assert "not a whole number" in message and len(message) < 80
+
+
+def test_the_bounds_of_each_kind() -> None:
+    assert (positive_int("1"), non_negative_int("0"), whole_number("-3")) == (1, 0, -3)
+    for parse, text in ((positive_int, "0"), (non_negative_int, "-1")):
+        with pytest.raises(argparse.ArgumentTypeError, match="must be at least"):
+            parse(text)
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(st.text(max_size=6000) | st.from_regex(r"[+-]?\d{1,6000}", fullmatch=True))
+def test_any_text_is_a_number_or_one_short_usage_message(text: str) -> None:
+    """Whatever is typed after an option, each parser answers a number in range or a short
+    ArgumentTypeError argparse shows as a usage error; never another exception."""
+    for parse, low in ((positive_int, 1), (non_negative_int, 0), (whole_number, None)):
+        try:
+            value = parse(text)
+        except argparse.ArgumentTypeError as e:
+            assert len(str(e)) < 80
+        else:
+            assert low is None or value >= low
+            assert len(str(abs(value))) <= MAX_DIGITS
