@@ -8,6 +8,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from hermes_core.redact import clip
+
 #: Digits a count, turn number or seed may have: "as many as there are" may be written 10**20,
 #: and int() refuses over 4,300 (a ValueError, read as "not a whole number").
 MAX_DIGITS = 100
@@ -26,6 +28,20 @@ def _whole(text: str, minimum: int | None) -> int:
     if minimum is not None and value < minimum:
         raise argparse.ArgumentTypeError(f"must be at least {minimum} (got {value})")
     return value
+
+
+#: Characters of a user-supplied value a message shows whole; a longer one is cut to its head.
+CLIP_AT = 80
+
+
+def shorten(text: str, limit: int = CLIP_AT) -> str:
+    """``text`` for a message: whole when short, else its head and its length.
+
+    A value typed or pasted on the command line (a model name, a path) may be 10,000 characters;
+    echoed whole it buries the message it was quoted in."""
+    if len(text) <= limit:
+        return text
+    return f"{clip(text, limit // 2)}... ({len(text)} characters)"
 
 
 def positive_int(text: str) -> int:
