@@ -15,7 +15,8 @@ from collections.abc import Sequence
 
 from hermes_core.cli.argtypes import replace_unencodable
 from hermes_core.cli.output import Output, input_stream, output_lost
-from hermes_core.config import check_home, register_environment_keys
+from hermes_core.config import register_environment_keys
+from hermes_core.config_home import check_home
 from hermes_core.errors import HermesError
 from hermes_core.redact import RedactingFilter
 
