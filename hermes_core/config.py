@@ -30,6 +30,7 @@ from pydantic import (
 
 from hermes_core.agent.routing.rules import validate_condition
 from hermes_core.config_home import DEFAULT_HOME, check_home, check_named_home
+from hermes_core.config_layers import check_layer_weights
 from hermes_core.config_messages import describe_value, explain_error, safe_path
 from hermes_core.config_numbers import Float, Int, check_numbers, not_a_boolean
 from hermes_core.errors import ConfigError
@@ -545,6 +546,7 @@ def _validate(data: Any, *, file: str | None, lines: Mapping[str, int],
         msg, key_path = explain_error(Settings, err, loc, secrets=_secret_values(data, env))
         raise ConfigError(msg, file=file, key_path=key_path or None, line=line) from None
     _check_rules(settings, lines)
+    check_layer_weights(settings.skill_utils.weights, file=file, lines=lines)
     return settings
 
 
