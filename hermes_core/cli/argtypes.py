@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import typing
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,6 +43,18 @@ def shorten(text: str, limit: int = CLIP_AT) -> str:
     if len(text) <= limit:
         return text
     return f"{clip(text, limit // 2)}... ({len(text)} characters)"
+
+
+_LONG_WORD = re.compile(rf"\S{{{CLIP_AT + 1},}}")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with each long word of a usage error shown by its head and length: "invalid
+    choice" and "unrecognized arguments" quote what was typed, 10,000 characters included.
+    Subparsers are made of the same class."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        super().error(_LONG_WORD.sub(lambda m: shorten(m.group()), message))
 
 
 def positive_int(text: str) -> int:
