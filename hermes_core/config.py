@@ -29,13 +29,14 @@ from pydantic import (
 )
 
 from hermes_core.agent.routing.rules import validate_condition
+from hermes_core.config_home import DEFAULT_HOME, check_home, check_named_home
+from hermes_core.config_layers import check_layer_weights
 from hermes_core.config_messages import describe_value, explain_error, safe_path
 from hermes_core.config_numbers import Float, Int, check_numbers, not_a_boolean
 from hermes_core.errors import ConfigError
 from hermes_core.redact import (
     MIN_SUBSTRING,
     Redactor,
-    looks_like_secret,
     register_secrets,
     url_passwords,
 )
@@ -44,7 +45,6 @@ from hermes_core.yaml_safe import Interpolate, YamlLimitError, format_path, load
 
 log = logging.getLogger("hermes_core.config")
 
-DEFAULT_HOME = "~/.hermes"
 MAX_CONFIG_BYTES = 1_000_000
 KNOWN_PROVIDER_TYPES = ("openai", "anthropic", "offline")
 ENV_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
@@ -546,6 +546,7 @@ def _validate(data: Any, *, file: str | None, lines: Mapping[str, int],
         msg, key_path = explain_error(Settings, err, loc, secrets=_secret_values(data, env))
         raise ConfigError(msg, file=file, key_path=key_path or None, line=line) from None
     _check_rules(settings, lines)
+    check_layer_weights(settings.skill_utils.weights, file=file, lines=lines)
     return settings
 
 
@@ -701,7 +702,7 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
     if "home" not in changes or (overrides and "home" in overrides):
         secrets = (*_secret_values({}, env), *(k.key for c in settings.credentials.values()
                                                for k in c.keys))
-        _check_named_home(str(changes.get("home", settings.home)), file=settings.source,
+        check_named_home(str(changes.get("home", settings.home)), file=settings.source,
                           line=lines.get("home"), secrets=secrets)
     out = settings.with_overrides(**changes) if changes else settings
     if given_env is not None:  # key fallback reads the mapping the caller gave, not os.environ
@@ -717,62 +718,6 @@ def register_environment_keys(env: Mapping[str, str] | None = None) -> None:
     env = os.environ if env is None else env
     register_secrets(v.strip() for v in (env.get(name) for name in ENV_KEYS.values())
                      if isinstance(v, str) and v.strip())
-
-
-def check_home(home: str | os.PathLike[str] | None = None, *,
-               env: Mapping[str, str] | None = None) -> Path:
-    """The home a command will use, refused when it was named but does not exist.
-
-    A home given by ``--home`` or ``HERMES_HOME`` must already be a folder: a typo would otherwise
-    create a new, empty home (with a sessions.db and an audit log) and answer with the default
-    persona. The default ``~/.hermes`` may be created on first use, but only inside a user home
-    that exists (``HOME=/nonexistent`` must not create one).
-    """
-    env = os.environ if env is None else env
-    if home is not None or env.get("HERMES_HOME"):
-        named = str(home) if home is not None else env["HERMES_HOME"]
-        where = "--home" if home is not None else "HERMES_HOME"
-        if not named.strip():   # Path("") is the current folder: it exists, wherever one runs
-            raise ConfigError(f"{where} is empty (an unset variable in a script?); name a folder",
-                              key_path="home")
-        path = Path(os.path.expanduser(named))
-        if not path.exists():
-            raise ConfigError(f"{where} names a folder that does not exist (create it first, or "
-                              "check the spelling)", file=str(path), key_path="home")
-        if not path.is_dir():
-            raise ConfigError(f"{where} names a file, not a folder", file=str(path), key_path="home")
-        return path
-    path = Path(os.path.expanduser(DEFAULT_HOME))
-    if not path.parent.is_dir():
-        raise ConfigError(f"the default home {DEFAULT_HOME} is inside a user home that does not "
-                          "exist (is HOME set right?); set HERMES_HOME or --home", file=str(path.parent),
-                          key_path="home")
-    return path
-
-
-def _check_named_home(home: str, *, file: str | None, line: int | None,
-                      secrets: tuple[str, ...]) -> None:
-    """A home named by the config (file, dict or override) must be a folder, like ``--home``;
-    the default home is left to :func:`check_home` and created on first use."""
-    if not home.strip():   # Path("") is the current folder: it exists, wherever one runs
-        raise ConfigError("home is empty; name a folder, or leave the key out for the default "
-                          f"{DEFAULT_HOME}", file=file, key_path="home", line=line)
-    path = Path(os.path.expanduser(home))
-    if path == Path(os.path.expanduser(DEFAULT_HOME)):
-        return
-    short = len(str(path)) <= 200   # a longer one is described, not shown (no second secret check)
-    secret = short and (home.strip() in secrets or looks_like_secret(home))
-    shown = str(path) if short and not secret else describe_value(home, secrets)
-    try:
-        exists, is_dir = path.exists(), path.is_dir()
-    except (OSError, ValueError):   # a name too long for the file system, a NUL byte
-        exists = is_dir = False
-    if not exists:
-        raise ConfigError(f"home names a folder that does not exist: {shown} (create it first, or "
-                          "check the spelling)", file=file, key_path="home", line=line)
-    if not is_dir:
-        raise ConfigError(f"home names a file, not a folder: {shown}", file=file, key_path="home",
-                          line=line)
 
 
 def _read_config(path: Path) -> str:

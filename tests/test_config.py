@@ -587,7 +587,7 @@ def test_a_credential_with_any_unset_variable_is_skipped_and_named(caplog, value
 
 
 def test_a_named_home_that_does_not_exist_is_an_error_and_is_not_created(tmp_path):
-    from hermes_core.config import check_home
+    from hermes_core.config_home import check_home
 
     missing = tmp_path / "nosuch" / "typo"
     with pytest.raises(ConfigError) as info:
@@ -604,7 +604,7 @@ def test_an_empty_home_is_an_error_not_the_current_folder(empty, tmp_path, monke
     """``--home "$HERMES_DIR"`` with the variable unset, or ``home: ""`` in config.yaml, named
     the empty path: Path("") is the current folder, which exists, so sessions.db, the embedding
     cache and the audit log were written wherever the command happened to run."""
-    from hermes_core.config import check_home
+    from hermes_core.config_home import check_home
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError, match="--home is empty") as info:
@@ -685,7 +685,7 @@ def test_only_the_default_home_is_created_on_first_use(tmp_path, monkeypatch):
 
 
 def test_default_home_inside_a_missing_user_home_is_an_error(tmp_path, monkeypatch):
-    from hermes_core.config import check_home
+    from hermes_core.config_home import check_home
 
     monkeypatch.setenv("HOME", str(tmp_path / "nonexistent"))
     with pytest.raises(ConfigError) as info:

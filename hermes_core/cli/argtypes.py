@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import typing
 from collections.abc import Mapping
 from typing import Any
+
+from hermes_core.redact import clip
 
 #: Digits a count, turn number or seed may have: "as many as there are" may be written 10**20,
 #: and int() refuses over 4,300 (a ValueError, read as "not a whole number").
@@ -26,6 +29,32 @@ def _whole(text: str, minimum: int | None) -> int:
     if minimum is not None and value < minimum:
         raise argparse.ArgumentTypeError(f"must be at least {minimum} (got {value})")
     return value
+
+
+#: Characters of a user-supplied value a message shows whole; a longer one is cut to its head.
+CLIP_AT = 80
+
+
+def shorten(text: str, limit: int = CLIP_AT) -> str:
+    """``text`` for a message: whole when short, else its head and its length.
+
+    A value typed or pasted on the command line (a model name, a path) may be 10,000 characters;
+    echoed whole it buries the message it was quoted in."""
+    if len(text) <= limit:
+        return text
+    return f"{clip(text, limit // 2)}... ({len(text)} characters)"
+
+
+_LONG_WORD = re.compile(rf"\S{{{CLIP_AT + 1},}}")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with each long word of a usage error shown by its head and length: "invalid
+    choice" and "unrecognized arguments" quote what was typed, 10,000 characters included.
+    Subparsers are made of the same class."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        super().error(_LONG_WORD.sub(lambda m: shorten(m.group()), message))
 
 
 def positive_int(text: str) -> int:

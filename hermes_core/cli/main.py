@@ -13,9 +13,10 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from hermes_core.cli.argtypes import replace_unencodable
+from hermes_core.cli.argtypes import Parser, replace_unencodable
 from hermes_core.cli.output import Output, input_stream, output_lost
-from hermes_core.config import check_home, register_environment_keys
+from hermes_core.config import register_environment_keys
+from hermes_core.config_home import check_home
 from hermes_core.errors import HermesError
 from hermes_core.redact import RedactingFilter
 
@@ -30,7 +31,7 @@ COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="hermes-core",
         description="Prompt assembly, skill retrieval, episodic memory, routing and key rotation.")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")

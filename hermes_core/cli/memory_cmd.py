@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.agent.context_engine import ContextEngine, default_db_path, parse_timestamp
-from hermes_core.cli.argtypes import positive_int, print_mapping, terminal_safe
+from hermes_core.cli.argtypes import CLIP_AT, positive_int, print_mapping, shorten, terminal_safe
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
 from hermes_core.redact import redact
@@ -33,6 +33,8 @@ def _timestamp(text: str) -> float:
     """``--created-at``: ISO 8601, not in the future. A session that has not happened yet is a
     typo (2062 for 2026), and recency weighting counts a future time as brand new: it would
     outrank every real session for decades."""
+    if len(text) > CLIP_AT:   # no ISO 8601 time is this long; the message shows only its head
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 date/time: {shorten(text)!r}")
     try:
         when = parse_timestamp(text)
     except ValueError as e:
@@ -47,9 +49,9 @@ def _score(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a number: {shorten(text)!r}") from None
     if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"must be >= 0 and finite (got {text})")
+        raise argparse.ArgumentTypeError(f"must be >= 0 and finite (got {shorten(text)})")
     return value
 
 

@@ -23,6 +23,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from hermes_core.cli.argtypes import shorten
 from hermes_core.config import ProviderSettings, Settings, load_settings
 from hermes_core.errors import HermesError, PromptInputError
 from hermes_core.providers import build_provider
@@ -295,6 +296,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"\n# messages  ({len(prompt.messages)})")
     for m in prompt.messages:
         print(redact(f"[{m.role}] {m.content}"))
-    print(f"\n# request  ({provider}, {model}; {marks}, ttl {plan.ttl})")
+    print(f"\n# request  ({provider}, {shorten(model)}; {marks}, ttl {plan.ttl})")
     print(redact(json.dumps(request, ensure_ascii=False, indent=2)))
     return 0

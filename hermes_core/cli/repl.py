@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.prompt.outbound import withheld_keys
-from hermes_core.cli.argtypes import replace_unencodable, terminal_safe
+from hermes_core.cli.argtypes import replace_unencodable, shorten, terminal_safe
 from hermes_core.cli.repl_commands import BUILTIN_COMMANDS, Command
 from hermes_core.errors import HermesError
 from hermes_core.redact import StreamRedactor, redact
@@ -167,7 +167,7 @@ class Repl:
         name, _, arg = text[1:].partition(" ")
         cmd = self.commands.get(name.lower())
         if cmd is None:
-            self.say(f"unknown command /{name}; /help lists them")
+            self.say(f"unknown command /{shorten(name)}; /help lists them")
             return
         try:
             cmd.handler(self, arg.strip())

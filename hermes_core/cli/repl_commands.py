@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from wcwidth import wcswidth
 
 from hermes_core.atomic_write import write_atomic
-from hermes_core.cli.argtypes import terminal_safe
+from hermes_core.cli.argtypes import shorten, terminal_safe
 from hermes_core.redact import clip, looks_like_secret, redact
 
 if TYPE_CHECKING:
@@ -55,7 +55,8 @@ def _model(repl: Repl, arg: str) -> None:
     if arg:
         repl.agent.requested_model = None if arg.lower() == "auto" else arg
     auto = repl.agent.requested_model is None
-    repl.say(f"model: {repl.agent.model}" + (" (auto: routing picks per turn)" if auto else " (fixed)"))
+    repl.say(f"model: {shorten(repl.agent.model)}"
+             + (" (auto: routing picks per turn)" if auto else " (fixed)"))
     if arg and not auto and (note := unknown_model_note(repl.agent, arg)):
         repl.say(note)
 
@@ -85,9 +86,10 @@ def unknown_model_note(agent: Any, model: str) -> str | None:
     near = difflib.get_close_matches(model, sorted(known), n=1, cutoff=0.8)
     # the price table charges it at the longest priced name it starts with: say so, not "no price"
     priced = agent.prices.priced_as(model)
-    how = (f"; it is sent as written, priced as '{priced}'" if priced
+    how = (f"; it is sent as written, priced as '{shorten(priced)}'" if priced
            else " and it has no price; it is sent as written")
-    return f"  note: no provider lists '{model}'{how}" + (f" (did you mean '{near[0]}'?)" if near else "")
+    return (f"  note: no provider lists '{shorten(model)}'{how}"
+            + (f" (did you mean '{near[0]}'?)" if near else ""))
 
 
 def _prompt(repl: Repl, arg: str) -> None:

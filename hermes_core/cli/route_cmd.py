@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hermes_core.cli.argtypes import non_negative_int, terminal_safe
+from hermes_core.cli.argtypes import non_negative_int, shorten, terminal_safe
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
 
@@ -48,9 +48,9 @@ def run(args: argparse.Namespace) -> int:
                                          for c in d.candidates],
                           "features": dict(d.features)}, ensure_ascii=False))
     else:   # names come from the config and the command line: shown, never sent as escapes
-        print(terminal_safe(f"model: {d.model}"))
+        print(terminal_safe(f"model: {shorten(d.model)}"))
         print(terminal_safe(f"reason: {d.reason}"))
-        print(terminal_safe("candidates: " + ", ".join(f"{c.provider}/{c.model}"
+        print(terminal_safe("candidates: " + ", ".join(f"{c.provider}/{shorten(c.model)}"
                                                        for c in d.candidates)))
     return 0
 

@@ -12,6 +12,7 @@ from dataclasses import asdict
 from typing import Any
 
 from hermes_core.config import GateWeightSettings, SkillSettings
+from hermes_core.config_layers import layer_of, unknown_layer
 from hermes_core.errors import ConfigError
 from hermes_core.retrieval.fusion import GateWeights
 
@@ -39,7 +40,6 @@ def as_settings(settings: SkillSettings | None, tuning: Mapping[str, Any]) -> Sk
     return base.model_copy(update=update) if update else base
 
 
-LAYER_NAMES = {"L2": "bm25", "L3": "synonyms", "L4": "dense"}
 # z-score fusion weights (re-normalised over answering layers). Dev sweep of bm25 vs dense:
 # 0.2/0.8 -> MetaTool 0.800, HammerBench-zh 0.903 Recall@5; 0.3/0.7 -> 0.794, 0.903; 0.4/0.6 -> 0.77, 0.90.
 # Synonyms have no dev data: weighted between the two so an explicit synonym can lift a skill.
@@ -55,10 +55,9 @@ def layer_weights(weights: Mapping[str, float] | None, *, file: str | None = Non
     """
     out = dict(DEFAULT_WEIGHTS)
     for key, value in (weights or {}).items():
-        name = LAYER_NAMES.get(str(key).upper(), str(key))
-        if name not in DEFAULT_WEIGHTS:
-            raise ConfigError(f"unknown layer; use {', '.join(DEFAULT_WEIGHTS)} (or L2, L3, L4)",
-                              file=file, key_path=f"skill_utils.weights.{key}")
+        name = layer_of(key)
+        if name is None:
+            raise ConfigError(unknown_layer(key), file=file, key_path=f"skill_utils.weights.{key}")
         if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
             raise ConfigError(f"weight must be a number >= 0 (got {value!r})", file=file,
                               key_path=f"skill_utils.weights.{key}")

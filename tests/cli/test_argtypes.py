@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from hermes_core.cli.argtypes import MAX_DIGITS, non_negative_int, positive_int, whole_number
+from hermes_core.cli.argtypes import MAX_DIGITS, non_negative_int, positive_int, shorten, whole_number
 
 
 @pytest.mark.parametrize("parse", [positive_int, non_negative_int, whole_number])
@@ -50,3 +50,10 @@ def test_any_text_is_a_number_or_one_short_usage_message(text: str) -> None:
         else:
             assert low is None or value >= low
             assert len(str(abs(value))) <= MAX_DIGITS
+
+
+def test_shorten_keeps_a_short_value_and_cuts_a_long_one_to_its_head_and_length() -> None:
+    assert shorten("gpt-4o") == "gpt-4o"
+    long = "x" * 10_000
+    assert shorten(long).startswith("x" * 20) and shorten(long).endswith("... (10000 characters)")
+    assert len(shorten(long)) < 100

@@ -30,3 +30,15 @@ def test_chat_model_flag_is_quiet_for_a_dated_release_of_a_known_model(
     assert main(["chat", "--home", str(home), "--offline", "--no-stream",
                  "--model", "claude-sonnet-4-5-20250929"]) == 0
     assert "no provider lists" not in capsys.readouterr().err
+
+
+def test_chat_model_flag_of_10000_characters_is_noted_by_its_head_and_length(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setattr("sys.stdin", io.StringIO("/exit\n"))
+    assert main(["chat", "--home", str(home), "--offline", "--no-stream", "--model", "m" * 10_000]) == 0
+    err = capsys.readouterr().err
+    assert "no provider lists 'mmmm" in err
+    assert "(10000 characters)" in err
+    assert "m" * 200 not in err

@@ -233,3 +233,18 @@ def test_a_usage_error_on_a_full_stderr_keeps_its_exit_2(tmp_path: Path) -> None
     with open("/dev/full", "w") as full:
         done = _run_cli(["--no-such-option"], tmp_path, stdout=subprocess.PIPE, stderr=full)
     assert done.returncode == 2
+
+
+@pytest.mark.parametrize("argv", [
+    ["z" * 10_000],                                      # invalid choice of command
+    ["memory", "z" * 10_000],                            # invalid choice of action
+    ["skills", "search", "q", "--fusion", "z" * 10_000],  # unrecognized arguments
+    ["prompt", "hi", "--provider", "z" * 10_000],        # invalid choice of an option
+])
+def test_an_argument_of_10000_characters_in_a_usage_error_is_shown_by_its_head_and_length(
+        argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(argv)
+    err = capsys.readouterr().err
+    assert "zzzz" in err and "characters)" in err
+    assert "z" * 200 not in err

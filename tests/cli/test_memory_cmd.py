@@ -283,3 +283,17 @@ def test_reading_memory_leaves_the_stores_as_they_were_and_prints_no_key(
     if argv[0] == "search":
         assert "please remember" in out
     assert store_state(home) == before
+
+
+@pytest.mark.parametrize("argv", [
+    ["--created-at", "x" * 10_000],
+    ["--created-at", "9" * 4 + "-01-01" + "x" * 10_000],
+    ["--relevance", "a" * 10_000],
+    ["--relevance", "1" + "0" * 10_000],
+])
+def test_add_bad_argument_of_10000_characters_is_shown_by_its_head_and_length(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["memory", "add", "--db", str(tmp_path / "m.db"), "--session-id", "a", "--summary", "x", *argv])
+    err = capsys.readouterr().err
+    assert "characters)" in err and len(err) < 2_000

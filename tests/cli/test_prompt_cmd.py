@@ -442,3 +442,11 @@ def test_a_chat_after_a_preview_scrubs_the_stores(tmp_path: Path, monkeypatch: p
         with sqlite3.connect(home / name) as conn:
             rows = conn.execute(f"SELECT * FROM {table}").fetchall()
         assert rows and secret not in repr(rows), name
+
+
+def test_request_header_shows_a_model_of_10000_characters_by_its_head_and_length(
+        marked_home: Path, cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prompt", "hi", "--model", "m" * 10_000]) == 0
+    header = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("# request"))
+    assert "(10000 characters)" in header
+    assert "m" * 200 not in header

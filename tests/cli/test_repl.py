@@ -409,3 +409,14 @@ def test_ctrl_c_after_the_turn_was_recorded_says_the_reply_was_kept(home: Path, 
                                                                        "second question"]
     assert repl.last_reply is agent.last_reply
     assert agent.history[1].content.splitlines()[0] in out.getvalue()   # the kept reply was shown
+
+
+def test_an_unknown_command_of_10000_characters_is_named_by_its_head_and_length(tmp_path: Path):
+    settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False},
+                              "context_engine": {"enabled": False}})
+    out = io.StringIO()
+    Repl(Agent(settings, provider=FakeProvider([])), stdin=io.StringIO("/" + "x" * 10_000 + "\n/exit\n"),
+         stdout=out, stream=False).run()
+    text = out.getvalue()
+    assert "unknown command /xxxx" in text and "(10000 characters)" in text
+    assert "x" * 200 not in text

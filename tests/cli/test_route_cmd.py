@@ -150,3 +150,13 @@ def test_train_out_in_a_folder_that_does_not_exist_is_an_error_and_creates_nothi
     err = capsys.readouterr().err
     assert "--out" in err and str(out.parent) in err and "does not exist" in err
     assert not (tmp_path / "typo").exists()
+
+
+def test_route_model_of_10000_characters_is_shown_by_its_head_and_length(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    assert main(["route", "hi", "--home", str(home), "--model", "m" * 10_000]) == 0
+    out = capsys.readouterr().out
+    assert "model: mmmm" in out and "(10000 characters)" in out
+    assert "m" * 200 not in out

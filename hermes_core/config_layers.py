@@ -1,0 +1,43 @@
+"""The retrieval layers a config may weight (``skill_utils.weights``), and the check at load.
+
+Fusion reads only these names, so a misspelt key would leave the default weight in force without
+a word; it is refused when the config is read, with the file, line and key, not later by the
+retriever. Kept apart from ``config`` (at its size limit) and from ``retrieval`` (which imports
+config, not the other way round).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from hermes_core.errors import ConfigError
+
+#: The weighted layers, by name; fusion weights are keyed by these.
+LAYERS = ("bm25", "synonyms", "dense")
+#: The same layers by the numbers the issue gives them.
+LAYER_NAMES = {"L2": "bm25", "L3": "synonyms", "L4": "dense"}
+
+
+def layer_of(key: Any) -> str | None:
+    """The layer a weight key names (``bm25`` or ``L2``, ``l2``), or None for no layer."""
+    name = LAYER_NAMES.get(str(key).upper(), str(key))
+    return name if name in LAYERS else None
+
+
+def unknown_layer(key: Any) -> str:
+    """The message for a key that names no layer, with the nearest name when one is close."""
+    near = difflib.get_close_matches(str(key), [*LAYERS, *LAYER_NAMES], n=1, cutoff=0.6)
+    return (f"unknown layer; use {', '.join(LAYERS)} (or {', '.join(LAYER_NAMES)})"
+            + (f"; did you mean '{near[0]}'?" if near else ""))
+
+
+def check_layer_weights(weights: Mapping[Any, Any], *, file: str | None,
+                        lines: Mapping[str, int]) -> None:
+    """Refuse the first key of ``weights`` that names no layer, as one ConfigError."""
+    for key in weights:
+        if layer_of(key) is None:
+            key_path = f"skill_utils.weights.{key}"
+            raise ConfigError(unknown_layer(key), file=file, key_path=key_path,
+                              line=lines.get(key_path) or lines.get("skill_utils.weights"))
