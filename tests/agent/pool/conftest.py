@@ -56,9 +56,9 @@ class ReplyLost(redis.Connection):
     lose: ClassVar[dict[str, int]] = {}
 
     def send_command(self, *args: object, **kwargs: object) -> None:
+        super().send_command(*args, **kwargs)    # a reconnect's handshake goes first
         self._losing = (len(args) > 1 and str(args[0]).upper() == "EVALSHA"
                         and self.lose.get(str(args[1]), 0) > 0)
-        super().send_command(*args, **kwargs)
 
     def read_response(self, *args: object, **kwargs: object) -> object:
         reply = super().read_response(*args, **kwargs)
@@ -81,7 +81,8 @@ def lossy(redis_url: str, redis_prefix: str) -> Iterator[RedisPoolState]:
                                                   redis.exceptions.TimeoutError])
     client.connection_pool.connection_class = ReplyLost
     ReplyLost.lose = {}
-    be = RedisPoolState(client=client, options=RedisPoolOptions(key_prefix=redis_prefix),
+    be = RedisPoolState(client=client, options=RedisPoolOptions(key_prefix=redis_prefix,
+                                                                   reconnect_interval_s=0.0),
                         clock=FakeClock(1_700_000_000.25))
     yield be
     be.close()

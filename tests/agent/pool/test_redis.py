@@ -1104,3 +1104,22 @@ def test_a_release_run_twice_after_a_lost_reply_counts_its_outcome_once(
     (key,) = lossy.snapshot("p", keys, policy).keys
     assert key.breaker.mode == "closed" and key.breaker.failures == 1
     assert lossy.acquire("p", keys, policy).fingerprint == "a"
+
+
+def test_an_acquire_whose_reply_never_came_leaves_no_lease_in_redis(lossy: RedisPoolState) -> None:
+    """Both runs' replies lost: the request is served by the local fallback, while the key
+    Redis handed out stayed in flight until its lease expired, and its window counted the
+    request twice once the fallback's requests were merged back."""
+    keys = [KeySpec("a"), KeySpec("b")]
+    policy = PoolPolicy()
+    first = lossy.acquire("p", keys, policy)
+    assert first.fingerprint is not None
+    lossy.release("p", first.fingerprint, Outcome("ok"), policy, lease=first.lease)
+    ReplyLost.lose = {lossy._acquire.sha: 2}
+    got = lossy.acquire("p", keys, policy)
+    assert lossy.degraded and got.fingerprint is not None
+    lossy.release("p", got.fingerprint, Outcome("ok"), policy, lease=got.lease)
+    assert not lossy.degraded                 # the release found Redis back
+    snap = lossy.snapshot("p", keys, policy).keys
+    assert [k.in_flight for k in snap] == [0, 0]
+    assert sum(k.requests_in_window for k in snap) == 2
