@@ -405,11 +405,8 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
         if ms is not None:
             return ms / 1000.0
     if "retry-after" in h:
-        raw = h["retry-after"].strip()
-        seconds = _seconds(raw)
-        if seconds is not None:
-            return seconds
-        when = parse_when(raw, now)
+        # seconds or an HTTP date, and what proxies send instead: a Unix time, a duration
+        when = parse_reset(h["retry-after"].strip(), now)
         if when is not None:
             return when
     resets: list[float] = []

@@ -298,3 +298,14 @@ def test_an_anthropic_reset_is_read_against_the_servers_own_date():
 def test_odd_rate_limit_remainders_and_resets_are_read_sanely(headers, expected):
     got = parse_retry_after(headers, now=NOW)
     assert got == (None if expected is None else pytest.approx(expected))
+
+
+@pytest.mark.parametrize("headers,expected", [
+    # a proxy's Retry-After as a Unix time: 30 s, not 1.8e9 s (a day's cool-down, the cap)
+    ({"retry-after": str(int(NOW) + 30)}, 30.0),
+    ({"retry-after": str(int(NOW) - 30)}, 0.0),
+    # or as an OpenAI-style duration
+    ({"retry-after": "1m30s"}, 90.0),
+])
+def test_a_retry_after_in_a_proxys_own_form_is_read(headers, expected):
+    assert parse_retry_after(headers, now=NOW) == pytest.approx(expected)
