@@ -312,6 +312,35 @@ def parse_duration(text: str) -> float | None:
     return total if pos == len(text) and pos else None
 
 
+# a reset this many seconds away is no duration a server means (31 years): it is a Unix time
+_EPOCH_FROM = 1e9
+
+
+def parse_count(text: str | None) -> int | None:
+    """A rate-limit count (a limit, what remains): None when absent or not a whole number. The
+    same header sent twice (a proxy stating its own beside the provider's) reaches us joined by
+    ", ": the lowest holds, as both counters refuse. A negative remainder (a proxy counting past
+    the limit) stays negative: nothing remains."""
+    if not text:
+        return None
+    try:
+        return min(int(part.strip()) for part in text.split(","))
+    except ValueError:
+        return None
+
+
+def parse_reset(text: str, now: float) -> float | None:
+    """An ``x-ratelimit-reset-*`` value -> seconds from ``now`` (the server's clock): OpenAI's
+    durations (``1s``, ``1m30s``, ``120ms``), plain seconds, and what proxies send in their place,
+    a Unix time (read as 1.7e9 seconds it was a day's cool-down, the cap) or an HTTP / RFC 3339
+    date. Repeated (joined by ", "), the longest wait holds; one already past is 0."""
+    parts = [parse_duration(part) for part in text.split(",")]
+    if parts and all(p is not None for p in parts):
+        waits = [p - now if p >= _EPOCH_FROM else p for p in parts if p is not None]
+        return max(0.0, max(waits))
+    return parse_when(text, now)
+
+
 def parse_when(text: str, now: float) -> float | None:
     """An HTTP date or an RFC 3339 timestamp -> seconds from ``now`` (never negative)."""
     text = text.strip()
@@ -350,6 +379,15 @@ def server_now(headers: Mapping[str, str], now: float) -> float:
     return dt.timestamp()
 
 
+def _left(remaining: str | None) -> bool:
+    """A limit with requests left (or a remainder that is no number) did not refuse us; one that
+    states nothing, none, fewer than none, or 0 twice, may have."""
+    if remaining is None:
+        return False
+    count = parse_count(remaining)
+    return count is None or count > 0
+
+
 def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
     """Seconds to wait, from the strongest signal present; None when no header says.
 
@@ -367,26 +405,23 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
         if ms is not None:
             return ms / 1000.0
     if "retry-after" in h:
-        raw = h["retry-after"].strip()
-        seconds = _seconds(raw)
-        if seconds is not None:
-            return seconds
-        when = parse_when(raw, now)
+        # seconds or an HTTP date, and what proxies send instead: a Unix time, a duration
+        when = parse_reset(h["retry-after"].strip(), now)
         if when is not None:
             return when
     resets: list[float] = []
     for k, v in h.items():
         if k.startswith("x-ratelimit-reset-"):
             remaining = h.get("x-ratelimit-remaining-" + k.removeprefix("x-ratelimit-reset-"))
-            if remaining not in (None, "0"):
+            if _left(remaining):
                 continue
-            d = parse_duration(v)
+            d = parse_reset(v, now)
             if d is not None:
                 resets.append(d)
         elif k.startswith("anthropic-ratelimit-") and k.endswith("-reset"):
             stem = k.removesuffix("-reset")
             remaining = h.get(stem + "-remaining")
-            if remaining not in (None, "0"):
+            if _left(remaining):
                 continue
             d = parse_when(v, now)
             if d is not None:

@@ -276,3 +276,36 @@ def test_an_anthropic_reset_is_read_against_the_servers_own_date():
          "anthropic-ratelimit-requests-remaining": "0",
          "anthropic-ratelimit-requests-reset": reset}
     assert parse_retry_after(h, now=NOW) == pytest.approx(20.0)
+
+
+@pytest.mark.parametrize("headers,expected", [
+    # a proxy counting past the limit (negative) or a repeated header ("0, 0") is nothing
+    # remaining: that limit's reset is why the key was refused
+    ({"x-ratelimit-remaining-requests": "-1", "x-ratelimit-reset-requests": "20s"}, 20.0),
+    ({"x-ratelimit-remaining-requests": "0, 0", "x-ratelimit-reset-requests": "20s, 25s"}, 25.0),
+    ({"anthropic-ratelimit-requests-remaining": "-2",
+      "anthropic-ratelimit-requests-reset": email.utils.formatdate(NOW + 40, usegmt=True)}, 40.0),
+    # an OpenAI-shaped reset given as a Unix time or a date: the time left, not 1.8e9 s capped
+    # at a day
+    ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": str(int(NOW) + 30)},
+     30.0),
+    ({"x-ratelimit-remaining-tokens": "0",
+      "x-ratelimit-reset-tokens": email.utils.formatdate(NOW + 90, usegmt=True)}, 90.0),
+    ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1m30s"}, 90.0),
+    # requests left on that limit: not why we were refused
+    ({"x-ratelimit-remaining-requests": "5, 3", "x-ratelimit-reset-requests": "20s"}, None),
+])
+def test_odd_rate_limit_remainders_and_resets_are_read_sanely(headers, expected):
+    got = parse_retry_after(headers, now=NOW)
+    assert got == (None if expected is None else pytest.approx(expected))
+
+
+@pytest.mark.parametrize("headers,expected", [
+    # a proxy's Retry-After as a Unix time: 30 s, not 1.8e9 s (a day's cool-down, the cap)
+    ({"retry-after": str(int(NOW) + 30)}, 30.0),
+    ({"retry-after": str(int(NOW) - 30)}, 0.0),
+    # or as an OpenAI-style duration
+    ({"retry-after": "1m30s"}, 90.0),
+])
+def test_a_retry_after_in_a_proxys_own_form_is_read(headers, expected):
+    assert parse_retry_after(headers, now=NOW) == pytest.approx(expected)

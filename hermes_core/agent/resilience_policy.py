@@ -29,7 +29,8 @@ from hermes_core.errors import (
     ProviderError,
     RateLimited,
     Timeout,
-    parse_duration,
+    parse_count,
+    parse_reset,
     parse_retry_after,
     parse_when,
     server_now,
@@ -126,12 +127,6 @@ def coerce(e: BaseException, provider: str) -> BaseException:
     return e
 
 
-def _count(raw: str | None) -> int | None:
-    try:
-        return int(raw.strip()) if raw else None
-    except ValueError:
-        return None
-
 
 def rate_limit_info(headers: Mapping[str, str], *, now: float | None = None) -> RateLimitInfo | None:
     """What an answer (a 200 as much as a 429) states about the key's *request* limit, or None.
@@ -147,20 +142,24 @@ def rate_limit_info(headers: Mapping[str, str], *, now: float | None = None) -> 
          if "ratelimit" in k.lower()}
     if not h:
         return None
-    limit = _count(h.get("x-ratelimit-limit-requests") or h.get("anthropic-ratelimit-requests-limit"))
-    remaining = _count(h.get("x-ratelimit-remaining-requests")
-                       or h.get("anthropic-ratelimit-requests-remaining"))
+    limit = parse_count(h.get("x-ratelimit-limit-requests")
+                        or h.get("anthropic-ratelimit-requests-limit"))
+    remaining = parse_count(h.get("x-ratelimit-remaining-requests")
+                            or h.get("anthropic-ratelimit-requests-remaining"))
     reset: float | None = None
+    # the server's clock (its Date header) is the one absolute reset times are on
     if "x-ratelimit-reset-requests" in h:
-        reset = parse_duration(h["x-ratelimit-reset-requests"])
+        reset = parse_reset(h["x-ratelimit-reset-requests"],
+                            server_now(headers, time.time() if now is None else now))
     elif "anthropic-ratelimit-requests-reset" in h:
-        # the server's clock (its Date header) is the one the reset time is on
         reset = parse_when(h["anthropic-ratelimit-requests-reset"],
                            server_now(headers, time.time() if now is None else now))
     if limit is not None and limit <= 0:
         limit = None
     if limit is None and remaining is None:
         return None
+    if limit is not None and remaining is not None:
+        remaining = min(remaining, limit)   # more left than the limit: the limit is the bound
     return RateLimitInfo(limit, remaining, reset)
 
 

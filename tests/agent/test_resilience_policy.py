@@ -43,3 +43,29 @@ def test_an_anthropic_reset_on_a_success_is_read_against_the_servers_own_date() 
                             "anthropic-ratelimit-requests-remaining": "0",
                             "anthropic-ratelimit-requests-reset": reset}, now=NOW)
     assert info is not None and info.reset_s == pytest.approx(20.0)
+
+
+@pytest.mark.parametrize(("headers", "expected"), [
+    # the same header twice (a proxy adding its own beside the provider's, joined by ", "): the
+    # lowest limit and remainder hold, the longest reset; unsaid, a stated 60 became no limit
+    ({"x-ratelimit-limit-requests": "100, 60", "x-ratelimit-remaining-requests": "5, 0",
+      "x-ratelimit-reset-requests": "1s, 20s"}, RateLimitInfo(60, 0, 20.0)),
+    ({"x-ratelimit-limit-requests": "60, lots", "x-ratelimit-remaining-requests": "3"},
+     RateLimitInfo(None, 3, None)),
+    # a reset stated as a Unix time (as GitHub and some proxies do), read on the server's
+    # clock, not as 1.8e9 seconds to wait
+    ({"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "0",
+      "x-ratelimit-reset-requests": str(int(NOW) + 30)}, RateLimitInfo(60, 0, 30.0)),
+    # or as an HTTP date; one already past frees at once
+    ({"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "0",
+      "x-ratelimit-reset-requests": "Tue, 14 Nov 2023 22:13:50 GMT"},
+     RateLimitInfo(60, 0, 30.0)),
+    ({"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "0",
+      "x-ratelimit-reset-requests": str(int(NOW) - 30)}, RateLimitInfo(60, 0, 0.0)),
+    # a remainder above the stated limit is held to the limit
+    ({"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "900"},
+     RateLimitInfo(60, 60, None)),
+])
+def test_contradictory_or_repeated_request_headers_read_sanely(
+        headers: dict[str, str], expected: RateLimitInfo | None) -> None:
+    assert rate_limit_info(headers, now=NOW) == expected

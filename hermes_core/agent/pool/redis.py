@@ -235,6 +235,9 @@ class RedisPoolState:
         # Redis leases of requests that ended while Redis was unreachable: ended there when it
         # answers again (a Redis that kept running still counts them in flight until they expire)
         self._ended: list[tuple[str, str, str]] = []
+        # acquires whose answer never came (provider, its keys, lease id, tokens): dropped in
+        # Redis when it answers again, as they may have run there
+        self._unanswered: list[tuple[str, tuple[str, ...], str, int]] = []
         self.outages = 0  # how many times this backend fell back (observability, tests)
 
     # ------------------------------------------------------------------ public API
@@ -282,7 +285,15 @@ class RedisPoolState:
                     until, removed = known[spec.fingerprint]
                     args += [spec.fingerprint, spec.weight, spec.max_rpm or 0, spec.max_tpm or 0,
                              until, "1" if removed else "0", learned[spec.fingerprint]]
-                raw = self._acquire(keys=names, args=args)
+                try:
+                    raw = self._acquire(keys=names, args=args)
+                except self._redis_error:
+                    # it may have run with its reply lost: the hold it took goes when Redis
+                    # answers again, or that key stays in flight until the lease expires
+                    with self._lock:
+                        self._unanswered.append((provider, tuple(s.fingerprint for s in keys),
+                                                 lease, max(0, int(tokens))))
+                    raise
                 fp, available, probe, now, status, epoch = (_text(x) for x in raw[:6])
                 if status == "resync":
                     self._resync(provider, epoch)
@@ -698,12 +709,20 @@ class RedisPoolState:
                 ended = list(self._ended)
             for provider, fp, lease_id in ended:
                 self._redis.zrem(self._key_names(provider, fp)[2], lease_id)
+            with self._lock:
+                unanswered = list(self._unanswered)
+            for provider, fps, lease_id, tokens in unanswered:
+                for fp in fps:
+                    _, window_key, lease_key = self._key_names(provider, fp)
+                    self._redis.zrem(lease_key, lease_id)
+                    self._redis.zrem(window_key, f"{lease_id}:{tokens}")
         except self._redis_error as exc:
             outage_reason(exc)
             return False
         with self._lock:
             self._before.clear()
             del self._ended[:len(ended)]
+            del self._unanswered[:len(unanswered)]
             # what Redis now holds at least (merged); a later resync hands back this, not the
             # view from before the outage (a key restored here is not quarantined again)
             self._standing = {k: st.shifted(-self._offset) for k, st in standings.items()}

@@ -137,6 +137,15 @@ redis.call('PEXPIRE', KEYS[3], ms(state_ttl))
 if epoch ~= ARGV[13] then
   return {'', '', '0', fmt(now), 'resync', epoch}
 end
+-- this very acquire run again (redis-py sends it once more when the link dropped before the
+-- reply): the first run's hold is dropped, or the key it took stayed in flight with nobody to
+-- release it until the lease expired, and counted a request never sent
+for i = 1, n do
+  local b = 3 + (i - 1) * 3
+  if redis.call('ZREM', KEYS[b + 3], lease) == 1 then
+    redis.call('ZREM', KEYS[b + 2], lease .. ':' .. tostring(math.max(0, need)))
+  end
+end
 local seen = {}
 
 local p = redis.call('HMGET', KEYS[1], 'bm', 'bf', 'bo')
@@ -396,6 +405,27 @@ local threshold = tonumber(ARGV[7])
 local state_ttl = tonumber(ARGV[8])
 local probe = ARGV[9] == '1'
 local window = tonumber(ARGV[11])
+
+-- this very release run again (redis-py sends it once more when the link dropped before the
+-- reply): its outcome is in already; a failure counted twice opened a breaker early
+if lease ~= '' then
+  local ended = redis.call('HGET', KEYS[2], 'el') or ''
+  if string.find(' ' .. ended .. ' ', ' ' .. lease .. ' ', 1, true) then
+    local s = redis.call('HMGET', KEYS[2], 'rm', 'bu', 'bm', 'bf', 'bo', 'as')
+    local bm, bf, bo = read_breaker(s[3], s[4], s[5])
+    local rmo = '0'
+    if s[1] == '1' then rmo = '1' end
+    return {'0', fmt(tonumber(s[2]) or 0), rmo, '0', '', tostring(tonumber(s[6]) or 0),
+            bm .. '|' .. tostring(bf) .. '|' .. fmt(bo)}
+  end
+  -- the last few leases ended on this key, newest first (a retry follows at once)
+  local ENDED_KEPT = 8
+  local recent = {lease}
+  for id in string.gmatch(ended, '%S+') do
+    if #recent < ENDED_KEPT then recent[#recent + 1] = id end
+  end
+  redis.call('HSET', KEYS[2], 'el', table.concat(recent, ' '))
+end
 
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', fmt(now - window))
 local sent = nil     -- when the request ended here went out (probe.probe_after_success)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import ClassVar
 
 import pytest
+import redis
 
 from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
 from hermes_core.agent.pool.state import InMemoryPoolState, PoolStateBackend
@@ -44,3 +46,44 @@ def clocked_backend(request: pytest.FixtureRequest) -> Iterator[tuple[PoolStateB
     yield be, clock
     assert not be.degraded, "the test ran against the local fallback, not Redis"
     be.close()
+
+
+class ReplyLost(redis.Connection):
+    """A connection whose next reply to one of the scripts named in ``lose`` is read and then
+    lost, as when the link drops after Redis ran the script: redis-py reconnects and runs the
+    script again (its one retry)."""
+
+    lose: ClassVar[dict[str, int]] = {}
+
+    def send_command(self, *args: object, **kwargs: object) -> None:
+        super().send_command(*args, **kwargs)    # a reconnect's handshake goes first
+        self._losing = (len(args) > 1 and str(args[0]).upper() == "EVALSHA"
+                        and self.lose.get(str(args[1]), 0) > 0)
+
+    def read_response(self, *args: object, **kwargs: object) -> object:
+        reply = super().read_response(*args, **kwargs)
+        if getattr(self, "_losing", False):
+            self._losing = False
+            name = next(iter(k for k, v in self.lose.items() if v > 0))
+            self.lose[name] -= 1
+            raise redis.exceptions.TimeoutError("reply lost")
+        return reply
+
+
+@pytest.fixture
+def lossy(redis_url: str, redis_prefix: str) -> Iterator[RedisPoolState]:
+    """A Redis backend whose connections lose the replies :class:`ReplyLost` is told to."""
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    client = redis.Redis.from_url(redis_url, decode_responses=True, retry=Retry(NoBackoff(), 1),
+                                  retry_on_error=[redis.exceptions.ConnectionError,
+                                                  redis.exceptions.TimeoutError])
+    client.connection_pool.connection_class = ReplyLost
+    ReplyLost.lose = {}
+    be = RedisPoolState(client=client, options=RedisPoolOptions(key_prefix=redis_prefix,
+                                                                   reconnect_interval_s=0.0),
+                        clock=FakeClock(1_700_000_000.25))
+    yield be
+    be.close()
+

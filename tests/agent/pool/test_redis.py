@@ -43,6 +43,7 @@ from hermes_core.testing import (
 )
 from hermes_core.testing.redis_server import RedisServer, free_port
 from hermes_core.types import Credential, Message, Prompt
+from tests.agent.pool.conftest import ReplyLost
 
 
 @pytest.fixture
@@ -1068,3 +1069,57 @@ def test_redis_merge_of_a_standing_matches_merge_standing(
     k = be.snapshot("p", keys, PoolPolicy()).keys[0]
     assert Standing(k.auth_strikes, k.breaker, k.removed) == merge_standing(held, merged_in)
     be.close()
+
+
+def test_an_acquire_run_twice_after_a_lost_reply_holds_one_key(lossy: RedisPoolState) -> None:
+    """The first run took a key and moved the round-robin cursor; the retry took the next key.
+    The first key stayed in flight, nobody to release it, until its lease expired (five
+    minutes, with a cap of one in flight: the key out of use), and counted a request never sent."""
+    keys = [KeySpec("a"), KeySpec("b")]
+    policy = PoolPolicy(strategy="round_robin")
+    first = lossy.acquire("p", keys, policy)      # learns the pool state's incarnation
+    assert first.fingerprint is not None
+    lossy.release("p", first.fingerprint, Outcome("ok"), policy, lease=first.lease)
+    ReplyLost.lose = {lossy._acquire.sha: 1}
+    got = lossy.acquire("p", keys, policy)
+    assert got.fingerprint is not None and not lossy.degraded
+    snap = {k.fingerprint: k for k in lossy.snapshot("p", keys, policy).keys}
+    assert sum(k.in_flight for k in snap.values()) == 1
+    assert sum(k.requests_in_window for k in snap.values()) == 2
+    lossy.release("p", got.fingerprint, Outcome("ok"), policy, lease=got.lease)
+    snap = {k.fingerprint: k for k in lossy.snapshot("p", keys, policy).keys}
+    assert all(k.in_flight == 0 for k in snap.values())
+
+
+def test_a_release_run_twice_after_a_lost_reply_counts_its_outcome_once(
+        lossy: RedisPoolState) -> None:
+    """One failure counted twice opened a breaker that needed two."""
+    keys = [KeySpec("a")]
+    policy = PoolPolicy(breaker_failures=2)
+    got = lossy.acquire("p", keys, policy)
+    assert got.fingerprint == "a"
+    ReplyLost.lose = {lossy._release.sha: 1}
+    lossy.release("p", "a", Outcome("failure"), policy, lease=got.lease)
+    assert not lossy.degraded
+    (key,) = lossy.snapshot("p", keys, policy).keys
+    assert key.breaker.mode == "closed" and key.breaker.failures == 1
+    assert lossy.acquire("p", keys, policy).fingerprint == "a"
+
+
+def test_an_acquire_whose_reply_never_came_leaves_no_lease_in_redis(lossy: RedisPoolState) -> None:
+    """Both runs' replies lost: the request is served by the local fallback, while the key
+    Redis handed out stayed in flight until its lease expired, and its window counted the
+    request twice once the fallback's requests were merged back."""
+    keys = [KeySpec("a"), KeySpec("b")]
+    policy = PoolPolicy()
+    first = lossy.acquire("p", keys, policy)
+    assert first.fingerprint is not None
+    lossy.release("p", first.fingerprint, Outcome("ok"), policy, lease=first.lease)
+    ReplyLost.lose = {lossy._acquire.sha: 2}
+    got = lossy.acquire("p", keys, policy)
+    assert lossy.degraded and got.fingerprint is not None
+    lossy.release("p", got.fingerprint, Outcome("ok"), policy, lease=got.lease)
+    assert not lossy.degraded                 # the release found Redis back
+    snap = lossy.snapshot("p", keys, policy).keys
+    assert [k.in_flight for k in snap] == [0, 0]
+    assert sum(k.requests_in_window for k in snap) == 2
