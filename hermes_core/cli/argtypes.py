@@ -11,6 +11,9 @@ from typing import Any
 
 from hermes_core.redact import clip
 
+if typing.TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
 #: Digits a count, turn number or seed may have: "as many as there are" may be written 10**20,
 #: and int() refuses over 4,300 (a ValueError, read as "not a whole number").
 MAX_DIGITS = 100
@@ -55,6 +58,16 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> typing.NoReturn:
         super().error(_LONG_WORD.sub(lambda m: shorten(m.group()), message))
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        """Usage, help and error text whose stream refuses it is dropped, so a usage error still
+        exits 2 and ``--help`` still exits: Python 3.11.7 and later argparse do this themselves,
+        earlier 3.11 releases (Debian's 3.11.2) let the OSError out before ``exit``. The CLI's
+        own stream wrapper has noted the failure and reports it once the command ends."""
+        try:
+            super()._print_message(message, file)
+        except OSError:
+            pass
 
 
 def positive_int(text: str) -> int:

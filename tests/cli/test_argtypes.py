@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import io
+import sys
 
 import pytest
 from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from hermes_core.cli.argtypes import MAX_DIGITS, non_negative_int, positive_int, shorten, whole_number
+from hermes_core.cli.argtypes import (
+    MAX_DIGITS,
+    Parser,
+    non_negative_int,
+    positive_int,
+    shorten,
+    whole_number,
+)
 
 
 @pytest.mark.parametrize("parse", [positive_int, non_negative_int, whole_number])
@@ -57,3 +66,19 @@ def test_shorten_keeps_a_short_value_and_cuts_a_long_one_to_its_head_and_length(
     long = "x" * 10_000
     assert shorten(long).startswith("x" * 20) and shorten(long).endswith("... (10000 characters)")
     assert len(shorten(long)) < 100
+
+
+class _FullStream(io.StringIO):
+    def write(self, text: str) -> int:
+        raise OSError(28, "No space left on device")
+
+
+def test_a_usage_error_on_a_stream_that_refuses_it_still_exits_2(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Debian's Python 3.11.2 argparse lets a failed write of the usage text out before exit(2),
+    so ``hermes-core --typo 2>/dev/full`` ended 1 instead of 2 (3.11.7 swallows it itself)."""
+    monkeypatch.setattr(sys, "stderr", _FullStream())
+    parser = Parser(prog="hermes-core")
+    with pytest.raises(SystemExit) as done:
+        parser.parse_args(["--no-such-option"])
+    assert done.value.code == 2
