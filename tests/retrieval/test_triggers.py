@@ -165,6 +165,8 @@ def test_a_trigger_of_stopwords_only_is_ignored_not_fired_on_every_message(trigg
     ("违章", "帮我查违章记录", True),                     # Chinese needs no boundary
     ("git", "用git提交", True),                          # a Latin trigger beside CJK
     ("кот", "我的кот很可爱", True),                       # a Cyrillic trigger beside CJK
+    ("git", "gitを使う", True),                          # kana beside it is a boundary
+    ("회의", "회의를 잡아줘", True),                       # Hangul: particles attach to the noun
 ])
 def test_word_boundaries_hold_for_every_script(trigger: str, query: str, fires: bool) -> None:
     assert (TriggerIndex({"s": [trigger]}).match(query) is not None) is fires
