@@ -25,7 +25,15 @@ import regex
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _CJK_CHAR = re.compile(f"[{_CJK}]")
-_ASCII_LETTER = re.compile(r"[A-Za-z]")   # what c.isascii() and c.isalpha() accept
+_LETTER = regex.compile(r"\p{L}")   # letters of every script, CJK included
+# Scripts written without spaces between words (CJK, Thai...) and Hangul, whose particles attach to
+# the noun (회의를): a neighbour in one of them is no word boundary problem (用git提交, gitを使う), so
+# only the other scripts' letters, marks and digits join words.
+_UNSPACED = (r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}")
+#: A character that continues a word of a spaced script: a letter, mark or digit of any script
+#: but the unspaced ones (a regex character class, for lookarounds in ``regex`` patterns).
+SPACED_WORD_CHAR = f"[^\\W_{_UNSPACED}]"
+_SPACED_WORD = regex.compile(SPACED_WORD_CHAR)
 # CJK runs, and word runs *without* CJK: CJK characters are word characters too, so a plain
 # ``[^\W_]+`` would swallow the Chinese after "John" or "3" (3点和John开会 -> "点和john开会")
 # and it would never reach jieba. ``regex``'s ``\w`` holds combining marks (the stdlib's does not,
@@ -61,10 +69,21 @@ def has_cjk(text: str) -> bool:
 
 
 def cjk_ratio(text: str) -> float:
-    """Share of letters (CJK or alphabetic) that are CJK; 0 for text without letters."""
+    """Share of letters (of any script) that are CJK; 0 for text without letters.
+
+    Every script counts, so Russian, Greek, Arabic or accented text with one Chinese character reads
+    as mostly not Chinese; Japanese kana are letters but not CJK ideographs.
+    """
     cjk = len(_CJK_CHAR.findall(text))
-    letters = cjk + len(_ASCII_LETTER.findall(text))   # one scan in C, not a Python loop a char
+    letters = len(_LETTER.findall(text))   # one scan in C, not a Python loop a char
     return cjk / letters if letters else 0.0
+
+
+def is_spaced_word_char(ch: str) -> bool:
+    """Whether ``ch`` continues a word of a script written with spaces (see ``SPACED_WORD_CHAR``):
+    a trigger or synonym ending in one needs a boundary there, so ``кот`` is not found in
+    ``который`` nor ``git`` in ``digit``, while CJK text (no spaces) needs none."""
+    return _SPACED_WORD.match(ch) is not None
 
 
 def jieba_cache_dir() -> str | None:

@@ -152,3 +152,18 @@ def test_split_identifier_keeps_accented_letters_in_their_word() -> None:
 def test_normalize_folds_the_way_tokens_do() -> None:
     assert tok.normalize("Crème BRÛLÉE, Größe") == "creme brulee, grosse"
     assert tok.normalize(unicodedata.normalize("NFD", "ёлка")) == "ёлка"
+
+
+@pytest.mark.parametrize("text,ratio", [
+    ("Привет, как дела? 猫", 1 / 14),           # Russian with one Chinese character
+    ("Καλημέρα κόσμε 猫", 1 / 14),               # Greek
+    ("مرحبا بالعالم 猫", 1 / 13),                # Arabic
+    ("Ça café déjà été 猫", 1 / 14),             # accented Latin
+    ("我喜欢吃苹果", 1.0),                        # pure Chinese
+    ("用zoom开个会", 4 / 8),                      # mixed Chinese and English
+    ("ひらがなとカタカナ", 0.0),                  # Japanese kana are letters, not Chinese
+    ("私は猫が好きです", 3 / 8),                  # kanji among kana
+    ("123 ... !!", 0.0),                          # no letters at all
+])
+def test_cjk_ratio_counts_letters_of_every_script(text: str, ratio: float) -> None:
+    assert tok.cjk_ratio(text) == pytest.approx(ratio)

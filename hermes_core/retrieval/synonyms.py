@@ -21,22 +21,18 @@ import numpy as np
 from hermes_core.errors import ConfigError
 from hermes_core.retrieval.skills import user_path
 from hermes_core.retrieval.triggers import normalize
-from hermes_core.tokenize import content_tokens
+from hermes_core.tokenize import content_tokens, is_spaced_word_char
 from hermes_core.yaml_safe import YamlLimitError, format_path, load_yaml
 
 TOKEN_WEIGHT = 1.0
 PHRASE_WEIGHT = 1.5
 
 
-def _ascii_alnum(c: str) -> bool:
-    return c.isascii() and c.isalnum()
-
-
 class SynonymIndex:
     """Synonym phrases indexed for lookup: a query costs its own length and its tokens' postings.
 
     Whole phrases are found by one Aho-Corasick automaton over every phrase (scanned once per query,
-    ASCII word boundaries checked after each match); partial matches come from an inverted index
+    word boundaries checked after each match); partial matches come from an inverted index
     from content token to the phrases holding it. Nothing walks the catalog's phrases per query.
     """
 
@@ -70,9 +66,9 @@ class SynonymIndex:
         if by_text:
             auto = ahocorasick.Automaton(ahocorasick.STORE_ANY)
             for norm, pids in by_text.items():
-                # word boundaries at ASCII ends only, so "mail" is not found inside "email",
-                # while 开个会 is found in 用zoom开个会 (mixed text puts no space between scripts)
-                auto.add_word(norm, (len(norm), _ascii_alnum(norm[0]), _ascii_alnum(norm[-1]),
+                # word boundaries at ends in spaced scripts only, so "mail" is not found inside
+                # "email" nor кот in который, while 开个会 is found in 用zoom开个会 (no spaces in CJK)
+                auto.add_word(norm, (len(norm), is_spaced_word_char(norm[0]), is_spaced_word_char(norm[-1]),
                                      tuple(pids)))
             auto.make_automaton()
             self._automaton = auto
@@ -97,9 +93,9 @@ class SynonymIndex:
         n = len(q)
         for end, (length, left, right, pids) in self._automaton.iter(q):
             start = end - length + 1
-            if left and start > 0 and _ascii_alnum(q[start - 1]):
+            if left and start > 0 and is_spaced_word_char(q[start - 1]):
                 continue
-            if right and end + 1 < n and _ascii_alnum(q[end + 1]):
+            if right and end + 1 < n and is_spaced_word_char(q[end + 1]):
                 continue
             found.extend(pids)
         return frozenset(found)

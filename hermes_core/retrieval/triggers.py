@@ -10,9 +10,11 @@ Three tiers, tried on every trigger that qualifies for them:
    mixed text): the segments joined by ``.{0,3}`` so ``发送 邮件`` matches ``发送一封邮件`` and
    ``PDF转换`` matches ``PDF 转换``.
 
-A trigger that begins (ends) with an ASCII letter or digit only matches where the query has no
-ASCII letter or digit just before (after) it, as L3 synonyms do: ``git`` must not auto-load the git
-skill for "what digit...", nor ``pr`` for "print". CJK text has no spaces, so CJK ends need none.
+A trigger that begins (ends) with a letter, mark or digit of a script written with spaces (Latin,
+Cyrillic, Greek, Arabic...) only matches where the query has no such character just before (after)
+it, as L3 synonyms do: ``git`` must not auto-load the git skill for "what digit...", ``pr`` for
+"print", nor ``кот`` for "который". CJK text has no spaces, so CJK ends need none, and a CJK
+neighbour is a boundary (``用git提交``).
 
 A trigger of stopwords or punctuation only (``a``, ``the``, ``how to``, ``的``) is ignored and listed
 in :attr:`TriggerIndex.ignored`: it would auto-load its skill into nearly every message.
@@ -29,8 +31,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import ahocorasick
+import regex
 
-from hermes_core.tokenize import content_tokens, has_cjk, is_cjk, tokenize
+from hermes_core.tokenize import SPACED_WORD_CHAR, content_tokens, has_cjk, is_cjk, tokenize
+from hermes_core.tokenize import is_spaced_word_char as _is_word
 from hermes_core.tokenize import normalize as normalize_text
 
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
@@ -64,9 +68,9 @@ class _Rule:
     trigger: str
     norm: str
     cjk_subseq: bool
-    fuzzy: re.Pattern[str] | None
-    left_bound: bool = False   # starts with an ASCII alnum: needs a non-alnum (or start) before it
-    right_bound: bool = False  # ends with an ASCII alnum: needs a non-alnum (or end) after it
+    fuzzy: regex.Pattern[str] | None
+    left_bound: bool = False   # starts with a spaced-script word char: needs none (or start) before
+    right_bound: bool = False  # ends with a spaced-script word char: needs none (or end) after it
 
     def find(self, q: str) -> int:
         """First tier-1 occurrence of the trigger in ``q`` that respects the word boundaries."""
@@ -78,10 +82,6 @@ class _Rule:
                 return pos
             pos = q.find(self.norm, pos + 1)
         return -1
-
-
-def _is_word(c: str) -> bool:
-    return c.isascii() and c.isalnum()
 
 
 def _script_runs(chunk: str) -> list[str]:
@@ -133,9 +133,9 @@ def _rule(skill: str, trigger: str) -> _Rule | None:
     left, right = _is_word(norm[0]), _is_word(norm[-1])
     fuzzy = None
     if len(segs) >= 2:
-        body = ".{0,3}".join(re.escape(s) for s in segs)
-        fuzzy = re.compile(("(?<![a-z0-9])" if left else "") + body
-                           + ("(?![a-z0-9])" if right else ""), re.DOTALL)
+        body = ".{0,3}".join(regex.escape(s) for s in segs)
+        fuzzy = regex.compile((f"(?<!{SPACED_WORD_CHAR})" if left else "") + body
+                              + (f"(?!{SPACED_WORD_CHAR})" if right else ""), regex.DOTALL)
     return _Rule(skill, trigger, norm, subseq, fuzzy, left, right)
 
 

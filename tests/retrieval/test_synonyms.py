@@ -152,3 +152,17 @@ def test_any_mapping_file_loads_or_is_one_config_error(tmp_path: Path, raw: byte
         assert str(path) in str(e)
     else:
         assert all(isinstance(k, str) and isinstance(v, tuple) for k, v in out.items())
+
+
+@pytest.mark.parametrize("phrase,query,whole", [
+    ("mail", "send an email", False),                   # English
+    ("mail", "send a mail", True),
+    ("café", "un cafécrème", False),                    # French
+    ("café", "un café crème", True),
+    ("кот", "который час", False),                      # Russian
+    ("кот", "мой кот спит", True),
+    ("开个会", "用zoom开个会", True),                     # Chinese needs no boundary
+    ("кот", "我的кот很可爱", True),                       # CJK beside a Cyrillic phrase
+])
+def test_phrase_word_boundaries_hold_for_every_script(phrase: str, query: str, whole: bool) -> None:
+    assert SynonymIndex({"s": [phrase]}, ["s"]).score(query)[1] is whole

@@ -149,3 +149,24 @@ def test_a_trigger_of_stopwords_only_is_ignored_not_fired_on_every_message(trigg
     assert idx.ignored == (("hijack", trigger),)
     hit = idx.match("convert this pdf to text")
     assert hit is not None and hit.skill == "pdf"
+
+
+@pytest.mark.parametrize("trigger,query,fires", [
+    ("git", "what digit is it", False),                 # English
+    ("git", "use git now", True),
+    ("café", "un cafécrème", False),                    # French, accented ends
+    ("été", "un étéphant", False),
+    ("café", "un café crème", True),
+    ("кот", "который час", False),                      # Russian
+    ("кот", "мой кот спит", True),
+    ("кот", "это кот.", True),
+    ("кот рыжий", "скоты рыжий", False),                # fuzzy tier keeps the boundary too
+    ("кот рыжий", "кот, рыжий", True),
+    ("违章", "帮我查违章记录", True),                     # Chinese needs no boundary
+    ("git", "用git提交", True),                          # a Latin trigger beside CJK
+    ("кот", "我的кот很可爱", True),                       # a Cyrillic trigger beside CJK
+    ("git", "gitを使う", True),                          # kana beside it is a boundary
+    ("회의", "회의를 잡아줘", True),                       # Hangul: particles attach to the noun
+])
+def test_word_boundaries_hold_for_every_script(trigger: str, query: str, fires: bool) -> None:
+    assert (TriggerIndex({"s": [trigger]}).match(query) is not None) is fires

@@ -37,6 +37,8 @@ from hermes_core.types import Candidate, Message, Prompt
         ("帮我在终端执行这个脚本", "requires_shell_execution", True),
         ("what a lovely morning run", "requires_shell_execution", False),
         ("我喜欢吃苹果", "words", 6),
+        ("我喜欢吃苹果", "cjk_ratio", 1.0),
+        ("Привет, как дела? 猫", "cjk_ratio", 0.0714),   # Russian with one Chinese character
         ("a\nb\nc", "lines", 3),
     ],
 )
