@@ -287,7 +287,9 @@ def with_parts(rank: np.ndarray, parts: np.ndarray | None) -> np.ndarray:
 
 
 class EmbeddingCache:
-    """Document vectors on disk, one ``.npy`` per (model id, content hash); safe to share.
+    """Vectors on disk, one ``.npy`` per (model id, key); safe to share. A key names what was
+    embedded (the hash of the exact text, see :func:`_doc_key`), so an entry is right for as long
+    as the model and the text are the same, whatever produced the text.
 
     Writes are atomic (:func:`~hermes_core.atomic_write.write_cache`): a crash never leaves a torn
     vector. A file that fails to load (empty, torn, not a 1-D finite vector) is treated as missing
@@ -297,14 +299,14 @@ class EmbeddingCache:
     def __init__(self, directory: str | os.PathLike[str] | None) -> None:
         self.dir = Path(directory) if directory else None
 
-    def _path(self, model_id: str, content_hash: str) -> Path | None:
+    def _path(self, model_id: str, key: str) -> Path | None:
         if self.dir is None:
             return None
         model_dir = hashlib.sha256(model_id.encode()).hexdigest()[:16]
-        return self.dir / model_dir / f"{content_hash}.npy"
+        return self.dir / model_dir / f"{key}.npy"
 
-    def get(self, model_id: str, content_hash: str) -> np.ndarray | None:
-        p = self._path(model_id, content_hash)
+    def get(self, model_id: str, key: str) -> np.ndarray | None:
+        p = self._path(model_id, key)
         if p is None or not p.exists():
             return None
         try:
@@ -319,8 +321,8 @@ class EmbeddingCache:
             return None
         return v
 
-    def put(self, model_id: str, content_hash: str, vec: np.ndarray) -> None:
-        p = self._path(model_id, content_hash)
+    def put(self, model_id: str, key: str, vec: np.ndarray) -> None:
+        p = self._path(model_id, key)
         if p is None:
             return
         # an unwritable cache fails for every skill: write_cache says so once, not 1,000 times.
@@ -343,14 +345,14 @@ class DenseIndex:
         self.query_cache_id: str = getattr(embedder, "query_cache_id", None) or self.cache_id
         self.names: list[str] = []
         self.matrix = np.zeros((0, 0), dtype=np.float32)
-        self._vecs: dict[str, tuple[str, np.ndarray]] = {}  # name -> (content hash, vector)
+        self._vecs: dict[str, tuple[str, np.ndarray]] = {}  # name -> (text key, vector)
         self.embedded_docs = 0  # documents embedded by the model (not from cache), lifetime
         self.embedded_parts = 0  # skill parts (see skill_parts) embedded by the model, lifetime
         # every skill's document vector followed by its parts' vectors, skills in index order;
         # part_starts[i] is the first row of skill i
         self.parts = np.zeros((0, 0), dtype=np.float32)
         self.part_starts = np.zeros(0, dtype=np.int64)
-        self._parts: dict[str, tuple[str, np.ndarray]] = {}  # name -> (content hash, part rows)
+        self._parts: dict[str, tuple[str, np.ndarray]] = {}  # name -> (texts key, part rows)
         self.doc_coverage = 1.0  # share of skill descriptions in a language the model covers
         self.covered = np.ones(0, dtype=bool)  # per skill, in index order
         self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -361,38 +363,44 @@ class DenseIndex:
         self._lock = threading.Lock()
 
     def build(self, skills: Sequence[Skill]) -> None:
-        """Embed only skills whose content hash has no vector (in memory or on disk)."""
-        todo: list[tuple[Skill, str]] = []
+        """Embed only skills whose document text has no vector (in memory or on disk).
+
+        Vectors are keyed by the text embedded (:func:`document_text`), not by the skill's
+        content hash: that text is derived by code (the identifier split of the tokenizer) that
+        can change while the SKILL.md does not, and then only the skills whose text changed are
+        embedded again. Entries of the older content-hash keys are never looked up (a miss).
+        """
+        texts = {s.name: document_text(s) for s in skills}
+        todo: list[tuple[str, str]] = []   # (name, text key)
         vecs: dict[str, tuple[str, np.ndarray]] = {}
         mid = self.cache_id
         for s in skills:
-            h = s.content_hash
+            k = _doc_key(texts[s.name])
             known = self._vecs.get(s.name)
-            if known is not None and known[0] == h:
+            if known is not None and known[0] == k:
                 vecs[s.name] = known
                 continue
-            cached = self.cache.get(mid, h)
+            cached = self.cache.get(mid, k)
             if cached is not None:
-                vecs[s.name] = (h, cached)
+                vecs[s.name] = (k, cached)
             else:
-                todo.append((s, h))
-        by_name = {s.name: s for s in skills}
+                todo.append((s.name, k))
         if not todo and len({len(v) for _, v in vecs.values()}) > 1:
-            first = skills[0]  # widths disagree and nothing fresh says which is right: ask the model
-            vecs.pop(first.name)
-            todo.append((first, first.content_hash))
-        out = self._embed(todo)
+            first = skills[0].name  # widths disagree and nothing fresh says which is right: ask the model
+            todo.append((first, vecs.pop(first)[0]))
+        out = self._embed([texts[n] for n, _ in todo])
         dims = [len(v) for _, v in vecs.values()]
         dim = len(out[0]) if out else (dims[0] if dims else 0)
         # A vector of another width (left by a different model under the same id) would make the
         # matrix unstackable and take the whole layer down: re-embed those few instead.
-        stale = [(by_name[n], hv[0]) for n, hv in vecs.items() if len(hv[1]) != dim]
+        stale = [(n, hv[0]) for n, hv in vecs.items() if len(hv[1]) != dim]
         if stale:
             log.warning("embedding cache: %d vector(s) of the wrong width for %s; re-embedding",
                         len(stale), self.embedder.model_id)
-        for (s, h), v in zip(todo + stale, [*out, *self._embed(stale)], strict=True):
-            vecs[s.name] = (h, v)
-            self.cache.put(mid, h, v)
+        again = self._embed([texts[n] for n, _ in stale])
+        for (n, k), v in zip(todo + stale, [*out, *again], strict=True):
+            vecs[n] = (k, v)
+            self.cache.put(mid, k, v)
         names = [s.name for s in skills]
         matrix = (np.vstack([vecs[n][1] for n in names]).astype(np.float32) if names
                   else np.zeros((0, 0), dtype=np.float32))
@@ -412,11 +420,12 @@ class DenseIndex:
         known: dict[str, tuple[str, np.ndarray]] = {}
         fresh: list[tuple[Skill, list[str]]] = []
         for s in skills:
+            texts = skill_parts(s)   # kept in memory by these texts, as on disk (see build)
             have = self._parts.get(s.name)
-            if have is not None and have[0] == s.content_hash and have[1].shape[1:] == (dim,):
+            if have is not None and have[0] == _parts_key(texts) and have[1].shape[1:] == (dim,):
                 known[s.name] = have
             else:
-                fresh.append((s, skill_parts(s)))
+                fresh.append((s, texts))
         found: dict[str, np.ndarray | None] = {}
         for _, texts in fresh:
             for text in texts:
@@ -431,7 +440,7 @@ class DenseIndex:
             self.embedded_parts += len(todo)
         for s, texts in fresh:
             rows = [v for v in (found[x] for x in texts) if v is not None]
-            known[s.name] = (s.content_hash, np.vstack(rows).astype(np.float32) if rows
+            known[s.name] = (_parts_key(texts), np.vstack(rows).astype(np.float32) if rows
                              else np.zeros((0, dim), dtype=np.float32))
         if not dim:
             return known, np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.int64)
@@ -446,11 +455,11 @@ class DenseIndex:
         ``_model``, like the test ones, always is)."""
         return getattr(self.embedder, "_model", True) is not None
 
-    def _embed(self, todo: Sequence[tuple[Skill, str]]) -> list[np.ndarray]:
-        if not todo:
+    def _embed(self, texts: Sequence[str]) -> list[np.ndarray]:
+        if not texts:
             return []
-        out = self.embedder.embed_documents([document_text(s) for s, _ in todo])
-        self.embedded_docs += len(todo)
+        out = self.embedder.embed_documents(list(texts))
+        self.embedded_docs += len(texts)
         return list(out)
 
     def query_vector(self, text: str) -> np.ndarray:
@@ -501,8 +510,23 @@ class DenseIndex:
         return soft
 
 
+def _text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _doc_key(text: str) -> str:
+    """Cache key of a whole-document vector: the hash of the exact text embedded (the model is
+    the cache's folder), so a change in how :func:`document_text` builds it is a miss."""
+    return f"doc-{_text_hash(text)}"
+
+
 def _part_key(text: str) -> str:
-    return f"part-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
+    return f"part-{_text_hash(text)}"
+
+
+def _parts_key(texts: Sequence[str]) -> str:
+    """Identifies one skill's list of part texts (its part rows in memory, in this order)."""
+    return _text_hash("\x1f".join(texts))
 
 
 def _installed(package: str) -> bool:

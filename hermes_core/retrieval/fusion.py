@@ -225,9 +225,15 @@ NULL_ANCHORS = (
 
 def anchor_vectors(d: DenseIndex) -> np.ndarray:
     """The gate's anchor vectors for ``d``'s model, from the embedding cache where it has them
-    (a warm restart embeds none), the rest embedded and cached."""
+    (a warm restart embeds none), the rest embedded and cached. A cached vector whose width is not
+    the skill vectors' (another model left it under this id) is re-embedded: stacked, it would
+    take the dense layer down."""
     keys = ["anchor-" + hashlib.sha256(t.encode("utf-8")).hexdigest() for t in NULL_ANCHORS]
     got: list[np.ndarray | None] = [d.cache.get(d.cache_id, k) for k in keys]
+    width = d.matrix.shape[1] if d.matrix.ndim == 2 and len(d.matrix) else None
+    if width is None and len({len(v) for v in got if v is not None}) > 1:
+        got = [None] * len(keys)   # widths disagree and no skill vector says which is right
+    got = [v if v is not None and width in (None, len(v)) else None for v in got]
     missing = [i for i, v in enumerate(got) if v is None]
     if missing:
         vecs = d.embedder.embed_documents([NULL_ANCHORS[i] for i in missing])

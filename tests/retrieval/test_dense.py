@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from hermes_core.retrieval import dense as dense_mod
 from hermes_core.retrieval import retriever as retriever_mod
 from hermes_core.retrieval.dense import (
     MAX_PARTS,
@@ -145,6 +146,58 @@ def test_the_same_model_still_hits_its_cache_after_a_restart(tmp_path: Path) -> 
     bundled.build(SKILLS)
     assert bundled.embedded_docs == 0
     assert bundled.cache_id == bundled.embedder.model_id == "st:all-MiniLM-L6-v2"  # caches kept
+
+
+# A cached document vector is keyed by the text that was embedded, not by the skill's content: the
+# text is built from the content by code (document_text, the tokenizer's identifier split) that can
+# change while the SKILL.md does not.
+
+CAFE = [Skill("café-finder", "Find a coffee shop nearby"), Skill("weather", "Get the weather forecast")]
+
+
+def test_a_change_in_how_the_embedded_text_is_built_re_embeds_only_the_skills_it_changes(
+        minilm: SentenceTransformerEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = DenseIndex(minilm, EmbeddingCache(tmp_path))
+    first.build(CAFE)
+    assert first.embedded_docs == 2
+    before = dense_mod.document_text
+
+    def folded(skill: Skill) -> str:   # a builder that now folds accents: only the café text moves
+        return before(skill).replace("é", "e")
+
+    monkeypatch.setattr(dense_mod, "document_text", folded)
+    restarted = DenseIndex(minilm, EmbeddingCache(tmp_path))
+    restarted.build(CAFE)
+    assert restarted.embedded_docs == 1
+    want = minilm.embed_documents([folded(s) for s in CAFE])
+    assert np.allclose(restarted.matrix, want, atol=1e-4)
+    first.build(CAFE)   # the index in memory drops the old text's vector too (the new one is on disk)
+    assert first.embedded_docs == 2 and np.allclose(first.matrix, want, atol=1e-4)
+
+
+def test_part_vectors_kept_in_memory_follow_their_texts_not_the_skill_content(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    d = DenseIndex(HashingEmbedder(), EmbeddingCache(tmp_path))
+    d.build(CAFE)
+    assert d.embedded_parts == 4   # each skill's name words and its one sentence
+    before = dense_mod.skill_parts
+    monkeypatch.setattr(dense_mod, "skill_parts", lambda s: [t.replace("é", "e") for t in before(s)])
+    d.build(CAFE)
+    assert d.embedded_parts == 5   # only "cafe finder" is new
+    want = HashingEmbedder().embed_documents(["cafe finder"])[0]
+    assert np.allclose(d.parts[1], want, atol=1e-5)
+
+
+def test_a_vector_cached_under_the_old_content_hash_key_is_a_miss_never_reused(
+        minilm: SentenceTransformerEmbedder, tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path)
+    old = np.zeros(384, dtype=np.float32)
+    old[0] = 1.0   # what an earlier release embedded for this skill, stored under its content hash
+    cache.put(minilm.cache_id, CAFE[0].content_hash, old)
+    d = DenseIndex(minilm, cache)
+    d.build(CAFE[:1])
+    assert d.embedded_docs == 1
+    assert np.allclose(d.matrix, minilm.embed_documents([dense_mod.document_text(CAFE[0])]), atol=1e-4)
 
 
 

@@ -5,15 +5,29 @@ Each layer's arithmetic, trigger precedence, fusion re-normalisation and the gat
 
 from __future__ import annotations
 
+import hashlib
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, idf
-from hermes_core.retrieval.fusion import Below, GateEvidence, fuse, gate, ranks, subordinate, zscores
+from hermes_core.retrieval.dense import DenseIndex, EmbeddingCache
+from hermes_core.retrieval.fusion import (
+    NULL_ANCHORS,
+    Below,
+    GateEvidence,
+    anchor_vectors,
+    fuse,
+    gate,
+    ranks,
+    subordinate,
+    zscores,
+)
 from hermes_core.retrieval.synonyms import SynonymIndex
 from hermes_core.retrieval.triggers import TriggerIndex
+from hermes_core.testing.retrieval import HashingEmbedder
 from hermes_core.types import Skill
 
 # ------------------------------------------------------------------ L1 triggers
@@ -226,3 +240,19 @@ def test_fusion_caps_a_layer_fused_below_another_only_when_both_answered() -> No
     assert alone.scores.tolist() == fuse({"bm25": None, "synonyms": syn}, weights).scores.tolist()
     rrf = fuse({"bm25": bm25, "synonyms": syn}, weights, mode="rrf", below={"synonyms": Below("bm25")})
     assert int(np.argmax(rrf.scores)) == 0
+
+
+# A gate anchor vector of another width in the cache (a different model under the same id) was
+# stacked with the rest and took the whole dense layer down; it is re-embedded instead.
+
+def test_a_cached_anchor_vector_of_another_width_is_re_embedded(tmp_path: Path) -> None:
+    d = DenseIndex(HashingEmbedder(), EmbeddingCache(tmp_path))
+    d.build([Skill("weather", "Get the weather forecast")])
+    width = d.matrix.shape[1]
+    first = anchor_vectors(d)
+    key = "anchor-" + hashlib.sha256(NULL_ANCHORS[3].encode("utf-8")).hexdigest()
+    d.cache.put(d.cache_id, key, np.ones(8, dtype=np.float32))
+    got = anchor_vectors(d)
+    assert got.shape == (len(NULL_ANCHORS), width) and np.allclose(got, first, atol=1e-6)
+    repaired = d.cache.get(d.cache_id, key)
+    assert repaired is not None and repaired.shape == (width,)   # the cache is repaired too

@@ -444,7 +444,7 @@ def test_cached_vector_of_another_dimension_is_re_embedded(tmp_path: Path) -> No
     r, _ = _retriever(root, cache)
     r.refresh()
     # one cached vector left by a different model saved under the same model id
-    victim = sorted(cache.rglob("*.npy"))[0]
+    victim = sorted(cache.rglob("doc-*.npy"))[0]   # a skill's document vector
     np.save(victim, np.ones(8, dtype=np.float32))
     r2, _ = _retriever(root, cache)
     r2.refresh()
