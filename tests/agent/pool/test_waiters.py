@@ -288,3 +288,56 @@ def test_a_follower_interrupted_while_waiting_leaves_the_queue(monkeypatch: pyte
         waiters.wait("a", 5.0, 10.0, lambda s: None)
     assert waiters.waiting("a") == 1                # the head only
     assert waiters.wake("a") == 0                   # no ghost to hand a slot to
+
+
+def test_a_follower_handed_its_turn_keeps_its_place_until_it_runs() -> None:
+    """A key frees and wakes a task waiting for it; before that task's event loop runs it, a
+    request arrives on a thread. The woken task is still ahead: the newcomer must see it waiting
+    and queue behind it, not find an empty queue (or a vacant head's place with no delay) and take
+    the freed slot first."""
+    order: list[str] = []
+    lock = threading.Lock()
+    newcomer_slept: list[float] = []
+
+    def newcomer_sleep(seconds: float) -> None:
+        newcomer_slept.append(seconds)
+
+    async def main(waiters: SlotWaiters) -> threading.Thread:
+        gate = asyncio.Event()
+
+        async def head_sleep(seconds: float) -> None:
+            await gate.wait()
+
+        head = asyncio.ensure_future(waiters.await_turn("p", 5.0, 30.0, head_sleep))
+        await asyncio.sleep(0)
+        follower = asyncio.ensure_future(waiters.await_turn("p", 1.0, 30.0, asyncio.sleep))
+        await asyncio.sleep(0)
+        gate.set()
+        assert await head == "head"                 # the head asks the pool again
+        assert waiters.waiting("p") == 1
+        waiters.wake("p")                           # a key frees: the task is handed its turn
+        assert waiters.waiting("p") == 1            # ... and has not run yet: still waiting
+
+        def newcomer() -> None:
+            waiters.wait("p", 0.0, 30.0, newcomer_sleep)
+            with lock:
+                order.append("newcomer")
+
+        thread = threading.Thread(target=newcomer)
+        thread.start()
+        # the loop is blocked here, so the woken task cannot run meanwhile
+        _until(lambda: waiters.waiting("p") == 2, "the newcomer queued behind the woken task")
+        assert newcomer_slept == []                 # not a head let through at once
+        assert await follower == "follower"
+        with lock:
+            order.append("woken task")
+        return thread
+
+    waiters = SlotWaiters()
+    thread = asyncio.run(main(waiters))
+    try:
+        assert waiters.wake("p") == 1               # the woken task's request got its key
+    finally:
+        waiters.wake("p", 5)
+        thread.join(5.0)
+    assert order == ["woken task", "newcomer"] and waiters.waiting("p") == 0
