@@ -15,14 +15,15 @@ one wins and 199 go back to sleep. Here the waiters of one process queue per pro
 So each freed slot costs one or two acquires instead of one per waiter. The queue is first come,
 first served: a woken follower that finds no key after all goes back to the *front* (``front``),
 and a new request queues behind the waiters instead of taking the slot they wait for (see
-``CallLoop``). A follower handed its turn counts as waiting, and keeps the head's place taken,
-until it runs: a task is woken through its event loop, and a request arriving on a thread in
-between found an empty queue (or a vacant head's place, entered with no delay) and took the
-freed slot first. Otherwise a follower woken by a release that freed no window slot went to the back
+``CallLoop``). Otherwise a follower woken by a release that freed no window slot went to the back
 every time, and requests that had just been served took each freed slot first: with 200 tasks on
 a key budget of 15 per second, a quarter of the requests waited past a 20 s deadline while the
-queue as a whole was 13 s long. Processes sharing a Redis
-pool each have their own queue; their heads' timed waits cover slots freed elsewhere.
+queue as a whole was 13 s long. The head's place stays taken while a woken follower has yet to
+run (a task is woken through its event loop) and, for a newcomer, while followers are queued
+(their head is out asking the pool again); a newcomer arriving on another thread in between
+found an empty queue, or a vacant place it entered with no delay, and took the freed slot
+first. Processes sharing a Redis pool each have their own queue; their heads' timed waits cover
+slots freed elsewhere.
 :func:`wait_role` and :func:`wakes_for` are the decisions; :class:`SlotWaiters` applies them with
 one lock, for threads and asyncio tasks alike.
 """
@@ -127,7 +128,12 @@ class SlotWaiters:
                front: bool = False) -> tuple[Role, float, _Turn | None]:
         with self._lock:
             q = self._queues.setdefault(provider, _Queue())
-            role, timeout = wait_role(q.head or q.in_transit() > 0, delay, allowed)
+            # the head's place is taken while the head sleeps, while a woken follower has yet to
+            # run and, for a newcomer, while others are queued (their head is out asking the
+            # pool): only a request that waited already steps into a vacant place
+            taken = (q.head or q.in_transit() > 0
+                     or (not front and any(t.live() for t in q.followers)))
+            role, timeout = wait_role(taken, delay, allowed)
             if role == "head":
                 q.head = True
                 return role, timeout, None
