@@ -226,7 +226,16 @@ class _Run:
     # -------------------------------------------------------------- steps
 
     def next_step(self) -> Step:
-        """The next call to make, or a wait; raises AllProvidersFailed when out of options."""
+        """The next call to make, or a wait; raises AllProvidersFailed when out of options.
+        Whatever it raises (a pool backend's error too), a request that was handed a waiter's
+        turn stops waiting and passes the turn on: else those behind it wait out their bound."""
+        try:
+            return self._next_step()
+        except BaseException:
+            self.stop_waiting()
+            raise
+
+    def _next_step(self) -> Step:
         loop = self.loop
         while True:
             now = loop.clock()

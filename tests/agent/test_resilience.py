@@ -1457,3 +1457,71 @@ def test_a_rejected_key_is_named_even_when_a_later_candidate_failed_otherwise(ba
     assert info.value.attempts[0].status == "401"
     assert key.fingerprint in said and "OPENAI_API_KEY" in said and "was rejected" in said
     assert "sk-a-rejected" not in said
+
+
+class FailingOnce(InMemoryPoolState):
+    """An in-memory pool state whose next acquire raises once ``fail_next`` is set (a backend
+    error, as a Redis reply that cannot be read)."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__(clock)
+        self.fail_next = threading.Event()
+
+    def acquire(self, provider: str, keys: Sequence[KeySpec], policy: PoolPolicy, *,
+                tokens: int = 0, rand: float = 0.0) -> AcquireResult:
+        if self.fail_next.is_set():
+            self.fail_next.clear()
+            raise RuntimeError("the pool state could not be read")
+        return super().acquire(provider, keys, policy, tokens=tokens, rand=rand)
+
+
+def test_a_waiter_handed_the_turn_whose_acquire_raises_passes_the_turn_on() -> None:
+    """Three requests wait for the only key; it frees and wakes the first follower, whose acquire
+    raises (a backend error). That request fails, but the turn it was handed goes to the request
+    behind it, which completes while the timed head still sleeps; the follower used to keep the
+    turn to itself and the one behind waited out its whole bound."""
+    clock = FakeClock()
+    state = FailingOnce(clock)
+    pool = CredentialPool({"a": [Credential("a", "sk-a-turn-secret-1")]},
+                          policy=PoolPolicy(max_in_flight=1), backend=state, rng=random.Random(1))
+    gate = threading.Event()
+    loop = CallLoop({"a": ScriptedProvider("a", default="hello")}, pool, clock=clock,  # type: ignore[dict-item]
+                    sleep=lambda s: gate.wait(30), rng=random.Random(2), audit_path=False,
+                    policy=LoopPolicy(deadline_s=600.0, max_wait_s=600.0))
+    dec = RouteDecision("m", (Candidate("a", "m"),), "test")
+    held = pool.acquire("a")
+    outcomes: dict[str, str] = {}
+    lock = threading.Lock()
+
+    def request(name: str) -> None:
+        try:
+            loop.complete(PROMPT, dec)
+            result = "ok"
+        except RuntimeError as e:
+            result = str(e)
+        with lock:
+            outcomes[name] = result
+
+    def until(cond: Callable[[], bool]) -> bool:
+        for _ in range(5000):
+            if cond():
+                return True
+            time.sleep(0.001)
+        return False
+
+    threads = [threading.Thread(target=request, args=(name,))
+               for name in ("head", "first behind", "second behind")]
+    try:
+        for n, t in enumerate(threads, start=1):
+            t.start()
+            assert until(lambda n=n: pool.waiters.waiting("a") == n)   # type: ignore[misc]
+        state.fail_next.set()
+        pool.success(held)                         # the key frees: the first follower's turn
+        assert until(lambda: len(outcomes) == 2), outcomes
+        assert outcomes == {"first behind": "the pool state could not be read",
+                            "second behind": "ok"}
+    finally:
+        gate.set()
+        for t in threads:
+            t.join(10)
+    assert outcomes["head"] == "ok" and pool.waiters.waiting("a") == 0

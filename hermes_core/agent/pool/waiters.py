@@ -18,8 +18,12 @@ and a new request queues behind the waiters instead of taking the slot they wait
 ``CallLoop``). Otherwise a follower woken by a release that freed no window slot went to the back
 every time, and requests that had just been served took each freed slot first: with 200 tasks on
 a key budget of 15 per second, a quarter of the requests waited past a 20 s deadline while the
-queue as a whole was 13 s long. Processes sharing a Redis
-pool each have their own queue; their heads' timed waits cover slots freed elsewhere.
+queue as a whole was 13 s long. The head's place stays taken while a woken follower has yet to
+run (a task is woken through its event loop) and, for a newcomer, while followers are queued
+(their head is out asking the pool again); a newcomer arriving on another thread in between
+found an empty queue, or a vacant place it entered with no delay, and took the freed slot
+first. Processes sharing a Redis pool each have their own queue; their heads' timed waits cover
+slots freed elsewhere.
 :func:`wait_role` and :func:`wakes_for` are the decisions; :class:`SlotWaiters` applies them with
 one lock, for threads and asyncio tasks alike.
 """
@@ -73,10 +77,19 @@ class _Turn:
         return True
 
 
+    def live(self) -> bool:
+        """Whether this waiter can still run (a task's event loop was not closed)."""
+        return self.loop is None or not self.loop.is_closed()
+
+
 @dataclass
 class _Queue:
     head: bool = False
     followers: deque[_Turn] = field(default_factory=deque)
+    woken: set[_Turn] = field(default_factory=set)   # handed the turn, not yet running
+
+    def in_transit(self) -> int:
+        return sum(1 for t in self.woken if t.live())
 
 
 class SlotWaiters:
@@ -90,7 +103,7 @@ class SlotWaiters:
         """Requests waiting on ``provider`` now (the head included)."""
         with self._lock:
             q = self._queues.get(provider)
-            return 0 if q is None else int(q.head) + len(q.followers)
+            return 0 if q is None else int(q.head) + len(q.followers) + q.in_transit()
 
     def wake(self, provider: str, freed: int = 1) -> int:
         """``freed`` slots of the provider freed (or a waiter left): wake that many followers
@@ -103,15 +116,24 @@ class SlotWaiters:
                 if q is None or wakes_for(freed - woken, len(q.followers)) == 0:
                     return woken
                 turn = q.followers.popleft()
+                q.woken.add(turn)
             if turn.wake():
                 woken += 1
+            else:
+                with self._lock:
+                    q.woken.discard(turn)
 
     def _enter(self, provider: str, delay: float, allowed: float,
                loop: asyncio.AbstractEventLoop | None,
                front: bool = False) -> tuple[Role, float, _Turn | None]:
         with self._lock:
             q = self._queues.setdefault(provider, _Queue())
-            role, timeout = wait_role(q.head, delay, allowed)
+            # the head's place is taken while the head sleeps, while a woken follower has yet to
+            # run and, for a newcomer, while others are queued (their head is out asking the
+            # pool): only a request that waited already steps into a vacant place
+            taken = (q.head or q.in_transit() > 0
+                     or (not front and any(t.live() for t in q.followers)))
+            role, timeout = wait_role(taken, delay, allowed)
             if role == "head":
                 q.head = True
                 return role, timeout, None
@@ -127,12 +149,15 @@ class SlotWaiters:
             self._queues[provider].head = False
 
     def _give_up(self, provider: str, turn: _Turn) -> bool:
-        """A follower's bound ran out: leave the queue; False when it was woken meanwhile."""
+        """A follower stops waiting (its turn came, its bound ran out, or it was interrupted):
+        it leaves the queue; False when it had been handed the turn."""
         with self._lock:
+            q = self._queues[provider]
             try:
-                self._queues[provider].followers.remove(turn)
+                q.followers.remove(turn)
                 return True
             except ValueError:
+                q.woken.discard(turn)
                 return False
 
     def wait(self, provider: str, delay: float, allowed: float,
@@ -151,13 +176,12 @@ class SlotWaiters:
             return role
         assert turn.event is not None
         try:
-            woken = turn.event.wait(timeout)
+            turn.event.wait(timeout)
         except BaseException:   # Ctrl-C while queued: leave no ghost to take a slot's wake-up
             if not self._give_up(provider, turn):
                 self.wake(provider)      # it was handed the turn: pass it on
             raise
-        if not woken:
-            self._give_up(provider, turn)
+        self._give_up(provider, turn)
         return role
 
     async def await_turn(self, provider: str, delay: float, allowed: float,
@@ -179,11 +203,12 @@ class SlotWaiters:
         try:
             await asyncio.wait_for(asyncio.shield(turn.future), timeout)
         except TimeoutError:
-            self._give_up(provider, turn)
-        except asyncio.CancelledError:
+            pass
+        except BaseException:
             if not self._give_up(provider, turn):
                 self.wake(provider)      # it was handed the turn: pass it on
             raise
+        self._give_up(provider, turn)
         return role
 
 

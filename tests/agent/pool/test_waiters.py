@@ -288,3 +288,103 @@ def test_a_follower_interrupted_while_waiting_leaves_the_queue(monkeypatch: pyte
         waiters.wait("a", 5.0, 10.0, lambda s: None)
     assert waiters.waiting("a") == 1                # the head only
     assert waiters.wake("a") == 0                   # no ghost to hand a slot to
+
+
+def test_a_follower_handed_its_turn_keeps_its_place_until_it_runs() -> None:
+    """A key frees and wakes a task waiting for it; before that task's event loop runs it, a
+    request arrives on a thread. The woken task is still ahead: the newcomer must see it waiting
+    and queue behind it, not find an empty queue (or a vacant head's place with no delay) and take
+    the freed slot first."""
+    order: list[str] = []
+    lock = threading.Lock()
+    newcomer_slept: list[float] = []
+
+    def newcomer_sleep(seconds: float) -> None:
+        newcomer_slept.append(seconds)
+
+    async def main(waiters: SlotWaiters) -> threading.Thread:
+        gate = asyncio.Event()
+
+        async def head_sleep(seconds: float) -> None:
+            await gate.wait()
+
+        head = asyncio.ensure_future(waiters.await_turn("p", 5.0, 30.0, head_sleep))
+        await asyncio.sleep(0)
+        follower = asyncio.ensure_future(waiters.await_turn("p", 1.0, 30.0, asyncio.sleep))
+        await asyncio.sleep(0)
+        gate.set()
+        assert await head == "head"                 # the head asks the pool again
+        assert waiters.waiting("p") == 1
+        waiters.wake("p")                           # a key frees: the task is handed its turn
+        assert waiters.waiting("p") == 1            # ... and has not run yet: still waiting
+
+        def newcomer() -> None:
+            waiters.wait("p", 0.0, 30.0, newcomer_sleep)
+            with lock:
+                order.append("newcomer")
+
+        thread = threading.Thread(target=newcomer)
+        thread.start()
+        # the loop is blocked here, so the woken task cannot run meanwhile
+        _until(lambda: waiters.waiting("p") == 2, "the newcomer queued behind the woken task")
+        assert newcomer_slept == []                 # not a head let through at once
+        assert await follower == "follower"
+        with lock:
+            order.append("woken task")
+        return thread
+
+    waiters = SlotWaiters()
+    thread = asyncio.run(main(waiters))
+    try:
+        assert waiters.wake("p") == 1               # the woken task's request got its key
+    finally:
+        waiters.wake("p", 5)
+        thread.join(5.0)
+    assert order == ["woken task", "newcomer"] and waiters.waiting("p") == 0
+
+
+def test_a_new_request_does_not_take_the_place_of_a_head_gone_to_ask_the_pool() -> None:
+    """The timed head's sleep ends and it asks the pool again, its place vacant meanwhile, while
+    another request waits behind it. A request arriving then queues behind that follower: it does
+    not become the head with no delay and ask the pool ahead of everyone queued."""
+    waiters = SlotWaiters()
+    head_in, release_head = threading.Event(), threading.Event()
+    order: list[str] = []
+    newcomer_slept: list[float] = []
+    lock = threading.Lock()
+
+    def head_sleep(seconds: float) -> None:
+        head_in.set()
+        release_head.wait(30.0)
+
+    def newcomer_sleep(seconds: float) -> None:
+        newcomer_slept.append(seconds)
+
+    def request(name: str, delay: float, sleep: object) -> None:
+        waiters.wait("p", delay, 30.0, sleep)  # type: ignore[arg-type]
+        with lock:
+            order.append(name)
+
+    head = threading.Thread(target=waiters.wait, args=("p", 30.0, 30.0, head_sleep))
+    head.start()
+    assert head_in.wait(5.0)
+    follower = threading.Thread(target=request, args=("follower", 1.0, time.sleep))
+    follower.start()
+    _until(lambda: waiters.waiting("p") == 2, "a follower behind the head")
+    release_head.set()
+    head.join(5.0)                                   # the head is asking the pool again
+    assert not head.is_alive() and waiters.waiting("p") == 1
+    newcomer = threading.Thread(target=request, args=("newcomer", 0.0, newcomer_sleep))
+    newcomer.start()
+    try:
+        _until(lambda: waiters.waiting("p") == 2, "the newcomer queued behind the follower")
+        assert order == [] and newcomer_slept == []
+        assert waiters.wake("p") == 1                # the head got a key: it wakes the next
+        _until(lambda: order == ["follower"], "the follower served first")
+        assert waiters.wake("p") == 1
+        _until(lambda: len(order) == 2, "the newcomer served next")
+    finally:
+        waiters.wake("p", 5)
+        follower.join(5.0)
+        newcomer.join(5.0)
+    assert order == ["follower", "newcomer"] and waiters.waiting("p") == 0
