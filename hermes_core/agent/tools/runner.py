@@ -316,7 +316,11 @@ class ToolRunner:
         """Answer ``calls`` (blocking), results in call order."""
         ready = [self._prepare(c, builtins or {}) for c in calls]
         started = self._clock()
-        futures = {i: self._executor().submit(self._invoke, r.tool, r.args or {})
+        # each call in a copy of the caller's context (as ``arun`` does, and as asyncio does for
+        # a task): a user or trace id the author set before ``chat`` reaches the tool. A copy
+        # each: one context cannot be entered by two threads at once
+        futures = {i: self._executor().submit(contextvars.copy_context().run, self._invoke,
+                                              r.tool, r.args or {})
                    for i, r in enumerate(ready) if r.result is None and r.tool is not None}
         out: list[ToolResult] = []
         for i, r in enumerate(ready):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import datetime
 import enum
@@ -493,3 +494,34 @@ def test_an_async_tool_behind_a_sync_decorator_is_awaited(runner_factory: Any,
     calls = [ToolCall("a", "double", '{"x": 21}')]
     (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
     assert (r.status, r.output) == ("ok", "42")
+
+
+_USER: contextvars.ContextVar[str] = contextvars.ContextVar("user")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_tools_see_the_context_variables_of_the_code_that_runs_them(runner_factory: Any,
+                                                                    use_async: bool) -> None:
+    """A request's user or trace id set in a context variable before ``chat`` reaches every
+    tool, sync or async, whether the turn runs through ``chat`` or ``achat``."""
+    def who() -> str:
+        """The user."""
+        return _USER.get("nobody")
+
+    async def awho() -> str:
+        """The user, async."""
+        return _USER.get("nobody")
+
+    runner = runner_factory([who, awho])
+    calls = [ToolCall("a", "who"), ToolCall("b", "awho")]
+
+    async def arun() -> Any:
+        _USER.set("alice")
+        return await runner.arun(calls)
+
+    def run() -> Any:
+        _USER.set("alice")
+        return runner.run(calls)
+
+    results = asyncio.run(arun()) if use_async else contextvars.copy_context().run(run)
+    assert [r.output for r in results] == ["alice", "alice"]
