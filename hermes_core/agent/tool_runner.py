@@ -98,7 +98,9 @@ class AgentTools:
 
     @staticmethod
     def builtins(skills: SkillSelection | None) -> dict[str, Builtin]:
-        if skills is None:
+        """The built-ins answered this round: those :meth:`specs` offers. One not offered is an
+        unknown tool, and the unknown-tool answer lists only what the model may call."""
+        if skills is None or not skills.has_skills():
             return {}
         return {SKILL_VIEW.name: lambda call: answer_skill_view(call, skills)}
 

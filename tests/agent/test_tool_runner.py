@@ -297,3 +297,46 @@ def test_a_tool_result_too_large_for_the_models_window_is_cut_to_fit_it(
     assert estimate_tokens(answer) < 8000 - agent.settings.llm.max_tokens
     assert "context window" in answer and str(len(text)) in answer
     assert reply.tool_results[0].output == answer and reply.text == "Nothing new in the log."
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_failing_tool_is_logged_with_its_traceback_and_no_key(
+        mode: str, empty_home: Path, respx_mock: Any, caplog: pytest.LogCaptureFixture) -> None:
+    kind = "openai"
+
+    def login() -> str:
+        """Log in."""
+        raise PermissionError(f"token {KEYS[kind]} refused")
+
+    respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, False, "", (ToolCall("c1", "login", "{}"),)),
+        wire_response(kind, False, "could not log in")])
+    agent = make_agent(empty_home, kind, tools=[login])
+    with caplog.at_level("DEBUG", logger="hermes_core.agent.tools"):
+        reply = run_turn(agent, mode, "log in")
+    assert reply.text == "could not log in"
+    (result,) = reply.tool_results
+    assert result.status == "error" and KEYS[kind] not in result.output
+    assert "Traceback" in caplog.text and "in login" in caplog.text
+    assert "refused" in caplog.text and KEYS[kind] not in caplog.text
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_unknown_tool_is_answered_with_the_tools_offered_and_the_turn_goes_on(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """With no skills, skill_view is not offered, so the model is not told it exists."""
+    kind = "openai"
+
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, mode == "stream", "", (ToolCall("c1", "subtract", '{"a": 1}'),)),
+        wire_response(kind, mode == "stream", "sorry")])
+    agent = make_agent(empty_home, kind, tools=[add])
+    reply = run_turn(agent, mode, "1 - 1?")
+    assert reply.text == "sorry"
+    assert tool_answers(kind, request_json(route, 1)) == [
+        ("c1", "error: unknown tool 'subtract'; the tools are: add")]
+    assert [t["function"]["name"] for t in request_json(route, 0)["tools"]] == ["add"]

@@ -57,13 +57,28 @@ class _TimedOut(Exception):
     own request timing out) is the tool's error, not this."""
 
 
+def _text_of(e: BaseException) -> str:
+    """``str(e)``, or a note when the exception's own ``__str__`` raises: describing a tool's
+    failure must not become a failure of the turn."""
+    try:
+        return str(e)
+    except Exception:
+        return "(its message cannot be shown)"
+
+
 class _Unrenderable(Exception):
     """The tool's return value cannot become text (its ``__str__`` or serializer raised)."""
 
 
 def _call_sync(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
     try:
-        return fn(**args)
+        value = fn(**args)
+        if inspect.isawaitable(value):
+            # an async tool behind a plain decorator (``functools.wraps`` keeps no mark of the
+            # coroutine function): its coroutine is the work, not the result. Awaited here, in
+            # the worker thread, on a loop of its own; the call's timeout still holds
+            value = _run_awaitable(value)
+        return value
     except SystemExit as e:
         raise _Exited(e.code) from None
 
@@ -123,7 +138,7 @@ def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
         try:
             text = _as_text(value)
         except Exception as e:
-            raise _Unrenderable(f"{type(e).__name__}: {e}") from None
+            raise _Unrenderable(f"{type(e).__name__}: {_text_of(e)}") from None
     # a lone surrogate (a file name os.listdir could not decode) cannot be encoded: the request
     # body carrying it would fail to build
     text = clean_text(text)
@@ -206,7 +221,8 @@ class ToolRunner:
                 return _Ready(call, result=self._result(call, builtin(call), "ok", started))
             except Exception as e:
                 return _Ready(call, result=self._result(
-                    call, f"error: {call.name} failed: {type(e).__name__}: {e}", "error", started))
+                    call, f"error: {call.name} failed: {type(e).__name__}: {_text_of(e)}", "error",
+                    started))
         tool = self.registry.get(call.name)
         if tool is None:
             known = ", ".join([*builtins, *self.registry.names]) or "none"
@@ -265,8 +281,8 @@ class ToolRunner:
             return self._result(r.call, f"error: {r.tool.name} returned a value that cannot be "
                                 f"shown as text ({e})", "error", started, r.args)
         log.debug("tool %s raised", r.tool.name, exc_info=e)
-        return self._result(r.call, f"error: {r.tool.name} raised {type(e).__name__}: {e}",
-                            "error", started, r.args)
+        return self._result(r.call, f"error: {r.tool.name} raised {type(e).__name__}: "
+                            f"{_text_of(e)}", "error", started, r.args)
 
     # ------------------------------------------------------------------ sync
 
@@ -300,7 +316,11 @@ class ToolRunner:
         """Answer ``calls`` (blocking), results in call order."""
         ready = [self._prepare(c, builtins or {}) for c in calls]
         started = self._clock()
-        futures = {i: self._executor().submit(self._invoke, r.tool, r.args or {})
+        # each call in a copy of the caller's context (as ``arun`` does, and as asyncio does for
+        # a task): a user or trace id the author set before ``chat`` reaches the tool. A copy
+        # each: one context cannot be entered by two threads at once
+        futures = {i: self._executor().submit(contextvars.copy_context().run, self._invoke,
+                                              r.tool, r.args or {})
                    for i, r in enumerate(ready) if r.result is None and r.tool is not None}
         out: list[ToolResult] = []
         for i, r in enumerate(ready):

@@ -76,8 +76,11 @@ class Tool:
             # arguments are the model's words (or an injected page's): "[[[[..." must be an
             # answer the model can read, not a crash of the turn
             raise ValueError("nested too deeply") from None
+        if data is None:   # some OpenAI-compatible servers send null for "no arguments"
+            data = {}
         if not isinstance(data, dict):
-            raise ValueError(f"arguments must be a JSON object, not {type(data).__name__}")
+            # named in JSON's words: the model knows "array", not "list"
+            raise ValueError(f"arguments must be a JSON object, not a JSON {_json_kind(data)}")
         model = self.arguments.model_validate(data)
         return {field.alias or name: getattr(model, name)
                 for name, field in type(model).model_fields.items()}
@@ -85,6 +88,14 @@ class Tool:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """A tool stays callable as the plain function it wraps."""
         return self.fn(*args, **kwargs)
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return "array" if isinstance(value, list) else "string"
 
 
 def _param_docs(doc: str | None) -> tuple[str, dict[str, str]]:

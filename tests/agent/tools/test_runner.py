@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import datetime
 import enum
+import functools
 import json
 import threading
 from collections.abc import Iterator
@@ -441,3 +443,85 @@ def test_binary_results_are_named_by_size_not_sent_as_a_python_repr(value: Any) 
 def test_bytes_that_are_utf8_text_are_sent_as_the_text() -> None:
     assert render_output(b"hello\nworld") == "hello\nworld"
     assert render_output("ok") == "ok"
+
+
+class _Unprintable(Exception):
+    def __str__(self) -> str:
+        raise ValueError("no text")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_an_exception_that_cannot_be_shown_as_text_is_still_an_error_result(
+        runner_factory: Any, use_async: bool) -> None:
+    """An exception whose ``__str__`` raises (a C extension's, a home-made one) is the tool's
+    error, named by its type; it does not end the turn, and the other calls keep their answers."""
+    def broken() -> str:
+        """Fails oddly."""
+        raise _Unprintable
+
+    def fine() -> str:
+        """Works."""
+        return "ok"
+
+    runner = runner_factory([broken, fine])
+    calls = [ToolCall("a", "broken"), ToolCall("b", "fine")]
+    first, second = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert (first.call_id, first.status) == ("a", "error")
+    assert first.output.startswith("error: broken raised _Unprintable")
+    assert (second.call_id, second.status, second.output) == ("b", "ok", "ok")
+
+
+def _sync_wrapper(fn: Any) -> Any:
+    """A plain (not async) decorator, as logging or retry decorators often are."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_an_async_tool_behind_a_sync_decorator_is_awaited(runner_factory: Any,
+                                                          use_async: bool) -> None:
+    """A decorator that is a plain function hides the coroutine function: its call returns a
+    coroutine, which is awaited for its result, not sent to the model as "<coroutine object>"."""
+    @_sync_wrapper
+    async def double(x: int) -> int:
+        """Twice x."""
+        await asyncio.sleep(0)
+        return 2 * x
+
+    runner = runner_factory([double])
+    calls = [ToolCall("a", "double", '{"x": 21}')]
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert (r.status, r.output) == ("ok", "42")
+
+
+_USER: contextvars.ContextVar[str] = contextvars.ContextVar("user")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_tools_see_the_context_variables_of_the_code_that_runs_them(runner_factory: Any,
+                                                                    use_async: bool) -> None:
+    """A request's user or trace id set in a context variable before ``chat`` reaches every
+    tool, sync or async, whether the turn runs through ``chat`` or ``achat``."""
+    def who() -> str:
+        """The user."""
+        return _USER.get("nobody")
+
+    async def awho() -> str:
+        """The user, async."""
+        return _USER.get("nobody")
+
+    runner = runner_factory([who, awho])
+    calls = [ToolCall("a", "who"), ToolCall("b", "awho")]
+
+    async def arun() -> Any:
+        _USER.set("alice")
+        return await runner.arun(calls)
+
+    def run() -> Any:
+        _USER.set("alice")
+        return runner.run(calls)
+
+    results = asyncio.run(arun()) if use_async else contextvars.copy_context().run(run)
+    assert [r.output for r in results] == ["alice", "alice"]

@@ -160,3 +160,21 @@ def test_parameters_named_like_pydantic_attributes_are_ordinary_parameters() -> 
     assert info.value.errors()[0]["loc"] == ("copy",)
     with pytest.raises(ValidationError):
         t.parse('{"p_schema": "public"}')   # only the parameter's own name is accepted
+
+
+def test_null_arguments_are_no_arguments_and_other_non_objects_are_named_in_json_terms() -> None:
+    """Some OpenAI-compatible servers send ``null`` for a call without arguments: that is the
+    empty object, and a required parameter is then reported missing by name."""
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    assert make_tool(ping).parse("null") == {}
+    with pytest.raises(ValidationError, match="text"):
+        make_tool(echo).parse("null")
+    with pytest.raises(ValueError, match="not a JSON array"):
+        make_tool(echo).parse('["hi"]')
