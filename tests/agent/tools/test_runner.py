@@ -294,6 +294,18 @@ class _Holder(BaseModel):
     inner: _Opaque
 
 
+def _run_beside_a_fine_tool(runner_factory: Any, odd: Any, use_async: bool) -> Any:
+    """Run ``odd`` (call id "a") and a tool answering "fine" (call id "b") in one round, sync or
+    async: what goes wrong with one call must leave the other's answer."""
+    def fine() -> str:
+        """Fine."""
+        return "fine"
+
+    runner = runner_factory([odd, fine])
+    calls = [ToolCall("a", odd.__name__), ToolCall("b", "fine")]
+    return asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+
+
 @pytest.mark.parametrize("use_async", [False, True])
 @pytest.mark.parametrize("value", [_Unprintable(), _Holder(inner=_Opaque())],
                          ids=["str-raises", "model-not-serialisable"])
@@ -304,13 +316,7 @@ def test_a_return_value_that_cannot_be_rendered_is_an_error_result(runner_factor
         """Returns something that cannot become text."""
         return value
 
-    def fine() -> str:
-        """Fine."""
-        return "fine"
-
-    runner = runner_factory([odd, fine])
-    calls = [ToolCall("a", "odd"), ToolCall("b", "fine")]
-    first, second = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    first, second = _run_beside_a_fine_tool(runner_factory, odd, use_async)
     assert first.status == "error"
     assert first.output.startswith("error: odd returned a value that cannot be shown as text")
     assert (second.status, second.output) == ("ok", "fine")
@@ -459,16 +465,10 @@ def test_an_exception_that_cannot_be_shown_as_text_is_still_an_error_result(
         """Fails oddly."""
         raise _Unprintable
 
-    def fine() -> str:
-        """Works."""
-        return "ok"
-
-    runner = runner_factory([broken, fine])
-    calls = [ToolCall("a", "broken"), ToolCall("b", "fine")]
-    first, second = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    first, second = _run_beside_a_fine_tool(runner_factory, broken, use_async)
     assert (first.call_id, first.status) == ("a", "error")
     assert first.output.startswith("error: broken raised _Unprintable")
-    assert (second.call_id, second.status, second.output) == ("b", "ok", "ok")
+    assert (second.call_id, second.status, second.output) == ("b", "ok", "fine")
 
 
 def _sync_wrapper(fn: Any) -> Any:
