@@ -46,7 +46,7 @@ from hermes_core.atomic_write import write_cache
 from hermes_core.retrieval.bm25 import BM25Index, lexical_scores
 from hermes_core.retrieval.dense import MAX_PARTS, PART_TAU, soft_max_by_skill, text_keys
 from hermes_core.retrieval.fusion import UNJUDGED, GateDecision
-from hermes_core.tokenize import TOKENIZER_VERSION, cjk_ratio, is_cjk, split_identifier
+from hermes_core.tokenize import TOKENIZER_VERSION, cjk_chars, cjk_ratio, split_identifier
 from hermes_core.types import Skill
 
 log = logging.getLogger(__name__)
@@ -342,7 +342,7 @@ def catalog_languages(skills: Sequence[Skill]) -> frozenset[str]:
     out: set[str] = set()
     for s in skills:
         text = f"{s.name} {s.description}"
-        if sum(1 for c in text if is_cjk(c)) >= 2:
+        if len(cjk_chars(text)) >= 2:
             out.add("zh")
         if len(re.findall(r"[A-Za-z]{2,}", text)) >= 2:
             out.add("en")
