@@ -64,6 +64,12 @@ def is_cjk(ch: str) -> bool:
     return bool(_CJK_CHAR.match(ch))
 
 
+def cjk_chars(text: str) -> list[str]:
+    """The CJK characters of ``text``, in order: one scan in C (a Python test per character cost
+    seconds over a 20,000-skill catalog's descriptions on every index refresh)."""
+    return _CJK_CHAR.findall(text)
+
+
 def has_cjk(text: str) -> bool:
     return _CJK_CHAR.search(text) is not None
 

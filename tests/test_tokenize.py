@@ -167,3 +167,8 @@ def test_normalize_folds_the_way_tokens_do() -> None:
 ])
 def test_cjk_ratio_counts_letters_of_every_script(text: str, ratio: float) -> None:
     assert tok.cjk_ratio(text) == pytest.approx(ratio)
+
+
+@pytest.mark.parametrize("text", ["查询车辆违章 and 𠀀 more", "no cjk", "", "会议室👍预订", "ｆｕｌｌ宽"])
+def test_cjk_chars_are_the_characters_is_cjk_accepts_in_order(text: str) -> None:
+    assert tok.cjk_chars(text) == [c for c in text if tok.is_cjk(c)]

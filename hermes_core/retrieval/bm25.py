@@ -25,7 +25,7 @@ import numpy as np
 import simplemma
 import snowballstemmer
 
-from hermes_core.tokenize import STOPWORDS, is_cjk, normalize, tokenize
+from hermes_core.tokenize import STOPWORDS, cjk_chars, normalize, tokenize
 from hermes_core.types import Skill
 
 TF_SATURATION = 1.5
@@ -74,7 +74,7 @@ def bm25_tokens(text: str) -> list[str]:
     toks = tokenize(text)
     parts = set(toks)
     toks.extend(w for w in tokenize(text, split_camel=False) if w not in parts)
-    toks.extend(c for c in text if is_cjk(c))
+    toks.extend(cjk_chars(text))
     return [light_stem(t) for t in toks if t not in STOPWORDS]
 
 

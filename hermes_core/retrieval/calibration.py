@@ -44,9 +44,9 @@ import numpy as np
 
 from hermes_core.atomic_write import write_cache
 from hermes_core.retrieval.bm25 import BM25Index, lexical_scores
-from hermes_core.retrieval.dense import MAX_PARTS, PART_TAU, soft_max_by_skill
+from hermes_core.retrieval.dense import MAX_PARTS, PART_TAU, soft_max_by_skill, text_keys
 from hermes_core.retrieval.fusion import UNJUDGED, GateDecision
-from hermes_core.tokenize import TOKENIZER_VERSION, cjk_ratio, is_cjk, split_identifier
+from hermes_core.tokenize import TOKENIZER_VERSION, cjk_chars, cjk_ratio, split_identifier
 from hermes_core.types import Skill
 
 log = logging.getLogger(__name__)
@@ -164,17 +164,24 @@ def pseudo_sample(skills: Sequence[Skill], limit: int = MAX_PSEUDO_SKILLS) -> li
 
 
 def catalog_key(model_id: str, skills: Sequence[Skill], fixed_rule: str = "") -> str:
-    """Identifies a calibration: the model, every skill's name and content, the reference set, the
-    arithmetic (its version and constants, the tokenizer's version: BM25 scores feed the lexical
-    gate) and ``fixed_rule``, what decides the fixed-rule gate
-    score whose statistics it stores (the configured gate weights). Any change gives a new key
-    (and a new calibration)."""
+    """Identifies a calibration: the model, every skill's name and content, the texts measured
+    (each skill's embedded document and parts, by their keys, and the pseudo-queries asked), the
+    reference set, the arithmetic (its version and constants, the tokenizer's version: BM25 scores
+    feed the lexical gate) and ``fixed_rule``, what decides the fixed-rule gate score whose
+    statistics it stores (the configured gate weights). Any change gives a new key (and a new
+    calibration).
+
+    The texts are derived from the skill by code (``dense.document_text``, ``skill_parts``,
+    :func:`pseudo_queries`, the tokenizer's identifier split) that can change while the skill does
+    not: keyed by the skill alone, a calibration of the old texts would be reused."""
     constants = (CALIBRATION_VERSION, MIN_STD, MAX_PSEUDO_SKILLS, OFF_QUANTILE, PSEUDO_QUANTILE,
                  PSEUDO_SHARE, FIXED_RULE_WEIGHT, PART_TAU, MAX_PARTS, TOKENIZER_VERSION)
     h = hashlib.sha256(f"{constants}\x00{model_id}\x00{fixed_rule}\x00".encode())
     h.update("\x00".join(gate_requests()).encode())
-    for s in skills:
-        h.update(f"\x00{s.name}\x01{s.content_hash}".encode())
+    for s, texts in zip(skills, text_keys(skills), strict=True):
+        h.update(f"\x00{s.name}\x01{s.content_hash}\x01{texts.doc}\x01{texts.parts}".encode())
+    for i in pseudo_sample(skills):
+        h.update(("\x02" + "\x01".join(pseudo_queries(skills[i]))).encode("utf-8", "surrogatepass"))
     return h.hexdigest()[:32]
 
 
@@ -335,7 +342,7 @@ def catalog_languages(skills: Sequence[Skill]) -> frozenset[str]:
     out: set[str] = set()
     for s in skills:
         text = f"{s.name} {s.description}"
-        if sum(1 for c in text if is_cjk(c)) >= 2:
+        if len(cjk_chars(text)) >= 2:
             out.add("zh")
         if len(re.findall(r"[A-Za-z]{2,}", text)) >= 2:
             out.add("en")

@@ -43,7 +43,7 @@ from hermes_core.retrieval.dense import with_parts
 from hermes_core.retrieval.fusion import zscores
 from hermes_core.retrieval.glossary import Glossary
 from hermes_core.retrieval.lexicon import Lexicon, load_lexicon
-from hermes_core.tokenize import is_cjk, tokenize
+from hermes_core.tokenize import cjk_chars, tokenize
 from hermes_core.types import Skill
 
 LANGS = ("en", "zh")
@@ -56,7 +56,7 @@ def skill_languages(skill: Skill) -> frozenset[str]:
     as ``queryViolation`` counts: BM25 splits it into words)."""
     text = f"{skill.name} {skill.description}"
     out = set()
-    if sum(1 for c in text if is_cjk(c)) >= 2:
+    if len(cjk_chars(text)) >= 2:
         out.add("zh")
     if len(_LATIN_WORD.findall(text)) >= 2:
         out.add("en")

@@ -23,6 +23,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -264,6 +265,61 @@ def skill_parts(skill: Skill) -> list[str]:
     return out[:MAX_PARTS]
 
 
+# A skill's embedded texts depend on its name and description only, through document_text and
+# skill_parts; deriving and hashing them again for every skill on every rebuild doubled the cost of
+# an in-memory rebuild of 5,000 unchanged skills. Their keys are remembered by (name, description),
+# as the builders in use made them (other builders, other keys), for at most this many skills.
+TEXT_KEY_MEMO = 65_536
+
+
+@dataclass(frozen=True, slots=True)
+class TextKeys:
+    """What identifies a skill's embedded texts: its document's cache key and its parts' key."""
+
+    doc: str     # _doc_key(document_text(skill))
+    parts: str   # _parts_key(skill_parts(skill))
+
+
+class _TextKeyMemo:
+    """Bounded, least-recently-used memo of :class:`TextKeys` by (name, description). Entries are
+    valid for the builders that made them: another ``document_text`` or ``skill_parts`` empties it."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._memo: OrderedDict[tuple[str, str], TextKeys] = OrderedDict()
+        self._builders: tuple[object, object] | None = None
+        self._lock = threading.Lock()
+
+    def keys(self, skills: Sequence[Skill]) -> list[TextKeys]:
+        builders = (document_text, skill_parts)
+        out: list[TextKeys] = []
+        with self._lock:
+            if builders != self._builders:
+                self._memo.clear()
+                self._builders = builders
+            memo = self._memo
+            for s in skills:
+                at = (s.name, s.description)
+                k = memo.get(at)
+                if k is None:
+                    k = TextKeys(_doc_key(document_text(s)), _parts_key(skill_parts(s)))
+                    memo[at] = k
+                    if len(memo) > self._size:
+                        memo.popitem(last=False)
+                else:
+                    memo.move_to_end(at)
+                out.append(k)
+        return out
+
+
+_text_keys = _TextKeyMemo(TEXT_KEY_MEMO)
+
+
+def text_keys(skills: Sequence[Skill]) -> list[TextKeys]:
+    """Each skill's :class:`TextKeys`, in order; derived only for skills not seen lately."""
+    return _text_keys.keys(skills)
+
+
 def soft_max_by_skill(sims: np.ndarray, starts: np.ndarray, tau: float = PART_TAU) -> np.ndarray:
     """Per skill, ``tau * ln(mean(exp(s / tau)))`` over its rows of ``sims``; skill ``i`` owns rows
     ``starts[i]`` up to the next start (every skill owns at least one row)."""
@@ -353,6 +409,7 @@ class DenseIndex:
         self.parts = np.zeros((0, 0), dtype=np.float32)
         self.part_starts = np.zeros(0, dtype=np.int64)
         self._parts: dict[str, tuple[str, np.ndarray]] = {}  # name -> (texts key, part rows)
+        self._keys: list[TextKeys] = []   # the built skills' text keys, in index order
         self.doc_coverage = 1.0  # share of skill descriptions in a language the model covers
         self.covered = np.ones(0, dtype=bool)  # per skill, in index order
         self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -369,13 +426,19 @@ class DenseIndex:
         content hash: that text is derived by code (the identifier split of the tokenizer) that
         can change while the SKILL.md does not, and then only the skills whose text changed are
         embedded again. Entries of the older content-hash keys are never looked up (a miss).
+        The keys of unchanged skills come from :func:`text_keys`, not derived again.
         """
-        texts = {s.name: document_text(s) for s in skills}
+        keys = text_keys(skills)
+        names = [s.name for s in skills]
+        with self._lock:
+            if names and keys == self._keys and names == self.names:
+                return   # the same skills with the same texts: every vector and row is in place
+        by_name = {s.name: s for s in skills}
         todo: list[tuple[str, str]] = []   # (name, text key)
         vecs: dict[str, tuple[str, np.ndarray]] = {}
         mid = self.cache_id
-        for s in skills:
-            k = _doc_key(texts[s.name])
+        for s, tk in zip(skills, keys, strict=True):
+            k = tk.doc
             known = self._vecs.get(s.name)
             if known is not None and known[0] == k:
                 vecs[s.name] = known
@@ -388,7 +451,7 @@ class DenseIndex:
         if not todo and len({len(v) for _, v in vecs.values()}) > 1:
             first = skills[0].name  # widths disagree and nothing fresh says which is right: ask the model
             todo.append((first, vecs.pop(first)[0]))
-        out = self._embed([texts[n] for n, _ in todo])
+        out = self._embed([document_text(by_name[n]) for n, _ in todo])
         dims = [len(v) for _, v in vecs.values()]
         dim = len(out[0]) if out else (dims[0] if dims else 0)
         # A vector of another width (left by a different model under the same id) would make the
@@ -397,37 +460,37 @@ class DenseIndex:
         if stale:
             log.warning("embedding cache: %d vector(s) of the wrong width for %s; re-embedding",
                         len(stale), self.embedder.model_id)
-        again = self._embed([texts[n] for n, _ in stale])
+        again = self._embed([document_text(by_name[n]) for n, _ in stale])
         for (n, k), v in zip(todo + stale, [*out, *again], strict=True):
             vecs[n] = (k, v)
             self.cache.put(mid, k, v)
-        names = [s.name for s in skills]
-        matrix = (np.vstack([vecs[n][1] for n in names]).astype(np.float32) if names
+        matrix = (np.vstack([vecs[n][1] for n in names]).astype(np.float32, copy=False) if names
                   else np.zeros((0, 0), dtype=np.float32))
         covered = np.fromiter((self.embedder.covers(s.description) for s in skills), bool, len(skills))
-        part_map, parts, starts = self._build_parts(skills, matrix)
+        part_map, parts, starts = self._build_parts(skills, matrix, [k.parts for k in keys])
         with self._lock:
             self._vecs, self.names, self.matrix = vecs, names, matrix
             self._parts, self.parts, self.part_starts = part_map, parts, starts
             self.covered = covered
             self.doc_coverage = float(covered.mean()) if len(covered) else 1.0
+            self._keys = keys
 
-    def _build_parts(self, skills: Sequence[Skill], matrix: np.ndarray
+    def _build_parts(self, skills: Sequence[Skill], matrix: np.ndarray, keys: Sequence[str]
                      ) -> tuple[dict[str, tuple[str, np.ndarray]], np.ndarray, np.ndarray]:
         """Part vectors for ``skills`` (kept, cached on disk per part text, or embedded in one
-        batch) and the stacked rows: each skill's document vector, then its parts."""
+        batch) and the stacked rows: each skill's document vector, then its parts. ``keys``: each
+        skill's parts key (:class:`TextKeys`), by which rows are kept in memory, as on disk."""
         dim = matrix.shape[1] if matrix.ndim == 2 and len(matrix) else 0
         known: dict[str, tuple[str, np.ndarray]] = {}
-        fresh: list[tuple[Skill, list[str]]] = []
-        for s in skills:
-            texts = skill_parts(s)   # kept in memory by these texts, as on disk (see build)
+        fresh: list[tuple[Skill, list[str], str]] = []
+        for s, key in zip(skills, keys, strict=True):
             have = self._parts.get(s.name)
-            if have is not None and have[0] == _parts_key(texts) and have[1].shape[1:] == (dim,):
+            if have is not None and have[0] == key and have[1].shape[1:] == (dim,):
                 known[s.name] = have
             else:
-                fresh.append((s, texts))
+                fresh.append((s, skill_parts(s), key))
         found: dict[str, np.ndarray | None] = {}
-        for _, texts in fresh:
+        for _, texts, _ in fresh:
             for text in texts:
                 if text not in found:
                     v = self.cache.get(self.cache_id, _part_key(text))
@@ -438,16 +501,16 @@ class DenseIndex:
                 found[text] = v
                 self.cache.put(self.cache_id, _part_key(text), v)
             self.embedded_parts += len(todo)
-        for s, texts in fresh:
+        for s, texts, key in fresh:
             rows = [v for v in (found[x] for x in texts) if v is not None]
-            known[s.name] = (_parts_key(texts), np.vstack(rows).astype(np.float32) if rows
+            known[s.name] = (key, np.vstack(rows).astype(np.float32) if rows
                              else np.zeros((0, dim), dtype=np.float32))
         if not dim:
             return known, np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.int64)
         counts = np.array([1 + len(known[s.name][1]) for s in skills], dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
         stacked = np.vstack([r for i, s in enumerate(skills) for r in (matrix[i:i + 1], known[s.name][1])])
-        return known, stacked.astype(np.float32), starts
+        return known, stacked.astype(np.float32, copy=False), starts
 
     @property
     def model_loaded(self) -> bool:

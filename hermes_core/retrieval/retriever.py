@@ -23,6 +23,7 @@ from hermes_core.config import SkillSettings
 from hermes_core.errors import ConfigError
 from hermes_core.injection import INJECTION_CATEGORIES
 from hermes_core.retrieval import crosslingual as xl
+from hermes_core.retrieval import dense_judges as judges
 from hermes_core.retrieval import second_opinion as so
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, lexical_scores
 from hermes_core.retrieval.calibration import (
@@ -65,12 +66,14 @@ from hermes_core.retrieval.query import (
     without_source_clauses,
 )
 from hermes_core.retrieval.result import RetrievalResult, hint_cut, render
+from hermes_core.retrieval.served import served_catalog
 from hermes_core.retrieval.skills import (
     Catalog,
     CatalogIssue,
     IndexDelta,
     SkillIndex,
     dedupe,
+    index_order,
     load_catalog,
     sources_fingerprint,
     sources_present,
@@ -371,52 +374,19 @@ class SkillRetriever:
             self._dense_failed_why[mid] = str(e).splitlines()[0] if str(e) else type(e).__name__
 
     def _gate_model(self, d: DenseIndex) -> GateModel | None:
-        """``d``'s calibrated gate; None without a calibration that describes the index ``d``
-        holds (not calibrated, or mid-refresh: the gate then reads the fixed rule)."""
+        """``d``'s calibrated gate, or None (see :func:`dense_judges.gate_model`)."""
         mid = d.embedder.model_id
-        cal = self._calibration.get(mid)
-        if cal is None or not cal.covers(len(d.names)):
-            return None
-        gw = weights_for(self.gate_weights, mid, self.anchor_weight)
-        return GateModel(d, cal, gw, self._anchors.get(mid))
+        weights = weights_for(self.gate_weights, mid, self.anchor_weight)
+        return judges.gate_model(d, self._calibration, weights, self._anchors)
 
     def _other_model(self, d: DenseIndex, text: str) -> tuple[GateModel, np.ndarray, np.ndarray] | None:
-        """For a model that cannot read some descriptions (MiniLM and Chinese ones): another
-        calibrated model that reads them all and ``text``, the skills ``d`` cannot read, and the
-        other model's similarities of ``text``; None when there is nothing to add."""
-        uncovered = ~np.asarray(d.covered, dtype=bool)
-        if len(uncovered) != len(d.names) or not uncovered.any():
-            return None
-        for o in self.dense:
-            other = (self._gate_model(o) if o is not d and o.embedder.model_id not in self._dense_failed
-                     and o.names == d.names else None)
-            if (other is None or not o.embedder.covers(text)
-                    or not np.asarray(o.covered, dtype=bool)[uncovered].all()):
-                continue
-            sims = o.similarities(text)
-            if len(sims) != len(d.names) or not np.isfinite(sims).all():
-                return None
-            return other, uncovered, sims
-        return None
+        """Another calibrated model for the skills ``d`` cannot read (:func:`dense_judges.other_model`)."""
+        return judges.other_model(d, self.dense, text, self._gate_model, self._dense_failed)
 
     def _second_opinion(self, expand: xl.Expansion, text: str, lang: str) -> so.SecondOpinion | None:
-        """The calibrated dense gate on ``text`` translated into the catalog's other language, as a
-        request in that language is judged (its embedder, calibration, threshold, and another model
-        for the skills this one cannot read), of the head the first judged; None when nothing crosses."""
-        found = so.translation(expand, head_tokens(text, DENSE_QUERY_TOKENS), lang, DENSE_QUERY_TOKENS)
-        d = self._dense_for(found[0]) if found is not None else None
-        judge = self._gate_model(d) if d is not None else None
-        if found is None or d is None or judge is None or d.names != self._names:
-            return None   # nothing crosses, or mid-refresh: abstain, as the first opinion does
-        t, target = found
-        try:
-            own = judge.decide(t, target)
-            other = self._other_model(d, t)
-            cross = other[0].decide(t, target, sims=other[2], only=other[1]) if other is not None else None
-        except Exception as e:  # the first opinion stands
-            log.warning("dense layer %s failed on a translated request: %s", d.embedder.model_id, e)
-            return None
-        return so.SecondOpinion(t, target, so.stronger(own, cross))
+        """The calibrated gate on ``text`` translated (:func:`dense_judges.translated_opinion`)."""
+        return judges.translated_opinion(expand, text, lang, self._names, DENSE_QUERY_TOKENS,
+                                         self._dense_for, self._gate_model, self._other_model)
 
     def _calibrate_lexical(self, skills: Sequence[Skill], bm25: BM25Index) -> LexicalCalibration:
         texts = [t for i in pseudo_sample(skills) for t in pseudo_queries(skills[i])]
@@ -738,12 +708,11 @@ class SkillRetriever:
         read the message, and the history separately.
         """
         q = as_retrieval_query(message, history)
-        if not self.enabled:
-            skills = sorted(self.load_catalog(warn=False).skills, key=lambda s: s.name)  # no index/model
-            res = RetrievalResult(q.message, "disabled", tuple(skills))
-            return render(res, self.scan_categories), res
-        self.refresh_if_changed(background=True)
-        res = self.retrieve(q)
+        if self.enabled:
+            self.refresh_if_changed(background=True)
+            res = self.retrieve(q)
+        else:   # the catalog served with retrieval off (read fresh: no index, no model), in index order
+            res = RetrievalResult(q.message, "disabled", tuple(index_order(served_catalog(self).skills)))
         return render(res, self.scan_categories), res
 
 

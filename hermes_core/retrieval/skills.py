@@ -543,8 +543,13 @@ class SkillIndex:
         return delta
 
     def ordered(self) -> list[Skill]:
-        """Skills sorted by name: the order every layer index uses."""
-        return sorted(self.skills.values(), key=lambda s: s.name)
+        """Skills in :func:`index_order`."""
+        return index_order(self.skills.values())
+
+
+def index_order(skills: Iterable[Skill]) -> list[Skill]:
+    """Skills sorted by name: the order every layer index uses, and the skill list shows."""
+    return sorted(skills, key=lambda s: s.name)
 
 
 def index_delta(old: Mapping[str, str], new: Mapping[str, str]) -> IndexDelta:

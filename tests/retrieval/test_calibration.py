@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from hermes_core.config import SkillSettings
 from hermes_core.retrieval import calibration as cal
+from hermes_core.retrieval import dense as dense_mod
 from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
 from hermes_core.types import Skill
@@ -233,6 +234,34 @@ def test_a_changed_skill_gets_a_new_calibration(tmp_path: Path) -> None:
     changed = [Skill(s.name, s.description + " Also CSV.") if s.name == "pdf-extract" else s
                for s in SAMPLE_SKILLS]
     assert cal.catalog_key("m", changed) != key and cal.catalog_key("m2", SAMPLE_SKILLS) != key
+
+
+@pytest.mark.parametrize("builder", ["document_text", "skill_parts", "pseudo_queries"])
+def test_a_change_in_the_texts_embedded_for_a_skill_gives_a_new_calibration_key(
+        monkeypatch: pytest.MonkeyPatch, builder: str) -> None:
+    key = cal.catalog_key("m", SAMPLE_SKILLS)
+    owner = cal if builder == "pseudo_queries" else dense_mod
+    before = getattr(owner, builder)
+    if builder == "document_text":
+        monkeypatch.setattr(owner, builder, lambda s: before(s).upper())
+    else:
+        monkeypatch.setattr(owner, builder, lambda s: [t.upper() for t in before(s)])
+    assert cal.catalog_key("m", SAMPLE_SKILLS) != key   # same skills, other texts: calibrated anew
+    monkeypatch.undo()
+    assert cal.catalog_key("m", SAMPLE_SKILLS) == key
+
+
+def test_a_retriever_recalibrates_when_the_embedded_text_is_built_otherwise(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()], cache_dir=tmp_path)
+    first.refresh()
+    before = dense_mod.document_text
+    monkeypatch.setattr(dense_mod, "document_text", lambda s: before(s).upper())
+    again = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[HashingEmbedder()], cache_dir=tmp_path)
+    again.refresh()
+    old, new = first._calibration["test:hashing"], again._calibration["test:hashing"]
+    assert new.key != old.key
+    assert len(list((tmp_path / "calibration").glob("*.npz"))) == 2   # the old one was not reused
 
 
 @pytest.mark.parametrize("tuning", [{"anchor_weight": 0.9},

@@ -188,6 +188,25 @@ def test_part_vectors_kept_in_memory_follow_their_texts_not_the_skill_content(
     assert np.allclose(d.parts[1], want, atol=1e-5)
 
 
+def test_rebuilding_unchanged_skills_derives_and_hashes_none_of_their_texts_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    skills = [Skill(f"tool-{i}", f"Do thing {i}. Then report it.") for i in range(5)]
+    d = DenseIndex(HashingEmbedder())
+    d.build(skills)
+    hashed: list[str] = []
+    real = dense_mod._text_hash
+    monkeypatch.setattr(dense_mod, "_text_hash", lambda t: hashed.append(t) or real(t))
+    d.build(list(skills))
+    assert hashed == []
+    edited = [*skills[:4], Skill("tool-4", "Do thing four. Then report it.")]
+    d.build(edited)   # only the edited skill's texts are derived again
+    derived = {dense_mod.document_text(edited[4]), "\x1f".join(skill_parts(edited[4])),
+               *skill_parts(edited[4])}
+    assert dense_mod.document_text(edited[4]) in hashed and set(hashed) <= derived
+    assert np.allclose(d.matrix[4], HashingEmbedder().embed_documents(
+        [dense_mod.document_text(edited[4])])[0], atol=1e-5)
+
+
 def test_a_vector_cached_under_the_old_content_hash_key_is_a_miss_never_reused(
         minilm: SentenceTransformerEmbedder, tmp_path: Path) -> None:
     cache = EmbeddingCache(tmp_path)

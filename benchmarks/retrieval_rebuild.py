@@ -1,0 +1,156 @@
+"""What an index rebuild costs on a large catalog when (almost) nothing changed, beside a baseline
+measured in the same run.
+
+    python benchmarks/retrieval_rebuild.py [--json] [--sizes 5000,20000] [--repeats N]
+
+For each catalog size (synthetic skills with descriptions of three to six sentences, from a JSONL
+catalog file as a large install would have):
+
+* ``baseline_<n>_ms``: ``SkillIndex.refresh`` of the unchanged catalog into an empty index, i.e.
+  hashing every skill's content: what any refresh pays to find out what changed.
+* ``dense_rebuild_<n>_ms``: ``DenseIndex.build`` again over the same, unchanged skills (every
+  vector is in memory: nothing is embedded); ``dense_rebuild_<n>_ratio`` = that / baseline.
+* ``refresh_one_changed_<n>_ms``: ``SkillRetriever.refresh`` after one skill of the JSONL file was
+  edited (re-read, lexical layers, dense layer, gate calibration; one new vector to embed);
+  ``refresh_one_changed_<n>_ratio`` = that / baseline.
+
+The embedder is a stand-in that turns a text into a vector by hashing it (no model): what is
+measured is the index's own bookkeeping, which a real model would only hide behind its own cost.
+Times are medians of ``--repeats`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hermes_core.cli.argtypes import positive_int
+from hermes_core.retrieval.dense import DenseIndex
+from hermes_core.retrieval.retriever import SkillRetriever
+from hermes_core.retrieval.skills import SkillIndex, load_jsonl_catalog
+from hermes_core.types import Skill
+
+VERBS = ["create", "query", "update", "delete", "list", "share", "export", "cancel", "schedule",
+         "search", "summarize", "convert", "send", "check", "book", "track"]
+OBJECTS = ["route", "meeting", "invoice", "order", "appointment", "flight", "playlist", "document",
+           "message", "forecast", "post", "album", "note", "workout", "recipe", "device", "ticket"]
+CLAUSES = ["It works with the user's account and keeps a record of every change",
+           "Results can be filtered by date, owner or status and exported as CSV",
+           "Use it when the request names a specific item rather than a whole collection",
+           "The service answers within a few seconds and retries once on a timeout",
+           "Attachments up to ten megabytes are accepted and scanned before they are stored",
+           "Notifications go to the owner and to anyone the item was shared with"]
+
+
+class HashedVectors:
+    """A stand-in embedder: each text's vector comes from its hash (no model, a few microseconds)."""
+
+    model_id = "bench:hashed"
+    dim = 64
+
+    def _vec(self, text: str) -> np.ndarray:
+        raw = np.frombuffer(hashlib.blake2b(text.encode("utf-8", "surrogatepass"),
+                                            digest_size=self.dim).digest(), dtype=np.int8)
+        v = raw.astype(np.float32)
+        return v / max(float(np.linalg.norm(v)), 1e-6)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return np.vstack([self._vec(t) for t in texts]) if texts else np.zeros((0, self.dim))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._vec(text)
+
+    def covers(self, text: str) -> bool:
+        return True
+
+
+def catalog_lines(n: int, seed: int = 11, edited: int | None = None) -> list[str]:
+    """``n`` JSONL skill records; ``edited`` (an index) gets one more sentence."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        v, o = rng.choice(VERBS), rng.choice(OBJECTS)
+        sentences = [f"{v.capitalize()} a {o} in the {rng.choice(OBJECTS)} service"]
+        sentences += rng.sample(CLAUSES, rng.randint(2, 5))
+        if i == edited:
+            sentences.append("It now also handles archived items")
+        out.append(json.dumps({"name": f"{o}-{v}-{i}", "description": ". ".join(sentences) + "."}))
+    return out
+
+
+def median_ms(fn: Callable[[], object], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1000)
+    return round(statistics.median(times), 2)
+
+
+def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
+    path = folder / f"catalog-{n}.jsonl"
+    path.write_text("\n".join(catalog_lines(n)) + "\n", encoding="utf-8")
+    skills: list[Skill] = sorted(load_jsonl_catalog(path)[0], key=lambda s: s.name)
+    out: dict[str, float] = {}
+    base = median_ms(lambda: SkillIndex().refresh(skills), repeats)
+    out[f"baseline_{n}_ms"] = base
+
+    dense = DenseIndex(HashedVectors())
+    dense.build(skills)
+    ms = median_ms(lambda: dense.build(skills), repeats)
+    out[f"dense_rebuild_{n}_ms"] = ms
+    out[f"dense_rebuild_{n}_ratio"] = round(ms / base, 3)
+
+    r = SkillRetriever(catalogs=[path], embedders=[HashedVectors()], cache_dir=folder / f"cache-{n}")
+    r.refresh()
+    flip = [0]
+
+    def edit_and_refresh() -> None:
+        flip[0] += 1   # the same skill, edited and put back: one change per refresh
+        lines = catalog_lines(n, edited=n // 2 if flip[0] % 2 else None)
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        t = time.perf_counter()
+        r.refresh()
+        times.append((time.perf_counter() - t) * 1000)
+
+    times: list[float] = []
+    for _ in range(repeats):
+        edit_and_refresh()
+    ms = round(statistics.median(times), 2)
+    out[f"refresh_one_changed_{n}_ms"] = ms
+    out[f"refresh_one_changed_{n}_ratio"] = round(ms / base, 3)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--sizes", default="5000,20000", help="catalog sizes, comma-separated")
+    ap.add_argument("--repeats", type=positive_int, default=7)
+    args = ap.parse_args(argv)
+    out: dict[str, float | int] = {"repeats": args.repeats}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (int(x) for x in args.sizes.split(",")):
+            out.update(measure(n, args.repeats, Path(tmp)))
+    if args.json:
+        print(json.dumps(out))
+    else:
+        for k, v in out.items():
+            print(f"{k:32s} {v}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
