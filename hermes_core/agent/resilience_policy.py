@@ -32,7 +32,6 @@ from hermes_core.errors import (
     parse_count,
     parse_reset,
     parse_retry_after,
-    parse_when,
     server_now,
 )
 from hermes_core.providers._sdk import undecodable
@@ -152,7 +151,7 @@ def rate_limit_info(headers: Mapping[str, str], *, now: float | None = None) -> 
         reset = parse_reset(h["x-ratelimit-reset-requests"],
                             server_now(headers, time.time() if now is None else now))
     elif "anthropic-ratelimit-requests-reset" in h:
-        reset = parse_when(h["anthropic-ratelimit-requests-reset"],
+        reset = parse_reset(h["anthropic-ratelimit-requests-reset"],
                            server_now(headers, time.time() if now is None else now))
     if limit is not None and limit <= 0:
         limit = None
