@@ -365,7 +365,7 @@ class _Run:
         self._report(step, error, act.report, act.cooldown)
         quiet = act.decision in ("rotate_key", "remove_key")
         hint = (act.cooldown if act.decision == "rotate_key"
-                else round(act.delay, 6) if act.spend_retry else None)
+                else round(act.delay, 6) if act.spend_retry else act.asked)
         self.record(cand, cred, status_of(error), started, act.decision, retry_after=hint,
                     error=None if quiet else error)
         if act.raise_:

@@ -188,7 +188,9 @@ class FailureState:
 class FailureAction:
     """``decision`` as recorded in the audit log; ``report`` what the pool hears about the key;
     ``delay`` the sleep before the next step; ``cooldown`` the key's 429 cool-down; ``raise_``
-    whether the error goes to the caller as is."""
+    whether the error goes to the caller as is; ``asked`` the wait a server asked for that
+    outlasts the request's deadline (shown in the final error: a bare "503" reads like an outage
+    worth retrying at once)."""
 
     decision: str
     report: Report | None
@@ -198,6 +200,7 @@ class FailureAction:
     next_candidate: bool = False
     long_context: str | None = None
     spend_retry: bool = False
+    asked: float | None = None
 
 
 def _report_for(e: ProviderError, has_key: bool) -> Report | None:
@@ -224,7 +227,8 @@ def decide_failure(e: ProviderError, st: FailureState, policy: LoopPolicy,
     * retryable (5xx, 529, timeout, reset, a cut stream, a 429 without a key): retry this
       candidate while its retries, the request's budget and the deadline allow; else the next.
       A back-off longer than ``max_wait_s`` (a 503 saying ``Retry-After: 60``) is not slept
-      while another candidate can be tried: that one answers sooner.
+      while another candidate can be tried: that one answers sooner; one the server asks for
+      past the deadline is never slept (``wait_past_deadline``, the wait kept for the error).
     """
     report = _report_for(e, st.has_key)
     if isinstance(e, RateLimited) and st.has_key:
@@ -256,6 +260,8 @@ def decide_failure(e: ProviderError, st: FailureState, policy: LoopPolicy,
         too_long = delay > policy.max_wait_s and server_hint(e) is not None
         if delay < st.time_left and not (st.more_candidates and too_long):
             return FailureAction("retry", report, delay=delay, spend_retry=True)
+        if delay >= st.time_left and server_hint(e) is not None:
+            return FailureAction("wait_past_deadline", report, next_candidate=True, asked=delay)
     return FailureAction("failover", report, next_candidate=True)
 
 
