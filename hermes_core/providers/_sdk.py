@@ -51,6 +51,11 @@ def _stream_error_status(body: Any) -> int:
         status = _STREAM_ERROR_STATUS.get(str(err.get(field) or "").lower())
         if status is not None:
             return status
+    # compatible servers (LiteLLM, vLLM) put the HTTP status itself in ``code``: a 429 read as
+    # a 500 opened the key's breaker instead of cooling it down
+    code = str(err.get("code") or "").strip()
+    if code.isdigit() and 400 <= int(code) <= 599:
+        return int(code)
     return 500
 
 

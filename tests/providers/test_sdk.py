@@ -668,6 +668,23 @@ def test_openai_stream_error_chunk_maps_by_type(err_type, expected, respx_mock) 
     assert type(info.value) is expected
 
 
+@pytest.mark.parametrize(("error", "expected"), [
+    # LiteLLM, vLLM and other compatible servers put the HTTP status in ``code``
+    ({"message": "rate limited", "type": "None", "code": 429}, RateLimited),
+    ({"message": "rate limited", "code": "429"}, RateLimited),
+    ({"message": "bad", "type": "BadRequestError", "code": 400}, BadRequest),
+    ({"message": "boom", "code": 503}, ServerError),
+    ({"message": "what", "code": 200}, ServerError),   # no error status: the server failing
+])
+def test_openai_stream_error_chunk_with_an_http_status_code_maps_by_it(error, expected,
+                                                                        respx_mock) -> None:
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=_sse([(None, {"error": error})]), headers=SSE_HEADERS))
+    with pytest.raises(ProviderError) as info:
+        list(OpenAIProvider().stream(PROMPT_ERR, "gpt-4o", Credential("openai", SECRET_ERR), OPTS_ERR))
+    assert type(info.value) is expected
+
+
 def test_overloaded_anthropic_stream_fails_over_before_first_token(failover_loop, respx_mock) -> None:
     loop, router = failover_loop("anthropic", SECRET_ERR, "sk-backup-SECRET-999888777")
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
