@@ -280,7 +280,8 @@ class AllProvidersFailed(HermesError):
 _DURATION = re.compile(r"(?P<num>\d+(?:\.\d+)?)(?P<unit>ms|h|m|s)")
 # the weekday that opens an HTTP date ("Wed, 21 Oct 2026 07:28:00 GMT", RFC 850's "Wednesday,
 # 21-Oct-26 ..."): the comma after it is the date's own, not the one httpx joins values with
-_WEEKDAY = re.compile(r"(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*", re.IGNORECASE)
+_WEEKDAY = re.compile(r"(?:mon|tue|wed|thu|fri|sat|sun)|(?:mon|tues|wednes|thurs|fri|satur|sun)day",
+                      re.IGNORECASE)
 
 
 def header_values(value: str | Sequence[str]) -> list[str]:

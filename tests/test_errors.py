@@ -372,3 +372,10 @@ def test_a_rate_limit_error_keeps_a_header_given_as_a_list_readable():
     assert err.retry_after == pytest.approx(45.0)
     assert err.headers["x-ratelimit-limit-requests"] == "60, 50"
     assert parse_retry_after(err.headers, now=NOW) == pytest.approx(45.0)
+
+
+def test_an_rfc850_date_repeated_beside_a_number_stays_whole():
+    """RFC 850's weekday is spelt out ("Friday, 15-Jan-27 ..."): its comma is the date's own."""
+    rfc850 = email.utils.format_datetime(
+        email.utils.parsedate_to_datetime(_AT_45)).replace("Fri,", "Friday,")
+    assert parse_retry_after({"retry-after": f"3, {rfc850}"}, now=NOW) == pytest.approx(45.0)
