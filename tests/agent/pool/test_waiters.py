@@ -466,3 +466,23 @@ def test_a_waiter_that_holds_its_place_keeps_it_until_it_is_done() -> None:
         waiters.wake("p", 5)
         newcomer.join(5.0)
     assert waiters.waiting("p") == 0 and waiters.done("p") == 0
+
+
+def test_an_async_waiter_that_holds_its_place_keeps_it_until_it_is_done() -> None:
+    """:meth:`SlotWaiters.await_turn` with ``hold``, as the async call loop waits: the task back
+    from its timed sleep still counts as waiting, and a newcomer task queues behind it."""
+
+    async def nothing(seconds: float) -> None:
+        return None
+
+    async def main(waiters: SlotWaiters) -> None:
+        assert await waiters.await_turn("p", 1.0, 30.0, nothing, hold=True) == "head"
+        newcomer = asyncio.ensure_future(waiters.await_turn("p", 0.0, 30.0, nothing, hold=True))
+        await asyncio.sleep(0)
+        assert not newcomer.done() and waiters.waiting("p") == 2
+        assert waiters.done("p") == 1                # the holder got its key: the newcomer's turn
+        assert await newcomer == "follower"
+        assert waiters.waiting("p") == 1             # the newcomer now holds its own place
+        assert waiters.done("p") == 0 and waiters.waiting("p") == 0
+
+    asyncio.run(main(SlotWaiters()))
