@@ -105,7 +105,8 @@ class SlotWaiters:
         self._queues: dict[str, _Queue] = {}
 
     def waiting(self, provider: str) -> int:
-        """Requests waiting on ``provider`` now (the head included)."""
+        """Requests waiting on ``provider`` now (the head included, and those asking the pool
+        with their place held)."""
         with self._lock:
             q = self._queues.get(provider)
             return 0 if q is None else (int(q.head) + len(q.followers) + q.in_transit()
