@@ -66,7 +66,7 @@ class ProviderError(HermesError):
     retryable: bool = False
 
     def __init__(self, message: str, *, status_code: int | None = None,
-                 headers: Mapping[str, str] | None = None, body: Any = None,
+                 headers: Mapping[str, str | Sequence[str]] | None = None, body: Any = None,
                  provider: str | None = None) -> None:
         self.status_code = status_code
         # a server may echo the key in a header (or a debugging proxy add it): never keep it
@@ -245,9 +245,12 @@ def _tried(a: Attempt) -> str:
     """One attempt as the final error lists it; a provider whose keys were all rate limited says
     how long: "blocked" alone reads like an outage, and the wait decides what the person does."""
     shown = f"{a.provider}/{a.model}:{a.status}"
-    if a.status == "all_keys_blocked" and a.retry_after is not None:
-        wait = a.retry_after   # rounded up: "frees in 0s" on a request that gave up misleads
-        shown += f" (the first key frees in {math.ceil(wait) if math.isfinite(wait) else wait:.0f}s)"
+    wait = a.retry_after   # rounded up: "frees in 0s" on a request that gave up misleads
+    said = f"{math.ceil(wait) if math.isfinite(wait) else wait:.0f}s" if wait is not None else ""
+    if a.status == "all_keys_blocked" and said:
+        shown += f" (the first key frees in {said})"
+    elif a.decision == "wait_past_deadline" and said:
+        shown += f" (the server asked to wait {said}, past the deadline)"
     return shown
 
 
@@ -275,30 +278,61 @@ class AllProvidersFailed(HermesError):
 # --------------------------------------------------------------------------- retry-after parsing
 
 _DURATION = re.compile(r"(?P<num>\d+(?:\.\d+)?)(?P<unit>ms|h|m|s)")
+# the weekday that opens an HTTP date ("Wed, 21 Oct 2026 07:28:00 GMT", RFC 850's "Wednesday,
+# 21-Oct-26 ..."): the comma after it is the date's own, not the one httpx joins values with
+_WEEKDAY = re.compile(r"(?:mon|tue|wed|thu|fri|sat|sun)|(?:mon|tues|wednes|thurs|fri|satur|sun)day",
+                      re.IGNORECASE)
+
+
+def header_values(value: str | Sequence[str]) -> list[str]:
+    """A header's values: the same header sent twice (a proxy adding its own beside the
+    provider's) reaches us joined by ", " (httpx) or as a list; an HTTP date in it stays whole."""
+    texts = [value] if isinstance(value, str) else [str(v) for v in value]
+    out: list[str] = []
+    for text in texts:
+        pending = ""
+        for part in text.split(","):
+            part = part.strip()
+            if pending:
+                out.append(f"{pending}, {part}")
+                pending = ""
+            elif _WEEKDAY.fullmatch(part):
+                pending = part
+            elif part:
+                out.append(part)
+        if pending:
+            out.append(pending)
+    return out
 
 
 def _seconds(text: str) -> float | None:
-    """A header's number of seconds, or None for what no server means: not a number, NaN,
+    """One value's number of seconds, or None for what no server means: not a number, NaN,
     infinity, a negative wait (taken as 0 it put the key back at once, to be refused again; as
-    unsaid, the next header or the pool's default cool-down decides). The same header sent twice
-    (a proxy adding its own) reaches us joined by ", " (httpx); when every part is a number, the
-    longest wait is the one that holds."""
-    parts = text.split(",")
-    values: list[float] = []
-    for part in parts:
-        try:
-            value = float(part.strip())
-        except ValueError:
-            return None
-        if not math.isfinite(value) or value < 0:
-            return None
-        values.append(value + 0.0)   # -0 -> 0
-    return max(values)
+    unsaid, the next header or the pool's default cool-down decides)."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    if not math.isfinite(value) or value < 0:
+        return None
+    return value + 0.0   # -0 -> 0
+
+
+def _latest(waits: Sequence[float | None]) -> float | None:
+    """The wait a repeated header states: each copy is one sender's refusal (the provider's, a
+    proxy's) until its own time, so the longest holds; a copy stating no wait we can read (a
+    proxy's garbage, a negative number) is left out rather than silencing the others."""
+    said = [w for w in waits if w is not None]
+    return max(said) if said else None
 
 
 def parse_duration(text: str) -> float | None:
-    """OpenAI's ``x-ratelimit-reset-*`` form: ``1s``, ``6m0s``, ``120ms``, ``1h2m3.5s``."""
-    text = text.strip()
+    """OpenAI's ``x-ratelimit-reset-*`` form: ``1s``, ``6m0s``, ``120ms``, ``1h2m3.5s``, or plain
+    seconds; repeated (joined by ", "), the longest."""
+    values = header_values(text)
+    if len(values) != 1:
+        return _latest([parse_duration(v) for v in values])
+    text = values[0]
     seconds = _seconds(text)
     if seconds is not None:
         return seconds
@@ -312,11 +346,14 @@ def parse_duration(text: str) -> float | None:
     return total if pos == len(text) and pos else None
 
 
-# a reset this many seconds away is no duration a server means (31 years): it is a Unix time
+# a reset this many seconds away is no duration a server means (31 years): it is a Unix time;
+# from _EPOCH_MS_FROM on (that many seconds is 31,000 years; as milliseconds, 2001) a Unix time in
+# milliseconds, as some gateways send it
 _EPOCH_FROM = 1e9
+_EPOCH_MS_FROM = 1e12
 
 
-def parse_count(text: str | None) -> int | None:
+def parse_count(text: str | Sequence[str] | None) -> int | None:
     """A rate-limit count (a limit, what remains): None when absent or not a whole number. The
     same header sent twice (a proxy stating its own beside the provider's) reaches us joined by
     ", ": the lowest holds, as both counters refuse. A negative remainder (a proxy counting past
@@ -324,21 +361,30 @@ def parse_count(text: str | None) -> int | None:
     if not text:
         return None
     try:
-        return min(int(part.strip()) for part in text.split(","))
+        return min(int(part) for part in header_values(text))
     except ValueError:
         return None
 
 
-def parse_reset(text: str, now: float) -> float | None:
+def _wait_until(value: str, now: float) -> float | None:
+    """One value of a reset or Retry-After header -> seconds from ``now`` (never negative)."""
+    d = parse_duration(value)
+    if d is None:
+        return parse_when(value, now)
+    if d >= _EPOCH_MS_FROM:
+        return max(0.0, d / 1000.0 - now)
+    if d >= _EPOCH_FROM:
+        return max(0.0, d - now)
+    return d
+
+
+def parse_reset(text: str | Sequence[str], now: float) -> float | None:
     """An ``x-ratelimit-reset-*`` value -> seconds from ``now`` (the server's clock): OpenAI's
     durations (``1s``, ``1m30s``, ``120ms``), plain seconds, and what proxies send in their place,
-    a Unix time (read as 1.7e9 seconds it was a day's cool-down, the cap) or an HTTP / RFC 3339
-    date. Repeated (joined by ", "), the longest wait holds; one already past is 0."""
-    parts = [parse_duration(part) for part in text.split(",")]
-    if parts and all(p is not None for p in parts):
-        waits = [p - now if p >= _EPOCH_FROM else p for p in parts if p is not None]
-        return max(0.0, max(waits))
-    return parse_when(text, now)
+    a Unix time in seconds or milliseconds (read as 1.7e9 seconds it was a day's cool-down, the
+    cap) or an HTTP / RFC 3339 date. Repeated (joined by ", " or a list), in one form or mixed,
+    the longest wait holds (:func:`_latest`); one already past is 0."""
+    return _latest([_wait_until(v, now) for v in header_values(text)])
 
 
 def parse_when(text: str, now: float) -> float | None:
@@ -362,16 +408,17 @@ def parse_when(text: str, now: float) -> float | None:
     return max(0.0, dt.timestamp() - now)
 
 
-def server_now(headers: Mapping[str, str], now: float) -> float:
+def server_now(headers: Mapping[str, str | Sequence[str]], now: float) -> float:
     """The time the answer was made by the server's own clock (its ``Date`` header), else
     ``now``. The absolute times a server states (a Retry-After HTTP date, Anthropic's resets) are
     on that clock: read against ours, a server a few minutes behind stated waits already past
     (retried at once, refused again) and one ahead waits its lead too long."""
     raw = next((v for k, v in headers.items() if k.lower() == "date"), None)
-    if raw is None:
+    values = header_values(raw) if raw is not None else []
+    if not values:
         return now
     try:
-        dt = email.utils.parsedate_to_datetime(raw.strip())
+        dt = email.utils.parsedate_to_datetime(values[0])
     except (TypeError, ValueError, IndexError):
         return now
     if dt is None or dt.tzinfo is None:
@@ -379,7 +426,7 @@ def server_now(headers: Mapping[str, str], now: float) -> float:
     return dt.timestamp()
 
 
-def _left(remaining: str | None) -> bool:
+def _left(remaining: str | Sequence[str] | None) -> bool:
     """A limit with requests left (or a remainder that is no number) did not refuse us; one that
     states nothing, none, fewer than none, or 0 twice, may have."""
     if remaining is None:
@@ -388,7 +435,8 @@ def _left(remaining: str | None) -> bool:
     return count is None or count > 0
 
 
-def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
+def parse_retry_after(headers: Mapping[str, str | Sequence[str]], *,
+                      now: float | None = None) -> float | None:
     """Seconds to wait, from the strongest signal present; None when no header says.
 
     Order: ``retry-after-ms``, then ``retry-after`` (seconds or HTTP date); when neither is present,
@@ -396,17 +444,19 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
     (RFC 3339 times) among limits that are exhausted (remaining 0) or say nothing about what
     remains. A limit with requests left is not why we were refused: its reset time is ignored, and
     None (the pool's default cool-down) is better than waiting for the wrong clock. Absolute
-    times are read against the server's ``Date`` (:func:`server_now`).
+    times are read against the server's ``Date`` (:func:`server_now`). A header sent twice (the
+    provider's and a proxy's, joined by ", " or as a list), in one form or mixed, is read as the
+    longest wait among its copies (:func:`_latest`).
     """
     now = server_now(headers, time.time() if now is None else now)
     h = {k.lower(): v for k, v in headers.items()}
     if "retry-after-ms" in h:
-        ms = _seconds(h["retry-after-ms"])
+        ms = _latest([_seconds(v) for v in header_values(h["retry-after-ms"])])
         if ms is not None:
             return ms / 1000.0
     if "retry-after" in h:
         # seconds or an HTTP date, and what proxies send instead: a Unix time, a duration
-        when = parse_reset(h["retry-after"].strip(), now)
+        when = parse_reset(h["retry-after"], now)
         if when is not None:
             return when
     resets: list[float] = []
@@ -423,7 +473,7 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
             remaining = h.get(stem + "-remaining")
             if _left(remaining):
                 continue
-            d = parse_when(v, now)
+            d = parse_reset(v, now)
             if d is not None:
                 resets.append(d)
     return max(resets) if resets else None
@@ -523,7 +573,8 @@ def _error_fields(body: Any) -> tuple[str, str, str, bool]:
             str(err.get("message") or ""), False)
 
 
-def error_from_status(status_code: int, headers: Mapping[str, str], body: Any = None, *,
+def error_from_status(status_code: int, headers: Mapping[str, str | Sequence[str]],
+                      body: Any = None, *,
                       provider: str | None = None, now: float | None = None,
                       redact: Callable[[str], str] | None = None) -> ProviderError:
     """Map an HTTP status, its headers and the parsed error body to the error tree.

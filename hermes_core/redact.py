@@ -20,7 +20,7 @@ import re
 import threading
 import traceback
 import urllib.parse
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from hermes_core.types import fingerprint
@@ -180,10 +180,14 @@ _SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key"
                              "cookie", "set-cookie", "openai-organization"})
 
 
-def redact_headers(headers: Mapping[str, str], secrets: Iterable[str] = ()) -> dict[str, str]:
-    """Headers safe to keep on an error or print: credentials headers masked, every value scrubbed."""
+def redact_headers(headers: Mapping[str, str | Sequence[str]],
+                   secrets: Iterable[str] = ()) -> dict[str, str]:
+    """Headers safe to keep on an error or print: credentials headers masked, every value scrubbed.
+    A header given as a list of its values is kept as the one text httpx joins them into (", "),
+    which the header readers split again, not as the list's repr."""
     secrets = tuple(secrets)
-    return {str(k): ("[REDACTED]" if str(k).lower() in _SECRET_HEADERS else redact(str(v), secrets))
+    return {str(k): ("[REDACTED]" if str(k).lower() in _SECRET_HEADERS else redact(
+                ", ".join(map(str, v)) if isinstance(v, list | tuple) else str(v), secrets))
             for k, v in headers.items()}
 
 

@@ -240,7 +240,6 @@ def test_all_keys_blocked_never_says_a_key_frees_sooner_than_it_does(wait: float
     ({"retry-after-ms": "-100", "retry-after": "30"}, 30.0),
     ({"retry-after": "-1", "x-ratelimit-remaining-requests": "0",
       "x-ratelimit-reset-requests": "20s"}, 20.0),
-    ({"retry-after": "5, -1"}, None),
     ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "-3"}, None),
     ({"retry-after": "-0"}, 0.0),
 ])
@@ -309,3 +308,74 @@ def test_odd_rate_limit_remainders_and_resets_are_read_sanely(headers, expected)
 ])
 def test_a_retry_after_in_a_proxys_own_form_is_read(headers, expected):
     assert parse_retry_after(headers, now=NOW) == pytest.approx(expected)
+
+
+_AT_45 = email.utils.formatdate(NOW + 45, usegmt=True)    # "Fri, 15 Jan 2027 08:00:45 GMT"
+_AT_3 = email.utils.formatdate(NOW + 3, usegmt=True)
+
+
+@pytest.mark.parametrize("headers,expected", [
+    # a provider's Retry-After and a proxy's, joined by httpx: one a number, one an HTTP date
+    # (whose own comma after the weekday is no separator). Each copy is a refusal until its
+    # time, so the latest holds
+    ({"retry-after": f"5, {_AT_45}"}, 45.0),
+    ({"retry-after": f"{_AT_45}, 5"}, 45.0),
+    ({"retry-after": f"60, {_AT_45}"}, 60.0),
+    ({"retry-after": f"{_AT_3}, {_AT_45}"}, 45.0),
+    # the same, handed over as a list of the header's values
+    ({"retry-after": ["5", _AT_45]}, 45.0),
+    ({"Retry-After": ("7",)}, 7.0),
+    ({"retry-after-ms": ["1500", "2500"]}, 2.5),
+    # a copy that states no wait (a proxy's garbage, a negative) leaves the other to decide
+    ({"retry-after": f"soon, {_AT_45}"}, 45.0),
+    ({"retry-after": "5, -1"}, 5.0),
+    ({"retry-after": "nan, 8"}, 8.0),
+    ({"retry-after-ms": "nan, 1500"}, 1.5),
+    # a date among durations
+    ({"x-ratelimit-remaining-requests": "0",
+      "x-ratelimit-reset-requests": f"20s, {_AT_45}"}, 45.0),
+])
+def test_a_retry_after_repeated_in_different_forms_is_read_as_its_latest_wait(headers, expected):
+    got = parse_retry_after(headers, now=NOW)
+    assert got == (None if expected is None else pytest.approx(expected))
+
+
+def test_repeated_rfc3339_resets_are_read_as_the_later_one():
+    from datetime import UTC, datetime
+
+    def at(s: float) -> str:
+        return datetime.fromtimestamp(NOW + s, UTC).isoformat().replace("+00:00", "Z")
+
+    h = {"anthropic-ratelimit-requests-remaining": "0",
+         "anthropic-ratelimit-requests-reset": f"{at(10)}, {at(30)}"}
+    assert parse_retry_after(h, now=NOW) == pytest.approx(30.0)
+
+
+@pytest.mark.parametrize("headers,expected", [
+    # a reset or Retry-After stated as a Unix time in milliseconds (some gateways): 30 s, not
+    # 1.8e12 s capped at a day
+    ({"x-ratelimit-remaining-requests": "0",
+      "x-ratelimit-reset-requests": str(int(NOW * 1000) + 30_000)}, 30.0),
+    ({"retry-after": str(int(NOW * 1000) + 12_000)}, 12.0),
+])
+def test_a_reset_stated_as_a_unix_time_in_milliseconds_is_read(headers, expected):
+    assert parse_retry_after(headers, now=NOW) == pytest.approx(expected)
+
+
+def test_a_rate_limit_error_keeps_a_header_given_as_a_list_readable():
+    """Headers handed over as lists (each value of a repeated header) are kept as the one text
+    httpx would have joined, so what is read from the error later (the stated limit, the wait)
+    is the same as from a joined header, not the list's repr."""
+    err = error_from_status(429, {"retry-after": ["5", _AT_45],
+                                  "x-ratelimit-limit-requests": ["60", "50"]}, now=NOW)
+    assert isinstance(err, RateLimited)
+    assert err.retry_after == pytest.approx(45.0)
+    assert err.headers["x-ratelimit-limit-requests"] == "60, 50"
+    assert parse_retry_after(err.headers, now=NOW) == pytest.approx(45.0)
+
+
+def test_an_rfc850_date_repeated_beside_a_number_stays_whole():
+    """RFC 850's weekday is spelt out ("Friday, 15-Jan-27 ..."): its comma is the date's own."""
+    rfc850 = email.utils.format_datetime(
+        email.utils.parsedate_to_datetime(_AT_45)).replace("Fri,", "Friday,")
+    assert parse_retry_after({"retry-after": f"3, {rfc850}"}, now=NOW) == pytest.approx(45.0)

@@ -194,11 +194,22 @@ class _Run:
         return sent
 
     def stop_waiting(self) -> None:
-        """This request got a key or gives up on the provider it waited for: it wakes one other
-        waiter (another slot may be free; or someone must become the timed head)."""
+        """This request got a key or gives up on the provider it waited for: the place it held
+        in the queue while it asked is free, and it wakes one other waiter (another slot may be
+        free; or someone must become the timed head)."""
         if self.waiting is not None:
-            self.loop.pool.waiters.wake(self.waiting)
-            self.waiting = None
+            waiting, self.waiting = self.waiting, None
+            self.loop.pool.waiters.done(waiting)
+
+    def queue_for(self, provider: str) -> bool:
+        """About to wait for ``provider``'s keys: True when it waited for them already (it keeps
+        its place, :mod:`~hermes_core.agent.pool.waiters`); the place it held with another
+        provider (its keys all removed meanwhile) is given up first. The place is the queue's
+        from here: the wait gives it back, or holds it anew when it returns."""
+        if self.waiting not in (None, provider):
+            self.stop_waiting()
+        front, self.waiting = self.waiting == provider, None
+        return front
 
     def waited_for(self, provider: str, seconds: float) -> None:
         self.waiting = provider
@@ -354,7 +365,7 @@ class _Run:
         self._report(step, error, act.report, act.cooldown)
         quiet = act.decision in ("rotate_key", "remove_key")
         hint = (act.cooldown if act.decision == "rotate_key"
-                else round(act.delay, 6) if act.spend_retry else None)
+                else round(act.delay, 6) if act.spend_retry else act.asked)
         self.record(cand, cred, status_of(error), started, act.decision, retry_after=hint,
                     error=None if quiet else error)
         if act.raise_:
@@ -492,14 +503,14 @@ class CallLoop:
         assert step.provider is not None
         started = self.clock()
         self.pool.waiters.wait(step.provider, step.delay, step.allowed, self.sleep,
-                               front=run.waiting == step.provider)
+                               front=run.queue_for(step.provider), hold=True)
         run.waited_for(step.provider, self.clock() - started)
 
     async def _await(self, run: _Run, step: Step) -> None:
         assert step.provider is not None
         started = self.clock()
         await self.pool.waiters.await_turn(step.provider, step.delay, step.allowed, self.asleep,
-                                           front=run.waiting == step.provider)
+                                           front=run.queue_for(step.provider), hold=True)
         run.waited_for(step.provider, self.clock() - started)
 
     def _send(self, run: _Run, prompt: Prompt, step: Step) -> Prompt:

@@ -32,7 +32,6 @@ from hermes_core.errors import (
     parse_count,
     parse_reset,
     parse_retry_after,
-    parse_when,
     server_now,
 )
 from hermes_core.providers._sdk import undecodable
@@ -152,7 +151,7 @@ def rate_limit_info(headers: Mapping[str, str], *, now: float | None = None) -> 
         reset = parse_reset(h["x-ratelimit-reset-requests"],
                             server_now(headers, time.time() if now is None else now))
     elif "anthropic-ratelimit-requests-reset" in h:
-        reset = parse_when(h["anthropic-ratelimit-requests-reset"],
+        reset = parse_reset(h["anthropic-ratelimit-requests-reset"],
                            server_now(headers, time.time() if now is None else now))
     if limit is not None and limit <= 0:
         limit = None
@@ -189,7 +188,9 @@ class FailureState:
 class FailureAction:
     """``decision`` as recorded in the audit log; ``report`` what the pool hears about the key;
     ``delay`` the sleep before the next step; ``cooldown`` the key's 429 cool-down; ``raise_``
-    whether the error goes to the caller as is."""
+    whether the error goes to the caller as is; ``asked`` the wait a server asked for that
+    outlasts the request's deadline (shown in the final error: a bare "503" reads like an outage
+    worth retrying at once)."""
 
     decision: str
     report: Report | None
@@ -199,6 +200,7 @@ class FailureAction:
     next_candidate: bool = False
     long_context: str | None = None
     spend_retry: bool = False
+    asked: float | None = None
 
 
 def _report_for(e: ProviderError, has_key: bool) -> Report | None:
@@ -225,7 +227,8 @@ def decide_failure(e: ProviderError, st: FailureState, policy: LoopPolicy,
     * retryable (5xx, 529, timeout, reset, a cut stream, a 429 without a key): retry this
       candidate while its retries, the request's budget and the deadline allow; else the next.
       A back-off longer than ``max_wait_s`` (a 503 saying ``Retry-After: 60``) is not slept
-      while another candidate can be tried: that one answers sooner.
+      while another candidate can be tried: that one answers sooner; one the server asks for
+      past the deadline is never slept (``wait_past_deadline``, the wait kept for the error).
     """
     report = _report_for(e, st.has_key)
     if isinstance(e, RateLimited) and st.has_key:
@@ -257,6 +260,8 @@ def decide_failure(e: ProviderError, st: FailureState, policy: LoopPolicy,
         too_long = delay > policy.max_wait_s and server_hint(e) is not None
         if delay < st.time_left and not (st.more_candidates and too_long):
             return FailureAction("retry", report, delay=delay, spend_retry=True)
+        if delay >= st.time_left and server_hint(e) is not None:
+            return FailureAction("wait_past_deadline", report, next_candidate=True, asked=delay)
     return FailureAction("failover", report, next_candidate=True)
 
 

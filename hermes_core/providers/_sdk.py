@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
 
@@ -31,7 +31,7 @@ from hermes_core.providers.deadline import (
     bounded,
 )
 from hermes_core.redact import redact, url_passwords
-from hermes_core.types import Completion, Credential, Prompt
+from hermes_core.types import Completion, Credential, Delta, Prompt
 
 # An error event inside a 200 stream has no status of its own; its error type says what happened.
 # Anthropic's documented types, then OpenAI's; anything else mid-stream is the server failing.
@@ -51,6 +51,11 @@ def _stream_error_status(body: Any) -> int:
         status = _STREAM_ERROR_STATUS.get(str(err.get(field) or "").lower())
         if status is not None:
             return status
+    # compatible servers (LiteLLM, vLLM) put the HTTP status itself in ``code``: a 429 read as
+    # a 500 opened the key's breaker instead of cooling it down
+    code = str(err.get("code") or "").strip()
+    if code.isdigit() and 400 <= int(code) <= 599:
+        return int(code)
     return 500
 
 
@@ -121,6 +126,19 @@ def malformed_event(provider: str, e: ValueError, what: str = "stream event") ->
     SDKs raise ``json.JSONDecodeError``. Only the parser's reason is kept, never the data."""
     reason = getattr(e, "msg", None) or type(e).__name__
     return ServerError(f"{provider}: malformed {what} ({reason})", provider=provider)
+
+
+def event_deltas(provider: str, deltas: Iterable[Delta]) -> list[Delta]:
+    """The deltas one stream event makes, read whole. An event of another shape than the API's
+    (a proxy's or a compatible server's own JSON: ``choices`` a string, a chunk that is a list, a
+    block missing) reaches the adapters as an SDK model missing its fields; reading it raised an
+    AttributeError, which the call loop takes for a bug (no failover, a traceback). It is the
+    endpoint answering wrongly: a retryable ServerError naming only the error's type."""
+    try:
+        return list(deltas)
+    except (AttributeError, TypeError, KeyError, IndexError) as e:
+        raise ServerError(f"{provider}: a stream event of another shape than the API's "
+                          f"({type(e).__name__})", provider=provider) from None
 
 
 def usage_int(obj: Any, name: str) -> int:

@@ -14,7 +14,13 @@ from typing import Any
 import httpx2
 
 from hermes_core.errors import IncompleteResponse, ServerError
-from hermes_core.providers._sdk import SDKProvider, malformed_event, read_error, usage_int
+from hermes_core.providers._sdk import (
+    SDKProvider,
+    event_deltas,
+    malformed_event,
+    read_error,
+    usage_int,
+)
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS, CallOptions
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
@@ -249,7 +255,7 @@ class AnthropicProvider(SDKProvider):
                                                 stream=True, timeout=self._stream_timeout(options))
             with stream:
                 for event in stream:
-                    yield from state.feed(event)
+                    yield from event_deltas(self.name, state.feed(event))
         except self.sdk_error as e:
             raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
@@ -270,7 +276,7 @@ class AnthropicProvider(SDKProvider):
                                                       timeout=self._stream_timeout(options))
             async with stream:
                 async for event in stream:
-                    for d in state.feed(event):
+                    for d in event_deltas(self.name, state.feed(event)):
                         yield d
         except self.sdk_error as e:
             raise self._error(e, credential) from None

@@ -16,7 +16,13 @@ from typing import Any
 import httpx2
 
 from hermes_core.errors import IncompleteResponse, ServerError
-from hermes_core.providers._sdk import SDKProvider, malformed_event, read_error, usage_int
+from hermes_core.providers._sdk import (
+    SDKProvider,
+    event_deltas,
+    malformed_event,
+    read_error,
+    usage_int,
+)
 from hermes_core.providers.base import CallOptions
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
@@ -258,16 +264,18 @@ class OpenAIProvider(SDKProvider):
         return _post(client, payload, timeout, stream=True, stream_cls=_chunk_stream_type(is_async))
 
     def _completion(self, resp: Any, model: str) -> Completion:
-        if resp.choices is None:   # JSON of another shape: the SDK fills missing fields with None
-            raise TypeError("no choices")
-        choice = resp.choices[0] if resp.choices else None
-        msg = choice.message if choice else None
+        # JSON of another shape (the SDK fills missing fields with None), or a body with no
+        # message: not an empty answer, the endpoint failing
+        if not resp.choices or resp.choices[0].message is None:
+            raise TypeError("no message")
+        choice = resp.choices[0]
+        msg = choice.message
         # A refusal arrives in ``refusal`` with ``content: null``; it is the model's answer.
-        text = (_content_text(msg.content) or getattr(msg, "refusal", None) or "") if msg else ""
+        text = _content_text(msg.content) or getattr(msg, "refusal", None) or ""
         return Completion(text=text, model=resp.model or model,
                           provider=self.name, usage=_usage(resp.usage),
-                          tool_calls=_tool_calls(msg.tool_calls if msg else None),
-                          finish_reason=choice.finish_reason if choice else None,
+                          tool_calls=_tool_calls(msg.tool_calls),
+                          finish_reason=choice.finish_reason,
                           request_id=getattr(resp, "_request_id", None) or resp.id)
 
     def _stream_payload(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
@@ -317,7 +325,7 @@ class OpenAIProvider(SDKProvider):
                                            self._stream_timeout(options), is_async=False)
             with stream:
                 for chunk in stream:
-                    yield from self._chunk_deltas(chunk, tools, state)
+                    yield from event_deltas(self.name, self._chunk_deltas(chunk, tools, state))
         except self.sdk_error as e:
             raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
@@ -338,7 +346,7 @@ class OpenAIProvider(SDKProvider):
                     self._stream_timeout(options), is_async=True)
             async with stream:
                 async for chunk in stream:
-                    for d in self._chunk_deltas(chunk, tools, state):
+                    for d in event_deltas(self.name, self._chunk_deltas(chunk, tools, state)):
                         yield d
         except self.sdk_error as e:
             raise self._error(e, credential) from None

@@ -176,6 +176,20 @@ def test_every_key_limited_past_the_deadline_says_when_one_frees() -> None:
     assert "a/m1:all_keys_blocked (the first key frees in 3600s)" in str(ei.value)
 
 
+def test_a_server_back_off_past_the_deadline_fails_at_once_saying_how_long() -> None:
+    """A 503 asking for longer than the request has left: no sleep past the deadline, and the
+    error says the server asked for that wait; a bare "503" reads like an outage to retry at
+    once."""
+    down = ServerError("maintenance", status_code=503, headers={"retry-after": "120"})
+    a = ScriptedProvider("a", script=[down, "late"])
+    loop, clock = make({"a": a}, {"a": [A1]},
+                       policy=LoopPolicy(retries_per_provider=1, deadline_s=30.0))
+    with pytest.raises(AllProvidersFailed) as ei:
+        loop.complete(PROMPT, decision(("a", "m1")))
+    assert clock.sleeps == [] and len(a.calls) == 1
+    assert "a/m1:503 (the server asked to wait 120s, past the deadline)" in str(ei.value)
+
+
 def test_last_candidate_waits_up_to_the_deadline_else_fails() -> None:
     a = ScriptedProvider("a", script=[RateLimited(retry_after=50.0), "late"])
     loop, clock = make({"a": a}, {"a": [A1]}, policy=LoopPolicy(deadline_s=60.0))

@@ -69,3 +69,18 @@ def test_an_anthropic_reset_on_a_success_is_read_against_the_servers_own_date() 
 def test_contradictory_or_repeated_request_headers_read_sanely(
         headers: dict[str, str], expected: RateLimitInfo | None) -> None:
     assert rate_limit_info(headers, now=NOW) == expected
+
+
+def test_a_repeated_anthropic_reset_on_a_success_is_read_as_the_later_one() -> None:
+    """A proxy stating its own RFC 3339 reset beside Anthropic's (joined by ", "): the key is
+    held until the later, not read as no reset at all."""
+    from datetime import UTC, datetime
+
+    def at(s: float) -> str:
+        return datetime.fromtimestamp(NOW + s, UTC).isoformat().replace("+00:00", "Z")
+
+    info = rate_limit_info({"anthropic-ratelimit-requests-limit": "50",
+                            "anthropic-ratelimit-requests-remaining": "0",
+                            "anthropic-ratelimit-requests-reset": f"{at(10)}, {at(25)}"},
+                           now=NOW)
+    assert info == RateLimitInfo(50, 0, pytest.approx(25.0))

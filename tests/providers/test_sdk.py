@@ -668,6 +668,23 @@ def test_openai_stream_error_chunk_maps_by_type(err_type, expected, respx_mock) 
     assert type(info.value) is expected
 
 
+@pytest.mark.parametrize(("error", "expected"), [
+    # LiteLLM, vLLM and other compatible servers put the HTTP status in ``code``
+    ({"message": "rate limited", "type": "None", "code": 429}, RateLimited),
+    ({"message": "rate limited", "code": "429"}, RateLimited),
+    ({"message": "bad", "type": "BadRequestError", "code": 400}, BadRequest),
+    ({"message": "boom", "code": 503}, ServerError),
+    ({"message": "what", "code": 200}, ServerError),   # no error status: the server failing
+])
+def test_openai_stream_error_chunk_with_an_http_status_code_maps_by_it(error, expected,
+                                                                        respx_mock) -> None:
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=_sse([(None, {"error": error})]), headers=SSE_HEADERS))
+    with pytest.raises(ProviderError) as info:
+        list(OpenAIProvider().stream(PROMPT_ERR, "gpt-4o", Credential("openai", SECRET_ERR), OPTS_ERR))
+    assert type(info.value) is expected
+
+
 def test_overloaded_anthropic_stream_fails_over_before_first_token(failover_loop, respx_mock) -> None:
     loop, router = failover_loop("anthropic", SECRET_ERR, "sk-backup-SECRET-999888777")
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
@@ -844,4 +861,61 @@ def test_call_loop_fails_over_past_a_stream_that_lies_about_gzip(kind: str) -> N
     assert text == "from backup"
     assert [(a.status, a.decision) for a in s.attempts] == [("ServerError", "failover"),
                                                            ("ok", "done")]
+    assert all(k.in_flight == 0 for k in loop.pool.status())
+
+
+# Stream events and 200 bodies of another shape than the API's (a proxy or a compatible server
+# sending its own JSON). The adapters raised the SDK model's AttributeError, which the call loop
+# treats as a bug (no failover, a traceback); or took a body with no choice for an empty answer.
+
+SECRET_SHAPE = "sk-testkey-SECRET-shape-0001"
+
+MISSHAPEN_STREAMS = {
+    "openai-choices-a-string": ("openai", _sse([(None, {
+        "id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m",
+        "choices": "nope"}), (None, "[DONE]")])),
+    "openai-chunk-a-list": ("openai", _sse([(None, [1, 2]), (None, "[DONE]")])),
+    "anthropic-message-a-string": ("anthropic", _sse([
+        ("message_start", {"type": "message_start", "message": "nope"})])),
+    "anthropic-block-start-without-block": ("anthropic", _sse([
+        ("content_block_start", {"type": "content_block_start", "index": 0})])),
+}
+
+
+@pytest.mark.parametrize("case", MISSHAPEN_STREAMS)
+async def test_a_stream_event_of_another_shape_is_a_server_error(
+        case: str, respx_mock: Any, assert_both_streams_raise: Any) -> None:
+    kind, body = MISSHAPEN_STREAMS[case]
+    url, provider = ((OPENAI_URL, OpenAIProvider()) if kind == "openai"
+                     else (ANTHROPIC_URL, AnthropicProvider()))
+    respx_mock.post(url).mock(side_effect=lambda r: httpx.Response(200, content=body,
+                                                                   headers=SSE_HEADERS))
+    await assert_both_streams_raise(provider, Credential(kind, SECRET_SHAPE), ServerError)
+
+
+@pytest.mark.parametrize("body", [
+    {"id": "x", "object": "chat.completion", "created": 1, "model": "m", "choices": []},
+    {"id": "x", "object": "chat.completion", "created": 1, "model": "m",
+     "choices": [{"index": 0, "message": None, "finish_reason": "stop"}]},
+])
+async def test_an_openai_200_with_no_message_is_a_server_error_not_an_empty_answer(
+        body: dict[str, Any], respx_mock: Any) -> None:
+    respx_mock.post(OPENAI_URL).mock(side_effect=lambda r: httpx.Response(200, json=body))
+    cred = Credential("openai", SECRET_SHAPE)
+    with pytest.raises(ServerError):
+        OpenAIProvider().complete(PROMPT_BODY, "m", cred, OPTS_BODY)
+    with pytest.raises(ServerError):
+        await OpenAIProvider().acomplete(PROMPT_BODY, "m", cred, OPTS_BODY)
+
+
+def test_call_loop_fails_over_past_a_stream_of_another_shape(failover_loop, respx_mock) -> None:
+    loop, router = failover_loop("openai", SECRET_SHAPE, "sk-ant-testkey-SECRET-0002")
+    respx_mock.post(OPENAI_URL).mock(side_effect=lambda r: httpx.Response(
+        200, content=MISSHAPEN_STREAMS["openai-chunk-a-list"][1], headers=SSE_HEADERS))
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: httpx.Response(
+        200, content=anthropic_stream(("from backup",), model="claude-haiku"),
+        headers=SSE_HEADERS))
+    stream = loop.stream(PROMPT_BODY, router.select("hi"), OPTS_BODY)
+    assert "".join(d.text for d in stream) == "from backup"
+    assert [a.decision for a in stream.attempts] == ["failover", "done"]
     assert all(k.in_flight == 0 for k in loop.pool.status())

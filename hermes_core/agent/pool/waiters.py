@@ -22,8 +22,12 @@ queue as a whole was 13 s long. The head's place stays taken while a woken follo
 run (a task is woken through its event loop) and, for a newcomer, while followers are queued
 (their head is out asking the pool again); a newcomer arriving on another thread in between
 found an empty queue, or a vacant place it entered with no delay, and took the freed slot
-first. Processes sharing a Redis pool each have their own queue; their heads' timed waits cover
-slots freed elsewhere.
+first. A waiter that returns to ask the pool with ``hold`` keeps its place (it still counts as
+waiting) until it is :meth:`~SlotWaiters.done` (it got a key or gave up) or comes back to wait
+(``front``): a lone head's place was vacant while it asked, and a newcomer on another thread found
+no one waiting and took the slot the head had slept for, which then slept again. Processes
+sharing a Redis pool each have their own queue; their heads' timed waits cover slots freed
+elsewhere.
 :func:`wait_role` and :func:`wakes_for` are the decisions; :class:`SlotWaiters` applies them with
 one lock, for threads and asyncio tasks alike.
 """
@@ -87,6 +91,7 @@ class _Queue:
     head: bool = False
     followers: deque[_Turn] = field(default_factory=deque)
     woken: set[_Turn] = field(default_factory=set)   # handed the turn, not yet running
+    asking: int = 0    # waiters back from their wait with ``hold``, asking the pool, not done
 
     def in_transit(self) -> int:
         return sum(1 for t in self.woken if t.live())
@@ -100,10 +105,12 @@ class SlotWaiters:
         self._queues: dict[str, _Queue] = {}
 
     def waiting(self, provider: str) -> int:
-        """Requests waiting on ``provider`` now (the head included)."""
+        """Requests waiting on ``provider`` now (the head included, and those asking the pool
+        with their place held)."""
         with self._lock:
             q = self._queues.get(provider)
-            return 0 if q is None else int(q.head) + len(q.followers) + q.in_transit()
+            return 0 if q is None else (int(q.head) + len(q.followers) + q.in_transit()
+                                        + q.asking)
 
     def wake(self, provider: str, freed: int = 1) -> int:
         """``freed`` slots of the provider freed (or a waiter left): wake that many followers
@@ -123,16 +130,28 @@ class SlotWaiters:
                 with self._lock:
                     q.woken.discard(turn)
 
+    def done(self, provider: str) -> int:
+        """A waiter that returned with ``hold`` got its key or gives up on the provider: its
+        place is free, and one follower is woken (another slot may be free; or someone must
+        become the timed head). Returns how many were woken."""
+        with self._lock:
+            q = self._queues.get(provider)
+            if q is not None and q.asking > 0:
+                q.asking -= 1
+        return self.wake(provider)
+
     def _enter(self, provider: str, delay: float, allowed: float,
                loop: asyncio.AbstractEventLoop | None,
-               front: bool = False) -> tuple[Role, float, _Turn | None]:
+               front: bool = False, hold: bool = False) -> tuple[Role, float, _Turn | None]:
         with self._lock:
             q = self._queues.setdefault(provider, _Queue())
+            if front and hold and q.asking > 0:
+                q.asking -= 1    # back from asking: the place it held is the one it takes now
             # the head's place is taken while the head sleeps, while a woken follower has yet to
-            # run and, for a newcomer, while others are queued (their head is out asking the
-            # pool): only a request that waited already steps into a vacant place
+            # run and, for a newcomer, while others are queued or out asking the pool with their
+            # place held: only a request that waited already steps into a vacant place
             taken = (q.head or q.in_transit() > 0
-                     or (not front and any(t.live() for t in q.followers)))
+                     or (not front and (q.asking > 0 or any(t.live() for t in q.followers))))
             role, timeout = wait_role(taken, delay, allowed)
             if role == "head":
                 q.head = True
@@ -144,15 +163,19 @@ class SlotWaiters:
                 q.followers.append(turn)
             return role, timeout, turn
 
-    def _leave_head(self, provider: str) -> None:
-        with self._lock:
-            self._queues[provider].head = False
-
-    def _give_up(self, provider: str, turn: _Turn) -> bool:
-        """A follower stops waiting (its turn came, its bound ran out, or it was interrupted):
-        it leaves the queue; False when it had been handed the turn."""
+    def _leave_head(self, provider: str, hold: bool = False) -> None:
         with self._lock:
             q = self._queues[provider]
+            q.head = False
+            q.asking += int(hold)
+
+    def _give_up(self, provider: str, turn: _Turn, hold: bool = False) -> bool:
+        """A follower stops waiting (its turn came, its bound ran out, or it was interrupted):
+        it leaves the queue, holding its place while it asks the pool with ``hold``; False when
+        it had been handed the turn."""
+        with self._lock:
+            q = self._queues[provider]
+            q.asking += int(hold)
             try:
                 q.followers.remove(turn)
                 return True
@@ -161,10 +184,12 @@ class SlotWaiters:
                 return False
 
     def wait(self, provider: str, delay: float, allowed: float,
-             sleep: Callable[[float], None], *, front: bool = False) -> Role:
+             sleep: Callable[[float], None], *, front: bool = False, hold: bool = False) -> Role:
         """Block until this request's turn to ask the pool again; ``sleep`` times the head.
-        ``front``: it waited already and keeps its place (a follower goes first in line)."""
-        role, timeout, turn = self._enter(provider, delay, allowed, None, front)
+        ``front``: it waited already and keeps its place (a follower goes first in line).
+        ``hold``: it keeps its place while it asks the pool, until :meth:`done` or it comes back
+        with ``front`` (then the place it held is given back as it enters)."""
+        role, timeout, turn = self._enter(provider, delay, allowed, None, front, hold)
         if turn is None:
             try:
                 sleep(timeout)
@@ -172,7 +197,7 @@ class SlotWaiters:
                 self._leave_head(provider)
                 self.wake(provider)      # someone else must become the timed head
                 raise
-            self._leave_head(provider)
+            self._leave_head(provider, hold)
             return role
         assert turn.event is not None
         try:
@@ -181,15 +206,15 @@ class SlotWaiters:
             if not self._give_up(provider, turn):
                 self.wake(provider)      # it was handed the turn: pass it on
             raise
-        self._give_up(provider, turn)
+        self._give_up(provider, turn, hold)
         return role
 
     async def await_turn(self, provider: str, delay: float, allowed: float,
                          asleep: Callable[[float], Awaitable[None]], *,
-                         front: bool = False) -> Role:
+                         front: bool = False, hold: bool = False) -> Role:
         """:meth:`wait` for asyncio tasks."""
         role, timeout, turn = self._enter(provider, delay, allowed,
-                                          asyncio.get_running_loop(), front)
+                                          asyncio.get_running_loop(), front, hold)
         if turn is None:
             try:
                 await asleep(timeout)
@@ -197,7 +222,7 @@ class SlotWaiters:
                 self._leave_head(provider)
                 self.wake(provider)      # someone else must become the timed head
                 raise
-            self._leave_head(provider)
+            self._leave_head(provider, hold)
             return role
         assert turn.future is not None
         try:
@@ -208,7 +233,7 @@ class SlotWaiters:
             if not self._give_up(provider, turn):
                 self.wake(provider)      # it was handed the turn: pass it on
             raise
-        self._give_up(provider, turn)
+        self._give_up(provider, turn, hold)
         return role
 
 

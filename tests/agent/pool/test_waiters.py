@@ -388,3 +388,101 @@ def test_a_new_request_does_not_take_the_place_of_a_head_gone_to_ask_the_pool() 
         follower.join(5.0)
         newcomer.join(5.0)
     assert order == ["follower", "newcomer"] and waiters.waiting("p") == 0
+
+
+class PausedAcquireState(InMemoryPoolState):
+    """Holds one chosen thread inside ``acquire`` until the test lets it go."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        super().__init__(clock)
+        self.paused_thread: int | None = None
+        self.entered, self.go = threading.Event(), threading.Event()
+
+    def acquire(self, provider: str, keys: Sequence[KeySpec], policy: PoolPolicy, *,
+                tokens: int = 0, rand: float = 0.0) -> AcquireResult:
+        if threading.get_ident() == self.paused_thread:
+            self.entered.set()
+            self.go.wait(30.0)
+        return super().acquire(provider, keys, policy, tokens=tokens, rand=rand)
+
+
+def test_a_new_request_does_not_take_the_slot_a_lone_head_is_asking_for() -> None:
+    """The only waiter's timed sleep ends and it asks the pool for the key that freed meanwhile.
+    A request arriving while that ask is under way found no one waiting (the head's place vacant,
+    no follower) and took the key first; the head was refused and slept again. It must queue
+    behind the head instead: first come, first served."""
+    clock = FakeClock()
+    state = PausedAcquireState(clock)
+    pool, loop, gate = _one_key_loop(state, clock)
+    held = pool.acquire("a")
+    done: list[str] = []
+    lock = threading.Lock()
+
+    def request(name: str) -> None:
+        loop.complete(PROMPT, ROUTE)
+        with lock:
+            done.append(name)
+
+    first = threading.Thread(target=request, args=("first",))
+    first.start()
+    _until(lambda: pool.waiters.waiting("a") == 1, "the first waiting as the head")
+    state.paused_thread = first.ident             # its next ask of the pool is held
+    pool.success(held)                            # the key frees while the head sleeps
+    gate.set()                                    # its sleep ends: it asks the pool again
+    assert state.entered.wait(10.0)
+    second = threading.Thread(target=request, args=("second",))
+    second.start()
+    try:
+        _until(lambda: bool(done) or pool.waiters.waiting("a") == 2,
+               "the second served or queued")
+        assert done == []
+    finally:
+        state.go.set()
+        for t in (first, second):
+            t.join(10)
+    assert done == ["first", "second"] and pool.waiters.waiting("a") == 0
+
+
+def test_a_waiter_that_holds_its_place_keeps_it_until_it_is_done() -> None:
+    """A waiter that returns to ask the pool with ``hold`` still counts as waiting, and a
+    newcomer queues behind it, until it says it is done (got a key or gave up), which hands the
+    turn on; coming back to wait again it is the head once more."""
+    waiters = SlotWaiters()
+    newcomer_slept: list[float] = []
+    assert waiters.wait("p", 1.0, 30.0, lambda s: None, hold=True) == "head"
+    assert waiters.waiting("p") == 1
+    newcomer = threading.Thread(target=waiters.wait,
+                                args=("p", 0.0, 30.0, newcomer_slept.append))
+    newcomer.start()
+    try:
+        _until(lambda: waiters.waiting("p") == 2, "the newcomer queued behind")
+        assert newcomer_slept == []
+        assert waiters.wait("p", 1.0, 30.0, lambda s: None, front=True, hold=True) == "head"
+        assert waiters.waiting("p") == 2
+        assert waiters.done("p") == 1                # the turn goes to the newcomer
+        newcomer.join(5.0)
+        assert not newcomer.is_alive()
+    finally:
+        waiters.wake("p", 5)
+        newcomer.join(5.0)
+    assert waiters.waiting("p") == 0 and waiters.done("p") == 0
+
+
+def test_an_async_waiter_that_holds_its_place_keeps_it_until_it_is_done() -> None:
+    """:meth:`SlotWaiters.await_turn` with ``hold``, as the async call loop waits: the task back
+    from its timed sleep still counts as waiting, and a newcomer task queues behind it."""
+
+    async def nothing(seconds: float) -> None:
+        return None
+
+    async def main(waiters: SlotWaiters) -> None:
+        assert await waiters.await_turn("p", 1.0, 30.0, nothing, hold=True) == "head"
+        newcomer = asyncio.ensure_future(waiters.await_turn("p", 0.0, 30.0, nothing, hold=True))
+        await asyncio.sleep(0)
+        assert not newcomer.done() and waiters.waiting("p") == 2
+        assert waiters.done("p") == 1                # the holder got its key: the newcomer's turn
+        assert await newcomer == "follower"
+        assert waiters.waiting("p") == 1             # the newcomer now holds its own place
+        assert waiters.done("p") == 0 and waiters.waiting("p") == 0
+
+    asyncio.run(main(SlotWaiters()))
