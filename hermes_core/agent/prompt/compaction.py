@@ -29,6 +29,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from hermes_core.agent.episodic.summarise import (
     clip_words,
@@ -58,6 +59,8 @@ SUMMARY_HEADER = "[Conversation so far: a summary of the first {turns} turn{s} o
 FACTS_HEADER = "Facts the user stated:"
 MAX_FACTS = 24
 FACT_CHARS = 240
+#: The prose is never clipped below this many words to make room (facts are dropped instead).
+MIN_PROSE_WORDS = 40
 
 COMPACTION_INSTRUCTIONS = """You maintain the running summary of a long conversation so that the \
 assistant can continue it without the older messages. Merge the summary so far (if any) with the \
@@ -261,9 +264,31 @@ def model_summarizer(complete: Callable[[Prompt], Completion | str], *,
     return fold
 
 
+_ROLE_LABEL = re.compile(r"(?:^|(?<=\s))(?:(User|Assistant): )+")
+
+
+def labelled_messages(text: str) -> list[Message]:
+    """An extractive summary ("User: ... Assistant: ...") as the messages it was made of.
+
+    Folded in as one user message, the summary so far came back with its first sentence labelled
+    again ("User: User: ..."): a label more each compaction, until the prose of a long chat was
+    nothing but labels. Text without labels (a model's prose) is one user message.
+    """
+    out: list[Message] = []
+    role: Literal["user", "assistant"] = "user"
+    start = 0
+    for m in _ROLE_LABEL.finditer(text):
+        if text[start:m.start()].strip():
+            out.append(Message(role, text[start:m.start()].strip()))
+        role, start = ("user" if m.group(1) == "User" else "assistant"), m.end()
+    if text[start:].strip():
+        out.append(Message(role, text[start:].strip()))
+    return out
+
+
 def extractive_prose(previous: str, messages: Sequence[Message], max_words: int) -> str:
     """The summary so far merged with the folded turns' most characteristic sentences."""
-    source = ([Message("user", previous)] if previous else []) + list(messages)
+    source = labelled_messages(previous) + list(messages)
     target = max(20, min(max_words, 350))
     return extractive_summary(source, target_words=target, max_words=max_words).summary
 
@@ -298,6 +323,37 @@ def fold_history(state: CompactionState, messages: Sequence[Message], *, turns: 
                           prose=prose, facts=tuple(facts), source=source,
                           compactions=state.compactions + 1)
     return new, source, reason, (clock() - started) * 1000.0
+
+
+def fit_summary(state: CompactionState, room: int,
+                cost: Callable[[Message], int]) -> CompactionState:
+    """``state`` with a summary message costing at most ``room`` tokens (when it can be done).
+
+    The facts listed under the prose count against the room like the prose: unbounded, they made
+    the summary the largest message of the history (24 facts of a Chinese chat, none of which is
+    ever found word for word in the prose, are ~1,200 tokens), so compaction ran again on the next
+    turn. The facts may take half of the room, weakest (then newest) dropped first; the prose is
+    clipped to what is left, down to ``MIN_PROSE_WORDS``; facts go next if it still does not fit.
+    """
+    msg = state.message()
+    if msg is None:
+        return state
+
+    def listed_cost(s: CompactionState) -> int:
+        missing = facts_missing_from(s.prose, s.facts)
+        return cost(Message("user", "\n".join(missing))) if missing else 0
+
+    while len(state.facts) > 1 and listed_cost(state) > room // 2:
+        state = replace(state, facts=tuple(keep_facts(state.facts, len(state.facts) - 1)))
+    while (msg := state.message()) is not None and cost(msg) > room:
+        words = count_words(state.prose)
+        if words > MIN_PROSE_WORDS:
+            state = replace(state, prose=clip_words(state.prose, max(MIN_PROSE_WORDS, int(words * 0.8))))
+        elif state.facts:
+            state = replace(state, facts=tuple(keep_facts(state.facts, len(state.facts) - 1)))
+        else:
+            break
+    return state
 
 
 # --------------------------------------------------------------------------- the compactor
@@ -427,10 +483,8 @@ class HistoryCompactor:
         state, source, reason, ms = fold_history(self.state, folding, turns=turns,
                                                  summarizer=self.summarizer if cfg.use_model else None,
                                                  max_words=max_words, clock=self.clock)
+        state = fit_summary(state, summary_room, lambda m: message_cost(m, counter))
         msg = state.message()
-        while msg is not None and message_cost(msg, counter) > summary_room and count_words(state.prose) > 40:
-            state = replace(state, prose=clip_words(state.prose, int(count_words(state.prose) * 0.8)))
-            msg = state.message()
         self.state = state
         self._anchor = history[cut - 1]
         after = (message_cost(msg, counter) if msg is not None else 0) + sum(costs[cut:])
