@@ -438,6 +438,7 @@ class HistoryCompactor:
         if folded > len(history) or (folded and history[folded - 1] is not self._anchor):
             self.reset()   # another conversation: the summary is of messages no longer there
         if not cfg.enabled:
+            self.last = None   # no report of a budget this turn did not use
             return prompt
         budget = self.budget_for(prompt, counter, model,
                                  max_tokens if max_tokens is not None else self.settings.llm.max_tokens)
@@ -446,7 +447,11 @@ class HistoryCompactor:
         costs = [self._cost(i, m, counter) for i, m in enumerate(history)]
         used = summary_cost + sum(costs[self.state.folded:])
         event: Compaction | None = None
-        if budget.over(used):
+        if budget.overflow:
+            # folding turns cannot make room the message alone does not leave (and would pay for
+            # a summary of a request that is refused anyway): the caller decides what to do
+            log.warning("no history fits: %s", budget.describe_overflow(model))
+        elif budget.over(used):
             event = self._compact(history, costs, budget, counter, used)
             summary = self.state.message()
             summary_cost = message_cost(summary, counter) if summary is not None else 0

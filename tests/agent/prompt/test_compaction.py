@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.prompt.compaction import (
     FACTS_HEADER,
@@ -311,3 +313,37 @@ def test_offline_summaries_of_summaries_do_not_stack_role_labels():
         state, *_ = fold_history(state, turn, turns=1, summarizer=None, max_words=120)
     assert "User: User:" not in state.prose and "User: Assistant:" not in state.prose
     assert "Postgres vacuum" in state.prose and "autovacuum" in state.prose
+
+
+def test_a_message_larger_than_the_window_is_refused_before_any_request(
+        small_agent: Callable[..., Agent]):
+    """A pasted 2 MB log: the history was folded (a summary request paid for) to make room that
+    could not exist, then the whole log was uploaded for the provider to refuse."""
+    from hermes_core.errors import ContextWindowExceeded
+
+    fake = WindowedFake()
+    agent = small_agent(fake)
+    chat(agent, 30)
+    state, sent, history = agent.compactor.state, len(fake.requests), list(agent.history)
+    log = "ERROR worker 7 crashed at line 42 of billing/export.py, retrying in 5s\n" * 30_000
+    with pytest.raises(ContextWindowExceeded) as e:
+        agent.chat(log)
+    text = str(e.value)
+    assert "m-small" in text and "3000" in text and "llm.max_tokens" in text
+    assert len(fake.requests) == sent                      # nothing sent, no summary asked for
+    assert agent.compactor.state == state and agent.history == history
+    assert agent.chat("Sorry, here is just the last line: crashed at line 42.").text
+
+
+def test_a_message_larger_than_the_window_goes_out_when_a_long_context_model_may_take_it(
+        small_agent: Callable[..., Agent]):
+    from hermes_core.errors import HermesError
+
+    fake = WindowedFake()
+    agent = small_agent(fake)
+    routing = agent.settings.llm.routing
+    agent.settings = agent.settings.model_copy(update={"llm": agent.settings.llm.model_copy(
+        update={"routing": routing.model_copy(update={"long_context_model": "m-long"})})})
+    with pytest.raises(HermesError):
+        agent.chat("ERROR worker 7 crashed\n" * 5_000)   # this fake refuses it from every model
+    assert fake.turn_requests                              # but it was the provider's call
