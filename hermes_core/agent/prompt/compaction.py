@@ -131,14 +131,20 @@ def facts_missing_from(prose: str, facts: Sequence[str]) -> list[str]:
 
 def cut_points(history: Sequence[Message], start: int = 0) -> list[int]:
     """Indices >= ``start`` where the history may be cut: each turn start (a user message) at
-    which no tool call before the cut has its result after it."""
+    which no tool call before the cut has its result after it.
+
+    A call that is never answered (a restored turn cut off after the model called a tool) has no
+    result to be separated from: it does not hold the cut back, or it would hold it back for the
+    rest of the chat. Folding it away is what keeps it out of the request."""
+    answered = {m.tool_call_id for m in history if m.role == "tool" and m.tool_call_id}
     open_calls: set[str] = set()
     points: list[int] = []
     for i, m in enumerate(history):
         if i >= start and m.role == "user" and not open_calls:
             points.append(i)
         for c in m.tool_calls:
-            open_calls.add(c.id)
+            if c.id in answered:
+                open_calls.add(c.id)
         if m.role == "tool" and m.tool_call_id:
             open_calls.discard(m.tool_call_id)
     return points

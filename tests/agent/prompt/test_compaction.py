@@ -347,3 +347,24 @@ def test_a_message_larger_than_the_window_goes_out_when_a_long_context_model_may
     with pytest.raises(HermesError):
         agent.chat("ERROR worker 7 crashed\n" * 5_000)   # this fake refuses it from every model
     assert fake.turn_requests                              # but it was the provider's call
+
+
+def test_a_tool_call_never_answered_does_not_stop_compaction_for_good(
+        small_compactor: Callable[..., HistoryCompactor]):
+    """A restored history whose first turn was cut off after the model called a tool: the call
+    stayed "open" forever, so no later turn start was a cut point and the history grew past the
+    window with compaction reporting that nothing could be folded."""
+    compactor = small_compactor()
+    history = [Message("user", "run the nightly export"),
+               Message("assistant", "", tool_calls=(ToolCall("c1", "shell", "{}"),)),
+               Message("assistant", "(interrupted)")]
+    for t in range(80):
+        message = Message("user", f"Question {t}: why does nginx return 502 for the billing API?")
+        fitted = compactor.fit(Prompt(system="s", messages=(*history, message)), history,
+                               model=SMALL_MODEL)
+        history += [message, Message("assistant", "Check proxy_read_timeout and keepalive. " * 4)]
+    assert compactor.last is not None
+    assert compactor.last.history_tokens <= compactor.last.budget.available
+    sent = fitted.messages
+    answered = {m.tool_call_id for m in sent if m.role == "tool"}
+    assert all(c.id in answered for m in sent for c in m.tool_calls)   # the orphan was folded
