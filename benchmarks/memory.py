@@ -14,7 +14,12 @@ Each query is timed in both modes back to back (order alternating) after a warm-
 stored per second through ``ContextEngine.add_many`` (segmentation included) in batches, each
 one transaction.
 
-    python benchmarks/memory.py --json [--sessions N] [--queries Q] [--db FILE]
+``--scale F`` also builds, in the same run, an archive F times smaller (today's archive, when the
+main one is where it grows to) and asks it the same queries: ``scaling.query_ms_p50_ratio`` is the
+per-turn recall cost at the large archive over the small one (goal: far below F; recall reads a
+bounded part of the index whatever its size).
+
+    python benchmarks/memory.py --json [--sessions N] [--queries Q] [--db FILE] [--scale F]
 """
 
 from __future__ import annotations
@@ -123,7 +128,8 @@ def run(sessions: int, queries: int, db: Path, seed: int, batch: int, k: int) ->
         inserted += engine.add_many(records)
         insert_s += time.perf_counter() - t0
 
-    qs = [synth_query(rng, vocab) for _ in range(queries)]
+    qrng = random.Random(seed + 1)   # the same queries whatever the archive's size
+    qs = [synth_query(qrng, vocab) for _ in range(queries)]
     matches = [build_match(q) for q in qs]
     conn = engine.store.connection
     bare_sql = ("SELECT rowid, rank FROM sessions_fts WHERE sessions_fts MATCH ?"
@@ -176,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=positive_int, default=10_000, help="sessions per insert transaction")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--db", type=Path, help="where to build the database (default: a temp dir)")
+    ap.add_argument("--scale", type=positive_int, default=None, metavar="F",
+                    help="also measure an archive F times smaller, same queries (a size ratio)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="hermes-mem-bench-") as tmp:
@@ -184,6 +192,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{db} exists; give a new path", file=sys.stderr)
             return 2
         result = run(args.sessions, args.queries, db, args.seed, args.batch, args.max_results)
+        if args.scale is not None and args.scale > 1:
+            small = run(max(1, args.sessions // args.scale), args.queries, Path(tmp) / "small.db",
+                        args.seed, args.batch, args.max_results)
+            big, base = float(str(result["query_ms_p50"])), float(str(small["query_ms_p50"]))
+            result["scaling"] = {
+                "small_sessions": small["sessions"], "small_query_ms_p50": base,
+                "small_query_ms_p95": small["query_ms_p95"],
+                "small_queries_with_results": small["queries_with_results"],
+                "archive_ratio": round(args.sessions / int(str(small["sessions"])), 1),
+                "query_ms_p50_ratio": round(big / base, 3) if base else None}
     if args.json:
         print(json.dumps(result))
     else:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -61,6 +62,11 @@ def make_home(root: Path) -> tuple[Path, Path]:
     (repo / ".git").mkdir(parents=True)
     (repo / "services" / "gateway").mkdir(parents=True)
     (repo / "HERMES.md").write_text(PROJECT_DOC * 3, encoding="utf-8")
+    # a real home's files were written long before the chat: aged by an hour, so a file is not
+    # re-read for having changed within one timestamp tick of a turn (which costs a read a turn)
+    old = time.time_ns() - 3_600_000_000_000
+    for path in (*home.iterdir(), repo / "HERMES.md"):
+        os.utime(path, ns=(old, old))
     return home, repo / "services" / "gateway"
 
 

@@ -36,13 +36,14 @@ from hermes_core.agent.prompt.compaction import (
 from hermes_core.agent.prompt_builder import PromptBuilder
 from hermes_core.agent.reply import Reply, ReplyStream, SessionStats
 from hermes_core.agent.resilience import CallLoop
+from hermes_core.agent.routing.rules import long_context_fallback
 from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
 from hermes_core.agent.smart_routing import Router
 from hermes_core.agent.tool_runner import AgentTools, Approver, Tool
 from hermes_core.agent.tools import structured
 from hermes_core.agent.turn import Accumulator, Turn, collect, completed
 from hermes_core.config import Settings, load_settings
-from hermes_core.errors import Attempt, ConfigError, HermesError
+from hermes_core.errors import Attempt, ConfigError, ContextWindowExceeded, HermesError
 from hermes_core.providers import build_providers
 from hermes_core.providers.base import CallOptions, Provider, requires_key
 from hermes_core.providers.offline import OfflineProvider
@@ -251,6 +252,8 @@ class Agent:
         ours = prompt.messages is compacted   # not a hook's own messages, sent as they are
         if ours and decision.model != first.model:
             prompt = self._fit(prompt, decision)
+        if ours:
+            self._refuse_oversized(decision.model)
         self.fitted = (prompt.messages, decision.model) if ours else None
         self.last_decision = decision
         self.last_turn = prompt.turn
@@ -270,6 +273,18 @@ class Agent:
         first = decision.candidates[0].provider if decision.candidates else None
         kind = self.loop.kind(first) if first is not None else self.provider.kind
         return self.compactor.fit(prompt, self.history, model=decision.model, provider_kind=kind)
+
+    def _refuse_oversized(self, model: str) -> None:
+        """Raise :class:`ContextWindowExceeded` before sending when the message (with the system
+        prompt and tools) alone exceeds ``model``'s known window and no larger long-context model
+        is configured to move to: uploading a pasted 2 MB log only to have it refused helps no one.
+        An unknown model's window is a default guess: the provider decides then."""
+        report = self.compactor.last
+        if report is None or not report.budget.overflow or report.budget.window_source == "default":
+            return
+        if long_context_fallback(model, self.settings.llm.routing) is not None:
+            return
+        raise ContextWindowExceeded(report.budget.describe_overflow(model))
 
     def _finish(self, message: str, prompt: Prompt, decision: RouteDecision, done: Completion,
                 usage: Usage, attempts: Sequence[Attempt], rounds_from: int,

@@ -7,7 +7,10 @@ what provider prompt caches need: Anthropic and OpenAI both match on an exact pr
 
 **Dirty-flag cache.** Every ``build()`` stats each source (``(mtime_ns, size, inode)``, plus mode
 and owner so a permission fix is seen, and ctime so an edit that restores the mtime is); when
-nothing moved, the cached text, hash and token counts are reused without opening a file. A source
+nothing moved, the cached text, hash and token counts are reused without opening a file. A file
+read within one timestamp tick of its last change (:func:`~hermes_core.agent.prompt.files.is_settled`)
+is read again next turn, until a read finds it settled: a same-size write by another program in
+that tick leaves every stat field as it was (the racy-clean case git knows). A source
 that is not there is stood for by its folder: while the folder's fingerprint stays the one it had
 when the file was found missing (and the folder had settled, see
 :func:`~hermes_core.agent.prompt.files.settled_fingerprint`), no name was added to it, so one stat
@@ -50,6 +53,7 @@ from hermes_core.agent.prompt.files import (
     LoadedFile,
     ReadPolicy,
     find_git_root,
+    is_settled,
     look_for_project_file,
     probe,
     project_candidates,
@@ -148,6 +152,9 @@ class _Source:
     events: tuple[ContextEvent, ...] = ()
     status: str = "missing"
     absent: bool = False   # the last look found nothing of that name (not even a broken link)
+    # read within one timestamp tick of its last change: a same-size write in that tick would
+    # leave every stat field as it was, so it is read again until a read finds it settled
+    racy: bool = False
 
 
 _HEADERS = {
@@ -185,13 +192,17 @@ class PromptBuilder:
     def __init__(self, home: Path, settings: Settings | None = None, *, cwd: Path | None = None,
                  skill_selector: SkillSelector | None = None,
                  memory_source: MemorySource | None = None,
-                 clock: Callable[[], datetime] | None = None) -> None:
+                 clock: Callable[[], datetime] | None = None,
+                 file_clock: Callable[[], int] = time.time_ns) -> None:
         self.settings = settings or Settings(source=None)
         self.home = Path(home).expanduser().absolute()
         self.cwd = (Path(cwd) if cwd is not None else Path.cwd()).expanduser().absolute()
         self.skill_selector = skill_selector
         self.memory_source = memory_source
         self._clock = clock or (lambda: datetime.now(UTC))
+        # what "now" is when judging whether a file or folder changed too recently to trust its
+        # stat (epoch ns, the files' own clock); tests pass a later one to read every file settled
+        self._file_clock = file_clock
         p = self.settings.prompt
         self._policy = ReadPolicy(token_budget=p.file_token_budget, max_file_bytes=p.max_file_bytes,
                                   injection_scan=p.injection_scan,
@@ -257,13 +268,15 @@ class PromptBuilder:
 
     # ------------------------------------------------------------------ the stable prefix
 
-    def _load(self, src: _Source, path: Path) -> bool:
+    def _load(self, src: _Source, path: Path, now_ns: int) -> bool:
         name = path.name
         policy = self._data_policy if src.key in ("memory", "user") else self._policy
         result: LoadedFile = read_context_file(path, policy, display_name=name)
         self.file_reads += result.reads
         src.path, src.fingerprint, src.loaded, src.dirty = path, result.fingerprint, True, False
         src.events, src.status = result.events, result.status
+        # the fingerprint was taken before the read: settled then, any later write moves it
+        src.racy = result.fingerprint is not None and not is_settled(result.fingerprint[0], now_ns)
         text = result.text
         if src.key == "soul":
             if result.status in ("missing", "skipped"):
@@ -292,7 +305,7 @@ class PromptBuilder:
         mtime; see :func:`~hermes_core.agent.prompt.files.settled_fingerprint` for the folders
         changed too recently to trust that). A file that is there is stat-ed every turn."""
         changed = False
-        now = time.time_ns()
+        now = self._file_clock()
         home_fp, home_settled = settled_fingerprint(self._home_dir, now)
         quiet = (not self._force and home_fp is not None
                  and self._settled.get(self._home_dir) == home_fp)
@@ -300,9 +313,9 @@ class PromptBuilder:
             if quiet and src.absent and src.loaded and not src.dirty:
                 continue   # was not there, and no name was added to its folder since
             fp, there = probe(where)
-            if src.dirty or self._force or not src.loaded or fp != src.fingerprint:
+            if src.dirty or src.racy or self._force or not src.loaded or fp != src.fingerprint:
                 assert src.path is not None
-                changed |= self._load(src, src.path)
+                changed |= self._load(src, src.path, now)
             src.absent = not there and src.fingerprint is None
         self._settle(self._home_dir, home_fp, home_settled)
         project = self._sources[3]
@@ -313,9 +326,9 @@ class PromptBuilder:
                     changed |= self._clear(project)
             else:
                 path, fp = found
-                if (project.dirty or self._force or path != project.path or fp != project.fingerprint
-                        or not project.loaded):
-                    changed |= self._load(project, path)
+                if (project.dirty or project.racy or self._force or path != project.path
+                        or fp != project.fingerprint or not project.loaded):
+                    changed |= self._load(project, path, now)
             project.absent = found is None and not any_there
         if changed or self._force or self._stable is None:
             self._stable = self._join()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,7 +58,13 @@ def project(tmp_path: Path) -> Path:
     return repo
 
 
+def a_minute_later() -> int:
+    """A file clock under which every file written by the test has settled (its stat trusted)."""
+    return time.time_ns() + 60_000_000_000
+
+
 def builder(marked_home: Path, cwd: Path, **kw) -> PromptBuilder:
+    kw.setdefault("file_clock", a_minute_later)
     return PromptBuilder(marked_home, cwd=cwd, clock=clock, **kw)
 
 
@@ -193,6 +200,34 @@ def test_notification_catches_a_write_the_fingerprint_cannot_see(marked_home: Pa
     assert "Ada" in b.build("hi").system  # the stat alone cannot tell
     notify_file_changed(path)
     assert "Bob" in b.build("hi").system
+
+
+def test_a_same_size_edit_in_the_tick_of_the_last_read_is_seen_without_a_notification(
+        marked_home: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """USER.md read in the same timestamp tick as its last change, then edited by another program
+    (same size, same tick: every stat field as it was): the old text stayed in the prompt until
+    the file changed again. A file read that soon is read again until a read finds it settled."""
+    from hermes_core.agent import prompt_builder
+
+    path = marked_home / "USER.md"
+    now = [path.stat().st_mtime_ns]                         # the read happens in the write's tick
+    b = builder(marked_home, project, file_clock=lambda: now[0])
+    assert "Ada" in b.build("hi").system
+    before = context_files.stat_fingerprint(path)
+    old = path.read_text(encoding="utf-8")
+    with open(path, "r+", encoding="utf-8") as fh:
+        fh.write(old.replace("Ada", "Bob"))
+    real = prompt_builder.probe
+    monkeypatch.setattr(prompt_builder, "probe",
+                        lambda p: (before, True) if Path(p) == path else real(p))
+    assert "Bob" in b.build("hi").system
+    monkeypatch.undo()
+    now[0] += 60_000_000_000                                # a minute later: settled
+    b.build("hi")
+    reads, prefix = b.file_reads, b.build("hi").system
+    for _ in range(3):
+        assert b.build("hi").system == prefix               # byte-identical, and no file read
+    assert b.file_reads == reads
 
 
 def test_memory_store_write_invalidates_builder(marked_home: Path, project: Path) -> None:
@@ -564,7 +599,7 @@ def test_mtime_restoring_edit_of_project_context_is_seen(hermes_home: Path, tmp_
 
 def test_idle_turns_still_read_nothing(hermes_home: Path, tmp_path: Path) -> None:
     (hermes_home / "MEMORY.md").write_text("Staging region is eu-west-1\n", encoding="utf-8")
-    b = PromptBuilder(hermes_home, cwd=tmp_path)
+    b = PromptBuilder(hermes_home, cwd=tmp_path, file_clock=a_minute_later)
     b.build("hi")
     reads, rebuilds = b.file_reads, b.rebuilds
     for i in range(20):

@@ -44,6 +44,24 @@ class HistoryBudget:
     def target(self) -> int:
         return int(self.available * self.target_ratio)
 
+    @property
+    def overflow(self) -> int:
+        """Tokens by which the fixed parts alone exceed what the window leaves them (0: they fit).
+
+        Positive means no compaction can help: the message itself (a pasted log) or the system
+        prefix is too large for this model.
+        """
+        return max(0, self.fixed - (self.window - self.max_tokens - self.margin))
+
+    def describe_overflow(self, model: str) -> str:
+        """Why a request with these fixed parts cannot be sent to ``model``, for people."""
+        room = self.window - self.max_tokens - self.margin
+        return (f"the message, system prompt and tools alone are about {self.fixed} tokens; model "
+                f"{model}'s context window of {self.window} tokens leaves {max(0, room)} after the "
+                f"answer's llm.max_tokens ({self.max_tokens}) and the safety margin ({self.margin}). "
+                "Shorten the message (send a long log as a file, or only its relevant part) or "
+                "choose a model with a larger window")
+
     def over(self, history_tokens: int) -> bool:
         """Whether a history of ``history_tokens`` must be compacted before this turn."""
         return history_tokens > self.high_water

@@ -29,6 +29,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from hermes_core.agent.episodic.summarise import (
     clip_words,
@@ -58,6 +59,8 @@ SUMMARY_HEADER = "[Conversation so far: a summary of the first {turns} turn{s} o
 FACTS_HEADER = "Facts the user stated:"
 MAX_FACTS = 24
 FACT_CHARS = 240
+#: The prose is never clipped below this many words to make room (facts are dropped instead).
+MIN_PROSE_WORDS = 40
 
 COMPACTION_INSTRUCTIONS = """You maintain the running summary of a long conversation so that the \
 assistant can continue it without the older messages. Merge the summary so far (if any) with the \
@@ -128,14 +131,20 @@ def facts_missing_from(prose: str, facts: Sequence[str]) -> list[str]:
 
 def cut_points(history: Sequence[Message], start: int = 0) -> list[int]:
     """Indices >= ``start`` where the history may be cut: each turn start (a user message) at
-    which no tool call before the cut has its result after it."""
+    which no tool call before the cut has its result after it.
+
+    A call that is never answered (a restored turn cut off after the model called a tool) has no
+    result to be separated from: it does not hold the cut back, or it would hold it back for the
+    rest of the chat. Folding it away is what keeps it out of the request."""
+    answered = {m.tool_call_id for m in history if m.role == "tool" and m.tool_call_id}
     open_calls: set[str] = set()
     points: list[int] = []
     for i, m in enumerate(history):
         if i >= start and m.role == "user" and not open_calls:
             points.append(i)
         for c in m.tool_calls:
-            open_calls.add(c.id)
+            if c.id in answered:
+                open_calls.add(c.id)
         if m.role == "tool" and m.tool_call_id:
             open_calls.discard(m.tool_call_id)
     return points
@@ -261,9 +270,31 @@ def model_summarizer(complete: Callable[[Prompt], Completion | str], *,
     return fold
 
 
+_ROLE_LABEL = re.compile(r"(?:^|(?<=\s))(?:(User|Assistant): )+")
+
+
+def labelled_messages(text: str) -> list[Message]:
+    """An extractive summary ("User: ... Assistant: ...") as the messages it was made of.
+
+    Folded in as one user message, the summary so far came back with its first sentence labelled
+    again ("User: User: ..."): a label more each compaction, until the prose of a long chat was
+    nothing but labels. Text without labels (a model's prose) is one user message.
+    """
+    out: list[Message] = []
+    role: Literal["user", "assistant"] = "user"
+    start = 0
+    for m in _ROLE_LABEL.finditer(text):
+        if text[start:m.start()].strip():
+            out.append(Message(role, text[start:m.start()].strip()))
+        role, start = ("user" if m.group(1) == "User" else "assistant"), m.end()
+    if text[start:].strip():
+        out.append(Message(role, text[start:].strip()))
+    return out
+
+
 def extractive_prose(previous: str, messages: Sequence[Message], max_words: int) -> str:
     """The summary so far merged with the folded turns' most characteristic sentences."""
-    source = ([Message("user", previous)] if previous else []) + list(messages)
+    source = labelled_messages(previous) + list(messages)
     target = max(20, min(max_words, 350))
     return extractive_summary(source, target_words=target, max_words=max_words).summary
 
@@ -298,6 +329,37 @@ def fold_history(state: CompactionState, messages: Sequence[Message], *, turns: 
                           prose=prose, facts=tuple(facts), source=source,
                           compactions=state.compactions + 1)
     return new, source, reason, (clock() - started) * 1000.0
+
+
+def fit_summary(state: CompactionState, room: int,
+                cost: Callable[[Message], int]) -> CompactionState:
+    """``state`` with a summary message costing at most ``room`` tokens (when it can be done).
+
+    The facts listed under the prose count against the room like the prose: unbounded, they made
+    the summary the largest message of the history (24 facts of a Chinese chat, none of which is
+    ever found word for word in the prose, are ~1,200 tokens), so compaction ran again on the next
+    turn. The facts may take half of the room, weakest (then newest) dropped first; the prose is
+    clipped to what is left, down to ``MIN_PROSE_WORDS``; facts go next if it still does not fit.
+    """
+    msg = state.message()
+    if msg is None:
+        return state
+
+    def listed_cost(s: CompactionState) -> int:
+        missing = facts_missing_from(s.prose, s.facts)
+        return cost(Message("user", "\n".join(missing))) if missing else 0
+
+    while len(state.facts) > 1 and listed_cost(state) > room // 2:
+        state = replace(state, facts=tuple(keep_facts(state.facts, len(state.facts) - 1)))
+    while (msg := state.message()) is not None and cost(msg) > room:
+        words = count_words(state.prose)
+        if words > MIN_PROSE_WORDS:
+            state = replace(state, prose=clip_words(state.prose, max(MIN_PROSE_WORDS, int(words * 0.8))))
+        elif state.facts:
+            state = replace(state, facts=tuple(keep_facts(state.facts, len(state.facts) - 1)))
+        else:
+            break
+    return state
 
 
 # --------------------------------------------------------------------------- the compactor
@@ -382,6 +444,7 @@ class HistoryCompactor:
         if folded > len(history) or (folded and history[folded - 1] is not self._anchor):
             self.reset()   # another conversation: the summary is of messages no longer there
         if not cfg.enabled:
+            self.last = None   # no report of a budget this turn did not use
             return prompt
         budget = self.budget_for(prompt, counter, model,
                                  max_tokens if max_tokens is not None else self.settings.llm.max_tokens)
@@ -390,7 +453,11 @@ class HistoryCompactor:
         costs = [self._cost(i, m, counter) for i, m in enumerate(history)]
         used = summary_cost + sum(costs[self.state.folded:])
         event: Compaction | None = None
-        if budget.over(used):
+        if budget.overflow:
+            # folding turns cannot make room the message alone does not leave (and would pay for
+            # a summary of a request that is refused anyway): the caller decides what to do
+            log.warning("no history fits: %s", budget.describe_overflow(model))
+        elif budget.over(used):
             event = self._compact(history, costs, budget, counter, used)
             summary = self.state.message()
             summary_cost = message_cost(summary, counter) if summary is not None else 0
@@ -427,10 +494,8 @@ class HistoryCompactor:
         state, source, reason, ms = fold_history(self.state, folding, turns=turns,
                                                  summarizer=self.summarizer if cfg.use_model else None,
                                                  max_words=max_words, clock=self.clock)
+        state = fit_summary(state, summary_room, lambda m: message_cost(m, counter))
         msg = state.message()
-        while msg is not None and message_cost(msg, counter) > summary_room and count_words(state.prose) > 40:
-            state = replace(state, prose=clip_words(state.prose, int(count_words(state.prose) * 0.8)))
-            msg = state.message()
         self.state = state
         self._anchor = history[cut - 1]
         after = (message_cost(msg, counter) if msg is not None else 0) + sum(costs[cut:])

@@ -143,6 +143,13 @@ SETTLED_NS = 100_000_000
 SETTLED_COARSE_NS = 2_000_000_000
 
 
+def is_settled(mtime_ns: int, now_ns: int) -> bool:
+    """Whether a change made after ``now_ns`` must move an mtime of ``mtime_ns`` (it is older than
+    one timestamp tick, see :data:`SETTLED_NS`); a whole-second mtime gets the coarse margin."""
+    margin = SETTLED_COARSE_NS if mtime_ns % 1_000_000_000 == 0 else SETTLED_NS
+    return now_ns - mtime_ns > margin
+
+
 def settled_fingerprint(folder: str, now_ns: int) -> tuple[Fingerprint | None, bool]:
     """The folder's fingerprint, and whether it is settled at ``now_ns`` (``time.time_ns()``):
     then, while the fingerprint stays the same, no name was added to or removed from it."""
@@ -150,9 +157,7 @@ def settled_fingerprint(folder: str, now_ns: int) -> tuple[Fingerprint | None, b
         st = os.stat(folder)
     except OSError:
         return None, False
-    mtime = st.st_mtime_ns
-    margin = SETTLED_COARSE_NS if mtime % 1_000_000_000 == 0 else SETTLED_NS
-    return fingerprint_of(st), now_ns - mtime > margin
+    return fingerprint_of(st), is_settled(st.st_mtime_ns, now_ns)
 
 
 # --------------------------------------------------------------------------- truncation

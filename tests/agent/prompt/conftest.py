@@ -13,6 +13,7 @@ import pytest
 
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.prompt import token_count
+from hermes_core.agent.prompt.compaction import HistoryCompactor
 from hermes_core.config import load_settings
 from hermes_core.errors import ContextWindowExceeded
 from hermes_core.testing import FakeProvider
@@ -119,3 +120,22 @@ def char_tiktoken(monkeypatch: pytest.MonkeyPatch) -> None:
     tiktoken = pytest.importorskip("tiktoken",
                                    reason="tiktoken is an optional extra (hermes-core[tiktoken])")
     monkeypatch.setattr(tiktoken, "get_encoding", lambda name: CharEncoding())
+
+
+@pytest.fixture
+def small_compactor(tmp_path: Path) -> Callable[..., HistoryCompactor]:
+    """``small_compactor(**compaction)``: a HistoryCompactor for the 3000-token model, offline."""
+
+    def make(**compaction: Any) -> HistoryCompactor:
+        home = tmp_path / "home"
+        home.mkdir(exist_ok=True)
+        settings = load_settings({
+            "home": str(home),
+            "llm": {"max_tokens": MAX_TOKENS,
+                    "routing": {"default_model": SMALL_MODEL,
+                                "context_windows": {SMALL_MODEL: SMALL_WINDOW}}},
+            "prompt": {"compaction": {"use_model": False, **compaction}},
+        }, env={})
+        return HistoryCompactor(settings)
+
+    return make

@@ -43,3 +43,13 @@ def test_window_comes_from_config_then_the_known_table_then_the_default():
     assert model_window("my-local-8k", routing, cfg) == (8192, "configured")
     assert model_window("gpt-4o-mini", routing, cfg) == (128_000, "known")
     assert model_window("mystery-model", routing, cfg) == (20_000, "default")
+
+
+def test_overflow_is_how_far_the_fixed_parts_alone_exceed_the_window():
+    cfg = CompactionSettings()
+    fits = history_budget(window=4000, max_tokens=1000, fixed_tokens=2800, settings=cfg)
+    assert fits.overflow == 0                               # 4000 - 1000 - 200 = 2800 fits
+    over = history_budget(window=4000, max_tokens=1000, fixed_tokens=2801, settings=cfg)
+    assert over.overflow == 1 and over.available == 0
+    words = over.describe_overflow("m-small")
+    assert "2801 tokens" in words and "m-small" in words and "4000" in words

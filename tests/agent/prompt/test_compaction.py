@@ -5,20 +5,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.prompt.compaction import (
     FACTS_HEADER,
+    CompactionReport,
     CompactionState,
+    HistoryCompactor,
     choose_cut,
     cut_points,
     fact_score,
     fold_history,
     user_facts,
 )
+from hermes_core.agent.prompt.token_count import EstimateCounter, message_cost
 from hermes_core.providers.offline import OfflineProvider
-from hermes_core.types import Message, ToolCall
+from hermes_core.types import Message, Prompt, ToolCall
 
-from .conftest import WindowedFake
+from .conftest import SMALL_MODEL, WindowedFake
 
 FILLER = ("How should I approach a flaky integration test in the billing service?",
           "What are the usual causes of slow docker builds?",
@@ -32,6 +37,24 @@ def chat(agent: Agent, turns: int, facts: dict[int, str] | None = None) -> list[
         text = (facts or {}).get(t) or FILLER[t % len(FILLER)]
         replies.append(agent.chat(text))
     return replies
+
+
+def long_chat(compactor: HistoryCompactor, said: Callable[[int], str],
+              turns: int) -> list[tuple[CompactionReport, int]]:
+    """``turns`` turns through ``compactor`` alone (no provider): each turn's report and what its
+    summary message cost."""
+    history: list[Message] = []
+    out = []
+    for t in range(turns):
+        message = Message("user", said(t))
+        fitted = compactor.fit(Prompt(system="You are helpful.", messages=(*history, message)),
+                               history, model=SMALL_MODEL)
+        report = compactor.last
+        assert report is not None
+        summary = fitted.messages[0] if fitted.summary_index == 0 else None
+        out.append((report, message_cost(summary, EstimateCounter()) if summary else 0))
+        history += [message, Message("assistant", "Noted: " + said(t)[:80])]
+    return out
 
 
 # --------------------------------------------------------------------------- pure parts
@@ -248,3 +271,100 @@ def test_compaction_can_be_switched_off(small_agent: Callable[..., Agent]):
     replies = chat(agent, 30)
     assert all(r.prompt.summary_index is None for r in replies)
     assert len(replies[-1].prompt.messages) == 59
+
+
+def test_a_summary_full_of_facts_stays_within_its_share_of_the_budget_over_500_turns(
+        small_compactor: Callable[..., HistoryCompactor]):
+    """Every turn stating a fact: the facts list under the prose was not counted against the
+    summary's room, so the summary grew to 1.6x its share and compaction ran every third turn."""
+    compactor = small_compactor()
+    turns = long_chat(compactor, lambda t: (
+        f"My project Falcon{t} has a budget of {t * 1000 + 17} euros and I decided to ship it on "
+        f"day {t} with the Orion{t} team."), 500)
+    room = int(turns[-1][0].budget.available * compactor.settings.prompt.compaction.summary_share)
+    assert max(cost for _, cost in turns) <= room
+    assert all(r.history_tokens <= r.budget.high_water for r, _ in turns)
+    assert compactor.state.compactions <= 500 // 8          # large steps, not one every few turns
+    assert compactor.state.facts                            # facts are trimmed, not all dropped
+
+
+def test_a_chinese_chat_is_compacted_in_large_steps_not_every_turn(
+        small_compactor: Callable[..., HistoryCompactor]):
+    """Chinese facts have no spaces, so none is ever "already in the prose": the facts alone
+    outgrew the room (2.5x) and the history was compacted on 481 of 500 turns, a cold cache each."""
+    compactor = small_compactor()
+    turns = long_chat(compactor, lambda t: (
+        f"我决定把项目{t}的预算定为{t * 1000}元，我们的团队会在第{t}天完成所有的测试和部署工作。"), 500)
+    room = int(turns[-1][0].budget.available * compactor.settings.prompt.compaction.summary_share)
+    assert max(cost for _, cost in turns) <= room
+    # each compaction frees a fifth of the budget (high water 75% -> target 35% + summary 20%):
+    # about seven turns of this chat
+    assert compactor.state.compactions <= 500 // 6
+
+
+def test_offline_summaries_of_summaries_do_not_stack_role_labels():
+    """The summary so far was folded in as one user message, so its first sentence came back as
+    "User: User: ..." and gained a label each compaction: after a hundred compactions the prose
+    was nothing but labels and every word of the chat was gone."""
+    state = CompactionState()
+    for n in range(120):
+        turn = [Message("user", f"Question {n}: how do I tune the Postgres vacuum for table t{n}?"),
+                Message("assistant", f"For t{n}, lower autovacuum_vacuum_scale_factor to 0.0{n % 9 + 1}.")]
+        state, *_ = fold_history(state, turn, turns=1, summarizer=None, max_words=120)
+    assert "User: User:" not in state.prose and "User: Assistant:" not in state.prose
+    assert "Postgres vacuum" in state.prose and "autovacuum" in state.prose
+
+
+def test_a_message_larger_than_the_window_is_refused_before_any_request(
+        small_agent: Callable[..., Agent]):
+    """A pasted 2 MB log: the history was folded (a summary request paid for) to make room that
+    could not exist, then the whole log was uploaded for the provider to refuse."""
+    from hermes_core.errors import ContextWindowExceeded
+
+    fake = WindowedFake()
+    agent = small_agent(fake)
+    chat(agent, 30)
+    state, sent, history = agent.compactor.state, len(fake.requests), list(agent.history)
+    log = "ERROR worker 7 crashed at line 42 of billing/export.py, retrying in 5s\n" * 30_000
+    with pytest.raises(ContextWindowExceeded) as e:
+        agent.chat(log)
+    text = str(e.value)
+    assert "m-small" in text and "3000" in text and "llm.max_tokens" in text
+    assert len(fake.requests) == sent                      # nothing sent, no summary asked for
+    assert agent.compactor.state == state and agent.history == history
+    assert agent.chat("Sorry, here is just the last line: crashed at line 42.").text
+
+
+def test_a_message_larger_than_the_window_goes_out_when_a_long_context_model_may_take_it(
+        small_agent: Callable[..., Agent]):
+    from hermes_core.errors import HermesError
+
+    fake = WindowedFake()
+    agent = small_agent(fake)
+    routing = agent.settings.llm.routing
+    agent.settings = agent.settings.model_copy(update={"llm": agent.settings.llm.model_copy(
+        update={"routing": routing.model_copy(update={"long_context_model": "m-long"})})})
+    with pytest.raises(HermesError):
+        agent.chat("ERROR worker 7 crashed\n" * 5_000)   # this fake refuses it from every model
+    assert fake.turn_requests                              # but it was the provider's call
+
+
+def test_a_tool_call_never_answered_does_not_stop_compaction_for_good(
+        small_compactor: Callable[..., HistoryCompactor]):
+    """A restored history whose first turn was cut off after the model called a tool: the call
+    stayed "open" forever, so no later turn start was a cut point and the history grew past the
+    window with compaction reporting that nothing could be folded."""
+    compactor = small_compactor()
+    history = [Message("user", "run the nightly export"),
+               Message("assistant", "", tool_calls=(ToolCall("c1", "shell", "{}"),)),
+               Message("assistant", "(interrupted)")]
+    for t in range(80):
+        message = Message("user", f"Question {t}: why does nginx return 502 for the billing API?")
+        fitted = compactor.fit(Prompt(system="s", messages=(*history, message)), history,
+                               model=SMALL_MODEL)
+        history += [message, Message("assistant", "Check proxy_read_timeout and keepalive. " * 4)]
+    assert compactor.last is not None
+    assert compactor.last.history_tokens <= compactor.last.budget.available
+    sent = fitted.messages
+    answered = {m.tool_call_id for m in sent if m.role == "tool"}
+    assert all(c.id in answered for m in sent for c in m.tool_calls)   # the orphan was folded

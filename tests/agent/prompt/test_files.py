@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins
 import io
 import os
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,9 @@ from hermes_core.tokenize import estimate_tokens
 def build(home: Path, tmp_path: Path, settings: Settings | None = None) -> PromptBuilder:
     cwd = tmp_path / "cwd"
     cwd.mkdir(exist_ok=True)
-    return PromptBuilder(home, settings, cwd=cwd, clock=lambda: datetime(2030, 1, 1, tzinfo=UTC))
+    # read a minute after the files were written: their stat is trusted (none was just changed)
+    return PromptBuilder(home, settings, cwd=cwd, clock=lambda: datetime(2030, 1, 1, tzinfo=UTC),
+                         file_clock=lambda: time.time_ns() + 60_000_000_000)
 
 
 def _deny_open(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
