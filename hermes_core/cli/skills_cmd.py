@@ -83,8 +83,10 @@ def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
         folder = Path(catalog).is_dir()
         if folder and not kw.get("folders_ok"):
             raise ConfigError("is a directory, not a JSONL catalog file", file=catalog)
-        if not folder and not Path(catalog).is_file():
+        if not folder and not Path(catalog).exists():
             raise ConfigError("catalog file not found", file=catalog)
+        if not folder and not Path(catalog).is_file():   # reading a FIFO would wait forever
+            raise ConfigError("not a regular file (a pipe or device?), not a JSONL catalog", file=catalog)
         embedders = default_embedders(su.embedding_model, su.query_adapter) if su.embeddings else []
         layer_weights(su.weights, file=settings.source)  # a bad key fails naming the file
         r = SkillRetriever(su, catalogs=[] if folder else [catalog], folders=[catalog] if folder else [],
