@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hermes_core.atomic_write import write_cache
+from hermes_core.atomic_write import read_cache, write_cache
 from hermes_core.types import Skill
 from hermes_core.yaml_safe import YamlLimitError, load_yaml
 
@@ -590,7 +590,7 @@ def read_snapshot(path: Path | None) -> dict[str, str] | None:
     if path is None:
         return None
     try:
-        data = json.loads(path.read_text("utf-8"))
+        data = json.loads(read_cache(path).decode("utf-8"))   # a FIFO there: not read
         if data.get("version") != SNAPSHOT_VERSION:
             return None
         return {str(k): str(v) for k, v in dict(data["skills"]).items()}
