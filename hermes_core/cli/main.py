@@ -13,7 +13,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from hermes_core.cli.argtypes import Parser, replace_unencodable
+from hermes_core.cli.argtypes import Parser, replace_unencodable, terminal_safe
 from hermes_core.cli.output import Output, input_stream, output_lost
 from hermes_core.config import register_environment_keys
 from hermes_core.config_home import check_home
@@ -116,7 +116,8 @@ def _run(argv: Sequence[str] | None) -> int:
         check_home(getattr(args, "home", None))   # a mistyped home is an error, never created
         return int(args.handler(args) or 0)
     except HermesError as e:
-        print(f"hermes-core: {e}", file=sys.stderr)
+        # the message quotes a path or value: shown, never sent to the terminal as escapes
+        print(terminal_safe(f"hermes-core: {e}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("", file=sys.stderr)

@@ -248,3 +248,13 @@ def test_an_argument_of_10000_characters_in_a_usage_error_is_shown_by_its_head_a
     err = capsys.readouterr().err
     assert "zzzz" in err and "characters)" in err
     assert "z" * 200 not in err
+
+
+def test_an_error_naming_a_hostile_path_shows_its_escape_sequences_never_sends_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The one-line error quotes the path (or value) it is about; a name holding ESC [2J cleared
+    the user's screen as the error was printed."""
+    home = tmp_path / "typo\x1b[2J\x1b]0;pwned\x07"
+    assert main(["memory", "stats", "--home", str(home)]) == 1
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "typo\\x1b[2J" in err
