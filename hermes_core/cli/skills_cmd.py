@@ -202,7 +202,7 @@ def _list(args: argparse.Namespace) -> int:
         for s, why in unavailable:
             print(terminal_safe(f"{s.name}\t(not available here: {why})"))
     for issue in catalog.issues:
-        print(f"warning: {issue}", file=sys.stderr)
+        print(terminal_safe(f"warning: {issue}"), file=sys.stderr)   # a folder's name is anyone's
     if not skills:
         _where_looked(r)
     return 0
@@ -222,7 +222,7 @@ def _where_looked(r: Any) -> None:
                 state = "holds no usable SKILL.md"
         except OSError as e:   # a folder we may not list: its own warning says so too
             state = f"cannot be listed ({e.strerror or e})"
-        print(f"no skills: {path} {state}", file=sys.stderr)
+        print(terminal_safe(f"no skills: {path} {state}"), file=sys.stderr)
 
 
 def _row(s: Any) -> dict[str, Any]:

@@ -258,3 +258,24 @@ def test_an_error_naming_a_hostile_path_shows_its_escape_sequences_never_sends_t
     assert main(["memory", "stats", "--home", str(home)]) == 1
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\x07" not in err and "typo\\x1b[2J" in err
+
+
+def test_a_warning_naming_a_hostile_skill_folder_shows_its_escapes_never_sends_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A cloned repository's skill folder named with ESC [2J: the warning naming it went to the
+    terminal raw."""
+    import logging
+    home = tmp_path / "home"
+    bad = home / "skills" / "x\x1b[2J\x1b]0;pwned\x07"
+    bad.mkdir(parents=True)
+    (bad / "SKILL.md").write_text("---\nname: [\n---\n", encoding="utf-8")
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    root.handlers[:] = []
+    try:
+        assert main(["skills", "list", "--home", str(home), "--no-embeddings"]) == 0
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    err = capsys.readouterr().err
+    assert "SKILL.md" in err and "\x1b" not in err and "x\\x1b[2J" in err
