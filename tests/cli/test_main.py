@@ -279,3 +279,24 @@ def test_a_warning_naming_a_hostile_skill_folder_shows_its_escapes_never_sends_t
         root.setLevel(level)
     err = capsys.readouterr().err
     assert "SKILL.md" in err and "\x1b" not in err and "x\\x1b[2J" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["prompt", "hi", "--config", "{long}"],
+    ["prompt", "hi", "--cwd", "{long}"],
+    ["skills", "search", "x", "--catalog", "{long}", "--no-embeddings"],
+    ["memory", "stats", "--db", "{long}"],
+    ["route", "train", "{long}"],
+])
+def test_a_path_too_long_for_the_file_system_is_one_line_naming_it(
+        argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A 300-character file name (ENAMETOOLONG) escaped as an OSError traceback from the first
+    stat of --config, --cwd, --catalog, --db or a training file."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    long = "a" * 300
+    assert main([a.format(long=long) for a in argv]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "too long" in err and "aaaa" in err and len(err) < 400
