@@ -14,13 +14,17 @@ package replaces a file (caches, MEMORY.md, transcripts, a route classifier).
 :func:`write_atomic` raises ``OSError`` (a user's file must not fail silently);
 :func:`write_cache` is for what can be computed again: a read-only or full disk costs "not
 cached", said once per cache in the log, and never an exception out of a turn.
+:func:`read_cache` is the matching reader: a cache path turned into a FIFO, a device or a
+huge file is refused with ``OSError`` (so recomputed) instead of blocking or filling memory.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
+import stat
 import tempfile
 import threading
 from collections.abc import Callable
@@ -103,6 +107,33 @@ def write_cache(path: str | os.PathLike[str], content: Content, what: str, *,
                    what, path, e.strerror or e)
         return False
     return True
+
+
+#: No cache file the package writes comes near this (the CC-CEDICT lexicon, the largest, is ~10 MB).
+MAX_CACHE_BYTES = 256_000_000
+
+
+def read_cache(path: str | os.PathLike[str], max_bytes: int = MAX_CACHE_BYTES) -> bytes:
+    """A cache file's bytes. ``OSError`` (``FileNotFoundError`` when absent) for anything a reader
+    should recompute rather than read: opened non-blocking, so a FIFO with no writer does not hang
+    the turn; not a regular file (a FIFO, ``/dev/zero``); over ``max_bytes``."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        if st.st_size > max_bytes:
+            raise OSError(errno.EFBIG, f"{st.st_size} bytes (limit {max_bytes})", str(path))
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            data = f.read(max_bytes + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(data) > max_bytes:   # grew after the stat
+        raise OSError(errno.EFBIG, f"over {max_bytes} bytes", str(path))
+    return data
 
 
 def _read_umask() -> int:

@@ -52,10 +52,15 @@ def check_home(home: str | os.PathLike[str] | None = None, *,
         if (blocker := file_on_the_way(path)) is not None:
             raise ConfigError(f"{where} names a path through {blocker}, which is a file, not a "
                               "folder", file=str(path), key_path="home")
-        if not path.exists():
+        try:
+            exists, is_dir = path.exists(), path.is_dir()
+        except OSError as e:   # a name too long for the file system (ENAMETOOLONG), a loop...
+            raise ConfigError(f"{where} names a path the system refuses ({e.strerror or e})",
+                              file=str(path), key_path="home") from None
+        if not exists:
             raise ConfigError(f"{where} names a folder that does not exist (create it first, or "
                               "check the spelling)", file=str(path), key_path="home")
-        if not path.is_dir():
+        if not is_dir:
             raise ConfigError(f"{where} names a file, not a folder", file=str(path), key_path="home")
         return path
     path = Path(os.path.expanduser(DEFAULT_HOME))

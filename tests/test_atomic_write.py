@@ -150,3 +150,25 @@ def test_the_umask_is_read_without_setting_it_where_the_system_states_it(
     finally:
         monkeypatch.undo()
         os.umask(umask)
+
+
+def test_read_cache_refuses_a_pipe_a_device_and_a_huge_file_instead_of_hanging(tmp_path: Path) -> None:
+    """A cache path made a FIFO hung every prompt build at its read; ``/dev/zero`` never ends."""
+    import errno
+    import os
+
+    from hermes_core.atomic_write import read_cache
+    fifo = tmp_path / "verdicts.log"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="not a regular file"):
+        read_cache(fifo)
+    with pytest.raises(OSError, match="not a regular file"):
+        read_cache("/dev/zero")
+    big = tmp_path / "big.npy"
+    big.write_bytes(b"x" * 101)
+    with pytest.raises(OSError) as info:
+        read_cache(big, max_bytes=100)
+    assert info.value.errno == errno.EFBIG
+    assert read_cache(big, max_bytes=101) == b"x" * 101
+    with pytest.raises(FileNotFoundError):
+        read_cache(tmp_path / "absent")

@@ -43,3 +43,17 @@ def test_home_key_in_the_config_through_a_file_names_the_file_as_not_a_folder(
 def test_home_under_a_missing_folder_still_says_it_does_not_exist(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         check_home(tmp_path / "nope" / "sub", env={})
+
+
+@pytest.mark.parametrize("via", ["--home", "HERMES_HOME"])
+def test_a_home_name_too_long_for_the_file_system_is_a_config_error(via: str) -> None:
+    """A folder name of 300 characters (ENAMETOOLONG) escaped check_home as an OSError traceback
+    from every command; the config's ``home:`` key already said it plainly."""
+    named = "a" * 300
+    with pytest.raises(ConfigError) as info:
+        if via == "--home":
+            check_home(named, env={})
+        else:
+            check_home(None, env={"HERMES_HOME": named})
+    assert info.value.key_path == "home" and via in str(info.value)
+    assert "too long" in str(info.value)

@@ -49,6 +49,41 @@ def test_unreadable_files_name_the_file(tmp_path: Path) -> None:
         list(read_jsonl(tmp_path / "missing.jsonl", what="queries"))
 
 
+def test_a_pipe_or_a_folder_is_refused_by_name_never_read(tmp_path: Path) -> None:
+    """A FIFO would block the read forever and ``/dev/zero`` never ends: neither is opened."""
+    import os
+    fifo = tmp_path / "queries.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match="not a regular file") as info:
+        list(read_jsonl(fifo, what="queries"))
+    assert str(fifo) in str(info.value)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        list(read_jsonl("/dev/zero"))
+    with pytest.raises(ConfigError, match="is a directory") as info:
+        list(read_jsonl(tmp_path))
+    assert str(tmp_path) in str(info.value)
+
+
+def test_a_line_over_the_limit_is_refused_naming_it_before_it_is_parsed(tmp_path: Path) -> None:
+    from hermes_core.jsonl import MAX_LINE_BYTES
+    f = tmp_path / "q.jsonl"
+    f.write_bytes(b'{"query": "a"}\n{"query": "' + b"x" * MAX_LINE_BYTES + b'"}\n{"query": "b"}\n')
+    with pytest.raises(ConfigError, match="line is over") as info:
+        list(read_jsonl(f))
+    assert info.value.line == 2 and str(f) in str(info.value)
+
+
+def test_a_file_over_the_size_limit_is_refused_without_reading_it(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import hermes_core.jsonl as jsonl
+    monkeypatch.setattr(jsonl, "MAX_FILE_BYTES", 100)
+    f = tmp_path / "q.jsonl"
+    f.write_bytes(b'{"query": "a"}\n' * 10)
+    with pytest.raises(ConfigError, match="too large") as info:
+        list(read_jsonl(f))
+    assert str(f) in str(info.value)
+
+
 # --------------------------------------------------------------------------- property: any file
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402

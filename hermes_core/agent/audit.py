@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import errno
 import json
 import logging
 import os
+import stat
 import threading
 import weakref
 from collections import deque
@@ -38,6 +40,7 @@ _open_logs: weakref.WeakSet[AuditLog] = weakref.WeakSet()
 BATCH_S = 0.05
 # one encoder for every line: json.dumps with any option builds a new JSONEncoder per call
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+_NOT_A_FILE = "not a regular file (a pipe or socket?)"
 
 
 class AuditLog:
@@ -67,7 +70,24 @@ class AuditLog:
             f.close()
             self._file = None
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        f = self._file = self.path.open("a", encoding="utf-8")
+        # non-blocking: opening a FIFO with no reader would wait forever (the chat with it); one
+        # is named as such rather than by the open's ENXIO ("no such device or address")
+        try:
+            if stat.S_ISFIFO(self.path.stat().st_mode):
+                raise OSError(errno.EINVAL, _NOT_A_FILE)
+        except FileNotFoundError:
+            pass
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0),
+                     0o666)
+        try:
+            mode = os.fstat(fd).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode)):   # a file, or /dev/null
+                raise OSError(errno.EINVAL, _NOT_A_FILE)
+            os.set_blocking(fd, True)
+            f = self._file = os.fdopen(fd, "a", encoding="utf-8")
+        except BaseException:
+            os.close(fd)
+            raise
         return f
 
     def write(self, request_id: str, attempt: Attempt, wall: float) -> None:

@@ -7,13 +7,15 @@ returns an exit code. Every HermesError ends as one clear line on stderr, never 
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Sequence
 
-from hermes_core.cli.argtypes import Parser, replace_unencodable
+from hermes_core.cli.argtypes import Parser, replace_unencodable, shorten, terminal_safe
 from hermes_core.cli.output import Output, input_stream, output_lost
 from hermes_core.config import register_environment_keys
 from hermes_core.config_home import check_home
@@ -116,11 +118,21 @@ def _run(argv: Sequence[str] | None) -> int:
         check_home(getattr(args, "home", None))   # a mistyped home is an error, never created
         return int(args.handler(args) or 0)
     except HermesError as e:
-        print(f"hermes-core: {e}", file=sys.stderr)
+        # the message quotes a path or value: shown, never sent to the terminal as escapes
+        print(terminal_safe(f"hermes-core: {e}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("", file=sys.stderr)
         return 130
+    except OSError as e:
+        # a path argument the system refuses by its name alone: reported as the input error it
+        # is, wherever the first stat of it happens; any other OSError is still a bug's traceback
+        if e.errno != errno.ENAMETOOLONG or e.filename is None:
+            raise
+        name = shorten(os.fsdecode(e.filename))
+        print(terminal_safe(f"hermes-core: {name}: name too long for the file system "
+                            f"({e.strerror})"), file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

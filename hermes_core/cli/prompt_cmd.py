@@ -23,7 +23,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from hermes_core.cli.argtypes import shorten
+from hermes_core.cli.argtypes import shorten, terminal_safe
 from hermes_core.config import ProviderSettings, Settings, load_settings
 from hermes_core.errors import HermesError, PromptInputError
 from hermes_core.providers import build_provider
@@ -287,15 +287,17 @@ def run(args: argparse.Namespace) -> int:
         f"{len(plan.message_indices)} message breakpoint(s)" if plan.message_indices else "",
         f"prompt_cache_key {plan.prompt_cache_key}" if provider == "openai" and plan.prompt_cache_key
         else ""))) or "no cache markers"
+    # terminal_safe: the files and the history are anyone's text; an escape sequence in them
+    # would retitle the window, clear the screen or write the clipboard if printed raw
     print(f"# system  ({prompt.tokens['system']} tokens, prefix sha256 {prompt.prefix_sha256[:16]})")
-    print(redact(prompt.system))
+    print(terminal_safe(redact(prompt.system)))
     print(f"\n# context  ({prompt.tokens['context']} tokens; sent before the last user message)")
-    print(redact(prompt.context))
+    print(terminal_safe(redact(prompt.context)))
     if report is not None:
         print(f"\n# history  ({report.describe()})")
     print(f"\n# messages  ({len(prompt.messages)})")
     for m in prompt.messages:
-        print(redact(f"[{m.role}] {m.content}"))
-    print(f"\n# request  ({provider}, {shorten(model)}; {marks}, ttl {plan.ttl})")
-    print(redact(json.dumps(request, ensure_ascii=False, indent=2)))
+        print(terminal_safe(redact(f"[{m.role}] {m.content}")))
+    print(terminal_safe(f"\n# request  ({provider}, {shorten(model)}; {marks}, ttl {plan.ttl})"))
+    print(terminal_safe(redact(json.dumps(request, ensure_ascii=False, indent=2))))
     return 0

@@ -83,8 +83,10 @@ def _retriever(args: argparse.Namespace, **kw: Any) -> Any:
         folder = Path(catalog).is_dir()
         if folder and not kw.get("folders_ok"):
             raise ConfigError("is a directory, not a JSONL catalog file", file=catalog)
-        if not folder and not Path(catalog).is_file():
+        if not folder and not Path(catalog).exists():
             raise ConfigError("catalog file not found", file=catalog)
+        if not folder and not Path(catalog).is_file():   # reading a FIFO would wait forever
+            raise ConfigError("not a regular file (a pipe or device?), not a JSONL catalog", file=catalog)
         embedders = default_embedders(su.embedding_model, su.query_adapter) if su.embeddings else []
         layer_weights(su.weights, file=settings.source)  # a bad key fails naming the file
         r = SkillRetriever(su, catalogs=[] if folder else [catalog], folders=[catalog] if folder else [],
@@ -200,7 +202,7 @@ def _list(args: argparse.Namespace) -> int:
         for s, why in unavailable:
             print(terminal_safe(f"{s.name}\t(not available here: {why})"))
     for issue in catalog.issues:
-        print(f"warning: {issue}", file=sys.stderr)
+        print(terminal_safe(f"warning: {issue}"), file=sys.stderr)   # a folder's name is anyone's
     if not skills:
         _where_looked(r)
     return 0
@@ -220,7 +222,7 @@ def _where_looked(r: Any) -> None:
                 state = "holds no usable SKILL.md"
         except OSError as e:   # a folder we may not list: its own warning says so too
             state = f"cannot be listed ({e.strerror or e})"
-        print(f"no skills: {path} {state}", file=sys.stderr)
+        print(terminal_safe(f"no skills: {path} {state}"), file=sys.stderr)
 
 
 def _row(s: Any) -> dict[str, Any]:

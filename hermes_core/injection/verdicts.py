@@ -38,7 +38,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hermes_core.atomic_write import write_atomic
+from hermes_core.atomic_write import read_cache, write_atomic
 
 if TYPE_CHECKING:
     from hermes_core.injection.learned import LearnedScorer
@@ -268,7 +268,7 @@ class VerdictStore:
             return
         self._loaded = True
         try:
-            text = self._path.read_bytes().decode("utf-8")
+            text = read_cache(self._path).decode("utf-8")   # a FIFO there: not read
         except FileNotFoundError:
             return
         except (OSError, UnicodeDecodeError) as e:

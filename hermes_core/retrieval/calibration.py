@@ -29,6 +29,7 @@ with its index (:func:`save` / :func:`load`).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import os
@@ -42,7 +43,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from hermes_core.atomic_write import write_cache
+from hermes_core.atomic_write import read_cache, write_cache
 from hermes_core.retrieval.bm25 import BM25Index, lexical_scores
 from hermes_core.retrieval.dense import MAX_PARTS, PART_TAU, soft_max_by_skill, text_keys
 from hermes_core.retrieval.fusion import UNJUDGED, GateDecision
@@ -540,7 +541,7 @@ def load(directory: str | os.PathLike[str] | None, key: str, size: int) -> Dense
 
 
 def _read(p: Path, key: str, size: int) -> DenseCalibration | None:
-    with np.load(p, allow_pickle=False) as z:
+    with np.load(io.BytesIO(read_cache(p)), allow_pickle=False) as z:   # a FIFO there: not read
         meta = json.loads(str(z["meta"][()]))
         arrays = {name: np.asarray(z[name], dtype=np.float64) for name in z.files if name != "meta"}
     if not isinstance(meta, dict) or meta.get("key") != key:

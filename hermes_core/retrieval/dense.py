@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import io
 import logging
 import os
 import re
@@ -29,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from hermes_core.atomic_write import write_cache
+from hermes_core.atomic_write import read_cache, write_cache
 from hermes_core.retrieval.fusion import zscores
 from hermes_core.tokenize import cjk_ratio, split_identifier
 from hermes_core.types import Skill, clean_text
@@ -366,7 +367,7 @@ class EmbeddingCache:
         if p is None or not p.exists():
             return None
         try:
-            v = np.load(p, allow_pickle=False)
+            v = np.load(io.BytesIO(read_cache(p)), allow_pickle=False)   # a FIFO there: not read
             if not isinstance(v, np.ndarray):   # a zip (.npz) under the name: not ours
                 v.close()
                 return None

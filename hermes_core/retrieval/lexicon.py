@@ -39,7 +39,7 @@ from typing import Any
 
 import simplemma
 
-from hermes_core.atomic_write import write_cache
+from hermes_core.atomic_write import read_cache, write_cache
 from hermes_core.tokenize import STOPWORDS, cjk_words, is_cjk, split_identifier
 
 log = logging.getLogger(__name__)
@@ -216,7 +216,7 @@ def _build(version: str) -> Lexicon | None:
 
 def _read(p: Path, version: str) -> Lexicon | None:
     try:
-        data = json.loads(p.read_text("utf-8"))
+        data = json.loads(read_cache(p).decode("utf-8"))   # a FIFO there: not read
         if data.get("version") != version:
             return None
         # the 110,000 entries share a few tens of thousands of words: one string object each

@@ -64,7 +64,9 @@ def as_retrieval_query(query: str | RetrievalQuery, history: Sequence[Message] |
 
 def is_follow_up(text: str) -> bool:
     """A message too short to stand alone: under three content words, or a CJK one under six
-    characters ("and tomorrow?", "为什么?")."""
+    characters ("and tomorrow?", "为什么?"). Judged on the head: a pasted log of megabytes is no
+    follow-up, and tokenising all of it took seconds on every retrieval."""
+    text = text.lstrip()[:MAX_QUERY_CHARS]
     if cjk_ratio(text) > 0:   # counted in characters: BM25 adds one token per CJK character
         return len(text.strip()) < FOLLOW_UP_CJK_CHARS
     return len(bm25_tokens(text)) < FOLLOW_UP_WORDS

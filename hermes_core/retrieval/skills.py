@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hermes_core.atomic_write import write_cache
+from hermes_core.atomic_write import read_cache, write_cache
 from hermes_core.types import Skill
 from hermes_core.yaml_safe import YamlLimitError, load_yaml
 
@@ -34,6 +34,7 @@ MAX_DESCRIPTION = 1024
 MAX_LENIENT_NAME = 256
 MAX_INT_DIGITS = 100   # no field of a skill record needs a longer number
 MAX_SKILL_FILE_BYTES = 1_000_000
+MAX_CATALOG_BYTES = 64_000_000   # a JSONL catalog of tens of thousands of skills is a few MB
 # The most of a skill body handed to the model at once (about 10k tokens). A SKILL.md may hold up to
 # 1 MB; sent whole on every turn its trigger fires, it would overflow the context window.
 MAX_BODY_CHARS = 40_000
@@ -423,13 +424,24 @@ def load_jsonl_catalog(path: str | os.PathLike[str]) -> tuple[list[Skill], list[
     p = user_path(path)  # config paths may say ~/..., as folders do
     skills: list[Skill] = []
     issues: list[CatalogIssue] = []
-    try:
-        raw = p.read_bytes()
+    try:   # a pipe or device is never opened: the read would block every load, or never end
+        st = p.stat()
+        if not stat.S_ISREG(st.st_mode):
+            kind = "is a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file (a pipe or device?)"
+            return [], [CatalogIssue(str(p), f"{kind}, not a JSONL catalog")]
+        if st.st_size > MAX_CATALOG_BYTES:
+            return [], [CatalogIssue(str(p), f"file is {st.st_size} bytes (limit {MAX_CATALOG_BYTES})")]
+        with open(p, "rb") as f:
+            raw = f.read(MAX_CATALOG_BYTES)
     except OSError as e:
         return [], [CatalogIssue(str(p), f"cannot read: {e.strerror or e}")]
     if raw.startswith(b"\xef\xbb\xbf"):  # a BOM would make line 1 invalid JSON
         raw = raw[3:]
     for lineno, line_bytes in enumerate(raw.split(b"\n"), start=1):
+        if len(line_bytes) > MAX_SKILL_FILE_BYTES:   # a record may be as long as a SKILL.md file
+            issues.append(CatalogIssue(str(p), f"line is {len(line_bytes)} bytes (limit "
+                                       f"{MAX_SKILL_FILE_BYTES}); skipped unread", lineno))
+            continue
         try:
             line = line_bytes.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -583,7 +595,7 @@ def read_snapshot(path: Path | None) -> dict[str, str] | None:
     if path is None:
         return None
     try:
-        data = json.loads(path.read_text("utf-8"))
+        data = json.loads(read_cache(path).decode("utf-8"))   # a FIFO there: not read
         if data.get("version") != SNAPSHOT_VERSION:
             return None
         return {str(k): str(v) for k, v in dict(data["skills"]).items()}

@@ -18,11 +18,12 @@ from typing import Any
 import ahocorasick
 import numpy as np
 
+from hermes_core.atomic_write import read_cache
 from hermes_core.errors import ConfigError
 from hermes_core.retrieval.skills import user_path
 from hermes_core.retrieval.triggers import normalize
 from hermes_core.tokenize import content_tokens, is_spaced_word_char
-from hermes_core.yaml_safe import YamlLimitError, format_path, load_yaml
+from hermes_core.yaml_safe import MAX_CHARS, YamlLimitError, format_path, load_yaml
 
 TOKEN_WEIGHT = 1.0
 PHRASE_WEIGHT = 1.5
@@ -134,11 +135,13 @@ class SynonymIndex:
 def load_mapping_file(path: str | os.PathLike[str], what: str) -> dict[str, tuple[str, ...]]:
     """A YAML file mapping skill name -> phrase or list of phrases (triggers or synonyms file)."""
     p = user_path(path)
-    try:  # depth, alias expansion and size bounded, as for config.yaml
-        data, _ = load_yaml(p.read_text(encoding="utf-8"))
+    try:  # depth, alias expansion and size bounded, as for config.yaml; a FIFO or /dev/zero unread
+        data, _ = load_yaml(read_cache(p, MAX_CHARS).decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{what} file not found", file=str(p)) from None
-    except (OSError, UnicodeDecodeError) as e:
+    except OSError as e:
+        raise ConfigError(f"cannot read {what} file: {e.strerror or e}", file=str(p)) from None
+    except UnicodeDecodeError as e:
         raise ConfigError(f"cannot read {what} file: {e}", file=str(p)) from None
     except YamlLimitError as e:
         reason = "is not valid YAML" if e.reason.startswith("invalid YAML") else f": {e.reason}"

@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hermes_core.atomic_write import write_cache
+from hermes_core.atomic_write import read_cache, write_cache
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
 from hermes_core.retrieval.calibration import UNJUDGED_MAX_SKILLS, catalog_key, gate_requests, query_language
 from hermes_core.retrieval.crosslingual import Expansion
@@ -163,7 +163,7 @@ def load(directory: str | os.PathLike[str] | None, key: str, language: str) -> T
         return None
     p = _path(Path(directory), key, language)
     try:
-        data = json.loads(p.read_text("utf-8"))
+        data = json.loads(read_cache(p).decode("utf-8"))   # a FIFO there: not read
         if data.get("version") != VERSION or data.get("key") != key or data.get("language") != language:
             return None
         reference = frozenset(str(t) for t in data["reference"])

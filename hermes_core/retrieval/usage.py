@@ -201,6 +201,17 @@ class UsageStore:
             return None
         conn.text_factory = lambda b: b.decode("utf-8", "replace")   # invalid UTF-8 from another writer
         try:
+            if not self._ours(conn):   # a newer version's file: learnt from, never written
+                conn.close()
+                newer = self._connect_read_only()
+                if newer is None:
+                    self._give_up(sqlite3.DatabaseError("written by a newer hermes-core, in a form "
+                                                        "this one cannot read"))
+                    return None
+                self._conn = newer
+                self._read_only = True
+                self._scrub_configured(newer)
+                return newer
             # a query redacted in place must leave no copy in the freed part of its page; only
             # some SQLite builds (Debian's) turn this on
             conn.execute("PRAGMA secure_delete = ON")
@@ -221,6 +232,24 @@ class UsageStore:
         self._conn = conn
         self._scrub_configured(conn)
         return conn
+
+    def _ours(self, conn: sqlite3.Connection) -> bool:
+        """True when the file may be written by this version: new, or a usage history of this
+        schema or an older one. Another program's database (tables, none of them ours) raises
+        DatabaseError: creating our tables in it would change a file that is not ours. A newer
+        version's history is False: migrating it "down" would corrupt it for that version."""
+        tables = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+        if tables and "usage_events" not in tables:
+            shown = ", ".join(sorted(tables)[:5])
+            raise sqlite3.DatabaseError(f"another program's SQLite database (tables: {shown})")
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > USAGE_SCHEMA_VERSION:
+            log.warning("usage history %s was written by a newer hermes-core (schema %d; this one "
+                        "knows %d); skill retrieval learns from it, new uses are not recorded",
+                        self.path, version, USAGE_SCHEMA_VERSION)
+            return False
+        return True
 
     def _scrub_configured(self, conn: sqlite3.Connection) -> None:
         """Redact, in the file, queries recorded before one of ``secrets`` was configured: then
@@ -452,10 +481,10 @@ class UsageStore:
     def clear(self) -> None:
         with self._lock:
             conn = self._open(create=False)
-            if conn is not None:
-                with conn:
-                    conn.execute("DELETE FROM usage_events")
-            self._version += 1
+            if conn is None:
+                self._version += 1
+            else:   # read-only (a newer version's file, a read-only home): left as it is
+                self._write(conn, [("DELETE FROM usage_events", [()])])
 
     def close(self) -> None:
         with self._lock:

@@ -132,3 +132,48 @@ def test_lines_recorded_while_the_writer_is_awake_reach_the_file_without_a_flush
     asyncio.run(main())
     assert [r["n"] for r in rows(path)] == list(range(50))
     audit.close()
+
+
+def test_a_pipe_at_the_audit_path_is_never_written_and_said_so(tmp_path: Path, caplog) -> None:
+    """audit.jsonl made a FIFO: with no reader the open blocked the chat forever, with one every
+    line went down the pipe. Neither is a log; the lines are refused with a warning naming it."""
+    import logging
+    import os
+    fifo = tmp_path / "audit.jsonl"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)   # so the unfixed open could not block
+    try:
+        log = AuditLog(fifo)
+        with caplog.at_level(logging.WARNING, logger="hermes_core.agent.audit"):
+            log.append({"event": "tool", "name": "x"})
+            log.close()
+        try:
+            got = os.read(reader, 4096)
+        except BlockingIOError:
+            got = b""
+        assert got == b""
+        assert str(fifo) in caplog.text and "not a regular file" in caplog.text
+    finally:
+        os.close(reader)
+
+
+def test_dev_null_as_the_audit_log_is_accepted_quietly(caplog) -> None:
+    """``audit_log: /dev/null`` is a way to keep no log; a character device is written as a file."""
+    import logging
+    log = AuditLog("/dev/null")
+    with caplog.at_level(logging.WARNING, logger="hermes_core.agent.audit"):
+        log.append({"event": "tool", "name": "x"})
+        log.close()
+    assert "cannot write" not in caplog.text
+
+
+def test_a_pipe_without_a_reader_is_named_as_a_pipe(tmp_path: Path, caplog) -> None:
+    import logging
+    import os
+    fifo = tmp_path / "audit.jsonl"
+    os.mkfifo(fifo)
+    log = AuditLog(fifo)
+    with caplog.at_level(logging.WARNING, logger="hermes_core.agent.audit"):
+        log.append({"event": "tool", "name": "x"})
+        log.close()
+    assert str(fifo) in caplog.text and "not a regular file" in caplog.text

@@ -248,3 +248,55 @@ def test_an_argument_of_10000_characters_in_a_usage_error_is_shown_by_its_head_a
     err = capsys.readouterr().err
     assert "zzzz" in err and "characters)" in err
     assert "z" * 200 not in err
+
+
+def test_an_error_naming_a_hostile_path_shows_its_escape_sequences_never_sends_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The one-line error quotes the path (or value) it is about; a name holding ESC [2J cleared
+    the user's screen as the error was printed."""
+    home = tmp_path / "typo\x1b[2J\x1b]0;pwned\x07"
+    assert main(["memory", "stats", "--home", str(home)]) == 1
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "typo\\x1b[2J" in err
+
+
+def test_a_warning_naming_a_hostile_skill_folder_shows_its_escapes_never_sends_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A cloned repository's skill folder named with ESC [2J: the warning naming it went to the
+    terminal raw."""
+    import logging
+    home = tmp_path / "home"
+    bad = home / "skills" / "x\x1b[2J\x1b]0;pwned\x07"
+    bad.mkdir(parents=True)
+    (bad / "SKILL.md").write_text("---\nname: [\n---\n", encoding="utf-8")
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    root.handlers[:] = []
+    try:
+        assert main(["skills", "list", "--home", str(home), "--no-embeddings"]) == 0
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    err = capsys.readouterr().err
+    assert "SKILL.md" in err and "\x1b" not in err and "x\\x1b[2J" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["prompt", "hi", "--config", "{long}"],
+    ["prompt", "hi", "--cwd", "{long}"],
+    ["skills", "search", "x", "--catalog", "{long}", "--no-embeddings"],
+    ["memory", "stats", "--db", "{long}"],
+    ["route", "train", "{long}"],
+])
+def test_a_path_too_long_for_the_file_system_is_one_line_naming_it(
+        argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A 300-character file name (ENAMETOOLONG) escaped as an OSError traceback from the first
+    stat of --config, --cwd, --catalog, --db or a training file."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    long = "a" * 300
+    assert main([a.format(long=long) for a in argv]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "too long" in err and "aaaa" in err and len(err) < 400

@@ -150,6 +150,22 @@ def test_warnings_are_reported(hermes_home: Path, cwd: Path, capsys: pytest.Capt
     assert "[BLOCKED: MEMORY.md" in out["system"]
 
 
+def test_the_text_view_never_sends_a_files_escape_sequences_to_the_terminal(
+        hermes_home: Path, cwd: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """MEMORY.md or a --history file holding ESC ]0;... BEL (retitle the window), ESC [2J (clear
+    the screen) or OSC 52 (write the clipboard) was printed raw by the text view; it shows them
+    as \\xNN, as the REPL and ``memory search`` do. ``--json`` escapes them itself."""
+    (hermes_home / "MEMORY.md").write_text("Ada likes tea \x1b]0;pwned\x07 and \x1b[2Jcake\n",
+                                           encoding="utf-8")
+    history = tmp_path / "h.json"
+    history.write_text('[{"role": "user", "content": "hi \\u001b]52;c;ZXZpbA==\\u0007 there \\u009b"}]',
+                       encoding="utf-8")
+    assert main(["prompt", "x", "--home", str(hermes_home), "--history", str(history)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\x9b" not in out
+    assert "Ada likes tea \\x1b]0;pwned\\x07" in out and "hi \\x1b]52;c;" in out
+
+
 def test_skipped_skill_files_are_reported_with_the_other_warnings(
         hermes_home: Path, cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # a SKILL.md the catalog skipped went only to the log: a script reading --json saw

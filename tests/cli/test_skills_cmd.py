@@ -6,6 +6,7 @@ The ``hermes-core skills`` commands on small fixtures (no model: --no-embeddings
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,30 @@ def test_catalog_that_is_a_directory_is_not_reported_as_missing(
     assert code == 1
     assert f"{tmp_path}: is a directory, not a JSONL catalog file" in err
     assert "not found" not in err
+
+
+def test_catalog_that_is_a_pipe_is_named_as_one_not_as_missing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], hermes_home: Path) -> None:
+    fifo = tmp_path / "cat.jsonl"
+    os.mkfifo(fifo)
+    code = main(["skills", "search", "x", "--catalog", str(fifo), "--no-embeddings"])
+    err = capsys.readouterr().err
+    assert code == 1 and f"{fifo}: not a regular file" in err and "not found" not in err
+
+
+@pytest.mark.parametrize("flag", ["--queries", "--negatives", "--usage"])
+def test_eval_refuses_a_pipe_as_a_query_file_instead_of_waiting_on_it(
+        catalog: Path, tmp_path: Path, flag: str, capsys: pytest.CaptureFixture[str],
+        hermes_home: Path) -> None:
+    """A FIFO (or ``/dev/zero``) given as a labelled file blocked the run forever."""
+    good = tmp_path / "q.jsonl"
+    good.write_text('{"query": "extract the tables of this pdf", "gold": "pdf-extract"}\n')
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    files = {"--queries": good, flag: fifo}
+    argv = [a for f, path in files.items() for a in (f, str(path))]
+    code, out, err = run(capsys, "skills", "eval", "--catalog", str(catalog), *argv, "--no-embeddings")
+    assert code == 1 and out == "" and f"{fifo}: not a regular file" in err
 
 
 def test_skills_list_with_a_missing_home_names_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

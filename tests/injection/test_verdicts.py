@@ -156,6 +156,20 @@ def test_a_changed_model_invalidates_the_cache(tmp_path: Path) -> None:
     assert len(verdict_lines(tmp_path)) == 3
 
 
+def test_a_pipe_in_the_caches_place_is_recomputed_never_waited_on(tmp_path: Path,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """HOME/cache/injection/verdicts.log made a FIFO: its read blocked every prompt build."""
+    import os
+    model, _ = model_of(constant(0.8))
+    os.mkfifo(tmp_path / FILE_NAME)
+    store = VerdictStore()
+    store.attach(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="hermes_core.injection.verdicts"):
+        got = store.scores(model, VIEWS, data=False)
+    assert got is not None and got[0] == pytest.approx([0.8] * 3)
+    assert "unreadable" in caplog.text
+
+
 def test_the_shipped_model_is_known_by_the_hash_of_its_file_without_loading_it() -> None:
     model = shipped_model()
     assert model is not None and len(model.fingerprint) == 64

@@ -414,3 +414,17 @@ def test_a_damaged_vector_file_is_re_embedded_never_a_traceback(
     got = cache.get("m", "h")
     assert got is None or (got.ndim == 1 and np.issubdtype(got.dtype, np.floating)
                            and np.isfinite(got).all())
+
+
+def test_a_pipe_or_a_device_in_a_vectors_place_is_re_embedded_never_waited_on(tmp_path: Path) -> None:
+    """A FIFO under cache/embeddings/ blocked the prompt build at np.load; /dev/zero never ends."""
+    import os
+    cache = EmbeddingCache(tmp_path)
+    path = cache._path("m", "h")
+    assert path is not None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+    assert cache.get("m", "h") is None
+    path.unlink()
+    path.symlink_to("/dev/zero")
+    assert cache.get("m", "h") is None

@@ -38,3 +38,22 @@ def test_a_message_without_such_a_clause_is_unchanged(message: str) -> None:
 
 def test_a_message_that_is_only_a_source_clause_stays_whole() -> None:
     assert without_source_clauses("Tom发给我的短信里提到的") == "Tom发给我的短信里提到的"
+
+
+def test_a_pasted_megabyte_is_judged_a_follow_up_or_not_by_its_head(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The question "is this too short to stand alone?" was asked of the whole message: a 4.5 MB
+    paste was tokenised whole on every retrieval (19 s of a 26 s eval). Its head answers it."""
+    import hermes_core.retrieval.query as query
+    seen: list[int] = []
+    real = query.bm25_tokens
+
+    def recording(text: str) -> list[str]:
+        seen.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(query, "bm25_tokens", recording)
+    assert not query.is_follow_up("deploy the app " * 300_000)
+    assert query.is_follow_up("   " * 300_000 + "why?")  # only blanks in the head: nothing asked there
+    assert seen and max(seen) <= query.MAX_QUERY_CHARS
+    assert query.is_follow_up("and in Chinese?")
+    assert not query.is_follow_up("为什么要部署这个应用程序呢" * 100_000)

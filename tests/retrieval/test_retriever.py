@@ -349,6 +349,25 @@ def test_mapping_file_errors_name_file_line_and_key(tmp_path: Path) -> None:
     assert load_mapping_file(p, "triggers") == {}
 
 
+def test_a_mapping_file_that_is_a_pipe_a_device_or_huge_is_refused_by_name(tmp_path: Path) -> None:
+    """``triggers_file: /dev/zero`` read until the process was killed for memory; a FIFO blocked
+    every command that loads the skills. Each is now a ConfigError naming the file."""
+    import os
+
+    from hermes_core.yaml_safe import MAX_CHARS
+    fifo = tmp_path / "triggers.yaml"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero")):
+        with pytest.raises(ConfigError, match="not a regular file") as e:
+            load_mapping_file(path, "triggers")
+        assert str(path) in str(e.value)
+    big = tmp_path / "big.yaml"
+    big.write_text("a: [" + "x, " * MAX_CHARS + "]\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="triggers file") as e:
+        load_mapping_file(big, "triggers")
+    assert str(big) in str(e.value)
+
+
 def test_retrieve_during_refresh_never_crashes(tmp_path: Path) -> None:
     root = tmp_path / "skills"
     for i in range(30):

@@ -147,6 +147,31 @@ def test_missing_catalog_is_an_issue_not_a_crash(tmp_path: Path) -> None:
     assert skills == [] and "cannot read" in issues[0].reason
 
 
+def test_a_catalog_line_over_a_skill_files_size_is_skipped_and_the_others_kept(tmp_path: Path) -> None:
+    """A 50 MB description was kept and tokenised whole by every layer: the catalog never came
+    up. A line longer than a SKILL.md may be is one issue naming its line, not parsed at all."""
+    from hermes_core.retrieval.skills import MAX_SKILL_FILE_BYTES
+    p = tmp_path / "cat.jsonl"
+    p.write_text("\n".join([
+        json.dumps({"name": "big", "description": "d" * (MAX_SKILL_FILE_BYTES + 1)}),
+        json.dumps({"name": "ok", "description": "fine"}),
+    ]), encoding="utf-8")
+    skills, issues = load_jsonl_catalog(p)
+    assert [s.name for s in skills] == ["ok"]
+    assert [i.line for i in issues] == [1] and "bytes" in issues[0].reason
+    assert len(str(issues[0])) < 300
+
+
+def test_a_catalog_that_is_a_pipe_or_a_folder_is_an_issue_never_read(tmp_path: Path) -> None:
+    """A FIFO named in ``catalogs`` would block every turn's catalog load forever."""
+    fifo = tmp_path / "cat.jsonl"
+    os.mkfifo(fifo)
+    skills, issues = load_jsonl_catalog(fifo)
+    assert skills == [] and "not a regular file" in issues[0].reason
+    skills, issues = load_jsonl_catalog(tmp_path)
+    assert skills == [] and "directory" in issues[0].reason
+
+
 def test_vanished_folder_between_refreshes(tmp_path: Path) -> None:
     root = tmp_path / "skills"
     write_skill(root, "a", skill_md("a", "first"))

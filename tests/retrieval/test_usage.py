@@ -60,7 +60,15 @@ def _another_schema(path: Path) -> None:
     conn.close()
 
 
-@pytest.mark.parametrize("damage", [_not_a_database, _another_schema])
+def _another_programs_database(path: Path) -> None:
+    import sqlite3
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE sessions (id TEXT, body TEXT)")
+        conn.execute("INSERT INTO sessions VALUES ('a', 'b')")
+    conn.close()
+
+
+@pytest.mark.parametrize("damage", [_not_a_database, _another_schema, _another_programs_database])
 def test_an_unreadable_usage_file_turns_learning_off_with_a_message_and_is_kept(
         damage, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """A usage.sqlite3 that is not a database (or another program's) raised DatabaseError out of
@@ -81,6 +89,31 @@ def test_an_unreadable_usage_file_turns_learning_off_with_a_message_and_is_kept(
     assert path.read_bytes() == before
     r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[], usage=UsageLayer(UsageStore(path)))
     assert r.retrieve("extract the tables from a pdf document").names[0] == "pdf-extract"
+
+
+def test_a_usage_file_of_a_newer_version_is_learnt_from_but_never_written(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A file a newer hermes-core wrote was migrated "down" and written with this version's rows;
+    it is read as it is, nothing is recorded, and the warning names the file and both versions."""
+    import logging
+    import sqlite3
+    path = tmp_path / U.USAGE_FILE
+    st = UsageStore(path, clock=lambda: 1.0)
+    assert st.record("extract the pdf tables", "pdf-extract")
+    st.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"PRAGMA user_version = {U.USAGE_SCHEMA_VERSION + 1}")
+    conn.close()
+    before = path.read_bytes()
+    with caplog.at_level(logging.WARNING, logger=U.__name__):
+        st = UsageStore(path, secrets=["cu5tom.Key.123456"])
+        assert [e.skill for e in st.events()] == ["pdf-extract"]
+        assert not st.record("send the mail", "email-send") and st.read_only
+        st.prune({"email-send": ""})
+        st.clear()
+        st.close()
+    assert str(path) in caplog.text and "newer" in caplog.text
+    assert path.read_bytes() == before
 
 
 @pytest.mark.parametrize("where", ["a folder in its place", "a file in its folder's place"])

@@ -202,8 +202,7 @@ class SessionStore:
         if read_only:   # a preview: nothing written, not even a migration or a WAL switch
             ro = self._open_read_only(busy_timeout_s)
             if ro is None:
-                raise SessionStoreError(self.path, "cannot open read-only (not a current memory "
-                                                   "database, or unreadable)")
+                raise SessionStoreError(self.path, self._read_only_refusal())
             self._conn, self.read_only = ro, True
             return
         try:
@@ -259,6 +258,39 @@ class SessionStore:
                 pass
             conn.close()
         return None
+
+    def _read_only_refusal(self) -> str:
+        """Why a preview cannot read the file, in the words a writing open would use: a newer
+        version's file, another program's database and an empty file each say so."""
+        try:
+            empty = self.path.stat().st_size == 0
+        except OSError as e:
+            return f"cannot read ({e.strerror or e})"
+        if empty:
+            return "is an empty file, not a memory database yet (a chat or `memory add` makes one)"
+        try:
+            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+        except sqlite3.Error as e:
+            return f"cannot open read-only ({e})"
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN "
+                                                 "('table', 'view') AND name NOT LIKE 'sqlite_%'")}
+            if not (conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+                    or "schema_version" in tables):
+                shown = ", ".join(sorted(tables)[:5]) or "none"
+                return f"is another program's SQLite database (tables: {shown}); left untouched"
+            version = current_version(conn)
+            if version > LATEST_VERSION:
+                return (f"schema version {version} is newer than this hermes-core understands "
+                        f"({LATEST_VERSION}); upgrade hermes-core")
+            if version < READ_COMPAT_VERSION:
+                return (f"schema version {version} is too old to read without migrating; a "
+                        "command that writes (`memory rebuild`, a chat) migrates it")
+            return "is missing tables of a memory database; left untouched"
+        except sqlite3.DatabaseError as e:
+            return f"corrupted or unreadable ({e}); left untouched"
+        finally:
+            conn.close()
 
     def _open_schema_retrying(self, busy_timeout_s: float) -> None:
         """Open the schema, retrying "database is locked" until the busy timeout.

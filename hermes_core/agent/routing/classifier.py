@@ -45,9 +45,9 @@ class Example:
 def read_examples(path: str | Path) -> list[Example]:
     """Labelled examples from JSONL; a bad line is a ConfigError naming file and line."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():   # a folder or a pipe is named as such by read_jsonl
         raise ConfigError("training file not found", file=str(p))
-    if p.stat().st_size > MAX_TRAIN_BYTES:
+    if p.is_file() and p.stat().st_size > MAX_TRAIN_BYTES:
         raise ConfigError(f"training file larger than {MAX_TRAIN_BYTES} bytes", file=str(p))
     out: list[Example] = []
     for n, obj in read_jsonl(p, what="training file"):

@@ -700,6 +700,38 @@ def test_a_read_only_store_searches_and_writes_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "none.db").exists()
 
 
+def _newer(path: Path) -> None:
+    with SessionStore(path, clock=lambda: NOW) as store:
+        store.upsert(rec("s1", "deployed the app", ("deploy",)))
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO schema_version VALUES (99, 'from the future', 0)")
+    conn.close()
+
+
+def _another_program(path: Path) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE orders (id INTEGER)")
+    conn.close()
+
+
+@pytest.mark.parametrize("make, says", [
+    (_newer, "schema version 99 is newer than this hermes-core understands"),
+    (_another_program, "another program's SQLite database (tables: orders)"),
+    (lambda p: p.write_bytes(b""), "empty file"),
+])
+def test_a_preview_that_cannot_read_the_file_says_why_and_leaves_it(tmp_path: Path, make,
+                                                                   says: str) -> None:
+    """``memory search`` / ``memory stats`` / ``prompt`` open read-only; they answered "not a
+    current memory database, or unreadable" for every cause, where a writing command names it."""
+    path = tmp_path / "m.db"
+    make(path)
+    before = path.read_bytes()
+    with pytest.raises(SessionStoreError) as info:
+        SessionStore(path, read_only=True)
+    assert says in str(info.value) and str(path) in str(info.value)
+    assert path.read_bytes() == before
+
+
 def test_rows_holding_a_needle_are_rewritten_once_per_marker(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "m.db", clock=lambda: NOW)
     store.upsert(rec("s1", "token abc-SECRET-123 for staging", ("deploy",)))

@@ -82,6 +82,19 @@ def test_bad_training_lines_name_file_and_line(tmp_path: Path, content: str, mes
     assert ei.value.line == line and ei.value.file == str(f)
 
 
+def test_a_training_path_that_is_a_folder_or_a_pipe_is_named_as_such(tmp_path: Path) -> None:
+    """Not "training file not found": the path is there, it is the wrong kind of thing."""
+    import os
+    fifo = tmp_path / "train.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        read_examples(fifo)
+    with pytest.raises(ConfigError, match="is a directory"):
+        read_examples(tmp_path)
+    with pytest.raises(ConfigError, match="not found"):
+        read_examples(tmp_path / "missing.jsonl")
+
+
 def test_training_needs_two_labels_with_two_examples(tmp_path: Path) -> None:
     from hermes_core.agent.routing.classifier import Example
 
