@@ -18,10 +18,12 @@ import base64
 import functools
 import logging
 import re
+import string
 import threading
 import traceback
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from hermes_core.redact_forms import encoded_forms
@@ -158,6 +160,7 @@ def scrubbed_marker(secret: str) -> str:
 # replaced by a key's fingerprint ("[key-...]") is left to show it.
 _HELD_CLASS = r"A-Za-z0-9!#$%&*+\-./:=?@^_~"
 _HELD = re.compile(f"[{_HELD_CLASS}]*")
+_HELD_CHARS = frozenset("!#$%&*+-./:=?@^_~" + string.ascii_letters + string.digits)
 _CREDENTIAL_NAMES = r"password|passwd|pwd|token|access_token|api[_-]?key|key|secret|sig|signature"
 _CREDENTIAL_PARAM = re.compile(_CREDENTIAL_NAMES, re.IGNORECASE)
 _PARAM_VALUE = re.compile(
@@ -291,38 +294,34 @@ class StreamRedactor:
         self._pending = ""
         self._run = 0   # where the trailing run of key letters starts in _pending
 
-    def _prefix_start(self, text: str) -> int:
+    def _prefix_start(self, text: str, forms: _SplitForms) -> int:
         """Where the longest tail of ``text`` that begins a registered form with a non-key
         letter starts (``len(text)`` when none does). A whole form at the very end is held too:
         a short key is a key only if no letter follows it."""
-        last = text[-1]
-        start = len(text)
-        for form in (*self._own_split, *_SPLIT):
-            i = min(len(form), len(text)) - 1
-            while i >= 0 and len(text) - i - 1 < start:
-                i = form.rfind(last, 0, i + 1)
-                if i < 0:
-                    break
-                if text.endswith(form[:i + 1]):
-                    start = len(text) - i - 1
-                    break
-                i -= 1
-        return start
+        if forms.prefix is None:
+            return len(text)
+        found = forms.prefix.search(text, max(0, len(text) - forms.longest))
+        return len(text) if found is None else found.start()
 
-    def _safe_cut(self, text: str, cut: int) -> int:
+    def _safe_cut(self, text: str, cut: int, forms: _SplitForms) -> int:
         """Move ``cut`` back until nothing read as one unit is cut in two: a registered form that
         ends past it (a key with a space, then the run of key letters it ends in), a word
         of key letters, a ``Bearer``/``Basic`` scheme and its value."""
         moved = True
         while moved and cut > 0:
             moved = False
-            for form in (*self._own_split, *_SPLIT):
-                at = text.find(form, max(0, cut - len(form) + 1), cut + len(form) - 1)
-                if 0 <= at < cut:
-                    cut, moved = at, True
-            while cut > 0 and _HELD.fullmatch(text[cut - 1]):
+            if forms.starts is not None:
+                for at in forms.starts.finditer(text, max(0, cut - forms.longest + 1),
+                                                cut + forms.longest):
+                    if at.start() >= cut:
+                        break
+                    if at.start() + len(at.group(1)) > cut:
+                        cut, moved = at.start(), True
+                        break
+            while cut > 0 and text[cut - 1] in _HELD_CHARS:
                 cut, moved = cut - 1, True
-            scheme = _SCHEME_BEFORE.search(text, max(0, cut - 32), cut)
+            scheme = (_SCHEME_BEFORE.search(text, max(0, cut - 32), cut)
+                      if cut > 0 and text[cut - 1].isspace() else None)
             if scheme is not None:   # "Bearer " released alone leaves its token unrecognised
                 cut, moved = scheme.start(), True
         return cut
@@ -332,11 +331,12 @@ class StreamRedactor:
             return ""
         text = self._pending + piece
         run, stop = len(text), len(self._pending)
-        while run > stop and _HELD.fullmatch(text[run - 1]):
+        while run > stop and text[run - 1] in _HELD_CHARS:
             run -= 1
         if run == stop:   # the piece continues the run the pending text ends with
             run = self._run
-        cut = self._safe_cut(text, min(run, self._prefix_start(text)))
+        forms = _split_forms((*self._own_split, *_SPLIT))
+        cut = self._safe_cut(text, min(run, self._prefix_start(text, forms)), forms)
         self._pending, self._run = text[cut:], run - cut
         return redact(text[:cut], self._secrets) if cut else ""
 
@@ -346,6 +346,35 @@ class StreamRedactor:
 
 
 _SCHEME_BEFORE = re.compile(r"(?<![A-Za-z0-9_])(?:Bearer|[Bb][Aa][Ss][Ii][Cc])\s+\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class _SplitForms:
+    """The registered forms a stream must not cut, as two compiled searches (one regex each
+    instead of a Python loop per form and piece): ``prefix`` finds the longest tail of a text
+    that begins one of them, ``starts`` every place one of them starts (longest first)."""
+
+    prefix: re.Pattern[str] | None
+    starts: re.Pattern[str] | None
+    longest: int
+
+
+def _nested_prefix(form: str) -> str:
+    """A regex matching any non-empty prefix of ``form``: ``a(?:b(?:c)?)?`` for "abc"."""
+    out = ""
+    for c in reversed(form[1:]):
+        out = f"(?:{re.escape(c)}{out})?"
+    return re.escape(form[0]) + out
+
+
+@functools.lru_cache(maxsize=16)
+def _split_forms(forms: tuple[str, ...]) -> _SplitForms:
+    if not forms:
+        return _SplitForms(None, None, 0)
+    ordered = sorted(set(forms), key=len, reverse=True)
+    prefix = re.compile("(?:" + "|".join(_nested_prefix(f) for f in ordered) + ")\\Z")
+    starts = re.compile("(?=(" + "|".join(re.escape(f) for f in ordered) + "))")
+    return _SplitForms(prefix, starts, len(ordered[0]))
 
 
 class RedactingWriter:
