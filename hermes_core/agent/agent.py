@@ -399,7 +399,8 @@ class Agent:
         while True:
             stream = self.loop.stream(turn.prompt, turn.decision, opts, fit=turn.fit_for)
             try:
-                done = yield from collect(stream, turn.decision, ROUND_BREAK if said else "")
+                done = yield from collect(stream, turn.decision, ROUND_BREAK if said else "",
+                                          self.redact.stream())
             finally:
                 stream.close()
             said = said or bool(done.text)
@@ -486,11 +487,16 @@ class Agent:
             stream = self.loop.astream(turn.prompt, turn.decision, opts, fit=turn.fit_for)
             acc = Accumulator(turn.decision)
             lead = ROUND_BREAK if said else ""
+            scrub = self.redact.stream()   # a key split across pieces is held until whole
             try:
                 async for d in stream:
                     if acc.add(d):
-                        yield lead + d.text
+                        shown = scrub.feed(lead + d.text)
                         lead = ""
+                        if shown:
+                            yield shown
+                if rest := scrub.flush():
+                    yield rest
             finally:
                 await stream.aclose()
             said = said or bool(acc.parts)
