@@ -184,6 +184,21 @@ def _basic_value(match: re.Match[str]) -> str:
     return match.group(1) + "[REDACTED]"
 
 
+def scan_needles(secrets: Iterable[str]) -> dict[str, str]:
+    """What a store scans its rows for, once each, by the marker it records when done: every
+    spelling of each secret. The key as written keeps the marker it always had (its
+    fingerprint), so a store scanned for it is not scanned again for it; each other spelling is
+    marked by the key's fingerprint and its own, so a store scanned by a version that knew only
+    the key as written is scanned once more, for the spellings."""
+    out: dict[str, str] = {}
+    for secret in secrets:
+        shown = fingerprint(secret)
+        out[shown] = secret
+        out.update((f"{shown}/{fingerprint(form)}", form)
+                   for form in encoded_forms(secret) if form != secret)
+    return out
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
     """Replace known secrets (``secrets`` and every registered one, in every encoding of them)
     by the key's fingerprint, and key-shaped strings and credentials by their place by
