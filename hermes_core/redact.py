@@ -208,7 +208,10 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     short = _SHORT
     shown = _FP
     for secret in secrets:
-        for form, fp in _forms(secret):
+        forms = _forms(secret) if secret else ()
+        if not forms or _FP.get(secret) == forms[0][1]:   # registered: its forms are known
+            continue
+        for form, fp in forms:
             if len(form) >= MIN_SUBSTRING:
                 if form in text:
                     text = text.replace(form, f"[{fp}]")
