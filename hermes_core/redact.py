@@ -234,6 +234,20 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return text
 
 
+def redact_cut(text: str, secrets: Iterable[str] = ()) -> str:
+    """Text that ended early (a stream cut by a failure), redacted, less a tail of three or more
+    characters that begins a registered form: the first half of a key is no key to
+    :func:`redact`, and still half of one."""
+    end = len(text)
+    forms = [f for s in secrets for f, _ in _forms(s)] if secrets else []
+    for form in (*forms, *_KNOWN_SORTED, *_SHORT):
+        for k in range(min(len(form) - 1, len(text)), min(3, len(form) - 1) - 1, -1):
+            if k > 0 and len(text) - k < end and text.endswith(form[:k]):
+                end = len(text) - k
+                break
+    return redact(text[:end], secrets)
+
+
 def redact_data(value: Any, secrets: Iterable[str] = (), _depth: int = 0) -> Any:
     """``value`` with every string in it redacted (mapping keys too), its shape kept: a parsed
     JSON error body, say. Past a nesting of 32 the rest is redacted as text."""
@@ -361,6 +375,12 @@ class StreamRedactor:
     def flush(self) -> str:
         text, self._pending, self._run = self._pending, "", 0
         return redact(text, self._secrets) if text else ""
+
+    def abandon(self) -> str:
+        """The held text of a stream that failed: released as :func:`redact_cut` does, without
+        a tail that begins a key (the rest of it will not come)."""
+        text, self._pending, self._run = self._pending, "", 0
+        return redact_cut(text, self._secrets) if text else ""
 
 
 _SCHEME_BEFORE = re.compile(r"(?<![A-Za-z0-9_])(?:Bearer|[Bb][Aa][Ss][Ii][Cc])\s+\Z")

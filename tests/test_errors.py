@@ -309,3 +309,18 @@ def test_odd_rate_limit_remainders_and_resets_are_read_sanely(headers, expected)
 ])
 def test_a_retry_after_in_a_proxys_own_form_is_read(headers, expected):
     assert parse_retry_after(headers, now=NOW) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("cut", [None, 6, 12])
+def test_the_partial_text_of_a_cut_stream_never_holds_a_key_or_its_start(cut: int | None) -> None:
+    """What arrived before a stream was cut is kept on the error for the caller: a configured
+    key in it (whole, or its first half where the cut fell) is not."""
+    from hermes_core.errors import IncompleteResponse
+    from hermes_core.redact import Redactor
+
+    key = "zq81 PLAIN-token-77xx"
+    Redactor([key])
+    text = "the key is " + (key if cut is None else key[:cut])
+    err = IncompleteResponse("cut", partial_text=text)
+    assert err.partial_text.startswith("the key is ")
+    assert key[:6] not in err.partial_text and key[:6] not in repr(vars(err))

@@ -489,12 +489,17 @@ class Agent:
             lead = ROUND_BREAK if said else ""
             scrub = self.redact.stream()   # a key split across pieces is held until whole
             try:
-                async for d in stream:
-                    if acc.add(d):
-                        shown = scrub.feed(lead + d.text)
-                        lead = ""
-                        if shown:
-                            yield shown
+                try:
+                    async for d in stream:
+                        if acc.add(d):
+                            shown = scrub.feed(lead + d.text)
+                            lead = ""
+                            if shown:
+                                yield shown
+                except Exception:   # what arrived is shown, less the start of a key
+                    if rest := scrub.abandon():
+                        yield rest
+                    raise
                 if rest := scrub.flush():
                     yield rest
             finally:

@@ -213,12 +213,17 @@ def collect(stream: Any, decision: RouteDecision, lead: str = "",
     holds back only the tail that could still become a key; return its Completion."""
     acc = Accumulator(decision)
     scrub = scrub or StreamRedactor()
-    for d in stream:
-        if acc.add(d):
-            shown = scrub.feed(lead + d.text)
-            lead = ""
-            if shown:
-                yield shown
+    try:
+        for d in stream:
+            if acc.add(d):
+                shown = scrub.feed(lead + d.text)
+                lead = ""
+                if shown:
+                    yield shown
+    except Exception:   # a failure mid-stream: what arrived is shown, less the start of a key
+        if rest := scrub.abandon():
+            yield rest
+        raise
     if rest := scrub.flush():
         yield rest
     return completed(acc, stream)

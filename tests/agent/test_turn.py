@@ -139,3 +139,34 @@ def test_a_key_the_model_echoes_is_scrubbed_from_the_reply_pieces_history_and_to
         "] and it works"
     if pieces:
         assert "".join(pieces).strip() == reply.text
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_stream_cut_by_a_failure_shows_what_arrived_but_no_start_of_a_key(
+        tmp_path: Path, mode: str) -> None:
+    from hermes_core.errors import IncompleteResponse
+    from hermes_core.types import Delta
+
+    class CutMidKey(FakeProvider):
+        def stream(self, prompt, model, credential, options):  # type: ignore[no-untyped-def]
+            self._record(prompt, model, credential, options, True)
+            yield Delta(text="the key is ")
+            yield Delta(text=ODD_KEY[:5])
+            raise IncompleteResponse("cut", provider="fake")
+
+        async def astream(self, prompt, model, credential, options):  # type: ignore[no-untyped-def]
+            for d in self.stream(prompt, model, credential, options):
+                yield d
+
+    agent = keyed_agent(tmp_path, CutMidKey())
+    shown: list[str] = []
+    with pytest.raises(IncompleteResponse):
+        if mode == "stream":
+            for piece in agent.stream("hi"):
+                shown.append(piece)
+        else:
+            async def consume() -> None:
+                async for piece in agent.astream("hi"):
+                    shown.append(piece)
+            asyncio.run(consume())
+    assert "".join(shown) == "the key is "
