@@ -548,6 +548,7 @@ def _validate(data: Any, *, file: str | None, lines: Mapping[str, int],
     if not isinstance(data, dict):
         raise ConfigError(f"the top level must be a mapping of settings (key: value lines), "
                           f"not {describe_value(data)}", file=file, line=1)
+    failure: ConfigError | None = None
     try:
         settings = Settings.model_validate({**data, "source": file})
     except ValidationError as e:
@@ -559,7 +560,9 @@ def _validate(data: Any, *, file: str | None, lines: Mapping[str, int],
             line = lines.get(_fmt_path(probe))
             probe = probe[:-1]
         msg, key_path = explain_error(Settings, err, loc, secrets=_secret_values(data, env))
-        raise ConfigError(msg, file=file, key_path=key_path or None, line=line) from None
+        failure = ConfigError(msg, file=file, key_path=key_path or None, line=line)
+    if failure is not None:   # raised outside the handler: pydantic's error quotes the input
+        raise failure         # (a key under the wrong setting) and would be its __context__
     _check_rules(settings, lines)
     check_layer_weights(settings.skill_utils.weights, file=file, lines=lines)
     return settings

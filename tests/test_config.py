@@ -945,3 +945,16 @@ def test_a_provider_key_variable_an_http_header_cannot_carry_is_an_error_naming_
 def test_a_key_with_spaces_is_still_a_key() -> None:
     settings = parse_yaml("credentials:\n  custom:\n    keys:\n      - key: 'my secret key 42'\n")
     assert settings.credentials["custom"].keys[0].key == "my secret key 42"
+
+
+def test_a_key_under_the_wrong_setting_is_not_kept_in_the_errors_context() -> None:
+    """Raised ``from None``, the ConfigError still carried pydantic's error as its
+    ``__context__``, whose text quotes the input value: the key, for an error reporter or a
+    ``repr`` that walks the chain."""
+    key = "Zq7 odd-key-xyz"
+    text = f"credentials:\n  custom:\n    keys: [{{key: '{key}', weight: '{key}'}}]\n"
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml")
+    err = info.value
+    chain = [err.__context__, err.__cause__]
+    assert all(key not in repr(c) and key not in str(c) for c in chain)
