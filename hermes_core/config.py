@@ -31,7 +31,13 @@ from pydantic import (
 from hermes_core.agent.routing.rules import validate_condition
 from hermes_core.config_home import DEFAULT_HOME, check_home, check_named_home
 from hermes_core.config_layers import check_layer_weights
-from hermes_core.config_messages import describe_value, explain_error, safe_path
+from hermes_core.config_messages import (
+    NOT_HEADER_SAFE,
+    describe_value,
+    explain_error,
+    header_safe,
+    safe_path,
+)
 from hermes_core.config_numbers import Float, Int, check_numbers, not_a_boolean
 from hermes_core.errors import ConfigError
 from hermes_core.redact import (
@@ -179,6 +185,15 @@ class KeySettings(_Model):
     weight: float = Field(1.0, gt=0)
     max_rpm: int | None = Field(None, gt=0)
     max_tpm: int | None = Field(None, gt=0)
+
+    @field_validator("key")
+    @classmethod
+    def _fits_a_header(cls, value: str) -> str:
+        """A key travels in an HTTP header, which carries printable ASCII only: one with 'é'
+        failed at the first request, with an exception whose args held the header, key too."""
+        if not header_safe(value.strip()):
+            raise ValueError(NOT_HEADER_SAFE)
+        return value
 
 
 class ProviderCredentials(_Model):
@@ -533,6 +548,7 @@ def _validate(data: Any, *, file: str | None, lines: Mapping[str, int],
     if not isinstance(data, dict):
         raise ConfigError(f"the top level must be a mapping of settings (key: value lines), "
                           f"not {describe_value(data)}", file=file, line=1)
+    failure: ConfigError | None = None
     try:
         settings = Settings.model_validate({**data, "source": file})
     except ValidationError as e:
@@ -544,7 +560,9 @@ def _validate(data: Any, *, file: str | None, lines: Mapping[str, int],
             line = lines.get(_fmt_path(probe))
             probe = probe[:-1]
         msg, key_path = explain_error(Settings, err, loc, secrets=_secret_values(data, env))
-        raise ConfigError(msg, file=file, key_path=key_path or None, line=line) from None
+        failure = ConfigError(msg, file=file, key_path=key_path or None, line=line)
+    if failure is not None:   # raised outside the handler: pydantic's error quotes the input
+        raise failure         # (a key under the wrong setting) and would be its __context__
     _check_rules(settings, lines)
     check_layer_weights(settings.skill_utils.weights, file=file, lines=lines)
     return settings
@@ -667,6 +685,8 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
     for name in ENV_KEYS.values():   # its fingerprint, its HTTP header: a key must be text
         if clean_text(v := env.get(name) or "") != v:
             raise ConfigError(f"{name} is not UTF-8 text (was it set from a file in another encoding?)")
+        if not header_safe(v.strip()):
+            raise ConfigError(f"{name} {NOT_HEADER_SAFE}")
     if home is not None or env.get("HERMES_HOME"):
         check_home(home, env=env)   # a named home that does not exist is a typo, never created
     lines: Mapping[str, int] = {}

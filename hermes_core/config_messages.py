@@ -314,3 +314,12 @@ def explain_error(model: type[BaseModel], err: Mapping[str, Any], loc: tuple[Any
             return (f"{expected}, got {kind} (not shown: it is in a key's place{how})", key_path)
         return (f"{expected}, got {describe_value(got, secrets)}", key_path)
     return (expected, key_path)
+
+
+NOT_HEADER_SAFE = ("holds a character an HTTP header cannot carry (only printable ASCII and "
+                   "spaces): is it copied whole, without a smart quote or a line break?")
+
+
+def header_safe(key: str) -> bool:
+    """Whether ``key`` can be sent as written in an ``Authorization`` or ``x-api-key`` header."""
+    return all(" " <= c <= "~" for c in key)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_core.redact import clip, redact, redact_data, redact_headers
+from hermes_core.redact import clip, redact, redact_cut, redact_data, redact_headers
 
 
 class HermesError(Exception):
@@ -125,7 +125,7 @@ class IncompleteResponse(ServerError):
 
     def __init__(self, message: str, *, partial_text: str = "", **kw: Any) -> None:
         super().__init__(message, **kw)
-        self.partial_text = partial_text
+        self.partial_text = redact_cut(partial_text)   # a key the cut fell inside: its start too
 
 
 class Timeout(ProviderError):

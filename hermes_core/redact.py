@@ -14,15 +14,19 @@ at any time, never see a key in a record from hermes_core or the SDK and HTTP lo
 
 from __future__ import annotations
 
+import base64
 import functools
 import logging
 import re
+import string
 import threading
 import traceback
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from hermes_core.redact_forms import encoded_forms
 from hermes_core.types import fingerprint
 
 _KEY_PATTERNS = re.compile(
@@ -41,6 +45,12 @@ MIN_SUBSTRING = 8
 _KNOWN: set[str] = set()
 _KNOWN_SORTED: tuple[str, ...] = ()
 _SHORT: frozenset[str] = frozenset()
+# every registered form (the key, its percent-encoded, JSON-escaped, base64 ... spellings) ->
+# the fingerprint of its key: an encoded key is shown as the key it is
+_FP: dict[str, str] = {}
+# registered forms holding a character a key-shaped word never has (a space, 'é', a backslash):
+# a stream holds back a piece that ends in the start of one (StreamRedactor)
+_SPLIT: tuple[str, ...] = ()
 _LOCK = threading.Lock()
 _WORD_EDGE = "A-Za-z0-9_\\-"
 
@@ -54,16 +64,27 @@ def _word_pattern(secrets: frozenset[str]) -> re.Pattern[str] | None:
     return re.compile(f"(?<![{_WORD_EDGE}])(?:{alternatives})(?![{_WORD_EDGE}])")
 
 
+@functools.lru_cache(maxsize=1024)
+def _forms(secret: str) -> tuple[tuple[str, str], ...]:
+    """(form, fingerprint of ``secret``) for each form of ``secret``, longest first."""
+    shown = fingerprint(secret)
+    return tuple((f, shown) for f in sorted(encoded_forms(secret), key=len, reverse=True))
+
+
 def register_secrets(secrets: Iterable[str]) -> None:
-    """Make ``secrets`` known to every :func:`redact` call in this process."""
-    global _KNOWN_SORTED, _SHORT
+    """Make ``secrets``, in every encoding of them, known to every :func:`redact` call."""
+    global _KNOWN_SORTED, _SHORT, _SPLIT
     fresh = {s.strip() for s in secrets if isinstance(s, str) and s.strip()}
     if not fresh - _KNOWN - _SHORT:
         return
     with _LOCK:
-        _KNOWN.update(s for s in fresh if len(s) >= MIN_SUBSTRING)
+        forms = [pair for s in sorted(fresh) for pair in _forms(s)]
+        for form, shown in forms:
+            _FP.setdefault(form, shown)
+        _KNOWN.update(f for f, _ in forms if len(f) >= MIN_SUBSTRING)
         _KNOWN_SORTED = tuple(sorted(_KNOWN, key=len, reverse=True))  # longest first: no partial leftovers
-        _SHORT = _SHORT | {s for s in fresh if len(s) < MIN_SUBSTRING}
+        _SHORT = _SHORT | {f for f, _ in forms if len(f) < MIN_SUBSTRING}
+        _SPLIT = tuple(f for f in (*_KNOWN_SORTED, *_SHORT) if not _HELD.fullmatch(f))
 
 
 _TOKEN_LIKE = re.compile(r"[A-Za-z0-9_\-./+=:]{20,}")
@@ -133,22 +154,98 @@ def scrubbed_marker(secret: str) -> str:
     return SCRUBBED + fingerprint(secret)
 
 
+# A credential by its place rather than its letters: the value of a credential query parameter,
+# a URL's password, a Basic Authorization value. Values use the letters a stream holds back
+# (StreamRedactor), so a streamed one is scrubbed as the whole text would be; a value already
+# replaced by a key's fingerprint ("[key-...]") is left to show it.
+_HELD_CLASS = r"A-Za-z0-9!#$%&*+\-./:=?@^_~"
+_HELD = re.compile(f"[{_HELD_CLASS}]*")
+_HELD_CHARS = frozenset("!#$%&*+-./:=?@^_~" + string.ascii_letters + string.digits)
+_CREDENTIAL_NAMES = r"password|passwd|pwd|token|access_token|api[_-]?key|key|secret|sig|signature"
+_CREDENTIAL_PARAM = re.compile(_CREDENTIAL_NAMES, re.IGNORECASE)
+_PARAM_VALUE = re.compile(
+    rf"(?<=[?&;])((?:{_CREDENTIAL_NAMES})=)"
+    r"(?!\[)[A-Za-z0-9!$%*+\-./:=@^_~]+", re.IGNORECASE)
+_URL_USERINFO = re.compile(r"(://[A-Za-z0-9!$%*+\-.=^_~]*:)(?!\[)[A-Za-z0-9!#$%&*+\-.:=?^_~]+(?=@)")
+_BASIC = re.compile(r"(?<![A-Za-z0-9_])([Bb][Aa][Ss][Ii][Cc]\s+)([A-Za-z0-9+/_\-]{4,}={0,2})")
+
+
+def _basic_value(match: re.Match[str]) -> str:
+    """A Basic credential is ``base64(user:password)``; an English word after "basic" decodes to
+    no such pair and is kept."""
+    value = match.group(2)
+    try:
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), altchars=b"-_" if any(
+            c in value for c in "-_") else None, validate=True)
+    except ValueError:
+        return match.group(0)
+    if b":" not in raw or not raw.decode("utf-8", "replace").isprintable():
+        return match.group(0)
+    return match.group(1) + "[REDACTED]"
+
+
+def scan_needles(secrets: Iterable[str]) -> dict[str, str]:
+    """What a store scans its rows for, once each, by the marker it records when done: every
+    spelling of each secret. The key as written keeps the marker it always had (its
+    fingerprint), so a store scanned for it is not scanned again for it; each other spelling is
+    marked by the key's fingerprint and its own, so a store scanned by a version that knew only
+    the key as written is scanned once more, for the spellings."""
+    out: dict[str, str] = {}
+    for secret in secrets:
+        shown = fingerprint(secret)
+        out[shown] = secret
+        out.update((f"{shown}/{fingerprint(form)}", form)
+                   for form in encoded_forms(secret) if form != secret)
+    return out
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """Replace known secrets (``secrets`` and every registered one) by their fingerprint and
-    key-shaped strings by ``[REDACTED]``."""
+    """Replace known secrets (``secrets`` and every registered one, in every encoding of them)
+    by the key's fingerprint, and key-shaped strings and credentials by their place by
+    ``[REDACTED]``."""
     if not isinstance(text, str):
         text = str(text)
     short = _SHORT
-    for s in (*secrets, *_KNOWN_SORTED):
-        if len(s) >= MIN_SUBSTRING:
-            if s in text:
-                text = text.replace(s, f"[{fingerprint(s)}]")
-        elif s:
-            short = short | {s}
+    shown = _FP
+    for secret in secrets:
+        forms = _forms(secret) if secret else ()
+        if not forms or _FP.get(secret) == forms[0][1]:   # registered: its forms are known
+            continue
+        for form, fp in forms:
+            if len(form) >= MIN_SUBSTRING:
+                if form in text:
+                    text = text.replace(form, f"[{fp}]")
+            else:
+                short = short | {form}
+                shown = shown if form in shown else {**shown, form: fp}
+    for s in _KNOWN_SORTED:
+        if s in text:
+            text = text.replace(s, f"[{shown.get(s) or fingerprint(s)}]")
     words = _word_pattern(short)
     if words is not None:
-        text = words.sub(lambda m: f"[{fingerprint(m.group(0))}]", text)
-    return _KEY_PATTERNS.sub("[REDACTED]", text)
+        text = words.sub(lambda m: f"[{shown.get(m.group(0)) or fingerprint(m.group(0))}]", text)
+    text = _KEY_PATTERNS.sub("[REDACTED]", text)
+    if "=" in text:
+        text = _PARAM_VALUE.sub(r"\1[REDACTED]", text)
+    if "://" in text:
+        text = _URL_USERINFO.sub(r"\1[REDACTED]", text)
+    if "asic" in text or "ASIC" in text:
+        text = _BASIC.sub(_basic_value, text)
+    return text
+
+
+def redact_cut(text: str, secrets: Iterable[str] = ()) -> str:
+    """Text that ended early (a stream cut by a failure), redacted, less a tail of three or more
+    characters that begins a registered form: the first half of a key is no key to
+    :func:`redact`, and still half of one."""
+    end = len(text)
+    forms = [f for s in secrets for f, _ in _forms(s)] if secrets else []
+    for form in (*forms, *_KNOWN_SORTED, *_SHORT):
+        for k in range(min(len(form) - 1, len(text)), min(3, len(form) - 1) - 1, -1):
+            if k > 0 and len(text) - k < end and text.endswith(form[:k]):
+                end = len(text) - k
+                break
+    return redact(text[:end], secrets)
 
 
 def redact_data(value: Any, secrets: Iterable[str] = (), _depth: int = 0) -> Any:
@@ -214,28 +311,112 @@ class Redactor:
 
 
 class StreamRedactor:
-    """Redacts text that arrives in pieces: a key split across two pieces is still caught.
+    """Redacts text that arrives in pieces: a key split across pieces is still caught, and text
+    that cannot be part of one is shown as it arrives.
 
-    Keys contain no whitespace, so everything up to the last whitespace seen can be redacted and
-    released; the tail waits for the next piece (or ``flush``).
+    Each piece releases everything but the tail that could still become a secret: the last run
+    of key-shaped letters (a key, a Basic value or a ``?key=`` parameter in progress, with a
+    ``Bearer``/``Basic`` before it), or the start of a registered form holding other characters
+    (a key with a space or an accent, a JSON-escaped one). The released text is cut where the
+    whole text would be read the same, so the stream shows exactly what :func:`redact` of the
+    whole reply shows. Chinese, punctuation and spaces end such a tail: a reply with no spaces is
+    not held back to its end; only one unbroken ASCII word can be.
     """
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self._secrets = tuple(secrets)
+        self._own_split = tuple(f for s in self._secrets for f, _ in _forms(s)
+                                if not _HELD.fullmatch(f))
         self._pending = ""
+        self._run = 0   # where the trailing run of key letters starts in _pending
+
+    def _prefix_start(self, text: str, forms: _SplitForms) -> int:
+        """Where the longest tail of ``text`` that begins a registered form with a non-key
+        letter starts (``len(text)`` when none does). A whole form at the very end is held too:
+        a short key is a key only if no letter follows it."""
+        if forms.prefix is None:
+            return len(text)
+        found = forms.prefix.search(text, max(0, len(text) - forms.longest))
+        return len(text) if found is None else found.start()
+
+    def _safe_cut(self, text: str, cut: int, forms: _SplitForms) -> int:
+        """Move ``cut`` back until nothing read as one unit is cut in two: a registered form that
+        ends past it (a key with a space, then the run of key letters it ends in), a word
+        of key letters, a ``Bearer``/``Basic`` scheme and its value."""
+        moved = True
+        while moved and cut > 0:
+            moved = False
+            if forms.starts is not None:
+                for at in forms.starts.finditer(text, max(0, cut - forms.longest + 1),
+                                                cut + forms.longest):
+                    if at.start() >= cut:
+                        break
+                    if at.start() + len(at.group(1)) > cut:
+                        cut, moved = at.start(), True
+                        break
+            while cut > 0 and text[cut - 1] in _HELD_CHARS:
+                cut, moved = cut - 1, True
+            scheme = (_SCHEME_BEFORE.search(text, max(0, cut - 32), cut)
+                      if cut > 0 and text[cut - 1].isspace() else None)
+            if scheme is not None:   # "Bearer " released alone leaves its token unrecognised
+                cut, moved = scheme.start(), True
+        return cut
 
     def feed(self, piece: str) -> str:
-        text = self._pending + piece
-        cut = max(text.rfind(c) for c in " \t\n\r")
-        if cut < 0:
-            self._pending = text
+        if not piece:
             return ""
-        self._pending = text[cut + 1:]
-        return redact(text[: cut + 1], self._secrets)
+        text = self._pending + piece
+        run, stop = len(text), len(self._pending)
+        while run > stop and text[run - 1] in _HELD_CHARS:
+            run -= 1
+        if run == stop:   # the piece continues the run the pending text ends with
+            run = self._run
+        forms = _split_forms((*self._own_split, *_SPLIT))
+        cut = self._safe_cut(text, min(run, self._prefix_start(text, forms)), forms)
+        self._pending, self._run = text[cut:], run - cut
+        return redact(text[:cut], self._secrets) if cut else ""
 
     def flush(self) -> str:
-        text, self._pending = self._pending, ""
+        text, self._pending, self._run = self._pending, "", 0
         return redact(text, self._secrets) if text else ""
+
+    def abandon(self) -> str:
+        """The held text of a stream that failed: released as :func:`redact_cut` does, without
+        a tail that begins a key (the rest of it will not come)."""
+        text, self._pending, self._run = self._pending, "", 0
+        return redact_cut(text, self._secrets) if text else ""
+
+
+_SCHEME_BEFORE = re.compile(r"(?<![A-Za-z0-9_])(?:Bearer|[Bb][Aa][Ss][Ii][Cc])\s+\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class _SplitForms:
+    """The registered forms a stream must not cut, as two compiled searches (one regex each
+    instead of a Python loop per form and piece): ``prefix`` finds the longest tail of a text
+    that begins one of them, ``starts`` every place one of them starts (longest first)."""
+
+    prefix: re.Pattern[str] | None
+    starts: re.Pattern[str] | None
+    longest: int
+
+
+def _nested_prefix(form: str) -> str:
+    """A regex matching any non-empty prefix of ``form``: ``a(?:b(?:c)?)?`` for "abc"."""
+    out = ""
+    for c in reversed(form[1:]):
+        out = f"(?:{re.escape(c)}{out})?"
+    return re.escape(form[0]) + out
+
+
+@functools.lru_cache(maxsize=16)
+def _split_forms(forms: tuple[str, ...]) -> _SplitForms:
+    if not forms:
+        return _SplitForms(None, None, 0)
+    ordered = sorted(set(forms), key=len, reverse=True)
+    prefix = re.compile("(?:" + "|".join(_nested_prefix(f) for f in ordered) + ")\\Z")
+    starts = re.compile("(?=(" + "|".join(re.escape(f) for f in ordered) + "))")
+    return _SplitForms(prefix, starts, len(ordered[0]))
 
 
 class RedactingWriter:
@@ -347,7 +528,8 @@ def install_log_redaction() -> None:
 
 def url_passwords(url: str | None) -> set[str]:
     """The passwords a URL carries: its user info's and a ``password`` query parameter's (redis-py
-    reads both). Unparseable URLs carry none that could be told apart."""
+    reads both), and any credential query parameter's (a proxy that takes the key as ``?key=``;
+    httpx logs each request's URL at -v). Unparseable URLs carry none that could be told apart."""
     if not url:
         return set()
     try:
@@ -355,7 +537,7 @@ def url_passwords(url: str | None) -> set[str]:
         # urlsplit leaves the user info as written (percent-encoded); parse_qsl decodes
         found = {parts.password, urllib.parse.unquote(parts.password)} if parts.password else set()
         found.update(v for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-                     if k.lower() == "password" and v)
+                     if _CREDENTIAL_PARAM.fullmatch(k) and v)
     except ValueError:
         return set()
     # the percent-encoded and the decoded forms both may appear in text

@@ -101,6 +101,8 @@ def registered_secrets_restored(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(redact, "_KNOWN", set(redact._KNOWN))
     monkeypatch.setattr(redact, "_KNOWN_SORTED", redact._KNOWN_SORTED)
     monkeypatch.setattr(redact, "_SHORT", redact._SHORT)
+    monkeypatch.setattr(redact, "_SPLIT", redact._SPLIT)
+    monkeypatch.setattr(redact, "_FP", dict(redact._FP))
     monkeypatch.setattr(config, "_WARNED_SHORT", set())   # each test sees its own first warning
 
 

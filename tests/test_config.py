@@ -915,3 +915,46 @@ def test_an_interpolated_variable_that_is_not_utf8_is_an_error_naming_it():
     err = info.value
     assert "${CUSTOM_KEY}" in str(err) and "UTF-8" in str(err) and err.line == 4
     assert "abcdefghijklmnop" not in str(err)
+
+
+@pytest.mark.parametrize("key", ["clé-sécrète-ü9Ω", "tab\tin-the-key-123", "密钥abcdefgh12"])
+def test_a_key_an_http_header_cannot_carry_is_an_error_naming_its_place(key: str) -> None:
+    """A key travels in a header (Authorization, x-api-key), which holds ASCII only: a key with
+    'é' failed at the first request with a UnicodeEncodeError whose args held the whole header,
+    key included, and ended the chat."""
+    import json as _json
+
+    text = f"credentials:\n  custom:\n    keys:\n      - key: {_json.dumps(key)}\n"
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml")
+    err = info.value
+    assert err.key_path == "credentials.custom.keys[0].key" and err.line == 4
+    shown = f"{err} {err!r} {err.args!r}"
+    assert "HTTP header" in shown
+    for piece in (key, key[:6], _json.dumps(key)[1:7]):
+        assert piece not in shown
+
+
+def test_a_provider_key_variable_an_http_header_cannot_carry_is_an_error_naming_it(tmp_path):
+    with pytest.raises(ConfigError) as info:
+        load_settings({}, home=tmp_path, env={"OPENAI_API_KEY": "sk-clé-abcdefghijklmnop"})
+    assert "OPENAI_API_KEY" in str(info.value) and "HTTP header" in str(info.value)
+    assert "abcdefghijklmnop" not in repr(info.value)
+
+
+def test_a_key_with_spaces_is_still_a_key() -> None:
+    settings = parse_yaml("credentials:\n  custom:\n    keys:\n      - key: 'my secret key 42'\n")
+    assert settings.credentials["custom"].keys[0].key == "my secret key 42"
+
+
+def test_a_key_under_the_wrong_setting_is_not_kept_in_the_errors_context() -> None:
+    """Raised ``from None``, the ConfigError still carried pydantic's error as its
+    ``__context__``, whose text quotes the input value: the key, for an error reporter or a
+    ``repr`` that walks the chain."""
+    key = "Zq7 odd-key-xyz"
+    text = f"credentials:\n  custom:\n    keys: [{{key: '{key}', weight: '{key}'}}]\n"
+    with pytest.raises(ConfigError) as info:
+        parse_yaml(text, file="c.yaml")
+    err = info.value
+    chain = [err.__context__, err.__cause__]
+    assert all(key not in repr(c) and key not in str(c) for c in chain)

@@ -379,3 +379,18 @@ def test_an_rfc850_date_repeated_beside_a_number_stays_whole():
     rfc850 = email.utils.format_datetime(
         email.utils.parsedate_to_datetime(_AT_45)).replace("Fri,", "Friday,")
     assert parse_retry_after({"retry-after": f"3, {rfc850}"}, now=NOW) == pytest.approx(45.0)
+
+
+@pytest.mark.parametrize("cut", [None, 6, 12])
+def test_the_partial_text_of_a_cut_stream_never_holds_a_key_or_its_start(cut: int | None) -> None:
+    """What arrived before a stream was cut is kept on the error for the caller: a configured
+    key in it (whole, or its first half where the cut fell) is not."""
+    from hermes_core.errors import IncompleteResponse
+    from hermes_core.redact import Redactor
+
+    key = "zq81 PLAIN-token-77xx"
+    Redactor([key])
+    text = "the key is " + (key if cut is None else key[:cut])
+    err = IncompleteResponse("cut", partial_text=text)
+    assert err.partial_text.startswith("the key is ")
+    assert key[:6] not in err.partial_text and key[:6] not in repr(vars(err))

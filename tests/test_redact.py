@@ -352,3 +352,108 @@ def test_a_key_piece_is_a_part_of_it_or_six_of_its_characters(word: str, piece: 
     from hermes_core.redact import is_key_piece
 
     assert is_key_piece(word, ["zq9-Horse7-battery-Staple-gitx"]) is piece
+
+
+# Keys of unusual shapes: a custom endpoint's short key, regex metacharacters, spaces, non-ASCII.
+ODD_KEYS = ["a.b*c+(d)?[x]|y", "my secret key 42", "clé-sécrète-ü9Ω", "p@ss:w/rd&x=1;z"]
+
+
+def _encodings(key: str) -> dict[str, str]:
+    """The forms a key takes on its way into a URL, a JSON body, a Basic header or a bytes repr."""
+    import base64
+    import urllib.parse
+
+    return {
+        "percent": urllib.parse.quote(key, safe=""),
+        "percent-lower": urllib.parse.quote(key, safe="").lower(),
+        "form": urllib.parse.quote_plus(key),
+        "json": json.dumps(key)[1:-1],
+        "bytes-repr": repr(key.encode())[2:-1],
+        "base64": base64.b64encode(key.encode()).decode().rstrip("="),
+        "basic": base64.b64encode(f"deploy-bot:{key}".encode()).decode(),
+        "urlsafe-base64-shifted": base64.urlsafe_b64encode(f"u:{key}".encode()).decode(),
+    }
+
+
+@pytest.mark.parametrize("key", ODD_KEYS)
+def test_a_configured_key_is_scrubbed_in_its_common_encodings(key: str) -> None:
+    Redactor([key])
+    for name, form in _encodings(key).items():
+        for text in (f"sent {form} here", f"GET /v1?key={form}&n=1", f'{{"auth": "{form}"}}',
+                     f"Authorization: Basic {form}"):
+            assert form not in redact(text), (name, text)
+
+
+def test_an_encoded_key_shows_the_fingerprint_of_the_key_itself() -> None:
+    import urllib.parse
+
+    from hermes_core.types import fingerprint
+
+    key = "p@ss:w/rd&x=1;z"
+    Redactor([key])
+    assert redact(f"x {urllib.parse.quote(key, safe='')} y") == f"x [{fingerprint(key)}] y"
+
+
+def test_a_basic_credential_is_scrubbed_by_its_shape() -> None:
+    # a proxy's user:password never configured here, echoed back in an error body
+    text = 'upstream said: "Authorization: Basic dXNlcjpodW50ZXIy" was refused'
+    assert "dXNlcjpodW50ZXIy" not in redact(text)
+    assert redact("Basic income is a policy") == "Basic income is a policy"
+
+
+@pytest.mark.parametrize("url, secret", [
+    ("https://proxy.internal/v1?key=Zq7-short", "Zq7-short"),
+    ("https://proxy.internal/v1?api_key=t0k%2Fen&x=1", "t0k/en"),
+    ("https://proxy.internal/v1?token=abc", "abc"),
+])
+def test_a_credential_query_parameter_of_an_endpoint_is_a_secret(url: str, secret: str) -> None:
+    """Some proxies take the key in the URL (``?key=``): the httpx request line logs it at -v."""
+    assert secret in url_passwords(url)
+    Redactor(url_passwords(url))
+    assert secret not in redact(f'HTTP Request: POST {url} "HTTP/1.1 200 OK"')
+
+
+def test_a_credential_query_parameter_is_scrubbed_by_its_shape() -> None:
+    line = "HTTP Request: POST https://proxy.internal/v1/chat?key=unknownVALUE1&model=m"
+    out = redact(line)
+    assert "unknownVALUE1" not in out and out.endswith("&model=m")
+
+
+def _stream(scrub_pieces: list[str], secrets: tuple[str, ...] = ()) -> tuple[str, list[str]]:
+    from hermes_core.redact import StreamRedactor
+
+    scrub = StreamRedactor(secrets)
+    shown = [scrub.feed(p) for p in scrub_pieces]
+    shown.append(scrub.flush())
+    return "".join(shown), shown
+
+
+@pytest.mark.parametrize("key", [*ODD_KEYS, "Zq7 x"])
+def test_a_streamed_key_is_scrubbed_wherever_the_pieces_split_it(key: str) -> None:
+    Redactor([key])
+    text = f"the key is {key} — 你好 {key}."
+    for i in range(1, len(text)):
+        for j in range(i, len(text), 3):
+            out, shown = _stream([text[:i], text[i:j], text[j:]])
+            assert key not in out and all(key not in s for s in shown), (i, j, out)
+            assert out == redact(text), (i, j)
+
+
+def test_a_stream_releases_text_without_whitespace_as_it_arrives() -> None:
+    # Chinese has no spaces between words: a reply must not wait for the end to be shown
+    pieces = ["你好，", "这是一个", "很长的回答", "。没有空格"]
+    _, shown = _stream(pieces)
+    assert shown[:4] == pieces
+
+
+def test_a_stream_holds_only_the_start_of_a_key_shaped_word() -> None:
+    out, shown = _stream(["the key is sk-proj-AbCd", "Ef0123456789XYZ, ", "done"])
+    assert shown[0] == "the key is " and "AbCd" not in "".join(shown[:2])
+    assert out == "the key is [REDACTED], done"
+
+
+def test_a_bearer_token_split_from_its_scheme_is_still_scrubbed() -> None:
+    out, _ = _stream(["Authorization: Bearer ", "abcdefghijklmnopqrstuv", " ok"])
+    assert "abcdefghij" not in out
+    out, _ = _stream(["Authorization: Basic ", "dXNlcjpodW50ZXIy", " ok"])
+    assert "dXNlcjpodW50ZXIy" not in out

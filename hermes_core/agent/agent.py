@@ -414,7 +414,8 @@ class Agent:
         while True:
             stream = self.loop.stream(turn.prompt, turn.decision, opts, fit=turn.fit_for)
             try:
-                done = yield from collect(stream, turn.decision, ROUND_BREAK if said else "")
+                done = yield from collect(stream, turn.decision, ROUND_BREAK if said else "",
+                                          self.redact.stream())
             finally:
                 stream.close()
             said = said or bool(done.text)
@@ -501,11 +502,21 @@ class Agent:
             stream = self.loop.astream(turn.prompt, turn.decision, opts, fit=turn.fit_for)
             acc = Accumulator(turn.decision)
             lead = ROUND_BREAK if said else ""
+            scrub = self.redact.stream()   # a key split across pieces is held until whole
             try:
-                async for d in stream:
-                    if acc.add(d):
-                        yield lead + d.text
-                        lead = ""
+                try:
+                    async for d in stream:
+                        if acc.add(d):
+                            shown = scrub.feed(lead + d.text)
+                            lead = ""
+                            if shown:
+                                yield shown
+                except Exception:   # what arrived is shown, less the start of a key
+                    if rest := scrub.abandon():
+                        yield rest
+                    raise
+                if rest := scrub.flush():
+                    yield rest
             finally:
                 await stream.aclose()
             said = said or bool(acc.parts)

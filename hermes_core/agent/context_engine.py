@@ -63,8 +63,8 @@ from hermes_core.injection import (
     guard_text,
     scan_for_injection,
 )
-from hermes_core.redact import is_key_piece, redact
-from hermes_core.types import FOLLOW_UP_WORDS, MemoryFragment, Message, RetrievalQuery, fingerprint
+from hermes_core.redact import is_key_piece, redact, scan_needles
+from hermes_core.types import FOLLOW_UP_WORDS, MemoryFragment, Message, RetrievalQuery
 
 log = logging.getLogger("hermes_core.memory")
 
@@ -284,7 +284,7 @@ class ContextEngine:
         """
         secrets = tuple(getattr(self._redact, "secrets", ()))
         try:
-            n = self.store.rewrite_holding({fingerprint(s): s for s in secrets}, self._clean_record)
+            n = self.store.rewrite_holding(scan_needles(secrets), self._clean_record)
         except SessionStoreError as e:
             log.warning("%s: sessions stored before a key was configured could not be redacted "
                         "in the file (%s); they are redacted whenever they are read", self.store.path, e)

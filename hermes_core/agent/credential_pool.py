@@ -44,7 +44,7 @@ from hermes_core.agent.pool.state import (
 )
 from hermes_core.agent.pool.waiters import SlotWaiters
 from hermes_core.errors import ConfigError, DependencyMissing, NoCredentialAvailable
-from hermes_core.redact import redact
+from hermes_core.redact import Redactor, redact
 from hermes_core.types import Credential
 
 if TYPE_CHECKING:
@@ -163,6 +163,9 @@ class CredentialPool:
         self._removed_lock = threading.Lock()
         # requests of this process waiting for a key, per provider (see pool.waiters)
         self.waiters = SlotWaiters()
+        # keys handed in by hand (no settings loaded) are known to every writer from here on:
+        # the pool is where they start to flow into the SDKs and their debug lines
+        Redactor(c.secret for creds in credentials.values() for c in creds)
         for provider, creds in credentials.items():
             unique: dict[str, Credential] = {}
             for c in creds:

@@ -16,6 +16,7 @@ from hermes_core.agent.pricing import Cost
 from hermes_core.agent.prompt.budget import model_window
 from hermes_core.agent.prompt.token_count import EstimateCounter, message_cost, prompt_cost
 from hermes_core.errors import Attempt
+from hermes_core.redact import StreamRedactor
 from hermes_core.types import (
     Candidate,
     Completion,
@@ -79,16 +80,29 @@ class Turn:
         calls = unique_ids(done.tool_calls, self._ids)
         return done if calls == done.tool_calls else replace(done, tool_calls=calls)
 
+    def _scrubbed(self, done: Completion) -> Completion:
+        """``done`` as the agent keeps, shows and acts on it: a configured key (or a key shape)
+        in the model's text or a tool call's arguments replaced by its fingerprint. What is sent
+        is scrubbed in the call loop; what comes back is scrubbed here, once, so the reply, the
+        history, the structured output parsed from it and the tools all see the same text."""
+        scrub = self.agent.redact
+        text = scrub(done.text) if done.text else done.text
+        calls = tuple(c if (a := scrub(c.arguments)) == c.arguments else replace(c, arguments=a)
+                      for c in done.tool_calls)
+        if text == done.text and calls == done.tool_calls:
+            return done
+        return replace(done, text=text, tool_calls=calls)
+
     def next_round(self, done: Completion, tried: Sequence[Attempt]) -> bool:
         """Account for one call; True when the model called tools and another round follows."""
-        done = self._unique(done)
+        done = self._unique(self._scrubbed(done))
         self._account(done, tried)
         return self._advance(self.agent.tools.follow_up(self.prompt, done, self.rounds,
                                                         self.agent.skills, self._room(done)))
 
     async def anext_round(self, done: Completion, tried: Sequence[Attempt]) -> bool:
         """``next_round`` running the tools without blocking the event loop."""
-        done = self._unique(done)
+        done = self._unique(self._scrubbed(done))
         self._account(done, tried)
         return self._advance(await self.agent.tools.afollow_up(
             self.prompt, done, self.rounds, self.agent.skills, self._room(done)))
@@ -193,13 +207,25 @@ class Accumulator:
                           tuple(self.calls), self.finish)
 
 
-def collect(stream: Any, decision: RouteDecision, lead: str = "") -> Generator[str, None, Completion]:
-    """Yield a stream's text (the first piece prefixed with ``lead``); return its Completion."""
+def collect(stream: Any, decision: RouteDecision, lead: str = "",
+            scrub: StreamRedactor | None = None) -> Generator[str, None, Completion]:
+    """Yield a stream's text (the first piece prefixed with ``lead``) through ``scrub``, which
+    holds back only the tail that could still become a key; return its Completion."""
     acc = Accumulator(decision)
-    for d in stream:
-        if acc.add(d):
-            yield lead + d.text
-            lead = ""
+    scrub = scrub or StreamRedactor()
+    try:
+        for d in stream:
+            if acc.add(d):
+                shown = scrub.feed(lead + d.text)
+                lead = ""
+                if shown:
+                    yield shown
+    except Exception:   # a failure mid-stream: what arrived is shown, less the start of a key
+        if rest := scrub.abandon():
+            yield rest
+        raise
+    if rest := scrub.flush():
+        yield rest
     return completed(acc, stream)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import json
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
@@ -96,6 +97,17 @@ def translate(exc: BaseException, *, provider: str, credential: Credential | Non
                                  redact=lambda s: redact(s, secrets))
     return ProviderError(f"{provider}: {type(exc).__name__}: {redact(str(exc), secrets)}",
                          provider=provider)
+
+
+def split_query(url: str | None) -> tuple[str | None, dict[str, str]]:
+    """An endpoint without its query, and the query's parameters: a proxy that takes the key as
+    ``?key=`` gets it on every request. The SDKs join the request's path onto the base URL as
+    written, after the query ("/v1?key=K" became "/v1/?key=Kchat/completions")."""
+    if not url or "?" not in url:
+        return url, {}
+    parts = urllib.parse.urlsplit(url)
+    query = dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
+    return urllib.parse.urlunsplit(parts._replace(query="", fragment="")), query
 
 
 def undecodable(provider: str, detail: str) -> ServerError:
@@ -196,8 +208,10 @@ class SDKProvider:
         else:
             http_client = self.sdk.DefaultHttpxClient(
                 transport=DeadlineTransport(httpx2.HTTPTransport(limits=limits)))
+        base_url, query = split_query(base_url)
         return cls(api_key=cred.secret if cred else "not-needed", base_url=base_url,
-                   max_retries=0, timeout=self.timeout_s, http_client=http_client)
+                   default_query=query or None, max_retries=0, timeout=self.timeout_s,
+                   http_client=http_client)
 
     def _timeout(self, options: CallOptions) -> float:
         """One attempt's timeout: the shorter of the call's (``llm.request_timeout_s``, already

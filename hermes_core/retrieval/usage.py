@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from hermes_core.redact import SCRUBBED, redact, scrubbed_marker
+from hermes_core.redact import SCRUBBED, redact, scan_needles
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
 from hermes_core.retrieval.calibration import offtopic_requests, query_language
 from hermes_core.retrieval.fusion import GateDecision
@@ -263,20 +263,21 @@ class UsageStore:
             done = {r[0] for r in conn.execute(f"SELECT key FROM usage_meta WHERE key LIKE '{SCRUBBED}%'")}
         except sqlite3.OperationalError:   # a read-only file of a version without the table
             done = set()
-        todo = tuple(s for s in self.secrets if scrubbed_marker(s) not in done)
+        todo = {marker: needle for marker, needle in scan_needles(self.secrets).items()
+                if SCRUBBED + marker not in done}
         if not todo:
             return
-        self._unscrubbed = todo
+        self._unscrubbed = tuple(todo.values())
         if self._read_only:
             return
         try:
             hits: dict[int, str] = {}
-            for secret in todo:
+            for needle in todo.values():
                 hits.update(conn.execute("SELECT id, query FROM usage_events WHERE instr(query, ?) > 0",
-                                         (secret,)).fetchall())
+                                         (needle,)).fetchall())
             changed = [(clean, row_id) for row_id, raw in hits.items()
                        if (clean := redact(_text(raw), self.secrets)) != raw]
-            marks = [(scrubbed_marker(s), repr(float(self.clock()))) for s in todo]
+            marks = [(SCRUBBED + marker, repr(float(self.clock()))) for marker in todo]
             if not self._write(conn, [("UPDATE usage_events SET query = ? WHERE id = ?", changed),
                                       ("INSERT OR REPLACE INTO usage_meta (key, value) VALUES (?, ?)",
                                        marks)]):

@@ -909,3 +909,28 @@ def test_a_session_id_holding_a_key_is_stored_and_matched_redacted(tmp_path: Pat
         assert found == {"other"}
         assert engine.forget(f"chat-{key}")
     assert key.encode() not in (tmp_path / "sessions.db").read_bytes()
+
+
+def test_a_key_stored_in_an_encoded_spelling_is_rewritten_though_the_key_was_scanned_for(
+        tmp_path: Path) -> None:
+    """A URL pasted before the key was configured holds it percent-encoded; a store already
+    scanned for the key as written (by a version that knew no other spelling) is scanned again
+    for the other spellings, once."""
+    import urllib.parse
+
+    from hermes_core.redact import Redactor, scrubbed_marker
+
+    key = "p@ss:w/rd&x=1;zQ9-odd"
+    encoded = urllib.parse.quote(key, safe="")
+    db = tmp_path / "sessions.db"
+    with ContextEngine(db, clock=lambda: NOW, redactor=lambda text: text) as old:
+        old.add("s-url", f"Called https://proxy.internal/v1?key={encoded} for the report.", ["proxy"])
+    with sqlite3.connect(db) as conn:   # what the older version recorded once the key was configured
+        conn.execute("INSERT INTO meta(key, value) VALUES (?, '0')", (scrubbed_marker(key),))
+    conn.close()
+    with ContextEngine(db, clock=lambda: NOW, redactor=Redactor([key])) as engine:
+        assert engine.get("s-url") is not None
+    with sqlite3.connect(db) as conn:
+        dump = "\n".join(conn.iterdump())
+    conn.close()
+    assert encoded not in dump and key not in dump and "proxy.internal" in dump

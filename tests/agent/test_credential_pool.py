@@ -543,3 +543,16 @@ def test_the_quarantine_knobs_come_from_settings_and_are_validated() -> None:
                 {"auth_recheck_s": 600, "auth_recheck_max_s": 60}):
         with pytest.raises(ConfigError, match=r"credential_pool\.auth_"):
             load_settings({"credential_pool": bad})
+
+
+def test_keys_of_a_pool_built_by_hand_are_scrubbed_from_every_writer(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A library user may build the pool from their own credentials, never loading settings: the
+    pool is where keys start to flow into the SDKs, whose debug lines echo response headers."""
+    from hermes_core.redact import redact
+
+    key = "hand built key 77"   # no shape to recognise it by
+    CredentialPool({"custom": [Credential("custom", key)]})
+    with caplog.at_level(logging.DEBUG, logger="httpx"):
+        logging.getLogger("httpx").debug("response headers: %s", {"x-received-key": key})
+    assert key not in caplog.text and key not in redact(f"echoed: {key}")

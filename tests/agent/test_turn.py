@@ -87,3 +87,86 @@ def test_an_explicit_id_equal_to_a_generated_one_is_made_unique(tmp_path: Path):
                          "done"])
     adder(tmp_path, fake).chat("go")
     assert_ids_pair_up(fake.last_request.prompt.messages)
+
+
+ODD_KEY = "Zq7 odd-key"   # a custom endpoint's key: short, a space, no shape to recognise
+
+
+def keyed_agent(tmp_path: Path, fake: FakeProvider) -> Agent:
+    settings = load_settings({"home": str(tmp_path), "llm": {"routing": {"default_model": "m"}},
+                              "skill_utils": {"enabled": False, "embeddings": False},
+                              "context_engine": {"enabled": False},
+                              "credentials": {"custom": {"keys": [{"key": ODD_KEY}]}}}, env={})
+    return Agent(settings, provider=fake, loop_options={"sleep": lambda s: None,
+                                                        "audit_path": False})
+
+
+async def _astream(agent: Agent, message: str) -> list[str]:
+    return [piece async for piece in agent.astream(message)]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
+def test_a_key_the_model_echoes_is_scrubbed_from_the_reply_pieces_history_and_tool_arguments(
+        tmp_path: Path, mode: str) -> None:
+    """What the model says comes back through the one redactor, as what is sent to it does: a
+    key in its reply (split across stream pieces), or in a tool call's arguments, reached the
+    caller, the history and the tool."""
+    fake = FakeProvider([tool_calls(tool_call("lookup", {"token": ODD_KEY})),
+                         f"your key is {ODD_KEY} and it works"])
+    agent = keyed_agent(tmp_path, fake)
+    seen: list[str] = []
+
+    @agent.tool
+    def lookup(token: str) -> str:
+        """Look a token up."""
+        seen.append(token)
+        return "valid"
+
+    pieces: list[str] = []
+    if mode == "stream":
+        stream = agent.stream("check my key")
+        pieces = list(stream)
+        reply = stream.reply
+    elif mode == "astream":
+        pieces = asyncio.run(_astream(agent, "check my key"))
+        reply = agent.last_reply
+    else:
+        reply = run(agent, mode, "check my key")
+    assert reply is not None
+    shown = [reply.text, "".join(pieces), *pieces, *seen, repr(reply.tool_calls), repr(agent.history)]
+    assert all(ODD_KEY not in s for s in shown), shown
+    assert reply.text == "your key is [key-" + reply.text.split("[key-")[1].split("]")[0] + \
+        "] and it works"
+    if pieces:
+        assert "".join(pieces).strip() == reply.text
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_stream_cut_by_a_failure_shows_what_arrived_but_no_start_of_a_key(
+        tmp_path: Path, mode: str) -> None:
+    from hermes_core.errors import IncompleteResponse
+    from hermes_core.types import Delta
+
+    class CutMidKey(FakeProvider):
+        def stream(self, prompt, model, credential, options):  # type: ignore[no-untyped-def]
+            self._record(prompt, model, credential, options, True)
+            yield Delta(text="the key is ")
+            yield Delta(text=ODD_KEY[:5])
+            raise IncompleteResponse("cut", provider="fake")
+
+        async def astream(self, prompt, model, credential, options):  # type: ignore[no-untyped-def]
+            for d in self.stream(prompt, model, credential, options):
+                yield d
+
+    agent = keyed_agent(tmp_path, CutMidKey())
+    shown: list[str] = []
+    with pytest.raises(IncompleteResponse):
+        if mode == "stream":
+            for piece in agent.stream("hi"):
+                shown.append(piece)
+        else:
+            async def consume() -> None:
+                async for piece in agent.astream("hi"):
+                    shown.append(piece)
+            asyncio.run(consume())
+    assert "".join(shown) == "the key is "

@@ -99,3 +99,12 @@ def test_the_flaky_auth_benchmark_sets_quarantine_beside_removal_on_the_same_tra
         assert quarantine["valid_keys_left"] == 4 and quarantine["requests_without_key"] == 0
         assert removal["valid_keys_left"] < 4   # a stray 401 took keys out for good
         assert removal["requests_to_revoked"] == 1 < quarantine["requests_to_revoked"]
+
+
+def test_the_stream_redaction_benchmark_times_pieces_against_the_whole_reply(
+        capsys: pytest.CaptureFixture[str], load_script: Callable[[Path], ModuleType]) -> None:
+    module = load_script(BENCH.with_name("stream_redact.py"))
+    assert module.main(["--chars", "300", "--piece", "3", "--repeat", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["pieces"] == -(-out["chars"] // 3) and out["stream_ms_p50"] > 0
+    assert out["whole_ms_p50"] > 0 and out["us_per_piece"] > 0

@@ -919,3 +919,29 @@ def test_call_loop_fails_over_past_a_stream_of_another_shape(failover_loop, resp
     assert "".join(d.text for d in stream) == "from backup"
     assert [a.decision for a in stream.attempts] == ["failover", "done"]
     assert all(k.in_flight == 0 for k in loop.pool.status())
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_an_endpoint_taking_the_key_as_a_query_parameter_gets_it_on_every_request(
+        kind, respx_mock, caplog: pytest.LogCaptureFixture):
+    """Some proxies want the key in the URL (``?key=``). Left in the base URL, the SDK joined
+    the path after the query ("...?key=pxy-Key-77chat/completions"): the proxy saw another key
+    and no path. The request line httpx logs at -v must not show it either."""
+    import logging
+
+    from hermes_core.redact import Redactor, url_passwords
+
+    cls, name, _url, model = PROVIDERS[kind]
+    key = "pxy-Key-77"
+    base = "https://llm-proxy.internal" + ("/v1" if kind == "openai" else "")
+    endpoint = f"{base}?key={key}&region=eu"
+    Redactor(url_passwords(endpoint))   # what Settings.secret_values() registers for it
+    path = "/v1/chat/completions" if kind == "openai" else "/v1/messages"
+    route = respx_mock.post("https://llm-proxy.internal" + path).mock(
+        return_value=httpx.Response(200, json=ok_body(kind)))
+    with caplog.at_level(logging.DEBUG):
+        done = cls(name, endpoint=endpoint).complete(PROMPT, model, Credential(name, SECRET), OPTS)
+    assert done.text == "Hello!"
+    sent = route.calls.last.request
+    assert sent.url.params["key"] == key and sent.url.params["region"] == "eu"
+    assert key not in caplog.text and key not in repr(cls(name, endpoint=endpoint))

@@ -674,3 +674,27 @@ def test_a_deleted_skill_in_a_clean_catalog_is_still_forgotten(tmp_path: Path) -
     shutil.rmtree(root / "mail")
     r.refresh()
     assert len(store) == 0
+
+
+def test_a_key_stored_in_an_encoded_spelling_is_scrubbed_from_the_file_once(tmp_path: Path) -> None:
+    """The scan looks for every spelling of the key (a percent-encoded one in a pasted URL), also
+    in a history already marked done for the key as written."""
+    import sqlite3
+    import urllib.parse
+
+    from hermes_core.redact import scrubbed_marker
+
+    path = tmp_path / U.USAGE_FILE
+    key = "p@ss:w/rd&x=1;zQ9-odd"
+    encoded = urllib.parse.quote(key, safe="")
+    st = UsageStore(path)
+    st.record(f"fetch https://proxy.internal/v1?key={encoded} report", "fetch", "trigger")
+    st.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO usage_meta (key, value) VALUES (?, '0')", (scrubbed_marker(key),))
+    conn.close()
+    UsageStore(path, secrets=[key]).close()
+    with sqlite3.connect(path) as conn:
+        dump = "\n".join(conn.iterdump())
+    conn.close()
+    assert encoded not in dump and "proxy.internal" in dump
