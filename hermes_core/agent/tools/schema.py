@@ -9,9 +9,11 @@ its property description.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
+import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,6 +21,7 @@ from typing import Any
 
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic.fields import FieldInfo
 
 from hermes_core.types import ToolSpec
 
@@ -106,6 +109,65 @@ def _param_docs(doc: str | None) -> tuple[str, dict[str, str]]:
     return summary.strip(), {p.arg_name: (p.description or "").strip() for p in parsed.params}
 
 
+def _described_by(fn: Callable[..., Any]
+                  ) -> tuple[Callable[..., Any], str | None, str, frozenset[str]]:
+    """What describes ``fn``: the function whose hints to read, the docstring, the default tool
+    name, and the keywords a partial already fixed (not the model's to set).
+
+    A ``functools.partial`` is described by the function it wraps (its own docstring is the
+    partial class's), an object with ``__call__`` by its class and that method: neither is a
+    function ``typing.get_type_hints`` reads, and neither has a ``__name__``."""
+    fixed: set[str] = set()
+    inner: Any = fn
+    while isinstance(inner, functools.partial):
+        fixed.update(inner.keywords)
+        inner = inner.func
+    if (not isinstance(inner, type) and not inspect.isroutine(inner)
+            and callable(type(inner).__call__)):
+        call = type(inner).__call__
+        # the class's words, else the method's own (not the "Call self as a function." every
+        # ``__call__`` inherits)
+        doc = inspect.cleandoc(type(inner).__doc__ or call.__doc__ or "") or None
+        return call, doc, type(inner).__name__, frozenset(fixed)
+    return inner, inspect.getdoc(inner), str(getattr(inner, "__name__", "")), frozenset(fixed)
+
+
+def _admits_none(hint: Any) -> Any:
+    """``hint`` widened to take None: a parameter whose default is None (``limit: int = None``)
+    is called with None by its own author, and a model sends ``null`` for an argument it leaves
+    unset. Constraints in ``Annotated`` stay on the widened type."""
+    if typing.get_origin(hint) is typing.Annotated:
+        base, *meta = typing.get_args(hint)
+        return typing.Annotated[(_admits_none(base), *meta)]
+    if hint is Any or hint is object or hint is None or hint is type(None):
+        return hint
+    if typing.get_origin(hint) in (typing.Union, types.UnionType) and \
+            type(None) in typing.get_args(hint):
+        return hint
+    return typing.Optional[hint]  # noqa: UP045  (any hint, whether or not its type has `|`)
+
+
+def _has_description(hint: Any) -> bool:
+    """An ``Annotated[..., Field(description=...)]`` hint: the author's own words win over the
+    docstring's."""
+    return typing.get_origin(hint) is typing.Annotated and any(
+        isinstance(m, FieldInfo) and m.description for m in typing.get_args(hint)[1:])
+
+
+def _field(hint: Any, default: Any, alias: str | None, described: str | None) -> tuple[Any, Any]:
+    """One parameter as a pydantic field definition. A default that is itself a pydantic
+    ``Field(...)`` (FastAPI's idiom) is the field, the docstring and alias added to it."""
+    if (isinstance(default, FieldInfo) and default.description) or _has_description(hint):
+        described = None
+    # only what is set: an explicit ``description=None`` would erase the Annotated one
+    extra: dict[str, Any] = {k: v for k, v in (("alias", alias), ("description", described)) if v}
+    if isinstance(default, FieldInfo):
+        return (typing.Annotated[hint, default], Field(**extra)) if extra else (hint, default)
+    if default is None:
+        hint = _admits_none(hint)
+    return hint, Field(default, **extra)
+
+
 def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: str | None = None,
               needs_approval: bool = False, timeout_s: float | None = None) -> Tool:
     """``fn`` as a :class:`Tool`; raises :class:`ToolDefinitionError` naming what is wrong."""
@@ -113,18 +175,20 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
         return fn
     if not callable(fn):
         raise ToolDefinitionError(f"a tool must be a function, not {type(fn).__name__}")
-    tool_name: str = name or str(getattr(fn, "__name__", ""))
+    hinted, doc, own_name, fixed = _described_by(fn)
+    tool_name: str = name or own_name
     if not _NAME.match(tool_name):
         raise ToolDefinitionError(f"tool name {tool_name!r} must be 1-64 letters, digits, '_' or '-'")
     if timeout_s is not None and not timeout_s > 0:
         raise ToolDefinitionError(f"tool {tool_name!r}: timeout_s must be > 0")
-    summary, per_param = _param_docs(inspect.getdoc(fn))
+    summary, per_param = _param_docs(doc)
     try:
-        hints = typing.get_type_hints(fn)
+        # with the extras: ``Annotated[int, Field(ge=1)]`` keeps its bound and description
+        hints = typing.get_type_hints(hinted, include_extras=True)
     except Exception as e:   # a forward reference that does not resolve
         raise ToolDefinitionError(f"tool {tool_name!r}: cannot read its type hints ({e})") from None
     fields: dict[str, Any] = {}
-    params = inspect.signature(fn).parameters
+    params = {n: p for n, p in inspect.signature(fn).parameters.items() if n not in fixed}
     for i, p in enumerate(params.values()):
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise ToolDefinitionError(f"tool {tool_name!r}: *{p.name} cannot be described to a "
@@ -139,9 +203,9 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
             # an error under -W error) and ``model_config`` or ``_x`` cannot be fields at all: such
             # a parameter is a field under another name, its own name the alias the model sees
             inner = next(n for n in (f"arg{i}", f"arg{i}_{len(params)}") if n not in params)
-            fields[inner] = (hint, Field(default, alias=p.name, description=described))
+            fields[inner] = _field(hint, default, p.name, described)
         else:
-            fields[p.name] = (hint, Field(default, description=described))
+            fields[p.name] = _field(hint, default, None, described)
     try:
         model = create_model(f"{tool_name}_arguments", __base__=_Arguments, **fields)
         model.model_json_schema()   # an unsupported hint fails here, at definition time
@@ -149,8 +213,8 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
         raise ToolDefinitionError(f"tool {tool_name!r}: its parameters cannot be turned into a "
                                   f"JSON schema ({e})") from None
     text = (description or summary or tool_name).strip()
-    return Tool(tool_name, text[:MAX_DESCRIPTION], fn, model,
-                inspect.iscoroutinefunction(fn), needs_approval, timeout_s)
+    is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(hinted)
+    return Tool(tool_name, text[:MAX_DESCRIPTION], fn, model, is_async, needs_approval, timeout_s)
 
 
 def _clashes(name: str) -> bool:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+import functools
+from typing import Annotated, Literal
 
 import pytest
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.schema import ToolDefinitionError, make_tool, tool
@@ -178,3 +179,91 @@ def test_null_arguments_are_no_arguments_and_other_non_objects_are_named_in_json
         make_tool(echo).parse("null")
     with pytest.raises(ValueError, match="not a JSON array"):
         make_tool(echo).parse('["hi"]')
+
+
+def nights(count: Annotated[int, Field(ge=1, le=30, description="nights to stay")] = 2,
+           room: Annotated[str, Field(max_length=8)] = "single") -> str:
+    """Book nights.
+
+    Args:
+        count: overridden by the Field's own description
+        room: the room type
+    """
+    return f"{count} {room}"
+
+
+def test_annotated_constraints_reach_the_schema_and_are_enforced() -> None:
+    """``Annotated[int, Field(ge=1)]`` is how pydantic users bound a parameter; reading the hints
+    without their extras dropped the bound from the schema and from validation, so the function
+    ran with a value its author had ruled out."""
+    t = make_tool(nights)
+    props = t.parameters["properties"]
+    assert props["count"] == {"type": "integer", "minimum": 1, "maximum": 30, "default": 2,
+                              "description": "nights to stay"}
+    assert props["room"] == {"type": "string", "maxLength": 8, "default": "single",
+                             "description": "the room type"}
+    with pytest.raises(ValidationError) as info:
+        t.parse('{"count": 0}')
+    assert info.value.errors()[0]["loc"] == ("count",)
+    assert t.parse('{"count": 3}') == {"count": 3, "room": "single"}
+
+
+def rooms(kind: str = Field("double", description="bed size"),
+          floor: int = Field(default_factory=lambda: 1)) -> str:
+    """Rooms."""
+    return f"{kind} {floor}"
+
+
+def test_a_pydantic_field_as_default_gives_the_default_and_description() -> None:
+    """``x: str = Field("a", description=...)`` (FastAPI's idiom) was refused: the FieldInfo was
+    taken as the default value and is not JSON."""
+    t = make_tool(rooms)
+    props = t.parameters["properties"]
+    assert props["kind"] == {"type": "string", "default": "double", "description": "bed size"}
+    assert "floor" not in t.parameters.get("required", [])
+    assert t.parse("{}") == {"kind": "double", "floor": 1}
+
+
+def page(query: str, limit: int = None) -> str:  # type: ignore[assignment]  # noqa: RUF013
+    """Search."""
+    return f"{query} {limit}"
+
+
+def test_a_none_default_admits_the_null_a_model_sends_for_it() -> None:
+    """``limit: int = None`` is common; models send ``null`` for an optional argument they leave
+    out, and the function takes None (its own default), so null is not an invalid argument."""
+    t = make_tool(page)
+    assert t.parse('{"query": "q", "limit": null}') == {"query": "q", "limit": None}
+    assert {"type": "null"} in t.parameters["properties"]["limit"]["anyOf"]
+    assert t.parse('{"query": "q", "limit": 5}')["limit"] == 5
+
+
+class Forecast:
+    """Forecast the weather."""
+
+    def __call__(self, city: str, days: int = 1) -> str:
+        return f"{city} {days}"
+
+
+def weather(city: str, days: int, unit: str) -> str:
+    """Weather in a city.
+
+    Args:
+        city: the city
+    """
+    return f"{city} {days} {unit}"
+
+
+def test_a_partial_and_a_callable_object_are_tools() -> None:
+    """A partial and an object with ``__call__`` are functions to their author; their hints were
+    unreadable ("is not a module, class, method, or function") and their name was empty."""
+    bound = make_tool(functools.partial(weather, unit="C"))
+    assert bound.name == "weather" and bound.description.startswith("Weather in a city.")
+    assert bound.parameters["properties"]["city"] == {"type": "string", "description": "the city"}
+    assert bound.parameters["required"] == ["city", "days"]
+    assert "unit" not in bound.parameters["properties"]   # the partial fixed it
+    assert bound.fn(**bound.parse('{"city": "Oslo", "days": 2}')) == "Oslo 2 C"
+    obj = make_tool(Forecast())
+    assert (obj.name, obj.description) == ("Forecast", "Forecast the weather.")
+    assert obj.parameters["properties"]["days"] == {"type": "integer", "default": 1}
+    assert obj.fn(**obj.parse('{"city": "Oslo"}')) == "Oslo 1"
