@@ -181,10 +181,10 @@ class _ToolCallAssembler:
     """Stream chunks carry tool calls in fragments keyed by index; join them.
 
     Compatible servers bend the rule: Ollama sends each call of a parallel set whole but all with
-    index 0, older servers send no index at all, some send no call id. A fragment whose id differs
-    from the id its slot already holds starts a new call; a fragment without an index continues
-    the latest call; a call without an id gets a fresh one (:func:`_new_call_id`) so its tool
-    result can answer it.
+    index 0, older servers send no index at all, some send no call id, some resend the whole name
+    with every fragment. A fragment whose id differs from the id its slot already holds starts a
+    new call; a fragment without an index continues the latest call; a call without an id gets a
+    fresh one (:func:`_new_call_id`) so its tool result can answer it.
     """
 
     def __init__(self) -> None:
@@ -208,8 +208,11 @@ class _ToolCallAssembler:
             if call_id:
                 slot["id"] = call_id
             fn = getattr(d, "function", None)
+            if fn is not None and fn.name and fn.name != slot["name"]:
+                # a name comes in pieces (Gemini) or whole with every fragment (MiniMax behind
+                # NVIDIA NIM, Fireworks): a piece equal to the whole name so far is it resent
+                slot["name"] += fn.name
             if fn is not None:
-                slot["name"] += fn.name or ""
                 slot["arguments"] += _arguments_text(fn.arguments)
 
     def done(self) -> list[ToolCall]:
