@@ -265,12 +265,16 @@ class OpenAIProvider(SDKProvider):
             raise TypeError("no choices")
         choice = resp.choices[0] if resp.choices else None
         msg = choice.message if choice else None
-        # A refusal arrives in ``refusal`` with ``content: null``; it is the model's answer.
-        text = (_content_text(msg.content) or getattr(msg, "refusal", None) or "") if msg else ""
-        return Completion(text=text, model=resp.model or model,
+        # A refusal arrives in ``refusal`` with ``content: null``; it is the model's answer, and
+        # the finish reason says so in Anthropic's word (its stop reason "refusal"): a structured
+        # reply that is a refusal is not a malformed one to be repaired.
+        content = _content_text(msg.content) if msg else ""
+        refusal = (getattr(msg, "refusal", None) or "") if msg and not content else ""
+        return Completion(text=content or refusal, model=resp.model or model,
                           provider=self.name, usage=_usage(resp.usage),
                           tool_calls=_tool_calls(msg.tool_calls if msg else None),
-                          finish_reason=choice.finish_reason if choice else None,
+                          finish_reason="refusal" if refusal else
+                          choice.finish_reason if choice else None,
                           request_id=getattr(resp, "_request_id", None) or resp.id)
 
     def _stream_payload(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
@@ -286,8 +290,11 @@ class OpenAIProvider(SDKProvider):
             state["usage"] = _usage(chunk.usage)
         for choice in chunk.choices or ():
             if choice.delta is not None:
-                text = (_content_text(choice.delta.content)
-                        or getattr(choice.delta, "refusal", None))
+                content = _content_text(choice.delta.content)
+                refusal = None if content else getattr(choice.delta, "refusal", None)
+                if refusal:
+                    state["refused"] = True
+                text = content or refusal
                 if text:
                     state.setdefault("text", []).append(text)
                     yield Delta(text=text)
@@ -308,7 +315,8 @@ class OpenAIProvider(SDKProvider):
                                      partial_text="".join(state.get("text", ())))
         for call in tools.done():
             yield Delta(tool_call=call)
-        yield Delta(usage=state.get("usage", Usage()), finish_reason=state.get("finish"))
+        yield Delta(usage=state.get("usage", Usage()),
+                    finish_reason="refusal" if state.get("refused") else state.get("finish"))
 
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
                options: CallOptions) -> Iterator[Delta]:

@@ -13,11 +13,19 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from pydantic import BaseModel
 
 from hermes_core import StructuredOutputError, tool
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
+from hermes_core.testing import (
+    SSE_HEADERS,
+    anthropic_message,
+    anthropic_stream,
+    openai_chat_completion,
+    openai_chat_stream,
+)
 from hermes_core.types import ToolCall
 from tests.agent.conftest import (
     KEYS,
@@ -194,6 +202,43 @@ def test_structured_output_failing_twice_is_a_typed_error(kind: str, mode: str, 
         run_turn(agent, mode, "forecast for Paris", output=Forecast)
     assert info.value.model_name == "Forecast"
     assert "repair" in str(info.value)
+
+
+REFUSAL = "I can't help with that."
+
+
+def _refusal(kind: str, streamed: bool) -> httpx.Response:
+    """A refusal in each format: OpenAI's ``refusal`` field (``content: null``), Anthropic's
+    ``refusal`` stop reason (the words it had said, and no output tool call)."""
+    if kind == "anthropic":
+        if streamed:
+            body = anthropic_stream((REFUSAL,)).replace(b'"end_turn"', b'"refusal"')
+            return httpx.Response(200, content=body, headers=SSE_HEADERS)
+        return httpx.Response(200, json=anthropic_message(REFUSAL, stop_reason="refusal"))
+    if streamed:
+        body = openai_chat_stream((REFUSAL,)).replace(b'"content": "I', b'"refusal": "I')
+        return httpx.Response(200, content=body, headers=SSE_HEADERS)
+    data = openai_chat_completion("")
+    data["choices"][0]["message"].update(content=None, refusal=REFUSAL)
+    return httpx.Response(200, json=data)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_refused_structured_output_is_a_typed_error_without_a_repair_round(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A refusal was sent a repair round ("reply again with only a JSON object"), a second paid
+    call pressing the model past its refusal, and then reported as invalid JSON."""
+    streamed = mode == "stream"
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[_refusal(kind, streamed),
+                                                          _structured(kind, streamed, {"x": 1})])
+    agent = make_agent(empty_home, kind)
+    with pytest.raises(StructuredOutputError) as info:
+        run_turn(agent, mode, "forecast for Paris", output=Forecast)
+    assert route.call_count == 1
+    assert "refused" in str(info.value) and "repair" not in str(info.value)
+    assert info.value.text == REFUSAL and info.value.model_name == "Forecast"
+    assert agent.last_reply.stop_reason == "refusal"
 
 
 @pytest.mark.parametrize("kind", KINDS)

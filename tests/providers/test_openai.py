@@ -50,7 +50,7 @@ def test_complete_returns_the_refusal_text(respx_mock) -> None:
     body["choices"][0]["message"].update(content=None, refusal=REFUSAL)
     respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, json=body))
     done = OpenAIProvider().complete(PROMPT, "gpt-4o", CRED, OPTS)
-    assert done.text == REFUSAL
+    assert done.text == REFUSAL and done.finish_reason == "refusal"
 
 
 def _refusal_stream() -> bytes:
@@ -70,7 +70,7 @@ def test_stream_yields_the_refusal_text(respx_mock) -> None:
         200, content=_refusal_stream(), headers=SSE_HEADERS))
     deltas = list(OpenAIProvider().stream(PROMPT, "gpt-4o", CRED, OPTS))
     assert "".join(d.text for d in deltas) == REFUSAL
-    assert deltas[-1].finish_reason == "stop"
+    assert deltas[-1].finish_reason == "refusal"   # Anthropic's word: the model declined
 
 
 async def test_async_stream_yields_the_refusal_text(respx_mock) -> None:

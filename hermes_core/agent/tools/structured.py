@@ -95,3 +95,9 @@ def repair_message(output: type[BaseModel], error: Exception) -> str:
 
 def failed(output: type[BaseModel], error: Exception, text: str) -> StructuredOutputError:
     return StructuredOutputError(output.__name__, problem(error), text)
+
+
+def refused(output: type[BaseModel], text: str) -> StructuredOutputError:
+    """The error for a reply the model refused to give: its words, no repair round."""
+    return StructuredOutputError(output.__name__, f"the model refused: {text.strip()[:200]}"
+                                 if text.strip() else "the model refused", text, refused=True)
