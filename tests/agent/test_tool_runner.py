@@ -385,3 +385,31 @@ def test_an_unknown_tool_is_answered_with_the_tools_offered_and_the_turn_goes_on
     assert tool_answers(kind, request_json(route, 1)) == [
         ("c1", "error: unknown tool 'subtract'; the tools are: add")]
     assert [t["function"]["name"] for t in request_json(route, 0)["tools"]] == ["add"]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_call_cut_off_at_the_token_limit_is_answered_as_cut_off_not_as_bad_json(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A reply that reaches max_tokens mid-call ends with half a JSON object ("length" on OpenAI,
+    "max_tokens" on Anthropic). Answered "Expecting ',' delimiter", the model would not know its
+    call was cut and send the same long call again, to be cut again."""
+    def write_file(path: str, text: str) -> str:
+        """Write a file."""
+        return "written"
+
+    cut = ToolCall("c1", "write_file", '{"path": "a.txt", "text": "Once upon a ti')
+    if kind == "openai":
+        first = httpx.Response(200, json=openai_chat_completion("", tool_calls=(cut,),
+                                                                finish_reason="length"))
+    else:   # the API's tool_use input is an object: a compatible server's cut text stands in
+        body = anthropic_message("", tool_calls=(ToolCall("c1", "write_file", "{}"),),
+                                 stop_reason="max_tokens")
+        body["content"][0]["input"] = {}
+        first = httpx.Response(200, json=body)
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[first,
+                                                          wire_response(kind, False, "Sorry.")])
+    agent = make_agent(empty_home, kind, tools=[write_file])
+    run_turn(agent, mode, "write a story to a.txt")
+    ((_, answer),) = tool_answers(kind, request_json(route, 1))
+    assert answer.startswith("error: ") and "max_tokens" in answer and "cut off" in answer
