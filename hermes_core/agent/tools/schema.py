@@ -59,13 +59,10 @@ class Tool:
 
     @property
     def parameters(self) -> dict[str, Any]:
-        """The JSON schema of the arguments, as both wire formats take it."""
-        schema = self.arguments.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.setdefault("properties", {}).values():
-            if isinstance(prop, dict):
-                prop.pop("title", None)   # "City" for city: tokens that say nothing
-        return schema
+        """The JSON schema of the arguments, as both wire formats take it (a fresh copy: a
+        caller may change it)."""
+        loaded: dict[str, Any] = json.loads(_schema_text(self.arguments))
+        return loaded
 
     @property
     def spec(self) -> ToolSpec:
@@ -91,6 +88,19 @@ class Tool:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """A tool stays callable as the plain function it wraps."""
         return self.fn(*args, **kwargs)
+
+
+@functools.lru_cache(maxsize=4096)
+def _schema_text(arguments: type[BaseModel]) -> str:
+    """The schema of an arguments model, as JSON text. Generated once per model: pydantic builds
+    it afresh on every call (about half a millisecond a tool), and every turn offers every
+    tool. Kept as text, so each reader gets its own copy to change."""
+    schema = arguments.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.setdefault("properties", {}).values():
+        if isinstance(prop, dict):
+            prop.pop("title", None)   # "City" for city: tokens that say nothing
+    return json.dumps(schema, ensure_ascii=False)
 
 
 def _json_kind(value: Any) -> str:
@@ -208,7 +218,7 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
             fields[p.name] = _field(hint, default, None, described)
     try:
         model = create_model(f"{tool_name}_arguments", __base__=_Arguments, **fields)
-        model.model_json_schema()   # an unsupported hint fails here, at definition time
+        _schema_text(model)   # an unsupported hint fails here, at definition time
     except Exception as e:
         raise ToolDefinitionError(f"tool {tool_name!r}: its parameters cannot be turned into a "
                                   f"JSON schema ({e})") from None

@@ -267,3 +267,15 @@ def test_a_partial_and_a_callable_object_are_tools() -> None:
     assert (obj.name, obj.description) == ("Forecast", "Forecast the weather.")
     assert obj.parameters["properties"]["days"] == {"type": "integer", "default": 1}
     assert obj.fn(**obj.parse('{"city": "Oslo"}')) == "Oslo 1"
+
+
+def test_each_read_of_the_schema_is_a_copy_the_reader_may_change() -> None:
+    """Schemas are generated once per tool and kept: a caller editing what it read (a provider
+    adapter adding a strict flag) must not change what the next turn sends."""
+    t = make_tool(book_table)
+    first = t.parameters
+    first["properties"]["guests"]["minimum"] = 99
+    first["required"].append("when")
+    assert "minimum" not in t.parameters["properties"]["guests"]
+    assert t.parameters["required"] == ["restaurant", "guests"]
+    assert t.spec.parameters == t.parameters
