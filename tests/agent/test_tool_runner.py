@@ -413,3 +413,51 @@ def test_a_call_cut_off_at_the_token_limit_is_answered_as_cut_off_not_as_bad_jso
     run_turn(agent, mode, "write a story to a.txt")
     ((_, answer),) = tool_answers(kind, request_json(route, 1))
     assert answer.startswith("error: ") and "max_tokens" in answer and "cut off" in answer
+
+
+def _cut_inside_a_call() -> httpx.Response:
+    """An OpenAI stream dropped (closed cleanly, no finish reason) halfway through a call's
+    arguments: no text was shown."""
+    from hermes_core.testing.builders import _sse
+
+    base = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+
+    def part(arguments: str, **head: Any) -> tuple[None, dict[str, Any]]:
+        call = {"index": 0, **head, "function": {"arguments": arguments,
+                                                  **({"name": "write_file"} if head else {})}}
+        return (None, {**base, "choices": [{"index": 0, "delta": {"tool_calls": [call]},
+                                            "finish_reason": None}]})
+
+    return httpx.Response(200, headers=SSE_HEADERS, content=_sse([
+        part('{"path": "a.txt", ', id="c1", type="function"), part('"text": "Once upo')]))
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_stream_dropped_inside_a_calls_arguments_runs_nothing_and_is_asked_again(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """Half a call is never run (with half its arguments, or cut to ``{}``): the stream is an
+    incomplete answer, and with nothing shown yet the request is simply sent again."""
+    import asyncio
+
+    ran: list[tuple[str, str]] = []
+
+    def write_file(path: str, text: str) -> str:
+        """Write a file."""
+        ran.append((path, text))
+        return "written"
+
+    whole = ToolCall("c2", "write_file", '{"path": "a.txt", "text": "Once upon a time."}')
+    route = respx_mock.post(URLS["openai"]).mock(side_effect=[
+        _cut_inside_a_call(), wire_response("openai", True, "", (whole,)),
+        wire_response("openai", True, "Done.")])
+    agent = make_agent(empty_home, "openai", tools=[write_file])
+    if mode == "stream":
+        stream = agent.stream("write a story to a.txt")
+        text = "".join(stream)
+    else:
+        async def collect() -> str:
+            return "".join([p async for p in agent.astream("write a story to a.txt")])
+        text = asyncio.run(collect())
+    assert text == "Done." and route.call_count == 3
+    assert ran == [("a.txt", "Once upon a time.")]
+    assert [c.id for c in agent.last_reply.tool_calls] == ["c2"]
