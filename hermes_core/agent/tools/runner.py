@@ -17,7 +17,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +78,12 @@ def _call_sync(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
             # coroutine function): its coroutine is the work, not the result. Awaited here, in
             # the worker thread, on a loop of its own; the call's timeout still holds
             value = _run_awaitable(value)
+        if inspect.isgenerator(value):
+            # a tool that yields: its items are the result, drawn here under the timeout (left
+            # to the renderer, its body ran in the agent's thread, unbounded)
+            value = list(value)
+        elif inspect.isasyncgen(value):   # an ``async def`` with ``yield``: not a coroutine
+            value = _run_awaitable(_drained(value))
         return value
     except SystemExit as e:
         raise _Exited(e.code) from None
@@ -89,6 +95,10 @@ async def _call_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
         return await fn(**args)
     except SystemExit as e:
         raise _Exited(e.code) from None
+
+
+async def _drained(items: AsyncIterator[Any]) -> list[Any]:
+    return [item async for item in items]
 
 
 async def _awaited(value: Awaitable[Any]) -> Any:
