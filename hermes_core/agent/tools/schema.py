@@ -27,6 +27,9 @@ from hermes_core.types import ToolSpec
 
 #: The names the OpenAI and Anthropic APIs accept for a tool.
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+#: The property names Anthropic accepts in a tool's input schema (one outside it is a 400 for the
+#: whole request, every tool with it); a Python identifier may hold any letter.
+_PROPERTY = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 #: The most of a description sent per tool (the APIs reject very long ones, and every tool's text
 #: is paid for on every turn).
 MAX_DESCRIPTION = 1024
@@ -101,6 +104,11 @@ def _schema_text(arguments: type[BaseModel]) -> str:
         if isinstance(prop, dict):
             prop.pop("title", None)   # "City" for city: tokens that say nothing
     return json.dumps(schema, ensure_ascii=False)
+
+
+def unsendable_properties(schema: Mapping[str, Any]) -> list[str]:
+    """The top-level property names of ``schema`` the APIs refuse (see ``_PROPERTY``)."""
+    return [k for k in schema.get("properties", {}) if not _PROPERTY.match(k)]
 
 
 def _json_kind(value: Any) -> str:
@@ -218,10 +226,16 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
             fields[p.name] = _field(hint, default, None, described)
     try:
         model = create_model(f"{tool_name}_arguments", __base__=_Arguments, **fields)
-        _schema_text(model)   # an unsupported hint fails here, at definition time
+        schema = json.loads(_schema_text(model))   # an unsupported hint fails here
     except Exception as e:
         raise ToolDefinitionError(f"tool {tool_name!r}: its parameters cannot be turned into a "
                                   f"JSON schema ({e})") from None
+    bad = unsendable_properties(schema)
+    if bad:
+        raise ToolDefinitionError(
+            f"tool {tool_name!r}: parameter {bad[0]!r} cannot be sent: the APIs take parameter "
+            "names of ASCII letters, digits, '_', '.' or '-', at most 64 (Anthropic refuses the "
+            "whole request otherwise); rename it or give it such an alias")
     text = (description or summary or tool_name).strip()
     is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(hinted)
     return Tool(tool_name, text[:MAX_DESCRIPTION], fn, model, is_async, needs_approval, timeout_s)

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from hermes_core.agent.tools.schema import validation_message
+from hermes_core.agent.tools.schema import unsendable_properties, validation_message
 from hermes_core.errors import StructuredOutputError
 
 T = TypeVar("T", bound=BaseModel)
@@ -30,7 +30,13 @@ def response_format(output: type[BaseModel]) -> dict[str, Any]:
     if not (isinstance(output, type) and issubclass(output, BaseModel)):
         raise TypeError(f"output must be a pydantic model class, not {output!r}")
     name = _NAME_CHARS.sub("_", output.__name__)[:64] or "output"
-    return {"name": name, "schema": output.model_json_schema(),
+    schema = output.model_json_schema()
+    bad = unsendable_properties(schema)
+    if bad:   # Anthropic's output tool takes this schema as its input schema
+        raise TypeError(f"output model {output.__name__}: field name {bad[0]!r} cannot be sent: "
+                        "the APIs take ASCII letters, digits, '_', '.' or '-', at most 64; "
+                        "rename it or give it such an alias")
+    return {"name": name, "schema": schema,
             "description": (output.__doc__ or "").strip()[:1024]}
 
 

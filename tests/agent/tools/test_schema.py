@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import BaseModel, Field, ValidationError
@@ -279,3 +279,30 @@ def test_each_read_of_the_schema_is_a_copy_the_reader_may_change() -> None:
     assert "minimum" not in t.parameters["properties"]["guests"]
     assert t.parameters["required"] == ["restaurant", "guests"]
     assert t.spec.parameters == t.parameters
+
+
+def account(number: Annotated[str, Field(alias="Account Number")]) -> str:
+    """Look up an account."""
+    return number
+
+
+@pytest.mark.parametrize("fn, key", [
+    (lambda: make_tool(lambda 城市: 城市, name="where"), "城市"),
+    (lambda: make_tool(account), "Account Number"),
+])
+def test_a_parameter_name_the_apis_refuse_is_a_definition_error(fn: Any, key: str) -> None:
+    """Anthropic refuses the whole request (every turn, every tool) when one property name is not
+    ``^[a-zA-Z0-9_.-]{1,64}$``; a Python identifier may be any letters. Refused where it is
+    written, naming the parameter, instead of as a 400 on every turn."""
+    with pytest.raises(ToolDefinitionError, match=key):
+        fn()
+
+
+def test_an_output_model_with_a_field_name_the_apis_refuse_is_refused_naming_it() -> None:
+    from hermes_core.agent.tools.structured import response_format
+
+    class Statement(BaseModel):
+        number: str = Field(alias="Account Number")
+
+    with pytest.raises(TypeError, match="Account Number"):
+        response_format(Statement)
