@@ -59,6 +59,9 @@ class Tool:
     is_async: bool
     needs_approval: bool = False
     timeout_s: float | None = None
+    #: (field, parameter) for each field not named as its parameter (one that would clash with
+    #: BaseModel's attributes); every other field is its parameter
+    renamed: tuple[tuple[str, str], ...] = ()
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -85,8 +88,9 @@ class Tool:
             # named in JSON's words: the model knows "array", not "list"
             raise ValueError(f"arguments must be a JSON object, not a JSON {_json_kind(data)}")
         model = self.arguments.model_validate(data)
-        return {field.alias or name: getattr(model, name)
-                for name, field in type(model).model_fields.items()}
+        # by the function's own parameter names: an alias is only the name the model sees
+        own = dict(self.renamed)
+        return {own.get(name, name): getattr(model, name) for name in type(model).model_fields}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """A tool stays callable as the plain function it wraps."""
@@ -206,6 +210,7 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
     except Exception as e:   # a forward reference that does not resolve
         raise ToolDefinitionError(f"tool {tool_name!r}: cannot read its type hints ({e})") from None
     fields: dict[str, Any] = {}
+    renamed: list[tuple[str, str]] = []
     params = {n: p for n, p in inspect.signature(fn).parameters.items() if n not in fixed}
     for i, p in enumerate(params.values()):
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -222,6 +227,7 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
             # a parameter is a field under another name, its own name the alias the model sees
             inner = next(n for n in (f"arg{i}", f"arg{i}_{len(params)}") if n not in params)
             fields[inner] = _field(hint, default, p.name, described)
+            renamed.append((inner, p.name))
         else:
             fields[p.name] = _field(hint, default, None, described)
     try:
@@ -238,7 +244,8 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
             "whole request otherwise); rename it or give it such an alias")
     text = (description or summary or tool_name).strip()
     is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(hinted)
-    return Tool(tool_name, text[:MAX_DESCRIPTION], fn, model, is_async, needs_approval, timeout_s)
+    return Tool(tool_name, text[:MAX_DESCRIPTION], fn, model, is_async, needs_approval, timeout_s,
+                tuple(renamed))
 
 
 def _clashes(name: str) -> bool:

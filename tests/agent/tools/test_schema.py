@@ -306,3 +306,18 @@ def test_an_output_model_with_a_field_name_the_apis_refuse_is_refused_naming_it(
 
     with pytest.raises(TypeError, match="Account Number"):
         response_format(Statement)
+
+
+def transfer(amount: float, to_account: Annotated[str, Field(alias="toAccount")]) -> str:
+    """Transfer money."""
+    return f"{amount} to {to_account}"
+
+
+def test_an_alias_is_the_name_the_model_sees_and_the_function_gets_its_own_parameter() -> None:
+    """Aliases in ``Annotated`` are read now; the function must still be called by its own
+    parameter names, not the alias (``transfer(toAccount=...)`` is a TypeError)."""
+    t = make_tool(transfer)
+    assert list(t.parameters["properties"]) == ["amount", "toAccount"]
+    args = t.parse('{"amount": 5, "toAccount": "DE89"}')
+    assert args == {"amount": 5.0, "to_account": "DE89"}
+    assert t.fn(**args) == "5.0 to DE89"
