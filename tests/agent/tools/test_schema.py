@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import sys
+import typing
 from typing import Annotated, Any, Literal
 
 import pytest
+import typing_extensions
 from pydantic import BaseModel, Field, ValidationError
 
 from hermes_core.agent.tools.registry import ToolRegistry
@@ -321,3 +324,36 @@ def test_an_alias_is_the_name_the_model_sees_and_the_function_gets_its_own_param
     args = t.parse('{"amount": 5, "toAccount": "DE89"}')
     assert args == {"amount": 5.0, "to_account": "DE89"}
     assert t.fn(**args) == "5.0 to DE89"
+
+
+class Window(typing_extensions.TypedDict):
+    start: str
+    end: typing_extensions.NotRequired[str]
+
+
+class PlainWindow(typing.TypedDict):
+    start: str
+
+
+def test_typed_dict_parameters_are_described_and_validated() -> None:
+    """``typing_extensions.TypedDict`` is an object schema; on Python 3.11 pydantic refuses
+    ``typing.TypedDict``, and the definition error says which to use instead."""
+    def book(window: Window) -> str:
+        """Book."""
+        return window["start"]
+
+    t = make_tool(book)
+    assert t.parameters["$defs"]["Window"]["required"] == ["start"]
+    assert t.parse('{"window": {"start": "9:00"}}') == {"window": {"start": "9:00"}}
+    with pytest.raises(ValidationError):
+        t.parse('{"window": {"end": "10:00"}}')
+
+    def plain(window: PlainWindow) -> str:
+        """Plain."""
+        return window["start"]
+
+    if sys.version_info >= (3, 12):
+        assert make_tool(plain).parse('{"window": {"start": "9"}}') == {"window": {"start": "9"}}
+    else:
+        with pytest.raises(ToolDefinitionError, match=r"typing_extensions\.TypedDict"):
+            make_tool(plain)
