@@ -217,13 +217,16 @@ class StructuredOutputError(HermesError):
     debugging the schema or the prompt).
     """
 
-    def __init__(self, model_name: str, errors: str, text: str) -> None:
+    def __init__(self, model_name: str, errors: str, text: str, *, refused: bool = False) -> None:
         # a model or proxy echoing the key puts it in the reply and in the field names: redacted,
         # the reply before it is cut (a key across the cut would keep its head)
         self.model_name = model_name
         self.errors = redact(errors)
         self.text = clip(text, 2000)
-        super().__init__(f"the reply is not a valid {model_name} after one repair round: "
+        # the model declined (no repair round was tried: it would press the model to comply)
+        self.refused = refused
+        super().__init__(f"no {model_name}: {self.errors}" if refused else
+                         f"the reply is not a valid {model_name} after one repair round: "
                          f"{self.errors}")
 
 

@@ -315,7 +315,8 @@ class Agent:
                 done.text, done.model, done.provider, usage, done.prompt or prompt, decision,
                 prompt.turn.retrieval if prompt.turn is not None else None, tuple(attempts),
                 calls, results, cost, compaction=self.compactor.last,
-                stop_reason="max_tool_rounds" if capped else None)
+                stop_reason="max_tool_rounds" if capped else
+                "refusal" if done.finish_reason == "refusal" else None)
         if self.post_llm_call is not None:
             self.post_llm_call(reply)
         return reply
@@ -369,7 +370,12 @@ class Agent:
         return value
 
     def _structured_reply(self, reply: Reply, output: type[BaseModel]) -> Reply:
-        """``reply`` with its validated ``output`` (also as ``last_reply``); raises on a mismatch."""
+        """``reply`` with its validated ``output`` (also as ``last_reply``); raises on a mismatch.
+
+        A refusal is raised as it is, with no repair round: asking again for "only a JSON
+        object" would press the model past its refusal, and the error would call it bad JSON."""
+        if reply.stop_reason == "refusal":
+            raise structured.refused(output, reply.text)
         self.last_reply = replace(reply, output=structured.parse_output(reply.text, output))
         return self.last_reply
 

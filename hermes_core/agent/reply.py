@@ -34,7 +34,8 @@ class Reply:
     output: Any = None   # the validated object of ``chat(..., output=Model)``
     compaction: CompactionReport | None = None   # history budget, and a compaction if one ran
     # None when the model ended the turn; "max_tool_rounds" when llm.max_tool_rounds did, the
-    # model still calling tools (its text may then be empty: this says why)
+    # model still calling tools (its text may then be empty: this says why); "refusal" when the
+    # model declined (OpenAI's refusal field, Anthropic's refusal stop reason)
     stop_reason: str | None = None
 
     def __str__(self) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -96,16 +97,32 @@ class SkillSelection:
         """The skill called ``name``; case is forgiven only when no skill has the exact name and
         one skill alone matches without it (``Deploy`` and ``deploy`` may both exist: dedupe keys
         on the exact name)."""
-        wanted = name.strip()
         skills = self.catalog()
-        exact: Skill | None = next((s for s in skills if s.name == wanted), None)
-        if exact is not None:
-            return exact
-        folded = wanted.casefold()
-        matches = [s for s in skills if s.name.casefold() == folded]
-        # two skills equal but for case (Deploy, deploy): guessing would load, or record feedback
-        # against, either one; the caller's error lists both instead
-        return matches[0] if len(matches) == 1 else None
+        wanted = name.strip()
+        found = _match(wanted, skills)
+        bare = _unmarked(wanted)
+        return found if found is not None or bare == wanted else _match(bare, skills)
+
+
+def _match(wanted: str, skills: Sequence[Skill]) -> Skill | None:
+    exact: Skill | None = next((s for s in skills if s.name == wanted), None)
+    if exact is not None:
+        return exact
+    folded = wanted.casefold()
+    matches = [s for s in skills if s.name.casefold() == folded]
+    # two skills equal but for case (Deploy, deploy): guessing would load, or record feedback
+    # against, either one; the caller's error lists both instead
+    return matches[0] if len(matches) == 1 else None
+
+
+_MARKUP = re.compile(r"^(?:[-*+]\s+)?[`'\"*_]*(.*?)[`'\"*_]*:?$")
+
+
+def _unmarked(name: str) -> str:
+    """``name`` without the Markdown a model copies with it from the hint (``- `pdf`:``,
+    ``**pdf**``, quotes): tried only when the name as given matches no skill."""
+    m = _MARKUP.match(name)
+    return m.group(1).strip() if m else name
 
 
 def _argument(call: ToolCall, key: str) -> str:

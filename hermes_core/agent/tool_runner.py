@@ -31,6 +31,9 @@ AuditSink = Callable[[Mapping[str, Any]], None]
 _ARG_CHARS = 200
 
 
+#: The finish reasons of a reply that reached its output token limit (OpenAI's, Anthropic's).
+CUT_OFF = frozenset({"length", "max_tokens"})
+
 #: The least of the window a tool result is cut to (a model with no room left still sees a head).
 MIN_RESULT_TOKENS = 256
 
@@ -130,7 +133,8 @@ class AgentTools:
         :func:`fit_results`)."""
         if not self._should_answer(done, round_no):
             return None
-        results = fit_results(self.runner.run(done.tool_calls, self.builtins(skills)), room)
+        results = fit_results(self.runner.run(done.tool_calls, self.builtins(skills),
+                                              cut_off=done.finish_reason in CUT_OFF), room)
         return self._extend(prompt, done, results), results
 
     async def afollow_up(self, prompt: Prompt, done: Completion, round_no: int,
@@ -138,7 +142,8 @@ class AgentTools:
                          ) -> tuple[Prompt, tuple[ToolResult, ...]] | None:
         if not self._should_answer(done, round_no):
             return None
-        results = fit_results(await self.runner.arun(done.tool_calls, self.builtins(skills)), room)
+        results = fit_results(await self.runner.arun(done.tool_calls, self.builtins(skills),
+                                                     cut_off=done.finish_reason in CUT_OFF), room)
         return self._extend(prompt, done, results), results
 
     def _record(self, call: ToolCall, args: Mapping[str, Any] | None, result: ToolResult) -> None:

@@ -167,8 +167,13 @@ class _StreamState:
             self.started = True
             self.usage = _usage(event.message.usage)
         elif kind == "content_block_start" and event.content_block.type == "tool_use":
+            # the API starts with ``input: {}`` and sends the JSON in deltas; a compatible server
+            # may send the whole input here and no delta (kept, as the SDK's own stream does)
+            given = getattr(event.content_block, "input", None)
             self.tools[event.index] = {"id": event.content_block.id,
-                                       "name": event.content_block.name, "arguments": ""}
+                                       "name": event.content_block.name, "arguments": "",
+                                       "given": json.dumps(given, ensure_ascii=False)
+                                       if isinstance(given, dict) and given else ""}
         elif kind == "content_block_delta":
             d = event.delta
             if d.type == "text_delta" and d.text:
@@ -178,10 +183,11 @@ class _StreamState:
                 self.tools[event.index]["arguments"] += d.partial_json or ""
         elif kind == "content_block_stop" and event.index in self.tools:
             t = self.tools.pop(event.index)
+            arguments = t["arguments"] or t["given"] or "{}"
             if t["name"] == STRUCTURED_OUTPUT_TOOL:   # the structured answer: it is the text
-                yield Delta(text=t["arguments"] or "{}")
+                yield Delta(text=arguments)
             else:
-                yield Delta(tool_call=ToolCall(t["id"], t["name"], t["arguments"] or "{}"))
+                yield Delta(tool_call=ToolCall(t["id"], t["name"], arguments))
         elif kind == "message_stop":
             self.stopped = True
         elif kind == "message_delta":

@@ -187,10 +187,10 @@ class _ToolCallAssembler:
     """Stream chunks carry tool calls in fragments keyed by index; join them.
 
     Compatible servers bend the rule: Ollama sends each call of a parallel set whole but all with
-    index 0, older servers send no index at all, some send no call id. A fragment whose id differs
-    from the id its slot already holds starts a new call; a fragment without an index continues
-    the latest call; a call without an id gets a fresh one (:func:`_new_call_id`) so its tool
-    result can answer it.
+    index 0, older servers send no index at all, some send no call id, some resend the whole name
+    with every fragment. A fragment whose id differs from the id its slot already holds starts a
+    new call; a fragment without an index continues the latest call; a call without an id gets a
+    fresh one (:func:`_new_call_id`) so its tool result can answer it.
     """
 
     def __init__(self) -> None:
@@ -214,8 +214,11 @@ class _ToolCallAssembler:
             if call_id:
                 slot["id"] = call_id
             fn = getattr(d, "function", None)
+            if fn is not None and fn.name and fn.name != slot["name"]:
+                # a name comes in pieces (Gemini) or whole with every fragment (MiniMax behind
+                # NVIDIA NIM, Fireworks): a piece equal to the whole name so far is it resent
+                slot["name"] += fn.name
             if fn is not None:
-                slot["name"] += fn.name or ""
                 slot["arguments"] += _arguments_text(fn.arguments)
 
     def done(self) -> list[ToolCall]:
@@ -270,12 +273,15 @@ class OpenAIProvider(SDKProvider):
             raise TypeError("no message")
         choice = resp.choices[0]
         msg = choice.message
-        # A refusal arrives in ``refusal`` with ``content: null``; it is the model's answer.
-        text = _content_text(msg.content) or getattr(msg, "refusal", None) or ""
-        return Completion(text=text, model=resp.model or model,
+        # A refusal arrives in ``refusal`` with ``content: null``; it is the model's answer, and
+        # the finish reason says so in Anthropic's word (its stop reason "refusal"): a structured
+        # reply that is a refusal is not a malformed one to be repaired.
+        content = _content_text(msg.content)
+        refusal = (getattr(msg, "refusal", None) or "") if not content else ""
+        return Completion(text=content or refusal, model=resp.model or model,
                           provider=self.name, usage=_usage(resp.usage),
                           tool_calls=_tool_calls(msg.tool_calls),
-                          finish_reason=choice.finish_reason,
+                          finish_reason="refusal" if refusal else choice.finish_reason,
                           request_id=getattr(resp, "_request_id", None) or resp.id)
 
     def _stream_payload(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
@@ -291,8 +297,11 @@ class OpenAIProvider(SDKProvider):
             state["usage"] = _usage(chunk.usage)
         for choice in chunk.choices or ():
             if choice.delta is not None:
-                text = (_content_text(choice.delta.content)
-                        or getattr(choice.delta, "refusal", None))
+                content = _content_text(choice.delta.content)
+                refusal = None if content else getattr(choice.delta, "refusal", None)
+                if refusal:
+                    state["refused"] = True
+                text = content or refusal
                 if text:
                     state.setdefault("text", []).append(text)
                     yield Delta(text=text)
@@ -313,7 +322,8 @@ class OpenAIProvider(SDKProvider):
                                      partial_text="".join(state.get("text", ())))
         for call in tools.done():
             yield Delta(tool_call=call)
-        yield Delta(usage=state.get("usage", Usage()), finish_reason=state.get("finish"))
+        yield Delta(usage=state.get("usage", Usage()),
+                    finish_reason="refusal" if state.get("refused") else state.get("finish"))
 
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
                options: CallOptions) -> Iterator[Delta]:

@@ -65,11 +65,25 @@ def list_files(folder: Path, limit: int = MAX_LISTED) -> tuple[list[str], int]:
     return found[:limit], len(found)
 
 
+def _within(folder: Path, absolute: str) -> PurePosixPath | None:
+    """An absolute path as the relative path it is inside ``folder`` (as the folder was found, or
+    where its links lead), or None: a body naming its files by absolute path is copied as written.
+    Judged on the normalised text; where the file's own links lead is checked after, as for any
+    relative path."""
+    target = os.path.normpath(absolute)
+    for base in (os.path.abspath(folder), os.path.realpath(folder)):
+        if target != base and _inside(base, target):
+            return PurePosixPath(Path(os.path.relpath(target, base)).as_posix())
+    return None
+
+
 def _resolve(folder: Path, file_path: str) -> Path:
     raw = file_path.strip().replace("\\", "/")
     if not raw or "\x00" in raw:
         raise SkillFileError("error: file_path is empty")
     rel = PurePosixPath(raw)
+    if rel.is_absolute():
+        rel = _within(folder, raw) or rel
     if rel.is_absolute() or ".." in rel.parts or (rel.parts and rel.parts[0].endswith(":")):
         raise SkillFileError(f"error: {file_path!r} is not a path inside the skill's folder")
     root = os.path.realpath(folder)

@@ -65,7 +65,11 @@ class Catalog:
 
 
 class _Invalid(ValueError):
-    pass
+    """A skill record refused; ``line`` is where in the file, when known."""
+
+    def __init__(self, reason: str, line: int | None = None) -> None:
+        super().__init__(reason)
+        self.line = line
 
 
 def user_path(path: str | os.PathLike[str]) -> Path:
@@ -242,27 +246,57 @@ def _lines(text: str) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
+# the key a record error is about: every reason names it first, quoted ("'tags' must be ...")
+_REASON_KEY = re.compile(r"(?:missing or empty )?'([^']+)'")
+
+
+def _folder_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a SKILL.md skill's name, which is its folder's (the agentskills
+    rule): ``skill_view`` prints it before a file path, and ``sub/dir`` or ``..`` there reads as
+    a path the model may try to walk."""
+    if "/" in name or "\\" in name:
+        return f"'name' holds a path separator ({name!r}); a skill's name is one folder name"
+    if name in (".", ".."):
+        return f"'name' cannot be {name!r}"
+    return None
+
+
 def parse_skill_md(text: str, path: str) -> Skill:
-    """Parse a SKILL.md: ``---`` YAML front matter, then the Markdown body."""
+    """Parse a SKILL.md: ``---`` YAML front matter, then the Markdown body.
+
+    A refusal carries the line of the file it is about (the front matter's text starts on
+    line 2): the fence, the YAML error, or the field at fault."""
     if text.startswith("\ufeff"):
         text = text[1:]
     lines = _lines(text)
     if not lines or lines[0].strip() != "---":
-        raise _Invalid("no YAML front matter (the file must start with a '---' line)")
+        toml = bool(lines) and lines[0].strip() == "+++"
+        raise _Invalid("TOML front matter ('+++') is not read; write YAML between '---' lines"
+                       if toml else "no YAML front matter (the file must start with a '---' line)",
+                       1)
     end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
     if end is None:
-        raise _Invalid("front matter is not closed by a '---' line")
+        raise _Invalid("front matter is not closed by a '---' line", 1)
     try:  # depth, alias expansion and size are bounded: one hostile file costs milliseconds
-        meta, _ = load_yaml("\n".join(lines[1:end]), max_chars=MAX_SKILL_FILE_BYTES)
+        meta, key_lines = load_yaml("\n".join(lines[1:end]), max_chars=MAX_SKILL_FILE_BYTES)
     except YamlLimitError as e:
-        where = f" at line {e.line + 1}" if e.line is not None else ""
+        line = e.line + 1 if e.line is not None else None   # the issue reads path:line: ...
         if e.reason.startswith("invalid YAML"):
-            raise _Invalid(f"front matter is not valid YAML{where}") from None
-        raise _Invalid(f"front matter{where}: {e.reason}") from None
+            raise _Invalid("front matter is not valid YAML", line) from None
+        raise _Invalid(f"front matter: {e.reason}", line) from None
     if not isinstance(meta, dict):
-        raise _Invalid("front matter must be a YAML mapping")
+        raise _Invalid("front matter must be a YAML mapping", 2)
     meta = {k: v for k, v in meta.items() if k != "body"}
-    return skill_from_mapping(meta, body="\n".join(lines[end + 1:]), path=path)
+    try:
+        skill = skill_from_mapping(meta, body="\n".join(lines[end + 1:]), path=path)
+        problem = _folder_name_problem(skill.name)
+        if problem:
+            raise _Invalid(problem)
+    except _Invalid as e:
+        key = _REASON_KEY.match(str(e))
+        at = key_lines.get(key.group(1)) if key else None
+        raise _Invalid(str(e), at + 1 if at is not None else None) from None
+    return skill
 
 
 def _read_text(path: Path) -> str:
@@ -402,7 +436,7 @@ def load_skill_folders(folders: Iterable[str | os.PathLike[str]]) -> tuple[list[
         try:
             skills.append(parse_skill_md(_read_text(path), str(path)))
         except (_Invalid, ValueError) as e:
-            issues.append(CatalogIssue(str(path), str(e)))
+            issues.append(CatalogIssue(str(path), str(e), getattr(e, "line", None)))
         except RecursionError:
             issues.append(CatalogIssue(str(path), "nested too deeply to read"))
         except OSError as e:  # vanished between listing and reading, permissions, ...

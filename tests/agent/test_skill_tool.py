@@ -5,6 +5,7 @@ the skill_view tool answers with the skill the model asked for.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -34,6 +35,16 @@ def test_skill_view_prefers_the_exact_name_over_a_case_insensitive_match() -> No
 
 def test_skill_view_still_forgives_case_when_the_name_is_unambiguous() -> None:
     content = answer_skill_view(ToolCall("c1", "skill_view", '{"name": " WEATHER "}'), _selection())
+    assert "WEATHER STEPS" in content
+
+
+@pytest.mark.parametrize("name", ["`weather`", "'weather'", '"weather"', "**weather**",
+                                  "weather:", "- weather"])
+def test_skill_view_reads_a_name_copied_with_the_hints_markup(name: str) -> None:
+    """Models copy a name with the Markdown around it (backticks, quotes, bold, the hint line's
+    dash or colon): answered "no skill named '`weather`'", the turn spent a round on it."""
+    content = answer_skill_view(ToolCall("c1", "skill_view", json.dumps({"name": name})),
+                                _selection())
     assert "WEATHER STEPS" in content
 
 

@@ -13,11 +13,19 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from pydantic import BaseModel
 
 from hermes_core import StructuredOutputError, tool
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
+from hermes_core.testing import (
+    SSE_HEADERS,
+    anthropic_message,
+    anthropic_stream,
+    openai_chat_completion,
+    openai_chat_stream,
+)
 from hermes_core.types import ToolCall
 from tests.agent.conftest import (
     KEYS,
@@ -196,6 +204,43 @@ def test_structured_output_failing_twice_is_a_typed_error(kind: str, mode: str, 
     assert "repair" in str(info.value)
 
 
+REFUSAL = "I can't help with that."
+
+
+def _refusal(kind: str, streamed: bool) -> httpx.Response:
+    """A refusal in each format: OpenAI's ``refusal`` field (``content: null``), Anthropic's
+    ``refusal`` stop reason (the words it had said, and no output tool call)."""
+    if kind == "anthropic":
+        if streamed:
+            body = anthropic_stream((REFUSAL,)).replace(b'"end_turn"', b'"refusal"')
+            return httpx.Response(200, content=body, headers=SSE_HEADERS)
+        return httpx.Response(200, json=anthropic_message(REFUSAL, stop_reason="refusal"))
+    if streamed:
+        body = openai_chat_stream((REFUSAL,)).replace(b'"content": "I', b'"refusal": "I')
+        return httpx.Response(200, content=body, headers=SSE_HEADERS)
+    data = openai_chat_completion("")
+    data["choices"][0]["message"].update(content=None, refusal=REFUSAL)
+    return httpx.Response(200, json=data)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_refused_structured_output_is_a_typed_error_without_a_repair_round(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A refusal was sent a repair round ("reply again with only a JSON object"), a second paid
+    call pressing the model past its refusal, and then reported as invalid JSON."""
+    streamed = mode == "stream"
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[_refusal(kind, streamed),
+                                                          _structured(kind, streamed, {"x": 1})])
+    agent = make_agent(empty_home, kind)
+    with pytest.raises(StructuredOutputError) as info:
+        run_turn(agent, mode, "forecast for Paris", output=Forecast)
+    assert route.call_count == 1
+    assert "refused" in str(info.value) and "repair" not in str(info.value)
+    assert info.value.text == REFUSAL and info.value.model_name == "Forecast"
+    assert agent.last_reply.stop_reason == "refusal"
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_async_streamed_structured_output_and_tools(kind: str, empty_home: Path, respx_mock: Any) -> None:
     import asyncio
@@ -340,3 +385,79 @@ def test_an_unknown_tool_is_answered_with_the_tools_offered_and_the_turn_goes_on
     assert tool_answers(kind, request_json(route, 1)) == [
         ("c1", "error: unknown tool 'subtract'; the tools are: add")]
     assert [t["function"]["name"] for t in request_json(route, 0)["tools"]] == ["add"]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_call_cut_off_at_the_token_limit_is_answered_as_cut_off_not_as_bad_json(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A reply that reaches max_tokens mid-call ends with half a JSON object ("length" on OpenAI,
+    "max_tokens" on Anthropic). Answered "Expecting ',' delimiter", the model would not know its
+    call was cut and send the same long call again, to be cut again."""
+    def write_file(path: str, text: str) -> str:
+        """Write a file."""
+        return "written"
+
+    cut = ToolCall("c1", "write_file", '{"path": "a.txt", "text": "Once upon a ti')
+    if kind == "openai":
+        first = httpx.Response(200, json=openai_chat_completion("", tool_calls=(cut,),
+                                                                finish_reason="length"))
+    else:   # the API's tool_use input is an object: a compatible server's cut text stands in
+        body = anthropic_message("", tool_calls=(ToolCall("c1", "write_file", "{}"),),
+                                 stop_reason="max_tokens")
+        body["content"][0]["input"] = {}
+        first = httpx.Response(200, json=body)
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[first,
+                                                          wire_response(kind, False, "Sorry.")])
+    agent = make_agent(empty_home, kind, tools=[write_file])
+    run_turn(agent, mode, "write a story to a.txt")
+    ((_, answer),) = tool_answers(kind, request_json(route, 1))
+    assert answer.startswith("error: ") and "max_tokens" in answer and "cut off" in answer
+
+
+def _cut_inside_a_call() -> httpx.Response:
+    """An OpenAI stream dropped (closed cleanly, no finish reason) halfway through a call's
+    arguments: no text was shown."""
+    from hermes_core.testing.builders import _sse
+
+    base = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+
+    def part(arguments: str, **head: Any) -> tuple[None, dict[str, Any]]:
+        call = {"index": 0, **head, "function": {"arguments": arguments,
+                                                  **({"name": "write_file"} if head else {})}}
+        return (None, {**base, "choices": [{"index": 0, "delta": {"tool_calls": [call]},
+                                            "finish_reason": None}]})
+
+    return httpx.Response(200, headers=SSE_HEADERS, content=_sse([
+        part('{"path": "a.txt", ', id="c1", type="function"), part('"text": "Once upo')]))
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_stream_dropped_inside_a_calls_arguments_runs_nothing_and_is_asked_again(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """Half a call is never run (with half its arguments, or cut to ``{}``): the stream is an
+    incomplete answer, and with nothing shown yet the request is simply sent again."""
+    import asyncio
+
+    ran: list[tuple[str, str]] = []
+
+    def write_file(path: str, text: str) -> str:
+        """Write a file."""
+        ran.append((path, text))
+        return "written"
+
+    whole = ToolCall("c2", "write_file", '{"path": "a.txt", "text": "Once upon a time."}')
+    route = respx_mock.post(URLS["openai"]).mock(side_effect=[
+        _cut_inside_a_call(), wire_response("openai", True, "", (whole,)),
+        wire_response("openai", True, "Done.")])
+    agent = make_agent(empty_home, "openai", tools=[write_file])
+    if mode == "stream":
+        stream = agent.stream("write a story to a.txt")
+        text = "".join(stream)
+    else:
+        async def collect() -> str:
+            return "".join([p async for p in agent.astream("write a story to a.txt")])
+        text = asyncio.run(collect())
+    assert text == "Done." and route.call_count == 3
+    assert ran == [("a.txt", "Once upon a time.")]
+    assert [c.id for c in agent.last_reply.tool_calls] == ["c2"]

@@ -251,6 +251,41 @@ def test_streamed_tool_input_pieces_are_joined(respx_mock: Any, use_async: bool)
     assert deltas[-1].finish_reason == "tool_use"
 
 
+def _input_at_block_start() -> bytes:
+    """A compatible server that sends a tool's whole input in ``content_block_start`` and no
+    ``input_json_delta`` (the SDK's own stream accumulator keeps that input)."""
+    start = anthropic_message("", id="m")
+    start["stop_reason"] = None
+    return _sse([("message_start", {"type": "message_start", "message": start}),
+                 ("content_block_start", {"type": "content_block_start", "index": 0,
+                                          "content_block": {"type": "tool_use", "id": "c1",
+                                                            "name": "get_weather",
+                                                            "input": {"city": "Oslo"}}}),
+                 ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                 ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
+                                    "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
+                 ("message_stop", {"type": "message_stop"})])
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_tool_input_sent_whole_at_block_start_is_the_arguments(respx_mock: Any,
+                                                                 use_async: bool) -> None:
+    """Read only from the deltas, the call ran with ``{}``: its arguments silently gone."""
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=_input_at_block_start(), headers=SSE_HEADERS))
+    provider = AnthropicProvider()
+
+    async def collect() -> list[Any]:
+        return [d async for d in provider.astream(TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED,
+                                                  CallOptions())]
+
+    deltas = (asyncio.run(collect()) if use_async
+              else list(provider.stream(TOOL_PROMPT, "claude-sonnet-4-5", TOOL_CRED, CallOptions())))
+    calls = [d.tool_call for d in deltas if d.tool_call is not None]
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in calls] == [
+        ("c1", "get_weather", {"city": "Oslo"})]
+
+
 BACKUP = "https://backup.test/v1"
 
 

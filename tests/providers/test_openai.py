@@ -50,7 +50,7 @@ def test_complete_returns_the_refusal_text(respx_mock) -> None:
     body["choices"][0]["message"].update(content=None, refusal=REFUSAL)
     respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, json=body))
     done = OpenAIProvider().complete(PROMPT, "gpt-4o", CRED, OPTS)
-    assert done.text == REFUSAL
+    assert done.text == REFUSAL and done.finish_reason == "refusal"
 
 
 def _refusal_stream() -> bytes:
@@ -70,7 +70,7 @@ def test_stream_yields_the_refusal_text(respx_mock) -> None:
         200, content=_refusal_stream(), headers=SSE_HEADERS))
     deltas = list(OpenAIProvider().stream(PROMPT, "gpt-4o", CRED, OPTS))
     assert "".join(d.text for d in deltas) == REFUSAL
-    assert deltas[-1].finish_reason == "stop"
+    assert deltas[-1].finish_reason == "refusal"   # Anthropic's word: the model declined
 
 
 async def test_async_stream_yields_the_refusal_text(respx_mock) -> None:
@@ -186,6 +186,42 @@ def test_streamed_tool_call_fragments_are_joined(respx_mock: Any, use_async: boo
     assert [(c.id, c.name, json.loads(c.arguments)) for c in calls] == [
         ("c1", "get_weather", {"city": "Oslo"}), ("c2", "add", {"a": 1, "b": 2})]
     assert deltas[-1].finish_reason == "tool_calls"
+
+
+def _name_in_every_fragment() -> bytes:
+    """Two parallel calls from a server that resends each call's whole name (and id) with every
+    argument fragment (MiniMax behind NVIDIA NIM, Fireworks, Kimi, some gateways)."""
+    base = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+    def part(i: int, name: str, arguments: str, finish: str | None = None) -> tuple[None, Any]:
+        call = {"index": i, "id": f"c{i}", "type": "function",
+                "function": {"name": name, "arguments": arguments}}
+        return (None, {**base, "choices": [{"index": 0, "delta": {"tool_calls": [call]},
+                                            "finish_reason": finish}]})
+
+    return _sse([part(0, "read_file", ""), part(0, "read_file", '{"path": '),
+                 part(1, "read_file", '{"path": "b"}'), part(0, "read_file", '"a"}'),
+                 (None, {**base, "choices": [{"index": 0, "delta": {},
+                                              "finish_reason": "tool_calls"}]}),
+                 (None, "[DONE]")])
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_name_resent_whole_with_every_fragment_is_the_name_once(respx_mock: Any,
+                                                                  use_async: bool) -> None:
+    """Joined as pieces, the resent name became ``read_fileread_file``: an unknown tool."""
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=_name_in_every_fragment(), headers=SSE_HEADERS))
+    provider = OpenAIProvider()
+
+    async def collect() -> list[Any]:
+        return [d async for d in provider.astream(TOOL_PROMPT, "m", TOOL_CRED, CallOptions())]
+
+    deltas = (asyncio.run(collect()) if use_async
+              else list(provider.stream(TOOL_PROMPT, "m", TOOL_CRED, CallOptions())))
+    calls = [d.tool_call for d in deltas if d.tool_call is not None]
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in calls] == [
+        ("c0", "read_file", {"path": "a"}), ("c1", "read_file", {"path": "b"})]
 
 
 def _object_arguments(streamed: bool) -> httpx.Response:

@@ -1268,9 +1268,9 @@ def test_a_bad_skill_file_is_warned_about_once_not_on_every_refresh(
         r.load_catalog()
         r.refresh(dense=False)
     assert [m for m in caplog.messages if "skipping skill" in m] == [
-        f"skipping skill: {tmp_path / 'bad' / 'SKILL.md'}: front matter is not valid YAML at line 2"]
+        f"skipping skill: {tmp_path / 'bad' / 'SKILL.md'}:2: front matter is not valid YAML"]
     assert [str(i) for i in r.issues] == [
-        f"{tmp_path / 'bad' / 'SKILL.md'}: front matter is not valid YAML at line 2"]
+        f"{tmp_path / 'bad' / 'SKILL.md'}:2: front matter is not valid YAML"]
 
 
 CLAUSE_SKILLS = [

@@ -134,3 +134,21 @@ def test_the_listing_names_only_files_skill_view_serves(tmp_path: Path) -> None:
     assert (files, total) == (["forms.md"], 1)
     for name in files:
         assert read_skill_file(skill, name) == "the form"
+
+
+def test_an_absolute_path_inside_the_skills_folder_is_served_and_one_outside_refused(
+        tmp_path: Path) -> None:
+    """A body naming its files by absolute path (a generated skill, a ``{baseDir}`` filled in)
+    is copied by the model as written; inside the folder, it is the same file the relative path
+    serves. Anything else stays refused, through a link or not."""
+    (tmp_path / "secret.txt").write_text("top secret", encoding="utf-8")
+    skill = _skill(tmp_path / "deploy")
+    guide = write(tmp_path / "deploy", "references/guide.md", "guide")
+    assert read_skill_file(skill, str(guide)) == "guide"
+    assert read_skill_file(skill, str(tmp_path / "deploy" / "references" / ".." / "SKILL.md")
+                           ).startswith("---")
+    os.symlink(tmp_path / "secret.txt", tmp_path / "deploy" / "link.txt")
+    for outside in (tmp_path / "secret.txt", tmp_path / "deploy" / "link.txt",
+                    tmp_path / "deploy" / ".." / "secret.txt"):
+        with pytest.raises(SkillFileError, match=r"not a path inside|leads outside"):
+            read_skill_file(skill, str(outside))

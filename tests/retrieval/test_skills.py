@@ -50,7 +50,7 @@ def test_skill_md_front_matter_and_body(tmp_path: Path) -> None:
 @pytest.mark.parametrize("text, reason", [
     ("no front matter here", "no YAML front matter"),
     ("---\nname: x\ndescription: y\n", "not closed"),
-    ("---\nname: [unclosed\ndescription: y\n---\n", "not valid YAML at line"),
+    ("---\nname: [unclosed\ndescription: y\n---\n", "not valid YAML"),
     ("---\n- a\n- b\n---\n", "must be a YAML mapping"),
     ("---\ndescription: y\n---\n", "missing or empty 'name'"),
     ("---\nname: x\n---\n", "missing or empty 'description'"),
@@ -612,3 +612,28 @@ def test_the_last_reindex_is_recorded_per_set_of_sources_and_a_torn_record_start
     with caplog.at_level(logging.WARNING):
         assert skills_mod.read_snapshot(path) is None
     assert "unreadable" in caplog.text
+
+
+@pytest.mark.parametrize("text, line, reason", [
+    ("no front matter here", 1, "no YAML front matter"),
+    ("+++\nname = 'x'\ndescription = 'y'\n+++\nbody\n", 1, "TOML front matter"),
+    ("---\nname: x\ndescription: y\nbody, no closing line\n", 1, "not closed"),
+    ("---\nname: x\ndescription: y\ncategory: [a]\n---\n", 4, "'category' must be a string"),
+    ("---\nname: x\ndescription: y\ntags:\n  - a\n  - {b: 1}\n---\n", 5, "'tags' must be"),
+    ("---\r\nname: x\r\n\r\ndescription: yes\r\n---\r\n", 4, "'description' must be text"),
+    ("---\nname: sub/dir\ndescription: y\n---\n", 2, "path separator"),
+    ("---\nname: '..\\evil'\ndescription: y\n---\n", 2, "path separator"),
+    ("---\nname: ..\ndescription: y\n---\n", 2, "'..'"),
+])
+def test_a_bad_skill_md_is_named_with_the_line_of_its_problem(
+        tmp_path: Path, text: str, line: int, reason: str) -> None:
+    """Each issue reads ``path:line: reason``, the line counted in the file (front matter starts
+    at line 2). A name holding a path separator or ``..`` is refused: a skill's name is its
+    folder's (the agentskills rule), and ``skill_view`` prints it before a file path."""
+    bad = write_skill(tmp_path, "bad", text)
+    write_skill(tmp_path, "good", skill_md("good", "A good skill"))
+    cat = load_catalog([tmp_path], warn=False)
+    assert [s.name for s in cat.skills] == ["good"]
+    (issue,) = cat.issues
+    assert (issue.path, issue.line) == (str(bad), line)
+    assert reason in issue.reason and str(issue).startswith(f"{bad}:{line}: ")

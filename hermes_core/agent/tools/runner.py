@@ -17,7 +17,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +78,12 @@ def _call_sync(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
             # coroutine function): its coroutine is the work, not the result. Awaited here, in
             # the worker thread, on a loop of its own; the call's timeout still holds
             value = _run_awaitable(value)
+        if inspect.isgenerator(value):
+            # a tool that yields: its items are the result, drawn here under the timeout (left
+            # to the renderer, its body ran in the agent's thread, unbounded)
+            value = list(value)
+        elif inspect.isasyncgen(value):   # an ``async def`` with ``yield``: not a coroutine
+            value = _run_awaitable(_drained(value))
         return value
     except SystemExit as e:
         raise _Exited(e.code) from None
@@ -89,6 +95,10 @@ async def _call_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
         return await fn(**args)
     except SystemExit as e:
         raise _Exited(e.code) from None
+
+
+async def _drained(items: AsyncIterator[Any]) -> list[Any]:
+    return [item async for item in items]
 
 
 async def _awaited(value: Awaitable[Any]) -> Any:
@@ -213,7 +223,11 @@ class ToolRunner:
                 log.warning("tool result sink failed: %s", e)
         return result
 
-    def _prepare(self, call: ToolCall, builtins: Mapping[str, Builtin]) -> _Ready:
+    def _prepare(self, call: ToolCall, builtins: Mapping[str, Builtin],
+                 cut_off: bool = False) -> _Ready:
+        """``cut_off``: the reply ended at its token limit, so arguments that do not parse or
+        validate are most likely cut short, and the model is told so (told only "Expecting ','
+        delimiter" it would send the same long call again, to be cut again)."""
         started = self._clock()
         builtin = builtins.get(call.name)
         if builtin is not None:
@@ -231,14 +245,14 @@ class ToolRunner:
                 started))
         try:
             args = tool.parse(call.arguments)
-        except ValidationError as e:
-            return _Ready(call, result=self._result(
-                call, f"error: invalid arguments for {tool.name}: {validation_message(e)}",
-                "invalid", started))
-        except ValueError as e:   # not JSON, or not an object
-            reason = getattr(e, "msg", None) or str(e)
-            return _Ready(call, result=self._result(
-                call, f"error: invalid arguments for {tool.name}: {reason}", "invalid", started))
+        except (ValidationError, ValueError) as e:   # not JSON, not an object, or not valid
+            reason = (validation_message(e) if isinstance(e, ValidationError)
+                      else getattr(e, "msg", None) or str(e))
+            text = (f"error: this call of {tool.name} was cut off: the reply reached its output "
+                    f"token limit (max_tokens) before the arguments were complete ({reason}); "
+                    "not run. Make the call smaller (e.g. do the work in several calls)"
+                    if cut_off else f"error: invalid arguments for {tool.name}: {reason}")
+            return _Ready(call, result=self._result(call, text, "invalid", started))
         if tool.needs_approval:
             refused = self._refusal(tool, args)
             if refused:
@@ -311,10 +325,10 @@ class ToolRunner:
             return asyncio.run(_call_async(tool.fn, args))
         return _call_sync(tool.fn, args)
 
-    def run(self, calls: Sequence[ToolCall],
-            builtins: Mapping[str, Builtin] | None = None) -> tuple[ToolResult, ...]:
-        """Answer ``calls`` (blocking), results in call order."""
-        ready = [self._prepare(c, builtins or {}) for c in calls]
+    def run(self, calls: Sequence[ToolCall], builtins: Mapping[str, Builtin] | None = None, *,
+            cut_off: bool = False) -> tuple[ToolResult, ...]:
+        """Answer ``calls`` (blocking), results in call order; ``cut_off``: see ``_prepare``."""
+        ready = [self._prepare(c, builtins or {}, cut_off) for c in calls]
         started = self._clock()
         # each call in a copy of the caller's context (as ``arun`` does, and as asyncio does for
         # a task): a user or trace id the author set before ``chat`` reaches the tool. A copy
@@ -345,13 +359,14 @@ class ToolRunner:
 
     # ------------------------------------------------------------------ async
 
-    async def arun(self, calls: Sequence[ToolCall],
-                   builtins: Mapping[str, Builtin] | None = None) -> tuple[ToolResult, ...]:
+    async def arun(self, calls: Sequence[ToolCall], builtins: Mapping[str, Builtin] | None = None,
+                   *, cut_off: bool = False) -> tuple[ToolResult, ...]:
         """Answer ``calls`` without blocking the event loop, results in call order.
 
         Preparing (validation, the approval callback, a built-in reading a skill file) runs in a
         worker thread: an approval prompt may wait on a person."""
-        ready = await asyncio.to_thread(lambda: [self._prepare(c, builtins or {}) for c in calls])
+        ready = await asyncio.to_thread(
+            lambda: [self._prepare(c, builtins or {}, cut_off) for c in calls])
 
         async def one(r: _Ready) -> ToolResult:
             if r.result is not None:

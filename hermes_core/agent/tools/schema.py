@@ -9,9 +9,11 @@ its property description.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
+import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,11 +21,15 @@ from typing import Any
 
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic.fields import FieldInfo
 
 from hermes_core.types import ToolSpec
 
 #: The names the OpenAI and Anthropic APIs accept for a tool.
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+#: The property names Anthropic accepts in a tool's input schema (one outside it is a 400 for the
+#: whole request, every tool with it); a Python identifier may hold any letter.
+_PROPERTY = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 #: The most of a description sent per tool (the APIs reject very long ones, and every tool's text
 #: is paid for on every turn).
 MAX_DESCRIPTION = 1024
@@ -53,16 +59,16 @@ class Tool:
     is_async: bool
     needs_approval: bool = False
     timeout_s: float | None = None
+    #: (field, parameter) for each field not named as its parameter (one that would clash with
+    #: BaseModel's attributes); every other field is its parameter
+    renamed: tuple[tuple[str, str], ...] = ()
 
     @property
     def parameters(self) -> dict[str, Any]:
-        """The JSON schema of the arguments, as both wire formats take it."""
-        schema = self.arguments.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.setdefault("properties", {}).values():
-            if isinstance(prop, dict):
-                prop.pop("title", None)   # "City" for city: tokens that say nothing
-        return schema
+        """The JSON schema of the arguments, as both wire formats take it (a fresh copy: a
+        caller may change it)."""
+        loaded: dict[str, Any] = json.loads(_schema_text(self.arguments))
+        return loaded
 
     @property
     def spec(self) -> ToolSpec:
@@ -82,12 +88,31 @@ class Tool:
             # named in JSON's words: the model knows "array", not "list"
             raise ValueError(f"arguments must be a JSON object, not a JSON {_json_kind(data)}")
         model = self.arguments.model_validate(data)
-        return {field.alias or name: getattr(model, name)
-                for name, field in type(model).model_fields.items()}
+        # by the function's own parameter names: an alias is only the name the model sees
+        own = dict(self.renamed)
+        return {own.get(name, name): getattr(model, name) for name in type(model).model_fields}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """A tool stays callable as the plain function it wraps."""
         return self.fn(*args, **kwargs)
+
+
+@functools.lru_cache(maxsize=4096)
+def _schema_text(arguments: type[BaseModel]) -> str:
+    """The schema of an arguments model, as JSON text. Generated once per model: pydantic builds
+    it afresh on every call (about half a millisecond a tool), and every turn offers every
+    tool. Kept as text, so each reader gets its own copy to change."""
+    schema = arguments.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.setdefault("properties", {}).values():
+        if isinstance(prop, dict):
+            prop.pop("title", None)   # "City" for city: tokens that say nothing
+    return json.dumps(schema, ensure_ascii=False)
+
+
+def unsendable_properties(schema: Mapping[str, Any]) -> list[str]:
+    """The top-level property names of ``schema`` the APIs refuse (see ``_PROPERTY``)."""
+    return [k for k in schema.get("properties", {}) if not _PROPERTY.match(k)]
 
 
 def _json_kind(value: Any) -> str:
@@ -106,6 +131,65 @@ def _param_docs(doc: str | None) -> tuple[str, dict[str, str]]:
     return summary.strip(), {p.arg_name: (p.description or "").strip() for p in parsed.params}
 
 
+def _described_by(fn: Callable[..., Any]
+                  ) -> tuple[Callable[..., Any], str | None, str, frozenset[str]]:
+    """What describes ``fn``: the function whose hints to read, the docstring, the default tool
+    name, and the keywords a partial already fixed (not the model's to set).
+
+    A ``functools.partial`` is described by the function it wraps (its own docstring is the
+    partial class's), an object with ``__call__`` by its class and that method: neither is a
+    function ``typing.get_type_hints`` reads, and neither has a ``__name__``."""
+    fixed: set[str] = set()
+    inner: Any = fn
+    while isinstance(inner, functools.partial):
+        fixed.update(inner.keywords)
+        inner = inner.func
+    if (not isinstance(inner, type) and not inspect.isroutine(inner)
+            and callable(type(inner).__call__)):
+        call = type(inner).__call__
+        # the class's words, else the method's own (not the "Call self as a function." every
+        # ``__call__`` inherits)
+        doc = inspect.cleandoc(type(inner).__doc__ or call.__doc__ or "") or None
+        return call, doc, type(inner).__name__, frozenset(fixed)
+    return inner, inspect.getdoc(inner), str(getattr(inner, "__name__", "")), frozenset(fixed)
+
+
+def _admits_none(hint: Any) -> Any:
+    """``hint`` widened to take None: a parameter whose default is None (``limit: int = None``)
+    is called with None by its own author, and a model sends ``null`` for an argument it leaves
+    unset. Constraints in ``Annotated`` stay on the widened type."""
+    if typing.get_origin(hint) is typing.Annotated:
+        base, *meta = typing.get_args(hint)
+        return typing.Annotated[(_admits_none(base), *meta)]
+    if hint is Any or hint is object or hint is None or hint is type(None):
+        return hint
+    if typing.get_origin(hint) in (typing.Union, types.UnionType) and \
+            type(None) in typing.get_args(hint):
+        return hint
+    return typing.Optional[hint]  # noqa: UP045  (any hint, whether or not its type has `|`)
+
+
+def _has_description(hint: Any) -> bool:
+    """An ``Annotated[..., Field(description=...)]`` hint: the author's own words win over the
+    docstring's."""
+    return typing.get_origin(hint) is typing.Annotated and any(
+        isinstance(m, FieldInfo) and m.description for m in typing.get_args(hint)[1:])
+
+
+def _field(hint: Any, default: Any, alias: str | None, described: str | None) -> tuple[Any, Any]:
+    """One parameter as a pydantic field definition. A default that is itself a pydantic
+    ``Field(...)`` (FastAPI's idiom) is the field, the docstring and alias added to it."""
+    if (isinstance(default, FieldInfo) and default.description) or _has_description(hint):
+        described = None
+    # only what is set: an explicit ``description=None`` would erase the Annotated one
+    extra: dict[str, Any] = {k: v for k, v in (("alias", alias), ("description", described)) if v}
+    if isinstance(default, FieldInfo):
+        return (typing.Annotated[hint, default], Field(**extra)) if extra else (hint, default)
+    if default is None:
+        hint = _admits_none(hint)
+    return hint, Field(default, **extra)
+
+
 def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: str | None = None,
               needs_approval: bool = False, timeout_s: float | None = None) -> Tool:
     """``fn`` as a :class:`Tool`; raises :class:`ToolDefinitionError` naming what is wrong."""
@@ -113,18 +197,21 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
         return fn
     if not callable(fn):
         raise ToolDefinitionError(f"a tool must be a function, not {type(fn).__name__}")
-    tool_name: str = name or str(getattr(fn, "__name__", ""))
+    hinted, doc, own_name, fixed = _described_by(fn)
+    tool_name: str = name or own_name
     if not _NAME.match(tool_name):
         raise ToolDefinitionError(f"tool name {tool_name!r} must be 1-64 letters, digits, '_' or '-'")
     if timeout_s is not None and not timeout_s > 0:
         raise ToolDefinitionError(f"tool {tool_name!r}: timeout_s must be > 0")
-    summary, per_param = _param_docs(inspect.getdoc(fn))
+    summary, per_param = _param_docs(doc)
     try:
-        hints = typing.get_type_hints(fn)
+        # with the extras: ``Annotated[int, Field(ge=1)]`` keeps its bound and description
+        hints = typing.get_type_hints(hinted, include_extras=True)
     except Exception as e:   # a forward reference that does not resolve
         raise ToolDefinitionError(f"tool {tool_name!r}: cannot read its type hints ({e})") from None
     fields: dict[str, Any] = {}
-    params = inspect.signature(fn).parameters
+    renamed: list[tuple[str, str]] = []
+    params = {n: p for n, p in inspect.signature(fn).parameters.items() if n not in fixed}
     for i, p in enumerate(params.values()):
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise ToolDefinitionError(f"tool {tool_name!r}: *{p.name} cannot be described to a "
@@ -139,18 +226,26 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
             # an error under -W error) and ``model_config`` or ``_x`` cannot be fields at all: such
             # a parameter is a field under another name, its own name the alias the model sees
             inner = next(n for n in (f"arg{i}", f"arg{i}_{len(params)}") if n not in params)
-            fields[inner] = (hint, Field(default, alias=p.name, description=described))
+            fields[inner] = _field(hint, default, p.name, described)
+            renamed.append((inner, p.name))
         else:
-            fields[p.name] = (hint, Field(default, description=described))
+            fields[p.name] = _field(hint, default, None, described)
     try:
         model = create_model(f"{tool_name}_arguments", __base__=_Arguments, **fields)
-        model.model_json_schema()   # an unsupported hint fails here, at definition time
+        schema = json.loads(_schema_text(model))   # an unsupported hint fails here
     except Exception as e:
         raise ToolDefinitionError(f"tool {tool_name!r}: its parameters cannot be turned into a "
                                   f"JSON schema ({e})") from None
+    bad = unsendable_properties(schema)
+    if bad:
+        raise ToolDefinitionError(
+            f"tool {tool_name!r}: parameter {bad[0]!r} cannot be sent: the APIs take parameter "
+            "names of ASCII letters, digits, '_', '.' or '-', at most 64 (Anthropic refuses the "
+            "whole request otherwise); rename it or give it such an alias")
     text = (description or summary or tool_name).strip()
-    return Tool(tool_name, text[:MAX_DESCRIPTION], fn, model,
-                inspect.iscoroutinefunction(fn), needs_approval, timeout_s)
+    is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(hinted)
+    return Tool(tool_name, text[:MAX_DESCRIPTION], fn, model, is_async, needs_approval, timeout_s,
+                tuple(renamed))
 
 
 def _clashes(name: str) -> bool:

@@ -14,13 +14,14 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from hermes_core.agent.tools.schema import validation_message
+from hermes_core.agent.tools.schema import unsendable_properties, validation_message
 from hermes_core.errors import StructuredOutputError
 
 T = TypeVar("T", bound=BaseModel)
 
-# a Markdown code fence anywhere in the reply, its language tag in any case, on one line or many
-_FENCE = re.compile(r"```[ \t]*(?:json)?[ \t]*\n?(.*?)\n?[ \t]*```", re.DOTALL | re.IGNORECASE)
+# a Markdown code fence anywhere in the reply, on one line or many, with any language tag
+# (json, JSON, jsonc, json5, js, javascript: models pick their own)
+_FENCE = re.compile(r"```[ \t]*(?:[A-Za-z][\w+.-]*)?[ \t]*\n?(.*?)\n?[ \t]*```", re.DOTALL)
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -29,7 +30,13 @@ def response_format(output: type[BaseModel]) -> dict[str, Any]:
     if not (isinstance(output, type) and issubclass(output, BaseModel)):
         raise TypeError(f"output must be a pydantic model class, not {output!r}")
     name = _NAME_CHARS.sub("_", output.__name__)[:64] or "output"
-    return {"name": name, "schema": output.model_json_schema(),
+    schema = output.model_json_schema()
+    bad = unsendable_properties(schema)
+    if bad:   # Anthropic's output tool takes this schema as its input schema
+        raise TypeError(f"output model {output.__name__}: field name {bad[0]!r} cannot be sent: "
+                        "the APIs take ASCII letters, digits, '_', '.' or '-', at most 64; "
+                        "rename it or give it such an alias")
+    return {"name": name, "schema": schema,
             "description": (output.__doc__ or "").strip()[:1024]}
 
 
@@ -38,16 +45,19 @@ def parse_output(text: str, output: type[T]) -> T:
 
     A model that wraps its JSON in a Markdown fence (common without a native JSON mode), with a
     sentence before or after it ("Here is the plan:"), is read: the whole reply is tried first (a
-    JSON string may itself hold a fence), then each fenced block, then (no fence) each JSON object
-    standing in the prose, as a server that ignores ``response_format`` answers; the error is the
-    first candidate's, else the whole reply's."""
+    JSON string may itself hold a fence), then the text of a reply that is one JSON string (the
+    object encoded twice), each fenced block, and each JSON object standing in the prose (a fence
+    may hold an example or a shell command, the answer standing after it), as a server that
+    ignores ``response_format`` answers; the error is the first candidate's, else the whole
+    reply's."""
     body = text.strip()
     if not body:
         raise ValueError("the reply is empty")
     try:
         return output.model_validate_json(body)
     except ValidationError as whole:
-        candidates = [m.group(1).strip() for m in _FENCE.finditer(text)] or _objects_in(text)
+        candidates = [*_string_content(body), *(m.group(1).strip() for m in _FENCE.finditer(text))]
+        candidates += [o for o in _objects_in(text) if o not in candidates]
         if not candidates:
             raise whole from None
     first: ValidationError | None = None
@@ -58,6 +68,17 @@ def parse_output(text: str, output: type[T]) -> T:
             first = first or e
     assert first is not None
     raise first
+
+
+def _string_content(body: str) -> list[str]:
+    """The text of a reply that is a single JSON string, when it is one."""
+    if not body.startswith('"'):
+        return []
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return []
+    return [value.strip()] if isinstance(value, str) and value.strip() else []
 
 
 def _objects_in(text: str, limit: int = 8, starts: int = 64) -> list[str]:
@@ -95,3 +116,9 @@ def repair_message(output: type[BaseModel], error: Exception) -> str:
 
 def failed(output: type[BaseModel], error: Exception, text: str) -> StructuredOutputError:
     return StructuredOutputError(output.__name__, problem(error), text)
+
+
+def refused(output: type[BaseModel], text: str) -> StructuredOutputError:
+    """The error for a reply the model refused to give: its words, no repair round."""
+    return StructuredOutputError(output.__name__, f"the model refused: {text.strip()[:200]}"
+                                 if text.strip() else "the model refused", text, refused=True)

@@ -10,7 +10,7 @@ import enum
 import functools
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -525,3 +525,46 @@ def test_tools_see_the_context_variables_of_the_code_that_runs_them(runner_facto
 
     results = asyncio.run(arun()) if use_async else contextvars.copy_context().run(run)
     assert [r.output for r in results] == ["alice", "alice"]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_generator_tool_is_answered_with_what_it_yields(runner_factory: Any,
+                                                          use_async: bool) -> None:
+    """An ``async def`` with ``yield`` was answered with its repr ("<async_generator object
+    ...>"), a plain generator was run by the renderer in the agent's thread, past the timeout."""
+    def lines(n: int) -> Iterator[str]:
+        """Lines."""
+        for i in range(n):
+            yield f"line {i}"
+
+    async def alines(n: int) -> AsyncIterator[str]:
+        """Async lines."""
+        for i in range(n):
+            await asyncio.sleep(0)
+            yield f"line {i}"
+
+    runner = runner_factory([lines, alines])
+    calls = [ToolCall("1", "lines", '{"n": 2}'), ToolCall("2", "alines", '{"n": 2}')]
+    results = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert [(r.output, r.status) for r in results] == [('["line 0", "line 1"]', "ok")] * 2
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_generator_that_hangs_after_its_first_item_times_out(runner_factory: Any,
+                                                               use_async: bool) -> None:
+    release = threading.Event()
+
+    @tool(timeout_s=0.05)
+    def slow_lines() -> Iterator[str]:
+        """Lines, slowly."""
+        yield "first"
+        release.wait(10)
+        yield "late"
+
+    runner = runner_factory([slow_lines])
+    try:
+        calls = [ToolCall("c", "slow_lines")]
+        (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    finally:
+        release.set()
+    assert (r.status, r.output) == ("timeout", "error: slow_lines timed out after 0.05s")

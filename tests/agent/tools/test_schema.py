@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+import functools
+import sys
+import typing
+from typing import Annotated, Any, Literal
 
 import pytest
-from pydantic import BaseModel, ValidationError
+import typing_extensions
+from pydantic import BaseModel, Field, ValidationError
 
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.schema import ToolDefinitionError, make_tool, tool
@@ -178,3 +182,178 @@ def test_null_arguments_are_no_arguments_and_other_non_objects_are_named_in_json
         make_tool(echo).parse("null")
     with pytest.raises(ValueError, match="not a JSON array"):
         make_tool(echo).parse('["hi"]')
+
+
+def nights(count: Annotated[int, Field(ge=1, le=30, description="nights to stay")] = 2,
+           room: Annotated[str, Field(max_length=8)] = "single") -> str:
+    """Book nights.
+
+    Args:
+        count: overridden by the Field's own description
+        room: the room type
+    """
+    return f"{count} {room}"
+
+
+def test_annotated_constraints_reach_the_schema_and_are_enforced() -> None:
+    """``Annotated[int, Field(ge=1)]`` is how pydantic users bound a parameter; reading the hints
+    without their extras dropped the bound from the schema and from validation, so the function
+    ran with a value its author had ruled out."""
+    t = make_tool(nights)
+    props = t.parameters["properties"]
+    assert props["count"] == {"type": "integer", "minimum": 1, "maximum": 30, "default": 2,
+                              "description": "nights to stay"}
+    assert props["room"] == {"type": "string", "maxLength": 8, "default": "single",
+                             "description": "the room type"}
+    with pytest.raises(ValidationError) as info:
+        t.parse('{"count": 0}')
+    assert info.value.errors()[0]["loc"] == ("count",)
+    assert t.parse('{"count": 3}') == {"count": 3, "room": "single"}
+
+
+def rooms(kind: str = Field("double", description="bed size"),
+          floor: int = Field(default_factory=lambda: 1)) -> str:
+    """Rooms."""
+    return f"{kind} {floor}"
+
+
+def test_a_pydantic_field_as_default_gives_the_default_and_description() -> None:
+    """``x: str = Field("a", description=...)`` (FastAPI's idiom) was refused: the FieldInfo was
+    taken as the default value and is not JSON."""
+    t = make_tool(rooms)
+    props = t.parameters["properties"]
+    assert props["kind"] == {"type": "string", "default": "double", "description": "bed size"}
+    assert "floor" not in t.parameters.get("required", [])
+    assert t.parse("{}") == {"kind": "double", "floor": 1}
+
+
+def page(query: str, limit: int = None) -> str:  # type: ignore[assignment]  # noqa: RUF013
+    """Search."""
+    return f"{query} {limit}"
+
+
+def test_a_none_default_admits_the_null_a_model_sends_for_it() -> None:
+    """``limit: int = None`` is common; models send ``null`` for an optional argument they leave
+    out, and the function takes None (its own default), so null is not an invalid argument."""
+    t = make_tool(page)
+    assert t.parse('{"query": "q", "limit": null}') == {"query": "q", "limit": None}
+    assert {"type": "null"} in t.parameters["properties"]["limit"]["anyOf"]
+    assert t.parse('{"query": "q", "limit": 5}')["limit"] == 5
+
+
+class Forecast:
+    """Forecast the weather."""
+
+    def __call__(self, city: str, days: int = 1) -> str:
+        return f"{city} {days}"
+
+
+def weather(city: str, days: int, unit: str) -> str:
+    """Weather in a city.
+
+    Args:
+        city: the city
+    """
+    return f"{city} {days} {unit}"
+
+
+def test_a_partial_and_a_callable_object_are_tools() -> None:
+    """A partial and an object with ``__call__`` are functions to their author; their hints were
+    unreadable ("is not a module, class, method, or function") and their name was empty."""
+    bound = make_tool(functools.partial(weather, unit="C"))
+    assert bound.name == "weather" and bound.description.startswith("Weather in a city.")
+    assert bound.parameters["properties"]["city"] == {"type": "string", "description": "the city"}
+    assert bound.parameters["required"] == ["city", "days"]
+    assert "unit" not in bound.parameters["properties"]   # the partial fixed it
+    assert bound.fn(**bound.parse('{"city": "Oslo", "days": 2}')) == "Oslo 2 C"
+    obj = make_tool(Forecast())
+    assert (obj.name, obj.description) == ("Forecast", "Forecast the weather.")
+    assert obj.parameters["properties"]["days"] == {"type": "integer", "default": 1}
+    assert obj.fn(**obj.parse('{"city": "Oslo"}')) == "Oslo 1"
+
+
+def test_each_read_of_the_schema_is_a_copy_the_reader_may_change() -> None:
+    """Schemas are generated once per tool and kept: a caller editing what it read (a provider
+    adapter adding a strict flag) must not change what the next turn sends."""
+    t = make_tool(book_table)
+    first = t.parameters
+    first["properties"]["guests"]["minimum"] = 99
+    first["required"].append("when")
+    assert "minimum" not in t.parameters["properties"]["guests"]
+    assert t.parameters["required"] == ["restaurant", "guests"]
+    assert t.spec.parameters == t.parameters
+
+
+def account(number: Annotated[str, Field(alias="Account Number")]) -> str:
+    """Look up an account."""
+    return number
+
+
+@pytest.mark.parametrize("fn, key", [
+    (lambda: make_tool(lambda 城市: 城市, name="where"), "城市"),
+    (lambda: make_tool(account), "Account Number"),
+])
+def test_a_parameter_name_the_apis_refuse_is_a_definition_error(fn: Any, key: str) -> None:
+    """Anthropic refuses the whole request (every turn, every tool) when one property name is not
+    ``^[a-zA-Z0-9_.-]{1,64}$``; a Python identifier may be any letters. Refused where it is
+    written, naming the parameter, instead of as a 400 on every turn."""
+    with pytest.raises(ToolDefinitionError, match=key):
+        fn()
+
+
+def test_an_output_model_with_a_field_name_the_apis_refuse_is_refused_naming_it() -> None:
+    from hermes_core.agent.tools.structured import response_format
+
+    class Statement(BaseModel):
+        number: str = Field(alias="Account Number")
+
+    with pytest.raises(TypeError, match="Account Number"):
+        response_format(Statement)
+
+
+def transfer(amount: float, to_account: Annotated[str, Field(alias="toAccount")]) -> str:
+    """Transfer money."""
+    return f"{amount} to {to_account}"
+
+
+def test_an_alias_is_the_name_the_model_sees_and_the_function_gets_its_own_parameter() -> None:
+    """Aliases in ``Annotated`` are read now; the function must still be called by its own
+    parameter names, not the alias (``transfer(toAccount=...)`` is a TypeError)."""
+    t = make_tool(transfer)
+    assert list(t.parameters["properties"]) == ["amount", "toAccount"]
+    args = t.parse('{"amount": 5, "toAccount": "DE89"}')
+    assert args == {"amount": 5.0, "to_account": "DE89"}
+    assert t.fn(**args) == "5.0 to DE89"
+
+
+class Window(typing_extensions.TypedDict):
+    start: str
+    end: typing_extensions.NotRequired[str]
+
+
+class PlainWindow(typing.TypedDict):
+    start: str
+
+
+def test_typed_dict_parameters_are_described_and_validated() -> None:
+    """``typing_extensions.TypedDict`` is an object schema; on Python 3.11 pydantic refuses
+    ``typing.TypedDict``, and the definition error says which to use instead."""
+    def book(window: Window) -> str:
+        """Book."""
+        return window["start"]
+
+    t = make_tool(book)
+    assert t.parameters["$defs"]["Window"]["required"] == ["start"]
+    assert t.parse('{"window": {"start": "9:00"}}') == {"window": {"start": "9:00"}}
+    with pytest.raises(ValidationError):
+        t.parse('{"window": {"end": "10:00"}}')
+
+    def plain(window: PlainWindow) -> str:
+        """Plain."""
+        return window["start"]
+
+    if sys.version_info >= (3, 12):
+        assert make_tool(plain).parse('{"window": {"start": "9"}}') == {"window": {"start": "9"}}
+    else:
+        with pytest.raises(ToolDefinitionError, match=r"typing_extensions\.TypedDict"):
+            make_tool(plain)

@@ -57,3 +57,18 @@ def test_an_object_in_prose_that_does_not_match_reports_the_mismatch() -> None:
     with pytest.raises(ValueError) as info:
         parse_output('Here you go: {"city": "Oslo"}', Trip)
     assert "bring_umbrella: Field required" in str(failed(Trip, info.value, ""))
+
+
+@pytest.mark.parametrize("text", [
+    f"```jsonc\n{TRIP}\n```",                                   # other tags models write
+    f"```JSON5\n{TRIP}\n```",
+    f"```javascript\n{TRIP}\n```",
+    f"```js\n{TRIP}\n```",
+    f"Run ```bash\nls\n``` first; the plan is {TRIP}",          # a fence of something else
+    f"```json\n{{\"example\": true}}\n```\nSo: {TRIP}",            # a fenced example, then it
+    '"' + TRIP.replace('"', '\\"') + '"',                       # the object encoded as a string
+])
+def test_the_object_is_found_past_other_fences_tags_and_a_string_wrapping(text: str) -> None:
+    """Only ``json`` tags were stripped (``jsonc`` left a ``c`` before the object), and once a
+    reply held any fence the object standing in its prose was never tried."""
+    assert parse_output(text, Trip) == Trip(city="Oslo", bring_umbrella=False)
