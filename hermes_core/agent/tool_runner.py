@@ -10,6 +10,7 @@ never written).
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -29,6 +30,9 @@ __all__ = ["AgentTools", "Approver", "Tool", "ToolDefinitionError", "ToolRegistr
 #: An audit record's sink (``AuditLog.append``).
 AuditSink = Callable[[Mapping[str, Any]], None]
 _ARG_CHARS = 200
+# a key the model echoed reaches the tool already replaced by its fingerprint ("[key-...]"): the
+# argument held a secret, so the audit line says so the same way
+_FINGERPRINTED = re.compile(r"\[key-[0-9a-f]{10}\]")
 
 
 #: The finish reasons of a reply that reached its output token limit (OpenAI's, Anthropic's).
@@ -63,7 +67,8 @@ def audit_arguments(args: Mapping[str, Any] | None, secrets: Sequence[str]) -> d
     out: dict[str, str] = {}
     for name, value in (args or {}).items():
         text = json.dumps(value, ensure_ascii=False, default=str)
-        out[name] = "[REDACTED]" if redact(text, secrets) != text else text[:_ARG_CHARS]
+        secret = redact(text, secrets) != text or _FINGERPRINTED.search(text) is not None
+        out[name] = "[REDACTED]" if secret else text[:_ARG_CHARS]
     return out
 
 

@@ -182,6 +182,12 @@ class SDKProvider:
         err: type[Exception] = getattr(self.sdk, self.sdk_error_name)
         return err
 
+    def close_failed(self, e: Exception, finished: bool) -> bool:
+        """Whether an SDK error during a stream only lost the connection after the answer's
+        end marker: the reply is whole. Newer SDK releases read the body to its end and wrap the
+        transport's error (a body shorter than its ``content-length``) as a connection error."""
+        return finished and isinstance(e, self.sdk.APIConnectionError)
+
     def __init__(self, name: str, endpoint: str | None = None, timeout_s: float = 60.0) -> None:
         self.name = name
         self.endpoint = endpoint

@@ -263,7 +263,8 @@ class AnthropicProvider(SDKProvider):
                 for event in stream:
                     yield from event_deltas(self.name, state.feed(event))
         except self.sdk_error as e:
-            raise self._error(e, credential) from None
+            if not self.close_failed(e, state.complete):
+                raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
             raise malformed_event(self.name, e) from None
         except httpx2.HTTPError as e:
@@ -285,7 +286,8 @@ class AnthropicProvider(SDKProvider):
                     for d in event_deltas(self.name, state.feed(event)):
                         yield d
         except self.sdk_error as e:
-            raise self._error(e, credential) from None
+            if not self.close_failed(e, state.complete):
+                raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
             raise malformed_event(self.name, e) from None
         except httpx2.HTTPError as e:

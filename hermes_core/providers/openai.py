@@ -337,7 +337,8 @@ class OpenAIProvider(SDKProvider):
                 for chunk in stream:
                     yield from event_deltas(self.name, self._chunk_deltas(chunk, tools, state))
         except self.sdk_error as e:
-            raise self._error(e, credential) from None
+            if not self.close_failed(e, bool(state.get("finish"))):
+                raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
             raise malformed_event(self.name, e) from None
         except httpx2.HTTPError as e:
@@ -359,7 +360,8 @@ class OpenAIProvider(SDKProvider):
                     for d in event_deltas(self.name, self._chunk_deltas(chunk, tools, state)):
                         yield d
         except self.sdk_error as e:
-            raise self._error(e, credential) from None
+            if not self.close_failed(e, bool(state.get("finish"))):
+                raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
             raise malformed_event(self.name, e) from None
         except httpx2.HTTPError as e:
