@@ -20,22 +20,26 @@ import math
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Literal
 
 from hermes_core.agent.episodic.ranking import (
     COMMON_DF,
     RECENT_BUDGET,
+    Hit,
+    MatchPlan,
+    clip_text,
     plan_match,
     query_terms,
     render_memories,
     rerank,
     tie_break,
 )
+from hermes_core.agent.episodic.selection import distinct, fit_to_budget
 from hermes_core.agent.episodic.store import (
     SessionRecord,
     SessionStore,
@@ -69,6 +73,9 @@ from hermes_core.types import FOLLOW_UP_WORDS, MemoryFragment, Message, Retrieva
 log = logging.getLogger("hermes_core.memory")
 
 OVERFETCH = 3
+#: At most this many hits are ranked for one recall when near duplicates keep filling the
+#: over-fetch (the same fact recorded in hundreds of sessions).
+MAX_FETCH = 2_000
 SQL_INT_MAX = 2**63 - 1
 DB_FILENAME = "sessions.db"
 
@@ -148,6 +155,12 @@ def _scan_cached(text: str, categories: tuple[str, ...]) -> InjectionFinding | N
     """The injection scan of one summary (~1 ms for 500 words), remembered: the same past
     sessions come back turn after turn."""
     return scan_for_injection(text, categories, data=True)
+
+
+def _summary_of(texts: Mapping[int, tuple[str, tuple[str, ...]]],
+                item: tuple[Hit, float, float]) -> str | None:
+    got = texts.get(item[0].rowid)
+    return None if got is None else got[0]
 
 
 class ContextEngine:
@@ -244,37 +257,48 @@ class ContextEngine:
         match = plan.expression
         if match is None:
             return []
-        with self.store.snapshot():  # hits and texts from the same state, even with a writer busy
-            hits = (self.store.search_recent(match, RECENT_BUDGET) if plan.common_only
-                    else self.store.search(match, limit))
-            ranked = rerank(hits, now=self._clock(), weights=s.recency_weights, bias=s.recency_bias,
-                            exclude_session=exclude_session, limit=len(hits), min_score=s.min_score)
-            if plan.common_only:
-                ranked = ranked[:limit]
-            tied = len({score for _, score, _ in ranked}) < len(ranked)
-            want = ranked if q.history and not follow_up and tied else ranked[:max_results]
-            texts = self.store.texts([h.rowid for h, _, _ in want])
-            if len(texts) < min(max_results, len(want)):
-                # An index row whose session row is gone (deleted outside hermes-core): skip it
-                # and let the next hits fill its place.
-                log.warning("%s: the full-text index lists sessions that no longer exist; run "
-                            "`hermes-core memory rebuild`", self.store.path)
-                texts = self.store.texts([h.rowid for h, _, _ in ranked])
-        if q.history and not follow_up:
-            ranked = tie_break(ranked, texts, query_terms(q.history_text))
+        now = self._clock()
+        fetch = limit
+        while True:
+            ranked, texts, exhausted = self._ranked(plan, match, fetch, now, exclude_session)
+            if q.history and not follow_up:
+                ranked = tie_break(ranked, texts, query_terms(q.history_text))
+            # the same fact told in many sessions takes one slot; when copies filled the
+            # over-fetch, look further down the ranking for sessions that add something
+            kept = distinct(ranked, partial(_summary_of, texts), limit=max_results,
+                            shown_chars=s.render_chars)
+            if len(kept) >= max_results or exhausted or fetch >= MAX_FETCH:
+                break
+            fetch = min(fetch * 4, MAX_FETCH)
         out: list[MemoryFragment] = []
-        for hit, score, age in ranked:
-            if hit.rowid not in texts:
-                continue
+        for hit, score, age in kept:
             summary, tags = texts[hit.rowid]
             # a row written before a key was configured, or by a version that redacted key shapes
             # only, may still hold it: every reader (recall into a prompt, `memory search`,
             # /memory) gets it scrubbed
             summary, tags = self._redact(summary), self._clean_tags(tags)
             out.append(MemoryFragment(hit.session_id, summary, tags, float(f"{score:.6g}"), round(age, 3)))
-            if len(out) == max_results:
-                break
         return out
+
+    def _ranked(self, plan: MatchPlan, match: str, fetch: int, now: float,
+                exclude_session: str | None
+                ) -> tuple[list[tuple[Hit, float, float]], dict[int, tuple[str, tuple[str, ...]]], bool]:
+        """The best ``fetch`` hits re-ranked, their texts, and whether there are no more to fetch."""
+        s = self.settings
+        with self.store.snapshot():  # hits and texts from the same state, even with a writer busy
+            hits = (self.store.search_recent(match, max(RECENT_BUDGET, fetch)) if plan.common_only
+                    else self.store.search(match, fetch))
+            ranked = rerank(hits, now=now, weights=s.recency_weights, bias=s.recency_bias,
+                            exclude_session=exclude_session, limit=len(hits), min_score=s.min_score)
+            exhausted = len(ranked) <= fetch if plan.common_only else len(hits) < fetch
+            ranked = ranked[:fetch]
+            texts = self.store.texts([h.rowid for h, _, _ in ranked])
+        if len(texts) < len(ranked):
+            # An index row whose session row is gone (deleted outside hermes-core): skip it
+            # and let the next hits fill its place.
+            log.warning("%s: the full-text index lists sessions that no longer exist; run "
+                        "`hermes-core memory rebuild`", self.store.path)
+        return ranked, texts, exhausted
 
     def _scrub_stored(self) -> None:
         """Rewrite, once per configured key, the sessions stored before it was configured.
@@ -323,9 +347,18 @@ class ContextEngine:
         except SessionStoreError as e:
             log.warning("episodic memory unavailable this turn: %s", e)
             return "", ()
+        chars = self.settings.render_chars
+        # only what the block can show is scanned and kept: a summary of megabytes (``memory
+        # add``, an import) cost a minute of scanning a turn, and the model sees the clip anyway
+        fragments = [replace(f, summary=clip_text(f.summary, chars)) for f in fragments]
         if self._scan:
             fragments = [g for f in fragments if (g := self._guarded(f)) is not None]
-        return render_memories(fragments, max_chars_each=self.settings.render_chars), tuple(fragments)
+
+        def render(frags: Sequence[MemoryFragment]) -> str:
+            return render_memories(frags, max_chars_each=chars)
+
+        fitted = fit_to_budget(fragments, render, self.settings.max_tokens)
+        return render(fitted), fitted
 
     def _guarded(self, fragment: MemoryFragment) -> MemoryFragment | None:
         """The fragment with hostile paragraphs of its summary replaced by a notice; None (left

@@ -934,3 +934,57 @@ def test_a_key_stored_in_an_encoded_spelling_is_rewritten_though_the_key_was_sca
         dump = "\n".join(conn.iterdump())
     conn.close()
     assert encoded not in dump and key not in dump and "proxy.internal" in dump
+
+
+def test_the_same_fact_recorded_in_thirty_sessions_fills_one_recall_slot(engine: ContextEngine) -> None:
+    for i in range(30):
+        engine.add(f"dup{i}", f"The user's dog is named Biscuit and is a golden retriever. Session {i} "
+                              "talked about walks.", created_at=NOW - i * DAY)
+    engine.add("food", "Compared puppy food brands for the golden retriever; Biscuit prefers salmon.",
+               created_at=NOW - 50 * DAY)
+    engine.add("training", "Training schedule: the retriever Biscuit learns sit and stay.",
+               created_at=NOW - 60 * DAY)
+    got = [f.session_id for f in engine.retrieve("what breed is my dog Biscuit? golden retriever", 5)]
+    assert got[0] == "dup0"                      # the newest telling of the fact, once
+    assert sum(1 for s in got if s.startswith("dup")) == 1
+    assert {"food", "training"} <= set(got)
+
+
+def test_a_session_with_a_huge_summary_is_scanned_only_as_far_as_it_is_shown(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import hermes_core.agent.context_engine as ce
+
+    seen: list[int] = []
+    real = ce.guard_text
+
+    def recording(text: str, **kwargs: object) -> object:
+        seen.append(len(text))
+        return real(text, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ce, "guard_text", recording)
+    with ContextEngine(tmp_path / "s.db", clock=lambda: NOW) as engine:
+        engine.add("huge", "We talked about the deploy script and its rollback. " * 200_000)
+        block = engine.memories_block("deploy script rollback")
+    assert "deploy script" in block
+    assert seen and max(seen) <= ContextEngineSettings().render_chars + 10
+
+
+@pytest.mark.parametrize("unit", ["我们讨论了如何部署服务并检查日志。",
+                                  "We discussed deploying the service. "])
+def test_the_recall_block_keeps_within_its_token_budget(tmp_path: Path, unit: str) -> None:
+    from hermes_core.tokenize import estimate_tokens
+
+    settings = ContextEngineSettings(max_tokens=300)
+    with ContextEngine(tmp_path / "s.db", settings=settings, clock=lambda: NOW) as engine:
+        for i in range(5):
+            engine.add(f"s{i}", f"{i} " + unit * 60, created_at=NOW - i * DAY)
+        block, fragments = engine.recall("部署服务 deploying service")
+    assert len(fragments) >= 2                    # shortened to fit, not dropped wholesale
+    assert 250 <= estimate_tokens(block) <= 300
+
+
+def test_a_short_recall_block_is_left_as_it_was(engine: ContextEngine) -> None:
+    engine.add("a", "Chose PostgreSQL for the billing service", created_at=NOW - DAY)
+    block, fragments = engine.recall("postgresql billing")
+    assert fragments[0].summary == "Chose PostgreSQL for the billing service"
+    assert "- (yesterday) Chose PostgreSQL for the billing service" in block

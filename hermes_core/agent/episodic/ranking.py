@@ -239,11 +239,14 @@ def format_age(days: float) -> str:
     return "1 year ago" if years == 1 else f"{years} years ago"
 
 
-def _clip(text: str, limit: int) -> str:
+def clip_text(text: str, limit: int) -> str:
+    """``text`` on one line, at most ``limit`` characters with the ellipsis that marks a cut, cut
+    at a space when one is near: how a summary is shown. Clipping the result again changes
+    nothing, so a summary shortened before the injection scan renders as it was scanned."""
     text = _WS.sub(" ", text).strip()
     if len(text) <= limit:
         return text
-    cut = text[:limit].rstrip()
+    cut = text[:max(1, limit - 1)].rstrip()
     space = cut.rfind(" ")
     if space > limit * 0.6:
         cut = cut[:space]
@@ -263,5 +266,5 @@ def render_memories(fragments: Sequence[MemoryFragment], *, max_chars_each: int 
              "out of date):"]
     for f in fragments:
         tags = f" [tags: {', '.join(f.tags)}]" if f.tags else ""
-        lines.append(f"- ({format_age(f.age_days)}) {_clip(f.summary, max_chars_each)}{tags}")
+        lines.append(f"- ({format_age(f.age_days)}) {clip_text(f.summary, max_chars_each)}{tags}")
     return "\n".join(lines)
