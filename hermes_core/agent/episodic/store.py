@@ -573,7 +573,12 @@ class SessionStore:
         return rewritten
 
     def delete(self, session_id: str) -> bool:
-        """Forget one session; False when it was not stored."""
+        """Forget one session; False when it was not stored.
+
+        Gone from the file too: FTS5 deletes by adding a tombstone and keeps the row's words in
+        their segment until a merge, so the index is merged (``optimize``, the cost of rewriting
+        the index once: forgetting is rare) and the WAL emptied, as after a key is rewritten.
+        """
         with self._write() as conn:
             row = conn.execute("SELECT rowid FROM sessions WHERE session_id = ?",
                                (scrub_surrogates(session_id),)).fetchone()
@@ -581,7 +586,9 @@ class SessionStore:
                 return False
             conn.execute("DELETE FROM sessions_fts WHERE rowid = ?", (row[0],))
             conn.execute("DELETE FROM sessions WHERE rowid = ?", (row[0],))
-            return True
+            conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
+        self._checkpoint("forgetting a session")
+        return True
 
     def rebuild(self) -> int:
         """Re-create the FTS index from the sessions table with the current tokenizer.

@@ -809,3 +809,23 @@ def test_a_short_tag_that_turns_up_inside_a_needle_does_not_get_its_row_rewritte
         assert seen == ["s2"]
         s1, s2 = store.get("s1"), store.get("s2")
         assert s1 is not None and s1.tags == ("git",) and s2 is not None and s2.tags == ("proxy",)
+
+
+def test_a_forgotten_session_leaves_none_of_its_words_in_the_file(tmp_path: Path) -> None:
+    """A deleted row's words stay in its FTS5 segment (a tombstone hides them) until the segments
+    are merged: a session the user asked to forget was still readable in sessions.db."""
+    path = tmp_path / "m.db"
+    records = [rec(f"s{i}", f"filler {i} about cooking pasta") for i in range(200)]
+    records.insert(100, rec("private", "the user confided xylophonicdiagnosis about their health"))
+    with SessionStore(path, clock=lambda: NOW) as store:
+        store.upsert_many(records)
+
+    def raw() -> bytes:
+        return b"".join(p.read_bytes() for p in sorted(tmp_path.glob("m.db*")))
+
+    assert b"xylophonicdiagnosis" in raw()
+    with SessionStore(path, clock=lambda: NOW) as store:
+        assert store.delete("private") is True
+        assert store.search('"xylophonicdiagnosis"', 5) == []
+        assert [h.session_id for h in store.search('"pasta"', 1)]
+    assert b"xylophonicdiagnosis" not in raw() and b"confided" not in raw()
