@@ -988,3 +988,12 @@ def test_a_short_recall_block_is_left_as_it_was(engine: ContextEngine) -> None:
     block, fragments = engine.recall("postgresql billing")
     assert fragments[0].summary == "Chose PostgreSQL for the billing service"
     assert "- (yesterday) Chose PostgreSQL for the billing service" in block
+
+
+def test_a_possessive_in_the_message_does_not_recall_every_session_with_an_apostrophe(
+        engine: ContextEngine) -> None:
+    engine.add("tls", "Let's Encrypt certificates for the nginx proxy; it's renewed by certbot.",
+               created_at=NOW - DAY)
+    engine.add("rust", "Explained Rust ownership and the borrow checker's rules with examples.",
+               created_at=NOW - 100 * DAY)
+    assert [f.session_id for f in engine.retrieve("what's rust's ownership model?", 5)] == ["rust"]

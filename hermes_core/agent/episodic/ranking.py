@@ -43,6 +43,10 @@ STOPWORDS = frozenset((
     "not", "of", "on", "or", "our", "please", "so", "that", "the", "their", "them", "then", "there",
     "these", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "why",
     "will", "with", "would", "you", "your",
+    # what the tokenizer leaves of English contractions (what's, don't, we'd, you're, it'll, I've,
+    # I'm, isn't): as terms they matched every session with an apostrophe ("Let's Encrypt")
+    "s", "t", "d", "re", "ll", "ve", "m", "don", "doesn", "didn", "isn", "aren", "wasn", "weren",
+    "hasn", "haven", "hadn", "couldn", "wouldn", "shouldn",
     "的", "了", "是", "我", "你", "他", "她", "它", "在", "和", "有", "就", "不", "也", "都",
     "这", "那", "吗", "呢", "吧", "啊",
     "与", "及", "或", "把", "被", "给", "让", "个", "么", "什么", "怎么", "如何", "一下",

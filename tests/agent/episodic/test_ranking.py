@@ -241,3 +241,10 @@ def test_clipping_a_clipped_summary_changes_nothing(text: str, limit: int) -> No
     once = clip_text(text, limit)
     assert len(once) <= max(limit, 2)
     assert clip_text(once, limit) == once
+
+
+def test_the_pieces_of_english_contractions_are_not_search_terms() -> None:
+    terms = query_terms("What's Rust's borrow checker? I don't know, we'd tried; you're sure it'll "
+                        "work? I've, I'm, isn't it, doesn't it")
+    assert terms == ["rust", "borrow", "checker", "know", "tried", "sure", "work"]
+    assert query_terms("C and R are languages") == ["c", "r", "languages"]
