@@ -217,8 +217,14 @@ class ContextEngine:
     # ------------------------------------------------------------------ retrieval
 
     def retrieve(self, query: str | RetrievalQuery, max_results: int = 5,
-                 exclude_session: str | None = None) -> list[MemoryFragment]:
+                 exclude_session: str | None = None, *,
+                 distinct_only: bool = False) -> list[MemoryFragment]:
         """The ``max_results`` best past sessions for ``query``, best first.
+
+        ``distinct_only`` (what a prompt recalls): of near-duplicate summaries only the best
+        ranked one (:func:`~hermes_core.agent.episodic.selection.distinct`), reaching further
+        down the ranking for the rest; without it (``memory search``) every matching session is
+        listed, so each one can be found and forgotten.
 
         The message is what is searched (a short follow-up together with the previous user
         message); the recent turns of a :class:`RetrievalQuery` only break ties. Of the message's
@@ -265,6 +271,9 @@ class ContextEngine:
                 ranked = tie_break(ranked, texts, query_terms(q.history_text))
             # the same fact told in many sessions takes one slot; when copies filled the
             # over-fetch, look further down the ranking for sessions that add something
+            if not distinct_only:
+                kept = [item for item in ranked if item[0].rowid in texts][:max_results]
+                break
             kept = distinct(ranked, partial(_summary_of, texts), limit=max_results,
                             shown_chars=s.render_chars)
             if len(kept) >= max_results or exhausted or fetch >= MAX_FETCH:
@@ -343,7 +352,8 @@ class ContextEngine:
         if not self.settings.enabled or self.settings.max_results <= 0:
             return "", ()
         try:
-            fragments = self.retrieve(query, self.settings.max_results, exclude_session)
+            fragments = self.retrieve(query, self.settings.max_results, exclude_session,
+                                      distinct_only=True)
         except SessionStoreError as e:
             log.warning("episodic memory unavailable this turn: %s", e)
             return "", ()

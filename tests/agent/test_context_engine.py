@@ -944,10 +944,14 @@ def test_the_same_fact_recorded_in_thirty_sessions_fills_one_recall_slot(engine:
                created_at=NOW - 50 * DAY)
     engine.add("training", "Training schedule: the retriever Biscuit learns sit and stay.",
                created_at=NOW - 60 * DAY)
-    got = [f.session_id for f in engine.retrieve("what breed is my dog Biscuit? golden retriever", 5)]
+    query = "what breed is my dog Biscuit? golden retriever"
+    got = [f.session_id for f in engine.recall(query)[1]]
     assert got[0] == "dup0"                      # the newest telling of the fact, once
     assert sum(1 for s in got if s.startswith("dup")) == 1
     assert {"food", "training"} <= set(got)
+    # a search (``memory search``) still lists every copy, so each can be found and forgotten
+    listed = [f.session_id for f in engine.retrieve(query, 40)]
+    assert sum(1 for s in listed if s.startswith("dup")) == 30
 
 
 def test_a_session_with_a_huge_summary_is_scanned_only_as_far_as_it_is_shown(
