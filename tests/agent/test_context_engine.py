@@ -973,15 +973,20 @@ def test_a_session_with_a_huge_summary_is_scanned_only_as_far_as_it_is_shown(
     assert seen and max(seen) <= ContextEngineSettings().render_chars + 10
 
 
-@pytest.mark.parametrize("unit", ["我们讨论了如何部署服务并检查日志。",
-                                  "We discussed deploying the service. "])
-def test_the_recall_block_keeps_within_its_token_budget(tmp_path: Path, unit: str) -> None:
+ZH_TOPICS = ("数据库", "防火墙", "缓存", "证书", "队列")
+EN_TOPICS = ("database", "firewall", "cache", "certificate", "queue")
+
+
+@pytest.mark.parametrize(("unit", "topics"), [("我们讨论了如何部署服务并检查{}的日志。", ZH_TOPICS),
+                                              ("We discussed deploying the {} service. ", EN_TOPICS)])
+def test_the_recall_block_keeps_within_its_token_budget(tmp_path: Path, unit: str,
+                                                         topics: tuple[str, ...]) -> None:
     from hermes_core.tokenize import estimate_tokens
 
     settings = ContextEngineSettings(max_tokens=300)
     with ContextEngine(tmp_path / "s.db", settings=settings, clock=lambda: NOW) as engine:
-        for i in range(5):
-            engine.add(f"s{i}", f"{i} " + unit * 60, created_at=NOW - i * DAY)
+        for i, topic in enumerate(topics):
+            engine.add(f"s{i}", unit.format(topic) * 60, created_at=NOW - i * DAY)
         block, fragments = engine.recall("部署服务 deploying service")
     assert len(fragments) >= 2                    # shortened to fit, not dropped wholesale
     assert 250 <= estimate_tokens(block) <= 300

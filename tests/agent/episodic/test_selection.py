@@ -26,6 +26,9 @@ def test_summaries_differing_by_a_word_are_near_duplicates_and_different_topics_
     assert similarity(a, a.replace("1", "2")) >= 0.8
     assert similarity(a, "Chose PostgreSQL for the billing service.") < 0.2
     assert similarity("用户的狗叫饼干，是金毛寻回犬。", "用户的狗叫饼干，是金毛寻回犬！") == 1.0
+    zh = "用户的狗叫饼干，是一只金毛寻回犬，第{}次聊天讨论了遛狗的时间。"
+    assert similarity(zh.format("一"), zh.format("二")) >= 0.8
+    assert similarity(zh.format("一"), "我们比较了三家云服务商的数据库价格。") < 0.2
 
 
 def test_distinct_keeps_the_best_ranked_copy_and_skips_missing_texts() -> None:
