@@ -286,7 +286,7 @@ def read_context_file(path: Path, policy: ReadPolicy = ReadPolicy(), *,
                 st = os.stat(path)
             except FileNotFoundError:
                 fp = None
-                return done("missing")
+                return done("missing", reason=_dangling(path))
             fp = fingerprint_of(st)
             if stat.S_ISDIR(st.st_mode):
                 return done("skipped", reason="is a directory, not a file; skipped")
@@ -372,6 +372,17 @@ def _guard(text: str, original: str, name: str, shown: str, policy: ReadPolicy,
     if m is None:
         return guarded[0].text, False
     return guarded[0].text + m.group() + guarded[1].text, False
+
+
+def _dangling(path: Path) -> str | None:
+    """Why a name that stats as missing is worth a warning: it is a link whose target is gone (a
+    dotfiles repo moved), which would otherwise drop the file from every prompt without a word."""
+    try:
+        target = os.readlink(path)
+    except OSError:   # not a link (or gone): simply missing
+        return None
+    shown = os.path.join(os.path.dirname(path), target)
+    return f"is a link to {shown}, which does not exist; skipped until it does"
 
 
 def _emit(event: ContextEvent) -> None:
