@@ -176,6 +176,9 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _forget(args: argparse.Namespace) -> int:
+    if not args.session_id.strip():
+        print("hermes-core memory forget: the session ID must not be empty", file=sys.stderr)
+        return 2
     with _open(args, create=False) as engine:
         gone = engine.forget(args.session_id)
         db = str(engine.db_path)

@@ -328,3 +328,11 @@ def test_forget_without_a_database_does_not_create_one(tmp_path: Path,
     db = tmp_path / "m.db"
     code, _, err = run(capsys, "memory", "forget", "s1", "--db", str(db))
     assert code != 0 and "does not exist" in err and not db.exists()
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_forget_of_a_blank_id_is_a_usage_error_and_opens_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], blank: str) -> None:
+    db = tmp_path / "m.db"
+    code, out, err = run(capsys, "memory", "forget", blank, "--db", str(db))
+    assert code == 2 and out == "" and "ID must not be empty" in err and not db.exists()
