@@ -253,7 +253,6 @@ class ContextEngine:
             exclude_session = self._sid(exclude_session)  # as stored
         # SQLite's LIMIT is a signed 64-bit integer; a larger count simply means "all of them".
         limit = min(OVERFETCH * max_results + (1 if exclude_session is not None else 0), SQL_INT_MAX)
-        s = self.settings
         # which terms to search, from counts remembered until the database changes: a message
         # whose terms no session has (most messages, in a young archive) costs one query
         dfs = self.store.term_dfs(terms, COMMON_DF)
@@ -265,18 +264,22 @@ class ContextEngine:
             return []
         now = self._clock()
         fetch = limit
+        history = bool(q.history) and not follow_up
         while True:
-            ranked, texts, exhausted = self._ranked(plan, match, fetch, now, exclude_session)
-            if q.history and not follow_up:
+            ranked, texts, exhausted = self._ranked(plan, match, fetch, now, exclude_session,
+                                                    max_results, history)
+            if history:
                 ranked = tie_break(ranked, texts, query_terms(q.history_text))
+            kept = self._select(ranked, texts, max_results, distinct_only)
+            if len(kept) < max_results and len(texts) < len(ranked):
+                # copies of one summary, or index rows whose session is gone, took places: the
+                # texts of the rest of the over-fetch are read only now
+                texts.update(self._texts([h.rowid for h, _, _ in ranked if h.rowid not in texts]))
+                kept = self._select(ranked, texts, max_results, distinct_only)
             # the same fact told in many sessions takes one slot; when copies filled the
             # over-fetch, look further down the ranking for sessions that add something
-            if not distinct_only:
-                kept = [item for item in ranked if item[0].rowid in texts][:max_results]
-                break
-            kept = distinct(ranked, partial(_summary_of, texts), limit=max_results,
-                            shown_chars=s.render_chars)
-            if len(kept) >= max_results or exhausted or fetch >= MAX_FETCH:
+            if (not distinct_only or len(kept) >= max_results or exhausted
+                    or fetch >= MAX_FETCH):
                 break
             fetch = min(fetch * 4, MAX_FETCH)
         out: list[MemoryFragment] = []
@@ -290,9 +293,10 @@ class ContextEngine:
         return out
 
     def _ranked(self, plan: MatchPlan, match: str, fetch: int, now: float,
-                exclude_session: str | None
+                exclude_session: str | None, max_results: int, history: bool
                 ) -> tuple[list[tuple[Hit, float, float]], dict[int, tuple[str, tuple[str, ...]]], bool]:
-        """The best ``fetch`` hits re-ranked, their texts, and whether there are no more to fetch."""
+        """The best ``fetch`` hits re-ranked, the texts of the first ``max_results`` (of all when
+        ``history`` may break ties among them), and whether there are no more hits to fetch."""
         s = self.settings
         with self.store.snapshot():  # hits and texts from the same state, even with a writer busy
             hits = (self.store.search_recent(match, max(RECENT_BUDGET, fetch)) if plan.common_only
@@ -301,13 +305,29 @@ class ContextEngine:
                             exclude_session=exclude_session, limit=len(hits), min_score=s.min_score)
             exhausted = len(ranked) <= fetch if plan.common_only else len(hits) < fetch
             ranked = ranked[:fetch]
-            texts = self.store.texts([h.rowid for h, _, _ in ranked])
-        if len(texts) < len(ranked):
+            tied = len({score for _, score, _ in ranked}) < len(ranked)
+            want = ranked if history and tied else ranked[:max_results]
+            texts = self._texts([h.rowid for h, _, _ in want])
+        return ranked, texts, exhausted
+
+    def _texts(self, rowids: Sequence[int]) -> dict[int, tuple[str, tuple[str, ...]]]:
+        texts = self.store.texts(rowids)
+        if len(texts) < len(rowids):
             # An index row whose session row is gone (deleted outside hermes-core): skip it
             # and let the next hits fill its place.
             log.warning("%s: the full-text index lists sessions that no longer exist; run "
                         "`hermes-core memory rebuild`", self.store.path)
-        return ranked, texts, exhausted
+        return texts
+
+    def _select(self, ranked: Sequence[tuple[Hit, float, float]],
+                texts: Mapping[int, tuple[str, tuple[str, ...]]], max_results: int,
+                distinct_only: bool) -> list[tuple[Hit, float, float]]:
+        """The first ``max_results`` ranked hits with a text; with ``distinct_only``, near
+        duplicates of a better one left out."""
+        if not distinct_only:
+            return [item for item in ranked if item[0].rowid in texts][:max_results]
+        return distinct(ranked, partial(_summary_of, texts), limit=max_results,
+                        shown_chars=self.settings.render_chars)
 
     def _scrub_stored(self) -> None:
         """Rewrite, once per configured key, the sessions stored before it was configured.
