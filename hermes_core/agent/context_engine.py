@@ -387,7 +387,7 @@ class ContextEngine:
         def render(frags: Sequence[MemoryFragment]) -> str:
             return render_memories(frags, max_chars_each=chars)
 
-        fitted = fit_to_budget(fragments, render, self.settings.max_tokens)
+        fitted = fit_to_budget(fragments, render, self.settings.block_tokens)
         return render(fitted), fitted
 
     def _guarded(self, fragment: MemoryFragment) -> MemoryFragment | None:

@@ -402,7 +402,7 @@ def test_parse_timestamp_rejects_garbage() -> None:
     ("context_engine:\n  recency_bias: -0.5\n", "context_engine.recency_bias"),
     ("context_engine:\n  busy_timeout_s: 0\n", "context_engine.busy_timeout_s"),
     ("context_engine:\n  render_chars: 10\n", "context_engine.render_chars"),
-    ("context_engine:\n  max_tokens: 20\n", "context_engine.max_tokens"),
+    ("context_engine:\n  block_tokens: 20\n", "context_engine.block_tokens"),
     ("context_engine:\n  recency_weight: 2\n", "context_engine.recency_weight"),
 ])
 def test_bad_context_engine_config_names_key_and_line(tmp_path: Path, yaml_text: str, key: str) -> None:
@@ -427,7 +427,7 @@ def test_config_knobs_reach_the_engine(tmp_path: Path) -> None:
         assert got[0].score / got[1].score == pytest.approx(3.0, rel=1e-4)
         lines = eng.memories_block("espresso").splitlines()[2:]
         assert all(len(line) < 130 for line in lines) and lines[0].endswith("…")
-    tight = load_settings({"home": str(tmp_path), "context_engine": {"max_tokens": 100}}, env={})
+    tight = load_settings({"home": str(tmp_path), "context_engine": {"block_tokens": 100}}, env={})
     with ContextEngine.from_settings(tight, clock=lambda: NOW) as eng:
         assert estimate_tokens(eng.memories_block("espresso")) <= 100
 
@@ -986,7 +986,7 @@ EN_TOPICS = ("database", "firewall", "cache", "certificate", "queue")
                                               ("We discussed deploying the {} service. ", EN_TOPICS)])
 def test_the_recall_block_keeps_within_its_token_budget(tmp_path: Path, unit: str,
                                                          topics: tuple[str, ...]) -> None:
-    settings = ContextEngineSettings(max_tokens=300)
+    settings = ContextEngineSettings(block_tokens=300)
     with ContextEngine(tmp_path / "s.db", settings=settings, clock=lambda: NOW) as engine:
         for i, topic in enumerate(topics):
             engine.add(f"s{i}", unit.format(topic) * 60, created_at=NOW - i * DAY)

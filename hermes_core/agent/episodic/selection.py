@@ -9,7 +9,7 @@
 * **Token budget.** ``render_chars`` clips each summary by characters, but a Chinese character
   is about one token where four Latin ones are: five Chinese summaries cost four times the tokens
   of five English ones, every turn. :func:`fit_to_budget` shortens the summaries (long ones share
-  what the short ones leave) so the rendered block stays within ``context_engine.max_tokens``
+  what the short ones leave) so the rendered block stays within ``context_engine.block_tokens``
   counted with :func:`~hermes_core.tokenize.estimate_tokens`, and drops the lowest ranked
   sessions only when even a short line each would not fit.
 """
