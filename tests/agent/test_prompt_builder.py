@@ -810,3 +810,23 @@ def test_the_system_prompt_is_the_same_bytes_whatever_each_turn_recalls_and_afte
     systems = {p.system.encode("utf-8") for p in (first, second, third, again)}
     assert len(systems) == 1
     assert b.rebuilds == 1
+
+
+def test_a_project_file_linking_to_nothing_is_a_warning_not_a_silent_fallback(
+        hermes_home: Path, project: Path, tmp_path: Path) -> None:
+    """HERMES.md linked into a shared rules repo that moved: the project's rules left the prompt
+    (or AGENTS.md took their place) without a word."""
+    gone = tmp_path / "shared-rules" / "HERMES.md"
+    (project / "HERMES.md").symlink_to(gone)
+    b = _settled_builder(hermes_home, project)
+    assert "## Project context" not in b.build("hi").system
+    warned = [e for e in b.events if e.file == str(project / "HERMES.md")]
+    assert len(warned) == 1 and f"a link to {gone}, which does not exist" in warned[0].reason
+    write(project / "AGENTS.md", "Run the tests with make check.\n")
+    system = b.build("hi").system
+    assert "make check" in system                       # the fallback is used, and said why
+    assert [e.file for e in b.events] == [str(project / "HERMES.md")]
+    write(gone, "Use tabs.\n")
+    system = b.build("hi").system
+    assert "Use tabs." in system and "make check" not in system
+    assert not [e for e in b.events if e.kind == "warning"]

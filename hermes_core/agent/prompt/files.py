@@ -440,6 +440,21 @@ def look_for_project_file(candidates: Sequence[str]) -> tuple[tuple[Path, Finger
     return None, there_any
 
 
+def links_to_nothing(candidates: Sequence[str], until: Path | None) -> tuple[ContextEvent, ...]:
+    """A warning (logged once, here) for each candidate ahead of ``until`` (all of them when
+    None) that is a link to a missing target: a project file that silently stopped counting, or
+    gave its place to a lower one. Called when the chosen file changes, not every turn."""
+    events: list[ContextEvent] = []
+    for c in candidates:
+        if until is not None and c == str(until):
+            break
+        reason = _dangling(Path(c)) if os.path.lexists(c) and not os.path.exists(c) else None
+        if reason is not None:
+            events.append(ContextEvent("warning", c, reason))
+            _emit(events[-1])
+    return tuple(events)
+
+
 # --------------------------------------------------------------------------- change notification
 
 class FileWatcher(Protocol):
