@@ -6,7 +6,8 @@ ages spread over 400 days), then runs the same queries through:
 
 * ``bare``: the plain ``MATCH ... ORDER BY rank LIMIT k`` on a pre-built match string (no query
   segmentation, no over-fetch, no re-rank, no summary fetch): the floor any FTS5 design pays;
-* ``full``: ``ContextEngine.retrieve(query, k)``: segmentation, safe MATCH, 3x over-fetch, recency
+* ``full``: ``ContextEngine.retrieve(query, k, distinct_only=True)`` (what a turn recalls):
+  segmentation, safe MATCH, 3x over-fetch, recency
   re-rank, summary fetch.
 
 Each query is timed in both modes back to back (order alternating) after a warm-up pass.
@@ -140,7 +141,7 @@ def run(sessions: int, queries: int, db: Path, seed: int, batch: int, k: int) ->
 
     for q, m in zip(qs[:20], matches[:20], strict=True):  # warm-up: page cache, jieba, statements
         bare(m)
-        engine.retrieve(q, k)
+        engine.retrieve(q, k, distinct_only=True)
     bare_ms: list[float] = []
     full_ms: list[float] = []
     hits = 0
@@ -152,7 +153,7 @@ def run(sessions: int, queries: int, db: Path, seed: int, batch: int, k: int) ->
                 bare(m)
                 bare_ms.append((time.perf_counter() - t) * 1000)
             else:
-                hits += bool(engine.retrieve(q, k))
+                hits += bool(engine.retrieve(q, k, distinct_only=True))
                 full_ms.append((time.perf_counter() - t) * 1000)
     engine.close()
     p50, bare50 = statistics.median(full_ms), statistics.median(bare_ms)

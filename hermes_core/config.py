@@ -273,6 +273,8 @@ class ContextEngineSettings(_Model):
     # wait for another writer's lock
     busy_timeout_s: float = Field(default=30.0, gt=0, allow_inf_nan=False)
     render_chars: int = Field(default=600, ge=80)             # per-summary clip in the prompt block
+    # the whole block's budget (estimate_tokens): Chinese costs ~4x the tokens of English a char
+    block_tokens: int = Field(default=1_000, ge=100)
 
 
 class GateWeightSettings(_Model):

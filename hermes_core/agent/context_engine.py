@@ -20,22 +20,26 @@ import math
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Literal
 
 from hermes_core.agent.episodic.ranking import (
     COMMON_DF,
     RECENT_BUDGET,
+    Hit,
+    MatchPlan,
+    clip_text,
     plan_match,
     query_terms,
     render_memories,
     rerank,
     tie_break,
 )
+from hermes_core.agent.episodic.selection import distinct, fit_to_budget
 from hermes_core.agent.episodic.store import (
     SessionRecord,
     SessionStore,
@@ -69,6 +73,9 @@ from hermes_core.types import FOLLOW_UP_WORDS, MemoryFragment, Message, Retrieva
 log = logging.getLogger("hermes_core.memory")
 
 OVERFETCH = 3
+#: At most this many hits are ranked for one recall when near duplicates keep filling the
+#: over-fetch (the same fact recorded in hundreds of sessions).
+MAX_FETCH = 2_000
 SQL_INT_MAX = 2**63 - 1
 DB_FILENAME = "sessions.db"
 
@@ -150,6 +157,12 @@ def _scan_cached(text: str, categories: tuple[str, ...]) -> InjectionFinding | N
     return scan_for_injection(text, categories, data=True)
 
 
+def _summary_of(texts: Mapping[int, tuple[str, tuple[str, ...]]],
+                item: tuple[Hit, float, float]) -> str | None:
+    got = texts.get(item[0].rowid)
+    return None if got is None else got[0]
+
+
 class ContextEngine:
     """Episodic memory over one SQLite database. Thread-safe; one per process is enough.
 
@@ -204,8 +217,14 @@ class ContextEngine:
     # ------------------------------------------------------------------ retrieval
 
     def retrieve(self, query: str | RetrievalQuery, max_results: int = 5,
-                 exclude_session: str | None = None) -> list[MemoryFragment]:
+                 exclude_session: str | None = None, *,
+                 distinct_only: bool = False) -> list[MemoryFragment]:
         """The ``max_results`` best past sessions for ``query``, best first.
+
+        ``distinct_only`` (what a prompt recalls): of near-duplicate summaries only the best
+        ranked one (:func:`~hermes_core.agent.episodic.selection.distinct`), reaching further
+        down the ranking for the rest; without it (``memory search``) every matching session is
+        listed, so each one can be found and forgotten.
 
         The message is what is searched (a short follow-up together with the previous user
         message); the recent turns of a :class:`RetrievalQuery` only break ties. Of the message's
@@ -234,7 +253,6 @@ class ContextEngine:
             exclude_session = self._sid(exclude_session)  # as stored
         # SQLite's LIMIT is a signed 64-bit integer; a larger count simply means "all of them".
         limit = min(OVERFETCH * max_results + (1 if exclude_session is not None else 0), SQL_INT_MAX)
-        s = self.settings
         # which terms to search, from counts remembered until the database changes: a message
         # whose terms no session has (most messages, in a young archive) costs one query
         dfs = self.store.term_dfs(terms, COMMON_DF)
@@ -244,37 +262,72 @@ class ContextEngine:
         match = plan.expression
         if match is None:
             return []
-        with self.store.snapshot():  # hits and texts from the same state, even with a writer busy
-            hits = (self.store.search_recent(match, RECENT_BUDGET) if plan.common_only
-                    else self.store.search(match, limit))
-            ranked = rerank(hits, now=self._clock(), weights=s.recency_weights, bias=s.recency_bias,
-                            exclude_session=exclude_session, limit=len(hits), min_score=s.min_score)
-            if plan.common_only:
-                ranked = ranked[:limit]
-            tied = len({score for _, score, _ in ranked}) < len(ranked)
-            want = ranked if q.history and not follow_up and tied else ranked[:max_results]
-            texts = self.store.texts([h.rowid for h, _, _ in want])
-            if len(texts) < min(max_results, len(want)):
-                # An index row whose session row is gone (deleted outside hermes-core): skip it
-                # and let the next hits fill its place.
-                log.warning("%s: the full-text index lists sessions that no longer exist; run "
-                            "`hermes-core memory rebuild`", self.store.path)
-                texts = self.store.texts([h.rowid for h, _, _ in ranked])
-        if q.history and not follow_up:
-            ranked = tie_break(ranked, texts, query_terms(q.history_text))
+        now = self._clock()
+        fetch = limit
+        history = bool(q.history) and not follow_up
+        while True:
+            ranked, texts, exhausted = self._ranked(plan, match, fetch, now, exclude_session,
+                                                    max_results, history)
+            if history:
+                ranked = tie_break(ranked, texts, query_terms(q.history_text))
+            kept = self._select(ranked, texts, max_results, distinct_only)
+            if len(kept) < max_results and len(texts) < len(ranked):
+                # copies of one summary, or index rows whose session is gone, took places: the
+                # texts of the rest of the over-fetch are read only now
+                texts.update(self._texts([h.rowid for h, _, _ in ranked if h.rowid not in texts]))
+                kept = self._select(ranked, texts, max_results, distinct_only)
+            # the same fact told in many sessions takes one slot; when copies filled the
+            # over-fetch, look further down the ranking for sessions that add something
+            if (not distinct_only or len(kept) >= max_results or exhausted
+                    or fetch >= MAX_FETCH):
+                break
+            fetch = min(fetch * 4, MAX_FETCH)
         out: list[MemoryFragment] = []
-        for hit, score, age in ranked:
-            if hit.rowid not in texts:
-                continue
+        for hit, score, age in kept:
             summary, tags = texts[hit.rowid]
             # a row written before a key was configured, or by a version that redacted key shapes
             # only, may still hold it: every reader (recall into a prompt, `memory search`,
             # /memory) gets it scrubbed
             summary, tags = self._redact(summary), self._clean_tags(tags)
             out.append(MemoryFragment(hit.session_id, summary, tags, float(f"{score:.6g}"), round(age, 3)))
-            if len(out) == max_results:
-                break
         return out
+
+    def _ranked(self, plan: MatchPlan, match: str, fetch: int, now: float,
+                exclude_session: str | None, max_results: int, history: bool
+                ) -> tuple[list[tuple[Hit, float, float]], dict[int, tuple[str, tuple[str, ...]]], bool]:
+        """The best ``fetch`` hits re-ranked, the texts of the first ``max_results`` (of all when
+        ``history`` may break ties among them), and whether there are no more hits to fetch."""
+        s = self.settings
+        with self.store.snapshot():  # hits and texts from the same state, even with a writer busy
+            hits = (self.store.search_recent(match, max(RECENT_BUDGET, fetch)) if plan.common_only
+                    else self.store.search(match, fetch))
+            ranked = rerank(hits, now=now, weights=s.recency_weights, bias=s.recency_bias,
+                            exclude_session=exclude_session, limit=len(hits), min_score=s.min_score)
+            exhausted = len(ranked) <= fetch if plan.common_only else len(hits) < fetch
+            ranked = ranked[:fetch]
+            tied = len({score for _, score, _ in ranked}) < len(ranked)
+            want = ranked if history and tied else ranked[:max_results]
+            texts = self._texts([h.rowid for h, _, _ in want])
+        return ranked, texts, exhausted
+
+    def _texts(self, rowids: Sequence[int]) -> dict[int, tuple[str, tuple[str, ...]]]:
+        texts = self.store.texts(rowids)
+        if len(texts) < len(rowids):
+            # An index row whose session row is gone (deleted outside hermes-core): skip it
+            # and let the next hits fill its place.
+            log.warning("%s: the full-text index lists sessions that no longer exist; run "
+                        "`hermes-core memory rebuild`", self.store.path)
+        return texts
+
+    def _select(self, ranked: Sequence[tuple[Hit, float, float]],
+                texts: Mapping[int, tuple[str, tuple[str, ...]]], max_results: int,
+                distinct_only: bool) -> list[tuple[Hit, float, float]]:
+        """The first ``max_results`` ranked hits with a text; with ``distinct_only``, near
+        duplicates of a better one left out."""
+        if not distinct_only:
+            return [item for item in ranked if item[0].rowid in texts][:max_results]
+        return distinct(ranked, partial(_summary_of, texts), limit=max_results,
+                        shown_chars=self.settings.render_chars)
 
     def _scrub_stored(self) -> None:
         """Rewrite, once per configured key, the sessions stored before it was configured.
@@ -319,13 +372,23 @@ class ContextEngine:
         if not self.settings.enabled or self.settings.max_results <= 0:
             return "", ()
         try:
-            fragments = self.retrieve(query, self.settings.max_results, exclude_session)
+            fragments = self.retrieve(query, self.settings.max_results, exclude_session,
+                                      distinct_only=True)
         except SessionStoreError as e:
             log.warning("episodic memory unavailable this turn: %s", e)
             return "", ()
+        chars = self.settings.render_chars
+        # only what the block can show is scanned and kept: a summary of megabytes (``memory
+        # add``, an import) cost a minute of scanning a turn, and the model sees the clip anyway
+        fragments = [replace(f, summary=clip_text(f.summary, chars)) for f in fragments]
         if self._scan:
             fragments = [g for f in fragments if (g := self._guarded(f)) is not None]
-        return render_memories(fragments, max_chars_each=self.settings.render_chars), tuple(fragments)
+
+        def render(frags: Sequence[MemoryFragment]) -> str:
+            return render_memories(frags, max_chars_each=chars)
+
+        fitted = fit_to_budget(fragments, render, self.settings.block_tokens)
+        return render(fitted), fitted
 
     def _guarded(self, fragment: MemoryFragment) -> MemoryFragment | None:
         """The fragment with hostile paragraphs of its summary replaced by a notice; None (left

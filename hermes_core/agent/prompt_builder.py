@@ -54,6 +54,7 @@ from hermes_core.agent.prompt.files import (
     ReadPolicy,
     find_git_root,
     is_settled,
+    links_to_nothing,
     look_for_project_file,
     probe,
     project_candidates,
@@ -324,11 +325,13 @@ class PromptBuilder:
             if found is None:
                 if self._force or not project.loaded or project.path is not None:
                     changed |= self._clear(project)
+                    project.events = links_to_nothing(self._candidates, None)
             else:
                 path, fp = found
                 if (project.dirty or project.racy or self._force or path != project.path
                         or fp != project.fingerprint or not project.loaded):
                     changed |= self._load(project, path, now)
+                    project.events = links_to_nothing(self._candidates, path) + project.events
             project.absent = found is None and not any_there
         if changed or self._force or self._stable is None:
             self._stable = self._join()

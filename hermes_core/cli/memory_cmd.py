@@ -1,4 +1,4 @@
-"""``hermes-core memory``: search, add, stats and rebuild of the episodic-memory database.
+"""``hermes-core memory``: search, add, forget, stats and rebuild of the episodic-memory database.
 
 The database is ``--db FILE`` when given, else ``context_engine.db_path`` from the config, else
 ``HERMES_HOME/sessions.db`` (``--home`` beats the environment). Only ``add`` creates a missing
@@ -87,6 +87,11 @@ def register(subparsers: Any) -> None:
     stats = actions.add_parser("stats", parents=[common], help="counts, time range, schema version")
     stats.set_defaults(handler=_stats)
 
+    forget = actions.add_parser("forget", parents=[common],
+                                help="delete one session's memory (its words leave the file too)")
+    forget.add_argument("session_id", metavar="ID", help="the session id, as `memory search` shows it")
+    forget.set_defaults(handler=_forget)
+
     rebuild = actions.add_parser("rebuild", parents=[common],
                                  help="re-create the full-text index from the sessions table")
     rebuild.set_defaults(handler=_rebuild)
@@ -167,6 +172,25 @@ def _stats(args: argparse.Namespace) -> int:
         stats = engine.stats()
     stats = {**stats, "oldest": _iso(stats["oldest"]), "newest": _iso(stats["newest"])}
     print_mapping(stats, as_json=args.json)
+    return 0
+
+
+def _forget(args: argparse.Namespace) -> int:
+    if not args.session_id.strip():
+        print("hermes-core memory forget: the session ID must not be empty", file=sys.stderr)
+        return 2
+    with _open(args, create=False) as engine:
+        gone = engine.forget(args.session_id)
+        db = str(engine.db_path)
+    if not gone:   # a typo must not look like success
+        print(terminal_safe(f"hermes-core memory forget: no session {args.session_id!r} is stored "
+                            f"in {db}"), file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps({"forgotten": True, "session_id": args.session_id, "db": db},
+                         ensure_ascii=False))
+    else:
+        print(terminal_safe(f"forgot session {args.session_id} ({db})"))
     return 0
 
 

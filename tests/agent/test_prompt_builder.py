@@ -785,3 +785,48 @@ def test_a_folder_changed_within_the_margin_is_not_trusted(tmp_path: Path) -> No
     assert not settled_fingerprint(str(folder), 10**18 + 1_500_000_000)[1]
     assert settled_fingerprint(str(folder), 10**18 + 2_000_000_001)[1]
     assert settled_fingerprint(str(tmp_path / "gone"), 10**18) == (None, False)
+
+
+def test_the_system_prompt_is_the_same_bytes_whatever_each_turn_recalls_and_after_a_restart(
+        marked_home: Path, project: Path, tmp_path: Path) -> None:
+    """Provider prompt caching matches an exact prefix: recalled sessions, a touched but unchanged
+    file and a new process must leave the system prompt's bytes as they were."""
+    from hermes_core.agent.context_engine import ContextEngine
+
+    write(project / "HERMES.md", "Use tabs.\n")
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: 1_800_000_000.0) as engine:
+        engine.add("a", "Chose PostgreSQL for the billing service", created_at=1_799_000_000.0)
+        engine.add("b", "部署了 kubernetes 集群并修好了 DNS", created_at=1_799_500_000.0)
+        b = builder(marked_home, project / "src" / "pkg", memory_source=engine)
+        first = b.build("which database did we choose for billing?", session_id="s1")
+        second = b.build("kubernetes 集群的 DNS 怎么修的？", session_id="s1")
+        assert "PostgreSQL" in first.context and "kubernetes" in second.context
+        memory = marked_home / "MEMORY.md"
+        st = memory.stat()
+        os.utime(memory, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))   # touched only
+        third = b.build("anything else?", session_id="s1")
+        again = builder(marked_home, project / "src" / "pkg", memory_source=engine).build(
+            "a new process", session_id="s2")
+    systems = {p.system.encode("utf-8") for p in (first, second, third, again)}
+    assert len(systems) == 1
+    assert b.rebuilds == 1
+
+
+def test_a_project_file_linking_to_nothing_is_a_warning_not_a_silent_fallback(
+        hermes_home: Path, project: Path, tmp_path: Path) -> None:
+    """HERMES.md linked into a shared rules repo that moved: the project's rules left the prompt
+    (or AGENTS.md took their place) without a word."""
+    gone = tmp_path / "shared-rules" / "HERMES.md"
+    (project / "HERMES.md").symlink_to(gone)
+    b = _settled_builder(hermes_home, project)
+    assert "## Project context" not in b.build("hi").system
+    warned = [e for e in b.events if e.file == str(project / "HERMES.md")]
+    assert len(warned) == 1 and f"a link to {gone}, which does not exist" in warned[0].reason
+    write(project / "AGENTS.md", "Run the tests with make check.\n")
+    system = b.build("hi").system
+    assert "make check" in system                       # the fallback is used, and said why
+    assert [e.file for e in b.events] == [str(project / "HERMES.md")]
+    write(gone, "Use tabs.\n")
+    system = b.build("hi").system
+    assert "Use tabs." in system and "make check" not in system
+    assert not [e for e in b.events if e.kind == "warning"]

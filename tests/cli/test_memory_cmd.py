@@ -297,3 +297,42 @@ def test_add_bad_argument_of_10000_characters_is_shown_by_its_head_and_length(
         main(["memory", "add", "--db", str(tmp_path / "m.db"), "--session-id", "a", "--summary", "x", *argv])
     err = capsys.readouterr().err
     assert "characters)" in err and len(err) < 2_000
+
+
+def test_forget_removes_a_session_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "m.db")
+    run(capsys, "memory", "add", "--db", db, "--session-id", "s1", "--summary", "Deployed kubernetes")
+    run(capsys, "memory", "add", "--db", db, "--session-id", "s2", "--summary", "Brewed espresso")
+    code, out, _ = run(capsys, "memory", "forget", "s1", "--db", db)
+    assert code == 0 and "forgot session s1" in out
+    code, out, _ = run(capsys, "memory", "search", "kubernetes", "--db", db, "--json")
+    assert json.loads(out) == []
+    code, out, _ = run(capsys, "memory", "forget", "s2", "--db", db, "--json")
+    assert code == 0 and json.loads(out) == {"forgotten": True, "session_id": "s2", "db": db}
+
+
+@pytest.mark.parametrize("session_id", ["nope", "-", "NEAR(x)", "会话 1"])
+def test_forget_of_a_session_not_stored_is_an_error_that_names_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], session_id: str) -> None:
+    db = str(tmp_path / "m.db")
+    run(capsys, "memory", "add", "--db", db, "--session-id", "s1", "--summary", "Deployed kubernetes")
+    before = (tmp_path / "m.db").stat().st_size
+    code, out, err = run(capsys, "memory", "forget", "--db", db, "--", session_id)
+    assert code == 1 and out == ""
+    assert f"no session {session_id!r} is stored in {db}" in err
+    assert (tmp_path / "m.db").stat().st_size == before
+
+
+def test_forget_without_a_database_does_not_create_one(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "m.db"
+    code, _, err = run(capsys, "memory", "forget", "s1", "--db", str(db))
+    assert code != 0 and "does not exist" in err and not db.exists()
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_forget_of_a_blank_id_is_a_usage_error_and_opens_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], blank: str) -> None:
+    db = tmp_path / "m.db"
+    code, out, err = run(capsys, "memory", "forget", blank, "--db", str(db))
+    assert code == 2 and out == "" and "ID must not be empty" in err and not db.exists()

@@ -43,6 +43,10 @@ STOPWORDS = frozenset((
     "not", "of", "on", "or", "our", "please", "so", "that", "the", "their", "them", "then", "there",
     "these", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which", "who", "why",
     "will", "with", "would", "you", "your",
+    # what the tokenizer leaves of English contractions (what's, don't, we'd, you're, it'll, I've,
+    # I'm, isn't): as terms they matched every session with an apostrophe ("Let's Encrypt")
+    "s", "t", "d", "re", "ll", "ve", "m", "don", "doesn", "didn", "isn", "aren", "wasn", "weren",
+    "hasn", "haven", "hadn", "couldn", "wouldn", "shouldn",
     "的", "了", "是", "我", "你", "他", "她", "它", "在", "和", "有", "就", "不", "也", "都",
     "这", "那", "吗", "呢", "吧", "啊",
     "与", "及", "或", "把", "被", "给", "让", "个", "么", "什么", "怎么", "如何", "一下",
@@ -239,11 +243,14 @@ def format_age(days: float) -> str:
     return "1 year ago" if years == 1 else f"{years} years ago"
 
 
-def _clip(text: str, limit: int) -> str:
+def clip_text(text: str, limit: int) -> str:
+    """``text`` on one line, at most ``limit`` characters with the ellipsis that marks a cut, cut
+    at a space when one is near: how a summary is shown. Clipping the result again changes
+    nothing, so a summary shortened before the injection scan renders as it was scanned."""
     text = _WS.sub(" ", text).strip()
     if len(text) <= limit:
         return text
-    cut = text[:limit].rstrip()
+    cut = text[:max(1, limit - 1)].rstrip()
     space = cut.rfind(" ")
     if space > limit * 0.6:
         cut = cut[:space]
@@ -263,5 +270,5 @@ def render_memories(fragments: Sequence[MemoryFragment], *, max_chars_each: int 
              "out of date):"]
     for f in fragments:
         tags = f" [tags: {', '.join(f.tags)}]" if f.tags else ""
-        lines.append(f"- ({format_age(f.age_days)}) {_clip(f.summary, max_chars_each)}{tags}")
+        lines.append(f"- ({format_age(f.age_days)}) {clip_text(f.summary, max_chars_each)}{tags}")
     return "\n".join(lines)

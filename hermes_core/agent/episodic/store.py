@@ -49,6 +49,7 @@ DEFAULT_BUSY_TIMEOUT_S = 30.0
 MAX_TAGS = 16
 MAX_TAG_CHARS = 64
 DF_CACHE_SIZE = 50_000   # remembered term counts (a few MB at most)
+TEXTS_CHUNK = 500        # rows fetched by one ``texts`` statement (bound parameters are capped)
 
 UpsertStatus = Literal["inserted", "replaced", "unchanged", "duplicate"]
 
@@ -525,12 +526,17 @@ class SessionStore:
             if rewritten:
                 conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
         if rewritten:
-            with self._lock:
-                try:
-                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                except sqlite3.Error as e:   # another process reading: its next checkpoint does it
-                    log.debug("%s: checkpoint after a rewrite failed: %s", self.path, e)
+            self._checkpoint("a rewrite")
         return rewritten
+
+    def _checkpoint(self, after: str) -> None:
+        """Copy the WAL into the database and empty it, so text just removed from the database
+        has no copy left in ``-wal`` either."""
+        with self._lock:
+            try:
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as e:   # another process reading: its next checkpoint does it
+                log.debug("%s: checkpoint after %s failed: %s", self.path, after, e)
 
     @staticmethod
     def _rows_holding(conn: sqlite3.Connection, needle: str) -> list[int]:
@@ -567,7 +573,12 @@ class SessionStore:
         return rewritten
 
     def delete(self, session_id: str) -> bool:
-        """Forget one session; False when it was not stored."""
+        """Forget one session; False when it was not stored.
+
+        Gone from the file too: FTS5 deletes by adding a tombstone and keeps the row's words in
+        their segment until a merge, so the index is merged (``optimize``, the cost of rewriting
+        the index once: forgetting is rare) and the WAL emptied, as after a key is rewritten.
+        """
         with self._write() as conn:
             row = conn.execute("SELECT rowid FROM sessions WHERE session_id = ?",
                                (scrub_surrogates(session_id),)).fetchone()
@@ -575,7 +586,9 @@ class SessionStore:
                 return False
             conn.execute("DELETE FROM sessions_fts WHERE rowid = ?", (row[0],))
             conn.execute("DELETE FROM sessions WHERE rowid = ?", (row[0],))
-            return True
+            conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
+        self._checkpoint("forgetting a session")
+        return True
 
     def rebuild(self) -> int:
         """Re-create the FTS index from the sessions table with the current tokenizer.
@@ -671,12 +684,14 @@ class SessionStore:
 
     def texts(self, rowids: Sequence[int]) -> dict[int, tuple[str, tuple[str, ...]]]:
         """Summary and tags of a few rows, by rowid."""
-        if not rowids:
-            return {}
-        marks = ",".join("?" * len(rowids))
-        rows = self._read(f"SELECT rowid, summary, tags FROM sessions WHERE rowid IN ({marks})",
-                          list(rowids))
-        return {int(r[0]): (r[1], tuple(t for t in r[2].split(",") if t)) for r in rows}
+        out: dict[int, tuple[str, tuple[str, ...]]] = {}
+        for at in range(0, len(rowids), TEXTS_CHUNK):   # SQLite caps the bound parameters
+            chunk = list(rowids[at:at + TEXTS_CHUNK])
+            marks = ",".join("?" * len(chunk))
+            rows = self._read(f"SELECT rowid, summary, tags FROM sessions WHERE rowid IN ({marks})",
+                              chunk)
+            out.update((int(r[0]), (r[1], tuple(t for t in r[2].split(",") if t))) for r in rows)
+        return out
 
     def get(self, session_id: str) -> SessionRecord | None:
         rows = self._read("SELECT session_id, summary, tags, created_at, relevance_score, source,"

@@ -286,7 +286,7 @@ def read_context_file(path: Path, policy: ReadPolicy = ReadPolicy(), *,
                 st = os.stat(path)
             except FileNotFoundError:
                 fp = None
-                return done("missing")
+                return done("missing", reason=_dangling(path))
             fp = fingerprint_of(st)
             if stat.S_ISDIR(st.st_mode):
                 return done("skipped", reason="is a directory, not a file; skipped")
@@ -374,6 +374,17 @@ def _guard(text: str, original: str, name: str, shown: str, policy: ReadPolicy,
     return guarded[0].text + m.group() + guarded[1].text, False
 
 
+def _dangling(path: Path) -> str | None:
+    """Why a name that stats as missing is worth a warning: it is a link whose target is gone (a
+    dotfiles repo moved), which would otherwise drop the file from every prompt without a word."""
+    try:
+        target = os.readlink(path)
+    except OSError:   # not a link (or gone): simply missing
+        return None
+    shown = os.path.join(os.path.dirname(path), target)
+    return f"is a link to {shown}, which does not exist; skipped until it does"
+
+
 def _emit(event: ContextEvent) -> None:
     log.warning("%s", event)
 
@@ -427,6 +438,21 @@ def look_for_project_file(candidates: Sequence[str]) -> tuple[tuple[Path, Finger
         if fp is not None and stat.S_ISREG(fp[3]):
             return (Path(c), fp), True
     return None, there_any
+
+
+def links_to_nothing(candidates: Sequence[str], until: Path | None) -> tuple[ContextEvent, ...]:
+    """A warning (logged once, here) for each candidate ahead of ``until`` (all of them when
+    None) that is a link to a missing target: a project file that silently stopped counting, or
+    gave its place to a lower one. Called when the chosen file changes, not every turn."""
+    events: list[ContextEvent] = []
+    for c in candidates:
+        if until is not None and c == str(until):
+            break
+        reason = _dangling(Path(c)) if os.path.lexists(c) and not os.path.exists(c) else None
+        if reason is not None:
+            events.append(ContextEvent("warning", c, reason))
+            _emit(events[-1])
+    return tuple(events)
 
 
 # --------------------------------------------------------------------------- change notification

@@ -20,6 +20,7 @@ from hermes_core.agent.episodic.ranking import (
     age_days,
     bucket_weight,
     build_match,
+    clip_text,
     format_age,
     plan_match,
     query_terms,
@@ -233,3 +234,17 @@ def test_history_orders_equal_scores_and_never_a_better_one() -> None:
     assert tie_break(ranked, texts, []) == ranked
     distinct = [(hit(1), 2.0, 0.0), (hit(2), 1.0, 0.0)]
     assert tie_break(distinct, texts, ["unrelated"]) == distinct
+
+
+@given(st.text(max_size=300), st.integers(min_value=1, max_value=200))
+def test_clipping_a_clipped_summary_changes_nothing(text: str, limit: int) -> None:
+    once = clip_text(text, limit)
+    assert len(once) <= max(limit, 2)
+    assert clip_text(once, limit) == once
+
+
+def test_the_pieces_of_english_contractions_are_not_search_terms() -> None:
+    terms = query_terms("What's Rust's borrow checker? I don't know, we'd tried; you're sure it'll "
+                        "work? I've, I'm, isn't it, doesn't it")
+    assert terms == ["rust", "borrow", "checker", "know", "tried", "sure", "work"]
+    assert query_terms("C and R are languages") == ["c", "r", "languages"]

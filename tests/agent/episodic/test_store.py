@@ -809,3 +809,46 @@ def test_a_short_tag_that_turns_up_inside_a_needle_does_not_get_its_row_rewritte
         assert seen == ["s2"]
         s1, s2 = store.get("s1"), store.get("s2")
         assert s1 is not None and s1.tags == ("git",) and s2 is not None and s2.tags == ("proxy",)
+
+
+def test_a_forgotten_session_leaves_none_of_its_words_in_the_file(tmp_path: Path) -> None:
+    """A deleted row's words stay in its FTS5 segment (a tombstone hides them) until the segments
+    are merged: a session the user asked to forget was still readable in sessions.db."""
+    path = tmp_path / "m.db"
+    records = [rec(f"s{i}", f"filler {i} about cooking pasta") for i in range(200)]
+    records.insert(100, rec("private", "the user confided xylophonicdiagnosis about their health"))
+    with SessionStore(path, clock=lambda: NOW) as store:
+        store.upsert_many(records)
+
+    def raw() -> bytes:
+        return b"".join(p.read_bytes() for p in sorted(tmp_path.glob("m.db*")))
+
+    assert b"xylophonicdiagnosis" in raw()
+    with SessionStore(path, clock=lambda: NOW) as store:
+        assert store.delete("private") is True
+        assert store.search('"xylophonicdiagnosis"', 5) == []
+        assert [h.session_id for h in store.search('"pasta"', 1)]
+    assert b"xylophonicdiagnosis" not in raw() and b"confided" not in raw()
+
+
+def test_migrating_a_v1_database_keeps_every_row_and_every_field(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "sessions.db"
+    from hermes_core.agent.episodic.store import SessionRecord
+
+    records = [SessionRecord(f"s{i}", f"会话 {i}: deployed service-{i} 和数据库{i}", (f"t{i}", "部署"),
+                             NOW_TOKENIZER_UPGRADE - i * 3600.0, 0.5 + i / 100, "model", i)
+               for i in range(250)]
+    columns = "SELECT * FROM sessions ORDER BY rowid"
+    with monkeypatch.context() as m:
+        m.setattr(memory_migrations, "MIGRATIONS", memory_migrations.MIGRATIONS[:1])
+        m.setattr(context_store, "LATEST_VERSION", 1)
+        with SessionStore(path, segment=_old_segment) as old:
+            old.upsert_many(records)
+            before = old.connection.execute(columns).fetchall()
+    with SessionStore(path) as store:
+        assert store.stats()["schema_version"] == memory_migrations.LATEST_VERSION
+        assert store.connection.execute(columns).fetchall() == before
+        assert store.stats()["index_in_sync"] and store.count() == 250
+        assert len(store.search('"数据库"', 300)) == 250
+        assert all(store.get(r.session_id) == r for r in records)

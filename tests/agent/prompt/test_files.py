@@ -52,6 +52,22 @@ def test_missing_file_is_skipped_quietly(tmp_path: Path) -> None:
     assert (r.status, r.text, r.events, r.reads) == ("missing", "", (), 0)
 
 
+def test_a_link_to_nothing_is_skipped_with_a_warning_naming_the_missing_target(
+        hermes_home: Path, tmp_path: Path) -> None:
+    """MEMORY.md kept in a dotfiles repo that moved: the memory left every prompt without a word."""
+    target = tmp_path / "dotfiles" / "MEMORY.md"
+    (hermes_home / "MEMORY.md").symlink_to(target)
+    got = read_context_file(hermes_home / "MEMORY.md")
+    assert got.status == "missing" and got.text == ""
+    assert [(e.kind, e.file) for e in got.events] == [("warning", str(hermes_home / "MEMORY.md"))]
+    assert f"a link to {target}, which does not exist" in got.events[0].reason
+    b = build(hermes_home, tmp_path)
+    b.build("hi")
+    assert any(str(target) in str(e) for e in b.events)
+    b.build("hi again")   # said once, when the file is read, not every turn
+    assert b.file_reads == 0
+
+
 def test_non_utf8_is_skipped_with_warning_naming_file_and_line(tmp_path: Path,
                                                                 caplog: pytest.LogCaptureFixture) -> None:
     p = tmp_path / "MEMORY.md"
