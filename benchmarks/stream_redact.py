@@ -1,6 +1,6 @@
 """Scrubbing a streamed reply piece by piece, against scrubbing the whole reply once.
 
-The REPL prints a streamed reply through :class:`hermes_core.redact.StreamRedactor`, which must
+The agent scrubs a streamed reply (what the REPL prints) through :class:`hermes_core.redact.StreamRedactor`, which must
 hold back only what could still become a key, so each piece costs a look at its tail as well as
 the scrub of what it releases. A reply of about C characters (English and Chinese prose, a
 configured key of an unusual shape in the middle) is cut into pieces of P characters (deltas are

@@ -21,7 +21,7 @@ from hermes_core.agent.prompt.outbound import withheld_keys
 from hermes_core.cli.argtypes import replace_unencodable, shorten, terminal_safe
 from hermes_core.cli.repl_commands import BUILTIN_COMMANDS, Command
 from hermes_core.errors import HermesError
-from hermes_core.redact import StreamRedactor, redact
+from hermes_core.redact import redact
 from hermes_core.types import clean_text
 
 log = logging.getLogger("hermes_core.cli.repl")
@@ -186,18 +186,17 @@ class Repl:
         recorded = self.agent.stats.turns
         try:
             if self.stream:
+                # each piece is scrubbed by the agent as it arrives (a key split across pieces is
+                # held there until whole), so it is written as it comes, escapes shown
                 stream = self.agent.stream(text)
-                scrub = StreamRedactor()
                 try:
                     for piece in stream:
-                        self.out.write(terminal_safe(scrub.feed(piece)))
+                        self.out.write(terminal_safe(piece))
                         self.out.flush()
                 except KeyboardInterrupt:
                     stream.close()
-                    self.out.write(terminal_safe(scrub.flush()))
                     self._interrupted(recorded, shown=True)
                     return
-                self.out.write(terminal_safe(scrub.flush()))
                 self.say("")
                 self.last_reply = stream.reply
             else:
