@@ -20,11 +20,15 @@ from hermes_core.agent.agent import Agent
 from hermes_core.agent.prompt.outbound import withheld_keys
 from hermes_core.cli.argtypes import replace_unencodable, shorten, terminal_safe
 from hermes_core.cli.repl_commands import BUILTIN_COMMANDS, Command
-from hermes_core.errors import HermesError
+from hermes_core.errors import Attempt, HermesError
 from hermes_core.redact import redact
 from hermes_core.types import clean_text
 
 log = logging.getLogger("hermes_core.cli.repl")
+
+#: Attempt statuses of a transport that stalled or dropped, as the chat tells them.
+_TRANSPORT_WORDS = {"timeout": "timed out", "connection_reset": "the connection dropped",
+                    "connection_error": "could not connect"}
 
 
 class Repl:
@@ -183,6 +187,34 @@ class Repl:
         self.turn_error = None
         self.turns = getattr(self, "turns", 0) + 1
         self.failed_turns = getattr(self, "failed_turns", 0)
+        loop = getattr(self.agent, "loop", None)
+        previous = getattr(loop, "on_attempt", None)
+        if loop is not None:
+            loop.on_attempt = self._attempt_reporter(previous)
+        try:
+            self._turn(text)
+        finally:
+            if loop is not None:
+                loop.on_attempt = previous
+
+    def _attempt_reporter(self, previous: Callable[[Attempt], None] | None
+                          ) -> Callable[[Attempt], None]:
+        """Say at once that a stalled or dropped attempt is tried again: a server that sends
+        nothing (keep-alives only) is given up only after ``stream_idle_timeout_s``, and the
+        chat said nothing until every retry had timed out too. Only a retry is told: a failover
+        or the last failure ends in the turn's own error line."""
+        def report(attempt: Attempt) -> None:
+            if previous is not None:
+                previous(attempt)
+            if attempt.decision != "retry" or attempt.status not in _TRANSPORT_WORDS:
+                return
+            wait = attempt.retry_after or 0.0
+            self.say(f"[{attempt.provider}/{attempt.model}: {_TRANSPORT_WORDS[attempt.status]} "
+                     f"after {attempt.latency_ms / 1000:.0f} s; trying again"
+                     + (f" in {wait:.0f} s" if wait >= 1 else "") + "]")
+        return report
+
+    def _turn(self, text: str) -> None:
         recorded = self.agent.stats.turns
         try:
             if self.stream:

@@ -487,3 +487,31 @@ def test_the_repl_adds_no_hold_of_its_own_to_what_the_agent_released(
     repl.turn("how do I deploy?")
     assert seen == ["Run the deploy", "Run the deploy script, then",
                     "Run the deploy script, then check the logs"]
+
+
+def test_a_stalled_stream_is_reported_at_its_first_idle_timeout_not_only_at_the_end(
+        tmp_path: Path):
+    """A server that sends nothing but keep-alives: the chat said nothing at all until every
+    retry had timed out (two idle timeouts and a back-off, a minute with the defaults), then one
+    error line. Each stalled attempt is now one line as it is given up, saying what comes next."""
+    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
+    key = "sk-stall-0123456789abcdefXYZ"
+    with MockLLMServer() as srv:
+        srv.set_key(key, KeyBehaviour(fault="pings", fault_interval_s=0.2))
+        cfg = {"home": str(tmp_path), "skill_utils": {"enabled": False},
+               "llm": {"stream_idle_timeout_s": 1, "routing": {
+                   "default_model": "m1", "providers": [
+                       {"name": "custom", "type": "openai", "endpoint": f"{srv.url}/v1",
+                        "models": ["m1"]}]}},
+               "credentials": {"custom": {"keys": [{"key": key}]}}}
+        agent = Agent(load_settings(cfg, env={}),
+                      loop_options={"sleep": lambda s: None, "audit_path": False})
+        out = io.StringIO()
+        repl = Repl(agent, stdin=io.StringIO(""), stdout=out, stream=True)
+        repl.turn("hello")
+    lines = out.getvalue().splitlines()
+    notices = [i for i, line in enumerate(lines) if line.startswith("[custom/m1: ")]
+    failed = next(i for i, line in enumerate(lines) if line.startswith("error: all providers"))
+    assert notices and notices[0] < failed
+    assert "timed out" in lines[notices[0]] and "trying again" in lines[notices[0]]
+    assert agent.loop.on_attempt is None   # the chat's reporter is the turn's only
