@@ -144,7 +144,9 @@ def columns(text: str) -> int:
 
 def table(rows: list[list[str]], header: list[str], *, right: tuple[int, ...] = ()) -> list[str]:
     """Rows as aligned columns (``right``: column indexes aligned right), two-space indented;
-    widths are terminal columns, so Chinese skill names line up with English ones."""
+    widths are terminal columns, so Chinese skill names line up with English ones. Each cell is
+    measured as it is shown: a control character escaped (``\\x1b`` takes four columns)."""
+    rows, header = [[terminal_safe(c) for c in r] for r in rows], [terminal_safe(c) for c in header]
     widths = [max(columns(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
     def line(r: list[str]) -> str:

@@ -163,6 +163,16 @@ def test_table_aligns_chinese_skill_names_by_terminal_columns():
     assert _columns(lines[1].split("  100%")[0]) <= _columns(lines[2].split("  42%")[0])
 
 
+def test_table_aligns_a_cell_with_an_escape_sequence_as_it_is_shown_and_emoji_by_width():
+    """A skill (or provider) named with ESC [2J is shown escaped (\\x1b, four columns) but was
+    measured raw (one column): its row's next column stood three columns right of the others.
+    Emoji sequences (a skin tone, a family joined by ZWJ, a flag) take two columns each."""
+    lines = table([["1", "x\x1b[2Jy", "100%"], ["2", "👨\u200d👩\u200d👧 👍🏽 🇨🇳", "42%"],
+                   ["3", "docker-debugging", "7%"]], ["#", "skill", "match"], right=(0, 2))
+    assert "\x1b" not in "".join(lines) and "x\\x1b[2Jy" in lines[1]
+    assert len({_columns(line) for line in lines}) == 1
+
+
 # ------------------------------------------------------------------ /save NAME
 
 _SAVE_KEY = "zq9Horse7battery.Staple-42"   # a configured key of no recognisable shape
