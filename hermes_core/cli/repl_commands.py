@@ -319,9 +319,11 @@ def _keys(repl: Repl, arg: str) -> None:
         repl.say(text)
 
 
-#: Longest ``/save NAME`` accepted, in characters (file systems allow 255 bytes; a longer name is a
-#: paste gone wrong, not a name).
+#: Longest ``/save NAME`` accepted, in characters (a longer name is a paste gone wrong, not a
+#: name), and in UTF-8 bytes: file systems allow 255 for a name, ``.json`` may be added to it,
+#: and a Chinese character takes three.
 MAX_SAVE_NAME = 100
+MAX_SAVE_BYTES = 255 - len(".json")
 
 
 def transcript_name(arg: str, default: str, scrub: Callable[[str], str] = redact) -> str:
@@ -340,8 +342,11 @@ def transcript_name(arg: str, default: str, scrub: Callable[[str], str] = redact
         raise ValueError("the name holds control or invisible characters; choose another name")
     if "/" in name or "\\" in name or name.startswith((".", "~")):
         raise ValueError("give a file name, not a path")
-    if len(name) > MAX_SAVE_NAME or len(name.encode("utf-8")) > 2 * MAX_SAVE_NAME:
+    if len(name) > MAX_SAVE_NAME:
         raise ValueError(f"the name is longer than {MAX_SAVE_NAME} characters")
+    if len(name.encode("utf-8")) > MAX_SAVE_BYTES:
+        raise ValueError(f"the name takes more than {MAX_SAVE_BYTES} bytes in UTF-8 (a Chinese "
+                         "character takes three); choose a shorter name")
     if scrub(name) != name or any(looks_like_secret(p) for p in (name, *re.split(r"[\s.,;]+", name))):
         raise ValueError("that name looks like a key; choose another name (the transcript's "
                          "contents are redacted, a file name would not be)")

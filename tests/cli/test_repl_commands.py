@@ -262,6 +262,24 @@ def test_save_refuses_a_name_that_is_not_a_plain_file_name(tmp_path: Path,
     assert not Path("/tmp/abs-escaped.json").exists()
 
 
+def test_save_a_chinese_name_round_trips_and_a_too_long_one_is_refused_by_what_it_exceeds(
+        tmp_path: Path) -> None:
+    """/save with a 70-character Chinese name (210 bytes, under the file system's 255) was
+    refused as "longer than 100 characters"; the transcript's Chinese reads back as written."""
+    repl, out = _saving_repl(tmp_path / "home")
+    repl.turn("部署到预发布环境之前要做什么？")
+    name = "部署笔记" * 17 + "完成"   # 70 characters
+    repl.dispatch(f"/save {name}")
+    saved = tmp_path / "home" / "transcripts" / f"{name}.json"
+    assert f"[saved 2 messages to {saved}]" in out.getvalue()
+    data = json.loads(saved.read_bytes().decode("utf-8"))
+    assert data["messages"][0]["content"] == "部署到预发布环境之前要做什么？"
+    repl.dispatch("/save " + "部署笔记" * 22)   # 88 characters, 264 bytes
+    shown = out.getvalue().splitlines()[-1]
+    assert shown.startswith("error: not saved: the name takes more than 250 bytes")
+    assert "100 characters" not in shown
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=300))
 def test_save_any_name_lands_in_transcripts_or_is_refused(tmp_path: Path,
