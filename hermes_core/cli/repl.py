@@ -90,6 +90,7 @@ class Repl:
         try:
             import readline
 
+            _eight_bit_input(readline)
             try:
                 readline.read_history_file(self._history_file())
             except OSError:
@@ -306,6 +307,15 @@ class Repl:
             self.agent.close(wait_warm=False)
         except HermesError as e:
             self.error(e)
+
+
+def _eight_bit_input(readline: Any) -> None:
+    """Let readline pass UTF-8 through in the C/POSIX locale (``LC_ALL=C``, a container or a
+    server without locales), where Python still reads UTF-8: readline there takes each byte past
+    127 as Meta plus a key, so 帮我查一下 typed or recalled from the history was read as key
+    bindings and lost from the line. In every other locale these are readline's defaults."""
+    for setting in ("input-meta on", "output-meta on", "convert-meta off"):
+        readline.parse_and_bind(f"set {setting}")
 
 
 def _end_on_signals() -> Callable[[], None]:

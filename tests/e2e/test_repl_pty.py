@@ -195,3 +195,43 @@ def test_ctrl_c_while_a_tool_runs_cancels_the_turn_and_the_next_turn_works(tmp_p
     saved = json.loads((home / "transcripts" / "after.json").read_text(encoding="utf-8"))
     assert [(m["role"], m["content"]) for m in saved["messages"]] == [
         ("user", "和之前一样吗？"), ("assistant", "answered: 和之前一样吗？")]
+
+
+def test_a_chinese_line_typed_in_the_c_locale_is_kept_in_the_history_and_recalled(
+        tmp_path: Path):
+    """``LC_ALL=C`` (a container, a server without locales): Python reads UTF-8, but readline
+    took each byte past 127 as Meta plus a key, so 帮我查一下快递 was lost from the line as typed,
+    from HOME/.chat_history, and from the line recalled with the up arrow next run."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**_env(), "LC_ALL": "C", "LANG": "C"}
+    line = "帮我查一下快递 📦"
+
+    def chat() -> pexpect.spawn:
+        return pexpect.spawn(sys.executable, ["-m", "hermes_core.cli", "chat", "--home",
+                                              str(home), "--offline"], env=env, encoding="utf-8",
+                             timeout=120, cwd=str(tmp_path), preexec_fn=_sigint_as_at_a_terminal)
+
+    child = chat()
+    try:
+        child.expect("you> ")
+        child.sendline(line)
+        child.expect("your message: '(.*)'\r\n")
+        assert child.match.group(1) == line
+        child.expect("you> ")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert line in (home / ".chat_history").read_text(encoding="utf-8")
+    child = chat()
+    try:
+        child.expect("you> ")
+        child.send("\x1b[A\r")   # up arrow, then Enter: the line of the last run, sent again
+        child.expect("your message: '(.*)'\r\n")
+        assert child.match.group(1) == line
+        child.expect("you> ")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
