@@ -201,3 +201,26 @@ def test_a_request_names_the_skills_hinted_and_the_memories_recalled(hermes_home
     assert [m.summary for m in sent.memories_recalled] == [
         "The staging database listens on port 6543."]
     assert "- deploy: Deploy the service to staging" in sent.context
+
+
+def test_a_streamed_script_may_end_in_tool_calls_and_the_async_stream_is_cut_the_same(
+        make_agent: Any) -> None:
+    import pytest
+
+    from hermes_core.errors import IncompleteResponse
+    from hermes_core.testing import streamed
+    fake = FakeProvider([streamed("Let me add. ", calls=[tool_call("add", a=2, b=3, id="c1")]),
+                         "2 + 3 = 5", streamed("部署", "已经开始，", then=IncompleteResponse("x"))])
+    agent = make_agent(fake, tools=[add])
+    stream = agent.stream("2 + 3?")
+    assert "".join(stream) == "Let me add. \n\n2 + 3 = 5"
+    assert stream.reply is not None and stream.reply.tool_results[0].output == "5"
+
+    async def cut() -> str:
+        shown = ""
+        with pytest.raises(IncompleteResponse):
+            async for piece in agent.astream("部署"):
+                shown += piece
+        return shown
+
+    assert asyncio.run(cut()) == "部署已经开始，" and len(agent.history) == 4
