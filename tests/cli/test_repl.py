@@ -515,3 +515,30 @@ def test_a_stalled_stream_is_reported_at_its_first_idle_timeout_not_only_at_the_
     assert notices and notices[0] < failed
     assert "timed out" in lines[notices[0]] and "trying again" in lines[notices[0]]
     assert agent.loop.on_attempt is None   # the chat's reporter is the turn's only
+
+
+def test_a_stream_that_stalls_mid_reply_shows_what_came_then_one_error_and_the_chat_goes_on(
+        tmp_path: Path):
+    """The server sends "Hello wor" and then only keep-alives: the words stay on screen, one
+    error line says the reply stopped, the turn leaves no trace, and the next turn is answered."""
+    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
+    key = "sk-stall-0123456789abcdefXYZ"
+    with MockLLMServer(reply="second answer") as srv:
+        srv.set_key(key, KeyBehaviour(fault="stall", fault_interval_s=0.2))
+        cfg = {"home": str(tmp_path), "skill_utils": {"enabled": False},
+               "llm": {"stream_idle_timeout_s": 1, "routing": {
+                   "default_model": "m1", "providers": [
+                       {"name": "custom", "type": "openai", "endpoint": f"{srv.url}/v1",
+                        "models": ["m1"]}]}},
+               "credentials": {"custom": {"keys": [{"key": key}]}}}
+        agent = Agent(load_settings(cfg, env={}),
+                      loop_options={"sleep": lambda s: None, "audit_path": False})
+        out = io.StringIO()
+        repl = Repl(agent, stdin=io.StringIO(""), stdout=out, stream=True)
+        repl.turn("hello")
+        first = out.getvalue()
+        srv.set_key(key, KeyBehaviour())
+        repl.turn("again")
+    assert first.startswith("Hello wor\n") and "error: " in first
+    assert out.getvalue()[len(first):] == "second answer\n"
+    assert [m.content for m in agent.history] == ["again", "second answer"]
