@@ -115,11 +115,25 @@ class RecordedRequest:
 
     @property
     def skills_hinted(self) -> tuple[str, ...]:
-        """Names of the skills this turn's hint offered the model, best first (none: empty)."""
+        """Names of the skills this turn's context offered the model by name and description,
+        best first: the retrieval hint (or every skill, retrieval off). Empty when none was, or
+        when a trigger phrase loaded one whole (:attr:`skill_loaded`)."""
         turn = self.prompt.turn
-        if turn is None or turn.retrieval is None or not turn.skills_block:
+        if turn is None or turn.retrieval is None or not turn.skills_block \
+                or self.skill_loaded is not None:
             return ()
         return tuple(s.name for s in turn.retrieval.skills)
+
+    @property
+    def skill_loaded(self) -> str | None:
+        """The skill whose SKILL.md this turn's context carried whole (a trigger phrase in the
+        message loads it instead of hinting), or None."""
+        turn = self.prompt.turn
+        retrieval = turn.retrieval if turn is not None else None
+        if turn is None or not turn.skills_block or retrieval is None \
+                or retrieval.layer != "L1" or not retrieval.skills:
+            return None
+        return str(retrieval.skills[0].name)
 
     @property
     def memories_recalled(self) -> tuple[MemoryFragment, ...]:

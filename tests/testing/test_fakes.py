@@ -224,3 +224,21 @@ def test_a_streamed_script_may_end_in_tool_calls_and_the_async_stream_is_cut_the
         return shown
 
     assert asyncio.run(cut()) == "部署已经开始，" and len(agent.history) == 4
+
+
+def test_a_skill_loaded_whole_by_its_trigger_is_named_apart_from_the_hinted_ones(
+        hermes_home: Path) -> None:
+    """A trigger phrase loads its SKILL.md whole instead of hinting: ``skills_hinted`` named
+    every skill the retriever returned although the model was offered none of them as a hint."""
+    from hermes_core.testing.retrieval import skill_md, write_skill
+    write_skill(hermes_home / "skills", "docker", skill_md(
+        "docker-debugging", "Diagnose a Docker container that exits",
+        body="Run docker logs first.", extra="triggers:\n  - container exits immediately\n"))
+    write_skill(hermes_home / "skills", "k8s", skill_md("k8s-pods", "Debug Kubernetes pods"))
+    fake = FakeProvider(["Check the logs."])
+    with Agent(load_settings({"home": str(hermes_home), "skill_utils": {"embeddings": False}},
+                             env={}), provider=fake) as agent:
+        agent.chat("my container exits immediately, why?")
+    sent = fake.last_request
+    assert sent.skill_loaded == "docker-debugging" and sent.skills_hinted == ()
+    assert "Run docker logs first." in sent.context
