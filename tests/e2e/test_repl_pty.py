@@ -235,3 +235,63 @@ def test_a_chinese_line_typed_in_the_c_locale_is_kept_in_the_history_and_recalle
         child.expect(pexpect.EOF)
     finally:
         child.close()
+
+
+# A chat whose first reply stalls after "Hello wor" (the real OpenAI SDK reading over a socket);
+# every later request is answered at once.
+_STALL_CHAT = r'''
+import sys, threading, time
+from hermes_core import Agent
+from hermes_core.cli.repl import Repl
+from hermes_core.config import load_settings
+from hermes_core.testing.server import KeyBehaviour, MockLLMServer
+
+KEY = "sk-pty-stall-0123456789abcdefXYZ"
+with MockLLMServer("second answer") as srv:
+    srv.set_key(KEY, KeyBehaviour(fault="stall", fault_interval_s=0.5))
+
+    def heal():
+        while not srv.requests:
+            time.sleep(0.05)
+        srv.set_key(KEY, KeyBehaviour())
+
+    threading.Thread(target=heal, daemon=True).start()
+    cfg = {"home": sys.argv[1], "skill_utils": {"enabled": False},
+           "llm": {"routing": {"default_model": "m1", "providers": [
+               {"name": "custom", "type": "openai", "endpoint": srv.url + "/v1",
+                "models": ["m1"]}]}},
+           "credentials": {"custom": {"keys": [{"key": KEY}]}}}
+    code = Repl(Agent(load_settings(cfg, env={}))).run()
+sys.exit(code)
+'''
+
+
+def test_ctrl_c_while_an_sdk_stream_stalls_cancels_it_and_the_next_turn_is_answered(
+        tmp_path: Path):
+    """The OpenAI SDK reading a stream that stopped after "Hello wor" (keep-alives only, 30 s
+    before the idle timeout): Ctrl-C cancels at once, and the next message is answered."""
+    home = tmp_path / "home"
+    home.mkdir()
+    child = pexpect.spawn(sys.executable, ["-c", _STALL_CHAT, str(home)], env=_env(),
+                          encoding="utf-8", timeout=120, cwd=str(tmp_path),
+                          preexec_fn=_sigint_as_at_a_terminal)
+    try:
+        child.expect("you> ")
+        child.sendline("say hello")
+        child.expect("Hello")
+        child.sendintr()
+        assert child.expect([r"\[cancelled\]", "you> "]) == 0, child.before
+        child.expect("you> ")
+        child.sendline("再说一次")
+        child.expect("second answer")
+        child.expect("you> ")
+        child.sendline("/save after.json")
+        child.expect(r"\[saved 2 messages to ")
+        child.expect("you> ")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0, child.before
+    saved = json.loads((home / "transcripts" / "after.json").read_text(encoding="utf-8"))
+    assert [m["content"] for m in saved["messages"]] == ["再说一次", "second answer"]
