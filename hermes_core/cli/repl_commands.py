@@ -17,10 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wcwidth import wcswidth
-
 from hermes_core.atomic_write import write_atomic
-from hermes_core.cli.argtypes import shorten, terminal_safe
+from hermes_core.cli.argtypes import columns, shorten, terminal_safe
 from hermes_core.redact import clip, looks_like_secret, redact
 
 if TYPE_CHECKING:
@@ -132,14 +130,6 @@ def _shares(contrib: Any, name: str) -> str:
         return ""
     ranked = sorted(parts.items(), key=lambda kv: -abs(kv[1]))
     return ", ".join(f"{layer} {abs(v) / total:.0%}" for layer, v in ranked if abs(v) / total >= 0.005)
-
-
-def columns(text: str) -> int:
-    """How many terminal columns ``text`` takes (``wcwidth``: a CJK character takes two, a
-    combining mark none); ``len`` would pad a row naming 快递查询 four columns short. Text the
-    library cannot measure (a control character) counts a column a character."""
-    width = wcswidth(text)
-    return width if width >= 0 else len(text)
 
 
 def table(rows: list[list[str]], header: list[str], *, right: tuple[int, ...] = ()) -> list[str]:
