@@ -49,7 +49,19 @@ def _reset(repl: Repl, arg: str) -> None:
              else "[nothing to record; a new conversation starts]")
 
 
+def looks_like_key(agent: Any, name: str) -> bool:
+    """Whether a model name typed or passed is a key pasted in the wrong place (a configured key,
+    or a provider key's known shape): a model name is sent in every request's body, to whichever
+    provider the turn is routed to. Not the generic "long mixed-case token" test: model ids such
+    as ``meta-llama/Meta-Llama-3.1-405B-Instruct-Turbo`` pass it."""
+    scrub: Callable[[str], str] = getattr(agent, "redact", redact)
+    return scrub(name) != name
+
+
 def _model(repl: Repl, arg: str) -> None:
+    if arg and looks_like_key(repl.agent, arg):
+        repl.say("error: /model: that looks like a key, not a model name; the model is unchanged")
+        return
     if arg:
         repl.agent.requested_model = None if arg.lower() == "auto" else arg
     auto = repl.agent.requested_model is None

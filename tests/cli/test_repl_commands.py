@@ -326,6 +326,22 @@ def test_model_names_an_unknown_model_and_the_nearest_known_one(tmp_path: Path) 
     assert "no provider lists 'my-finetune:v2' and it has no price; it is sent as written" in text
 
 
+@pytest.mark.parametrize("pasted", ["sk-proj-Abc123Def456Ghi789Jkl0Mno", _SAVE_KEY])
+def test_model_refuses_a_key_pasted_as_the_model_name(tmp_path: Path, pasted: str) -> None:
+    """A key pasted after /model became the model name, "sent as written": in the body of every
+    request to whichever provider the turn was routed to (a key of one provider sent to another)."""
+    repl, out = _saving_repl(tmp_path / "home")
+    repl.dispatch(f"/model {pasted}")
+    repl.turn("hello")
+    shown = out.getvalue()
+    assert "error: /model: that looks like a key, not a model name; the model is unchanged" in shown
+    fake = repl.agent.provider
+    assert fake.last_request.model == "gpt-4o" and repl.agent.requested_model is None
+    assert pasted not in shown and pasted[:10] not in shown
+    repl.dispatch("/model meta-llama/Meta-Llama-3.1-405B-Instruct-Turbo")   # mixed case: a model
+    assert "model: meta-llama/Meta-Llama-3.1-405B-Instruct-Turbo (fixed)" in out.getvalue()
+
+
 def test_model_note_says_which_price_a_model_named_after_a_priced_one_is_charged_at(
         tmp_path: Path) -> None:
     """The price table charges a model it does not list at the longest name the model starts
