@@ -323,9 +323,10 @@ def _keys(repl: Repl, arg: str) -> None:
 
 #: Longest ``/save NAME`` accepted, in characters (a longer name is a paste gone wrong, not a
 #: name), and in UTF-8 bytes: file systems allow 255 for a name, ``.json`` may be added to it,
-#: and a Chinese character takes three.
+#: the atomic write's temp file is ``.NAME.XXXXXXXX.tmp`` beside it, and a Chinese character
+#: takes three bytes.
 MAX_SAVE_NAME = 100
-MAX_SAVE_BYTES = 255 - len(".json")
+MAX_SAVE_BYTES = 255 - len(".json") - len("..XXXXXXXX.tmp")
 
 
 def transcript_name(arg: str, default: str, scrub: Callable[[str], str] = redact) -> str:

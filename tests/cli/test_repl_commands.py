@@ -276,8 +276,13 @@ def test_save_a_chinese_name_round_trips_and_a_too_long_one_is_refused_by_what_i
     assert data["messages"][0]["content"] == "部署到预发布环境之前要做什么？"
     repl.dispatch("/save " + "部署笔记" * 22)   # 88 characters, 264 bytes
     shown = out.getvalue().splitlines()[-1]
-    assert shown.startswith("error: not saved: the name takes more than 250 bytes")
+    assert shown.startswith("error: not saved: the name takes more than 236 bytes")
     assert "100 characters" not in shown
+    # the atomic write's temp file (".NAME.json.XXXXXXXX.tmp") must fit the 255 bytes too
+    repl.dispatch("/save " + "😀" * 59)   # 236 bytes: saved
+    assert out.getvalue().splitlines()[-1].startswith("[saved 2 messages to ")
+    repl.dispatch("/save " + "😀" * 60)   # 240 bytes: "File name too long" from the temp file
+    assert out.getvalue().splitlines()[-1].startswith("error: not saved: the name takes more")
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
