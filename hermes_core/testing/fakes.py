@@ -178,9 +178,8 @@ class _RecordingProvider:
     def _completion(self, prompt: Prompt, model: str, reply: str | Completion) -> Completion:
         if isinstance(reply, Completion):   # model/provider left empty: the ones asked
             return replace(reply, model=reply.model or model, provider=reply.provider or self.name)
-        sent = prompt.system + prompt.context + "".join(m.content for m in prompt.messages)
         return Completion(text=reply, model=model, provider=self.name, finish_reason="stop",
-                          usage=Usage(estimate_tokens(sent), estimate_tokens(reply)))
+                          usage=_usage(prompt, reply))
 
     @property
     def last_request(self) -> RecordedRequest:
@@ -213,7 +212,7 @@ class _RecordingProvider:
                options: CallOptions) -> Iterator[Delta]:
         done = self._record(prompt, model, credential, options, True)
         if isinstance(done, Streamed):
-            yield from _deltas(done)
+            yield from _deltas(done, _usage(prompt, "".join(done.chunks)))
             return
         words = done.text.split(" ")
         for i, w in enumerate(words):
@@ -228,14 +227,20 @@ class _RecordingProvider:
             yield d
 
 
-def _deltas(script: Streamed) -> Iterator[Delta]:
+def _usage(prompt: Prompt, reply: str) -> Usage:
+    """Token counts a double reports: estimates of what was sent and of the reply."""
+    sent = prompt.system + prompt.context + "".join(m.content for m in prompt.messages)
+    return Usage(estimate_tokens(sent), estimate_tokens(reply))
+
+
+def _deltas(script: Streamed, usage: Usage) -> Iterator[Delta]:
     for chunk in script.chunks:
         yield Delta(text=chunk)
     if script.then is not None:
         raise script.then
     for call in script.tool_calls:
         yield Delta(tool_call=call)
-    yield Delta(finish_reason="tool_calls" if script.tool_calls else "stop")
+    yield Delta(usage=usage, finish_reason="tool_calls" if script.tool_calls else "stop")
 
 
 class FakeProvider(_RecordingProvider):

@@ -242,3 +242,19 @@ def test_a_skill_loaded_whole_by_its_trigger_is_named_apart_from_the_hinted_ones
     sent = fake.last_request
     assert sent.skill_loaded == "docker-debugging" and sent.skills_hinted == ()
     assert "Run docker logs first." in sent.context
+
+
+def test_a_streamed_script_reports_usage_as_a_reply_string_does(make_agent: Any) -> None:
+    """Token counts (``Reply.usage``, ``/stats``, cost) came back zero for a ``streamed`` script
+    while the same reply as a string was counted: a test of cost tracking could not use it."""
+    from hermes_core.testing import streamed
+    fake = FakeProvider(["Run the deploy script", streamed("Run the dep", "loy script")])
+    agent = make_agent(fake)
+    usage = []
+    for _ in range(2):
+        stream = agent.stream("how?")
+        assert "".join(stream) == "Run the deploy script" and stream.reply is not None
+        usage.append(stream.reply.usage)
+    plain, scripted = usage
+    assert scripted.output_tokens == plain.output_tokens > 0
+    assert scripted.input_tokens > plain.input_tokens > 0   # the second turn sends the first
