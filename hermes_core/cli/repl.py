@@ -302,9 +302,22 @@ class Repl:
                  + "]")
 
     def finish(self) -> None:
+        """Record the session into episodic memory (a model still loading is not waited for).
+
+        The model's summary is one more request, bounded by its timeouts and retries (two
+        minutes on a stalled provider): the user is told what the chat waits for, and Ctrl-C
+        records the session with the extractive summary instead of ending without a record."""
+        agent = self.agent
+        if (self.interactive and agent.history and not getattr(agent, "offline", True)
+                and getattr(agent, "context_engine", None) is not None):
+            self.say("[recording this chat in memory: the model summarises it; Ctrl-C records it "
+                     "without that summary]")
         try:
-            # records the session into episodic memory; a model still loading is not waited for
-            self.agent.close(wait_warm=False)
+            try:
+                agent.close(wait_warm=False)
+            except KeyboardInterrupt:
+                agent.close(wait_warm=False, summarize=False)
+                self.say("\n[recorded without the model's summary]")
         except HermesError as e:
             self.error(e)
 

@@ -542,3 +542,28 @@ def test_a_stream_that_stalls_mid_reply_shows_what_came_then_one_error_and_the_c
     assert first.startswith("Hello wor\n") and "error: " in first
     assert out.getvalue()[len(first):] == "second answer\n"
     assert [m.content for m in agent.history] == ["again", "second answer"]
+
+
+def test_ctrl_c_while_the_model_summarises_the_chat_at_exit_records_it_without_that_summary(
+        tmp_path: Path):
+    """Ctrl-D hands the chat to the model for its memory summary: with a provider that stalls,
+    the chat sat silent for two minutes (two 60 s timeouts), and Ctrl-C then ended the process
+    with the session not recorded at all. The chat now says what it waits for, and Ctrl-C records
+    the session with the extractive summary instead (the notice, shown at a terminal only, is
+    pinned over a pty)."""
+    cfg = {"home": str(tmp_path), "skill_utils": {"enabled": False},
+           "llm": {"routing": {"default_model": "m-default"}}}
+    fake = FakeProvider(["Noted."], summaries=[KeyboardInterrupt()])
+    agent = Agent(load_settings(cfg, env={}), provider=fake,
+                  loop_options={"sleep": lambda s: None, "audit_path": False})
+    out = io.StringIO()
+    repl = Repl(agent, stdin=io.StringIO("the staging database listens on port 6543\n"),
+                stdout=out, stream=False)
+    assert repl.run() == 0
+    assert "[recorded without the model's summary]" in out.getvalue()
+    assert len(fake.summary_requests) == 1
+    later = Agent(load_settings(cfg, env={}), provider=FakeProvider(),
+                  loop_options={"audit_path": False})
+    found = later.context_engine.recall("staging database port", exclude_session="")[1]
+    later.close()
+    assert found and "6543" in found[0].summary

@@ -288,7 +288,8 @@ def test_ctrl_c_while_an_sdk_stream_stalls_cancels_it_and_the_next_turn_is_answe
         child.sendline("/save after.json")
         child.expect(r"\[saved 2 messages to ")
         child.expect("you> ")
-        child.sendeof()
+        child.sendeof()   # the model summarises the chat for memory: the chat says so first
+        child.expect(r"\[recording this chat in memory: the model summarises it; Ctrl-C")
         child.expect(pexpect.EOF)
     finally:
         child.close()
