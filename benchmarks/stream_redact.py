@@ -1,11 +1,12 @@
 """Scrubbing a streamed reply piece by piece, against scrubbing the whole reply once.
 
-The REPL prints a streamed reply through :class:`hermes_core.redact.StreamRedactor`, which must
-hold back only what could still become a key, so each piece costs a look at its tail as well as
-the scrub of what it releases. A reply of about C characters (English and Chinese prose, a
-configured key of an unusual shape in the middle) is cut into pieces of P characters (deltas are
-a few characters each), with K configured keys of odd shapes (spaces, accents, regex
-metacharacters, short ones: each registered in all its encodings). Timed back to back R times:
+The agent scrubs a streamed reply (what the REPL prints) through
+:class:`hermes_core.redact.StreamRedactor`, which must hold back only what could still become
+a key, so each piece costs a look at its tail as well as the scrub of what it releases. A reply
+of about C characters (English and Chinese prose, a configured key of an unusual shape in the
+middle) is cut into pieces of P characters (deltas are a few characters each), with K configured
+keys of odd shapes (spaces, accents, regex metacharacters, short ones: each registered in all
+its encodings). Timed back to back R times:
 
 * ``whole``: ``redact()`` of the finished reply, what a non-streaming turn costs;
 * ``stream``: ``feed()`` of every piece, then ``flush()``.

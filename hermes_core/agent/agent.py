@@ -570,9 +570,11 @@ class Agent:
             return False
         return self.skills.record(found.name, "feedback", good=good, message=turn.query.message)
 
-    def end_session(self) -> Any:
+    def end_session(self, *, summarize: bool = True) -> Any:
         """Summarise the chat into episodic memory; returns the record result, or None when
-        nothing was said since the last record. Recording again replaces the session's memory."""
+        nothing was said since the last record. Recording again replaces the session's memory.
+        ``summarize=False`` records the extractive summary without asking the model (the chat,
+        when Ctrl-C interrupts the model's summary at its end)."""
         if len(self.history) <= self._recorded or self.context_engine is None:
             return None
         upto = len(self.history)
@@ -580,8 +582,8 @@ class Agent:
         messages = ([m for m in self.history if m.role == "user"] if self.offline
                     else self.history)
         try:
-            result = self.context_engine.record_session(self.session_id, messages,
-                                                        self.summarizer())
+            result = self.context_engine.record_session(
+                self.session_id, messages, self.summarizer() if summarize else None)
         except HermesError as e:
             # Not marked recorded: a full disk or a locked database is retried by the next
             # end_session (``/reset``, close) instead of losing the session for good.
@@ -590,10 +592,11 @@ class Agent:
         self._recorded = upto
         return result
 
-    def close(self, *, wait_warm: bool = True) -> None:
-        """Record the session, let a background model load finish (or, with ``wait_warm=False``,
-        tell it to stop at its next step), and close the memory store."""
-        self.end_session()
+    def close(self, *, wait_warm: bool = True, summarize: bool = True) -> None:
+        """Record the session (``summarize``: see :meth:`end_session`), let a background model
+        load finish (or, with ``wait_warm=False``, tell it to stop at its next step), and close
+        the memory store."""
+        self.end_session(summarize=summarize)
         if not wait_warm:
             cancel = getattr(self.retriever, "cancel_warm", None)
             if cancel is not None:

@@ -9,6 +9,8 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
+from wcwidth import wcswidth
+
 from hermes_core.redact import clip
 
 if typing.TYPE_CHECKING:
@@ -108,6 +110,21 @@ def terminal_safe(text: str) -> str:
     an escape sequence printed raw clears the screen, retitles the window or writes the clipboard
     (OSC 52). JSON output needs none of this: ``json.dumps`` escapes control characters itself."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def columns(text: str) -> int:
+    """How many terminal columns ``text`` takes (``wcwidth``: a CJK character takes two, a
+    combining mark none); ``len`` would pad a row naming 快递查询 four columns short. Text the
+    library cannot measure (a control character) counts a column a character."""
+    width = wcswidth(text)
+    return width if width >= 0 else len(text)
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` shown (control characters escaped) and padded with spaces to ``width`` terminal
+    columns; text already that wide is left whole, never cut."""
+    shown = terminal_safe(text)
+    return shown + " " * max(0, width - columns(shown))
 
 
 def print_mapping(data: Mapping[str, Any], *, as_json: bool) -> None:

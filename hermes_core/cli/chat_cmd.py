@@ -17,10 +17,15 @@ def add_common(p: argparse.ArgumentParser) -> None:
 
 def run_chat(args: argparse.Namespace) -> int:
     from hermes_core.cli.repl import Repl
-    from hermes_core.cli.repl_commands import unknown_model_note
+    from hermes_core.cli.repl_commands import looks_like_key, unknown_model_note
 
     home = Path(args.home).expanduser() if args.home else None
     agent = Agent.from_config(args.config, home=home, offline=args.offline, model=args.model)
+    if args.model and looks_like_key(agent, args.model):   # known once the config's keys are
+        agent.close(wait_warm=False)
+        print("hermes-core: chat: --model looks like a key, not a model name; nothing was sent",
+              file=sys.stderr)
+        return 2
     if args.model and (note := unknown_model_note(agent, args.model)):
         print(note.strip(), file=sys.stderr)
     stream = False if args.no_stream else None

@@ -13,6 +13,7 @@ import sys
 import time
 from typing import Any
 
+from hermes_core.cli.argtypes import columns, pad, terminal_safe
 from hermes_core.config import load_settings
 
 
@@ -41,14 +42,16 @@ def status(args: argparse.Namespace) -> int:
         print("no API keys configured (credentials.<provider>.keys, or OPENAI_API_KEY / "
               "ANTHROPIC_API_KEY)")
         return 0
-    print(f"{'provider':<12} {'key':<16} {'state':<13} {'blocked until':<22} {'req/min':>7}  "
+    width = max(12, *(columns(terminal_safe(r.provider)) for r in rows))
+    print(f"{pad('provider', width)} {'key':<16} {'state':<13} {'blocked until':<22} {'req/min':>7}  "
           f"{'next recheck'}")
     for r in rows:
         until = _when(r.blocked_until)
         # a quarantined key: when one request rechecks it, and how many rejections in a row
         recheck = (f"{_when(r.recheck_at)} (rejected {r.auth_failures}x)"
                    if r.recheck_at is not None else "-")
-        print(f"{r.provider:<12} {r.fingerprint:<16} {r.state:<13} {until:<22} "
+        # a provider's name is free text in the config: shown escaped, padded by columns
+        print(f"{pad(r.provider, width)} {r.fingerprint:<16} {r.state:<13} {until:<22} "
               f"{r.requests_last_window:>7}  {recheck}")
     return 0
 

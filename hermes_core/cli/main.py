@@ -9,18 +9,17 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
-import logging
 import os
 import sys
 import traceback
 from collections.abc import Sequence
 
 from hermes_core.cli.argtypes import Parser, replace_unencodable, shorten, terminal_safe
+from hermes_core.cli.logs import configure_logging
 from hermes_core.cli.output import Output, input_stream, output_lost
 from hermes_core.config import register_environment_keys
 from hermes_core.config_home import check_home
 from hermes_core.errors import HermesError
-from hermes_core.redact import RedactingFilter
 
 COMMAND_MODULES = (
     "hermes_core.cli.chat_cmd",
@@ -83,8 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _bug(e: BaseException) -> int:
     """A bug, or a library's error quoting its input (pydantic's input_value=...): its traceback
     is printed here, through the redacting stderr, not by the interpreter after the raw stream is
-    back."""
-    traceback.print_exception(e, file=sys.stderr)
+    back, and escaped as a log line is: the message may quote a file's escape sequences."""
+    print(terminal_safe("".join(traceback.format_exception(e))), end="", file=sys.stderr)
     return 1
 
 
@@ -107,10 +106,7 @@ def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args.process_entry = argv is None   # the console script itself, not a caller in-process
-    level = logging.WARNING if args.verbose == 0 else (logging.INFO if args.verbose == 1 else logging.DEBUG)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-    for handler in logging.getLogger().handlers:  # -vv logs SDK internals: scrub key-shaped text
-        handler.addFilter(RedactingFilter())
+    configure_logging(args.verbose, sys.stderr)
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return 2

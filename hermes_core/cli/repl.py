@@ -20,11 +20,15 @@ from hermes_core.agent.agent import Agent
 from hermes_core.agent.prompt.outbound import withheld_keys
 from hermes_core.cli.argtypes import replace_unencodable, shorten, terminal_safe
 from hermes_core.cli.repl_commands import BUILTIN_COMMANDS, Command
-from hermes_core.errors import HermesError
-from hermes_core.redact import StreamRedactor, redact
+from hermes_core.errors import Attempt, HermesError
+from hermes_core.redact import redact
 from hermes_core.types import clean_text
 
 log = logging.getLogger("hermes_core.cli.repl")
+
+#: Attempt statuses of a transport that stalled or dropped, as the chat tells them.
+_TRANSPORT_WORDS = {"timeout": "timed out", "connection_reset": "the connection dropped",
+                    "connection_error": "could not connect"}
 
 
 class Repl:
@@ -86,6 +90,7 @@ class Repl:
         try:
             import readline
 
+            _eight_bit_input(readline)
             try:
                 readline.read_history_file(self._history_file())
             except OSError:
@@ -183,21 +188,48 @@ class Repl:
         self.turn_error = None
         self.turns = getattr(self, "turns", 0) + 1
         self.failed_turns = getattr(self, "failed_turns", 0)
+        loop = getattr(self.agent, "loop", None)
+        previous = getattr(loop, "on_attempt", None)
+        if loop is not None:
+            loop.on_attempt = self._attempt_reporter(previous)
+        try:
+            self._turn(text)
+        finally:
+            if loop is not None:
+                loop.on_attempt = previous
+
+    def _attempt_reporter(self, previous: Callable[[Attempt], None] | None
+                          ) -> Callable[[Attempt], None]:
+        """Say at once that a stalled or dropped attempt is tried again: a server that sends
+        nothing (keep-alives only) is given up only after ``stream_idle_timeout_s``, and the
+        chat said nothing until every retry had timed out too. Only a retry is told: a failover
+        or the last failure ends in the turn's own error line."""
+        def report(attempt: Attempt) -> None:
+            if previous is not None:
+                previous(attempt)
+            if attempt.decision != "retry" or attempt.status not in _TRANSPORT_WORDS:
+                return
+            wait = attempt.retry_after or 0.0
+            self.say(f"[{attempt.provider}/{attempt.model}: {_TRANSPORT_WORDS[attempt.status]} "
+                     f"after {attempt.latency_ms / 1000:.0f} s; trying again"
+                     + (f" in {wait:.0f} s" if wait >= 1 else "") + "]")
+        return report
+
+    def _turn(self, text: str) -> None:
         recorded = self.agent.stats.turns
         try:
             if self.stream:
+                # each piece is scrubbed by the agent as it arrives (a key split across pieces is
+                # held there until whole), so it is written as it comes, escapes shown
                 stream = self.agent.stream(text)
-                scrub = StreamRedactor()
                 try:
                     for piece in stream:
-                        self.out.write(terminal_safe(scrub.feed(piece)))
+                        self.out.write(terminal_safe(piece))
                         self.out.flush()
                 except KeyboardInterrupt:
                     stream.close()
-                    self.out.write(terminal_safe(scrub.flush()))
                     self._interrupted(recorded, shown=True)
                     return
-                self.out.write(terminal_safe(scrub.flush()))
                 self.say("")
                 self.last_reply = stream.reply
             else:
@@ -270,11 +302,33 @@ class Repl:
                  + "]")
 
     def finish(self) -> None:
+        """Record the session into episodic memory (a model still loading is not waited for).
+
+        The model's summary is one more request, bounded by its timeouts and retries (two
+        minutes on a stalled provider): the user is told what the chat waits for, and Ctrl-C
+        records the session with the extractive summary instead of ending without a record."""
+        agent = self.agent
+        if (self.interactive and agent.history and not getattr(agent, "offline", True)
+                and getattr(agent, "context_engine", None) is not None):
+            self.say("[recording this chat in memory: the model summarises it; Ctrl-C records it "
+                     "without that summary]")
         try:
-            # records the session into episodic memory; a model still loading is not waited for
-            self.agent.close(wait_warm=False)
+            try:
+                agent.close(wait_warm=False)
+            except KeyboardInterrupt:
+                agent.close(wait_warm=False, summarize=False)
+                self.say("\n[recorded without the model's summary]")
         except HermesError as e:
             self.error(e)
+
+
+def _eight_bit_input(readline: Any) -> None:
+    """Let readline pass UTF-8 through in the C/POSIX locale (``LC_ALL=C``, a container or a
+    server without locales), where Python still reads UTF-8: readline there takes each byte past
+    127 as Meta plus a key, so 帮我查一下 typed or recalled from the history was read as key
+    bindings and lost from the line. In every other locale these are readline's defaults."""
+    for setting in ("input-meta on", "output-meta on", "convert-meta off"):
+        readline.parse_and_bind(f"set {setting}")
 
 
 def _end_on_signals() -> Callable[[], None]:

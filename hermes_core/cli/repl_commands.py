@@ -17,10 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wcwidth import wcswidth
-
 from hermes_core.atomic_write import write_atomic
-from hermes_core.cli.argtypes import shorten, terminal_safe
+from hermes_core.cli.argtypes import columns, shorten, terminal_safe
 from hermes_core.redact import clip, looks_like_secret, redact
 
 if TYPE_CHECKING:
@@ -51,7 +49,19 @@ def _reset(repl: Repl, arg: str) -> None:
              else "[nothing to record; a new conversation starts]")
 
 
+def looks_like_key(agent: Any, name: str) -> bool:
+    """Whether a model name typed or passed is a key pasted in the wrong place (a configured key,
+    or a provider key's known shape): a model name is sent in every request's body, to whichever
+    provider the turn is routed to. Not the generic "long mixed-case token" test: model ids such
+    as ``meta-llama/Meta-Llama-3.1-405B-Instruct-Turbo`` pass it."""
+    scrub: Callable[[str], str] = getattr(agent, "redact", redact)
+    return scrub(name) != name
+
+
 def _model(repl: Repl, arg: str) -> None:
+    if arg and looks_like_key(repl.agent, arg):
+        repl.say("error: /model: that looks like a key, not a model name; the model is unchanged")
+        return
     if arg:
         repl.agent.requested_model = None if arg.lower() == "auto" else arg
     auto = repl.agent.requested_model is None
@@ -134,17 +144,11 @@ def _shares(contrib: Any, name: str) -> str:
     return ", ".join(f"{layer} {abs(v) / total:.0%}" for layer, v in ranked if abs(v) / total >= 0.005)
 
 
-def columns(text: str) -> int:
-    """How many terminal columns ``text`` takes (``wcwidth``: a CJK character takes two, a
-    combining mark none); ``len`` would pad a row naming 快递查询 four columns short. Text the
-    library cannot measure (a control character) counts a column a character."""
-    width = wcswidth(text)
-    return width if width >= 0 else len(text)
-
-
 def table(rows: list[list[str]], header: list[str], *, right: tuple[int, ...] = ()) -> list[str]:
     """Rows as aligned columns (``right``: column indexes aligned right), two-space indented;
-    widths are terminal columns, so Chinese skill names line up with English ones."""
+    widths are terminal columns, so Chinese skill names line up with English ones. Each cell is
+    measured as it is shown: a control character escaped (``\\x1b`` takes four columns)."""
+    rows, header = [[terminal_safe(c) for c in r] for r in rows], [terminal_safe(c) for c in header]
     widths = [max(columns(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
     def line(r: list[str]) -> str:
@@ -317,9 +321,12 @@ def _keys(repl: Repl, arg: str) -> None:
         repl.say(text)
 
 
-#: Longest ``/save NAME`` accepted, in characters (file systems allow 255 bytes; a longer name is a
-#: paste gone wrong, not a name).
+#: Longest ``/save NAME`` accepted, in characters (a longer name is a paste gone wrong, not a
+#: name), and in UTF-8 bytes: file systems allow 255 for a name, ``.json`` may be added to it,
+#: the atomic write's temp file is ``.NAME.XXXXXXXX.tmp`` beside it, and a Chinese character
+#: takes three bytes.
 MAX_SAVE_NAME = 100
+MAX_SAVE_BYTES = 255 - len(".json") - len("..XXXXXXXX.tmp")
 
 
 def transcript_name(arg: str, default: str, scrub: Callable[[str], str] = redact) -> str:
@@ -338,8 +345,11 @@ def transcript_name(arg: str, default: str, scrub: Callable[[str], str] = redact
         raise ValueError("the name holds control or invisible characters; choose another name")
     if "/" in name or "\\" in name or name.startswith((".", "~")):
         raise ValueError("give a file name, not a path")
-    if len(name) > MAX_SAVE_NAME or len(name.encode("utf-8")) > 2 * MAX_SAVE_NAME:
+    if len(name) > MAX_SAVE_NAME:
         raise ValueError(f"the name is longer than {MAX_SAVE_NAME} characters")
+    if len(name.encode("utf-8")) > MAX_SAVE_BYTES:
+        raise ValueError(f"the name takes more than {MAX_SAVE_BYTES} bytes in UTF-8 (a Chinese "
+                         "character takes three); choose a shorter name")
     if scrub(name) != name or any(looks_like_secret(p) for p in (name, *re.split(r"[\s.,;]+", name))):
         raise ValueError("that name looks like a key; choose another name (the transcript's "
                          "contents are redacted, a file name would not be)")

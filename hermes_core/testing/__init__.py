@@ -25,6 +25,8 @@ from hermes_core.testing.fakes import (
     FakeProvider,
     FunctionProvider,
     RecordedRequest,
+    Streamed,
+    streamed,
     tool_call,
     tool_calls,
 )
@@ -40,6 +42,7 @@ __all__ = [
     "RecordedRequest",
     "ScriptedCall",
     "ScriptedProvider",
+    "Streamed",
     "anthropic_error",
     "anthropic_message",
     "anthropic_stream",
@@ -47,6 +50,7 @@ __all__ = [
     "openai_chat_stream",
     "openai_error",
     "retry_after_headers",
+    "streamed",
     "tool_call",
     "tool_calls",
 ]

@@ -6,6 +6,11 @@ A scripted reply may call tools (:func:`tool_calls`), so a tool loop can be test
 
     fake = FakeProvider([tool_calls(tool_call("get_weather", city="Paris")), "It is sunny."])
 
+A plain string is streamed word by word; :func:`streamed` scripts the exact chunks a stream
+delivers, and the error that cuts it mid-way (a dropped connection after "Hello wor")::
+
+    fake = FakeProvider([streamed("Hello ", "wor", then=IncompleteResponse("dropped"))])
+
 Requests the agent makes for itself -- summarising a finished session for episodic memory, or
 folding old turns of a long chat into a "conversation so far" -- carry ``purpose == "summary"``
 (on the prompt and on the :class:`RecordedRequest`). ``FakeProvider`` never answers them from the
@@ -26,10 +31,41 @@ from typing import Any
 from hermes_core.errors import SummaryFailed
 from hermes_core.providers.base import CallOptions
 from hermes_core.tokenize import estimate_tokens
-from hermes_core.types import Completion, Credential, Delta, Prompt, ToolCall, Usage
+from hermes_core.types import (
+    Completion,
+    Credential,
+    Delta,
+    MemoryFragment,
+    Prompt,
+    ToolCall,
+    Usage,
+)
 
-Reply = str | Completion | BaseException
 _call_ids = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class Streamed:
+    """A scripted reply delivered as exactly these ``chunks``, then cut by ``then`` if given.
+
+    Why: a reply string is streamed word by word and an exception fails a call before its first
+    word, so neither lets a test see what the user is shown when a stream breaks mid-way, or how
+    a key or a Chinese sentence split across chunks is shown. Asked without streaming, the
+    chunks are one reply (or ``then`` is raised)."""
+
+    chunks: tuple[str, ...]
+    then: BaseException | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+def streamed(*chunks: str, then: BaseException | None = None,
+             calls: Iterable[ToolCall] = ()) -> Streamed:
+    """A reply streamed as exactly ``chunks``, ended by the error ``then`` (a cut stream) or
+    by the tool ``calls`` the model makes after its text."""
+    return Streamed(tuple(chunks), then, tuple(calls))
+
+
+Reply = str | Completion | Streamed | BaseException
 
 
 def tool_call(name: str, arguments: dict[str, Any] | str | None = None, *, id: str | None = None,
@@ -67,6 +103,43 @@ class RecordedRequest:
     def last_user_message(self) -> str:
         return next((m.content for m in reversed(self.prompt.messages) if m.role == "user"), "")
 
+    @property
+    def system(self) -> str:
+        """The system prompt sent (persona, context files, tool guidance: the cached part)."""
+        return self.prompt.system
+
+    @property
+    def context(self) -> str:
+        """The per-turn context sent before the last user message (clock, skill hint, memories)."""
+        return self.prompt.context
+
+    @property
+    def skills_hinted(self) -> tuple[str, ...]:
+        """Names of the skills this turn's context offered the model by name and description,
+        best first: the retrieval hint (or every skill, retrieval off). Empty when none was, or
+        when a trigger phrase loaded one whole (:attr:`skill_loaded`)."""
+        turn = self.prompt.turn
+        if turn is None or turn.retrieval is None or not turn.skills_block \
+                or self.skill_loaded is not None:
+            return ()
+        return tuple(s.name for s in turn.retrieval.skills)
+
+    @property
+    def skill_loaded(self) -> str | None:
+        """The skill whose SKILL.md this turn's context carried whole (a trigger phrase in the
+        message loads it instead of hinting), or None."""
+        turn = self.prompt.turn
+        retrieval = turn.retrieval if turn is not None else None
+        if turn is None or not turn.skills_block or retrieval is None \
+                or retrieval.layer != "L1" or not retrieval.skills:
+            return None
+        return str(retrieval.skills[0].name)
+
+    @property
+    def memories_recalled(self) -> tuple[MemoryFragment, ...]:
+        """The past sessions recalled into this turn's context (``.summary``, ``.tags``, ...)."""
+        return self.prompt.turn.memories if self.prompt.turn is not None else ()
+
 
 class _RecordingProvider:
     kind = "fake"
@@ -85,18 +158,28 @@ class _RecordingProvider:
         raise NotImplementedError
 
     def _record(self, prompt: Prompt, model: str, cred: Credential | None, options: CallOptions,
-                streamed: bool) -> Completion:
+                streamed: bool) -> Completion | Streamed:
         with self._lock:
             self.requests.append(RecordedRequest(prompt, model, cred.fingerprint if cred else None,
                                                  options, streamed, prompt.purpose))
             reply = self._reply(prompt, model)
         if isinstance(reply, BaseException):
             raise reply
+        if isinstance(reply, Streamed):
+            if streamed:
+                return reply
+            if reply.then is not None:
+                raise reply.then
+            return self._completion(prompt, model, Completion(
+                "".join(reply.chunks), model, self.name, tool_calls=reply.tool_calls,
+                finish_reason="tool_calls" if reply.tool_calls else "stop"))
+        return self._completion(prompt, model, reply)
+
+    def _completion(self, prompt: Prompt, model: str, reply: str | Completion) -> Completion:
         if isinstance(reply, Completion):   # model/provider left empty: the ones asked
             return replace(reply, model=reply.model or model, provider=reply.provider or self.name)
-        sent = prompt.system + prompt.context + "".join(m.content for m in prompt.messages)
         return Completion(text=reply, model=model, provider=self.name, finish_reason="stop",
-                          usage=Usage(estimate_tokens(sent), estimate_tokens(reply)))
+                          usage=_usage(prompt, reply))
 
     @property
     def last_request(self) -> RecordedRequest:
@@ -117,15 +200,20 @@ class _RecordingProvider:
 
     def complete(self, prompt: Prompt, model: str, credential: Credential | None,
                  options: CallOptions) -> Completion:
-        return self._record(prompt, model, credential, options, False)
+        done = self._record(prompt, model, credential, options, False)
+        assert isinstance(done, Completion)   # a Streamed script is joined when not streaming
+        return done
 
     async def acomplete(self, prompt: Prompt, model: str, credential: Credential | None,
                         options: CallOptions) -> Completion:
-        return self._record(prompt, model, credential, options, False)
+        return self.complete(prompt, model, credential, options)
 
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
                options: CallOptions) -> Iterator[Delta]:
         done = self._record(prompt, model, credential, options, True)
+        if isinstance(done, Streamed):
+            yield from _deltas(done, _usage(prompt, "".join(done.chunks)))
+            return
         words = done.text.split(" ")
         for i, w in enumerate(words):
             yield Delta(text=w if i == len(words) - 1 else w + " ")
@@ -137,6 +225,22 @@ class _RecordingProvider:
                       options: CallOptions) -> AsyncIterator[Delta]:
         for d in self.stream(prompt, model, credential, options):
             yield d
+
+
+def _usage(prompt: Prompt, reply: str) -> Usage:
+    """Token counts a double reports: estimates of what was sent and of the reply."""
+    sent = prompt.system + prompt.context + "".join(m.content for m in prompt.messages)
+    return Usage(estimate_tokens(sent), estimate_tokens(reply))
+
+
+def _deltas(script: Streamed, usage: Usage) -> Iterator[Delta]:
+    for chunk in script.chunks:
+        yield Delta(text=chunk)
+    if script.then is not None:
+        raise script.then
+    for call in script.tool_calls:
+        yield Delta(tool_call=call)
+    yield Delta(usage=usage, finish_reason="tool_calls" if script.tool_calls else "stop")
 
 
 class FakeProvider(_RecordingProvider):
@@ -177,9 +281,10 @@ class FakeProvider(_RecordingProvider):
 
 
 class FunctionProvider(_RecordingProvider):
-    """Each reply computed by ``fn(prompt, model)`` (return a string, Completion, or raise)."""
+    """Each reply computed by ``fn(prompt, model)`` (return a string, a Completion, a
+    :func:`streamed` script, or raise)."""
 
-    def __init__(self, fn: Callable[[Prompt, str], str | Completion], *,
+    def __init__(self, fn: Callable[[Prompt, str], str | Completion | Streamed], *,
                  name: str = "function") -> None:
         super().__init__(name)
         self.fn = fn

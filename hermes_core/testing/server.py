@@ -3,8 +3,9 @@
 For end-to-end tests and benchmarks of the CLI and the call loop against the real SDKs over a real
 socket: each API key can be given a behaviour (a sliding-window limit answered with 429 and a
 Retry-After that says when the window frees, a status such as 401, a processing latency, or a
-fault: a trickled body, a stream of nothing but pings, a stream cut before its end), and every
-request is recorded with its arrival time and the key's fingerprint only.
+fault: a trickled body, a stream of nothing but pings, one that stalls mid-reply, a stream cut
+before its end), and every request is recorded with its arrival time and the key's fingerprint
+only.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ class KeyBehaviour:
     # reset moment: "reset" is when the window admits a request again
     rate_headers: bool = False
     # None | "trickle" (200 body one byte per ``fault_interval_s``) | "pings" (an SSE stream of
-    # keep-alive comments only) | "cut" (a stream closed cleanly before its end marker) |
+    # keep-alive comments only) | "stall" (a stream that sends "Hello wor", then keep-alive
+    # comments only: it stops mid-reply) | "cut" (a stream closed cleanly before its end marker) |
     # "gzip-lie" (a whole answer marked ``content-encoding: gzip`` that is not) | "short" (a
     # whole answer whose ``content-length`` promises more than is sent)
     fault: str | None = None
@@ -243,12 +245,15 @@ class MockLLMServer:
                     self.send_header("content-length", str(len(data)))
                     self.end_headers()
                     chunks = [data[i:i + 1] for i in range(len(data))]
-                elif b.fault == "pings":
+                elif b.fault in ("pings", "stall"):
                     ping = (b'event: ping\ndata: {"type": "ping"}\n\n' if is_anthropic
                             else b": ping\n\n")
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.end_headers()
+                    if b.fault == "stall":
+                        self.wfile.write(_unfinished_stream(model, is_anthropic))
+                        self.wfile.flush()
                     chunks = [ping] * 10_000
                 elif b.fault in ("gzip-lie", "short"):
                     streamed = bool(body.get("stream"))
@@ -268,16 +273,10 @@ class MockLLMServer:
                     self.wfile.write(data)
                     return
                 else:   # "cut": the stream without its end (no finish, no [DONE]/message_stop)
-                    full = (anthropic_stream(("Hello", " wor"), model=model) if is_anthropic
-                            else openai_chat_stream(("Hello", " wor"), model=model))
-                    ends = ((b"message_delta", b"message_stop") if is_anthropic
-                            else (b"[DONE]", b'"finish_reason": "stop"', b'"usage"'))
-                    events = [e for e in full.split(b"\n\n")
-                              if e and not any(m in e for m in ends)]
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")
                     self.end_headers()
-                    self.wfile.write(b"\n\n".join(events) + b"\n\n")
+                    self.wfile.write(_unfinished_stream(model, is_anthropic))
                     return
                 try:
                     for c in chunks:
@@ -304,6 +303,17 @@ def _limit_headers(b: KeyBehaviour, hits: deque[float], now: float,
     return {"x-ratelimit-limit-requests": str(rpm),
             "x-ratelimit-remaining-requests": str(remaining),
             "x-ratelimit-reset-requests": f"{reset:.3f}s"}
+
+
+def _unfinished_stream(model: str, anthropic: bool) -> bytes:
+    """The events of a stream saying "Hello wor", without its end (no finish reason, no usage,
+    no ``[DONE]``/``message_stop``): what a server that dies or stalls mid-reply has sent."""
+    full = (anthropic_stream(("Hello", " wor"), model=model) if anthropic
+            else openai_chat_stream(("Hello", " wor"), model=model))
+    ends = ((b"message_delta", b"message_stop") if anthropic
+            else (b"[DONE]", b'"finish_reason": "stop"', b'"usage"'))
+    events = [e for e in full.split(b"\n\n") if e and not any(m in e for m in ends)]
+    return b"\n\n".join(events) + b"\n\n"
 
 
 def _pieces(text: str, size: int = 8) -> tuple[str, ...]:

@@ -82,3 +82,10 @@ def test_a_usage_error_on_a_stream_that_refuses_it_still_exits_2(
     with pytest.raises(SystemExit) as done:
         parser.parse_args(["--no-such-option"])
     assert done.value.code == 2
+
+
+def test_pad_fills_terminal_columns_shows_escapes_and_never_cuts() -> None:
+    from hermes_core.cli.argtypes import pad
+    assert pad("阿里云", 8) == "阿里云  "            # three characters, six columns
+    assert pad("x\x1b[2J", 8) == "x\\x1b[2J"       # escaped: eight columns, nothing to add
+    assert pad("openai-compatible", 6) == "openai-compatible"

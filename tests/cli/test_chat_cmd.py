@@ -42,3 +42,18 @@ def test_chat_model_flag_of_10000_characters_is_noted_by_its_head_and_length(
     assert "no provider lists 'mmmm" in err
     assert "(10000 characters)" in err
     assert "m" * 200 not in err
+
+
+def test_chat_model_flag_holding_a_key_is_refused_before_any_turn(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--model`` given a key (pasted in the wrong place) chatted with the key as the model
+    name, sent in the body of every request."""
+    home = tmp_path / "home"
+    home.mkdir()
+    key = "sk-proj-Abc123Def456Ghi789Jkl0Mno"
+    monkeypatch.setattr("sys.stdin", io.StringIO("hello\n/exit\n"))
+    assert main(["chat", "--home", str(home), "--offline", "--no-stream", "--model", key]) == 2
+    out, err = capsys.readouterr()
+    assert err.strip() == ("hermes-core: chat: --model looks like a key, not a model name; "
+                           "nothing was sent")
+    assert "offline reply" not in out and key not in out + err

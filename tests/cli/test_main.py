@@ -300,3 +300,16 @@ def test_a_path_too_long_for_the_file_system_is_one_line_naming_it(
     assert main([a.format(long=long) for a in argv]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err and "too long" in err and "aaaa" in err and len(err) < 400
+
+
+def test_a_bug_s_traceback_shows_the_escapes_its_message_quotes_never_sends_them(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A library error quoting its input (a file's text with ESC [2J) ended main() in a traceback
+    printed raw: the screen was cleared as the bug was reported."""
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("unexpected input_value='预发布\x1b[2J'")
+
+    monkeypatch.setattr("hermes_core.agent.smart_routing.Router.from_settings", broken)
+    assert main(["route", "hello", "--home", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "RuntimeError: unexpected input_value='预发布\\x1b[2J'" in err and "\x1b" not in err

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -420,3 +421,149 @@ def test_an_unknown_command_of_10000_characters_is_named_by_its_head_and_length(
     text = out.getvalue()
     assert "unknown command /xxxx" in text and "(10000 characters)" in text
     assert "x" * 200 not in text
+
+
+_STREAM_KEY = "zq7Stream.Split-Key-93"   # a configured key of no recognisable shape
+
+
+class _Writes(io.StringIO):
+    """The REPL's stdout, keeping each write apart: what reached the terminal, and when."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.writes.append(text)
+        return super().write(text)
+
+
+def _streaming_repl(home: Path, chunks: list[str]) -> tuple[Repl, _Writes]:
+    from hermes_core.testing import ScriptedProvider
+    cfg = {"home": str(home), "skill_utils": {"enabled": False},
+           "llm": {"routing": {"default_model": "m-default"}},
+           "credentials": {"custom": {"keys": [{"key": _STREAM_KEY}]}}}
+    agent = Agent(load_settings(cfg, env={}),
+                  provider=ScriptedProvider("custom", kind="openai", script=[chunks]),
+                  loop_options={"sleep": lambda s: None, "audit_path": False})
+    out = _Writes()
+    return Repl(agent, stdin=io.StringIO(""), stdout=out, stream=True), out
+
+
+def test_a_key_split_across_streamed_chunks_never_shows_in_the_chat(tmp_path: Path):
+    """The model echoes a configured key cut in three chunks: neither the key nor a piece of it
+    that could be read as its start reaches the terminal; its fingerprint does."""
+    repl, out = _streaming_repl(tmp_path, ["your key is zq7Str", "eam.Split-K", "ey-93, keep it"])
+    repl.turn("what is my key?")
+    shown = out.getvalue()
+    assert _STREAM_KEY not in shown and "zq7Str" not in shown and "eam.Split" not in shown
+    assert "your key is [key-" in shown and ", keep it" in shown
+
+
+def test_chinese_streamed_text_is_written_chunk_by_chunk_never_held_to_the_end(tmp_path: Path):
+    """A reply without spaces (Chinese) is shown as each chunk arrives: one write per chunk."""
+    chunks = ["部署到预发布环境", "之前，请先", "运行全部测试。"]
+    repl, out = _streaming_repl(tmp_path, chunks)
+    repl.turn("怎么部署？")
+    assert out.writes[:3] == chunks and out.getvalue() == "".join(chunks) + "\n"
+
+
+def test_the_repl_adds_no_hold_of_its_own_to_what_the_agent_released(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """``Agent.stream`` yields pieces already scrubbed (each held only while it could still
+    become a key): the REPL writes each one as it comes, before asking for the next, instead of
+    scrubbing the stream a second time and holding an English word back to the next piece."""
+    from hermes_core.agent.reply import ReplyStream
+    repl, out = _streaming_repl(tmp_path, [])
+    released = ["Run the deploy", " script, then", " check the logs"]
+    seen: list[str] = []
+
+    def pieces() -> Iterator[str]:
+        for piece in released:
+            yield piece
+            seen.append(out.getvalue())   # what the terminal showed when the next was asked for
+
+    monkeypatch.setattr(repl.agent, "stream", lambda text: ReplyStream(pieces()))
+    repl.turn("how do I deploy?")
+    assert seen == ["Run the deploy", "Run the deploy script, then",
+                    "Run the deploy script, then check the logs"]
+
+
+def test_a_stalled_stream_is_reported_at_its_first_idle_timeout_not_only_at_the_end(
+        tmp_path: Path):
+    """A server that sends nothing but keep-alives: the chat said nothing at all until every
+    retry had timed out (two idle timeouts and a back-off, a minute with the defaults), then one
+    error line. Each stalled attempt is now one line as it is given up, saying what comes next."""
+    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
+    key = "sk-stall-0123456789abcdefXYZ"
+    with MockLLMServer() as srv:
+        srv.set_key(key, KeyBehaviour(fault="pings", fault_interval_s=0.2))
+        cfg = {"home": str(tmp_path), "skill_utils": {"enabled": False},
+               "llm": {"stream_idle_timeout_s": 1, "routing": {
+                   "default_model": "m1", "providers": [
+                       {"name": "custom", "type": "openai", "endpoint": f"{srv.url}/v1",
+                        "models": ["m1"]}]}},
+               "credentials": {"custom": {"keys": [{"key": key}]}}}
+        agent = Agent(load_settings(cfg, env={}),
+                      loop_options={"sleep": lambda s: None, "audit_path": False})
+        out = io.StringIO()
+        repl = Repl(agent, stdin=io.StringIO(""), stdout=out, stream=True)
+        repl.turn("hello")
+    lines = out.getvalue().splitlines()
+    notices = [i for i, line in enumerate(lines) if line.startswith("[custom/m1: ")]
+    failed = next(i for i, line in enumerate(lines) if line.startswith("error: all providers"))
+    assert notices and notices[0] < failed
+    assert "timed out" in lines[notices[0]] and "trying again" in lines[notices[0]]
+    assert agent.loop.on_attempt is None   # the chat's reporter is the turn's only
+
+
+def test_a_stream_that_stalls_mid_reply_shows_what_came_then_one_error_and_the_chat_goes_on(
+        tmp_path: Path):
+    """The server sends "Hello wor" and then only keep-alives: the words stay on screen, one
+    error line says the reply stopped, the turn leaves no trace, and the next turn is answered."""
+    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
+    key = "sk-stall-0123456789abcdefXYZ"
+    with MockLLMServer(reply="second answer") as srv:
+        srv.set_key(key, KeyBehaviour(fault="stall", fault_interval_s=0.2))
+        cfg = {"home": str(tmp_path), "skill_utils": {"enabled": False},
+               "llm": {"stream_idle_timeout_s": 1, "routing": {
+                   "default_model": "m1", "providers": [
+                       {"name": "custom", "type": "openai", "endpoint": f"{srv.url}/v1",
+                        "models": ["m1"]}]}},
+               "credentials": {"custom": {"keys": [{"key": key}]}}}
+        agent = Agent(load_settings(cfg, env={}),
+                      loop_options={"sleep": lambda s: None, "audit_path": False})
+        out = io.StringIO()
+        repl = Repl(agent, stdin=io.StringIO(""), stdout=out, stream=True)
+        repl.turn("hello")
+        first = out.getvalue()
+        srv.set_key(key, KeyBehaviour())
+        repl.turn("again")
+    assert first.startswith("Hello wor\n") and "error: " in first
+    assert out.getvalue()[len(first):] == "second answer\n"
+    assert [m.content for m in agent.history] == ["again", "second answer"]
+
+
+def test_ctrl_c_while_the_model_summarises_the_chat_at_exit_records_it_without_that_summary(
+        tmp_path: Path):
+    """Ctrl-D hands the chat to the model for its memory summary: with a provider that stalls,
+    the chat sat silent for two minutes (two 60 s timeouts), and Ctrl-C then ended the process
+    with the session not recorded at all. The chat now says what it waits for, and Ctrl-C records
+    the session with the extractive summary instead (the notice, shown at a terminal only, is
+    pinned over a pty)."""
+    cfg = {"home": str(tmp_path), "skill_utils": {"enabled": False},
+           "llm": {"routing": {"default_model": "m-default"}}}
+    fake = FakeProvider(["Noted."], summaries=[KeyboardInterrupt()])
+    agent = Agent(load_settings(cfg, env={}), provider=fake,
+                  loop_options={"sleep": lambda s: None, "audit_path": False})
+    out = io.StringIO()
+    repl = Repl(agent, stdin=io.StringIO("the staging database listens on port 6543\n"),
+                stdout=out, stream=False)
+    assert repl.run() == 0
+    assert "[recorded without the model's summary]" in out.getvalue()
+    assert len(fake.summary_requests) == 1
+    later = Agent(load_settings(cfg, env={}), provider=FakeProvider(),
+                  loop_options={"audit_path": False})
+    found = later.context_engine.recall("staging database port", exclude_session="")[1]
+    later.close()
+    assert found and "6543" in found[0].summary

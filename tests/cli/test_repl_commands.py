@@ -163,6 +163,16 @@ def test_table_aligns_chinese_skill_names_by_terminal_columns():
     assert _columns(lines[1].split("  100%")[0]) <= _columns(lines[2].split("  42%")[0])
 
 
+def test_table_aligns_a_cell_with_an_escape_sequence_as_it_is_shown_and_emoji_by_width():
+    """A skill (or provider) named with ESC [2J is shown escaped (\\x1b, four columns) but was
+    measured raw (one column): its row's next column stood three columns right of the others.
+    Emoji sequences (a skin tone, a family joined by ZWJ, a flag) take two columns each."""
+    lines = table([["1", "x\x1b[2Jy", "100%"], ["2", "👨\u200d👩\u200d👧 👍🏽 🇨🇳", "42%"],
+                   ["3", "docker-debugging", "7%"]], ["#", "skill", "match"], right=(0, 2))
+    assert "\x1b" not in "".join(lines) and "x\\x1b[2Jy" in lines[1]
+    assert len({_columns(line) for line in lines}) == 1
+
+
 # ------------------------------------------------------------------ /save NAME
 
 _SAVE_KEY = "zq9Horse7battery.Staple-42"   # a configured key of no recognisable shape
@@ -252,6 +262,29 @@ def test_save_refuses_a_name_that_is_not_a_plain_file_name(tmp_path: Path,
     assert not Path("/tmp/abs-escaped.json").exists()
 
 
+def test_save_a_chinese_name_round_trips_and_a_too_long_one_is_refused_by_what_it_exceeds(
+        tmp_path: Path) -> None:
+    """/save with a 70-character Chinese name (210 bytes, under the file system's 255) was
+    refused as "longer than 100 characters"; the transcript's Chinese reads back as written."""
+    repl, out = _saving_repl(tmp_path / "home")
+    repl.turn("部署到预发布环境之前要做什么？")
+    name = "部署笔记" * 17 + "完成"   # 70 characters
+    repl.dispatch(f"/save {name}")
+    saved = tmp_path / "home" / "transcripts" / f"{name}.json"
+    assert f"[saved 2 messages to {saved}]" in out.getvalue()
+    data = json.loads(saved.read_bytes().decode("utf-8"))
+    assert data["messages"][0]["content"] == "部署到预发布环境之前要做什么？"
+    repl.dispatch("/save " + "部署笔记" * 22)   # 88 characters, 264 bytes
+    shown = out.getvalue().splitlines()[-1]
+    assert shown.startswith("error: not saved: the name takes more than 236 bytes")
+    assert "100 characters" not in shown
+    # the atomic write's temp file (".NAME.json.XXXXXXXX.tmp") must fit the 255 bytes too
+    repl.dispatch("/save " + "😀" * 59)   # 236 bytes: saved
+    assert out.getvalue().splitlines()[-1].startswith("[saved 2 messages to ")
+    repl.dispatch("/save " + "😀" * 60)   # 240 bytes: "File name too long" from the temp file
+    assert out.getvalue().splitlines()[-1].startswith("error: not saved: the name takes more")
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=300))
 def test_save_any_name_lands_in_transcripts_or_is_refused(tmp_path: Path,
@@ -296,6 +329,22 @@ def test_model_names_an_unknown_model_and_the_nearest_known_one(tmp_path: Path) 
     # a model the config prices is known; an unknown one with nothing near gets the note only
     assert "no provider lists 'house-model'" not in text
     assert "no provider lists 'my-finetune:v2' and it has no price; it is sent as written" in text
+
+
+@pytest.mark.parametrize("pasted", ["sk-proj-Abc123Def456Ghi789Jkl0Mno", _SAVE_KEY])
+def test_model_refuses_a_key_pasted_as_the_model_name(tmp_path: Path, pasted: str) -> None:
+    """A key pasted after /model became the model name, "sent as written": in the body of every
+    request to whichever provider the turn was routed to (a key of one provider sent to another)."""
+    repl, out = _saving_repl(tmp_path / "home")
+    repl.dispatch(f"/model {pasted}")
+    repl.turn("hello")
+    shown = out.getvalue()
+    assert "error: /model: that looks like a key, not a model name; the model is unchanged" in shown
+    fake = repl.agent.provider
+    assert fake.last_request.model == "gpt-4o" and repl.agent.requested_model is None
+    assert pasted not in shown and pasted[:10] not in shown
+    repl.dispatch("/model meta-llama/Meta-Llama-3.1-405B-Instruct-Turbo")   # mixed case: a model
+    assert "model: meta-llama/Meta-Llama-3.1-405B-Instruct-Turbo (fixed)" in out.getvalue()
 
 
 def test_model_note_says_which_price_a_model_named_after_a_priced_one_is_charged_at(

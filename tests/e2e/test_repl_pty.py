@@ -123,3 +123,176 @@ def test_ctrl_c_while_a_reply_streams_cancels_it_and_keeps_the_chat(copy_example
     assert child.exitstatus == 0, child.before
     # the cancelled turn left no trace in memory
     assert _memory_search(home, "weekly") == []
+
+
+# A chat on the loopback server whose model calls a slow tool on the first message and answers
+# every other one; the tool prints a marker when it starts, so the test presses Ctrl-C mid-tool.
+_TOOL_CHAT = r'''
+import os, sys, time
+from hermes_core import Agent
+from hermes_core.cli.repl import Repl
+from hermes_core.config import load_settings
+from hermes_core.testing import tool_call, tool_calls
+from hermes_core.testing.server import MockLLMServer
+
+def wait_for_build(minutes: int) -> str:
+    """Wait for the CI build to finish."""
+    print("\n[tool started]", flush=True)
+    time.sleep(minutes * 60)
+    return "green"
+
+def model(body):
+    last = body["messages"][-1]
+    content = last["content"]   # the turn's context block, then the message
+    text = content[-1]["text"] if isinstance(content, list) else str(content)
+    if last["role"] == "user" and "build" in text:
+        return tool_calls(tool_call("wait_for_build", minutes=5))
+    return "answered: " + text
+
+with MockLLMServer(model) as srv:
+    cfg = {"home": sys.argv[1], "skill_utils": {"enabled": False},
+           "llm": {"routing": {"default_model": "m1", "providers": [
+               {"name": "custom", "type": "openai", "endpoint": srv.url + "/v1",
+                "models": ["m1"]}]}},
+           "credentials": {"custom": {"keys": [{"key": "sk-pty-0123456789abcdefXYZ"}]}}}
+    agent = Agent(load_settings(cfg, env={}), tools=[wait_for_build])
+    code = Repl(agent).run()
+# the cancelled tool's thread sleeps on (Python cannot stop a thread) and the interpreter would
+# join it at exit: end as the chat command ends past a model still loading
+sys.stdout.flush()
+os._exit(code)
+'''
+
+
+def test_ctrl_c_while_a_tool_runs_cancels_the_turn_and_the_next_turn_works(tmp_path: Path):
+    """Ctrl-C while the model's tool call runs (a five-minute wait): the turn is cancelled at
+    once, nothing of it stays in the history (the saved transcript holds only the next turn),
+    and the next message is answered."""
+    home = tmp_path / "home"
+    home.mkdir()
+    child = pexpect.spawn(sys.executable, ["-c", _TOOL_CHAT, str(home)], env=_env(),
+                          encoding="utf-8", timeout=120, cwd=str(tmp_path),
+                          preexec_fn=_sigint_as_at_a_terminal)
+    try:
+        child.expect("you> ")
+        child.sendline("wait for the build, then tell me")
+        child.expect(r"\[tool started\]")
+        child.sendintr()
+        assert child.expect([r"\[cancelled\]", "you> "]) == 0, child.before
+        child.expect("you> ")
+
+        child.sendline("和之前一样吗？")
+        child.expect("answered: 和之前一样吗？")
+        child.expect("you> ")
+        child.sendline("/save after.json")
+        child.expect(r"\[saved 2 messages to ")
+        child.expect("you> ")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0, child.before
+    saved = json.loads((home / "transcripts" / "after.json").read_text(encoding="utf-8"))
+    assert [(m["role"], m["content"]) for m in saved["messages"]] == [
+        ("user", "和之前一样吗？"), ("assistant", "answered: 和之前一样吗？")]
+
+
+def test_a_chinese_line_typed_in_the_c_locale_is_kept_in_the_history_and_recalled(
+        tmp_path: Path):
+    """``LC_ALL=C`` (a container, a server without locales): Python reads UTF-8, but readline
+    took each byte past 127 as Meta plus a key, so 帮我查一下快递 was lost from the line as typed,
+    from HOME/.chat_history, and from the line recalled with the up arrow next run."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**_env(), "LC_ALL": "C", "LANG": "C"}
+    line = "帮我查一下快递 📦"
+
+    def chat() -> pexpect.spawn:
+        return pexpect.spawn(sys.executable, ["-m", "hermes_core.cli", "chat", "--home",
+                                              str(home), "--offline"], env=env, encoding="utf-8",
+                             timeout=120, cwd=str(tmp_path), preexec_fn=_sigint_as_at_a_terminal)
+
+    child = chat()
+    try:
+        child.expect("you> ")
+        child.sendline(line)
+        child.expect("your message: '(.*)'\r\n")
+        assert child.match.group(1) == line
+        child.expect("you> ")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert line in (home / ".chat_history").read_text(encoding="utf-8")
+    child = chat()
+    try:
+        child.expect("you> ")
+        child.send("\x1b[A\r")   # up arrow, then Enter: the line of the last run, sent again
+        child.expect("your message: '(.*)'\r\n")
+        assert child.match.group(1) == line
+        child.expect("you> ")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+
+
+# A chat whose first reply stalls after "Hello wor" (the real OpenAI SDK reading over a socket);
+# every later request is answered at once.
+_STALL_CHAT = r'''
+import sys, threading, time
+from hermes_core import Agent
+from hermes_core.cli.repl import Repl
+from hermes_core.config import load_settings
+from hermes_core.testing.server import KeyBehaviour, MockLLMServer
+
+KEY = "sk-pty-stall-0123456789abcdefXYZ"
+with MockLLMServer("second answer") as srv:
+    srv.set_key(KEY, KeyBehaviour(fault="stall", fault_interval_s=0.5))
+
+    def heal():
+        while not srv.requests:
+            time.sleep(0.05)
+        srv.set_key(KEY, KeyBehaviour())
+
+    threading.Thread(target=heal, daemon=True).start()
+    cfg = {"home": sys.argv[1], "skill_utils": {"enabled": False},
+           "llm": {"routing": {"default_model": "m1", "providers": [
+               {"name": "custom", "type": "openai", "endpoint": srv.url + "/v1",
+                "models": ["m1"]}]}},
+           "credentials": {"custom": {"keys": [{"key": KEY}]}}}
+    code = Repl(Agent(load_settings(cfg, env={}))).run()
+sys.exit(code)
+'''
+
+
+def test_ctrl_c_while_an_sdk_stream_stalls_cancels_it_and_the_next_turn_is_answered(
+        tmp_path: Path):
+    """The OpenAI SDK reading a stream that stopped after "Hello wor" (keep-alives only, 30 s
+    before the idle timeout): Ctrl-C cancels at once, and the next message is answered."""
+    home = tmp_path / "home"
+    home.mkdir()
+    child = pexpect.spawn(sys.executable, ["-c", _STALL_CHAT, str(home)], env=_env(),
+                          encoding="utf-8", timeout=120, cwd=str(tmp_path),
+                          preexec_fn=_sigint_as_at_a_terminal)
+    try:
+        child.expect("you> ")
+        child.sendline("say hello")
+        child.expect("Hello")
+        child.sendintr()
+        assert child.expect([r"\[cancelled\]", "you> "]) == 0, child.before
+        child.expect("you> ")
+        child.sendline("再说一次")
+        child.expect("second answer")
+        child.expect("you> ")
+        child.sendline("/save after.json")
+        child.expect(r"\[saved 2 messages to ")
+        child.expect("you> ")
+        child.sendeof()   # the model summarises the chat for memory: the chat says so first
+        child.expect(r"\[recording this chat in memory: the model summarises it; Ctrl-C")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0, child.before
+    saved = json.loads((home / "transcripts" / "after.json").read_text(encoding="utf-8"))
+    assert [m["content"] for m in saved["messages"]] == ["再说一次", "second answer"]

@@ -138,3 +138,123 @@ def test_a_canned_reply_as_summary_is_rejected_for_the_fallback(hermes_home: Pat
     with _agent(hermes_home, FakeProvider()) as later:
         found = later.context_engine.retrieve("VPN gateway Frankfurt")
     assert found and "vpn-gw-3" in found[0].summary
+
+
+def test_a_stream_cut_mid_way_shows_what_arrived_then_fails(make_agent: Any) -> None:
+    """An author tests what their UI does when the connection drops mid-reply: ``streamed``
+    scripts the exact chunks and the error that ends them (a FakeProvider reply could only fail
+    before its first word, which the agent retried)."""
+    from hermes_core.errors import HermesError, IncompleteResponse
+    from hermes_core.testing import streamed
+    fake = FakeProvider([streamed("部署", "已经开始，", "请稍", then=IncompleteResponse("dropped"))])
+    agent = make_agent(fake)
+    shown: list[str] = []
+    stream = agent.stream("部署到预发布环境")
+    try:
+        for piece in stream:
+            shown.append(piece)
+    except HermesError as e:
+        failure: HermesError = e
+    assert "".join(shown) == "部署已经开始，请稍" and "dropped" in str(failure)
+    assert agent.history == [] and len(fake.turn_requests) == 1   # the cut turn left no trace
+
+
+def test_streamed_chunks_arrive_exactly_as_scripted_and_complete_joins_them(make_agent: Any) -> None:
+    from hermes_core.testing import streamed
+    fake = FakeProvider([streamed("Run the dep", "loy script"), streamed("a", "b")])
+    agent = make_agent(fake)
+    # the agent holds a word that could still become a key until it ends, then shows it
+    assert list(agent.stream("how?")) == ["Run the ", "deploy ", "script"]
+    assert agent.chat("and?").text == "ab"
+    assert [r.streamed for r in fake.turn_requests] == [True, False]
+
+
+def test_a_429_with_retry_after_is_waited_on_the_test_s_clock(hermes_home: Path) -> None:
+    """The README's recipe: a scripted RateLimited, then a reply; the wait is the server's
+    Retry-After, taken on a FakeClock (no real sleeping)."""
+    from hermes_core.errors import RateLimited
+    from hermes_core.testing import FakeClock
+    clock = FakeClock()
+    fake = FakeProvider([RateLimited("slow down", retry_after=7), "ok now"])
+    agent = Agent(load_settings({"home": str(hermes_home)}), provider=fake,
+                  loop_options={"clock": clock, "sleep": clock.sleep})
+    assert agent.chat("hi").text == "ok now"
+    assert clock.sleeps == [7.0] and len(fake.turn_requests) == 2
+
+
+def test_a_request_names_the_skills_hinted_and_the_memories_recalled(hermes_home: Path) -> None:
+    """What an author asserts on: the system prompt, which skills the turn hinted and which past
+    sessions it recalled, by name and summary, without reading the prompt's internals."""
+    from hermes_core.testing.retrieval import skill_md, write_skill
+    write_skill(hermes_home / "skills", "deploy", skill_md("deploy", "Deploy the service to staging"))
+    cfg = {"home": str(hermes_home), "skill_utils": {"embeddings": False}}
+    first = FakeProvider(["Noted."], summaries=[
+        "SUMMARY: The staging database listens on port 6543.\nTAGS: staging"])
+    with Agent(load_settings(cfg, env={}), provider=first) as agent:
+        agent.chat("The staging database listens on port 6543")
+    fake = FakeProvider(["Deploying."])
+    with Agent(load_settings(cfg, env={}), provider=fake) as agent:
+        agent.chat("deploy the service to staging, the database is on which port?")
+    sent = fake.last_request
+    assert sent.system == sent.prompt.system and sent.system.startswith("You are Hermes")
+    assert sent.skills_hinted == ("deploy",)
+    assert [m.summary for m in sent.memories_recalled] == [
+        "The staging database listens on port 6543."]
+    assert "- deploy: Deploy the service to staging" in sent.context
+
+
+def test_a_streamed_script_may_end_in_tool_calls_and_the_async_stream_is_cut_the_same(
+        make_agent: Any) -> None:
+    import pytest
+
+    from hermes_core.errors import IncompleteResponse
+    from hermes_core.testing import streamed
+    fake = FakeProvider([streamed("Let me add. ", calls=[tool_call("add", a=2, b=3, id="c1")]),
+                         "2 + 3 = 5", streamed("部署", "已经开始，", then=IncompleteResponse("x"))])
+    agent = make_agent(fake, tools=[add])
+    stream = agent.stream("2 + 3?")
+    assert "".join(stream) == "Let me add. \n\n2 + 3 = 5"
+    assert stream.reply is not None and stream.reply.tool_results[0].output == "5"
+
+    async def cut() -> str:
+        shown = ""
+        with pytest.raises(IncompleteResponse):
+            async for piece in agent.astream("部署"):
+                shown += piece
+        return shown
+
+    assert asyncio.run(cut()) == "部署已经开始，" and len(agent.history) == 4
+
+
+def test_a_skill_loaded_whole_by_its_trigger_is_named_apart_from_the_hinted_ones(
+        hermes_home: Path) -> None:
+    """A trigger phrase loads its SKILL.md whole instead of hinting: ``skills_hinted`` named
+    every skill the retriever returned although the model was offered none of them as a hint."""
+    from hermes_core.testing.retrieval import skill_md, write_skill
+    write_skill(hermes_home / "skills", "docker", skill_md(
+        "docker-debugging", "Diagnose a Docker container that exits",
+        body="Run docker logs first.", extra="triggers:\n  - container exits immediately\n"))
+    write_skill(hermes_home / "skills", "k8s", skill_md("k8s-pods", "Debug Kubernetes pods"))
+    fake = FakeProvider(["Check the logs."])
+    with Agent(load_settings({"home": str(hermes_home), "skill_utils": {"embeddings": False}},
+                             env={}), provider=fake) as agent:
+        agent.chat("my container exits immediately, why?")
+    sent = fake.last_request
+    assert sent.skill_loaded == "docker-debugging" and sent.skills_hinted == ()
+    assert "Run docker logs first." in sent.context
+
+
+def test_a_streamed_script_reports_usage_as_a_reply_string_does(make_agent: Any) -> None:
+    """Token counts (``Reply.usage``, ``/stats``, cost) came back zero for a ``streamed`` script
+    while the same reply as a string was counted: a test of cost tracking could not use it."""
+    from hermes_core.testing import streamed
+    fake = FakeProvider(["Run the deploy script", streamed("Run the dep", "loy script")])
+    agent = make_agent(fake)
+    usage = []
+    for _ in range(2):
+        stream = agent.stream("how?")
+        assert "".join(stream) == "Run the deploy script" and stream.reply is not None
+        usage.append(stream.reply.usage)
+    plain, scripted = usage
+    assert scripted.output_tokens == plain.output_tokens > 0
+    assert scripted.input_tokens > plain.input_tokens > 0   # the second turn sends the first

@@ -1,0 +1,62 @@
+"""The log lines ``-v``/``-vv`` print: what a path or a file holds is shown, never sent raw."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HOSTILE = "家目录\x1b[2J\x1b]0;pwned\x07\x9b31m"   # ESC [2J clears the screen, OSC 0 retitles it
+
+
+def _cli(argv: list[str], home: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "HERMES_HOME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+    env.update(HOME=str(home.parent), PYTHONPATH=str(ROOT), PYTHONIOENCODING="utf-8")
+    return subprocess.run([sys.executable, "-m", "hermes_core.cli", *argv], env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          encoding="utf-8", timeout=120, check=False)
+
+
+@pytest.mark.parametrize("verbose", ["-v", "-vv"])
+def test_a_log_line_naming_a_hostile_home_shows_its_escapes_and_keeps_its_chinese(
+        verbose: str, tmp_path: Path) -> None:
+    """``-v memory add`` in a home named with ESC [2J: the INFO line naming the new database
+    cleared the screen (the command's own lines were already escaped, its log lines were not)."""
+    home = tmp_path / HOSTILE
+    home.mkdir()
+    done = _cli([verbose, "memory", "add", "--session-id", "s1", "--summary", "部署到预发布环境",
+                 "--home", str(home)], home)
+    assert done.returncode == 0, done.stderr
+    assert "applied memory schema migrations" in done.stderr
+    assert "家目录\\x1b[2J\\x1b]0;pwned\\x07\\x9b31m" in done.stderr
+    for raw in ("\x1b", "\x07", "\x9b"):
+        assert raw not in done.stderr + done.stdout
+
+
+def test_a_traceback_logged_at_debug_shows_the_escapes_its_exception_quotes(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A ``-vv`` traceback (a slash command that failed) quotes its exception's message, which
+    may hold a file's text: every line of it is escaped, the Chinese in it kept."""
+    import logging
+
+    from hermes_core.cli.logs import configure_logging
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    root.handlers[:] = []
+    try:
+        configure_logging(2, sys.stderr)
+        try:
+            raise ValueError("坏文件 \x1b]52;c;cm0gLXJmIH4=\x07")
+        except ValueError:
+            logging.getLogger("hermes_core.cli.repl").debug("/%s failed", "save", exc_info=True)
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    err = capsys.readouterr().err
+    assert "DEBUG hermes_core.cli.repl: /save failed" in err
+    assert "ValueError: 坏文件 \\x1b]52;c;cm0gLXJmIH4=\\x07" in err and "\x1b" not in err
