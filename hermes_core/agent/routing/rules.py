@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 _CODE_BLOCK = re.compile(r"```|~~~")
 _URL = re.compile(r"\bhttps?://[^\s<>\"']+", re.IGNORECASE)
+_ZH_WHICH = "(?:这个|这些|那个|那些|该|以下|下面的?|我的|这段|一个)?"
+_ZH_RUNNABLE = "(?:命令|指令|脚本|程序|单元测试|测试|代码|迁移)"
 _SHELL = re.compile(
     r"\b(?:run|execute|exec)\s+(?:this|the|that|a|an|my|these)?\s*"
     r"(?:command|commands|script|shell|program|tests?|binary|migration)s?\b"
@@ -33,7 +35,11 @@ _SHELL = re.compile(
     r"|\bsudo\s+\S"
     r"|\b(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv)\s+"
     r"(?:install|run|build|clone|push|pull|apply|exec|commit|up|test)\b"
-    r"|运行|执行|终端|命令行|脚本",
+    # Chinese, as the English: a place to type commands, or running names what is run (运行/执行
+    # alone are also "operating" and "carrying out", 脚本 a film's script)
+    r"|终端|命令行"
+    rf"|(?:运行|执行|跑)(?:一下|一遍)?{_ZH_WHICH}{_ZH_RUNNABLE}"
+    rf"|[把将]{_ZH_WHICH}{_ZH_RUNNABLE}[^。！？，,.!?\n]{{0,6}}?(?:运行|执行|跑)",
     re.IGNORECASE)
 
 
