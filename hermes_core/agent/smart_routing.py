@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.agent.routing.rules import (
+    SLOT_NAMES,
     Condition,
     candidates_for,
     compile_condition,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes_core.routing")
 
-SLOTS = ("default_model", "fast_model", "code_model", "long_context_model")
+SLOTS = SLOT_NAMES
 
 # --------------------------------------------------------------------------- the router
 

@@ -284,3 +284,31 @@ def candidates_for(model: str, routing: RoutingSettings) -> tuple[Candidate, ...
         if eq:
             out.append(Candidate(p.name, eq))
     return tuple(out)
+
+
+SLOT_NAMES = ("default_model", "fast_model", "code_model", "long_context_model")
+
+
+def unserved_models(routing: RoutingSettings,
+                    named: frozenset[str] | set[str] | None = None) -> tuple[tuple[str, str], ...]:
+    """``(key path, model)`` of each model the routing names that no provider lists or maps.
+
+    :func:`candidates_for` sends such a model's requests to each provider's first listed model,
+    so a misspelt ``fast_model`` silently cost every short request the dearer model while the
+    route still named the cheap one. Only when every provider lists its models (one that lists
+    none serves any model); ``named``: the slots set in the file (an unset default is not the
+    person's typo)."""
+    if not routing.providers or any(not p.models for p in routing.providers):
+        return ()
+    served = {m for p in routing.providers for m in (*p.models, *p.equivalents)}
+    out: list[tuple[str, str]] = []
+    for slot in SLOT_NAMES:
+        model = getattr(routing, slot)
+        if model and model not in served and (named is None or slot in named):
+            out.append((f"llm.routing.{slot}", model))
+    for i, rule in enumerate(routing.rules):
+        target = rule.model
+        if target not in SLOT_NAMES and f"{target}_model" not in SLOT_NAMES \
+                and target not in served:
+            out.append((f"llm.routing.rules[{i}].model", target))
+    return tuple(out)
