@@ -128,7 +128,11 @@ class Router:
                                  turn_count=turn_count, attachments=attachments)
         named = feats.as_dict()
         model, reason = self._choose(prompt_or_text, named, requested_model)
-        decision = RouteDecision(model, self.candidates_for(model), reason, named)
+        cands = self.candidates_for(model)
+        if pinned is None and cands and all(c.model != model for c in cands):   # or reads as sent
+            reason += f"; no provider lists {model}: sent as " + ", ".join(
+                f"{c.provider}/{c.model}" for c in cands)
+        decision = RouteDecision(model, cands, reason, named)
         return pin(decision, pinned, pin_note) if pinned is not None else decision
 
     def _too_small(self, target: str, model: str, prompt_tokens: int) -> str | None:

@@ -74,3 +74,23 @@ def test_a_model_of_unknown_window_is_trusted_to_fit() -> None:
 def test_a_requested_model_is_sent_whatever_its_window(router: Router) -> None:
     d = router.select(code_request(1500), requested_model="gpt-4")
     assert d.model == "gpt-4" and d.reason == "requested model"
+
+
+def test_a_requested_model_no_provider_lists_says_what_is_sent_instead() -> None:
+    r = Router.from_settings(parse_yaml("""
+llm:
+  routing:
+    providers:
+      - {name: openai, priority: 1, models: [gpt-4o]}
+      - {name: anthropic, priority: 2, models: [claude-haiku]}
+"""))
+    d = r.select("hi", requested_model="gpt-9-typo")
+    assert d.model == "gpt-9-typo"
+    assert d.reason == ("requested model; no provider lists gpt-9-typo: sent as openai/gpt-4o, "
+                        "anthropic/claude-haiku")
+
+
+def test_a_requested_model_a_provider_lists_keeps_the_plain_reason() -> None:
+    r = Router.from_settings(parse_yaml(
+        "llm: {routing: {providers: [{name: openai, models: [gpt-4o, o3]}]}}"))
+    assert r.select("hi", requested_model="o3").reason == "requested model"
