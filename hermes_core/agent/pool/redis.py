@@ -205,7 +205,7 @@ class RedisPoolState:
         self._recent: dict[tuple[str, str], deque[tuple[float, int, float]]] = {}
         # this worker's share of each key's window as Redis last showed it (local times, oldest
         # first): where the local fallback starts, and what goes back to a Redis that lost it
-        self._shares: dict[tuple[str, str], list[float]] = {}
+        self._shares: dict[tuple[str, str], list[tuple[float, int]]] = {}
         self._before: dict[tuple[str, str], list[tuple[float, int, float]]] = {}
         self._window_s = 60.0
         # after an outage, until when (monotonic) a key must also fit the local share, and the
@@ -292,7 +292,7 @@ class RedisPoolState:
                             self._learned_rpm[(provider, spec.fingerprint)] = count_text(lr)
                         self._shares[(provider, spec.fingerprint)] = share(
                             _text(raw[at + 3]), float(now), local_now, policy.window_s,
-                            self.options.workers, spec.fingerprint == fp, self._slot)
+                            self.options.workers, spec.fingerprint == fp, self._slot, tokens)
                         self._standing[(provider, spec.fingerprint)] = Standing(
                             int(_text(raw[at + 4]) or 0), _breaker(raw[at + 5]), removed)
                     self._window_s = policy.window_s
@@ -644,7 +644,7 @@ class RedisPoolState:
             # the fleet's window, shared out: a worker that sent few of its requests must not
             # spend a whole share on top of a full window (the others count theirs)
             for (provider, fp), times in self._shares.items():
-                live = [(t, 0) for t in times if t > local_now - self._window_s]
+                live = [(t, tok) for t, tok in times if t > local_now - self._window_s]
                 self._local.seed(provider, fp, live)
             for (provider, fp), (until, removed) in self._known.items():
                 self._local.seed_state(provider, fp, self._to_local(until), removed)

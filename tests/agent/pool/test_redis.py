@@ -597,6 +597,33 @@ def test_a_worker_that_sent_little_does_not_spend_a_full_share_of_a_full_window(
     y.close()
 
 
+def test_a_worker_that_sent_few_tokens_does_not_spend_a_full_token_share_of_a_full_window(
+        own_redis: RedisServer, redis_prefix: str, restart_clock: FakeClock) -> None:
+    """As with requests, so with tokens: a worker falling back counts its share of the tokens in
+    the fleet's window as Redis last showed it, not zero tokens per request (which let it spend
+    a whole TPM share on top of a window the others had nearly filled)."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=1.0)
+    x = RedisPoolState(own_redis.url, monotonic=Mono(), options=opts, clock=restart_clock)
+    y = RedisPoolState(own_redis.url, monotonic=Mono(), options=opts, clock=restart_clock)
+    keys = [KeySpec("a", max_tpm=1000)]
+    pol = PoolPolicy(window_s=60.0)
+    for _ in range(4):
+        got = x.acquire("p", keys, pol, tokens=200)
+        assert got.fingerprint == "a"
+        x.release("p", "a", Outcome("ok"), pol, lease=got.lease)
+        restart_clock.t += 1.0
+    got = y.acquire("p", keys, pol, tokens=100)          # 900 of 1000 in the window now
+    assert got.fingerprint == "a"
+    y.release("p", "a", Outcome("ok"), pol, lease=got.lease)
+    own_redis.stop()
+    # y's share: 500 tokens, of which its half of the window's 900 is spent
+    assert y.acquire("p", keys, pol, tokens=300).fingerprint is None
+    assert y.degraded
+    assert y.acquire("p", keys, pol, tokens=40).fingerprint == "a"
+    x.close()
+    y.close()
+
+
 def test_a_redis_lease_released_during_an_outage_leaves_local_requests_counted(
         own_redis: RedisServer, redis_prefix: str) -> None:
     """A request taken from Redis that ends while the local fallback serves was never counted
