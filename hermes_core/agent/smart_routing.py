@@ -127,7 +127,11 @@ class Router:
         feats = extract_features(prompt_or_text, requires_tools=requires_tools,
                                  turn_count=turn_count, attachments=attachments)
         named = feats.as_dict()
-        model, reason = self._choose(prompt_or_text, named, requested_model)
+        # what a model's window must hold: all but the history, which the agent compacts to the
+        # window of the model chosen (a long chat is no reason to leave a small default)
+        size = feats.prompt_tokens - (int(prompt_or_text.tokens.get("history", 0) or 0)
+                                      if isinstance(prompt_or_text, Prompt) else 0)
+        model, reason = self._choose(prompt_or_text, named, requested_model, size)
         cands = self.candidates_for(model)
         if pinned is None and cands and all(c.model != model for c in cands):   # or reads as sent
             reason += f"; no provider lists {model}: sent as " + ", ".join(
@@ -145,15 +149,14 @@ class Router:
             return None
         label = target if target in SLOTS else f"{target}_model" if f"{target}_model" in SLOTS \
             else "model"
-        return f"{label} {model} ({window:,} tokens) is too small for {prompt_tokens:,} prompt tokens"
+        return f"{label} {model} ({window:,} tokens) is too small for {prompt_tokens:,} tokens"
 
     def _choose(self, prompt_or_text: Prompt | str, feats: Mapping[str, Any],
-                requested_model: str | None) -> tuple[str, str]:
+                requested_model: str | None, size: int) -> tuple[str, str]:
         if requested_model:
             return requested_model, "requested model"
         text = (last_user_text(prompt_or_text) if isinstance(prompt_or_text, Prompt)
                 else prompt_or_text)
-        size = int(feats.get("prompt_tokens", 0))
         skipped: list[str] = []
 
         def chosen(model: str, reason: str) -> tuple[str, str]:

@@ -94,3 +94,18 @@ def test_a_requested_model_a_provider_lists_keeps_the_plain_reason() -> None:
     r = Router.from_settings(parse_yaml(
         "llm: {routing: {providers: [{name: openai, models: [gpt-4o, o3]}]}}"))
     assert r.select("hi", requested_model="o3").reason == "requested model"
+
+
+def test_a_long_history_is_no_reason_to_leave_a_small_default() -> None:
+    """The agent compacts the history to the window of the model chosen: only what it cannot
+    compact (system, tools, context, the message) has to fit."""
+    r = Router.from_settings(parse_yaml(
+        "llm: {routing: {default_model: gpt-4, long_context_model: gpt-4.1}}"))
+    history = tuple(Message("user" if i % 2 == 0 else "assistant", "word " * 1500)
+                    for i in range(12))
+    prompt = Prompt(system="s", messages=(*history, Message("user", "and now?")),
+                    tokens={"system": 10, "tools": 0, "history": 24_000, "total": 24_100})
+    assert r.select(prompt).model == "gpt-4"
+    long_message = Prompt(system="s", messages=(Message("user", "word " * 9000),),
+                          tokens={"system": 10, "tools": 0, "history": 0, "total": 12_010})
+    assert r.select(long_message).model == "gpt-4.1"
