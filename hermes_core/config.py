@@ -28,7 +28,7 @@ from pydantic import (
     model_validator,
 )
 
-from hermes_core.agent.routing.rules import validate_condition
+from hermes_core.agent.routing.rules import unserved_models, validate_condition
 from hermes_core.config_home import DEFAULT_HOME, check_home, check_named_home
 from hermes_core.config_layers import check_layer_weights
 from hermes_core.config_messages import (
@@ -631,6 +631,12 @@ def _check_rules(settings: Settings, lines: Mapping[str, int]) -> None:
         except ValueError as e:
             raise ConfigError(f"rule {i + 1} ({rule.condition!r}): {e}", file=settings.source,
                               key_path=path, line=lines.get(path)) from None
+    routing = settings.llm.routing
+    for path, model in unserved_models(routing, routing.model_fields_set):
+        listed = ", ".join(dict.fromkeys(m for p in routing.providers for m in p.models))
+        raise ConfigError(f"model '{model}': no provider lists it (listed: {listed}); add it to "
+                          "a provider's models or equivalents, or check the spelling",
+                          file=settings.source, key_path=path, line=lines.get(path))
 
 
 def parse_yaml(text: str, *, file: str | None = None,

@@ -261,7 +261,8 @@ class AllProvidersFailed(HermesError):
     """Every candidate failed; ``attempts`` lists each try in order."""
 
     def __init__(self, attempts: Sequence[Attempt], last_error: BaseException | None = None, *,
-                 rejections: Sequence[AuthenticationFailed] = ()) -> None:
+                 rejections: Sequence[AuthenticationFailed] = (),
+                 last_errors: Mapping[str, BaseException] | None = None) -> None:
         self.attempts = tuple(attempts)
         self.last_error = last_error
         tried = ", ".join(_tried(a) for a in self.attempts) or "none"
@@ -274,6 +275,12 @@ class AllProvidersFailed(HermesError):
             [str(last_error)] if isinstance(last_error, AuthenticationFailed) else [])]))
         for text in named:
             note += f"; {text}"
+        # what each provider last answered: a status or a class name alone ("ServerError") does
+        # not tell a proxy's sign-in page from an outage; the messages were redacted when made
+        for provider, error in (last_errors or {}).items():
+            text = str(error)
+            if text and text not in named:
+                note += f"; {text if text.startswith(f'{provider}:') else f'{provider}: {text}'}"
         super().__init__(f"all providers failed after {len(self.attempts)} attempt(s): "
                          f"{tried}{note}")
 

@@ -958,3 +958,42 @@ def test_a_key_under_the_wrong_setting_is_not_kept_in_the_errors_context() -> No
     err = info.value
     chain = [err.__context__, err.__cause__]
     assert all(key not in repr(c) and key not in str(c) for c in chain)
+
+
+@pytest.mark.parametrize(("routing", "key", "line"), [
+    ("    fast_model: gpt-4o-mnii\n", "llm.routing.fast_model", 3),
+    ("    rules: [{condition: 'turn_count > 3', model: gtp-4.1}]\n", "llm.routing.rules[0].model", 3),
+])
+def test_a_model_no_listing_provider_serves_is_an_error_naming_its_key(
+        tmp_path: Path, routing: str, key: str, line: int) -> None:
+    p = tmp_path / "config.yaml"
+    p.write_text("llm:\n  routing:\n" + routing + "    providers:\n"
+                 "      - {name: openai, models: [gpt-4o, gpt-4o-mini, gpt-4.1]}\n"
+                 "      - {name: anthropic, models: [claude-haiku],"
+                 " equivalents: {gpt-4o: claude-haiku}}\n")
+    with pytest.raises(ConfigError) as e:
+        load_settings(p)
+    assert e.value.key_path == key and e.value.line == line
+    assert "no provider lists it" in str(e.value) and "gpt-4o-mini" in str(e.value)
+
+
+@pytest.mark.parametrize("routing", [
+    "    fast_model: claude-haiku\n",                     # listed by one provider
+    "    code_model: gpt-4o\n",                           # an equivalent of another
+    "    rules: [{condition: 'turn_count > 3', model: fast_model}]\n",   # a slot, not a model
+])
+def test_models_a_provider_lists_or_maps_load(tmp_path: Path, routing: str) -> None:
+    p = tmp_path / "config.yaml"
+    p.write_text("llm:\n  routing:\n" + routing + "    providers:\n"
+                 "      - {name: openai, models: [gpt-4o-mini]}\n"
+                 "      - {name: anthropic, models: [claude-haiku],"
+                 " equivalents: {gpt-4o: claude-haiku}}\n")
+    assert load_settings(p).llm.routing.providers
+
+
+def test_a_provider_listing_no_models_serves_any_model(tmp_path: Path) -> None:
+    p = tmp_path / "config.yaml"
+    p.write_text("llm:\n  routing:\n    fast_model: house-model\n    providers:\n"
+                 "      - {name: openai, models: [gpt-4o]}\n"
+                 "      - {name: local, endpoint: 'http://127.0.0.1:9/v1'}\n")
+    assert load_settings(p).llm.routing.fast_model == "house-model"

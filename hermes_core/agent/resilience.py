@@ -140,6 +140,7 @@ class _Run:
         self.attempts: list[Attempt] = []
         self.last_error: BaseException | None = None
         self.rejections: list[AuthenticationFailed] = []   # each named in the final error
+        self.last_by_provider: dict[str, BaseException] = {}   # also named in it
         self.context_moved = False
         self.rate_limited: dict[str, int] = {}
         self.waited: dict[str, float] = {}     # seconds slept on cooled keys, per provider
@@ -163,6 +164,8 @@ class _Run:
         a = Attempt(cand.provider, cand.model, cred.fingerprint if cred else None, status,
                     latency, retry_after, decision, type(error).__name__ if error else None)
         self.attempts.append(a)
+        if error is not None:
+            self.last_by_provider[cand.provider] = error
         self.loop.audit.write(self.request_id, a, time.time())
         log.debug("attempt %s %s/%s key=%s status=%s -> %s", self.request_id, cand.provider,
                   cand.model, a.key_fingerprint, status, decision)
@@ -170,7 +173,8 @@ class _Run:
             self.loop.on_attempt(a)
 
     def fail(self) -> AllProvidersFailed:
-        return AllProvidersFailed(self.attempts, self.last_error, rejections=self.rejections)
+        return AllProvidersFailed(self.attempts, self.last_error, rejections=self.rejections,
+                                  last_errors=self.last_by_provider)
 
     def _failover(self) -> None:
         self.i += 1

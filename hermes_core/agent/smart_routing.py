@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.agent.routing.rules import (
+    SLOT_NAMES,
     Condition,
     candidates_for,
     compile_condition,
+    context_window,
     extract_features,
     last_user_text,
 )
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes_core.routing")
 
-SLOTS = ("default_model", "fast_model", "code_model", "long_context_model")
+SLOTS = SLOT_NAMES
 
 # --------------------------------------------------------------------------- the router
 
@@ -125,22 +127,51 @@ class Router:
         feats = extract_features(prompt_or_text, requires_tools=requires_tools,
                                  turn_count=turn_count, attachments=attachments)
         named = feats.as_dict()
-        model, reason = self._choose(prompt_or_text, named, requested_model)
-        decision = RouteDecision(model, self.candidates_for(model), reason, named)
+        # what a model's window must hold: all but the history, which the agent compacts to the
+        # window of the model chosen (a long chat is no reason to leave a small default)
+        size = feats.prompt_tokens - (int(prompt_or_text.tokens.get("history", 0) or 0)
+                                      if isinstance(prompt_or_text, Prompt) else 0)
+        model, reason = self._choose(prompt_or_text, named, requested_model, size)
+        cands = self.candidates_for(model)
+        if pinned is None and cands and all(c.model != model for c in cands):   # or reads as sent
+            reason += f"; no provider lists {model}: sent as " + ", ".join(
+                f"{c.provider}/{c.model}" for c in cands)
+        decision = RouteDecision(model, cands, reason, named)
         return pin(decision, pinned, pin_note) if pinned is not None else decision
 
+    def _too_small(self, target: str, model: str, prompt_tokens: int) -> str | None:
+        """Why ``model`` cannot take a request of ``prompt_tokens``, or None when it can (or its
+        window is unknown: the provider decides then). A rule says what a request is like, not
+        how large it is: "has a code block" sent an 18,000-token paste to an 8,192-token code
+        model, to be refused and failed over after uploading it."""
+        window = context_window(model, self.routing)
+        if window is None or prompt_tokens <= window:
+            return None
+        label = target if target in SLOTS else f"{target}_model" if f"{target}_model" in SLOTS \
+            else "model"
+        return f"{label} {model} ({window:,} tokens) is too small for {prompt_tokens:,} tokens"
+
     def _choose(self, prompt_or_text: Prompt | str, feats: Mapping[str, Any],
-                requested_model: str | None) -> tuple[str, str]:
+                requested_model: str | None, size: int) -> tuple[str, str]:
         if requested_model:
             return requested_model, "requested model"
         text = (last_user_text(prompt_or_text) if isinstance(prompt_or_text, Prompt)
                 else prompt_or_text)
+        skipped: list[str] = []
+
+        def chosen(model: str, reason: str) -> tuple[str, str]:
+            return model, reason + "".join(f"; skipped: {note}" for note in skipped)
+
         if self.classifier is not None and text.strip():
             label, confidence = self.classifier.predict(text)
             floor = self.routing.classifier.min_confidence
             model = self.resolve(label)
             if confidence >= floor and model:
-                return model, f"classifier: {label} (confidence {confidence:.2f} >= {floor:.2f})"
+                small = self._too_small(label, model, size)
+                if small is None:
+                    return chosen(model, f"classifier: {label} (confidence {confidence:.2f} "
+                                         f">= {floor:.2f})")
+                skipped.append(small)
         env = {**feats, "message": text.lower()}
         for rule in self.rules:
             model = self.resolve(rule.target)
@@ -152,5 +183,14 @@ class Router:
                 log.warning("routing rule %d (%s) failed: %s", rule.index, rule.condition, e)
                 continue
             if hit:
-                return model, f"rule {rule.index}: {rule.condition} -> {rule.target}"
-        return self.routing.default_model, "default_model"
+                small = self._too_small(rule.target, model, size)
+                if small is None:
+                    return chosen(model, f"rule {rule.index}: {rule.condition} -> {rule.target}")
+                skipped.append(small)
+        default = self.routing.default_model
+        small = self._too_small("default_model", default, size)
+        longer = self.routing.long_context_model
+        if small is not None and longer and longer != default \
+                and self._too_small("long_context_model", longer, size) is None:
+            return chosen(longer, f"long_context_model: {small}")
+        return chosen(default, "default_model")

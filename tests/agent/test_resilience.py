@@ -1539,3 +1539,18 @@ def test_a_waiter_handed_the_turn_whose_acquire_raises_passes_the_turn_on() -> N
         for t in threads:
             t.join(10)
     assert outcomes["head"] == "ok" and pool.waiters.waiting("a") == 0
+
+
+def test_when_every_provider_fails_the_error_says_what_each_last_answered(respx_mock) -> None:
+    loop, router, _ = build(settings_for())
+    respx_mock.post(PRIMARY_URL).mock(side_effect=lambda r: httpx.Response(
+        200, text="<html><body>Sign in to the corporate proxy</body></html>"))
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=lambda r: httpx.Response(
+        503, json=anthropic_error(503, f"upstream down for {K3}")))
+    with pytest.raises(AllProvidersFailed) as e:
+        loop.complete(PROMPT_HTTP, router.select("hi"), OPTS)
+    text = str(e.value)
+    assert "primary: HTTP 200 but the body is not" in text     # the proxy's page, named
+    assert "backup: HTTP 503: upstream down for" in text
+    assert text.count("primary: HTTP 200") == 1 and text.count("backup: HTTP 503") == 1
+    assert K1 not in text and K2 not in text and K3 not in text

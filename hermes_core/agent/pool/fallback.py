@@ -40,9 +40,10 @@ def worker_share(limit: int, workers: int, slot: int | None) -> int:
 
 
 def share(raw: str, redis_now: float, local_now: float, window_s: float, workers: int,
-           sent: bool, slot: int | None = None) -> list[float]:
-    """One worker's share of a key's window, from ACQUIRE's "<requests>|<limit>|<newest times>",
-    as local times, oldest first. ``sent``: this very acquire added one more (now).
+          sent: bool, slot: int | None = None, tokens: int = 0) -> list[tuple[float, int]]:
+    """One worker's share of a key's window, from ACQUIRE's
+    "<requests>|<limit>|<time>:<tokens>,..." (the newest), as (local time, tokens), oldest
+    first. ``sent``: this very acquire added one more (now, ``tokens``).
 
     While Redis is away each worker may send its :func:`worker_share` per window. Every worker
     counts the requests at ranks slack, slack + workers, slack + 2 * workers, ... from the
@@ -51,20 +52,31 @@ def share(raw: str, redis_now: float, local_now: float, window_s: float, workers
     share frees as the window does (not all at its newest request's expiry). The slack is what
     the shares leave unused: none when this worker holds a slot (the shares of the slots add up
     to the limit), ``limit % workers`` under equal floors. Ranks past the listed times are put at
-    the oldest listed (later than their own: never freeing early)."""
+    the oldest listed (later than their own: never freeing early). Each counted request carries
+    its rank group's tokens over ``workers`` (rounded up; unlisted ranks at the listed mean), so
+    the workers' token counts add up to the window's too: a share of zero tokens per request let
+    a worker spend a whole TPM share on top of a window the others had filled."""
     count_s, _, rest = raw.partition("|")
     limit_s, _, listed = rest.partition("|")
     count, limit = count_text(count_s or "0"), count_text(limit_s or "0")
-    newest = sorted((local_now - (redis_now - float(t)) for t in listed.split(",") if t),
-                    reverse=True)
+    entries = []
+    for item in listed.split(","):
+        t, _, tok = item.partition(":")
+        if t:
+            entries.append((local_now - (redis_now - float(t)), count_text(tok or "0")))
+    newest = sorted(entries, reverse=True)
     if sent:
         count += 1
-        newest.insert(0, local_now)
+        newest.insert(0, (local_now, max(0, int(tokens))))
     if workers <= 1 or count <= 0 or not newest:
         return []
+    mean = sum(tok for _, tok in newest) / len(newest)
     slack = limit % workers if limit > 0 and slot is None else 0
-    picked = [newest[min(r, len(newest) - 1)] for r in range(slack, count, workers)]
-    return sorted(t for t in picked if t > local_now - window_s)
+    picked = []
+    for r in range(slack, count, workers):
+        group = [newest[i][1] if i < len(newest) else mean for i in range(r, min(r + workers, count))]
+        picked.append((newest[min(r, len(newest) - 1)][0], -(-int(sum(group)) // workers)))
+    return sorted(e for e in picked if e[0] > local_now - window_s)
 
 
 class LocalPoolState(InMemoryPoolState):

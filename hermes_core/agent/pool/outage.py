@@ -21,9 +21,11 @@ REFUSALS: dict[str, str] = {
     "LOADING": "is loading its dataset (LOADING)",
     "MASTERDOWN": "is a replica that lost its master (MASTERDOWN)",
     "NOREPLICAS": "has too few replicas to accept writes (NOREPLICAS)",
+    # not Redis's refusal but another's data under the prefix (:mod:`.foreign` names the keys)
+    "WRONGTYPE": "holds data of another kind under the pool's key prefix (WRONGTYPE)",
 }
 
-_REPLY_CODE = re.compile(r"(?:^|\s-)([A-Z]+)\b")
+_REPLY_CODE = re.compile(r"(?:^|\s-|:\s)([A-Z]+)\b")   # "-OOM ...", "@user_script:9: WRONGTYPE"
 
 
 def redis_unavailable(exc: BaseException) -> str | None:
@@ -32,7 +34,8 @@ def redis_unavailable(exc: BaseException) -> str | None:
 
     redis-py strips the code of the replies it has a class for (``OutOfMemoryError``,
     ``ReadOnlyError``; ``BusyLoadingError`` is a ``ConnectionError``): those go by class, the
-    rest by the reply's first word or, inside a script's error, the word after a dash."""
+    rest by the reply's first word or, inside a script's error, the word after a dash or the
+    script's line number."""
     import redis
 
     errors = redis.exceptions

@@ -33,11 +33,11 @@ breakers, the round-robin cursor) in Redis and implements :class:`PoolStateBacke
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 import time
-import urllib.parse
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -47,8 +47,10 @@ from hermes_core.agent.pool import redis_lua as lua
 from hermes_core.agent.pool.breaker import BreakerState
 from hermes_core.agent.pool.clock import STEADY
 from hermes_core.agent.pool.fallback import LocalPoolState, count_text, share, worker_share
-from hermes_core.agent.pool.outage import outage_reason
+from hermes_core.agent.pool.foreign import describe, misplaced_keys
+from hermes_core.agent.pool.outage import REFUSALS, outage_reason
 from hermes_core.agent.pool.quarantine import Standing
+from hermes_core.agent.pool.redis_url import redact_url
 from hermes_core.agent.pool.state import (
     STRATEGIES,
     AcquireResult,
@@ -72,28 +74,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DEFAULT_PREFIX = "hermes:pool"
-
-
-def redact_url(url: str) -> str:
-    """``redis://user:secret@host:6379/0`` -> ``redis://***@host:6379/0``: safe for logs. A
-    ``password`` in the query string (redis-py reads it from there too) shows as ``***``."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return "<invalid redis url>"
-    query = parts.query
-    if query:
-        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
-        if any(k.lower() == "password" for k, _ in pairs):
-            query = urllib.parse.urlencode(
-                [(k, "***" if k.lower() == "password" else v) for k, v in pairs], safe="*")
-    if parts.username is None and parts.password is None:
-        return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
-    host = parts.hostname or ""
-    if port is not None:
-        host = f"{host}:{port}"
-    return urllib.parse.urlunsplit((parts.scheme, "***@" + host, parts.path, query, ""))
 
 
 def _text(value: Any) -> str:
@@ -225,7 +205,7 @@ class RedisPoolState:
         self._recent: dict[tuple[str, str], deque[tuple[float, int, float]]] = {}
         # this worker's share of each key's window as Redis last showed it (local times, oldest
         # first): where the local fallback starts, and what goes back to a Redis that lost it
-        self._shares: dict[tuple[str, str], list[float]] = {}
+        self._shares: dict[tuple[str, str], list[tuple[float, int]]] = {}
         self._before: dict[tuple[str, str], list[tuple[float, int, float]]] = {}
         self._window_s = 60.0
         # after an outage, until when (monotonic) a key must also fit the local share, and the
@@ -239,6 +219,7 @@ class RedisPoolState:
         # Redis when it answers again, as they may have run there
         self._unanswered: list[tuple[str, tuple[str, ...], str, int]] = []
         self.outages = 0  # how many times this backend fell back (observability, tests)
+        self._foreign = False   # the fallback is for another's data under the prefix
 
     # ------------------------------------------------------------------ public API
 
@@ -311,7 +292,7 @@ class RedisPoolState:
                             self._learned_rpm[(provider, spec.fingerprint)] = count_text(lr)
                         self._shares[(provider, spec.fingerprint)] = share(
                             _text(raw[at + 3]), float(now), local_now, policy.window_s,
-                            self.options.workers, spec.fingerprint == fp, self._slot)
+                            self.options.workers, spec.fingerprint == fp, self._slot, tokens)
                         self._standing[(provider, spec.fingerprint)] = Standing(
                             int(_text(raw[at + 4]) or 0), _breaker(raw[at + 5]), removed)
                     self._window_s = policy.window_s
@@ -632,8 +613,17 @@ class RedisPoolState:
         try:
             return remote()
         except self._redis_error as exc:
-            self._fall_back(outage_reason(exc))
+            self._fall_back(self._outage(exc))
             return local()
+
+    def _outage(self, exc: Exception) -> str:
+        """:func:`outage_reason`; for another's data under the prefix, the keys that hold it."""
+        why = outage_reason(exc)
+        self._foreign = why == REFUSALS["WRONGTYPE"]
+        if self._foreign:
+            with contextlib.suppress(self._redis_error):
+                why = describe(misplaced_keys(self._redis, self.options.key_prefix))
+        return why
 
     def _fall_back(self, why: str) -> None:
         """Switch to the local fallback (``why``: :func:`.outage.redis_unavailable`'s words), warning
@@ -654,7 +644,7 @@ class RedisPoolState:
             # the fleet's window, shared out: a worker that sent few of its requests must not
             # spend a whole share on top of a full window (the others count theirs)
             for (provider, fp), times in self._shares.items():
-                live = [(t, 0) for t in times if t > local_now - self._window_s]
+                live = [(t, tok) for t, tok in times if t > local_now - self._window_s]
                 self._local.seed(provider, fp, live)
             for (provider, fp), (until, removed) in self._known.items():
                 self._local.seed_state(provider, fp, self._to_local(until), removed)
@@ -696,6 +686,8 @@ class RedisPoolState:
             # a Redis that answers but refuses writes (OOM, MISCONF, READONLY) is still away:
             # rejoining it would only fall back again on the next call, warning each time
             self._redis.set(f"{self.options.key_prefix}:probe:{self._worker_id}", "1", px=1000)
+            if self._foreign and misplaced_keys(self._redis, self.options.key_prefix):
+                return False   # still someone else's data where the scripts keep theirs
             # a Redis that restarted empty lost the fleet's window too: this worker's share
             # of it goes back (each worker's share together cover what was there)
             lost = {p for p in {k[0] for k in self._before}
@@ -740,7 +732,7 @@ class RedisPoolState:
                 late[item] = [e for e in entries if not _took(left, e)]
             self._sent = {}
             was = self._degraded
-            self._degraded = False
+            self._degraded = self._foreign = False
         self._merge_late({k: v for k, v in late.items() if v})
         if was:
             log.warning("credential pool: Redis at %s is reachable again; shared pool state "

@@ -105,7 +105,7 @@ end
 #       blocked-until, the caller's known removal '1'/'0', the caller's known learned limit or 0).
 # Returns {fingerprint or '', available_at or '', probe '1'/'0', now, 'resync' or '', epoch,
 #          then per key blocked_until, removed, learned limit or '', this worker's share of the
-#          key's window: "<requests in it>|<limit or 0>|<time>,<time>,..." (the newest), its
+#          key's window: "<requests in it>|<limit or 0>|<time>:<tokens>,..." (the newest), its
 #          auth strikes, its breaker "<mode>|<failures>|<opened at>" (after this acquire),
 #          then the earliest recheck of a key quarantined after an auth rejection or ''}.
 # The epoch names this incarnation of the pool state: a caller that knows another one (Redis
@@ -222,14 +222,17 @@ for i = 1, n do
   seen[#seen + 1] = s[1] == '1' and '1' or '0'
   seen[#seen + 1] = s[6] or ''
   -- the key's window for this worker's share of it (fallback.share): how many requests, the
-  -- key's limit (0: unknown) and the times of the newest (at most 64). The local fallback
-  -- starts from that share, so a worker that sent few of them does not spend a share on top.
+  -- key's limit (0: unknown) and the times and tokens of the newest (at most 64). The local
+  -- fallback starts from that share, so a worker that sent few of them does not spend a share
+  -- of requests or tokens on top.
   redis.call('ZREMRANGEBYSCORE', wkey, '-inf', fmt(now - window))
   local count = redis.call('ZCARD', wkey)
   local times = {}
   if workers > 1 and count > 0 then
     local e = redis.call('ZRANGE', wkey, -math.min(count, 64), -1, 'WITHSCORES')
-    for j = 2, #e, 2 do times[#times + 1] = e[j] end
+    for j = 2, #e, 2 do
+      times[#times + 1] = e[j] .. ':' .. (string.match(e[j - 1], ':(%d+)$') or '0')
+    end
   end
   local lim = rpm
   if lim <= 0 then lim = tonumber(s[6]) or 0 end

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 _CODE_BLOCK = re.compile(r"```|~~~")
 _URL = re.compile(r"\bhttps?://[^\s<>\"']+", re.IGNORECASE)
+_ZH_WHICH = "(?:这个|这些|那个|那些|该|以下|下面的?|我的|这段|一个)?"
+_ZH_RUNNABLE = "(?:命令|指令|脚本|程序|单元测试|测试|代码|迁移)"
 _SHELL = re.compile(
     r"\b(?:run|execute|exec)\s+(?:this|the|that|a|an|my|these)?\s*"
     r"(?:command|commands|script|shell|program|tests?|binary|migration)s?\b"
@@ -33,7 +35,11 @@ _SHELL = re.compile(
     r"|\bsudo\s+\S"
     r"|\b(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv)\s+"
     r"(?:install|run|build|clone|push|pull|apply|exec|commit|up|test)\b"
-    r"|运行|执行|终端|命令行|脚本",
+    # Chinese, as the English: a place to type commands, or running names what is run (运行/执行
+    # alone are also "operating" and "carrying out", 脚本 a film's script)
+    r"|终端|命令行"
+    rf"|(?:运行|执行|跑)(?:一下|一遍)?{_ZH_WHICH}{_ZH_RUNNABLE}"
+    rf"|[把将]{_ZH_WHICH}{_ZH_RUNNABLE}[^。！？，,.!?\n]{{0,6}}?(?:运行|执行|跑)",
     re.IGNORECASE)
 
 
@@ -277,4 +283,32 @@ def candidates_for(model: str, routing: RoutingSettings) -> tuple[Candidate, ...
         eq = p.equivalents.get(model) or (p.models[0] if p.models else None)
         if eq:
             out.append(Candidate(p.name, eq))
+    return tuple(out)
+
+
+SLOT_NAMES = ("default_model", "fast_model", "code_model", "long_context_model")
+
+
+def unserved_models(routing: RoutingSettings,
+                    named: frozenset[str] | set[str] | None = None) -> tuple[tuple[str, str], ...]:
+    """``(key path, model)`` of each model the routing names that no provider lists or maps.
+
+    :func:`candidates_for` sends such a model's requests to each provider's first listed model,
+    so a misspelt ``fast_model`` silently cost every short request the dearer model while the
+    route still named the cheap one. Only when every provider lists its models (one that lists
+    none serves any model); ``named``: the slots set in the file (an unset default is not the
+    person's typo)."""
+    if not routing.providers or any(not p.models for p in routing.providers):
+        return ()
+    served = {m for p in routing.providers for m in (*p.models, *p.equivalents)}
+    out: list[tuple[str, str]] = []
+    for slot in SLOT_NAMES:
+        model = getattr(routing, slot)
+        if model and model not in served and (named is None or slot in named):
+            out.append((f"llm.routing.{slot}", model))
+    for i, rule in enumerate(routing.rules):
+        target = rule.model
+        if target not in SLOT_NAMES and f"{target}_model" not in SLOT_NAMES \
+                and target not in served:
+            out.append((f"llm.routing.rules[{i}].model", target))
     return tuple(out)

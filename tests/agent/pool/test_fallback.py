@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_core.agent.pool.fallback import worker_share
+from hermes_core.agent.pool.fallback import share, worker_share
 
 
 @pytest.mark.parametrize(("limit", "workers", "slot", "share"), [
@@ -16,3 +16,20 @@ from hermes_core.agent.pool.fallback import worker_share
 def test_worker_share_by_slot_adds_up_to_the_limit(limit: int, workers: int, slot: int | None,
                                                   share: int) -> None:
     assert worker_share(limit, workers, slot) == share
+
+
+def test_the_workers_token_shares_add_up_to_the_tokens_in_the_window() -> None:
+    # five requests in the window, newest first 100, 200, 200, 200, 200 tokens; two workers
+    raw = "4|0|996:200,997:200,998:200,999:200"
+    mine = share(raw, 1000.0, 50.0, 60.0, workers=2, sent=True, slot=0, tokens=100)
+    other = share(raw.replace("4|", "5|", 1) + ",1000:100", 1000.0, 50.0, 60.0, workers=2,
+                  sent=False, slot=1)
+    assert sum(tok for _, tok in mine) == 450    # (100+200)/2 + (200+200)/2 + 200/2
+    assert sum(tok for _, tok in mine) * 2 >= 900 and sum(tok for _, tok in other) * 2 >= 900
+    assert [t for t, _ in mine] == [46.0, 48.0, 50.0]   # local times, oldest first
+
+
+def test_a_share_past_the_listed_times_counts_the_listed_mean() -> None:
+    # 70 requests in the window, only the newest 2 listed (100 tokens each)
+    got = share("70|0|999:100,1000:100", 1000.0, 1000.0, 60.0, workers=2, sent=False, slot=0)
+    assert len(got) == 35 and sum(tok for _, tok in got) == 3500

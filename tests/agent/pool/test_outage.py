@@ -27,8 +27,12 @@ from hermes_core.agent.pool.outage import redis_unavailable
      "NOREPLICAS"),
     (redis.exceptions.ConnectionError("Connection refused"), "unreachable"),
     (redis.exceptions.TimeoutError("Timeout reading from socket"), "unreachable"),
+    # the pool's scripts write one kind per name: another kind there is someone else's data
     (redis.exceptions.ResponseError("WRONGTYPE Operation against a key holding the wrong kind"),
-     None),
+     "WRONGTYPE"),
+    (redis.exceptions.ResponseError("Error running script (call to f_3): @user_script:139: "
+                                    "WRONGTYPE Operation against a key holding the wrong kind"),
+     "WRONGTYPE"),
     (redis.exceptions.ResponseError("Error running script: @user_script:3: Script attempted "
                                     "to access nonexistent global variable 'x'"), None),
     (redis.exceptions.NoScriptError("No matching script."), None),

@@ -25,7 +25,6 @@ from hermes_core.agent.pool.quarantine import Standing, merge_standing
 from hermes_core.agent.pool.redis import (
     RedisPoolOptions,
     RedisPoolState,
-    redact_url,
 )
 from hermes_core.agent.pool.state import STRATEGIES, InMemoryPoolState, KeySpec, Outcome, PoolPolicy
 from hermes_core.agent.resilience import CallLoop
@@ -234,19 +233,6 @@ def test_redis_bad_settings_name_the_key() -> None:
 def test_redis_unknown_strategy_is_refused(pool: RedisPoolState) -> None:
     with pytest.raises(ValueError, match="unknown rotation strategy"):
         pool.acquire("p", [KeySpec("a")], PoolPolicy(strategy="bogus"))  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize(("url", "shown"), [
-    ("redis://:s3cret@10.0.0.5:6379/0", "redis://***@10.0.0.5:6379/0"),
-    ("redis://user:s3cret@cache/1", "redis://***@cache/1"),
-    ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),
-    # redis-py also reads the password from the query string
-    ("redis://10.0.0.5:6379/0?password=s3cret", "redis://10.0.0.5:6379/0?password=***"),
-    ("redis://u:p@cache/0?socket_timeout=1&Password=s3cret",
-     "redis://***@cache/0?socket_timeout=1&Password=***"),
-])
-def test_redis_url_redaction(url: str, shown: str) -> None:
-    assert redact_url(url) == shown
 
 
 class Mono:
@@ -607,6 +593,33 @@ def test_a_worker_that_sent_little_does_not_spend_a_full_share_of_a_full_window(
     restart_clock.t += 4.0          # 5001 has left y's share (5001, 5003): one request fits
     assert y.acquire("p", keys, pol).fingerprint == "a"
     assert y.acquire("p", keys, pol).fingerprint is None
+    x.close()
+    y.close()
+
+
+def test_a_worker_that_sent_few_tokens_does_not_spend_a_full_token_share_of_a_full_window(
+        own_redis: RedisServer, redis_prefix: str, restart_clock: FakeClock) -> None:
+    """As with requests, so with tokens: a worker falling back counts its share of the tokens in
+    the fleet's window as Redis last showed it, not zero tokens per request (which let it spend
+    a whole TPM share on top of a window the others had nearly filled)."""
+    opts = RedisPoolOptions(key_prefix=redis_prefix, workers=2, reconnect_interval_s=1.0)
+    x = RedisPoolState(own_redis.url, monotonic=Mono(), options=opts, clock=restart_clock)
+    y = RedisPoolState(own_redis.url, monotonic=Mono(), options=opts, clock=restart_clock)
+    keys = [KeySpec("a", max_tpm=1000)]
+    pol = PoolPolicy(window_s=60.0)
+    for _ in range(4):
+        got = x.acquire("p", keys, pol, tokens=200)
+        assert got.fingerprint == "a"
+        x.release("p", "a", Outcome("ok"), pol, lease=got.lease)
+        restart_clock.t += 1.0
+    got = y.acquire("p", keys, pol, tokens=100)          # 900 of 1000 in the window now
+    assert got.fingerprint == "a"
+    y.release("p", "a", Outcome("ok"), pol, lease=got.lease)
+    own_redis.stop()
+    # y's share: 500 tokens, of which its half of the window's 900 is spent
+    assert y.acquire("p", keys, pol, tokens=300).fingerprint is None
+    assert y.degraded
+    assert y.acquire("p", keys, pol, tokens=40).fingerprint == "a"
     x.close()
     y.close()
 
@@ -1123,3 +1136,34 @@ def test_an_acquire_whose_reply_never_came_leaves_no_lease_in_redis(lossy: Redis
     snap = lossy.snapshot("p", keys, policy).keys
     assert [k.in_flight for k in snap] == [0, 0]
     assert sum(k.requests_in_window for k in snap) == 2
+
+
+def test_data_of_another_kind_under_the_prefix_is_served_around_with_one_warning_naming_it(
+        redis_url: str, redis_prefix: str, rds: redis.Redis,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Another program, or another hermes-core version, keeping other kinds of values under the
+    pool's prefix: no Redis traceback out of a turn and no crash, the local fallback serves, one
+    warning names the key and what to do, and the pool rejoins Redis once the key is gone."""
+    mono = Mono()
+    be = RedisPoolState(redis_url, monotonic=mono, options=RedisPoolOptions(
+        key_prefix=redis_prefix, reconnect_interval_s=1.0))
+    keys, pol = [KeySpec("key-a", max_rpm=5)], PoolPolicy()
+    first = be.acquire("p", keys, pol)
+    be.release("p", "key-a", Outcome("ok"), pol, lease=first.lease)
+    state = f"{redis_prefix}:{{p}}:k:key-a"
+    rds.delete(state)
+    rds.set(state, '{"schema": 9, "blocked": false}')      # a later version's JSON string
+    caplog.set_level(logging.WARNING, logger="hermes_core.agent.pool.redis")
+    for _ in range(3):
+        held = be.acquire("p", keys, pol)
+        assert held.fingerprint == "key-a" and be.degraded
+        be.release("p", "key-a", Outcome("ok"), pol, lease=held.lease)
+        mono.t += 1.0      # each probe finds the key still there: not rejoined, not re-warned
+    msgs = _messages(caplog)
+    assert len(msgs) == 1 and be.outages == 1, msgs
+    assert state in msgs[0] and "credential_pool.redis_key_prefix" in msgs[0], msgs[0]
+    rds.delete(state)
+    held = be.acquire("p", keys, pol)
+    assert held.fingerprint == "key-a" and not be.degraded
+    be.release("p", "key-a", Outcome("ok"), pol, lease=held.lease)
+    be.close()

@@ -36,6 +36,15 @@ from hermes_core.types import Candidate, Message, Prompt
         ("git clone the repo", "requires_shell_execution", True),
         ("帮我在终端执行这个脚本", "requires_shell_execution", True),
         ("what a lovely morning run", "requires_shell_execution", False),
+        ("运行这个脚本", "requires_shell_execution", True),
+        ("把测试跑一下", "requires_shell_execution", True),
+        ("请执行以下命令", "requires_shell_execution", True),
+        ("打开命令行", "requires_shell_execution", True),
+        # "run"/"execute"/"script" as everyday words, as "run" alone is in English
+        ("这个程序运行很慢，怎么提高执行力", "requires_shell_execution", False),
+        ("公司的运行成本太高了", "requires_shell_execution", False),
+        ("这部电影的脚本写得很好", "requires_shell_execution", False),
+        ("他的执行力很强", "requires_shell_execution", False),
         ("我喜欢吃苹果", "words", 6),
         ("我喜欢吃苹果", "cjk_ratio", 1.0),
         ("Привет, как дела? 猫", "cjk_ratio", 0.0714),   # Russian with one Chinese character
