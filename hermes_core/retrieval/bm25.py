@@ -25,6 +25,7 @@ import numpy as np
 import simplemma
 import snowballstemmer
 
+from hermes_core.retrieval.token_memo import SkillTerms, TokenMemo
 from hermes_core.tokenize import STOPWORDS, cjk_chars, normalize, tokenize
 from hermes_core.types import Skill
 
@@ -88,6 +89,16 @@ def verbatim_text(skill: Skill) -> str:
     return normalize(f"{skill.name} {skill.description}")
 
 
+def skill_terms(skill: Skill) -> SkillTerms:
+    """What an index derives from one skill (:func:`skill_tokens`, :func:`verbatim_text`)."""
+    return SkillTerms(tuple(skill_tokens(skill)), verbatim_text(skill))
+
+
+# Shared by every index built without a memo of its own: the retriever's rebuilds, the usage
+# layer's past queries and the gate's reference each re-derive only text they have not seen.
+_MEMO = TokenMemo()
+
+
 @dataclass(frozen=True, slots=True)
 class BM25Hit:
     name: str
@@ -107,21 +118,25 @@ class BM25Index:
     terms one by one.
     """
 
-    def __init__(self, skills: Sequence[Skill] = ()) -> None:
-        self.build(skills)
+    def __init__(self, skills: Sequence[Skill] = (), memo: TokenMemo | None = None) -> None:
+        self.build(skills, memo)
 
-    def build(self, skills: Sequence[Skill]) -> None:
+    def build(self, skills: Sequence[Skill], memo: TokenMemo | None = None) -> None:
+        """Index ``skills``. Each skill's tokens and normalised text come from ``memo`` (the shared
+        one by default), so only skills it has not seen are tokenised: the matrix is then built
+        from the token lists as if every skill had been tokenised again, to the same bits."""
         self.names: list[str] = [s.name for s in skills]
         n = len(self.names)
+        terms = (_MEMO if memo is None else memo).terms(skills, skill_terms)
         vocab: dict[str, int] = {}
         tf_rows: list[list[tuple[int, int]]] = []
-        for i, s in enumerate(skills):
-            for tok, tf in Counter(skill_tokens(s)).items():
+        for i, t in enumerate(terms):
+            for tok, tf in Counter(t.tokens).items():
                 row = vocab.setdefault(tok, len(vocab))
                 if row == len(tf_rows):
                     tf_rows.append([])
                 tf_rows[row].append((i, tf))
-        bonus_rows = _verbatim_postings(vocab, [verbatim_text(s) for s in skills])
+        bonus_rows = _verbatim_postings(vocab, [t.verbatim for t in terms])
         self._vocab = vocab
         self._idf = {tok: idf(n, len(tf_rows[row])) for tok, row in vocab.items()}
         self._unseen_idf = idf(n, 0) if n else 0.0   # a word no skill has: the rarest possible
