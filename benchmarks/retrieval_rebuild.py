@@ -13,6 +13,11 @@ catalog file as a large install would have):
 * ``refresh_one_changed_<n>_ms``: ``SkillRetriever.refresh`` after one skill of the JSONL file was
   edited (re-read, lexical layers, dense layer, gate calibration; one new vector to embed);
   ``refresh_one_changed_<n>_ratio`` = that / baseline.
+* ``refresh_one_added_<n>_ms`` / ``refresh_one_deleted_<n>_ms`` (and ``_ratio``): the same after one
+  skill was appended to the file, or one was removed from it (a different one each run).
+* ``calibrate_dense_<n>_ms`` / ``calibrate_lexical_<n>_ms`` (and ``_ratio``): one full calibration of
+  the dense gate (no cache to read; reference and pseudo-query vectors in the embedding cache) and
+  of the lexical gate over the unchanged catalog: what any change to the catalog costs on top.
 
 The embedder is a stand-in that turns a text into a vector by hashing it (no model): what is
 measured is the index's own bookkeeping, which a real model would only hide behind its own cost.
@@ -37,6 +42,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hermes_core.cli.argtypes import positive_int
+from hermes_core.retrieval.calibration import calibrate_index
 from hermes_core.retrieval.dense import DenseIndex
 from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.retrieval.skills import SkillIndex, load_jsonl_catalog
@@ -115,22 +121,44 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
 
     r = SkillRetriever(catalogs=[path], embedders=[HashedVectors()], cache_dir=folder / f"cache-{n}")
     r.refresh()
+    lines = catalog_lines(n + repeats)
+    current = lines[:n]
     flip = [0]
 
-    def edit_and_refresh() -> None:
+    def edit() -> list[str]:
         flip[0] += 1   # the same skill, edited and put back: one change per refresh
-        lines = catalog_lines(n, edited=n // 2 if flip[0] % 2 else None)
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        t = time.perf_counter()
-        r.refresh()
-        times.append((time.perf_counter() - t) * 1000)
+        return catalog_lines(n, edited=n // 2 if flip[0] % 2 else None)
 
-    times: list[float] = []
-    for _ in range(repeats):
-        edit_and_refresh()
-    ms = round(statistics.median(times), 2)
-    out[f"refresh_one_changed_{n}_ms"] = ms
-    out[f"refresh_one_changed_{n}_ratio"] = round(ms / base, 3)
+    def add() -> list[str]:
+        current.append(lines[len(current)])   # the next skill of a longer catalog, appended
+        return current
+
+    def delete() -> list[str]:
+        del current[len(current) // 3]        # a different skill each time
+        return current
+
+    for case, change in (("changed", edit), ("added", add), ("deleted", delete)):
+        times: list[float] = []
+        for _ in range(repeats):
+            path.write_text("\n".join(change()) + "\n", encoding="utf-8")
+            t = time.perf_counter()
+            r.refresh()
+            times.append((time.perf_counter() - t) * 1000)
+        ms = round(statistics.median(times), 2)
+        out[f"refresh_one_{case}_{n}_ms"] = ms
+        out[f"refresh_one_{case}_{n}_ratio"] = round(ms / base, 3)
+        if case == "changed":   # back to the catalog the other cases start from
+            path.write_text("\n".join(current) + "\n", encoding="utf-8")
+            r.refresh()
+
+    indexed = r.index.ordered()
+    (d,) = r.dense
+    ms = median_ms(lambda: calibrate_index(d, indexed, None), repeats)   # no cache: computed each time
+    out[f"calibrate_dense_{n}_ms"] = ms
+    out[f"calibrate_dense_{n}_ratio"] = round(ms / base, 3)
+    ms = median_ms(lambda: r._calibrate_lexical(indexed, r.bm25), repeats)
+    out[f"calibrate_lexical_{n}_ms"] = ms
+    out[f"calibrate_lexical_{n}_ratio"] = round(ms / base, 3)
     return out
 
 

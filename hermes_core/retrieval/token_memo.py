@@ -36,10 +36,12 @@ MEMO_TOKENS = 4_000_000
 
 @dataclass(frozen=True, slots=True)
 class SkillTerms:
-    """One skill's lexical derivation: its BM25 tokens (name then description) and its normalised
-    name and description, where a query token earns the verbatim bonus."""
+    """One skill's lexical derivation: its distinct BM25 tokens (name then description, in order
+    of first occurrence), how often each occurs, and its normalised name and description, where a
+    query token earns the verbatim bonus."""
 
     tokens: tuple[str, ...]
+    counts: tuple[int, ...]
     verbatim: str
 
 
