@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import ahocorasick
@@ -40,6 +41,16 @@ from hermes_core.tokenize import normalize as normalize_text
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _SPLIT = re.compile(r"[\s,;，、；/|]+")
 SUBSEQ_WINDOW_FACTOR = 3
+# Compiled tier-3 patterns kept. A pattern is compiled the first time a query holds all of its
+# rule's segments, not when the index is built: compiling one costs about a millisecond (its
+# boundary classes are Unicode properties), and 15,000 three-word triggers took 18 s to compile on
+# every refresh of the catalog, while a turn reaches a handful of them.
+FUZZY_COMPILED = 4096
+
+
+@lru_cache(maxsize=FUZZY_COMPILED)
+def _compiled(pattern: str) -> regex.Pattern[str]:
+    return regex.compile(pattern, regex.DOTALL)
 
 
 def normalize(text: str) -> str:
@@ -68,7 +79,7 @@ class _Rule:
     trigger: str
     norm: str
     cjk_subseq: bool
-    fuzzy: regex.Pattern[str] | None
+    fuzzy: str | None          # the tier-3 pattern (compiled on first use, see FUZZY_COMPILED)
     left_bound: bool = False   # starts with a spaced-script word char: needs none (or start) before
     right_bound: bool = False  # ends with a spaced-script word char: needs none (or end) after it
 
@@ -82,6 +93,13 @@ class _Rule:
                 return pos
             pos = q.find(self.norm, pos + 1)
         return -1
+
+    def fuzzy_at(self, q: str) -> int:
+        """Where the tier-3 pattern first matches in ``q``, or -1 (also for a rule without one)."""
+        if self.fuzzy is None:
+            return -1
+        m = _compiled(self.fuzzy).search(q)
+        return -1 if m is None else m.start()
 
 
 def _script_runs(chunk: str) -> list[str]:
@@ -134,8 +152,8 @@ def _rule(skill: str, trigger: str) -> _Rule | None:
     fuzzy = None
     if len(segs) >= 2:
         body = ".{0,3}".join(regex.escape(s) for s in segs)
-        fuzzy = regex.compile((f"(?<!{SPACED_WORD_CHAR})" if left else "") + body
-                              + (f"(?!{SPACED_WORD_CHAR})" if right else ""), regex.DOTALL)
+        fuzzy = ((f"(?<!{SPACED_WORD_CHAR})" if left else "") + body
+                 + (f"(?!{SPACED_WORD_CHAR})" if right else ""))
     return _Rule(skill, trigger, norm, subseq, fuzzy, left, right)
 
 
@@ -274,9 +292,9 @@ class TriggerIndex:
         for i in candidates:
             r = self._rules[i]
             if r.fuzzy is not None and i not in found and self._segments[i] <= found_segments:
-                m = r.fuzzy.search(q)
-                if m is not None:
-                    found[i] = TriggerHit(r.skill, r.trigger, 3, m.start(), len(r.norm))
+                pos = r.fuzzy_at(q)
+                if pos != -1:
+                    found[i] = TriggerHit(r.skill, r.trigger, 3, pos, len(r.norm))
         hits = [found[i] for i in sorted(found)]   # rule order, then the precedence sort (stable)
         hits.sort(key=TriggerHit.sort_key)
         return hits
