@@ -48,7 +48,7 @@ class SkillTerms:
 Derive = Callable[[Skill], SkillTerms]
 
 
-def _uses_jieba(text: str) -> bool:
+def uses_jieba(text: str) -> bool:
     """Whether tokenising ``text`` reaches the CJK segmenter (after NFKC, as ``tokenize`` reads)."""
     return tok.has_cjk(text) or (not text.isascii() and tok.has_cjk(unicodedata.normalize("NFKC", text)))
 
@@ -56,7 +56,7 @@ def _uses_jieba(text: str) -> bool:
 def _key(skill: Skill) -> tuple[bytes, bool | None]:
     text = f"{skill.name}\x00{skill.description}"
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
-    return digest, (tok.jieba_available() if _uses_jieba(text) else None)
+    return digest, (tok.jieba_available() if uses_jieba(text) else None)
 
 
 class TokenMemo:

@@ -34,7 +34,8 @@ from typing import Any
 import ahocorasick
 import regex
 
-from hermes_core.tokenize import SPACED_WORD_CHAR, content_tokens, has_cjk, is_cjk, tokenize
+from hermes_core.retrieval.token_memo import uses_jieba
+from hermes_core.tokenize import SPACED_WORD_CHAR, content_tokens, has_cjk, is_cjk, jieba_available, tokenize
 from hermes_core.tokenize import is_spaced_word_char as _is_word
 from hermes_core.tokenize import normalize as normalize_text
 
@@ -46,6 +47,9 @@ SUBSEQ_WINDOW_FACTOR = 3
 # boundary classes are Unicode properties), and 15,000 three-word triggers took 18 s to compile on
 # every refresh of the catalog, while a turn reaches a handful of them.
 FUZZY_COMPILED = 4096
+# Rules remembered by (skill, trigger): a refresh re-indexes every trigger of the catalog, and
+# normalising, segmenting and checking each for stopwords again cost 2.5 s for 60,000 triggers.
+RULE_MEMO = 65_536
 
 
 @lru_cache(maxsize=FUZZY_COMPILED)
@@ -157,6 +161,19 @@ def _rule(skill: str, trigger: str) -> _Rule | None:
     return _Rule(skill, trigger, norm, subseq, fuzzy, left, right)
 
 
+@lru_cache(maxsize=RULE_MEMO)
+def _prepared(skill: str, trigger: str, jieba: bool | None) -> tuple[_Rule | None, bool, frozenset[str]]:
+    """A trigger's rule (None: nothing left once normalised), whether it holds nothing but
+    stopwords, and its tier-3 segments. ``jieba``: whether jieba segments the trigger's CJK text
+    (None without CJK): it decides the segments and the stopword check, so it is part of the key."""
+    r = _rule(skill, trigger)
+    if r is None:
+        return None, False, frozenset()
+    if not content_tokens(r.norm):
+        return r, True, frozenset()
+    return r, False, frozenset(_segments(r.norm)) if r.fuzzy is not None else frozenset()
+
+
 def _subsequence_at(query: str, needle: str) -> int:
     """Start of the shortest window of ``query`` containing ``needle``'s characters in order, or -1.
 
@@ -207,15 +224,17 @@ class TriggerIndex:
     def set(self, triggers: Mapping[str, Iterable[str]]) -> None:
         rules = []
         ignored: list[tuple[str, str]] = []
+        rule_segments: list[frozenset[str]] = []
         for skill in sorted(triggers):
             for t in triggers[skill]:
-                r = _rule(skill, t)
+                r, stopwords_only, segs = _prepared(skill, t, jieba_available() if uses_jieba(t) else None)
                 if r is None:
                     continue
-                if not content_tokens(r.norm):
+                if stopwords_only:
                     ignored.append((skill, t))   # "a", "the": every message would fire it
                     continue
                 rules.append(r)
+                rule_segments.append(segs)
         self._rules = rules
         self.ignored = tuple(ignored)
         exact: dict[str, list[int]] = {}       # normalised trigger -> rules (tier 1)
@@ -226,7 +245,7 @@ class TriggerIndex:
         for i, r in enumerate(rules):
             exact.setdefault(r.norm, []).append(i)
             self._chars.append(frozenset(c for c in r.norm if not c.isspace()))
-            segs = frozenset(_segments(r.norm)) if r.fuzzy is not None else frozenset()
+            segs = rule_segments[i]
             self._segments.append(segs)
             for seg in segs:
                 segment_of.setdefault(seg, []).append(i)

@@ -192,3 +192,27 @@ def test_building_the_index_compiles_no_pattern_and_a_query_only_those_it_could_
     again = idx.match("send invoice #17 again")
     assert again is not None and (again.skill, again.tier) == ("skill-17", 3)
     assert len(compiled) == 3      # compiled once, then remembered
+
+
+def test_a_rebuild_derives_each_trigger_once_and_a_chinese_one_again_without_jieba(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_core import tokenize as tok
+
+    derived: list[str] = []
+    real = triggers_mod._rule
+
+    def counting(skill: str, trigger: str) -> object:
+        derived.append(trigger)
+        return real(skill, trigger)
+    monkeypatch.setattr(triggers_mod, "_rule", counting)
+    triggers_mod._prepared.cache_clear()
+    catalog = {"mail": ["send mail", "the"], "fines": ["查询 违章 记录"]}
+    first = TriggerIndex(catalog)
+    again = TriggerIndex(catalog)
+    assert sorted(derived) == sorted(["send mail", "the", "查询 违章 记录"])
+    assert again.ignored == first.ignored == (("mail", "the"),)
+    for q in ("please send mail now", "帮我查询一下违章记录"):
+        assert again.match(q) == first.match(q) is not None
+    monkeypatch.setattr(tok, "_load_jieba", lambda: None)
+    TriggerIndex(catalog)
+    assert derived[3:] == ["查询 违章 记录"]      # the English ones never reach jieba
