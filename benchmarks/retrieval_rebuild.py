@@ -13,7 +13,8 @@ catalog file as a large install would have):
 * ``dense_rebuild_<n>_ms``: ``DenseIndex.build`` again over the same, unchanged skills (every
   vector is in memory: nothing is embedded); ``dense_rebuild_<n>_ratio`` = that / baseline.
 * ``refresh_one_changed_<n>_ms``: ``SkillRetriever.refresh`` after one skill of the JSONL file was
-  edited (re-read, lexical layers, dense layer, gate calibration; one new vector to embed);
+  edited, to a text not seen before each time (re-read, lexical layers, dense layer, gate
+  calibration; one new vector to embed);
   ``refresh_one_changed_<n>_ratio`` = that / baseline.
 * ``refresh_one_added_<n>_ms`` / ``refresh_one_deleted_<n>_ms`` (and ``_ratio``): the same after one
   skill was appended to the file, or one was removed from it (a different one each run).
@@ -85,8 +86,9 @@ class HashedVectors:
         return True
 
 
-def catalog_lines(n: int, seed: int = 11, edited: int | None = None) -> list[str]:
-    """``n`` JSONL skill records; ``edited`` (an index) gets one more sentence."""
+def catalog_lines(n: int, seed: int = 11, edited: int | None = None, revision: int = 0) -> list[str]:
+    """``n`` JSONL skill records; ``edited`` (an index) gets one more sentence, which names
+    ``revision``: each revision is a text the index has not seen."""
     rng = random.Random(seed)
     out = []
     for i in range(n):
@@ -94,7 +96,7 @@ def catalog_lines(n: int, seed: int = 11, edited: int | None = None) -> list[str
         sentences = [f"{v.capitalize()} a {o} in the {rng.choice(OBJECTS)} service"]
         sentences += rng.sample(CLAUSES, rng.randint(2, 5))
         if i == edited:
-            sentences.append("It now also handles archived items")
+            sentences.append(f"It now also handles archived items, revision {revision}")
         out.append(json.dumps({"name": f"{o}-{v}-{i}", "description": ". ".join(sentences) + "."}))
     return out
 
@@ -113,8 +115,9 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
     path.write_text("\n".join(catalog_lines(n)) + "\n", encoding="utf-8")
     skills: list[Skill] = sorted(load_jsonl_catalog(path)[0], key=lambda s: s.name)
     out: dict[str, float] = {}
-    copies = iter([[dataclasses.replace(s) for s in skills] for _ in range(repeats)])
-    base = median_ms(lambda: SkillIndex().refresh(next(copies)), repeats)
+    # cheap and the divisor of every ratio: three times the runs, for a steadier median
+    copies = iter([[dataclasses.replace(s) for s in skills] for _ in range(3 * repeats)])
+    base = median_ms(lambda: SkillIndex().refresh(next(copies)), 3 * repeats)
     out[f"baseline_{n}_ms"] = base
 
     dense = DenseIndex(HashedVectors())
@@ -127,11 +130,13 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
     r.refresh()
     lines = catalog_lines(n + repeats)
     current = lines[:n]
-    flip = [0]
+    revision = [0]
 
     def edit() -> list[str]:
-        flip[0] += 1   # the same skill, edited and put back: one change per refresh
-        return catalog_lines(n, edited=n // 2 if flip[0] % 2 else None)
+        # the same skill, a new text each time: a calibration cached for an earlier text (an edit
+        # put back) would hide what an edit costs
+        revision[0] += 1
+        return catalog_lines(n, edited=n // 2, revision=revision[0])
 
     def add() -> list[str]:
         current.append(lines[len(current)])   # the next skill of a longer catalog, appended
