@@ -7,12 +7,20 @@ For each catalog size (synthetic skills with descriptions of three to six senten
 catalog file as a large install would have):
 
 * ``baseline_<n>_ms``: ``SkillIndex.refresh`` of the unchanged catalog into an empty index, i.e.
-  hashing every skill's content: what any refresh pays to find out what changed.
+  hashing every skill's content: what any refresh pays to find out what changed. Each run gets
+  skills it has not seen (copies), as a refresh that re-read the catalog does: a skill remembers
+  its hash.
 * ``dense_rebuild_<n>_ms``: ``DenseIndex.build`` again over the same, unchanged skills (every
   vector is in memory: nothing is embedded); ``dense_rebuild_<n>_ratio`` = that / baseline.
 * ``refresh_one_changed_<n>_ms``: ``SkillRetriever.refresh`` after one skill of the JSONL file was
-  edited (re-read, lexical layers, dense layer, gate calibration; one new vector to embed);
+  edited, to a text not seen before each time (re-read, lexical layers, dense layer, gate
+  calibration; one new vector to embed);
   ``refresh_one_changed_<n>_ratio`` = that / baseline.
+* ``refresh_one_added_<n>_ms`` / ``refresh_one_deleted_<n>_ms`` (and ``_ratio``): the same after one
+  skill was appended to the file, or one was removed from it (a different one each run).
+* ``calibrate_dense_<n>_ms`` / ``calibrate_lexical_<n>_ms`` (and ``_ratio``): one full calibration of
+  the dense gate (no cache to read; reference and pseudo-query vectors in the embedding cache) and
+  of the lexical gate over the unchanged catalog: what any change to the catalog costs on top.
 
 The embedder is a stand-in that turns a text into a vector by hashing it (no model): what is
 measured is the index's own bookkeeping, which a real model would only hide behind its own cost.
@@ -22,6 +30,7 @@ Times are medians of ``--repeats`` runs.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import random
@@ -37,6 +46,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hermes_core.cli.argtypes import positive_int
+from hermes_core.retrieval.calibration import calibrate_index
 from hermes_core.retrieval.dense import DenseIndex
 from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.retrieval.skills import SkillIndex, load_jsonl_catalog
@@ -76,8 +86,9 @@ class HashedVectors:
         return True
 
 
-def catalog_lines(n: int, seed: int = 11, edited: int | None = None) -> list[str]:
-    """``n`` JSONL skill records; ``edited`` (an index) gets one more sentence."""
+def catalog_lines(n: int, seed: int = 11, edited: int | None = None, revision: int = 0) -> list[str]:
+    """``n`` JSONL skill records; ``edited`` (an index) gets one more sentence, which names
+    ``revision``: each revision is a text the index has not seen."""
     rng = random.Random(seed)
     out = []
     for i in range(n):
@@ -85,7 +96,7 @@ def catalog_lines(n: int, seed: int = 11, edited: int | None = None) -> list[str
         sentences = [f"{v.capitalize()} a {o} in the {rng.choice(OBJECTS)} service"]
         sentences += rng.sample(CLAUSES, rng.randint(2, 5))
         if i == edited:
-            sentences.append("It now also handles archived items")
+            sentences.append(f"It now also handles archived items, revision {revision}")
         out.append(json.dumps({"name": f"{o}-{v}-{i}", "description": ". ".join(sentences) + "."}))
     return out
 
@@ -104,7 +115,9 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
     path.write_text("\n".join(catalog_lines(n)) + "\n", encoding="utf-8")
     skills: list[Skill] = sorted(load_jsonl_catalog(path)[0], key=lambda s: s.name)
     out: dict[str, float] = {}
-    base = median_ms(lambda: SkillIndex().refresh(skills), repeats)
+    # cheap and the divisor of every ratio: three times the runs, for a steadier median
+    copies = iter([[dataclasses.replace(s) for s in skills] for _ in range(3 * repeats)])
+    base = median_ms(lambda: SkillIndex().refresh(next(copies)), 3 * repeats)
     out[f"baseline_{n}_ms"] = base
 
     dense = DenseIndex(HashedVectors())
@@ -115,22 +128,46 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
 
     r = SkillRetriever(catalogs=[path], embedders=[HashedVectors()], cache_dir=folder / f"cache-{n}")
     r.refresh()
-    flip = [0]
+    lines = catalog_lines(n + repeats)
+    current = lines[:n]
+    revision = [0]
 
-    def edit_and_refresh() -> None:
-        flip[0] += 1   # the same skill, edited and put back: one change per refresh
-        lines = catalog_lines(n, edited=n // 2 if flip[0] % 2 else None)
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        t = time.perf_counter()
-        r.refresh()
-        times.append((time.perf_counter() - t) * 1000)
+    def edit() -> list[str]:
+        # the same skill, a new text each time: a calibration cached for an earlier text (an edit
+        # put back) would hide what an edit costs
+        revision[0] += 1
+        return catalog_lines(n, edited=n // 2, revision=revision[0])
 
-    times: list[float] = []
-    for _ in range(repeats):
-        edit_and_refresh()
-    ms = round(statistics.median(times), 2)
-    out[f"refresh_one_changed_{n}_ms"] = ms
-    out[f"refresh_one_changed_{n}_ratio"] = round(ms / base, 3)
+    def add() -> list[str]:
+        current.append(lines[len(current)])   # the next skill of a longer catalog, appended
+        return current
+
+    def delete() -> list[str]:
+        del current[len(current) // 3]        # a different skill each time
+        return current
+
+    for case, change in (("changed", edit), ("added", add), ("deleted", delete)):
+        times: list[float] = []
+        for _ in range(repeats):
+            path.write_text("\n".join(change()) + "\n", encoding="utf-8")
+            t = time.perf_counter()
+            r.refresh()
+            times.append((time.perf_counter() - t) * 1000)
+        ms = round(statistics.median(times), 2)
+        out[f"refresh_one_{case}_{n}_ms"] = ms
+        out[f"refresh_one_{case}_{n}_ratio"] = round(ms / base, 3)
+        if case == "changed":   # back to the catalog the other cases start from
+            path.write_text("\n".join(current) + "\n", encoding="utf-8")
+            r.refresh()
+
+    indexed = r.index.ordered()
+    (d,) = r.dense
+    ms = median_ms(lambda: calibrate_index(d, indexed, None), repeats)   # no cache: computed each time
+    out[f"calibrate_dense_{n}_ms"] = ms
+    out[f"calibrate_dense_{n}_ratio"] = round(ms / base, 3)
+    ms = median_ms(lambda: r._calibrate_lexical(indexed, r.bm25), repeats)
+    out[f"calibrate_lexical_{n}_ms"] = ms
+    out[f"calibrate_lexical_{n}_ratio"] = round(ms / base, 3)
     return out
 
 

@@ -193,6 +193,9 @@ class Skill:
     metadata: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
     allowed_tools: tuple[str, ...] = ()
     license: str | None = None
+    # content_hash, once asked: a refresh reads it for every skill in four places (the index's
+    # change check, two calibration keys, the usage layer's pruning)
+    _content_hash: str | None = field(default=None, init=False, repr=False, compare=False, hash=False)
 
     @property
     def id(self) -> str:
@@ -201,12 +204,16 @@ class Skill:
 
     @property
     def content_hash(self) -> str:
+        if self._content_hash is not None:
+            return self._content_hash
         h = hashlib.sha256()
         for part in (self.name, self.description, self.body, *self.triggers, "\x00",
                      *self.synonyms, "\x00", *self.tags, self.category or ""):
             h.update(part.encode("utf-8"))
             h.update(b"\x1f")
-        return h.hexdigest()
+        digest = h.hexdigest()
+        object.__setattr__(self, "_content_hash", digest)   # frozen: every field it reads is too
+        return digest
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import pickle
 
 import pytest
 
-from hermes_core.types import Credential, Message, Prompt, Usage, clean_text
+from hermes_core.types import Credential, Message, Prompt, Skill, Usage, clean_text
 
 KEY = "sk-proj-AbCdEf0123456789XYZ"
 
@@ -64,3 +65,17 @@ def test_prefix_hash_is_the_sha256_of_the_system_text_each_time_it_changes() -> 
     for system in ("You are Hermes.", "You are Hermes!", "You are Hermes."):
         prompt = Prompt(system=system, messages=(Message("user", "hi"),))
         assert prompt.prefix_sha256 == hashlib.sha256(system.encode("utf-8")).hexdigest()
+
+
+def test_a_skills_content_hash_is_remembered_and_a_replaced_skill_hashes_its_own_content() -> None:
+    def make(description: str) -> Skill:
+        return Skill("beta", description, body="steps", triggers=("fly",), tags=("travel",))
+    skill = make("book a flight")
+    first = skill.content_hash
+    assert skill.content_hash is first and len(first) == 64
+    assert make("book a flight").content_hash == first
+    edited = dataclasses.replace(skill, description="book a flight or a train")
+    assert edited.content_hash != first
+    assert edited.content_hash == make("book a flight or a train").content_hash
+    assert edited == dataclasses.replace(skill, description="book a flight or a train")   # not compared
+    assert "content_hash" not in repr(skill) and pickle.loads(pickle.dumps(skill)) == skill

@@ -25,6 +25,7 @@ import numpy as np
 import simplemma
 import snowballstemmer
 
+from hermes_core.retrieval.token_memo import SkillTerms, TokenMemo
 from hermes_core.tokenize import STOPWORDS, cjk_chars, normalize, tokenize
 from hermes_core.types import Skill
 
@@ -88,6 +89,17 @@ def verbatim_text(skill: Skill) -> str:
     return normalize(f"{skill.name} {skill.description}")
 
 
+def skill_terms(skill: Skill) -> SkillTerms:
+    """What an index derives from one skill (:func:`skill_tokens`, :func:`verbatim_text`)."""
+    tf = Counter(skill_tokens(skill))
+    return SkillTerms(tuple(tf), tuple(tf.values()), verbatim_text(skill))
+
+
+# Shared by every index built without a memo of its own: the retriever's rebuilds, the usage
+# layer's past queries and the gate's reference each re-derive only text they have not seen.
+_MEMO = TokenMemo()
+
+
 @dataclass(frozen=True, slots=True)
 class BM25Hit:
     name: str
@@ -107,39 +119,43 @@ class BM25Index:
     terms one by one.
     """
 
-    def __init__(self, skills: Sequence[Skill] = ()) -> None:
-        self.build(skills)
+    def __init__(self, skills: Sequence[Skill] = (), memo: TokenMemo | None = None) -> None:
+        self.build(skills, memo)
 
-    def build(self, skills: Sequence[Skill]) -> None:
+    def build(self, skills: Sequence[Skill], memo: TokenMemo | None = None) -> None:
+        """Index ``skills``. Each skill's tokens and normalised text come from ``memo`` (the shared
+        one by default), so only skills it has not seen are tokenised: the matrix is then built
+        from the token lists as if every skill had been tokenised again, to the same bits."""
         self.names: list[str] = [s.name for s in skills]
         n = len(self.names)
+        terms = (_MEMO if memo is None else memo).terms(skills, skill_terms)
         vocab: dict[str, int] = {}
-        tf_rows: list[list[tuple[int, int]]] = []
-        for i, s in enumerate(skills):
-            for tok, tf in Counter(skill_tokens(s)).items():
-                row = vocab.setdefault(tok, len(vocab))
-                if row == len(tf_rows):
-                    tf_rows.append([])
-                tf_rows[row].append((i, tf))
-        bonus_rows = _verbatim_postings(vocab, [verbatim_text(s) for s in skills])
+        rows: list[int] = []
+        tfs: list[int] = []
+        for t in terms:
+            rows.extend([vocab.setdefault(tok, len(vocab)) for tok in t.tokens])
+            tfs.extend(t.counts)
+        n_terms = len(vocab)
+        tf_rows = np.asarray(rows, dtype=np.int64)
+        tf_docs = np.repeat(np.arange(n, dtype=np.int64), [len(t.tokens) for t in terms])
+        tf = np.asarray(tfs, dtype=np.float64)
+        idfs = [idf(n, int(df)) for df in np.bincount(tf_rows, minlength=n_terms)]
+        w = np.asarray(idfs, dtype=np.float64)
+        bonus_rows, bonus_docs = _verbatim_postings(vocab, [t.verbatim for t in terms])
         self._vocab = vocab
-        self._idf = {tok: idf(n, len(tf_rows[row])) for tok, row in vocab.items()}
+        self._idf = dict(zip(vocab, idfs, strict=True))
         self._unseen_idf = idf(n, 0) if n else 0.0   # a word no skill has: the rarest possible
-        indptr = [0]
-        docs: list[int] = []
-        weights: list[float] = []
-        for tok, row in vocab.items():
-            w = self._idf[tok]
-            for d, tf in tf_rows[row]:
-                docs.append(d)
-                weights.append(w * tf / (tf + TF_SATURATION))
-            bonus = sorted(bonus_rows[row])
-            docs.extend(bonus)
-            weights.extend([DIRECT_MATCH_BONUS * w] * len(bonus))
-            indptr.append(len(docs))
-        self._indptr = np.asarray(indptr, dtype=np.int64)
-        self._docs = np.asarray(docs, dtype=np.int64)
-        self._weights = np.asarray(weights, dtype=np.float64)
+        # One row per term: its tf entries by skill, then its verbatim entries by skill. The same
+        # operations on the same doubles as ``w * tf / (tf + 1.5)`` and ``0.5 * w`` term by term.
+        all_rows = np.concatenate([tf_rows, bonus_rows])
+        kind = np.concatenate([np.zeros(len(tf_rows), np.int8), np.ones(len(bonus_rows), np.int8)])
+        all_docs = np.concatenate([tf_docs, bonus_docs])
+        weights = np.concatenate([w[tf_rows] * tf / (tf + TF_SATURATION), DIRECT_MATCH_BONUS * w[bonus_rows]])
+        order = np.lexsort((all_docs, kind, all_rows))
+        per_row = np.bincount(all_rows, minlength=n_terms)
+        self._indptr = np.concatenate([[0], np.cumsum(per_row)]).astype(np.int64)
+        self._docs = all_docs[order]
+        self._weights = weights[order]
 
     def __len__(self) -> int:
         return len(self.names)
@@ -194,23 +210,25 @@ class BM25Index:
         return top_hits(self.names, scores, top_n)
 
 
-def _verbatim_postings(vocab: Mapping[str, int], texts: Sequence[str]) -> list[set[int]]:
-    """For each vocabulary row, the skills whose text contains the term as a substring.
+def _verbatim_postings(vocab: Mapping[str, int], texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Every (vocabulary row, skill) pair where the skill's text contains the term as a substring,
+    as two arrays (each pair once, in no particular order).
 
     One Aho-Corasick automaton over the vocabulary scans each text once: linear in the catalog's
     text plus the matches, instead of one substring search per term per query.
     """
-    out: list[set[int]] = [set() for _ in range(len(vocab))]
-    if not vocab:
-        return out
-    auto = ahocorasick.Automaton(ahocorasick.STORE_INTS)
-    for tok, row in vocab.items():
-        auto.add_word(tok, row)
-    auto.make_automaton()
-    for d, text in enumerate(texts):
-        for _end, row in auto.iter(text):
-            out[row].add(d)
-    return out
+    rows: list[int] = []
+    docs: list[int] = []
+    if vocab:
+        auto = ahocorasick.Automaton(ahocorasick.STORE_INTS)
+        for tok, row in vocab.items():
+            auto.add_word(tok, row)
+        auto.make_automaton()
+        for d, text in enumerate(texts):
+            found = {row for _end, row in auto.iter(text)}
+            rows.extend(found)
+            docs.extend([d] * len(found))
+    return np.asarray(rows, dtype=np.int64), np.asarray(docs, dtype=np.int64)
 
 
 def top_hits(names: Sequence[str], scores: np.ndarray, top_n: int) -> list[BM25Hit]:

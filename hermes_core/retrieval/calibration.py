@@ -36,7 +36,7 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
@@ -54,6 +54,7 @@ log = logging.getLogger(__name__)
 
 LANGS = ("en", "zh")
 CJK_QUERY_RATIO = 0.3
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 # Bumped whenever the arithmetic changes, so a cached calibration from an older version is not used.
 CALIBRATION_VERSION = 4
 # Spread floor (in cosine units): a skill whose off-topic cosines happen to agree closely must not
@@ -131,6 +132,7 @@ def gate_requests() -> tuple[str, ...]:
     return offtopic_requests() + tuple(t for t in _lines("offtopic_more.txt") if t not in offtopic_requests())
 
 
+@lru_cache(maxsize=65_536)
 def query_language(text: str) -> str:
     """``"zh"`` for text that is mostly CJK, else ``"en"`` (the two languages the reference holds)."""
     return "zh" if cjk_ratio(text) >= CJK_QUERY_RATIO else "en"
@@ -338,15 +340,25 @@ class LexicalCalibration:
 
 
 def catalog_languages(skills: Sequence[Skill]) -> frozenset[str]:
-    """The languages the skills' names and descriptions are written in: ``zh`` for two or more
-    CJK characters, ``en`` for two or more Latin words."""
+    """The languages the skills' names and descriptions are written in (:func:`text_languages`)."""
     out: set[str] = set()
     for s in skills:
-        text = f"{s.name} {s.description}"
-        if len(cjk_chars(text)) >= 2:
-            out.add("zh")
-        if len(re.findall(r"[A-Za-z]{2,}", text)) >= 2:
-            out.add("en")
+        out |= text_languages(s.name, s.description)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=65_536)
+def text_languages(name: str, description: str) -> frozenset[str]:
+    """The languages a skill's name and description are (partly) written in, as BM25 reads them:
+    ``zh`` for two or more CJK characters, ``en`` for two or more Latin words (an identifier such
+    as ``queryViolation`` counts: BM25 splits it into words). Remembered: every refresh asks it of
+    every skill (the lexical gate, the crossing masks), and a catalog changes a skill at a time."""
+    text = f"{name} {description}"
+    out: set[str] = set()
+    if len(cjk_chars(text)) >= 2:
+        out.add("zh")
+    if len(_LATIN_WORD.findall(text)) >= 2:
+        out.add("en")
     return frozenset(out)
 
 

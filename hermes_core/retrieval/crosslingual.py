@@ -31,36 +31,27 @@ Measured on mixed and cross-lingual catalogs built from HammerBench and ACEBench
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, lexical_scores
-from hermes_core.retrieval.calibration import DenseCalibration, query_language
+from hermes_core.retrieval.calibration import DenseCalibration, query_language, text_languages
 from hermes_core.retrieval.dense import with_parts
 from hermes_core.retrieval.fusion import zscores
 from hermes_core.retrieval.glossary import Glossary
 from hermes_core.retrieval.lexicon import Lexicon, load_lexicon
-from hermes_core.tokenize import cjk_chars, tokenize
+from hermes_core.tokenize import tokenize
 from hermes_core.types import Skill
 
 LANGS = ("en", "zh")
-_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 
 
 def skill_languages(skill: Skill) -> frozenset[str]:
-    """The languages a skill's name and description are (partly) written in, as BM25 reads them:
-    ``zh`` for two or more CJK characters, ``en`` for two or more Latin words (an identifier such
-    as ``queryViolation`` counts: BM25 splits it into words)."""
-    text = f"{skill.name} {skill.description}"
-    out = set()
-    if len(cjk_chars(text)) >= 2:
-        out.add("zh")
-    if len(_LATIN_WORD.findall(text)) >= 2:
-        out.add("en")
-    return frozenset(out)
+    """The languages a skill's name and description are (partly) written in
+    (:func:`calibration.text_languages`)."""
+    return text_languages(skill.name, skill.description)
 
 
 def readable(skills: Sequence[Skill]) -> dict[str, np.ndarray]:

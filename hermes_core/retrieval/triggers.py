@@ -28,18 +28,33 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import ahocorasick
 import regex
 
-from hermes_core.tokenize import SPACED_WORD_CHAR, content_tokens, has_cjk, is_cjk, tokenize
+from hermes_core.retrieval.token_memo import uses_jieba
+from hermes_core.tokenize import SPACED_WORD_CHAR, content_tokens, has_cjk, is_cjk, jieba_available, tokenize
 from hermes_core.tokenize import is_spaced_word_char as _is_word
 from hermes_core.tokenize import normalize as normalize_text
 
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _SPLIT = re.compile(r"[\s,;，、；/|]+")
 SUBSEQ_WINDOW_FACTOR = 3
+# Compiled tier-3 patterns kept. A pattern is compiled the first time a query holds all of its
+# rule's segments, not when the index is built: compiling one costs about a millisecond (its
+# boundary classes are Unicode properties), and 15,000 three-word triggers took 18 s to compile on
+# every refresh of the catalog, while a turn reaches a handful of them.
+FUZZY_COMPILED = 4096
+# Rules remembered by (skill, trigger): a refresh re-indexes every trigger of the catalog, and
+# normalising, segmenting and checking each for stopwords again cost 2.5 s for 60,000 triggers.
+RULE_MEMO = 65_536
+
+
+@lru_cache(maxsize=FUZZY_COMPILED)
+def _compiled(pattern: str) -> regex.Pattern[str]:
+    return regex.compile(pattern, regex.DOTALL)
 
 
 def normalize(text: str) -> str:
@@ -68,7 +83,7 @@ class _Rule:
     trigger: str
     norm: str
     cjk_subseq: bool
-    fuzzy: regex.Pattern[str] | None
+    fuzzy: str | None          # the tier-3 pattern (compiled on first use, see FUZZY_COMPILED)
     left_bound: bool = False   # starts with a spaced-script word char: needs none (or start) before
     right_bound: bool = False  # ends with a spaced-script word char: needs none (or end) after it
 
@@ -82,6 +97,13 @@ class _Rule:
                 return pos
             pos = q.find(self.norm, pos + 1)
         return -1
+
+    def fuzzy_at(self, q: str) -> int:
+        """Where the tier-3 pattern first matches in ``q``, or -1 (also for a rule without one)."""
+        if self.fuzzy is None:
+            return -1
+        m = _compiled(self.fuzzy).search(q)
+        return -1 if m is None else m.start()
 
 
 def _script_runs(chunk: str) -> list[str]:
@@ -134,9 +156,22 @@ def _rule(skill: str, trigger: str) -> _Rule | None:
     fuzzy = None
     if len(segs) >= 2:
         body = ".{0,3}".join(regex.escape(s) for s in segs)
-        fuzzy = regex.compile((f"(?<!{SPACED_WORD_CHAR})" if left else "") + body
-                              + (f"(?!{SPACED_WORD_CHAR})" if right else ""), regex.DOTALL)
+        fuzzy = ((f"(?<!{SPACED_WORD_CHAR})" if left else "") + body
+                 + (f"(?!{SPACED_WORD_CHAR})" if right else ""))
     return _Rule(skill, trigger, norm, subseq, fuzzy, left, right)
+
+
+@lru_cache(maxsize=RULE_MEMO)
+def _prepared(skill: str, trigger: str, jieba: bool | None) -> tuple[_Rule | None, bool, frozenset[str]]:
+    """A trigger's rule (None: nothing left once normalised), whether it holds nothing but
+    stopwords, and its tier-3 segments. ``jieba``: whether jieba segments the trigger's CJK text
+    (None without CJK): it decides the segments and the stopword check, so it is part of the key."""
+    r = _rule(skill, trigger)
+    if r is None:
+        return None, False, frozenset()
+    if not content_tokens(r.norm):
+        return r, True, frozenset()
+    return r, False, frozenset(_segments(r.norm)) if r.fuzzy is not None else frozenset()
 
 
 def _subsequence_at(query: str, needle: str) -> int:
@@ -189,15 +224,17 @@ class TriggerIndex:
     def set(self, triggers: Mapping[str, Iterable[str]]) -> None:
         rules = []
         ignored: list[tuple[str, str]] = []
+        rule_segments: list[frozenset[str]] = []
         for skill in sorted(triggers):
             for t in triggers[skill]:
-                r = _rule(skill, t)
+                r, stopwords_only, segs = _prepared(skill, t, jieba_available() if uses_jieba(t) else None)
                 if r is None:
                     continue
-                if not content_tokens(r.norm):
+                if stopwords_only:
                     ignored.append((skill, t))   # "a", "the": every message would fire it
                     continue
                 rules.append(r)
+                rule_segments.append(segs)
         self._rules = rules
         self.ignored = tuple(ignored)
         exact: dict[str, list[int]] = {}       # normalised trigger -> rules (tier 1)
@@ -208,7 +245,7 @@ class TriggerIndex:
         for i, r in enumerate(rules):
             exact.setdefault(r.norm, []).append(i)
             self._chars.append(frozenset(c for c in r.norm if not c.isspace()))
-            segs = frozenset(_segments(r.norm)) if r.fuzzy is not None else frozenset()
+            segs = rule_segments[i]
             self._segments.append(segs)
             for seg in segs:
                 segment_of.setdefault(seg, []).append(i)
@@ -274,9 +311,9 @@ class TriggerIndex:
         for i in candidates:
             r = self._rules[i]
             if r.fuzzy is not None and i not in found and self._segments[i] <= found_segments:
-                m = r.fuzzy.search(q)
-                if m is not None:
-                    found[i] = TriggerHit(r.skill, r.trigger, 3, m.start(), len(r.norm))
+                pos = r.fuzzy_at(q)
+                if pos != -1:
+                    found[i] = TriggerHit(r.skill, r.trigger, 3, pos, len(r.norm))
         hits = [found[i] for i in sorted(found)]   # rule order, then the precedence sort (stable)
         hits.sort(key=TriggerHit.sort_key)
         return hits

@@ -8,6 +8,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hermes_core.retrieval.bm25 import (
     DIRECT_MATCH_BONUS,
@@ -19,6 +21,7 @@ from hermes_core.retrieval.bm25 import (
     light_stem,
     skill_tokens,
 )
+from hermes_core.retrieval.token_memo import TokenMemo
 from hermes_core.tokenize import normalize
 from hermes_core.types import Skill
 
@@ -186,3 +189,39 @@ def test_an_identifier_written_in_one_case_matches_its_camelcase_spelling(query:
     hits = idx.search(query)
     assert hits and hits[0].name == gold
     assert set(bm25_tokens("PostgreSQL")) >= set(bm25_tokens("postgresql"))
+
+
+# ------------------------------------------------------------------ rebuilt from remembered tokens
+EDITS = st.lists(st.tuples(st.sampled_from(["edit", "add", "delete"]), st.integers(0, 40),
+                           st.lists(st.sampled_from(WORDS), min_size=1, max_size=8)),
+                 min_size=1, max_size=6)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), edits=EDITS)
+def test_an_index_built_from_remembered_tokens_equals_one_built_from_scratch(
+        seed: int, edits: list[tuple[str, int, list[str]]]) -> None:
+    rng = random.Random(seed)
+    skills = random_catalog(rng, rng.randint(1, 12))
+    memo = TokenMemo()
+    BM25Index(skills, memo)
+    added = 0
+    for op, at, words in edits:
+        if op == "edit" and skills:
+            i = at % len(skills)
+            skills[i] = Skill(skills[i].name, " ".join(words))
+        elif op == "add":
+            skills.insert(at % (len(skills) + 1), Skill(f"new-{added}-{words[0]}", " ".join(words)))
+            added += 1
+        elif skills:
+            del skills[at % len(skills)]
+        kept, fresh = BM25Index(skills, memo), BM25Index(skills, TokenMemo())
+        assert kept.names == fresh.names and kept._vocab == fresh._vocab
+        assert kept._indptr.tolist() == fresh._indptr.tolist()
+        assert kept._docs.tolist() == fresh._docs.tolist()
+        assert kept._weights.tolist() == fresh._weights.tolist()
+        for q in (" ".join(words), " ".join(rng.sample(WORDS, 3)), "Invoice PDF 查询违章"):
+            toks = bm25_tokens(q)
+            assert kept.score_array(toks).tolist() == fresh.score_array(toks).tolist()
+            assert kept.search(q, top_n=5) == fresh.search(q, top_n=5)
+            assert lexical_scores(kept, q)[1] == lexical_scores(fresh, q)[1]

@@ -1353,3 +1353,41 @@ def test_a_skills_own_word_outranks_another_skills_synonym_words(query: str, gol
 ])
 def test_synonyms_still_rank_what_no_description_word_reaches(query: str, gold: str) -> None:
     assert make(skills=OWN_WORDS).retrieve(query).names[0] == gold
+
+
+def test_a_retriever_refreshed_through_edits_ranks_as_one_built_from_scratch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_core.retrieval import bm25 as bm25_mod
+    from hermes_core.retrieval.token_memo import TokenMemo
+
+    path = tmp_path / "catalog.jsonl"
+    skills = {s.name: s.description for s in SAMPLE_SKILLS}
+
+    def write(catalog: dict[str, str]) -> None:
+        path.write_text("".join(json.dumps({"name": k, "description": v}) + "\n"
+                                for k, v in catalog.items()), encoding="utf-8")
+    write(skills)
+    kept = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "kept")
+    kept.refresh()
+    first = next(iter(skills))
+    steps = [("edit", first, skills[first] + " It also reads archived invoices."),
+             ("add", "receipt-scanner", "Scan a paper receipt and file it as an expense"),
+             ("delete", first, ""), ("add", "invoice-pdf", "Extract the tables of an invoice PDF")]
+    queries = ["extract tables from an invoice", "scan my receipt", "book a flight to Paris",
+               "archived invoices", "查询交通违章", "what's the weather like"]
+    for op, name, text in steps:
+        if op == "delete":
+            del skills[name]
+        else:
+            skills[name] = text
+        write(skills)
+        kept.refresh()
+        monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())   # from scratch: nothing remembered
+        fresh = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()],
+                               cache_dir=tmp_path / f"fresh-{len(skills)}-{op}")
+        fresh.refresh()
+        for q in queries:
+            a, b = kept.retrieve(q), fresh.retrieve(q)
+            assert (a.names, a.scores, a.candidates, a.gated) == (b.names, b.scores, b.candidates, b.gated)
+            assert a.contributions == b.contributions
+    assert kept.retrieve("scan my receipt").names[:1] == ("receipt-scanner",)

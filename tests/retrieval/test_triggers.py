@@ -9,7 +9,9 @@ import random
 from pathlib import Path
 
 import pytest
+import regex
 
+from hermes_core.retrieval import triggers as triggers_mod
 from hermes_core.retrieval.synonyms import load_mapping_file
 from hermes_core.retrieval.triggers import TriggerHit, TriggerIndex, _rule, _subsequence_at, normalize
 
@@ -72,9 +74,9 @@ def rule_by_rule(triggers: dict[str, list[str]], query: str) -> list[TriggerHit]
                     hits.append(TriggerHit(r.skill, r.trigger, 2, pos, len(r.norm)))
                     continue
             if r.fuzzy is not None:
-                m = r.fuzzy.search(q)
-                if m is not None:
-                    hits.append(TriggerHit(r.skill, r.trigger, 3, m.start(), len(r.norm)))
+                pos = regex.compile(r.fuzzy, regex.DOTALL).search(q)
+                if pos is not None:
+                    hits.append(TriggerHit(r.skill, r.trigger, 3, pos.start(), len(r.norm)))
     hits.sort(key=TriggerHit.sort_key)
     return hits
 
@@ -170,3 +172,47 @@ def test_a_trigger_of_stopwords_only_is_ignored_not_fired_on_every_message(trigg
 ])
 def test_word_boundaries_hold_for_every_script(trigger: str, query: str, fires: bool) -> None:
     assert (TriggerIndex({"s": [trigger]}).match(query) is not None) is fires
+
+
+def test_building_the_index_compiles_no_pattern_and_a_query_only_those_it_could_match(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled: list[str] = []
+    real = triggers_mod.regex.compile
+
+    def counting(pattern: str, *args: object) -> regex.Pattern[str]:
+        compiled.append(pattern)
+        return real(pattern, *args)
+    monkeypatch.setattr(triggers_mod.regex, "compile", counting)
+    triggers_mod._compiled.cache_clear()
+    idx = TriggerIndex({f"skill-{i}": [f"send invoice {i}", f"book room {i}"] for i in range(300)})
+    assert compiled == []
+    hit = idx.match("please send invoice #17 today")
+    assert hit is not None and (hit.skill, hit.tier) == ("skill-17", 3)
+    assert len(compiled) == 3      # the rules whose every segment the query holds: 1, 7 and 17
+    again = idx.match("send invoice #17 again")
+    assert again is not None and (again.skill, again.tier) == ("skill-17", 3)
+    assert len(compiled) == 3      # compiled once, then remembered
+
+
+def test_a_rebuild_derives_each_trigger_once_and_a_chinese_one_again_without_jieba(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_core import tokenize as tok
+
+    derived: list[str] = []
+    real = triggers_mod._rule
+
+    def counting(skill: str, trigger: str) -> object:
+        derived.append(trigger)
+        return real(skill, trigger)
+    monkeypatch.setattr(triggers_mod, "_rule", counting)
+    triggers_mod._prepared.cache_clear()
+    catalog = {"mail": ["send mail", "the"], "fines": ["查询 违章 记录"]}
+    first = TriggerIndex(catalog)
+    again = TriggerIndex(catalog)
+    assert sorted(derived) == sorted(["send mail", "the", "查询 违章 记录"])
+    assert again.ignored == first.ignored == (("mail", "the"),)
+    for q in ("please send mail now", "帮我查询一下违章记录"):
+        assert again.match(q) == first.match(q) is not None
+    monkeypatch.setattr(tok, "_load_jieba", lambda: None)
+    TriggerIndex(catalog)
+    assert derived[3:] == ["查询 违章 记录"]      # the English ones never reach jieba

@@ -1,0 +1,111 @@
+"""What the lexical layer derives from one skill, remembered by what it was derived from.
+
+BM25 tokenises every skill's name and description (jieba for Chinese, identifier splitting,
+lemma + Porter2 stemming) and normalises its text for the verbatim bonus. That is about a
+millisecond a skill: on a 20,000-skill catalog every refresh re-derived all of it, so one edited
+SKILL.md stalled the next turn for tens of seconds. A skill's derivation depends only on its name
+and description and on how text is tokenised, so it is remembered under exactly those:
+
+* the SHA-256 of the name and description (not the text itself: the memo holds no copy of it);
+* the tokenizer's settings: ``TOKENIZER_VERSION``, the function that derives, and for a text with
+  CJK characters whether jieba segments it (the only part of tokenisation that depends on what
+  is installed; a text without CJK never reaches jieba, and asking would load it).
+
+The memo is bounded (least recently used out first) both in skills and in tokens held, and lives
+in memory only: a new process derives once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import unicodedata
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from hermes_core import tokenize as tok
+from hermes_core.types import Skill
+
+# Skills remembered (as many as dense.TEXT_KEY_MEMO), and tokens over all of them: at 20,000 long
+# descriptions (about 60 tokens each) the tokens bound is not reached; a catalog of far longer
+# descriptions keeps its most recently seen skills.
+MEMO_SKILLS = 65_536
+MEMO_TOKENS = 4_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class SkillTerms:
+    """One skill's lexical derivation: its distinct BM25 tokens (name then description, in order
+    of first occurrence), how often each occurs, and its normalised name and description, where a
+    query token earns the verbatim bonus."""
+
+    tokens: tuple[str, ...]
+    counts: tuple[int, ...]
+    verbatim: str
+
+
+Derive = Callable[[Skill], SkillTerms]
+
+
+def uses_jieba(text: str) -> bool:
+    """Whether tokenising ``text`` reaches the CJK segmenter (after NFKC, as ``tokenize`` reads)."""
+    return tok.has_cjk(text) or (not text.isascii() and tok.has_cjk(unicodedata.normalize("NFKC", text)))
+
+
+def _key(skill: Skill) -> tuple[bytes, bool | None]:
+    text = f"{skill.name}\x00{skill.description}"
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return digest, (tok.jieba_available() if uses_jieba(text) else None)
+
+
+class TokenMemo:
+    """Bounded, least-recently-used memo of :class:`SkillTerms` (see the module docstring).
+
+    ``terms`` derives only what it has not seen under the same settings; entries of another
+    ``derive`` function or tokenizer version are dropped at once."""
+
+    def __init__(self, max_skills: int = MEMO_SKILLS, max_tokens: int = MEMO_TOKENS) -> None:
+        self._max_skills = max_skills
+        self._max_tokens = max_tokens
+        self._memo: OrderedDict[tuple[bytes, bool | None], SkillTerms] = OrderedDict()
+        self._tokens = 0
+        self._settings: tuple[object, ...] | None = None
+        self._lock = threading.Lock()
+        self.derived = 0   # skills derived (not found) since this memo was made
+
+    def __len__(self) -> int:
+        return len(self._memo)
+
+    @property
+    def tokens_held(self) -> int:
+        return self._tokens
+
+    def terms(self, skills: Sequence[Skill], derive: Derive) -> list[SkillTerms]:
+        """Each skill's terms, in order; ``derive`` is called only for those not remembered."""
+        settings = (tok.TOKENIZER_VERSION, derive)
+        out: list[SkillTerms] = []
+        with self._lock:
+            if settings != self._settings:
+                self._clear()
+                self._settings = settings
+            memo = self._memo
+            for s in skills:
+                k = _key(s)
+                found = memo.get(k)
+                if found is None:
+                    found = derive(s)
+                    self.derived += 1
+                    memo[k] = found
+                    self._tokens += len(found.tokens)
+                else:
+                    memo.move_to_end(k)
+                out.append(found)
+            while memo and (len(memo) > self._max_skills or self._tokens > self._max_tokens):
+                _, old = memo.popitem(last=False)
+                self._tokens -= len(old.tokens)
+        return out
+
+    def _clear(self) -> None:
+        self._memo.clear()
+        self._tokens = 0

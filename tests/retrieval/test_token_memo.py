@@ -1,0 +1,74 @@
+"""The lexical memo derives a skill once per text and tokenizer settings, and stays bounded."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_core import tokenize as tok
+from hermes_core.retrieval.bm25 import skill_terms
+from hermes_core.retrieval.token_memo import SkillTerms, TokenMemo
+from hermes_core.types import Skill
+
+
+class Counting:
+    """``skill_terms`` that records which skills it was asked to derive."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def __call__(self, skill: Skill) -> SkillTerms:
+        self.seen.append(skill.name)
+        return skill_terms(skill)
+
+
+CATALOG = [Skill("git-rebase", "Resolve a rebase conflict in git"),
+           Skill("invoice-pdf", "Extract the table of an invoice PDF"),
+           Skill("traffic", "查询交通违章记录")]
+
+
+def test_an_edit_derives_only_the_edited_skill_and_the_rest_come_back_equal() -> None:
+    memo, derive = TokenMemo(), Counting()
+    first = memo.terms(CATALOG, derive)
+    edited = [CATALOG[0], Skill("invoice-pdf", "Extract the tables of an invoice PDF"), CATALOG[2]]
+    second = memo.terms(edited, derive)
+    assert derive.seen == ["git-rebase", "invoice-pdf", "traffic", "invoice-pdf"]
+    assert second[0] is first[0] and second[2] is first[2]
+    assert second == [skill_terms(s) for s in edited]
+
+
+def test_the_same_text_under_another_name_is_derived_for_that_name() -> None:
+    memo, derive = TokenMemo(), Counting()
+    memo.terms([Skill("a", "send mail")], derive)
+    (renamed,) = memo.terms([Skill("b", "send mail")], derive)
+    assert derive.seen == ["a", "b"] and renamed == skill_terms(Skill("b", "send mail"))
+
+
+def test_another_derive_function_drops_what_the_first_one_made() -> None:
+    memo, one, other = TokenMemo(), Counting(), Counting()
+    memo.terms(CATALOG, one)
+    memo.terms(CATALOG, other)
+    assert other.seen == [s.name for s in CATALOG]
+
+
+def test_a_chinese_text_is_derived_again_when_jieba_goes_away(monkeypatch: pytest.MonkeyPatch) -> None:
+    memo, derive = TokenMemo(), Counting()
+    memo.terms(CATALOG, derive)
+    monkeypatch.setattr(tok, "_load_jieba", lambda: None)
+    again = memo.terms(CATALOG, derive)
+    assert derive.seen[3:] == ["traffic"]          # English texts never reach jieba
+    assert again[2] == skill_terms(CATALOG[2])      # the pairs-of-characters tokens, not jieba's
+
+
+def test_the_memo_keeps_at_most_its_bound_of_skills_least_recently_used_out_first() -> None:
+    memo, derive = TokenMemo(max_skills=2), Counting()
+    memo.terms(CATALOG, derive)
+    assert len(memo) == 2
+    memo.terms(CATALOG[1:], derive)
+    assert derive.seen == ["git-rebase", "invoice-pdf", "traffic"]   # the two latest were kept
+
+
+def test_the_memo_keeps_at_most_its_bound_of_tokens() -> None:
+    memo = TokenMemo(max_tokens=10)
+    out = memo.terms(CATALOG, skill_terms)
+    assert memo.tokens_held <= 10 and out == [skill_terms(s) for s in CATALOG]
+    assert memo.tokens_held == sum(len(t.tokens) for t in out[len(out) - len(memo):])
