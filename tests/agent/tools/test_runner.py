@@ -415,6 +415,13 @@ if way == "run":
     print(runner.run(calls)[0].status)
 elif way == "arun":
     print(asyncio.run(runner.arun(calls))[0].status)
+elif way == "interrupt":   # Ctrl-C while the tool runs
+    import _thread
+    threading.Thread(target=lambda: (started.wait(), _thread.interrupt_main())).start()
+    try:
+        runner.run(calls)
+    except KeyboardInterrupt:
+        print("interrupted")
 else:   # the turn is cancelled while the tool runs
     async def cancelled() -> str:
         task = asyncio.ensure_future(runner.arun(calls))
@@ -430,7 +437,8 @@ else:   # the turn is cancelled while the tool runs
 
 
 @pytest.mark.parametrize(("way", "timeout_s", "says"), [
-    ("run", "0.05", "timeout"), ("arun", "0.05", "timeout"), ("cancel", "3600", "cancelled")])
+    ("run", "0.05", "timeout"), ("arun", "0.05", "timeout"), ("cancel", "3600", "cancelled"),
+    ("interrupt", "3600", "interrupted")])
 def test_a_tool_left_hanging_does_not_hold_the_process_at_exit(way: str, timeout_s: str,
                                                                says: str) -> None:
     """Python joins the threads of every ``ThreadPoolExecutor`` at exit, also after
