@@ -416,8 +416,8 @@ if way == "run":
 elif way == "arun":
     print(asyncio.run(runner.arun(calls))[0].status)
 elif way == "interrupt":   # Ctrl-C while the tool runs
-    import _thread
-    threading.Thread(target=lambda: (started.wait(), _thread.interrupt_main())).start()
+    import os, signal   # a real SIGINT: it also wakes a main thread already waiting on a lock
+    threading.Thread(target=lambda: (started.wait(), os.kill(os.getpid(), signal.SIGINT))).start()
     try:
         runner.run(calls)
     except KeyboardInterrupt:
