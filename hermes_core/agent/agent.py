@@ -390,15 +390,21 @@ class Agent:
                options: Mapping[str, Any] | None = None) -> ReplyStream:
         """Stream the reply's text; the history is updated only when the stream completes.
 
+        The turn's prompt is built when the stream is first read, not when it is made (as
+        ``astream``, a generator, always was): from the history as it is then, so a stream made
+        before an earlier one was read carries the earlier turn once that one has finished.
+        Errors of preparing (an oversized message, a hook's wrong return) come from that read.
+
         With ``output=Model`` the JSON streams as it comes and ``reply.output`` holds the validated
         object at the end (a repair round streams after a break; a second failure raises
         :class:`~hermes_core.errors.StructuredOutputError` from the iteration).
         """
+        if not isinstance(message, str):   # a caller's mistake, said where it was made
+            raise TypeError(f"message must be str, not {type(message).__name__}")
         opts = self._turn_options(output, options)
-        turn = self._turn(message)
 
         def pieces() -> Iterator[str]:
-            reply = yield from self._stream_turn(turn, opts)
+            reply = yield from self._stream_turn(self._turn(message), opts)
             if output is not None:
                 try:
                     reply = self._structured_reply(reply, output)

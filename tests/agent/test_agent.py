@@ -72,6 +72,29 @@ def test_stream_and_hooks(hermes_home):
     assert seen and seen[0].text == "echo ping"
 
 
+def test_a_stream_builds_its_prompt_when_first_read_so_it_carries_the_turn_before(hermes_home):
+    """Two streams made before either is read: the second was built when made, from the history
+    without the first turn, so its request lacked the first exchange (and reported the same input
+    tokens) while the history recorded both turns in order. It is built when first read."""
+    fake = FakeProvider(["first", "second"])
+    agent = make_agent(hermes_home, fake)
+    one, two = agent.stream("one"), agent.stream("two")
+    assert (fake.requests, agent.last_decision) == ([], None)   # nothing built before a read
+    assert "".join(one) == "first"
+    assert "".join(two) == "second"
+    sent = [[(m.role, m.content) for m in r.prompt.messages] for r in fake.turn_requests]
+    assert sent == [[("user", "one")],
+                    [("user", "one"), ("assistant", "first"), ("user", "two")]]
+    assert two.reply.usage.input_tokens > one.reply.usage.input_tokens
+    assert [m.content for m in agent.history] == ["one", "first", "two", "second"]
+
+
+def test_a_stream_refuses_a_message_that_is_not_text_when_made(hermes_home):
+    agent = make_agent(hermes_home, FakeProvider(["x"]))
+    with pytest.raises(TypeError, match="message must be str"):
+        agent.stream(b"bytes")
+
+
 async def test_async_chat_and_stream(hermes_home):
     agent = make_agent(hermes_home, FakeProvider(["a b c", "d"]))
     assert (await agent.achat("x")).text == "a b c"

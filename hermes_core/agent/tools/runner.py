@@ -202,8 +202,10 @@ class ToolRunner:
         self.on_result = on_result
         self._secrets = secrets
         self._clock = clock
-        self._max_workers = max_workers
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._slots = threading.Semaphore(max_workers)
+        self._held: set[concurrent.futures.Future[Any]] = set()   # calls holding a place
+        self._live: set[concurrent.futures.Future[Any]] = set()   # calls not yet ended
+        self._count = 0
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ preparing
@@ -300,24 +302,56 @@ class ToolRunner:
 
     # ------------------------------------------------------------------ sync
 
-    def _executor(self) -> concurrent.futures.ThreadPoolExecutor:
+    def _start(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
+        """``fn(*args)`` in a daemon thread of its own, in a copy of the caller's context, as a
+        future. Not a ``ThreadPoolExecutor``: Python joins every executor thread at exit, also
+        after ``shutdown(wait=False)``, so a tool hung past its timeout (or a cancelled turn's)
+        held the process when its script ended. A daemon thread ends with the process; what the
+        tool was doing is cut off there, and its result was already discarded. At most
+        ``max_workers`` calls run at once; a call let go of gives its place up at once."""
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        ctx = contextvars.copy_context()
+
+        def work() -> None:
+            self._slots.acquire()
+            with self._lock:
+                self._held.add(future)
+            try:
+                if not future.set_running_or_notify_cancel():   # cancelled while queued
+                    return
+                try:
+                    value = ctx.run(fn, *args)
+                except BaseException as e:   # the caller reads it from the future
+                    future.set_exception(e)
+                else:
+                    future.set_result(value)
+            finally:
+                self._release(future)
+                with self._lock:
+                    self._live.discard(future)
+
         with self._lock:
-            if self._pool is None:
-                self._pool = concurrent.futures.ThreadPoolExecutor(
-                    self._max_workers, thread_name_prefix="hermes-tool")
-            return self._pool
+            self._live.add(future)
+            self._count += 1
+            name = f"hermes-tool-{self._count}"
+        threading.Thread(target=work, name=name, daemon=True).start()
+        return future
+
+    def _release(self, future: concurrent.futures.Future[Any]) -> None:
+        """``future``'s place among the ``max_workers``, given back once (by its thread when the
+        tool ends, or by :meth:`_abandon` when the runner stops waiting, whichever comes first)."""
+        with self._lock:
+            if future not in self._held:
+                return
+            self._held.discard(future)
+        self._slots.release()
 
     def _abandon(self, future: concurrent.futures.Future[Any]) -> None:
-        """A call past its timeout. Not started: cancelled. Running: Python cannot stop its
-        thread, which stays taken for as long as the tool hangs, so the runner lets go of that
-        pool (its threads finish in the background) and the next calls get workers of their own
-        instead of timing out in a queue behind hung ones."""
-        if future.cancel():
-            return
-        with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False)
+        """A call the runner no longer waits for (past its timeout, or its turn cancelled). Not
+        started: cancelled. Running: Python cannot stop its thread, which runs on for as long as
+        the tool hangs, but gives up its place, so later calls do not queue behind hung ones."""
+        if not future.cancel():
+            self._release(future)
 
     @staticmethod
     def _invoke(tool: Tool, args: Mapping[str, Any]) -> Any:
@@ -333,9 +367,17 @@ class ToolRunner:
         # each call in a copy of the caller's context (as ``arun`` does, and as asyncio does for
         # a task): a user or trace id the author set before ``chat`` reaches the tool. A copy
         # each: one context cannot be entered by two threads at once
-        futures = {i: self._executor().submit(contextvars.copy_context().run, self._invoke,
-                                              r.tool, r.args or {})
+        futures = {i: self._start(self._invoke, r.tool, r.args or {})
                    for i, r in enumerate(ready) if r.result is None and r.tool is not None}
+        try:
+            return self._collect(ready, futures, started)
+        except BaseException:   # Ctrl-C while tools run: the turn is cancelled, its calls let go
+            for f in futures.values():
+                self._abandon(f)
+            raise
+
+    def _collect(self, ready: Sequence[_Ready], futures: Mapping[int, concurrent.futures.Future[Any]],
+                 started: float) -> tuple[ToolResult, ...]:
         out: list[ToolResult] = []
         for i, r in enumerate(ready):
             if r.result is not None:
@@ -377,9 +419,8 @@ class ToolRunner:
             thread: concurrent.futures.Future[Any] | None = None
             if r.tool.is_async:
                 work: Awaitable[Any] = _call_async(r.tool.fn, args)
-            else:   # on the runner's pool, not the loop's: a hung tool's worker is let go of
-                ctx = contextvars.copy_context()
-                thread = self._executor().submit(ctx.run, _call_sync, r.tool.fn, args)
+            else:   # a thread of the runner's, not the loop's pool: one hung tool is let go of
+                thread = self._start(_call_sync, r.tool.fn, args)
                 work = asyncio.wrap_future(thread)
             task = asyncio.ensure_future(work)
             try:
@@ -396,6 +437,8 @@ class ToolRunner:
                 text = render_output(task.result(), scrub=self._scrub)
             except asyncio.CancelledError:
                 task.cancel()
+                if thread is not None:
+                    self._abandon(thread)
                 raise
             except Exception as e:
                 return self._failure(r, e, started)
@@ -404,8 +447,9 @@ class ToolRunner:
         return tuple(await asyncio.gather(*(one(r) for r in ready)))
 
     def close(self) -> None:
-        """Let go of the worker threads (a tool still running finishes in the background)."""
+        """Cancel the calls still queued for a place (a tool already running finishes in the
+        background, in a daemon thread that does not hold the process at exit)."""
         with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+            waiting = list(self._live)
+        for future in waiting:
+            future.cancel()   # only a call not yet running is cancelled

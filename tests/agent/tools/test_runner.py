@@ -9,8 +9,11 @@ import datetime
 import enum
 import functools
 import json
+import subprocess
+import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -383,6 +386,71 @@ def test_tools_left_hanging_do_not_starve_later_calls(runner_factory: Any) -> No
     finally:
         release.set()
     assert (r.status, r.output, started) == ("ok", "done", ["quick"])
+
+
+ROOT = Path(__file__).resolve().parents[3]
+
+# A tool that never returns (it waits on an event nobody sets), left behind by a timeout or by a
+# cancelled turn; the script then ends. Each way names how the runner lets go of the call.
+_HUNG_SCRIPT = """
+import asyncio, sys, threading
+from hermes_core.agent.tools.registry import ToolRegistry
+from hermes_core.agent.tools.runner import ToolRunner
+from hermes_core.agent.tools.schema import tool
+from hermes_core.types import ToolCall
+
+started = threading.Event()
+
+@tool(timeout_s=float(sys.argv[2]))
+def forever() -> str:
+    \"\"\"Waits on an event nobody sets.\"\"\"
+    started.set()
+    threading.Event().wait()
+    return "never"
+
+runner = ToolRunner(ToolRegistry([forever]))
+calls = [ToolCall("c", "forever")]
+way = sys.argv[1]
+if way == "run":
+    print(runner.run(calls)[0].status)
+elif way == "arun":
+    print(asyncio.run(runner.arun(calls))[0].status)
+elif way == "interrupt":   # Ctrl-C while the tool runs
+    import os, signal   # a real SIGINT: it also wakes a main thread already waiting on a lock
+    threading.Thread(target=lambda: (started.wait(), os.kill(os.getpid(), signal.SIGINT))).start()
+    try:
+        runner.run(calls)
+    except KeyboardInterrupt:
+        print("interrupted")
+else:   # the turn is cancelled while the tool runs
+    async def cancelled() -> str:
+        task = asyncio.ensure_future(runner.arun(calls))
+        await asyncio.to_thread(started.wait)
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            return "cancelled"
+        return "not cancelled"
+    print(asyncio.run(cancelled()))
+"""
+
+
+@pytest.mark.parametrize(("way", "timeout_s", "says"), [
+    ("run", "0.05", "timeout"), ("arun", "0.05", "timeout"), ("cancel", "3600", "cancelled"),
+    ("interrupt", "3600", "interrupted")])
+def test_a_tool_left_hanging_does_not_hold_the_process_at_exit(way: str, timeout_s: str,
+                                                               says: str) -> None:
+    """Python joins the threads of every ``ThreadPoolExecutor`` at exit, also after
+    ``shutdown(wait=False)``: a script whose tool timed out (or whose turn was cancelled) while the
+    tool still ran waited for the tool when it ended. The ``timeout`` below only catches a hang."""
+    try:
+        done = subprocess.run([sys.executable, "-c", _HUNG_SCRIPT, way, timeout_s],
+                              capture_output=True, text=True, timeout=60, cwd=ROOT,
+                              env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"the script did not end after its tool was let go ({way}): {e.stdout!r}")
+    assert (done.returncode, done.stdout.strip()) == (0, says), done.stderr[-2000:]
 
 
 def test_an_async_tool_that_swallows_its_cancellation_still_times_out(runner_factory: Any) -> None:
