@@ -15,6 +15,7 @@ them), so a synonym hit is never counted twice.
 from __future__ import annotations
 
 import functools
+import logging
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +30,11 @@ import snowballstemmer
 from hermes_core.retrieval.token_memo import SkillTerms, TokenMemo
 from hermes_core.tokenize import STOPWORDS, cjk_chars, normalize, tokenize
 from hermes_core.types import Skill
+
+# bm25s sets its logger to DEBUG when imported, which outranks the level the application gave the
+# root logger: its "Building index from IDs" reached the CLI's stderr on every build. NOTSET makes
+# it inherit that level again, as every other library's logger does.
+logging.getLogger("bm25s").setLevel(logging.NOTSET)
 
 TF_SATURATION = 1.5
 DIRECT_MATCH_BONUS = 0.5

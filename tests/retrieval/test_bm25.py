@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 from collections import Counter
@@ -82,6 +83,30 @@ def test_the_tf_idf_part_is_bm25s_lucene_with_no_length_normalisation() -> None:
         bonus = [sum(DIRECT_MATCH_BONUS * idx.token_idf(t) for t in toks if t in text) for text in texts]
         expected = ref.get_scores(toks) + np.asarray(bonus) if toks else np.zeros(len(skills))
         assert idx.score_array(toks).tolist() == pytest.approx(expected.tolist(), rel=1e-12)
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def test_building_an_index_logs_nothing_below_the_level_the_application_chose() -> None:
+    """bm25s sets its own logger to DEBUG: left so, the CLI printed "DEBUG bm25s: Building index
+    from IDs" on every build at its default WARNING level."""
+    root, handler = logging.getLogger(), _Records()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+    try:
+        BM25Index([Skill("mail-sender", "send an email"), Skill("weather", "forecast for a city")])
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+    assert [r.getMessage() for r in handler.records if r.levelno < logging.WARNING] == []
 
 
 def test_verbatim_bonus_counts_substrings_of_the_normalised_text() -> None:
