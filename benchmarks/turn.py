@@ -9,8 +9,8 @@ follow five turns of history. Reported per size:
 
 * ``prepare_ms_p50/p95`` and the phase breakdown (``L1``..``L5`` from the retrieval's timings,
   ``memories`` = the episodic recall, ``other`` = the rest of prepare);
-* ``bm25_ms_p50`` (our sparse index) beside ``bm25s_ms_p50`` (the ``bm25s`` package scoring the same
-  tokens of the same skills): ``bm25_vs_bm25s`` (goal <= 2);
+* ``bm25_ms_p50`` (the index: ``bm25s`` plus the verbatim bonus) beside ``bm25s_ms_p50`` (bare
+  ``bm25s`` scoring the same tokens of the same skills): ``bm25_vs_bm25s`` (goal <= 2);
 * ``episodic_ms_p50/p95`` (``ContextEngine.retrieve`` with the turn's RetrievalQuery) beside
   ``bare_fts_ms_p50`` (a bare single-term ``MATCH ... ORDER BY rank LIMIT 5`` of the same database);
 * the recall probe: ``planted_found`` of ``planted`` sessions with rare words, each asked about in

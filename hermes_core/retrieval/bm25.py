@@ -15,12 +15,14 @@ them), so a synonym hit is never counted twice.
 from __future__ import annotations
 
 import functools
+import logging
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import ahocorasick
+import bm25s
 import numpy as np
 import simplemma
 import snowballstemmer
@@ -28,6 +30,11 @@ import snowballstemmer
 from hermes_core.retrieval.token_memo import SkillTerms, TokenMemo
 from hermes_core.tokenize import STOPWORDS, cjk_chars, normalize, tokenize
 from hermes_core.types import Skill
+
+# bm25s sets its logger to DEBUG when imported, which outranks the level the application gave the
+# root logger: its "Building index from IDs" reached the CLI's stderr on every build. NOTSET makes
+# it inherit that level again, as every other library's logger does.
+logging.getLogger("bm25s").setLevel(logging.NOTSET)
 
 TF_SATURATION = 1.5
 DIRECT_MATCH_BONUS = 0.5
@@ -107,16 +114,17 @@ class BM25Hit:
 
 
 class BM25Index:
-    """BM25 as a sparse term x skill matrix, so a query costs its tokens' postings, not the catalog.
+    """BM25 from ``bm25s``, plus the project's verbatim bonus, so a query costs its tokens'
+    postings, not the catalog.
 
-    Each vocabulary term owns one row in CSR layout (``_indptr`` / ``_docs`` / ``_weights``, the
-    layout ``bm25s`` and ``scipy.sparse.csr_array`` use): first its tf entries
-    ``idf * tf / (tf + 1.5)``, then its verbatim-bonus entries ``0.5 * idf``. The verbatim postings
-    (which skills contain the term as a substring of their normalised name and description) are found
-    at index time by one Aho-Corasick pass over every skill's text, so a query never walks skill text.
-    Scoring adds the rows of the distinct query tokens with one ``np.bincount``, which sums each
-    skill's entries in the order the formula lists them: the scores are bit-identical to adding the
-    terms one by one.
+    The tf/idf part is ``bm25s.BM25(method="lucene", k1=1.5, b=0)`` in float64, fed the project's
+    own token ids and vocabulary (jieba + stemming, remembered by the token memo): bm25s never
+    tokenises. It keeps one CSC column of ``idf * tf / (tf + 1.5)`` entries per term and scores a
+    query by adding the columns of its token ids into one array, so a query walks its tokens'
+    postings only. The verbatim bonus (``0.5 * idf`` for each skill whose normalised name and
+    description contains the term as a substring) is not BM25: it is a second sparse matrix of the
+    same layout (``_indptr`` / ``_docs`` / ``_weights``, one row per term), found at index time by
+    one Aho-Corasick pass over every skill's text and added on top of bm25s's scores.
     """
 
     def __init__(self, skills: Sequence[Skill] = (), memo: TokenMemo | None = None) -> None:
@@ -124,38 +132,32 @@ class BM25Index:
 
     def build(self, skills: Sequence[Skill], memo: TokenMemo | None = None) -> None:
         """Index ``skills``. Each skill's tokens and normalised text come from ``memo`` (the shared
-        one by default), so only skills it has not seen are tokenised: the matrix is then built
-        from the token lists as if every skill had been tokenised again, to the same bits."""
+        one by default), so only skills it has not seen are tokenised: the index is then built from
+        the token lists as if every skill had been tokenised again, to the same bits."""
         self.names: list[str] = [s.name for s in skills]
         n = len(self.names)
         terms = (_MEMO if memo is None else memo).terms(skills, skill_terms)
         vocab: dict[str, int] = {}
-        rows: list[int] = []
-        tfs: list[int] = []
+        corpus_ids: list[list[int]] = []
+        distinct: list[int] = []   # each skill's distinct token ids: their counts are the dfs
         for t in terms:
-            rows.extend([vocab.setdefault(tok, len(vocab)) for tok in t.tokens])
-            tfs.extend(t.counts)
+            ids = [vocab.setdefault(tok, len(vocab)) for tok in t.tokens]
+            distinct.extend(ids)
+            corpus_ids.append([i for i, c in zip(ids, t.counts, strict=True) for _ in range(c)])
         n_terms = len(vocab)
-        tf_rows = np.asarray(rows, dtype=np.int64)
-        tf_docs = np.repeat(np.arange(n, dtype=np.int64), [len(t.tokens) for t in terms])
-        tf = np.asarray(tfs, dtype=np.float64)
-        idfs = [idf(n, int(df)) for df in np.bincount(tf_rows, minlength=n_terms)]
-        w = np.asarray(idfs, dtype=np.float64)
-        bonus_rows, bonus_docs = _verbatim_postings(vocab, [t.verbatim for t in terms])
+        idfs = [idf(n, int(df)) for df in np.bincount(np.asarray(distinct, dtype=np.int64),
+                                                       minlength=n_terms)]
+        self._bm25 = _bm25s_index(corpus_ids, vocab) if n_terms else None
         self._vocab = vocab
         self._idf = dict(zip(vocab, idfs, strict=True))
         self._unseen_idf = idf(n, 0) if n else 0.0   # a word no skill has: the rarest possible
-        # One row per term: its tf entries by skill, then its verbatim entries by skill. The same
-        # operations on the same doubles as ``w * tf / (tf + 1.5)`` and ``0.5 * w`` term by term.
-        all_rows = np.concatenate([tf_rows, bonus_rows])
-        kind = np.concatenate([np.zeros(len(tf_rows), np.int8), np.ones(len(bonus_rows), np.int8)])
-        all_docs = np.concatenate([tf_docs, bonus_docs])
-        weights = np.concatenate([w[tf_rows] * tf / (tf + TF_SATURATION), DIRECT_MATCH_BONUS * w[bonus_rows]])
-        order = np.lexsort((all_docs, kind, all_rows))
-        per_row = np.bincount(all_rows, minlength=n_terms)
-        self._indptr = np.concatenate([[0], np.cumsum(per_row)]).astype(np.int64)
-        self._docs = all_docs[order]
-        self._weights = weights[order]
+        bonus_rows, bonus_docs = _verbatim_postings(vocab, [t.verbatim for t in terms])
+        order = np.lexsort((bonus_docs, bonus_rows))
+        w = np.asarray(idfs, dtype=np.float64)
+        self._indptr = np.concatenate([[0], np.cumsum(np.bincount(bonus_rows, minlength=n_terms))]
+                                      ).astype(np.int64)
+        self._docs = bonus_docs[order]
+        self._weights = DIRECT_MATCH_BONUS * w[bonus_rows[order]]
 
     def __len__(self) -> int:
         return len(self.names)
@@ -173,16 +175,14 @@ class BM25Index:
 
         A token no skill has (df = 0) adds nothing: neither tf nor a verbatim bonus is worth its idf.
         """
-        n = len(self.names)
         rows = [r for r in (self._vocab.get(t) for t in dict.fromkeys(query_tokens)) if r is not None]
-        if not rows or n == 0:
-            return np.zeros(n, dtype=np.float64)
+        if not rows or self._bm25 is None:
+            return np.zeros(len(self.names), dtype=np.float64)
+        scores: np.ndarray = self._bm25.get_scores_from_ids(rows)
         ptr = self._indptr
-        if len(rows) == 1:
-            sl = slice(int(ptr[rows[0]]), int(ptr[rows[0] + 1]))
-            return np.bincount(self._docs[sl], weights=self._weights[sl], minlength=n)
         sel = np.concatenate([np.arange(ptr[r], ptr[r + 1]) for r in rows])
-        return np.bincount(self._docs[sel], weights=self._weights[sel], minlength=n)
+        np.add.at(scores, self._docs[sel], self._weights[sel])
+        return scores
 
     def knows(self, token: str) -> bool:
         """Whether some skill's name or description has ``token``."""
@@ -208,6 +208,19 @@ class BM25Index:
             return []
         scores = self.score_array(toks)
         return top_hits(self.names, scores, top_n)
+
+
+def _bm25s_index(corpus_ids: list[list[int]], vocab: dict[str, int]) -> bm25s.BM25:
+    """bm25s's index of the skills' token ids (each id repeated as often as the token occurs).
+
+    ``method="lucene"`` is idf ``ln(1 + (N - df + 0.5) / (df + 0.5))`` and tf part
+    ``tf / (tf + k1 * (1 - b + b * len / avg_len))``; b = 0 turns length normalisation off (skill
+    descriptions are short and of similar length). float64, as every other layer's scores. No
+    empty token is added: a query with no known token is answered before bm25s is asked.
+    """
+    index = bm25s.BM25(k1=TF_SATURATION, b=0.0, method="lucene", dtype="float64", int_dtype="int64")
+    index.index((corpus_ids, vocab), create_empty_token=False, show_progress=False)
+    return index
 
 
 def _verbatim_postings(vocab: Mapping[str, int], texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 from collections import Counter
 
+import bm25s
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -58,14 +60,53 @@ def random_catalog(rng: random.Random, n: int) -> list[Skill]:
                   " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 9)))) for i in range(n)]
 
 
-def test_scores_equal_the_formula_bit_for_bit_on_random_catalogs() -> None:
+def test_scores_equal_the_formula_to_floating_point_tolerance_on_random_catalogs() -> None:
     rng = random.Random(11)
     for size in (1, 7, 60):
         skills = random_catalog(rng, size)
         idx = BM25Index(skills)
         for _ in range(40):
             toks = bm25_tokens(" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 6))))
-            assert idx.score_array(toks).tolist() == formula_scores(skills, toks)
+            assert idx.score_array(toks).tolist() == pytest.approx(formula_scores(skills, toks), rel=1e-12)
+
+
+def test_the_tf_idf_part_is_bm25s_lucene_with_no_length_normalisation() -> None:
+    """Without the verbatim bonus, a skill's score is what bm25s gives for the same token lists."""
+    rng = random.Random(5)
+    skills = random_catalog(rng, 40)
+    idx = BM25Index(skills)
+    ref = bm25s.BM25(method="lucene", k1=TF_SATURATION, b=0.0, dtype="float64")
+    ref.index([skill_tokens(s) for s in skills], create_empty_token=False, show_progress=False)
+    texts = [normalize(f"{s.name} {s.description}") for s in skills]
+    for _ in range(30):
+        toks = [t for t in dict.fromkeys(bm25_tokens(" ".join(rng.sample(WORDS, 4)))) if idx.knows(t)]
+        bonus = [sum(DIRECT_MATCH_BONUS * idx.token_idf(t) for t in toks if t in text) for text in texts]
+        expected = ref.get_scores(toks) + np.asarray(bonus) if toks else np.zeros(len(skills))
+        assert idx.score_array(toks).tolist() == pytest.approx(expected.tolist(), rel=1e-12)
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def test_building_an_index_logs_nothing_below_the_level_the_application_chose() -> None:
+    """bm25s sets its own logger to DEBUG: left so, the CLI printed "DEBUG bm25s: Building index
+    from IDs" on every build at its default WARNING level."""
+    root, handler = logging.getLogger(), _Records()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+    try:
+        BM25Index([Skill("mail-sender", "send an email"), Skill("weather", "forecast for a city")])
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+    assert [r.getMessage() for r in handler.records if r.levelno < logging.WARNING] == []
 
 
 def test_verbatim_bonus_counts_substrings_of_the_normalised_text() -> None:
@@ -74,8 +115,9 @@ def test_verbatim_bonus_counts_substrings_of_the_normalised_text() -> None:
     idx = BM25Index(skills)
     w = idf(3, 1)
     s = idx.score_array(["mail"])
-    assert s.tolist() == [w / (1 + TF_SATURATION) + DIRECT_MATCH_BONUS * w, DIRECT_MATCH_BONUS * w, 0.0]
-    assert s.tolist() == formula_scores(skills, ["mail"])
+    expected = [w / (1 + TF_SATURATION) + DIRECT_MATCH_BONUS * w, DIRECT_MATCH_BONUS * w, 0.0]
+    assert s.tolist() == pytest.approx(expected, rel=1e-12)
+    assert s.tolist() == pytest.approx(formula_scores(skills, ["mail"]), rel=1e-12)
 
 
 def test_tokens_no_skill_has_add_nothing_and_repeats_count_once() -> None:
@@ -220,6 +262,10 @@ def test_an_index_built_from_remembered_tokens_equals_one_built_from_scratch(
         assert kept._indptr.tolist() == fresh._indptr.tolist()
         assert kept._docs.tolist() == fresh._docs.tolist()
         assert kept._weights.tolist() == fresh._weights.tolist()
+        assert (kept._bm25 is None) == (fresh._bm25 is None)
+        if kept._bm25 is not None and fresh._bm25 is not None:
+            for part in ("data", "indices", "indptr"):
+                assert kept._bm25.scores[part].tolist() == fresh._bm25.scores[part].tolist()
         for q in (" ".join(words), " ".join(rng.sample(WORDS, 3)), "Invoice PDF 查询违章"):
             toks = bm25_tokens(q)
             assert kept.score_array(toks).tolist() == fresh.score_array(toks).tolist()
