@@ -23,21 +23,19 @@ def test_quick_start_has_two_commands():
     assert blocks[1].strip() in ci  # CI runs the README's test command verbatim
 
 
-def test_readme_python_snippets_run(tmp_path, respx_mock):
+def test_readme_python_snippets_run(request):
     text = README.read_text(encoding="utf-8")
     section = text.split("## Testing your prompts offline", 1)[1].split("\n## ", 1)[0]
     snippets = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert len(snippets) == 3   # persona, summary requests, respx
+    assert len(snippets) == 4   # persona, summary requests, respx, a stream cut and a 429
     for code in snippets:
         ns: dict = {}
         exec(compile(code, "README.md", "exec"), ns)
         tests = [v for k, v in ns.items() if k.startswith("test_")]
         assert tests
-        for fn in tests:
-            if "tmp_path" in fn.__code__.co_varnames[: fn.__code__.co_argcount]:
-                fn(tmp_path)
-            else:
-                fn(respx_mock)
+        for fn in tests:   # each gets the fixtures it names, as pytest would hand them
+            names = fn.__code__.co_varnames[: fn.__code__.co_argcount]
+            fn(*[request.getfixturevalue(name) for name in names])
 
 
 def _run_section_snippet(section: str, home_copier, tmp_path: Path, tail: str = ""):

@@ -184,6 +184,25 @@ def _as_text(value: Any) -> str:
         return str(value)
 
 
+# How often a blocking wait for a tool wakes. A Ctrl-C the kernel delivers to another thread of
+# the process (the tool's, say) only flags it: a main thread parked on a lock with no timeout never
+# runs the handler, and the turn ignored Ctrl-C until the tool ended (forever for a hung one).
+_WAKE_S = 0.2
+
+
+def _result(future: concurrent.futures.Future[Any], timeout: float | None) -> Any:
+    """``future.result(timeout)``, waited for in short steps so that a pending signal handler (a
+    Ctrl-C) runs between them. A tool's own ``TimeoutError`` comes out as the tool raised it."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            return future.result(timeout=_WAKE_S if left is None else min(_WAKE_S, left))
+        except TimeoutError:
+            if future.done() or (left is not None and left <= _WAKE_S):
+                raise
+
+
 class ToolRunner:
     """Answers tool calls with the registry's tools (and the agent's built-ins).
 
@@ -387,7 +406,7 @@ class ToolRunner:
             limit = self._timeout(r.tool)
             remaining = None if limit is None else max(0.0, limit - (self._clock() - started))
             try:
-                text = render_output(futures[i].result(timeout=remaining), scrub=self._scrub)
+                text = render_output(_result(futures[i], remaining), scrub=self._scrub)
             except Exception as e:
                 f = futures[i]
                 if isinstance(e, TimeoutError) and not (

@@ -415,9 +415,12 @@ if way == "run":
     print(runner.run(calls)[0].status)
 elif way == "arun":
     print(asyncio.run(runner.arun(calls))[0].status)
-elif way == "interrupt":   # Ctrl-C while the tool runs
+elif way.startswith("interrupt"):   # Ctrl-C while the tool runs
     import os, signal   # a real SIGINT: it also wakes a main thread already waiting on a lock
-    threading.Thread(target=lambda: (started.wait(), os.kill(os.getpid(), signal.SIGINT))).start()
+    # the kernel hands a process's signal to any thread: "interrupt-elsewhere" makes it another
+    send = ((lambda: signal.pthread_kill(threading.get_ident(), signal.SIGINT))
+            if way == "interrupt-elsewhere" else (lambda: os.kill(os.getpid(), signal.SIGINT)))
+    threading.Thread(target=lambda: (started.wait(), send())).start()
     try:
         runner.run(calls)
     except KeyboardInterrupt:
@@ -438,7 +441,7 @@ else:   # the turn is cancelled while the tool runs
 
 @pytest.mark.parametrize(("way", "timeout_s", "says"), [
     ("run", "0.05", "timeout"), ("arun", "0.05", "timeout"), ("cancel", "3600", "cancelled"),
-    ("interrupt", "3600", "interrupted")])
+    ("interrupt", "3600", "interrupted"), ("interrupt-elsewhere", "3600", "interrupted")])
 def test_a_tool_left_hanging_does_not_hold_the_process_at_exit(way: str, timeout_s: str,
                                                                says: str) -> None:
     """Python joins the threads of every ``ThreadPoolExecutor`` at exit, also after
