@@ -417,6 +417,8 @@ elif way == "arun":
     print(asyncio.run(runner.arun(calls))[0].status)
 elif way.startswith("interrupt"):   # Ctrl-C while the tool runs
     import os, signal   # a real SIGINT: it also wakes a main thread already waiting on a lock
+    # as a terminal's Python has it: a shell's background job (CI's) starts with SIGINT ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     # the kernel hands a process's signal to any thread: "interrupt-elsewhere" makes it another
     send = ((lambda: signal.pthread_kill(threading.get_ident(), signal.SIGINT))
             if way == "interrupt-elsewhere" else (lambda: os.kill(os.getpid(), signal.SIGINT)))
