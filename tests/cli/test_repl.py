@@ -23,6 +23,7 @@ from hermes_core.config import load_settings
 from hermes_core.errors import BadRequest, ServerError
 from hermes_core.providers.offline import OfflineProvider
 from hermes_core.testing import FakeProvider
+from hermes_core.testing.server import MockLLMServer
 
 
 def offline_agent(home: Path) -> Agent:
@@ -489,6 +490,19 @@ def test_the_repl_adds_no_hold_of_its_own_to_what_the_agent_released(
                     "Run the deploy script, then check the logs"]
 
 
+def _agent_on(srv: MockLLMServer, key: str, tmp_path: Path) -> Agent:
+    """An agent whose one provider is ``srv`` (OpenAI wire, model m1), with a 1 s idle timeout
+    so a stalled stream is given up quickly, and no back-off sleeps."""
+    cfg = {"home": str(tmp_path), "skill_utils": {"enabled": False},
+           "llm": {"stream_idle_timeout_s": 1, "routing": {
+               "default_model": "m1", "providers": [
+                   {"name": "custom", "type": "openai", "endpoint": f"{srv.url}/v1",
+                    "models": ["m1"]}]}},
+           "credentials": {"custom": {"keys": [{"key": key}]}}}
+    return Agent(load_settings(cfg, env={}),
+                 loop_options={"sleep": lambda s: None, "audit_path": False})
+
+
 def test_a_stalled_stream_is_reported_at_its_first_idle_timeout_not_only_at_the_end(
         tmp_path: Path):
     """A server that sends nothing but keep-alives: the chat said nothing at all until every
@@ -498,14 +512,7 @@ def test_a_stalled_stream_is_reported_at_its_first_idle_timeout_not_only_at_the_
     key = "sk-stall-0123456789abcdefXYZ"
     with MockLLMServer() as srv:
         srv.set_key(key, KeyBehaviour(fault="pings", fault_interval_s=0.2))
-        cfg = {"home": str(tmp_path), "skill_utils": {"enabled": False},
-               "llm": {"stream_idle_timeout_s": 1, "routing": {
-                   "default_model": "m1", "providers": [
-                       {"name": "custom", "type": "openai", "endpoint": f"{srv.url}/v1",
-                        "models": ["m1"]}]}},
-               "credentials": {"custom": {"keys": [{"key": key}]}}}
-        agent = Agent(load_settings(cfg, env={}),
-                      loop_options={"sleep": lambda s: None, "audit_path": False})
+        agent = _agent_on(srv, key, tmp_path)
         out = io.StringIO()
         repl = Repl(agent, stdin=io.StringIO(""), stdout=out, stream=True)
         repl.turn("hello")
@@ -525,14 +532,7 @@ def test_a_stream_that_stalls_mid_reply_shows_what_came_then_one_error_and_the_c
     key = "sk-stall-0123456789abcdefXYZ"
     with MockLLMServer(reply="second answer") as srv:
         srv.set_key(key, KeyBehaviour(fault="stall", fault_interval_s=0.2))
-        cfg = {"home": str(tmp_path), "skill_utils": {"enabled": False},
-               "llm": {"stream_idle_timeout_s": 1, "routing": {
-                   "default_model": "m1", "providers": [
-                       {"name": "custom", "type": "openai", "endpoint": f"{srv.url}/v1",
-                        "models": ["m1"]}]}},
-               "credentials": {"custom": {"keys": [{"key": key}]}}}
-        agent = Agent(load_settings(cfg, env={}),
-                      loop_options={"sleep": lambda s: None, "audit_path": False})
+        agent = _agent_on(srv, key, tmp_path)
         out = io.StringIO()
         repl = Repl(agent, stdin=io.StringIO(""), stdout=out, stream=True)
         repl.turn("hello")
