@@ -199,6 +199,16 @@ def scan_needles(secrets: Iterable[str]) -> dict[str, str]:
     return out
 
 
+# What redact() leaves where a known key was: the key's fingerprint (types.fingerprint) in brackets.
+_SHOWN_KEY = re.compile(r"\[key-[0-9a-f]{10}\]")
+
+
+def shows_a_redacted_key(text: str) -> bool:
+    """Whether ``text`` holds a key redact() already replaced by its fingerprint: text scrubbed
+    on arrival (what the model said) held a secret even though redacting it again changes nothing."""
+    return _SHOWN_KEY.search(text) is not None
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
     """Replace known secrets (``secrets`` and every registered one, in every encoding of them)
     by the key's fingerprint, and key-shaped strings and credentials by their place by

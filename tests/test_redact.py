@@ -457,3 +457,10 @@ def test_a_bearer_token_split_from_its_scheme_is_still_scrubbed() -> None:
     assert "abcdefghij" not in out
     out, _ = _stream(["Authorization: Basic ", "dXNlcjpodW50ZXIy", " ok"])
     assert "dXNlcjpodW50ZXIy" not in out
+
+
+def test_text_redact_scrubbed_of_a_known_key_is_told_from_text_that_never_held_one() -> None:
+    from hermes_core.redact import shows_a_redacted_key
+    scrubbed = redact("token Zq7 odd-key-for-audit", ["Zq7 odd-key-for-audit"])
+    assert shows_a_redacted_key(scrubbed)
+    assert not shows_a_redacted_key("token [key-xyz] and [REDACTED-ish] words")

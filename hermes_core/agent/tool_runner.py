@@ -10,7 +10,6 @@ never written).
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -20,7 +19,7 @@ from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection, answer_skil
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.runner import Approver, Builtin, ToolRunner
 from hermes_core.agent.tools.schema import Tool, ToolDefinitionError, make_tool, tool
-from hermes_core.redact import redact
+from hermes_core.redact import redact, shows_a_redacted_key
 from hermes_core.tokenize import head_tokens
 from hermes_core.types import Completion, Message, Prompt, ToolCall, ToolResult, ToolSpec
 
@@ -30,9 +29,6 @@ __all__ = ["AgentTools", "Approver", "Tool", "ToolDefinitionError", "ToolRegistr
 #: An audit record's sink (``AuditLog.append``).
 AuditSink = Callable[[Mapping[str, Any]], None]
 _ARG_CHARS = 200
-# a key the model echoed reaches the tool already replaced by its fingerprint ("[key-...]"): the
-# argument held a secret, so the audit line says so the same way
-_FINGERPRINTED = re.compile(r"\[key-[0-9a-f]{10}\]")
 
 
 #: The finish reasons of a reply that reached its output token limit (OpenAI's, Anthropic's).
@@ -67,7 +63,7 @@ def audit_arguments(args: Mapping[str, Any] | None, secrets: Sequence[str]) -> d
     out: dict[str, str] = {}
     for name, value in (args or {}).items():
         text = json.dumps(value, ensure_ascii=False, default=str)
-        secret = redact(text, secrets) != text or _FINGERPRINTED.search(text) is not None
+        secret = redact(text, secrets) != text or shows_a_redacted_key(text)
         out[name] = "[REDACTED]" if secret else text[:_ARG_CHARS]
     return out
 
