@@ -446,9 +446,12 @@ def add_only_cv(cache: Path | None = None) -> dict[str, Any]:
 
 
 def same_semantic(a: SemanticModel, b: SemanticModel) -> bool:
+    """Equal up to 1e-3 a weight: the e5 stage is fitted on float32 embeddings, and its refit moved
+    by up to 2.8e-4 a weight (weights of size 0.1-3) when CI's newest numpy/scipy/scikit-learn
+    replaced the ones it was shipped with; its thresholds must still match exactly."""
     return ((a.gate, a.threshold, a.data_threshold) == (b.gate, b.threshold, b.data_threshold)
-            and abs(a.intercept - b.intercept) < 1e-4
-            and bool(np.allclose(a.weights, b.weights, atol=1e-4)))
+            and abs(a.intercept - b.intercept) < 1e-3
+            and bool(np.allclose(a.weights, b.weights, atol=1e-3)))
 
 
 def same(a: LearnedScorer, b: LearnedScorer) -> bool:
