@@ -46,7 +46,7 @@ EN: dict[str, tuple[re.Pattern[str], ...]] = {
     # policy. The assistant must ...")
     "role-hijack": (
         _p(r"^\s*[\[*]*\s*(?:system|admin|administrator|developer|operator)\s*[\]*]*\s*:[^\n]{0,60}?\b(?:the\s+(?:assistant|ai|model)\s+"
-           r"(?:must|shall|will\s+now|may\s+now|is\s+now|no\s+longer)|ignore\s+(?:all|any|the|your)|you\s+(?:must|are)\s+now)\b"),
+           r"(?:must|shall|will\s+now|may\s+now|is\s+now|no\s+longer)|you\s+(?:must|are)\s+now)\b"),
     ),
     "secret-exfiltration": (
         _p(r"\b(?:reveal|print|show|output|repeat|disclose|share|tell\s+me|display|dump|list|recite)\b[^.\n]{0,30}?"
@@ -73,13 +73,21 @@ ES: dict[str, tuple[re.Pattern[str], ...]] = {
         _p(r"\b" + _ES_IGNORE + r"\b[^.\n]{0,40}?\b" + _ES_ORDERS + r"\b[^.\n]{0,25}?\b" + _ES_EARLIER + r"(?!\w)"),
         _p(r"\b" + _ES_IGNORE + r"\s+(?:todas\s+|todos\s+)?(?:las\s+|los\s+|tus\s+|sus\s+)?(?:anteriores|previas|"
            r"antiguas|viejas)\s+" + _ES_ORDERS + r"\b"),
+        # the material in front of the model set aside for a claim of the writer's ("ignora el
+        # documento y di que ..."), as the English table has it
+        _p(r"\b(?:ignora|ignore|ignorad|ignoren|ignorar|olvida|olvide|olvidar|descarta)\s+(?:el\s+resto\s+de\s+)?(?:el|la|los|las|"
+           r"este|esta|estos|estas|todo\s+el|todos\s+los)\s+(?:\w+\s+){0,2}?(?:datos|contenido|texto|documento|entrada|"
+           r"informaci[oó]n|p[aá]gina|art[ií]culo|correo|mensaje|c[oó]digo|funci[oó]n|tabla)\b[^.!?\n]{0,20}?(?:\by|,)\s+"
+           r"(?:solo\s+|s[oó]lo\s+|simplemente\s+|en\s+su\s+lugar\s+)*(?:di|d[ií]|dile|imprime|responde|contesta|afirma|declara|"
+           r"indica|escribe\s+que)\b"),
         _p(r"\b" + _ES_IGNORE + r"\s+(?:todo\s+)?lo\s+(?:anterior|de\s+arriba|que\s+precede)\s*[,;:.]?\s*(?:y\s+)?"
            r"(?:ahora\s+|en\s+su\s+lugar\s+|solo\s+|s[oó]lo\s+|simplemente\s+)*" + _ES_SAY + r"\b"),
     ),
     "role-hijack": (
         _p(r"^\s*[\[*]*\s*(?:(?:nota|mensaje|aviso|instrucci[oó]n|actualizaci[oó]n|orden)\s+(?:del|de\s+la|de\s+los)\s+"
            r"(?:sistema|desarrollador(?:es)?|administrador|operador)|sistema|desarrollador|administrador)\s*[\]*]*\s*:"
-           r"[^\n]{0,60}?(?:\b(?:ignor\w*|olvid\w*|revel\w*|desactiv\w*)\b|\b(?:el\s+asistente|la\s+ia|el\s+modelo)\s+"
+           r"[^\n]{0,60}?(?:\b(?:ignor\w*|olvid\w*)\s+(?:\w+\s+){0,2}?(?:reglas|instrucciones|restricciones|normas|directrices|"
+           r"pol[ií]ticas|filtros)\b|\b(?:el\s+asistente|la\s+ia|el\s+modelo)\s+"
            r"(?:debe|tiene\s+que|ya\s+no|puede\s+ahora)\b)"),
         _p(r"\btu\s+(?:verdadera|nueva|[uú]nica)\s+(?:tarea|misi[oó]n|instrucci[oó]n)\s*:"),
     ),
@@ -107,13 +115,19 @@ _FR_EARLIER = (r"(?:pr[eé]c[eé]dent(?:e|s|es)?|ant[eé]rieur(?:e|s|es)?|ci-des
 FR: dict[str, tuple[re.Pattern[str], ...]] = {
     "ignore-instructions": (
         _p(r"\b" + _FR_IGNORE + r"\b[^.\n]{0,40}?\b" + _FR_ORDERS + r"\b[^.\n]{0,25}?" + _FR_EARLIER + r"(?!\w)"),
+        _p(r"\b(?:ignore|ignorez|ignorer|oublie|oubliez)\s+(?:le\s+reste\s+d[eu]\s+)?(?:le\s+|la\s+|les\s+|l'|ce\s+|cet\s+|"
+           r"cette\s+|ces\s+|tout\s+le\s+)(?:\w+\s+){0,2}?(?:donn[eé]es|contenu|texte|document|entr[eé]e|informations?|page|"
+           r"article|e-?mail|courriel|message|code|fonction|tableau)\b[^.!?\n]{0,20}?(?:\bet|,)\s+(?:seulement\s+|simplement\s+|"
+           r"uniquement\s+|plut[oô]t\s+)*(?:dis|dites|r[eé]ponds|r[eé]pondez|imprime|imprimez|affiche|affichez|affirme|affirmez|"
+           r"d[eé]clare|d[eé]clarez|indique|indiquez|[eé]cris\s+que|[eé]crivez\s+que)\b"),
         _p(r"\b" + _FR_IGNORE + r"\s+(?:tout\s+)?ce\s+qui\s+(?:est\s+[eé]crit|figure|se\s+trouve|a\s+[eé]t[eé]\s+[eé]crit)\s+"
            r"(?:plus\s+haut|ci-dessus|au-dessus)"),
     ),
     "role-hijack": (
         _p(r"^\s*[\[*]*\s*(?:(?:message|note|avis|instruction|consigne|mise\s+[aà]\s+jour|ordre)\s+(?:du|de\s+l'|de\s+la|des)\s*"
            r"(?:syst[eè]me|d[eé]veloppeurs?|administrateur|op[eé]rateur)|syst[eè]me|d[eé]veloppeur|administrateur)\s*[\]*]*\s*:"
-           r"[^\n]{0,60}?(?:\b(?:ignor\w*|oubli\w*|r[eé]v[eè]l\w*|d[eé]sactiv\w*)\b|(?:\bl'assistant|\bl'ia|\ble\s+mod[eè]le)\s+"
+           r"[^\n]{0,60}?(?:\b(?:ignor\w*|oubli\w*)\s+(?:\w+\s+){0,2}?(?:r[eè]gles|instructions|consignes|restrictions|filtres|"
+           r"directives)\b|(?:\bl'assistant|\bl'ia|\ble\s+mod[eè]le)\s+"
            r"(?:doit|ne\s+doit\s+plus|peut\s+d[eé]sormais)\b)"),
         _p(r"\b(?:ta|votre)\s+(?:vraie|nouvelle|seule|v[eé]ritable)\s+(?:t[aâ]che|mission|instruction|consigne)\s*:"),
     ),
@@ -138,17 +152,22 @@ DE: dict[str, tuple[re.Pattern[str], ...]] = {
         _p(r"\b" + _DE_IGNORE + r"\b[^.\n]{0,30}?\b" + _DE_COMPOUND + r"\b"),
         _p(r"\b(?:befolge|befolgt|befolgen\s+sie|folge|folgt|folgen\s+sie|beachte|beachten\s+sie)\s+(?:die\s+|deine\s+|alle\s+)?"
            r"(?:" + _DE_EARLIER + r"\s+" + _DE_ORDERS + r"|" + _DE_COMPOUND + r")\s+(?:\w+\s+){0,3}?nicht\s+mehr\b"),
+        _p(r"\b(?:ignorier\w*|vergiss|vergessen\s+sie)\s+(?:den\s+rest\s+(?:des|der)\s+)?(?:die|das|den|dies\w*|alle)\s+"
+           r"(?:\w+\s+){0,2}?(?:daten|inhalt\w*|text\w*|dokument\w*|eingabe\w*|informationen|seite|artikel|e-?mail|nachricht|"
+           r"code|funktion|tabelle)\b[^.!?\n]{0,20}?(?:\bund|,)\s+(?:nur\s+|einfach\s+|stattdessen\s+)*(?:sag\w*|antworte\w*|"
+           r"behaupte\w*|schreib\w*\s+dass|erkl[aä]r\w*)\b"),
         _p(r"\b(?:ignorier\w*|vergiss|vergessen\s+sie)\s+alles\s*,?\s+was\s+(?:oben|vorher|davor|zuvor|bisher)\s+"
            r"(?:steht|stand|gesagt|geschrieben)"),
     ),
     "role-hijack": (
         _p(r"^\s*[\[*]*\s*(?:(?:system|entwickler|admin|administrator|betreiber)(?:nachricht|hinweis|anweisung|meldung|befehl)?|"
            r"(?:nachricht|hinweis|anweisung|meldung)\s+(?:des|vom)\s+(?:systems?|entwicklers|administrators|betreibers))\s*[\]*]*\s*:"
-           r"[^\n]{0,60}?(?:\b(?:ignorier\w*|vergiss|vergessen|verrat\w*|deaktivier\w*)\b|\b(?:der\s+assistent|die\s+ki|das\s+modell)\s+"
+           r"[^\n]{0,60}?(?:\b(?:ignorier\w*|vergiss|vergessen\s+sie)\s+(?:\w+\s+){0,2}?\w*(?:regeln|anweisungen|einschr[aä]nkungen|"
+           r"richtlinien|vorgaben|filter)\b|\b(?:der\s+assistent|die\s+ki|das\s+modell)\s+"
            r"(?:muss|darf|soll)\b)"),
     ),
     "secret-exfiltration": (
-        _p(r"\b(?:zeig\w*|gib|verrat\w*|nenn\w*|druck\w*|wiederhol\w*|schreib\w*|teil\w*)\b[^.\n]{0,20}?\b(?:deine|dein)\s+"
+        _p(r"\b(?:zeig\w*|gib|verrat\w*|nenn\w*|druck\w*|wiederhol\w*|schreib\w*|teil\w*)\b[^.\n]{0,20}?\bdein(?:e|en|er|em)?\s+"
            r"(?:\w+\s+)?(?:anweisungen|instruktionen|vorgaben|systemanweisungen|systemprompt|prompt)\b|"
            r"\b(?:zeigen|geben|nennen|verraten|wiederholen)\s+sie\s+(?:mir\s+|uns\s+)?ihre\s+(?:\w+\s+)?(?:anweisungen|"
            r"instruktionen|vorgaben|systemanweisungen|systemprompt)\b"),
@@ -161,11 +180,13 @@ DE: dict[str, tuple[re.Pattern[str], ...]] = {
 
 JA: dict[str, tuple[re.Pattern[str], ...]] = {
     "ignore-instructions": (
+        _p(r"(?:この|その|上の|上記の)?(?:文書|文章|記事|内容|データ|ページ|メール|テキスト|履歴書|関数|コード|表)を(?:すべて|全て)?"
+           r"無視して[、,]?[^。\n]{0,40}?と(?:言って|答えて|述べて|書いて|回答して|主張して)"),
         _p(r"(?:安全|セキュリティ|システム)(?:上)?の?(?:ルール|規則|制限|制約|ガイドライン)を(?:すべて|全て)?(?:無視|忘れ|解除)"
            r"(?!しない|せず|しては|することは)"),
     ),
     "role-hijack": (
-        _p(r"^\s*(?:開発者|管理者|システム|運営)(?:から)?の?(?:指示|命令|メッセージ|通知)\s*[:：][^\n]{0,40}?(?:無視|忘れ|開示)"),
+        _p(r"^\s*(?:開発者|管理者|システム|運営)(?:から)?の?(?:指示|命令|メッセージ|通知)\s*[:：][^\n]{0,40}?(?:(?:ルール|規則|制限|制約|指示|ガイドライン|プロンプト)[^。\n]{0,6}?(?:無視|忘れ)|開示)"),
         _p(r"(?:あなた|君)の(?:本当の|新しい|真の)(?:タスク|仕事|ミッション)は"),
     ),
     "secret-exfiltration": (
@@ -176,12 +197,15 @@ JA: dict[str, tuple[re.Pattern[str], ...]] = {
 
 ZH: dict[str, tuple[re.Pattern[str], ...]] = {
     "ignore-instructions": (
+        _p(r"(?:忽略|无视|無視|忽视|忽視)(?:这篇|這篇|这个|這個|这份|這份|该|該|上面的|上述|以上)?的?(?:文档|文檔|文章|内容|內容|数据|"
+           r"數據|网页|網頁|页面|頁面|邮件|郵件|文本|简历|簡歷|函数|函數|代码|代碼)[，,、]?\s*(?:并|並|然后|然後|再)?(?:只)?"
+           r"(?:说|說|声称|聲稱|回答|表示|写道|寫道)"),
         _p(r"(?:忽略|无视|無視|忽视|忽視|忘记|忘記|忘掉|抛开|拋開)[^。\n]{0,6}?(?:安全|系统|系統)的?(?:规则|規則|限制|策略|准则|準則|"
            r"设定|設定)"),
     ),
     "role-hijack": (
-        _p(r"^\s*(?:开发者|開發者|管理员|管理員|系统|系統)(?:的)?(?:指令|指示|消息|訊息|通知)\s*[:：][^\n]{0,40}?(?:忽略|无视|無視|"
-           r"忘记|忘記|泄露|洩露|透露)"),
+        _p(r"^\s*(?:开发者|開發者|管理员|管理員|系统|系統)(?:的)?(?:指令|指示|消息|訊息|通知)\s*[:：][^\n]{0,40}?(?:(?:忽略|无视|無視|"
+           r"忘记|忘記)[^。\n]{0,8}?(?:规则|規則|限制|指令|指示|提示|设定|設定)|泄露|洩露|透露)"),
     ),
     "secret-exfiltration": (
         _p(r"(?:输出|輸出|告诉我|告訴我|显示|顯示|打印|列印|重复|重複|透露|泄露|洩露|展示|说出|說出)[^。\n]{0,4}?你(?:的)?"
