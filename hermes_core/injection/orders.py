@@ -144,14 +144,17 @@ FR: dict[str, tuple[re.Pattern[str], ...]] = {
 
 _DE_IGNORE = r"(?:ignorier\w*|vergiss|vergessen\s+sie|missacht\w*|[uü]bergeh\w*|verwirf|verwerfen\s+sie)"
 _DE_COMPOUND = r"(?:system|sicherheits|entwickler|ausgangs)(?:anweisung|instruktion|regel|vorgabe|richtlinie|prompt|befehl)\w*"
-_DE_EARLIER = r"(?:(?:vorherig|bisherig|vorig|obig|fr[uü]her|urspr[uü]nglich|alt|vorangegangen)e[nrs]?)"
-_DE_ORDERS = r"(?:anweisung(?:en)?|instruktion(?:en)?|regeln|vorgaben|befehle|richtlinien|prompts?)"
+# German orders and "earlier" in every inflection ("vorherigen Anweisungen", "vorherige Anweisungen" with
+# no article, "obigen Regeln"), the umlaut also dropped; the German table of patterns.py reads them too
+DE_ORDERS = (r"(?:anweisung(?:en)?|instruktion(?:en)?|regeln|vorgaben|befehle|richtlinien|systemprompt|"
+             r"system-prompt|prompts?|anordnungen)")
+DE_EARLIER = r"(?:(?:vorherig|bisherig|vorig|obig|fr[uü]her|urspr[uü]nglich|alt|vorangegangen)e[nrs]?)"
 
 DE: dict[str, tuple[re.Pattern[str], ...]] = {
     "ignore-instructions": (
         _p(r"\b" + _DE_IGNORE + r"\b[^.\n]{0,30}?\b" + _DE_COMPOUND + r"\b"),
         _p(r"\b(?:befolge|befolgt|befolgen\s+sie|folge|folgt|folgen\s+sie|beachte|beachten\s+sie)\s+(?:die\s+|deine\s+|alle\s+)?"
-           r"(?:" + _DE_EARLIER + r"\s+" + _DE_ORDERS + r"|" + _DE_COMPOUND + r")\s+(?:\w+\s+){0,3}?nicht\s+mehr\b"),
+           r"(?:" + DE_EARLIER + r"\s+" + DE_ORDERS + r"|" + _DE_COMPOUND + r")\s+(?:\w+\s+){0,3}?nicht\s+mehr\b"),
         _p(r"\b(?:ignorier\w*|vergiss|vergessen\s+sie)\s+(?:den\s+rest\s+(?:des|der)\s+)?(?:die|das|den|dies\w*|alle)\s+"
            r"(?:\w+\s+){0,2}?(?:daten|inhalt\w*|text\w*|dokument\w*|eingabe\w*|informationen|seite|artikel|e-?mail|nachricht|"
            r"code|funktion|tabelle)\b[^.!?\n]{0,20}?(?:\bund|,)\s+(?:nur\s+|einfach\s+|stattdessen\s+)*(?:sag\w*|antworte\w*|"

@@ -14,7 +14,13 @@ from __future__ import annotations
 import re
 
 from hermes_core.injection.gate import GatedPattern, heads, requirements, satisfied
-from hermes_core.injection.orders import ORDER_HEADS_NOT_NEGATED, ORDER_TRIGGERS, ORDERS
+from hermes_core.injection.orders import (
+    DE_EARLIER,
+    DE_ORDERS,
+    ORDER_HEADS_NOT_NEGATED,
+    ORDER_TRIGGERS,
+    ORDERS,
+)
 
 __all__ = ["GatedPattern", "heads", "requirements", "satisfied"]
 
@@ -510,10 +516,7 @@ FR: dict[str, tuple[re.Pattern[str], ...]] = {
 
 # --------------------------------------------------------------------------- German
 
-_DE_ORDERS = (r"(?:anweisung(?:en)?|instruktion(?:en)?|regeln|vorgaben|befehle|richtlinien|systemprompt|"
-              r"system-prompt|prompts?|anordnungen)")
-# every inflection: "vorherigen Anweisungen", "vorherige Anweisungen" (no article), "obigen Regeln"
-_DE_EARLIER = r"(?:(?:vorherig|bisherig|vorig|obig|früher|ursprünglich|alt|vorangegangen)e[nrs]?)"
+_DE_ORDERS, _DE_EARLIER = DE_ORDERS, DE_EARLIER   # shared with injection/orders.py
 
 _DE_PERSONAL = (r"(?:initialen|geburtsdatum|geburtstag|telefonnummer|handynummer|sozialversicherungsnummer|e-?mail-?adresse|"
                 r"(?<!ip-)(?<!mac-)adresse|passwort|kennwort|kreditkartennummer|passnummer)\b")
