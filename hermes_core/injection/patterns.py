@@ -14,6 +14,13 @@ from __future__ import annotations
 import re
 
 from hermes_core.injection.gate import GatedPattern, heads, requirements, satisfied
+from hermes_core.injection.orders import (
+    DE_EARLIER,
+    DE_ORDERS,
+    ORDER_HEADS_NOT_NEGATED,
+    ORDER_TRIGGERS,
+    ORDERS,
+)
 
 __all__ = ["GatedPattern", "heads", "requirements", "satisfied"]
 
@@ -509,10 +516,7 @@ FR: dict[str, tuple[re.Pattern[str], ...]] = {
 
 # --------------------------------------------------------------------------- German
 
-_DE_ORDERS = (r"(?:anweisung(?:en)?|instruktion(?:en)?|regeln|vorgaben|befehle|richtlinien|systemprompt|"
-              r"system-prompt|prompts?|anordnungen)")
-# every inflection: "vorherigen Anweisungen", "vorherige Anweisungen" (no article), "obigen Regeln"
-_DE_EARLIER = r"(?:(?:vorherig|bisherig|vorig|obig|früher|ursprünglich|alt|vorangegangen)e[nrs]?)"
+_DE_ORDERS, _DE_EARLIER = DE_ORDERS, DE_EARLIER   # shared with injection/orders.py
 
 _DE_PERSONAL = (r"(?:initialen|geburtsdatum|geburtstag|telefonnummer|handynummer|sozialversicherungsnummer|e-?mail-?adresse|"
                 r"(?<!ip-)(?<!mac-)adresse|passwort|kennwort|kreditkartennummer|passnummer)\b")
@@ -571,8 +575,10 @@ DE: dict[str, tuple[re.Pattern[str], ...]] = {
     ),
 }
 
+# each language's table, then the orders in that language's own grammar (injection/orders.py)
 LANGUAGES: dict[str, dict[str, tuple[re.Pattern[str], ...]]] = {
-    "en": EN, "zh": ZH, "ja": JA, "es": ES, "fr": FR, "de": DE}
+    lang: {cat: (*table.get(cat, ()), *ORDERS.get(lang, {}).get(cat, ())) for cat in {**table, **ORDERS.get(lang, {})}}
+    for lang, table in (("en", EN), ("zh", ZH), ("ja", JA), ("es", ES), ("fr", FR), ("de", DE), ("pt", {}), ("it", {}))}
 
 # --------------------------------------------------------------------------- compact view (letters only)
 
@@ -677,7 +683,7 @@ PERSONA_MIN_STRONG = 2
 
 NEGATED_BEFORE = re.compile(
     r"(?:\bnever|\bnot|n['\u2019]t|\bno|\bnunca|\bjamás|\bjamas|\bne|\bn'|\bjamais|\bnicht|\bnie|\bniemals|"
-    r"\bkeine?n?)\s+(?:[\w'\u2019-]+\s+)?$"
+    r"\bkeine?n?|\bnão|\bnao|\bnon)\s+(?:[\w'\u2019-]+\s+)?$"
     r"|\b(?:should|must|may|can|shall)\s+only\s+$")   # a restriction: "should only expose secrets to ..."
 NEGATED_BEFORE_ZH = re.compile(r"(?:不要|不得|不能|不可|不许|不許|不准|切勿|请勿|請勿|勿|别|別|禁止|严禁|嚴禁|绝不|絕不|"
                                r"决不|決不|从不|從不|避免|千万不要|千萬不要)[^\s，。,.;；!！?？:：]{0,2}$")
@@ -686,7 +692,7 @@ NEGATED_INSIDE = re.compile(r"\b(?:jamais|pas|niemals|nie|nicht|nunca)\b")
 NEGATABLE = frozenset({"ignore-instructions", "secret-exfiltration"})
 NOT_NEGATABLE_HEADS = ("不要", "别", "別", "无需", "無需", "不必", "不用", "curl", "do not follow",
                        "don't follow", "dont follow", "no longer follow", "no hagas caso",
-                       "ne tiens pas", "ne tenez pas")
+                       "ne tiens pas", "ne tenez pas", *ORDER_HEADS_NOT_NEGATED)
 
 # --------------------------------------------------------------------------- one alternation per (language, category)
 
@@ -757,5 +763,6 @@ TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 GATES: dict[str, dict[str, re.Pattern[str]]] = {
-    lang: {cat: re.compile("|".join(re.escape(t) for t in words)) for cat, words in table.items()}
+    lang: {cat: re.compile("|".join(re.escape(t) for t in (*words, *ORDER_TRIGGERS.get(lang, {}).get(cat, ()))))
+           for cat, words in table.items()}
     for lang, table in TRIGGERS.items()}

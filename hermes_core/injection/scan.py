@@ -49,7 +49,7 @@ from hermes_core.injection.hijack import (
     answer_hijack,
     hazardous_code,
 )
-from hermes_core.injection.normalise import compact, decoded_blobs, despaced, flat, fold
+from hermes_core.injection.normalise import apostrophes, compact, decoded_blobs, despaced, flat, fold
 from hermes_core.injection.patterns import (
     CJK_LANGUAGES,
     COMBINED,
@@ -351,7 +351,7 @@ def _persona_jailbreak(joined: str) -> tuple[str, str, str] | None:
 
 def _scan_text(text: str, wanted: set[str], depth: int = 0, *,
                data: bool = False) -> tuple[str, str, str] | None:
-    folded = fold(text)
+    folded = apostrophes(fold(text))
     joined = flat(folded)
     found = _match_views((folded, joined, despaced(joined)), wanted)
     if found is None and "role-hijack" in wanted:
