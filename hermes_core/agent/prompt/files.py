@@ -125,13 +125,19 @@ def probe(path: str) -> tuple[Fingerprint | None, bool]:
     """``stat_fingerprint(path)``, and whether anything has that name at all (a dangling symlink
     has; a missing file has not). One ``lstat`` for a missing name or a plain file, as cheap as
     the ``stat`` it replaces; a symlink costs a second call."""
+    fp, there, _link = _probe_link(path)
+    return fp, there
+
+
+def _probe_link(path: str) -> tuple[Fingerprint | None, bool, bool]:
+    """:func:`probe`, and whether the name is a symlink."""
     try:
         st = os.lstat(path)
     except OSError:
-        return None, False
+        return None, False, False
     if stat.S_ISLNK(st.st_mode):
-        return stat_fingerprint(path), True
-    return fingerprint_of(st), True
+        return stat_fingerprint(path), True, True
+    return fingerprint_of(st), True, False
 
 
 #: A folder whose mtime is older than this when it is looked at is *settled*: any later change of
@@ -423,32 +429,73 @@ def project_candidates(dirs: Sequence[Path]) -> tuple[str, ...]:
                  for d in dirs for n in names)
 
 
-def find_project_file(candidates: Sequence[str]) -> tuple[Path, Fingerprint] | None:
-    """The first candidate that is a regular file, with its fingerprint (one stat per candidate)."""
-    return look_for_project_file(candidates)[0]
+def find_project_file(candidates: Sequence[str],
+                      root: str | None = None) -> tuple[Path, Fingerprint] | None:
+    """The first usable candidate that is a regular file, with its fingerprint (one stat per
+    candidate); see :func:`look_for_project_file` for ``root``."""
+    return look_for_project_file(candidates, root)[0]
 
 
-def look_for_project_file(candidates: Sequence[str]) -> tuple[tuple[Path, Fingerprint] | None, bool]:
+def look_for_project_file(candidates: Sequence[str], root: str | None = None
+                          ) -> tuple[tuple[Path, Fingerprint] | None, bool]:
     """:func:`find_project_file` (symlinks followed), and whether any candidate's name was there
-    at all: when none was, no candidate can appear without its folder changing."""
+    at all: when none was, no candidate can appear without its folder changing.
+
+    ``root`` (a real path: the repository's top, or the folder searched outside a repository)
+    bounds where a candidate that is a link may lead (:func:`link_escapes`); one leading out is
+    passed over like a link to nothing."""
     there_any = False
     for c in candidates:
-        fp, there = probe(c)
+        fp, there, link = _probe_link(c)
         there_any = there_any or there
         if fp is not None and stat.S_ISREG(fp[3]):
+            if link and root is not None and link_escapes(c, root) is not None:
+                continue
             return (Path(c), fp), True
     return None, there_any
 
 
-def links_to_nothing(candidates: Sequence[str], until: Path | None) -> tuple[ContextEvent, ...]:
+#: What a project file linking out of its repository may lead to: a Markdown file, as a folder of
+#: shared agent rules holds, and not a key file or a credentials store.
+LINKED_RULES_SUFFIXES = (".md", ".markdown")
+
+
+def link_escapes(path: str, root: str) -> str | None:
+    """Where the link ``path`` leads, when that is out of ``root`` (a real path) and of the link's
+    own folder, and is not a Markdown file; None when it may be read.
+
+    A cloned repository is the user's to run in, not to trust: a HERMES.md committed as a link to
+    ``../../.aws/credentials`` would otherwise put that file in every system prompt, sent to the
+    provider. A link within the repository, or to shared rules kept as Markdown elsewhere, is read.
+    """
+    real = os.path.realpath(path)
+    if real.lower().endswith(LINKED_RULES_SUFFIXES):
+        return None
+    for base in (root, os.path.realpath(os.path.dirname(path))):
+        if os.path.commonpath((real, base)) == base:
+            return None
+    return real
+
+
+def unusable_links(candidates: Sequence[str], until: Path | None,
+                   root: str | None = None) -> tuple[ContextEvent, ...]:
     """A warning (logged once, here) for each candidate ahead of ``until`` (all of them when
-    None) that is a link to a missing target: a project file that silently stopped counting, or
-    gave its place to a lower one. Called when the chosen file changes, not every turn."""
+    None) that is a link to a missing target, or one leading out of ``root``: a project file that
+    silently stopped counting, or gave its place to a lower one. Called when the chosen file
+    changes, not every turn."""
     events: list[ContextEvent] = []
     for c in candidates:
         if until is not None and c == str(until):
             break
-        reason = _dangling(Path(c)) if os.path.lexists(c) and not os.path.exists(c) else None
+        if not os.path.lexists(c):
+            continue
+        if not os.path.exists(c):
+            reason = _dangling(Path(c))
+        elif root is not None and os.path.islink(c) and (real := link_escapes(c, root)):
+            reason = (f"is a link to {real}, outside the repository {root}; skipped: a project "
+                      "file may lead out of its repository only to a Markdown (.md) file")
+        else:
+            reason = None
         if reason is not None:
             events.append(ContextEvent("warning", c, reason))
             _emit(events[-1])
