@@ -222,36 +222,88 @@ class _Skip(Exception):
     """Internal: the file is skipped for the given reason."""
 
 
-def _decode(raw: bytes) -> str:
-    if b"\x00" in raw:
-        raise _Skip("binary file (contains NUL bytes); skipped")
-    if raw.startswith(codecs.BOM_UTF8):
-        raw = raw[len(codecs.BOM_UTF8):]
+#: Byte-order marks and the codec each announces; UTF-32 LE's begins with UTF-16 LE's, so first.
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+         (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"),
+         (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def bom_codec(raw: bytes) -> tuple[str, int]:
+    """The codec a byte-order mark at the start of ``raw`` announces, and the mark's length
+    (UTF-8 and 0 without one)."""
+    for bom, codec in _BOMS:
+        if raw.startswith(bom):
+            return codec, len(bom)
+    return "utf-8", 0
+
+
+class UndecodableText(ValueError):
+    """The bytes are not text a context file may hold; ``str()`` says why, for people."""
+
+
+def decode_text(raw: bytes) -> str:
+    """The text of a context or memory file: UTF-8, or the UTF-16/32 a byte-order mark announces.
+
+    PowerShell's ``>`` and Notepad's "Unicode" write UTF-16 with a mark; its NUL bytes made it
+    look binary. Without a mark a NUL byte still means binary, and so does a NUL character in
+    any encoding. Raises :class:`UndecodableText`.
+    """
+    codec, skip = bom_codec(raw)
+    if codec == "utf-8" and b"\x00" in raw:
+        raise UndecodableText("binary file (contains NUL bytes)")
+    body = raw[skip:]
     try:
-        return raw.decode("utf-8")
+        text = body.decode(codec)
     except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        raise _Skip(f"not valid UTF-8 (byte 0x{raw[e.start]:02x} on line {line}); skipped; "
-                    "save it as UTF-8") from None
+        if codec == "utf-8":
+            line = body[: e.start].count(b"\n") + 1
+            raise UndecodableText(f"not valid UTF-8 (byte 0x{body[e.start]:02x} on line {line})"
+                                  ) from None
+        raise UndecodableText(f"not valid {codec[:6].upper()} ({e.reason}), though its byte-order "
+                              "mark says so") from None
+    if "\x00" in text:
+        raise UndecodableText("binary file (contains NUL characters)")
+    return text
+
+
+def _decode(raw: bytes) -> str:
+    try:
+        return decode_text(raw)
+    except UndecodableText as e:
+        raise _Skip(f"{e}; skipped" + ("; save it as UTF-8" if "valid" in str(e) else "")) from None
+
+
+_UNIT = {"utf-8": 1, "utf-16-le": 2, "utf-16-be": 2, "utf-32-le": 4, "utf-32-be": 4}
 
 
 def _read_huge(fh: _BinaryFile, size: int, cap: int) -> str:
     """Head and tail of a file larger than ``cap`` bytes, decoded without splitting a character."""
     head_bytes = fh.read(int(cap * 0.75))
-    fh.seek(max(0, size - int(cap * 0.25)))
+    codec, skip = bom_codec(head_bytes)
+    unit = _UNIT[codec]
+    start = max(0, size - int(cap * 0.25))
+    start += -(start - skip) % unit      # on a code unit of the file's encoding
+    fh.seek(start)
     tail_bytes = fh.read()
-    if b"\x00" in head_bytes or b"\x00" in tail_bytes:
-        raise _Skip("binary file (contains NUL bytes); skipped")
-    if head_bytes.startswith(codecs.BOM_UTF8):
-        head_bytes = head_bytes[len(codecs.BOM_UTF8):]
-    i = 0
-    while i < min(3, len(tail_bytes)) and 0x80 <= tail_bytes[i] <= 0xBF:
-        i += 1  # drop the continuation bytes of a character cut by the seek
+    if codec == "utf-8":
+        if b"\x00" in head_bytes or b"\x00" in tail_bytes:
+            raise _Skip("binary file (contains NUL bytes); skipped")
+        i = 0
+        while i < min(3, len(tail_bytes)) and 0x80 <= tail_bytes[i] <= 0xBF:
+            i += 1  # drop the continuation bytes of a character cut by the seek
+        tail_bytes = tail_bytes[i:]
+    elif unit == 2:
+        first = int.from_bytes(tail_bytes[:2], "little" if codec.endswith("le") else "big")
+        if 0xDC00 <= first <= 0xDFFF:
+            tail_bytes = tail_bytes[2:]   # the second half of a surrogate pair cut by the seek
     try:
-        head = codecs.getincrementaldecoder("utf-8")().decode(head_bytes, final=False)
-        tail = tail_bytes[i:].decode("utf-8")
+        head = codecs.getincrementaldecoder(codec)().decode(head_bytes[skip:], final=False)
+        tail = tail_bytes.decode(codec)
     except UnicodeDecodeError as e:
-        raise _Skip(f"not valid UTF-8 ({e.reason}); skipped; save it as UTF-8") from None
+        raise _Skip(f"not valid {codec[:6].upper()} ({e.reason}); skipped; save it as UTF-8"
+                    ) from None
+    if "\x00" in head or "\x00" in tail:
+        raise _Skip("binary file (contains NUL characters); skipped")
     omitted = size - len(head_bytes) - len(tail_bytes)
     return f"{head}\n\n[... {omitted} bytes omitted: file exceeds {cap} bytes ...]\n\n{tail}"
 
