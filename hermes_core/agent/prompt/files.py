@@ -16,10 +16,13 @@ prompt, without ever crashing on what a user (or an attacker) left in that file:
 * **Consistent reads.** A file is stat-ed, read, and stat-ed again; if the fingerprint moved while
   we read, we read again (a few times), so the prompt never mixes two versions of a file with the
   fingerprint of a third.
-* **Safe decoding.** Line endings become ``\n`` (CRLF and CR-only files are paragraphs and
-  line numbers as an editor shows them). Missing files are skipped quietly. Unreadable, binary
-  (NUL bytes), non-UTF-8, empty and huge files produce a :class:`ContextEvent` warning that
-  names the file; they are skipped, or (huge) read as a head and a tail only.
+* **Safe decoding.** UTF-8, or the UTF-16/32 a byte-order mark announces (:func:`decode_text`).
+  Line endings become ``\n`` (CRLF and CR-only files are paragraphs and line numbers as an
+  editor shows them). Missing files are skipped quietly. Unreadable, binary (NUL bytes),
+  undecodable, empty and huge files produce a :class:`ContextEvent` warning that names the file;
+  they are skipped, or (huge) read as a head and a tail only.
+* **Project links.** A project file that is a link may not lead out of its repository, but to
+  Markdown (:func:`link_escapes`): a cloned repository is not trusted with the user's files.
 * **Injection scan** (:mod:`hermes_core.injection`). Each hostile paragraph is replaced by a
   one-line ``[BLOCKED: ...]`` notice (the whole file only when every paragraph is hostile); the
   matched text itself never reaches the prompt.
