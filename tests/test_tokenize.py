@@ -172,3 +172,27 @@ def test_cjk_ratio_counts_letters_of_every_script(text: str, ratio: float) -> No
 @pytest.mark.parametrize("text", ["查询车辆违章 and 𠀀 more", "no cjk", "", "会议室👍预订", "ｆｕｌｌ宽"])
 def test_cjk_chars_are_the_characters_is_cjk_accepts_in_order(text: str) -> None:
     assert tok.cjk_chars(text) == [c for c in text if tok.is_cjk(c)]
+
+
+#: (text, tokens in OpenAI's o200k_base, in cl100k_base), counted with those encodings offline.
+_MEASURED = [
+    ("오늘 회의는 오후 3시에 시작합니다. 발표 자료를 미리 준비해 주세요.", 20, 33),
+    ("ユーザーはコーヒーが好きで、毎朝カフェに行きます。", 20, 27),
+    ("東京の天気は晴れです。明日は雨が降るかもしれません。", 20, 29),
+    ("出荷しました 🎉🚀👍 ありがとう！", 11, 17),
+    ("The user prefers terse answers and works on Python projects.", 11, 11),
+    ("用户喜欢简洁的回答，主要使用Python开发项目。", 13, 21),
+]
+
+
+@pytest.mark.parametrize(("text", "o200k", "cl100k"), _MEASURED,
+                         ids=["korean", "japanese-kana", "japanese-kanji", "emoji", "english",
+                              "chinese"])
+def test_the_estimate_is_not_far_below_a_real_tokenizer_in_cjk_scripts(text: str, o200k: int,
+                                                                     cl100k: int) -> None:
+    """Kana and Hangul counted as Latin letters (four to a token): a Korean MEMORY.md under its
+    20,000-token budget was 46,000 tokens to o200k, 74,000 to cl100k; emoji 6-10x over."""
+    got = tok.estimate_tokens(text)
+    assert got >= 0.8 * o200k
+    assert got <= 1.6 * cl100k
+

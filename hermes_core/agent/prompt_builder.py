@@ -54,7 +54,6 @@ from hermes_core.agent.prompt.files import (
     ReadPolicy,
     find_git_root,
     is_settled,
-    links_to_nothing,
     look_for_project_file,
     probe,
     project_candidates,
@@ -62,6 +61,7 @@ from hermes_core.agent.prompt.files import (
     register_watcher,
     search_dirs,
     settled_fingerprint,
+    unusable_links,
 )
 from hermes_core.config import Settings
 from hermes_core.injection import notices_in
@@ -218,8 +218,7 @@ class PromptBuilder:
                          _Source("memory", self.home / "MEMORY.md"),
                          _Source("user", self.home / "USER.md"),
                          _Source("project", None))
-        self._candidates = project_candidates(search_dirs(self.cwd, find_git_root(self.cwd)))
-        self._candidate_dirs = _folders_of(self._candidates)
+        self._find_candidates()
         self._home_dir = str(self.home)
         self._home_paths = tuple(str(s.path) for s in self._sources[:3])
         # folder -> its fingerprint when the sources absent from it were last looked for
@@ -245,8 +244,7 @@ class PromptBuilder:
             if path is None:
                 for s in self._sources:
                     s.dirty = True
-                self._candidates = project_candidates(search_dirs(self.cwd, find_git_root(self.cwd)))
-                self._candidate_dirs = _folders_of(self._candidates)
+                self._find_candidates()
                 self._settled.clear()
                 self._force = True
                 return
@@ -256,6 +254,14 @@ class PromptBuilder:
             for s in self._sources:
                 if s.path is not None and os.path.realpath(s.path) == target:
                     s.dirty = True
+
+    def _find_candidates(self) -> None:
+        """The project-file candidates for ``cwd``, their folders, and the real path of the
+        topmost folder searched: a candidate that is a link may not lead out of it."""
+        dirs = search_dirs(self.cwd, find_git_root(self.cwd))
+        self._candidates = project_candidates(dirs)
+        self._candidate_dirs = _folders_of(self._candidates)
+        self._project_root = os.path.realpath(dirs[-1])
 
     def file_changed(self, path: Path) -> None:
         """Called by :func:`~hermes_core.agent.prompt.files.notify_file_changed` after a write."""
@@ -321,17 +327,18 @@ class PromptBuilder:
         self._settle(self._home_dir, home_fp, home_settled)
         project = self._sources[3]
         if self._force or not project.absent or project.dirty or not self._project_quiet(now):
-            found, any_there = look_for_project_file(self._candidates)
+            found, any_there = look_for_project_file(self._candidates, self._project_root)
             if found is None:
                 if self._force or not project.loaded or project.path is not None:
                     changed |= self._clear(project)
-                    project.events = links_to_nothing(self._candidates, None)
+                    project.events = unusable_links(self._candidates, None, self._project_root)
             else:
                 path, fp = found
                 if (project.dirty or project.racy or self._force or path != project.path
                         or fp != project.fingerprint or not project.loaded):
                     changed |= self._load(project, path, now)
-                    project.events = links_to_nothing(self._candidates, path) + project.events
+                    project.events = (unusable_links(self._candidates, path, self._project_root)
+                                      + project.events)
             project.absent = found is None and not any_there
         if changed or self._force or self._stable is None:
             self._stable = self._join()

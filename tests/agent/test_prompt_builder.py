@@ -719,17 +719,15 @@ def _settled_builder(home: Path, project: Path) -> PromptBuilder:
 
 
 def _probes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    from hermes_core.agent import prompt_builder
     from hermes_core.agent.prompt import files
 
     seen: list[str] = []
-    real = files.probe
+    real = files._probe_link   # every probe of a name, a home file's or a project candidate's
 
-    def counting(path: str) -> tuple[Any, bool]:
+    def counting(path: str) -> tuple[Any, bool, bool]:
         seen.append(os.path.basename(path))
         return real(path)
-    monkeypatch.setattr(prompt_builder, "probe", counting)
-    monkeypatch.setattr(files, "probe", counting)
+    monkeypatch.setattr(files, "_probe_link", counting)
     return seen
 
 
@@ -829,4 +827,35 @@ def test_a_project_file_linking_to_nothing_is_a_warning_not_a_silent_fallback(
     write(gone, "Use tabs.\n")
     system = b.build("hi").system
     assert "Use tabs." in system and "make check" not in system
+    assert not [e for e in b.events if e.kind == "warning"]
+
+
+def test_a_cloned_project_file_linking_out_of_its_repository_is_not_read(
+        hermes_home: Path, project: Path, tmp_path: Path) -> None:
+    """A repository's HERMES.md committed as a link to ../../.aws/credentials put the user's keys
+    in the system prompt sent to the provider; the file it leads to is skipped, and said why."""
+    secrets = tmp_path / ".aws" / "credentials"
+    write(secrets, "[default]\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n")
+    (project / "HERMES.md").symlink_to(os.path.relpath(secrets, project))
+    write(project / "AGENTS.md", "Run the tests with make check.\n")
+    b = _settled_builder(hermes_home, project)
+    system = b.build("hi").system
+    assert "EXAMPLEKEY" not in system
+    assert "make check" in system          # the next candidate serves, as for a dangling link
+    warned = [e for e in b.events if e.file == str(project / "HERMES.md")]
+    assert len(warned) == 1 and "outside the repository" in warned[0].reason
+    assert str(secrets) in warned[0].reason
+
+
+def test_a_project_file_may_link_inside_its_repository_or_to_markdown_outside(
+        hermes_home: Path, project: Path, tmp_path: Path) -> None:
+    write(project / "docs" / "agent-rules.txt", "Use tabs.\n")
+    (project / "HERMES.md").symlink_to("docs/agent-rules.txt")
+    b = builder(hermes_home, project / "src")
+    assert "Use tabs." in b.build("hi").system
+    (project / "HERMES.md").unlink()
+    write(tmp_path / "shared" / "rules.md", "Prefer small commits.\n")
+    (project / "HERMES.md").symlink_to(tmp_path / "shared" / "rules.md")
+    b.invalidate()
+    assert "Prefer small commits." in b.build("hi").system
     assert not [e for e in b.events if e.kind == "warning"]

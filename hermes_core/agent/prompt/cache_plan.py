@@ -10,7 +10,9 @@ marker on a prefix that proves too short is ignored by the API for free, while a
 one that was long enough forfeits the cache). Anthropic breakpoints go on the message just before
 each of the last ``prompt.message_breakpoints`` user messages -- where each recent turn's cached
 prefix ended, so this turn reads what the previous one wrote -- never on the last user message
-(its per-turn context changes every turn). A ``pinned`` message (the "conversation so far" summary
+(its per-turn context changes every turn). A tool round's follow-up request marks its own end
+and the previous round's first: within a turn the context stays put and rounds only append, so
+each round reads the turn so far. A ``pinned`` message (the "conversation so far" summary
 of compacted history, ``Prompt.summary_index``) gets a breakpoint first: everything up to it stays
 byte-identical until the next compaction. At most four breakpoints in total. OpenAI caches
 automatically from 1024 tokens; it gets ``prompt_cache_key`` (derived from the prefix hash) so
@@ -96,21 +98,36 @@ def plan_cache(*, provider_kind: str, model: str | None, enabled: bool,
         if len(picked) < room and 0 <= j < last and cumulative[j] >= minimum and j not in picked:
             picked.append(j)
     budget = max(0, min(len(picked) + message_breakpoints, room))
-    # Candidate positions: the message just before each user message except the final one's
-    # predecessor chain -- i.e. where each earlier turn's prompt ended.
-    for i in range(last, 0, -1):
+    for j in (*_round_ends(messages), *(i - 1 for i in range(last, 0, -1)
+                                        if messages[i].role == "user")):
         if len(picked) >= budget:
             break
-        if messages[i].role != "user":
-            continue
-        j = i - 1
         m = messages[j]
-        if m.role == "system" or (not m.content and not m.tool_calls):
-            continue
+        if m.role == "system" or (m.role != "tool" and not m.content and not m.tool_calls):
+            continue   # nothing is rendered for it: the marker would have no block to sit on
         if cumulative[j] >= minimum and j not in picked:
             picked.append(j)
     return CachePlan(system=system, message_indices=tuple(sorted(picked)), ttl=ttl,
                      prompt_cache_key=key)
+
+
+def _round_ends(messages: Sequence[Message]) -> tuple[int, ...]:
+    """Where the requests of this turn's tool rounds ended, latest first: the last message of a
+    follow-up request (a tool answer), then the last answer before each later round's call.
+
+    Within a turn the per-turn context stays on the user message and every round only appends,
+    so a round's end is a prefix the next round resends unchanged: marked, the next round reads
+    the turn so far (tool answers are often the bulk of it) instead of paying for it again."""
+    last = len(messages) - 1
+    if last < 0 or messages[last].role != "tool":
+        return ()
+    ends = [last]
+    for i in range(last, 0, -1):
+        if messages[i].role == "user":
+            break
+        if messages[i].role == "assistant" and messages[i - 1].role == "tool":
+            ends.append(i - 1)
+    return tuple(ends)
 
 
 @lru_cache(maxsize=8192)

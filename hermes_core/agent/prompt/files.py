@@ -16,10 +16,13 @@ prompt, without ever crashing on what a user (or an attacker) left in that file:
 * **Consistent reads.** A file is stat-ed, read, and stat-ed again; if the fingerprint moved while
   we read, we read again (a few times), so the prompt never mixes two versions of a file with the
   fingerprint of a third.
-* **Safe decoding.** Line endings become ``\n`` (CRLF and CR-only files are paragraphs and
-  line numbers as an editor shows them). Missing files are skipped quietly. Unreadable, binary
-  (NUL bytes), non-UTF-8, empty and huge files produce a :class:`ContextEvent` warning that
-  names the file; they are skipped, or (huge) read as a head and a tail only.
+* **Safe decoding.** UTF-8, or the UTF-16/32 a byte-order mark announces (:func:`decode_text`).
+  Line endings become ``\n`` (CRLF and CR-only files are paragraphs and line numbers as an
+  editor shows them). Missing files are skipped quietly. Unreadable, binary (NUL bytes),
+  undecodable, empty and huge files produce a :class:`ContextEvent` warning that names the file;
+  they are skipped, or (huge) read as a head and a tail only.
+* **Project links.** A project file that is a link may not lead out of its repository, but to
+  Markdown (:func:`link_escapes`): a cloned repository is not trusted with the user's files.
 * **Injection scan** (:mod:`hermes_core.injection`). Each hostile paragraph is replaced by a
   one-line ``[BLOCKED: ...]`` notice (the whole file only when every paragraph is hostile); the
   matched text itself never reaches the prompt.
@@ -125,13 +128,19 @@ def probe(path: str) -> tuple[Fingerprint | None, bool]:
     """``stat_fingerprint(path)``, and whether anything has that name at all (a dangling symlink
     has; a missing file has not). One ``lstat`` for a missing name or a plain file, as cheap as
     the ``stat`` it replaces; a symlink costs a second call."""
+    fp, there, _link = _probe_link(path)
+    return fp, there
+
+
+def _probe_link(path: str) -> tuple[Fingerprint | None, bool, bool]:
+    """:func:`probe`, and whether the name is a symlink."""
     try:
         st = os.lstat(path)
     except OSError:
-        return None, False
+        return None, False, False
     if stat.S_ISLNK(st.st_mode):
-        return stat_fingerprint(path), True
-    return fingerprint_of(st), True
+        return stat_fingerprint(path), True, True
+    return fingerprint_of(st), True, False
 
 
 #: A folder whose mtime is older than this when it is looked at is *settled*: any later change of
@@ -216,36 +225,88 @@ class _Skip(Exception):
     """Internal: the file is skipped for the given reason."""
 
 
-def _decode(raw: bytes) -> str:
-    if b"\x00" in raw:
-        raise _Skip("binary file (contains NUL bytes); skipped")
-    if raw.startswith(codecs.BOM_UTF8):
-        raw = raw[len(codecs.BOM_UTF8):]
+#: Byte-order marks and the codec each announces; UTF-32 LE's begins with UTF-16 LE's, so first.
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+         (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"),
+         (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def bom_codec(raw: bytes) -> tuple[str, int]:
+    """The codec a byte-order mark at the start of ``raw`` announces, and the mark's length
+    (UTF-8 and 0 without one)."""
+    for bom, codec in _BOMS:
+        if raw.startswith(bom):
+            return codec, len(bom)
+    return "utf-8", 0
+
+
+class UndecodableText(ValueError):
+    """The bytes are not text a context file may hold; ``str()`` says why, for people."""
+
+
+def decode_text(raw: bytes) -> str:
+    """The text of a context or memory file: UTF-8, or the UTF-16/32 a byte-order mark announces.
+
+    PowerShell's ``>`` and Notepad's "Unicode" write UTF-16 with a mark; its NUL bytes made it
+    look binary. Without a mark a NUL byte still means binary, and so does a NUL character in
+    any encoding. Raises :class:`UndecodableText`.
+    """
+    codec, skip = bom_codec(raw)
+    if codec == "utf-8" and b"\x00" in raw:
+        raise UndecodableText("binary file (contains NUL bytes)")
+    body = raw[skip:]
     try:
-        return raw.decode("utf-8")
+        text = body.decode(codec)
     except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        raise _Skip(f"not valid UTF-8 (byte 0x{raw[e.start]:02x} on line {line}); skipped; "
-                    "save it as UTF-8") from None
+        if codec == "utf-8":
+            line = body[: e.start].count(b"\n") + 1
+            raise UndecodableText(f"not valid UTF-8 (byte 0x{body[e.start]:02x} on line {line})"
+                                  ) from None
+        raise UndecodableText(f"not valid {codec[:6].upper()} ({e.reason}), though its byte-order "
+                              "mark says so") from None
+    if "\x00" in text:
+        raise UndecodableText("binary file (contains NUL characters)")
+    return text
+
+
+def _decode(raw: bytes) -> str:
+    try:
+        return decode_text(raw)
+    except UndecodableText as e:
+        raise _Skip(f"{e}; skipped" + ("; save it as UTF-8" if "valid" in str(e) else "")) from None
+
+
+_UNIT = {"utf-8": 1, "utf-16-le": 2, "utf-16-be": 2, "utf-32-le": 4, "utf-32-be": 4}
 
 
 def _read_huge(fh: _BinaryFile, size: int, cap: int) -> str:
     """Head and tail of a file larger than ``cap`` bytes, decoded without splitting a character."""
     head_bytes = fh.read(int(cap * 0.75))
-    fh.seek(max(0, size - int(cap * 0.25)))
+    codec, skip = bom_codec(head_bytes)
+    unit = _UNIT[codec]
+    start = max(0, size - int(cap * 0.25))
+    start += -(start - skip) % unit      # on a code unit of the file's encoding
+    fh.seek(start)
     tail_bytes = fh.read()
-    if b"\x00" in head_bytes or b"\x00" in tail_bytes:
-        raise _Skip("binary file (contains NUL bytes); skipped")
-    if head_bytes.startswith(codecs.BOM_UTF8):
-        head_bytes = head_bytes[len(codecs.BOM_UTF8):]
-    i = 0
-    while i < min(3, len(tail_bytes)) and 0x80 <= tail_bytes[i] <= 0xBF:
-        i += 1  # drop the continuation bytes of a character cut by the seek
+    if codec == "utf-8":
+        if b"\x00" in head_bytes or b"\x00" in tail_bytes:
+            raise _Skip("binary file (contains NUL bytes); skipped")
+        i = 0
+        while i < min(3, len(tail_bytes)) and 0x80 <= tail_bytes[i] <= 0xBF:
+            i += 1  # drop the continuation bytes of a character cut by the seek
+        tail_bytes = tail_bytes[i:]
+    elif unit == 2:
+        first = int.from_bytes(tail_bytes[:2], "little" if codec.endswith("le") else "big")
+        if 0xDC00 <= first <= 0xDFFF:
+            tail_bytes = tail_bytes[2:]   # the second half of a surrogate pair cut by the seek
     try:
-        head = codecs.getincrementaldecoder("utf-8")().decode(head_bytes, final=False)
-        tail = tail_bytes[i:].decode("utf-8")
+        head = codecs.getincrementaldecoder(codec)().decode(head_bytes[skip:], final=False)
+        tail = tail_bytes.decode(codec)
     except UnicodeDecodeError as e:
-        raise _Skip(f"not valid UTF-8 ({e.reason}); skipped; save it as UTF-8") from None
+        raise _Skip(f"not valid {codec[:6].upper()} ({e.reason}); skipped; save it as UTF-8"
+                    ) from None
+    if "\x00" in head or "\x00" in tail:
+        raise _Skip("binary file (contains NUL characters); skipped")
     omitted = size - len(head_bytes) - len(tail_bytes)
     return f"{head}\n\n[... {omitted} bytes omitted: file exceeds {cap} bytes ...]\n\n{tail}"
 
@@ -423,32 +484,73 @@ def project_candidates(dirs: Sequence[Path]) -> tuple[str, ...]:
                  for d in dirs for n in names)
 
 
-def find_project_file(candidates: Sequence[str]) -> tuple[Path, Fingerprint] | None:
-    """The first candidate that is a regular file, with its fingerprint (one stat per candidate)."""
-    return look_for_project_file(candidates)[0]
+def find_project_file(candidates: Sequence[str],
+                      root: str | None = None) -> tuple[Path, Fingerprint] | None:
+    """The first usable candidate that is a regular file, with its fingerprint (one stat per
+    candidate); see :func:`look_for_project_file` for ``root``."""
+    return look_for_project_file(candidates, root)[0]
 
 
-def look_for_project_file(candidates: Sequence[str]) -> tuple[tuple[Path, Fingerprint] | None, bool]:
+def look_for_project_file(candidates: Sequence[str], root: str | None = None
+                          ) -> tuple[tuple[Path, Fingerprint] | None, bool]:
     """:func:`find_project_file` (symlinks followed), and whether any candidate's name was there
-    at all: when none was, no candidate can appear without its folder changing."""
+    at all: when none was, no candidate can appear without its folder changing.
+
+    ``root`` (a real path: the repository's top, or the folder searched outside a repository)
+    bounds where a candidate that is a link may lead (:func:`link_escapes`); one leading out is
+    passed over like a link to nothing."""
     there_any = False
     for c in candidates:
-        fp, there = probe(c)
+        fp, there, link = _probe_link(c)
         there_any = there_any or there
         if fp is not None and stat.S_ISREG(fp[3]):
+            if link and root is not None and link_escapes(c, root) is not None:
+                continue
             return (Path(c), fp), True
     return None, there_any
 
 
-def links_to_nothing(candidates: Sequence[str], until: Path | None) -> tuple[ContextEvent, ...]:
+#: What a project file linking out of its repository may lead to: a Markdown file, as a folder of
+#: shared agent rules holds, and not a key file or a credentials store.
+LINKED_RULES_SUFFIXES = (".md", ".markdown")
+
+
+def link_escapes(path: str, root: str) -> str | None:
+    """Where the link ``path`` leads, when that is out of ``root`` (a real path) and of the link's
+    own folder, and is not a Markdown file; None when it may be read.
+
+    A cloned repository is the user's to run in, not to trust: a HERMES.md committed as a link to
+    ``../../.aws/credentials`` would otherwise put that file in every system prompt, sent to the
+    provider. A link within the repository, or to shared rules kept as Markdown elsewhere, is read.
+    """
+    real = os.path.realpath(path)
+    if real.lower().endswith(LINKED_RULES_SUFFIXES):
+        return None
+    for base in (root, os.path.realpath(os.path.dirname(path))):
+        if os.path.commonpath((real, base)) == base:
+            return None
+    return real
+
+
+def unusable_links(candidates: Sequence[str], until: Path | None,
+                   root: str | None = None) -> tuple[ContextEvent, ...]:
     """A warning (logged once, here) for each candidate ahead of ``until`` (all of them when
-    None) that is a link to a missing target: a project file that silently stopped counting, or
-    gave its place to a lower one. Called when the chosen file changes, not every turn."""
+    None) that is a link to a missing target, or one leading out of ``root``: a project file that
+    silently stopped counting, or gave its place to a lower one. Called when the chosen file
+    changes, not every turn."""
     events: list[ContextEvent] = []
     for c in candidates:
         if until is not None and c == str(until):
             break
-        reason = _dangling(Path(c)) if os.path.lexists(c) and not os.path.exists(c) else None
+        if not os.path.lexists(c):
+            continue
+        if not os.path.exists(c):
+            reason = _dangling(Path(c))
+        elif root is not None and os.path.islink(c) and (real := link_escapes(c, root)):
+            reason = (f"is a link to {real}, outside the repository {root}; skipped: a project "
+                      "file may lead out of its repository only to a Markdown (.md) file")
+        else:
+            reason = None
         if reason is not None:
             events.append(ContextEvent("warning", c, reason))
             _emit(events[-1])

@@ -32,7 +32,7 @@ from typing import Literal
 from filelock import FileLock
 from filelock import Timeout as LockTimeout
 
-from hermes_core.agent.prompt.files import notify_file_changed
+from hermes_core.agent.prompt.files import UndecodableText, decode_text, notify_file_changed
 from hermes_core.atomic_write import write_atomic
 from hermes_core.config import Settings
 from hermes_core.errors import MemoryWriteError
@@ -90,13 +90,12 @@ class MemoryStore:
             return ()
         except OSError as e:
             raise MemoryWriteError(path, f"cannot read ({e.strerror or e})") from None
-        if b"\x00" in raw:
-            raise MemoryWriteError(path, "is a binary file; refusing to edit it")
         try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as e:
-            line = raw[: e.start].count(b"\n") + 1
-            raise MemoryWriteError(path, f"not valid UTF-8 (line {line}); refusing to edit it") from None
+            # the prompt builder's decoder: a file it reads (UTF-16 from PowerShell's ">") can be
+            # edited, and is written back as UTF-8
+            text = decode_text(raw)
+        except UndecodableText as e:
+            raise MemoryWriteError(path, f"{e}; refusing to edit it") from None
         return parse_entries(text)
 
     def entries(self, target: Target) -> tuple[str, ...]:

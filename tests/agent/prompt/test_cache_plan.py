@@ -34,3 +34,41 @@ def test_never_more_than_four_breakpoints():
 def test_a_summary_below_the_cacheable_minimum_is_not_marked():
     plan = _plan((0,), system_tokens=10)
     assert 0 not in plan.message_indices                    # 10 + 300 tokens: too short to cache
+
+
+def _tool_rounds(rounds: int) -> list[Message]:
+    from hermes_core.types import ToolCall
+
+    out = [Message("user", "earlier"), Message("assistant", "earlier answer"),
+           Message("user", "look these up")]
+    for r in range(rounds):
+        out += [Message("assistant", "", tool_calls=(ToolCall(f"c{r}", "lookup", "{}"),)),
+                Message("tool", f"a long result {r}", tool_call_id=f"c{r}")]
+    return out
+
+
+def _plan_rounds(messages: list[Message], breakpoints: int = 2):
+    return plan_cache(provider_kind="anthropic", model="claude-sonnet-4-5", enabled=True,
+                      ttl="5m", prefix_sha256="0" * 64, prefix_tokens=2000,
+                      messages=messages, message_tokens=[600] * len(messages),
+                      message_breakpoints=breakpoints)
+
+
+def test_a_tool_round_marks_its_end_for_the_next_round_to_read():
+    """Each follow-up request of a turn resent the turn's earlier rounds uncached: only messages
+    before a user message were marked, and a tool round adds none."""
+    second = _plan_rounds(_tool_rounds(1))
+    assert second.message_indices == (1, 4)      # the turn's start (read) and this round's end
+    third = _plan_rounds(_tool_rounds(2))
+    assert third.message_indices == (4, 6)       # the last round's end (read) and this one's
+    assert 2 not in third.message_indices        # the user message carries the per-turn context
+
+
+def test_a_round_end_is_marked_even_for_an_empty_tool_answer():
+    messages = _tool_rounds(1)
+    messages[-1] = Message("tool", "", tool_call_id="c0")
+    assert 4 in _plan_rounds(messages).message_indices
+
+
+def test_no_message_breakpoints_means_none_in_tool_rounds_either():
+    assert _plan_rounds(_tool_rounds(2), breakpoints=0).message_indices == ()

@@ -135,7 +135,7 @@ def test_shrinking_an_oversized_file_is_allowed(hermes_home: Path) -> None:
 def test_non_utf8_file_is_not_edited(hermes_home: Path) -> None:
     path = hermes_home / "USER.md"
     path.write_bytes(b"caf\xe9\n")
-    with pytest.raises(MemoryWriteError, match=r"USER\.md: not valid UTF-8 \(line 1\)"):
+    with pytest.raises(MemoryWriteError, match=r"USER\.md: not valid UTF-8 \(byte 0xe9 on line 1\)"):
         MemoryStore(hermes_home).add("user", "x")
     assert path.read_bytes() == b"caf\xe9\n"
 
@@ -471,3 +471,14 @@ def test_prompt_cli_refuses_a_fifo_history(tmp_path: Path, hermes_home: Path) ->
                           env={**os.environ, "PYTHONPATH": os.getcwd()})
     assert proc.returncode == 1
     assert str(fifo) in proc.stderr and "not a regular file" in proc.stderr
+
+
+def test_a_utf16_memory_file_is_edited_and_saved_as_utf8(hermes_home: Path) -> None:
+    """The prompt reads a UTF-16 MEMORY.md (PowerShell's ``>``); the store refused to edit it as
+    a binary file. It keeps every entry and writes the file back as UTF-8."""
+    path = hermes_home / "MEMORY.md"
+    path.write_bytes("Staging is eu-west-1\r\n§\r\nDeploys on Tuesdays\r\n".encode("utf-16"))
+    store = MemoryStore(hermes_home)
+    assert store.add("memory", "Café opens at 8") == (
+        "Staging is eu-west-1", "Deploys on Tuesdays", "Café opens at 8")
+    assert path.read_bytes().decode("utf-8").startswith("Staging is eu-west-1\n§\n")
