@@ -260,12 +260,13 @@ class CredentialPoolSettings(_Model):
 
 
 class RecencyWeights(_Model):
-    """Episodic-memory score multipliers by session age (raised to ``recency_bias``)."""
+    """Episodic-memory score multipliers by session age (raised to ``recency_bias``). Each holds
+    in the middle of its range; between those ages the weight slides smoothly (no step at 7 days)."""
 
-    week: float = Field(default=2.0, gt=0, allow_inf_nan=False)      # younger than 7 days
-    month: float = Field(default=1.5, gt=0, allow_inf_nan=False)     # 7-30 days
-    quarter: float = Field(default=1.0, gt=0, allow_inf_nan=False)   # 30-90 days
-    older: float = Field(default=0.7, gt=0, allow_inf_nan=False)     # 90 days and more
+    week: float = Field(default=2.0, gt=0, allow_inf_nan=False)      # 0-7 days (exact to 3.5)
+    month: float = Field(default=1.5, gt=0, allow_inf_nan=False)     # 7-30 days (exact at 18.5)
+    quarter: float = Field(default=1.0, gt=0, allow_inf_nan=False)   # 30-90 days (exact at 60)
+    older: float = Field(default=0.7, gt=0, allow_inf_nan=False)     # 90 days+ (exact from 120)
 
 
 class ContextEngineSettings(_Model):
