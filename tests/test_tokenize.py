@@ -172,3 +172,10 @@ def test_cjk_ratio_counts_letters_of_every_script(text: str, ratio: float) -> No
 @pytest.mark.parametrize("text", ["查询车辆违章 and 𠀀 more", "no cjk", "", "会议室👍预订", "ｆｕｌｌ宽"])
 def test_cjk_chars_are_the_characters_is_cjk_accepts_in_order(text: str) -> None:
     assert tok.cjk_chars(text) == [c for c in text if tok.is_cjk(c)]
+
+
+def test_keep_whole_adds_a_split_identifier_as_written_and_nothing_else() -> None:
+    assert tokenize("PostgreSQL on k8s", keep_whole=True) == [
+        "postgre", "sql", "postgresql", "on", "k", "8", "s", "k8s"]
+    assert tokenize("plain words 数据库", keep_whole=True) == tokenize("plain words 数据库")
+    assert tokenize("PostgreSQL") == ["postgre", "sql"]   # queries and skills: parts only

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hermes_core.config import RecencyWeights
-from hermes_core.tokenize import tokenize
+from hermes_core.tokenize import has_cjk, tokenize
 from hermes_core.types import MemoryFragment
 
 SECONDS_PER_DAY = 86_400.0
@@ -102,7 +102,7 @@ class MatchPlan:
 
     @property
     def expression(self) -> str | None:
-        return " OR ".join(quote_term(t) for t in self.terms) if self.terms else None
+        return " OR ".join(match_term(t) for t in self.terms) if self.terms else None
 
 
 def plan_match(dfs: Mapping[str, int], *, common_df: int = COMMON_DF,
@@ -131,6 +131,22 @@ def quote_term(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+#: A query word this long or longer also matches longer words it starts (postgres: PostgreSQL,
+#: deploy: deployments); a shorter one would match too much (api: apiary, log: logistics).
+MIN_PREFIX_CHARS = 4
+_PREFIXABLE = re.compile(r"[^\W\d_]+")
+
+
+def match_term(term: str) -> str:
+    """One query term as FTS5 looks it up: a word of letters of at least ``MIN_PREFIX_CHARS``
+    as a prefix, anything else (numbers, short words, Chinese: jieba's terms are whole words, and
+    ``cut_for_search`` already indexes the words inside a longer one) whole. A document
+    frequency is counted, and the MATCH made, from the same form."""
+    if len(term) >= MIN_PREFIX_CHARS and _PREFIXABLE.fullmatch(term) and not has_cjk(term):
+        return quote_term(term) + "*"
+    return quote_term(term)
+
+
 def build_match(text: str) -> str | None:
     """A MATCH expression that is always valid FTS5: quoted terms joined by OR; None if no terms.
 
@@ -140,7 +156,7 @@ def build_match(text: str) -> str | None:
     terms = [t for t in query_terms(text) if t.strip()]
     if not terms:
         return None
-    return " OR ".join(quote_term(t) for t in terms)
+    return " OR ".join(match_term(t) for t in terms)
 
 
 def relevance_from_bm25(bm25: float) -> float:

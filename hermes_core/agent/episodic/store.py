@@ -37,10 +37,10 @@ from hermes_core.agent.episodic.migrations import (
     apply_pending,
     current_version,
 )
-from hermes_core.agent.episodic.ranking import Hit, quote_term
+from hermes_core.agent.episodic.ranking import Hit, match_term
 from hermes_core.errors import SessionDatabaseMissing, SessionDatabaseUnusable, SessionStoreError
 from hermes_core.redact import SCRUBBED, is_key_piece
-from hermes_core.tokenize import TOKENIZER_VERSION, segment_for_index
+from hermes_core.tokenize import SEGMENT_VERSION, TOKENIZER_VERSION, segment_for_index
 
 log = logging.getLogger("hermes_core.memory")
 
@@ -181,7 +181,8 @@ class SessionStore:
         self._segment = segment
         # What built the index: compared with the database's record on open, and the index rebuilt
         # when they differ. A custom segmenter without an id is never compared.
-        self.segment_id = (f"hermes-tokenize-{TOKENIZER_VERSION}" if segment is segment_for_index
+        self.segment_id = (f"hermes-tokenize-{TOKENIZER_VERSION}.{SEGMENT_VERSION}"
+                           if segment is segment_for_index
                            else segment_id)
         self.reindexed = 0
         self._lock = threading.RLock()
@@ -674,7 +675,7 @@ class SessionStore:
                     missing.append(term)
         for term in missing:
             rows = self._read("SELECT count(*) FROM (SELECT 1 FROM sessions_fts WHERE sessions_fts"
-                              " MATCH ? LIMIT ?)", (quote_term(term), cap + 1))
+                              " MATCH ? LIMIT ?)", (match_term(term), cap + 1))
             out[term] = df = int(rows[0][0])
             with self._lock:
                 if len(self._df_cache) >= DF_CACHE_SIZE:

@@ -22,6 +22,7 @@ from hermes_core.agent.episodic.ranking import (
     build_match,
     clip_text,
     format_age,
+    match_term,
     plan_match,
     query_terms,
     quote_term,
@@ -179,9 +180,10 @@ def test_build_match_none_without_searchable_terms(text: str) -> None:
 def test_build_match_neutralises_syntax() -> None:
     m = build_match('summary:secret AND (NOT x) NEAR(y z) foo* ^bar "baz')
     assert m is not None
+    # the only star is the prefix mark right after a closing quote, never the user's
     for raw in ("summary:", "(", ")", "*", "^"):
-        assert raw not in m.replace('" OR "', "")
-    assert '"summary"' in m and '"near"' in m and '"foo"' in m
+        assert raw not in m.replace('"*', '"').replace('" OR "', "")
+    assert '"summary"*' in m and '"near"*' in m and '"foo" OR' in m
 
 
 @pytest.fixture(scope="module")
@@ -246,7 +248,7 @@ def test_only_the_start_of_a_huge_message_is_segmented() -> None:
 def test_rare_terms_are_kept_rarest_first_and_common_ones_dropped() -> None:
     plan = plan_match({"postgres": 40, "slow": 5_000, "deploy": 900, "vacuum": 3}, common_df=1_000)
     assert plan == MatchPlan(("vacuum", "postgres", "deploy"))
-    assert plan.expression == '"vacuum" OR "postgres" OR "deploy"'
+    assert plan.expression == '"vacuum"* OR "postgres"* OR "deploy"*'
 
 
 def test_terms_no_session_has_are_dropped_and_ties_keep_query_order() -> None:
@@ -292,3 +294,17 @@ def test_the_pieces_of_english_contractions_are_not_search_terms() -> None:
                         "work? I've, I'm, isn't it, doesn't it")
     assert terms == ["rust", "borrow", "checker", "know", "tried", "sure", "work"]
     assert query_terms("C and R are languages") == ["c", "r", "languages"]
+
+
+@pytest.mark.parametrize(("term", "expected"), [
+    ("postgres", '"postgres"*'),      # four letters or more: the word and any longer one
+    ("deploy", '"deploy"*'),
+    ("api", '"api"'),                 # shorter: whole words only (api is not apiary)
+    ("2024", '"2024"'),               # digits: a number is not the start of another
+    ("v1234", '"v1234"'),             # nor a version
+    ("数据库", '"数据库"'),            # jieba's terms are whole words
+    ("ёлка", '"ёлка"*'),              # letters of any script written with spaces
+])
+def test_match_term_is_a_prefix_for_latin_words_of_four_letters_or_more(
+        term: str, expected: str) -> None:
+    assert match_term(term) == expected

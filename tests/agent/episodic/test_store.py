@@ -33,7 +33,7 @@ from hermes_core.agent.episodic.store import (
 )
 from hermes_core.cli.main import main
 from hermes_core.errors import HermesError
-from hermes_core.tokenize import TOKENIZER_VERSION
+from hermes_core.tokenize import SEGMENT_VERSION, TOKENIZER_VERSION
 from hermes_core.types import Message
 
 NOW = 1_800_000_000.0
@@ -548,7 +548,7 @@ def test_opening_an_old_database_reindexes_it_once(tmp_path: Path,
         assert store.reindexed == 1
         assert [h.session_id for h in store.search("开会", 5)] == ["s-old"]
         assert store.connection.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone() == (
-            f"hermes-tokenize-{TOKENIZER_VERSION}",)
+            f"hermes-tokenize-{TOKENIZER_VERSION}.{SEGMENT_VERSION}",)
         assert store.stats()["index_in_sync"]
     with SessionStore(path) as again:          # recorded: nothing to do the second time
         assert again.reindexed == 0
