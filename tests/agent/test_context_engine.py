@@ -1025,6 +1025,21 @@ def test_a_word_finds_a_session_that_wrote_a_longer_word_starting_with_it(
     assert [f.session_id for f in engine.retrieve(asked)] == ["told"]
 
 
+def test_a_word_the_archive_has_whole_is_not_also_looked_up_as_a_prefix(
+        engine: ContextEngine) -> None:
+    """Prefix lookups read every index term the word starts, so only a word no session has
+    whole gets one: "deploy" then finds the session that said it, not "deployments" too."""
+    engine.add("said", "We deploy on Fridays", created_at=NOW - DAY)
+    engine.add("longer", "The deployments are frozen", created_at=NOW - DAY)
+    statements: list[str] = []
+    engine.store.connection.set_trace_callback(statements.append)
+    try:
+        assert [f.session_id for f in engine.retrieve("deploy")] == ["said"]
+    finally:
+        engine.store.connection.set_trace_callback(None)
+    assert not [st for st in statements if '"deploy"*' in st]
+
+
 def test_a_short_word_matches_whole_words_only(engine: ContextEngine) -> None:
     """``api`` must not recall every ``apiary``: a prefix needs four letters."""
     engine.add("bees", "The apiary has twelve hives", created_at=NOW - DAY)

@@ -131,19 +131,30 @@ def quote_term(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-#: A query word this long or longer also matches longer words it starts (postgres: PostgreSQL,
-#: deploy: deployments); a shorter one would match too much (api: apiary, log: logistics).
+#: A query word no session has whole is looked up as the start of longer words (postgres:
+#: PostgreSQL, deploy: deployments) when it is at least this long; a shorter one would match too
+#: much (api: apiary, log: logistics).
 MIN_PREFIX_CHARS = 4
-_PREFIXABLE = re.compile(r"[^\W\d_]+")
+_LETTERS = re.compile(r"[^\W\d_]+")
+#: Marks a term of a plan looked up as a prefix (no index term holds it: tokens are words).
+PREFIX_MARK = "*"
+
+
+def as_prefix(term: str) -> str | None:
+    """``term`` marked to be looked up as the start of longer words, or None when it may not be:
+    shorter than ``MIN_PREFIX_CHARS``, not all letters (numbers, versions), or Chinese (jieba's
+    terms are whole words, and ``cut_for_search`` already indexes the words inside a longer one).
+    """
+    if len(term) >= MIN_PREFIX_CHARS and _LETTERS.fullmatch(term) and not has_cjk(term):
+        return term + PREFIX_MARK
+    return None
 
 
 def match_term(term: str) -> str:
-    """One query term as FTS5 looks it up: a word of letters of at least ``MIN_PREFIX_CHARS``
-    as a prefix, anything else (numbers, short words, Chinese: jieba's terms are whole words, and
-    ``cut_for_search`` already indexes the words inside a longer one) whole. A document
-    frequency is counted, and the MATCH made, from the same form."""
-    if len(term) >= MIN_PREFIX_CHARS and _PREFIXABLE.fullmatch(term) and not has_cjk(term):
-        return quote_term(term) + "*"
+    """One plan term as FTS5 looks it up: quoted, and a prefix term (``as_prefix``) with FTS5's
+    star outside the quotes. A document frequency is counted, and the MATCH made, from it."""
+    if term.endswith(PREFIX_MARK):
+        return quote_term(term[:-1]) + "*"
     return quote_term(term)
 
 
@@ -156,7 +167,7 @@ def build_match(text: str) -> str | None:
     terms = [t for t in query_terms(text) if t.strip()]
     if not terms:
         return None
-    return " OR ".join(match_term(t) for t in terms)
+    return " OR ".join(quote_term(t) for t in terms)
 
 
 def relevance_from_bm25(bm25: float) -> float:

@@ -19,6 +19,7 @@ from hermes_core.agent.episodic.ranking import (
     MatchPlan,
     RecencyWeights,
     age_days,
+    as_prefix,
     build_match,
     clip_text,
     format_age,
@@ -180,10 +181,9 @@ def test_build_match_none_without_searchable_terms(text: str) -> None:
 def test_build_match_neutralises_syntax() -> None:
     m = build_match('summary:secret AND (NOT x) NEAR(y z) foo* ^bar "baz')
     assert m is not None
-    # the only star is the prefix mark right after a closing quote, never the user's
     for raw in ("summary:", "(", ")", "*", "^"):
-        assert raw not in m.replace('"*', '"').replace('" OR "', "")
-    assert '"summary"*' in m and '"near"*' in m and '"foo" OR' in m
+        assert raw not in m.replace('" OR "', "")
+    assert '"summary"' in m and '"near"' in m and '"foo"' in m
 
 
 @pytest.fixture(scope="module")
@@ -248,7 +248,7 @@ def test_only_the_start_of_a_huge_message_is_segmented() -> None:
 def test_rare_terms_are_kept_rarest_first_and_common_ones_dropped() -> None:
     plan = plan_match({"postgres": 40, "slow": 5_000, "deploy": 900, "vacuum": 3}, common_df=1_000)
     assert plan == MatchPlan(("vacuum", "postgres", "deploy"))
-    assert plan.expression == '"vacuum"* OR "postgres"* OR "deploy"*'
+    assert plan.expression == '"vacuum" OR "postgres" OR "deploy"'
 
 
 def test_terms_no_session_has_are_dropped_and_ties_keep_query_order() -> None:
@@ -297,14 +297,20 @@ def test_the_pieces_of_english_contractions_are_not_search_terms() -> None:
 
 
 @pytest.mark.parametrize(("term", "expected"), [
-    ("postgres", '"postgres"*'),      # four letters or more: the word and any longer one
-    ("deploy", '"deploy"*'),
-    ("api", '"api"'),                 # shorter: whole words only (api is not apiary)
-    ("2024", '"2024"'),               # digits: a number is not the start of another
-    ("v1234", '"v1234"'),             # nor a version
-    ("数据库", '"数据库"'),            # jieba's terms are whole words
-    ("ёлка", '"ёлка"*'),              # letters of any script written with spaces
+    ("postgres", "postgres*"),        # four letters or more: the word and any longer one
+    ("deploy", "deploy*"),
+    ("ёлка", "ёлка*"),                # letters of any script written with spaces
+    ("api", None),                    # shorter: whole words only (api is not apiary)
+    ("2024", None),                   # digits: a number is not the start of another
+    ("v1234", None),                  # nor a version
+    ("数据库", None),                  # jieba's terms are whole words
 ])
-def test_match_term_is_a_prefix_for_latin_words_of_four_letters_or_more(
-        term: str, expected: str) -> None:
-    assert match_term(term) == expected
+def test_only_a_word_of_four_letters_or_more_may_be_looked_up_as_a_prefix(
+        term: str, expected: str | None) -> None:
+    assert as_prefix(term) == expected
+
+
+def test_a_prefix_term_is_matched_with_the_star_outside_its_quotes() -> None:
+    assert match_term("postgres*") == '"postgres"*'
+    assert match_term("postgres") == '"postgres"'
+    assert plan_match({"vacuum": 3, "postgres*": 2}).expression == '"postgres"* OR "vacuum"'
