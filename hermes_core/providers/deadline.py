@@ -123,7 +123,8 @@ class _Watch:
                             f"{self._where(self.budget.clock())}")
 
     def _where(self, now: float) -> str:
-        return f"{now - self.started:.1f}s into the response, {self.received} bytes received"
+        unit = "byte" if self.received == 1 else "bytes"
+        return f"{now - self.started:.1f}s into the response, {self.received} {unit} received"
 
     def _has_content(self, chunk: bytes) -> bool:
         """Whether the chunk completes a data line of an event other than a ping."""
