@@ -27,6 +27,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from hermes_core.agent.routing.rules import unserved_models, validate_condition
 from hermes_core.config_home import DEFAULT_HOME, check_home, check_named_home
@@ -138,11 +139,18 @@ class RoutingSettings(_Model):
 
     @model_validator(mode="after")
     def _unique_providers(self) -> RoutingSettings:
-        seen: set[str] = set()
-        for p in self.providers:
-            if p.name in seen:
-                raise ValueError(f"provider '{p.name}' is listed twice")
-            seen.add(p.name)
+        # the error sits at the repeated entry's name, not at ``routing``: the loader reports the
+        # line of its key path, and a long providers list needs the entry itself pointed at
+        first: dict[str, int] = {}
+        for i, p in enumerate(self.providers):
+            if p.name in first:
+                raise ValidationError.from_exception_data(type(self).__name__, [InitErrorDetails(
+                    type=PydanticCustomError(
+                        "provider_listed_twice",
+                        "provider '{name}' is listed twice (first as providers[{first}]): "
+                        "merge the two entries", {"name": p.name, "first": first[p.name]}),
+                    loc=("providers", i, "name"), input=p.name)])
+            first[p.name] = i
         return self
 
 
@@ -252,12 +260,13 @@ class CredentialPoolSettings(_Model):
 
 
 class RecencyWeights(_Model):
-    """Episodic-memory score multipliers by session age (raised to ``recency_bias``)."""
+    """Episodic-memory score multipliers by session age (raised to ``recency_bias``). Each holds
+    in the middle of its range; between those ages the weight slides smoothly (no step at 7 days)."""
 
-    week: float = Field(default=2.0, gt=0, allow_inf_nan=False)      # younger than 7 days
-    month: float = Field(default=1.5, gt=0, allow_inf_nan=False)     # 7-30 days
-    quarter: float = Field(default=1.0, gt=0, allow_inf_nan=False)   # 30-90 days
-    older: float = Field(default=0.7, gt=0, allow_inf_nan=False)     # 90 days and more
+    week: float = Field(default=2.0, gt=0, allow_inf_nan=False)      # 0-7 days (exact to 3.5)
+    month: float = Field(default=1.5, gt=0, allow_inf_nan=False)     # 7-30 days (exact at 18.5)
+    quarter: float = Field(default=1.0, gt=0, allow_inf_nan=False)   # 30-90 days (exact at 60)
+    older: float = Field(default=0.7, gt=0, allow_inf_nan=False)     # 90 days+ (exact from 120)
 
 
 class ContextEngineSettings(_Model):

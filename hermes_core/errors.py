@@ -246,11 +246,14 @@ class Attempt:
 
 def _tried(a: Attempt) -> str:
     """One attempt as the final error lists it; a provider whose keys were all rate limited says
-    how long: "blocked" alone reads like an outage, and the wait decides what the person does."""
+    how long: "blocked" alone reads like an outage, and the wait decides what the person does. A
+    timed-out attempt says how long it was waited on."""
     shown = f"{a.provider}/{a.model}:{a.status}"
     wait = a.retry_after   # rounded up: "frees in 0s" on a request that gave up misleads
     said = f"{math.ceil(wait) if math.isfinite(wait) else wait:.0f}s" if wait is not None else ""
-    if a.status == "all_keys_blocked" and said:
+    if a.status == "timeout":   # a second or a minute: what the person tunes next
+        shown += f" after {a.latency_ms / 1000:.1f}s"
+    elif a.status == "all_keys_blocked" and said:
         shown += f" (the first key frees in {said})"
     elif a.decision == "wait_past_deadline" and said:
         shown += f" (the server asked to wait {said}, past the deadline)"

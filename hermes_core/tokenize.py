@@ -187,12 +187,15 @@ def _segment_cjk(run: str) -> tuple[str, ...]:
     return tuple(t for t in jb.cut_for_search(run) if t.strip())
 
 
-def tokenize(text: str, *, split_camel: bool = True, fold: bool = True) -> list[str]:
+def tokenize(text: str, *, split_camel: bool = True, fold: bool = True,
+             keep_whole: bool = False) -> list[str]:
     """Tokens of mixed text, in order, each :func:`normalize`-d; CJK segmented, identifiers split.
 
     Dotted, hyphenated, snake_case and camelCase names break into their words, so
     ``Navigation.TrafficViolations.queryViolation`` yields navigation, traffic, violations, query,
     violation. ``fold=False`` only lower-cases (Größe -> größe): words to show, not to match.
+    ``keep_whole`` also yields a word that split into parts as written (PostgreSQL: postgre, sql,
+    postgresql), for an index that a word's prefix is looked up in.
     """
     if not text:
         return []
@@ -205,15 +208,24 @@ def tokenize(text: str, *, split_camel: bool = True, fold: bool = True) -> list[
             out.extend(_segment_cjk(cjk))
         elif word:
             if split_camel:
-                out.extend(norm(w) for w in split_identifier(word))
+                parts = split_identifier(word)
+                out.extend(norm(w) for w in parts)
+                if keep_whole and len(parts) > 1:
+                    out.append(norm(word))
             else:
                 out.append(norm(word))
     return out
 
 
+#: Bump whenever ``segment_for_index`` can index other tokens than before (beyond a
+#: ``TOKENIZER_VERSION`` change). 2: an identifier split into parts is also indexed whole.
+SEGMENT_VERSION = 2
+
+
 def segment_for_index(text: str) -> str:
-    """Space-joined tokens: what FTS5's unicode61 tokenizer indexes so Chinese terms match."""
-    return " ".join(tokenize(text))
+    """Space-joined tokens: what FTS5's unicode61 tokenizer indexes so Chinese terms match; a
+    split identifier also whole, so "postgres" (a prefix query) finds "PostgreSQL"."""
+    return " ".join(tokenize(text, keep_whole=True))
 
 
 def estimate_tokens(text: str) -> int:

@@ -997,3 +997,19 @@ def test_a_provider_listing_no_models_serves_any_model(tmp_path: Path) -> None:
                  "      - {name: openai, models: [gpt-4o]}\n"
                  "      - {name: local, endpoint: 'http://127.0.0.1:9/v1'}\n")
     assert load_settings(p).llm.routing.fast_model == "house-model"
+
+
+@pytest.mark.parametrize(("providers", "key", "line"), [
+    ("      - {name: openai}\n      - {name: anthropic}\n      - {name: openai}\n",
+     "llm.routing.providers[2].name", 7),
+    ("      - name: openai\n        priority: 1\n      - priority: 2\n        name: openai\n",
+     "llm.routing.providers[1].name", 8),
+])
+def test_a_provider_listed_twice_is_an_error_at_the_second_entrys_line(
+        tmp_path: Path, providers: str, key: str, line: int) -> None:
+    p = tmp_path / "config.yaml"
+    p.write_text("llm:\n  routing:\n    default_model: gpt-4o\n    providers:\n" + providers)
+    with pytest.raises(ConfigError) as e:
+        load_settings(p, env={})
+    assert e.value.key_path == key and e.value.line == line
+    assert "'openai' is listed twice" in str(e.value) and "providers[0]" in str(e.value)

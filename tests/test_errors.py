@@ -394,3 +394,14 @@ def test_the_partial_text_of_a_cut_stream_never_holds_a_key_or_its_start(cut: in
     err = IncompleteResponse("cut", partial_text=text)
     assert err.partial_text.startswith("the key is ")
     assert key[:6] not in err.partial_text and key[:6] not in repr(vars(err))
+
+
+def test_the_final_error_says_how_long_each_timed_out_attempt_waited() -> None:
+    """"custom/m1:timeout" twice did not say whether the provider was waited on for a second or a
+    minute: each timed-out attempt shows its time; other failures, answered at once, do not."""
+    tried = [Attempt("custom", "m1", None, "timeout", 30_012.0, decision="retry"),
+             Attempt("custom", "m1", None, "timeout", 450.0, decision="failover"),
+             Attempt("backup", "m2", None, "500", 80.0, decision="failover")]
+    text = str(AllProvidersFailed(tried))
+    assert ("custom/m1:timeout after 30.0s, custom/m1:timeout after 0.5s, backup/m2:500;"
+            in text + ";"), text

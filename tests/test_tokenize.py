@@ -196,3 +196,9 @@ def test_the_estimate_is_not_far_below_a_real_tokenizer_in_cjk_scripts(text: str
     assert got >= 0.8 * o200k
     assert got <= 1.6 * cl100k
 
+
+def test_keep_whole_adds_a_split_identifier_as_written_and_nothing_else() -> None:
+    assert tokenize("PostgreSQL on k8s", keep_whole=True) == [
+        "postgre", "sql", "postgresql", "on", "k", "8", "s", "k8s"]
+    assert tokenize("plain words 数据库", keep_whole=True) == tokenize("plain words 数据库")
+    assert tokenize("PostgreSQL") == ["postgre", "sql"]   # queries and skills: parts only

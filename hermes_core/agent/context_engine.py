@@ -254,8 +254,10 @@ class ContextEngine:
         # SQLite's LIMIT is a signed 64-bit integer; a larger count simply means "all of them".
         limit = min(OVERFETCH * max_results + (1 if exclude_session is not None else 0), SQL_INT_MAX)
         # which terms to search, from counts remembered until the database changes: a message
-        # whose terms no session has (most messages, in a young archive) costs one query
-        dfs = self.store.term_dfs(terms, COMMON_DF)
+        # whose terms no session has (most messages, in a young archive) costs one query. A word
+        # no session has whole is also counted as the start of longer ones ("postgres":
+        # PostgreSQL): only such words, so a word the archive has costs no prefix scan
+        dfs = self.store.term_dfs(terms, COMMON_DF, prefix_absent=True)
         if not any(dfs.values()):   # no session has any of them (an empty archive: every turn)
             return []
         plan = plan_match(dfs)

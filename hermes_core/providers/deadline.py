@@ -15,7 +15,9 @@ in the HTTP transport both SDK clients are built on:
 A response past its budget raises :class:`ResponseBudgetExceeded` (an ``httpx`` read timeout), so
 the SDKs and the call loop treat it as the timeout it is: a typed ``Timeout`` that fails over.
 Socket silence itself is still bounded by the client's read timeout, which the providers set to
-the idle timeout for streams.
+the idle timeout for streams; the transports re-raise the client's bare "timed out" as
+:class:`ServerSilent`, saying whether no first byte came or the body stopped, for how long, and
+how far into the response: a stalled provider's final error is what a person reads to act on.
 """
 
 from __future__ import annotations
@@ -32,6 +34,25 @@ from hermes_core.providers.observed import note
 
 class ResponseBudgetExceeded(httpx2.ReadTimeout):
     """The response outlived its whole-response budget, or a stream went idle (pings aside)."""
+
+
+class ServerSilent(httpx2.ReadTimeout):
+    """The socket carried nothing for the client's read timeout: before the response's first byte,
+    or in the middle of its body."""
+
+
+def _read_timeout(request: httpx2.Request) -> float | None:
+    """The read timeout the client set on ``request`` (what a silent socket waited for)."""
+    timeouts = request.extensions.get("timeout")
+    value = timeouts.get("read") if isinstance(timeouts, dict) else None
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _no_first_byte(request: httpx2.Request, e: httpx2.ReadTimeout) -> httpx2.ReadTimeout:
+    read = _read_timeout(request)
+    if read is None:
+        return e
+    return ServerSilent(f"no first byte for {read:g}s after the request was sent", request=request)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,16 +89,20 @@ class bounded:
 class _Watch:
     """The checks, shared by the sync and async guards: one call per chunk received."""
 
-    def __init__(self, budget: Budget, started: float, sse: bool) -> None:
+    def __init__(self, budget: Budget, started: float, sse: bool,
+                 read_s: float | None = None) -> None:
         self.budget = budget
         self.started = started
         self.last_content = started
         self.sse = sse
+        self.read_s = read_s        # the client's read timeout: how long a silence lasted
+        self.received = 0           # bytes of the body so far
         self._partial = b""
         self._event = b""
 
     def feed(self, chunk: bytes) -> None:
         now = self.budget.clock()
+        self.received += len(chunk)
         if self.sse and self._has_content(chunk):
             self.last_content = now
         if now - self.started > self.budget.total_s:
@@ -86,7 +111,20 @@ class _Watch:
         idle = self.budget.idle_s
         if self.sse and idle is not None and now - self.last_content > idle:
             raise ResponseBudgetExceeded(
-                f"no content for {idle:g}s (keep-alive pings do not count)")
+                f"no content for {idle:g}s mid-stream, {self._where(now)} (keep-alive pings do "
+                "not count)")
+
+    def silence(self, e: httpx2.ReadTimeout) -> httpx2.ReadTimeout:
+        """The client's read timeout, raised while the body was read, said as what it was."""
+        if isinstance(e, ResponseBudgetExceeded) or self.read_s is None:
+            return e
+        body = "mid-stream" if self.sse else "mid-response"
+        return ServerSilent(f"no bytes for {self.read_s:g}s {body}, "
+                            f"{self._where(self.budget.clock())}")
+
+    def _where(self, now: float) -> str:
+        unit = "byte" if self.received == 1 else "bytes"
+        return f"{now - self.started:.1f}s into the response, {self.received} {unit} received"
 
     def _has_content(self, chunk: bytes) -> bool:
         """Whether the chunk completes a data line of an event other than a ping."""
@@ -119,9 +157,12 @@ class _Guard(httpx2.SyncByteStream):
         self._watch = watch
 
     def __iter__(self) -> Iterator[bytes]:
-        for chunk in self._inner:
-            self._watch.feed(chunk)
-            yield chunk
+        try:
+            for chunk in self._inner:
+                self._watch.feed(chunk)
+                yield chunk
+        except httpx2.ReadTimeout as e:
+            raise self._watch.silence(e) from e
 
     def close(self) -> None:
         self._inner.close()
@@ -142,7 +183,10 @@ class _AsyncGuard(httpx2.AsyncByteStream):
 
     async def __anext__(self) -> bytes:
         assert self._chunks is not None
-        chunk = await self._chunks.__anext__()
+        try:
+            chunk = await self._chunks.__anext__()
+        except httpx2.ReadTimeout as e:
+            raise self._watch.silence(e) from e
         self._watch.feed(chunk)
         return chunk
 
@@ -159,10 +203,14 @@ class DeadlineTransport(httpx2.BaseTransport):
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         budget = _BUDGET.get()
         started = budget.clock() if budget is not None else 0.0
-        response = self.inner.handle_request(request)
+        try:
+            response = self.inner.handle_request(request)
+        except httpx2.ReadTimeout as e:
+            raise _no_first_byte(request, e) from e
         note(response.headers)
         if budget is not None and isinstance(response.stream, httpx2.SyncByteStream):
-            response.stream = _Guard(response.stream, _Watch(budget, started, _is_sse(response)))
+            response.stream = _Guard(response.stream, _Watch(
+                budget, started, _is_sse(response), _read_timeout(request)))
         return response
 
     def close(self) -> None:
@@ -178,11 +226,14 @@ class AsyncDeadlineTransport(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         budget = _BUDGET.get()
         started = budget.clock() if budget is not None else 0.0
-        response = await self.inner.handle_async_request(request)
+        try:
+            response = await self.inner.handle_async_request(request)
+        except httpx2.ReadTimeout as e:
+            raise _no_first_byte(request, e) from e
         note(response.headers)
         if budget is not None and isinstance(response.stream, httpx2.AsyncByteStream):
-            response.stream = _AsyncGuard(response.stream,
-                                          _Watch(budget, started, _is_sse(response)))
+            response.stream = _AsyncGuard(response.stream, _Watch(
+                budget, started, _is_sse(response), _read_timeout(request)))
         return response
 
     async def aclose(self) -> None:

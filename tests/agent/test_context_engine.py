@@ -1009,3 +1009,38 @@ def test_a_possessive_in_the_message_does_not_recall_every_session_with_an_apost
     engine.add("rust", "Explained Rust ownership and the borrow checker's rules with examples.",
                created_at=NOW - 100 * DAY)
     assert [f.session_id for f in engine.retrieve("what's rust's ownership model?", 5)] == ["rust"]
+
+
+@pytest.mark.parametrize(("told", "asked"), [
+    ("We moved the orders table to PostgreSQL last spring", "what did we say about postgres?"),
+    ("The staging deployments run from the release branch", "how do we deploy staging"),
+    ("Our JavaScript bundle grew past two megabytes", "the javascr bundle size"),
+])
+def test_a_word_finds_a_session_that_wrote_a_longer_word_starting_with_it(
+        engine: ContextEngine, told: str, asked: str) -> None:
+    """"postgres" did not find "PostgreSQL": the index held the identifier's parts (postgre, sql)
+    and each query term matched a whole index term only."""
+    engine.add("told", told, created_at=NOW - DAY)
+    engine.add("other", "Lunch at the noodle place on Friday", created_at=NOW - DAY)
+    assert [f.session_id for f in engine.retrieve(asked)] == ["told"]
+
+
+def test_a_word_the_archive_has_whole_is_not_also_looked_up_as_a_prefix(
+        engine: ContextEngine) -> None:
+    """Prefix lookups read every index term the word starts, so only a word no session has
+    whole gets one: "deploy" then finds the session that said it, not "deployments" too."""
+    engine.add("said", "We deploy on Fridays", created_at=NOW - DAY)
+    engine.add("longer", "The deployments are frozen", created_at=NOW - DAY)
+    statements: list[str] = []
+    engine.store.connection.set_trace_callback(statements.append)
+    try:
+        assert [f.session_id for f in engine.retrieve("deploy")] == ["said"]
+    finally:
+        engine.store.connection.set_trace_callback(None)
+    assert not [st for st in statements if '"deploy"*' in st]
+
+
+def test_a_short_word_matches_whole_words_only(engine: ContextEngine) -> None:
+    """``api`` must not recall every ``apiary``: a prefix needs four letters."""
+    engine.add("bees", "The apiary has twelve hives", created_at=NOW - DAY)
+    assert engine.retrieve("api keys") == []

@@ -60,3 +60,41 @@ def test_a_traceback_logged_at_debug_shows_the_escapes_its_exception_quotes(
     err = capsys.readouterr().err
     assert "DEBUG hermes_core.cli.repl: /save failed" in err
     assert "ValueError: 坏文件 \\x1b]52;c;cm0gLXJmIH4=\\x07" in err and "\x1b" not in err
+
+
+def test_a_tool_error_quoting_the_models_arguments_is_logged_escaped_at_debug(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Model output reaches a ``-vv`` line when a tool fails on the arguments the model sent (the
+    runner logs the exception): an OSC 52 clipboard write and a screen clear in a file name the
+    model made up are shown as ``\\x1b``, the Chinese kept."""
+    import logging
+
+    from hermes_core import Agent
+    from hermes_core.cli.logs import configure_logging
+    from hermes_core.config import load_settings
+    from hermes_core.testing import FakeProvider
+    from hermes_core.testing.fakes import tool_call, tool_calls
+
+    def read_notes(path: str) -> str:
+        """Read a notes file."""
+        raise FileNotFoundError(f"no notes at {path}")
+
+    hostile = "笔记\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J.txt"
+    fake = FakeProvider([tool_calls(tool_call("read_notes", {"path": hostile})), "done"])
+    settings = load_settings({"home": str(tmp_path), "context_engine": {"enabled": False},
+                              "skill_utils": {"enabled": False}}, env={})
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    root.handlers[:] = []
+    try:
+        configure_logging(2, sys.stderr)
+        agent = Agent(settings, provider=fake, tools=[read_notes])
+        reply = agent.chat("read my notes")
+        agent.close()
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    err = capsys.readouterr().err
+    assert reply.text == "done" and "tool read_notes raised" in err, err[-2000:]
+    assert "no notes at 笔记\\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b[2J.txt" in err
+    assert "\x1b" not in err and "\x07" not in err

@@ -3,83 +3,85 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pexpect
 
+from tests.e2e.conftest import pty_env
 
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update({"HF_HUB_OFFLINE": "1", "TERM": "dumb", "PYTHONUNBUFFERED": "1"})
-    env.pop("HERMES_HOME", None)
-    return env
+Spawn = Callable[..., pexpect.spawn]
 
 
-def _sigint_as_at_a_terminal() -> None:
-    """SIGINT's default action in the child, as for a command typed at a terminal: a suite run in
-    the background by a non-interactive shell (CI) passes SIGINT on ignored, and a chat started
-    that way rightly sleeps through Ctrl-C."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+def _chat_args(home: Path, *args: str) -> tuple[str, ...]:
+    return ("-m", "hermes_core.cli", "chat", "--home", str(home), *args)
 
 
-def _spawn_chat(home: Path, cwd: Path, *args: str) -> pexpect.spawn:
-    return pexpect.spawn(sys.executable, ["-m", "hermes_core.cli", "chat", "--home", str(home),
-                                          *args],
-                         env=_env(), encoding="utf-8", timeout=120, cwd=str(cwd),
-                         preexec_fn=_sigint_as_at_a_terminal)
+def _quit(child: pexpect.spawn, *notices: str) -> None:
+    """Ctrl-D at the prompt: the chat says ``notices`` and ends with status 0."""
+    child.sendeof()
+    for notice in notices:
+        child.expect(notice)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+
+
+def _save_and_quit(child: pexpect.spawn, home: Path, *notices: str) -> list[dict[str, str]]:
+    """``/save`` the chat's two messages, quit as :func:`_quit`, and read them back."""
+    child.sendline("/save after.json")
+    child.expect(r"\[saved 2 messages to ")
+    child.expect("you> ")
+    _quit(child, *notices)
+    saved = json.loads((home / "transcripts" / "after.json").read_text(encoding="utf-8"))
+    messages: list[dict[str, str]] = saved["messages"]
+    return messages
 
 
 def _memory_search(home: Path, query: str) -> list[dict[str, object]]:
     res = subprocess.run([sys.executable, "-m", "hermes_core.cli", "memory", "search", query,
                           "--home", str(home), "--json"], capture_output=True, text=True,
-                         env=_env(), timeout=120)
+                         env=pty_env(), timeout=120)
     assert res.returncode == 0, res.stderr
     found: list[dict[str, object]] = json.loads(res.stdout)
     return found
 
 
-def test_offline_chat_commands_ctrl_d_then_memory(copy_example_home, tmp_path: Path):
+def test_offline_chat_commands_ctrl_d_then_memory(copy_example_home, tmp_path: Path,
+                                                   spawn_python: Spawn):
     home = tmp_path / "home"
     copy_example_home(home)
-    child = _spawn_chat(home, tmp_path)
-    try:
-        child.expect("no API key configured")
-        child.expect("you> ")
-        child.sendline("How do I resolve a git rebase conflict?")
-        child.expect("offline reply")
-        child.expect("you> ")
+    child = spawn_python(*_chat_args(home))
+    child.expect("no API key configured")
+    child.expect("you> ")
+    child.sendline("How do I resolve a git rebase conflict?")
+    child.expect("offline reply")
+    child.expect("you> ")
 
-        child.sendline("/skills")
-        child.expect("decided by")
-        child.expect("git-rebase-conflicts")
-        child.expect("you> ")
+    child.sendline("/skills")
+    child.expect("decided by")
+    child.expect("git-rebase-conflicts")
+    child.expect("you> ")
 
-        child.sendline("/route")
-        child.expect("reason: ")
-        child.expect("candidates: offline/")
-        child.expect("you> ")
+    child.sendline("/route")
+    child.expect("reason: ")
+    child.expect("candidates: offline/")
+    child.expect("you> ")
 
-        child.sendline("/prompt")
-        child.expect('"messages"')
-        child.expect("you> ")
+    child.sendline("/prompt")
+    child.expect('"messages"')
+    child.expect("you> ")
 
-        child.sendline("/keys")
-        child.expect("no API key configured: set")
-        child.expect("you> ")
+    child.sendline("/keys")
+    child.expect("no API key configured: set")
+    child.expect("you> ")
 
-        child.sendline("帮我查一下快递")
-        child.expect("offline reply")
-        child.expect("you> ")
-
-        child.sendeof()  # Ctrl-D ends the chat and records the session
-        child.expect(pexpect.EOF)
-    finally:
-        child.close()
-    assert child.exitstatus == 0, child.before
+    child.sendline("帮我查一下快递")
+    child.expect("offline reply")
+    child.expect("you> ")
+    _quit(child)   # Ctrl-D ends the chat and records the session
 
     found = _memory_search(home, "rebase")
     assert len(found) == 1
@@ -88,8 +90,8 @@ def test_offline_chat_commands_ctrl_d_then_memory(copy_example_home, tmp_path: P
     assert (home / ".chat_history").is_file()  # input history kept between runs
 
 
-def test_ctrl_c_while_a_reply_streams_cancels_it_and_keeps_the_chat(copy_example_home,
-                                                                    tmp_path: Path):
+def test_ctrl_c_while_a_reply_streams_cancels_it_and_keeps_the_chat(
+        copy_example_home, tmp_path: Path, spawn_python: Spawn):
     """A line of the offline reply every 5 s: Ctrl-C, sent once the first line shows, lands
     mid-reply even when this test process is held up for seconds (a loaded machine). With 0.4 s
     a line the whole reply (about 3 s) could be out before the key, which then only gave a new
@@ -99,28 +101,22 @@ def test_ctrl_c_while_a_reply_streams_cancels_it_and_keeps_the_chat(copy_example
     cfg = tmp_path / "config.yaml"
     cfg.write_text("llm:\n  offline_stream_delay_s: 5\nskill_utils:\n  embeddings: false\n",
                    encoding="utf-8")
-    child = _spawn_chat(home, tmp_path, "--config", str(cfg))
-    try:
-        child.expect("you> ")
-        child.sendline("Write a long weekly report about the rebase work")
-        child.expect(r"\[offline reply")
-        child.sendintr()
-        # [cancelled] comes before the prompt, and the reply stopped: its context lines (20 s
-        # and more after the first line) never came
-        assert child.expect([r"\[cancelled\]", "you> "]) == 0, child.before
-        assert "per-turn context" not in child.before, child.before
-        child.expect("you> ")
+    child = spawn_python(*_chat_args(home, "--config", str(cfg)))
+    child.expect("you> ")
+    child.sendline("Write a long weekly report about the rebase work")
+    child.expect(r"\[offline reply")
+    child.sendintr()
+    # [cancelled] comes before the prompt, and the reply stopped: its context lines (20 s and
+    # more after the first line) never came
+    assert child.expect([r"\[cancelled\]", "you> "]) == 0, child.before
+    assert "per-turn context" not in child.before, child.before
+    child.expect("you> ")
 
-        child.sendline("/stats")   # the chat goes on; the cancelled turn is not counted
-        child.expect(r"turns (\d+)")
-        assert child.match.group(1) == "0"
-        child.expect("you> ")
-
-        child.sendeof()
-        child.expect(pexpect.EOF)
-    finally:
-        child.close()
-    assert child.exitstatus == 0, child.before
+    child.sendline("/stats")   # the chat goes on; the cancelled turn is not counted
+    child.expect(r"turns (\d+)")
+    assert child.match.group(1) == "0"
+    child.expect("you> ")
+    _quit(child)
     # the cancelled turn left no trace in memory
     assert _memory_search(home, "weekly") == []
 
@@ -164,77 +160,48 @@ os._exit(code)
 '''
 
 
-def test_ctrl_c_while_a_tool_runs_cancels_the_turn_and_the_next_turn_works(tmp_path: Path):
+def test_ctrl_c_while_a_tool_runs_cancels_the_turn_and_the_next_turn_works(
+        new_home: Path, spawn_python: Spawn):
     """Ctrl-C while the model's tool call runs (a five-minute wait): the turn is cancelled at
     once, nothing of it stays in the history (the saved transcript holds only the next turn),
     and the next message is answered."""
-    home = tmp_path / "home"
-    home.mkdir()
-    child = pexpect.spawn(sys.executable, ["-c", _TOOL_CHAT, str(home)], env=_env(),
-                          encoding="utf-8", timeout=120, cwd=str(tmp_path),
-                          preexec_fn=_sigint_as_at_a_terminal)
-    try:
-        child.expect("you> ")
-        child.sendline("wait for the build, then tell me")
-        child.expect(r"\[tool started\]")
-        child.sendintr()
-        assert child.expect([r"\[cancelled\]", "you> "]) == 0, child.before
-        child.expect("you> ")
+    child = spawn_python("-c", _TOOL_CHAT, str(new_home))
+    child.expect("you> ")
+    child.sendline("wait for the build, then tell me")
+    child.expect(r"\[tool started\]")
+    child.sendintr()
+    assert child.expect([r"\[cancelled\]", "you> "]) == 0, child.before
+    child.expect("you> ")
 
-        child.sendline("和之前一样吗？")
-        child.expect("answered: 和之前一样吗？")
-        child.expect("you> ")
-        child.sendline("/save after.json")
-        child.expect(r"\[saved 2 messages to ")
-        child.expect("you> ")
-        child.sendeof()
-        child.expect(pexpect.EOF)
-    finally:
-        child.close()
-    assert child.exitstatus == 0, child.before
-    saved = json.loads((home / "transcripts" / "after.json").read_text(encoding="utf-8"))
-    assert [(m["role"], m["content"]) for m in saved["messages"]] == [
+    child.sendline("和之前一样吗？")
+    child.expect("answered: 和之前一样吗？")
+    child.expect("you> ")
+    assert [(m["role"], m["content"]) for m in _save_and_quit(child, new_home)] == [
         ("user", "和之前一样吗？"), ("assistant", "answered: 和之前一样吗？")]
 
 
 def test_a_chinese_line_typed_in_the_c_locale_is_kept_in_the_history_and_recalled(
-        tmp_path: Path):
+        new_home: Path, spawn_python: Spawn):
     """``LC_ALL=C`` (a container, a server without locales): Python reads UTF-8, but readline
     took each byte past 127 as Meta plus a key, so 帮我查一下快递 was lost from the line as typed,
     from HOME/.chat_history, and from the line recalled with the up arrow next run."""
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {**_env(), "LC_ALL": "C", "LANG": "C"}
+    env = pty_env(LC_ALL="C", LANG="C")
     line = "帮我查一下快递 📦"
-
-    def chat() -> pexpect.spawn:
-        return pexpect.spawn(sys.executable, ["-m", "hermes_core.cli", "chat", "--home",
-                                              str(home), "--offline"], env=env, encoding="utf-8",
-                             timeout=120, cwd=str(tmp_path), preexec_fn=_sigint_as_at_a_terminal)
-
-    child = chat()
-    try:
-        child.expect("you> ")
-        child.sendline(line)
-        child.expect("your message: '(.*)'\r\n")
-        assert child.match.group(1) == line
-        child.expect("you> ")
-        child.sendeof()
-        child.expect(pexpect.EOF)
-    finally:
-        child.close()
-    assert line in (home / ".chat_history").read_text(encoding="utf-8")
-    child = chat()
-    try:
-        child.expect("you> ")
-        child.send("\x1b[A\r")   # up arrow, then Enter: the line of the last run, sent again
-        child.expect("your message: '(.*)'\r\n")
-        assert child.match.group(1) == line
-        child.expect("you> ")
-        child.sendeof()
-        child.expect(pexpect.EOF)
-    finally:
-        child.close()
+    child = spawn_python(*_chat_args(new_home, "--offline"), env=env)
+    child.expect("you> ")
+    child.sendline(line)
+    child.expect("your message: '(.*)'\r\n")
+    assert child.match.group(1) == line
+    child.expect("you> ")
+    _quit(child)
+    assert line in (new_home / ".chat_history").read_text(encoding="utf-8")
+    child = spawn_python(*_chat_args(new_home, "--offline"), env=env)
+    child.expect("you> ")
+    child.send("\x1b[A\r")   # up arrow, then Enter: the line of the last run, sent again
+    child.expect("your message: '(.*)'\r\n")
+    assert child.match.group(1) == line
+    child.expect("you> ")
+    _quit(child)
 
 
 # A chat whose first reply stalls after "Hello wor" (the real OpenAI SDK reading over a socket);
@@ -267,32 +234,20 @@ sys.exit(code)
 
 
 def test_ctrl_c_while_an_sdk_stream_stalls_cancels_it_and_the_next_turn_is_answered(
-        tmp_path: Path):
+        new_home: Path, spawn_python: Spawn):
     """The OpenAI SDK reading a stream that stopped after "Hello wor" (keep-alives only, 30 s
     before the idle timeout): Ctrl-C cancels at once, and the next message is answered."""
-    home = tmp_path / "home"
-    home.mkdir()
-    child = pexpect.spawn(sys.executable, ["-c", _STALL_CHAT, str(home)], env=_env(),
-                          encoding="utf-8", timeout=120, cwd=str(tmp_path),
-                          preexec_fn=_sigint_as_at_a_terminal)
-    try:
-        child.expect("you> ")
-        child.sendline("say hello")
-        child.expect("Hello")
-        child.sendintr()
-        assert child.expect([r"\[cancelled\]", "you> "]) == 0, child.before
-        child.expect("you> ")
-        child.sendline("再说一次")
-        child.expect("second answer")
-        child.expect("you> ")
-        child.sendline("/save after.json")
-        child.expect(r"\[saved 2 messages to ")
-        child.expect("you> ")
-        child.sendeof()   # the model summarises the chat for memory: the chat says so first
-        child.expect(r"\[recording this chat in memory: the model summarises it; Ctrl-C")
-        child.expect(pexpect.EOF)
-    finally:
-        child.close()
-    assert child.exitstatus == 0, child.before
-    saved = json.loads((home / "transcripts" / "after.json").read_text(encoding="utf-8"))
-    assert [m["content"] for m in saved["messages"]] == ["再说一次", "second answer"]
+    child = spawn_python("-c", _STALL_CHAT, str(new_home))
+    child.expect("you> ")
+    child.sendline("say hello")
+    child.expect("Hello")
+    child.sendintr()
+    assert child.expect([r"\[cancelled\]", "you> "]) == 0, child.before
+    child.expect("you> ")
+    child.sendline("再说一次")
+    child.expect("second answer")
+    child.expect("you> ")
+    # at Ctrl-D the model summarises the chat for memory: the chat says so first
+    saved = _save_and_quit(
+        child, new_home, r"\[recording this chat in memory: the model summarises it; Ctrl-C")
+    assert [m["content"] for m in saved] == ["再说一次", "second answer"]

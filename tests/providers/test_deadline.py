@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
@@ -230,3 +231,88 @@ def test_the_watch_counts_content_not_pings() -> None:
     now[0] = 3.6
     with pytest.raises(httpx.ReadTimeout, match="no content for 2s"):
         watch.feed(b": ping\n\n")
+
+
+# Socket silence, over a real socket: the HTTP client's own read timeout said only "timed out",
+# so a stalled provider's final error could not tell a server that never answered from one that
+# stopped mid-reply, nor say how long either was waited for.
+SILENT_KEY = "sk-testkey-SECRET-silent-000001"
+SILENT_OPTS = CallOptions(max_tokens=16, timeout_s=0.4, idle_timeout_s=0.4)
+
+
+def _silent_call(srv: object, kind: str, mode: str) -> str:
+    from hermes_core.providers.anthropic import AnthropicProvider
+    from hermes_core.providers.openai import OpenAIProvider
+    from hermes_core.types import Credential
+
+    url = srv.url  # type: ignore[attr-defined]
+    provider = (OpenAIProvider("custom", endpoint=url + "/v1") if kind == "openai"
+                else AnthropicProvider("custom", endpoint=url))
+    cred = Credential("custom", SILENT_KEY)
+    if mode == "complete":
+        return str(provider.complete(PROMPT, "m1", cred, SILENT_OPTS).text)
+    if mode == "stream":
+        return "".join(d.text for d in provider.stream(PROMPT, "m1", cred, SILENT_OPTS))
+
+    async def drain() -> str:
+        return "".join([d.text async for d in provider.astream(PROMPT, "m1", cred, SILENT_OPTS)])
+
+    return asyncio.run(drain())
+
+
+@pytest.mark.parametrize("mode", ["complete", "stream", "astream"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_server_silent_before_its_first_byte_times_out_saying_so_and_for_how_long(
+        kind: str, mode: str) -> None:
+    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
+
+    with MockLLMServer() as srv:
+        srv.set_key(SILENT_KEY, KeyBehaviour(latency_s=3.0))
+        with pytest.raises(Timeout) as info:
+            _silent_call(srv, kind, mode)
+    text = str(info.value)
+    assert "custom: " in text and "no first byte for 0.4s" in text, text
+    assert SILENT_KEY not in text and SILENT_KEY[:12] not in text
+
+
+@pytest.mark.parametrize(("mode", "fault", "where"), [
+    ("complete", "trickle", "mid-response"), ("stream", "stall", "mid-stream"),
+    ("astream", "stall", "mid-stream")])
+def test_a_server_silent_after_some_bytes_times_out_saying_where_and_how_long_into_it(
+        mode: str, fault: str, where: str) -> None:
+    """``trickle`` sends a byte a second, ``stall`` "Hello wor" then a ping a second: the socket
+    is silent for longer than the 0.4 s read timeout after bytes have come."""
+    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
+
+    with MockLLMServer() as srv:
+        srv.set_key(SILENT_KEY, KeyBehaviour(fault=fault, fault_interval_s=1.0))
+        with pytest.raises(Timeout) as info:
+            _silent_call(srv, "openai", mode)
+    text = str(info.value)
+    assert f"no bytes for 0.4s {where}" in text and "s into the response" in text, text
+    assert SILENT_KEY not in text and SILENT_KEY[:12] not in text
+
+
+def test_a_provider_that_never_answers_ends_in_an_error_saying_what_stalled_and_how_long() -> None:
+    """The whole story in the call loop's final error: each attempt and how long it waited, and
+    what the last one saw (no first byte), with no piece of the key."""
+    from hermes_core.errors import AllProvidersFailed
+    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
+
+    with MockLLMServer() as srv:
+        srv.set_key(SILENT_KEY, KeyBehaviour(latency_s=3.0))
+        settings = load_settings({
+            "llm": {"routing": {"default_model": "m1", "providers": [
+                {"name": "custom", "type": "openai", "endpoint": srv.url + "/v1",
+                 "models": ["m1"]}]}},
+            "credentials": {"custom": {"keys": [{"key": SILENT_KEY}]}},
+            "credential_pool": {"retries_per_provider": 1}}, env={})
+        loop = CallLoop.from_settings(settings, audit_path=False, sleep=lambda s: None)
+        with pytest.raises(AllProvidersFailed) as info:
+            "".join(d.text for d in loop.stream(PROMPT, Router.from_settings(settings).select(
+                "hi"), SILENT_OPTS))
+    text = str(info.value)
+    waited = [float(s) for s in re.findall(r"custom/m1:timeout after (\d+\.\d)s", text)]
+    assert len(waited) == 2 and min(waited) >= 0.4, text
+    assert "custom: request timed out (no first byte for 0.4s" in text, text
+    assert SILENT_KEY[:12] not in text

@@ -125,3 +125,17 @@ def test_a_reply_function_that_raises_is_answered_with_a_500_naming_its_error(pa
         assert "reply function raised KeyError" in message and "nope" in message
         assert [type(e).__name__ for e in srv.errors] == ["KeyError"]
         assert srv.requests[0].status == 500
+
+
+def test_a_client_that_hangs_up_during_a_latency_leaves_no_traceback(
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """A timeout test's client gives up before the answer is written: the handler's write then
+    fails, and http.server printed the BrokenPipeError's traceback on the test's stderr."""
+    with MockLLMServer(reply="fine") as srv:
+        srv.set_key(GOOD, KeyBehaviour(latency_s=0.3))
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(srv.url + "/v1/chat/completions", json={"model": "m"},
+                       headers={"authorization": f"Bearer {GOOD}"}, timeout=0.05)
+        time.sleep(0.6)   # the handler wakes at 0.3 s and writes to the closed socket
+    err = capfd.readouterr().err
+    assert len(srv.requests) == 1 and "Traceback" not in err and "BrokenPipe" not in err, err

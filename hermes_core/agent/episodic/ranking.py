@@ -5,31 +5,39 @@ Nothing here touches SQLite or the clock, so every rule is tested with plain tab
 Scoring (pinned by tests)::
 
     relevance = -bm25(sessions_fts)                      FTS5's bm25 is negative; larger is better
-    recency   = bucket_weight(age_days) ** recency_bias  week / month / quarter / older
+    recency   = age_weight(age_days) ** recency_bias     from week / month / quarter / older
     score     = relevance * recency * relevance_score    relevance_score: a stored per-session prior
 
 The exponent form keeps every weight positive for any bias >= 0: ``bias = 0`` switches recency off
 (all weights 1), ``bias = 1`` uses the configured weights as written, ``bias = 2`` squares them
 (stronger preference for recent sessions). A linear form ``1 + (w - 1) * bias`` would turn the
 0.7 weight negative for bias > 3.3 and invert the ranking.
+
+``age_weight`` is a smooth curve through the configured weights, not steps: with buckets a session
+6.9 days old outweighed one 7.1 days old by a third, and which of two equal matches was recalled
+turned on the hour. Each weight holds exactly in the middle of its age range (``ANCHOR_DAYS``) and
+below the first / past the last anchor; between anchors the log weight follows a smoothstep, so
+the curve has no jump and no kink, stays between its two anchors' weights (monotone when the
+weights are), and the largest ratio between two ages is still the largest over the smallest weight.
 """
 
 from __future__ import annotations
 
+import bisect
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hermes_core.config import RecencyWeights
-from hermes_core.tokenize import tokenize
+from hermes_core.tokenize import has_cjk, tokenize
 from hermes_core.types import MemoryFragment
 
 SECONDS_PER_DAY = 86_400.0
 
-#: Upper bounds (exclusive, in days) of the recency buckets.
-WEEK_DAYS = 7.0
-MONTH_DAYS = 30.0
-QUARTER_DAYS = 90.0
+#: The ages (days) at which the week / month / quarter / older weights hold exactly: the middles of
+#: 0-7, 7-30 and 30-90 days, and four months for "older" (90 days and more).
+ANCHOR_DAYS = (3.5, 18.5, 60.0, 120.0)
 
 #: At most this many distinct terms go into one MATCH: a pasted log must not become a 2,000-way OR.
 MAX_QUERY_TERMS = 24
@@ -94,7 +102,7 @@ class MatchPlan:
 
     @property
     def expression(self) -> str | None:
-        return " OR ".join(quote_term(t) for t in self.terms) if self.terms else None
+        return " OR ".join(match_term(t) for t in self.terms) if self.terms else None
 
 
 def plan_match(dfs: Mapping[str, int], *, common_df: int = COMMON_DF,
@@ -123,6 +131,33 @@ def quote_term(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+#: A query word no session has whole is looked up as the start of longer words (postgres:
+#: PostgreSQL, deploy: deployments) when it is at least this long; a shorter one would match too
+#: much (api: apiary, log: logistics).
+MIN_PREFIX_CHARS = 4
+_LETTERS = re.compile(r"[^\W\d_]+")
+#: Marks a term of a plan looked up as a prefix (no index term holds it: tokens are words).
+PREFIX_MARK = "*"
+
+
+def as_prefix(term: str) -> str | None:
+    """``term`` marked to be looked up as the start of longer words, or None when it may not be:
+    shorter than ``MIN_PREFIX_CHARS``, not all letters (numbers, versions), or Chinese (jieba's
+    terms are whole words, and ``cut_for_search`` already indexes the words inside a longer one).
+    """
+    if len(term) >= MIN_PREFIX_CHARS and _LETTERS.fullmatch(term) and not has_cjk(term):
+        return term + PREFIX_MARK
+    return None
+
+
+def match_term(term: str) -> str:
+    """One plan term as FTS5 looks it up: quoted, and a prefix term (``as_prefix``) with FTS5's
+    star outside the quotes. A document frequency is counted, and the MATCH made, from it."""
+    if term.endswith(PREFIX_MARK):
+        return quote_term(term[:-1]) + "*"
+    return quote_term(term)
+
+
 def build_match(text: str) -> str | None:
     """A MATCH expression that is always valid FTS5: quoted terms joined by OR; None if no terms.
 
@@ -145,23 +180,30 @@ def age_days(created_at: float, now: float) -> float:
     return max(0.0, (now - created_at) / SECONDS_PER_DAY)
 
 
-def bucket_weight(age: float, weights: RecencyWeights) -> float:
-    """The configured weight of an age: < 7 days week, < 30 month, < 90 quarter, else older."""
-    if age < WEEK_DAYS:
-        return weights.week
-    if age < MONTH_DAYS:
-        return weights.month
-    if age < QUARTER_DAYS:
-        return weights.quarter
-    return weights.older
+def _log_weights(weights: RecencyWeights) -> tuple[float, float, float, float]:
+    """The logs of the weights at ``ANCHOR_DAYS``: taken once per ranking, not per hit."""
+    return (math.log(weights.week), math.log(weights.month), math.log(weights.quarter),
+            math.log(weights.older))
+
+
+def _recency(age: float, logs: tuple[float, float, float, float], bias: float) -> float:
+    if bias == 0.0:
+        return 1.0
+    if age <= ANCHOR_DAYS[0]:
+        log_w = logs[0]
+    elif age >= ANCHOR_DAYS[-1]:
+        log_w = logs[-1]
+    else:   # the log weight follows a smoothstep from one anchor's to the next
+        i = bisect.bisect_right(ANCHOR_DAYS, age) - 1
+        t = (age - ANCHOR_DAYS[i]) / (ANCHOR_DAYS[i + 1] - ANCHOR_DAYS[i])
+        log_w = logs[i] + (logs[i + 1] - logs[i]) * t * t * (3.0 - 2.0 * t)
+    return math.exp(bias * log_w)
 
 
 def recency_weight(age: float, weights: RecencyWeights, bias: float) -> float:
-    """``bucket_weight(age) ** bias`` (see the module docstring for why an exponent)."""
-    w = bucket_weight(age, weights)
-    if w <= 0.0:
-        return 0.0
-    return float(w ** bias)
+    """``age_weight(age) ** bias``: the weights' smooth curve at ``age`` days (see the module
+    docstring for the curve, and why an exponent)."""
+    return _recency(age, _log_weights(weights), bias)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,11 +225,12 @@ def rerank(hits: Iterable[Hit], *, now: float, weights: RecencyWeights, bias: fl
     Ties keep FTS order (stable sort), so the result is deterministic.
     """
     scored: list[tuple[Hit, float, float]] = []
+    logs = _log_weights(weights)
     for hit in hits:
         if exclude_session is not None and hit.session_id == exclude_session:
             continue
         age = age_days(hit.created_at, now)
-        score = relevance_from_bm25(hit.bm25) * recency_weight(age, weights, bias) * max(0.0, hit.prior)
+        score = relevance_from_bm25(hit.bm25) * _recency(age, logs, bias) * max(0.0, hit.prior)
         if score < min_score:
             continue
         scored.append((hit, score, age))

@@ -37,10 +37,10 @@ from hermes_core.agent.episodic.migrations import (
     apply_pending,
     current_version,
 )
-from hermes_core.agent.episodic.ranking import Hit, quote_term
+from hermes_core.agent.episodic.ranking import Hit, as_prefix, match_term
 from hermes_core.errors import SessionDatabaseMissing, SessionDatabaseUnusable, SessionStoreError
 from hermes_core.redact import SCRUBBED, is_key_piece
-from hermes_core.tokenize import TOKENIZER_VERSION, segment_for_index
+from hermes_core.tokenize import SEGMENT_VERSION, TOKENIZER_VERSION, segment_for_index
 
 log = logging.getLogger("hermes_core.memory")
 
@@ -181,7 +181,8 @@ class SessionStore:
         self._segment = segment
         # What built the index: compared with the database's record on open, and the index rebuilt
         # when they differ. A custom segmenter without an id is never compared.
-        self.segment_id = (f"hermes-tokenize-{TOKENIZER_VERSION}" if segment is segment_for_index
+        self.segment_id = (f"hermes-tokenize-{TOKENIZER_VERSION}.{SEGMENT_VERSION}"
+                           if segment is segment_for_index
                            else segment_id)
         self.reindexed = 0
         self._lock = threading.RLock()
@@ -645,13 +646,14 @@ class SessionStore:
         index entries are read), remembered until the database changes."""
         return self.term_dfs((term,), cap)[term]
 
-    def term_dfs(self, terms: Sequence[str], cap: int) -> dict[str, int]:
+    def term_dfs(self, terms: Sequence[str], cap: int, *,
+                 prefix_absent: bool = False) -> dict[str, int]:
         """:meth:`term_df` of several terms, in their order: the database is asked once whether
         it changed (a query, ~12 us here), and counted only for terms not remembered. An empty
         index (a new user's archive) answers 0 for every term without a count: whether it is
-        empty is asked once per change of the database, like the counts."""
-        out: dict[str, int] = {}
-        missing: list[str] = []
+        empty is asked once per change of the database, like the counts. With ``prefix_absent``,
+        each term no session has whole that may be a prefix (:func:`as_prefix`) is counted as
+        one too, under its prefix form, after the terms."""
         with self._lock:
             try:
                 version = self._conn.execute("PRAGMA data_version").fetchone()[0]
@@ -667,6 +669,16 @@ class SessionStore:
                 raise self._fault(e) from None
             if self._df_empty:
                 return dict.fromkeys(terms, 0)
+        out = self._counts(terms, cap)
+        if prefix_absent:
+            stems = [p for p in (as_prefix(t) for t in terms if out[t] == 0) if p is not None]
+            out.update(self._counts(stems, cap))
+        return out
+
+    def _counts(self, terms: Sequence[str], cap: int) -> dict[str, int]:
+        out: dict[str, int] = {}
+        missing: list[str] = []
+        with self._lock:
             for term in terms:
                 got = self._df_cache.get(term)
                 out[term] = -1 if got is None else got
@@ -674,7 +686,7 @@ class SessionStore:
                     missing.append(term)
         for term in missing:
             rows = self._read("SELECT count(*) FROM (SELECT 1 FROM sessions_fts WHERE sessions_fts"
-                              " MATCH ? LIMIT ?)", (quote_term(term), cap + 1))
+                              " MATCH ? LIMIT ?)", (match_term(term), cap + 1))
             out[term] = df = int(rows[0][0])
             with self._lock:
                 if len(self._df_cache) >= DF_CACHE_SIZE:

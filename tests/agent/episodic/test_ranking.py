@@ -5,6 +5,7 @@ Pure decisions of episodic memory: safe MATCH building, recency weights, re-rank
 
 from __future__ import annotations
 
+import itertools
 import math
 import sqlite3
 
@@ -18,10 +19,11 @@ from hermes_core.agent.episodic.ranking import (
     MatchPlan,
     RecencyWeights,
     age_days,
-    bucket_weight,
+    as_prefix,
     build_match,
     clip_text,
     format_age,
+    match_term,
     plan_match,
     query_terms,
     quote_term,
@@ -40,13 +42,14 @@ W = RecencyWeights()
 
 
 @pytest.mark.parametrize(("age", "expected"), [
-    (0.0, 2.0), (2.0, 2.0), (6.99, 2.0),
-    (7.0, 1.5), (29.9, 1.5),
-    (30.0, 1.0), (89.9, 1.0),
-    (90.0, 0.7), (200.0, 0.7), (10_000.0, 0.7),
+    (0.0, 2.0), (2.0, 2.0), (3.5, 2.0),      # up to the middle of the first week: week
+    (18.5, 1.5),                             # the middle of 7-30 days: month
+    (60.0, 1.0),                             # the middle of 30-90 days: quarter
+    (120.0, 0.7), (200.0, 0.7), (10_000.0, 0.7),   # from four months on: older
 ])
-def test_bucket_boundaries(age: float, expected: float) -> None:
-    assert bucket_weight(age, W) == expected
+def test_each_configured_weight_holds_in_the_middle_of_its_age_range(age: float,
+                                                                     expected: float) -> None:
+    assert recency_weight(age, W, 1.0) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(("age", "bias", "expected"), [
@@ -56,17 +59,60 @@ def test_bucket_boundaries(age: float, expected: float) -> None:
     (200.0, 0.0, 1.0),
     (2.0, 2.0, 4.0),            # bias 2: weights squared
     (200.0, 2.0, 0.49),
-    (10.0, 0.5, math.sqrt(1.5)),
+    (18.5, 0.5, math.sqrt(1.5)),
     (200.0, 10.0, 0.7 ** 10),   # still positive for a large bias (a linear form would go negative)
 ])
-def test_recency_weight_is_bucket_weight_to_the_power_of_bias(age: float, bias: float,
-                                                              expected: float) -> None:
+def test_recency_weight_is_the_age_weight_to_the_power_of_bias(age: float, bias: float,
+                                                               expected: float) -> None:
     assert recency_weight(age, W, bias) == pytest.approx(expected)
 
 
 def test_custom_weights_are_used() -> None:
     w = RecencyWeights(week=3.0, month=1.0, quarter=0.5, older=0.1)
-    assert [bucket_weight(a, w) for a in (1, 10, 40, 400)] == [3.0, 1.0, 0.5, 0.1]
+    assert [recency_weight(a, w, 1.0) for a in (1, 18.5, 60, 400)] == pytest.approx(
+        [3.0, 1.0, 0.5, 0.1])
+
+
+def test_a_session_just_past_a_week_old_weighs_about_what_one_just_under_it_does() -> None:
+    """Buckets made 6.9 and 7.1 days 2.0 and 1.5: a jump of a third for an hour or two of age."""
+    young, old = recency_weight(6.9, W, 1.0), recency_weight(7.1, W, 1.0)
+    assert young > old and young / old < 1.01
+
+
+_WEIGHT = st.floats(min_value=0.05, max_value=20.0)
+_AGE = st.floats(min_value=0.0, max_value=500.0)
+_BIAS = st.floats(min_value=0.0, max_value=5.0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(weights=st.lists(_WEIGHT, min_size=4, max_size=4), ages=st.lists(_AGE, min_size=2,
+                                                                       max_size=2), bias=_BIAS)
+def test_recency_never_rises_with_age_when_the_weights_do_not(
+        weights: list[float], ages: list[float], bias: float) -> None:
+    week, month, quarter, older = sorted(weights, reverse=True)
+    w = RecencyWeights(week=week, month=month, quarter=quarter, older=older)
+    younger, elder = sorted(ages)
+    assert recency_weight(younger, w, bias) >= recency_weight(elder, w, bias) * (1 - 1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(weights=st.lists(_WEIGHT, min_size=4, max_size=4), bias=_BIAS,
+       start=st.floats(min_value=0.0, max_value=0.25))
+def test_recency_changes_by_a_bounded_rate_with_age(weights: list[float], bias: float,
+                                                     start: float) -> None:
+    """Continuity, in any order of weights: walking ages 0-500 days a quarter day at a time, the
+    log weight moves at most 0.1 of the weights' log range, times the bias, per day (no jump)."""
+    w = RecencyWeights(week=weights[0], month=weights[1], quarter=weights[2], older=weights[3])
+    spread = math.log(max(weights) / min(weights))
+    logs = [math.log(recency_weight(start + k / 4, w, bias)) for k in range(2_001)]
+    assert max(abs(b - a) for a, b in itertools.pairwise(logs)) <= 0.1 * spread * bias / 4 + 1e-9
+
+
+@settings(max_examples=100, deadline=None)
+@given(weights=st.lists(_WEIGHT, min_size=4, max_size=4), age=_AGE)
+def test_a_recency_bias_of_zero_turns_recency_off(weights: list[float], age: float) -> None:
+    w = RecencyWeights(week=weights[0], month=weights[1], quarter=weights[2], older=weights[3])
+    assert recency_weight(age, w, 0.0) == 1.0
 
 
 def test_age_is_never_negative_for_future_timestamps() -> None:
@@ -248,3 +294,23 @@ def test_the_pieces_of_english_contractions_are_not_search_terms() -> None:
                         "work? I've, I'm, isn't it, doesn't it")
     assert terms == ["rust", "borrow", "checker", "know", "tried", "sure", "work"]
     assert query_terms("C and R are languages") == ["c", "r", "languages"]
+
+
+@pytest.mark.parametrize(("term", "expected"), [
+    ("postgres", "postgres*"),        # four letters or more: the word and any longer one
+    ("deploy", "deploy*"),
+    ("ёлка", "ёлка*"),                # letters of any script written with spaces
+    ("api", None),                    # shorter: whole words only (api is not apiary)
+    ("2024", None),                   # digits: a number is not the start of another
+    ("v1234", None),                  # nor a version
+    ("数据库", None),                  # jieba's terms are whole words
+])
+def test_only_a_word_of_four_letters_or_more_may_be_looked_up_as_a_prefix(
+        term: str, expected: str | None) -> None:
+    assert as_prefix(term) == expected
+
+
+def test_a_prefix_term_is_matched_with_the_star_outside_its_quotes() -> None:
+    assert match_term("postgres*") == '"postgres"*'
+    assert match_term("postgres") == '"postgres"'
+    assert plan_match({"vacuum": 3, "postgres*": 2}).expression == '"postgres"* OR "vacuum"'

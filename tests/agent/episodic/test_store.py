@@ -10,7 +10,8 @@ import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from hermes_core.agent.episodic.store import (
 )
 from hermes_core.cli.main import main
 from hermes_core.errors import HermesError
-from hermes_core.tokenize import TOKENIZER_VERSION
+from hermes_core.tokenize import SEGMENT_VERSION, TOKENIZER_VERSION
 from hermes_core.types import Message
 
 NOW = 1_800_000_000.0
@@ -116,23 +117,14 @@ def test_directory_is_refused(tmp_path: Path) -> None:
     _assert_refused(path, "is a directory")
 
 
-def test_other_programs_sqlite_database_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "sessions.db"
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
-    conn.execute("INSERT INTO users(name) VALUES ('ada')")
-    conn.commit()
-    conn.close()
+def test_other_programs_sqlite_database_is_refused(sqlite_at: Callable[..., Path]) -> None:
+    path = sqlite_at("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)",
+                     "INSERT INTO users(name) VALUES ('ada')")
     _assert_refused(path, "another program's SQLite database (tables: users)")
 
 
-def test_foreign_application_id_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "sessions.db"
-    conn = sqlite3.connect(path)
-    conn.execute("PRAGMA application_id = 1234")
-    conn.execute("CREATE TABLE t (x)")
-    conn.commit()
-    conn.close()
+def test_foreign_application_id_is_refused(sqlite_at: Callable[..., Path]) -> None:
+    path = sqlite_at("PRAGMA application_id = 1234", "CREATE TABLE t (x)")
     _assert_refused(path, "application_id 0x4d2")
 
 
@@ -153,13 +145,8 @@ def test_truncated_header_is_refused(tmp_path: Path) -> None:
     _assert_refused(path, "truncated")
 
 
-def test_newer_schema_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "sessions.db"
-    SessionStore(path).close()
-    conn = sqlite3.connect(path)
-    conn.execute("INSERT INTO schema_version VALUES (99, 'future', 0)")
-    conn.commit()
-    conn.close()
+def test_newer_schema_is_refused(sqlite_at: Callable[..., Path]) -> None:
+    path = sqlite_at("INSERT INTO schema_version VALUES (99, 'future', 0)", ours=True)
     _assert_refused(path, "newer than this hermes-core")
 
 
@@ -548,7 +535,7 @@ def test_opening_an_old_database_reindexes_it_once(tmp_path: Path,
         assert store.reindexed == 1
         assert [h.session_id for h in store.search("开会", 5)] == ["s-old"]
         assert store.connection.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone() == (
-            f"hermes-tokenize-{TOKENIZER_VERSION}",)
+            f"hermes-tokenize-{TOKENIZER_VERSION}.{SEGMENT_VERSION}",)
         assert store.stats()["index_in_sync"]
     with SessionStore(path) as again:          # recorded: nothing to do the second time
         assert again.reindexed == 0
@@ -591,19 +578,17 @@ def test_term_df_counts_up_to_the_cap_and_is_refreshed_by_a_write(tmp_path: Path
 
 
 def test_term_dfs_asks_once_whether_the_database_changed_and_counts_only_new_terms(
-        tmp_path: Path) -> None:
+        tmp_path: Path, statements_of: Callable[[SessionStore], AbstractContextManager[list[str]]]
+) -> None:
     eng = engine_with(tmp_path, 3)
     try:
         store = eng.store
         assert store.term_dfs(["billing", "nowhere"], 100) == {"billing": 3, "nowhere": 0}
-        statements: list[str] = []
-        store._conn.set_trace_callback(statements.append)
-        assert store.term_dfs(["nowhere", "billing", "deploy"], 100) == {
-            "nowhere": 0, "billing": 3, "deploy": 3}
-        ours = [st for st in statements if not st.startswith("--")]   # not FTS5's own reads
+        with statements_of(store) as ours:
+            assert store.term_dfs(["nowhere", "billing", "deploy"], 100) == {
+                "nowhere": 0, "billing": 3, "deploy": 3}
         assert ours[0] == "PRAGMA data_version"
         assert len(ours) == 2 and '"deploy"' in ours[1]    # only 'deploy' was counted
-        store._conn.set_trace_callback(None)
         eng.add("x", "billing dispute with the bank", created_at=1_950_000_000.0)
         assert store.term_dfs(["billing", "bank"], 100) == {"billing": 4, "bank": 1}
     finally:
@@ -611,17 +596,15 @@ def test_term_dfs_asks_once_whether_the_database_changed_and_counts_only_new_ter
 
 
 def test_term_dfs_of_an_empty_archive_count_nothing_until_a_session_is_added(
-        tmp_path: Path) -> None:
+        tmp_path: Path, statements_of: Callable[[SessionStore], AbstractContextManager[list[str]]]
+) -> None:
     eng = ContextEngine(tmp_path / "sessions.db", clock=lambda: 2_000_000_000.0)
     try:
         store = eng.store
         assert store.term_dfs(["billing"], 100) == {"billing": 0}
-        statements: list[str] = []
-        store._conn.set_trace_callback(statements.append)
-        assert store.term_dfs(["billing", "deploy"], 100) == {"billing": 0, "deploy": 0}
-        ours = [st for st in statements if not st.startswith("--")]
+        with statements_of(store) as ours:
+            assert store.term_dfs(["billing", "deploy"], 100) == {"billing": 0, "deploy": 0}
         assert ours == ["PRAGMA data_version"]               # no count of a term: nothing to count
-        store._conn.set_trace_callback(None)
         eng.add("x", "billing dispute with the bank", created_at=1_950_000_000.0)
         assert store.term_dfs(["billing", "deploy"], 100) == {"billing": 1, "deploy": 0}
     finally:
@@ -770,19 +753,12 @@ def test_a_rewritten_id_already_stored_keeps_the_newer_session(tmp_path: Path) -
     store.close()
 
 
-def test_a_rewrite_leaves_no_piece_of_the_needle_in_the_index_segments(tmp_path: Path) -> None:
+def test_a_rewrite_leaves_no_piece_of_the_needle_in_the_index_segments(
+        planted_archive: Callable[[str, str], tuple[Path, Callable[[], bytes]]]) -> None:
     """FTS5 deletes by adding tombstones: the words of the deleted row stay in its segment (in
     sessions_fts_data) until the segments are merged, so the key's pieces outlived the rewrite."""
-    path = tmp_path / "m.db"
     needle = "zq9-Horse7-battery-Staple"
-    records = [rec(f"s{i}", f"filler {i} about cooking pasta") for i in range(200)]
-    records.insert(100, rec("holder", f"the proxy key {needle} for staging"))
-    with SessionStore(path, clock=lambda: NOW) as store:
-        store.upsert_many(records)
-
-    def raw() -> bytes:
-        return b"".join(p.read_bytes() for p in sorted(tmp_path.glob("m.db*")))
-
+    path, raw = planted_archive("holder", f"the proxy key {needle} for staging")
     assert b"staple" in raw()
     with SessionStore(path, clock=lambda: NOW) as store:
         assert store.rewrite_holding(
@@ -811,18 +787,11 @@ def test_a_short_tag_that_turns_up_inside_a_needle_does_not_get_its_row_rewritte
         assert s1 is not None and s1.tags == ("git",) and s2 is not None and s2.tags == ("proxy",)
 
 
-def test_a_forgotten_session_leaves_none_of_its_words_in_the_file(tmp_path: Path) -> None:
+def test_a_forgotten_session_leaves_none_of_its_words_in_the_file(
+        planted_archive: Callable[[str, str], tuple[Path, Callable[[], bytes]]]) -> None:
     """A deleted row's words stay in its FTS5 segment (a tombstone hides them) until the segments
     are merged: a session the user asked to forget was still readable in sessions.db."""
-    path = tmp_path / "m.db"
-    records = [rec(f"s{i}", f"filler {i} about cooking pasta") for i in range(200)]
-    records.insert(100, rec("private", "the user confided xylophonicdiagnosis about their health"))
-    with SessionStore(path, clock=lambda: NOW) as store:
-        store.upsert_many(records)
-
-    def raw() -> bytes:
-        return b"".join(p.read_bytes() for p in sorted(tmp_path.glob("m.db*")))
-
+    path, raw = planted_archive("private", "the user confided xylophonicdiagnosis about their health")
     assert b"xylophonicdiagnosis" in raw()
     with SessionStore(path, clock=lambda: NOW) as store:
         assert store.delete("private") is True

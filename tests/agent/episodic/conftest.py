@@ -1,0 +1,74 @@
+"""Fixtures for the episodic-memory tests.
+
+* ``sqlite_at``: writes ``sessions.db`` in the test's folder with the SQL statements given (after
+  creating it as ours, with ``ours=True``): a foreign, future or tampered database to open.
+* ``statements_of``: a context manager that lists the SQL a store runs inside it (FTS5's own
+  reads of its shadow tables left out), for tests that pin what a lookup costs.
+* ``planted_archive``: ``m.db`` of 200 filler sessions with one given session among them; returns
+  its path and a reader of every byte of its files (WAL too), for tests that look for words a
+  rewrite or a delete must leave nowhere in the file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+
+import pytest
+
+from hermes_core.agent.episodic.store import SessionRecord, SessionStore
+
+PLANTED_AT = 1_800_000_000.0
+
+
+@pytest.fixture
+def sqlite_at(tmp_path: Path) -> Callable[..., Path]:
+    def write(*statements: str, ours: bool = False) -> Path:
+        path = tmp_path / "sessions.db"
+        if ours:
+            SessionStore(path).close()
+        conn = sqlite3.connect(path)
+        try:
+            for sql in statements:
+                conn.execute(sql)
+            conn.commit()
+        finally:
+            conn.close()
+        return path
+
+    return write
+
+
+@pytest.fixture
+def statements_of() -> Callable[[SessionStore], AbstractContextManager[list[str]]]:
+    @contextmanager
+    def trace(store: SessionStore) -> Iterator[list[str]]:
+        seen: list[str] = []
+        store.connection.set_trace_callback(seen.append)
+        try:
+            yield seen
+        finally:
+            store.connection.set_trace_callback(None)
+            seen[:] = [st for st in seen if not st.startswith("--")]
+
+    return trace
+
+
+@pytest.fixture
+def planted_archive(tmp_path: Path) -> Callable[[str, str], tuple[Path, Callable[[], bytes]]]:
+    def plant(session_id: str, summary: str) -> tuple[Path, Callable[[], bytes]]:
+        path = tmp_path / "m.db"
+        records = [SessionRecord(f"s{i}", f"filler {i} about cooking pasta", (), PLANTED_AT)
+                   for i in range(200)]
+        records.insert(100, SessionRecord(session_id, summary, (), PLANTED_AT))
+        with SessionStore(path, clock=lambda: PLANTED_AT) as store:
+            store.upsert_many(records)
+
+        def raw() -> bytes:
+            return b"".join(p.read_bytes() for p in sorted(tmp_path.glob("m.db*")))
+
+        return path, raw
+
+    return plant
