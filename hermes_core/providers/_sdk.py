@@ -270,28 +270,41 @@ class SDKProvider:
         client. The SDK's typed ``create`` by default; a subclass may post the payload directly."""
         return self._api(client).create(**payload, timeout=timeout)
 
+    def learned(self, exc: BaseException, payload: dict[str, Any], model: str) -> bool:
+        """Whether ``exc`` refused an optional field of ``payload`` that this provider now sends
+        otherwise for ``model`` (the call is then sent once more). Nothing is, by default."""
+        return False
+
     def complete(self, prompt: Prompt, model: str, credential: Credential | None,
                  options: CallOptions) -> Completion:
         client = self._clients.get(credential)
-        try:
-            with self._bounded(options):
-                resp = self._create(client, self.render(prompt, model, options),
-                                    self._timeout(options))
-        except self.sdk_error as e:
-            raise self._error(e, credential) from None
-        except json.JSONDecodeError as e:   # a 200 whose JSON body is cut
-            raise malformed_event(self.name, e, "body") from None
-        return self._read(resp, model)
+        for again in (True, False):
+            payload = self.render(prompt, model, options)
+            try:
+                with self._bounded(options):
+                    resp = self._create(client, payload, self._timeout(options))
+            except self.sdk_error as e:
+                if again and self.learned(e, payload, model):
+                    continue
+                raise self._error(e, credential) from None
+            except json.JSONDecodeError as e:   # a 200 whose JSON body is cut
+                raise malformed_event(self.name, e, "body") from None
+            return self._read(resp, model)
+        raise AssertionError("unreachable: the second pass returns or raises")
 
     async def acomplete(self, prompt: Prompt, model: str, credential: Credential | None,
                         options: CallOptions) -> Completion:
         client = self._clients.get(credential, is_async=True)
-        try:
-            with self._bounded(options):
-                resp = await self._create(client, self.render(prompt, model, options),
-                                          self._timeout(options))
-        except self.sdk_error as e:
-            raise self._error(e, credential) from None
-        except json.JSONDecodeError as e:
-            raise malformed_event(self.name, e, "body") from None
-        return self._read(resp, model)
+        for again in (True, False):
+            payload = self.render(prompt, model, options)
+            try:
+                with self._bounded(options):
+                    resp = await self._create(client, payload, self._timeout(options))
+            except self.sdk_error as e:
+                if again and self.learned(e, payload, model):
+                    continue
+                raise self._error(e, credential) from None
+            except json.JSONDecodeError as e:
+                raise malformed_event(self.name, e, "body") from None
+            return self._read(resp, model)
+        raise AssertionError("unreachable: the second pass returns or raises")

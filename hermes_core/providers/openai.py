@@ -24,6 +24,7 @@ from hermes_core.providers._sdk import (
     usage_int,
 )
 from hermes_core.providers.base import CallOptions
+from hermes_core.providers.refused import RefusedFields, refused_field
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
 OFFICIAL_HOST = "api.openai.com"
@@ -237,6 +238,7 @@ class OpenAIProvider(SDKProvider):
     def __init__(self, name: str = "openai", endpoint: str | None = None,
                  timeout_s: float = 60.0) -> None:
         super().__init__(name, endpoint, timeout_s)
+        self.refused = RefusedFields()
 
     @property
     def requires_key(self) -> bool:
@@ -248,7 +250,40 @@ class OpenAIProvider(SDKProvider):
         return self.endpoint is None or OFFICIAL_HOST in self.endpoint
 
     def render(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
-        return render_openai(prompt, model, options, official=self.official)
+        return self.refused.apply(model, render_openai(prompt, model, options,
+                                                       official=self.official))
+
+    def learned(self, exc: BaseException, payload: dict[str, Any], model: str) -> bool:
+        """A 400 naming an optional field ``model`` does not support (see :mod:`.refused`)."""
+        field = refused_field(int(getattr(exc, "status_code", 0) or 0),
+                              getattr(exc, "body", None), payload)
+        return field is not None and self.refused.learn(model, field, self.name)
+
+    def _opened(self, client: Any, prompt: Prompt, model: str, options: CallOptions) -> Any:
+        """The streamed request, sent once more when it was refused for an optional field."""
+        for again in (True, False):
+            payload = self._stream_payload(prompt, model, options)
+            try:
+                with self._bounded(options, stream=True):
+                    return self._open_stream(client, payload, self._stream_timeout(options),
+                                             is_async=False)
+            except self.sdk_error as e:
+                if not (again and self.learned(e, payload, model)):
+                    raise
+        raise AssertionError("unreachable: the second pass returns or raises")
+
+    async def _aopened(self, client: Any, prompt: Prompt, model: str,
+                       options: CallOptions) -> Any:
+        for again in (True, False):
+            payload = self._stream_payload(prompt, model, options)
+            try:
+                with self._bounded(options, stream=True):
+                    return await self._open_stream(client, payload,
+                                                   self._stream_timeout(options), is_async=True)
+            except self.sdk_error as e:
+                if not (again and self.learned(e, payload, model)):
+                    raise
+        raise AssertionError("unreachable: the second pass returns or raises")
 
     def _api(self, client: Any) -> Any:
         return client.chat.completions
@@ -330,9 +365,7 @@ class OpenAIProvider(SDKProvider):
         client = self._clients.get(credential)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         try:
-            with self._bounded(options, stream=True):
-                stream = self._open_stream(client, self._stream_payload(prompt, model, options),
-                                           self._stream_timeout(options), is_async=False)
+            stream = self._opened(client, prompt, model, options)
             with stream:
                 for chunk in stream:
                     yield from event_deltas(self.name, self._chunk_deltas(chunk, tools, state))
@@ -351,10 +384,7 @@ class OpenAIProvider(SDKProvider):
         client = self._clients.get(credential, is_async=True)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         try:
-            with self._bounded(options, stream=True):
-                stream = await self._open_stream(
-                    client, self._stream_payload(prompt, model, options),
-                    self._stream_timeout(options), is_async=True)
+            stream = await self._aopened(client, prompt, model, options)
             async with stream:
                 async for chunk in stream:
                     for d in event_deltas(self.name, self._chunk_deltas(chunk, tools, state)):
