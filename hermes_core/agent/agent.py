@@ -34,7 +34,7 @@ from hermes_core.agent.prompt.compaction import (
     model_summarizer,
 )
 from hermes_core.agent.prompt_builder import PromptBuilder
-from hermes_core.agent.reply import Reply, ReplyStream, SessionStats
+from hermes_core.agent.reply import DECLINED, Reply, ReplyStream, SessionStats, stop_reason
 from hermes_core.agent.resilience import CallLoop
 from hermes_core.agent.routing.rules import long_context_fallback
 from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
@@ -315,8 +315,7 @@ class Agent:
                 done.text, done.model, done.provider, usage, done.prompt or prompt, decision,
                 prompt.turn.retrieval if prompt.turn is not None else None, tuple(attempts),
                 calls, results, cost, compaction=self.compactor.last,
-                stop_reason="max_tool_rounds" if capped else
-                "refusal" if done.finish_reason == "refusal" else None)
+                stop_reason="max_tool_rounds" if capped else stop_reason(done.finish_reason))
         if self.post_llm_call is not None:
             self.post_llm_call(reply)
         return reply
@@ -372,9 +371,10 @@ class Agent:
     def _structured_reply(self, reply: Reply, output: type[BaseModel]) -> Reply:
         """``reply`` with its validated ``output`` (also as ``last_reply``); raises on a mismatch.
 
-        A refusal is raised as it is, with no repair round: asking again for "only a JSON
-        object" would press the model past its refusal, and the error would call it bad JSON."""
-        if reply.stop_reason == "refusal":
+        A refusal (or a reply a content filter withheld) is raised as it is, with no repair
+        round: asking again for "only a JSON object" would press the model past its refusal, and
+        the error would call it bad JSON."""
+        if reply.stop_reason in DECLINED:
             raise structured.refused(output, reply.text)
         self.last_reply = replace(reply, output=structured.parse_output(reply.text, output))
         return self.last_reply

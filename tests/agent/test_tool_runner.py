@@ -389,12 +389,14 @@ def test_an_unknown_tool_is_answered_with_the_tools_offered_and_the_turn_goes_on
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind, reason", [("openai", "length"), ("anthropic", "max_tokens"),
+                                          ("anthropic", "model_context_window_exceeded")])
 def test_a_call_cut_off_at_the_token_limit_is_answered_as_cut_off_not_as_bad_json(
-        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+        kind: str, reason: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
     """A reply that reaches max_tokens mid-call ends with half a JSON object ("length" on OpenAI,
-    "max_tokens" on Anthropic). Answered "Expecting ',' delimiter", the model would not know its
-    call was cut and send the same long call again, to be cut again."""
+    "max_tokens" on Anthropic, "model_context_window_exceeded" when the window ran out first).
+    Answered "Expecting ',' delimiter", the model would not know its call was cut and send the
+    same long call again, to be cut again."""
     def write_file(path: str, text: str) -> str:
         """Write a file."""
         return "written"
@@ -402,10 +404,10 @@ def test_a_call_cut_off_at_the_token_limit_is_answered_as_cut_off_not_as_bad_jso
     cut = ToolCall("c1", "write_file", '{"path": "a.txt", "text": "Once upon a ti')
     if kind == "openai":
         first = httpx.Response(200, json=openai_chat_completion("", tool_calls=(cut,),
-                                                                finish_reason="length"))
+                                                                finish_reason=reason))
     else:   # the API's tool_use input is an object: a compatible server's cut text stands in
         body = anthropic_message("", tool_calls=(ToolCall("c1", "write_file", "{}"),),
-                                 stop_reason="max_tokens")
+                                 stop_reason=reason)
         body["content"][0]["input"] = {}
         first = httpx.Response(200, json=body)
     route = respx_mock.post(URLS[kind]).mock(side_effect=[first,
