@@ -73,6 +73,12 @@ class Usage:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    # the part of output_tokens a reasoning model spent thinking (billed as output; OpenAI's
+    # completion_tokens_details.reasoning_tokens), shown, never added again
+    reasoning_tokens: int = 0
+    # False when the response carried no usage (a compatible server that sends none, a stream
+    # cut before its usage chunk): the zeros are unknown, not free
+    reported: bool = True
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -80,6 +86,8 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+            self.reported and other.reported,
         )
 
     @property

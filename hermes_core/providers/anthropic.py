@@ -145,6 +145,8 @@ def _tool_choice(choice: str | None, *, forced_output: bool,
 
 
 def _usage(u: Any) -> Usage:
+    if u is None:   # a compatible server's message with no usage: unknown, not zero
+        return Usage(reported=False)
     return Usage(input_tokens=usage_int(u, "input_tokens"), output_tokens=usage_int(u, "output_tokens"),
                  cache_read_tokens=usage_int(u, "cache_read_input_tokens"),
                  cache_write_tokens=usage_int(u, "cache_creation_input_tokens"))
@@ -165,7 +167,7 @@ class _StreamState:
         kind = event.type
         if kind == "message_start":
             self.started = True
-            self.usage = _usage(event.message.usage)
+            self.usage = _usage(getattr(event.message, "usage", None))
         elif kind == "content_block_start" and event.content_block.type == "tool_use":
             # the API starts with ``input: {}`` and sends the JSON in deltas; a compatible server
             # may send the whole input here and no delta (kept, as the SDK's own stream does)
@@ -193,7 +195,7 @@ class _StreamState:
         elif kind == "message_delta":
             self.finish = event.delta.stop_reason
             # Cumulative counts: any present here replace message_start's (as the SDK does).
-            u, du = self.usage, event.usage
+            u, du = self.usage, getattr(event, "usage", None)
 
             def latest(name: str, old: int) -> int:
                 value = getattr(du, name, None) if du is not None else None
@@ -202,7 +204,8 @@ class _StreamState:
             self.usage = Usage(latest("input_tokens", u.input_tokens),
                                usage_int(du, "output_tokens") or u.output_tokens,
                                latest("cache_read_input_tokens", u.cache_read_tokens),
-                               latest("cache_creation_input_tokens", u.cache_write_tokens))
+                               latest("cache_creation_input_tokens", u.cache_write_tokens),
+                               reported=u.reported or du is not None)
 
     @property
     def complete(self) -> bool:
@@ -248,7 +251,8 @@ class AnthropicProvider(SDKProvider):
         text = next((json.dumps(b.input, ensure_ascii=False) for b in resp.content
                      if b.type == "tool_use" and b.name == STRUCTURED_OUTPUT_TOOL), text)
         return Completion(text=text, model=resp.model or model, provider=self.name,
-                          usage=_usage(resp.usage), tool_calls=calls, finish_reason=resp.stop_reason,
+                          usage=_usage(getattr(resp, "usage", None)), tool_calls=calls,
+                          finish_reason=resp.stop_reason,
                           request_id=getattr(resp, "_request_id", None) or resp.id)
 
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,

@@ -143,11 +143,12 @@ def _options(options: CallOptions, model: str, *, has_tools: bool) -> dict[str, 
 
 def _usage(u: Any) -> Usage:
     if u is None:
-        return Usage()
+        return Usage(reported=False)
     cached = usage_int(getattr(u, "prompt_tokens_details", None), "cached_tokens")
     prompt = usage_int(u, "prompt_tokens")
     return Usage(input_tokens=max(0, prompt - cached), output_tokens=usage_int(u, "completion_tokens"),
-                 cache_read_tokens=cached)
+                 cache_read_tokens=cached, reasoning_tokens=usage_int(
+                     getattr(u, "completion_tokens_details", None), "reasoning_tokens"))
 
 
 def _content_text(value: Any) -> str:
@@ -314,7 +315,7 @@ class OpenAIProvider(SDKProvider):
         content = _content_text(msg.content)
         refusal = (getattr(msg, "refusal", None) or "") if not content else ""
         return Completion(text=content or refusal, model=resp.model or model,
-                          provider=self.name, usage=_usage(resp.usage),
+                          provider=self.name, usage=_usage(getattr(resp, "usage", None)),
                           tool_calls=_tool_calls(msg.tool_calls),
                           finish_reason="refusal" if refusal else choice.finish_reason,
                           request_id=getattr(resp, "_request_id", None) or resp.id)
@@ -357,7 +358,7 @@ class OpenAIProvider(SDKProvider):
                                      partial_text="".join(state.get("text", ())))
         for call in tools.done():
             yield Delta(tool_call=call)
-        yield Delta(usage=state.get("usage", Usage()),
+        yield Delta(usage=state.get("usage", Usage(reported=False)),
                     finish_reason="refusal" if state.get("refused") else state.get("finish"))
 
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,

@@ -562,3 +562,37 @@ def test_a_field_refused_twice_is_not_sent_again_in_a_loop(respx_mock: Any) -> N
     with pytest.raises(BadRequest, match="max_completion_tokens"):
         OpenAIProvider(endpoint=AZURE).complete(PROMPT, "o3", CRED, OPTS)
     assert route.call_count == 2
+
+
+def _without_usage_stream() -> bytes:
+    """A stream whose usage chunk never came (a server ignoring ``include_usage``, or a connection
+    closed after the finish reason)."""
+    events = [e for e in openai_chat_stream(("o", "k")).split(b"\n\n") if e]
+    return b"\n\n".join(e for e in events if b'"usage"' not in e) + b"\n\n"
+
+
+@pytest.mark.parametrize("how", ["complete", "stream"])
+def test_a_reply_without_usage_says_its_usage_was_not_reported(respx_mock: Any, how: str) -> None:
+    body = openai_chat_completion("ok")
+    del body["usage"], body["id"]   # a compatible server's minimal body
+    respx_mock.post(OPENAI_URL).mock(return_value=(
+        httpx.Response(200, json=body) if how == "complete" else
+        httpx.Response(200, content=_without_usage_stream(), headers=SSE_HEADERS)))
+    provider = OpenAIProvider()
+    if how == "complete":
+        done = provider.complete(PROMPT, "gpt-4o", CRED, OPTS)
+        usage = done.usage
+        assert done.text == "ok" and done.request_id is None
+    else:
+        usage = list(provider.stream(PROMPT, "gpt-4o", CRED, OPTS))[-1].usage
+    assert usage is not None and not usage.reported
+
+
+def test_reasoning_tokens_are_output_tokens_and_counted_apart(respx_mock: Any) -> None:
+    body = openai_chat_completion("ok", model="o3", prompt_tokens=100, completion_tokens=900,
+                                  cached_tokens=40)
+    body["usage"]["completion_tokens_details"]["reasoning_tokens"] = 850
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, json=body))
+    usage = OpenAIProvider().complete(PROMPT, "o3", CRED, OPTS).usage
+    assert (usage.input_tokens, usage.cache_read_tokens, usage.output_tokens) == (60, 40, 900)
+    assert usage.reasoning_tokens == 850 and usage.reported
