@@ -302,7 +302,10 @@ class Agent:
         # the user's message; the tool calls and answers, if any, appended after the messages
         # prepare() sent, which may differ from the history (a pre_llm_call hook can return a
         # Prompt with other messages); the reply
-        added = (Message("user", clean_text(message)), *prompt.messages[rounds_from:],
+        # the rounds' reasoning blocks were theirs to send back: the history does not keep them
+        added = (Message("user", clean_text(message)),
+                 *(replace(m, reasoning=()) if m.reasoning else m
+                   for m in prompt.messages[rounds_from:]),
                  Message("assistant", done.text))
         with held_interrupts():   # Ctrl-C now: the turn is recorded whole, then interrupted
             self.history.extend(added)

@@ -121,7 +121,8 @@ class AgentTools:
         no quote or backslash, so arguments stay valid JSON."""
         secrets = list(self._secrets())
         calls = tuple(replace(c, arguments=redact(c.arguments, secrets)) for c in done.tool_calls)
-        assistant = Message("assistant", redact(done.text, secrets), tool_calls=calls)
+        assistant = Message("assistant", redact(done.text, secrets), tool_calls=calls,
+                            reasoning=done.reasoning)
         answers = [Message("tool", redact(r.output, secrets), tool_call_id=r.call_id, name=r.name)
                    for r in results]
         return replace(prompt, messages=(*prompt.messages, assistant, *answers))

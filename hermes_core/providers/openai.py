@@ -260,31 +260,6 @@ class OpenAIProvider(SDKProvider):
                               getattr(exc, "body", None), payload)
         return field is not None and self.refused.learn(model, field, self.name)
 
-    def _opened(self, client: Any, prompt: Prompt, model: str, options: CallOptions) -> Any:
-        """The streamed request, sent once more when it was refused for an optional field."""
-        for again in (True, False):
-            payload = self._stream_payload(prompt, model, options)
-            try:
-                with self._bounded(options, stream=True):
-                    return self._open_stream(client, payload, self._stream_timeout(options),
-                                             is_async=False)
-            except self.sdk_error as e:
-                if not (again and self.learned(e, payload, model)):
-                    raise
-        raise AssertionError("unreachable: the second pass returns or raises")
-
-    async def _aopened(self, client: Any, prompt: Prompt, model: str,
-                       options: CallOptions) -> Any:
-        for again in (True, False):
-            payload = self._stream_payload(prompt, model, options)
-            try:
-                with self._bounded(options, stream=True):
-                    return await self._open_stream(client, payload,
-                                                   self._stream_timeout(options), is_async=True)
-            except self.sdk_error as e:
-                if not (again and self.learned(e, payload, model)):
-                    raise
-        raise AssertionError("unreachable: the second pass returns or raises")
 
     def _api(self, client: Any) -> Any:
         return client.chat.completions

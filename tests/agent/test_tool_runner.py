@@ -464,3 +464,61 @@ def test_a_stream_dropped_inside_a_calls_arguments_runs_nothing_and_is_asked_aga
     assert text == "Done." and route.call_count == 3
     assert ran == [("a.txt", "Once upon a time.")]
     assert [c.id for c in agent.last_reply.tool_calls] == ["c2"]
+
+
+THINKING = {"type": "thinking", "thinking": "Weather needs the tool.", "signature": "c2lnLTE="}
+REDACTED = {"type": "redacted_thinking", "data": "ZW5jcnlwdGVkLXRoaW5raW5n"}
+
+
+def _thinking_tool_round(streamed: bool) -> httpx.Response:
+    """Claude thinking (a summary and a redacted block), then calling get_weather."""
+    call = ToolCall("toolu_1", "get_weather", '{"city": "Oslo"}')
+    if not streamed:
+        body = anthropic_message("", tool_calls=(call,))
+        body["content"] = [THINKING, REDACTED, *body["content"]]
+        return httpx.Response(200, json=body)
+    from hermes_core.testing.builders import _sse
+
+    events = [e for e in anthropic_stream((), tool_calls=(call,)).split(b"\n\n") if e]
+    # the builder's empty text block at index 0 becomes the thinking block, redacted at index 9
+    thinking = _sse([
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+                                 "content_block": {"type": "thinking", "thinking": "",
+                                                   "signature": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+            "type": "thinking_delta", "thinking": THINKING["thinking"][:7]}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+            "type": "thinking_delta", "thinking": THINKING["thinking"][7:]}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+            "type": "signature_delta", "signature": THINKING["signature"]}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("content_block_start", {"type": "content_block_start", "index": 9,
+                                 "content_block": REDACTED}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 9})])
+    kept = [events[0], thinking.strip(), *(e for e in events[1:] if b'"index": 0' not in e)]
+    return httpx.Response(200, content=b"\n\n".join(kept) + b"\n\n", headers=SSE_HEADERS)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_thinking_blocks_go_back_verbatim_with_the_tool_results_and_thinking_stays_on(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """With extended thinking on, the follow-up of a tool round must start the assistant message
+    with the round's thinking blocks, signatures intact. They were dropped (and thinking switched
+    off for the follow-up, so the model reasoned on without its own reasoning)."""
+    def get_weather(city: str) -> str:
+        """Weather of a city."""
+        return "sunny"
+
+    route = respx_mock.post(URLS["anthropic"]).mock(side_effect=[
+        _thinking_tool_round(mode == "stream"), wire_response("anthropic", mode == "stream",
+                                                             "It is sunny.")])
+    agent = make_agent(empty_home, "anthropic", tools=[get_weather])
+    reply = run_turn(agent, mode, "weather in Oslo?", options={"reasoning_effort": "low"})
+    assert reply.text == "It is sunny."
+    follow = request_json(route, 1)
+    assistant = [m for m in follow["messages"] if m["role"] == "assistant"][-1]
+    assert assistant["content"][:2] == [THINKING, REDACTED]
+    assert assistant["content"][2]["type"] == "tool_use"
+    assert follow["thinking"]["type"] == "enabled"
+    # the turn kept in the history holds no thinking: it is the round's, sent back only in it
+    assert all(not m.reasoning for m in agent.history)

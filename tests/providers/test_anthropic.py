@@ -167,11 +167,20 @@ def test_extended_thinking_only_where_the_model_and_request_allow() -> None:
     assert payload["max_tokens"] == 2548 and "temperature" not in payload
     assert "thinking" not in render_anthropic(BARE, "claude-3-5-haiku", opts)
     assert supports_thinking("claude-opus-4-1") and not supports_thinking("claude-3-5-sonnet")
-    # a tool round's follow-up would have to replay thinking blocks: thinking is off there
+    # a tool round's follow-up must replay the round's thinking blocks: without them (a round
+    # another provider kind answered) thinking is off there; with them, on, blocks first
     follow = Prompt(system="s", messages=(
         Message("user", "hi"), Message("assistant", "", (ToolCall("c", "get_weather"),)),
         Message("tool", "sunny", tool_call_id="c")), tools=(TOOL,))
     assert "thinking" not in render_anthropic(follow, "claude-sonnet-4-5", opts)
+    block = {"type": "thinking", "thinking": "t", "signature": "s"}
+    kept = Prompt(system="s", messages=(
+        Message("user", "hi"), Message("assistant", "", (ToolCall("c", "get_weather"),),
+                                       reasoning=(block,)),
+        Message("tool", "sunny", tool_call_id="c")), tools=(TOOL,))
+    replayed = render_anthropic(kept, "claude-sonnet-4-5", opts)
+    assert replayed["thinking"]["type"] == "enabled"
+    assert replayed["messages"][1]["content"][0] == block
     budget = CallOptions(thinking_budget_tokens=5000)
     assert render_anthropic(BARE, "claude-sonnet-4-5", budget)["thinking"]["budget_tokens"] == 5000
 
@@ -447,3 +456,57 @@ def test_a_stream_without_usage_says_its_usage_was_not_reported(respx_mock: Any)
     assert "".join(d.text for d in deltas) == "ok"
     last = deltas[-1].usage
     assert last is not None and not last.reported
+
+
+ENABLED_REFUSED = {"type": "error", "error": {
+    "type": "invalid_request_error",
+    "message": '"thinking.type.enabled" is not supported for this model. Use '
+               '"thinking.type.adaptive" and "output_config.effort" to control thinking behavior.'}}
+
+
+@pytest.mark.parametrize("how", ["complete", "acomplete", "stream", "astream"])
+def test_a_model_that_refuses_budgeted_thinking_is_sent_adaptive_thinking_from_then_on(
+        respx_mock: Any, how: str) -> None:
+    """Claude Opus 4.7 and later refuse ``thinking: {type: enabled, budget_tokens}`` with a 400;
+    with reasoning_effort set, every turn failed. The model's name says nothing a table could
+    keep up with: the refusal does."""
+    streamed = how in ("stream", "astream")
+    ok = (httpx.Response(200, content=anthropic_stream(("o", "k")), headers=SSE_HEADERS)
+          if streamed else httpx.Response(200, json=anthropic_message("ok")))
+    route = respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        httpx.Response(400, json=ENABLED_REFUSED), ok, ok])
+    provider = AnthropicProvider()
+    opts = CallOptions(max_tokens=500, reasoning_effort="high", timeout_s=5)
+
+    def call() -> str:
+        if how == "complete":
+            return provider.complete(PROMPT, "claude-opus-4-8", CRED, opts).text
+        if how == "acomplete":
+            return asyncio.run(provider.acomplete(PROMPT, "claude-opus-4-8", CRED, opts)).text
+        if how == "stream":
+            return "".join(d.text for d in provider.stream(PROMPT, "claude-opus-4-8", CRED, opts))
+
+        async def collect() -> str:
+            return "".join([d.text async for d in provider.astream(PROMPT, "claude-opus-4-8",
+                                                                    CRED, opts)])
+        return asyncio.run(collect())
+
+    assert call() == "ok" and call() == "ok"
+    sent = [json.loads(c.request.content) for c in route.calls]
+    assert sent[0]["thinking"] == {"type": "enabled", "budget_tokens": 24576}
+    for later in sent[1:]:
+        assert later["thinking"] == {"type": "adaptive"}
+        assert later["output_config"] == {"effort": "high"} and "temperature" not in later
+    # other models keep the budget
+    assert provider.render(PROMPT, "claude-sonnet-4-5", opts)["thinking"]["type"] == "enabled"
+
+
+def test_a_thinking_refusal_without_thinking_sent_is_a_bad_request_sent_once(
+        respx_mock: Any) -> None:
+    from hermes_core.errors import BadRequest
+
+    route = respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        400, json=ENABLED_REFUSED))
+    with pytest.raises(BadRequest, match=r"thinking\.type\.enabled"):
+        AnthropicProvider().complete(PROMPT, "claude-opus-4-8", CRED, OPTS)
+    assert route.call_count == 1
