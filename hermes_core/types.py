@@ -63,6 +63,10 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    # An assistant tool round's reasoning blocks as its provider sent them (Anthropic's thinking,
+    # with its signature, and redacted_thinking): the API wants them back, unchanged and first,
+    # with the round's tool results. Kept only within the turn; other formats leave them out.
+    reasoning: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +77,12 @@ class Usage:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    # the part of output_tokens a reasoning model spent thinking (billed as output; OpenAI's
+    # completion_tokens_details.reasoning_tokens), shown, never added again
+    reasoning_tokens: int = 0
+    # False when the response carried no usage (a compatible server that sends none, a stream
+    # cut before its usage chunk): the zeros are unknown, not free
+    reported: bool = True
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -80,6 +90,8 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+            self.reported and other.reported,
         )
 
     @property
@@ -111,16 +123,20 @@ class Completion:
     # The request exactly as sent (the call loop plans cache markers per candidate, so after a
     # failover to another provider kind it differs from what the caller passed in).
     prompt: Prompt | None = field(default=None, repr=False, compare=False)
+    # the reply's reasoning blocks, to be sent back with its tool calls (see Message.reasoning)
+    reasoning: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class Delta:
-    """One streamed piece: text, a completed tool call, or (last) the usage and finish reason."""
+    """One streamed piece: text, a completed tool call, a finished reasoning block, or (last) the
+    usage and finish reason."""
 
     text: str = ""
     tool_call: ToolCall | None = None
     usage: Usage | None = None
     finish_reason: str | None = None
+    reasoning: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,12 @@ def test_usage_arithmetic_and_ratio():
     assert Usage().cache_hit_ratio == 0.0
 
 
+def test_usage_sums_reasoning_tokens_and_stays_unreported_once_any_part_was() -> None:
+    total = Usage(3, 9, reasoning_tokens=7) + Usage(1, 2, reasoning_tokens=1)
+    assert (total.output_tokens, total.reasoning_tokens, total.reported) == (11, 8, True)
+    assert not (total + Usage(reported=False)).reported
+
+
 def test_prompt_prefix_hash_depends_on_system_only():
     a = Prompt(system="S", messages=(), context="ctx one")
     b = Prompt(system="S", messages=(), context="ctx two")

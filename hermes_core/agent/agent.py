@@ -34,7 +34,7 @@ from hermes_core.agent.prompt.compaction import (
     model_summarizer,
 )
 from hermes_core.agent.prompt_builder import PromptBuilder
-from hermes_core.agent.reply import Reply, ReplyStream, SessionStats
+from hermes_core.agent.reply import DECLINED, Reply, ReplyStream, SessionStats, stop_reason
 from hermes_core.agent.resilience import CallLoop
 from hermes_core.agent.routing.rules import long_context_fallback
 from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
@@ -302,7 +302,10 @@ class Agent:
         # the user's message; the tool calls and answers, if any, appended after the messages
         # prepare() sent, which may differ from the history (a pre_llm_call hook can return a
         # Prompt with other messages); the reply
-        added = (Message("user", clean_text(message)), *prompt.messages[rounds_from:],
+        # the rounds' reasoning blocks were theirs to send back: the history does not keep them
+        added = (Message("user", clean_text(message)),
+                 *(replace(m, reasoning=()) if m.reasoning else m
+                   for m in prompt.messages[rounds_from:]),
                  Message("assistant", done.text))
         with held_interrupts():   # Ctrl-C now: the turn is recorded whole, then interrupted
             self.history.extend(added)
@@ -315,8 +318,7 @@ class Agent:
                 done.text, done.model, done.provider, usage, done.prompt or prompt, decision,
                 prompt.turn.retrieval if prompt.turn is not None else None, tuple(attempts),
                 calls, results, cost, compaction=self.compactor.last,
-                stop_reason="max_tool_rounds" if capped else
-                "refusal" if done.finish_reason == "refusal" else None)
+                stop_reason="max_tool_rounds" if capped else stop_reason(done.finish_reason))
         if self.post_llm_call is not None:
             self.post_llm_call(reply)
         return reply
@@ -372,9 +374,10 @@ class Agent:
     def _structured_reply(self, reply: Reply, output: type[BaseModel]) -> Reply:
         """``reply`` with its validated ``output`` (also as ``last_reply``); raises on a mismatch.
 
-        A refusal is raised as it is, with no repair round: asking again for "only a JSON
-        object" would press the model past its refusal, and the error would call it bad JSON."""
-        if reply.stop_reason == "refusal":
+        A refusal (or a reply a content filter withheld) is raised as it is, with no repair
+        round: asking again for "only a JSON object" would press the model past its refusal, and
+        the error would call it bad JSON."""
+        if reply.stop_reason in DECLINED:
             raise structured.refused(output, reply.text)
         self.last_reply = replace(reply, output=structured.parse_output(reply.text, output))
         return self.last_reply

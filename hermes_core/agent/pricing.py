@@ -36,7 +36,8 @@ class Price:
 class Cost:
     """USD of one call or a session. ``saved`` is what prompt caching saved against sending the
     same tokens uncached (cache reads at the cheaper rate minus the cache-write premium);
-    ``unpriced`` lists the models with no price (their tokens are not in the totals)."""
+    ``unpriced`` lists the models with no price (their tokens are not in the totals);
+    ``unmetered`` the models of calls whose response reported no usage (billed, not counted)."""
 
     input: float = 0.0
     output: float = 0.0
@@ -44,6 +45,7 @@ class Cost:
     cache_read: float = 0.0
     saved: float = 0.0
     unpriced: tuple[str, ...] = ()
+    unmetered: tuple[str, ...] = ()
 
     @property
     def total(self) -> float:
@@ -51,13 +53,14 @@ class Cost:
 
     @property
     def known(self) -> bool:
-        return not self.unpriced
+        return not self.unpriced and not self.unmetered
 
     def __add__(self, other: Cost) -> Cost:
         missing = tuple(dict.fromkeys((*self.unpriced, *other.unpriced)))
+        silent = tuple(dict.fromkeys((*self.unmetered, *other.unmetered)))
         return Cost(self.input + other.input, self.output + other.output,
                     self.cache_write + other.cache_write, self.cache_read + other.cache_read,
-                    self.saved + other.saved, missing)
+                    self.saved + other.saved, missing, silent)
 
     def __str__(self) -> str:
         text = f"${self.total:.4f}"
@@ -65,6 +68,8 @@ class Cost:
             text += f" (cache saved ${self.saved:.4f})"
         if self.unpriced:
             text += f" (no price for {', '.join(self.unpriced)})"
+        if self.unmetered:
+            text += f" (no usage reported for {', '.join(self.unmetered)})"
         return text
 
 
@@ -118,6 +123,8 @@ class PriceTable:
         return self._table[name] if name is not None else None
 
     def cost(self, model: str, usage: Usage) -> Cost:
+        if not usage.reported:
+            return Cost(unmetered=(model,))
         p = self.price(model)
         if p is None:
             return Cost(unpriced=(model,)) if usage != Usage() else Cost()

@@ -13,6 +13,22 @@ from hermes_core.agent.prompt.compaction import CompactionReport
 from hermes_core.errors import Attempt
 from hermes_core.types import Prompt, RouteDecision, ToolCall, ToolResult, Usage
 
+#: Finish reasons of a reply its model ended by itself: the end of its answer, a stop sequence, or
+#: tool calls (OpenAI's words, Anthropic's, and the legacy ``function_call``).
+FINISHED = frozenset({"stop", "end_turn", "stop_sequence", "tool_calls", "tool_use",
+                      "function_call"})
+#: Finish reasons of a reply that is not an answer to read as given: declined or filtered.
+DECLINED = frozenset({"refusal", "content_filter"})
+
+
+def stop_reason(finish: str | None) -> str | None:
+    """What :attr:`Reply.stop_reason` says of a reply that ended for ``finish``: None when the
+    model finished, else why it did not, in Anthropic's words where both APIs have one (OpenAI's
+    ``length`` is ``max_tokens``). A cut-off, filtered or paused reply passed for a whole answer."""
+    if not finish or finish in FINISHED:
+        return None
+    return "max_tokens" if finish == "length" else finish
+
 
 @dataclass(frozen=True, slots=True)
 class Reply:
@@ -35,7 +51,9 @@ class Reply:
     compaction: CompactionReport | None = None   # history budget, and a compaction if one ran
     # None when the model ended the turn; "max_tool_rounds" when llm.max_tool_rounds did, the
     # model still calling tools (its text may then be empty: this says why); "refusal" when the
-    # model declined (OpenAI's refusal field, Anthropic's refusal stop reason)
+    # model declined (OpenAI's refusal field, Anthropic's refusal stop reason); "max_tokens" or
+    # "model_context_window_exceeded" when the text was cut there; "content_filter" when a filter
+    # withheld it; "pause_turn" when Anthropic paused a long turn (see :func:`stop_reason`)
     stop_reason: str | None = None
 
     def __str__(self) -> str:

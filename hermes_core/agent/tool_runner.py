@@ -31,8 +31,9 @@ AuditSink = Callable[[Mapping[str, Any]], None]
 _ARG_CHARS = 200
 
 
-#: The finish reasons of a reply that reached its output token limit (OpenAI's, Anthropic's).
-CUT_OFF = frozenset({"length", "max_tokens"})
+#: The finish reasons of a reply that reached its output token limit (OpenAI's, Anthropic's), or
+#: the model's context window while writing (Anthropic's, Claude 4.5 on).
+CUT_OFF = frozenset({"length", "max_tokens", "model_context_window_exceeded"})
 
 #: The least of the window a tool result is cut to (a model with no room left still sees a head).
 MIN_RESULT_TOKENS = 256
@@ -120,7 +121,8 @@ class AgentTools:
         no quote or backslash, so arguments stay valid JSON."""
         secrets = list(self._secrets())
         calls = tuple(replace(c, arguments=redact(c.arguments, secrets)) for c in done.tool_calls)
-        assistant = Message("assistant", redact(done.text, secrets), tool_calls=calls)
+        assistant = Message("assistant", redact(done.text, secrets), tool_calls=calls,
+                            reasoning=done.reasoning)
         answers = [Message("tool", redact(r.output, secrets), tool_call_id=r.call_id, name=r.name)
                    for r in results]
         return replace(prompt, messages=(*prompt.messages, assistant, *answers))

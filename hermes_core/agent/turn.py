@@ -8,7 +8,7 @@ what is sent again for that model's window: a smaller window would refuse the re
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -189,10 +189,13 @@ class Accumulator:
         self.calls: list[ToolCall] = []
         self.usage = Usage()
         self.finish: str | None = None
+        self.reasoning: list[Mapping[str, Any]] = []
 
     def add(self, d: Delta) -> bool:
         if d.tool_call is not None:
             self.calls.append(d.tool_call)
+        if d.reasoning is not None:
+            self.reasoning.append(d.reasoning)
         if d.usage is not None:
             self.usage = d.usage
         if d.finish_reason:
@@ -204,7 +207,7 @@ class Accumulator:
 
     def completion(self, provider: str = "") -> Completion:
         return Completion("".join(self.parts), self.decision.model, provider, self.usage,
-                          tuple(self.calls), self.finish)
+                          tuple(self.calls), self.finish, reasoning=tuple(self.reasoning))
 
 
 def collect(stream: Any, decision: RouteDecision, lead: str = "",

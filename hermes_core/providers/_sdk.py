@@ -270,28 +270,76 @@ class SDKProvider:
         client. The SDK's typed ``create`` by default; a subclass may post the payload directly."""
         return self._api(client).create(**payload, timeout=timeout)
 
+    def learned(self, exc: BaseException, payload: dict[str, Any], model: str) -> bool:
+        """Whether ``exc`` refused an optional field of ``payload`` that this provider now sends
+        otherwise for ``model`` (the call is then sent once more). Nothing is, by default."""
+        return False
+
+    def _stream_payload(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _open_stream(self, client: Any, payload: dict[str, Any], timeout: Any, *,
+                     is_async: bool) -> Any:
+        """Send ``payload`` as a streamed request (an awaitable for an async client)."""
+        raise NotImplementedError
+
+    def _opened(self, client: Any, prompt: Prompt, model: str, options: CallOptions) -> Any:
+        """The streamed request, sent once more when it was refused for a field this provider
+        then sends otherwise (see :meth:`learned`)."""
+        for again in (True, False):
+            payload = self._stream_payload(prompt, model, options)
+            try:
+                with self._bounded(options, stream=True):
+                    return self._open_stream(client, payload, self._stream_timeout(options),
+                                             is_async=False)
+            except self.sdk_error as e:
+                if not (again and self.learned(e, payload, model)):
+                    raise
+        raise AssertionError("unreachable: the second pass returns or raises")
+
+    async def _aopened(self, client: Any, prompt: Prompt, model: str,
+                       options: CallOptions) -> Any:
+        for again in (True, False):
+            payload = self._stream_payload(prompt, model, options)
+            try:
+                with self._bounded(options, stream=True):
+                    return await self._open_stream(client, payload,
+                                                   self._stream_timeout(options), is_async=True)
+            except self.sdk_error as e:
+                if not (again and self.learned(e, payload, model)):
+                    raise
+        raise AssertionError("unreachable: the second pass returns or raises")
+
     def complete(self, prompt: Prompt, model: str, credential: Credential | None,
                  options: CallOptions) -> Completion:
         client = self._clients.get(credential)
-        try:
-            with self._bounded(options):
-                resp = self._create(client, self.render(prompt, model, options),
-                                    self._timeout(options))
-        except self.sdk_error as e:
-            raise self._error(e, credential) from None
-        except json.JSONDecodeError as e:   # a 200 whose JSON body is cut
-            raise malformed_event(self.name, e, "body") from None
-        return self._read(resp, model)
+        for again in (True, False):
+            payload = self.render(prompt, model, options)
+            try:
+                with self._bounded(options):
+                    resp = self._create(client, payload, self._timeout(options))
+            except self.sdk_error as e:
+                if again and self.learned(e, payload, model):
+                    continue
+                raise self._error(e, credential) from None
+            except json.JSONDecodeError as e:   # a 200 whose JSON body is cut
+                raise malformed_event(self.name, e, "body") from None
+            return self._read(resp, model)
+        raise AssertionError("unreachable: the second pass returns or raises")
 
     async def acomplete(self, prompt: Prompt, model: str, credential: Credential | None,
                         options: CallOptions) -> Completion:
         client = self._clients.get(credential, is_async=True)
-        try:
-            with self._bounded(options):
-                resp = await self._create(client, self.render(prompt, model, options),
-                                          self._timeout(options))
-        except self.sdk_error as e:
-            raise self._error(e, credential) from None
-        except json.JSONDecodeError as e:
-            raise malformed_event(self.name, e, "body") from None
-        return self._read(resp, model)
+        for again in (True, False):
+            payload = self.render(prompt, model, options)
+            try:
+                with self._bounded(options):
+                    resp = await self._create(client, payload, self._timeout(options))
+            except self.sdk_error as e:
+                if again and self.learned(e, payload, model):
+                    continue
+                raise self._error(e, credential) from None
+            except json.JSONDecodeError as e:
+                raise malformed_event(self.name, e, "body") from None
+            return self._read(resp, model)
+        raise AssertionError("unreachable: the second pass returns or raises")

@@ -8,6 +8,7 @@ breakpoint. At most four breakpoints are placed (Anthropic's limit).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -24,7 +25,13 @@ from hermes_core.providers._sdk import (
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS, CallOptions
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
+log = logging.getLogger(__name__)
+
 MAX_BREAKPOINTS = 4
+#: ``reasoning_effort`` as adaptive thinking's ``output_config.effort`` (no "minimal" there).
+ADAPTIVE_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
+#: The reasoning blocks a reply carries and its tool round must send back as they came.
+THINKING_BLOCKS = ("thinking", "redacted_thinking")
 
 
 def _cache_control(ttl: str) -> dict[str, str]:
@@ -39,8 +46,9 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
     """
     if m.role == "tool":
         return [{"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content}]
-    blocks: list[dict[str, Any]] = ([{"type": "text", "text": m.content}]
-                                    if m.content.strip() else [])
+    blocks: list[dict[str, Any]] = [dict(b) for b in m.reasoning] if m.role == "assistant" else []
+    if m.content.strip():
+        blocks.append({"type": "text", "text": m.content})
     for c in m.tool_calls:
         try:
             args = json.loads(c.arguments or "{}")
@@ -51,8 +59,10 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
     return blocks
 
 
-def render_anthropic(prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
-    """The exact messages.create payload for ``prompt``; pure."""
+def render_anthropic(prompt: Prompt, model: str, options: CallOptions, *,
+                     adaptive: bool = False) -> dict[str, Any]:
+    """The exact messages.create payload for ``prompt``; pure. ``adaptive``: the model takes
+    thinking as ``adaptive`` with an effort, not as a budget (it refused one)."""
     plan = prompt.cache
     budget = MAX_BREAKPOINTS
     system_block: dict[str, Any] = {"type": "text", "text": prompt.system}
@@ -104,14 +114,28 @@ def render_anthropic(prompt: Prompt, model: str, options: CallOptions) -> dict[s
     if options.stop:
         payload["stop_sequences"] = list(options.stop)
     thinking = thinking_budget(options, model)
-    continuing = bool(prompt.messages) and prompt.messages[-1].role == "tool"
-    # Extended thinking: not with a forced tool (the API refuses the pair), and not on a tool
-    # round's follow-up, which would have to replay thinking blocks this format does not keep.
-    if thinking and not continuing and (choice is None or choice["type"] in ("auto", "none")):
+    # Extended thinking: not with a forced tool (the API refuses the pair), and on a tool round's
+    # follow-up only when the round's thinking blocks go back with it (the API requires them
+    # first in the assistant message; a round answered by another provider kind has none).
+    replayed = _replays_thinking(prompt.messages)
+    if thinking and replayed is not False and (choice is None or choice["type"] in ("auto", "none")):
         payload["thinking"] = {"type": "enabled", "budget_tokens": thinking}
-        payload["max_tokens"] = options.max_tokens + thinking
+        if adaptive:
+            payload["thinking"] = {"type": "adaptive"}
+            if options.reasoning_effort:
+                payload["output_config"] = {"effort": ADAPTIVE_EFFORT[options.reasoning_effort]}
+        payload["max_tokens"] = options.max_tokens + thinking   # thinking counts toward it
         payload.pop("temperature", None)   # thinking requires the default temperature
     return payload
+
+
+def _replays_thinking(messages: tuple[Message, ...]) -> bool | None:
+    """None when ``messages`` do not continue a tool round; else whether the round's assistant
+    message carries its thinking blocks."""
+    if not messages or messages[-1].role != "tool":
+        return None
+    last = next((m for m in reversed(messages) if m.role == "assistant"), None)
+    return last is not None and any(b.get("type") in THINKING_BLOCKS for b in last.reasoning)
 
 
 def supports_thinking(model: str) -> bool:
@@ -144,7 +168,17 @@ def _tool_choice(choice: str | None, *, forced_output: bool,
     return {"type": "tool", "name": choice}
 
 
+def _reasoning_block(block: Any) -> dict[str, Any]:
+    """A thinking or redacted_thinking block as the API wants it back: every field, unchanged
+    (the signature vouches for the text)."""
+    if block.type == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.data}
+    return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+
+
 def _usage(u: Any) -> Usage:
+    if u is None:   # a compatible server's message with no usage: unknown, not zero
+        return Usage(reported=False)
     return Usage(input_tokens=usage_int(u, "input_tokens"), output_tokens=usage_int(u, "output_tokens"),
                  cache_read_tokens=usage_int(u, "cache_read_input_tokens"),
                  cache_write_tokens=usage_int(u, "cache_creation_input_tokens"))
@@ -157,6 +191,7 @@ class _StreamState:
         self.usage = Usage()
         self.finish: str | None = None
         self.tools: dict[int, dict[str, str]] = {}
+        self.thinking: dict[int, dict[str, str]] = {}
         self.started = False
         self.stopped = False
         self.text: list[str] = []
@@ -165,7 +200,13 @@ class _StreamState:
         kind = event.type
         if kind == "message_start":
             self.started = True
-            self.usage = _usage(event.message.usage)
+            self.usage = _usage(getattr(event.message, "usage", None))
+        elif kind == "content_block_start" and event.content_block.type in THINKING_BLOCKS:
+            block = event.content_block
+            self.thinking[event.index] = _reasoning_block(block)
+            if block.type == "thinking":   # the API starts it empty and sends it in deltas
+                self.thinking[event.index].update(thinking=block.thinking or "",
+                                                  signature=block.signature or "")
         elif kind == "content_block_start" and event.content_block.type == "tool_use":
             # the API starts with ``input: {}`` and sends the JSON in deltas; a compatible server
             # may send the whole input here and no delta (kept, as the SDK's own stream does)
@@ -181,6 +222,12 @@ class _StreamState:
                 yield Delta(text=d.text)
             elif d.type == "input_json_delta" and event.index in self.tools:
                 self.tools[event.index]["arguments"] += d.partial_json or ""
+            elif d.type == "thinking_delta" and event.index in self.thinking:
+                self.thinking[event.index]["thinking"] += d.thinking or ""
+            elif d.type == "signature_delta" and event.index in self.thinking:
+                self.thinking[event.index]["signature"] = d.signature or ""
+        elif kind == "content_block_stop" and event.index in self.thinking:
+            yield Delta(reasoning=self.thinking.pop(event.index))
         elif kind == "content_block_stop" and event.index in self.tools:
             t = self.tools.pop(event.index)
             arguments = t["arguments"] or t["given"] or "{}"
@@ -193,7 +240,7 @@ class _StreamState:
         elif kind == "message_delta":
             self.finish = event.delta.stop_reason
             # Cumulative counts: any present here replace message_start's (as the SDK does).
-            u, du = self.usage, event.usage
+            u, du = self.usage, getattr(event, "usage", None)
 
             def latest(name: str, old: int) -> int:
                 value = getattr(du, name, None) if du is not None else None
@@ -202,7 +249,8 @@ class _StreamState:
             self.usage = Usage(latest("input_tokens", u.input_tokens),
                                usage_int(du, "output_tokens") or u.output_tokens,
                                latest("cache_read_input_tokens", u.cache_read_tokens),
-                               latest("cache_creation_input_tokens", u.cache_write_tokens))
+                               latest("cache_creation_input_tokens", u.cache_write_tokens),
+                               reported=u.reported or du is not None)
 
     @property
     def complete(self) -> bool:
@@ -233,12 +281,38 @@ class AnthropicProvider(SDKProvider):
     def __init__(self, name: str = "anthropic", endpoint: str | None = None,
                  timeout_s: float = 60.0) -> None:
         super().__init__(name, endpoint, timeout_s)
+        self.adaptive: set[str] = set()   # models that refused budgeted thinking
 
     def render(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
-        return render_anthropic(prompt, model, options)
+        return render_anthropic(prompt, model, options, adaptive=model in self.adaptive)
+
+    def learned(self, exc: BaseException, payload: dict[str, Any], model: str) -> bool:
+        """A 400 refusing budgeted thinking (Claude Opus 4.7 on: "thinking.type.enabled is not
+        supported ... use thinking.type.adaptive"): ``model`` is sent adaptive thinking from now
+        on. Which models refuse it, no name rule keeps up with; the refusal says so itself."""
+        thinking = payload.get("thinking")
+        if (int(getattr(exc, "status_code", 0) or 0) != 400 or model in self.adaptive
+                or not isinstance(thinking, dict) or thinking.get("type") != "enabled"):
+            return False
+        body = getattr(exc, "body", None)
+        err = body.get("error", body) if isinstance(body, dict) else None
+        message = str(err.get("message") or "") if isinstance(err, dict) else ""
+        if "thinking.type.adaptive" not in message and "thinking.type.enabled" not in message:
+            return False
+        self.adaptive.add(model)
+        log.warning("%s: model %s refuses budgeted thinking; it is sent adaptive thinking "
+                    "(output_config.effort) from now on", self.name, model)
+        return True
 
     def _api(self, client: Any) -> Any:
         return client.messages
+
+    def _stream_payload(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
+        return self.render(prompt, model, options)
+
+    def _open_stream(self, client: Any, payload: dict[str, Any], timeout: Any, *,
+                     is_async: bool) -> Any:
+        return client.messages.create(**payload, stream=True, timeout=timeout)
 
     def _completion(self, resp: Any, model: str) -> Completion:
         text = "".join(b.text for b in resp.content if b.type == "text")
@@ -248,17 +322,18 @@ class AnthropicProvider(SDKProvider):
         text = next((json.dumps(b.input, ensure_ascii=False) for b in resp.content
                      if b.type == "tool_use" and b.name == STRUCTURED_OUTPUT_TOOL), text)
         return Completion(text=text, model=resp.model or model, provider=self.name,
-                          usage=_usage(resp.usage), tool_calls=calls, finish_reason=resp.stop_reason,
-                          request_id=getattr(resp, "_request_id", None) or resp.id)
+                          usage=_usage(getattr(resp, "usage", None)), tool_calls=calls,
+                          finish_reason=resp.stop_reason,
+                          request_id=getattr(resp, "_request_id", None) or resp.id,
+                          reasoning=tuple(_reasoning_block(b) for b in resp.content
+                                          if b.type in THINKING_BLOCKS))
 
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
                options: CallOptions) -> Iterator[Delta]:
         client = self._clients.get(credential)
         state = _StreamState()
         try:
-            with self._bounded(options, stream=True):
-                stream = client.messages.create(**self.render(prompt, model, options),
-                                                stream=True, timeout=self._stream_timeout(options))
+            stream = self._opened(client, prompt, model, options)
             with stream:
                 for event in stream:
                     yield from event_deltas(self.name, state.feed(event))
@@ -277,10 +352,7 @@ class AnthropicProvider(SDKProvider):
         client = self._clients.get(credential, is_async=True)
         state = _StreamState()
         try:
-            with self._bounded(options, stream=True):
-                stream = await client.messages.create(**self.render(prompt, model, options),
-                                                      stream=True,
-                                                      timeout=self._stream_timeout(options))
+            stream = await self._aopened(client, prompt, model, options)
             async with stream:
                 async for event in stream:
                     for d in event_deltas(self.name, state.feed(event)):

@@ -24,6 +24,7 @@ from hermes_core.providers._sdk import (
     usage_int,
 )
 from hermes_core.providers.base import CallOptions
+from hermes_core.providers.refused import RefusedFields, refused_field
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
 OFFICIAL_HOST = "api.openai.com"
@@ -142,11 +143,12 @@ def _options(options: CallOptions, model: str, *, has_tools: bool) -> dict[str, 
 
 def _usage(u: Any) -> Usage:
     if u is None:
-        return Usage()
+        return Usage(reported=False)
     cached = usage_int(getattr(u, "prompt_tokens_details", None), "cached_tokens")
     prompt = usage_int(u, "prompt_tokens")
     return Usage(input_tokens=max(0, prompt - cached), output_tokens=usage_int(u, "completion_tokens"),
-                 cache_read_tokens=cached)
+                 cache_read_tokens=cached, reasoning_tokens=usage_int(
+                     getattr(u, "completion_tokens_details", None), "reasoning_tokens"))
 
 
 def _content_text(value: Any) -> str:
@@ -237,6 +239,7 @@ class OpenAIProvider(SDKProvider):
     def __init__(self, name: str = "openai", endpoint: str | None = None,
                  timeout_s: float = 60.0) -> None:
         super().__init__(name, endpoint, timeout_s)
+        self.refused = RefusedFields()
 
     @property
     def requires_key(self) -> bool:
@@ -248,7 +251,15 @@ class OpenAIProvider(SDKProvider):
         return self.endpoint is None or OFFICIAL_HOST in self.endpoint
 
     def render(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
-        return render_openai(prompt, model, options, official=self.official)
+        return self.refused.apply(model, render_openai(prompt, model, options,
+                                                       official=self.official))
+
+    def learned(self, exc: BaseException, payload: dict[str, Any], model: str) -> bool:
+        """A 400 naming an optional field ``model`` does not support (see :mod:`.refused`)."""
+        field = refused_field(int(getattr(exc, "status_code", 0) or 0),
+                              getattr(exc, "body", None), payload)
+        return field is not None and self.refused.learn(model, field, self.name)
+
 
     def _api(self, client: Any) -> Any:
         return client.chat.completions
@@ -279,7 +290,7 @@ class OpenAIProvider(SDKProvider):
         content = _content_text(msg.content)
         refusal = (getattr(msg, "refusal", None) or "") if not content else ""
         return Completion(text=content or refusal, model=resp.model or model,
-                          provider=self.name, usage=_usage(resp.usage),
+                          provider=self.name, usage=_usage(getattr(resp, "usage", None)),
                           tool_calls=_tool_calls(msg.tool_calls),
                           finish_reason="refusal" if refusal else choice.finish_reason,
                           request_id=getattr(resp, "_request_id", None) or resp.id)
@@ -322,7 +333,7 @@ class OpenAIProvider(SDKProvider):
                                      partial_text="".join(state.get("text", ())))
         for call in tools.done():
             yield Delta(tool_call=call)
-        yield Delta(usage=state.get("usage", Usage()),
+        yield Delta(usage=state.get("usage", Usage(reported=False)),
                     finish_reason="refusal" if state.get("refused") else state.get("finish"))
 
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
@@ -330,9 +341,7 @@ class OpenAIProvider(SDKProvider):
         client = self._clients.get(credential)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         try:
-            with self._bounded(options, stream=True):
-                stream = self._open_stream(client, self._stream_payload(prompt, model, options),
-                                           self._stream_timeout(options), is_async=False)
+            stream = self._opened(client, prompt, model, options)
             with stream:
                 for chunk in stream:
                     yield from event_deltas(self.name, self._chunk_deltas(chunk, tools, state))
@@ -351,10 +360,7 @@ class OpenAIProvider(SDKProvider):
         client = self._clients.get(credential, is_async=True)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         try:
-            with self._bounded(options, stream=True):
-                stream = await self._open_stream(
-                    client, self._stream_payload(prompt, model, options),
-                    self._stream_timeout(options), is_async=True)
+            stream = await self._aopened(client, prompt, model, options)
             async with stream:
                 async for chunk in stream:
                     for d in event_deltas(self.name, self._chunk_deltas(chunk, tools, state)):

@@ -138,11 +138,11 @@ SSE_HEADERS = {"content-type": "text/event-stream"}
 
 
 def openai_error(status: int, message: str = "error", *, type: str | None = None,
-                 code: str | None = None) -> dict[str, Any]:
-    """An OpenAI error body."""
+                 code: str | None = None, param: str | None = None) -> dict[str, Any]:
+    """An OpenAI error body; ``param`` names the request field at fault."""
     default_type = {400: "invalid_request_error", 401: "invalid_request_error",
                     429: "rate_limit_error"}.get(status, "server_error")
-    return {"error": {"message": message, "type": type or default_type, "param": None, "code": code}}
+    return {"error": {"message": message, "type": type or default_type, "param": param, "code": code}}
 
 
 def anthropic_error(status: int, message: str = "error", *, type: str | None = None) -> dict[str, Any]:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+import httpx
 import pytest
 
 from hermes_core.agent.pricing import Cost, Price, PriceTable, builtin_prices
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
+from hermes_core.testing import openai_chat_completion
 from hermes_core.types import Usage
+from tests.agent.conftest import MODELS, URLS, make_agent
 
 
 def test_shipped_table_prices_the_default_models() -> None:
@@ -63,3 +69,26 @@ def test_offline_replies_cost_nothing(tmp_path: object) -> None:
     assert reply.usage.input_tokens > 0          # the offline provider estimates its tokens ...
     assert reply.cost.total == 0 and reply.cost.known    # ... but no model was paid for
     assert agent.stats.cost.total == 0
+
+
+def test_a_call_whose_usage_was_not_reported_is_unmetered_not_free() -> None:
+    """A compatible server that sends no ``usage`` (or a stream cut before its usage chunk) cost
+    $0.0000, known: the tokens were billed all the same."""
+    t = PriceTable()
+    silent = Usage(reported=False)
+    c = t.cost("gpt-4o", silent)
+    assert c.unmetered == ("gpt-4o",) and not c.known and c.total == 0
+    assert "no usage reported for gpt-4o" in str(c)
+    turn = t.cost("gpt-4o", Usage(input_tokens=1_000_000)) + c
+    assert turn.total == pytest.approx(2.5) and not turn.known
+    assert t.cost("mystery", silent).unmetered == ("mystery",)   # unpriced and unmetered alike
+
+
+def test_a_turn_whose_reply_reported_no_usage_says_its_cost_is_not_known(
+        empty_home: Path, respx_mock: Any) -> None:
+    body = openai_chat_completion("hi")
+    del body["usage"]
+    respx_mock.post(URLS["openai"]).mock(return_value=httpx.Response(200, json=body))
+    reply = make_agent(empty_home, "openai").chat("hello")
+    assert not reply.cost.known and reply.cost.unmetered == (MODELS["openai"],)
+    assert "no usage reported" in str(reply.cost)

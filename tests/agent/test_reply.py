@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
 
 from hermes_core import Reply as PublicReply
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.reply import Reply, ReplyStream, SessionStats
 from hermes_core.config import load_settings
-from hermes_core.testing import FakeProvider
+from hermes_core.testing import (
+    SSE_HEADERS,
+    FakeProvider,
+    anthropic_message,
+    anthropic_stream,
+    openai_chat_completion,
+    openai_chat_stream,
+)
 from hermes_core.types import Usage
+from tests.agent.conftest import URLS, make_agent, run_turn
 
 
 def test_a_reply_prints_as_its_text_and_is_the_public_one() -> None:
@@ -47,3 +60,51 @@ def test_the_agent_fills_a_reply_and_its_stream(tmp_path) -> None:
     assert isinstance(reply, Reply) and reply.text == "one two" and reply.provider
     assert text == "three" and isinstance(stream.reply, Reply) and stream.reply.text == "three"
     assert agent.stats.turns == 2
+
+
+def _ended(kind: str, streamed: bool, reason: str) -> Any:
+    """A reply of a few words that ended for ``reason`` (the wire's own word), in ``kind``'s
+    format, whole or streamed."""
+    if streamed:
+        body = (openai_chat_stream(("The answer is",)).replace(b'"stop"', f'"{reason}"'.encode())
+                if kind == "openai" else
+                anthropic_stream(("The answer is",)).replace(b'"end_turn"', f'"{reason}"'.encode()))
+        return httpx.Response(200, content=body, headers=SSE_HEADERS)
+    return httpx.Response(200, json=openai_chat_completion("The answer is", finish_reason=reason)
+                          if kind == "openai" else
+                          anthropic_message("The answer is", stop_reason=reason))
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+@pytest.mark.parametrize("kind, wire, said", [
+    ("openai", "length", "max_tokens"), ("openai", "content_filter", "content_filter"),
+    ("anthropic", "max_tokens", "max_tokens"), ("anthropic", "pause_turn", "pause_turn"),
+    ("anthropic", "model_context_window_exceeded", "model_context_window_exceeded"),
+    ("openai", "stop", None), ("anthropic", "end_turn", None), ("anthropic", "stop_sequence", None),
+])
+def test_a_reply_the_model_did_not_finish_says_why(kind: str, wire: str, said: str | None,
+                                                   mode: str, empty_home: Path,
+                                                   respx_mock: Any) -> None:
+    """A reply cut at max_tokens, by the context window or a content filter, or paused, read as a
+    whole answer: ``stop_reason`` was None, the truncated text passed for the model's last word."""
+    respx_mock.post(URLS[kind]).mock(return_value=_ended(kind, mode == "stream", wire))
+    reply = run_turn(make_agent(empty_home, kind), mode, "answer")
+    assert reply.text == "The answer is" and reply.stop_reason == said
+
+
+def test_a_structured_reply_a_content_filter_withheld_gets_no_repair_round(
+        empty_home: Path, respx_mock: Any) -> None:
+    """``content: null`` with ``finish_reason: content_filter`` was sent a repair round (a second
+    paid call the filter withholds again) and reported as invalid JSON."""
+    from pydantic import BaseModel
+
+    from hermes_core.errors import StructuredOutputError
+
+    class Forecast(BaseModel):
+        x: int
+
+    route = respx_mock.post(URLS["openai"]).mock(return_value=httpx.Response(
+        200, json=openai_chat_completion("", finish_reason="content_filter")))
+    with pytest.raises(StructuredOutputError) as info:
+        make_agent(empty_home, "openai").chat("forecast", output=Forecast)
+    assert route.call_count == 1 and info.value.refused

@@ -389,12 +389,14 @@ def test_an_unknown_tool_is_answered_with_the_tools_offered_and_the_turn_goes_on
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind, reason", [("openai", "length"), ("anthropic", "max_tokens"),
+                                          ("anthropic", "model_context_window_exceeded")])
 def test_a_call_cut_off_at_the_token_limit_is_answered_as_cut_off_not_as_bad_json(
-        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+        kind: str, reason: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
     """A reply that reaches max_tokens mid-call ends with half a JSON object ("length" on OpenAI,
-    "max_tokens" on Anthropic). Answered "Expecting ',' delimiter", the model would not know its
-    call was cut and send the same long call again, to be cut again."""
+    "max_tokens" on Anthropic, "model_context_window_exceeded" when the window ran out first).
+    Answered "Expecting ',' delimiter", the model would not know its call was cut and send the
+    same long call again, to be cut again."""
     def write_file(path: str, text: str) -> str:
         """Write a file."""
         return "written"
@@ -402,10 +404,10 @@ def test_a_call_cut_off_at_the_token_limit_is_answered_as_cut_off_not_as_bad_jso
     cut = ToolCall("c1", "write_file", '{"path": "a.txt", "text": "Once upon a ti')
     if kind == "openai":
         first = httpx.Response(200, json=openai_chat_completion("", tool_calls=(cut,),
-                                                                finish_reason="length"))
+                                                                finish_reason=reason))
     else:   # the API's tool_use input is an object: a compatible server's cut text stands in
         body = anthropic_message("", tool_calls=(ToolCall("c1", "write_file", "{}"),),
-                                 stop_reason="max_tokens")
+                                 stop_reason=reason)
         body["content"][0]["input"] = {}
         first = httpx.Response(200, json=body)
     route = respx_mock.post(URLS[kind]).mock(side_effect=[first,
@@ -462,3 +464,61 @@ def test_a_stream_dropped_inside_a_calls_arguments_runs_nothing_and_is_asked_aga
     assert text == "Done." and route.call_count == 3
     assert ran == [("a.txt", "Once upon a time.")]
     assert [c.id for c in agent.last_reply.tool_calls] == ["c2"]
+
+
+THINKING = {"type": "thinking", "thinking": "Weather needs the tool.", "signature": "c2lnLTE="}
+REDACTED = {"type": "redacted_thinking", "data": "ZW5jcnlwdGVkLXRoaW5raW5n"}
+
+
+def _thinking_tool_round(streamed: bool) -> httpx.Response:
+    """Claude thinking (a summary and a redacted block), then calling get_weather."""
+    call = ToolCall("toolu_1", "get_weather", '{"city": "Oslo"}')
+    if not streamed:
+        body = anthropic_message("", tool_calls=(call,))
+        body["content"] = [THINKING, REDACTED, *body["content"]]
+        return httpx.Response(200, json=body)
+    from hermes_core.testing.builders import _sse
+
+    events = [e for e in anthropic_stream((), tool_calls=(call,)).split(b"\n\n") if e]
+    # the builder's empty text block at index 0 becomes the thinking block, redacted at index 9
+    thinking = _sse([
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+                                 "content_block": {"type": "thinking", "thinking": "",
+                                                   "signature": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+            "type": "thinking_delta", "thinking": THINKING["thinking"][:7]}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+            "type": "thinking_delta", "thinking": THINKING["thinking"][7:]}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+            "type": "signature_delta", "signature": THINKING["signature"]}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("content_block_start", {"type": "content_block_start", "index": 9,
+                                 "content_block": REDACTED}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 9})])
+    kept = [events[0], thinking.strip(), *(e for e in events[1:] if b'"index": 0' not in e)]
+    return httpx.Response(200, content=b"\n\n".join(kept) + b"\n\n", headers=SSE_HEADERS)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_thinking_blocks_go_back_verbatim_with_the_tool_results_and_thinking_stays_on(
+        mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """With extended thinking on, the follow-up of a tool round must start the assistant message
+    with the round's thinking blocks, signatures intact. They were dropped (and thinking switched
+    off for the follow-up, so the model reasoned on without its own reasoning)."""
+    def get_weather(city: str) -> str:
+        """Weather of a city."""
+        return "sunny"
+
+    route = respx_mock.post(URLS["anthropic"]).mock(side_effect=[
+        _thinking_tool_round(mode == "stream"), wire_response("anthropic", mode == "stream",
+                                                             "It is sunny.")])
+    agent = make_agent(empty_home, "anthropic", tools=[get_weather])
+    reply = run_turn(agent, mode, "weather in Oslo?", options={"reasoning_effort": "low"})
+    assert reply.text == "It is sunny."
+    follow = request_json(route, 1)
+    assistant = [m for m in follow["messages"] if m["role"] == "assistant"][-1]
+    assert assistant["content"][:2] == [THINKING, REDACTED]
+    assert assistant["content"][2]["type"] == "tool_use"
+    assert follow["thinking"]["type"] == "enabled"
+    # the turn kept in the history holds no thinking: it is the round's, sent back only in it
+    assert all(not m.reasoning for m in agent.history)

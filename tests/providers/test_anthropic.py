@@ -167,11 +167,20 @@ def test_extended_thinking_only_where_the_model_and_request_allow() -> None:
     assert payload["max_tokens"] == 2548 and "temperature" not in payload
     assert "thinking" not in render_anthropic(BARE, "claude-3-5-haiku", opts)
     assert supports_thinking("claude-opus-4-1") and not supports_thinking("claude-3-5-sonnet")
-    # a tool round's follow-up would have to replay thinking blocks: thinking is off there
+    # a tool round's follow-up must replay the round's thinking blocks: without them (a round
+    # another provider kind answered) thinking is off there; with them, on, blocks first
     follow = Prompt(system="s", messages=(
         Message("user", "hi"), Message("assistant", "", (ToolCall("c", "get_weather"),)),
         Message("tool", "sunny", tool_call_id="c")), tools=(TOOL,))
     assert "thinking" not in render_anthropic(follow, "claude-sonnet-4-5", opts)
+    block = {"type": "thinking", "thinking": "t", "signature": "s"}
+    kept = Prompt(system="s", messages=(
+        Message("user", "hi"), Message("assistant", "", (ToolCall("c", "get_weather"),),
+                                       reasoning=(block,)),
+        Message("tool", "sunny", tool_call_id="c")), tools=(TOOL,))
+    replayed = render_anthropic(kept, "claude-sonnet-4-5", opts)
+    assert replayed["thinking"]["type"] == "enabled"
+    assert replayed["messages"][1]["content"][0] == block
     budget = CallOptions(thinking_budget_tokens=5000)
     assert render_anthropic(BARE, "claude-sonnet-4-5", budget)["thinking"]["budget_tokens"] == 5000
 
@@ -350,3 +359,154 @@ def test_a_cut_stream_after_tokens_raises_incomplete_and_keeps_the_history(
         agent.close()
     assert ei.value.partial_text == "Hello wor"
     assert agent.history == []
+
+
+TODAYS_BLOCKS: list[dict[str, Any]] = [
+    {"type": "thinking", "thinking": "The user wants the weather.", "signature": "sig-abc"},
+    {"type": "redacted_thinking", "data": "ZW5jcnlwdGVk"},
+    {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+     "input": {"query": "oslo weather"}},
+    {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+     "content": [{"type": "web_search_result", "url": "https://example.test", "title": "t",
+                  "encrypted_content": "e", "page_age": None}]},
+    {"type": "a_block_type_from_next_year", "payload": {"x": 1}},
+    {"type": "text", "text": "It is sunny.",
+     "citations": [{"type": "web_search_result_location", "url": "https://example.test",
+                    "title": "t", "encrypted_index": "i", "cited_text": "sunny"}]},
+    {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Oslo"}},
+]
+
+
+def _todays_stream() -> bytes:
+    """Every block of :data:`TODAYS_BLOCKS` as stream events, each with the delta its type sends."""
+    start = anthropic_message("", model="claude-sonnet-4-5")
+    start.update(stop_reason=None, usage={"input_tokens": 3, "output_tokens": 1,
+                                          "cache_creation_input_tokens": 2000,
+                                          "cache_read_input_tokens": 0})
+    events: list[tuple[str | None, Any]] = [("message_start", {"type": "message_start",
+                                                               "message": start})]
+    for i, block in enumerate(TODAYS_BLOCKS):
+        empty = {**block, "thinking": ""} if block["type"] == "thinking" else (
+            {**block, "text": ""} if block["type"] == "text" else
+            {**block, "input": {}} if "input" in block else block)
+        events.append(("content_block_start", {"type": "content_block_start", "index": i,
+                                               "content_block": empty}))
+        deltas = {"thinking": [{"type": "thinking_delta", "thinking": block.get("thinking")},
+                               {"type": "signature_delta", "signature": "sig-abc"}],
+                  "text": [{"type": "citations_delta", "citation": block.get("citations", [{}])[0]},
+                           {"type": "text_delta", "text": block.get("text")}],
+                  "a_block_type_from_next_year": [{"type": "a_delta_from_next_year", "v": 1}]
+                  }.get(block["type"], [])
+        if "input" in block:
+            deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
+        events += [("content_block_delta", {"type": "content_block_delta", "index": i,
+                                            "delta": d}) for d in deltas]
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    events.append(("message_delta", {"type": "message_delta",
+                                     "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                                     "usage": {"output_tokens": 240}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return _sse(events)
+
+
+@pytest.mark.parametrize("how", ["complete", "stream", "astream"])
+def test_thinking_server_tool_and_unknown_blocks_leave_only_the_text_and_the_call(
+        respx_mock: Any, how: str) -> None:
+    """Extended thinking, redacted thinking, a server tool's call and result, citations and a
+    block type this code has never seen: the reply is the text, the one client tool call, and the
+    usage with the cache write of message_start."""
+    body = anthropic_message("", model="claude-sonnet-4-5", input_tokens=3, output_tokens=240,
+                             cache_write=2000, stop_reason="tool_use")
+    body["content"] = TODAYS_BLOCKS
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=(
+        httpx.Response(200, json=body) if how == "complete" else
+        httpx.Response(200, content=_todays_stream(), headers=SSE_HEADERS)))
+    provider = AnthropicProvider()
+    if how == "complete":
+        done = provider.complete(PROMPT, "claude-sonnet-4-5", CRED, OPTS)
+        text, calls, usage, finish = done.text, list(done.tool_calls), done.usage, done.finish_reason
+    else:
+        async def collect() -> list[Any]:
+            return [d async for d in provider.astream(PROMPT, "claude-sonnet-4-5", CRED, OPTS)]
+
+        deltas = (asyncio.run(collect()) if how == "astream"
+                  else list(provider.stream(PROMPT, "claude-sonnet-4-5", CRED, OPTS)))
+        text = "".join(d.text for d in deltas)
+        calls = [d.tool_call for d in deltas if d.tool_call is not None]
+        usage, finish = deltas[-1].usage, deltas[-1].finish_reason
+    assert text == "It is sunny." and finish == "tool_use"
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in calls] == [
+        ("toolu_1", "get_weather", {"city": "Oslo"})]
+    assert usage == Usage(input_tokens=3, output_tokens=240, cache_write_tokens=2000)
+
+
+def test_a_stream_without_usage_says_its_usage_was_not_reported(respx_mock: Any) -> None:
+    """A compatible server's message_start with no ``usage`` and a message_delta with none."""
+    events = [e for e in anthropic_stream(("o", "k")).split(b"\n\n") if e]
+    cleaned = []
+    for e in events:
+        name, _, data = e.partition(b"\ndata: ")
+        obj = json.loads(data)
+        obj.get("message", {}).pop("usage", None)
+        obj.pop("usage", None)
+        cleaned.append(name + b"\ndata: " + json.dumps(obj).encode())
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=b"\n\n".join(cleaned) + b"\n\n", headers=SSE_HEADERS))
+    deltas = list(AnthropicProvider().stream(PROMPT, "claude-sonnet-4-5", CRED, OPTS))
+    assert "".join(d.text for d in deltas) == "ok"
+    last = deltas[-1].usage
+    assert last is not None and not last.reported
+
+
+ENABLED_REFUSED = {"type": "error", "error": {
+    "type": "invalid_request_error",
+    "message": '"thinking.type.enabled" is not supported for this model. Use '
+               '"thinking.type.adaptive" and "output_config.effort" to control thinking behavior.'}}
+
+
+@pytest.mark.parametrize("how", ["complete", "acomplete", "stream", "astream"])
+def test_a_model_that_refuses_budgeted_thinking_is_sent_adaptive_thinking_from_then_on(
+        respx_mock: Any, how: str) -> None:
+    """Claude Opus 4.7 and later refuse ``thinking: {type: enabled, budget_tokens}`` with a 400;
+    with reasoning_effort set, every turn failed. The model's name says nothing a table could
+    keep up with: the refusal does."""
+    streamed = how in ("stream", "astream")
+    ok = (httpx.Response(200, content=anthropic_stream(("o", "k")), headers=SSE_HEADERS)
+          if streamed else httpx.Response(200, json=anthropic_message("ok")))
+    route = respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        httpx.Response(400, json=ENABLED_REFUSED), ok, ok])
+    provider = AnthropicProvider()
+    opts = CallOptions(max_tokens=500, reasoning_effort="high", timeout_s=5)
+
+    def call() -> str:
+        if how == "complete":
+            return provider.complete(PROMPT, "claude-opus-4-8", CRED, opts).text
+        if how == "acomplete":
+            return asyncio.run(provider.acomplete(PROMPT, "claude-opus-4-8", CRED, opts)).text
+        if how == "stream":
+            return "".join(d.text for d in provider.stream(PROMPT, "claude-opus-4-8", CRED, opts))
+
+        async def collect() -> str:
+            return "".join([d.text async for d in provider.astream(PROMPT, "claude-opus-4-8",
+                                                                    CRED, opts)])
+        return asyncio.run(collect())
+
+    assert call() == "ok" and call() == "ok"
+    sent = [json.loads(c.request.content) for c in route.calls]
+    assert sent[0]["thinking"] == {"type": "enabled", "budget_tokens": 24576}
+    for later in sent[1:]:
+        assert later["thinking"] == {"type": "adaptive"}
+        assert later["output_config"] == {"effort": "high"} and "temperature" not in later
+    # other models keep the budget
+    assert provider.render(PROMPT, "claude-sonnet-4-5", opts)["thinking"]["type"] == "enabled"
+
+
+def test_a_thinking_refusal_without_thinking_sent_is_a_bad_request_sent_once(
+        respx_mock: Any) -> None:
+    from hermes_core.errors import BadRequest
+
+    route = respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        400, json=ENABLED_REFUSED))
+    with pytest.raises(BadRequest, match=r"thinking\.type\.enabled"):
+        AnthropicProvider().complete(PROMPT, "claude-opus-4-8", CRED, OPTS)
+    assert route.call_count == 1

@@ -18,7 +18,12 @@ import pytest
 
 from hermes_core.agent.agent import Agent
 from hermes_core.config import Settings, load_settings
-from hermes_core.errors import AuthenticationFailed, IncompleteResponse, error_from_status
+from hermes_core.errors import (
+    AuthenticationFailed,
+    BadRequest,
+    IncompleteResponse,
+    error_from_status,
+)
 from hermes_core.providers.base import CallOptions
 from hermes_core.providers.openai import OpenAIProvider, is_reasoning_model, render_openai
 from hermes_core.redact import redact
@@ -29,6 +34,7 @@ from hermes_core.testing import (
     anthropic_stream,
     openai_chat_completion,
     openai_chat_stream,
+    openai_error,
 )
 from hermes_core.testing.builders import _sse
 from hermes_core.types import Credential, Message, Prompt, ToolCall, ToolSpec
@@ -483,3 +489,110 @@ def test_stream_sends_the_same_request_as_the_sdks_create(respx_mock: Any, use_a
     skip = {"x-stainless-retry-count", "x-stainless-read-timeout", "x-stainless-timeout"}
     assert ({k: v for k, v in ours.headers.items() if k not in skip}
             == {k: v for k, v in theirs.headers.items() if k not in skip})
+
+
+AZURE = "https://example-resource.openai.azure.com/openai/v1"
+UNSUPPORTED_MAX_TOKENS = openai_error(
+    400, "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+    "'max_completion_tokens' instead.", code="unsupported_parameter", param="max_tokens")
+UNSUPPORTED_TEMPERATURE = openai_error(
+    400, "Unsupported value: 'temperature' does not support 0.2 with this model. Only the default "
+    "(1) value is supported.", code="unsupported_value", param="temperature")
+
+
+def _sent(route: Any) -> list[dict[str, Any]]:
+    return [json.loads(c.request.content) for c in route.calls]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_field_the_model_refuses_is_dropped_and_the_call_sent_again(respx_mock: Any,
+                                                                       use_async: bool) -> None:
+    route = respx_mock.post(OPENAI_URL).mock(side_effect=[
+        httpx.Response(400, json=UNSUPPORTED_TEMPERATURE),
+        httpx.Response(200, json=openai_chat_completion("ok", model="o3")),
+        httpx.Response(200, json=openai_chat_completion("again", model="o3"))])
+    provider, opts = OpenAIProvider(), CallOptions(max_tokens=32, temperature=0.2)
+    call = ((lambda: asyncio.run(provider.acomplete(PROMPT, "o3", CRED, opts))) if use_async
+            else (lambda: provider.complete(PROMPT, "o3", CRED, opts)))
+    assert call().text == "ok"
+    assert call().text == "again"   # learned: the next call goes without it, no second 400
+    sent = _sent(route)
+    assert len(sent) == 3 and sent[0]["temperature"] == 0.2
+    assert "temperature" not in sent[1] and "temperature" not in sent[2]
+    assert "temperature" not in provider.render(PROMPT, "o3", opts)
+    assert provider.render(PROMPT, "gpt-4o", opts)["temperature"] == 0.2   # per model
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_max_tokens_refused_by_a_compatible_endpoint_is_sent_as_max_completion_tokens(
+        respx_mock: Any, use_async: bool) -> None:
+    route = respx_mock.post(f"{AZURE}/chat/completions").mock(side_effect=[
+        httpx.Response(400, json=UNSUPPORTED_MAX_TOKENS),
+        httpx.Response(200, content=openai_chat_stream(("o", "k"), model="o4-mini"),
+                       headers=SSE_HEADERS)])
+    provider = OpenAIProvider(endpoint=AZURE)
+
+    async def collect() -> list[Any]:
+        return [d async for d in provider.astream(PROMPT, "o4-mini", CRED, OPTS)]
+
+    deltas = (asyncio.run(collect()) if use_async
+              else list(provider.stream(PROMPT, "o4-mini", CRED, OPTS)))
+    assert "".join(d.text for d in deltas) == "ok"
+    first, second = _sent(route)
+    assert first["max_tokens"] == 32 and "max_completion_tokens" not in first
+    assert second["max_completion_tokens"] == 32 and "max_tokens" not in second
+
+
+def test_a_refusal_of_what_is_not_an_optional_field_is_a_bad_request_sent_once(
+        respx_mock: Any) -> None:
+    body = openai_error(400, f"Invalid 'messages[0].role' for key {CRED.secret}",
+                        code="unsupported_value", param="messages[0].role")
+    route = respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(400, json=body))
+    with pytest.raises(BadRequest) as info:
+        OpenAIProvider().complete(PROMPT, "o1-mini", CRED, OPTS)
+    assert route.call_count == 1 and CRED.secret not in str(info.value)
+
+
+def test_a_field_refused_twice_is_not_sent_again_in_a_loop(respx_mock: Any) -> None:
+    """A server refusing max_tokens and then max_completion_tokens: one retry, then the error."""
+    swapped = openai_error(400, "Unsupported parameter: 'max_completion_tokens'",
+                           code="unsupported_parameter", param="max_completion_tokens")
+    route = respx_mock.post(f"{AZURE}/chat/completions").mock(side_effect=[
+        httpx.Response(400, json=UNSUPPORTED_MAX_TOKENS), httpx.Response(400, json=swapped)])
+    with pytest.raises(BadRequest, match="max_completion_tokens"):
+        OpenAIProvider(endpoint=AZURE).complete(PROMPT, "o3", CRED, OPTS)
+    assert route.call_count == 2
+
+
+def _without_usage_stream() -> bytes:
+    """A stream whose usage chunk never came (a server ignoring ``include_usage``, or a connection
+    closed after the finish reason)."""
+    events = [e for e in openai_chat_stream(("o", "k")).split(b"\n\n") if e]
+    return b"\n\n".join(e for e in events if b'"usage"' not in e) + b"\n\n"
+
+
+@pytest.mark.parametrize("how", ["complete", "stream"])
+def test_a_reply_without_usage_says_its_usage_was_not_reported(respx_mock: Any, how: str) -> None:
+    body = openai_chat_completion("ok")
+    del body["usage"], body["id"]   # a compatible server's minimal body
+    respx_mock.post(OPENAI_URL).mock(return_value=(
+        httpx.Response(200, json=body) if how == "complete" else
+        httpx.Response(200, content=_without_usage_stream(), headers=SSE_HEADERS)))
+    provider = OpenAIProvider()
+    if how == "complete":
+        done = provider.complete(PROMPT, "gpt-4o", CRED, OPTS)
+        usage = done.usage
+        assert done.text == "ok" and done.request_id is None
+    else:
+        usage = list(provider.stream(PROMPT, "gpt-4o", CRED, OPTS))[-1].usage
+    assert usage is not None and not usage.reported
+
+
+def test_reasoning_tokens_are_output_tokens_and_counted_apart(respx_mock: Any) -> None:
+    body = openai_chat_completion("ok", model="o3", prompt_tokens=100, completion_tokens=900,
+                                  cached_tokens=40)
+    body["usage"]["completion_tokens_details"]["reasoning_tokens"] = 850
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, json=body))
+    usage = OpenAIProvider().complete(PROMPT, "o3", CRED, OPTS).usage
+    assert (usage.input_tokens, usage.cache_read_tokens, usage.output_tokens) == (60, 40, 900)
+    assert usage.reasoning_tokens == 850 and usage.reported

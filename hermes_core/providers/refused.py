@@ -1,0 +1,88 @@
+"""Optional request fields a model refuses, learned from its 400s and left out from then on.
+
+Which chat.completions fields a model takes changes with every release and differs between
+endpoints serving the same model: reasoning models refuse ``temperature`` other than the default,
+yet gpt-5.1 takes it at ``reasoning_effort: none`` and gpt-5-chat always; Azure and gateways want
+``max_completion_tokens`` where a local server wants ``max_tokens``; gpt-5.1 refuses the
+``minimal`` effort gpt-5 introduced. A table of model names is wrong by the next release, so the
+API's own answer decides, as it names the field: ``{"param": "temperature", "code":
+"unsupported_value"}``. The field is then sent otherwise (``max_tokens`` as
+``max_completion_tokens`` and back) or not at all, the call is sent once more, and the model keeps
+the lesson for the process's life, logged once so the user knows their setting is not applied.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+#: The optional fields an endpoint may refuse, and what is sent instead (None: left out). Anything
+#: else named by a 400 (a message's role, a tool's schema) is the request's content: not ours to drop.
+ALTERNATIVES: Mapping[str, str | None] = {
+    "max_tokens": "max_completion_tokens", "max_completion_tokens": "max_tokens",
+    "temperature": None, "top_p": None, "stop": None, "seed": None, "reasoning_effort": None,
+    "prompt_cache_key": None, "parallel_tool_calls": None,
+}
+_QUOTED = re.compile(r"'([a-z_.]+)'")
+
+
+def refused_field(status: int, body: Any, payload: Mapping[str, Any]) -> str | None:
+    """The optional field of ``payload`` a 400 ``body`` says the model does not support; None for
+    any other error. ``param`` names it (``reasoning.effort`` is the Responses API's spelling of
+    ``reasoning_effort``); without one, the first quoted field name of an "unsupported" message."""
+    if status != 400:
+        return None
+    err = body.get("error", body) if isinstance(body, Mapping) else None
+    if not isinstance(err, Mapping):
+        return None
+    message = str(err.get("message") or "")
+    code = str(err.get("code") or "")
+    if not (code.startswith("unsupported") or "unsupported" in message.lower()
+            or "not supported" in message.lower()):
+        return None
+    names = [str(err.get("param") or "")] if err.get("param") else _QUOTED.findall(message)
+    for name in names:
+        field = name.replace(".", "_")
+        if field in ALTERNATIVES and field in payload:
+            return field
+    return None
+
+
+class RefusedFields:
+    """What each model refused, and a payload rewritten around it."""
+
+    def __init__(self) -> None:
+        self._by_model: dict[str, frozenset[str]] = {}
+        self._lock = threading.Lock()
+
+    def learn(self, model: str, field: str, provider: str) -> bool:
+        """Remember that ``model`` refuses ``field``; False when it was already known (the
+        rewritten request was refused again: sending it a third time would not help)."""
+        with self._lock:
+            known = self._by_model.get(model, frozenset())
+            if field in known:
+                return False
+            self._by_model[model] = known | {field}
+        instead = ALTERNATIVES[field]
+        log.warning("%s: model %s does not support '%s'; it is %s from now on", provider, model,
+                    field, f"sent as '{instead}'" if instead and instead not in known else "left out")
+        return True
+
+    def apply(self, model: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """``payload`` (changed in place) without the fields ``model`` refused."""
+        refused = self._by_model.get(model)
+        if not refused:
+            return payload
+        for field in refused:
+            if field not in payload:
+                continue
+            value = payload.pop(field)
+            instead = ALTERNATIVES[field]
+            if instead is not None and instead not in refused:
+                payload.setdefault(instead, value)
+        return payload
