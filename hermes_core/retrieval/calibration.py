@@ -158,12 +158,23 @@ def pseudo_queries(skill: Skill) -> list[str]:
 
 
 def pseudo_sample(skills: Sequence[Skill], limit: int = MAX_PSEUDO_SKILLS) -> list[int]:
-    """Indices of the skills that give pseudo-queries: all, or an evenly spaced ``limit`` of them
-    (deterministic: the same catalog calibrates the same way)."""
+    """Indices (in index order) of the skills that give pseudo-queries: all, or the ``limit`` whose
+    names hash lowest (deterministic: the same catalog calibrates the same way).
+
+    Chosen by each skill's own name, not by its place: an added or deleted skill changes at most
+    one member (an evenly spaced pick moved most of them), and an edit none, so the gate can be
+    kept up to date per changed skill (``gate_state``)."""
     n = len(skills)
     if n <= limit:
         return list(range(n))
-    return sorted({int(i) for i in np.linspace(0, n - 1, limit)})
+    ranks = np.fromiter((_name_rank(s.name) for s in skills), dtype=np.uint64, count=n)
+    return sorted(int(i) for i in np.argsort(ranks, kind="stable")[:limit])
+
+
+@lru_cache(maxsize=65_536)
+def _name_rank(name: str) -> int:
+    digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
 
 
 def catalog_key(model_id: str, skills: Sequence[Skill], fixed_rule: str = "") -> str:
@@ -408,12 +419,57 @@ def calibrate_dense(model_id: str, key: str, docs: np.ndarray, off_vectors: np.n
     langs = np.asarray(list(off_langs))
     sims = off @ docs.T                                   # reference x skills
     n_rank = len(off) if ranking_rows is None else max(0, min(int(ranking_rows), len(off)))
+    columns = column_stats(sims, langs, n_rank, parts(off[:n_rank]) if parts is not None and n_rank else None)
+    ps = np.asarray(pseudo_vectors, dtype=np.float64)
+    ps_langs = list(pseudo_langs)
+    ps_best = np.zeros(len(ps))
+    for i, (v, lang) in enumerate(zip(ps, ps_langs, strict=True)):
+        lang = lang if lang in columns.gate_mean else "en"
+        ps_best[i] = float(((docs @ v - columns.gate_mean[lang]) / columns.gate_std[lang]).max())
+    return finish_dense(model_id, key, columns, langs, loo_z(sims, langs).max(axis=1),
+                        None if fixed is None else np.asarray(fixed(off), dtype=np.float64),
+                        ps_langs, ps_best,
+                        None if fixed is None or not ps.size else np.asarray(fixed(ps), dtype=np.float64),
+                        unrelated_scale(off[:n_rank]))
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnStats:
+    """What the calibration knows of each skill alone (per language, in index order): its cosine's
+    mean and spread over the ranking's reference (``mean``/``std``) and the gate's
+    (``gate_mean``/``gate_std``), and its part score's over the ranking's (empty without part
+    scores). A skill's entries depend on that skill's vectors only, so an edit of other skills
+    leaves them as they were."""
+
+    mean: Mapping[str, np.ndarray]
+    std: Mapping[str, np.ndarray]
+    gate_mean: Mapping[str, np.ndarray]
+    gate_std: Mapping[str, np.ndarray]
+    part_mean: Mapping[str, np.ndarray]
+    part_std: Mapping[str, np.ndarray]
+
+
+def column_stats(sims: np.ndarray, langs: np.ndarray, n_rank: int,
+                 part_scores: np.ndarray | None) -> ColumnStats:
+    """:class:`ColumnStats` of the skills whose cosines to the gate's reference are the columns of
+    ``sims`` (its first ``n_rank`` rows are the ranking's reference), with ``part_scores`` (the
+    ranking reference's part scores, rows x the same skills) when there are part vectors."""
     mean, std = _per_language(sims[:n_rank], langs[:n_rank])
     gate_mean, gate_std = _per_language(sims, langs)
-    cal = DenseCalibration(model_id, key, mean, std, {}, gate_mean=gate_mean, gate_std=gate_std)
-    # each reference request scored with the statistics of the others (leave-one-out), or it would
-    # sit inside its own distribution and look more typical than a new request does
-    off_scores: dict[str, list[float]] = {lang: [] for lang in LANGS}
+    part_mean: dict[str, np.ndarray] = {}
+    part_std: dict[str, np.ndarray] = {}
+    if part_scores is not None and n_rank:
+        part_mean, part_std = _per_language(np.asarray(part_scores, dtype=np.float64), langs[:n_rank])
+    return ColumnStats(mean, std, gate_mean, gate_std, part_mean, part_std)
+
+
+def loo_z(sims: np.ndarray, langs: np.ndarray) -> np.ndarray:
+    """Each reference request's z on each skill (``sims``: reference x skills), against that
+    skill's statistics over the other requests of the request's language: leave-one-out, or a
+    reference request would sit inside its own distribution and look more typical than a new
+    request does. -inf in a language with fewer than three requests (no statistics to speak of).
+    A column depends on that skill's cosines only."""
+    z = np.full(sims.shape, -np.inf)
     for lang in LANGS:
         idx = np.flatnonzero(langs == lang)
         if len(idx) < 3:
@@ -421,17 +477,38 @@ def calibrate_dense(model_id: str, key: str, docs: np.ndarray, off_vectors: np.n
         rows = sims[idx]
         total, sq = rows.sum(axis=0), (rows ** 2).sum(axis=0)
         m = len(idx) - 1
-        for r in rows:
-            mu = (total - r) / m
-            sd = np.maximum(np.sqrt(np.maximum((sq - r ** 2) / m - mu ** 2, 0.0)), MIN_STD)
-            off_scores[lang].append(float(((r - mu) / sd).max()))
-    ps = np.asarray(pseudo_vectors, dtype=np.float64)
-    pl = list(pseudo_langs)
+        mu = (total - rows) / m
+        sd = np.maximum(np.sqrt(np.maximum((sq - rows ** 2) / m - mu ** 2, 0.0)), MIN_STD)
+        z[idx] = (rows - mu) / sd
+    return z
+
+
+def unrelated_scale(ranked: np.ndarray) -> tuple[float, float]:
+    """Mean and spread of the cosine between two unrelated requests of the ranking's reference:
+    the usage layer's scale for "how close is a past query"."""
+    pair = ranked @ ranked.T
+    iu = np.triu_indices(len(ranked), k=1)
+    vals = pair[iu] if len(iu[0]) else np.zeros(1)
+    return float(vals.mean()), max(float(vals.std()), MIN_STD)
+
+
+def finish_dense(model_id: str, key: str, columns: ColumnStats, off_langs: np.ndarray,
+                 off_best: np.ndarray, f_off: np.ndarray | None, ps_langs: Sequence[str],
+                 ps_best: np.ndarray, f_ps: np.ndarray | None,
+                 unrelated: tuple[float, float]) -> DenseCalibration:
+    """The calibration from what was measured row by row: each reference request's best
+    leave-one-out z (``off_best``, -inf where not measured) and fixed-rule score (``f_off``, None
+    without a fixed rule), each pseudo-query's best gate z and fixed-rule score, and the skills'
+    :class:`ColumnStats`. Whether those rows were measured whole or kept up to date through
+    edits (``gate_state``), the thresholds come from here. Pure."""
+    off_scores: dict[str, list[float]] = {}
+    for lang in LANGS:
+        idx = np.flatnonzero(off_langs == lang)
+        off_scores[lang] = [float(x) for x in off_best[idx]] if len(idx) >= 3 else []
     scale: dict[str, tuple[float, float, float, float]] = {}
-    if fixed is not None:
-        f_off = np.asarray(fixed(off), dtype=np.float64)
+    if f_off is not None:
         for lang in LANGS:
-            idx = np.flatnonzero(langs == lang)
+            idx = np.flatnonzero(off_langs == lang)
             if len(idx) < 3 or len(off_scores[lang]) != len(idx):
                 continue
             zl, fl = np.asarray(off_scores[lang]), f_off[idx]
@@ -443,13 +520,11 @@ def calibrate_dense(model_id: str, key: str, docs: np.ndarray, off_vectors: np.n
             scale["zh"] = scale["en"]
         if "zh" in scale and "en" not in scale:
             scale["en"] = scale["zh"]
-    cal = DenseCalibration(model_id, key, mean, std, {}, scale=scale, gate_mean=gate_mean, gate_std=gate_std)
-    f_ps = np.asarray(fixed(ps), dtype=np.float64) if fixed is not None and ps.size else None
     pseudo_scores: dict[str, list[float]] = {lang: [] for lang in LANGS}
-    if ps.size:
-        for i, (v, lang) in enumerate(zip(ps, pl, strict=True)):
-            pseudo_scores[lang].append(cal.gate_score(docs @ v, lang,
-                                                      None if f_ps is None else float(f_ps[i])))
+    for i, lang in enumerate(ps_langs):
+        sc = scale.get(lang)
+        best = float(ps_best[i])
+        pseudo_scores[lang].append(best if f_ps is None or sc is None else _combine(best, float(f_ps[i]), sc))
     threshold: dict[str, float] = {}
     report: dict[str, dict[str, float]] = {}
     for lang in LANGS:
@@ -461,18 +536,9 @@ def calibrate_dense(model_id: str, key: str, docs: np.ndarray, off_vectors: np.n
                         "off_median": _q(off_scores[lang], 0.5), "off_q80": _q(off_scores[lang], 0.8),
                         "pseudo_q10": _q(pseudo, 0.1), "pseudo_median": _q(pseudo, 0.5),
                         "reference": float(len(off_scores[lang])), "pseudo": float(len(pseudo))}
-    # unrelated query pairs: the usage layer's scale for "how close is a past query"
-    ranked = off[:n_rank]
-    pair = ranked @ ranked.T
-    iu = np.triu_indices(len(ranked), k=1)
-    vals = pair[iu] if len(iu[0]) else np.zeros(1)
-    part_mean: dict[str, np.ndarray] = {}
-    part_std: dict[str, np.ndarray] = {}
-    if parts is not None and len(ranked):
-        part_mean, part_std = _per_language(np.asarray(parts(ranked), dtype=np.float64), langs[:n_rank])
-    return DenseCalibration(model_id, key, mean, std, threshold, float(vals.mean()),
-                            max(float(vals.std()), MIN_STD), report, scale, part_mean, part_std,
-                            gate_mean, gate_std)
+    c = columns
+    return DenseCalibration(model_id, key, c.mean, c.std, threshold, unrelated[0], unrelated[1], report,
+                            scale, c.part_mean, c.part_std, c.gate_mean, c.gate_std)
 
 
 def _per_language(sims: np.ndarray, langs: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
