@@ -45,7 +45,7 @@ import numpy as np
 
 from hermes_core.atomic_write import read_cache, write_cache
 from hermes_core.retrieval.bm25 import BM25Index, lexical_scores
-from hermes_core.retrieval.dense import MAX_PARTS, PART_TAU, soft_max_by_skill, text_keys
+from hermes_core.retrieval.dense import MAX_PARTS, PART_TAU, text_keys
 from hermes_core.retrieval.fusion import UNJUDGED, GateDecision
 from hermes_core.tokenize import TOKENIZER_VERSION, cjk_chars, cjk_ratio, split_identifier
 from hermes_core.types import Skill
@@ -157,14 +157,15 @@ def pseudo_queries(skill: Skill) -> list[str]:
     return out
 
 
-def pseudo_sample(skills: Sequence[Skill], limit: int = MAX_PSEUDO_SKILLS) -> list[int]:
-    """Indices (in index order) of the skills that give pseudo-queries: all, or the ``limit`` whose
-    names hash lowest (deterministic: the same catalog calibrates the same way).
+def pseudo_sample(skills: Sequence[Skill], limit: int | None = None) -> list[int]:
+    """Indices (in index order) of the skills that give pseudo-queries: all, or the ``limit``
+    (default MAX_PSEUDO_SKILLS) whose names hash lowest (deterministic: the same catalog
+    calibrates the same way).
 
     Chosen by each skill's own name, not by its place: an added or deleted skill changes at most
     one member (an evenly spaced pick moved most of them), and an edit none, so the gate can be
     kept up to date per changed skill (``gate_state``)."""
-    n = len(skills)
+    n, limit = len(skills), MAX_PSEUDO_SKILLS if limit is None else limit
     if n <= limit:
         return list(range(n))
     ranks = np.fromiter((_name_rank(s.name) for s in skills), dtype=np.uint64, count=n)
@@ -651,16 +652,12 @@ def _read(p: Path, key: str, size: int) -> DenseCalibration | None:
 
 
 # ------------------------------------------------------------------ index time
-class _Dense(Protocol):
-    """What :func:`calibrate_index` needs from a dense index (``retrieval.dense.DenseIndex``)."""
+class _QueryCache(Protocol):
+    """What :func:`cached_query_vectors` needs from a dense index (``retrieval.dense.DenseIndex``)."""
 
     embedder: Any
     cache: Any
-    cache_id: str
     query_cache_id: str
-    matrix: np.ndarray
-    parts: np.ndarray
-    part_starts: np.ndarray
 
 
 def embed_queries(embedder: Any, texts: Sequence[str]) -> np.ndarray:
@@ -673,7 +670,7 @@ def embed_queries(embedder: Any, texts: Sequence[str]) -> np.ndarray:
     return np.vstack([np.asarray(embedder.embed_query(t), dtype=np.float32) for t in texts])
 
 
-def cached_query_vectors(dense: _Dense, texts: Sequence[str]) -> np.ndarray:
+def cached_query_vectors(dense: _QueryCache, texts: Sequence[str]) -> np.ndarray:
     """Query vectors from the on-disk embedding cache, embedding (in one batch) those it lacks."""
     keys = [f"calib-{hashlib.sha256(t.encode('utf-8', 'surrogatepass')).hexdigest()}" for t in texts]
     found = [dense.cache.get(dense.query_cache_id, k) for k in keys]
@@ -687,37 +684,6 @@ def cached_query_vectors(dense: _Dense, texts: Sequence[str]) -> np.ndarray:
     if len(dims) > 1:  # a vector left by another model under this id: embed everything afresh
         return embed_queries(dense.embedder, list(texts))
     return np.vstack([np.asarray(v, dtype=np.float32) for v in found])
-
-
-def calibrate_index(dense: _Dense, skills: Sequence[Skill],
-                    cache_dir: str | os.PathLike[str] | None,
-                    fixed: Callable[[np.ndarray], np.ndarray] | None = None,
-                    fixed_rule: str = "") -> DenseCalibration:
-    """The calibration of ``dense`` (already built over ``skills``): loaded from the cache when this
-    exact catalog and model were calibrated before under the same fixed rule (``fixed_rule``
-    names the parameters of ``fixed``), else computed (off-topic reference and pseudo-queries
-    embedded once, their vectors cached too) and saved."""
-    key = catalog_key(dense.query_cache_id, skills, fixed_rule if fixed is not None else "")
-    cal = load(cache_dir, key, len(skills))
-    if cal is not None:
-        return cal
-    off = list(gate_requests())
-    off_vecs = cached_query_vectors(dense, off)
-    texts: list[str] = []
-    for i in pseudo_sample(skills):
-        texts.extend(pseudo_queries(skills[i]))
-    ps_vecs = cached_query_vectors(dense, texts) if texts else np.zeros((0, off_vecs.shape[1]))
-    rows, starts = np.asarray(dense.parts, dtype=np.float64), dense.part_starts
-
-    def parts(vectors: np.ndarray) -> np.ndarray:
-        sims = np.asarray(vectors, dtype=np.float64) @ rows.T
-        return np.vstack([soft_max_by_skill(r, starts) for r in sims])
-    cal = calibrate_dense(str(dense.embedder.model_id), key, dense.matrix, off_vecs,
-                          [query_language(t) for t in off], ps_vecs, [query_language(t) for t in texts],
-                          fixed, parts if len(rows) and len(starts) == len(skills) else None,
-                          ranking_rows=len(offtopic_requests()))
-    save(cache_dir, cal)
-    return cal
 
 
 def calibrated_gate(score: float, threshold: float, rule: str) -> GateDecision:
