@@ -560,11 +560,17 @@ def calibrate_lexical(key: str, share: Callable[[str], float], pseudo: Sequence[
     reference's median lexical share on this catalog (``share(text)`` is the share the retriever
     computes for a query); the pseudo-queries are reported, not used (see LEXICAL_OFF_SHARE)."""
     off = gate_requests()
+    scores: dict[str, float] = {}
+
+    def once(text: str) -> float:   # a language without pseudo-queries borrows the other's
+        if text not in scores:
+            scores[text] = share(text)
+        return scores[text]
     threshold: dict[str, float] = {}
     report: dict[str, dict[str, float]] = {}
     for lang in LANGS:
-        o = [share(t) for t in off if query_language(t) == lang]
-        p = [share(t) for t in pseudo if query_language(t) == lang] or [share(t) for t in pseudo]
+        o = [once(t) for t in off if query_language(t) == lang]
+        p = [once(t) for t in pseudo if query_language(t) == lang] or [once(t) for t in pseudo]
         threshold[lang] = LEXICAL_OFF_SHARE * float(np.median(o)) if o else 0.0
         report[lang] = {"threshold": round(threshold[lang], 4), "off_median": _q(o, 0.5),
                         "off_q80": _q(o, 0.8), "pseudo_q10": _q(p, 0.1)}

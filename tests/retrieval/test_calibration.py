@@ -75,6 +75,20 @@ def test_lexical_threshold_is_a_share_of_the_reference_median_per_language() -> 
     assert nothing.threshold_for("zh") == 0.0    # the reference shares no word: any overlap passes
 
 
+def test_lexical_calibration_scores_each_text_once() -> None:
+    # an English catalog has no Chinese pseudo-queries: the Chinese report borrows the English
+    # ones, which were scored a second time (about 800 BM25 queries of a large catalog's refresh)
+    asked: list[str] = []
+
+    def share(text: str) -> float:
+        asked.append(text)
+        return 0.5
+    pseudo = ["query a flight", "book a meeting room", "query a flight"]
+    c = cal.calibrate_lexical("k", share, pseudo)
+    assert sorted(asked) == sorted(set(cal.gate_requests()) | set(pseudo))
+    assert c.report["zh"]["pseudo_q10"] == c.report["en"]["pseudo_q10"] == 0.5
+
+
 def test_query_language_follows_the_share_of_cjk() -> None:
     assert cal.query_language("帮我做一个PPT") == "zh"
     assert cal.query_language("make a poster") == "en"
