@@ -217,12 +217,13 @@ def calibrate_index(dense: Dense, skills: Sequence[Skill], cache_dir: str | os.P
 
 def _context(dense: Dense, fixed: StatsRule | None, fixed_rule: str) -> tuple[Any, ...]:
     """What a kept state is only valid under: the model, the fixed rule and its anchors, the
-    reference, and whether the index has part vectors."""
+    reference, whether the index has part vectors, and the vectors' width."""
     anchors = getattr(fixed, "anchors", None)
     digest = hashlib.sha256(np.ascontiguousarray(anchors, dtype=np.float64).tobytes()).hexdigest() \
         if anchors is not None else ""
+    width = dense.matrix.shape[1] if dense.matrix.ndim == 2 else 0   # another model under the id
     return (dense.query_cache_id, fixed is not None, fixed_rule if fixed is not None else "", digest,
-            gate_requests(), len(offtopic_requests()), _has_parts(dense))
+            gate_requests(), len(offtopic_requests()), _has_parts(dense), width)
 
 
 def _has_parts(dense: Dense) -> bool:

@@ -24,8 +24,8 @@ WORDS = ["invoice", "flight", "weather", "playlist", "meeting", "recipe", "ticke
 class MemoEmbedder(HashingEmbedder):
     """The hashing embedder, each text embedded once (the examples re-ask the same texts)."""
 
-    def __init__(self) -> None:
-        super().__init__("test:gate-state")
+    def __init__(self, dim: int = 64) -> None:
+        super().__init__("test:gate-state", dim=dim)
         self._seen: dict[str, np.ndarray] = {}
 
     def _vec(self, text: str) -> np.ndarray:
@@ -132,3 +132,15 @@ def test_many_changes_or_another_fixed_rule_calibrate_whole() -> None:
     _assert_same(gate_state.calibrate_index(d, other, None, reweighted, "rule-2", memo),
                  _from_scratch(d, other, reweighted))
     assert memo.last[d.query_cache_id] == "full"
+
+
+def test_a_model_of_another_width_under_the_same_id_calibrates_whole() -> None:
+    skills = [_skill(i, [i, i + 1]) for i in range(20)]
+    memo = gate_state.GateMemo()
+    for dim in (64, 32):   # no fixed rule: no anchors of the other width to tell them apart
+        d = DenseIndex(MemoEmbedder(dim))
+        d.build(skills)
+        got = gate_state.calibrate_index(d, skills, None, None, "", memo)
+        assert memo.last[d.query_cache_id] == "full"
+        assert len(got.gate_mean["en"]) == len(skills) and np.isfinite(got.threshold_for("en"))
+        skills[0] = _skill(0, [dim, 3], revision=dim)
