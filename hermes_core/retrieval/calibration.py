@@ -146,8 +146,9 @@ def pseudo_queries(skill: Skill) -> list[str]:
 
 @lru_cache(maxsize=65_536)
 def _pseudo_queries(name: str, description: str) -> tuple[str, ...]:
-    """:func:`pseudo_queries` by text, remembered: a refresh asks it of every sampled skill four
-    times (three calibration keys, the lexical gate) and a catalog changes a skill at a time."""
+    """:func:`pseudo_queries` by text, remembered: a refresh asks it of every sampled skill five
+    times (three calibration keys, the lexical gate, the dense gate's sample) and a catalog
+    changes a skill at a time."""
     words: list[str] = []
     for part in re.split(r"[._\-\s/]+", name):
         words.extend(split_identifier(part))
