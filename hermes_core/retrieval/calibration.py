@@ -45,7 +45,7 @@ import numpy as np
 
 from hermes_core.atomic_write import read_cache, write_cache
 from hermes_core.retrieval.bm25 import BM25Index, lexical_scores
-from hermes_core.retrieval.dense import MAX_PARTS, PART_TAU, soft_max_by_skill, text_keys
+from hermes_core.retrieval.dense import MAX_PARTS, PART_TAU, text_keys
 from hermes_core.retrieval.fusion import UNJUDGED, GateDecision
 from hermes_core.tokenize import TOKENIZER_VERSION, cjk_chars, cjk_ratio, split_identifier
 from hermes_core.types import Skill
@@ -141,11 +141,19 @@ def query_language(text: str) -> str:
 def pseudo_queries(skill: Skill) -> list[str]:
     """What a user asking for this skill might type, from the skill alone: its name as words and
     the head of its description (first clause, cut to about a dozen words)."""
+    return list(_pseudo_queries(skill.name, skill.description))
+
+
+@lru_cache(maxsize=65_536)
+def _pseudo_queries(name: str, description: str) -> tuple[str, ...]:
+    """:func:`pseudo_queries` by text, remembered: a refresh asks it of every sampled skill five
+    times (three calibration keys, the lexical gate, the dense gate's sample) and a catalog
+    changes a skill at a time."""
     words: list[str] = []
-    for part in re.split(r"[._\-\s/]+", skill.name):
+    for part in re.split(r"[._\-\s/]+", name):
         words.extend(split_identifier(part))
     out = [" ".join(words)] if words else []
-    desc = skill.description.strip()
+    desc = description.strip()
     if desc:
         head = re.split(r"(?<=[.!?。！？；;])\s*", desc, maxsplit=1)[0]
         if cjk_ratio(head) >= CJK_QUERY_RATIO:
@@ -154,16 +162,28 @@ def pseudo_queries(skill: Skill) -> list[str]:
             head = " ".join(head.split()[:PSEUDO_WORDS])
         if head and head not in out:
             out.append(head)
-    return out
+    return tuple(out)
 
 
-def pseudo_sample(skills: Sequence[Skill], limit: int = MAX_PSEUDO_SKILLS) -> list[int]:
-    """Indices of the skills that give pseudo-queries: all, or an evenly spaced ``limit`` of them
-    (deterministic: the same catalog calibrates the same way)."""
-    n = len(skills)
+def pseudo_sample(skills: Sequence[Skill], limit: int | None = None) -> list[int]:
+    """Indices (in index order) of the skills that give pseudo-queries: all, or the ``limit``
+    (default MAX_PSEUDO_SKILLS) whose names hash lowest (deterministic: the same catalog
+    calibrates the same way).
+
+    Chosen by each skill's own name, not by its place: an added or deleted skill changes at most
+    one member (an evenly spaced pick moved most of them), and an edit none, so the gate can be
+    kept up to date per changed skill (``gate_state``)."""
+    n, limit = len(skills), MAX_PSEUDO_SKILLS if limit is None else limit
     if n <= limit:
         return list(range(n))
-    return sorted({int(i) for i in np.linspace(0, n - 1, limit)})
+    ranks = np.fromiter((_name_rank(s.name) for s in skills), dtype=np.uint64, count=n)
+    return sorted(int(i) for i in np.argsort(ranks, kind="stable")[:limit])
+
+
+@lru_cache(maxsize=65_536)
+def _name_rank(name: str) -> int:
+    digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
 
 
 def catalog_key(model_id: str, skills: Sequence[Skill], fixed_rule: str = "") -> str:
@@ -181,10 +201,11 @@ def catalog_key(model_id: str, skills: Sequence[Skill], fixed_rule: str = "") ->
                  PSEUDO_SHARE, FIXED_RULE_WEIGHT, PART_TAU, MAX_PARTS, TOKENIZER_VERSION)
     h = hashlib.sha256(f"{constants}\x00{model_id}\x00{fixed_rule}\x00".encode())
     h.update("\x00".join(gate_requests()).encode())
-    for s, texts in zip(skills, text_keys(skills), strict=True):
-        h.update(f"\x00{s.name}\x01{s.content_hash}\x01{texts.doc}\x01{texts.parts}".encode())
-    for i in pseudo_sample(skills):
-        h.update(("\x02" + "\x01".join(pseudo_queries(skills[i]))).encode("utf-8", "surrogatepass"))
+    # one update of the joined text hashes the same bytes as one a skill, at a fraction of the cost
+    h.update("".join(f"\x00{s.name}\x01{s.content_hash}\x01{texts.doc}\x01{texts.parts}"
+                     for s, texts in zip(skills, text_keys(skills), strict=True)).encode())
+    h.update("".join("\x02" + "\x01".join(pseudo_queries(skills[i])) for i in pseudo_sample(skills))
+             .encode("utf-8", "surrogatepass"))
     return h.hexdigest()[:32]
 
 
@@ -408,12 +429,57 @@ def calibrate_dense(model_id: str, key: str, docs: np.ndarray, off_vectors: np.n
     langs = np.asarray(list(off_langs))
     sims = off @ docs.T                                   # reference x skills
     n_rank = len(off) if ranking_rows is None else max(0, min(int(ranking_rows), len(off)))
+    columns = column_stats(sims, langs, n_rank, parts(off[:n_rank]) if parts is not None and n_rank else None)
+    ps = np.asarray(pseudo_vectors, dtype=np.float64)
+    ps_langs = list(pseudo_langs)
+    ps_best = np.zeros(len(ps))
+    for i, (v, lang) in enumerate(zip(ps, ps_langs, strict=True)):
+        lang = lang if lang in columns.gate_mean else "en"
+        ps_best[i] = float(((docs @ v - columns.gate_mean[lang]) / columns.gate_std[lang]).max())
+    return finish_dense(model_id, key, columns, langs, loo_z(sims, langs).max(axis=1),
+                        None if fixed is None else np.asarray(fixed(off), dtype=np.float64),
+                        ps_langs, ps_best,
+                        None if fixed is None or not ps.size else np.asarray(fixed(ps), dtype=np.float64),
+                        unrelated_scale(off[:n_rank]))
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnStats:
+    """What the calibration knows of each skill alone (per language, in index order): its cosine's
+    mean and spread over the ranking's reference (``mean``/``std``) and the gate's
+    (``gate_mean``/``gate_std``), and its part score's over the ranking's (empty without part
+    scores). A skill's entries depend on that skill's vectors only, so an edit of other skills
+    leaves them as they were."""
+
+    mean: Mapping[str, np.ndarray]
+    std: Mapping[str, np.ndarray]
+    gate_mean: Mapping[str, np.ndarray]
+    gate_std: Mapping[str, np.ndarray]
+    part_mean: Mapping[str, np.ndarray]
+    part_std: Mapping[str, np.ndarray]
+
+
+def column_stats(sims: np.ndarray, langs: np.ndarray, n_rank: int,
+                 part_scores: np.ndarray | None) -> ColumnStats:
+    """:class:`ColumnStats` of the skills whose cosines to the gate's reference are the columns of
+    ``sims`` (its first ``n_rank`` rows are the ranking's reference), with ``part_scores`` (the
+    ranking reference's part scores, rows x the same skills) when there are part vectors."""
     mean, std = _per_language(sims[:n_rank], langs[:n_rank])
     gate_mean, gate_std = _per_language(sims, langs)
-    cal = DenseCalibration(model_id, key, mean, std, {}, gate_mean=gate_mean, gate_std=gate_std)
-    # each reference request scored with the statistics of the others (leave-one-out), or it would
-    # sit inside its own distribution and look more typical than a new request does
-    off_scores: dict[str, list[float]] = {lang: [] for lang in LANGS}
+    part_mean: dict[str, np.ndarray] = {}
+    part_std: dict[str, np.ndarray] = {}
+    if part_scores is not None and n_rank:
+        part_mean, part_std = _per_language(np.asarray(part_scores, dtype=np.float64), langs[:n_rank])
+    return ColumnStats(mean, std, gate_mean, gate_std, part_mean, part_std)
+
+
+def loo_z(sims: np.ndarray, langs: np.ndarray) -> np.ndarray:
+    """Each reference request's z on each skill (``sims``: reference x skills), against that
+    skill's statistics over the other requests of the request's language: leave-one-out, or a
+    reference request would sit inside its own distribution and look more typical than a new
+    request does. -inf in a language with fewer than three requests (no statistics to speak of).
+    A column depends on that skill's cosines only."""
+    z = np.full(sims.shape, -np.inf)
     for lang in LANGS:
         idx = np.flatnonzero(langs == lang)
         if len(idx) < 3:
@@ -421,17 +487,38 @@ def calibrate_dense(model_id: str, key: str, docs: np.ndarray, off_vectors: np.n
         rows = sims[idx]
         total, sq = rows.sum(axis=0), (rows ** 2).sum(axis=0)
         m = len(idx) - 1
-        for r in rows:
-            mu = (total - r) / m
-            sd = np.maximum(np.sqrt(np.maximum((sq - r ** 2) / m - mu ** 2, 0.0)), MIN_STD)
-            off_scores[lang].append(float(((r - mu) / sd).max()))
-    ps = np.asarray(pseudo_vectors, dtype=np.float64)
-    pl = list(pseudo_langs)
+        mu = (total - rows) / m
+        sd = np.maximum(np.sqrt(np.maximum((sq - rows ** 2) / m - mu ** 2, 0.0)), MIN_STD)
+        z[idx] = (rows - mu) / sd
+    return z
+
+
+def unrelated_scale(ranked: np.ndarray) -> tuple[float, float]:
+    """Mean and spread of the cosine between two unrelated requests of the ranking's reference:
+    the usage layer's scale for "how close is a past query"."""
+    pair = ranked @ ranked.T
+    iu = np.triu_indices(len(ranked), k=1)
+    vals = pair[iu] if len(iu[0]) else np.zeros(1)
+    return float(vals.mean()), max(float(vals.std()), MIN_STD)
+
+
+def finish_dense(model_id: str, key: str, columns: ColumnStats, off_langs: np.ndarray,
+                 off_best: np.ndarray, f_off: np.ndarray | None, ps_langs: Sequence[str],
+                 ps_best: np.ndarray, f_ps: np.ndarray | None,
+                 unrelated: tuple[float, float]) -> DenseCalibration:
+    """The calibration from what was measured row by row: each reference request's best
+    leave-one-out z (``off_best``, -inf where not measured) and fixed-rule score (``f_off``, None
+    without a fixed rule), each pseudo-query's best gate z and fixed-rule score, and the skills'
+    :class:`ColumnStats`. Whether those rows were measured whole or kept up to date through
+    edits (``gate_state``), the thresholds come from here. Pure."""
+    off_scores: dict[str, list[float]] = {}
+    for lang in LANGS:
+        idx = np.flatnonzero(off_langs == lang)
+        off_scores[lang] = [float(x) for x in off_best[idx]] if len(idx) >= 3 else []
     scale: dict[str, tuple[float, float, float, float]] = {}
-    if fixed is not None:
-        f_off = np.asarray(fixed(off), dtype=np.float64)
+    if f_off is not None:
         for lang in LANGS:
-            idx = np.flatnonzero(langs == lang)
+            idx = np.flatnonzero(off_langs == lang)
             if len(idx) < 3 or len(off_scores[lang]) != len(idx):
                 continue
             zl, fl = np.asarray(off_scores[lang]), f_off[idx]
@@ -443,13 +530,11 @@ def calibrate_dense(model_id: str, key: str, docs: np.ndarray, off_vectors: np.n
             scale["zh"] = scale["en"]
         if "zh" in scale and "en" not in scale:
             scale["en"] = scale["zh"]
-    cal = DenseCalibration(model_id, key, mean, std, {}, scale=scale, gate_mean=gate_mean, gate_std=gate_std)
-    f_ps = np.asarray(fixed(ps), dtype=np.float64) if fixed is not None and ps.size else None
     pseudo_scores: dict[str, list[float]] = {lang: [] for lang in LANGS}
-    if ps.size:
-        for i, (v, lang) in enumerate(zip(ps, pl, strict=True)):
-            pseudo_scores[lang].append(cal.gate_score(docs @ v, lang,
-                                                      None if f_ps is None else float(f_ps[i])))
+    for i, lang in enumerate(ps_langs):
+        sc = scale.get(lang)
+        best = float(ps_best[i])
+        pseudo_scores[lang].append(best if f_ps is None or sc is None else _combine(best, float(f_ps[i]), sc))
     threshold: dict[str, float] = {}
     report: dict[str, dict[str, float]] = {}
     for lang in LANGS:
@@ -461,18 +546,9 @@ def calibrate_dense(model_id: str, key: str, docs: np.ndarray, off_vectors: np.n
                         "off_median": _q(off_scores[lang], 0.5), "off_q80": _q(off_scores[lang], 0.8),
                         "pseudo_q10": _q(pseudo, 0.1), "pseudo_median": _q(pseudo, 0.5),
                         "reference": float(len(off_scores[lang])), "pseudo": float(len(pseudo))}
-    # unrelated query pairs: the usage layer's scale for "how close is a past query"
-    ranked = off[:n_rank]
-    pair = ranked @ ranked.T
-    iu = np.triu_indices(len(ranked), k=1)
-    vals = pair[iu] if len(iu[0]) else np.zeros(1)
-    part_mean: dict[str, np.ndarray] = {}
-    part_std: dict[str, np.ndarray] = {}
-    if parts is not None and len(ranked):
-        part_mean, part_std = _per_language(np.asarray(parts(ranked), dtype=np.float64), langs[:n_rank])
-    return DenseCalibration(model_id, key, mean, std, threshold, float(vals.mean()),
-                            max(float(vals.std()), MIN_STD), report, scale, part_mean, part_std,
-                            gate_mean, gate_std)
+    c = columns
+    return DenseCalibration(model_id, key, c.mean, c.std, threshold, unrelated[0], unrelated[1], report,
+                            scale, c.part_mean, c.part_std, c.gate_mean, c.gate_std)
 
 
 def _per_language(sims: np.ndarray, langs: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
@@ -493,11 +569,17 @@ def calibrate_lexical(key: str, share: Callable[[str], float], pseudo: Sequence[
     reference's median lexical share on this catalog (``share(text)`` is the share the retriever
     computes for a query); the pseudo-queries are reported, not used (see LEXICAL_OFF_SHARE)."""
     off = gate_requests()
+    scores: dict[str, float] = {}
+
+    def once(text: str) -> float:   # a language without pseudo-queries borrows the other's
+        if text not in scores:
+            scores[text] = share(text)
+        return scores[text]
     threshold: dict[str, float] = {}
     report: dict[str, dict[str, float]] = {}
     for lang in LANGS:
-        o = [share(t) for t in off if query_language(t) == lang]
-        p = [share(t) for t in pseudo if query_language(t) == lang] or [share(t) for t in pseudo]
+        o = [once(t) for t in off if query_language(t) == lang]
+        p = [once(t) for t in pseudo if query_language(t) == lang] or [once(t) for t in pseudo]
         threshold[lang] = LEXICAL_OFF_SHARE * float(np.median(o)) if o else 0.0
         report[lang] = {"threshold": round(threshold[lang], 4), "off_median": _q(o, 0.5),
                         "off_q80": _q(o, 0.8), "pseudo_q10": _q(p, 0.1)}
@@ -585,16 +667,12 @@ def _read(p: Path, key: str, size: int) -> DenseCalibration | None:
 
 
 # ------------------------------------------------------------------ index time
-class _Dense(Protocol):
-    """What :func:`calibrate_index` needs from a dense index (``retrieval.dense.DenseIndex``)."""
+class _QueryCache(Protocol):
+    """What :func:`cached_query_vectors` needs from a dense index (``retrieval.dense.DenseIndex``)."""
 
     embedder: Any
     cache: Any
-    cache_id: str
     query_cache_id: str
-    matrix: np.ndarray
-    parts: np.ndarray
-    part_starts: np.ndarray
 
 
 def embed_queries(embedder: Any, texts: Sequence[str]) -> np.ndarray:
@@ -607,7 +685,7 @@ def embed_queries(embedder: Any, texts: Sequence[str]) -> np.ndarray:
     return np.vstack([np.asarray(embedder.embed_query(t), dtype=np.float32) for t in texts])
 
 
-def cached_query_vectors(dense: _Dense, texts: Sequence[str]) -> np.ndarray:
+def cached_query_vectors(dense: _QueryCache, texts: Sequence[str]) -> np.ndarray:
     """Query vectors from the on-disk embedding cache, embedding (in one batch) those it lacks."""
     keys = [f"calib-{hashlib.sha256(t.encode('utf-8', 'surrogatepass')).hexdigest()}" for t in texts]
     found = [dense.cache.get(dense.query_cache_id, k) for k in keys]
@@ -621,37 +699,6 @@ def cached_query_vectors(dense: _Dense, texts: Sequence[str]) -> np.ndarray:
     if len(dims) > 1:  # a vector left by another model under this id: embed everything afresh
         return embed_queries(dense.embedder, list(texts))
     return np.vstack([np.asarray(v, dtype=np.float32) for v in found])
-
-
-def calibrate_index(dense: _Dense, skills: Sequence[Skill],
-                    cache_dir: str | os.PathLike[str] | None,
-                    fixed: Callable[[np.ndarray], np.ndarray] | None = None,
-                    fixed_rule: str = "") -> DenseCalibration:
-    """The calibration of ``dense`` (already built over ``skills``): loaded from the cache when this
-    exact catalog and model were calibrated before under the same fixed rule (``fixed_rule``
-    names the parameters of ``fixed``), else computed (off-topic reference and pseudo-queries
-    embedded once, their vectors cached too) and saved."""
-    key = catalog_key(dense.query_cache_id, skills, fixed_rule if fixed is not None else "")
-    cal = load(cache_dir, key, len(skills))
-    if cal is not None:
-        return cal
-    off = list(gate_requests())
-    off_vecs = cached_query_vectors(dense, off)
-    texts: list[str] = []
-    for i in pseudo_sample(skills):
-        texts.extend(pseudo_queries(skills[i]))
-    ps_vecs = cached_query_vectors(dense, texts) if texts else np.zeros((0, off_vecs.shape[1]))
-    rows, starts = np.asarray(dense.parts, dtype=np.float64), dense.part_starts
-
-    def parts(vectors: np.ndarray) -> np.ndarray:
-        sims = np.asarray(vectors, dtype=np.float64) @ rows.T
-        return np.vstack([soft_max_by_skill(r, starts) for r in sims])
-    cal = calibrate_dense(str(dense.embedder.model_id), key, dense.matrix, off_vecs,
-                          [query_language(t) for t in off], ps_vecs, [query_language(t) for t in texts],
-                          fixed, parts if len(rows) and len(starts) == len(skills) else None,
-                          ranking_rows=len(offtopic_requests()))
-    save(cache_dir, cal)
-    return cal
 
 
 def calibrated_gate(score: float, threshold: float, rule: str) -> GateDecision:

@@ -14,7 +14,6 @@ the opinions is only which text each judges and how the other model's verdict is
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,22 +50,37 @@ DEFAULT_GATE_WEIGHTS = {"st:all-MiniLM-L6-v2": GateWeights(anchor_max=0.0, ancho
                                                            catalog_mean=2.44)}
 
 
-def fixed_rule(index: DenseIndex, weights: GateWeights,
-               anchors: np.ndarray | None) -> Callable[[np.ndarray], np.ndarray]:
+@dataclass(frozen=True, slots=True)
+class FixedRule:
     """The model's fixed-rule gate score of query vectors (what :func:`fusion.gate` computes per
     turn from the same three numbers), over every row of the index: the calibration puts it on the
     catalog's scale at index time, and a translation is scored by it per turn."""
-    mid = index.embedder.model_id
 
-    def score(vectors: np.ndarray) -> np.ndarray:
+    index: DenseIndex
+    weights: GateWeights
+    anchors: np.ndarray | None
+
+    def __call__(self, vectors: np.ndarray) -> np.ndarray:
         v = np.asarray(vectors, dtype=np.float64)
-        sims = v @ np.asarray(index.matrix, dtype=np.float64).T
+        sims = v @ np.asarray(self.index.matrix, dtype=np.float64).T
+        return self.from_stats(v, sims.max(axis=1), sims.mean(axis=1))
+
+    def from_stats(self, vectors: np.ndarray, top: np.ndarray, mean: np.ndarray) -> np.ndarray:
+        """The score from each vector's top and mean cosine over the catalog, already known: the
+        catalog enters the rule only through those two, so a calibration kept up to date through
+        edits (``gate_state``) need not score every skill again."""
+        v = np.asarray(vectors, dtype=np.float64)
+        anchors, mid = self.anchors, self.index.embedder.model_id
         a = (v @ np.asarray(anchors, dtype=np.float64).T
-             if anchors is not None and len(anchors) else np.zeros((len(sims), 1)))
-        return np.array([weights.score(GateEvidence(float(r.max()), float(ar.max()), mid, 0.0, False,
-                                                    float(ar.mean()), float(r.mean())))
-                         for r, ar in zip(sims, a, strict=True)])
-    return score
+             if anchors is not None and len(anchors) else np.zeros((len(v), 1)))
+        return np.array([self.weights.score(GateEvidence(float(t), float(ar.max()), mid, 0.0, False,
+                                                         float(ar.mean()), float(m)))
+                         for t, m, ar in zip(top, mean, a, strict=True)])
+
+
+def fixed_rule(index: DenseIndex, weights: GateWeights, anchors: np.ndarray | None) -> FixedRule:
+    """The model's :class:`FixedRule` over ``index``."""
+    return FixedRule(index, weights, anchors)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,6 @@ from hermes_core.retrieval.calibration import (
     DenseCalibration,
     LexicalCalibration,
     cached_query_vectors,
-    calibrate_index,
     calibrate_lexical,
     catalog_key,
     pseudo_queries,
@@ -57,6 +56,7 @@ from hermes_core.retrieval.fusion import (
     gate,
     weights_for,
 )
+from hermes_core.retrieval.gate_state import GateMemo, calibrate_index
 from hermes_core.retrieval.glossary import Glossary, default_glossary
 from hermes_core.retrieval.query import (
     MAX_QUERY_CHARS,
@@ -187,6 +187,7 @@ class SkillRetriever:
         self.list_unjudged = su.list_unjudged     # see calibration.UNJUDGED_MAX_SKILLS
         self.cache_dir = cache_dir
         self._calibration: dict[str, DenseCalibration] = {}
+        self._gate_memo = GateMemo()          # what the last calibration keeps for the next edit
         self._lexical_cal: LexicalCalibration | None = None
         self._translated_gate: TranslatedGate | None = None   # lexical, across languages (refresh)
         self.usage = usage
@@ -359,7 +360,8 @@ class SkillRetriever:
             if self.calibrate and skills and not self._cancelled:
                 gw = weights_for(self.gate_weights, mid, self.anchor_weight)   # repr: in its key
                 self._calibration[mid] = calibrate_index(
-                    d, skills, self.cache_dir, fixed_rule(d, gw, self._anchors.get(mid)), repr(gw))
+                    d, skills, self.cache_dir, fixed_rule(d, gw, self._anchors.get(mid)), repr(gw),
+                    self._gate_memo)
             load = getattr(d.embedder, "load", None)
             if load is not None and skills and not self._cancelled:
                 # every vector may have come from the cache: load the model here, on the build's

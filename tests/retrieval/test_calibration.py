@@ -75,6 +75,20 @@ def test_lexical_threshold_is_a_share_of_the_reference_median_per_language() -> 
     assert nothing.threshold_for("zh") == 0.0    # the reference shares no word: any overlap passes
 
 
+def test_lexical_calibration_scores_each_text_once() -> None:
+    # an English catalog has no Chinese pseudo-queries: the Chinese report borrows the English
+    # ones, which were scored a second time (about 800 BM25 queries of a large catalog's refresh)
+    asked: list[str] = []
+
+    def share(text: str) -> float:
+        asked.append(text)
+        return 0.5
+    pseudo = ["query a flight", "book a meeting room", "query a flight"]
+    c = cal.calibrate_lexical("k", share, pseudo)
+    assert sorted(asked) == sorted(set(cal.gate_requests()) | set(pseudo))
+    assert c.report["zh"]["pseudo_q10"] == c.report["en"]["pseudo_q10"] == 0.5
+
+
 def test_query_language_follows_the_share_of_cjk() -> None:
     assert cal.query_language("帮我做一个PPT") == "zh"
     assert cal.query_language("make a poster") == "en"
@@ -94,8 +108,24 @@ def test_pseudo_queries_come_from_the_name_and_the_head_of_the_description() -> 
 def test_pseudo_sample_is_bounded_and_deterministic() -> None:
     skills = [Skill(f"s{i}", "d") for i in range(1000)]
     a, b = cal.pseudo_sample(skills, 100), cal.pseudo_sample(skills, 100)
-    assert a == b and len(a) == 100 and a[0] == 0 and a[-1] == 999
+    assert a == b and len(a) == 100 and a == sorted(a)
     assert cal.pseudo_sample(skills[:10], 100) == list(range(10))
+
+
+def test_pseudo_sample_moves_by_one_skill_when_one_is_added_deleted_or_edited() -> None:
+    # membership is decided by the skill's own name, not its position: a change near the start of
+    # the catalog must not shift every later pick (the gate is then updated per changed skill)
+    skills = [Skill(f"s{i}", "d") for i in range(1000)]
+
+    def names(ss: list[Skill]) -> set[str]:
+        return {ss[i].name for i in cal.pseudo_sample(ss, 100)}
+    before = names(skills)
+    added = names([*skills[:10], Skill("new-one", "d"), *skills[10:]])
+    deleted = names(skills[:3] + skills[4:])
+    edited = names([*skills[:5], Skill("s5", "other text"), *skills[6:]])
+    assert len(added - before) <= 1 and len(before - added) <= 1
+    assert len(before - deleted) <= 1 and len(deleted - before) <= 1
+    assert edited == before
 
 
 def test_pick_threshold_moves_a_fifth_of_the_gap_and_is_capped_by_the_reference() -> None:

@@ -1389,5 +1389,10 @@ def test_a_retriever_refreshed_through_edits_ranks_as_one_built_from_scratch(
         for q in queries:
             a, b = kept.retrieve(q), fresh.retrieve(q)
             assert (a.names, a.scores, a.candidates, a.gated) == (b.names, b.scores, b.candidates, b.gated)
-            assert a.contributions == b.contributions
+            # the dense gate's calibration is updated per changed skill (gate_state): its per-skill
+            # statistics come from a product over the changed skills' columns, equal to the whole
+            # catalog's up to BLAS's rounding
+            assert a.contributions.keys() == b.contributions.keys()
+            for skill, parts in a.contributions.items():
+                assert parts == pytest.approx(b.contributions[skill], rel=1e-12, abs=1e-12)
     assert kept.retrieve("scan my receipt").names[:1] == ("receipt-scanner",)
