@@ -31,6 +31,17 @@ _TRANSPORT_WORDS = {"timeout": "timed out", "connection_reset": "the connection 
                     "connection_error": "could not connect"}
 
 
+#: What the chat says under a reply the model did not finish, by ``Reply.stop_reason``.
+_UNFINISHED = {
+    "max_tokens": "the reply was cut at the model's output limit (llm.max_tokens); ask it to "
+                  "continue, or raise the limit",
+    "model_context_window_exceeded": "the reply was cut: the model's context window is full; "
+                                     "/reset starts a new conversation",
+    "content_filter": "the provider's content filter withheld the rest of the reply",
+    "pause_turn": "the model paused a long turn; send a message to let it go on",
+}
+
+
 class Repl:
     """One chat session on a terminal or a pipe."""
 
@@ -237,6 +248,7 @@ class Repl:
                 self.last_reply = reply
                 self.say(reply.text)
             self._tell_withheld()
+            self._tell_unfinished()
         except KeyboardInterrupt:
             self._interrupted(recorded, shown=self.stream)
         except HermesError as e:
@@ -264,6 +276,15 @@ class Repl:
                 self.told_withheld.add(fp)
                 self.say(f"[a configured key ({fp}) was removed from what was sent to the model; "
                          f"it saw [{fp}] in its place]")
+
+    def _tell_unfinished(self) -> None:
+        """Say under a reply the model did not finish why it stopped: a reply cut at the output
+        limit reads like a whole one, and only ``Reply.stop_reason`` knows otherwise. A refusal
+        says so in its own text, and a turn the tool-round cap ended is logged as a warning."""
+        reason = getattr(self.last_reply, "stop_reason", None)
+        note = _UNFINISHED.get(reason) if isinstance(reason, str) else None
+        if note is not None:
+            self.say(f"[{note}]")
 
     def _interrupted(self, recorded: int, *, shown: bool) -> None:
         """Ctrl-C during a turn: cancelled, unless it landed once the finished reply was recorded

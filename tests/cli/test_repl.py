@@ -24,6 +24,7 @@ from hermes_core.errors import BadRequest, ServerError
 from hermes_core.providers.offline import OfflineProvider
 from hermes_core.testing import FakeProvider
 from hermes_core.testing.server import MockLLMServer
+from hermes_core.types import Completion
 
 
 def offline_agent(home: Path) -> Agent:
@@ -219,6 +220,31 @@ def test_escape_sequences_in_a_reply_are_shown_not_sent_to_the_terminal(tmp_path
     assert "\x1b" not in shown and "\x07" not in shown
     assert "ok\\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\\x07 and\\x1b[2J\tdone\nnext line" in shown
     assert agent.history[-1].content == evil
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize(("finish", "says"), [
+    ("length", "cut at the model's output limit"),
+    ("max_tokens", "cut at the model's output limit"),
+    ("model_context_window_exceeded", "context window is full"),
+    ("content_filter", "content filter"),
+    ("pause_turn", "paused"),
+])
+def test_a_reply_the_model_did_not_finish_is_shown_with_why(tmp_path: Path, stream: bool,
+                                                             finish: str, says: str):
+    """A reply cut at the token limit reads like a whole one: the user must be told, once, under
+    it, in the words of what happened (``Reply.stop_reason``)."""
+    settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False},
+                              "context_engine": {"enabled": False}})
+    cut = Completion("The three steps are: first, stop the", "", "", finish_reason=finish)
+    agent = Agent(settings, provider=FakeProvider([cut, "a whole answer"]))
+    out = io.StringIO()
+    Repl(agent, stdin=io.StringIO("hello\nand now?\n/exit\n"), stdout=out, stream=stream).run()
+    shown = out.getvalue()
+    assert "The three steps are: first, stop the" in shown
+    assert shown.count(says) == 1, shown   # the cut reply only, not the whole one after it
+    assert shown.index(says) > shown.index("stop the") and shown.index(says) < shown.index(
+        "a whole answer")
 
 
 def test_commands_print_chinese_to_an_ascii_stdout_without_a_traceback(copy_example_home, tmp_path: Path):
