@@ -158,6 +158,19 @@ def usage_int(obj: Any, name: str) -> int:
     return int(value or 0)
 
 
+
+def completion_deltas(done: Completion) -> list[Delta]:
+    """A whole reply as the pieces a stream of it would have brought: its reasoning blocks, its
+    text, its tool calls, then its usage and finish reason (for a model asked whole where a
+    stream was wanted)."""
+    out = [Delta(reasoning=block) for block in done.reasoning]
+    if done.text:
+        out.append(Delta(text=done.text))
+    out.extend(Delta(tool_call=call) for call in done.tool_calls)
+    out.append(Delta(usage=done.usage, finish_reason=done.finish_reason))
+    return out
+
+
 class SDKProvider:
     """The part of an adapter that is the same for both SDKs: clients, errors, complete calls.
 

@@ -18,13 +18,14 @@ import httpx2
 from hermes_core.errors import IncompleteResponse, ServerError
 from hermes_core.providers._sdk import (
     SDKProvider,
+    completion_deltas,
     event_deltas,
     malformed_event,
     read_error,
     usage_int,
 )
 from hermes_core.providers.base import CallOptions
-from hermes_core.providers.refused import RefusedFields, refused_field
+from hermes_core.providers.refused import RefusedFields, refused_field, refuses_streaming
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
 OFFICIAL_HOST = "api.openai.com"
@@ -336,8 +337,20 @@ class OpenAIProvider(SDKProvider):
         yield Delta(usage=state.get("usage", Usage(reported=False)),
                     finish_reason="refusal" if state.get("refused") else state.get("finish"))
 
+    def _stream_refused(self, exc: BaseException, model: str, started: bool) -> bool:
+        """A streamed call refused before anything arrived because ``model`` may not be streamed
+        here (see :func:`refuses_streaming`): learned, and the reply is then asked for whole."""
+        if started or not refuses_streaming(int(getattr(exc, "status_code", 0) or 0),
+                                            getattr(exc, "body", None)):
+            return False
+        self.refused.learn_unstreamed(model, self.name)
+        return True
+
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
                options: CallOptions) -> Iterator[Delta]:
+        if self.refused.unstreamed(model):
+            yield from completion_deltas(self.complete(prompt, model, credential, options))
+            return
         client = self._clients.get(credential)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         try:
@@ -346,6 +359,9 @@ class OpenAIProvider(SDKProvider):
                 for chunk in stream:
                     yield from event_deltas(self.name, self._chunk_deltas(chunk, tools, state))
         except self.sdk_error as e:
+            if self._stream_refused(e, model, bool(state)):
+                yield from completion_deltas(self.complete(prompt, model, credential, options))
+                return
             if not self.close_failed(e, bool(state.get("finish"))):
                 raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
@@ -357,22 +373,29 @@ class OpenAIProvider(SDKProvider):
 
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
                       options: CallOptions) -> AsyncIterator[Delta]:
+        whole = self.refused.unstreamed(model)
         client = self._clients.get(credential, is_async=True)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         try:
-            stream = await self._aopened(client, prompt, model, options)
-            async with stream:
-                async for chunk in stream:
-                    for d in event_deltas(self.name, self._chunk_deltas(chunk, tools, state)):
-                        yield d
+            if not whole:
+                stream = await self._aopened(client, prompt, model, options)
+                async with stream:
+                    async for chunk in stream:
+                        for d in event_deltas(self.name, self._chunk_deltas(chunk, tools, state)):
+                            yield d
         except self.sdk_error as e:
-            if not self.close_failed(e, bool(state.get("finish"))):
+            whole = self._stream_refused(e, model, bool(state))
+            if not whole and not self.close_failed(e, bool(state.get("finish"))):
                 raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
             raise malformed_event(self.name, e) from None
         except httpx2.HTTPError as e:
             if not state.get("finish"):
                 raise read_error(self.name, e, credential) from None
+        if whole:
+            for d in completion_deltas(await self.acomplete(prompt, model, credential, options)):
+                yield d
+            return
         for d in self._finish(tools, state):
             yield d
 

@@ -53,12 +53,36 @@ def refused_field(status: int, body: Any, payload: Mapping[str, Any]) -> str | N
     return None
 
 
+def refuses_streaming(status: int, body: Any) -> bool:
+    """Whether a 400 ``body`` refuses ``stream`` itself: an organisation not verified to stream a
+    model is told so with ``param: "stream"`` on every streamed call, while the same call made
+    whole is answered. Any other field, and a 400 naming none, is not this."""
+    if status != 400 or not isinstance(body, Mapping):
+        return False
+    err = body.get("error", body)
+    return isinstance(err, Mapping) and str(err.get("param") or "") == "stream"
+
+
 class RefusedFields:
     """What each model refused, and a payload rewritten around it."""
 
     def __init__(self) -> None:
         self._by_model: dict[str, frozenset[str]] = {}
+        self._unstreamed: set[str] = set()
         self._lock = threading.Lock()
+
+    def learn_unstreamed(self, model: str, provider: str) -> None:
+        """Remember that ``model`` may not be streamed here: it is asked whole from now on."""
+        with self._lock:
+            if model in self._unstreamed:
+                return
+            self._unstreamed.add(model)
+        log.warning("%s: model %s may not be streamed with this key's organisation; its replies "
+                    "are asked for whole from now on", provider, model)
+
+    def unstreamed(self, model: str) -> bool:
+        """Whether ``model`` refused to be streamed (see :func:`refuses_streaming`)."""
+        return model in self._unstreamed
 
     def learn(self, model: str, field: str, provider: str) -> bool:
         """Remember that ``model`` refuses ``field``; False when it was already known (the

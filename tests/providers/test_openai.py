@@ -564,6 +564,53 @@ def test_a_field_refused_twice_is_not_sent_again_in_a_loop(respx_mock: Any) -> N
     assert route.call_count == 2
 
 
+UNVERIFIED_STREAM = openai_error(
+    400, "Your organization must be verified to stream this model. Please go to: "
+    "https://platform.openai.com/settings/organization/general and click on Verify Organization.",
+    code="unsupported_value", param="stream")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_model_that_may_not_be_streamed_is_answered_whole_from_then_on(
+        respx_mock: Any, use_async: bool) -> None:
+    """An organisation not verified to stream a model gets a 400 naming ``stream`` on every
+    streamed call (the chat streams by default): the reply is asked for whole and handed out as
+    the stream's pieces, tool calls, usage and finish reason; later calls do not try again."""
+    call = ToolCall("call_1", "get_weather", '{"city": "Oslo"}')
+    route = respx_mock.post(OPENAI_URL).mock(side_effect=[
+        httpx.Response(400, json=UNVERIFIED_STREAM),
+        httpx.Response(200, json=openai_chat_completion("Checking.", model="o3",
+                                                        tool_calls=(call,))),
+        httpx.Response(200, json=openai_chat_completion("Sunny.", model="o3"))])
+    provider = OpenAIProvider()
+
+    def run() -> list[Any]:
+        if not use_async:
+            return list(provider.stream(PROMPT, "o3", CRED, OPTS))
+
+        async def collect() -> list[Any]:
+            return [d async for d in provider.astream(PROMPT, "o3", CRED, OPTS)]
+        return asyncio.run(collect())
+
+    first = run()
+    assert "".join(d.text for d in first) == "Checking."
+    assert [d.tool_call for d in first if d.tool_call] == [call]
+    assert first[-1].usage is not None and first[-1].usage.input_tokens == 12
+    assert first[-1].finish_reason == "tool_calls"
+    assert "".join(d.text for d in run()) == "Sunny."
+    sent = _sent(route)
+    assert [p.get("stream") for p in sent] == [True, None, None]
+
+
+def test_a_stream_refusal_of_another_kind_is_a_bad_request(respx_mock: Any) -> None:
+    body = openai_error(400, "Invalid value for 'stream_options': not supported here",
+                        code="invalid_value", param="stream_options")
+    route = respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(400, json=body))
+    with pytest.raises(BadRequest):
+        list(OpenAIProvider().stream(PROMPT, "o3", CRED, OPTS))
+    assert route.call_count == 1
+
+
 def _without_usage_stream() -> bytes:
     """A stream whose usage chunk never came (a server ignoring ``include_usage``, or a connection
     closed after the finish reason)."""

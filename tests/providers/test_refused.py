@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from hermes_core.providers.refused import RefusedFields, refused_field
+from hermes_core.providers.refused import RefusedFields, refused_field, refuses_streaming
 
 PAYLOAD = {"model": "m", "messages": [], "max_tokens": 9, "temperature": 0.2,
            "reasoning_effort": "minimal"}
@@ -60,3 +60,28 @@ def test_both_spellings_refused_send_neither() -> None:
     refused.learn("m", "max_completion_tokens", "p")
     out = refused.apply("m", {"max_tokens": 5, "max_completion_tokens": 5})
     assert out == {}
+
+
+@pytest.mark.parametrize("status, body, refused", [
+    (400, {"error": {"message": "Your organization must be verified to stream this model.",
+                     "param": "stream", "code": "unsupported_value"}}, True),
+    (400, {"param": "stream", "message": "not allowed"}, True),            # unwrapped
+    (400, {"error": {"param": "stream_options", "message": "unsupported"}}, False),
+    (400, {"error": {"message": "stream is not supported"}}, False),       # names no field
+    (403, {"error": {"param": "stream"}}, False),
+    (400, "stream", False),
+])
+def test_only_a_400_naming_stream_refuses_streaming(status: int, body: object,
+                                                     refused: bool) -> None:
+    assert refuses_streaming(status, body) is refused
+
+
+def test_a_model_that_may_not_be_streamed_is_remembered_and_logged_once(
+        caplog: pytest.LogCaptureFixture) -> None:
+    fields = RefusedFields()
+    assert not fields.unstreamed("o3")
+    with caplog.at_level(logging.WARNING, logger="hermes_core.providers.refused"):
+        fields.learn_unstreamed("o3", "openai")
+        fields.learn_unstreamed("o3", "openai")
+    assert fields.unstreamed("o3") and not fields.unstreamed("gpt-4o")
+    assert len([r for r in caplog.records if "may not be streamed" in r.getMessage()]) == 1

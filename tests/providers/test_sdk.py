@@ -31,6 +31,7 @@ from hermes_core.errors import (
     ServerError,
     Timeout,
 )
+from hermes_core.providers._sdk import completion_deltas
 from hermes_core.providers.anthropic import AnthropicProvider, render_anthropic
 from hermes_core.providers.base import CallOptions
 from hermes_core.providers.openai import OpenAIProvider
@@ -47,7 +48,16 @@ from hermes_core.testing import (
     retry_after_headers,
 )
 from hermes_core.testing.builders import _sse
-from hermes_core.types import CachePlan, Credential, Message, Prompt, ToolCall, ToolSpec
+from hermes_core.types import (
+    CachePlan,
+    Completion,
+    Credential,
+    Message,
+    Prompt,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 
 SECRET = "sk-test-SECRET-1234567890abcdef"
 OPTS = CallOptions(max_tokens=64, timeout_s=5)
@@ -945,3 +955,17 @@ def test_an_endpoint_taking_the_key_as_a_query_parameter_gets_it_on_every_reques
     sent = route.calls.last.request
     assert sent.url.params["key"] == key and sent.url.params["region"] == "eu"
     assert key not in caplog.text and key not in repr(cls(name, endpoint=endpoint))
+
+
+def test_a_whole_reply_as_stream_pieces_keeps_its_order_and_its_last_piece() -> None:
+    call = ToolCall("c1", "get_weather", "{}")
+    block = {"type": "thinking", "thinking": "hm", "signature": "s"}
+    done = Completion("Checking.", "o3", "openai", usage=Usage(input_tokens=3, output_tokens=2),
+                      tool_calls=(call,), finish_reason="tool_calls", reasoning=(block,))
+    pieces = completion_deltas(done)
+    assert [p.reasoning for p in pieces[:1]] == [block]
+    assert [p.text for p in pieces] == ["", "Checking.", "", ""]
+    assert [p.tool_call for p in pieces if p.tool_call] == [call]
+    assert pieces[-1].usage == done.usage and pieces[-1].finish_reason == "tool_calls"
+    empty = completion_deltas(Completion("", "o3", "openai", finish_reason="stop"))
+    assert len(empty) == 1 and empty[0].finish_reason == "stop"
