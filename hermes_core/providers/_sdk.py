@@ -158,7 +158,6 @@ def usage_int(obj: Any, name: str) -> int:
     return int(value or 0)
 
 
-
 def completion_deltas(done: Completion) -> list[Delta]:
     """A whole reply as the pieces a stream of it would have brought: its reasoning blocks, its
     text, its tool calls, then its usage and finish reason (for a model asked whole where a

@@ -23,6 +23,7 @@ from hermes_core.providers._sdk import (
     usage_int,
 )
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS, CallOptions
+from hermes_core.providers.refused import bad_request
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
 log = logging.getLogger(__name__)
@@ -291,12 +292,11 @@ class AnthropicProvider(SDKProvider):
         supported ... use thinking.type.adaptive"): ``model`` is sent adaptive thinking from now
         on. Which models refuse it, no name rule keeps up with; the refusal says so itself."""
         thinking = payload.get("thinking")
-        if (int(getattr(exc, "status_code", 0) or 0) != 400 or model in self.adaptive
+        err = bad_request(exc)
+        if (err is None or model in self.adaptive
                 or not isinstance(thinking, dict) or thinking.get("type") != "enabled"):
             return False
-        body = getattr(exc, "body", None)
-        err = body.get("error", body) if isinstance(body, dict) else None
-        message = str(err.get("message") or "") if isinstance(err, dict) else ""
+        message = str(err.get("message") or "")
         if "thinking.type.adaptive" not in message and "thinking.type.enabled" not in message:
             return False
         self.adaptive.add(model)

@@ -25,7 +25,12 @@ from hermes_core.providers._sdk import (
     usage_int,
 )
 from hermes_core.providers.base import CallOptions
-from hermes_core.providers.refused import RefusedFields, refused_field, refuses_streaming
+from hermes_core.providers.refused import (
+    RefusedFields,
+    refused_field,
+    refuses_streaming,
+    status_and_body,
+)
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
 OFFICIAL_HOST = "api.openai.com"
@@ -257,10 +262,8 @@ class OpenAIProvider(SDKProvider):
 
     def learned(self, exc: BaseException, payload: dict[str, Any], model: str) -> bool:
         """A 400 naming an optional field ``model`` does not support (see :mod:`.refused`)."""
-        field = refused_field(int(getattr(exc, "status_code", 0) or 0),
-                              getattr(exc, "body", None), payload)
+        field = refused_field(*status_and_body(exc), payload)
         return field is not None and self.refused.learn(model, field, self.name)
-
 
     def _api(self, client: Any) -> Any:
         return client.chat.completions
@@ -340,35 +343,34 @@ class OpenAIProvider(SDKProvider):
     def _stream_refused(self, exc: BaseException, model: str, started: bool) -> bool:
         """A streamed call refused before anything arrived because ``model`` may not be streamed
         here (see :func:`refuses_streaming`): learned, and the reply is then asked for whole."""
-        if started or not refuses_streaming(int(getattr(exc, "status_code", 0) or 0),
-                                            getattr(exc, "body", None)):
+        if started or not refuses_streaming(*status_and_body(exc)):
             return False
         self.refused.learn_unstreamed(model, self.name)
         return True
 
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
                options: CallOptions) -> Iterator[Delta]:
-        if self.refused.unstreamed(model):
-            yield from completion_deltas(self.complete(prompt, model, credential, options))
-            return
+        whole = self.refused.unstreamed(model)
         client = self._clients.get(credential)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         try:
-            stream = self._opened(client, prompt, model, options)
-            with stream:
-                for chunk in stream:
-                    yield from event_deltas(self.name, self._chunk_deltas(chunk, tools, state))
+            if not whole:
+                stream = self._opened(client, prompt, model, options)
+                with stream:
+                    for chunk in stream:
+                        yield from event_deltas(self.name, self._chunk_deltas(chunk, tools, state))
         except self.sdk_error as e:
-            if self._stream_refused(e, model, bool(state)):
-                yield from completion_deltas(self.complete(prompt, model, credential, options))
-                return
-            if not self.close_failed(e, bool(state.get("finish"))):
+            whole = self._stream_refused(e, model, bool(state))
+            if not whole and not self.close_failed(e, bool(state.get("finish"))):
                 raise self._error(e, credential) from None
         except json.JSONDecodeError as e:
             raise malformed_event(self.name, e) from None
         except httpx2.HTTPError as e:
             if not state.get("finish"):   # after the finish reason, only the close failed
                 raise read_error(self.name, e, credential) from None
+        if whole:
+            yield from completion_deltas(self.complete(prompt, model, credential, options))
+            return
         yield from self._finish(tools, state)
 
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,

@@ -31,14 +31,32 @@ ALTERNATIVES: Mapping[str, str | None] = {
 _QUOTED = re.compile(r"'([a-z_.]+)'")
 
 
+def status_and_body(exc: BaseException) -> tuple[int, Any]:
+    """An SDK error's HTTP status (0 when it has none) and its parsed body: what the refusal
+    checks below read."""
+    return int(getattr(exc, "status_code", 0) or 0), getattr(exc, "body", None)
+
+
+def bad_request(exc: BaseException) -> Mapping[str, Any] | None:
+    """The error object of an SDK error that is a 400; None for any other status or a body with
+    none."""
+    status, body = status_and_body(exc)
+    return error_object(body) if status == 400 else None
+
+
+def error_object(body: Any) -> Mapping[str, Any] | None:
+    """``body["error"]`` when the body wraps its error (OpenAI, Anthropic), else the body itself;
+    None when neither is an object."""
+    err = body.get("error", body) if isinstance(body, Mapping) else None
+    return err if isinstance(err, Mapping) else None
+
+
 def refused_field(status: int, body: Any, payload: Mapping[str, Any]) -> str | None:
     """The optional field of ``payload`` a 400 ``body`` says the model does not support; None for
     any other error. ``param`` names it (``reasoning.effort`` is the Responses API's spelling of
     ``reasoning_effort``); without one, the first quoted field name of an "unsupported" message."""
-    if status != 400:
-        return None
-    err = body.get("error", body) if isinstance(body, Mapping) else None
-    if not isinstance(err, Mapping):
+    err = error_object(body) if status == 400 else None
+    if err is None:
         return None
     message = str(err.get("message") or "")
     code = str(err.get("code") or "")
@@ -57,10 +75,8 @@ def refuses_streaming(status: int, body: Any) -> bool:
     """Whether a 400 ``body`` refuses ``stream`` itself: an organisation not verified to stream a
     model is told so with ``param: "stream"`` on every streamed call, while the same call made
     whole is answered. Any other field, and a 400 naming none, is not this."""
-    if status != 400 or not isinstance(body, Mapping):
-        return False
-    err = body.get("error", body)
-    return isinstance(err, Mapping) and str(err.get("param") or "") == "stream"
+    err = error_object(body) if status == 400 else None
+    return err is not None and str(err.get("param") or "") == "stream"
 
 
 class RefusedFields:
