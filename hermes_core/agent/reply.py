@@ -19,6 +19,9 @@ FINISHED = frozenset({"stop", "end_turn", "stop_sequence", "tool_calls", "tool_u
                       "function_call"})
 #: Finish reasons of a reply that is not an answer to read as given: declined or filtered.
 DECLINED = frozenset({"refusal", "content_filter"})
+#: Finish reasons of a reply that reached its output token limit (OpenAI's ``length``,
+#: Anthropic's ``max_tokens``), or the model's context window while writing (Claude 4.5 on).
+CUT_OFF = frozenset({"length", "max_tokens", "model_context_window_exceeded"})
 
 
 def stop_reason(finish: str | None) -> str | None:

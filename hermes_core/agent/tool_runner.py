@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from hermes_core.agent.reply import CUT_OFF
 from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection, answer_skill_view
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.runner import Approver, Builtin, ToolRunner
@@ -30,10 +31,6 @@ __all__ = ["AgentTools", "Approver", "Tool", "ToolDefinitionError", "ToolRegistr
 AuditSink = Callable[[Mapping[str, Any]], None]
 _ARG_CHARS = 200
 
-
-#: The finish reasons of a reply that reached its output token limit (OpenAI's, Anthropic's), or
-#: the model's context window while writing (Anthropic's, Claude 4.5 on).
-CUT_OFF = frozenset({"length", "max_tokens", "model_context_window_exceeded"})
 
 #: The least of the window a tool result is cut to (a model with no room left still sees a head).
 MIN_RESULT_TOKENS = 256
