@@ -3,6 +3,7 @@ that both stream paths fail alike."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -70,3 +71,20 @@ def assert_both_streams_raise() -> Callable[[Any, Credential, type[BaseException
 def clock() -> FakeClock:
     """A clock that only moves when a test body (or a recorded sleep) moves it."""
     return FakeClock(1000.0)
+
+
+def _deltas(provider: Any, prompt: Prompt, model: str, credential: Credential,
+            options: CallOptions, use_async: bool = False) -> list[Any]:
+    if not use_async:
+        return list(provider.stream(prompt, model, credential, options))
+
+    async def collect() -> list[Any]:
+        return [d async for d in provider.astream(prompt, model, credential, options)]
+    return asyncio.run(collect())
+
+
+@pytest.fixture
+def stream_deltas() -> Callable[..., list[Any]]:
+    """``stream_deltas(provider, prompt, model, credential, options, use_async=False)``: every
+    piece of one streamed call, through ``stream`` or (``use_async``) ``astream``."""
+    return _deltas

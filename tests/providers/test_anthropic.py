@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -411,7 +412,7 @@ def _todays_stream() -> bytes:
 
 @pytest.mark.parametrize("how", ["complete", "stream", "astream"])
 def test_thinking_server_tool_and_unknown_blocks_leave_only_the_text_and_the_call(
-        respx_mock: Any, how: str) -> None:
+        respx_mock: Any, how: str, stream_deltas: Callable[..., list[Any]]) -> None:
     """Extended thinking, redacted thinking, a server tool's call and result, citations and a
     block type this code has never seen: the reply is the text, the one client tool call, and the
     usage with the cache write of message_start."""
@@ -426,11 +427,8 @@ def test_thinking_server_tool_and_unknown_blocks_leave_only_the_text_and_the_cal
         done = provider.complete(PROMPT, "claude-sonnet-4-5", CRED, OPTS)
         text, calls, usage, finish = done.text, list(done.tool_calls), done.usage, done.finish_reason
     else:
-        async def collect() -> list[Any]:
-            return [d async for d in provider.astream(PROMPT, "claude-sonnet-4-5", CRED, OPTS)]
-
-        deltas = (asyncio.run(collect()) if how == "astream"
-                  else list(provider.stream(PROMPT, "claude-sonnet-4-5", CRED, OPTS)))
+        deltas = stream_deltas(provider, PROMPT, "claude-sonnet-4-5", CRED, OPTS,
+                               use_async=how == "astream")
         text = "".join(d.text for d in deltas)
         calls = [d.tool_call for d in deltas if d.tool_call is not None]
         usage, finish = deltas[-1].usage, deltas[-1].finish_reason

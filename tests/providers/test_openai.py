@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -525,18 +526,13 @@ def test_a_field_the_model_refuses_is_dropped_and_the_call_sent_again(respx_mock
 
 @pytest.mark.parametrize("use_async", [False, True])
 def test_max_tokens_refused_by_a_compatible_endpoint_is_sent_as_max_completion_tokens(
-        respx_mock: Any, use_async: bool) -> None:
+        respx_mock: Any, use_async: bool, stream_deltas: Callable[..., list[Any]]) -> None:
     route = respx_mock.post(f"{AZURE}/chat/completions").mock(side_effect=[
         httpx.Response(400, json=UNSUPPORTED_MAX_TOKENS),
         httpx.Response(200, content=openai_chat_stream(("o", "k"), model="o4-mini"),
                        headers=SSE_HEADERS)])
     provider = OpenAIProvider(endpoint=AZURE)
-
-    async def collect() -> list[Any]:
-        return [d async for d in provider.astream(PROMPT, "o4-mini", CRED, OPTS)]
-
-    deltas = (asyncio.run(collect()) if use_async
-              else list(provider.stream(PROMPT, "o4-mini", CRED, OPTS)))
+    deltas = stream_deltas(provider, PROMPT, "o4-mini", CRED, OPTS, use_async=use_async)
     assert "".join(d.text for d in deltas) == "ok"
     first, second = _sent(route)
     assert first["max_tokens"] == 32 and "max_completion_tokens" not in first
@@ -572,7 +568,7 @@ UNVERIFIED_STREAM = openai_error(
 
 @pytest.mark.parametrize("use_async", [False, True])
 def test_a_model_that_may_not_be_streamed_is_answered_whole_from_then_on(
-        respx_mock: Any, use_async: bool) -> None:
+        respx_mock: Any, use_async: bool, stream_deltas: Callable[..., list[Any]]) -> None:
     """An organisation not verified to stream a model gets a 400 naming ``stream`` on every
     streamed call (the chat streams by default): the reply is asked for whole and handed out as
     the stream's pieces, tool calls, usage and finish reason; later calls do not try again."""
@@ -585,12 +581,7 @@ def test_a_model_that_may_not_be_streamed_is_answered_whole_from_then_on(
     provider = OpenAIProvider()
 
     def run() -> list[Any]:
-        if not use_async:
-            return list(provider.stream(PROMPT, "o3", CRED, OPTS))
-
-        async def collect() -> list[Any]:
-            return [d async for d in provider.astream(PROMPT, "o3", CRED, OPTS)]
-        return asyncio.run(collect())
+        return stream_deltas(provider, PROMPT, "o3", CRED, OPTS, use_async=use_async)
 
     first = run()
     assert "".join(d.text for d in first) == "Checking."
