@@ -161,3 +161,37 @@ def decoded_blobs(text: str, limit: int = 20) -> list[str]:
         if decoded is not None and len(out) < limit and decoded not in out:
             out.append(decoded)
     return out
+
+
+# Arabic short vowels, Quranic marks and the tatweel are written or left out at will; the alef
+# with hamza or madda, the alef maqsura and the ta marbuta are spelled either way in everyday text.
+_ARABIC_MARKS = re.compile("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640]")
+_ARABIC_LETTERS = str.maketrans({"\u0623": "\u0627", "\u0625": "\u0627", "\u0622": "\u0627",
+                                 "\u0671": "\u0627", "\u0649": "\u064a",
+                                 "\u0629": "\u0647"})
+_CYRILLIC = re.compile("[\u0400-\u04ff]")
+_CYRILLIC_WORD = re.compile(r"\w*[\u0400-\u04ff]\w*")
+
+
+@lru_cache(maxsize=1)
+def _to_cyrillic() -> dict[int, str]:
+    """ASCII letter -> the lower-case Cyrillic letter TR39 says it is confusable with (the inverse of
+    the fold, read from the same data): "иrнoрируй" typed with Latin o and r is "игнорируй"."""
+    out: dict[int, str] = {}
+    for char, latin in _confusable_map().items():
+        if "\u0430" <= char <= "\u044f" and latin.isalpha():
+            out.setdefault(ord(latin.lower()), char)
+    return out
+
+
+def unfolded(text: str) -> str:
+    """The view for alphabets the confusables fold would garble (Cyrillic, Arabic) and for Hangul:
+    NFKC, hidden tag text revealed, default-ignorable code points removed, lower case, one line,
+    but no letter turned into a Latin look-alike. Inside a word that holds a Cyrillic letter a
+    Latin look-alike goes the other way ("игнoрируй" with a Latin "o"), and Arabic is read without
+    its optional marks."""
+    text = _IGNORABLE.sub("", unicodedata.normalize("NFKC", decode_tags(text))).casefold()
+    if _CYRILLIC.search(text):
+        to_cyrillic = _to_cyrillic()
+        text = _CYRILLIC_WORD.sub(lambda m: m.group().translate(to_cyrillic), text)
+    return flat(apostrophes(_ARABIC_MARKS.sub("", text).translate(_ARABIC_LETTERS)))

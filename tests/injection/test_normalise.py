@@ -6,7 +6,15 @@ import base64
 
 import pytest
 
-from hermes_core.injection.normalise import apostrophes, compact, decoded_blobs, despaced, flat, fold
+from hermes_core.injection.normalise import (
+    apostrophes,
+    compact,
+    decoded_blobs,
+    despaced,
+    flat,
+    fold,
+    unfolded,
+)
 from hermes_core.injection.scan import INJECTION_CATEGORIES, scan_for_injection
 
 
@@ -59,3 +67,9 @@ def test_a_typeset_apostrophe_reads_as_the_plain_one_for_the_phrase_rules(mark: 
 
 def test_the_learned_scorer_still_reads_the_apostrophe_it_was_trained_on() -> None:
     assert "\u2019" in fold("don\u2019t")
+
+
+def test_the_unfolded_view_keeps_cyrillic_and_arabic_letters_and_drops_arabic_marks() -> None:
+    assert unfolded("Иrнoрируй") == "игнорируй"   # Latin r and o folded back inside a Cyrillic word
+    assert unfolded("Ignore ПРАВИЛА") == "ignore правила"   # a Latin word stays Latin
+    assert unfolded("تَجاهَلْ  أوامر\nالمساعدة") == "تجاهل اوامر المساعده"
