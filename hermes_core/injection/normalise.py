@@ -120,15 +120,29 @@ _HEX = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}){12,}(?![0-9a-fA-F])")
 
 
 def _as_text(raw: bytes) -> str | None:
-    """Decoded bytes when they read as text (a sentence, not an image, a hash or a key)."""
-    try:
-        decoded = raw.decode("utf-8")
-    except ValueError:
-        return None
-    printable = sum(1 for c in decoded if c.isprintable() or c in "\n\t")
-    if len(decoded) >= 8 and printable >= 0.95 * len(decoded) and " " in decoded:
+    """Decoded bytes when they read as text (a sentence, not an image, a hash or a key). A few
+    bytes that are not UTF-8 do not hide the rest: a blob garbled in a character or two (a copy,
+    a machine translation, or on purpose) still says what it says; they count against it, so
+    binary data, where most bytes are not text, stays out."""
+    decoded = raw.decode("utf-8", errors="replace")
+    if _reads_as_text(decoded, 8):
         return decoded
-    return None
+    # a character dropped from the blob shifts every byte after it: what came before still reads
+    bad = _NOT_TEXT.search(decoded)
+    head = decoded[:bad.start()] if bad else ""
+    return head if _reads_as_text(head, _HEAD_MIN) else None
+
+
+# U+FFFD stands for bytes that were not UTF-8; control characters other than line breaks and tabs
+_NOT_TEXT = re.compile("[\ufffd\x00-\x08\x0b-\x1f\x7f]")
+# A readable head must be this long: 24 bytes of random data are all printable ASCII about once
+# in 10^10 blobs.
+_HEAD_MIN = 24
+
+
+def _reads_as_text(decoded: str, least: int) -> bool:
+    printable = sum(1 for c in decoded if (c.isprintable() and c != "\ufffd") or c in "\n\t")
+    return len(decoded) >= least and printable >= 0.95 * len(decoded) and " " in decoded
 
 
 def decoded_blobs(text: str, limit: int = 20) -> list[str]:
@@ -141,7 +155,10 @@ def decoded_blobs(text: str, limit: int = 20) -> list[str]:
             break
         if not any(c.isdigit() or c in "+/=" for c in blob) and blob.isalpha() and blob.islower():
             continue  # a long lower-case word, not a blob
-        padded = blob + "=" * (-len(blob) % 4)
+        # a blob cut one character past a whole group decodes without that character
+        core = blob.rstrip("=")
+        core = core[:-1] if len(core) % 4 == 1 else core
+        padded = core + "=" * (-len(core) % 4)
         try:
             raw = (base64.urlsafe_b64decode(padded) if ("-" in blob or "_" in blob)
                    else base64.b64decode(padded, validate=True))
