@@ -180,7 +180,7 @@ _FRAMING = re.compile(
     r"test\s+cases?|fixtures?|quoted?|strings?\s+like|looks?\s+like|signatures?|regex\w*|phishing|"
     r"prompt\s+injection|we\s+(?:saw|see|observed)|reported|classif\w*|filter\w*|scanner|warn\w*|"
     r"ejemplos?|ataques?|inyecci\w+|exemples?|attaques?|beispiele?|angriff\w*|injektion\w*|"
-    r"пример\w*|атак\w*|инъекци\w*|مثال|امثله|أمثلة|هجوم\w*|حقن)"
+    r"(?:на)?пример\w*|атак\w*|инъекци\w*|злоумышленник\w*|(?:ال)?مثال|[اأ]مثل[ةه]|(?:ال)?هجوم\w*|(?:ال)?مهاجم\w*|حقن)"
     # no word boundaries in CJK text
     r"|例|比如|攻击|攻擊|注入|攻撃|インジェクション|サンプル|検出|检测|檢測|拦截|攔截|예시|예를|공격|인젝션")
 
