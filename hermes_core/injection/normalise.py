@@ -120,15 +120,29 @@ _HEX = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}){12,}(?![0-9a-fA-F])")
 
 
 def _as_text(raw: bytes) -> str | None:
-    """Decoded bytes when they read as text (a sentence, not an image, a hash or a key)."""
-    try:
-        decoded = raw.decode("utf-8")
-    except ValueError:
-        return None
-    printable = sum(1 for c in decoded if c.isprintable() or c in "\n\t")
-    if len(decoded) >= 8 and printable >= 0.95 * len(decoded) and " " in decoded:
+    """Decoded bytes when they read as text (a sentence, not an image, a hash or a key). A few
+    bytes that are not UTF-8 do not hide the rest: a blob garbled in a character or two (a copy,
+    a machine translation, or on purpose) still says what it says; they count against it, so
+    binary data, where most bytes are not text, stays out."""
+    decoded = raw.decode("utf-8", errors="replace")
+    if _reads_as_text(decoded, 8):
         return decoded
-    return None
+    # a character dropped from the blob shifts every byte after it: what came before still reads
+    bad = _NOT_TEXT.search(decoded)
+    head = decoded[:bad.start()] if bad else ""
+    return head if _reads_as_text(head, _HEAD_MIN) else None
+
+
+# U+FFFD stands for bytes that were not UTF-8; control characters other than line breaks and tabs
+_NOT_TEXT = re.compile("[\ufffd\x00-\x08\x0b-\x1f\x7f]")
+# A readable head must be this long: 24 bytes of random data are all printable ASCII about once
+# in 10^10 blobs.
+_HEAD_MIN = 24
+
+
+def _reads_as_text(decoded: str, least: int) -> bool:
+    printable = sum(1 for c in decoded if (c.isprintable() and c != "\ufffd") or c in "\n\t")
+    return len(decoded) >= least and printable >= 0.95 * len(decoded) and " " in decoded
 
 
 def decoded_blobs(text: str, limit: int = 20) -> list[str]:
@@ -141,7 +155,10 @@ def decoded_blobs(text: str, limit: int = 20) -> list[str]:
             break
         if not any(c.isdigit() or c in "+/=" for c in blob) and blob.isalpha() and blob.islower():
             continue  # a long lower-case word, not a blob
-        padded = blob + "=" * (-len(blob) % 4)
+        # a blob cut one character past a whole group decodes without that character
+        core = blob.rstrip("=")
+        core = core[:-1] if len(core) % 4 == 1 else core
+        padded = core + "=" * (-len(core) % 4)
         try:
             raw = (base64.urlsafe_b64decode(padded) if ("-" in blob or "_" in blob)
                    else base64.b64decode(padded, validate=True))
@@ -161,3 +178,37 @@ def decoded_blobs(text: str, limit: int = 20) -> list[str]:
         if decoded is not None and len(out) < limit and decoded not in out:
             out.append(decoded)
     return out
+
+
+# Arabic short vowels, Quranic marks and the tatweel are written or left out at will; the alef
+# with hamza or madda, the alef maqsura and the ta marbuta are spelled either way in everyday text.
+_ARABIC_MARKS = re.compile("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640]")
+_ARABIC_LETTERS = str.maketrans({"\u0623": "\u0627", "\u0625": "\u0627", "\u0622": "\u0627",
+                                 "\u0671": "\u0627", "\u0649": "\u064a",
+                                 "\u0629": "\u0647"})
+_CYRILLIC = re.compile("[\u0400-\u04ff]")
+_CYRILLIC_WORD = re.compile(r"\w*[\u0400-\u04ff]\w*")
+
+
+@lru_cache(maxsize=1)
+def _to_cyrillic() -> dict[int, str]:
+    """ASCII letter -> the lower-case Cyrillic letter TR39 says it is confusable with (the inverse of
+    the fold, read from the same data): "иrнoрируй" typed with Latin o and r is "игнорируй"."""
+    out: dict[int, str] = {}
+    for char, latin in _confusable_map().items():
+        if "\u0430" <= char <= "\u044f" and latin.isalpha():
+            out.setdefault(ord(latin.lower()), char)
+    return out
+
+
+def unfolded(text: str) -> str:
+    """The view for alphabets the confusables fold would garble (Cyrillic, Arabic) and for Hangul:
+    NFKC, hidden tag text revealed, default-ignorable code points removed, lower case, one line,
+    but no letter turned into a Latin look-alike. Inside a word that holds a Cyrillic letter a
+    Latin look-alike goes the other way ("игнoрируй" with a Latin "o"), and Arabic is read without
+    its optional marks."""
+    text = _IGNORABLE.sub("", unicodedata.normalize("NFKC", decode_tags(text))).casefold()
+    if _CYRILLIC.search(text):
+        to_cyrillic = _to_cyrillic()
+        text = _CYRILLIC_WORD.sub(lambda m: m.group().translate(to_cyrillic), text)
+    return flat(apostrophes(_ARABIC_MARKS.sub("", text).translate(_ARABIC_LETTERS)))

@@ -221,25 +221,52 @@ ZH: dict[str, tuple[re.Pattern[str], ...]] = {
 # Attack datasets write their "other language" variants in these two as well (an English row whose
 # order is in Portuguese); only the two most common orders are written: earlier instructions set
 # aside, and the model's secret or prompt asked for with a possessive.
+# Decision 90 added the forms decision 85 had found in Spanish and French: the singular, a clause
+# as the qualifier ("que você recebeu antes"), "everything said before", the bare possessive ("suas
+# instruções") and a new self without restrictions.
+_PT_EARLIER = (r"(?:anteriores|anterior|pr[eé]vias?|acima|do\s+sistema|iniciais|originais|"
+               r"que\s+(?:voc[eê]\s+)?(?:recebeu|te\s+deram|lhe\s+deram)|(?:dadas|recebidas)\s+(?:antes|anteriormente|at[eé]\s+agora))")
 PT: dict[str, tuple[re.Pattern[str], ...]] = {
     "ignore-instructions": (
         _p(r"\b(?:ignore|ignora|ignorem|esque[cç]a|esque[cç]am|desconsidere|desconsidera)\s+(?:todas\s+)?(?:as\s+|suas\s+)?"
            r"(?:instru[cç](?:[oõ]es|ao|ão)|regras|ordens|diretrizes)\s+(?:anteriores|anterior|pr[eé]vias|acima|do\s+sistema|iniciais)\b"),
+        _p(r"\b(?:ignore|ignora|ignorem|esque[cç]a|esque[cç]am|desconsidere|desconsidera|n[aã]o\s+siga|deixe\s+de\s+seguir|"
+           r"pare\s+de\s+seguir)\b[^.\n]{0,40}?\b(?:instru[cç](?:[oõ]es|ao|ão)|regras?|ordens|diretrizes|orienta[cç](?:[oõ]es|ao|ão))"
+           r"\b[^.\n]{0,25}?" + _PT_EARLIER + r"(?!\w)"),
+        _p(r"\b(?:ignore|esque[cç]a|esque[cç]am|desconsidere)\s+tudo\s+(?:o\s+)?que\s+(?:foi\s+dito|(?:te|lhe)\s+disseram|"
+           r"est[aá]\s+escrito|voc[eê]\s+leu)\s+(?:antes|acima|at[eé]\s+agora)"),
+    ),
+    "role-hijack": (
+        _p(r"\ba\s+partir\s+de\s+agora\s*,?\s+(?:voc[eê]\s+[eé]|tu\s+[eé]s|[eé]s)\s+(?:[\w']+\s+){0,3}?sem\s+(?:nenhuma\s+|qualquer\s+)?"
+           r"(?:restri[cç][oõ]es|filtros?|limites|censura|regras)\b"),
     ),
     "secret-exfiltration": (
         _p(r"\b(?:compartilh\w*|revel\w*|mostr\w*|envi\w*|diga|me\s+d[eêa]|passe)\b[^.\n]{0,30}?\b(?:sua|seu|suas|seus|tua|teu)\s+"
            r"(?:senhas?|chaves?\s+de\s+api|credenciais|prompt\s+do\s+sistema|instru[cç][oõ]es\s+(?:iniciais|do\s+sistema))\b"),
+        _p(r"\b(?:revel\w*|mostr\w*|diga|repit\w*|copi\w*|imprim\w*)\b[^.\n]{0,20}?\b(?:suas|tuas)\s+(?:pr[oó]prias\s+)?"
+           r"instru[cç][oõ]es\b"),
     ),
 }
+_IT_EARLIER = (r"(?:precedent[ei]|sopra|del\s+sistema|iniziali|originali|(?:date|ricevute)\s+(?:prima|finora|in\s+precedenza)|"
+               r"che\s+ti\s+(?:sono\s+state\s+date|hanno\s+dato))")
 IT: dict[str, tuple[re.Pattern[str], ...]] = {
     "ignore-instructions": (
         _p(r"\b(?:ignora|ignorate|ignori|dimentica|dimenticate|dimentichi|trascura)\s+(?:tutte\s+)?(?:le\s+)?(?:istruzioni|regole|"
            r"indicazioni|direttive)\s+(?:precedenti|sopra|del\s+sistema|iniziali|date\s+prima)\b"),
+        _p(r"\b(?:ignora|ignorate|ignori|dimentica|dimenticate|dimentichi|trascura|non\s+seguire|smetti\s+di\s+seguire)\b"
+           r"[^.\n]{0,40}?\b(?:istruzion[ei]|regol[ae]|indicazion[ei]|direttiv[ae])\b[^.\n]{0,25}?" + _IT_EARLIER + r"(?!\w)"),
+        _p(r"\b(?:ignora|dimentica|dimenticate|dimentichi)\s+tutto\s+(?:quello|ci[oò])\s+che\s+(?:ti\s+[eè]\s+stato\s+detto|"
+           r"[eè]\s+scritto|hai\s+letto)\s+(?:prima|finora|sopra)"),
+    ),
+    "role-hijack": (
+        _p(r"\bda\s+(?:ora|adesso)\s+in\s+poi\s*,?\s+(?:tu\s+)?sei\s+(?:[\w']+\s+){0,3}?senza\s+(?:alcuna\s+|nessuna\s+)?"
+           r"(?:restrizion[ei]|filtri|limiti|censura|regole)\b"),
     ),
     "secret-exfiltration": (
         _p(r"\b(?:condividi|rivela|rivelami|mostra|mostrami|dimmi|dammi|invia|stampa)\w*\b[^.\n]{0,30}?\b(?:la\s+tua|il\s+tuo|"
            r"le\s+tue|i\s+tuoi|la\s+sua|il\s+suo|le\s+sue)\s+(?:password|chiavi?\s+api|credenziali|prompt\s+di\s+sistema|"
            r"istruzioni\s+(?:iniziali|di\s+sistema))\b"),
+        _p(r"\b(?:mostra|mostrami|rivela|rivelami|dimmi|ripeti|stampa)\b[^.\n]{0,20}?\b(?:le\s+tue|le\s+sue)\s+(?:\w+\s+)?istruzioni\b"),
     ),
 }
 
@@ -270,4 +297,4 @@ ORDER_TRIGGERS: dict[str, dict[str, tuple[str, ...]]] = {
 # negation is the order, not a prohibition of it.
 ORDER_HEADS_NOT_NEGATED: tuple[str, ...] = (
     "no sigas", "no siga", "no sigan", "no seguir", "ne suis plus", "ne suivez plus", "befolge", "befolgt",
-    "befolgen sie", "folge", "folgt", "folgen sie", "beachte", "beachten sie")
+    "befolgen sie", "folge", "folgt", "folgen sie", "beachte", "beachten sie", "não siga", "nao siga", "non seguire")

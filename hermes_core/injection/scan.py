@@ -49,7 +49,15 @@ from hermes_core.injection.hijack import (
     answer_hijack,
     hazardous_code,
 )
-from hermes_core.injection.normalise import apostrophes, compact, decoded_blobs, despaced, flat, fold
+from hermes_core.injection.normalise import (
+    apostrophes,
+    compact,
+    decoded_blobs,
+    despaced,
+    flat,
+    fold,
+    unfolded,
+)
 from hermes_core.injection.patterns import (
     CJK_LANGUAGES,
     COMBINED,
@@ -66,6 +74,7 @@ from hermes_core.injection.patterns import (
     PERSONA_TRAITS,
     GatedPattern,
 )
+from hermes_core.injection.scripts import match_scripts
 from hermes_core.injection.verdicts import ModelRef, learned_scores, shipped_model
 
 # Opt-in: the learned scorer's e5 stage (hermes_core/injection/semantic.py), on top of "learned".
@@ -170,9 +179,10 @@ _FRAMING = re.compile(
     r"jailbreaks?|malicious|adversarial|phrases?|patterns?|detect\w*|flag\w*|block\w*|red[\s-]team\w*|"
     r"test\s+cases?|fixtures?|quoted?|strings?\s+like|looks?\s+like|signatures?|regex\w*|phishing|"
     r"prompt\s+injection|we\s+(?:saw|see|observed)|reported|classif\w*|filter\w*|scanner|warn\w*|"
-    r"ejemplos?|ataques?|inyecci\w+|exemples?|attaques?|beispiele?|angriff\w*|injektion\w*)"
+    r"ejemplos?|ataques?|inyecci\w+|exemples?|attaques?|beispiele?|angriff\w*|injektion\w*|"
+    r"(?:на)?пример\w*|атак\w*|инъекци\w*|злоумышленник\w*|(?:ال)?مثال|[اأ]مثل[ةه]|(?:ال)?هجوم\w*|(?:ال)?مهاجم\w*|حقن)"
     # no word boundaries in CJK text
-    r"|例|比如|攻击|攻擊|注入|攻撃|インジェクション|サンプル|検出|检测|檢測|拦截|攔截")
+    r"|例|比如|攻击|攻擊|注入|攻撃|インジェクション|サンプル|検出|检测|檢測|拦截|攔截|예시|예를|공격|인젝션")
 
 
 def _framed(text: str) -> bool:
@@ -349,11 +359,17 @@ def _persona_jailbreak(joined: str) -> tuple[str, str, str] | None:
     return None
 
 
+_UNFOLDED_SCRIPTS = re.compile("[\u0400-\u04ff\u0600-\u06ff\ufb50-\ufdff\ufe70-\ufefc\uac00-\ud7af]")
+
+
 def _scan_text(text: str, wanted: set[str], depth: int = 0, *,
                data: bool = False) -> tuple[str, str, str] | None:
     folded = apostrophes(fold(text))
     joined = flat(folded)
     found = _match_views((folded, joined, despaced(joined)), wanted)
+    if found is None and _UNFOLDED_SCRIPTS.search(text):
+        # Cyrillic and Arabic phrases cannot match the folded views (decision 90)
+        found = match_scripts(unfolded(text), wanted)
     if found is None and "role-hijack" in wanted:
         found = _persona_jailbreak(joined)
     if found is None and "output-hijack" in wanted:
@@ -569,7 +585,7 @@ def _line_in(text: str, excerpt: str) -> int:
     words = [w for w in re.split(r"\W+", excerpt.removeprefix("base64: ")) if len(w) > 2][:2]
     for i, line in enumerate(lines):
         folded = fold(line)
-        if words and all(w in folded for w in words[:1]):
+        if words and all(w in folded or w in unfolded(line) for w in words[:1]):
             return i
     return 0
 
