@@ -272,3 +272,11 @@ def test_a_configured_key_typed_in_a_turn_is_not_in_what_the_double_recorded(
     assert key not in repr(fake.last_request)
     assert key not in repr(reply)
     assert fake.last_request.last_user_message.endswith("]")
+
+
+def test_a_scripted_call_may_take_an_argument_called_name() -> None:
+    """``name`` was the helper's own parameter: ``tool_call("lookup", name="Oslo")`` was a
+    TypeError, for one of the commonest argument names."""
+    assert tool_call("lookup", name="Oslo").arguments == '{"name": "Oslo"}'
+    assert tool_call("get", {"id": 7}, id="c9").arguments == '{"id": 7}'
+    assert tool_call("get", {"id": 7}, id="c9").id == "c9"
