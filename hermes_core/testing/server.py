@@ -53,6 +53,9 @@ class KeyBehaviour:
     rpm: int | None = None
     retry_after: float = 30.0
     status: int | None = None
+    # with ``status``: how many requests it answers, after which the key is served as usual ("a
+    # 429, then success"); None: every request. A 429 or 503 status carries ``retry_after``
+    times: int | None = None
     window_s: float = 60.0
     # Retry-After (and retry-after-ms) say exactly when the window frees, not ``retry_after``
     exact_retry_after: bool = False
@@ -90,6 +93,7 @@ class ServedRequest:
 class _State:
     behaviours: dict[str, KeyBehaviour] = field(default_factory=dict)
     hits: dict[str, deque[float]] = field(default_factory=dict)
+    statused: dict[str, int] = field(default_factory=dict)   # requests answered with ``status``
     requests: list[ServedRequest] = field(default_factory=list)
     errors: list[Exception] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -151,7 +155,11 @@ class MockLLMServer:
         if b is None:
             return 200, {}
         if b.status:
-            return b.status, {}
+            answered = self.state.statused.get(key or "", 0)
+            if b.times is None or answered < b.times:
+                self.state.statused[key or ""] = answered + 1
+                waits = b.status in (429, 503)
+                return b.status, ({"retry-after": str(int(b.retry_after))} if waits else {})
         if b.rpm is not None:
             now = self.clock()
             hits = self.state.hits.setdefault(key or "", deque())

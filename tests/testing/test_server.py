@@ -156,3 +156,17 @@ def test_a_key_in_the_query_is_neither_recorded_nor_a_reason_to_misread_the_form
         served = srv.requests[0]
         assert served.path == path and GOOD not in repr(served)
         assert served.query == {"key": f"[{fingerprint(GOOD)}]", "api-version": "1"}
+
+
+def test_a_status_may_answer_only_the_first_requests_then_the_key_is_served() -> None:
+    """"A 429, then success" (or a 503 once) could not be scripted: a ``status`` answered every
+    request for good, and ``rpm`` refuses only after successes."""
+    with MockLLMServer("hi") as srv:
+        srv.set_key(GOOD, KeyBehaviour(status=429, times=2, retry_after=3))
+        codes = []
+        for _ in range(3):
+            r = httpx.post(srv.url + "/v1/chat/completions", json={"model": "m", "messages": []},
+                           headers={"authorization": f"Bearer {GOOD}"}, timeout=30)
+            codes.append((r.status_code, r.headers.get("retry-after")))
+        assert codes == [(429, "3"), (429, "3"), (200, None)]
+        assert [s.status for s in srv.requests] == [429, 429, 200]
