@@ -314,9 +314,11 @@ class Agent:
             self.stats.cost = self.stats.cost + cost
             self.stats.tool_calls += len(results)
             self.compactor.observe(prompt, done.usage)   # the last call's billed prompt tokens
+            # the retrieval as sent: its copy of the message is scrubbed of configured keys
+            sent = done.prompt or prompt
             self.last_reply = reply = Reply(
-                done.text, done.model, done.provider, usage, done.prompt or prompt, decision,
-                prompt.turn.retrieval if prompt.turn is not None else None, tuple(attempts),
+                done.text, done.model, done.provider, usage, sent, decision,
+                sent.turn.retrieval if sent.turn is not None else None, tuple(attempts),
                 calls, results, cost, compaction=self.compactor.last,
                 stop_reason="max_tool_rounds" if capped else stop_reason(done.finish_reason))
         if self.post_llm_call is not None:

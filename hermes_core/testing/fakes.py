@@ -68,10 +68,12 @@ def streamed(*chunks: str, then: BaseException | None = None,
 Reply = str | Completion | Streamed | BaseException
 
 
-def tool_call(name: str, arguments: dict[str, Any] | str | None = None, *, id: str | None = None,
-              **kwargs: Any) -> ToolCall:
+def tool_call(name: str, /, arguments: dict[str, Any] | str | None = None, *,
+              id: str | None = None, **kwargs: Any) -> ToolCall:
     """A call the scripted model makes: ``tool_call("add", a=1, b=2)`` or with raw JSON text
-    (``tool_call("add", '{"a": "x"}')``, to test bad arguments).
+    (``tool_call("add", '{"a": "x"}')``, to test bad arguments). An argument called ``name`` is a
+    keyword like any other (``tool_call("lookup", name="Oslo")``); one called ``id`` or
+    ``arguments`` goes in the dict (``tool_call("get", {"id": 7})``): ``id=`` is the call's id.
 
     ``id`` is sent as given the first time the conversation meets it; a later call with an id the
     conversation already holds (the same ``id`` in another round or turn, twice in one round, or

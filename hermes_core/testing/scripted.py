@@ -8,7 +8,7 @@ own behaviour use the respx builders in :mod:`hermes_core.testing.builders` inst
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hermes_core.providers.base import CallOptions
@@ -26,8 +26,11 @@ class ScriptedCall:
 
 @dataclass
 class ScriptedProvider:
-    """Replies in order: each script item is an exception to raise, a str reply, or a list of
-    deltas/exceptions for a stream. ``by_key`` maps a credential fingerprint to its own script
+    """Replies in order: each script item is an exception to raise, a str reply, a
+    :class:`~hermes_core.types.Completion` (its tool calls streamed as tool-call deltas), or a
+    list of stream pieces (str or :class:`~hermes_core.types.Delta`, sent as they are, and
+    exceptions that cut the stream there; asked whole, its text joined or its first error).
+    ``by_key`` maps a credential fingerprint to its own script
     (taken first); when both are empty, ``default`` answers."""
 
     name: str
@@ -59,6 +62,11 @@ class ScriptedProvider:
         item = self._next(model, credential, options)
         if isinstance(item, BaseException):
             raise item
+        if isinstance(item, Completion):   # model/provider left empty: the ones asked
+            return replace(item, model=item.model or model, provider=item.provider or self.name)
+        if isinstance(item, list):          # a stream's script asked whole: its text, or its error
+            return Completion(text="".join(_text(p) for p in item), model=model,
+                              provider=self.name)
         return Completion(text=str(item), model=model, provider=self.name)
 
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
@@ -66,13 +74,14 @@ class ScriptedProvider:
         item = self._next(model, credential, options)
         if isinstance(item, BaseException):
             raise item
-        parts = item if isinstance(item, list) else [str(item)]
+        parts: list[Any] = item if isinstance(item, list) else (
+            _deltas(item) if isinstance(item, Completion) else [str(item)])
 
         def gen() -> Iterator[Delta]:
             for p in parts:
                 if isinstance(p, BaseException):
                     raise p
-                yield Delta(text=p)
+                yield p if isinstance(p, Delta) else Delta(text=str(p))
 
         return gen()
 
@@ -89,3 +98,18 @@ class ScriptedProvider:
                 yield d
 
         return gen()
+
+
+def _text(piece: Any) -> str:
+    """One piece of a stream's script as text; an exception in it is raised."""
+    if isinstance(piece, BaseException):
+        raise piece
+    return piece.text if isinstance(piece, Delta) else str(piece)
+
+
+def _deltas(done: Completion) -> list[Delta]:
+    """A scripted Completion as a stream delivers it: text, tool calls, then the finish."""
+    finish = done.finish_reason or ("tool_calls" if done.tool_calls else "stop")
+    return [*([Delta(text=done.text)] if done.text else []),
+            *(Delta(tool_call=c) for c in done.tool_calls),
+            Delta(usage=done.usage, finish_reason=finish)]

@@ -11,9 +11,11 @@ only.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 import time
+import urllib.parse
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,6 +53,9 @@ class KeyBehaviour:
     rpm: int | None = None
     retry_after: float = 30.0
     status: int | None = None
+    # with ``status``: how many requests it answers, after which the key is served as usual ("a
+    # 429, then success"); None: every request. A 429 or 503 status carries ``retry_after``
+    times: int | None = None
     window_s: float = 60.0
     # Retry-After (and retry-after-ms) say exactly when the window frees, not ``retry_after``
     exact_retry_after: bool = False
@@ -71,18 +76,24 @@ class KeyBehaviour:
 
 @dataclass
 class ServedRequest:
+    """One request as served. ``path`` is without its query; ``query`` holds the query's
+    parameters, a key-like one (``key``, ``api_key``, ``token``, ...: a proxy taking its key in
+    the URL) as its fingerprint, so a failing assertion on a request never prints a key."""
+
     path: str
     key_fingerprint: str | None
     status: int
     body: dict[str, Any]
     at: float = 0.0                    # arrival, on the server's clock
     retry_after: float | None = None   # what a 429 promised
+    query: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
 class _State:
     behaviours: dict[str, KeyBehaviour] = field(default_factory=dict)
     hits: dict[str, deque[float]] = field(default_factory=dict)
+    statused: dict[str, int] = field(default_factory=dict)   # requests answered with ``status``
     requests: list[ServedRequest] = field(default_factory=list)
     errors: list[Exception] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -144,7 +155,11 @@ class MockLLMServer:
         if b is None:
             return 200, {}
         if b.status:
-            return b.status, {}
+            answered = self.state.statused.get(key or "", 0)
+            if b.times is None or answered < b.times:
+                self.state.statused[key or ""] = answered + 1
+                waits = b.status in (429, 503)
+                return b.status, ({"retry-after": str(int(b.retry_after))} if waits else {})
         if b.rpm is not None:
             now = self.clock()
             hits = self.state.hits.setdefault(key or "", deque())
@@ -179,14 +194,18 @@ class MockLLMServer:
                 except json.JSONDecodeError:
                     body = {}
                 auth = self.headers.get("authorization", "")
-                key = auth.removeprefix("Bearer ").strip() or self.headers.get("x-api-key")
-                is_anthropic = self.path.rstrip("/").endswith("/messages")
+                path, query = _split(self.path)
+                key = (auth.removeprefix("Bearer ").strip() or self.headers.get("x-api-key")
+                       or next((v for k, v in query.items() if _KEYLIKE.search(k)), None))
+                is_anthropic = path.rstrip("/").endswith("/messages")
                 behaviour = server.state.behaviours.get(key or "")
                 with server.state.lock:
                     status, headers = server._decide(key, is_anthropic)
                     ra = headers.get("retry-after-ms")
-                    served = ServedRequest(self.path, fingerprint(key) if key else None, status,
-                                           body, server.clock(), int(ra) / 1000 if ra else None)
+                    served = ServedRequest(path, fingerprint(key) if key else None, status,
+                                           body, server.clock(), int(ra) / 1000 if ra else None,
+                                           {k: f"[{fingerprint(v)}]" if _KEYLIKE.search(k) else v
+                                            for k, v in query.items()})
                     server.state.requests.append(served)
                 if behaviour is not None and behaviour.latency_s and status == 200:
                     time.sleep(behaviour.latency_s)
@@ -295,6 +314,16 @@ class MockLLMServer:
                     pass
 
         return Handler
+
+
+#: query parameter names that carry a key (``key``, ``api_key``, ``api-key``, ``access_token``)
+_KEYLIKE = re.compile(r"key|token|secret|auth|sig|pass", re.IGNORECASE)
+
+
+def _split(target: str) -> tuple[str, dict[str, str]]:
+    """A request target as its path and its query's parameters."""
+    parts = urllib.parse.urlsplit(target)
+    return parts.path, dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
 
 
 def _limit_headers(b: KeyBehaviour, hits: deque[float], now: float,

@@ -258,3 +258,25 @@ def test_a_streamed_script_reports_usage_as_a_reply_string_does(make_agent: Any)
     plain, scripted = usage
     assert scripted.output_tokens == plain.output_tokens > 0
     assert scripted.input_tokens > plain.input_tokens > 0   # the second turn sends the first
+
+
+def test_a_configured_key_typed_in_a_turn_is_not_in_what_the_double_recorded(
+        hermes_home: Path) -> None:
+    key = "zq-custom-0123456789abcdef"
+    fake = FakeProvider(["noted"])
+    settings = load_settings({"home": str(hermes_home),
+                              "credentials": {"custom": {"keys": [{"key": key}]}}}, env={})
+    agent = Agent(settings, provider=fake, loop_options={"audit_path": False})
+    reply = agent.chat(f"my key is {key}")
+    # pytest prints these reprs when an assertion on one of their attributes fails
+    assert key not in repr(fake.last_request)
+    assert key not in repr(reply)
+    assert fake.last_request.last_user_message.endswith("]")
+
+
+def test_a_scripted_call_may_take_an_argument_called_name() -> None:
+    """``name`` was the helper's own parameter: ``tool_call("lookup", name="Oslo")`` was a
+    TypeError, for one of the commonest argument names."""
+    assert tool_call("lookup", name="Oslo").arguments == '{"name": "Oslo"}'
+    assert tool_call("get", {"id": 7}, id="c9").arguments == '{"id": 7}'
+    assert tool_call("get", {"id": 7}, id="c9").id == "c9"

@@ -15,7 +15,7 @@ from hermes_core.config import load_settings
 from hermes_core.errors import IncompleteResponse
 from hermes_core.providers.base import CallOptions
 from hermes_core.testing.server import KeyBehaviour, MockLLMServer
-from hermes_core.types import Message, Prompt
+from hermes_core.types import Message, Prompt, fingerprint
 
 BAD, GOOD = "sk-loopback-bad-SECRET-0001", "sk-loopback-good-SECRET-002"
 PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
@@ -139,3 +139,34 @@ def test_a_client_that_hangs_up_during_a_latency_leaves_no_traceback(
         time.sleep(0.6)   # the handler wakes at 0.3 s and writes to the closed socket
     err = capfd.readouterr().err
     assert len(srv.requests) == 1 and "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+@pytest.mark.parametrize("path, kind", [("/v1/chat/completions", "openai"),
+                                        ("/v1/messages", "anthropic")])
+def test_a_key_in_the_query_is_neither_recorded_nor_a_reason_to_misread_the_format(
+        path: str, kind: str) -> None:
+    """A proxy that takes its key in the URL (``endpoint: .../v1?key=...``): the recorded path
+    held the key, shown by any failing assertion on a recorded request, and an Anthropic path
+    with a query was answered in OpenAI's format."""
+    with MockLLMServer("hi") as srv:
+        r = httpx.post(srv.url + path, params={"key": GOOD, "api-version": "1"},
+                       json={"model": "m", "messages": []}, timeout=30)
+        assert r.status_code == 200
+        assert ("content" in r.json()) is (kind == "anthropic")
+        served = srv.requests[0]
+        assert served.path == path and GOOD not in repr(served)
+        assert served.query == {"key": f"[{fingerprint(GOOD)}]", "api-version": "1"}
+
+
+def test_a_status_may_answer_only_the_first_requests_then_the_key_is_served() -> None:
+    """"A 429, then success" (or a 503 once) could not be scripted: a ``status`` answered every
+    request for good, and ``rpm`` refuses only after successes."""
+    with MockLLMServer("hi") as srv:
+        srv.set_key(GOOD, KeyBehaviour(status=429, times=2, retry_after=3))
+        codes = []
+        for _ in range(3):
+            r = httpx.post(srv.url + "/v1/chat/completions", json={"model": "m", "messages": []},
+                           headers={"authorization": f"Bearer {GOOD}"}, timeout=30)
+            codes.append((r.status_code, r.headers.get("retry-after")))
+        assert codes == [(429, "3"), (429, "3"), (200, None)]
+        assert [s.status for s in srv.requests] == [429, 429, 200]

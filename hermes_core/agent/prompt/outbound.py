@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from hermes_core.redact import redact_data
-from hermes_core.types import Message, Prompt, ToolSpec, fingerprint
+from hermes_core.types import Message, Prompt, ToolSpec, TurnContext, fingerprint
 
 
 def _message(m: Message, scrub: Callable[[str], str]) -> Message:
@@ -36,18 +36,48 @@ def _tool(t: ToolSpec, scrub: Callable[[str], str]) -> ToolSpec:
     return replace(t, description=description, parameters=parameters)
 
 
+def _turn(turn: TurnContext | None, scrub: Callable[[str], str]) -> TurnContext | None:
+    """The turn's decisions with their copies of the message scrubbed: not sent, but carried with
+    the prompt to the provider (a test double records it, and pytest prints that record when an
+    assertion on it fails) and shown by ``Reply.prompt`` and ``Reply.retrieval``."""
+    if turn is None:
+        return None
+    changed: dict[str, object] = {
+        name: new for name in ("skills_block", "memories_block", "clock_line")
+        if (new := scrub(old := getattr(turn, name))) != old}
+    extra = tuple(scrub(e) for e in turn.extra)
+    if extra != turn.extra:
+        changed["extra"] = extra
+    found = turn.retrieval
+    if found is not None and hasattr(found, "query"):
+        query, translation = scrub(found.query), scrub(getattr(found, "translation", ""))
+        if (query, translation) != (found.query, getattr(found, "translation", "")):
+            changed["retrieval"] = replace(found, query=query, translation=translation)
+    asked = turn.query
+    if asked is not None:
+        clean = replace(asked, message=scrub(asked.message),
+                        history=tuple(scrub(h) for h in asked.history),
+                        previous_users=tuple(scrub(u) for u in asked.previous_users))
+        if clean != asked:
+            changed["query"] = clean
+    return replace(turn, **changed) if changed else turn  # type: ignore[arg-type]
+
+
 def scrub_prompt(prompt: Prompt, scrub: Callable[[str], str]) -> Prompt:
     """``prompt`` with ``scrub`` (the settings' redactor) applied to every text a provider would
     send: system, per-turn context, each message's content and tool-call arguments, tool
-    definitions. The same object when nothing changed (the common case: no allocation)."""
+    definitions; and to the copies of the message the turn's decisions carry with it. The same
+    object when nothing changed (the common case: no allocation)."""
     system, context = scrub(prompt.system), scrub(prompt.context)
     messages = tuple(_message(m, scrub) for m in prompt.messages)
     tools = tuple(_tool(t, scrub) for t in prompt.tools)
-    if (system == prompt.system and context == prompt.context
+    turn = _turn(prompt.turn, scrub)
+    if (system == prompt.system and context == prompt.context and turn is prompt.turn
             and all(a is b for a, b in zip(messages, prompt.messages, strict=True))
             and all(a is b for a, b in zip(tools, prompt.tools, strict=True))):
         return prompt
-    return replace(prompt, system=system, context=context, messages=messages, tools=tools)
+    return replace(prompt, system=system, context=context, messages=messages, tools=tools,
+                   turn=turn)
 
 
 def withheld_keys(sent: Prompt, secrets: Iterable[str]) -> tuple[str, ...]:

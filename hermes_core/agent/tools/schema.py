@@ -15,8 +15,8 @@ import json
 import re
 import types
 import typing
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import docstring_parser
@@ -62,6 +62,28 @@ class Tool:
     #: (field, parameter) for each field not named as its parameter (one that would clash with
     #: BaseModel's attributes); every other field is its parameter
     renamed: tuple[tuple[str, str], ...] = ()
+    #: the class attribute this tool is (a method decorated with ``@tool``), set by Python
+    attribute: str = field(default="", init=False, repr=False, compare=False)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        object.__setattr__(self, "attribute", name)
+
+    def __get__(self, obj: object, owner: type | None = None) -> Tool:
+        """A method decorated with ``@tool``, read from an instance, is that instance's tool.
+
+        Why: a function is bound by Python when read from an instance, a Tool (a dataclass) was
+        not, so ``self`` stood in the schema as a required argument the model could never fill
+        and every call failed validation. Bound the way Python binds the function, once per
+        instance (kept in its ``__dict__``, as ``functools.cached_property`` does); a tool that
+        only sits in a class (a module function assigned there) is left as it is."""
+        if obj is None or not _defined_in_class(self.fn):
+            return self
+        bound = make_tool(types.MethodType(self.fn, obj), name=self.name,
+                          description=self.description, needs_approval=self.needs_approval,
+                          timeout_s=self.timeout_s)
+        if self.attribute and isinstance(getattr(obj, "__dict__", None), dict):
+            obj.__dict__[self.attribute] = bound
+        return bound
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -108,6 +130,15 @@ def _schema_text(arguments: type[BaseModel]) -> str:
         if isinstance(prop, dict):
             prop.pop("title", None)   # "City" for city: tokens that say nothing
     return json.dumps(schema, ensure_ascii=False)
+
+
+def _defined_in_class(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` is a plain function written in a class body (``Counter.add``, not
+    ``helper`` or ``test.<locals>.helper``): the functions Python binds to an instance."""
+    if not inspect.isfunction(fn):
+        return False
+    parts = fn.__qualname__.split(".")
+    return len(parts) >= 2 and parts[-2] != "<locals>"
 
 
 def unsendable_properties(schema: Mapping[str, Any]) -> list[str]:
@@ -234,8 +265,7 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
         model = create_model(f"{tool_name}_arguments", __base__=_Arguments, **fields)
         schema = json.loads(_schema_text(model))   # an unsupported hint fails here
     except Exception as e:
-        raise ToolDefinitionError(f"tool {tool_name!r}: its parameters cannot be turned into a "
-                                  f"JSON schema ({e})") from None
+        raise _unschemable(tool_name, fields, renamed, e) from None
     bad = unsendable_properties(schema)
     if bad:
         raise ToolDefinitionError(
@@ -246,6 +276,30 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
     is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(hinted)
     return Tool(tool_name, text[:MAX_DESCRIPTION], fn, model, is_async, needs_approval, timeout_s,
                 tuple(renamed))
+
+
+def _unschemable(tool_name: str, fields: Mapping[str, Any],
+                 renamed: Sequence[tuple[str, str]], error: Exception) -> ToolDefinitionError:
+    """The error for parameters pydantic cannot describe, naming the parameter at fault (each
+    tried alone) and its type, on one line: pydantic's own text is a page that advises
+    ``arbitrary_types_allowed``, which would describe nothing a model can send."""
+    own = dict(renamed)
+    for name, definition in fields.items():
+        try:
+            create_model("probe", __base__=_Arguments, **{name: definition}).model_json_schema()
+        except Exception as e:
+            hint = definition[0]
+            kind = getattr(typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated
+                           else hint, "__name__", None) or str(hint)
+            first = (str(e).splitlines() or [type(e).__name__])[0].split(". ")[0]
+            return ToolDefinitionError(
+                f"tool {tool_name!r}: parameter {own.get(name, name)!r} ({kind}) cannot be "
+                f"described as JSON ({first}); take a value the model can write (str, int, a "
+                "pydantic model) and build the object in the tool, or fix it with "
+                "functools.partial")
+    first = (str(error).splitlines() or [type(error).__name__])[0]
+    return ToolDefinitionError(f"tool {tool_name!r}: its parameters cannot be turned into a "
+                               f"JSON schema ({first})")
 
 
 def _clashes(name: str) -> bool:

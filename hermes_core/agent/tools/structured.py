@@ -31,6 +31,7 @@ def response_format(output: type[BaseModel]) -> dict[str, Any]:
         raise TypeError(f"output must be a pydantic model class, not {output!r}")
     name = _NAME_CHARS.sub("_", output.__name__)[:64] or "output"
     schema = output.model_json_schema()
+    schema = _object_root(output.__name__, schema)
     bad = unsendable_properties(schema)
     if bad:   # Anthropic's output tool takes this schema as its input schema
         raise TypeError(f"output model {output.__name__}: field name {bad[0]!r} cannot be sent: "
@@ -38,6 +39,25 @@ def response_format(output: type[BaseModel]) -> dict[str, Any]:
                         "rename it or give it such an alias")
     return {"name": name, "schema": schema,
             "description": (output.__doc__ or "").strip()[:1024]}
+
+
+def _object_root(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with an object at its top, as both APIs require (OpenAI's ``json_schema``
+    response format; Anthropic's tool ``input_schema``, ``type: "object"``); a list, a string
+    or a union at the top was a 400 on every call. A ``RootModel`` of a model is that model's
+    schema, its ``$defs`` kept."""
+    ref = schema.get("$ref")
+    defs = schema.get("$defs", {})
+    if isinstance(ref, str) and ref.startswith("#/$defs/") \
+            and set(schema) <= {"$ref", "$defs", "title", "description"}:
+        target = defs.get(ref.removeprefix("#/$defs/"), {})
+        schema = {**target, "$defs": defs} if target.get("type") == "object" else schema
+    if schema.get("type") != "object":
+        raise TypeError(f"output model {name}: its JSON schema must be an object at the top "
+                        f"(the APIs refuse {schema.get('type') or 'a reference or union'} there); "
+                        "wrap it in a model with a field, e.g. class Answer(BaseModel): items: "
+                        "list[...]")
+    return schema
 
 
 def parse_output(text: str, output: type[T]) -> T:
@@ -55,19 +75,26 @@ def parse_output(text: str, output: type[T]) -> T:
         raise ValueError("the reply is empty")
     try:
         return output.model_validate_json(body)
-    except ValidationError as whole:
-        candidates = [*_string_content(body), *(m.group(1).strip() for m in _FENCE.finditer(text))]
-        candidates += [o for o in _objects_in(text) if o not in candidates]
-        if not candidates:
-            raise whole from None
+    except ValidationError as e:
+        whole = e
+    wrapped = [*_string_content(body), *(m.group(1).strip() for m in _FENCE.finditer(text))]
+    loose = [o for o in _objects_in(text) if o not in wrapped]
     first: ValidationError | None = None
-    for block in candidates:
+    for block in wrapped + loose:
         try:
             return output.model_validate_json(block)
         except ValidationError as e:
-            first = first or e
-    assert first is not None
-    raise first
+            if first is None and (block in wrapped or _stands_alone(block, body)):
+                first = e
+    raise first or whole
+
+
+def _stands_alone(found: str, body: str) -> bool:
+    """Whether an object found in the prose may speak for the reply when it does not validate:
+    not when the reply itself opens an object that does not parse (cut off before its closing
+    brace) and this one lies inside it; the inner object's mismatch ("stops: Field required")
+    would send the model to add what it already wrote."""
+    return not body.startswith("{") or body.startswith(found)
 
 
 def _string_content(body: str) -> list[str]:

@@ -83,3 +83,21 @@ def test_scrub_prompt_returns_a_clean_prompt_itself() -> None:
     prompt = Prompt(system="persona", messages=(Message("user", "hello"),))
     assert scrub_prompt(prompt, Redactor([CUSTOM_KEY])) is prompt
     assert withheld_keys(prompt, (CUSTOM_KEY,)) == ()
+
+
+def test_scrub_prompt_covers_the_turn_s_decisions_carried_with_it() -> None:
+    from hermes_core.retrieval.result import RetrievalResult
+    from hermes_core.types import RetrievalQuery, TurnContext
+
+    turn = TurnContext(skills_block=f"skills {CUSTOM_KEY}", memories_block=f"past {CUSTOM_KEY}",
+                       extra=(f"hook {CUSTOM_KEY}",),
+                       retrieval=RetrievalResult(f"key {CUSTOM_KEY}", "none",
+                                                 translation=f"钥匙 {CUSTOM_KEY}"),
+                       query=RetrievalQuery(f"key {CUSTOM_KEY}", (f"said {CUSTOM_KEY}",),
+                                            (f"before {CUSTOM_KEY}",)))
+    prompt = Prompt(system="persona", messages=(Message("user", "hello"),), turn=turn)
+    sent = scrub_prompt(prompt, Redactor([CUSTOM_KEY]))
+    # not sent, but recorded with the request by test doubles and shown by Reply.prompt
+    assert CUSTOM_KEY not in repr(sent)
+    assert sent.turn is not None and sent.turn.retrieval.query == f"key {MARKER}"
+    assert sent.turn.query is not None and sent.turn.query.previous_users == (f"before {MARKER}",)

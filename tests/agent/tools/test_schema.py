@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import sqlite3
 import sys
 import typing
 from typing import Annotated, Any, Literal
@@ -357,3 +358,40 @@ def test_typed_dict_parameters_are_described_and_validated() -> None:
     else:
         with pytest.raises(ToolDefinitionError, match=r"typing_extensions\.TypedDict"):
             make_tool(plain)
+
+
+class Counter:
+    """A service whose methods are its tools."""
+
+    def __init__(self, start: int) -> None:
+        self.total = start
+
+    @tool(timeout_s=5)
+    def add(self, amount: int) -> int:
+        """Add to the running total.
+
+        Args:
+            amount: how much to add
+        """
+        self.total += amount
+        return self.total
+
+
+def test_a_method_decorated_as_a_tool_is_bound_to_the_instance_it_is_read_from() -> None:
+    counter = Counter(10)
+    bound = counter.add
+    # ``self`` is the instance's, not an argument the model must (and cannot) fill in
+    assert bound.parameters["required"] == ["amount"]
+    assert "self" not in bound.parameters["properties"]
+    assert (bound.name, bound.timeout_s, bound.description) == ("add", 5, "Add to the running total.")
+    assert bound(**bound.parse('{"amount": 5}')) == 15 and counter.total == 15
+    assert counter.add is bound   # bound once per instance, not rebuilt on every read
+    assert Counter(0).add is not bound and Counter.add.name == "add"
+
+
+def test_a_type_pydantic_cannot_describe_is_refused_naming_its_parameter() -> None:
+    def query(sql: str, conn: sqlite3.Connection) -> str: ...
+
+    with pytest.raises(ToolDefinitionError, match=r"parameter 'conn' \(Connection\)") as info:
+        make_tool(query)
+    assert "\n" not in str(info.value)   # one line, not pydantic's page of advice

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel
 
-from hermes_core.agent.tools.structured import failed, parse_output
+from hermes_core.agent.tools.structured import failed, parse_output, response_format
 
 TRIP = '{"city": "Oslo", "bring_umbrella": false}'
 
@@ -72,3 +72,39 @@ def test_the_object_is_found_past_other_fences_tags_and_a_string_wrapping(text: 
     """Only ``json`` tags were stripped (``jsonc`` left a ``c`` before the object), and once a
     reply held any fence the object standing in its prose was never tried."""
     assert parse_output(text, Trip) == Trip(city="Oslo", bring_umbrella=False)
+
+
+class Stop(BaseModel):
+    city: str
+    days: int
+
+
+class Itinerary(BaseModel):
+    stops: list[Stop]
+    kind: str
+
+
+def test_a_cut_off_object_is_reported_as_invalid_json_not_as_its_inner_object_s_mismatch() -> None:
+    """The inner ``{"city": ...}`` of an object cut before its closing brace was validated as the
+    whole answer, and the repair round told the model "stops: Field required; kind: Field
+    required" for a reply that held both: it was to add what it had, not to close the brace."""
+    cut = '{"stops": [{"city": "Oslo", "days": 2}], "kind": "city"'
+    with pytest.raises(ValueError) as info:
+        parse_output(cut, Itinerary)
+    message = str(failed(Itinerary, info.value, cut))
+    assert "Invalid JSON" in message and "Field required" not in message
+    assert "EOF" in message   # pydantic's words for where it ended
+
+
+@pytest.mark.parametrize("output", [RootModel[list[Stop]], RootModel[str]])
+def test_an_output_model_whose_schema_is_not_an_object_is_refused_before_any_call(
+        output: type[BaseModel]) -> None:
+    """Both APIs take only an object at the top of the schema (OpenAI's json_schema, Anthropic's
+    tool input_schema ``type: "object"``): a list or a string root was a 400 on every call."""
+    with pytest.raises(TypeError, match=r"must be an object.*wrap it in a model with a field"):
+        response_format(output)
+
+
+def test_an_object_root_model_is_sent_as_it_is() -> None:
+    assert response_format(RootModel[Stop])["schema"]["type"] == "object"
+    assert response_format(Itinerary)["name"] == "Itinerary"
