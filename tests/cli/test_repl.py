@@ -597,15 +597,15 @@ def test_ctrl_c_while_the_model_summarises_the_chat_at_exit_records_it_without_t
 
 def test_a_wait_for_a_rate_limited_key_is_told_before_it_starts_not_sat_through_in_silence(
         tmp_path: Path):
-    """The only key answered 429 (a proxy that gives no Retry-After): the chat slept out the
-    key's cool-down, a minute with the defaults and up to ``deadline_s`` with no other provider,
-    with nothing on screen. It now says what it waits for and how long, before the wait, once."""
+    """The only key answered 429: the chat slept out the key's cool-down (the Retry-After, a
+    minute when a proxy gives none), up to ``deadline_s`` with no other provider, with nothing
+    on screen. It now says what it waits for and how long, before the wait, once."""
     from hermes_core.testing.server import KeyBehaviour, MockLLMServer
     key = "sk-limited-0123456789abcdefXYZ"
     with MockLLMServer(reply="answered after the wait") as srv:
-        srv.set_key(key, KeyBehaviour(status=429))
+        srv.set_key(key, KeyBehaviour(status=429, retry_after=2))   # a 2 s cool-down either way
         cfg = {"home": str(tmp_path), "skill_utils": {"enabled": False},
-               "credential_pool": {"default_cooldown_s": 1.5},
+               "credential_pool": {"default_cooldown_s": 2},
                "llm": {"routing": {"default_model": "m1", "providers": [
                    {"name": "custom", "type": "openai", "endpoint": f"{srv.url}/v1",
                     "models": ["m1"]}]}},
