@@ -455,7 +455,8 @@ class CallLoop:
                  rng: random.Random | None = None,
                  audit_path: str | Path | Literal[False] | None = None,
                  policy: LoopPolicy | None = None,
-                 on_attempt: Callable[[Attempt], None] | None = None) -> None:
+                 on_attempt: Callable[[Attempt], None] | None = None,
+                 on_wait: Callable[[str, float], None] | None = None) -> None:
         from hermes_core.config import Settings as _Settings
 
         self.settings = settings or _Settings.model_validate({})
@@ -472,6 +473,10 @@ class CallLoop:
             audit_path = p if p.is_absolute() else self.settings.home_path / p
         self.audit = AuditLog(audit_path or None)
         self.on_attempt = on_attempt
+        # (provider, seconds) before a request sleeps for one of the provider's keys to free: a
+        # chat with one provider may wait out a cool-down up to ``deadline_s``, and its user
+        # should know why nothing is happening
+        self.on_wait = on_wait
 
     @classmethod
     def from_settings(cls, settings: Settings, *, providers: Mapping[str, Provider] | None = None,
@@ -505,6 +510,7 @@ class CallLoop:
     def _wait(self, run: _Run, step: Step) -> None:
         """A place in the provider's wait queue until this request's turn."""
         assert step.provider is not None
+        self._tell_wait(step)
         started = self.clock()
         self.pool.waiters.wait(step.provider, step.delay, step.allowed, self.sleep,
                                front=run.queue_for(step.provider), hold=True)
@@ -512,10 +518,15 @@ class CallLoop:
 
     async def _await(self, run: _Run, step: Step) -> None:
         assert step.provider is not None
+        self._tell_wait(step)
         started = self.clock()
         await self.pool.waiters.await_turn(step.provider, step.delay, step.allowed, self.asleep,
                                            front=run.queue_for(step.provider), hold=True)
         run.waited_for(step.provider, self.clock() - started)
+
+    def _tell_wait(self, step: Step) -> None:
+        if self.on_wait is not None and step.provider is not None and step.delay > 0:
+            self.on_wait(step.provider, step.delay)
 
     def _send(self, run: _Run, prompt: Prompt, step: Step) -> Prompt:
         assert step.candidate is not None

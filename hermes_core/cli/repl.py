@@ -8,6 +8,7 @@ Ctrl-C cancels the reply in progress, not the REPL; Ctrl-D or ``/exit`` ends the
 from __future__ import annotations
 
 import logging
+import math
 import os
 import signal
 import sys
@@ -201,13 +202,33 @@ class Repl:
         self.failed_turns = getattr(self, "failed_turns", 0)
         loop = getattr(self.agent, "loop", None)
         previous = getattr(loop, "on_attempt", None)
+        previous_wait = getattr(loop, "on_wait", None)
         if loop is not None:
             loop.on_attempt = self._attempt_reporter(previous)
+            loop.on_wait = self._wait_reporter(previous_wait)
         try:
             self._turn(text)
         finally:
             if loop is not None:
                 loop.on_attempt = previous
+                loop.on_wait = previous_wait
+
+    def _wait_reporter(self, previous: Callable[[str, float], None] | None
+                       ) -> Callable[[str, float], None]:
+        """Say once per provider and turn that the request waits for a rate-limited key: with
+        one provider the loop sleeps out a key's cool-down (a 429's Retry-After, a minute when a
+        proxy gives none) up to ``deadline_s``, and the chat sat silent all that time."""
+        told: set[str] = set()
+
+        def report(provider: str, seconds: float) -> None:
+            if previous is not None:
+                previous(provider, seconds)
+            if seconds < 1 or provider in told:
+                return
+            told.add(provider)
+            self.say(f"[{provider}: every key is at its rate limit; waiting "
+                     f"{math.ceil(seconds)} s for one to free (Ctrl-C cancels)]")
+        return report
 
     def _attempt_reporter(self, previous: Callable[[Attempt], None] | None
                           ) -> Callable[[Attempt], None]:

@@ -126,6 +126,23 @@ def test_all_keys_blocked_waits_when_short_and_within_deadline() -> None:
     assert b.calls == []
 
 
+@pytest.mark.parametrize("run", ["sync", "async"])
+def test_a_wait_for_a_cooling_key_is_announced_with_its_length_before_the_sleep(run: str) -> None:
+    """``on_wait`` hears (provider, seconds) before the loop sleeps for a key, so a caller (the
+    chat) can say why nothing happens; a call without a wait hears nothing."""
+    a = ScriptedProvider("a", script=[RateLimited(retry_after=50.0), "late", "next"])
+    loop, clock = make({"a": a}, {"a": [A1]}, policy=LoopPolicy(deadline_s=60.0))
+    heard: list[tuple[str, float, int]] = []
+    loop.on_wait = lambda provider, s: heard.append((provider, s, len(clock.sleeps)))
+    if run == "sync":
+        loop.complete(PROMPT, decision(("a", "m1")))
+    else:
+        asyncio.run(loop.acomplete(PROMPT, decision(("a", "m1"))))
+    loop.complete(PROMPT, decision(("a", "m1")))   # the key is free again: no wait, no word
+    assert [(p, before) for p, _, before in heard] == [("a", 0)]
+    assert 50.0 <= heard[0][1] <= 50.25 and len(clock.sleeps) == 1
+
+
 @pytest.mark.parametrize("hint", [60.0, 11.0])
 def test_a_server_error_asking_for_a_long_wait_fails_over_while_a_backup_remains(
         hint: float) -> None:

@@ -593,3 +593,38 @@ def test_ctrl_c_while_the_model_summarises_the_chat_at_exit_records_it_without_t
     found = later.context_engine.recall("staging database port", exclude_session="")[1]
     later.close()
     assert found and "6543" in found[0].summary
+
+
+def test_a_wait_for_a_rate_limited_key_is_told_before_it_starts_not_sat_through_in_silence(
+        tmp_path: Path):
+    """The only key answered 429: the chat slept out the key's cool-down (the Retry-After, a
+    minute when a proxy gives none), up to ``deadline_s`` with no other provider, with nothing
+    on screen. It now says what it waits for and how long, before the wait, once."""
+    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
+    key = "sk-limited-0123456789abcdefXYZ"
+    with MockLLMServer(reply="answered after the wait") as srv:
+        srv.set_key(key, KeyBehaviour(status=429, retry_after=2))   # a 2 s cool-down either way
+        cfg = {"home": str(tmp_path), "skill_utils": {"enabled": False},
+               "credential_pool": {"default_cooldown_s": 2},
+               "llm": {"routing": {"default_model": "m1", "providers": [
+                   {"name": "custom", "type": "openai", "endpoint": f"{srv.url}/v1",
+                    "models": ["m1"]}]}},
+               "credentials": {"custom": {"keys": [{"key": key}]}}}
+        agent = Agent(load_settings(cfg, env={}), loop_options={"audit_path": False})
+        out = io.StringIO()
+        repl = Repl(agent, stdin=io.StringIO(""), stdout=out, stream=True)
+        real_sleep = agent.loop.sleep
+
+        def heal_then_sleep(seconds: float) -> None:   # the proxy recovers during the wait
+            srv.set_key(key, KeyBehaviour())
+            real_sleep(seconds)
+
+        agent.loop.sleep = heal_then_sleep
+        repl.turn("hello")
+        agent.close(wait_warm=False)
+    lines = out.getvalue().splitlines()
+    waits = [line for line in lines if "waiting" in line]
+    assert len(waits) == 1, lines
+    assert waits[0].startswith("[custom: ") and "rate limit" in waits[0], waits
+    assert lines.index(waits[0]) < lines.index("answered after the wait")
+    assert agent.loop.on_wait is None   # the chat's reporter is the turn's only

@@ -221,7 +221,14 @@ class CompactionReport:
     summary_source: str = ""
 
     def describe(self) -> str:
-        """One line for people: how full the history is and what compaction did."""
+        """One line for people: how full the history is and what compaction did. A message
+        that alone overflows the window (a pasted log, refused before any request when the
+        window is known) leaves no history budget: that is said, not shown as a history 100%
+        full."""
+        if self.budget.overflow:
+            return (f"history {self.history_tokens} tokens; the last message alone did not fit "
+                    f"the model's context window of {self.budget.window} tokens "
+                    f"({self.budget.overflow} tokens over)")
         used = self.history_tokens / self.budget.available if self.budget.available else 1.0
         how = {"estimate": "the estimate",
                "calibrated": "the estimate calibrated on the last reply's billed tokens"}.get(

@@ -368,3 +368,16 @@ def test_a_tool_call_never_answered_does_not_stop_compaction_for_good(
     sent = fitted.messages
     answered = {m.tool_call_id for m in sent if m.role == "tool"}
     assert all(c.id in answered for m in sent for c in m.tool_calls)   # the orphan was folded
+
+
+def test_a_report_of_a_message_too_large_for_the_window_says_so_not_a_full_history() -> None:
+    """A pasted megabyte is refused before any request: ``/stats`` then read "history 0 of 0
+    tokens (100%; compacts at 75%)", a full history in a chat that has none. The report of a
+    budget the message alone overflows says the message did not fit, by how much."""
+    from hermes_core.agent.prompt.budget import history_budget
+    from hermes_core.config import CompactionSettings
+    budget = history_budget(window=8000, max_tokens=1000, fixed_tokens=250_000,
+                            settings=CompactionSettings())
+    line = CompactionReport(counter="estimate", budget=budget, history_tokens=0).describe()
+    assert "(100%" not in line and "0 of 0" not in line, line
+    assert f"{budget.overflow} tokens" in line and "did not fit" in line, line
