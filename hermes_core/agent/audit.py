@@ -21,6 +21,7 @@ import errno
 import json
 import logging
 import os
+import re
 import stat
 import threading
 import weakref
@@ -39,7 +40,18 @@ _open_logs: weakref.WeakSet[AuditLog] = weakref.WeakSet()
 #: loop may reach the file; close(), flush() and exit write at once).
 BATCH_S = 0.05
 # one encoder for every line: json.dumps with any option builds a new JSONEncoder per call
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+_JSON = json.JSONEncoder(ensure_ascii=False).encode
+# Characters JSON may carry raw inside a string that a reader splitting lines as str.splitlines
+# does (a log shipper, a viewer) takes for a line's end: a tool's argument would cut its record.
+_SPLITTERS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_SPLITS = re.compile("[\x85\u2028\u2029]")
+
+
+def _encode(record: Mapping[str, Any]) -> str:
+    """One record as one JSON line: only string content can hold a splitter, and its JSON
+    escape is the same string to a JSON reader."""
+    line = _JSON(record)
+    return _SPLITS.sub(lambda m: _SPLITTERS[m.group()], line) if _SPLITS.search(line) else line
 _NOT_A_FILE = "not a regular file (a pipe or socket?)"
 
 
@@ -152,7 +164,7 @@ class AuditLog:
     def _write_locked(self, records: list[Mapping[str, Any]]) -> None:
         if not records:
             return
-        text = "".join(_ENCODE(r) + "\n" for r in records)
+        text = "".join(_encode(r) + "\n" for r in records)
         try:
             f = self._open()
             f.write(text)
