@@ -44,7 +44,7 @@ from hermes_core.agent.tools import structured
 from hermes_core.agent.turn import Accumulator, Turn, collect, completed
 from hermes_core.config import Settings, load_settings
 from hermes_core.errors import Attempt, ConfigError, ContextWindowExceeded, HermesError
-from hermes_core.providers import build_providers
+from hermes_core.providers import build_providers, keep_lessons
 from hermes_core.providers.base import CallOptions, Provider, requires_key
 from hermes_core.providers.offline import OfflineProvider
 from hermes_core.types import (
@@ -123,7 +123,8 @@ class Agent:
         if provider is not None:
             providers = {provider.name: provider}
         elif providers is None:
-            providers = build_providers(self.settings) or _default_providers()
+            providers = build_providers(self.settings) or keep_lessons(_default_providers(),
+                                                                        self.settings)
         if not _usable(providers, self.pool):
             providers = {"offline": _offline(self.settings)}
             self.offline_reason = NO_KEY_HELP

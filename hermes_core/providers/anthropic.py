@@ -23,6 +23,7 @@ from hermes_core.providers._sdk import (
     usage_int,
 )
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS, CallOptions
+from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.refused import bad_request
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
@@ -33,6 +34,8 @@ MAX_BREAKPOINTS = 4
 ADAPTIVE_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
 #: The reasoning blocks a reply carries and its tool round must send back as they came.
 THINKING_BLOCKS = ("thinking", "redacted_thinking")
+#: The lesson (:mod:`.lessons`) of a model that refused budgeted thinking.
+ADAPTIVE = "thinking:adaptive"
 
 
 def _cache_control(ttl: str) -> dict[str, str]:
@@ -283,6 +286,11 @@ class AnthropicProvider(SDKProvider):
                  timeout_s: float = 60.0) -> None:
         super().__init__(name, endpoint, timeout_s)
         self.adaptive: set[str] = set()   # models that refused budgeted thinking
+        self._memory: RefusalMemory | None = None
+
+    def keep_lessons(self, memory: RefusalMemory) -> None:
+        self._memory = memory
+        self.adaptive |= {model for model, what in memory.lessons(self.name) if what == ADAPTIVE}
 
     def render(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
         return render_anthropic(prompt, model, options, adaptive=model in self.adaptive)
@@ -300,6 +308,8 @@ class AnthropicProvider(SDKProvider):
         if "thinking.type.adaptive" not in message and "thinking.type.enabled" not in message:
             return False
         self.adaptive.add(model)
+        if self._memory is not None:
+            self._memory.remember(self.name, model, ADAPTIVE)
         log.warning("%s: model %s refuses budgeted thinking; it is sent adaptive thinking "
                     "(output_config.effort) from now on", self.name, model)
         return True

@@ -508,3 +508,20 @@ def test_a_thinking_refusal_without_thinking_sent_is_a_bad_request_sent_once(
     with pytest.raises(BadRequest, match=r"thinking\.type\.enabled"):
         AnthropicProvider().complete(PROMPT, "claude-opus-4-8", CRED, OPTS)
     assert route.call_count == 1
+
+
+def test_a_model_that_refused_budgeted_thinking_is_sent_adaptive_by_the_next_process(
+        respx_mock: Any, tmp_path: Path) -> None:
+    from hermes_core.providers.lessons import FILE_NAME, RefusalMemory
+
+    route = respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        httpx.Response(400, json=ENABLED_REFUSED), httpx.Response(200, json=anthropic_message("a")),
+        httpx.Response(200, json=anthropic_message("b"))])
+    opts = CallOptions(max_tokens=500, reasoning_effort="high", timeout_s=5)
+    first, later = AnthropicProvider(), AnthropicProvider()
+    first.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))
+    assert first.complete(PROMPT, "claude-opus-4-8", CRED, opts).text == "a"
+    later.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))
+    assert later.complete(PROMPT, "claude-opus-4-8", CRED, opts).text == "b"
+    sent = [json.loads(c.request.content) for c in route.calls]
+    assert len(sent) == 3 and sent[2]["thinking"] == {"type": "adaptive"}
