@@ -65,6 +65,9 @@ log = logging.getLogger("hermes_core.agent")
 ROUND_BREAK = "\n\n"
 
 MAX_TOOL_ROUNDS = 10   # the default of llm.max_tool_rounds
+#: How many times a turn the provider paused (Anthropic's pause_turn) is sent back to go on: each
+#: continuation is a request carrying the whole turn so far, billed again.
+MAX_CONTINUATIONS = 5
 NO_KEY_HELP = ("no API key configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add keys under "
                "'credentials' in config.yaml (see config.example.yaml)")
 
@@ -112,6 +115,7 @@ class Agent:
         self.last_reply: Reply | None = None
         self.last_decision: RouteDecision | None = None
         self.last_turn: TurnContext | None = None   # what retrieval and memory decided last prepare()
+        self.max_continuations = MAX_CONTINUATIONS   # paused replies sent back, a turn
         self._recorded = 0   # len(history) at the last record: later turns are recorded again
         # the messages prepare() last compacted and the model they were compacted for
         self.fitted: tuple[tuple[Message, ...], str] | None = None
@@ -296,6 +300,10 @@ class Agent:
         results = tuple(turn.results) if turn is not None else ()
         cost = turn.cost if turn is not None else self.cost_of(replace(done, usage=usage))
         capped = turn is not None and turn.capped
+        if turn is not None and turn.paused_out:
+            log.warning("the turn ended still paused by the provider after %d continuations "
+                        "(Agent.max_continuations); its reply is what came so far",
+                        turn.continued)
         if capped:
             log.warning("the turn ended at llm.max_tool_rounds (%d) with the model still calling "
                         "tools (%s); its last calls were not run", self.tools.max_rounds,
@@ -303,9 +311,10 @@ class Agent:
         # the user's message; the tool calls and answers, if any, appended after the messages
         # prepare() sent, which may differ from the history (a pre_llm_call hook can return a
         # Prompt with other messages); the reply
-        # the rounds' reasoning blocks were theirs to send back: the history does not keep them
+        # the rounds' reasoning blocks and paused content were theirs to send back: the
+        # history does not keep them
         added = (Message("user", clean_text(message)),
-                 *(replace(m, reasoning=()) if m.reasoning else m
+                 *(replace(m, reasoning=(), replay=()) if m.reasoning or m.replay else m
                    for m in prompt.messages[rounds_from:]),
                  Message("assistant", done.text))
         with held_interrupts():   # Ctrl-C now: the turn is recorded whole, then interrupted
@@ -319,7 +328,8 @@ class Agent:
                 done.text, done.model, done.provider, usage, done.prompt or prompt, decision,
                 prompt.turn.retrieval if prompt.turn is not None else None, tuple(attempts),
                 calls, results, cost, compaction=self.compactor.last,
-                stop_reason="max_tool_rounds" if capped else stop_reason(done.finish_reason))
+                stop_reason="max_tool_rounds" if capped else "max_continuations"
+                if turn is not None and turn.paused_out else stop_reason(done.finish_reason))
         if self.post_llm_call is not None:
             self.post_llm_call(reply)
         return reply
@@ -437,6 +447,7 @@ class Agent:
             said = said or bool(done.text)
             if not turn.next_round(done, stream.attempts):
                 return turn.finish()
+            said = said and not turn.continuing   # a paused reply goes on in the same paragraph
 
     async def _aturn(self, message: str) -> Turn:
         """``_turn`` in a worker thread (file stats, retrieval, memory search and the ``pre_llm_call``
@@ -539,6 +550,7 @@ class Agent:
             if not await turn.anext_round(completed(acc, stream), stream.attempts):
                 turn.finish()
                 return
+            said = said and not turn.continuing
 
     # ------------------------------------------------------------------ session
 

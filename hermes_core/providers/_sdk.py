@@ -167,7 +167,7 @@ def completion_deltas(done: Completion) -> list[Delta]:
     if done.text:
         out.append(Delta(text=done.text))
     out.extend(Delta(tool_call=call) for call in done.tool_calls)
-    out.append(Delta(usage=done.usage, finish_reason=done.finish_reason))
+    out.append(Delta(usage=done.usage, finish_reason=done.finish_reason, paused=done.paused))
     return out
 
 

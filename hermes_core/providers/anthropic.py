@@ -34,6 +34,9 @@ MAX_BREAKPOINTS = 4
 ADAPTIVE_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
 #: The reasoning blocks a reply carries and its tool round must send back as they came.
 THINKING_BLOCKS = ("thinking", "redacted_thinking")
+#: The stop reason of a turn the API paused (server tools): it goes on when the paused content is
+#: sent back as it came.
+PAUSED = "pause_turn"
 #: The lesson (:mod:`.lessons`) of a model that refused budgeted thinking.
 ADAPTIVE = "thinking:adaptive"
 
@@ -50,6 +53,8 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
     """
     if m.role == "tool":
         return [{"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content}]
+    if m.role == "assistant" and m.replay:   # a paused reply goes back exactly as it came
+        return [dict(b) for b in m.replay]
     blocks: list[dict[str, Any]] = [dict(b) for b in m.reasoning] if m.role == "assistant" else []
     if m.content.strip():
         blocks.append({"type": "text", "text": m.content})
@@ -199,8 +204,12 @@ class _StreamState:
         self.started = False
         self.stopped = False
         self.text: list[str] = []
+        # every block as it came, filled by its deltas: a paused reply is sent back whole
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.inputs: dict[int, str] = {}
 
     def feed(self, event: Any) -> Iterator[Delta]:
+        self._keep(event)
         kind = event.type
         if kind == "message_start":
             self.started = True
@@ -256,6 +265,32 @@ class _StreamState:
                                latest("cache_creation_input_tokens", u.cache_write_tokens),
                                reported=u.reported or du is not None)
 
+    def _keep(self, event: Any) -> None:
+        """Each content block as the API would have returned it whole (what the SDK's own
+        accumulator does): started from its start event, its text, input JSON, thinking,
+        signature and citations added by the deltas."""
+        kind = event.type
+        if kind == "content_block_start":
+            self.blocks[event.index] = event.content_block.to_dict()
+        elif kind == "content_block_delta" and event.index in self.blocks:
+            block, d = self.blocks[event.index], event.delta
+            if d.type == "text_delta":
+                block["text"] = block.get("text", "") + (d.text or "")
+            elif d.type == "input_json_delta":
+                self.inputs[event.index] = self.inputs.get(event.index, "") + (d.partial_json or "")
+            elif d.type == "thinking_delta":
+                block["thinking"] = block.get("thinking", "") + (d.thinking or "")
+            elif d.type == "signature_delta":
+                block["signature"] = d.signature or ""
+            elif d.type == "citations_delta":
+                block["citations"] = [*(block.get("citations") or ()), d.citation.to_dict()]
+        elif kind == "content_block_stop" and event.index in self.inputs:
+            self.blocks[event.index]["input"] = json.loads(self.inputs.pop(event.index) or "{}")
+
+    def paused(self) -> tuple[dict[str, Any], ...]:
+        """The reply's blocks in order when the API paused it, else none."""
+        return tuple(self.blocks[i] for i in sorted(self.blocks)) if self.finish == PAUSED else ()
+
     @property
     def complete(self) -> bool:
         """The message ended (a stop reason or message_stop arrived): its text is whole."""
@@ -271,7 +306,7 @@ class _StreamState:
             raise IncompleteResponse(f"{provider}: the stream ended before the message finished "
                                      "(no stop reason): the answer is incomplete",
                                      provider=provider, partial_text="".join(self.text))
-        return Delta(usage=self.usage, finish_reason=self.finish)
+        return Delta(usage=self.usage, finish_reason=self.finish, paused=self.paused())
 
 
 class AnthropicProvider(SDKProvider):
@@ -336,7 +371,9 @@ class AnthropicProvider(SDKProvider):
                           finish_reason=resp.stop_reason,
                           request_id=getattr(resp, "_request_id", None) or resp.id,
                           reasoning=tuple(_reasoning_block(b) for b in resp.content
-                                          if b.type in THINKING_BLOCKS))
+                                          if b.type in THINKING_BLOCKS),
+                          paused=tuple(b.to_dict() for b in resp.content)
+                          if resp.stop_reason == PAUSED else ())
 
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
                options: CallOptions) -> Iterator[Delta]:

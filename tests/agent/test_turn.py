@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
 from hermes_core.agent.agent import Agent
 from hermes_core.config import load_settings
-from hermes_core.testing import FakeProvider, tool_call, tool_calls
+from hermes_core.testing import (
+    ANTHROPIC_URL,
+    SSE_HEADERS,
+    FakeProvider,
+    anthropic_blocks_stream,
+    anthropic_message,
+    tool_call,
+    tool_calls,
+)
 from hermes_core.types import Message
+from tests.agent.conftest import make_agent, request_json, run_turn
 
 
 def adder(tmp_path: Path, fake: FakeProvider) -> Agent:
@@ -170,3 +181,65 @@ def test_a_stream_cut_by_a_failure_shows_what_arrived_but_no_start_of_a_key(
                     shown.append(piece)
             asyncio.run(consume())
     assert "".join(shown) == "the key is "
+
+
+PAUSED = [
+    {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+     "input": {"query": "oslo weather"}},
+    {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+     "content": [{"type": "web_search_result", "url": "https://example.test", "title": "t",
+                  "encrypted_content": "e", "page_age": None}]},
+    {"type": "text", "text": "Searching the forecast. "},
+]
+
+
+def _anthropic_reply(mode: str, blocks: list[dict[str, Any]], stop: str, tokens: tuple[int, int]):
+    if mode == "stream":
+        return httpx.Response(200, headers=SSE_HEADERS, content=anthropic_blocks_stream(
+            blocks, stop_reason=stop, input_tokens=tokens[0], output_tokens=tokens[1]))
+    body = anthropic_message("", model="claude-sonnet-4-5", stop_reason=stop,
+                             input_tokens=tokens[0], output_tokens=tokens[1])
+    body["content"] = blocks
+    return httpx.Response(200, json=body)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_a_paused_turn_is_continued_with_its_content_sent_back_and_billed_whole(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    """Anthropic pauses a long server-tool turn (``pause_turn``) and expects the paused content
+    back, as it came, to go on; the turn ended there with half an answer."""
+    route = respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        _anthropic_reply(mode, PAUSED, "pause_turn", (100, 40)),
+        _anthropic_reply(mode, [{"type": "text", "text": "It is sunny."}], "end_turn", (130, 20))])
+    agent = make_agent(empty_home, "anthropic")
+    if mode == "stream":
+        stream = agent.stream("weather in Oslo?")
+        shown = "".join(stream)
+        reply = stream.reply
+        assert shown == "Searching the forecast. It is sunny."   # one answer, no round break
+    else:
+        reply = run_turn(agent, mode, "weather in Oslo?")
+    assert reply.text == "Searching the forecast. It is sunny." and reply.stop_reason is None
+    first, second = request_json(route, 0), request_json(route, 1)
+    assert second["messages"][:-1] == first["messages"]
+    assert second["messages"][-1] == {"role": "assistant", "content": PAUSED}
+    assert reply.usage.input_tokens == 230 and reply.usage.output_tokens == 60
+    assert reply.cost == agent.prices.cost("claude-sonnet-4-5", reply.usage)
+    assert [(m.role, m.content) for m in agent.history] == [
+        ("user", "weather in Oslo?"), ("assistant", "Searching the forecast. It is sunny.")]
+    assert agent.stats.usage == reply.usage
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_a_turn_paused_again_and_again_stops_at_the_continuation_limit_and_says_so(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    route = respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        _anthropic_reply(mode, PAUSED, "pause_turn", (100, 10)) for _ in range(5)])
+    agent = make_agent(empty_home, "anthropic")
+    agent.max_continuations = 2
+    reply = run_turn(agent, mode, "weather in Oslo?")
+    assert route.call_count == 3
+    assert reply.stop_reason == "max_continuations"
+    assert reply.text == "Searching the forecast. " * 3
+    assert reply.usage.input_tokens == 300 and reply.usage.output_tokens == 30
+    assert agent.history[-1].content == reply.text
