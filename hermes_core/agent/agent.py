@@ -322,12 +322,16 @@ class Agent:
             self.stats.turns += 1
             self.stats.usage = self.stats.usage + usage
             self.stats.cost = self.stats.cost + cost
+            if turn is not None:
+                self.stats.wasted = self.stats.wasted + turn.wasted
             self.stats.tool_calls += len(results)
             self.compactor.observe(prompt, done.usage)   # the last call's billed prompt tokens
             self.last_reply = reply = Reply(
                 done.text, done.model, done.provider, usage, done.prompt or prompt, decision,
                 prompt.turn.retrieval if prompt.turn is not None else None, tuple(attempts),
                 calls, results, cost, compaction=self.compactor.last,
+                wasted=turn.wasted if turn is not None else Usage(),
+                wasted_cost=turn.wasted_cost if turn is not None else Cost(),
                 stop_reason="max_tool_rounds" if capped else "max_continuations"
                 if turn is not None and turn.paused_out else stop_reason(done.finish_reason))
         if self.post_llm_call is not None:
@@ -364,7 +368,7 @@ class Agent:
         except (ValidationError, ValueError) as first:
             repaired = self._chat(structured.repair_message(output, first), opts)
             try:
-                return self._structured(repaired, output)
+                return self._structured(_after(repaired, reply), output)
             except (ValidationError, ValueError) as e:
                 raise structured.failed(output, e, repaired.text) from None
 
@@ -427,7 +431,7 @@ class Agent:
                     again = self._turn(structured.repair_message(output, first))
                     repaired = yield from self._stream_turn(again, opts)
                     try:
-                        reply = self._structured_reply(repaired, output)
+                        reply = self._structured_reply(_after(repaired, reply), output)
                     except (ValidationError, ValueError) as e:
                         raise structured.failed(output, e, repaired.text) from None
             holder.reply = reply
@@ -442,12 +446,24 @@ class Agent:
             try:
                 done = yield from collect(stream, turn.decision, ROUND_BREAK if said else "",
                                           self.redact.stream())
+            except Exception:
+                self._lost(turn, stream.attempts)
+                raise
             finally:
                 stream.close()
             said = said or bool(done.text)
             if not turn.next_round(done, stream.attempts):
                 return turn.finish()
             said = said and not turn.continuing   # a paused reply goes on in the same paragraph
+
+    def _lost(self, turn: Turn, tried: Sequence[Attempt]) -> None:
+        """A turn failed mid-stream: what its failed attempts were billed is in the session's
+        totals though no reply is (the rounds it finished are lost with it and stay uncounted)."""
+        billed = turn.billed(tried)
+        if billed != Usage():
+            with held_interrupts():
+                self.stats.wasted = self.stats.wasted + billed
+                self.stats.cost = self.stats.cost + turn.wasted_cost
 
     async def _aturn(self, message: str) -> Turn:
         """``_turn`` in a worker thread (file stats, retrieval, memory search and the ``pre_llm_call``
@@ -485,7 +501,7 @@ class Agent:
         except (ValidationError, ValueError) as first:
             repaired = await self._achat(structured.repair_message(output, first), opts)
             try:
-                return self._structured(repaired, output)
+                return self._structured(_after(repaired, reply), output)
             except (ValidationError, ValueError) as e:
                 raise structured.failed(output, e, repaired.text) from None
 
@@ -519,7 +535,7 @@ class Agent:
             repaired = self.last_reply
             assert repaired is not None
             try:
-                self._structured_reply(repaired, output)
+                self._structured_reply(_after(repaired, reply), output)
             except (ValidationError, ValueError) as e:
                 raise structured.failed(output, e, repaired.text) from None
 
@@ -539,6 +555,7 @@ class Agent:
                             if shown:
                                 yield shown
                 except Exception:   # what arrived is shown, less the start of a key
+                    self._lost(turn, stream.attempts)
                     if rest := scrub.abandon():
                         yield rest
                     raise
@@ -691,6 +708,14 @@ class Agent:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _after(repaired: Reply, rejected: Reply) -> Reply:
+    """A repaired structured reply that reports the reply it replaced: that one's tokens as
+    wasted and in its cost (the session's totals have both turns already)."""
+    return replace(repaired, wasted=repaired.wasted + rejected.usage + rejected.wasted,
+                   wasted_cost=repaired.wasted_cost + rejected.cost,
+                   cost=repaired.cost + rejected.cost)
 
 
 def _offline(settings: Settings) -> OfflineProvider:

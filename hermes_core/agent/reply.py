@@ -62,6 +62,11 @@ class Reply:
     # withheld it; "max_continuations" when Anthropic paused a long turn again and again and
     # the agent stopped sending it back (Agent.max_continuations; see :func:`stop_reason`)
     stop_reason: str | None = None
+    # Billed but thrown away: attempts that failed after their usage came (a stream cut, then
+    # retried) and, for a structured reply, the replies that did not validate. ``cost`` includes
+    # ``wasted_cost``; ``usage`` is the answer's calls only.
+    wasted: Usage = field(default_factory=Usage)
+    wasted_cost: Cost = field(default_factory=Cost)
 
     def __str__(self) -> str:
         return self.text
@@ -93,8 +98,9 @@ class SessionStats:
 
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
-    cost: Cost = field(default_factory=Cost)
+    cost: Cost = field(default_factory=Cost)   # everything billed, wasted tokens too
     tool_calls: int = 0
+    wasted: Usage = field(default_factory=Usage)   # billed on failed attempts (see Reply.wasted)
 
     @property
     def cache_hit_ratio(self) -> float:

@@ -43,7 +43,9 @@ class Turn:
         self.prompt, self.decision = prompt, decision
         self.rounds_from = len(prompt.messages)  # tool rounds append after this
         self.usage = Usage()
-        self.cost = Cost()
+        self.cost = Cost()   # everything billed, the wasted part too
+        self.wasted = Usage()   # billed by attempts that failed and were retried or given up
+        self.wasted_cost = Cost()
         self.attempts: list[Attempt] = []
         self.rounds = 0
         self.done: Completion | None = None
@@ -65,6 +67,20 @@ class Turn:
         self.cost = self.cost + self.agent.cost_of(done)
         self.attempts.extend(tried)
         self.calls.extend(done.tool_calls)
+        self.billed(tried)
+
+    def billed(self, tried: Sequence[Attempt]) -> Usage:
+        """Count the tokens failed attempts of ``tried`` were billed (a stream cut after its
+        usage came, then retried): in the turn's cost, apart as wasted, never in ``usage``.
+        Returns them."""
+        lost = [a for a in tried if a.usage is not None]
+        for a in lost:
+            assert a.usage is not None
+            self.wasted = self.wasted + a.usage
+            spent = self.agent.prices.cost(a.model, a.usage)
+            self.wasted_cost = self.wasted_cost + spent
+            self.cost = self.cost + spent
+        return sum((a.usage for a in lost if a.usage is not None), Usage())
 
     def _advance(self, follow: tuple[Prompt, tuple[ToolResult, ...]] | None) -> bool:
         self.rounds += 1

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx2
 
-from hermes_core.errors import IncompleteResponse, ServerError
+from hermes_core.errors import IncompleteResponse, ProviderError, ServerError
 from hermes_core.providers._sdk import (
     SDKProvider,
     event_deltas,
@@ -296,6 +296,12 @@ class _StreamState:
         """The message ended (a stop reason or message_stop arrived): its text is whole."""
         return self.started and (self.stopped or self.finish is not None)
 
+    def billed(self, error: ProviderError) -> ProviderError:
+        """``error`` carrying the usage message_start reported: the attempt was billed."""
+        if self.started and self.usage.reported:
+            error.usage = self.usage
+        return error
+
     def end(self, provider: str) -> Delta:
         if not self.started:   # a proxy page or an empty body parses as an SSE stream of nothing
             raise ServerError(f"{provider}: the stream ended without a message_start event",
@@ -303,9 +309,9 @@ class _StreamState:
         if not self.stopped and self.finish is None:
             # The API always ends with a stop reason and message_stop: a stream cut short (a proxy
             # or load balancer closing the connection cleanly) must not pass for a whole answer.
-            raise IncompleteResponse(f"{provider}: the stream ended before the message finished "
-                                     "(no stop reason): the answer is incomplete",
-                                     provider=provider, partial_text="".join(self.text))
+            raise self.billed(IncompleteResponse(
+                f"{provider}: the stream ended before the message finished (no stop reason): "
+                "the answer is incomplete", provider=provider, partial_text="".join(self.text)))
         return Delta(usage=self.usage, finish_reason=self.finish, paused=self.paused())
 
 
@@ -386,12 +392,12 @@ class AnthropicProvider(SDKProvider):
                     yield from event_deltas(self.name, state.feed(event))
         except self.sdk_error as e:
             if not self.close_failed(e, state.complete):
-                raise self._error(e, credential) from None
+                raise state.billed(self._error(e, credential)) from None
         except json.JSONDecodeError as e:
-            raise malformed_event(self.name, e) from None
+            raise state.billed(malformed_event(self.name, e)) from None
         except httpx2.HTTPError as e:
             if not state.complete:   # after the stop reason, only the close failed
-                raise read_error(self.name, e, credential) from None
+                raise state.billed(read_error(self.name, e, credential)) from None
         yield state.end(self.name)
 
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
@@ -406,10 +412,10 @@ class AnthropicProvider(SDKProvider):
                         yield d
         except self.sdk_error as e:
             if not self.close_failed(e, state.complete):
-                raise self._error(e, credential) from None
+                raise state.billed(self._error(e, credential)) from None
         except json.JSONDecodeError as e:
-            raise malformed_event(self.name, e) from None
+            raise state.billed(malformed_event(self.name, e)) from None
         except httpx2.HTTPError as e:
             if not state.complete:
-                raise read_error(self.name, e, credential) from None
+                raise state.billed(read_error(self.name, e, credential)) from None
         yield state.end(self.name)

@@ -20,6 +20,7 @@ from hermes_core.testing.builders import (
     openai_chat_stream,
     openai_error,
     retry_after_headers,
+    web_search_blocks,
 )
 from hermes_core.testing.clock import FakeClock
 from hermes_core.testing.fakes import (
@@ -55,4 +56,5 @@ __all__ = [
     "streamed",
     "tool_call",
     "tool_calls",
+    "web_search_blocks",
 ]

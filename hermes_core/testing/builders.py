@@ -134,6 +134,19 @@ def anthropic_stream(pieces: Sequence[str] = ("Hel", "lo", "!"), *,
     return _sse(events)
 
 
+def web_search_blocks(text: str, *, query: str = "oslo weather",
+                      id: str = "srvtoolu_1") -> list[dict[str, Any]]:
+    """The content of a reply in which Anthropic ran its web search (a server tool): the call,
+    its result, then ``text``; what a paused long turn (``pause_turn``) carries."""
+    return [
+        {"type": "server_tool_use", "id": id, "name": "web_search", "input": {"query": query}},
+        {"type": "web_search_tool_result", "tool_use_id": id,
+         "content": [{"type": "web_search_result", "url": "https://example.test", "title": "t",
+                      "encrypted_content": "e", "page_age": None}]},
+        {"type": "text", "text": text},
+    ]
+
+
 def anthropic_blocks_stream(blocks: Sequence[Mapping[str, Any]], *, stop_reason: str = "end_turn",
                             model: str = "claude-sonnet-4-5", input_tokens: int = 12,
                             output_tokens: int = 5, cache_write: int = 0) -> bytes:

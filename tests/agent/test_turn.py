@@ -17,8 +17,10 @@ from hermes_core.testing import (
     FakeProvider,
     anthropic_blocks_stream,
     anthropic_message,
+    anthropic_stream,
     tool_call,
     tool_calls,
+    web_search_blocks,
 )
 from hermes_core.types import Message
 from tests.agent.conftest import make_agent, request_json, run_turn
@@ -183,14 +185,7 @@ def test_a_stream_cut_by_a_failure_shows_what_arrived_but_no_start_of_a_key(
     assert "".join(shown) == "the key is "
 
 
-PAUSED = [
-    {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
-     "input": {"query": "oslo weather"}},
-    {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
-     "content": [{"type": "web_search_result", "url": "https://example.test", "title": "t",
-                  "encrypted_content": "e", "page_age": None}]},
-    {"type": "text", "text": "Searching the forecast. "},
-]
+PAUSED = web_search_blocks("Searching the forecast. ")
 
 
 def _anthropic_reply(mode: str, blocks: list[dict[str, Any]], stop: str, tokens: tuple[int, int]):
@@ -243,3 +238,70 @@ def test_a_turn_paused_again_and_again_stops_at_the_continuation_limit_and_says_
     assert reply.text == "Searching the forecast. " * 3
     assert reply.usage.input_tokens == 300 and reply.usage.output_tokens == 30
     assert agent.history[-1].content == reply.text
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_tokens_billed_on_a_retried_attempt_are_counted_as_wasted_once(
+        empty_home: Path, respx_mock: Any, use_async: bool) -> None:
+    """A stream cut after ``message_start`` billed its 900 prompt tokens, and the call loop
+    retried it: only the retry's tokens were in the turn's usage and cost."""
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        httpx.Response(200, headers=SSE_HEADERS,
+                       content=anthropic_stream(("lost",), input_tokens=900, fail_after=0)),
+        httpx.Response(200, headers=SSE_HEADERS, content=anthropic_stream(("fine",)))])
+    agent = make_agent(empty_home, "anthropic")
+    if use_async:
+        async def read() -> str:
+            return "".join([p async for p in agent.astream("hi")])
+        text = asyncio.run(read())
+        reply = agent.last_reply
+    else:
+        stream = agent.stream("hi")
+        text = "".join(stream)
+        reply = stream.reply
+    assert reply is not None and text == reply.text == "fine"
+    assert reply.usage.input_tokens == 12   # the answer's own call
+    assert (reply.wasted.input_tokens, reply.wasted.output_tokens) == (900, 1)
+    prices = agent.prices
+    billed = (prices.cost("claude-sonnet-4-5", reply.usage).total
+              + prices.cost("claude-sonnet-4-5", reply.wasted).total)
+    assert reply.cost.total == pytest.approx(billed)
+    assert reply.wasted_cost.total == pytest.approx(prices.cost("claude-sonnet-4-5",
+                                                                reply.wasted).total)
+    assert agent.stats.wasted == reply.wasted and agent.stats.usage == reply.usage
+    assert agent.stats.cost.total == pytest.approx(billed)
+    assert [a.usage for a in reply.attempts if a.status != "ok"] == [reply.wasted]
+
+
+def test_a_stream_cut_mid_answer_counts_what_it_billed_though_the_turn_failed(
+        empty_home: Path, respx_mock: Any) -> None:
+    """After the first words a cut reaches the caller (no failover); the tokens it billed were in
+    no total at all."""
+    from hermes_core.errors import ProviderError
+
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, headers=SSE_HEADERS,
+        content=anthropic_stream(("one ", "two"), input_tokens=700, fail_after=1)))
+    agent = make_agent(empty_home, "anthropic")
+    with pytest.raises(ProviderError):
+        "".join(agent.stream("hi"))
+    assert agent.history == [] and agent.stats.turns == 0
+    assert agent.stats.wasted.input_tokens == 700 and agent.stats.cost.total > 0
+
+
+def test_a_structured_reply_repaired_reports_the_rejected_replys_tokens_as_wasted(
+        empty_home: Path, respx_mock: Any) -> None:
+    from pydantic import BaseModel
+
+    class Forecast(BaseModel):
+        x: int
+
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        httpx.Response(200, json=anthropic_message("not json", input_tokens=50, output_tokens=7)),
+        httpx.Response(200, json=anthropic_message('{"x": 3}', input_tokens=80, output_tokens=4))])
+    agent = make_agent(empty_home, "anthropic")
+    assert agent.chat("forecast", output=Forecast).x == 3
+    reply = agent.last_reply
+    assert reply is not None and (reply.usage.input_tokens, reply.wasted.input_tokens) == (80, 50)
+    assert reply.cost.total == pytest.approx(agent.stats.cost.total)   # both calls, once
+    assert agent.stats.usage.input_tokens == 130 and agent.stats.wasted.input_tokens == 0

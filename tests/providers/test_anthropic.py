@@ -31,6 +31,7 @@ from hermes_core.testing import (
     anthropic_message,
     anthropic_stream,
     openai_chat_stream,
+    web_search_blocks,
 )
 from hermes_core.testing.builders import _sse
 from hermes_core.types import Credential, Message, Prompt, ToolCall, ToolSpec, Usage
@@ -504,13 +505,7 @@ def test_a_model_that_refused_budgeted_thinking_is_sent_adaptive_by_the_next_pro
 
 PAUSED_BLOCKS: list[dict[str, Any]] = [
     {"type": "thinking", "thinking": "Search first.", "signature": "sig-p"},
-    {"type": "server_tool_use", "id": "srvtoolu_7", "name": "web_search",
-     "input": {"query": "oslo forecast"}},
-    {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_7",
-     "content": [{"type": "web_search_result", "url": "https://example.test", "title": "t",
-                  "encrypted_content": "e", "page_age": None}]},
-    {"type": "text", "text": "Looking at the forecast. "},
-]
+    *web_search_blocks("Looking at the forecast. ", query="oslo forecast", id="srvtoolu_7")]
 
 
 @pytest.mark.parametrize("how", ["complete", "acomplete", "stream", "astream"])
