@@ -400,7 +400,12 @@ class Agent:
     def _chat(self, message: str, opts: CallOptions) -> Reply:
         turn = self._turn(message)
         while True:
-            done, tried = self.loop.complete(turn.prompt, turn.decision, opts, fit=turn.fit_for)
+            try:
+                done, tried = self.loop.complete(turn.prompt, turn.decision, opts,
+                                                 fit=turn.fit_for)
+            except HermesError as e:
+                self._lost(turn, getattr(e, "attempts", ()))
+                raise
             if not turn.next_round(done, tried):
                 return turn.finish()
 
@@ -457,13 +462,16 @@ class Agent:
             said = said and not turn.continuing   # a paused reply goes on in the same paragraph
 
     def _lost(self, turn: Turn, tried: Sequence[Attempt]) -> None:
-        """A turn failed mid-stream: what its failed attempts were billed is in the session's
-        totals though no reply is (the rounds it finished are lost with it and stay uncounted)."""
-        billed = turn.billed(tried)
-        if billed != Usage():
-            with held_interrupts():
-                self.stats.wasted = self.stats.wasted + billed
-                self.stats.cost = self.stats.cost + turn.wasted_cost
+        """A turn failed (its history untouched): what it was billed, the rounds it finished
+        and its failed attempts (``tried``: the failing call's), is in the session's totals as
+        wasted, though no reply is."""
+        turn.billed(tried)
+        spent = turn.usage + turn.wasted
+        if spent == Usage() and not turn.cost.total:
+            return
+        with held_interrupts():
+            self.stats.wasted = self.stats.wasted + spent
+            self.stats.cost = self.stats.cost + turn.cost
 
     async def _aturn(self, message: str) -> Turn:
         """``_turn`` in a worker thread (file stats, retrieval, memory search and the ``pre_llm_call``
@@ -508,8 +516,12 @@ class Agent:
     async def _achat(self, message: str, opts: CallOptions) -> Reply:
         turn = await self._aturn(message)
         while True:
-            done, tried = await self.loop.acomplete(turn.prompt, turn.decision, opts,
-                                                      fit=turn.fit_for)
+            try:
+                done, tried = await self.loop.acomplete(turn.prompt, turn.decision, opts,
+                                                          fit=turn.fit_for)
+            except HermesError as e:
+                self._lost(turn, getattr(e, "attempts", ()))
+                raise
             if not await turn.anext_round(done, tried):
                 return turn.finish()
 

@@ -109,6 +109,11 @@ class AuditLog:
                   "model": attempt.model, "key": attempt.key_fingerprint, "status": attempt.status,
                   "latency_ms": round(attempt.latency_ms, 3), "retry_after": attempt.retry_after,
                   "decision": attempt.decision, "error": attempt.error}
+        if attempt.usage is not None:   # a failed attempt that was billed (see Reply.wasted)
+            u = attempt.usage
+            record["billed_tokens"] = {"input": u.input_tokens, "output": u.output_tokens,
+                                       "cache_read": u.cache_read_tokens,
+                                       "cache_write": u.cache_write_tokens}
         self.append(record)
 
     def append(self, record: Mapping[str, Any]) -> None:

@@ -190,3 +190,18 @@ def test_a_value_with_a_line_separator_stays_on_its_records_line(tmp_path: Path)
     text = (tmp_path / "audit.jsonl").read_text(encoding="utf-8")
     assert [json.loads(line) for line in text.splitlines()] == records
     assert "查询" in text   # still written as text, not \\u escapes
+
+
+def test_an_attempt_that_failed_after_it_was_billed_says_how_many_tokens(tmp_path: Path) -> None:
+    from hermes_core.errors import Attempt
+    from hermes_core.types import Usage
+
+    log = AuditLog(tmp_path / "audit.jsonl")
+    log.write("r1", Attempt("anthropic", "claude-sonnet-4-5", "sk-...abcd", "server_error", 80.0,
+                            decision="retry", error="IncompleteResponse",
+                            usage=Usage(900, 1, cache_read_tokens=30)), 1.0)
+    log.write("r1", Attempt("anthropic", "claude-sonnet-4-5", "sk-...abcd", "ok", 90.0), 2.0)
+    log.close()
+    cut, ok = rows(tmp_path / "audit.jsonl")
+    assert cut["billed_tokens"] == {"input": 900, "output": 1, "cache_read": 30, "cache_write": 0}
+    assert "billed_tokens" not in ok   # an answer's tokens are on its reply

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from hermes_core.testing import (
     tool_calls,
     web_search_blocks,
 )
-from hermes_core.types import Message
+from hermes_core.types import Message, Usage
 from tests.agent.conftest import make_agent, request_json, run_turn
 
 
@@ -305,3 +306,19 @@ def test_a_structured_reply_repaired_reports_the_rejected_replys_tokens_as_waste
     assert reply is not None and (reply.usage.input_tokens, reply.wasted.input_tokens) == (80, 50)
     assert reply.cost.total == pytest.approx(agent.stats.cost.total)   # both calls, once
     assert agent.stats.usage.input_tokens == 130 and agent.stats.wasted.input_tokens == 0
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_a_turn_that_fails_after_a_tool_round_counts_the_round_it_was_billed_for(
+        tmp_path: Path, mode: str) -> None:
+    """The first round answered (billed), the second failed on every attempt: the turn is not
+    recorded, and the first round's tokens were in no total."""
+    from hermes_core.errors import AllProvidersFailed, BadRequest
+
+    first = replace(tool_calls(tool_call("add", a=1, b=2)), usage=Usage(40, 5))
+    fake = FakeProvider([first, BadRequest("refused")])
+    agent = adder(tmp_path, fake)
+    with pytest.raises((AllProvidersFailed, BadRequest)):
+        run(agent, mode, "add")
+    assert agent.history == [] and agent.stats.turns == 0
+    assert agent.stats.usage == Usage() and agent.stats.wasted == Usage(40, 5)
