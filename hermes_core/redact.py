@@ -461,7 +461,7 @@ class RedactingFilter(logging.Filter):
             msg = record.getMessage()
         except Exception:  # a bad format string: keep the raw template, scrubbed
             msg = str(record.msg)
-        clean = scrub(msg)
+        clean = one_line(scrub(msg))   # a value's newline forges no record (log_lines)
         if clean != msg or record.args:
             record.msg, record.args = clean, ()
         if record.exc_info and record.exc_info[0] is not None:

@@ -87,3 +87,21 @@ def test_traceback_text_of_a_plain_exception_is_the_standard_one() -> None:
         import traceback
         assert traceback_text((type(e), e, e.__traceback__)) == "".join(
             traceback.format_exception(e)).rstrip("\n")
+
+
+def test_the_redacting_filter_on_a_users_handler_keeps_a_record_of_any_logger_on_one_line() -> None:
+    from hermes_core.redact import RedactingFilter
+
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.addFilter(RedactingFilter())
+    log = logging.getLogger("myapp.tools")
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        log.warning("fetched %s", FORGED)
+    finally:
+        log.removeHandler(handler)
+        log.propagate = True
+    assert out.getvalue() == ("fetched x\\nWARNING hermes_core.agent: the key sk-fake was "
+                              "accepted\n")
