@@ -199,19 +199,24 @@ def _anthropic_reply(mode: str, blocks: list[dict[str, Any]], stop: str, tokens:
     return httpx.Response(200, json=body)
 
 
-@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+@pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
 def test_a_paused_turn_is_continued_with_its_content_sent_back_and_billed_whole(
         empty_home: Path, respx_mock: Any, mode: str) -> None:
     """Anthropic pauses a long server-tool turn (``pause_turn``) and expects the paused content
     back, as it came, to go on; the turn ended there with half an answer."""
+    wire = "stream" if mode == "astream" else mode
     route = respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
-        _anthropic_reply(mode, PAUSED, "pause_turn", (100, 40)),
-        _anthropic_reply(mode, [{"type": "text", "text": "It is sunny."}], "end_turn", (130, 20))])
+        _anthropic_reply(wire, PAUSED, "pause_turn", (100, 40)),
+        _anthropic_reply(wire, [{"type": "text", "text": "It is sunny."}], "end_turn", (130, 20))])
     agent = make_agent(empty_home, "anthropic")
-    if mode == "stream":
-        stream = agent.stream("weather in Oslo?")
-        shown = "".join(stream)
-        reply = stream.reply
+    if mode in ("stream", "astream"):
+        async def read() -> str:
+            return "".join([p async for p in agent.astream("weather in Oslo?")])
+        if mode == "astream":
+            shown, reply = asyncio.run(read()), agent.last_reply
+        else:
+            stream = agent.stream("weather in Oslo?")
+            shown, reply = "".join(stream), stream.reply
         assert shown == "Searching the forecast. It is sunny."   # one answer, no round break
     else:
         reply = run_turn(agent, mode, "weather in Oslo?")
