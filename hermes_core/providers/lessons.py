@@ -127,10 +127,9 @@ def _parse(data: Any) -> Lessons:
         raise ValueError(f"version {data.get('version') if isinstance(data, dict) else None!r}")
     out: Lessons = {}
     for item in data["lessons"]:
-        key = (item["provider"], item["model"], item["what"])
-        at = item["at"]
-        if not all(isinstance(k, str) for k in key) or isinstance(at, bool) or not isinstance(
-                at, int | float) or not math.isfinite(at):
+        provider, model, what, at = item["provider"], item["model"], item["what"], item["at"]
+        if (type(provider) is not str or type(model) is not str or type(what) is not str
+                or type(at) not in (int, float) or not math.isfinite(at)):
             raise ValueError("a lesson of another shape")
-        out[key] = float(at)
+        out[(provider, model, what)] = float(at)
     return out
