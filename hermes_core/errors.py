@@ -14,9 +14,12 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_core.redact import clip, redact, redact_cut, redact_data, redact_headers
+
+if TYPE_CHECKING:
+    from hermes_core.types import Usage
 
 
 class HermesError(Exception):
@@ -73,6 +76,9 @@ class ProviderError(HermesError):
         self.headers = redact_headers(headers or {})
         self.body = redact_data(body)   # a parsed JSON body too: any string in it
         self.provider = provider
+        # what the provider billed for the attempt before it failed (a stream cut after its
+        # usage arrived), when known: counted as wasted, not lost
+        self.usage: Usage | None = None
         super().__init__(redact(message))
 
 
@@ -242,6 +248,7 @@ class Attempt:
     retry_after: float | None = None
     decision: str = ""
     error: str | None = None
+    usage: Usage | None = None   # billed by a failed attempt, when known (ProviderError.usage)
 
 
 def _tried(a: Attempt) -> str:

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_core.log_lines import messages_one_line, one_line
 from hermes_core.redact_forms import encoded_forms
 from hermes_core.types import fingerprint
 
@@ -460,11 +461,12 @@ class RedactingFilter(logging.Filter):
             msg = record.getMessage()
         except Exception:  # a bad format string: keep the raw template, scrubbed
             msg = str(record.msg)
-        clean = scrub(msg)
+        clean = one_line(scrub(msg))   # a value's newline forges no record (log_lines)
         if clean != msg or record.args:
             record.msg, record.args = clean, ()
         if record.exc_info and record.exc_info[0] is not None:
             text = logging.Formatter().formatException(record.exc_info)
+            text = messages_one_line(text, record.exc_info[1])   # see log_lines
             record.exc_text, record.exc_info = scrub(text), None
         elif record.exc_text:
             record.exc_text = scrub(record.exc_text)
@@ -482,7 +484,8 @@ def _covered(name: str) -> bool:
 
 
 def scrub_record(record: logging.LogRecord, scrub: Callable[[str], str] = redact) -> None:
-    """Redact one record in place: its message (args rendered, then dropped), traceback and stack.
+    """Redact one record in place: its message (args rendered, then dropped), traceback and stack;
+    the message, and each exception's message in the traceback, made one line (:mod:`log_lines`).
 
     Args are rendered before scrubbing because a key usually arrives as an argument (a headers
     mapping); a record whose format string does not fit its args keeps both, as text, scrubbed, so
@@ -492,10 +495,10 @@ def scrub_record(record: logging.LogRecord, scrub: Callable[[str], str] = redact
         msg = record.getMessage()
     except Exception:
         msg = f"{record.msg} {record.args!r}" if record.args else str(record.msg)
-    record.msg, record.args = scrub(msg), ()
+    record.msg, record.args = one_line(scrub(msg)), ()   # a value's newline forges no record
     if record.exc_info and record.exc_info[0] is not None:
         text = "".join(traceback.format_exception(*record.exc_info)).rstrip("\n")
-        clean = scrub(text)
+        clean = scrub(messages_one_line(text, record.exc_info[1]))
         record.exc_text = clean
         if clean != text:   # a formatter that renders exc_info itself would print the key again
             record.exc_info = None

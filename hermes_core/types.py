@@ -67,6 +67,11 @@ class Message:
     # with its signature, and redacted_thinking): the API wants them back, unchanged and first,
     # with the round's tool results. Kept only within the turn; other formats leave them out.
     reasoning: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
+    # A paused assistant reply's whole content as its provider sent it (Anthropic's pause_turn:
+    # server tool calls, their results, text, thinking), sent back in place of the message's
+    # text, calls and reasoning so the model goes on with it; other formats send ``content``.
+    # Kept only within the turn.
+    replay: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,18 +130,21 @@ class Completion:
     prompt: Prompt | None = field(default=None, repr=False, compare=False)
     # the reply's reasoning blocks, to be sent back with its tool calls (see Message.reasoning)
     reasoning: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
+    # a paused reply's content blocks, to be sent back to continue it (see Message.replay)
+    paused: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class Delta:
     """One streamed piece: text, a completed tool call, a finished reasoning block, or (last) the
-    usage and finish reason."""
+    usage and finish reason, with a paused reply's content blocks."""
 
     text: str = ""
     tool_call: ToolCall | None = None
     usage: Usage | None = None
     finish_reason: str | None = None
     reasoning: Mapping[str, Any] | None = None
+    paused: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

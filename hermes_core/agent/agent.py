@@ -44,7 +44,7 @@ from hermes_core.agent.tools import structured
 from hermes_core.agent.turn import Accumulator, Turn, collect, completed
 from hermes_core.config import Settings, load_settings
 from hermes_core.errors import Attempt, ConfigError, ContextWindowExceeded, HermesError
-from hermes_core.providers import build_providers
+from hermes_core.providers import build_providers, keep_lessons
 from hermes_core.providers.base import CallOptions, Provider, requires_key
 from hermes_core.providers.offline import OfflineProvider
 from hermes_core.types import (
@@ -65,6 +65,9 @@ log = logging.getLogger("hermes_core.agent")
 ROUND_BREAK = "\n\n"
 
 MAX_TOOL_ROUNDS = 10   # the default of llm.max_tool_rounds
+#: How many times a turn the provider paused (Anthropic's pause_turn) is sent back to go on: each
+#: continuation is a request carrying the whole turn so far, billed again.
+MAX_CONTINUATIONS = 5
 NO_KEY_HELP = ("no API key configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or add keys under "
                "'credentials' in config.yaml (see config.example.yaml)")
 
@@ -112,6 +115,7 @@ class Agent:
         self.last_reply: Reply | None = None
         self.last_decision: RouteDecision | None = None
         self.last_turn: TurnContext | None = None   # what retrieval and memory decided last prepare()
+        self.max_continuations = MAX_CONTINUATIONS   # paused replies sent back, a turn
         self._recorded = 0   # len(history) at the last record: later turns are recorded again
         # the messages prepare() last compacted and the model they were compacted for
         self.fitted: tuple[tuple[Message, ...], str] | None = None
@@ -123,7 +127,8 @@ class Agent:
         if provider is not None:
             providers = {provider.name: provider}
         elif providers is None:
-            providers = build_providers(self.settings) or _default_providers()
+            providers = build_providers(self.settings) or keep_lessons(_default_providers(),
+                                                                        self.settings)
         if not _usable(providers, self.pool):
             providers = {"offline": _offline(self.settings)}
             self.offline_reason = NO_KEY_HELP
@@ -295,6 +300,10 @@ class Agent:
         results = tuple(turn.results) if turn is not None else ()
         cost = turn.cost if turn is not None else self.cost_of(replace(done, usage=usage))
         capped = turn is not None and turn.capped
+        if turn is not None and turn.paused_out:
+            log.warning("the turn ended still paused by the provider after %d continuations "
+                        "(Agent.max_continuations); its reply is what came so far",
+                        turn.continued)
         if capped:
             log.warning("the turn ended at llm.max_tool_rounds (%d) with the model still calling "
                         "tools (%s); its last calls were not run", self.tools.max_rounds,
@@ -302,9 +311,10 @@ class Agent:
         # the user's message; the tool calls and answers, if any, appended after the messages
         # prepare() sent, which may differ from the history (a pre_llm_call hook can return a
         # Prompt with other messages); the reply
-        # the rounds' reasoning blocks were theirs to send back: the history does not keep them
+        # the rounds' reasoning blocks and paused content were theirs to send back: the
+        # history does not keep them
         added = (Message("user", clean_text(message)),
-                 *(replace(m, reasoning=()) if m.reasoning else m
+                 *(replace(m, reasoning=(), replay=()) if m.reasoning or m.replay else m
                    for m in prompt.messages[rounds_from:]),
                  Message("assistant", done.text))
         with held_interrupts():   # Ctrl-C now: the turn is recorded whole, then interrupted
@@ -312,6 +322,8 @@ class Agent:
             self.stats.turns += 1
             self.stats.usage = self.stats.usage + usage
             self.stats.cost = self.stats.cost + cost
+            if turn is not None:
+                self.stats.wasted = self.stats.wasted + turn.wasted
             self.stats.tool_calls += len(results)
             self.compactor.observe(prompt, done.usage)   # the last call's billed prompt tokens
             # the retrieval as sent: its copy of the message is scrubbed of configured keys
@@ -320,7 +332,10 @@ class Agent:
                 done.text, done.model, done.provider, usage, sent, decision,
                 sent.turn.retrieval if sent.turn is not None else None, tuple(attempts),
                 calls, results, cost, compaction=self.compactor.last,
-                stop_reason="max_tool_rounds" if capped else stop_reason(done.finish_reason))
+                wasted=turn.wasted if turn is not None else Usage(),
+                wasted_cost=turn.wasted_cost if turn is not None else Cost(),
+                stop_reason="max_tool_rounds" if capped else "max_continuations"
+                if turn is not None and turn.paused_out else stop_reason(done.finish_reason))
         if self.post_llm_call is not None:
             self.post_llm_call(reply)
         return reply
@@ -355,7 +370,7 @@ class Agent:
         except (ValidationError, ValueError) as first:
             repaired = self._chat(structured.repair_message(output, first), opts)
             try:
-                return self._structured(repaired, output)
+                return self._structured(_after(repaired, reply), output)
             except (ValidationError, ValueError) as e:
                 raise structured.failed(output, e, repaired.text) from None
 
@@ -387,7 +402,12 @@ class Agent:
     def _chat(self, message: str, opts: CallOptions) -> Reply:
         turn = self._turn(message)
         while True:
-            done, tried = self.loop.complete(turn.prompt, turn.decision, opts, fit=turn.fit_for)
+            try:
+                done, tried = self.loop.complete(turn.prompt, turn.decision, opts,
+                                                 fit=turn.fit_for)
+            except HermesError as e:
+                self._lost(turn, getattr(e, "attempts", ()))
+                raise
             if not turn.next_round(done, tried):
                 return turn.finish()
 
@@ -418,7 +438,7 @@ class Agent:
                     again = self._turn(structured.repair_message(output, first))
                     repaired = yield from self._stream_turn(again, opts)
                     try:
-                        reply = self._structured_reply(repaired, output)
+                        reply = self._structured_reply(_after(repaired, reply), output)
                     except (ValidationError, ValueError) as e:
                         raise structured.failed(output, e, repaired.text) from None
             holder.reply = reply
@@ -433,11 +453,27 @@ class Agent:
             try:
                 done = yield from collect(stream, turn.decision, ROUND_BREAK if said else "",
                                           self.redact.stream())
+            except Exception:
+                self._lost(turn, stream.attempts)
+                raise
             finally:
                 stream.close()
             said = said or bool(done.text)
             if not turn.next_round(done, stream.attempts):
                 return turn.finish()
+            said = said and not turn.continuing   # a paused reply goes on in the same paragraph
+
+    def _lost(self, turn: Turn, tried: Sequence[Attempt]) -> None:
+        """A turn failed (its history untouched): what it was billed, the rounds it finished
+        and its failed attempts (``tried``: the failing call's), is in the session's totals as
+        wasted, though no reply is."""
+        turn.billed(tried)
+        spent = turn.usage + turn.wasted
+        if spent == Usage() and not turn.cost.total:
+            return
+        with held_interrupts():
+            self.stats.wasted = self.stats.wasted + spent
+            self.stats.cost = self.stats.cost + turn.cost
 
     async def _aturn(self, message: str) -> Turn:
         """``_turn`` in a worker thread (file stats, retrieval, memory search and the ``pre_llm_call``
@@ -475,15 +511,19 @@ class Agent:
         except (ValidationError, ValueError) as first:
             repaired = await self._achat(structured.repair_message(output, first), opts)
             try:
-                return self._structured(repaired, output)
+                return self._structured(_after(repaired, reply), output)
             except (ValidationError, ValueError) as e:
                 raise structured.failed(output, e, repaired.text) from None
 
     async def _achat(self, message: str, opts: CallOptions) -> Reply:
         turn = await self._aturn(message)
         while True:
-            done, tried = await self.loop.acomplete(turn.prompt, turn.decision, opts,
-                                                      fit=turn.fit_for)
+            try:
+                done, tried = await self.loop.acomplete(turn.prompt, turn.decision, opts,
+                                                          fit=turn.fit_for)
+            except HermesError as e:
+                self._lost(turn, getattr(e, "attempts", ()))
+                raise
             if not await turn.anext_round(done, tried):
                 return turn.finish()
 
@@ -509,7 +549,7 @@ class Agent:
             repaired = self.last_reply
             assert repaired is not None
             try:
-                self._structured_reply(repaired, output)
+                self._structured_reply(_after(repaired, reply), output)
             except (ValidationError, ValueError) as e:
                 raise structured.failed(output, e, repaired.text) from None
 
@@ -529,6 +569,7 @@ class Agent:
                             if shown:
                                 yield shown
                 except Exception:   # what arrived is shown, less the start of a key
+                    self._lost(turn, stream.attempts)
                     if rest := scrub.abandon():
                         yield rest
                     raise
@@ -540,6 +581,7 @@ class Agent:
             if not await turn.anext_round(completed(acc, stream), stream.attempts):
                 turn.finish()
                 return
+            said = said and not turn.continuing
 
     # ------------------------------------------------------------------ session
 
@@ -680,6 +722,14 @@ class Agent:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _after(repaired: Reply, rejected: Reply) -> Reply:
+    """A repaired structured reply that reports the reply it replaced: that one's tokens as
+    wasted and in its cost (the session's totals have both turns already)."""
+    return replace(repaired, wasted=repaired.wasted + rejected.usage + rejected.wasted,
+                   wasted_cost=repaired.wasted_cost + rejected.cost,
+                   cost=repaired.cost + rejected.cost)
 
 
 def _offline(settings: Settings) -> OfflineProvider:

@@ -21,6 +21,7 @@ import errno
 import json
 import logging
 import os
+import re
 import stat
 import threading
 import weakref
@@ -39,7 +40,18 @@ _open_logs: weakref.WeakSet[AuditLog] = weakref.WeakSet()
 #: loop may reach the file; close(), flush() and exit write at once).
 BATCH_S = 0.05
 # one encoder for every line: json.dumps with any option builds a new JSONEncoder per call
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+_JSON = json.JSONEncoder(ensure_ascii=False).encode
+# Characters JSON may carry raw inside a string that a reader splitting lines as str.splitlines
+# does (a log shipper, a viewer) takes for a line's end: a tool's argument would cut its record.
+_SPLITTERS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_SPLITS = re.compile("[\x85\u2028\u2029]")
+
+
+def _encode(record: Mapping[str, Any]) -> str:
+    """One record as one JSON line: only string content can hold a splitter, and its JSON
+    escape is the same string to a JSON reader."""
+    line = _JSON(record)
+    return _SPLITS.sub(lambda m: _SPLITTERS[m.group()], line) if _SPLITS.search(line) else line
 _NOT_A_FILE = "not a regular file (a pipe or socket?)"
 
 
@@ -97,6 +109,11 @@ class AuditLog:
                   "model": attempt.model, "key": attempt.key_fingerprint, "status": attempt.status,
                   "latency_ms": round(attempt.latency_ms, 3), "retry_after": attempt.retry_after,
                   "decision": attempt.decision, "error": attempt.error}
+        if attempt.usage is not None:   # a failed attempt that was billed (see Reply.wasted)
+            u = attempt.usage
+            record["billed_tokens"] = {"input": u.input_tokens, "output": u.output_tokens,
+                                       "cache_read": u.cache_read_tokens,
+                                       "cache_write": u.cache_write_tokens}
         self.append(record)
 
     def append(self, record: Mapping[str, Any]) -> None:
@@ -152,7 +169,7 @@ class AuditLog:
     def _write_locked(self, records: list[Mapping[str, Any]]) -> None:
         if not records:
             return
-        text = "".join(_ENCODE(r) + "\n" for r in records)
+        text = "".join(_encode(r) + "\n" for r in records)
         try:
             f = self._open()
             f.write(text)

@@ -22,6 +22,9 @@ DECLINED = frozenset({"refusal", "content_filter"})
 #: Finish reasons of a reply that reached its output token limit (OpenAI's ``length``,
 #: Anthropic's ``max_tokens``), or the model's context window while writing (Claude 4.5 on).
 CUT_OFF = frozenset({"length", "max_tokens", "model_context_window_exceeded"})
+#: The finish reason of a reply the provider paused (Anthropic's server-tool loop): the agent sends
+#: it back to go on (:meth:`hermes_core.agent.turn.Turn.next_round`).
+PAUSED = "pause_turn"
 
 
 def stop_reason(finish: str | None) -> str | None:
@@ -56,8 +59,14 @@ class Reply:
     # model still calling tools (its text may then be empty: this says why); "refusal" when the
     # model declined (OpenAI's refusal field, Anthropic's refusal stop reason); "max_tokens" or
     # "model_context_window_exceeded" when the text was cut there; "content_filter" when a filter
-    # withheld it; "pause_turn" when Anthropic paused a long turn (see :func:`stop_reason`)
+    # withheld it; "max_continuations" when Anthropic paused a long turn again and again and
+    # the agent stopped sending it back (Agent.max_continuations; see :func:`stop_reason`)
     stop_reason: str | None = None
+    # Billed but thrown away: attempts that failed after their usage came (a stream cut, then
+    # retried) and, for a structured reply, the replies that did not validate. ``cost`` includes
+    # ``wasted_cost``; ``usage`` is the answer's calls only.
+    wasted: Usage = field(default_factory=Usage)
+    wasted_cost: Cost = field(default_factory=Cost)
 
     def __str__(self) -> str:
         return self.text
@@ -89,8 +98,9 @@ class SessionStats:
 
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
-    cost: Cost = field(default_factory=Cost)
+    cost: Cost = field(default_factory=Cost)   # everything billed, wasted tokens too
     tool_calls: int = 0
+    wasted: Usage = field(default_factory=Usage)   # billed on failed attempts (see Reply.wasted)
 
     @property
     def cache_hit_ratio(self) -> float:

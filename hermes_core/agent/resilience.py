@@ -69,7 +69,15 @@ from hermes_core.errors import (
 )
 from hermes_core.providers.base import CallOptions, Provider, requires_key
 from hermes_core.providers.observed import Heard, capture
-from hermes_core.types import Candidate, Completion, Credential, Delta, Prompt, RouteDecision
+from hermes_core.types import (
+    Candidate,
+    Completion,
+    Credential,
+    Delta,
+    Prompt,
+    RouteDecision,
+    Usage,
+)
 
 if TYPE_CHECKING:
     from hermes_core.config import Settings
@@ -159,10 +167,11 @@ class _Run:
 
     def record(self, cand: Candidate, cred: Credential | None, status: str, started: float | None,
                decision: str, *, retry_after: float | None = None,
-               error: BaseException | None = None) -> None:
+               error: BaseException | None = None, billed: Usage | None = None) -> None:
         latency = (self.loop.clock() - started) * 1000.0 if started is not None else 0.0
         a = Attempt(cand.provider, cand.model, cred.fingerprint if cred else None, status,
-                    latency, retry_after, decision, type(error).__name__ if error else None)
+                    latency, retry_after, decision, type(error).__name__ if error else None,
+                    billed)
         self.attempts.append(a)
         if error is not None:
             self.last_by_provider[cand.provider] = error
@@ -327,7 +336,7 @@ class _Run:
         assert step.candidate is not None
         self._report(step, error, "cool_down" if isinstance(error, RateLimited) else None)
         self.record(step.candidate, step.credential, status_of(error), started,
-                    "raise_mid_stream", error=error)
+                    "raise_mid_stream", error=error, billed=error.usage)
 
     def _report(self, step: Step, e: ProviderError, how: str | None,
                 cooldown: float | None = None) -> None:
@@ -371,7 +380,7 @@ class _Run:
         hint = (act.cooldown if act.decision == "rotate_key"
                 else round(act.delay, 6) if act.spend_retry else act.asked)
         self.record(cand, cred, status_of(error), started, act.decision, retry_after=hint,
-                    error=None if quiet else error)
+                    error=None if quiet else error, billed=error.usage)
         if act.raise_:
             raise error
         if act.long_context is not None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_core.agent.pricing import Cost
 from hermes_core.agent.prompt.budget import model_window
 from hermes_core.agent.prompt.token_count import EstimateCounter, message_cost, prompt_cost
+from hermes_core.agent.reply import PAUSED
 from hermes_core.errors import Attempt
 from hermes_core.redact import StreamRedactor
 from hermes_core.types import (
@@ -42,13 +43,19 @@ class Turn:
         self.prompt, self.decision = prompt, decision
         self.rounds_from = len(prompt.messages)  # tool rounds append after this
         self.usage = Usage()
-        self.cost = Cost()
+        self.cost = Cost()   # everything billed, the wasted part too
+        self.wasted = Usage()   # billed by attempts that failed and were retried or given up
+        self.wasted_cost = Cost()
         self.attempts: list[Attempt] = []
         self.rounds = 0
         self.done: Completion | None = None
         self.calls: list[ToolCall] = []
         self.results: list[ToolResult] = []
         self.capped = False
+        self.continued = 0        # paused replies sent back to go on (Anthropic's pause_turn)
+        self.continuing = False   # the last reply was paused: the next one goes on with it
+        self.paused_out = False   # the turn ended paused, at the limit of continuations
+        self.held: list[str] = []   # the text of the paused replies the next reply goes on from
         self._ids: set[str] | None = None   # tool-call ids in the conversation, once a call came
         fitted = agent.fitted
         # the model this turn's history was compacted for; None: not ours to compact again
@@ -60,6 +67,20 @@ class Turn:
         self.cost = self.cost + self.agent.cost_of(done)
         self.attempts.extend(tried)
         self.calls.extend(done.tool_calls)
+        self.billed(tried)
+
+    def billed(self, tried: Sequence[Attempt]) -> Usage:
+        """Count the tokens failed attempts of ``tried`` were billed (a stream cut after its
+        usage came, then retried): in the turn's cost, apart as wasted, never in ``usage``.
+        Returns them."""
+        lost = [a for a in tried if a.usage is not None]
+        for a in lost:
+            assert a.usage is not None
+            self.wasted = self.wasted + a.usage
+            spent = self.agent.prices.cost(a.model, a.usage)
+            self.wasted_cost = self.wasted_cost + spent
+            self.cost = self.cost + spent
+        return sum((a.usage for a in lost if a.usage is not None), Usage())
 
     def _advance(self, follow: tuple[Prompt, tuple[ToolResult, ...]] | None) -> bool:
         self.rounds += 1
@@ -69,6 +90,7 @@ class Turn:
             return False
         self.prompt = follow[0]
         self.results.extend(follow[1])
+        self.held = []   # paused replies before a tool round stay messages of their own
         return True
 
     def _unique(self, done: Completion) -> Completion:
@@ -93,10 +115,30 @@ class Turn:
             return done
         return replace(done, text=text, tool_calls=calls)
 
+    def _go_on(self, done: Completion) -> bool:
+        """True when ``done`` was paused (Anthropic's ``pause_turn``: a long server-tool turn)
+        and is sent back as it came so the model goes on, at most ``agent.max_continuations``
+        times a turn; the next request is the same one with the paused reply appended."""
+        self.continuing = False
+        if done.finish_reason != PAUSED or not done.paused:
+            return False
+        self.held.append(done.text)
+        if self.continued >= self.agent.max_continuations:
+            self.paused_out = True   # still paused: the reply says the limit ended it
+            return False
+        self.continued += 1
+        self.continuing = True
+        paused = Message("assistant", done.text, replay=done.paused)
+        self.prompt = replace(self.prompt, messages=(*self.prompt.messages, paused))
+        return True
+
     def next_round(self, done: Completion, tried: Sequence[Attempt]) -> bool:
-        """Account for one call; True when the model called tools and another round follows."""
+        """Account for one call; True when another request follows: the model called tools, or
+        its reply was paused and goes on."""
         done = self._unique(self._scrubbed(done))
         self._account(done, tried)
+        if self._go_on(done):
+            return True
         return self._advance(self.agent.tools.follow_up(self.prompt, done, self.rounds,
                                                         self.agent.skills, self._room(done)))
 
@@ -104,6 +146,8 @@ class Turn:
         """``next_round`` running the tools without blocking the event loop."""
         done = self._unique(self._scrubbed(done))
         self._account(done, tried)
+        if self._go_on(done):
+            return True
         return self._advance(await self.agent.tools.afollow_up(
             self.prompt, done, self.rounds, self.agent.skills, self._room(done)))
 
@@ -151,8 +195,16 @@ class Turn:
         return replace(fitted, messages=fitted.messages + rounds)
 
     def finish(self) -> Reply:
+        """The turn recorded. A reply that went on from paused ones is one answer: their text
+        leads its own, and the paused messages it went on from are not kept apart."""
         assert self.done is not None
-        return self.agent._finish(self.message, self.prompt, self.decision, self.done,
+        done, prompt = self.done, self.prompt
+        if self.held:
+            went_on = len(self.held) - (1 if done.finish_reason == PAUSED else 0)
+            text = "".join(self.held[:went_on]) + done.text
+            done = replace(done, text=text)
+            prompt = replace(prompt, messages=prompt.messages[:len(prompt.messages) - went_on])
+        return self.agent._finish(self.message, prompt, self.decision, done,
                                   self.usage, self.attempts, self.rounds_from, self)
 
 
@@ -190,10 +242,13 @@ class Accumulator:
         self.usage = Usage()
         self.finish: str | None = None
         self.reasoning: list[Mapping[str, Any]] = []
+        self.paused: tuple[Mapping[str, Any], ...] = ()
 
     def add(self, d: Delta) -> bool:
         if d.tool_call is not None:
             self.calls.append(d.tool_call)
+        if d.paused:
+            self.paused = d.paused
         if d.reasoning is not None:
             self.reasoning.append(d.reasoning)
         if d.usage is not None:
@@ -207,7 +262,8 @@ class Accumulator:
 
     def completion(self, provider: str = "") -> Completion:
         return Completion("".join(self.parts), self.decision.model, provider, self.usage,
-                          tuple(self.calls), self.finish, reasoning=tuple(self.reasoning))
+                          tuple(self.calls), self.finish, reasoning=tuple(self.reasoning),
+                          paused=self.paused)
 
 
 def collect(stream: Any, decision: RouteDecision, lead: str = "",

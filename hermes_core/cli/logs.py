@@ -9,9 +9,10 @@ escapes each whole line (message, traceback and stack) as it leaves for the term
 from __future__ import annotations
 
 import logging
-from typing import TextIO
+from typing import Any, TextIO
 
 from hermes_core.cli.argtypes import terminal_safe
+from hermes_core.log_lines import messages_one_line, one_line
 from hermes_core.redact import RedactingFilter
 
 FORMAT = "%(levelname)s %(name)s: %(message)s"
@@ -20,7 +21,17 @@ FORMAT = "%(levelname)s %(name)s: %(message)s"
 class TerminalSafeFormatter(logging.Formatter):
     """A formatter whose output carries no control character but tab and newline: an escape
     sequence in a logged path (ESC [2J clears the screen, OSC 52 writes the clipboard) is shown
-    as ``\\x1b``; Chinese and every other printable text is left as it is."""
+    as ``\\x1b``; Chinese and every other printable text is left as it is. A record of any
+    logger (a library's, a tool author's: only ours are made one line as they are made) is one
+    line on the terminal: its message, and each exception's message in its traceback, has every
+    line break escaped (:mod:`hermes_core.log_lines`)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = one_line(record.message)
+        return super().formatMessage(record)
+
+    def formatException(self, ei: Any) -> str:
+        return messages_one_line(super().formatException(ei), ei[1])
 
     def format(self, record: logging.LogRecord) -> str:
         return terminal_safe(super().format(record))

@@ -40,6 +40,8 @@ _UNFINISHED = {
                                      "/reset starts a new conversation",
     "content_filter": "the provider's content filter withheld the rest of the reply",
     "pause_turn": "the model paused a long turn; send a message to let it go on",
+    "max_continuations": "the provider paused this long turn too many times; send a message to "
+                         "let it go on",
 }
 
 

@@ -406,6 +406,10 @@ def _stats(repl: Repl, arg: str) -> None:
     cost = getattr(s, "cost", None)
     if cost is not None:
         repl.say(f"cost {cost}; tool calls {getattr(s, 'tool_calls', 0)}")
+    wasted = getattr(s, "wasted", None)
+    if wasted is not None and (wasted.total_input_tokens or wasted.output_tokens):
+        repl.say(f"of which wasted on failed turns and attempts: input "
+                 f"{wasted.total_input_tokens}, output {wasted.output_tokens} tokens")
     compactor = getattr(repl.agent, "compactor", None)
     if compactor is not None and compactor.last is not None:
         repl.say(compactor.last.describe())

@@ -31,6 +31,7 @@ from hermes_core.providers.deadline import (
     DeadlineTransport,
     bounded,
 )
+from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.redact import redact, url_passwords
 from hermes_core.types import Completion, Credential, Delta, Prompt
 
@@ -166,7 +167,7 @@ def completion_deltas(done: Completion) -> list[Delta]:
     if done.text:
         out.append(Delta(text=done.text))
     out.extend(Delta(tool_call=call) for call in done.tool_calls)
-    out.append(Delta(usage=done.usage, finish_reason=done.finish_reason))
+    out.append(Delta(usage=done.usage, finish_reason=done.finish_reason, paused=done.paused))
     return out
 
 
@@ -281,6 +282,10 @@ class SDKProvider:
         """Send ``payload`` (as :meth:`render` made it) with ``client``; an awaitable for an async
         client. The SDK's typed ``create`` by default; a subclass may post the payload directly."""
         return self._api(client).create(**payload, timeout=timeout)
+
+    def keep_lessons(self, memory: RefusalMemory) -> None:
+        """Read what earlier processes learned this provider's models refuse, and keep what it
+        learns, in ``memory`` (the home's file). Nothing is learned by default."""
 
     def learned(self, exc: BaseException, payload: dict[str, Any], model: str) -> bool:
         """Whether ``exc`` refused an optional field of ``payload`` that this provider now sends

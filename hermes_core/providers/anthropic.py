@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx2
 
-from hermes_core.errors import IncompleteResponse, ServerError
+from hermes_core.errors import IncompleteResponse, ProviderError, ServerError
 from hermes_core.providers._sdk import (
     SDKProvider,
     event_deltas,
@@ -23,6 +23,7 @@ from hermes_core.providers._sdk import (
     usage_int,
 )
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS, CallOptions
+from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.refused import bad_request
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
@@ -33,6 +34,11 @@ MAX_BREAKPOINTS = 4
 ADAPTIVE_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
 #: The reasoning blocks a reply carries and its tool round must send back as they came.
 THINKING_BLOCKS = ("thinking", "redacted_thinking")
+#: The stop reason of a turn the API paused (server tools): it goes on when the paused content is
+#: sent back as it came.
+PAUSED = "pause_turn"
+#: The lesson (:mod:`.lessons`) of a model that refused budgeted thinking.
+ADAPTIVE = "thinking:adaptive"
 
 
 def _cache_control(ttl: str) -> dict[str, str]:
@@ -47,6 +53,8 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
     """
     if m.role == "tool":
         return [{"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content}]
+    if m.role == "assistant" and m.replay:   # a paused reply goes back exactly as it came
+        return [dict(b) for b in m.replay]
     blocks: list[dict[str, Any]] = [dict(b) for b in m.reasoning] if m.role == "assistant" else []
     if m.content.strip():
         blocks.append({"type": "text", "text": m.content})
@@ -196,8 +204,12 @@ class _StreamState:
         self.started = False
         self.stopped = False
         self.text: list[str] = []
+        # every block as it came, filled by its deltas: a paused reply is sent back whole
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.inputs: dict[int, str] = {}
 
     def feed(self, event: Any) -> Iterator[Delta]:
+        self._keep(event)
         kind = event.type
         if kind == "message_start":
             self.started = True
@@ -253,10 +265,42 @@ class _StreamState:
                                latest("cache_creation_input_tokens", u.cache_write_tokens),
                                reported=u.reported or du is not None)
 
+    def _keep(self, event: Any) -> None:
+        """Each content block as the API would have returned it whole (what the SDK's own
+        accumulator does): started from its start event, its text, input JSON, thinking,
+        signature and citations added by the deltas."""
+        kind = event.type
+        if kind == "content_block_start":
+            self.blocks[event.index] = event.content_block.to_dict()
+        elif kind == "content_block_delta" and event.index in self.blocks:
+            block, d = self.blocks[event.index], event.delta
+            if d.type == "text_delta":
+                block["text"] = block.get("text", "") + (d.text or "")
+            elif d.type == "input_json_delta":
+                self.inputs[event.index] = self.inputs.get(event.index, "") + (d.partial_json or "")
+            elif d.type == "thinking_delta":
+                block["thinking"] = block.get("thinking", "") + (d.thinking or "")
+            elif d.type == "signature_delta":
+                block["signature"] = d.signature or ""
+            elif d.type == "citations_delta":
+                block["citations"] = [*(block.get("citations") or ()), d.citation.to_dict()]
+        elif kind == "content_block_stop" and event.index in self.inputs:
+            self.blocks[event.index]["input"] = json.loads(self.inputs.pop(event.index) or "{}")
+
+    def paused(self) -> tuple[dict[str, Any], ...]:
+        """The reply's blocks in order when the API paused it, else none."""
+        return tuple(self.blocks[i] for i in sorted(self.blocks)) if self.finish == PAUSED else ()
+
     @property
     def complete(self) -> bool:
         """The message ended (a stop reason or message_stop arrived): its text is whole."""
         return self.started and (self.stopped or self.finish is not None)
+
+    def billed(self, error: ProviderError) -> ProviderError:
+        """``error`` carrying the usage message_start reported: the attempt was billed."""
+        if self.started and self.usage.reported:
+            error.usage = self.usage
+        return error
 
     def end(self, provider: str) -> Delta:
         if not self.started:   # a proxy page or an empty body parses as an SSE stream of nothing
@@ -265,10 +309,10 @@ class _StreamState:
         if not self.stopped and self.finish is None:
             # The API always ends with a stop reason and message_stop: a stream cut short (a proxy
             # or load balancer closing the connection cleanly) must not pass for a whole answer.
-            raise IncompleteResponse(f"{provider}: the stream ended before the message finished "
-                                     "(no stop reason): the answer is incomplete",
-                                     provider=provider, partial_text="".join(self.text))
-        return Delta(usage=self.usage, finish_reason=self.finish)
+            raise self.billed(IncompleteResponse(
+                f"{provider}: the stream ended before the message finished (no stop reason): "
+                "the answer is incomplete", provider=provider, partial_text="".join(self.text)))
+        return Delta(usage=self.usage, finish_reason=self.finish, paused=self.paused())
 
 
 class AnthropicProvider(SDKProvider):
@@ -283,6 +327,11 @@ class AnthropicProvider(SDKProvider):
                  timeout_s: float = 60.0) -> None:
         super().__init__(name, endpoint, timeout_s)
         self.adaptive: set[str] = set()   # models that refused budgeted thinking
+        self._memory: RefusalMemory | None = None
+
+    def keep_lessons(self, memory: RefusalMemory) -> None:
+        self._memory = memory
+        self.adaptive |= {model for model, what in memory.lessons(self.name) if what == ADAPTIVE}
 
     def render(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
         return render_anthropic(prompt, model, options, adaptive=model in self.adaptive)
@@ -300,6 +349,8 @@ class AnthropicProvider(SDKProvider):
         if "thinking.type.adaptive" not in message and "thinking.type.enabled" not in message:
             return False
         self.adaptive.add(model)
+        if self._memory is not None:
+            self._memory.remember(self.name, model, ADAPTIVE)
         log.warning("%s: model %s refuses budgeted thinking; it is sent adaptive thinking "
                     "(output_config.effort) from now on", self.name, model)
         return True
@@ -326,7 +377,9 @@ class AnthropicProvider(SDKProvider):
                           finish_reason=resp.stop_reason,
                           request_id=getattr(resp, "_request_id", None) or resp.id,
                           reasoning=tuple(_reasoning_block(b) for b in resp.content
-                                          if b.type in THINKING_BLOCKS))
+                                          if b.type in THINKING_BLOCKS),
+                          paused=tuple(b.to_dict() for b in resp.content)
+                          if resp.stop_reason == PAUSED else ())
 
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
                options: CallOptions) -> Iterator[Delta]:
@@ -339,12 +392,12 @@ class AnthropicProvider(SDKProvider):
                     yield from event_deltas(self.name, state.feed(event))
         except self.sdk_error as e:
             if not self.close_failed(e, state.complete):
-                raise self._error(e, credential) from None
+                raise state.billed(self._error(e, credential)) from None
         except json.JSONDecodeError as e:
-            raise malformed_event(self.name, e) from None
+            raise state.billed(malformed_event(self.name, e)) from None
         except httpx2.HTTPError as e:
             if not state.complete:   # after the stop reason, only the close failed
-                raise read_error(self.name, e, credential) from None
+                raise state.billed(read_error(self.name, e, credential)) from None
         yield state.end(self.name)
 
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
@@ -359,10 +412,10 @@ class AnthropicProvider(SDKProvider):
                         yield d
         except self.sdk_error as e:
             if not self.close_failed(e, state.complete):
-                raise self._error(e, credential) from None
+                raise state.billed(self._error(e, credential)) from None
         except json.JSONDecodeError as e:
-            raise malformed_event(self.name, e) from None
+            raise state.billed(malformed_event(self.name, e)) from None
         except httpx2.HTTPError as e:
             if not state.complete:
-                raise read_error(self.name, e, credential) from None
+                raise state.billed(read_error(self.name, e, credential)) from None
         yield state.end(self.name)

@@ -25,6 +25,7 @@ from hermes_core.providers._sdk import (
     usage_int,
 )
 from hermes_core.providers.base import CallOptions
+from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.refused import (
     RefusedFields,
     refused_field,
@@ -246,6 +247,9 @@ class OpenAIProvider(SDKProvider):
                  timeout_s: float = 60.0) -> None:
         super().__init__(name, endpoint, timeout_s)
         self.refused = RefusedFields()
+
+    def keep_lessons(self, memory: RefusalMemory) -> None:
+        self.refused = RefusedFields(memory, self.name)
 
     @property
     def requires_key(self) -> bool:

@@ -8,7 +8,8 @@ yet gpt-5.1 takes it at ``reasoning_effort: none`` and gpt-5-chat always; Azure 
 API's own answer decides, as it names the field: ``{"param": "temperature", "code":
 "unsupported_value"}``. The field is then sent otherwise (``max_tokens`` as
 ``max_completion_tokens`` and back) or not at all, the call is sent once more, and the model keeps
-the lesson for the process's life, logged once so the user knows their setting is not applied.
+the lesson, logged once so the user knows their setting is not applied, and kept in the home
+(:mod:`.lessons`) for a week so the next process does not pay the 400 again.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ import logging
 import re
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_core.providers.lessons import RefusalMemory
 
 log = logging.getLogger(__name__)
 
@@ -79,13 +83,30 @@ def refuses_streaming(status: int, body: Any) -> bool:
     return err is not None and str(err.get("param") or "") == "stream"
 
 
-class RefusedFields:
-    """What each model refused, and a payload rewritten around it."""
+#: How a lesson is named in the home's file (:mod:`.lessons`).
+STREAM = "stream"
+FIELD = "field:"
 
-    def __init__(self) -> None:
+
+class RefusedFields:
+    """What each model refused, and a payload rewritten around it; with a ``memory`` (the
+    home's file), what an earlier process learned for ``provider`` too, and each new lesson
+    kept there."""
+
+    def __init__(self, memory: RefusalMemory | None = None, provider: str = "") -> None:
         self._by_model: dict[str, frozenset[str]] = {}
         self._unstreamed: set[str] = set()
         self._lock = threading.Lock()
+        self._memory, self._provider = memory, provider
+        for model, what in memory.lessons(provider) if memory is not None else ():
+            if what == STREAM:
+                self._unstreamed.add(model)
+            elif what.startswith(FIELD) and what[len(FIELD):] in ALTERNATIVES:
+                self._by_model[model] = self._by_model.get(model, frozenset()) | {what[len(FIELD):]}
+
+    def _keep(self, model: str, what: str) -> None:
+        if self._memory is not None:
+            self._memory.remember(self._provider, model, what)
 
     def learn_unstreamed(self, model: str, provider: str) -> None:
         """Remember that ``model`` may not be streamed here: it is asked whole from now on."""
@@ -93,6 +114,7 @@ class RefusedFields:
             if model in self._unstreamed:
                 return
             self._unstreamed.add(model)
+        self._keep(model, STREAM)
         log.warning("%s: model %s may not be streamed with this key's organisation; its replies "
                     "are asked for whole from now on", provider, model)
 
@@ -108,6 +130,7 @@ class RefusedFields:
             if field in known:
                 return False
             self._by_model[model] = known | {field}
+        self._keep(model, FIELD + field)
         instead = ALTERNATIVES[field]
         log.warning("%s: model %s does not support '%s'; it is %s from now on", provider, model,
                     field, f"sent as '{instead}'" if instead and instead not in known else "left out")

@@ -12,6 +12,7 @@ from hermes_core.testing.builders import (
     ANTHROPIC_URL,
     OPENAI_URL,
     SSE_HEADERS,
+    anthropic_blocks_stream,
     anthropic_error,
     anthropic_message,
     anthropic_stream,
@@ -19,6 +20,7 @@ from hermes_core.testing.builders import (
     openai_chat_stream,
     openai_error,
     retry_after_headers,
+    web_search_blocks,
 )
 from hermes_core.testing.clock import FakeClock
 from hermes_core.testing.fakes import (
@@ -43,6 +45,7 @@ __all__ = [
     "ScriptedCall",
     "ScriptedProvider",
     "Streamed",
+    "anthropic_blocks_stream",
     "anthropic_error",
     "anthropic_message",
     "anthropic_stream",
@@ -53,4 +56,5 @@ __all__ = [
     "streamed",
     "tool_call",
     "tool_calls",
+    "web_search_blocks",
 ]

@@ -134,6 +134,56 @@ def anthropic_stream(pieces: Sequence[str] = ("Hel", "lo", "!"), *,
     return _sse(events)
 
 
+def web_search_blocks(text: str, *, query: str = "oslo weather",
+                      id: str = "srvtoolu_1") -> list[dict[str, Any]]:
+    """The content of a reply in which Anthropic ran its web search (a server tool): the call,
+    its result, then ``text``; what a paused long turn (``pause_turn``) carries."""
+    return [
+        {"type": "server_tool_use", "id": id, "name": "web_search", "input": {"query": query}},
+        {"type": "web_search_tool_result", "tool_use_id": id,
+         "content": [{"type": "web_search_result", "url": "https://example.test", "title": "t",
+                      "encrypted_content": "e", "page_age": None}]},
+        {"type": "text", "text": text},
+    ]
+
+
+def anthropic_blocks_stream(blocks: Sequence[Mapping[str, Any]], *, stop_reason: str = "end_turn",
+                            model: str = "claude-sonnet-4-5", input_tokens: int = 12,
+                            output_tokens: int = 5, cache_write: int = 0) -> bytes:
+    """An SSE body streaming the whole ``blocks`` (any type: thinking, server tools, their
+    results, text with citations, one never seen), each started empty and filled by the deltas
+    its type sends, as the API does; ends with ``stop_reason`` and cumulative usage."""
+    start = anthropic_message("", model=model, input_tokens=input_tokens, output_tokens=1,
+                              cache_write=cache_write)
+    start["stop_reason"] = None
+    events: list[tuple[str | None, Any]] = [("message_start", {"type": "message_start",
+                                                               "message": start})]
+    for i, block in enumerate(blocks):
+        kind = block["type"]
+        empty = ({**block, "thinking": ""} if kind == "thinking" else
+                 {**block, "text": ""} if kind == "text" else
+                 {**block, "input": {}} if "input" in block else dict(block))
+        deltas: list[dict[str, Any]] = []
+        if kind == "thinking":
+            deltas = [{"type": "thinking_delta", "thinking": block["thinking"]},
+                      {"type": "signature_delta", "signature": block["signature"]}]
+        elif kind == "text":
+            deltas = [{"type": "citations_delta", "citation": c} for c in block.get("citations") or ()]
+            deltas.append({"type": "text_delta", "text": block["text"]})
+        elif "input" in block:
+            deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
+        events.append(("content_block_start", {"type": "content_block_start", "index": i,
+                                               "content_block": empty}))
+        events += [("content_block_delta", {"type": "content_block_delta", "index": i,
+                                            "delta": d}) for d in deltas]
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    events.append(("message_delta", {"type": "message_delta",
+                                     "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                                     "usage": {"output_tokens": output_tokens}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return _sse(events)
+
+
 SSE_HEADERS = {"content-type": "text/event-stream"}
 
 

@@ -177,3 +177,31 @@ def test_a_pipe_without_a_reader_is_named_as_a_pipe(tmp_path: Path, caplog) -> N
         log.append({"event": "tool", "name": "x"})
         log.close()
     assert str(fifo) in caplog.text and "not a regular file" in caplog.text
+
+
+def test_a_value_with_a_line_separator_stays_on_its_records_line(tmp_path: Path) -> None:
+    """JSON escapes ``\\n`` but, without ``ensure_ascii``, writes NEL and U+2028/2029 as they
+    are: a reader splitting lines as ``str.splitlines`` does cut the record in two."""
+    log = AuditLog(tmp_path / "audit.jsonl")
+    records = [{"tool": "查询\u2028x", "arguments": {"q": "a\x85b\u2029c"}}, {"tool": "second"}]
+    for record in records:
+        log.append(record)
+    log.close()
+    text = (tmp_path / "audit.jsonl").read_text(encoding="utf-8")
+    assert [json.loads(line) for line in text.splitlines()] == records
+    assert "查询" in text   # still written as text, not \\u escapes
+
+
+def test_an_attempt_that_failed_after_it_was_billed_says_how_many_tokens(tmp_path: Path) -> None:
+    from hermes_core.errors import Attempt
+    from hermes_core.types import Usage
+
+    log = AuditLog(tmp_path / "audit.jsonl")
+    log.write("r1", Attempt("anthropic", "claude-sonnet-4-5", "sk-...abcd", "server_error", 80.0,
+                            decision="retry", error="IncompleteResponse",
+                            usage=Usage(900, 1, cache_read_tokens=30)), 1.0)
+    log.write("r1", Attempt("anthropic", "claude-sonnet-4-5", "sk-...abcd", "ok", 90.0), 2.0)
+    log.close()
+    cut, ok = rows(tmp_path / "audit.jsonl")
+    assert cut["billed_tokens"] == {"input": 900, "output": 1, "cache_read": 30, "cache_write": 0}
+    assert "billed_tokens" not in ok   # an answer's tokens are on its reply

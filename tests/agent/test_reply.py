@@ -78,15 +78,16 @@ def _ended(kind: str, streamed: bool, reason: str) -> Any:
 @pytest.mark.parametrize("mode", ["sync", "async", "stream"])
 @pytest.mark.parametrize("kind, wire, said", [
     ("openai", "length", "max_tokens"), ("openai", "content_filter", "content_filter"),
-    ("anthropic", "max_tokens", "max_tokens"), ("anthropic", "pause_turn", "pause_turn"),
+    ("anthropic", "max_tokens", "max_tokens"),
     ("anthropic", "model_context_window_exceeded", "model_context_window_exceeded"),
     ("openai", "stop", None), ("anthropic", "end_turn", None), ("anthropic", "stop_sequence", None),
 ])
 def test_a_reply_the_model_did_not_finish_says_why(kind: str, wire: str, said: str | None,
                                                    mode: str, empty_home: Path,
                                                    respx_mock: Any) -> None:
-    """A reply cut at max_tokens, by the context window or a content filter, or paused, read as a
-    whole answer: ``stop_reason`` was None, the truncated text passed for the model's last word."""
+    """A reply cut at max_tokens, by the context window or a content filter read as a whole
+    answer: ``stop_reason`` was None, the truncated text passed for the model's last word. (A
+    paused one is sent back to go on: test_turn.py.)"""
     respx_mock.post(URLS[kind]).mock(return_value=_ended(kind, mode == "stream", wire))
     reply = run_turn(make_agent(empty_home, kind), mode, "answer")
     assert reply.text == "The answer is" and reply.stop_reason == said

@@ -3,14 +3,28 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
 from hermes_core.agent.agent import Agent
 from hermes_core.config import load_settings
-from hermes_core.testing import FakeProvider, tool_call, tool_calls
-from hermes_core.types import Message
+from hermes_core.testing import (
+    ANTHROPIC_URL,
+    SSE_HEADERS,
+    FakeProvider,
+    anthropic_blocks_stream,
+    anthropic_message,
+    anthropic_stream,
+    tool_call,
+    tool_calls,
+    web_search_blocks,
+)
+from hermes_core.types import Message, Usage
+from tests.agent.conftest import make_agent, request_json, run_turn
 
 
 def adder(tmp_path: Path, fake: FakeProvider) -> Agent:
@@ -170,3 +184,146 @@ def test_a_stream_cut_by_a_failure_shows_what_arrived_but_no_start_of_a_key(
                     shown.append(piece)
             asyncio.run(consume())
     assert "".join(shown) == "the key is "
+
+
+PAUSED = web_search_blocks("Searching the forecast. ")
+
+
+def _anthropic_reply(mode: str, blocks: list[dict[str, Any]], stop: str, tokens: tuple[int, int]):
+    if mode == "stream":
+        return httpx.Response(200, headers=SSE_HEADERS, content=anthropic_blocks_stream(
+            blocks, stop_reason=stop, input_tokens=tokens[0], output_tokens=tokens[1]))
+    body = anthropic_message("", model="claude-sonnet-4-5", stop_reason=stop,
+                             input_tokens=tokens[0], output_tokens=tokens[1])
+    body["content"] = blocks
+    return httpx.Response(200, json=body)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
+def test_a_paused_turn_is_continued_with_its_content_sent_back_and_billed_whole(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    """Anthropic pauses a long server-tool turn (``pause_turn``) and expects the paused content
+    back, as it came, to go on; the turn ended there with half an answer."""
+    wire = "stream" if mode == "astream" else mode
+    route = respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        _anthropic_reply(wire, PAUSED, "pause_turn", (100, 40)),
+        _anthropic_reply(wire, [{"type": "text", "text": "It is sunny."}], "end_turn", (130, 20))])
+    agent = make_agent(empty_home, "anthropic")
+    if mode in ("stream", "astream"):
+        async def read() -> str:
+            return "".join([p async for p in agent.astream("weather in Oslo?")])
+        if mode == "astream":
+            shown, reply = asyncio.run(read()), agent.last_reply
+        else:
+            stream = agent.stream("weather in Oslo?")
+            shown, reply = "".join(stream), stream.reply
+        assert shown == "Searching the forecast. It is sunny."   # one answer, no round break
+    else:
+        reply = run_turn(agent, mode, "weather in Oslo?")
+    assert reply.text == "Searching the forecast. It is sunny." and reply.stop_reason is None
+    first, second = request_json(route, 0), request_json(route, 1)
+    assert second["messages"][:-1] == first["messages"]
+    assert second["messages"][-1] == {"role": "assistant", "content": PAUSED}
+    assert reply.usage.input_tokens == 230 and reply.usage.output_tokens == 60
+    assert reply.cost == agent.prices.cost("claude-sonnet-4-5", reply.usage)
+    assert [(m.role, m.content) for m in agent.history] == [
+        ("user", "weather in Oslo?"), ("assistant", "Searching the forecast. It is sunny.")]
+    assert agent.stats.usage == reply.usage
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_a_turn_paused_again_and_again_stops_at_the_continuation_limit_and_says_so(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    route = respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        _anthropic_reply(mode, PAUSED, "pause_turn", (100, 10)) for _ in range(5)])
+    agent = make_agent(empty_home, "anthropic")
+    agent.max_continuations = 2
+    reply = run_turn(agent, mode, "weather in Oslo?")
+    assert route.call_count == 3
+    assert reply.stop_reason == "max_continuations"
+    assert reply.text == "Searching the forecast. " * 3
+    assert reply.usage.input_tokens == 300 and reply.usage.output_tokens == 30
+    assert agent.history[-1].content == reply.text
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_tokens_billed_on_a_retried_attempt_are_counted_as_wasted_once(
+        empty_home: Path, respx_mock: Any, use_async: bool) -> None:
+    """A stream cut after ``message_start`` billed its 900 prompt tokens, and the call loop
+    retried it: only the retry's tokens were in the turn's usage and cost."""
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        httpx.Response(200, headers=SSE_HEADERS,
+                       content=anthropic_stream(("lost",), input_tokens=900, fail_after=0)),
+        httpx.Response(200, headers=SSE_HEADERS, content=anthropic_stream(("fine",)))])
+    agent = make_agent(empty_home, "anthropic")
+    if use_async:
+        async def read() -> str:
+            return "".join([p async for p in agent.astream("hi")])
+        text = asyncio.run(read())
+        reply = agent.last_reply
+    else:
+        stream = agent.stream("hi")
+        text = "".join(stream)
+        reply = stream.reply
+    assert reply is not None and text == reply.text == "fine"
+    assert reply.usage.input_tokens == 12   # the answer's own call
+    assert (reply.wasted.input_tokens, reply.wasted.output_tokens) == (900, 1)
+    prices = agent.prices
+    billed = (prices.cost("claude-sonnet-4-5", reply.usage).total
+              + prices.cost("claude-sonnet-4-5", reply.wasted).total)
+    assert reply.cost.total == pytest.approx(billed)
+    assert reply.wasted_cost.total == pytest.approx(prices.cost("claude-sonnet-4-5",
+                                                                reply.wasted).total)
+    assert agent.stats.wasted == reply.wasted and agent.stats.usage == reply.usage
+    assert agent.stats.cost.total == pytest.approx(billed)
+    assert [a.usage for a in reply.attempts if a.status != "ok"] == [reply.wasted]
+
+
+def test_a_stream_cut_mid_answer_counts_what_it_billed_though_the_turn_failed(
+        empty_home: Path, respx_mock: Any) -> None:
+    """After the first words a cut reaches the caller (no failover); the tokens it billed were in
+    no total at all."""
+    from hermes_core.errors import ProviderError
+
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, headers=SSE_HEADERS,
+        content=anthropic_stream(("one ", "two"), input_tokens=700, fail_after=1)))
+    agent = make_agent(empty_home, "anthropic")
+    with pytest.raises(ProviderError):
+        "".join(agent.stream("hi"))
+    assert agent.history == [] and agent.stats.turns == 0
+    assert agent.stats.wasted.input_tokens == 700 and agent.stats.cost.total > 0
+
+
+def test_a_structured_reply_repaired_reports_the_rejected_replys_tokens_as_wasted(
+        empty_home: Path, respx_mock: Any) -> None:
+    from pydantic import BaseModel
+
+    class Forecast(BaseModel):
+        x: int
+
+    respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        httpx.Response(200, json=anthropic_message("not json", input_tokens=50, output_tokens=7)),
+        httpx.Response(200, json=anthropic_message('{"x": 3}', input_tokens=80, output_tokens=4))])
+    agent = make_agent(empty_home, "anthropic")
+    assert agent.chat("forecast", output=Forecast).x == 3
+    reply = agent.last_reply
+    assert reply is not None and (reply.usage.input_tokens, reply.wasted.input_tokens) == (80, 50)
+    assert reply.cost.total == pytest.approx(agent.stats.cost.total)   # both calls, once
+    assert agent.stats.usage.input_tokens == 130 and agent.stats.wasted.input_tokens == 0
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_a_turn_that_fails_after_a_tool_round_counts_the_round_it_was_billed_for(
+        tmp_path: Path, mode: str) -> None:
+    """The first round answered (billed), the second failed on every attempt: the turn is not
+    recorded, and the first round's tokens were in no total."""
+    from hermes_core.errors import AllProvidersFailed, BadRequest
+
+    first = replace(tool_calls(tool_call("add", a=1, b=2)), usage=Usage(40, 5))
+    fake = FakeProvider([first, BadRequest("refused")])
+    agent = adder(tmp_path, fake)
+    with pytest.raises((AllProvidersFailed, BadRequest)):
+        run(agent, mode, "add")
+    assert agent.history == [] and agent.stats.turns == 0
+    assert agent.stats.usage == Usage() and agent.stats.wasted == Usage(40, 5)

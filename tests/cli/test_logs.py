@@ -98,3 +98,31 @@ def test_a_tool_error_quoting_the_models_arguments_is_logged_escaped_at_debug(
     assert reply.text == "done" and "tool read_notes raised" in err, err[-2000:]
     assert "no notes at 笔记\\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b[2J.txt" in err
     assert "\x1b" not in err and "\x07" not in err
+
+
+def test_a_record_of_any_logger_is_one_line_on_the_terminal(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``-v`` shows every logger's records (a user's tool's own, a library's): a value with a
+    newline, a NEL or U+2028 in it cannot print what looks like a second record."""
+    import logging
+
+    from hermes_core.cli.logs import configure_logging
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    root.handlers[:] = []
+    try:
+        configure_logging(1, sys.stderr)
+        forged = "ok\nWARNING hermes_core.agent: forged\x85ERROR x: y\u2028z"
+        logging.getLogger("myapp.tools").warning("fetched %s", forged)
+        try:
+            raise OSError(forged)
+        except OSError:
+            logging.getLogger("myapp.tools").warning("failed", exc_info=True)
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    err = capsys.readouterr().err
+    assert ("WARNING myapp.tools: fetched ok\\nWARNING hermes_core.agent: forged\\x85ERROR x: "
+            "y\\u2028z\n") in err
+    assert not any(line.startswith(("WARNING hermes_core", "ERROR")) for line in err.split("\n"))
+    assert "\x85" not in err and "\u2028" not in err

@@ -71,6 +71,17 @@ def test_stats_show_cost_and_cache_savings(tmp_path: Path) -> None:
     assert "cost $1.0085 (cache saved $0.0050); tool calls 0" in text
 
 
+def test_stats_say_what_a_failed_turn_was_billed_for(tmp_path: Path) -> None:
+    from hermes_core.errors import BadRequest
+
+    billed = Completion("", "gpt-4o", "fake", Usage(input_tokens=4000, output_tokens=50),
+                        tool_calls=(tool_call("lookup", query="q", id="c1"),))
+    text = _session(tmp_path, [billed, BadRequest("refused")], "a\n/stats\n/exit\n")
+    # 4000 x 2.50 + 50 x 10 per million: the failed turn's round, billed, recorded nowhere
+    assert "turns 0;" in text and "cost $0.0105;" in text
+    assert "wasted on failed turns and attempts: input 4000, output 50 tokens" in text
+
+
 @pytest.fixture
 def agent(tmp_path: Path, copy_example_home) -> Agent:
     home = copy_example_home(tmp_path / "home")

@@ -27,9 +27,11 @@ from hermes_core.testing import (
     ANTHROPIC_URL,
     OPENAI_URL,
     SSE_HEADERS,
+    anthropic_blocks_stream,
     anthropic_message,
     anthropic_stream,
     openai_chat_stream,
+    web_search_blocks,
 )
 from hermes_core.testing.builders import _sse
 from hermes_core.types import Credential, Message, Prompt, ToolCall, ToolSpec, Usage
@@ -380,34 +382,8 @@ TODAYS_BLOCKS: list[dict[str, Any]] = [
 
 def _todays_stream() -> bytes:
     """Every block of :data:`TODAYS_BLOCKS` as stream events, each with the delta its type sends."""
-    start = anthropic_message("", model="claude-sonnet-4-5")
-    start.update(stop_reason=None, usage={"input_tokens": 3, "output_tokens": 1,
-                                          "cache_creation_input_tokens": 2000,
-                                          "cache_read_input_tokens": 0})
-    events: list[tuple[str | None, Any]] = [("message_start", {"type": "message_start",
-                                                               "message": start})]
-    for i, block in enumerate(TODAYS_BLOCKS):
-        empty = {**block, "thinking": ""} if block["type"] == "thinking" else (
-            {**block, "text": ""} if block["type"] == "text" else
-            {**block, "input": {}} if "input" in block else block)
-        events.append(("content_block_start", {"type": "content_block_start", "index": i,
-                                               "content_block": empty}))
-        deltas = {"thinking": [{"type": "thinking_delta", "thinking": block.get("thinking")},
-                               {"type": "signature_delta", "signature": "sig-abc"}],
-                  "text": [{"type": "citations_delta", "citation": block.get("citations", [{}])[0]},
-                           {"type": "text_delta", "text": block.get("text")}],
-                  "a_block_type_from_next_year": [{"type": "a_delta_from_next_year", "v": 1}]
-                  }.get(block["type"], [])
-        if "input" in block:
-            deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
-        events += [("content_block_delta", {"type": "content_block_delta", "index": i,
-                                            "delta": d}) for d in deltas]
-        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
-    events.append(("message_delta", {"type": "message_delta",
-                                     "delta": {"stop_reason": "tool_use", "stop_sequence": None},
-                                     "usage": {"output_tokens": 240}}))
-    events.append(("message_stop", {"type": "message_stop"}))
-    return _sse(events)
+    return anthropic_blocks_stream(TODAYS_BLOCKS, stop_reason="tool_use", input_tokens=3,
+                                   output_tokens=240, cache_write=2000)
 
 
 @pytest.mark.parametrize("how", ["complete", "stream", "astream"])
@@ -508,3 +484,65 @@ def test_a_thinking_refusal_without_thinking_sent_is_a_bad_request_sent_once(
     with pytest.raises(BadRequest, match=r"thinking\.type\.enabled"):
         AnthropicProvider().complete(PROMPT, "claude-opus-4-8", CRED, OPTS)
     assert route.call_count == 1
+
+
+def test_a_model_that_refused_budgeted_thinking_is_sent_adaptive_by_the_next_process(
+        respx_mock: Any, tmp_path: Path) -> None:
+    from hermes_core.providers.lessons import FILE_NAME, RefusalMemory
+
+    route = respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        httpx.Response(400, json=ENABLED_REFUSED), httpx.Response(200, json=anthropic_message("a")),
+        httpx.Response(200, json=anthropic_message("b"))])
+    opts = CallOptions(max_tokens=500, reasoning_effort="high", timeout_s=5)
+    first, later = AnthropicProvider(), AnthropicProvider()
+    first.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))
+    assert first.complete(PROMPT, "claude-opus-4-8", CRED, opts).text == "a"
+    later.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))
+    assert later.complete(PROMPT, "claude-opus-4-8", CRED, opts).text == "b"
+    sent = [json.loads(c.request.content) for c in route.calls]
+    assert len(sent) == 3 and sent[2]["thinking"] == {"type": "adaptive"}
+
+
+PAUSED_BLOCKS: list[dict[str, Any]] = [
+    {"type": "thinking", "thinking": "Search first.", "signature": "sig-p"},
+    *web_search_blocks("Looking at the forecast. ", query="oslo forecast", id="srvtoolu_7")]
+
+
+@pytest.mark.parametrize("how", ["complete", "acomplete", "stream", "astream"])
+def test_a_paused_reply_carries_its_content_blocks_as_they_came(
+        respx_mock: Any, how: str, stream_deltas: Callable[..., list[Any]]) -> None:
+    """``pause_turn``: the API wants the paused content back unchanged to go on; the reply
+    kept only its text (and thinking), so it could not be continued."""
+    body = anthropic_message("", model="claude-sonnet-4-5", stop_reason="pause_turn")
+    body["content"] = PAUSED_BLOCKS
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=(
+        httpx.Response(200, json=body) if how in ("complete", "acomplete") else
+        httpx.Response(200, content=anthropic_blocks_stream(PAUSED_BLOCKS, stop_reason="pause_turn"),
+                       headers=SSE_HEADERS)))
+    provider = AnthropicProvider()
+    if how == "complete":
+        done = provider.complete(PROMPT, "claude-sonnet-4-5", CRED, OPTS)
+        text, finish, paused = done.text, done.finish_reason, done.paused
+    elif how == "acomplete":
+        done = asyncio.run(provider.acomplete(PROMPT, "claude-sonnet-4-5", CRED, OPTS))
+        text, finish, paused = done.text, done.finish_reason, done.paused
+    else:
+        deltas = stream_deltas(provider, PROMPT, "claude-sonnet-4-5", CRED, OPTS,
+                               use_async=how == "astream")
+        text, finish = "".join(d.text for d in deltas), deltas[-1].finish_reason
+        paused = deltas[-1].paused
+    assert text == "Looking at the forecast. " and finish == "pause_turn"
+    assert [dict(b) for b in paused] == PAUSED_BLOCKS
+
+
+def test_a_reply_that_was_not_paused_carries_no_content_blocks(respx_mock: Any) -> None:
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, json=anthropic_message()))
+    assert AnthropicProvider().complete(PROMPT, "claude-sonnet-4-5", CRED, OPTS).paused == ()
+
+
+def test_a_paused_message_is_rendered_as_its_blocks_and_the_rest_merged_after_it() -> None:
+    prompt = Prompt(system="s", messages=(
+        Message("user", "weather?"),
+        Message("assistant", "Looking at the forecast. ", replay=tuple(PAUSED_BLOCKS))))
+    payload = render_anthropic(prompt, "claude-sonnet-4-5", OPTS)
+    assert payload["messages"][-1] == {"role": "assistant", "content": PAUSED_BLOCKS}

@@ -634,3 +634,33 @@ def test_reasoning_tokens_are_output_tokens_and_counted_apart(respx_mock: Any) -
     usage = OpenAIProvider().complete(PROMPT, "o3", CRED, OPTS).usage
     assert (usage.input_tokens, usage.cache_read_tokens, usage.output_tokens) == (60, 40, 900)
     assert usage.reasoning_tokens == 850 and usage.reported
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_refusal_learned_by_one_process_is_not_paid_again_by_the_next(
+        respx_mock: Any, use_async: bool, tmp_path: Path) -> None:
+    """Learned refusals were per process: every new chat sent ``temperature`` to o3 once more
+    and paid the 400. Kept in the home, the next provider on it sends without at once; the
+    stream refusal too."""
+    from hermes_core.providers.lessons import FILE_NAME, RefusalMemory
+
+    route = respx_mock.post(OPENAI_URL).mock(side_effect=[
+        httpx.Response(400, json=UNSUPPORTED_TEMPERATURE),
+        httpx.Response(200, json=openai_chat_completion("ok", model="o3")),
+        httpx.Response(200, json=openai_chat_completion("next", model="o3"))])
+    opts = CallOptions(max_tokens=32, temperature=0.2)
+    first, later = OpenAIProvider(), OpenAIProvider()
+    first.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))
+    assert first.complete(PROMPT, "o3", CRED, opts).text == "ok"
+    first.refused.learn_unstreamed("o3", first.name)
+    later.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))   # a new process, the same home
+    call = ((lambda: asyncio.run(later.acomplete(PROMPT, "o3", CRED, opts))) if use_async
+            else (lambda: later.complete(PROMPT, "o3", CRED, opts)))
+    assert call().text == "next"
+    sent = _sent(route)
+    assert len(sent) == 3 and "temperature" not in sent[2]
+    assert later.refused.unstreamed("o3") and not later.refused.unstreamed("gpt-4o")
+    assert later.render(PROMPT, "gpt-4o", opts)["temperature"] == 0.2
+    other = OpenAIProvider(name="azure")   # another provider's endpoint may differ
+    other.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))
+    assert other.render(PROMPT, "o3", opts)["temperature"] == 0.2
