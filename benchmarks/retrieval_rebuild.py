@@ -18,6 +18,11 @@ catalog file as a large install would have):
   ``refresh_one_changed_<n>_ratio`` = that / baseline.
 * ``refresh_one_added_<n>_ms`` / ``refresh_one_deleted_<n>_ms`` (and ``_ratio``): the same after one
   skill was appended to the file, or one was removed from it (a different one each run).
+* ``restart_one_changed_<n>_ms`` / ``_added_`` / ``_deleted_`` (and ``_ratio``): the same changes,
+  refreshed by a retriever made anew over the same cache folder whose first refresh (of the
+  catalog before the change, untimed) read every calibration from the cache: the first change
+  after a restart. The process's memos
+  (tokens, text keys) stay warm, so this isolates what the retriever itself kept or lost.
 * ``calibrate_dense_<n>_ms`` / ``calibrate_lexical_<n>_ms`` (and ``_ratio``): one full calibration of
   the dense gate (no cache to read; reference and pseudo-query vectors in the embedding cache) and
   of the lexical gate over the unchanged catalog: what a change to the catalog cost on top when
@@ -133,9 +138,9 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
 
     r = SkillRetriever(catalogs=[path], embedders=[HashedVectors()], cache_dir=folder / f"cache-{n}")
     r.refresh()
-    lines = catalog_lines(n + repeats)
+    lines = catalog_lines(n + 2 * repeats)
     current = lines[:n]
-    revision = [0]
+    revision, appended = [0], [n]
 
     def edit() -> list[str]:
         # the same skill, a new text each time: a calibration cached for an earlier text (an edit
@@ -144,7 +149,8 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
         return catalog_lines(n, edited=n // 2, revision=revision[0])
 
     def add() -> list[str]:
-        current.append(lines[len(current)])   # the next skill of a longer catalog, appended
+        current.append(lines[appended[0]])   # the next skill of a longer catalog, appended
+        appended[0] += 1
         return current
 
     def delete() -> list[str]:
@@ -164,6 +170,31 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
         if case == "changed":   # back to the catalog the other cases start from
             path.write_text("\n".join(current) + "\n", encoding="utf-8")
             r.refresh()
+
+    def edit_current() -> list[str]:
+        # the middle skill of the catalog as it is now, a new sentence each time
+        revision[0] += 1
+        at = len(current) // 2
+        record = json.loads(current[at])
+        record["description"] += f" It now also handles archived items, revision {revision[0]}."
+        return [*current[:at], json.dumps(record), *current[at + 1:]]
+
+    for case, change in (("changed", edit_current), ("added", add), ("deleted", delete)):
+        times = []
+        for _ in range(repeats):
+            path.write_text("\n".join(current) + "\n", encoding="utf-8")
+            fresh = SkillRetriever(catalogs=[path], embedders=[HashedVectors()],
+                                   cache_dir=folder / f"cache-{n}")
+            fresh.refresh()   # the catalog as the last process left it: its calibrations are cached
+            path.write_text("\n".join(change()) + "\n", encoding="utf-8")
+            t = time.perf_counter()
+            fresh.refresh()
+            times.append((time.perf_counter() - t) * 1000)
+        ms = round(statistics.median(times), 2)
+        out[f"restart_one_{case}_{n}_ms"] = ms
+        out[f"restart_one_{case}_{n}_ratio"] = round(ms / base, 3)
+    path.write_text("\n".join(current) + "\n", encoding="utf-8")
+    r.refresh()
 
     indexed = r.index.ordered()
     (d,) = r.dense
