@@ -29,6 +29,9 @@ catalog file as a large install would have):
   every change recalibrated whole (the lexical gate still does).
 * ``calibrate_dense_edit_<n>_ms`` (and ``_ratio``): the dense gate's calibration alone after one
   skill was edited, updated from what the calibration before it kept (``gate_state``).
+* ``calibrate_dense_restart_<n>_ms`` (and ``_ratio``): the same, in a process that kept nothing in
+  memory, over the cache folder the calibration before the edit was saved to (with the update
+  state, where it is saved).
 * ``read_catalog_<n>_ms`` (and ``_ratio``): reading and validating the whole JSONL catalog, which
   every refresh does.
 
@@ -204,6 +207,9 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
     ms = _dense_update_ms(d, indexed, repeats)
     out[f"calibrate_dense_edit_{n}_ms"] = ms
     out[f"calibrate_dense_edit_{n}_ratio"] = round(ms / base, 3)
+    ms = _dense_restart_ms(d, indexed, repeats, folder / f"restart-{n}")
+    out[f"calibrate_dense_restart_{n}_ms"] = ms
+    out[f"calibrate_dense_restart_{n}_ratio"] = round(ms / base, 3)
     ms = median_ms(lambda: load_jsonl_catalog(path), repeats)
     out[f"read_catalog_{n}_ms"] = ms
     out[f"read_catalog_{n}_ratio"] = round(ms / base, 3)
@@ -228,6 +234,25 @@ def _dense_update_ms(d: DenseIndex, skills: Sequence[Skill], repeats: int) -> fl
         calibrate_index(d, edited, None, memo=memo)
         times.append((time.perf_counter() - t) * 1000)
     d.build(skills)
+    return round(statistics.median(times), 2)
+
+
+def _dense_restart_ms(d: DenseIndex, skills: Sequence[Skill], repeats: int, cache: Path) -> float:
+    """The dense gate's calibration after one skill's text changed, in a process that has kept
+    nothing in memory (a new memo each run) over a cache folder where the calibration before the
+    change was saved (with its update state where that is saved), median of ``repeats``."""
+    calibrate_index(d, skills, cache, memo=GateMemo())
+    times = []
+    for run in range(repeats):
+        edited = list(skills)
+        at = len(edited) // 3
+        edited[at] = dataclasses.replace(edited[at], description=f"{edited[at].description} Restart {run}.")
+        d.build(edited)
+        t = time.perf_counter()
+        calibrate_index(d, edited, cache, memo=GateMemo())
+        times.append((time.perf_counter() - t) * 1000)
+        d.build(skills)
+        calibrate_index(d, skills, cache, memo=GateMemo())   # the state of the catalog before it
     return round(statistics.median(times), 2)
 
 

@@ -40,11 +40,15 @@ def _digest(header: str, arrays: Mapping[str, np.ndarray]) -> str:
 def write_sealed(path: Path, version: int, header: Mapping[str, Any], arrays: Mapping[str, np.ndarray],
                  what: str) -> bool:
     """Write ``arrays`` and ``header`` (JSON-able) as one file at ``path`` (atomic replace); a
-    disk that refuses costs only the cache (said once in the log), never an exception."""
+    disk that refuses costs only the cache (said once in the log), never an exception. Not
+    synced: it is written on every catalog change, and what a crash could leave (an empty or torn
+    file under the name) fails its digest and is computed again."""
     text = json.dumps({**header, "version": version}, ensure_ascii=False)
     payload: dict[str, Any] = {name: np.ascontiguousarray(a) for name, a in arrays.items()}
-    payload.update(header=np.asarray(text), digest=np.asarray(_digest(text, payload)))
-    return write_cache(path, lambda f: np.savez(f, **payload), what, logger=log)
+    # as UTF-8 bytes: a numpy string array holds four bytes a character
+    payload.update(header=np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8),
+                   digest=np.asarray(_digest(text, payload)))
+    return write_cache(path, lambda f: np.savez(f, **payload), what, logger=log, durable=False)
 
 
 def read_sealed(path: Path, version: int, what: str) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
@@ -55,7 +59,10 @@ def read_sealed(path: Path, version: int, what: str) -> tuple[dict[str, Any], di
         return None
     try:
         with np.load(io.BytesIO(read_cache(path)), allow_pickle=False) as z:   # a FIFO: not read
-            text, digest = str(z["header"][()]), str(z["digest"][()])
+            raw, digest = z["header"], str(z["digest"][()])
+            if raw.dtype != np.uint8 or raw.ndim != 1:
+                raise TypeError("header")
+            text = raw.tobytes().decode("utf-8", "surrogatepass")
             arrays = {name: np.asarray(z[name]) for name in z.files if name not in ("header", "digest")}
         header = json.loads(text)
         if not isinstance(header, dict):

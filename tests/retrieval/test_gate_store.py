@@ -43,7 +43,7 @@ def test_a_file_of_another_version_or_changed_since_it_was_sealed_is_refused_wit
         if damage == "array":
             saved["vals"] = saved["vals"] + 1e-12
         else:
-            saved["header"] = np.asarray('{"n": 6, "version": 1}')
+            saved["header"] = np.frombuffer(b'{"n": 6, "version": 1}', dtype=np.uint8)
         with open(path, "wb") as f:
             np.savez(f, **saved)
     elif damage == "torn":
