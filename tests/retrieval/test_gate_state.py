@@ -195,6 +195,17 @@ def _saved(tmp_path) -> tuple[DenseIndex, list[Skill], FixedRule, gate_state.Gat
     return d, skills, fixed, memo, path
 
 
+def _restarted(d: DenseIndex, skills: list[Skill], at: int, fixed: FixedRule, rule: str, cache,
+               lineage: str = "sources") -> tuple[cal.DenseCalibration, str]:
+    """Skill ``at`` edited, calibrated by a process with nothing in memory: the calibration and
+    how it was made."""
+    skills[at] = _skill(at, [at + 5, at + 6], revision=at)
+    d.build(skills)
+    memo = gate_state.GateMemo()
+    got = gate_state.calibrate_index(d, skills, cache, fixed, rule, memo, lineage)
+    return got, memo.last[d.query_cache_id]
+
+
 def _same_state(a: gate_state._State, b: gate_state._State) -> None:
     assert a.context == b.context and a.keys == b.keys and a.next_id == b.next_id
     assert a.texts == b.texts and a.unrelated == b.unrelated
@@ -260,38 +271,24 @@ def test_a_damaged_or_foreign_state_file_is_ignored_with_a_warning_and_calibrate
         else:   # a well-sealed file whose arrays do not fit together: a kept id no skill has
             arrays["ref_z_ids"][0, 0] = 10_000
             write_sealed(path, gate_state.STATE_VERSION, header, arrays, "test")
-    skills[3] = _skill(3, [7, 8], revision=1)
-    d.build(skills)
-    memo = gate_state.GateMemo()
     with caplog.at_level(logging.WARNING):
-        got = gate_state.calibrate_index(d, skills, tmp_path, fixed, "rule", memo, "sources")
-    assert memo.last[d.query_cache_id] == "full"
+        got, how = _restarted(d, skills, 3, fixed, "rule", tmp_path)
+    assert how == "full"
     assert any("gate state cache" in r.getMessage() for r in caplog.records)
     _assert_same(got, _from_scratch(d, skills, fixed))
     # the file written in its place is whole again: the next process updates from it
-    skills[4] = _skill(4, [9], revision=1)
-    d.build(skills)
-    memo = gate_state.GateMemo()
-    gate_state.calibrate_index(d, skills, tmp_path, fixed, "rule", memo, "sources")
-    assert memo.last[d.query_cache_id] == "update"
+    assert _restarted(d, skills, 4, fixed, "rule", tmp_path)[1] == "update"
 
 
 def test_a_state_kept_under_another_fixed_rule_or_sources_is_not_used(
         tmp_path, caplog: pytest.LogCaptureFixture) -> None:
     d, skills, fixed, _, _ = _saved(tmp_path)
-    skills[3] = _skill(3, [7, 8], revision=1)
-    d.build(skills)
     reweighted = FixedRule(d, GateWeights(anchor_mean=2.0), fixed.anchors)
-    memo = gate_state.GateMemo()
     with caplog.at_level(logging.WARNING):
-        got = gate_state.calibrate_index(d, skills, tmp_path, reweighted, "rule-2", memo, "sources")
-    assert memo.last[d.query_cache_id] == "full" and not caplog.records   # not damaged: not its own
+        got, how = _restarted(d, skills, 3, reweighted, "rule-2", tmp_path)
+    assert how == "full" and not caplog.records   # not damaged: not its own
     _assert_same(got, _from_scratch(d, skills, reweighted))
-    skills[4] = _skill(4, [9], revision=1)
-    d.build(skills)
-    memo = gate_state.GateMemo()
-    gate_state.calibrate_index(d, skills, tmp_path, fixed, "rule", memo, "other sources")
-    assert memo.last[d.query_cache_id] == "full"
+    assert _restarted(d, skills, 4, fixed, "rule", tmp_path, "other sources")[1] == "full"
 
 
 def test_a_restart_with_no_change_reads_no_state(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -1355,6 +1356,11 @@ def test_synonyms_still_rank_what_no_description_word_reaches(query: str, gold: 
     assert make(skills=OWN_WORDS).retrieve(query).names[0] == gold
 
 
+def _write_catalog(path: Path, catalog: dict[str, str]) -> None:
+    path.write_text("".join(json.dumps({"name": k, "description": v}) + "\n"
+                            for k, v in catalog.items()), encoding="utf-8")
+
+
 def test_a_retriever_refreshed_through_edits_ranks_as_one_built_from_scratch(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from hermes_core.retrieval import bm25 as bm25_mod
@@ -1362,10 +1368,7 @@ def test_a_retriever_refreshed_through_edits_ranks_as_one_built_from_scratch(
 
     path = tmp_path / "catalog.jsonl"
     skills = {s.name: s.description for s in SAMPLE_SKILLS}
-
-    def write(catalog: dict[str, str]) -> None:
-        path.write_text("".join(json.dumps({"name": k, "description": v}) + "\n"
-                                for k, v in catalog.items()), encoding="utf-8")
+    write = partial(_write_catalog, path)
     write(skills)
     kept = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "kept")
     kept.refresh()
@@ -1402,10 +1405,7 @@ def test_a_restarted_retriever_updates_the_dense_gate_from_its_saved_state_and_r
         tmp_path: Path) -> None:
     path = tmp_path / "catalog.jsonl"
     skills = {s.name: s.description for s in SAMPLE_SKILLS}
-
-    def write(catalog: dict[str, str]) -> None:
-        path.write_text("".join(json.dumps({"name": k, "description": v}) + "\n"
-                                for k, v in catalog.items()), encoding="utf-8")
+    write = partial(_write_catalog, path)
     write(skills)
     SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "kept").refresh()
     first = next(iter(skills))
