@@ -181,7 +181,7 @@ class _State:
     columns: ColumnStats
     ref: _Rows
     pseudo: _Rows
-    texts: dict[str, int]          # pseudo-query text -> its row
+    texts: dict[str, int]          # pseudo-query text's _text_id -> its row
     unrelated: tuple[float, float]
 
 
@@ -231,6 +231,11 @@ def calibrate_index(dense: Dense, skills: Sequence[Skill], cache_dir: str | os.P
     if memo is not None and cache_dir is not None:
         save_state(_state_path(cache_dir, mid, lineage), state)
     return cal
+
+
+def _text_id(text: str) -> str:
+    """A pseudo-query's name in the state: its hash, so the state's file holds no skill text."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _context(dense: Dense, fixed: StatsRule | None, fixed_rule: str) -> tuple[Any, ...]:
@@ -329,7 +334,7 @@ def _build(context: tuple[Any, ...], dense: Dense, columns: list[tuple[str, str,
     ps_langs = np.asarray([query_language(t) for t in unique], dtype=object)
     z, cos = _score_rows(ps, ps_langs, docs, ids, stats)
     return _State(context, list(columns), ids, len(columns), stats, _ref_rows(off, langs, sims, ids),
-                  _Rows(ps, ps_langs, z, cos), {t: i for i, t in enumerate(unique)},
+                  _Rows(ps, ps_langs, z, cos), {_text_id(t): i for i, t in enumerate(unique)},
                   unrelated_scale(off[:n_rank]))
 
 
@@ -378,9 +383,10 @@ def _update(state: _State, dense: Dense, columns: list[tuple[str, str, str]], sa
     # pseudo-queries: rows of texts no longer asked go, new texts and exhausted rows are scored whole
     ps = state.pseudo
     unique = list(dict.fromkeys(sample))
-    keep_rows = np.asarray([state.texts[t] for t in unique if t in state.texts], dtype=np.int64)
-    kept_texts = [t for t in unique if t in state.texts]
-    todo = [t for t in unique if t not in state.texts]
+    tid = {t: _text_id(t) for t in unique}
+    keep_rows = np.asarray([state.texts[tid[t]] for t in unique if tid[t] in state.texts], dtype=np.int64)
+    kept_texts = [t for t in unique if tid[t] in state.texts]
+    todo = [t for t in unique if tid[t] not in state.texts]
     vectors, langs = ps.vectors[keep_rows], ps.langs[keep_rows]
     z, cos = ps.z.keep(keep_rows), ps.cos.keep(keep_rows)
     empty = np.flatnonzero((z.held() == 0) | (cos.held() == 0))
@@ -397,7 +403,7 @@ def _update(state: _State, dense: Dense, columns: list[tuple[str, str, str]], sa
             vectors, langs = np.vstack([vectors, add_v]), np.concatenate([langs, add_l])
             z, cos = _Top.stack([z, fz]), _Top.stack([cos, fc])
     state.pseudo = _Rows(vectors, langs, z, cos)
-    state.texts = {t: i for i, t in enumerate(kept_texts + todo)}
+    state.texts = {tid[t]: i for i, t in enumerate(kept_texts + todo)}
     return True
 
 
@@ -429,7 +435,7 @@ def _finish(state: _State, model_id: str, key: str, dense: Dense, sample: Sequen
             return None
         return fixed.from_stats(rows.vectors, rows.cos.best(), rows.vectors @ total / n)
     ps = state.pseudo
-    order = np.asarray([state.texts[t] for t in sample], dtype=np.int64)
+    order = np.asarray([state.texts[_text_id(t)] for t in sample], dtype=np.int64)
     f_ps = rule(ps)
     return finish_dense(model_id, key, state.columns, state.ref.langs, state.ref.z.best(), rule(state.ref),
                         [str(x) for x in ps.langs[order]], ps.z.best()[order],

@@ -298,3 +298,15 @@ def test_a_restart_with_no_change_reads_no_state(tmp_path, monkeypatch: pytest.M
     memo = gate_state.GateMemo()
     gate_state.calibrate_index(d, skills, tmp_path, fixed, "rule", memo, "sources")
     assert memo.last[d.query_cache_id] == "cache" and read == []
+
+
+def test_the_state_file_holds_no_skill_text(tmp_path) -> None:
+    skills = [_skill(i, [i, i + 1]) for i in range(20)]
+    skills[5] = Skill("skill-5", "Rotate the staging token kept in vault path ops/ci. Then restart.")
+    d = DenseIndex(MemoEmbedder())
+    d.build(skills)
+    gate_state.calibrate_index(d, skills, tmp_path, None, "", gate_state.GateMemo(), "sources")
+    (path,) = (tmp_path / "calibration" / "state").glob("*.npz")
+    raw = path.read_bytes()
+    assert "Rotate the staging token kept in vault path ops/ci." in cal.pseudo_queries(skills[5])
+    assert b"staging token" not in raw and b"vault" not in raw
