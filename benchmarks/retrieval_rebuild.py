@@ -161,13 +161,7 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
         return current
 
     for case, change in (("changed", edit), ("added", add), ("deleted", delete)):
-        times: list[float] = []
-        for _ in range(repeats):
-            path.write_text("\n".join(change()) + "\n", encoding="utf-8")
-            t = time.perf_counter()
-            r.refresh()
-            times.append((time.perf_counter() - t) * 1000)
-        ms = round(statistics.median(times), 2)
+        ms = _refresh_ms(path, change, lambda: r, repeats)
         out[f"refresh_one_{case}_{n}_ms"] = ms
         out[f"refresh_one_{case}_{n}_ratio"] = round(ms / base, 3)
         if case == "changed":   # back to the catalog the other cases start from
@@ -182,18 +176,14 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
         record["description"] += f" It now also handles archived items, revision {revision[0]}."
         return [*current[:at], json.dumps(record), *current[at + 1:]]
 
+    def restarted() -> SkillRetriever:
+        path.write_text("\n".join(current) + "\n", encoding="utf-8")
+        fresh = SkillRetriever(catalogs=[path], embedders=[HashedVectors()], cache_dir=folder / f"cache-{n}")
+        fresh.refresh()   # the catalog as the last process left it: its calibrations are cached
+        return fresh
+
     for case, change in (("changed", edit_current), ("added", add), ("deleted", delete)):
-        times = []
-        for _ in range(repeats):
-            path.write_text("\n".join(current) + "\n", encoding="utf-8")
-            fresh = SkillRetriever(catalogs=[path], embedders=[HashedVectors()],
-                                   cache_dir=folder / f"cache-{n}")
-            fresh.refresh()   # the catalog as the last process left it: its calibrations are cached
-            path.write_text("\n".join(change()) + "\n", encoding="utf-8")
-            t = time.perf_counter()
-            fresh.refresh()
-            times.append((time.perf_counter() - t) * 1000)
-        ms = round(statistics.median(times), 2)
+        ms = _refresh_ms(path, change, restarted, repeats)
         out[f"restart_one_{case}_{n}_ms"] = ms
         out[f"restart_one_{case}_{n}_ratio"] = round(ms / base, 3)
     path.write_text("\n".join(current) + "\n", encoding="utf-8")
@@ -207,7 +197,7 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
     ms = _dense_update_ms(d, indexed, repeats)
     out[f"calibrate_dense_edit_{n}_ms"] = ms
     out[f"calibrate_dense_edit_{n}_ratio"] = round(ms / base, 3)
-    ms = _dense_restart_ms(d, indexed, repeats, folder / f"restart-{n}")
+    ms = _dense_update_ms(d, indexed, repeats, folder / f"restart-{n}")
     out[f"calibrate_dense_restart_{n}_ms"] = ms
     out[f"calibrate_dense_restart_{n}_ratio"] = round(ms / base, 3)
     ms = median_ms(lambda: load_jsonl_catalog(path), repeats)
@@ -219,11 +209,27 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
     return out
 
 
-def _dense_update_ms(d: DenseIndex, skills: Sequence[Skill], repeats: int) -> float:
-    """The dense calibration alone after one skill's text changed (a new text each run), with
-    what the calibration before it kept (the retriever's memo), median of ``repeats``."""
+def _refresh_ms(path: Path, change: Callable[[], list[str]], ready: Callable[[], SkillRetriever],
+                repeats: int) -> float:
+    """Median of ``repeats``: the catalog file rewritten by ``change``, then the refresh of the
+    retriever ``ready`` gave (made before the change)."""
+    times = []
+    for _ in range(repeats):
+        r = ready()
+        path.write_text("\n".join(change()) + "\n", encoding="utf-8")
+        t = time.perf_counter()
+        r.refresh()
+        times.append((time.perf_counter() - t) * 1000)
+    return round(statistics.median(times), 2)
+
+
+def _dense_update_ms(d: DenseIndex, skills: Sequence[Skill], repeats: int,
+                     cache: Path | None = None) -> float:
+    """The dense gate's calibration alone after one skill's text changed (a new text each run),
+    with what the calibration before it kept: in the retriever's memo (``cache`` None), or only in
+    ``cache`` (a new memo each run, as in a restarted process), median of ``repeats``."""
     memo = GateMemo()
-    calibrate_index(d, skills, None, memo=memo)
+    calibrate_index(d, skills, cache, memo=memo)
     times = []
     for run in range(repeats):
         edited = list(skills)
@@ -231,28 +237,9 @@ def _dense_update_ms(d: DenseIndex, skills: Sequence[Skill], repeats: int) -> fl
         edited[at] = dataclasses.replace(edited[at], description=f"{edited[at].description} Run {run}.")
         d.build(edited)
         t = time.perf_counter()
-        calibrate_index(d, edited, None, memo=memo)
+        calibrate_index(d, edited, cache, memo=memo if cache is None else GateMemo())
         times.append((time.perf_counter() - t) * 1000)
     d.build(skills)
-    return round(statistics.median(times), 2)
-
-
-def _dense_restart_ms(d: DenseIndex, skills: Sequence[Skill], repeats: int, cache: Path) -> float:
-    """The dense gate's calibration after one skill's text changed, in a process that has kept
-    nothing in memory (a new memo each run) over a cache folder where the calibration before the
-    change was saved (with its update state where that is saved), median of ``repeats``."""
-    calibrate_index(d, skills, cache, memo=GateMemo())
-    times = []
-    for run in range(repeats):
-        edited = list(skills)
-        at = len(edited) // 3
-        edited[at] = dataclasses.replace(edited[at], description=f"{edited[at].description} Restart {run}.")
-        d.build(edited)
-        t = time.perf_counter()
-        calibrate_index(d, edited, cache, memo=GateMemo())
-        times.append((time.perf_counter() - t) * 1000)
-        d.build(skills)
-        calibrate_index(d, skills, cache, memo=GateMemo())   # the state of the catalog before it
     return round(statistics.median(times), 2)
 
 
