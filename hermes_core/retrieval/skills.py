@@ -617,10 +617,15 @@ def snapshot_path(cache_dir: str | os.PathLike[str] | None, folders: Iterable[st
     """Where the last reindex of these sources recorded its catalog; None without a cache folder."""
     if cache_dir is None:
         return None
+    return Path(cache_dir) / "index" / f"catalog-{sources_key(folders, catalogs)}.json"
+
+
+def sources_key(folders: Iterable[str | os.PathLike[str]], catalogs: Iterable[str | os.PathLike[str]]) -> str:
+    """Names a set of skill sources (folders and catalog files, resolved): what a cache kept per
+    catalog rather than per catalog version is filed under."""
     sources = [f"folder:{user_path(f).resolve()}" for f in folders]
     sources += [f"file:{user_path(f).resolve()}" for f in catalogs]
-    key = hashlib.sha256("\x00".join(sources).encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    return Path(cache_dir) / "index" / f"catalog-{key}.json"
+    return hashlib.sha256("\x00".join(sources).encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def read_snapshot(path: Path | None) -> dict[str, str] | None:

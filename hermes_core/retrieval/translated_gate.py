@@ -225,11 +225,13 @@ class TranslatedGate:
     @classmethod
     def for_catalog(cls, skills: Sequence[Skill], bm25: BM25Index, expand: Expansion,
                     can_read: Mapping[str, np.ndarray],
-                    cache_dir: str | os.PathLike[str] | None) -> TranslatedGate | None:
+                    cache_dir: str | os.PathLike[str] | None, digest: str | None = None
+                    ) -> TranslatedGate | None:
         """The gate of a catalog (``crosslingual.readable``'s masks): it judges requests in the
         languages of :data:`LANGUAGES` that no skill reads, through ``expand``'s glossary and
         lexicon (words of :data:`MIN_CHARS` or more); None when there are none. Its key names
-        the catalog, the reference, the lexicon's version, the glossary and the constants."""
+        the catalog, the reference, the lexicon's version, the glossary and the constants
+        (``digest``: ``calibration.catalog_digest(skills)``, when the caller has it)."""
         judged = LANGUAGES & frozenset(lang for lang, m in can_read.items() if len(m) and not bool(np.any(m)))
         if not judged:
             return None
@@ -245,7 +247,8 @@ class TranslatedGate:
                 for word in lex.english_words(text, MIN_CHARS):
                     out.extend(t for t in bm25_tokens(word) if bm25.knows(t))
             return out
-        key = hashlib.sha256(f"{catalog_key('lexical-translated', skills)}\x00{lexicon_version()}\x00"
+        catalog = catalog_key("lexical-translated", skills, digest=digest)
+        key = hashlib.sha256(f"{catalog}\x00{lexicon_version()}\x00"
                              f"{VERSION}\x00{OFF_QUANTILE}\x00{MIN_CHARS}\x00"
                              f"{expand.glossary.lines!r}".encode()).hexdigest()[:32]
         return cls(key, bm25, read, judged, cache_dir, expand.translates)

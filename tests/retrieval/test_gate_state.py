@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -144,3 +146,167 @@ def test_a_model_of_another_width_under_the_same_id_calibrates_whole() -> None:
         assert memo.last[d.query_cache_id] == "full"
         assert len(got.gate_mean["en"]) == len(skills) and np.isfinite(got.threshold_for("en"))
         skills[0] = _skill(0, [dim, 3], revision=dim)
+
+
+# ------------------------------------------------------------------ the state on disk
+def _apply(skills: list[Skill], op: str, at: int, words: list[int], n: int, made: int) -> int:
+    """One edit, add or delete of ``skills`` (in place); the next new skill's number."""
+    if op == "edit":
+        i = at % len(skills)
+        skills[i] = _skill(int(skills[i].name.split("-")[1]), words, revision=n + 1)
+    elif op == "add":
+        skills.insert(at % (len(skills) + 1), _skill(made, words))
+        return made + 1
+    elif len(skills) > 2:
+        del skills[at % len(skills)]
+    return made
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=OPS)
+def test_after_a_restart_the_first_change_is_an_update_from_the_saved_state_and_equals_one_from_scratch(
+        ops: list[tuple[str, int, list[int]]], monkeypatch: pytest.MonkeyPatch,
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    monkeypatch.setattr(cal, "MAX_PSEUDO_SKILLS", 12)
+    cache = tmp_path_factory.mktemp("cache")
+    skills = [_skill(i, [i, i + 3, i * 7]) for i in range(30)]
+    d = DenseIndex(MemoEmbedder())
+    d.build(skills)
+    fixed = FixedRule(d, GateWeights(anchor_mean=1.0, catalog_mean=2.0), anchor_vectors(d))
+    gate_state.calibrate_index(d, skills, cache, fixed, "rule", gate_state.GateMemo(), "sources")
+    made = 30
+    for n, (op, at, words) in enumerate(ops):
+        made = _apply(skills, op, at, words, n, made)
+        d.build(skills)
+        memo = gate_state.GateMemo()   # a new process: nothing in memory
+        got = gate_state.calibrate_index(d, skills, cache, fixed, "rule", memo, "sources")
+        assert memo.last[d.query_cache_id] == "update"
+        _assert_same(got, _from_scratch(d, skills, fixed))
+
+
+def _saved(tmp_path) -> tuple[DenseIndex, list[Skill], FixedRule, gate_state.GateMemo, object]:
+    skills = [_skill(i, [i, i + 1]) for i in range(20)]
+    d = DenseIndex(MemoEmbedder())
+    d.build(skills)
+    fixed = FixedRule(d, GateWeights(anchor_mean=1.0), anchor_vectors(d))
+    memo = gate_state.GateMemo()
+    gate_state.calibrate_index(d, skills, tmp_path, fixed, "rule", memo, "sources")
+    (path,) = (tmp_path / "calibration" / "state").glob("*.npz")
+    return d, skills, fixed, memo, path
+
+
+def _restarted(d: DenseIndex, skills: list[Skill], at: int, fixed: FixedRule, rule: str, cache,
+               lineage: str = "sources") -> tuple[cal.DenseCalibration, str]:
+    """Skill ``at`` edited, calibrated by a process with nothing in memory: the calibration and
+    how it was made."""
+    skills[at] = _skill(at, [at + 5, at + 6], revision=at)
+    d.build(skills)
+    memo = gate_state.GateMemo()
+    got = gate_state.calibrate_index(d, skills, cache, fixed, rule, memo, lineage)
+    return got, memo.last[d.query_cache_id]
+
+
+def _same_state(a: gate_state._State, b: gate_state._State) -> None:
+    assert a.context == b.context and a.keys == b.keys and a.next_id == b.next_id
+    assert a.texts == b.texts and a.unrelated == b.unrelated
+    np.testing.assert_array_equal(a.ids, b.ids)
+    for f in gate_state._FIELDS:
+        assert getattr(a.columns, f).keys() == getattr(b.columns, f).keys()
+        for lang, v in getattr(a.columns, f).items():
+            np.testing.assert_array_equal(v, getattr(b.columns, f)[lang])
+    for ra, rb in ((a.ref, b.ref), (a.pseudo, b.pseudo)):
+        np.testing.assert_array_equal(ra.vectors, rb.vectors)
+        assert list(ra.langs) == list(rb.langs)
+        for ta, tb in ((ra.z, rb.z), (ra.cos, rb.cos)):
+            np.testing.assert_array_equal(ta.vals, tb.vals)
+            np.testing.assert_array_equal(ta.ids, tb.ids)
+
+
+def test_the_saved_state_reads_back_as_it_was_kept(tmp_path) -> None:
+    d, _, _, memo, path = _saved(tmp_path)
+    kept = memo.states[d.query_cache_id]
+    loaded = gate_state.load_state(path, kept.context)
+    assert loaded is not None
+    _same_state(loaded, kept)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(at=st.floats(0, 1, exclude_max=True), bit=st.integers(0, 7), cut=st.booleans())
+def test_a_truncated_or_flipped_state_file_is_never_trusted(
+        at: float, bit: int, cut: bool, tmp_path_factory: pytest.TempPathFactory) -> None:
+    d, _, _, memo, path = _saved(tmp_path_factory.mktemp("cache"))
+    kept = memo.states[d.query_cache_id]
+    raw = bytearray(path.read_bytes())
+    i = int(at * len(raw))
+    if cut:
+        path.write_bytes(bytes(raw[:i]))
+    else:
+        raw[i] ^= 1 << bit
+        path.write_bytes(bytes(raw))
+    loaded = gate_state.load_state(path, kept.context)
+    if cut:
+        assert loaded is None
+    elif loaded is not None:   # a byte the zip reader ignores (a header's time stamp): same state
+        _same_state(loaded, kept)
+
+
+@pytest.mark.parametrize("damage", ["torn", "garbage", "other-version", "fifo", "unsealed-change"])
+def test_a_damaged_or_foreign_state_file_is_ignored_with_a_warning_and_calibrated_whole(
+        tmp_path, caplog: pytest.LogCaptureFixture, damage: str) -> None:
+    d, skills, fixed, _, path = _saved(tmp_path)
+    if damage == "torn":
+        path.write_bytes(path.read_bytes()[:-100])
+    elif damage == "garbage":
+        path.write_bytes(b"PK\x03\x04 not a state")
+    elif damage == "fifo":
+        path.unlink()
+        os.mkfifo(path)
+    else:
+        from hermes_core.retrieval.gate_store import read_sealed, write_sealed
+        got = read_sealed(path, gate_state.STATE_VERSION, "test")
+        assert got is not None
+        header, arrays = got
+        if damage == "other-version":
+            write_sealed(path, gate_state.STATE_VERSION + 1, header, arrays, "test")
+        else:   # a well-sealed file whose arrays do not fit together: a kept id no skill has
+            arrays["ref_z_ids"][0, 0] = 10_000
+            write_sealed(path, gate_state.STATE_VERSION, header, arrays, "test")
+    with caplog.at_level(logging.WARNING):
+        got, how = _restarted(d, skills, 3, fixed, "rule", tmp_path)
+    assert how == "full"
+    assert any("gate state cache" in r.getMessage() for r in caplog.records)
+    _assert_same(got, _from_scratch(d, skills, fixed))
+    # the file written in its place is whole again: the next process updates from it
+    assert _restarted(d, skills, 4, fixed, "rule", tmp_path)[1] == "update"
+
+
+def test_a_state_kept_under_another_fixed_rule_or_sources_is_not_used(
+        tmp_path, caplog: pytest.LogCaptureFixture) -> None:
+    d, skills, fixed, _, _ = _saved(tmp_path)
+    reweighted = FixedRule(d, GateWeights(anchor_mean=2.0), fixed.anchors)
+    with caplog.at_level(logging.WARNING):
+        got, how = _restarted(d, skills, 3, reweighted, "rule-2", tmp_path)
+    assert how == "full" and not caplog.records   # not damaged: not its own
+    _assert_same(got, _from_scratch(d, skills, reweighted))
+    assert _restarted(d, skills, 4, fixed, "rule", tmp_path, "other sources")[1] == "full"
+
+
+def test_a_restart_with_no_change_reads_no_state(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    d, skills, fixed, _, _ = _saved(tmp_path)
+    read: list[object] = []
+    monkeypatch.setattr(gate_state, "load_state", lambda *a: read.append(a))
+    memo = gate_state.GateMemo()
+    gate_state.calibrate_index(d, skills, tmp_path, fixed, "rule", memo, "sources")
+    assert memo.last[d.query_cache_id] == "cache" and read == []
+
+
+def test_the_state_file_holds_no_skill_text(tmp_path) -> None:
+    skills = [_skill(i, [i, i + 1]) for i in range(20)]
+    skills[5] = Skill("skill-5", "Rotate the staging token kept in vault path ops/ci. Then restart.")
+    d = DenseIndex(MemoEmbedder())
+    d.build(skills)
+    gate_state.calibrate_index(d, skills, tmp_path, None, "", gate_state.GateMemo(), "sources")
+    (path,) = (tmp_path / "calibration" / "state").glob("*.npz")
+    raw = path.read_bytes()
+    assert "Rotate the staging token kept in vault path ops/ci." in cal.pseudo_queries(skills[5])
+    assert b"staging token" not in raw and b"vault" not in raw

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -619,7 +620,7 @@ def test_dense_layer_mid_refresh_abstains_quietly(tmp_path: Path, monkeypatch: p
     r.refresh()
     write_skill(root, "b", skill_md("beta", "book a flight"))
     # the lexical layers are swapped in first; the dense layer has not embedded 'beta' yet
-    monkeypatch.setattr(r, "_build_dense", lambda d, skills: None)
+    monkeypatch.setattr(r, "_build_dense", lambda d, skills, digest=None: None)
     r.refresh()
     with caplog.at_level("DEBUG"):
         res = r.retrieve("book a flight")
@@ -1355,6 +1356,11 @@ def test_synonyms_still_rank_what_no_description_word_reaches(query: str, gold: 
     assert make(skills=OWN_WORDS).retrieve(query).names[0] == gold
 
 
+def _write_catalog(path: Path, catalog: dict[str, str]) -> None:
+    path.write_text("".join(json.dumps({"name": k, "description": v}) + "\n"
+                            for k, v in catalog.items()), encoding="utf-8")
+
+
 def test_a_retriever_refreshed_through_edits_ranks_as_one_built_from_scratch(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from hermes_core.retrieval import bm25 as bm25_mod
@@ -1362,10 +1368,7 @@ def test_a_retriever_refreshed_through_edits_ranks_as_one_built_from_scratch(
 
     path = tmp_path / "catalog.jsonl"
     skills = {s.name: s.description for s in SAMPLE_SKILLS}
-
-    def write(catalog: dict[str, str]) -> None:
-        path.write_text("".join(json.dumps({"name": k, "description": v}) + "\n"
-                                for k, v in catalog.items()), encoding="utf-8")
+    write = partial(_write_catalog, path)
     write(skills)
     kept = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "kept")
     kept.refresh()
@@ -1396,3 +1399,56 @@ def test_a_retriever_refreshed_through_edits_ranks_as_one_built_from_scratch(
             for skill, parts in a.contributions.items():
                 assert parts == pytest.approx(b.contributions[skill], rel=1e-12, abs=1e-12)
     assert kept.retrieve("scan my receipt").names[:1] == ("receipt-scanner",)
+
+
+def test_a_restarted_retriever_updates_the_dense_gate_from_its_saved_state_and_ranks_as_a_fresh_one(
+        tmp_path: Path) -> None:
+    path = tmp_path / "catalog.jsonl"
+    skills = {s.name: s.description for s in SAMPLE_SKILLS}
+    write = partial(_write_catalog, path)
+    write(skills)
+    SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "kept").refresh()
+    first = next(iter(skills))
+    steps = [("edit", first, skills[first] + " It also reads archived invoices."),
+             ("add", "receipt-scanner", "Scan a paper receipt and file it as an expense"),
+             ("delete", first, "")]
+    for op, name, text in steps:
+        restarted = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()],
+                                   cache_dir=tmp_path / "kept")
+        restarted.refresh()   # the catalog the last process left: read from the cache
+        assert restarted._gate_memo.last == {"test:hashing": "cache"}
+        if op == "delete":
+            del skills[name]
+        else:
+            skills[name] = text
+        write(skills)
+        restarted.refresh()
+        assert restarted._gate_memo.last == {"test:hashing": "update"}, op
+        fresh = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()],
+                               cache_dir=tmp_path / f"fresh-{op}")
+        fresh.refresh()
+        for q in ["extract tables from an invoice", "scan my receipt", "what's the weather like"]:
+            a, b = restarted.retrieve(q), fresh.retrieve(q)
+            assert (a.names, a.candidates, a.gated) == (b.names, b.candidates, b.gated)
+            assert a.scores == pytest.approx(b.scores, rel=1e-12, abs=1e-12)
+
+
+def test_a_refresh_works_out_the_catalog_digest_once_for_every_gate_key(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_core.retrieval import calibration as cal
+
+    calls: list[int] = []
+    real = cal.catalog_digest
+
+    def counted(skills: Any) -> str:
+        calls.append(len(skills))
+        return real(skills)
+    monkeypatch.setattr(cal, "catalog_digest", counted)
+    monkeypatch.setattr(rmod, "catalog_digest", counted)
+    english = [s for s in SAMPLE_SKILLS if s.description.isascii()]   # Chinese judged across
+    r = SkillRetriever(skills=english, embedders=[HashingEmbedder()], cache_dir=tmp_path)
+    r.refresh()
+    # three keys (the lexical gate, the one across languages, the dense gate): one digest
+    assert r._lexical_cal is not None and r._translated_gate is not None and r._calibration
+    assert calls == [len(english)]
+    assert r._lexical_cal.key == cal.catalog_key("lexical", r.index.ordered())

@@ -1,0 +1,80 @@
+"""A cache file whose contents are checked before they are trusted: arrays and a JSON header,
+sealed by a digest over both (``gate_state`` keeps the dense gate's update state in one).
+
+A calibration read from its cache is checked by shape and finiteness, and a wrong one costs a
+mis-set threshold at worst. The update state is different: it is the *input* of every later
+update, so a flipped bit in a kept maximum or a skill id would be carried into each calibration
+after it, silently. Hence a SHA-256 over every array (name, dtype, shape, bytes) and the header,
+stored beside them and compared on read; a file of another layout version, torn, truncated,
+flipped, of another program or not a regular file reads as None with one warning, and the
+caller computes the state again. Written through the package's one atomic cache writer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hermes_core.atomic_write import read_cache, write_cache
+
+log = logging.getLogger(__name__)
+
+
+def _digest(header: str, arrays: Mapping[str, np.ndarray]) -> str:
+    h = hashlib.sha256(header.encode("utf-8", "surrogatepass"))
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"\x00{name}\x00{a.dtype.str}\x00{a.shape}\x00".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def write_sealed(path: Path, version: int, header: Mapping[str, Any], arrays: Mapping[str, np.ndarray],
+                 what: str) -> bool:
+    """Write ``arrays`` and ``header`` (JSON-able) as one file at ``path`` (atomic replace); a
+    disk that refuses costs only the cache (said once in the log), never an exception. Not
+    synced: it is written on every catalog change, and what a crash could leave (an empty or torn
+    file under the name) fails its digest and is computed again."""
+    text = json.dumps({**header, "version": version}, ensure_ascii=False)
+    payload: dict[str, Any] = {name: np.ascontiguousarray(a) for name, a in arrays.items()}
+    # as UTF-8 bytes: a numpy string array holds four bytes a character
+    payload.update(header=np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8),
+                   digest=np.asarray(_digest(text, payload)))
+    return write_cache(path, lambda f: np.savez(f, **payload), what, logger=log, durable=False)
+
+
+def read_sealed(path: Path, version: int, what: str) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
+    """The header and arrays written at ``path`` by :func:`write_sealed` under ``version``; None
+    when there is no file, and None with a warning when it is unreadable, of another version or
+    does not match its digest."""
+    if not os.path.lexists(path):
+        return None
+    try:
+        with np.load(io.BytesIO(read_cache(path)), allow_pickle=False) as z:   # a FIFO: not read
+            raw, digest = z["header"], str(z["digest"][()])
+            if raw.dtype != np.uint8 or raw.ndim != 1:
+                raise TypeError("header")
+            text = raw.tobytes().decode("utf-8", "surrogatepass")
+            arrays = {name: np.asarray(z[name]) for name in z.files if name not in ("header", "digest")}
+        header = json.loads(text)
+        if not isinstance(header, dict):
+            raise TypeError("header")
+    except Exception as e:   # torn, flipped, foreign: computed again, never fatal
+        log.warning("%s %s is unreadable (%s); computing it again", what, path, type(e).__name__)
+        return None
+    if header.get("version") != version:
+        log.warning("%s %s is of another version (%r, this one reads %d); computing it again",
+                    what, path, header.get("version"), version)
+        return None
+    if _digest(text, arrays) != digest:
+        log.warning("%s %s does not match its digest (changed on disk); computing it again", what, path)
+        return None
+    return header, arrays
