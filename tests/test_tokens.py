@@ -111,3 +111,23 @@ def test_the_tail_is_the_longest_suffix_within_the_budget(budget: int) -> None:
 
 def test_a_budget_of_nothing_is_an_empty_cut() -> None:
     assert head_tokens("hello world", 0) == "" and tail_tokens("hello world", 0) == ""
+
+
+def test_a_tool_answer_sized_text_is_remembered_and_the_cache_is_bounded_by_characters(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from collections import OrderedDict
+
+    from hermes_core import tokens
+
+    answer = json.dumps([{"id": i, "ok": i % 2 == 0} for i in range(5000)])   # ~100k characters
+    n = count_tokens(answer)
+    assert (answer, "o200k_base") in tokens._counted    # the next turn does not count it again
+    monkeypatch.setattr(tokens, "_counted", OrderedDict())
+    monkeypatch.setattr(tokens, "_counted_chars", 0)
+    monkeypatch.setattr(tokens, "CACHE_CHARS", 100)
+    texts = [f"text number {i} " * 3 for i in range(4)]              # 45-48 characters each
+    assert [count_tokens(t) for t in texts] == [len(tokenizer().encode(t)) for t in texts]
+    assert list(k for k, _ in tokens._counted) == texts[2:]          # the oldest dropped
+    assert tokens._counted_chars <= 100
+    assert count_tokens(answer) == n                                 # too long to keep: counted
+    assert (answer, "o200k_base") not in tokens._counted
