@@ -110,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=20, help="calls per timing (default 20)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
+    if args.reps < 1:
+        parser.error("--reps must be at least 1")
     result = run(args.reps)
     if args.json:
         print(json.dumps(result))
