@@ -282,7 +282,7 @@ class ContextEngineSettings(_Model):
     # wait for another writer's lock
     busy_timeout_s: float = Field(default=30.0, gt=0, allow_inf_nan=False)
     render_chars: int = Field(default=600, ge=80)             # per-summary clip in the prompt block
-    # the whole block's budget (estimate_tokens): Chinese costs ~4x the tokens of English a char
+    # the whole block's budget (o200k_base tokens): Chinese costs ~4x the tokens of English a char
     block_tokens: int = Field(default=1_000, ge=100)
 
 
@@ -478,17 +478,6 @@ def jieba_disabled() -> bool:
     """``HERMES_DISABLE_JIEBA=1``: segment Chinese by characters (a machine without jieba's
     dictionary, or a test of the fallback)."""
     return os.environ.get("HERMES_DISABLE_JIEBA") == "1"
-
-
-def tiktoken_cache_dir() -> str | None:
-    """Where tiktoken keeps its encoding files (its own rule: ``TIKTOKEN_CACHE_DIR``, then
-    ``DATA_GYM_CACHE_DIR``, then ``TMP/data-gym-cache``); None when caching is switched off."""
-    import tempfile
-
-    for name in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
-        if name in os.environ:
-            return os.environ[name] or None
-    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
 
 
 # --------------------------------------------------------------------------- YAML with line numbers

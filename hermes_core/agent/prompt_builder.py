@@ -66,7 +66,7 @@ from hermes_core.agent.prompt.files import (
 from hermes_core.config import Settings
 from hermes_core.injection import notices_in
 from hermes_core.injection.verdicts import use_home_cache
-from hermes_core.tokenize import estimate_tokens
+from hermes_core.tokens import count_tokens
 from hermes_core.types import (
     CachePlan,
     MemoryFragment,
@@ -132,7 +132,7 @@ def _folders_of(paths: Sequence[str]) -> tuple[str, ...]:
 def _tools_tokens(tools: Sequence[ToolSpec]) -> int:
     if not tools:
         return 0
-    return estimate_tokens(json.dumps([{"name": t.name, "description": t.description,
+    return count_tokens(json.dumps([{"name": t.name, "description": t.description,
                                         "parameters": dict(t.parameters)} for t in tools],
                                       ensure_ascii=False, default=str))
 
@@ -294,7 +294,7 @@ class PromptBuilder:
             header = _HEADERS.get(src.key) or f"## Project context ({name})\n\n"
             text = header + text
         changed = text != src.text
-        src.text, src.tokens = text, estimate_tokens(text)
+        src.text, src.tokens = text, count_tokens(text)
         return changed
 
     def _clear(self, src: _Source) -> bool:
@@ -370,7 +370,7 @@ class PromptBuilder:
         system = SECTION_SEPARATOR.join(s.text for s in sections)
         return _Stable(system=system,
                        sha256=hashlib.sha256(system.encode("utf-8")).hexdigest(),
-                       tokens=estimate_tokens(system),
+                       tokens=count_tokens(system),
                        sections={s.key: s.tokens for s in self._sources})
 
     @property
@@ -491,10 +491,10 @@ class PromptBuilder:
             message_tokens=msg_tokens,
             message_breakpoints=self.settings.prompt.message_breakpoints,
             min_slack=self.settings.prompt.cache_min_slack)
-        context_tokens = estimate_tokens(context)
+        context_tokens = count_tokens(context)
         history_tokens = sum(msg_tokens[:-1])
         tokens = {**stable.sections, "system": stable.tokens, "context": context_tokens,
-                  "skills": estimate_tokens(skills), "memories": estimate_tokens(memories),
+                  "skills": count_tokens(skills), "memories": count_tokens(memories),
                   "history": history_tokens, "message": msg_tokens[-1], "tools": tools_tokens,
                   "total": stable.tokens + context_tokens + history_tokens + msg_tokens[-1]
                   + tools_tokens}

@@ -21,7 +21,7 @@ from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.runner import Approver, Builtin, ToolRunner
 from hermes_core.agent.tools.schema import Tool, ToolDefinitionError, make_tool, tool
 from hermes_core.redact import redact, shows_a_redacted_key
-from hermes_core.tokenize import head_tokens
+from hermes_core.tokens import head_tokens
 from hermes_core.types import Completion, Message, Prompt, ToolCall, ToolResult, ToolSpec
 
 __all__ = ["AgentTools", "Approver", "Tool", "ToolDefinitionError", "ToolRegistry", "ToolRunner",
@@ -37,7 +37,7 @@ MIN_RESULT_TOKENS = 256
 
 
 def cut_to_tokens(text: str, tokens: int) -> str:
-    """``text`` cut to about ``tokens`` (the estimate the history budget uses), with a note saying
+    """``text`` cut to ``tokens`` (o200k_base, what ``Turn._room`` hands out), with a note saying
     how much the model did not see. Cut after redaction: the text is already scrubbed."""
     head = head_tokens(text, tokens)
     if head == text:

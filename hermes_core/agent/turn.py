@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core.agent.pricing import Cost
 from hermes_core.agent.prompt.budget import model_window
-from hermes_core.agent.prompt.token_count import EstimateCounter, message_cost, prompt_cost
+from hermes_core.agent.prompt.token_count import choose_counter, message_cost, prompt_cost
 from hermes_core.agent.reply import PAUSED
 from hermes_core.errors import Attempt
 from hermes_core.redact import StreamRedactor
@@ -154,18 +154,23 @@ class Turn:
     def _room(self, done: Completion) -> int:
         """Tokens the model's window has left for this round's tool answers: the window less the
         reply's ``max_tokens``, the safety margin, the request so far and the model's own message.
-        Without it a big result (a log, a page) made a request the provider refused."""
+        Without it a big result (a log, a page) made a request the provider refused. Counted as
+        the history is (the model's own encoding, else o200k_base calibrated on the last bill),
+        and handed out in o200k_base tokens, which the answers are cut in: a character estimate
+        put JSON and base64 answers at half their size and overfilled the window."""
         settings = self.agent.settings
         cfg = settings.prompt.compaction
-        # the model the request named (the attempt that answered, after any failover): the
-        # reply's own name may be a dated snapshot the configured window does not list
-        model = next((a.model for a in reversed(self.attempts) if a.status == "ok"),
-                     self.decision.model)
+        # the model and provider the request named (the attempt that answered, after any
+        # failover): the reply's own name may be a dated snapshot the configured window does not list
+        ok = next((a for a in reversed(self.attempts) if a.status == "ok"), None)
+        model = ok.model if ok is not None else self.decision.model
+        kind = self.agent.loop.kind(ok.provider) if ok is not None else ""
         window, _ = model_window(model, settings.llm.routing, cfg)
-        counter = EstimateCounter()
+        counter = choose_counter(model, kind, self.agent.compactor.ratio)
         used = prompt_cost(self.prompt, counter) + message_cost(
             Message("assistant", done.text, tool_calls=done.tool_calls), counter)
-        return window - settings.llm.max_tokens - int(window * cfg.safety_margin) - used
+        room = window - settings.llm.max_tokens - int(window * cfg.safety_margin) - used
+        return int(room / counter.ratio)
 
     def fit_for(self, prompt: Prompt, candidate: Candidate) -> Prompt:
         """What is sent to ``candidate`` (the call loop asks before each attempt): ``prompt``, its
@@ -181,7 +186,8 @@ class Turn:
         if model_window(candidate.model, routing, cfg)[0] >= model_window(self.fitted_for, routing, cfg)[0]:
             return prompt
         head, rounds = prompt.messages[:self.rounds_from], prompt.messages[self.rounds_from:]
-        counter = EstimateCounter()
+        counter = choose_counter(candidate.model, agent.loop.kind(candidate.provider),
+                                 agent.compactor.ratio)
         reserve = sum(message_cost(m, counter) for m in rounds)
         compactor = agent.compactor
         summarizer, compactor.summarizer = compactor.summarizer, None

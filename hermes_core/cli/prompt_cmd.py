@@ -10,7 +10,8 @@ prints one object: ``system``, ``context``, ``messages``, ``prefix_sha256``, ``t
 A ``--history`` over the model's history budget is compacted as a chat would compact it: the oldest
 turns folded into a "conversation so far" message (extractively: previewing calls no model),
 ``compaction`` says how (budget, tokens, turns folded) and ``token_counter`` which counter measured
-it (``estimate``, or ``tiktoken:<encoding>`` for OpenAI models when its files are cached locally).
+it (``exact:<encoding>`` for OpenAI models, else ``o200k_base``; a chat's ``calibrated:o200k_base``
+once a reply was billed). ``tokens`` are ``o200k_base`` counts whatever the model.
 """
 
 from __future__ import annotations
@@ -230,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
     from hermes_core.agent.agent import default_context_engine, default_retriever
     from hermes_core.agent.prompt.cache_plan import replan_cache
     from hermes_core.agent.prompt.compaction import HistoryCompactor
+    from hermes_core.agent.prompt.token_count import choose_counter
     from hermes_core.agent.prompt_builder import PromptBuilder
     from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
 
@@ -269,7 +271,8 @@ def run(args: argparse.Namespace) -> int:
             "system": prompt.system, "context": prompt.context,
             "messages": [_message_dict(m) for m in prompt.messages],
             "prefix_sha256": prompt.prefix_sha256, "tokens": dict(prompt.tokens),
-            "token_counter": report.counter if report is not None else "estimate",
+            "token_counter": (report.counter if report is not None
+                              else choose_counter(model, provider, None).name),
             "compaction": report.as_dict() if report is not None else None,
             "summary_index": prompt.summary_index,
             "cache": {"system": prompt.cache.system,

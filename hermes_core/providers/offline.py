@@ -13,7 +13,7 @@ from typing import Any
 
 from hermes_core.providers.base import CallOptions
 from hermes_core.redact import clip
-from hermes_core.tokenize import estimate_tokens
+from hermes_core.tokens import count_tokens
 from hermes_core.types import Completion, Credential, Delta, Prompt, Usage
 
 
@@ -51,12 +51,12 @@ class OfflineProvider:
         lines = [
             "[offline reply: nothing was sent to a model]",
             f"model: {model}",
-            f"system prompt: {len(prompt.system)} chars, ~{estimate_tokens(prompt.system)} tokens,"
+            f"system prompt: {len(prompt.system)} chars, ~{count_tokens(prompt.system)} tokens,"
             f" sha256 {prompt.prefix_sha256[:12]}",
             f"messages: {len(prompt.messages)}; your message: {clip(last, 200)!r}",
         ]
         if prompt.context:
-            lines.append(f"per-turn context (~{estimate_tokens(prompt.context)} tokens):")
+            lines.append(f"per-turn context (~{count_tokens(prompt.context)} tokens):")
             lines.extend("  " + ln for ln in _first_lines(prompt.context))
         else:
             lines.append("per-turn context: none")
@@ -64,7 +64,7 @@ class OfflineProvider:
 
     def _usage(self, prompt: Prompt, text: str) -> Usage:
         sent = prompt.system + prompt.context + "".join(m.content for m in prompt.messages)
-        return Usage(input_tokens=estimate_tokens(sent), output_tokens=estimate_tokens(text))
+        return Usage(input_tokens=count_tokens(sent), output_tokens=count_tokens(text))
 
     def complete(self, prompt: Prompt, model: str, credential: Credential | None,
                  options: CallOptions) -> Completion:

@@ -30,7 +30,7 @@ from typing import Any
 
 from hermes_core.errors import SummaryFailed
 from hermes_core.providers.base import CallOptions
-from hermes_core.tokenize import estimate_tokens
+from hermes_core.tokens import count_tokens
 from hermes_core.types import (
     Completion,
     Credential,
@@ -230,9 +230,9 @@ class _RecordingProvider:
 
 
 def _usage(prompt: Prompt, reply: str) -> Usage:
-    """Token counts a double reports: estimates of what was sent and of the reply."""
+    """Token counts a double reports: o200k_base counts of what was sent and of the reply."""
     sent = prompt.system + prompt.context + "".join(m.content for m in prompt.messages)
-    return Usage(estimate_tokens(sent), estimate_tokens(reply))
+    return Usage(count_tokens(sent), count_tokens(reply))
 
 
 def _deltas(script: Streamed, usage: Usage) -> Iterator[Delta]:

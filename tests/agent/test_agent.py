@@ -815,9 +815,9 @@ class WindowsByModel(FakeProvider):
         if prompt.purpose == "summary" or self._script:   # scripted errors first
             return super()._reply(prompt, model)
         from hermes_core.errors import ContextWindowExceeded
-        from hermes_core.tokenize import estimate_tokens
-        sent = estimate_tokens(prompt.system + prompt.context
-                               + "".join(m.content for m in prompt.messages))
+        from hermes_core.tokens import count_tokens
+        sent = count_tokens(prompt.system + prompt.context
+                            + "".join(m.content for m in prompt.messages))
         if sent + 256 > self.windows[model]:
             return ContextWindowExceeded(f"{sent} tokens is over {model}'s window", status_code=400)
         return Completion("Noted: reproduce it, check what changed, isolate one part at a time, "
@@ -858,7 +858,7 @@ def test_a_turn_routed_to_a_long_context_model_is_not_compacted_for_the_default(
     agent = routed_agent(tmp_path, fake, routing={
         "default_model": "m-small", "long_context_model": "m-long", "context_windows": windows,
         "rules": [{"condition": "prompt_tokens > 2000", "model": "long_context_model"}]})
-    for i in range(12):
+    for i in range(13):   # the 13th turn's request passes 2000 o200k tokens
         reply = agent.chat(f"turn {i}: {LONG * 3}")
     assert fake.last_request.model == "m-long"
     assert reply.compaction is not None and reply.compaction.budget.window == 100_000

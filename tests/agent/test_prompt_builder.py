@@ -27,7 +27,7 @@ from hermes_core.agent.prompt_builder import (
 from hermes_core.config import Settings, load_settings
 from hermes_core.retrieval.result import render_auto_loaded
 from hermes_core.retrieval.skills import Skill
-from hermes_core.tokenize import estimate_tokens
+from hermes_core.tokens import count_tokens
 from hermes_core.types import MemoryFragment, Message, RetrievalQuery
 
 FIXED = datetime(2031, 7, 4, 12, 30, tzinfo=UTC)
@@ -132,10 +132,10 @@ def test_token_estimates_per_section(marked_home: Path, project: Path) -> None:
     write(project / "AGENTS.md", "Agents file.\n")
     p = builder(marked_home, project).build("hello there", conversation(2))
     t = p.tokens
-    assert t["system"] == estimate_tokens(p.system)
-    assert t["context"] == estimate_tokens(p.context)
-    assert t["message"] == estimate_tokens("hello there")
-    assert t["history"] == sum(estimate_tokens(m.content) for m in conversation(2))
+    assert t["system"] == count_tokens(p.system)
+    assert t["context"] == count_tokens(p.context)
+    assert t["message"] == count_tokens("hello there")
+    assert t["history"] == sum(count_tokens(m.content) for m in conversation(2))
     assert t["soul"] > 0 and t["memory"] > 0 and t["user"] > 0 and t["project"] > 0
     assert t["total"] == t["system"] + t["context"] + t["history"] + t["message"]
 

@@ -148,7 +148,7 @@ def test_stats_shows_the_history_budget(agent: Agent):
     out = run(agent, "hello", "/stats")
     assert "cache hit ratio" in out
     assert re.search(r"history \d+ of \d+ tokens \(\d+%; compacts at 75%\), counted by", out)
-    assert re.search(r"the provider billed \d+ prompt tokens; the estimate was \d+", out)
+    assert re.search(r"the provider billed \d+ prompt tokens; o200k_base counted \d+", out)
 
 
 def test_table_aligns_columns():

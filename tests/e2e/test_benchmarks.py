@@ -25,6 +25,18 @@ def test_benchmark_json_shape(capsys: pytest.CaptureFixture[str],
     assert out["file_reads_per_rebuild"] == 4  # SOUL, MEMORY, USER, HERMES.md
 
 
+def test_the_token_count_benchmark_compares_both_encodings_with_the_estimate(
+        capsys: pytest.CaptureFixture[str], load_script: Callable[[Path], ModuleType]) -> None:
+    module = load_script(BENCH.with_name("token_count.py"))
+    assert module.main(["--reps", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    rows = out["types"]
+    assert rows["json"]["o200k"] > 1.5 * rows["json"]["estimate"]       # what decision 82 measured
+    assert rows["thai"]["cl100k"] > 2 * rows["thai"]["o200k"]
+    assert out["spread_cl100k_over_o200k"] < out["spread_cl100k_over_estimate"]
+    assert out["first_count_ms"] > 0
+
+
 def test_window_benchmark_runs_within_the_configs_bounds(capsys: pytest.CaptureFixture[str],
                                                          load_script: Callable[[Path], ModuleType]) -> None:
     """Its key's max_tpm (10**12) was past the bound config loading puts on every number, so
@@ -53,6 +65,7 @@ def test_window_benchmark_runs_within_the_configs_bounds(capsys: pytest.CaptureF
     ("retrieval.py", ["--queries", "0"], "--queries"),
     ("usage_open.py", ["--events", "0"], "--events"),
     ("flaky_auth.py", ["--seeds", "0"], "--seeds"),
+    ("token_count.py", ["--reps", "0"], "--reps"),
 ])
 def test_a_benchmark_refuses_a_meaningless_argument_naming_it(
         script: str, argv: list[str], named: str, capsys: pytest.CaptureFixture[str],

@@ -10,7 +10,7 @@
   is about one token where four Latin ones are: five Chinese summaries cost four times the tokens
   of five English ones, every turn. :func:`fit_to_budget` shortens the summaries (long ones share
   what the short ones leave) so the rendered block stays within ``context_engine.block_tokens``
-  counted with :func:`~hermes_core.tokenize.estimate_tokens`, and drops the lowest ranked
+  counted with :func:`~hermes_core.tokens.count_tokens`, and drops the lowest ranked
   sessions only when even a short line each would not fit.
 """
 
@@ -24,7 +24,7 @@ from typing import TypeVar
 import regex
 
 from hermes_core.agent.episodic.ranking import STOPWORDS, clip_text
-from hermes_core.tokenize import estimate_tokens, head_tokens
+from hermes_core.tokens import count_tokens, head_tokens
 from hermes_core.types import MemoryFragment
 
 #: Summaries whose shown words overlap this much (Jaccard) say the same thing.
@@ -84,11 +84,11 @@ def distinct(ranked: Sequence[T], text_of: Callable[[T], str | None], *, limit: 
 
 
 def clip_tokens(text: str, tokens: int) -> str:
-    """``text`` cut to at most ``tokens`` estimated tokens, an ellipsis included, at a space when
+    """``text`` cut to at most ``tokens`` tokens (o200k_base), an ellipsis included, at a space when
     one is near (Chinese has none: cut between characters)."""
-    if estimate_tokens(text) <= tokens:
+    if count_tokens(text) <= tokens:
         return text
-    cut = head_tokens(text, max(0, tokens - estimate_tokens(ELLIPSIS))).rstrip()
+    cut = head_tokens(text, max(0, tokens - count_tokens(ELLIPSIS))).rstrip()
     space = cut.rfind(" ")
     if space > len(cut) * 0.6:
         cut = cut[:space]
@@ -110,24 +110,24 @@ def _shares(needs: Sequence[int], total: int) -> list[int]:
 def fit_to_budget(fragments: Sequence[MemoryFragment],
                   render: Callable[[Sequence[MemoryFragment]], str],
                   max_tokens: int) -> tuple[MemoryFragment, ...]:
-    """``fragments`` (best first) with summaries shortened so ``estimate_tokens(render(...))``
+    """``fragments`` (best first) with summaries shortened so ``count_tokens(render(...))``
     is at most ``max_tokens``; the lowest ranked are dropped while each could not keep
     :data:`MIN_SUMMARY_TOKENS`. ``render`` is the block's renderer; the fragments it is given
     come back as they were when the block already fits."""
     frags = list(fragments)
-    if estimate_tokens(render(frags)) <= max_tokens:
+    if count_tokens(render(frags)) <= max_tokens:
         return tuple(frags)
     while frags:
         bare = [replace(f, summary="") for f in frags]
-        room = max_tokens - estimate_tokens(render(bare))
+        room = max_tokens - count_tokens(render(bare))
         if room >= MIN_SUMMARY_TOKENS * len(frags):
-            needs = [estimate_tokens(f.summary) for f in frags]
+            needs = [count_tokens(f.summary) for f in frags]
             caps = _shares(needs, room)
             out = [replace(f, summary=clip_tokens(f.summary, cap))
                    for f, cap in zip(frags, caps, strict=True)]
-            # the estimate of a whole is at most the sum of its parts' (each rounds up), so this
-            # holds for the block renderer; it is checked for any other renderer
-            if estimate_tokens(render(out)) <= max_tokens:
+            # a whole can count a token more than its parts where they join (BPE merges across
+            # the seam): checked, and one fragment fewer when it does not fit
+            if count_tokens(render(out)) <= max_tokens:
                 return tuple(out)
         frags.pop()
     return ()

@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import Literal
 
 from hermes_core.config import Settings
-from hermes_core.tokenize import estimate_tokens
+from hermes_core.tokens import count_tokens
 from hermes_core.types import CachePlan, Message, Prompt
 
 MAX_BREAKPOINTS = 4
@@ -132,7 +132,7 @@ def _round_ends(messages: Sequence[Message]) -> tuple[int, ...]:
 
 @lru_cache(maxsize=8192)
 def message_tokens(content: str) -> int:
-    return estimate_tokens(content)
+    return count_tokens(content)
 
 
 

@@ -41,7 +41,7 @@ from hermes_core.agent.episodic.summarise import (
 )
 from hermes_core.agent.prompt.budget import HistoryBudget, history_budget, model_window
 from hermes_core.agent.prompt.token_count import (
-    EstimateCounter,
+    BpeCounter,
     TokenCounter,
     calibration_ratio,
     choose_counter,
@@ -230,9 +230,10 @@ class CompactionReport:
                     f"the model's context window of {self.budget.window} tokens "
                     f"({self.budget.overflow} tokens over)")
         used = self.history_tokens / self.budget.available if self.budget.available else 1.0
-        how = {"estimate": "the estimate",
-               "calibrated": "the estimate calibrated on the last reply's billed tokens"}.get(
-                   self.counter, self.counter.replace("tiktoken:", "tiktoken "))
+        kind, _, encoding = self.counter.rpartition(":")
+        how = {"exact": f"{encoding}, the model's own tokenizer",
+               "calibrated": f"{encoding} calibrated on the last reply's billed tokens"}.get(
+                   kind, f"{encoding}, not yet calibrated on a billed reply")
         line = (f"history {self.history_tokens} of {self.budget.available} tokens ({used:.0%}; "
                 f"compacts at {self.budget.high_water_ratio:.0%}), counted by {how}")
         if self.summary_turns:
@@ -376,7 +377,7 @@ class HistoryCompactor:
     """Keeps one conversation's history within its budget; one per Agent (it holds state).
 
     ``fit`` is called with each turn's built prompt and the full history; it returns the prompt
-    with the compacted messages. ``observe`` calibrates the token estimate from the provider's
+    with the compacted messages. ``observe`` calibrates the token count from the provider's
     billed prompt tokens. ``history`` itself is never modified: the Agent keeps every message
     (transcripts, ``/save`` and the session summary see the whole chat).
     """
@@ -387,7 +388,7 @@ class HistoryCompactor:
     state: CompactionState = field(default_factory=CompactionState)
     ratio: float | None = None
     last: CompactionReport | None = None
-    billed: tuple[int, int] | None = None   # (provider's prompt tokens, our estimate), last reply
+    billed: tuple[int, int] | None = None   # (provider's prompt tokens, our o200k count), last reply
     _costs: dict[tuple[str, int], tuple[Message, int]] = field(default_factory=dict)
     _anchor: Message | None = None   # the last message folded into ``state``
 
@@ -396,29 +397,29 @@ class HistoryCompactor:
         self._costs.clear()
 
     def observe(self, prompt: Prompt, usage: Usage) -> None:
-        """Calibrate the estimate from what the provider billed for ``prompt``."""
+        """Calibrate the count from what the provider billed for ``prompt``."""
         if usage.total_input_tokens <= 0:
             return
-        estimated = prompt_cost(prompt, EstimateCounter())
+        estimated = prompt_cost(prompt, BpeCounter())
         self.billed = (usage.total_input_tokens, estimated)
         ratio = calibration_ratio(prompt, usage, estimated=estimated)
         if ratio is not None:
             self.ratio = ratio
 
     def describe_billing(self) -> str:
-        """The last reply's billed prompt tokens beside our estimate of them ("" before any)."""
+        """The last reply's billed prompt tokens beside our count of them ("" before any)."""
         if self.billed is None:
             return ""
         billed, estimated = self.billed
-        return (f"last request: the provider billed {billed} prompt tokens; the estimate was "
+        return (f"last request: the provider billed {billed} prompt tokens; o200k_base counted "
                 f"{estimated} ({billed / estimated:.2f}x)" if estimated else "")
 
     def _cost(self, i: int, m: Message, counter: TokenCounter) -> int:
         """``message_cost`` of ``history[i]``, cached by position together with the message it was
         measured for: the history usually only grows at the end, but a caller may put another
         conversation in its place, whose messages must not be measured by the old ones' sizes.
-        Calibrated counts scale the cached raw estimate."""
-        base: TokenCounter = EstimateCounter() if isinstance(counter, EstimateCounter) else counter
+        Calibrated counts scale the cached unscaled count."""
+        base: TokenCounter = counter.unscaled if isinstance(counter, BpeCounter) else counter
         key = (base.name, i)
         held = self._costs.get(key)
         if held is not None and held[0] is m:
@@ -428,7 +429,7 @@ class HistoryCompactor:
                 self._costs.clear()
             got = message_cost(m, base)
             self._costs[key] = (m, got)
-        if isinstance(counter, EstimateCounter) and counter.ratio != 1.0:
+        if isinstance(counter, BpeCounter) and counter.ratio != 1.0:
             return round(got * counter.ratio)
         return got
 

@@ -50,7 +50,7 @@ from hermes_core.injection import (  # noqa: F401 - re-exported for callers
     guard_text,
     scan_for_injection,
 )
-from hermes_core.tokenize import estimate_tokens
+from hermes_core.tokens import count_tokens, head_tokens, tail_tokens
 
 log = logging.getLogger("hermes_core.prompt")
 
@@ -171,41 +171,17 @@ def settled_fingerprint(folder: str, now_ns: int) -> tuple[Fingerprint | None, b
 
 # --------------------------------------------------------------------------- truncation
 
-def _prefix_within(text: str, budget: int) -> int:
-    """Largest ``i`` such that ``estimate_tokens(text[:i]) <= budget`` (binary search)."""
-    lo, hi = 0, len(text)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if estimate_tokens(text[:mid]) <= budget:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _suffix_within(text: str, budget: int) -> int:
-    """Smallest ``j`` such that ``estimate_tokens(text[j:]) <= budget``."""
-    lo, hi = 0, len(text)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if estimate_tokens(text[mid:]) <= budget:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
 def truncate_to_budget(text: str, budget: int, *, name: str) -> tuple[str, int]:
     """Keep the head (70 % of ``budget``) and the tail (20 %), with a marker between.
 
     Returns ``(text, omitted_tokens)``; ``omitted_tokens`` is 0 when the text already fits. Cuts
     snap to a line break when one is near, so a kept section does not start mid-sentence.
     """
-    total = estimate_tokens(text)
+    total = count_tokens(text)
     if total <= budget:
         return text, 0
-    head_end = _prefix_within(text, int(budget * HEAD_SHARE))
-    tail_start = max(head_end, _suffix_within(text, int(budget * TAIL_SHARE)))
+    head_end = len(head_tokens(text, int(budget * HEAD_SHARE)))
+    tail_start = max(head_end, len(text) - len(tail_tokens(text, int(budget * TAIL_SHARE))))
     nl = text.rfind("\n", max(0, head_end - 200), head_end)
     if nl > 0:
         head_end = nl
@@ -213,7 +189,7 @@ def truncate_to_budget(text: str, budget: int, *, name: str) -> tuple[str, int]:
     if nl >= 0:
         tail_start = nl + 1
     head, tail = text[:head_end].rstrip(), text[tail_start:].lstrip("\n")
-    omitted = max(0, total - estimate_tokens(head) - estimate_tokens(tail))
+    omitted = max(0, total - count_tokens(head) - count_tokens(tail))
     marker = (f"\n\n[... {name} truncated: about {omitted} tokens omitted to fit its "
               f"{budget}-token budget (head 70%, tail 20% kept) ...]\n\n")
     return head + marker + tail, omitted
@@ -336,7 +312,7 @@ def read_context_file(path: Path, policy: ReadPolicy = ReadPolicy(), *,
         for ev in events:
             _emit(ev)
         return LoadedFile(path, text, fp, status, tuple(events), reads,
-                          estimate_tokens(text) if text else 0)
+                          count_tokens(text) if text else 0)
 
     text = ""
     huge = False

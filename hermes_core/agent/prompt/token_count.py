@@ -1,16 +1,17 @@
-"""Token counts for budgets: exact where we can know them, a calibrated estimate otherwise.
+"""Which tokenizer measures a request, and how far to trust it.
 
-Three counters, best first:
+Every count is a real tokenizer's (:mod:`hermes_core.tokens`, OpenAI's encodings, offline):
 
-* ``tiktoken:<encoding>`` -- OpenAI models, when the optional ``tiktoken`` package is installed
-  *and* its encoding file is already in tiktoken's local cache with the right hash. tiktoken
-  downloads encoding files on first use; a library that must work offline never triggers that, so
-  a missing file means this counter is simply not used.
-* ``calibrated`` -- :func:`hermes_core.tokenize.estimate_tokens` scaled by the ratio between what
-  the provider billed for the last request (its ``prompt_tokens``, cache reads and writes
-  included) and our estimate of that same request. The provider's count is the only exact one, and
-  the ratio carries over well from one turn of a conversation to the next.
-* ``estimate`` -- the plain estimate, before any reply has been seen.
+* ``exact:<encoding>`` -- OpenAI models, counted with their own encoding (``o200k_base`` for
+  gpt-4o, gpt-4.1, gpt-4.5, gpt-5, gpt-oss and the o-series; ``cl100k_base`` for gpt-4 and
+  gpt-3.5). These are the provider's own counts (the framing of each message aside).
+* ``calibrated:o200k_base`` -- every other model (Anthropic, Gemini, local models behind an
+  OpenAI-compatible server): ``o200k_base`` scaled by the ratio between what the provider billed for
+  the last request (its ``prompt_tokens``, cache reads and writes included) and our count of that
+  same request. A BPE count tracks another BPE tokenizer's closely across content types (JSON,
+  Thai, code); one ratio carries over from one turn to the next where the character estimate's
+  ratio swung with what the conversation held.
+* ``o200k_base`` -- the same before any reply has been billed.
 
 Which counter was used is reported (``Prompt.tokens`` consumers and ``hermes-core prompt --json``
 show it), so a budget can be judged by how it was measured.
@@ -18,39 +19,40 @@ show it), so a budget can be judged by how it was measured.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
-import logging
-import os
-import threading
-import time
-from collections.abc import Callable
+import re
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
-from hermes_core.config import tiktoken_cache_dir
-from hermes_core.tokenize import estimate_tokens
+from hermes_core.tokens import DEFAULT_ENCODING, count_tokens
 from hermes_core.types import Message, Prompt, Usage
-
-log = logging.getLogger("hermes_core.prompt")
 
 #: Per-message framing the APIs add (role markers, separators): a few tokens each.
 MESSAGE_OVERHEAD = 4
-#: A calibration ratio outside this range says the measurement went wrong, not the estimate.
+#: A calibration ratio outside this range says the measurement went wrong, not the count.
 RATIO_BOUNDS = (0.25, 4.0)
 
-#: Encoding files tiktoken would fetch, with the sha256 it checks them against.
-TIKTOKEN_FILES: dict[str, tuple[str, str]] = {
-    "cl100k_base": ("https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
-                    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"),
-    "o200k_base": ("https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
-                   "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"),
-}
+#: OpenAI model families by name, and their encoding (tiktoken's table, with the families
+#: released since): a family name whole or followed by a variant ("o1-mini", "gpt-5.1",
+#: "gpt-4o-2024-08-06"), not "o1x" or "gpt-40". A fine-tune (``ft:gpt-4o-mini:org::id``) counts
+#: as its base.
+_OPENAI_FAMILIES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?:gpt-4o|gpt-4\.[1-9]|gpt-5|gpt-oss|chatgpt-4o|o[1-9])(?:[-.].*)?"), "o200k_base"),
+    (re.compile(r"(?:gpt-4|gpt-3\.5|gpt-35)(?:-.*)?"), "cl100k_base"),
+)
+
+
+def openai_encoding(model: str) -> str | None:
+    """The encoding of OpenAI model ``model``, or None for a name that is not one of OpenAI's
+    families (a Llama or DeepSeek model behind an OpenAI-compatible server counts calibrated)."""
+    name = model.strip().lower().removeprefix("openai/")
+    if name.startswith("ft:"):
+        name = name[3:].split(":", 1)[0]
+    return next((enc for family, enc in _OPENAI_FAMILIES if family.fullmatch(name)), None)
 
 
 class TokenCounter(Protocol):
-    """Counts tokens of text; ``name`` says how (``estimate``, ``calibrated``, ``tiktoken:...``)."""
+    """Counts tokens of text; ``name`` says how (``exact:...``, ``calibrated:...``, ...)."""
 
     @property
     def name(self) -> str: ...
@@ -59,131 +61,28 @@ class TokenCounter(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class EstimateCounter:
-    """The CJK-aware character estimate, optionally scaled by a calibration ratio."""
+class BpeCounter:
+    """Counts with ``encoding``, scaled by ``ratio`` (1: unscaled). ``exact``: the encoding is the
+    model's own, so no ratio applies."""
 
+    encoding: str = DEFAULT_ENCODING
     ratio: float = 1.0
+    exact: bool = False
 
     @property
     def name(self) -> str:
-        return "estimate" if self.ratio == 1.0 else "calibrated"
+        if self.exact:
+            return f"exact:{self.encoding}"
+        return self.encoding if self.ratio == 1.0 else f"calibrated:{self.encoding}"
+
+    @property
+    def unscaled(self) -> BpeCounter:
+        """This counter without its ratio: what a count is cached as, then scaled."""
+        return self if self.ratio == 1.0 else BpeCounter(self.encoding, 1.0, self.exact)
 
     def count(self, text: str) -> int:
-        n = estimate_tokens(text)
+        n = count_tokens(text, self.encoding)
         return n if self.ratio == 1.0 else round(n * self.ratio)
-
-
-@dataclass(frozen=True, slots=True)
-class TiktokenCounter:
-    """Exact counts for OpenAI models through a locally cached tiktoken encoding."""
-
-    encoding: Any
-    encoding_name: str
-
-    @property
-    def name(self) -> str:
-        return f"tiktoken:{self.encoding_name}"
-
-    def count(self, text: str) -> int:
-        return len(self.encoding.encode(text, disallowed_special=()))
-
-
-# --------------------------------------------------------------------------- tiktoken, offline only
-
-_encodings: dict[str, Any] = {}
-_enc_lock = threading.Lock()
-#: encoding -> when its file was last found missing or corrupt (``time.monotonic``). Every turn
-#: chooses a counter: looking again costs a failed open() (tens of microseconds in a sandbox) and
-#: the cache folder's lookup (environment reads, the temp folder); a file downloaded meanwhile, or
-#: a cache folder configured meanwhile, is used within ``RECHECK_MISSING_S``.
-_missing: dict[str, float] = {}
-#: The counter of each encoding loaded from tiktoken's cache (a value: one per encoding serves
-#: every turn).
-_counters: dict[str, TiktokenCounter] = {}
-RECHECK_MISSING_S = 60.0
-
-
-def local_encoding_file(encoding_name: str, cache_dir: str | None) -> str | None:
-    """The path of ``encoding_name``'s file in tiktoken's cache when present and intact, else None.
-
-    Intact means the sha256 tiktoken itself checks: a file that fails it would make tiktoken
-    delete it and download a fresh one, which an offline library must never cause.
-    """
-    known = TIKTOKEN_FILES.get(encoding_name)
-    if known is None or not cache_dir:
-        return None
-    url, sha = known
-    path = os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest())
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    return path if hashlib.sha256(data).hexdigest() == sha else None
-
-
-@functools.cache
-def _tiktoken() -> Any:
-    """The tiktoken module, or None when the extra is not installed: asked once, as a failed
-    import searches the whole module path again each time (every turn chooses a counter)."""
-    try:
-        import tiktoken
-    except ImportError:
-        return None
-    return tiktoken
-
-
-@functools.lru_cache(maxsize=1024)
-def _encoding_name(model: str) -> str | None:
-    """tiktoken's encoding for ``model`` (None: unknown), remembered: tiktoken tries each known
-    prefix in turn for a model it has no entry for, on every turn."""
-    import tiktoken
-
-    try:
-        return str(tiktoken.encoding_name_for_model(model))
-    except KeyError:
-        return None
-
-
-def tiktoken_counter(model: str, *, cache_dir: str | None = None,
-                     loader: Callable[[str], Any] | None = None) -> TiktokenCounter | None:
-    """A tiktoken counter for an OpenAI ``model``, or None (not installed, unknown model, or the
-    encoding file is not already on disk). ``loader`` replaces ``tiktoken.get_encoding`` (tests)."""
-    tiktoken = _tiktoken()
-    if tiktoken is None:
-        return None
-    name = _encoding_name(model)
-    if name is None:
-        return None
-    if loader is None:
-        loaded = _encodings.get(name)
-        if loaded is not None:
-            # verified and loaded by an earlier turn: the file (MBs, hashed whole to verify it)
-            # is not read again on every turn
-            counter = _counters.get(name)
-            if counter is None or counter.encoding is not loaded:
-                counter = _counters[name] = TiktokenCounter(loaded, name)
-            return counter
-        # a folder passed in is looked in at once (the remembered miss is the default folder's)
-        seen = _missing.get(name) if cache_dir is None else None
-        if seen is not None and time.monotonic() - seen < RECHECK_MISSING_S:
-            return None
-        folder = cache_dir if cache_dir is not None else tiktoken_cache_dir()
-        if local_encoding_file(name, folder) is None:
-            if cache_dir is None:
-                _missing[name] = time.monotonic()
-            return None
-        loader = tiktoken.get_encoding
-    with _enc_lock:
-        enc = _encodings.get(name)
-        if enc is None:
-            try:
-                enc = loader(name)
-            except Exception as e:  # a broken install must not cost a turn: estimate instead
-                log.warning("tiktoken could not load %s (%s); using the estimate", name, e)
-                return None
-            _encodings[name] = enc
-    return TiktokenCounter(enc, name)
 
 
 # --------------------------------------------------------------------------- prompts and calibration
@@ -213,11 +112,11 @@ def fixed_cost(prompt: Prompt, counter: TokenCounter) -> int:
 
 def calibration_ratio(prompt: Prompt, usage: Usage, *,
                       estimated: int | None = None) -> float | None:
-    """Billed prompt tokens over our estimate of the same request (``estimated``, when the caller
-    has it: ``prompt_cost`` with the plain estimate); None when unusable."""
+    """Billed prompt tokens over our ``o200k_base`` count of the same request (``estimated``, when
+    the caller has it: ``prompt_cost`` with ``BpeCounter()``); None when unusable."""
     billed = usage.total_input_tokens
     if estimated is None:
-        estimated = prompt_cost(prompt, EstimateCounter())
+        estimated = prompt_cost(prompt, BpeCounter())
     if billed <= 0 or estimated <= 0:
         return None
     ratio = billed / estimated
@@ -225,12 +124,10 @@ def calibration_ratio(prompt: Prompt, usage: Usage, *,
     return ratio if low <= ratio <= high else None
 
 
-def choose_counter(model: str, provider_kind: str, ratio: float | None, *,
-                   tiktoken_loader: Callable[[str], Any] | None = None) -> TokenCounter:
-    """tiktoken for OpenAI models when available offline, else the calibrated estimate, else the
-    plain one."""
-    if provider_kind == "openai":
-        exact = tiktoken_counter(model, loader=tiktoken_loader)
-        if exact is not None:
-            return exact
-    return EstimateCounter(ratio if ratio is not None else 1.0)
+def choose_counter(model: str, provider_kind: str, ratio: float | None) -> BpeCounter:
+    """The model's own encoding for an OpenAI model, else ``o200k_base`` scaled by ``ratio`` (the
+    last billed request's calibration; None: none yet)."""
+    encoding = openai_encoding(model) if provider_kind == "openai" else None
+    if encoding is not None:
+        return BpeCounter(encoding, exact=True)
+    return BpeCounter(ratio=ratio if ratio is not None else 1.0)

@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.tokenize import cjk_ratio, estimate_tokens, is_cjk
+from hermes_core.tokenize import cjk_ratio, is_cjk
+from hermes_core.tokens import count_tokens
 from hermes_core.types import Candidate, Prompt
 
 if TYPE_CHECKING:
@@ -93,11 +94,11 @@ def extract_features(prompt_or_text: Prompt | str, *, requires_tools: bool = Fal
             total = int(p.tokens["total"])
             conversation = total - int(p.tokens.get("system", 0)) - int(p.tokens.get("tools", 0))
         else:
-            conversation = estimate_tokens("\n".join([p.context, *(m.content for m in p.messages)]))
-            total = conversation + estimate_tokens(p.system)
+            conversation = count_tokens("\n".join([p.context, *(m.content for m in p.messages)]))
+            total = conversation + count_tokens(p.system)
     else:
         text = prompt_or_text
-        total = conversation = estimate_tokens(text)
+        total = conversation = count_tokens(text)
     ratio = cjk_ratio(text) if text else 0.0
     words = len(text.split())
     if ratio:  # a CJK character reads as a word; the rest splits on whitespace

@@ -17,7 +17,7 @@ from hermes_core.agent.episodic.selection import (
     fit_to_budget,
     similarity,
 )
-from hermes_core.tokenize import estimate_tokens
+from hermes_core.tokens import count_tokens
 from hermes_core.types import MemoryFragment
 
 
@@ -49,7 +49,7 @@ def test_only_the_shown_part_of_a_summary_is_compared() -> None:
 @pytest.mark.parametrize("text", ["我们讨论了如何部署服务" * 30, "we discussed the deploy " * 30])
 def test_clip_tokens_cuts_to_the_budget_with_an_ellipsis(text: str) -> None:
     out = clip_tokens(text, 40)
-    assert estimate_tokens(out) <= 40 and out.endswith("…")
+    assert count_tokens(out) <= 40 and out.endswith("…")
     assert clip_tokens("short", 40) == "short"
 
 
@@ -69,16 +69,16 @@ def test_a_block_that_fits_is_returned_as_it_was() -> None:
 def test_short_summaries_keep_their_length_and_long_ones_share_the_rest() -> None:
     frags = [_frag(0, "部署" * 300), _frag(1, "Prefers oolong tea"), _frag(2, "日志" * 300)]
     out = fit_to_budget(frags, render, 400)
-    assert estimate_tokens(render(out)) <= 400
+    assert count_tokens(render(out)) <= 400
     assert out[1].summary == "Prefers oolong tea"
-    assert abs(estimate_tokens(out[0].summary) - estimate_tokens(out[2].summary)) <= 1
+    assert abs(count_tokens(out[0].summary) - count_tokens(out[2].summary)) <= 1
 
 
 def test_the_lowest_ranked_go_when_each_could_not_keep_a_useful_line() -> None:
     frags = [_frag(i, "部署服务" * 100) for i in range(5)]
     out = fit_to_budget(frags, render, 150)
     assert 0 < len(out) < 5 and [f.session_id for f in out] == [f"s{i}" for i in range(len(out))]
-    assert all(estimate_tokens(f.summary) >= MIN_SUMMARY_TOKENS for f in out)
+    assert all(count_tokens(f.summary) >= MIN_SUMMARY_TOKENS for f in out)
     assert fit_to_budget(frags, render, 10) == ()
 
 
@@ -87,4 +87,4 @@ def test_the_lowest_ranked_go_when_each_could_not_keep_a_useful_line() -> None:
        st.integers(min_value=100, max_value=900))
 def test_the_fitted_block_never_exceeds_its_budget(summaries: list[str], budget: int) -> None:
     out = fit_to_budget([_frag(i, s) for i, s in enumerate(summaries)], render, budget)
-    assert estimate_tokens(render(out)) <= budget
+    assert count_tokens(render(out)) <= budget

@@ -19,7 +19,7 @@ from hermes_core.agent.prompt.compaction import (
     fold_history,
     user_facts,
 )
-from hermes_core.agent.prompt.token_count import EstimateCounter, message_cost
+from hermes_core.agent.prompt.token_count import BpeCounter, message_cost
 from hermes_core.providers.offline import OfflineProvider
 from hermes_core.types import Message, Prompt, ToolCall
 
@@ -52,7 +52,7 @@ def long_chat(compactor: HistoryCompactor, said: Callable[[int], str],
         report = compactor.last
         assert report is not None
         summary = fitted.messages[0] if fitted.summary_index == 0 else None
-        out.append((report, message_cost(summary, EstimateCounter()) if summary else 0))
+        out.append((report, message_cost(summary, BpeCounter()) if summary else 0))
         history += [message, Message("assistant", "Noted: " + said(t)[:80])]
     return out
 
@@ -252,7 +252,7 @@ def test_the_report_describes_the_budget_in_words(small_agent: Callable[..., Age
     replies = chat(agent, 40)
     compacted = next(r for r in replies if r.compaction.compaction is not None)
     words = compacted.compaction.describe()
-    assert "counted by the estimate" in words
+    assert "counted by o200k_base calibrated on the last reply" in words
     assert "this turn folded" in words and "compacts at 75%" in words
     assert compacted.compaction.as_dict()["compacted_now"]["folded_turns"] >= 3
 

@@ -27,7 +27,7 @@ from hermes_core.types import Candidate, Message, Prompt
     ("text", "field", "expected"),
     [
         ("hello world", "words", 2),
-        ("hello world", "token_estimate", 3),
+        ("hello world", "token_estimate", 2),
         ("see ```py\nprint(1)\n```", "has_code_block", True),
         ("no code here", "has_code_block", False),
         ("read https://example.com/x please", "has_url", True),
@@ -56,7 +56,7 @@ def test_features_table(text: str, field: str, expected: object) -> None:
 
 
 def test_features_of_a_prompt_count_everything_but_look_at_last_user_message() -> None:
-    prompt = Prompt(system="x" * 4000, context="ctx",
+    prompt = Prompt(system="You are a careful assistant. " * 200, context="ctx",
                     messages=(Message("user", "```old code```"), Message("assistant", "ok"),
                               Message("user", "thanks")))
     f = extract_features(prompt, requires_tools=True, turn_count=3, attachments=1)
