@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 import typing
 from collections.abc import Mapping
 from typing import Any
@@ -58,8 +59,34 @@ class Parser(argparse.ArgumentParser):
     choice" and "unrecognized arguments" quote what was typed, 10,000 characters included.
     Subparsers are made of the same class."""
 
+    _last_args: tuple[str, ...] = ()
+
+    def parse_known_args(self, args: typing.Any = None, namespace: typing.Any = None
+                         ) -> typing.Any:
+        """argparse's, remembering the words this parser was given, for :meth:`error`."""
+        self._last_args = tuple(str(a) for a in (sys.argv[1:] if args is None else args))
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str) -> typing.NoReturn:
+        message += self._dash_hint(message)
         super().error(_LONG_WORD.sub(lambda m: shorten(m.group()), message))
+
+    def _dash_hint(self, message: str) -> str:
+        """A value that begins with "-" (``memory search -rebase``) is read as an unknown option,
+        and argparse then says only that the value is missing. Name the word and the ``--`` that
+        passes it, so the person sees their query was there and how to give it."""
+        if not message.startswith("the following arguments are required"):
+            return ""
+        for word in self._last_args:
+            if word == "--":
+                return ""
+            name = word.split("=", 1)[0]
+            known = any(option == name or (name.startswith("--") and option.startswith(name))
+                        for option in self._option_string_actions)   # abbreviations included
+            if len(word) > 1 and word.startswith("-") and not known:
+                return (f" ('{shorten(word)}' was read as an option; a value that starts with '-' "
+                        f"goes after '--': {self.prog} -- {shorten(word)})")
+        return ""
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         """Usage, help and error text whose stream refuses it is dropped, so a usage error still

@@ -89,3 +89,45 @@ def test_pad_fills_terminal_columns_shows_escapes_and_never_cuts() -> None:
     assert pad("阿里云", 8) == "阿里云  "            # three characters, six columns
     assert pad("x\x1b[2J", 8) == "x\\x1b[2J"       # escaped: eight columns, nothing to add
     assert pad("openai-compatible", 6) == "openai-compatible"
+
+
+def _dash_parser() -> Parser:
+    parser = Parser(prog="hermes-core")
+    commands = parser.add_subparsers(dest="command", parser_class=Parser)
+    search = commands.add_parser("search")
+    search.add_argument("--json", action="store_true")
+    search.add_argument("query", metavar="QUERY")
+    return parser
+
+
+@pytest.mark.parametrize("argv", [["search", "-rebase"], ["search", "--json", "-网络"]])
+def test_a_value_that_starts_with_a_dash_is_told_to_follow_a_double_dash(argv, capsys) -> None:
+    """``memory search -rebase`` said only "the following arguments are required: QUERY": the
+    query was there, read as an unknown option. The message names the word and the way to pass
+    it."""
+    with pytest.raises(SystemExit) as info:
+        _dash_parser().parse_args(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    word = argv[-1]
+    assert f"'{word}' was read as an option" in err
+    assert f"hermes-core search -- {word}" in err
+
+
+def test_a_lone_dash_and_a_double_dash_value_parse_as_values() -> None:
+    assert _dash_parser().parse_args(["search", "-"]).query == "-"
+    assert _dash_parser().parse_args(["search", "--", "-rebase"]).query == "-rebase"
+
+
+def test_a_missing_value_without_a_dashed_word_keeps_argparse_s_message(capsys) -> None:
+    with pytest.raises(SystemExit):
+        _dash_parser().parse_args(["search", "--json"])
+    err = capsys.readouterr().err
+    assert "the following arguments are required: QUERY" in err
+    assert "was read as an option" not in err
+
+
+def test_an_abbreviated_option_is_not_taken_for_a_dashed_value(capsys) -> None:
+    with pytest.raises(SystemExit):
+        _dash_parser().parse_args(["search", "--js"])
+    assert "was read as an option" not in capsys.readouterr().err
