@@ -46,6 +46,8 @@ log = logging.getLogger("hermes_core.memory")
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 DEFAULT_BUSY_TIMEOUT_S = 30.0
+#: How large ``-wal`` may stay once checkpointed (``PRAGMA journal_size_limit``).
+WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024
 MAX_TAGS = 16
 MAX_TAG_CHARS = 64
 DF_CACHE_SIZE = 50_000   # remembered term counts (a few MB at most)
@@ -191,6 +193,10 @@ class SessionStore:
         self._df_generation: tuple[int, int, int] | None = None
         self._df_empty = False                 # the index had no row at _df_generation
         self.read_only = False
+        # a C int of milliseconds: a larger value wraps (3e6 s became 0, "never wait"), so capped
+        self._busy_ms = min(int(busy_timeout_s * 1000), 2**31 - 1)
+        # removed text may still be in -wal: the emptying checkpoint is retried after each write
+        self._wal_holds_removed = False
         if self.path.exists():
             _check_file(self.path)
         elif not create or read_only:
@@ -213,8 +219,10 @@ class SessionStore:
         except sqlite3.Error as e:
             raise SessionStoreError(self.path, f"cannot open: {e}") from None
         try:
-            # a C int of milliseconds: a larger value wraps (3e6 s became 0, "never wait"), so cap it
-            self._conn.execute(f"PRAGMA busy_timeout = {min(int(busy_timeout_s * 1000), 2**31 - 1)}")
+            self._conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+            # -wal grows while another process's read pins it and, unlimited, kept its largest
+            # size until the last process closed the file; this cuts it back once checkpointed
+            self._conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
             # A deleted or rewritten row (a forgotten session, a key redacted after the fact) must
             # not live on in a freed page; only some SQLite builds (Debian's) turn this on.
             self._conn.execute("PRAGMA secure_delete = ON")
@@ -411,6 +419,8 @@ class SessionStore:
                 yield self._conn
                 self._conn.execute("COMMIT")
                 self._writes += 1
+                if self._wal_holds_removed:
+                    self._checkpoint("a write")
             except BaseException as e:
                 # SQLite may already have rolled back by itself (SQLITE_FULL, IOERR, NOMEM); a
                 # second ROLLBACK would raise and hide the real error.
@@ -532,12 +542,23 @@ class SessionStore:
 
     def _checkpoint(self, after: str) -> None:
         """Copy the WAL into the database and empty it, so text just removed from the database
-        has no copy left in ``-wal`` either."""
+        has no copy left in ``-wal`` either.
+
+        It cannot finish while another process reads an older snapshot, and waiting for that
+        reader (the busy handler) held a forget for the whole busy timeout, 30 s by default, and
+        then still left the words in ``-wal``. So it does not wait: when it cannot finish, the
+        next write through this store tries again."""
         with self._lock:
             try:
-                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.Error as e:   # another process reading: its next checkpoint does it
+                self._conn.execute("PRAGMA busy_timeout = 0")
+                try:
+                    busy = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                finally:
+                    self._conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+            except sqlite3.Error as e:
                 log.debug("%s: checkpoint after %s failed: %s", self.path, after, e)
+                busy = 1
+            self._wal_holds_removed = bool(busy)
 
     @staticmethod
     def _rows_holding(conn: sqlite3.Connection, needle: str) -> list[int]:
