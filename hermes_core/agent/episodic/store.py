@@ -398,23 +398,24 @@ class SessionStore:
         """The raw connection (benchmarks and diagnostics); hold no transaction open on it."""
         return self._conn
 
-    def _fault(self, e: sqlite3.Error) -> SessionStoreError:
+    def _fault(self, e: sqlite3.Error, undone: str = "nothing was stored") -> SessionStoreError:
         if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
             return SessionStoreError(self.path, f"busy: another process held the write lock too long ({e})")
         if getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
-            return SessionStoreError(self.path, f"disk full: nothing was stored ({e})")
+            return SessionStoreError(self.path, f"disk full: {undone} ({e})")
         return SessionDatabaseUnusable(self.path, f"database error: {e}")
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self, undone: str = "nothing was stored") -> Iterator[sqlite3.Connection]:
+        """One IMMEDIATE transaction; ``undone`` says in a failure what did not happen."""
         if self.read_only:
             raise SessionStoreError(self.path, "is read-only here (file or filesystem cannot be "
-                                              "written); nothing was stored")
+                                              f"written); {undone}")
         with self._lock:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as e:
-                raise self._fault(e) from None
+                raise self._fault(e, undone) from None
             try:
                 yield self._conn
                 self._conn.execute("COMMIT")
@@ -427,7 +428,7 @@ class SessionStore:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
                 if isinstance(e, sqlite3.Error):
-                    raise self._fault(e) from None
+                    raise self._fault(e, undone) from None
                 raise
 
     @contextmanager
@@ -601,7 +602,7 @@ class SessionStore:
         their segment until a merge, so the index is merged (``optimize``, the cost of rewriting
         the index once: forgetting is rare) and the WAL emptied, as after a key is rewritten.
         """
-        with self._write() as conn:
+        with self._write(f"session {session_id!r} was not forgotten") as conn:
             row = conn.execute("SELECT rowid FROM sessions WHERE session_id = ?",
                                (scrub_surrogates(session_id),)).fetchone()
             if row is None:

@@ -895,3 +895,18 @@ def test_the_wal_a_long_reader_let_grow_is_cut_back_once_it_ends(
             store.upsert(rec(f"after{j}", f"after the reader {j} {words}"))
         assert wal.stat().st_size <= context_store.WAL_SIZE_LIMIT_BYTES
         assert store.count() == i + 6 and store.stats()["index_in_sync"]
+
+
+def test_a_forget_the_full_disk_refused_says_the_session_was_not_forgotten(
+        planted_archive: Callable[[str, str], tuple[Path, Callable[[], bytes]]]) -> None:
+    """Forgetting merges the index, which needs room: on a full disk the error said "nothing was
+    stored", an answer to a question the user did not ask, while the session was still there."""
+    path, _ = planted_archive("private", "the user confided xylophonicdiagnosis about their health")
+    with SessionStore(path, clock=lambda: NOW) as store:
+        pages = store.connection.execute("PRAGMA page_count").fetchone()[0]
+        store.connection.execute(f"PRAGMA max_page_count = {pages}")
+        with pytest.raises(SessionStoreError) as info:
+            store.delete("private")
+        assert "disk full" in str(info.value) and "'private' was not forgotten" in str(info.value)
+        assert "stored" not in str(info.value)
+        assert store.get("private") is not None
