@@ -46,6 +46,8 @@ log = logging.getLogger("hermes_core.memory")
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 DEFAULT_BUSY_TIMEOUT_S = 30.0
+#: How large ``-wal`` may stay once checkpointed (``PRAGMA journal_size_limit``).
+WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024
 MAX_TAGS = 16
 MAX_TAG_CHARS = 64
 DF_CACHE_SIZE = 50_000   # remembered term counts (a few MB at most)
@@ -191,6 +193,10 @@ class SessionStore:
         self._df_generation: tuple[int, int, int] | None = None
         self._df_empty = False                 # the index had no row at _df_generation
         self.read_only = False
+        # a C int of milliseconds: a larger value wraps (3e6 s became 0, "never wait"), so capped
+        self._busy_ms = min(int(busy_timeout_s * 1000), 2**31 - 1)
+        # removed text may still be in -wal: the emptying checkpoint is retried after each write
+        self._wal_holds_removed = False
         if self.path.exists():
             _check_file(self.path)
         elif not create or read_only:
@@ -213,8 +219,10 @@ class SessionStore:
         except sqlite3.Error as e:
             raise SessionStoreError(self.path, f"cannot open: {e}") from None
         try:
-            # a C int of milliseconds: a larger value wraps (3e6 s became 0, "never wait"), so cap it
-            self._conn.execute(f"PRAGMA busy_timeout = {min(int(busy_timeout_s * 1000), 2**31 - 1)}")
+            self._conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+            # -wal grows while another process's read pins it and, unlimited, kept its largest
+            # size until the last process closed the file; this cuts it back once checkpointed
+            self._conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}")
             # A deleted or rewritten row (a forgotten session, a key redacted after the fact) must
             # not live on in a freed page; only some SQLite builds (Debian's) turn this on.
             self._conn.execute("PRAGMA secure_delete = ON")
@@ -390,34 +398,37 @@ class SessionStore:
         """The raw connection (benchmarks and diagnostics); hold no transaction open on it."""
         return self._conn
 
-    def _fault(self, e: sqlite3.Error) -> SessionStoreError:
+    def _fault(self, e: sqlite3.Error, undone: str = "nothing was stored") -> SessionStoreError:
         if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
             return SessionStoreError(self.path, f"busy: another process held the write lock too long ({e})")
         if getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
-            return SessionStoreError(self.path, f"disk full: nothing was stored ({e})")
+            return SessionStoreError(self.path, f"disk full: {undone} ({e})")
         return SessionDatabaseUnusable(self.path, f"database error: {e}")
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self, undone: str = "nothing was stored") -> Iterator[sqlite3.Connection]:
+        """One IMMEDIATE transaction; ``undone`` says in a failure what did not happen."""
         if self.read_only:
             raise SessionStoreError(self.path, "is read-only here (file or filesystem cannot be "
-                                              "written); nothing was stored")
+                                              f"written); {undone}")
         with self._lock:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as e:
-                raise self._fault(e) from None
+                raise self._fault(e, undone) from None
             try:
                 yield self._conn
                 self._conn.execute("COMMIT")
                 self._writes += 1
+                if self._wal_holds_removed:
+                    self._checkpoint("a write")
             except BaseException as e:
                 # SQLite may already have rolled back by itself (SQLITE_FULL, IOERR, NOMEM); a
                 # second ROLLBACK would raise and hide the real error.
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
                 if isinstance(e, sqlite3.Error):
-                    raise self._fault(e) from None
+                    raise self._fault(e, undone) from None
                 raise
 
     @contextmanager
@@ -532,12 +543,23 @@ class SessionStore:
 
     def _checkpoint(self, after: str) -> None:
         """Copy the WAL into the database and empty it, so text just removed from the database
-        has no copy left in ``-wal`` either."""
+        has no copy left in ``-wal`` either.
+
+        It cannot finish while another process reads an older snapshot, and waiting for that
+        reader (the busy handler) held a forget for the whole busy timeout, 30 s by default, and
+        then still left the words in ``-wal``. So it does not wait: when it cannot finish, the
+        next write through this store tries again."""
         with self._lock:
             try:
-                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.Error as e:   # another process reading: its next checkpoint does it
+                self._conn.execute("PRAGMA busy_timeout = 0")
+                try:
+                    busy = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                finally:
+                    self._conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+            except sqlite3.Error as e:
                 log.debug("%s: checkpoint after %s failed: %s", self.path, after, e)
+                busy = 1
+            self._wal_holds_removed = bool(busy)
 
     @staticmethod
     def _rows_holding(conn: sqlite3.Connection, needle: str) -> list[int]:
@@ -580,7 +602,7 @@ class SessionStore:
         their segment until a merge, so the index is merged (``optimize``, the cost of rewriting
         the index once: forgetting is rare) and the WAL emptied, as after a key is rewritten.
         """
-        with self._write() as conn:
+        with self._write(f"session {session_id!r} was not forgotten") as conn:
             row = conn.execute("SELECT rowid FROM sessions WHERE session_id = ?",
                                (scrub_surrogates(session_id),)).fetchone()
             if row is None:

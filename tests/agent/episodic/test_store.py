@@ -821,3 +821,92 @@ def test_migrating_a_v1_database_keeps_every_row_and_every_field(tmp_path: Path,
         assert store.stats()["index_in_sync"] and store.count() == 250
         assert len(store.search('"数据库"', 300)) == 250
         assert all(store.get(r.session_id) == r for r in records)
+
+
+def _long_reader(path: str, reading: multiprocessing.synchronize.Event,
+                 done: multiprocessing.synchronize.Event) -> None:
+    """Another agent's process in the middle of a read: its snapshot pins the WAL."""
+    with SessionStore(path, create=False) as store, store.snapshot():
+        store.search('"pasta"', 1)
+        reading.set()
+        done.wait(timeout=60)
+
+
+@pytest.fixture
+def reader_process() -> Iterator[Callable[[Path], Callable[[], None]]]:
+    """Starts a process holding a read transaction on a database (for up to 60 s); returns the
+    call that ends it, which fails if the reader had already given up waiting."""
+    ctx = multiprocessing.get_context("spawn")
+    started: list[tuple[multiprocessing.process.BaseProcess, multiprocessing.synchronize.Event]] = []
+
+    def start(path: Path) -> Callable[[], None]:
+        reading, done = ctx.Event(), ctx.Event()
+        proc = ctx.Process(target=_long_reader, args=(str(path), reading, done))
+        proc.start()
+        started.append((proc, done))
+        assert reading.wait(timeout=60), "the reader process never started reading"
+
+        def end() -> None:
+            assert proc.is_alive(), "the reader stopped before it was told to"
+            done.set()
+            proc.join(timeout=60)
+            assert proc.exitcode == 0
+        return end
+
+    yield start
+    for proc, done in started:
+        done.set()
+        proc.join(timeout=60)
+
+
+def test_forgetting_while_another_process_reads_neither_waits_for_it_nor_leaves_the_words(
+        planted_archive: Callable[[str, str], tuple[Path, Callable[[], bytes]]],
+        reader_process: Callable[[Path], Callable[[], None]]) -> None:
+    """The WAL cannot be emptied while another process reads from it: the TRUNCATE checkpoint
+    after a forget sat in the busy handler for the whole busy timeout (30 s by default), then
+    gave up silently, and the forgotten words stayed in ``-wal`` for as long as this process
+    kept the file open. The checkpoint now does not wait, and is retried at the next write."""
+    path, raw = planted_archive("private", "the user confided xylophonicdiagnosis about their health")
+    with SessionStore(path, clock=lambda: NOW, busy_timeout_s=300.0) as store:
+        end_reader = reader_process(path)
+        assert store.delete("private") is True
+        end_reader()   # still reading: the forget did not wait it out
+        store.upsert(rec("later", "a later session about pears"))
+        assert b"xylophonicdiagnosis" not in raw() and b"confided" not in raw()
+
+
+def test_the_wal_a_long_reader_let_grow_is_cut_back_once_it_ends(
+        tmp_path: Path, reader_process: Callable[[Path], Callable[[], None]]) -> None:
+    """Writes behind a long read cannot be checkpointed, so ``-wal`` grows meanwhile; without a
+    journal size limit it kept its largest size (82 MB after 1,500 sessions) until the last
+    process closed the file, which a long-running agent never does."""
+    path = tmp_path / "sessions.db"
+    wal = tmp_path / "sessions.db-wal"
+    with SessionStore(path, clock=lambda: NOW) as store:
+        store.upsert(rec("seed", "pasta to start with"))
+        end_reader = reader_process(path)
+        words = " ".join(f"word{i}" for i in range(300))
+        i = 0
+        while wal.stat().st_size <= 2 * context_store.WAL_SIZE_LIMIT_BYTES:
+            store.upsert(rec(f"s{i}", f"session {i} {words}"))
+            i += 1
+        end_reader()
+        for j in range(5):
+            store.upsert(rec(f"after{j}", f"after the reader {j} {words}"))
+        assert wal.stat().st_size <= context_store.WAL_SIZE_LIMIT_BYTES
+        assert store.count() == i + 6 and store.stats()["index_in_sync"]
+
+
+def test_a_forget_the_full_disk_refused_says_the_session_was_not_forgotten(
+        planted_archive: Callable[[str, str], tuple[Path, Callable[[], bytes]]]) -> None:
+    """Forgetting merges the index, which needs room: on a full disk the error said "nothing was
+    stored", an answer to a question the user did not ask, while the session was still there."""
+    path, _ = planted_archive("private", "the user confided xylophonicdiagnosis about their health")
+    with SessionStore(path, clock=lambda: NOW) as store:
+        pages = store.connection.execute("PRAGMA page_count").fetchone()[0]
+        store.connection.execute(f"PRAGMA max_page_count = {pages}")
+        with pytest.raises(SessionStoreError) as info:
+            store.delete("private")
+        assert "disk full" in str(info.value) and "'private' was not forgotten" in str(info.value)
+        assert "stored" not in str(info.value)
+        assert store.get("private") is not None
