@@ -513,10 +513,14 @@ local changed = false
 
 -- state.apply_outcome
 if kind == 'ok' then
-  bm2, bf2, bo2 = 'closed', 0, 0
+  -- state.MemoryPoolState.release: only the recheck's success lifts a quarantine
+  if strikes > 0 and not removed then
+    if probe then bm2, bf2, bo2, st2, restored = 'closed', 0, 0, 0, '1' end
+  else
+    bm2, bf2, bo2 = 'closed', 0, 0
+  end
   -- state.exhausted_until
   if ARGV[14] == '0' and ARGV[15] ~= '' then bu2 = math.max(bu, now + tonumber(ARGV[15])) end
-  if strikes > 0 and not removed then st2, restored = 0, '1' end
 elseif kind == 'rate_limited' then
   local wait = default_cooldown
   if retry_after ~= '' then wait = math.max(0, tonumber(retry_after)) end

@@ -694,10 +694,18 @@ class InMemoryPoolState:
                 rec.auth_strikes, rec.removed, rec.breaker, changed = after_auth_failure(
                     rec.auth_strikes, rec.removed, rec.breaker, now, outcome.probe, policy)
             else:
+                quarantine = rec.breaker if rec.auth_strikes and not rec.removed else None
                 rec.blocked_until, rec.removed, rec.breaker, changed = apply_outcome(
                     outcome, rec.blocked_until, rec.removed, rec.breaker, now, policy)
-                if outcome.kind == "ok" and rec.auth_strikes and not rec.removed:
-                    rec.auth_strikes, restored = 0, True
+                if outcome.kind == "ok" and quarantine is not None:
+                    # Only the recheck's success lifts a quarantine. A request in flight when the
+                    # key was rejected authenticated before that: its success is old news, as its
+                    # own rejection would be (no second strike); restoring on it brought a
+                    # revoked key straight back and its recheck wait never doubled.
+                    if outcome.probe:
+                        rec.auth_strikes, restored = 0, True
+                    else:
+                        rec.breaker = quarantine
             prov.breaker = provider_breaker_after(outcome, prov.breaker, now, policy)
             recheck = (quarantine_recheck(rec.auth_strikes, rec.removed, rec.breaker, policy)
                        if outcome.kind == "removed" and changed else None)

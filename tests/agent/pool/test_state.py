@@ -725,6 +725,30 @@ def test_backend_contract_a_rejected_key_is_quarantined_rechecked_and_restored(
     assert backend.snapshot("q1", keys, AUTH).keys[0].auth_strikes == 0
 
 
+def test_backend_contract_a_success_sent_before_the_rejection_does_not_lift_the_quarantine(
+        clocked_backend: tuple[PoolStateBackend, FakeClock]) -> None:
+    """A request in flight when its key was rejected authenticated before the rejection: its
+    success is old news, as its own 401 would be (no second strike). It lifted the quarantine
+    and reset the strikes, so with overlapping long requests a revoked key came straight back
+    and its recheck wait never doubled. Only the recheck's success restores the key."""
+    backend, clock = clocked_backend
+    keys = [KeySpec("a")]
+    first = backend.acquire("q3", keys, AUTH)
+    stale = backend.acquire("q3", keys, AUTH)       # in flight when the key is rejected
+    res = backend.release("q3", "a", Outcome("removed"), AUTH, lease=first.lease)
+    assert res.changed and res.recheck_at == pytest.approx(clock.t + 60.0)
+    late = backend.release("q3", "a", Outcome("ok"), AUTH, lease=stale.lease)
+    assert not late.restored
+    assert backend.acquire("q3", keys, AUTH).fingerprint is None      # still quarantined
+    assert backend.snapshot("q3", keys, AUTH).keys[0].auth_strikes == 1
+    clock.t += 60.0
+    probe = backend.acquire("q3", keys, AUTH)
+    assert probe.fingerprint == "a" and probe.probe
+    again = backend.release("q3", "a", Outcome("removed", probe=True), AUTH, lease=probe.lease)
+    assert again.recheck_at == pytest.approx(clock.t + 120.0)          # the wait doubled
+    assert backend.snapshot("q3", keys, AUTH).keys[0].auth_strikes == 2
+
+
 def test_backend_contract_a_key_rejected_at_every_recheck_is_removed_after_the_last(
         clocked_backend: tuple[PoolStateBackend, FakeClock]) -> None:
     backend, clock = clocked_backend
