@@ -346,16 +346,17 @@ A1, A2 = Credential("a", "sk-a-one-secret"), Credential("a", "sk-a-two-secret")
 
 
 @pytest.mark.parametrize(("retry_after", "expected"), [
-    (0.0, NOW), (-5.0, NOW), (30.0, NOW + 30.0), (3600.0, NOW + 3600.0), (3 * 86_400.0, NOW + MAX_COOLDOWN_S),
+    (0.0, NOW), (-5.0, NOW), (30.0, NOW + 30.0), (600.0, NOW + 600.0), (3600.0, NOW + MAX_COOLDOWN_S),
+    (3 * 86_400.0, NOW + MAX_COOLDOWN_S),
     (1e12, NOW + MAX_COOLDOWN_S), (math.inf, NOW + MAX_COOLDOWN_S), (math.nan, NOW + 60.0),
     (None, NOW + 60.0)])
 def test_cooldown_until_is_finite_and_bounded(retry_after: float | None, expected: float) -> None:
     assert cooldown_until(0.0, NOW, retry_after, 60.0) == expected
 
 
-def test_an_infinite_retry_after_blocks_a_day_and_audits_strict_json(tmp_path: Path) -> None:
-    """A provider saying ``retry_after=inf`` (a header parser of its own): the key is blocked a
-    day (not forever) and the audit line stays strict JSON (no ``Infinity``). The headers
+def test_an_infinite_retry_after_blocks_until_the_cap_and_audits_strict_json(tmp_path: Path) -> None:
+    """A provider saying ``retry_after=inf`` (a header parser of its own): the key is blocked
+    until the cap (not forever) and the audit line stays strict JSON (no ``Infinity``). The headers
     themselves never give infinity: "Retry-After: 1e400" is unsaid (tests/test_errors.py)."""
     assert parse_retry_after({"Retry-After": "1e400"}, now=NOW) is None
     a = ScriptedProvider("a", script=[RateLimited(retry_after=math.inf), "ok"])
@@ -382,6 +383,21 @@ def _check_retry_after(backend: PoolStateBackend, clock: FakeClock) -> None:
         rel = backend.release("p", "a", Outcome("rate_limited", ra), pol)
         assert rel.blocked_until == pytest.approx(clock.t + MAX_COOLDOWN_S)
         clock.t += MAX_COOLDOWN_S + 1.0   # the key is usable again after the cap
+
+
+def test_a_sole_key_a_proxy_told_to_wait_years_is_tried_again_within_a_quarter_hour() -> None:
+    """``Retry-After: 99999999`` from a proxy took the only key out for the one-day cap, so every
+    turn of a chat failed until the next day. A wait that long is checked again by one request
+    every quarter hour: a key that is really exhausted answers 429 again (not billed), one a
+    proxy lied about serves."""
+    clock = FakeClock(NOW)
+    backend = InMemoryPoolState(clock)
+    keys, pol = [KeySpec("a")], PoolPolicy()
+    got = backend.acquire("p", keys, pol)
+    backend.release("p", "a", Outcome("rate_limited", 99_999_999.0), pol, lease=got.lease)
+    assert backend.acquire("p", keys, pol).fingerprint is None
+    clock.t += 15 * 60.0
+    assert backend.acquire("p", keys, pol).fingerprint == "a"
 
 
 def test_in_memory_huge_retry_after_is_capped() -> None:

@@ -42,10 +42,12 @@ Strategy = Literal["round_robin", "least_loaded", "fill_first", "random"]
 STRATEGIES: tuple[Strategy, ...] = ("round_robin", "least_loaded", "fill_first", "random")
 OutcomeKind = Literal["ok", "rate_limited", "removed", "failure", "released"]
 
-#: The longest a 429 can block a key (one day). Retry-After values of weeks or years (or an
-#: overflowing "1e400" parsed as infinity) come from broken proxies or quota-exhaustion pages; the
-#: key is tried again after a day, and a still-exhausted key answers 429 again at one request's cost.
-MAX_COOLDOWN_S = 86_400.0
+#: The longest a 429 blocks a key before one request checks it again (a quarter hour). Retry-After
+#: values of hours, weeks or years (or an overflowing "1e400" parsed as infinity) come from
+#: quota-exhaustion pages and from proxies that lie: trusted up to a day, one such header took a
+#: sole key out of a chat for a day. A key still exhausted answers 429 again, which is not billed
+#: and costs one round trip a quarter hour (96 a day, shared by every process through Redis).
+MAX_COOLDOWN_S = 900.0
 
 #: The largest request limit per window a key is taken to have. A header stating more (a proxy's
 #: ``x-ratelimit-limit-requests: 1`` followed by 400 zeros) means "no practical limit": kept as
