@@ -58,9 +58,21 @@ def looks_like_key(agent: Any, name: str) -> bool:
     return scrub(name) != name
 
 
+def unfit_model_name(name: str) -> bool:
+    """A name holding a space, a control, format (bidi, zero-width) or unassigned character: no
+    provider names a model so, and sent as written it came back as a 404 a turn later, shown
+    escaped as something the person never typed (a pasted escape sequence, an invisible space)."""
+    return any(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Cn")
+               for ch in name)
+
+
 def _model(repl: Repl, arg: str) -> None:
     if arg and looks_like_key(repl.agent, arg):
         repl.say("error: /model: that looks like a key, not a model name; the model is unchanged")
+        return
+    if arg and unfit_model_name(arg):
+        repl.say("error: /model: a model name has no spaces, control or invisible characters; "
+                 "the model is unchanged")
         return
     if arg:
         repl.agent.requested_model = None if arg.lower() == "auto" else arg

@@ -358,6 +358,21 @@ def test_model_refuses_a_key_pasted_as_the_model_name(tmp_path: Path, pasted: st
     assert "model: meta-llama/Meta-Llama-3.1-405B-Instruct-Turbo (fixed)" in out.getvalue()
 
 
+@pytest.mark.parametrize("name", ["gpt-4o\x1b]52;c;aGk=\x07", "gpt-4o\u202emini", "gpt 4o",
+                                  "gpt-4o\u200b"])
+def test_model_refuses_a_name_with_control_invisible_or_space_characters(tmp_path: Path,
+                                                                         name: str) -> None:
+    """A model name with an escape sequence, a bidi override, a space or an invisible character
+    was accepted and sent as written: no provider has such a model, and the 404 came a turn
+    later, with the name shown escaped as something the person never typed."""
+    repl, out = _saving_repl(tmp_path / "home")
+    repl.dispatch(f"/model {name}")
+    repl.turn("hello")
+    shown = out.getvalue()
+    assert "error: /model: a model name has no spaces, control or invisible characters" in shown
+    assert repl.agent.requested_model is None and repl.agent.provider.last_request.model == "gpt-4o"
+
+
 def test_model_note_says_which_price_a_model_named_after_a_priced_one_is_charged_at(
         tmp_path: Path) -> None:
     """The price table charges a model it does not list at the longest name the model starts
