@@ -7,6 +7,7 @@ import json
 import re
 import sys
 import typing
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -97,6 +98,23 @@ class Parser(argparse.ArgumentParser):
             super()._print_message(message, file)
         except OSError:
             pass
+
+
+def unfit_model_name(name: str) -> bool:
+    """A name holding a space, a control, format (bidi, zero-width) or unassigned character: no
+    provider names a model so, and sent as written it came back as a 404 a turn later, shown
+    escaped as something the person never typed (a pasted escape sequence, an invisible space)."""
+    return any(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Cn")
+               for ch in name)
+
+
+def model_name(text: str) -> str:
+    """``--model``: a name :func:`unfit_model_name` does not refuse."""
+    if unfit_model_name(text):
+        raise argparse.ArgumentTypeError(
+            f"{terminal_safe(shorten(text))!s} is not a model name: it has spaces, control or "
+            "invisible characters")
+    return text
 
 
 def positive_int(text: str) -> int:

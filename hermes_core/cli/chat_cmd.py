@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from hermes_core.agent.agent import Agent
+from hermes_core.cli.argtypes import model_name
 
 
 def add_common(p: argparse.ArgumentParser) -> None:
@@ -44,7 +45,7 @@ def run_chat(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("chat", help="chat with the agent (offline when no key is set)")
     add_common(p)
-    p.add_argument("--model", help="use this model for every turn (default: routing)")
+    p.add_argument("--model", type=model_name, help="use this model for every turn (default: routing)")
     p.add_argument("--offline", action="store_true", help="never call a provider")
     p.add_argument("--no-stream", action="store_true", help="print whole replies")
     p.set_defaults(handler=run_chat)

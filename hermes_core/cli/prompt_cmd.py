@@ -24,7 +24,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from hermes_core.cli.argtypes import shorten, terminal_safe
+from hermes_core.cli.argtypes import model_name, shorten, terminal_safe
 from hermes_core.config import ProviderSettings, Settings, load_settings
 from hermes_core.errors import HermesError, PromptInputError
 from hermes_core.providers import build_provider
@@ -48,7 +48,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--config", metavar="FILE", help="config YAML (default: HOME/config.yaml)")
     p.add_argument("--provider", choices=("openai", "anthropic"),
                    help="wire format to render (default: from --model or the config)")
-    p.add_argument("--model", metavar="M", help="model id (default: from the config)")
+    p.add_argument("--model", type=model_name, metavar="M", help="model id (default: from the config)")
     p.add_argument("--history", metavar="FILE.json",
                    help='earlier messages: a JSON list of {"role", "content"} objects')
     p.add_argument("--session", metavar="ID", help="session id for the per-turn context line")

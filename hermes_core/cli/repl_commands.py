@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.atomic_write import write_atomic
-from hermes_core.cli.argtypes import columns, shorten, terminal_safe
+from hermes_core.cli.argtypes import columns, shorten, terminal_safe, unfit_model_name
 from hermes_core.redact import clip, looks_like_secret, redact
 
 if TYPE_CHECKING:
@@ -56,14 +56,6 @@ def looks_like_key(agent: Any, name: str) -> bool:
     as ``meta-llama/Meta-Llama-3.1-405B-Instruct-Turbo`` pass it."""
     scrub: Callable[[str], str] = getattr(agent, "redact", redact)
     return scrub(name) != name
-
-
-def unfit_model_name(name: str) -> bool:
-    """A name holding a space, a control, format (bidi, zero-width) or unassigned character: no
-    provider names a model so, and sent as written it came back as a 404 a turn later, shown
-    escaped as something the person never typed (a pasted escape sequence, an invisible space)."""
-    return any(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Cn")
-               for ch in name)
 
 
 def _model(repl: Repl, arg: str) -> None:

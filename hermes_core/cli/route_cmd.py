@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hermes_core.cli.argtypes import non_negative_int, shorten, terminal_safe
+from hermes_core.cli.argtypes import model_name, non_negative_int, shorten, terminal_safe
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
 
@@ -26,7 +26,7 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--tools", action="store_true", help="the request needs tool calls")
     p.add_argument("--turn", type=non_negative_int, default=0, help="turn count of the conversation")
-    p.add_argument("--model", help="an explicitly requested model")
+    p.add_argument("--model", type=model_name, help="an explicitly requested model")
     p.add_argument("--out", help="train: where to write the model (default: the configured "
                                  "llm.routing.classifier.path, else HERMES_HOME/route_classifier.pkl)")
     p.set_defaults(handler=run)

@@ -131,3 +131,19 @@ def test_an_abbreviated_option_is_not_taken_for_a_dashed_value(capsys) -> None:
     with pytest.raises(SystemExit):
         _dash_parser().parse_args(["search", "--js"])
     assert "was read as an option" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["chat", "prompt", "route"])
+def test_a_model_option_with_control_or_invisible_characters_is_a_usage_error(
+        command: str, capsys) -> None:
+    """``--model "gpt 4o"`` or a name with an escape sequence was sent as written, for a 404 a
+    turn later (the REPL's /model refuses the same names)."""
+    from hermes_core.cli.main import main
+
+    with pytest.raises(SystemExit) as info:
+        main([command, "--model", "gpt-4o\x1b[2J", "hello"] if command != "chat"
+             else [command, "--model", "gpt-4o\x1b[2J"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "is not a model name: it has spaces, control or invisible characters" in err
+    assert "\x1b" not in err

@@ -128,10 +128,14 @@ def test_a_negative_turn_count_is_a_usage_error(capsys: pytest.CaptureFixture[st
 def test_a_model_name_s_escape_sequence_is_shown_not_sent_to_the_terminal(
         capsys: pytest.CaptureFixture[str]) -> None:
     """The routing report printed the model name raw: one from a shared config (or pasted) with
-    OSC 52 in it wrote the clipboard of whoever ran ``hermes-core route``."""
-    assert main(["route", "hi", "--model", "gpt-4o\x1b]52;c;ZXZpbA==\x07"]) == 0
-    out = capsys.readouterr().out
-    assert "\x1b" not in out and "\x07" not in out and "\\x1b]52" in out
+    OSC 52 in it wrote the clipboard of whoever ran ``hermes-core route``. Such a name is no
+    model's and is now a usage error, which shows it escaped too."""
+    with pytest.raises(SystemExit) as info:
+        main(["route", "hi", "--model", "gpt-4o\x1b]52;c;ZXZpbA==\x07"])
+    assert info.value.code == 2
+    captured = capsys.readouterr()
+    shown = captured.out + captured.err
+    assert "\x1b" not in shown and "\x07" not in shown and "\\x1b]52" in shown
 
 
 def test_train_out_in_a_folder_that_does_not_exist_is_an_error_and_creates_nothing(
