@@ -20,6 +20,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import ahocorasick
 import bm25s
@@ -166,6 +167,11 @@ class BM25Index:
     def vocabulary_size(self) -> int:
         return len(self._vocab)
 
+    @property
+    def vocabulary(self) -> Mapping[str, int]:
+        """The indexed tokens (read-only view, no copy)."""
+        return MappingProxyType(self._vocab)
+
     def token_idf(self, token: str) -> float:
         """idf of a token; 0 for tokens in no skill (they cannot score)."""
         return self._idf.get(token, 0.0)
@@ -264,12 +270,29 @@ def lexical_scores(bm25: BM25Index, text: str, expand: Expander | None = None) -
     when the query shares no word with the catalog, only single characters (chance overlap in
     Chinese small talk: "今天天气怎么样" met a travel skill through 天, 怎 and 么 alone).
     ``expand`` adds tokens the catalog knows for words of the request it does not."""
+    toks = query_terms(bm25, text, expand)
+    s2 = bm25.score_array(toks)
+    return s2, lexical_share(bm25, toks, s2)
+
+
+def query_terms(bm25: BM25Index, text: str, expand: Expander | None = None) -> list[str]:
+    """A request's BM25 tokens with what ``expand`` adds for them on this index's vocabulary."""
     toks = bm25_tokens(text)
     if expand is not None:
         toks += expand(text, toks, bm25.knows)
-    s2 = bm25.score_array(toks)
-    best = float(s2.max()) if s2.size else 0.0
+    return toks
+
+
+def lexical_share(bm25: BM25Index, toks: Sequence[str], scores: np.ndarray) -> float:
+    """The lexical share of :func:`lexical_scores` from the request's tokens and their scores."""
+    best = float(scores.max()) if scores.size else 0.0
     mx = bm25.max_score(toks)
     if best <= 0 or mx <= 0 or not bm25.shares_a_word(toks):
-        return s2, 0.0
-    return s2, best / mx
+        return 0.0
+    return best / mx
+
+
+def index_terms(skills: Sequence[Skill]) -> list[SkillTerms]:
+    """The terms an index built without a memo of its own derives for ``skills`` (the shared memo:
+    a skill indexed a moment ago is not tokenised again)."""
+    return _MEMO.terms(skills, skill_terms)

@@ -30,7 +30,6 @@ from hermes_core.retrieval.calibration import (
     DenseCalibration,
     LexicalCalibration,
     cached_query_vectors,
-    calibrate_lexical,
     catalog_digest,
     catalog_key,
     pseudo_queries,
@@ -59,6 +58,7 @@ from hermes_core.retrieval.fusion import (
 )
 from hermes_core.retrieval.gate_state import GateMemo, calibrate_index
 from hermes_core.retrieval.glossary import Glossary, default_glossary
+from hermes_core.retrieval.lexical_update import LexicalMemo, calibrate_lexical_memo
 from hermes_core.retrieval.query import (
     MAX_QUERY_CHARS,
     as_retrieval_query,
@@ -190,6 +190,7 @@ class SkillRetriever:
         self.cache_dir = cache_dir
         self._calibration: dict[str, DenseCalibration] = {}
         self._gate_memo = GateMemo()          # what the last calibration keeps for the next edit
+        self._lexical_memo = LexicalMemo()    # the lexical gate's, for the next edit (same names)
         self._lexical_cal: LexicalCalibration | None = None
         self._translated_gate: TranslatedGate | None = None   # lexical, across languages (refresh)
         self.usage = usage
@@ -244,7 +245,8 @@ class SkillRetriever:
                     self._warned.add(why)
                     log.warning("%s (it would auto-load the skill into almost every message)", why)
             digest = catalog_digest(skills) if self.calibrate else ""   # one a refresh, for each key
-            lexical_cal = self._calibrate_lexical(skills, bm25, digest) if self.calibrate else None
+            lexical_cal = (self._calibrate_lexical(skills, bm25, digest, self._lexical_memo)
+                           if self.calibrate else None)
             langs = (xl.readable(skills), xl.description_languages(skills))
             expand = xl.Expansion.for_catalog(self.glossary, langs[0], self.cache_dir)
             crossing = (TranslatedGate.for_catalog(skills, bm25, expand, langs[0], self.cache_dir, digest)
@@ -397,12 +399,14 @@ class SkillRetriever:
         """What the dense gate's kept state is filed under (``gate_state``): these sources."""
         return "skills" if self._static is not None else sources_key(self.folders, self.catalogs)
 
-    def _calibrate_lexical(self, skills: Sequence[Skill], bm25: BM25Index,
-                           digest: str | None = None) -> LexicalCalibration:
+    def _calibrate_lexical(self, skills: Sequence[Skill], bm25: BM25Index, digest: str | None = None,
+                           memo: LexicalMemo | None = None) -> LexicalCalibration:
+        """The lexical gate for ``skills``: after an edit, updated from what ``memo`` kept of the
+        last calibration (``lexical_update``); otherwise (or with no memo) scored whole."""
         texts = [t for i in pseudo_sample(skills) for t in pseudo_queries(skills[i])]
-        expand = self.glossary.expansions
-        return calibrate_lexical(catalog_key("lexical", skills, digest=digest or None),
-                                 lambda q: lexical_scores(bm25, q, expand)[1], texts, skills)
+        key = catalog_key("lexical", skills, digest=digest or None)
+        return calibrate_lexical_memo(key, bm25, skills, texts, self.glossary.expansions,
+                                      LexicalMemo() if memo is None else memo)
 
     def calibration_report(self) -> dict[str, Any]:
         """Each gate calibration's thresholds and reference quantiles (``skills reindex --json``)."""

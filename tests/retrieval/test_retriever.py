@@ -1389,6 +1389,11 @@ def test_a_retriever_refreshed_through_edits_ranks_as_one_built_from_scratch(
         fresh = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()],
                                cache_dir=tmp_path / f"fresh-{len(skills)}-{op}")
         fresh.refresh()
+        # the lexical gate's calibration is updated through the edit (lexical_update), to the bit
+        assert kept._lexical_memo.updated == 1
+        assert kept._lexical_cal is not None and fresh._lexical_cal is not None
+        assert kept._lexical_cal.threshold == fresh._lexical_cal.threshold
+        assert kept._lexical_cal.report == fresh._lexical_cal.report
         for q in queries:
             a, b = kept.retrieve(q), fresh.retrieve(q)
             assert (a.names, a.scores, a.candidates, a.gated) == (b.names, b.scores, b.candidates, b.gated)
