@@ -153,6 +153,23 @@ def _window(clean: str, tokens: int, tok: Tokenizer, *, tail: bool) -> str | Non
     return None if tok.count(clean) <= tokens else clean
 
 
+def _cut_window(text: str, tokens: int, encoding: str, tail: bool
+                ) -> str | tuple[Tokenizer, str, str]:
+    """What :func:`head_tokens` / :func:`tail_tokens` start from: the answer itself when no cut is
+    needed (empty text, a text that fits, no room at all), else the tokenizer, the text made
+    valid and the window at the end the cut is looked for in."""
+    if not text:
+        return text
+    tok = tokenizer(encoding)
+    clean = valid_text(text)
+    piece = _window(clean, max(tokens, 0), tok, tail=tail)
+    if piece is None:
+        return text
+    if tokens <= 0:
+        return ""
+    return tok, clean, piece
+
+
 def head_tokens(text: str, tokens: int, encoding: str = DEFAULT_ENCODING) -> str:
     """The longest prefix of ``text`` counting at most ``tokens`` (whole characters).
 
@@ -161,15 +178,10 @@ def head_tokens(text: str, tokens: int, encoding: str = DEFAULT_ENCODING) -> str
     so the cut is checked and moved by a character until it is the longest that fits. The trial
     cuts are counted uncached: they are new strings nobody counts again.
     """
-    if not text:
-        return text
-    tok = tokenizer(encoding)
-    clean = valid_text(text)
-    piece = _window(clean, max(tokens, 0), tok, tail=False)
-    if piece is None:
-        return text
-    if tokens <= 0:
-        return ""
+    cut = _cut_window(text, tokens, encoding, tail=False)
+    if isinstance(cut, str):
+        return cut
+    tok, clean, piece = cut
     end = len(_decodable(tok, tok.encode(piece)[:tokens]))
     while end > 0 and tok.count(clean[:end]) > tokens:
         end -= 1
@@ -180,15 +192,10 @@ def head_tokens(text: str, tokens: int, encoding: str = DEFAULT_ENCODING) -> str
 
 def tail_tokens(text: str, tokens: int, encoding: str = DEFAULT_ENCODING) -> str:
     """The longest suffix of ``text`` counting at most ``tokens`` (whole characters)."""
-    if not text:
-        return text
-    tok = tokenizer(encoding)
-    clean = valid_text(text)
-    piece = _window(clean, max(tokens, 0), tok, tail=True)
-    if piece is None:
-        return text
-    if tokens <= 0:
-        return ""
+    cut = _cut_window(text, tokens, encoding, tail=True)
+    if isinstance(cut, str):
+        return cut
+    tok, clean, piece = cut
     ids = tok.encode(piece)[-tokens:]
     while ids:
         try:
