@@ -69,18 +69,15 @@ class Turn:
         self.calls.extend(done.tool_calls)
         self.billed(tried)
 
-    def billed(self, tried: Sequence[Attempt]) -> Usage:
+    def billed(self, tried: Sequence[Attempt]) -> None:
         """Count the tokens failed attempts of ``tried`` were billed (a stream cut after its
-        usage came, then retried): in the turn's cost, apart as wasted, never in ``usage``.
-        Returns them."""
-        lost = [a for a in tried if a.usage is not None]
-        for a in lost:
-            assert a.usage is not None
-            self.wasted = self.wasted + a.usage
-            spent = self.agent.prices.cost(a.model, a.usage)
-            self.wasted_cost = self.wasted_cost + spent
-            self.cost = self.cost + spent
-        return sum((a.usage for a in lost if a.usage is not None), Usage())
+        usage came, then retried): in the turn's cost, apart as wasted, never in ``usage``."""
+        for a in tried:
+            if a.usage is not None:
+                spent = self.agent.prices.cost(a.model, a.usage)
+                self.wasted = self.wasted + a.usage
+                self.wasted_cost = self.wasted_cost + spent
+                self.cost = self.cost + spent
 
     def _advance(self, follow: tuple[Prompt, tuple[ToolResult, ...]] | None) -> bool:
         self.rounds += 1
