@@ -244,7 +244,7 @@ class SkillRetriever:
                 if why not in self._warned:   # once per process, not once per refresh
                     self._warned.add(why)
                     log.warning("%s (it would auto-load the skill into almost every message)", why)
-            digest = catalog_digest(skills) if self.calibrate else ""   # one a refresh, for each key
+            digest = catalog_digest(skills) if self.calibrate else None   # one a refresh, for each key
             lexical_cal = (self._calibrate_lexical(skills, bm25, digest, self._lexical_memo)
                            if self.calibrate else None)
             langs = (xl.readable(skills), xl.description_languages(skills))
@@ -366,7 +366,7 @@ class SkillRetriever:
                 gw = weights_for(self.gate_weights, mid, self.anchor_weight)   # repr: in its key
                 self._calibration[mid] = calibrate_index(
                     d, skills, self.cache_dir, fixed_rule(d, gw, self._anchors.get(mid)), repr(gw),
-                    self._gate_memo, self._lineage(), digest or None)
+                    self._gate_memo, self._lineage(), digest)
             load = getattr(d.embedder, "load", None)
             if load is not None and skills and not self._cancelled:
                 # every vector may have come from the cache: load the model here, on the build's
@@ -404,7 +404,7 @@ class SkillRetriever:
         """The lexical gate for ``skills``: after an edit, updated from what ``memo`` kept of the
         last calibration (``lexical_update``); otherwise (or with no memo) scored whole."""
         texts = [t for i in pseudo_sample(skills) for t in pseudo_queries(skills[i])]
-        key = catalog_key("lexical", skills, digest=digest or None)
+        key = catalog_key("lexical", skills, digest=digest)
         return calibrate_lexical_memo(key, bm25, skills, texts, self.glossary.expansions,
                                       LexicalMemo() if memo is None else memo)
 
