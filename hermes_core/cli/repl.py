@@ -7,6 +7,7 @@ Ctrl-C cancels the reply in progress, not the REPL; Ctrl-D or ``/exit`` ends the
 
 from __future__ import annotations
 
+import difflib
 import logging
 import math
 import os
@@ -65,7 +66,8 @@ class Repl:
             self.register(cmd)
 
     def register(self, cmd: Command) -> None:
-        self.commands[cmd.name] = cmd
+        for name in (cmd.name, *cmd.aliases):
+            self.commands[name] = cmd
 
     # ------------------------------------------------------------------ output
 
@@ -186,7 +188,9 @@ class Repl:
         name, _, arg = text[1:].partition(" ")
         cmd = self.commands.get(name.lower())
         if cmd is None:
-            self.say(f"unknown command /{shorten(name)}; /help lists them")
+            near = difflib.get_close_matches(name.lower(), list(self.commands), n=1)
+            hint = f"did you mean /{near[0]}?" if near else "/help lists them"
+            self.say(f"unknown command /{shorten(name)}; {hint}")
             return
         try:
             cmd.handler(self, arg.strip())

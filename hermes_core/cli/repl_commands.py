@@ -31,11 +31,17 @@ class Command:
     usage: str
     help: str
     handler: Callable[[Repl, str], None]
+    aliases: tuple[str, ...] = ()   # what people type out of habit from other REPLs (/quit, /q)
 
 
 def _help(repl: Repl, arg: str) -> None:
-    for cmd in repl.commands.values():
-        repl.say(f"  {cmd.usage:<24} {cmd.help}")
+    listed: list[Command] = []
+    for cmd in repl.commands.values():   # an alias maps to its command: list each command once
+        if cmd not in listed:
+            listed.append(cmd)
+    for cmd in listed:
+        also = f" (also {', '.join('/' + a for a in cmd.aliases)})" if cmd.aliases else ""
+        repl.say(f"  {cmd.usage:<24} {cmd.help}{also}")
 
 
 def _exit(repl: Repl, arg: str) -> None:
@@ -434,5 +440,5 @@ BUILTIN_COMMANDS = (
     Command("stats", "/stats", "tokens, cost and prompt-cache savings of this session", _stats),
     Command("reset", "/reset", "record this chat and start a new one", _reset),
     Command("save", "/save [name]", "save the transcript as JSON in HOME/transcripts", _save),
-    Command("exit", "/exit", "end the chat (Ctrl-D too)", _exit),
+    Command("exit", "/exit", "end the chat (Ctrl-D too)", _exit, aliases=("quit", "q")),
 )

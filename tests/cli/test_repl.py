@@ -628,3 +628,25 @@ def test_a_wait_for_a_rate_limited_key_is_told_before_it_starts_not_sat_through_
     assert waits[0].startswith("[custom: ") and "rate limit" in waits[0], waits
     assert lines.index(waits[0]) < lines.index("answered after the wait")
     assert agent.loop.on_wait is None   # the chat's reporter is the turn's only
+
+
+def test_quit_and_q_end_the_chat_and_a_mistyped_command_names_the_nearest_one(tmp_path: Path):
+    settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False},
+                              "context_engine": {"enabled": False}})
+    for line in ("/quit", "/q", "/QUIT"):
+        agent = Agent(settings, provider=FakeProvider(["never"]))
+        out = io.StringIO()
+        Repl(agent, stdin=io.StringIO(f"{line}\nhello\n"), stdout=out, stream=False).run()
+        assert agent.history == [], line          # the chat ended before "hello"
+        assert "unknown command" not in out.getvalue()
+    agent = Agent(settings, provider=FakeProvider(["answered"]))
+    out = io.StringIO()
+    Repl(agent, stdin=io.StringIO("/stast\n/hlep\n/exit\n"), stdout=out, stream=False).run()
+    text = out.getvalue()
+    assert "unknown command /stast; did you mean /stats?" in text
+    assert "unknown command /hlep; did you mean /help?" in text
+    out = io.StringIO()
+    Repl(agent, stdin=io.StringIO("/help\n/exit\n"), stdout=out, stream=False).run()
+    helped = out.getvalue()
+    assert "/exit" in helped and "/quit" in helped     # the aliases are listed with the command
+    assert helped.count("end the chat") == 1
