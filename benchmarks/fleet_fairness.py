@@ -19,8 +19,10 @@ Modes, alternated in one run (``--repeats`` times each; medians reported):
 
 Reported per mode: ``grants`` (total), per-process ``min`` / ``max``, ``jain`` (Jain's fairness
 index, (sum x)^2 / (n * sum x^2): 1 when every process got the same), ``over_limit`` (grants past
-a key's limit in any window, on Redis's clock; goal 0), ``acquire_ms_p50``. Ratios ``queue /
-main`` of the spread and of the grants compare the two measured in the same run.
+a key's limit in any window, on Redis's clock; goal 0), ``acquire_ms_p50`` (every acquire,
+refusals included). ``solo_acquire_ms_p50``: one process with nobody waiting, queue off vs on
+(the cost of the turn's round trip). Ratios ``queue / main`` compare the two measured in the
+same run.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hermes_core.agent.credential_pool import CredentialPool
 from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
-from hermes_core.agent.pool.state import PoolPolicy
+from hermes_core.agent.pool.state import KeySpec, Outcome, PoolPolicy
 from hermes_core.errors import NoCredentialAvailable
 from hermes_core.testing.redis_server import RedisServer
 from hermes_core.types import Credential
@@ -167,6 +169,26 @@ def run_mode(mode: str, server: RedisServer, args: argparse.Namespace) -> dict[s
     }
 
 
+def solo_acquire_ms(url: str, rounds: int = 5, n: int = 300) -> dict[str, float]:
+    """One process, nobody waiting: median acquire (+ release) with the queue off and on,
+    alternated ``rounds`` times: what the turn's extra round trip costs when there is no storm."""
+    times: dict[str, list[float]] = {"main": [], "queue": []}
+    policy = PoolPolicy(window_s=2.0)
+    keys = [KeySpec("key-solo", max_rpm=10**6)]
+    for _ in range(rounds):
+        for mode in times:
+            be = RedisPoolState(url, options=RedisPoolOptions(
+                key_prefix=f"hermes-bench:{uuid.uuid4().hex[:8]}", fleet_queue=mode == "queue"))
+            for _ in range(n):
+                t0 = time.perf_counter()
+                res = be.acquire(PROVIDER, keys, policy)
+                times[mode].append((time.perf_counter() - t0) * 1000)
+                assert res.fingerprint is not None
+                be.release(PROVIDER, res.fingerprint, Outcome("ok"), policy, lease=res.lease)
+            be.close()
+    return {m: round(statistics.median(v), 3) for m, v in times.items()}
+
+
 def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k in runs[0]:
@@ -193,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     server = RedisServer()
     server.start()
     try:
+        solo = solo_acquire_ms(server.url)
         for _ in range(max(1, args.repeats)):
             for m in modes:     # alternated: the baseline meets the same machine load
                 runs[m].append(run_mode(m, server, args))
@@ -209,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         "jain_main": base["jain"], "jain_queue": new["jain"],
         "grants_ratio_queue_vs_main": round(new["grants"] / base["grants"], 3)
         if base["grants"] else None,
+        "solo_acquire_ms_p50": solo,
+        "solo_acquire_ratio_queue_vs_main": round(solo["queue"] / solo["main"], 3),
         "acquire_ms_ratio_queue_vs_main": round(new["acquire_ms_p50"] / base["acquire_ms_p50"], 3)
         if base["acquire_ms_p50"] else None,
     }
