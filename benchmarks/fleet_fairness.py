@@ -15,7 +15,7 @@ Modes, alternated in one run (``--repeats`` times each; medians reported):
 
 * ``main``: ``fleet_queue=False``, the pool as it was (whoever asks first after a slot frees);
 * ``queue``: the fleet queue (processes take turns in the order they started waiting);
-* ``queue-restart`` (``--restart``): the queue, with Redis restarted empty half-way.
+* ``main-restart``, ``queue-restart`` (``--restart``): each with Redis restarted empty half-way.
 
 Reported per mode: ``grants`` (total), per-process ``min`` / ``max``, ``jain`` (Jain's fairness
 index, (sum x)^2 / (n * sum x^2): 1 when every process got the same), ``over_limit`` (grants past
@@ -53,10 +53,10 @@ CTX = mp.get_context("spawn")
 SECRETS = [f"sk-bench-fleet-{i:032d}" for i in range(3)]   # never sent anywhere
 
 
-def worker(url: str, prefix: str, queue_on: bool, limit: int, window: float,
+def worker(url: str, prefix: str, queue_on: bool, limit: int, window: float, workers: int,
            threads: int, latency: float, seconds: float, ready: Any, go: Any, out: Any) -> None:
     be = RedisPoolState(url, options=RedisPoolOptions(
-        key_prefix=prefix, workers=1, fleet_queue=queue_on, reconnect_interval_s=0.5))
+        key_prefix=prefix, workers=workers, fleet_queue=queue_on, reconnect_interval_s=0.5))
     pool = CredentialPool({PROVIDER: [Credential(PROVIDER, SECRETS[i], max_rpm=limit)
                                       for i in range(3)]},
                           policy=PoolPolicy(window_s=window), backend=be)
@@ -110,7 +110,8 @@ def worker(url: str, prefix: str, queue_on: bool, limit: int, window: float,
         t.start()
     for t in ts:
         t.join()
-    out.put({"grants": grants, "acquire_ms": acquire_ms, "degraded": be.degraded})
+    out.put({"grants": grants, "acquire_ms": acquire_ms, "degraded": be.degraded,
+             "outages": be.outages})
 
 
 def over_limit(grants: list[tuple[str, float]], limit: int, window: float) -> int:
@@ -136,7 +137,8 @@ def run_mode(mode: str, server: RedisServer, args: argparse.Namespace) -> dict[s
     out, ready, go = CTX.Queue(), CTX.Queue(), CTX.Event()
     prefix = f"hermes-bench:{uuid.uuid4().hex[:8]}"
     procs = [CTX.Process(target=worker, args=(
-        server.url, prefix, mode != "main", args.limit, args.window, args.threads, args.latency,
+        server.url, prefix, mode.startswith("queue"), args.limit, args.window, args.processes,
+        args.threads, args.latency,
         args.seconds, ready, go, out)) for _ in range(args.processes)]
     for p in procs:
         p.start()
@@ -145,7 +147,7 @@ def run_mode(mode: str, server: RedisServer, args: argparse.Namespace) -> dict[s
     go.set()
     start = time.time()
     restart = None
-    if mode == "queue-restart":
+    if mode.endswith("-restart"):
         def bounce() -> None:
             time.sleep(max(0.0, start + args.seconds / 2 - time.time()))
             server.restart()
@@ -163,9 +165,10 @@ def run_mode(mode: str, server: RedisServer, args: argparse.Namespace) -> dict[s
         "per_process": per,
         # the clock restarts with Redis: a window is only counted within one server's life
         "over_limit": over_limit([g for r in results for g in r["grants"]], args.limit,
-                                 args.window) if mode != "queue-restart" else None,
+                                 args.window) if not mode.endswith("-restart") else None,
         "acquire_ms_p50": round(statistics.median(lat), 3) if lat else None,
         "degraded_workers": sum(1 for r in results if r["degraded"]),
+        "fallbacks": sum(r["outages"] for r in results),
     }
 
 
@@ -208,9 +211,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--latency", type=float, default=0.02)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--restart", action="store_true", help="also the queue-restart mode")
+    ap.add_argument("--restart", action="store_true", help="also the -restart modes")
+    ap.add_argument("--only", default="", help="comma list of modes to run (default: all)")
     args = ap.parse_args(argv)
-    modes = ["main", "queue"] + (["queue-restart"] if args.restart else [])
+    modes = ["main", "queue"] + (["main-restart", "queue-restart"] if args.restart else [])
+    modes = [m for m in modes if not args.only or m in args.only.split(",")]
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
     server = RedisServer()
     server.start()
@@ -222,7 +227,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.close()
     results = {m: medians(r) for m, r in runs.items()}
-    base, new = results["main"], results["queue"]
+    base, new = results.get("main"), results.get("queue")
+    if base is None or new is None:
+        print(json.dumps(results, indent=2))
+        return 0
     report = {
         "processes": args.processes, "threads_per_process": args.threads, "keys": 3,
         "limit_per_window": args.limit, "window_s": args.window, "seconds": args.seconds,
