@@ -151,3 +151,17 @@ def test_real_processes_in_a_storm_each_get_their_grants_and_redis_holds_no_secr
             assert "s3cr3t" not in repr(values)
     finally:
         client.close()
+
+
+def test_one_behind_is_told_when_the_first_in_line_asks_again_not_to_poll_meanwhile(
+        fleet: tuple[Callable[[], RedisPoolState], FakeClock]) -> None:
+    """A process behind others must see the key's real wait (its call loop fails over at once
+    when that is too long), not a short poll."""
+    process, _clock = fleet
+    a, b, c = process(), process(), process()
+    assert served(a).fingerprint is not None
+    first = served(b)                                       # b waits ~10 s for the window
+    assert first.available_at is not None and first.available_at - first.now > 5.0
+    behind = served(c)
+    assert behind.fingerprint is None and behind.available_at == pytest.approx(
+        first.available_at, abs=0.01)
