@@ -6,11 +6,14 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hermes_core.agent.episodic import reindex
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore
@@ -179,3 +182,48 @@ def test_an_explicit_rebuild_clears_a_re_index_left_half_done(tmp_path: Path) ->
             "OR name LIKE 'sessions_fts_next%'").fetchall()
         assert names == []
         assert store.stats()["index_in_sync"]
+
+
+Op = tuple[str, int, int]   # kind, which session, at which segment call
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(0, 40), batch=st.integers(1, 7),
+       ops=st.lists(st.tuples(st.sampled_from(["insert", "replace", "delete"]),
+                              st.integers(0, 50), st.integers(1, 120)), max_size=25))
+def test_writes_between_any_batches_leave_the_new_index_equal_to_the_sessions(
+        tmp_path_factory: pytest.TempPathFactory, n: int, batch: int, ops: list[Op]) -> None:
+    path = tmp_path_factory.mktemp("interleave") / "sessions.db"
+    _archive(path, n)
+    writer = SessionStore(path, segment=_old)
+    conn = sqlite3.connect(str(path), isolation_level=None, timeout=10)
+    calls = [0]
+    due = sorted(ops, key=lambda op: op[2])
+
+    def segment(text: str) -> str:
+        calls[0] += 1
+        while due and due[0][2] <= calls[0] and not conn.in_transaction:   # between batches
+            kind, which, _ = due.pop(0)
+            sid = f"s{which}"
+            if kind == "delete":
+                writer.delete(sid)
+            else:
+                words = "rewritten" if kind == "replace" else "added"
+                writer.upsert(SessionRecord(sid, f"session w{which} {words} at {calls[0]}", (),
+                                            AT))
+        return _new(text)
+
+    try:
+        old_batch = reindex.BATCH_ROWS
+        reindex.BATCH_ROWS = batch
+        reindex.run(conn, segment, NEW)
+    finally:
+        reindex.BATCH_ROWS = old_batch
+        conn.close()
+        writer.close()
+    with SessionStore(path, segment=_new, segment_id=NEW) as store:
+        assert store.reindexed == 0
+        stored = dict(store.connection.execute("SELECT rowid, summary FROM sessions").fetchall())
+        indexed = store.connection.execute("SELECT rowid, summary FROM sessions_fts").fetchall()
+        assert sorted(r[0] for r in indexed) == sorted(stored)        # each row once
+        assert all(summary == _new(stored[rowid]) for rowid, summary in indexed)
