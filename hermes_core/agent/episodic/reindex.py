@@ -16,19 +16,27 @@ old one, ``sessions_fts_next``, a batch of ``BATCH_ROWS`` rows at a time:
   the rows, so a process killed at any point leaves a consistent half-built index that the next
   opener resumes, and two openers at once share the batches instead of doing them twice;
 * the last batch swaps the indexes, drops the triggers and records the tokenizer, in one
-  transaction: until then searches read the old index as before.
+  transaction: until then searches read the old index as before;
+* an opener with another tokenizer drops this one's half-built index and starts its own: two
+  versions opening one file at once would undo each other forever, so an open gives up after
+  ``MAX_STARTS`` and opens with the index as it is (the next open goes on).
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from hermes_core.agent.episodic.migrations import FTS_TABLE_SQL
 
+log = logging.getLogger("hermes_core.memory")
+
 #: Rows indexed per write transaction: about what a writer may wait for.
 BATCH_ROWS = 500
+#: Re-indexes begun by one open before it gives up (see :func:`run`).
+MAX_STARTS = 3
 NEXT = "sessions_fts_next"
 _ROW = "SELECT rowid, summary, tags, session_id, created_at, relevance_score FROM sessions"
 _INSERT = (f"INSERT INTO {NEXT}(rowid, summary, tags, session_id, created_at, relevance_score)"
@@ -105,7 +113,15 @@ def run(conn: sqlite3.Connection, segment: Callable[[str], str], segment_id: str
     def cut(summary: str, tags: str) -> Segmented:
         return summary, tags, segment(summary), segment(" ".join(tags.split(",")))
 
+    starts = 0
     while _start(conn, segment_id):
+        starts += 1
+        if starts > MAX_STARTS:
+            # another tokenizer's opener keeps replacing this re-index (two hermes-core versions
+            # on one file at once): open with the index as it is rather than never return
+            log.warning("re-index for tokenizer %s keeps being replaced by another; left for "
+                        "the next open", segment_id)
+            return done
         while True:
             cursor = int(_meta(conn, "reindex_cursor") or 0)
             ahead = {r[0]: cut(r[1], r[2]) for r in conn.execute(

@@ -227,3 +227,32 @@ def test_writes_between_any_batches_leave_the_new_index_equal_to_the_sessions(
         indexed = store.connection.execute("SELECT rowid, summary FROM sessions_fts").fetchall()
         assert sorted(r[0] for r in indexed) == sorted(stored)        # each row once
         assert all(summary == _new(stored[rowid]) for rowid, summary in indexed)
+
+
+def test_an_open_whose_re_index_another_tokenizer_keeps_replacing_still_returns(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Two hermes-core versions on one file at once each drop the other's half-built index: an
+    open gives up after a few restarts (the index as it was) instead of never returning."""
+    path = tmp_path / "sessions.db"
+    _archive(path, 30)
+    monkeypatch.setattr(reindex, "BATCH_ROWS", 5)
+    other = sqlite3.connect(str(path), isolation_level=None, timeout=10)
+    conn = sqlite3.connect(str(path), isolation_level=None, timeout=10)
+    replaced = [0]
+
+    def segment(text: str) -> str:
+        if not conn.in_transaction:                # between batches: the other version starts
+            replaced[0] += int(reindex._start(other, "another-tokenizer-9"))
+        return _new(text)
+
+    try:
+        with caplog.at_level("WARNING", logger="hermes_core.memory"):
+            reindex.run(conn, segment, NEW)
+    finally:
+        conn.close()
+        other.close()
+    assert 0 < replaced[0] <= 2 * reindex.MAX_STARTS * 5 * 2
+    assert "keeps being replaced" in caplog.text
+    with SessionStore(path, segment=_new, segment_id=NEW) as store:   # a later open finishes
+        assert store.reindexed == 30
+    _indexed_once(path, {f"s{i}" for i in range(30)})
