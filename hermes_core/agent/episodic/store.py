@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from hermes_core.agent.episodic import reindex
 from hermes_core.agent.episodic.migrations import (
     APPLICATION_ID,
     FTS_TABLE_SQL,
@@ -358,27 +359,17 @@ class SessionStore:
             self._ensure_segmenter(self.segment_id)
 
     def _ensure_segmenter(self, segment_id: str) -> None:  # segment_id: self.segment_id, not None
-        """Rebuild the index once if another tokenizer built it (rows indexed by an older one would
+        """Re-index once if another tokenizer built the index (rows indexed by an older one would
         not match the tokens today's queries are cut into). Read first, so an up-to-date database
-        needs no write lock; the rebuild is one IMMEDIATE transaction that re-checks, so a second
-        process opening at the same time does nothing. sqlite3 errors reach the open path as they
-        are (busy: retried; read-only: opened read-only, search as before)."""
-        conn = self._conn
-        query = "SELECT value FROM meta WHERE key = 'tokenizer'"
-        row = conn.execute(query).fetchone()
+        needs no write lock; the re-index runs in batches (:mod:`.reindex`) so other processes'
+        writes wait for one batch, and a second opener shares the batches. sqlite3 errors reach
+        the open path as they are (busy: retried; read-only: opened read-only, search as before)."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone()
         if row is not None and row[0] == segment_id:
             return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            row = conn.execute(query).fetchone()
-            n = self._rebuild_in(conn) if row is None or row[0] != segment_id else 0
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+        n = reindex.run(self._conn, self._segment, segment_id)
         if n:
-            self.reindexed = n
+            self.reindexed += n
             log.info("%s: re-indexed %d sessions for tokenizer %s", self.path, n, segment_id)
 
     # ------------------------------------------------------------------ plumbing
@@ -627,6 +618,7 @@ class SessionStore:
         """The rebuild inside an open write transaction; records which segmenter built it."""
         rows = conn.execute("SELECT rowid, summary, tags, session_id, created_at, relevance_score"
                             " FROM sessions ORDER BY rowid").fetchall()
+        reindex.drop_leftovers(conn)   # a batched re-index left half done is replaced
         conn.execute("DROP TABLE IF EXISTS sessions_fts")
         conn.execute(FTS_TABLE_SQL)
         conn.executemany(

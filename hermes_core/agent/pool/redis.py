@@ -47,6 +47,7 @@ from hermes_core.agent.pool import redis_lua as lua
 from hermes_core.agent.pool.breaker import BreakerState
 from hermes_core.agent.pool.clock import STEADY
 from hermes_core.agent.pool.fallback import LocalPoolState, count_text, share, worker_share
+from hermes_core.agent.pool.fleet_queue import FleetQueue
 from hermes_core.agent.pool.foreign import describe, misplaced_keys
 from hermes_core.agent.pool.outage import REFUSALS, outage_reason
 from hermes_core.agent.pool.quarantine import Standing
@@ -112,6 +113,11 @@ class RedisPoolOptions:
     slot_ttl_s: float = 60.0
     reconnect_interval_s: float = 5.0   # how often a degraded backend probes Redis
     socket_timeout_s: float = 0.5       # a hung Redis must not stall calls for long
+    # processes take turns in the order they started waiting (fleet_queue): a place outlives
+    # the time its holder said it would ask again by grace; one behind others asks every poll
+    fleet_queue: bool = True
+    queue_grace_s: float = 2.0
+    queue_poll_s: float = 0.05
 
 
 class RedisPoolState:
@@ -172,6 +178,9 @@ class RedisPoolState:
         # Redis under a random id, renewed by acquires; None until claimed, or when none is free
         self._worker_id = os.urandom(8).hex()
         self._slot: int | None = None
+        self._fleet = (FleetQueue(client, opts.key_prefix, self._worker_id,
+                                  grace_s=opts.queue_grace_s, poll_s=opts.queue_poll_s)
+                       if opts.fleet_queue else None)
         self._slot_renew_at = 0.0     # monotonic: when the next acquire renews the claim
         self._slot_valid_until = 0.0  # monotonic: the claim's expiry as of its last renewal
         self._clock = clock
@@ -306,6 +315,11 @@ class RedisPoolState:
                                      recheck_at=recheck)
             raise self._connection_error("the pool state kept changing incarnation")
 
+        def queued(keys: Sequence[KeySpec] = keys) -> AcquireResult:
+            if self._fleet is None:
+                return remote(keys)
+            return self._fleet.around(provider, self._now_arg(), lambda: remote(keys))
+
         def local() -> AcquireResult:
             res = self._local.acquire(provider, self._local_keys(keys), policy, tokens=tokens,
                                       rand=rand)
@@ -331,14 +345,14 @@ class RedisPoolState:
             workers may still be serving locally (their requests reach Redis when they notice):
             a key must fit this worker's local share too, and Redis is asked for that key only."""
             if self._monotonic() >= self._probation_until:
-                return remote()
+                return queued()
             gate = self._local.acquire(provider, self._local_keys(keys), policy,
                                        tokens=tokens, rand=rand)
             if gate.fingerprint is None:
                 # the local share binds until the probation ends, not until it frees
                 return self._rejoin_by(gate, provider, keys, self._probation_until)
             try:
-                res = remote([k for k in keys if k.fingerprint == gate.fingerprint])
+                res = queued([k for k in keys if k.fingerprint == gate.fingerprint])
             except BaseException:
                 self._local.cancel(provider, gate.fingerprint, gate.lease)
                 raise

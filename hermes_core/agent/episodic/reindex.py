@@ -1,0 +1,190 @@
+"""The one-time re-index of the episodic archive for a new tokenizer, in batches.
+
+Why: a database built by an older tokenizer (or schema) is re-indexed once when opened. Done as
+one write transaction, every other process's write waited for the whole rebuild (88 s for 50,000
+sessions on a loaded machine), past its 30 s busy timeout. Here the new index is built beside the
+old one, ``sessions_fts_next``, a batch of ``BATCH_ROWS`` rows at a time:
+
+* a batch's rows are read and segmented (the slow part, jieba) with no lock held; the write lock is
+  taken only to insert them, after checking that no other opener moved the cursor meanwhile and
+  re-reading the rows (a row changed since is segmented again there);
+* writes made between batches (by this version or an older one) are caught by triggers on
+  ``sessions`` that note the rowid in ``reindex_dirty``; each batch re-derives those rows of the
+  new index (a deleted row leaves it, a changed or re-used rowid is indexed again) before moving
+  the cursor, so the new index always equals ``sessions`` up to the cursor;
+* the cursor (``meta`` ``reindex_cursor``, the last rowid indexed) moves in the same transaction as
+  the rows, so a process killed at any point leaves a consistent half-built index that the next
+  opener resumes, and two openers at once share the batches instead of doing them twice;
+* the last batch swaps the indexes, drops the triggers and records the tokenizer, in one
+  transaction: until then searches read the old index as before;
+* an opener with another tokenizer drops this one's half-built index and starts its own: two
+  versions opening one file at once would undo each other forever, so an open gives up after
+  ``MAX_STARTS`` and opens with the index as it is (the next open goes on).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from hermes_core.agent.episodic.migrations import FTS_TABLE_SQL
+
+log = logging.getLogger("hermes_core.memory")
+
+#: Rows indexed per write transaction: about what a writer may wait for.
+BATCH_ROWS = 500
+#: Re-indexes begun by one open before it gives up (see :func:`run`).
+MAX_STARTS = 3
+NEXT = "sessions_fts_next"
+_ROW = "SELECT rowid, summary, tags, session_id, created_at, relevance_score FROM sessions"
+_INSERT = (f"INSERT INTO {NEXT}(rowid, summary, tags, session_id, created_at, relevance_score)"
+           " VALUES (?, ?, ?, ?, ?, ?)")
+_TRIGGERS = {
+    "reindex_on_insert": "AFTER INSERT ON sessions BEGIN "
+                         "INSERT OR IGNORE INTO reindex_dirty VALUES (new.rowid); END",
+    "reindex_on_delete": "AFTER DELETE ON sessions BEGIN "
+                         "INSERT OR IGNORE INTO reindex_dirty VALUES (old.rowid); END",
+    "reindex_on_update": "AFTER UPDATE ON sessions BEGIN "
+                         "INSERT OR IGNORE INTO reindex_dirty VALUES (old.rowid); "
+                         "INSERT OR IGNORE INTO reindex_dirty VALUES (new.rowid); END",
+}
+
+Segmented = tuple[str, str, str, str]   # summary, tags as stored; their segmented forms
+Row = tuple[int, str, str, str, float, float]
+
+
+@contextmanager
+def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:   # SQLite may have rolled back by itself (disk full)
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def drop_leftovers(conn: sqlite3.Connection) -> None:
+    """Remove a batched re-index's state (inside an open write transaction): an explicit rebuild
+    replaces it, and the last batch ends it."""
+    for name in _TRIGGERS:
+        conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+    conn.execute("DROP TABLE IF EXISTS reindex_dirty")
+    conn.execute(f"DROP TABLE IF EXISTS {NEXT}")
+    conn.execute("DELETE FROM meta WHERE key IN ('reindex', 'reindex_cursor')")
+
+
+def _start(conn: sqlite3.Connection, segment_id: str) -> bool:
+    """Begin (or find begun, by this tokenizer) a re-index; False when none is needed."""
+    with _immediate(conn):
+        if _meta(conn, "tokenizer") == segment_id:
+            return False
+        if not any(conn.execute("SELECT 1 FROM sessions UNION ALL SELECT 1 FROM sessions_fts "
+                                "LIMIT 1")) and _meta(conn, "reindex") is None:
+            _record(conn, segment_id)          # a new archive: nothing to index
+            return False
+        has_next = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?",
+                                (NEXT,)).fetchone() is not None
+        if _meta(conn, "reindex") == segment_id and has_next:
+            return True
+        drop_leftovers(conn)   # another tokenizer's half-done work is of no use
+        conn.execute(FTS_TABLE_SQL.replace("sessions_fts", NEXT, 1))
+        conn.execute("CREATE TABLE reindex_dirty (id INTEGER PRIMARY KEY)")
+        for name, body in _TRIGGERS.items():
+            conn.execute(f"CREATE TRIGGER {name} {body}")
+        conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                         [("reindex", segment_id), ("reindex_cursor", "0")])
+        return True
+
+
+def run(conn: sqlite3.Connection, segment: Callable[[str], str], segment_id: str) -> int:
+    """Re-index ``sessions`` with ``segment`` unless ``segment_id`` built the index; returns the
+    rows this call indexed (another opener may have done some or all of them)."""
+    done = 0
+
+    def cut(summary: str, tags: str) -> Segmented:
+        return summary, tags, segment(summary), segment(" ".join(tags.split(",")))
+
+    starts = 0
+    while _start(conn, segment_id):
+        starts += 1
+        if starts > MAX_STARTS:
+            # another tokenizer's opener keeps replacing this re-index (two hermes-core versions
+            # on one file at once): open with the index as it is rather than never return
+            log.warning("re-index for tokenizer %s keeps being replaced by another; left for "
+                        "the next open", segment_id)
+            return done
+        while True:
+            cursor = int(_meta(conn, "reindex_cursor") or 0)
+            ahead = {r[0]: cut(r[1], r[2]) for r in conn.execute(
+                f"{_ROW} WHERE rowid > ? ORDER BY rowid LIMIT ?", (cursor, BATCH_ROWS))}
+            with _immediate(conn):
+                n, over = _batch(conn, cut, ahead, cursor, segment_id)
+            done += n
+            if over:
+                break        # finished, here or by another opener, or replaced: _start says
+
+    return done
+
+
+def _batch(conn: sqlite3.Connection, cut: Callable[[str, str], Segmented],
+           ahead: dict[int, Segmented], cursor: int, segment_id: str) -> tuple[int, bool]:
+    """One batch inside its write transaction: the rows after ``cursor`` (segmented ahead where
+    unchanged), the rows written meanwhile, and the swap when no row is left. Returns the rows
+    indexed and whether this re-index is over (finished here or by another, or replaced)."""
+    if _meta(conn, "reindex") != segment_id:
+        return 0, True
+    if int(_meta(conn, "reindex_cursor") or 0) != cursor:
+        return 0, False                            # another opener moved on: read again
+    rows: list[Row] = conn.execute(f"{_ROW} WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                                   (cursor, BATCH_ROWS)).fetchall()
+    for r in rows:
+        seg = ahead.get(r[0])
+        if seg is None or seg[:2] != (r[1], r[2]):
+            seg = cut(r[1], r[2])                  # written since it was read
+        conn.execute(_INSERT, (r[0], seg[2], seg[3], r[3], r[4], r[5]))
+    cursor = rows[-1][0] if rows else cursor
+    _catch_up(conn, cut, cursor)
+    if len(rows) < BATCH_ROWS:
+        _finish(conn, segment_id)
+        return len(rows), True
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'reindex_cursor'", (str(cursor),))
+    return len(rows), False
+
+
+def _catch_up(conn: sqlite3.Connection, cut: Callable[[str, str], Segmented],
+              cursor: int) -> None:
+    """Rows written since the last batch, up to the cursor, re-derived in the new index."""
+    dirty = [r[0] for r in conn.execute("SELECT id FROM reindex_dirty ORDER BY id")]
+    for rowid in dirty:
+        conn.execute(f"DELETE FROM {NEXT} WHERE rowid = ?", (rowid,))
+        if rowid > cursor:
+            continue          # a later batch reads it as it is then
+        row = conn.execute(f"{_ROW} WHERE rowid = ?", (rowid,)).fetchone()
+        if row is not None:
+            seg = cut(row[1], row[2])
+            conn.execute(_INSERT, (row[0], seg[2], seg[3], row[3], row[4], row[5]))
+    conn.execute("DELETE FROM reindex_dirty")
+
+
+def _finish(conn: sqlite3.Connection, segment_id: str) -> None:
+    """The new index replaces the old one (inside the last batch's transaction)."""
+    for name in _TRIGGERS:
+        conn.execute(f"DROP TRIGGER {name}")
+    conn.execute("DROP TABLE reindex_dirty")
+    conn.execute("DROP TABLE sessions_fts")
+    conn.execute(f"ALTER TABLE {NEXT} RENAME TO sessions_fts")
+    _record(conn, segment_id)
+
+
+def _record(conn: sqlite3.Connection, segment_id: str) -> None:
+    conn.execute("DELETE FROM meta WHERE key IN ('reindex', 'reindex_cursor')")
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer', ?)", (segment_id,))
