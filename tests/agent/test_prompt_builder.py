@@ -230,6 +230,23 @@ def test_a_same_size_edit_in_the_tick_of_the_last_read_is_seen_without_a_notific
     assert b.file_reads == reads
 
 
+def test_a_file_stamped_in_the_future_is_not_read_again_every_turn(
+        marked_home: Path, project: Path) -> None:
+    """A clock set back an hour after MEMORY.md was written (or a file unpacked with a later
+    mtime) left it "changed within the last tick" for the whole hour: every turn read and scanned
+    it again. A write made now stamps now, not that future time, so such a file is settled."""
+    path = marked_home / "MEMORY.md"
+    hour_back = path.stat().st_mtime_ns - 3_600_000_000_000
+    b = builder(marked_home, project, file_clock=lambda: hour_back)
+    prefix = b.build("hi").system
+    reads = b.file_reads
+    for _ in range(5):
+        assert b.build("hi").system == prefix
+    assert b.file_reads == reads
+    write(path, "Staging moved to eu-central-1\n")   # a real edit still shows
+    assert "eu-central-1" in b.build("hi").system
+
+
 def test_memory_store_write_invalidates_builder(marked_home: Path, project: Path) -> None:
     b = builder(marked_home, project)
     b.build("hi")
@@ -783,6 +800,9 @@ def test_a_folder_changed_within_the_margin_is_not_trusted(tmp_path: Path) -> No
     assert not settled_fingerprint(str(folder), 10**18 + 1_500_000_000)[1]
     assert settled_fingerprint(str(folder), 10**18 + 2_000_000_001)[1]
     assert settled_fingerprint(str(tmp_path / "gone"), 10**18) == (None, False)
+    # stamped ahead of the clock (set back, or an unpacked tree): an entry added now moves it
+    assert settled_fingerprint(str(folder), 10**18 - 3_600_000_000_000)[1]
+    assert not settled_fingerprint(str(folder), 10**18 - 1_500_000_000)[1]
 
 
 def test_the_system_prompt_is_the_same_bytes_whatever_each_turn_recalls_and_after_a_restart(
