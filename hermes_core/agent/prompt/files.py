@@ -268,7 +268,7 @@ def _read_huge(fh: _BinaryFile, size: int, cap: int) -> str:
     start = max(0, size - int(cap * 0.25))
     start += -(start - skip) % unit      # on a code unit of the file's encoding
     fh.seek(start)
-    tail_bytes = fh.read()
+    tail_bytes = fh.read(size - start)   # to where the stat said it ended: it may be growing
     if codec == "utf-8":
         if b"\x00" in head_bytes or b"\x00" in tail_bytes:
             raise _Skip("binary file (contains NUL bytes); skipped")
@@ -338,8 +338,9 @@ def read_context_file(path: Path, policy: ReadPolicy = ReadPolicy(), *,
             with open(path, "rb") as fh:
                 huge = st.st_size > policy.max_file_bytes
                 try:
+                    # never past the cap: a file growing since the stat is read again anyway
                     text = (_read_huge(fh, st.st_size, policy.max_file_bytes) if huge
-                            else _decode(fh.read()))
+                            else _decode(fh.read(policy.max_file_bytes + 1)))
                     settled = True
                 except _Skip:
                     # Half-written bytes (an editor rewriting in place) look binary or cut a
