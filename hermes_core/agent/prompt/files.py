@@ -143,25 +143,51 @@ def _probe_link(path: str) -> tuple[Fingerprint | None, bool, bool]:
     return fingerprint_of(st), True, False
 
 
-#: A folder whose mtime is further than this from the clock when it is looked at is *settled*: any
-#: later change of its entries moves its mtime (or ctime). A change within one timestamp tick of
-#: the previous one may leave both where they were, so a folder changed more recently than a tick
-#: is not trusted. Filesystems that keep sub-second times tick every few milliseconds (a jiffy on
-#: Linux, ~16 ms on Windows); those that keep whole seconds (FAT: 2 s, HFS+: 1 s) get the longer
-#: margin.
+#: A folder whose mtime is older than this when it is looked at is *settled*: any later change of
+#: its entries moves its mtime (or ctime). A change within one timestamp tick of the previous one
+#: may leave both where they were, so a folder changed more recently than a tick is not trusted.
+#: Filesystems that keep sub-second times tick every few milliseconds (a jiffy on Linux, ~16 ms on
+#: Windows); those that keep whole seconds (FAT: 2 s, HFS+: 1 s) get the longer margin.
 SETTLED_NS = 100_000_000
 SETTLED_COARSE_NS = 2_000_000_000
 
 
+def _tick(mtime_ns: int) -> int:
+    return SETTLED_COARSE_NS if mtime_ns % 1_000_000_000 == 0 else SETTLED_NS
+
+
 def is_settled(mtime_ns: int, now_ns: int) -> bool:
-    """Whether a change made after ``now_ns`` must move an mtime of ``mtime_ns``: it is more than
-    one timestamp tick away from the clock (see :data:`SETTLED_NS`; a whole-second mtime gets the
-    coarse margin). Ahead of the clock counts too: a clock set back, or a file unpacked or
-    ``touch -d``-ed with a later time, is stamped with *now* by its next write, so it is as
-    settled as an old one; judged by age alone it was read again every turn until the clock
-    caught up."""
-    margin = SETTLED_COARSE_NS if mtime_ns % 1_000_000_000 == 0 else SETTLED_NS
-    return abs(now_ns - mtime_ns) > margin
+    """Whether a change made after ``now_ns`` must move an mtime of ``mtime_ns`` (it is older than
+    one timestamp tick, see :data:`SETTLED_NS`); a whole-second mtime gets the coarse margin."""
+    return now_ns - mtime_ns > _tick(mtime_ns)
+
+
+Look = tuple[Fingerprint, int]
+"""A fingerprint and the clock (``time.time_ns()``) when it was first seen so."""
+
+
+def held_still(fp: Fingerprint | None, seen: Look | None, now_ns: int) -> bool:
+    """Whether ``fp`` was already the fingerprint a tick of the clock ago (``seen``): then the
+    write that stamped it, and any other in its tick, came before that earlier look, so any
+    later write moves it, whatever its mtime says.
+
+    :func:`is_settled` alone judges by age, and a stamp ahead of the clock never ages: a clock
+    set back, a file unpacked or ``touch -d``-ed with a later time, was read again every turn
+    until the clock caught up. Two looks settle it, and stay safe where an ahead-of-the-clock
+    stamp is really *now* (a file server whose clock runs ahead): a same-tick write comes
+    before the second look or not at all."""
+    return (fp is not None and seen is not None and seen[0] == fp
+            and now_ns - seen[1] > _tick(fp[0]))
+
+
+def next_look(fp: Fingerprint | None, seen: Look | None, now_ns: int) -> Look | None:
+    """What :func:`held_still` compares the next look with: ``seen`` while ``fp`` stays (and the
+    clock did not go back), else this look."""
+    if fp is None:
+        return None
+    if seen is None or seen[0] != fp or now_ns < seen[1]:
+        return fp, now_ns
+    return seen
 
 
 def settled_fingerprint(folder: str, now_ns: int) -> tuple[Fingerprint | None, bool]:
