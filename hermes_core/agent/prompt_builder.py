@@ -9,8 +9,10 @@ what provider prompt caches need: Anthropic and OpenAI both match on an exact pr
 and owner so a permission fix is seen, and ctime so an edit that restores the mtime is); when
 nothing moved, the cached text, hash and token counts are reused without opening a file. A file
 read within one timestamp tick of its last change (:func:`~hermes_core.agent.prompt.files.is_settled`)
-is read again next turn, until a read finds it settled: a same-size write by another program in
-that tick leaves every stat field as it was (the racy-clean case git knows). A source
+is read again next turn, until a read finds it settled, or finds the fingerprint it had a tick
+earlier (:func:`~hermes_core.agent.prompt.files.held_still`: a stamp ahead of the clock never
+ages): a same-size write by another program in that tick leaves every stat field as it was (the
+racy-clean case git knows). A source
 that is not there is stood for by its folder: while the folder's fingerprint stays the one it had
 when the file was found missing (and the folder had settled, see
 :func:`~hermes_core.agent.prompt.files.settled_fingerprint`), no name was added to it, so one stat
@@ -51,10 +53,13 @@ from hermes_core.agent.prompt.files import (
     ContextEvent,
     Fingerprint,
     LoadedFile,
+    Look,
     ReadPolicy,
     find_git_root,
+    held_still,
     is_settled,
     look_for_project_file,
+    next_look,
     probe,
     project_candidates,
     read_context_file,
@@ -156,6 +161,7 @@ class _Source:
     # read within one timestamp tick of its last change: a same-size write in that tick would
     # leave every stat field as it was, so it is read again until a read finds it settled
     racy: bool = False
+    seen: Look | None = None   # its fingerprint, and when a read first found it so
 
 
 _HEADERS = {
@@ -223,6 +229,7 @@ class PromptBuilder:
         self._home_paths = tuple(str(s.path) for s in self._sources[:3])
         # folder -> its fingerprint when the sources absent from it were last looked for
         self._settled: dict[str, Fingerprint] = {}
+        self._looked: dict[str, Look] = {}   # folder -> its fingerprint, and when first seen so
         self._clock_cache: tuple[object, str] | None = None
         self._stable: _Stable | None = None
         self._force = True
@@ -246,6 +253,7 @@ class PromptBuilder:
                     s.dirty = True
                 self._find_candidates()
                 self._settled.clear()
+                self._looked.clear()
                 self._force = True
                 return
             # realpath, not Path.resolve(): that raises on a symlink loop (Python 3.11), and one
@@ -282,8 +290,12 @@ class PromptBuilder:
         self.file_reads += result.reads
         src.path, src.fingerprint, src.loaded, src.dirty = path, result.fingerprint, True, False
         src.events, src.status = result.events, result.status
-        # the fingerprint was taken before the read: settled then, any later write moves it
-        src.racy = result.fingerprint is not None and not is_settled(result.fingerprint[0], now_ns)
+        # the fingerprint was taken before the read: settled then, any later write moves it; or
+        # the same as a tick ago (a stamp ahead of the clock never ages)
+        fp = result.fingerprint
+        still = held_still(fp, src.seen, now_ns)
+        src.seen = next_look(fp, src.seen, now_ns)
+        src.racy = fp is not None and not is_settled(fp[0], now_ns) and not still
         text = result.text
         if src.key == "soul":
             if result.status in ("missing", "skipped"):
@@ -324,7 +336,7 @@ class PromptBuilder:
                 assert src.path is not None
                 changed |= self._load(src, src.path, now)
             src.absent = not there and src.fingerprint is None
-        self._settle(self._home_dir, home_fp, home_settled)
+        self._settle(self._home_dir, home_fp, home_settled, now)
         project = self._sources[3]
         if self._force or not project.absent or project.dirty or not self._project_quiet(now):
             found, any_there = look_for_project_file(self._candidates, self._project_root)
@@ -346,9 +358,17 @@ class PromptBuilder:
             self._force = False
         return self._stable
 
-    def _settle(self, folder: str, fp: Fingerprint | None, settled: bool) -> None:
+    def _settle(self, folder: str, fp: Fingerprint | None, settled: bool, now: int) -> None:
         """Remember ``folder``'s fingerprint as the one its absent sources were last seen absent
-        under (taken before they were looked for), when it is settled."""
+        under (taken before they were looked for), when it is settled: old enough, or the same
+        as a tick ago (:func:`~hermes_core.agent.prompt.files.held_still`)."""
+        seen = self._looked.get(folder)
+        settled = settled or held_still(fp, seen, now)
+        look = next_look(fp, seen, now)
+        if look is None:
+            self._looked.pop(folder, None)
+        else:
+            self._looked[folder] = look
         if settled and fp is not None:
             self._settled[folder] = fp
         else:
@@ -362,7 +382,7 @@ class PromptBuilder:
             fp, settled = settled_fingerprint(folder, now)
             if fp is None or self._settled.get(folder) != fp:
                 quiet = False
-            self._settle(folder, fp, settled)
+            self._settle(folder, fp, settled, now)
         return quiet
 
     def _join(self) -> _Stable:

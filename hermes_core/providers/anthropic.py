@@ -2,7 +2,8 @@
 
 The system prompt is sent as content blocks so a ``cache_control`` marker can sit on the stable
 prefix; the per-turn context is the leading text block of the last user message, after the
-breakpoint. At most four breakpoints are placed (Anthropic's limit).
+breakpoint, or, in a tool round's follow-up, the text block after its tool answers (see
+:func:`render_anthropic`). At most four breakpoints are placed (Anthropic's limit).
 """
 
 from __future__ import annotations
@@ -71,7 +72,12 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
 def render_anthropic(prompt: Prompt, model: str, options: CallOptions, *,
                      adaptive: bool = False) -> dict[str, Any]:
     """The exact messages.create payload for ``prompt``; pure. ``adaptive``: the model takes
-    thinking as ``adaptive`` with an effort, not as a budget (it refused one)."""
+    thinking as ``adaptive`` with an effort, not as a budget (it refused one).
+
+    A follow-up (the prompt ends on tool answers) carries the per-turn context after them, not
+    before the user's message: history keeps that message without the context, so a context
+    leading it made the next turn's request differ from there on, and the tool answers the
+    round's breakpoint had cached were written to the cache again."""
     plan = prompt.cache
     budget = MAX_BREAKPOINTS
     system_block: dict[str, Any] = {"type": "text", "text": prompt.system}
@@ -83,10 +89,11 @@ def render_anthropic(prompt: Prompt, model: str, options: CallOptions, *,
 
     messages: list[dict[str, Any]] = []
     last_user = max((i for i, m in enumerate(prompt.messages) if m.role == "user"), default=None)
+    after_tools = bool(prompt.messages) and prompt.messages[-1].role == "tool"
     for i, m in enumerate(prompt.messages):
         role = "assistant" if m.role == "assistant" else "user"  # tool results travel as user
         blocks = _blocks(m)
-        if i == last_user and prompt.context:
+        if i == last_user and prompt.context and not after_tools:
             blocks = [{"type": "text", "text": prompt.context}, *blocks]
         if i in marked:
             # An empty message adds nothing to the prefix: the breakpoint goes on the block before.
@@ -99,7 +106,9 @@ def render_anthropic(prompt: Prompt, model: str, options: CallOptions, *,
             messages[-1]["content"].extend(blocks)   # the API wants alternating roles
         else:
             messages.append({"role": role, "content": blocks})
-    if last_user is None and prompt.context:
+    if after_tools and prompt.context:
+        messages[-1]["content"].append({"type": "text", "text": prompt.context})
+    elif last_user is None and prompt.context:
         messages.append({"role": "user", "content": [{"type": "text", "text": prompt.context}]})
 
     payload: dict[str, Any] = {"model": model, "max_tokens": options.max_tokens}

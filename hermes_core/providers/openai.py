@@ -2,7 +2,8 @@
 
 The stable system prompt goes first so OpenAI's automatic prefix cache can reuse it, and
 ``prompt_cache_key`` (derived from the prefix hash) steers requests with the same prefix to the
-same cache. The per-turn context travels as a leading text part of the last user message.
+same cache. The per-turn context travels as a leading text part of the last user message, or,
+on OpenAI's own API, as a user message after a follow-up's tool answers (:func:`render_openai`).
 """
 
 from __future__ import annotations
@@ -90,12 +91,20 @@ def _message(m: Message) -> dict[str, Any]:
 
 def render_openai(prompt: Prompt, model: str, options: CallOptions, *,
                   official: bool = True) -> dict[str, Any]:
-    """The exact chat.completions payload for ``prompt``: pure, so tests and the CLI can show it."""
+    """The exact chat.completions payload for ``prompt``: pure, so tests and the CLI can show it.
+
+    On OpenAI's own API a follow-up (the prompt ends on tool answers) sends the per-turn context
+    as a user message after them: history keeps the user's message without the context, so a
+    context leading it made the next turn share no cached prefix past it and pay for the turn's
+    tool answers again. A compatible server keeps it leading (its chat template may want an
+    assistant answer right after a tool)."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": prompt.system}]
     messages.extend(_message(m) for m in prompt.messages)
     if prompt.context:
         last_user = max((i for i, m in enumerate(prompt.messages) if m.role == "user"), default=None)
-        if last_user is not None:
+        if official and prompt.messages and prompt.messages[-1].role == "tool":
+            messages.append({"role": "user", "content": prompt.context})
+        elif last_user is not None:
             msg = messages[last_user + 1]
             msg["content"] = [{"type": "text", "text": prompt.context},
                               {"type": "text", "text": msg["content"]}]

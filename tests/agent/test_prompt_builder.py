@@ -230,6 +230,59 @@ def test_a_same_size_edit_in_the_tick_of_the_last_read_is_seen_without_a_notific
     assert b.file_reads == reads
 
 
+def test_a_file_stamped_in_the_future_is_not_read_again_every_turn(
+        marked_home: Path, project: Path) -> None:
+    """A clock set back an hour after the files were written (or files unpacked with a later
+    mtime) left them "changed within the last tick" for the whole hour: every turn read and
+    scanned each again. The same fingerprint a tick apart settles a file whatever its mtime."""
+    path = marked_home / "MEMORY.md"
+    now = [path.stat().st_mtime_ns - 3_600_000_000_000]
+
+    def set_back() -> int:
+        now[0] += 1_000_000_000                      # a second a turn, an hour behind the files
+        return now[0]
+
+    b = builder(marked_home, project, file_clock=set_back)
+    prefix = b.build("hi").system
+    first = b.file_reads
+    assert b.build("hi").system == prefix            # read once more, a tick later: settled
+    reads = b.file_reads
+    assert reads <= 2 * first
+    for _ in range(5):
+        assert b.build("hi").system == prefix
+    assert b.file_reads == reads
+    write(path, "Staging moved to eu-central-1\n")   # a real edit still shows
+    assert "eu-central-1" in b.build("hi").system
+
+
+def test_a_home_stamped_in_the_future_stops_being_searched_for_missing_files(
+        hermes_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same for the folder standing for missing SOUL.md, MEMORY.md and USER.md: stamped
+    ahead of the clock, it was never settled and the three were looked for every turn. A file
+    created later still shows (its name moves the folder)."""
+    from hermes_core.agent import prompt_builder
+
+    future = time.time_ns() + 3_600_000_000_000
+    os.utime(hermes_home, ns=(future, future))
+    now = [time.time_ns()]
+
+    def ticking() -> int:
+        now[0] += 1_000_000_000
+        return now[0]
+
+    b = PromptBuilder(hermes_home, cwd=tmp_path, file_clock=ticking)
+    b.build("hi")
+    b.build("hi")
+    looked: list[str] = []
+    real = prompt_builder.probe
+    monkeypatch.setattr(prompt_builder, "probe", lambda p: (looked.append(p), real(p))[1])
+    for _ in range(5):
+        b.build("hi")
+    assert looked == []
+    write(hermes_home / "USER.md", "The user is called Ada.\n")
+    assert "Ada" in b.build("hi").system
+
+
 def test_memory_store_write_invalidates_builder(marked_home: Path, project: Path) -> None:
     b = builder(marked_home, project)
     b.build("hi")

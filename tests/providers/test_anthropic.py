@@ -34,7 +34,7 @@ from hermes_core.testing import (
     web_search_blocks,
 )
 from hermes_core.testing.builders import _sse
-from hermes_core.types import Credential, Message, Prompt, ToolCall, ToolSpec, Usage
+from hermes_core.types import CachePlan, Credential, Message, Prompt, ToolCall, ToolSpec, Usage
 
 PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
 
@@ -147,6 +147,45 @@ TOOL_CRED = Credential("anthropic", "sk-ant-anthropicTEST0123456789abcdef")
 
 RF = {"name": "Forecast", "schema": {"type": "object", "properties": {"city": {"type": "string"}},
                                      "required": ["city"]}, "description": "A forecast."}
+
+
+def _wire_blocks(payload: dict[str, Any]) -> list[tuple[str, str]]:
+    """Each message's blocks as the cache compares them (role and block, markers left out)."""
+    return [(m["role"], json.dumps({k: v for k, v in b.items() if k != "cache_control"},
+                                   sort_keys=True))
+            for m in payload["messages"] for b in m["content"]]
+
+
+def test_a_follow_up_sends_the_turn_context_after_its_tool_answers_so_the_next_turn_reads_them(
+        ) -> None:
+    """The turn's context led its user message in every request of the turn, and history keeps
+    the message without it: the next turn's request differed from the follow-up's from that
+    message on, so the tool answers a round's breakpoint had cached were written again (~1.7k
+    tokens a tool turn, 1.25x). A follow-up now carries the context after its tool answers, its
+    breakpoint before it; the turn's first request still has it leading the user's message."""
+    call = ToolCall("toolu_1", "lookup_runbook", '{"topic": "nginx"}')
+    turn = (Message("user", "hello"), Message("assistant", "hi"),
+            Message("user", "look up the nginx runbook"),
+            Message("assistant", "", tool_calls=(call,)),
+            Message("tool", "Runbook: " + "check the upstream. " * 300, tool_call_id="toolu_1"))
+    follow_up = render_anthropic(
+        Prompt("S", turn, context="CTX of turn 2", cache=CachePlan(message_indices=(1, 4))),
+        "claude-sonnet-4-5", OPTS)
+    last = follow_up["messages"][-1]["content"]
+    assert [b["type"] for b in last] == ["tool_result", "text"]
+    assert last[-1]["text"] == "CTX of turn 2" and "cache_control" in last[0]
+    assert not any(b.get("text") == "CTX of turn 2" for m in follow_up["messages"][:-1]
+                   for b in m["content"])
+    following = render_anthropic(
+        Prompt("S", (*turn, Message("assistant", "done"), Message("user", "thanks")),
+               context="CTX of turn 3", cache=CachePlan(message_indices=(4, 5))),
+        "claude-sonnet-4-5", OPTS)
+    sent, resent = _wire_blocks(follow_up), _wire_blocks(following)
+    marked = max(i for i, (_, b) in enumerate(sent) if "tool_result" in b)
+    assert sent[:marked + 1] == resent[:marked + 1]       # read back, not written again
+    first = render_anthropic(Prompt("S", turn[:3], context="CTX of turn 2"),
+                             "claude-sonnet-4-5", OPTS)
+    assert first["messages"][-1]["content"][0]["text"] == "CTX of turn 2"   # a first request: led
 
 
 @pytest.mark.parametrize("choice, wire", [

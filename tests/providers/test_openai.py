@@ -132,6 +132,31 @@ def test_tool_choice_is_encoded(choice: str, wire: Any) -> None:
     assert payload["tools"][0]["function"]["parameters"]["required"] == ["city"]
 
 
+def test_a_follow_up_sends_the_turn_context_after_its_tool_answers_so_the_next_turn_reads_them(
+        ) -> None:
+    """OpenAI caches the longest prefix a request shares with earlier ones. The turn's context led
+    the user's message in every request of a turn, and history keeps the message without it, so
+    the next turn shared nothing from there on and paid for the turn's tool answers again. On
+    OpenAI's own API a follow-up now sends the context as a user message after the tool answers;
+    a compatible server (its chat template may want an answer after a tool) keeps it leading."""
+    call = ToolCall("call_1", "lookup_runbook", '{"topic": "nginx"}')
+    turn = (Message("user", "hello"), Message("assistant", "hi"),
+            Message("user", "look up the nginx runbook"),
+            Message("assistant", "", tool_calls=(call,)),
+            Message("tool", "Runbook: " + "check the upstream. " * 300, tool_call_id="call_1"))
+    follow_up = render_openai(Prompt("S", turn, context="CTX of turn 2"), "gpt-4o", OPTS)
+    assert follow_up["messages"][-1] == {"role": "user", "content": "CTX of turn 2"}
+    assert follow_up["messages"][3] == {"role": "user", "content": "look up the nginx runbook"}
+    following = render_openai(
+        Prompt("S", (*turn, Message("assistant", "done"), Message("user", "thanks")),
+               context="CTX of turn 3"), "gpt-4o", OPTS)
+    assert following["messages"][:6] == follow_up["messages"][:6]   # through the tool answer
+    compatible = render_openai(Prompt("S", turn, context="CTX of turn 2"), "m", OPTS,
+                               official=False)
+    assert compatible["messages"][3]["content"][0]["text"] == "CTX of turn 2"
+    assert compatible["messages"][-1]["role"] == "tool"
+
+
 def test_tool_choice_without_tools_is_not_sent() -> None:
     bare = Prompt(system="s", messages=(Message("user", "hi"),))
     assert "tool_choice" not in render_openai(bare, "gpt-4o", CallOptions(tool_choice="required"))

@@ -115,9 +115,10 @@ def _round_ends(messages: Sequence[Message]) -> tuple[int, ...]:
     """Where the requests of this turn's tool rounds ended, latest first: the last message of a
     follow-up request (a tool answer), then the last answer before each later round's call.
 
-    Within a turn the per-turn context stays on the user message and every round only appends,
-    so a round's end is a prefix the next round resends unchanged: marked, the next round reads
-    the turn so far (tool answers are often the bulk of it) instead of paying for it again."""
+    A follow-up sends the per-turn context after its tool answers (``render_anthropic``), and
+    every round only appends, so a round's end is a prefix the next round, and the next turn,
+    resend unchanged: marked, they read the turn so far (tool answers are often the bulk of it)
+    instead of paying for it again."""
     last = len(messages) - 1
     if last < 0 or messages[last].role != "tool":
         return ()

@@ -152,11 +152,42 @@ SETTLED_NS = 100_000_000
 SETTLED_COARSE_NS = 2_000_000_000
 
 
+def _tick(mtime_ns: int) -> int:
+    return SETTLED_COARSE_NS if mtime_ns % 1_000_000_000 == 0 else SETTLED_NS
+
+
 def is_settled(mtime_ns: int, now_ns: int) -> bool:
     """Whether a change made after ``now_ns`` must move an mtime of ``mtime_ns`` (it is older than
     one timestamp tick, see :data:`SETTLED_NS`); a whole-second mtime gets the coarse margin."""
-    margin = SETTLED_COARSE_NS if mtime_ns % 1_000_000_000 == 0 else SETTLED_NS
-    return now_ns - mtime_ns > margin
+    return now_ns - mtime_ns > _tick(mtime_ns)
+
+
+Look = tuple[Fingerprint, int]
+"""A fingerprint and the clock (``time.time_ns()``) when it was first seen so."""
+
+
+def held_still(fp: Fingerprint | None, seen: Look | None, now_ns: int) -> bool:
+    """Whether ``fp`` was already the fingerprint a tick of the clock ago (``seen``): then the
+    write that stamped it, and any other in its tick, came before that earlier look, so any
+    later write moves it, whatever its mtime says.
+
+    :func:`is_settled` alone judges by age, and a stamp ahead of the clock never ages: a clock
+    set back, a file unpacked or ``touch -d``-ed with a later time, was read again every turn
+    until the clock caught up. Two looks settle it, and stay safe where an ahead-of-the-clock
+    stamp is really *now* (a file server whose clock runs ahead): a same-tick write comes
+    before the second look or not at all."""
+    return (fp is not None and seen is not None and seen[0] == fp
+            and now_ns - seen[1] > _tick(fp[0]))
+
+
+def next_look(fp: Fingerprint | None, seen: Look | None, now_ns: int) -> Look | None:
+    """What :func:`held_still` compares the next look with: ``seen`` while ``fp`` stays (and the
+    clock did not go back), else this look."""
+    if fp is None:
+        return None
+    if seen is None or seen[0] != fp or now_ns < seen[1]:
+        return fp, now_ns
+    return seen
 
 
 def settled_fingerprint(folder: str, now_ns: int) -> tuple[Fingerprint | None, bool]:
@@ -263,7 +294,7 @@ def _read_huge(fh: _BinaryFile, size: int, cap: int) -> str:
     start = max(0, size - int(cap * 0.25))
     start += -(start - skip) % unit      # on a code unit of the file's encoding
     fh.seek(start)
-    tail_bytes = fh.read()
+    tail_bytes = fh.read(size - start)   # to where the stat said it ended: it may be growing
     if codec == "utf-8":
         if b"\x00" in head_bytes or b"\x00" in tail_bytes:
             raise _Skip("binary file (contains NUL bytes); skipped")
@@ -333,8 +364,9 @@ def read_context_file(path: Path, policy: ReadPolicy = ReadPolicy(), *,
             with open(path, "rb") as fh:
                 huge = st.st_size > policy.max_file_bytes
                 try:
+                    # never past the cap: a file growing since the stat is read again anyway
                     text = (_read_huge(fh, st.st_size, policy.max_file_bytes) if huge
-                            else _decode(fh.read()))
+                            else _decode(fh.read(policy.max_file_bytes + 1)))
                     settled = True
                 except _Skip:
                     # Half-written bytes (an editor rewriting in place) look binary or cut a

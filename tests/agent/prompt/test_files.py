@@ -375,6 +375,41 @@ def test_half_written_file_is_read_again(tmp_path: Path, monkeypatch: pytest.Mon
     assert not loaded.events
 
 
+@pytest.mark.parametrize("start", [100, 40_000], ids=["small", "huge"])
+def test_a_file_growing_while_read_is_never_read_past_its_cap(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, start: int) -> None:
+    """A MEMORY.md under ``max_file_bytes`` when stat-ed, appended to (a log, a runaway script)
+    before it was read, was read whole: a 2 MB cap let ``fh.read()`` pull in tens of MB. Each
+    read stops where the stat said the file ended; the re-stat sees the growth and retries."""
+    path = tmp_path / "MEMORY.md"
+    path.write_bytes(b"- note\n" * (start // 7))
+    cap = 20_000
+    real_open = builtins.open
+    got: list[int] = []
+    grown = [False]
+
+    class Counted(io.BufferedReader):
+        def read(self, n: int | None = -1, /) -> bytes:
+            data = super().read(n)
+            got.append(len(data))
+            return data
+
+    def growing_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if Path(file) == path and "b" in mode and not grown[0]:
+            grown[0] = True
+            with real_open(path, "ab") as fh:     # the writer appends after our stat
+                fh.write(b"- appended line\n" * 200_000)
+        if Path(file) == path and "b" in mode:
+            return Counted(io.FileIO(path, "rb"))
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(context_files, "open", growing_open, raising=False)
+    loaded = read_context_file(path, ReadPolicy(max_file_bytes=cap, injection_scan=False))
+    assert loaded.status == "truncated" and loaded.reads == 2
+    assert max(got) <= cap + 1, got          # 3.2 MB appended: never read in one go
+    assert loaded.text.rstrip().endswith("- appended line")
+
+
 def test_builder_keeps_the_file_in_the_prompt(hermes_home: Path, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     path = hermes_home / "USER.md"

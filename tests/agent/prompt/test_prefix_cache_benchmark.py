@@ -1,0 +1,57 @@
+"""The prefix-cache benchmark bills the SDKs' JSON as a prompt cache would (a short run)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[3] / "benchmarks" / "prefix_cache.py"
+
+
+def _body(system: str, *texts: str, marked: tuple[int, ...] = ()) -> dict[str, object]:
+    messages = [{"role": "user" if i % 2 == 0 else "assistant",
+                 "content": [{"type": "text", "text": t,
+                              **({"cache_control": {"type": "ephemeral"}} if i in marked else {})}]}
+                for i, t in enumerate(texts)]
+    return {"system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+            "messages": messages}
+
+
+def test_anthropic_billing_reads_only_what_a_breakpoint_wrote(load_script) -> None:
+    bench = load_script(BENCH)
+    server = bench.Server("anthropic")
+    system = "rule " * 1500
+    first = server.bill(_body(system, "q1 " * 50, "a1 " * 50, "q2", marked=(1,)))
+    assert first["cached"] == 0 and first["write"] > 0
+    again = server.bill(_body(system, "q1 " * 50, "a1 " * 50, "q2", "a2", "q3", marked=(3,)))
+    assert again["cached"] == first["write"]                 # up to the earlier breakpoint
+    other = server.bill(_body(system, "x", "a1 " * 50, "q2", marked=()))
+    assert 1500 <= other["cached"] < first["write"]          # the system alone: q1 differs
+    report = server.report()
+    assert report["requests"] == 3 and report["distinct_stable_prefixes"] == 1
+    assert report["breakpoints_never_read"] == 1             # a2's end
+
+
+def test_openai_billing_reads_the_longest_shared_prefix_in_whole_steps(load_script) -> None:
+    bench = load_script(BENCH)
+    server = bench.Server("openai")
+    body = {"messages": [{"role": "system", "content": "rule " * 1500},
+                         {"role": "user", "content": "q1"}]}
+    assert server.bill(body)["cached"] == 0
+    row = server.bill({"messages": [*body["messages"], {"role": "assistant", "content": "a"},
+                                    {"role": "user", "content": "q2"}]})
+    assert row["cached"] > 0 and row["cached"] % bench.OPENAI_STEP == 0
+    assert row["write"] == 0 and row["uncached"] == row["total"] - row["cached"]
+
+
+def test_benchmark_prints_one_json_object(capsys: pytest.CaptureFixture[str], load_script) -> None:
+    assert load_script(BENCH).main(["--turns", "6", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for kind in ("anthropic", "openai"):
+        row = out[kind]
+        assert row["requests"] == 7                         # turn 5 has a tool round
+        assert row["distinct_stable_prefixes"] == 1         # tools + system never changed
+        assert row["agent_cache_read_tokens"] == row["cached_tokens"] > 0
+        assert row["distinct_memory_blocks"] > 1 and row["distinct_skill_blocks"] > 1
