@@ -15,13 +15,25 @@ import contextvars
 import inspect
 import json
 import logging
+import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    ItemsView,
+    Iterable,
+    KeysView,
+    Mapping,
+    Sequence,
+    Set,
+    ValuesView,
+)
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
 from hermes_core.agent.tools.registry import ToolRegistry
@@ -134,9 +146,9 @@ class _Ready:
 
 def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
                   scrub: Callable[[str], str] | None = None) -> str:
-    """A tool's return value as the text the model reads: strings as they are, pydantic models,
-    dataclasses, enums and JSON-able values as JSON (also nested), anything else by ``str``;
-    cut at ``limit`` with a note.
+    """A tool's return value as the text the model reads: strings as they are, bytes as their
+    UTF-8 text or their size, anything else as its JSON form (see :func:`_json_text`); cut at
+    ``limit`` with a note. A value with no JSON form raises ``_Unrenderable`` (the call's error).
 
     ``scrub`` (the redactor) runs *before* the cut: cut first, a key across the cut is no longer
     whole, nothing downstream knows its head, and it reaches the model and the audit log."""
@@ -145,10 +157,7 @@ def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
     elif isinstance(value, bytes | bytearray | memoryview):
         text = _bytes_text(bytes(value))
     else:
-        try:
-            text = _as_text(value)
-        except Exception as e:
-            raise _Unrenderable(f"{type(e).__name__}: {_text_of(e)}") from None
+        text = _json_text(value)
     # a lone surrogate (a file name os.listdir could not decode) cannot be encoded: the request
     # body carrying it would fail to build
     text = clean_text(text)
@@ -168,20 +177,54 @@ def _bytes_text(data: bytes) -> str:
         return f"[binary data: {len(data)} bytes, not shown]"
 
 
-def _as_text(value: Any) -> str:
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
+class _NoJSONForm(Exception):
+    """A value inside a tool's result that has neither a JSON form nor a text of its own."""
+
+    def __init__(self, value: object) -> None:
+        kind = type(value)
+        where = "" if kind.__module__ == "builtins" else f"{kind.__module__}."
+        super().__init__(f"{where}{kind.__qualname__} has no JSON form; return a str, a dict, "
+                         "a dataclass or a pydantic model")
+
+
+def _json_text(value: Any) -> str:
+    """``value`` as JSON text, through pydantic's encoder: models, dataclasses, enums, sets,
+    datetimes, UUIDs, paths, also nested, are data, not the Python reprs ``str`` gives
+    ("Unit.C", "Place(city='Oslo')"). What the encoder does not know goes to
+    :func:`_json_form`; a value with no form at all is an error, never its repr."""
     try:
-        # pydantic's encoder turns what a tool naturally returns (an Enum, a dataclass, a model,
-        # a set, a datetime, nested in a dict or list) into data; json's default=str would
-        # send their Python reprs ("Unit.C", "Place(city='Oslo')")
-        return json.dumps(to_jsonable_python(value, fallback=str), ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
-        pass   # bytes that are not UTF-8, a cycle: the plain encoder, then str
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError, RecursionError):
+        data = to_jsonable_python(value, fallback=_json_form)
+    except _NoJSONForm as e:
+        raise _Unrenderable(str(e)) from None
+    except UnicodeDecodeError:
+        # bytes inside the result: the encoder sends them as UTF-8 text or refuses; their raw
+        # escapes are nothing a model can use (and their size alone only for a top-level value)
+        raise _Unrenderable("it holds bytes that are not UTF-8 text; return them alone to have "
+                            "their size named, or leave them out") from None
+    except ValueError as e:
+        if "Circular reference" in str(e):
+            raise _Unrenderable("it holds itself (a cycle)") from None
+        raise _Unrenderable(f"{type(e).__name__}: {_text_of(e)}") from None
+    except Exception as e:   # a model's own serializer, a __str__ or a property that raises
+        raise _Unrenderable(f"{type(e).__name__}: {_text_of(e)}") from None
+    return json.dumps(data, ensure_ascii=False)
+
+
+def _json_form(value: Any) -> Any:
+    """What pydantic's encoder does not know: numpy's values as their Python ones (``tolist``),
+    mappings and sequences, sets and views as objects and arrays, an object whose class writes its own
+    ``__str__`` (a ``Fraction``, an exception) as that text. Anything else raises: its ``str``
+    is its repr ("<Report object at 0x7f..>"), which tells the model nothing."""
+    numpy = sys.modules.get("numpy")   # not loaded: the value cannot be numpy's
+    if numpy is not None and isinstance(value, numpy.generic | numpy.ndarray):
+        return value.tolist()
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, Sequence | Set | KeysView | ValuesView | ItemsView):
+        return list(value)   # range, deque, a dict's views
+    if getattr(type(value), "__str__", None) is not object.__str__:
         return str(value)
+    raise _NoJSONForm(value)
 
 
 # How often a blocking wait for a tool wakes. A Ctrl-C the kernel delivers to another thread of

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextvars
 import dataclasses
 import datetime
 import enum
+import fractions
 import functools
 import json
 import subprocess
@@ -16,6 +18,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from pydantic import BaseModel
 
@@ -231,7 +234,7 @@ class Point(BaseModel):
 
 @pytest.mark.parametrize("value, text", [
     ("plain", "plain"),
-    (Point(x=1, y=2), '{"x":1,"y":2}'),
+    (Point(x=1, y=2), '{"x": 1, "y": 2}'),
     ({"a": [1, 2]}, '{"a": [1, 2]}'),
     (None, "null"),
 ])
@@ -258,6 +261,69 @@ def test_values_inside_a_returned_dict_are_json_not_python_reprs() -> None:
         "at": "2026-01-02T03:04:00", "名": "奥斯陆"}
     assert json.loads(render_output([Place("Bergen")])) == [{"city": "Bergen"}]
     assert render_output(Place("Oslo")) == '{"city": "Oslo"}'
+
+
+class _Bare:
+    """A class with no JSON form and no text of its own: its str is its repr."""
+
+
+class _Worded:
+    def __str__(self) -> str:
+        return "three apples"
+
+
+@dataclasses.dataclass
+class _Blob:
+    name: str
+    data: bytes
+
+
+def _cycle() -> dict[str, Any]:
+    loop: dict[str, Any] = {}
+    loop["self"] = loop
+    return loop
+
+
+@pytest.mark.parametrize("value, data", [
+    (np.int64(5), 5), (np.bool_(True), True), (np.float32(0.5), 0.5),
+    (np.arange(3), [0, 1, 2]), ({"n": np.int64(3), "m": np.array([[1.5]])}, {"n": 3, "m": [[1.5]]}),
+    ({"a": 1}.keys(), ["a"]), (range(3), [0, 1, 2]),
+    (collections.OrderedDict(a=Place("Oslo")), {"a": {"city": "Oslo"}}),
+    ({"frac": fractions.Fraction(1, 3), "err": ValueError("bad")}, {"frac": "1/3", "err": "bad"}),
+    (_Blob("a.txt", b"hi"), {"name": "a.txt", "data": "hi"}),
+], ids=["np-int", "np-bool", "np-float32", "np-array", "np-nested", "keys-view", "range",
+        "mapping", "own-str", "utf8-bytes-field"])
+def test_each_kind_of_return_value_is_sent_as_its_json_form(value: Any, data: Any) -> None:
+    """What a tool naturally returns reached the model as a Python repr: numpy's scalars as
+    strings ("5", "True"), an array as "[0 1 2]", a dict view as "dict_keys(['a'])". Each is
+    JSON now; an object whose class writes its own ``__str__`` is that text."""
+    assert json.loads(render_output(value)) == data
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("value, why", [
+    (_Bare(), "test_runner._Bare has no JSON form"),
+    ({"rows": [_Bare()]}, "test_runner._Bare has no JSON form"),
+    (len, "builtin_function_or_method has no JSON form"),
+    (_Blob("a.png", b"\x89PNG\xff"), "it holds bytes that are not UTF-8 text"),
+    ({"data": b"\x00\xff"}, "it holds bytes that are not UTF-8 text"),
+    (_cycle(), "it holds itself"),
+], ids=["object", "nested-object", "function", "binary-field", "binary-in-dict", "cycle"])
+def test_a_value_with_no_json_form_is_an_error_naming_the_tool_and_the_type(
+        runner_factory: Any, use_async: bool, value: Any, why: str) -> None:
+    """An object with no JSON form was sent as its repr ("<_Bare object at 0x7f..>", a cycle as
+    "{'self': {...}}"), and bytes that are not UTF-8 inside a dict or a dataclass as their raw
+    repr ("b'\\x89PNG..."), the whole dataclass turned to its repr for one field: each is now
+    the tool's error, saying what it returned, and the round's other calls keep their answers."""
+    def odd() -> Any:
+        """Returns an odd value."""
+        return value
+
+    first, second = _run_beside_a_fine_tool(runner_factory, odd, use_async)
+    assert first.status == "error"
+    assert first.output.startswith("error: odd returned a value that cannot be shown as text (")
+    assert why in first.output and "0x" not in first.output and "PNG" not in first.output
+    assert (second.status, second.output) == ("ok", "fine")
 
 
 def test_long_outputs_are_cut_with_a_note() -> None:
