@@ -225,13 +225,28 @@ def _field(hint: Any, default: Any, alias: str | None, described: str | None) ->
 
 
 def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: str | None = None,
-              needs_approval: bool = False, timeout_s: float | None = None) -> Tool:
+              needs_approval: bool | None = None, timeout_s: float | None = None) -> Tool:
     """``fn`` as a :class:`Tool`; raises :class:`ToolDefinitionError` naming what is wrong, and
     warns (:class:`~hermes_core.agent.tools.docstrings.ToolDocstringWarning`) of a docstring
-    entry that names no parameter."""
+    entry that names no parameter. ``fn`` may be a Tool already: the options given apply to a
+    copy of it (``registry.add(notes.search, name="search_work")`` for a second instance's
+    tool), the ones not given stay as they were."""
     if isinstance(fn, Tool):
-        return fn
-    return _build(fn, name, description, needs_approval, timeout_s, check_docs=True)
+        if name is None and description is None and needs_approval is None and timeout_s is None:
+            return fn
+        _check_options(name or fn.name, timeout_s)
+        return replace(fn, name=name or fn.name,
+                       description=(description or fn.description).strip()[:MAX_DESCRIPTION],
+                       needs_approval=fn.needs_approval if needs_approval is None else needs_approval,
+                       timeout_s=fn.timeout_s if timeout_s is None else timeout_s)
+    return _build(fn, name, description, bool(needs_approval), timeout_s, check_docs=True)
+
+
+def _check_options(tool_name: str, timeout_s: float | None) -> None:
+    if not _NAME.match(tool_name):
+        raise ToolDefinitionError(f"tool name {tool_name!r} must be 1-64 letters, digits, '_' or '-'")
+    if timeout_s is not None and not timeout_s > 0:
+        raise ToolDefinitionError(f"tool {tool_name!r}: timeout_s must be > 0")
 
 
 def _build(fn: Callable[..., Any], name: str | None, description: str | None,
@@ -240,10 +255,7 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
         raise ToolDefinitionError(f"a tool must be a function, not {type(fn).__name__}")
     hinted, doc, own_name, fixed = _described_by(fn)
     tool_name: str = name or own_name
-    if not _NAME.match(tool_name):
-        raise ToolDefinitionError(f"tool name {tool_name!r} must be 1-64 letters, digits, '_' or '-'")
-    if timeout_s is not None and not timeout_s > 0:
-        raise ToolDefinitionError(f"tool {tool_name!r}: timeout_s must be > 0")
+    _check_options(tool_name, timeout_s)
     words = docstrings.read(doc)
     try:
         # with the extras: ``Annotated[int, Field(ge=1)]`` keeps its bound and description

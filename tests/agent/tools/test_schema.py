@@ -132,6 +132,32 @@ def test_registry_refuses_duplicates_and_reserved_names() -> None:
     assert reg.names == ("book_table",) and "book_table" in reg and len(reg) == 1
 
 
+def test_options_given_with_a_tool_already_made_apply_to_it() -> None:
+    """``registry.add(tool, name=...)`` and ``make_tool(tool, timeout_s=...)`` returned the tool
+    as it was, the options dropped in silence: two instances' ``search`` could not be told apart
+    by a name (the second add was "already registered"), and an approval asked for was not."""
+    class Notes:
+        @tool(timeout_s=5)
+        def search(self, query: str) -> str:
+            """Search the notes."""
+            return query
+
+    reg = ToolRegistry()
+    reg.add(Notes().search)
+    with pytest.raises(ToolDefinitionError, match=r"already registered; give .* name="):
+        reg.add(Notes().search)
+    work = reg.add(Notes().search, name="search_work", needs_approval=True)
+    assert reg.names == ("search", "search_work")
+    assert (work.name, work.needs_approval, work.timeout_s) == ("search_work", True, 5)
+    assert work(**work.parse('{"query": "q"}')) == "q"
+    kept = make_tool(work, description="Search the work notes.", timeout_s=1)
+    assert (kept.name, kept.description, kept.needs_approval, kept.timeout_s) == (
+        "search_work", "Search the work notes.", True, 1)
+    assert make_tool(work) is work
+    with pytest.raises(ToolDefinitionError, match="tool name 'a b'"):
+        make_tool(work, name="a b")
+
+
 def test_parameters_named_like_pydantic_attributes_are_ordinary_parameters() -> None:
     """``schema``, ``json``, ``copy``, ``validate`` (a database tool's natural names) shadowed
     BaseModel's attributes: a UserWarning at definition, so an error under ``-W error``; and
