@@ -19,9 +19,10 @@ import sys
 import threading
 import time
 from collections.abc import (
-    AsyncIterator,
+    AsyncGenerator,
     Awaitable,
     Callable,
+    Generator,
     ItemsView,
     Iterable,
     KeysView,
@@ -93,9 +94,9 @@ def _call_sync(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
         if inspect.isgenerator(value):
             # a tool that yields: its items are the result, drawn here under the timeout (left
             # to the renderer, its body ran in the agent's thread, unbounded)
-            value = list(value)
+            value = _draw(value)
         elif inspect.isasyncgen(value):   # an ``async def`` with ``yield``: not a coroutine
-            value = _run_awaitable(_drained(value))
+            value = _run_awaitable(_adraw(value))
         return value
     except SystemExit as e:
         raise _Exited(e.code) from None
@@ -109,8 +110,48 @@ async def _call_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
         raise _Exited(e.code) from None
 
 
-async def _drained(items: AsyncIterator[Any]) -> list[Any]:
-    return [item async for item in items]
+@dataclass(frozen=True, slots=True)
+class _Drawn:
+    """What a generator tool yielded; ``more``: it had more when drawing stopped."""
+
+    items: list[Any]
+    more: bool
+
+
+def _size(item: Any) -> int:
+    return len(item) if isinstance(item, str | bytes) else len(_json_text(item))
+
+
+def _draw(items: Generator[Any, Any, Any], limit: int = MAX_OUTPUT_CHARS) -> _Drawn:
+    """``items`` drawn until their answer is past ``limit`` characters (the most the model is
+    shown), then closed, so its ``finally`` runs. Drawn whole, a generator without end (tailing
+    a log) never let the turn end and grew until memory ran out."""
+    got: list[Any] = []
+    size = 0
+    try:
+        for item in items:
+            if size > limit:
+                return _Drawn(got, more=True)
+            got.append(item)
+            size += _size(item)
+        return _Drawn(got, more=False)
+    finally:
+        items.close()
+
+
+async def _adraw(items: AsyncGenerator[Any, Any], limit: int = MAX_OUTPUT_CHARS) -> _Drawn:
+    """:func:`_draw` for an ``async def`` that yields."""
+    got: list[Any] = []
+    size = 0
+    try:
+        async for item in items:
+            if size > limit:
+                return _Drawn(got, more=True)
+            got.append(item)
+            size += _size(item)
+        return _Drawn(got, more=False)
+    finally:
+        await items.aclose()
 
 
 async def _awaited(value: Awaitable[Any]) -> Any:
@@ -152,18 +193,22 @@ def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
 
     ``scrub`` (the redactor) runs *before* the cut: cut first, a key across the cut is no longer
     whole, nothing downstream knows its head, and it reaches the model and the audit log."""
+    more = isinstance(value, _Drawn) and value.more
     if isinstance(value, str):
         text = value
     elif isinstance(value, bytes | bytearray | memoryview):
         text = _bytes_text(bytes(value))
     else:
-        text = _json_text(value)
+        text = _json_text(value.items if isinstance(value, _Drawn) else value)
     # a lone surrogate (a file name os.listdir could not decode) cannot be encoded: the request
     # body carrying it would fail to build
     text = clean_text(text)
     if scrub is not None:
         text = scrub(text)
-    if len(text) > limit:
+    if more:   # a generator stopped once past the limit: its whole length is not known
+        text = (f"{text[:limit]}\n[... truncated: the first {limit} characters; the tool yielded "
+                "more, not drawn]")
+    elif len(text) > limit:
         text = f"{text[:limit]}\n[... truncated: the first {limit} of {len(text)} characters]"
     return text
 

@@ -707,3 +707,45 @@ def test_a_generator_that_hangs_after_its_first_item_times_out(runner_factory: A
     finally:
         release.set()
     assert (r.status, r.output) == ("timeout", "error: slow_lines timed out after 0.05s")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_generator_is_drawn_only_as_far_as_its_answer_is_shown(runner_factory: Any,
+                                                                 use_async: bool) -> None:
+    """A tool that yields without end (tailing a log, paging an API) was drawn whole before its
+    answer was cut at MAX_OUTPUT_CHARS: with no timeout the turn never ended and the list grew
+    until memory ran out (here the generators stop at 20,000 items, all drawn before). Drawing
+    stops once the answer is past what the model is shown, the generator is closed (its
+    ``finally`` runs) and the answer says more was left."""
+    from hermes_core.agent.tools.runner import MAX_OUTPUT_CHARS
+    drawn = {"sync": 0, "async": 0}
+    closed: list[str] = []
+
+    def follow() -> Iterator[str]:
+        """Follow the log."""
+        try:
+            for i in range(20_000):
+                drawn["sync"] += 1
+                yield f"line {i} " + "x" * 90
+        finally:
+            closed.append("sync")
+
+    async def afollow() -> AsyncIterator[dict[str, int]]:
+        """Follow the log, async."""
+        try:
+            for i in range(20_000):
+                drawn["async"] += 1
+                yield {"line": i, "bytes": i * 100}
+        finally:
+            closed.append("async")
+
+    runner = runner_factory([follow, afollow])
+    calls = [ToolCall("1", "follow"), ToolCall("2", "afollow")]
+    out = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    for r in out:
+        assert r.status == "ok" and len(r.output) < MAX_OUTPUT_CHARS + 200
+        assert r.output.endswith(f"[... truncated: the first {MAX_OUTPUT_CHARS} characters; "
+                                 "the tool yielded more, not drawn]")
+    assert out[0].output.startswith('["line 0 x') and out[1].output.startswith('[{"line": 0')
+    assert drawn["sync"] < 1_100 and drawn["async"] < 4_000
+    assert sorted(closed) == ["async", "sync"]
