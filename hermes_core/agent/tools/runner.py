@@ -206,11 +206,15 @@ def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
     if scrub is not None:
         text = scrub(text)
     if more:   # a generator stopped once past the limit: its whole length is not known
-        text = (f"{text[:limit]}\n[... truncated: the first {limit} characters; the tool yielded "
+        return (f"{text[:limit]}\n[... truncated: the first {limit} characters; the tool yielded "
                 "more, not drawn]")
-    elif len(text) > limit:
-        text = f"{text[:limit]}\n[... truncated: the first {limit} of {len(text)} characters]"
-    return text
+    return _cut(text, limit)
+
+
+def _cut(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[... truncated: the first {limit} of {len(text)} characters]"
 
 
 def _bytes_text(data: bytes) -> str:
@@ -323,6 +327,8 @@ class ToolRunner:
     def _result(self, call: ToolCall, output: str, status: ToolStatus, started: float,
                 args: Mapping[str, Any] | None = None) -> ToolResult:
         text = self._scrub(output)
+        if status != "ok":   # a result was cut when rendered; an error message (a response
+            text = _cut(text)   # body, a process's output) may be as long
         result = ToolResult(call.id, call.name, text, status,
                             round((self._clock() - started) * 1000, 3))
         if self.on_result is not None:

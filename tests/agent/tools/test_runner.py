@@ -749,3 +749,21 @@ def test_a_generator_is_drawn_only_as_far_as_its_answer_is_shown(runner_factory:
     assert out[0].output.startswith('["line 0 x') and out[1].output.startswith('[{"line": 0')
     assert drawn["sync"] < 1_100 and drawn["async"] < 4_000
     assert sorted(closed) == ["async", "sync"]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_huge_error_message_is_cut_like_a_huge_result(runner_factory: Any,
+                                                        use_async: bool) -> None:
+    """An exception carrying a whole response body or a process's output (megabytes) was sent
+    whole: the 100,000-character cap held for results only."""
+    from hermes_core.agent.tools.runner import MAX_OUTPUT_CHARS
+
+    def fetch() -> str:
+        """Fetch the page."""
+        raise RuntimeError("upstream said: " + "<p>oops</p>" * 200_000)
+
+    runner = runner_factory([fetch])
+    calls = [ToolCall("c", "fetch")]
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert r.status == "error" and r.output.startswith("error: fetch raised RuntimeError: upstream")
+    assert len(r.output) < MAX_OUTPUT_CHARS + 200 and "truncated" in r.output
