@@ -65,6 +65,12 @@ class _Exited(Exception):
         super().__init__(f"status {code}")
 
 
+class _CancelledInside(Exception):
+    """A tool raised ``CancelledError`` of its own (it awaited a task something else cancelled),
+    not because its call was cancelled: a BaseException, it ended the round in ``run`` and, in
+    ``arun``, was taken for the whole turn's cancellation."""
+
+
 class _TimedOut(Exception):
     """The runner's own limit for a call ran out; a ``TimeoutError`` the tool raised itself (its
     own request timing out) is the tool's error, not this."""
@@ -100,6 +106,8 @@ def _call_sync(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
         return value
     except SystemExit as e:
         raise _Exited(e.code) from None
+    except asyncio.CancelledError:   # nothing cancels a worker thread's call: the tool's own
+        raise _CancelledInside from None
 
 
 async def _call_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
@@ -108,6 +116,11 @@ async def _call_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
         return await fn(**args)
     except SystemExit as e:
         raise _Exited(e.code) from None
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():   # its call was cancelled (a timeout, the turn)
+            raise
+        raise _CancelledInside from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,6 +419,9 @@ class ToolRunner:
         if isinstance(e, _Exited):
             return self._result(r.call, f"error: {r.tool.name} exited ({e})", "error", started,
                                 r.args)
+        if isinstance(e, _CancelledInside):
+            return self._result(r.call, f"error: {r.tool.name} raised CancelledError: its own work "
+                                "was cancelled", "error", started, r.args)
         if isinstance(e, _Unrenderable):
             return self._result(r.call, f"error: {r.tool.name} returned a value that cannot be "
                                 f"shown as text ({e})", "error", started, r.args)

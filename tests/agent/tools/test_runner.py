@@ -767,3 +767,22 @@ def test_a_huge_error_message_is_cut_like_a_huge_result(runner_factory: Any,
     (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
     assert r.status == "error" and r.output.startswith("error: fetch raised RuntimeError: upstream")
     assert len(r.output) < MAX_OUTPUT_CHARS + 200 and "truncated" in r.output
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_tool_whose_own_work_was_cancelled_is_its_error_not_the_turn_s_end(
+        runner_factory: Any, use_async: bool) -> None:
+    """An async tool awaiting a task something else cancelled (a client closed under it) raises
+    CancelledError of its own: ``arun`` took it for the turn being cancelled and cancelled the
+    turn, ``run`` let it out of the round (a BaseException), ending the chat with a traceback."""
+    async def fetch() -> str:
+        """Fetch the page."""
+        inner = asyncio.ensure_future(asyncio.sleep(10))
+        await asyncio.sleep(0)
+        inner.cancel()
+        return str(await inner)
+
+    first, second = _run_beside_a_fine_tool(runner_factory, fetch, use_async)
+    assert (first.status, first.output) == (
+        "error", "error: fetch raised CancelledError: its own work was cancelled")
+    assert (second.status, second.output) == ("ok", "fine")
