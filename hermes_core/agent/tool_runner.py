@@ -17,6 +17,7 @@ from typing import Any
 
 from hermes_core.agent.reply import CUT_OFF
 from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection, answer_skill_view
+from hermes_core.agent.tools.docstrings import ToolDocstringWarning
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.runner import Approver, Builtin, ToolRunner
 from hermes_core.agent.tools.schema import Tool, ToolDefinitionError, make_tool, tool
@@ -24,8 +25,8 @@ from hermes_core.redact import redact, shows_a_redacted_key
 from hermes_core.tokens import head_tokens
 from hermes_core.types import Completion, Message, Prompt, ToolCall, ToolResult, ToolSpec
 
-__all__ = ["AgentTools", "Approver", "Tool", "ToolDefinitionError", "ToolRegistry", "ToolRunner",
-           "make_tool", "tool"]
+__all__ = ["AgentTools", "Approver", "Tool", "ToolDefinitionError", "ToolDocstringWarning",
+           "ToolRegistry", "ToolRunner", "make_tool", "tool"]
 
 #: An audit record's sink (``AuditLog.append``).
 AuditSink = Callable[[Mapping[str, Any]], None]
