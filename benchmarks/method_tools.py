@@ -17,7 +17,7 @@ import json
 import statistics
 import subprocess
 import sys
-import time
+import timeit
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,12 +27,7 @@ FIGURES = ("first_read_us_p50", "again_us_p50", "slots_read_us_p50", "make_tool_
 
 
 def _median_us(call: Callable[[], Any], samples: int) -> float:
-    times = []
-    for _ in range(samples):
-        started = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - started) * 1e6)
-    return round(statistics.median(times), 2)
+    return round(statistics.median(timeit.repeat(call, number=1, repeat=samples)) * 1e6, 2)
 
 
 def measure(samples: int) -> dict[str, float]:

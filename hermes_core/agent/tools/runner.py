@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import inspect
 import json
@@ -31,7 +32,7 @@ from collections.abc import (
     Set,
     ValuesView,
 )
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
@@ -123,48 +124,43 @@ async def _call_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
         raise _CancelledInside from None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Drawn:
-    """What a generator tool yielded; ``more``: it had more when drawing stopped."""
+    """What a generator tool yielded, kept until its answer is past ``limit`` characters (the
+    most the model is shown); ``more``: it had more when drawing stopped."""
 
-    items: list[Any]
-    more: bool
+    limit: int = MAX_OUTPUT_CHARS
+    items: list[Any] = field(default_factory=list)
+    size: int = 0
+    more: bool = False
 
-
-def _size(item: Any) -> int:
-    return len(item) if isinstance(item, str | bytes) else len(_json_text(item))
-
-
-def _draw(items: Generator[Any, Any, Any], limit: int = MAX_OUTPUT_CHARS) -> _Drawn:
-    """``items`` drawn until their answer is past ``limit`` characters (the most the model is
-    shown), then closed, so its ``finally`` runs. Drawn whole, a generator without end (tailing
-    a log) never let the turn end and grew until memory ran out."""
-    got: list[Any] = []
-    size = 0
-    try:
-        for item in items:
-            if size > limit:
-                return _Drawn(got, more=True)
-            got.append(item)
-            size += _size(item)
-        return _Drawn(got, more=False)
-    finally:
-        items.close()
+    def take(self, item: Any) -> bool:
+        """Keep ``item``; False once the answer is full (the item left, drawing to stop)."""
+        self.more = self.size > self.limit
+        if not self.more:
+            self.items.append(item)
+            self.size += len(item) if isinstance(item, str | bytes) else len(_json_text(item))
+        return not self.more
 
 
-async def _adraw(items: AsyncGenerator[Any, Any], limit: int = MAX_OUTPUT_CHARS) -> _Drawn:
+def _draw(items: Generator[Any, Any, Any]) -> _Drawn:
+    """``items`` drawn until the answer is full, then closed (its ``finally`` runs). Drawn
+    whole, a generator without end (tailing a log) never let the turn end and grew until memory
+    ran out."""
+    drawn = _Drawn()
+    with contextlib.closing(items):
+        all(map(drawn.take, items))   # stops at the first False
+    return drawn
+
+
+async def _adraw(items: AsyncGenerator[Any, Any]) -> _Drawn:
     """:func:`_draw` for an ``async def`` that yields."""
-    got: list[Any] = []
-    size = 0
-    try:
+    drawn = _Drawn()
+    async with contextlib.aclosing(items):
         async for item in items:
-            if size > limit:
-                return _Drawn(got, more=True)
-            got.append(item)
-            size += _size(item)
-        return _Drawn(got, more=False)
-    finally:
-        await items.aclose()
+            if not drawn.take(item):
+                break
+    return drawn
 
 
 async def _awaited(value: Awaitable[Any]) -> Any:
