@@ -251,7 +251,8 @@ def _json_text(value: Any) -> str:
     ("Unit.C", "Place(city='Oslo')"). What the encoder does not know goes to
     :func:`_json_form`; a value with no form at all is an error, never its repr."""
     try:
-        data = to_jsonable_python(value, fallback=_json_form)
+        # the dump too: an int past Python's 4,300-digit str limit fails only there
+        return json.dumps(to_jsonable_python(value, fallback=_json_form), ensure_ascii=False)
     except _NoJSONForm as e:
         raise _Unrenderable(str(e)) from None
     except UnicodeDecodeError:
@@ -259,13 +260,10 @@ def _json_text(value: Any) -> str:
         # escapes are nothing a model can use (and their size alone only for a top-level value)
         raise _Unrenderable("it holds bytes that are not UTF-8 text; return them alone to have "
                             "their size named, or leave them out") from None
-    except ValueError as e:
-        if "Circular reference" in str(e):
+    except Exception as e:   # a cycle; a model's own serializer or a __str__ that raises
+        if isinstance(e, ValueError) and "Circular reference" in str(e):
             raise _Unrenderable("it holds itself (a cycle)") from None
         raise _Unrenderable(f"{type(e).__name__}: {_text_of(e)}") from None
-    except Exception as e:   # a model's own serializer, a __str__ or a property that raises
-        raise _Unrenderable(f"{type(e).__name__}: {_text_of(e)}") from None
-    return json.dumps(data, ensure_ascii=False)
 
 
 def _json_form(value: Any) -> Any:

@@ -308,7 +308,9 @@ def test_each_kind_of_return_value_is_sent_as_its_json_form(value: Any, data: An
     (_Blob("a.png", b"\x89PNG\xff"), "it holds bytes that are not UTF-8 text"),
     ({"data": b"\x00\xff"}, "it holds bytes that are not UTF-8 text"),
     (_cycle(), "it holds itself"),
-], ids=["object", "nested-object", "function", "binary-field", "binary-in-dict", "cycle"])
+    ({"n": 10 ** 5000}, "ValueError: Exceeds the limit (4300 digits)"),
+], ids=["object", "nested-object", "function", "binary-field", "binary-in-dict", "cycle",
+        "int-past-str-limit"])
 def test_a_value_with_no_json_form_is_an_error_naming_the_tool_and_the_type(
         runner_factory: Any, use_async: bool, value: Any, why: str) -> None:
     """An object with no JSON form was sent as its repr ("<_Bare object at 0x7f..>", a cycle as
