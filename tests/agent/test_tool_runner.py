@@ -558,3 +558,23 @@ def test_what_a_tool_returns_goes_on_the_wire_as_json_or_as_an_error_naming_its_
     assert "test_tool_runner._Opaque has no JSON form" in answers["c2"]
     assert "0x" not in answers["c2"]
     assert [r.status for r in reply.tool_results] == ["ok", "error"]
+
+
+def test_the_audit_keeps_model_and_enum_arguments_as_json_not_reprs() -> None:
+    """Validated arguments are the function's types: a pydantic model was audited as its repr
+    (``"city='Oslo' high_c=3.0"``), an Enum as ``"Unit.C"``; a key inside a model still hides it."""
+    import enum
+
+    from hermes_core.agent.tool_runner import audit_arguments
+
+    class Unit(enum.Enum):
+        C = "c"
+
+    class Login(BaseModel):
+        user: str
+        token: str
+
+    audited = audit_arguments({"where": Forecast(city="Oslo", high_c=3), "unit": Unit.C,
+                               "login": Login(user="a", token=KEYS["openai"])}, [KEYS["openai"]])
+    assert audited == {"where": '{"city": "Oslo", "high_c": 3.0}', "unit": '"c"',
+                       "login": "[REDACTED]"}
