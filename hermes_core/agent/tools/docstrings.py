@@ -58,11 +58,12 @@ def read(doc: str | None) -> DocstringWords:
 
 
 def warn_strays(tool_name: str, words: DocstringWords, parameters: Collection[str],
-                where: Callable[..., Any]) -> None:
-    """One :class:`ToolDocstringWarning` per documented name that is not in ``parameters``,
-    placed at ``where``'s definition (where the author fixes it, not in this library)."""
+                where: Callable[..., Any], also_documented: Collection[str] = ()) -> None:
+    """One :class:`ToolDocstringWarning` per documented name that is not in ``parameters`` (nor
+    in ``also_documented``: a callable object's constructor parameters), placed at ``where``'s
+    definition (where the author fixes it, not in this library)."""
     for name in words.documented:
-        if name in parameters:
+        if name in parameters or name in also_documented:
             continue
         near = difflib.get_close_matches(name, list(parameters), n=1, cutoff=0.6)
         hint = (f"did you mean {near[0]!r}?" if near

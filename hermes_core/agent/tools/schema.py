@@ -188,6 +188,20 @@ def _described_by(fn: Callable[..., Any]
     return inner, inspect.getdoc(inner), str(getattr(inner, "__name__", "")), frozenset(fixed)
 
 
+def _constructor_parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
+    """For an object with ``__call__``, its class's constructor parameters: a class docstring
+    describes them (Google style) beside the call's own, and they are not strays."""
+    inner: Any = fn
+    while isinstance(inner, functools.partial):
+        inner = inner.func
+    if isinstance(inner, type) or inspect.isroutine(inner):
+        return ()
+    try:
+        return tuple(inspect.signature(type(inner)).parameters)
+    except (TypeError, ValueError):   # a class whose signature cannot be read
+        return ()
+
+
 def _admits_none(hint: Any) -> Any:
     """``hint`` widened to take None: a parameter whose default is None (``limit: int = None``)
     is called with None by its own author, and a model sends ``null`` for an argument it leaves
@@ -266,7 +280,8 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
     renamed: list[tuple[str, str]] = []
     signature = inspect.signature(fn).parameters
     if check_docs:
-        docstrings.warn_strays(tool_name, words, [*signature, *fixed], hinted)
+        docstrings.warn_strays(tool_name, words, [*signature, *fixed], hinted,
+                               also_documented=_constructor_parameters(fn))
     params = {n: p for n, p in signature.items() if n not in fixed}
     for i, p in enumerate(params.values()):
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):

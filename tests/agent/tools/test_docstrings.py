@@ -74,8 +74,9 @@ def test_an_entry_like_no_parameter_lists_the_parameters_there_are() -> None:
 
 
 def test_entries_that_are_not_stray_are_not_warned_about() -> None:
-    """A class's ``Attributes:`` (a callable object's docstring) are not parameters, a keyword a
-    partial fixed is still the function's, and NumPy's ``x, y : float`` describes both."""
+    """A class's ``Attributes:`` (a callable object's docstring) are not parameters, nor are its
+    constructor's ``Args:`` warned about; a keyword a partial fixed is still the function's, and
+    NumPy's ``x, y : float`` describes both."""
     class Scale:
         """Scale a point.
 
@@ -88,6 +89,19 @@ def test_entries_that_are_not_stray_are_not_warned_about() -> None:
 
         def __call__(self, x: float) -> float:
             return x
+
+    class Shift:
+        """Shift a point (Google style: the class's Args are its constructor's).
+
+        Args:
+            by: how far
+        """
+
+        def __init__(self, by: float) -> None:
+            self.by = by
+
+        def __call__(self, x: float) -> float:
+            return x + self.by
 
     def move(x: float, y: float, unit: str) -> str:
         """Move to a point.
@@ -104,6 +118,7 @@ def test_entries_that_are_not_stray_are_not_warned_about() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         make_tool(Scale())
+        make_tool(Shift(1.0))
         props = make_tool(move).parameters["properties"]
         make_tool(functools.partial(move, unit="m"))
     assert props["x"]["description"] == props["y"]["description"] == "the point"
