@@ -15,8 +15,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from pydantic_core import to_jsonable_python
+
 from hermes_core.agent.reply import CUT_OFF
 from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection, answer_skill_view
+from hermes_core.agent.tools.docstrings import ToolDocstringWarning
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.runner import Approver, Builtin, ToolRunner
 from hermes_core.agent.tools.schema import Tool, ToolDefinitionError, make_tool, tool
@@ -24,8 +27,8 @@ from hermes_core.redact import redact, shows_a_redacted_key
 from hermes_core.tokens import head_tokens
 from hermes_core.types import Completion, Message, Prompt, ToolCall, ToolResult, ToolSpec
 
-__all__ = ["AgentTools", "Approver", "Tool", "ToolDefinitionError", "ToolRegistry", "ToolRunner",
-           "make_tool", "tool"]
+__all__ = ["AgentTools", "Approver", "Tool", "ToolDefinitionError", "ToolDocstringWarning",
+           "ToolRegistry", "ToolRunner", "make_tool", "tool"]
 
 #: An audit record's sink (``AuditLog.append``).
 AuditSink = Callable[[Mapping[str, Any]], None]
@@ -60,6 +63,10 @@ def audit_arguments(args: Mapping[str, Any] | None, secrets: Sequence[str]) -> d
     holds a secret we know or anything shaped like a key."""
     out: dict[str, str] = {}
     for name, value in (args or {}).items():
+        try:   # validated arguments hold the function's types (models, enums): their JSON
+            value = to_jsonable_python(value, fallback=str)
+        except Exception:   # a serializer that raises costs the form, not the record
+            pass
         text = json.dumps(value, ensure_ascii=False, default=str)
         secret = redact(text, secrets) != text or shows_a_redacted_key(text)
         out[name] = "[REDACTED]" if secret else text[:_ARG_CHARS]

@@ -525,3 +525,56 @@ def test_thinking_blocks_go_back_verbatim_with_the_tool_results_and_thinking_sta
     assert follow["thinking"]["type"] == "enabled"
     # the turn kept in the history holds no thinking: it is the round's, sent back only in it
     assert all(not m.reasoning for m in agent.history)
+
+
+class _Opaque:
+    """An object with no JSON form."""
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_what_a_tool_returns_goes_on_the_wire_as_json_or_as_an_error_naming_its_type(
+        kind: str, empty_home: Path, respx_mock: Any) -> None:
+    """numpy's values were sent as strings ("3", "True") and an object with no JSON form as
+    "<_Opaque object at 0x7f..>": through each SDK, the tool message now holds JSON, or the
+    tool's error naming the type."""
+    import numpy as np
+
+    def stats() -> dict[str, Any]:
+        """Statistics."""
+        return {"n": np.int64(3), "ok": np.bool_(True), "mean": np.float32(0.5)}
+
+    def handle() -> Any:
+        """A handle."""
+        return _Opaque()
+
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, False, calls=(ToolCall("c1", "stats", "{}"),
+                                          ToolCall("c2", "handle", "{}"))),
+        wire_response(kind, False, "done")])
+    reply = make_agent(empty_home, kind, tools=[stats, handle]).chat("go")
+    answers = dict(tool_answers(kind, request_json(route, 1)))
+    assert json.loads(answers["c1"]) == {"n": 3, "ok": True, "mean": 0.5}
+    assert answers["c2"].startswith("error: handle returned a value that cannot be shown as text")
+    assert "test_tool_runner._Opaque has no JSON form" in answers["c2"]
+    assert "0x" not in answers["c2"]
+    assert [r.status for r in reply.tool_results] == ["ok", "error"]
+
+
+def test_the_audit_keeps_model_and_enum_arguments_as_json_not_reprs() -> None:
+    """Validated arguments are the function's types: a pydantic model was audited as its repr
+    (``"city='Oslo' high_c=3.0"``), an Enum as ``"Unit.C"``; a key inside a model still hides it."""
+    import enum
+
+    from hermes_core.agent.tool_runner import audit_arguments
+
+    class Unit(enum.Enum):
+        C = "c"
+
+    class Login(BaseModel):
+        user: str
+        token: str
+
+    audited = audit_arguments({"where": Forecast(city="Oslo", high_c=3), "unit": Unit.C,
+                               "login": Login(user="a", token=KEYS["openai"])}, [KEYS["openai"]])
+    assert audited == {"where": '{"city": "Oslo", "high_c": 3.0}', "unit": '"c"',
+                       "login": "[REDACTED]"}

@@ -27,7 +27,8 @@ class ToolRegistry:
         if t.name in RESERVED:
             raise ToolDefinitionError(f"tool name {t.name!r} is reserved for the built-in tool")
         if t.name in self._tools:
-            raise ToolDefinitionError(f"a tool named {t.name!r} is already registered")
+            raise ToolDefinitionError(f"a tool named {t.name!r} is already registered; give this "
+                                      "one another name (add(fn, name=...) or @tool(name=...))")
         self._tools[t.name] = t
         return t
 

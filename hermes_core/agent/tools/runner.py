@@ -11,17 +11,31 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import inspect
 import json
 import logging
+import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import (
+    AsyncGenerator,
+    Awaitable,
+    Callable,
+    Generator,
+    ItemsView,
+    Iterable,
+    KeysView,
+    Mapping,
+    Sequence,
+    Set,
+    ValuesView,
+)
+from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
 from hermes_core.agent.tools.registry import ToolRegistry
@@ -50,6 +64,12 @@ class _Exited(Exception):
 
     def __init__(self, code: object) -> None:
         super().__init__(f"status {code}")
+
+
+class _CancelledInside(Exception):
+    """A tool raised ``CancelledError`` of its own (it awaited a task something else cancelled),
+    not because its call was cancelled: a BaseException, it ended the round in ``run`` and, in
+    ``arun``, was taken for the whole turn's cancellation."""
 
 
 class _TimedOut(Exception):
@@ -81,12 +101,14 @@ def _call_sync(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
         if inspect.isgenerator(value):
             # a tool that yields: its items are the result, drawn here under the timeout (left
             # to the renderer, its body ran in the agent's thread, unbounded)
-            value = list(value)
+            value = _draw(value)
         elif inspect.isasyncgen(value):   # an ``async def`` with ``yield``: not a coroutine
-            value = _run_awaitable(_drained(value))
+            value = _run_awaitable(_adraw(value))
         return value
     except SystemExit as e:
         raise _Exited(e.code) from None
+    except asyncio.CancelledError:   # nothing cancels a worker thread's call: the tool's own
+        raise _CancelledInside from None
 
 
 async def _call_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
@@ -95,10 +117,50 @@ async def _call_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
         return await fn(**args)
     except SystemExit as e:
         raise _Exited(e.code) from None
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():   # its call was cancelled (a timeout, the turn)
+            raise
+        raise _CancelledInside from None
 
 
-async def _drained(items: AsyncIterator[Any]) -> list[Any]:
-    return [item async for item in items]
+@dataclass(slots=True)
+class _Drawn:
+    """What a generator tool yielded, kept until its answer is past ``limit`` characters (the
+    most the model is shown); ``more``: it had more when drawing stopped."""
+
+    limit: int = MAX_OUTPUT_CHARS
+    items: list[Any] = field(default_factory=list)
+    size: int = 0
+    more: bool = False
+
+    def take(self, item: Any) -> bool:
+        """Keep ``item``; False once the answer is full (the item left, drawing to stop)."""
+        self.more = self.size > self.limit
+        if not self.more:
+            self.items.append(item)
+            self.size += len(item) if isinstance(item, str | bytes) else len(_json_text(item))
+        return not self.more
+
+
+def _draw(items: Generator[Any, Any, Any]) -> _Drawn:
+    """``items`` drawn until the answer is full, then closed (its ``finally`` runs). Drawn
+    whole, a generator without end (tailing a log) never let the turn end and grew until memory
+    ran out."""
+    drawn = _Drawn()
+    with contextlib.closing(items):
+        all(map(drawn.take, items))   # stops at the first False
+    return drawn
+
+
+async def _adraw(items: AsyncGenerator[Any, Any]) -> _Drawn:
+    """:func:`_draw` for an ``async def`` that yields."""
+    drawn = _Drawn()
+    async with contextlib.aclosing(items):
+        async for item in items:
+            if not drawn.take(item):
+                break
+    return drawn
 
 
 async def _awaited(value: Awaitable[Any]) -> Any:
@@ -134,29 +196,34 @@ class _Ready:
 
 def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
                   scrub: Callable[[str], str] | None = None) -> str:
-    """A tool's return value as the text the model reads: strings as they are, pydantic models,
-    dataclasses, enums and JSON-able values as JSON (also nested), anything else by ``str``;
-    cut at ``limit`` with a note.
+    """A tool's return value as the text the model reads: strings as they are, bytes as their
+    UTF-8 text or their size, anything else as its JSON form (see :func:`_json_text`); cut at
+    ``limit`` with a note. A value with no JSON form raises ``_Unrenderable`` (the call's error).
 
     ``scrub`` (the redactor) runs *before* the cut: cut first, a key across the cut is no longer
     whole, nothing downstream knows its head, and it reaches the model and the audit log."""
+    more = isinstance(value, _Drawn) and value.more
     if isinstance(value, str):
         text = value
     elif isinstance(value, bytes | bytearray | memoryview):
         text = _bytes_text(bytes(value))
     else:
-        try:
-            text = _as_text(value)
-        except Exception as e:
-            raise _Unrenderable(f"{type(e).__name__}: {_text_of(e)}") from None
+        text = _json_text(value.items if isinstance(value, _Drawn) else value)
     # a lone surrogate (a file name os.listdir could not decode) cannot be encoded: the request
     # body carrying it would fail to build
     text = clean_text(text)
     if scrub is not None:
         text = scrub(text)
-    if len(text) > limit:
-        text = f"{text[:limit]}\n[... truncated: the first {limit} of {len(text)} characters]"
-    return text
+    if more:   # a generator stopped once past the limit: its whole length is not known
+        return (f"{text[:limit]}\n[... truncated: the first {limit} characters; the tool yielded "
+                "more, not drawn]")
+    return _cut(text, limit)
+
+
+def _cut(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[... truncated: the first {limit} of {len(text)} characters]"
 
 
 def _bytes_text(data: bytes) -> str:
@@ -168,20 +235,52 @@ def _bytes_text(data: bytes) -> str:
         return f"[binary data: {len(data)} bytes, not shown]"
 
 
-def _as_text(value: Any) -> str:
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
+class _NoJSONForm(Exception):
+    """A value inside a tool's result that has neither a JSON form nor a text of its own."""
+
+    def __init__(self, value: object) -> None:
+        kind = type(value)
+        where = "" if kind.__module__ == "builtins" else f"{kind.__module__}."
+        super().__init__(f"{where}{kind.__qualname__} has no JSON form; return a str, a dict, "
+                         "a dataclass or a pydantic model")
+
+
+def _json_text(value: Any) -> str:
+    """``value`` as JSON text, through pydantic's encoder: models, dataclasses, enums, sets,
+    datetimes, UUIDs, paths, also nested, are data, not the Python reprs ``str`` gives
+    ("Unit.C", "Place(city='Oslo')"). What the encoder does not know goes to
+    :func:`_json_form`; a value with no form at all is an error, never its repr."""
     try:
-        # pydantic's encoder turns what a tool naturally returns (an Enum, a dataclass, a model,
-        # a set, a datetime, nested in a dict or list) into data; json's default=str would
-        # send their Python reprs ("Unit.C", "Place(city='Oslo')")
-        return json.dumps(to_jsonable_python(value, fallback=str), ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
-        pass   # bytes that are not UTF-8, a cycle: the plain encoder, then str
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError, RecursionError):
+        # the dump too: an int past Python's 4,300-digit str limit fails only there
+        return json.dumps(to_jsonable_python(value, fallback=_json_form), ensure_ascii=False)
+    except _NoJSONForm as e:
+        raise _Unrenderable(str(e)) from None
+    except UnicodeDecodeError:
+        # bytes inside the result: the encoder sends them as UTF-8 text or refuses; their raw
+        # escapes are nothing a model can use (and their size alone only for a top-level value)
+        raise _Unrenderable("it holds bytes that are not UTF-8 text; return them alone to have "
+                            "their size named, or leave them out") from None
+    except Exception as e:   # a cycle; a model's own serializer or a __str__ that raises
+        if isinstance(e, ValueError) and "Circular reference" in str(e):
+            raise _Unrenderable("it holds itself (a cycle)") from None
+        raise _Unrenderable(f"{type(e).__name__}: {_text_of(e)}") from None
+
+
+def _json_form(value: Any) -> Any:
+    """What pydantic's encoder does not know: numpy's values as their Python ones (``tolist``),
+    mappings and sequences, sets and views as objects and arrays, an object whose class writes its own
+    ``__str__`` (a ``Fraction``, an exception) as that text. Anything else raises: its ``str``
+    is its repr ("<Report object at 0x7f..>"), which tells the model nothing."""
+    numpy = sys.modules.get("numpy")   # not loaded: the value cannot be numpy's
+    if numpy is not None and isinstance(value, numpy.generic | numpy.ndarray):
+        return value.tolist()
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, Sequence | Set | KeysView | ValuesView | ItemsView):
+        return list(value)   # range, deque, a dict's views
+    if getattr(type(value), "__str__", None) is not object.__str__:
         return str(value)
+    raise _NoJSONForm(value)
 
 
 # How often a blocking wait for a tool wakes. A Ctrl-C the kernel delivers to another thread of
@@ -235,6 +334,8 @@ class ToolRunner:
     def _result(self, call: ToolCall, output: str, status: ToolStatus, started: float,
                 args: Mapping[str, Any] | None = None) -> ToolResult:
         text = self._scrub(output)
+        if status != "ok":   # a result was cut when rendered; an error message (a response
+            text = _cut(text)   # body, a process's output) may be as long
         result = ToolResult(call.id, call.name, text, status,
                             round((self._clock() - started) * 1000, 3))
         if self.on_result is not None:
@@ -312,6 +413,9 @@ class ToolRunner:
         if isinstance(e, _Exited):
             return self._result(r.call, f"error: {r.tool.name} exited ({e})", "error", started,
                                 r.args)
+        if isinstance(e, _CancelledInside):
+            return self._result(r.call, f"error: {r.tool.name} raised CancelledError: its own work "
+                                "was cancelled", "error", started, r.args)
         if isinstance(e, _Unrenderable):
             return self._result(r.call, f"error: {r.tool.name} returned a value that cannot be "
                                 f"shown as text ({e})", "error", started, r.args)

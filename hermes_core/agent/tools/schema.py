@@ -2,9 +2,9 @@
 
 The JSON schema is built from the function's signature, type hints and docstring through pydantic
 (a generated arguments model), so it never drifts from the code, and the same model validates the
-model's arguments before the function runs. Docstrings are read with ``docstring_parser`` (Google,
-NumPy, Sphinx and Epydoc styles): the summary becomes the tool's description, each parameter's text
-its property description.
+model's arguments before the function runs. Docstrings are read by ``docstrings`` (Google, NumPy,
+Sphinx and Epydoc styles): the summary becomes the tool's description, each parameter's text its
+property description.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from hermes_core.agent.tools import docstrings
 from hermes_core.types import ToolSpec
 
 #: The names the OpenAI and Anthropic APIs accept for a tool.
@@ -64,6 +64,9 @@ class Tool:
     renamed: tuple[tuple[str, str], ...] = ()
     #: the class attribute this tool is (a method decorated with ``@tool``), set by Python
     attribute: str = field(default="", init=False, repr=False, compare=False)
+    #: a method tool as its instances' tools are, without ``self`` (``fn`` the plain function):
+    #: built on the first read from an instance, shared by every later one
+    method_form: Tool | None = field(default=None, init=False, repr=False, compare=False)
 
     def __set_name__(self, owner: type, name: str) -> None:
         object.__setattr__(self, "attribute", name)
@@ -73,14 +76,22 @@ class Tool:
 
         Why: a function is bound by Python when read from an instance, a Tool (a dataclass) was
         not, so ``self`` stood in the schema as a required argument the model could never fill
-        and every call failed validation. Bound the way Python binds the function, once per
-        instance (kept in its ``__dict__``, as ``functools.cached_property`` does); a tool that
-        only sits in a class (a module function assigned there) is left as it is."""
+        and every call failed validation. Bound the way Python binds the function. The arguments
+        model (~0.7 ms to build) is built on the first read and shared by every instance of the
+        class (``method_form``); each instance's tool is that form with the bound method, kept in
+        its ``__dict__`` as ``functools.cached_property`` does (an instance with ``__slots__``
+        and no ``__dict__`` gets a fresh one each read, a few microseconds). A tool that only
+        sits in a class (a module function assigned there) is left as it is."""
         if obj is None or not _defined_in_class(self.fn):
             return self
-        bound = make_tool(types.MethodType(self.fn, obj), name=self.name,
-                          description=self.description, needs_approval=self.needs_approval,
-                          timeout_s=self.timeout_s)
+        form = self.method_form
+        if form is None:
+            # its docstring was checked when the function became a tool: not warned again
+            built = _build(types.MethodType(self.fn, obj), self.name, self.description,
+                           self.needs_approval, self.timeout_s, check_docs=False)
+            form = replace(built, fn=self.fn)   # no hold on the first instance
+            object.__setattr__(self, "method_form", form)
+        bound = replace(form, fn=types.MethodType(self.fn, obj))
         if self.attribute and isinstance(getattr(obj, "__dict__", None), dict):
             obj.__dict__[self.attribute] = bound
         return bound
@@ -154,14 +165,6 @@ def _json_kind(value: Any) -> str:
     return "array" if isinstance(value, list) else "string"
 
 
-def _param_docs(doc: str | None) -> tuple[str, dict[str, str]]:
-    if not doc:
-        return "", {}
-    parsed = docstring_parser.parse(doc)
-    summary = "\n\n".join(p for p in (parsed.short_description, parsed.long_description) if p)
-    return summary.strip(), {p.arg_name: (p.description or "").strip() for p in parsed.params}
-
-
 def _described_by(fn: Callable[..., Any]
                   ) -> tuple[Callable[..., Any], str | None, str, frozenset[str]]:
     """What describes ``fn``: the function whose hints to read, the docstring, the default tool
@@ -183,6 +186,20 @@ def _described_by(fn: Callable[..., Any]
         doc = inspect.cleandoc(type(inner).__doc__ or call.__doc__ or "") or None
         return call, doc, type(inner).__name__, frozenset(fixed)
     return inner, inspect.getdoc(inner), str(getattr(inner, "__name__", "")), frozenset(fixed)
+
+
+def _constructor_parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
+    """For an object with ``__call__``, its class's constructor parameters: a class docstring
+    describes them (Google style) beside the call's own, and they are not strays."""
+    inner: Any = fn
+    while isinstance(inner, functools.partial):
+        inner = inner.func
+    if isinstance(inner, type) or inspect.isroutine(inner):
+        return ()
+    try:
+        return tuple(inspect.signature(type(inner)).parameters)
+    except (TypeError, ValueError):   # a class whose signature cannot be read
+        return ()
 
 
 def _admits_none(hint: Any) -> Any:
@@ -222,19 +239,38 @@ def _field(hint: Any, default: Any, alias: str | None, described: str | None) ->
 
 
 def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: str | None = None,
-              needs_approval: bool = False, timeout_s: float | None = None) -> Tool:
-    """``fn`` as a :class:`Tool`; raises :class:`ToolDefinitionError` naming what is wrong."""
+              needs_approval: bool | None = None, timeout_s: float | None = None) -> Tool:
+    """``fn`` as a :class:`Tool`; raises :class:`ToolDefinitionError` naming what is wrong, and
+    warns (:class:`~hermes_core.agent.tools.docstrings.ToolDocstringWarning`) of a docstring
+    entry that names no parameter. ``fn`` may be a Tool already: the options given apply to a
+    copy of it (``registry.add(notes.search, name="search_work")`` for a second instance's
+    tool), the ones not given stay as they were."""
     if isinstance(fn, Tool):
-        return fn
-    if not callable(fn):
-        raise ToolDefinitionError(f"a tool must be a function, not {type(fn).__name__}")
-    hinted, doc, own_name, fixed = _described_by(fn)
-    tool_name: str = name or own_name
+        if name is None and description is None and needs_approval is None and timeout_s is None:
+            return fn
+        _check_options(name or fn.name, timeout_s)
+        return replace(fn, name=name or fn.name,
+                       description=(description or fn.description).strip()[:MAX_DESCRIPTION],
+                       needs_approval=fn.needs_approval if needs_approval is None else needs_approval,
+                       timeout_s=fn.timeout_s if timeout_s is None else timeout_s)
+    return _build(fn, name, description, bool(needs_approval), timeout_s, check_docs=True)
+
+
+def _check_options(tool_name: str, timeout_s: float | None) -> None:
     if not _NAME.match(tool_name):
         raise ToolDefinitionError(f"tool name {tool_name!r} must be 1-64 letters, digits, '_' or '-'")
     if timeout_s is not None and not timeout_s > 0:
         raise ToolDefinitionError(f"tool {tool_name!r}: timeout_s must be > 0")
-    summary, per_param = _param_docs(doc)
+
+
+def _build(fn: Callable[..., Any], name: str | None, description: str | None,
+           needs_approval: bool, timeout_s: float | None, *, check_docs: bool) -> Tool:
+    if not callable(fn):
+        raise ToolDefinitionError(f"a tool must be a function, not {type(fn).__name__}")
+    hinted, doc, own_name, fixed = _described_by(fn)
+    tool_name: str = name or own_name
+    _check_options(tool_name, timeout_s)
+    words = docstrings.read(doc)
     try:
         # with the extras: ``Annotated[int, Field(ge=1)]`` keeps its bound and description
         hints = typing.get_type_hints(hinted, include_extras=True)
@@ -242,7 +278,11 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
         raise ToolDefinitionError(f"tool {tool_name!r}: cannot read its type hints ({e})") from None
     fields: dict[str, Any] = {}
     renamed: list[tuple[str, str]] = []
-    params = {n: p for n, p in inspect.signature(fn).parameters.items() if n not in fixed}
+    signature = inspect.signature(fn).parameters
+    if check_docs:
+        docstrings.warn_strays(tool_name, words, [*signature, *fixed], hinted,
+                               also_documented=_constructor_parameters(fn))
+    params = {n: p for n, p in signature.items() if n not in fixed}
     for i, p in enumerate(params.values()):
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise ToolDefinitionError(f"tool {tool_name!r}: *{p.name} cannot be described to a "
@@ -251,7 +291,7 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
             raise ToolDefinitionError(f"tool {tool_name!r}: positional-only parameter {p.name!r}")
         hint = hints.get(p.name, Any)
         default = ... if p.default is p.empty else p.default
-        described = per_param.get(p.name) or None
+        described = words.params.get(p.name) or None
         if _clashes(p.name):
             # ``schema``, ``json``, ``validate`` would shadow BaseModel's own attributes (a warning,
             # an error under -W error) and ``model_config`` or ``_x`` cannot be fields at all: such
@@ -272,7 +312,7 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
             f"tool {tool_name!r}: parameter {bad[0]!r} cannot be sent: the APIs take parameter "
             "names of ASCII letters, digits, '_', '.' or '-', at most 64 (Anthropic refuses the "
             "whole request otherwise); rename it or give it such an alias")
-    text = (description or summary or tool_name).strip()
+    text = (description or words.summary or tool_name).strip()
     is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(hinted)
     return Tool(tool_name, text[:MAX_DESCRIPTION], fn, model, is_async, needs_approval, timeout_s,
                 tuple(renamed))

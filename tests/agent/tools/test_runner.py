@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextvars
 import dataclasses
 import datetime
 import enum
+import fractions
 import functools
 import json
 import subprocess
@@ -16,6 +18,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from pydantic import BaseModel
 
@@ -231,7 +234,7 @@ class Point(BaseModel):
 
 @pytest.mark.parametrize("value, text", [
     ("plain", "plain"),
-    (Point(x=1, y=2), '{"x":1,"y":2}'),
+    (Point(x=1, y=2), '{"x": 1, "y": 2}'),
     ({"a": [1, 2]}, '{"a": [1, 2]}'),
     (None, "null"),
 ])
@@ -258,6 +261,71 @@ def test_values_inside_a_returned_dict_are_json_not_python_reprs() -> None:
         "at": "2026-01-02T03:04:00", "名": "奥斯陆"}
     assert json.loads(render_output([Place("Bergen")])) == [{"city": "Bergen"}]
     assert render_output(Place("Oslo")) == '{"city": "Oslo"}'
+
+
+class _Bare:
+    """A class with no JSON form and no text of its own: its str is its repr."""
+
+
+class _Worded:
+    def __str__(self) -> str:
+        return "three apples"
+
+
+@dataclasses.dataclass
+class _Blob:
+    name: str
+    data: bytes
+
+
+def _cycle() -> dict[str, Any]:
+    loop: dict[str, Any] = {}
+    loop["self"] = loop
+    return loop
+
+
+@pytest.mark.parametrize("value, data", [
+    (np.int64(5), 5), (np.bool_(True), True), (np.float32(0.5), 0.5),
+    (np.arange(3), [0, 1, 2]), ({"n": np.int64(3), "m": np.array([[1.5]])}, {"n": 3, "m": [[1.5]]}),
+    ({"a": 1}.keys(), ["a"]), (range(3), [0, 1, 2]),
+    (collections.OrderedDict(a=Place("Oslo")), {"a": {"city": "Oslo"}}),
+    ({"frac": fractions.Fraction(1, 3), "err": ValueError("bad")}, {"frac": "1/3", "err": "bad"}),
+    (_Blob("a.txt", b"hi"), {"name": "a.txt", "data": "hi"}),
+], ids=["np-int", "np-bool", "np-float32", "np-array", "np-nested", "keys-view", "range",
+        "mapping", "own-str", "utf8-bytes-field"])
+def test_each_kind_of_return_value_is_sent_as_its_json_form(value: Any, data: Any) -> None:
+    """What a tool naturally returns reached the model as a Python repr: numpy's scalars as
+    strings ("5", "True"), an array as "[0 1 2]", a dict view as "dict_keys(['a'])". Each is
+    JSON now; an object whose class writes its own ``__str__`` is that text."""
+    assert json.loads(render_output(value)) == data
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("value, why", [
+    (_Bare(), "test_runner._Bare has no JSON form"),
+    ({"rows": [_Bare()]}, "test_runner._Bare has no JSON form"),
+    (len, "builtin_function_or_method has no JSON form"),
+    (_Blob("a.png", b"\x89PNG\xff"), "it holds bytes that are not UTF-8 text"),
+    ({"data": b"\x00\xff"}, "it holds bytes that are not UTF-8 text"),
+    (_cycle(), "it holds itself"),
+    ({"n": 10 ** 5000}, "ValueError: Exceeds the limit (4300 digits)"),
+], ids=["object", "nested-object", "function", "binary-field", "binary-in-dict", "cycle",
+        "int-past-str-limit"])
+def test_a_value_with_no_json_form_is_an_error_naming_the_tool_and_the_type(
+        runner_factory: Any, use_async: bool, value: Any, why: str) -> None:
+    """An object with no JSON form was sent as its repr ("<_Bare object at 0x7f..>", a cycle as
+    "{'self': {...}}"), and bytes that are not UTF-8 inside a dict or a dataclass as their raw
+    repr ("b'\\x89PNG..."), the whole dataclass turned to its repr for one field: each is now
+    the tool's error, saying what it returned, and the round's other calls keep their answers."""
+    def odd() -> Any:
+        """Returns an odd value."""
+        return value
+
+    first, second = _run_beside_a_fine_tool(runner_factory, odd, use_async)
+    assert first.status == "error"
+    assert first.output.startswith("error: odd returned a value that cannot be shown as text (")
+    assert why in first.output and "0x" not in first.output and "PNG" not in first.output
+    assert (second.status, second.output) == ("ok", "fine")
 
 
 def test_long_outputs_are_cut_with_a_note() -> None:
@@ -641,3 +709,82 @@ def test_a_generator_that_hangs_after_its_first_item_times_out(runner_factory: A
     finally:
         release.set()
     assert (r.status, r.output) == ("timeout", "error: slow_lines timed out after 0.05s")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_generator_is_drawn_only_as_far_as_its_answer_is_shown(runner_factory: Any,
+                                                                 use_async: bool) -> None:
+    """A tool that yields without end (tailing a log, paging an API) was drawn whole before its
+    answer was cut at MAX_OUTPUT_CHARS: with no timeout the turn never ended and the list grew
+    until memory ran out (here the generators stop at 20,000 items, all drawn before). Drawing
+    stops once the answer is past what the model is shown, the generator is closed (its
+    ``finally`` runs) and the answer says more was left."""
+    from hermes_core.agent.tools.runner import MAX_OUTPUT_CHARS
+    drawn = {"sync": 0, "async": 0}
+    closed: list[str] = []
+
+    def follow() -> Iterator[str]:
+        """Follow the log."""
+        try:
+            for i in range(20_000):
+                drawn["sync"] += 1
+                yield f"line {i} " + "x" * 90
+        finally:
+            closed.append("sync")
+
+    async def afollow() -> AsyncIterator[dict[str, int]]:
+        """Follow the log, async."""
+        try:
+            for i in range(20_000):
+                drawn["async"] += 1
+                yield {"line": i, "bytes": i * 100}
+        finally:
+            closed.append("async")
+
+    runner = runner_factory([follow, afollow])
+    calls = [ToolCall("1", "follow"), ToolCall("2", "afollow")]
+    out = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    for r in out:
+        assert r.status == "ok" and len(r.output) < MAX_OUTPUT_CHARS + 200
+        assert r.output.endswith(f"[... truncated: the first {MAX_OUTPUT_CHARS} characters; "
+                                 "the tool yielded more, not drawn]")
+    assert out[0].output.startswith('["line 0 x') and out[1].output.startswith('[{"line": 0')
+    assert drawn["sync"] < 1_100 and drawn["async"] < 4_000
+    assert sorted(closed) == ["async", "sync"]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_huge_error_message_is_cut_like_a_huge_result(runner_factory: Any,
+                                                        use_async: bool) -> None:
+    """An exception carrying a whole response body or a process's output (megabytes) was sent
+    whole: the 100,000-character cap held for results only."""
+    from hermes_core.agent.tools.runner import MAX_OUTPUT_CHARS
+
+    def fetch() -> str:
+        """Fetch the page."""
+        raise RuntimeError("upstream said: " + "<p>oops</p>" * 200_000)
+
+    runner = runner_factory([fetch])
+    calls = [ToolCall("c", "fetch")]
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert r.status == "error" and r.output.startswith("error: fetch raised RuntimeError: upstream")
+    assert len(r.output) < MAX_OUTPUT_CHARS + 200 and "truncated" in r.output
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_tool_whose_own_work_was_cancelled_is_its_error_not_the_turn_s_end(
+        runner_factory: Any, use_async: bool) -> None:
+    """An async tool awaiting a task something else cancelled (a client closed under it) raises
+    CancelledError of its own: ``arun`` took it for the turn being cancelled and cancelled the
+    turn, ``run`` let it out of the round (a BaseException), ending the chat with a traceback."""
+    async def fetch() -> str:
+        """Fetch the page."""
+        inner = asyncio.ensure_future(asyncio.sleep(10))
+        await asyncio.sleep(0)
+        inner.cancel()
+        return str(await inner)
+
+    first, second = _run_beside_a_fine_tool(runner_factory, fetch, use_async)
+    assert (first.status, first.output) == (
+        "error", "error: fetch raised CancelledError: its own work was cancelled")
+    assert (second.status, second.output) == ("ok", "fine")

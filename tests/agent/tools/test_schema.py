@@ -132,6 +132,32 @@ def test_registry_refuses_duplicates_and_reserved_names() -> None:
     assert reg.names == ("book_table",) and "book_table" in reg and len(reg) == 1
 
 
+def test_options_given_with_a_tool_already_made_apply_to_it() -> None:
+    """``registry.add(tool, name=...)`` and ``make_tool(tool, timeout_s=...)`` returned the tool
+    as it was, the options dropped in silence: two instances' ``search`` could not be told apart
+    by a name (the second add was "already registered"), and an approval asked for was not."""
+    class Notes:
+        @tool(timeout_s=5)
+        def search(self, query: str) -> str:
+            """Search the notes."""
+            return query
+
+    reg = ToolRegistry()
+    reg.add(Notes().search)
+    with pytest.raises(ToolDefinitionError, match=r"already registered; give .* name="):
+        reg.add(Notes().search)
+    work = reg.add(Notes().search, name="search_work", needs_approval=True)
+    assert reg.names == ("search", "search_work")
+    assert (work.name, work.needs_approval, work.timeout_s) == ("search_work", True, 5)
+    assert work(**work.parse('{"query": "q"}')) == "q"
+    kept = make_tool(work, description="Search the work notes.", timeout_s=1)
+    assert (kept.name, kept.description, kept.needs_approval, kept.timeout_s) == (
+        "search_work", "Search the work notes.", True, 1)
+    assert make_tool(work) is work
+    with pytest.raises(ToolDefinitionError, match="tool name 'a b'"):
+        make_tool(work, name="a b")
+
+
 def test_parameters_named_like_pydantic_attributes_are_ordinary_parameters() -> None:
     """``schema``, ``json``, ``copy``, ``validate`` (a database tool's natural names) shadowed
     BaseModel's attributes: a UserWarning at definition, so an error under ``-W error``; and
@@ -387,6 +413,33 @@ def test_a_method_decorated_as_a_tool_is_bound_to_the_instance_it_is_read_from()
     assert bound(**bound.parse('{"amount": 5}')) == 15 and counter.total == 15
     assert counter.add is bound   # bound once per instance, not rebuilt on every read
     assert Counter(0).add is not bound and Counter.add.name == "add"
+
+
+class _Slotted:
+    __slots__ = ("total",)
+
+    def __init__(self) -> None:
+        self.total = 0
+
+    @tool
+    def add(self, amount: int) -> int:
+        """Add to the total."""
+        self.total += amount
+        return self.total
+
+
+def test_every_instance_of_a_class_shares_its_method_tool_s_arguments_model() -> None:
+    """The first read of a method tool on each instance built its arguments model afresh
+    (~0.7 ms, and a pydantic class per instance kept alive), and an instance with ``__slots__``
+    rebuilt it on every read: built once per class now, each instance's tool calling its own
+    ``self``."""
+    first, second = Counter(1), Counter(2)
+    assert first.add.arguments is second.add.arguments is Counter(3).add.arguments
+    assert (first.add(amount=1), second.add(amount=1)) == (2, 3)
+    slotted = _Slotted()
+    assert slotted.add.arguments is slotted.add.arguments is _Slotted().add.arguments
+    assert slotted.add(**slotted.add.parse('{"amount": 4}')) == 4 and slotted.total == 4
+    assert "self" not in slotted.add.parameters["properties"]
 
 
 def test_a_type_pydantic_cannot_describe_is_refused_naming_its_parameter() -> None:
