@@ -174,16 +174,21 @@ class Turn:
         """What is sent to ``candidate`` (the call loop asks before each attempt): ``prompt``, its
         history compacted again when the candidate's model has a smaller window than the one the
         turn was compacted for (a failover to another provider's equivalent model). This round's
-        tool calls and answers are kept whole and reserved for in the budget. The fold is the
-        extractive one: a failover is already late, and an async turn must not block its event
-        loop on a summary call."""
+        tool calls and answers are kept whole and reserved for in the budget. Its counts are the
+        candidate model's either way. The fold is the extractive one: a failover is already late,
+        and an async turn must not block its event loop on a summary call."""
         if self.fitted_for is None or candidate.model == self.fitted_for:
             return prompt
         agent = self.agent
         routing, cfg = agent.settings.llm.routing, agent.settings.prompt.compaction
-        if model_window(candidate.model, routing, cfg)[0] >= model_window(self.fitted_for, routing, cfg)[0]:
-            return prompt
         head, rounds = prompt.messages[:self.rounds_from], prompt.messages[self.rounds_from:]
+        if model_window(candidate.model, routing, cfg)[0] >= model_window(self.fitted_for, routing, cfg)[0]:
+            # sent as it is, but counted as the candidate's model counts (gpt-4o -> gpt-4:
+            # o200k -> cl100k), the turn's request without its tool rounds as when it was fitted
+            counted = agent.compactor.recount(replace(prompt, messages=head),
+                                              model=candidate.model,
+                                              provider_kind=agent.loop.kind(candidate.provider))
+            return replace(counted, messages=prompt.messages)
         counter = choose_counter(candidate.model, agent.loop.kind(candidate.provider),
                                  agent.compactor.ratio)
         reserve = sum(message_cost(m, counter) for m in rounds)
