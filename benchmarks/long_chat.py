@@ -4,8 +4,9 @@ All three run in the same process, through the real Agent (PromptBuilder, cache 
 loop), against a fake provider that bills the way a prefix-caching provider does: a request's
 cached tokens are the longest prefix it shares with a cache entry written at a breakpoint of an
 earlier request (the system marker and every message breakpoint), byte for byte; a request whose
-prompt plus ``max_tokens`` exceeds the window is refused with a context-window error. Token counts
-use the library's estimate on the rendered blocks.
+prompt plus ``max_tokens`` exceeds the window is refused with a context-window error. Each
+rendered block is billed its ``o200k_base`` count (the library's tokenizer, standing in for the
+model's own) plus 4 for its framing: a character estimate put JSON at half its count.
 
 Three facts are stated at turns 5, 60 and 150 and asked back at turn 300; a fact counts as
 recalled when its key string is in the turn-300 request (system, context or messages) and the
@@ -38,10 +39,11 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.agent.agent import Agent
+from hermes_core.agent.prompt.token_count import BpeCounter
 from hermes_core.config import load_settings
 from hermes_core.errors import ContextWindowExceeded, HermesError
 from hermes_core.testing import FunctionProvider
-from hermes_core.tokenize import estimate_tokens
+from hermes_core.tokens import count_tokens
 from hermes_core.types import Completion, Prompt, Usage
 
 MODEL = "bench-16k"
@@ -119,7 +121,7 @@ class Biller:
         cumulative, running, hashes = [], 0, []
         for b in parts:
             h.update(b.encode("utf-8", "replace") + b"\x1e")
-            running += estimate_tokens(b) + 4
+            running += count_tokens(b) + 4
             cumulative.append(running)
             hashes.append(h.hexdigest())
         total = running
@@ -177,10 +179,10 @@ def sliding_window(agent: Agent, drops: list[float]) -> Any:
 
     def hook(message: str, prompt: Prompt) -> Prompt:
         started = time.perf_counter()
-        counter_prompt = agent.compactor.budget_for(prompt, _Estimate(), MODEL, MAX_TOKENS)
+        counter_prompt = agent.compactor.budget_for(prompt, BpeCounter(), MODEL, MAX_TOKENS)
         limit = counter_prompt.high_water
         history = list(prompt.messages[:-1])
-        cost = [estimate_tokens(m.content) + 4 for m in history]
+        cost = [count_tokens(m.content) + 4 for m in history]
         dropped = False
         while history and sum(cost) > limit:
             cut = next((i for i in range(1, len(history)) if history[i].role == "user"),
@@ -192,13 +194,6 @@ def sliding_window(agent: Agent, drops: list[float]) -> Any:
         return replace(prompt, messages=(*history, prompt.messages[-1]))
 
     return hook
-
-
-class _Estimate:
-    name = "estimate"
-
-    def count(self, text: str) -> int:
-        return estimate_tokens(text)
 
 
 def run_mode(mode: str, turns: int, root: Path, *, model_summaries: bool) -> dict[str, Any]:

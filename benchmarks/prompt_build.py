@@ -6,6 +6,11 @@ project-context search path and assembles the per-turn context, messages, token 
 plan; a rebuild additionally reads, decodes, scans and truncates every file and re-joins and
 re-hashes the system prompt.
 
+``prepare_us_p50``: an agent's turn up to the request (``Agent.prepare``: build, route, compaction
+fit, counted in the routed model's encoding) and the bill read back (``compactor.observe``) over a
+120-message history of JSON-ish messages: every message's count is looked up several times a turn.
+Run this file with ``PYTHONPATH`` on another checkout to compare two trees in one run.
+
     python benchmarks/prompt_build.py --json
     {"cached_us_p50": ..., "rebuild_us_p50": ..., "speedup": ..., ...}
 """
@@ -75,6 +80,39 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def prepare_turns(rounds: int, root: Path) -> list[float]:
+    """Microseconds of each of ``rounds`` agent turns' prepare + observe (no provider call)."""
+    from hermes_core.agent.agent import Agent
+    from hermes_core.config import load_settings
+    from hermes_core.testing import FunctionProvider
+    from hermes_core.types import Completion, Usage
+
+    home = root / "agent-home"
+    home.mkdir()
+    (home / "SOUL.md").write_text("You are Hermes, a bilingual engineering assistant.\n" * 60)
+    settings = load_settings({
+        "home": str(home), "llm": {"routing": {"default_model": "claude-sonnet-4-5"}},
+        "skill_utils": {"enabled": False, "embeddings": False},
+        "context_engine": {"enabled": False}}, env={})
+    provider = FunctionProvider(lambda p, m: Completion("ok", m, "f", Usage(100, 5)),
+                                name="anthropic")
+    provider.kind = "anthropic"
+    agent = Agent(settings, provider=provider, cwd=root,
+                  loop_options={"sleep": lambda s: None, "audit_path": False})
+    rows = json.dumps({"rows": [[j, f"r{j}"] for j in range(40)]})
+    agent.history.extend(Message("user" if i % 2 == 0 else "assistant", f"turn {i}: {rows}")
+                         for i in range(120))
+    agent.prepare("warm-up")
+    times = []
+    for i in range(rounds):
+        t0 = time.perf_counter_ns()
+        prompt, _ = agent.prepare(f"how do I roll back release {i}?")
+        agent.compactor.observe(prompt, Usage(5000, 10))
+        times.append((time.perf_counter_ns() - t0) / 1000)
+    agent.close()
+    return times
+
+
 def run(rounds: int) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="hermes-bench-") as tmp:
         home, cwd = make_home(Path(tmp))
@@ -104,6 +142,7 @@ def run(rounds: int) -> dict[str, object]:
                                   provider_kind="anthropic")
                 rebuild.append((time.perf_counter_ns() - t0) / 1000)
                 rebuild_reads += builder.file_reads - reads
+            prepared = prepare_turns(rounds, Path(tmp))
         finally:
             gc.enable()
         cached_p50 = statistics.median(cached)
@@ -115,6 +154,7 @@ def run(rounds: int) -> dict[str, object]:
             "rebuild_us_p50": round(rebuild_p50, 2),
             "rebuild_us_p95": round(percentile(rebuild, 0.95), 2),
             "speedup": round(rebuild_p50 / cached_p50, 1),
+            "prepare_us_p50": round(statistics.median(prepared), 2),
             "file_reads_per_cached_turn": cached_reads / rounds,
             "file_reads_per_rebuild": rebuild_reads / rounds,
             "system_tokens": p.tokens["system"],

@@ -115,19 +115,29 @@ def test_a_budget_of_nothing_is_an_empty_cut() -> None:
 
 def test_a_tool_answer_sized_text_is_remembered_and_the_cache_is_bounded_by_characters(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from collections import OrderedDict
-
     from hermes_core import tokens
 
     answer = json.dumps([{"id": i, "ok": i % 2 == 0} for i in range(5000)])   # ~100k characters
     n = count_tokens(answer)
-    assert (answer, "o200k_base") in tokens._counted    # the next turn does not count it again
-    monkeypatch.setattr(tokens, "_counted", OrderedDict())
-    monkeypatch.setattr(tokens, "_counted_chars", 0)
-    monkeypatch.setattr(tokens, "CACHE_CHARS", 100)
+    assert tokens._memo.get(answer, "o200k_base") == n   # the next turn does not count it again
+    memo = tokens._Memo(100)
+    monkeypatch.setattr(tokens, "_memo", memo)
     texts = [f"text number {i} " * 3 for i in range(4)]              # 45-48 characters each
     assert [count_tokens(t) for t in texts] == [len(tokenizer().encode(t)) for t in texts]
-    assert list(k for k, _ in tokens._counted) == texts[2:]          # the oldest dropped
-    assert tokens._counted_chars <= 100
+    assert [t for t in texts if memo.get(t, "o200k_base") is not None] == texts[2:]   # oldest out
+    assert memo.chars <= 100 and len(memo.order) == 2
+    assert count_tokens(texts[0], "cl100k_base") == len(tokenizer("cl100k_base").encode(texts[0]))
+    assert memo.get(texts[2], "o200k_base") is None       # one limit over both encodings
     assert count_tokens(answer) == n                                 # too long to keep: counted
-    assert (answer, "o200k_base") not in tokens._counted
+    assert memo.get(answer, "o200k_base") is None
+
+
+def test_a_count_looked_up_again_is_the_one_remembered_without_counting(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_core import tokens
+
+    text = "a text counted once " * 10
+    counts = (count_tokens(text), count_tokens(text, "cl100k_base"))
+    monkeypatch.setattr(tokens, "_count", lambda text, encoding: pytest.fail("counted again"))
+    same = text[:5] + text[5:]   # equal text, another string object
+    assert (count_tokens(same), count_tokens(same, "cl100k_base")) == counts

@@ -151,6 +151,7 @@ class Agent:
         self.builder = prompt_builder or PromptBuilder(
             self.home, self.settings, cwd=Path(cwd) if cwd else None,
             skill_selector=self.skills, memory_source=self.context_engine)
+        self.compactor.sections = self.builder.section_tokens
         if prompt_builder is not None:
             # a builder passed in without its own skill selector or memory source gets the agent's,
             # or it would silently drop skills and memories (and /skills would show nothing)

@@ -37,7 +37,6 @@ source decided comes back on the prompt (``Prompt.turn``), not as state left on 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import threading
@@ -68,6 +67,7 @@ from hermes_core.agent.prompt.files import (
     settled_fingerprint,
     unusable_links,
 )
+from hermes_core.agent.prompt.token_count import TokenCounter, tools_json
 from hermes_core.config import Settings
 from hermes_core.injection import notices_in
 from hermes_core.injection.verdicts import use_home_cache
@@ -132,14 +132,6 @@ def retrieval_query(message: str, history: Sequence[Message], turns: int) -> str
 
 def _folders_of(paths: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(os.path.dirname(p) for p in paths))
-
-
-def _tools_tokens(tools: Sequence[ToolSpec]) -> int:
-    if not tools:
-        return 0
-    return count_tokens(json.dumps([{"name": t.name, "description": t.description,
-                                        "parameters": dict(t.parameters)} for t in tools],
-                                      ensure_ascii=False, default=str))
 
 
 # --------------------------------------------------------------------------- sources
@@ -410,6 +402,14 @@ class PromptBuilder:
             return tuple(SourceInfo(s.key, str(s.path) if s.path else None, s.status, s.tokens)
                          for s in self._sources)
 
+    def section_tokens(self, counter: TokenCounter) -> dict[str, int]:
+        """Each source's text as the last build holds it, counted with ``counter`` (the model a
+        request goes to): ``build`` counts before routing picks the model, in o200k_base, which
+        is also what the files are cut to (their budgets must not move the system prompt's bytes
+        when the model changes)."""
+        with self._lock:
+            return {s.key: counter.count(s.text) for s in self._sources}
+
     # ------------------------------------------------------------------ one turn
 
     def _clock_line(self, session_id: str | None, model: str | None) -> str:
@@ -502,7 +502,7 @@ class PromptBuilder:
         messages = (*history, Message("user", message))
         msg_tokens = [message_tokens(m.content) for m in messages]
         tools = tuple(tools)
-        tools_tokens = _tools_tokens(tools)
+        tools_tokens = count_tokens(tools_json(tools))
         llm = self.settings.llm
         cache = CachePlan(ttl=llm.cache_ttl) if provider_kind is None else plan_cache(
             provider_kind=provider_kind, model=model, enabled=llm.cache_system_prompt,

@@ -24,7 +24,7 @@ from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.runner import Approver, Builtin, ToolRunner
 from hermes_core.agent.tools.schema import Tool, ToolDefinitionError, make_tool, tool
 from hermes_core.redact import redact, shows_a_redacted_key
-from hermes_core.tokens import head_tokens
+from hermes_core.tokens import DEFAULT_ENCODING, head_tokens
 from hermes_core.types import Completion, Message, Prompt, ToolCall, ToolResult, ToolSpec
 
 __all__ = ["AgentTools", "Approver", "Tool", "ToolDefinitionError", "ToolDocstringWarning",
@@ -39,23 +39,26 @@ _ARG_CHARS = 200
 MIN_RESULT_TOKENS = 256
 
 
-def cut_to_tokens(text: str, tokens: int) -> str:
-    """``text`` cut to ``tokens`` (o200k_base, what ``Turn._room`` hands out), with a note saying
-    how much the model did not see. Cut after redaction: the text is already scrubbed."""
-    head = head_tokens(text, tokens)
+def cut_to_tokens(text: str, tokens: int, encoding: str = DEFAULT_ENCODING) -> str:
+    """``text`` cut to ``tokens`` of ``encoding`` (what ``Turn._room`` hands out: the model's own
+    encoding, or o200k_base for a model counted calibrated), with a note saying how much the model
+    did not see. Cut after redaction: the text is already scrubbed."""
+    head = head_tokens(text, tokens, encoding)
     if head == text:
         return text
     return (f"{head}\n[... truncated to fit the model's context window: the first {len(head)} "
             f"of {len(text)} characters]")
 
 
-def fit_results(results: Sequence[ToolResult], room: int | None) -> tuple[ToolResult, ...]:
-    """One round's results sharing ``room`` tokens (what the model's window has left); each gets
-    an equal share, at least ``MIN_RESULT_TOKENS``. None: no limit beyond the runner's own cap."""
+def fit_results(results: Sequence[ToolResult], room: int | None,
+                encoding: str = DEFAULT_ENCODING) -> tuple[ToolResult, ...]:
+    """One round's results sharing ``room`` tokens of ``encoding`` (what the model's window has
+    left); each gets an equal share, at least ``MIN_RESULT_TOKENS``. None: no limit beyond the
+    runner's own cap."""
     if room is None or not results:
         return tuple(results)
     share = max(MIN_RESULT_TOKENS, room // len(results))
-    return tuple(replace(r, output=cut_to_tokens(r.output, share)) for r in results)
+    return tuple(replace(r, output=cut_to_tokens(r.output, share, encoding)) for r in results)
 
 
 def audit_arguments(args: Mapping[str, Any] | None, secrets: Sequence[str]) -> dict[str, str]:
@@ -132,25 +135,29 @@ class AgentTools:
         return replace(prompt, messages=(*prompt.messages, assistant, *answers))
 
     def follow_up(self, prompt: Prompt, done: Completion, round_no: int,
-                  skills: SkillSelection | None, room: int | None = None
+                  skills: SkillSelection | None, room: int | None = None,
+                  encoding: str = DEFAULT_ENCODING
                   ) -> tuple[Prompt, tuple[ToolResult, ...]] | None:
         """The next request, carrying the calls and their answers; None once the turn must end
         (no calls, or the last allowed round: its calls stay unanswered and out of the history).
-        ``room``: the tokens the model's window has left for this round's answers (see
-        :func:`fit_results`)."""
+        ``room``: the tokens of ``encoding`` the model's window has left for this round's answers
+        (see :func:`fit_results`)."""
         if not self._should_answer(done, round_no):
             return None
         results = fit_results(self.runner.run(done.tool_calls, self.builtins(skills),
-                                              cut_off=done.finish_reason in CUT_OFF), room)
+                                              cut_off=done.finish_reason in CUT_OFF),
+                              room, encoding)
         return self._extend(prompt, done, results), results
 
     async def afollow_up(self, prompt: Prompt, done: Completion, round_no: int,
-                         skills: SkillSelection | None, room: int | None = None
+                         skills: SkillSelection | None, room: int | None = None,
+                         encoding: str = DEFAULT_ENCODING
                          ) -> tuple[Prompt, tuple[ToolResult, ...]] | None:
         if not self._should_answer(done, round_no):
             return None
         results = fit_results(await self.runner.arun(done.tool_calls, self.builtins(skills),
-                                                     cut_off=done.finish_reason in CUT_OFF), room)
+                                                     cut_off=done.finish_reason in CUT_OFF),
+                              room, encoding)
         return self._extend(prompt, done, results), results
 
     def _record(self, call: ToolCall, args: Mapping[str, Any] | None, result: ToolResult) -> None:

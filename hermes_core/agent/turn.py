@@ -137,7 +137,7 @@ class Turn:
         if self._go_on(done):
             return True
         return self._advance(self.agent.tools.follow_up(self.prompt, done, self.rounds,
-                                                        self.agent.skills, self._room(done)))
+                                                        self.agent.skills, *self._room(done)))
 
     async def anext_round(self, done: Completion, tried: Sequence[Attempt]) -> bool:
         """``next_round`` running the tools without blocking the event loop."""
@@ -146,15 +146,16 @@ class Turn:
         if self._go_on(done):
             return True
         return self._advance(await self.agent.tools.afollow_up(
-            self.prompt, done, self.rounds, self.agent.skills, self._room(done)))
+            self.prompt, done, self.rounds, self.agent.skills, *self._room(done)))
 
-    def _room(self, done: Completion) -> int:
-        """Tokens the model's window has left for this round's tool answers: the window less the
-        reply's ``max_tokens``, the safety margin, the request so far and the model's own message.
-        Without it a big result (a log, a page) made a request the provider refused. Counted as
-        the history is (the model's own encoding, else o200k_base calibrated on the last bill),
-        and handed out in o200k_base tokens, which the answers are cut in: a character estimate
-        put JSON and base64 answers at half their size and overfilled the window."""
+    def _room(self, done: Completion) -> tuple[int, str]:
+        """Tokens the model's window has left for this round's tool answers, and their encoding:
+        the window less the reply's ``max_tokens``, the safety margin, the request so far and the
+        model's own message. Without it a big result (a log, a page) made a request the provider
+        refused. Counted as the history is, for the model that answered (after any failover):
+        an OpenAI model's own encoding, which the answers are then cut in (gpt-4's cl100k_base
+        spends ~3x o200k's tokens on Thai), else o200k_base calibrated on the last bill, handed
+        out unscaled. A character estimate put JSON and base64 answers at half their size."""
         settings = self.agent.settings
         cfg = settings.prompt.compaction
         # the model and provider the request named (the attempt that answered, after any
@@ -167,22 +168,27 @@ class Turn:
         used = prompt_cost(self.prompt, counter) + message_cost(
             Message("assistant", done.text, tool_calls=done.tool_calls), counter)
         room = window - settings.llm.max_tokens - int(window * cfg.safety_margin) - used
-        return int(room / counter.ratio)
+        return int(room / counter.ratio), counter.encoding
 
     def fit_for(self, prompt: Prompt, candidate: Candidate) -> Prompt:
         """What is sent to ``candidate`` (the call loop asks before each attempt): ``prompt``, its
         history compacted again when the candidate's model has a smaller window than the one the
         turn was compacted for (a failover to another provider's equivalent model). This round's
-        tool calls and answers are kept whole and reserved for in the budget. The fold is the
-        extractive one: a failover is already late, and an async turn must not block its event
-        loop on a summary call."""
+        tool calls and answers are kept whole and reserved for in the budget. Its counts are the
+        candidate model's either way. The fold is the extractive one: a failover is already late,
+        and an async turn must not block its event loop on a summary call."""
         if self.fitted_for is None or candidate.model == self.fitted_for:
             return prompt
         agent = self.agent
         routing, cfg = agent.settings.llm.routing, agent.settings.prompt.compaction
-        if model_window(candidate.model, routing, cfg)[0] >= model_window(self.fitted_for, routing, cfg)[0]:
-            return prompt
         head, rounds = prompt.messages[:self.rounds_from], prompt.messages[self.rounds_from:]
+        if model_window(candidate.model, routing, cfg)[0] >= model_window(self.fitted_for, routing, cfg)[0]:
+            # sent as it is, but counted as the candidate's model counts (gpt-4o -> gpt-4:
+            # o200k -> cl100k), the turn's request without its tool rounds as when it was fitted
+            counted = agent.compactor.recount(replace(prompt, messages=head),
+                                              model=candidate.model,
+                                              provider_kind=agent.loop.kind(candidate.provider))
+            return replace(counted, messages=prompt.messages)
         counter = choose_counter(candidate.model, agent.loop.kind(candidate.provider),
                                  agent.compactor.ratio)
         reserve = sum(message_cost(m, counter) for m in rounds)

@@ -11,7 +11,8 @@ A ``--history`` over the model's history budget is compacted as a chat would com
 turns folded into a "conversation so far" message (extractively: previewing calls no model),
 ``compaction`` says how (budget, tokens, turns folded) and ``token_counter`` which counter measured
 it (``exact:<encoding>`` for OpenAI models, else ``o200k_base``; a chat's ``calibrated:o200k_base``
-once a reply was billed). ``tokens`` are ``o200k_base`` counts whatever the model.
+once a reply was billed); ``tokens`` are that counter's counts (``sources`` give each file's
+``o200k_base`` count, what its budget is measured in).
 """
 
 from __future__ import annotations
@@ -260,7 +261,8 @@ def run(args: argparse.Namespace) -> int:
     message = _stdin_text() if args.message == "-" else args.message
     prompt = builder.build(clean_text(message), history, session_id=args.session, model=args.model,
                            provider_kind=provider, tools=tools)
-    compactor = HistoryCompactor(settings)   # no summariser: a preview never calls a model
+    # no summariser: a preview never calls a model
+    compactor = HistoryCompactor(settings, sections=builder.section_tokens)
     prompt = compactor.fit(prompt, history, model=model, provider_kind=provider)
     report = compactor.last
     prompt = replan_cache(prompt, settings, provider_kind=provider, model=model)

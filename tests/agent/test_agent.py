@@ -888,6 +888,38 @@ def test_a_failover_to_a_smaller_window_model_sends_a_history_that_fits_it(tmp_p
     assert len(agent.history) == 34   # the whole chat is kept; only what is sent was compacted
 
 
+class OpenAIWindows(WindowsByModel):
+    """A WindowsByModel that speaks for OpenAI models: their counts are exact."""
+
+    kind = "openai"
+
+
+def test_a_failover_to_a_model_of_another_encoding_counts_the_request_in_its_encoding(
+        tmp_path: Path):
+    """gpt-4o counts in o200k_base, gpt-4 in cl100k_base (~3x on Thai): the request a failover
+    sent to gpt-4 kept the o200k counts made for gpt-4o."""
+    from hermes_core.errors import ServerError
+    from hermes_core.tokens import count_tokens
+    (tmp_path / "SOUL.md").write_text("คุณเป็นผู้ช่วยที่ตอบคำถามอย่างสุภาพ " * 40, encoding="utf-8")
+    windows = {"gpt-4o": 100_000, "gpt-4": 100_000}
+    first, backup = OpenAIWindows(windows, name="openai"), OpenAIWindows(windows, name="azure")
+    agent = routed_agent(tmp_path, {"openai": first, "azure": backup}, routing={
+        "default_model": "gpt-4o", "context_windows": windows,
+        "providers": [{"name": "openai", "priority": 1, "models": ["gpt-4o"]},
+                      {"name": "azure", "type": "openai", "priority": 2,
+                       "models": ["gpt-4"]}]})
+    first.add(*[ServerError("down", status_code=503)] * 10)
+    message = "บันทึกไม่มีอะไรใหม่ในวันนี้ " * 20
+    reply = agent.chat(message)
+    sent = backup.last_request.prompt
+    assert reply.provider == "azure" and backup.last_request.model == "gpt-4"
+    system = count_tokens(sent.system, "cl100k_base")
+    assert system > 2 * count_tokens(sent.system)
+    assert sent.tokens["system"] == sent.tokens["soul"] == system
+    assert sent.tokens["message"] == count_tokens(message, "cl100k_base")
+    assert reply.prompt.tokens["system"] == system
+
+
 # ---------------------------------------------------------------------- Ctrl-C as a turn ends
 
 

@@ -348,6 +348,32 @@ def test_a_tool_result_too_large_for_the_models_window_is_cut_to_fit_it(
     assert reply.tool_results[0].output == answer and reply.text == "Nothing new in the log."
 
 
+def test_a_cl100k_models_tool_answer_is_cut_in_cl100k_tokens(
+        empty_home: Path, respx_mock: Any) -> None:
+    """gpt-4 counts in cl100k_base, which spends ~3x o200k's tokens on Thai: an answer cut to
+    the room in o200k tokens was three times the room the model had left."""
+    from hermes_core.tokens import count_tokens
+
+    text = "บันทึกไม่มีอะไรใหม่ในวันนี้ " * 3000
+
+    def read_log() -> str:
+        """The whole log."""
+        return text
+
+    agent = make_agent(empty_home, "openai", tools=[read_log], model="gpt-4")
+    agent.settings = agent.settings.with_overrides(
+        **{"llm.routing.context_windows": {"gpt-4": 8000}})
+    route = respx_mock.post(URLS["openai"]).mock(side_effect=[
+        wire_response("openai", False, calls=(ToolCall("c1", "read_log", "{}"),)),
+        wire_response("openai", False, "Nothing new.")])
+    agent.chat("anything new in the log?")
+    ((_, answer),) = tool_answers("openai", request_json(route, 1))
+    assert answer.startswith(text[:100]) and "context window" in answer
+    room = 8000 - agent.settings.llm.max_tokens
+    assert count_tokens(answer, "cl100k_base") < room
+    assert count_tokens(answer, "cl100k_base") > room // 4   # cut to the room, not far below
+
+
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_a_failing_tool_is_logged_with_its_traceback_and_no_key(
         mode: str, empty_home: Path, respx_mock: Any, caplog: pytest.LogCaptureFixture) -> None:

@@ -44,6 +44,22 @@ def cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return d
 
 
+def test_json_tokens_are_counted_in_the_asked_models_encoding(
+        hermes_home: Path, cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A gpt-4 preview reported o200k counts (cl100k spends ~3x on Thai) beside its exact
+    cl100k token_counter."""
+    from hermes_core.tokens import count_tokens
+    soul = "คุณเป็นผู้ช่วยที่ตอบคำถามอย่างสุภาพ " * 40
+    (hermes_home / "SOUL.md").write_text(soul, encoding="utf-8")
+    message = "บันทึกไม่มีอะไรใหม่ในวันนี้ " * 20
+    out = run_json(capsys, message, "--home", str(hermes_home), "--model", "gpt-4")
+    assert out["token_counter"] == "exact:cl100k_base"
+    t = out["tokens"]
+    assert t["soul"] == t["system"] == count_tokens(out["system"], "cl100k_base")
+    assert t["message"] == count_tokens(out["messages"][-1]["content"], "cl100k_base") > 400
+    assert t["total"] == t["system"] + t["context"] + t["history"] + t["message"] + t["tools"]
+
+
 def test_json_fields_and_stable_prefix(marked_home: Path, cwd: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     a = run_json(capsys, "first message", "--home", str(marked_home))

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Literal
 
 from hermes_core.config import Settings
@@ -131,8 +130,9 @@ def _round_ends(messages: Sequence[Message]) -> tuple[int, ...]:
     return tuple(ends)
 
 
-@lru_cache(maxsize=8192)
 def message_tokens(content: str) -> int:
+    """A message's tokens, from the one memo of counts (a second cache here held 8,192 texts,
+    100,000-character tool answers too, past the memo's bound on characters)."""
     return count_tokens(content)
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -46,6 +46,7 @@ from hermes_core.agent.prompt.token_count import (
     calibration_ratio,
     choose_counter,
     fixed_cost,
+    measured,
     message_cost,
     prompt_cost,
 )
@@ -389,6 +390,9 @@ class HistoryCompactor:
     ratio: float | None = None
     last: CompactionReport | None = None
     billed: tuple[int, int] | None = None   # (provider's prompt tokens, our o200k count), last reply
+    #: the files' sections counted with a counter (``PromptBuilder.section_tokens``), so a
+    #: prompt's counts are all the model's; None: they stay as built
+    sections: Callable[[TokenCounter], Mapping[str, int]] | None = None
     _costs: dict[tuple[str, int], tuple[Message, int]] = field(default_factory=dict)
     _anchor: Message | None = None   # the last message folded into ``state``
 
@@ -413,6 +417,23 @@ class HistoryCompactor:
         billed, estimated = self.billed
         return (f"last request: the provider billed {billed} prompt tokens; o200k_base counted "
                 f"{estimated} ({billed / estimated:.2f}x)" if estimated else "")
+
+    def _measured(self, prompt: Prompt, counter: TokenCounter, history: int) -> dict[str, int]:
+        tokens = measured(prompt, counter, history)
+        if self.sections is not None:
+            tokens.update(self.sections(counter))
+        return tokens
+
+    def recount(self, prompt: Prompt, *, model: str, provider_kind: str) -> Prompt:
+        """``prompt`` as it is, its counts in the encoding of ``model`` (a failover to a model of
+        another encoding, its window large enough): counted again from the text, never converted
+        from the counts made for the model the turn was fitted for."""
+        counter = choose_counter(model, provider_kind, self.ratio)
+        tokens = self._measured(prompt, counter,
+                                sum(message_cost(m, counter) for m in prompt.messages[:-1]))
+        if prompt.summary_index is not None:
+            tokens["summary"] = message_cost(prompt.messages[prompt.summary_index], counter)
+        return replace(prompt, tokens=tokens)
 
     def _cost(self, i: int, m: Message, counter: TokenCounter) -> int:
         """``message_cost`` of ``history[i]``, cached by position together with the message it was
@@ -453,7 +474,8 @@ class HistoryCompactor:
             self.reset()   # another conversation: the summary is of messages no longer there
         if not cfg.enabled:
             self.last = None   # no report of a budget this turn did not use
-            return prompt
+            used = sum(self._cost(i, m, counter) for i, m in enumerate(history))
+            return replace(prompt, tokens=self._measured(prompt, counter, used))
         budget = self.budget_for(prompt, counter, model,
                                  max_tokens if max_tokens is not None else self.settings.llm.max_tokens)
         summary = self.state.message()
@@ -476,12 +498,8 @@ class HistoryCompactor:
                                      summary_turns=self.state.turns, verbatim_messages=len(tail),
                                      compactions=self.state.compactions, compaction=event,
                                      summary_source=self.state.source)
-        tokens = dict(prompt.tokens)
-        tokens["history"] = used
+        tokens = self._measured(prompt, counter, used)
         tokens["summary"] = summary_cost
-        if "total" in tokens:
-            tokens["total"] = (int(prompt.tokens.get("total", 0))
-                               - int(prompt.tokens.get("history", 0)) + used)
         return replace(prompt, messages=messages, tokens=tokens,
                        summary_index=0 if summary is not None else None)
 

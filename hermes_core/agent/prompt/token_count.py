@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from hermes_core.tokens import DEFAULT_ENCODING, count_tokens
-from hermes_core.types import Message, Prompt, Usage
+from hermes_core.types import Message, Prompt, ToolSpec, Usage
 
 #: Per-message framing the APIs add (role markers, separators): a few tokens each.
 MESSAGE_OVERHEAD = 4
@@ -100,14 +101,46 @@ def prompt_cost(prompt: Prompt, counter: TokenCounter) -> int:
     return fixed_cost(prompt, counter) + sum(message_cost(m, counter) for m in prompt.messages)
 
 
+_tools_json: tuple[tuple[ToolSpec, ...], str] = ((), "")
+
+
+def tools_json(tools: Sequence[ToolSpec]) -> str:
+    """The tools as counted ("" for none): their names, descriptions and parameter schemas as
+    JSON. The last tools' text is kept: every request of a chat offers equal tools (comparing
+    them is a fraction of dumping their schemas again)."""
+    global _tools_json
+    tools = tuple(tools)
+    held, text = _tools_json
+    if held == tools:
+        return text
+    text = json.dumps([{"name": t.name, "description": t.description,
+                        "parameters": dict(t.parameters)} for t in tools],
+                      ensure_ascii=False, default=str) if tools else ""
+    _tools_json = (tools, text)
+    return text
+
+
 def fixed_cost(prompt: Prompt, counter: TokenCounter) -> int:
     """Tokens of the request but its messages: system, tools and the per-turn context."""
-    tools = ""
-    if prompt.tools:
-        tools = json.dumps([{"name": t.name, "description": t.description,
-                             "parameters": dict(t.parameters)} for t in prompt.tools],
-                           ensure_ascii=False, default=str)
-    return counter.count(prompt.system) + counter.count(prompt.context) + counter.count(tools)
+    return (counter.count(prompt.system) + counter.count(prompt.context)
+            + counter.count(tools_json(prompt.tools)))
+
+
+def measured(prompt: Prompt, counter: TokenCounter, history: int) -> dict[str, int]:
+    """``prompt.tokens`` counted again with ``counter`` (the model the request goes to), its
+    history costing ``history``: the builder counts before routing picks the model, in
+    o200k_base, and a gpt-4 request reported o200k counts beside an exact cl100k budget. Every
+    count is of the text itself (remembered by content), never converted from another
+    encoding's. The files' sections (``soul``, ``memory``, ...) are the builder's to count."""
+    tokens = dict(prompt.tokens)
+    tokens.update(system=counter.count(prompt.system), context=counter.count(prompt.context),
+                  tools=counter.count(tools_json(prompt.tools)), history=history,
+                  message=counter.count(prompt.messages[-1].content) if prompt.messages else 0)
+    if prompt.turn is not None:
+        tokens.update(skills=counter.count(prompt.turn.skills_block),
+                      memories=counter.count(prompt.turn.memories_block))
+    tokens["total"] = sum(tokens[k] for k in ("system", "context", "history", "message", "tools"))
+    return tokens
 
 
 def calibration_ratio(prompt: Prompt, usage: Usage, *,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -19,9 +20,10 @@ from hermes_core.agent.prompt.compaction import (
     fold_history,
     user_facts,
 )
-from hermes_core.agent.prompt.token_count import BpeCounter, message_cost
+from hermes_core.agent.prompt.token_count import BpeCounter, message_cost, tools_json
 from hermes_core.providers.offline import OfflineProvider
-from hermes_core.types import Message, Prompt, ToolCall
+from hermes_core.tokens import count_tokens
+from hermes_core.types import Message, Prompt, ToolCall, ToolSpec, TurnContext
 
 from .conftest import SMALL_MODEL, WindowedFake
 
@@ -140,6 +142,45 @@ def test_a_failing_summary_call_falls_back_to_the_extractive_summary():
                                             summarizer=boom)
     assert source == "extractive" and "TimeoutError" in reason
     assert "6543" in state.message().content
+
+
+THAI = "บันทึกไม่มีอะไรใหม่ในวันนี้ "
+
+
+def thai_prompt() -> tuple[Prompt, list[Message]]:
+    """A prompt as the builder gives it (its counts in o200k_base), in Thai, where cl100k_base
+    spends ~3x o200k's tokens."""
+    history = [Message("user", THAI * 3), Message("assistant", THAI * 2)]
+    turn = TurnContext(skills_block=THAI * 4, clock_line="now")
+    prompt = Prompt(system=THAI * 20, messages=(*history, Message("user", THAI * 5)),
+                    context=turn.render(), turn=turn,
+                    tools=(ToolSpec("lookup", "ค้นหา " * 10),))
+    o200k = {"system": count_tokens(prompt.system), "context": count_tokens(prompt.context),
+             "skills": count_tokens(turn.skills_block), "message": count_tokens(THAI * 5),
+             "history": 1, "tools": 1, "total": 1}
+    return replace(prompt, tokens=o200k), history
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+@pytest.mark.parametrize("model, encoding", [("gpt-4", "cl100k_base"), ("gpt-4o", "o200k_base")])
+def test_a_prompts_counts_are_in_the_encoding_of_the_model_it_is_fitted_for(
+        small_compactor: Callable[..., HistoryCompactor], model: str, encoding: str,
+        enabled: bool) -> None:
+    """Prompt.tokens stayed o200k counts for gpt-4: its exact cl100k total was only in the
+    compaction report."""
+    prompt, history = thai_prompt()
+    compactor = small_compactor(enabled=enabled)
+    for fitted_for in ("gpt-4o", model):   # a model switch counts again, not from the last one
+        fitted = compactor.fit(prompt, history, model=fitted_for, provider_kind="openai")
+    t = fitted.tokens
+    counter = BpeCounter(encoding, exact=True)
+    assert t["system"] == count_tokens(prompt.system, encoding)
+    assert t["context"] == count_tokens(prompt.context, encoding)
+    assert t["skills"] == count_tokens(THAI * 4, encoding)
+    assert t["message"] == count_tokens(THAI * 5, encoding)
+    assert t["history"] == sum(message_cost(m, counter) for m in history)
+    assert t["tools"] == count_tokens(tools_json(prompt.tools), encoding) > 1
+    assert t["total"] == t["system"] + t["context"] + t["history"] + t["message"] + t["tools"]
 
 
 # --------------------------------------------------------------------------- through the Agent
