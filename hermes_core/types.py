@@ -6,6 +6,7 @@ decision or a completion can be cached, compared and logged without defensive co
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -238,6 +239,13 @@ class Skill:
         digest = h.hexdigest()
         object.__setattr__(self, "_content_hash", digest)   # frozen: every field it reads is too
         return digest
+
+    def at(self, path: str | None) -> Skill:
+        """This skill read at another place (a JSONL line that moved): its content hash, once
+        worked out, comes along, since the path is no part of it."""
+        moved = dataclasses.replace(self, path=path)
+        object.__setattr__(moved, "_content_hash", self._content_hash)
+        return moved
 
 
 @dataclass(frozen=True, slots=True)
