@@ -1,13 +1,13 @@
 """What the last read of a JSONL catalog made of each line, so the next read parses only new lines.
 
 A refresh re-reads the whole catalog file: which lines changed can only be known by reading it
-(one file, one ``stat``). Parsing and validating every line was most of that (about 1 s of a
-one-skill edit at 20,000 skills); comparing bytes is not. A line's meaning depends on its bytes
+(one file, one ``stat``). Parsing and validating every line was most of that (0.5-1 s of a
+one-skill edit at 20,000 skills); looking its bytes up is not. A line's meaning depends on its bytes
 alone, except for two things a memo by bytes must put back:
 
 * *Where it is.* A skill's ``path`` names its line (``catalog.jsonl:12``), and a line added or
-  deleted above moves every later one. A line is parsed without a place; the skill is given its
-  place as it is read, the same object as last time when the line did not move.
+  deleted above moves every later one. A line's skill is the same object as last time when the
+  line did not move, and a copy at its new place when it did (``Skill.at``).
 * *What its parse warns.* An over-long name or description is kept with a warning naming the line.
   Those warnings are logged *once per change*: when a line is read at a place for the first time
   (a fresh read, a new or edited line, or one that moved, whose warning names another line); an
