@@ -35,8 +35,12 @@ catalog file as a large install would have):
 * ``calibrate_dense_restart_<n>_ms`` (and ``_ratio``): the same, in a process that kept nothing in
   memory, over the cache folder the calibration before the edit was saved to (with the update
   state, where it is saved).
-* ``read_catalog_<n>_ms`` (and ``_ratio``): reading and validating the whole JSONL catalog, which
-  every refresh does.
+* ``read_catalog_<n>_ms`` (and ``_ratio``): reading and validating the whole JSONL catalog, as a
+  read without the memo of the last one does (a new process's first refresh).
+* ``read_catalog_<change>_<n>_ms`` (and ``_ratio``), ``<change>`` one of ``changed`` (the middle
+  line edited), ``added_top`` (a line inserted first: every other line moves) and ``deleted`` (a
+  line a third of the way down removed): the same read with the memo of the read before the
+  change (``catalog_memo``), as a retriever's refresh reads it.
 
 The embedder is a stand-in that turns a text into a vector by hashing it (no model): what is
 measured is the index's own bookkeeping, which a real model would only hide behind its own cost.
@@ -63,6 +67,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hermes_core.cli.argtypes import positive_int
 from hermes_core.retrieval.bm25 import BM25Index
+from hermes_core.retrieval.catalog_memo import CatalogMemo
 from hermes_core.retrieval.dense import DenseIndex
 from hermes_core.retrieval.gate_state import GateMemo, calibrate_index
 from hermes_core.retrieval.lexical_update import LexicalMemo
@@ -208,6 +213,9 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
     ms = median_ms(lambda: load_jsonl_catalog(path), repeats)
     out[f"read_catalog_{n}_ms"] = ms
     out[f"read_catalog_{n}_ratio"] = round(ms / base, 3)
+    for case, ms in _memo_read_ms(path, current, repeats).items():
+        out[f"read_catalog_{case}_{n}_ms"] = ms
+        out[f"read_catalog_{case}_{n}_ratio"] = round(ms / base, 3)
     ms = median_ms(lambda: r._calibrate_lexical(indexed, r.bm25), repeats)
     out[f"calibrate_lexical_{n}_ms"] = ms
     out[f"calibrate_lexical_{n}_ratio"] = round(ms / base, 3)
@@ -229,6 +237,35 @@ def _refresh_ms(path: Path, change: Callable[[], list[str]], ready: Callable[[],
         r.refresh()
         times.append((time.perf_counter() - t) * 1000)
     return round(statistics.median(times), 2)
+
+
+def _memo_read_ms(path: Path, lines: list[str], repeats: int) -> dict[str, float]:
+    """The catalog read with the memo of the read before one change (a new change each run),
+    median of ``repeats`` per kind of change."""
+    def edited(run: int) -> list[str]:
+        at = len(lines) // 2
+        record = json.loads(lines[at])
+        record["description"] += f" Revision {run}."
+        return [*lines[:at], json.dumps(record), *lines[at + 1:]]
+
+    changes: dict[str, Callable[[int], list[str]]] = {
+        "changed": edited,
+        "added_top": lambda run: [json.dumps({"name": f"added-{run}", "description": "New."}), *lines],
+        "deleted": lambda run: lines[:len(lines) // 3 + run] + lines[len(lines) // 3 + run + 1:],
+    }
+    out: dict[str, float] = {}
+    for case, change in changes.items():
+        memo, times = CatalogMemo(), []
+        for run in range(repeats):
+            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            load_jsonl_catalog(path, memo)      # the refresh before the change
+            path.write_text("\n".join(change(run)) + "\n", encoding="utf-8")
+            t = time.perf_counter()
+            load_jsonl_catalog(path, memo)
+            times.append((time.perf_counter() - t) * 1000)
+        out[case] = round(statistics.median(times), 2)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
 
 
 def _dense_update_ms(d: DenseIndex, skills: Sequence[Skill], repeats: int,

@@ -85,3 +85,16 @@ def test_a_skills_content_hash_is_remembered_and_a_replaced_skill_hashes_its_own
     assert edited.content_hash == make("book a flight or a train").content_hash
     assert edited == dataclasses.replace(skill, description="book a flight or a train")   # not compared
     assert "content_hash" not in repr(skill) and pickle.loads(pickle.dumps(skill)) == skill
+
+
+def test_a_skill_read_at_another_place_keeps_its_content_and_its_remembered_hash() -> None:
+    fields = {"body": "steps", "triggers": ("fly",), "synonyms": ("plane",), "tags": ("travel",),
+              "category": "trips", "platforms": ("linux",), "metadata": {"v": 1},
+              "allowed_tools": ("Bash",), "license": "MIT"}
+    skill = Skill("flights", "book a flight", path="catalog.jsonl:3", **fields)  # type: ignore[arg-type]
+    digest = skill.content_hash
+    moved = skill.at("catalog.jsonl:4")
+    assert moved == Skill("flights", "book a flight", path="catalog.jsonl:4", **fields)  # type: ignore[arg-type]
+    assert moved.metadata == {"v": 1} and skill.path == "catalog.jsonl:3"
+    assert moved.content_hash is digest
+    assert Skill("x", "y").at("c:1").content_hash == Skill("x", "y").content_hash   # none yet: worked out

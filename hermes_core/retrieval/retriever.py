@@ -36,6 +36,7 @@ from hermes_core.retrieval.calibration import (
     pseudo_sample,
     query_language,
 )
+from hermes_core.retrieval.catalog_memo import CatalogMemo
 from hermes_core.retrieval.dense import DenseIndex, Embedder, EmbeddingCache, default_embedders, with_parts
 from hermes_core.retrieval.dense_gate import (
     DEFAULT_GATE_THRESHOLDS,
@@ -195,6 +196,7 @@ class SkillRetriever:
         self._translated_gate: TranslatedGate | None = None   # lexical, across languages (refresh)
         self.usage = usage
         self._warned: set[str] = set()    # catalog issues already logged (once each)
+        self._lines = CatalogMemo()       # what each JSONL catalog line parsed to, last read
 
     # ---------------------------------------------------------------- index
     def load_catalog(self, *, warn: bool = True) -> Catalog:
@@ -202,7 +204,8 @@ class SkillRetriever:
         if self._static is not None:
             unique, issues = dedupe(self._static)
             return Catalog(tuple(unique), tuple(issues))
-        return load_catalog(self.folders, self.catalogs, warn=warn, warned=self._warned)
+        return load_catalog(self.folders, self.catalogs, warn=warn, warned=self._warned,
+                            memo=self._lines)
 
     def refresh(self, *, dense: bool = True, lexicon: bool = False) -> IndexDelta:
         """Re-read the catalog; rebuild layer indexes only if a skill was added, changed or removed.
@@ -222,6 +225,7 @@ class SkillRetriever:
             self.issues = catalog.issues
             delta = self.index.refresh(catalog.skills)
             if delta.empty and self._built:
+                self._take_places(catalog.skills)
                 self._sources = sources
                 return delta
             # The skill index already holds the change: until the layers below are rebuilt, the
@@ -271,6 +275,17 @@ class SkillRetriever:
             self._built = True
             self._sources = sources
             return delta
+
+    def _take_places(self, skills: Sequence[Skill]) -> None:
+        """Serve ``skills`` (the index's, as just read) when one moved with its content unchanged
+        (a renamed folder, a JSONL line that changed number): no layer depends on a path, but
+        skill_view finds a skill's files through it."""
+        by_name = self._by_name
+        if all((kept := by_name.get(s.name)) is not None and kept.path == s.path for s in skills):
+            return
+        ordered = self.index.ordered()
+        with self._swap:
+            self._skills, self._by_name = ordered, {s.name: s for s in ordered}
 
     def _catalog_complete(self, catalog: Catalog) -> bool:
         """Whether a skill absent from ``catalog`` is really gone: no file was skipped (a SKILL.md

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.atomic_write import read_cache, write_cache
+from hermes_core.retrieval.catalog_memo import BLANK, CatalogMemo, LastRead, ParsedLine
 from hermes_core.types import Skill
 from hermes_core.yaml_safe import YamlLimitError, load_yaml
 
@@ -159,7 +160,7 @@ def _allowed_tools(value: Any) -> tuple[str, ...]:
 
 
 def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | None = None,
-                       strict_lengths: bool = True) -> Skill:
+                       strict_lengths: bool = True, notes: list[str] | None = None) -> Skill:
     """Validate one skill record (front matter or a JSONL line); raises ValueError with the reason.
 
     ``strict_lengths=False`` (JSONL catalogs) keeps over-long names with a warning instead of
@@ -167,6 +168,10 @@ def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | N
     limit of 64, and dropping a skill makes it unreachable. A description over the limit is always
     kept with a warning (it is clipped in hints): real skills (Anthropic's own ``claude-api``)
     exceed it, and a dropped skill is a silent loss.
+
+    Those warnings are logged here, naming ``path``; with ``notes`` they are appended to it instead,
+    without the place, for a caller that logs them where the record is (a JSONL line, which may
+    move, ``catalog_memo``).
     """
     if not isinstance(data, Mapping):
         raise _Invalid("expected a mapping with 'name' and 'description'")
@@ -198,8 +203,11 @@ def skill_from_mapping(data: Mapping[str, Any], *, body: str = "", path: str | N
             if key == "name" and (strict_lengths or len(value) > MAX_LENIENT_NAME):
                 raise _Invalid(msg if strict_lengths else f"'name' is {len(value)} characters "
                                f"(limit {MAX_LENIENT_NAME} in a catalog)")
-            log.warning("%s: %s; kept%s", path or "<catalog>", msg,
-                        " (clipped in hints)" if key == "description" else "")
+            note = f"{msg}; kept{' (clipped in hints)' if key == 'description' else ''}"
+            if notes is None:
+                log.warning("%s: %s", path or "<catalog>", note)
+            else:
+                notes.append(note)
     category = data.get("category")
     if category is not None and not isinstance(category, str):
         raise _Invalid("'category' must be a string")
@@ -453,47 +461,92 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
-def load_jsonl_catalog(path: str | os.PathLike[str]) -> tuple[list[Skill], list[CatalogIssue]]:
-    """Read a JSONL catalog: one ``{"name", "description", ...}`` object per line."""
+def load_jsonl_catalog(path: str | os.PathLike[str],
+                       memo: CatalogMemo | None = None) -> tuple[list[Skill], list[CatalogIssue]]:
+    """Read a JSONL catalog: one ``{"name", "description", ...}`` object per line.
+
+    With ``memo`` (a retriever's), a line read before is not parsed again and its warnings are
+    logged once per change, not on every read (``catalog_memo``); skills, paths, issues and the
+    warnings' texts are those of a read without it.
+    """
     p = user_path(path)  # config paths may say ~/..., as folders do
-    skills: list[Skill] = []
-    issues: list[CatalogIssue] = []
     try:   # a pipe or device is never opened: the read would block every load, or never end
         st = p.stat()
         if not stat.S_ISREG(st.st_mode):
             kind = "is a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file (a pipe or device?)"
-            return [], [CatalogIssue(str(p), f"{kind}, not a JSONL catalog")]
+            return _unread(memo, p, f"{kind}, not a JSONL catalog")
         if st.st_size > MAX_CATALOG_BYTES:
-            return [], [CatalogIssue(str(p), f"file is {st.st_size} bytes (limit {MAX_CATALOG_BYTES})")]
+            return _unread(memo, p, f"file is {st.st_size} bytes (limit {MAX_CATALOG_BYTES})")
         with open(p, "rb") as f:
             raw = f.read(MAX_CATALOG_BYTES)
     except OSError as e:
-        return [], [CatalogIssue(str(p), f"cannot read: {e.strerror or e}")]
+        return _unread(memo, p, f"cannot read: {e.strerror or e}")
     if raw.startswith(b"\xef\xbb\xbf"):  # a BOM would make line 1 invalid JSON
         raw = raw[3:]
-    for lineno, line_bytes in enumerate(raw.split(b"\n"), start=1):
+    if memo is None:
+        return _read_lines(str(p), raw.split(b"\n"), LastRead())[:2]
+    with memo.lock:
+        skills, issues, read = _read_lines(str(p), raw.split(b"\n"), memo.last(str(p)))
+        memo.keep(str(p), read)
+    return skills, issues
+
+
+def _unread(memo: CatalogMemo | None, p: Path, reason: str) -> tuple[list[Skill], list[CatalogIssue]]:
+    if memo is not None:
+        with memo.lock:
+            memo.forget(str(p))
+    return [], [CatalogIssue(str(p), reason)]
+
+
+def _read_lines(file: str, lines: list[bytes],
+                last: LastRead) -> tuple[list[Skill], list[CatalogIssue], LastRead]:
+    """Each line's skill or issue, parsing only lines ``last`` does not hold, and logging a line's
+    warnings only where ``last`` did not have it at that place; and the read to keep."""
+    skills: list[Skill] = []
+    issues: list[CatalogIssue] = []
+    parsed: dict[bytes, ParsedLine] = {}
+    for lineno, line_bytes in enumerate(lines, start=1):
         if len(line_bytes) > MAX_SKILL_FILE_BYTES:   # a record may be as long as a SKILL.md file
-            issues.append(CatalogIssue(str(p), f"line is {len(line_bytes)} bytes (limit "
+            issues.append(CatalogIssue(file, f"line is {len(line_bytes)} bytes (limit "
                                        f"{MAX_SKILL_FILE_BYTES}); skipped unread", lineno))
             continue
-        try:
-            line = line_bytes.decode("utf-8")
-        except UnicodeDecodeError as e:
-            issues.append(CatalogIssue(str(p), f"not valid UTF-8 (byte 0x{line_bytes[e.start]:02x} "
-                                       f"at column {e.start + 1}); save the file as UTF-8", lineno))
-            continue
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line, parse_int=_bounded_int)
-            skills.append(skill_from_mapping(data, path=f"{p}:{lineno}", strict_lengths=False))
-        except json.JSONDecodeError as e:
-            issues.append(CatalogIssue(str(p), f"not valid JSON ({e.msg})", lineno))
-        except (_Invalid, ValueError) as e:  # also an integer over 4,300 digits
-            issues.append(CatalogIssue(str(p), str(e)[:200], lineno))
-        except RecursionError:  # a line of 100,000 nested brackets
-            issues.append(CatalogIssue(str(p), "nested too deeply to read", lineno))
-    return skills, issues
+        where = f"{file}:{lineno}"
+        line = parsed.get(line_bytes) or last.parsed.get(line_bytes) or _parse_line(line_bytes, where)
+        if line.skill is not None:
+            skill = line.skill
+            if skill.path != where:   # the same line, moved (or twice in the file)
+                skill = skill.at(where)
+                line = ParsedLine(skill, None, line.notes)
+            skills.append(skill)
+        elif line.reason is not None:
+            issues.append(CatalogIssue(file, line.reason, lineno))
+        if line.notes and not last.same_place(lineno, line_bytes):
+            for note in line.notes:
+                log.warning("%s: %s", where, note)
+        parsed[line_bytes] = line
+    return skills, issues, LastRead(tuple(lines), parsed)
+
+
+def _parse_line(line_bytes: bytes, where: str) -> ParsedLine:
+    """What one catalog line holds (``ParsedLine``); its skill is placed at ``where``."""
+    try:
+        line = line_bytes.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return ParsedLine(reason=f"not valid UTF-8 (byte 0x{line_bytes[e.start]:02x} at column "
+                          f"{e.start + 1}); save the file as UTF-8")
+    if not line.strip():
+        return BLANK
+    notes: list[str] = []   # kept when a later check refuses the record: a fresh read logs them
+    try:
+        data = json.loads(line, parse_int=_bounded_int)
+        skill = skill_from_mapping(data, path=where, strict_lengths=False, notes=notes)
+    except json.JSONDecodeError as e:
+        return ParsedLine(reason=f"not valid JSON ({e.msg})")
+    except (_Invalid, ValueError) as e:  # also an integer over 4,300 digits
+        return ParsedLine(reason=str(e)[:200], notes=tuple(notes))
+    except RecursionError:  # a line of 100,000 nested brackets
+        return ParsedLine(reason="nested too deeply to read")
+    return ParsedLine(skill, None, tuple(notes))
 
 
 def dedupe(skills: Sequence[Skill]) -> tuple[list[Skill], list[CatalogIssue]]:
@@ -512,10 +565,12 @@ def dedupe(skills: Sequence[Skill]) -> tuple[list[Skill], list[CatalogIssue]]:
 
 def load_catalog(folders: Iterable[str | os.PathLike[str]] = (),
                  catalogs: Iterable[str | os.PathLike[str]] = (), *, warn: bool = True,
-                 platform: str | None = None, warned: set[str] | None = None) -> Catalog:
+                 platform: str | None = None, warned: set[str] | None = None,
+                 memo: CatalogMemo | None = None) -> Catalog:
     """Skills from folders (SKILL.md) then JSONL catalogs, de-duplicated, with issues logged
     (each once, when the caller keeps a ``warned`` set across loads: a catalog is re-read on every
-    refresh, and one bad file is one warning).
+    refresh, and one bad file is one warning). ``memo`` keeps what each JSONL line parsed to for
+    the next load (``catalog_memo``).
 
     A skill whose ``platforms`` leave out this machine's (``platform``, default the running one)
     is set apart in ``Catalog.unavailable`` with the reason: neither hinted nor loadable here.
@@ -527,7 +582,7 @@ def load_catalog(folders: Iterable[str | os.PathLike[str]] = (),
         if real in read:  # configured twice: one read, or every skill would be its own duplicate
             continue
         read.add(real)
-        more, bad = load_jsonl_catalog(cat)
+        more, bad = load_jsonl_catalog(cat, memo)
         skills.extend(more)
         issues.extend(bad)
     unique, dupes = dedupe(skills)
@@ -579,13 +634,10 @@ class SkillIndex:
         new = {s.id: s for s in skills}
         new_hashes = {sid: s.content_hash for sid, s in new.items()}
         delta = index_delta(self.hashes, new_hashes)
-        added, changed, removed = delta.added, delta.changed, delta.removed
-        for sid in removed + changed:
-            self.skills.pop(sid, None)
-            self.hashes.pop(sid, None)
-        for sid in added + changed:
-            self.skills[sid] = new[sid]
-            self.hashes[sid] = new_hashes[sid]
+        # every skill as read now, not only the changed ones: a skill whose content is unchanged
+        # may have moved (a line added above it in a JSONL file, its folder renamed), and its
+        # path is where skill_view finds its files and what a fresh load would say
+        self.skills, self.hashes = new, new_hashes
         return delta
 
     def ordered(self) -> list[Skill]:

@@ -637,3 +637,14 @@ def test_a_bad_skill_md_is_named_with_the_line_of_its_problem(
     (issue,) = cat.issues
     assert (issue.path, issue.line) == (str(bad), line)
     assert reason in issue.reason and str(issue).startswith(f"{bad}:{line}: ")
+
+
+def test_an_unchanged_skill_that_moved_takes_its_new_path_without_counting_as_changed() -> None:
+    # a line added above a JSONL record, or a skill folder renamed: same content, new place
+    idx = SkillIndex()
+    idx.refresh([Skill("a", "x", path="c.jsonl:1"), Skill("b", "y", path="c.jsonl:2")])
+    delta = idx.refresh([Skill("new", "z", path="c.jsonl:1"), Skill("a", "x", path="c.jsonl:2"),
+                         Skill("b", "y", path="c.jsonl:3")])
+    assert (delta.added, delta.changed, delta.removed) == ((Skill("new", "z").id,), (), ())
+    assert [(s.name, s.path) for s in idx.ordered()] == [
+        ("a", "c.jsonl:2"), ("b", "c.jsonl:3"), ("new", "c.jsonl:1")]

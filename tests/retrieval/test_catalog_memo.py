@@ -1,0 +1,209 @@
+"""Tests of ``hermes_core/retrieval/catalog_memo.py``: a JSONL catalog read with the memo of the
+last read parses only what changed, and gives the skills, paths, issues and warnings of a read
+without it (the warnings once per change)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hermes_core.retrieval import skills as skills_mod
+from hermes_core.retrieval.catalog_memo import CatalogMemo
+from hermes_core.retrieval.skills import MAX_DESCRIPTION, load_catalog, load_jsonl_catalog
+
+LONG = "Read the forecast. " * 60          # over MAX_DESCRIPTION: kept with a warning
+LONG_NAME = "Vendor.Tools." + "x" * 70      # over 64: kept in a catalog, with a warning
+
+
+def record(name: str, description: str, **extra: object) -> bytes:
+    return json.dumps({"name": name, "description": description, **extra}).encode("utf-8")
+
+
+def write_lines(path: Path, lines: list[bytes]) -> None:
+    path.write_bytes(b"\n".join(lines) + b"\n")
+
+
+def file_lines(path: Path) -> list[bytes]:
+    return path.read_bytes().split(b"\n")
+
+
+def warnings(caplog: pytest.LogCaptureFixture, read: Callable[[], object]) -> list[str]:
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="hermes_core.retrieval.skills"):
+        read()
+    return [r.getMessage() for r in caplog.records]
+
+
+def warned_line(message: str, path: Path) -> int:
+    return int(message.removeprefix(f"{path}:").split(":", 1)[0])
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """Every line the loader parses (validates), in order."""
+    seen: list[bytes] = []
+    real = skills_mod._parse_line
+
+    def counted(line: bytes, where: str) -> object:
+        seen.append(line)
+        return real(line, where)
+    monkeypatch.setattr(skills_mod, "_parse_line", counted)
+    return seen
+
+
+def test_a_second_read_parses_only_the_lines_that_changed_and_places_every_skill_anew(
+        tmp_path: Path, parses: list[bytes]) -> None:
+    path = tmp_path / "catalog.jsonl"
+    lines = [record(f"skill-{i}", f"Does thing number {i}") for i in range(50)]
+    write_lines(path, lines)
+    memo = CatalogMemo()
+    first, _ = load_jsonl_catalog(path, memo)
+    assert len(parses) == 51                       # every line, and the empty one after the last
+    parses.clear()
+    assert load_jsonl_catalog(path, memo)[0] == first and parses == []
+    assert all(a is b for a, b in zip(load_jsonl_catalog(path, memo)[0], first, strict=True))
+    edited = record("skill-20", "Does thing number 20, and archives it")
+    added = record("brand-new", "Scans a paper receipt")
+    write_lines(path, [added, *lines[:20], edited, *lines[21:45]])     # and five deleted
+    skills, issues = load_jsonl_catalog(path, memo)
+    assert parses == [added, edited]
+    assert (skills, issues) == load_jsonl_catalog(path)
+    assert [s.path for s in skills] == [f"{path}:{n}" for n in range(1, 47)]
+
+
+def test_warnings_are_logged_once_per_change_in_the_words_of_a_fresh_read(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "catalog.jsonl"
+    long_line = record("forecast", LONG)
+    write_lines(path, [record("a", "short"), long_line, record(LONG_NAME, "dotted id")])
+    memo = CatalogMemo()
+    fresh = warnings(caplog, lambda: load_jsonl_catalog(path))
+    assert fresh == [f"{path}:2: 'description' is {len(LONG.strip())} characters (limit "
+                     f"{MAX_DESCRIPTION}); kept (clipped in hints)",
+                     f"{path}:3: 'name' is {len(LONG_NAME)} characters (limit 64); kept"]
+    assert warnings(caplog, lambda: load_jsonl_catalog(path, memo)) == fresh   # its first read
+    assert warnings(caplog, lambda: load_jsonl_catalog(path, memo)) == []      # nothing changed
+    write_lines(path, [record("a", "short, edited"), long_line, record(LONG_NAME, "dotted id")])
+    assert warnings(caplog, lambda: load_jsonl_catalog(path, memo)) == []      # not their lines
+    write_lines(path, [record("new", "added above"), record("a", "short"), long_line,
+                       record(LONG_NAME, "dotted id")])
+    # both moved: what a fresh read says now names their new lines
+    moved = warnings(caplog, lambda: load_jsonl_catalog(path, memo))
+    assert moved == warnings(caplog, lambda: load_jsonl_catalog(path)) and "catalog.jsonl:3:" in moved[0]
+    write_lines(path, [record("new", "added above"), record("a", "short"), record("forecast", LONG + "x"),
+                       record(LONG_NAME, "dotted id")])
+    assert [warned_line(m, path) for m in warnings(caplog, lambda: load_jsonl_catalog(path, memo))] == [3]
+
+
+def test_a_refused_records_warnings_are_logged_as_a_fresh_read_logs_them(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "catalog.jsonl"
+    write_lines(path, [record("bad", LONG, category=3)])   # warned about, then refused
+    memo = CatalogMemo()
+    fresh = warnings(caplog, lambda: load_jsonl_catalog(path))
+    assert len(fresh) == 1 and "'description' is" in fresh[0]
+    assert warnings(caplog, lambda: load_jsonl_catalog(path, memo)) == fresh
+    assert load_jsonl_catalog(path, memo) == load_jsonl_catalog(path) == (
+        [], [skills_mod.CatalogIssue(str(path), "'category' must be a string", 1)])
+
+
+def test_a_torn_line_mid_edit_is_skipped_naming_file_and_line_then_read_once_whole(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "catalog.jsonl"
+    whole = record("receipt-scanner", "Scan a paper receipt and file it")
+    write_lines(path, [record("a", "first")])
+    memo = CatalogMemo()
+    load_catalog(catalogs=[path], memo=memo)
+    path.write_bytes(record("a", "first") + b"\n" + whole[: len(whole) // 2])   # half written
+    said = warnings(caplog, lambda: load_catalog(catalogs=[path], memo=memo))
+    assert said == [f"skipping skill: {path}:2: not valid JSON (Unterminated string starting at)"]
+    assert [s.name for s in load_catalog(catalogs=[path], memo=memo).skills] == ["a"]
+    write_lines(path, [record("a", "first"), whole])
+    cat = load_catalog(catalogs=[path], memo=memo)
+    assert [(s.name, s.path) for s in cat.skills] == [("a", f"{path}:1"), ("receipt-scanner", f"{path}:2")]
+    assert cat.issues == ()
+
+
+def test_a_catalog_that_vanishes_and_comes_back_is_read_as_new(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "catalog.jsonl"
+    write_lines(path, [record("forecast", LONG)])
+    memo = CatalogMemo()
+    load_jsonl_catalog(path, memo)
+    path.rename(tmp_path / "aside")
+    assert load_jsonl_catalog(path, memo)[0] == []
+    (tmp_path / "aside").rename(path)
+    assert len(warnings(caplog, lambda: load_jsonl_catalog(path, memo))) == 1
+
+
+# Lines a catalog may hold: good records, long ones (warned about), refused ones, broken JSON,
+# invalid UTF-8 and blanks; a step edits, adds, deletes, moves, tears or copies one line.
+POOL = [record(f"skill-{i}", f"Does thing number {i} for the user") for i in range(8)] + [
+    record("forecast", LONG), record(LONG_NAME, "dotted id"), record("bad", LONG, category=3),
+    b"{not json", b"\xff\xfe not utf-8", b"", b"   ", record("skill-1", "a duplicate name"),
+    record("tags", "Tagged", tags=["a", 2]), record("crlf", "Windows line") + b"\r"]
+
+step = st.one_of(
+    st.tuples(st.just("edit"), st.integers(0, 40), st.sampled_from(POOL)),
+    st.tuples(st.just("add"), st.integers(0, 40), st.sampled_from(POOL)),
+    st.tuples(st.just("delete"), st.integers(0, 40), st.just(b"")),
+    st.tuples(st.just("move"), st.integers(0, 40), st.integers(0, 40)),
+    st.tuples(st.just("tear"), st.integers(0, 40), st.integers(1, 30)),
+    st.tuples(st.just("reverse"), st.just(0), st.just(b"")),
+)
+
+
+def apply(lines: list[bytes], op: tuple[str, int, object]) -> list[bytes]:
+    kind, at, arg = op
+    out = list(lines)
+    i = at % (len(out) + (kind == "add")) if out or kind == "add" else 0
+    if kind == "add":
+        assert isinstance(arg, bytes)
+        out.insert(i, arg)
+    elif not out:
+        return out
+    elif kind == "edit":
+        assert isinstance(arg, bytes)
+        out[i] = arg
+    elif kind == "delete":
+        del out[i]
+    elif kind == "move":
+        assert isinstance(arg, int)
+        out.insert(arg % len(out), out.pop(i))
+    elif kind == "tear":
+        assert isinstance(arg, int)
+        out[i] = out[i][: max(len(out[i]) - arg, 0)]
+    else:
+        out.reverse()
+    return out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(start=st.lists(st.sampled_from(POOL), max_size=12), steps=st.lists(step, min_size=1, max_size=8))
+def test_reads_through_any_changes_equal_a_fresh_read_and_warn_once_per_change(
+        tmp_path_factory: pytest.TempPathFactory, caplog: pytest.LogCaptureFixture,
+        start: list[bytes], steps: list[tuple[str, int, object]]) -> None:
+    path = tmp_path_factory.mktemp("memo") / "catalog.jsonl"
+    memo = CatalogMemo()
+    lines, before = start, list[bytes]()
+    for op in [("reverse", 0, b""), *steps]:   # the first read is of `start` reversed
+        lines = apply(lines, op)
+        write_lines(path, lines)
+        now = file_lines(path)
+        kept: list[tuple[list[object], list[object]]] = []
+        said = warnings(caplog, lambda: kept.append(load_jsonl_catalog(path, memo)))  # noqa: B023
+        fresh_said = warnings(caplog, lambda: kept.append(load_jsonl_catalog(path)))  # noqa: B023
+        (skills, issues), (fresh_skills, fresh_issues) = kept
+        assert issues == fresh_issues
+        assert [(s, s.path, s.content_hash) for s in skills] == [
+            (s, s.path, s.content_hash) for s in fresh_skills]      # type: ignore[attr-defined]
+        changed = {n for n, line in enumerate(now, start=1)
+                   if n > len(before) or before[n - 1] != line}
+        assert said == [m for m in fresh_said if warned_line(m, path) in changed]
+        before = now
