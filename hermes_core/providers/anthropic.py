@@ -386,7 +386,7 @@ class AnthropicProvider(SDKProvider):
         client = self._clients.get(credential)
         state = _StreamState()
         try:
-            stream = self._opened(client, prompt, model, options)
+            stream = self._opened(client, prompt, model, options, credential)
             with stream:
                 for event in stream:
                     yield from event_deltas(self.name, state.feed(event))
@@ -405,7 +405,7 @@ class AnthropicProvider(SDKProvider):
         client = self._clients.get(credential, is_async=True)
         state = _StreamState()
         try:
-            stream = await self._aopened(client, prompt, model, options)
+            stream = await self._aopened(client, prompt, model, options, credential)
             async with stream:
                 async for event in stream:
                     for d in event_deltas(self.name, state.feed(event)):

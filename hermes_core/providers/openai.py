@@ -359,7 +359,7 @@ class OpenAIProvider(SDKProvider):
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         try:
             if not whole:
-                stream = self._opened(client, prompt, model, options)
+                stream = self._opened(client, prompt, model, options, credential)
                 with stream:
                     for chunk in stream:
                         yield from event_deltas(self.name, self._chunk_deltas(chunk, tools, state))
@@ -384,7 +384,7 @@ class OpenAIProvider(SDKProvider):
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         try:
             if not whole:
-                stream = await self._aopened(client, prompt, model, options)
+                stream = await self._aopened(client, prompt, model, options, credential)
                 async with stream:
                     async for chunk in stream:
                         for d in event_deltas(self.name, self._chunk_deltas(chunk, tools, state)):
