@@ -147,8 +147,13 @@ class _Watch:
         return found
 
 
-def _is_sse(response: httpx2.Response) -> bool:
-    return "text/event-stream" in response.headers.get("content-type", "")
+def _is_sse(response: httpx2.Response, budget: Budget) -> bool:
+    """Whether the body is watched as an event stream: it says so, or it answers a streamed
+    request (an idle timeout was set). A proxy that labels the stream ``text/plain``, JSON or
+    nothing changes nothing for the SDKs, which parse the events all the same; watched by its
+    label, a stream of pings ran until the whole-response budget instead of the idle timeout."""
+    return (budget.idle_s is not None
+            or "text/event-stream" in response.headers.get("content-type", ""))
 
 
 class _Guard(httpx2.SyncByteStream):
@@ -210,7 +215,7 @@ class DeadlineTransport(httpx2.BaseTransport):
         note(response.headers)
         if budget is not None and isinstance(response.stream, httpx2.SyncByteStream):
             response.stream = _Guard(response.stream, _Watch(
-                budget, started, _is_sse(response), _read_timeout(request)))
+                budget, started, _is_sse(response, budget), _read_timeout(request)))
         return response
 
     def close(self) -> None:
@@ -233,7 +238,7 @@ class AsyncDeadlineTransport(httpx2.AsyncBaseTransport):
         note(response.headers)
         if budget is not None and isinstance(response.stream, httpx2.AsyncByteStream):
             response.stream = _AsyncGuard(response.stream, _Watch(
-                budget, started, _is_sse(response), _read_timeout(request)))
+                budget, started, _is_sse(response, budget), _read_timeout(request)))
         return response
 
     async def aclose(self) -> None:
