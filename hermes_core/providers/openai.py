@@ -314,6 +314,10 @@ class OpenAIProvider(SDKProvider):
         state["seen"] = True
         if chunk.usage is not None:
             state["usage"] = _usage(chunk.usage)
+        if state.get("finish"):
+            # the answer ended with its finish_reason: what a proxy sends after it (the stream
+            # played twice, a retried upstream's answer joined on) is not part of it
+            return
         for choice in chunk.choices or ():
             if choice.delta is not None:
                 content = _content_text(choice.delta.content)
