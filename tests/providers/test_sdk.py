@@ -1042,3 +1042,21 @@ def test_call_loop_cools_the_key_of_a_200_rate_limit_and_fails_over(failover_loo
     assert states["primary"].state == "blocked" and states["primary"].auth_failures == 0
     assert states["backup"].state == "ok"
     assert all(k.in_flight == 0 for k in states.values())
+
+
+def test_a_gateway_stating_a_limit_of_zero_on_every_answer_does_not_block_its_key(
+        failover_loop, respx_mock) -> None:
+    """``limit 0, remaining 0`` on a 200 is a gateway with no limit configured: the key serves
+    the next request at once, not the backup after the stated reset."""
+    loop, router = failover_loop("openai", SECRET_200, "sk-ant-testkey-SECRET-0002")
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, json=openai_chat_completion("from primary"),
+        headers={"x-ratelimit-limit-requests": "0", "x-ratelimit-remaining-requests": "0",
+                 "x-ratelimit-reset-requests": "1m"}))
+    backup = respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, json=anthropic_message("from backup", model="claude-haiku")))
+    for _ in range(3):
+        done, _attempts = loop.complete(PROMPT_ERR, router.select("hi"), OPTS_ERR)
+        assert done.text == "from primary"
+    assert not backup.called
+    assert {k.provider: k.state for k in loop.pool.status()}["primary"] == "ok"
