@@ -336,8 +336,13 @@ class SDKProvider:
     def _stated(self, resp: Any, credential: Credential | None) -> None:
         """Raise the error a 200 body states (see :func:`body_error`): the SDKs parse
         ``{"error": {...}}`` as a response missing its fields."""
-        stated = body_error(self.name, {"error": getattr(resp, "error", None)},
-                            credential=credential)
+        # the SDK models keep fields they do not know in ``model_extra``: a dict lookup, while
+        # ``getattr(resp, "error")`` on a model without one raises and formats an AttributeError
+        # on every answer (about as costly as reading the answer)
+        extra = getattr(resp, "model_extra", None)
+        if not extra:
+            return
+        stated = body_error(self.name, {"error": extra.get("error")}, credential=credential)
         if stated is not None:
             raise stated
 
