@@ -333,7 +333,7 @@ class SDKProvider:
         """Send ``payload`` as a streamed request (an awaitable for an async client)."""
         raise NotImplementedError
 
-    def _stated(self, resp: Any, credential: Credential | None) -> None:
+    def _stated(self, resp: Any, credential: Credential | None, headers: Any = None) -> None:
         """Raise the error a 200 body states (see :func:`body_error`): the SDKs parse
         ``{"error": {...}}`` as a response missing its fields."""
         # the SDK models keep fields they do not know in ``model_extra``: a dict lookup, while
@@ -342,7 +342,8 @@ class SDKProvider:
         extra = getattr(resp, "model_extra", None)
         if not extra:
             return
-        stated = body_error(self.name, {"error": extra.get("error")}, credential=credential)
+        stated = body_error(self.name, {"error": extra.get("error")}, headers,
+                            credential=credential)
         if stated is not None:
             raise stated
 
@@ -408,7 +409,7 @@ class SDKProvider:
         for again in (True, False):
             payload = self.render(prompt, model, options)
             try:
-                with self._bounded(options):
+                with self._bounded(options) as budget:
                     resp = self._create(client, payload, self._timeout(options))
             except self.sdk_error as e:
                 if again and self.learned(e, payload, model):
@@ -416,7 +417,7 @@ class SDKProvider:
                 raise self._error(e, credential) from None
             except json.JSONDecodeError as e:   # a 200 whose JSON body is cut
                 raise malformed_event(self.name, e, "body") from None
-            self._stated(resp, credential)
+            self._stated(resp, credential, budget.answered.headers)
             return self._read(resp, model)
         raise AssertionError("unreachable: the second pass returns or raises")
 
@@ -426,7 +427,7 @@ class SDKProvider:
         for again in (True, False):
             payload = self.render(prompt, model, options)
             try:
-                with self._bounded(options):
+                with self._bounded(options) as budget:
                     resp = await self._create(client, payload, self._timeout(options))
             except self.sdk_error as e:
                 if again and self.learned(e, payload, model):
@@ -434,6 +435,6 @@ class SDKProvider:
                 raise self._error(e, credential) from None
             except json.JSONDecodeError as e:
                 raise malformed_event(self.name, e, "body") from None
-            self._stated(resp, credential)
+            self._stated(resp, credential, budget.answered.headers)
             return self._read(resp, model)
         raise AssertionError("unreachable: the second pass returns or raises")

@@ -1040,6 +1040,7 @@ def test_call_loop_cools_the_key_of_a_200_rate_limit_and_fails_over(failover_loo
         ("primary", "429"), ("primary", "all_keys_blocked"), ("backup", "ok")]
     states = {k.provider: k for k in loop.pool.status()}
     assert states["primary"].state == "blocked" and states["primary"].auth_failures == 0
+    assert states["primary"].blocked_for_s == pytest.approx(20.0, abs=1.0)   # its Retry-After
     assert states["backup"].state == "ok"
     assert all(k.in_flight == 0 for k in states.values())
 
