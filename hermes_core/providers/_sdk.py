@@ -370,6 +370,23 @@ class SDKProvider:
         if stated is not None:
             raise stated
 
+    def _whole_type(self) -> Any:
+        """The SDK's model of a whole (not streamed) answer."""
+        raise NotImplementedError
+
+    def _whole_in_stream(self, stream: Any, model: str) -> Completion | None:
+        """A streamed request answered with the whole JSON answer (a compatible server or a
+        gateway that ignores ``stream: true``), as a Completion; None for an event stream. The
+        SDKs parse such a body as a stream of no events, so every streamed turn failed over,
+        or failed with one provider. A JSON body of another shape is a ServerError here."""
+        response = getattr(stream, "response", None)
+        if response is None or not _content_type_json(response):
+            return None
+        body = _json_body(response)
+        if not isinstance(body, dict):
+            return None
+        return self._read(self._whole_type().construct(**body), model)
+
     def _opened(self, client: Any, prompt: Prompt, model: str, options: CallOptions,
                 credential: Credential | None = None) -> Any:
         """The streamed request, sent once more when it was refused for a field this provider

@@ -17,6 +17,7 @@ import httpx2
 from hermes_core.errors import IncompleteResponse, ProviderError, ServerError
 from hermes_core.providers._sdk import (
     SDKProvider,
+    completion_deltas,
     event_deltas,
     malformed_event,
     read_error,
@@ -383,6 +384,9 @@ class AnthropicProvider(SDKProvider):
     def _stream_payload(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
         return self.render(prompt, model, options)
 
+    def _whole_type(self) -> Any:
+        return self.sdk.types.Message
+
     def _open_stream(self, client: Any, payload: dict[str, Any], timeout: Any, *,
                      is_async: bool) -> Any:
         return client.messages.create(**payload, stream=True, timeout=timeout)
@@ -407,10 +411,12 @@ class AnthropicProvider(SDKProvider):
                options: CallOptions) -> Iterator[Delta]:
         client = self._clients.get(credential)
         state = _StreamState(self.name)
+        answered = None
         try:
             stream = self._opened(client, prompt, model, options, credential)
             with stream:
-                for event in stream:
+                answered = self._whole_in_stream(stream, model)
+                for event in () if answered is not None else stream:
                     yield from event_deltas(self.name, state.feed(event))
         except self.sdk_error as e:
             if not self.close_failed(e, state.complete):
@@ -420,18 +426,24 @@ class AnthropicProvider(SDKProvider):
         except httpx2.HTTPError as e:
             if not state.complete:   # after the stop reason, only the close failed
                 raise state.billed(read_error(self.name, e, credential)) from None
+        if answered is not None:
+            yield from completion_deltas(answered)
+            return
         yield state.end(self.name)
 
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
                       options: CallOptions) -> AsyncIterator[Delta]:
         client = self._clients.get(credential, is_async=True)
         state = _StreamState(self.name)
+        answered = None
         try:
             stream = await self._aopened(client, prompt, model, options, credential)
             async with stream:
-                async for event in stream:
-                    for d in event_deltas(self.name, state.feed(event)):
-                        yield d
+                answered = self._whole_in_stream(stream, model)
+                if answered is None:
+                    async for event in stream:
+                        for d in event_deltas(self.name, state.feed(event)):
+                            yield d
         except self.sdk_error as e:
             if not self.close_failed(e, state.complete):
                 raise state.billed(self._error(e, credential)) from None
@@ -440,4 +452,8 @@ class AnthropicProvider(SDKProvider):
         except httpx2.HTTPError as e:
             if not state.complete:
                 raise state.billed(read_error(self.name, e, credential)) from None
+        if answered is not None:
+            for d in completion_deltas(answered):
+                yield d
+            return
         yield state.end(self.name)

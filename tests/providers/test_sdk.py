@@ -1061,3 +1061,23 @@ def test_a_gateway_stating_a_limit_of_zero_on_every_answer_does_not_block_its_ke
         assert done.text == "from primary"
     assert not backup.called
     assert {k.provider: k.state for k in loop.pool.status()}["primary"] == "ok"
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_streamed_request_answered_whole_is_that_answer(kind: str, mode: str,
+                                                         respx_mock) -> None:
+    """A compatible server or gateway that ignores ``stream: true`` answers with the whole JSON:
+    it is the answer, handed out as the stream's pieces, not "the stream ended without a single
+    chunk" (every turn of a chat, which streams, failed over or failed)."""
+    provider, cred, url, model = make(kind)
+    respx_mock.post(url).mock(return_value=httpx.Response(200, json=ok_body(kind, "whole")))
+    if mode == "stream":
+        deltas = list(provider.stream(PROMPT, model, cred, OPTS))
+    else:
+        async def collect() -> list[Any]:
+            return [d async for d in provider.astream(PROMPT, model, cred, OPTS)]
+
+        deltas = asyncio.run(collect())
+    assert "".join(d.text for d in deltas) == "whole"
+    assert deltas[-1].finish_reason in ("stop", "end_turn") and deltas[-1].usage.reported
