@@ -352,19 +352,17 @@ class SDKProvider:
         with status 200): read whole, and its error raised; the SDKs parse it as a stream of no
         events ("the stream ended without a single chunk", the error's words lost)."""
         response = getattr(stream, "response", None)
-        if response is None or not _content_type_json(response):
-            return
-        response.read()
-        stated = body_error(self.name, _json_body(response), response.headers,
-                            credential=credential)
-        if stated is not None:
-            raise stated
+        if response is not None and _content_type_json(response):
+            response.read()
+            self._raise_stated(response, credential)
 
     async def _astated_in_stream(self, stream: Any, credential: Credential | None) -> None:
         response = getattr(stream, "response", None)
-        if response is None or not _content_type_json(response):
-            return
-        await response.aread()
+        if response is not None and _content_type_json(response):
+            await response.aread()
+            self._raise_stated(response, credential)
+
+    def _raise_stated(self, response: Any, credential: Credential | None) -> None:
         stated = body_error(self.name, _json_body(response), response.headers,
                             credential=credential)
         if stated is not None:
