@@ -418,7 +418,8 @@ def parse_when(text: str, now: float) -> float | None:
         from datetime import datetime
 
         try:
-            dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            # RFC 3339 allows a lower-case "t" and "z"; fromisoformat takes neither
+            dt = datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
         except ValueError:
             return None
     if dt.tzinfo is None:

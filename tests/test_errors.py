@@ -351,6 +351,20 @@ def test_repeated_rfc3339_resets_are_read_as_the_later_one():
     assert parse_retry_after(h, now=NOW) == pytest.approx(30.0)
 
 
+@pytest.mark.parametrize("stamp", [
+    "{d}T{t}Z", "{d}t{t}z", "{d} {t}Z", "{d}T{t}.123456789Z", "{d}T{t}+00:00", "{d}T{t}z",
+])
+def test_an_anthropic_reset_is_read_in_every_rfc3339_spelling(stamp: str) -> None:
+    """RFC 3339 allows a lower-case ``t`` and ``z`` (and a space between date and time); a reset
+    so written was unsaid, and the pool's default cool-down replaced the stated wait."""
+    from datetime import UTC, datetime
+
+    when = datetime.fromtimestamp(NOW + 40, UTC)
+    text = stamp.format(d=when.strftime("%Y-%m-%d"), t=when.strftime("%H:%M:%S"))
+    h = {"anthropic-ratelimit-requests-remaining": "0", "anthropic-ratelimit-requests-reset": text}
+    assert parse_retry_after(h, now=NOW) == pytest.approx(40.0, abs=0.2)
+
+
 @pytest.mark.parametrize("headers,expected", [
     # a reset or Retry-After stated as a Unix time in milliseconds (some gateways): 30 s, not
     # 1.8e12 s capped at a day

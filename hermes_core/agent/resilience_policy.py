@@ -133,8 +133,9 @@ def rate_limit_info(headers: Mapping[str, str], *, now: float | None = None) -> 
     OpenAI: ``x-ratelimit-limit-requests``, ``-remaining-requests``, ``-reset-requests`` (a
     duration, ``1s`` / ``6m0s``); Anthropic: ``anthropic-ratelimit-requests-limit``,
     ``-remaining``, ``-reset`` (an RFC 3339 time, read against the wall clock ``now``). Token
-    limits are not what the pool's request window counts and are left out; a limit of 0 or a
-    value that is not a number counts as unsaid."""
+    limits are not what the pool's request window counts and are left out; a value that is not
+    a number counts as unsaid, and a limit of 0 (a 200 proves there is none) makes the whole
+    answer unsaid, its remainder too."""
     if not headers:
         return None
     h = {k.lower(): v for k, v in headers.items()
@@ -154,7 +155,9 @@ def rate_limit_info(headers: Mapping[str, str], *, now: float | None = None) -> 
         reset = parse_reset(h["anthropic-ratelimit-requests-reset"],
                            server_now(headers, time.time() if now is None else now))
     if limit is not None and limit <= 0:
-        limit = None
+        # no limit configured (a gateway's placeholder): its remainder counts nothing down, and
+        # read as "nothing left" it blocked the key until the stated reset after every answer
+        return None
     if limit is None and remaining is None:
         return None
     if limit is not None and remaining is not None:

@@ -42,6 +42,7 @@ _STREAM_ERROR_STATUS = {
     "permission_error": 403, "not_found_error": 404, "request_too_large": 413,
     "rate_limit_error": 429, "api_error": 500, "timeout_error": 504, "overloaded_error": 529,
     "rate_limit_exceeded": 429, "insufficient_quota": 429, "server_error": 500,
+    "invalid_api_key": 401,
 }
 
 
@@ -49,7 +50,9 @@ def _stream_error_status(body: Any) -> int:
     err = body.get("error", body) if isinstance(body, dict) else None
     if not isinstance(err, dict):
         return 500
-    for field in ("type", "code"):
+    # the code first: OpenAI's is the precise one (a rejected key is type
+    # ``invalid_request_error``, code ``invalid_api_key``)
+    for field in ("code", "type"):
         status = _STREAM_ERROR_STATUS.get(str(err.get(field) or "").lower())
         if status is not None:
             return status
@@ -98,6 +101,36 @@ def translate(exc: BaseException, *, provider: str, credential: Credential | Non
                                  redact=lambda s: redact(s, secrets))
     return ProviderError(f"{provider}: {type(exc).__name__}: {redact(str(exc), secrets)}",
                          provider=provider)
+
+
+def body_error(provider: str, body: Any, headers: Any = None, *,
+               credential: Credential | None = None) -> ProviderError | None:
+    """The error a 200 body states, or None when it states none. A gateway or proxy that
+    answers every status with 200 puts the upstream's error in the body (``{"error": {...}}``,
+    Anthropic's ``{"type": "error", "error": {...}}``); it is mapped by its error type or code,
+    as an error event inside a stream is: a rate limit cools the key instead of opening its
+    breaker, a rejected key is quarantined, and the error's own words reach the caller."""
+    err = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(err, dict) or not err:
+        return None
+    secrets = [credential.secret] if credential else []
+    return error_from_status(_stream_error_status(body), dict(headers or {}), body,
+                             provider=provider, redact=lambda s: redact(s, secrets))
+
+
+def _content_type_json(response: Any) -> bool:
+    """Whether a response says its body is JSON (not an event stream)."""
+    content_type = str(response.headers.get("content-type", "")).lower()
+    return "json" in content_type and "event-stream" not in content_type
+
+
+def _json_body(response: Any) -> Any:
+    """A streamed request's answer that says it is JSON, read whole, parsed; None when its
+    bytes are not JSON."""
+    try:
+        return json.loads(response.content)
+    except ValueError:
+        return None
 
 
 def split_query(url: str | None) -> tuple[str | None, dict[str, str]]:
@@ -300,28 +333,86 @@ class SDKProvider:
         """Send ``payload`` as a streamed request (an awaitable for an async client)."""
         raise NotImplementedError
 
-    def _opened(self, client: Any, prompt: Prompt, model: str, options: CallOptions) -> Any:
+    def _stated(self, resp: Any, credential: Credential | None, headers: Any = None) -> None:
+        """Raise the error a 200 body states (see :func:`body_error`): the SDKs parse
+        ``{"error": {...}}`` as a response missing its fields."""
+        # the SDK models keep fields they do not know in ``model_extra``: a dict lookup, while
+        # ``getattr(resp, "error")`` on a model without one raises and formats an AttributeError
+        # on every answer (about as costly as reading the answer)
+        extra = getattr(resp, "model_extra", None)
+        if not extra:
+            return
+        stated = body_error(self.name, {"error": extra.get("error")}, headers,
+                            credential=credential)
+        if stated is not None:
+            raise stated
+
+    def _stated_in_stream(self, stream: Any, credential: Credential | None) -> None:
+        """A streamed request answered with a JSON body, not an event stream (a gateway's error
+        with status 200): read whole, and its error raised; the SDKs parse it as a stream of no
+        events ("the stream ended without a single chunk", the error's words lost)."""
+        response = getattr(stream, "response", None)
+        if response is not None and _content_type_json(response):
+            response.read()
+            self._raise_stated(response, credential)
+
+    async def _astated_in_stream(self, stream: Any, credential: Credential | None) -> None:
+        response = getattr(stream, "response", None)
+        if response is not None and _content_type_json(response):
+            await response.aread()
+            self._raise_stated(response, credential)
+
+    def _raise_stated(self, response: Any, credential: Credential | None) -> None:
+        stated = body_error(self.name, _json_body(response), response.headers,
+                            credential=credential)
+        if stated is not None:
+            raise stated
+
+    def _whole_type(self) -> Any:
+        """The SDK's model of a whole (not streamed) answer."""
+        raise NotImplementedError
+
+    def _whole_in_stream(self, stream: Any, model: str) -> Completion | None:
+        """A streamed request answered with the whole JSON answer (a compatible server or a
+        gateway that ignores ``stream: true``), as a Completion; None for an event stream. The
+        SDKs parse such a body as a stream of no events, so every streamed turn failed over,
+        or failed with one provider. A JSON body of another shape is a ServerError here."""
+        response = getattr(stream, "response", None)
+        if response is None or not _content_type_json(response):
+            return None
+        body = _json_body(response)
+        if not isinstance(body, dict):
+            return None
+        return self._read(self._whole_type().construct(**body), model)
+
+    def _opened(self, client: Any, prompt: Prompt, model: str, options: CallOptions,
+                credential: Credential | None = None) -> Any:
         """The streamed request, sent once more when it was refused for a field this provider
-        then sends otherwise (see :meth:`learned`)."""
+        then sends otherwise (see :meth:`learned`); a JSON error body in place of the stream is
+        raised as its error."""
         for again in (True, False):
             payload = self._stream_payload(prompt, model, options)
             try:
                 with self._bounded(options, stream=True):
-                    return self._open_stream(client, payload, self._stream_timeout(options),
-                                             is_async=False)
+                    stream = self._open_stream(client, payload, self._stream_timeout(options),
+                                               is_async=False)
+                    self._stated_in_stream(stream, credential)
+                    return stream
             except self.sdk_error as e:
                 if not (again and self.learned(e, payload, model)):
                     raise
         raise AssertionError("unreachable: the second pass returns or raises")
 
     async def _aopened(self, client: Any, prompt: Prompt, model: str,
-                       options: CallOptions) -> Any:
+                       options: CallOptions, credential: Credential | None = None) -> Any:
         for again in (True, False):
             payload = self._stream_payload(prompt, model, options)
             try:
                 with self._bounded(options, stream=True):
-                    return await self._open_stream(client, payload,
-                                                   self._stream_timeout(options), is_async=True)
+                    stream = await self._open_stream(client, payload,
+                                                     self._stream_timeout(options), is_async=True)
+                    await self._astated_in_stream(stream, credential)
+                    return stream
             except self.sdk_error as e:
                 if not (again and self.learned(e, payload, model)):
                     raise
@@ -333,7 +424,7 @@ class SDKProvider:
         for again in (True, False):
             payload = self.render(prompt, model, options)
             try:
-                with self._bounded(options):
+                with self._bounded(options) as budget:
                     resp = self._create(client, payload, self._timeout(options))
             except self.sdk_error as e:
                 if again and self.learned(e, payload, model):
@@ -341,6 +432,7 @@ class SDKProvider:
                 raise self._error(e, credential) from None
             except json.JSONDecodeError as e:   # a 200 whose JSON body is cut
                 raise malformed_event(self.name, e, "body") from None
+            self._stated(resp, credential, budget.answered.headers)
             return self._read(resp, model)
         raise AssertionError("unreachable: the second pass returns or raises")
 
@@ -350,7 +442,7 @@ class SDKProvider:
         for again in (True, False):
             payload = self.render(prompt, model, options)
             try:
-                with self._bounded(options):
+                with self._bounded(options) as budget:
                     resp = await self._create(client, payload, self._timeout(options))
             except self.sdk_error as e:
                 if again and self.learned(e, payload, model):
@@ -358,5 +450,6 @@ class SDKProvider:
                 raise self._error(e, credential) from None
             except json.JSONDecodeError as e:
                 raise malformed_event(self.name, e, "body") from None
+            self._stated(resp, credential, budget.answered.headers)
             return self._read(resp, model)
         raise AssertionError("unreachable: the second pass returns or raises")

@@ -18,6 +18,7 @@ import httpx2
 from hermes_core.errors import IncompleteResponse, ProviderError, ServerError
 from hermes_core.providers._sdk import (
     SDKProvider,
+    completion_deltas,
     event_deltas,
     malformed_event,
     read_error,
@@ -205,7 +206,8 @@ def _usage(u: Any) -> Usage:
 class _StreamState:
     """Accumulates Anthropic stream events into deltas, tool calls and usage."""
 
-    def __init__(self) -> None:
+    def __init__(self, provider: str = "anthropic") -> None:
+        self.provider = provider
         self.usage = Usage()
         self.finish: str | None = None
         self.tools: dict[int, dict[str, str]] = {}
@@ -218,8 +220,11 @@ class _StreamState:
         self.inputs: dict[int, str] = {}
 
     def feed(self, event: Any) -> Iterator[Delta]:
-        self._keep(event)
         kind = event.type
+        if self.stopped:   # the message ended: what a proxy sends after it is not the answer
+            return
+        self._in_order(event)
+        self._keep(event)
         if kind == "message_start":
             self.started = True
             self.usage = _usage(getattr(event.message, "usage", None))
@@ -274,6 +279,23 @@ class _StreamState:
                                latest("cache_creation_input_tokens", u.cache_write_tokens),
                                reported=u.reported or du is not None)
 
+    def _in_order(self, event: Any) -> None:
+        """Events out of the API's order end the stream: a second message_start is a proxy that
+        retried upstream mid-stream and joined both answers ("Hello worHello world" passed as
+        one), and a tool's input or a thinking delta before its block started was dropped (the
+        tool then called with ``{}``). A text delta needs no block to be read: it is kept."""
+        kind = event.type
+        if kind == "message_start" and self.started:
+            raise self.billed(IncompleteResponse(
+                f"{self.provider}: the stream began a second message before the first ended (a "
+                "proxy joining two answers): the answer is incomplete", provider=self.provider,
+                partial_text="".join(self.text)))
+        if (kind == "content_block_delta" and event.index not in self.blocks
+                and event.delta.type != "text_delta"):
+            raise self.billed(ServerError(
+                f"{self.provider}: a stream event out of order ({event.delta.type} for block "
+                f"{event.index} before its start)", provider=self.provider))
+
     def _keep(self, event: Any) -> None:
         """Each content block as the API would have returned it whole (what the SDK's own
         accumulator does): started from its start event, its text, input JSON, thinking,
@@ -315,9 +337,10 @@ class _StreamState:
         if not self.started:   # a proxy page or an empty body parses as an SSE stream of nothing
             raise ServerError(f"{provider}: the stream ended without a message_start event",
                               provider=provider)
-        if not self.stopped and self.finish is None:
-            # The API always ends with a stop reason and message_stop: a stream cut short (a proxy
-            # or load balancer closing the connection cleanly) must not pass for a whole answer.
+        if self.finish is None:
+            # The API always ends with a stop reason, then message_stop: a stream cut short (a
+            # proxy or load balancer closing the connection cleanly, or ending it early with a
+            # message_stop of its own) must not pass for a whole answer.
             raise self.billed(IncompleteResponse(
                 f"{provider}: the stream ended before the message finished (no stop reason): "
                 "the answer is incomplete", provider=provider, partial_text="".join(self.text)))
@@ -370,6 +393,9 @@ class AnthropicProvider(SDKProvider):
     def _stream_payload(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
         return self.render(prompt, model, options)
 
+    def _whole_type(self) -> Any:
+        return self.sdk.types.Message
+
     def _open_stream(self, client: Any, payload: dict[str, Any], timeout: Any, *,
                      is_async: bool) -> Any:
         return client.messages.create(**payload, stream=True, timeout=timeout)
@@ -393,11 +419,13 @@ class AnthropicProvider(SDKProvider):
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
                options: CallOptions) -> Iterator[Delta]:
         client = self._clients.get(credential)
-        state = _StreamState()
+        state = _StreamState(self.name)
+        answered = None
         try:
-            stream = self._opened(client, prompt, model, options)
+            stream = self._opened(client, prompt, model, options, credential)
             with stream:
-                for event in stream:
+                answered = self._whole_in_stream(stream, model)
+                for event in () if answered is not None else stream:
                     yield from event_deltas(self.name, state.feed(event))
         except self.sdk_error as e:
             if not self.close_failed(e, state.complete):
@@ -407,18 +435,24 @@ class AnthropicProvider(SDKProvider):
         except httpx2.HTTPError as e:
             if not state.complete:   # after the stop reason, only the close failed
                 raise state.billed(read_error(self.name, e, credential)) from None
+        if answered is not None:
+            yield from completion_deltas(answered)
+            return
         yield state.end(self.name)
 
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
                       options: CallOptions) -> AsyncIterator[Delta]:
         client = self._clients.get(credential, is_async=True)
-        state = _StreamState()
+        state = _StreamState(self.name)
+        answered = None
         try:
-            stream = await self._aopened(client, prompt, model, options)
+            stream = await self._aopened(client, prompt, model, options, credential)
             async with stream:
-                async for event in stream:
-                    for d in event_deltas(self.name, state.feed(event)):
-                        yield d
+                answered = self._whole_in_stream(stream, model)
+                if answered is None:
+                    async for event in stream:
+                        for d in event_deltas(self.name, state.feed(event)):
+                            yield d
         except self.sdk_error as e:
             if not self.close_failed(e, state.complete):
                 raise state.billed(self._error(e, credential)) from None
@@ -427,4 +461,8 @@ class AnthropicProvider(SDKProvider):
         except httpx2.HTTPError as e:
             if not state.complete:
                 raise state.billed(read_error(self.name, e, credential)) from None
+        if answered is not None:
+            for d in completion_deltas(answered):
+                yield d
+            return
         yield state.end(self.name)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextvars
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import httpx2
 
@@ -55,11 +55,23 @@ def _no_first_byte(request: httpx2.Request, e: httpx2.ReadTimeout) -> httpx2.Rea
     return ServerSilent(f"no first byte for {read:g}s after the request was sent", request=request)
 
 
+class Answered:
+    """The headers of the last response received under a :class:`bounded` block (kept by
+    reference, not decoded): a 200 whose body is an error is mapped with them, its Retry-After
+    included, after the SDK has parsed the body."""
+
+    __slots__ = ("headers",)
+
+    def __init__(self) -> None:
+        self.headers: httpx2.Headers | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Budget:
     total_s: float
     idle_s: float | None = None
     clock: Callable[[], float] = time.monotonic
+    answered: Answered = field(default_factory=Answered, compare=False)
 
 
 _BUDGET: contextvars.ContextVar[Budget | None] = contextvars.ContextVar("hermes_budget",
@@ -147,8 +159,13 @@ class _Watch:
         return found
 
 
-def _is_sse(response: httpx2.Response) -> bool:
-    return "text/event-stream" in response.headers.get("content-type", "")
+def _is_sse(response: httpx2.Response, budget: Budget) -> bool:
+    """Whether the body is watched as an event stream: it says so, or it answers a streamed
+    request (an idle timeout was set). A proxy that labels the stream ``text/plain``, JSON or
+    nothing changes nothing for the SDKs, which parse the events all the same; watched by its
+    label, a stream of pings ran until the whole-response budget instead of the idle timeout."""
+    return (budget.idle_s is not None
+            or "text/event-stream" in response.headers.get("content-type", ""))
 
 
 class _Guard(httpx2.SyncByteStream):
@@ -208,9 +225,11 @@ class DeadlineTransport(httpx2.BaseTransport):
         except httpx2.ReadTimeout as e:
             raise _no_first_byte(request, e) from e
         note(response.headers)
+        if budget is not None:
+            budget.answered.headers = response.headers
         if budget is not None and isinstance(response.stream, httpx2.SyncByteStream):
             response.stream = _Guard(response.stream, _Watch(
-                budget, started, _is_sse(response), _read_timeout(request)))
+                budget, started, _is_sse(response, budget), _read_timeout(request)))
         return response
 
     def close(self) -> None:
@@ -231,9 +250,11 @@ class AsyncDeadlineTransport(httpx2.AsyncBaseTransport):
         except httpx2.ReadTimeout as e:
             raise _no_first_byte(request, e) from e
         note(response.headers)
+        if budget is not None:
+            budget.answered.headers = response.headers
         if budget is not None and isinstance(response.stream, httpx2.AsyncByteStream):
             response.stream = _AsyncGuard(response.stream, _Watch(
-                budget, started, _is_sse(response), _read_timeout(request)))
+                budget, started, _is_sse(response, budget), _read_timeout(request)))
         return response
 
     async def aclose(self) -> None:

@@ -294,6 +294,9 @@ class OpenAIProvider(SDKProvider):
         """The streamed request, posted like :meth:`_create` (an awaitable for an async client)."""
         return _post(client, payload, timeout, stream=True, stream_cls=_chunk_stream_type(is_async))
 
+    def _whole_type(self) -> Any:
+        return _chat_completion_type()
+
     def _completion(self, resp: Any, model: str) -> Completion:
         # JSON of another shape (the SDK fills missing fields with None), or a body with no
         # message: not an empty answer, the endpoint failing
@@ -323,6 +326,10 @@ class OpenAIProvider(SDKProvider):
         state["seen"] = True
         if chunk.usage is not None:
             state["usage"] = _usage(chunk.usage)
+        if state.get("finish"):
+            # the answer ended with its finish_reason: what a proxy sends after it (the stream
+            # played twice, a retried upstream's answer joined on) is not part of it
+            return
         for choice in chunk.choices or ():
             if choice.delta is not None:
                 content = _content_text(choice.delta.content)
@@ -366,11 +373,13 @@ class OpenAIProvider(SDKProvider):
         whole = self.refused.unstreamed(model)
         client = self._clients.get(credential)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
+        answered = None
         try:
             if not whole:
-                stream = self._opened(client, prompt, model, options)
+                stream = self._opened(client, prompt, model, options, credential)
                 with stream:
-                    for chunk in stream:
+                    answered = self._whole_in_stream(stream, model)
+                    for chunk in () if answered is not None else stream:
                         yield from event_deltas(self.name, self._chunk_deltas(chunk, tools, state))
         except self.sdk_error as e:
             whole = self._stream_refused(e, model, bool(state))
@@ -381,8 +390,9 @@ class OpenAIProvider(SDKProvider):
         except httpx2.HTTPError as e:
             if not state.get("finish"):   # after the finish reason, only the close failed
                 raise read_error(self.name, e, credential) from None
-        if whole:
-            yield from completion_deltas(self.complete(prompt, model, credential, options))
+        if answered is not None or whole:
+            yield from completion_deltas(answered if answered is not None
+                                         else self.complete(prompt, model, credential, options))
             return
         yield from self._finish(tools, state)
 
@@ -391,13 +401,17 @@ class OpenAIProvider(SDKProvider):
         whole = self.refused.unstreamed(model)
         client = self._clients.get(credential, is_async=True)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
+        answered = None
         try:
             if not whole:
-                stream = await self._aopened(client, prompt, model, options)
+                stream = await self._aopened(client, prompt, model, options, credential)
                 async with stream:
-                    async for chunk in stream:
-                        for d in event_deltas(self.name, self._chunk_deltas(chunk, tools, state)):
-                            yield d
+                    answered = self._whole_in_stream(stream, model)
+                    if answered is None:
+                        async for chunk in stream:
+                            for d in event_deltas(self.name,
+                                                  self._chunk_deltas(chunk, tools, state)):
+                                yield d
         except self.sdk_error as e:
             whole = self._stream_refused(e, model, bool(state))
             if not whole and not self.close_failed(e, bool(state.get("finish"))):
@@ -407,8 +421,10 @@ class OpenAIProvider(SDKProvider):
         except httpx2.HTTPError as e:
             if not state.get("finish"):
                 raise read_error(self.name, e, credential) from None
-        if whole:
-            for d in completion_deltas(await self.acomplete(prompt, model, credential, options)):
+        if answered is not None or whole:
+            done = (answered if answered is not None
+                    else await self.acomplete(prompt, model, credential, options))
+            for d in completion_deltas(done):
                 yield d
             return
         for d in self._finish(tools, state):

@@ -72,6 +72,9 @@ class KeyBehaviour:
     # whole answer whose ``content-length`` promises more than is sent)
     fault: str | None = None
     fault_interval_s: float = 0.5
+    # the content type a faulty stream ("pings", "stall", "cut") is labelled with, as a proxy that
+    # relabels it sends it (``text/plain``); None: ``text/event-stream``
+    fault_content_type: str | None = None
 
 
 @dataclass
@@ -276,7 +279,7 @@ class MockLLMServer:
                     ping = (b'event: ping\ndata: {"type": "ping"}\n\n' if is_anthropic
                             else b": ping\n\n")
                     self.send_response(200)
-                    self.send_header("content-type", "text/event-stream")
+                    self.send_header("content-type", b.fault_content_type or "text/event-stream")
                     self.end_headers()
                     if b.fault == "stall":
                         self.wfile.write(_unfinished_stream(model, is_anthropic))
@@ -301,7 +304,7 @@ class MockLLMServer:
                     return
                 else:   # "cut": the stream without its end (no finish, no [DONE]/message_stop)
                     self.send_response(200)
-                    self.send_header("content-type", "text/event-stream")
+                    self.send_header("content-type", b.fault_content_type or "text/event-stream")
                     self.end_headers()
                     self.wfile.write(_unfinished_stream(model, is_anthropic))
                     return

@@ -65,6 +65,15 @@ def test_an_anthropic_reset_on_a_success_is_read_against_the_servers_own_date() 
     # a remainder above the stated limit is held to the limit
     ({"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "900"},
      RateLimitInfo(60, 60, None)),
+    # a limit of 0 is a gateway with none configured: its remainder of 0 counts no limit down
+    # (it blocked the key for the reset after every answer); a remainder alone still speaks
+    ({"x-ratelimit-limit-requests": "0", "x-ratelimit-remaining-requests": "0",
+      "x-ratelimit-reset-requests": "60s"}, None),
+    ({"anthropic-ratelimit-requests-limit": "0", "anthropic-ratelimit-requests-remaining": "0",
+      "anthropic-ratelimit-requests-reset": "2023-11-14T22:14:20Z"}, None),
+    ({"x-ratelimit-limit-requests": "0", "x-ratelimit-remaining-requests": "7"}, None),
+    ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "20s"},
+     RateLimitInfo(None, 0, 20.0)),
 ])
 def test_contradictory_or_repeated_request_headers_read_sanely(
         headers: dict[str, str], expected: RateLimitInfo | None) -> None:

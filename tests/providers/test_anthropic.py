@@ -585,3 +585,93 @@ def test_a_paused_message_is_rendered_as_its_blocks_and_the_rest_merged_after_it
         Message("assistant", "Looking at the forecast. ", replay=tuple(PAUSED_BLOCKS))))
     payload = render_anthropic(prompt, "claude-sonnet-4-5", OPTS)
     assert payload["messages"][-1] == {"role": "assistant", "content": PAUSED_BLOCKS}
+
+
+# Events a proxy sends out of the API's order. The API opens one message, starts each block
+# before its deltas, states the stop reason in message_delta and then ends with message_stop;
+# a proxy that retries upstream mid-stream and joins both answers, one that ends the stream early,
+# or one that reorders events made a reply the model never gave, passed as whole.
+
+def _start() -> tuple[str, dict[str, Any]]:
+    message = {"id": "m", "type": "message", "role": "assistant", "model": "claude",
+               "content": [], "stop_reason": None, "stop_sequence": None,
+               "usage": {"input_tokens": 3, "output_tokens": 1}}
+    return ("message_start", {"type": "message_start", "message": message})
+
+
+def _event(kind: str, **fields: Any) -> tuple[str, dict[str, Any]]:
+    return (kind, {"type": kind, **fields})
+
+
+def _text(index: int, text: str) -> list[tuple[str, dict[str, Any]]]:
+    return [_event("content_block_start", index=index, content_block={"type": "text", "text": ""}),
+            _event("content_block_delta", index=index,
+                   delta={"type": "text_delta", "text": text})]
+
+
+_STOP_REASON = _event("message_delta", delta={"stop_reason": "end_turn", "stop_sequence": None},
+                      usage={"output_tokens": 5})
+_TOOL_START = _event("content_block_start", index=0, content_block={
+    "type": "tool_use", "id": "t1", "name": "lookup", "input": {}})
+_TOOL_JSON = _event("content_block_delta", index=0,
+                    delta={"type": "input_json_delta", "partial_json": '{"q": "oslo"}'})
+
+
+def _drain(events: list[tuple[str, dict[str, Any]]], respx_mock: Any, use_async: bool) -> list[Any]:
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=_sse(events), headers=SSE_HEADERS))
+    provider = AnthropicProvider()
+    if not use_async:
+        return list(provider.stream(PROMPT, "claude", CRED, OPTS))
+
+    async def collect() -> list[Any]:
+        return [d async for d in provider.astream(PROMPT, "claude", CRED, OPTS)]
+
+    return asyncio.run(collect())
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_message_stop_before_any_stop_reason_is_an_incomplete_answer(respx_mock: Any,
+                                                                      use_async: bool) -> None:
+    events = [_start(), *_text(0, "Hel"), _event("message_stop")]
+    with pytest.raises(IncompleteResponse) as info:
+        _drain(events, respx_mock, use_async)
+    assert info.value.partial_text == "Hel"
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_second_message_start_is_a_spliced_stream_not_one_answer(respx_mock: Any,
+                                                                   use_async: bool) -> None:
+    events = [_start(), *_text(0, "Hello wor"), _start(), *_text(0, "Hello world"),
+              _event("content_block_stop", index=0), _STOP_REASON, _event("message_stop")]
+    with pytest.raises(IncompleteResponse) as info:
+        _drain(events, respx_mock, use_async)
+    assert info.value.partial_text == "Hello wor"
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_tool_s_input_before_its_block_starts_is_an_error_not_an_empty_call(
+        respx_mock: Any, use_async: bool) -> None:
+    events = [_start(), _TOOL_JSON, _TOOL_START, _event("content_block_stop", index=0),
+              _STOP_REASON, _event("message_stop")]
+    with pytest.raises(ServerError, match="out of order"):
+        _drain(events, respx_mock, use_async)
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_events_after_message_stop_are_not_part_of_the_answer(respx_mock: Any,
+                                                              use_async: bool) -> None:
+    events = [_start(), *_text(0, "Hi"), _event("content_block_stop", index=0), _STOP_REASON,
+              _event("message_stop"), *_text(1, " and more")]
+    deltas = _drain(events, respx_mock, use_async)
+    assert "".join(d.text for d in deltas) == "Hi"
+    assert deltas[-1].finish_reason == "end_turn"
+
+
+def test_the_api_s_own_order_is_still_one_whole_answer(respx_mock: Any) -> None:
+    events = [_start(), _TOOL_START, _TOOL_JSON, _event("content_block_stop", index=0),
+              _STOP_REASON, _event("message_stop")]
+    deltas = _drain(events, respx_mock, False)
+    assert [d.tool_call for d in deltas if d.tool_call] == [ToolCall("t1", "lookup",
+                                                                     '{"q": "oslo"}')]
+    assert deltas[-1].finish_reason == "end_turn"

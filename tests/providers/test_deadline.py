@@ -202,6 +202,27 @@ def test_a_stream_of_only_pings_is_idle_and_fails_over(respx_mock: object, clock
     assert clock.t - start <= OPTS.idle_timeout_s + 0.5  # type: ignore[operator]
 
 
+# A proxy that labels the event stream as something else: the SDKs parse the events all the
+# same, but the idle check ran only for ``text/event-stream`` bodies, so a stream of pings (or of
+# a byte now and then) ran until the whole-response budget instead of its idle timeout.
+@pytest.mark.parametrize("content_type", ["text/plain", "application/octet-stream",
+                                          "application/json", None])
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_stream_of_only_pings_under_another_content_type_is_still_idle(
+        respx_mock: object, clock: FakeClock, mode: str, content_type: str | None) -> None:
+    loop, router = build("anthropic", clock)
+    headers = {"content-type": content_type} if content_type else {}
+    respx_mock.post(primary_url("anthropic")).mock(  # type: ignore[attr-defined]
+        side_effect=lambda r: httpx.Response(
+            200, headers=headers,
+            content=stepping(pings("anthropic"), clock, mode == "astream")))
+    backup = mock_backup(respx_mock, "anthropic", stream=True)
+    start = clock.t
+    assert run(loop, router, mode) == "ok"
+    assert backup.called  # type: ignore[attr-defined]
+    assert clock.t - start <= OPTS.idle_timeout_s + 0.5  # type: ignore[operator]
+
+
 @pytest.mark.parametrize("primary", ["openai", "anthropic"])
 def test_a_stream_trickling_content_is_cut_by_the_whole_response_budget(
         respx_mock: object, clock: FakeClock, primary: str) -> None:

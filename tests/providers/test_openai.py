@@ -689,3 +689,36 @@ def test_a_refusal_learned_by_one_process_is_not_paid_again_by_the_next(
     other = OpenAIProvider(name="azure")   # another provider's endpoint may differ
     other.keep_lessons(RefusalMemory(tmp_path / FILE_NAME))
     assert other.render(PROMPT, "o3", opts)["temperature"] == 0.2
+
+
+# A chunk stream ends its answer with a finish_reason; what a proxy sends after it (the same
+# stream played twice, a retried upstream's answer joined on) is not part of the answer: it was
+# appended ("HiHi", "Hi and more").
+
+def _chunk(content: str | None = None, finish: str | None = None) -> tuple[None, dict[str, Any]]:
+    delta = {"content": content} if content is not None else {}
+    return (None, {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("after", [[_chunk("Hi"), _chunk(finish="stop")], [_chunk(" and more")]])
+def test_content_after_the_finish_reason_is_not_part_of_the_answer(respx_mock: Any,
+                                                                   after: list[Any],
+                                                                   use_async: bool) -> None:
+    usage = (None, {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                    "choices": [], "usage": {"prompt_tokens": 4, "completion_tokens": 2,
+                                             "total_tokens": 6}})
+    events = [_chunk("Hi"), _chunk(finish="stop"), *after, usage, (None, "[DONE]")]
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=_sse(events), headers=SSE_HEADERS))
+    provider = OpenAIProvider()
+    if use_async:
+        async def collect() -> list[Any]:
+            return [d async for d in provider.astream(PROMPT, "gpt-4o", CRED, OPTS)]
+
+        deltas = asyncio.run(collect())
+    else:
+        deltas = list(provider.stream(PROMPT, "gpt-4o", CRED, OPTS))
+    assert "".join(d.text for d in deltas) == "Hi"
+    assert deltas[-1].finish_reason == "stop" and deltas[-1].usage.output_tokens == 2

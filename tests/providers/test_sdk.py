@@ -969,3 +969,115 @@ def test_a_whole_reply_as_stream_pieces_keeps_its_order_and_its_last_piece() -> 
     assert pieces[-1].usage == done.usage and pieces[-1].finish_reason == "tool_calls"
     empty = completion_deltas(Completion("", "o3", "openai", finish_reason="stop"))
     assert len(empty) == 1 and empty[0].finish_reason == "stop"
+
+
+# A 200 whose body is the API's error (a proxy or gateway answering every status with 200 and the
+# upstream's error in the body): the SDKs parse it as an empty completion, or, on a streamed
+# request, as an SSE stream of no events. It was a bare "HTTP 200 but the body is not a ...
+# response (TypeError)" / "the stream ended without a single chunk": a rate limit opened the key's
+# breaker instead of cooling it, a rejected key was retried, and the error's own words were lost.
+
+SECRET_200 = "sk-testkey-SECRET-err200-00042"
+ERROR_200 = {
+    "openai-rate": ("openai", {"error": {"message": f"Rate limit reached for {SECRET_200}",
+                                         "type": "requests", "code": "rate_limit_exceeded"}},
+                    RateLimited),
+    "openai-status-code": ("openai", {"error": {"message": "Rate limit reached", "code": 429}},
+                           RateLimited),
+    "openai-bad-key": ("openai", {"error": {"message": "Incorrect API key provided",
+                                            "type": "invalid_request_error",
+                                            "code": "invalid_api_key"}}, AuthenticationFailed),
+    "anthropic-overloaded": ("anthropic", {"type": "error", "error": {
+        "type": "overloaded_error", "message": f"Overloaded {SECRET_200}"}}, Overloaded),
+    "anthropic-rate": ("anthropic", {"type": "error", "error": {
+        "type": "rate_limit_error", "message": "Rate limit reached"}}, RateLimited),
+}
+
+
+def _error_200_call(kind: str, mode: str) -> None:
+    provider = OpenAIProvider() if kind == "openai" else AnthropicProvider()
+    cred = Credential(kind, SECRET_200)
+    if mode == "complete":
+        provider.complete(PROMPT_ERR, "m", cred, OPTS_ERR)
+    elif mode == "acomplete":
+        asyncio.run(provider.acomplete(PROMPT_ERR, "m", cred, OPTS_ERR))
+    elif mode == "stream":
+        list(provider.stream(PROMPT_ERR, "m", cred, OPTS_ERR))
+    else:
+        async def drain() -> None:
+            async for _ in provider.astream(PROMPT_ERR, "m", cred, OPTS_ERR):
+                pass
+
+        asyncio.run(drain())
+
+
+@pytest.mark.parametrize("mode", ["complete", "acomplete", "stream", "astream"])
+@pytest.mark.parametrize("case", ERROR_200)
+def test_a_200_whose_body_is_the_api_s_error_is_that_error(case: str, mode: str,
+                                                           respx_mock) -> None:
+    kind, body, expected = ERROR_200[case]
+    respx_mock.post(OPENAI_URL if kind == "openai" else ANTHROPIC_URL).mock(
+        return_value=httpx.Response(200, json=body))
+    with pytest.raises(ProviderError) as info:
+        _error_200_call(kind, mode)
+    assert type(info.value) is expected, repr(info.value)
+    message = str(body["error"]["message"]).replace(SECRET_200, "").strip()
+    assert message in str(info.value)
+    assert SECRET_200 not in str(info.value) and SECRET_200 not in str(info.value.body)
+
+
+def test_call_loop_cools_the_key_of_a_200_rate_limit_and_fails_over(failover_loop,
+                                                                    respx_mock) -> None:
+    """The key is cooled (not its breaker opened, not quarantined) and the backup answers."""
+    loop, router = failover_loop("openai", SECRET_200, "sk-ant-testkey-SECRET-0002")
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, json=ERROR_200["openai-rate"][1], headers={"retry-after": "20"}))
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, json=anthropic_message("from backup", model="claude-haiku")))
+    done, attempts = loop.complete(PROMPT_ERR, router.select("hi"), OPTS_ERR)
+    assert done.text == "from backup" and done.provider == "backup"
+    assert [(a.provider, a.status) for a in attempts] == [
+        ("primary", "429"), ("primary", "all_keys_blocked"), ("backup", "ok")]
+    states = {k.provider: k for k in loop.pool.status()}
+    assert states["primary"].state == "blocked" and states["primary"].auth_failures == 0
+    assert states["primary"].blocked_for_s == pytest.approx(20.0, abs=1.0)   # its Retry-After
+    assert states["backup"].state == "ok"
+    assert all(k.in_flight == 0 for k in states.values())
+
+
+def test_a_gateway_stating_a_limit_of_zero_on_every_answer_does_not_block_its_key(
+        failover_loop, respx_mock) -> None:
+    """``limit 0, remaining 0`` on a 200 is a gateway with no limit configured: the key serves
+    the next request at once, not the backup after the stated reset."""
+    loop, router = failover_loop("openai", SECRET_200, "sk-ant-testkey-SECRET-0002")
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, json=openai_chat_completion("from primary"),
+        headers={"x-ratelimit-limit-requests": "0", "x-ratelimit-remaining-requests": "0",
+                 "x-ratelimit-reset-requests": "1m"}))
+    backup = respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, json=anthropic_message("from backup", model="claude-haiku")))
+    for _ in range(3):
+        done, _attempts = loop.complete(PROMPT_ERR, router.select("hi"), OPTS_ERR)
+        assert done.text == "from primary"
+    assert not backup.called
+    assert {k.provider: k.state for k in loop.pool.status()}["primary"] == "ok"
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_streamed_request_answered_whole_is_that_answer(kind: str, mode: str,
+                                                         respx_mock) -> None:
+    """A compatible server or gateway that ignores ``stream: true`` answers with the whole JSON:
+    it is the answer, handed out as the stream's pieces, not "the stream ended without a single
+    chunk" (every turn of a chat, which streams, failed over or failed)."""
+    provider, cred, url, model = make(kind)
+    respx_mock.post(url).mock(return_value=httpx.Response(200, json=ok_body(kind, "whole")))
+    if mode == "stream":
+        deltas = list(provider.stream(PROMPT, model, cred, OPTS))
+    else:
+        async def collect() -> list[Any]:
+            return [d async for d in provider.astream(PROMPT, model, cred, OPTS)]
+
+        deltas = asyncio.run(collect())
+    assert "".join(d.text for d in deltas) == "whole"
+    assert deltas[-1].finish_reason in ("stop", "end_turn") and deltas[-1].usage.reported

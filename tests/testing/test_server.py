@@ -62,6 +62,31 @@ def test_a_faulty_primary_fails_over_over_a_real_socket(kind: str, fault: str) -
     assert attempts[0].status == "timeout" and attempts[-1].provider == "backup"
 
 
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_stream_labelled_as_plain_text_that_stalls_ends_at_the_idle_timeout(kind: str) -> None:
+    """"Hello wor", then pings a tenth of a second apart, labelled ``text/plain`` by a proxy: the
+    idle timeout ends it, not the whole-response budget (30 s here, so the words of the error
+    tell which bound fired, however loaded the machine)."""
+    from hermes_core.errors import Timeout
+    from hermes_core.providers.anthropic import AnthropicProvider
+    from hermes_core.providers.openai import OpenAIProvider
+    from hermes_core.types import Credential
+
+    opts = CallOptions(max_tokens=16, timeout_s=30.0, idle_timeout_s=0.5)
+    with MockLLMServer() as srv:
+        srv.set_key(BAD, KeyBehaviour(fault="stall", fault_interval_s=0.1,
+                                      fault_content_type="text/plain; charset=utf-8"))
+        provider = (OpenAIProvider("custom", endpoint=srv.url + "/v1") if kind == "openai"
+                    else AnthropicProvider("custom", endpoint=srv.url))
+        got: list[str] = []
+        with pytest.raises(Timeout) as info:
+            for d in provider.stream(PROMPT, "m", Credential("custom", BAD), opts):
+                got.append(d.text)
+    assert "".join(got) == "Hello wor"
+    assert "no content for 0.5s mid-stream" in str(info.value), str(info.value)
+    assert BAD not in str(info.value)
+
+
 def test_a_sliding_window_refuses_with_the_exact_wait() -> None:
     with MockLLMServer(reply="fine") as srv:
         srv.set_key(GOOD, KeyBehaviour(rpm=1, window_s=30.0, exact_retry_after=True))
