@@ -72,6 +72,10 @@ class Message:
     # text, calls and reasoning so the model goes on with it; other formats send ``content``.
     # Kept only within the turn.
     replay: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
+    # The code-execution container a paused reply ran in (Anthropic's ``container``): the request
+    # that sends the reply back names it, or the rest of the turn runs without the container's
+    # files and state. Kept only within the turn.
+    container: str | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,12 +136,14 @@ class Completion:
     reasoning: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
     # a paused reply's content blocks, to be sent back to continue it (see Message.replay)
     paused: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
+    # the code-execution container the reply ran in (see Message.container)
+    container: str | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class Delta:
     """One streamed piece: text, a completed tool call, a finished reasoning block, or (last) the
-    usage and finish reason, with a paused reply's content blocks."""
+    usage and finish reason, with a paused reply's content blocks and its container."""
 
     text: str = ""
     tool_call: ToolCall | None = None
@@ -145,6 +151,7 @@ class Delta:
     finish_reason: str | None = None
     reasoning: Mapping[str, Any] | None = None
     paused: tuple[Mapping[str, Any], ...] = ()
+    container: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -314,7 +314,8 @@ class Agent:
         # the rounds' reasoning blocks and paused content were theirs to send back: the
         # history does not keep them
         added = (Message("user", clean_text(message)),
-                 *(replace(m, reasoning=(), replay=()) if m.reasoning or m.replay else m
+                 *(replace(m, reasoning=(), replay=(), container=None)
+                   if m.reasoning or m.replay or m.container else m
                    for m in prompt.messages[rounds_from:]),
                  Message("assistant", done.text))
         with held_interrupts():   # Ctrl-C now: the turn is recorded whole, then interrupted

@@ -125,7 +125,7 @@ class Turn:
             return False
         self.continued += 1
         self.continuing = True
-        paused = Message("assistant", done.text, replay=done.paused)
+        paused = Message("assistant", done.text, replay=done.paused, container=done.container)
         self.prompt = replace(self.prompt, messages=(*self.prompt.messages, paused))
         return True
 
@@ -246,12 +246,15 @@ class Accumulator:
         self.finish: str | None = None
         self.reasoning: list[Mapping[str, Any]] = []
         self.paused: tuple[Mapping[str, Any], ...] = ()
+        self.container: str | None = None
 
     def add(self, d: Delta) -> bool:
         if d.tool_call is not None:
             self.calls.append(d.tool_call)
         if d.paused:
             self.paused = d.paused
+        if d.container:
+            self.container = d.container
         if d.reasoning is not None:
             self.reasoning.append(d.reasoning)
         if d.usage is not None:
@@ -266,7 +269,7 @@ class Accumulator:
     def completion(self, provider: str = "") -> Completion:
         return Completion("".join(self.parts), self.decision.model, provider, self.usage,
                           tuple(self.calls), self.finish, reasoning=tuple(self.reasoning),
-                          paused=self.paused)
+                          paused=self.paused, container=self.container)
 
 
 def collect(stream: Any, decision: RouteDecision, lead: str = "",

@@ -167,7 +167,8 @@ def completion_deltas(done: Completion) -> list[Delta]:
     if done.text:
         out.append(Delta(text=done.text))
     out.extend(Delta(tool_call=call) for call in done.tool_calls)
-    out.append(Delta(usage=done.usage, finish_reason=done.finish_reason, paused=done.paused))
+    out.append(Delta(usage=done.usage, finish_reason=done.finish_reason, paused=done.paused,
+                     container=done.container))
     return out
 
 

@@ -106,6 +106,9 @@ def render_anthropic(prompt: Prompt, model: str, options: CallOptions, *,
     if has_system:
         payload["system"] = [system_block]
     payload["messages"] = messages
+    container = next((m.container for m in reversed(prompt.messages) if m.container), None)
+    if container is not None:   # a paused code-execution turn goes on in its container
+        payload["container"] = container
     if options.temperature is not None:
         payload["temperature"] = min(options.temperature, 1.0)
     tools = [{"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
@@ -185,6 +188,13 @@ def _reasoning_block(block: Any) -> dict[str, Any]:
     return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
 
 
+def _container_id(part: Any) -> str | None:
+    """The id of the code-execution container a message (or a ``message_delta``) names: the
+    SDK's ``container``, set when a container tool ran."""
+    container = getattr(part, "container", None)
+    return getattr(container, "id", None) or None
+
+
 def _usage(u: Any) -> Usage:
     if u is None:   # a compatible server's message with no usage: unknown, not zero
         return Usage(reported=False)
@@ -207,6 +217,7 @@ class _StreamState:
         # every block as it came, filled by its deltas: a paused reply is sent back whole
         self.blocks: dict[int, dict[str, Any]] = {}
         self.inputs: dict[int, str] = {}
+        self.container: str | None = None   # the code-execution container it ran in
 
     def feed(self, event: Any) -> Iterator[Delta]:
         self._keep(event)
@@ -214,6 +225,7 @@ class _StreamState:
         if kind == "message_start":
             self.started = True
             self.usage = _usage(getattr(event.message, "usage", None))
+            self.container = _container_id(event.message)
         elif kind == "content_block_start" and event.content_block.type in THINKING_BLOCKS:
             block = event.content_block
             self.thinking[event.index] = _reasoning_block(block)
@@ -252,6 +264,7 @@ class _StreamState:
             self.stopped = True
         elif kind == "message_delta":
             self.finish = event.delta.stop_reason
+            self.container = _container_id(event.delta) or self.container
             # Cumulative counts: any present here replace message_start's (as the SDK does).
             u, du = self.usage, getattr(event, "usage", None)
 
@@ -312,7 +325,8 @@ class _StreamState:
             raise self.billed(IncompleteResponse(
                 f"{provider}: the stream ended before the message finished (no stop reason): "
                 "the answer is incomplete", provider=provider, partial_text="".join(self.text)))
-        return Delta(usage=self.usage, finish_reason=self.finish, paused=self.paused())
+        return Delta(usage=self.usage, finish_reason=self.finish, paused=self.paused(),
+                     container=self.container)
 
 
 class AnthropicProvider(SDKProvider):
@@ -379,7 +393,7 @@ class AnthropicProvider(SDKProvider):
                           reasoning=tuple(_reasoning_block(b) for b in resp.content
                                           if b.type in THINKING_BLOCKS),
                           paused=tuple(b.to_dict() for b in resp.content)
-                          if resp.stop_reason == PAUSED else ())
+                          if resp.stop_reason == PAUSED else (), container=_container_id(resp))
 
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
                options: CallOptions) -> Iterator[Delta]:

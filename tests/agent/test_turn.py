@@ -19,6 +19,7 @@ from hermes_core.testing import (
     anthropic_blocks_stream,
     anthropic_message,
     anthropic_stream,
+    code_execution_blocks,
     tool_call,
     tool_calls,
     web_search_blocks,
@@ -189,14 +190,28 @@ def test_a_stream_cut_by_a_failure_shows_what_arrived_but_no_start_of_a_key(
 PAUSED = web_search_blocks("Searching the forecast. ")
 
 
-def _anthropic_reply(mode: str, blocks: list[dict[str, Any]], stop: str, tokens: tuple[int, int]):
+def _anthropic_reply(mode: str, blocks: list[dict[str, Any]], stop: str, tokens: tuple[int, int],
+                     container: str | None = None):
     if mode == "stream":
         return httpx.Response(200, headers=SSE_HEADERS, content=anthropic_blocks_stream(
-            blocks, stop_reason=stop, input_tokens=tokens[0], output_tokens=tokens[1]))
+            blocks, stop_reason=stop, input_tokens=tokens[0], output_tokens=tokens[1],
+            container=container))
     body = anthropic_message("", model="claude-sonnet-4-5", stop_reason=stop,
-                             input_tokens=tokens[0], output_tokens=tokens[1])
+                             input_tokens=tokens[0], output_tokens=tokens[1], container=container)
     body["content"] = blocks
     return httpx.Response(200, json=body)
+
+
+def _read_turn(agent: Agent, mode: str, message: str):
+    """The Reply of one turn through ``mode``: sync, async, stream or astream."""
+    if mode != "astream":
+        return run_turn(agent, mode, message)
+
+    async def read() -> None:
+        async for _ in agent.astream(message):
+            pass
+    asyncio.run(read())
+    return agent.last_reply
 
 
 @pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
@@ -229,6 +244,33 @@ def test_a_paused_turn_is_continued_with_its_content_sent_back_and_billed_whole(
     assert [(m.role, m.content) for m in agent.history] == [
         ("user", "weather in Oslo?"), ("assistant", "Searching the forecast. It is sunny.")]
     assert agent.stats.usage == reply.usage
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
+def test_a_paused_code_execution_turn_goes_on_in_its_container(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    """A paused turn that ran code (a gateway adds Anthropic's code execution tool) goes on only
+    in the container it ran in: the continuation must name it (``container``), or the API refuses
+    the replayed code-execution blocks or runs the rest in a fresh container without its files."""
+    wire = "stream" if mode == "astream" else mode
+    route = respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        _anthropic_reply(wire, code_execution_blocks("Computed. "), "pause_turn", (100, 40),
+                         container="container_011CQ"),
+        _anthropic_reply(wire, [{"type": "text", "text": "It is 42."}], "end_turn", (130, 20),
+                         container="container_011CQ")])
+    agent = make_agent(empty_home, "anthropic")
+    reply = _read_turn(agent, mode, "what is 6 * 7?")
+    first, second = request_json(route, 0), request_json(route, 1)
+    assert "container" not in first
+    assert second["container"] == "container_011CQ"
+    assert second["messages"][-1] == {"role": "assistant",
+                                      "content": code_execution_blocks("Computed. ")}
+    assert reply.text == "Computed. It is 42." and reply.stop_reason is None
+    # the container is the turn's own: the next turn starts without it
+    route.side_effect = None
+    route.return_value = _anthropic_reply(wire, [{"type": "text", "text": "ok"}], "end_turn", (5, 1))
+    _read_turn(agent, mode, "thanks")
+    assert "container" not in request_json(route, 2)
 
 
 @pytest.mark.parametrize("mode", ["sync", "async", "stream"])
