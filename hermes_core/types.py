@@ -90,8 +90,14 @@ class Usage:
     # completion_tokens_details.reasoning_tokens), shown, never added again
     reasoning_tokens: int = 0
     # False when the response carried no usage (a compatible server that sends none, a stream
-    # cut before its usage chunk): the zeros are unknown, not free
+    # cut before its usage chunk): the counts are not the provider's
     reported: bool = True
+    # True when the provider reported none and hermes_core counted them itself (an OpenAI stream
+    # cut before its usage chunk, a server that never sends usage); ``estimated_tokens`` says how
+    # many of those counts are estimates (an output counted from what arrived, a prompt whose
+    # framing is not documented) rather than exact
+    counted: bool = False
+    estimated_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -101,6 +107,8 @@ class Usage:
             self.cache_write_tokens + other.cache_write_tokens,
             self.reasoning_tokens + other.reasoning_tokens,
             self.reported and other.reported,
+            self.counted or other.counted,
+            self.estimated_tokens + other.estimated_tokens,
         )
 
     @property

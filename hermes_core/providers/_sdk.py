@@ -279,6 +279,11 @@ class SDKProvider:
             raise ServerError(f"{self.name}: HTTP 200 but the body is not a {self.kind} response "
                               f"({type(e).__name__})", provider=self.name) from None
 
+    def _metered(self, done: Completion, payload: dict[str, Any]) -> Completion:
+        """``done`` (the reply to ``payload``) with what it was billed when its response did not
+        say; as it is, by default."""
+        return done
+
     def _create(self, client: Any, payload: dict[str, Any], timeout: float) -> Any:
         """Send ``payload`` (as :meth:`render` made it) with ``client``; an awaitable for an async
         client. The SDK's typed ``create`` by default; a subclass may post the payload directly."""
@@ -342,7 +347,7 @@ class SDKProvider:
                 raise self._error(e, credential) from None
             except json.JSONDecodeError as e:   # a 200 whose JSON body is cut
                 raise malformed_event(self.name, e, "body") from None
-            return self._read(resp, model)
+            return self._metered(self._read(resp, model), payload)
         raise AssertionError("unreachable: the second pass returns or raises")
 
     async def acomplete(self, prompt: Prompt, model: str, credential: Credential | None,
@@ -359,5 +364,5 @@ class SDKProvider:
                 raise self._error(e, credential) from None
             except json.JSONDecodeError as e:
                 raise malformed_event(self.name, e, "body") from None
-            return self._read(resp, model)
+            return self._metered(self._read(resp, model), payload)
         raise AssertionError("unreachable: the second pass returns or raises")

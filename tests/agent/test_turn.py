@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,16 +15,19 @@ from hermes_core.agent.agent import Agent
 from hermes_core.config import load_settings
 from hermes_core.testing import (
     ANTHROPIC_URL,
+    OPENAI_URL,
     SSE_HEADERS,
     FakeProvider,
     anthropic_blocks_stream,
     anthropic_message,
     anthropic_stream,
     code_execution_blocks,
+    openai_chat_stream,
     tool_call,
     tool_calls,
     web_search_blocks,
 )
+from hermes_core.tokens import count_tokens
 from hermes_core.types import Message, Usage
 from tests.agent.conftest import make_agent, request_json, run_turn
 
@@ -335,6 +339,60 @@ def test_a_stream_cut_mid_answer_counts_what_it_billed_though_the_turn_failed(
         "".join(agent.stream("hi"))
     assert agent.history == [] and agent.stats.turns == 0
     assert agent.stats.wasted.input_tokens == 700 and agent.stats.cost.total > 0
+
+
+def _billed_prompt(body: dict[str, Any]) -> int:
+    """OpenAI's count of a plain chat request (its cookbook): each message's role and text in
+    o200k_base, 3 tokens a message, 3 priming the reply."""
+    def text(content: Any) -> str:
+        return content if isinstance(content, str) else "".join(p["text"] for p in content)
+    return sum(3 + count_tokens(m["role"]) + count_tokens(text(m["content"]))
+               for m in body["messages"]) + 3
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_an_openai_stream_cut_before_its_usage_chunk_and_retried_counts_its_prompt_as_wasted(
+        empty_home: Path, respx_mock: Any, use_async: bool) -> None:
+    """OpenAI reports usage only in a stream's last chunk: a stream cut after its first chunk and
+    retried billed its prompt, which was in no total (not the reply's cost, not ``/stats``, not
+    the audit line)."""
+    route = respx_mock.post(OPENAI_URL).mock(side_effect=[
+        httpx.Response(200, headers=SSE_HEADERS, content=openai_chat_stream(("x",), fail_after=0)),
+        httpx.Response(200, headers=SSE_HEADERS, content=openai_chat_stream(("fine",)))])
+    agent = make_agent(empty_home, "openai")
+    reply = _read_turn(agent, "astream" if use_async else "stream", "hi")
+    assert reply.text == "fine" and reply.usage.input_tokens == 12 and reply.usage.reported
+    wasted = reply.wasted
+    assert wasted.input_tokens == _billed_prompt(request_json(route, 0)) > 0
+    assert wasted.output_tokens == 0 and wasted.counted and wasted.estimated_tokens == 0
+    model = "gpt-4o-mini"
+    assert reply.wasted_cost == agent.prices.cost(model, wasted)
+    assert reply.cost.total == pytest.approx(agent.prices.cost(model, reply.usage).total
+                                             + agent.prices.cost(model, wasted).total)
+    assert reply.cost.counted == (model,) and reply.usage == agent.stats.usage
+    assert agent.stats.wasted == wasted
+    agent.loop.audit.flush()   # an async turn's lines are written by the audit's writer thread
+    lines = [json.loads(line) for line in (empty_home / "audit.jsonl").read_text().splitlines()]
+    assert lines[0]["billed_tokens"] == {"input": wasted.input_tokens, "output": 0,
+                                         "cache_read": 0, "cache_write": 0, "estimated": 0}
+
+
+def test_an_openai_stream_cut_mid_answer_counts_what_it_billed_though_the_turn_failed(
+        empty_home: Path, respx_mock: Any) -> None:
+    from hermes_core.errors import ProviderError
+
+    route = respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, headers=SSE_HEADERS, content=openai_chat_stream(("one ", "two"), fail_after=1)))
+    agent = make_agent(empty_home, "openai")
+    with pytest.raises(ProviderError):
+        "".join(agent.stream("hi"))
+    assert agent.history == [] and agent.stats.turns == 0
+    wasted = agent.stats.wasted
+    assert wasted.input_tokens == _billed_prompt(request_json(route, 0))
+    assert wasted.output_tokens == wasted.estimated_tokens == count_tokens("one ")
+    assert agent.stats.cost == agent.prices.cost("gpt-4o-mini", wasted)
+    line = json.loads((empty_home / "audit.jsonl").read_text().splitlines()[-1])
+    assert line["billed_tokens"]["estimated"] == wasted.estimated_tokens
 
 
 def test_a_structured_reply_repaired_reports_the_rejected_replys_tokens_as_wasted(
