@@ -24,6 +24,7 @@ from hermes_core.providers._sdk import (
 )
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS, CallOptions
 from hermes_core.providers.lessons import RefusalMemory
+from hermes_core.providers.observed import bill
 from hermes_core.providers.refused import bad_request
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
@@ -309,10 +310,13 @@ class _StreamState:
         """The message ended (a stop reason or message_stop arrived): its text is whole."""
         return self.started and (self.stopped or self.finish is not None)
 
+    def so_far(self) -> Usage | None:
+        """What the attempt has been billed: the usage reported since message_start, if any."""
+        return self.usage if self.started and self.usage.reported else None
+
     def billed(self, error: ProviderError) -> ProviderError:
         """``error`` carrying the usage message_start reported: the attempt was billed."""
-        if self.started and self.usage.reported:
-            error.usage = self.usage
+        error.usage = self.so_far()
         return error
 
     def end(self, provider: str) -> Delta:
@@ -399,6 +403,7 @@ class AnthropicProvider(SDKProvider):
                options: CallOptions) -> Iterator[Delta]:
         client = self._clients.get(credential)
         state = _StreamState()
+        bill(state.so_far)
         try:
             stream = self._opened(client, prompt, model, options)
             with stream:
@@ -418,6 +423,7 @@ class AnthropicProvider(SDKProvider):
                       options: CallOptions) -> AsyncIterator[Delta]:
         client = self._clients.get(credential, is_async=True)
         state = _StreamState()
+        bill(state.so_far)
         try:
             stream = await self._aopened(client, prompt, model, options)
             async with stream:

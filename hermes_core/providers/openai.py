@@ -27,6 +27,7 @@ from hermes_core.providers._sdk import (
 )
 from hermes_core.providers.base import CallOptions
 from hermes_core.providers.lessons import RefusalMemory
+from hermes_core.providers.observed import bill
 from hermes_core.providers.refused import (
     RefusedFields,
     refused_field,
@@ -392,6 +393,7 @@ class OpenAIProvider(SDKProvider):
         client = self._clients.get(credential)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         billed = self._billed(prompt, model, options, tools, state)
+        bill(billed)
         try:
             if not whole:
                 stream = self._opened(client, prompt, model, options)
@@ -418,6 +420,7 @@ class OpenAIProvider(SDKProvider):
         client = self._clients.get(credential, is_async=True)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         billed = self._billed(prompt, model, options, tools, state)
+        bill(billed)
         try:
             if not whole:
                 stream = await self._aopened(client, prompt, model, options)

@@ -920,7 +920,10 @@ def kept_or_cancelled(agent: Agent) -> str:
     from hermes_core.agent.pricing import Cost
     if not agent.history:
         assert agent.stats.turns == 0 and agent.stats.usage == Usage()
-        assert agent.stats.cost == Cost() and agent.last_reply is None
+        # a reply that came before the interrupt was billed: wasted, priced (decision 97)
+        wasted = agent.stats.wasted
+        assert agent.stats.cost == (Cost() if wasted == Usage() else agent.prices.cost("m", wasted))
+        assert agent.last_reply is None
         return "cancelled"
     assert [m.role for m in agent.history] == ["user", "assistant"], agent.history
     assert agent.stats.turns == 1 and agent.stats.usage.input_tokens > 0

@@ -427,3 +427,122 @@ def test_a_turn_that_fails_after_a_tool_round_counts_the_round_it_was_billed_for
         run(agent, mode, "add")
     assert agent.history == [] and agent.stats.turns == 0
     assert agent.stats.usage == Usage() and agent.stats.wasted == Usage(40, 5)
+
+
+def _cancel_after_first_piece(agent: Agent, mode: str, message: str) -> str:
+    """What the chat does on Ctrl-C mid-reply: the stream is closed (sync) or the task reading it
+    cancelled (async) once the first piece is shown; returns that piece."""
+    if mode == "stream":
+        stream = agent.stream(message)
+        first = next(iter(stream))
+        stream.close()
+        return first
+
+    async def read() -> str:
+        shown: list[str] = []
+
+        async def consume() -> None:
+            async for piece in agent.astream(message):
+                shown.append(piece)
+                await asyncio.sleep(3600)   # the user presses Ctrl-C while reading
+        task = asyncio.ensure_future(consume())
+        while not shown:
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return shown[0]
+    return asyncio.run(read())
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_reply_cancelled_mid_stream_counts_what_its_attempt_was_billed(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    """Ctrl-C mid-reply: the provider billed the prompt and what it generated, and the turn was
+    counted nowhere (an abort is not a provider error, so nothing carried its usage)."""
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, headers=SSE_HEADERS, content=anthropic_stream(("one ", "two ", "three"),
+                                                           input_tokens=700)))
+    agent = make_agent(empty_home, "anthropic")
+    assert _cancel_after_first_piece(agent, mode, "hi") == "one "
+    assert agent.history == [] and agent.stats.turns == 0 and agent.stats.usage == Usage()
+    assert agent.stats.wasted.input_tokens == 700
+    assert agent.stats.cost == agent.prices.cost("claude-sonnet-4-5", agent.stats.wasted)
+    agent.loop.audit.flush()
+    line = json.loads((empty_home / "audit.jsonl").read_text().splitlines()[-1])
+    assert line["status"] == "aborted" and line["billed_tokens"]["input"] == 700
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_an_openai_reply_cancelled_mid_stream_counts_its_prompt_and_what_arrived(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    route = respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, headers=SSE_HEADERS, content=openai_chat_stream(("one ", "two ", "three"))))
+    agent = make_agent(empty_home, "openai")
+    assert _cancel_after_first_piece(agent, mode, "hi") == "one "
+    wasted = agent.stats.wasted
+    assert wasted.input_tokens == _billed_prompt(request_json(route, 0))
+    assert wasted.output_tokens == wasted.estimated_tokens == count_tokens("one ")
+    assert agent.stats.cost == agent.prices.cost("gpt-4o-mini", wasted)
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_turn_cancelled_after_a_tool_round_counts_the_round(tmp_path: Path, mode: str) -> None:
+    """The first round answered and was billed; Ctrl-C during the second reply dropped it."""
+    first = replace(tool_calls(tool_call("add", a=1, b=2)), usage=Usage(40, 5))
+    agent = adder(tmp_path, FakeProvider([first, "the sum is 3"]))
+    _cancel_after_first_piece(agent, mode, "add")
+    assert agent.history == [] and agent.stats.turns == 0
+    assert agent.stats.usage == Usage() and agent.stats.wasted == Usage(40, 5)
+
+
+def test_a_whole_reply_interrupted_counts_the_rounds_the_turn_finished(tmp_path: Path) -> None:
+    """Ctrl-C while a non-streamed turn waits for its second round."""
+    first = replace(tool_calls(tool_call("add", a=1, b=2)), usage=Usage(40, 5))
+    agent = adder(tmp_path, FakeProvider([first, KeyboardInterrupt()]))
+    with pytest.raises(KeyboardInterrupt):
+        agent.chat("add")
+    assert agent.history == [] and agent.stats.wasted == Usage(40, 5)
+
+
+def test_ctrl_c_while_a_stream_is_read_counts_what_arrived(
+        empty_home: Path, respx_mock: Any) -> None:
+    """Ctrl-C landing inside the read of the response (the SDK's socket read), not between
+    pieces: the KeyboardInterrupt comes up through the adapter's stream."""
+    events = [e + b"\n\n" for e in openai_chat_stream(("one ", "two ")).split(b"\n\n") if e]
+
+    def body() -> Any:
+        yield b"".join(events[:2])   # the role chunk and "one "
+        raise KeyboardInterrupt
+
+    route = respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, headers=SSE_HEADERS, content=body()))
+    agent = make_agent(empty_home, "openai")
+    shown: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        for piece in agent.stream("hi"):
+            shown.append(piece)
+    assert shown == ["one "] and agent.history == []
+    wasted = agent.stats.wasted
+    assert wasted.input_tokens == _billed_prompt(request_json(route, 0))
+    assert wasted.output_tokens == count_tokens("one ")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
+def test_ctrl_c_while_a_tool_runs_counts_the_round_that_called_it(tmp_path: Path,
+                                                                   mode: str) -> None:
+    """The round that called the tool was billed; Ctrl-C during the tool dropped it."""
+    fake = FakeProvider([replace(tool_calls(tool_call("stall", id="c1")), usage=Usage(40, 5)),
+                         "never asked"])
+    agent = adder(tmp_path, fake)
+
+    @agent.tool
+    def stall() -> str:
+        """Wait for something slow."""
+        raise KeyboardInterrupt   # the user gives up waiting
+
+    with pytest.raises(KeyboardInterrupt):
+        _read_turn(agent, mode, "go")
+    assert agent.history == [] and agent.stats.usage == Usage()
+    assert agent.stats.wasted == Usage(40, 5)
+    assert agent.stats.cost == agent.prices.cost("m", Usage(40, 5))
