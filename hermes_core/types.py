@@ -74,6 +74,10 @@ class Message:
     # text, calls and reasoning so the model goes on with it; other formats send ``content``.
     # Kept only within the turn.
     replay: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
+    # The code-execution container a paused reply ran in (Anthropic's ``container``): the request
+    # that sends the reply back names it, or the rest of the turn runs without the container's
+    # files and state. Kept only within the turn.
+    container: str | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +92,14 @@ class Usage:
     # completion_tokens_details.reasoning_tokens), shown, never added again
     reasoning_tokens: int = 0
     # False when the response carried no usage (a compatible server that sends none, a stream
-    # cut before its usage chunk): the zeros are unknown, not free
+    # cut before its usage chunk): the counts are not the provider's
     reported: bool = True
+    # True when the provider reported none and hermes_core counted them itself (an OpenAI stream
+    # cut before its usage chunk, a server that never sends usage); ``estimated_tokens`` says how
+    # many of those counts are estimates (an output counted from what arrived, a prompt whose
+    # framing is not documented) rather than exact
+    counted: bool = False
+    estimated_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -99,6 +109,8 @@ class Usage:
             self.cache_write_tokens + other.cache_write_tokens,
             self.reasoning_tokens + other.reasoning_tokens,
             self.reported and other.reported,
+            self.counted or other.counted,
+            self.estimated_tokens + other.estimated_tokens,
         )
 
     @property
@@ -134,12 +146,14 @@ class Completion:
     reasoning: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
     # a paused reply's content blocks, to be sent back to continue it (see Message.replay)
     paused: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
+    # the code-execution container the reply ran in (see Message.container)
+    container: str | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class Delta:
     """One streamed piece: text, a completed tool call, a finished reasoning block, or (last) the
-    usage and finish reason, with a paused reply's content blocks."""
+    usage and finish reason, with a paused reply's content blocks and its container."""
 
     text: str = ""
     tool_call: ToolCall | None = None
@@ -147,6 +161,7 @@ class Delta:
     finish_reason: str | None = None
     reasoning: Mapping[str, Any] | None = None
     paused: tuple[Mapping[str, Any], ...] = ()
+    container: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

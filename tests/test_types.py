@@ -34,6 +34,14 @@ def test_usage_sums_reasoning_tokens_and_stays_unreported_once_any_part_was() ->
     assert not (total + Usage(reported=False)).reported
 
 
+def test_usage_sums_say_a_part_was_counted_by_us_and_how_much_is_an_estimate() -> None:
+    ours = Usage(13, 4, reported=False, counted=True, estimated_tokens=4)
+    total = Usage(100, 20) + ours + Usage(50, 5, reported=False, counted=True, estimated_tokens=55)
+    assert (total.input_tokens, total.output_tokens) == (163, 29)
+    assert total.counted and not total.reported and total.estimated_tokens == 59
+    assert not (Usage(1, 1) + Usage(2, 2)).counted
+
+
 def test_prompt_prefix_hash_depends_on_system_only():
     a = Prompt(system="S", messages=(), context="ctx one")
     b = Prompt(system="S", messages=(), context="ctx two")

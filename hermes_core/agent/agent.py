@@ -41,7 +41,7 @@ from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
 from hermes_core.agent.smart_routing import Router
 from hermes_core.agent.tool_runner import AgentTools, Approver, Tool
 from hermes_core.agent.tools import structured
-from hermes_core.agent.turn import Accumulator, Turn, collect, completed
+from hermes_core.agent.turn import Accumulator, Turn, as_kept, collect, completed
 from hermes_core.config import Settings, load_settings
 from hermes_core.errors import Attempt, ConfigError, ContextWindowExceeded, HermesError
 from hermes_core.providers import build_providers, keep_lessons
@@ -312,11 +312,8 @@ class Agent:
         # the user's message; the tool calls and answers, if any, appended after the messages
         # prepare() sent, which may differ from the history (a pre_llm_call hook can return a
         # Prompt with other messages); the reply
-        # the rounds' reasoning blocks and paused content were theirs to send back: the
-        # history does not keep them
         added = (Message("user", clean_text(message)),
-                 *(replace(m, reasoning=(), replay=()) if m.reasoning or m.replay else m
-                   for m in prompt.messages[rounds_from:]),
+                 *(as_kept(m) for m in prompt.messages[rounds_from:]),
                  Message("assistant", done.text))
         with held_interrupts():   # Ctrl-C now: the turn is recorded whole, then interrupted
             self.history.extend(added)
@@ -406,10 +403,11 @@ class Agent:
             try:
                 done, tried = self.loop.complete(turn.prompt, turn.decision, opts,
                                                  fit=turn.fit_for)
-            except HermesError as e:
+                more = turn.next_round(done, tried)
+            except BaseException as e:   # failed, or interrupted: the rounds done were billed
                 self._lost(turn, getattr(e, "attempts", ()))
                 raise
-            if not turn.next_round(done, tried):
+            if not more:
                 return turn.finish()
 
     def stream(self, message: str, *, output: type[BaseModel] | None = None,
@@ -454,13 +452,16 @@ class Agent:
             try:
                 done = yield from collect(stream, turn.decision, ROUND_BREAK if said else "",
                                           self.redact.stream())
-            except Exception:
+                stream.close()
+                more = turn.next_round(done, stream.attempts)
+            except BaseException:   # a failure, or the reply abandoned (Ctrl-C, closed)
+                stream.close()      # the call loop records the abandoned attempt first
                 self._lost(turn, stream.attempts)
                 raise
             finally:
                 stream.close()
             said = said or bool(done.text)
-            if not turn.next_round(done, stream.attempts):
+            if not more:
                 return turn.finish()
             said = said and not turn.continuing   # a paused reply goes on in the same paragraph
 
@@ -522,10 +523,11 @@ class Agent:
             try:
                 done, tried = await self.loop.acomplete(turn.prompt, turn.decision, opts,
                                                           fit=turn.fit_for)
-            except HermesError as e:
+                more = await turn.anext_round(done, tried)
+            except BaseException as e:   # failed, or cancelled: the rounds done were billed
                 self._lost(turn, getattr(e, "attempts", ()))
                 raise
-            if not await turn.anext_round(done, tried):
+            if not more:
                 return turn.finish()
 
     async def astream(self, message: str, *, output: type[BaseModel] | None = None,
@@ -574,12 +576,21 @@ class Agent:
                     if rest := scrub.abandon():
                         yield rest
                     raise
+                except BaseException:   # abandoned (cancelled, closed): nothing more is shown
+                    await stream.aclose()   # the call loop records the abandoned attempt first
+                    self._lost(turn, stream.attempts)
+                    raise
                 if rest := scrub.flush():
                     yield rest
             finally:
                 await stream.aclose()
             said = said or bool(acc.parts)
-            if not await turn.anext_round(completed(acc, stream), stream.attempts):
+            try:
+                more = await turn.anext_round(completed(acc, stream), stream.attempts)
+            except BaseException:   # a tool interrupted or failed: the round was billed
+                self._lost(turn, stream.attempts)
+                raise
+            if not more:
                 turn.finish()
                 return
             said = said and not turn.continuing

@@ -111,9 +111,12 @@ class AuditLog:
                   "decision": attempt.decision, "error": attempt.error}
         if attempt.usage is not None:   # a failed attempt that was billed (see Reply.wasted)
             u = attempt.usage
+            # "estimated": how many of them hermes_core counted as an estimate where the
+            # provider reported none (an OpenAI stream cut before its usage chunk)
             record["billed_tokens"] = {"input": u.input_tokens, "output": u.output_tokens,
                                        "cache_read": u.cache_read_tokens,
-                                       "cache_write": u.cache_write_tokens}
+                                       "cache_write": u.cache_write_tokens,
+                                       "estimated": u.estimated_tokens}
         self.append(record)
 
     def append(self, record: Mapping[str, Any]) -> None:

@@ -37,7 +37,9 @@ class Cost:
     """USD of one call or a session. ``saved`` is what prompt caching saved against sending the
     same tokens uncached (cache reads at the cheaper rate minus the cache-write premium);
     ``unpriced`` lists the models with no price (their tokens are not in the totals);
-    ``unmetered`` the models of calls whose response reported no usage (billed, not counted)."""
+    ``unmetered`` the models of calls whose response reported no usage (billed, not counted);
+    ``counted`` the models of calls whose response reported none and whose tokens hermes_core
+    counted itself (priced, partly an estimate: see ``Usage.estimated_tokens``)."""
 
     input: float = 0.0
     output: float = 0.0
@@ -46,6 +48,7 @@ class Cost:
     saved: float = 0.0
     unpriced: tuple[str, ...] = ()
     unmetered: tuple[str, ...] = ()
+    counted: tuple[str, ...] = ()
 
     @property
     def total(self) -> float:
@@ -53,14 +56,16 @@ class Cost:
 
     @property
     def known(self) -> bool:
-        return not self.unpriced and not self.unmetered
+        """The total is the bill: no model unpriced, no usage missing or counted by us."""
+        return not self.unpriced and not self.unmetered and not self.counted
 
     def __add__(self, other: Cost) -> Cost:
         missing = tuple(dict.fromkeys((*self.unpriced, *other.unpriced)))
         silent = tuple(dict.fromkeys((*self.unmetered, *other.unmetered)))
+        ours = tuple(dict.fromkeys((*self.counted, *other.counted)))
         return Cost(self.input + other.input, self.output + other.output,
                     self.cache_write + other.cache_write, self.cache_read + other.cache_read,
-                    self.saved + other.saved, missing, silent)
+                    self.saved + other.saved, missing, silent, ours)
 
     def __str__(self) -> str:
         text = f"${self.total:.4f}"
@@ -70,6 +75,8 @@ class Cost:
             text += f" (no price for {', '.join(self.unpriced)})"
         if self.unmetered:
             text += f" (no usage reported for {', '.join(self.unmetered)})"
+        if self.counted:
+            text += f" (partly estimated: no usage reported for {', '.join(self.counted)})"
         return text
 
 
@@ -123,7 +130,9 @@ class PriceTable:
         return self._table[name] if name is not None else None
 
     def cost(self, model: str, usage: Usage) -> Cost:
-        if not usage.reported:
+        """What ``usage`` of ``model`` cost; a usage hermes_core counted where the provider
+        reported none (``Usage.counted``) is priced and named in ``Cost.counted``."""
+        if not (usage.reported or usage.counted):
             return Cost(unmetered=(model,))
         p = self.price(model)
         if p is None:
@@ -133,4 +142,5 @@ class PriceTable:
         return Cost(usage.input_tokens * p.input / PER_TOKENS,
                     usage.output_tokens * p.output / PER_TOKENS,
                     usage.cache_write_tokens * p.cache_write / PER_TOKENS,
-                    usage.cache_read_tokens * p.cache_read / PER_TOKENS, saved)
+                    usage.cache_read_tokens * p.cache_read / PER_TOKENS, saved,
+                    counted=(model,) if usage.counted else ())

@@ -324,12 +324,17 @@ class _Run:
             self.loop.pool.success(step.lease, stated)
         self.record(step.candidate, step.credential, "ok", started, "done")
 
-    def on_abort(self, step: Step, started: float, error: BaseException) -> None:
-        """A non-provider exception (cancellation, a bug): free the key, record, re-raise."""
+    def on_abort(self, step: Step, started: float, error: BaseException,
+                 heard: Heard | None = None) -> None:
+        """A non-provider exception (cancellation, a bug): free the key, record, re-raise. A
+        stream abandoned mid-answer was billed all the same: what its adapter says it was billed
+        so far (``heard``) is the attempt's."""
         assert step.candidate is not None
         if step.lease is not None:
             self.loop.pool.release(step.lease)
-        self.record(step.candidate, step.credential, "aborted", started, "raise", error=error)
+        billed = heard.billed() if heard is not None and heard.billed is not None else None
+        self.record(step.candidate, step.credential, "aborted", started, "raise", error=error,
+                    billed=billed)
 
     def on_stream_error(self, step: Step, started: float, error: ProviderError) -> None:
         """After the first delta: report to the pool and the log; the caller gets the error."""
@@ -547,14 +552,15 @@ class CallLoop:
     # -------------------------------------------------------------- the one failure handler
 
     def _failed(self, run: _Run, step: Step, started: float, raw: BaseException, *,
-                mid_stream: bool = False) -> float:
+                mid_stream: bool = False, heard: Heard | None = None) -> float:
         """Every failed attempt goes through here (sync): a provider error is decided by
         :meth:`_Run.on_error` (seconds to sleep) or, after a streamed delta, re-raised; anything
-        else (cancellation, a bug) frees the key and propagates. Call from an ``except`` block."""
+        else (cancellation, a bug) frees the key and propagates, with what ``heard`` says the
+        attempt was billed. Call from an ``except`` block."""
         assert step.candidate is not None
         e = coerce(raw, step.candidate.provider)
         if not isinstance(e, ProviderError):
-            run.on_abort(step, started, raw)
+            run.on_abort(step, started, raw, heard)
             raise raw
         if mid_stream:
             run.on_stream_error(step, started, e)
@@ -562,13 +568,13 @@ class CallLoop:
         return run.on_error(step, started, e)
 
     async def _afailed(self, run: _Run, step: Step, started: float, raw: BaseException, *,
-                       mid_stream: bool = False) -> float:
+                       mid_stream: bool = False, heard: Heard | None = None) -> float:
         """:meth:`_failed` for the async shells: outcomes reach a networked pool off the event
         loop; an abort frees its key inline, before the task unwinds."""
         assert step.candidate is not None
         e = coerce(raw, step.candidate.provider)
         if not isinstance(e, ProviderError):
-            run.on_abort(step, started, raw)
+            run.on_abort(step, started, raw, heard)
             raise raw
         if mid_stream:
             await self._aoutcome(run.on_stream_error, step, started, e)
@@ -629,7 +635,7 @@ class CallLoop:
                 return
             except BaseException as raw:
                 _close(it)
-                delay = self._failed(run, step, started, raw)
+                delay = self._failed(run, step, started, raw, heard=heard)
                 if delay > 0:
                     self.sleep(delay)
                 continue
@@ -639,7 +645,7 @@ class CallLoop:
             yield from it
         except BaseException as raw:
             _close(it)
-            self._failed(run, step, started, raw, mid_stream=True)
+            self._failed(run, step, started, raw, mid_stream=True, heard=heard)
         run.on_success(step, started, heard)
 
     # -------------------------------------------------------------- async
@@ -714,7 +720,7 @@ class CallLoop:
                 return
             except BaseException as raw:
                 await _aclose(it)
-                delay = await self._afailed(run, step, started, raw)
+                delay = await self._afailed(run, step, started, raw, heard=heard)
                 if delay > 0:
                     await self.asleep(delay)
                 continue
@@ -725,7 +731,7 @@ class CallLoop:
                 yield delta
         except BaseException as raw:
             await _aclose(it)
-            await self._afailed(run, step, started, raw, mid_stream=True)
+            await self._afailed(run, step, started, raw, mid_stream=True, heard=heard)
         await self._aoutcome(run.on_success, step, started, heard)
 
 

@@ -12,6 +12,7 @@ from collections.abc import Generator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from hermes_core.agent.interrupts import held_interrupts
 from hermes_core.agent.pricing import Cost
 from hermes_core.agent.prompt.budget import model_window
 from hermes_core.agent.prompt.token_count import choose_counter, message_cost, prompt_cost
@@ -57,23 +58,30 @@ class Turn:
         self.paused_out = False   # the turn ended paused, at the limit of continuations
         self.held: list[str] = []   # the text of the paused replies the next reply goes on from
         self._ids: set[str] | None = None   # tool-call ids in the conversation, once a call came
+        self._billed: set[int] = set()   # the failed attempts already counted, by identity
         fitted = agent.fitted
         # the model this turn's history was compacted for; None: not ours to compact again
         self.fitted_for = fitted[1] if fitted is not None and fitted[0] is prompt.messages else None
 
     def _account(self, done: Completion, tried: Sequence[Attempt]) -> None:
-        self.done = done
-        self.usage = self.usage + done.usage
-        self.cost = self.cost + self.agent.cost_of(done)
-        self.attempts.extend(tried)
-        self.calls.extend(done.tool_calls)
-        self.billed(tried)
+        """Count a call; with Ctrl-C held back, so a turn interrupted now and counted as lost
+        has its tokens and their cost both or neither."""
+        cost = self.agent.cost_of(done)
+        with held_interrupts():
+            self.done = done
+            self.usage = self.usage + done.usage
+            self.cost = self.cost + cost
+            self.attempts.extend(tried)
+            self.calls.extend(done.tool_calls)
+            self.billed(tried)
 
     def billed(self, tried: Sequence[Attempt]) -> None:
         """Count the tokens failed attempts of ``tried`` were billed (a stream cut after its
-        usage came, then retried): in the turn's cost, apart as wasted, never in ``usage``."""
+        usage came, then retried): in the turn's cost, apart as wasted, never in ``usage``. Each
+        attempt once: a turn that fails after a call was accounted hands its attempts in again."""
         for a in tried:
-            if a.usage is not None:
+            if a.usage is not None and id(a) not in self._billed:
+                self._billed.add(id(a))   # alive in ``attempts`` or the caller's: not reused
                 spent = self.agent.prices.cost(a.model, a.usage)
                 self.wasted = self.wasted + a.usage
                 self.wasted_cost = self.wasted_cost + spent
@@ -125,7 +133,7 @@ class Turn:
             return False
         self.continued += 1
         self.continuing = True
-        paused = Message("assistant", done.text, replay=done.paused)
+        paused = Message("assistant", done.text, replay=done.paused, container=done.container)
         self.prompt = replace(self.prompt, messages=(*self.prompt.messages, paused))
         return True
 
@@ -217,6 +225,14 @@ class Turn:
                                   self.usage, self.attempts, self.rounds_from, self)
 
 
+def as_kept(m: Message) -> Message:
+    """A round's message as the history keeps it: its reasoning blocks, paused content and
+    container were the turn's to send back, not the conversation's."""
+    if m.reasoning or m.replay or m.container:
+        return replace(m, reasoning=(), replay=(), container=None)
+    return m
+
+
 def used_ids(messages: Sequence[Message]) -> set[str]:
     """The tool-call ids ``messages`` carry (calls and the answers naming them)."""
     ids = {c.id for m in messages for c in m.tool_calls}
@@ -252,12 +268,15 @@ class Accumulator:
         self.finish: str | None = None
         self.reasoning: list[Mapping[str, Any]] = []
         self.paused: tuple[Mapping[str, Any], ...] = ()
+        self.container: str | None = None
 
     def add(self, d: Delta) -> bool:
         if d.tool_call is not None:
             self.calls.append(d.tool_call)
         if d.paused:
             self.paused = d.paused
+        if d.container:
+            self.container = d.container
         if d.reasoning is not None:
             self.reasoning.append(d.reasoning)
         if d.usage is not None:
@@ -272,7 +291,7 @@ class Accumulator:
     def completion(self, provider: str = "") -> Completion:
         return Completion("".join(self.parts), self.decision.model, provider, self.usage,
                           tuple(self.calls), self.finish, reasoning=tuple(self.reasoning),
-                          paused=self.paused)
+                          paused=self.paused, container=self.container)
 
 
 def collect(stream: Any, decision: RouteDecision, lead: str = "",

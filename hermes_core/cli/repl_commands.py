@@ -410,16 +410,21 @@ def _save(repl: Repl, arg: str) -> None:
 
 def _stats(repl: Repl, arg: str) -> None:
     s = repl.agent.stats
+    guessed = getattr(s.usage, "estimated_tokens", 0)
     repl.say(f"turns {s.turns}; input tokens {s.usage.total_input_tokens} "
              f"(cache read {s.usage.cache_read_tokens}, write {s.usage.cache_write_tokens}); "
-             f"output {s.usage.output_tokens}; cache hit ratio {s.cache_hit_ratio:.0%}")
+             f"output {s.usage.output_tokens}; cache hit ratio {s.cache_hit_ratio:.0%}"
+             + (f"; {guessed} tokens estimated (no usage reported)" if guessed else ""))
     cost = getattr(s, "cost", None)
     if cost is not None:
         repl.say(f"cost {cost}; tool calls {getattr(s, 'tool_calls', 0)}")
     wasted = getattr(s, "wasted", None)
     if wasted is not None and (wasted.total_input_tokens or wasted.output_tokens):
+        # counted by us where the provider reported none (a stream cut before its usage chunk)
+        guessed = getattr(wasted, "estimated_tokens", 0)
         repl.say(f"of which wasted on failed turns and attempts: input "
-                 f"{wasted.total_input_tokens}, output {wasted.output_tokens} tokens")
+                 f"{wasted.total_input_tokens}, output {wasted.output_tokens} tokens"
+                 + (f" ({guessed} of them estimated)" if guessed else ""))
     compactor = getattr(repl.agent, "compactor", None)
     if compactor is not None and compactor.last is not None:
         repl.say(compactor.last.describe())

@@ -200,7 +200,8 @@ def completion_deltas(done: Completion) -> list[Delta]:
     if done.text:
         out.append(Delta(text=done.text))
     out.extend(Delta(tool_call=call) for call in done.tool_calls)
-    out.append(Delta(usage=done.usage, finish_reason=done.finish_reason, paused=done.paused))
+    out.append(Delta(usage=done.usage, finish_reason=done.finish_reason, paused=done.paused,
+                     container=done.container))
     return out
 
 
@@ -310,6 +311,11 @@ class SDKProvider:
         except (AttributeError, TypeError, KeyError, IndexError) as e:
             raise ServerError(f"{self.name}: HTTP 200 but the body is not a {self.kind} response "
                               f"({type(e).__name__})", provider=self.name) from None
+
+    def _metered(self, done: Completion, payload: dict[str, Any]) -> Completion:
+        """``done`` (the reply to ``payload``) with what it was billed when its response did not
+        say; as it is, by default."""
+        return done
 
     def _create(self, client: Any, payload: dict[str, Any], timeout: float) -> Any:
         """Send ``payload`` (as :meth:`render` made it) with ``client``; an awaitable for an async
@@ -433,7 +439,7 @@ class SDKProvider:
             except json.JSONDecodeError as e:   # a 200 whose JSON body is cut
                 raise malformed_event(self.name, e, "body") from None
             self._stated(resp, credential, budget.answered.headers)
-            return self._read(resp, model)
+            return self._metered(self._read(resp, model), payload)
         raise AssertionError("unreachable: the second pass returns or raises")
 
     async def acomplete(self, prompt: Prompt, model: str, credential: Credential | None,
@@ -451,5 +457,5 @@ class SDKProvider:
             except json.JSONDecodeError as e:
                 raise malformed_event(self.name, e, "body") from None
             self._stated(resp, credential, budget.answered.headers)
-            return self._read(resp, model)
+            return self._metered(self._read(resp, model), payload)
         raise AssertionError("unreachable: the second pass returns or raises")

@@ -26,6 +26,7 @@ from hermes_core.providers._sdk import (
 )
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS, CallOptions
 from hermes_core.providers.lessons import RefusalMemory
+from hermes_core.providers.observed import bill
 from hermes_core.providers.refused import bad_request
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
@@ -116,6 +117,9 @@ def render_anthropic(prompt: Prompt, model: str, options: CallOptions, *,
     if has_system:
         payload["system"] = [system_block]
     payload["messages"] = messages
+    container = next((m.container for m in reversed(prompt.messages) if m.container), None)
+    if container is not None:   # a paused code-execution turn goes on in its container
+        payload["container"] = container
     if options.temperature is not None:
         payload["temperature"] = min(options.temperature, 1.0)
     tools = [{"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
@@ -195,6 +199,13 @@ def _reasoning_block(block: Any) -> dict[str, Any]:
     return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
 
 
+def _container_id(part: Any) -> str | None:
+    """The id of the code-execution container a message (or a ``message_delta``) names: the
+    SDK's ``container``, set when a container tool ran."""
+    container = getattr(part, "container", None)
+    return getattr(container, "id", None) or None
+
+
 def _usage(u: Any) -> Usage:
     if u is None:   # a compatible server's message with no usage: unknown, not zero
         return Usage(reported=False)
@@ -218,6 +229,7 @@ class _StreamState:
         # every block as it came, filled by its deltas: a paused reply is sent back whole
         self.blocks: dict[int, dict[str, Any]] = {}
         self.inputs: dict[int, str] = {}
+        self.container: str | None = None   # the code-execution container it ran in
 
     def feed(self, event: Any) -> Iterator[Delta]:
         kind = event.type
@@ -228,6 +240,7 @@ class _StreamState:
         if kind == "message_start":
             self.started = True
             self.usage = _usage(getattr(event.message, "usage", None))
+            self.container = _container_id(event.message)
         elif kind == "content_block_start" and event.content_block.type in THINKING_BLOCKS:
             block = event.content_block
             self.thinking[event.index] = _reasoning_block(block)
@@ -266,6 +279,7 @@ class _StreamState:
             self.stopped = True
         elif kind == "message_delta":
             self.finish = event.delta.stop_reason
+            self.container = _container_id(event.delta) or self.container
             # Cumulative counts: any present here replace message_start's (as the SDK does).
             u, du = self.usage, getattr(event, "usage", None)
 
@@ -327,10 +341,13 @@ class _StreamState:
         """The message ended (a stop reason or message_stop arrived): its text is whole."""
         return self.started and (self.stopped or self.finish is not None)
 
+    def so_far(self) -> Usage | None:
+        """What the attempt has been billed: the usage reported since message_start, if any."""
+        return self.usage if self.started and self.usage.reported else None
+
     def billed(self, error: ProviderError) -> ProviderError:
         """``error`` carrying the usage message_start reported: the attempt was billed."""
-        if self.started and self.usage.reported:
-            error.usage = self.usage
+        error.usage = self.so_far()
         return error
 
     def end(self, provider: str) -> Delta:
@@ -344,7 +361,8 @@ class _StreamState:
             raise self.billed(IncompleteResponse(
                 f"{provider}: the stream ended before the message finished (no stop reason): "
                 "the answer is incomplete", provider=provider, partial_text="".join(self.text)))
-        return Delta(usage=self.usage, finish_reason=self.finish, paused=self.paused())
+        return Delta(usage=self.usage, finish_reason=self.finish, paused=self.paused(),
+                     container=self.container)
 
 
 class AnthropicProvider(SDKProvider):
@@ -414,12 +432,13 @@ class AnthropicProvider(SDKProvider):
                           reasoning=tuple(_reasoning_block(b) for b in resp.content
                                           if b.type in THINKING_BLOCKS),
                           paused=tuple(b.to_dict() for b in resp.content)
-                          if resp.stop_reason == PAUSED else ())
+                          if resp.stop_reason == PAUSED else (), container=_container_id(resp))
 
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
                options: CallOptions) -> Iterator[Delta]:
         client = self._clients.get(credential)
         state = _StreamState(self.name)
+        bill(state.so_far)
         answered = None
         try:
             stream = self._opened(client, prompt, model, options, credential)
@@ -444,6 +463,7 @@ class AnthropicProvider(SDKProvider):
                       options: CallOptions) -> AsyncIterator[Delta]:
         client = self._clients.get(credential, is_async=True)
         state = _StreamState(self.name)
+        bill(state.so_far)
         answered = None
         try:
             stream = await self._aopened(client, prompt, model, options, credential)

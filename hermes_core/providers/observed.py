@@ -1,4 +1,5 @@
-"""What the call loop hears from an answer besides its body: the rate-limit headers of a 200.
+"""What the call loop hears from an answer besides its body: the rate-limit headers of a 200, and
+what a stream has been billed so far.
 
 Real providers state a key's limit, what remains of it and when it resets on every answer
 (``x-ratelimit-*``, ``anthropic-ratelimit-*``), not only on the 429 that refuses. The SDKs hide the
@@ -6,21 +7,32 @@ headers of a success behind ``with_raw_response``; both SDK clients are built on
 :mod:`hermes_core.providers.deadline`, which hand every response's rate-limit headers to the
 :func:`capture` block around the call (a context variable, so it reaches the transport through the
 SDK, sync and async, without touching its signatures). Outside such a block nothing is kept.
+
+A stream abandoned mid-answer (the user's Ctrl-C, a cancelled task, a closed reply stream) ends in
+no provider error that could carry its usage, yet the provider billed the prompt and what it had
+generated. A streaming adapter therefore hands the :func:`capture` block around its first event
+a way to ask what it has been billed so far (:func:`bill`), which the call loop asks when the
+attempt is aborted.
 """
 
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import httpx2
 
+from hermes_core.types import Usage
+
 
 @dataclass
 class Heard:
-    """The rate-limit headers of the last response received inside :func:`capture`."""
+    """The rate-limit headers of the last response received inside :func:`capture`, and what the
+    stream begun there has been billed so far (None: nothing known, or no stream)."""
 
     headers: dict[str, str] = field(default_factory=dict)
+    billed: Callable[[], Usage | None] | None = None
 
 
 _HEARD: contextvars.ContextVar[Heard | None] = contextvars.ContextVar("hermes_heard",
@@ -43,6 +55,14 @@ class capture:
 
     def __exit__(self, *exc: object) -> None:
         _HEARD.reset(self._token)
+
+
+def bill(billed: Callable[[], Usage | None]) -> None:
+    """Called by a streaming adapter as its stream begins: ``billed`` tells, when asked, what the
+    stream has been billed so far. Kept when a :func:`capture` block is listening."""
+    heard = _HEARD.get()
+    if heard is not None:
+        heard.billed = billed
 
 
 def note(headers: httpx2.Headers) -> None:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import functools
 import json
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import httpx2
 
-from hermes_core.errors import IncompleteResponse, ServerError
+from hermes_core.errors import IncompleteResponse, ProviderError, ServerError
 from hermes_core.providers._sdk import (
     SDKProvider,
     completion_deltas,
@@ -27,12 +28,14 @@ from hermes_core.providers._sdk import (
 )
 from hermes_core.providers.base import CallOptions
 from hermes_core.providers.lessons import RefusalMemory
+from hermes_core.providers.observed import bill
 from hermes_core.providers.refused import (
     RefusedFields,
     refused_field,
     refuses_streaming,
     status_and_body,
 )
+from hermes_core.providers.unreported import counted_usage
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
 OFFICIAL_HOST = "api.openai.com"
@@ -315,6 +318,14 @@ class OpenAIProvider(SDKProvider):
                           finish_reason="refusal" if refusal else choice.finish_reason,
                           request_id=getattr(resp, "_request_id", None) or resp.id)
 
+    def _metered(self, done: Completion, payload: dict[str, Any]) -> Completion:
+        """A reply whose body carried no usage (a compatible server that never sends it) was
+        billed all the same: counted here (:mod:`.unreported`)."""
+        if done.usage.reported:
+            return done
+        outputs = [done.text, *(v for c in done.tool_calls for v in (c.name, c.arguments))]
+        return replace(done, usage=counted_usage(payload, str(payload.get("model")), outputs))
+
     def _stream_payload(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
         payload = self.render(prompt, model, options)
         payload["stream"] = True
@@ -344,21 +355,45 @@ class OpenAIProvider(SDKProvider):
             if choice.finish_reason:
                 state["finish"] = choice.finish_reason
 
-    def _finish(self, tools: _ToolCallAssembler, state: dict[str, Any]) -> Iterator[Delta]:
+    def _finish(self, tools: _ToolCallAssembler, state: dict[str, Any],
+                billed: Callable[[], Usage | None]) -> Iterator[Delta]:
         if not state.get("seen"):
             raise ServerError(f"{self.name}: the stream ended without a single chunk",
                               provider=self.name)
         if not state.get("finish"):
             # Every chunk stream ends with a finish_reason: one closed cleanly before it (a proxy
             # or load balancer cutting the connection) must not pass for a whole answer.
-            raise IncompleteResponse(f"{self.name}: the stream ended before the reply finished "
-                                     "(no finish_reason): the answer is incomplete",
-                                     provider=self.name,
-                                     partial_text="".join(state.get("text", ())))
+            error = IncompleteResponse(f"{self.name}: the stream ended before the reply finished "
+                                       "(no finish_reason): the answer is incomplete",
+                                       provider=self.name,
+                                       partial_text="".join(state.get("text", ())))
+            error.usage = billed()
+            raise error
         for call in tools.done():
             yield Delta(tool_call=call)
-        yield Delta(usage=state.get("usage", Usage(reported=False)),
+        yield Delta(usage=billed(),
                     finish_reason="refusal" if state.get("refused") else state.get("finish"))
+
+    def _billed(self, prompt: Prompt, model: str, options: CallOptions,
+                tools: _ToolCallAssembler, state: dict[str, Any]) -> Callable[[], Usage | None]:
+        """What the stream was billed so far, asked when it ends or fails: its usage chunk's
+        report, else (the chunk never came) a count of the prompt and of what arrived
+        (:mod:`.unreported`); None before the first chunk, when the model had read nothing."""
+        def billed() -> Usage | None:
+            if "usage" in state:
+                return state["usage"]   # type: ignore[no-any-return]
+            if not state.get("seen"):
+                return None
+            outputs = ["".join(state.get("text", ())),
+                       *(v for p in tools.parts for v in (p["name"], p["arguments"]))]
+            return counted_usage(self._stream_payload(prompt, model, options), model, outputs)
+        return billed
+
+    @staticmethod
+    def _charged(error: ProviderError, billed: Callable[[], Usage | None]) -> ProviderError:
+        """``error`` carrying what its attempt was billed (see :meth:`_billed`)."""
+        error.usage = billed()
+        return error
 
     def _stream_refused(self, exc: BaseException, model: str, started: bool) -> bool:
         """A streamed call refused before anything arrived because ``model`` may not be streamed
@@ -373,6 +408,8 @@ class OpenAIProvider(SDKProvider):
         whole = self.refused.unstreamed(model)
         client = self._clients.get(credential)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
+        billed = self._billed(prompt, model, options, tools, state)
+        bill(billed)
         answered = None
         try:
             if not whole:
@@ -384,23 +421,25 @@ class OpenAIProvider(SDKProvider):
         except self.sdk_error as e:
             whole = self._stream_refused(e, model, bool(state))
             if not whole and not self.close_failed(e, bool(state.get("finish"))):
-                raise self._error(e, credential) from None
+                raise self._charged(self._error(e, credential), billed) from None
         except json.JSONDecodeError as e:
-            raise malformed_event(self.name, e) from None
+            raise self._charged(malformed_event(self.name, e), billed) from None
         except httpx2.HTTPError as e:
             if not state.get("finish"):   # after the finish reason, only the close failed
-                raise read_error(self.name, e, credential) from None
+                raise self._charged(read_error(self.name, e, credential), billed) from None
         if answered is not None or whole:
             yield from completion_deltas(answered if answered is not None
                                          else self.complete(prompt, model, credential, options))
             return
-        yield from self._finish(tools, state)
+        yield from self._finish(tools, state, billed)
 
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
                       options: CallOptions) -> AsyncIterator[Delta]:
         whole = self.refused.unstreamed(model)
         client = self._clients.get(credential, is_async=True)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
+        billed = self._billed(prompt, model, options, tools, state)
+        bill(billed)
         answered = None
         try:
             if not whole:
@@ -415,18 +454,18 @@ class OpenAIProvider(SDKProvider):
         except self.sdk_error as e:
             whole = self._stream_refused(e, model, bool(state))
             if not whole and not self.close_failed(e, bool(state.get("finish"))):
-                raise self._error(e, credential) from None
+                raise self._charged(self._error(e, credential), billed) from None
         except json.JSONDecodeError as e:
-            raise malformed_event(self.name, e) from None
+            raise self._charged(malformed_event(self.name, e), billed) from None
         except httpx2.HTTPError as e:
             if not state.get("finish"):
-                raise read_error(self.name, e, credential) from None
+                raise self._charged(read_error(self.name, e, credential), billed) from None
         if answered is not None or whole:
             done = (answered if answered is not None
                     else await self.acomplete(prompt, model, credential, options))
             for d in completion_deltas(done):
                 yield d
             return
-        for d in self._finish(tools, state):
+        for d in self._finish(tools, state, billed):
             yield d
 

@@ -87,18 +87,27 @@ def openai_chat_stream(pieces: Sequence[str] = ("Hel", "lo", "!"), *, model: str
 def anthropic_message(text: str = "Hello!", *, model: str = "claude-3-5-sonnet-20241022",
                       input_tokens: int = 12, output_tokens: int = 5, cache_read: int = 0,
                       cache_write: int = 0, tool_calls: Sequence[ToolCall] = (),
-                      stop_reason: str | None = None, id: str = "msg_test") -> dict[str, Any]:
-    """A Messages API ``message`` object."""
+                      stop_reason: str | None = None, id: str = "msg_test",
+                      container: str | None = None) -> dict[str, Any]:
+    """A Messages API ``message`` object; ``container``: the id of the code-execution container
+    the reply ran in."""
     content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     content += [{"type": "tool_use", "id": c.id, "name": c.name, "input": json.loads(c.arguments)}
                 for c in tool_calls]
-    return {
+    message: dict[str, Any] = {
         "id": id, "type": "message", "role": "assistant", "model": model, "content": content,
         "stop_reason": stop_reason or ("tool_use" if tool_calls else "end_turn"),
         "stop_sequence": None,
         "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens,
                   "cache_read_input_tokens": cache_read, "cache_creation_input_tokens": cache_write},
     }
+    if container is not None:
+        message["container"] = _container(container)
+    return message
+
+
+def _container(container: str | None) -> dict[str, Any] | None:
+    return None if container is None else {"id": container, "expires_at": "2026-12-05T01:00:00Z"}
 
 
 def anthropic_stream(pieces: Sequence[str] = ("Hel", "lo", "!"), *,
@@ -134,6 +143,19 @@ def anthropic_stream(pieces: Sequence[str] = ("Hel", "lo", "!"), *,
     return _sse(events)
 
 
+def code_execution_blocks(text: str, *, code: str = "print(6 * 7)", stdout: str = "42\n",
+                          id: str = "srvtoolu_c1") -> list[dict[str, Any]]:
+    """The content of a reply in which Anthropic ran code in its container (the code execution
+    server tool): the call, its result, then ``text``."""
+    return [
+        {"type": "server_tool_use", "id": id, "name": "code_execution", "input": {"code": code}},
+        {"type": "code_execution_tool_result", "tool_use_id": id,
+         "content": {"type": "code_execution_result", "stdout": stdout, "stderr": "",
+                     "return_code": 0, "content": []}},
+        {"type": "text", "text": text},
+    ]
+
+
 def web_search_blocks(text: str, *, query: str = "oslo weather",
                       id: str = "srvtoolu_1") -> list[dict[str, Any]]:
     """The content of a reply in which Anthropic ran its web search (a server tool): the call,
@@ -149,10 +171,12 @@ def web_search_blocks(text: str, *, query: str = "oslo weather",
 
 def anthropic_blocks_stream(blocks: Sequence[Mapping[str, Any]], *, stop_reason: str = "end_turn",
                             model: str = "claude-sonnet-4-5", input_tokens: int = 12,
-                            output_tokens: int = 5, cache_write: int = 0) -> bytes:
+                            output_tokens: int = 5, cache_write: int = 0,
+                            container: str | None = None) -> bytes:
     """An SSE body streaming the whole ``blocks`` (any type: thinking, server tools, their
     results, text with citations, one never seen), each started empty and filled by the deltas
-    its type sends, as the API does; ends with ``stop_reason`` and cumulative usage."""
+    its type sends, as the API does; ends with ``stop_reason`` and cumulative usage, and the
+    ``container`` the reply ran in (the API names it in ``message_delta``)."""
     start = anthropic_message("", model=model, input_tokens=input_tokens, output_tokens=1,
                               cache_write=cache_write)
     start["stop_reason"] = None
@@ -178,7 +202,8 @@ def anthropic_blocks_stream(blocks: Sequence[Mapping[str, Any]], *, stop_reason:
                                             "delta": d}) for d in deltas]
         events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
     events.append(("message_delta", {"type": "message_delta",
-                                     "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                                     "delta": {"stop_reason": stop_reason, "stop_sequence": None,
+                                               "container": _container(container)},
                                      "usage": {"output_tokens": output_tokens}}))
     events.append(("message_stop", {"type": "message_stop"}))
     return _sse(events)

@@ -952,7 +952,10 @@ def kept_or_cancelled(agent: Agent) -> str:
     from hermes_core.agent.pricing import Cost
     if not agent.history:
         assert agent.stats.turns == 0 and agent.stats.usage == Usage()
-        assert agent.stats.cost == Cost() and agent.last_reply is None
+        # a reply that came before the interrupt was billed: wasted, priced (decision 97)
+        wasted = agent.stats.wasted
+        assert agent.stats.cost == (Cost() if wasted == Usage() else agent.prices.cost("m", wasted))
+        assert agent.last_reply is None
         return "cancelled"
     assert [m.role for m in agent.history] == ["user", "assistant"], agent.history
     assert agent.stats.turns == 1 and agent.stats.usage.input_tokens > 0
@@ -1004,3 +1007,15 @@ def test_ctrl_c_at_any_step_of_recording_a_turn_keeps_it_whole_or_not_at_all(
     finally:
         signal.signal(signal.SIGINT, previous)
     assert n > 10 and outcomes.get("kept", 0) > 0
+
+
+def test_a_reply_whose_usage_we_counted_does_not_calibrate_the_count_on_itself(
+        tmp_path: Path) -> None:
+    """The history's count is calibrated on what the provider billed; a usage hermes_core counted
+    itself (a server that reports none) is its own count again, not a bill to learn from."""
+    ours = Usage(input_tokens=150, output_tokens=3, reported=False, counted=True,
+                 estimated_tokens=153)   # 1.5x our o200k count: a ratio that would be taken
+    agent = offline_agent(tmp_path, FakeProvider([Completion("hi", "m", "fake", ours)]))
+    agent.chat("hello")
+    assert agent.compactor.ratio is None and agent.compactor.billed is None
+    assert agent.stats.usage == ours   # counted all the same

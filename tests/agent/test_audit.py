@@ -203,5 +203,6 @@ def test_an_attempt_that_failed_after_it_was_billed_says_how_many_tokens(tmp_pat
     log.write("r1", Attempt("anthropic", "claude-sonnet-4-5", "sk-...abcd", "ok", 90.0), 2.0)
     log.close()
     cut, ok = rows(tmp_path / "audit.jsonl")
-    assert cut["billed_tokens"] == {"input": 900, "output": 1, "cache_read": 30, "cache_write": 0}
+    assert cut["billed_tokens"] == {"input": 900, "output": 1, "cache_read": 30, "cache_write": 0,
+                                     "estimated": 0}
     assert "billed_tokens" not in ok   # an answer's tokens are on its reply

@@ -84,11 +84,26 @@ def test_a_call_whose_usage_was_not_reported_is_unmetered_not_free() -> None:
     assert t.cost("mystery", silent).unmetered == ("mystery",)   # unpriced and unmetered alike
 
 
-def test_a_turn_whose_reply_reported_no_usage_says_its_cost_is_not_known(
+def test_a_turn_whose_reply_reported_no_usage_is_priced_on_our_count_and_says_so(
         empty_home: Path, respx_mock: Any) -> None:
+    """An OpenAI-compatible server that never sends usage was billed all the same: the prompt and
+    the reply are counted (``Usage.counted``) and priced, the cost says it is partly estimated."""
     body = openai_chat_completion("hi")
     del body["usage"]
     respx_mock.post(URLS["openai"]).mock(return_value=httpx.Response(200, json=body))
-    reply = make_agent(empty_home, "openai").chat("hello")
-    assert not reply.cost.known and reply.cost.unmetered == (MODELS["openai"],)
-    assert "no usage reported" in str(reply.cost)
+    agent = make_agent(empty_home, "openai")
+    reply = agent.chat("hello")
+    assert reply.usage.counted and not reply.usage.reported and reply.usage.input_tokens > 0
+    assert reply.cost == agent.prices.cost(MODELS["openai"], reply.usage)
+    assert reply.cost.total > 0 and not reply.cost.known
+    assert reply.cost.counted == (MODELS["openai"],) and not reply.cost.unmetered
+    assert f"partly estimated: no usage reported for {MODELS['openai']}" in str(reply.cost)
+
+
+def test_a_counted_usage_is_priced_and_named_apart_from_reported_ones() -> None:
+    t = PriceTable()
+    ours = Usage(input_tokens=1_000_000, output_tokens=100_000, reported=False, counted=True,
+                 estimated_tokens=100_000)
+    c = t.cost("gpt-4o", ours) + t.cost("gpt-4o", Usage(input_tokens=1_000_000))
+    assert c.total == pytest.approx(2.5 + 1.0 + 2.5) and c.counted == ("gpt-4o",)
+    assert not c.known and not c.unmetered

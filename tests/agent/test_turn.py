@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,15 +15,19 @@ from hermes_core.agent.agent import Agent
 from hermes_core.config import load_settings
 from hermes_core.testing import (
     ANTHROPIC_URL,
+    OPENAI_URL,
     SSE_HEADERS,
     FakeProvider,
     anthropic_blocks_stream,
     anthropic_message,
     anthropic_stream,
+    code_execution_blocks,
+    openai_chat_stream,
     tool_call,
     tool_calls,
     web_search_blocks,
 )
+from hermes_core.tokens import count_tokens
 from hermes_core.types import Message, Usage
 from tests.agent.conftest import make_agent, request_json, run_turn
 
@@ -189,14 +194,28 @@ def test_a_stream_cut_by_a_failure_shows_what_arrived_but_no_start_of_a_key(
 PAUSED = web_search_blocks("Searching the forecast. ")
 
 
-def _anthropic_reply(mode: str, blocks: list[dict[str, Any]], stop: str, tokens: tuple[int, int]):
+def _anthropic_reply(mode: str, blocks: list[dict[str, Any]], stop: str, tokens: tuple[int, int],
+                     container: str | None = None):
     if mode == "stream":
         return httpx.Response(200, headers=SSE_HEADERS, content=anthropic_blocks_stream(
-            blocks, stop_reason=stop, input_tokens=tokens[0], output_tokens=tokens[1]))
+            blocks, stop_reason=stop, input_tokens=tokens[0], output_tokens=tokens[1],
+            container=container))
     body = anthropic_message("", model="claude-sonnet-4-5", stop_reason=stop,
-                             input_tokens=tokens[0], output_tokens=tokens[1])
+                             input_tokens=tokens[0], output_tokens=tokens[1], container=container)
     body["content"] = blocks
     return httpx.Response(200, json=body)
+
+
+def _read_turn(agent: Agent, mode: str, message: str):
+    """The Reply of one turn through ``mode``: sync, async, stream or astream."""
+    if mode != "astream":
+        return run_turn(agent, mode, message)
+
+    async def read() -> None:
+        async for _ in agent.astream(message):
+            pass
+    asyncio.run(read())
+    return agent.last_reply
 
 
 @pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
@@ -229,6 +248,33 @@ def test_a_paused_turn_is_continued_with_its_content_sent_back_and_billed_whole(
     assert [(m.role, m.content) for m in agent.history] == [
         ("user", "weather in Oslo?"), ("assistant", "Searching the forecast. It is sunny.")]
     assert agent.stats.usage == reply.usage
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
+def test_a_paused_code_execution_turn_goes_on_in_its_container(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    """A paused turn that ran code (a gateway adds Anthropic's code execution tool) goes on only
+    in the container it ran in: the continuation must name it (``container``), or the API refuses
+    the replayed code-execution blocks or runs the rest in a fresh container without its files."""
+    wire = "stream" if mode == "astream" else mode
+    route = respx_mock.post(ANTHROPIC_URL).mock(side_effect=[
+        _anthropic_reply(wire, code_execution_blocks("Computed. "), "pause_turn", (100, 40),
+                         container="container_011CQ"),
+        _anthropic_reply(wire, [{"type": "text", "text": "It is 42."}], "end_turn", (130, 20),
+                         container="container_011CQ")])
+    agent = make_agent(empty_home, "anthropic")
+    reply = _read_turn(agent, mode, "what is 6 * 7?")
+    first, second = request_json(route, 0), request_json(route, 1)
+    assert "container" not in first
+    assert second["container"] == "container_011CQ"
+    assert second["messages"][-1] == {"role": "assistant",
+                                      "content": code_execution_blocks("Computed. ")}
+    assert reply.text == "Computed. It is 42." and reply.stop_reason is None
+    # the container is the turn's own: the next turn starts without it
+    route.side_effect = None
+    route.return_value = _anthropic_reply(wire, [{"type": "text", "text": "ok"}], "end_turn", (5, 1))
+    _read_turn(agent, mode, "thanks")
+    assert "container" not in request_json(route, 2)
 
 
 @pytest.mark.parametrize("mode", ["sync", "async", "stream"])
@@ -295,6 +341,60 @@ def test_a_stream_cut_mid_answer_counts_what_it_billed_though_the_turn_failed(
     assert agent.stats.wasted.input_tokens == 700 and agent.stats.cost.total > 0
 
 
+def _billed_prompt(body: dict[str, Any]) -> int:
+    """OpenAI's count of a plain chat request (its cookbook): each message's role and text in
+    o200k_base, 3 tokens a message, 3 priming the reply."""
+    def text(content: Any) -> str:
+        return content if isinstance(content, str) else "".join(p["text"] for p in content)
+    return sum(3 + count_tokens(m["role"]) + count_tokens(text(m["content"]))
+               for m in body["messages"]) + 3
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_an_openai_stream_cut_before_its_usage_chunk_and_retried_counts_its_prompt_as_wasted(
+        empty_home: Path, respx_mock: Any, use_async: bool) -> None:
+    """OpenAI reports usage only in a stream's last chunk: a stream cut after its first chunk and
+    retried billed its prompt, which was in no total (not the reply's cost, not ``/stats``, not
+    the audit line)."""
+    route = respx_mock.post(OPENAI_URL).mock(side_effect=[
+        httpx.Response(200, headers=SSE_HEADERS, content=openai_chat_stream(("x",), fail_after=0)),
+        httpx.Response(200, headers=SSE_HEADERS, content=openai_chat_stream(("fine",)))])
+    agent = make_agent(empty_home, "openai")
+    reply = _read_turn(agent, "astream" if use_async else "stream", "hi")
+    assert reply.text == "fine" and reply.usage.input_tokens == 12 and reply.usage.reported
+    wasted = reply.wasted
+    assert wasted.input_tokens == _billed_prompt(request_json(route, 0)) > 0
+    assert wasted.output_tokens == 0 and wasted.counted and wasted.estimated_tokens == 0
+    model = "gpt-4o-mini"
+    assert reply.wasted_cost == agent.prices.cost(model, wasted)
+    assert reply.cost.total == pytest.approx(agent.prices.cost(model, reply.usage).total
+                                             + agent.prices.cost(model, wasted).total)
+    assert reply.cost.counted == (model,) and reply.usage == agent.stats.usage
+    assert agent.stats.wasted == wasted
+    agent.loop.audit.flush()   # an async turn's lines are written by the audit's writer thread
+    lines = [json.loads(line) for line in (empty_home / "audit.jsonl").read_text().splitlines()]
+    assert lines[0]["billed_tokens"] == {"input": wasted.input_tokens, "output": 0,
+                                         "cache_read": 0, "cache_write": 0, "estimated": 0}
+
+
+def test_an_openai_stream_cut_mid_answer_counts_what_it_billed_though_the_turn_failed(
+        empty_home: Path, respx_mock: Any) -> None:
+    from hermes_core.errors import ProviderError
+
+    route = respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, headers=SSE_HEADERS, content=openai_chat_stream(("one ", "two"), fail_after=1)))
+    agent = make_agent(empty_home, "openai")
+    with pytest.raises(ProviderError):
+        "".join(agent.stream("hi"))
+    assert agent.history == [] and agent.stats.turns == 0
+    wasted = agent.stats.wasted
+    assert wasted.input_tokens == _billed_prompt(request_json(route, 0))
+    assert wasted.output_tokens == wasted.estimated_tokens == count_tokens("one ")
+    assert agent.stats.cost == agent.prices.cost("gpt-4o-mini", wasted)
+    line = json.loads((empty_home / "audit.jsonl").read_text().splitlines()[-1])
+    assert line["billed_tokens"]["estimated"] == wasted.estimated_tokens
+
+
 def test_a_structured_reply_repaired_reports_the_rejected_replys_tokens_as_wasted(
         empty_home: Path, respx_mock: Any) -> None:
     from pydantic import BaseModel
@@ -327,3 +427,122 @@ def test_a_turn_that_fails_after_a_tool_round_counts_the_round_it_was_billed_for
         run(agent, mode, "add")
     assert agent.history == [] and agent.stats.turns == 0
     assert agent.stats.usage == Usage() and agent.stats.wasted == Usage(40, 5)
+
+
+def _cancel_after_first_piece(agent: Agent, mode: str, message: str) -> str:
+    """What the chat does on Ctrl-C mid-reply: the stream is closed (sync) or the task reading it
+    cancelled (async) once the first piece is shown; returns that piece."""
+    if mode == "stream":
+        stream = agent.stream(message)
+        first = next(iter(stream))
+        stream.close()
+        return first
+
+    async def read() -> str:
+        shown: list[str] = []
+
+        async def consume() -> None:
+            async for piece in agent.astream(message):
+                shown.append(piece)
+                await asyncio.sleep(3600)   # the user presses Ctrl-C while reading
+        task = asyncio.ensure_future(consume())
+        while not shown:
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return shown[0]
+    return asyncio.run(read())
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_reply_cancelled_mid_stream_counts_what_its_attempt_was_billed(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    """Ctrl-C mid-reply: the provider billed the prompt and what it generated, and the turn was
+    counted nowhere (an abort is not a provider error, so nothing carried its usage)."""
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, headers=SSE_HEADERS, content=anthropic_stream(("one ", "two ", "three"),
+                                                           input_tokens=700)))
+    agent = make_agent(empty_home, "anthropic")
+    assert _cancel_after_first_piece(agent, mode, "hi") == "one "
+    assert agent.history == [] and agent.stats.turns == 0 and agent.stats.usage == Usage()
+    assert agent.stats.wasted.input_tokens == 700
+    assert agent.stats.cost == agent.prices.cost("claude-sonnet-4-5", agent.stats.wasted)
+    agent.loop.audit.flush()
+    line = json.loads((empty_home / "audit.jsonl").read_text().splitlines()[-1])
+    assert line["status"] == "aborted" and line["billed_tokens"]["input"] == 700
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_an_openai_reply_cancelled_mid_stream_counts_its_prompt_and_what_arrived(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    route = respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, headers=SSE_HEADERS, content=openai_chat_stream(("one ", "two ", "three"))))
+    agent = make_agent(empty_home, "openai")
+    assert _cancel_after_first_piece(agent, mode, "hi") == "one "
+    wasted = agent.stats.wasted
+    assert wasted.input_tokens == _billed_prompt(request_json(route, 0))
+    assert wasted.output_tokens == wasted.estimated_tokens == count_tokens("one ")
+    assert agent.stats.cost == agent.prices.cost("gpt-4o-mini", wasted)
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_turn_cancelled_after_a_tool_round_counts_the_round(tmp_path: Path, mode: str) -> None:
+    """The first round answered and was billed; Ctrl-C during the second reply dropped it."""
+    first = replace(tool_calls(tool_call("add", a=1, b=2)), usage=Usage(40, 5))
+    agent = adder(tmp_path, FakeProvider([first, "the sum is 3"]))
+    _cancel_after_first_piece(agent, mode, "add")
+    assert agent.history == [] and agent.stats.turns == 0
+    assert agent.stats.usage == Usage() and agent.stats.wasted == Usage(40, 5)
+
+
+def test_a_whole_reply_interrupted_counts_the_rounds_the_turn_finished(tmp_path: Path) -> None:
+    """Ctrl-C while a non-streamed turn waits for its second round."""
+    first = replace(tool_calls(tool_call("add", a=1, b=2)), usage=Usage(40, 5))
+    agent = adder(tmp_path, FakeProvider([first, KeyboardInterrupt()]))
+    with pytest.raises(KeyboardInterrupt):
+        agent.chat("add")
+    assert agent.history == [] and agent.stats.wasted == Usage(40, 5)
+
+
+def test_ctrl_c_while_a_stream_is_read_counts_what_arrived(
+        empty_home: Path, respx_mock: Any) -> None:
+    """Ctrl-C landing inside the read of the response (the SDK's socket read), not between
+    pieces: the KeyboardInterrupt comes up through the adapter's stream."""
+    events = [e + b"\n\n" for e in openai_chat_stream(("one ", "two ")).split(b"\n\n") if e]
+
+    def body() -> Any:
+        yield b"".join(events[:2])   # the role chunk and "one "
+        raise KeyboardInterrupt
+
+    route = respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, headers=SSE_HEADERS, content=body()))
+    agent = make_agent(empty_home, "openai")
+    shown: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        for piece in agent.stream("hi"):
+            shown.append(piece)
+    assert shown == ["one "] and agent.history == []
+    wasted = agent.stats.wasted
+    assert wasted.input_tokens == _billed_prompt(request_json(route, 0))
+    assert wasted.output_tokens == count_tokens("one ")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream", "astream"])
+def test_ctrl_c_while_a_tool_runs_counts_the_round_that_called_it(tmp_path: Path,
+                                                                   mode: str) -> None:
+    """The round that called the tool was billed; Ctrl-C during the tool dropped it."""
+    fake = FakeProvider([replace(tool_calls(tool_call("stall", id="c1")), usage=Usage(40, 5)),
+                         "never asked"])
+    agent = adder(tmp_path, fake)
+
+    @agent.tool
+    def stall() -> str:
+        """Wait for something slow."""
+        raise KeyboardInterrupt   # the user gives up waiting
+
+    with pytest.raises(KeyboardInterrupt):
+        _read_turn(agent, mode, "go")
+    assert agent.history == [] and agent.stats.usage == Usage()
+    assert agent.stats.wasted == Usage(40, 5)
+    assert agent.stats.cost == agent.prices.cost("m", Usage(40, 5))

@@ -16,11 +16,11 @@ from hermes_core.agent.agent import NO_KEY_HELP, Agent
 from hermes_core.cli.repl import Repl
 from hermes_core.cli.repl_commands import readable_tags, table
 from hermes_core.config import load_settings
-from hermes_core.testing import FakeProvider, tool_call, tool_calls
+from hermes_core.testing import FakeProvider, streamed, tool_call, tool_calls
 from hermes_core.types import Completion, Usage
 
 
-def _session(tmp_path: Path, replies: list[object], script: str) -> str:
+def _session(tmp_path: Path, replies: list[object], script: str, *, stream: bool = False) -> str:
     settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False},
                               "context_engine": {"enabled": False},
                               "llm": {"routing": {"default_model": "gpt-4o"},
@@ -38,7 +38,7 @@ def _session(tmp_path: Path, replies: list[object], script: str) -> str:
     agent = Agent(settings, provider=FakeProvider(replies, default=None), tools=[lookup, broken],
                   loop_options={"audit_path": False})
     out = io.StringIO()
-    Repl(agent, stdin=io.StringIO(script), stdout=out, stream=False).run()
+    Repl(agent, stdin=io.StringIO(script), stdout=out, stream=stream).run()
     return out.getvalue()
 
 
@@ -80,6 +80,22 @@ def test_stats_say_what_a_failed_turn_was_billed_for(tmp_path: Path) -> None:
     # 4000 x 2.50 + 50 x 10 per million: the failed turn's round, billed, recorded nowhere
     assert "turns 0;" in text and "cost $0.0105;" in text
     assert "wasted on failed turns and attempts: input 4000, output 50 tokens" in text
+
+
+def test_stats_say_how_much_of_the_wasted_tokens_is_our_estimate(tmp_path: Path) -> None:
+    """A stream cut before its usage chunk is counted by hermes_core (decision 97): /stats says
+    how many of those tokens are an estimate and that the cost is partly one."""
+    from hermes_core.errors import IncompleteResponse
+
+    cut = IncompleteResponse("cut", provider="fake")   # after words: the turn fails with it
+    cut.usage = Usage(input_tokens=4000, output_tokens=50, reported=False, counted=True,
+                      estimated_tokens=50)
+    billed = Completion("", "gpt-4o", "fake", Usage(input_tokens=10, output_tokens=5),
+                        tool_calls=(tool_call("lookup", query="q", id="c1"),))
+    text = _session(tmp_path, [billed, streamed("par", then=cut)], "a\n/stats\n/exit\n",
+                    stream=True)
+    assert "input 4010, output 55 tokens (50 of them estimated)" in text
+    assert "partly estimated: no usage reported for" in text
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from hermes_core.testing import (
     anthropic_blocks_stream,
     anthropic_message,
     anthropic_stream,
+    code_execution_blocks,
     openai_chat_stream,
     web_search_blocks,
 )
@@ -572,6 +574,40 @@ def test_a_paused_reply_carries_its_content_blocks_as_they_came(
         paused = deltas[-1].paused
     assert text == "Looking at the forecast. " and finish == "pause_turn"
     assert [dict(b) for b in paused] == PAUSED_BLOCKS
+
+
+@pytest.mark.parametrize("how", ["complete", "acomplete", "stream", "astream"])
+def test_a_paused_reply_names_the_container_its_code_ran_in(
+        respx_mock: Any, how: str, stream_deltas: Callable[..., list[Any]]) -> None:
+    """The SDK's ``Message.container`` (whole) and ``message_delta.delta.container`` (streamed):
+    the id the continuation must send back as the request's ``container``."""
+    blocks = code_execution_blocks("Computed. ")
+    body = anthropic_message("", model="claude-sonnet-4-5", stop_reason="pause_turn",
+                             container="container_011CQ")
+    body["content"] = blocks
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=(
+        httpx.Response(200, json=body) if how in ("complete", "acomplete") else
+        httpx.Response(200, content=anthropic_blocks_stream(
+            blocks, stop_reason="pause_turn", container="container_011CQ"), headers=SSE_HEADERS)))
+    provider = AnthropicProvider()
+    if how == "complete":
+        container = provider.complete(PROMPT, "claude-sonnet-4-5", CRED, OPTS).container
+    elif how == "acomplete":
+        container = asyncio.run(provider.acomplete(PROMPT, "claude-sonnet-4-5", CRED, OPTS)).container
+    else:
+        container = stream_deltas(provider, PROMPT, "claude-sonnet-4-5", CRED, OPTS,
+                                  use_async=how == "astream")[-1].container
+    assert container == "container_011CQ"
+
+
+def test_a_paused_message_sends_back_the_container_it_ran_in() -> None:
+    """The latest paused message's container is the request's; none without one."""
+    paused = Message("assistant", "Computed. ", replay=tuple(code_execution_blocks("Computed. ")),
+                     container="container_011CQ")
+    prompt = Prompt(system="s", messages=(Message("user", "6 * 7?"), paused))
+    assert render_anthropic(prompt, "claude-sonnet-4-5", OPTS)["container"] == "container_011CQ"
+    assert "container" not in render_anthropic(replace(prompt, messages=prompt.messages[:1]),
+                                               "claude-sonnet-4-5", OPTS)
 
 
 def test_a_reply_that_was_not_paused_carries_no_content_blocks(respx_mock: Any) -> None:

@@ -8,7 +8,8 @@ import asyncio
 import httpx2
 
 from hermes_core.providers.deadline import AsyncDeadlineTransport, DeadlineTransport
-from hermes_core.providers.observed import capture
+from hermes_core.providers.observed import bill, capture
+from hermes_core.types import Usage
 
 HEADERS = {"X-RateLimit-Limit-Requests": "10", "x-ratelimit-remaining-requests": "4",
            "anthropic-ratelimit-requests-reset": "2030-01-01T00:00:00Z", "x-request-id": "r1"}
@@ -59,3 +60,15 @@ def test_a_repeated_rate_limit_header_is_kept_joined_and_other_headers_are_not_d
     with capture() as heard:
         client.get("http://test/v1/x")
     assert heard.headers == {"x-ratelimit-reset-tokens": "1s, 2s"}
+
+
+def test_a_stream_says_what_it_was_billed_to_the_capture_block_it_began_in() -> None:
+    """The call loop asks an abandoned stream's adapter what it was billed (decision 97)."""
+    so_far = Usage(700, 1)
+    bill(lambda: so_far)   # nobody listening: kept nowhere
+    with capture() as heard:
+        bill(lambda: so_far)
+    assert heard.billed is not None and heard.billed() == so_far
+    with capture() as quiet:
+        pass
+    assert quiet.billed is None

@@ -23,6 +23,7 @@ from hermes_core.errors import (
     AuthenticationFailed,
     BadRequest,
     IncompleteResponse,
+    ServerError,
     error_from_status,
 )
 from hermes_core.providers.base import CallOptions
@@ -38,6 +39,7 @@ from hermes_core.testing import (
     openai_error,
 )
 from hermes_core.testing.builders import _sse
+from hermes_core.tokens import count_tokens
 from hermes_core.types import Credential, Message, Prompt, ToolCall, ToolSpec
 
 PROMPT = Prompt(system="s", messages=(Message("user", "hi"),))
@@ -634,6 +636,76 @@ def _without_usage_stream() -> bytes:
     return b"\n\n".join(e for e in events if b'"usage"' not in e) + b"\n\n"
 
 
+def _cookbook_count(messages: list[tuple[str, str]], encoding: str = "o200k_base") -> int:
+    """What OpenAI bills for plain chat messages: each message's role and content in the model's
+    encoding, 3 tokens of framing a message, 3 priming the reply."""
+    return sum(3 + count_tokens(role, encoding) + count_tokens(text, encoding)
+               for role, text in messages) + 3
+
+
+CUTS = {
+    # a proxy closing the connection cleanly before the finish reason and the usage chunk
+    "clean cut": lambda: cut_openai_stream(("Hello", " world, it is")),
+    # an error event mid-stream (the server failing after two pieces)
+    "error event": lambda: openai_chat_stream(("Hello", " world, it is", " late"), fail_after=2),
+}
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("cut", sorted(CUTS))
+def test_a_stream_cut_before_its_usage_chunk_says_what_it_was_billed(
+        respx_mock: Any, cut: str, use_async: bool) -> None:
+    """OpenAI sends usage only in a stream's last chunk: a stream cut before it carried no usage,
+    though the prompt and what was generated were billed. The prompt is counted exactly (the
+    model's encoding, the chat framing); the output from what arrived, marked as an estimate."""
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=CUTS[cut](), headers=SSE_HEADERS))
+    provider = OpenAIProvider()
+    with pytest.raises(ServerError) as ei:
+        if use_async:
+            async def read() -> None:
+                async for _ in provider.astream(PROMPT, "gpt-4o", CRED, OPTS):
+                    pass
+            asyncio.run(read())
+        else:
+            list(provider.stream(PROMPT, "gpt-4o", CRED, OPTS))
+    usage = ei.value.usage
+    assert usage is not None and not usage.reported
+    assert usage.input_tokens == _cookbook_count([("system", "s"), ("user", "hi")])
+    assert usage.output_tokens == count_tokens("Hello world, it is")
+    assert usage.estimated_tokens == usage.output_tokens   # the prompt's count is exact
+
+
+def test_a_cut_stream_that_called_tools_or_has_tools_is_an_estimate_throughout(
+        respx_mock: Any) -> None:
+    """Tool definitions and calls are framed in ways OpenAI does not document: their count is
+    marked as an estimate too, the call fragments that arrived counted as output."""
+    call = ToolCall("call_1", "lookup", '{"city": "Oslo"}')
+    events = [e for e in openai_chat_stream((), tool_calls=(call,)).split(b"\n\n") if e]
+    body = b"\n\n".join(e for e in events if b"finish_reason\": \"tool_calls" not in e
+                         and b'"usage"' not in e and b"[DONE]" not in e) + b"\n\n"
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, content=body,
+                                                                 headers=SSE_HEADERS))
+    prompt = Prompt(system="s", messages=(Message("user", "weather?"),),
+                    tools=(ToolSpec("lookup", "Look a city up."),))
+    with pytest.raises(IncompleteResponse) as ei:
+        list(OpenAIProvider().stream(prompt, "gpt-4o", CRED, OPTS))
+    usage = ei.value.usage
+    assert usage is not None
+    assert usage.input_tokens > _cookbook_count([("system", "s"), ("user", "weather?")])
+    assert usage.output_tokens == count_tokens("lookup") + count_tokens('{"city": "Oslo"}')
+    assert usage.estimated_tokens == usage.input_tokens + usage.output_tokens
+
+
+def test_a_stream_refused_before_any_chunk_was_billed_nothing(respx_mock: Any) -> None:
+    """A stream that failed before its first chunk: the model never read the prompt."""
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, content=openai_chat_stream(("never",), fail_after=0)[:0], headers=SSE_HEADERS))
+    with pytest.raises(ServerError) as ei:
+        list(OpenAIProvider().stream(PROMPT, "gpt-4o", CRED, OPTS))
+    assert ei.value.usage is None
+
+
 @pytest.mark.parametrize("how", ["complete", "stream"])
 def test_a_reply_without_usage_says_its_usage_was_not_reported(respx_mock: Any, how: str) -> None:
     body = openai_chat_completion("ok")
@@ -649,6 +721,10 @@ def test_a_reply_without_usage_says_its_usage_was_not_reported(respx_mock: Any, 
     else:
         usage = list(provider.stream(PROMPT, "gpt-4o", CRED, OPTS))[-1].usage
     assert usage is not None and not usage.reported
+    # a compatible server that never sends usage is still billed: counted, marked as our count
+    assert usage.input_tokens == _cookbook_count([("system", "s"), ("user", "hi")])
+    assert usage.output_tokens == count_tokens("ok")
+    assert usage.estimated_tokens == usage.output_tokens
 
 
 def test_reasoning_tokens_are_output_tokens_and_counted_apart(respx_mock: Any) -> None:

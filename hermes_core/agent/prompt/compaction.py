@@ -401,8 +401,9 @@ class HistoryCompactor:
         self._costs.clear()
 
     def observe(self, prompt: Prompt, usage: Usage) -> None:
-        """Calibrate the count from what the provider billed for ``prompt``."""
-        if usage.total_input_tokens <= 0:
+        """Calibrate the count from what the provider billed for ``prompt``: not from a usage
+        it did not report (none, or hermes_core's own count of the request: circular)."""
+        if usage.total_input_tokens <= 0 or not usage.reported:
             return
         estimated = prompt_cost(prompt, BpeCounter())
         self.billed = (usage.total_input_tokens, estimated)

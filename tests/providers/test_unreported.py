@@ -1,0 +1,54 @@
+"""Tests of ``hermes_core/providers/unreported.py``: counting what a chat request was billed when
+its response never said."""
+
+from __future__ import annotations
+
+from hermes_core.providers.unreported import counted_usage, prompt_tokens
+from hermes_core.tokens import count_tokens
+
+
+def _plain(messages: list[tuple[str, str]], encoding: str) -> int:
+    return sum(3 + count_tokens(r, encoding) + count_tokens(t, encoding) for r, t in messages) + 3
+
+
+PLAIN = {"model": "gpt-4o", "messages": [{"role": "system", "content": "You are terse."},
+                                         {"role": "user", "content": "Wie spät ist es?"}]}
+
+
+def test_plain_messages_are_counted_exactly_in_the_models_own_encoding() -> None:
+    expected = [("system", "You are terse."), ("user", "Wie spät ist es?")]
+    assert prompt_tokens(PLAIN, "o200k_base") == (_plain(expected, "o200k_base"), True)
+    gpt4 = counted_usage({**PLAIN, "model": "gpt-4"}, "gpt-4", ["Es ist neun."])
+    assert gpt4.input_tokens == _plain(expected, "cl100k_base")
+    assert gpt4.output_tokens == count_tokens("Es ist neun.", "cl100k_base")
+    assert gpt4.estimated_tokens == gpt4.output_tokens and gpt4.counted and not gpt4.reported
+
+
+def test_a_name_and_text_parts_are_framed_as_the_cookbook_says() -> None:
+    payload = {"messages": [{"role": "user", "name": "ana", "content": [
+        {"type": "text", "text": "context. "}, {"type": "text", "text": "question"}]}]}
+    n, exact = prompt_tokens(payload, "o200k_base")
+    assert exact and n == _plain([("user", "context. question")], "o200k_base") + 1 + count_tokens("ana")
+
+
+def test_tools_calls_and_answers_make_the_prompt_an_estimate() -> None:
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": '{"q": 1}'}}]}
+    answer = {"role": "tool", "tool_call_id": "c1", "content": "found"}
+    plain_n, _ = prompt_tokens(PLAIN, "o200k_base")
+    for payload in ({**PLAIN, "messages": [*PLAIN["messages"], call]},
+                    {**PLAIN, "messages": [*PLAIN["messages"], answer]},
+                    {**PLAIN, "tools": [{"type": "function", "function": {"name": "lookup"}}]},
+                    {**PLAIN, "messages": [{"role": "user", "content": [
+                        {"type": "image_url", "image_url": {"url": "https://x.test/a.png"}}]}]}):
+        n, exact = prompt_tokens(payload, "o200k_base")
+        assert not exact and n > 0
+    n, _ = prompt_tokens({**PLAIN, "messages": [*PLAIN["messages"], call]}, "o200k_base")
+    assert n > plain_n + count_tokens('{"q": 1}')
+
+
+def test_a_model_that_is_not_openais_is_counted_in_o200k_and_marked_an_estimate_throughout() -> None:
+    usage = counted_usage({**PLAIN, "model": "llama-3.1-70b"}, "llama-3.1-70b", ["nine", ""])
+    assert usage.input_tokens == prompt_tokens(PLAIN, "o200k_base")[0]
+    assert usage.output_tokens == count_tokens("nine")
+    assert usage.estimated_tokens == usage.input_tokens + usage.output_tokens
