@@ -378,18 +378,22 @@ class SDKProvider:
         """The SDK's model of a whole (not streamed) answer."""
         raise NotImplementedError
 
-    def _whole_in_stream(self, stream: Any, model: str) -> Completion | None:
+    def _whole_in_stream(self, stream: Any, prompt: Prompt, model: str,
+                         options: CallOptions) -> Completion | None:
         """A streamed request answered with the whole JSON answer (a compatible server or a
-        gateway that ignores ``stream: true``), as a Completion; None for an event stream. The
-        SDKs parse such a body as a stream of no events, so every streamed turn failed over,
-        or failed with one provider. A JSON body of another shape is a ServerError here."""
+        gateway that ignores ``stream: true``), as a Completion, billed as any whole reply is
+        (:meth:`_metered`); None for an event stream. The SDKs parse such a body as a stream of
+        no events, so every streamed turn failed over, or failed with one provider. A JSON
+        body of another shape is a ServerError here."""
         response = getattr(stream, "response", None)
         if response is None or not _content_type_json(response):
             return None
         body = _json_body(response)
         if not isinstance(body, dict):
             return None
-        return self._read(self._whole_type().construct(**body), model)
+        done = self._read(self._whole_type().construct(**body), model)
+        return done if done.usage.reported else self._metered(
+            done, self._stream_payload(prompt, model, options))
 
     def _opened(self, client: Any, prompt: Prompt, model: str, options: CallOptions,
                 credential: Credential | None = None) -> Any:

@@ -443,7 +443,7 @@ class AnthropicProvider(SDKProvider):
         try:
             stream = self._opened(client, prompt, model, options, credential)
             with stream:
-                answered = self._whole_in_stream(stream, model)
+                answered = self._whole_in_stream(stream, prompt, model, options)
                 for event in () if answered is not None else stream:
                     yield from event_deltas(self.name, state.feed(event))
         except self.sdk_error as e:
@@ -468,7 +468,7 @@ class AnthropicProvider(SDKProvider):
         try:
             stream = await self._aopened(client, prompt, model, options, credential)
             async with stream:
-                answered = self._whole_in_stream(stream, model)
+                answered = self._whole_in_stream(stream, prompt, model, options)
                 if answered is None:
                     async for event in stream:
                         for d in event_deltas(self.name, state.feed(event)):

@@ -415,7 +415,7 @@ class OpenAIProvider(SDKProvider):
             if not whole:
                 stream = self._opened(client, prompt, model, options, credential)
                 with stream:
-                    answered = self._whole_in_stream(stream, model)
+                    answered = self._whole_in_stream(stream, prompt, model, options)
                     for chunk in () if answered is not None else stream:
                         yield from event_deltas(self.name, self._chunk_deltas(chunk, tools, state))
         except self.sdk_error as e:
@@ -445,7 +445,7 @@ class OpenAIProvider(SDKProvider):
             if not whole:
                 stream = await self._aopened(client, prompt, model, options, credential)
                 async with stream:
-                    answered = self._whole_in_stream(stream, model)
+                    answered = self._whole_in_stream(stream, prompt, model, options)
                     if answered is None:
                         async for chunk in stream:
                             for d in event_deltas(self.name,

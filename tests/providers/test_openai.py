@@ -727,6 +727,29 @@ def test_a_reply_without_usage_says_its_usage_was_not_reported(respx_mock: Any, 
     assert usage.estimated_tokens == usage.output_tokens
 
 
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_streamed_request_answered_whole_without_usage_is_billed_on_our_count(
+        respx_mock: Any, use_async: bool) -> None:
+    """A gateway that ignores ``stream: true`` and never reports usage: the whole answer it sent
+    in place of the stream is counted like any reply without usage, not left unpriced."""
+    body = openai_chat_completion("ok")
+    del body["usage"], body["id"]
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, json=body))
+    provider = OpenAIProvider()
+    if use_async:
+        async def collect() -> list[Any]:
+            return [d async for d in provider.astream(PROMPT, "gpt-4o", CRED, OPTS)]
+
+        deltas = asyncio.run(collect())
+    else:
+        deltas = list(provider.stream(PROMPT, "gpt-4o", CRED, OPTS))
+    usage = deltas[-1].usage
+    assert "".join(d.text for d in deltas) == "ok"
+    assert usage is not None and not usage.reported
+    assert usage.input_tokens == _cookbook_count([("system", "s"), ("user", "hi")])
+    assert usage.output_tokens == count_tokens("ok") == usage.estimated_tokens
+
+
 def test_reasoning_tokens_are_output_tokens_and_counted_apart(respx_mock: Any) -> None:
     body = openai_chat_completion("ok", model="o3", prompt_tokens=100, completion_tokens=900,
                                   cached_tokens=40)
