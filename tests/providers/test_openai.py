@@ -727,6 +727,17 @@ def test_a_reply_without_usage_says_its_usage_was_not_reported(respx_mock: Any, 
     assert usage.estimated_tokens == usage.output_tokens
 
 
+def _streamed(provider: OpenAIProvider, use_async: bool) -> list[Any]:
+    """Every delta of one streamed gpt-4o request, read through ``stream`` or ``astream``."""
+    if not use_async:
+        return list(provider.stream(PROMPT, "gpt-4o", CRED, OPTS))
+
+    async def collect() -> list[Any]:
+        return [d async for d in provider.astream(PROMPT, "gpt-4o", CRED, OPTS)]
+
+    return asyncio.run(collect())
+
+
 @pytest.mark.parametrize("use_async", [False, True])
 def test_a_streamed_request_answered_whole_without_usage_is_billed_on_our_count(
         respx_mock: Any, use_async: bool) -> None:
@@ -735,14 +746,7 @@ def test_a_streamed_request_answered_whole_without_usage_is_billed_on_our_count(
     body = openai_chat_completion("ok")
     del body["usage"], body["id"]
     respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, json=body))
-    provider = OpenAIProvider()
-    if use_async:
-        async def collect() -> list[Any]:
-            return [d async for d in provider.astream(PROMPT, "gpt-4o", CRED, OPTS)]
-
-        deltas = asyncio.run(collect())
-    else:
-        deltas = list(provider.stream(PROMPT, "gpt-4o", CRED, OPTS))
+    deltas = _streamed(OpenAIProvider(), use_async)
     usage = deltas[-1].usage
     assert "".join(d.text for d in deltas) == "ok"
     assert usage is not None and not usage.reported
@@ -811,13 +815,6 @@ def test_content_after_the_finish_reason_is_not_part_of_the_answer(respx_mock: A
     events = [_chunk("Hi"), _chunk(finish="stop"), *after, usage, (None, "[DONE]")]
     respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
         200, content=_sse(events), headers=SSE_HEADERS))
-    provider = OpenAIProvider()
-    if use_async:
-        async def collect() -> list[Any]:
-            return [d async for d in provider.astream(PROMPT, "gpt-4o", CRED, OPTS)]
-
-        deltas = asyncio.run(collect())
-    else:
-        deltas = list(provider.stream(PROMPT, "gpt-4o", CRED, OPTS))
+    deltas = _streamed(OpenAIProvider(), use_async)
     assert "".join(d.text for d in deltas) == "Hi"
     assert deltas[-1].finish_reason == "stop" and deltas[-1].usage.output_tokens == 2
