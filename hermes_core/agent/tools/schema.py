@@ -67,6 +67,8 @@ class Tool:
     #: a method tool as its instances' tools are, without ``self`` (``fn`` the plain function):
     #: built on the first read from an instance, shared by every later one
     method_form: Tool | None = field(default=None, init=False, repr=False, compare=False)
+    #: ``@tool`` over ``@classmethod``: read from the class or an instance, ``fn`` binds the class
+    binds_class: bool = field(default=False, repr=False, compare=False)
 
     def __set_name__(self, owner: type, name: str) -> None:
         object.__setattr__(self, "attribute", name)
@@ -82,19 +84,27 @@ class Tool:
         its ``__dict__`` as ``functools.cached_property`` does (an instance with ``__slots__``
         and no ``__dict__`` gets a fresh one each read, a few microseconds). A tool that only
         sits in a class (a module function assigned there) is left as it is."""
+        if self.binds_class:   # as a classmethod binds: a subclass's read binds the subclass
+            cls = owner if owner is not None else type(obj)
+            return replace(self._method_form(cls), fn=types.MethodType(self.fn, cls))
         if obj is None or not _defined_in_class(self.fn):
             return self
-        form = self.method_form
-        if form is None:
-            # its docstring was checked when the function became a tool: not warned again
-            built = _build(types.MethodType(self.fn, obj), self.name, self.description,
-                           self.needs_approval, self.timeout_s, check_docs=False)
-            form = replace(built, fn=self.fn)   # no hold on the first instance
-            object.__setattr__(self, "method_form", form)
-        bound = replace(form, fn=types.MethodType(self.fn, obj))
+        bound = replace(self._method_form(obj), fn=types.MethodType(self.fn, obj))
         if self.attribute and isinstance(getattr(obj, "__dict__", None), dict):
             obj.__dict__[self.attribute] = bound
         return bound
+
+    def _method_form(self, receiver: object) -> Tool:
+        """The tool as read through ``receiver`` (an instance, or the class of a class tool),
+        ``fn`` left unbound; built on the first read and kept for every later one."""
+        form = self.method_form
+        if form is None:
+            # its docstring was checked when the function became a tool: not warned again
+            built = _build(types.MethodType(self.fn, receiver), self.name, self.description,
+                           self.needs_approval, self.timeout_s, check_docs=False)
+            form = replace(built, fn=self.fn)   # no hold on the first receiver
+            object.__setattr__(self, "method_form", form)
+        return form
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -355,9 +365,15 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
     The result is a :class:`Tool` (still callable as the function); pass it to
     ``Agent(tools=[...])``. A plain function passed there is made a tool the same way.
     """
-    def wrap(f: Callable[..., Any]) -> Tool:
-        return make_tool(f, name=name, description=description, needs_approval=needs_approval,
-                         timeout_s=timeout_s)
+    def wrap(f: Any) -> Any:
+        # over @staticmethod / @classmethod: the function they wrap, bound as they would bind it
+        # (the other order relies on classmethod wrapping descriptors, which Python 3.13 dropped)
+        inner = f.__func__ if isinstance(f, (staticmethod, classmethod)) else f
+        made = make_tool(inner, name=name, description=description,
+                         needs_approval=needs_approval, timeout_s=timeout_s)
+        if isinstance(f, staticmethod):
+            return staticmethod(made)
+        return replace(made, binds_class=True) if isinstance(f, classmethod) else made
 
     return wrap(fn) if fn is not None else wrap
 

@@ -442,6 +442,46 @@ def test_every_instance_of_a_class_shares_its_method_tool_s_arguments_model() ->
     assert "self" not in slotted.add.parameters["properties"]
 
 
+class _Catalog:
+    prefix = "cat:"
+
+    @tool
+    @classmethod
+    def find(cls, name: str) -> str:
+        """Find an entry.
+
+        Args:
+            name: the entry's name
+        """
+        return cls.prefix + name
+
+    @tool
+    @staticmethod
+    def normal(name: str) -> str:
+        """Normalise a name."""
+        return name.lower()
+
+
+class _Shelf(_Catalog):
+    prefix = "shelf:"
+
+
+def test_tool_above_classmethod_or_staticmethod_is_the_class_s_tool_on_any_python() -> None:
+    """``@tool`` over ``@classmethod`` was refused ("a tool must be a function, not
+    classmethod"), and the other order works on 3.11 only by the descriptor chaining Python 3.13
+    removed: now the tool binds its class (a subclass's own, as a classmethod does) and a static
+    tool nothing, read from the class or an instance, without ``cls`` in the schema."""
+    for found in (_Catalog.find, _Catalog().find):
+        assert "cls" not in found.parameters["properties"]
+        assert found.parameters["properties"]["name"]["description"] == "the entry's name"
+        assert found(**found.parse('{"name": "x"}')) == "cat:x"
+    assert _Shelf.find(name="y") == _Shelf().find(name="y") == "shelf:y"
+    assert _Catalog.find.arguments is _Shelf().find.arguments   # built once
+    for normal in (_Catalog.normal, _Catalog().normal):
+        assert list(normal.parameters["properties"]) == ["name"]
+        assert normal(**normal.parse('{"name": "ABC"}')) == "abc"
+
+
 def test_a_type_pydantic_cannot_describe_is_refused_naming_its_parameter() -> None:
     def query(sql: str, conn: sqlite3.Connection) -> str: ...
 
