@@ -653,61 +653,60 @@ _TOOL_JSON = _event("content_block_delta", index=0,
                     delta={"type": "input_json_delta", "partial_json": '{"q": "oslo"}'})
 
 
-def _drain(events: list[tuple[str, dict[str, Any]]], respx_mock: Any, use_async: bool) -> list[Any]:
-    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
-        200, content=_sse(events), headers=SSE_HEADERS))
-    provider = AnthropicProvider()
-    if not use_async:
-        return list(provider.stream(PROMPT, "claude", CRED, OPTS))
-
-    async def collect() -> list[Any]:
-        return [d async for d in provider.astream(PROMPT, "claude", CRED, OPTS)]
-
-    return asyncio.run(collect())
+@pytest.fixture
+def drain(respx_mock: Any, stream_deltas: Callable[..., list[Any]]
+          ) -> Callable[[list[tuple[str, dict[str, Any]]], bool], list[Any]]:
+    """``drain(events, use_async)``: every piece of a claude stream made of ``events``."""
+    def run(events: list[tuple[str, dict[str, Any]]], use_async: bool) -> list[Any]:
+        respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+            200, content=_sse(events), headers=SSE_HEADERS))
+        return stream_deltas(AnthropicProvider(), PROMPT, "claude", CRED, OPTS,
+                             use_async=use_async)
+    return run
 
 
 @pytest.mark.parametrize("use_async", [False, True])
-def test_a_message_stop_before_any_stop_reason_is_an_incomplete_answer(respx_mock: Any,
-                                                                      use_async: bool) -> None:
+def test_a_message_stop_before_any_stop_reason_is_an_incomplete_answer(
+        drain: Callable[..., list[Any]], use_async: bool) -> None:
     events = [_start(), *_text(0, "Hel"), _event("message_stop")]
     with pytest.raises(IncompleteResponse) as info:
-        _drain(events, respx_mock, use_async)
+        drain(events, use_async)
     assert info.value.partial_text == "Hel"
 
 
 @pytest.mark.parametrize("use_async", [False, True])
-def test_a_second_message_start_is_a_spliced_stream_not_one_answer(respx_mock: Any,
-                                                                   use_async: bool) -> None:
+def test_a_second_message_start_is_a_spliced_stream_not_one_answer(
+        drain: Callable[..., list[Any]], use_async: bool) -> None:
     events = [_start(), *_text(0, "Hello wor"), _start(), *_text(0, "Hello world"),
               _event("content_block_stop", index=0), _STOP_REASON, _event("message_stop")]
     with pytest.raises(IncompleteResponse) as info:
-        _drain(events, respx_mock, use_async)
+        drain(events, use_async)
     assert info.value.partial_text == "Hello wor"
 
 
 @pytest.mark.parametrize("use_async", [False, True])
 def test_a_tool_s_input_before_its_block_starts_is_an_error_not_an_empty_call(
-        respx_mock: Any, use_async: bool) -> None:
+        drain: Callable[..., list[Any]], use_async: bool) -> None:
     events = [_start(), _TOOL_JSON, _TOOL_START, _event("content_block_stop", index=0),
               _STOP_REASON, _event("message_stop")]
     with pytest.raises(ServerError, match="out of order"):
-        _drain(events, respx_mock, use_async)
+        drain(events, use_async)
 
 
 @pytest.mark.parametrize("use_async", [False, True])
-def test_events_after_message_stop_are_not_part_of_the_answer(respx_mock: Any,
-                                                              use_async: bool) -> None:
+def test_events_after_message_stop_are_not_part_of_the_answer(
+        drain: Callable[..., list[Any]], use_async: bool) -> None:
     events = [_start(), *_text(0, "Hi"), _event("content_block_stop", index=0), _STOP_REASON,
               _event("message_stop"), *_text(1, " and more")]
-    deltas = _drain(events, respx_mock, use_async)
+    deltas = drain(events, use_async)
     assert "".join(d.text for d in deltas) == "Hi"
     assert deltas[-1].finish_reason == "end_turn"
 
 
-def test_the_api_s_own_order_is_still_one_whole_answer(respx_mock: Any) -> None:
+def test_the_api_s_own_order_is_still_one_whole_answer(drain: Callable[..., list[Any]]) -> None:
     events = [_start(), _TOOL_START, _TOOL_JSON, _event("content_block_stop", index=0),
               _STOP_REASON, _event("message_stop")]
-    deltas = _drain(events, respx_mock, False)
+    deltas = drain(events, False)
     assert [d.tool_call for d in deltas if d.tool_call] == [ToolCall("t1", "lookup",
                                                                      '{"q": "oslo"}')]
     assert deltas[-1].finish_reason == "end_turn"

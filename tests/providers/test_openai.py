@@ -727,26 +727,15 @@ def test_a_reply_without_usage_says_its_usage_was_not_reported(respx_mock: Any, 
     assert usage.estimated_tokens == usage.output_tokens
 
 
-def _streamed(provider: OpenAIProvider, use_async: bool) -> list[Any]:
-    """Every delta of one streamed gpt-4o request, read through ``stream`` or ``astream``."""
-    if not use_async:
-        return list(provider.stream(PROMPT, "gpt-4o", CRED, OPTS))
-
-    async def collect() -> list[Any]:
-        return [d async for d in provider.astream(PROMPT, "gpt-4o", CRED, OPTS)]
-
-    return asyncio.run(collect())
-
-
 @pytest.mark.parametrize("use_async", [False, True])
 def test_a_streamed_request_answered_whole_without_usage_is_billed_on_our_count(
-        respx_mock: Any, use_async: bool) -> None:
+        respx_mock: Any, use_async: bool, stream_deltas: Callable[..., list[Any]]) -> None:
     """A gateway that ignores ``stream: true`` and never reports usage: the whole answer it sent
     in place of the stream is counted like any reply without usage, not left unpriced."""
     body = openai_chat_completion("ok")
     del body["usage"], body["id"]
     respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, json=body))
-    deltas = _streamed(OpenAIProvider(), use_async)
+    deltas = stream_deltas(OpenAIProvider(), PROMPT, "gpt-4o", CRED, OPTS, use_async=use_async)
     usage = deltas[-1].usage
     assert "".join(d.text for d in deltas) == "ok"
     assert usage is not None and not usage.reported
@@ -806,15 +795,15 @@ def _chunk(content: str | None = None, finish: str | None = None) -> tuple[None,
 
 @pytest.mark.parametrize("use_async", [False, True])
 @pytest.mark.parametrize("after", [[_chunk("Hi"), _chunk(finish="stop")], [_chunk(" and more")]])
-def test_content_after_the_finish_reason_is_not_part_of_the_answer(respx_mock: Any,
-                                                                   after: list[Any],
-                                                                   use_async: bool) -> None:
+def test_content_after_the_finish_reason_is_not_part_of_the_answer(
+        respx_mock: Any, after: list[Any], use_async: bool,
+        stream_deltas: Callable[..., list[Any]]) -> None:
     usage = (None, {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
                     "choices": [], "usage": {"prompt_tokens": 4, "completion_tokens": 2,
                                              "total_tokens": 6}})
     events = [_chunk("Hi"), _chunk(finish="stop"), *after, usage, (None, "[DONE]")]
     respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
         200, content=_sse(events), headers=SSE_HEADERS))
-    deltas = _streamed(OpenAIProvider(), use_async)
+    deltas = stream_deltas(OpenAIProvider(), PROMPT, "gpt-4o", CRED, OPTS, use_async=use_async)
     assert "".join(d.text for d in deltas) == "Hi"
     assert deltas[-1].finish_reason == "stop" and deltas[-1].usage.output_tokens == 2
