@@ -14,7 +14,6 @@ import concurrent.futures
 import contextlib
 import contextvars
 import inspect
-import json
 import logging
 import sys
 import threading
@@ -40,6 +39,7 @@ from pydantic_core import to_jsonable_python
 
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.schema import Tool, validation_message
+from hermes_core.finite_json import dumps
 from hermes_core.redact import redact
 from hermes_core.types import ToolCall, ToolResult, ToolStatus, clean_text
 
@@ -201,23 +201,38 @@ def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
     ``limit`` with a note. A value with no JSON form raises ``_Unrenderable`` (the call's error).
 
     ``scrub`` (the redactor) runs *before* the cut: cut first, a key across the cut is no longer
-    whole, nothing downstream knows its head, and it reaches the model and the audit log."""
+    whole, nothing downstream knows its head, and it reaches the model and the audit log.
+
+    A float NaN or infinity is written ``null`` (JSON has neither, and strict servers refuse the
+    ``NaN`` Python writes), the places named in a note after the answer."""
     more = isinstance(value, _Drawn) and value.more
+    nulled: list[str] = []
     if isinstance(value, str):
         text = value
     elif isinstance(value, bytes | bytearray | memoryview):
         text = _bytes_text(bytes(value))
     else:
-        text = _json_text(value.items if isinstance(value, _Drawn) else value)
+        text = _json_text(value.items if isinstance(value, _Drawn) else value, nulled)
     # a lone surrogate (a file name os.listdir could not decode) cannot be encoded: the request
     # body carrying it would fail to build
-    text = clean_text(text)
-    if scrub is not None:
-        text = scrub(text)
+    text, note = clean_text(text), clean_text(_nulled_note(nulled))
+    if scrub is not None:   # the note too: it names the answer's keys
+        text, note = scrub(text), scrub(note)
     if more:   # a generator stopped once past the limit: its whole length is not known
         return (f"{text[:limit]}\n[... truncated: the first {limit} characters; the tool yielded "
-                "more, not drawn]")
-    return _cut(text, limit)
+                f"more, not drawn]{note}")
+    return _cut(text, limit) + note
+
+
+def _nulled_note(places: Sequence[str], shown: int = 5) -> str:
+    """The line saying which values of an answer stand as ``null`` for a NaN or an infinity
+    (the first ``shown`` of them): told only ``null``, the model would take an unbounded
+    radius or an undefined mean for a missing one."""
+    if not places:
+        return ""
+    more = f", and {len(places) - shown} more" if len(places) > shown else ""
+    return (f"\n[note: JSON has no NaN or Infinity; null stands for {', '.join(places[:shown])}"
+            f"{more}]")
 
 
 def _cut(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
@@ -245,14 +260,15 @@ class _NoJSONForm(Exception):
                          "a dataclass or a pydantic model")
 
 
-def _json_text(value: Any) -> str:
+def _json_text(value: Any, nulled: list[str] | None = None, at: str = "$") -> str:
     """``value`` as JSON text, through pydantic's encoder: models, dataclasses, enums, sets,
     datetimes, UUIDs, paths, also nested, are data, not the Python reprs ``str`` gives
     ("Unit.C", "Place(city='Oslo')"). What the encoder does not know goes to
-    :func:`_json_form`; a value with no form at all is an error, never its repr."""
+    :func:`_json_form`; a value with no form at all is an error, never its repr. A NaN or an
+    infinity is written ``null``, its place (``at`` being ``value``'s) added to ``nulled``."""
     try:
         # the dump too: an int past Python's 4,300-digit str limit fails only there
-        return json.dumps(to_jsonable_python(value, fallback=_json_form), ensure_ascii=False)
+        text, places = dumps(to_jsonable_python(value, fallback=_json_form), at)
     except _NoJSONForm as e:
         raise _Unrenderable(str(e)) from None
     except UnicodeDecodeError:
@@ -264,6 +280,9 @@ def _json_text(value: Any) -> str:
         if isinstance(e, ValueError) and "Circular reference" in str(e):
             raise _Unrenderable("it holds itself (a cycle)") from None
         raise _Unrenderable(f"{type(e).__name__}: {_text_of(e)}") from None
+    if nulled is not None:
+        nulled.extend(places)
+    return text
 
 
 def _json_form(value: Any) -> Any:

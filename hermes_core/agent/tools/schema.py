@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from hermes_core.agent.tools import docstrings
+from hermes_core.finite_json import non_finite
 from hermes_core.types import ToolSpec
 
 #: The names the OpenAI and Anthropic APIs accept for a tool.
@@ -150,7 +151,45 @@ def _schema_text(arguments: type[BaseModel]) -> str:
     for prop in schema.setdefault("properties", {}).values():
         if isinstance(prop, dict):
             prop.pop("title", None)   # "City" for city: tokens that say nothing
-    return json.dumps(schema, ensure_ascii=False)
+    return json.dumps(finite_schema(schema), ensure_ascii=False)
+
+
+#: The schema keywords whose keys are names (of properties, of definitions), not keywords.
+_NAMED = frozenset({"properties", "patternProperties", "$defs", "definitions"})
+
+
+def finite_schema(schema: Any) -> Any:
+    """``schema`` with no NaN or infinity where it only informs: a default that holds one
+    (``radius_km: float = math.inf``) is left out and said in the property's description
+    ("(default: Infinity)"; the parameter stays optional and still gets it), such an example
+    is dropped. Sent, either was a request the SDKs refuse to build (``allow_nan=False``), on
+    every turn. One anywhere else (an ``enum``, a ``const``) is left for
+    :func:`non_finite_places` to refuse: the model could never send it as JSON."""
+    if isinstance(schema, list):
+        return [finite_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    told = ""
+    for key, value in schema.items():
+        if key == "default" and next(non_finite(value), None) is not None:
+            told = f"(default: {json.dumps(value)})"   # Python writes NaN, Infinity
+        elif key == "examples" and isinstance(value, list):
+            out[key] = [v for v in value if next(non_finite(v), None) is None]
+            if not out[key]:
+                del out[key]
+        elif key in _NAMED and isinstance(value, dict):   # names, not keywords: a parameter
+            out[key] = {name: finite_schema(sub) for name, sub in value.items()}   # "default"
+        else:
+            out[key] = finite_schema(value)
+    if told:
+        out["description"] = f"{out['description']} {told}" if out.get("description") else told
+    return out
+
+
+def non_finite_places(schema: Any) -> list[str]:
+    """Where ``schema`` still holds a NaN or an infinity (``properties.limit.enum[1]``)."""
+    return [at.removeprefix("$.") for at, _ in non_finite(schema)]
 
 
 def _defined_in_class(fn: Callable[..., Any]) -> bool:
@@ -316,6 +355,11 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
         schema = json.loads(_schema_text(model))   # an unsupported hint fails here
     except Exception as e:
         raise _unschemable(tool_name, fields, renamed, e) from None
+    unsendable = non_finite_places(schema)
+    if unsendable:
+        raise ToolDefinitionError(
+            f"tool {tool_name!r}: its schema holds NaN or infinity at {unsendable[0]}, which JSON "
+            "cannot carry and no model can send; take a str choice or a finite number")
     bad = unsendable_properties(schema)
     if bad:
         raise ToolDefinitionError(

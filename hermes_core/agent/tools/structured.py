@@ -14,7 +14,12 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from hermes_core.agent.tools.schema import unsendable_properties, validation_message
+from hermes_core.agent.tools.schema import (
+    finite_schema,
+    non_finite_places,
+    unsendable_properties,
+    validation_message,
+)
 from hermes_core.errors import StructuredOutputError
 
 T = TypeVar("T", bound=BaseModel)
@@ -31,7 +36,13 @@ def response_format(output: type[BaseModel]) -> dict[str, Any]:
         raise TypeError(f"output must be a pydantic model class, not {output!r}")
     name = _NAME_CHARS.sub("_", output.__name__)[:64] or "output"
     schema = output.model_json_schema()
-    schema = _object_root(output.__name__, schema)
+    # a NaN or infinite default: the SDKs refused to write the request at all
+    schema = finite_schema(_object_root(output.__name__, schema))
+    unsendable = non_finite_places(schema)
+    if unsendable:
+        raise TypeError(f"output model {output.__name__}: its schema holds NaN or infinity at "
+                        f"{unsendable[0]}, which JSON cannot carry; use a str choice or a finite "
+                        "number")
     bad = unsendable_properties(schema)
     if bad:   # Anthropic's output tool takes this schema as its input schema
         raise TypeError(f"output model {output.__name__}: field name {bad[0]!r} cannot be sent: "
@@ -135,8 +146,8 @@ def problem(e: Exception) -> str:
 
 
 def repair_message(output: type[BaseModel], error: Exception) -> str:
-    """The user message of the repair round: what failed, and the schema again."""
-    schema = json.dumps(output.model_json_schema(), ensure_ascii=False)
+    """The user message of the repair round: what failed, and the schema again (as sent)."""
+    schema = json.dumps(response_format(output)["schema"], ensure_ascii=False)
     return (f"Your reply did not match the required JSON schema ({problem(error)}). Reply again "
             f"with only a JSON object matching this schema, nothing else:\n{schema}")
 

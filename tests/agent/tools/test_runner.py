@@ -20,11 +20,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.runner import ToolRunner, render_output
 from hermes_core.agent.tools.schema import tool
+from hermes_core.finite_json import non_finite, nulled
 from hermes_core.types import ToolCall
 
 SECRET = "sk-proj-runnerSECRET0123456789abcdef"
@@ -788,3 +791,44 @@ def test_a_tool_whose_own_work_was_cancelled_is_its_error_not_the_turn_s_end(
     assert (first.status, first.output) == (
         "error", "error: fetch raised CancelledError: its own work was cancelled")
     assert (second.status, second.output) == ("ok", "fine")
+
+
+_NUMBERS = st.recursive(
+    st.floats() | st.integers() | st.text(max_size=5) | st.none(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.text(alphabet="abc xy", min_size=1, max_size=4), inner, max_size=4),
+    max_leaves=20)
+
+
+def _strict(text: str) -> Any:
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"{constant} is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+@given(_NUMBERS)
+def test_a_nan_or_infinity_anywhere_in_an_answer_is_null_with_a_note_naming_its_place(
+        value: Any) -> None:
+    """Python writes ``NaN``/``Infinity``: not JSON, refused by strict servers and proxies."""
+    out = render_output({"v": value})
+    places = [at for at, _ in non_finite({"v": value})]
+    head, _, note = out.partition("\n[note: JSON has no NaN or Infinity; null stands for ")
+    assert _strict(head) == nulled({"v": value})
+    assert bool(note) == bool(places)
+    for at in places[:5]:
+        assert at in note
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_generator_s_nan_items_are_named_by_their_index(runner_factory: Any,
+                                                         use_async: bool) -> None:
+    def readings() -> Iterator[dict[str, float]]:
+        """Sensor readings."""
+        yield {"t": 1.5}
+        yield {"t": float("nan")}
+
+    runner = runner_factory([readings])
+    calls = [ToolCall("1", "readings")]
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert r.output == ('[{"t": 1.5}, {"t": null}]\n'
+                        "[note: JSON has no NaN or Infinity; null stands for $[1].t (NaN)]")

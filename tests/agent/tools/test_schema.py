@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import math
 import sqlite3
 import sys
 import typing
@@ -488,3 +489,39 @@ def test_a_type_pydantic_cannot_describe_is_refused_naming_its_parameter() -> No
     with pytest.raises(ToolDefinitionError, match=r"parameter 'conn' \(Connection\)") as info:
         make_tool(query)
     assert "\n" not in str(info.value)   # one line, not pydantic's page of advice
+
+
+def test_a_non_finite_default_is_left_out_of_the_schema_and_said_in_its_description() -> None:
+    """``math.inf`` as "no limit" is a natural default; in the schema it was a request body the
+    SDKs refuse to write (``allow_nan=False``), every turn. A parameter named ``default`` is a
+    property, not the keyword."""
+    import json
+
+    def nearby(place: str, radius_km: float = math.inf, default: float = -math.inf) -> str:
+        """Places near a place.
+
+        Args:
+            place: where
+            radius_km: how far to look
+        """
+        return place
+
+    made = make_tool(nearby)
+    props = made.parameters["properties"]
+    json.dumps(made.parameters, allow_nan=False)
+    assert props["radius_km"] == {"description": "how far to look (default: Infinity)",
+                                  "type": "number"}
+    assert props["default"] == {"description": "(default: -Infinity)", "type": "number"}
+    assert made.parameters["required"] == ["place"]
+    assert made.parse('{"place": "Oslo"}') == {"place": "Oslo", "radius_km": math.inf,
+                                               "default": -math.inf}
+
+
+def test_a_choice_no_model_can_send_as_json_is_refused_naming_the_tool_and_the_place() -> None:
+    def pick(level: Literal[1.0, math.inf]) -> str:
+        """Pick a level."""
+        return str(level)
+
+    with pytest.raises(ToolDefinitionError, match=r"tool 'pick': its schema holds NaN or "
+                                                  r"infinity at properties\.level\.enum\[1\]"):
+        make_tool(pick)

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-import pytest
-from pydantic import BaseModel, RootModel
+import enum
 
-from hermes_core.agent.tools.structured import failed, parse_output, response_format
+import pytest
+from pydantic import BaseModel, Field, RootModel
+
+from hermes_core.agent.tools.structured import (
+    failed,
+    parse_output,
+    repair_message,
+    response_format,
+)
 
 TRIP = '{"city": "Oslo", "bring_umbrella": false}'
 
@@ -108,3 +115,38 @@ def test_an_output_model_whose_schema_is_not_an_object_is_refused_before_any_cal
 def test_an_object_root_model_is_sent_as_it_is() -> None:
     assert response_format(RootModel[Stop])["schema"]["type"] == "object"
     assert response_format(Itinerary)["name"] == "Itinerary"
+
+
+class _Limit(BaseModel):
+    """A search limit."""
+
+    radius_km: float = float("inf")
+    floor: float = Field(default=0.0, examples=[float("-inf"), 0.5])
+
+
+def test_an_output_model_s_non_finite_defaults_are_left_out_and_said_in_words() -> None:
+    """Sent as they stood, ``inf`` and ``nan`` defaults made a body the SDKs refuse to write."""
+    import json
+
+    schema = response_format(_Limit)["schema"]
+    text = json.dumps(schema, allow_nan=False)   # raised ValueError before
+    radius, floor = schema["properties"]["radius_km"], schema["properties"]["floor"]
+    assert "default" not in radius and radius["description"] == "(default: Infinity)"
+    assert floor == {"default": 0.0, "examples": [0.5], "title": "Floor", "type": "number"}
+    assert "NaN" not in repair_message(_Limit, ValueError("bad")).split("\n", 1)[1]
+    assert text == json.dumps(schema)
+
+
+class _Level(float, enum.Enum):
+    LOW = 1.0
+    UNBOUNDED = float("inf")
+
+
+class _Leveled(BaseModel):
+    level: _Level
+
+
+def test_an_output_model_that_needs_an_infinity_as_a_value_is_refused_naming_where() -> None:
+    with pytest.raises(TypeError, match=r"_Leveled: its schema holds NaN or infinity at "
+                                        r"\$defs\._Level\.enum\[1\]"):
+        response_format(_Leveled)
