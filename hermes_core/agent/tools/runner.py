@@ -126,21 +126,32 @@ async def _call_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
 
 @dataclass(slots=True)
 class _Drawn:
-    """What a generator tool yielded, kept until its answer is past ``limit`` characters (the
-    most the model is shown); ``more``: it had more when drawing stopped."""
+    """What a generator tool yielded, as the JSON text of each item, kept until the answer is
+    past ``limit`` characters (the most the model is shown); ``more``: it had more when drawing
+    stopped; ``nulled``: the places of NaNs and infinities written null.
+
+    Each item is encoded once, as it is drawn: its text measures the answer and is the answer
+    (the list was encoded again whole to write it, every item's serializer run twice)."""
 
     limit: int = MAX_OUTPUT_CHARS
-    items: list[Any] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
     size: int = 0
     more: bool = False
+    nulled: list[str] = field(default_factory=list)
 
     def take(self, item: Any) -> bool:
         """Keep ``item``; False once the answer is full (the item left, drawing to stop)."""
         self.more = self.size > self.limit
         if not self.more:
-            self.items.append(item)
-            self.size += len(item) if isinstance(item, str | bytes) else len(_json_text(item))
+            text = _json_text(item, self.nulled, f"$[{len(self.texts)}]")
+            self.texts.append(text)
+            self.size += len(text) + 2
         return not self.more
+
+    @property
+    def text(self) -> str:
+        """The items as one JSON array, spaced as ``json.dumps`` spaces a list."""
+        return f"[{', '.join(self.texts)}]"
 
 
 def _draw(items: Generator[Any, Any, Any]) -> _Drawn:
@@ -207,12 +218,14 @@ def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
     ``NaN`` Python writes), the places named in a note after the answer."""
     more = isinstance(value, _Drawn) and value.more
     nulled: list[str] = []
-    if isinstance(value, str):
+    if isinstance(value, _Drawn):
+        text, nulled = value.text, value.nulled
+    elif isinstance(value, str):
         text = value
     elif isinstance(value, bytes | bytearray | memoryview):
         text = _bytes_text(bytes(value))
     else:
-        text = _json_text(value.items if isinstance(value, _Drawn) else value, nulled)
+        text = _json_text(value, nulled)
     # a lone surrogate (a file name os.listdir could not decode) cannot be encoded: the request
     # body carrying it would fail to build
     text, note = clean_text(text), clean_text(_nulled_note(nulled))

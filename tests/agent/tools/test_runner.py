@@ -832,3 +832,30 @@ def test_a_generator_s_nan_items_are_named_by_their_index(runner_factory: Any,
     (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
     assert r.output == ('[{"t": 1.5}, {"t": null}]\n'
                         "[note: JSON has no NaN or Infinity; null stands for $[1].t (NaN)]")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_each_item_a_generator_yields_is_encoded_once(runner_factory: Any, use_async: bool) -> None:
+    """Each item was encoded to measure the answer as it was drawn, then the whole list again
+    to write it: twice the work, and a serializer run twice per item."""
+    from pydantic import model_serializer
+
+    encoded: list[int] = []
+
+    class Row(BaseModel):
+        n: int
+
+        @model_serializer
+        def _as_json(self) -> dict[str, int]:
+            encoded.append(self.n)
+            return {"n": self.n}
+
+    def rows() -> Iterator[Any]:
+        """Rows."""
+        yield from (Row(n=i) for i in range(3))
+
+    runner = runner_factory([rows])
+    calls = [ToolCall("1", "rows")]
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert r.output == '[{"n": 0}, {"n": 1}, {"n": 2}]'
+    assert encoded == [0, 1, 2]
