@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 import pytest
-from pydantic import BaseModel, Field, RootModel
+from pydantic import BaseModel, Field, RootModel, create_model
 
 from hermes_core.agent.tools.structured import (
     failed,
@@ -150,3 +151,35 @@ def test_an_output_model_that_needs_an_infinity_as_a_value_is_refused_naming_whe
     with pytest.raises(TypeError, match=r"_Leveled: its schema holds NaN or infinity at "
                                         r"\$defs\._Level\.enum\[1\]"):
         response_format(_Leveled)
+
+
+def _counted(generated: list[str], **fields: Any) -> type[BaseModel]:
+    """An output model that counts its schema's generations (pydantic's, ~0.5 ms each)."""
+    class Plan(BaseModel):
+        @classmethod
+        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            generated.append(cls.__name__)
+            return super().model_json_schema(*args, **kwargs)
+
+    return create_model("Plan", __base__=Plan, **fields)
+
+
+def test_an_output_model_s_schema_is_generated_once_and_anew_for_a_redefined_model() -> None:
+    """Generated afresh every turn (and again for a repair round), like tools' schemas before
+    decision 74; kept per class, a model redefined (a notebook cell run again) or rebuilt is
+    generated anew, and each caller gets its own copy."""
+    generated: list[str] = []
+    first = _counted(generated, city=(str, ...))
+    sent = response_format(first)
+    sent["schema"]["properties"].clear()   # a caller's change is its own
+    assert response_format(first) == response_format(first) != sent
+    repair_message(first, ValueError("bad"))
+    assert len(generated) == 1
+    again = _counted(generated, city=(str, ...), nights=(int, ...))   # same name, new field
+    assert set(response_format(again)["schema"]["properties"]) == {"city", "nights"}
+    assert set(response_format(first)["schema"]["properties"]) == {"city"}
+    assert len(generated) == 2
+    first.model_config["json_schema_extra"] = {"examples": [{"city": "Oslo"}]}
+    first.model_rebuild(force=True)
+    assert response_format(first)["schema"]["examples"] == [{"city": "Oslo"}]
+    assert len(generated) == 3
