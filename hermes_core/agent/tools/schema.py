@@ -9,6 +9,7 @@ property description.
 
 from __future__ import annotations
 
+import enum
 import functools
 import inspect
 import json
@@ -17,7 +18,7 @@ import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
@@ -34,6 +35,18 @@ _PROPERTY = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 #: The most of a description sent per tool (the APIs reject very long ones, and every tool's text
 #: is paid for on every turn).
 MAX_DESCRIPTION = 1024
+
+
+class Keep(enum.Enum):
+    """The type of :data:`KEEP`."""
+
+    KEEP = "keep"
+
+
+#: An option of :func:`make_tool` (and ``@tool``) not given: a Tool passed in keeps its own.
+#: Distinct from None, which for ``timeout_s`` means "no timeout": with None as "keep", a
+#: tool's timeout could never be cleared.
+KEEP: Final = Keep.KEEP
 
 
 class ToolDefinitionError(TypeError):
@@ -288,21 +301,27 @@ def _field(hint: Any, default: Any, alias: str | None, described: str | None) ->
 
 
 def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: str | None = None,
-              needs_approval: bool | None = None, timeout_s: float | None = None) -> Tool:
+              needs_approval: bool | None = None, timeout_s: float | Keep | None = KEEP) -> Tool:
     """``fn`` as a :class:`Tool`; raises :class:`ToolDefinitionError` naming what is wrong, and
     warns (:class:`~hermes_core.agent.tools.docstrings.ToolDocstringWarning`) of a docstring
-    entry that names no parameter. ``fn`` may be a Tool already: the options given apply to a
-    copy of it (``registry.add(notes.search, name="search_work")`` for a second instance's
-    tool), the ones not given stay as they were."""
+    entry that names no parameter.
+
+    ``fn`` may be a Tool already: the options given apply to a copy of it
+    (``registry.add(notes.search, name="search_work")`` for a second instance's tool), the ones
+    not given stay as they were. Not given is None for ``name``, ``description`` and
+    ``needs_approval``, and :data:`KEEP` (the default) for ``timeout_s``, whose None means no
+    timeout: ``make_tool(fetch, timeout_s=None)`` is ``fetch`` running as long as it takes."""
     if isinstance(fn, Tool):
-        if name is None and description is None and needs_approval is None and timeout_s is None:
+        if name is None and description is None and needs_approval is None and timeout_s is KEEP:
             return fn
-        _check_options(name or fn.name, timeout_s)
+        timeout = fn.timeout_s if timeout_s is KEEP else timeout_s
+        _check_options(name or fn.name, timeout)
         return replace(fn, name=name or fn.name,
                        description=(description or fn.description).strip()[:MAX_DESCRIPTION],
                        needs_approval=fn.needs_approval if needs_approval is None else needs_approval,
-                       timeout_s=fn.timeout_s if timeout_s is None else timeout_s)
-    return _build(fn, name, description, bool(needs_approval), timeout_s, check_docs=True)
+                       timeout_s=timeout)
+    return _build(fn, name, description, bool(needs_approval),
+                  None if timeout_s is KEEP else timeout_s, check_docs=True)
 
 
 def _check_options(tool_name: str, timeout_s: float | None) -> None:
@@ -402,12 +421,15 @@ def _clashes(name: str) -> bool:
 
 
 def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
-         description: str | None = None, needs_approval: bool = False,
-         timeout_s: float | None = None) -> Any:
+         description: str | None = None, needs_approval: bool | None = None,
+         timeout_s: float | Keep | None = KEEP) -> Any:
     """Make a function a tool: ``@tool`` or ``@tool(needs_approval=True, timeout_s=5)``.
 
     The result is a :class:`Tool` (still callable as the function); pass it to
-    ``Agent(tools=[...])``. A plain function passed there is made a tool the same way.
+    ``Agent(tools=[...])``. A plain function passed there is made a tool the same way. Over a
+    Tool already made (``@tool(name=...)`` stacked on ``@tool(needs_approval=True)``) only the
+    options given here change it, as with :func:`make_tool`: an unset ``needs_approval`` is
+    not False there (an approval asked for was dropped), ``timeout_s=None`` clears a timeout.
     """
     def wrap(f: Any) -> Any:
         # over @staticmethod / @classmethod: the function they wrap, bound as they would bind it

@@ -159,6 +159,44 @@ def test_options_given_with_a_tool_already_made_apply_to_it() -> None:
         make_tool(work, name="a b")
 
 
+def test_a_tool_s_timeout_can_be_cleared_and_is_kept_when_not_given() -> None:
+    """``make_tool(tool, timeout_s=None)`` kept the timeout (None meant "keep"), so a tool made
+    with one could never run without it. None is "no timeout", as in ``@tool``; an option not
+    given keeps the tool's (``KEEP``, the default)."""
+    from hermes_core.agent.tools.schema import KEEP
+
+    @tool(timeout_s=5, needs_approval=True)
+    def fetch(url: str) -> str:
+        """Fetch a page."""
+        return url
+
+    assert make_tool(fetch, timeout_s=None).timeout_s is None
+    assert make_tool(fetch, name="fetch_slow").timeout_s == 5
+    assert make_tool(fetch, timeout_s=KEEP, needs_approval=None) is fetch
+    assert ToolRegistry().add(fetch, timeout_s=None).timeout_s is None
+    assert make_tool(lambda: 1, name="plain", timeout_s=KEEP).timeout_s is None
+
+
+def test_stacked_tool_decorators_keep_what_the_inner_one_set() -> None:
+    """``@tool(name=...)`` over ``@tool(needs_approval=True)`` dropped the approval: the outer
+    decorator's own defaults (False, None) were passed as options given."""
+    @tool(name="wipe_disk")
+    @tool(needs_approval=True, timeout_s=5)
+    def wipe() -> str:
+        """Wipe the disk."""
+        return "wiped"
+
+    assert (wipe.name, wipe.needs_approval, wipe.timeout_s) == ("wipe_disk", True, 5)
+
+    @tool(timeout_s=None)
+    @tool(timeout_s=5)
+    def slow() -> str:
+        """Slow."""
+        return "done"
+
+    assert slow.timeout_s is None
+
+
 def test_parameters_named_like_pydantic_attributes_are_ordinary_parameters() -> None:
     """``schema``, ``json``, ``copy``, ``validate`` (a database tool's natural names) shadowed
     BaseModel's attributes: a UserWarning at definition, so an error under ``-W error``; and
