@@ -72,6 +72,21 @@ class _CancelledInside(Exception):
     ``arun``, was taken for the whole turn's cancellation."""
 
 
+class _Raised(Exception):
+    """A tool raised a BaseException that is not an ``Exception`` (a library's own, as gevent's
+    ``Timeout`` or pytest's outcomes are; ``GeneratorExit``): only ``Exception`` was caught, so
+    it came out of the round and ended the turn. Ctrl-C (``KeyboardInterrupt``) still does."""
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__()
+        self.raised = raised
+
+
+def _own(e: BaseException) -> BaseException:
+    """What the call's error reports: ``e``, or a BaseException ``e`` carries as a tool's."""
+    return e.raised if isinstance(e, _Raised) else e
+
+
 class _TimedOut(Exception):
     """The runner's own limit for a call ran out; a ``TimeoutError`` the tool raised itself (its
     own request timing out) is the tool's error, not this."""
@@ -84,6 +99,19 @@ def _text_of(e: BaseException) -> str:
         return str(e)
     except Exception:
         return "(its message cannot be shown)"
+
+
+def _described(e: BaseException, depth: int = 0) -> str:
+    """``Type: message``; for an exception group (a TaskGroup's), its errors after it: its own
+    message only counts them ("unhandled errors in a TaskGroup (2 sub-exceptions)"), and the
+    model must know what failed to do anything else. At most five, one level of nesting."""
+    text = _text_of(e)
+    own = f"{type(e).__name__}: {text}" if text else type(e).__name__
+    if not isinstance(e, BaseExceptionGroup) or depth > 1:
+        return own
+    inner = [_described(x, depth + 1) for x in e.exceptions[:5]]
+    more = f"; and {len(e.exceptions) - 5} more" if len(e.exceptions) > 5 else ""
+    return f"{own}: {'; '.join(inner)}{more}"
 
 
 class _Unrenderable(Exception):
@@ -109,6 +137,10 @@ def _call_sync(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
         raise _Exited(e.code) from None
     except asyncio.CancelledError:   # nothing cancels a worker thread's call: the tool's own
         raise _CancelledInside from None
+    except BaseException as e:
+        if isinstance(e, Exception | KeyboardInterrupt):
+            raise
+        raise _Raised(e) from None
 
 
 async def _call_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
@@ -122,6 +154,10 @@ async def _call_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
         if task is not None and task.cancelling():   # its call was cancelled (a timeout, the turn)
             raise
         raise _CancelledInside from None
+    except BaseException as e:
+        if isinstance(e, Exception | KeyboardInterrupt):
+            raise
+        raise _Raised(e) from None
 
 
 @dataclass(slots=True)
@@ -451,9 +487,10 @@ class ToolRunner:
         if isinstance(e, _Unrenderable):
             return self._result(r.call, f"error: {r.tool.name} returned a value that cannot be "
                                 f"shown as text ({e})", "error", started, r.args)
+        e = _own(e)
         log.debug("tool %s raised", r.tool.name, exc_info=e)
-        return self._result(r.call, f"error: {r.tool.name} raised {type(e).__name__}: "
-                            f"{_text_of(e)}", "error", started, r.args)
+        return self._result(r.call, f"error: {r.tool.name} raised {_described(e)}", "error",
+                            started, r.args)
 
     # ------------------------------------------------------------------ sync
 

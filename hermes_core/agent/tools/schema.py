@@ -353,8 +353,9 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
     params = {n: p for n, p in signature.items() if n not in fixed}
     for i, p in enumerate(params.values()):
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise ToolDefinitionError(f"tool {tool_name!r}: *{p.name} cannot be described to a "
-                                      "model; name each parameter")
+            stars = "*" if p.kind is p.VAR_POSITIONAL else "**"
+            raise ToolDefinitionError(f"tool {tool_name!r}: {stars}{p.name} cannot be described to "
+                                      "a model; name each parameter")
         if p.kind is p.POSITIONAL_ONLY:
             raise ToolDefinitionError(f"tool {tool_name!r}: positional-only parameter {p.name!r}")
         hint = hints.get(p.name, Any)

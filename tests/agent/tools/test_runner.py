@@ -859,3 +859,54 @@ def test_each_item_a_generator_yields_is_encoded_once(runner_factory: Any, use_a
     (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
     assert r.output == '[{"n": 0}, {"n": 1}, {"n": 2}]'
     assert encoded == [0, 1, 2]
+
+
+class _Abort(BaseException):
+    """A library's own BaseException (gevent's Timeout, pytest's outcomes are such)."""
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize("raised", [_Abort("stop here"), GeneratorExit()], ids=["own", "genexit"])
+def test_a_tool_raising_a_base_exception_is_that_call_s_error_not_the_turn_s_end(
+        runner_factory: Any, use_async: bool, kind: str, raised: BaseException) -> None:
+    """Only ``Exception`` was caught: any other BaseException a tool raised (from its worker
+    thread, or its task) came out of the round and ended the turn, the other calls' answers
+    lost. Ctrl-C and the turn's own cancellation still end it."""
+    def odd() -> str:
+        """Aborts."""
+        raise raised
+
+    async def aodd() -> str:
+        """Aborts."""
+        raise raised
+
+    chosen = odd if kind == "sync" else aodd
+    chosen.__name__ = "odd"
+    first, second = _run_beside_a_fine_tool(runner_factory, chosen, use_async)
+    assert (first.status, first.output) == (
+        "error", f"error: odd raised {type(raised).__name__}: {raised}".rstrip(": "))
+    assert (second.status, second.output) == ("ok", "fine")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_an_exception_group_names_the_errors_inside_it(runner_factory: Any,
+                                                       use_async: bool) -> None:
+    """An async tool using a TaskGroup fails with an ExceptionGroup, whose message only counts
+    ("unhandled errors in a TaskGroup (1 sub-exception)"): the model was never told what
+    failed."""
+    async def fetch_all() -> str:
+        """Fetch pages at once."""
+        async def one(url: str) -> None:
+            raise ConnectionError(f"{url} refused the connection")
+
+        async with asyncio.TaskGroup() as group:
+            group.create_task(one("a.example"))
+            group.create_task(one("b.example"))
+        return "fetched"
+
+    first, _ = _run_beside_a_fine_tool(runner_factory, fetch_all, use_async)
+    assert first.output == (
+        "error: fetch_all raised ExceptionGroup: unhandled errors in a TaskGroup (2 "
+        "sub-exceptions): ConnectionError: a.example refused the connection; ConnectionError: "
+        "b.example refused the connection")

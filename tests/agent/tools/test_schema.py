@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import math
+import re
 import sqlite3
 import sys
 import typing
@@ -563,3 +564,24 @@ def test_a_choice_no_model_can_send_as_json_is_refused_naming_the_tool_and_the_p
     with pytest.raises(ToolDefinitionError, match=r"tool 'pick': its schema holds NaN or "
                                                   r"infinity at properties\.level\.enum\[1\]"):
         make_tool(pick)
+
+
+def test_parameters_a_model_cannot_fill_by_name_are_refused_naming_them_as_written() -> None:
+    """``**options`` was named ``*options``."""
+    def star(*paths: str) -> str:
+        """Star."""
+        return ""
+
+    def double(query: str, **options: str) -> str:
+        """Double."""
+        return query
+
+    def slash(query: str, /) -> str:
+        """Slash."""
+        return query
+
+    for fn, said in [(star, "*paths cannot be described to a model"),
+                     (double, "**options cannot be described to a model"),
+                     (slash, "positional-only parameter 'query'")]:
+        with pytest.raises(ToolDefinitionError, match=re.escape(f"tool {fn.__name__!r}: {said}")):
+            make_tool(fn)
