@@ -677,3 +677,48 @@ def test_an_output_model_with_an_infinite_default_is_sent_as_strict_json(
     schema = (body["response_format"]["json_schema"]["schema"] if kind == "openai"
               else body["tools"][-1]["input_schema"])
     assert "default" not in schema["properties"]["radius_km"]
+
+
+def _cut_mid_json(kind: str) -> httpx.Response:
+    """A structured reply's stream closed cleanly halfway through its JSON: OpenAI's as content
+    pieces (shown as they come), Anthropic's as the output tool's input (shown whole at its end)."""
+    from hermes_core.testing.builders import _sse
+
+    if kind == "openai":
+        base = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+        return httpx.Response(200, headers=SSE_HEADERS, content=_sse([
+            (None, {**base, "choices": [{"index": 0, "delta": {"content": piece},
+                                         "finish_reason": None}]})
+            for piece in ('{"city": ', '"Par')]))
+    start = anthropic_message("", output_tokens=1)
+    start["stop_reason"] = None
+    return httpx.Response(200, headers=SSE_HEADERS, content=_sse([
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "tool_use", "id": "s1", "name": STRUCTURED_OUTPUT_TOOL, "input": {}}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+            "type": "input_json_delta", "partial_json": '{"city": "Par'}})]))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_structured_stream_cut_mid_json_is_asked_again_unless_its_pieces_were_shown(
+        kind: str, empty_home: Path, respx_mock: Any) -> None:
+    """Half an object is never validated, repaired or stored. Nothing shown yet (Anthropic's
+    output tool streams its input unseen), the request is sent again and the turn validates;
+    pieces shown (OpenAI streams the JSON as text), the caller gets ``IncompleteResponse``
+    with what arrived, as for any stream cut after its first words."""
+    from hermes_core.errors import IncompleteResponse
+
+    whole = {"city": "Paris", "high_c": 21.5}
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        _cut_mid_json(kind), _structured(kind, True, whole)])
+    agent = make_agent(empty_home, kind)
+    stream = agent.stream("forecast for Paris", output=Forecast)
+    if kind == "anthropic":
+        assert "".join(stream) == json.dumps(whole) and route.call_count == 2
+        assert stream.reply.output == Forecast(**whole)
+        return
+    with pytest.raises(IncompleteResponse) as cut:
+        "".join(stream)
+    assert cut.value.partial_text == '{"city": "Par' and route.call_count == 1
+    assert agent.history == []
