@@ -1,10 +1,13 @@
 """What reading a method tool from an instance costs: the first read on each new instance, a
-later read on the same one, and a read on an instance with ``__slots__`` (no ``__dict__``).
+later read on the same one, and a read on an instance with ``__slots__`` (no ``__dict__``);
+beside them, what a generator tool's answer costs (``GENERATOR_ITEMS`` model rows drawn and
+written) and what an output model's schema costs per turn (``response_format``).
 
     python benchmarks/method_tools.py --json [--samples 400] [--rounds 3] [--baseline ROOT]
 
 A method decorated with ``@tool`` becomes each instance's own tool when read from it. Each
-figure is the median of ``--samples`` reads, in microseconds. With ``--baseline ROOT`` (another
+figure is the median of ``--samples`` reads (a tenth as many generator answers), in
+microseconds. With ``--baseline ROOT`` (another
 checkout, e.g. ``/work/main``) both trees are measured in the same run, in alternating
 subprocesses (``--rounds`` each, the median of their medians kept), and ``*_vs_baseline`` is
 this tree's median over the baseline's.
@@ -23,7 +26,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parents[1]
-FIGURES = ("first_read_us_p50", "again_us_p50", "slots_read_us_p50", "make_tool_us_p50")
+FIGURES = ("first_read_us_p50", "again_us_p50", "slots_read_us_p50", "make_tool_us_p50",
+           "generator_answer_us_p50", "output_schema_us_p50")
+GENERATOR_ITEMS = 500
 
 
 def _median_us(call: Callable[[], Any], samples: int) -> float:
@@ -32,7 +37,11 @@ def _median_us(call: Callable[[], Any], samples: int) -> float:
 
 def measure(samples: int) -> dict[str, float]:
     """The figures for the hermes_core on ``sys.path`` (this process's)."""
+    from pydantic import BaseModel
+
+    from hermes_core.agent.tools.runner import _call_sync, render_output
     from hermes_core.agent.tools.schema import make_tool, tool
+    from hermes_core.agent.tools.structured import response_format
 
     def search(query: str, limit: int = 10, tags: list[str] | None = None) -> str:
         """Search the notes.
@@ -65,7 +74,34 @@ def measure(samples: int) -> dict[str, float]:
     slotted = Slotted()
     slots = _median_us(lambda: slotted.search, samples)
     made = _median_us(lambda: make_tool(search), max(1, samples // 4))
-    return dict(zip(FIGURES, (first, again, slots, made), strict=True))
+
+    class Row(BaseModel):
+        id: int
+        title: str
+        tags: list[str]
+        score: float
+
+    class Stop(BaseModel):
+        city: str
+        nights: int
+        sights: list[str]
+
+    class Trip(BaseModel):
+        """A trip."""
+
+        title: str
+        stops: list[Stop]
+        budget_eur: float | None = None
+
+    made_rows = [Row(id=i, title=f"row {i}", tags=["a", "b"], score=i / 7)
+                 for i in range(GENERATOR_ITEMS)]
+
+    def rows() -> Any:   # built beforehand: the figure is the answer's encoding, not pydantic's
+        yield from made_rows
+
+    answer = _median_us(lambda: render_output(_call_sync(rows, {})), max(1, samples // 10))
+    schema = _median_us(lambda: response_format(Trip), samples)
+    return dict(zip(FIGURES, (first, again, slots, made, answer, schema), strict=True))
 
 
 def _worker(root: Path, samples: int) -> dict[str, float]:

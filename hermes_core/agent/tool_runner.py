@@ -22,12 +22,12 @@ from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection, answer_skil
 from hermes_core.agent.tools.docstrings import ToolDocstringWarning
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.runner import Approver, Builtin, ToolRunner
-from hermes_core.agent.tools.schema import Tool, ToolDefinitionError, make_tool, tool
+from hermes_core.agent.tools.schema import KEEP, Tool, ToolDefinitionError, make_tool, tool
 from hermes_core.redact import redact, shows_a_redacted_key
 from hermes_core.tokens import DEFAULT_ENCODING, head_tokens
 from hermes_core.types import Completion, Message, Prompt, ToolCall, ToolResult, ToolSpec
 
-__all__ = ["AgentTools", "Approver", "Tool", "ToolDefinitionError", "ToolDocstringWarning",
+__all__ = ["KEEP", "AgentTools", "Approver", "Tool", "ToolDefinitionError", "ToolDocstringWarning",
            "ToolRegistry", "ToolRunner", "make_tool", "tool"]
 
 #: An audit record's sink (``AuditLog.append``).

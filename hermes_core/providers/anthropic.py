@@ -16,6 +16,7 @@ from typing import Any
 import httpx2
 
 from hermes_core.errors import IncompleteResponse, ProviderError, ServerError
+from hermes_core.finite_json import nulled
 from hermes_core.providers._sdk import (
     SDKProvider,
     completion_deltas,
@@ -57,13 +58,15 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
     if m.role == "tool":
         return [{"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content}]
     if m.role == "assistant" and m.replay:   # a paused reply goes back exactly as it came
-        return [dict(b) for b in m.replay]
+        return [nulled(dict(b)) for b in m.replay]   # but for a NaN the SDK cannot write
     blocks: list[dict[str, Any]] = [dict(b) for b in m.reasoning] if m.role == "assistant" else []
     if m.content.strip():
         blocks.append({"type": "text", "text": m.content})
     for c in m.tool_calls:
         try:
-            args = json.loads(c.arguments or "{}")
+            # a model's or a proxy's NaN is taken by Python's parser and refused by the SDK's
+            # writer (``allow_nan=False``): the turn ended with a bare ValueError
+            args = nulled(json.loads(c.arguments or "{}"))
         except (ValueError, RecursionError):  # not JSON, a 5,000-digit number, nested too deep
             args = {}
         blocks.append({"type": "tool_use", "id": c.id, "name": c.name,

@@ -18,6 +18,7 @@ from typing import Any
 import httpx2
 
 from hermes_core.errors import IncompleteResponse, ProviderError, ServerError
+from hermes_core.finite_json import strict_text
 from hermes_core.providers._sdk import (
     SDKProvider,
     completion_deltas,
@@ -83,7 +84,8 @@ def _message(m: Message) -> dict[str, Any]:
     out: dict[str, Any] = {"role": m.role, "content": m.content}
     if m.tool_calls:
         out["tool_calls"] = [{"id": c.id, "type": "function",
-                              "function": {"name": c.name, "arguments": c.arguments}}
+                              # a model's NaN echoed back: strict servers refuse it
+                              "function": {"name": c.name, "arguments": strict_text(c.arguments)}}
                              for c in m.tool_calls]
         if not m.content:
             out["content"] = None

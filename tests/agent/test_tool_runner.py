@@ -604,3 +604,121 @@ def test_the_audit_keeps_model_and_enum_arguments_as_json_not_reprs() -> None:
                                "login": Login(user="a", token=KEYS["openai"])}, [KEYS["openai"]])
     assert audited == {"where": '{"city": "Oslo", "high_c": 3.0}', "unit": '"c"',
                        "login": "[REDACTED]"}
+
+
+def _loose_response(kind: str, text: str = "", calls: tuple[ToolCall, ...] = ()) -> httpx.Response:
+    """A reply as a lenient server or proxy writes it: Python's json, ``NaN`` left in."""
+    data = (openai_chat_completion(text, tool_calls=calls) if kind == "openai"
+            else anthropic_message(text, tool_calls=calls))
+    return httpx.Response(200, content=json.dumps(data).encode(),
+                          headers={"content-type": "application/json"})
+
+
+def _strict_json(content: bytes) -> dict[str, Any]:
+    def refuse(constant: str) -> Any:
+        raise AssertionError(f"{constant} in a request body")
+    body: dict[str, Any] = json.loads(content, parse_constant=refuse)
+    return body
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_non_finite_numbers_never_reach_the_wire_as_nan_or_infinity(
+        kind: str, empty_home: Path, respx_mock: Any) -> None:
+    """A tool with ``radius_km: float = math.inf`` ended every turn with the SDK's bare
+    ``ValueError: Out of range float values are not JSON compliant`` (its schema's default),
+    and so did a model's ``{"x": NaN}`` echoed back to Anthropic; a tool answering NaN went as
+    ``NaN`` in the answer's text. Every body is strict JSON now, each value told where it was."""
+    import math
+
+    def nearby(place: str, radius_km: float = math.inf) -> dict[str, Any]:
+        """Places near a place."""
+        return {"place": place, "mean_km": math.nan, "radius_km": radius_km}
+
+    def scale(x: float) -> float:
+        """Scale a number."""
+        return x * 2
+
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        _loose_response(kind, calls=(ToolCall("c1", "nearby", '{"place": "Oslo"}'),
+                                     ToolCall("c2", "scale", '{"x": NaN}'))),
+        _loose_response(kind, "done")])
+    reply = make_agent(empty_home, kind, tools=[nearby, scale]).chat("go")
+    assert reply.text == "done"
+    first, second = (_strict_json(c.request.content) for c in route.calls)
+    tools = {t["function"]["name"]: t["function"]["parameters"] for t in first["tools"]} \
+        if kind == "openai" else {t["name"]: t["input_schema"] for t in first["tools"]}
+    radius = tools["nearby"]["properties"]["radius_km"]
+    assert "default" not in radius and "Infinity" in radius["description"]
+    assert "radius_km" not in tools["nearby"]["required"]
+    answers = dict(tool_answers(kind, second))
+    data, note = answers["c1"].split("\n", 1)
+    assert json.loads(data) == {"place": "Oslo", "mean_km": None, "radius_km": None}
+    assert "$.mean_km (NaN)" in note and "$.radius_km (Infinity)" in note
+    assert answers["c2"].startswith("null\n") and "$ (NaN)" in answers["c2"]
+    echoed = json.dumps(second)   # the model's own call, sent back with its answer
+    assert '\\"x\\": null' in echoed or '"x": null' in echoed
+
+
+class _Area(BaseModel):
+    """An area to search."""
+
+    place: str
+    radius_km: float = float("inf")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_output_model_with_an_infinite_default_is_sent_as_strict_json(
+        kind: str, empty_home: Path, respx_mock: Any) -> None:
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        _structured(kind, False, {"place": "Oslo"})])
+    result = make_agent(empty_home, kind).chat("where", output=_Area)
+    assert result == _Area(place="Oslo")
+    body = _strict_json(route.calls[0].request.content)
+    schema = (body["response_format"]["json_schema"]["schema"] if kind == "openai"
+              else body["tools"][-1]["input_schema"])
+    assert "default" not in schema["properties"]["radius_km"]
+
+
+def _cut_mid_json(kind: str) -> httpx.Response:
+    """A structured reply's stream closed cleanly halfway through its JSON: OpenAI's as content
+    pieces (shown as they come), Anthropic's as the output tool's input (shown whole at its end)."""
+    from hermes_core.testing.builders import _sse
+
+    if kind == "openai":
+        base = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+        return httpx.Response(200, headers=SSE_HEADERS, content=_sse([
+            (None, {**base, "choices": [{"index": 0, "delta": {"content": piece},
+                                         "finish_reason": None}]})
+            for piece in ('{"city": ', '"Par')]))
+    start = anthropic_message("", output_tokens=1)
+    start["stop_reason"] = None
+    return httpx.Response(200, headers=SSE_HEADERS, content=_sse([
+        ("message_start", {"type": "message_start", "message": start}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "tool_use", "id": "s1", "name": STRUCTURED_OUTPUT_TOOL, "input": {}}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+            "type": "input_json_delta", "partial_json": '{"city": "Par'}})]))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_structured_stream_cut_mid_json_is_asked_again_unless_its_pieces_were_shown(
+        kind: str, empty_home: Path, respx_mock: Any) -> None:
+    """Half an object is never validated, repaired or stored. Nothing shown yet (Anthropic's
+    output tool streams its input unseen), the request is sent again and the turn validates;
+    pieces shown (OpenAI streams the JSON as text), the caller gets ``IncompleteResponse``
+    with what arrived, as for any stream cut after its first words."""
+    from hermes_core.errors import IncompleteResponse
+
+    whole = {"city": "Paris", "high_c": 21.5}
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        _cut_mid_json(kind), _structured(kind, True, whole)])
+    agent = make_agent(empty_home, kind)
+    stream = agent.stream("forecast for Paris", output=Forecast)
+    if kind == "anthropic":
+        assert "".join(stream) == json.dumps(whole) and route.call_count == 2
+        assert stream.reply.output == Forecast(**whole)
+        return
+    with pytest.raises(IncompleteResponse) as cut:
+        "".join(stream)
+    assert cut.value.partial_text == '{"city": "Par' and route.call_count == 1
+    assert agent.history == []

@@ -710,3 +710,19 @@ def test_the_api_s_own_order_is_still_one_whole_answer(drain: Callable[..., list
     assert [d.tool_call for d in deltas if d.tool_call] == [ToolCall("t1", "lookup",
                                                                      '{"q": "oslo"}')]
     assert deltas[-1].finish_reason == "end_turn"
+
+
+def test_a_nan_in_a_call_s_input_is_sent_back_as_null_not_refused_by_the_sdk() -> None:
+    """Python's parser takes ``{"x": NaN}`` (a model's or a proxy's), the SDK's writer refuses
+    it (``allow_nan=False``): the tool ran, then the follow-up ended the turn with a bare
+    ``ValueError``. A paused reply's blocks, replayed as they came, likewise."""
+    call = Message("assistant", "", tool_calls=(ToolCall("c1", "f", '{"x": NaN, "y": [1, Infinity]}'),))
+    paused = Message("assistant", "Computed. ", replay=(
+        {"type": "server_tool_use", "id": "s1", "name": "code_execution",
+         "input": {"limit": float("inf"), "code": "print(1)"}},))
+    payload = render_anthropic(Prompt("s", (Message("user", "hi"), call, paused)),
+                               "claude-sonnet-4-5", OPTS)
+    json.dumps(payload, allow_nan=False)
+    blocks = [b for m in payload["messages"] for b in m["content"] if "input" in b]
+    assert [b["input"] for b in blocks] == [{"x": None, "y": [1, None]},
+                                           {"limit": None, "code": "print(1)"}]

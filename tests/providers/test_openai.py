@@ -807,3 +807,13 @@ def test_content_after_the_finish_reason_is_not_part_of_the_answer(
     deltas = stream_deltas(OpenAIProvider(), PROMPT, "gpt-4o", CRED, OPTS, use_async=use_async)
     assert "".join(d.text for d in deltas) == "Hi"
     assert deltas[-1].finish_reason == "stop" and deltas[-1].usage.output_tokens == 2
+
+
+def test_a_call_s_nan_arguments_are_echoed_as_strict_json() -> None:
+    """A model's ``{"x": NaN}`` went back in the follow-up as it came: strict servers (llama.cpp,
+    Go and Rust gateways) refuse the request. The rest of the text is kept as the model wrote it."""
+    calls = (ToolCall("c1", "f", '{"x": NaN, "note": "NaN"}'), ToolCall("c2", "f", '{"y": 1}'))
+    payload = render_openai(Prompt("s", (Message("user", "hi"),
+                                         Message("assistant", "", tool_calls=calls))), "gpt-4o", OPTS)
+    sent = [c["function"]["arguments"] for c in payload["messages"][-1]["tool_calls"]]
+    assert sent == ['{"x": null, "note": "NaN"}', '{"y": 1}']

@@ -14,7 +14,6 @@ import concurrent.futures
 import contextlib
 import contextvars
 import inspect
-import json
 import logging
 import sys
 import threading
@@ -40,6 +39,7 @@ from pydantic_core import to_jsonable_python
 
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.schema import Tool, validation_message
+from hermes_core.finite_json import dumps
 from hermes_core.redact import redact
 from hermes_core.types import ToolCall, ToolResult, ToolStatus, clean_text
 
@@ -72,6 +72,21 @@ class _CancelledInside(Exception):
     ``arun``, was taken for the whole turn's cancellation."""
 
 
+class _Raised(Exception):
+    """A tool raised a BaseException that is not an ``Exception`` (a library's own, as gevent's
+    ``Timeout`` or pytest's outcomes are; ``GeneratorExit``): only ``Exception`` was caught, so
+    it came out of the round and ended the turn. Ctrl-C (``KeyboardInterrupt``) still does."""
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__()
+        self.raised = raised
+
+
+def _own(e: BaseException) -> BaseException:
+    """What the call's error reports: ``e``, or a BaseException ``e`` carries as a tool's."""
+    return e.raised if isinstance(e, _Raised) else e
+
+
 class _TimedOut(Exception):
     """The runner's own limit for a call ran out; a ``TimeoutError`` the tool raised itself (its
     own request timing out) is the tool's error, not this."""
@@ -84,6 +99,19 @@ def _text_of(e: BaseException) -> str:
         return str(e)
     except Exception:
         return "(its message cannot be shown)"
+
+
+def _described(e: BaseException, depth: int = 0) -> str:
+    """``Type: message``; for an exception group (a TaskGroup's), its errors after it: its own
+    message only counts them ("unhandled errors in a TaskGroup (2 sub-exceptions)"), and the
+    model must know what failed to do anything else. At most five, one level of nesting."""
+    text = _text_of(e)
+    own = f"{type(e).__name__}: {text}" if text else type(e).__name__
+    if not isinstance(e, BaseExceptionGroup) or depth > 1:
+        return own
+    inner = [_described(x, depth + 1) for x in e.exceptions[:5]]
+    more = f"; and {len(e.exceptions) - 5} more" if len(e.exceptions) > 5 else ""
+    return f"{own}: {'; '.join(inner)}{more}"
 
 
 class _Unrenderable(Exception):
@@ -109,6 +137,10 @@ def _call_sync(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
         raise _Exited(e.code) from None
     except asyncio.CancelledError:   # nothing cancels a worker thread's call: the tool's own
         raise _CancelledInside from None
+    except BaseException as e:
+        if isinstance(e, Exception | KeyboardInterrupt):
+            raise
+        raise _Raised(e) from None
 
 
 async def _call_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
@@ -122,25 +154,40 @@ async def _call_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
         if task is not None and task.cancelling():   # its call was cancelled (a timeout, the turn)
             raise
         raise _CancelledInside from None
+    except BaseException as e:
+        if isinstance(e, Exception | KeyboardInterrupt):
+            raise
+        raise _Raised(e) from None
 
 
 @dataclass(slots=True)
 class _Drawn:
-    """What a generator tool yielded, kept until its answer is past ``limit`` characters (the
-    most the model is shown); ``more``: it had more when drawing stopped."""
+    """What a generator tool yielded, as the JSON text of each item, kept until the answer is
+    past ``limit`` characters (the most the model is shown); ``more``: it had more when drawing
+    stopped; ``nulled``: the places of NaNs and infinities written null.
+
+    Each item is encoded once, as it is drawn: its text measures the answer and is the answer
+    (the list was encoded again whole to write it, every item's serializer run twice)."""
 
     limit: int = MAX_OUTPUT_CHARS
-    items: list[Any] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
     size: int = 0
     more: bool = False
+    nulled: list[str] = field(default_factory=list)
 
     def take(self, item: Any) -> bool:
         """Keep ``item``; False once the answer is full (the item left, drawing to stop)."""
         self.more = self.size > self.limit
         if not self.more:
-            self.items.append(item)
-            self.size += len(item) if isinstance(item, str | bytes) else len(_json_text(item))
+            text = _json_text(item, self.nulled, f"$[{len(self.texts)}]")
+            self.texts.append(text)
+            self.size += len(text) + 2
         return not self.more
+
+    @property
+    def text(self) -> str:
+        """The items as one JSON array, spaced as ``json.dumps`` spaces a list."""
+        return f"[{', '.join(self.texts)}]"
 
 
 def _draw(items: Generator[Any, Any, Any]) -> _Drawn:
@@ -201,23 +248,40 @@ def render_output(value: Any, limit: int = MAX_OUTPUT_CHARS,
     ``limit`` with a note. A value with no JSON form raises ``_Unrenderable`` (the call's error).
 
     ``scrub`` (the redactor) runs *before* the cut: cut first, a key across the cut is no longer
-    whole, nothing downstream knows its head, and it reaches the model and the audit log."""
+    whole, nothing downstream knows its head, and it reaches the model and the audit log.
+
+    A float NaN or infinity is written ``null`` (JSON has neither, and strict servers refuse the
+    ``NaN`` Python writes), the places named in a note after the answer."""
     more = isinstance(value, _Drawn) and value.more
-    if isinstance(value, str):
+    nulled: list[str] = []
+    if isinstance(value, _Drawn):
+        text, nulled = value.text, value.nulled
+    elif isinstance(value, str):
         text = value
     elif isinstance(value, bytes | bytearray | memoryview):
         text = _bytes_text(bytes(value))
     else:
-        text = _json_text(value.items if isinstance(value, _Drawn) else value)
+        text = _json_text(value, nulled)
     # a lone surrogate (a file name os.listdir could not decode) cannot be encoded: the request
     # body carrying it would fail to build
-    text = clean_text(text)
-    if scrub is not None:
-        text = scrub(text)
+    text, note = clean_text(text), clean_text(_nulled_note(nulled))
+    if scrub is not None:   # the note too: it names the answer's keys
+        text, note = scrub(text), scrub(note)
     if more:   # a generator stopped once past the limit: its whole length is not known
         return (f"{text[:limit]}\n[... truncated: the first {limit} characters; the tool yielded "
-                "more, not drawn]")
-    return _cut(text, limit)
+                f"more, not drawn]{note}")
+    return _cut(text, limit) + note
+
+
+def _nulled_note(places: Sequence[str], shown: int = 5) -> str:
+    """The line saying which values of an answer stand as ``null`` for a NaN or an infinity
+    (the first ``shown`` of them): told only ``null``, the model would take an unbounded
+    radius or an undefined mean for a missing one."""
+    if not places:
+        return ""
+    more = f", and {len(places) - shown} more" if len(places) > shown else ""
+    return (f"\n[note: JSON has no NaN or Infinity; null stands for {', '.join(places[:shown])}"
+            f"{more}]")
 
 
 def _cut(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
@@ -245,14 +309,15 @@ class _NoJSONForm(Exception):
                          "a dataclass or a pydantic model")
 
 
-def _json_text(value: Any) -> str:
+def _json_text(value: Any, nulled: list[str] | None = None, at: str = "$") -> str:
     """``value`` as JSON text, through pydantic's encoder: models, dataclasses, enums, sets,
     datetimes, UUIDs, paths, also nested, are data, not the Python reprs ``str`` gives
     ("Unit.C", "Place(city='Oslo')"). What the encoder does not know goes to
-    :func:`_json_form`; a value with no form at all is an error, never its repr."""
+    :func:`_json_form`; a value with no form at all is an error, never its repr. A NaN or an
+    infinity is written ``null``, its place (``at`` being ``value``'s) added to ``nulled``."""
     try:
         # the dump too: an int past Python's 4,300-digit str limit fails only there
-        return json.dumps(to_jsonable_python(value, fallback=_json_form), ensure_ascii=False)
+        text, places = dumps(to_jsonable_python(value, fallback=_json_form), at)
     except _NoJSONForm as e:
         raise _Unrenderable(str(e)) from None
     except UnicodeDecodeError:
@@ -264,6 +329,9 @@ def _json_text(value: Any) -> str:
         if isinstance(e, ValueError) and "Circular reference" in str(e):
             raise _Unrenderable("it holds itself (a cycle)") from None
         raise _Unrenderable(f"{type(e).__name__}: {_text_of(e)}") from None
+    if nulled is not None:
+        nulled.extend(places)
+    return text
 
 
 def _json_form(value: Any) -> Any:
@@ -419,9 +487,10 @@ class ToolRunner:
         if isinstance(e, _Unrenderable):
             return self._result(r.call, f"error: {r.tool.name} returned a value that cannot be "
                                 f"shown as text ({e})", "error", started, r.args)
+        e = _own(e)
         log.debug("tool %s raised", r.tool.name, exc_info=e)
-        return self._result(r.call, f"error: {r.tool.name} raised {type(e).__name__}: "
-                            f"{_text_of(e)}", "error", started, r.args)
+        return self._result(r.call, f"error: {r.tool.name} raised {_described(e)}", "error",
+                            started, r.args)
 
     # ------------------------------------------------------------------ sync
 

@@ -9,6 +9,7 @@ property description.
 
 from __future__ import annotations
 
+import enum
 import functools
 import inspect
 import json
@@ -17,12 +18,13 @@ import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from hermes_core.agent.tools import docstrings
+from hermes_core.finite_json import non_finite
 from hermes_core.types import ToolSpec
 
 #: The names the OpenAI and Anthropic APIs accept for a tool.
@@ -33,6 +35,18 @@ _PROPERTY = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 #: The most of a description sent per tool (the APIs reject very long ones, and every tool's text
 #: is paid for on every turn).
 MAX_DESCRIPTION = 1024
+
+
+class Keep(enum.Enum):
+    """The type of :data:`KEEP`."""
+
+    KEEP = "keep"
+
+
+#: An option of :func:`make_tool` (and ``@tool``) not given: a Tool passed in keeps its own.
+#: Distinct from None, which for ``timeout_s`` means "no timeout": with None as "keep", a
+#: tool's timeout could never be cleared.
+KEEP: Final = Keep.KEEP
 
 
 class ToolDefinitionError(TypeError):
@@ -150,7 +164,45 @@ def _schema_text(arguments: type[BaseModel]) -> str:
     for prop in schema.setdefault("properties", {}).values():
         if isinstance(prop, dict):
             prop.pop("title", None)   # "City" for city: tokens that say nothing
-    return json.dumps(schema, ensure_ascii=False)
+    return json.dumps(finite_schema(schema), ensure_ascii=False)
+
+
+#: The schema keywords whose keys are names (of properties, of definitions), not keywords.
+_NAMED = frozenset({"properties", "patternProperties", "$defs", "definitions"})
+
+
+def finite_schema(schema: Any) -> Any:
+    """``schema`` with no NaN or infinity where it only informs: a default that holds one
+    (``radius_km: float = math.inf``) is left out and said in the property's description
+    ("(default: Infinity)"; the parameter stays optional and still gets it), such an example
+    is dropped. Sent, either was a request the SDKs refuse to build (``allow_nan=False``), on
+    every turn. One anywhere else (an ``enum``, a ``const``) is left for
+    :func:`non_finite_places` to refuse: the model could never send it as JSON."""
+    if isinstance(schema, list):
+        return [finite_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    told = ""
+    for key, value in schema.items():
+        if key == "default" and next(non_finite(value), None) is not None:
+            told = f"(default: {json.dumps(value)})"   # Python writes NaN, Infinity
+        elif key == "examples" and isinstance(value, list):
+            out[key] = [v for v in value if next(non_finite(v), None) is None]
+            if not out[key]:
+                del out[key]
+        elif key in _NAMED and isinstance(value, dict):   # names, not keywords: a parameter
+            out[key] = {name: finite_schema(sub) for name, sub in value.items()}   # "default"
+        else:
+            out[key] = finite_schema(value)
+    if told:
+        out["description"] = f"{out['description']} {told}" if out.get("description") else told
+    return out
+
+
+def non_finite_places(schema: Any) -> list[str]:
+    """Where ``schema`` still holds a NaN or an infinity (``properties.limit.enum[1]``)."""
+    return [at.removeprefix("$.") for at, _ in non_finite(schema)]
 
 
 def _defined_in_class(fn: Callable[..., Any]) -> bool:
@@ -249,21 +301,27 @@ def _field(hint: Any, default: Any, alias: str | None, described: str | None) ->
 
 
 def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: str | None = None,
-              needs_approval: bool | None = None, timeout_s: float | None = None) -> Tool:
+              needs_approval: bool | None = None, timeout_s: float | Keep | None = KEEP) -> Tool:
     """``fn`` as a :class:`Tool`; raises :class:`ToolDefinitionError` naming what is wrong, and
     warns (:class:`~hermes_core.agent.tools.docstrings.ToolDocstringWarning`) of a docstring
-    entry that names no parameter. ``fn`` may be a Tool already: the options given apply to a
-    copy of it (``registry.add(notes.search, name="search_work")`` for a second instance's
-    tool), the ones not given stay as they were."""
+    entry that names no parameter.
+
+    ``fn`` may be a Tool already: the options given apply to a copy of it
+    (``registry.add(notes.search, name="search_work")`` for a second instance's tool), the ones
+    not given stay as they were. Not given is None for ``name``, ``description`` and
+    ``needs_approval``, and :data:`KEEP` (the default) for ``timeout_s``, whose None means no
+    timeout: ``make_tool(fetch, timeout_s=None)`` is ``fetch`` running as long as it takes."""
     if isinstance(fn, Tool):
-        if name is None and description is None and needs_approval is None and timeout_s is None:
+        if name is None and description is None and needs_approval is None and timeout_s is KEEP:
             return fn
-        _check_options(name or fn.name, timeout_s)
+        timeout = fn.timeout_s if timeout_s is KEEP else timeout_s
+        _check_options(name or fn.name, timeout)
         return replace(fn, name=name or fn.name,
                        description=(description or fn.description).strip()[:MAX_DESCRIPTION],
                        needs_approval=fn.needs_approval if needs_approval is None else needs_approval,
-                       timeout_s=fn.timeout_s if timeout_s is None else timeout_s)
-    return _build(fn, name, description, bool(needs_approval), timeout_s, check_docs=True)
+                       timeout_s=timeout)
+    return _build(fn, name, description, bool(needs_approval),
+                  None if timeout_s is KEEP else timeout_s, check_docs=True)
 
 
 def _check_options(tool_name: str, timeout_s: float | None) -> None:
@@ -295,8 +353,9 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
     params = {n: p for n, p in signature.items() if n not in fixed}
     for i, p in enumerate(params.values()):
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise ToolDefinitionError(f"tool {tool_name!r}: *{p.name} cannot be described to a "
-                                      "model; name each parameter")
+            stars = "*" if p.kind is p.VAR_POSITIONAL else "**"
+            raise ToolDefinitionError(f"tool {tool_name!r}: {stars}{p.name} cannot be described to "
+                                      "a model; name each parameter")
         if p.kind is p.POSITIONAL_ONLY:
             raise ToolDefinitionError(f"tool {tool_name!r}: positional-only parameter {p.name!r}")
         hint = hints.get(p.name, Any)
@@ -316,6 +375,11 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
         schema = json.loads(_schema_text(model))   # an unsupported hint fails here
     except Exception as e:
         raise _unschemable(tool_name, fields, renamed, e) from None
+    unsendable = non_finite_places(schema)
+    if unsendable:
+        raise ToolDefinitionError(
+            f"tool {tool_name!r}: its schema holds NaN or infinity at {unsendable[0]}, which JSON "
+            "cannot carry and no model can send; take a str choice or a finite number")
     bad = unsendable_properties(schema)
     if bad:
         raise ToolDefinitionError(
@@ -358,12 +422,15 @@ def _clashes(name: str) -> bool:
 
 
 def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
-         description: str | None = None, needs_approval: bool = False,
-         timeout_s: float | None = None) -> Any:
+         description: str | None = None, needs_approval: bool | None = None,
+         timeout_s: float | Keep | None = KEEP) -> Any:
     """Make a function a tool: ``@tool`` or ``@tool(needs_approval=True, timeout_s=5)``.
 
     The result is a :class:`Tool` (still callable as the function); pass it to
-    ``Agent(tools=[...])``. A plain function passed there is made a tool the same way.
+    ``Agent(tools=[...])``. A plain function passed there is made a tool the same way. Over a
+    Tool already made (``@tool(name=...)`` stacked on ``@tool(needs_approval=True)``) only the
+    options given here change it, as with :func:`make_tool`: an unset ``needs_approval`` is
+    not False there (an approval asked for was dropped), ``timeout_s=None`` clears a timeout.
     """
     def wrap(f: Any) -> Any:
         # over @staticmethod / @classmethod: the function they wrap, bound as they would bind it

@@ -8,13 +8,20 @@ round tells the model what was wrong, after which :class:`StructuredOutputError`
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from hermes_core.agent.tools.schema import unsendable_properties, validation_message
+from hermes_core.agent.tools.schema import (
+    finite_schema,
+    non_finite_places,
+    unsendable_properties,
+    validation_message,
+)
 from hermes_core.errors import StructuredOutputError
 
 T = TypeVar("T", bound=BaseModel)
@@ -25,13 +32,54 @@ _FENCE = re.compile(r"```[ \t]*(?:[A-Za-z][\w+.-]*)?[ \t]*\n?(.*?)\n?[ \t]*```",
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
+@dataclass(frozen=True, eq=False, slots=True)
+class _Built:
+    """The core schema a model class was built with, equal only to itself: a rebuild
+    (``model_rebuild(force=True)`` after its config changed) makes a new one. Held by the cache
+    key, so its id is never another's."""
+
+    core: object
+
+    def __hash__(self) -> int:
+        return id(self.core)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Built) and other.core is self.core
+
+
 def response_format(output: type[BaseModel]) -> dict[str, Any]:
-    """What ``CallOptions.response_format`` carries: a schema name and the JSON schema."""
+    """What ``CallOptions.response_format`` carries: a schema name and the JSON schema (a fresh
+    copy: a caller may change it).
+
+    Generated once per model class, as tools' schemas are (pydantic builds it afresh on every
+    call, about half a millisecond, and every structured turn asked for it, a repair round
+    twice). Kept by the class and the core schema it was built with, as decision 74 keeps
+    tools' (a bounded ``lru_cache``): a model redefined (a notebook cell run again) is another
+    class and gets its own, and one rebuilt (``model_rebuild(force=True)`` after its config
+    changed) has a new core schema, so its format is generated anew."""
     if not (isinstance(output, type) and issubclass(output, BaseModel)):
         raise TypeError(f"output must be a pydantic model class, not {output!r}")
+    loaded: dict[str, Any] = json.loads(
+        _format_text(output, _Built(vars(output).get("__pydantic_core_schema__"))))
+    return loaded
+
+
+@functools.lru_cache(maxsize=1024)
+def _format_text(output: type[BaseModel], built: _Built) -> str:
+    """:func:`response_format` as JSON text, generated (``built`` keys the cache only)."""
+    return json.dumps(_format(output), ensure_ascii=False)
+
+
+def _format(output: type[BaseModel]) -> dict[str, Any]:
     name = _NAME_CHARS.sub("_", output.__name__)[:64] or "output"
     schema = output.model_json_schema()
-    schema = _object_root(output.__name__, schema)
+    # a NaN or infinite default: the SDKs refused to write the request at all
+    schema = finite_schema(_object_root(output.__name__, schema))
+    unsendable = non_finite_places(schema)
+    if unsendable:
+        raise TypeError(f"output model {output.__name__}: its schema holds NaN or infinity at "
+                        f"{unsendable[0]}, which JSON cannot carry; use a str choice or a finite "
+                        "number")
     bad = unsendable_properties(schema)
     if bad:   # Anthropic's output tool takes this schema as its input schema
         raise TypeError(f"output model {output.__name__}: field name {bad[0]!r} cannot be sent: "
@@ -135,8 +183,8 @@ def problem(e: Exception) -> str:
 
 
 def repair_message(output: type[BaseModel], error: Exception) -> str:
-    """The user message of the repair round: what failed, and the schema again."""
-    schema = json.dumps(output.model_json_schema(), ensure_ascii=False)
+    """The user message of the repair round: what failed, and the schema again (as sent)."""
+    schema = json.dumps(response_format(output)["schema"], ensure_ascii=False)
     return (f"Your reply did not match the required JSON schema ({problem(error)}). Reply again "
             f"with only a JSON object matching this schema, nothing else:\n{schema}")
 

@@ -20,11 +20,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from hermes_core.agent.tools.registry import ToolRegistry
 from hermes_core.agent.tools.runner import ToolRunner, render_output
 from hermes_core.agent.tools.schema import tool
+from hermes_core.finite_json import non_finite, nulled
 from hermes_core.types import ToolCall
 
 SECRET = "sk-proj-runnerSECRET0123456789abcdef"
@@ -788,3 +791,122 @@ def test_a_tool_whose_own_work_was_cancelled_is_its_error_not_the_turn_s_end(
     assert (first.status, first.output) == (
         "error", "error: fetch raised CancelledError: its own work was cancelled")
     assert (second.status, second.output) == ("ok", "fine")
+
+
+_NUMBERS = st.recursive(
+    st.floats() | st.integers() | st.text(max_size=5) | st.none(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.text(alphabet="abc xy", min_size=1, max_size=4), inner, max_size=4),
+    max_leaves=20)
+
+
+def _strict(text: str) -> Any:
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"{constant} is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+@given(_NUMBERS)
+def test_a_nan_or_infinity_anywhere_in_an_answer_is_null_with_a_note_naming_its_place(
+        value: Any) -> None:
+    """Python writes ``NaN``/``Infinity``: not JSON, refused by strict servers and proxies."""
+    out = render_output({"v": value})
+    places = [at for at, _ in non_finite({"v": value})]
+    head, _, note = out.partition("\n[note: JSON has no NaN or Infinity; null stands for ")
+    assert _strict(head) == nulled({"v": value})
+    assert bool(note) == bool(places)
+    for at in places[:5]:
+        assert at in note
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_generator_s_nan_items_are_named_by_their_index(runner_factory: Any,
+                                                         use_async: bool) -> None:
+    def readings() -> Iterator[dict[str, float]]:
+        """Sensor readings."""
+        yield {"t": 1.5}
+        yield {"t": float("nan")}
+
+    runner = runner_factory([readings])
+    calls = [ToolCall("1", "readings")]
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert r.output == ('[{"t": 1.5}, {"t": null}]\n'
+                        "[note: JSON has no NaN or Infinity; null stands for $[1].t (NaN)]")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_each_item_a_generator_yields_is_encoded_once(runner_factory: Any, use_async: bool) -> None:
+    """Each item was encoded to measure the answer as it was drawn, then the whole list again
+    to write it: twice the work, and a serializer run twice per item."""
+    from pydantic import model_serializer
+
+    encoded: list[int] = []
+
+    class Row(BaseModel):
+        n: int
+
+        @model_serializer
+        def _as_json(self) -> dict[str, int]:
+            encoded.append(self.n)
+            return {"n": self.n}
+
+    def rows() -> Iterator[Any]:
+        """Rows."""
+        yield from (Row(n=i) for i in range(3))
+
+    runner = runner_factory([rows])
+    calls = [ToolCall("1", "rows")]
+    (r,) = asyncio.run(runner.arun(calls)) if use_async else runner.run(calls)
+    assert r.output == '[{"n": 0}, {"n": 1}, {"n": 2}]'
+    assert encoded == [0, 1, 2]
+
+
+class _Abort(BaseException):
+    """A library's own BaseException (gevent's Timeout, pytest's outcomes are such)."""
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize("raised", [_Abort("stop here"), GeneratorExit()], ids=["own", "genexit"])
+def test_a_tool_raising_a_base_exception_is_that_call_s_error_not_the_turn_s_end(
+        runner_factory: Any, use_async: bool, kind: str, raised: BaseException) -> None:
+    """Only ``Exception`` was caught: any other BaseException a tool raised (from its worker
+    thread, or its task) came out of the round and ended the turn, the other calls' answers
+    lost. Ctrl-C and the turn's own cancellation still end it."""
+    def odd() -> str:
+        """Aborts."""
+        raise raised
+
+    async def aodd() -> str:
+        """Aborts."""
+        raise raised
+
+    chosen = odd if kind == "sync" else aodd
+    chosen.__name__ = "odd"
+    first, second = _run_beside_a_fine_tool(runner_factory, chosen, use_async)
+    assert (first.status, first.output) == (
+        "error", f"error: odd raised {type(raised).__name__}: {raised}".rstrip(": "))
+    assert (second.status, second.output) == ("ok", "fine")
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_an_exception_group_names_the_errors_inside_it(runner_factory: Any,
+                                                       use_async: bool) -> None:
+    """An async tool using a TaskGroup fails with an ExceptionGroup, whose message only counts
+    ("unhandled errors in a TaskGroup (1 sub-exception)"): the model was never told what
+    failed."""
+    async def fetch_all() -> str:
+        """Fetch pages at once."""
+        async def one(url: str) -> None:
+            raise ConnectionError(f"{url} refused the connection")
+
+        async with asyncio.TaskGroup() as group:
+            group.create_task(one("a.example"))
+            group.create_task(one("b.example"))
+        return "fetched"
+
+    first, _ = _run_beside_a_fine_tool(runner_factory, fetch_all, use_async)
+    assert first.output == (
+        "error: fetch_all raised ExceptionGroup: unhandled errors in a TaskGroup (2 "
+        "sub-exceptions): ConnectionError: a.example refused the connection; ConnectionError: "
+        "b.example refused the connection")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import math
+import re
 import sqlite3
 import sys
 import typing
@@ -156,6 +158,44 @@ def test_options_given_with_a_tool_already_made_apply_to_it() -> None:
     assert make_tool(work) is work
     with pytest.raises(ToolDefinitionError, match="tool name 'a b'"):
         make_tool(work, name="a b")
+
+
+def test_a_tool_s_timeout_can_be_cleared_and_is_kept_when_not_given() -> None:
+    """``make_tool(tool, timeout_s=None)`` kept the timeout (None meant "keep"), so a tool made
+    with one could never run without it. None is "no timeout", as in ``@tool``; an option not
+    given keeps the tool's (``KEEP``, the default)."""
+    from hermes_core.agent.tools.schema import KEEP
+
+    @tool(timeout_s=5, needs_approval=True)
+    def fetch(url: str) -> str:
+        """Fetch a page."""
+        return url
+
+    assert make_tool(fetch, timeout_s=None).timeout_s is None
+    assert make_tool(fetch, name="fetch_slow").timeout_s == 5
+    assert make_tool(fetch, timeout_s=KEEP, needs_approval=None) is fetch
+    assert ToolRegistry().add(fetch, timeout_s=None).timeout_s is None
+    assert make_tool(lambda: 1, name="plain", timeout_s=KEEP).timeout_s is None
+
+
+def test_stacked_tool_decorators_keep_what_the_inner_one_set() -> None:
+    """``@tool(name=...)`` over ``@tool(needs_approval=True)`` dropped the approval: the outer
+    decorator's own defaults (False, None) were passed as options given."""
+    @tool(name="wipe_disk")
+    @tool(needs_approval=True, timeout_s=5)
+    def wipe() -> str:
+        """Wipe the disk."""
+        return "wiped"
+
+    assert (wipe.name, wipe.needs_approval, wipe.timeout_s) == ("wipe_disk", True, 5)
+
+    @tool(timeout_s=None)
+    @tool(timeout_s=5)
+    def slow() -> str:
+        """Slow."""
+        return "done"
+
+    assert slow.timeout_s is None
 
 
 def test_parameters_named_like_pydantic_attributes_are_ordinary_parameters() -> None:
@@ -488,3 +528,60 @@ def test_a_type_pydantic_cannot_describe_is_refused_naming_its_parameter() -> No
     with pytest.raises(ToolDefinitionError, match=r"parameter 'conn' \(Connection\)") as info:
         make_tool(query)
     assert "\n" not in str(info.value)   # one line, not pydantic's page of advice
+
+
+def test_a_non_finite_default_is_left_out_of_the_schema_and_said_in_its_description() -> None:
+    """``math.inf`` as "no limit" is a natural default; in the schema it was a request body the
+    SDKs refuse to write (``allow_nan=False``), every turn. A parameter named ``default`` is a
+    property, not the keyword."""
+    import json
+
+    def nearby(place: str, radius_km: float = math.inf, default: float = -math.inf) -> str:
+        """Places near a place.
+
+        Args:
+            place: where
+            radius_km: how far to look
+        """
+        return place
+
+    made = make_tool(nearby)
+    props = made.parameters["properties"]
+    json.dumps(made.parameters, allow_nan=False)
+    assert props["radius_km"] == {"description": "how far to look (default: Infinity)",
+                                  "type": "number"}
+    assert props["default"] == {"description": "(default: -Infinity)", "type": "number"}
+    assert made.parameters["required"] == ["place"]
+    assert made.parse('{"place": "Oslo"}') == {"place": "Oslo", "radius_km": math.inf,
+                                               "default": -math.inf}
+
+
+def test_a_choice_no_model_can_send_as_json_is_refused_naming_the_tool_and_the_place() -> None:
+    def pick(level: Literal[1.0, math.inf]) -> str:
+        """Pick a level."""
+        return str(level)
+
+    with pytest.raises(ToolDefinitionError, match=r"tool 'pick': its schema holds NaN or "
+                                                  r"infinity at properties\.level\.enum\[1\]"):
+        make_tool(pick)
+
+
+def test_parameters_a_model_cannot_fill_by_name_are_refused_naming_them_as_written() -> None:
+    """``**options`` was named ``*options``."""
+    def star(*paths: str) -> str:
+        """Star."""
+        return ""
+
+    def double(query: str, **options: str) -> str:
+        """Double."""
+        return query
+
+    def slash(query: str, /) -> str:
+        """Slash."""
+        return query
+
+    for fn, said in [(star, "*paths cannot be described to a model"),
+                     (double, "**options cannot be described to a model"),
+                     (slash, "positional-only parameter 'query'")]:
+        with pytest.raises(ToolDefinitionError, match=re.escape(f"tool {fn.__name__!r}: {said}")):
+            make_tool(fn)

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
-from pydantic import BaseModel, RootModel
+import enum
+from typing import Any
 
-from hermes_core.agent.tools.structured import failed, parse_output, response_format
+import pytest
+from pydantic import BaseModel, Field, RootModel, create_model
+
+from hermes_core.agent.tools.structured import (
+    failed,
+    parse_output,
+    repair_message,
+    response_format,
+)
 
 TRIP = '{"city": "Oslo", "bring_umbrella": false}'
 
@@ -108,3 +116,70 @@ def test_an_output_model_whose_schema_is_not_an_object_is_refused_before_any_cal
 def test_an_object_root_model_is_sent_as_it_is() -> None:
     assert response_format(RootModel[Stop])["schema"]["type"] == "object"
     assert response_format(Itinerary)["name"] == "Itinerary"
+
+
+class _Limit(BaseModel):
+    """A search limit."""
+
+    radius_km: float = float("inf")
+    floor: float = Field(default=0.0, examples=[float("-inf"), 0.5])
+
+
+def test_an_output_model_s_non_finite_defaults_are_left_out_and_said_in_words() -> None:
+    """Sent as they stood, ``inf`` and ``nan`` defaults made a body the SDKs refuse to write."""
+    import json
+
+    schema = response_format(_Limit)["schema"]
+    text = json.dumps(schema, allow_nan=False)   # raised ValueError before
+    radius, floor = schema["properties"]["radius_km"], schema["properties"]["floor"]
+    assert "default" not in radius and radius["description"] == "(default: Infinity)"
+    assert floor == {"default": 0.0, "examples": [0.5], "title": "Floor", "type": "number"}
+    assert "NaN" not in repair_message(_Limit, ValueError("bad")).split("\n", 1)[1]
+    assert text == json.dumps(schema)
+
+
+class _Level(float, enum.Enum):
+    LOW = 1.0
+    UNBOUNDED = float("inf")
+
+
+class _Leveled(BaseModel):
+    level: _Level
+
+
+def test_an_output_model_that_needs_an_infinity_as_a_value_is_refused_naming_where() -> None:
+    with pytest.raises(TypeError, match=r"_Leveled: its schema holds NaN or infinity at "
+                                        r"\$defs\._Level\.enum\[1\]"):
+        response_format(_Leveled)
+
+
+def _counted(generated: list[str], **fields: Any) -> type[BaseModel]:
+    """An output model that counts its schema's generations (pydantic's, ~0.5 ms each)."""
+    class Plan(BaseModel):
+        @classmethod
+        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            generated.append(cls.__name__)
+            return super().model_json_schema(*args, **kwargs)
+
+    return create_model("Plan", __base__=Plan, **fields)
+
+
+def test_an_output_model_s_schema_is_generated_once_and_anew_for_a_redefined_model() -> None:
+    """Generated afresh every turn (and again for a repair round), like tools' schemas before
+    decision 74; kept per class, a model redefined (a notebook cell run again) or rebuilt is
+    generated anew, and each caller gets its own copy."""
+    generated: list[str] = []
+    first = _counted(generated, city=(str, ...))
+    sent = response_format(first)
+    sent["schema"]["properties"].clear()   # a caller's change is its own
+    assert response_format(first) == response_format(first) != sent
+    repair_message(first, ValueError("bad"))
+    assert len(generated) == 1
+    again = _counted(generated, city=(str, ...), nights=(int, ...))   # same name, new field
+    assert set(response_format(again)["schema"]["properties"]) == {"city", "nights"}
+    assert set(response_format(first)["schema"]["properties"]) == {"city"}
+    assert len(generated) == 2
+    first.model_config["json_schema_extra"] = {"examples": [{"city": "Oslo"}]}
+    first.model_rebuild(force=True)
+    assert response_format(first)["schema"]["examples"] == [{"city": "Oslo"}]
+    assert len(generated) == 3
