@@ -20,13 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.agent.context_engine import ContextEngine, default_db_path, parse_timestamp
+from hermes_core.agent.episodic.ranking import FUTURE_SLACK_DAYS, SECONDS_PER_DAY
 from hermes_core.cli.argtypes import CLIP_AT, positive_int, print_mapping, shorten, terminal_safe
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
 from hermes_core.redact import redact
 
-#: How far ahead of this machine's clock ``--created-at`` may be (another machine's clock skew).
-FUTURE_SLACK_S = 86_400.0
+#: How far ahead of this machine's clock ``--created-at`` may be (another machine's clock skew);
+#: recall weighs a stamp further ahead as the oldest.
+FUTURE_SLACK_S = FUTURE_SLACK_DAYS * SECONDS_PER_DAY
 
 
 def _timestamp(text: str) -> float:

@@ -48,6 +48,18 @@ def test_window_benchmark_runs_within_the_configs_bounds(capsys: pytest.CaptureF
     assert all(row["acquire_us_p50"] > 0 for row in out["sizes"]) and out["growth"] > 0
 
 
+def test_the_memory_benchmark_builds_the_scaled_archive_beside_todays_in_one_run(
+        capsys: pytest.CaptureFixture[str], load_script: Callable[[Path], ModuleType]) -> None:
+    module = load_script(BENCH.with_name("memory.py"))
+    assert module.main(["--sessions", "40", "--scale", "3", "--queries", "6", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["sessions"] == out["stored"] == 120 and out["scaling"]["small_sessions"] == 40
+    assert out["segmentation_agreement"] == 1.0   # pooled sentences index as the real segmenter
+    assert out["query_ms_p99"] >= out["query_ms_p50"] > 0 and out["hostile_ms_max"] > 0
+    assert out["scaling"]["query_ms_p50_ratio"] == pytest.approx(
+        out["query_ms_p50"] / out["scaling"]["small_query_ms_p50"], rel=0.01)
+
+
 @pytest.mark.parametrize(("script", "argv", "named"), [
     ("hostile_config.py", ["--repeat", "0"], "--repeat"),
     ("window.py", ["--samples", "0"], "--samples"),

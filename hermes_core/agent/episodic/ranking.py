@@ -112,9 +112,14 @@ def plan_match(dfs: Mapping[str, int], *, common_df: int = COMMON_DF,
     Terms no session has are dropped (they match nothing); terms in more than ``common_df``
     sessions are dropped while a rarer one remains; of the rest the ``max_terms`` rarest are kept
     (ties keep query order). A query of common terms only keeps its ``COMMON_ONLY_TERMS`` rarest.
+    A prefix term (:func:`as_prefix`) in more than ``common_df`` sessions is dropped, never
+    searched among the newest sessions.
     """
     order = {t: i for i, t in enumerate(dfs)}
-    present = sorted((t for t, df in dfs.items() if df > 0 and t.strip()),
+    # a prefix found in more than common_df sessions is the start of common words: a guess that
+    # ranks nothing, and FTS5 builds a prefix's whole doclist to search it
+    present = sorted((t for t, df in dfs.items() if df > 0 and t.strip()
+                      and not (t.endswith(PREFIX_MARK) and df > common_df)),
                      key=lambda t: (dfs[t], order[t]))
     rare = [t for t in present if dfs[t] <= common_df]
     if rare:
@@ -180,6 +185,20 @@ def age_days(created_at: float, now: float) -> float:
     return max(0.0, (now - created_at) / SECONDS_PER_DAY)
 
 
+#: How far ahead of the clock a session's stamp may be and still count as new (another
+#: machine's drift); further ahead, the stamp says nothing of its age (``memory add`` refuses it).
+FUTURE_SLACK_DAYS = 1.0
+
+
+def weighed_age(created_at: float, now: float) -> float:
+    """The age recency weighs: :func:`age_days`, except that a stamp more than
+    ``FUTURE_SLACK_DAYS`` ahead of ``now`` weighs as the oldest (``ANCHOR_DAYS[-1]``). As brand
+    new, a session recorded while the clock ran a year fast outranked every real one for a year."""
+    if created_at - now > FUTURE_SLACK_DAYS * SECONDS_PER_DAY:
+        return ANCHOR_DAYS[-1]
+    return age_days(created_at, now)
+
+
 def _log_weights(weights: RecencyWeights) -> tuple[float, float, float, float]:
     """The logs of the weights at ``ANCHOR_DAYS``: taken once per ranking, not per hit."""
     return (math.log(weights.week), math.log(weights.month), math.log(weights.quarter),
@@ -230,7 +249,8 @@ def rerank(hits: Iterable[Hit], *, now: float, weights: RecencyWeights, bias: fl
         if exclude_session is not None and hit.session_id == exclude_session:
             continue
         age = age_days(hit.created_at, now)
-        score = relevance_from_bm25(hit.bm25) * _recency(age, logs, bias) * max(0.0, hit.prior)
+        recency = _recency(weighed_age(hit.created_at, now), logs, bias)
+        score = relevance_from_bm25(hit.bm25) * recency * max(0.0, hit.prior)
         if score < min_score:
             continue
         scored.append((hit, score, age))

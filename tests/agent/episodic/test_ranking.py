@@ -120,6 +120,21 @@ def test_age_is_never_negative_for_future_timestamps() -> None:
     assert age_days(0, 3 * DAY) == pytest.approx(3.0)
 
 
+def test_a_session_stamped_far_ahead_of_the_clock_does_not_outrank_real_ones() -> None:
+    """A session recorded while the clock ran a year fast (or on a machine so set, sharing the
+    home) was "brand new" until the clock caught up: the week's weight for a year, above every
+    real session's. Past a day ahead, a stamp says nothing of the session's age: it weighs as the
+    oldest; a few hours ahead (another machine's drift) is still new."""
+    now = 1_000 * DAY
+    hits = [Hit(1, "skewed", now + 365 * DAY, 1.0, -2.0),
+            Hit(2, "last-week", now - 10 * DAY, 1.0, -2.0),
+            Hit(3, "drift", now + 0.2 * DAY, 1.0, -2.0)]
+    ranked = rerank(hits, now=now, weights=W, bias=1.0, exclude_session=None, limit=5)
+    assert [h.session_id for h, _, _ in ranked] == ["drift", "last-week", "skewed"]
+    assert ranked[0][1] == pytest.approx(2.0 * 2.0)
+    assert ranked[2][1] == pytest.approx(2.0 * 0.7)
+
+
 def test_bm25_becomes_positive_relevance() -> None:
     assert relevance_from_bm25(-3.5) == 3.5
     assert relevance_from_bm25(-1e-6) == pytest.approx(1e-6)
@@ -266,6 +281,19 @@ def test_only_common_terms_search_the_newest_sessions_with_the_rarest_few() -> N
                       common_df=1_000)
     assert plan.common_only and len(plan.terms) == COMMON_ONLY_TERMS
     assert plan.terms == ("error", "deploy", "service")
+
+
+def test_a_prefix_as_common_as_a_common_word_is_not_searched() -> None:
+    """A word no session has whole is looked up as a prefix ("exce": except, exception, ...).
+    Found in more than ``common_df`` sessions it is the start of common words, and it went into
+    the newest-sessions search: FTS5 builds a prefix's whole doclist, 120-180 ms a turn at a
+    million sessions, for a guess that ranks nothing. Common prefixes are dropped like words no
+    session has; a rare one is searched as before."""
+    plan = plan_match({"exce": 0, "issue": 5_000, "exce*": 1_001}, common_df=1_000)
+    assert plan == MatchPlan(("issue",), common_only=True)
+    assert plan_match({"exce": 0, "exce*": 1_001}, common_df=1_000).expression is None
+    assert plan_match({"postgres": 0, "slow": 5_000, "postgres*": 40},
+                      common_df=1_000) == MatchPlan(("postgres*",))
 
 
 def hit(rowid: int) -> Hit:
