@@ -11,7 +11,7 @@ import pytest
 from hermes_core.agent.pricing import Cost, Price, PriceTable, builtin_prices
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
-from hermes_core.testing import openai_chat_completion
+from hermes_core.testing import anthropic_message, openai_chat_completion
 from hermes_core.types import Usage
 from tests.agent.conftest import MODELS, URLS, make_agent
 
@@ -84,20 +84,23 @@ def test_a_call_whose_usage_was_not_reported_is_unmetered_not_free() -> None:
     assert t.cost("mystery", silent).unmetered == ("mystery",)   # unpriced and unmetered alike
 
 
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
 def test_a_turn_whose_reply_reported_no_usage_is_priced_on_our_count_and_says_so(
-        empty_home: Path, respx_mock: Any) -> None:
-    """An OpenAI-compatible server that never sends usage was billed all the same: the prompt and
-    the reply are counted (``Usage.counted``) and priced, the cost says it is partly estimated."""
-    body = openai_chat_completion("hi")
+        empty_home: Path, respx_mock: Any, kind: str) -> None:
+    """A compatible server (either API) that never sends usage was billed all the same: the
+    prompt and the reply are counted (``Usage.counted``) and priced, the cost says it is partly
+    estimated."""
+    body = (openai_chat_completion("hi") if kind == "openai"
+            else anthropic_message("hi", model=MODELS["anthropic"]))
     del body["usage"]
-    respx_mock.post(URLS["openai"]).mock(return_value=httpx.Response(200, json=body))
-    agent = make_agent(empty_home, "openai")
+    respx_mock.post(URLS[kind]).mock(return_value=httpx.Response(200, json=body))
+    agent = make_agent(empty_home, kind)
     reply = agent.chat("hello")
     assert reply.usage.counted and not reply.usage.reported and reply.usage.input_tokens > 0
-    assert reply.cost == agent.prices.cost(MODELS["openai"], reply.usage)
+    assert reply.cost == agent.prices.cost(MODELS[kind], reply.usage)
     assert reply.cost.total > 0 and not reply.cost.known
-    assert reply.cost.counted == (MODELS["openai"],) and not reply.cost.unmetered
-    assert f"partly estimated: no usage reported for {MODELS['openai']}" in str(reply.cost)
+    assert reply.cost.counted == (MODELS[kind],) and not reply.cost.unmetered
+    assert f"partly estimated: no usage reported for {MODELS[kind]}" in str(reply.cost)
 
 
 def test_a_counted_usage_is_priced_and_named_apart_from_reported_ones() -> None:

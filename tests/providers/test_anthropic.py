@@ -473,6 +473,45 @@ def test_a_stream_without_usage_says_its_usage_was_not_reported(respx_mock: Any)
     assert last is not None and not last.reported
 
 
+def _unmetered_stream(pieces: tuple[str, ...]) -> bytes:
+    """:func:`anthropic_stream` as a compatible server sends it: no usage anywhere."""
+    cleaned = []
+    for e in (e for e in anthropic_stream(pieces).split(b"\n\n") if e):
+        name, _, data = e.partition(b"\ndata: ")
+        obj = json.loads(data)
+        obj.get("message", {}).pop("usage", None)
+        obj.pop("usage", None)
+        cleaned.append(name + b"\ndata: " + json.dumps(obj).encode())
+    return b"\n\n".join(cleaned) + b"\n\n"
+
+
+@pytest.mark.parametrize("how", ["complete", "acomplete", "stream", "astream"])
+def test_a_reply_without_usage_is_billed_on_our_count_marked_an_estimate(
+        respx_mock: Any, how: str, stream_deltas: Callable[..., list[Any]]) -> None:
+    """An Anthropic-compatible server that never sends usage was billed all the same: the
+    prompt and the reply are counted here, as the OpenAI adapter counts them, and every token
+    is an estimate (Anthropic's tokenizer is not public)."""
+    prompt = Prompt(system="You are terse and exact. " * 20,
+                    messages=(Message("user", "What is the capital of Norway? " * 10),))
+    body = anthropic_message("Oslo is the capital of Norway.", model="claude-sonnet-4-5")
+    del body["usage"]
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=(
+        httpx.Response(200, json=body) if how.endswith("complete") else
+        httpx.Response(200, content=_unmetered_stream(("Oslo is the capital", " of Norway.")),
+                       headers=SSE_HEADERS)))
+    provider = AnthropicProvider()
+    if how == "complete":
+        usage = provider.complete(prompt, "claude-sonnet-4-5", CRED, OPTS).usage
+    elif how == "acomplete":
+        usage = asyncio.run(provider.acomplete(prompt, "claude-sonnet-4-5", CRED, OPTS)).usage
+    else:
+        usage = stream_deltas(provider, prompt, "claude-sonnet-4-5", CRED, OPTS,
+                              use_async=how == "astream")[-1].usage
+    assert usage is not None and usage.counted and not usage.reported
+    assert usage.input_tokens > 100 and 5 <= usage.output_tokens <= 10
+    assert usage.estimated_tokens == usage.input_tokens + usage.output_tokens
+
+
 ENABLED_REFUSED = {"type": "error", "error": {
     "type": "invalid_request_error",
     "message": '"thinking.type.enabled" is not supported for this model. Use '
@@ -710,3 +749,18 @@ def test_the_api_s_own_order_is_still_one_whole_answer(drain: Callable[..., list
     assert [d.tool_call for d in deltas if d.tool_call] == [ToolCall("t1", "lookup",
                                                                      '{"q": "oslo"}')]
     assert deltas[-1].finish_reason == "end_turn"
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_stream_without_usage_cut_mid_answer_says_what_it_was_billed_on_our_count(
+        respx_mock: Any, use_async: bool, stream_deltas: Callable[..., list[Any]]) -> None:
+    body = _unmetered_stream(("Oslo is the capital", " of Norway."))
+    cut = body[:body.index(b"event: content_block_stop")]
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=cut, headers=SSE_HEADERS))
+    with pytest.raises(IncompleteResponse) as caught:
+        stream_deltas(AnthropicProvider(), PROMPT, "claude-sonnet-4-5", CRED, OPTS,
+                      use_async=use_async)
+    usage = caught.value.usage
+    assert usage is not None and usage.counted and usage.input_tokens > 0
+    assert usage.output_tokens >= 5 and usage.estimated_tokens == usage.input_tokens + usage.output_tokens
