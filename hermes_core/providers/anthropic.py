@@ -20,6 +20,7 @@ from hermes_core.errors import IncompleteResponse, ProviderError, ServerError
 from hermes_core.providers._sdk import (
     SDKProvider,
     completion_deltas,
+    delta_completion,
     event_deltas,
     malformed_event,
     read_error,
@@ -235,6 +236,7 @@ class _StreamState:
         self.blocks: dict[int, dict[str, Any]] = {}
         self.inputs: dict[int, str] = {}
         self.container: str | None = None   # the code-execution container it ran in
+        self.model: str | None = None   # the model message_start says answers
 
     def feed(self, event: Any) -> Iterator[Delta]:
         kind = event.type
@@ -246,6 +248,7 @@ class _StreamState:
             self.started = True
             self.usage = _usage(getattr(event.message, "usage", None))
             self.container = _container_id(event.message)
+            self.model = getattr(event.message, "model", None) or None
         elif kind == "content_block_start" and event.content_block.type in THINKING_BLOCKS:
             block = event.content_block
             self.thinking[event.index] = _reasoning_block(block)
@@ -375,7 +378,7 @@ class _StreamState:
                 f"{provider}: the stream ended before the message finished (no stop reason): "
                 "the answer is incomplete", provider=provider, partial_text="".join(self.text)))
         return Delta(usage=self.so_far() or self.usage, finish_reason=self.finish,
-                     paused=self.paused(), container=self.container)
+                     paused=self.paused(), container=self.container, model=self.model)
 
 
 class AnthropicProvider(SDKProvider):
@@ -439,6 +442,16 @@ class AnthropicProvider(SDKProvider):
         outputs = [*(str(b.get("thinking") or "") for b in done.reasoning), done.text,
                    *(v for c in done.tool_calls for v in (c.name, c.arguments))]
         return replace(done, usage=messages_usage(payload, outputs))
+
+    def _event_type(self) -> Any:
+        return self.sdk.types.RawMessageStreamEvent
+
+    def _from_events(self, events: Iterable[Any], payload: dict[str, Any],
+                     model: str) -> Completion:
+        state = _StreamState(self.name, lambda arrived: messages_usage(payload, arrived))
+        deltas = [d for event in events for d in event_deltas(self.name, state.feed(event))]
+        deltas.append(state.end(self.name))
+        return delta_completion(deltas, model, self.name)
 
     def _state(self, prompt: Prompt, model: str, options: CallOptions) -> _StreamState:
         """A stream's state, counting what it was billed from ``prompt`` if it reports none."""
