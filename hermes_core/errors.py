@@ -407,13 +407,25 @@ def parse_reset(text: str | Sequence[str], now: float) -> float | None:
     return _latest([_wait_until(v, now) for v in header_values(text)])
 
 
+def _unknown_zone(text: str) -> bool:
+    """Whether an HTTP date email.utils read without a zone ends on a zone name it does not
+    know (``CET``, ``JST``): it reads those as no zone at all, not as an error. A date with no
+    zone (asctime, GMT by HTTP's rule) or ``-0000`` (UTC) ends on digits."""
+    words = text.split()
+    return bool(words) and any(c.isalpha() for c in words[-1])
+
+
 def parse_when(text: str, now: float) -> float | None:
-    """An HTTP date or an RFC 3339 timestamp -> seconds from ``now`` (never negative)."""
+    """An HTTP date or an RFC 3339 timestamp -> seconds from ``now`` (never negative). A date in
+    a zone email.utils does not know is unreadable (None): taken for GMT, a Berlin server's wait
+    was an hour too long and a Tokyo one's nine; no other zone table is trusted to be right."""
     text = text.strip()
     try:
         dt = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):
         dt = None
+    if dt is not None and dt.tzinfo is None and _unknown_zone(text):
+        return None
     if dt is None:
         from datetime import datetime
 

@@ -162,6 +162,9 @@ class Delta:
     reasoning: Mapping[str, Any] | None = None
     paused: tuple[Mapping[str, Any], ...] = ()
     container: str | None = None
+    # the model the response says answered (the last piece): a dated name, or what an Azure
+    # deployment runs; a whole reply is named after it too (``Completion.model``)
+    model: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -419,3 +419,53 @@ def test_the_final_error_says_how_long_each_timed_out_attempt_waited() -> None:
     text = str(AllProvidersFailed(tried))
     assert ("custom/m1:timeout after 30.0s, custom/m1:timeout after 0.5s, backup/m2:500;"
             in text + ";"), text
+
+
+def _in_zone(when: float, zone: str, offset_h: float) -> str:
+    """``when`` written as an HTTP date on a clock ``offset_h`` hours from GMT, named ``zone``."""
+    gmt = email.utils.formatdate(when + offset_h * 3600, usegmt=True)
+    return gmt.removesuffix("GMT") + zone
+
+
+@pytest.mark.parametrize(("zone", "offset_h"), [
+    ("EST", -5), ("EDT", -4), ("CST", -6), ("CDT", -5), ("MST", -7), ("MDT", -6),
+    ("PST", -8), ("PDT", -7), ("UT", 0), ("UTC", 0), ("est", -5),
+])
+def test_a_retry_after_date_in_a_zone_email_utils_knows_is_read_at_its_offset(zone, offset_h):
+    h = {"retry-after": _in_zone(NOW + 30, zone, offset_h)}
+    assert parse_retry_after(h, now=NOW) == pytest.approx(30.0)
+    reset = {"x-ratelimit-remaining-requests": "0",
+             "x-ratelimit-reset-requests": _in_zone(NOW + 50, zone, offset_h)}
+    assert parse_retry_after(reset, now=NOW) == pytest.approx(50.0)
+
+
+@pytest.mark.parametrize(("zone", "offset_h"), [
+    ("CET", 1), ("CEST", 2), ("BST", 1), ("JST", 9), ("IST", 5.5), ("AEST", 10), ("XYZ", 0),
+])
+def test_a_retry_after_date_in_an_unknown_zone_is_unreadable_not_gmt(zone, offset_h):
+    """email.utils reads a zone it does not know as no zone at all, which was taken for GMT: a
+    Berlin server's "retry in 30 s" was a wait of an hour and 30 s, a Tokyo one's 9 hours.
+    Such a date is not trusted: unsaid, as any unreadable wait, so the next signal decides."""
+    h = {"retry-after": _in_zone(NOW + 30, zone, offset_h)}
+    assert parse_retry_after(h, now=NOW) is None
+    fallback = {**h, "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "20s"}
+    assert parse_retry_after(fallback, now=NOW) == pytest.approx(20.0)
+    reset = {"anthropic-ratelimit-requests-remaining": "0",
+             "anthropic-ratelimit-requests-reset": _in_zone(NOW + 50, zone, offset_h)}
+    assert parse_retry_after(reset, now=NOW) is None
+
+
+@pytest.mark.parametrize("text", [
+    "Fri, 15 Jan 2027 08:00:45 GMT", "Fri, 15 Jan 2027 08:00:45 -0000",
+    "Fri Jan 15 08:00:45 2027", "Friday, 15-Jan-27 08:00:45 GMT",
+])
+def test_an_http_date_with_no_zone_or_gmt_is_read_as_gmt(text):
+    """asctime carries no zone and is GMT by HTTP's rule; ``-0000`` is UTC: neither is a zone
+    left unknown."""
+    assert parse_retry_after({"retry-after": text}, now=NOW) == pytest.approx(45.0)
+
+
+def test_a_date_header_in_an_unknown_zone_leaves_our_clock():
+    h = {"date": _in_zone(NOW - 600, "CET", 1),
+         "retry-after": email.utils.formatdate(NOW + 45, usegmt=True)}
+    assert parse_retry_after(h, now=NOW) == pytest.approx(45.0)

@@ -181,12 +181,14 @@ class Agent:
             return self.tools.add(fn, **options)
         return lambda f: self.tools.add(f, **options)
 
-    def cost_of(self, done: Completion) -> Cost:
-        """What ``done`` cost; nothing when the offline provider answered (no model was called,
-        its token counts only describe the request)."""
+    def cost_of(self, done: Completion, requested: str | None = None) -> Cost:
+        """What ``done`` cost, priced as the model that answered, else as ``requested`` (the
+        model asked for; see :meth:`PriceTable.charged_as`); nothing when the offline provider
+        answered (no model was called, its token counts only describe the request)."""
         if isinstance(self.loop.providers.get(done.provider), OfflineProvider):
             return Cost()
-        return self.prices.cost(done.model, done.usage)
+        name = done.model if requested is None else self.prices.charged_as(done.model, requested)
+        return self.prices.cost(name, done.usage)
 
     def _secrets(self) -> list[str]:
         return [c.secret for name in self.loop.providers for c in self.pool.credentials(name)]

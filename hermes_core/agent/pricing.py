@@ -124,6 +124,15 @@ class PriceTable:
             return model
         return max((name for name in self._table if model.startswith(name)), key=len, default=None)
 
+    def charged_as(self, answered: str, requested: str) -> str:
+        """The name a call is priced at: the model the response said answered (a dated name, the
+        model behind an Azure deployment) when the table prices it, else the name asked for (a
+        gateway's own model names, priced in config under the requested name), else the
+        answered name, unpriced."""
+        if self.priced_as(answered) is not None or self.priced_as(requested) is None:
+            return answered
+        return requested
+
     def price(self, model: str) -> Price | None:
         """The exact model's price, else the longest table name the model starts with."""
         name = self.priced_as(model)

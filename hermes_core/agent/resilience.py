@@ -35,7 +35,7 @@ import logging
 import os
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -561,6 +561,7 @@ class CallLoop:
         e = coerce(raw, step.candidate.provider)
         if not isinstance(e, ProviderError):
             run.on_abort(step, started, raw, heard)
+            _carry_attempts(raw, run.attempts)
             raise raw
         if mid_stream:
             run.on_stream_error(step, started, e)
@@ -575,6 +576,7 @@ class CallLoop:
         e = coerce(raw, step.candidate.provider)
         if not isinstance(e, ProviderError):
             run.on_abort(step, started, raw, heard)
+            _carry_attempts(raw, run.attempts)
             raise raw
         if mid_stream:
             await self._aoutcome(run.on_stream_error, step, started, e)
@@ -602,7 +604,7 @@ class CallLoop:
                     result = self._provider(step).complete(sent, step.candidate.model,
                                                            step.credential, step.options)
             except BaseException as raw:
-                delay = self._failed(run, step, started, raw)
+                delay = self._failed(run, step, started, raw, heard=heard)
                 if delay > 0:
                     self.sleep(delay)
                 continue
@@ -687,7 +689,7 @@ class CallLoop:
                     result = await self._provider(step).acomplete(sent, step.candidate.model,
                                                                   step.credential, step.options)
             except BaseException as raw:
-                delay = await self._afailed(run, step, started, raw)
+                delay = await self._afailed(run, step, started, raw, heard=heard)
                 if delay > 0:
                     await self.asleep(delay)
                 continue
@@ -758,6 +760,17 @@ def _request_id() -> str:
     ``uuid4`` reads ``os.urandom``, a system call per request (20 us here); a generator seeded from
     it once costs under 1 us."""
     return f"{_IDS.getrandbits(64):016x}"
+
+
+def _carry_attempts(raw: BaseException, attempts: Sequence[Attempt]) -> None:
+    """Hand a whole call's attempts to its caller on the exception that aborted it (Ctrl-C, a
+    cancellation), as :class:`AllProvidersFailed` hands them: the aborted attempt was billed, and
+    a whole call returns nothing else the caller could read them from (a stream has
+    ``attempts``)."""
+    try:
+        raw.attempts = tuple(attempts)   # type: ignore[attr-defined]
+    except (AttributeError, TypeError):   # an exception type with slots: nothing to carry on
+        pass
 
 
 def _close(it: Any) -> None:

@@ -59,6 +59,9 @@ class Turn:
         self.held: list[str] = []   # the text of the paused replies the next reply goes on from
         self._ids: set[str] | None = None   # tool-call ids in the conversation, once a call came
         self._billed: set[int] = set()   # the failed attempts already counted, by identity
+        # (provider, model asked for) -> the model its reply said answered: a failed attempt of
+        # an Azure deployment is priced as the model behind it, as its reply is
+        self._answered_as: dict[tuple[str, str], str] = {}
         fitted = agent.fitted
         # the model this turn's history was compacted for; None: not ours to compact again
         self.fitted_for = fitted[1] if fitted is not None and fitted[0] is prompt.messages else None
@@ -66,8 +69,11 @@ class Turn:
     def _account(self, done: Completion, tried: Sequence[Attempt]) -> None:
         """Count a call; with Ctrl-C held back, so a turn interrupted now and counted as lost
         has its tokens and their cost both or neither."""
-        cost = self.agent.cost_of(done)
+        ok = next((a for a in reversed(tried) if a.status == "ok"), None)
+        cost = self.agent.cost_of(done, ok.model if ok is not None else None)
         with held_interrupts():
+            if ok is not None:
+                self._answered_as[(ok.provider, ok.model)] = done.model
             self.done = done
             self.usage = self.usage + done.usage
             self.cost = self.cost + cost
@@ -82,7 +88,9 @@ class Turn:
         for a in tried:
             if a.usage is not None and id(a) not in self._billed:
                 self._billed.add(id(a))   # alive in ``attempts`` or the caller's: not reused
-                spent = self.agent.prices.cost(a.model, a.usage)
+                answered = self._answered_as.get((a.provider, a.model), a.model)
+                spent = self.agent.prices.cost(self.agent.prices.charged_as(answered, a.model),
+                                               a.usage)
                 self.wasted = self.wasted + a.usage
                 self.wasted_cost = self.wasted_cost + spent
                 self.cost = self.cost + spent
@@ -269,6 +277,7 @@ class Accumulator:
         self.reasoning: list[Mapping[str, Any]] = []
         self.paused: tuple[Mapping[str, Any], ...] = ()
         self.container: str | None = None
+        self.model: str | None = None   # the model the stream says answered
 
     def add(self, d: Delta) -> bool:
         if d.tool_call is not None:
@@ -277,6 +286,8 @@ class Accumulator:
             self.paused = d.paused
         if d.container:
             self.container = d.container
+        if d.model:
+            self.model = d.model
         if d.reasoning is not None:
             self.reasoning.append(d.reasoning)
         if d.usage is not None:
@@ -289,7 +300,8 @@ class Accumulator:
         return False
 
     def completion(self, provider: str = "") -> Completion:
-        return Completion("".join(self.parts), self.decision.model, provider, self.usage,
+        return Completion("".join(self.parts), self.model or self.decision.model, provider,
+                          self.usage,
                           tuple(self.calls), self.finish, reasoning=tuple(self.reasoning),
                           paused=self.paused, container=self.container)
 
@@ -317,12 +329,13 @@ def collect(stream: Any, decision: RouteDecision, lead: str = "",
 
 
 def completed(acc: Accumulator, stream: Any) -> Completion:
-    """The streamed Completion, named after the attempt that succeeded (after any failover),
-    carrying the request that attempt sent."""
+    """The streamed Completion, named as a whole reply is: after the model the stream says
+    answered, else the one the attempt that succeeded asked for (after any failover); carrying
+    the request that attempt sent."""
     attempts = getattr(stream, "attempts", ())
     ok = next((a for a in reversed(attempts) if a.status == "ok"), None)
     done = replace(acc.completion(ok.provider if ok else ""), prompt=getattr(stream, "prompt", None))
-    if ok is not None:
+    if ok is not None and acc.model is None:
         done = replace(done, model=ok.model)
     return done
 

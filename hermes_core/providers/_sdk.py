@@ -27,13 +27,15 @@ from hermes_core.errors import (
 )
 from hermes_core.providers.base import CallOptions, ClientCache
 from hermes_core.providers.deadline import (
+    Answered,
     AsyncDeadlineTransport,
     DeadlineTransport,
     bounded,
 )
 from hermes_core.providers.lessons import RefusalMemory
+from hermes_core.providers.observed import bill
 from hermes_core.redact import redact, url_passwords
-from hermes_core.types import Completion, Credential, Delta, Prompt
+from hermes_core.types import Completion, Credential, Delta, Prompt, Usage
 
 # An error event inside a 200 stream has no status of its own; its error type says what happened.
 # Anthropic's documented types, then OpenAI's; anything else mid-stream is the server failing.
@@ -187,6 +189,15 @@ def event_deltas(provider: str, deltas: Iterable[Delta]) -> list[Delta]:
                           f"({type(e).__name__})", provider=provider) from None
 
 
+def _event_stream(resp: Any, headers: Any) -> bool:
+    """Whether a whole request's answer, which the SDKs handed back as text (a body that is not
+    JSON), is an event stream: labelled one, or beginning with an SSE field as one does."""
+    if not isinstance(resp, str):
+        return False
+    label = str(headers.get("content-type", "")).lower() if headers is not None else ""
+    return "event-stream" in label or resp.lstrip().startswith(("data:", "event:"))
+
+
 def usage_int(obj: Any, name: str) -> int:
     value = getattr(obj, name, None) if obj is not None else None
     return int(value or 0)
@@ -201,8 +212,34 @@ def completion_deltas(done: Completion) -> list[Delta]:
         out.append(Delta(text=done.text))
     out.extend(Delta(tool_call=call) for call in done.tool_calls)
     out.append(Delta(usage=done.usage, finish_reason=done.finish_reason, paused=done.paused,
-                     container=done.container))
+                     container=done.container, model=done.model))
     return out
+
+
+def _billed(usage: Usage) -> Callable[[], Usage | None]:
+    """What :func:`~.observed.bill` is told once a whole reply is read: its own usage."""
+    return lambda: usage
+
+
+def delta_completion(deltas: Iterable[Delta], model: str, provider: str) -> Completion:
+    """The whole reply a stream's pieces amount to (what :func:`completion_deltas` takes apart):
+    for a whole request a server answered with an event stream."""
+    text: list[str] = []
+    calls: list[Any] = []
+    reasoning: list[Any] = []
+    last = Delta()
+    for d in deltas:
+        text.append(d.text)
+        if d.tool_call is not None:
+            calls.append(d.tool_call)
+        if d.reasoning is not None:
+            reasoning.append(d.reasoning)
+        if d.usage is not None or d.finish_reason:
+            last = d
+    return Completion("".join(text), last.model or model, provider,
+                      last.usage or Usage(reported=False),
+                      tuple(calls), last.finish_reason, reasoning=tuple(reasoning),
+                      paused=last.paused, container=last.container)
 
 
 class SDKProvider:
@@ -315,6 +352,72 @@ class SDKProvider:
     def _metered(self, done: Completion, payload: dict[str, Any]) -> Completion:
         """``done`` (the reply to ``payload``) with what it was billed when its response did not
         say; as it is, by default."""
+        return done
+
+    def _unanswered(self, answered: Answered, payload: dict[str, Any]) -> Usage | None:
+        """What a whole request left without an answer it could read (its body cut, a read
+        timeout, the caller's Ctrl-C or cancellation) was billed: its prompt at least, counted
+        as :meth:`_metered` counts a reply without usage, when it reached the server and was not
+        refused with an error status; else None. Nothing arrived, so no output is counted."""
+        if not answered.billable():
+            return None
+        silent = Completion("", str(payload.get("model") or ""), self.name, Usage(reported=False))
+        usage = self._metered(silent, payload).usage
+        return usage if usage.counted else None
+
+    def _billing(self, answered: Answered, payload: dict[str, Any]) -> Callable[[], Usage | None]:
+        """Tell the call loop's :func:`~.observed.capture` how to ask what this whole request
+        was billed (see :meth:`_unanswered`), should it be abandoned; returned for its errors."""
+        def billed() -> Usage | None:
+            return self._unanswered(answered, payload)
+        bill(billed)
+        return billed
+
+    def _event_type(self) -> Any:
+        """The SDK's model of one stream event (what a streamed request's events parse into)."""
+        raise NotImplementedError
+
+    def _from_events(self, events: Iterable[Any], payload: dict[str, Any],
+                     model: str) -> Completion:
+        """The reply a whole request's answer made of stream events (``events``, parsed by the
+        SDK) carries, read as the adapter reads a stream, billed as ``payload`` when it says
+        nothing of its usage."""
+        raise NotImplementedError
+
+    def _streamed_whole(self, text: str, credential: Credential | None, payload: dict[str, Any],
+                        model: str, billed: Callable[[], Usage | None]) -> Completion:
+        """A whole request answered with an event stream (a server or gateway ignoring
+        ``stream: false``): the SDKs hand its body back as text, read as a ServerError that failed
+        over. Parsed by the SDK's own stream reader, events and error events alike; a stream cut
+        short is an incomplete answer, as a streamed one is."""
+        response = httpx2.Response(200, headers={"content-type": "text/event-stream"},
+                                   content=text.encode(),
+                                   request=httpx2.Request("POST", "https://answer.invalid/"))
+        events = self.sdk.Stream(cast_to=self._event_type(), response=response,
+                                 client=self._clients.get(credential))
+        try:
+            return self._from_events(events, payload, model)
+        except self.sdk_error as e:
+            error = self._error(e, credential)
+        except json.JSONDecodeError as e:
+            error = malformed_event(self.name, e)
+        except ProviderError as e:
+            error = e
+        if error.usage is None:
+            error.usage = billed()
+        raise error from None
+
+    def _answer(self, resp: Any, headers: Any, credential: Credential | None,
+                payload: dict[str, Any], model: str,
+                billed: Callable[[], Usage | None]) -> Completion:
+        """The reply a whole request's 200 carries: its stated error raised, an event stream
+        read as one, else the API's JSON read, billed on our count when it states no usage."""
+        if _event_stream(resp, headers):
+            done = self._streamed_whole(resp, credential, payload, model, billed)
+        else:
+            self._stated(resp, credential, headers)
+            done = self._metered(self._read(resp, model), payload)
+        bill(_billed(done.usage))   # abandoned now (a stream handing it out), it was billed
         return done
 
     def _create(self, client: Any, payload: dict[str, Any], timeout: float) -> Any:
@@ -433,17 +536,23 @@ class SDKProvider:
         client = self._clients.get(credential)
         for again in (True, False):
             payload = self.render(prompt, model, options)
+            bounds = self._bounded(options)
+            billed = self._billing(bounds.budget.answered, payload)
             try:
-                with self._bounded(options) as budget:
+                with bounds as budget:
                     resp = self._create(client, payload, self._timeout(options))
             except self.sdk_error as e:
                 if again and self.learned(e, payload, model):
                     continue
-                raise self._error(e, credential) from None
+                error = self._error(e, credential)
+                error.usage = billed()   # sent and cut, or timed out: billed all the same
+                raise error from None
             except json.JSONDecodeError as e:   # a 200 whose JSON body is cut
-                raise malformed_event(self.name, e, "body") from None
-            self._stated(resp, credential, budget.answered.headers)
-            return self._metered(self._read(resp, model), payload)
+                error = malformed_event(self.name, e, "body")
+                error.usage = billed()
+                raise error from None
+            return self._answer(resp, budget.answered.headers, credential, payload, model,
+                                billed)
         raise AssertionError("unreachable: the second pass returns or raises")
 
     async def acomplete(self, prompt: Prompt, model: str, credential: Credential | None,
@@ -451,15 +560,21 @@ class SDKProvider:
         client = self._clients.get(credential, is_async=True)
         for again in (True, False):
             payload = self.render(prompt, model, options)
+            bounds = self._bounded(options)
+            billed = self._billing(bounds.budget.answered, payload)
             try:
-                with self._bounded(options) as budget:
+                with bounds as budget:
                     resp = await self._create(client, payload, self._timeout(options))
             except self.sdk_error as e:
                 if again and self.learned(e, payload, model):
                     continue
-                raise self._error(e, credential) from None
+                error = self._error(e, credential)
+                error.usage = billed()   # sent and cut, or timed out: billed all the same
+                raise error from None
             except json.JSONDecodeError as e:
-                raise malformed_event(self.name, e, "body") from None
-            self._stated(resp, credential, budget.answered.headers)
-            return self._metered(self._read(resp, model), payload)
+                error = malformed_event(self.name, e, "body")
+                error.usage = billed()
+                raise error from None
+            return self._answer(resp, budget.answered.headers, credential, payload, model,
+                                billed)
         raise AssertionError("unreachable: the second pass returns or raises")

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import httpx2
@@ -20,6 +21,7 @@ from hermes_core.finite_json import nulled
 from hermes_core.providers._sdk import (
     SDKProvider,
     completion_deltas,
+    delta_completion,
     event_deltas,
     malformed_event,
     read_error,
@@ -29,6 +31,7 @@ from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS,
 from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.observed import bill
 from hermes_core.providers.refused import bad_request
+from hermes_core.providers.unreported import block_texts, messages_usage
 from hermes_core.types import Completion, Credential, Delta, Message, Prompt, ToolCall, Usage
 
 log = logging.getLogger(__name__)
@@ -218,10 +221,13 @@ def _usage(u: Any) -> Usage:
 
 
 class _StreamState:
-    """Accumulates Anthropic stream events into deltas, tool calls and usage."""
+    """Accumulates Anthropic stream events into deltas, tool calls and usage. ``counted``: what
+    the stream was billed when it reports no usage, from what arrived (see :meth:`so_far`)."""
 
-    def __init__(self, provider: str = "anthropic") -> None:
+    def __init__(self, provider: str = "anthropic",
+                 counted: Callable[[Iterable[str]], Usage] | None = None) -> None:
         self.provider = provider
+        self.counted = counted
         self.usage = Usage()
         self.finish: str | None = None
         self.tools: dict[int, dict[str, str]] = {}
@@ -233,6 +239,7 @@ class _StreamState:
         self.blocks: dict[int, dict[str, Any]] = {}
         self.inputs: dict[int, str] = {}
         self.container: str | None = None   # the code-execution container it ran in
+        self.model: str | None = None   # the model message_start says answers
 
     def feed(self, event: Any) -> Iterator[Delta]:
         kind = event.type
@@ -244,6 +251,7 @@ class _StreamState:
             self.started = True
             self.usage = _usage(getattr(event.message, "usage", None))
             self.container = _container_id(event.message)
+            self.model = getattr(event.message, "model", None) or None
         elif kind == "content_block_start" and event.content_block.type in THINKING_BLOCKS:
             block = event.content_block
             self.thinking[event.index] = _reasoning_block(block)
@@ -345,8 +353,16 @@ class _StreamState:
         return self.started and (self.stopped or self.finish is not None)
 
     def so_far(self) -> Usage | None:
-        """What the attempt has been billed: the usage reported since message_start, if any."""
-        return self.usage if self.started and self.usage.reported else None
+        """What the attempt has been billed: the usage reported since message_start; from a
+        server that reports none, our count of the prompt and of what arrived; None before
+        message_start (the model had read nothing)."""
+        if not self.started:
+            return None
+        if self.usage.reported or self.counted is None:
+            return self.usage if self.usage.reported else None
+        arrived = [*block_texts([self.blocks[i] for i in sorted(self.blocks)]),
+                   *self.inputs.values()]
+        return self.counted(arrived)
 
     def billed(self, error: ProviderError) -> ProviderError:
         """``error`` carrying the usage message_start reported: the attempt was billed."""
@@ -364,8 +380,8 @@ class _StreamState:
             raise self.billed(IncompleteResponse(
                 f"{provider}: the stream ended before the message finished (no stop reason): "
                 "the answer is incomplete", provider=provider, partial_text="".join(self.text)))
-        return Delta(usage=self.usage, finish_reason=self.finish, paused=self.paused(),
-                     container=self.container)
+        return Delta(usage=self.so_far() or self.usage, finish_reason=self.finish,
+                     paused=self.paused(), container=self.container, model=self.model)
 
 
 class AnthropicProvider(SDKProvider):
@@ -421,6 +437,30 @@ class AnthropicProvider(SDKProvider):
                      is_async: bool) -> Any:
         return client.messages.create(**payload, stream=True, timeout=timeout)
 
+    def _metered(self, done: Completion, payload: dict[str, Any]) -> Completion:
+        """A reply whose body carried no usage (an Anthropic-compatible server that never sends
+        it) was billed all the same: counted here (:func:`.unreported.messages_usage`)."""
+        if done.usage.reported:
+            return done
+        outputs = [*(str(b.get("thinking") or "") for b in done.reasoning), done.text,
+                   *(v for c in done.tool_calls for v in (c.name, c.arguments))]
+        return replace(done, usage=messages_usage(payload, outputs))
+
+    def _event_type(self) -> Any:
+        return self.sdk.types.RawMessageStreamEvent
+
+    def _from_events(self, events: Iterable[Any], payload: dict[str, Any],
+                     model: str) -> Completion:
+        state = _StreamState(self.name, lambda arrived: messages_usage(payload, arrived))
+        deltas = [d for event in events for d in event_deltas(self.name, state.feed(event))]
+        deltas.append(state.end(self.name))
+        return delta_completion(deltas, model, self.name)
+
+    def _state(self, prompt: Prompt, model: str, options: CallOptions) -> _StreamState:
+        """A stream's state, counting what it was billed from ``prompt`` if it reports none."""
+        return _StreamState(self.name, lambda arrived: messages_usage(
+            self._stream_payload(prompt, model, options), arrived))
+
     def _completion(self, resp: Any, model: str) -> Completion:
         text = "".join(b.text for b in resp.content if b.type == "text")
         calls = tuple(ToolCall(b.id, b.name, json.dumps(b.input)) for b in resp.content
@@ -440,7 +480,7 @@ class AnthropicProvider(SDKProvider):
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
                options: CallOptions) -> Iterator[Delta]:
         client = self._clients.get(credential)
-        state = _StreamState(self.name)
+        state = self._state(prompt, model, options)
         bill(state.so_far)
         answered = None
         try:
@@ -465,7 +505,7 @@ class AnthropicProvider(SDKProvider):
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
                       options: CallOptions) -> AsyncIterator[Delta]:
         client = self._clients.get(credential, is_async=True)
-        state = _StreamState(self.name)
+        state = self._state(prompt, model, options)
         bill(state.so_far)
         answered = None
         try:

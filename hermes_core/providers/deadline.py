@@ -58,12 +58,26 @@ def _no_first_byte(request: httpx2.Request, e: httpx2.ReadTimeout) -> httpx2.Rea
 class Answered:
     """The headers of the last response received under a :class:`bounded` block (kept by
     reference, not decoded): a 200 whose body is an error is mapped with them, its Retry-After
-    included, after the SDK has parsed the body."""
+    included, after the SDK has parsed the body. ``sent``: the last request was handed to the
+    connection and did not fail to connect or to be written (the server may be working on it,
+    and bills it); ``status``: its answer's, once one came."""
 
-    __slots__ = ("headers",)
+    __slots__ = ("headers", "sent", "status")
 
     def __init__(self) -> None:
         self.headers: httpx2.Headers | None = None
+        self.sent = False
+        self.status: int | None = None
+
+    def billable(self) -> bool:
+        """Whether the last request reached the server and was not refused with an error status:
+        a whole answer cut, timed out or abandoned now was billed (at least its prompt)."""
+        return self.sent and (self.status is None or self.status < 300)
+
+
+#: What a request raises when it never reached the server whole: no provider bills it.
+_UNSENT = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.WriteError, httpx2.WriteTimeout,
+           httpx2.ProxyError, httpx2.UnsupportedProtocol, httpx2.PoolTimeout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,13 +234,20 @@ class DeadlineTransport(httpx2.BaseTransport):
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         budget = _BUDGET.get()
         started = budget.clock() if budget is not None else 0.0
+        if budget is not None:
+            budget.answered.sent, budget.answered.status = True, None
         try:
             response = self.inner.handle_request(request)
         except httpx2.ReadTimeout as e:
             raise _no_first_byte(request, e) from e
+        except _UNSENT:
+            if budget is not None:
+                budget.answered.sent = False
+            raise
         note(response.headers)
         if budget is not None:
             budget.answered.headers = response.headers
+            budget.answered.status = response.status_code
         if budget is not None and isinstance(response.stream, httpx2.SyncByteStream):
             response.stream = _Guard(response.stream, _Watch(
                 budget, started, _is_sse(response, budget), _read_timeout(request)))
@@ -245,13 +266,20 @@ class AsyncDeadlineTransport(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         budget = _BUDGET.get()
         started = budget.clock() if budget is not None else 0.0
+        if budget is not None:
+            budget.answered.sent, budget.answered.status = True, None
         try:
             response = await self.inner.handle_async_request(request)
         except httpx2.ReadTimeout as e:
             raise _no_first_byte(request, e) from e
+        except _UNSENT:
+            if budget is not None:
+                budget.answered.sent = False
+            raise
         note(response.headers)
         if budget is not None:
             budget.answered.headers = response.headers
+            budget.answered.status = response.status_code
         if budget is not None and isinstance(response.stream, httpx2.AsyncByteStream):
             response.stream = _AsyncGuard(response.stream, _Watch(
                 budget, started, _is_sse(response, budget), _read_timeout(request)))

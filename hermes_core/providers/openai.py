@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -22,6 +22,7 @@ from hermes_core.finite_json import strict_text
 from hermes_core.providers._sdk import (
     SDKProvider,
     completion_deltas,
+    delta_completion,
     event_deltas,
     malformed_event,
     read_error,
@@ -328,6 +329,20 @@ class OpenAIProvider(SDKProvider):
         outputs = [done.text, *(v for c in done.tool_calls for v in (c.name, c.arguments))]
         return replace(done, usage=counted_usage(payload, str(payload.get("model")), outputs))
 
+    def _event_type(self) -> Any:
+        from openai.types.chat import ChatCompletionChunk
+
+        return ChatCompletionChunk
+
+    def _from_events(self, events: Iterable[Any], payload: dict[str, Any],
+                     model: str) -> Completion:
+        tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
+        deltas = [d for chunk in events
+                  for d in event_deltas(self.name, self._chunk_deltas(chunk, tools, state))]
+        deltas.extend(self._finish(tools, state, self._billed(lambda: payload, model, tools,
+                                                              state)))
+        return delta_completion(deltas, model, self.name)
+
     def _stream_payload(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
         payload = self.render(prompt, model, options)
         payload["stream"] = True
@@ -337,6 +352,8 @@ class OpenAIProvider(SDKProvider):
     def _chunk_deltas(self, chunk: Any, tools: _ToolCallAssembler,
                       state: dict[str, Any]) -> Iterator[Delta]:
         state["seen"] = True
+        if "model" not in state and getattr(chunk, "model", None):
+            state["model"] = chunk.model   # the model that answers (a dated name, a deployment's)
         if chunk.usage is not None:
             state["usage"] = _usage(chunk.usage)
         if state.get("finish"):
@@ -374,9 +391,10 @@ class OpenAIProvider(SDKProvider):
         for call in tools.done():
             yield Delta(tool_call=call)
         yield Delta(usage=billed(),
-                    finish_reason="refusal" if state.get("refused") else state.get("finish"))
+                    finish_reason="refusal" if state.get("refused") else state.get("finish"),
+                    model=state.get("model"))
 
-    def _billed(self, prompt: Prompt, model: str, options: CallOptions,
+    def _billed(self, payload: Callable[[], dict[str, Any]], model: str,
                 tools: _ToolCallAssembler, state: dict[str, Any]) -> Callable[[], Usage | None]:
         """What the stream was billed so far, asked when it ends or fails: its usage chunk's
         report, else (the chunk never came) a count of the prompt and of what arrived
@@ -388,7 +406,7 @@ class OpenAIProvider(SDKProvider):
                 return None
             outputs = ["".join(state.get("text", ())),
                        *(v for p in tools.parts for v in (p["name"], p["arguments"]))]
-            return counted_usage(self._stream_payload(prompt, model, options), model, outputs)
+            return counted_usage(payload(), model, outputs)
         return billed
 
     @staticmethod
@@ -410,7 +428,8 @@ class OpenAIProvider(SDKProvider):
         whole = self.refused.unstreamed(model)
         client = self._clients.get(credential)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
-        billed = self._billed(prompt, model, options, tools, state)
+        billed = self._billed(lambda: self._stream_payload(prompt, model, options), model,
+                              tools, state)
         bill(billed)
         answered = None
         try:
@@ -440,7 +459,8 @@ class OpenAIProvider(SDKProvider):
         whole = self.refused.unstreamed(model)
         client = self._clients.get(credential, is_async=True)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
-        billed = self._billed(prompt, model, options, tools, state)
+        billed = self._billed(lambda: self._stream_payload(prompt, model, options), model,
+                              tools, state)
         bill(billed)
         answered = None
         try:

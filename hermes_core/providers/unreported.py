@@ -18,12 +18,16 @@ and some OpenAI-compatible servers never send usage at all. Those tokens were co
 
 The whole prompt counts as uncached input: a cached part (billed cheaper) cannot be known, so the
 price is an upper bound there.
+
+An Anthropic-compatible server that sends no usage is counted the same way
+(:func:`messages_usage`), in ``o200k_base`` with the chat framing above: Anthropic's tokenizer is
+not public, so every token of that count is an estimate.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from hermes_core.agent.prompt.token_count import openai_encoding
@@ -87,3 +91,39 @@ def counted_usage(payload: Mapping[str, Any], model: str, outputs: Iterable[str]
     output = sum(count_tokens(piece, encoding) for piece in outputs)
     return Usage(input_tokens=prompt, output_tokens=output, reported=False, counted=True,
                  estimated_tokens=output + (0 if exact else prompt))
+
+
+def block_texts(value: Any) -> Iterator[str]:
+    """The text a Messages API content value carries: a string, or its blocks' text, thinking,
+    a tool's name and input (as JSON), a tool result's content. Signatures and redacted
+    thinking are opaque data, not tokens the model read as text."""
+    if isinstance(value, str):
+        yield value
+        return
+    for block in value if isinstance(value, list) else ():
+        if not isinstance(block, dict):
+            continue
+        for key in ("text", "thinking", "name"):
+            if isinstance(block.get(key), str):
+                yield block[key]
+        if "input" in block:
+            yield json.dumps(block["input"], ensure_ascii=False, default=str)
+        if "content" in block:
+            yield from block_texts(block["content"])
+
+
+def messages_usage(payload: Mapping[str, Any], outputs: Iterable[str]) -> Usage:
+    """What a Messages API request made of ``payload`` was billed, counted here because the
+    response never said: its system, messages and tools, and ``outputs`` as output, all in
+    ``o200k_base`` and all an estimate (see the module doc)."""
+    encoding = DEFAULT_ENCODING
+    prompt = REPLY_PRIMING + sum(count_tokens(t, encoding) for t in block_texts(payload.get("system")))
+    for message in payload.get("messages") or ():
+        prompt += PER_MESSAGE + count_tokens(str(message.get("role") or ""), encoding)
+        prompt += sum(count_tokens(t, encoding) for t in block_texts(message.get("content")))
+    if payload.get("tools"):
+        prompt += count_tokens(json.dumps(payload["tools"], ensure_ascii=False, default=str),
+                               encoding)
+    output = sum(count_tokens(piece, encoding) for piece in outputs)
+    return Usage(input_tokens=prompt, output_tokens=output, reported=False, counted=True,
+                 estimated_tokens=prompt + output)

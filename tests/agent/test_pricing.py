@@ -11,9 +11,15 @@ import pytest
 from hermes_core.agent.pricing import Cost, Price, PriceTable, builtin_prices
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
-from hermes_core.testing import openai_chat_completion
+from hermes_core.testing import (
+    SSE_HEADERS,
+    anthropic_message,
+    anthropic_stream,
+    openai_chat_completion,
+    openai_chat_stream,
+)
 from hermes_core.types import Usage
-from tests.agent.conftest import MODELS, URLS, make_agent
+from tests.agent.conftest import MODELS, URLS, make_agent, run_turn
 
 
 def test_shipped_table_prices_the_default_models() -> None:
@@ -84,20 +90,23 @@ def test_a_call_whose_usage_was_not_reported_is_unmetered_not_free() -> None:
     assert t.cost("mystery", silent).unmetered == ("mystery",)   # unpriced and unmetered alike
 
 
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
 def test_a_turn_whose_reply_reported_no_usage_is_priced_on_our_count_and_says_so(
-        empty_home: Path, respx_mock: Any) -> None:
-    """An OpenAI-compatible server that never sends usage was billed all the same: the prompt and
-    the reply are counted (``Usage.counted``) and priced, the cost says it is partly estimated."""
-    body = openai_chat_completion("hi")
+        empty_home: Path, respx_mock: Any, kind: str) -> None:
+    """A compatible server (either API) that never sends usage was billed all the same: the
+    prompt and the reply are counted (``Usage.counted``) and priced, the cost says it is partly
+    estimated."""
+    body = (openai_chat_completion("hi") if kind == "openai"
+            else anthropic_message("hi", model=MODELS["anthropic"]))
     del body["usage"]
-    respx_mock.post(URLS["openai"]).mock(return_value=httpx.Response(200, json=body))
-    agent = make_agent(empty_home, "openai")
+    respx_mock.post(URLS[kind]).mock(return_value=httpx.Response(200, json=body))
+    agent = make_agent(empty_home, kind)
     reply = agent.chat("hello")
     assert reply.usage.counted and not reply.usage.reported and reply.usage.input_tokens > 0
-    assert reply.cost == agent.prices.cost(MODELS["openai"], reply.usage)
+    assert reply.cost == agent.prices.cost(MODELS[kind], reply.usage)
     assert reply.cost.total > 0 and not reply.cost.known
-    assert reply.cost.counted == (MODELS["openai"],) and not reply.cost.unmetered
-    assert f"partly estimated: no usage reported for {MODELS['openai']}" in str(reply.cost)
+    assert reply.cost.counted == (MODELS[kind],) and not reply.cost.unmetered
+    assert f"partly estimated: no usage reported for {MODELS[kind]}" in str(reply.cost)
 
 
 def test_a_counted_usage_is_priced_and_named_apart_from_reported_ones() -> None:
@@ -107,3 +116,68 @@ def test_a_counted_usage_is_priced_and_named_apart_from_reported_ones() -> None:
     c = t.cost("gpt-4o", ours) + t.cost("gpt-4o", Usage(input_tokens=1_000_000))
     assert c.total == pytest.approx(2.5 + 1.0 + 2.5) and c.counted == ("gpt-4o",)
     assert not c.known and not c.unmetered
+
+
+def test_a_reply_is_charged_as_the_model_that_answered_else_as_the_one_asked_for() -> None:
+    t = PriceTable({"prod-chat": {"input": 1, "output": 2}})
+    assert t.charged_as("gpt-4o-2024-08-06", "my-deployment") == "gpt-4o-2024-08-06"
+    assert t.charged_as("gpt-4o-2024-08-06", "prod-chat") == "gpt-4o-2024-08-06"
+    assert t.charged_as("llama-3-70b", "prod-chat") == "prod-chat"   # a gateway's own name
+    assert t.charged_as("llama-3-70b", "mystery") == "llama-3-70b"   # unpriced either way
+
+
+DATED = {"openai": "gpt-4o-mini-2024-07-18", "anthropic": "claude-sonnet-4-5-20250929"}
+
+
+def _reply_as(kind: str, model: str, streamed: bool, text: str = "fine") -> httpx.Response:
+    if streamed:
+        body = (openai_chat_stream((text,), model=model) if kind == "openai"
+                else anthropic_stream((text,), model=model))
+        return httpx.Response(200, content=body, headers=SSE_HEADERS)
+    return httpx.Response(200, json=openai_chat_completion(text, model=model) if kind == "openai"
+                          else anthropic_message(text, model=model))
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_streamed_and_a_whole_reply_name_the_model_that_answered_and_price_alike(
+        empty_home: Path, respx_mock: Any, kind: str, mode: str) -> None:
+    """A whole reply was named after the response's dated model, a streamed one after the name
+    asked for: the same answer read two ways named two models (and, for a deployment name,
+    priced once and not the other time)."""
+    respx_mock.post(URLS[kind]).mock(return_value=_reply_as(kind, DATED[kind], mode == "stream"))
+    agent = make_agent(empty_home, kind)
+    reply = run_turn(agent, mode, "hi")
+    assert reply.model == DATED[kind]
+    assert reply.cost == agent.prices.cost(DATED[kind], reply.usage) and reply.cost.known
+
+
+def _deployment_agent(home: Path) -> Any:
+    from hermes_core.agent.agent import Agent
+    from hermes_core.providers.openai import OpenAIProvider
+
+    cfg = {"home": str(home), "llm": {"routing": {"default_model": "prod-chat"}},
+           "credentials": {"openai": {"keys": [{"key": "sk-proj-deployTESTkey0123456789ab"}]}},
+           "context_engine": {"enabled": False}}
+    return Agent(load_settings(cfg, env={}), provider=OpenAIProvider(),
+                 loop_options={"sleep": lambda s: None, "audit_path": home / "audit.jsonl"})
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_a_deployment_name_is_priced_as_the_model_that_answered_its_failed_attempts_too(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    """Azure names a model by the deployment the user made ("prod-chat"); its answers name the
+    model ("gpt-4o-2024-08-06"). A streamed reply and every failed attempt were priced as the
+    deployment: "no price for prod-chat", the tokens in no total."""
+    cut: Any = (httpx.Response(200, headers=SSE_HEADERS, content=openai_chat_stream(
+        ("x",), model="gpt-4o-2024-08-06", fail_after=0)) if mode == "stream"
+        else httpx.ReadTimeout("no first byte"))
+    respx_mock.post(URLS["openai"]).mock(side_effect=[
+        cut, _reply_as("openai", "gpt-4o-2024-08-06", mode == "stream")])
+    agent = _deployment_agent(empty_home)
+    reply = run_turn(agent, mode, "hi")
+    assert reply.model == "gpt-4o-2024-08-06" and reply.wasted.input_tokens > 0
+    assert reply.cost.unpriced == () and reply.wasted_cost.total > 0
+    assert reply.wasted_cost == agent.prices.cost("gpt-4o-2024-08-06", reply.wasted)
+    assert reply.cost.total == pytest.approx(
+        agent.prices.cost("gpt-4o-2024-08-06", reply.usage).total + reply.wasted_cost.total)

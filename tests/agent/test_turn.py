@@ -22,14 +22,16 @@ from hermes_core.testing import (
     anthropic_message,
     anthropic_stream,
     code_execution_blocks,
+    openai_chat_completion,
     openai_chat_stream,
+    openai_error,
     tool_call,
     tool_calls,
     web_search_blocks,
 )
 from hermes_core.tokens import count_tokens
 from hermes_core.types import Message, Usage
-from tests.agent.conftest import make_agent, request_json, run_turn
+from tests.agent.conftest import MODELS, make_agent, request_json, run_turn
 
 
 def adder(tmp_path: Path, fake: FakeProvider) -> Agent:
@@ -546,3 +548,85 @@ def test_ctrl_c_while_a_tool_runs_counts_the_round_that_called_it(tmp_path: Path
     assert agent.history == [] and agent.stats.usage == Usage()
     assert agent.stats.wasted == Usage(40, 5)
     assert agent.stats.cost == agent.prices.cost("m", Usage(40, 5))
+
+
+def _cut_body(kind: str, mode: str) -> Any:
+    """A whole answer's JSON cut after its first bytes: the connection dropped mid-body."""
+    data = json.dumps(openai_chat_completion("fine") if kind == "openai"
+                      else anthropic_message("fine")).encode()
+    dropped = httpx.RemoteProtocolError("peer closed connection without sending complete body")
+
+    def body() -> Any:
+        yield data[:40]
+        raise dropped
+
+    async def abody() -> Any:
+        yield data[:40]
+        raise dropped
+    return abody() if mode == "async" else body()
+
+
+@pytest.mark.parametrize("cut", ["mid-body", "no first byte"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_whole_call_cut_and_retried_counts_its_prompt_as_wasted_once(
+        empty_home: Path, respx_mock: Any, kind: str, mode: str, cut: str) -> None:
+    """A whole (not streamed) call sent and cut before its answer (the body dropped half way, a
+    read timeout) was billed its prompt at least, and nothing arrived to say so: the prompt is
+    counted as the failed attempt's, once, apart from the retry's own usage."""
+    first: Any = (httpx.Response(200, headers={"content-type": "application/json"},
+                                 content=_cut_body(kind, mode))
+                  if cut == "mid-body" else httpx.ReadTimeout("no first byte"))
+    route = respx_mock.post(OPENAI_URL if kind == "openai" else ANTHROPIC_URL).mock(side_effect=[
+        first, httpx.Response(200, json=openai_chat_completion("fine") if kind == "openai"
+                              else anthropic_message("fine", model="claude-sonnet-4-5"))])
+    agent = make_agent(empty_home, kind)
+    reply = run_turn(agent, mode, "hi")
+    assert reply.text == "fine" and reply.usage.reported and route.call_count == 2
+    assert reply.usage.input_tokens == 12 and reply.usage.output_tokens == 5
+    wasted = reply.wasted
+    assert wasted.counted and not wasted.reported and wasted.output_tokens == 0
+    if kind == "openai":
+        assert wasted.input_tokens == _billed_prompt(request_json(route, 0))
+    else:
+        assert wasted.input_tokens > 0 and wasted.estimated_tokens == wasted.input_tokens
+    assert agent.stats.wasted == wasted and agent.stats.usage == reply.usage
+    model = MODELS[kind]
+    assert reply.wasted_cost == agent.prices.cost(model, wasted)
+    assert reply.cost.total == pytest.approx(agent.prices.cost(model, reply.usage).total
+                                             + reply.wasted_cost.total)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_whole_call_refused_or_never_connected_counts_nothing(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    """An error status is not billed, and a request that never reached the server cannot be."""
+    respx_mock.post(OPENAI_URL).mock(side_effect=[
+        httpx.ConnectError("refused"), httpx.Response(500, json=openai_error(500)),
+        httpx.Response(200, json=openai_chat_completion("fine"))])
+    agent = make_agent(empty_home, "openai")
+    agent.loop.policy = replace(agent.loop.policy, retries_per_provider=2)
+    reply = run_turn(agent, mode, "hi")
+    assert reply.text == "fine" and reply.wasted == Usage() and agent.stats.wasted == Usage()
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_ctrl_c_during_a_whole_call_counts_its_prompt(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    """Ctrl-C while a non-streamed reply is awaited: the request went out and was billed."""
+    sent: list[dict[str, Any]] = []
+
+    def interrupted(request: Any) -> Any:
+        sent.append(json.loads(request.content))
+        raise KeyboardInterrupt
+    respx_mock.post(OPENAI_URL).mock(side_effect=interrupted)
+    agent = make_agent(empty_home, "openai")
+    with pytest.raises(KeyboardInterrupt):
+        run_turn(agent, mode, "hi")
+    assert agent.history == [] and agent.stats.usage == Usage()
+    wasted = agent.stats.wasted
+    assert wasted.counted and wasted.input_tokens == _billed_prompt(sent[0]) > 0
+    assert agent.stats.cost == agent.prices.cost("gpt-4o-mini", wasted)
+    agent.loop.audit.flush()
+    line = json.loads((empty_home / "audit.jsonl").read_text().splitlines()[-1])
+    assert line["status"] == "aborted" and line["billed_tokens"]["input"] == wasted.input_tokens

@@ -455,22 +455,58 @@ def test_thinking_server_tool_and_unknown_blocks_leave_only_the_text_and_the_cal
     assert usage == Usage(input_tokens=3, output_tokens=240, cache_write_tokens=2000)
 
 
-def test_a_stream_without_usage_says_its_usage_was_not_reported(respx_mock: Any) -> None:
-    """A compatible server's message_start with no ``usage`` and a message_delta with none."""
-    events = [e for e in anthropic_stream(("o", "k")).split(b"\n\n") if e]
+def _unmetered_stream(pieces: tuple[str, ...]) -> bytes:
+    """:func:`anthropic_stream` as a compatible server sends it: no usage anywhere."""
     cleaned = []
-    for e in events:
+    for e in (e for e in anthropic_stream(pieces).split(b"\n\n") if e):
         name, _, data = e.partition(b"\ndata: ")
         obj = json.loads(data)
         obj.get("message", {}).pop("usage", None)
         obj.pop("usage", None)
         cleaned.append(name + b"\ndata: " + json.dumps(obj).encode())
+    return b"\n\n".join(cleaned) + b"\n\n"
+
+
+def _last(provider: AnthropicProvider, prompt: Prompt, how: str,
+          stream_deltas: Callable[..., list[Any]]) -> Any:
+    """The whole reply (``complete``, ``acomplete``) or the last piece of the stream (``stream``,
+    ``astream``): each carries the usage and the container."""
+    if how == "complete":
+        return provider.complete(prompt, "claude-sonnet-4-5", CRED, OPTS)
+    if how == "acomplete":
+        return asyncio.run(provider.acomplete(prompt, "claude-sonnet-4-5", CRED, OPTS))
+    return stream_deltas(provider, prompt, "claude-sonnet-4-5", CRED, OPTS,
+                         use_async=how == "astream")[-1]
+
+
+def test_a_stream_without_usage_says_its_usage_was_not_reported(respx_mock: Any) -> None:
+    """A compatible server's message_start with no ``usage`` and a message_delta with none."""
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
-        200, content=b"\n\n".join(cleaned) + b"\n\n", headers=SSE_HEADERS))
+        200, content=_unmetered_stream(("o", "k")), headers=SSE_HEADERS))
     deltas = list(AnthropicProvider().stream(PROMPT, "claude-sonnet-4-5", CRED, OPTS))
     assert "".join(d.text for d in deltas) == "ok"
     last = deltas[-1].usage
     assert last is not None and not last.reported
+
+
+@pytest.mark.parametrize("how", ["complete", "acomplete", "stream", "astream"])
+def test_a_reply_without_usage_is_billed_on_our_count_marked_an_estimate(
+        respx_mock: Any, how: str, stream_deltas: Callable[..., list[Any]]) -> None:
+    """An Anthropic-compatible server that never sends usage was billed all the same: the
+    prompt and the reply are counted here, as the OpenAI adapter counts them, and every token
+    is an estimate (Anthropic's tokenizer is not public)."""
+    prompt = Prompt(system="You are terse and exact. " * 20,
+                    messages=(Message("user", "What is the capital of Norway? " * 10),))
+    body = anthropic_message("Oslo is the capital of Norway.", model="claude-sonnet-4-5")
+    del body["usage"]
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=(
+        httpx.Response(200, json=body) if how.endswith("complete") else
+        httpx.Response(200, content=_unmetered_stream(("Oslo is the capital", " of Norway.")),
+                       headers=SSE_HEADERS)))
+    usage = _last(AnthropicProvider(), prompt, how, stream_deltas).usage
+    assert usage is not None and usage.counted and not usage.reported
+    assert usage.input_tokens > 100 and 5 <= usage.output_tokens <= 10
+    assert usage.estimated_tokens == usage.input_tokens + usage.output_tokens
 
 
 ENABLED_REFUSED = {"type": "error", "error": {
@@ -589,15 +625,7 @@ def test_a_paused_reply_names_the_container_its_code_ran_in(
         httpx.Response(200, json=body) if how in ("complete", "acomplete") else
         httpx.Response(200, content=anthropic_blocks_stream(
             blocks, stop_reason="pause_turn", container="container_011CQ"), headers=SSE_HEADERS)))
-    provider = AnthropicProvider()
-    if how == "complete":
-        container = provider.complete(PROMPT, "claude-sonnet-4-5", CRED, OPTS).container
-    elif how == "acomplete":
-        container = asyncio.run(provider.acomplete(PROMPT, "claude-sonnet-4-5", CRED, OPTS)).container
-    else:
-        container = stream_deltas(provider, PROMPT, "claude-sonnet-4-5", CRED, OPTS,
-                                  use_async=how == "astream")[-1].container
-    assert container == "container_011CQ"
+    assert _last(AnthropicProvider(), PROMPT, how, stream_deltas).container == "container_011CQ"
 
 
 def test_a_paused_message_sends_back_the_container_it_ran_in() -> None:
@@ -726,3 +754,18 @@ def test_a_nan_in_a_call_s_input_is_sent_back_as_null_not_refused_by_the_sdk() -
     blocks = [b for m in payload["messages"] for b in m["content"] if "input" in b]
     assert [b["input"] for b in blocks] == [{"x": None, "y": [1, None]},
                                            {"limit": None, "code": "print(1)"}]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_stream_without_usage_cut_mid_answer_says_what_it_was_billed_on_our_count(
+        respx_mock: Any, use_async: bool, stream_deltas: Callable[..., list[Any]]) -> None:
+    body = _unmetered_stream(("Oslo is the capital", " of Norway."))
+    cut = body[:body.index(b"event: content_block_stop")]
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
+        200, content=cut, headers=SSE_HEADERS))
+    with pytest.raises(IncompleteResponse) as caught:
+        stream_deltas(AnthropicProvider(), PROMPT, "claude-sonnet-4-5", CRED, OPTS,
+                      use_async=use_async)
+    usage = caught.value.usage
+    assert usage is not None and usage.counted and usage.input_tokens > 0
+    assert usage.output_tokens >= 5 and usage.estimated_tokens == usage.input_tokens + usage.output_tokens

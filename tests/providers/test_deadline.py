@@ -12,6 +12,7 @@ import json
 import random
 import re
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -337,3 +338,34 @@ def test_a_provider_that_never_answers_ends_in_an_error_saying_what_stalled_and_
     assert len(waited) == 2 and min(waited) >= 0.4, text
     assert "custom: request timed out (no first byte for 0.4s" in text, text
     assert SILENT_KEY[:12] not in text
+
+
+@pytest.mark.parametrize(("answer", "billable"), [
+    (httpx.ConnectError("refused"), False), (httpx.ConnectTimeout("no route"), False),
+    (httpx.Response(500, json={}), False), (httpx.Response(429, json={}), False),
+    (httpx.ReadTimeout("no first byte"), True), (httpx.Response(200, json={}), True)])
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_request_is_billable_once_it_reached_the_server_unless_refused(
+        respx_mock: Any, answer: Any, billable: bool, is_async: bool) -> None:
+    """What a whole request cut or abandoned was billed hangs on this: a request that never
+    connected, or that an error status refused, costs nothing; one the server took may have."""
+    from hermes_core.providers.deadline import AsyncDeadlineTransport, DeadlineTransport, bounded
+
+    respx_mock.post(OPENAI_URL).mock(side_effect=[answer])
+
+    async def asend() -> None:
+        transport = AsyncDeadlineTransport(httpx.AsyncHTTPTransport())
+        async with httpx.AsyncClient(transport=transport) as client:
+            await client.post(OPENAI_URL, json={})
+
+    with bounded(5.0) as budget:
+        assert not budget.answered.billable()
+        try:
+            if is_async:
+                asyncio.run(asend())
+            else:
+                with httpx.Client(transport=DeadlineTransport(httpx.HTTPTransport())) as client:
+                    client.post(OPENAI_URL, json={})
+        except httpx.HTTPError:
+            pass
+    assert budget.answered.billable() is billable

@@ -841,8 +841,12 @@ def test_a_body_shorter_than_its_content_length(kind: str, mode: str) -> None:
         srv.set_key(SECRET_LIE, KeyBehaviour(fault="short"))
         provider = _faulty(srv, kind)
         if mode == "complete":
-            with pytest.raises(ConnectionReset):
+            with pytest.raises(ConnectionReset) as info:
                 _run_mode(provider, kind, mode)
+            # the request went out and the answer was cut: its prompt was billed all the same
+            billed = info.value.usage
+            assert billed is not None and billed.counted and billed.input_tokens > 0
+            assert billed.output_tokens == 0
         else:
             assert _run_mode(provider, kind, mode) == "Hello"
 
@@ -1081,3 +1085,56 @@ def test_a_streamed_request_answered_whole_is_that_answer(kind: str, mode: str,
         deltas = asyncio.run(collect())
     assert "".join(d.text for d in deltas) == "whole"
     assert deltas[-1].finish_reason in ("stop", "end_turn") and deltas[-1].usage.reported
+
+
+# A whole request answered with an event stream: a server or gateway that ignores
+# ``stream: false`` (or streams every answer). The SDKs hand such a body back as text, which was a
+# ServerError that failed over; it is the answer, read as the stream it is.
+
+def _whole(provider: Any, cred: Credential, model: str, mode: str) -> Completion:
+    if mode == "acomplete":
+        return asyncio.run(provider.acomplete(PROMPT, model, cred, OPTS))
+    done: Completion = provider.complete(PROMPT, model, cred, OPTS)
+    return done
+
+
+@pytest.mark.parametrize("label", [SSE_HEADERS, {"content-type": "text/plain"}])
+@pytest.mark.parametrize("mode", ["complete", "acomplete"])
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_whole_request_answered_with_an_event_stream_is_read_as_the_answer(
+        kind: str, mode: str, label: dict[str, str], respx_mock: Any) -> None:
+    provider, cred, url, model = make(kind)
+    calls = (ToolCall("call_1", "add", '{"a": 1}'),)
+    body = (openai_chat_stream(cached_tokens=4, tool_calls=calls) if kind == "openai"
+            else anthropic_stream(cache_read=4, tool_calls=calls))
+    respx_mock.post(url).mock(return_value=httpx.Response(200, content=body, headers=label))
+    done = _whole(provider, cred, model, mode)
+    assert done.text == "Hello!" and done.tool_calls == calls and done.provider == kind
+    assert done.finish_reason in ("tool_calls", "tool_use")
+    assert done.usage.reported and done.usage.cache_read_tokens == 4
+    assert done.usage.input_tokens == (12 - 4 if kind == "openai" else 12)
+
+
+@pytest.mark.parametrize("mode", ["complete", "acomplete"])
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_whole_request_answered_with_an_event_stream_keeps_its_failures(
+        kind: str, mode: str, respx_mock: Any) -> None:
+    """An error event is its error; a stream cut before its end is an incomplete answer."""
+    from hermes_core.errors import IncompleteResponse
+
+    provider, cred, url, model = make(kind)
+    failing = (openai_chat_stream(fail_after=1) if kind == "openai"
+               else anthropic_stream(fail_after=1))
+    cut = (openai_chat_stream() if kind == "openai" else anthropic_stream())
+    cut = cut[:cut.index(b"[DONE]" if kind == "openai" else b"event: message_delta")]
+    if kind == "openai":
+        cut = b"\n\n".join(e for e in cut.split(b"\n\n") if b'"finish_reason": "stop"' not in e)
+    respx_mock.post(url).mock(side_effect=[
+        httpx.Response(200, content=failing, headers=SSE_HEADERS),
+        httpx.Response(200, content=cut, headers=SSE_HEADERS)])
+    with pytest.raises(ProviderError) as info:
+        _whole(provider, cred, model, mode)
+    assert not isinstance(info.value, IncompleteResponse)
+    with pytest.raises(IncompleteResponse) as cut_info:
+        _whole(provider, cred, model, mode)
+    assert cut_info.value.partial_text.startswith("Hel")

@@ -3,7 +3,9 @@ its response never said."""
 
 from __future__ import annotations
 
-from hermes_core.providers.unreported import counted_usage, prompt_tokens
+import json
+
+from hermes_core.providers.unreported import counted_usage, messages_usage, prompt_tokens
 from hermes_core.tokens import count_tokens
 
 
@@ -51,4 +53,24 @@ def test_a_model_that_is_not_openais_is_counted_in_o200k_and_marked_an_estimate_
     usage = counted_usage({**PLAIN, "model": "llama-3.1-70b"}, "llama-3.1-70b", ["nine", ""])
     assert usage.input_tokens == prompt_tokens(PLAIN, "o200k_base")[0]
     assert usage.output_tokens == count_tokens("nine")
+    assert usage.estimated_tokens == usage.input_tokens + usage.output_tokens
+
+
+def test_a_messages_payload_counts_every_text_it_carries_and_no_signature() -> None:
+    """System blocks, text, thinking, a tool's name and input, a tool result's content and the
+    tools all reach the model as text; a thinking block's signature does not."""
+    tools = [{"name": "weather", "input_schema": {"type": "object"}}]
+    payload = {"system": [{"type": "text", "text": "Be terse."}], "tools": tools, "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "Oslo?"}]},
+        {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "look it up", "signature": "x" * 400},
+            {"type": "tool_use", "id": "t1", "name": "weather", "input": {"city": "Oslo"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                      "content": [{"type": "text", "text": "sunny"}]}]}]}
+    texts = ["Be terse.", "Oslo?", "look it up", "weather", '{"city": "Oslo"}', "sunny",
+             json.dumps(tools), "user", "assistant", "user"]
+    usage = messages_usage(payload, ["It is sunny."])
+    assert usage.input_tokens == 3 + 3 * 3 + sum(count_tokens(t, "o200k_base") for t in texts)
+    assert usage.output_tokens == count_tokens("It is sunny.", "o200k_base")
+    assert usage.counted and not usage.reported
     assert usage.estimated_tokens == usage.input_tokens + usage.output_tokens
