@@ -242,7 +242,8 @@ class SkillRetriever:
             syn = merge_triggers({s.name: s.synonyms for s in skills if s.synonyms}, self.extra_synonyms)
             trig = merge_triggers({s.name: s.triggers for s in skills if s.triggers},
                                   {k: v for k, v in self.extra_triggers.items() if k in by_name})
-            bm25, synonyms, triggers = BM25Index(skills), SynonymIndex(syn, names), TriggerIndex(trig)
+            bm25 = self.bm25.updated(skills)   # the skills unchanged since the last build carry over
+            synonyms, triggers = SynonymIndex(syn, names), TriggerIndex(trig)
             for skill, phrase in triggers.ignored:
                 why = f"skill {skill!r}: trigger {phrase!r} has no word but stopwords; ignored"
                 if why not in self._warned:   # once per process, not once per refresh
