@@ -31,6 +31,7 @@ import snowballstemmer
 from hermes_core import tokenize as tok
 from hermes_core.retrieval.bm25_postings import Postings, verbatim_pairs
 from hermes_core.retrieval.token_memo import SkillTerms, TokenMemo, uses_jieba
+from hermes_core.retrieval.token_store import TermsCache
 from hermes_core.tokenize import STOPWORDS, cjk_chars, normalize, tokenize
 from hermes_core.types import Skill
 
@@ -388,3 +389,12 @@ def index_terms(skills: Sequence[Skill]) -> list[SkillTerms]:
     """The terms an index built without a memo of its own derives for ``skills`` (the shared memo:
     a skill indexed a moment ago is not tokenised again)."""
     return _MEMO.terms(skills, skill_terms)
+
+
+def updated_index(index: BM25Index, skills: Sequence[Skill], cache: TermsCache) -> BM25Index:
+    """``index.updated(skills)`` on the shared memo, which first adopts the tokens ``cache``'s
+    file kept from the last process (once), and is saved to it when much was derived."""
+    cache.load(_MEMO, skill_terms)
+    new = index.updated(skills)
+    cache.save(_MEMO, skill_terms)
+    return new

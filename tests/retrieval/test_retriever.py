@@ -1440,6 +1440,44 @@ def test_a_one_skill_edit_carries_the_bm25_index_over_and_derives_only_that_skil
     assert r.bm25.score_array(q).tolist() == fresh.score_array(q).tolist()
 
 
+def test_a_restarted_retriever_tokenises_no_skill_its_last_process_saved(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The token memo is saved in the cache folder: a new process's first refresh derives only
+    the skill edited since, and ranks as a retriever that derived everything."""
+    from hermes_core.retrieval import bm25 as bm25_mod
+    from hermes_core.retrieval.token_memo import SkillTerms, TokenMemo
+
+    derived: list[str] = []
+    real = bm25_mod.skill_terms
+
+    def counted(s: Skill) -> SkillTerms:
+        derived.append(s.name)
+        return real(s)
+
+    counted.__module__, counted.__qualname__ = real.__module__, real.__qualname__   # the file's name
+    monkeypatch.setattr(bm25_mod, "skill_terms", counted)
+    path = tmp_path / "catalog.jsonl"
+    skills = {s.name: s.description for s in SAMPLE_SKILLS}
+    _write_catalog(path, skills)
+    first = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "c")
+    first._terms.min_new = 1
+    first.refresh()
+    edited = next(iter(skills))
+    skills[edited] += " It also reads archived invoices."
+    _write_catalog(path, skills)
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())     # a new process: nothing in memory
+    derived.clear()
+    restarted = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "c")
+    restarted.refresh()
+    assert {n for n in derived if n in skills} == {edited}
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
+    fresh = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "fresh")
+    fresh.refresh()
+    for q in ["archived invoices", "查询交通违章", "book a flight"]:
+        a, b = restarted.retrieve(q), fresh.retrieve(q)
+        assert (a.names, a.scores, a.gated) == (b.names, b.scores, b.gated)
+
+
 def test_a_restarted_retriever_updates_the_dense_gate_from_its_saved_state_and_ranks_as_a_fresh_one(
         tmp_path: Path) -> None:
     path = tmp_path / "catalog.jsonl"
