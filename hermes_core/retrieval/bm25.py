@@ -396,5 +396,5 @@ def updated_index(index: BM25Index, skills: Sequence[Skill], cache: TermsCache) 
     file kept from the last process (once), and is saved to it when much was derived."""
     cache.load(_MEMO, skill_terms)
     new = index.updated(skills)
-    cache.save(_MEMO, skill_terms)
+    cache.save(_MEMO, skill_terms, new._parts.terms)
     return new

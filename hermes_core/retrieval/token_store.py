@@ -11,7 +11,8 @@ The file is sealed (``gate_store``: a digest over every array and the header, at
 an entry read back wrongly would feed every later index of that skill, so a torn, flipped or
 foreign file is ignored with one warning and written again. A file made under another
 ``TOKENIZER_VERSION`` or by another deriving function is ignored quietly (an upgrade, not damage).
-Saving rewrites the whole memo, so it is done only when enough was derived since the file was
+Only the catalog's entries are saved (the memo also holds past requests, the usage layer's).
+Saving rewrites the whole file, so it is done only when enough was derived since the file was
 read or written (:attr:`TermsCache.min_new`); a restart derives the few skills edited since.
 """
 
@@ -118,8 +119,9 @@ def _name(derive: Derive) -> str:
 
 class TermsCache:
     """One retriever's link between the token memo and its file: the first :meth:`load` adopts
-    the file's entries into the memo; :meth:`save` writes the memo when ``min_new`` skills or more
-    were derived since the file was read or written. No cache folder: both do nothing."""
+    the file's entries into the memo; :meth:`save` writes the catalog's entries when ``min_new``
+    skills or more were derived since the file was read or written. No cache folder: both do
+    nothing."""
 
     def __init__(self, cache_dir: str | os.PathLike[str] | None, min_new: int = MIN_NEW) -> None:
         self.path = None if cache_dir is None else terms_path(cache_dir)
@@ -138,9 +140,13 @@ class TermsCache:
                 memo.adopt(derive, entries)
             self._mark = memo.derived
 
-    def save(self, memo: TokenMemo, derive: Derive) -> None:
+    def save(self, memo: TokenMemo, derive: Derive, catalog: Sequence[SkillTerms]) -> None:
+        """Write the memo's entries for the skills of ``catalog`` (the very objects the memo
+        gave for them): the memo also holds past requests (the usage layer's index), which are
+        the user's words and have no place in a tokenizer cache."""
         with self._lock:
             if self.path is None or memo.derived - self._mark < self.min_new:
                 return
             self._mark = memo.derived
-            save_terms(self.path, derive, memo.entries(derive))
+            held = {id(t) for t in catalog}
+            save_terms(self.path, derive, [(k, t) for k, t in memo.entries(derive) if id(t) in held])

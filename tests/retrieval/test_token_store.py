@@ -39,7 +39,7 @@ def test_a_restarted_memo_adopts_the_file_and_derives_nothing(tmp_path: Path) ->
     first, memo = TermsCache(tmp_path, min_new=1), TokenMemo()
     first.load(memo, skill_terms)          # no file yet
     memo.terms(CATALOG, skill_terms)
-    first.save(memo, skill_terms)
+    first.save(memo, skill_terms, memo.terms(CATALOG, skill_terms))
     restarted, fresh = TermsCache(tmp_path, min_new=1), TokenMemo()
     restarted.load(fresh, skill_terms)
     assert fresh.terms(CATALOG, skill_terms) == [skill_terms(s) for s in CATALOG]
@@ -49,18 +49,16 @@ def test_a_restarted_memo_adopts_the_file_and_derives_nothing(tmp_path: Path) ->
 def test_the_file_is_written_again_only_when_enough_was_derived(tmp_path: Path) -> None:
     cache, memo = TermsCache(tmp_path, min_new=3), TokenMemo()
     cache.load(memo, skill_terms)
-    memo.terms(CATALOG[:2], skill_terms)
-    cache.save(memo, skill_terms)
+    cache.save(memo, skill_terms, memo.terms(CATALOG[:2], skill_terms))
     assert not cache.path or not cache.path.exists()
-    memo.terms(CATALOG, skill_terms)
-    cache.save(memo, skill_terms)
+    cache.save(memo, skill_terms, memo.terms(CATALOG, skill_terms))
     assert load_terms(terms_path(tmp_path), skill_terms) == memo.entries(skill_terms)
 
 
 def test_without_a_cache_folder_nothing_is_read_or_written(tmp_path: Path) -> None:
     cache, memo = TermsCache(None, min_new=0), filled()
     cache.load(memo, skill_terms)
-    cache.save(memo, skill_terms)
+    cache.save(memo, skill_terms, memo.terms(CATALOG, skill_terms))
     assert list(tmp_path.iterdir()) == []
 
 
@@ -111,6 +109,16 @@ def test_a_foreign_file_is_warned_about_and_replaced_by_the_next_save(
     with caplog.at_level(logging.WARNING):
         cache.load(memo, skill_terms)
     assert len(caplog.records) == 1 and str(path) in caplog.text
-    memo.terms(CATALOG, skill_terms)
-    cache.save(memo, skill_terms)
+    cache.save(memo, skill_terms, memo.terms(CATALOG, skill_terms))
     assert load_terms(path, skill_terms) == memo.entries(skill_terms)
+
+
+def test_only_the_catalogs_entries_are_saved_not_past_requests(tmp_path: Path) -> None:
+    cache, memo = TermsCache(tmp_path, min_new=1), TokenMemo()
+    cache.load(memo, skill_terms)
+    memo.terms([Skill("event-0", "my password is hunter2, reset it")], skill_terms)   # a request
+    catalog = memo.terms(CATALOG, skill_terms)
+    cache.save(memo, skill_terms, catalog)
+    saved = load_terms(terms_path(tmp_path), skill_terms)
+    assert saved is not None and [t for _, t in saved] == catalog
+    assert b"hunter2" not in terms_path(tmp_path).read_bytes()
