@@ -23,6 +23,10 @@ catalog file as a large install would have):
   catalog before the change, untimed) read every calibration from the cache: the first change
   after a restart. The process's memos
   (tokens, text keys) stay warm, so this isolates what the retriever itself kept or lost.
+* ``first_refresh_<n>_ms`` (and ``_ratio``, to a baseline the same process measured): the first
+  refresh of a new *process* (a child, ``--first-refresh``) over the cache folder the retriever
+  above left, of the catalog it last saw: nothing in memory, what a restart pays before its first
+  answer (imports not counted).
 * ``calibrate_dense_<n>_ms`` / ``calibrate_lexical_<n>_ms`` (and ``_ratio``): one full calibration of
   the dense gate (no cache to read; reference and pseudo-query vectors in the embedding cache) and
   of the lexical gate over the unchanged catalog: what a change to the catalog cost on top when
@@ -55,6 +59,7 @@ import hashlib
 import json
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -198,6 +203,9 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
         out[f"restart_one_{case}_{n}_ratio"] = round(ms / base, 3)
     path.write_text("\n".join(current) + "\n", encoding="utf-8")
     r.refresh()
+    runs = [_first_refresh(path, folder / f"cache-{n}") for _ in range(repeats)]
+    out[f"first_refresh_{n}_ms"] = round(statistics.median(ms for ms, _ in runs), 2)
+    out[f"first_refresh_{n}_ratio"] = round(statistics.median(ms / b for ms, b in runs), 3)
 
     indexed = r.index.ordered()
     (d,) = r.dense
@@ -237,6 +245,24 @@ def _refresh_ms(path: Path, change: Callable[[], list[str]], ready: Callable[[],
         r.refresh()
         times.append((time.perf_counter() - t) * 1000)
     return round(statistics.median(times), 2)
+
+
+def _first_refresh(path: Path, cache: Path) -> tuple[float, float]:
+    """A child process's first refresh of ``path`` over ``cache`` and its own baseline, in ms."""
+    done = subprocess.run([sys.executable, __file__, "--first-refresh", str(path), str(cache)],
+                          check=True, capture_output=True, text=True)
+    got = json.loads(done.stdout)
+    return float(got["ms"]), float(got["baseline_ms"])
+
+
+def first_refresh(path: Path, cache: Path) -> dict[str, float]:
+    r = SkillRetriever(catalogs=[path], embedders=[HashedVectors()], cache_dir=cache)
+    t = time.perf_counter()
+    r.refresh()
+    ms = (time.perf_counter() - t) * 1000
+    skills = r.index.ordered()
+    copies = iter([[dataclasses.replace(s) for s in skills] for _ in range(9)])
+    return {"ms": ms, "baseline_ms": median_ms(lambda: SkillIndex().refresh(next(copies)), 9)}
 
 
 def _memo_read_ms(path: Path, lines: list[str], repeats: int) -> dict[str, float]:
@@ -311,7 +337,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--sizes", default="5000,20000", help="catalog sizes, comma-separated")
     ap.add_argument("--repeats", type=positive_int, default=7)
+    ap.add_argument("--first-refresh", nargs=2, metavar=("CATALOG", "CACHE"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.first_refresh:
+        print(json.dumps(first_refresh(*(Path(p) for p in args.first_refresh))))
+        return 0
     out: dict[str, float | int] = {"repeats": args.repeats}
     with tempfile.TemporaryDirectory() as tmp:
         for n in (int(x) for x in args.sizes.split(",")):

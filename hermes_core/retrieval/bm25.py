@@ -15,20 +15,23 @@ them), so a synonym hit is never counted twice.
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
-import ahocorasick
 import bm25s
 import numpy as np
 import simplemma
 import snowballstemmer
 
-from hermes_core.retrieval.token_memo import SkillTerms, TokenMemo
+from hermes_core import tokenize as tok
+from hermes_core.retrieval.bm25_postings import Postings, verbatim_pairs
+from hermes_core.retrieval.token_memo import SkillTerms, TokenMemo, uses_jieba
+from hermes_core.retrieval.token_store import TermsCache
 from hermes_core.tokenize import STOPWORDS, cjk_chars, normalize, tokenize
 from hermes_core.types import Skill
 
@@ -114,18 +117,47 @@ class BM25Hit:
     score: float
 
 
+@dataclass(frozen=True, slots=True)
+class _Parts:
+    """What an index keeps to be carried to the next catalog (:meth:`BM25Index.updated`): the
+    skills as indexed and their terms, the vocabulary (token -> row, rows in insertion order),
+    each row's document frequency, the tf entries (valued ``tf / (tf + 1.5)``) and the verbatim
+    bonus entries; plus what the terms were derived under (``TOKENIZER_VERSION``, and whether
+    jieba segmented them, None when no skill's text reached it) and which skills reached jieba."""
+
+    skills: tuple[Skill, ...] = ()
+    terms: tuple[SkillTerms, ...] = ()
+    vocab: dict[str, int] = field(default_factory=dict)
+    df: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    tf: Postings = field(default_factory=lambda: Postings.empty(valued=True))
+    bonus: Postings = field(default_factory=lambda: Postings.empty(valued=False))
+    cjk: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    version: int = -1
+    jieba: bool | None = None
+
+    def derived_alike(self) -> bool:
+        """Whether a skill indexed here would be derived to the same terms now."""
+        return self.version == tok.TOKENIZER_VERSION and (self.jieba is None
+                                                          or self.jieba == tok.jieba_available())
+
+
 class BM25Index:
     """BM25 from ``bm25s``, plus the project's verbatim bonus, so a query costs its tokens'
     postings, not the catalog.
 
-    The tf/idf part is ``bm25s.BM25(method="lucene", k1=1.5, b=0)`` in float64, fed the project's
-    own token ids and vocabulary (jieba + stemming, remembered by the token memo): bm25s never
-    tokenises. It keeps one CSC column of ``idf * tf / (tf + 1.5)`` entries per term and scores a
-    query by adding the columns of its token ids into one array, so a query walks its tokens'
-    postings only. The verbatim bonus (``0.5 * idf`` for each skill whose normalised name and
-    description contains the term as a substring) is not BM25: it is a second sparse matrix of the
-    same layout (``_indptr`` / ``_docs`` / ``_weights``, one row per term), found at index time by
-    one Aho-Corasick pass over every skill's text and added on top of bm25s's scores.
+    The tf/idf part is scored by ``bm25s.BM25(method="lucene", k1=1.5, b=0)`` in float64 on the
+    project's own token ids and vocabulary (jieba + stemming, remembered by the token memo): bm25s
+    never tokenises. It scores a query by adding the CSC columns (``idf * tf / (tf + 1.5)`` per
+    skill) of its token ids into one array, so a query walks its tokens' postings only. bm25s can
+    only index a corpus whole, one document at a time in Python (1.7 s at 20,000 skills), so its
+    matrix is assembled here from kept entries (``bm25_postings``) with bm25s's own arithmetic for
+    ``b = 0`` (``idf[term] * (tf / (1.5 + tf))``, idf ``ln(1 + (N - df + 0.5) / (df + 0.5))`` by
+    ``math.log``) and in its layout (columns by term, rows ascending): the tests hold it, column by
+    column, to the bits of ``bm25s.BM25.index`` over the same corpus, from scratch and after any
+    sequence of edits, adds and deletes. The verbatim bonus (``0.5 * idf`` for each skill whose
+    normalised name and description contains the term as a substring) is not BM25: it is a second
+    sparse matrix of the same layout (``_indptr`` / ``_docs`` / ``_weights``, one row per term),
+    found by Aho-Corasick and added on top of bm25s's scores.
     """
 
     def __init__(self, skills: Sequence[Skill] = (), memo: TokenMemo | None = None) -> None:
@@ -133,32 +165,92 @@ class BM25Index:
 
     def build(self, skills: Sequence[Skill], memo: TokenMemo | None = None) -> None:
         """Index ``skills``. Each skill's tokens and normalised text come from ``memo`` (the shared
-        one by default), so only skills it has not seen are tokenised: the index is then built from
-        the token lists as if every skill had been tokenised again, to the same bits."""
-        self.names: list[str] = [s.name for s in skills]
-        n = len(self.names)
-        terms = (_MEMO if memo is None else memo).terms(skills, skill_terms)
-        vocab: dict[str, int] = {}
-        corpus_ids: list[list[int]] = []
-        distinct: list[int] = []   # each skill's distinct token ids: their counts are the dfs
-        for t in terms:
-            ids = [vocab.setdefault(tok, len(vocab)) for tok in t.tokens]
-            distinct.extend(ids)
-            corpus_ids.append([i for i, c in zip(ids, t.counts, strict=True) for _ in range(c)])
-        n_terms = len(vocab)
-        idfs = [idf(n, int(df)) for df in np.bincount(np.asarray(distinct, dtype=np.int64),
-                                                       minlength=n_terms)]
-        self._bm25 = _bm25s_index(corpus_ids, vocab) if n_terms else None
-        self._vocab = vocab
-        self._idf = dict(zip(vocab, idfs, strict=True))
+        one by default), so only skills it has not seen are tokenised."""
+        self._apply(_Parts(), skills, memo)
+
+    def updated(self, skills: Sequence[Skill], memo: TokenMemo | None = None) -> BM25Index:
+        """A new index of ``skills`` that derives and matches only the skills whose name or
+        description this one does not hold at the same name, equal to ``BM25Index(skills)`` in
+        every score (this index is left as it is: a reader may still be using it).
+
+        Kept skills must keep their order (the retriever's index order is by name); otherwise,
+        or if tokenisation changed meanwhile, the new index is built whole."""
+        new = BM25Index.__new__(BM25Index)
+        new._apply(self._parts if self._parts.derived_alike() else _Parts(), skills, memo)
+        return new
+
+    def _apply(self, old: _Parts, skills: Sequence[Skill], memo: TokenMemo | None) -> None:
+        n = len(skills)
+        doc_map, fresh = _carried(old.skills, skills)
+        kept_old = np.flatnonzero(doc_map >= 0)
+        if np.any(np.diff(doc_map[kept_old]) <= 0):          # reordered: nothing carries over
+            self._apply(_Parts(), skills, memo)
+            return
+        fresh_skills = [skills[j] for j in fresh]
+        new_terms = (_MEMO if memo is None else memo).terms(fresh_skills, skill_terms)
+        vocab = dict(old.vocab)
+        add_rows: list[int] = []
+        add_docs: list[int] = []
+        add_tf: list[int] = []
+        for j, t in zip(fresh, new_terms, strict=True):
+            add_rows.extend([vocab.setdefault(w, len(vocab)) for w in t.tokens])
+            add_docs.extend([j] * len(t.tokens))
+            add_tf.extend(t.counts)
+        n_old_rows, n_rows = len(old.vocab), len(vocab)
+        gone_rows = [old.vocab[w] for i in np.flatnonzero(doc_map < 0) for w in old.terms[i].tokens]
+        df = np.zeros(n_rows, dtype=np.int64)
+        df[:n_old_rows] = old.df
+        df += np.bincount(np.asarray(add_rows, dtype=np.int64), minlength=n_rows)
+        df -= np.bincount(np.asarray(gone_rows, dtype=np.int64), minlength=n_rows)
+        alive = df > 0
+        row_map: np.ndarray | None = None
+        new_words = [(w, r) for w, r in itertools.islice(vocab.items(), n_old_rows, None)]
+        if not alive.all():      # words only removed skills had leave; later rows move up
+            row_map = np.where(alive, np.cumsum(alive) - 1, -1)
+            vocab = {w: int(row_map[r]) for w, r in vocab.items() if alive[r]}
+            new_words = [(w, int(row_map[r])) for w, r in new_words]
+            df = df[alive]
+        rows = np.asarray(add_rows, dtype=np.int64)
+        rows = rows if row_map is None else row_map[rows]
+        docs = np.asarray(add_docs, dtype=np.int64)
+        tf = np.asarray(add_tf, dtype=np.float64)
+        tf_part = old.tf.moved(doc_map, row_map).merged(Postings.of(rows, docs, tf / (TF_SATURATION + tf)))
+        # bonus: every word in the new or edited skills' text, and the words new to the catalog in
+        # the text of the skills kept
+        kept_texts = [old.terms[i].verbatim for i in kept_old]
+        found = [verbatim_pairs(vocab.items(), [t.verbatim for t in new_terms], fresh),
+                 verbatim_pairs(new_words, kept_texts, doc_map[kept_old].tolist())]
+        extra = Postings.of(np.concatenate([p.rows for p in found]), np.concatenate([p.docs for p in found]))
+        bonus = old.bonus.moved(doc_map, row_map).merged(extra)
+        terms = [SkillTerms((), (), "")] * n
+        cjk = np.zeros(n, dtype=bool)
+        for i in kept_old:
+            terms[doc_map[i]] = old.terms[i]
+        cjk[doc_map[kept_old]] = old.cjk[kept_old]
+        for j, s, t in zip(fresh, fresh_skills, new_terms, strict=True):
+            terms[j] = t
+            cjk[j] = uses_jieba(f"{s.name}\x00{s.description}")
+        self._parts = _Parts(tuple(skills), tuple(terms), vocab, df, tf_part, bonus, cjk,
+                             tok.TOKENIZER_VERSION, tok.jieba_available() if cjk.any() else None)
+        self._index(n)
+
+    def _index(self, n: int) -> None:
+        """The scorer and the bonus matrix from ``_parts``, with the idf of this catalog."""
+        parts = self._parts
+        self.names: list[str] = [s.name for s in parts.skills]
+        self._vocab = parts.vocab
+        n_terms = len(parts.vocab)
+        dfs, inverse = np.unique(parts.df, return_inverse=True)
+        self._idf = np.asarray([idf(n, int(d)) for d in dfs], dtype=np.float64)[inverse]
         self._unseen_idf = idf(n, 0) if n else 0.0   # a word no skill has: the rarest possible
-        bonus_rows, bonus_docs = _verbatim_postings(vocab, [t.verbatim for t in terms])
-        order = np.lexsort((bonus_docs, bonus_rows))
-        w = np.asarray(idfs, dtype=np.float64)
-        self._indptr = np.concatenate([[0], np.cumsum(np.bincount(bonus_rows, minlength=n_terms))]
-                                      ).astype(np.int64)
-        self._docs = bonus_docs[order]
-        self._weights = DIRECT_MATCH_BONUS * w[bonus_rows[order]]
+        tf = parts.tf
+        self._bm25 = None
+        if n_terms and tf.values is not None:
+            data = self._idf[tf.rows] * tf.values     # bm25s: idf_array[ids] * tfc, per document
+            self._bm25 = _bm25s_scorer(data, tf.docs, tf.indptr(n_terms), n, parts.vocab)
+        self._indptr = parts.bonus.indptr(n_terms)
+        self._docs = parts.bonus.docs
+        self._weights = DIRECT_MATCH_BONUS * self._idf[parts.bonus.rows]
 
     def __len__(self) -> int:
         return len(self.names)
@@ -174,7 +266,8 @@ class BM25Index:
 
     def token_idf(self, token: str) -> float:
         """idf of a token; 0 for tokens in no skill (they cannot score)."""
-        return self._idf.get(token, 0.0)
+        row = self._vocab.get(token)
+        return 0.0 if row is None else float(self._idf[row])
 
     def score_array(self, query_tokens: Sequence[str]) -> np.ndarray:
         """Scores for every skill, in index order (zeros when nothing matches).
@@ -205,8 +298,9 @@ class BM25Index:
 
         Dividing by it gives a score in roughly [0, 1] whatever the catalog size: a gate feature.
         """
-        return sum(self._idf.get(t, self._unseen_idf) * (1 / (1 + TF_SATURATION) + DIRECT_MATCH_BONUS)
-                   for t in dict.fromkeys(query_tokens))
+        vocab, w = self._vocab, self._idf
+        return sum((self._unseen_idf if (row := vocab.get(t)) is None else float(w[row]))
+                   * (1 / (1 + TF_SATURATION) + DIRECT_MATCH_BONUS) for t in dict.fromkeys(query_tokens))
 
     def search(self, query: str, top_n: int = 50) -> list[BM25Hit]:
         toks = bm25_tokens(query)
@@ -216,38 +310,37 @@ class BM25Index:
         return top_hits(self.names, scores, top_n)
 
 
-def _bm25s_index(corpus_ids: list[list[int]], vocab: dict[str, int]) -> bm25s.BM25:
-    """bm25s's index of the skills' token ids (each id repeated as often as the token occurs).
+def _carried(old: Sequence[Skill], new: Sequence[Skill]) -> tuple[np.ndarray, list[int]]:
+    """Where each skill of ``old`` is in ``new`` if its name and description are the same there
+    (-1: edited or gone), and the positions in ``new`` of the skills to derive anew."""
+    at = {s.name: i for i, s in enumerate(old)}
+    doc_map = [-1] * len(old)
+    fresh: list[int] = []
+    for j, s in enumerate(new):
+        i = at.get(s.name)
+        if i is not None and doc_map[i] < 0 and (old[i] is s or old[i].description == s.description):
+            doc_map[i] = j
+        else:
+            fresh.append(j)
+    return np.asarray(doc_map, dtype=np.int64), fresh
+
+
+def _bm25s_scorer(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, n_docs: int,
+                  vocab: dict[str, int]) -> bm25s.BM25:
+    """bm25s's scorer over the CSC matrix ``data`` / ``indices`` / ``indptr`` (what
+    ``BM25.index`` stores as ``scores``), for ``n_docs`` skills.
 
     ``method="lucene"`` is idf ``ln(1 + (N - df + 0.5) / (df + 0.5))`` and tf part
     ``tf / (tf + k1 * (1 - b + b * len / avg_len))``; b = 0 turns length normalisation off (skill
-    descriptions are short and of similar length). float64, as every other layer's scores. No
-    empty token is added: a query with no known token is answered before bm25s is asked.
+    descriptions are short and of similar length), so a skill's entry for a term depends on its
+    tf, the term's df and N alone. float64, as every other layer's scores. No empty token: a
+    query with no known token is answered before bm25s is asked.
     """
     index = bm25s.BM25(k1=TF_SATURATION, b=0.0, method="lucene", dtype="float64", int_dtype="int64")
-    index.index((corpus_ids, vocab), create_empty_token=False, show_progress=False)
+    index.scores = {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_docs}
+    index.vocab_dict = vocab
+    index.nonoccurrence_array = None      # lucene has none (only bm25l / bm25+)
     return index
-
-
-def _verbatim_postings(vocab: Mapping[str, int], texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Every (vocabulary row, skill) pair where the skill's text contains the term as a substring,
-    as two arrays (each pair once, in no particular order).
-
-    One Aho-Corasick automaton over the vocabulary scans each text once: linear in the catalog's
-    text plus the matches, instead of one substring search per term per query.
-    """
-    rows: list[int] = []
-    docs: list[int] = []
-    if vocab:
-        auto = ahocorasick.Automaton(ahocorasick.STORE_INTS)
-        for tok, row in vocab.items():
-            auto.add_word(tok, row)
-        auto.make_automaton()
-        for d, text in enumerate(texts):
-            found = {row for _end, row in auto.iter(text)}
-            rows.extend(found)
-            docs.extend([d] * len(found))
-    return np.asarray(rows, dtype=np.int64), np.asarray(docs, dtype=np.int64)
 
 
 def top_hits(names: Sequence[str], scores: np.ndarray, top_n: int) -> list[BM25Hit]:
@@ -296,3 +389,12 @@ def index_terms(skills: Sequence[Skill]) -> list[SkillTerms]:
     """The terms an index built without a memo of its own derives for ``skills`` (the shared memo:
     a skill indexed a moment ago is not tokenised again)."""
     return _MEMO.terms(skills, skill_terms)
+
+
+def updated_index(index: BM25Index, skills: Sequence[Skill], cache: TermsCache) -> BM25Index:
+    """``index.updated(skills)`` on the shared memo, which first adopts the tokens ``cache``'s
+    file kept from the last process (once), and is saved to it when much was derived."""
+    cache.load(_MEMO, skill_terms)
+    new = index.updated(skills)
+    cache.save(_MEMO, skill_terms, new._parts.terms)
+    return new

@@ -25,7 +25,7 @@ from hermes_core.injection import INJECTION_CATEGORIES
 from hermes_core.retrieval import crosslingual as xl
 from hermes_core.retrieval import dense_judges as judges
 from hermes_core.retrieval import second_opinion as so
-from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, lexical_scores
+from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, lexical_scores, updated_index
 from hermes_core.retrieval.calibration import (
     DenseCalibration,
     LexicalCalibration,
@@ -82,6 +82,7 @@ from hermes_core.retrieval.skills import (
     sources_present,
 )
 from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
+from hermes_core.retrieval.token_store import TermsCache
 from hermes_core.retrieval.topk import top_order
 from hermes_core.retrieval.translated_gate import TranslatedGate
 from hermes_core.retrieval.translated_gate import judged as judged_across
@@ -197,6 +198,7 @@ class SkillRetriever:
         self.usage = usage
         self._warned: set[str] = set()    # catalog issues already logged (once each)
         self._lines = CatalogMemo()       # what each JSONL catalog line parsed to, last read
+        self._terms = TermsCache(cache_dir)   # the token memo on disk: a restart tokenises nothing
 
     # ---------------------------------------------------------------- index
     def load_catalog(self, *, warn: bool = True) -> Catalog:
@@ -242,7 +244,8 @@ class SkillRetriever:
             syn = merge_triggers({s.name: s.synonyms for s in skills if s.synonyms}, self.extra_synonyms)
             trig = merge_triggers({s.name: s.triggers for s in skills if s.triggers},
                                   {k: v for k, v in self.extra_triggers.items() if k in by_name})
-            bm25, synonyms, triggers = BM25Index(skills), SynonymIndex(syn, names), TriggerIndex(trig)
+            bm25 = updated_index(self.bm25, skills, self._terms)   # unchanged skills carry over
+            synonyms, triggers = SynonymIndex(syn, names), TriggerIndex(trig)
             for skill, phrase in triggers.ignored:
                 why = f"skill {skill!r}: trigger {phrase!r} has no word but stopwords; ignored"
                 if why not in self._warned:   # once per process, not once per refresh

@@ -11,8 +11,9 @@ and description and on how text is tokenised, so it is remembered under exactly 
   CJK characters whether jieba segments it (the only part of tokenisation that depends on what
   is installed; a text without CJK never reaches jieba, and asking would load it).
 
-The memo is bounded (least recently used out first) both in skills and in tokens held, and lives
-in memory only: a new process derives once.
+The memo is bounded (least recently used out first) both in skills and in tokens held. A new
+process would derive every skill once: ``token_store`` saves the entries in the retriever's cache
+folder and a restarted retriever adopts them (:meth:`TokenMemo.entries` / :meth:`TokenMemo.adopt`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from hermes_core import tokenize as tok
 from hermes_core.types import Skill
@@ -46,6 +48,9 @@ class SkillTerms:
 
 
 Derive = Callable[[Skill], SkillTerms]
+#: a remembered skill: the SHA-256 of its name and description, and whether jieba segmented it
+#: (None: its text never reached jieba)
+Key: TypeAlias = tuple[bytes, bool | None]
 
 
 def uses_jieba(text: str) -> bool:
@@ -53,7 +58,7 @@ def uses_jieba(text: str) -> bool:
     return tok.has_cjk(text) or (not text.isascii() and tok.has_cjk(unicodedata.normalize("NFKC", text)))
 
 
-def _key(skill: Skill) -> tuple[bytes, bool | None]:
+def _key(skill: Skill) -> Key:
     text = f"{skill.name}\x00{skill.description}"
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
     return digest, (tok.jieba_available() if uses_jieba(text) else None)
@@ -68,7 +73,7 @@ class TokenMemo:
     def __init__(self, max_skills: int = MEMO_SKILLS, max_tokens: int = MEMO_TOKENS) -> None:
         self._max_skills = max_skills
         self._max_tokens = max_tokens
-        self._memo: OrderedDict[tuple[bytes, bool | None], SkillTerms] = OrderedDict()
+        self._memo: OrderedDict[Key, SkillTerms] = OrderedDict()
         self._tokens = 0
         self._settings: tuple[object, ...] | None = None
         self._lock = threading.Lock()
@@ -101,10 +106,36 @@ class TokenMemo:
                 else:
                     memo.move_to_end(k)
                 out.append(found)
-            while memo and (len(memo) > self._max_skills or self._tokens > self._max_tokens):
-                _, old = memo.popitem(last=False)
-                self._tokens -= len(old.tokens)
+            self._bound()
         return out
+
+    def entries(self, derive: Derive) -> list[tuple[Key, SkillTerms]]:
+        """Everything remembered for ``derive`` under this tokenizer, least recently used first
+        (nothing if the memo holds another's): what a restart can adopt without hashing again."""
+        with self._lock:
+            return list(self._memo.items()) if self._settings == (tok.TOKENIZER_VERSION, derive) else []
+
+    def adopt(self, derive: Derive, entries: Sequence[tuple[Key, SkillTerms]]) -> None:
+        """Remember ``entries`` (derived by ``derive`` under this tokenizer, e.g. read back from a
+        cache file) as older than anything held: an entry already held is kept as it is."""
+        with self._lock:
+            settings = (tok.TOKENIZER_VERSION, derive)
+            if settings != self._settings:
+                self._clear()
+                self._settings = settings
+            held = self._memo
+            merged: OrderedDict[Key, SkillTerms] = OrderedDict(
+                (k, t) for k, t in entries if k not in held)
+            self._tokens += sum(len(t.tokens) for t in merged.values())
+            merged.update(held)
+            self._memo = merged
+            self._bound()
+
+    def _bound(self) -> None:
+        memo = self._memo
+        while memo and (len(memo) > self._max_skills or self._tokens > self._max_tokens):
+            _, old = memo.popitem(last=False)
+            self._tokens -= len(old.tokens)
 
     def _clear(self) -> None:
         self._memo.clear()

@@ -271,3 +271,146 @@ def test_an_index_built_from_remembered_tokens_equals_one_built_from_scratch(
             assert kept.score_array(toks).tolist() == fresh.score_array(toks).tolist()
             assert kept.search(q, top_n=5) == fresh.search(q, top_n=5)
             assert lexical_scores(kept, q)[1] == lexical_scores(fresh, q)[1]
+
+
+# ------------------------------------------------------------------ bm25s's matrix, and updates
+def bm25s_reference(skills: list[Skill]) -> tuple[bm25s.BM25, dict[str, int]]:
+    """``bm25s.BM25.index`` itself over the skills' token ids (first occurrence numbering, each
+    id repeated as often as its token occurs): the scorer of record's own build."""
+    vocab: dict[str, int] = {}
+    corpus = [[vocab.setdefault(t, len(vocab)) for t in skill_tokens(s)] for s in skills]
+    ref = bm25s.BM25(k1=TF_SATURATION, b=0.0, method="lucene", dtype="float64", int_dtype="int64")
+    ref.index((corpus, vocab), create_empty_token=False, show_progress=False)
+    return ref, vocab
+
+
+def columns(scores: dict[str, object], vocab: dict[str, int]) -> dict[str, tuple[list[int], list[float]]]:
+    """Each token's CSC column (skills, values) of a bm25s ``scores`` matrix, by token."""
+    data, indices, indptr = (np.asarray(scores[k]) for k in ("data", "indices", "indptr"))
+    return {t: (indices[indptr[r]:indptr[r + 1]].tolist(), data[indptr[r]:indptr[r + 1]].tolist())
+            for t, r in vocab.items()}
+
+
+def bonus_rows(idx: BM25Index) -> dict[str, tuple[list[int], list[float]]]:
+    ptr = idx._indptr
+    return {t: (idx._docs[ptr[r]:ptr[r + 1]].tolist(), idx._weights[ptr[r]:ptr[r + 1]].tolist())
+            for t, r in idx.vocabulary.items()}
+
+
+def assert_same_index(got: BM25Index, skills: list[Skill], queries: list[str]) -> None:
+    """``got`` holds, to the bit, what a build from scratch (and bm25s's own index) holds."""
+    fresh = BM25Index(skills, TokenMemo())
+    assert got.names == fresh.names and dict(got.vocabulary).keys() == dict(fresh.vocabulary).keys()
+    assert (got._bm25 is None) == (fresh._bm25 is None)
+    if got._bm25 is not None and fresh._bm25 is not None:
+        ref, ref_vocab = bm25s_reference(skills)
+        want = columns(ref.scores, ref_vocab)
+        assert columns(got._bm25.scores, dict(got.vocabulary)) == want
+        assert columns(fresh._bm25.scores, dict(fresh.vocabulary)) == want
+    assert bonus_rows(got) == bonus_rows(fresh)
+    for t in fresh.vocabulary:
+        assert got.token_idf(t) == fresh.token_idf(t)
+    for q in queries:
+        toks = bm25_tokens(q)
+        assert got.score_array(toks).tolist() == fresh.score_array(toks).tolist()
+        assert got.search(q, top_n=5) == fresh.search(q, top_n=5)
+        assert got.max_score(toks) == fresh.max_score(toks)
+        assert lexical_scores(got, q)[1] == lexical_scores(fresh, q)[1]
+
+
+def test_a_build_from_scratch_is_bm25s_own_index_of_the_same_corpus_to_the_bit() -> None:
+    """The matrix is assembled here, not by ``bm25s.BM25.index``: it must be that index's, array
+    for array (same numbering from scratch), so bm25s's scorer scores what bm25s would build."""
+    rng = random.Random(3)
+    for size in (1, 9, 80):
+        skills = random_catalog(rng, size)
+        idx = BM25Index(skills, TokenMemo())
+        ref, vocab = bm25s_reference(skills)
+        assert dict(idx.vocabulary) == vocab and idx._bm25 is not None
+        for part in ("data", "indices", "indptr"):
+            assert np.asarray(idx._bm25.scores[part]).tolist() == np.asarray(ref.scores[part]).tolist()
+        assert idx._bm25.scores["num_docs"] == ref.scores["num_docs"] == size
+
+
+CHANGES = st.lists(st.tuples(st.sampled_from(["edit", "add", "delete", "rename", "two"]), st.integers(0, 40),
+                             st.lists(st.sampled_from([*WORDS, "mailbox", "sky-blue", "报销单"]),
+                                      min_size=0, max_size=8)),
+                   min_size=1, max_size=7)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), changes=CHANGES)
+def test_an_updated_index_equals_one_built_from_scratch_to_the_bit(
+        seed: int, changes: list[tuple[str, int, list[str]]]) -> None:
+    """Random edits (to no words at all, too), adds, deletes, renames and two-skill edits, each
+    applied by ``updated`` to the index before: bm25s's matrix column by column, the bonus, every
+    idf and every score are those of a build from scratch and of ``bm25s.BM25.index``."""
+    rng = random.Random(seed)
+    skills = sorted(random_catalog(rng, rng.randint(0, 10)), key=lambda s: s.name)
+    idx = BM25Index(skills, TokenMemo())
+    added = 0
+    for op, at, words in changes:
+        text = " ".join(words)
+        if op in ("edit", "two") and skills:
+            for i in {at % len(skills), (at * 7 + 3) % len(skills)} if op == "two" else {at % len(skills)}:
+                skills[i] = Skill(skills[i].name, text)
+        elif op == "add" or not skills:
+            skills.append(Skill(f"new-{added}-{rng.choice(WORDS)}", text))
+            added += 1
+        elif op == "rename":
+            old = skills.pop(at % len(skills))
+            skills.append(Skill(f"renamed-{added}", old.description))
+            added += 1
+        else:
+            del skills[at % len(skills)]
+        skills.sort(key=lambda s: s.name)
+        before = [idx.score_array(bm25_tokens(q)).tolist() for q in ("invoice pdf", text)]
+        old_idx, idx = idx, idx.updated(skills, TokenMemo())
+        assert [old_idx.score_array(bm25_tokens(q)).tolist() for q in ("invoice pdf", text)] == before
+        assert_same_index(idx, skills, [text, " ".join(rng.sample(WORDS, 3)), "Invoice PDF 查询违章 mail"])
+
+
+def test_an_update_derives_only_the_skills_it_has_not_indexed() -> None:
+    skills = sorted(random_catalog(random.Random(8), 30), key=lambda s: s.name)
+    memo = TokenMemo()
+    idx = BM25Index(skills, memo)
+    assert memo.derived == 30
+    skills[4] = Skill(skills[4].name, "a brand new description with zebra words")
+    del skills[9]
+    skills.append(Skill("zz-added", "send an email with zebra stripes"))
+    memo = TokenMemo()         # an empty memo: whatever it derives, the update asked for
+    updated = idx.updated(skills, memo)
+    assert memo.derived == 2
+    assert_same_index(updated, skills, ["zebra", "send mail", "email"])
+
+
+def test_a_reordered_catalog_is_built_whole_and_still_equals_a_fresh_build() -> None:
+    skills = random_catalog(random.Random(2), 12)
+    idx = BM25Index(skills, TokenMemo())
+    reordered = skills[::-1]
+    memo = TokenMemo()
+    assert_same_index(idx.updated(reordered, memo), reordered, ["invoice pdf", "git rebase"])
+    assert memo.derived == 12
+
+
+def test_an_update_after_the_tokenizer_changed_derives_every_skill_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Terms kept from an index made under another ``TOKENIZER_VERSION`` are not reused."""
+    from hermes_core import tokenize as tok
+    skills = sorted(random_catalog(random.Random(4), 6), key=lambda s: s.name)
+    idx = BM25Index(skills, TokenMemo())
+    monkeypatch.setattr(tok, "TOKENIZER_VERSION", tok.TOKENIZER_VERSION + 1)
+    memo = TokenMemo()
+    idx.updated(skills, memo)
+    assert memo.derived == 6
+    memo = TokenMemo()
+    idx.updated(skills, memo).updated(skills, memo)
+    assert memo.derived == 6
+
+
+def test_a_word_only_a_deleted_skill_had_leaves_the_vocabulary() -> None:
+    skills = [Skill("a-mail", "send mail"), Skill("b-sky", "blue sky zebra")]
+    idx = BM25Index(skills, TokenMemo()).updated(skills[:1], TokenMemo())
+    assert not idx.knows("zebra") and idx.token_idf("zebra") == 0.0
+    assert idx.vocabulary_size == BM25Index(skills[:1], TokenMemo()).vocabulary_size
+    assert_same_index(idx, skills[:1], ["zebra sky", "mail"])

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from hermes_core.errors import ConfigError
 from hermes_core.retrieval import crosslingual as xl
 from hermes_core.retrieval import retriever as retriever_mod
 from hermes_core.retrieval import retriever as rmod
+from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
 from hermes_core.retrieval.dense import EmbeddingCache, skill_parts, with_parts
 from hermes_core.retrieval.evaluate import LabeledQuery, calibrate, evaluate, reciprocal_rank, sample
 from hermes_core.retrieval.fusion import NULL_ANCHORS, GateEvidence, GateWeights, gate
@@ -925,15 +927,14 @@ def test_a_refresh_that_failed_midway_is_completed_by_the_next(
     r = SkillRetriever(folders=[tmp_path])
     assert r.retrieve("currency exchange rates").names == ("alpha",)
     write_skill(tmp_path, "a", skill_md("alpha", "Order a pizza delivery"))
-    real = retriever_mod.BM25Index
 
     def broken(*a: Any, **kw: Any) -> Any:
         raise MemoryError("out of memory while indexing")
 
-    monkeypatch.setattr(retriever_mod, "BM25Index", broken)
+    monkeypatch.setattr(retriever_mod.BM25Index, "updated", broken)
     with pytest.raises(MemoryError):
         r.refresh()
-    monkeypatch.setattr(retriever_mod, "BM25Index", real)
+    monkeypatch.undo()
     r.refresh()  # the skill index already holds the edit: the layers must be rebuilt all the same
     assert r.retrieve("pizza delivery").names == ("alpha",)
     assert r.retrieve("currency exchange rates").names == ()
@@ -1406,6 +1407,75 @@ def test_a_retriever_refreshed_through_edits_ranks_as_one_built_from_scratch(
             for skill, parts in a.contributions.items():
                 assert parts == pytest.approx(b.contributions[skill], rel=1e-12, abs=1e-12)
     assert kept.retrieve("scan my receipt").names[:1] == ("receipt-scanner",)
+
+
+def test_a_one_skill_edit_carries_the_bm25_index_over_and_derives_only_that_skill(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refresh after one edit updates BM25 from the index before: the other skills' terms are
+    not even looked up again (at 20,000 skills each look-up hashes the skill's text)."""
+    from hermes_core.retrieval import bm25 as bm25_mod
+    from hermes_core.retrieval.token_memo import Derive, SkillTerms, TokenMemo
+
+    asked: list[str] = []
+
+    class Asked(TokenMemo):
+        def terms(self, skills: Sequence[Skill], derive: Derive) -> list[SkillTerms]:
+            asked.extend(s.name for s in skills)
+            return super().terms(skills, derive)
+
+    monkeypatch.setattr(bm25_mod, "_MEMO", Asked())
+    path = tmp_path / "catalog.jsonl"
+    skills = {s.name: s.description for s in SAMPLE_SKILLS}
+    _write_catalog(path, skills)
+    r = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "c")
+    r.refresh()
+    first = next(iter(skills))
+    skills[first] += " It also reads archived invoices."
+    _write_catalog(path, skills)
+    asked.clear()
+    r.refresh()
+    assert {n for n in asked if n in skills} == {first}
+    fresh = BM25Index([Skill(n, d) for n, d in sorted(skills.items())], TokenMemo())
+    q = bm25_tokens("archived invoices")
+    assert r.bm25.score_array(q).tolist() == fresh.score_array(q).tolist()
+
+
+def test_a_restarted_retriever_tokenises_no_skill_its_last_process_saved(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The token memo is saved in the cache folder: a new process's first refresh derives only
+    the skill edited since, and ranks as a retriever that derived everything."""
+    from hermes_core.retrieval import bm25 as bm25_mod
+    from hermes_core.retrieval.token_memo import SkillTerms, TokenMemo
+
+    derived: list[str] = []
+    real = bm25_mod.skill_terms
+
+    def counted(s: Skill) -> SkillTerms:
+        derived.append(s.name)
+        return real(s)
+
+    counted.__module__, counted.__qualname__ = real.__module__, real.__qualname__   # the file's name
+    monkeypatch.setattr(bm25_mod, "skill_terms", counted)
+    path = tmp_path / "catalog.jsonl"
+    skills = {s.name: s.description for s in SAMPLE_SKILLS}
+    _write_catalog(path, skills)
+    first = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "c")
+    first._terms.min_new = 1
+    first.refresh()
+    edited = next(iter(skills))
+    skills[edited] += " It also reads archived invoices."
+    _write_catalog(path, skills)
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())     # a new process: nothing in memory
+    derived.clear()
+    restarted = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "c")
+    restarted.refresh()
+    assert {n for n in derived if n in skills} == {edited}
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
+    fresh = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "fresh")
+    fresh.refresh()
+    for q in ["archived invoices", "查询交通违章", "book a flight"]:
+        a, b = restarted.retrieve(q), fresh.retrieve(q)
+        assert (a.names, a.scores, a.gated) == (b.names, b.scores, b.gated)
 
 
 def test_a_restarted_retriever_updates_the_dense_gate_from_its_saved_state_and_ranks_as_a_fresh_one(

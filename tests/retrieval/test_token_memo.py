@@ -72,3 +72,19 @@ def test_the_memo_keeps_at_most_its_bound_of_tokens() -> None:
     out = memo.terms(CATALOG, skill_terms)
     assert memo.tokens_held <= 10 and out == [skill_terms(s) for s in CATALOG]
     assert memo.tokens_held == sum(len(t.tokens) for t in out[len(out) - len(memo):])
+
+
+def test_adopted_entries_are_found_without_deriving_and_held_ones_win() -> None:
+    source = TokenMemo()
+    source.terms(CATALOG, skill_terms)
+    memo, derive = TokenMemo(), Counting()
+    memo.terms(CATALOG[:1], derive)
+    memo.adopt(derive, source.entries(skill_terms))   # another derive: the memo starts over
+    assert memo.terms(CATALOG, derive) == [skill_terms(s) for s in CATALOG]
+    assert derive.seen == ["git-rebase"]
+    memo2 = TokenMemo(max_skills=2)
+    memo2.terms(CATALOG[2:], skill_terms)
+    memo2.adopt(skill_terms, source.entries(skill_terms))
+    newest = [k for k, _ in memo2.entries(skill_terms)][-1]       # held ones stay the newest
+    assert len(memo2) == 2 and newest == source.entries(skill_terms)[-1][0]
+    assert memo2.entries(Counting()) == []

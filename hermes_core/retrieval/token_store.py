@@ -1,0 +1,152 @@
+"""The lexical token memo on disk, so a restarted retriever does not tokenise its catalog again.
+
+Tokenising a skill for BM25 (jieba, identifier splitting, lemma + Porter2) is about a
+millisecond; a new process paid it for every skill of its catalog on its first refresh (20,000
+skills: seconds) though nothing had changed. The memo's entries are saved in the retriever's
+cache folder (``bm25/terms.npz``) and adopted by the next process's first refresh: a skill's
+entry is found under the same key as before (the SHA-256 of its name and description and its
+jieba state, ``token_memo``), so an entry of a skill edited meanwhile is simply never asked for.
+
+The file is sealed (``gate_store``: a digest over every array and the header, atomic replace):
+an entry read back wrongly would feed every later index of that skill, so a torn, flipped or
+foreign file is ignored with one warning and written again. A file made under another
+``TOKENIZER_VERSION`` or by another deriving function is ignored quietly (an upgrade, not damage).
+Only the catalog's entries are saved (the memo also holds past requests, the usage layer's).
+Saving rewrites the whole file, so it is done only when enough was derived since the file was
+read or written (:attr:`TermsCache.min_new`); a restart derives the few skills edited since.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from hermes_core import tokenize as tok
+from hermes_core.retrieval.gate_store import read_sealed, write_sealed
+from hermes_core.retrieval.token_memo import Derive, Key, SkillTerms, TokenMemo
+
+log = logging.getLogger(__name__)
+
+LAYOUT = 1
+WHAT = "token memo cache"
+MIN_NEW = 64   # skills derived since the last read or write before the file is written again
+_SEP = "\x00"  # no token holds it (tokens are runs of word characters)
+
+
+def terms_path(cache_dir: str | os.PathLike[str]) -> Path:
+    return Path(cache_dir) / "bm25" / "terms.npz"
+
+
+def save_terms(path: Path, derive: Derive, entries: Sequence[tuple[Key, SkillTerms]]) -> bool:
+    """Write ``entries`` (made by ``derive``) to ``path``; False when the disk refused."""
+    entries = [(k, t) for k, t in entries if not any(_SEP in w for w in t.tokens)]
+    tokens = [w for _, t in entries for w in t.tokens]
+    header = {"tokenizer": tok.TOKENIZER_VERSION, "derive": _name(derive)}
+    arrays: dict[str, np.ndarray] = {
+        "keys": np.frombuffer(b"".join(k[0] for k, _ in entries), dtype=np.uint8).reshape(-1, 32),
+        "jieba": np.asarray([-1 if k[1] is None else int(k[1]) for k, _ in entries], dtype=np.int8),
+        "n_tokens": np.asarray([len(t.tokens) for _, t in entries], dtype=np.int64),
+        "counts": np.asarray([c for _, t in entries for c in t.counts], dtype=np.int64),
+        "tokens": _blob(_SEP.join(tokens)),
+        "verbatim_len": np.asarray([len(t.verbatim) for _, t in entries], dtype=np.int64),
+        "verbatim": _blob("".join(t.verbatim for _, t in entries)),
+    }
+    return write_sealed(path, LAYOUT, header, arrays, WHAT)
+
+
+def load_terms(path: Path, derive: Derive) -> list[tuple[Key, SkillTerms]] | None:
+    """The entries saved at ``path`` for ``derive`` under this tokenizer; None when there is no
+    usable file (a damaged one is said in the log once, by ``read_sealed`` or here)."""
+    read = read_sealed(path, LAYOUT, WHAT)
+    if read is None:
+        return None
+    header, a = read
+    if header.get("tokenizer") != tok.TOKENIZER_VERSION or header.get("derive") != _name(derive):
+        log.debug("%s %s was made by another tokenizer; derived again", WHAT, path)
+        return None
+    try:
+        return _entries(a)
+    except (KeyError, ValueError, TypeError, UnicodeDecodeError) as e:
+        log.warning("%s %s is inconsistent (%s); computing it again", WHAT, path, e)
+        return None
+
+
+def _entries(a: dict[str, np.ndarray]) -> list[tuple[Key, SkillTerms]]:
+    keys, jieba, n_tokens, counts = a["keys"], a["jieba"], a["n_tokens"], a["counts"]
+    verbatim_len = a["verbatim_len"]
+    n = len(n_tokens)
+    if keys.shape != (n, 32) or keys.dtype != np.uint8 or len(jieba) != n or len(verbatim_len) != n:
+        raise ValueError("per-skill arrays of different lengths")
+    if (n_tokens < 0).any() or (verbatim_len < 0).any() or not np.isin(jieba, (-1, 0, 1)).all():
+        raise ValueError("negative length or unknown jieba state")
+    text = _text(a["tokens"])
+    tokens = text.split(_SEP) if text else []
+    verbatim = _text(a["verbatim"])
+    if (len(tokens) != int(n_tokens.sum()) or len(counts) != len(tokens)
+            or len(verbatim) != int(verbatim_len.sum())):
+        raise ValueError("token, count or text lengths do not add up")
+    if len(counts) and int(counts.min()) < 1:
+        raise ValueError("a token counted less than once")
+    out: list[tuple[Key, SkillTerms]] = []
+    at = vat = 0
+    counts_list = counts.tolist()
+    for i, (m, v) in enumerate(zip(n_tokens.tolist(), verbatim_len.tolist(), strict=True)):
+        j = int(jieba[i])
+        terms = SkillTerms(tuple(tokens[at:at + m]), tuple(counts_list[at:at + m]), verbatim[vat:vat + v])
+        out.append(((keys[i].tobytes(), None if j < 0 else bool(j)), terms))
+        at, vat = at + m, vat + v
+    return out
+
+
+def _blob(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+
+
+def _text(blob: np.ndarray) -> str:
+    if blob.dtype != np.uint8 or blob.ndim != 1:
+        raise TypeError("text blob")
+    return blob.tobytes().decode("utf-8", "surrogatepass")
+
+
+def _name(derive: Derive) -> str:
+    return f"{getattr(derive, '__module__', '?')}.{getattr(derive, '__qualname__', '?')}"
+
+
+class TermsCache:
+    """One retriever's link between the token memo and its file: the first :meth:`load` adopts
+    the file's entries into the memo; :meth:`save` writes the catalog's entries when ``min_new``
+    skills or more were derived since the file was read or written. No cache folder: both do
+    nothing."""
+
+    def __init__(self, cache_dir: str | os.PathLike[str] | None, min_new: int = MIN_NEW) -> None:
+        self.path = None if cache_dir is None else terms_path(cache_dir)
+        self.min_new = min_new
+        self._loaded = False
+        self._mark = 0
+        self._lock = threading.Lock()
+
+    def load(self, memo: TokenMemo, derive: Derive) -> None:
+        with self._lock:
+            if self._loaded or self.path is None:
+                return
+            self._loaded = True
+            entries = load_terms(self.path, derive)
+            if entries:
+                memo.adopt(derive, entries)
+            self._mark = memo.derived
+
+    def save(self, memo: TokenMemo, derive: Derive, catalog: Sequence[SkillTerms]) -> None:
+        """Write the memo's entries for the skills of ``catalog`` (the very objects the memo
+        gave for them): the memo also holds past requests (the usage layer's index), which are
+        the user's words and have no place in a tokenizer cache."""
+        with self._lock:
+            if self.path is None or memo.derived - self._mark < self.min_new:
+                return
+            self._mark = memo.derived
+            held = {id(t) for t in catalog}
+            save_terms(self.path, derive, [(k, t) for k, t in memo.entries(derive) if id(t) in held])

@@ -1,0 +1,124 @@
+"""The token memo's file reads back as written, or not at all: never as other tokens."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hermes_core import tokenize as tok
+from hermes_core.retrieval.bm25 import skill_terms
+from hermes_core.retrieval.token_memo import TokenMemo
+from hermes_core.retrieval.token_store import TermsCache, load_terms, save_terms, terms_path
+from hermes_core.types import Skill
+
+CATALOG = [Skill("git-rebase", "Resolve a rebase conflict in git"),
+           Skill("invoice-pdf", "Extract the table of an invoice PDF, invoice after invoice"),
+           Skill("traffic", "查询交通违章记录"), Skill("cafe", "Trouver un café ou une crème"),
+           Skill("empty", "")]
+
+
+def filled() -> TokenMemo:
+    memo = TokenMemo()
+    memo.terms(CATALOG, skill_terms)
+    return memo
+
+
+def test_the_entries_read_back_as_written(tmp_path: Path) -> None:
+    path = terms_path(tmp_path)
+    entries = filled().entries(skill_terms)
+    assert len(entries) == len(CATALOG)
+    assert save_terms(path, skill_terms, entries)
+    assert load_terms(path, skill_terms) == entries
+
+
+def test_a_restarted_memo_adopts_the_file_and_derives_nothing(tmp_path: Path) -> None:
+    first, memo = TermsCache(tmp_path, min_new=1), TokenMemo()
+    first.load(memo, skill_terms)          # no file yet
+    memo.terms(CATALOG, skill_terms)
+    first.save(memo, skill_terms, memo.terms(CATALOG, skill_terms))
+    restarted, fresh = TermsCache(tmp_path, min_new=1), TokenMemo()
+    restarted.load(fresh, skill_terms)
+    assert fresh.terms(CATALOG, skill_terms) == [skill_terms(s) for s in CATALOG]
+    assert fresh.derived == 0
+
+
+def test_the_file_is_written_again_only_when_enough_was_derived(tmp_path: Path) -> None:
+    cache, memo = TermsCache(tmp_path, min_new=3), TokenMemo()
+    cache.load(memo, skill_terms)
+    cache.save(memo, skill_terms, memo.terms(CATALOG[:2], skill_terms))
+    assert not cache.path or not cache.path.exists()
+    cache.save(memo, skill_terms, memo.terms(CATALOG, skill_terms))
+    assert load_terms(terms_path(tmp_path), skill_terms) == memo.entries(skill_terms)
+
+
+def test_without_a_cache_folder_nothing_is_read_or_written(tmp_path: Path) -> None:
+    cache, memo = TermsCache(None, min_new=0), filled()
+    cache.load(memo, skill_terms)
+    cache.save(memo, skill_terms, memo.terms(CATALOG, skill_terms))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_of_another_tokenizer_is_ignored_quietly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    path = terms_path(tmp_path)
+    save_terms(path, skill_terms, filled().entries(skill_terms))
+    monkeypatch.setattr(tok, "TOKENIZER_VERSION", tok.TOKENIZER_VERSION + 1)
+    with caplog.at_level(logging.WARNING):
+        assert load_terms(path, skill_terms) is None
+    assert not caplog.records
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.one_of(st.none(), st.integers(0, 10_000)), flip=st.integers(0, 10_000))
+def test_a_torn_or_flipped_file_reads_as_written_or_as_nothing_with_one_warning(
+        tmp_path: Path, cut: int | None, flip: int) -> None:
+    path = terms_path(tmp_path / f"c{cut}-{flip}")
+    entries = filled().entries(skill_terms)
+    save_terms(path, skill_terms, entries)
+    data = bytearray(path.read_bytes())
+    if cut is not None:
+        data = data[:cut % len(data)]
+    elif data:
+        data[flip % len(data)] ^= 0x41
+    path.write_bytes(bytes(data))
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        got = load_terms(path, skill_terms)
+    finally:
+        root.removeHandler(handler)
+    if got is None:
+        assert [r.levelno for r in records] == [logging.WARNING] and str(path) in records[0].getMessage()
+    else:
+        assert got == entries
+
+
+def test_a_foreign_file_is_warned_about_and_replaced_by_the_next_save(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = terms_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text("not a cache", encoding="utf-8")
+    cache, memo = TermsCache(tmp_path, min_new=1), TokenMemo()
+    with caplog.at_level(logging.WARNING):
+        cache.load(memo, skill_terms)
+    assert len(caplog.records) == 1 and str(path) in caplog.text
+    cache.save(memo, skill_terms, memo.terms(CATALOG, skill_terms))
+    assert load_terms(path, skill_terms) == memo.entries(skill_terms)
+
+
+def test_only_the_catalogs_entries_are_saved_not_past_requests(tmp_path: Path) -> None:
+    cache, memo = TermsCache(tmp_path, min_new=1), TokenMemo()
+    cache.load(memo, skill_terms)
+    memo.terms([Skill("event-0", "my password is hunter2, reset it")], skill_terms)   # a request
+    catalog = memo.terms(CATALOG, skill_terms)
+    cache.save(memo, skill_terms, catalog)
+    saved = load_terms(terms_path(tmp_path), skill_terms)
+    assert saved is not None and [t for _, t in saved] == catalog
+    assert b"hunter2" not in terms_path(tmp_path).read_bytes()
