@@ -25,7 +25,7 @@ from hermes_core.injection import INJECTION_CATEGORIES
 from hermes_core.retrieval import crosslingual as xl
 from hermes_core.retrieval import dense_judges as judges
 from hermes_core.retrieval import second_opinion as so
-from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, lexical_scores
+from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, lexical_scores, word_matches
 from hermes_core.retrieval.calibration import (
     DenseCalibration,
     LexicalCalibration,
@@ -67,7 +67,7 @@ from hermes_core.retrieval.query import (
     ranking_text,
     without_source_clauses,
 )
-from hermes_core.retrieval.result import RetrievalResult, hint_cut, render
+from hermes_core.retrieval.result import RetrievalResult, hint_cut, lexical_evidence, render
 from hermes_core.retrieval.served import served_catalog
 from hermes_core.retrieval.skills import (
     Catalog,
@@ -714,6 +714,9 @@ class SkillRetriever:
             decision = assessed.decide(decision, names[int(order[0])] if len(order) else None)
         if not fused.answered:
             decision = GateDecision(False, 0.0, 0.0, "no-layer")
+        if dense_top is None and "L2" in self.layers:   # lexical only: a rival listed shares a word
+            evidence = lexical_evidence(word_matches(bm25, text, expand), layers.get("synonyms"),
+                                        layers.get("usage"))
         top = hint_cut(fused.scores, order[: self.top_k], self.hint_ratio, self.hint_margin, evidence)
         if decision.rule == UNJUDGED:    # listed whole: the ranking had nothing to go on
             top = [int(i) for i in np.argsort(-fused.scores, kind="stable")]
