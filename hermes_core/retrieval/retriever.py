@@ -714,10 +714,11 @@ class SkillRetriever:
             decision = assessed.decide(decision, names[int(order[0])] if len(order) else None)
         if not fused.answered:
             decision = GateDecision(False, 0.0, 0.0, "no-layer")
-        if dense_top is None and "L2" in self.layers:   # lexical only: a rival listed shares a word
-            evidence = lexical_evidence(word_matches(bm25, text, expand), layers.get("synonyms"),
-                                        layers.get("usage"))
         top = hint_cut(fused.scores, order[: self.top_k], self.hint_ratio, self.hint_margin, evidence)
+        if dense_top is None and "L2" in self.layers and len(top) > 1:   # lexical only: rivals share a word
+            ev = lexical_evidence(word_matches(bm25, text, expand), layers.get("synonyms"),
+                                  layers.get("usage"))
+            top = hint_cut(fused.scores, order[: self.top_k], self.hint_ratio, self.hint_margin, ev)
         if decision.rule == UNJUDGED:    # listed whole: the ranking had nothing to go on
             top = [int(i) for i in np.argsort(-fused.scores, kind="stable")]
         contributions = {names[i]: {n: float(c[i]) for n, c in fused.contributions.items()} for i in top}
