@@ -95,6 +95,21 @@ def render(result: RetrievalResult, scan: tuple[str, ...] = INJECTION_CATEGORIES
     return render_hint(result.skills)
 
 
+def lexical_evidence(words: np.ndarray, *others: np.ndarray | None) -> np.ndarray:
+    """:func:`hint_cut`'s evidence when no dense layer answered: 0 for a skill that shares a word
+    with the request (``bm25.word_matches``) or that another layer scores above 0 (a synonym, past
+    use), -inf for one the request meets through single characters alone. So beside a best that
+    shares a word, only skills that share one too are listed; a best that shares none (nothing
+    tells the ranked skills apart) lists as before. Without it, lexical-only hints on
+    ``examples/home`` listed Chinese skills beside docker-debugging for a container request
+    (退出 -> 出, 怎么办 -> 怎, 么, 办), their fused scores within the ratio of the winner's."""
+    backed = np.asarray(words, dtype=bool).copy()
+    for other in others:
+        if other is not None and len(other) == len(backed):
+            backed |= np.asarray(other, dtype=np.float64) > 0
+    return np.where(backed, 0.0, -np.inf)
+
+
 def hint_cut(scores: np.ndarray, order: Sequence[int] | np.ndarray, ratio: float = HINT_RATIO,
              margin: float = HINT_MARGIN, evidence: np.ndarray | None = None,
              reach: float = HINT_REACH) -> list[int]:

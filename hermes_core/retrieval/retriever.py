@@ -25,7 +25,7 @@ from hermes_core.injection import INJECTION_CATEGORIES
 from hermes_core.retrieval import crosslingual as xl
 from hermes_core.retrieval import dense_judges as judges
 from hermes_core.retrieval import second_opinion as so
-from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, lexical_scores, updated_index
+from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, lexical_scores, updated_index, word_matches
 from hermes_core.retrieval.calibration import (
     DenseCalibration,
     LexicalCalibration,
@@ -67,7 +67,7 @@ from hermes_core.retrieval.query import (
     ranking_text,
     without_source_clauses,
 )
-from hermes_core.retrieval.result import RetrievalResult, hint_cut, render
+from hermes_core.retrieval.result import RetrievalResult, hint_cut, lexical_evidence, render
 from hermes_core.retrieval.served import served_catalog
 from hermes_core.retrieval.skills import (
     Catalog,
@@ -374,7 +374,9 @@ class SkillRetriever:
 
     def _build_dense(self, d: DenseIndex, skills: Sequence[Skill], digest: str | None = None) -> None:
         mid = d.embedder.model_id
-        if mid in self._dense_failed or _exiting() or self._cancelled:
+        # a finished main thread: the interpreter is shutting down (the warm-up thread is not a
+        # daemon, so it runs on) and the thread pools the model loader uses refuse new work
+        if mid in self._dense_failed or not threading.main_thread().is_alive() or self._cancelled:
             return
         try:
             d.build(skills)
@@ -391,7 +393,7 @@ class SkillRetriever:
                 # thread, so a turn does not pay for it when it embeds its first query
                 load()
         except Exception as e:  # a model that fails to load makes the layer abstain, never crash
-            if _exiting():  # the script ended while the warm-up loaded the model: nothing to tell
+            if not threading.main_thread().is_alive():  # ended while the warm-up loaded the model
                 log.debug("dense layer %s not loaded: the process is exiting (%s)", mid, e)
                 return
             log.warning("dense layer %s unavailable: %s", mid, e)
@@ -718,6 +720,10 @@ class SkillRetriever:
         if not fused.answered:
             decision = GateDecision(False, 0.0, 0.0, "no-layer")
         top = hint_cut(fused.scores, order[: self.top_k], self.hint_ratio, self.hint_margin, evidence)
+        if dense_top is None and "L2" in self.layers and len(top) > 1:   # lexical only: rivals share a word
+            ev = lexical_evidence(word_matches(bm25, text, expand), layers.get("synonyms"),
+                                  layers.get("usage"))
+            top = hint_cut(fused.scores, order[: self.top_k], self.hint_ratio, self.hint_margin, ev)
         if decision.rule == UNJUDGED:    # listed whole: the ranking had nothing to go on
             top = [int(i) for i in np.argsort(-fused.scores, kind="stable")]
         contributions = {names[i]: {n: float(c[i]) for n, c in fused.contributions.items()} for i in top}
@@ -746,12 +752,6 @@ class SkillRetriever:
         else:   # the catalog served with retrieval off (read fresh: no index, no model), in index order
             res = RetrievalResult(q.message, "disabled", tuple(index_order(served_catalog(self).skills)))
         return render(res, self.scan_categories), res
-
-
-def _exiting() -> bool:
-    """The main thread has finished: the interpreter is shutting down (the warm-up thread is not a
-    daemon, so it runs on), and thread pools the model loader uses refuse new work."""
-    return not threading.main_thread().is_alive()
 
 
 # -------------------------------------------------------------------- singleton

@@ -441,6 +441,36 @@ def test_a_chinese_request_finds_the_english_described_skill(example_home: Skill
     assert not [s.name for s in res.skills if _chinese(s)], (res.names, res.scores)
 
 
+ISSUE_18_SMALL_TALK = ["今天晚饭吃什么好", "今天天气怎么样"]
+CONTAINER_REQUEST = "我的容器一启动就退出了怎么办"
+
+
+@pytest.fixture(scope="module")
+def lexical_home() -> SkillRetriever:
+    # a chat's first turns while the models load, or ``skill_utils.embeddings: false``
+    return SkillRetriever(folders=[str(ROOT / "examples/home/skills")], embedders=[])
+
+
+@pytest.mark.parametrize("mode", ["embeddings", "lexical"])
+def test_example_home_hints_the_docker_skill_and_no_skill_met_through_single_characters(
+        request: pytest.FixtureRequest, mode: str) -> None:
+    # 容器/退出 reach docker-debugging through the glossary; travel-itinerary (出, 怎, 么) and
+    # 会议纪要 (一, 出, 办) share single characters with the request and no word: not a hint
+    r: SkillRetriever = request.getfixturevalue("example_home" if mode == "embeddings" else "lexical_home")
+    res = r.retrieve(CONTAINER_REQUEST)
+    assert not res.gated and res.names[0] == "docker-debugging", (res.names, res.gate)
+    assert not [s.name for s in res.skills if _chinese(s)], (res.names, res.scores)
+
+
+@pytest.mark.parametrize("mode", ["embeddings", "lexical"])
+@pytest.mark.parametrize("query", ISSUE_18_SMALL_TALK)
+def test_example_home_hints_no_skill_for_issue_18_small_talk_in_either_mode(
+        request: pytest.FixtureRequest, mode: str, query: str) -> None:
+    r: SkillRetriever = request.getfixturevalue("example_home" if mode == "embeddings" else "lexical_home")
+    res = r.retrieve(query)
+    assert res.gated and res.names == () and res.skills == (), (res.candidates[:3], res.gate)
+
+
 def test_an_english_request_lists_the_docker_skill(example_home: SkillRetriever) -> None:
     res = example_home.retrieve("my container exits right after it starts")
     assert not res.gated and res.names[0] == "docker-debugging", (res.names, res.gate)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hermes_core.retrieval.result import HINT_MARGIN, HINT_RATIO, HINT_REACH, hint_cut
+from hermes_core.retrieval.result import HINT_MARGIN, HINT_RATIO, HINT_REACH, hint_cut, lexical_evidence
 
 
 def test_defaults_are_a_scale_free_ratio_and_no_absolute_margin() -> None:
@@ -60,3 +60,29 @@ def test_indices_follow_the_given_order() -> None:
     evidence = np.array([0.0, 3.0, 1.0, -0.5])
     order = np.array([1, 2, 3, 0])
     assert hint_cut(scores, order, evidence=evidence) == [1, 2]
+
+
+def test_without_a_dense_layer_a_rival_met_through_single_characters_is_not_listed() -> None:
+    # docker-debugging shares words; travel (0.76 of the best: within the ratio) and notes share
+    # single characters only, so the evidence cuts them
+    scores = np.array([0.78, 0.76, 0.47, -0.2])
+    evidence = lexical_evidence(np.array([True, False, False, False]))
+    assert evidence.tolist() == [0.0, -np.inf, -np.inf, -np.inf]
+    assert hint_cut(scores, np.arange(4), evidence=evidence) == [0]
+    assert hint_cut(scores, np.arange(4)) == [0, 1, 2]
+
+
+def test_a_synonym_or_past_use_backs_a_skill_that_shares_no_word() -> None:
+    words = np.array([True, False, False])
+    synonyms, usage = np.array([0.0, 0.3, 0.0]), np.array([0.0, 0.0, 0.9])
+    assert lexical_evidence(words, synonyms).tolist() == [0.0, 0.0, -np.inf]
+    assert lexical_evidence(words, synonyms, usage).tolist() == [0.0, 0.0, 0.0]
+    # a layer of another length (out of step with the catalog) has no say
+    assert lexical_evidence(words, None, np.array([1.0])).tolist() == [0.0, -np.inf, -np.inf]
+
+
+def test_a_best_that_shares_no_word_lists_its_rivals_as_before() -> None:
+    # nothing tells single-character matches apart: the ratio alone decides, as without evidence
+    scores = np.array([0.9, 0.6, 0.2])
+    evidence = lexical_evidence(np.array([False, False, True]))
+    assert hint_cut(scores, np.arange(3), evidence=evidence) == hint_cut(scores, np.arange(3)) == [0, 1]
