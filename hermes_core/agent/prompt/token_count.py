@@ -196,6 +196,11 @@ def calibration_ratio(prompt: Prompt, usage: Usage, *,
     return ratio if low <= ratio <= high else None
 
 
+def encoding_for(model: str, provider_kind: str) -> str:
+    """The encoding ``model`` served by a provider of ``provider_kind`` is counted and cut in."""
+    return choose_counter(model, provider_kind, None).encoding
+
+
 def choose_counter(model: str, provider_kind: str, ratio: float | None) -> BpeCounter:
     """The model's own encoding for an OpenAI model, else ``o200k_base`` scaled by ``ratio`` (the
     last billed request's calibration; None: none yet)."""
