@@ -93,16 +93,28 @@ class BpeCounter:
 
 # --------------------------------------------------------------------------- prompts and calibration
 
-def framed(count: Callable[[str], int], role: str, texts: Iterable[str], name: str = "") -> int:
-    """Tokens of one chat message as framed (:data:`PER_MESSAGE`, ...): ``texts`` are what it
-    carries (its content, each tool call's name and arguments, a tool answer's call id), each
-    counted with ``count`` as it is sent."""
-    n = PER_MESSAGE + count(role) + sum(count(t) for t in texts if t)
+#: The chat roles, each one token in both encodings (pinned by a test): not looked up per message.
+ONE_TOKEN_ROLES = frozenset({"system", "user", "assistant", "tool", "developer"})
+
+
+def frame(count: Callable[[str], int], role: str, name: str = "") -> int:
+    """The framing of one chat message with ``role`` (and ``name``), its texts aside."""
+    n = PER_MESSAGE + (1 if role in ONE_TOKEN_ROLES else count(role))
     return n + PER_NAME + count(name) if name else n
 
 
+def framed(count: Callable[[str], int], role: str, texts: Iterable[str], name: str = "") -> int:
+    """Tokens of one chat message as framed (:func:`frame`): ``texts`` are what it carries (its
+    content, each tool call's name and arguments, a tool answer's call id), each counted with
+    ``count`` as it is sent."""
+    return frame(count, role, name) + sum(count(t) for t in texts if t)
+
+
 def message_cost(m: Message, counter: TokenCounter) -> int:
-    """Tokens of one message as sent: its text, its tool calls, the framing."""
+    """Tokens of one message as sent: its text, its tool calls, the framing. A plain message is
+    counted without gathering its texts: every message of the history is costed on each bill."""
+    if m.role in ONE_TOKEN_ROLES and not (m.tool_calls or m.tool_call_id or m.name):
+        return PER_MESSAGE + 1 + counter.count(m.content)   # frame(), inlined
     texts = [m.content]
     for c in m.tool_calls:
         texts += (c.name, c.arguments)

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from hermes_core.agent.prompt.token_count import (
+    ONE_TOKEN_ROLES,
     PER_MESSAGE,
     PER_NAME,
     BpeCounter,
@@ -80,6 +81,11 @@ def test_a_message_costs_its_text_its_tool_calls_and_the_framing():
     answer = Message("tool", "42", tool_call_id="c1", name="calc")
     assert message_cost(answer, counter) == (PER_MESSAGE + count_tokens("tool") + count_tokens("42")
                                              + count_tokens("c1") + PER_NAME + count_tokens("calc"))
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_each_chat_role_is_one_token_as_the_framing_assumes(encoding: str) -> None:
+    assert {r: count_tokens(r, encoding) for r in ONE_TOKEN_ROLES} == dict.fromkeys(ONE_TOKEN_ROLES, 1)
 
 
 def test_the_fixed_cost_is_the_request_without_its_messages():
