@@ -24,6 +24,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 from hermes_core.tokens import DEFAULT_ENCODING, count_tokens
@@ -208,8 +209,10 @@ def calibration_ratio(prompt: Prompt, usage: Usage, *,
     return ratio if low <= ratio <= high else None
 
 
+@lru_cache(maxsize=1024)
 def encoding_for(model: str, provider_kind: str) -> str:
-    """The encoding ``model`` served by a provider of ``provider_kind`` is counted and cut in."""
+    """The encoding ``model`` served by a provider of ``provider_kind`` is counted and cut in
+    (remembered: asked several times a turn, for a handful of models)."""
     return choose_counter(model, provider_kind, None).encoding
 
 
