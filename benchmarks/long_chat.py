@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core.agent.agent import Agent
-from hermes_core.agent.prompt.token_count import BpeCounter
+from hermes_core.agent.prompt.token_count import BpeCounter, message_cost
 from hermes_core.config import load_settings
 from hermes_core.errors import ContextWindowExceeded, HermesError
 from hermes_core.testing import FunctionProvider
@@ -182,7 +182,7 @@ def sliding_window(agent: Agent, drops: list[float]) -> Any:
         counter_prompt = agent.compactor.budget_for(prompt, BpeCounter(), MODEL, MAX_TOKENS)
         limit = counter_prompt.high_water
         history = list(prompt.messages[:-1])
-        cost = [count_tokens(m.content) + 4 for m in history]
+        cost = [message_cost(m, BpeCounter()) for m in history]
         dropped = False
         while history and sum(cost) > limit:
             cut = next((i for i in range(1, len(history)) if history[i].role == "user"),

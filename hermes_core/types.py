@@ -360,6 +360,8 @@ class TurnContext:
     retrieval: Any = None
     memories: tuple[MemoryFragment, ...] = ()
     query: RetrievalQuery | None = None
+    #: the encoding the context files and recalled sessions were cut to their budgets in
+    encoding: str = "o200k_base"
 
     def render(self) -> str:
         parts = [p for p in (self.clock_line, self.skills_block, self.memories_block, *self.extra) if p]

@@ -36,14 +36,14 @@ from hermes_core.agent.prompt.compaction import (
 from hermes_core.agent.prompt_builder import PromptBuilder
 from hermes_core.agent.reply import DECLINED, Reply, ReplyStream, SessionStats, stop_reason
 from hermes_core.agent.resilience import CallLoop
-from hermes_core.agent.routing.rules import long_context_fallback
+from hermes_core.agent.route_fit import expected_encoding, fit_route, refuse_oversized, target
 from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
 from hermes_core.agent.smart_routing import Router
 from hermes_core.agent.tool_runner import AgentTools, Approver, Tool
 from hermes_core.agent.tools import structured
 from hermes_core.agent.turn import Accumulator, Turn, as_kept, collect, completed
 from hermes_core.config import Settings, load_settings
-from hermes_core.errors import Attempt, ConfigError, ContextWindowExceeded, HermesError
+from hermes_core.errors import Attempt, ConfigError, HermesError
 from hermes_core.providers import build_providers, keep_lessons
 from hermes_core.providers.base import CallOptions, Provider, requires_key
 from hermes_core.providers.offline import OfflineProvider
@@ -118,7 +118,7 @@ class Agent:
         self.max_continuations = MAX_CONTINUATIONS   # paused replies sent back, a turn
         self._recorded = 0   # len(history) at the last record: later turns are recorded again
         # the messages prepare() last compacted and the model they were compacted for
-        self.fitted: tuple[tuple[Message, ...], str] | None = None
+        self.fitted: tuple[tuple[Message, ...], str, str] | None = None   # messages, model, kind
         self.prepare_gate = PrepareGate()   # where the next async turn builds its prompt
         self._options: tuple[Any, CallOptions] | None = None   # (settings.llm, its options)
         self._history_summarizer: tuple[Mapping[str, Provider], HistorySummarizer | None] | None = None
@@ -234,14 +234,16 @@ class Agent:
         message = clean_text(message)
         tools = self.tools.specs(self.skills)
         built = self.builder.build(message, self.history, session_id=self.session_id,
-                                   model=self.requested_model, tools=tools)
+                                   model=self.requested_model, tools=tools,
+                                   encoding=expected_encoding(self))
         self.compactor.summarizer = self.history_summarizer()
         # The history budget is the window of the model the request is routed to: routed on the
         # whole request (a long chat may be what sends it to the long-context model), compacted
         # for that model's window, routed again on what is sent, and compacted again if that
-        # route chose another model (a smaller window must not refuse the request).
+        # route chose another model (a smaller window must not refuse the request); the files and
+        # recalled sessions are cut again when the model counts in another encoding (route_fit).
         first = self._route(built)
-        prompt = self._fit(built, first)
+        prompt = fit_route(self, built, first)
         compacted = prompt.messages
         if self.pre_llm_call is not None:
             extra = self.pre_llm_call(message, prompt)
@@ -258,11 +260,11 @@ class Agent:
                 prompt = replace(prompt, context="\n\n".join(p for p in (prompt.context, extra) if p))
         decision = self._route(prompt)
         ours = prompt.messages is compacted   # not a hook's own messages, sent as they are
-        if ours and decision.model != first.model:
-            prompt = self._fit(prompt, decision)
+        if ours and target(self, decision) != target(self, first):
+            prompt = fit_route(self, prompt, decision)
         if ours:
-            self._refuse_oversized(decision.model)
-        self.fitted = (prompt.messages, decision.model) if ours else None
+            refuse_oversized(self, decision.model)
+        self.fitted = (prompt.messages, *target(self, decision)) if ours else None
         self.last_decision = decision
         self.last_turn = prompt.turn
         if self.on_route is not None:
@@ -275,24 +277,6 @@ class Agent:
         return self.router.select(prompt, requested_model=self.requested_model,
                                   requires_tools=needs_tools, turn_count=len(self.history) // 2,
                                   pinned=self._pin(), pin_note=self.offline_reason)
-
-    def _fit(self, prompt: Prompt, decision: RouteDecision) -> Prompt:
-        """``prompt`` with the history compacted to the budget of ``decision``'s model."""
-        first = decision.candidates[0].provider if decision.candidates else None
-        kind = self.loop.kind(first) if first is not None else self.provider.kind
-        return self.compactor.fit(prompt, self.history, model=decision.model, provider_kind=kind)
-
-    def _refuse_oversized(self, model: str) -> None:
-        """Raise :class:`ContextWindowExceeded` before sending when the message (with the system
-        prompt and tools) alone exceeds ``model``'s known window and no larger long-context model
-        is configured to move to: uploading a pasted 2 MB log only to have it refused helps no one.
-        An unknown model's window is a default guess: the provider decides then."""
-        report = self.compactor.last
-        if report is None or not report.budget.overflow or report.budget.window_source == "default":
-            return
-        if long_context_fallback(model, self.settings.llm.routing) is not None:
-            return
-        raise ContextWindowExceeded(report.budget.describe_overflow(model))
 
     def _finish(self, message: str, prompt: Prompt, decision: RouteDecision, done: Completion,
                 usage: Usage, attempts: Sequence[Attempt], rounds_from: int,

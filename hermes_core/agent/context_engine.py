@@ -68,6 +68,7 @@ from hermes_core.injection import (
     scan_for_injection,
 )
 from hermes_core.redact import is_key_piece, redact, scan_needles
+from hermes_core.tokens import DEFAULT_ENCODING
 from hermes_core.types import FOLLOW_UP_WORDS, MemoryFragment, Message, RetrievalQuery
 
 log = logging.getLogger("hermes_core.memory")
@@ -386,10 +387,20 @@ class ContextEngine:
         if self._scan:
             fragments = [g for f in fragments if (g := self._guarded(f)) is not None]
 
+        return self.refit(fragments)
+
+    def refit(self, fragments: Sequence[MemoryFragment], encoding: str = DEFAULT_ENCODING
+              ) -> tuple[str, tuple[MemoryFragment, ...]]:
+        """The block of ``fragments`` (best first) fitted to ``block_tokens`` counted in
+        ``encoding``: recall fits in o200k_base before routing knows the model; a model of
+        another encoding (gpt-4's cl100k_base: 2-3x on Thai) has them fitted again, shortened
+        further or dropped, never lengthened."""
+        chars = self.settings.render_chars
+
         def render(frags: Sequence[MemoryFragment]) -> str:
             return render_memories(frags, max_chars_each=chars)
 
-        fitted = fit_to_budget(fragments, render, self.settings.block_tokens)
+        fitted = fit_to_budget(fragments, render, self.settings.block_tokens, encoding)
         return render(fitted), fitted
 
     def _guarded(self, fragment: MemoryFragment) -> MemoryFragment | None:

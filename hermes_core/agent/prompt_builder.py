@@ -54,6 +54,7 @@ from hermes_core.agent.prompt.files import (
     LoadedFile,
     Look,
     ReadPolicy,
+    cut_file_text,
     find_git_root,
     held_still,
     is_settled,
@@ -71,7 +72,7 @@ from hermes_core.agent.prompt.token_count import TokenCounter, tools_json
 from hermes_core.config import Settings
 from hermes_core.injection import notices_in
 from hermes_core.injection.verdicts import use_home_cache
-from hermes_core.tokens import count_tokens
+from hermes_core.tokens import DEFAULT_ENCODING, count_tokens
 from hermes_core.types import (
     CachePlan,
     MemoryFragment,
@@ -154,6 +155,9 @@ class _Source:
     # leave every stat field as it was, so it is read again until a read finds it settled
     racy: bool = False
     seen: Look | None = None   # its fingerprint, and when a read first found it so
+    original: str = ""   # the file's text as read, before its cut ("" when none was read)
+    # encoding -> (text, tokens): the file cut to its budget in another encoding than o200k's
+    cuts: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
 _HEADERS = {
@@ -224,6 +228,8 @@ class PromptBuilder:
         self._looked: dict[str, Look] = {}   # folder -> its fingerprint, and when first seen so
         self._clock_cache: tuple[object, str] | None = None
         self._stable: _Stable | None = None
+        # encoding -> (the o200k prefix it was made beside, the prefix cut in that encoding)
+        self._stables: dict[str, tuple[_Stable, _Stable]] = {}
         self._force = True
         self._lock = threading.RLock()
         self.rebuilds = 0
@@ -288,23 +294,52 @@ class PromptBuilder:
         still = held_still(fp, src.seen, now_ns)
         src.seen = next_look(fp, src.seen, now_ns)
         src.racy = fp is not None and not is_settled(fp[0], now_ns) and not still
-        text = result.text
-        if src.key == "soul":
-            if result.status in ("missing", "skipped"):
-                text = DEFAULT_IDENTITY
-            elif result.status == "blocked":
-                text = f"{DEFAULT_IDENTITY}\n\n{result.text}"
-        elif text:
-            header = _HEADERS.get(src.key) or f"## Project context ({name})\n\n"
-            text = header + text
-        changed = text != src.text
-        src.text, src.tokens = text, count_tokens(text)
+        text = self._dressed(src, result.status, result.text)
+        # a change past the cut (the omitted middle) moves what another encoding's cut holds
+        changed = text != src.text or result.original != src.original
+        src.text, src.tokens, src.original, src.cuts = text, count_tokens(text), result.original, {}
         return changed
+
+    @staticmethod
+    def _dressed(src: _Source, status: str, text: str) -> str:
+        """A source's text as the system prompt holds it: SOUL.md stood for by the default
+        identity when missing or wholly blocked, the others under their heading."""
+        if src.key == "soul":
+            if status in ("missing", "skipped"):
+                return DEFAULT_IDENTITY
+            return f"{DEFAULT_IDENTITY}\n\n{text}" if status == "blocked" else text
+        if not text:
+            return text
+        name = src.path.name if src.path is not None else ""
+        return (_HEADERS.get(src.key) or f"## Project context ({name})\n\n") + text
+
+    def _cut(self, src: _Source, encoding: str) -> tuple[str, int]:
+        """``src``'s text and tokens with its file cut to its budget in ``encoding`` (the model's
+        own, when it is not o200k_base's): cut from the file as read, so the cut is the one a
+        build in that encoding makes; the o200k text when that already fits."""
+        if encoding == DEFAULT_ENCODING:
+            return src.text, src.tokens
+        held = src.cuts.get(encoding)
+        if held is not None:
+            return held
+        text = src.text
+        policy = self._data_policy if src.key in ("memory", "user") else self._policy
+        if src.original and src.path is not None and (
+                src.status == "truncated"
+                or count_tokens(src.original, encoding) > policy.token_budget):
+            body, status, events = cut_file_text(src.original, replace(policy, encoding=encoding),
+                                                 name=src.path.name, shown=str(src.path))
+            for event in events:
+                log.warning("%s (cut in %s)", event, encoding)
+            text = self._dressed(src, status, body)
+        held = src.cuts[encoding] = (text, count_tokens(text, encoding))
+        return held
 
     def _clear(self, src: _Source) -> bool:
         changed = bool(src.text)
         src.path, src.fingerprint, src.loaded, src.dirty = None, None, True, False
         src.text, src.tokens, src.events, src.status = "", 0, (), "missing"
+        src.original, src.cuts = "", {}
         return changed
 
     def _refresh(self) -> _Stable:
@@ -377,13 +412,24 @@ class PromptBuilder:
             self._settle(folder, fp, settled, now)
         return quiet
 
-    def _join(self) -> _Stable:
-        sections = [s for s in self._sources if s.text]
-        system = SECTION_SEPARATOR.join(s.text for s in sections)
+    def _join(self, encoding: str = DEFAULT_ENCODING) -> _Stable:
+        cuts = [(s.key, *self._cut(s, encoding)) for s in self._sources]
+        system = SECTION_SEPARATOR.join(text for _, text, _ in cuts if text)
         return _Stable(system=system,
                        sha256=hashlib.sha256(system.encode("utf-8")).hexdigest(),
-                       tokens=count_tokens(system),
-                       sections={s.key: s.tokens for s in self._sources})
+                       tokens=count_tokens(system, encoding),
+                       sections={key: n for key, _, n in cuts})
+
+    def _stable_in(self, encoding: str) -> _Stable:
+        """The stable prefix with every file cut in ``encoding`` (caller holds the lock): each
+        model's prefix stays byte-identical from turn to turn, as its cache needs."""
+        stable = self._refresh()
+        if encoding == DEFAULT_ENCODING:
+            return stable
+        held = self._stables.get(encoding)
+        if held is None or held[0] is not stable:
+            held = self._stables[encoding] = (stable, self._join(encoding))
+        return held[1]
 
     @property
     def system_prompt(self) -> str:
@@ -397,18 +443,41 @@ class PromptBuilder:
         with self._lock:
             return tuple(e for s in self._sources for e in s.events) + self.turn_events
 
-    def sources(self) -> tuple[SourceInfo, ...]:
+    def sources(self, encoding: str = DEFAULT_ENCODING) -> tuple[SourceInfo, ...]:
+        """Each source as a build in ``encoding`` holds it, its tokens in that encoding."""
         with self._lock:
-            return tuple(SourceInfo(s.key, str(s.path) if s.path else None, s.status, s.tokens)
-                         for s in self._sources)
+            return tuple(SourceInfo(s.key, str(s.path) if s.path else None, s.status,
+                                    self._cut(s, encoding)[1]) for s in self._sources)
 
     def section_tokens(self, counter: TokenCounter) -> dict[str, int]:
-        """Each source's text as the last build holds it, counted with ``counter`` (the model a
-        request goes to): ``build`` counts before routing picks the model, in o200k_base, which
-        is also what the files are cut to (their budgets must not move the system prompt's bytes
-        when the model changes)."""
+        """Each source's text as a request counted with ``counter`` holds it (the files cut in
+        its encoding), counted with it: the compactor's counts are all the model's."""
+        encoding = getattr(counter, "encoding", DEFAULT_ENCODING)
         with self._lock:
-            return {s.key: counter.count(s.text) for s in self._sources}
+            return {s.key: counter.count(self._cut(s, encoding)[0]) for s in self._sources}
+
+    def recut(self, prompt: Prompt, encoding: str) -> Prompt:
+        """``prompt`` for a model counting in ``encoding``: its files cut, and its recalled
+        sessions fitted, to their budgets in that encoding. A turn's prompt is built before
+        routing picks the model (or a failover another): gpt-4's cl100k_base spends 2-3x
+        o200k_base's tokens on Thai or Hindi, so budgets met in one encoding are overrun in the
+        other. A system prompt that is not this builder's (a hook's) is left as it is; the
+        counts are the compactor's to redo."""
+        turn = prompt.turn
+        if turn is None or turn.encoding == encoding:
+            return prompt
+        with self._lock:
+            was, stable = self._stable_in(turn.encoding).system, self._stable_in(encoding)
+        system = stable.system if prompt.system == was else prompt.system
+        context, memories = prompt.context, turn.memories_block
+        refit = getattr(self.memory_source, "refit", None)
+        if memories and refit is not None:
+            block, fragments = refit(turn.memories, encoding)
+            if block != memories:
+                context = context.replace(memories, block, 1)
+                turn = replace(turn, memories_block=block, memories=tuple(fragments))
+        return replace(prompt, system=system, context=context,
+                       turn=replace(turn, encoding=encoding))
 
     # ------------------------------------------------------------------ one turn
 
@@ -460,15 +529,18 @@ class PromptBuilder:
         return block, got[0]
 
     def _recall(self, source: MemorySource, query: RetrievalQuery, session_id: str | None,
-                events: list[ContextEvent]) -> tuple[str, tuple[MemoryFragment, ...]]:
+                events: list[ContextEvent], encoding: str) -> tuple[str, tuple[MemoryFragment, ...]]:
         recall = getattr(source, "recall", None)
         if recall is None:
             return self._call_block("memory source",
                                     lambda: source.memories_block(query.text, session_id), events), ()
         got: list[tuple[MemoryFragment, ...]] = [()]
+        refit = getattr(source, "refit", None) if encoding != DEFAULT_ENCODING else None
 
         def call() -> str:
             block, fragments = recall(query, session_id)
+            if refit is not None and block:   # fitted in o200k_base: fitted again in the model's
+                block, fragments = refit(fragments, encoding)
             got[0] = tuple(fragments)
             return str(block)
         block = self._call_block("memory source", call, events)
@@ -476,14 +548,18 @@ class PromptBuilder:
 
     def build(self, message: str, history: Sequence[Message] = (), *,
               session_id: str | None = None, model: str | None = None,
-              provider_kind: str | None = None, tools: Sequence[ToolSpec] = ()) -> Prompt:
+              provider_kind: str | None = None, tools: Sequence[ToolSpec] = (),
+              encoding: str = DEFAULT_ENCODING) -> Prompt:
         """The prompt for one turn: stable system, per-turn context, history + this message.
 
         Cache markers are planned by the call loop for the provider that actually receives the
         request; ``provider_kind`` plans them here too, for callers that render without the loop.
+        The files and recalled sessions are cut to their budgets in ``encoding`` (the model's,
+        when it is known before routing; :meth:`recut` when routing picks another), and every
+        count is in it.
         """
         with self._lock:
-            stable = self._refresh()
+            stable = self._stable_in(encoding)
         history = tuple(history)
         turn_events: list[ContextEvent] = []
         query = RetrievalQuery.of(message, history, turns=self.settings.prompt.history_turns,
@@ -493,16 +569,17 @@ class PromptBuilder:
             skills, retrieval = self._select_skills(self.skill_selector, query, history, turn_events)
         memories, fragments = "", tuple[MemoryFragment, ...]()
         if self.memory_source is not None:
-            memories, fragments = self._recall(self.memory_source, query, session_id, turn_events)
+            memories, fragments = self._recall(self.memory_source, query, session_id, turn_events,
+                                               encoding)
         self.turn_events = tuple(turn_events)
         turn = TurnContext(skills_block=skills, memories_block=memories,
                            clock_line=self._clock_line(session_id, model), retrieval=retrieval,
-                           memories=fragments, query=query)
+                           memories=fragments, query=query, encoding=encoding)
         context = turn.render()
         messages = (*history, Message("user", message))
         msg_tokens = [message_tokens(m.content) for m in messages]
         tools = tuple(tools)
-        tools_tokens = count_tokens(tools_json(tools))
+        tools_tokens = count_tokens(tools_json(tools), encoding)
         llm = self.settings.llm
         cache = CachePlan(ttl=llm.cache_ttl) if provider_kind is None else plan_cache(
             provider_kind=provider_kind, model=model, enabled=llm.cache_system_prompt,
@@ -511,10 +588,13 @@ class PromptBuilder:
             message_tokens=msg_tokens,
             message_breakpoints=self.settings.prompt.message_breakpoints,
             min_slack=self.settings.prompt.cache_min_slack)
-        context_tokens = count_tokens(context)
+        context_tokens = count_tokens(context, encoding)
+        if encoding != DEFAULT_ENCODING:
+            msg_tokens = [count_tokens(m.content, encoding) for m in messages]
         history_tokens = sum(msg_tokens[:-1])
         tokens = {**stable.sections, "system": stable.tokens, "context": context_tokens,
-                  "skills": count_tokens(skills), "memories": count_tokens(memories),
+                  "skills": count_tokens(skills, encoding),
+                  "memories": count_tokens(memories, encoding),
                   "history": history_tokens, "message": msg_tokens[-1], "tools": tools_tokens,
                   "total": stable.tokens + context_tokens + history_tokens + msg_tokens[-1]
                   + tools_tokens}

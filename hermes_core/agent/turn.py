@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING, Any
 from hermes_core.agent.interrupts import held_interrupts
 from hermes_core.agent.pricing import Cost
 from hermes_core.agent.prompt.budget import model_window
-from hermes_core.agent.prompt.token_count import choose_counter, message_cost, prompt_cost
+from hermes_core.agent.prompt.token_count import (
+    choose_counter,
+    encoding_for,
+    message_cost,
+    prompt_cost,
+)
 from hermes_core.agent.reply import PAUSED
 from hermes_core.errors import Attempt
 from hermes_core.redact import StreamRedactor
@@ -63,8 +68,8 @@ class Turn:
         # an Azure deployment is priced as the model behind it, as its reply is
         self._answered_as: dict[tuple[str, str], str] = {}
         fitted = agent.fitted
-        # the model this turn's history was compacted for; None: not ours to compact again
-        self.fitted_for = fitted[1] if fitted is not None and fitted[0] is prompt.messages else None
+        # the model and provider kind this turn's prompt was fitted for; None: not ours to fit again
+        self.fitted_for = fitted[1:] if fitted is not None and fitted[0] is prompt.messages else None
 
     def _account(self, done: Completion, tried: Sequence[Attempt]) -> None:
         """Count a call; with Ctrl-C held back, so a turn interrupted now and counted as lost
@@ -188,32 +193,37 @@ class Turn:
 
     def fit_for(self, prompt: Prompt, candidate: Candidate) -> Prompt:
         """What is sent to ``candidate`` (the call loop asks before each attempt): ``prompt``, its
+        files and recalled sessions cut again when the candidate counts in another encoding, its
         history compacted again when the candidate's model has a smaller window than the one the
         turn was compacted for (a failover to another provider's equivalent model). This round's
         tool calls and answers are kept whole and reserved for in the budget. Its counts are the
-        candidate model's either way. The fold is the extractive one: a failover is already late,
-        and an async turn must not block its event loop on a summary call."""
-        if self.fitted_for is None or candidate.model == self.fitted_for:
+        candidate's either way: the same model name served in another wire format may count
+        otherwise (only OpenAI's is known exact). The fold is the extractive one: a failover is
+        already late, and an async turn must not block its event loop on a summary call."""
+        if self.fitted_for is None:
             return prompt
         agent = self.agent
+        kind = agent.loop.kind(candidate.provider)
+        model, fitted_kind = self.fitted_for
+        if candidate.model == model and (
+                choose_counter(model, kind, None) == choose_counter(model, fitted_kind, None)):
+            return prompt
+        prompt = agent.builder.recut(prompt, encoding_for(candidate.model, kind))
         routing, cfg = agent.settings.llm.routing, agent.settings.prompt.compaction
         head, rounds = prompt.messages[:self.rounds_from], prompt.messages[self.rounds_from:]
-        if model_window(candidate.model, routing, cfg)[0] >= model_window(self.fitted_for, routing, cfg)[0]:
+        if model_window(candidate.model, routing, cfg)[0] >= model_window(model, routing, cfg)[0]:
             # sent as it is, but counted as the candidate's model counts (gpt-4o -> gpt-4:
             # o200k -> cl100k), the turn's request without its tool rounds as when it was fitted
             counted = agent.compactor.recount(replace(prompt, messages=head),
-                                              model=candidate.model,
-                                              provider_kind=agent.loop.kind(candidate.provider))
+                                              model=candidate.model, provider_kind=kind)
             return replace(counted, messages=prompt.messages)
-        counter = choose_counter(candidate.model, agent.loop.kind(candidate.provider),
-                                 agent.compactor.ratio)
+        counter = choose_counter(candidate.model, kind, agent.compactor.ratio)
         reserve = sum(message_cost(m, counter) for m in rounds)
         compactor = agent.compactor
         summarizer, compactor.summarizer = compactor.summarizer, None
         try:
             fitted = compactor.fit(replace(prompt, messages=head[-1:]), agent.history,
-                                   model=candidate.model,
-                                   provider_kind=agent.loop.kind(candidate.provider),
+                                   model=candidate.model, provider_kind=kind,
                                    max_tokens=agent.settings.llm.max_tokens + reserve)
         finally:
             compactor.summarizer = summarizer

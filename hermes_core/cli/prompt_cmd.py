@@ -232,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
     from hermes_core.agent.agent import default_context_engine, default_retriever
     from hermes_core.agent.prompt.cache_plan import replan_cache
     from hermes_core.agent.prompt.compaction import HistoryCompactor
-    from hermes_core.agent.prompt.token_count import choose_counter
+    from hermes_core.agent.prompt.token_count import choose_counter, encoding_for
     from hermes_core.agent.prompt_builder import PromptBuilder
     from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
 
@@ -260,7 +260,8 @@ def run(args: argparse.Namespace) -> int:
     # for the provider and model that will be called.
     message = _stdin_text() if args.message == "-" else args.message
     prompt = builder.build(clean_text(message), history, session_id=args.session, model=args.model,
-                           provider_kind=provider, tools=tools)
+                           provider_kind=provider, tools=tools,
+                           encoding=encoding_for(model, provider))
     # no summariser: a preview never calls a model
     compactor = HistoryCompactor(settings, sections=builder.section_tokens)
     prompt = compactor.fit(prompt, history, model=model, provider_kind=provider)
@@ -281,7 +282,7 @@ def run(args: argparse.Namespace) -> int:
                       "message_indices": list(prompt.cache.message_indices),
                       "ttl": prompt.cache.ttl, "prompt_cache_key": prompt.cache.prompt_cache_key},
             "request": request,
-            "sources": [asdict(s) for s in builder.sources()],
+            "sources": [asdict(s) for s in builder.sources(encoding_for(model, provider))],
             "warnings": [asdict(e) for e in builder.events] + _skill_warnings(retriever),
         }
         print(redact(json.dumps(out, ensure_ascii=False, indent=2)))

@@ -7,8 +7,9 @@ and some OpenAI-compatible servers never send usage at all. Those tokens were co
 (``Usage(reported=False)``: no cost, no wasted tokens). :func:`counted_usage` counts them itself:
 
 * the prompt in the model's own encoding (:mod:`hermes_core.tokens`) with the chat framing
-  OpenAI's cookbook gives for its current models (each message's role, content and name, 3 tokens
-  a message, 1 a name, 3 priming the reply). That is exact for plain messages; tool definitions,
+  OpenAI's cookbook gives for its current models (``token_count.framed``, the definition the
+  budgets use too: each message's role, content and name, 3 tokens a message, 1 a name, 3
+  priming the reply). That is exact for plain messages; tool definitions,
   tool calls, tool answers, structured-output schemas and non-text parts are framed in ways not
   documented, and a model that is not OpenAI's has another tokenizer: such a prompt is counted
   with the same encoding (``o200k_base`` for a model not OpenAI's) and marked an estimate;
@@ -28,30 +29,29 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from functools import partial
 from typing import Any
 
-from hermes_core.agent.prompt.token_count import openai_encoding
+from hermes_core.agent.prompt.token_count import REPLY_PRIMING, framed, openai_encoding
 from hermes_core.tokens import DEFAULT_ENCODING, count_tokens
 from hermes_core.types import Usage
 
-#: Framing tokens of one chat message, of a message's ``name``, and of the reply's priming
-#: (OpenAI's cookbook, "How to count tokens with tiktoken", for gpt-3.5-turbo-0613 onwards).
-PER_MESSAGE, PER_NAME, REPLY_PRIMING = 3, 1, 3
 #: Message keys the cookbook counts as plain text; any other one (tool_calls, tool_call_id)
 #: makes the count an estimate.
 _PLAIN_KEYS = frozenset({"role", "content", "name"})
 
 
-def _content(value: Any) -> tuple[str, bool]:
+def _content(value: Any) -> tuple[list[str], bool]:
     """A message's content as the text counted, and whether it is plain text: a string, or text
-    parts (the per-turn context travels as a leading part), counted as their joined text."""
+    parts (the per-turn context travels as a leading part), counted as their joined text (the
+    budgets count the context apart: where the two meet a token may merge, one either way)."""
     if value is None or isinstance(value, str):
-        return value or "", True
+        return [value or ""], True
     if isinstance(value, list):
         texts = [p.get("text") for p in value if isinstance(p, dict) and p.get("type") == "text"]
         plain = len(texts) == len(value) and all(isinstance(t, str) for t in texts)
-        return "".join(t for t in texts if isinstance(t, str)), plain
-    return json.dumps(value, ensure_ascii=False, default=str), False
+        return ["".join(t for t in texts if isinstance(t, str))], plain
+    return [json.dumps(value, ensure_ascii=False, default=str)], False
 
 
 def prompt_tokens(payload: Mapping[str, Any], encoding: str) -> tuple[int, bool]:
@@ -59,19 +59,18 @@ def prompt_tokens(payload: Mapping[str, Any], encoding: str) -> tuple[int, bool]
     is exact (plain messages only, see the module doc)."""
     exact = True
     n = REPLY_PRIMING
+
+    def count(text: str) -> int:
+        return count_tokens(text, encoding)
+
     for message in payload.get("messages") or ():
-        n += PER_MESSAGE + count_tokens(str(message.get("role") or ""), encoding)
-        text, plain = _content(message.get("content"))
-        n += count_tokens(text, encoding)
+        texts, plain = _content(message.get("content"))
         exact = exact and plain and _PLAIN_KEYS.issuperset(message)
-        if message.get("name"):
-            n += PER_NAME + count_tokens(str(message["name"]), encoding)
         for call in message.get("tool_calls") or ():
             fn = call.get("function") or {}
-            n += count_tokens(str(fn.get("name") or ""), encoding)
-            n += count_tokens(str(fn.get("arguments") or ""), encoding)
-        if message.get("tool_call_id"):
-            n += count_tokens(str(message["tool_call_id"]), encoding)
+            texts += (str(fn.get("name") or ""), str(fn.get("arguments") or ""))
+        texts.append(str(message.get("tool_call_id") or ""))
+        n += framed(count, str(message.get("role") or ""), texts, str(message.get("name") or ""))
     for extra in ("tools", "response_format"):
         if payload.get(extra):
             n += count_tokens(json.dumps(payload[extra], ensure_ascii=False, default=str), encoding)
@@ -118,9 +117,9 @@ def messages_usage(payload: Mapping[str, Any], outputs: Iterable[str]) -> Usage:
     ``o200k_base`` and all an estimate (see the module doc)."""
     encoding = DEFAULT_ENCODING
     prompt = REPLY_PRIMING + sum(count_tokens(t, encoding) for t in block_texts(payload.get("system")))
+    count = partial(count_tokens, encoding=encoding)
     for message in payload.get("messages") or ():
-        prompt += PER_MESSAGE + count_tokens(str(message.get("role") or ""), encoding)
-        prompt += sum(count_tokens(t, encoding) for t in block_texts(message.get("content")))
+        prompt += framed(count, str(message.get("role") or ""), block_texts(message.get("content")))
     if payload.get("tools"):
         prompt += count_tokens(json.dumps(payload["tools"], ensure_ascii=False, default=str),
                                encoding)

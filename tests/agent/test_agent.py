@@ -828,11 +828,11 @@ class WindowsByModel(FakeProvider):
                           Usage(sent, 40), finish_reason="stop")
 
 
-def routed_agent(home: Path, providers, *, routing) -> Agent:
+def routed_agent(home: Path, providers, *, routing, prompt=None, context_engine=None) -> Agent:
     settings = load_settings({
         "home": str(home), "llm": {"max_tokens": 256, "routing": routing},
-        "skill_utils": {"enabled": False, "embeddings": False},
-        "context_engine": {"enabled": False}}, env={})
+        "skill_utils": {"enabled": False, "embeddings": False}, "prompt": prompt or {},
+        "context_engine": context_engine or {"enabled": False}}, env={})
     kw = {"provider": providers} if not isinstance(providers, dict) else {"providers": providers}
     return Agent(settings, **kw, loop_options={"sleep": lambda s: None, "audit_path": False})
 
@@ -918,6 +918,122 @@ def test_a_failover_to_a_model_of_another_encoding_counts_the_request_in_its_enc
     assert sent.tokens["system"] == sent.tokens["soul"] == system
     assert sent.tokens["message"] == count_tokens(message, "cl100k_base")
     assert reply.prompt.tokens["system"] == system
+
+
+class AnthropicWindows(WindowsByModel):
+    """A WindowsByModel speaking Anthropic's wire format (a gateway serving any model name)."""
+
+    kind = "anthropic"
+
+
+THAI_NOTE = "ผู้ใช้ชอบกาแฟดำและทำงานที่สำนักงานกรุงเทพทุกวันจันทร์\n"
+BUDGET = 300
+
+
+def memory_section(system: str) -> str:
+    from hermes_core.agent.prompt_builder import SECTION_SEPARATOR
+    header = "## Memory (MEMORY.md)\n\n"
+    part = next(p for p in system.split(SECTION_SEPARATOR) if p.startswith(header))
+    return part[len(header):]
+
+
+def thai_memory_agent(home: Path, providers, routing) -> Agent:
+    (home / "MEMORY.md").write_text(THAI_NOTE * 200, encoding="utf-8")
+    return routed_agent(home, providers, routing=routing,
+                        prompt={"file_token_budget": BUDGET, "injection_scan": False})
+
+
+def test_a_gpt4_turn_cuts_a_thai_memory_file_to_its_budget_in_gpt4s_encoding(tmp_path: Path):
+    """The file budgets were o200k tokens whatever the model: a Thai MEMORY.md cut to 300 o200k
+    tokens is ~2.5x that in gpt-4's cl100k_base, the worst case of a budget decided before
+    routing. The model is known (the default, served by OpenAI): the file is cut in its
+    encoding, and the count reported is of what is sent."""
+    from hermes_core.tokens import count_tokens
+    fake = OpenAIWindows({"gpt-4": 100_000})
+    agent = thai_memory_agent(tmp_path, fake, {"default_model": "gpt-4"})
+    agent.chat("สวัสดี")
+    sent = fake.last_request.prompt
+    body = memory_section(sent.system)
+    assert 0.8 * BUDGET < count_tokens(body, "cl100k_base") <= BUDGET + 40   # + the cut marker
+    assert sent.tokens["memory"] == count_tokens("## Memory (MEMORY.md)\n\n" + body, "cl100k_base")
+    assert count_tokens(body) < 0.6 * BUDGET          # what o200k_base would have let through
+
+
+def test_a_turn_routed_to_gpt4_after_the_build_recuts_the_files_for_gpt4(tmp_path: Path):
+    """The model is not known while the files are cut (a rule picks gpt-4 on the request): the
+    budgets are cut again in the routed model's encoding, before the history is fitted."""
+    from hermes_core.tokens import count_tokens
+    fake = OpenAIWindows({"gpt-4o": 100_000, "gpt-4": 100_000})
+    agent = thai_memory_agent(tmp_path, fake, {
+        "default_model": "gpt-4o", "context_windows": {"gpt-4o": 100_000, "gpt-4": 100_000},
+        "rules": [{"condition": "'sql' in message", "model": "gpt-4"}]})
+    agent.chat("สวัสดี")
+    wide = memory_section(fake.last_request.prompt.system)
+    assert fake.last_request.model == "gpt-4o" and count_tokens(wide) > 0.8 * BUDGET
+    agent.chat("SQL สำหรับรายงาน")
+    sent = fake.last_request.prompt
+    assert fake.last_request.model == "gpt-4"
+    assert count_tokens(memory_section(sent.system), "cl100k_base") <= BUDGET + 40
+    assert sent.tokens["system"] == count_tokens(sent.system, "cl100k_base")
+    agent.chat("สวัสดี")                            # back on gpt-4o: its own cut, unchanged
+    assert memory_section(fake.last_request.prompt.system) == wide
+
+
+def test_a_failover_to_gpt4_recuts_the_files_for_gpt4(tmp_path: Path):
+    from hermes_core.errors import ServerError
+    from hermes_core.tokens import count_tokens
+    windows = {"gpt-4o": 100_000, "gpt-4": 100_000}
+    first, backup = OpenAIWindows(windows, name="openai"), OpenAIWindows(windows, name="azure")
+    agent = thai_memory_agent(tmp_path, {"openai": first, "azure": backup}, {
+        "default_model": "gpt-4o", "context_windows": windows,
+        "providers": [{"name": "openai", "priority": 1, "models": ["gpt-4o"]},
+                      {"name": "azure", "type": "openai", "priority": 2, "models": ["gpt-4"]}]})
+    first.add(*[ServerError("down", status_code=503)] * 10)
+    reply = agent.chat("สวัสดี")
+    sent = backup.last_request.prompt
+    assert reply.provider == "azure" and backup.last_request.model == "gpt-4"
+    assert count_tokens(memory_section(sent.system), "cl100k_base") <= BUDGET + 40
+    assert sent.tokens["system"] == count_tokens(sent.system, "cl100k_base")
+
+
+def test_a_failover_to_the_same_model_name_on_another_provider_kind_counts_for_that_kind(
+        tmp_path: Path):
+    """``fit_for`` compared model names only: gpt-4 through a gateway speaking Anthropic's format
+    counts in o200k_base (not OpenAI's wire, so not known exact), through OpenAI in cl100k_base;
+    the failover from one to the other sent the gateway's o200k counts and cuts to gpt-4."""
+    from hermes_core.errors import ServerError
+    from hermes_core.tokens import count_tokens
+    windows = {"gpt-4": 100_000}
+    first, backup = AnthropicWindows(windows, name="gateway"), OpenAIWindows(windows, name="openai")
+    agent = thai_memory_agent(tmp_path, {"gateway": first, "openai": backup}, {
+        "default_model": "gpt-4", "context_windows": windows,
+        "providers": [{"name": "gateway", "type": "anthropic", "priority": 1, "models": ["gpt-4"]},
+                      {"name": "openai", "priority": 2, "models": ["gpt-4"]}]})
+    first.add(*[ServerError("down", status_code=503)] * 10)
+    message = "บันทึกไม่มีอะไรใหม่ในวันนี้ " * 20
+    reply = agent.chat(message)
+    sent = backup.last_request.prompt
+    assert reply.provider == "openai" and backup.last_request.model == "gpt-4"
+    assert sent.tokens["system"] == count_tokens(sent.system, "cl100k_base")
+    assert sent.tokens["message"] == count_tokens(message, "cl100k_base")
+    assert count_tokens(memory_section(sent.system), "cl100k_base") <= BUDGET + 40
+
+
+def test_a_gpt4_turn_fits_recalled_thai_sessions_to_the_block_budget_in_cl100k(tmp_path: Path):
+    """Recall was fitted to ``block_tokens`` in o200k_base: Thai summaries filled 2-3x the block
+    in gpt-4's encoding."""
+    from hermes_core.tokens import count_tokens
+    fake = OpenAIWindows({"gpt-4": 100_000})
+    agent = routed_agent(tmp_path, fake, routing={"default_model": "gpt-4"},
+                         context_engine={"enabled": True, "block_tokens": 150})
+    for i in range(4):
+        agent.context_engine.add(f"s{i}", f"Biscuit {i}: " + THAI_NOTE * 6)
+    agent.chat("Biscuit?")
+    turn = fake.last_request.prompt.turn
+    assert turn is not None and len(turn.memories) >= 2
+    block = turn.memories_block
+    assert count_tokens(block, "cl100k_base") <= 150 and count_tokens(block) < 100
+    assert block in fake.last_request.prompt.context
 
 
 # ---------------------------------------------------------------------- Ctrl-C as a turn ends

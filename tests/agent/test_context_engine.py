@@ -1044,3 +1044,17 @@ def test_a_short_word_matches_whole_words_only(engine: ContextEngine) -> None:
     """``api`` must not recall every ``apiary``: a prefix needs four letters."""
     engine.add("bees", "The apiary has twelve hives", created_at=NOW - DAY)
     assert engine.retrieve("api keys") == []
+
+
+def test_refit_shortens_recalled_sessions_to_the_block_budget_in_another_encoding(
+        tmp_path: Path) -> None:
+    thai = "ผู้ใช้ชอบกาแฟดำและทำงานที่สำนักงานกรุงเทพทุกวันจันทร์ "
+    settings = ContextEngineSettings(block_tokens=200)
+    with ContextEngine(tmp_path / "s.db", settings=settings, clock=lambda: NOW) as engine:
+        for i in range(4):
+            engine.add(f"s{i}", f"Biscuit {i}: " + thai * 8, created_at=NOW - DAY)
+        block, fragments = engine.recall("Biscuit")
+        assert count_tokens(block) <= 200 < count_tokens(block, "cl100k_base")
+        narrow, kept = engine.refit(fragments, "cl100k_base")
+        assert 0 < count_tokens(narrow, "cl100k_base") <= 200 and kept
+        assert engine.refit(kept, "cl100k_base") == (narrow, kept)   # fits: left as it is

@@ -9,6 +9,7 @@ import os
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -912,3 +913,50 @@ def test_a_project_file_may_link_inside_its_repository_or_to_markdown_outside(
     b.invalidate()
     assert "Prefer small commits." in b.build("hi").system
     assert not [e for e in b.events if e.kind == "warning"]
+
+
+THAI_LINE = "ผู้ใช้ชอบกาแฟดำและทำงานที่สำนักงานกรุงเทพทุกวันจันทร์\n"
+
+
+def thai_builder(home: Path, tmp_path: Path) -> PromptBuilder:
+    write(home / "MEMORY.md", THAI_LINE * 200)
+    settings = load_settings({"home": str(home), "prompt": {"file_token_budget": 300,
+                                                            "injection_scan": False}}, env={})
+    return PromptBuilder(home, settings, cwd=tmp_path, clock=clock)
+
+
+def test_a_build_in_gpt4s_encoding_cuts_the_files_and_counts_in_it(hermes_home: Path,
+                                                                    tmp_path: Path) -> None:
+    builder = thai_builder(hermes_home, tmp_path)
+    wide = builder.build("hi")
+    narrow = builder.build("hi", encoding="cl100k_base")
+    assert wide.tokens["memory"] <= 340 < count_tokens(wide.system, "cl100k_base")
+    assert narrow.tokens["memory"] <= 340 and narrow.tokens["system"] == count_tokens(
+        narrow.system, "cl100k_base")
+    assert narrow.turn is not None and narrow.turn.encoding == "cl100k_base"
+    assert {s.key: s.tokens for s in builder.sources("cl100k_base")}["memory"] == narrow.tokens["memory"]
+    # each encoding's prefix is the same bytes every turn (its cache keeps hitting)
+    assert builder.build("again").system == wide.system
+    assert builder.build("again", encoding="cl100k_base").system == narrow.system
+
+
+def test_recut_gives_the_prefix_a_build_in_that_encoding_gives(hermes_home: Path,
+                                                               tmp_path: Path) -> None:
+    builder = thai_builder(hermes_home, tmp_path)
+    built = builder.build("hi")
+    recut = builder.recut(built, "cl100k_base")
+    assert recut.system == builder.build("hi", encoding="cl100k_base").system
+    assert recut.turn is not None and recut.turn.encoding == "cl100k_base"
+    assert builder.recut(recut, "cl100k_base") is recut
+    hooked = builder.recut(replace(built, system="a hook's own system prompt"), "cl100k_base")
+    assert hooked.system == "a hook's own system prompt"
+
+
+def test_an_edited_file_is_cut_again_in_each_encoding(hermes_home: Path, tmp_path: Path) -> None:
+    builder = thai_builder(hermes_home, tmp_path)
+    before = builder.build("hi", encoding="cl100k_base").system
+    lines = [f"{i} {THAI_LINE}" for i in range(200)]
+    write(hermes_home / "MEMORY.md", "".join(lines))
+    builder.invalidate(hermes_home / "MEMORY.md")
+    after = builder.build("hi", encoding="cl100k_base").system
+    assert after != before and "0 ผู้ใช้" in after

@@ -60,6 +60,22 @@ def test_json_tokens_are_counted_in_the_asked_models_encoding(
     assert t["total"] == t["system"] + t["context"] + t["history"] + t["message"] + t["tools"]
 
 
+def test_a_gpt4_preview_cuts_the_files_to_their_budgets_in_cl100k(
+        hermes_home: Path, cwd: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The files were cut, and ``sources`` counted, in o200k_base whatever the model asked for:
+    a Thai MEMORY.md within 300 o200k tokens is ~2.5x that in gpt-4's encoding."""
+    from hermes_core.tokens import count_tokens
+    (hermes_home / "MEMORY.md").write_text("ผู้ใช้ชอบกาแฟดำและทำงานที่กรุงเทพ\n" * 300,
+                                           encoding="utf-8")
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("prompt:\n  file_token_budget: 300\n  injection_scan: false\n")
+    out = run_json(capsys, "x", "--home", str(hermes_home), "--config", str(cfg), "--model", "gpt-4")
+    memory = {s["key"]: s for s in out["sources"]}["memory"]
+    assert memory["status"] == "truncated" and out["tokens"]["memory"] == memory["tokens"] <= 340
+    section = out["system"].split("## Memory (MEMORY.md)")[1].split("\n\n---\n\n")[0]
+    assert count_tokens("## Memory (MEMORY.md)" + section, "cl100k_base") == memory["tokens"]
+
+
 def test_json_fields_and_stable_prefix(marked_home: Path, cwd: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     a = run_json(capsys, "first message", "--home", str(marked_home))

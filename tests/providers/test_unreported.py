@@ -74,3 +74,26 @@ def test_a_messages_payload_counts_every_text_it_carries_and_no_signature() -> N
     assert usage.output_tokens == count_tokens("It is sunny.", "o200k_base")
     assert usage.counted and not usage.reported
     assert usage.estimated_tokens == usage.input_tokens + usage.output_tokens
+
+
+def test_a_bill_counted_here_frames_messages_as_the_budgets_do() -> None:
+    """The chat framing was written twice: 4 a message in the budgets, the cookbook's 3 + role
+    here; the system message, a name, a tool call's framing, a tool answer's call id and the
+    reply's priming were counted by one and not the other. One definition serves both."""
+    from hermes_core.agent.prompt.token_count import BpeCounter, prompt_cost
+    from hermes_core.providers.base import CallOptions
+    from hermes_core.providers.openai import render_openai
+    from hermes_core.types import Message, Prompt, ToolCall
+
+    call = ToolCall("call_7", "lookup", '{"q": "Öffnungszeiten"}')
+    # the context leads the last message as a text part, counted joined to it here and apart in
+    # the budgets: a line break between them merges with neither
+    prompt = Prompt(system="You are terse.", context="Current date: 2026-12-05\n", messages=(
+        Message("user", "Wann öffnet das Museum?", name="ana"),
+        Message("assistant", "", tool_calls=(call,)),
+        Message("tool", '{"opens": "10:00"}', tool_call_id="call_7"),
+        Message("assistant", "Um zehn."), Message("user", "Und sonntags?")))
+    for model, encoding in (("gpt-4o", "o200k_base"), ("gpt-4", "cl100k_base")):
+        payload = render_openai(prompt, model, CallOptions())
+        counted, _ = prompt_tokens(payload, encoding)
+        assert counted == prompt_cost(prompt, BpeCounter(encoding, exact=True))

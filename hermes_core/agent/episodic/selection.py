@@ -10,7 +10,7 @@
   is about one token where four Latin ones are: five Chinese summaries cost four times the tokens
   of five English ones, every turn. :func:`fit_to_budget` shortens the summaries (long ones share
   what the short ones leave) so the rendered block stays within ``context_engine.block_tokens``
-  counted with :func:`~hermes_core.tokens.count_tokens`, and drops the lowest ranked
+  counted with :func:`~hermes_core.tokens.count_tokens` in the model's encoding, and drops the lowest ranked
   sessions only when even a short line each would not fit.
 """
 
@@ -24,7 +24,7 @@ from typing import TypeVar
 import regex
 
 from hermes_core.agent.episodic.ranking import STOPWORDS, clip_text
-from hermes_core.tokens import count_tokens, head_tokens
+from hermes_core.tokens import DEFAULT_ENCODING, count_tokens, head_tokens
 from hermes_core.types import MemoryFragment
 
 #: Summaries whose shown words overlap this much (Jaccard) say the same thing.
@@ -83,12 +83,12 @@ def distinct(ranked: Sequence[T], text_of: Callable[[T], str | None], *, limit: 
     return kept
 
 
-def clip_tokens(text: str, tokens: int) -> str:
-    """``text`` cut to at most ``tokens`` tokens (o200k_base), an ellipsis included, at a space when
-    one is near (Chinese has none: cut between characters)."""
-    if count_tokens(text) <= tokens:
+def clip_tokens(text: str, tokens: int, encoding: str = DEFAULT_ENCODING) -> str:
+    """``text`` cut to at most ``tokens`` tokens of ``encoding``, an ellipsis included, at a space
+    when one is near (Chinese has none: cut between characters)."""
+    if count_tokens(text, encoding) <= tokens:
         return text
-    cut = head_tokens(text, max(0, tokens - count_tokens(ELLIPSIS))).rstrip()
+    cut = head_tokens(text, max(0, tokens - count_tokens(ELLIPSIS, encoding)), encoding).rstrip()
     space = cut.rfind(" ")
     if space > len(cut) * 0.6:
         cut = cut[:space]
@@ -109,25 +109,29 @@ def _shares(needs: Sequence[int], total: int) -> list[int]:
 
 def fit_to_budget(fragments: Sequence[MemoryFragment],
                   render: Callable[[Sequence[MemoryFragment]], str],
-                  max_tokens: int) -> tuple[MemoryFragment, ...]:
+                  max_tokens: int, encoding: str = DEFAULT_ENCODING) -> tuple[MemoryFragment, ...]:
     """``fragments`` (best first) with summaries shortened so ``count_tokens(render(...))``
-    is at most ``max_tokens``; the lowest ranked are dropped while each could not keep
-    :data:`MIN_SUMMARY_TOKENS`. ``render`` is the block's renderer; the fragments it is given
-    come back as they were when the block already fits."""
+    (in ``encoding``, the model's) is at most ``max_tokens``; the lowest ranked are dropped while
+    each could not keep :data:`MIN_SUMMARY_TOKENS`. ``render`` is the block's renderer; the
+    fragments it is given come back as they were when the block already fits."""
     frags = list(fragments)
-    if count_tokens(render(frags)) <= max_tokens:
+
+    def count(text: str) -> int:
+        return count_tokens(text, encoding)
+
+    if count(render(frags)) <= max_tokens:
         return tuple(frags)
     while frags:
         bare = [replace(f, summary="") for f in frags]
-        room = max_tokens - count_tokens(render(bare))
+        room = max_tokens - count(render(bare))
         if room >= MIN_SUMMARY_TOKENS * len(frags):
-            needs = [count_tokens(f.summary) for f in frags]
+            needs = [count(f.summary) for f in frags]
             caps = _shares(needs, room)
-            out = [replace(f, summary=clip_tokens(f.summary, cap))
+            out = [replace(f, summary=clip_tokens(f.summary, cap, encoding))
                    for f, cap in zip(frags, caps, strict=True)]
             # a whole can count a token more than its parts where they join (BPE merges across
             # the seam): checked, and one fragment fewer when it does not fit
-            if count_tokens(render(out)) <= max_tokens:
+            if count(render(out)) <= max_tokens:
                 return tuple(out)
         frags.pop()
     return ()

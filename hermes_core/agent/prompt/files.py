@@ -50,7 +50,7 @@ from hermes_core.injection import (  # noqa: F401 - re-exported for callers
     guard_text,
     scan_for_injection,
 )
-from hermes_core.tokens import count_tokens, head_tokens, tail_tokens
+from hermes_core.tokens import DEFAULT_ENCODING, count_tokens, head_tokens, tail_tokens
 
 log = logging.getLogger("hermes_core.prompt")
 
@@ -79,9 +79,11 @@ class ContextEvent:
 
 @dataclass(frozen=True, slots=True)
 class ReadPolicy:
-    """How a context file is read: its token budget, byte cap and injection scan."""
+    """How a context file is read: its token budget (in ``encoding``), byte cap and injection
+    scan."""
 
     token_budget: int = 20_000
+    encoding: str = DEFAULT_ENCODING
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     injection_scan: bool = True
     scan_categories: tuple[str, ...] = INJECTION_CATEGORIES
@@ -89,6 +91,9 @@ class ReadPolicy:
     # the file is data about the user and past work (MEMORY.md, USER.md), not instructions:
     # orders about "your reply" in it are scanned as hostile (hermes_core.injection.hijack)
     data: bool = False
+
+
+Status = Literal["ok", "truncated", "blocked", "skipped", "missing"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +109,13 @@ class LoadedFile:
     path: Path
     text: str
     fingerprint: Fingerprint | None
-    status: Literal["ok", "truncated", "blocked", "skipped", "missing"]
+    status: Status
     events: tuple[ContextEvent, ...] = ()
     reads: int = 0
     tokens: int = 0
+    #: the file's text as read, before its cut and scan ("" when none was read): what a cut in
+    #: another encoding starts from (:func:`cut_file_text`)
+    original: str = field(default="", repr=False)
 
 
 # --------------------------------------------------------------------------- fingerprints
@@ -202,17 +210,20 @@ def settled_fingerprint(folder: str, now_ns: int) -> tuple[Fingerprint | None, b
 
 # --------------------------------------------------------------------------- truncation
 
-def truncate_to_budget(text: str, budget: int, *, name: str) -> tuple[str, int]:
-    """Keep the head (70 % of ``budget``) and the tail (20 %), with a marker between.
+def truncate_to_budget(text: str, budget: int, *, name: str,
+                       encoding: str = DEFAULT_ENCODING) -> tuple[str, int]:
+    """Keep the head (70 % of ``budget``) and the tail (20 %), with a marker between; tokens of
+    ``encoding`` (the model's, when known).
 
     Returns ``(text, omitted_tokens)``; ``omitted_tokens`` is 0 when the text already fits. Cuts
     snap to a line break when one is near, so a kept section does not start mid-sentence.
     """
-    total = count_tokens(text)
+    total = count_tokens(text, encoding)
     if total <= budget:
         return text, 0
-    head_end = len(head_tokens(text, int(budget * HEAD_SHARE)))
-    tail_start = max(head_end, len(text) - len(tail_tokens(text, int(budget * TAIL_SHARE))))
+    head_end = len(head_tokens(text, int(budget * HEAD_SHARE), encoding))
+    tail_start = max(head_end,
+                     len(text) - len(tail_tokens(text, int(budget * TAIL_SHARE), encoding)))
     nl = text.rfind("\n", max(0, head_end - 200), head_end)
     if nl > 0:
         head_end = nl
@@ -220,7 +231,7 @@ def truncate_to_budget(text: str, budget: int, *, name: str) -> tuple[str, int]:
     if nl >= 0:
         tail_start = nl + 1
     head, tail = text[:head_end].rstrip(), text[tail_start:].lstrip("\n")
-    omitted = max(0, total - count_tokens(head) - count_tokens(tail))
+    omitted = max(0, total - count_tokens(head, encoding) - count_tokens(tail, encoding))
     marker = (f"\n\n[... {name} truncated: about {omitted} tokens omitted to fit its "
               f"{budget}-token budget (head 70%, tail 20% kept) ...]\n\n")
     return head + marker + tail, omitted
@@ -336,14 +347,14 @@ def read_context_file(path: Path, policy: ReadPolicy = ReadPolicy(), *,
     reads = 0
     fp: Fingerprint | None = None
 
-    def done(status: Literal["ok", "truncated", "blocked", "skipped", "missing"],
-             text: str = "", reason: str | None = None) -> LoadedFile:
+    def done(status: Status, text: str = "", reason: str | None = None,
+             original: str = "") -> LoadedFile:
         if reason is not None:
             events.append(ContextEvent("warning", shown, reason))
         for ev in events:
             _emit(ev)
         return LoadedFile(path, text, fp, status, tuple(events), reads,
-                          count_tokens(text) if text else 0)
+                          count_tokens(text, policy.encoding) if text else 0, original)
 
     text = ""
     huge = False
@@ -403,15 +414,27 @@ def read_context_file(path: Path, policy: ReadPolicy = ReadPolicy(), *,
     if not text.strip():
         return done("skipped", reason="file is empty; skipped")
     original = text.strip("\n")
-    text, omitted = truncate_to_budget(original, policy.token_budget, name=name)
+    text, status, cut_events = cut_file_text(original, policy, name=name, shown=shown)
+    events.extend(cut_events)
+    return done("truncated" if huge and status == "ok" else status, text, original=original)
+
+
+def cut_file_text(original: str, policy: ReadPolicy, *, name: str, shown: str
+                  ) -> tuple[str, Status, tuple[ContextEvent, ...]]:
+    """A file's text as read cut to ``policy``'s budget in its encoding, then scanned: the text
+    the prompt holds, its status (ok, truncated or blocked) and the events to tell (not yet
+    logged). Also what the builder cuts again from for a model of another encoding."""
+    events: list[ContextEvent] = []
+    text, omitted = truncate_to_budget(original, policy.token_budget, name=name,
+                                       encoding=policy.encoding)
     if omitted:
         events.append(ContextEvent("warning", shown, f"over its {policy.token_budget}-token "
                                    f"budget; about {omitted} tokens from the middle omitted"))
     if policy.injection_scan:   # only what the prompt will hold: a 2 MB file costs its budget
         text, blocked = _guard(text, original, name, shown, policy, events)
         if blocked:
-            return done("blocked", text)
-    return done("truncated" if omitted or huge else "ok", text)
+            return text, "blocked", tuple(events)
+    return text, "truncated" if omitted else "ok", tuple(events)
 
 
 _MARKER = re.compile(r"\n\n\[\.\.\. .{1,200}? truncated: about \d+ tokens omitted .{1,200}?\.\.\.\]\n\n")

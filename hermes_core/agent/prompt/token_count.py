@@ -21,15 +21,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 from hermes_core.tokens import DEFAULT_ENCODING, count_tokens
 from hermes_core.types import Message, Prompt, ToolSpec, Usage
 
-#: Per-message framing the APIs add (role markers, separators): a few tokens each.
-MESSAGE_OVERHEAD = 4
+#: OpenAI's chat framing, the one definition of it (the budgets here, and the count of a bill a
+#: response never stated in ``providers/unreported.py``): each message costs 3 tokens besides its
+#: role and text, a ``name`` 1 besides its own, and 3 prime the reply (OpenAI's cookbook, "How to
+#: count tokens with tiktoken", gpt-3.5-turbo-0613 onwards). Tool calls and a tool answer's call id
+#: are counted as their text, framed no further (their framing is not documented).
+PER_MESSAGE, PER_NAME, REPLY_PRIMING = 3, 1, 3
 #: A calibration ratio outside this range says the measurement went wrong, not the count.
 RATIO_BOUNDS = (0.25, 4.0)
 
@@ -88,12 +94,34 @@ class BpeCounter:
 
 # --------------------------------------------------------------------------- prompts and calibration
 
+#: The chat roles, each one token in both encodings (pinned by a test): not looked up per message.
+ONE_TOKEN_ROLES = frozenset({"system", "user", "assistant", "tool", "developer"})
+
+
+def frame(count: Callable[[str], int], role: str, name: str = "") -> int:
+    """The framing of one chat message with ``role`` (and ``name``), its texts aside."""
+    n = PER_MESSAGE + (1 if role in ONE_TOKEN_ROLES else count(role))
+    return n + PER_NAME + count(name) if name else n
+
+
+def framed(count: Callable[[str], int], role: str, texts: Iterable[str], name: str = "") -> int:
+    """Tokens of one chat message as framed (:func:`frame`): ``texts`` are what it carries (its
+    content, each tool call's name and arguments, a tool answer's call id), each counted with
+    ``count`` as it is sent."""
+    return frame(count, role, name) + sum(count(t) for t in texts if t)
+
+
 def message_cost(m: Message, counter: TokenCounter) -> int:
-    """Tokens of one message as sent: its text, its tool calls, the framing."""
-    n = counter.count(m.content) + MESSAGE_OVERHEAD
+    """Tokens of one message as sent: its text, its tool calls, the framing. A plain message is
+    counted without gathering its texts: every message of the history is costed on each bill."""
+    if m.role in ONE_TOKEN_ROLES and not (m.tool_calls or m.tool_call_id or m.name):
+        return PER_MESSAGE + 1 + counter.count(m.content)   # frame(), inlined
+    texts = [m.content]
     for c in m.tool_calls:
-        n += counter.count(c.name) + counter.count(c.arguments) + MESSAGE_OVERHEAD
-    return n
+        texts += (c.name, c.arguments)
+    if m.tool_call_id:
+        texts.append(m.tool_call_id)
+    return framed(counter.count, m.role, texts, m.name or "")
 
 
 def prompt_cost(prompt: Prompt, counter: TokenCounter) -> int:
@@ -101,29 +129,53 @@ def prompt_cost(prompt: Prompt, counter: TokenCounter) -> int:
     return fixed_cost(prompt, counter) + sum(message_cost(m, counter) for m in prompt.messages)
 
 
-_tools_json: tuple[tuple[ToolSpec, ...], str] = ((), "")
+class _ToolsText:
+    """The tools' JSON by the identity of the specs offered, at most ``limit`` tool sets.
+
+    One module-wide slot held the last tools' text: two agents with different tools in one
+    process dumped their schemas again on every count (a turn counts them several times). An
+    entry holds the specs it was made of, so their ids cannot be reused while it is kept; a
+    lookup is one ``dict.get`` without a lock (an agent's specs are the same objects every turn),
+    a new set is added under one. A spec is frozen; its ``parameters`` are read when first seen."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held: dict[tuple[int, ...], tuple[tuple[ToolSpec, ...], str]] = {}
+        self.lock = threading.Lock()
+
+    def get(self, tools: tuple[ToolSpec, ...]) -> str:
+        key = tuple(map(id, tools))
+        hit = self.held.get(key)
+        if hit is not None:
+            return hit[1]
+        text = json.dumps([{"name": t.name, "description": t.description,
+                            "parameters": dict(t.parameters)} for t in tools],
+                          ensure_ascii=False, default=str)
+        with self.lock:
+            hit = self.held.get(key)
+            if hit is not None:   # another thread made it first: one text for all
+                return hit[1]
+            while len(self.held) >= self.limit:
+                del self.held[next(iter(self.held))]   # the oldest added
+            self.held[key] = (tools, text)
+        return text
+
+
+_tools_text = _ToolsText(64)
 
 
 def tools_json(tools: Sequence[ToolSpec]) -> str:
     """The tools as counted ("" for none): their names, descriptions and parameter schemas as
-    JSON. The last tools' text is kept: every request of a chat offers equal tools (comparing
-    them is a fraction of dumping their schemas again)."""
-    global _tools_json
-    tools = tuple(tools)
-    held, text = _tools_json
-    if held == tools:
-        return text
-    text = json.dumps([{"name": t.name, "description": t.description,
-                        "parameters": dict(t.parameters)} for t in tools],
-                      ensure_ascii=False, default=str) if tools else ""
-    _tools_json = (tools, text)
-    return text
+    JSON, made once per tool set (see :class:`_ToolsText`)."""
+    return _tools_text.get(tuple(tools)) if tools else ""
 
 
 def fixed_cost(prompt: Prompt, counter: TokenCounter) -> int:
-    """Tokens of the request but its messages: system, tools and the per-turn context."""
-    return (counter.count(prompt.system) + counter.count(prompt.context)
-            + counter.count(tools_json(prompt.tools)))
+    """Tokens of the request but its messages: the system message, tools, the per-turn context
+    and the reply's priming."""
+    system = framed(counter.count, "system", (prompt.system,)) if prompt.system else 0
+    return (system + counter.count(prompt.context) + counter.count(tools_json(prompt.tools))
+            + REPLY_PRIMING)
 
 
 def measured(prompt: Prompt, counter: TokenCounter, history: int) -> dict[str, int]:
@@ -155,6 +207,13 @@ def calibration_ratio(prompt: Prompt, usage: Usage, *,
     ratio = billed / estimated
     low, high = RATIO_BOUNDS
     return ratio if low <= ratio <= high else None
+
+
+@lru_cache(maxsize=1024)
+def encoding_for(model: str, provider_kind: str) -> str:
+    """The encoding ``model`` served by a provider of ``provider_kind`` is counted and cut in
+    (remembered: asked several times a turn, for a handful of models)."""
+    return choose_counter(model, provider_kind, None).encoding
 
 
 def choose_counter(model: str, provider_kind: str, ratio: float | None) -> BpeCounter:

@@ -88,3 +88,12 @@ def test_the_lowest_ranked_go_when_each_could_not_keep_a_useful_line() -> None:
 def test_the_fitted_block_never_exceeds_its_budget(summaries: list[str], budget: int) -> None:
     out = fit_to_budget([_frag(i, s) for i, s in enumerate(summaries)], render, budget)
     assert count_tokens(render(out)) <= budget
+
+
+def test_a_block_is_fitted_in_the_encoding_asked_for() -> None:
+    thai = "ผู้ใช้ชอบกาแฟดำและทำงานที่สำนักงานกรุงเทพทุกวันจันทร์ " * 6
+    frags = [_frag(i, thai) for i in range(3)]
+    wide = fit_to_budget(frags, render, 300)
+    assert count_tokens(render(wide), "cl100k_base") > 300          # o200k's fit overruns gpt-4's
+    narrow = fit_to_budget(frags, render, 300, "cl100k_base")
+    assert 0 < count_tokens(render(narrow), "cl100k_base") <= 300

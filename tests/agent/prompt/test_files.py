@@ -525,3 +525,21 @@ def test_utf16_text_holding_nul_characters_is_still_binary(tmp_path: Path) -> No
     p.write_bytes("abc\x00def".encode("utf-16"))
     got = read_context_file(p)
     assert got.status == "skipped" and "binary" in got.events[0].reason
+
+
+THAI_LINE = "ผู้ใช้ชอบกาแฟดำและทำงานที่สำนักงานกรุงเทพทุกวันจันทร์"
+
+
+def test_a_file_is_cut_to_its_budget_in_the_policys_encoding() -> None:
+    """gpt-4's cl100k_base spends ~2.5x o200k_base's tokens on Thai: a budget met in one is
+    overrun in the other, so the cut is made in the encoding of the model it is for."""
+    from hermes_core.agent.prompt.files import cut_file_text
+    from hermes_core.tokens import count_tokens
+    original = "\n".join(f"{i}: {THAI_LINE}" for i in range(400))
+    for encoding in ("o200k_base", "cl100k_base"):
+        policy = ReadPolicy(token_budget=500, encoding=encoding, injection_scan=False)
+        text, status, events = cut_file_text(original, policy, name="MEMORY.md", shown="/h/MEMORY.md")
+        assert status == "truncated" and "500-token budget" in events[0].reason
+        assert 300 <= count_tokens(text, encoding) <= 540     # cut at line breaks; the marker too
+    wide, _ = truncate_to_budget(original, 500, name="MEMORY.md")
+    assert count_tokens(wide, "cl100k_base") > 2 * 500

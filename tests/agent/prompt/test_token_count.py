@@ -8,6 +8,9 @@ import json
 import pytest
 
 from hermes_core.agent.prompt.token_count import (
+    ONE_TOKEN_ROLES,
+    PER_MESSAGE,
+    PER_NAME,
     BpeCounter,
     calibration_ratio,
     choose_counter,
@@ -15,6 +18,7 @@ from hermes_core.agent.prompt.token_count import (
     message_cost,
     openai_encoding,
     prompt_cost,
+    tools_json,
 )
 from hermes_core.tokens import count_tokens
 from hermes_core.types import Message, Prompt, ToolCall, ToolSpec, Usage
@@ -72,7 +76,16 @@ def test_a_message_costs_its_text_its_tool_calls_and_the_framing():
     m = Message("assistant", "Let me look.", tool_calls=(call,))
     counter = BpeCounter()
     assert message_cost(m, counter) == (count_tokens("Let me look.") + count_tokens("read_file")
-                                        + count_tokens(call.arguments) + 2 * 4)
+                                        + count_tokens(call.arguments)
+                                        + PER_MESSAGE + count_tokens("assistant"))
+    answer = Message("tool", "42", tool_call_id="c1", name="calc")
+    assert message_cost(answer, counter) == (PER_MESSAGE + count_tokens("tool") + count_tokens("42")
+                                             + count_tokens("c1") + PER_NAME + count_tokens("calc"))
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_each_chat_role_is_one_token_as_the_framing_assumes(encoding: str) -> None:
+    assert {r: count_tokens(r, encoding) for r in ONE_TOKEN_ROLES} == dict.fromkeys(ONE_TOKEN_ROLES, 1)
 
 
 def test_the_fixed_cost_is_the_request_without_its_messages():
@@ -84,3 +97,53 @@ def test_the_fixed_cost_is_the_request_without_its_messages():
         == prompt_cost(prompt, counter)
     assert fixed_cost(prompt, counter) == prompt_cost(
         Prompt(system=prompt.system, context=prompt.context, tools=prompt.tools, messages=()), counter)
+
+
+def _tools(n: int) -> tuple[ToolSpec, ...]:
+    return tuple(ToolSpec(f"tool_{n}_{i}", f"Tool {i} of set {n}",
+                          {"type": "object", "properties": {"q": {"type": "string"}}})
+                 for i in range(3))
+
+
+def test_two_tool_sets_used_in_turn_keep_their_json_instead_of_evicting_each_other():
+    """One module-wide slot held the last tools' JSON: two agents with different tools in one
+    process dumped their schemas again on every count."""
+    a, b = _tools(1), _tools(2)
+    first_a, first_b = tools_json(a), tools_json(b)
+    assert json.loads(first_a)[0]["name"] == "tool_1_0"
+    assert json.loads(first_b)[0]["name"] == "tool_2_0"
+    assert tools_json(a) is first_a and tools_json(b) is first_b
+
+
+def test_threads_counting_different_tools_each_get_their_own_json():
+    import threading
+    sets = [_tools(n) for n in range(8)]
+    expected = [json.loads(tools_json(s)) for s in sets]
+    held = [tools_json(s) for s in sets]
+    wrong: list[int] = []
+    recomputed: list[int] = []
+    start = threading.Barrier(len(sets))
+
+    def worker(i: int) -> None:
+        start.wait()
+        for _ in range(300):
+            text = tools_json(sets[i])
+            if json.loads(text) != expected[i]:
+                wrong.append(i)
+            if text is not held[i]:
+                recomputed.append(i)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(sets))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == [] and recomputed == []
+
+
+def test_equal_tools_built_anew_share_the_json_and_a_changed_schema_does_not():
+    a = _tools(3)
+    again = tuple(ToolSpec(t.name, t.description, dict(t.parameters)) for t in a)
+    assert tools_json(again) == tools_json(a)
+    changed = (ToolSpec(a[0].name, a[0].description, {"type": "object", "properties": {}}), *a[1:])
+    assert json.loads(tools_json(changed))[0]["parameters"] == {"type": "object", "properties": {}}
