@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hermes_core.agent.pool import redis_lua as lua
+from hermes_core.agent.pool import lua_acquire, lua_recovery, lua_release, redis_lua
 from hermes_core.agent.pool.breaker import BreakerState
 from hermes_core.agent.pool.clock import STEADY
 from hermes_core.agent.pool.fallback import LocalPoolState, count_text, share, worker_share
@@ -169,11 +169,11 @@ class RedisPoolState:
         # read-only replica, a busy script: see redis_unavailable): serve locally meanwhile
         self._redis_error: type[Exception] = redis.exceptions.RedisError
         self._connection_error: type[Exception] = redis.exceptions.ConnectionError
-        self._acquire = client.register_script(lua.ACQUIRE)
-        self._release = client.register_script(lua.RELEASE)
-        self._snapshot = client.register_script(lua.SNAPSHOT)
-        self._merge = client.register_script(lua.MERGE)
-        self._claim = client.register_script(lua.CLAIM)
+        self._acquire = client.register_script(lua_acquire.ACQUIRE)
+        self._release = client.register_script(lua_release.RELEASE)
+        self._snapshot = client.register_script(redis_lua.SNAPSHOT)
+        self._merge = client.register_script(lua_recovery.MERGE)
+        self._claim = client.register_script(lua_recovery.CLAIM)
         # this worker's index among the fleet while Redis is away (see worker_share): claimed in
         # Redis under a random id, renewed by acquires; None until claimed, or when none is free
         self._worker_id = os.urandom(8).hex()
@@ -194,7 +194,7 @@ class RedisPoolState:
         # A release without a lease id ends the key's oldest; expired ones are dropped so
         # unreleased calls leak nothing.
         self._leases: dict[tuple[str, str], list[tuple[str, float, int]]] = {}
-        # the pool-state incarnation this process knows (see redis_lua.ACQUIRE) and what it last
+        # the pool-state incarnation this process knows (see lua_acquire.ACQUIRE) and what it last
         # heard about each key (blocked-until, removed): handed back to a Redis that lost them
         self._epochs: dict[str, str] = {}
         self._resync_lock = threading.Lock()
