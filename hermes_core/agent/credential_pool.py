@@ -252,6 +252,14 @@ class CredentialPool:
                                         recheck_at=res.recheck_at)
         return Lease(self._lookup(provider, res.fingerprint), res.lease, res.probe)
 
+    def leave(self, provider: str) -> None:
+        """A request of this process stops waiting for ``provider``'s keys without one (it fails
+        over, passed its deadline, was cancelled or interrupted): when none of this process's
+        other requests waits for them either, the backend gives the process's place in the
+        fleet's queue up, so the next process is served at once, not when the place expires."""
+        if self.waiters.waiting(provider) == 0:
+            self.backend.leave(provider)
+
     def _note_all_removed(self, provider: str) -> None:
         """No key can ever serve (removed by another process too): ``has_keys`` says so."""
         with self._removed_lock:

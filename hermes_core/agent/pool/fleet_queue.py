@@ -114,3 +114,10 @@ class FleetQueue:
         with self._lock:
             self._queued.add(provider)
         return res
+
+    def leave(self, provider: str, now_arg: float) -> None:
+        """Give this process's place in ``provider``'s queue up: none of its requests waits any
+        more (the next in line is served at once, not when the place expires)."""
+        with self._lock:
+            self._queued.discard(provider)
+        self._run(provider, "leave", now_arg)

@@ -456,6 +456,13 @@ class RedisPoolState:
         return self._call(remote, lambda: self._local.snapshot(provider, self._local_keys(keys),
                                                                policy))
 
+    def leave(self, provider: str) -> None:
+        """This process's place in the fleet's queue for ``provider`` given up (while Redis is
+        away there is no queue to leave: the place expires)."""
+        fleet = self._fleet
+        if fleet is not None:
+            self._call(lambda: fleet.leave(provider, self._now_arg()), lambda: None)
+
     def close(self) -> None:
         """Close the client's connections (the backend may still be used; it reconnects)."""
         try:
