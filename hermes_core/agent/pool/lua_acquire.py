@@ -7,14 +7,18 @@ key layout is described there.
 
 from __future__ import annotations
 
+from hermes_core.agent.pool.fleet_queue import QUEUE
 from hermes_core.agent.pool.redis_lua import COMMON
 
-# KEYS: provider hash, rr hash, epoch, then per key (state, window, leases).
+# KEYS: provider hash, rr hash, epoch, then per key (state, window, leases), then (with the
+#       fleet's queue on) the provider's queue keys (fleet_queue.FleetQueue.keys).
 # ARGV: now, strategy, window_s, cooldown_s, tokens, rand, lease, lease_ttl_s, state_ttl_s, n,
 #       burst, max_in_flight or 0, the caller's epoch, a new epoch, learn limits '1'/'0',
 #       workers sharing the keys,
 #       then per key (fingerprint, weight, max_rpm or 0, max_tpm or 0, the caller's known
-#       blocked-until, the caller's known removal '1'/'0', the caller's known learned limit or 0).
+#       blocked-until, the caller's known removal '1'/'0', the caller's known learned limit or 0),
+#       then the process's ticket in the fleet's queue ('' or absent: the queue is off), its
+#       grace_s and poll_s.
 # Returns {fingerprint or '', available_at or '', probe '1'/'0', now, 'resync' or '', epoch,
 #          then per key blocked_until, removed, learned limit or '', this worker's share of the
 #          key's window: "<requests in it>|<limit or 0>|<time>:<tokens>,..." (the newest), its
@@ -24,7 +28,11 @@ from hermes_core.agent.pool.redis_lua import COMMON
 # restarted empty, or the caller is new) gets 'resync' and nothing else, merges what it knows
 # (MERGE) and asks again. The callers' known deadlines and removals are floors: a restarted Redis
 # gets them back with the very next acquire, before it decides anything.
-ACQUIRE = COMMON + r"""
+# While other processes hold places in the fleet's queue, only the first asks the pool; any other
+# is refused (available_at: when to ask again) and holds its place; after the pool's answer a
+# refusal holds the place until its available_at (plus the grace), a grant or a refusal for good
+# gives it up (fleet_queue).
+ACQUIRE = COMMON + QUEUE + r"""
 local now = clock(ARGV[1])
 local strategy = ARGV[2]
 local window = tonumber(ARGV[3])
@@ -60,10 +68,28 @@ for i = 1, n do
 end
 local seen = {}
 
+-- the fleet's queue: the caller's turn first, its place after the pool's answer (settle)
+local qk, qa = 3 + 3 * n, 16 + 7 * n
+local ticket = ARGV[qa + 1] or ''
+local grace, poll = tonumber(ARGV[qa + 2]), tonumber(ARGV[qa + 3])
+local function settle(avail)
+  if ticket == '' then return end
+  if avail ~= nil then
+    queue_hold(KEYS[qk + 1], KEYS[qk + 2], KEYS[qk + 3], ticket, now, avail, grace)
+  else
+    queue_leave(KEYS[qk + 1], KEYS[qk + 2], ticket)
+  end
+end
+if ticket ~= '' then
+  local back = queue_turn(KEYS[qk + 1], KEYS[qk + 2], KEYS[qk + 3], ticket, now, grace, poll)
+  if back ~= nil then return {'', fmt(back), '0', fmt(now), '', epoch} end
+end
+
 local p = redis.call('HMGET', KEYS[1], 'bm', 'bf', 'bo')
 local pm, pf, po = read_breaker(p[1], p[2], p[3])
 local pok, pprobe, pm2, pf2, po2, pretry = breaker_check(pm, pf, po, now, cooldown)
 if not pok then
+  settle(pretry)
   return {'', fmt(pretry), '0', fmt(now), '', epoch}
 end
 
@@ -227,6 +253,7 @@ local function answer(fp, avail, probe)
 end
 
 if #eligible == 0 then
+  settle(earliest)
   if earliest == nil then return answer('', '', '0') end
   return answer('', fmt(earliest), '0')
 end
@@ -296,5 +323,6 @@ redis.call('ZADD', k.lkey, fmt(now + lease_ttl), lease)
 redis.call('PEXPIRE', k.lkey, ms(lease_ttl))
 local probe = '0'
 if k.probe or pprobe then probe = '1' end
+settle(nil)
 return answer(k.fp, '', probe)
 """

@@ -275,6 +275,9 @@ class RedisPoolState:
                     until, removed = known[spec.fingerprint]
                     args += [spec.fingerprint, spec.weight, spec.max_rpm or 0, spec.max_tpm or 0,
                              until, "1" if removed else "0", learned[spec.fingerprint]]
+                if self._fleet is not None:   # the queue's turn and place, in the same script
+                    names += self._fleet.keys(provider)
+                    args += self._fleet.args()
                 try:
                     raw = self._acquire(keys=names, args=args)
                 except self._redis_error:
@@ -315,11 +318,6 @@ class RedisPoolState:
                                      recheck_at=recheck)
             raise self._connection_error("the pool state kept changing incarnation")
 
-        def queued(keys: Sequence[KeySpec] = keys) -> AcquireResult:
-            if self._fleet is None:
-                return remote(keys)
-            return self._fleet.around(provider, self._now_arg(), lambda: remote(keys))
-
         def local() -> AcquireResult:
             res = self._local.acquire(provider, self._local_keys(keys), policy, tokens=tokens,
                                       rand=rand)
@@ -345,14 +343,14 @@ class RedisPoolState:
             workers may still be serving locally (their requests reach Redis when they notice):
             a key must fit this worker's local share too, and Redis is asked for that key only."""
             if self._monotonic() >= self._probation_until:
-                return queued()
+                return remote()
             gate = self._local.acquire(provider, self._local_keys(keys), policy,
                                        tokens=tokens, rand=rand)
             if gate.fingerprint is None:
                 # the local share binds until the probation ends, not until it frees
                 return self._rejoin_by(gate, provider, keys, self._probation_until)
             try:
-                res = queued([k for k in keys if k.fingerprint == gate.fingerprint])
+                res = remote([k for k in keys if k.fingerprint == gate.fingerprint])
             except BaseException:
                 self._local.cancel(provider, gate.fingerprint, gate.lease)
                 raise
@@ -461,7 +459,7 @@ class RedisPoolState:
         away there is no queue to leave: the place expires)."""
         fleet = self._fleet
         if fleet is not None:
-            self._call(lambda: fleet.leave(provider, self._now_arg()), lambda: None)
+            self._call(lambda: fleet.leave(provider), lambda: None)
 
     def close(self) -> None:
         """Close the client's connections (the backend may still be used; it reconnects)."""

@@ -201,6 +201,32 @@ def test_a_process_that_stops_waiting_lets_the_next_be_served_at_once(
     assert served(c).fingerprint == KEY.fingerprint         # not held up by a ghost
 
 
+def test_an_acquire_is_one_round_trip_whether_the_queue_lets_it_through_or_not(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """The queue's turn, joining and leaving run inside the acquire script."""
+    clock = FakeClock(1000.0)
+    a, b, c = (RedisPoolState(own_redis.url, clock=clock,
+                              options=RedisPoolOptions(key_prefix=redis_prefix))
+               for _ in range(3))
+    client = redis.Redis.from_url(own_redis.url, decode_responses=True)
+
+    def scripts_run() -> int:      # the commands a script runs inside count too elsewhere
+        stats = client.info("commandstats")
+        return sum(int(stats.get(f"cmdstat_{c}", {}).get("calls", 0)) for c in ("evalsha", "eval"))
+
+    def round_trips(be: RedisPoolState) -> tuple[int, AcquireResult]:
+        before = scripts_run()
+        res = be.acquire(P, [KEY], POLICY)
+        return scripts_run() - before, res
+
+    for be in (a, b, c):      # each loads the script and learns the pool's epoch first
+        be.acquire(P, [KeySpec("key-warm-up")], POLICY)
+    trips = [round_trips(be) for be in (a, b, c)]   # served; refused: joins; behind b: refused
+    clock.t += 11.0
+    trips.append(round_trips(b))                    # b's turn: served, leaves
+    assert [(n, res.fingerprint) for n, res in trips] == [
+        (1, KEY.fingerprint), (1, None), (1, None), (1, KEY.fingerprint)]
+    client.close()
 # ------------------------------------------------------------- through the call loop
 
 PRIMARY_KEY, BACKUP_KEY = "sk-fleet-primary-SECRET-0001", "sk-ant-fleet-backup-SECRET-0003"
