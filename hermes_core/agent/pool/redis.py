@@ -113,8 +113,9 @@ class RedisPoolOptions:
     slot_ttl_s: float = 60.0
     reconnect_interval_s: float = 5.0   # how often a degraded backend probes Redis
     socket_timeout_s: float = 0.5       # a hung Redis must not stall calls for long
-    # processes take turns in the order they started waiting (fleet_queue): a place outlives
-    # the time its holder said it would ask again by grace; one behind others asks every poll
+    # processes take turns in the order they started waiting (fleet_queue; the redis_fleet_queue,
+    # redis_queue_grace_s, redis_queue_poll_s settings): a place outlives the time its holder
+    # said it would ask again by grace; one behind others asks every poll
     fleet_queue: bool = True
     queue_grace_s: float = 2.0
     queue_poll_s: float = 0.05
@@ -777,7 +778,9 @@ def options_from_settings(cp: CredentialPoolSettings) -> RedisPoolOptions:
     return RedisPoolOptions(
         key_prefix=cp.redis_key_prefix, lease_ttl_s=cp.redis_lease_ttl_s,
         state_ttl_s=cp.redis_state_ttl_s, workers=cp.workers,
-        reconnect_interval_s=cp.redis_reconnect_s, socket_timeout_s=cp.redis_timeout_s)
+        reconnect_interval_s=cp.redis_reconnect_s, socket_timeout_s=cp.redis_timeout_s,
+        fleet_queue=cp.redis_fleet_queue, queue_grace_s=cp.redis_queue_grace_s,
+        queue_poll_s=cp.redis_queue_poll_s)
 
 
 def backend_from_settings(settings: Settings) -> RedisPoolState:

@@ -20,7 +20,7 @@ import pytest
 import redis
 
 from hermes_core.agent.credential_pool import CredentialPool
-from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
+from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState, options_from_settings
 from hermes_core.agent.pool.state import AcquireResult, KeySpec, Outcome, PoolPolicy
 from hermes_core.agent.resilience import CallLoop
 from hermes_core.agent.smart_routing import Router
@@ -227,6 +227,18 @@ def test_an_acquire_is_one_round_trip_whether_the_queue_lets_it_through_or_not(
     assert [(n, res.fingerprint) for n, res in trips] == [
         (1, KEY.fingerprint), (1, None), (1, None), (1, KEY.fingerprint)]
     client.close()
+def test_the_queue_is_tuned_by_the_credential_pool_settings(redis_url: str) -> None:
+    settings = load_settings({"credential_pool": {
+        "backend": "redis", "redis_url": redis_url, "redis_fleet_queue": False,
+        "redis_queue_grace_s": 5, "redis_queue_poll_s": 0.2}}, env={})
+    opts = options_from_settings(settings.credential_pool)
+    assert (opts.fleet_queue, opts.queue_grace_s, opts.queue_poll_s) == (False, 5.0, 0.2)
+    default = options_from_settings(load_settings({}, env={}).credential_pool)
+    assert (default.fleet_queue, default.queue_grace_s, default.queue_poll_s) == (
+        RedisPoolOptions().fleet_queue, RedisPoolOptions().queue_grace_s,
+        RedisPoolOptions().queue_poll_s)
+
+
 # ------------------------------------------------------------- through the call loop
 
 PRIMARY_KEY, BACKUP_KEY = "sk-fleet-primary-SECRET-0001", "sk-ant-fleet-backup-SECRET-0003"
