@@ -210,15 +210,15 @@ class _Run:
     def stop_waiting(self, served: bool = False) -> None:
         """This request got a key (``served``) or gives up on the provider it waited for: the
         place it held in the queue while it asked is free, and it wakes one other waiter (another
-        slot may be free; or someone must become the timed head). Giving up after a refusal also
-        tells the pool, which gives the process's place in the fleet's queue up when no other
-        request of the process waits (a grant gave it up already)."""
+        slot may be free; or someone must become the timed head). The end of a refusal is told
+        to the pool, which gives the process's place in the fleet's queue up when no other
+        request of it wants the keys (a grant gave it up already)."""
         if self.waiting is not None:
             waiting, self.waiting = self.waiting, None
             self.loop.pool.waiters.done(waiting)
         refused, self.refused = self.refused, None
-        if refused is not None and not served:
-            self.loop.pool.leave(refused)
+        if refused is not None:
+            self.loop.pool.leave(refused, served=served)
 
     def queue_for(self, provider: str) -> bool:
         """About to wait for ``provider``'s keys: True when it waited for them already (it keeps
@@ -306,6 +306,10 @@ class _Run:
                 if e.available_at is None:
                     self._no_key(cand, e)
                     continue
+                if self.refused not in (None, cand.provider):
+                    self.stop_waiting()       # the provider it was refused before: given up
+                if self.refused is None:
+                    loop.pool.note_refused(cand.provider)
                 self.last_error, self.refused = e, cand.provider
                 wait = max(0.0, e.available_at - (e.now if e.now is not None else loop.pool.now()))
                 more = self.i + 1 < len(self.cands)

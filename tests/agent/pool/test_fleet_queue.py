@@ -201,6 +201,27 @@ def test_a_process_that_stops_waiting_lets_the_next_be_served_at_once(
     assert served(c).fingerprint == KEY.fingerprint         # not held up by a ghost
 
 
+def test_a_request_refused_but_not_yet_in_its_wait_keeps_its_process_place(
+        fleet: tuple[Callable[[], RedisPoolState], FakeClock]) -> None:
+    """Between a refusal and the wait queue a request is in neither: another request's giving up
+    then must not take the place it just got."""
+    process, clock = fleet
+    b, c = process(), process()
+    cred = Credential("openai", "sk-fleet-pool-SECRET-0001", max_rpm=1)
+    a = CredentialPool({P: [cred]}, policy=POLICY, backend=process())
+    key = KeySpec(cred.fingerprint, max_rpm=1)
+    assert b.acquire(P, [key], POLICY).fingerprint is not None
+    for _ in range(2):                                      # two requests of a refused
+        with pytest.raises(NoCredentialAvailable):
+            a.acquire(P)
+        a.note_refused(P)
+    a.leave(P)                                              # one gives up
+    clock.t += 11.0
+    assert c.acquire(P, [key], POLICY).fingerprint is None  # a is still first
+    a.leave(P)                                              # the other too
+    assert c.acquire(P, [key], POLICY).fingerprint == key.fingerprint
+
+
 def test_an_acquire_is_one_round_trip_whether_the_queue_lets_it_through_or_not(
         own_redis: RedisServer, redis_prefix: str) -> None:
     """The queue's turn, joining and leaving run inside the acquire script."""
