@@ -2,6 +2,7 @@
 
     python benchmarks/fleet_fairness.py [--json] [--processes 8] [--threads 4] [--repeats 3]
                                         [--seconds 8] [--limit 16] [--window 2] [--restart]
+                                        [--baseline /work/main]
 
 A real redis-server (``hermes_core.testing.RedisServer``) and real worker processes (spawned), each
 with its own :class:`RedisPoolState` on 3 keys with sliding-window limits (``--limit`` per
@@ -15,14 +16,16 @@ Modes, alternated in one run (``--repeats`` times each; medians reported):
 
 * ``main``: ``fleet_queue=False``, the pool as it was (whoever asks first after a slot frees);
 * ``queue``: the fleet queue (processes take turns in the order they started waiting);
-* ``main-restart``, ``queue-restart`` (``--restart``): each with Redis restarted empty half-way.
+* ``main-restart``, ``queue-restart`` (``--restart``): each with Redis restarted empty half-way;
+* ``baseline`` (``--baseline TREE``): the fleet queue of another source tree (its workers import
+  hermes_core from TREE), to compare two versions of the queue in one run.
 
 Reported per mode: ``grants`` (total), per-process ``min`` / ``max``, ``jain`` (Jain's fairness
 index, (sum x)^2 / (n * sum x^2): 1 when every process got the same), ``over_limit`` (grants past
 a key's limit in any window, on Redis's clock; goal 0), ``acquire_ms_p50`` (every acquire,
-refusals included). ``solo_acquire_ms_p50``: one process with nobody waiting, queue off vs on
-(the cost of the turn's round trip). Ratios ``queue / main`` compare the two measured in the
-same run.
+refusals included) and ``acquire_ms_p99``. ``solo_acquire_ms_p50`` / ``_p99``: one process with
+nobody waiting, queue off vs on (vs the baseline tree's). Ratios ``queue / main`` (and
+``queue / baseline``) compare modes measured in the same run.
 """
 
 from __future__ import annotations
@@ -39,22 +42,28 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from hermes_core.agent.credential_pool import CredentialPool
-from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
-from hermes_core.agent.pool.state import KeySpec, Outcome, PoolPolicy
-from hermes_core.errors import NoCredentialAvailable
-from hermes_core.testing.redis_server import RedisServer
-from hermes_core.types import Credential
-
+HERE = str(Path(__file__).resolve().parents[1])
 PROVIDER = "openai"
 CTX = mp.get_context("spawn")
 SECRETS = [f"sk-bench-fleet-{i:032d}" for i in range(3)]   # never sent anywhere
 
 
-def worker(url: str, prefix: str, queue_on: bool, limit: int, window: float, workers: int,
-           threads: int, latency: float, seconds: float, ready: Any, go: Any, out: Any) -> None:
+def _tree(tree: str) -> None:
+    """hermes_core from ``tree`` in this process (a spawned worker imports it only after this:
+    the module imports none at its top, so a baseline tree's workers run the baseline's code)."""
+    sys.path.insert(0, tree)
+
+
+def worker(tree: str, url: str, prefix: str, queue_on: bool, limit: int, window: float,
+           workers: int, threads: int, latency: float, seconds: float, ready: Any, go: Any,
+           out: Any) -> None:
+    _tree(tree)
+    from hermes_core.agent.credential_pool import CredentialPool
+    from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
+    from hermes_core.agent.pool.state import PoolPolicy
+    from hermes_core.errors import NoCredentialAvailable
+    from hermes_core.types import Credential
+
     be = RedisPoolState(url, options=RedisPoolOptions(
         key_prefix=prefix, workers=workers, fleet_queue=queue_on, reconnect_interval_s=0.5))
     pool = CredentialPool({PROVIDER: [Credential(PROVIDER, SECRETS[i], max_rpm=limit)
@@ -133,11 +142,13 @@ def jain(xs: list[int]) -> float:
     return total * total / (len(xs) * squares) if squares else 0.0
 
 
-def run_mode(mode: str, server: RedisServer, args: argparse.Namespace) -> dict[str, Any]:
+def run_mode(mode: str, server: Any, args: argparse.Namespace) -> dict[str, Any]:
     out, ready, go = CTX.Queue(), CTX.Queue(), CTX.Event()
     prefix = f"hermes-bench:{uuid.uuid4().hex[:8]}"
+    tree = args.baseline if mode == "baseline" else HERE
     procs = [CTX.Process(target=worker, args=(
-        server.url, prefix, mode.startswith("queue"), args.limit, args.window, args.processes,
+        tree, server.url, prefix, not mode.startswith("main"), args.limit, args.window,
+        args.processes,
         args.threads, args.latency,
         args.seconds, ready, go, out)) for _ in range(args.processes)]
     for p in procs:
@@ -167,29 +178,49 @@ def run_mode(mode: str, server: RedisServer, args: argparse.Namespace) -> dict[s
         "over_limit": over_limit([g for r in results for g in r["grants"]], args.limit,
                                  args.window) if not mode.endswith("-restart") else None,
         "acquire_ms_p50": round(statistics.median(lat), 3) if lat else None,
+        "acquire_ms_p99": round(statistics.quantiles(lat, n=100)[98], 3) if len(lat) > 1 else None,
         "degraded_workers": sum(1 for r in results if r["degraded"]),
         "fallbacks": sum(r["outages"] for r in results),
     }
 
 
-def solo_acquire_ms(url: str, rounds: int = 5, n: int = 300) -> dict[str, float]:
-    """One process, nobody waiting: median acquire (+ release) with the queue off and on,
-    alternated ``rounds`` times: what the turn's extra round trip costs when there is no storm."""
-    times: dict[str, list[float]] = {"main": [], "queue": []}
+def solo_worker(tree: str, url: str, queue_on: bool, n: int, out: Any) -> None:
+    """One process, nobody waiting: ``n`` acquires (+ releases), each timed."""
+    _tree(tree)
+    from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
+    from hermes_core.agent.pool.state import KeySpec, Outcome, PoolPolicy
+
     policy = PoolPolicy(window_s=2.0)
     keys = [KeySpec("key-solo", max_rpm=10**6)]
+    be = RedisPoolState(url, options=RedisPoolOptions(
+        key_prefix=f"hermes-bench:{uuid.uuid4().hex[:8]}", fleet_queue=queue_on))
+    be.acquire(PROVIDER, [KeySpec("key-warm-up")], policy)    # scripts loaded, epoch known
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        res = be.acquire(PROVIDER, keys, policy)
+        times.append((time.perf_counter() - t0) * 1000)
+        assert res.fingerprint is not None
+        be.release(PROVIDER, res.fingerprint, Outcome("ok"), policy, lease=res.lease)
+    be.close()
+    out.put(times)
+
+
+def solo_acquire_ms(url: str, modes: list[str], baseline: str, rounds: int = 5,
+                    n: int = 300) -> dict[str, dict[str, float]]:
+    """One process with nobody waiting, per mode (queue off, on, the baseline tree's), alternated
+    ``rounds`` times: what the queue costs an acquire when there is no storm."""
+    times: dict[str, list[float]] = {m: [] for m in modes}
     for _ in range(rounds):
         for mode in times:
-            be = RedisPoolState(url, options=RedisPoolOptions(
-                key_prefix=f"hermes-bench:{uuid.uuid4().hex[:8]}", fleet_queue=mode == "queue"))
-            for _ in range(n):
-                t0 = time.perf_counter()
-                res = be.acquire(PROVIDER, keys, policy)
-                times[mode].append((time.perf_counter() - t0) * 1000)
-                assert res.fingerprint is not None
-                be.release(PROVIDER, res.fingerprint, Outcome("ok"), policy, lease=res.lease)
-            be.close()
-    return {m: round(statistics.median(v), 3) for m, v in times.items()}
+            out = CTX.Queue()
+            proc = CTX.Process(target=solo_worker, args=(
+                baseline if mode == "baseline" else HERE, url, mode != "main", n, out))
+            proc.start()
+            times[mode] += out.get(timeout=300)
+            proc.join(30)
+    return {m: {"p50": round(statistics.median(v), 3),
+                "p99": round(statistics.quantiles(v, n=100)[98], 3)} for m, v in times.items()}
 
 
 def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -213,14 +244,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--restart", action="store_true", help="also the -restart modes")
     ap.add_argument("--only", default="", help="comma list of modes to run (default: all)")
+    ap.add_argument("--baseline", default="", help="another tree's queue as a mode too")
     args = ap.parse_args(argv)
-    modes = ["main", "queue"] + (["main-restart", "queue-restart"] if args.restart else [])
+    modes = ["main", "queue"] + (["baseline"] if args.baseline else []) + (
+        ["main-restart", "queue-restart"] if args.restart else [])
     modes = [m for m in modes if not args.only or m in args.only.split(",")]
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
+    sys.path.insert(0, HERE)
+    from hermes_core.testing.redis_server import RedisServer
+
     server = RedisServer()
     server.start()
     try:
-        solo = solo_acquire_ms(server.url)
+        solo = solo_acquire_ms(server.url, [m for m in ("main", "queue", "baseline")
+                                            if m in modes], args.baseline)
         for _ in range(max(1, args.repeats)):
             for m in modes:     # alternated: the baseline meets the same machine load
                 runs[m].append(run_mode(m, server, args))
@@ -240,11 +277,21 @@ def main(argv: list[str] | None = None) -> int:
         "jain_main": base["jain"], "jain_queue": new["jain"],
         "grants_ratio_queue_vs_main": round(new["grants"] / base["grants"], 3)
         if base["grants"] else None,
-        "solo_acquire_ms_p50": solo,
-        "solo_acquire_ratio_queue_vs_main": round(solo["queue"] / solo["main"], 3),
+        "solo_acquire_ms": solo,
+        "solo_acquire_ratio_queue_vs_main": round(solo["queue"]["p50"] / solo["main"]["p50"], 3),
         "acquire_ms_ratio_queue_vs_main": round(new["acquire_ms_p50"] / base["acquire_ms_p50"], 3)
         if base["acquire_ms_p50"] else None,
     }
+    old = results.get("baseline")
+    if old is not None:
+        report |= {
+            "spread_baseline": [old["min"], old["max"]], "jain_baseline": old["jain"],
+            "solo_ratio_queue_vs_baseline": {q: round(solo["queue"][q] / solo["baseline"][q], 3)
+                                             for q in ("p50", "p99")},
+            "storm_ratio_queue_vs_baseline": {
+                q: round(new[f"acquire_ms_{q}"] / old[f"acquire_ms_{q}"], 3)
+                for q in ("p50", "p99") if new[f"acquire_ms_{q}"] and old[f"acquire_ms_{q}"]},
+        }
     if args.json:
         print(json.dumps(report, indent=2))
     else:

@@ -242,6 +242,12 @@ class CredentialPoolSettings(_Model):
     redis_state_ttl_s: float = Field(default=7 * 86400.0, gt=0)
     redis_reconnect_s: float = Field(default=5.0, gt=0)
     redis_timeout_s: float = Field(default=0.5, gt=0)
+    # processes on one Redis take turns in the order they started waiting (pool/fleet_queue.py):
+    # a waiter's place outlives the time it said it would ask again by the grace (bounds what a
+    # killed waiter holds the others up); one behind others asks again every poll at most
+    redis_fleet_queue: bool = True
+    redis_queue_grace_s: float = Field(default=2.0, ge=0)
+    redis_queue_poll_s: float = Field(default=0.05, gt=0)
     # a key the provider rejects (401/403/402) is quarantined: one request rechecks it after
     # auth_recheck_s, twice as long after each rejected recheck (at most auth_recheck_max_s);
     # the auth_max_strikes-th rejection in a row removes it for good (1: the first one does)

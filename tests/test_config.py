@@ -72,6 +72,12 @@ def test_key_fallback_reads_the_env_mapping_given_not_the_process(monkeypatch):
      "llm.routing.providers[0].priority", 5, "integer"),
     ("home: ${UNSET_VAR}\n", "home", 1, "UNSET_VAR"),
     ("credential_pool:\n  retry_budget: -1\n", "credential_pool.retry_budget", 2, "greater than"),
+    ("credential_pool:\n  redis_queue_grace_s: -1\n", "credential_pool.redis_queue_grace_s", 2,
+     "greater than"),
+    ("credential_pool:\n  redis_queue_poll_s: 0\n", "credential_pool.redis_queue_poll_s", 2,
+     "greater than"),
+    ("credential_pool:\n  redis_fleet_queue: sometimes\n", "credential_pool.redis_fleet_queue", 2,
+     "boolean"),
     ("llm:\n  stream: true\n  stream: false\n", "llm.stream", 3, "duplicate key"),
 ])
 def test_errors_name_file_key_and_line(text, key_path, line, reason):

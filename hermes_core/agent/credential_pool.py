@@ -25,6 +25,7 @@ import importlib
 import logging
 import random
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -163,6 +164,9 @@ class CredentialPool:
         self._removed_lock = threading.Lock()
         # requests of this process waiting for a key, per provider (see pool.waiters)
         self.waiters = SlotWaiters()
+        # requests the pool refused that still want the provider's keys (note_refused, leave)
+        self._refused: Counter[str] = Counter()
+        self._refused_lock = threading.Lock()
         # keys handed in by hand (no settings loaded) are known to every writer from here on:
         # the pool is where they start to flow into the SDKs and their debug lines
         Redactor(c.secret for creds in credentials.values() for c in creds)
@@ -251,6 +255,24 @@ class CredentialPool:
             raise NoCredentialAvailable(provider, res.available_at, now=res.now,
                                         recheck_at=res.recheck_at)
         return Lease(self._lookup(provider, res.fingerprint), res.lease, res.probe)
+
+    def note_refused(self, provider: str) -> None:
+        """A request of this process the pool refused wants ``provider``'s keys until it is
+        served or gives up (:meth:`leave`): the process's place in the fleet's queue is kept
+        meanwhile, also before the request is in the wait queue (:attr:`waiters`)."""
+        with self._refused_lock:
+            self._refused[provider] += 1
+
+    def leave(self, provider: str, *, served: bool = False) -> None:
+        """A request :meth:`note_refused` got a key (``served``: the grant left the queue) or
+        stops waiting for one (it fails over, passed its deadline, was cancelled or interrupted):
+        when no other request of this process wants the keys (refused, or in the wait queue),
+        the backend gives the process's place in the fleet's queue up, so the next process is
+        served at once, not when the place expires."""
+        with self._refused_lock:
+            left = self._refused[provider] = max(0, self._refused[provider] - 1)
+        if not served and left == 0 and self.waiters.waiting(provider) == 0:
+            self.backend.leave(provider)
 
     def _note_all_removed(self, provider: str) -> None:
         """No key can ever serve (removed by another process too): ``has_keys`` says so."""

@@ -154,6 +154,7 @@ class _Run:
         self.waited: dict[str, float] = {}     # seconds slept on cooled keys, per provider
         self.removed_here: set[str] = set()    # providers whose key this request removed
         self.waiting: str | None = None        # the provider whose wait queue it was last in
+        self.refused: str | None = None   # the provider whose pool refused it a key it waits for
         self.sent: Prompt | None = None
         # (provider kind, model) -> (the prompt handed in, the prompt sent for it)
         self._plans: dict[tuple[str, str], tuple[Prompt, Prompt]] = {}
@@ -206,13 +207,18 @@ class _Run:
         self._plans[key] = (prompt, sent)
         return sent
 
-    def stop_waiting(self) -> None:
-        """This request got a key or gives up on the provider it waited for: the place it held
-        in the queue while it asked is free, and it wakes one other waiter (another slot may be
-        free; or someone must become the timed head)."""
+    def stop_waiting(self, served: bool = False) -> None:
+        """This request got a key (``served``) or gives up on the provider it waited for: the
+        place it held in the queue while it asked is free, and it wakes one other waiter (another
+        slot may be free; or someone must become the timed head). The end of a refusal is told
+        to the pool, which gives the process's place in the fleet's queue up when no other
+        request of it wants the keys (a grant gave it up already)."""
         if self.waiting is not None:
             waiting, self.waiting = self.waiting, None
             self.loop.pool.waiters.done(waiting)
+        refused, self.refused = self.refused, None
+        if refused is not None:
+            self.loop.pool.leave(refused, served=served)
 
     def queue_for(self, provider: str) -> bool:
         """About to wait for ``provider``'s keys: True when it waited for them already (it keeps
@@ -300,7 +306,11 @@ class _Run:
                 if e.available_at is None:
                     self._no_key(cand, e)
                     continue
-                self.last_error = e
+                if self.refused not in (None, cand.provider):
+                    self.stop_waiting()       # the provider it was refused before: given up
+                if self.refused is None:
+                    loop.pool.note_refused(cand.provider)
+                self.last_error, self.refused = e, cand.provider
                 wait = max(0.0, e.available_at - (e.now if e.now is not None else loop.pool.now()))
                 more = self.i + 1 < len(self.cands)
                 waited = self.waited.get(cand.provider, 0.0)
@@ -312,7 +322,7 @@ class _Run:
                 self.record(cand, None, "all_keys_blocked", None, "failover", retry_after=wait)
                 self._failover()
                 continue
-            self.stop_waiting()
+            self.stop_waiting(served=True)
             return Step("call", cand, lease, opts)
 
     def on_success(self, step: Step, started: float, heard: Heard | None = None) -> None:
@@ -526,16 +536,25 @@ class CallLoop:
         assert step.provider is not None
         self._tell_wait(step)
         started = self.clock()
-        self.pool.waiters.wait(step.provider, step.delay, step.allowed, self.sleep,
-                               front=run.queue_for(step.provider), hold=True)
+        try:
+            self.pool.waiters.wait(step.provider, step.delay, step.allowed, self.sleep,
+                                   front=run.queue_for(step.provider), hold=True)
+        except BaseException:    # Ctrl-C while waiting: the request gives up
+            run.stop_waiting()
+            raise
         run.waited_for(step.provider, self.clock() - started)
 
     async def _await(self, run: _Run, step: Step) -> None:
         assert step.provider is not None
         self._tell_wait(step)
         started = self.clock()
-        await self.pool.waiters.await_turn(step.provider, step.delay, step.allowed, self.asleep,
-                                           front=run.queue_for(step.provider), hold=True)
+        try:
+            await self.pool.waiters.await_turn(step.provider, step.delay, step.allowed,
+                                               self.asleep, front=run.queue_for(step.provider),
+                                               hold=True)
+        except BaseException:    # cancelled while waiting: the request gives up
+            run.stop_waiting()
+            raise
         run.waited_for(step.provider, self.clock() - started)
 
     def _tell_wait(self, step: Step) -> None:

@@ -27,7 +27,7 @@ def count_text(text: str) -> int:
 
 def worker_share(limit: int, workers: int, slot: int | None) -> int:
     """What one of ``workers`` processes may send of a key's ``limit`` per window while Redis is
-    away. A worker holding a slot (:data:`redis_lua.CLAIM`, a distinct index per live worker)
+    away. A worker holding a slot (:data:`lua_recovery.CLAIM`, a distinct index per live worker)
     takes ``limit // workers``, one more for the first ``limit % workers`` slots: the shares add
     up to the limit (10 over 4 workers: 3, 3, 2, 2), where equal floors (2 each) left a fifth of
     the budget unused for the whole outage. Without a slot (Redis was never reached, or more
@@ -103,7 +103,7 @@ class LocalPoolState(InMemoryPoolState):
 
     def standings(self) -> dict[tuple[str, str], Standing]:
         """Each key's standing this fallback holds that is not plainly good: what goes back
-        to Redis (:func:`.quarantine.merge_standing`, in ``redis_lua.MERGE``)."""
+        to Redis (:func:`.quarantine.merge_standing`, in ``lua_recovery.MERGE``)."""
         with self._lock:
             return {k: Standing(r.auth_strikes, r.breaker, r.removed)
                     for k, r in self._keys.items()

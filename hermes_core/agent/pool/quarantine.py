@@ -7,12 +7,12 @@ instead: its breaker opens until the recheck (``opened_at + breaker_cooldown_s``
 time), so exactly one request (the breaker's half-open probe, :mod:`.breaker`) tries it then; a
 success restores it, another rejection doubles the wait (:func:`auth_recheck_after`), and the
 ``auth_max_strikes``-th rejection in a row removes it for good. A revoked key costs a handful of
-requests spread over hours, never a stream of them. ``redis_lua.RELEASE`` ports
+requests spread over hours, never a stream of them. ``lua_release.RELEASE`` ports
 :func:`after_auth_failure`; the parity walk in the Redis tests holds them together.
 
 What a process knows of a key's standing (:class:`Standing`) outlives Redis going away or
 restarting empty: the local fallback starts from it, and :func:`merge_standing` (ported by
-``redis_lua.MERGE``) puts it back when the process rejoins.
+``lua_recovery.MERGE``) puts it back when the process rejoins.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hermes_core.agent.pool import redis_lua as lua
+from hermes_core.agent.pool import lua_acquire, lua_recovery, lua_release, redis_lua
 from hermes_core.agent.pool.breaker import BreakerState
 from hermes_core.agent.pool.clock import STEADY
 from hermes_core.agent.pool.fallback import LocalPoolState, count_text, share, worker_share
@@ -113,8 +113,9 @@ class RedisPoolOptions:
     slot_ttl_s: float = 60.0
     reconnect_interval_s: float = 5.0   # how often a degraded backend probes Redis
     socket_timeout_s: float = 0.5       # a hung Redis must not stall calls for long
-    # processes take turns in the order they started waiting (fleet_queue): a place outlives
-    # the time its holder said it would ask again by grace; one behind others asks every poll
+    # processes take turns in the order they started waiting (fleet_queue; the redis_fleet_queue,
+    # redis_queue_grace_s, redis_queue_poll_s settings): a place outlives the time its holder
+    # said it would ask again by grace; one behind others asks every poll
     fleet_queue: bool = True
     queue_grace_s: float = 2.0
     queue_poll_s: float = 0.05
@@ -169,11 +170,11 @@ class RedisPoolState:
         # read-only replica, a busy script: see redis_unavailable): serve locally meanwhile
         self._redis_error: type[Exception] = redis.exceptions.RedisError
         self._connection_error: type[Exception] = redis.exceptions.ConnectionError
-        self._acquire = client.register_script(lua.ACQUIRE)
-        self._release = client.register_script(lua.RELEASE)
-        self._snapshot = client.register_script(lua.SNAPSHOT)
-        self._merge = client.register_script(lua.MERGE)
-        self._claim = client.register_script(lua.CLAIM)
+        self._acquire = client.register_script(lua_acquire.ACQUIRE)
+        self._release = client.register_script(lua_release.RELEASE)
+        self._snapshot = client.register_script(redis_lua.SNAPSHOT)
+        self._merge = client.register_script(lua_recovery.MERGE)
+        self._claim = client.register_script(lua_recovery.CLAIM)
         # this worker's index among the fleet while Redis is away (see worker_share): claimed in
         # Redis under a random id, renewed by acquires; None until claimed, or when none is free
         self._worker_id = os.urandom(8).hex()
@@ -194,7 +195,7 @@ class RedisPoolState:
         # A release without a lease id ends the key's oldest; expired ones are dropped so
         # unreleased calls leak nothing.
         self._leases: dict[tuple[str, str], list[tuple[str, float, int]]] = {}
-        # the pool-state incarnation this process knows (see redis_lua.ACQUIRE) and what it last
+        # the pool-state incarnation this process knows (see lua_acquire.ACQUIRE) and what it last
         # heard about each key (blocked-until, removed): handed back to a Redis that lost them
         self._epochs: dict[str, str] = {}
         self._resync_lock = threading.Lock()
@@ -275,6 +276,9 @@ class RedisPoolState:
                     until, removed = known[spec.fingerprint]
                     args += [spec.fingerprint, spec.weight, spec.max_rpm or 0, spec.max_tpm or 0,
                              until, "1" if removed else "0", learned[spec.fingerprint]]
+                if self._fleet is not None:   # the queue's turn and place, in the same script
+                    names += self._fleet.keys(provider)
+                    args += self._fleet.args()
                 try:
                     raw = self._acquire(keys=names, args=args)
                 except self._redis_error:
@@ -315,11 +319,6 @@ class RedisPoolState:
                                      recheck_at=recheck)
             raise self._connection_error("the pool state kept changing incarnation")
 
-        def queued(keys: Sequence[KeySpec] = keys) -> AcquireResult:
-            if self._fleet is None:
-                return remote(keys)
-            return self._fleet.around(provider, self._now_arg(), lambda: remote(keys))
-
         def local() -> AcquireResult:
             res = self._local.acquire(provider, self._local_keys(keys), policy, tokens=tokens,
                                       rand=rand)
@@ -345,14 +344,14 @@ class RedisPoolState:
             workers may still be serving locally (their requests reach Redis when they notice):
             a key must fit this worker's local share too, and Redis is asked for that key only."""
             if self._monotonic() >= self._probation_until:
-                return queued()
+                return remote()
             gate = self._local.acquire(provider, self._local_keys(keys), policy,
                                        tokens=tokens, rand=rand)
             if gate.fingerprint is None:
                 # the local share binds until the probation ends, not until it frees
                 return self._rejoin_by(gate, provider, keys, self._probation_until)
             try:
-                res = queued([k for k in keys if k.fingerprint == gate.fingerprint])
+                res = remote([k for k in keys if k.fingerprint == gate.fingerprint])
             except BaseException:
                 self._local.cancel(provider, gate.fingerprint, gate.lease)
                 raise
@@ -455,6 +454,13 @@ class RedisPoolState:
 
         return self._call(remote, lambda: self._local.snapshot(provider, self._local_keys(keys),
                                                                policy))
+
+    def leave(self, provider: str) -> None:
+        """This process's place in the fleet's queue for ``provider`` given up (while Redis is
+        away there is no queue to leave: the place expires)."""
+        fleet = self._fleet
+        if fleet is not None:
+            self._call(lambda: fleet.leave(provider), lambda: None)
 
     def close(self) -> None:
         """Close the client's connections (the backend may still be used; it reconnects)."""
@@ -772,7 +778,9 @@ def options_from_settings(cp: CredentialPoolSettings) -> RedisPoolOptions:
     return RedisPoolOptions(
         key_prefix=cp.redis_key_prefix, lease_ttl_s=cp.redis_lease_ttl_s,
         state_ttl_s=cp.redis_state_ttl_s, workers=cp.workers,
-        reconnect_interval_s=cp.redis_reconnect_s, socket_timeout_s=cp.redis_timeout_s)
+        reconnect_interval_s=cp.redis_reconnect_s, socket_timeout_s=cp.redis_timeout_s,
+        fleet_queue=cp.redis_fleet_queue, queue_grace_s=cp.redis_queue_grace_s,
+        queue_poll_s=cp.redis_queue_poll_s)
 
 
 def backend_from_settings(settings: Settings) -> RedisPoolState:

@@ -517,6 +517,13 @@ class PoolStateBackend(Protocol):
         """Read-only view for ``hermes-core keys status`` and tests."""
         ...
 
+    def leave(self, provider: str) -> None:
+        """No request of this process waits for ``provider``'s keys any more (they failed over,
+        timed out, were cancelled): give up the process's place in a queue shared with other
+        processes, so the next is served at once rather than after the place expires. A no-op
+        where there is no such queue; never raises for a place not held."""
+        ...
+
 
 # --------------------------------------------------------------------------- in-memory backend
 
@@ -712,6 +719,10 @@ class InMemoryPoolState:
             recheck = (quarantine_recheck(rec.auth_strikes, rec.removed, rec.breaker, policy)
                        if outcome.kind == "removed" and changed else None)
             return ReleaseResult(changed, rec.blocked_until, rec.removed, recheck, restored)
+
+    def leave(self, provider: str) -> None:
+        """One process: its waiters' queue (:mod:`.waiters`) is the whole queue; nothing to give
+        up here."""
 
     def snapshot(self, provider: str, keys: Sequence[KeySpec], policy: PoolPolicy) -> ProviderSnapshot:
         with self._lock:

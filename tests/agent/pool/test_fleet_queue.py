@@ -4,18 +4,38 @@ redis-server: a waiter that dies leaves a place that expires, and a Redis that l
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
+import os
+import random
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
+from multiprocessing.connection import Connection
 
+import httpx
 import pytest
 import redis
 
-from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
+from hermes_core.agent.credential_pool import CredentialPool
+from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState, options_from_settings
 from hermes_core.agent.pool.state import AcquireResult, KeySpec, Outcome, PoolPolicy
-from hermes_core.testing import FakeClock
+from hermes_core.agent.resilience import CallLoop
+from hermes_core.agent.smart_routing import Router
+from hermes_core.config import Settings, load_settings
+from hermes_core.errors import AllProvidersFailed, NoCredentialAvailable
+from hermes_core.providers import build_providers
+from hermes_core.providers.base import CallOptions
+from hermes_core.testing import (
+    ANTHROPIC_URL,
+    FakeClock,
+    anthropic_message,
+    openai_chat_completion,
+)
 from hermes_core.testing.redis_server import RedisServer
-from hermes_core.types import fingerprint
+from hermes_core.types import Credential, Message, Prompt, RouteDecision, fingerprint
 
 KEY = KeySpec("key-fleet", max_rpm=1)
 POLICY = PoolPolicy(window_s=10.0)
@@ -165,3 +185,305 @@ def test_one_behind_is_told_when_the_first_in_line_asks_again_not_to_poll_meanwh
     behind = served(c)
     assert behind.fingerprint is None and behind.available_at == pytest.approx(
         first.available_at, abs=0.01)
+
+
+def test_a_process_that_stops_waiting_lets_the_next_be_served_at_once(
+        fleet: tuple[Callable[[], RedisPoolState], FakeClock]) -> None:
+    process, clock = fleet
+    a, gone, c = process(), process(), process()
+    assert served(a).fingerprint is not None
+    refused = served(gone)                                  # first in line
+    assert refused.fingerprint is None and refused.available_at is not None
+    assert served(c).fingerprint is None                    # behind it
+    gone.leave(P)                      # its request failed over, timed out, was cancelled
+    gone.leave(P)                      # leaving twice is leaving once
+    clock.t += refused.available_at - refused.now + 0.1     # the slot frees
+    assert served(c).fingerprint == KEY.fingerprint         # not held up by a ghost
+
+
+def test_a_request_refused_but_not_yet_in_its_wait_keeps_its_process_place(
+        fleet: tuple[Callable[[], RedisPoolState], FakeClock]) -> None:
+    """Between a refusal and the wait queue a request is in neither: another request's giving up
+    then must not take the place it just got."""
+    process, clock = fleet
+    b, c = process(), process()
+    cred = Credential("openai", "sk-fleet-pool-SECRET-0001", max_rpm=1)
+    a = CredentialPool({P: [cred]}, policy=POLICY, backend=process())
+    key = KeySpec(cred.fingerprint, max_rpm=1)
+    assert b.acquire(P, [key], POLICY).fingerprint is not None
+    for _ in range(2):                                      # two requests of a refused
+        with pytest.raises(NoCredentialAvailable):
+            a.acquire(P)
+        a.note_refused(P)
+    a.leave(P)                                              # one gives up
+    clock.t += 11.0
+    assert c.acquire(P, [key], POLICY).fingerprint is None  # a is still first
+    a.leave(P)                                              # the other too
+    assert c.acquire(P, [key], POLICY).fingerprint == key.fingerprint
+
+
+def test_an_acquire_is_one_round_trip_whether_the_queue_lets_it_through_or_not(
+        own_redis: RedisServer, redis_prefix: str) -> None:
+    """The queue's turn, joining and leaving run inside the acquire script."""
+    clock = FakeClock(1000.0)
+    a, b, c = (RedisPoolState(own_redis.url, clock=clock,
+                              options=RedisPoolOptions(key_prefix=redis_prefix))
+               for _ in range(3))
+    client = redis.Redis.from_url(own_redis.url, decode_responses=True)
+
+    def scripts_run() -> int:      # the commands a script runs inside count too elsewhere
+        stats = client.info("commandstats")
+        return sum(int(stats.get(f"cmdstat_{c}", {}).get("calls", 0)) for c in ("evalsha", "eval"))
+
+    def round_trips(be: RedisPoolState) -> tuple[int, AcquireResult]:
+        before = scripts_run()
+        res = be.acquire(P, [KEY], POLICY)
+        return scripts_run() - before, res
+
+    for be in (a, b, c):      # each loads the script and learns the pool's epoch first
+        be.acquire(P, [KeySpec("key-warm-up")], POLICY)
+    trips = [round_trips(be) for be in (a, b, c)]   # served; refused: joins; behind b: refused
+    clock.t += 11.0
+    trips.append(round_trips(b))                    # b's turn: served, leaves
+    assert [(n, res.fingerprint) for n, res in trips] == [
+        (1, KEY.fingerprint), (1, None), (1, None), (1, KEY.fingerprint)]
+    client.close()
+def test_the_queue_is_tuned_by_the_credential_pool_settings(redis_url: str) -> None:
+    settings = load_settings({"credential_pool": {
+        "backend": "redis", "redis_url": redis_url, "redis_fleet_queue": False,
+        "redis_queue_grace_s": 5, "redis_queue_poll_s": 0.2}}, env={})
+    opts = options_from_settings(settings.credential_pool)
+    assert (opts.fleet_queue, opts.queue_grace_s, opts.queue_poll_s) == (False, 5.0, 0.2)
+    default = options_from_settings(load_settings({}, env={}).credential_pool)
+    assert (default.fleet_queue, default.queue_grace_s, default.queue_poll_s) == (
+        RedisPoolOptions().fleet_queue, RedisPoolOptions().queue_grace_s,
+        RedisPoolOptions().queue_poll_s)
+
+
+# ------------------------------------------------------------- through the call loop
+
+PRIMARY_KEY, BACKUP_KEY = "sk-fleet-primary-SECRET-0001", "sk-ant-fleet-backup-SECRET-0003"
+PRIMARY_URL = "https://primary.test/v1/chat/completions"
+PROMPT = Prompt(system="You are Hermes.", messages=(Message("user", "hi"),))
+OPTS = CallOptions(max_tokens=32, timeout_s=5)
+
+
+def one_key_settings(url: str, prefix: str, **llm: object) -> Settings:
+    """A primary with one key of one request a minute, and a backup."""
+    return load_settings({
+        "llm": {"deadline_s": 120, **llm, "routing": {
+            "default_model": "gpt-4o",
+            "providers": [
+                {"name": "primary", "type": "openai", "priority": 1, "models": ["gpt-4o"],
+                 "endpoint": "https://primary.test/v1"},
+                {"name": "backup", "type": "anthropic", "priority": 2,
+                 "models": ["claude-haiku"]}]}},
+        "credentials": {"primary": {"keys": [{"key": PRIMARY_KEY, "max_rpm": 1}]},
+                        "backup": {"keys": [{"key": BACKUP_KEY}]}},
+        "credential_pool": {"backend": "redis", "redis_key_prefix": prefix},
+    }, env={"HERMES_REDIS_URL": url})
+
+
+@pytest.fixture
+def loops(respx_mock: object, redis_url: str, redis_prefix: str) -> Iterator[
+        tuple[Callable[..., CallLoop], FakeClock, Router]]:
+    """Call loops standing for processes of one fleet (each its own Redis backend), one clock;
+    both providers answer."""
+    settings = one_key_settings(redis_url, redis_prefix)
+    clock = FakeClock()
+    made: list[RedisPoolState] = []
+    respx_mock.post(PRIMARY_URL).mock(  # type: ignore[attr-defined]
+        side_effect=lambda r: httpx.Response(200, json=openai_chat_completion("primary ok")))
+    respx_mock.post(ANTHROPIC_URL).mock(  # type: ignore[attr-defined]
+        side_effect=lambda r: httpx.Response(200, json=anthropic_message("backup ok")))
+
+    def process(deadline_s: float = 120.0, **kw: object) -> CallLoop:
+        made.append(RedisPoolState(redis_url, clock=clock,
+                                   options=RedisPoolOptions(key_prefix=redis_prefix)))
+        own = one_key_settings(redis_url, redis_prefix, deadline_s=deadline_s)
+        pool = CredentialPool.from_settings(own, made[-1], rng=random.Random(1))
+        args: dict[str, object] = {"clock": clock, "sleep": clock.sleep, "asleep": clock.asleep,
+                                   "rng": random.Random(2), **kw}
+        return CallLoop(build_providers(own), pool, own, **args)  # type: ignore[arg-type]
+
+    yield process, clock, Router.from_settings(settings)
+    for be in made:
+        assert not be.degraded, "the test ran against the local fallback, not Redis"
+        be.close()
+
+
+def primary_only(router: Router) -> RouteDecision:
+    decision = router.select("hi")
+    return replace(decision, candidates=decision.candidates[:1])
+
+
+def served_at_once(loop: CallLoop, router: Router, clock: FakeClock) -> None:
+    """Once the key's minute is over, ``loop``'s request is served by it with no wait (not
+    polling behind another process's place meanwhile)."""
+    clock.t += 61.0
+    _, attempts = loop.complete(PROMPT, primary_only(router), OPTS)
+    assert [(x.provider, x.status) for x in attempts] == [("primary", "ok")]
+    assert clock.sleeps == []
+
+
+def test_a_request_that_fails_over_gives_its_process_place_up(
+        loops: tuple[Callable[..., CallLoop], FakeClock, Router]) -> None:
+    process, clock, router = loops
+    a, b = process(), process()
+    done, _ = b.complete(PROMPT, router.select("hi"), OPTS)      # the minute's one request
+    assert done.text == "primary ok"
+    _, attempts = a.complete(PROMPT, router.select("hi"), OPTS)
+    assert [(x.provider, x.status) for x in attempts] == [
+        ("primary", "all_keys_blocked"), ("backup", "ok")]         # a minute: too long to wait
+    served_at_once(b, router, clock)
+
+
+def test_a_request_interrupted_while_it_waits_gives_its_process_place_up(
+        loops: tuple[Callable[..., CallLoop], FakeClock, Router]) -> None:
+    process, clock, router = loops
+
+    def interrupted(seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    a, b = process(sleep=interrupted), process()
+    b.complete(PROMPT, router.select("hi"), OPTS)
+    with pytest.raises(KeyboardInterrupt):           # a waits for the key: Ctrl-C
+        a.complete(PROMPT, primary_only(router), OPTS)
+    assert a.pool.waiters.waiting("primary") == 0
+    served_at_once(b, router, clock)
+
+
+def test_a_request_past_its_deadline_gives_its_process_place_up(
+        loops: tuple[Callable[..., CallLoop], FakeClock, Router]) -> None:
+    process, clock, router = loops
+    a, b = process(deadline_s=30.0), process()
+    b.complete(PROMPT, router.select("hi"), OPTS)
+    with pytest.raises(AllProvidersFailed):          # waiting a minute would pass the deadline
+        a.complete(PROMPT, primary_only(router), OPTS)
+    served_at_once(b, router, clock)
+
+
+def test_a_cancelled_task_gives_its_process_place_up(
+        loops: tuple[Callable[..., CallLoop], FakeClock, Router]) -> None:
+    process, clock, router = loops
+    forever = asyncio.Event()
+
+    async def stuck(seconds: float) -> None:
+        await forever.wait()
+
+    a, b = process(asleep=stuck), process()
+    b.complete(PROMPT, router.select("hi"), OPTS)
+
+    async def cancel_while_waiting() -> None:
+        task = asyncio.create_task(a.acomplete(PROMPT, primary_only(router), OPTS))
+        while a.pool.waiters.waiting("primary") == 0:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_while_waiting())
+    served_at_once(b, router, clock)
+
+
+def test_a_process_with_another_request_still_waiting_keeps_its_place(
+        fleet: tuple[Callable[[], RedisPoolState], FakeClock]) -> None:
+    """Only the process's last waiter to stop waiting gives its place up."""
+    process, clock = fleet
+    b, c = process(), process()
+    cred = Credential("openai", "sk-fleet-pool-SECRET-0001", max_rpm=1)
+    a = CredentialPool({P: [cred]}, policy=POLICY, backend=process())
+    key = KeySpec(cred.fingerprint, max_rpm=1)
+    first = b.acquire(P, [key], POLICY)
+    assert first.fingerprint is not None
+    with pytest.raises(NoCredentialAvailable):
+        a.acquire(P)                                        # a's process is first in line
+    asleep, go = threading.Event(), threading.Event()
+
+    def sleep(seconds: float) -> None:
+        asleep.set()
+        go.wait(10)
+
+    waiter = threading.Thread(target=a.waiters.wait, args=(P, 5.0, 5.0, sleep))
+    waiter.start()                                          # another request of a waits on
+    assert asleep.wait(10)
+    a.leave(P)                                              # one request of a gives up
+    clock.t += 11.0
+    assert c.acquire(P, [key], POLICY).fingerprint is None  # a is still first
+    go.set()
+    waiter.join(10)
+    a.leave(P)                                              # the last gives up
+    assert c.acquire(P, [key], POLICY).fingerprint == key.fingerprint
+
+
+def _gives_up(url: str, prefix: str, conn: Connection) -> None:
+    """A process whose one request gives up on the key (waiting would pass its deadline), then
+    stays alive until told to end: its place must go with the request, not with the process."""
+    settings = load_settings({
+        "llm": {"deadline_s": 1, "routing": {"default_model": "gpt-4o", "providers": [
+            {"name": P, "type": "openai", "models": ["gpt-4o"],
+             "endpoint": "http://127.0.0.1:9/v1"}]}},        # never reached: no key is free
+        "credentials": {P: {"keys": [{"key": PRIMARY_KEY, "max_rpm": 1}]}},
+        "credential_pool": {"backend": "redis", "redis_key_prefix": prefix, "window_s": 2},
+    }, env={"HERMES_REDIS_URL": url})
+    loop = CallLoop.from_settings(settings)
+    conn.send("ready")
+    conn.recv()                                       # the key's one request is taken
+    try:
+        loop.complete(PROMPT, Router.from_settings(settings).select("hi"), OPTS)
+        conn.send("served")
+    except AllProvidersFailed as e:
+        conn.send([a.status for a in e.attempts])
+    conn.recv()
+
+
+def _dies_waiting(url: str, prefix: str, conn: Connection) -> None:
+    be = RedisPoolState(url, options=RedisPoolOptions(key_prefix=prefix, queue_grace_s=0.5))
+    conn.send("ready")
+    conn.recv()
+    res = be.acquire(P, [KeySpec(fingerprint(PRIMARY_KEY), max_rpm=1)], PoolPolicy(window_s=2.0))
+    conn.send(res.fingerprint)                        # refused: queued, then killed -9
+    conn.recv()
+
+
+def test_real_processes_a_request_that_gives_up_frees_the_place_one_killed_holds_it_a_bounded_time(
+        redis_url: str, redis_prefix: str) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    key, policy = KeySpec(fingerprint(PRIMARY_KEY), max_rpm=1), PoolPolicy(window_s=2.0)
+    here = RedisPoolState(redis_url, options=RedisPoolOptions(key_prefix=redis_prefix))
+
+    def take() -> AcquireResult:
+        res = here.acquire(P, [key], policy)
+        if res.fingerprint is not None:
+            here.release(P, res.fingerprint, Outcome("ok"), policy, lease=res.lease)
+        return res
+
+    for target in (_gives_up, _dies_waiting):
+        mine, theirs = ctx.Pipe()
+        child = ctx.Process(target=target, args=(redis_url, redis_prefix, theirs))
+        child.start()
+        try:
+            assert mine.poll(120) and mine.recv() == "ready"
+            first = take()
+            assert first.fingerprint is not None
+            freed = time.monotonic() + policy.window_s + 0.1
+            mine.send("go")
+            assert mine.poll(60)
+            said = mine.recv()
+            assert said in (["all_keys_blocked"], None)   # it waited for nothing / is queued
+            if target is _dies_waiting:
+                os.kill(child.pid, signal.SIGKILL)          # type: ignore[arg-type]
+            time.sleep(max(0.0, freed - time.monotonic()))
+            if target is _gives_up:
+                assert child.is_alive()                     # the request left, not the process
+                assert take().fingerprint == key.fingerprint    # at once
+            else:
+                assert take().fingerprint is None           # the dead one's place holds...
+                time.sleep(0.7)                             # ...until its grace runs out
+                assert take().fingerprint == key.fingerprint
+            time.sleep(policy.window_s + 0.1)               # the next round starts free
+        finally:
+            if child.is_alive():
+                mine.send("end")
+            child.join(30)
+    here.close()

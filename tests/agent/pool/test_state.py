@@ -488,6 +488,19 @@ def test_learned_after(outcome: Outcome, learned: int | None, admitted: int,
     assert learned_after(outcome, learned, admitted) == expected
 
 
+def test_backend_contract_leaving_a_queue_never_joined_changes_nothing(
+        backend: PoolStateBackend) -> None:
+    keys = [KeySpec("a", max_rpm=1)]
+    pol = PoolPolicy()
+    backend.leave("p3")                      # before anything was asked, and twice
+    backend.leave("p3")
+    assert backend.acquire("p3", keys, pol).fingerprint == "a"
+    backend.leave("p3")                      # served: no place held
+    refused = backend.acquire("p3", keys, pol)
+    assert refused.fingerprint is None and refused.available_at is not None
+    assert backend.snapshot("p3", keys, pol).keys[0].requests_in_window == 1
+
+
 def test_backend_contract_removal_is_permanent(backend: PoolStateBackend) -> None:
     keys = [KeySpec("a")]
     pol = PoolPolicy(auth_max_strikes=1)
