@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from hermes_core.agent.audit import AuditLog
+from hermes_core.agent.call_stream import AsyncCallStream, CallStream, aclose_quietly, close_quietly
 from hermes_core.agent.credential_pool import CredentialPool, Lease
 from hermes_core.agent.prompt.cache_plan import replan_cache
 from hermes_core.agent.prompt.outbound import scrub_prompt
@@ -412,56 +413,6 @@ class _Run:
 
 # --------------------------------------------------------------------------- the shells
 
-class CallStream(Iterator[Delta]):
-    """A resilient stream; ``attempts`` fills in as it runs."""
-
-    def __init__(self, run: _Run, gen: Iterator[Delta]) -> None:
-        self.attempts = run.attempts
-        self.request_id = run.request_id
-        self._run = run
-        self._gen = gen
-
-    @property
-    def prompt(self) -> Prompt | None:
-        """The request exactly as sent by the attempt that streamed (None before one starts)."""
-        return self._run.sent
-
-    def __iter__(self) -> CallStream:
-        return self
-
-    def __next__(self) -> Delta:
-        return next(self._gen)
-
-    def close(self) -> None:
-        close = getattr(self._gen, "close", None)
-        if close is not None:
-            close()
-
-
-class AsyncCallStream(AsyncIterator[Delta]):
-    def __init__(self, run: _Run, gen: AsyncIterator[Delta]) -> None:
-        self.attempts = run.attempts
-        self.request_id = run.request_id
-        self._run = run
-        self._gen = gen
-
-    @property
-    def prompt(self) -> Prompt | None:
-        """The request exactly as sent by the attempt that streamed (None before one starts)."""
-        return self._run.sent
-
-    def __aiter__(self) -> AsyncCallStream:
-        return self
-
-    async def __anext__(self) -> Delta:
-        return await self._gen.__anext__()
-
-    async def aclose(self) -> None:
-        aclose = getattr(self._gen, "aclose", None)
-        if aclose is not None:
-            await aclose()
-
-
 class CallLoop:
     """Runs a RouteDecision against providers with the pool; sync and async, complete and stream.
 
@@ -655,7 +606,7 @@ class CallLoop:
                 run.on_success(step, started, heard)
                 return
             except BaseException as raw:
-                _close(it)
+                close_quietly(it)
                 delay = self._failed(run, step, started, raw, heard=heard)
                 if delay > 0:
                     self.sleep(delay)
@@ -665,7 +616,7 @@ class CallLoop:
             yield first
             yield from it
         except BaseException as raw:
-            _close(it)
+            close_quietly(it)
             self._failed(run, step, started, raw, mid_stream=True, heard=heard)
         run.on_success(step, started, heard)
 
@@ -740,7 +691,7 @@ class CallLoop:
                 await self._aoutcome(run.on_success, step, started, heard)
                 return
             except BaseException as raw:
-                await _aclose(it)
+                await aclose_quietly(it)
                 delay = await self._afailed(run, step, started, raw, heard=heard)
                 if delay > 0:
                     await self.asleep(delay)
@@ -751,7 +702,7 @@ class CallLoop:
             async for delta in it:
                 yield delta
         except BaseException as raw:
-            await _aclose(it)
+            await aclose_quietly(it)
             await self._afailed(run, step, started, raw, mid_stream=True, heard=heard)
         await self._aoutcome(run.on_success, step, started, heard)
 
@@ -790,21 +741,3 @@ def _carry_attempts(raw: BaseException, attempts: Sequence[Attempt]) -> None:
         raw.attempts = tuple(attempts)   # type: ignore[attr-defined]
     except (AttributeError, TypeError):   # an exception type with slots: nothing to carry on
         pass
-
-
-def _close(it: Any) -> None:
-    close = getattr(it, "close", None)
-    if close is not None:
-        try:
-            close()
-        except Exception:
-            pass
-
-
-async def _aclose(it: Any) -> None:
-    aclose = getattr(it, "aclose", None)
-    if aclose is not None:
-        try:
-            await aclose()
-        except Exception:
-            pass
