@@ -20,19 +20,26 @@ class StreamRun(Protocol):
     sent: Prompt | None
 
 
-class CallStream(Iterator[Delta]):
-    """A resilient stream; ``attempts`` fills in as it runs."""
+class _RunView:
+    """What both streams show of their run: ``attempts`` fills in as it runs."""
 
-    def __init__(self, run: StreamRun, gen: Iterator[Delta]) -> None:
+    def __init__(self, run: StreamRun) -> None:
         self.attempts = run.attempts
         self.request_id = run.request_id
         self._run = run
-        self._gen = gen
 
     @property
     def prompt(self) -> Prompt | None:
         """The request exactly as sent by the attempt that streamed (None before one starts)."""
         return self._run.sent
+
+
+class CallStream(_RunView, Iterator[Delta]):
+    """A resilient stream (:meth:`CallLoop.stream`)."""
+
+    def __init__(self, run: StreamRun, gen: Iterator[Delta]) -> None:
+        super().__init__(run)
+        self._gen = gen
 
     def __iter__(self) -> CallStream:
         return self
@@ -46,19 +53,12 @@ class CallStream(Iterator[Delta]):
             close()
 
 
-class AsyncCallStream(AsyncIterator[Delta]):
+class AsyncCallStream(_RunView, AsyncIterator[Delta]):
     """:class:`CallStream` for ``astream``."""
 
     def __init__(self, run: StreamRun, gen: AsyncIterator[Delta]) -> None:
-        self.attempts = run.attempts
-        self.request_id = run.request_id
-        self._run = run
+        super().__init__(run)
         self._gen = gen
-
-    @property
-    def prompt(self) -> Prompt | None:
-        """The request exactly as sent by the attempt that streamed (None before one starts)."""
-        return self._run.sent
 
     def __aiter__(self) -> AsyncCallStream:
         return self
