@@ -134,7 +134,7 @@ class Tool:
     def parse(self, raw: str) -> dict[str, Any]:
         """The call's arguments, validated; raises ``ValueError`` (JSON) or ``ValidationError``."""
         try:
-            data = json.loads(raw or "{}") if (raw or "").strip() else {}
+            data = json.loads(raw, parse_constant=_not_json) if (raw or "").strip() else {}
         except RecursionError:
             # arguments are the model's words (or an injected page's): "[[[[..." must be an
             # answer the model can read, not a crash of the turn
@@ -152,6 +152,14 @@ class Tool:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """A tool stays callable as the plain function it wraps."""
         return self.fn(*args, **kwargs)
+
+
+def _not_json(constant: str) -> Any:
+    """Python's parser reads ``NaN`` and ``Infinity`` (a lenient server passes a model's on), and a
+    ``float`` parameter would take them: the tool would run on a value no caller means (a NaN
+    compares false with everything). The call is refused naming it, so the model can send a
+    number or null."""
+    raise ValueError(f"{constant} is not a JSON value (send a number or null)")
 
 
 @functools.lru_cache(maxsize=4096)

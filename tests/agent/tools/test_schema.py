@@ -85,6 +85,23 @@ def test_arguments_are_validated_and_coerced_by_the_model() -> None:
         t.parse("{not json")
 
 
+@pytest.mark.parametrize("raw", ['{"x": NaN}', '{"x": Infinity}', '{"x": [1, -Infinity]}'])
+def test_a_model_s_nan_or_infinity_argument_is_refused_as_not_json(raw: str) -> None:
+    """Python's parser takes ``NaN``/``Infinity`` (a lenient server passes a model's through),
+    and ``x: float`` took them too: the tool ran on a value no caller means (a NaN compares false
+    with everything). Refused, named, so the model can send a number or null."""
+    def scale(x: float | list[float]) -> float:
+        """Scale a number."""
+        return 0.0
+
+    t = make_tool(scale)
+    constant = re.search(r"-?(NaN|Infinity)", raw)
+    assert constant is not None
+    with pytest.raises(ValueError, match=f"{constant.group(0)} is not a JSON value"):
+        t.parse(raw)
+    assert t.parse('{"x": 1e308}') == {"x": 1e308}
+
+
 def test_decorator_forms_keep_the_function_callable() -> None:
     @tool
     def ping() -> str:
