@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +57,24 @@ def make_agent(home: Path, kind: str, **kwargs: Any) -> Any:
            "credentials": {kind: {"keys": [{"key": KEYS[kind]}]}},
            "context_engine": {"enabled": False}}
     provider = OpenAIProvider() if kind == "openai" else AnthropicProvider()
-    return Agent(load_settings(cfg, env={}), provider=provider,
-                 loop_options={"sleep": lambda s: None, "audit_path": home / "audit.jsonl"},
-                 **kwargs)
+    agent = Agent(load_settings(cfg, env={}), provider=provider,
+                  loop_options={"sleep": lambda s: None, "audit_path": home / "audit.jsonl"},
+                  **kwargs)
+    _MADE.append(agent)
+    return agent
+
+
+#: Agents :func:`make_agent` made in the running test, closed after it: each holds its audit log
+#: open, and one left to the garbage collector is reported (ResourceWarning) in whichever later
+#: test the collection happens to run.
+_MADE: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_made_agents() -> Iterator[None]:
+    yield
+    while _MADE:
+        _MADE.pop().close(wait_warm=False, summarize=False)
 
 
 def run_turn(agent: Any, mode: str, message: str, **kwargs: Any) -> Any:

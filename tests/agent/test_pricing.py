@@ -174,10 +174,11 @@ def test_a_deployment_name_is_priced_as_the_model_that_answered_its_failed_attem
         else httpx.ReadTimeout("no first byte"))
     respx_mock.post(URLS["openai"]).mock(side_effect=[
         cut, _reply_as("openai", "gpt-4o-2024-08-06", mode == "stream")])
-    agent = _deployment_agent(empty_home)
-    reply = run_turn(agent, mode, "hi")
+    with _deployment_agent(empty_home) as agent:
+        reply = run_turn(agent, mode, "hi")
+        prices = agent.prices
     assert reply.model == "gpt-4o-2024-08-06" and reply.wasted.input_tokens > 0
     assert reply.cost.unpriced == () and reply.wasted_cost.total > 0
-    assert reply.wasted_cost == agent.prices.cost("gpt-4o-2024-08-06", reply.wasted)
+    assert reply.wasted_cost == prices.cost("gpt-4o-2024-08-06", reply.wasted)
     assert reply.cost.total == pytest.approx(
-        agent.prices.cost("gpt-4o-2024-08-06", reply.usage).total + reply.wasted_cost.total)
+        prices.cost("gpt-4o-2024-08-06", reply.usage).total + reply.wasted_cost.total)
