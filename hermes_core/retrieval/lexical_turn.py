@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hermes_core.retrieval.bm25 import BM25Index, Expander, bm25_tokens, lexical_share
+from hermes_core.retrieval.bm25 import BM25Index, Expander, bm25_tokens, lexical_scores, lexical_share
 from hermes_core.retrieval.calibration import query_language
 from hermes_core.retrieval.crosslingual import Expansion
 from hermes_core.retrieval.result import lexical_evidence
@@ -58,7 +58,7 @@ def lexical_turn(bm25: BM25Index, text: str, asked: str, glossary: Expander,
     base = bm25_tokens(text)
     toks = base + glossary(text, base, bm25.knows)
     scores = bm25.score_array(toks)
-    share = lexical_share(bm25, toks, scores) if asked == text else _share(bm25, asked, glossary)
+    share = lexical_share(bm25, toks, scores) if asked == text else lexical_scores(bm25, asked, glossary)[1]
     crossed: np.ndarray | None = None
     terms: Sequence[str] = toks
     if expand.translates(query_language(text)):
@@ -66,8 +66,3 @@ def lexical_turn(bm25: BM25Index, text: str, asked: str, glossary: Expander,
         crossed = scores if terms == toks else bm25.score_array(terms)
     return LexicalTurn(bm25, scores, share, crossed, tuple(terms))
 
-
-def _share(bm25: BM25Index, text: str, glossary: Expander) -> float:
-    base = bm25_tokens(text)
-    toks = base + glossary(text, base, bm25.knows)
-    return lexical_share(bm25, toks, bm25.score_array(toks))
