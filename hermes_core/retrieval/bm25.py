@@ -283,6 +283,22 @@ class BM25Index:
         np.add.at(scores, self._docs[sel], self._weights[sel])
         return scores
 
+    def reached(self, query_tokens: Sequence[str]) -> np.ndarray:
+        """Per skill (index order), whether some of these tokens scores it: ``score_array(tokens)
+        > 0`` without adding up any score, read off the postings (bm25s's column, the verbatim
+        bonus's row). Every entry of either is positive (idf > 0 whatever the df, tf / (tf + 1.5)
+        > 0), so a skill with an entry scores above 0 and one without scores 0."""
+        out = np.zeros(len(self.names), dtype=bool)
+        rows = [r for r in (self._vocab.get(t) for t in dict.fromkeys(query_tokens)) if r is not None]
+        if not rows or self._bm25 is None:
+            return out
+        tf, ptr = self._bm25.scores, self._indptr
+        tf_ptr, tf_docs = tf["indptr"], tf["indices"]
+        for r in rows:
+            out[tf_docs[tf_ptr[r]:tf_ptr[r + 1]]] = True
+            out[self._docs[ptr[r]:ptr[r + 1]]] = True
+        return out
+
     def knows(self, token: str) -> bool:
         """Whether some skill's name or description has ``token``."""
         return token in self._vocab
@@ -383,8 +399,7 @@ def word_matches(bm25: BM25Index, text: str, expand: Expander | None = None) -> 
     travel skill met "我的容器一启动就退出了怎么办" through 出, 怎 and 么, nearly as high as the docker
     skill the glossary's "container" and "exit" found. What ``shares_a_word`` says of the catalog
     for the gate, this says of each skill for the hint."""
-    words = [t for t in query_terms(bm25, text, expand) if len(t) > 1]
-    return bm25.score_array(words) > 0
+    return bm25.reached([t for t in query_terms(bm25, text, expand) if len(t) > 1])
 
 
 def lexical_share(bm25: BM25Index, toks: Sequence[str], scores: np.ndarray) -> float:

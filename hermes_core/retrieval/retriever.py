@@ -25,7 +25,7 @@ from hermes_core.injection import INJECTION_CATEGORIES
 from hermes_core.retrieval import crosslingual as xl
 from hermes_core.retrieval import dense_judges as judges
 from hermes_core.retrieval import second_opinion as so
-from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, lexical_scores, updated_index, word_matches
+from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, updated_index
 from hermes_core.retrieval.calibration import (
     DenseCalibration,
     LexicalCalibration,
@@ -59,6 +59,7 @@ from hermes_core.retrieval.fusion import (
 )
 from hermes_core.retrieval.gate_state import GateMemo, calibrate_index
 from hermes_core.retrieval.glossary import Glossary, default_glossary
+from hermes_core.retrieval.lexical_turn import LexicalTurn, lexical_turn
 from hermes_core.retrieval.lexical_update import LexicalMemo, calibrate_lexical_memo
 from hermes_core.retrieval.query import (
     MAX_QUERY_CHARS,
@@ -67,7 +68,7 @@ from hermes_core.retrieval.query import (
     ranking_text,
     without_source_clauses,
 )
-from hermes_core.retrieval.result import RetrievalResult, hint_cut, lexical_evidence, render
+from hermes_core.retrieval.result import RetrievalResult, hint_cut, render
 from hermes_core.retrieval.served import served_catalog
 from hermes_core.retrieval.skills import (
     Catalog,
@@ -600,12 +601,11 @@ class SkillRetriever:
         layers: dict[str, np.ndarray | None] = {}
         # L2
         lexical, crossed = 0.0, None
-        if "L2" in self.layers:
+        lex: LexicalTurn | None = None
+        if "L2" in self.layers:   # crossed: through the lexicon, for skills in another language
             t = self.clock()
-            s2, lexical = lexical_scores(bm25, text, self.glossary.expansions)
-            lexical = lexical if asked == text else lexical_scores(bm25, asked, self.glossary.expansions)[1]
-            layers["bm25"] = s2
-            crossed = expand.scores(bm25, text)   # through the lexicon, for skills in another language
+            lex = lexical_turn(bm25, text, asked, self.glossary.expansions, expand)
+            layers["bm25"], lexical, crossed = lex.scores, lex.share, lex.crossed
             timings["L2"] = (self.clock() - t) * 1000
         # L3
         phrase_hit = False
@@ -719,11 +719,9 @@ class SkillRetriever:
             decision = assessed.decide(decision, names[int(order[0])] if len(order) else None)
         if not fused.answered:
             decision = GateDecision(False, 0.0, 0.0, "no-layer")
+        if dense_top is None and lex is not None:   # lexical only: a rival listed shares a word
+            evidence = lex.evidence(layers.get("synonyms"), layers.get("usage"))
         top = hint_cut(fused.scores, order[: self.top_k], self.hint_ratio, self.hint_margin, evidence)
-        if dense_top is None and "L2" in self.layers and len(top) > 1:   # lexical only: rivals share a word
-            ev = lexical_evidence(word_matches(bm25, text, expand), layers.get("synonyms"),
-                                  layers.get("usage"))
-            top = hint_cut(fused.scores, order[: self.top_k], self.hint_ratio, self.hint_margin, ev)
         if decision.rule == UNJUDGED:    # listed whole: the ranking had nothing to go on
             top = [int(i) for i in np.argsort(-fused.scores, kind="stable")]
         contributions = {names[i]: {n: float(c[i]) for n, c in fused.contributions.items()} for i in top}

@@ -133,3 +133,20 @@ def test_the_stream_redaction_benchmark_times_pieces_against_the_whole_reply(
     out = json.loads(capsys.readouterr().out)
     assert out["pieces"] == -(-out["chars"] // 3) and out["stream_ms_p50"] > 0
     assert out["whole_ms_p50"] > 0 and out["us_per_piece"] > 0
+
+
+def test_the_lexical_retrieval_benchmark_times_two_trees_alternated_and_gives_their_ratio(
+        capsys: pytest.CaptureFixture[str], load_script: Callable[[Path], ModuleType],
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HERMES_EVAL_DIR", str(tmp_path))     # no dev data: the shipped catalogs only
+    module = load_script(BENCH.with_name("retrieval_lexical.py"))
+    root = BENCH.parents[1]
+    assert module.main(["--queries", "8", "--rounds", "1", "--against", str(root), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert "hammerbench_zh_ms" not in out and "metatool_ms" not in out
+    for name in ("anthropics", "example_home"):
+        ms, other, tk = out[f"{name}_ms"], out[f"{name}_against_ms"], out[f"{name}_tokenize_ms"]
+        assert ms > 0 and other > 0 and 0 < tk < ms
+        assert out[f"{name}_ratio"] == pytest.approx(ms / other, abs=0.001)
+        assert len(out[f"{name}_round_ms"]) == len(out[f"{name}_against_round_ms"]) == 1
+        assert 0 <= out[f"{name}_multi_hint_share"] <= 1

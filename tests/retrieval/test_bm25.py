@@ -432,3 +432,19 @@ def test_a_word_only_a_deleted_skill_had_leaves_the_vocabulary() -> None:
     assert not idx.knows("zebra") and idx.token_idf("zebra") == 0.0
     assert idx.vocabulary_size == BM25Index(skills[:1], TokenMemo()).vocabulary_size
     assert_same_index(idx, skills[:1], ["zebra sky", "mail"])
+
+
+REACH_WORDS = ["docker", "dock", "container", "contain", "exit", "start", "log", "logs", "pod",
+               "安排", "出行", "会议", "记录", "出", "怎", "么", "办"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(st.lists(st.sampled_from(REACH_WORDS), min_size=1, max_size=6), min_size=1, max_size=8),
+       query=st.lists(st.sampled_from([*REACH_WORDS, "unseen", "未知"]), max_size=6))
+def test_reached_is_exactly_the_skills_the_tokens_score_above_zero(texts: list[list[str]],
+                                                                    query: list[str]) -> None:
+    # read off the postings (bm25s's columns and the verbatim bonus rows, "dock" inside "docker"),
+    # never scored: the lexical hint's evidence costs no second BM25 pass
+    idx = BM25Index([Skill(f"s{i}", " ".join(words)) for i, words in enumerate(texts)])
+    toks = bm25_tokens(" ".join(query))
+    assert idx.reached(toks).tolist() == (idx.score_array(toks) > 0).tolist()

@@ -7,6 +7,8 @@ the calibrated gate's per-skill evidence (see ``DenseCalibration.own_gate_margin
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hermes_core.retrieval.result import HINT_MARGIN, HINT_RATIO, HINT_REACH, hint_cut, lexical_evidence
 
@@ -86,3 +88,18 @@ def test_a_best_that_shares_no_word_lists_its_rivals_as_before() -> None:
     scores = np.array([0.9, 0.6, 0.2])
     evidence = lexical_evidence(np.array([False, False, True]))
     assert hint_cut(scores, np.arange(3), evidence=evidence) == hint_cut(scores, np.arange(3)) == [0, 1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(scores=st.lists(st.floats(-3, 3, allow_nan=False), min_size=1, max_size=12),
+       words=st.lists(st.booleans(), min_size=12, max_size=12), top_k=st.integers(1, 8))
+def test_one_cut_with_the_lexical_evidence_lists_what_the_plain_cut_then_the_evidence_cut_listed(
+        scores: list[float], words: list[bool], top_k: int) -> None:
+    # the evidence is built before a single cut; the turn used to cut without it and, only when
+    # that listed more than the best, again with it
+    s = np.asarray(scores)
+    order = np.argsort(-s, kind="stable")[:top_k]       # the ranking's order, best first
+    evidence = lexical_evidence(np.asarray(words[: len(s)]))
+    plain = hint_cut(s, order)
+    before = plain if len(plain) <= 1 else hint_cut(s, order, evidence=evidence)
+    assert hint_cut(s, order, evidence=evidence) == before

@@ -1631,3 +1631,31 @@ def _change_and_compare(kept: SkillRetriever, path: Path, lines: list[str],
             a, b = kept.retrieve(q), fresh.retrieve(q)
             assert (a.names, a.candidates, a.gated) == (b.names, b.candidates, b.gated)
             assert a.scores == pytest.approx(b.scores, rel=1e-12, abs=1e-12)
+
+
+EXAMPLE_SKILLS = Path(__file__).resolve().parents[2] / "examples" / "home" / "skills"
+
+
+def test_a_lexical_only_turn_listing_several_skills_scores_the_catalog_once_and_cuts_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the evidence that a listed rival shares a word comes from the turn's one BM25 pass; it was
+    # a second tokenisation and scoring of the request, and a second hint_cut
+    r = SkillRetriever(folders=[str(EXAMPLE_SKILLS)], embedders=[])
+    r.refresh()
+    scored: list[int] = []
+    cuts: list[int] = []
+    score_array, cut = BM25Index.score_array, rmod.hint_cut
+
+    def counted_scores(self: BM25Index, toks: Sequence[str]) -> np.ndarray:
+        scored.append(len(toks))
+        return score_array(self, toks)
+
+    def counted_cut(*args: Any, **kw: Any) -> list[int]:
+        cuts.append(1)
+        return cut(*args, **kw)
+
+    monkeypatch.setattr(BM25Index, "score_array", counted_scores)
+    monkeypatch.setattr(rmod, "hint_cut", counted_cut)
+    res = r.retrieve("my docker container crashes")
+    assert not res.gated and res.names == ("docker-debugging", "kubernetes-pod-crashloop"), res.names
+    assert len(scored) == 1 and len(cuts) == 1, (scored, cuts)
