@@ -36,6 +36,7 @@ from hermes_core.testing import (
 )
 from hermes_core.testing.redis_server import RedisServer
 from hermes_core.types import Credential, Message, Prompt, RouteDecision, fingerprint
+from tests.agent.conftest import SlowRedis
 
 KEY = KeySpec("key-fleet", max_rpm=1)
 POLICY = PoolPolicy(window_s=10.0)
@@ -297,9 +298,9 @@ def loops(respx_mock: object, redis_url: str, redis_prefix: str) -> Iterator[
     respx_mock.post(ANTHROPIC_URL).mock(  # type: ignore[attr-defined]
         side_effect=lambda r: httpx.Response(200, json=anthropic_message("backup ok")))
 
-    def process(deadline_s: float = 120.0, **kw: object) -> CallLoop:
-        made.append(RedisPoolState(redis_url, clock=clock,
-                                   options=RedisPoolOptions(key_prefix=redis_prefix)))
+    def process(deadline_s: float = 120.0, url: str = redis_url, **kw: object) -> CallLoop:
+        made.append(RedisPoolState(url, clock=clock, options=RedisPoolOptions(
+            key_prefix=redis_prefix, socket_timeout_s=10.0)))
         own = one_key_settings(redis_url, redis_prefix, deadline_s=deadline_s)
         pool = CredentialPool.from_settings(own, made[-1], rng=random.Random(1))
         args: dict[str, object] = {"clock": clock, "sleep": clock.sleep, "asleep": clock.asleep,
@@ -383,6 +384,40 @@ def test_a_cancelled_task_gives_its_process_place_up(
             await task
 
     asyncio.run(cancel_while_waiting())
+    served_at_once(b, router, clock)
+
+
+def test_a_cancelled_task_gives_its_place_up_while_the_loop_serves_other_tasks(
+        loops: tuple[Callable[..., CallLoop], FakeClock, Router], slow_redis: SlowRedis) -> None:
+    """Giving the place up is a round trip to Redis: a slow Redis must not hold the event loop
+    while it is on its way, and it arrives even though the loop has closed by then."""
+    process, clock, router = loops
+    forever = asyncio.Event()
+
+    async def stuck(seconds: float) -> None:
+        await forever.wait()
+
+    a, b = process(asleep=stuck, url=slow_redis.url), process()
+    b.complete(PROMPT, router.select("hi"), OPTS)
+
+    async def cancel_while_waiting() -> int:
+        task = asyncio.create_task(a.acomplete(PROMPT, primary_only(router), OPTS))
+        while a.pool.waiters.waiting("primary") == 0:
+            await asyncio.sleep(0.01)
+        slow_redis.delay = 2.0                       # Redis is slow from here
+        task.cancel()
+        turns = 0                                    # another task's turns on the loop...
+        while turns < 50 and slow_redis.held == 0:   # ...while the leave has not reached Redis
+            await asyncio.sleep(0)
+            turns += 1
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return turns
+
+    assert asyncio.run(cancel_while_waiting()) == 50
+    assert a.pool.drain(30.0)                        # the loop is closed: the leave still went
+    assert slow_redis.held > 0
+    slow_redis.delay = 0.0
     served_at_once(b, router, clock)
 
 
