@@ -12,6 +12,12 @@ Usage by the call loop::
     pool.success(lease) | pool.cool_down(lease, retry_after) | pool.remove(lease, why)
         | pool.failure(lease) | pool.release(lease)
 
+Code of its own that waits for a key (not the call loop) waits in a place, so that its process's
+place in a Redis fleet's queue goes when it stops waiting::
+
+    with pool.place("openai") as place:    # or: async with ... / await place.aacquire()
+        lease = place.acquire()            # retried by the caller as it sees fit
+
 Exactly one of the outcome methods must follow each acquire (it also drops the in-flight count).
 A :class:`Lease` names the request to the state (its window entry, whether it is a breaker's
 probe); the outcome methods also take a bare :class:`Credential`, which ends the key's oldest
@@ -276,6 +282,17 @@ class CredentialPool:
                                         recheck_at=res.recheck_at)
         return Lease(self._lookup(provider, res.fingerprint), res.lease, res.probe)
 
+    def place(self, provider: str) -> QueuePlace:
+        """A caller's own wait for ``provider``'s keys, for code calling the pool directly (the
+        call loop keeps its own): ``with pool.place("openai") as place:`` (or ``async with``),
+        then ``place.acquire()`` / ``await place.aacquire()`` as often as it likes. A refusal
+        keeps the process's place in the fleet's queue (:meth:`note_refused`); leaving the block
+        without a key (it gives up, raises, is cancelled or interrupted) gives that place up
+        (:meth:`leave`), so the next process is served at once instead of polling behind it until
+        the place expires. A plain :meth:`acquire` refused and never retried leaves its place to
+        expire (``queue_grace_s`` after the time it was told)."""
+        return QueuePlace(self, provider)
+
     def note_refused(self, provider: str) -> None:
         """A request of this process the pool refused wants ``provider``'s keys until it is
         served or gives up (:meth:`leave`): the process's place in the fleet's queue is kept
@@ -501,3 +518,57 @@ class CredentialPool:
                                      k.in_flight, spec.weight, spec.max_rpm, recheck,
                                      k.auth_strikes))
         return out
+
+
+class QueuePlace:
+    """One caller's wait for a provider's keys (:meth:`CredentialPool.place`). Not shared: one
+    caller (thread or task) uses it, once."""
+
+    def __init__(self, pool: CredentialPool, provider: str) -> None:
+        self.pool = pool
+        self.provider = provider
+        self._refused = False   # refused and neither served nor gone since: wants the place
+
+    def acquire(self, *, tokens: int = 0) -> Lease:
+        """:meth:`CredentialPool.acquire`, keeping the place across refusals."""
+        try:
+            lease = self.pool.acquire(self.provider, tokens=tokens)
+        except NoCredentialAvailable as e:
+            self._refused_by(e)
+            raise
+        self._end(served=True)      # a grant gave the place up inside the acquire
+        return lease
+
+    async def aacquire(self, *, tokens: int = 0) -> Lease:
+        """:meth:`CredentialPool.aacquire`, keeping the place across refusals."""
+        try:
+            lease = await self.pool.aacquire(self.provider, tokens=tokens)
+        except NoCredentialAvailable as e:
+            self._refused_by(e)
+            raise
+        self._end(served=True)
+        return lease
+
+    def _refused_by(self, e: NoCredentialAvailable) -> None:
+        if e.available_at is None:          # no key can ever serve: the acquire left the queue
+            self._end(served=True)
+        elif not self._refused:
+            self._refused = True
+            self.pool.note_refused(self.provider)
+
+    def _end(self, *, served: bool) -> None:
+        if self._refused:
+            self._refused = False
+            self.pool.leave(self.provider, served=served)
+
+    def __enter__(self) -> QueuePlace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._end(served=False)
+
+    async def __aenter__(self) -> QueuePlace:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._end(served=False)     # on the loop: the round trip runs off it (leave)

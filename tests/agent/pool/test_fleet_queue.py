@@ -451,6 +451,87 @@ def test_a_process_with_another_request_still_waiting_keeps_its_place(
     assert c.acquire(P, [key], POLICY).fingerprint == key.fingerprint
 
 
+def test_a_direct_caller_that_stops_waiting_in_its_place_lets_the_next_be_served_at_once(
+        fleet: tuple[Callable[[], RedisPoolState], FakeClock]) -> None:
+    """Code of its own calling ``acquire`` (not the call loop) waits in ``pool.place``: when it
+    stops waiting, sync or as a cancelled task, its process's place goes with it."""
+    process, clock = fleet
+    cred = Credential("openai", "sk-fleet-direct-SECRET-0001", max_rpm=1)
+    key = KeySpec(cred.fingerprint, max_rpm=1)
+    b, c = process(), process()
+    a = CredentialPool({P: [cred]}, policy=POLICY, backend=process())
+    forever = asyncio.Event()
+
+    async def waits_in_a_task() -> None:
+        async with a.place(P) as place:
+            while True:
+                try:
+                    a.release(await place.aacquire())
+                    return
+                except NoCredentialAvailable:
+                    await forever.wait()            # its own sleep until the key frees
+
+    async def cancelled_while_it_waits() -> None:
+        task = asyncio.create_task(waits_in_a_task())
+        while a.waiters.waiting(P) == 0 and not a._refused[P]:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    for gives_up in ("sync", "async"):
+        assert b.acquire(P, [key], POLICY).fingerprint is not None   # the window's one request
+        if gives_up == "sync":
+            with a.place(P) as place, pytest.raises(NoCredentialAvailable):
+                place.acquire()                     # refused: its process is first in line
+        else:
+            asyncio.run(cancelled_while_it_waits())
+        assert a.drain(10.0)
+        assert c.acquire(P, [key], POLICY).fingerprint is None       # still the window's
+        clock.t += 11.0
+        assert c.acquire(P, [key], POLICY).fingerprint == key.fingerprint   # not behind a
+        clock.t += 11.0
+
+
+def test_a_direct_caller_served_in_its_place_leaves_none_behind(
+        fleet: tuple[Callable[[], RedisPoolState], FakeClock], redis_url: str,
+        redis_prefix: str) -> None:
+    process, clock = fleet
+    cred = Credential("openai", "sk-fleet-direct-SECRET-0002", max_rpm=1)
+    b = process()
+    a = CredentialPool({P: [cred]}, policy=POLICY, backend=process())
+    assert b.acquire(P, [KeySpec(cred.fingerprint, max_rpm=1)], POLICY).fingerprint is not None
+    with a.place(P) as place:
+        with pytest.raises(NoCredentialAvailable):
+            place.acquire()
+        clock.t += 11.0
+        a.success(place.acquire())
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    queued = [k for k in client.scan_iter(f"{redis_prefix}:*")
+              if k.endswith((":q", ":qx")) and client.zcard(k)]
+    client.close()
+    assert queued == [] and a._refused[P] == 0
+
+
+def _waits_by_hand(url: str, prefix: str, conn: Connection) -> None:
+    """A process whose own code (no call loop) waits in its place for the key, gives up, and
+    stays alive until told to end."""
+    pool = CredentialPool({P: [Credential(P, PRIMARY_KEY, max_rpm=1)]},
+                          policy=PoolPolicy(window_s=2.0),
+                          backend=RedisPoolState(url, options=RedisPoolOptions(key_prefix=prefix)))
+    conn.send("ready")
+    conn.recv()                                       # the key's one request is taken
+    try:
+        with pool.place(P) as place:
+            place.acquire()
+        conn.send("served")
+    except NoCredentialAvailable:
+        conn.send(["all_keys_blocked"])               # it stops waiting here
+    except Exception as e:                            # say it, or the test waits for nothing
+        conn.send(repr(e))
+    conn.recv()
+
+
 def _gives_up(url: str, prefix: str, conn: Connection) -> None:
     """A process whose one request gives up on the key (waiting would pass its deadline), then
     stays alive until told to end: its place must go with the request, not with the process."""
@@ -493,7 +574,7 @@ def test_real_processes_a_request_that_gives_up_frees_the_place_one_killed_holds
             here.release(P, res.fingerprint, Outcome("ok"), policy, lease=res.lease)
         return res
 
-    for target in (_gives_up, _dies_waiting):
+    for target in (_gives_up, _waits_by_hand, _dies_waiting):
         mine, theirs = ctx.Pipe()
         child = ctx.Process(target=target, args=(redis_url, redis_prefix, theirs))
         child.start()
@@ -509,7 +590,7 @@ def test_real_processes_a_request_that_gives_up_frees_the_place_one_killed_holds
             if target is _dies_waiting:
                 os.kill(child.pid, signal.SIGKILL)          # type: ignore[arg-type]
             time.sleep(max(0.0, freed - time.monotonic()))
-            if target is _gives_up:
+            if target is not _dies_waiting:
                 assert child.is_alive()                     # the request left, not the process
                 assert take().fingerprint == key.fingerprint    # at once
             else:
