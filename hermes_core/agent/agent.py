@@ -221,8 +221,10 @@ class Agent:
                 idle_timeout_s=llm.stream_idle_timeout_s))
         return replace(made[1], **overrides) if overrides else made[1]
 
-    def _pin(self) -> str | None:
-        """The one provider every request must go to (passed in by hand, or offline), if any."""
+    @property
+    def pinned_provider(self) -> str | None:
+        """The one provider every request must go to (passed in by hand, or offline), if any:
+        routing and route fitting (``route_fit``) read it."""
         return next(iter(self.loop.providers)) if self._pinned else None
 
     # ------------------------------------------------------------------ one turn: prepare
@@ -276,7 +278,7 @@ class Agent:
         needs_tools = any(t.name != SKILL_VIEW.name for t in prompt.tools)
         return self.router.select(prompt, requested_model=self.requested_model,
                                   requires_tools=needs_tools, turn_count=len(self.history) // 2,
-                                  pinned=self._pin(), pin_note=self.offline_reason)
+                                  pinned=self.pinned_provider, pin_note=self.offline_reason)
 
     def _finish(self, message: str, prompt: Prompt, decision: RouteDecision, done: Completion,
                 usage: Usage, attempts: Sequence[Attempt], rounds_from: int,
@@ -587,7 +589,7 @@ class Agent:
         """One call on the fast model through the normal call path (keys, retries, failover)."""
         routing = self.settings.llm.routing
         fast = routing.fast_model or routing.default_model
-        decision = self.router.select(prompt, requested_model=fast, pinned=self._pin())
+        decision = self.router.select(prompt, requested_model=fast, pinned=self.pinned_provider)
         done, _ = self.loop.complete(prompt, decision, self.options())
         return done
 

@@ -6,10 +6,12 @@ enough; the loop's per-request state is read through :class:`StreamRun`."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from hermes_core.errors import Attempt
 from hermes_core.types import Delta, Prompt
+
+G = TypeVar("G")
 
 
 class StreamRun(Protocol):
@@ -20,13 +22,17 @@ class StreamRun(Protocol):
     sent: Prompt | None
 
 
-class _RunView:
-    """What both streams show of their run: ``attempts`` fills in as it runs."""
+class _RunView(Generic[G]):
+    """What both streams hold: the generator that runs the request (``G``, sync or async) and
+    what they show of their run (``attempts`` fills in as it runs). Only the two iterator
+    protocols stay apart below (next and close, sync and awaited): a shared body would need a
+    flag or a wrapper per call on the hot path, longer than the few lines it saves."""
 
-    def __init__(self, run: StreamRun) -> None:
+    def __init__(self, run: StreamRun, gen: G) -> None:
         self.attempts = run.attempts
         self.request_id = run.request_id
         self._run = run
+        self._gen = gen
 
     @property
     def prompt(self) -> Prompt | None:
@@ -34,12 +40,8 @@ class _RunView:
         return self._run.sent
 
 
-class CallStream(_RunView, Iterator[Delta]):
+class CallStream(_RunView[Iterator[Delta]], Iterator[Delta]):
     """A resilient stream (:meth:`CallLoop.stream`)."""
-
-    def __init__(self, run: StreamRun, gen: Iterator[Delta]) -> None:
-        super().__init__(run)
-        self._gen = gen
 
     def __iter__(self) -> CallStream:
         return self
@@ -53,12 +55,8 @@ class CallStream(_RunView, Iterator[Delta]):
             close()
 
 
-class AsyncCallStream(_RunView, AsyncIterator[Delta]):
+class AsyncCallStream(_RunView[AsyncIterator[Delta]], AsyncIterator[Delta]):
     """:class:`CallStream` for ``astream``."""
-
-    def __init__(self, run: StreamRun, gen: AsyncIterator[Delta]) -> None:
-        super().__init__(run)
-        self._gen = gen
 
     def __aiter__(self) -> AsyncCallStream:
         return self

@@ -12,6 +12,12 @@ Usage by the call loop::
     pool.success(lease) | pool.cool_down(lease, retry_after) | pool.remove(lease, why)
         | pool.failure(lease) | pool.release(lease)
 
+Code of its own that waits for a key (not the call loop) waits in a place, so that its process's
+place in a Redis fleet's queue goes when it stops waiting::
+
+    with pool.place("openai") as place:    # or: async with ... / await place.aacquire()
+        lease = place.acquire()            # retried by the caller as it sees fit
+
 Exactly one of the outcome methods must follow each acquire (it also drops the in-flight count).
 A :class:`Lease` names the request to the state (its window entry, whether it is a breaker's
 probe); the outcome methods also take a bare :class:`Credential`, which ends the key's oldest
@@ -28,9 +34,10 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from hermes_core.agent.pool.clock import STEADY
+from hermes_core.agent.pool.off_loop import OffLoop, on_event_loop
 from hermes_core.agent.pool.quarantine import quarantine_recheck
 from hermes_core.agent.pool.state import (
     STRATEGIES,
@@ -84,6 +91,23 @@ class Lease:
 
 
 Held = Lease | Credential
+
+#: How long a cancelled request's clean-up waits for its acquire to return (a Redis round trip
+#: bounded by the client's socket timeout; this only guards against a wait with no end).
+ABANDONED_WAIT_S = 60.0
+
+
+class _Outcome(Generic[T]):
+    """What a worker thread's call returned, told to whoever cleans up after a caller that left:
+    ``result`` is ``(value,)``, or None when the call raised."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.result: tuple[T] | None = None
+
+    def ended(self, result: tuple[T] | None) -> None:
+        self.result = result
+        self.done.set()
 
 
 def _lease(held: Held) -> Lease:
@@ -167,6 +191,8 @@ class CredentialPool:
         # requests the pool refused that still want the provider's keys (note_refused, leave)
         self._refused: Counter[str] = Counter()
         self._refused_lock = threading.Lock()
+        # releases and leaves that must not run on an event loop (leave, in_thread)
+        self._off_loop = OffLoop()
         # keys handed in by hand (no settings loaded) are known to every writer from here on:
         # the pool is where they start to flow into the SDKs and their debug lines
         Redactor(c.secret for creds in credentials.values() for c in creds)
@@ -256,6 +282,17 @@ class CredentialPool:
                                         recheck_at=res.recheck_at)
         return Lease(self._lookup(provider, res.fingerprint), res.lease, res.probe)
 
+    def place(self, provider: str) -> QueuePlace:
+        """A caller's own wait for ``provider``'s keys, for code calling the pool directly (the
+        call loop keeps its own): ``with pool.place("openai") as place:`` (or ``async with``),
+        then ``place.acquire()`` / ``await place.aacquire()`` as often as it likes. A refusal
+        keeps the process's place in the fleet's queue (:meth:`note_refused`); leaving the block
+        without a key (it gives up, raises, is cancelled or interrupted) gives that place up
+        (:meth:`leave`), so the next process is served at once instead of polling behind it until
+        the place expires. A plain :meth:`acquire` refused and never retried leaves its place to
+        expire (``queue_grace_s`` after the time it was told)."""
+        return QueuePlace(self, provider)
+
     def note_refused(self, provider: str) -> None:
         """A request of this process the pool refused wants ``provider``'s keys until it is
         served or gives up (:meth:`leave`): the process's place in the fleet's queue is kept
@@ -268,11 +305,32 @@ class CredentialPool:
         stops waiting for one (it fails over, passed its deadline, was cancelled or interrupted):
         when no other request of this process wants the keys (refused, or in the wait queue),
         the backend gives the process's place in the fleet's queue up, so the next process is
-        served at once, not when the place expires."""
+        served at once, not when the place expires. Called on a running event loop with a
+        networked backend, the round trip runs in the pool's own threads (:mod:`.pool.off_loop`):
+        the loop serves its other tasks meanwhile, and the leave is made even if it closes."""
         with self._refused_lock:
             left = self._refused[provider] = max(0, self._refused[provider] - 1)
-        if not served and left == 0 and self.waiters.waiting(provider) == 0:
+        if served or left:
+            return
+        if self.backend.io_bound and on_event_loop():
+            self._off_loop.submit(f"leave of {provider}'s queue", lambda: self._leave(provider))
+        else:
+            self._leave(provider)
+
+    def _leave(self, provider: str) -> None:
+        """Give the place up unless a request of this process wants it again by now."""
+        with self._refused_lock:
+            if self._refused[provider]:
+                return
+        if self.waiters.waiting(provider) == 0:
             self.backend.leave(provider)
+
+    def drain(self, timeout: float = 10.0) -> bool:
+        """Wait up to ``timeout`` seconds for the releases and leaves handed off the event loop
+        (:meth:`leave`, :meth:`in_thread`); True when all were made. For a shutdown that wants
+        them made before the process exits (the interpreter waits for them at exit too), and
+        for tests."""
+        return self._off_loop.drain(timeout)
 
     def _note_all_removed(self, provider: str) -> None:
         """No key can ever serve (removed by another process too): ``has_keys`` says so."""
@@ -290,26 +348,46 @@ class CredentialPool:
         Cancelling the awaiting task does not stop the thread: a Redis acquire finishes after the
         caller is gone and nobody would ever release that key (its in-flight count and window slot
         leak until the keys expire). The thread is shielded, and when the caller was cancelled the
-        key ``held(result)`` names is released as soon as the thread returns.
+        key ``held(result)`` names is released as soon as the thread returns, by the pool's own
+        threads (:mod:`.pool.off_loop`): not on the loop (a round trip to Redis would hold every
+        other task up), nor by a callback of the loop (never run once the loop has closed).
         """
-        fut = asyncio.ensure_future(asyncio.to_thread(fn))
+        outcome = _Outcome[T]()
+
+        def run() -> T:
+            try:
+                result = fn()
+            except BaseException:
+                outcome.ended(None)
+                raise
+            outcome.ended((result,))
+            return result
+
+        fut = asyncio.ensure_future(asyncio.to_thread(run))
         try:
             return await asyncio.shield(fut)
         except asyncio.CancelledError:
-            fut.add_done_callback(lambda f: self._release_abandoned(f, held))
+            # handed to the pool's own threads, not to a callback of this loop: the release
+            # must neither hold the loop up (a round trip to Redis) nor be lost when it closes
+            self._off_loop.submit("release of a cancelled request's key",
+                                  lambda: self._release_abandoned(outcome, held))
             raise
 
-    def _release_abandoned(self, fut: asyncio.Future[T],
-                           held: Callable[[T], Held | None]) -> None:
-        if fut.cancelled() or fut.exception() is not None:
+    def _release_abandoned(self, outcome: _Outcome[T], held: Callable[[T], Held | None]) -> None:
+        if not outcome.done.wait(ABANDONED_WAIT_S):
+            log.warning("credential pool: a cancelled request's acquire did not return within "
+                        "%.0fs; its key, if any, is left to expire", ABANDONED_WAIT_S)
             return
-        cred = held(fut.result())
+        if outcome.result is None:
+            return
+        cred = held(outcome.result[0])
         if cred is None:
             return
         try:
             self.release(cred)
-        except Exception as e:  # a callback must not raise; the backend's expiry is the backstop
-            log.warning("could not release key %s of a cancelled request: %s", cred.fingerprint, e)
+        except Exception as e:  # nobody awaits it; the backend's expiry is the backstop
+            log.warning("could not release key %s of a cancelled request: %s", cred.fingerprint,
+                        type(e).__name__)
 
     def _lookup(self, provider: str, fingerprint: str) -> Credential:
         cred = self._by_fp.get((provider, fingerprint))
@@ -440,3 +518,57 @@ class CredentialPool:
                                      k.in_flight, spec.weight, spec.max_rpm, recheck,
                                      k.auth_strikes))
         return out
+
+
+class QueuePlace:
+    """One caller's wait for a provider's keys (:meth:`CredentialPool.place`). Not shared: one
+    caller (thread or task) uses it, once."""
+
+    def __init__(self, pool: CredentialPool, provider: str) -> None:
+        self.pool = pool
+        self.provider = provider
+        self._refused = False   # refused and neither served nor gone since: wants the place
+
+    def acquire(self, *, tokens: int = 0) -> Lease:
+        """:meth:`CredentialPool.acquire`, keeping the place across refusals."""
+        try:
+            lease = self.pool.acquire(self.provider, tokens=tokens)
+        except NoCredentialAvailable as e:
+            self._refused_by(e)
+            raise
+        self._end(served=True)      # a grant gave the place up inside the acquire
+        return lease
+
+    async def aacquire(self, *, tokens: int = 0) -> Lease:
+        """:meth:`CredentialPool.aacquire`, keeping the place across refusals."""
+        try:
+            lease = await self.pool.aacquire(self.provider, tokens=tokens)
+        except NoCredentialAvailable as e:
+            self._refused_by(e)
+            raise
+        self._end(served=True)
+        return lease
+
+    def _refused_by(self, e: NoCredentialAvailable) -> None:
+        if e.available_at is None:          # no key can ever serve: the acquire left the queue
+            self._end(served=True)
+        elif not self._refused:
+            self._refused = True
+            self.pool.note_refused(self.provider)
+
+    def _end(self, *, served: bool) -> None:
+        if self._refused:
+            self._refused = False
+            self.pool.leave(self.provider, served=served)
+
+    def __enter__(self) -> QueuePlace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._end(served=False)
+
+    async def __aenter__(self) -> QueuePlace:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._end(served=False)     # on the loop: the round trip runs off it (leave)

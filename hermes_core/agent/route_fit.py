@@ -35,7 +35,7 @@ def target(agent: Agent, decision: RouteDecision) -> tuple[str, str]:
 def expected_encoding(agent: Agent) -> str:
     """The encoding a turn's prompt is built in, before routing: the requested (else default)
     model's, on the pinned provider or the first of its candidates."""
-    model, pinned = agent.model, agent._pin()
+    model, pinned = agent.model, agent.pinned_provider
     if pinned is not None:
         return encoding_for(model, agent.loop.kind(pinned))
     candidates = agent.router.candidates_for(model)

@@ -1,12 +1,18 @@
-"""Fixtures for agents that call tools over the real SDKs, with HTTP mocked by respx."""
+"""Fixtures for agents that call tools over the real SDKs, with HTTP mocked by respx; a slow Redis
+(a delaying proxy in front of a real redis-server) for the pool's clean-up off the event loop."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import socket
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -120,3 +126,60 @@ Responder = Callable[..., httpx.Response]
 def clock() -> FakeClock:
     """A clock that only moves when a test body (or a recorded sleep) moves it."""
     return FakeClock(1000.0)
+
+
+class SlowRedis:
+    """A TCP proxy in front of a real redis-server that, while ``delay`` is set, holds each chunk
+    a client sends for ``delay`` seconds before passing it on: a Redis far away or overloaded.
+    ``held`` counts the chunks it held and then passed on, so a test can tell whether a command
+    sent while it was slow has reached Redis yet (counted, not timed)."""
+
+    def __init__(self, url: str) -> None:
+        parsed = urlsplit(url)
+        self._target = (parsed.hostname or "127.0.0.1", parsed.port or 6379)
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"redis://127.0.0.1:{self._listener.getsockname()[1]}{parsed.path or '/0'}"
+        self.delay = 0.0
+        self.held = 0
+        self._socks: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self._target)
+            self._socks += [client, server]
+            threading.Thread(target=self._pipe, args=(client, server, True), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(server, client, False), daemon=True).start()
+
+    def _pipe(self, src: socket.socket, dst: socket.socket, slowed: bool) -> None:
+        try:
+            while data := src.recv(65536):
+                delay = self.delay if slowed else 0.0
+                if delay:
+                    time.sleep(delay)
+                dst.sendall(data)
+                if delay:
+                    self.held += 1
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        self._listener.close()
+        for s in self._socks:
+            s.close()
+
+
+@pytest.fixture
+def slow_redis(redis_url: str) -> Iterator[SlowRedis]:
+    """A :class:`SlowRedis` in front of the session's redis-server (not slow until told)."""
+    proxy = SlowRedis(redis_url)
+    yield proxy
+    proxy.close()

@@ -109,6 +109,19 @@ def test_override_swaps_provider(hermes_home):
     assert agent.chat("2").text == "outer"
 
 
+def test_the_pinned_provider_is_the_one_handed_in_or_overridden_else_none(hermes_home):
+    """Route fitting and routing read the pin through this seam (not a private method)."""
+    pinned = make_agent(hermes_home, FakeProvider(["a"], name="mine"))
+    assert pinned.pinned_provider == "mine"
+    with pinned.override(provider=FakeProvider(["b"], name="other")):
+        assert pinned.pinned_provider == "other"
+    assert pinned.pinned_provider == "mine"
+    routed = Agent(load_settings({"home": str(hermes_home), "credentials": {
+        "openai": {"keys": [{"key": "sk-pin-test-SECRET-0001"}]}}}, env={}))
+    assert not routed.offline and routed.pinned_provider is None
+    routed.close()
+
+
 def test_offline_without_keys(hermes_home):
     agent = Agent(load_settings({"home": str(hermes_home)}, env={}))
     assert agent.offline and "no API key" in (agent.offline_reason or "")

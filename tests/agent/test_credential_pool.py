@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 from hermes_core.agent.credential_pool import CredentialPool, Lease
 from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState
@@ -38,6 +39,7 @@ from hermes_core.providers.base import CallOptions
 from hermes_core.testing import FakeClock, ScriptedProvider
 from hermes_core.testing.server import MockLLMServer
 from hermes_core.types import Candidate, Credential, Message, Prompt, RouteDecision
+from tests.agent.conftest import SlowRedis
 
 
 def test_from_settings_reads_keys_limits_and_strategies() -> None:
@@ -572,3 +574,58 @@ def test_keys_of_a_pool_built_by_hand_are_scrubbed_from_every_writer(
     with caplog.at_level(logging.DEBUG, logger="httpx"):
         logging.getLogger("httpx").debug("response headers: %s", {"x-received-key": key})
     assert key not in caplog.text and key not in redact(f"echoed: {key}")
+
+
+def _through(proxy: SlowRedis, prefix: str) -> CredentialPool:
+    """A pool of one key on a real redis-server reached through ``proxy``."""
+    backend = RedisPoolState(proxy.url, options=RedisPoolOptions(key_prefix=prefix,
+                                                                 socket_timeout_s=10.0))
+    pool = CredentialPool({"a": [Credential("a", "sk-a-abandoned-SECRET-0001", max_rpm=1)]}, backend=backend)
+    pool.status()                      # connected, scripts loaded: the next command is the test's
+    return pool
+
+
+def test_a_key_a_cancelled_task_was_handed_is_released_even_after_its_loop_closed(
+        slow_redis: SlowRedis, redis_prefix: str) -> None:
+    """The acquire finishes in its thread after the caller is gone and the loop that ran the caller
+    is closed: nothing of that loop runs any more, yet the key must come back."""
+    pool = _through(slow_redis, redis_prefix)
+    loop = asyncio.new_event_loop()
+    try:
+        slow_redis.delay = 1.0
+        task = loop.create_task(pool.in_thread(lambda: pool.acquire("a"), lambda lease: lease))
+        loop.run_until_complete(asyncio.sleep(0.1))     # the acquire is on its way to Redis
+        task.cancel()
+        loop.run_until_complete(asyncio.gather(task, return_exceptions=True))
+    finally:
+        loop.close()
+    assert slow_redis.held == 0                         # closed before the acquire got there
+    assert pool.drain(30.0)
+    slow_redis.delay = 0.0
+    assert [k.in_flight for k in pool.status()] == [0]
+    pool.backend.close()  # type: ignore[attr-defined]
+
+
+async def test_a_leave_on_the_event_loop_does_not_hold_the_loop_up(
+        slow_redis: SlowRedis, redis_url: str, redis_prefix: str) -> None:
+    """A direct caller on the loop that stops waiting: the round trip runs off the loop."""
+    pool = _through(slow_redis, redis_prefix)
+    pool.success(pool.acquire("a"))                     # the key's one request a minute
+    with pytest.raises(NoCredentialAvailable):
+        pool.acquire("a")                               # refused: the process is queued
+    pool.note_refused("a")
+    slow_redis.delay = 2.0
+    pool.leave("a")
+    turns = 0
+    while turns < 50 and slow_redis.held == 0:
+        await asyncio.sleep(0)
+        turns += 1
+    assert turns == 50
+    assert await asyncio.to_thread(pool.drain, 30.0)
+    assert slow_redis.held > 0
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    queued = [k for k in client.scan_iter(f"{redis_prefix}:*")
+              if k.endswith((":q", ":qx")) and client.zcard(k)]
+    client.close()
+    assert queued == []                                 # the place was given up
+    pool.backend.close()  # type: ignore[attr-defined]

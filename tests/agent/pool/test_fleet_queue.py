@@ -36,6 +36,7 @@ from hermes_core.testing import (
 )
 from hermes_core.testing.redis_server import RedisServer
 from hermes_core.types import Credential, Message, Prompt, RouteDecision, fingerprint
+from tests.agent.conftest import SlowRedis
 
 KEY = KeySpec("key-fleet", max_rpm=1)
 POLICY = PoolPolicy(window_s=10.0)
@@ -297,9 +298,9 @@ def loops(respx_mock: object, redis_url: str, redis_prefix: str) -> Iterator[
     respx_mock.post(ANTHROPIC_URL).mock(  # type: ignore[attr-defined]
         side_effect=lambda r: httpx.Response(200, json=anthropic_message("backup ok")))
 
-    def process(deadline_s: float = 120.0, **kw: object) -> CallLoop:
-        made.append(RedisPoolState(redis_url, clock=clock,
-                                   options=RedisPoolOptions(key_prefix=redis_prefix)))
+    def process(deadline_s: float = 120.0, url: str = redis_url, **kw: object) -> CallLoop:
+        made.append(RedisPoolState(url, clock=clock, options=RedisPoolOptions(
+            key_prefix=redis_prefix, socket_timeout_s=10.0)))
         own = one_key_settings(redis_url, redis_prefix, deadline_s=deadline_s)
         pool = CredentialPool.from_settings(own, made[-1], rng=random.Random(1))
         args: dict[str, object] = {"clock": clock, "sleep": clock.sleep, "asleep": clock.asleep,
@@ -386,6 +387,40 @@ def test_a_cancelled_task_gives_its_process_place_up(
     served_at_once(b, router, clock)
 
 
+def test_a_cancelled_task_gives_its_place_up_while_the_loop_serves_other_tasks(
+        loops: tuple[Callable[..., CallLoop], FakeClock, Router], slow_redis: SlowRedis) -> None:
+    """Giving the place up is a round trip to Redis: a slow Redis must not hold the event loop
+    while it is on its way, and it arrives even though the loop has closed by then."""
+    process, clock, router = loops
+    forever = asyncio.Event()
+
+    async def stuck(seconds: float) -> None:
+        await forever.wait()
+
+    a, b = process(asleep=stuck, url=slow_redis.url), process()
+    b.complete(PROMPT, router.select("hi"), OPTS)
+
+    async def cancel_while_waiting() -> int:
+        task = asyncio.create_task(a.acomplete(PROMPT, primary_only(router), OPTS))
+        while a.pool.waiters.waiting("primary") == 0:
+            await asyncio.sleep(0.01)
+        slow_redis.delay = 2.0                       # Redis is slow from here
+        task.cancel()
+        turns = 0                                    # another task's turns on the loop...
+        while turns < 50 and slow_redis.held == 0:   # ...while the leave has not reached Redis
+            await asyncio.sleep(0)
+            turns += 1
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return turns
+
+    assert asyncio.run(cancel_while_waiting()) == 50
+    assert a.pool.drain(30.0)                        # the loop is closed: the leave still went
+    assert slow_redis.held > 0
+    slow_redis.delay = 0.0
+    served_at_once(b, router, clock)
+
+
 def test_a_process_with_another_request_still_waiting_keeps_its_place(
         fleet: tuple[Callable[[], RedisPoolState], FakeClock]) -> None:
     """Only the process's last waiter to stop waiting gives its place up."""
@@ -414,6 +449,87 @@ def test_a_process_with_another_request_still_waiting_keeps_its_place(
     waiter.join(10)
     a.leave(P)                                              # the last gives up
     assert c.acquire(P, [key], POLICY).fingerprint == key.fingerprint
+
+
+def test_a_direct_caller_that_stops_waiting_in_its_place_lets_the_next_be_served_at_once(
+        fleet: tuple[Callable[[], RedisPoolState], FakeClock]) -> None:
+    """Code of its own calling ``acquire`` (not the call loop) waits in ``pool.place``: when it
+    stops waiting, sync or as a cancelled task, its process's place goes with it."""
+    process, clock = fleet
+    cred = Credential("openai", "sk-fleet-direct-SECRET-0001", max_rpm=1)
+    key = KeySpec(cred.fingerprint, max_rpm=1)
+    b, c = process(), process()
+    a = CredentialPool({P: [cred]}, policy=POLICY, backend=process())
+    forever = asyncio.Event()
+
+    async def waits_in_a_task() -> None:
+        async with a.place(P) as place:
+            while True:
+                try:
+                    a.release(await place.aacquire())
+                    return
+                except NoCredentialAvailable:
+                    await forever.wait()            # its own sleep until the key frees
+
+    async def cancelled_while_it_waits() -> None:
+        task = asyncio.create_task(waits_in_a_task())
+        while a.waiters.waiting(P) == 0 and not a._refused[P]:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    for gives_up in ("sync", "async"):
+        assert b.acquire(P, [key], POLICY).fingerprint is not None   # the window's one request
+        if gives_up == "sync":
+            with a.place(P) as place, pytest.raises(NoCredentialAvailable):
+                place.acquire()                     # refused: its process is first in line
+        else:
+            asyncio.run(cancelled_while_it_waits())
+        assert a.drain(10.0)
+        assert c.acquire(P, [key], POLICY).fingerprint is None       # still the window's
+        clock.t += 11.0
+        assert c.acquire(P, [key], POLICY).fingerprint == key.fingerprint   # not behind a
+        clock.t += 11.0
+
+
+def test_a_direct_caller_served_in_its_place_leaves_none_behind(
+        fleet: tuple[Callable[[], RedisPoolState], FakeClock], redis_url: str,
+        redis_prefix: str) -> None:
+    process, clock = fleet
+    cred = Credential("openai", "sk-fleet-direct-SECRET-0002", max_rpm=1)
+    b = process()
+    a = CredentialPool({P: [cred]}, policy=POLICY, backend=process())
+    assert b.acquire(P, [KeySpec(cred.fingerprint, max_rpm=1)], POLICY).fingerprint is not None
+    with a.place(P) as place:
+        with pytest.raises(NoCredentialAvailable):
+            place.acquire()
+        clock.t += 11.0
+        a.success(place.acquire())
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    queued = [k for k in client.scan_iter(f"{redis_prefix}:*")
+              if k.endswith((":q", ":qx")) and client.zcard(k)]
+    client.close()
+    assert queued == [] and a._refused[P] == 0
+
+
+def _waits_by_hand(url: str, prefix: str, conn: Connection) -> None:
+    """A process whose own code (no call loop) waits in its place for the key, gives up, and
+    stays alive until told to end."""
+    pool = CredentialPool({P: [Credential(P, PRIMARY_KEY, max_rpm=1)]},
+                          policy=PoolPolicy(window_s=2.0),
+                          backend=RedisPoolState(url, options=RedisPoolOptions(key_prefix=prefix)))
+    conn.send("ready")
+    conn.recv()                                       # the key's one request is taken
+    try:
+        with pool.place(P) as place:
+            place.acquire()
+        conn.send("served")
+    except NoCredentialAvailable:
+        conn.send(["all_keys_blocked"])               # it stops waiting here
+    except Exception as e:                            # say it, or the test waits for nothing
+        conn.send(repr(e))
+    conn.recv()
 
 
 def _gives_up(url: str, prefix: str, conn: Connection) -> None:
@@ -458,7 +574,7 @@ def test_real_processes_a_request_that_gives_up_frees_the_place_one_killed_holds
             here.release(P, res.fingerprint, Outcome("ok"), policy, lease=res.lease)
         return res
 
-    for target in (_gives_up, _dies_waiting):
+    for target in (_gives_up, _waits_by_hand, _dies_waiting):
         mine, theirs = ctx.Pipe()
         child = ctx.Process(target=target, args=(redis_url, redis_prefix, theirs))
         child.start()
@@ -474,7 +590,7 @@ def test_real_processes_a_request_that_gives_up_frees_the_place_one_killed_holds
             if target is _dies_waiting:
                 os.kill(child.pid, signal.SIGKILL)          # type: ignore[arg-type]
             time.sleep(max(0.0, freed - time.monotonic()))
-            if target is _gives_up:
+            if target is not _dies_waiting:
                 assert child.is_alive()                     # the request left, not the process
                 assert take().fingerprint == key.fingerprint    # at once
             else:

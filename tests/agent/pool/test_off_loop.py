@@ -1,0 +1,62 @@
+"""Tests of ``hermes_core/agent/pool/off_loop.py``: the pool's clean-up calls in threads of its
+own, bounded, waited for by ``drain``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+
+import pytest
+
+from hermes_core.agent.pool.off_loop import OffLoop, on_event_loop
+
+
+def test_on_event_loop_is_true_inside_a_running_loop_only() -> None:
+    async def inside() -> bool:
+        return on_event_loop()
+
+    assert asyncio.run(inside()) is True
+    assert on_event_loop() is False
+
+
+def test_calls_run_in_threads_of_their_own_and_drain_waits_for_them() -> None:
+    runner, gate, seen = OffLoop(), threading.Event(), []
+
+    def call() -> None:
+        gate.wait(10)
+        seen.append(threading.current_thread().name)
+
+    assert runner.submit("test call", call)
+    assert runner.pending == 1 and not runner.drain(0.05)   # still held at the gate
+    gate.set()
+    assert runner.drain(10.0) and runner.pending == 0
+    assert seen[0].startswith("hermes-pool-cleanup")
+
+
+def test_past_the_backlog_a_call_is_dropped_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    runner, gate, ran = OffLoop(workers=1, backlog=2), threading.Event(), []
+    for i in range(2):
+        assert runner.submit("test call", lambda i=i: (gate.wait(10), ran.append(i)))
+    with caplog.at_level(logging.WARNING, "hermes_core.pool"):
+        assert runner.submit("leave of p's queue", lambda: ran.append(99)) is False
+    gate.set()
+    assert runner.drain(10.0)
+    assert ran == [0, 1]
+    assert "leave of p's queue is left to expire" in caplog.text
+
+
+def test_a_call_that_raises_is_logged_by_its_type_and_the_runner_goes_on(
+        caplog: pytest.LogCaptureFixture) -> None:
+    runner, ran = OffLoop(), []
+
+    def fails() -> None:
+        raise ConnectionError("sk-secret-in-a-message-0001")
+
+    with caplog.at_level(logging.WARNING, "hermes_core.pool"):
+        runner.submit("release of a key", fails)
+        assert runner.drain(10.0)
+    runner.submit("release of a key", lambda: ran.append(1))
+    assert runner.drain(10.0) and ran == [1]
+    assert "the release of a key failed (ConnectionError)" in caplog.text
+    assert "sk-secret" not in caplog.text
