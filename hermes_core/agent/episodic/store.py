@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from hermes_core.agent.episodic import reindex
+from hermes_core.agent.episodic import counts, reindex
 from hermes_core.agent.episodic.migrations import (
     APPLICATION_ID,
     FTS_TABLE_SQL,
@@ -355,6 +355,7 @@ class SessionStore:
         if missing:
             raise SessionDatabaseUnusable(
                 self.path, f"tables missing ({', '.join(sorted(missing))}): corrupted; left untouched")
+        counts.ensure(conn)
         if self.segment_id is not None:
             self._ensure_segmenter(self.segment_id)
 
@@ -733,20 +734,31 @@ class SessionStore:
         return int(self._read("SELECT COUNT(*) FROM sessions")[0][0])
 
     def stats(self) -> dict[str, Any]:
-        """Counts, time range, schema version and on-disk size; ``index_in_sync`` compares tables."""
-        sessions, oldest, newest = self._read(
-            "SELECT COUNT(*), MIN(created_at), MAX(created_at) FROM sessions")[0]
-        indexed = self._read("SELECT COUNT(*) FROM sessions_fts")[0][0]
-        sources = dict(self._read("SELECT source, COUNT(*) FROM sessions GROUP BY source ORDER BY source"))
-        with self._lock:
-            version = current_version(self._conn)
-            mode = self._conn.execute("PRAGMA journal_mode").fetchone()[0]
+        """Counts, time range, schema version and on-disk size; ``index_in_sync`` compares the
+        sessions with the index's rows. Read in one snapshot from counters the writes keep
+        (:mod:`.counts`), so it costs the same at any size; a file written before them that
+        cannot be upgraded here (read-only) is counted by scanning."""
+        with self._lock, self.snapshot():
+            try:
+                conn = self._conn
+                # one aggregate a statement: SQLite seeks the index only for a lone MIN or MAX
+                oldest, newest = conn.execute("SELECT (SELECT MIN(created_at) FROM sessions),"
+                                              " (SELECT MAX(created_at) FROM sessions)").fetchone()
+                sources = counts.read_sources(conn)
+                if sources is None:
+                    sources = counts.scan_sources(conn)
+                indexed = counts.indexed_rows(conn)
+                version = current_version(conn)
+                mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            except sqlite3.Error as e:
+                raise self._fault(e) from None
+        sessions = sum(sources.values())
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         return {
             "db": str(self.path),
-            "sessions": int(sessions),
-            "indexed": int(indexed),
-            "index_in_sync": int(sessions) == int(indexed),
+            "sessions": sessions,
+            "indexed": indexed,
+            "index_in_sync": sessions == indexed,
             "oldest": oldest,
             "newest": newest,
             "sources": sources,
