@@ -38,6 +38,7 @@ from hermes_core.agent.episodic.migrations import (
     apply_pending,
     current_version,
 )
+from hermes_core.agent.episodic.opening import check_file, open_read_only, read_only_refusal
 from hermes_core.agent.episodic.ranking import Hit, as_prefix, match_term
 from hermes_core.errors import SessionDatabaseMissing, SessionDatabaseUnusable, SessionStoreError
 from hermes_core.redact import SCRUBBED, is_key_piece
@@ -45,7 +46,6 @@ from hermes_core.tokenize import SEGMENT_VERSION, TOKENIZER_VERSION, segment_for
 
 log = logging.getLogger("hermes_core.memory")
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 DEFAULT_BUSY_TIMEOUT_S = 30.0
 #: How large ``-wal`` may stay once checkpointed (``PRAGMA journal_size_limit``).
 WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024
@@ -144,30 +144,6 @@ class UpsertResult:
 
 # --------------------------------------------------------------------------- the store
 
-def _check_file(path: Path) -> None:
-    """Refuse, before SQLite touches it, any file that is not an SQLite database of ours."""
-    if path.is_dir():
-        raise SessionDatabaseUnusable(path, "is a directory, not a database file")
-    if not path.is_file():  # opening a FIFO to read its header would block forever
-        raise SessionDatabaseUnusable(path, "is not a regular file (a FIFO, device or socket)")
-    try:
-        with path.open("rb") as fh:
-            header = fh.read(100)
-    except OSError as e:
-        raise SessionDatabaseUnusable(path, f"cannot read: {e.strerror or e}") from None
-    if not header:
-        return  # an empty file holds nothing to lose; SQLite initialises it
-    if not header.startswith(SQLITE_MAGIC):
-        raise SessionDatabaseUnusable(
-            path, "is not an SQLite database (foreign or corrupted file); refusing to overwrite it")
-    if len(header) < 100:
-        raise SessionDatabaseUnusable(path, "truncated SQLite header (corrupted file); left untouched")
-    app_id = int.from_bytes(header[68:72], "big")
-    if app_id not in (0, APPLICATION_ID):
-        raise SessionDatabaseUnusable(
-            path, f"belongs to another program (SQLite application_id {app_id:#x}); left untouched")
-
-
 class SessionStore:
     """Thread-safe access to one ``sessions.db``; every write is one IMMEDIATE transaction.
 
@@ -199,7 +175,7 @@ class SessionStore:
         # removed text may still be in -wal: the emptying checkpoint is retried after each write
         self._wal_holds_removed = False
         if self.path.exists():
-            _check_file(self.path)
+            check_file(self.path)
         elif not create or read_only:
             raise SessionDatabaseMissing(self.path, "does not exist (record a session or use "
                                                    "`hermes-core memory add` first)")
@@ -209,9 +185,9 @@ class SessionStore:
             except OSError as e:
                 raise SessionStoreError(self.path, f"cannot create its folder: {e.strerror or e}") from None
         if read_only:   # a preview: nothing written, not even a migration or a WAL switch
-            ro = self._open_read_only(busy_timeout_s)
+            ro = open_read_only(self.path, busy_timeout_s, self._versions())
             if ro is None:
-                raise SessionStoreError(self.path, self._read_only_refusal())
+                raise SessionStoreError(self.path, read_only_refusal(self.path, self._versions()))
             self._conn, self.read_only = ro, True
             return
         try:
@@ -234,7 +210,8 @@ class SessionStore:
         except sqlite3.OperationalError as e:  # locked past the timeout, read-only, disk full...
             self._conn.close()
             busy = getattr(e, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-            ro = None if busy or not self.path.is_file() else self._open_read_only(busy_timeout_s)
+            ro = None if busy or not self.path.is_file() else open_read_only(self.path, busy_timeout_s,
+                                                                       self._versions())
             if ro is None:
                 raise SessionStoreError(self.path, f"cannot open for writing: {e}") from None
             self._conn = ro
@@ -246,62 +223,10 @@ class SessionStore:
             raise SessionDatabaseUnusable(
                 self.path, f"corrupted or unreadable ({e}); left untouched") from None
 
-    def _open_read_only(self, busy_timeout_s: float) -> sqlite3.Connection | None:
-        """A read-only connection to an existing, current database whose file or folder cannot be
-        written (read-only filesystem or permissions); None when that is not possible either.
-
-        ``mode=ro`` first; on a read-only filesystem a WAL database cannot create its ``-shm``
-        file, and ``immutable=1`` (nobody can write there either) is the way in."""
-        base = self.path.resolve().as_uri()
-        for query in ("mode=ro", "immutable=1"):
-            try:
-                conn = sqlite3.connect(f"{base}?{query}", uri=True, timeout=busy_timeout_s,
-                                       isolation_level=None, check_same_thread=False)
-            except sqlite3.Error:
-                continue
-            try:
-                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-                ours = conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
-                if (ours and {"sessions", "sessions_fts", "schema_version"} <= tables
-                        and READ_COMPAT_VERSION <= current_version(conn) <= LATEST_VERSION):
-                    return conn
-            except sqlite3.Error:
-                pass
-            conn.close()
-        return None
-
-    def _read_only_refusal(self) -> str:
-        """Why a preview cannot read the file, in the words a writing open would use: a newer
-        version's file, another program's database and an empty file each say so."""
-        try:
-            empty = self.path.stat().st_size == 0
-        except OSError as e:
-            return f"cannot read ({e.strerror or e})"
-        if empty:
-            return "is an empty file, not a memory database yet (a chat or `memory add` makes one)"
-        try:
-            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
-        except sqlite3.Error as e:
-            return f"cannot open read-only ({e})"
-        try:
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN "
-                                                 "('table', 'view') AND name NOT LIKE 'sqlite_%'")}
-            if not (conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
-                    or "schema_version" in tables):
-                shown = ", ".join(sorted(tables)[:5]) or "none"
-                return f"is another program's SQLite database (tables: {shown}); left untouched"
-            version = current_version(conn)
-            if version > LATEST_VERSION:
-                return (f"schema version {version} is newer than this hermes-core understands "
-                        f"({LATEST_VERSION}); upgrade hermes-core")
-            if version < READ_COMPAT_VERSION:
-                return (f"schema version {version} is too old to read without migrating; a "
-                        "command that writes (`memory rebuild`, a chat) migrates it")
-            return "is missing tables of a memory database; left untouched"
-        except sqlite3.DatabaseError as e:
-            return f"corrupted or unreadable ({e}); left untouched"
-        finally:
-            conn.close()
+    @staticmethod
+    def _versions() -> tuple[int, int]:
+        """The schemas a read-only open accepts: the oldest the reads work on, the newest known."""
+        return READ_COMPAT_VERSION, LATEST_VERSION
 
     def _open_schema_retrying(self, busy_timeout_s: float) -> None:
         """Open the schema, retrying "database is locked" until the busy timeout.
