@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from hermes_core.agent.episodic import counts, reindex
+from hermes_core.agent.episodic import counts, long_write, reindex
 from hermes_core.agent.episodic.migrations import (
     APPLICATION_ID,
     FTS_TABLE_SQL,
@@ -329,10 +329,13 @@ class SessionStore:
             raise SessionStoreError(self.path, "is read-only here (file or filesystem cannot be "
                                               f"written); {undone}")
         with self._lock:
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as e:
-                raise self._fault(e, undone) from None
+            while True:
+                try:
+                    self._conn.execute("BEGIN IMMEDIATE")
+                    break
+                except sqlite3.Error as e:
+                    if not self._long_write_elsewhere(e):
+                        raise self._fault(e, undone) from None
             try:
                 yield self._conn
                 self._conn.execute("COMMIT")
@@ -347,6 +350,30 @@ class SessionStore:
                 if isinstance(e, sqlite3.Error):
                     raise self._fault(e, undone) from None
                 raise
+
+    def _long_write_elsewhere(self, e: sqlite3.Error) -> bool:
+        """Whether a refusal as busy came while another process declared a long write (see
+        :mod:`.long_write`): then the write waits another busy timeout instead of failing."""
+        busy = getattr(e, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+        return busy and long_write.worth_waiting(self._conn, self._clock())
+
+    @contextmanager
+    def _long_write(self, undone: str) -> Iterator[sqlite3.Connection]:
+        """A write that may hold the lock past another process's busy timeout: declared in its
+        own commit first, withdrawn in the write's own transaction (or, when it fails, after)."""
+        with self._write(undone) as conn:
+            long_write.declare(conn, self._clock())
+        try:
+            with self._write(undone) as conn:
+                yield conn
+                long_write.withdraw(conn)
+        except BaseException:
+            try:
+                with self._write("the long-write notice was not withdrawn") as conn:
+                    long_write.withdraw(conn)
+            except SessionStoreError as e:
+                log.debug("%s: %s", self.path, e)
+            raise
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -444,7 +471,7 @@ class SessionStore:
         if not {SCRUBBED + m for m in needles} - {r[0] for r in self._read(done_sql)}:
             return 0
         rewritten = 0
-        with self._write() as conn:
+        with self._long_write("no row was rewritten") as conn:
             done = {r[0] for r in conn.execute(done_sql)}
             for marker, needle in needles.items():
                 if SCRUBBED + marker in done:
@@ -519,9 +546,11 @@ class SessionStore:
         their segment until a merge, so the index is merged (``optimize``, the cost of rewriting
         the index once: forgetting is rare) and the WAL emptied, as after a key is rewritten.
         """
-        with self._write(f"session {session_id!r} was not forgotten") as conn:
-            row = conn.execute("SELECT rowid FROM sessions WHERE session_id = ?",
-                               (scrub_surrogates(session_id),)).fetchone()
+        sid = scrub_surrogates(session_id)
+        if not self._read("SELECT 1 FROM sessions WHERE session_id = ?", (sid,)):
+            return False   # nothing to merge: no notice to declare
+        with self._long_write(f"session {session_id!r} was not forgotten") as conn:
+            row = conn.execute("SELECT rowid FROM sessions WHERE session_id = ?", (sid,)).fetchone()
             if row is None:
                 return False
             conn.execute("DELETE FROM sessions_fts WHERE rowid = ?", (row[0],))
