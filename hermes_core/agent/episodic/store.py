@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from hermes_core.agent.episodic import counts, long_write, reindex
+from hermes_core.agent.episodic import counts, long_write, reindex, retention
 from hermes_core.agent.episodic.migrations import (
     APPLICATION_ID,
     FTS_TABLE_SQL,
@@ -558,6 +558,28 @@ class SessionStore:
             conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
         self._checkpoint("forgetting a session")
         return True
+
+    def prune(self, policy: retention.RetentionPolicy, *, batch: int = retention.PRUNE_BATCH,
+              max_batches: int | None = None) -> int:
+        """Delete the sessions ``policy`` no longer keeps, oldest first, at most ``batch`` a
+        write transaction and ``max_batches`` transactions (None: until none is left); returns
+        how many went. Whether anything is due is read first, with no lock taken."""
+        if self.read_only or not policy.active:
+            return 0
+        pruned = steps = 0
+        while max_batches is None or steps < max_batches:
+            with self._lock:
+                try:
+                    if not retention.due(self._conn, policy, self._clock()):
+                        break
+                except sqlite3.Error as e:
+                    raise self._fault(e) from None
+            with self._write("no session was pruned") as conn:
+                done = retention.step(conn, policy, self._clock(), batch)
+            pruned, steps = pruned + done, steps + 1
+            if not done:
+                break
+        return pruned
 
     def rebuild(self) -> int:
         """Re-create the FTS index from the sessions table with the current tokenizer.
