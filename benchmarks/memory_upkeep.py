@@ -10,9 +10,10 @@ Everything is compared with a baseline measured in the same run (medians):
   small file each, alternated), so their cost is a ratio.
 * ``retention``: the longest write transaction of a prune (steps of ``PRUNE_BATCH``) against
   the write transaction of one forget (its index merge), on the same archive.
-* ``long_summaries``: for sampled long (30-60 sentences) and short summaries, three words of the
-  summary are asked; "wrong" is the session not in the top 5 while a returned one holds fewer of
-  the three words. bm25's length normalisation is what makes it differ between the two.
+* ``long_summaries``: for sampled long (30-60 sentences) and short summaries, the summary's three
+  rarest words (of five letters or more) are asked; "wrong" is the session not in the top 5
+  while a returned one holds fewer of the three words. bm25's length normalisation is what
+  makes it differ between the two.
 
     python benchmarks/memory_upkeep.py --json [--sessions N] [--samples S]
 """
@@ -128,7 +129,8 @@ def long_summaries(db: Path, now: float, samples: int, seed: int) -> dict[str, o
                 words = sorted({w.lower() for w in re.findall(r"[A-Za-z]{5,}", summary)})
                 if len(words) < 3:
                     continue
-                q = rng.sample(words, 3)
+                dfs = engine.store.term_dfs(words, 1_000)
+                q = sorted(words, key=lambda w: (dfs[w], w))[:3]   # what a user would recall it by
                 got = engine.retrieve(" ".join(q), 5)
                 asked += 1
                 ids = [f.session_id for f in got]
