@@ -563,8 +563,9 @@ class SessionStore:
               max_batches: int | None = None) -> int:
         """Delete the sessions ``policy`` no longer keeps, oldest first, at most ``batch`` a
         write transaction and ``max_batches`` transactions (None: until none is left); returns
-        how many went. Whether anything is due is read first, with no lock taken."""
-        if self.read_only or not policy.active:
+        how many went. Whether anything is due is read first, with no lock taken; a read-only
+        store with something due says it cannot (:class:`SessionStoreError`)."""
+        if not policy.active:
             return 0
         pruned = steps = 0
         while max_batches is None or steps < max_batches:

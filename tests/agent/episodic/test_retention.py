@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core.agent.episodic.retention import DAY_S, RetentionPolicy, pick
-from hermes_core.agent.episodic.store import SessionRecord, SessionStore
+from hermes_core.agent.episodic.store import SessionRecord, SessionStore, SessionStoreError
 
 NOW = 1_800_000_000.0
 
@@ -102,12 +102,15 @@ def test_a_session_written_between_two_steps_is_kept_and_counted(tmp_path: Path)
         assert (s["sessions"], s["index_in_sync"]) == (120, True)
 
 
-def test_a_read_only_store_prunes_nothing(tmp_path: Path) -> None:
+def test_a_read_only_store_says_it_cannot_prune_and_deletes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     with SessionStore(path, segment=plain) as store:
         store.upsert_many(daily(20))
     with SessionStore(path, segment=plain, read_only=True) as preview:
-        assert preview.prune(RetentionPolicy(max_sessions=1)) == 0 and preview.count() == 20
+        with pytest.raises(SessionStoreError, match=r"read-only.*no session was pruned"):
+            preview.prune(RetentionPolicy(max_sessions=1))
+        assert preview.count() == 20
+        assert preview.prune(RetentionPolicy(max_sessions=20)) == 0   # nothing due: nothing asked
 
 
 @pytest.mark.parametrize("batch", [1, 7])
