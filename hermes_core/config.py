@@ -290,6 +290,10 @@ class ContextEngineSettings(_Model):
     render_chars: int = Field(default=600, ge=80)             # per-summary clip in the prompt block
     # the whole block's budget (o200k_base tokens): Chinese costs ~4x the tokens of English a char
     block_tokens: int = Field(default=1_000, ge=100)
+    # retention: sessions older than this many days, and past this many (the oldest first), are
+    # pruned after each recording in bounded steps (agent/episodic/retention.py); null keeps all
+    retention_days: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    max_sessions: int | None = Field(default=None, ge=1)
 
 
 class GateWeightSettings(_Model):

@@ -79,6 +79,11 @@ def test_key_fallback_reads_the_env_mapping_given_not_the_process(monkeypatch):
     ("credential_pool:\n  redis_fleet_queue: sometimes\n", "credential_pool.redis_fleet_queue", 2,
      "boolean"),
     ("llm:\n  stream: true\n  stream: false\n", "llm.stream", 3, "duplicate key"),
+    ("context_engine:\n  enabled: true\n  retention_days: 0\n", "context_engine.retention_days", 3,
+     "greater than"),
+    ("context_engine:\n  retention_days: .inf\n", "context_engine.retention_days", 2, "finite"),
+    ("context_engine:\n  max_sessions: -5\n", "context_engine.max_sessions", 2, "greater than"),
+    ("context_engine:\n  max_sessions: lots\n", "context_engine.max_sessions", 2, "integer"),
 ])
 def test_errors_name_file_key_and_line(text, key_path, line, reason):
     with pytest.raises(ConfigError) as info:

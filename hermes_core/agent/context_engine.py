@@ -39,6 +39,7 @@ from hermes_core.agent.episodic.ranking import (
     rerank,
     tie_break,
 )
+from hermes_core.agent.episodic.retention import BATCHES_PER_RECORD, RetentionPolicy
 from hermes_core.agent.episodic.selection import distinct, fit_to_budget
 from hermes_core.agent.episodic.store import (
     SessionRecord,
@@ -497,7 +498,27 @@ class ContextEngine:
                                message_count=message_count)
         res = self.store.upsert(record)
         log.info("session %s: memory %s (%s)", session_id, res.status, summary.source)
+        self._prune_after_recording()
         return RecordResult(res.status, session_id, summary, res.memory_id, res.duplicate_of)
+
+    @property
+    def retention(self) -> RetentionPolicy:
+        """What the settings keep (``retention_days``, ``max_sessions``)."""
+        return RetentionPolicy(self.settings.retention_days, self.settings.max_sessions)
+
+    def _prune_after_recording(self) -> None:
+        """A few steps of retention after each recording (see :mod:`.episodic.retention`); the
+        session is already stored, so a prune that fails is logged, never raised."""
+        policy = self.retention
+        if not policy.active:
+            return
+        try:
+            gone = self.store.prune(policy, max_batches=BATCHES_PER_RECORD)
+        except SessionStoreError as e:
+            log.warning("memory retention: nothing pruned this time (%s)", e)
+            return
+        if gone:
+            log.info("memory retention: pruned %d old session(s)", gone)
 
     # ------------------------------------------------------------------ maintenance
 
@@ -512,6 +533,11 @@ class ContextEngine:
         """A session id as stored: redacted like the summary (an id is written to sessions.db
         too, and a caller's id may hold a key), so the same id always finds its row."""
         return self._redact(scrub_surrogates(session_id))
+
+    def prune(self) -> int:
+        """Every session the retention settings no longer keep, in bounded steps; returns how many
+        went (0 when neither ``retention_days`` nor ``max_sessions`` is set)."""
+        return self.store.prune(self.retention)
 
     def rebuild(self) -> int:
         """Re-create the FTS index from the sessions table; returns the number of rows indexed."""

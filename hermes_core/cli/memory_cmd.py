@@ -94,6 +94,11 @@ def register(subparsers: Any) -> None:
     forget.add_argument("session_id", metavar="ID", help="the session id, as `memory search` shows it")
     forget.set_defaults(handler=_forget)
 
+    prune = actions.add_parser("prune", parents=[common],
+                               help="delete the sessions context_engine.retention_days / "
+                                    "max_sessions no longer keep, a few hundred a transaction")
+    prune.set_defaults(handler=_prune)
+
     rebuild = actions.add_parser("rebuild", parents=[common],
                                  help="re-create the full-text index from the sessions table")
     rebuild.set_defaults(handler=_rebuild)
@@ -193,6 +198,22 @@ def _forget(args: argparse.Namespace) -> int:
                          ensure_ascii=False))
     else:
         print(terminal_safe(f"forgot session {args.session_id} ({db})"))
+    return 0
+
+
+def _prune(args: argparse.Namespace) -> int:
+    with _open(args, create=False) as engine:
+        policy = engine.retention
+        if not policy.active:   # nothing configured: say so rather than "pruned 0"
+            print("hermes-core memory prune: neither context_engine.retention_days nor "
+                  "context_engine.max_sessions is set; nothing to prune", file=sys.stderr)
+            return 2
+        n = engine.prune()
+        db = str(engine.db_path)
+    if args.json:
+        print(json.dumps({"pruned": n, "db": db}))
+    else:
+        print(f"pruned {n} session(s) from {db}")
     return 0
 
 

@@ -1058,3 +1058,32 @@ def test_refit_shortens_recalled_sessions_to_the_block_budget_in_another_encodin
         narrow, kept = engine.refit(fragments, "cl100k_base")
         assert 0 < count_tokens(narrow, "cl100k_base") <= 200 and kept
         assert engine.refit(kept, "cl100k_base") == (narrow, kept)   # fits: left as it is
+
+
+def test_a_recording_prunes_a_bounded_number_of_old_sessions_and_keeps_itself(
+        tmp_path: Path) -> None:
+    from hermes_core.agent.episodic.retention import BATCHES_PER_RECORD, DAY_S, PRUNE_BATCH
+    from hermes_core.agent.episodic.store import SessionRecord
+
+    settings = ContextEngineSettings(max_sessions=100, retention_days=3_000)
+    with ContextEngine(tmp_path / "s.db", settings=settings, clock=lambda: NOW) as engine:
+        engine.add_many([SessionRecord(f"old{i}", f"old session {i} about item{i}", (),
+                                       NOW - (i + 1) * DAY_S) for i in range(1_500)])
+        assert engine.stats()["sessions"] == 1_500          # a bulk import prunes nothing
+        engine.add("today", "a session about kubernetes today")
+        assert engine.stats()["sessions"] == 1_501 - BATCHES_PER_RECORD * PRUNE_BATCH
+        assert engine.get("today") is not None and engine.get("old0") is not None
+        engine.add("later", "another session about redis")
+        s = engine.stats()
+        assert (s["sessions"], s["index_in_sync"]) == (100, True)
+        assert engine.get("old97") is not None and engine.get("old98") is None
+        assert engine.prune() == 0
+
+
+def test_no_retention_setting_prunes_nothing(engine: ContextEngine) -> None:
+    from hermes_core.agent.episodic.store import SessionRecord
+
+    engine.add_many([SessionRecord(f"s{i}", f"session {i} text", (), NOW - i * 86_400 * 400)
+                     for i in range(20)])
+    engine.add("now", "recorded today")
+    assert engine.stats()["sessions"] == 21 and engine.prune() == 0

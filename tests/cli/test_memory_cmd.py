@@ -336,3 +336,19 @@ def test_forget_of_a_blank_id_is_a_usage_error_and_opens_nothing(
     db = tmp_path / "m.db"
     code, out, err = run(capsys, "memory", "forget", blank, "--db", str(db))
     assert code == 2 and out == "" and "ID must not be empty" in err and not db.exists()
+
+
+def test_prune_deletes_what_the_retention_settings_no_longer_keep(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "m.db")
+    for i, day in enumerate(("2026-01-01", "2026-01-02", "2026-01-03", "2026-01-04")):
+        run(capsys, "memory", "add", "--db", db, "--session-id", f"s{i}", "--summary",
+            f"session {i} notes", "--created-at", day)
+    code, _, err = run(capsys, "memory", "prune", "--db", db)
+    assert code == 2 and "context_engine.max_sessions" in err
+    config = tmp_path / "config.yaml"
+    config.write_text("context_engine:\n  max_sessions: 2\n", encoding="utf-8")
+    code, out, _ = run(capsys, "memory", "prune", "--db", db, "--config", str(config), "--json")
+    assert code == 0 and json.loads(out) == {"pruned": 2, "db": db}
+    code, out, _ = run(capsys, "memory", "stats", "--db", db, "--json")
+    assert json.loads(out)["sessions"] == 2 and json.loads(out)["oldest"] == "2026-01-03T00:00:00Z"

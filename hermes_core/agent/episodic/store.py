@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from hermes_core.agent.episodic import reindex
+from hermes_core.agent.episodic import counts, long_write, reindex, retention
 from hermes_core.agent.episodic.migrations import (
     APPLICATION_ID,
     FTS_TABLE_SQL,
@@ -38,6 +38,7 @@ from hermes_core.agent.episodic.migrations import (
     apply_pending,
     current_version,
 )
+from hermes_core.agent.episodic.opening import check_file, open_read_only, read_only_refusal
 from hermes_core.agent.episodic.ranking import Hit, as_prefix, match_term
 from hermes_core.errors import SessionDatabaseMissing, SessionDatabaseUnusable, SessionStoreError
 from hermes_core.redact import SCRUBBED, is_key_piece
@@ -45,7 +46,6 @@ from hermes_core.tokenize import SEGMENT_VERSION, TOKENIZER_VERSION, segment_for
 
 log = logging.getLogger("hermes_core.memory")
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 DEFAULT_BUSY_TIMEOUT_S = 30.0
 #: How large ``-wal`` may stay once checkpointed (``PRAGMA journal_size_limit``).
 WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024
@@ -144,30 +144,6 @@ class UpsertResult:
 
 # --------------------------------------------------------------------------- the store
 
-def _check_file(path: Path) -> None:
-    """Refuse, before SQLite touches it, any file that is not an SQLite database of ours."""
-    if path.is_dir():
-        raise SessionDatabaseUnusable(path, "is a directory, not a database file")
-    if not path.is_file():  # opening a FIFO to read its header would block forever
-        raise SessionDatabaseUnusable(path, "is not a regular file (a FIFO, device or socket)")
-    try:
-        with path.open("rb") as fh:
-            header = fh.read(100)
-    except OSError as e:
-        raise SessionDatabaseUnusable(path, f"cannot read: {e.strerror or e}") from None
-    if not header:
-        return  # an empty file holds nothing to lose; SQLite initialises it
-    if not header.startswith(SQLITE_MAGIC):
-        raise SessionDatabaseUnusable(
-            path, "is not an SQLite database (foreign or corrupted file); refusing to overwrite it")
-    if len(header) < 100:
-        raise SessionDatabaseUnusable(path, "truncated SQLite header (corrupted file); left untouched")
-    app_id = int.from_bytes(header[68:72], "big")
-    if app_id not in (0, APPLICATION_ID):
-        raise SessionDatabaseUnusable(
-            path, f"belongs to another program (SQLite application_id {app_id:#x}); left untouched")
-
-
 class SessionStore:
     """Thread-safe access to one ``sessions.db``; every write is one IMMEDIATE transaction.
 
@@ -199,7 +175,7 @@ class SessionStore:
         # removed text may still be in -wal: the emptying checkpoint is retried after each write
         self._wal_holds_removed = False
         if self.path.exists():
-            _check_file(self.path)
+            check_file(self.path)
         elif not create or read_only:
             raise SessionDatabaseMissing(self.path, "does not exist (record a session or use "
                                                    "`hermes-core memory add` first)")
@@ -209,9 +185,9 @@ class SessionStore:
             except OSError as e:
                 raise SessionStoreError(self.path, f"cannot create its folder: {e.strerror or e}") from None
         if read_only:   # a preview: nothing written, not even a migration or a WAL switch
-            ro = self._open_read_only(busy_timeout_s)
+            ro = open_read_only(self.path, busy_timeout_s, self._versions())
             if ro is None:
-                raise SessionStoreError(self.path, self._read_only_refusal())
+                raise SessionStoreError(self.path, read_only_refusal(self.path, self._versions()))
             self._conn, self.read_only = ro, True
             return
         try:
@@ -234,7 +210,8 @@ class SessionStore:
         except sqlite3.OperationalError as e:  # locked past the timeout, read-only, disk full...
             self._conn.close()
             busy = getattr(e, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-            ro = None if busy or not self.path.is_file() else self._open_read_only(busy_timeout_s)
+            ro = None if busy or not self.path.is_file() else open_read_only(self.path, busy_timeout_s,
+                                                                       self._versions())
             if ro is None:
                 raise SessionStoreError(self.path, f"cannot open for writing: {e}") from None
             self._conn = ro
@@ -246,62 +223,10 @@ class SessionStore:
             raise SessionDatabaseUnusable(
                 self.path, f"corrupted or unreadable ({e}); left untouched") from None
 
-    def _open_read_only(self, busy_timeout_s: float) -> sqlite3.Connection | None:
-        """A read-only connection to an existing, current database whose file or folder cannot be
-        written (read-only filesystem or permissions); None when that is not possible either.
-
-        ``mode=ro`` first; on a read-only filesystem a WAL database cannot create its ``-shm``
-        file, and ``immutable=1`` (nobody can write there either) is the way in."""
-        base = self.path.resolve().as_uri()
-        for query in ("mode=ro", "immutable=1"):
-            try:
-                conn = sqlite3.connect(f"{base}?{query}", uri=True, timeout=busy_timeout_s,
-                                       isolation_level=None, check_same_thread=False)
-            except sqlite3.Error:
-                continue
-            try:
-                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-                ours = conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
-                if (ours and {"sessions", "sessions_fts", "schema_version"} <= tables
-                        and READ_COMPAT_VERSION <= current_version(conn) <= LATEST_VERSION):
-                    return conn
-            except sqlite3.Error:
-                pass
-            conn.close()
-        return None
-
-    def _read_only_refusal(self) -> str:
-        """Why a preview cannot read the file, in the words a writing open would use: a newer
-        version's file, another program's database and an empty file each say so."""
-        try:
-            empty = self.path.stat().st_size == 0
-        except OSError as e:
-            return f"cannot read ({e.strerror or e})"
-        if empty:
-            return "is an empty file, not a memory database yet (a chat or `memory add` makes one)"
-        try:
-            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
-        except sqlite3.Error as e:
-            return f"cannot open read-only ({e})"
-        try:
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN "
-                                                 "('table', 'view') AND name NOT LIKE 'sqlite_%'")}
-            if not (conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
-                    or "schema_version" in tables):
-                shown = ", ".join(sorted(tables)[:5]) or "none"
-                return f"is another program's SQLite database (tables: {shown}); left untouched"
-            version = current_version(conn)
-            if version > LATEST_VERSION:
-                return (f"schema version {version} is newer than this hermes-core understands "
-                        f"({LATEST_VERSION}); upgrade hermes-core")
-            if version < READ_COMPAT_VERSION:
-                return (f"schema version {version} is too old to read without migrating; a "
-                        "command that writes (`memory rebuild`, a chat) migrates it")
-            return "is missing tables of a memory database; left untouched"
-        except sqlite3.DatabaseError as e:
-            return f"corrupted or unreadable ({e}); left untouched"
-        finally:
-            conn.close()
+    @staticmethod
+    def _versions() -> tuple[int, int]:
+        """The schemas a read-only open accepts: the oldest the reads work on, the newest known."""
+        return READ_COMPAT_VERSION, LATEST_VERSION
 
     def _open_schema_retrying(self, busy_timeout_s: float) -> None:
         """Open the schema, retrying "database is locked" until the busy timeout.
@@ -355,6 +280,7 @@ class SessionStore:
         if missing:
             raise SessionDatabaseUnusable(
                 self.path, f"tables missing ({', '.join(sorted(missing))}): corrupted; left untouched")
+        counts.ensure(conn)
         if self.segment_id is not None:
             self._ensure_segmenter(self.segment_id)
 
@@ -403,10 +329,13 @@ class SessionStore:
             raise SessionStoreError(self.path, "is read-only here (file or filesystem cannot be "
                                               f"written); {undone}")
         with self._lock:
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as e:
-                raise self._fault(e, undone) from None
+            while True:
+                try:
+                    self._conn.execute("BEGIN IMMEDIATE")
+                    break
+                except sqlite3.Error as e:
+                    if not self._long_write_elsewhere(e):
+                        raise self._fault(e, undone) from None
             try:
                 yield self._conn
                 self._conn.execute("COMMIT")
@@ -421,6 +350,30 @@ class SessionStore:
                 if isinstance(e, sqlite3.Error):
                     raise self._fault(e, undone) from None
                 raise
+
+    def _long_write_elsewhere(self, e: sqlite3.Error) -> bool:
+        """Whether a refusal as busy came while another process declared a long write (see
+        :mod:`.long_write`): then the write waits another busy timeout instead of failing."""
+        busy = getattr(e, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+        return busy and long_write.worth_waiting(self._conn, self._clock())
+
+    @contextmanager
+    def _long_write(self, undone: str) -> Iterator[sqlite3.Connection]:
+        """A write that may hold the lock past another process's busy timeout: declared in its
+        own commit first, withdrawn in the write's own transaction (or, when it fails, after)."""
+        with self._write(undone) as conn:
+            long_write.declare(conn, self._clock())
+        try:
+            with self._write(undone) as conn:
+                yield conn
+                long_write.withdraw(conn)
+        except BaseException:
+            try:
+                with self._write("the long-write notice was not withdrawn") as conn:
+                    long_write.withdraw(conn)
+            except SessionStoreError as e:
+                log.debug("%s: %s", self.path, e)
+            raise
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -518,7 +471,7 @@ class SessionStore:
         if not {SCRUBBED + m for m in needles} - {r[0] for r in self._read(done_sql)}:
             return 0
         rewritten = 0
-        with self._write() as conn:
+        with self._long_write("no row was rewritten") as conn:
             done = {r[0] for r in conn.execute(done_sql)}
             for marker, needle in needles.items():
                 if SCRUBBED + marker in done:
@@ -593,9 +546,11 @@ class SessionStore:
         their segment until a merge, so the index is merged (``optimize``, the cost of rewriting
         the index once: forgetting is rare) and the WAL emptied, as after a key is rewritten.
         """
-        with self._write(f"session {session_id!r} was not forgotten") as conn:
-            row = conn.execute("SELECT rowid FROM sessions WHERE session_id = ?",
-                               (scrub_surrogates(session_id),)).fetchone()
+        sid = scrub_surrogates(session_id)
+        if not self._read("SELECT 1 FROM sessions WHERE session_id = ?", (sid,)):
+            return False   # nothing to merge: no notice to declare
+        with self._long_write(f"session {session_id!r} was not forgotten") as conn:
+            row = conn.execute("SELECT rowid FROM sessions WHERE session_id = ?", (sid,)).fetchone()
             if row is None:
                 return False
             conn.execute("DELETE FROM sessions_fts WHERE rowid = ?", (row[0],))
@@ -603,6 +558,29 @@ class SessionStore:
             conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
         self._checkpoint("forgetting a session")
         return True
+
+    def prune(self, policy: retention.RetentionPolicy, *, batch: int = retention.PRUNE_BATCH,
+              max_batches: int | None = None) -> int:
+        """Delete the sessions ``policy`` no longer keeps, oldest first, at most ``batch`` a
+        write transaction and ``max_batches`` transactions (None: until none is left); returns
+        how many went. Whether anything is due is read first, with no lock taken; a read-only
+        store with something due says it cannot (:class:`SessionStoreError`)."""
+        if not policy.active:
+            return 0
+        pruned = steps = 0
+        while max_batches is None or steps < max_batches:
+            with self._lock:
+                try:
+                    if not retention.due(self._conn, policy, self._clock()):
+                        break
+                except sqlite3.Error as e:
+                    raise self._fault(e) from None
+            with self._write("no session was pruned") as conn:
+                done = retention.step(conn, policy, self._clock(), batch)
+            pruned, steps = pruned + done, steps + 1
+            if not done:
+                break
+        return pruned
 
     def rebuild(self) -> int:
         """Re-create the FTS index from the sessions table with the current tokenizer.
@@ -733,20 +711,31 @@ class SessionStore:
         return int(self._read("SELECT COUNT(*) FROM sessions")[0][0])
 
     def stats(self) -> dict[str, Any]:
-        """Counts, time range, schema version and on-disk size; ``index_in_sync`` compares tables."""
-        sessions, oldest, newest = self._read(
-            "SELECT COUNT(*), MIN(created_at), MAX(created_at) FROM sessions")[0]
-        indexed = self._read("SELECT COUNT(*) FROM sessions_fts")[0][0]
-        sources = dict(self._read("SELECT source, COUNT(*) FROM sessions GROUP BY source ORDER BY source"))
-        with self._lock:
-            version = current_version(self._conn)
-            mode = self._conn.execute("PRAGMA journal_mode").fetchone()[0]
+        """Counts, time range, schema version and on-disk size; ``index_in_sync`` compares the
+        sessions with the index's rows. Read in one snapshot from counters the writes keep
+        (:mod:`.counts`), so it costs the same at any size; a file written before them that
+        cannot be upgraded here (read-only) is counted by scanning."""
+        with self._lock, self.snapshot():
+            try:
+                conn = self._conn
+                # one aggregate a statement: SQLite seeks the index only for a lone MIN or MAX
+                oldest, newest = conn.execute("SELECT (SELECT MIN(created_at) FROM sessions),"
+                                              " (SELECT MAX(created_at) FROM sessions)").fetchone()
+                sources = counts.read_sources(conn)
+                if sources is None:
+                    sources = counts.scan_sources(conn)
+                indexed = counts.indexed_rows(conn)
+                version = current_version(conn)
+                mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            except sqlite3.Error as e:
+                raise self._fault(e) from None
+        sessions = sum(sources.values())
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         return {
             "db": str(self.path),
-            "sessions": int(sessions),
-            "indexed": int(indexed),
-            "index_in_sync": int(sessions) == int(indexed),
+            "sessions": sessions,
+            "indexed": indexed,
+            "index_in_sync": sessions == indexed,
             "oldest": oldest,
             "newest": newest,
             "sources": sources,

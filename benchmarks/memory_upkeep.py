@@ -1,0 +1,168 @@
+"""Episodic-memory upkeep on a large archive: ``memory stats``, the counters' write cost,
+retention steps against a forget, and how long summaries rank for their own words.
+
+Everything is compared with a baseline measured in the same run (medians):
+
+* ``stats``: the three scans ``memory stats`` ran before the counters (``COUNT(*)`` with
+  ``MIN``/``MAX`` over ``sessions``, ``COUNT(*)`` over the index, ``GROUP BY source``) against
+  ``SessionStore.stats()``, each on a fresh read-only connection, alternated.
+* ``insert``: sessions stored per second with the counting triggers and without them (a fresh
+  small file each, alternated), so their cost is a ratio.
+* ``retention``: the longest write transaction of a prune (steps of ``PRUNE_BATCH``) against
+  the write transaction of one forget (its index merge), on the same archive.
+* ``long_summaries``: for sampled long (30-60 sentences) and short summaries, the summary's three
+  rarest words (of five letters or more) are asked; "wrong" is the session not in the top 5
+  while a returned one holds fewer of the three words. bm25's length normalisation is what
+  makes it differ between the two.
+
+    python benchmarks/memory_upkeep.py --json [--sessions N] [--samples S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from hermes_core.agent.context_engine import ContextEngine
+from hermes_core.agent.episodic import counts, retention
+from hermes_core.agent.episodic.store import SessionRecord, SessionStore
+from hermes_core.cli.argtypes import positive_int
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import memory as memory_bench
+
+OLD_STATS_SQL = ("SELECT COUNT(*), MIN(created_at), MAX(created_at) FROM sessions",
+                 "SELECT COUNT(*) FROM sessions_fts",
+                 "SELECT source, COUNT(*) FROM sessions GROUP BY source ORDER BY source")
+
+
+def _ms(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000
+
+
+def stats_ms(db: Path, rounds: int) -> dict[str, object]:
+    old, new = [], []
+    for r in range(rounds):
+        for which in (("old", "new") if r % 2 == 0 else ("new", "old")):
+            if which == "old":
+                conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+                t0 = time.perf_counter()
+                for sql in OLD_STATS_SQL:
+                    conn.execute(sql).fetchall()
+                old.append(_ms(t0))
+                conn.close()
+            else:
+                t0 = time.perf_counter()
+                with SessionStore(db, read_only=True) as store:
+                    store.stats()
+                new.append(_ms(t0))
+    o, n = statistics.median(old), statistics.median(new)
+    return {"scan_ms_p50": round(o, 2), "counters_ms_p50": round(n, 2), "ratio": round(n / o, 4)}
+
+
+def insert_per_s(rounds: int, n: int) -> dict[str, object]:
+    rates: dict[str, list[float]] = {"counters": [], "none": []}
+    real_ensure = counts.ensure
+    for r in range(rounds):
+        for which in (("counters", "none") if r % 2 == 0 else ("none", "counters")):
+            with tempfile.TemporaryDirectory() as tmp:
+                counts.ensure = real_ensure if which == "counters" else (lambda conn: False)  # type: ignore[assignment]
+                try:
+                    with SessionStore(Path(tmp) / "i.db", segment=str.lower) as store:
+                        recs = [SessionRecord(f"s{i}", f"session {i} about word{i % 97} and more",
+                                              (), 1.0e9 + i) for i in range(n)]
+                        t0 = time.perf_counter()
+                        for at in range(0, n, 10):
+                            store.upsert_many(recs[at:at + 10])
+                        rates[which].append(n / (time.perf_counter() - t0))
+                finally:
+                    counts.ensure = real_ensure  # type: ignore[assignment]
+    c, b = statistics.median(rates["counters"]), statistics.median(rates["none"])
+    return {"with_counters_per_s": round(c, 1), "without_per_s": round(b, 1), "ratio": round(c / b, 4)}
+
+
+def retention_vs_forget(db: Path, now: float) -> dict[str, object]:
+    """The longest write transaction of each, timed from BEGIN IMMEDIATE to COMMIT."""
+    holds: list[float] = []
+    began: list[float] = []
+
+    def trace(sql: str) -> None:
+        if sql.startswith("BEGIN IMMEDIATE"):
+            began.append(time.perf_counter())
+        elif sql == "COMMIT" and began:
+            holds.append(_ms(began.pop()))
+
+    with SessionStore(db, clock=lambda: now) as store:
+        total = store.stats()["sessions"]
+        store.connection.set_trace_callback(trace)
+        victim = store.connection.execute("SELECT session_id FROM sessions LIMIT 1").fetchone()[0]
+        store.delete(victim)
+        forget_ms = max(holds)
+        holds.clear()
+        pruned = store.prune(retention.RetentionPolicy(max_sessions=total - 1 - 2_000))
+        store.connection.set_trace_callback(None)
+    return {"forget_hold_ms": round(forget_ms, 1), "prune_step_hold_ms_max": round(max(holds), 1),
+            "prune_step_hold_ms_p50": round(statistics.median(holds), 2), "pruned": pruned,
+            "steps": len(holds), "ratio_step_to_forget": round(max(holds) / forget_ms, 4)}
+
+
+def long_summaries(db: Path, now: float, samples: int, seed: int) -> dict[str, object]:
+    rng = random.Random(seed)
+    conn = sqlite3.connect(db)
+    rows = conn.execute("SELECT session_id, summary FROM sessions").fetchall()
+    conn.close()
+    long_rows = [r for r in rows if r[1].count(".") + r[1].count("。") > 25]
+    short_rows = [r for r in rows if r[1].count(".") + r[1].count("。") < 10]
+    out: dict[str, object] = {}
+    with ContextEngine(db, clock=lambda: now) as engine:
+        for name, group in (("long", long_rows), ("short", short_rows)):
+            wrong = top1 = asked = 0
+            for sid, summary in rng.sample(group, min(samples, len(group))):
+                words = sorted({w.lower() for w in re.findall(r"[A-Za-z]{5,}", summary)})
+                if len(words) < 3:
+                    continue
+                dfs = engine.store.term_dfs(words, 1_000)
+                q = sorted(words, key=lambda w: (dfs[w], w))[:3]   # what a user would recall it by
+                got = engine.retrieve(" ".join(q), 5)
+                asked += 1
+                ids = [f.session_id for f in got]
+                top1 += bool(ids) and ids[0] == sid
+                held = [sum(w in f.summary.lower() for w in q) for f in got]
+                wrong += sid not in ids and any(h < 3 for h in held)
+            out[name] = {"asked": asked, "top1": round(top1 / max(1, asked), 3),
+                         "wrong": round(wrong / max(1, asked), 3)}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sessions", type=positive_int, default=100_000)
+    ap.add_argument("--samples", type=positive_int, default=150)
+    ap.add_argument("--rounds", type=positive_int, default=5)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    now = time.time()
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "sessions.db"
+        built = memory_bench.build(db, args.sessions, args.seed, 10_000, now,
+                                   memory_bench._vocabularies())
+        result = {"sessions": args.sessions, "build": built,
+                  "stats": stats_ms(db, args.rounds),
+                  "long_summaries": long_summaries(db, now, args.samples, args.seed),
+                  "retention": retention_vs_forget(db, now),
+                  "insert": insert_per_s(args.rounds, 2_000)}
+    print(json.dumps(result) if args.json else json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
