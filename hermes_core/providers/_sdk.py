@@ -316,11 +316,12 @@ class SDKProvider:
         idle = options.idle_timeout_s
         return httpx2.Timeout(total, read=min(total, idle) if idle else total)
 
-    def _bounded(self, options: CallOptions, *, stream: bool = False) -> bounded:
+    def _bounded(self, options: CallOptions, *, stream: bool = False,
+                 answered: Answered | None = None) -> bounded:
         """The requests sent inside get this attempt's whole-response budget (and, streaming, the
-        idle timeout between content events)."""
+        idle timeout between content events); ``answered`` notes what came of them."""
         return bounded(self._timeout(options), options.idle_timeout_s if stream else None,
-                       self.clock)
+                       self.clock, answered)
 
     def _error(self, exc: BaseException, cred: Credential | None) -> ProviderError:
         return translate(exc, provider=self.name, credential=cred,
@@ -364,6 +365,16 @@ class SDKProvider:
         silent = Completion("", str(payload.get("model") or ""), self.name, Usage(reported=False))
         usage = self._metered(silent, payload).usage
         return usage if usage.counted else None
+
+    def _unstarted(self, answered: Answered,
+                   payload: Callable[[], dict[str, Any]]) -> Callable[[], Usage | None]:
+        """What a streamed request was billed before its first event (a read timeout before the
+        first byte, an idle stream, the caller giving up): its prompt, by :meth:`_unanswered`'s
+        rule, as a whole request is; nothing when it never reached the server or was refused.
+        ``payload`` is rendered only when asked."""
+        def billed() -> Usage | None:
+            return self._unanswered(answered, payload())
+        return billed
 
     def _billing(self, answered: Answered, payload: dict[str, Any]) -> Callable[[], Usage | None]:
         """Tell the call loop's :func:`~.observed.capture` how to ask what this whole request
@@ -499,14 +510,14 @@ class SDKProvider:
             done, self._stream_payload(prompt, model, options))
 
     def _opened(self, client: Any, prompt: Prompt, model: str, options: CallOptions,
-                credential: Credential | None = None) -> Any:
+                credential: Credential | None = None, answered: Answered | None = None) -> Any:
         """The streamed request, sent once more when it was refused for a field this provider
         then sends otherwise (see :meth:`learned`); a JSON error body in place of the stream is
-        raised as its error."""
+        raised as its error. ``answered`` notes whether it reached the server."""
         for again in (True, False):
             payload = self._stream_payload(prompt, model, options)
             try:
-                with self._bounded(options, stream=True):
+                with self._bounded(options, stream=True, answered=answered):
                     stream = self._open_stream(client, payload, self._stream_timeout(options),
                                                is_async=False)
                     self._stated_in_stream(stream, credential)
@@ -516,12 +527,13 @@ class SDKProvider:
                     raise
         raise AssertionError("unreachable: the second pass returns or raises")
 
-    async def _aopened(self, client: Any, prompt: Prompt, model: str,
-                       options: CallOptions, credential: Credential | None = None) -> Any:
+    async def _aopened(self, client: Any, prompt: Prompt, model: str, options: CallOptions,
+                       credential: Credential | None = None,
+                       answered: Answered | None = None) -> Any:
         for again in (True, False):
             payload = self._stream_payload(prompt, model, options)
             try:
-                with self._bounded(options, stream=True):
+                with self._bounded(options, stream=True, answered=answered):
                     stream = await self._open_stream(client, payload,
                                                      self._stream_timeout(options), is_async=True)
                     await self._astated_in_stream(stream, credential)

@@ -29,6 +29,7 @@ from hermes_core.providers._sdk import (
     usage_int,
 )
 from hermes_core.providers.base import CallOptions
+from hermes_core.providers.deadline import Answered
 from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.observed import bill
 from hermes_core.providers.refused import (
@@ -395,15 +396,17 @@ class OpenAIProvider(SDKProvider):
                     model=state.get("model"))
 
     def _billed(self, payload: Callable[[], dict[str, Any]], model: str,
-                tools: _ToolCallAssembler, state: dict[str, Any]) -> Callable[[], Usage | None]:
+                tools: _ToolCallAssembler, state: dict[str, Any],
+                before: Callable[[], Usage | None] | None = None) -> Callable[[], Usage | None]:
         """What the stream was billed so far, asked when it ends or fails: its usage chunk's
         report, else (the chunk never came) a count of the prompt and of what arrived
-        (:mod:`.unreported`); None before the first chunk, when the model had read nothing."""
+        (:mod:`.unreported`); before the first chunk, what ``before`` says (the prompt, once
+        the request reached the server: see :meth:`_unstarted`), else None."""
         def billed() -> Usage | None:
             if "usage" in state:
                 return state["usage"]   # type: ignore[no-any-return]
             if not state.get("seen"):
-                return None
+                return before() if before is not None else None
             outputs = ["".join(state.get("text", ())),
                        *(v for p in tools.parts for v in (p["name"], p["arguments"]))]
             return counted_usage(payload(), model, outputs)
@@ -428,13 +431,15 @@ class OpenAIProvider(SDKProvider):
         whole = self.refused.unstreamed(model)
         client = self._clients.get(credential)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
-        billed = self._billed(lambda: self._stream_payload(prompt, model, options), model,
-                              tools, state)
+        reached = Answered()
+        payload = functools.partial(self._stream_payload, prompt, model, options)
+        billed = self._billed(payload, model, tools, state, self._unstarted(reached, payload))
         bill(billed)
         answered = None
         try:
             if not whole:
-                stream = self._opened(client, prompt, model, options, credential)
+                stream = self._opened(client, prompt, model, options, credential,
+                                     reached)
                 with stream:
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     for chunk in () if answered is not None else stream:
@@ -459,13 +464,15 @@ class OpenAIProvider(SDKProvider):
         whole = self.refused.unstreamed(model)
         client = self._clients.get(credential, is_async=True)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
-        billed = self._billed(lambda: self._stream_payload(prompt, model, options), model,
-                              tools, state)
+        reached = Answered()
+        payload = functools.partial(self._stream_payload, prompt, model, options)
+        billed = self._billed(payload, model, tools, state, self._unstarted(reached, payload))
         bill(billed)
         answered = None
         try:
             if not whole:
-                stream = await self._aopened(client, prompt, model, options, credential)
+                stream = await self._aopened(client, prompt, model, options, credential,
+                                     reached)
                 async with stream:
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     if answered is None:
