@@ -244,6 +244,7 @@ class _StreamState:
         self.inputs: dict[int, str] = {}
         self.container: str | None = None   # the code-execution container it ran in
         self.model: str | None = None   # the model message_start says answers
+        self.id: str | None = None   # the message's id, from message_start
 
     def feed(self, event: Any) -> Iterator[Delta]:
         kind = event.type
@@ -256,6 +257,7 @@ class _StreamState:
             self.usage = _usage(getattr(event.message, "usage", None))
             self.container = _container_id(event.message)
             self.model = getattr(event.message, "model", None) or None
+            self.id = getattr(event.message, "id", None) or None
         elif kind == "content_block_start" and event.content_block.type in THINKING_BLOCKS:
             block = event.content_block
             self.thinking[event.index] = _reasoning_block(block)
@@ -393,6 +395,7 @@ class AnthropicProvider(SDKProvider):
     """Messages API over the official SDK (``max_retries=0``: hermes_core owns retries)."""
 
     kind = "anthropic"
+    request_id_header = "request-id"
     sdk_module = "anthropic"
     client_names = ("Anthropic", "AsyncAnthropic")
     sdk_error_name = "AnthropicError"
@@ -459,7 +462,7 @@ class AnthropicProvider(SDKProvider):
         state = _StreamState(self.name, lambda arrived: messages_usage(payload, arrived))
         deltas = [d for event in events for d in event_deltas(self.name, state.feed(event))]
         deltas.append(state.end(self.name))
-        return delta_completion(deltas, model, self.name)
+        return delta_completion(deltas, model, self.name, state.id)
 
     def _state(self, prompt: Prompt, model: str, options: CallOptions,
                reached: Answered) -> _StreamState:

@@ -255,6 +255,7 @@ class OpenAIProvider(SDKProvider):
     """Chat completions over the official SDK (``max_retries=0``: hermes_core owns retries)."""
 
     kind = "openai"
+    request_id_header = "x-request-id"
     sdk_module = "openai"
     client_names = ("OpenAI", "AsyncOpenAI")
     sdk_error_name = "OpenAIError"
@@ -342,7 +343,7 @@ class OpenAIProvider(SDKProvider):
                   for d in event_deltas(self.name, self._chunk_deltas(chunk, tools, state))]
         deltas.extend(self._finish(tools, state, self._billed(lambda: payload, model, tools,
                                                               state)))
-        return delta_completion(deltas, model, self.name)
+        return delta_completion(deltas, model, self.name, state.get("id"))
 
     def _stream_payload(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
         payload = self.render(prompt, model, options)
@@ -353,6 +354,8 @@ class OpenAIProvider(SDKProvider):
     def _chunk_deltas(self, chunk: Any, tools: _ToolCallAssembler,
                       state: dict[str, Any]) -> Iterator[Delta]:
         state["seen"] = True
+        if "id" not in state and getattr(chunk, "id", None):
+            state["id"] = chunk.id   # the answer's id (a whole answer's fallback request id)
         if "model" not in state and getattr(chunk, "model", None):
             state["model"] = chunk.model   # the model that answers (a dated name, a deployment's)
         if chunk.usage is not None:
