@@ -675,3 +675,34 @@ def test_a_stream_refused_or_never_connected_counts_nothing(
     agent.loop.policy = replace(agent.loop.policy, retries_per_provider=2)
     reply = _read_turn(agent, mode, "hi")
     assert reply.text == "fine" and reply.wasted == Usage() and agent.stats.wasted == Usage()
+
+
+@pytest.mark.parametrize("reached", [False, True])
+def test_a_turn_cancelled_while_connecting_counts_nothing_once_sent_its_prompt(
+        empty_home: Path, still_connecting_url: str, never_answering_url: str,
+        reached: bool) -> None:
+    """A real socket: a task cancelled while its request is still connecting (the listener's
+    queue full) never reached the server and counts nothing; cancelled once the request was
+    written (the server holds it and never answers), it counts its prompt."""
+    from hermes_core.providers.openai import OpenAIProvider
+
+    url = (never_answering_url if reached else still_connecting_url).removesuffix(
+        "/chat/completions")
+    cfg = {"home": str(empty_home), "llm": {"routing": {"default_model": "gpt-4o-mini"}},
+           "credentials": {"openai": {"keys": [{"key": "sk-proj-connectTESTkey0123456789"}]}},
+           "context_engine": {"enabled": False}}
+    agent = Agent(load_settings(cfg, env={}), provider=OpenAIProvider(endpoint=url),
+                  loop_options={"sleep": lambda s: None, "audit_path": False})
+
+    async def cancelled() -> None:
+        task = asyncio.ensure_future(agent.achat("hi"))
+        await asyncio.sleep(0.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    with agent:
+        asyncio.run(cancelled())
+        wasted = agent.stats.wasted
+    assert agent.history == []
+    assert (wasted.counted and wasted.input_tokens > 0) if reached else wasted == Usage()
