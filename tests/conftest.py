@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import socket
 import sqlite3
 import sys
 import uuid
@@ -147,3 +148,29 @@ def own_redis() -> Iterator[RedisServer]:
         yield server
     finally:
         server.close()
+
+
+@pytest.fixture
+def still_connecting_url() -> Iterator[str]:
+    """A loopback URL a request to stays connecting: its listener's queue (backlog 0) holds one
+    connection it never accepts, so Linux drops the next one's SYN and its connect waits."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=0)
+    host, port = listener.getsockname()[:2]
+    filler = socket.create_connection((host, port))
+    try:
+        yield f"http://{host}:{port}/v1/chat/completions"
+    finally:
+        filler.close()
+        listener.close()
+
+
+@pytest.fixture
+def never_answering_url() -> Iterator[str]:
+    """A loopback URL that takes a request and never answers: the kernel completes the
+    connection and buffers the body for a listener that never accepts it."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=8)
+    host, port = listener.getsockname()[:2]
+    try:
+        yield f"http://{host}:{port}/v1/chat/completions"
+    finally:
+        listener.close()

@@ -37,6 +37,7 @@ from hermes_core.agent.prompt_builder import PromptBuilder
 from hermes_core.agent.reply import DECLINED, Reply, ReplyStream, SessionStats, stop_reason
 from hermes_core.agent.resilience import CallLoop
 from hermes_core.agent.route_fit import expected_encoding, fit_route, refuse_oversized, target
+from hermes_core.agent.served_as import ServedAs
 from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
 from hermes_core.agent.smart_routing import Router
 from hermes_core.agent.tool_runner import AgentTools, Approver, Tool
@@ -137,6 +138,7 @@ class Agent:
         self.loop = call_loop or CallLoop(providers, self.pool, self.settings, **(loop_options or {}))
         llm = self.settings.llm
         self.prices = PriceTable({m: p.model_dump() for m, p in llm.prices.items()})
+        self.served_as = ServedAs()   # what a deployment's replies said it runs
         self.tools = AgentTools(
             tools, approve=approve, timeout_s=llm.tool_timeout_s,
             max_rounds=llm.max_tool_rounds if max_tool_rounds is None else max_tool_rounds,

@@ -64,9 +64,6 @@ class Turn:
         self.held: list[str] = []   # the text of the paused replies the next reply goes on from
         self._ids: set[str] | None = None   # tool-call ids in the conversation, once a call came
         self._billed: set[int] = set()   # the failed attempts already counted, by identity
-        # (provider, model asked for) -> the model its reply said answered: a failed attempt of
-        # an Azure deployment is priced as the model behind it, as its reply is
-        self._answered_as: dict[tuple[str, str], str] = {}
         fitted = agent.fitted
         # the model and provider kind this turn's prompt was fitted for; None: not ours to fit again
         self.fitted_for = fitted[1:] if fitted is not None and fitted[0] is prompt.messages else None
@@ -78,7 +75,9 @@ class Turn:
         cost = self.agent.cost_of(done, ok.model if ok is not None else None)
         with held_interrupts():
             if ok is not None:
-                self._answered_as[(ok.provider, ok.model)] = done.model
+                # a failed attempt of an Azure deployment, in this turn or a later one, is
+                # priced as the model behind it, as its reply is
+                self.agent.served_as.learn(ok.provider, ok.model, done.model)
             self.done = done
             self.usage = self.usage + done.usage
             self.cost = self.cost + cost
@@ -93,7 +92,7 @@ class Turn:
         for a in tried:
             if a.usage is not None and id(a) not in self._billed:
                 self._billed.add(id(a))   # alive in ``attempts`` or the caller's: not reused
-                answered = self._answered_as.get((a.provider, a.model), a.model)
+                answered = self.agent.served_as.get(a.provider, a.model)
                 spent = self.agent.prices.cost(self.agent.prices.charged_as(answered, a.model),
                                                a.usage)
                 self.wasted = self.wasted + a.usage

@@ -12,6 +12,7 @@ import json
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
@@ -221,7 +222,8 @@ def _billed(usage: Usage) -> Callable[[], Usage | None]:
     return lambda: usage
 
 
-def delta_completion(deltas: Iterable[Delta], model: str, provider: str) -> Completion:
+def delta_completion(deltas: Iterable[Delta], model: str, provider: str,
+                     request_id: str | None = None) -> Completion:
     """The whole reply a stream's pieces amount to (what :func:`completion_deltas` takes apart):
     for a whole request a server answered with an event stream."""
     text: list[str] = []
@@ -239,7 +241,7 @@ def delta_completion(deltas: Iterable[Delta], model: str, provider: str) -> Comp
     return Completion("".join(text), last.model or model, provider,
                       last.usage or Usage(reported=False),
                       tuple(calls), last.finish_reason, reasoning=tuple(reasoning),
-                      paused=last.paused, container=last.container)
+                      request_id=request_id, paused=last.paused, container=last.container)
 
 
 class SDKProvider:
@@ -251,6 +253,7 @@ class SDKProvider:
     """
 
     kind = ""
+    request_id_header = ""                 # the header a response's request id comes in
     sdk_module = ""                        # the SDK's import name: imported on first use
     sdk_error_name = ""                    # the SDK's root exception, by name
     client_names: tuple[str, str]          # (sync, async) client class names in ``sdk``
@@ -316,11 +319,12 @@ class SDKProvider:
         idle = options.idle_timeout_s
         return httpx2.Timeout(total, read=min(total, idle) if idle else total)
 
-    def _bounded(self, options: CallOptions, *, stream: bool = False) -> bounded:
+    def _bounded(self, options: CallOptions, *, stream: bool = False,
+                 answered: Answered | None = None) -> bounded:
         """The requests sent inside get this attempt's whole-response budget (and, streaming, the
-        idle timeout between content events)."""
+        idle timeout between content events); ``answered`` notes what came of them."""
         return bounded(self._timeout(options), options.idle_timeout_s if stream else None,
-                       self.clock)
+                       self.clock, answered)
 
     def _error(self, exc: BaseException, cred: Credential | None) -> ProviderError:
         return translate(exc, provider=self.name, credential=cred,
@@ -365,6 +369,16 @@ class SDKProvider:
         usage = self._metered(silent, payload).usage
         return usage if usage.counted else None
 
+    def _unstarted(self, answered: Answered,
+                   payload: Callable[[], dict[str, Any]]) -> Callable[[], Usage | None]:
+        """What a streamed request was billed before its first event (a read timeout before the
+        first byte, an idle stream, the caller giving up): its prompt, by :meth:`_unanswered`'s
+        rule, as a whole request is; nothing when it never reached the server or was refused.
+        ``payload`` is rendered only when asked."""
+        def billed() -> Usage | None:
+            return self._unanswered(answered, payload())
+        return billed
+
     def _billing(self, answered: Answered, payload: dict[str, Any]) -> Callable[[], Usage | None]:
         """Tell the call loop's :func:`~.observed.capture` how to ask what this whole request
         was billed (see :meth:`_unanswered`), should it be abandoned; returned for its errors."""
@@ -385,18 +399,22 @@ class SDKProvider:
         raise NotImplementedError
 
     def _streamed_whole(self, text: str, credential: Credential | None, payload: dict[str, Any],
-                        model: str, billed: Callable[[], Usage | None]) -> Completion:
+                        model: str, billed: Callable[[], Usage | None],
+                        headers: Any = None) -> Completion:
         """A whole request answered with an event stream (a server or gateway ignoring
         ``stream: false``): the SDKs hand its body back as text, read as a ServerError that failed
         over. Parsed by the SDK's own stream reader, events and error events alike; a stream cut
-        short is an incomplete answer, as a streamed one is."""
+        short is an incomplete answer, as a streamed one is. Its request id is the response's
+        header, as the SDKs read a JSON answer's, else the id its message carries."""
         response = httpx2.Response(200, headers={"content-type": "text/event-stream"},
                                    content=text.encode(),
                                    request=httpx2.Request("POST", "https://answer.invalid/"))
         events = self.sdk.Stream(cast_to=self._event_type(), response=response,
                                  client=self._clients.get(credential))
         try:
-            return self._from_events(events, payload, model)
+            done = self._from_events(events, payload, model)
+            stated = headers.get(self.request_id_header) if headers is not None else None
+            return replace(done, request_id=stated) if stated else done
         except self.sdk_error as e:
             error = self._error(e, credential)
         except json.JSONDecodeError as e:
@@ -413,7 +431,7 @@ class SDKProvider:
         """The reply a whole request's 200 carries: its stated error raised, an event stream
         read as one, else the API's JSON read, billed on our count when it states no usage."""
         if _event_stream(resp, headers):
-            done = self._streamed_whole(resp, credential, payload, model, billed)
+            done = self._streamed_whole(resp, credential, payload, model, billed, headers)
         else:
             self._stated(resp, credential, headers)
             done = self._metered(self._read(resp, model), payload)
@@ -499,14 +517,14 @@ class SDKProvider:
             done, self._stream_payload(prompt, model, options))
 
     def _opened(self, client: Any, prompt: Prompt, model: str, options: CallOptions,
-                credential: Credential | None = None) -> Any:
+                credential: Credential | None = None, answered: Answered | None = None) -> Any:
         """The streamed request, sent once more when it was refused for a field this provider
         then sends otherwise (see :meth:`learned`); a JSON error body in place of the stream is
-        raised as its error."""
+        raised as its error. ``answered`` notes whether it reached the server."""
         for again in (True, False):
             payload = self._stream_payload(prompt, model, options)
             try:
-                with self._bounded(options, stream=True):
+                with self._bounded(options, stream=True, answered=answered):
                     stream = self._open_stream(client, payload, self._stream_timeout(options),
                                                is_async=False)
                     self._stated_in_stream(stream, credential)
@@ -516,12 +534,13 @@ class SDKProvider:
                     raise
         raise AssertionError("unreachable: the second pass returns or raises")
 
-    async def _aopened(self, client: Any, prompt: Prompt, model: str,
-                       options: CallOptions, credential: Credential | None = None) -> Any:
+    async def _aopened(self, client: Any, prompt: Prompt, model: str, options: CallOptions,
+                       credential: Credential | None = None,
+                       answered: Answered | None = None) -> Any:
         for again in (True, False):
             payload = self._stream_payload(prompt, model, options)
             try:
-                with self._bounded(options, stream=True):
+                with self._bounded(options, stream=True, answered=answered):
                     stream = await self._open_stream(client, payload,
                                                      self._stream_timeout(options), is_async=True)
                     await self._astated_in_stream(stream, credential)

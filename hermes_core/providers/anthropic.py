@@ -8,6 +8,7 @@ breakpoint, or, in a tool round's follow-up, the text block after its tool answe
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -28,6 +29,7 @@ from hermes_core.providers._sdk import (
     usage_int,
 )
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS, CallOptions
+from hermes_core.providers.deadline import Answered
 from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.observed import bill
 from hermes_core.providers.refused import bad_request
@@ -225,9 +227,11 @@ class _StreamState:
     the stream was billed when it reports no usage, from what arrived (see :meth:`so_far`)."""
 
     def __init__(self, provider: str = "anthropic",
-                 counted: Callable[[Iterable[str]], Usage] | None = None) -> None:
+                 counted: Callable[[Iterable[str]], Usage] | None = None,
+                 before: Callable[[], Usage | None] | None = None) -> None:
         self.provider = provider
         self.counted = counted
+        self.before = before   # what the request was billed before message_start
         self.usage = Usage()
         self.finish: str | None = None
         self.tools: dict[int, dict[str, str]] = {}
@@ -240,6 +244,7 @@ class _StreamState:
         self.inputs: dict[int, str] = {}
         self.container: str | None = None   # the code-execution container it ran in
         self.model: str | None = None   # the model message_start says answers
+        self.id: str | None = None   # the message's id, from message_start
 
     def feed(self, event: Any) -> Iterator[Delta]:
         kind = event.type
@@ -252,6 +257,7 @@ class _StreamState:
             self.usage = _usage(getattr(event.message, "usage", None))
             self.container = _container_id(event.message)
             self.model = getattr(event.message, "model", None) or None
+            self.id = getattr(event.message, "id", None) or None
         elif kind == "content_block_start" and event.content_block.type in THINKING_BLOCKS:
             block = event.content_block
             self.thinking[event.index] = _reasoning_block(block)
@@ -354,10 +360,11 @@ class _StreamState:
 
     def so_far(self) -> Usage | None:
         """What the attempt has been billed: the usage reported since message_start; from a
-        server that reports none, our count of the prompt and of what arrived; None before
-        message_start (the model had read nothing)."""
+        server that reports none, our count of the prompt and of what arrived; before
+        message_start, what ``before`` says (the prompt, once the request reached the server),
+        else None."""
         if not self.started:
-            return None
+            return self.before() if self.before is not None else None
         if self.usage.reported or self.counted is None:
             return self.usage if self.usage.reported else None
         arrived = [*block_texts([self.blocks[i] for i in sorted(self.blocks)]),
@@ -388,6 +395,7 @@ class AnthropicProvider(SDKProvider):
     """Messages API over the official SDK (``max_retries=0``: hermes_core owns retries)."""
 
     kind = "anthropic"
+    request_id_header = "request-id"
     sdk_module = "anthropic"
     client_names = ("Anthropic", "AsyncAnthropic")
     sdk_error_name = "AnthropicError"
@@ -454,12 +462,15 @@ class AnthropicProvider(SDKProvider):
         state = _StreamState(self.name, lambda arrived: messages_usage(payload, arrived))
         deltas = [d for event in events for d in event_deltas(self.name, state.feed(event))]
         deltas.append(state.end(self.name))
-        return delta_completion(deltas, model, self.name)
+        return delta_completion(deltas, model, self.name, state.id)
 
-    def _state(self, prompt: Prompt, model: str, options: CallOptions) -> _StreamState:
-        """A stream's state, counting what it was billed from ``prompt`` if it reports none."""
-        return _StreamState(self.name, lambda arrived: messages_usage(
-            self._stream_payload(prompt, model, options), arrived))
+    def _state(self, prompt: Prompt, model: str, options: CallOptions,
+               reached: Answered) -> _StreamState:
+        """A stream's state, counting what it was billed from ``prompt`` if it reports none
+        (before any event: if the request ``reached`` the server)."""
+        payload = functools.partial(self._stream_payload, prompt, model, options)
+        return _StreamState(self.name, lambda arrived: messages_usage(payload(), arrived),
+                            self._unstarted(reached, payload))
 
     def _completion(self, resp: Any, model: str) -> Completion:
         text = "".join(b.text for b in resp.content if b.type == "text")
@@ -480,11 +491,13 @@ class AnthropicProvider(SDKProvider):
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
                options: CallOptions) -> Iterator[Delta]:
         client = self._clients.get(credential)
-        state = self._state(prompt, model, options)
+        reached = Answered()
+        state = self._state(prompt, model, options, reached)
         bill(state.so_far)
         answered = None
         try:
-            stream = self._opened(client, prompt, model, options, credential)
+            stream = self._opened(client, prompt, model, options, credential,
+                                 reached)
             with stream:
                 answered = self._whole_in_stream(stream, prompt, model, options)
                 for event in () if answered is not None else stream:
@@ -505,11 +518,13 @@ class AnthropicProvider(SDKProvider):
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
                       options: CallOptions) -> AsyncIterator[Delta]:
         client = self._clients.get(credential, is_async=True)
-        state = self._state(prompt, model, options)
+        reached = Answered()
+        state = self._state(prompt, model, options, reached)
         bill(state.so_far)
         answered = None
         try:
-            stream = await self._aopened(client, prompt, model, options, credential)
+            stream = await self._aopened(client, prompt, model, options, credential,
+                                 reached)
             async with stream:
                 answered = self._whole_in_stream(stream, prompt, model, options)
                 if answered is None:

@@ -26,6 +26,7 @@ import contextvars
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx2
 
@@ -58,9 +59,10 @@ def _no_first_byte(request: httpx2.Request, e: httpx2.ReadTimeout) -> httpx2.Rea
 class Answered:
     """The headers of the last response received under a :class:`bounded` block (kept by
     reference, not decoded): a 200 whose body is an error is mapped with them, its Retry-After
-    included, after the SDK has parsed the body. ``sent``: the last request was handed to the
-    connection and did not fail to connect or to be written (the server may be working on it,
-    and bills it); ``status``: its answer's, once one came."""
+    included, after the SDK has parsed the body. ``sent``: the last request's body was written
+    whole to the connection, or an answer came (the server may be working on it, and bills
+    it): a request given up while it was still connecting or being written never reached it;
+    ``status``: its answer's, once one came."""
 
     __slots__ = ("headers", "sent", "status")
 
@@ -80,6 +82,45 @@ _UNSENT = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.WriteError, httpx2
            httpx2.ProxyError, httpx2.UnsupportedProtocol, httpx2.PoolTimeout)
 
 
+class _Sending(httpx2.SyncByteStream, httpx2.AsyncByteStream):
+    """A request's body that marks the request sent once the connection has taken all of it.
+    Being handed to the transport is not reaching the server: Ctrl-C or a cancelled task while
+    the connection is still being made (or the body written) leaves a request no provider saw.
+    A test's mock transport reads the body before it answers, as a server does."""
+
+    __slots__ = ("_answered", "_inner")
+
+    def __init__(self, inner: Any, answered: Answered) -> None:
+        self._inner = inner
+        self._answered = answered
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self._inner
+        self._answered.sent = True
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._inner:
+            yield chunk
+        self._answered.sent = True
+
+
+def _sending(request: httpx2.Request, budget: Budget | None) -> None:
+    """Start a request under ``budget``: not sent until its body is written (see
+    :class:`_Sending`), no answer yet."""
+    if budget is not None:
+        answered = budget.answered
+        answered.sent, answered.status = False, None
+        request.stream = _Sending(request.stream, answered)
+
+
+def _answered(response: httpx2.Response, budget: Budget | None) -> None:
+    note(response.headers)
+    if budget is not None:
+        budget.answered.headers = response.headers
+        budget.answered.status = response.status_code
+        budget.answered.sent = True   # an answer came: the server had the request
+
+
 @dataclass(frozen=True, slots=True)
 class Budget:
     total_s: float
@@ -94,15 +135,18 @@ _BUDGET: contextvars.ContextVar[Budget | None] = contextvars.ContextVar("hermes_
 
 class bounded:
     """Requests sent inside this block get ``total_s`` for their whole response and, when they
-    stream, ``idle_s`` between content events. The bound stays with the response after the block
-    (a stream is read later). A class, not a generator context manager: it is entered once per
+    stream, ``idle_s`` between content events; what came of the last one is noted on
+    ``answered`` (a new :class:`Answered` when not given). The bound stays with the response
+    after the block (a stream is read later). A class, not a generator context manager: it is entered once per
     request, and a generator costs several times more to set up."""
 
     __slots__ = ("_token", "budget")
 
     def __init__(self, total_s: float, idle_s: float | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.budget = Budget(total_s, idle_s, clock)
+                 clock: Callable[[], float] = time.monotonic,
+                 answered: Answered | None = None) -> None:
+        self.budget = (Budget(total_s, idle_s, clock) if answered is None
+                       else Budget(total_s, idle_s, clock, answered))
 
     def __enter__(self) -> Budget:
         self._token = _BUDGET.set(self.budget)
@@ -234,8 +278,7 @@ class DeadlineTransport(httpx2.BaseTransport):
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         budget = _BUDGET.get()
         started = budget.clock() if budget is not None else 0.0
-        if budget is not None:
-            budget.answered.sent, budget.answered.status = True, None
+        _sending(request, budget)
         try:
             response = self.inner.handle_request(request)
         except httpx2.ReadTimeout as e:
@@ -244,10 +287,7 @@ class DeadlineTransport(httpx2.BaseTransport):
             if budget is not None:
                 budget.answered.sent = False
             raise
-        note(response.headers)
-        if budget is not None:
-            budget.answered.headers = response.headers
-            budget.answered.status = response.status_code
+        _answered(response, budget)
         if budget is not None and isinstance(response.stream, httpx2.SyncByteStream):
             response.stream = _Guard(response.stream, _Watch(
                 budget, started, _is_sse(response, budget), _read_timeout(request)))
@@ -266,8 +306,7 @@ class AsyncDeadlineTransport(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         budget = _BUDGET.get()
         started = budget.clock() if budget is not None else 0.0
-        if budget is not None:
-            budget.answered.sent, budget.answered.status = True, None
+        _sending(request, budget)
         try:
             response = await self.inner.handle_async_request(request)
         except httpx2.ReadTimeout as e:
@@ -276,10 +315,7 @@ class AsyncDeadlineTransport(httpx2.AsyncBaseTransport):
             if budget is not None:
                 budget.answered.sent = False
             raise
-        note(response.headers)
-        if budget is not None:
-            budget.answered.headers = response.headers
-            budget.answered.status = response.status_code
+        _answered(response, budget)
         if budget is not None and isinstance(response.stream, httpx2.AsyncByteStream):
             response.stream = _AsyncGuard(response.stream, _Watch(
                 budget, started, _is_sse(response, budget), _read_timeout(request)))

@@ -29,6 +29,7 @@ from hermes_core.providers._sdk import (
     usage_int,
 )
 from hermes_core.providers.base import CallOptions
+from hermes_core.providers.deadline import Answered
 from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.observed import bill
 from hermes_core.providers.refused import (
@@ -254,6 +255,7 @@ class OpenAIProvider(SDKProvider):
     """Chat completions over the official SDK (``max_retries=0``: hermes_core owns retries)."""
 
     kind = "openai"
+    request_id_header = "x-request-id"
     sdk_module = "openai"
     client_names = ("OpenAI", "AsyncOpenAI")
     sdk_error_name = "OpenAIError"
@@ -341,7 +343,7 @@ class OpenAIProvider(SDKProvider):
                   for d in event_deltas(self.name, self._chunk_deltas(chunk, tools, state))]
         deltas.extend(self._finish(tools, state, self._billed(lambda: payload, model, tools,
                                                               state)))
-        return delta_completion(deltas, model, self.name)
+        return delta_completion(deltas, model, self.name, state.get("id"))
 
     def _stream_payload(self, prompt: Prompt, model: str, options: CallOptions) -> dict[str, Any]:
         payload = self.render(prompt, model, options)
@@ -352,6 +354,8 @@ class OpenAIProvider(SDKProvider):
     def _chunk_deltas(self, chunk: Any, tools: _ToolCallAssembler,
                       state: dict[str, Any]) -> Iterator[Delta]:
         state["seen"] = True
+        if "id" not in state and getattr(chunk, "id", None):
+            state["id"] = chunk.id   # the answer's id (a whole answer's fallback request id)
         if "model" not in state and getattr(chunk, "model", None):
             state["model"] = chunk.model   # the model that answers (a dated name, a deployment's)
         if chunk.usage is not None:
@@ -395,15 +399,17 @@ class OpenAIProvider(SDKProvider):
                     model=state.get("model"))
 
     def _billed(self, payload: Callable[[], dict[str, Any]], model: str,
-                tools: _ToolCallAssembler, state: dict[str, Any]) -> Callable[[], Usage | None]:
+                tools: _ToolCallAssembler, state: dict[str, Any],
+                before: Callable[[], Usage | None] | None = None) -> Callable[[], Usage | None]:
         """What the stream was billed so far, asked when it ends or fails: its usage chunk's
         report, else (the chunk never came) a count of the prompt and of what arrived
-        (:mod:`.unreported`); None before the first chunk, when the model had read nothing."""
+        (:mod:`.unreported`); before the first chunk, what ``before`` says (the prompt, once
+        the request reached the server: see :meth:`_unstarted`), else None."""
         def billed() -> Usage | None:
             if "usage" in state:
                 return state["usage"]   # type: ignore[no-any-return]
             if not state.get("seen"):
-                return None
+                return before() if before is not None else None
             outputs = ["".join(state.get("text", ())),
                        *(v for p in tools.parts for v in (p["name"], p["arguments"]))]
             return counted_usage(payload(), model, outputs)
@@ -428,13 +434,15 @@ class OpenAIProvider(SDKProvider):
         whole = self.refused.unstreamed(model)
         client = self._clients.get(credential)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
-        billed = self._billed(lambda: self._stream_payload(prompt, model, options), model,
-                              tools, state)
+        reached = Answered()
+        payload = functools.partial(self._stream_payload, prompt, model, options)
+        billed = self._billed(payload, model, tools, state, self._unstarted(reached, payload))
         bill(billed)
         answered = None
         try:
             if not whole:
-                stream = self._opened(client, prompt, model, options, credential)
+                stream = self._opened(client, prompt, model, options, credential,
+                                     reached)
                 with stream:
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     for chunk in () if answered is not None else stream:
@@ -459,13 +467,15 @@ class OpenAIProvider(SDKProvider):
         whole = self.refused.unstreamed(model)
         client = self._clients.get(credential, is_async=True)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
-        billed = self._billed(lambda: self._stream_payload(prompt, model, options), model,
-                              tools, state)
+        reached = Answered()
+        payload = functools.partial(self._stream_payload, prompt, model, options)
+        billed = self._billed(payload, model, tools, state, self._unstarted(reached, payload))
         bill(billed)
         answered = None
         try:
             if not whole:
-                stream = await self._aopened(client, prompt, model, options, credential)
+                stream = await self._aopened(client, prompt, model, options, credential,
+                                     reached)
                 async with stream:
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     if answered is None:

@@ -182,3 +182,47 @@ def test_a_deployment_name_is_priced_as_the_model_that_answered_its_failed_attem
     assert reply.wasted_cost == prices.cost("gpt-4o-2024-08-06", reply.wasted)
     assert reply.cost.total == pytest.approx(
         prices.cost("gpt-4o-2024-08-06", reply.usage).total + reply.wasted_cost.total)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_a_deployments_failed_turn_is_priced_as_the_model_it_answered_as_earlier(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    """A turn whose only attempt at the deployment timed out (its prompt billed) got no answer
+    saying which model it runs: it was "no price for prod-chat", the tokens in no total, though
+    the deployment had answered as gpt-4o-2024-08-06 a turn before."""
+    from dataclasses import replace
+
+    from hermes_core.errors import HermesError
+
+    respx_mock.post(URLS["openai"]).mock(side_effect=[
+        _reply_as("openai", "gpt-4o-2024-08-06", mode == "stream"),
+        httpx.ReadTimeout("no first byte")])
+    with _deployment_agent(empty_home) as agent:
+        agent.loop.policy = replace(agent.loop.policy, retries_per_provider=0)
+        first = run_turn(agent, mode, "hi")
+        with pytest.raises(HermesError):
+            run_turn(agent, mode, "again")
+        stats, prices = agent.stats, agent.prices
+    assert stats.wasted.input_tokens > 0 and stats.cost.unpriced == ()
+    assert stats.cost.total == pytest.approx(
+        first.cost.total + prices.cost("gpt-4o-2024-08-06", stats.wasted).total)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_a_deployment_that_never_answered_says_its_failed_attempt_is_unpriced(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    """Nothing says which model a deployment runs before it first answers: its billed, failed
+    attempt is named in the cost as unpriced (price the deployment in ``llm.prices``), not
+    priced at zero."""
+    from dataclasses import replace
+
+    from hermes_core.errors import HermesError
+
+    respx_mock.post(URLS["openai"]).mock(side_effect=[httpx.ReadTimeout("no first byte")])
+    with _deployment_agent(empty_home) as agent:
+        agent.loop.policy = replace(agent.loop.policy, retries_per_provider=0)
+        with pytest.raises(HermesError):
+            run_turn(agent, mode, "hi")
+        stats = agent.stats
+    assert stats.wasted.input_tokens > 0 and stats.cost.unpriced == ("prod-chat",)
+    assert stats.cost.total == 0 and "no price for prod-chat" in str(stats.cost)

@@ -31,7 +31,7 @@ from hermes_core.testing import (
 )
 from hermes_core.tokens import count_tokens
 from hermes_core.types import Message, Usage
-from tests.agent.conftest import MODELS, make_agent, request_json, run_turn
+from tests.agent.conftest import MODELS, URLS, make_agent, request_json, run_turn, wire_response
 
 
 def adder(tmp_path: Path, fake: FakeProvider) -> Agent:
@@ -630,3 +630,79 @@ def test_ctrl_c_during_a_whole_call_counts_its_prompt(
     agent.loop.audit.flush()
     line = json.loads((empty_home / "audit.jsonl").read_text().splitlines()[-1])
     assert line["status"] == "aborted" and line["billed_tokens"]["input"] == wasted.input_tokens
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_stream_timed_out_before_its_first_byte_and_retried_counts_its_prompt_once(
+        empty_home: Path, respx_mock: Any, kind: str, mode: str) -> None:
+    """A streamed request the server took and then left without a byte until the read timeout:
+    it may have been billed its prompt (the rule a whole call follows), counted as the failed
+    attempt's, on our count, once, beside the retry's own usage."""
+    answer = (openai_chat_stream(("fine",)) if kind == "openai"
+              else anthropic_stream(("fine",), model=MODELS[kind]))
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        httpx.ReadTimeout("no first byte"), httpx.Response(200, headers=SSE_HEADERS,
+                                                           content=answer)])
+    agent = make_agent(empty_home, kind)
+    reply = _read_turn(agent, mode, "hi")
+    assert reply.text == "fine" and reply.usage.reported and route.call_count == 2
+    wasted = reply.wasted
+    assert wasted.counted and not wasted.reported and wasted.output_tokens == 0
+    if kind == "openai":
+        assert wasted.input_tokens == _billed_prompt(request_json(route, 0))
+    else:
+        assert wasted.input_tokens > 0 and wasted.estimated_tokens == wasted.input_tokens
+    assert agent.stats.wasted == wasted and agent.stats.usage == reply.usage
+    model = MODELS[kind]
+    assert reply.wasted_cost == agent.prices.cost(model, wasted)
+    assert reply.cost.total == pytest.approx(agent.prices.cost(model, reply.usage).total
+                                             + reply.wasted_cost.total)
+    agent.loop.audit.flush()
+    lines = [json.loads(line) for line in (empty_home / "audit.jsonl").read_text().splitlines()]
+    assert [line["billed_tokens"]["input"] for line in lines if "billed_tokens" in line] == [
+        wasted.input_tokens]
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_stream_refused_or_never_connected_counts_nothing(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    """A streamed request refused with an error status, or never connected, was not billed."""
+    respx_mock.post(OPENAI_URL).mock(side_effect=[
+        httpx.ConnectError("refused"), httpx.Response(500, json=openai_error(500)),
+        wire_response("openai", True, "fine")])
+    agent = make_agent(empty_home, "openai")
+    agent.loop.policy = replace(agent.loop.policy, retries_per_provider=2)
+    reply = _read_turn(agent, mode, "hi")
+    assert reply.text == "fine" and reply.wasted == Usage() and agent.stats.wasted == Usage()
+
+
+@pytest.mark.parametrize("reached", [False, True])
+def test_a_turn_cancelled_while_connecting_counts_nothing_once_sent_its_prompt(
+        empty_home: Path, still_connecting_url: str, never_answering_url: str,
+        reached: bool) -> None:
+    """A real socket: a task cancelled while its request is still connecting (the listener's
+    queue full) never reached the server and counts nothing; cancelled once the request was
+    written (the server holds it and never answers), it counts its prompt."""
+    from hermes_core.providers.openai import OpenAIProvider
+
+    url = (never_answering_url if reached else still_connecting_url).removesuffix(
+        "/chat/completions")
+    cfg = {"home": str(empty_home), "llm": {"routing": {"default_model": "gpt-4o-mini"}},
+           "credentials": {"openai": {"keys": [{"key": "sk-proj-connectTESTkey0123456789"}]}},
+           "context_engine": {"enabled": False}}
+    agent = Agent(load_settings(cfg, env={}), provider=OpenAIProvider(endpoint=url),
+                  loop_options={"sleep": lambda s: None, "audit_path": False})
+
+    async def cancelled() -> None:
+        task = asyncio.ensure_future(agent.achat("hi"))
+        await asyncio.sleep(0.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    with agent:
+        asyncio.run(cancelled())
+        wasted = agent.stats.wasted
+    assert agent.history == []
+    assert (wasted.counted and wasted.input_tokens > 0) if reached else wasted == Usage()

@@ -11,6 +11,7 @@ import asyncio
 import json
 import random
 import re
+import signal
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -369,3 +370,58 @@ def test_a_request_is_billable_once_it_reached_the_server_unless_refused(
         except httpx.HTTPError:
             pass
     assert budget.answered.billable() is billable
+
+
+def _interrupted_post(url: str, is_async: bool) -> None:
+    """Post to ``url`` through the deadline transport and give up after 0.3 s while it is in
+    flight: a cancelled task (async) or Ctrl-C (sync, a real SIGALRM raising it)."""
+    from hermes_core.providers.deadline import AsyncDeadlineTransport, DeadlineTransport
+
+    async def asend() -> None:
+        transport = AsyncDeadlineTransport(httpx.AsyncHTTPTransport())
+        async with httpx.AsyncClient(transport=transport, timeout=5.0) as client:
+            task = asyncio.ensure_future(client.post(url, json={"model": "m"}))
+            await asyncio.sleep(0.3)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    if is_async:
+        asyncio.run(asend())
+        return
+
+    def ctrl_c(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGALRM, ctrl_c)
+    try:
+        with httpx.Client(transport=DeadlineTransport(httpx.HTTPTransport()),
+                          timeout=5.0) as client, pytest.raises(KeyboardInterrupt):
+            signal.setitimer(signal.ITIMER_REAL, 0.3)
+            client.post(url, json={"model": "m"})
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_request_given_up_while_still_connecting_never_reached_the_server(
+        still_connecting_url: str, is_async: bool) -> None:
+    """Ctrl-C or a cancelled task while the connection is still being made: the request never
+    left, and no provider bills it (it was marked sent as soon as the transport had it)."""
+    from hermes_core.providers.deadline import bounded
+
+    with bounded(5.0) as budget:
+        _interrupted_post(still_connecting_url, is_async)
+    assert not budget.answered.sent and not budget.answered.billable()
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_request_given_up_while_its_answer_is_awaited_reached_the_server(
+        never_answering_url: str, is_async: bool) -> None:
+    """The same give-up once the request was written: the server has it and may bill it."""
+    from hermes_core.providers.deadline import bounded
+
+    with bounded(5.0) as budget:
+        _interrupted_post(never_answering_url, is_async)
+    assert budget.answered.sent and budget.answered.billable()

@@ -1117,6 +1117,24 @@ def test_a_whole_request_answered_with_an_event_stream_is_read_as_the_answer(
 
 @pytest.mark.parametrize("mode", ["complete", "acomplete"])
 @pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_whole_answer_read_from_an_event_stream_carries_its_request_id(
+        kind: str, mode: str, respx_mock: Any) -> None:
+    """The id a support ticket quotes: the response's request-id header, as a JSON answer's
+    (the SDK's ``_request_id``), else the id the stream's message carries, as a JSON answer
+    without the header falls back to its body's; it was None."""
+    provider, cred, url, model = make(kind)
+    body = openai_chat_stream() if kind == "openai" else anthropic_stream()
+    header = "x-request-id" if kind == "openai" else "request-id"
+    respx_mock.post(url).mock(side_effect=[
+        httpx.Response(200, content=body, headers={**SSE_HEADERS, header: "req_0123abc"}),
+        httpx.Response(200, content=body, headers=SSE_HEADERS)])
+    assert _whole(provider, cred, model, mode).request_id == "req_0123abc"
+    assert _whole(provider, cred, model, mode).request_id == (
+        "chatcmpl-test" if kind == "openai" else "msg_test")
+
+
+@pytest.mark.parametrize("mode", ["complete", "acomplete"])
+@pytest.mark.parametrize("kind", PROVIDERS)
 def test_a_whole_request_answered_with_an_event_stream_keeps_its_failures(
         kind: str, mode: str, respx_mock: Any) -> None:
     """An error event is its error; a stream cut before its end is an incomplete answer."""
