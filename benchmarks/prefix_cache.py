@@ -1,6 +1,6 @@
 """How much of a session's input a provider's prompt cache serves, read off the wire.
 
-    python benchmarks/prefix_cache.py --json [--turns 50]
+    python benchmarks/prefix_cache.py --json [--turns 50] [--scenario NAME ... | --all]
 
 A 50-turn chat through the real Agent and the official ``anthropic`` and ``openai`` SDKs, HTTP
 answered by ``respx``: a home with a ~4k-token SOUL.md, MEMORY.md and USER.md, eight skills (BM25,
@@ -24,6 +24,20 @@ number of distinct tools + system prefixes sent (1 when the stable part never ch
 breakpoints written that no later request read, and what the Agent itself recorded as cache reads
 from the SDK's usage (it must equal the server's count). The package is the one on ``PYTHONPATH``,
 so one checkout's script can measure another checkout's library.
+
+Scenarios (``--scenario``, each run for both providers beside the chat without its event, in the
+same run; ``price_vs_ideal`` is the price-weighted input over that chat's, ``mark_*`` the first
+request after the event, ``mark_resends_previous_prefix`` whether it starts with what the request
+before it sent): ``restart`` (a new Agent on the same home and history midway), ``failover``
+(the provider answers 529/503 for five turns, the other provider serves them, then back; both
+servers' input counts), ``model-switch`` (five turns on another model of the provider; the
+servers' entries are per model), ``compaction`` (``--compaction-turns`` turns in a 24k window:
+``folds`` and the tokens written or sent uncached at each), ``restart-compacted`` and
+``stateless`` (that chat with a new Agent midway, or for every turn as a web server making an
+Agent per request would; compared with ``compaction``), ``edit`` (MEMORY.md appended to
+midway), ``chinese`` (the chat in Chinese), ``tools`` (a tool added midway). The pool's clock
+moves a minute a turn, so a provider cooled by a failover comes back; the cache's TTL is not
+modelled.
 """
 
 # ruff: noqa: E402  (httpx is aliased to httpx2 before anything imports it)
@@ -95,6 +109,8 @@ TOPICS = ("a git rebase conflict", "a slow postgres query", "the docker image si
           "ssh keys on my new laptop", "terraform wants to recreate the database")
 PAST = [f"Session about {t}: we tried {n} things and wrote the fix into the runbook"
         for n, t in enumerate(TOPICS * 3, 1)][:20]
+ZH_TOPICS = ("git 变基冲突", "很慢的 postgres 查询", "docker 镜像太大", "kubernetes 就绪探针",
+             "nginx 502 错误", "执行两次的定时任务", "新笔记本上的 ssh 密钥", "terraform 要重建数据库")
 RUNBOOK = " ".join(f"Step {i}: check the logs, compare with the last good deploy, note the "
                    f"difference and roll back if the error rate rises." for i in range(1, 60))
 
@@ -104,11 +120,14 @@ def lookup_runbook(topic: str) -> str:
     return f"Runbook for {topic}: {RUNBOOK}"
 
 
-def user_message(turn: int) -> str:
-    topic = TOPICS[(turn * 3) % len(TOPICS)]
+def user_message(turn: int, chinese: bool = False) -> str:
+    topics = ZH_TOPICS if chinese else TOPICS
+    topic = topics[(turn * 3) % len(topics)]
     if turn % 5 == 0:
-        return f"Please look up the runbook for {topic} and summarise it."
-    return f"Turn {turn}: how should I deal with {topic}?"
+        return (f"Please look up the runbook for {topic} and summarise it."
+                + (" 请用中文总结。" if chinese else ""))
+    return f"第 {turn} 轮：我该怎么处理{topic}？请给出具体命令。" if chinese else (
+        f"Turn {turn}: how should I deal with {topic}?")
 
 
 # --------------------------------------------------------------------------- the billing servers
@@ -245,26 +264,15 @@ def make_home(root: Path) -> Path:
 
 
 SCENARIOS = ("calm", "restart", "failover", "model-switch", "compaction", "restart-compacted",
-             "edit", "chinese", "tools")
-LONG = ("compaction", "restart-compacted")
+             "stateless", "edit", "chinese", "tools")
+LONG = ("compaction", "restart-compacted", "stateless")
 #: what each scenario is compared with in the same run: the chat without the event
-IDEAL = {"restart-compacted": "compaction"}
+IDEAL = {"restart-compacted": "compaction", "stateless": "compaction"}
 OTHER = {"anthropic": "openai", "openai": "anthropic"}
 SWITCH = {"anthropic": "claude-sonnet-4", "openai": "gpt-4.1"}   # same provider, another model
-ZH_TOPICS = ("git 变基冲突", "很慢的 postgres 查询", "docker 镜像太大", "kubernetes 就绪探针",
-             "nginx 502 错误", "执行两次的定时任务", "新笔记本上的 ssh 密钥", "terraform 要重建数据库")
-
-
 def lookup_owner(service: str) -> str:
     """Who owns a service and how to reach them."""
     return f"{service} is owned by the platform team (#platform on chat)."
-
-
-def zh_message(turn: int) -> str:
-    topic = ZH_TOPICS[(turn * 3) % len(ZH_TOPICS)]
-    if turn % 5 == 0:
-        return f"Please look up the runbook for {topic} and summarise it. 请用中文总结。"
-    return f"第 {turn} 轮：我该怎么处理{topic}？请给出具体命令。"
 
 
 def settings_for(kind: str, home: Path, scenario: str) -> Any:
@@ -319,7 +327,7 @@ def run(kind: str, turns: int, root: Path, scenario: str = "calm") -> dict[str, 
 
     names = ["anthropic", "openai"] if scenario == "failover" else [kind]
     providers = {k: AnthropicProvider() if k == "anthropic" else OpenAIProvider() for k in names}
-    say = zh_message if scenario == "chinese" else user_message
+    chinese = scenario == "chinese"
     with respx.mock(assert_all_called=False) as mock:
         for k, url in (("anthropic", ANTHROPIC_URL), ("openai", OPENAI_URL)):
             mock.post(url).mock(side_effect=lambda request, k=k: answer(
@@ -331,6 +339,11 @@ def run(kind: str, turns: int, root: Path, scenario: str = "calm") -> dict[str, 
             for turn in range(1, turns + 1):
                 turn_now[0] = turn
                 now[0] += 60.0
+                if scenario == "stateless" and turn > 1:   # an Agent a request (a web server)
+                    history = list(agent.history)
+                    agent.close(summarize=False)
+                    agent = make_agent(kind, settings, root, home, scenario, providers, clock)
+                    agent.history = history
                 if turn == mid:
                     marks["mid"] = len(server.rows)
                     if scenario.startswith("restart"):   # a new process on the same home and history
@@ -347,7 +360,7 @@ def run(kind: str, turns: int, root: Path, scenario: str = "calm") -> dict[str, 
                     agent.requested_model = SWITCH[kind] if turn in window else None
                 if scenario in ("failover", "model-switch") and turn == window.stop:
                     marks["back"] = len(server.rows)
-                reply = agent.chat(say(turn))
+                reply = agent.chat(user_message(turn, chinese))
                 assert reply.text, f"turn {turn} has no answer"
                 if reply.compaction is not None and reply.compaction.compaction is not None:
                     folds.append(len(server.rows) - 1)

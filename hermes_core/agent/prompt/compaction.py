@@ -14,6 +14,9 @@ verbatim. Three rules make this cheap with prompt caching:
   part that survives until the next compaction is cached as one piece.
 * **Cuts only at turn starts** (a user message), so a tool call is never separated from its
   result.
+* **Folds outlive the process** (:mod:`.fold_store`, the Agent's ``HOME/cache/compaction``): a
+  new process on the same chat takes up the latest fold of its messages instead of folding them
+  again, so its first request is the one the old process would have sent.
 
 The summary is written by the fast model when one is available (a ``purpose="summary"`` request)
 and checked (:func:`~hermes_core.agent.episodic.summarise.summary_problem`); offline, on a failed
