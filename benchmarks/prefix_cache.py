@@ -1,6 +1,6 @@
 """How much of a session's input a provider's prompt cache serves, read off the wire.
 
-    python benchmarks/prefix_cache.py --json [--turns 50]
+    python benchmarks/prefix_cache.py --json [--turns 50] [--scenario NAME ... | --all]
 
 A 50-turn chat through the real Agent and the official ``anthropic`` and ``openai`` SDKs, HTTP
 answered by ``respx``: a home with a ~4k-token SOUL.md, MEMORY.md and USER.md, eight skills (BM25,
@@ -24,6 +24,20 @@ number of distinct tools + system prefixes sent (1 when the stable part never ch
 breakpoints written that no later request read, and what the Agent itself recorded as cache reads
 from the SDK's usage (it must equal the server's count). The package is the one on ``PYTHONPATH``,
 so one checkout's script can measure another checkout's library.
+
+Scenarios (``--scenario``, each run for both providers beside the chat without its event, in the
+same run; ``price_vs_ideal`` is the price-weighted input over that chat's, ``mark_*`` the first
+request after the event, ``mark_resends_previous_prefix`` whether it starts with what the request
+before it sent): ``restart`` (a new Agent on the same home and history midway), ``failover``
+(the provider answers 529/503 for five turns, the other provider serves them, then back; both
+servers' input counts), ``model-switch`` (five turns on another model of the provider; the
+servers' entries are per model), ``compaction`` (``--compaction-turns`` turns in a 24k window:
+``folds`` and the tokens written or sent uncached at each), ``restart-compacted`` and
+``stateless`` (that chat with a new Agent midway, or for every turn as a web server making an
+Agent per request would; compared with ``compaction``), ``edit`` (MEMORY.md appended to
+midway), ``chinese`` (the chat in Chinese), ``tools`` (a tool added midway). The pool's clock
+moves a minute a turn, so a provider cooled by a failover comes back; the cache's TTL is not
+modelled.
 """
 
 # ruff: noqa: E402  (httpx is aliased to httpx2 before anything imports it)
@@ -36,7 +50,7 @@ import math
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +65,7 @@ import respx
 
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.context_engine import ContextEngine
+from hermes_core.agent.credential_pool import CredentialPool
 from hermes_core.config import load_settings
 from hermes_core.providers.anthropic import AnthropicProvider
 from hermes_core.providers.openai import OpenAIProvider
@@ -94,6 +109,8 @@ TOPICS = ("a git rebase conflict", "a slow postgres query", "the docker image si
           "ssh keys on my new laptop", "terraform wants to recreate the database")
 PAST = [f"Session about {t}: we tried {n} things and wrote the fix into the runbook"
         for n, t in enumerate(TOPICS * 3, 1)][:20]
+ZH_TOPICS = ("git 变基冲突", "很慢的 postgres 查询", "docker 镜像太大", "kubernetes 就绪探针",
+             "nginx 502 错误", "执行两次的定时任务", "新笔记本上的 ssh 密钥", "terraform 要重建数据库")
 RUNBOOK = " ".join(f"Step {i}: check the logs, compare with the last good deploy, note the "
                    f"difference and roll back if the error rate rises." for i in range(1, 60))
 
@@ -103,11 +120,14 @@ def lookup_runbook(topic: str) -> str:
     return f"Runbook for {topic}: {RUNBOOK}"
 
 
-def user_message(turn: int) -> str:
-    topic = TOPICS[(turn * 3) % len(TOPICS)]
+def user_message(turn: int, chinese: bool = False) -> str:
+    topics = ZH_TOPICS if chinese else TOPICS
+    topic = topics[(turn * 3) % len(topics)]
     if turn % 5 == 0:
-        return f"Please look up the runbook for {topic} and summarise it."
-    return f"Turn {turn}: how should I deal with {topic}?"
+        return (f"Please look up the runbook for {topic} and summarise it."
+                + (" 请用中文总结。" if chinese else ""))
+    return f"第 {turn} 轮：我该怎么处理{topic}？请给出具体命令。" if chinese else (
+        f"Turn {turn}: how should I deal with {topic}?")
 
 
 # --------------------------------------------------------------------------- the billing servers
@@ -142,10 +162,12 @@ class Server:
     written: list[str] = field(default_factory=list)
     prefixes: set[str] = field(default_factory=set)
     rows: list[dict[str, int]] = field(default_factory=list)
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+    turn_of: list[int] = field(default_factory=list)   # the chat turn of each request
 
     def bill(self, body: dict[str, Any]) -> dict[str, int]:
         blocks = wire_blocks(self.kind, body)
-        h = hashlib.sha256()
+        h = hashlib.sha256(str(body.get("model", "")).encode("utf-8") + b"\x1e")  # per model
         hashes, cumulative, running = [], [], 0
         for text, _ in blocks:
             h.update(text.encode("utf-8") + b"\x1e")
@@ -193,8 +215,13 @@ class Server:
                 "breakpoints_never_read": sum(1 for d in self.written if d not in self.read_back)}
 
 
-def answer(kind: str, server: Server, request: httpx.Request) -> httpx.Response:
+def answer(kind: str, server: Server, request: httpx.Request,
+           down: Callable[[], bool] = lambda: False) -> httpx.Response:
+    if down():
+        return httpx.Response(529 if kind == "anthropic" else 503, json={
+            "type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
     body = json.loads(request.content)
+    server.bodies.append(body)
     row = server.bill(body)
     last = body["messages"][-1]
     content = last.get("content")
@@ -236,28 +263,107 @@ def make_home(root: Path) -> Path:
     return home
 
 
-def run(kind: str, turns: int, root: Path) -> dict[str, Any]:
-    home = make_home(root / kind)
-    settings = load_settings({
-        "home": str(home),
-        "llm": {"stream": False, "routing": {"default_model": MODELS[kind]}},
-        "credentials": {kind: {"keys": [{"key": KEYS[kind]}]}},
-        "skill_utils": {"enabled": True, "embeddings": False},
-        "context_engine": {"enabled": True},
-    }, env={})
-    server = Server(kind)
-    provider = AnthropicProvider() if kind == "anthropic" else OpenAIProvider()
+SCENARIOS = ("calm", "restart", "failover", "model-switch", "compaction", "restart-compacted",
+             "stateless", "edit", "chinese", "tools")
+LONG = ("compaction", "restart-compacted", "stateless")
+#: what each scenario is compared with in the same run: the chat without the event
+IDEAL = {"restart-compacted": "compaction", "stateless": "compaction"}
+OTHER = {"anthropic": "openai", "openai": "anthropic"}
+SWITCH = {"anthropic": "claude-sonnet-4", "openai": "gpt-4.1"}   # same provider, another model
+def lookup_owner(service: str) -> str:
+    """Who owns a service and how to reach them."""
+    return f"{service} is owned by the platform team (#platform on chat)."
+
+
+def settings_for(kind: str, home: Path, scenario: str) -> Any:
+    llm: dict[str, Any] = {"stream": False, "routing": {"default_model": MODELS[kind]}}
+    creds = {kind: {"keys": [{"key": KEYS[kind]}]}}
+    if scenario == "failover":
+        other = OTHER[kind]
+        creds[other] = {"keys": [{"key": KEYS[other]}]}
+        llm["routing"]["providers"] = [
+            {"name": kind, "priority": 1, "models": [MODELS[kind]]},
+            {"name": other, "priority": 2, "models": [MODELS[other]],
+             "equivalents": {MODELS[kind]: MODELS[other]}}]
+    if scenario in LONG:   # a window the chat fills several times over
+        llm["routing"]["context_windows"] = {MODELS[kind]: 24_000}
+    return load_settings({"home": str(home), "llm": llm, "credentials": creds,
+                          "skill_utils": {"enabled": True, "embeddings": False},
+                          "context_engine": {"enabled": True}}, env={})
+
+
+def make_agent(kind: str, settings: Any, root: Path, home: Path, scenario: str,
+               providers: dict[str, Any], clock: Callable[[], float]) -> Agent:
+    tools: list[Callable[..., str]] = [lookup_runbook]
+    return Agent(settings, providers=providers, cwd=root, session_id=f"bench-{kind}-{scenario}",
+                 tools=tools, pool=CredentialPool.from_settings(settings, clock=clock),
+                 loop_options={"sleep": lambda s: None, "audit_path": home / "audit.jsonl"})
+
+
+def stable_part(kind: str, body: dict[str, Any]) -> list[str]:
+    """A request's blocks before its last message: what the next request's cache must match."""
+    blocks = wire_blocks(kind, body)
+    last = body["messages"][-1].get("content")
+    tail = len(last) if isinstance(last, list) else 1
+    return [b for b, _ in blocks[:-tail]]
+
+
+def run(kind: str, turns: int, root: Path, scenario: str = "calm") -> dict[str, Any]:
+    home = make_home(root / scenario / kind)
+    settings = settings_for(kind, home, scenario)
+    servers = {k: Server(k) for k in ("anthropic", "openai")}
+    server = servers[kind]
+    mid = turns // 2 + 1
+    window = range(mid, mid + 5)   # failover / model switch: five turns elsewhere, then back
+    turn_now = [0]
+    now = [1_800_000_000.0]   # the pool's clock: a turn a minute, so a cooled provider returns
+
+    def clock() -> float:
+        return now[0]
+    marks: dict[str, int] = {}   # the request index where something happened
+
+    def down() -> bool:
+        return scenario == "failover" and turn_now[0] in window
+
+    names = ["anthropic", "openai"] if scenario == "failover" else [kind]
+    providers = {k: AnthropicProvider() if k == "anthropic" else OpenAIProvider() for k in names}
+    chinese = scenario == "chinese"
     with respx.mock(assert_all_called=False) as mock:
-        url = ANTHROPIC_URL if kind == "anthropic" else OPENAI_URL
-        mock.post(url).mock(side_effect=lambda request: answer(kind, server, request))
-        agent = Agent(settings, provider=provider, cwd=root, session_id=f"bench-{kind}",
-                      tools=[lookup_runbook],
-                      loop_options={"sleep": lambda s: None, "audit_path": home / "audit.jsonl"})
+        for k, url in (("anthropic", ANTHROPIC_URL), ("openai", OPENAI_URL)):
+            mock.post(url).mock(side_effect=lambda request, k=k: answer(
+                k, servers[k], request, down if k == kind else lambda: False))
+        agent = make_agent(kind, settings, root, home, scenario, providers, clock)
         skills, memories = set(), set()
+        folds = []
         try:
             for turn in range(1, turns + 1):
-                reply = agent.chat(user_message(turn))
+                turn_now[0] = turn
+                now[0] += 60.0
+                if scenario == "stateless" and turn > 1:   # an Agent a request (a web server)
+                    history = list(agent.history)
+                    agent.close(summarize=False)
+                    agent = make_agent(kind, settings, root, home, scenario, providers, clock)
+                    agent.history = history
+                if turn == mid:
+                    marks["mid"] = len(server.rows)
+                    if scenario.startswith("restart"):   # a new process on the same home and history
+                        history = list(agent.history)
+                        agent.close(summarize=False)
+                        agent = make_agent(kind, settings, root, home, scenario, providers, clock)
+                        agent.history = history
+                    elif scenario == "edit":
+                        with (home / "MEMORY.md").open("a", encoding="utf-8") as fh:
+                            fh.write("\n§\nNote 6: the billing service moved to ops/pay.sh")
+                    elif scenario == "tools":
+                        agent.tool(lookup_owner)
+                if scenario == "model-switch":
+                    agent.requested_model = SWITCH[kind] if turn in window else None
+                if scenario in ("failover", "model-switch") and turn == window.stop:
+                    marks["back"] = len(server.rows)
+                reply = agent.chat(user_message(turn, chinese))
                 assert reply.text, f"turn {turn} has no answer"
+                if reply.compaction is not None and reply.compaction.compaction is not None:
+                    folds.append(len(server.rows) - 1)
                 turn_ctx = agent.last_turn
                 if turn_ctx is not None:
                     skills.add(turn_ctx.skills_block)
@@ -268,22 +374,72 @@ def run(kind: str, turns: int, root: Path) -> dict[str, Any]:
     row["agent_cache_read_tokens"] = agent.stats.usage.cache_read_tokens
     row["distinct_skill_blocks"] = len(skills)
     row["distinct_memory_blocks"] = len(memories)
+    digest = hashlib.sha256()
+    for body in server.bodies:   # what a request's cache must match, over the whole session
+        digest.update("\x1f".join(stable_part(kind, body)).encode("utf-8"))
+    row["stable_parts_sha256"] = digest.hexdigest()[:16]
+    at = marks.get("back", marks.get("mid"))
+    if scenario != "calm" and at is not None and at < len(server.rows):
+        prev = server.bodies[at - 1]
+        first = server.bodies[at]
+        same = stable_part(kind, prev) == wire_blocks_prefix(kind, first, stable_part(kind, prev))
+        row["mark_request"] = at
+        row["mark_cached_tokens"] = server.rows[at]["cached"]
+        row["mark_tokens"] = server.rows[at]["total"]
+        row["mark_resends_previous_prefix"] = same
+    if folds:
+        row["folds"] = len(folds)
+        row["fold_written_tokens"] = [server.rows[i]["write"] + server.rows[i]["uncached"]
+                                      for i in folds]
+    if scenario == "failover":
+        row["other_provider"] = servers[OTHER[kind]].report()
     return row
+
+
+def wire_blocks_prefix(kind: str, body: dict[str, Any], like: list[str]) -> list[str]:
+    return [b for b, _ in wire_blocks(kind, body)[:len(like)]]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=50)
+    parser.add_argument("--scenario", action="append", choices=SCENARIOS, default=[],
+                        help="also run this scenario beside the calm chat (repeatable; 'all')")
+    parser.add_argument("--all", action="store_true", help="every scenario")
+    parser.add_argument("--compaction-turns", type=int, default=180)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
+    wanted = [s for s in (SCENARIOS[1:] if args.all else args.scenario) if s != "calm"]
+    out: dict[str, Any] = {"turns": args.turns}
     with tempfile.TemporaryDirectory() as tmp:
-        out = {"turns": args.turns,
-               **{kind: run(kind, args.turns, Path(tmp)) for kind in ("anthropic", "openai")}}
+        done: dict[tuple[str, int, str], dict[str, Any]] = {}
+
+        def session(kind: str, turns: int, name: str) -> dict[str, Any]:
+            if (kind, turns, name) not in done:
+                done[kind, turns, name] = run(kind, turns, Path(tmp) / str(len(done)), name)
+            return done[kind, turns, name]
+
+        out.update({kind: session(kind, args.turns, "calm") for kind in ("anthropic", "openai")})
+        scenarios: dict[str, Any] = {}
+        for name in wanted:
+            turns = args.compaction_turns if name in LONG else args.turns
+            scenarios[name] = got = {"turns": turns, "ideal": IDEAL.get(name, "calm")}
+            for kind in ("anthropic", "openai"):
+                row = got[kind] = dict(session(kind, turns, name))
+                ideal = session(kind, turns, IDEAL.get(name, "calm"))
+                paid = row["price_weighted_input"] + row.get("other_provider", {}).get(
+                    "price_weighted_input", 0)
+                row["price_vs_ideal"] = round(paid / max(1, ideal["price_weighted_input"]), 4)
+        if scenarios:
+            out["scenarios"] = scenarios
     if args.json:
         print(json.dumps(out))
     else:
         for kind in ("anthropic", "openai"):
             print(kind, ", ".join(f"{k}={v}" for k, v in out[kind].items()))
+        for name, got in out.get("scenarios", {}).items():
+            for kind in ("anthropic", "openai"):
+                print(name, kind, ", ".join(f"{k}={v}" for k, v in got[kind].items()))
     return 0 if all(math.isfinite(out[k]["cached_share"]) for k in ("anthropic", "openai")) else 1
 
 

@@ -33,6 +33,7 @@ from hermes_core.agent.prompt.compaction import (
     HistorySummarizer,
     model_summarizer,
 )
+from hermes_core.agent.prompt.fold_store import FoldStore
 from hermes_core.agent.prompt_builder import PromptBuilder
 from hermes_core.agent.reply import DECLINED, Reply, ReplyStream, SessionStats, stop_reason
 from hermes_core.agent.resilience import CallLoop
@@ -148,7 +149,9 @@ class Agent:
         self.retriever = retriever if retriever is not None else default_retriever(self.settings)
         self.context_engine = (context_engine if context_engine is not None
                                else default_context_engine(self.settings))
-        self.compactor = HistoryCompactor(self.settings)
+        # the folds kept in the home: another process on this chat sends the summary this one did
+        self.compactor = HistoryCompactor(self.settings, store=FoldStore(
+            self.home / "cache" / "compaction", self.redact))
         self.skills = SkillSelection(self.retriever) if self.retriever is not None else None
         self.builder = prompt_builder or PromptBuilder(
             self.home, self.settings, cwd=Path(cwd) if cwd else None,

@@ -14,6 +14,9 @@ verbatim. Three rules make this cheap with prompt caching:
   part that survives until the next compaction is cached as one piece.
 * **Cuts only at turn starts** (a user message), so a tool call is never separated from its
   result.
+* **Folds outlive the process** (:mod:`.fold_store`, the Agent's ``HOME/cache/compaction``): a
+  new process on the same chat takes up the latest fold of its messages instead of folding them
+  again, so its first request is the one the old process would have sent.
 
 The summary is written by the fast model when one is available (a ``purpose="summary"`` request)
 and checked (:func:`~hermes_core.agent.episodic.summarise.summary_problem`); offline, on a failed
@@ -28,7 +31,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
 from hermes_core.agent.episodic.summarise import (
@@ -40,6 +43,7 @@ from hermes_core.agent.episodic.summarise import (
     transcript,
 )
 from hermes_core.agent.prompt.budget import HistoryBudget, history_budget, model_window
+from hermes_core.agent.prompt.fold_store import FoldStore
 from hermes_core.agent.prompt.token_count import (
     BpeCounter,
     TokenCounter,
@@ -394,6 +398,9 @@ class HistoryCompactor:
     #: prompt's counts are all the model's; None: they stay as built
     sections: Callable[[TokenCounter], Mapping[str, int]] | None = None
     _costs: dict[tuple[str, int], tuple[Message, int]] = field(default_factory=dict)
+    #: where folds are kept for another process on the same chat (the Agent's: the home's);
+    #: None keeps them in memory only
+    store: FoldStore | None = None
     _anchor: Message | None = None   # the last message folded into ``state``
 
     def reset(self) -> None:
@@ -471,7 +478,8 @@ class HistoryCompactor:
         cfg = self.settings.prompt.compaction
         counter = choose_counter(model, provider_kind, self.ratio)
         folded = self.state.folded
-        if folded > len(history) or (folded and history[folded - 1] is not self._anchor):
+        # equal, not the same object: a caller may put its saved chat back, read from its store
+        if folded > len(history) or (folded and history[folded - 1] != self._anchor):
             self.reset()   # another conversation: the summary is of messages no longer there
         if not cfg.enabled:
             self.last = None   # no report of a budget this turn did not use
@@ -489,7 +497,11 @@ class HistoryCompactor:
             # a summary of a request that is refused anyway): the caller decides what to do
             log.warning("no history fits: %s", budget.describe_overflow(model))
         elif budget.over(used):
-            event = self._compact(history, costs, budget, counter, used)
+            restored = self._restored(history)   # the fold another process made: may be enough
+            if restored is not None:
+                used = message_cost(restored, counter) + sum(costs[self.state.folded:])
+            if budget.over(used):
+                event = self._compact(history, costs, budget, counter, used)
             summary = self.state.message()
             summary_cost = message_cost(summary, counter) if summary is not None else 0
             used = summary_cost + sum(costs[self.state.folded:])
@@ -503,6 +515,23 @@ class HistoryCompactor:
         tokens["summary"] = summary_cost
         return replace(prompt, messages=messages, tokens=tokens,
                        summary_index=0 if summary is not None else None)
+
+    def _restored(self, history: Sequence[Message]) -> Message | None:
+        """Take up the fold another process made of this history (the latest), if kept: its
+        summary is the one the provider has cached. Tried only while nothing is folded here."""
+        if self.store is None or self.state.folded:
+            return None
+        found = self.store.find(history)
+        if found is None:
+            return None
+        facts = found["facts"]
+        self.state = CompactionState(
+            folded=int(str(found["folded"])), turns=int(str(found["turns"])),
+            prose=str(found["prose"]), facts=tuple(str(f) for f in facts)
+            if isinstance(facts, list) else (), source=str(found["source"]),
+            compactions=int(str(found["compactions"])))
+        self._anchor = history[self.state.folded - 1]
+        return self.state.message()
 
     def _compact(self, history: Sequence[Message], costs: Sequence[int], budget: HistoryBudget,
                  counter: TokenCounter, used: int) -> Compaction | None:
@@ -525,6 +554,8 @@ class HistoryCompactor:
         msg = state.message()
         self.state = state
         self._anchor = history[cut - 1]
+        if self.store is not None:
+            self.store.save(history, asdict(state))
         after = (message_cost(msg, counter) if msg is not None else 0) + sum(costs[cut:])
         return Compaction(folded_messages=len(folding), folded_turns=turns, tokens_before=used,
                           tokens_after=after, source=source, ms=ms, reason=reason)

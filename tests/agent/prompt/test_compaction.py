@@ -422,3 +422,51 @@ def test_a_report_of_a_message_too_large_for_the_window_says_so_not_a_full_histo
     line = CompactionReport(counter="estimate", budget=budget, history_tokens=0).describe()
     assert "(100%" not in line and "0 of 0" not in line, line
     assert f"{budget.overflow} tokens" in line and "did not fit" in line, line
+
+
+# --------------------------------------------------------------------------- restarts
+
+def _reloaded(history: list[Message]) -> list[Message]:
+    """``history`` as a process that saved it and read it back holds it: equal, not the same."""
+    return [Message(m.role, m.content, m.tool_calls, m.tool_call_id, m.name) for m in history]
+
+
+def test_a_new_agent_on_the_same_home_and_history_sends_what_the_old_one_would(
+        small_agent: Callable[..., Agent]):
+    """A new process on a compacted chat folded it again from nothing: one more summary request,
+    another summary, and the whole history after the system prompt written to the cache again."""
+    old_fake, new_fake = WindowedFake(), WindowedFake()
+    old = small_agent(old_fake)
+    replies = chat(old, 40)
+    assert any(r.compaction.compaction is not None for r in replies)
+    saved = _reloaded(old.history)
+    old.chat("And what about the flaky billing test?")
+    new = small_agent(new_fake)
+    new.history = saved
+    reply = new.chat("And what about the flaky billing test?")
+    assert reply.compaction.compaction is None            # nothing folded again
+    assert new_fake.summary_requests == []                # no summary paid for again
+    assert new_fake.turn_requests[0].prompt.messages == old_fake.turn_requests[-1].prompt.messages
+    new.close(summarize=False)
+    old.close(summarize=False)
+
+
+def test_a_history_read_back_equal_keeps_its_summary(
+        small_compactor: Callable[..., HistoryCompactor]):
+    """The summary was dropped when ``history[folded - 1]`` was not the very object folded: a
+    caller that reloads its saved chat into the same agent paid a fold for an equal history."""
+    compactor = small_compactor()
+    history: list[Message] = []
+    for t in range(60):
+        message = Message("user", FILLER[t % len(FILLER)] + f" ({t})")
+        compactor.fit(Prompt(system="You are helpful.", messages=(*history, message)), history,
+                      model=SMALL_MODEL)
+        history += [message, Message("assistant", "Noted: " + message.content * 3)]
+    state = compactor.state
+    assert state.folded > 0
+    history = _reloaded(history)
+    message = Message("user", "and then?")
+    fitted = compactor.fit(Prompt(system="You are helpful.", messages=(*history, message)),
+                           history, model=SMALL_MODEL)
+    assert compactor.state == state
+    assert fitted.messages[0] == state.message()

@@ -55,3 +55,17 @@ def test_benchmark_prints_one_json_object(capsys: pytest.CaptureFixture[str], lo
         assert row["distinct_stable_prefixes"] == 1         # tools + system never changed
         assert row["agent_cache_read_tokens"] == row["cached_tokens"] > 0
         assert row["distinct_memory_blocks"] > 1 and row["distinct_skill_blocks"] > 1
+
+
+def test_scenarios_report_their_share_beside_the_chat_without_the_event(
+        capsys: pytest.CaptureFixture[str], load_script) -> None:
+    assert load_script(BENCH).main(["--turns", "6", "--scenario", "restart",
+                                    "--scenario", "edit", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for kind in ("anthropic", "openai"):
+        restart = out["scenarios"]["restart"][kind]
+        assert restart["mark_resends_previous_prefix"] is True   # the new Agent's first request
+        assert restart["price_vs_ideal"] == 1.0 and restart["mark_cached_tokens"] > 0
+        edit = out["scenarios"]["edit"][kind]
+        assert edit["distinct_stable_prefixes"] == 2              # one rebuild, then stable
+        assert edit["price_vs_ideal"] > 1.0

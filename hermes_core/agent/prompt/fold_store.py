@@ -1,0 +1,139 @@
+"""The history's folds, kept in the home so another process on the same chat sends the same prefix.
+
+Why: a compaction's summary lived only in the :class:`~.compaction.HistoryCompactor` that made
+it. A new process (a restart, a web server that makes an Agent per request and loads the chat
+from its database) found the whole history over its budget and folded it again from nothing:
+one more summary request, a summary that is not the one the provider cached, and everything
+after the system prompt written to the cache again (a model's summary is not reproducible,
+and even the extractive one differs when made in one step instead of several). With the folds
+kept, the new process finds the fold the old one made for the same messages and goes on from it:
+its first request is byte-identical to what the old process would have sent.
+
+What is stored (``HOME/cache/compaction/<key>.json``): a fold's state (the summary's prose, the
+facts, how many messages and turns it covers), scrubbed of configured secrets and key-shaped
+strings as every stored text is (what leaves for a provider is scrubbed the same way, so the
+wire is the same); its key is a SHA-256 chained over the folded messages (role, text, tool
+calls, tool-call id, name), so it is found only for the very messages it summarises. It is a
+cache: a file that is unreadable, damaged or of another shape is ignored (the chat is folded
+again, as before); a disk that refuses the write costs only the next process's fold. The folder
+keeps the newest :data:`MAX_FOLDS` files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from hermes_core.atomic_write import read_cache, write_cache
+from hermes_core.types import Message
+
+log = logging.getLogger("hermes_core.compaction")
+
+#: Folds kept in a home; the oldest files go first (a chat needs only its latest).
+MAX_FOLDS = 256
+#: A fold file is a summary: never near this.
+MAX_FOLD_BYTES = 1_000_000
+FORMAT = 1
+
+
+def _message_bytes(m: Message) -> bytes:
+    calls = [[c.id, c.name, c.arguments] for c in m.tool_calls]
+    return json.dumps([m.role, m.content, calls, m.tool_call_id, m.name],
+                      ensure_ascii=False).encode("utf-8")
+
+
+def prefix_keys(history: Sequence[Message]) -> dict[int, str]:
+    """``{k: key of history[:k]}`` for each turn start ``k > 0`` (where a fold may end)."""
+    h = hashlib.sha256(b"hermes-fold\x1e")
+    keys: dict[int, str] = {}
+    for k, m in enumerate(history):
+        if k and m.role == "user":
+            keys[k] = h.hexdigest()[:40]
+        h.update(_message_bytes(m) + b"\x1e")
+    return keys
+
+
+class FoldStore:
+    """Fold states by the messages they summarise (see the module doc)."""
+
+    def __init__(self, folder: Path, scrub: Callable[[str], str]) -> None:
+        self.folder = Path(folder)
+        self._scrub = scrub
+
+    def save(self, history: Sequence[Message], state: dict[str, object]) -> bool:
+        """Keep ``state``, the fold of ``history[:state["folded"]]``; False when not written."""
+        folded = state.get("folded")
+        if not isinstance(folded, int) or not 0 < folded <= len(history):
+            return False
+        key = _key_of_whole(history[:folded])
+        facts = state.get("facts", ())
+        data = {**state, "prose": self._scrub(str(state.get("prose", ""))),
+                "facts": [self._scrub(str(f)) for f in facts] if isinstance(facts, (list, tuple))
+                else [], "format": FORMAT, "key": key}
+        try:   # the home's cache folder, never the home itself (a home not there stays so)
+            self.folder.parent.mkdir(exist_ok=True)
+            self.folder.mkdir(exist_ok=True)
+        except OSError as e:
+            log.debug("fold store %s: %s", self.folder, e)
+            return False
+        written = write_cache(self.folder / f"{key}.json",
+                              json.dumps(data, ensure_ascii=False).encode("utf-8"),
+                              "compaction cache", logger=log, durable=False)
+        if written:
+            self._prune()
+        return written
+
+    def find(self, history: Sequence[Message]) -> dict[str, object] | None:
+        """The latest stored fold of a prefix of ``history`` (its longest), or None."""
+        try:
+            names = set(os.listdir(self.folder))
+        except OSError:
+            return None
+        keys = prefix_keys(history)
+        for k in sorted(keys, reverse=True):
+            name = f"{keys[k]}.json"
+            if name not in names:
+                continue
+            state = self._read(self.folder / name, keys[k], k)
+            if state is not None:
+                return state
+        return None
+
+    def _read(self, path: Path, key: str, folded: int) -> dict[str, object] | None:
+        try:
+            data = json.loads(read_cache(path, MAX_FOLD_BYTES).decode("utf-8"))
+        except (OSError, ValueError) as e:
+            log.debug("fold store: %s ignored (%s)", path, e)
+            return None
+        ok = (isinstance(data, dict) and data.get("format") == FORMAT and data.get("key") == key
+              and data.get("folded") == folded and isinstance(data.get("turns"), int)
+              and isinstance(data.get("prose"), str) and isinstance(data.get("source"), str)
+              and isinstance(data.get("compactions"), int)
+              and isinstance(data.get("facts"), list)
+              and all(isinstance(f, str) for f in data["facts"]))
+        if not ok:
+            log.debug("fold store: %s is not a fold of this format; ignored", path)
+            return None
+        return dict(data)
+
+    def _prune(self) -> None:
+        try:
+            entries = [e for e in os.scandir(self.folder) if e.name.endswith(".json")]
+            if len(entries) <= MAX_FOLDS:
+                return
+            entries.sort(key=lambda e: e.stat().st_mtime_ns)
+            for e in entries[:len(entries) - MAX_FOLDS]:
+                with contextlib.suppress(OSError):
+                    os.unlink(e.path)
+        except OSError as e:
+            log.debug("fold store %s: prune failed (%s)", self.folder, e)
+
+
+def _key_of_whole(history: Sequence[Message]) -> str:
+    """The key of all of ``history`` (a fold ending at its end: no turn start after it)."""
+    return prefix_keys([*history, Message("user", "")])[len(history)]
