@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from hermes_core.retrieval.dense import DenseIndex, EmbeddingCache, skill_parts
-from hermes_core.retrieval.vector_store import snapshot_path
+from hermes_core.retrieval.vector_store import load_snapshot, save_snapshot, snapshot_path
 from hermes_core.testing.retrieval import HashingEmbedder
 from hermes_core.types import Skill
 
@@ -114,3 +114,31 @@ def test_a_damaged_snapshot_is_ignored_with_a_warning_and_the_vector_files_serve
     assert str(path) in caplog.text
     assert cache.gets > 0 and emb.documents_embedded == 0   # every vector file still serves
     _same(d, _fresh(skills))
+
+
+@pytest.mark.parametrize("case", ["keys of another count", "starts out of order", "not finite"])
+def test_a_well_sealed_snapshot_that_does_not_add_up_is_not_read(
+        tmp_path: Path, case: str, caplog: pytest.LogCaptureFixture) -> None:
+    rows = np.ones((4, 3), dtype=np.float32)
+    doc_keys, parts_keys, starts = ["doc-a", "doc-b"], ["pa", "pb"], np.array([0, 2])
+    if case == "keys of another count":
+        doc_keys = ["doc-a"]
+    elif case == "starts out of order":
+        starts = np.array([0, 5])
+    else:
+        rows[3, 1] = np.nan
+    path = tmp_path / "snap.npz"
+    assert save_snapshot(path, "m", doc_keys, parts_keys, rows, starts)
+    with caplog.at_level(logging.WARNING):
+        assert load_snapshot(path, "m") is None
+    assert str(path) in caplog.text
+
+
+def test_a_snapshot_reads_back_each_skills_document_vector_and_part_rows(tmp_path: Path) -> None:
+    rows = np.arange(15, dtype=np.float32).reshape(5, 3)
+    path = tmp_path / "snap.npz"
+    assert save_snapshot(path, "m", ["doc-a", "doc-b"], ["pa", "pb"], rows, np.array([0, 3]))
+    got = load_snapshot(path, "m")
+    assert got is not None and load_snapshot(path, "other") is None
+    assert np.array_equal(got.docs["doc-a"], rows[0]) and np.array_equal(got.docs["doc-b"], rows[3])
+    assert np.array_equal(got.parts["pa"], rows[1:3]) and np.array_equal(got.parts["pb"], rows[4:])
