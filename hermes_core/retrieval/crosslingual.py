@@ -42,7 +42,7 @@ from hermes_core.retrieval.dense import with_parts
 from hermes_core.retrieval.fusion import zscores
 from hermes_core.retrieval.glossary import Glossary
 from hermes_core.retrieval.lexicon import Lexicon, load_lexicon
-from hermes_core.tokenize import tokenize
+from hermes_core.tokenize import has_cjk, tokenize
 from hermes_core.types import Skill
 
 LANGS = ("en", "zh")
@@ -108,8 +108,13 @@ def lexical_in_language(scores: np.ndarray | None, can_read: np.ndarray | None,
 
 def description_languages(skills: Sequence[Skill]) -> np.ndarray:
     """Each skill's description language (``zh`` when mostly CJK, else ``en``), in index order:
-    what a multilingual embedder's language bias follows."""
-    return np.array([query_language(s.description or s.name) for s in skills])
+    what a multilingual embedder's language bias follows. A catalog whose text holds no CJK
+    character at all is English throughout, told by one scan in C instead of two a description
+    (about a second at 20,000 skills, in a new process's first refresh)."""
+    texts = [s.description or s.name for s in skills]
+    if not has_cjk("\x00".join(texts)):
+        return np.full(len(texts), "en")
+    return np.array([query_language(t) for t in texts])
 
 
 def language_offsets(off_mean: np.ndarray, groups: np.ndarray) -> np.ndarray | None:

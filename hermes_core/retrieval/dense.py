@@ -23,7 +23,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -32,6 +32,7 @@ import numpy as np
 
 from hermes_core.atomic_write import read_cache, write_cache
 from hermes_core.retrieval.fusion import zscores
+from hermes_core.retrieval.vector_store import VectorSnapshot
 from hermes_core.tokenize import cjk_ratio, split_identifier
 from hermes_core.types import Skill, clean_text
 
@@ -419,6 +420,7 @@ class DenseIndex:
         # (off for chat turns, whose messages should not be written to disk).
         self.persist_queries = persist_queries
         self._lock = threading.Lock()
+        self.snapshot = VectorSnapshot(self.cache.dir, self.cache_id)
 
     def build(self, skills: Sequence[Skill]) -> None:
         """Embed only skills whose document text has no vector (in memory or on disk).
@@ -438,12 +440,19 @@ class DenseIndex:
         todo: list[tuple[str, str]] = []   # (name, text key)
         vecs: dict[str, tuple[str, np.ndarray]] = {}
         mid = self.cache_id
+        stored = self.snapshot.take()   # a new index's first build: the last one's vectors
+        looked_up = 0
         for s, tk in zip(skills, keys, strict=True):
             k = tk.doc
             known = self._vecs.get(s.name)
             if known is not None and known[0] == k:
                 vecs[s.name] = known
                 continue
+            held = stored.docs.get(k)
+            if held is not None:
+                vecs[s.name] = (k, held)
+                continue
+            looked_up += 1
             cached = self.cache.get(mid, k)
             if cached is not None:
                 vecs[s.name] = (k, cached)
@@ -468,7 +477,8 @@ class DenseIndex:
         matrix = (np.vstack([vecs[n][1] for n in names]).astype(np.float32, copy=False) if names
                   else np.zeros((0, 0), dtype=np.float32))
         covered = np.fromiter((self.embedder.covers(s.description) for s in skills), bool, len(skills))
-        part_map, parts, starts = self._build_parts(skills, matrix, [k.parts for k in keys])
+        part_map, parts, starts = self._build_parts(skills, matrix, [k.parts for k in keys], stored.parts)
+        self.snapshot.save(looked_up, [k.doc for k in keys], [k.parts for k in keys], parts, starts)
         with self._lock:
             self._vecs, self.names, self.matrix = vecs, names, matrix
             self._parts, self.parts, self.part_starts = part_map, parts, starts
@@ -476,7 +486,8 @@ class DenseIndex:
             self.doc_coverage = float(covered.mean()) if len(covered) else 1.0
             self._keys = keys
 
-    def _build_parts(self, skills: Sequence[Skill], matrix: np.ndarray, keys: Sequence[str]
+    def _build_parts(self, skills: Sequence[Skill], matrix: np.ndarray, keys: Sequence[str],
+                     stored: Mapping[str, np.ndarray]
                      ) -> tuple[dict[str, tuple[str, np.ndarray]], np.ndarray, np.ndarray]:
         """Part vectors for ``skills`` (kept, cached on disk per part text, or embedded in one
         batch) and the stacked rows: each skill's document vector, then its parts. ``keys``: each
@@ -486,8 +497,9 @@ class DenseIndex:
         fresh: list[tuple[Skill, list[str], str]] = []
         for s, key in zip(skills, keys, strict=True):
             have = self._parts.get(s.name)
-            if have is not None and have[0] == key and have[1].shape[1:] == (dim,):
-                known[s.name] = have
+            kept = stored.get(key) if have is None or have[0] != key else have[1]
+            if kept is not None and kept.shape[1:] == (dim,):
+                known[s.name] = (key, kept)
             else:
                 fresh.append((s, skill_parts(s), key))
         found: dict[str, np.ndarray | None] = {}

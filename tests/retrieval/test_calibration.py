@@ -511,6 +511,34 @@ def test_catalog_languages_are_read_from_names_and_descriptions() -> None:
     assert cal.catalog_languages([en, zh]) == {"en", "zh"}
 
 
+_TEXT_PIECES = st.sampled_from(["pdf", "tables", "x", "快", "快递", "查询物流", "🙂", "queryViolation",
+                                " ", "-", "é"])
+_NAMED_TEXTS = st.tuples(st.lists(_TEXT_PIECES, max_size=4), st.lists(_TEXT_PIECES, max_size=6))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_NAMED_TEXTS, max_size=8))
+def test_catalog_languages_are_the_union_of_every_skills_languages(
+        texts: list[tuple[list[str], list[str]]]) -> None:
+    skills = [Skill("".join(n) or "s", "".join(d)) for n, d in texts]
+    want: set[str] = set()
+    for s in skills:
+        want |= cal.text_languages(s.name, s.description)
+    assert cal.catalog_languages(skills) == want
+
+
+def test_an_english_catalogs_languages_are_known_without_reading_every_skill(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new process asked each of 20,000 skills its languages (two regex scans each, ~1 s)
+    though the first English skill settles what an English-only catalog can hold."""
+    asked: list[str] = []
+    real = cal.text_languages
+    monkeypatch.setattr(cal, "text_languages", lambda n, d: asked.append(n) or real(n, d))
+    skills = [Skill(f"tool-{i}", f"Book a meeting number {i} for the team") for i in range(50)]
+    assert cal.catalog_languages(skills) == {"en"}
+    assert len(asked) == 1
+
+
 ENGLISH_SKILLS = [Skill("pdf-tools", "Extract text and tables from PDF files"),
                   Skill("contract-review", "Review a legal contract and suggest changes in plain English"),
                   Skill("docker-debugging", "Diagnose a Docker container that exits at start")]

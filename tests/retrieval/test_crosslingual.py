@@ -289,3 +289,19 @@ def test_an_english_request_finds_its_chinese_described_skill_among_english_ones
 def test_a_catalog_is_mixed_when_each_language_reads_some_skill_and_one_not_all(
         skills: list[Skill], mixed: bool) -> None:
     assert xl.mixed(xl.readable(skills)) is mixed
+
+
+def test_description_languages_of_a_catalog_without_cjk_read_no_description_one_by_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new process scanned each of 20,000 English descriptions twice (CJK share) to find them
+    all English; one scan of the catalog's text tells no description can be Chinese."""
+    asked: list[str] = []
+    real = xl.query_language
+    monkeypatch.setattr(xl, "query_language", lambda t: asked.append(t) or real(t))
+    skills = [Skill(f"tool-{i}", f"Book a meeting number {i} for the team") for i in range(50)]
+    got = xl.description_languages(skills)
+    assert got.tolist() == ["en"] * 50 and got.dtype == np.array(["en"]).dtype
+    assert asked == []
+    mixed = [*skills, Skill("快递查询", "根据快递单号查询物流"), Skill("emoji", "")]
+    assert xl.description_languages(mixed).tolist() == ["en"] * 50 + ["zh", "en"]
+    assert xl.description_languages([]).tolist() == []
