@@ -405,8 +405,9 @@ class Agent:
         before an earlier one was read carries the earlier turn once that one has finished.
         Errors of preparing (an oversized message, a hook's wrong return) come from that read.
 
-        With ``output=Model`` the JSON streams as it comes and ``reply.output`` holds the validated
-        object at the end (a repair round streams after a break; a second failure raises
+        With ``output=Model`` the JSON is shown once it is whole (a stream cut inside it is asked
+        again unseen, on both wire formats) and ``reply.output`` holds the validated object at
+        the end (a repair round streams after a break; a second failure raises
         :class:`~hermes_core.errors.StructuredOutputError` from the iteration).
         """
         if not isinstance(message, str):   # a caller's mistake, said where it was made
