@@ -250,7 +250,7 @@ class Agent:
         # route chose another model (a smaller window must not refuse the request); the files and
         # recalled sessions are cut again when the model counts in another encoding (route_fit).
         first = self._route(built)
-        prompt = fit_route(self, built, first)
+        prompt = fitted = fit_route(self, built, first)
         compacted = prompt.messages
         if self.pre_llm_call is not None:
             extra = self.pre_llm_call(message, prompt)
@@ -267,8 +267,8 @@ class Agent:
                 prompt = replace(prompt, context="\n\n".join(p for p in (prompt.context, extra) if p))
         decision = self._route(prompt)
         ours = prompt.messages is compacted   # not a hook's own messages, sent as they are
-        if ours and target(self, decision) != target(self, first):
-            prompt = fit_route(self, prompt, decision)
+        if ours and (prompt is not fitted or target(self, decision) != target(self, first)):
+            prompt = fit_route(self, prompt, decision)   # a hook's text counts in the window too
         if ours:
             refuse_oversized(self, decision.model)
         self.fitted = (prompt.messages, *target(self, decision)) if ours else None
@@ -412,8 +412,9 @@ class Agent:
         before an earlier one was read carries the earlier turn once that one has finished.
         Errors of preparing (an oversized message, a hook's wrong return) come from that read.
 
-        With ``output=Model`` the JSON streams as it comes and ``reply.output`` holds the validated
-        object at the end (a repair round streams after a break; a second failure raises
+        With ``output=Model`` the JSON is shown once it is whole (a stream cut inside it is asked
+        again unseen, on both wire formats) and ``reply.output`` holds the validated object at
+        the end (a repair round streams after a break; a second failure raises
         :class:`~hermes_core.errors.StructuredOutputError` from the iteration).
         """
         if not isinstance(message, str):   # a caller's mistake, said where it was made

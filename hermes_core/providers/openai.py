@@ -352,7 +352,8 @@ class OpenAIProvider(SDKProvider):
         return payload
 
     def _chunk_deltas(self, chunk: Any, tools: _ToolCallAssembler,
-                      state: dict[str, Any]) -> Iterator[Delta]:
+                      state: dict[str, Any], hold: bool = False) -> Iterator[Delta]:
+        """``hold``: the text is kept, not yielded, until the reply is whole (see ``_finish``)."""
         state["seen"] = True
         if "id" not in state and getattr(chunk, "id", None):
             state["id"] = chunk.id   # the answer's id (a whole answer's fallback request id)
@@ -373,13 +374,14 @@ class OpenAIProvider(SDKProvider):
                 text = content or refusal
                 if text:
                     state.setdefault("text", []).append(text)
-                    yield Delta(text=text)
+                    if not hold:
+                        yield Delta(text=text)
                 tools.add(choice.delta.tool_calls)
             if choice.finish_reason:
                 state["finish"] = choice.finish_reason
 
     def _finish(self, tools: _ToolCallAssembler, state: dict[str, Any],
-                billed: Callable[[], Usage | None]) -> Iterator[Delta]:
+                billed: Callable[[], Usage | None], hold: bool = False) -> Iterator[Delta]:
         if not state.get("seen"):
             raise ServerError(f"{self.name}: the stream ended without a single chunk",
                               provider=self.name)
@@ -392,6 +394,8 @@ class OpenAIProvider(SDKProvider):
                                        partial_text="".join(state.get("text", ())))
             error.usage = billed()
             raise error
+        if hold and state.get("text"):   # a structured reply, held until whole: shown once
+            yield Delta(text="".join(state["text"]))
         for call in tools.done():
             yield Delta(tool_call=call)
         yield Delta(usage=billed(),
@@ -431,7 +435,11 @@ class OpenAIProvider(SDKProvider):
 
     def stream(self, prompt: Prompt, model: str, credential: Credential | None,
                options: CallOptions) -> Iterator[Delta]:
+        """The reply as deltas. A structured reply (``response_format``) is held until whole,
+        as Anthropic's output tool arrives: a stream cut inside its JSON has shown nothing, so
+        the call loop asks again, and no caller is shown half an object it cannot use."""
         whole = self.refused.unstreamed(model)
+        hold = bool(options.response_format)
         client = self._clients.get(credential)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         reached = Answered()
@@ -446,7 +454,8 @@ class OpenAIProvider(SDKProvider):
                 with stream:
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     for chunk in () if answered is not None else stream:
-                        yield from event_deltas(self.name, self._chunk_deltas(chunk, tools, state))
+                        yield from event_deltas(self.name,
+                                                self._chunk_deltas(chunk, tools, state, hold))
         except self.sdk_error as e:
             whole = self._stream_refused(e, model, bool(state))
             if not whole and not self.close_failed(e, bool(state.get("finish"))):
@@ -460,11 +469,12 @@ class OpenAIProvider(SDKProvider):
             yield from completion_deltas(answered if answered is not None
                                          else self.complete(prompt, model, credential, options))
             return
-        yield from self._finish(tools, state, billed)
+        yield from self._finish(tools, state, billed, hold)
 
     async def astream(self, prompt: Prompt, model: str, credential: Credential | None,
                       options: CallOptions) -> AsyncIterator[Delta]:
         whole = self.refused.unstreamed(model)
+        hold = bool(options.response_format)
         client = self._clients.get(credential, is_async=True)
         tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
         reached = Answered()
@@ -481,7 +491,8 @@ class OpenAIProvider(SDKProvider):
                     if answered is None:
                         async for chunk in stream:
                             for d in event_deltas(self.name,
-                                                  self._chunk_deltas(chunk, tools, state)):
+                                                  self._chunk_deltas(chunk, tools, state,
+                                                                     hold)):
                                 yield d
         except self.sdk_error as e:
             whole = self._stream_refused(e, model, bool(state))
@@ -498,6 +509,6 @@ class OpenAIProvider(SDKProvider):
             for d in completion_deltas(done):
                 yield d
             return
-        for d in self._finish(tools, state, billed):
+        for d in self._finish(tools, state, billed, hold):
             yield d
 

@@ -1148,3 +1148,42 @@ def test_a_reply_whose_usage_we_counted_does_not_calibrate_the_count_on_itself(
     agent.chat("hello")
     assert agent.compactor.ratio is None and agent.compactor.billed is None
     assert agent.stats.usage == ours   # counted all the same
+
+
+def _chatted(tmp_path: Path, fake: FakeProvider, window: int) -> Agent:
+    """An agent on one model of ``window`` tokens with ~60k tokens of past turns."""
+    agent = routed_agent(tmp_path, fake, routing={"default_model": "m-big",
+                                                  "context_windows": {"m-big": window}})
+    for i in range(60):
+        agent.history.extend([Message("user", f"turn {i}: {LONG * 28}"),
+                              Message("assistant", f"noted {i}")])
+    return agent
+
+
+@pytest.mark.parametrize("place", ["context", "system"])
+def test_a_hook_adding_100k_tokens_has_the_history_compacted_so_the_call_fits_the_window(
+        tmp_path: Path, place: str):
+    """The history was fitted before the hook's text was added: 60k tokens of history and the
+    hook's 100k (returned as text, or as a Prompt with its own system prompt) were sent to a
+    150k window (the provider refused it). The request is fitted again with them counted."""
+    fake = WindowsByModel({"m-big": 150_000})
+    agent = _chatted(tmp_path, fake, 150_000)
+    big = "## Retrieved\n" + " word" * 100_000
+    agent.pre_llm_call = ((lambda message, prompt: big) if place == "context" else
+                          (lambda message, prompt: replace(prompt, system=prompt.system + big)))
+    reply = agent.chat("what was the health check port?")
+    assert reply.compaction is not None and reply.compaction.compactions >= 1
+    sent = fake.last_request.prompt
+    assert getattr(sent, place).endswith(" word" * 10)
+    assert reply.compaction.budget.fixed > 100_000   # the hook's text is counted
+
+
+def test_a_hook_whose_text_alone_overflows_the_window_is_refused_before_any_call(
+        tmp_path: Path):
+    from hermes_core.errors import ContextWindowExceeded
+    fake = WindowsByModel({"m-big": 150_000})
+    agent = _chatted(tmp_path, fake, 150_000)
+    agent.pre_llm_call = lambda message, prompt: " word" * 160_000
+    with pytest.raises(ContextWindowExceeded, match="m-big"):
+        agent.chat("what was the health check port?")
+    assert fake.requests == [] and len(agent.history) == 120

@@ -703,25 +703,70 @@ def _cut_mid_json(kind: str) -> httpx.Response:
             "type": "input_json_delta", "partial_json": '{"city": "Par'}})]))
 
 
+@pytest.mark.parametrize("mode", ["stream", "astream"])
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_structured_stream_cut_mid_json_is_asked_again_unless_its_pieces_were_shown(
-        kind: str, empty_home: Path, respx_mock: Any) -> None:
-    """Half an object is never validated, repaired or stored. Nothing shown yet (Anthropic's
-    output tool streams its input unseen), the request is sent again and the turn validates;
-    pieces shown (OpenAI streams the JSON as text), the caller gets ``IncompleteResponse``
-    with what arrived, as for any stream cut after its first words."""
-    from hermes_core.errors import IncompleteResponse
+def test_a_structured_stream_cut_mid_json_is_asked_again_unseen_on_both_wire_formats(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """Half an object is never validated, repaired, shown or stored. Anthropic's output tool
+    streams its input unseen, so a cut was asked again; OpenAI's JSON pieces were shown as
+    they came, so a cut after them was ``IncompleteResponse`` with the caller holding half an
+    object. A structured reply is now held until it is whole on both: the cut is asked again
+    unseen, and the caller is shown the object once."""
+    import asyncio
 
     whole = {"city": "Paris", "high_c": 21.5}
     route = respx_mock.post(URLS[kind]).mock(side_effect=[
         _cut_mid_json(kind), _structured(kind, True, whole)])
     agent = make_agent(empty_home, kind)
-    stream = agent.stream("forecast for Paris", output=Forecast)
-    if kind == "anthropic":
-        assert "".join(stream) == json.dumps(whole) and route.call_count == 2
-        assert stream.reply.output == Forecast(**whole)
-        return
-    with pytest.raises(IncompleteResponse) as cut:
-        "".join(stream)
-    assert cut.value.partial_text == '{"city": "Par' and route.call_count == 1
-    assert agent.history == []
+    if mode == "stream":
+        stream = agent.stream("forecast for Paris", output=Forecast)
+        pieces = list(stream)
+        reply = stream.reply
+    else:
+        async def read() -> list[str]:
+            return [p async for p in agent.astream("forecast for Paris", output=Forecast)]
+        pieces = asyncio.run(read())
+        reply = agent.last_reply
+    assert "".join(pieces) == json.dumps(whole) and route.call_count == 2
+    assert reply.output == Forecast(**whole)
+    assert [m.role for m in agent.history] == ["user", "assistant"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_tools_with_positional_only_star_and_double_star_parameters_round_trip_the_wire(
+        kind: str, empty_home: Path, respx_mock: Any) -> None:
+    """Each was refused at definition: through each SDK their schemas are offered (the array
+    under its own name, further names typed in ``additionalProperties``) and the model's
+    calls run as Python calls them."""
+    def lookup(query: str, /, limit: int = 2) -> str:
+        """Look something up."""
+        return f"{query}:{limit}"
+
+    def concat(sep: str, *paths: str) -> str:
+        """Join paths."""
+        return sep.join(paths)
+
+    def tag(item: str, **labels: int) -> dict[str, Any]:
+        """Tag an item."""
+        return {"item": item, "labels": labels}
+
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, False, calls=(
+            ToolCall("c1", "lookup", '{"query": "oslo"}'),
+            ToolCall("c2", "concat", '{"sep": "/", "paths": ["a", "b"]}'),
+            ToolCall("c3", "tag", '{"item": "x", "red": 2, "blue": "3"}'),
+            ToolCall("c4", "tag", '{"item": "x", "red": "very"}'))),
+        wire_response(kind, False, "done")])
+    reply = make_agent(empty_home, kind, tools=[lookup, concat, tag]).chat("go")
+    offered = {t["function"]["name"]: t["function"]["parameters"] for t in
+               request_json(route, 0)["tools"]} if kind == "openai" else {
+        t["name"]: t["input_schema"] for t in request_json(route, 0)["tools"]}
+    assert offered["lookup"]["required"] == ["query"]
+    assert offered["concat"]["properties"]["paths"] == {"type": "array",
+                                                        "items": {"type": "string"}}
+    assert offered["tag"]["additionalProperties"] == {"type": "integer"}
+    answers = dict(tool_answers(kind, request_json(route, 1)))
+    assert answers["c1"] == "oslo:2" and answers["c2"] == "a/b"
+    assert json.loads(answers["c3"]) == {"item": "x", "labels": {"red": 2, "blue": 3}}
+    assert answers["c4"].startswith("error: invalid arguments for tag: red:")
+    assert [r.status for r in reply.tool_results] == ["ok", "ok", "ok", "invalid"]

@@ -118,9 +118,10 @@ class _Unrenderable(Exception):
     """The tool's return value cannot become text (its ``__str__`` or serializer raised)."""
 
 
-def _call_sync(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
+def _call_sync(call: Callable[[Mapping[str, Any]], Any], args: Mapping[str, Any]) -> Any:
+    """``call(args)``: a tool's ``invoke``, which calls its function with the arguments."""
     try:
-        value = fn(**args)
+        value = call(args)
         if inspect.isawaitable(value):
             # an async tool behind a plain decorator (``functools.wraps`` keeps no mark of the
             # coroutine function): its coroutine is the work, not the result. Awaited here, in
@@ -143,10 +144,10 @@ def _call_sync(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
         raise _Raised(e) from None
 
 
-async def _call_async(fn: Callable[..., Any], args: Mapping[str, Any]) -> Any:
+async def _call_async(call: Callable[[Mapping[str, Any]], Any], args: Mapping[str, Any]) -> Any:
     # caught inside the coroutine: a SystemExit reaching the task machinery stops the event loop
     try:
-        return await fn(**args)
+        return await call(args)
     except SystemExit as e:
         raise _Exited(e.code) from None
     except asyncio.CancelledError:
@@ -548,8 +549,8 @@ class ToolRunner:
     @staticmethod
     def _invoke(tool: Tool, args: Mapping[str, Any]) -> Any:
         if tool.is_async:   # an async tool called from sync code: its own loop in this thread
-            return asyncio.run(_call_async(tool.fn, args))
-        return _call_sync(tool.fn, args)
+            return asyncio.run(_call_async(tool.invoke, args))
+        return _call_sync(tool.invoke, args)
 
     def run(self, calls: Sequence[ToolCall], builtins: Mapping[str, Builtin] | None = None, *,
             cut_off: bool = False) -> tuple[ToolResult, ...]:
@@ -610,9 +611,9 @@ class ToolRunner:
             args = dict(r.args or {})
             thread: concurrent.futures.Future[Any] | None = None
             if r.tool.is_async:
-                work: Awaitable[Any] = _call_async(r.tool.fn, args)
+                work: Awaitable[Any] = _call_async(r.tool.invoke, args)
             else:   # a thread of the runner's, not the loop's pool: one hung tool is let go of
-                thread = self._start(_call_sync, r.tool.fn, args)
+                thread = self._start(_call_sync, r.tool.invoke, args)
                 work = asyncio.wrap_future(thread)
             task = asyncio.ensure_future(work)
             try:

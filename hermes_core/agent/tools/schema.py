@@ -23,7 +23,8 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from hermes_core.agent.tools import docstrings
+from hermes_core.agent.tools import call_shape, docstrings
+from hermes_core.agent.tools.call_shape import CallShape
 from hermes_core.finite_json import non_finite
 from hermes_core.types import ToolSpec
 
@@ -50,11 +51,18 @@ KEEP: Final = Keep.KEEP
 
 
 class ToolDefinitionError(TypeError):
-    """A function that cannot be a tool (a bad name, ``*args``, an unsupported type hint)."""
+    """A function that cannot be a tool (a bad name, an unsupported type hint)."""
 
 
 class _Arguments(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class _OpenArguments(BaseModel):
+    """The arguments of a tool with ``**kwargs``: further names are kept, typed by its
+    ``__pydantic_extra__`` annotation."""
+
+    model_config = ConfigDict(extra="allow")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +84,8 @@ class Tool:
     #: (field, parameter) for each field not named as its parameter (one that would clash with
     #: BaseModel's attributes); every other field is its parameter
     renamed: tuple[tuple[str, str], ...] = ()
+    #: which arguments go by position and which one is spread (``/``, ``*args``)
+    shape: CallShape = field(default_factory=CallShape)
     #: the class attribute this tool is (a method decorated with ``@tool``), set by Python
     attribute: str = field(default="", init=False, repr=False, compare=False)
     #: a method tool as its instances' tools are, without ``self`` (``fn`` the plain function):
@@ -147,7 +157,13 @@ class Tool:
         model = self.arguments.model_validate(data)
         # by the function's own parameter names: an alias is only the name the model sees
         own = dict(self.renamed)
-        return {own.get(name, name): getattr(model, name) for name in type(model).model_fields}
+        named = {own.get(name, name): getattr(model, name) for name in type(model).model_fields}
+        return {**(model.model_extra or {}), **named}   # further names: a ``**kwargs`` tool's
+
+    def invoke(self, args: Mapping[str, Any]) -> Any:
+        """Call the function with arguments :meth:`parse` returned, each kind of parameter as
+        Python takes it (positional-only in place, ``*args`` spread, the rest by keyword)."""
+        return self.shape.call(self.fn, args)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """A tool stays callable as the plain function it wraps."""
@@ -359,16 +375,21 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
         docstrings.warn_strays(tool_name, words, [*signature, *fixed], hinted,
                                also_documented=_constructor_parameters(fn))
     params = {n: p for n, p in signature.items() if n not in fixed}
+    extra: Any = None
+    stars: list[tuple[str, str]] = []
     for i, p in enumerate(params.values()):
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            stars = "*" if p.kind is p.VAR_POSITIONAL else "**"
-            raise ToolDefinitionError(f"tool {tool_name!r}: {stars}{p.name} cannot be described to "
-                                      "a model; name each parameter")
-        if p.kind is p.POSITIONAL_ONLY:
-            raise ToolDefinitionError(f"tool {tool_name!r}: positional-only parameter {p.name!r}")
         hint = hints.get(p.name, Any)
         default = ... if p.default is p.empty else p.default
         described = words.params.get(p.name) or None
+        try:
+            if p.kind is p.VAR_KEYWORD:
+                extra = call_shape.extra_type(p.name, hint, described)
+                stars = [("__pydantic_extra__", f"**{p.name}")]   # named so in errors
+                continue
+            if p.kind is p.VAR_POSITIONAL:
+                hint, default = call_shape.spread_field(p.name, hint)
+        except ValueError as e:   # a star parameter with no faithful schema
+            raise ToolDefinitionError(f"tool {tool_name!r}: {e}") from None
         if _clashes(p.name):
             # ``schema``, ``json``, ``validate`` would shadow BaseModel's own attributes (a warning,
             # an error under -W error) and ``model_config`` or ``_x`` cannot be fields at all: such
@@ -378,11 +399,14 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
             renamed.append((inner, p.name))
         else:
             fields[p.name] = _field(hint, default, None, described)
+    base: type[BaseModel] = _Arguments
+    if extra is not None:   # typed further names: ``additionalProperties`` in the schema
+        base, fields["__pydantic_extra__"] = _OpenArguments, (extra, None)
     try:
-        model = create_model(f"{tool_name}_arguments", __base__=_Arguments, **fields)
+        model = create_model(f"{tool_name}_arguments", __base__=base, **fields)
         schema = json.loads(_schema_text(model))   # an unsupported hint fails here
     except Exception as e:
-        raise _unschemable(tool_name, fields, renamed, e) from None
+        raise _unschemable(tool_name, fields, [*renamed, *stars], e, base) from None
     unsendable = non_finite_places(schema)
     if unsendable:
         raise ToolDefinitionError(
@@ -397,18 +421,19 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
     text = (description or words.summary or tool_name).strip()
     is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(hinted)
     return Tool(tool_name, text[:MAX_DESCRIPTION], fn, model, is_async, needs_approval, timeout_s,
-                tuple(renamed))
+                tuple(renamed), call_shape.shape_of(list(params.values())))
 
 
 def _unschemable(tool_name: str, fields: Mapping[str, Any],
-                 renamed: Sequence[tuple[str, str]], error: Exception) -> ToolDefinitionError:
+                 renamed: Sequence[tuple[str, str]], error: Exception,
+                 base: type[BaseModel] = _Arguments) -> ToolDefinitionError:
     """The error for parameters pydantic cannot describe, naming the parameter at fault (each
     tried alone) and its type, on one line: pydantic's own text is a page that advises
     ``arbitrary_types_allowed``, which would describe nothing a model can send."""
     own = dict(renamed)
     for name, definition in fields.items():
         try:
-            create_model("probe", __base__=_Arguments, **{name: definition}).model_json_schema()
+            create_model("probe", __base__=base, **{name: definition}).model_json_schema()
         except Exception as e:
             hint = definition[0]
             kind = getattr(typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated

@@ -128,13 +128,9 @@ def test_bad_definitions_are_refused_with_the_reason(fn: object, reason: str) ->
         make_tool(fn)  # type: ignore[arg-type]
 
 
-def test_var_args_and_unschemable_hints_are_refused() -> None:
-    def spread(*items: str) -> None: ...
-
+def test_unschemable_hints_are_refused() -> None:
     def raw(sock: threading_lock_type) -> None: ...  # type: ignore[valid-type]  # noqa: F821
 
-    with pytest.raises(ToolDefinitionError, match=r"\*items"):
-        make_tool(spread)
     with pytest.raises(ToolDefinitionError, match="type hints"):
         make_tool(raw)
 
@@ -583,22 +579,108 @@ def test_a_choice_no_model_can_send_as_json_is_refused_naming_the_tool_and_the_p
         make_tool(pick)
 
 
-def test_parameters_a_model_cannot_fill_by_name_are_refused_naming_them_as_written() -> None:
-    """``**options`` was named ``*options``."""
-    def star(*paths: str) -> str:
-        """Star."""
-        return ""
+def test_a_positional_only_parameter_is_named_to_the_model_and_passed_by_position() -> None:
+    """``def lookup(query, /)`` was refused: the model fills it by name, the tool is called
+    with it in its place."""
+    def lookup(query: str, limit: int = 3, /, *, exact: bool = False) -> str:
+        """Look up.
 
-    def double(query: str, **options: str) -> str:
-        """Double."""
-        return query
+        Args:
+            query: what to find
+            limit: how many
+            exact: whole words only
+        """
+        return f"{query} {limit} {exact}"
 
-    def slash(query: str, /) -> str:
-        """Slash."""
-        return query
+    t = make_tool(lookup)
+    assert t.parameters["properties"]["query"] == {"type": "string", "description": "what to find"}
+    assert t.parameters["required"] == ["query"]
+    assert t.invoke(t.parse('{"query": "oslo", "exact": true}')) == "oslo 3 True"
 
-    for fn, said in [(star, "*paths cannot be described to a model"),
-                     (double, "**options cannot be described to a model"),
-                     (slash, "positional-only parameter 'query'")]:
-        with pytest.raises(ToolDefinitionError, match=re.escape(f"tool {fn.__name__!r}: {said}")):
-            make_tool(fn)
+
+def test_var_keyword_parameters_are_additional_properties_typed_by_their_annotation() -> None:
+    """``**labels: int``: any further name the model sends, each value an int, validated."""
+    def tag(item: str, **labels: int) -> dict[str, Any]:
+        """Tag an item.
+
+        Args:
+            item: what to tag
+            **labels: each label's weight
+        """
+        return {"item": item, **labels}
+
+    t = make_tool(tag)
+    assert t.parameters["additionalProperties"] == {"type": "integer",
+                                                    "description": "each label's weight"}
+    assert t.invoke(t.parse('{"item": "a", "red": 2, "blue": "3"}')) == {
+        "item": "a", "red": 2, "blue": 3}
+    with pytest.raises(ValidationError, match="red"):
+        t.parse('{"item": "a", "red": "very"}')
+    untyped = make_tool(free_kwargs)
+    assert untyped.parameters["additionalProperties"] is True
+    assert untyped.invoke(untyped.parse('{"x": [1], "y": null}')) == {"x": [1], "y": None}
+
+
+def free_kwargs(**anything):  # type: ignore[no-untyped-def]
+    """Take anything."""
+    return anything
+
+
+def test_var_positional_parameters_are_one_array_under_their_own_name() -> None:
+    """``*paths: str`` is the array ``paths``; parameters before it are passed by position."""
+    def concat(sep: str, *paths: str, upper: bool = False) -> str:
+        """Join paths.
+
+        Args:
+            sep: the separator
+            *paths: the paths, in order
+            upper: shout
+        """
+        joined = sep.join(paths)
+        return joined.upper() if upper else joined
+
+    t = make_tool(concat)
+    assert t.parameters["properties"]["paths"] == {
+        "type": "array", "items": {"type": "string"}, "description": "the paths, in order"}
+    assert t.parameters["required"] == ["sep"]
+    assert t.invoke(t.parse('{"sep": "/", "paths": ["a", "b"], "upper": true}')) == "A/B"
+    assert t.invoke(t.parse('{"sep": "/"}')) == ""
+    fixed = make_tool(pair)
+    assert fixed.parameters["properties"]["xy"]["prefixItems"] == [{"type": "integer"},
+                                                                   {"type": "string"}]
+    assert fixed.invoke(fixed.parse('{"xy": [1, "a"]}')) == (1, "a")
+
+
+def pair(*xy: *tuple[int, str]) -> tuple[Any, ...]:
+    """A fixed pair."""
+    return xy
+
+
+class Opts(typing_extensions.TypedDict):
+    depth: int
+
+
+Ts = typing_extensions.TypeVarTuple("Ts")
+
+
+def test_star_parameters_with_no_faithful_schema_are_refused_naming_them() -> None:
+    """``**kw: Unpack[SomeTypedDict]`` and ``*args: *Ts`` say what to write instead; a
+    ``**kwargs`` type pydantic cannot describe is named as the ``**`` parameter."""
+    def raw(**conns: sqlite3.Connection) -> None:
+        """Raw."""
+
+    def keyed(**opts: typing_extensions.Unpack[Opts]) -> None:
+        """Keyed."""
+
+    def variadic(*items: *Ts) -> None:
+        """Variadic."""
+
+    with pytest.raises(ToolDefinitionError, match=re.escape(
+            "tool 'keyed': **opts: Unpack[Opts] cannot be described")):
+        make_tool(keyed)
+    with pytest.raises(ToolDefinitionError, match=re.escape(
+            "tool 'variadic': *items: a TypeVarTuple cannot be described")):
+        make_tool(variadic)
+    with pytest.raises(ToolDefinitionError, match=r"parameter '\*\*conns' .* cannot be described "
+                                                  r"as JSON .*sqlite3\.Connection"):
+        make_tool(raw)
