@@ -16,7 +16,7 @@ import json
 import re
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
@@ -375,6 +375,11 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
         docstrings.warn_strays(tool_name, words, [*signature, *fixed], hinted,
                                also_documented=_constructor_parameters(fn))
     params = {n: p for n, p in signature.items() if n not in fixed}
+    if _hides_its_function(params.values()):
+        raise ToolDefinitionError(
+            f"tool {tool_name!r}: its only parameters are *args and **kwargs, without types, so "
+            "a model would see none of the parameters it passes on; a decorator that hides the "
+            "function it wraps? Decorate the wrapper with functools.wraps, or give them types")
     extra: Any = None
     stars: list[tuple[str, str]] = []
     for i, p in enumerate(params.values()):
@@ -422,6 +427,15 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
     is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(hinted)
     return Tool(tool_name, text[:MAX_DESCRIPTION], fn, model, is_async, needs_approval, timeout_s,
                 tuple(renamed), call_shape.shape_of(list(params.values())))
+
+
+def _hides_its_function(params: Iterable[inspect.Parameter]) -> bool:
+    """``(*args, **kwargs)`` with no annotation: what a decorator without ``functools.wraps``
+    leaves. Described as written it would be a tool of an array and any names that never
+    shows the model the wrapped function's parameters; typed star parameters are meant."""
+    kinds = [(p.kind, p.annotation is p.empty) for p in params]
+    star = inspect.Parameter
+    return kinds == [(star.VAR_POSITIONAL, True), (star.VAR_KEYWORD, True)]
 
 
 def _unschemable(tool_name: str, fields: Mapping[str, Any],

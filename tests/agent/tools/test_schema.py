@@ -684,3 +684,29 @@ def test_star_parameters_with_no_faithful_schema_are_refused_naming_them() -> No
     with pytest.raises(ToolDefinitionError, match=r"parameter '\*\*conns' .* cannot be described "
                                                   r"as JSON .*sqlite3\.Connection"):
         make_tool(raw)
+
+
+def test_a_decorator_that_hides_its_function_is_refused_saying_so() -> None:
+    """``def wrapper(*args, **kwargs)`` with no types is what a decorator without
+    ``functools.wraps`` leaves: described as written, the model would see an array and any names
+    and the tool's real parameters never; the author is told, not handed that tool."""
+    def logged(fn: typing.Callable[..., Any]) -> typing.Callable[..., Any]:
+        def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+            return fn(*args, **kwargs)
+        return wrapper
+
+    @logged
+    def search(query: str) -> str:
+        """Search."""
+        return query
+
+    with pytest.raises(ToolDefinitionError, match=re.escape(
+            "tool 'wrapper': its only parameters are *args and **kwargs, without types")) as caught:
+        make_tool(search)
+    assert "functools.wraps" in str(caught.value)
+
+    def typed(*args: str, **kwargs: int) -> str:
+        """Typed on purpose: described as an array and further names."""
+        return ""
+
+    assert make_tool(typed).parameters["additionalProperties"] == {"type": "integer"}
