@@ -358,22 +358,23 @@ class SessionStore:
         return busy and long_write.worth_waiting(self._conn, self._clock())
 
     @contextmanager
-    def _long_write(self, undone: str) -> Iterator[sqlite3.Connection]:
+    def _long_write(self, undone: str, after: str) -> Iterator[sqlite3.Connection]:
         """A write that may hold the lock past another process's busy timeout: declared in its
-        own commit first, withdrawn in the write's own transaction (or, when it fails, after)."""
+        own commit first, then the work, then the WAL copied into the file (its checkpoint blocks
+        writers as long as the copy takes, after a merge as long as the merge's pages), and only
+        then withdrawn, in a short write of its own (also when the work failed)."""
         with self._write(undone) as conn:
             long_write.declare(conn, self._clock())
         try:
             with self._write(undone) as conn:
                 yield conn
-                long_write.withdraw(conn)
-        except BaseException:
+            self._checkpoint(after)
+        finally:
             try:
                 with self._write("the long-write notice was not withdrawn") as conn:
                     long_write.withdraw(conn)
             except SessionStoreError as e:
                 log.debug("%s: %s", self.path, e)
-            raise
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -471,7 +472,7 @@ class SessionStore:
         if not {SCRUBBED + m for m in needles} - {r[0] for r in self._read(done_sql)}:
             return 0
         rewritten = 0
-        with self._long_write("no row was rewritten") as conn:
+        with self._long_write("no row was rewritten", "a rewrite") as conn:
             done = {r[0] for r in conn.execute(done_sql)}
             for marker, needle in needles.items():
                 if SCRUBBED + marker in done:
@@ -481,8 +482,6 @@ class SessionStore:
                              (SCRUBBED + marker, repr(self._clock())))
             if rewritten:
                 conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
-        if rewritten:
-            self._checkpoint("a rewrite")
         return rewritten
 
     def _checkpoint(self, after: str) -> None:
@@ -549,14 +548,14 @@ class SessionStore:
         sid = scrub_surrogates(session_id)
         if not self._read("SELECT 1 FROM sessions WHERE session_id = ?", (sid,)):
             return False   # nothing to merge: no notice to declare
-        with self._long_write(f"session {session_id!r} was not forgotten") as conn:
+        with self._long_write(f"session {session_id!r} was not forgotten",
+                              "forgetting a session") as conn:
             row = conn.execute("SELECT rowid FROM sessions WHERE session_id = ?", (sid,)).fetchone()
             if row is None:
                 return False
             conn.execute("DELETE FROM sessions_fts WHERE rowid = ?", (row[0],))
             conn.execute("DELETE FROM sessions WHERE rowid = ?", (row[0],))
             conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
-        self._checkpoint("forgetting a session")
         return True
 
     def prune(self, policy: retention.RetentionPolicy, *, batch: int = retention.PRUNE_BATCH,

@@ -75,3 +75,36 @@ def test_a_writer_does_not_wait_on_a_declaration_its_author_left_long_ago(tmp_pa
         with store.connection:
             long_write.withdraw(store.connection)
         assert not long_write.worth_waiting(store.connection, NOW)
+
+
+def test_a_session_recorded_while_the_forget_empties_its_wal_is_stored(tmp_path: Path) -> None:
+    """After the merge a forget copies the WAL into the file (``wal_checkpoint(TRUNCATE)``), which
+    blocks writers as long as the copy takes: the notice stands until that is done too. The copy
+    is held here by a transaction of the same connection, as a slow disk or a descheduled process
+    holds it."""
+    path = tmp_path / "s.db"
+    with SessionStore(path, segment=plain) as forgetter, \
+            SessionStore(path, segment=plain, busy_timeout_s=0.2) as writer:
+        forgetter.upsert_many([SessionRecord(f"s{i}", f"filler {i} about pasta and sauce", (), NOW)
+                               for i in range(50)])
+        copying = threading.Event()
+        checkpoint = forgetter._checkpoint
+
+        def slow_checkpoint(after: str) -> None:
+            forgetter.connection.execute("BEGIN IMMEDIATE")
+            copying.set()
+            time.sleep(1.0)
+            forgetter.connection.execute("COMMIT")
+            checkpoint(after)
+
+        forgetter._checkpoint = slow_checkpoint  # type: ignore[method-assign]
+        forgot: list[bool] = []
+        thread = threading.Thread(target=lambda: forgot.append(forgetter.delete("s7")))
+        thread.start()
+        assert copying.wait(timeout=30)
+        result = writer.upsert(SessionRecord("closing", "the session closed during the copy", (),
+                                             NOW))
+        thread.join(timeout=60)
+        assert forgot == [True] and result.status == "inserted"
+        assert writer.get("closing") is not None
+        assert long_write.declared_at(writer.connection) is None   # withdrawn after the copy
