@@ -7,10 +7,10 @@ beside writers on SQLite 3.40 (decision 108). At 1,000,000 sessions that merge h
 recorded at its close then failed as "busy" and was lost. The long write now first commits a
 declaration in ``meta`` (its own short transaction, so other processes can read it while the lock
 is held) and withdraws it once the work is committed and the WAL copied into the file (that
-checkpoint blocks writers too, for as long as the merge's pages take to copy). A writer whose busy timeout runs
-out while a declaration stands keeps waiting, one busy timeout at a time, up to ``WAIT_S`` from
-the declaration's stamp; a process killed mid-merge leaves its declaration behind, which then
-costs a busy writer at most that long, and only while something else holds the lock.
+checkpoint blocks writers too, for as long as the merge's pages take to copy). A writer whose busy
+timeout runs out while a declaration stands keeps waiting, one busy timeout at a time, up to
+``WAIT_S`` from the declaration's stamp; a process killed mid-merge leaves its declaration behind,
+which then costs a busy writer at most that long, and only while something else holds the lock.
 """
 
 from __future__ import annotations
