@@ -566,6 +566,24 @@ def _cut_body(kind: str, mode: str) -> Any:
     return abody() if mode == "async" else body()
 
 
+def _assert_first_prompt_counted_once(reply: Any, agent: Any, route: Any, kind: str) -> None:
+    """The first attempt (cut, abandoned or timed out after it reached the server) is in the
+    turn's waste as its prompt alone, on our own count, once; the turn's cost adds it to the
+    answer's usage."""
+    wasted = reply.wasted
+    assert wasted.counted and not wasted.reported and wasted.output_tokens == 0
+    if kind == "openai":
+        assert wasted.input_tokens == _billed_prompt(request_json(route, 0))
+    else:
+        assert wasted.input_tokens > 0 and wasted.estimated_tokens == wasted.input_tokens
+    assert agent.stats.wasted == wasted and agent.stats.usage == reply.usage
+    model = MODELS[kind]
+    assert reply.wasted_cost == agent.prices.cost(model, wasted)
+    assert reply.cost.total == pytest.approx(agent.prices.cost(model, reply.usage).total
+                                             + reply.wasted_cost.total)
+
+
+
 @pytest.mark.parametrize("cut", ["mid-body", "no first byte"])
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
 @pytest.mark.parametrize("mode", ["sync", "async"])
@@ -584,17 +602,7 @@ def test_a_whole_call_cut_and_retried_counts_its_prompt_as_wasted_once(
     reply = run_turn(agent, mode, "hi")
     assert reply.text == "fine" and reply.usage.reported and route.call_count == 2
     assert reply.usage.input_tokens == 12 and reply.usage.output_tokens == 5
-    wasted = reply.wasted
-    assert wasted.counted and not wasted.reported and wasted.output_tokens == 0
-    if kind == "openai":
-        assert wasted.input_tokens == _billed_prompt(request_json(route, 0))
-    else:
-        assert wasted.input_tokens > 0 and wasted.estimated_tokens == wasted.input_tokens
-    assert agent.stats.wasted == wasted and agent.stats.usage == reply.usage
-    model = MODELS[kind]
-    assert reply.wasted_cost == agent.prices.cost(model, wasted)
-    assert reply.cost.total == pytest.approx(agent.prices.cost(model, reply.usage).total
-                                             + reply.wasted_cost.total)
+    _assert_first_prompt_counted_once(reply, agent, route, kind)
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
@@ -647,21 +655,11 @@ def test_a_stream_timed_out_before_its_first_byte_and_retried_counts_its_prompt_
     agent = make_agent(empty_home, kind)
     reply = _read_turn(agent, mode, "hi")
     assert reply.text == "fine" and reply.usage.reported and route.call_count == 2
-    wasted = reply.wasted
-    assert wasted.counted and not wasted.reported and wasted.output_tokens == 0
-    if kind == "openai":
-        assert wasted.input_tokens == _billed_prompt(request_json(route, 0))
-    else:
-        assert wasted.input_tokens > 0 and wasted.estimated_tokens == wasted.input_tokens
-    assert agent.stats.wasted == wasted and agent.stats.usage == reply.usage
-    model = MODELS[kind]
-    assert reply.wasted_cost == agent.prices.cost(model, wasted)
-    assert reply.cost.total == pytest.approx(agent.prices.cost(model, reply.usage).total
-                                             + reply.wasted_cost.total)
+    _assert_first_prompt_counted_once(reply, agent, route, kind)
     agent.loop.audit.flush()
     lines = [json.loads(line) for line in (empty_home / "audit.jsonl").read_text().splitlines()]
     assert [line["billed_tokens"]["input"] for line in lines if "billed_tokens" in line] == [
-        wasted.input_tokens]
+        reply.wasted.input_tokens]
 
 
 @pytest.mark.parametrize("mode", ["stream", "astream"])

@@ -43,6 +43,20 @@ def slowed_merge(store: SessionStore, hold_s: float) -> threading.Event:
     return merging
 
 
+def forget_while_recording(forgetter: SessionStore, writer: SessionStore,
+                           holding: threading.Event) -> bool:
+    """Forget ``s7`` in a thread; once ``holding`` is set (the forgetter holds the lock), record a
+    session through ``writer``. True when both the forget and the recording went through."""
+    forgot: list[bool] = []
+    thread = threading.Thread(target=lambda: forgot.append(forgetter.delete("s7")))
+    thread.start()
+    assert holding.wait(timeout=30)
+    result = writer.upsert(SessionRecord("closing", "the session closed while the lock was held",
+                                         (), NOW))
+    thread.join(timeout=60)
+    return forgot == [True] and result.status == "inserted"
+
+
 def test_a_session_recorded_while_a_forget_merges_past_the_busy_timeout_is_stored(
         tmp_path: Path) -> None:
     path = tmp_path / "s.db"
@@ -51,14 +65,7 @@ def test_a_session_recorded_while_a_forget_merges_past_the_busy_timeout_is_store
         forgetter.upsert_many([SessionRecord(f"s{i}", f"filler {i} about pasta and sauce", (), NOW)
                                for i in range(300)])
         merging = slowed_merge(forgetter, hold_s=1.0)
-        forgot: list[bool] = []
-        thread = threading.Thread(target=lambda: forgot.append(forgetter.delete("s7")))
-        thread.start()
-        assert merging.wait(timeout=30)
-        result = writer.upsert(SessionRecord("closing", "the session closed during the forget", (),
-                                             NOW))
-        thread.join(timeout=60)
-        assert forgot == [True] and result.status == "inserted"
+        assert forget_while_recording(forgetter, writer, merging)
         assert writer.get("closing") is not None and writer.get("s7") is None
         assert long_write.declared_at(writer.connection) is None   # withdrawn with the merge
 
@@ -98,13 +105,6 @@ def test_a_session_recorded_while_the_forget_empties_its_wal_is_stored(tmp_path:
             checkpoint(after)
 
         forgetter._checkpoint = slow_checkpoint  # type: ignore[method-assign]
-        forgot: list[bool] = []
-        thread = threading.Thread(target=lambda: forgot.append(forgetter.delete("s7")))
-        thread.start()
-        assert copying.wait(timeout=30)
-        result = writer.upsert(SessionRecord("closing", "the session closed during the copy", (),
-                                             NOW))
-        thread.join(timeout=60)
-        assert forgot == [True] and result.status == "inserted"
+        assert forget_while_recording(forgetter, writer, copying)
         assert writer.get("closing") is not None
         assert long_write.declared_at(writer.connection) is None   # withdrawn after the copy
