@@ -112,10 +112,12 @@ class FoldStore:
         except (OSError, ValueError) as e:
             log.debug("fold store: %s ignored (%s)", path, e)
             return None
+        # counts are ints, not a float or a bool that equals one (8.0 == 8, True == 1): the
+        # compactor indexes the history with them
         ok = (isinstance(data, dict) and data.get("format") == FORMAT and data.get("key") == key
-              and data.get("folded") == folded and isinstance(data.get("turns"), int)
+              and all(type(data.get(n)) is int for n in ("folded", "turns", "compactions"))
+              and data["folded"] == folded
               and isinstance(data.get("prose"), str) and isinstance(data.get("source"), str)
-              and isinstance(data.get("compactions"), int)
               and isinstance(data.get("facts"), list)
               and all(isinstance(f, str) for f in data["facts"]))
         if not ok:
