@@ -328,6 +328,15 @@ def run(kind: str, turns: int, root: Path, scenario: str = "calm") -> dict[str, 
     names = ["anthropic", "openai"] if scenario == "failover" else [kind]
     providers = {k: AnthropicProvider() if k == "anthropic" else OpenAIProvider() for k in names}
     chinese = scenario == "chinese"
+
+    def renewed(old: Agent) -> Agent:
+        """A new Agent on the same home and history (a restart, or a web server's request)."""
+        history = list(old.history)
+        old.close(summarize=False)
+        agent = make_agent(kind, settings, root, home, scenario, providers, clock)
+        agent.history = history
+        return agent
+
     with respx.mock(assert_all_called=False) as mock:
         for k, url in (("anthropic", ANTHROPIC_URL), ("openai", OPENAI_URL)):
             mock.post(url).mock(side_effect=lambda request, k=k: answer(
@@ -340,17 +349,11 @@ def run(kind: str, turns: int, root: Path, scenario: str = "calm") -> dict[str, 
                 turn_now[0] = turn
                 now[0] += 60.0
                 if scenario == "stateless" and turn > 1:   # an Agent a request (a web server)
-                    history = list(agent.history)
-                    agent.close(summarize=False)
-                    agent = make_agent(kind, settings, root, home, scenario, providers, clock)
-                    agent.history = history
+                    agent = renewed(agent)
                 if turn == mid:
                     marks["mid"] = len(server.rows)
                     if scenario.startswith("restart"):   # a new process on the same home and history
-                        history = list(agent.history)
-                        agent.close(summarize=False)
-                        agent = make_agent(kind, settings, root, home, scenario, providers, clock)
-                        agent.history = history
+                        agent = renewed(agent)
                     elif scenario == "edit":
                         with (home / "MEMORY.md").open("a", encoding="utf-8") as fh:
                             fh.write("\n§\nNote 6: the billing service moved to ops/pay.sh")

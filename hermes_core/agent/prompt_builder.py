@@ -281,9 +281,13 @@ class PromptBuilder:
 
     # ------------------------------------------------------------------ the stable prefix
 
+    def _policy_for(self, src: _Source) -> ReadPolicy:
+        """How ``src``'s file is read and cut: MEMORY.md and USER.md as data, the rest as files."""
+        return self._data_policy if src.key in ("memory", "user") else self._policy
+
     def _load(self, src: _Source, path: Path, now_ns: int) -> bool:
         name = path.name
-        policy = self._data_policy if src.key in ("memory", "user") else self._policy
+        policy = self._policy_for(src)
         result: LoadedFile = read_context_file(path, policy, display_name=name)
         self.file_reads += result.reads
         src.path, src.fingerprint, src.loaded, src.dirty = path, result.fingerprint, True, False
@@ -323,7 +327,7 @@ class PromptBuilder:
         if held is not None:
             return held
         text = src.text
-        policy = self._data_policy if src.key in ("memory", "user") else self._policy
+        policy = self._policy_for(src)
         if src.original and src.path is not None and (
                 src.status == "truncated"
                 or count_tokens(src.original, encoding) > policy.token_budget):

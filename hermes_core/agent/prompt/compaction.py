@@ -524,12 +524,10 @@ class HistoryCompactor:
         found = self.store.find(history)
         if found is None:
             return None
-        facts = found["facts"]
-        self.state = CompactionState(
-            folded=int(str(found["folded"])), turns=int(str(found["turns"])),
-            prose=str(found["prose"]), facts=tuple(str(f) for f in facts)
-            if isinstance(facts, list) else (), source=str(found["source"]),
-            compactions=int(str(found["compactions"])))
+        self.state = CompactionState(  # the store checked each field's type
+            folded=found["folded"], turns=found["turns"], prose=found["prose"],
+            facts=tuple(found["facts"]), source=found["source"],
+            compactions=found["compactions"])
         self._anchor = history[self.state.folded - 1]
         return self.state.message()
 

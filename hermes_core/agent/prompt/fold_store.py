@@ -28,6 +28,7 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from hermes_core.atomic_write import read_cache, write_cache
 from hermes_core.types import Message
@@ -88,8 +89,9 @@ class FoldStore:
             self._prune()
         return written
 
-    def find(self, history: Sequence[Message]) -> dict[str, object] | None:
-        """The latest stored fold of a prefix of ``history`` (its longest), or None."""
+    def find(self, history: Sequence[Message]) -> dict[str, Any] | None:
+        """The latest stored fold of a prefix of ``history`` (its longest), or None. Its fields
+        are checked (ints, strs, a list of strs): a caller takes them as they are."""
         try:
             names = set(os.listdir(self.folder))
         except OSError:
@@ -104,16 +106,18 @@ class FoldStore:
                 return state
         return None
 
-    def _read(self, path: Path, key: str, folded: int) -> dict[str, object] | None:
+    def _read(self, path: Path, key: str, folded: int) -> dict[str, Any] | None:
         try:
             data = json.loads(read_cache(path, MAX_FOLD_BYTES).decode("utf-8"))
         except (OSError, ValueError) as e:
             log.debug("fold store: %s ignored (%s)", path, e)
             return None
+        # counts are ints, not a float or a bool that equals one (8.0 == 8, True == 1): the
+        # compactor indexes the history with them
         ok = (isinstance(data, dict) and data.get("format") == FORMAT and data.get("key") == key
-              and data.get("folded") == folded and isinstance(data.get("turns"), int)
+              and all(type(data.get(n)) is int for n in ("folded", "turns", "compactions"))
+              and data["folded"] == folded
               and isinstance(data.get("prose"), str) and isinstance(data.get("source"), str)
-              and isinstance(data.get("compactions"), int)
               and isinstance(data.get("facts"), list)
               and all(isinstance(f, str) for f in data["facts"]))
         if not ok:
