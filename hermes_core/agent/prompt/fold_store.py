@@ -114,8 +114,9 @@ class FoldStore:
             return None
         # counts are ints, not a float or a bool that equals one (8.0 == 8, True == 1): the
         # compactor indexes the history with them
-        ok = (isinstance(data, dict) and data.get("format") == FORMAT and data.get("key") == key
-              and all(type(data.get(n)) is int for n in ("folded", "turns", "compactions"))
+        ok = (isinstance(data, dict) and data.get("key") == key
+              and all(type(data.get(n)) is int for n in ("format", "folded", "turns", "compactions"))
+              and data["format"] == FORMAT
               and data["folded"] == folded
               and isinstance(data.get("prose"), str) and isinstance(data.get("source"), str)
               and isinstance(data.get("facts"), list)

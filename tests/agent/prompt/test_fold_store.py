@@ -72,7 +72,7 @@ def test_a_damaged_or_foreign_file_is_ignored_not_raised(store: FoldStore) -> No
     data = {**state(8), "format": 1, "key": path.stem, "facts": "not a list"}
     path.write_text(json.dumps(data), encoding="utf-8")
     assert store.find(chat) is None
-    for wrong in ({"folded": 8.0}, {"turns": 4.0}, {"compactions": True}):
+    for wrong in ({"folded": 8.0}, {"turns": 4.0}, {"compactions": True}, {"format": True}):
         # equal to the count in Python, yet no count: history[8.0 - 1] would raise in the compactor
         path.write_text(json.dumps({**state(8), "format": 1, "key": path.stem, **wrong}),
                         encoding="utf-8")
