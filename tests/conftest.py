@@ -16,10 +16,14 @@
 * ``sqlite_without_secure_delete``: every SQLite connection opened during the test starts with
   ``secure_delete`` off, as on builds compiled without ``SQLITE_SECURE_DELETE`` (python.org and
   most non-Debian ones; Debian's, which this machine's Python uses, turns it on).
+* ``still_connecting_url`` / ``never_answering_url``: loopback URLs a request stays connecting
+  to, or is taken by and never answered; ``cancelled_after`` gives a request up on one of them as
+  a caller does, by cancelling its task mid-flight.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
 import shutil
@@ -27,7 +31,7 @@ import socket
 import sqlite3
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -39,6 +43,8 @@ from hermes_core.injection.verdicts import shipped_model, use_home_cache
 from hermes_core.testing.redis_server import RedisServer
 
 EXAMPLE_HOME = Path(__file__).parent.parent / "examples" / "home"
+#: The ``cancelled_after`` fixture's type, for the tests that take it.
+CancelledAfter = Callable[[Awaitable[Any], float], Coroutine[Any, Any, None]]
 
 
 def _copy_example_home(dst: Path) -> Path:
@@ -174,3 +180,18 @@ def never_answering_url() -> Iterator[str]:
         yield f"http://{host}:{port}/v1/chat/completions"
     finally:
         listener.close()
+
+
+async def _cancelled_after(awaitable: Awaitable[Any], seconds: float) -> None:
+    task = asyncio.ensure_future(awaitable)
+    await asyncio.sleep(seconds)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+@pytest.fixture
+def cancelled_after() -> CancelledAfter:
+    """Run an awaitable as a task, cancel it ``seconds`` later and see the cancellation come out
+    of it: a caller giving a request up while it is in flight (see the two URLs above)."""
+    return _cancelled_after

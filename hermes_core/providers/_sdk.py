@@ -382,8 +382,7 @@ class SDKProvider:
     def _billing(self, answered: Answered, payload: dict[str, Any]) -> Callable[[], Usage | None]:
         """Tell the call loop's :func:`~.observed.capture` how to ask what this whole request
         was billed (see :meth:`_unanswered`), should it be abandoned; returned for its errors."""
-        def billed() -> Usage | None:
-            return self._unanswered(answered, payload)
+        billed = self._unstarted(answered, lambda: payload)
         bill(billed)
         return billed
 

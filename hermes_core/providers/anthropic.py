@@ -496,8 +496,7 @@ class AnthropicProvider(SDKProvider):
         bill(state.so_far)
         answered = None
         try:
-            stream = self._opened(client, prompt, model, options, credential,
-                                 reached)
+            stream = self._opened(client, prompt, model, options, credential, reached)
             with stream:
                 answered = self._whole_in_stream(stream, prompt, model, options)
                 for event in () if answered is not None else stream:
@@ -523,8 +522,7 @@ class AnthropicProvider(SDKProvider):
         bill(state.so_far)
         answered = None
         try:
-            stream = await self._aopened(client, prompt, model, options, credential,
-                                 reached)
+            stream = await self._aopened(client, prompt, model, options, credential, reached)
             async with stream:
                 answered = self._whole_in_stream(stream, prompt, model, options)
                 if answered is None:

@@ -137,16 +137,15 @@ class bounded:
     """Requests sent inside this block get ``total_s`` for their whole response and, when they
     stream, ``idle_s`` between content events; what came of the last one is noted on
     ``answered`` (a new :class:`Answered` when not given). The bound stays with the response
-    after the block (a stream is read later). A class, not a generator context manager: it is entered once per
-    request, and a generator costs several times more to set up."""
+    after the block (a stream is read later). A class, not a generator context manager: it is
+    entered once per request, and a generator costs several times more to set up."""
 
     __slots__ = ("_token", "budget")
 
     def __init__(self, total_s: float, idle_s: float | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  answered: Answered | None = None) -> None:
-        self.budget = (Budget(total_s, idle_s, clock) if answered is None
-                       else Budget(total_s, idle_s, clock, answered))
+        self.budget = Budget(total_s, idle_s, clock, answered or Answered())
 
     def __enter__(self) -> Budget:
         self._token = _BUDGET.set(self.budget)

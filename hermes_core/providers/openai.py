@@ -449,8 +449,7 @@ class OpenAIProvider(SDKProvider):
         answered = None
         try:
             if not whole:
-                stream = self._opened(client, prompt, model, options, credential,
-                                     reached)
+                stream = self._opened(client, prompt, model, options, credential, reached)
                 with stream:
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     for chunk in () if answered is not None else stream:
@@ -484,8 +483,7 @@ class OpenAIProvider(SDKProvider):
         answered = None
         try:
             if not whole:
-                stream = await self._aopened(client, prompt, model, options, credential,
-                                     reached)
+                stream = await self._aopened(client, prompt, model, options, credential, reached)
                 async with stream:
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     if answered is None:

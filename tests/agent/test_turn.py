@@ -32,6 +32,7 @@ from hermes_core.testing import (
 from hermes_core.tokens import count_tokens
 from hermes_core.types import Message, Usage
 from tests.agent.conftest import MODELS, URLS, make_agent, request_json, run_turn, wire_response
+from tests.conftest import CancelledAfter
 
 
 def adder(tmp_path: Path, fake: FakeProvider) -> Agent:
@@ -678,7 +679,7 @@ def test_a_stream_refused_or_never_connected_counts_nothing(
 @pytest.mark.parametrize("reached", [False, True])
 def test_a_turn_cancelled_while_connecting_counts_nothing_once_sent_its_prompt(
         empty_home: Path, still_connecting_url: str, never_answering_url: str,
-        reached: bool) -> None:
+        cancelled_after: CancelledAfter, reached: bool) -> None:
     """A real socket: a task cancelled while its request is still connecting (the listener's
     queue full) never reached the server and counts nothing; cancelled once the request was
     written (the server holds it and never answers), it counts its prompt."""
@@ -692,15 +693,8 @@ def test_a_turn_cancelled_while_connecting_counts_nothing_once_sent_its_prompt(
     agent = Agent(load_settings(cfg, env={}), provider=OpenAIProvider(endpoint=url),
                   loop_options={"sleep": lambda s: None, "audit_path": False})
 
-    async def cancelled() -> None:
-        task = asyncio.ensure_future(agent.achat("hi"))
-        await asyncio.sleep(0.5)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-
     with agent:
-        asyncio.run(cancelled())
+        asyncio.run(cancelled_after(agent.achat("hi"), 0.5))
         wasted = agent.stats.wasted
     assert agent.history == []
     assert (wasted.counted and wasted.input_tokens > 0) if reached else wasted == Usage()

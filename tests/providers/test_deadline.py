@@ -37,6 +37,7 @@ from hermes_core.testing import (
 )
 from hermes_core.testing.clock import FakeClock
 from hermes_core.types import Message, Prompt
+from tests.conftest import CancelledAfter
 
 PRIMARY_OPENAI = "https://primary.test/v1"
 OPENAI_URL = PRIMARY_OPENAI + "/chat/completions"
@@ -372,7 +373,7 @@ def test_a_request_is_billable_once_it_reached_the_server_unless_refused(
     assert budget.answered.billable() is billable
 
 
-def _interrupted_post(url: str, is_async: bool) -> None:
+def _interrupted_post(url: str, is_async: bool, cancelled_after: CancelledAfter) -> None:
     """Post to ``url`` through the deadline transport and give up after 0.3 s while it is in
     flight: a cancelled task (async) or Ctrl-C (sync, a real SIGALRM raising it)."""
     from hermes_core.providers.deadline import AsyncDeadlineTransport, DeadlineTransport
@@ -380,11 +381,7 @@ def _interrupted_post(url: str, is_async: bool) -> None:
     async def asend() -> None:
         transport = AsyncDeadlineTransport(httpx.AsyncHTTPTransport())
         async with httpx.AsyncClient(transport=transport, timeout=5.0) as client:
-            task = asyncio.ensure_future(client.post(url, json={"model": "m"}))
-            await asyncio.sleep(0.3)
-            task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await task
+            await cancelled_after(client.post(url, json={"model": "m"}), 0.3)
 
     if is_async:
         asyncio.run(asend())
@@ -406,22 +403,24 @@ def _interrupted_post(url: str, is_async: bool) -> None:
 
 @pytest.mark.parametrize("is_async", [False, True])
 def test_a_request_given_up_while_still_connecting_never_reached_the_server(
-        still_connecting_url: str, is_async: bool) -> None:
+        still_connecting_url: str, is_async: bool,
+        cancelled_after: CancelledAfter) -> None:
     """Ctrl-C or a cancelled task while the connection is still being made: the request never
     left, and no provider bills it (it was marked sent as soon as the transport had it)."""
     from hermes_core.providers.deadline import bounded
 
     with bounded(5.0) as budget:
-        _interrupted_post(still_connecting_url, is_async)
+        _interrupted_post(still_connecting_url, is_async, cancelled_after)
     assert not budget.answered.sent and not budget.answered.billable()
 
 
 @pytest.mark.parametrize("is_async", [False, True])
 def test_a_request_given_up_while_its_answer_is_awaited_reached_the_server(
-        never_answering_url: str, is_async: bool) -> None:
+        never_answering_url: str, is_async: bool,
+        cancelled_after: CancelledAfter) -> None:
     """The same give-up once the request was written: the server has it and may bill it."""
     from hermes_core.providers.deadline import bounded
 
     with bounded(5.0) as budget:
-        _interrupted_post(never_answering_url, is_async)
+        _interrupted_post(never_answering_url, is_async, cancelled_after)
     assert budget.answered.sent and budget.answered.billable()
