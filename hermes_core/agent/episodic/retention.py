@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hermes_core.agent.episodic import counts
+from hermes_core.agent.episodic.ranking import SECONDS_PER_DAY
 
 PRUNE_BATCH = 200          # sessions deleted by one write transaction at most
 BATCHES_PER_RECORD = 5     # steps one recording runs at most
-DAY_S = 86_400.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +40,7 @@ class RetentionPolicy:
 
     def cutoff(self, now: float) -> float | None:
         """Stamps before this are too old (None: no age bound)."""
-        return None if self.max_age_days is None else now - self.max_age_days * DAY_S
+        return None if self.max_age_days is None else now - self.max_age_days * SECONDS_PER_DAY
 
 
 def pick(oldest: Sequence[tuple[int, float]], total: int, policy: RetentionPolicy,
