@@ -715,7 +715,7 @@ class SessionStore:
         sessions with the index's rows. Read in one snapshot from counters the writes keep
         (:mod:`.counts`), so it costs the same at any size; a file written before them that
         cannot be upgraded here (read-only) is counted by scanning."""
-        with self._lock, self.snapshot():
+        with self.snapshot():   # holds the store lock too
             try:
                 conn = self._conn
                 # one aggregate a statement: SQLite seeks the index only for a lone MIN or MAX
