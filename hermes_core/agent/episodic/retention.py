@@ -54,10 +54,7 @@ def pick(oldest: Sequence[tuple[int, float]], total: int, policy: RetentionPolic
 
 
 def _total(conn: sqlite3.Connection) -> int:
-    sources = counts.read_sources(conn)
-    if sources is None:
-        return int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
-    return sum(sources.values())
+    return sum(counts.sources(conn).values())
 
 
 def _oldest(conn: sqlite3.Connection, limit: int) -> list[tuple[int, float]]:

@@ -721,9 +721,7 @@ class SessionStore:
                 # one aggregate a statement: SQLite seeks the index only for a lone MIN or MAX
                 oldest, newest = conn.execute("SELECT (SELECT MIN(created_at) FROM sessions),"
                                               " (SELECT MAX(created_at) FROM sessions)").fetchone()
-                sources = counts.read_sources(conn)
-                if sources is None:
-                    sources = counts.scan_sources(conn)
+                sources = counts.sources(conn)
                 indexed = counts.indexed_rows(conn)
                 version = current_version(conn)
                 mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
