@@ -138,7 +138,9 @@ def build(db: Path, sessions: int, seed: int, batch: int, now: float, vocab: Voc
     pool = [_sentence(rng, vocab) for _ in range(pool_n)]
     seg = SentenceSegmenter()
     pool_seg = [segment_for_index(text) for text, _ in pool]
-    store = SessionStore(db, segment=seg, segment_id=SessionStore(db).segment_id)
+    with SessionStore(db) as probe:   # the real segmenter's id: a later open must not re-index
+        segment_id = probe.segment_id
+    store = SessionStore(db, segment=seg, segment_id=segment_id)
     inserted, t_store, sample = 0, 0.0, []
     for start in range(0, sessions, batch):
         records = []

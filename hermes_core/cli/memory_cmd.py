@@ -210,19 +210,17 @@ def _prune(args: argparse.Namespace) -> int:
             return 2
         n = engine.prune()
         db = str(engine.db_path)
-    if args.json:
-        print(json.dumps({"pruned": n, "db": db}))
-    else:
-        print(f"pruned {n} session(s) from {db}")
-    return 0
+    return _print_count(args, "pruned", n, db, f"pruned {n} session(s) from {db}")
 
 
 def _rebuild(args: argparse.Namespace) -> int:
     with _open(args, create=False) as engine:
         n = engine.rebuild()
         db = str(engine.db_path)
-    if args.json:
-        print(json.dumps({"reindexed": n, "db": db}))
-    else:
-        print(f"re-indexed {n} session(s) in {db}")
+    return _print_count(args, "reindexed", n, db, f"re-indexed {n} session(s) in {db}")
+
+
+def _print_count(args: argparse.Namespace, key: str, n: int, db: str, text: str) -> int:
+    """A maintenance command's result: ``{key: n, "db": db}`` with ``--json``, else ``text``."""
+    print(json.dumps({key: n, "db": db}) if args.json else text)
     return 0

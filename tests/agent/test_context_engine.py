@@ -1062,7 +1062,8 @@ def test_refit_shortens_recalled_sessions_to_the_block_budget_in_another_encodin
 
 def test_a_recording_prunes_a_bounded_number_of_old_sessions_and_keeps_itself(
         tmp_path: Path) -> None:
-    from hermes_core.agent.episodic.retention import BATCHES_PER_RECORD, DAY_S, PRUNE_BATCH
+    from hermes_core.agent.episodic.ranking import SECONDS_PER_DAY as DAY_S
+    from hermes_core.agent.episodic.retention import BATCHES_PER_RECORD, PRUNE_BATCH
     from hermes_core.agent.episodic.store import SessionRecord
 
     settings = ContextEngineSettings(max_sessions=100, retention_days=3_000)

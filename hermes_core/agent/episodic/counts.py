@@ -96,6 +96,12 @@ def scan_sources(conn: sqlite3.Connection) -> dict[str, int]:
         "SELECT source, COUNT(*) FROM sessions GROUP BY source ORDER BY source")}
 
 
+def sources(conn: sqlite3.Connection) -> dict[str, int]:
+    """Sessions per source: the counters, or a scan for a file that has none."""
+    kept = read_sources(conn)
+    return scan_sources(conn) if kept is None else kept
+
+
 def _varint(data: bytes, at: int) -> tuple[int, int]:
     """One SQLite varint (big-endian 7-bit groups, the ninth byte whole) and where the next
     begins; the format FTS5 writes its records in."""

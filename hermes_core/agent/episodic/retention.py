@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hermes_core.agent.episodic import counts
+from hermes_core.agent.episodic.ranking import SECONDS_PER_DAY
 
 PRUNE_BATCH = 200          # sessions deleted by one write transaction at most
 BATCHES_PER_RECORD = 5     # steps one recording runs at most
-DAY_S = 86_400.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +40,7 @@ class RetentionPolicy:
 
     def cutoff(self, now: float) -> float | None:
         """Stamps before this are too old (None: no age bound)."""
-        return None if self.max_age_days is None else now - self.max_age_days * DAY_S
+        return None if self.max_age_days is None else now - self.max_age_days * SECONDS_PER_DAY
 
 
 def pick(oldest: Sequence[tuple[int, float]], total: int, policy: RetentionPolicy,
@@ -54,10 +54,7 @@ def pick(oldest: Sequence[tuple[int, float]], total: int, policy: RetentionPolic
 
 
 def _total(conn: sqlite3.Connection) -> int:
-    sources = counts.read_sources(conn)
-    if sources is None:
-        return int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
-    return sum(sources.values())
+    return sum(counts.sources(conn).values())
 
 
 def _oldest(conn: sqlite3.Connection, limit: int) -> list[tuple[int, float]]:

@@ -144,6 +144,11 @@ class UpsertResult:
 
 # --------------------------------------------------------------------------- the store
 
+def _is_busy(e: sqlite3.Error) -> bool:
+    """Whether SQLite refused because another connection holds the lock (worth waiting for)."""
+    return getattr(e, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
 class SessionStore:
     """Thread-safe access to one ``sessions.db``; every write is one IMMEDIATE transaction.
 
@@ -209,9 +214,8 @@ class SessionStore:
             raise
         except sqlite3.OperationalError as e:  # locked past the timeout, read-only, disk full...
             self._conn.close()
-            busy = getattr(e, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-            ro = None if busy or not self.path.is_file() else open_read_only(self.path, busy_timeout_s,
-                                                                       self._versions())
+            ro = (None if _is_busy(e) or not self.path.is_file()
+                  else open_read_only(self.path, busy_timeout_s, self._versions()))
             if ro is None:
                 raise SessionStoreError(self.path, f"cannot open for writing: {e}") from None
             self._conn = ro
@@ -242,9 +246,7 @@ class SessionStore:
                 self._open_schema()
                 return
             except sqlite3.OperationalError as e:
-                busy = getattr(e, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY,
-                                                                sqlite3.SQLITE_LOCKED)
-                if not busy or time.monotonic() + delay > deadline:
+                if not _is_busy(e) or time.monotonic() + delay > deadline:
                     raise
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
@@ -354,8 +356,7 @@ class SessionStore:
     def _long_write_elsewhere(self, e: sqlite3.Error) -> bool:
         """Whether a refusal as busy came while another process declared a long write (see
         :mod:`.long_write`): then the write waits another busy timeout instead of failing."""
-        busy = getattr(e, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-        return busy and long_write.worth_waiting(self._conn, self._clock())
+        return _is_busy(e) and long_write.worth_waiting(self._conn, self._clock())
 
     @contextmanager
     def _long_write(self, undone: str, after: str) -> Iterator[sqlite3.Connection]:
@@ -714,15 +715,13 @@ class SessionStore:
         sessions with the index's rows. Read in one snapshot from counters the writes keep
         (:mod:`.counts`), so it costs the same at any size; a file written before them that
         cannot be upgraded here (read-only) is counted by scanning."""
-        with self._lock, self.snapshot():
+        with self.snapshot():   # holds the store lock too
             try:
                 conn = self._conn
                 # one aggregate a statement: SQLite seeks the index only for a lone MIN or MAX
                 oldest, newest = conn.execute("SELECT (SELECT MIN(created_at) FROM sessions),"
                                               " (SELECT MAX(created_at) FROM sessions)").fetchone()
-                sources = counts.read_sources(conn)
-                if sources is None:
-                    sources = counts.scan_sources(conn)
+                sources = counts.sources(conn)
                 indexed = counts.indexed_rows(conn)
                 version = current_version(conn)
                 mode = conn.execute("PRAGMA journal_mode").fetchone()[0]

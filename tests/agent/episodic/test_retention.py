@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.agent.episodic.retention import DAY_S, RetentionPolicy, pick
+from hermes_core.agent.episodic.ranking import SECONDS_PER_DAY as DAY_S
+from hermes_core.agent.episodic.retention import RetentionPolicy, pick
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore, SessionStoreError
 
 NOW = 1_800_000_000.0
