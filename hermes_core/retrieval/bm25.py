@@ -232,12 +232,13 @@ class BM25Index:
             cjk[j] = uses_jieba(f"{s.name}\x00{s.description}")
         self._parts = _Parts(tuple(skills), tuple(terms), vocab, df, tf_part, bonus, cjk,
                              tok.TOKENIZER_VERSION, tok.jieba_available() if cjk.any() else None)
-        self._index(n)
+        self._index()
 
-    def _index(self, n: int) -> None:
+    def _index(self) -> None:
         """The scorer and the bonus matrix from ``_parts``, with the idf of this catalog."""
         parts = self._parts
         self.names: list[str] = [s.name for s in parts.skills]
+        n = len(self.names)
         self._vocab = parts.vocab
         n_terms = len(parts.vocab)
         dfs, inverse = np.unique(parts.df, return_inverse=True)

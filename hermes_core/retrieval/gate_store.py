@@ -28,6 +28,19 @@ from hermes_core.atomic_write import read_cache, write_cache
 log = logging.getLogger(__name__)
 
 
+def text_blob(text: str) -> np.ndarray:
+    """``text`` as a 1-d uint8 array of its UTF-8 bytes, to be stored in a sealed file (a numpy
+    string array holds four bytes a character)."""
+    return np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+
+
+def blob_text(blob: np.ndarray) -> str:
+    """The text :func:`text_blob` stored; TypeError for an array of another kind."""
+    if blob.dtype != np.uint8 or blob.ndim != 1:
+        raise TypeError("text blob")
+    return blob.tobytes().decode("utf-8", "surrogatepass")
+
+
 def _digest(header: str, arrays: Mapping[str, np.ndarray]) -> str:
     h = hashlib.sha256(header.encode("utf-8", "surrogatepass"))
     for name in sorted(arrays):
@@ -46,8 +59,7 @@ def write_sealed(path: Path, version: int, header: Mapping[str, Any], arrays: Ma
     text = json.dumps({**header, "version": version}, ensure_ascii=False)
     payload: dict[str, Any] = {name: np.ascontiguousarray(a) for name, a in arrays.items()}
     # as UTF-8 bytes: a numpy string array holds four bytes a character
-    payload.update(header=np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8),
-                   digest=np.asarray(_digest(text, payload)))
+    payload.update(header=text_blob(text), digest=np.asarray(_digest(text, payload)))
     return write_cache(path, lambda f: np.savez(f, **payload), what, logger=log, durable=False)
 
 
@@ -59,10 +71,7 @@ def read_sealed(path: Path, version: int, what: str) -> tuple[dict[str, Any], di
         return None
     try:
         with np.load(io.BytesIO(read_cache(path)), allow_pickle=False) as z:   # a FIFO: not read
-            raw, digest = z["header"], str(z["digest"][()])
-            if raw.dtype != np.uint8 or raw.ndim != 1:
-                raise TypeError("header")
-            text = raw.tobytes().decode("utf-8", "surrogatepass")
+            text, digest = blob_text(z["header"]), str(z["digest"][()])
             arrays = {name: np.asarray(z[name]) for name in z.files if name not in ("header", "digest")}
         header = json.loads(text)
         if not isinstance(header, dict):

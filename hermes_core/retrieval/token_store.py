@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from hermes_core import tokenize as tok
-from hermes_core.retrieval.gate_store import read_sealed, write_sealed
+from hermes_core.retrieval.gate_store import blob_text, read_sealed, text_blob, write_sealed
 from hermes_core.retrieval.token_memo import Derive, Key, SkillTerms, TokenMemo
 
 log = logging.getLogger(__name__)
@@ -52,9 +52,9 @@ def save_terms(path: Path, derive: Derive, entries: Sequence[tuple[Key, SkillTer
         "jieba": np.asarray([-1 if k[1] is None else int(k[1]) for k, _ in entries], dtype=np.int8),
         "n_tokens": np.asarray([len(t.tokens) for _, t in entries], dtype=np.int64),
         "counts": np.asarray([c for _, t in entries for c in t.counts], dtype=np.int64),
-        "tokens": _blob(_SEP.join(tokens)),
+        "tokens": text_blob(_SEP.join(tokens)),
         "verbatim_len": np.asarray([len(t.verbatim) for _, t in entries], dtype=np.int64),
-        "verbatim": _blob("".join(t.verbatim for _, t in entries)),
+        "verbatim": text_blob("".join(t.verbatim for _, t in entries)),
     }
     return write_sealed(path, LAYOUT, header, arrays, WHAT)
 
@@ -84,9 +84,9 @@ def _entries(a: dict[str, np.ndarray]) -> list[tuple[Key, SkillTerms]]:
         raise ValueError("per-skill arrays of different lengths")
     if (n_tokens < 0).any() or (verbatim_len < 0).any() or not np.isin(jieba, (-1, 0, 1)).all():
         raise ValueError("negative length or unknown jieba state")
-    text = _text(a["tokens"])
+    text = blob_text(a["tokens"])
     tokens = text.split(_SEP) if text else []
-    verbatim = _text(a["verbatim"])
+    verbatim = blob_text(a["verbatim"])
     if (len(tokens) != int(n_tokens.sum()) or len(counts) != len(tokens)
             or len(verbatim) != int(verbatim_len.sum())):
         raise ValueError("token, count or text lengths do not add up")
@@ -101,16 +101,6 @@ def _entries(a: dict[str, np.ndarray]) -> list[tuple[Key, SkillTerms]]:
         out.append(((keys[i].tobytes(), None if j < 0 else bool(j)), terms))
         at, vat = at + m, vat + v
     return out
-
-
-def _blob(text: str) -> np.ndarray:
-    return np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-
-
-def _text(blob: np.ndarray) -> str:
-    if blob.dtype != np.uint8 or blob.ndim != 1:
-        raise TypeError("text blob")
-    return blob.tobytes().decode("utf-8", "surrogatepass")
 
 
 def _name(derive: Derive) -> str:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hermes_core.retrieval.gate_store import read_sealed, write_sealed
+from hermes_core.retrieval.gate_store import blob_text, read_sealed, text_blob, write_sealed
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def save_snapshot(path: Path, model_id: str, doc_keys: Sequence[str], parts_keys
                   rows: np.ndarray, starts: np.ndarray) -> bool:
     """Write one index's ``rows`` (skill ``i``'s document vector at ``starts[i]``, its part rows
     up to the next start) with its skills' keys; False when the disk refused."""
-    arrays = {"doc_keys": _blob(doc_keys), "parts_keys": _blob(parts_keys),
+    arrays = {"doc_keys": text_blob("\n".join(doc_keys)), "parts_keys": text_blob("\n".join(parts_keys)),
               "rows": np.ascontiguousarray(rows, dtype=np.float32),
               "starts": np.asarray(starts, dtype=np.int64)}
     return write_sealed(path, LAYOUT, {"model": model_id}, arrays, WHAT)
@@ -94,14 +94,8 @@ def _snapshot(a: dict[str, np.ndarray]) -> Snapshot:
                      for k, s, e in zip(parts, starts.tolist(), ends.tolist(), strict=True)})
 
 
-def _blob(keys: Sequence[str]) -> np.ndarray:
-    return np.frombuffer("\n".join(keys).encode("ascii"), dtype=np.uint8)
-
-
 def _keys(blob: np.ndarray) -> list[str]:
-    if blob.dtype != np.uint8 or blob.ndim != 1:
-        raise TypeError("key blob")
-    text = blob.tobytes().decode("ascii")
+    text = blob_text(blob)
     return text.split("\n") if text else []
 
 
