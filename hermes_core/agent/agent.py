@@ -267,11 +267,12 @@ class Agent:
                 prompt = replace(prompt, context="\n\n".join(p for p in (prompt.context, extra) if p))
         decision = self._route(prompt)
         ours = prompt.messages is compacted   # not a hook's own messages, sent as they are
-        if ours and (prompt is not fitted or target(self, decision) != target(self, first)):
+        aim = target(self, decision)
+        if ours and (prompt is not fitted or aim != target(self, first)):
             prompt = fit_route(self, prompt, decision)   # a hook's text counts in the window too
         if ours:
             refuse_oversized(self, decision.model)
-        self.fitted = (prompt.messages, *target(self, decision)) if ours else None
+        self.fitted = (prompt.messages, *aim) if ours else None
         self.last_decision = decision
         self.last_turn = prompt.turn
         if self.on_route is not None:

@@ -71,7 +71,7 @@ class Turn:
     def _account(self, done: Completion, tried: Sequence[Attempt]) -> None:
         """Count a call; with Ctrl-C held back, so a turn interrupted now and counted as lost
         has its tokens and their cost both or neither."""
-        ok = next((a for a in reversed(tried) if a.status == "ok"), None)
+        ok = succeeded(tried)
         cost = self.agent.cost_of(done, ok.model if ok is not None else None)
         with held_interrupts():
             if ok is not None:
@@ -180,7 +180,7 @@ class Turn:
         cfg = settings.prompt.compaction
         # the model and provider the request named (the attempt that answered, after any
         # failover): the reply's own name may be a dated snapshot the configured window does not list
-        ok = next((a for a in reversed(self.attempts) if a.status == "ok"), None)
+        ok = succeeded(self.attempts)
         model = ok.model if ok is not None else self.decision.model
         kind = self.agent.loop.kind(ok.provider) if ok is not None else ""
         window, _ = model_window(model, settings.llm.routing, cfg)
@@ -337,12 +337,17 @@ def collect(stream: Any, decision: RouteDecision, lead: str = "",
     return completed(acc, stream)
 
 
+def succeeded(attempts: Sequence[Attempt]) -> Attempt | None:
+    """The attempt that answered (the last one ok, after any failover), if any."""
+    return next((a for a in reversed(attempts) if a.status == "ok"), None)
+
+
 def completed(acc: Accumulator, stream: Any) -> Completion:
     """The streamed Completion, named as a whole reply is: after the model the stream says
     answered, else the one the attempt that succeeded asked for (after any failover); carrying
     the request that attempt sent."""
     attempts = getattr(stream, "attempts", ())
-    ok = next((a for a in reversed(attempts) if a.status == "ok"), None)
+    ok = succeeded(attempts)
     done = replace(acc.completion(ok.provider if ok else ""), prompt=getattr(stream, "prompt", None))
     if ok is not None and acc.model is None:
         done = replace(done, model=ok.model)
