@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from hermes_core.agent.audit import AuditLog
 from hermes_core.agent.call_stream import AsyncCallStream, CallStream, aclose_quietly, close_quietly
-from hermes_core.agent.credential_pool import CredentialPool, Lease
+from hermes_core.agent.credential_pool import CredentialPool, Lease, QueuePlace
 from hermes_core.agent.prompt.cache_plan import replan_cache
 from hermes_core.agent.prompt.outbound import scrub_prompt
 from hermes_core.agent.resilience_policy import (
@@ -154,8 +154,8 @@ class _Run:
         self.rate_limited: dict[str, int] = {}
         self.waited: dict[str, float] = {}     # seconds slept on cooled keys, per provider
         self.removed_here: set[str] = set()    # providers whose key this request removed
-        self.waiting: str | None = None        # the provider whose wait queue it was last in
-        self.refused: str | None = None   # the provider whose pool refused it a key it waits for
+        self.waiting: str | None = None        # the provider whose wait queue it holds a place in
+        self.place: QueuePlace | None = None   # the provider whose keys it asks for (refusals)
         self.sent: Prompt | None = None
         # (provider kind, model) -> (the prompt handed in, the prompt sent for it)
         self._plans: dict[tuple[str, str], tuple[Prompt, Prompt]] = {}
@@ -208,26 +208,42 @@ class _Run:
         self._plans[key] = (prompt, sent)
         return sent
 
-    def stop_waiting(self, served: bool = False) -> None:
-        """This request got a key (``served``) or gives up on the provider it waited for: the
-        place it held in the queue while it asked is free, and it wakes one other waiter (another
-        slot may be free; or someone must become the timed head). The end of a refusal is told
-        to the pool, which gives the process's place in the fleet's queue up when no other
-        request of it wants the keys (a grant gave it up already)."""
+    def stop_waiting(self) -> None:
+        """This request gives up every place it holds: the one in its process's wait queue
+        (waking one other waiter: another slot may be free, or someone must become the timed
+        head) and the one a refusal keeps in the fleet's queue (:class:`QueuePlace`: the pool
+        gives it up when no other request of the process wants the keys)."""
+        self._leave_queue()
+        place, self.place = self.place, None
+        if place is not None:
+            place.leave()
+
+    def _leave_queue(self) -> None:
+        """The place held in the wait queue while it asked the pool is free (it got a key, or
+        it gives up on the provider)."""
         if self.waiting is not None:
             waiting, self.waiting = self.waiting, None
             self.loop.pool.waiters.done(waiting)
-        refused, self.refused = self.refused, None
-        if refused is not None:
-            self.loop.pool.leave(refused, served=served)
+
+    def _only(self, provider: str) -> None:
+        """Next it asks for ``provider``'s keys, waits for them or calls it without one: the
+        places held for another provider (whose keys were all removed or quarantined meanwhile)
+        are given up, and only those. Each place is given up by the provider it is for: one call
+        giving up both let a wait for one provider drop the refusal just made by another (its
+        process went to the back of that provider's fleet queue), and a keyless call kept a
+        place it no longer wanted for good."""
+        if self.waiting not in (None, provider):
+            self._leave_queue()
+        if self.place is not None and self.place.provider != provider:
+            place, self.place = self.place, None
+            place.leave()
 
     def queue_for(self, provider: str) -> bool:
         """About to wait for ``provider``'s keys: True when it waited for them already (it keeps
-        its place, :mod:`~hermes_core.agent.pool.waiters`); the place it held with another
-        provider (its keys all removed meanwhile) is given up first. The place is the queue's
-        from here: the wait gives it back, or holds it anew when it returns."""
-        if self.waiting not in (None, provider):
-            self.stop_waiting()
+        its place, :mod:`~hermes_core.agent.pool.waiters`); a place held for another provider is
+        given up first. The place is the queue's from here: the wait gives it back, or holds it
+        anew when it returns."""
+        self._only(provider)
         front, self.waiting = self.waiting == provider, None
         return front
 
@@ -275,6 +291,7 @@ class _Run:
                 self.stop_waiting()
                 raise self.fail()
             cand = self.cands[self.i]
+            self._only(cand.provider)
             provider = loop.providers.get(cand.provider)
             if provider is None:
                 self.record(cand, None, "no_provider", None, "failover")
@@ -301,17 +318,15 @@ class _Run:
                                          loop.policy)
                 if allowed > 0:
                     return Step("wait", delay=0.0, provider=cand.provider, allowed=allowed)
+            if self.place is None:
+                self.place = loop.pool.place(cand.provider)
             try:
-                lease = loop.pool.acquire(cand.provider, tokens=self.tokens)
+                lease = self.place.acquire(tokens=self.tokens)
             except NoCredentialAvailable as e:
-                if e.available_at is None:
+                if e.available_at is None:    # the place went with the refusal
                     self._no_key(cand, e)
                     continue
-                if self.refused not in (None, cand.provider):
-                    self.stop_waiting()       # the provider it was refused before: given up
-                if self.refused is None:
-                    loop.pool.note_refused(cand.provider)
-                self.last_error, self.refused = e, cand.provider
+                self.last_error = e
                 wait = max(0.0, e.available_at - (e.now if e.now is not None else loop.pool.now()))
                 more = self.i + 1 < len(self.cands)
                 waited = self.waited.get(cand.provider, 0.0)
@@ -323,7 +338,7 @@ class _Run:
                 self.record(cand, None, "all_keys_blocked", None, "failover", retry_after=wait)
                 self._failover()
                 continue
-            self.stop_waiting(served=True)
+            self._leave_queue()               # the place in the fleet's went with the grant
             return Step("call", cand, lease, opts)
 
     def on_success(self, step: Step, started: float, heard: Heard | None = None) -> None:

@@ -1573,3 +1573,39 @@ def test_when_every_provider_fails_the_error_says_what_each_last_answered(respx_
     assert "backup: HTTP 503: upstream down for" in text
     assert text.count("primary: HTTP 200") == 1 and text.count("backup: HTTP 503") == 1
     assert K1 not in text and K2 not in text and K3 not in text
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("strikes", [8, 1])    # the key quarantined, or removed for good
+def test_a_request_that_goes_on_to_a_keyless_server_gives_up_the_wait_it_held(
+        mode: str, strikes: int) -> None:
+    """A request waits for provider a's only key; meanwhile another request has that key
+    rejected, so the waiter goes on to a local server called without a key, which answers. It
+    gives up the place it held in a's wait queue and its refusal: both stayed held for good (the
+    process counted a waiter on a forever, so each later request for a's keys, once the key was
+    back from its quarantine, queued behind nobody for its whole ``max_wait_s``)."""
+    clock = FakeClock()
+    key = Credential("a", "sk-a-keyless-secret-1", max_rpm=1)
+    pool = CredentialPool({"a": [key]}, backend=InMemoryPoolState(clock), rng=random.Random(1),
+                          policy=PoolPolicy(auth_recheck_s=600.0, auth_max_strikes=strikes))
+    pool.success(pool.acquire("a"))                 # the key's one request this minute
+
+    def rejected_meanwhile(seconds: float) -> None:
+        pool.remove(key, "after HTTP 401")          # another request's 401
+        clock.sleep(seconds)
+
+    async def arejected_meanwhile(seconds: float) -> None:
+        rejected_meanwhile(seconds)
+
+    local = ScriptedProvider("local", kind="offline", default="local answer")
+    loop = CallLoop({"a": ScriptedProvider("a"), "local": local}, pool,  # type: ignore[dict-item]
+                    clock=clock, sleep=rejected_meanwhile, asleep=arejected_meanwhile,
+                    rng=random.Random(2), audit_path=False, policy=LoopPolicy(max_wait_s=90.0))
+    dec = decision(("a", "m1"), ("local", "m2"))
+    if mode == "sync":
+        done, attempts = loop.complete(PROMPT, dec)
+    else:
+        done, attempts = asyncio.run(loop.acomplete(PROMPT, dec))
+    assert done.text == "local answer" and len(clock.sleeps) == 1
+    assert [(x.provider, x.status) for x in attempts] == [("a", "no_key"), ("local", "ok")]
+    assert pool.waiters.waiting("a") == 0 and pool._refused["a"] == 0
