@@ -498,11 +498,12 @@ class CallLoop:
         return str(getattr(p, "kind", provider))
 
     def _wait(self, run: _Run, step: Step) -> None:
-        """A place in the provider's wait queue until this request's turn."""
+        """A place in the provider's wait queue until this request's turn. The announcement
+        is part of the wait: Ctrl-C in it gives the places up too."""
         assert step.provider is not None
-        self._tell_wait(step)
         started = self.clock()
         try:
+            self._tell_wait(step)
             self.pool.waiters.wait(step.provider, step.delay, step.allowed, self.sleep,
                                    front=run.queue_for(step.provider), hold=True)
         except BaseException:    # Ctrl-C while waiting: the request gives up
@@ -512,9 +513,9 @@ class CallLoop:
 
     async def _await(self, run: _Run, step: Step) -> None:
         assert step.provider is not None
-        self._tell_wait(step)
         started = self.clock()
         try:
+            self._tell_wait(step)
             await self.pool.waiters.await_turn(step.provider, step.delay, step.allowed,
                                                self.asleep, front=run.queue_for(step.provider),
                                                hold=True)

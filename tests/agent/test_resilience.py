@@ -1609,3 +1609,35 @@ def test_a_request_that_goes_on_to_a_keyless_server_gives_up_the_wait_it_held(
     assert done.text == "local answer" and len(clock.sleeps) == 1
     assert [(x.provider, x.status) for x in attempts] == [("a", "no_key"), ("local", "ok")]
     assert pool.waiters.waiting("a") == 0 and pool._refused["a"] == 0
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_ctrl_c_while_a_wait_is_announced_gives_up_the_places_the_request_held(mode: str) -> None:
+    """Ctrl-C reaches the caller's ``on_wait`` (the chat saying it waits for a key) as the
+    request is about to wait a second time: the request gives up the wait-queue place it held
+    and its refusal, as when Ctrl-C comes during the wait itself. Both stayed held for good (the
+    announcement ran before the wait's clean-up was armed)."""
+    clock = FakeClock()
+    key = Credential("a", "sk-a-announce-secret-1", max_rpm=1)
+    pool = CredentialPool({"a": [key]}, backend=InMemoryPoolState(clock), rng=random.Random(1))
+    pool.success(pool.acquire("a"))                 # the key's one request this minute
+    heard: list[float] = []
+
+    def on_wait(provider: str, seconds: float) -> None:
+        heard.append(seconds)
+        if len(heard) == 2:
+            raise KeyboardInterrupt
+
+    async def asleep(seconds: float) -> None:       # the clock stays: refused again after it
+        return None
+
+    loop = CallLoop({"a": ScriptedProvider("a")}, pool, clock=clock,  # type: ignore[dict-item]
+                    sleep=lambda s: None, asleep=asleep, rng=random.Random(2), audit_path=False,
+                    policy=LoopPolicy(max_wait_s=90.0), on_wait=on_wait)
+    with pytest.raises(KeyboardInterrupt):
+        if mode == "sync":
+            loop.complete(PROMPT, decision(("a", "m1")))
+        else:
+            asyncio.run(loop.acomplete(PROMPT, decision(("a", "m1"))))
+    assert len(heard) == 2
+    assert pool.waiters.waiting("a") == 0 and pool._refused["a"] == 0
