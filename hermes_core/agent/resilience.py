@@ -557,12 +557,15 @@ class CallLoop:
     async def _afailed(self, run: _Run, step: Step, started: float, raw: BaseException, *,
                        mid_stream: bool = False, heard: Heard | None = None) -> float:
         """:meth:`_failed` for the async shells: outcomes reach a networked pool off the event
-        loop; an abort frees its key inline, before the task unwinds."""
+        loop, an abort's too (a cancellation): the task waits for its key's release before it
+        unwinds, so the key is free when the caller's await of it returns."""
         assert step.candidate is not None
         e = coerce(raw, step.candidate.provider)
         if not isinstance(e, ProviderError):
-            run.on_abort(step, started, raw, heard)
-            _carry_attempts(raw, run.attempts)
+            try:
+                await self._aoutcome(run.on_abort, step, started, raw, heard)
+            finally:
+                _carry_attempts(raw, run.attempts)
             raise raw
         if mid_stream:
             await self._aoutcome(run.on_stream_error, step, started, e)
@@ -650,8 +653,8 @@ class CallLoop:
 
     async def _aoutcome(self, fn: Callable[..., R], *args: Any) -> R:
         """Report an outcome without blocking the event loop on a networked pool backend (Redis):
-        the report runs in a worker thread, and finishes there even if the caller is cancelled.
-        Aborts (cancellation itself) stay inline so the key is freed before the task unwinds."""
+        the report runs in a worker thread, and finishes there even if the caller is cancelled
+        (again: an abort's report is awaited while its own cancellation unwinds)."""
         if self.pool.backend.io_bound:
             return await asyncio.shield(asyncio.to_thread(fn, *args))
         return fn(*args)

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -908,6 +909,36 @@ async def test_astream_reports_outcomes_off_the_event_loop() -> None:
     assert text == "hello"
     assert threading.main_thread().name not in backend.threads
     assert [k.in_flight for k in pool.status()] == [0]
+
+
+async def test_a_task_cancelled_mid_request_frees_its_key_off_the_loop_before_it_unwinds(
+        respx_mock: Any) -> None:
+    """A task cancelled while its request is at the provider (the real SDK awaiting the
+    answer): the key's release is a round trip to a networked pool, made in a worker thread
+    while the loop serves other tasks (here the task that lets the release through), and the key
+    is free once the caller's await of the task returns. The release ran on the loop's thread
+    and held every other task up for the round trip."""
+    settings = settings_for()
+    pool = CredentialPool.from_settings(settings, backend := SlowReleaseBackend())
+    loop = CallLoop(build_providers(settings), pool, settings, audit_path=False)
+    at_provider, never = asyncio.Event(), asyncio.Event()
+
+    async def hang(request: httpx.Request) -> httpx.Response:
+        at_provider.set()
+        await never.wait()
+        raise AssertionError("never answered")
+
+    respx_mock.post(PRIMARY_URL).mock(side_effect=hang)
+    task = asyncio.ensure_future(loop.acomplete(PROMPT_HTTP, Router.from_settings(settings)
+                                                .select("hi"), OPTS))
+    await at_provider.wait()
+    task.cancel()
+    gate = asyncio.ensure_future(_open_gate(backend))   # a task of the loop lets it through
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert [k.in_flight for k in pool.status("primary")] == [0, 0]
+    assert threading.main_thread().name not in backend.threads
+    await gate
 
 
 LOW = ("Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing "
