@@ -228,10 +228,10 @@ class _Run:
     def _only(self, provider: str) -> None:
         """Next it asks for ``provider``'s keys, waits for them or calls it without one: the
         places held for another provider (whose keys were all removed or quarantined meanwhile)
-        are given up, and only those. Each place is given up by the provider it is for: one call
-        giving up both let a wait for one provider drop the refusal just made by another (its
-        process went to the back of that provider's fleet queue), and a keyless call kept a
-        place it no longer wanted for good."""
+        are given up, and only those. Each place goes by the provider it is for: a wait for
+        this provider must not drop the refusal it just made here (its process would go to the
+        back of this provider's fleet queue), and a call without a key must not keep a place it
+        no longer wants."""
         if self.waiting not in (None, provider):
             self._leave_queue()
         if self.place is not None and self.place.provider != provider:
@@ -338,7 +338,7 @@ class _Run:
                 self.record(cand, None, "all_keys_blocked", None, "failover", retry_after=wait)
                 self._failover()
                 continue
-            self._leave_queue()               # the place in the fleet's went with the grant
+            self._leave_queue()               # the fleet's place went with the grant
             return Step("call", cand, lease, opts)
 
     def on_success(self, step: Step, started: float, heard: Heard | None = None) -> None:

@@ -941,6 +941,24 @@ async def test_a_task_cancelled_mid_request_frees_its_key_off_the_loop_before_it
     await gate
 
 
+async def test_an_async_stream_closed_mid_answer_frees_its_key_off_the_loop_before_aclose_returns(
+        ) -> None:
+    """The caller stops reading after the first delta: the abort's release goes through a
+    worker thread (it blocked the loop) and is done when ``aclose`` returns."""
+    backend = SlowReleaseBackend()
+    pool = CredentialPool({"a": [A1_CANCEL]}, backend=backend)
+    loop = CallLoop({"a": ScriptedProvider("a", script=[["one ", "two"]])}, pool,  # type: ignore[dict-item]
+                    audit_path=False, policy=LoopPolicy())
+    stream = loop.astream(PROMPT, RouteDecision("m1", (Candidate("a", "m1"),), "test"))
+    assert (await stream.__anext__()).text == "one "
+    gate = asyncio.ensure_future(_open_gate(backend))   # a task of the loop lets it through
+    await stream.aclose()
+    assert [k.in_flight for k in pool.status()] == [0]
+    assert [a.status for a in stream.attempts] == ["aborted"]
+    assert threading.main_thread().name not in backend.threads
+    await gate
+
+
 LOW = ("Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing "
        "to upgrade or purchase credits.")
 
