@@ -286,16 +286,13 @@ class Agent:
                                   requires_tools=needs_tools, turn_count=len(self.history) // 2,
                                   pinned=self.pinned_provider, pin_note=self.offline_reason)
 
-    def _finish(self, message: str, prompt: Prompt, decision: RouteDecision, done: Completion,
-                usage: Usage, attempts: Sequence[Attempt], rounds_from: int,
-                turn: Turn | None = None) -> Reply:
-        """Record the turn. ``prompt`` holds the turn's messages; ``done.prompt`` (when the call
-        loop returned it) is the last request exactly as sent, cache markers included."""
-        calls = tuple(turn.calls) if turn is not None else done.tool_calls
-        results = tuple(turn.results) if turn is not None else ()
-        cost = turn.cost if turn is not None else self.cost_of(replace(done, usage=usage))
-        capped = turn is not None and turn.capped
-        if turn is not None and turn.paused_out:
+    def _record(self, turn: Turn) -> Reply:
+        """Record the finished turn from what it answers (:meth:`Turn.answer`): its prompt holds
+        the turn's messages; ``done.prompt`` (when the call loop returned it) is the last request
+        exactly as sent, cache markers included."""
+        done, prompt = turn.answer()
+        usage, capped = turn.usage, turn.capped
+        if turn.paused_out:
             log.warning("the turn ended still paused by the provider after %d continuations "
                         "(Agent.max_continuations); its reply is what came so far",
                         turn.continued)
@@ -306,28 +303,26 @@ class Agent:
         # the user's message; the tool calls and answers, if any, appended after the messages
         # prepare() sent, which may differ from the history (a pre_llm_call hook can return a
         # Prompt with other messages); the reply
-        added = (Message("user", clean_text(message)),
-                 *(as_kept(m) for m in prompt.messages[rounds_from:]),
+        added = (Message("user", clean_text(turn.message)),
+                 *(as_kept(m) for m in prompt.messages[turn.rounds_from:]),
                  Message("assistant", done.text))
         with held_interrupts():   # Ctrl-C now: the turn is recorded whole, then interrupted
             self.history.extend(added)
             self.stats.turns += 1
             self.stats.usage = self.stats.usage + usage
-            self.stats.cost = self.stats.cost + cost
-            if turn is not None:
-                self.stats.wasted = self.stats.wasted + turn.wasted
-            self.stats.tool_calls += len(results)
+            self.stats.cost = self.stats.cost + turn.cost
+            self.stats.wasted = self.stats.wasted + turn.wasted
+            self.stats.tool_calls += len(turn.results)
             self.compactor.observe(prompt, done.usage)   # the last call's billed prompt tokens
             # the retrieval as sent: its copy of the message is scrubbed of configured keys
             sent = done.prompt or prompt
             self.last_reply = reply = Reply(
-                done.text, done.model, done.provider, usage, sent, decision,
-                sent.turn.retrieval if sent.turn is not None else None, tuple(attempts),
-                calls, results, cost, compaction=self.compactor.last,
-                wasted=turn.wasted if turn is not None else Usage(),
-                wasted_cost=turn.wasted_cost if turn is not None else Cost(),
+                done.text, done.model, done.provider, usage, sent, turn.decision,
+                sent.turn.retrieval if sent.turn is not None else None, tuple(turn.attempts),
+                tuple(turn.calls), tuple(turn.results), turn.cost,
+                compaction=self.compactor.last, wasted=turn.wasted, wasted_cost=turn.wasted_cost,
                 stop_reason="max_tool_rounds" if capped else "max_continuations"
-                if turn is not None and turn.paused_out else stop_reason(done.finish_reason))
+                if turn.paused_out else stop_reason(done.finish_reason))
         if self.post_llm_call is not None:
             self.post_llm_call(reply)
         return reply
@@ -402,7 +397,7 @@ class Agent:
                 self._lost(turn, getattr(e, "attempts", ()))
                 raise
             if not more:
-                return turn.finish()
+                return self._record(turn)
 
     def stream(self, message: str, *, output: type[BaseModel] | None = None,
                options: Mapping[str, Any] | None = None) -> ReplyStream:
@@ -457,7 +452,7 @@ class Agent:
                 stream.close()
             said = said or bool(done.text)
             if not more:
-                return turn.finish()
+                return self._record(turn)
             said = said and not turn.continuing   # a paused reply goes on in the same paragraph
 
     def _lost(self, turn: Turn, tried: Sequence[Attempt]) -> None:
@@ -523,7 +518,7 @@ class Agent:
                 self._lost(turn, getattr(e, "attempts", ()))
                 raise
             if not more:
-                return turn.finish()
+                return self._record(turn)
 
     async def astream(self, message: str, *, output: type[BaseModel] | None = None,
                       options: Mapping[str, Any] | None = None) -> AsyncIterator[str]:
@@ -586,7 +581,7 @@ class Agent:
                 self._lost(turn, stream.attempts)
                 raise
             if not more:
-                turn.finish()
+                self._record(turn)
                 return
             said = said and not turn.continuing
 

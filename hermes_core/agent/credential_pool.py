@@ -283,14 +283,15 @@ class CredentialPool:
         return Lease(self._lookup(provider, res.fingerprint), res.lease, res.probe)
 
     def place(self, provider: str) -> QueuePlace:
-        """A caller's own wait for ``provider``'s keys, for code calling the pool directly (the
-        call loop keeps its own): ``with pool.place("openai") as place:`` (or ``async with``),
-        then ``place.acquire()`` / ``await place.aacquire()`` as often as it likes. A refusal
-        keeps the process's place in the fleet's queue (:meth:`note_refused`); leaving the block
-        without a key (it gives up, raises, is cancelled or interrupted) gives that place up
-        (:meth:`leave`), so the next process is served at once instead of polling behind it until
-        the place expires. A plain :meth:`acquire` refused and never retried leaves its place to
-        expire (``queue_grace_s`` after the time it was told)."""
+        """A caller's own wait for ``provider``'s keys: ``with pool.place("openai") as place:``
+        (or ``async with``), then ``place.acquire()`` / ``await place.aacquire()`` as often as it
+        likes (the call loop holds one per provider it asks, and :meth:`QueuePlace.leave` is how
+        it stops). A refusal keeps the process's place in the fleet's queue
+        (:meth:`note_refused`); leaving the block without a key (it gives up, raises, is
+        cancelled or interrupted) gives that place up (:meth:`leave`), so the next process is
+        served at once instead of polling behind it until the place expires. A plain
+        :meth:`acquire` refused and never retried leaves its place to expire (``queue_grace_s``
+        after the time it was told)."""
         return QueuePlace(self, provider)
 
     def note_refused(self, provider: str) -> None:
@@ -561,14 +562,19 @@ class QueuePlace:
             self._refused = False
             self.pool.leave(self.provider, served=served)
 
+    def leave(self) -> None:
+        """Stop waiting without a key (give up, fail over, time out): a place a refusal kept
+        is given up; nothing to do after a grant or with no refusal since."""
+        self._end(served=False)
+
     def __enter__(self) -> QueuePlace:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._end(served=False)
+        self.leave()
 
     async def __aenter__(self) -> QueuePlace:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        self._end(served=False)     # on the loop: the round trip runs off it (leave)
+        self.leave()     # on the loop: the round trip runs off it (CredentialPool.leave)

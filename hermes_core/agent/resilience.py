@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from hermes_core.agent.audit import AuditLog
 from hermes_core.agent.call_stream import AsyncCallStream, CallStream, aclose_quietly, close_quietly
-from hermes_core.agent.credential_pool import CredentialPool, Lease
+from hermes_core.agent.credential_pool import CredentialPool, Lease, QueuePlace
 from hermes_core.agent.prompt.cache_plan import replan_cache
 from hermes_core.agent.prompt.outbound import scrub_prompt
 from hermes_core.agent.resilience_policy import (
@@ -154,8 +154,8 @@ class _Run:
         self.rate_limited: dict[str, int] = {}
         self.waited: dict[str, float] = {}     # seconds slept on cooled keys, per provider
         self.removed_here: set[str] = set()    # providers whose key this request removed
-        self.waiting: str | None = None        # the provider whose wait queue it was last in
-        self.refused: str | None = None   # the provider whose pool refused it a key it waits for
+        self.waiting: str | None = None        # the provider whose wait queue it holds a place in
+        self.place: QueuePlace | None = None   # the provider whose keys it asks for (refusals)
         self.sent: Prompt | None = None
         # (provider kind, model) -> (the prompt handed in, the prompt sent for it)
         self._plans: dict[tuple[str, str], tuple[Prompt, Prompt]] = {}
@@ -208,26 +208,42 @@ class _Run:
         self._plans[key] = (prompt, sent)
         return sent
 
-    def stop_waiting(self, served: bool = False) -> None:
-        """This request got a key (``served``) or gives up on the provider it waited for: the
-        place it held in the queue while it asked is free, and it wakes one other waiter (another
-        slot may be free; or someone must become the timed head). The end of a refusal is told
-        to the pool, which gives the process's place in the fleet's queue up when no other
-        request of it wants the keys (a grant gave it up already)."""
+    def stop_waiting(self) -> None:
+        """This request gives up every place it holds: the one in its process's wait queue
+        (waking one other waiter: another slot may be free, or someone must become the timed
+        head) and the one a refusal keeps in the fleet's queue (:class:`QueuePlace`: the pool
+        gives it up when no other request of the process wants the keys)."""
+        self._leave_queue()
+        place, self.place = self.place, None
+        if place is not None:
+            place.leave()
+
+    def _leave_queue(self) -> None:
+        """The place held in the wait queue while it asked the pool is free (it got a key, or
+        it gives up on the provider)."""
         if self.waiting is not None:
             waiting, self.waiting = self.waiting, None
             self.loop.pool.waiters.done(waiting)
-        refused, self.refused = self.refused, None
-        if refused is not None:
-            self.loop.pool.leave(refused, served=served)
+
+    def _only(self, provider: str) -> None:
+        """Next it asks for ``provider``'s keys, waits for them or calls it without one: the
+        places held for another provider (whose keys were all removed or quarantined meanwhile)
+        are given up, and only those. Each place goes by the provider it is for: a wait for
+        this provider must not drop the refusal it just made here (its process would go to the
+        back of this provider's fleet queue), and a call without a key must not keep a place it
+        no longer wants."""
+        if self.waiting not in (None, provider):
+            self._leave_queue()
+        if self.place is not None and self.place.provider != provider:
+            place, self.place = self.place, None
+            place.leave()
 
     def queue_for(self, provider: str) -> bool:
         """About to wait for ``provider``'s keys: True when it waited for them already (it keeps
-        its place, :mod:`~hermes_core.agent.pool.waiters`); the place it held with another
-        provider (its keys all removed meanwhile) is given up first. The place is the queue's
-        from here: the wait gives it back, or holds it anew when it returns."""
-        if self.waiting not in (None, provider):
-            self.stop_waiting()
+        its place, :mod:`~hermes_core.agent.pool.waiters`); a place held for another provider is
+        given up first. The place is the queue's from here: the wait gives it back, or holds it
+        anew when it returns."""
+        self._only(provider)
         front, self.waiting = self.waiting == provider, None
         return front
 
@@ -275,6 +291,7 @@ class _Run:
                 self.stop_waiting()
                 raise self.fail()
             cand = self.cands[self.i]
+            self._only(cand.provider)
             provider = loop.providers.get(cand.provider)
             if provider is None:
                 self.record(cand, None, "no_provider", None, "failover")
@@ -301,17 +318,15 @@ class _Run:
                                          loop.policy)
                 if allowed > 0:
                     return Step("wait", delay=0.0, provider=cand.provider, allowed=allowed)
+            if self.place is None:
+                self.place = loop.pool.place(cand.provider)
             try:
-                lease = loop.pool.acquire(cand.provider, tokens=self.tokens)
+                lease = self.place.acquire(tokens=self.tokens)
             except NoCredentialAvailable as e:
-                if e.available_at is None:
+                if e.available_at is None:    # the place went with the refusal
                     self._no_key(cand, e)
                     continue
-                if self.refused not in (None, cand.provider):
-                    self.stop_waiting()       # the provider it was refused before: given up
-                if self.refused is None:
-                    loop.pool.note_refused(cand.provider)
-                self.last_error, self.refused = e, cand.provider
+                self.last_error = e
                 wait = max(0.0, e.available_at - (e.now if e.now is not None else loop.pool.now()))
                 more = self.i + 1 < len(self.cands)
                 waited = self.waited.get(cand.provider, 0.0)
@@ -323,7 +338,7 @@ class _Run:
                 self.record(cand, None, "all_keys_blocked", None, "failover", retry_after=wait)
                 self._failover()
                 continue
-            self.stop_waiting(served=True)
+            self._leave_queue()               # the fleet's place went with the grant
             return Step("call", cand, lease, opts)
 
     def on_success(self, step: Step, started: float, heard: Heard | None = None) -> None:
@@ -483,11 +498,12 @@ class CallLoop:
         return str(getattr(p, "kind", provider))
 
     def _wait(self, run: _Run, step: Step) -> None:
-        """A place in the provider's wait queue until this request's turn."""
+        """A place in the provider's wait queue until this request's turn. The announcement
+        is part of the wait: Ctrl-C in it gives the places up too."""
         assert step.provider is not None
-        self._tell_wait(step)
         started = self.clock()
         try:
+            self._tell_wait(step)
             self.pool.waiters.wait(step.provider, step.delay, step.allowed, self.sleep,
                                    front=run.queue_for(step.provider), hold=True)
         except BaseException:    # Ctrl-C while waiting: the request gives up
@@ -497,9 +513,9 @@ class CallLoop:
 
     async def _await(self, run: _Run, step: Step) -> None:
         assert step.provider is not None
-        self._tell_wait(step)
         started = self.clock()
         try:
+            self._tell_wait(step)
             await self.pool.waiters.await_turn(step.provider, step.delay, step.allowed,
                                                self.asleep, front=run.queue_for(step.provider),
                                                hold=True)
@@ -541,12 +557,15 @@ class CallLoop:
     async def _afailed(self, run: _Run, step: Step, started: float, raw: BaseException, *,
                        mid_stream: bool = False, heard: Heard | None = None) -> float:
         """:meth:`_failed` for the async shells: outcomes reach a networked pool off the event
-        loop; an abort frees its key inline, before the task unwinds."""
+        loop, an abort's too (a cancellation): the task waits for its key's release before it
+        unwinds, so the key is free when the caller's await of it returns."""
         assert step.candidate is not None
         e = coerce(raw, step.candidate.provider)
         if not isinstance(e, ProviderError):
-            run.on_abort(step, started, raw, heard)
-            _carry_attempts(raw, run.attempts)
+            try:
+                await self._aoutcome(run.on_abort, step, started, raw, heard)
+            finally:
+                _carry_attempts(raw, run.attempts)
             raise raw
         if mid_stream:
             await self._aoutcome(run.on_stream_error, step, started, e)
@@ -634,8 +653,8 @@ class CallLoop:
 
     async def _aoutcome(self, fn: Callable[..., R], *args: Any) -> R:
         """Report an outcome without blocking the event loop on a networked pool backend (Redis):
-        the report runs in a worker thread, and finishes there even if the caller is cancelled.
-        Aborts (cancellation itself) stay inline so the key is freed before the task unwinds."""
+        the report runs in a worker thread, and finishes there even if the caller is cancelled
+        (again: an abort's report is awaited while its own cancellation unwinds)."""
         if self.pool.backend.io_bound:
             return await asyncio.shield(asyncio.to_thread(fn, *args))
         return fn(*args)

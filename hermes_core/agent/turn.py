@@ -38,7 +38,6 @@ from hermes_core.types import (
 
 if TYPE_CHECKING:
     from hermes_core.agent.agent import Agent
-    from hermes_core.agent.reply import Reply
 
 
 class Turn:
@@ -228,9 +227,10 @@ class Turn:
             compactor.summarizer = summarizer
         return replace(fitted, messages=fitted.messages + rounds)
 
-    def finish(self) -> Reply:
-        """The turn recorded. A reply that went on from paused ones is one answer: their text
-        leads its own, and the paused messages it went on from are not kept apart."""
+    def answer(self) -> tuple[Completion, Prompt]:
+        """The turn's last answer and the prompt whose messages the history keeps, for the
+        Agent to record. A reply that went on from paused ones is one answer: their text leads
+        its own, and the paused messages it went on from are not kept apart."""
         assert self.done is not None
         done, prompt = self.done, self.prompt
         if self.held:
@@ -238,8 +238,7 @@ class Turn:
             text = "".join(self.held[:went_on]) + done.text
             done = replace(done, text=text)
             prompt = replace(prompt, messages=prompt.messages[:len(prompt.messages) - went_on])
-        return self.agent._finish(self.message, prompt, self.decision, done,
-                                  self.usage, self.attempts, self.rounds_from, self)
+        return done, prompt
 
 
 def as_kept(m: Message) -> Message:

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -910,6 +911,54 @@ async def test_astream_reports_outcomes_off_the_event_loop() -> None:
     assert [k.in_flight for k in pool.status()] == [0]
 
 
+async def test_a_task_cancelled_mid_request_frees_its_key_off_the_loop_before_it_unwinds(
+        respx_mock: Any) -> None:
+    """A task cancelled while its request is at the provider (the real SDK awaiting the
+    answer): the key's release is a round trip to a networked pool, made in a worker thread
+    while the loop serves other tasks (here the task that lets the release through), and the key
+    is free once the caller's await of the task returns. The release ran on the loop's thread
+    and held every other task up for the round trip."""
+    settings = settings_for()
+    pool = CredentialPool.from_settings(settings, backend := SlowReleaseBackend())
+    loop = CallLoop(build_providers(settings), pool, settings, audit_path=False)
+    at_provider, never = asyncio.Event(), asyncio.Event()
+
+    async def hang(request: httpx.Request) -> httpx.Response:
+        at_provider.set()
+        await never.wait()
+        raise AssertionError("never answered")
+
+    respx_mock.post(PRIMARY_URL).mock(side_effect=hang)
+    task = asyncio.ensure_future(loop.acomplete(PROMPT_HTTP, Router.from_settings(settings)
+                                                .select("hi"), OPTS))
+    await at_provider.wait()
+    task.cancel()
+    gate = asyncio.ensure_future(_open_gate(backend))   # a task of the loop lets it through
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert [k.in_flight for k in pool.status("primary")] == [0, 0]
+    assert threading.main_thread().name not in backend.threads
+    await gate
+
+
+async def test_an_async_stream_closed_mid_answer_frees_its_key_off_the_loop_before_aclose_returns(
+        ) -> None:
+    """The caller stops reading after the first delta: the abort's release goes through a
+    worker thread (it blocked the loop) and is done when ``aclose`` returns."""
+    backend = SlowReleaseBackend()
+    pool = CredentialPool({"a": [A1_CANCEL]}, backend=backend)
+    loop = CallLoop({"a": ScriptedProvider("a", script=[["one ", "two"]])}, pool,  # type: ignore[dict-item]
+                    audit_path=False, policy=LoopPolicy())
+    stream = loop.astream(PROMPT, RouteDecision("m1", (Candidate("a", "m1"),), "test"))
+    assert (await stream.__anext__()).text == "one "
+    gate = asyncio.ensure_future(_open_gate(backend))   # a task of the loop lets it through
+    await stream.aclose()
+    assert [k.in_flight for k in pool.status()] == [0]
+    assert [a.status for a in stream.attempts] == ["aborted"]
+    assert threading.main_thread().name not in backend.threads
+    await gate
+
+
 LOW = ("Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing "
        "to upgrade or purchase credits.")
 
@@ -1573,3 +1622,71 @@ def test_when_every_provider_fails_the_error_says_what_each_last_answered(respx_
     assert "backup: HTTP 503: upstream down for" in text
     assert text.count("primary: HTTP 200") == 1 and text.count("backup: HTTP 503") == 1
     assert K1 not in text and K2 not in text and K3 not in text
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("strikes", [8, 1])    # the key quarantined, or removed for good
+def test_a_request_that_goes_on_to_a_keyless_server_gives_up_the_wait_it_held(
+        mode: str, strikes: int) -> None:
+    """A request waits for provider a's only key; meanwhile another request has that key
+    rejected, so the waiter goes on to a local server called without a key, which answers. It
+    gives up the place it held in a's wait queue and its refusal: both stayed held for good (the
+    process counted a waiter on a forever, so each later request for a's keys, once the key was
+    back from its quarantine, queued behind nobody for its whole ``max_wait_s``)."""
+    clock = FakeClock()
+    key = Credential("a", "sk-a-keyless-secret-1", max_rpm=1)
+    pool = CredentialPool({"a": [key]}, backend=InMemoryPoolState(clock), rng=random.Random(1),
+                          policy=PoolPolicy(auth_recheck_s=600.0, auth_max_strikes=strikes))
+    pool.success(pool.acquire("a"))                 # the key's one request this minute
+
+    def rejected_meanwhile(seconds: float) -> None:
+        pool.remove(key, "after HTTP 401")          # another request's 401
+        clock.sleep(seconds)
+
+    async def arejected_meanwhile(seconds: float) -> None:
+        rejected_meanwhile(seconds)
+
+    local = ScriptedProvider("local", kind="offline", default="local answer")
+    loop = CallLoop({"a": ScriptedProvider("a"), "local": local}, pool,  # type: ignore[dict-item]
+                    clock=clock, sleep=rejected_meanwhile, asleep=arejected_meanwhile,
+                    rng=random.Random(2), audit_path=False, policy=LoopPolicy(max_wait_s=90.0))
+    dec = decision(("a", "m1"), ("local", "m2"))
+    if mode == "sync":
+        done, attempts = loop.complete(PROMPT, dec)
+    else:
+        done, attempts = asyncio.run(loop.acomplete(PROMPT, dec))
+    assert done.text == "local answer" and len(clock.sleeps) == 1
+    assert [(x.provider, x.status) for x in attempts] == [("a", "no_key"), ("local", "ok")]
+    assert pool.waiters.waiting("a") == 0 and pool._refused["a"] == 0
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_ctrl_c_while_a_wait_is_announced_gives_up_the_places_the_request_held(mode: str) -> None:
+    """Ctrl-C reaches the caller's ``on_wait`` (the chat saying it waits for a key) as the
+    request is about to wait a second time: the request gives up the wait-queue place it held
+    and its refusal, as when Ctrl-C comes during the wait itself. Both stayed held for good (the
+    announcement ran before the wait's clean-up was armed)."""
+    clock = FakeClock()
+    key = Credential("a", "sk-a-announce-secret-1", max_rpm=1)
+    pool = CredentialPool({"a": [key]}, backend=InMemoryPoolState(clock), rng=random.Random(1))
+    pool.success(pool.acquire("a"))                 # the key's one request this minute
+    heard: list[float] = []
+
+    def on_wait(provider: str, seconds: float) -> None:
+        heard.append(seconds)
+        if len(heard) == 2:
+            raise KeyboardInterrupt
+
+    async def asleep(seconds: float) -> None:       # the clock stays: refused again after it
+        return None
+
+    loop = CallLoop({"a": ScriptedProvider("a")}, pool, clock=clock,  # type: ignore[dict-item]
+                    sleep=lambda s: None, asleep=asleep, rng=random.Random(2), audit_path=False,
+                    policy=LoopPolicy(max_wait_s=90.0), on_wait=on_wait)
+    with pytest.raises(KeyboardInterrupt):
+        if mode == "sync":
+            loop.complete(PROMPT, decision(("a", "m1")))
+        else:
+            asyncio.run(loop.acomplete(PROMPT, decision(("a", "m1"))))
+    assert len(heard) == 2
+    assert pool.waiters.waiting("a") == 0 and pool._refused["a"] == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from hermes_core.agent import turn as turn_module
 from hermes_core.agent.agent import Agent
 from hermes_core.config import load_settings
 from hermes_core.testing import (
@@ -698,3 +700,11 @@ def test_a_turn_cancelled_while_connecting_counts_nothing_once_sent_its_prompt(
         wasted = agent.stats.wasted
     assert agent.history == []
     assert (wasted.counted and wasted.input_tokens > 0) if reached else wasted == Usage()
+
+
+def test_a_turn_reaches_its_agent_through_public_names_only() -> None:
+    """The Agent records a turn from what the turn answers (``Turn.answer``): the turn module
+    calls none of the Agent's private methods (it called ``_finish``, which then had to keep a
+    signature for a caller in another module)."""
+    source = Path(turn_module.__file__).read_text(encoding="utf-8")
+    assert re.findall(r"\bagent\._\w+", source) == []

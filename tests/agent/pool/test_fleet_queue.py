@@ -23,6 +23,7 @@ from hermes_core.agent.credential_pool import CredentialPool
 from hermes_core.agent.pool.redis import RedisPoolOptions, RedisPoolState, options_from_settings
 from hermes_core.agent.pool.state import AcquireResult, KeySpec, Outcome, PoolPolicy
 from hermes_core.agent.resilience import CallLoop
+from hermes_core.agent.resilience_policy import LoopPolicy
 from hermes_core.agent.smart_routing import Router
 from hermes_core.config import Settings, load_settings
 from hermes_core.errors import AllProvidersFailed, NoCredentialAvailable
@@ -269,8 +270,10 @@ PROMPT = Prompt(system="You are Hermes.", messages=(Message("user", "hi"),))
 OPTS = CallOptions(max_tokens=32, timeout_s=5)
 
 
-def one_key_settings(url: str, prefix: str, **llm: object) -> Settings:
-    """A primary with one key of one request a minute, and a backup."""
+def one_key_settings(url: str, prefix: str, pool: dict[str, object] | None = None,
+                     **llm: object) -> Settings:
+    """A primary with one key of one request a minute, and a backup; ``pool``: more
+    ``credential_pool`` settings."""
     return load_settings({
         "llm": {"deadline_s": 120, **llm, "routing": {
             "default_model": "gpt-4o",
@@ -281,7 +284,7 @@ def one_key_settings(url: str, prefix: str, **llm: object) -> Settings:
                  "models": ["claude-haiku"]}]}},
         "credentials": {"primary": {"keys": [{"key": PRIMARY_KEY, "max_rpm": 1}]},
                         "backup": {"keys": [{"key": BACKUP_KEY}]}},
-        "credential_pool": {"backend": "redis", "redis_key_prefix": prefix},
+        "credential_pool": {"backend": "redis", "redis_key_prefix": prefix, **(pool or {})},
     }, env={"HERMES_REDIS_URL": url})
 
 
@@ -298,10 +301,11 @@ def loops(respx_mock: object, redis_url: str, redis_prefix: str) -> Iterator[
     respx_mock.post(ANTHROPIC_URL).mock(  # type: ignore[attr-defined]
         side_effect=lambda r: httpx.Response(200, json=anthropic_message("backup ok")))
 
-    def process(deadline_s: float = 120.0, url: str = redis_url, **kw: object) -> CallLoop:
+    def process(deadline_s: float = 120.0, url: str = redis_url,
+                pool: dict[str, object] | None = None, **kw: object) -> CallLoop:
         made.append(RedisPoolState(url, clock=clock, options=RedisPoolOptions(
             key_prefix=redis_prefix, socket_timeout_s=10.0)))
-        own = one_key_settings(redis_url, redis_prefix, deadline_s=deadline_s)
+        own = one_key_settings(redis_url, redis_prefix, pool, deadline_s=deadline_s)
         pool = CredentialPool.from_settings(own, made[-1], rng=random.Random(1))
         args: dict[str, object] = {"clock": clock, "sleep": clock.sleep, "asleep": clock.asleep,
                                    "rng": random.Random(2), **kw}
@@ -419,6 +423,75 @@ def test_a_cancelled_task_gives_its_place_up_while_the_loop_serves_other_tasks(
     assert slow_redis.held > 0
     slow_redis.delay = 0.0
     served_at_once(b, router, clock)
+
+
+def test_a_request_refused_after_queueing_for_another_provider_keeps_its_process_place(
+        loops: tuple[Callable[..., CallLoop], FakeClock, Router]) -> None:
+    """A request of a queues behind another request of a for the backup's key, which is
+    rejected meanwhile; it goes on to the primary, is refused there and waits. Its process keeps
+    the place the refusal took in the primary's queue, so it is served when the key frees, before
+    b, refused after it. It used to give that place up on its way into the wait (taking it for
+    the backup's), and went to the back of the line behind b."""
+    process, clock, router = loops
+
+    def b_asks_meanwhile(seconds: float) -> None:
+        if not clock.sleeps:                         # a's first wait for the primary's key
+            with pytest.raises(NoCredentialAvailable):
+                b.pool.acquire("primary")            # refused: in line behind a (or before it)
+        clock.sleep(seconds)
+
+    b = process()
+    a = process(sleep=b_asks_meanwhile)
+    b.complete(PROMPT, router.select("hi"), OPTS)    # the primary's one request this minute
+    a.pool.waiters.wait("backup", 0.0, 0.0, lambda s: None, hold=True)   # a's other request
+    backup_key = a.pool.credentials("backup")[0]
+
+    def rejected_while_a_queues() -> None:
+        for _ in range(5000):
+            if a.pool.waiters.waiting("backup") == 2:
+                break
+            time.sleep(0.001)
+        a.pool.remove(backup_key, "after HTTP 401")  # another request's 401: wakes the queue
+
+    primary, backup = router.select("hi").candidates
+    helper = threading.Thread(target=rejected_while_a_queues)
+    helper.start()
+    try:
+        _, attempts = a.complete(PROMPT, RouteDecision(backup.model, (backup, primary), "test"),
+                                 OPTS)
+    finally:
+        helper.join(10)
+        a.pool.waiters.done("backup")
+    assert [(x.provider, x.status) for x in attempts] == [("backup", "no_key"),
+                                                          ("primary", "ok")]
+    assert len(clock.sleeps) == 1                    # served at once when the key freed
+
+
+def test_a_request_whose_provider_lost_its_keys_while_it_waited_gives_its_process_place_up(
+        loops: tuple[Callable[..., CallLoop], FakeClock, Router]) -> None:
+    """While a request of a waits for the primary's key, another request of a has the key
+    rejected for good; the waiter goes on to the backup, and its process's place in the
+    primary's queue goes with it: b learns at once that no key can serve and fails over. The
+    backup's grant was taken for the primary's (it said the grant had left the line already),
+    and b polled behind the place until its grace ran out."""
+    process, clock, router = loops
+
+    def rejected_meanwhile(seconds: float) -> None:
+        a.pool.remove(a.pool.credentials("primary")[0], "after HTTP 401")
+        clock.sleep(seconds)
+
+    a = process(sleep=rejected_meanwhile, policy=LoopPolicy(max_wait_s=90.0),
+                pool={"auth_max_strikes": 1})
+    b = process()
+    b.complete(PROMPT, router.select("hi"), OPTS)    # the primary's one request this minute
+    _, attempts = a.complete(PROMPT, router.select("hi"), OPTS)
+    assert [(x.provider, x.status) for x in attempts] == [("primary", "no_key"),
+                                                          ("backup", "ok")]
+    clock.sleeps.clear()
+    _, attempts = b.complete(PROMPT, router.select("hi"), OPTS)
+    assert [(x.provider, x.status) for x in attempts] == [("primary", "no_key"),
+                                                          ("backup", "ok")]
+    assert clock.sleeps == []
 
 
 def test_a_process_with_another_request_still_waiting_keeps_its_place(
