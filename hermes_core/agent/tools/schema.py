@@ -525,6 +525,8 @@ def _unschemable(tool_name: str, fields: Mapping[str, Any],
             create_model("probe", __base__=base, **{name: definition}).model_json_schema()
         except Exception as e:
             hint = definition[0]
+            if typing.get_origin(hint) is typing.Union and MISSING in typing.get_args(hint):
+                hint = typing.get_args(hint)[0]   # an optional key: the type its TypedDict wrote
             kind = getattr(typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated
                            else hint, "__name__", None) or str(hint)
             first = (str(e).splitlines() or [type(e).__name__])[0].split(". ")[0]

@@ -775,6 +775,20 @@ def test_an_unpacked_key_that_is_also_a_parameter_is_refused_at_registration() -
             make_tool(fn)
 
 
+class Handles(typing_extensions.TypedDict):
+    conn: typing_extensions.NotRequired[sqlite3.Connection]
+
+
+def test_a_key_pydantic_cannot_describe_is_named_with_its_own_type() -> None:
+    """Not "(Union)": an optional key's type is the one its TypedDict wrote."""
+    def raw(**handles: typing_extensions.Unpack[Handles]) -> None:
+        """Raw."""
+
+    with pytest.raises(ToolDefinitionError, match=re.escape(
+            "tool 'raw': parameter 'conn' (Connection) cannot be described as JSON")):
+        make_tool(raw)
+
+
 def test_a_key_a_partial_fixed_is_not_the_model_s_to_send() -> None:
     t = make_tool(functools.partial(page_rows, limit=10))
     assert list(t.parameters["properties"]) == ["table", "cursor", "order"]
