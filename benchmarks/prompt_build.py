@@ -9,6 +9,9 @@ re-hashes the system prompt.
 ``prepare_us_p50``: an agent's turn up to the request (``Agent.prepare``: build, route, compaction
 fit, counted in the routed model's encoding) and the bill read back (``compactor.observe``) over a
 120-message history of JSON-ish messages: every message's count is looked up several times a turn.
+``prepare_hooked_us_p50``: the same with a ``pre_llm_call`` hook adding ~300 tokens of new text
+each turn (as retrieval does), and ``hooked_vs_plain`` its ratio to ``prepare_us_p50`` (the
+hook's own cost is nil: what it adds is the work of counting and fitting its text).
 Run this file with ``PYTHONPATH`` on another checkout to compare two trees in one run.
 
     python benchmarks/prompt_build.py --json
@@ -80,14 +83,15 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def prepare_turns(rounds: int, root: Path) -> list[float]:
-    """Microseconds of each of ``rounds`` agent turns' prepare + observe (no provider call)."""
+def prepare_turns(rounds: int, root: Path, *, hooked: bool = False) -> list[float]:
+    """Microseconds of each of ``rounds`` agent turns' prepare + observe (no provider call),
+    with a hook adding fresh text each turn when ``hooked``."""
     from hermes_core.agent.agent import Agent
     from hermes_core.config import load_settings
     from hermes_core.testing import FunctionProvider
     from hermes_core.types import Completion, Usage
 
-    home = root / "agent-home"
+    home = root / ("agent-home-hooked" if hooked else "agent-home")
     home.mkdir()
     (home / "SOUL.md").write_text("You are Hermes, a bilingual engineering assistant.\n" * 60)
     settings = load_settings({
@@ -102,6 +106,9 @@ def prepare_turns(rounds: int, root: Path) -> list[float]:
     rows = json.dumps({"rows": [[j, f"r{j}"] for j in range(40)]})
     agent.history.extend(Message("user" if i % 2 == 0 else "assistant", f"turn {i}: {rows}")
                          for i in range(120))
+    if hooked:
+        agent.pre_llm_call = lambda message, prompt: (
+            f"## Open tickets for: {message}\n" + "- OPS-112: staging deploys fail on migrate\n" * 30)
     agent.prepare("warm-up")
     times = []
     for i in range(rounds):
@@ -143,6 +150,7 @@ def run(rounds: int) -> dict[str, object]:
                 rebuild.append((time.perf_counter_ns() - t0) / 1000)
                 rebuild_reads += builder.file_reads - reads
             prepared = prepare_turns(rounds, Path(tmp))
+            hooked = prepare_turns(rounds, Path(tmp), hooked=True)
         finally:
             gc.enable()
         cached_p50 = statistics.median(cached)
@@ -155,6 +163,8 @@ def run(rounds: int) -> dict[str, object]:
             "rebuild_us_p95": round(percentile(rebuild, 0.95), 2),
             "speedup": round(rebuild_p50 / cached_p50, 1),
             "prepare_us_p50": round(statistics.median(prepared), 2),
+            "prepare_hooked_us_p50": round(statistics.median(hooked), 2),
+            "hooked_vs_plain": round(statistics.median(hooked) / statistics.median(prepared), 3),
             "file_reads_per_cached_turn": cached_reads / rounds,
             "file_reads_per_rebuild": rebuild_reads / rounds,
             "system_tokens": p.tokens["system"],

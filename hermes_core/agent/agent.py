@@ -265,11 +265,14 @@ class Agent:
                 prompt = extra if extra.turn is not None else replace(extra, turn=prompt.turn)
             elif extra:
                 prompt = replace(prompt, context="\n\n".join(p for p in (prompt.context, extra) if p))
-        decision = self._route(prompt)
         ours = prompt.messages is compacted   # not a hook's own messages, sent as they are
+        fits = True
+        if ours and prompt is not fitted:   # the hook's text counted once; the route reads it
+            prompt, fits = self.compactor.rebudget(prompt, *target(self, first))
+        decision = self._route(prompt)
         aim = target(self, decision)
-        if ours and (prompt is not fitted or aim != target(self, first)):
-            prompt = fit_route(self, prompt, decision)   # a hook's text counts in the window too
+        if ours and (not fits or aim != target(self, first)):
+            prompt = fit_route(self, prompt, decision)   # no room beside the hook, or another model
         if ours:
             refuse_oversized(self, decision.model)
         self.fitted = (prompt.messages, *aim) if ours else None

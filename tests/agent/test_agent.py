@@ -1178,6 +1178,43 @@ def test_a_hook_adding_100k_tokens_has_the_history_compacted_so_the_call_fits_th
     assert reply.compaction.budget.fixed > 100_000   # the hook's text is counted
 
 
+def test_a_hook_s_text_is_counted_once_and_the_history_fitted_once(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch):
+    """Each turn a hook changed the prompt, the history was fitted a second time (every part of
+    the request counted again) though it fitted beside the hook's text: fitted once, the hook's
+    text counted once, in the budget and in the counts the reply reports."""
+    from hermes_core.tokens import count_tokens
+    fake = WindowsByModel({"m-big": 150_000})
+    agent = _chatted(tmp_path, fake, 150_000)
+    fits: list[int] = []
+    fit = agent.compactor.fit
+    monkeypatch.setattr(agent.compactor, "fit", lambda *a, **k: fits.append(1) or fit(*a, **k))
+    extra = "## Ticket\n" + "OPS-7 is open since Monday. " * 300
+    agent.pre_llm_call = lambda message, prompt: extra
+    reply = agent.chat("what was the health check port?")
+    assert len(fits) == 1
+    sent = fake.last_request.prompt
+    assert sent.context.endswith(extra)
+    assert reply.prompt is not None
+    assert reply.prompt.tokens["context"] == count_tokens(sent.context)
+    assert reply.compaction is not None and reply.compaction.budget.fixed > count_tokens(extra)
+    assert reply.compaction.compactions == 0
+
+
+def test_a_hook_s_text_counts_in_the_size_the_turn_is_routed_on(tmp_path: Path):
+    """The route after the hook was chosen on the counts made before it: a hook's 2,500 tokens
+    went to the 3,000-token default though a rule sends a request over 2,000 tokens to the
+    long-context model."""
+    windows = {"m-small": 3000, "m-long": 100_000}
+    fake = WindowsByModel(windows)
+    agent = routed_agent(tmp_path, fake, routing={
+        "default_model": "m-small", "long_context_model": "m-long", "context_windows": windows,
+        "rules": [{"condition": "prompt_tokens > 2000", "model": "long_context_model"}]})
+    agent.pre_llm_call = lambda message, prompt: "## Retrieved\n" + " word" * 2500
+    agent.chat("hello")
+    assert [r.model for r in fake.requests] == ["m-long"]
+
+
 def test_a_hook_whose_text_alone_overflows_the_window_is_refused_before_any_call(
         tmp_path: Path):
     from hermes_core.errors import ContextWindowExceeded

@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+import typing_extensions
 from pydantic import BaseModel
 
 from hermes_core import StructuredOutputError, tool
@@ -770,3 +771,38 @@ def test_tools_with_positional_only_star_and_double_star_parameters_round_trip_t
     assert json.loads(answers["c3"]) == {"item": "x", "labels": {"red": 2, "blue": 3}}
     assert answers["c4"].startswith("error: invalid arguments for tag: red:")
     assert [r.status for r in reply.tool_results] == ["ok", "ok", "ok", "invalid"]
+
+
+class Paging(typing_extensions.TypedDict):
+    limit: int
+    cursor: typing_extensions.NotRequired[str]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_tool_taking_an_unpacked_typed_dict_round_trips_the_wire(
+        kind: str, empty_home: Path, respx_mock: Any) -> None:
+    """``**opts: Unpack[Paging]`` was refused: through each SDK its keys are offered as
+    properties and the call gets the keys the model sent, a missing required key its error."""
+    def rows(table: str, **opts: typing_extensions.Unpack[Paging]) -> dict[str, Any]:
+        """Page through a table."""
+        return {"table": table, **opts}
+
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, False, calls=(
+            ToolCall("c1", "rows", '{"table": "t", "limit": 5}'),
+            ToolCall("c2", "rows", '{"table": "t", "limit": 5, "cursor": "c9"}'),
+            ToolCall("c3", "rows", '{"table": "t"}'))),
+        wire_response(kind, False, "done")])
+    reply = make_agent(empty_home, kind, tools=[rows]).chat("go")
+    offered = {t["function"]["name"]: t["function"]["parameters"] for t in
+               request_json(route, 0)["tools"]} if kind == "openai" else {
+        t["name"]: t["input_schema"] for t in request_json(route, 0)["tools"]}
+    assert offered["rows"]["properties"] == {"table": {"type": "string"},
+                                             "limit": {"type": "integer"},
+                                             "cursor": {"type": "string"}}
+    assert offered["rows"]["required"] == ["table", "limit"]
+    answers = dict(tool_answers(kind, request_json(route, 1)))
+    assert json.loads(answers["c1"]) == {"table": "t", "limit": 5}
+    assert json.loads(answers["c2"]) == {"table": "t", "limit": 5, "cursor": "c9"}
+    assert answers["c3"] == "error: invalid arguments for rows: limit: Field required"
+    assert [r.status for r in reply.tool_results] == ["ok", "ok", "invalid"]

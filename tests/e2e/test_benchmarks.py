@@ -18,6 +18,9 @@ def test_benchmark_json_shape(capsys: pytest.CaptureFixture[str],
     assert module.main(["--rounds", "30", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["cached_us_p50"] > 0 and out["rebuild_us_p50"] > 0 and out["prepare_us_p50"] > 0
+    assert out["prepare_hooked_us_p50"] > 0
+    assert out["hooked_vs_plain"] == pytest.approx(
+        out["prepare_hooked_us_p50"] / out["prepare_us_p50"], abs=0.002)
     # speedup comes from the unrounded medians; recomputed from the printed (rounded) ones it can
     # land on the other side of a .x5 boundary, so allow one step of the last digit
     assert out["speedup"] == pytest.approx(out["rebuild_us_p50"] / out["cached_us_p50"], abs=0.1)

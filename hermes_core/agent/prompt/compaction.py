@@ -443,6 +443,23 @@ class HistoryCompactor:
             tokens["summary"] = message_cost(prompt.messages[prompt.summary_index], counter)
         return replace(prompt, tokens=tokens)
 
+    def rebudget(self, prompt: Prompt, model: str, provider_kind: str) -> tuple[Prompt, bool]:
+        """``prompt``, the last :meth:`fit`'s as a ``pre_llm_call`` hook changed it outside its
+        messages (its text in the context, its own system prompt), counted again with its
+        history as fitted; and whether that history still fits beside the change (False: fit
+        it again). Why not fit again every time: it counted every part of the request a second
+        time for a history that fits (most turns: a hook adds a few hundred tokens), and the
+        route after the hook must read counts that hold its text."""
+        counter = choose_counter(model, provider_kind, self.ratio)
+        last = self.last
+        if last is None:   # compaction off: nothing to fit, only to count
+            return self.recount(prompt, model=model, provider_kind=provider_kind), True
+        budget = self.budget_for(prompt, counter, model, self.settings.llm.max_tokens)
+        fits = not budget.overflow and not budget.over(last.history_tokens)
+        if fits:
+            self.last = replace(last, budget=budget)
+        return replace(prompt, tokens=self._measured(prompt, counter, last.history_tokens)), fits
+
     def _cost(self, i: int, m: Message, counter: TokenCounter) -> int:
         """``message_cost`` of ``history[i]``, cached by position together with the message it was
         measured for: the history usually only grows at the end, but a caller may put another

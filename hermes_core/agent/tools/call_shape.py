@@ -8,9 +8,11 @@ it and back, each to what the schema can say faithfully:
 * ``*paths: str`` is one array parameter under its own name (``paths``), spread into the call;
   the parameters before it are then passed by position, as Python requires;
 * ``**labels: int`` is the schema's ``additionalProperties``, typed by the annotation (pydantic's
-  typed ``__pydantic_extra__``), each further name passed as a keyword.
+  typed ``__pydantic_extra__``), each further name passed as a keyword;
+* ``**opts: Unpack[Paging]`` is Paging's keys, each a property as a keyword-only parameter
+  would be (required as the TypedDict says), passed as keywords: only the keys sent.
 
-Where no schema says what the function takes (``**kw: Unpack[SomeTypedDict]``, ``*args: *Ts``)
+Where no schema says what the function takes (``*args: *Ts``, ``Unpack`` of no TypedDict)
 the tool is refused naming the parameter and what to write instead (a ``ValueError`` whose
 text completes "tool 'x': ...", made the definition error by the caller). The schemas themselves are
 pydantic's: this module only chooses the type each star parameter stands for.
@@ -28,6 +30,10 @@ import typing_extensions
 from pydantic import Field
 
 _UNPACK = (typing.Unpack, typing_extensions.Unpack)
+#: What a TypedDict key's annotation may be wrapped in: said of the key, not of its type.
+_REQUIRED: frozenset[Any] = frozenset({typing.Required, typing_extensions.Required})
+_NOT_REQUIRED: frozenset[Any] = frozenset({typing.NotRequired, typing_extensions.NotRequired})
+_QUALIFIERS = _REQUIRED | _NOT_REQUIRED | {typing_extensions.ReadOnly}
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,16 +80,50 @@ def spread_field(name: str, hint: Any) -> tuple[Any, Any]:
     return inner, Field(default_factory=tuple) if open_ended else ...
 
 
+@dataclass(frozen=True, slots=True)
+class Key:
+    """One key of an unpacked TypedDict: its name, its type (qualifiers removed, ``Annotated``
+    kept) and whether a call must hold it."""
+
+    name: str
+    hint: Any
+    required: bool
+
+
+def unpacked_keys(name: str, hint: Any) -> tuple[Key, ...] | None:
+    """The keys ``**name: Unpack[TD]`` takes, in the TypedDict's order; None for any other
+    ``**`` annotation.
+
+    Why its keys: PEP 692 says the function takes exactly those keywords, so they are the
+    parameters a model must see (a ``dict`` of further names would accept any). Required-ness
+    is the TypedDict's own (``__required_keys__``: totality and inheritance), overridden by a
+    ``Required``/``NotRequired`` found once the hints are evaluated: under ``from __future__
+    import annotations`` Python 3.11 reads a quoted ``NotRequired[...]`` as required, as
+    pydantic also corrects."""
+    inner = _unpacked(hint)
+    if inner is None:
+        return None
+    own = getattr(inner, "__name__", str(inner))
+    if not typing_extensions.is_typeddict(inner):
+        raise ValueError(f"**{name}: Unpack[{own}] unpacks no TypedDict, so no keys say what "
+                         "it takes; unpack a TypedDict, or annotate the value type "
+                         f"(**{name}: int)")
+    hints = typing_extensions.get_type_hints(inner, include_extras=True)
+    keys = []
+    for key, h in hints.items():
+        required = key in inner.__required_keys__
+        while (qualifier := typing_extensions.get_origin(h)) in _QUALIFIERS:
+            if qualifier in _REQUIRED or qualifier in _NOT_REQUIRED:
+                required = qualifier in _REQUIRED
+            h = typing_extensions.get_args(h)[0]
+        keys.append(Key(key, h, required))
+    return tuple(keys)
+
+
 def extra_type(name: str, hint: Any, described: str | None) -> Any:
     """``**name: hint`` as the type of every further property the model may send: pydantic's
     ``__pydantic_extra__`` annotation, which both validates them and is the schema's
     ``additionalProperties``. The docstring's words for it describe each such value."""
-    inner = _unpacked(hint)
-    if inner is not None:
-        own = getattr(inner, "__name__", str(inner))
-        raise ValueError(f"**{name}: Unpack[{own}] cannot be described as further names; "
-                         f"write each of {own}'s keys as a keyword-only parameter "
-                         "(def f(*, key: int = 0))")
     if described:
         hint = typing.Annotated[hint, Field(description=described)]
     return dict[str, hint]

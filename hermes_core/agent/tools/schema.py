@@ -16,11 +16,11 @@ import json
 import re
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import MISSING, BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from hermes_core.agent.tools import call_shape, docstrings
@@ -157,8 +157,18 @@ class Tool:
         model = self.arguments.model_validate(data)
         # by the function's own parameter names: an alias is only the name the model sees
         own = dict(self.renamed)
-        named = {own.get(name, name): getattr(model, name) for name in type(model).model_fields}
-        return {**(model.model_extra or {}), **named}   # further names: a ``**kwargs`` tool's
+        named = {own.get(name, name): value for name in type(model).model_fields
+                 if (value := getattr(model, name)) is not MISSING}   # a key not sent
+        further = model.model_extra or {}   # a ``**kwargs`` tool's further names
+        if further:
+            # a parameter's own name, sent beside the name the model sees it by (its alias):
+            # one keyword cannot carry both, and one was dropped in silence
+            aliased = {p: sent for p, sent in _sent_as(self.arguments, self.renamed) if p != sent}
+            clash = next((k for k in further if k in aliased), None)
+            if clash is not None:
+                raise ValueError(f"{clash!r} is the parameter sent as {aliased[clash]!r}, not a "
+                                 f"further name; send it once, as {aliased[clash]!r}")
+        return {**further, **named}
 
     def invoke(self, args: Mapping[str, Any]) -> Any:
         """Call the function with arguments :meth:`parse` returned, each kind of parameter as
@@ -371,10 +381,12 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
     fields: dict[str, Any] = {}
     renamed: list[tuple[str, str]] = []
     signature = inspect.signature(fn).parameters
-    if check_docs:
-        docstrings.warn_strays(tool_name, words, [*signature, *fixed], hinted,
-                               also_documented=_constructor_parameters(fn))
     params = {n: p for n, p in signature.items() if n not in fixed}
+    keys = _unpacked_keys(tool_name, params.values(), hints, fixed)
+    if check_docs:   # an unpacked TypedDict's keys are parameters a docstring may describe
+        docstrings.warn_strays(tool_name, words,
+                               [*signature, *fixed, *(k.name for k in keys or ())],
+                               hinted, also_documented=_constructor_parameters(fn))
     if _hides_its_function(params.values()):
         raise ToolDefinitionError(
             f"tool {tool_name!r}: its only parameters are *args and **kwargs, without types, so "
@@ -382,11 +394,18 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
             "function it wraps? Decorate the wrapper with functools.wraps, or give them types")
     extra: Any = None
     stars: list[tuple[str, str]] = []
-    for i, p in enumerate(params.values()):
+    entries: list[tuple[str, Any, Any, str | None]] = []   # name, type, default, description
+    for p in params.values():
         hint = hints.get(p.name, Any)
         default = ... if p.default is p.empty else p.default
         described = words.params.get(p.name) or None
         try:
+            if p.kind is p.VAR_KEYWORD and keys is not None:
+                # each key a keyword: required, or absent unless sent (MISSING, never None)
+                entries += [(k.name, k.hint if k.required else typing.Union[k.hint, MISSING],  # noqa: UP007
+                             ... if k.required else MISSING, words.params.get(k.name) or None)
+                            for k in keys]
+                continue
             if p.kind is p.VAR_KEYWORD:
                 extra = call_shape.extra_type(p.name, hint, described)
                 stars = [("__pydantic_extra__", f"**{p.name}")]   # named so in errors
@@ -395,15 +414,18 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
                 hint, default = call_shape.spread_field(p.name, hint)
         except ValueError as e:   # a star parameter with no faithful schema
             raise ToolDefinitionError(f"tool {tool_name!r}: {e}") from None
-        if _clashes(p.name):
+        entries.append((p.name, hint, default, described))
+    taken = {*params, *(k.name for k in keys or ())}
+    for i, (own, hint, default, described) in enumerate(entries):
+        if _clashes(own):
             # ``schema``, ``json``, ``validate`` would shadow BaseModel's own attributes (a warning,
             # an error under -W error) and ``model_config`` or ``_x`` cannot be fields at all: such
             # a parameter is a field under another name, its own name the alias the model sees
-            inner = next(n for n in (f"arg{i}", f"arg{i}_{len(params)}") if n not in params)
-            fields[inner] = _field(hint, default, p.name, described)
-            renamed.append((inner, p.name))
+            inner = next(n for n in (f"arg{i}", f"arg{i}_{len(taken)}") if n not in taken)
+            fields[inner] = _field(hint, default, own, described)
+            renamed.append((inner, own))
         else:
-            fields[p.name] = _field(hint, default, None, described)
+            fields[own] = _field(hint, default, None, described)
     base: type[BaseModel] = _Arguments
     if extra is not None:   # typed further names: ``additionalProperties`` in the schema
         base, fields["__pydantic_extra__"] = _OpenArguments, (extra, None)
@@ -412,6 +434,7 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
         schema = json.loads(_schema_text(model))   # an unsupported hint fails here
     except Exception as e:
         raise _unschemable(tool_name, fields, [*renamed, *stars], e, base) from None
+    _one_name_each(tool_name, model, renamed)
     unsendable = non_finite_places(schema)
     if unsendable:
         raise ToolDefinitionError(
@@ -427,6 +450,58 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
     is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(hinted)
     return Tool(tool_name, text[:MAX_DESCRIPTION], fn, model, is_async, needs_approval, timeout_s,
                 tuple(renamed), call_shape.shape_of(list(params.values())))
+
+
+def _unpacked_keys(tool_name: str, params: Iterable[inspect.Parameter], hints: Mapping[str, Any],
+                   fixed: Collection[str]) -> tuple[call_shape.Key, ...] | None:
+    """The keys of ``**kw: Unpack[TypedDict]`` the model may send (those a partial fixed are
+    not its to set), or None without one. A key that is also a parameter is refused: Python
+    would take it once, so no call could pass both."""
+    keyed = next((p for p in params if p.kind is p.VAR_KEYWORD), None)
+    if keyed is None:
+        return None
+    hint = hints.get(keyed.name, Any)
+    try:
+        keys = call_shape.unpacked_keys(keyed.name, hint)
+    except ValueError as e:
+        raise ToolDefinitionError(f"tool {tool_name!r}: {e}") from None
+    if keys is None:
+        return None
+    named = {p.name for p in params if p is not keyed}
+    for key in keys:
+        if key.name in named:
+            own = getattr(typing.get_args(hint)[0], "__name__", "")
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: **{keyed.name}: Unpack[{own}] has the key {key.name!r}, "
+                f"which is also the parameter {key.name!r}; a call cannot pass both (rename "
+                "one)")
+    return tuple(k for k in keys if k.name not in fixed)
+
+
+def _sent_as(arguments: type[BaseModel], renamed: Iterable[tuple[str, str]]
+             ) -> list[tuple[str, str]]:
+    """(parameter, the name the model sends it by) for each field of ``arguments``."""
+    own = dict(renamed)
+    out = []
+    for name, info in arguments.model_fields.items():
+        alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
+        out.append((own.get(name, name), alias or name))
+    return out
+
+
+def _one_name_each(tool_name: str, arguments: type[BaseModel],
+                   renamed: Iterable[tuple[str, str]]) -> None:
+    """Refuse two parameters the model would send under one name (an alias equal to another
+    parameter's name, or an unpacked key's): the schema listed one property for both, required
+    twice, and no value could be valid for both."""
+    seen: dict[str, str] = {}
+    for param, sent in _sent_as(arguments, renamed):
+        if sent in seen:
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: parameters {seen[sent]!r} and {param!r} are both sent as "
+                f"{sent!r}, so a model could never give each its own value; give one another "
+                "alias")
+        seen[sent] = param
 
 
 def _hides_its_function(params: Iterable[inspect.Parameter]) -> bool:
@@ -450,6 +525,8 @@ def _unschemable(tool_name: str, fields: Mapping[str, Any],
             create_model("probe", __base__=base, **{name: definition}).model_json_schema()
         except Exception as e:
             hint = definition[0]
+            if typing.get_origin(hint) is typing.Union and MISSING in typing.get_args(hint):
+                hint = typing.get_args(hint)[0]   # an optional key: the type its TypedDict wrote
             kind = getattr(typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated
                            else hint, "__name__", None) or str(hint)
             first = (str(e).splitlines() or [type(e).__name__])[0].split(". ")[0]

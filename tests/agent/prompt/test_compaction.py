@@ -183,6 +183,32 @@ def test_a_prompts_counts_are_in_the_encoding_of_the_model_it_is_fitted_for(
     assert t["total"] == t["system"] + t["context"] + t["history"] + t["message"] + t["tools"]
 
 
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_prompt_a_hook_changed_is_counted_again_with_its_history_as_fitted(
+        small_compactor: Callable[..., HistoryCompactor], enabled: bool) -> None:
+    """A hook's text beside the fitted history: counted once, the history's count and messages
+    kept while they fit, and said not to fit once the text leaves them no room."""
+    prompt, history = thai_prompt()
+    compactor = small_compactor(enabled=enabled)
+    fitted = compactor.fit(prompt, history, model=SMALL_MODEL)
+    before = compactor.last
+    hooked = replace(fitted, context=fitted.context + "\n\n## Ticket\nOPS-7 is open")
+    counted, fits = compactor.rebudget(hooked, SMALL_MODEL, "openai")
+    assert fits and counted.messages is fitted.messages
+    grew = count_tokens(hooked.context) - count_tokens(fitted.context)
+    assert counted.tokens["context"] == fitted.tokens["context"] + grew
+    assert counted.tokens["history"] == fitted.tokens["history"]
+    assert counted.tokens["total"] == fitted.tokens["total"] + grew
+    if not enabled:
+        assert compactor.last is None
+        return
+    assert before is not None and compactor.last is not None
+    assert compactor.last.budget.fixed == before.budget.fixed + grew
+    assert compactor.last.history_tokens == before.history_tokens
+    _, fits = compactor.rebudget(replace(fitted, context=" word" * 2500), SMALL_MODEL, "openai")
+    assert not fits
+
+
 # --------------------------------------------------------------------------- through the Agent
 
 def test_a_long_chat_never_fails_and_compacts_in_large_steps(small_agent: Callable[..., Agent]):

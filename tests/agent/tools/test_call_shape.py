@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import inspect
 import json
+import typing
 from typing import Any
 
+import typing_extensions
 from hypothesis import given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
-from hermes_core.agent.tools.call_shape import CallShape, shape_of
+from hermes_core.agent.tools.call_shape import CallShape, Key, shape_of, unpacked_keys
 from hermes_core.agent.tools.schema import make_tool
 
 
@@ -44,3 +46,24 @@ def every_kind(first: str, /, *rest: int, scale: float = 1.0,
                **extra: int) -> tuple[Any, ...]:
     """Every kind of parameter."""
     return first, rest, scale, extra
+
+
+class Window(typing.TypedDict):
+    start: str
+    end: typing.NotRequired[str]
+    note: typing_extensions.ReadOnly[typing_extensions.NotRequired[str]]
+
+
+class Wide(Window, total=False):
+    zone: str
+    day: typing.Required[int]
+
+
+def test_unpacked_keys_are_required_as_the_typed_dict_says_even_under_quoted_annotations() -> None:
+    """This module quotes its annotations (``from __future__ import annotations``), so Python
+    3.11's ``__required_keys__`` holds ``end`` and ``note`` too: the evaluated qualifiers
+    decide, inherited keys keep their class's totality, and the qualifiers leave the type."""
+    assert unpacked_keys("kw", typing_extensions.Unpack[Wide]) == (
+        Key("start", str, True), Key("end", str, False), Key("note", str, False),
+        Key("zone", str, False), Key("day", int, True))
+    assert unpacked_keys("kw", int) is None
