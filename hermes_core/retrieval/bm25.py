@@ -393,16 +393,6 @@ def query_terms(bm25: BM25Index, text: str, expand: Expander | None = None) -> l
     return toks
 
 
-def word_matches(bm25: BM25Index, text: str, expand: Expander | None = None) -> np.ndarray:
-    """Per skill (index order), whether it shares a word of two or more characters with the request
-    (its own, or one ``expand`` adds), not only single characters. The Chinese tokens add every
-    character for recall (:func:`bm25_tokens`), so a skill can score through characters alone: the
-    travel skill met "我的容器一启动就退出了怎么办" through 出, 怎 and 么, nearly as high as the docker
-    skill the glossary's "container" and "exit" found. What ``shares_a_word`` says of the catalog
-    for the gate, this says of each skill for the hint."""
-    return bm25.reached([t for t in query_terms(bm25, text, expand) if len(t) > 1])
-
-
 def lexical_share(bm25: BM25Index, toks: Sequence[str], scores: np.ndarray) -> float:
     """The lexical share of :func:`lexical_scores` from the request's tokens and their scores."""
     best = float(scores.max()) if scores.size else 0.0
