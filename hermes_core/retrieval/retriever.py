@@ -24,7 +24,8 @@ from hermes_core.injection import INJECTION_CATEGORIES
 from hermes_core.retrieval import crosslingual as xl
 from hermes_core.retrieval import dense_judges as judges
 from hermes_core.retrieval import second_opinion as so
-from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, updated_index
+from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
+from hermes_core.retrieval.bm25_store import IndexCache, updated_index
 from hermes_core.retrieval.calibration import (
     DenseCalibration,
     LexicalCalibration,
@@ -204,6 +205,7 @@ class SkillRetriever(Warmup):
         self._warned: set[str] = set()    # catalog issues already logged (once each)
         self._lines = CatalogMemo()       # what each JSONL catalog line parsed to, last read
         self._terms = TermsCache(cache_dir)   # the token memo on disk: a restart tokenises nothing
+        self._bm25_state = IndexCache(cache_dir)   # BM25's own: a restart updates it, builds nothing
 
     # ---------------------------------------------------------------- index
     def load_catalog(self, *, warn: bool = True) -> Catalog:
@@ -249,7 +251,7 @@ class SkillRetriever(Warmup):
             syn = merge_triggers({s.name: s.synonyms for s in skills if s.synonyms}, self.extra_synonyms)
             trig = merge_triggers({s.name: s.triggers for s in skills if s.triggers},
                                   {k: v for k, v in self.extra_triggers.items() if k in by_name})
-            bm25 = updated_index(self.bm25, skills, self._terms)   # unchanged skills carry over
+            bm25 = updated_index(self.bm25, skills, self._terms, self._bm25_state)   # unchanged carry over
             synonyms, triggers = SynonymIndex(syn, names), TriggerIndex(trig)
             for skill, phrase in triggers.ignored:
                 why = f"skill {skill!r}: trigger {phrase!r} has no word but stopwords; ignored"

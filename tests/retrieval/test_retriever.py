@@ -1270,6 +1270,44 @@ def test_a_restarted_retriever_tokenises_no_skill_its_last_process_saved(
         assert (a.names, a.scores, a.gated) == (b.names, b.scores, b.gated)
 
 
+def test_a_restarted_retriever_reads_bm25_back_and_derives_only_the_skill_edited_since(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """BM25's state is saved in the cache folder: a new process's first refresh updates the index
+    the last one saved (the token memo is asked for the edited skill alone, not for every skill
+    to build it whole), and ranks as a retriever built from scratch."""
+    from hermes_core.retrieval import bm25 as bm25_mod
+    from hermes_core.retrieval.token_memo import TokenMemo
+
+    asked: list[int] = []
+    real_terms = TokenMemo.terms
+
+    def counted(self: TokenMemo, skills: Sequence[Skill], derive: Any) -> Any:
+        asked.append(len(skills))
+        return real_terms(self, skills, derive)
+
+    path = tmp_path / "catalog.jsonl"
+    skills = {s.name: s.description for s in SAMPLE_SKILLS}
+    _write_catalog(path, skills)
+    first = SkillRetriever(catalogs=[path], embedders=[], cache_dir=tmp_path / "c")
+    first._terms.min_new = 1
+    first._bm25_state.min_new = 1
+    first.refresh()
+    edited = next(iter(skills))
+    skills[edited] += " It also reads archived invoices."
+    _write_catalog(path, skills)
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())     # a new process: nothing in memory
+    monkeypatch.setattr(TokenMemo, "terms", counted)
+    restarted = SkillRetriever(catalogs=[path], embedders=[], cache_dir=tmp_path / "c")
+    restarted.refresh()
+    assert sum(asked) == 1, asked
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
+    fresh = SkillRetriever(catalogs=[path], embedders=[], cache_dir=tmp_path / "fresh")
+    fresh.refresh()
+    for q in ["archived invoices", "查询交通违章", "book a flight", "pdf tables"]:
+        a, b = restarted.retrieve(q), fresh.retrieve(q)
+        assert (a.names, a.scores, a.gated) == (b.names, b.scores, b.gated)
+
+
 def test_a_restarted_retriever_updates_the_dense_gate_from_its_saved_state_and_ranks_as_a_fresh_one(
         tmp_path: Path) -> None:
     path = tmp_path / "catalog.jsonl"
