@@ -159,7 +159,9 @@ def _parts(a: dict[str, np.ndarray], jieba: object) -> tuple[IndexParts, list[Ke
                        df, Postings(tf_rows, tf_docs, tf_values),
                        Postings(a["bonus_rows"], a["bonus_docs"]), cjk, tok.TOKENIZER_VERSION,
                        None if jieba is None else bool(jieba))
-    key_list = [(keys[i].tobytes(), None if j < 0 else bool(j)) for i, j in enumerate(key_jieba.tolist())]
+    raw = keys.tobytes()   # one copy, sliced: indexing the array row by row cost 0.2 s at 20,000
+    key_list = [(raw[32 * i:32 * i + 32], None if j < 0 else bool(j))
+                for i, j in enumerate(key_jieba.tolist())]
     return parts, key_list
 
 
