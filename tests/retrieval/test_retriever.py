@@ -1232,6 +1232,24 @@ def test_a_one_skill_edit_carries_the_bm25_index_over_and_derives_only_that_skil
     assert r.bm25.score_array(q).tolist() == fresh.score_array(q).tolist()
 
 
+def _saved_then_edited(tmp_path: Path, embedders: list[Any], *,
+                       bm25_state: bool = False) -> tuple[Path, dict[str, str], str]:
+    """A last process's catalog file and cache folder (``c``), its token file saved (and BM25's
+    state, with ``bm25_state``), then one skill edited in the file: what a restart finds."""
+    path = tmp_path / "catalog.jsonl"
+    skills = {s.name: s.description for s in SAMPLE_SKILLS}
+    _write_catalog(path, skills)
+    first = SkillRetriever(catalogs=[path], embedders=embedders, cache_dir=tmp_path / "c")
+    first._terms.min_new = 1
+    if bm25_state:
+        first._bm25_state.min_new = 1
+    first.refresh()
+    edited = next(iter(skills))
+    skills[edited] += " It also reads archived invoices."
+    _write_catalog(path, skills)
+    return path, skills, edited
+
+
 def test_a_restarted_retriever_tokenises_no_skill_its_last_process_saved(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The token memo is saved in the cache folder: a new process's first refresh derives only
@@ -1248,15 +1266,7 @@ def test_a_restarted_retriever_tokenises_no_skill_its_last_process_saved(
 
     counted.__module__, counted.__qualname__ = real.__module__, real.__qualname__   # the file's name
     monkeypatch.setattr(bm25_mod, "skill_terms", counted)
-    path = tmp_path / "catalog.jsonl"
-    skills = {s.name: s.description for s in SAMPLE_SKILLS}
-    _write_catalog(path, skills)
-    first = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "c")
-    first._terms.min_new = 1
-    first.refresh()
-    edited = next(iter(skills))
-    skills[edited] += " It also reads archived invoices."
-    _write_catalog(path, skills)
+    path, skills, edited = _saved_then_edited(tmp_path, [HashingEmbedder()])
     monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())     # a new process: nothing in memory
     derived.clear()
     restarted = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "c")
@@ -1285,16 +1295,7 @@ def test_a_restarted_retriever_reads_bm25_back_and_derives_only_the_skill_edited
         asked.append(len(skills))
         return real_terms(self, skills, derive)
 
-    path = tmp_path / "catalog.jsonl"
-    skills = {s.name: s.description for s in SAMPLE_SKILLS}
-    _write_catalog(path, skills)
-    first = SkillRetriever(catalogs=[path], embedders=[], cache_dir=tmp_path / "c")
-    first._terms.min_new = 1
-    first._bm25_state.min_new = 1
-    first.refresh()
-    edited = next(iter(skills))
-    skills[edited] += " It also reads archived invoices."
-    _write_catalog(path, skills)
+    path, _, _ = _saved_then_edited(tmp_path, [], bm25_state=True)
     monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())     # a new process: nothing in memory
     monkeypatch.setattr(TokenMemo, "terms", counted)
     restarted = SkillRetriever(catalogs=[path], embedders=[], cache_dir=tmp_path / "c")
