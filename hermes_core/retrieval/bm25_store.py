@@ -90,9 +90,11 @@ def save_parts(path: Path, parts: IndexParts, keys: Sequence[Key], derive: Deriv
     return write_sealed(path, LAYOUT, header, arrays, WHAT)
 
 
-def load_parts(path: Path, derive: Derive) -> tuple[IndexParts, list[Key]] | None:
+def load_parts(path: Path, derive: Derive,
+               catalog: Sequence[Skill] = ()) -> tuple[IndexParts, list[Key]] | None:
     """The parts saved at ``path`` and their skills' memo keys; None when there is no usable file
-    (a damaged one is said in the log once, by ``read_sealed`` or here)."""
+    (a damaged one is said in the log once, by ``read_sealed`` or here). A saved skill whose name
+    and description a skill of ``catalog`` has is that skill (no object made for it)."""
     read = read_sealed(path, LAYOUT, WHAT)
     if read is None:
         return None
@@ -103,7 +105,7 @@ def load_parts(path: Path, derive: Derive) -> tuple[IndexParts, list[Key]] | Non
         log.debug("%s %s was made by another tokenizer; built again", WHAT, path)
         return None
     try:
-        return _parts(a, jieba)
+        return _parts(a, jieba, catalog)
     except (KeyError, ValueError, TypeError, IndexError, UnicodeDecodeError) as e:
         log.warning("%s %s is inconsistent (%s); building it again", WHAT, path, e)
         return None
@@ -119,7 +121,8 @@ def _sorted_in_range(rows: np.ndarray, docs: np.ndarray, n_rows: int, n_docs: in
         raise ValueError("postings out of order")
 
 
-def _parts(a: dict[str, np.ndarray], jieba: object) -> tuple[IndexParts, list[Key]]:
+def _parts(a: dict[str, np.ndarray], jieba: object,
+           catalog: Sequence[Skill]) -> tuple[IndexParts, list[Key]]:
     names, descs = _split(a["names"], a["name_len"]), _split(a["desc"], a["desc_len"])
     verbatim = _split(a["verbatim"], a["verbatim_len"])
     n = len(names)
@@ -155,7 +158,10 @@ def _parts(a: dict[str, np.ndarray], jieba: object) -> tuple[IndexParts, list[Ke
         at += m
     if len(tf_rows) != at:
         raise ValueError("postings and tokens do not add up")
-    parts = IndexParts(tuple(Skill(nm, d) for nm, d in zip(names, descs, strict=True)), tuple(terms), vocab,
+    held = {s.name: s for s in catalog}
+    skills = tuple(s if (s := held.get(nm)) is not None and s.description == d else Skill(nm, d)
+                   for nm, d in zip(names, descs, strict=True))
+    parts = IndexParts(skills, tuple(terms), vocab,
                        df, Postings(tf_rows, tf_docs, tf_values),
                        Postings(a["bonus_rows"], a["bonus_docs"]), cjk, tok.TOKENIZER_VERSION,
                        None if jieba is None else bool(jieba))
@@ -178,15 +184,16 @@ class IndexCache:
         self._fresh = 0
         self._lock = threading.Lock()
 
-    def base(self, index: BM25Index, memo: TokenMemo, derive: Derive) -> BM25Index | None:
-        """For a retriever's first refresh (``index`` empty), the index the last process saved,
-        its terms adopted by ``memo``; otherwise (or with no usable file) None."""
+    def base(self, index: BM25Index, memo: TokenMemo, derive: Derive,
+             catalog: Sequence[Skill] = ()) -> BM25Index | None:
+        """For a retriever's first refresh (``index`` empty) of ``catalog``, the index the last
+        process saved, its terms adopted by ``memo``; otherwise (or with no usable file) None."""
         with self._lock:
             if self._read or self.path is None or len(index.parts.skills):
                 self._read = True
                 return None
             self._read = True
-            found = load_parts(self.path, derive)
+            found = load_parts(self.path, derive, catalog)
         if found is None:
             return None
         parts, keys = found
@@ -213,7 +220,7 @@ def updated_index(index: BM25Index, skills: Sequence[Skill], cache: TermsCache,
     token file is not read); otherwise the memo first adopts the tokens ``cache``'s file kept.
     Each file is saved when much was derived."""
     memo, derive = bm25.shared_memo(), bm25.skill_terms   # what the index derives with, now
-    base = state.base(index, memo, derive) if state is not None else None
+    base = state.base(index, memo, derive, skills) if state is not None else None
     if base is not None:
         cache.adopted(memo)
     else:
