@@ -4,8 +4,10 @@ to a build from scratch to the bit."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +17,7 @@ from hypothesis import strategies as st
 
 from hermes_core import tokenize as tok
 from hermes_core.retrieval.bm25 import BM25Index, IndexParts, bm25_tokens, skill_terms
+from hermes_core.retrieval.bm25_postings import Postings
 from hermes_core.retrieval.bm25_store import IndexCache, index_path, load_parts, save_parts, updated_index
 from hermes_core.retrieval.token_memo import TokenMemo, skill_key
 from hermes_core.retrieval.token_store import TermsCache, terms_path
@@ -105,17 +108,23 @@ def test_a_torn_or_flipped_file_reads_as_written_or_as_nothing_with_one_warning(
         _same_parts(got[0], parts)
 
 
-def test_a_sealed_file_whose_postings_do_not_add_up_is_warned_about_and_ignored(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize(("break_it", "said"), [
+    (lambda p: dataclasses.replace(p, df=p.df + 1), "df does not count"),
+    (lambda p: dataclasses.replace(p, bonus=Postings(p.bonus.rows, p.bonus.docs + len(p.skills))),
+     "out of range"),
+    (lambda p: dataclasses.replace(p, tf=Postings(p.tf.rows, p.tf.docs, p.tf.values * 0 + 1.5)),
+     "tf factor"),
+])
+def test_a_sealed_file_whose_contents_do_not_add_up_is_warned_about_and_ignored(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, break_it: Callable[[IndexParts], IndexParts],
+        said: str) -> None:
     # sealed by a writer with a bug (or another program): the digest holds, the contents do not
     path = index_path(tmp_path)
-    parts = BM25Index(CATALOG, TokenMemo()).parts
-    broken = IndexParts(parts.skills, parts.terms, parts.vocab, parts.df + 1, parts.tf, parts.bonus,
-                        parts.cjk, parts.version, parts.jieba)
+    broken = break_it(BM25Index(CATALOG, TokenMemo()).parts)
     assert save_parts(path, broken, [skill_key(s) for s in CATALOG], skill_terms)
     with caplog.at_level(logging.WARNING):
         assert load_parts(path, skill_terms) is None
-    assert len(caplog.records) == 1 and "df" in caplog.text and str(path) in caplog.text
+    assert len(caplog.records) == 1 and said in caplog.text and str(path) in caplog.text
 
 
 def test_a_file_of_another_tokenizer_is_ignored_quietly(
