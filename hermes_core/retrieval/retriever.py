@@ -1,4 +1,5 @@
-"""SkillRetriever: the five layers put together, the singleton, and the prompt blocks.
+"""SkillRetriever: the five layers put together, and the prompt blocks (when it builds is
+``warmup.py``; the process-wide one, ``singleton.py``, whose names it re-exports).
 
     L1 triggers -> hit: auto-load that skill, done
     L2 BM25, L3 synonyms, L4 dense (each may abstain) -> L5 fusion -> gate -> top-k or []
