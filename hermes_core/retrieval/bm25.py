@@ -31,7 +31,6 @@ import snowballstemmer
 from hermes_core import tokenize as tok
 from hermes_core.retrieval.bm25_postings import Postings, verbatim_pairs
 from hermes_core.retrieval.token_memo import SkillTerms, TokenMemo, uses_jieba
-from hermes_core.retrieval.token_store import TermsCache
 from hermes_core.tokenize import STOPWORDS, cjk_chars, normalize, tokenize
 from hermes_core.types import Skill
 
@@ -118,7 +117,7 @@ class BM25Hit:
 
 
 @dataclass(frozen=True, slots=True)
-class _Parts:
+class IndexParts:
     """What an index keeps to be carried to the next catalog (:meth:`BM25Index.updated`): the
     skills as indexed and their terms, the vocabulary (token -> row, rows in insertion order),
     each row's document frequency, the tf entries (valued ``tf / (tf + 1.5)``) and the verbatim
@@ -134,6 +133,7 @@ class _Parts:
     cjk: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     version: int = -1
     jieba: bool | None = None
+    fresh: int = 0       # skills derived and matched anew by the update that made these parts
 
     def derived_alike(self) -> bool:
         """Whether a skill indexed here would be derived to the same terms now."""
@@ -166,7 +166,7 @@ class BM25Index:
     def build(self, skills: Sequence[Skill], memo: TokenMemo | None = None) -> None:
         """Index ``skills``. Each skill's tokens and normalised text come from ``memo`` (the shared
         one by default), so only skills it has not seen are tokenised."""
-        self._apply(_Parts(), skills, memo)
+        self._apply(IndexParts(), skills, memo)
 
     def updated(self, skills: Sequence[Skill], memo: TokenMemo | None = None) -> BM25Index:
         """A new index of ``skills`` that derives and matches only the skills whose name or
@@ -176,15 +176,28 @@ class BM25Index:
         Kept skills must keep their order (the retriever's index order is by name); otherwise,
         or if tokenisation changed meanwhile, the new index is built whole."""
         new = BM25Index.__new__(BM25Index)
-        new._apply(self._parts if self._parts.derived_alike() else _Parts(), skills, memo)
+        new._apply(self._parts if self._parts.derived_alike() else IndexParts(), skills, memo)
         return new
 
-    def _apply(self, old: _Parts, skills: Sequence[Skill], memo: TokenMemo | None) -> None:
+    @classmethod
+    def carried_from(cls, parts: IndexParts) -> BM25Index:
+        """An index that holds ``parts`` (read back from ``bm25_store``) only to be updated from:
+        it scores nothing until :meth:`updated` makes the index of a catalog from it."""
+        base = cls.__new__(cls)
+        base._parts = parts
+        return base
+
+    @property
+    def parts(self) -> IndexParts:
+        """What this index carries to the next catalog (read-only; ``bm25_store`` saves it)."""
+        return self._parts
+
+    def _apply(self, old: IndexParts, skills: Sequence[Skill], memo: TokenMemo | None) -> None:
         n = len(skills)
         doc_map, fresh = _carried(old.skills, skills)
         kept_old = np.flatnonzero(doc_map >= 0)
         if np.any(np.diff(doc_map[kept_old]) <= 0):          # reordered: nothing carries over
-            self._apply(_Parts(), skills, memo)
+            self._apply(IndexParts(), skills, memo)
             return
         fresh_skills = [skills[j] for j in fresh]
         new_terms = (_MEMO if memo is None else memo).terms(fresh_skills, skill_terms)
@@ -230,8 +243,9 @@ class BM25Index:
         for j, s, t in zip(fresh, fresh_skills, new_terms, strict=True):
             terms[j] = t
             cjk[j] = uses_jieba(f"{s.name}\x00{s.description}")
-        self._parts = _Parts(tuple(skills), tuple(terms), vocab, df, tf_part, bonus, cjk,
-                             tok.TOKENIZER_VERSION, tok.jieba_available() if cjk.any() else None)
+        self._parts = IndexParts(tuple(skills), tuple(terms), vocab, df, tf_part, bonus, cjk,
+                                 tok.TOKENIZER_VERSION, tok.jieba_available() if cjk.any() else None,
+                                 len(fresh))
         self._index()
 
     def _index(self) -> None:
@@ -393,16 +407,6 @@ def query_terms(bm25: BM25Index, text: str, expand: Expander | None = None) -> l
     return toks
 
 
-def word_matches(bm25: BM25Index, text: str, expand: Expander | None = None) -> np.ndarray:
-    """Per skill (index order), whether it shares a word of two or more characters with the request
-    (its own, or one ``expand`` adds), not only single characters. The Chinese tokens add every
-    character for recall (:func:`bm25_tokens`), so a skill can score through characters alone: the
-    travel skill met "我的容器一启动就退出了怎么办" through 出, 怎 and 么, nearly as high as the docker
-    skill the glossary's "container" and "exit" found. What ``shares_a_word`` says of the catalog
-    for the gate, this says of each skill for the hint."""
-    return bm25.reached([t for t in query_terms(bm25, text, expand) if len(t) > 1])
-
-
 def lexical_share(bm25: BM25Index, toks: Sequence[str], scores: np.ndarray) -> float:
     """The lexical share of :func:`lexical_scores` from the request's tokens and their scores."""
     best = float(scores.max()) if scores.size else 0.0
@@ -412,16 +416,12 @@ def lexical_share(bm25: BM25Index, toks: Sequence[str], scores: np.ndarray) -> f
     return best / mx
 
 
+def shared_memo() -> TokenMemo:
+    """The token memo every index built without one of its own shares."""
+    return _MEMO
+
+
 def index_terms(skills: Sequence[Skill]) -> list[SkillTerms]:
     """The terms an index built without a memo of its own derives for ``skills`` (the shared memo:
     a skill indexed a moment ago is not tokenised again)."""
     return _MEMO.terms(skills, skill_terms)
-
-
-def updated_index(index: BM25Index, skills: Sequence[Skill], cache: TermsCache) -> BM25Index:
-    """``index.updated(skills)`` on the shared memo, which first adopts the tokens ``cache``'s
-    file kept from the last process (once), and is saved to it when much was derived."""
-    cache.load(_MEMO, skill_terms)
-    new = index.updated(skills)
-    cache.save(_MEMO, skill_terms, new._parts.terms)
-    return new

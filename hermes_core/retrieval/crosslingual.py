@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, lexical_scores
+from hermes_core.retrieval.bm25 import bm25_tokens
 from hermes_core.retrieval.calibration import DenseCalibration, query_language, text_languages
 from hermes_core.retrieval.dense import with_parts
 from hermes_core.retrieval.fusion import zscores
@@ -178,11 +178,6 @@ class Expansion:
     def translates(self, lang: str) -> bool:
         """Whether a request in ``lang`` is read across languages (a lexicon is installed)."""
         return lang in self.crossing and self.lexicon is not None and self.lexicon() is not None
-
-    def scores(self, bm25: BM25Index, text: str) -> np.ndarray | None:
-        """BM25's scores of ``text`` with this expansion, for a request it translates; else None
-        (the glossary alone served the request already)."""
-        return lexical_scores(bm25, text, self)[0] if self.translates(query_language(text)) else None
 
     def __call__(self, text: str, tokens: Sequence[str], known: Callable[[str], bool]) -> list[str]:
         out = self.glossary.expansions(text, tokens, known)

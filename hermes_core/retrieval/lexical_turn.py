@@ -41,7 +41,12 @@ class LexicalTurn:
 
     def words(self) -> np.ndarray:
         """Per skill (index order), whether it shares a word of two or more characters with the
-        request (what ``bm25.word_matches`` says), from the postings of the turn's own tokens."""
+        request (its own, or one the glossary or lexicon adds), not only single characters, read
+        off the postings of the turn's own tokens. The Chinese tokens add every character for
+        recall (``bm25_tokens``), so a skill can score through characters alone: a travel skill
+        met "我的容器一启动就退出了怎么办" through 出, 怎 and 么, nearly as high as the docker skill
+        the glossary's "container" and "exit" found. What ``shares_a_word`` says of the catalog
+        for the gate, this says of each skill for the hint."""
         return self.index.reached([t for t in self.terms if len(t) > 1])
 
     def evidence(self, *others: np.ndarray | None) -> np.ndarray:
@@ -54,7 +59,7 @@ def lexical_turn(bm25: BM25Index, text: str, asked: str, glossary: Expander,
                  expand: Expansion) -> LexicalTurn:
     """BM25 over ``text`` (what the layers rank) with ``glossary``'s terms; the gate's share of
     ``asked`` (the request as written); and, for a request ``expand`` translates, the scores with
-    its words as well (``Expansion.scores``), scored again only if it added a word."""
+    its words as well, scored again only if it added a word."""
     base = bm25_tokens(text)
     toks = base + glossary(text, base, bm25.knows)
     scores = bm25.score_array(toks)

@@ -97,7 +97,7 @@ def render(result: RetrievalResult, scan: tuple[str, ...] = INJECTION_CATEGORIES
 
 def lexical_evidence(words: np.ndarray, *others: np.ndarray | None) -> np.ndarray:
     """:func:`hint_cut`'s evidence when no dense layer answered: 0 for a skill that shares a word
-    with the request (``bm25.word_matches``) or that another layer scores above 0 (a synonym, past
+    with the request (``LexicalTurn.words``) or that another layer scores above 0 (a synonym, past
     use), -inf for one the request meets through single characters alone. So beside a best that
     shares a word, only skills that share one too are listed; a best that shares none (nothing
     tells the ranked skills apart) lists as before. Without it, lexical-only hints on

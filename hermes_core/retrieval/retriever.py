@@ -1,4 +1,5 @@
-"""SkillRetriever: the five layers put together, the singleton, and the prompt blocks.
+"""SkillRetriever: the five layers put together, and the prompt blocks (when it builds is
+``warmup.py``; the process-wide one, ``singleton.py``, whose names it re-exports).
 
     L1 triggers -> hit: auto-load that skill, done
     L2 BM25, L3 synonyms, L4 dense (each may abstain) -> L5 fusion -> gate -> top-k or []
@@ -14,7 +15,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,8 @@ from hermes_core.injection import INJECTION_CATEGORIES
 from hermes_core.retrieval import crosslingual as xl
 from hermes_core.retrieval import dense_judges as judges
 from hermes_core.retrieval import second_opinion as so
-from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, updated_index
+from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
+from hermes_core.retrieval.bm25_store import IndexCache, updated_index
 from hermes_core.retrieval.calibration import (
     DenseCalibration,
     LexicalCalibration,
@@ -37,7 +38,8 @@ from hermes_core.retrieval.calibration import (
     query_language,
 )
 from hermes_core.retrieval.catalog_memo import CatalogMemo
-from hermes_core.retrieval.dense import DenseIndex, Embedder, EmbeddingCache, default_embedders, with_parts
+from hermes_core.retrieval.dense import DenseIndex, Embedder, EmbeddingCache, with_parts
+from hermes_core.retrieval.dense import default_embedders as default_embedders
 from hermes_core.retrieval.dense_gate import (
     DEFAULT_GATE_THRESHOLDS,
     DEFAULT_GATE_WEIGHTS,
@@ -70,6 +72,9 @@ from hermes_core.retrieval.query import (
 )
 from hermes_core.retrieval.result import RetrievalResult, hint_cut, render
 from hermes_core.retrieval.served import served_catalog
+from hermes_core.retrieval.singleton import build_retriever as build_retriever
+from hermes_core.retrieval.singleton import get_skill_retriever as get_skill_retriever
+from hermes_core.retrieval.singleton import reset_skill_retriever as reset_skill_retriever
 from hermes_core.retrieval.skills import (
     Catalog,
     CatalogIssue,
@@ -82,14 +87,15 @@ from hermes_core.retrieval.skills import (
     sources_key,
     sources_present,
 )
-from hermes_core.retrieval.synonyms import SynonymIndex, load_mapping_file
+from hermes_core.retrieval.synonyms import SynonymIndex
 from hermes_core.retrieval.token_store import TermsCache
 from hermes_core.retrieval.topk import top_order
 from hermes_core.retrieval.translated_gate import TranslatedGate
 from hermes_core.retrieval.translated_gate import judged as judged_across
 from hermes_core.retrieval.triggers import TriggerIndex, merge_triggers
 from hermes_core.retrieval.tuning import as_settings, layer_weights
-from hermes_core.retrieval.usage import UsageAssessment, UsageLayer, UsageScores, usage_layer_for
+from hermes_core.retrieval.usage import UsageAssessment, UsageLayer, UsageScores
+from hermes_core.retrieval.warmup import Warmup, exiting
 from hermes_core.tokenize import head_tokens
 from hermes_core.types import Message, RetrievalQuery, Skill
 
@@ -114,7 +120,7 @@ class _OutOfStep(RuntimeError):
     """The dense index does not yet cover the catalog the lexical layers serve (mid-refresh)."""
 
 
-class SkillRetriever:
+class SkillRetriever(Warmup):
     """Retrieve the skills that fit a message, or none. Thread-safe; indexes refresh incrementally.
 
     Tuning comes from ``settings`` (the ``skill_utils`` section); where the skills are and which
@@ -200,6 +206,7 @@ class SkillRetriever:
         self._warned: set[str] = set()    # catalog issues already logged (once each)
         self._lines = CatalogMemo()       # what each JSONL catalog line parsed to, last read
         self._terms = TermsCache(cache_dir)   # the token memo on disk: a restart tokenises nothing
+        self._bm25_state = IndexCache(cache_dir)   # BM25's own: a restart updates it, builds nothing
 
     # ---------------------------------------------------------------- index
     def load_catalog(self, *, warn: bool = True) -> Catalog:
@@ -245,7 +252,7 @@ class SkillRetriever:
             syn = merge_triggers({s.name: s.synonyms for s in skills if s.synonyms}, self.extra_synonyms)
             trig = merge_triggers({s.name: s.triggers for s in skills if s.triggers},
                                   {k: v for k, v in self.extra_triggers.items() if k in by_name})
-            bm25 = updated_index(self.bm25, skills, self._terms)   # unchanged skills carry over
+            bm25 = updated_index(self.bm25, skills, self._terms, self._bm25_state)   # unchanged carry over
             synonyms, triggers = SynonymIndex(syn, names), TriggerIndex(trig)
             for skill, phrase in triggers.ignored:
                 why = f"skill {skill!r}: trigger {phrase!r} has no word but stopwords; ignored"
@@ -304,80 +311,9 @@ class SkillRetriever:
             return None
         return sources_fingerprint(self.folders, self.catalogs)
 
-    def refresh_if_changed(self, *, background: bool = False) -> IndexDelta | None:
-        """Refresh when a SKILL.md or catalog was added, removed or edited since the last refresh.
-
-        :meth:`select` calls it on every turn with ``background=True``, so a skill written during
-        a chat is offered on a later turn without a restart, and the turn itself never waits: the
-        stat walk (about 23 ms for 1,000 skills) and any re-embedding run on the background thread
-        :meth:`wait_warm` joins. At most one check per ``refresh_interval_s``, by ``stat`` only: an
-        idle check reads no file. Returns the refresh's delta, or None when nothing ran (or it runs
-        in the background).
-        """
-        if self.refresh_interval_s is None or self._static is not None:
-            return None
-        now = self.clock()
-        if not self._built:
-            if self._lexical_ready.is_set():
-                self._checked_at = now   # the turn's full build reads the sources: that is a check
-            return None
-        if self._checked_at is not None and now - self._checked_at < self.refresh_interval_s:
-            return None
-        if not background:
-            self._checked_at = now
-            return self._refresh_if_stale()
-        with self._lock_bg:
-            if self._warm is not None and self._warm.is_alive():
-                return None   # a warm-up or an earlier check is still running
-            self._checked_at = now
-            self._warm = threading.Thread(target=self._background_check, daemon=False,
-                                          name="skill-retriever-check")
-            self._warm.start()
-        return None
-
-    def _refresh_if_stale(self, lexicon: bool = False) -> IndexDelta | None:
-        return None if self._sources_now() == self._sources else self.refresh(lexicon=lexicon)
-
-    def _background_check(self) -> None:
-        try:
-            self._refresh_if_stale(lexicon=True)
-        except Exception as e:  # the index in hand keeps serving
-            log.warning("could not refresh skills: %s", e)
-
-    def dense_status(self) -> str:
-        """The embedding layer's state in words, for the chat banner and ``/skills``: off, not
-        loaded yet, loading, ready (which models), or unavailable (and why)."""
-        if not self.dense:
-            return "off (embeddings disabled or not installed; lexical layers only)"
-        failed = [f"{m}: {why}" for m, why in self._dense_failed_why.items()]
-        ready = [d.embedder.model_id for d in self.dense
-                 if d.embedder.model_id not in self._dense_failed and d.names and d.model_loaded]
-        warm = self._warm
-        if not self._built and warm is not None and warm.is_alive():
-            if ready:
-                pending = [d.embedder.model_id for d in self.dense if d.embedder.model_id not in ready
-                           and d.embedder.model_id not in self._dense_failed]
-                return f"ready ({', '.join(ready)}); loading {', '.join(pending)} (ready ones answer)"
-            return "loading (lexical layers answer meanwhile)"
-        if ready:
-            extra = f"; unavailable {'; '.join(failed)}" if failed else ""
-            return "ready (" + ", ".join(ready) + ")" + extra
-        if failed:
-            return "unavailable (" + "; ".join(failed) + ")"
-        if self._cancelled:
-            return "cancelled"
-        return "not loaded yet (loads on first use)"
-
-    def cancel_warm(self) -> None:
-        """Tell a background warm-up to stop before its next model load or embedding batch: a
-        chat that ends must not wait for a model it will never use."""
-        self._cancelled = True
-
     def _build_dense(self, d: DenseIndex, skills: Sequence[Skill], digest: str | None = None) -> None:
         mid = d.embedder.model_id
-        # a finished main thread: the interpreter is shutting down (the warm-up thread is not a
-        # daemon, so it runs on) and the thread pools the model loader uses refuse new work
-        if mid in self._dense_failed or not threading.main_thread().is_alive() or self._cancelled:
+        if mid in self._dense_failed or exiting() or self._cancelled:
             return
         try:
             d.build(skills)
@@ -394,7 +330,7 @@ class SkillRetriever:
                 # thread, so a turn does not pay for it when it embeds its first query
                 load()
         except Exception as e:  # a model that fails to load makes the layer abstain, never crash
-            if not threading.main_thread().is_alive():  # ended while the warm-up loaded the model
+            if exiting():  # the main thread ended while the warm-up loaded the model
                 log.debug("dense layer %s not loaded: the process is exiting (%s)", mid, e)
                 return
             log.warning("dense layer %s unavailable: %s", mid, e)
@@ -469,63 +405,6 @@ class SkillRetriever:
         except Exception as e:
             log.warning("usage layer failed on a query: %s", e)
             return None
-
-    def ensure_lexical(self) -> None:
-        """The lexical layers (L1-L3) built; never loads a model. What the skill list, the tool
-        offer and a trigger hit need."""
-        if self._lexical_ready.is_set():
-            return
-        warm = self._warm
-        if warm is not None and warm.is_alive() and self._lexical_ready.wait(timeout=60):
-            return
-        self.refresh(dense=False)
-
-    def ensure_built(self) -> None:
-        """Build on first use. While a background warm-up runs, wait only for the lexical layers
-        (the dense layer abstains until it is ready)."""
-        if self._built:
-            return
-        warm = self._warm
-        if warm is not None and warm.is_alive():
-            self.ensure_lexical()
-            return
-        if self._lexical_ready.is_set() and not self.dense:
-            return
-        self.refresh()
-
-    def wait_warm(self, timeout: float | None = None) -> bool:
-        """Wait for a background warm-up (or skill change check) to finish; True when none is
-        running any more.
-
-        A process about to exit calls this so the model load ends cleanly rather than being cut
-        off by interpreter shutdown.
-        """
-        warm = self._warm
-        if warm is not None and warm.is_alive():
-            warm.join(timeout)
-            return not warm.is_alive()
-        return True
-
-    def warm_up(self, background: bool = True) -> threading.Thread | None:
-        """Build indexes and load models now, optionally on a background thread so the first turn is
-        served by L1-L3 while the dense layer is still embedding."""
-        if not background:
-            self.refresh()
-            return None
-        # Not a daemon: a process that exits while torch is still loading the model on a daemon
-        # thread aborts in C++ ("terminate called without an active exception"); exit waits instead.
-        t = threading.Thread(target=self._warm_refresh, name="skill-retriever-warmup", daemon=False)
-        self._warm = t
-        t.start()
-        return t
-
-    def _warm_refresh(self) -> None:
-        """refresh() for the warm-up thread: a failure is a warning, not a thread traceback on the
-        user's terminal; the next retrieve() refreshes again on its own thread."""
-        try:
-            self.refresh(lexicon=True)
-        except Exception as e:
-            log.warning("skill index warm-up failed: %s", e)
 
     @property
     def skills(self) -> list[Skill]:
@@ -750,48 +629,3 @@ class SkillRetriever:
         else:   # the catalog served with retrieval off (read fresh: no index, no model), in index order
             res = RetrievalResult(q.message, "disabled", tuple(index_order(served_catalog(self).skills)))
         return render(res, self.scan_categories), res
-
-
-# -------------------------------------------------------------------- singleton
-_singleton: SkillRetriever | None = None
-_singleton_lock = threading.Lock()
-
-
-def build_retriever(settings: Any = None, *, home: str | os.PathLike[str] | None = None,
-                    read_only: bool = False) -> SkillRetriever:
-    """A retriever from ``Settings`` (or defaults): HERMES_HOME/skills plus configured folders.
-    ``read_only`` (a preview): the usage history is read, never written."""
-    from hermes_core.config import load_settings
-    s = settings if settings is not None else load_settings(home=home)
-    su = s.skill_utils
-    home_path = Path(os.path.expanduser(str(home))) if home is not None else s.home_path
-    folders = [home_path / "skills", *(os.path.expanduser(f) for f in su.folders)]
-    triggers = load_mapping_file(su.triggers_file, "triggers") if su.triggers_file else None
-    synonyms = load_mapping_file(su.synonyms_file, "synonyms") if su.synonyms_file else None
-    layer_weights(su.weights, file=getattr(s, "source", None))  # a bad key fails before any model loads
-    models = default_embedders(su.embedding_model, su.query_adapter) if su.embeddings and su.enabled else []
-    retriever = SkillRetriever(su, folders=folders, catalogs=list(su.catalogs), embedders=models,
-                               cache_dir=home_path / "cache" / "embeddings", triggers=triggers,
-                               synonyms=synonyms,
-                               usage=usage_layer_for(home_path, su, s, read_only=read_only))
-    p = getattr(s, "prompt", None)
-    if p is not None:
-        retriever.scan_categories = tuple(p.injection_categories) if p.injection_scan else ()
-    return retriever
-
-
-def get_skill_retriever(settings: Any = None) -> SkillRetriever:
-    """The process-wide retriever, built lazily on first call (thread-safe)."""
-    global _singleton
-    if _singleton is None:
-        with _singleton_lock:
-            if _singleton is None:
-                _singleton = build_retriever(settings)
-    return _singleton
-
-
-def reset_skill_retriever() -> None:
-    """Forget the singleton (tests, or after a config change)."""
-    global _singleton
-    with _singleton_lock:
-        _singleton = None

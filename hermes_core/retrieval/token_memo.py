@@ -58,7 +58,8 @@ def uses_jieba(text: str) -> bool:
     return tok.has_cjk(text) or (not text.isascii() and tok.has_cjk(unicodedata.normalize("NFKC", text)))
 
 
-def _key(skill: Skill) -> Key:
+def skill_key(skill: Skill) -> Key:
+    """What a skill's terms are remembered under (in memory and in the caches on disk)."""
     text = f"{skill.name}\x00{skill.description}"
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
     return digest, (tok.jieba_available() if uses_jieba(text) else None)
@@ -96,7 +97,7 @@ class TokenMemo:
                 self._settings = settings
             memo = self._memo
             for s in skills:
-                k = _key(s)
+                k = skill_key(s)
                 found = memo.get(k)
                 if found is None:
                     found = derive(s)

@@ -46,7 +46,7 @@ def save_terms(path: Path, derive: Derive, entries: Sequence[tuple[Key, SkillTer
     """Write ``entries`` (made by ``derive``) to ``path``; False when the disk refused."""
     entries = [(k, t) for k, t in entries if not any(_SEP in w for w in t.tokens)]
     tokens = [w for _, t in entries for w in t.tokens]
-    header = {"tokenizer": tok.TOKENIZER_VERSION, "derive": _name(derive)}
+    header = {"tokenizer": tok.TOKENIZER_VERSION, "derive": derive_name(derive)}
     arrays: dict[str, np.ndarray] = {
         "keys": np.frombuffer(b"".join(k[0] for k, _ in entries), dtype=np.uint8).reshape(-1, 32),
         "jieba": np.asarray([-1 if k[1] is None else int(k[1]) for k, _ in entries], dtype=np.int8),
@@ -66,7 +66,7 @@ def load_terms(path: Path, derive: Derive) -> list[tuple[Key, SkillTerms]] | Non
     if read is None:
         return None
     header, a = read
-    if header.get("tokenizer") != tok.TOKENIZER_VERSION or header.get("derive") != _name(derive):
+    if header.get("tokenizer") != tok.TOKENIZER_VERSION or header.get("derive") != derive_name(derive):
         log.debug("%s %s was made by another tokenizer; derived again", WHAT, path)
         return None
     try:
@@ -103,7 +103,8 @@ def _entries(a: dict[str, np.ndarray]) -> list[tuple[Key, SkillTerms]]:
     return out
 
 
-def _name(derive: Derive) -> str:
+def derive_name(derive: Derive) -> str:
+    """What a file names the function its terms were derived by (another one's are not used)."""
     return f"{getattr(derive, '__module__', '?')}.{getattr(derive, '__qualname__', '?')}"
 
 
@@ -128,6 +129,13 @@ class TermsCache:
             entries = load_terms(self.path, derive)
             if entries:
                 memo.adopt(derive, entries)
+            self._mark = memo.derived
+
+    def adopted(self, memo: TokenMemo) -> None:
+        """The memo adopted the catalog's terms from elsewhere (``bm25_store``'s file, which
+        holds them with their keys): the file is not read, and counts from here."""
+        with self._lock:
+            self._loaded = True
             self._mark = memo.derived
 
     def save(self, memo: TokenMemo, derive: Derive, catalog: Sequence[SkillTerms]) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pytest
@@ -60,3 +62,31 @@ class CountingEmbedder:
 @pytest.fixture
 def counting_embedder() -> CountingEmbedder:
     return CountingEmbedder()
+
+
+T = TypeVar("T")
+
+
+def damage(path: Path, cut: int | None, flip: int) -> None:
+    """``path`` torn at ``cut`` (modulo its size) or, without a cut, one byte at ``flip`` flipped:
+    what a crash or a bad disk leaves of a cache file."""
+    data = bytearray(path.read_bytes())
+    if cut is not None:
+        data = data[:cut % len(data)]
+    elif data:
+        data[flip % len(data)] ^= 0x41
+    path.write_bytes(bytes(data))
+
+
+def logged(read: Callable[[], T]) -> tuple[T, list[logging.LogRecord]]:
+    """What ``read`` returns and every record logged meanwhile (a hypothesis test cannot use
+    the function-scoped ``caplog``)."""
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        return read(), records
+    finally:
+        root.removeHandler(handler)

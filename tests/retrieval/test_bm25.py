@@ -6,7 +6,6 @@ import logging
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Sequence
 
 import bm25s
 import numpy as np
@@ -23,7 +22,6 @@ from hermes_core.retrieval.bm25 import (
     lexical_scores,
     light_stem,
     skill_tokens,
-    word_matches,
 )
 from hermes_core.retrieval.token_memo import TokenMemo
 from hermes_core.tokenize import normalize
@@ -188,22 +186,6 @@ def test_a_query_sharing_only_single_characters_with_the_catalog_has_no_lexical_
     assert idx.shares_a_word(bm25_tokens("下周去杭州玩三天怎么安排"))
     best, top = float(scores.max()), idx.max_score(bm25_tokens("下周去杭州玩三天怎么安排"))
     assert share == pytest.approx(best / top) and share > 0
-
-
-def test_a_skill_met_through_single_characters_alone_shares_no_word_with_the_request() -> None:
-    idx = BM25Index([Skill("travel-itinerary", "规划出行：按天安排景点，几天几晚怎么安排"),
-                     Skill("docker-debugging", "Diagnose a Docker container that exits at start"),
-                     Skill("notes", "整理会议记录，列出待办事项")])
-    container = "我的容器一启动就退出了怎么办"
-    scores = idx.score_array(bm25_tokens(container))
-    assert scores[0] > 0 and scores[2] > 0                       # 出, 怎, 么 / 出, 办
-    assert word_matches(idx, container).tolist() == [False, False, False]
-    # the glossary's "container" and "exit" for 容器 and 退出 are words the docker skill shares
-    def glossary(text: str, toks: Sequence[str], known: Callable[[str], bool]) -> list[str]:
-        return [t for t in ("contain", "exit") if known(t)]
-    assert word_matches(idx, container, glossary).tolist() == [False, True, False]
-    assert word_matches(idx, "下周出行怎么安排").tolist() == [True, False, False]   # 出行, 安排
-    assert word_matches(idx, "").tolist() == [False, False, False]
 
 
 ACCENTED = [Skill("coffee-finder", "Trouver un café ou une crème près de chez moi."),

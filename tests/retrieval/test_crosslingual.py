@@ -16,7 +16,7 @@ import pytest
 
 from hermes_core.retrieval import calibration as cal
 from hermes_core.retrieval import crosslingual as xl
-from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens
+from hermes_core.retrieval.bm25 import BM25Index, bm25_tokens, lexical_scores
 from hermes_core.retrieval.glossary import Glossary
 from hermes_core.retrieval.lexicon import Lexicon
 from hermes_core.retrieval.retriever import SkillRetriever
@@ -145,9 +145,9 @@ def test_the_expansion_translates_only_requests_in_a_language_some_skill_is_not_
     idx = BM25Index(english)
     assert expand("容器启动失败", bm25_tokens("容器启动失败"), idx.knows) == ["contain"]   # BM25's stem
     assert expand("the container exits", bm25_tokens("the container exits"), idx.knows) == []
-    assert expand.scores(idx, "the container exits") is None
-    scores = expand.scores(idx, "容器启动失败")
-    assert scores is not None and scores[0] > 0
+    assert not expand.translates(cal.query_language("the container exits"))
+    assert expand.translates(cal.query_language("容器启动失败"))
+    assert lexical_scores(idx, "容器启动失败", expand)[0][0] > 0
     # a Chinese word is added whole: 包裹 matches 包裹, not every skill holding 包 or 裹
     chinese = [Skill("快递查询", "根据快递单号查询包裹物流"), Skill("包子", "做包子")]
     cidx = BM25Index(chinese)

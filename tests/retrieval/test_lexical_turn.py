@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from hermes_core.retrieval import crosslingual as xl
-from hermes_core.retrieval.bm25 import BM25Index, lexical_scores, word_matches
+from hermes_core.retrieval.bm25 import BM25Index, Expander, lexical_scores, query_terms
+from hermes_core.retrieval.calibration import query_language
 from hermes_core.retrieval.glossary import Glossary
 from hermes_core.retrieval.lexical_turn import lexical_turn
 from hermes_core.retrieval.lexicon import Lexicon
@@ -29,6 +30,17 @@ def _lexicon() -> Lexicon:
 
 def _glossary(text: str, toks: Sequence[str], known: Callable[[str], bool]) -> list[str]:
     return [t for t in ("exit",) if "退出" in text and known(t)]
+
+
+def _word_matches(bm25: BM25Index, text: str, expand: Expander | None = None) -> np.ndarray:
+    """The word evidence as a pass of its own: the request tokenised again, its words looked up."""
+    return bm25.reached([t for t in query_terms(bm25, text, expand) if len(t) > 1])
+
+
+def _crossing_scores(bm25: BM25Index, text: str, expand: xl.Expansion) -> np.ndarray | None:
+    """The crossing scores as a pass of their own: the request scored again with the lexicon's
+    words, for a request the expansion translates."""
+    return lexical_scores(bm25, text, expand)[0] if expand.translates(query_language(text)) else None
 
 
 @pytest.fixture
@@ -57,14 +69,14 @@ def test_one_pass_says_what_the_separate_passes_said(index: BM25Index, expand: x
     scores, _ = lexical_scores(index, text, _glossary)
     assert turn.scores.tolist() == scores.tolist()
     assert turn.share == lexical_scores(index, asked, _glossary)[1]
-    crossed = expand.scores(index, text)
+    crossed = _crossing_scores(index, text, expand)
     assert (turn.crossed is None) == (crossed is None)
     if crossed is not None and turn.crossed is not None:
         assert turn.crossed.tolist() == crossed.tolist()
-    assert turn.words().tolist() == word_matches(index, text, expand).tolist()
+    assert turn.words().tolist() == _word_matches(index, text, expand).tolist()
     synonyms = np.array([0.0, 0.0, 0.3, 0.0])
     assert turn.evidence(synonyms, None).tolist() == lexical_evidence(
-        word_matches(index, text, expand), synonyms, None).tolist()
+        _word_matches(index, text, expand), synonyms, None).tolist()
 
 
 def test_a_crossing_request_the_lexicon_adds_no_word_to_is_scored_once(
@@ -87,3 +99,24 @@ def test_a_crossing_request_the_lexicon_adds_no_word_to_is_scored_once(
     # the word evidence is read from the postings, not scored again
     calls.clear()
     assert more.words().tolist() == [True, False, False, False] and calls == []
+
+
+def test_a_skill_met_through_single_characters_alone_shares_no_word_with_the_request() -> None:
+    idx = BM25Index([Skill("travel-itinerary", "规划出行：按天安排景点，几天几晚怎么安排"),
+                     Skill("docker-debugging", "Diagnose a Docker container that exits at start"),
+                     Skill("notes", "整理会议记录，列出待办事项")])
+    plain = xl.Expansion(Glossary(()))          # crosses no language
+    container = "我的容器一启动就退出了怎么办"
+    turn = lexical_turn(idx, container, container, Glossary(()).expansions, plain)
+    assert turn.scores[0] > 0 and turn.scores[2] > 0             # 出, 怎, 么 / 出, 办
+    assert turn.words().tolist() == [False, False, False]
+
+    # the glossary's "container" and "exit" for 容器 and 退出 are words the docker skill shares
+    def glossary(text: str, toks: Sequence[str], known: Callable[[str], bool]) -> list[str]:
+        return [t for t in ("contain", "exit") if known(t)]
+
+    assert lexical_turn(idx, container, container, glossary, plain).words().tolist() == [False, True, False]
+    trip = "下周出行怎么安排"
+    none = Glossary(()).expansions
+    assert lexical_turn(idx, trip, trip, none, plain).words().tolist() == [True, False, False]  # 出行, 安排
+    assert lexical_turn(idx, "", "", none, plain).words().tolist() == [False, False, False]

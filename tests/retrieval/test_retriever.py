@@ -38,12 +38,10 @@ from hermes_core.retrieval.retriever import (
     SkillRetriever,
     as_retrieval_query,
     build_retriever,
-    get_skill_retriever,
     hint_cut,
     is_follow_up,
     ranking_text,
     render,
-    reset_skill_retriever,
 )
 from hermes_core.retrieval.skills import sources_fingerprint
 from hermes_core.retrieval.synonyms import load_mapping_file
@@ -218,37 +216,6 @@ def test_vanished_folder_between_refreshes_drops_skills(tmp_path: Path) -> None:
     assert r.retrieve("convert currencies").layer == "none"
 
 
-def test_singleton_is_built_once_across_threads(monkeypatch: pytest.MonkeyPatch, hermes_home: Path) -> None:
-    reset_skill_retriever()
-    calls: list[int] = []
-    real = rmod.build_retriever
-
-    def counting(settings: object = None, **kw: object) -> SkillRetriever:
-        calls.append(1)
-        return real(settings, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(rmod, "build_retriever", counting)
-    monkeypatch.setenv("HERMES_HOME", str(hermes_home))
-    from hermes_core.config import load_settings
-    settings = load_settings(home=hermes_home).with_overrides(**{"skill_utils.embeddings": False})
-    got: list[SkillRetriever] = []
-    threads = [threading.Thread(target=lambda: got.append(get_skill_retriever(settings))) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert len(calls) == 1 and len({id(g) for g in got}) == 1
-    reset_skill_retriever()
-
-
-def test_warm_up_in_background_builds_index() -> None:
-    r = make(embedders=[HashingEmbedder()])
-    t = r.warm_up(background=True)
-    assert t is not None
-    t.join(timeout=30)
-    assert r.embedded_docs == len(SAMPLE_SKILLS)
-
-
 def test_render_hint_empty() -> None:
     assert render_hint([]) == ""
     assert "skill_view(name)" in render_hint([Skill("a", "b")])
@@ -261,25 +228,6 @@ def test_gate_keeps_scale_with_and_without_dense() -> None:
     with_dense = make(embedders=[HashingEmbedder()]).retrieve(q)
     assert without.names[0] == with_dense.names[0] == "pdf-extract"
     assert np.isclose(without.scores[0], with_dense.scores[0], rtol=0.5)
-
-
-def test_background_warm_up_serves_lexical_layers_while_dense_embeds() -> None:
-    release = threading.Event()
-
-    class Slow(HashingEmbedder):
-        def embed_documents(self, texts):  # type: ignore[no-untyped-def]
-            assert release.wait(timeout=30)
-            return super().embed_documents(texts)
-
-    r = make(embedders=[Slow("test:slow")])
-    t = r.warm_up(background=True)
-    assert t is not None
-    res = r.retrieve("extract tables from a pdf")  # not blocked by the embedding
-    assert res.names[0] == "pdf-extract" and "dense" not in res.answered
-    release.set()
-    t.join(timeout=30)
-    res = r.retrieve("extract tables from a pdf")
-    assert "dense" in res.answered
 
 
 def test_hint_lists_only_skills_above_the_catalog_mean() -> None:
@@ -310,30 +258,6 @@ def test_uncovered_documents_get_a_neutral_dense_score() -> None:
     assert not covered.all()
     assert np.allclose(sims[~covered], sims[covered].mean())
     assert "dense" in r.retrieve("send an email").answered
-
-
-def test_build_retriever_from_settings_with_trigger_and_synonym_files(hermes_home: Path,
-                                                                     tmp_path: Path) -> None:
-    write_skill(hermes_home / "skills", "pdf", skill_md("pdf-extract", "Extract text from PDF files",
-                                                         body="Use pdftotext -layout."))
-    extra = tmp_path / "more"
-    write_skill(extra, "mail", skill_md("email-send", "Send an email"))
-    (tmp_path / "t.yaml").write_text("pdf-extract: [抽取PDF, pdf to text]\nunknown-skill: x\n",
-                                     encoding="utf-8")
-    (tmp_path / "s.yaml").write_text("email-send: drop a line\n", encoding="utf-8")
-    settings = load_settings({"skill_utils": {
-        "folders": [str(extra)], "triggers_file": str(tmp_path / "t.yaml"),
-        "synonyms_file": str(tmp_path / "s.yaml"), "embeddings": False, "top_k": 3,
-        "weights": {"bm25": 0.5}, "fusion": "rrf", "gate_thresholds": {"lexical": 0.0}}},
-        home=hermes_home)
-    r = build_retriever(settings, home=hermes_home)
-    assert [s.name for s in r.skills] == ["email-send", "pdf-extract"]
-    assert r.top_k == 3 and r.fusion == "rrf" and r.weights["bm25"] == 0.5
-    block, res = r.select("please convert this pdf to text")
-    assert res.layer == "L1" and block.startswith("## Auto-loaded Skill: pdf-extract")
-    assert "pdftotext -layout" in block
-    _, res = r.select("drop a line to my boss")
-    assert res.names[0] == "email-send" and res.gate is not None and res.gate.rule == "synonym-phrase"
 
 
 def test_mapping_file_errors_name_file_line_and_key(tmp_path: Path) -> None:
@@ -697,15 +621,6 @@ def test_bad_gate_weight_key_is_a_config_error(hermes_home: Path) -> None:
         load_settings({"skill_utils": {"hint_ratio": 1.5}}, home=hermes_home)
 
 
-def test_settings_reach_the_retriever(hermes_home: Path) -> None:
-    s = load_settings({"skill_utils": {"embeddings": False, "hint_ratio": 0.8, "hint_margin": 0.25,
-                                       "gate_weights": {"m": {"anchor_mean": 1.0}}}}, home=hermes_home)
-    r = build_retriever(s, home=hermes_home)
-    assert r.hint_ratio == 0.8 and r.hint_margin == 0.25
-    assert r.gate_weights["m"] == GateWeights(0.5, 1.0, 0.0)
-    assert "st:all-MiniLM-L6-v2" in r.gate_weights  # defaults kept alongside
-
-
 def test_hint_cut_keeps_skills_close_to_the_best() -> None:
     scores = np.array([4.0, 2.5, 1.9, 0.8, -0.1, 3.0])
     order = np.argsort(-scores, kind="stable")[:5]  # 0, 5, 1, 2, 3
@@ -791,78 +706,6 @@ def test_eval_cli_query_cache_flag_is_reported(tmp_path: Path, capsys: pytest.Ca
         assert data["query_cache"] is expected and data["hint_len_mean"] >= 1.0
 
 
-def _retriever_live_refresh(root: Path, clock: FakeClock, interval: float | None = 2.0) -> SkillRetriever:
-    return SkillRetriever(folders=[root], embedders=[HashingEmbedder()], clock=clock,
-                          refresh_interval_s=interval)
-
-
-def test_a_skill_added_mid_chat_is_offered_on_a_later_turn(tmp_path: Path) -> None:
-    root = tmp_path / "skills"
-    write_skill(root, "weather", skill_md("weather-forecast", "Weather forecast for a city."))
-    clock = FakeClock(100.0)
-    r = _retriever_live_refresh(root, clock)
-    sel = SkillSelection(r)
-    assert [s.name for s in r.skills] == ["weather-forecast"]
-    sel.select("hello", [], "hello")               # a turn: checked (in the background), no change
-    assert r.wait_warm(10)
-    write_skill(root, "invoice", skill_md("invoice-pdf", "Create a PDF invoice for a customer."))
-    clock.t += 1.0
-    sel.select("make an invoice pdf for ACME", [], "make an invoice pdf for ACME")
-    assert r.wait_warm(10)
-    assert sel.find("invoice-pdf") is None        # within the interval: not re-checked yet
-    clock.t += 2.5
-    sel.select("make an invoice pdf for ACME", [], "make an invoice pdf for ACME")  # starts the check
-    assert r.wait_warm(10)
-    block = sel.select("make an invoice pdf for ACME", [], "make an invoice pdf for ACME")
-    assert "invoice-pdf" in block and sel.find("invoice-pdf") is not None
-
-
-def test_an_edit_and_a_delete_are_seen_and_an_idle_turn_reads_nothing(tmp_path: Path,
-                                                                     monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    root = tmp_path / "skills"
-    p = write_skill(root, "deploy", skill_md("deploy", "Deploy the service to staging."))
-    write_skill(root, "weather", skill_md("weather-forecast", "Weather forecast for a city."))
-    clock = FakeClock(100.0)
-    r = _retriever_live_refresh(root, clock)
-    r.ensure_built()
-    reads: list[str] = []
-    real_read = Path.read_bytes
-
-    def counting(self: Path) -> bytes:
-        reads.append(str(self))
-        return real_read(self)
-
-    monkeypatch.setattr(Path, "read_bytes", counting)
-    for _ in range(3):                             # idle turns: stat only, nothing re-read
-        clock.t += 5
-        assert r.refresh_if_changed() is None
-    assert reads == []
-    st = p.stat()
-    p.write_text(skill_md("deploy", "Deploy the service to production."), encoding="utf-8")
-    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))   # mtime put back (cp -p, rsync -t)
-    clock.t += 5
-    delta = r.refresh_if_changed()
-    assert delta is not None and len(delta.changed) == 1
-    assert next(s for s in r.skills if s.name == "deploy").description.endswith("production.")
-    (root / "weather" / "SKILL.md").unlink()
-    clock.t += 5
-    delta = r.refresh_if_changed()
-    assert delta is not None and len(delta.removed) == 1
-    assert [s.name for s in r.skills] == ["deploy"]
-
-
-def test_refresh_can_be_turned_off_and_static_skills_are_never_walked(tmp_path: Path) -> None:
-    root = tmp_path / "skills"
-    write_skill(root, "a", skill_md("alpha", "First skill."))
-    clock = FakeClock(100.0)
-    r = _retriever_live_refresh(root, clock, interval=None)
-    r.ensure_built()
-    write_skill(root, "b", skill_md("beta", "Second skill."))
-    clock.t += 100
-    assert r.refresh_if_changed() is None and [s.name for s in r.skills] == ["alpha"]
-    assert r.refresh() is not None and [s.name for s in r.skills] == ["alpha", "beta"]
-
-
 def test_fingerprint_changes_with_catalog_files_and_tolerates_missing_ones(tmp_path: Path) -> None:
     cat = tmp_path / "extra.jsonl"
     missing = tmp_path / "gone.jsonl"
@@ -889,37 +732,6 @@ def test_disabled_retrieval_lets_skill_view_find_a_skill_added_mid_chat(tmp_path
     assert not r._built                               # no index (and no model) was built
 
 
-def test_the_turn_does_not_wait_for_the_check(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """The stat walk runs on a background thread: a slow one (a big skills tree, a network
-    filesystem) must not delay the turn that started it."""
-    import threading
-
-    from hermes_core.retrieval import retriever as retriever_mod
-
-    root = tmp_path / "skills"
-    write_skill(root, "a", skill_md("alpha", "First skill."))
-    clock = FakeClock(100.0)
-    r = _retriever_live_refresh(root, clock)
-    r.ensure_built()
-    gate = threading.Event()
-    real = retriever_mod.sources_fingerprint
-
-    def slow(*args, **kwargs):  # type: ignore[no-untyped-def]
-        assert gate.wait(10)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(retriever_mod, "sources_fingerprint", slow)
-    clock.t += 5
-    _, res = r.select("first skill please")        # returns while the check is blocked
-    assert res.layer == "L5" and not r.wait_warm(0.05)
-    first = r._warm
-    clock.t += 5
-    r.select("again")                               # a check under way: no second thread
-    assert r._warm is first
-    gate.set()
-    assert r.wait_warm(10)
-
-
 def test_a_refresh_that_failed_midway_is_completed_by_the_next(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_skill(tmp_path, "a", skill_md("alpha", "Convert currency exchange rates"))
@@ -938,26 +750,6 @@ def test_a_refresh_that_failed_midway_is_completed_by_the_next(
     r.refresh()  # the skill index already holds the edit: the layers must be rebuilt all the same
     assert r.retrieve("pizza delivery").names == ("alpha",)
     assert r.retrieve("currency exchange rates").names == ()
-
-
-def test_a_warm_up_that_fails_logs_a_warning_not_a_thread_traceback(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    import logging
-    import threading
-    crashes: list[Any] = []
-    monkeypatch.setattr(threading, "excepthook", crashes.append)  # what prints "Exception in thread"
-    r = SkillRetriever(folders=[tmp_path])
-
-    def broken(**kw: Any) -> Any:
-        raise OSError(5, "Input/output error")
-
-    monkeypatch.setattr(r, "load_catalog", broken)
-    with caplog.at_level(logging.WARNING, logger="hermes_core.retrieval.retriever"):
-        t = r.warm_up(background=True)
-        assert t is not None
-        t.join(10)
-    assert crashes == []
-    assert "warm-up failed" in caplog.text and "Input/output error" in caplog.text
 
 
 SKILLS = [Skill("weather", "Get the weather forecast"), Skill("email", "Send an email")]
@@ -1440,6 +1232,24 @@ def test_a_one_skill_edit_carries_the_bm25_index_over_and_derives_only_that_skil
     assert r.bm25.score_array(q).tolist() == fresh.score_array(q).tolist()
 
 
+def _saved_then_edited(tmp_path: Path, embedders: list[Any], *,
+                       bm25_state: bool = False) -> tuple[Path, dict[str, str], str]:
+    """A last process's catalog file and cache folder (``c``), its token file saved (and BM25's
+    state, with ``bm25_state``), then one skill edited in the file: what a restart finds."""
+    path = tmp_path / "catalog.jsonl"
+    skills = {s.name: s.description for s in SAMPLE_SKILLS}
+    _write_catalog(path, skills)
+    first = SkillRetriever(catalogs=[path], embedders=embedders, cache_dir=tmp_path / "c")
+    first._terms.min_new = 1
+    if bm25_state:
+        first._bm25_state.min_new = 1
+    first.refresh()
+    edited = next(iter(skills))
+    skills[edited] += " It also reads archived invoices."
+    _write_catalog(path, skills)
+    return path, skills, edited
+
+
 def test_a_restarted_retriever_tokenises_no_skill_its_last_process_saved(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The token memo is saved in the cache folder: a new process's first refresh derives only
@@ -1456,15 +1266,7 @@ def test_a_restarted_retriever_tokenises_no_skill_its_last_process_saved(
 
     counted.__module__, counted.__qualname__ = real.__module__, real.__qualname__   # the file's name
     monkeypatch.setattr(bm25_mod, "skill_terms", counted)
-    path = tmp_path / "catalog.jsonl"
-    skills = {s.name: s.description for s in SAMPLE_SKILLS}
-    _write_catalog(path, skills)
-    first = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "c")
-    first._terms.min_new = 1
-    first.refresh()
-    edited = next(iter(skills))
-    skills[edited] += " It also reads archived invoices."
-    _write_catalog(path, skills)
+    path, skills, edited = _saved_then_edited(tmp_path, [HashingEmbedder()])
     monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())     # a new process: nothing in memory
     derived.clear()
     restarted = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "c")
@@ -1474,6 +1276,35 @@ def test_a_restarted_retriever_tokenises_no_skill_its_last_process_saved(
     fresh = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "fresh")
     fresh.refresh()
     for q in ["archived invoices", "查询交通违章", "book a flight"]:
+        a, b = restarted.retrieve(q), fresh.retrieve(q)
+        assert (a.names, a.scores, a.gated) == (b.names, b.scores, b.gated)
+
+
+def test_a_restarted_retriever_reads_bm25_back_and_derives_only_the_skill_edited_since(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """BM25's state is saved in the cache folder: a new process's first refresh updates the index
+    the last one saved (the token memo is asked for the edited skill alone, not for every skill
+    to build it whole), and ranks as a retriever built from scratch."""
+    from hermes_core.retrieval import bm25 as bm25_mod
+    from hermes_core.retrieval.token_memo import TokenMemo
+
+    asked: list[int] = []
+    real_terms = TokenMemo.terms
+
+    def counted(self: TokenMemo, skills: Sequence[Skill], derive: Any) -> Any:
+        asked.append(len(skills))
+        return real_terms(self, skills, derive)
+
+    path, _, _ = _saved_then_edited(tmp_path, [], bm25_state=True)
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())     # a new process: nothing in memory
+    monkeypatch.setattr(TokenMemo, "terms", counted)
+    restarted = SkillRetriever(catalogs=[path], embedders=[], cache_dir=tmp_path / "c")
+    restarted.refresh()
+    assert sum(asked) == 1, asked
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
+    fresh = SkillRetriever(catalogs=[path], embedders=[], cache_dir=tmp_path / "fresh")
+    fresh.refresh()
+    for q in ["archived invoices", "查询交通违章", "book a flight", "pdf tables"]:
         a, b = restarted.retrieve(q), fresh.retrieve(q)
         assert (a.names, a.scores, a.gated) == (b.names, b.scores, b.gated)
 

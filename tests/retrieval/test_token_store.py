@@ -14,6 +14,7 @@ from hermes_core.retrieval.bm25 import skill_terms
 from hermes_core.retrieval.token_memo import TokenMemo
 from hermes_core.retrieval.token_store import TermsCache, load_terms, save_terms, terms_path
 from hermes_core.types import Skill
+from tests.retrieval.conftest import damage, logged
 
 CATALOG = [Skill("git-rebase", "Resolve a rebase conflict in git"),
            Skill("invoice-pdf", "Extract the table of an invoice PDF, invoice after invoice"),
@@ -79,21 +80,8 @@ def test_a_torn_or_flipped_file_reads_as_written_or_as_nothing_with_one_warning(
     path = terms_path(tmp_path / f"c{cut}-{flip}")
     entries = filled().entries(skill_terms)
     save_terms(path, skill_terms, entries)
-    data = bytearray(path.read_bytes())
-    if cut is not None:
-        data = data[:cut % len(data)]
-    elif data:
-        data[flip % len(data)] ^= 0x41
-    path.write_bytes(bytes(data))
-    records: list[logging.LogRecord] = []
-    handler = logging.Handler()
-    handler.emit = records.append  # type: ignore[method-assign]
-    root = logging.getLogger()
-    root.addHandler(handler)
-    try:
-        got = load_terms(path, skill_terms)
-    finally:
-        root.removeHandler(handler)
+    damage(path, cut, flip)
+    got, records = logged(lambda: load_terms(path, skill_terms))
     if got is None:
         assert [r.levelno for r in records] == [logging.WARNING] and str(path) in records[0].getMessage()
     else:

@@ -1,0 +1,188 @@
+"""Tests of ``hermes_core/retrieval/bm25_store.py``: BM25's carried state read back as written (or
+as nothing, with one warning, when torn, flipped or foreign), and an index updated from it equal
+to a build from scratch to the bit."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hermes_core import tokenize as tok
+from hermes_core.retrieval.bm25 import BM25Index, IndexParts, bm25_tokens, skill_terms
+from hermes_core.retrieval.bm25_postings import Postings
+from hermes_core.retrieval.bm25_store import IndexCache, index_path, load_parts, save_parts, updated_index
+from hermes_core.retrieval.token_memo import TokenMemo, skill_key
+from hermes_core.retrieval.token_store import TermsCache, terms_path
+from hermes_core.types import Skill
+from tests.retrieval.conftest import damage, logged
+from tests.retrieval.test_bm25 import WORDS, assert_same_index, random_catalog
+
+CATALOG = [Skill("Calendar.Meeting.createMeeting", "Create a meeting in the calendar"),
+           Skill("invoice-pdf", "Extract invoice tables from a PDF file"),
+           Skill("会议纪要", "整理会议记录，列出待办事项"),
+           Skill("weather", "Get the weather forecast for a city")]
+
+
+def _same_parts(got: IndexParts, want: IndexParts) -> None:
+    assert [(s.name, s.description) for s in got.skills] == [(s.name, s.description) for s in want.skills]
+    assert got.terms == want.terms and got.vocab == want.vocab
+    assert list(got.vocab) == list(want.vocab)      # row order too
+    for a, b in ((got.df, want.df), (got.tf.rows, want.tf.rows), (got.tf.docs, want.tf.docs),
+                 (got.tf.values, want.tf.values), (got.bonus.rows, want.bonus.rows),
+                 (got.bonus.docs, want.bonus.docs), (got.cjk, want.cjk)):
+        assert a is not None and b is not None and a.dtype == b.dtype and np.array_equal(a, b)
+    assert (got.version, got.jieba) == (want.version, want.jieba)
+
+
+def _saved(path: Path, skills: list[Skill]) -> IndexParts:
+    parts = BM25Index(skills, TokenMemo()).parts
+    assert save_parts(path, parts, [skill_key(s) for s in skills], skill_terms)
+    return parts
+
+
+def test_the_parts_and_keys_read_back_as_written(tmp_path: Path) -> None:
+    path = index_path(tmp_path)
+    parts = _saved(path, CATALOG)
+    got = load_parts(path, skill_terms)
+    assert got is not None
+    _same_parts(got[0], parts)
+    assert got[1] == [skill_key(s) for s in CATALOG]
+
+
+CHANGES = st.lists(st.tuples(st.sampled_from(["edit", "add", "delete", "rename"]), st.integers(0, 40),
+                             st.lists(st.sampled_from([*WORDS, "mailbox", "sky-blue", "报销单"]),
+                                      min_size=0, max_size=8)),
+                   min_size=0, max_size=5)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), changes=CHANGES)
+def test_an_index_updated_from_the_state_read_back_equals_one_built_from_scratch(
+        tmp_path: Path, seed: int, changes: list[tuple[str, int, list[str]]]) -> None:
+    """What a restart does: the last process's index saved, the catalog changed meanwhile (or
+    not), the new process updates from the file. bm25s's matrix column by column, the bonus,
+    every idf and every score are a build from scratch's (``test_bm25.assert_same_index``)."""
+    rng = random.Random(seed)
+    skills = sorted(random_catalog(rng, rng.randint(0, 10)), key=lambda s: s.name)
+    path = index_path(tmp_path / f"{seed}-{len(changes)}")
+    _saved(path, skills)
+    for n, (op, at, words) in enumerate(changes):
+        text = " ".join(words)
+        if op == "edit" and skills:
+            skills[at % len(skills)] = Skill(skills[at % len(skills)].name, text)
+        elif op == "rename" and skills:
+            old = skills.pop(at % len(skills))
+            skills.append(Skill(f"renamed-{n}", old.description))
+        elif op == "delete" and skills:
+            del skills[at % len(skills)]
+        else:
+            skills.append(Skill(f"new-{n}-{rng.choice(WORDS)}", text))
+        skills.sort(key=lambda s: s.name)
+    found = load_parts(path, skill_terms, skills)    # the kept skills are the catalog's own
+    assert found is not None
+    restored = BM25Index.carried_from(found[0]).updated(skills, TokenMemo())
+    assert_same_index(restored, skills, [" ".join(w) for _, _, w in changes[:2]]
+                      + [" ".join(rng.sample(WORDS, 3)), "Invoice PDF 查询违章 mail"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.one_of(st.none(), st.integers(0, 100_000)), flip=st.integers(0, 100_000))
+def test_a_torn_or_flipped_file_reads_as_written_or_as_nothing_with_one_warning(
+        tmp_path: Path, cut: int | None, flip: int) -> None:
+    path = index_path(tmp_path / f"c{cut}-{flip}")
+    parts = _saved(path, CATALOG)
+    damage(path, cut, flip)
+    got, records = logged(lambda: load_parts(path, skill_terms))
+    if got is None:
+        assert [r.levelno for r in records] == [logging.WARNING] and str(path) in records[0].getMessage()
+    else:
+        _same_parts(got[0], parts)
+
+
+@pytest.mark.parametrize(("break_it", "said"), [
+    (lambda p: dataclasses.replace(p, df=p.df + 1), "df does not count"),
+    (lambda p: dataclasses.replace(p, bonus=Postings(p.bonus.rows, p.bonus.docs + len(p.skills))),
+     "out of range"),
+    (lambda p: dataclasses.replace(p, tf=Postings(p.tf.rows, p.tf.docs, p.tf.values * 0 + 1.5)),
+     "tf factor"),
+])
+def test_a_sealed_file_whose_contents_do_not_add_up_is_warned_about_and_ignored(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, break_it: Callable[[IndexParts], IndexParts],
+        said: str) -> None:
+    # sealed by a writer with a bug (or another program): the digest holds, the contents do not
+    path = index_path(tmp_path)
+    broken = break_it(BM25Index(CATALOG, TokenMemo()).parts)
+    assert save_parts(path, broken, [skill_key(s) for s in CATALOG], skill_terms)
+    with caplog.at_level(logging.WARNING):
+        assert load_parts(path, skill_terms) is None
+    assert len(caplog.records) == 1 and said in caplog.text and str(path) in caplog.text
+
+
+def test_a_file_of_another_tokenizer_is_ignored_quietly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    path = index_path(tmp_path)
+    _saved(path, CATALOG)
+    monkeypatch.setattr(tok, "TOKENIZER_VERSION", tok.TOKENIZER_VERSION + 1)
+    with caplog.at_level(logging.WARNING):
+        assert load_parts(path, skill_terms) is None
+    assert not caplog.records
+
+
+def test_a_restart_updates_from_the_file_adopts_its_terms_and_reads_no_token_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from hermes_core.retrieval import bm25 as bm25_mod
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
+    first = updated_index(BM25Index(), CATALOG, TermsCache(tmp_path, min_new=1),
+                          IndexCache(tmp_path, min_new=1))
+    assert index_path(tmp_path).exists() and terms_path(tmp_path).exists()
+    terms_path(tmp_path).write_text("never read", encoding="utf-8")   # it would warn if read
+    memo = TokenMemo()
+    monkeypatch.setattr(bm25_mod, "_MEMO", memo)                        # a new process
+    edited = [*CATALOG[:3], Skill("weather", "Get the weather forecast and the air quality")]
+    state = IndexCache(tmp_path)
+    with caplog.at_level(logging.WARNING):
+        again = updated_index(BM25Index(), edited, TermsCache(tmp_path), state)
+    assert not caplog.records
+    assert memo.derived == 1 and len(memo) == 5     # the edited skill; the four read back
+    assert_same_index(again, edited, ["air quality", "会议", "meeting"])
+    assert first.score_array(bm25_tokens("air quality"))[3] < again.score_array(bm25_tokens("air quality"))[3]
+    assert state.base(BM25Index(), memo, skill_terms) is None         # read once, by a first refresh
+
+
+def test_the_file_is_written_only_when_enough_was_derived_and_never_without_a_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes_core.retrieval import bm25 as bm25_mod
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
+    state = IndexCache(tmp_path, min_new=3)
+    idx = updated_index(BM25Index(), CATALOG[:2], TermsCache(None), state)
+    assert not index_path(tmp_path).exists()
+    idx = updated_index(idx, CATALOG, TermsCache(None), state)         # 2 + 2 derived
+    found = load_parts(index_path(tmp_path), skill_terms)
+    assert found is not None and [s.name for s in found[0].skills] == [s.name for s in CATALOG]
+    updated_index(BM25Index(), CATALOG, TermsCache(None), IndexCache(None, min_new=0))
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == ["index.npz"]
+
+
+def test_a_foreign_file_is_warned_about_and_replaced_by_the_next_save(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from hermes_core.retrieval import bm25 as bm25_mod
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
+    path = index_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text("not a cache", encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        idx = updated_index(BM25Index(), CATALOG, TermsCache(None), IndexCache(tmp_path, min_new=1))
+    assert len(caplog.records) == 1 and str(path) in caplog.text
+    assert_same_index(idx, CATALOG, ["meeting calendar"])
+    found = load_parts(path, skill_terms)
+    assert found is not None
+    _same_parts(found[0], idx.parts)
