@@ -199,6 +199,17 @@ def _event_stream(resp: Any, headers: Any) -> bool:
     return "event-stream" in label or resp.lstrip().startswith(("data:", "event:"))
 
 
+def a_page(stream: Any) -> bool:
+    """Whether a streamed request's 200 is labelled a type other than an event stream (a
+    gateway's HTML page, parsed by the SDKs as a stream of no events). Such a page is not the API
+    answering, and is billed nothing, as the same page answering a whole call is; a 200 stream
+    that is labelled one (or not labelled) and ends without an event is the API's stream ended
+    before it began, which may have been billed as one timed out before its first byte."""
+    response = getattr(stream, "response", None)
+    label = str(response.headers.get("content-type", "")).lower() if response is not None else ""
+    return bool(label) and "event-stream" not in label
+
+
 def usage_int(obj: Any, name: str) -> int:
     value = getattr(obj, name, None) if obj is not None else None
     return int(value or 0)

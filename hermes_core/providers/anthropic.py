@@ -21,6 +21,7 @@ from hermes_core.errors import IncompleteResponse, ProviderError, ServerError
 from hermes_core.finite_json import nulled
 from hermes_core.providers._sdk import (
     SDKProvider,
+    a_page,
     completion_deltas,
     delta_completion,
     event_deltas,
@@ -245,6 +246,7 @@ class _StreamState:
         self.container: str | None = None   # the code-execution container it ran in
         self.model: str | None = None   # the model message_start says answers
         self.id: str | None = None   # the message's id, from message_start
+        self.page = False   # the 200 is labelled another type than an event stream
 
     def feed(self, event: Any) -> Iterator[Delta]:
         kind = event.type
@@ -378,8 +380,10 @@ class _StreamState:
 
     def end(self, provider: str) -> Delta:
         if not self.started:   # a proxy page or an empty body parses as an SSE stream of nothing
-            raise ServerError(f"{provider}: the stream ended without a message_start event",
-                              provider=provider)
+            # an empty 200 reached the server and was not refused; a page is billed nothing
+            empty = ServerError(f"{provider}: the stream ended without a message_start event",
+                                provider=provider)
+            raise empty if self.page else self.billed(empty)
         if self.finish is None:
             # The API always ends with a stop reason, then message_stop: a stream cut short (a
             # proxy or load balancer closing the connection cleanly, or ending it early with a
@@ -497,6 +501,7 @@ class AnthropicProvider(SDKProvider):
         answered = None
         try:
             stream = self._opened(client, prompt, model, options, credential, reached)
+            state.page = a_page(stream)
             with stream:
                 answered = self._whole_in_stream(stream, prompt, model, options)
                 for event in () if answered is not None else stream:
@@ -523,6 +528,7 @@ class AnthropicProvider(SDKProvider):
         answered = None
         try:
             stream = await self._aopened(client, prompt, model, options, credential, reached)
+            state.page = a_page(stream)
             async with stream:
                 answered = self._whole_in_stream(stream, prompt, model, options)
                 if answered is None:

@@ -21,6 +21,7 @@ from hermes_core.errors import IncompleteResponse, ProviderError, ServerError
 from hermes_core.finite_json import strict_text
 from hermes_core.providers._sdk import (
     SDKProvider,
+    a_page,
     completion_deltas,
     delta_completion,
     event_deltas,
@@ -383,8 +384,10 @@ class OpenAIProvider(SDKProvider):
     def _finish(self, tools: _ToolCallAssembler, state: dict[str, Any],
                 billed: Callable[[], Usage | None], hold: bool = False) -> Iterator[Delta]:
         if not state.get("seen"):
-            raise ServerError(f"{self.name}: the stream ended without a single chunk",
-                              provider=self.name)
+            # a proxy's empty 200: reached the server, not refused; a page is billed nothing
+            empty = ServerError(f"{self.name}: the stream ended without a single chunk",
+                                provider=self.name)
+            raise empty if state.get("page") else self._charged(empty, billed)
         if not state.get("finish"):
             # Every chunk stream ends with a finish_reason: one closed cleanly before it (a proxy
             # or load balancer cutting the connection) must not pass for a whole answer.
@@ -450,6 +453,7 @@ class OpenAIProvider(SDKProvider):
         try:
             if not whole:
                 stream = self._opened(client, prompt, model, options, credential, reached)
+                state["page"] = a_page(stream)
                 with stream:
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     for chunk in () if answered is not None else stream:
@@ -484,6 +488,7 @@ class OpenAIProvider(SDKProvider):
         try:
             if not whole:
                 stream = await self._aopened(client, prompt, model, options, credential, reached)
+                state["page"] = a_page(stream)
                 async with stream:
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     if answered is None:
