@@ -339,6 +339,23 @@ class SDKProvider:
         return bounded(self._timeout(options), options.idle_timeout_s if stream else None,
                        self.clock, answered)
 
+    @property
+    def _read_errors(self) -> tuple[type[Exception], ...]:
+        """What reading a stream may raise that :meth:`_read_failed` maps: the SDK's errors, a
+        malformed event's JSON, the HTTP client's errors (the SDKs do not wrap the body's)."""
+        return (self.sdk_error, json.JSONDecodeError, httpx2.HTTPError)
+
+    def _read_failed(self, e: Exception, credential: Credential | None,
+                     finished: bool) -> ProviderError | None:
+        """The provider error ``e`` (one of :attr:`_read_errors`, raised while a stream was read)
+        is; None when the stream had ``finished`` (its end marker came) and only its close
+        failed: the reply is whole. Both adapters' streams, sync and async, read it here."""
+        if isinstance(e, json.JSONDecodeError):
+            return malformed_event(self.name, e)
+        if isinstance(e, httpx2.HTTPError):
+            return None if finished else read_error(self.name, e, credential)
+        return None if self.close_failed(e, finished) else self._error(e, credential)
+
     def _error(self, exc: BaseException, cred: Credential | None) -> ProviderError:
         return translate(exc, provider=self.name, credential=cred,
                          timeout_cls=self.sdk.APITimeoutError,

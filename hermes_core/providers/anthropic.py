@@ -15,8 +15,6 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
-import httpx2
-
 from hermes_core.errors import IncompleteResponse, ProviderError, ServerError
 from hermes_core.finite_json import nulled
 from hermes_core.providers._sdk import (
@@ -25,8 +23,6 @@ from hermes_core.providers._sdk import (
     completion_deltas,
     delta_completion,
     event_deltas,
-    malformed_event,
-    read_error,
     usage_int,
 )
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS, CallOptions
@@ -506,14 +502,10 @@ class AnthropicProvider(SDKProvider):
                 answered = self._whole_in_stream(stream, prompt, model, options)
                 for event in () if answered is not None else stream:
                     yield from event_deltas(self.name, state.feed(event))
-        except self.sdk_error as e:
-            if not self.close_failed(e, state.complete):
-                raise state.billed(self._error(e, credential)) from None
-        except json.JSONDecodeError as e:
-            raise state.billed(malformed_event(self.name, e)) from None
-        except httpx2.HTTPError as e:
-            if not state.complete:   # after the stop reason, only the close failed
-                raise state.billed(read_error(self.name, e, credential)) from None
+        except self._read_errors as e:
+            error = self._read_failed(e, credential, state.complete)
+            if error is not None:
+                raise state.billed(error) from None
         if answered is not None:
             yield from completion_deltas(answered)
             return
@@ -535,14 +527,10 @@ class AnthropicProvider(SDKProvider):
                     async for event in stream:
                         for d in event_deltas(self.name, state.feed(event)):
                             yield d
-        except self.sdk_error as e:
-            if not self.close_failed(e, state.complete):
-                raise state.billed(self._error(e, credential)) from None
-        except json.JSONDecodeError as e:
-            raise state.billed(malformed_event(self.name, e)) from None
-        except httpx2.HTTPError as e:
-            if not state.complete:
-                raise state.billed(read_error(self.name, e, credential)) from None
+        except self._read_errors as e:
+            error = self._read_failed(e, credential, state.complete)
+            if error is not None:
+                raise state.billed(error) from None
         if answered is not None:
             for d in completion_deltas(answered):
                 yield d
