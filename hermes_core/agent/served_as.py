@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hermes_core.atomic_write import read_cache, write_cache
+from hermes_core.atomic_write import read_kept, write_cache
 
 log = logging.getLogger("hermes_core.served_as")
 
@@ -100,23 +100,13 @@ class ServedAs:
     def _read(self, *, quiet: bool = False) -> Served:
         if self.path is None:
             return {}
-        try:
-            raw = read_cache(self.path, _MAX_BYTES)
-        except FileNotFoundError:
-            return {}
-        except OSError as e:
-            if not quiet:
-                self._warn("%s: cannot be read (%s); what deployments answered as is learned "
-                           "again", self.path, e.strerror or e)
-            return {}
-        try:
-            return _parse(json.loads(raw.decode("utf-8")), self._limit)
-        except (ValueError, TypeError, KeyError, RecursionError) as e:
-            if not quiet:
-                self._warn("%s: not a served-as file of version %d (%s); ignored, and replaced "
-                           "when a reply next says what a name runs", self.path, VERSION,
-                           str(e)[:80] or type(e).__name__)
-            return {}
+        served = read_kept(self.path, _MAX_BYTES, lambda data: _parse(data, self._limit),
+                           None if quiet else self._unreadable)
+        return served if served is not None else {}
+
+    def _unreadable(self, reason: str) -> None:
+        self._warn("%s: %s; what deployments answered as is ignored (version %d expected), "
+                   "and the file replaced when a reply next says it", self.path, reason, VERSION)
 
     def _write(self, served: Served) -> None:
         assert self.path is not None
