@@ -12,7 +12,9 @@ body that yields it, in plain sight.
 
 Everything a step raises, ``KeyboardInterrupt`` and ``CancelledError`` included, is thrown into
 the body, so its ``with`` blocks (a request's deadline) close and its ``except`` clauses decide,
-as they did inline.
+as they did inline. A Ctrl-C that lands in the driver itself, between a step's return and the
+body's resumption, closes the body (``GeneratorExit`` at its ``yield``): its blocks are left at
+once, in this thread and context, not when the generator is collected.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ def run(steps: Steps[T]) -> T:
     except StopIteration as done:
         value: T = done.value
         return value
+    finally:
+        steps.close()   # an interruption between a step and its result leaves no block open
 
 
 async def arun(steps: Steps[T]) -> T:
@@ -57,3 +61,5 @@ async def arun(steps: Steps[T]) -> T:
     except StopIteration as done:
         value: T = done.value
         return value
+    finally:
+        steps.close()   # an interruption between a step and its result leaves no block open
