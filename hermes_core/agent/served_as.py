@@ -69,8 +69,8 @@ class ServedAs:
         key = (provider, requested)
         with self._lock:
             seen = self._known()
-            if seen.get(key, requested) == answered:
-                return   # nothing new: no write on every reply
+            if not answered or seen.get(key, requested) == answered:
+                return   # nothing said (a reply naming no model), or nothing new: no write
             _put(seen, key, answered, self._limit)
             if self.path is not None and self._keepable(key, answered):
                 merged = self._read(quiet=True)

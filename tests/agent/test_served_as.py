@@ -61,6 +61,8 @@ def test_a_reply_that_says_what_is_known_writes_nothing(tmp_path: Path) -> None:
     path.write_text("left alone", encoding="utf-8")   # a write now would replace it
     served.learn("azure", "prod-chat", "gpt-4o-2024-08-06")
     served.learn("openai", "gpt-4o", "gpt-4o")   # a name that answers as itself: nothing to keep
+    served.learn("fake", "gpt-4o", "")   # a reply that names no model says nothing
+    assert served.get("fake", "gpt-4o") == "gpt-4o"
     assert path.read_text(encoding="utf-8") == "left alone"
 
 
