@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import logging
 import os
 import stat
@@ -29,9 +30,11 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: What a writer puts in the file: the bytes themselves, or a function writing to the open file
 #: (``np.save``, ``np.savez``: large arrays are not copied into one bytes object first).
@@ -134,6 +137,29 @@ def read_cache(path: str | os.PathLike[str], max_bytes: int = MAX_CACHE_BYTES) -
     if len(data) > max_bytes:   # grew after the stat
         raise OSError(errno.EFBIG, f"over {max_bytes} bytes", str(path))
     return data
+
+
+def read_kept(path: str | os.PathLike[str], max_bytes: int, parse: Callable[[Any], T],
+              warn: Callable[[str], object] | None) -> T | None:
+    """A small JSON file the package keeps in the home (learned refusals, what deployments
+    answered as), parsed by ``parse``: None when absent; None too when it cannot be read (a FIFO,
+    a folder, too big, refused) or is not one of ours (``parse`` raising ValueError, TypeError or
+    KeyError, bytes that are not UTF-8 JSON), with ``warn`` told why (the caller names the file
+    and what is lost). Nothing it finds there raises: such a file is never in the way."""
+    try:
+        raw = read_cache(path, max_bytes)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        reason = f"cannot be read ({e.strerror or e})"
+    else:
+        try:
+            return parse(json.loads(raw.decode("utf-8")))
+        except (ValueError, TypeError, KeyError, RecursionError) as e:
+            reason = f"not a file of ours ({str(e)[:80] or type(e).__name__})"
+    if warn is not None:
+        warn(reason)
+    return None
 
 
 def _read_umask() -> int:

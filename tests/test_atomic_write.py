@@ -11,7 +11,7 @@ from typing import BinaryIO
 
 import pytest
 
-from hermes_core.atomic_write import write_atomic, write_cache
+from hermes_core.atomic_write import read_kept, write_atomic, write_cache
 
 
 def _litter(folder: Path) -> list[str]:
@@ -172,3 +172,36 @@ def test_read_cache_refuses_a_pipe_a_device_and_a_huge_file_instead_of_hanging(t
     assert read_cache(big, max_bytes=101) == b"x" * 101
     with pytest.raises(FileNotFoundError):
         read_cache(tmp_path / "absent")
+
+
+def _version_one(data: object) -> dict[str, object]:
+    if not isinstance(data, dict) or data.get("version") != 1:
+        raise ValueError("another version")
+    return data
+
+
+@pytest.mark.parametrize(("content", "why"), [
+    (b'{"version": 2}', "not a file of ours (another version)"),
+    (b"\xff\xfe", "not a file of ours"), (b"[[[", "not a file of ours"),
+    (None, "cannot be read"),   # a folder where the file should be
+])
+def test_a_kept_file_that_is_not_ours_or_unreadable_is_none_and_says_why(
+        tmp_path: Path, content: bytes | None, why: str) -> None:
+    path = tmp_path / "kept.json"
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_bytes(content)
+    said: list[str] = []
+    assert read_kept(path, 1000, _version_one, said.append) is None
+    assert len(said) == 1 and said[0].startswith(why)
+    assert read_kept(path, 1000, _version_one, None) is None   # quiet: nothing raised
+
+
+def test_a_kept_file_absent_is_none_silently_and_one_of_ours_is_parsed(tmp_path: Path) -> None:
+    said: list[str] = []
+    assert read_kept(tmp_path / "absent.json", 1000, _version_one, said.append) is None
+    (tmp_path / "kept.json").write_text('{"version": 1, "x": [1]}', encoding="utf-8")
+    assert read_kept(tmp_path / "kept.json", 1000, _version_one, said.append) == {
+        "version": 1, "x": [1]}
+    assert said == []

@@ -38,6 +38,7 @@ from hermes_core.agent.prompt_builder import PromptBuilder
 from hermes_core.agent.reply import DECLINED, Reply, ReplyStream, SessionStats, stop_reason
 from hermes_core.agent.resilience import CallLoop
 from hermes_core.agent.route_fit import expected_encoding, fit_route, refuse_oversized, target
+from hermes_core.agent.served_as import FILE_NAME as SERVED_AS_FILE
 from hermes_core.agent.served_as import ServedAs
 from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
 from hermes_core.agent.smart_routing import Router
@@ -139,7 +140,8 @@ class Agent:
         self.loop = call_loop or CallLoop(providers, self.pool, self.settings, **(loop_options or {}))
         llm = self.settings.llm
         self.prices = PriceTable({m: p.model_dump() for m, p in llm.prices.items()})
-        self.served_as = ServedAs()   # what a deployment's replies said it runs
+        # what a deployment's replies said it runs, kept in the home for the next process
+        self.served_as = ServedAs(self.home / "cache" / SERVED_AS_FILE, scrub=self.redact)
         self.tools = AgentTools(
             tools, approve=approve, timeout_s=llm.tool_timeout_s,
             max_rounds=llm.max_tool_rounds if max_tool_rounds is None else max_tool_rounds,

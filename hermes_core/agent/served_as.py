@@ -1,4 +1,4 @@
-"""Which model a name asked for answered as, remembered for the agent's life.
+"""Which model a name asked for answered as, remembered for the agent's life and kept in the home.
 
 An Azure deployment is asked for by the name its owner gave it ("prod-chat"); only its answers say
 which model runs behind it ("gpt-4o-2024-08-06"), and only that model has a price. A failed attempt
@@ -7,31 +7,139 @@ was "no price for prod-chat", its tokens in no total. What an earlier reply of t
 and name said is the best knowledge there is (a deployment is rarely moved to another model), so
 replies teach it here and every turn of the agent prices failed attempts through it. A name never
 answered for stays itself: priced if ``llm.prices`` names it, else reported unpriced.
+
+Kept per process only, a restart (or a web server's Agent per request) priced its first failed
+attempt unpriced again until a reply came. So what is learned is also kept in
+``HOME/cache/served_as.json``, read once, on first use:
+
+* **small and bounded**: the names learned last, at most :data:`LIMIT` of them, each name at most
+  :data:`MAX_NAME` characters (a server's text: a hostile one does not fill the disk);
+* **written only when something new is learned** (a reply that says what is known writes
+  nothing), atomically, merged into the file as it stands: two processes learning at once keep
+  both, the latest of one name wins;
+* **no secret in it**: an entry any of whose names the redactor would change (a proxy echoing the
+  key as the model) is known to this process and never written;
+* **never in the way**: a damaged, foreign or unreadable file is ignored with one warning naming
+  it, and replaced at the next thing learned; a home that refuses the write keeps what is learned
+  for the process, as before.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hermes_core.atomic_write import read_kept, write_cache
+
+log = logging.getLogger("hermes_core.served_as")
+
+FILE_NAME = "served_as.json"
+VERSION = 1
 #: Distinct (provider, name) pairs kept; the oldest learned is forgotten first past it.
 LIMIT = 256
+#: A provider's or model's name longer than this is not kept in the file (none is near it).
+MAX_NAME = 200
+#: 256 entries of three names are far below this; a bigger file is not ours to read.
+_MAX_BYTES = 1_000_000
+
+Served = dict[tuple[str, str], str]
 
 
 class ServedAs:
-    """(provider, model asked for) -> the model its latest reply said answered."""
+    """(provider, model asked for) -> the model its latest reply said answered.
 
-    __slots__ = ("_limit", "_seen")
+    ``path`` None keeps it in memory only; ``scrub`` is the agent's redactor (an entry it would
+    change is not written)."""
 
-    def __init__(self, limit: int = LIMIT) -> None:
+    def __init__(self, path: str | Path | None = None, limit: int = LIMIT, *,
+                 scrub: Callable[[str], str] = str) -> None:
+        self.path = Path(path) if path is not None else None
         self._limit = limit
-        self._seen: dict[tuple[str, str], str] = {}
+        self._scrub = scrub
+        self._seen: Served | None = None   # read from the file on first use
+        self._lock = threading.Lock()
+        self._warned = False
 
     def learn(self, provider: str, requested: str, answered: str) -> None:
         """A reply of ``provider`` to ``requested`` named ``answered`` as the model."""
         key = (provider, requested)
-        self._seen.pop(key, None)   # re-inserted last: the most recently learned goes last
-        self._seen[key] = answered
-        while len(self._seen) > self._limit:
-            del self._seen[next(iter(self._seen))]
+        with self._lock:
+            seen = self._known()
+            if not answered or seen.get(key, requested) == answered:
+                return   # nothing said (a reply naming no model), or nothing new: no write
+            _put(seen, key, answered, self._limit)
+            if self.path is not None and self._keepable(key, answered):
+                merged = self._read(quiet=True)
+                merged = {k: v for k, v in merged.items() if k != key}
+                _put(merged, key, answered, self._limit)
+                self._write(merged)
 
     def get(self, provider: str, requested: str) -> str:
         """The model ``requested`` of ``provider`` last answered as; itself when never heard."""
-        return self._seen.get((provider, requested), requested)
+        with self._lock:
+            return self._known().get((provider, requested), requested)
+
+    def _known(self) -> Served:
+        if self._seen is None:
+            self._seen = self._read()
+        return self._seen
+
+    def _keepable(self, key: tuple[str, str], answered: str) -> bool:
+        return all(len(name) <= MAX_NAME and self._scrub(name) == name
+                   for name in (*key, answered))
+
+    def _warn(self, what: str, *args: object) -> None:
+        if not self._warned:
+            self._warned = True
+            log.warning(what, *args)
+
+    def _read(self, *, quiet: bool = False) -> Served:
+        if self.path is None:
+            return {}
+        served = read_kept(self.path, _MAX_BYTES, lambda data: _parse(data, self._limit),
+                           None if quiet else self._unreadable)
+        return served if served is not None else {}
+
+    def _unreadable(self, reason: str) -> None:
+        self._warn("%s: %s; what deployments answered as is ignored (version %d expected), "
+                   "and the file replaced when a reply next says it", self.path, reason, VERSION)
+
+    def _write(self, served: Served) -> None:
+        assert self.path is not None
+        body = {"version": VERSION,
+                "served_as": [[p, requested, answered] for (p, requested), answered in served.items()
+                              if self._keepable((p, requested), answered)]}
+        try:   # the home's cache folder, never the home itself (a home not there stays so)
+            self.path.parent.mkdir(exist_ok=True)
+        except OSError as e:
+            log.debug("served-as file %s: %s", self.path, e)
+            return
+        write_cache(self.path, json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                    "served-as file", logger=log, durable=False)
+
+
+def _put(served: Served, key: tuple[str, str], answered: str, limit: int) -> None:
+    """``key`` learned last (re-inserted: the most recently learned goes last), ``served`` cut to
+    its ``limit`` newest."""
+    served.pop(key, None)
+    served[key] = answered
+    while len(served) > limit:
+        del served[next(iter(served))]
+
+
+def _parse(data: Any, limit: int) -> Served:
+    """The entries of a file's JSON, oldest first; ValueError/TypeError/KeyError when it is not
+    one of ours."""
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        raise ValueError(f"version {data.get('version') if isinstance(data, dict) else None!r}")
+    out: Served = {}
+    for item in data["served_as"]:
+        if (not isinstance(item, list) or len(item) != 3
+                or not all(type(name) is str and len(name) <= MAX_NAME for name in item)):
+            raise ValueError("an entry of another shape")
+        _put(out, (item[0], item[1]), item[2], limit)
+    return out

@@ -7,6 +7,7 @@ the hermes_core error tree through :func:`hermes_core.errors.error_from_status`,
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import time
@@ -35,6 +36,7 @@ from hermes_core.providers.deadline import (
 )
 from hermes_core.providers.lessons import RefusalMemory
 from hermes_core.providers.observed import bill
+from hermes_core.providers.steps import Steps, arun, run
 from hermes_core.redact import redact, url_passwords
 from hermes_core.types import Completion, Credential, Delta, Prompt, Usage
 
@@ -199,6 +201,17 @@ def _event_stream(resp: Any, headers: Any) -> bool:
     return "event-stream" in label or resp.lstrip().startswith(("data:", "event:"))
 
 
+def a_page(stream: Any) -> bool:
+    """Whether a streamed request's 200 is labelled a type other than an event stream (a
+    gateway's HTML page, parsed by the SDKs as a stream of no events). Such a page is not the API
+    answering, and is billed nothing, as the same page answering a whole call is; a 200 stream
+    that is labelled one (or not labelled) and ends without an event is the API's stream ended
+    before it began, which may have been billed as one timed out before its first byte."""
+    response = getattr(stream, "response", None)
+    label = str(response.headers.get("content-type", "")).lower() if response is not None else ""
+    return bool(label) and "event-stream" not in label
+
+
 def usage_int(obj: Any, name: str) -> int:
     value = getattr(obj, name, None) if obj is not None else None
     return int(value or 0)
@@ -325,6 +338,23 @@ class SDKProvider:
         idle timeout between content events); ``answered`` notes what came of them."""
         return bounded(self._timeout(options), options.idle_timeout_s if stream else None,
                        self.clock, answered)
+
+    @property
+    def _read_errors(self) -> tuple[type[Exception], ...]:
+        """What reading a stream may raise that :meth:`_read_failed` maps: the SDK's errors, a
+        malformed event's JSON, the HTTP client's errors (the SDKs do not wrap the body's)."""
+        return (self.sdk_error, json.JSONDecodeError, httpx2.HTTPError)
+
+    def _read_failed(self, e: Exception, credential: Credential | None,
+                     finished: bool) -> ProviderError | None:
+        """The provider error ``e`` (one of :attr:`_read_errors`, raised while a stream was read)
+        is; None when the stream had ``finished`` (its end marker came) and only its close
+        failed: the reply is whole. Both adapters' streams, sync and async, read it here."""
+        if isinstance(e, json.JSONDecodeError):
+            return malformed_event(self.name, e)
+        if isinstance(e, httpx2.HTTPError):
+            return None if finished else read_error(self.name, e, credential)
+        return None if self.close_failed(e, finished) else self._error(e, credential)
 
     def _error(self, exc: BaseException, cred: Credential | None) -> ProviderError:
         return translate(exc, provider=self.name, credential=cred,
@@ -473,21 +503,6 @@ class SDKProvider:
         if stated is not None:
             raise stated
 
-    def _stated_in_stream(self, stream: Any, credential: Credential | None) -> None:
-        """A streamed request answered with a JSON body, not an event stream (a gateway's error
-        with status 200): read whole, and its error raised; the SDKs parse it as a stream of no
-        events ("the stream ended without a single chunk", the error's words lost)."""
-        response = getattr(stream, "response", None)
-        if response is not None and _content_type_json(response):
-            response.read()
-            self._raise_stated(response, credential)
-
-    async def _astated_in_stream(self, stream: Any, credential: Credential | None) -> None:
-        response = getattr(stream, "response", None)
-        if response is not None and _content_type_json(response):
-            await response.aread()
-            self._raise_stated(response, credential)
-
     def _raise_stated(self, response: Any, credential: Credential | None) -> None:
         stated = body_error(self.name, _json_body(response), response.headers,
                             credential=credential)
@@ -515,55 +530,60 @@ class SDKProvider:
         return done if done.usage.reported else self._metered(
             done, self._stream_payload(prompt, model, options))
 
-    def _opened(self, client: Any, prompt: Prompt, model: str, options: CallOptions,
-                credential: Credential | None = None, answered: Answered | None = None) -> Any:
-        """The streamed request, sent once more when it was refused for a field this provider
-        then sends otherwise (see :meth:`learned`); a JSON error body in place of the stream is
-        raised as its error. ``answered`` notes whether it reached the server."""
+    def _opening(self, client: Any, prompt: Prompt, model: str, options: CallOptions,
+                 credential: Credential | None, answered: Answered | None,
+                 is_async: bool) -> Steps[Any]:
+        """The streamed request (see :mod:`.steps`), sent once more when it was refused for a
+        field this provider then sends otherwise (see :meth:`learned`). A streamed request
+        answered with a JSON body, not an event stream (a gateway's error with status 200), is
+        read whole and its error raised: the SDKs parse it as a stream of no events ("the stream
+        ended without a single chunk", the error's words lost). ``answered`` notes whether it
+        reached the server."""
         for again in (True, False):
             payload = self._stream_payload(prompt, model, options)
             try:
                 with self._bounded(options, stream=True, answered=answered):
-                    stream = self._open_stream(client, payload, self._stream_timeout(options),
-                                               is_async=False)
-                    self._stated_in_stream(stream, credential)
+                    stream = yield functools.partial(
+                        self._open_stream, client, payload, self._stream_timeout(options),
+                        is_async=is_async)
+                    response = getattr(stream, "response", None)
+                    if response is not None and _content_type_json(response):
+                        yield response.aread if is_async else response.read
+                        self._raise_stated(response, credential)
                     return stream
             except self.sdk_error as e:
                 if not (again and self.learned(e, payload, model)):
                     raise
         raise AssertionError("unreachable: the second pass returns or raises")
+
+    def _opened(self, client: Any, prompt: Prompt, model: str, options: CallOptions,
+                credential: Credential | None = None, answered: Answered | None = None) -> Any:
+        return run(self._opening(client, prompt, model, options, credential, answered, False))
 
     async def _aopened(self, client: Any, prompt: Prompt, model: str, options: CallOptions,
                        credential: Credential | None = None,
                        answered: Answered | None = None) -> Any:
-        for again in (True, False):
-            payload = self._stream_payload(prompt, model, options)
-            try:
-                with self._bounded(options, stream=True, answered=answered):
-                    stream = await self._open_stream(client, payload,
-                                                     self._stream_timeout(options), is_async=True)
-                    await self._astated_in_stream(stream, credential)
-                    return stream
-            except self.sdk_error as e:
-                if not (again and self.learned(e, payload, model)):
-                    raise
-        raise AssertionError("unreachable: the second pass returns or raises")
+        return await arun(self._opening(client, prompt, model, options, credential, answered,
+                                        True))
 
-    def complete(self, prompt: Prompt, model: str, credential: Credential | None,
-                 options: CallOptions) -> Completion:
-        client = self._clients.get(credential)
+    def _whole_call(self, client: Any, prompt: Prompt, model: str,
+                    credential: Credential | None, options: CallOptions) -> Steps[Completion]:
+        """A whole call (see :mod:`.steps`): sent once more when it was refused for a field this
+        provider then sends otherwise; an error raised while it was sent or read carries what it
+        was billed (sent and cut, or timed out: billed all the same)."""
         for again in (True, False):
             payload = self.render(prompt, model, options)
             bounds = self._bounded(options)
             billed = self._billing(bounds.budget.answered, payload)
             try:
                 with bounds as budget:
-                    resp = self._create(client, payload, self._timeout(options))
+                    resp = yield functools.partial(self._create, client, payload,
+                                                   self._timeout(options))
             except self.sdk_error as e:
                 if again and self.learned(e, payload, model):
                     continue
                 error = self._error(e, credential)
-                error.usage = billed()   # sent and cut, or timed out: billed all the same
+                error.usage = billed()
                 raise error from None
             except json.JSONDecodeError as e:   # a 200 whose JSON body is cut
                 error = malformed_event(self.name, e, "body")
@@ -573,26 +593,12 @@ class SDKProvider:
                                 billed)
         raise AssertionError("unreachable: the second pass returns or raises")
 
+    def complete(self, prompt: Prompt, model: str, credential: Credential | None,
+                 options: CallOptions) -> Completion:
+        return run(self._whole_call(self._clients.get(credential), prompt, model, credential,
+                                    options))
+
     async def acomplete(self, prompt: Prompt, model: str, credential: Credential | None,
                         options: CallOptions) -> Completion:
-        client = self._clients.get(credential, is_async=True)
-        for again in (True, False):
-            payload = self.render(prompt, model, options)
-            bounds = self._bounded(options)
-            billed = self._billing(bounds.budget.answered, payload)
-            try:
-                with bounds as budget:
-                    resp = await self._create(client, payload, self._timeout(options))
-            except self.sdk_error as e:
-                if again and self.learned(e, payload, model):
-                    continue
-                error = self._error(e, credential)
-                error.usage = billed()   # sent and cut, or timed out: billed all the same
-                raise error from None
-            except json.JSONDecodeError as e:
-                error = malformed_event(self.name, e, "body")
-                error.usage = billed()
-                raise error from None
-            return self._answer(resp, budget.answered.headers, credential, payload, model,
-                                billed)
-        raise AssertionError("unreachable: the second pass returns or raises")
+        return await arun(self._whole_call(self._clients.get(credential, is_async=True), prompt,
+                                           model, credential, options))

@@ -15,17 +15,14 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
-import httpx2
-
 from hermes_core.errors import IncompleteResponse, ProviderError, ServerError
 from hermes_core.finite_json import nulled
 from hermes_core.providers._sdk import (
     SDKProvider,
+    a_page,
     completion_deltas,
     delta_completion,
     event_deltas,
-    malformed_event,
-    read_error,
     usage_int,
 )
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS, CallOptions
@@ -245,6 +242,7 @@ class _StreamState:
         self.container: str | None = None   # the code-execution container it ran in
         self.model: str | None = None   # the model message_start says answers
         self.id: str | None = None   # the message's id, from message_start
+        self.page = False   # the 200 is labelled another type than an event stream
 
     def feed(self, event: Any) -> Iterator[Delta]:
         kind = event.type
@@ -378,8 +376,10 @@ class _StreamState:
 
     def end(self, provider: str) -> Delta:
         if not self.started:   # a proxy page or an empty body parses as an SSE stream of nothing
-            raise ServerError(f"{provider}: the stream ended without a message_start event",
-                              provider=provider)
+            # an empty 200 reached the server and was not refused; a page is billed nothing
+            empty = ServerError(f"{provider}: the stream ended without a message_start event",
+                                provider=provider)
+            raise empty if self.page else self.billed(empty)
         if self.finish is None:
             # The API always ends with a stop reason, then message_stop: a stream cut short (a
             # proxy or load balancer closing the connection cleanly, or ending it early with a
@@ -497,18 +497,15 @@ class AnthropicProvider(SDKProvider):
         answered = None
         try:
             stream = self._opened(client, prompt, model, options, credential, reached)
+            state.page = a_page(stream)
             with stream:
                 answered = self._whole_in_stream(stream, prompt, model, options)
                 for event in () if answered is not None else stream:
                     yield from event_deltas(self.name, state.feed(event))
-        except self.sdk_error as e:
-            if not self.close_failed(e, state.complete):
-                raise state.billed(self._error(e, credential)) from None
-        except json.JSONDecodeError as e:
-            raise state.billed(malformed_event(self.name, e)) from None
-        except httpx2.HTTPError as e:
-            if not state.complete:   # after the stop reason, only the close failed
-                raise state.billed(read_error(self.name, e, credential)) from None
+        except self._read_errors as e:
+            error = self._read_failed(e, credential, state.complete)
+            if error is not None:
+                raise state.billed(error) from None
         if answered is not None:
             yield from completion_deltas(answered)
             return
@@ -523,20 +520,17 @@ class AnthropicProvider(SDKProvider):
         answered = None
         try:
             stream = await self._aopened(client, prompt, model, options, credential, reached)
+            state.page = a_page(stream)
             async with stream:
                 answered = self._whole_in_stream(stream, prompt, model, options)
                 if answered is None:
                     async for event in stream:
                         for d in event_deltas(self.name, state.feed(event)):
                             yield d
-        except self.sdk_error as e:
-            if not self.close_failed(e, state.complete):
-                raise state.billed(self._error(e, credential)) from None
-        except json.JSONDecodeError as e:
-            raise state.billed(malformed_event(self.name, e)) from None
-        except httpx2.HTTPError as e:
-            if not state.complete:
-                raise state.billed(read_error(self.name, e, credential)) from None
+        except self._read_errors as e:
+            error = self._read_failed(e, credential, state.complete)
+            if error is not None:
+                raise state.billed(error) from None
         if answered is not None:
             for d in completion_deltas(answered):
                 yield d

@@ -23,6 +23,7 @@ how far into the response: a stalled provider's final error is what a person rea
 from __future__ import annotations
 
 import contextvars
+import functools
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from typing import Any
 import httpx2
 
 from hermes_core.providers.observed import note
+from hermes_core.providers.steps import Steps, arun, run
 
 
 class ResponseBudgetExceeded(httpx2.ReadTimeout):
@@ -268,6 +270,30 @@ class _AsyncGuard(httpx2.AsyncByteStream):
         await self._inner.aclose()
 
 
+def _handled(request: httpx2.Request, handle: Callable[[httpx2.Request], Any],
+             stream_type: type[Any], guard: Callable[[Any, _Watch], Any]) -> Steps[httpx2.Response]:
+    """One request through the wrapped transport's ``handle`` (see :mod:`.steps`: the sync and
+    async transports differ only in how it is called): under a :func:`bounded` block, noted on
+    its ``Answered`` (sent or not, the answer's status and headers), a read timeout before the
+    first byte said as such, and a body of ``stream_type`` guarded by ``guard``."""
+    budget = _BUDGET.get()
+    started = budget.clock() if budget is not None else 0.0
+    _sending(request, budget)
+    try:
+        response: httpx2.Response = yield functools.partial(handle, request)
+    except httpx2.ReadTimeout as e:
+        raise _no_first_byte(request, e) from e
+    except _UNSENT:
+        if budget is not None:
+            budget.answered.sent = False
+        raise
+    _answered(response, budget)
+    if budget is not None and isinstance(response.stream, stream_type):
+        response.stream = guard(response.stream, _Watch(
+            budget, started, _is_sse(response, budget), _read_timeout(request)))
+    return response
+
+
 class DeadlineTransport(httpx2.BaseTransport):
     """Wraps a transport; responses to requests made under :func:`bounded` are guarded."""
 
@@ -275,22 +301,7 @@ class DeadlineTransport(httpx2.BaseTransport):
         self.inner = inner
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        budget = _BUDGET.get()
-        started = budget.clock() if budget is not None else 0.0
-        _sending(request, budget)
-        try:
-            response = self.inner.handle_request(request)
-        except httpx2.ReadTimeout as e:
-            raise _no_first_byte(request, e) from e
-        except _UNSENT:
-            if budget is not None:
-                budget.answered.sent = False
-            raise
-        _answered(response, budget)
-        if budget is not None and isinstance(response.stream, httpx2.SyncByteStream):
-            response.stream = _Guard(response.stream, _Watch(
-                budget, started, _is_sse(response, budget), _read_timeout(request)))
-        return response
+        return run(_handled(request, self.inner.handle_request, httpx2.SyncByteStream, _Guard))
 
     def close(self) -> None:
         self.inner.close()
@@ -303,22 +314,8 @@ class AsyncDeadlineTransport(httpx2.AsyncBaseTransport):
         self.inner = inner
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        budget = _BUDGET.get()
-        started = budget.clock() if budget is not None else 0.0
-        _sending(request, budget)
-        try:
-            response = await self.inner.handle_async_request(request)
-        except httpx2.ReadTimeout as e:
-            raise _no_first_byte(request, e) from e
-        except _UNSENT:
-            if budget is not None:
-                budget.answered.sent = False
-            raise
-        _answered(response, budget)
-        if budget is not None and isinstance(response.stream, httpx2.AsyncByteStream):
-            response.stream = _AsyncGuard(response.stream, _Watch(
-                budget, started, _is_sse(response, budget), _read_timeout(request)))
-        return response
+        return await arun(_handled(request, self.inner.handle_async_request,
+                                   httpx2.AsyncByteStream, _AsyncGuard))
 
     async def aclose(self) -> None:
         await self.inner.aclose()

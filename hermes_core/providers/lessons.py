@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hermes_core.atomic_write import read_cache, write_atomic
+from hermes_core.atomic_write import read_kept, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -86,23 +86,12 @@ class RefusalMemory:
     def _read(self, *, quiet: bool = False) -> Lessons:
         if self.path is None:
             return {}
-        try:
-            raw = read_cache(self.path, _MAX_BYTES)
-        except FileNotFoundError:
-            return {}
-        except OSError as e:
-            if not quiet:
-                self._warn("%s: cannot be read (%s); learned refusals ignored", self.path,
-                           e.strerror or e)
-            return {}
-        try:
-            return _parse(json.loads(raw.decode("utf-8")))
-        except (ValueError, TypeError, KeyError, RecursionError) as e:
-            if not quiet:
-                self._warn("%s: not a learned-refusals file of version %d (%s); ignored, and "
-                           "replaced when the next refusal is learned", self.path, VERSION,
-                           str(e)[:80] or type(e).__name__)
-            return {}
+        lessons = read_kept(self.path, _MAX_BYTES, _parse, None if quiet else self._unreadable)
+        return lessons if lessons is not None else {}
+
+    def _unreadable(self, reason: str) -> None:
+        self._warn("%s: %s; learned refusals ignored (version %d expected), and the file "
+                   "replaced when the next refusal is learned", self.path, reason, VERSION)
 
     def _write(self, lessons: Lessons) -> None:
         assert self.path is not None

@@ -15,17 +15,14 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
-import httpx2
-
 from hermes_core.errors import IncompleteResponse, ProviderError, ServerError
 from hermes_core.finite_json import strict_text
 from hermes_core.providers._sdk import (
     SDKProvider,
+    a_page,
     completion_deltas,
     delta_completion,
     event_deltas,
-    malformed_event,
-    read_error,
     usage_int,
 )
 from hermes_core.providers.base import CallOptions
@@ -383,8 +380,10 @@ class OpenAIProvider(SDKProvider):
     def _finish(self, tools: _ToolCallAssembler, state: dict[str, Any],
                 billed: Callable[[], Usage | None], hold: bool = False) -> Iterator[Delta]:
         if not state.get("seen"):
-            raise ServerError(f"{self.name}: the stream ended without a single chunk",
-                              provider=self.name)
+            # a proxy's empty 200: reached the server, not refused; a page is billed nothing
+            empty = ServerError(f"{self.name}: the stream ended without a single chunk",
+                                provider=self.name)
+            raise empty if state.get("page") else self._charged(empty, billed)
         if not state.get("finish"):
             # Every chunk stream ends with a finish_reason: one closed cleanly before it (a proxy
             # or load balancer cutting the connection) must not pass for a whole answer.
@@ -419,6 +418,29 @@ class OpenAIProvider(SDKProvider):
             return counted_usage(payload(), model, outputs)
         return billed
 
+    def _reading(self, prompt: Prompt, model: str, options: CallOptions) -> tuple[
+            _ToolCallAssembler, dict[str, Any], Answered, Callable[[], Usage | None]]:
+        """A stream's tool-call and state accumulators, the note of whether its request reached
+        the server, and its bill (see :meth:`_billed`), told to the call loop's capture."""
+        tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
+        reached = Answered()
+        payload = functools.partial(self._stream_payload, prompt, model, options)
+        billed = self._billed(payload, model, tools, state, self._unstarted(reached, payload))
+        bill(billed)
+        return tools, state, reached, billed
+
+    def _ask_whole(self, e: Exception, model: str, credential: Credential | None,
+                   state: dict[str, Any], billed: Callable[[], Usage | None]) -> bool:
+        """True when ``e``, raised before anything arrived, refused streaming ``model`` (the
+        reply is then asked for whole); False when only the close failed after the finish
+        reason; else its provider error is raised, carrying what the stream was billed."""
+        if isinstance(e, self.sdk_error) and self._stream_refused(e, model, bool(state)):
+            return True
+        error = self._read_failed(e, credential, bool(state.get("finish")))
+        if error is not None:
+            raise self._charged(error, billed) from None
+        return False
+
     @staticmethod
     def _charged(error: ProviderError, billed: Callable[[], Usage | None]) -> ProviderError:
         """``error`` carrying what its attempt was billed (see :meth:`_billed`)."""
@@ -441,29 +463,19 @@ class OpenAIProvider(SDKProvider):
         whole = self.refused.unstreamed(model)
         hold = bool(options.response_format)
         client = self._clients.get(credential)
-        tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
-        reached = Answered()
-        payload = functools.partial(self._stream_payload, prompt, model, options)
-        billed = self._billed(payload, model, tools, state, self._unstarted(reached, payload))
-        bill(billed)
+        tools, state, reached, billed = self._reading(prompt, model, options)
         answered = None
         try:
             if not whole:
                 stream = self._opened(client, prompt, model, options, credential, reached)
+                state["page"] = a_page(stream)
                 with stream:
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     for chunk in () if answered is not None else stream:
                         yield from event_deltas(self.name,
                                                 self._chunk_deltas(chunk, tools, state, hold))
-        except self.sdk_error as e:
-            whole = self._stream_refused(e, model, bool(state))
-            if not whole and not self.close_failed(e, bool(state.get("finish"))):
-                raise self._charged(self._error(e, credential), billed) from None
-        except json.JSONDecodeError as e:
-            raise self._charged(malformed_event(self.name, e), billed) from None
-        except httpx2.HTTPError as e:
-            if not state.get("finish"):   # after the finish reason, only the close failed
-                raise self._charged(read_error(self.name, e, credential), billed) from None
+        except self._read_errors as e:
+            whole = self._ask_whole(e, model, credential, state, billed)
         if answered is not None or whole:
             yield from completion_deltas(answered if answered is not None
                                          else self.complete(prompt, model, credential, options))
@@ -475,15 +487,12 @@ class OpenAIProvider(SDKProvider):
         whole = self.refused.unstreamed(model)
         hold = bool(options.response_format)
         client = self._clients.get(credential, is_async=True)
-        tools, state = _ToolCallAssembler(), {}  # type: ignore[var-annotated]
-        reached = Answered()
-        payload = functools.partial(self._stream_payload, prompt, model, options)
-        billed = self._billed(payload, model, tools, state, self._unstarted(reached, payload))
-        bill(billed)
+        tools, state, reached, billed = self._reading(prompt, model, options)
         answered = None
         try:
             if not whole:
                 stream = await self._aopened(client, prompt, model, options, credential, reached)
+                state["page"] = a_page(stream)
                 async with stream:
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     if answered is None:
@@ -492,15 +501,8 @@ class OpenAIProvider(SDKProvider):
                                                   self._chunk_deltas(chunk, tools, state,
                                                                      hold)):
                                 yield d
-        except self.sdk_error as e:
-            whole = self._stream_refused(e, model, bool(state))
-            if not whole and not self.close_failed(e, bool(state.get("finish"))):
-                raise self._charged(self._error(e, credential), billed) from None
-        except json.JSONDecodeError as e:
-            raise self._charged(malformed_event(self.name, e), billed) from None
-        except httpx2.HTTPError as e:
-            if not state.get("finish"):
-                raise self._charged(read_error(self.name, e, credential), billed) from None
+        except self._read_errors as e:
+            whole = self._ask_whole(e, model, credential, state, billed)
         if answered is not None or whole:
             done = (answered if answered is not None
                     else await self.acomplete(prompt, model, credential, options))

@@ -209,6 +209,29 @@ def test_a_deployments_failed_turn_is_priced_as_the_model_it_answered_as_earlier
 
 
 @pytest.mark.parametrize("mode", ["sync", "async", "stream"])
+def test_a_new_agent_on_the_home_prices_a_deployments_first_failed_turn_as_it_answered_before(
+        empty_home: Path, respx_mock: Any, mode: str) -> None:
+    """What a deployment answered as was kept per agent: a restarted process (or an Agent made
+    per request) priced its first failed attempt "no price for prod-chat" until a reply came."""
+    from dataclasses import replace
+
+    from hermes_core.errors import HermesError
+
+    respx_mock.post(URLS["openai"]).mock(side_effect=[
+        _reply_as("openai", "gpt-4o-2024-08-06", mode == "stream"),
+        httpx.ReadTimeout("no first byte")])
+    with _deployment_agent(empty_home) as agent:
+        run_turn(agent, mode, "hi")
+    with _deployment_agent(empty_home) as restarted:
+        restarted.loop.policy = replace(restarted.loop.policy, retries_per_provider=0)
+        with pytest.raises(HermesError):
+            run_turn(restarted, mode, "again")
+        stats, prices = restarted.stats, restarted.prices
+    assert stats.wasted.input_tokens > 0 and stats.cost.unpriced == ()
+    assert stats.cost == prices.cost("gpt-4o-2024-08-06", stats.wasted)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
 def test_a_deployment_that_never_answered_says_its_failed_attempt_is_unpriced(
         empty_home: Path, respx_mock: Any, mode: str) -> None:
     """Nothing says which model a deployment runs before it first answers: its billed, failed

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from hermes_core.agent.served_as import ServedAs
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from hermes_core.agent.served_as import FILE_NAME, ServedAs
+from hermes_core.redact import Redactor
 
 
 def test_a_name_never_answered_for_is_itself() -> None:
@@ -24,3 +31,89 @@ def test_past_its_limit_the_name_learned_longest_ago_is_forgotten_first() -> Non
     served.learn("p", "a", "A2")   # learned again: now the most recent
     served.learn("p", "c", "C")
     assert [served.get("p", n) for n in ("a", "b", "c")] == ["A2", "b", "C"]
+
+
+def test_what_a_name_answered_as_is_read_by_the_next_process_on_the_home(tmp_path: Path) -> None:
+    """Kept per process, a restart priced its first failed attempt at a deployment as "no price
+    for prod-chat" until a reply came; the home keeps it for the next one."""
+    path = tmp_path / "cache" / FILE_NAME
+    ServedAs(path).learn("azure", "prod-chat", "gpt-4o-2024-08-06")
+    assert ServedAs(path).get("azure", "prod-chat") == "gpt-4o-2024-08-06"
+
+
+def test_two_processes_learning_at_once_keep_both_and_the_latest_of_one_name(
+        tmp_path: Path) -> None:
+    path = tmp_path / "cache" / FILE_NAME
+    one, two = ServedAs(path), ServedAs(path)
+    one.get("azure", "x"), two.get("azure", "x")   # both read the (empty) file first
+    one.learn("azure", "prod-chat", "gpt-4o-2024-05-13")
+    two.learn("azure", "eu-chat", "gpt-4o-mini-2024-07-18")
+    two.learn("azure", "prod-chat", "gpt-4o-2024-08-06")   # moved since
+    later = ServedAs(path)
+    assert later.get("azure", "prod-chat") == "gpt-4o-2024-08-06"
+    assert later.get("azure", "eu-chat") == "gpt-4o-mini-2024-07-18"
+
+
+def test_a_reply_that_says_what_is_known_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "cache" / FILE_NAME
+    served = ServedAs(path)
+    served.learn("azure", "prod-chat", "gpt-4o-2024-08-06")
+    path.write_text("left alone", encoding="utf-8")   # a write now would replace it
+    served.learn("azure", "prod-chat", "gpt-4o-2024-08-06")
+    served.learn("openai", "gpt-4o", "gpt-4o")   # a name that answers as itself: nothing to keep
+    served.learn("fake", "gpt-4o", "")   # a reply that names no model says nothing
+    assert served.get("fake", "gpt-4o") == "gpt-4o"
+    assert path.read_text(encoding="utf-8") == "left alone"
+
+
+def test_the_file_is_bounded_to_the_names_learned_last(tmp_path: Path) -> None:
+    path = tmp_path / "cache" / FILE_NAME
+    served = ServedAs(path, limit=2)
+    for name in ("a", "b", "c"):
+        served.learn("p", name, name.upper() + "-1")
+    later = ServedAs(path, limit=2)
+    assert [later.get("p", n) for n in ("a", "b", "c")] == ["a", "B-1", "C-1"]
+    assert len(json.loads(path.read_text(encoding="utf-8"))["served_as"]) == 2
+
+
+@pytest.mark.parametrize("body", [
+    "{not json", "[]", '{"version": 99, "served_as": []}', '{"version": 1}',
+    '{"version": 1, "served_as": [["p", "a"]]}', '{"version": 1, "served_as": [["p", "a", 7]]}',
+    '{"version": 1, "served_as": [["p", "a", "' + "x" * 5000 + '"]]}', "\udcff"])
+def test_a_damaged_or_foreign_file_is_ignored_with_a_warning_naming_it_then_replaced(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, body: str) -> None:
+    path = tmp_path / "cache" / FILE_NAME
+    path.parent.mkdir()
+    path.write_bytes(body.encode("utf-8", "surrogateescape"))
+    served = ServedAs(path)
+    with caplog.at_level(logging.WARNING, logger="hermes_core.served_as"):
+        assert served.get("p", "a") == "a"
+        served.get("p", "b")
+    assert [r.getMessage() for r in caplog.records if str(path) in r.getMessage()] != []
+    assert len(caplog.records) == 1   # said once
+    served.learn("p", "a", "A")
+    assert ServedAs(path).get("p", "a") == "A"
+
+
+def test_a_secret_or_an_overlong_name_in_a_reply_is_never_written(tmp_path: Path) -> None:
+    """The model a reply names is the server's text: a proxy echoing the key in it must not put
+    the key in the home, nor a hostile one a megabyte per name."""
+    path = tmp_path / "cache" / FILE_NAME
+    key = "sk-proj-servedASsecret0123456789abcdef"
+    served = ServedAs(path, scrub=Redactor([key]))
+    served.learn("azure", "prod-chat", f"gpt-4o {key}")
+    served.learn("azure", "eu-chat", "m" * 10_000)
+    served.learn("azure", "us-chat", "gpt-4o-2024-08-06")
+    text = path.read_text(encoding="utf-8")
+    assert key not in text and "m" * 300 not in text and "gpt-4o-2024-08-06" in text
+    assert served.get("azure", "prod-chat") == f"gpt-4o {key}"   # this process still knows
+
+
+def test_a_home_that_refuses_the_write_keeps_it_for_the_process(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the folder should be", encoding="utf-8")
+    served = ServedAs(blocker / FILE_NAME)
+    served.learn("azure", "prod-chat", "gpt-4o-2024-08-06")
+    assert served.get("azure", "prod-chat") == "gpt-4o-2024-08-06"
+    assert blocker.read_text(encoding="utf-8").startswith("a file")

@@ -665,6 +665,24 @@ def test_a_stream_timed_out_before_its_first_byte_and_retried_counts_its_prompt_
         reply.wasted.input_tokens]
 
 
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_a_200_stream_that_ended_without_an_event_and_was_retried_counts_its_prompt_once(
+        empty_home: Path, respx_mock: Any, kind: str, mode: str) -> None:
+    """A proxy's empty 200 stream, then the answer: the empty attempt reached the server and was
+    not refused, so it is counted as a stream timed out before its first byte is (its prompt,
+    in the waste once), not left out of every total."""
+    answer = (openai_chat_stream(("fine",)) if kind == "openai"
+              else anthropic_stream(("fine",), model=MODELS[kind]))
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        httpx.Response(200, headers=SSE_HEADERS, content=b""),
+        httpx.Response(200, headers=SSE_HEADERS, content=answer)])
+    agent = make_agent(empty_home, kind)
+    reply = _read_turn(agent, mode, "hi")
+    assert reply.text == "fine" and route.call_count == 2
+    _assert_first_prompt_counted_once(reply, agent, route, kind)
+
+
 @pytest.mark.parametrize("mode", ["stream", "astream"])
 def test_a_stream_refused_or_never_connected_counts_nothing(
         empty_home: Path, respx_mock: Any, mode: str) -> None:

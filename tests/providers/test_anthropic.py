@@ -756,6 +756,33 @@ def test_a_nan_in_a_call_s_input_is_sent_back_as_null_not_refused_by_the_sdk() -
                                            {"limit": None, "code": "print(1)"}]
 
 
+EMPTY_200 = {
+    # a proxy's empty answer: the 200 and its label, then the connection closed
+    "no byte": (b"", SSE_HEADERS),
+    "only pings": (b"event: ping\ndata: {\"type\": \"ping\"}\n\n", SSE_HEADERS),
+    "unlabelled": (b"", {}),
+}
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("body", sorted(EMPTY_200))
+def test_a_200_stream_that_ends_without_a_message_counts_its_prompt_as_possibly_billed(
+        respx_mock: Any, body: str, use_async: bool,
+        stream_deltas: Callable[..., list[Any]]) -> None:
+    """A 200 stream that never started a message (a proxy's empty answer) raised with no bill,
+    though the request reached the server and was not refused: its prompt is counted as for a
+    stream timed out before its first byte (our estimate, no output)."""
+    content, headers = EMPTY_200[body]
+    respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(200, content=content,
+                                                                    headers=headers))
+    with pytest.raises(ServerError, match="without a message_start") as caught:
+        stream_deltas(AnthropicProvider(), PROMPT, "claude-sonnet-4-5", CRED, OPTS,
+                      use_async=use_async)
+    usage = caught.value.usage
+    assert usage is not None and usage.counted and usage.input_tokens > 0
+    assert usage.output_tokens == 0 and usage.estimated_tokens == usage.input_tokens
+
+
 @pytest.mark.parametrize("use_async", [False, True])
 def test_a_stream_without_usage_cut_mid_answer_says_what_it_was_billed_on_our_count(
         respx_mock: Any, use_async: bool, stream_deltas: Callable[..., list[Any]]) -> None:

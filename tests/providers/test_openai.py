@@ -697,13 +697,32 @@ def test_a_cut_stream_that_called_tools_or_has_tools_is_an_estimate_throughout(
     assert usage.estimated_tokens == usage.input_tokens + usage.output_tokens
 
 
-def test_a_stream_refused_before_any_chunk_was_billed_nothing(respx_mock: Any) -> None:
-    """A stream that failed before its first chunk: the model never read the prompt."""
-    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
-        200, content=openai_chat_stream(("never",), fail_after=0)[:0], headers=SSE_HEADERS))
-    with pytest.raises(ServerError) as ei:
-        list(OpenAIProvider().stream(PROMPT, "gpt-4o", CRED, OPTS))
-    assert ei.value.usage is None
+EMPTY_200 = {
+    # a proxy's empty answer: the 200 and its label, then the connection closed
+    "no byte": (b"", SSE_HEADERS),
+    "only its end": (b"data: [DONE]\n\n", SSE_HEADERS),
+    "unlabelled": (b"", {}),
+}
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("body", sorted(EMPTY_200))
+def test_a_200_stream_that_ends_without_a_chunk_counts_its_prompt_as_possibly_billed(
+        respx_mock: Any, body: str, use_async: bool,
+        stream_deltas: Callable[..., list[Any]]) -> None:
+    """A 200 stream that brought no chunk (a proxy's empty answer) raised with no bill, though
+    the request reached the server and was not refused: whether upstream billed it no one can
+    say, as for a stream timed out before its first byte, so its prompt is counted the same way
+    (our count, no output)."""
+    content, headers = EMPTY_200[body]
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(200, content=content,
+                                                                 headers=headers))
+    with pytest.raises(ServerError, match="without a single chunk") as ei:
+        stream_deltas(OpenAIProvider(), PROMPT, "gpt-4o", CRED, OPTS, use_async=use_async)
+    usage = ei.value.usage
+    assert usage is not None and usage.counted and not usage.reported
+    assert usage.input_tokens == _cookbook_count([("system", "s"), ("user", "hi")])
+    assert usage.output_tokens == 0 and usage.estimated_tokens == 0
 
 
 @pytest.mark.parametrize("how", ["complete", "stream"])

@@ -562,6 +562,22 @@ async def test_stream_without_any_event_is_a_server_error(assert_both_streams_ra
     await assert_both_streams_raise(provider, Credential(kind, SECRET_EMPTY), ServerError)
 
 
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_a_proxy_page_in_place_of_a_stream_counts_nothing(kind, respx_mock) -> None:
+    """A 200 page of another type (a gateway's HTML) is not the API answering: billed nothing,
+    as the same page answering a whole call is (an empty 200 event stream counts its prompt)."""
+    url, provider = _provider(kind)
+    respx_mock.post(url).mock(side_effect=lambda r: BODIES_EMPTY["html"]())
+    cred = Credential(kind, SECRET_EMPTY)
+    with pytest.raises(ServerError) as caught:
+        list(provider.stream(PROMPT_EMPTY, "m", cred, OPTS_EMPTY))
+    assert caught.value.usage is None
+    with pytest.raises(ServerError) as caught:
+        async for _ in provider.astream(PROMPT_EMPTY, "m", cred, OPTS_EMPTY):
+            pass
+    assert caught.value.usage is None
+
+
 def test_a_real_empty_answer_is_still_an_answer(respx_mock) -> None:
     """A well-formed stream with no text (e.g. max_tokens hit at once) is not an error."""
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
