@@ -28,6 +28,7 @@ from hermes_core.agent.credential_pool import CredentialPool
 from hermes_core.agent.interrupts import held_interrupts
 from hermes_core.agent.prepare_gate import PrepareGate
 from hermes_core.agent.pricing import Cost, PriceTable
+from hermes_core.agent.prompt.calibration_store import CalibrationStore
 from hermes_core.agent.prompt.compaction import (
     HistoryCompactor,
     HistorySummarizer,
@@ -43,7 +44,7 @@ from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
 from hermes_core.agent.smart_routing import Router
 from hermes_core.agent.tool_runner import AgentTools, Approver, Tool
 from hermes_core.agent.tools import structured
-from hermes_core.agent.turn import Accumulator, Turn, as_kept, collect, completed
+from hermes_core.agent.turn import Accumulator, Turn, as_kept, collect, completed, succeeded
 from hermes_core.config import Settings, load_settings
 from hermes_core.errors import Attempt, ConfigError, HermesError
 from hermes_core.providers import build_providers, keep_lessons
@@ -150,8 +151,10 @@ class Agent:
         self.context_engine = (context_engine if context_engine is not None
                                else default_context_engine(self.settings))
         # the folds kept in the home: another process on this chat sends the summary this one did
+        # and the billed-token ratios: it counts as this one did
         self.compactor = HistoryCompactor(self.settings, store=FoldStore(
-            self.home / "cache" / "compaction", self.redact))
+            self.home / "cache" / "compaction", self.redact),
+            calibration=CalibrationStore(self.home / "cache" / "calibration.json"))
         self.skills = SkillSelection(self.retriever) if self.retriever is not None else None
         self.builder = prompt_builder or PromptBuilder(
             self.home, self.settings, cwd=Path(cwd) if cwd else None,
@@ -317,7 +320,9 @@ class Agent:
             if turn is not None:
                 self.stats.wasted = self.stats.wasted + turn.wasted
             self.stats.tool_calls += len(results)
-            self.compactor.observe(prompt, done.usage)   # the last call's billed prompt tokens
+            # the last call's billed prompt tokens, by the model that request named
+            ok = succeeded(attempts)
+            self.compactor.observe(prompt, done.usage, ok.model if ok else decision.model)
             # the retrieval as sent: its copy of the message is scrubbed of configured keys
             sent = done.prompt or prompt
             self.last_reply = reply = Reply(
