@@ -35,9 +35,14 @@ servers' entries are per model), ``compaction`` (``--compaction-turns`` turns in
 ``folds`` and the tokens written or sent uncached at each), ``restart-compacted`` and
 ``stateless`` (that chat with a new Agent midway, or for every turn as a web server making an
 Agent per request would; compared with ``compaction``), ``edit`` (MEMORY.md appended to
-midway), ``chinese`` (the chat in Chinese), ``tools`` (a tool added midway). The pool's clock
-moves a minute a turn, so a provider cooled by a failover comes back; the cache's TTL is not
-modelled.
+midway), ``chinese`` (the chat in Chinese), ``tools`` (a tool added midway).
+
+One clock for the pool and both caches moves ``--turn-seconds`` a turn (60: a provider cooled
+by a failover comes back). An entry unread for ``--ttl`` seconds is gone (300, Anthropic's
+default cache and about OpenAI's; a block marked ``"ttl": "1h"`` keeps its entry an hour;
+0: entries never expire); a read refreshes every entry it reads through. So five turns away
+(a failover, another model) at a minute a turn come back to a cold prefix, and at 30 s a turn
+to a warm one.
 """
 
 # ruff: noqa: E402  (httpx is aliased to httpx2 before anything imports it)
@@ -83,6 +88,9 @@ MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o"}
 KEYS = {"anthropic": "sk-ant-benchPREFIXkey0123456789abcdef",
         "openai": "sk-proj-benchPREFIXkey0123456789abcdef"}
 MIN_CACHE = 1024
+#: Seconds an unread entry lives: Anthropic's default ``ephemeral`` cache (a ``"ttl": "1h"``
+#: marker asks for an hour); OpenAI's automatic cache is cleared after 5-10 minutes unused.
+TTL_S = 300.0
 LOOKBACK = 20
 OPENAI_STEP = 128
 
@@ -137,6 +145,19 @@ def _bare(block: dict[str, Any]) -> str:
                       ensure_ascii=False)
 
 
+def entry_ttls(kind: str, body: dict[str, Any], default: float) -> list[float]:
+    """Seconds an entry written at each of the request's blocks lives: ``default``, or an hour
+    for an Anthropic block whose ``cache_control`` asks ``"ttl": "1h"``."""
+    blocks: list[Any] = [*body.get("tools", [])]
+    if kind == "anthropic":
+        blocks += body.get("system", [])
+    for m in body["messages"]:
+        content = m.get("content")
+        blocks += content if isinstance(content, list) else [m]
+    return [3600.0 if kind == "anthropic" and isinstance(b, dict)
+            and (b.get("cache_control") or {}).get("ttl") == "1h" else default for b in blocks]
+
+
 def wire_blocks(kind: str, body: dict[str, Any]) -> list[tuple[str, bool]]:
     """The request as its provider caches it: (a block's bytes, whether it carries a breakpoint),
     tools first, then the system, then every message's blocks (its role on its first block)."""
@@ -152,12 +173,19 @@ def wire_blocks(kind: str, body: dict[str, Any]) -> list[tuple[str, bool]]:
     return out
 
 
+def _never() -> float:
+    return 0.0
+
+
 @dataclass
 class Server:
-    """One provider's prompt cache, billed per request (see the module doc)."""
+    """One provider's prompt cache, billed per request (see the module doc). An entry unread for
+    ``ttl_s`` seconds of ``clock`` is gone; a read refreshes every entry it reads through."""
 
     kind: str
-    entries: dict[str, int] = field(default_factory=dict)
+    clock: Callable[[], float] = _never
+    ttl_s: float = TTL_S
+    entries: dict[str, float] = field(default_factory=dict)   # prefix hash -> expiry
     read_back: set[str] = field(default_factory=set)
     written: list[str] = field(default_factory=list)
     prefixes: set[str] = field(default_factory=set)
@@ -167,6 +195,8 @@ class Server:
 
     def bill(self, body: dict[str, Any]) -> dict[str, int]:
         blocks = wire_blocks(self.kind, body)
+        now = self.clock()
+        ttls = entry_ttls(self.kind, body, self.ttl_s)
         h = hashlib.sha256(str(body.get("model", "")).encode("utf-8") + b"\x1e")  # per model
         hashes, cumulative, running = [], [], 0
         for text, _ in blocks:
@@ -182,18 +212,23 @@ class Server:
             looked = {p for b in marks for p in range(max(0, b - LOOKBACK), b + 1)}
         else:
             looked = set(range(len(blocks)))
-        hits = [p for p in looked if hashes[p] in self.entries]
+        live = {d for d in hashes if self.entries.get(d, -math.inf) > now}
+        hits = [p for p in looked if hashes[p] in live]
         at = max(hits, key=lambda p: cumulative[p], default=None)
         cached = 0 if at is None else cumulative[at]
         if self.kind == "openai":
             cached = cached // OPENAI_STEP * OPENAI_STEP
         if at is not None:
             self.read_back.add(hashes[at])
+            for p in range(at + 1):   # what was read through lives on from now
+                if hashes[p] in live:
+                    self.entries[hashes[p]] = max(self.entries[hashes[p]], now + ttls[p])
         write = 0
         new = marks if self.kind == "anthropic" else list(range(len(blocks)))
         for p in new:
-            if cumulative[p] >= MIN_CACHE and hashes[p] not in self.entries:
-                self.entries[hashes[p]] = cumulative[p]
+            if cumulative[p] >= MIN_CACHE and hashes[p] not in live:
+                self.entries[hashes[p]] = now + ttls[p]
+                live.add(hashes[p])
                 if self.kind == "anthropic":
                     self.written.append(hashes[p])
                     write = max(write, cumulative[p] - cached)
@@ -308,18 +343,19 @@ def stable_part(kind: str, body: dict[str, Any]) -> list[str]:
     return [b for b, _ in blocks[:-tail]]
 
 
-def run(kind: str, turns: int, root: Path, scenario: str = "calm") -> dict[str, Any]:
+def run(kind: str, turns: int, root: Path, scenario: str = "calm", *, ttl_s: float = TTL_S,
+        turn_s: float = 60.0) -> dict[str, Any]:
     home = make_home(root / scenario / kind)
     settings = settings_for(kind, home, scenario)
-    servers = {k: Server(k) for k in ("anthropic", "openai")}
+    now = [1_800_000_000.0]   # the pool's and the caches' clock: ``turn_s`` a turn
+
+    def clock() -> float:
+        return now[0]
+    servers = {k: Server(k, clock=clock, ttl_s=ttl_s or math.inf) for k in ("anthropic", "openai")}
     server = servers[kind]
     mid = turns // 2 + 1
     window = range(mid, mid + 5)   # failover / model switch: five turns elsewhere, then back
     turn_now = [0]
-    now = [1_800_000_000.0]   # the pool's clock: a turn a minute, so a cooled provider returns
-
-    def clock() -> float:
-        return now[0]
     marks: dict[str, int] = {}   # the request index where something happened
 
     def down() -> bool:
@@ -347,7 +383,7 @@ def run(kind: str, turns: int, root: Path, scenario: str = "calm") -> dict[str, 
         try:
             for turn in range(1, turns + 1):
                 turn_now[0] = turn
-                now[0] += 60.0
+                now[0] += turn_s
                 if scenario == "stateless" and turn > 1:   # an Agent a request (a web server)
                     agent = renewed(agent)
                 if turn == mid:
@@ -410,16 +446,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="also run this scenario beside the calm chat (repeatable; 'all')")
     parser.add_argument("--all", action="store_true", help="every scenario")
     parser.add_argument("--compaction-turns", type=int, default=180)
+    parser.add_argument("--ttl", type=float, default=TTL_S, metavar="S",
+                        help="seconds a cache entry lives unread (0: for ever)")
+    parser.add_argument("--turn-seconds", type=float, default=60.0, metavar="S",
+                        help="seconds between two turns of the chat")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     wanted = [s for s in (SCENARIOS[1:] if args.all else args.scenario) if s != "calm"]
-    out: dict[str, Any] = {"turns": args.turns}
+    out: dict[str, Any] = {"turns": args.turns, "ttl_s": args.ttl, "turn_s": args.turn_seconds}
     with tempfile.TemporaryDirectory() as tmp:
         done: dict[tuple[str, int, str], dict[str, Any]] = {}
 
         def session(kind: str, turns: int, name: str) -> dict[str, Any]:
             if (kind, turns, name) not in done:
-                done[kind, turns, name] = run(kind, turns, Path(tmp) / str(len(done)), name)
+                done[kind, turns, name] = run(kind, turns, Path(tmp) / str(len(done)), name,
+                                              ttl_s=args.ttl, turn_s=args.turn_seconds)
             return done[kind, turns, name]
 
         out.update({kind: session(kind, args.turns, "calm") for kind in ("anthropic", "openai")})

@@ -28,6 +28,7 @@ from hermes_core.agent.credential_pool import CredentialPool
 from hermes_core.agent.interrupts import held_interrupts
 from hermes_core.agent.prepare_gate import PrepareGate
 from hermes_core.agent.pricing import Cost, PriceTable
+from hermes_core.agent.prompt.calibration_store import CalibrationStore
 from hermes_core.agent.prompt.compaction import (
     HistoryCompactor,
     HistorySummarizer,
@@ -152,8 +153,10 @@ class Agent:
         self.context_engine = (context_engine if context_engine is not None
                                else default_context_engine(self.settings))
         # the folds kept in the home: another process on this chat sends the summary this one did
+        # and the billed-token ratios: it counts as this one did
         self.compactor = HistoryCompactor(self.settings, store=FoldStore(
-            self.home / "cache" / "compaction", self.redact))
+            self.home / "cache" / "compaction", self.redact),
+            calibration=CalibrationStore(self.home / "cache" / "calibration.json"))
         self.skills = SkillSelection(self.retriever) if self.retriever is not None else None
         self.builder = prompt_builder or PromptBuilder(
             self.home, self.settings, cwd=Path(cwd) if cwd else None,
@@ -318,7 +321,8 @@ class Agent:
             self.stats.cost = self.stats.cost + turn.cost
             self.stats.wasted = self.stats.wasted + turn.wasted
             self.stats.tool_calls += len(turn.results)
-            self.compactor.observe(prompt, done.usage)   # the last call's billed prompt tokens
+            # the last call's billed prompt tokens, by the model that request named
+            self.compactor.observe(prompt, done.usage, turn.named_model())
             # the retrieval as sent: its copy of the message is scrubbed of configured keys
             sent = done.prompt or prompt
             self.last_reply = reply = Reply(

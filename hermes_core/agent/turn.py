@@ -180,7 +180,7 @@ class Turn:
         # the model and provider the request named (the attempt that answered, after any
         # failover): the reply's own name may be a dated snapshot the configured window does not list
         ok = succeeded(self.attempts)
-        model = ok.model if ok is not None else self.decision.model
+        model = self.named_model()
         kind = self.agent.loop.kind(ok.provider) if ok is not None else ""
         window, _ = model_window(model, settings.llm.routing, cfg)
         counter = choose_counter(model, kind, self.agent.compactor.ratio)
@@ -226,6 +226,12 @@ class Turn:
         finally:
             compactor.summarizer = summarizer
         return replace(fitted, messages=fitted.messages + rounds)
+
+    def named_model(self) -> str:
+        """The model the request that answered named (after any failover), else the routed one:
+        the reply's own name may be a dated snapshot no setting lists."""
+        ok = succeeded(self.attempts)
+        return ok.model if ok is not None else self.decision.model
 
     def answer(self) -> tuple[Completion, Prompt]:
         """The turn's last answer and the prompt whose messages the history keeps, for the

@@ -498,3 +498,41 @@ def test_request_header_shows_a_model_of_10000_characters_by_its_head_and_length
     header = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("# request"))
     assert "(10000 characters)" in header
     assert "m" * 200 not in header
+
+
+def test_the_preview_of_a_chat_the_agent_folded_shows_the_kept_fold(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The preview folded a long chat afresh, in one step and uncalibrated: another summary, cut
+    at another turn, than the agent kept in the home and sends. It now reads the kept folds and
+    the kept calibration (writing neither) and shows what the agent's next request holds."""
+    from hermes_core.testing import FakeProvider
+
+    home = tmp_path / "home"
+    home.mkdir()
+    model = "claude-sonnet-4-5"
+    cfg = {"home": str(home), "llm": {"max_tokens": 256, "routing": {
+               "default_model": model, "context_windows": {model: 3000}}},
+           "skill_utils": {"enabled": False}, "context_engine": {"enabled": False}}
+    (home / "config.yaml").write_text(json.dumps(cfg), encoding="utf-8")
+    fake = FakeProvider(default="Noted. Keep layers ordered by how often they change. " * 4)
+    agent = Agent(load_settings(cfg, env={}), provider=fake, cwd=tmp_path,
+                  loop_options={"sleep": lambda s: None, "audit_path": False})
+    try:
+        for t in range(70):
+            agent.chat(f"Question {t}: my build {t} misses the docker cache again; what now?")
+        assert agent.compactor.state.compactions > 1
+        hist = tmp_path / "history.json"
+        hist.write_text(json.dumps([{"role": m.role, "content": m.content}
+                                    for m in agent.history]), encoding="utf-8")
+        kept = sorted(p.name for p in (home / "cache").rglob("*"))
+        out = run_json(capsys, "and now?", "--home", str(home), "--model", model,
+                       "--provider", "anthropic", "--history", str(hist), "--cwd", str(tmp_path))
+        assert sorted(p.name for p in (home / "cache").rglob("*")) == kept   # wrote nothing
+        report = agent.chat("and now?").compaction
+    finally:
+        agent.close(summarize=False)
+    sent = fake.turn_requests[-1].prompt
+    assert [m["content"] for m in out["messages"]] == [m.content for m in sent.messages]
+    assert out["token_counter"] == report.counter == "calibrated:o200k_base"
+    assert out["compaction"]["summary_turns"] == report.summary_turns
+    assert out["compaction"]["history_tokens"] == report.history_tokens

@@ -43,7 +43,8 @@ from hermes_core.agent.episodic.summarise import (
     transcript,
 )
 from hermes_core.agent.prompt.budget import HistoryBudget, history_budget, model_window
-from hermes_core.agent.prompt.fold_store import FoldStore
+from hermes_core.agent.prompt.calibration_store import CalibrationStore
+from hermes_core.agent.prompt.fold_store import FoldStore, PrefixKeys
 from hermes_core.agent.prompt.token_count import (
     BpeCounter,
     TokenCounter,
@@ -402,14 +403,19 @@ class HistoryCompactor:
     #: None keeps them in memory only
     store: FoldStore | None = None
     _anchor: Message | None = None   # the last message folded into ``state``
+    #: each model's last ratio, kept in the home: a new process counts its first turn as the
+    #: last process counted its last (None: in memory only)
+    calibration: CalibrationStore | None = None
+    #: the history's prefixes looked for in ``store`` so far (None: none yet)
+    _searched: PrefixKeys | None = None
 
     def reset(self) -> None:
-        self.state, self.last, self._anchor = CompactionState(), None, None
+        self.state, self.last, self._anchor, self._searched = CompactionState(), None, None, None
         self._costs.clear()
 
-    def observe(self, prompt: Prompt, usage: Usage) -> None:
-        """Calibrate the count from what the provider billed for ``prompt``: not from a usage
-        it did not report (none, or hermes_core's own count of the request: circular)."""
+    def observe(self, prompt: Prompt, usage: Usage, model: str = "") -> None:
+        """Calibrate the count from what the provider billed ``model`` for ``prompt``: not from a
+        usage it did not report (none, or hermes_core's own count of the request: circular)."""
         if usage.total_input_tokens <= 0 or not usage.reported:
             return
         estimated = prompt_cost(prompt, BpeCounter())
@@ -417,6 +423,14 @@ class HistoryCompactor:
         ratio = calibration_ratio(prompt, usage, estimated=estimated)
         if ratio is not None:
             self.ratio = ratio
+            if model and self.calibration is not None:
+                self.calibration.put(model, ratio)
+
+    def _calibrated(self, model: str) -> float | None:
+        """The ratio to count with: this process's last, else the home's last for ``model``."""
+        if self.ratio is None and self.calibration is not None:
+            self.ratio = self.calibration.get(model)
+        return self.ratio
 
     def describe_billing(self) -> str:
         """The last reply's billed prompt tokens beside our count of them ("" before any)."""
@@ -493,7 +507,7 @@ class HistoryCompactor:
             provider_kind: str = "openai", max_tokens: int | None = None) -> Prompt:
         """``prompt`` (built over the full ``history``) with its history compacted to budget."""
         cfg = self.settings.prompt.compaction
-        counter = choose_counter(model, provider_kind, self.ratio)
+        counter = choose_counter(model, provider_kind, self._calibrated(model))
         folded = self.state.folded
         # equal, not the same object: a caller may put its saved chat back, read from its store
         if folded > len(history) or (folded and history[folded - 1] != self._anchor):
@@ -538,7 +552,15 @@ class HistoryCompactor:
         summary is the one the provider has cached. Tried only while nothing is folded here."""
         if self.store is None or self.state.folded:
             return None
-        found = self.store.find(history)
+        # each prefix is looked for once: a history over budget that nothing can be folded of
+        # comes here every turn, and only its new turn starts may have a fold not looked for
+        new = self._searched.extend(history) if self._searched is not None else None
+        if new is None:   # the first search, or another conversation: every prefix, listed
+            self._searched = PrefixKeys()
+            new = self._searched.extend(history) or {}
+            found = self.store.find_keys(new, listed=True)
+        else:
+            found = self.store.find_keys(new, listed=False)
         if found is None:
             return None
         self.state = CompactionState(  # the store checked each field's type

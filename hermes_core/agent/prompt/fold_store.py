@@ -26,7 +26,7 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,28 +48,55 @@ def _message_bytes(m: Message) -> bytes:
                       ensure_ascii=False).encode("utf-8")
 
 
+class PrefixKeys:
+    """The keys of a growing history's prefixes, each message hashed once: a compactor that finds
+    its history over budget with nothing it can fold looks for another process's fold on every
+    turn, and hashing the whole history again each time cost a chat of long pastes ~its length
+    in hashing per turn. ``extend`` hashes only the messages added since the last call."""
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256(b"hermes-fold\x1e")
+        self._seen = 0
+        self._last: Message | None = None
+
+    def extend(self, history: Sequence[Message]) -> dict[int, str] | None:
+        """``{k: key of history[:k]}`` for each turn start ``k > 0`` not seen before; None when
+        ``history`` does not go on from the messages seen (another conversation: told, as the
+        compactor tells it, by the last message seen, compared by equality, not hashed again)."""
+        if self._seen > len(history) or (self._seen and history[self._seen - 1] != self._last):
+            return None
+        keys: dict[int, str] = {}
+        for k in range(self._seen, len(history)):
+            m = history[k]
+            if k and m.role == "user":
+                keys[k] = self._hash.hexdigest()[:40]
+            self._hash.update(_message_bytes(m) + b"\x1e")
+        self._seen = len(history)
+        self._last = history[-1] if history else None
+        return keys
+
+
 def prefix_keys(history: Sequence[Message]) -> dict[int, str]:
     """``{k: key of history[:k]}`` for each turn start ``k > 0`` (where a fold may end)."""
-    h = hashlib.sha256(b"hermes-fold\x1e")
-    keys: dict[int, str] = {}
-    for k, m in enumerate(history):
-        if k and m.role == "user":
-            keys[k] = h.hexdigest()[:40]
-        h.update(_message_bytes(m) + b"\x1e")
+    keys = PrefixKeys().extend(history)
+    assert keys is not None   # a new one goes on from nothing
     return keys
 
 
 class FoldStore:
-    """Fold states by the messages they summarise (see the module doc)."""
+    """Fold states by the messages they summarise (see the module doc). ``read_only``: folds are
+    found, never kept (``hermes-core prompt`` shows the agent's fold and writes nothing)."""
 
-    def __init__(self, folder: Path, scrub: Callable[[str], str]) -> None:
+    def __init__(self, folder: Path, scrub: Callable[[str], str], *,
+                 read_only: bool = False) -> None:
         self.folder = Path(folder)
         self._scrub = scrub
+        self.read_only = read_only
 
     def save(self, history: Sequence[Message], state: dict[str, object]) -> bool:
         """Keep ``state``, the fold of ``history[:state["folded"]]``; False when not written."""
         folded = state.get("folded")
-        if not isinstance(folded, int) or not 0 < folded <= len(history):
+        if self.read_only or not isinstance(folded, int) or not 0 < folded <= len(history):
             return False
         key = _key_of_whole(history[:folded])
         facts = state.get("facts", ())
@@ -92,14 +119,21 @@ class FoldStore:
     def find(self, history: Sequence[Message]) -> dict[str, Any] | None:
         """The latest stored fold of a prefix of ``history`` (its longest), or None. Its fields
         are checked (ints, strs, a list of strs): a caller takes them as they are."""
-        try:
-            names = set(os.listdir(self.folder))
-        except OSError:
-            return None
-        keys = prefix_keys(history)
+        return self.find_keys(prefix_keys(history), listed=True)
+
+    def find_keys(self, keys: Mapping[int, str], *, listed: bool) -> dict[str, Any] | None:
+        """The stored fold of the longest prefix among ``keys`` (:class:`PrefixKeys`), or None.
+        ``listed``: the folder is listed once and only the files there are read (a first search,
+        over every prefix of a history); else each key's file is tried (a turn's new prefixes)."""
+        names: set[str] | None = None
+        if listed:
+            try:
+                names = set(os.listdir(self.folder))
+            except OSError:
+                return None
         for k in sorted(keys, reverse=True):
             name = f"{keys[k]}.json"
-            if name not in names:
+            if names is not None and name not in names:
                 continue
             state = self._read(self.folder / name, keys[k], k)
             if state is not None:
@@ -109,6 +143,8 @@ class FoldStore:
     def _read(self, path: Path, key: str, folded: int) -> dict[str, Any] | None:
         try:
             data = json.loads(read_cache(path, MAX_FOLD_BYTES).decode("utf-8"))
+        except FileNotFoundError:
+            return None
         except (OSError, ValueError) as e:
             log.debug("fold store: %s ignored (%s)", path, e)
             return None

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hermes_core.agent.agent import Agent
+from hermes_core.agent.prompt import fold_store
 from hermes_core.agent.prompt.compaction import (
     FACTS_HEADER,
     CompactionReport,
@@ -20,10 +23,11 @@ from hermes_core.agent.prompt.compaction import (
     fold_history,
     user_facts,
 )
+from hermes_core.agent.prompt.fold_store import FoldStore
 from hermes_core.agent.prompt.token_count import BpeCounter, message_cost, tools_json
 from hermes_core.providers.offline import OfflineProvider
 from hermes_core.tokens import count_tokens
-from hermes_core.types import Message, Prompt, ToolCall, ToolSpec, TurnContext
+from hermes_core.types import Completion, Message, Prompt, ToolCall, ToolSpec, TurnContext, Usage
 
 from .conftest import SMALL_MODEL, WindowedFake
 
@@ -477,17 +481,25 @@ def test_a_new_agent_on_the_same_home_and_history_sends_what_the_old_one_would(
     old.close(summarize=False)
 
 
+def _fed(compactor: HistoryCompactor, turns: int, said: Callable[[int], str], *,
+         echoes: int) -> list[Message]:
+    """The history of ``turns`` turns fitted one by one through ``compactor`` for the small model,
+    each answer echoing its question ``echoes`` times."""
+    history: list[Message] = []
+    for t in range(turns):
+        message = Message("user", said(t))
+        compactor.fit(Prompt(system="You are helpful.", messages=(*history, message)), history,
+                      model=SMALL_MODEL)
+        history += [message, Message("assistant", "Noted: " + message.content * echoes)]
+    return history
+
+
 def test_a_history_read_back_equal_keeps_its_summary(
         small_compactor: Callable[..., HistoryCompactor]):
     """The summary was dropped when ``history[folded - 1]`` was not the very object folded: a
     caller that reloads its saved chat into the same agent paid a fold for an equal history."""
     compactor = small_compactor()
-    history: list[Message] = []
-    for t in range(60):
-        message = Message("user", FILLER[t % len(FILLER)] + f" ({t})")
-        compactor.fit(Prompt(system="You are helpful.", messages=(*history, message)), history,
-                      model=SMALL_MODEL)
-        history += [message, Message("assistant", "Noted: " + message.content * 3)]
+    history = _fed(compactor, 60, lambda t: FILLER[t % len(FILLER)] + f" ({t})", echoes=3)
     state = compactor.state
     assert state.folded > 0
     history = _reloaded(history)
@@ -496,3 +508,106 @@ def test_a_history_read_back_equal_keeps_its_summary(
                            history, model=SMALL_MODEL)
     assert compactor.state == state
     assert fitted.messages[0] == state.message()
+
+
+class _DenserFake(WindowedFake):
+    """Bills 1.3x our o200k count, as a provider whose tokenizer is denser (Anthropic's on
+    English is ~1.1-1.3x): the count is calibrated on its bills."""
+
+    def _reply(self, prompt: Prompt, model: str) -> Any:
+        got = super()._reply(prompt, model)
+        if isinstance(got, Completion) and prompt.purpose != "summary":
+            return replace(got, usage=Usage(int(got.usage.input_tokens * 1.3), 60))
+        return got
+
+
+def test_a_second_process_folds_where_the_first_did(small_agent: Callable[..., Agent]):
+    """The billed-token ratio lived in memory only: a new process on the chat counted the history
+    uncalibrated (smaller, here) and sent it whole on turns the old process had folded, so the
+    two sent other requests for the same chat. Each turn a new Agent on the same home and history
+    goes first (an Agent a request, as a web server makes them), then the long-lived one."""
+    old_fake, new_fake = _DenserFake(), _DenserFake()
+    old = small_agent(old_fake)
+    chat(old, 2)
+    folds = []
+    for t in range(30):
+        text = FILLER[t % len(FILLER)] + f" (part {t})"
+        new = small_agent(new_fake)
+        new.history = _reloaded(old.history)
+        new.chat(text)
+        new.close(summarize=False)
+        folds.append(old.chat(text).compaction.compaction is not None)
+        assert new_fake.turn_requests[-1].prompt.messages == \
+            old_fake.turn_requests[-1].prompt.messages, f"turn {t}"
+    assert any(folds)
+    old.close(summarize=False)
+
+
+def test_a_history_over_budget_that_cannot_be_folded_is_searched_in_the_store_once(
+        small_compactor: Callable[..., HistoryCompactor], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch):
+    """While nothing was folded, every turn over budget listed the fold folder and hashed the
+    whole history again to look for another process's fold (a few long turns, fewer than
+    ``keep_turns``: nothing can be folded, and the search ran on each of them). Each message is
+    hashed once now, the folder listed once, and a later turn looks only for its new prefixes."""
+    compactor = small_compactor(keep_turns=12)
+    compactor.store = FoldStore(tmp_path / "home" / "cache" / "compaction", lambda s: s)
+    hashed, listed = [], []
+    real_bytes, real_listdir = fold_store._message_bytes, os.listdir
+    monkeypatch.setattr(fold_store, "_message_bytes", lambda m: hashed.append(m) or real_bytes(m))
+    monkeypatch.setattr(os, "listdir", lambda p: listed.append(p) or real_listdir(p))
+    history: list[Message] = []
+    over = 0
+    for t in range(10):
+        message = Message("user", f"Here is log {t}: " + "ERROR disk full on node-7 " * 60)
+        compactor.fit(Prompt(system="You are helpful.", messages=(*history, message)), history,
+                      model=SMALL_MODEL)
+        report = compactor.last
+        assert report is not None and report.compaction is None and compactor.state.folded == 0
+        over += report.budget.over(report.history_tokens)
+        history += [message, Message("assistant", "Noted.")]
+    assert over >= 5                         # the search ran on several turns
+    assert len(listed) <= 1
+    assert len(hashed) <= len(history)       # each message once (the last turn's not yet needed)
+
+
+@pytest.mark.parametrize("model, window", [("m-large", 6000), ("m-tiny", 2200)])
+def test_a_kept_fold_is_taken_up_under_another_model_or_window_and_folded_further_if_needed(
+        tmp_path: Path, model: str, window: int):
+    """Decided: a kept fold is the chat's summary, not the model's: it was written by the fast
+    model (or extracted) from the chat alone, and folding again from nothing would summarise the
+    whole chat in one step from a clipped transcript (and pay a summary request). So a process on
+    another model or window takes it up when its history is over its own budget: as it is when
+    that is enough (a larger window), folded further from it when not (a smaller one), its
+    summary then fitted to the smaller window's share."""
+    from hermes_core.config import load_settings
+
+    def compactor(name: str) -> HistoryCompactor:
+        settings = load_settings({
+            "home": str(tmp_path / "home"),
+            "llm": {"max_tokens": 256, "routing": {"default_model": SMALL_MODEL, "context_windows": {
+                SMALL_MODEL: 3000, "m-large": 6000, "m-tiny": 2200}}},
+            "prompt": {"compaction": {"use_model": False}}}, env={})
+        return HistoryCompactor(settings, store=FoldStore(
+            tmp_path / "home" / "cache" / "compaction", lambda s: s))
+
+    (tmp_path / "home").mkdir()
+    first = compactor(SMALL_MODEL)
+    history = _fed(first, 80, lambda t: FILLER[t % len(FILLER)] + f" My ticket is T-{t}.",
+                   echoes=2)
+    kept = first.state
+    assert kept.compactions >= 2
+    message = Message("user", "and then?")
+    other = compactor(model)
+    fitted = other.fit(Prompt(system="You are helpful.", messages=(*history, message)),
+                       _reloaded(history), model=model)
+    report = other.last
+    assert report is not None and not report.budget.over(report.history_tokens)
+    if window > 3000:
+        assert other.state == kept and report.compaction is None     # taken up as it is
+        assert fitted.messages[0] == kept.message()
+    else:
+        assert report.compaction is not None                          # folded further from it
+        assert other.state.compactions == kept.compactions + 1
+        assert other.state.folded > kept.folded
+        assert fitted.tokens["summary"] <= int(report.budget.available * 0.2)   # summary_share

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core.agent.prompt import fold_store
-from hermes_core.agent.prompt.fold_store import FoldStore, prefix_keys
+from hermes_core.agent.prompt.fold_store import FoldStore, PrefixKeys, prefix_keys
 from hermes_core.redact import Redactor
 from hermes_core.types import Message, ToolCall
 
@@ -96,3 +96,25 @@ def test_the_folder_keeps_only_the_newest_folds(store: FoldStore,
             os.utime(path, ns=(i * 10**9, i * 10**9))   # distinct ages, the order they came in
     assert len(list(store.folder.iterdir())) == 3
     assert store.find(history(4, " chat 4")) is not None
+
+
+def test_prefix_keys_of_a_growing_history_are_the_keys_of_the_whole_and_only_the_new() -> None:
+    keys = PrefixKeys()
+    chat = history(6)
+    first = keys.extend(chat[:5])
+    later = keys.extend(chat)
+    assert first is not None and later is not None
+    assert {**first, **later} == prefix_keys(chat) and set(later) == {6, 8, 10}
+    assert keys.extend(chat) == {}                           # nothing new
+    assert keys.extend([Message(m.role, m.content) for m in chat]) == {}   # read back equal
+    other = [*history(6, " other")[:-1], Message("assistant", "another answer")]
+    assert keys.extend(other) is None                        # another conversation
+    assert keys.extend(chat[:3]) is None                     # shorter than what was seen
+
+
+def test_a_fold_is_found_by_the_keys_of_a_turns_new_prefixes(store: FoldStore) -> None:
+    chat = history(10)
+    store.save(chat, state(8))
+    keys = prefix_keys(chat)
+    assert store.find_keys({k: keys[k] for k in (6, 8)}, listed=False)["folded"] == 8
+    assert store.find_keys({k: keys[k] for k in (2, 4)}, listed=False) is None

@@ -69,3 +69,28 @@ def test_scenarios_report_their_share_beside_the_chat_without_the_event(
         edit = out["scenarios"]["edit"][kind]
         assert edit["distinct_stable_prefixes"] == 2              # one rebuild, then stable
         assert edit["price_vs_ideal"] > 1.0
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "openai"])
+def test_a_prefix_not_read_for_longer_than_the_ttl_is_paid_again(load_script, kind: str) -> None:
+    """The billing servers kept every entry for good: a failover or a model switch of any length
+    came back to a warm cache, where both providers drop a prefix unused for ~5 minutes."""
+    bench = load_script(BENCH)
+    now = [0.0]
+    server = bench.Server(kind, clock=lambda: now[0])
+    if kind == "anthropic":
+        def request(n: int) -> dict[str, object]:
+            return _body("rule " * 1500, *(f"q{i} " * 50 for i in range(n)), marked=(n - 1,))
+    else:
+        def request(n: int) -> dict[str, object]:
+            return {"messages": [{"role": "system", "content": "rule " * 1500},
+                                 *({"role": "user", "content": f"q{i} " * 50} for i in range(n))]}
+    first = server.bill(request(1))
+    now[0] += 240.0                                   # read within the TTL: served, refreshed
+    assert server.bill(request(2))["cached"] >= first["total"] - bench.OPENAI_STEP
+    now[0] += 240.0                                   # 8 minutes after the first, 4 after a read
+    assert server.bill(request(3))["cached"] > 0
+    now[0] += 301.0                                   # idle past the TTL: written again
+    late = server.bill(request(4))
+    assert late["cached"] == 0
+    assert late["write" if kind == "anthropic" else "uncached"] == late["total"]

@@ -1,0 +1,101 @@
+"""Each model's billed-token ratio kept in the home: found by another process, bounded, a damaged
+file costing a warning and not the turn."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from hermes_core.agent.prompt import calibration_store
+from hermes_core.agent.prompt.calibration_store import CalibrationStore
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    (tmp_path / "home").mkdir()
+    return tmp_path / "home" / "cache" / "calibration.json"
+
+
+def test_a_ratio_kept_by_one_process_is_read_by_the_next(path: Path) -> None:
+    first = CalibrationStore(path)
+    assert first.get("claude-sonnet-4-5") is None
+    assert first.put("claude-sonnet-4-5", 1.0731)
+    assert first.put("llama-3.3-70b", 0.97)
+    later = CalibrationStore(path)
+    assert later.get("claude-sonnet-4-5") == 1.0731 and later.get("llama-3.3-70b") == 0.97
+    assert later.get("gpt-4o") is None
+
+
+def test_the_file_is_read_once_and_written_only_when_a_ratio_changes(
+        path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    CalibrationStore(path).put("m", 1.2)
+    reads, writes = [], []
+    real_read, real_write = calibration_store.read_cache, calibration_store.write_cache
+    monkeypatch.setattr(calibration_store, "read_cache", lambda *a: reads.append(a) or real_read(*a))
+    monkeypatch.setattr(calibration_store, "write_cache",
+                        lambda *a, **k: writes.append(a) or real_write(*a, **k))
+    store = CalibrationStore(path)
+    for _ in range(5):
+        assert store.get("m") == 1.2
+    assert not store.put("m", 1.2)          # the same ratio: nothing to write
+    assert store.put("m", 1.25)
+    assert len(reads) == 1 and len(writes) == 1
+
+
+def test_the_file_keeps_the_most_recently_billed_models(path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(calibration_store, "MAX_MODELS", 3)
+    store = CalibrationStore(path)
+    for n in range(5):
+        store.put(f"model-{n}", 1.0 + n / 10)
+    store.put("model-2", 1.5)               # billed again: the newest
+    store.put("model-5", 1.6)
+    kept = json.loads(path.read_text(encoding="utf-8"))["ratios"]
+    assert list(kept) == ["model-4", "model-2", "model-5"]
+
+
+@pytest.mark.parametrize("content", [
+    b"\x00{not json", b"[1, 2]", b'{"format": 2, "ratios": {}}', b'{"format": true, "ratios": {}}',
+    b'{"format": 1, "ratios": [1.2]}'])
+def test_a_damaged_or_foreign_file_is_ignored_with_a_warning_naming_it(
+        path: Path, content: bytes, caplog: pytest.LogCaptureFixture) -> None:
+    path.parent.mkdir()
+    path.write_bytes(content)
+    store = CalibrationStore(path)
+    with caplog.at_level(logging.WARNING, logger="hermes_core.compaction"):
+        assert store.get("m") is None
+        assert store.get("m") is None
+    assert [r.getMessage() for r in caplog.records if str(path) in r.getMessage()] != []
+    assert len(caplog.records) == 1          # read once: one warning
+    assert store.put("m", 1.1) and CalibrationStore(path).get("m") == 1.1   # and mended
+
+
+def test_a_ratio_out_of_bounds_or_not_a_number_is_not_kept_nor_taken(path: Path) -> None:
+    store = CalibrationStore(path)
+    for bad in (0.01, 40.0, float("nan"), float("inf")):
+        assert not store.put("m", bad)
+    assert not store.put("x" * 1000, 1.1)
+    path.parent.mkdir()
+    path.write_text(json.dumps({"format": 1, "ratios": {
+        "a": 1.1, "b": True, "c": "1.2", "d": 99.0, "e": 1}}), encoding="utf-8")
+    store = CalibrationStore(path)
+    assert [store.get(m) for m in "abcde"] == [1.1, None, None, None, 1.0]
+
+
+def test_a_read_only_store_reads_but_never_writes(path: Path) -> None:
+    CalibrationStore(path).put("m", 1.2)
+    before = path.read_bytes()
+    preview = CalibrationStore(path, read_only=True)
+    assert preview.get("m") == 1.2
+    assert not preview.put("m", 1.3) and path.read_bytes() == before
+    assert not CalibrationStore(path.parent.parent / "other" / "c.json", read_only=True).put("m", 1.1)
+
+
+def test_a_disk_that_refuses_costs_only_the_calibration(tmp_path: Path) -> None:
+    (tmp_path / "cache").write_text("a file where the folder should be", encoding="utf-8")
+    store = CalibrationStore(tmp_path / "cache" / "calibration.json")
+    assert store.put("m", 1.2) is False
+    assert store.get("m") == 1.2              # this process still counts with it
