@@ -8,6 +8,8 @@ import os
 import random
 import signal
 import sqlite3
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -197,3 +199,23 @@ def test_an_index_from_before_passages_is_cut_into_them_once_losing_nothing_unde
                 assert [h.session_id for h in store.search(word, 5)] == [f"s{i}"]
     with SessionStore(path, segment=str.lower, segment_id=NEW_ID) as again:
         assert again.reindexed == 0
+
+
+def test_a_key_in_a_long_summarys_last_passage_and_a_forgotten_long_session_leave_the_file(
+        planted_archive: Callable[[str, str], tuple[Path, Callable[[], bytes]]]) -> None:
+    needle = "zq9-Horse7-battery-Staple"
+    rng = random.Random(8)
+    filler = " ".join(f"step{rng.randrange(10**6)}" for _ in range(300))
+    path, raw = planted_archive("holder", f"staging notes {filler} the proxy key {needle} "
+                                          "and xylophonicdiagnosis")
+    with SessionStore(path, clock=lambda: NOW) as store:
+        assert passages.extra(store.connection) >= 3
+        assert store.rewrite_holding(
+            {"m1": needle}, lambda r: replace(r, summary=r.summary.replace(needle, "[gone]"))) == 1
+        assert [h.session_id for h in store.search('"xylophonicdiagnosis"', 5)] == ["holder"]
+        assert store.stats()["index_in_sync"]
+    assert b"staple" not in raw() and b"battery" not in raw()
+    with SessionStore(path, clock=lambda: NOW) as store:
+        assert store.delete("holder")
+        assert passages.extra(store.connection) == 0 and store.stats()["index_in_sync"]
+    assert b"xylophonicdiagnosis" not in raw() and b"staging" not in raw()
