@@ -4,7 +4,6 @@ short ones rank as before, and the count of passages keeps ``memory stats`` exac
 from __future__ import annotations
 
 import multiprocessing
-import os
 import random
 import signal
 import sqlite3
@@ -17,9 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_core.agent.context_engine import ContextEngine
-from hermes_core.agent.episodic import passages, reindex
+from hermes_core.agent.episodic import passages
 from hermes_core.agent.episodic.retention import RetentionPolicy
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore
+from tests.agent.episodic.conftest import open_and_die
 
 NOW = 1_800_000_000.0
 QUERY = ("kubernetes", "grafana", "terraform")
@@ -161,19 +161,6 @@ def _before_passages(path: Path, n: int) -> None:
     conn.close()
 
 
-def _open_and_die(path: str, kill_after: int, batch: int) -> None:
-    reindex.BATCH_ROWS = batch
-    calls = [0]
-
-    def segment(text: str) -> str:
-        calls[0] += 1
-        if calls[0] == kill_after:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return text.lower()
-
-    SessionStore(path, segment=segment, segment_id=NEW_ID)
-
-
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(kill_after=st.integers(1, 130), batch=st.integers(3, 40))
 def test_an_index_from_before_passages_is_cut_into_them_once_losing_nothing_under_kill_9(
@@ -185,7 +172,7 @@ def test_an_index_from_before_passages_is_cut_into_them_once_losing_nothing_unde
         found_before = [h.session_id for h in before.search('"m0end"', 5)]
         sources = before.stats()["sources"]
     proc = multiprocessing.get_context("spawn").Process(
-        target=_open_and_die, args=(str(path), kill_after, batch))
+        target=open_and_die, args=(str(path), kill_after, batch, str.lower, NEW_ID))
     proc.start()
     proc.join(timeout=120)
     assert proc.exitcode in (0, -signal.SIGKILL)
