@@ -164,6 +164,71 @@ def long_summaries(dbs: dict[str, Path], now: float, samples: int, seed: int) ->
     return out
 
 
+VICTIM, VICTIM_WORD = "victim", "qqzvictimword"
+
+
+def plant_victim(db: Path, now: float) -> None:
+    """The first session of the archive (so its words sit in the oldest segment) holds a word no
+    other session has."""
+    with SessionStore(db, clock=lambda: now) as store:
+        store.upsert(SessionRecord(VICTIM, f"the user confided {VICTIM_WORD} once", (), now))
+
+
+def stepped_merge(db: Path, pages: int, steps_max: int) -> dict[str, object]:
+    """Decision 111's leftover, probed on the archive: the oldest session's rows deleted
+    (a tombstone, no merge), then FTS5's incremental ``merge`` of ``pages`` pages a transaction
+    (``usermerge`` 2) with another connection recording a session between steps, until a step
+    changes nothing. Reports the steps, the longest step's lock hold against one ``optimize``
+    (what a forget runs), FTS5's integrity check, and whether the deleted words are still in the
+    index's pages (``sessions_fts_data``) after the steps and after the ``optimize``."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    other = sqlite3.connect(db, isolation_level=None, timeout=60)
+    rowid = conn.execute("SELECT rowid FROM sessions WHERE session_id = ?", (VICTIM,)).fetchone()[0]
+
+    def held() -> bool:   # no other term starts with "qqz": FTS5's prefix compression keeps it whole
+        return any(VICTIM_WORD.encode() in (b or b"")
+                   for (b,) in conn.execute("SELECT block FROM sessions_fts_data"))
+
+    conn.execute("BEGIN IMMEDIATE")
+    passages.remove(conn, "sessions_fts", rowid)
+    conn.execute("DELETE FROM sessions WHERE rowid = ?", (rowid,))
+    conn.execute("INSERT INTO sessions_fts(sessions_fts, rank) VALUES ('usermerge', 2)")
+    conn.execute("COMMIT")
+    holds, steps = [], 0
+    while steps < steps_max:
+        t0 = time.perf_counter()
+        conn.execute("BEGIN IMMEDIATE")
+        before = conn.total_changes
+        conn.execute("INSERT INTO sessions_fts(sessions_fts, rank) VALUES ('merge', ?)", (pages,))
+        changed = conn.total_changes - before
+        conn.execute("COMMIT")
+        holds.append(_ms(t0))
+        steps += 1
+        if changed < 2:
+            break
+        other.execute("INSERT INTO sessions_fts(summary, tags, session_id, created_at,"
+                      " relevance_score) VALUES ('a session recorded between steps', '', ?, 0, 1)",
+                      (f"between-{steps}",))
+    integrity = "ok"
+    try:
+        conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('integrity-check')")
+    except sqlite3.DatabaseError as e:
+        integrity = str(e)
+    after_steps = held()
+    t0 = time.perf_counter()
+    conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
+    optimize_ms = _ms(t0)
+    out = {"pages": pages, "steps": steps, "converged": steps < steps_max,
+           "step_hold_ms_max": round(max(holds), 1),
+           "step_hold_ms_p50": round(statistics.median(holds), 2),
+           "optimize_ms": round(optimize_ms, 1), "integrity": integrity,
+           "deleted_row_in_index_after_steps": after_steps,
+           "deleted_row_in_index_after_optimize": held()}
+    other.close()
+    conn.close()
+    return out
+
+
 def build_layouts(tmp: Path, sessions: int, seed: int, now: float) -> dict[str, object]:
     """The same archive twice: ``whole``, one index row a session (as before passages: passages
     switched off, which search ranks exactly as FTS5's rank), and ``passages``."""
@@ -193,9 +258,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--ranking-only", action="store_true",
                     help="build both layouts and ask the long-summary questions only")
+    ap.add_argument("--merge-probe", action="store_true",
+                    help="build one archive and probe FTS5's stepped merge after a delete only")
     args = ap.parse_args(argv)
     now = time.time()
     with tempfile.TemporaryDirectory() as tmp:
+        if args.merge_probe:
+            db = Path(tmp) / "probe.db"
+            plant_victim(db, now)
+            built = memory_bench.build(db, args.sessions, args.seed, 10_000, now,
+                                       memory_bench._vocabularies())
+            probe = {"sessions": args.sessions, "build": built,
+                     "stepped_merge": stepped_merge(db, 64, 5_000)}
+            print(json.dumps(probe) if args.json else json.dumps(probe, indent=2))
+            return 0
         built = build_layouts(Path(tmp), args.sessions, args.seed, now)
         dbs = {name: Path(tmp) / f"{name}.db" for name in built}
         db = dbs["passages"]
