@@ -22,7 +22,6 @@ The layout keeps every existing reader and row as they were:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
 from itertools import pairwise
 
 #: A passage holds about this many index tokens: the length of a short summary.
@@ -102,11 +101,6 @@ def insert(conn: sqlite3.Connection, table: str, row: Row) -> None:
     conn.executemany(sql, [(passage_rowid(rowid, p), text, tags if p == 0 else "", sid,
                             created_at, prior) for p, text in enumerate(parts)])
     _add(conn, table, len(parts) - 1)
-
-
-def insert_many(conn: sqlite3.Connection, table: str, rows: Sequence[Row]) -> None:
-    for row in rows:
-        insert(conn, table, row)
 
 
 def renamed(conn: sqlite3.Connection, old: str, new: str) -> None:
