@@ -13,7 +13,9 @@ Everything is compared with a baseline measured in the same run (medians):
 * ``long_summaries``: for sampled long (30-60 sentences) and short summaries, the summary's three
   rarest words (of five letters or more) are asked; "wrong" is the session not in the top 5
   while a returned one holds fewer of the three words. bm25's length normalisation is what
-  makes it differ between the two.
+  makes it differ between the two. The archive is built twice, with one index row a session
+  (``whole``, the baseline) and with long summaries cut into passages, and every question is
+  asked of both, alternated, with the median recall time of each.
 
     python benchmarks/memory_upkeep.py --json [--sessions N] [--samples S]
 """
@@ -32,7 +34,7 @@ import time
 from pathlib import Path
 
 from hermes_core.agent.context_engine import ContextEngine
-from hermes_core.agent.episodic import counts, retention
+from hermes_core.agent.episodic import counts, passages, retention
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore
 from hermes_core.cli.argtypes import positive_int
 
@@ -114,32 +116,137 @@ def retention_vs_forget(db: Path, now: float) -> dict[str, object]:
             "steps": len(holds), "ratio_step_to_forget": round(max(holds) / forget_ms, 4)}
 
 
-def long_summaries(db: Path, now: float, samples: int, seed: int) -> dict[str, object]:
+def _held(engine: ContextEngine, summary: str) -> list[str] | None:
+    """The summary's three rarest words (five letters or more): what a user recalls it by."""
+    words = sorted({w.lower() for w in re.findall(r"[A-Za-z]{5,}", summary)})
+    if len(words) < 3:
+        return None
+    dfs = engine.store.term_dfs(words, 1_000)
+    return sorted(words, key=lambda w: (dfs[w], w))[:3]
+
+
+def long_summaries(dbs: dict[str, Path], now: float, samples: int, seed: int) -> dict[str, object]:
+    """Each layout's archive asked the same questions, the layouts alternated per question: the
+    share of top-1 hits and of "wrong" answers, and the median recall time."""
     rng = random.Random(seed)
-    conn = sqlite3.connect(db)
+    conn = sqlite3.connect(next(iter(dbs.values())))
     rows = conn.execute("SELECT session_id, summary FROM sessions").fetchall()
     conn.close()
-    long_rows = [r for r in rows if r[1].count(".") + r[1].count("。") > 25]
-    short_rows = [r for r in rows if r[1].count(".") + r[1].count("。") < 10]
+    groups = {"long": [r for r in rows if r[1].count(".") + r[1].count("。") > 25],
+              "short": [r for r in rows if r[1].count(".") + r[1].count("。") < 10]}
+    engines = {name: ContextEngine(db, clock=lambda: now) for name, db in dbs.items()}
     out: dict[str, object] = {}
-    with ContextEngine(db, clock=lambda: now) as engine:
-        for name, group in (("long", long_rows), ("short", short_rows)):
-            wrong = top1 = asked = 0
-            for sid, summary in rng.sample(group, min(samples, len(group))):
-                words = sorted({w.lower() for w in re.findall(r"[A-Za-z]{5,}", summary)})
-                if len(words) < 3:
+    try:
+        for group, members in groups.items():
+            top1 = dict.fromkeys(dbs, 0)
+            wrong = dict.fromkeys(dbs, 0)
+            ms: dict[str, list[float]] = {name: [] for name in dbs}
+            for n, (sid, summary) in enumerate(rng.sample(members, min(samples, len(members)))):
+                q = _held(engines["whole"], summary)
+                if q is None:
                     continue
-                dfs = engine.store.term_dfs(words, 1_000)
-                q = sorted(words, key=lambda w: (dfs[w], w))[:3]   # what a user would recall it by
-                got = engine.retrieve(" ".join(q), 5)
-                asked += 1
-                ids = [f.session_id for f in got]
-                top1 += bool(ids) and ids[0] == sid
-                held = [sum(w in f.summary.lower() for w in q) for f in got]
-                wrong += sid not in ids and any(h < 3 for h in held)
-            out[name] = {"asked": asked, "top1": round(top1 / max(1, asked), 3),
-                         "wrong": round(wrong / max(1, asked), 3)}
+                for name in (list(dbs) if n % 2 == 0 else list(reversed(dbs))):
+                    t0 = time.perf_counter()
+                    got = engines[name].retrieve(" ".join(q), 5)
+                    ms[name].append(_ms(t0))
+                    ids = [f.session_id for f in got]
+                    held = [sum(w in f.summary.lower() for w in q) for f in got]
+                    top1[name] += bool(ids) and ids[0] == sid
+                    wrong[name] += sid not in ids and any(h < 3 for h in held)
+            out[group] = {name: {"asked": len(ms[name]),
+                                 "top1": round(top1[name] / max(1, len(ms[name])), 3),
+                                 "wrong": round(wrong[name] / max(1, len(ms[name])), 3),
+                                 "recall_ms_p50": round(statistics.median(ms[name] or [0.0]), 2)}
+                          for name in dbs}
+    finally:
+        for engine in engines.values():
+            engine.close()
     return out
+
+
+VICTIM, VICTIM_WORD = "victim", "qqzvictimword"
+
+
+def plant_victim(db: Path, now: float) -> None:
+    """The first session of the archive (so its words sit in the oldest segment) holds a word no
+    other session has."""
+    with SessionStore(db, clock=lambda: now) as store:
+        store.upsert(SessionRecord(VICTIM, f"the user confided {VICTIM_WORD} once", (), now))
+
+
+def stepped_merge(db: Path, pages: int, steps_max: int) -> dict[str, object]:
+    """Decision 111's leftover, probed on the archive: the oldest session's rows deleted
+    (a tombstone, no merge), then FTS5's incremental ``merge`` of ``pages`` pages a transaction
+    (``usermerge`` 2) with another connection recording a session between steps, until a step
+    changes nothing. Reports the steps, the longest step's lock hold against one ``optimize``
+    (what a forget runs), FTS5's integrity check, and whether the deleted words are still in the
+    index's pages (``sessions_fts_data``) after the steps and after the ``optimize``."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    other = sqlite3.connect(db, isolation_level=None, timeout=60)
+    rowid = conn.execute("SELECT rowid FROM sessions WHERE session_id = ?", (VICTIM,)).fetchone()[0]
+
+    def held() -> bool:   # no other term starts with "qqz": FTS5's prefix compression keeps it whole
+        return any(VICTIM_WORD.encode() in (b or b"")
+                   for (b,) in conn.execute("SELECT block FROM sessions_fts_data"))
+
+    conn.execute("BEGIN IMMEDIATE")
+    passages.remove(conn, "sessions_fts", rowid)
+    conn.execute("DELETE FROM sessions WHERE rowid = ?", (rowid,))
+    conn.execute("INSERT INTO sessions_fts(sessions_fts, rank) VALUES ('usermerge', 2)")
+    conn.execute("COMMIT")
+    holds, steps = [], 0
+    while steps < steps_max:
+        t0 = time.perf_counter()
+        conn.execute("BEGIN IMMEDIATE")
+        before = conn.total_changes
+        conn.execute("INSERT INTO sessions_fts(sessions_fts, rank) VALUES ('merge', ?)", (pages,))
+        changed = conn.total_changes - before
+        conn.execute("COMMIT")
+        holds.append(_ms(t0))
+        steps += 1
+        if changed < 2:
+            break
+        other.execute("INSERT INTO sessions_fts(summary, tags, session_id, created_at,"
+                      " relevance_score) VALUES ('a session recorded between steps', '', ?, 0, 1)",
+                      (f"between-{steps}",))
+    integrity = "ok"
+    try:
+        conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('integrity-check')")
+    except sqlite3.DatabaseError as e:
+        integrity = str(e)
+    after_steps = held()
+    t0 = time.perf_counter()
+    conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
+    optimize_ms = _ms(t0)
+    out = {"pages": pages, "steps": steps, "converged": steps < steps_max,
+           "step_hold_ms_max": round(max(holds), 1),
+           "step_hold_ms_p50": round(statistics.median(holds), 2),
+           "optimize_ms": round(optimize_ms, 1), "integrity": integrity,
+           "deleted_row_in_index_after_steps": after_steps,
+           "deleted_row_in_index_after_optimize": held()}
+    other.close()
+    conn.close()
+    return out
+
+
+def build_layouts(tmp: Path, sessions: int, seed: int, now: float) -> dict[str, object]:
+    """The same archive twice: ``whole``, one index row a session (as before passages: passages
+    switched off, which search ranks exactly as FTS5's rank), and ``passages``."""
+    built: dict[str, object] = {}
+    vocab = memory_bench._vocabularies()
+    for name in ("whole", "passages"):
+        real = passages.SPLIT_ABOVE
+        passages.SPLIT_ABOVE = 10**9 if name == "whole" else real
+        try:
+            db = tmp / f"{name}.db"
+            got = memory_bench.build(db, sessions, seed, 10_000, now, vocab)
+        finally:
+            passages.SPLIT_ABOVE = real
+        with sqlite3.connect(db) as conn:
+            got["index_rows"] = conn.execute("SELECT COUNT(*) FROM sessions_fts").fetchone()[0]
+        got["file_mb"] = round(db.stat().st_size / 2**20, 1)
+        built[name] = got
+    return built
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,17 +256,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=positive_int, default=5)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--ranking-only", action="store_true",
+                    help="build both layouts and ask the long-summary questions only")
+    ap.add_argument("--merge-probe", action="store_true",
+                    help="build one archive and probe FTS5's stepped merge after a delete only")
     args = ap.parse_args(argv)
     now = time.time()
     with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "sessions.db"
-        built = memory_bench.build(db, args.sessions, args.seed, 10_000, now,
-                                   memory_bench._vocabularies())
+        if args.merge_probe:
+            db = Path(tmp) / "probe.db"
+            plant_victim(db, now)
+            built = memory_bench.build(db, args.sessions, args.seed, 10_000, now,
+                                       memory_bench._vocabularies())
+            probe = {"sessions": args.sessions, "build": built,
+                     "stepped_merge": stepped_merge(db, 64, 5_000)}
+            print(json.dumps(probe) if args.json else json.dumps(probe, indent=2))
+            return 0
+        built = build_layouts(Path(tmp), args.sessions, args.seed, now)
+        dbs = {name: Path(tmp) / f"{name}.db" for name in built}
+        db = dbs["passages"]
         result = {"sessions": args.sessions, "build": built,
-                  "stats": stats_ms(db, args.rounds),
-                  "long_summaries": long_summaries(db, now, args.samples, args.seed),
-                  "retention": retention_vs_forget(db, now),
-                  "insert": insert_per_s(args.rounds, 2_000)}
+                  "long_summaries": long_summaries(dbs, now, args.samples, args.seed)}
+        if not args.ranking_only:
+            result.update(stats=stats_ms(db, args.rounds), retention=retention_vs_forget(db, now),
+                          insert=insert_per_s(args.rounds, 2_000))
     print(json.dumps(result) if args.json else json.dumps(result, indent=2))
     return 0
 

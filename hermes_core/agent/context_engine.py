@@ -304,7 +304,7 @@ class ContextEngine:
         s = self.settings
         with self.store.snapshot():  # hits and texts from the same state, even with a writer busy
             hits = (self.store.search_recent(match, max(RECENT_BUDGET, fetch)) if plan.common_only
-                    else self.store.search(match, fetch))
+                    else self.store.search(plan.expressions, fetch))
             ranked = rerank(hits, now=now, weights=s.recency_weights, bias=s.recency_bias,
                             exclude_session=exclude_session, limit=len(hits), min_score=s.min_score)
             exhausted = len(ranked) <= fetch if plan.common_only else len(hits) < fetch

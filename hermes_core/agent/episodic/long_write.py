@@ -1,16 +1,18 @@
 """A write that may hold the lock longer than another process's busy timeout says so first.
 
 Why: a forget (and the rewrite of a newly configured key's rows) merges the whole full-text index
-in one transaction, so its words leave the file (decision 78); FTS5's stepped merge is not safe
-beside writers on SQLite 3.40 (decision 108). At 1,000,000 sessions that merge held the write lock
-15.3 s, and past about 2,000,000 it passes the 30 s busy timeout: a session another process
-recorded at its close then failed as "busy" and was lost. The long write now first commits a
-declaration in ``meta`` (its own short transaction, so other processes can read it while the lock
-is held) and withdraws it once the work is committed and the WAL copied into the file (that
-checkpoint blocks writers too, for as long as the merge's pages take to copy). A writer whose busy
-timeout runs out while a declaration stands keeps waiting, one busy timeout at a time, up to
-``WAIT_S`` from the declaration's stamp; a process killed mid-merge leaves its declaration behind,
-which then costs a busy writer at most that long, and only while something else holds the lock.
+in one transaction, so its words leave the file (decision 78); FTS5's stepped merge of every level
+is not safe beside writers on SQLite 3.40 (decision 108), and its stepped merge of one level at a
+time keeps the words of a row in an old segment (decision 119). At 1,000,000 sessions that merge
+held the write lock 15.3 s, and past about 2,000,000 it passes the 30 s busy timeout: a session
+another process recorded at its close then failed as "busy" and was lost. The long write now first
+commits a declaration in ``meta`` (its own short transaction, so other processes can read it while
+the lock is held) and withdraws it once the work is committed and the WAL copied into the file
+(that checkpoint blocks writers too, for as long as the merge's pages take to copy). A writer
+whose busy timeout runs out while a declaration stands keeps waiting, one busy timeout at a time,
+up to ``WAIT_S`` from the declaration's stamp; a process killed mid-merge leaves its declaration
+behind, which then costs a busy writer at most that long, and only while something else holds the
+lock.
 """
 
 from __future__ import annotations

@@ -72,9 +72,19 @@ def _m2_meta(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
+def _m3_passages(conn: sqlite3.Connection) -> None:
+    # No DDL: from this version a long summary's index rows are passages at negative rowids
+    # (``passages.py``). An older hermes-core would delete a session's first row only and leave
+    # the others naming a rowid SQLite may hand to another session, so it must refuse the file
+    # (a newer schema version); the index is cut into passages by the re-index this version's
+    # segmenter id asks for, in batches, not here in one transaction.
+    del conn
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions table and FTS5 index over segmented summary and tags", _m1_initial),
     Migration(2, "meta table (which tokenizer built the full-text index)", _m2_meta),
+    Migration(3, "a long summary is indexed as passages at negative rowids", _m3_passages),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

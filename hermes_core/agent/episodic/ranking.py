@@ -104,6 +104,11 @@ class MatchPlan:
     def expression(self) -> str | None:
         return " OR ".join(match_term(t) for t in self.terms) if self.terms else None
 
+    @property
+    def expressions(self) -> tuple[str, ...]:
+        """One MATCH expression a term: a session is scored per term (``SessionStore.search``)."""
+        return tuple(match_term(t) for t in self.terms)
+
 
 def plan_match(dfs: Mapping[str, int], *, common_df: int = COMMON_DF,
                max_terms: int = MAX_MATCH_TERMS) -> MatchPlan:

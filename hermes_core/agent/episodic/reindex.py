@@ -29,6 +29,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from hermes_core.agent.episodic import passages
 from hermes_core.agent.episodic.migrations import FTS_TABLE_SQL
 
 log = logging.getLogger("hermes_core.memory")
@@ -39,8 +40,6 @@ BATCH_ROWS = 500
 MAX_STARTS = 3
 NEXT = "sessions_fts_next"
 _ROW = "SELECT rowid, summary, tags, session_id, created_at, relevance_score FROM sessions"
-_INSERT = (f"INSERT INTO {NEXT}(rowid, summary, tags, session_id, created_at, relevance_score)"
-           " VALUES (?, ?, ?, ?, ?, ?)")
 _TRIGGERS = {
     "reindex_on_insert": "AFTER INSERT ON sessions BEGIN "
                          "INSERT OR IGNORE INTO reindex_dirty VALUES (new.rowid); END",
@@ -79,6 +78,7 @@ def drop_leftovers(conn: sqlite3.Connection) -> None:
         conn.execute(f"DROP TRIGGER IF EXISTS {name}")
     conn.execute("DROP TABLE IF EXISTS reindex_dirty")
     conn.execute(f"DROP TABLE IF EXISTS {NEXT}")
+    passages.forget_count(conn, NEXT)
     conn.execute("DELETE FROM meta WHERE key IN ('reindex', 'reindex_cursor')")
 
 
@@ -150,7 +150,7 @@ def _batch(conn: sqlite3.Connection, cut: Callable[[str, str], Segmented],
         seg = ahead.get(r[0])
         if seg is None or seg[:2] != (r[1], r[2]):
             seg = cut(r[1], r[2])                  # written since it was read
-        conn.execute(_INSERT, (r[0], seg[2], seg[3], r[3], r[4], r[5]))
+        passages.insert(conn, NEXT, (r[0], seg[2], seg[3], r[3], r[4], r[5]))
     cursor = rows[-1][0] if rows else cursor
     _catch_up(conn, cut, cursor)
     if len(rows) < BATCH_ROWS:
@@ -165,13 +165,13 @@ def _catch_up(conn: sqlite3.Connection, cut: Callable[[str, str], Segmented],
     """Rows written since the last batch, up to the cursor, re-derived in the new index."""
     dirty = [r[0] for r in conn.execute("SELECT id FROM reindex_dirty ORDER BY id")]
     for rowid in dirty:
-        conn.execute(f"DELETE FROM {NEXT} WHERE rowid = ?", (rowid,))
+        passages.remove(conn, NEXT, rowid)
         if rowid > cursor:
             continue          # a later batch reads it as it is then
         row = conn.execute(f"{_ROW} WHERE rowid = ?", (rowid,)).fetchone()
         if row is not None:
             seg = cut(row[1], row[2])
-            conn.execute(_INSERT, (row[0], seg[2], seg[3], row[3], row[4], row[5]))
+            passages.insert(conn, NEXT, (row[0], seg[2], seg[3], row[3], row[4], row[5]))
     conn.execute("DELETE FROM reindex_dirty")
 
 
@@ -182,6 +182,7 @@ def _finish(conn: sqlite3.Connection, segment_id: str) -> None:
     conn.execute("DROP TABLE reindex_dirty")
     conn.execute("DROP TABLE sessions_fts")
     conn.execute(f"ALTER TABLE {NEXT} RENAME TO sessions_fts")
+    passages.renamed(conn, NEXT, "sessions_fts")
     _record(conn, segment_id)
 
 

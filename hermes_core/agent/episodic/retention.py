@@ -19,7 +19,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hermes_core.agent.episodic import counts
+from hermes_core.agent.episodic import counts, passages
 from hermes_core.agent.episodic.ranking import SECONDS_PER_DAY
 
 PRUNE_BATCH = 200          # sessions deleted by one write transaction at most
@@ -72,7 +72,7 @@ def step(conn: sqlite3.Connection, policy: RetentionPolicy, now: float,
     """One step inside the caller's write transaction: at most ``batch`` sessions and their
     index rows deleted, oldest first; returns how many."""
     doomed = pick(_oldest(conn, batch), _total(conn), policy, now)
-    params = [(rowid,) for rowid in doomed]
-    conn.executemany("DELETE FROM sessions_fts WHERE rowid = ?", params)
-    conn.executemany("DELETE FROM sessions WHERE rowid = ?", params)
+    for rowid in doomed:
+        passages.remove(conn, "sessions_fts", rowid)
+    conn.executemany("DELETE FROM sessions WHERE rowid = ?", [(rowid,) for rowid in doomed])
     return len(doomed)

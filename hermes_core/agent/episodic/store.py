@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from hermes_core.agent.episodic import counts, long_write, reindex, retention
+from hermes_core.agent.episodic import counts, long_write, passages, reindex, retention
 from hermes_core.agent.episodic.migrations import (
     APPLICATION_ID,
     FTS_TABLE_SQL,
@@ -166,7 +166,7 @@ class SessionStore:
         # What built the index: compared with the database's record on open, and the index rebuilt
         # when they differ. A custom segmenter without an id is never compared.
         self.segment_id = (f"hermes-tokenize-{TOKENIZER_VERSION}.{SEGMENT_VERSION}"
-                           if segment is segment_for_index
+                           f"{passages.LAYOUT}" if segment is segment_for_index
                            else segment_id)
         self.reindexed = 0
         self._lock = threading.RLock()
@@ -434,7 +434,7 @@ class SessionStore:
         dup = conn.execute("SELECT session_id FROM sessions WHERE content_hash = ? AND session_id != ?",
                            (chash, rec.session_id)).fetchone()
         if old is not None:
-            conn.execute("DELETE FROM sessions_fts WHERE rowid = ?", (old[0],))
+            passages.remove(conn, "sessions_fts", old[0])
             conn.execute("DELETE FROM sessions WHERE rowid = ?", (old[0],))
         if dup is not None:
             return UpsertResult("duplicate", rec.session_id, mid, chash, duplicate_of=dup[0])
@@ -443,12 +443,10 @@ class SessionStore:
             " content_hash, source, message_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (mid, rec.session_id, rec.summary, tags, rec.created_at, rec.relevance_score, chash,
              rec.source, rec.message_count))
-        # OR REPLACE: a row deleted from ``sessions`` outside hermes-core leaves its index row
-        # behind, and SQLite hands its rowid to the next insert; that stale row must yield.
-        conn.execute(
-            "INSERT OR REPLACE INTO sessions_fts(rowid, summary, tags, session_id, created_at,"
-            " relevance_score) VALUES (?, ?, ?, ?, ?, ?)",
-            (cur.lastrowid, seg_summary, seg_tags, rec.session_id, rec.created_at, rec.relevance_score))
+        # a row deleted from ``sessions`` outside hermes-core leaves its index rows behind, and
+        # SQLite hands its rowid to the next insert: ``insert`` removes those first
+        passages.insert(conn, "sessions_fts", (int(cur.lastrowid or 0), seg_summary, seg_tags,
+                                               rec.session_id, rec.created_at, rec.relevance_score))
         return UpsertResult("replaced" if old is not None else "inserted", rec.session_id, mid, chash)
 
     def rewrite_holding(self, needles: Mapping[str, str],
@@ -527,7 +525,7 @@ class SessionStore:
             new = _scrub_record(clean(old))
             if new == old:   # a short secret inside a longer word: not redacted there
                 continue
-            conn.execute("DELETE FROM sessions_fts WHERE rowid = ?", (rowid,))
+            passages.remove(conn, "sessions_fts", rowid)
             conn.execute("DELETE FROM sessions WHERE rowid = ?", (rowid,))
             rewritten += 1
             if new.session_id != old.session_id:
@@ -554,7 +552,7 @@ class SessionStore:
             row = conn.execute("SELECT rowid FROM sessions WHERE session_id = ?", (sid,)).fetchone()
             if row is None:
                 return False
-            conn.execute("DELETE FROM sessions_fts WHERE rowid = ?", (row[0],))
+            passages.remove(conn, "sessions_fts", row[0])
             conn.execute("DELETE FROM sessions WHERE rowid = ?", (row[0],))
             conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
         return True
@@ -598,12 +596,12 @@ class SessionStore:
                             " FROM sessions ORDER BY rowid").fetchall()
         reindex.drop_leftovers(conn)   # a batched re-index left half done is replaced
         conn.execute("DROP TABLE IF EXISTS sessions_fts")
+        passages.forget_count(conn, "sessions_fts")
         conn.execute(FTS_TABLE_SQL)
-        conn.executemany(
-            "INSERT INTO sessions_fts(rowid, summary, tags, session_id, created_at, relevance_score)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            ((r[0], self._segment(r[1]), self._segment(" ".join(r[2].split(","))), r[3], r[4], r[5])
-             for r in rows))
+        for r in rows:
+            passages.insert(conn, "sessions_fts", (r[0], self._segment(r[1]),
+                                                   self._segment(" ".join(r[2].split(","))),
+                                                   r[3], r[4], r[5]))
         conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
         if self.segment_id is not None:
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer', ?)",
@@ -612,25 +610,24 @@ class SessionStore:
 
     # ------------------------------------------------------------------ reads
 
-    def search(self, match: str, limit: int) -> list[Hit]:
-        """FTS5 rows for a MATCH expression (already made safe), best first.
-
-        ``rank`` is FTS5's default ranking, ``bm25(sessions_fts)``, computed once per row.
-        """
-        rows = self._read(
-            "SELECT rowid, session_id, created_at, relevance_score, rank"
-            " FROM sessions_fts WHERE sessions_fts MATCH ? ORDER BY rank LIMIT ?", (match, limit))
+    def search(self, match: str | Sequence[str], limit: int) -> list[Hit]:
+        """Sessions for MATCH expressions (already made safe), best first: one expression, or one
+        per query term. A session's bm25 is the sum, over the expressions, of its best passage's
+        (:func:`.passages.ranked_sql`): FTS5's ``rank`` for a session of one row."""
+        terms = [match] if isinstance(match, str) else list(match)
+        if not terms:
+            return []
+        rows = self._read(passages.ranked_sql(len(terms)), (*terms, limit))
         return [Hit(int(r[0]), str(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
 
     def search_recent(self, match: str, limit: int) -> list[Hit]:
-        """The newest ``limit`` rows for a MATCH expression, with their bm25, newest first.
+        """The newest ``limit`` sessions for a MATCH expression, each with its best passage's
+        bm25, newest first.
 
         FTS5 walks its doclists in rowid order and stops at the limit, so the cost is bounded by
         ``limit`` however many rows match (``search`` ranks every matching row first).
         """
-        rows = self._read(
-            "SELECT rowid, session_id, created_at, relevance_score, bm25(sessions_fts)"
-            " FROM sessions_fts WHERE sessions_fts MATCH ? ORDER BY rowid DESC LIMIT ?", (match, limit))
+        rows = self._read(passages.recent_sql(), (match, limit, match, limit, limit))
         return [Hit(int(r[0]), str(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
 
     def term_df(self, term: str, cap: int) -> int:
@@ -722,7 +719,7 @@ class SessionStore:
                 oldest, newest = conn.execute("SELECT (SELECT MIN(created_at) FROM sessions),"
                                               " (SELECT MAX(created_at) FROM sessions)").fetchone()
                 sources = counts.sources(conn)
-                indexed = counts.indexed_rows(conn)
+                indexed = counts.indexed_rows(conn) - passages.extra(conn)
                 version = current_version(conn)
                 mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
             except sqlite3.Error as e:

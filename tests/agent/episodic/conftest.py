@@ -4,6 +4,8 @@
   creating it as ours, with ``ours=True``): a foreign, future or tampered database to open.
 * ``statements_of``: a context manager that lists the SQL a store runs inside it (FTS5's own
   reads of its shadow tables left out), for tests that pin what a lookup costs.
+* ``open_and_die``: (not a fixture: spawned) opens a store whose segmenter SIGKILLs its process
+  at a given call, for tests of a re-index killed mid-way.
 * ``planted_archive``: ``m.db`` of 200 filler sessions with one given session among them; returns
   its path and a reader of every byte of its files (WAL too), for tests that look for words a
   rewrite or a delete must leave nowhere in the file.
@@ -11,6 +13,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -18,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes_core.agent.episodic import reindex
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore
 
 PLANTED_AT = 1_800_000_000.0
@@ -72,3 +77,20 @@ def planted_archive(tmp_path: Path) -> Callable[[str, str], tuple[Path, Callable
         return path, raw
 
     return plant
+
+
+def open_and_die(path: str, kill_after: int, batch: int, segment: Callable[[str], str],
+                 segment_id: str) -> None:
+    """Open ``path`` with ``segment`` (re-indexing in batches of ``batch`` rows when
+    ``segment_id`` did not build its index) and SIGKILL this process at its ``kill_after``-th
+    call: run in a spawned process."""
+    reindex.BATCH_ROWS = batch
+    calls = [0]
+
+    def dying(text: str) -> str:
+        calls[0] += 1
+        if calls[0] == kill_after:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return segment(text)
+
+    SessionStore(path, segment=dying, segment_id=segment_id)

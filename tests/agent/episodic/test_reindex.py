@@ -4,7 +4,6 @@ no row is lost or doubled whoever writes, crashes or re-indexes at the same time
 from __future__ import annotations
 
 import multiprocessing
-import os
 import signal
 import sqlite3
 import threading
@@ -17,6 +16,7 @@ from hypothesis import strategies as st
 
 from hermes_core.agent.episodic import reindex
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore
+from tests.agent.episodic.conftest import open_and_die
 
 OLD, NEW = "test-old-1", "test-new-1"
 AT = 1_800_000_000.0
@@ -111,16 +111,7 @@ def test_a_writer_waits_for_one_batch_of_the_re_index_not_the_whole_rebuild(
 
 
 def _reindex_and_die(path: str, kill_after: int, batch: int) -> None:
-    reindex.BATCH_ROWS = batch
-    calls = [0]
-
-    def segment(text: str) -> str:
-        calls[0] += 1
-        if calls[0] == kill_after:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return _new(text)
-
-    SessionStore(path, segment=segment, segment_id=NEW)
+    open_and_die(path, kill_after, batch, _new, NEW)
 
 
 def _spawn(target: Callable[..., None], *args: object) -> multiprocessing.process.BaseProcess:

@@ -19,7 +19,7 @@ import pytest
 
 from hermes_core.agent.context_engine import ContextEngine
 from hermes_core.agent.episodic import migrations as memory_migrations
-from hermes_core.agent.episodic import ranking
+from hermes_core.agent.episodic import passages, ranking
 from hermes_core.agent.episodic import store as context_store
 from hermes_core.agent.episodic.migrations import APPLICATION_ID, Migration
 from hermes_core.agent.episodic.store import (
@@ -535,7 +535,7 @@ def test_opening_an_old_database_reindexes_it_once(tmp_path: Path,
         assert store.reindexed == 1
         assert [h.session_id for h in store.search("开会", 5)] == ["s-old"]
         assert store.connection.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone() == (
-            f"hermes-tokenize-{TOKENIZER_VERSION}.{SEGMENT_VERSION}",)
+            f"hermes-tokenize-{TOKENIZER_VERSION}.{SEGMENT_VERSION}{passages.LAYOUT}",)
         assert store.stats()["index_in_sync"]
     with SessionStore(path) as again:          # recorded: nothing to do the second time
         assert again.reindexed == 0

@@ -1,0 +1,145 @@
+"""A long summary is indexed as several passages of bounded length, each its own FTS5 row.
+
+Why: FTS5's bm25 normalises by the row's length against the average (``b`` = 0.75, fixed), so a
+summary ten times the average scored each of its words ~4.7x lower than a short one: a long
+session that held every word a user asked by ranked below short ones holding one of them
+(decision 111). Cut into passages about as long as a short summary, each passage is normalised
+like one, and a session's score is worked out per query term from its best passage
+(:meth:`SessionStore.search`), so a long session scores a word as well as a short one does.
+
+The layout keeps every existing reader and row as they were:
+
+* passage 0 (the whole summary when it is short, the first passage otherwise, with the tags) sits
+  at the session's own rowid, as every row did before: a file indexed before passages existed is
+  a valid index of this layout with no extra passages;
+* passage ``p`` (1..``MAX_PASSAGES - 1``) sits at rowid ``-(rowid * MAX_PASSAGES + p)``: negative,
+  so it never meets a session's rowid, and a session's passages are one rowid range;
+* how many extra passages an index holds is kept in ``meta`` (``passages:<table>``), in the
+  transaction that adds or removes them, so ``memory stats`` can tell sessions from passages
+  without scanning.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from itertools import pairwise
+
+#: A passage holds about this many index tokens: the length of a short summary.
+PASSAGE_TOKENS = 64
+#: A summary is cut only past this many tokens (one a little longer than a passage stays whole).
+SPLIT_ABOVE = PASSAGE_TOKENS * 3 // 2
+#: Part of the built-in segmenter's id (``SessionStore.segment_id``): an index built before
+#: passages is re-indexed once, in batches (:mod:`.reindex`), into this layout.
+LAYOUT = ".p1"
+#: Passages per session at most (rowid arithmetic); a longer summary gets longer passages.
+MAX_PASSAGES = 64
+
+_INSERT = ("INSERT INTO {t}(rowid, summary, tags, session_id, created_at, relevance_score)"
+           " VALUES (?, ?, ?, ?, ?, ?)")
+
+#: One index row of a session: rowid, segmented summary and tags, session id, stamp, prior.
+Row = tuple[int, str, str, str, float, float]
+
+
+def split(segmented: str) -> list[str]:
+    """The passages of a segmented summary: itself when short, else equal runs of tokens of
+    about ``PASSAGE_TOKENS`` each (at most ``MAX_PASSAGES``), in order, nothing left out."""
+    tokens = segmented.split()
+    if len(tokens) <= SPLIT_ABOVE:
+        return [segmented]
+    parts = min(MAX_PASSAGES, -(-len(tokens) // PASSAGE_TOKENS))
+    cuts = [len(tokens) * i // parts for i in range(parts + 1)]
+    return [" ".join(tokens[a:b]) for a, b in pairwise(cuts)]
+
+
+def passage_rowid(rowid: int, p: int) -> int:
+    """The index rowid of passage ``p`` of the session at ``rowid``."""
+    return rowid if p == 0 else -(rowid * MAX_PASSAGES + p)
+
+
+def session_rowid_sql(column: str = "rowid") -> str:
+    """SQL for the session rowid an index rowid belongs to (integer division in SQLite)."""
+    return f"(CASE WHEN {column} < 0 THEN (-{column}) / {MAX_PASSAGES} ELSE {column} END)"
+
+
+def _key(table: str) -> str:
+    return f"passages:{table}"
+
+
+def _add(conn: sqlite3.Connection, table: str, n: int) -> None:
+    if n:
+        conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE"
+                     " SET value = CAST(value AS INTEGER) + excluded.value", (_key(table), n))
+
+
+def extra(conn: sqlite3.Connection, table: str = "sessions_fts") -> int:
+    """Extra passages (beyond one row a session) in ``table``; 0 for a file without the record
+    (indexed before passages, or without ``meta``)."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (_key(table),)).fetchone()
+    except sqlite3.OperationalError:
+        return 0
+    return 0 if row is None else int(row[0])
+
+
+def remove(conn: sqlite3.Connection, table: str, rowid: int) -> None:
+    """Delete every passage of the session at ``rowid`` from ``table`` (inside the caller's
+    write transaction)."""
+    conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+    cur = conn.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ?",
+                       (passage_rowid(rowid, MAX_PASSAGES - 1), passage_rowid(rowid, 1)))
+    _add(conn, table, -cur.rowcount)
+
+
+def insert(conn: sqlite3.Connection, table: str, row: Row) -> None:
+    """Index one session as its passages (any rows left at its rowids first removed: a session
+    deleted outside hermes-core leaves its rows, and SQLite hands its rowid on)."""
+    rowid, summary, tags, sid, created_at, prior = row
+    remove(conn, table, rowid)
+    parts = split(summary)
+    sql = _INSERT.format(t=table)
+    conn.executemany(sql, [(passage_rowid(rowid, p), text, tags if p == 0 else "", sid,
+                            created_at, prior) for p, text in enumerate(parts)])
+    _add(conn, table, len(parts) - 1)
+
+
+def renamed(conn: sqlite3.Connection, old: str, new: str) -> None:
+    """The count of ``old`` moves to ``new`` (a rebuilt index took its name)."""
+    conn.execute("DELETE FROM meta WHERE key = ?", (_key(new),))
+    conn.execute("UPDATE meta SET key = ? WHERE key = ?", (_key(new), _key(old)))
+
+
+def forget_count(conn: sqlite3.Connection, table: str) -> None:
+    """The count of a dropped index goes with it."""
+    conn.execute("DELETE FROM meta WHERE key = ?", (_key(table),))
+
+
+def ranked_sql(terms: int, table: str = "sessions_fts") -> str:
+    """Sessions matching any of ``terms`` MATCH parameters, best first, ``LIMIT`` the last
+    parameter: rowid (the session's), session id, stamp, prior, score.
+
+    The score is the sum over the terms of each term's bm25 in the session's best passage for
+    it. FTS5's bm25 of an OR query is the sum of each term's part in the row, so a session of one
+    row scores exactly as the OR query ranked it; a long session's words count where they are
+    found, each in a passage of a short summary's length."""
+    each = " UNION ALL ".join(
+        f"SELECT {session_rowid_sql()} AS s, {i} AS t, rank AS r, session_id, created_at,"
+        f" relevance_score FROM {table} WHERE {table} MATCH ?" for i in range(terms))
+    return ("SELECT s, session_id, created_at, relevance_score, SUM(best) AS score FROM ("
+            " SELECT s, t, MIN(r) AS best, session_id, created_at, relevance_score"
+            f" FROM ({each}) GROUP BY s, t)"
+            " GROUP BY s ORDER BY score, s LIMIT ?")
+
+
+def recent_sql(table: str = "sessions_fts") -> str:
+    """The newest sessions matching the MATCH parameter, each with its best passage's bm25,
+    newest first; parameters: match, limit, match, limit, limit. Reads at most two ``limit``
+    rows: the newest sessions' first passages (rowid descending) and the newest sessions' other
+    passages (their negative rowids ascending), whatever the archive's size."""
+    cols = f"{session_rowid_sql()} AS s, session_id, created_at, relevance_score, bm25({table}) AS b"
+    return (f"SELECT s, session_id, created_at, relevance_score, MIN(b) FROM ("
+            f" SELECT * FROM (SELECT {cols} FROM {table} WHERE {table} MATCH ? AND rowid > 0"
+            "  ORDER BY rowid DESC LIMIT ?)"
+            f" UNION ALL SELECT * FROM (SELECT {cols} FROM {table} WHERE {table} MATCH ?"
+            "  AND rowid < 0 ORDER BY rowid LIMIT ?))"
+            " GROUP BY s ORDER BY s DESC LIMIT ?")
