@@ -34,7 +34,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from importlib import resources
@@ -44,7 +44,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from hermes_core.atomic_write import read_cache, write_cache
-from hermes_core.retrieval.bm25 import BM25Index, lexical_scores
+from hermes_core.retrieval.bm25 import BM25Index, Expander, lexical_scores, query_terms
 from hermes_core.retrieval.dense import MAX_PARTS, PART_TAU, text_keys
 from hermes_core.retrieval.fusion import UNJUDGED, GateDecision
 from hermes_core.tokenize import TOKENIZER_VERSION, cjk_chars, cjk_ratio, split_identifier
@@ -104,6 +104,16 @@ LEXICAL_OFF_SHARE = 0.25
 # that shares a word with the shipped off-topic reference in its language (small talk) is still
 # rejected. 20 one-line skills cost about as much as a long hint.
 UNJUDGED_MAX_SKILLS = 20
+
+# Without embeddings, on a catalog of at most this many skills (the size listed whole above), a
+# request the share passes must meet some skill through a word of two or more characters that no
+# off-topic reference request brings (``LexicalCalibration.specific``). There most of the
+# reference shares no word with the catalog, so the share's threshold comes out 0 and one shared
+# word passes; which words the reference does bring ("write", "explain", "聊天" on the example
+# home) is the catalog's own evidence of chance overlap. On the 911-skill HammerBench-zh catalog
+# the same rule dropped 3 of 879 requests met only through such a word (时间, 最近, 合适): a
+# large catalog's skills use everyday words on purpose, and its share keeps deciding alone.
+WORD_RULE_MAX_SKILLS = UNJUDGED_MAX_SKILLS
 
 
 def _lines(name: str) -> tuple[str, ...]:
@@ -350,17 +360,33 @@ class LexicalCalibration:
     report: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     languages: frozenset[str] = frozenset(LANGS)   # the languages some skill is written in
     size: int = 0                                  # skills in the catalog
+    # the catalog's words (two or more characters) that some off-topic reference request brings,
+    # on a catalog small enough for the word rule (WORD_RULE_MAX_SKILLS); None: no word rule
+    generic: frozenset[str] | None = None
 
     def threshold_for(self, lang: str) -> float:
         return float(self.threshold.get(lang, self.threshold.get("en", 0.0)))
 
-    def decide(self, text: str, lang: str, share: float, list_unjudged: bool = True) -> GateDecision:
+    def decide(self, text: str, lang: str, share: float, list_unjudged: bool = True,
+               index: BM25Index | None = None, expand: Expander | None = None) -> GateDecision:
         """The lexical gate's decision on a request's lexical ``share``; with ``list_unjudged``, a
-        request it cannot judge passes under the UNJUDGED rule (the catalog is then listed whole)."""
+        request it cannot judge passes under the UNJUDGED rule (the catalog is then listed whole).
+        With ``index`` (the catalog's BM25, ``expand`` its glossary) and a word rule, a request
+        the share passed must also share a word with some skill that no reference request brings."""
         d = calibrated_gate(share, self.threshold_for(lang), "lexical")
+        if d.passed and index is not None and not self.specific(index, text, expand):
+            return GateDecision(False, share, d.threshold, "lexical", calibrated=True)
         if not d.passed and list_unjudged and self.unjudged(text, lang, share):
             return GateDecision(True, share, d.threshold, UNJUDGED, calibrated=True)
         return d
+
+    def specific(self, index: BM25Index, text: str, expand: Expander | None = None) -> bool:
+        """Whether ``text`` meets some skill through a word of two or more characters (its own or
+        the glossary's) that no off-topic reference request brings; True without a word rule."""
+        if self.generic is None:
+            return True
+        words = [t for t in query_terms(index, text, expand) if len(t) > 1 and t not in self.generic]
+        return bool(words) and bool(index.reached(words).any())
 
     def unjudged(self, text: str, lang: str, share: float) -> bool:
         """Whether a request the lexical gate rejected is one it could not judge, on a catalog
@@ -584,10 +610,14 @@ def _per_language(sims: np.ndarray, langs: np.ndarray) -> tuple[dict[str, np.nda
 
 
 def calibrate_lexical(key: str, share: Callable[[str], float], pseudo: Sequence[str],
-                      skills: Sequence[Skill] = ()) -> LexicalCalibration:
+                      skills: Sequence[Skill] = (),
+                      brought: Callable[[str], Iterable[str]] | None = None) -> LexicalCalibration:
     """The lexical gate's threshold per language: ``LEXICAL_OFF_SHARE`` of the off-topic
     reference's median lexical share on this catalog (``share(text)`` is the share the retriever
-    computes for a query); the pseudo-queries are reported, not used (see LEXICAL_OFF_SHARE)."""
+    computes for a query); the pseudo-queries are reported, not used (see LEXICAL_OFF_SHARE).
+    ``brought(text)``: the catalog's words of two or more characters a reference request brings
+    (:func:`known_words` of its tokens); given, on a catalog of at most WORD_RULE_MAX_SKILLS
+    skills, they make the word rule."""
     off = gate_requests()
     scores: dict[str, float] = {}
 
@@ -603,7 +633,18 @@ def calibrate_lexical(key: str, share: Callable[[str], float], pseudo: Sequence[
         threshold[lang] = LEXICAL_OFF_SHARE * float(np.median(o)) if o else 0.0
         report[lang] = {"threshold": round(threshold[lang], 4), "off_median": _q(o, 0.5),
                         "off_q80": _q(o, 0.8), "pseudo_q10": _q(p, 0.1)}
-    return LexicalCalibration(key, threshold, report, catalog_languages(skills), len(skills))
+    generic: frozenset[str] | None = None
+    if brought is not None and 0 < len(skills) <= WORD_RULE_MAX_SKILLS:
+        generic = frozenset(t for text in off for t in brought(text))
+        for lang in LANGS:
+            report[lang]["generic_words"] = float(len(generic))
+    return LexicalCalibration(key, threshold, report, catalog_languages(skills), len(skills), generic)
+
+
+def known_words(index: BM25Index, tokens: Iterable[str]) -> Iterator[str]:
+    """The ``tokens`` of two or more characters that ``index`` knows: what a request can meet a
+    skill through beyond single characters."""
+    return (t for t in tokens if len(t) > 1 and index.knows(t))
 
 
 def _q(values: Sequence[float], q: float) -> float:

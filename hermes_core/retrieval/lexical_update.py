@@ -18,6 +18,8 @@ to the bit, unless one of these holds, and then it is scored whole on the new in
 
 An add or delete changes N and so every idf (decision 81): those calibrate whole, as does a
 first calibration or one on another glossary. The state is the previous refresh's, in memory.
+A small catalog's word rule (the catalog's words the reference requests bring) is read from the
+rows' tokens against the new index's vocabulary, so it is the full calibration's too.
 """
 
 from __future__ import annotations
@@ -37,7 +39,12 @@ from hermes_core.retrieval.bm25 import (
     lexical_share,
     query_terms,
 )
-from hermes_core.retrieval.calibration import LexicalCalibration, calibrate_lexical, gate_requests
+from hermes_core.retrieval.calibration import (
+    LexicalCalibration,
+    calibrate_lexical,
+    gate_requests,
+    known_words,
+)
 from hermes_core.retrieval.token_memo import SkillTerms
 from hermes_core.types import Skill
 
@@ -131,7 +138,8 @@ def calibrate_lexical_memo(key: str, bm25: BM25Index, skills: Sequence[Skill], p
         memo.updated += 1
     memo.names, memo.hashes = tuple(s.name for s in skills), tuple(s.content_hash for s in skills)
     memo.skills, memo.expand, memo.rows, memo.vocabulary = tuple(skills), expand, rows, bm25.vocabulary
-    return calibrate_lexical(key, lambda q: rows[q].share, pseudo, skills)
+    return calibrate_lexical(key, lambda q: rows[q].share, pseudo, skills,
+                             lambda q: known_words(bm25, rows[q].tokens))
 
 
 def _kept(bm25: BM25Index, text: str, expand: Expander | None, before: RowState, moved: set[str],

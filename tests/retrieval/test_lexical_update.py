@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_core.retrieval import calibration as cal
-from hermes_core.retrieval.bm25 import BM25Index, lexical_scores
+from hermes_core.retrieval.bm25 import BM25Index, lexical_scores, query_terms
 from hermes_core.retrieval.glossary import Glossary
 from hermes_core.retrieval.lexical_update import LexicalMemo, calibrate_lexical_memo
 from hermes_core.types import Skill
@@ -47,7 +47,8 @@ def _reference(skills: Sequence[Skill]) -> cal.LexicalCalibration:
     """What the retriever computed before any state was kept: every request scored whole."""
     bm25 = BM25Index(skills)
     pseudo = [t for i in cal.pseudo_sample(skills) for t in cal.pseudo_queries(skills[i])]
-    return cal.calibrate_lexical("k", lambda q: lexical_scores(bm25, q, EXPAND)[1], pseudo, skills)
+    return cal.calibrate_lexical("k", lambda q: lexical_scores(bm25, q, EXPAND)[1], pseudo, skills,
+                                 lambda q: cal.known_words(bm25, query_terms(bm25, q, EXPAND)))
 
 
 WORD_LISTS = st.lists(st.integers(0, len(WORDS) - 1), min_size=1, max_size=6)
@@ -79,7 +80,7 @@ def test_a_calibration_updated_through_edits_equals_one_computed_from_scratch(
         got, want = _calibrate(skills, memo), _reference(skills)
         assert got.threshold == want.threshold      # the same shares, so the same bits
         assert got.report == want.report
-        assert (got.languages, got.size) == (want.languages, want.size)
+        assert (got.languages, got.size, got.generic) == (want.languages, want.size, want.generic)
         # an edit (or nothing: a delete of the last skill is not done) is an update; adds and
         # deletes calibrate whole
         assert memo.updated == updates + (names == [s.name for s in skills])
@@ -96,6 +97,7 @@ def test_one_edit_rescores_only_the_requests_it_can_move_and_keeps_the_threshold
     assert memo.updated == 1
     assert 0 < memo.rescored < rows / 4
     assert got.threshold == _reference(skills).threshold
+    assert got.generic is None                    # 40 skills: the share decides alone
     _assert_rows_exact(skills, memo)
 
 
