@@ -227,11 +227,11 @@ class _Run:
 
     def _only(self, provider: str) -> None:
         """Next it asks for ``provider``'s keys, waits for them or calls it without one: the
-        places held for another provider (whose keys were all removed or quarantined meanwhile)
-        are given up, and only those. Each place goes by the provider it is for: a wait for
-        this provider must not drop the refusal it just made here (its process would go to the
-        back of this provider's fleet queue), and a call without a key must not keep a place it
-        no longer wants."""
+        places held for another provider (whose keys were all removed or quarantined meanwhile,
+        or cool longer than it may wait) are given up, and only those. Each place goes by the
+        provider it is for: a wait for this provider, or its next model after a failover, must
+        not drop the refusal it made here (its process would go to the back of this provider's
+        fleet queue), and a call without a key must not keep a place it no longer wants."""
         if self.waiting not in (None, provider):
             self._leave_queue()
         if self.place is not None and self.place.provider != provider:
@@ -334,7 +334,8 @@ class _Run:
                 if delay is not None:
                     return Step("wait", delay=delay, provider=cand.provider,
                                 allowed=wait_allowance(waited, remaining, more, loop.policy))
-                self.stop_waiting()
+                # its places stay while the next candidate is this provider's (another model
+                # of it): the next step gives them up if it is not (_only)
                 self.record(cand, None, "all_keys_blocked", None, "failover", retry_after=wait)
                 self._failover()
                 continue
