@@ -214,6 +214,10 @@ class _Run:
         head) and the one a refusal keeps in the fleet's queue (:class:`QueuePlace`: the pool
         gives it up when no other request of the process wants the keys)."""
         self._leave_queue()
+        self._leave_place()
+
+    def _leave_place(self) -> None:
+        """The fleet's place a refusal keeps is given up (nothing after a grant)."""
         place, self.place = self.place, None
         if place is not None:
             place.leave()
@@ -235,8 +239,7 @@ class _Run:
         if self.waiting not in (None, provider):
             self._leave_queue()
         if self.place is not None and self.place.provider != provider:
-            place, self.place = self.place, None
-            place.leave()
+            self._leave_place()
 
     def queue_for(self, provider: str) -> bool:
         """About to wait for ``provider``'s keys: True when it waited for them already (it keeps
