@@ -214,6 +214,10 @@ class _Run:
         head) and the one a refusal keeps in the fleet's queue (:class:`QueuePlace`: the pool
         gives it up when no other request of the process wants the keys)."""
         self._leave_queue()
+        self._leave_place()
+
+    def _leave_place(self) -> None:
+        """The fleet's place a refusal keeps is given up (nothing after a grant)."""
         place, self.place = self.place, None
         if place is not None:
             place.leave()
@@ -227,16 +231,15 @@ class _Run:
 
     def _only(self, provider: str) -> None:
         """Next it asks for ``provider``'s keys, waits for them or calls it without one: the
-        places held for another provider (whose keys were all removed or quarantined meanwhile)
-        are given up, and only those. Each place goes by the provider it is for: a wait for
-        this provider must not drop the refusal it just made here (its process would go to the
-        back of this provider's fleet queue), and a call without a key must not keep a place it
-        no longer wants."""
+        places held for another provider (whose keys were all removed or quarantined meanwhile,
+        or cool longer than it may wait) are given up, and only those. Each place goes by the
+        provider it is for: a wait for this provider, or its next model after a failover, must
+        not drop the refusal it made here (its process would go to the back of this provider's
+        fleet queue), and a call without a key must not keep a place it no longer wants."""
         if self.waiting not in (None, provider):
             self._leave_queue()
         if self.place is not None and self.place.provider != provider:
-            place, self.place = self.place, None
-            place.leave()
+            self._leave_place()
 
     def queue_for(self, provider: str) -> bool:
         """About to wait for ``provider``'s keys: True when it waited for them already (it keeps
@@ -334,7 +337,8 @@ class _Run:
                 if delay is not None:
                     return Step("wait", delay=delay, provider=cand.provider,
                                 allowed=wait_allowance(waited, remaining, more, loop.policy))
-                self.stop_waiting()
+                # its places stay while the next candidate is this provider's (another model
+                # of it): the next step gives them up if it is not (_only)
                 self.record(cand, None, "all_keys_blocked", None, "failover", retry_after=wait)
                 self._failover()
                 continue

@@ -26,7 +26,7 @@ from hermes_core.agent.resilience import CallLoop
 from hermes_core.agent.resilience_policy import LoopPolicy
 from hermes_core.agent.smart_routing import Router
 from hermes_core.config import Settings, load_settings
-from hermes_core.errors import AllProvidersFailed, NoCredentialAvailable
+from hermes_core.errors import AllProvidersFailed, Attempt, NoCredentialAvailable
 from hermes_core.providers import build_providers
 from hermes_core.providers.base import CallOptions
 from hermes_core.testing import (
@@ -36,7 +36,14 @@ from hermes_core.testing import (
     openai_chat_completion,
 )
 from hermes_core.testing.redis_server import RedisServer
-from hermes_core.types import Credential, Message, Prompt, RouteDecision, fingerprint
+from hermes_core.types import (
+    Candidate,
+    Credential,
+    Message,
+    Prompt,
+    RouteDecision,
+    fingerprint,
+)
 from tests.agent.conftest import SlowRedis
 
 KEY = KeySpec("key-fleet", max_rpm=1)
@@ -464,6 +471,32 @@ def test_a_request_refused_after_queueing_for_another_provider_keeps_its_process
         a.pool.waiters.done("backup")
     assert [(x.provider, x.status) for x in attempts] == [("backup", "no_key"),
                                                           ("primary", "ok")]
+    assert len(clock.sleeps) == 1                    # served at once when the key freed
+
+
+def test_a_request_that_fails_over_to_another_model_of_the_same_provider_keeps_its_process_place(
+        loops: tuple[Callable[..., CallLoop], FakeClock, Router]) -> None:
+    """A request's candidates are two models of one provider. Refused for the first, whose
+    wait is longer than ``max_wait_s`` allows while another candidate remains, it goes on to
+    the second, is refused by the same keys and waits. Its process keeps the place its first
+    refusal took, so it is served when the key frees, before b, refused between the two. The
+    failover gave every place up, though the next candidate wanted the same provider's keys,
+    and the request went to the back of the line behind b."""
+    process, clock, router = loops
+
+    def b_asks_meanwhile(attempt: Attempt) -> None:
+        if attempt.status == "all_keys_blocked":     # a fails over from its first model
+            with pytest.raises(NoCredentialAvailable):
+                b.pool.acquire("primary")            # refused: in line behind a (or before it)
+
+    b = process()
+    a = process(on_attempt=b_asks_meanwhile)
+    b.complete(PROMPT, router.select("hi"), OPTS)    # the primary's one request this minute
+    two_models = RouteDecision("gpt-4o", (Candidate("primary", "gpt-4o"),
+                                          Candidate("primary", "gpt-4o-mini")), "test")
+    _, attempts = a.complete(PROMPT, two_models, OPTS)
+    assert [(x.model, x.status) for x in attempts] == [("gpt-4o", "all_keys_blocked"),
+                                                       ("gpt-4o-mini", "ok")]
     assert len(clock.sleeps) == 1                    # served at once when the key freed
 
 
