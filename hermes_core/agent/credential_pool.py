@@ -523,7 +523,8 @@ class CredentialPool:
 
 class QueuePlace:
     """One caller's wait for a provider's keys (:meth:`CredentialPool.place`). Not shared: one
-    caller (thread or task) uses it, once."""
+    caller (thread or task) uses it, for as many acquires as it likes (a grant ends the wait,
+    the next refusal starts another)."""
 
     def __init__(self, pool: CredentialPool, provider: str) -> None:
         self.pool = pool
