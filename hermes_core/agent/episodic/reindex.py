@@ -16,7 +16,8 @@ old one, ``sessions_fts_next``, a batch of ``BATCH_ROWS`` rows at a time:
   the rows, so a process killed at any point leaves a consistent half-built index that the next
   opener resumes, and two openers at once share the batches instead of doing them twice;
 * the last batch swaps the indexes, drops the triggers and records the tokenizer, in one
-  transaction: until then searches read the old index as before;
+  transaction: until then searches read the old index as before, so an open indexes at most
+  ``OPEN_ROWS`` rows and leaves the rest to later opens rather than hold up its caller;
 * an opener with another tokenizer drops this one's half-built index and starts its own: two
   versions opening one file at once would undo each other forever, so an open gives up after
   ``MAX_STARTS`` and opens with the index as it is (the next open goes on).
@@ -36,6 +37,11 @@ log = logging.getLogger("hermes_core.memory")
 
 #: Rows indexed per write transaction: about what a writer may wait for.
 BATCH_ROWS = 500
+#: Rows one open re-indexes at most (about 2.7 s with the real segmenter on a loaded machine): an
+#: archive past it is re-indexed over several opens, searched on its old index meanwhile, so a
+#: chat's start or an Agent's first turn does not wait for the whole archive (20 minutes or more
+#: at 1,000,000 sessions).
+OPEN_ROWS = 2_000
 #: Re-indexes begun by one open before it gives up (see :func:`run`).
 MAX_STARTS = 3
 NEXT = "sessions_fts_next"
@@ -105,9 +111,11 @@ def _start(conn: sqlite3.Connection, segment_id: str) -> bool:
         return True
 
 
-def run(conn: sqlite3.Connection, segment: Callable[[str], str], segment_id: str) -> int:
+def run(conn: sqlite3.Connection, segment: Callable[[str], str], segment_id: str,
+        max_rows: int | None = None) -> int:
     """Re-index ``sessions`` with ``segment`` unless ``segment_id`` built the index; returns the
-    rows this call indexed (another opener may have done some or all of them)."""
+    rows this call indexed (another opener may have done some or all of them). With ``max_rows``
+    it returns once it has indexed that many, the re-index left for the next call to go on."""
     done = 0
 
     def cut(summary: str, tags: str) -> Segmented:
@@ -131,6 +139,10 @@ def run(conn: sqlite3.Connection, segment: Callable[[str], str], segment_id: str
             done += n
             if over:
                 break        # finished, here or by another opener, or replaced: _start says
+            if max_rows is not None and done >= max_rows:
+                log.info("re-index for tokenizer %s: %d rows this open, the rest on later ones "
+                         "(searches read the old index until then)", segment_id, done)
+                return done
 
     return done
 

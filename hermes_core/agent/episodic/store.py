@@ -290,12 +290,14 @@ class SessionStore:
         """Re-index once if another tokenizer built the index (rows indexed by an older one would
         not match the tokens today's queries are cut into). Read first, so an up-to-date database
         needs no write lock; the re-index runs in batches (:mod:`.reindex`) so other processes'
-        writes wait for one batch, and a second opener shares the batches. sqlite3 errors reach
-        the open path as they are (busy: retried; read-only: opened read-only, search as before)."""
+        writes wait for one batch, and a second opener shares the batches; an open does at most
+        ``reindex.OPEN_ROWS`` rows, later opens the rest (searches read the old index meanwhile).
+        sqlite3 errors reach the open path as they are (busy: retried; read-only: opened
+        read-only, search as before)."""
         row = self._conn.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone()
         if row is not None and row[0] == segment_id:
             return
-        n = reindex.run(self._conn, self._segment, segment_id)
+        n = reindex.run(self._conn, self._segment, segment_id, reindex.OPEN_ROWS)
         if n:
             self.reindexed += n
             log.info("%s: re-indexed %d sessions for tokenizer %s", self.path, n, segment_id)

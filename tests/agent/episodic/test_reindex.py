@@ -110,6 +110,35 @@ def test_a_writer_waits_for_one_batch_of_the_re_index_not_the_whole_rebuild(
         assert store.search('"xw7"', 5) == []
 
 
+def test_an_open_re_indexes_a_bounded_number_of_rows_and_searches_the_old_index_meanwhile(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large archive's re-index (a new tokenizer or index layout) is spread over opens: an
+    open (a chat's start, an Agent's first turn) indexes at most ``OPEN_ROWS`` rows and returns,
+    searches read the old index until the last batch swaps them, and writes made meanwhile are
+    in the new index when it is done."""
+    path = tmp_path / "sessions.db"
+    n = 120
+    _archive(path, n)
+    monkeypatch.setattr(reindex, "BATCH_ROWS", 10)
+    monkeypatch.setattr(reindex, "OPEN_ROWS", 30)
+    with SessionStore(path, segment=_new, segment_id=NEW) as store:
+        assert store.reindexed == 30
+        conn = store.connection
+        assert conn.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone() == (OLD,)
+        assert [h.session_id for h in store.search('"w97"', 5)] == ["s97"]   # the old index
+        store.upsert(SessionRecord("s-new", "session w900 written meanwhile", (), AT))
+        store.delete("s7")
+    opens = 1
+    while True:
+        with SessionStore(path, segment=_new, segment_id=NEW) as store:
+            if store.reindexed == 0:
+                break
+            assert store.reindexed <= 30
+            opens += 1
+    assert opens == 5        # 121 rows, 30 an open, the last open finding none left and swapping
+    _indexed_once(path, {f"s{i}" for i in range(n)} - {"s7"} | {"s-new"}, {"s-new": "w900"})
+
+
 def _reindex_and_die(path: str, kill_after: int, batch: int) -> None:
     open_and_die(path, kill_after, batch, _new, NEW)
 
