@@ -88,6 +88,27 @@ def drop_leftovers(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM meta WHERE key IN ('reindex', 'reindex_cursor')")
 
 
+def _pending(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (NEXT,)).fetchone() is not None
+
+
+def unindex(conn: sqlite3.Connection, rowid: int) -> None:
+    """Take a session out of a half-built new index too (inside the caller's write transaction).
+
+    Why: the new index holds a copy of every row up to its cursor, and a re-index can wait
+    several opens (``OPEN_ROWS``); a forget or a key rewrite must not leave the text there
+    until the next batch's catch-up."""
+    if _pending(conn):
+        passages.remove(conn, NEXT, rowid)
+
+
+def merge(conn: sqlite3.Connection) -> None:
+    """Merge a half-built new index as a forget merges the searched one (FTS5 keeps a deleted
+    row's words in its segment until then)."""
+    if _pending(conn):
+        conn.execute(f"INSERT INTO {NEXT}({NEXT}) VALUES ('optimize')")
+
+
 def _start(conn: sqlite3.Connection, segment_id: str) -> bool:
     """Begin (or find begun, by this tokenizer) a re-index; False when none is needed."""
     with _immediate(conn):
@@ -97,9 +118,7 @@ def _start(conn: sqlite3.Connection, segment_id: str) -> bool:
                                 "LIMIT 1")) and _meta(conn, "reindex") is None:
             _record(conn, segment_id)          # a new archive: nothing to index
             return False
-        has_next = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?",
-                                (NEXT,)).fetchone() is not None
-        if _meta(conn, "reindex") == segment_id and has_next:
+        if _meta(conn, "reindex") == segment_id and _pending(conn):
             return True
         drop_leftovers(conn)   # another tokenizer's half-done work is of no use
         conn.execute(FTS_TABLE_SQL.replace("sessions_fts", NEXT, 1))

@@ -483,6 +483,7 @@ class SessionStore:
                              (SCRUBBED + marker, repr(self._clock())))
             if rewritten:
                 conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
+                reindex.merge(conn)
         return rewritten
 
     def _checkpoint(self, after: str) -> None:
@@ -528,6 +529,7 @@ class SessionStore:
             if new == old:   # a short secret inside a longer word: not redacted there
                 continue
             passages.remove(conn, "sessions_fts", rowid)
+            reindex.unindex(conn, rowid)
             conn.execute("DELETE FROM sessions WHERE rowid = ?", (rowid,))
             rewritten += 1
             if new.session_id != old.session_id:
@@ -555,8 +557,10 @@ class SessionStore:
             if row is None:
                 return False
             passages.remove(conn, "sessions_fts", row[0])
+            reindex.unindex(conn, row[0])
             conn.execute("DELETE FROM sessions WHERE rowid = ?", (row[0],))
             conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
+            reindex.merge(conn)
         return True
 
     def prune(self, policy: retention.RetentionPolicy, *, batch: int = retention.PRUNE_BATCH,
