@@ -633,7 +633,7 @@ class SessionStore:
         FTS5 walks its doclists in rowid order and stops at the limit, so the cost is bounded by
         ``limit`` however many rows match (``search`` ranks every matching row first).
         """
-        rows = self._read(passages.recent_sql(), (match, limit, match, limit, limit))
+        rows = self._read(passages.recent_sql(), (match, limit))
         return [Hit(int(r[0]), str(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
 
     def term_df(self, term: str, cap: int) -> int:

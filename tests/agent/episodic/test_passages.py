@@ -101,6 +101,19 @@ def test_a_limit_counts_sessions_not_passages_and_a_later_passage_is_found(tmp_p
         assert [h.session_id for h in store.search_recent('"borealis"', 1)] == ["long"]
 
 
+def test_the_newest_sessions_are_found_whatever_the_passages_a_newer_one_matches_in(
+        tmp_path: Path) -> None:
+    """``search_recent``'s limit counts sessions: the newest session matching in several later
+    passages must not push out an older one matching in a later passage only."""
+    rng = random.Random(6)
+    many = " ".join(f"{_filler(rng, 100)} borealis" for _ in range(4))
+    with SessionStore(tmp_path / "m.db", segment=str.lower) as store:
+        store.upsert_many([SessionRecord("short", "borealis once", (), NOW - 20),
+                           SessionRecord("older", f"{_filler(rng, 300)} borealis", (), NOW - 10),
+                           SessionRecord("newest", many, (), NOW)])
+        assert [h.session_id for h in store.search_recent('"borealis"', 2)] == ["newest", "older"]
+
+
 def _in_sync(store: SessionStore) -> None:
     """Counts exact: sessions, indexed sessions, and each session's rows are its passages."""
     conn = store.connection
