@@ -132,14 +132,22 @@ def ranked_sql(terms: int, table: str = "sessions_fts") -> str:
 
 
 def recent_sql(table: str = "sessions_fts") -> str:
-    """The newest sessions matching the MATCH parameter, each with its best passage's bm25,
-    newest first; parameters: match, limit, match, limit, limit. Reads at most two ``limit``
-    rows: the newest sessions' first passages (rowid descending) and the newest sessions' other
-    passages (their negative rowids ascending), whatever the archive's size."""
+    """The newest sessions matching the MATCH parameter (``?1``), at most ``?2``, each with its
+    best passage's bm25, newest first.
+
+    Two walks, each bounded by the limit whatever the archive's size: the newest sessions' first
+    passages (rowid descending), and their other passages (negative rowids ascending: newest
+    session first, a session's passages one range). The second counts rows, and one session may
+    match in up to ``MAX_PASSAGES - 1`` of them, so it reads up to that many a session asked for,
+    and stops at the oldest session the first walk filled the limit with: none older can be
+    among the newest."""
     cols = f"{session_rowid_sql()} AS s, session_id, created_at, relevance_score, bm25({table}) AS b"
+    first = f"SELECT rowid FROM {table} WHERE {table} MATCH ?1 AND rowid > 0 ORDER BY rowid DESC LIMIT ?2"
+    oldest = f"(SELECT CASE WHEN COUNT(*) < ?2 THEN 0 ELSE MIN(rowid) END FROM ({first}))"
     return (f"SELECT s, session_id, created_at, relevance_score, MIN(b) FROM ("
-            f" SELECT * FROM (SELECT {cols} FROM {table} WHERE {table} MATCH ? AND rowid > 0"
-            "  ORDER BY rowid DESC LIMIT ?)"
-            f" UNION ALL SELECT * FROM (SELECT {cols} FROM {table} WHERE {table} MATCH ?"
-            "  AND rowid < 0 ORDER BY rowid LIMIT ?))"
-            " GROUP BY s ORDER BY s DESC LIMIT ?")
+            f" SELECT * FROM (SELECT {cols} FROM {table} WHERE {table} MATCH ?1 AND rowid > 0"
+            "  ORDER BY rowid DESC LIMIT ?2)"
+            f" UNION ALL SELECT * FROM (SELECT {cols} FROM {table} WHERE {table} MATCH ?1"
+            f"  AND rowid <= -({oldest} * {MAX_PASSAGES} + 1)"
+            f"  ORDER BY rowid LIMIT ?2 * {MAX_PASSAGES - 1}))"
+            " GROUP BY s ORDER BY s DESC LIMIT ?2")

@@ -16,7 +16,10 @@ old one, ``sessions_fts_next``, a batch of ``BATCH_ROWS`` rows at a time:
   the rows, so a process killed at any point leaves a consistent half-built index that the next
   opener resumes, and two openers at once share the batches instead of doing them twice;
 * the last batch swaps the indexes, drops the triggers and records the tokenizer, in one
-  transaction: until then searches read the old index as before;
+  transaction: until then searches read the old index as before, so an open indexes at most
+  ``OPEN_ROWS`` rows and leaves the rest to later opens rather than hold up its caller;
+* an index built before passages by the same tokenizer is cut into them in place instead
+  (:func:`_cut_long`): only its long rows change, and their segmented text is in it;
 * an opener with another tokenizer drops this one's half-built index and starts its own: two
   versions opening one file at once would undo each other forever, so an open gives up after
   ``MAX_STARTS`` and opens with the index as it is (the next open goes on).
@@ -36,6 +39,11 @@ log = logging.getLogger("hermes_core.memory")
 
 #: Rows indexed per write transaction: about what a writer may wait for.
 BATCH_ROWS = 500
+#: Rows one open re-indexes at most (about 2.7 s with the real segmenter on a loaded machine): an
+#: archive past it is re-indexed over several opens, searched on its old index meanwhile, so a
+#: chat's start or an Agent's first turn does not wait for the whole archive (20 minutes or more
+#: at 1,000,000 sessions).
+OPEN_ROWS = 2_000
 #: Re-indexes begun by one open before it gives up (see :func:`run`).
 MAX_STARTS = 3
 NEXT = "sessions_fts_next"
@@ -79,7 +87,28 @@ def drop_leftovers(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE IF EXISTS reindex_dirty")
     conn.execute(f"DROP TABLE IF EXISTS {NEXT}")
     passages.forget_count(conn, NEXT)
-    conn.execute("DELETE FROM meta WHERE key IN ('reindex', 'reindex_cursor')")
+    conn.execute("DELETE FROM meta WHERE key IN ('reindex', 'reindex_cursor', 'cut_cursor')")
+
+
+def _pending(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (NEXT,)).fetchone() is not None
+
+
+def unindex(conn: sqlite3.Connection, rowid: int) -> None:
+    """Take a session out of a half-built new index too (inside the caller's write transaction).
+
+    Why: the new index holds a copy of every row up to its cursor, and a re-index can wait
+    several opens (``OPEN_ROWS``); a forget or a key rewrite must not leave the text there
+    until the next batch's catch-up."""
+    if _pending(conn):
+        passages.remove(conn, NEXT, rowid)
+
+
+def merge(conn: sqlite3.Connection) -> None:
+    """Merge a half-built new index as a forget merges the searched one (FTS5 keeps a deleted
+    row's words in its segment until then)."""
+    if _pending(conn):
+        conn.execute(f"INSERT INTO {NEXT}({NEXT}) VALUES ('optimize')")
 
 
 def _start(conn: sqlite3.Connection, segment_id: str) -> bool:
@@ -91,9 +120,7 @@ def _start(conn: sqlite3.Connection, segment_id: str) -> bool:
                                 "LIMIT 1")) and _meta(conn, "reindex") is None:
             _record(conn, segment_id)          # a new archive: nothing to index
             return False
-        has_next = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?",
-                                (NEXT,)).fetchone() is not None
-        if _meta(conn, "reindex") == segment_id and has_next:
+        if _meta(conn, "reindex") == segment_id and _pending(conn):
             return True
         drop_leftovers(conn)   # another tokenizer's half-done work is of no use
         conn.execute(FTS_TABLE_SQL.replace("sessions_fts", NEXT, 1))
@@ -105,9 +132,56 @@ def _start(conn: sqlite3.Connection, segment_id: str) -> bool:
         return True
 
 
-def run(conn: sqlite3.Connection, segment: Callable[[str], str], segment_id: str) -> int:
+def _cut_long(conn: sqlite3.Connection, segment_id: str, max_rows: int | None) -> int | None:
+    """Cut an index built before passages by this very tokenizer into them in place; None when
+    the index is not that (another tokenizer, or a batched re-index begun).
+
+    Why: only a row over ``passages.SPLIT_ABOVE`` tokens changes with the layout, and the index
+    holds its segmented text already, so nothing is segmented again and no second index is built
+    (a full re-index segments every row: about 20 minutes at 1,000,000 sessions). Rows are read
+    with no lock held (``length`` skips those too short to hold that many tokens: a token and
+    its separator are two characters at least); each chunk's long rows are cut in one write
+    transaction, re-read there. A row already cut has a short first passage, so a killed or
+    concurrent run loses or doubles nothing, and writers write the new layout meanwhile. Past
+    ``max_rows`` sessions cut it stops, its cursor (``cut_cursor``) kept for the next open."""
+    built_by = _meta(conn, "tokenizer")
+    if (built_by is None or built_by + passages.LAYOUT != segment_id
+            or _meta(conn, "reindex") is not None):
+        return None
+    done, cursor = 0, int(_meta(conn, "cut_cursor") or 0)
+    while True:
+        seen = conn.execute("SELECT rowid, CASE WHEN length(summary) > ? THEN summary END"
+                            " FROM sessions_fts WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                            (2 * passages.SPLIT_ABOVE, cursor, BATCH_ROWS * 10)).fetchall()
+        long = [r[0] for r in seen if r[1] is not None and len(passages.split(r[1])) > 1]
+        with _immediate(conn):
+            if _meta(conn, "tokenizer") != built_by or _meta(conn, "reindex") is not None:
+                return done      # finished by another opener, or another re-index began
+            for rowid in long:
+                row = conn.execute("SELECT rowid, summary, tags, session_id, created_at,"
+                                   " relevance_score FROM sessions_fts WHERE rowid = ?",
+                                   (rowid,)).fetchone()
+                if row is not None and len(passages.split(row[1])) > 1:
+                    passages.insert(conn, "sessions_fts", row)
+                    done += 1
+            if len(seen) < BATCH_ROWS * 10:
+                _record(conn, segment_id)
+                return done
+            cursor = seen[-1][0]
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('cut_cursor', ?)",
+                         (str(cursor),))
+        if max_rows is not None and done >= max_rows:
+            return done
+
+
+def run(conn: sqlite3.Connection, segment: Callable[[str], str], segment_id: str,
+        max_rows: int | None = None) -> int:
     """Re-index ``sessions`` with ``segment`` unless ``segment_id`` built the index; returns the
-    rows this call indexed (another opener may have done some or all of them)."""
+    rows this call indexed (another opener may have done some or all of them). With ``max_rows``
+    it returns once it has indexed that many, the re-index left for the next call to go on."""
+    cut_in_place = _cut_long(conn, segment_id, max_rows)
+    if cut_in_place is not None:
+        return cut_in_place
     done = 0
 
     def cut(summary: str, tags: str) -> Segmented:
@@ -131,6 +205,10 @@ def run(conn: sqlite3.Connection, segment: Callable[[str], str], segment_id: str
             done += n
             if over:
                 break        # finished, here or by another opener, or replaced: _start says
+            if max_rows is not None and done >= max_rows:
+                log.info("re-index for tokenizer %s: %d rows this open, the rest on later ones "
+                         "(searches read the old index until then)", segment_id, done)
+                return done
 
     return done
 
@@ -187,5 +265,5 @@ def _finish(conn: sqlite3.Connection, segment_id: str) -> None:
 
 
 def _record(conn: sqlite3.Connection, segment_id: str) -> None:
-    conn.execute("DELETE FROM meta WHERE key IN ('reindex', 'reindex_cursor')")
+    conn.execute("DELETE FROM meta WHERE key IN ('reindex', 'reindex_cursor', 'cut_cursor')")
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer', ?)", (segment_id,))

@@ -290,12 +290,14 @@ class SessionStore:
         """Re-index once if another tokenizer built the index (rows indexed by an older one would
         not match the tokens today's queries are cut into). Read first, so an up-to-date database
         needs no write lock; the re-index runs in batches (:mod:`.reindex`) so other processes'
-        writes wait for one batch, and a second opener shares the batches. sqlite3 errors reach
-        the open path as they are (busy: retried; read-only: opened read-only, search as before)."""
+        writes wait for one batch, and a second opener shares the batches; an open does at most
+        ``reindex.OPEN_ROWS`` rows, later opens the rest (searches read the old index meanwhile).
+        sqlite3 errors reach the open path as they are (busy: retried; read-only: opened
+        read-only, search as before)."""
         row = self._conn.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone()
         if row is not None and row[0] == segment_id:
             return
-        n = reindex.run(self._conn, self._segment, segment_id)
+        n = reindex.run(self._conn, self._segment, segment_id, reindex.OPEN_ROWS)
         if n:
             self.reindexed += n
             log.info("%s: re-indexed %d sessions for tokenizer %s", self.path, n, segment_id)
@@ -481,6 +483,7 @@ class SessionStore:
                              (SCRUBBED + marker, repr(self._clock())))
             if rewritten:
                 conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
+                reindex.merge(conn)
         return rewritten
 
     def _checkpoint(self, after: str) -> None:
@@ -526,6 +529,7 @@ class SessionStore:
             if new == old:   # a short secret inside a longer word: not redacted there
                 continue
             passages.remove(conn, "sessions_fts", rowid)
+            reindex.unindex(conn, rowid)
             conn.execute("DELETE FROM sessions WHERE rowid = ?", (rowid,))
             rewritten += 1
             if new.session_id != old.session_id:
@@ -553,8 +557,10 @@ class SessionStore:
             if row is None:
                 return False
             passages.remove(conn, "sessions_fts", row[0])
+            reindex.unindex(conn, row[0])
             conn.execute("DELETE FROM sessions WHERE rowid = ?", (row[0],))
             conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
+            reindex.merge(conn)
         return True
 
     def prune(self, policy: retention.RetentionPolicy, *, batch: int = retention.PRUNE_BATCH,
@@ -627,7 +633,7 @@ class SessionStore:
         FTS5 walks its doclists in rowid order and stops at the limit, so the cost is bounded by
         ``limit`` however many rows match (``search`` ranks every matching row first).
         """
-        rows = self._read(passages.recent_sql(), (match, limit, match, limit, limit))
+        rows = self._read(passages.recent_sql(), (match, limit))
         return [Hit(int(r[0]), str(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
 
     def term_df(self, term: str, cap: int) -> int:

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_core.agent.context_engine import ContextEngine
-from hermes_core.agent.episodic import passages
+from hermes_core.agent.episodic import passages, reindex
 from hermes_core.agent.episodic.retention import RetentionPolicy
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore
 from tests.agent.episodic.conftest import open_and_die
@@ -99,6 +99,19 @@ def test_a_limit_counts_sessions_not_passages_and_a_later_passage_is_found(tmp_p
         assert len(store.search('"borealis"', 1)) == 1
         assert {h.session_id for h in store.search_recent('"borealis"', 2)} == {"long", "short"}
         assert [h.session_id for h in store.search_recent('"borealis"', 1)] == ["long"]
+
+
+def test_the_newest_sessions_are_found_whatever_the_passages_a_newer_one_matches_in(
+        tmp_path: Path) -> None:
+    """``search_recent``'s limit counts sessions: the newest session matching in several later
+    passages must not push out an older one matching in a later passage only."""
+    rng = random.Random(6)
+    many = " ".join(f"{_filler(rng, 100)} borealis" for _ in range(4))
+    with SessionStore(tmp_path / "m.db", segment=str.lower) as store:
+        store.upsert_many([SessionRecord("short", "borealis once", (), NOW - 20),
+                           SessionRecord("older", f"{_filler(rng, 300)} borealis", (), NOW - 10),
+                           SessionRecord("newest", many, (), NOW)])
+        assert [h.session_id for h in store.search_recent('"borealis"', 2)] == ["newest", "older"]
 
 
 def _in_sync(store: SessionStore) -> None:
@@ -186,6 +199,61 @@ def test_an_index_from_before_passages_is_cut_into_them_once_losing_nothing_unde
                 assert [h.session_id for h in store.search(word, 5)] == [f"s{i}"]
     with SessionStore(path, segment=str.lower, segment_id=NEW_ID) as again:
         assert again.reindexed == 0
+
+
+def test_an_index_from_before_passages_by_the_same_tokenizer_is_cut_without_segmenting_again(
+        tmp_path: Path) -> None:
+    """Only a row over ``SPLIT_ABOVE`` tokens changes with the layout, and the index holds its
+    segmented text: the upgrade cuts those rows in place, with no segmenter call and no second
+    index (at 1,000,000 sessions a full re-index is about 20 minutes of segmenting)."""
+    path = tmp_path / "sessions.db"
+    n = 60
+    _before_passages(path, n)
+    calls = [0]
+
+    def counting(text: str) -> str:
+        calls[0] += 1
+        return text.lower()
+
+    with SessionStore(path, segment=counting, segment_id=NEW_ID) as store:
+        assert calls[0] == 0
+        assert store.reindexed == len(range(0, n, 4))       # the long sessions only
+        assert store.connection.execute("SELECT value FROM meta WHERE key = 'tokenizer'"
+                                        ).fetchone() == (NEW_ID,)
+        _in_sync(store)
+        for i in range(n):
+            for word in (f'"m{i}start"', f'"m{i}end"'):
+                assert [h.session_id for h in store.search(word, 5)] == [f"s{i}"]
+    with SessionStore(path, segment=counting, segment_id=NEW_ID) as again:
+        assert again.reindexed == 0 and calls[0] == 0
+
+
+def test_cutting_an_index_into_passages_in_place_is_spread_over_opens(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "sessions.db"
+    n = 60
+    _before_passages(path, n)
+    monkeypatch.setattr(reindex, "BATCH_ROWS", 1)        # rows read ten at a time
+    monkeypatch.setattr(reindex, "OPEN_ROWS", 4)
+    cut, opens = [], 0
+    while True:
+        with SessionStore(path, segment=str.lower, segment_id=NEW_ID) as store:
+            opens += 1
+            cut.append(store.reindexed)
+            recorded = store.connection.execute(
+                "SELECT value FROM meta WHERE key = 'tokenizer'").fetchone()[0]
+            assert store.stats()["index_in_sync"]     # each session whole or cut meanwhile
+            if recorded == NEW_ID:
+                break
+    assert max(cut) <= 4 + 3 and sum(cut) == len(range(0, n, 4)) and opens > 2
+    with SessionStore(path, segment=str.lower, segment_id=NEW_ID) as store:
+        assert store.reindexed == 0
+        _in_sync(store)
+        assert store.connection.execute("SELECT value FROM meta WHERE key = 'cut_cursor'"
+                                        ).fetchone() is None
+        for i in range(n):
+            for word in (f'"m{i}start"', f'"m{i}end"'):
+                assert [h.session_id for h in store.search(word, 5)] == [f"s{i}"]
 
 
 def test_a_key_in_a_long_summarys_last_passage_and_a_forgotten_long_session_leave_the_file(

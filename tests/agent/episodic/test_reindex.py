@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from hermes_core.agent.episodic.store import SessionRecord, SessionStore
 from tests.agent.episodic.conftest import open_and_die
 
 OLD, NEW = "test-old-1", "test-new-1"
+NEEDLE = "zq9-Horse7-battery-Staple"
 AT = 1_800_000_000.0
 
 
@@ -108,6 +110,66 @@ def test_a_writer_waits_for_one_batch_of_the_re_index_not_the_whole_rebuild(
     with SessionStore(path, segment=_new, segment_id=NEW) as store:
         assert [h.session_id for h in store.search('"xrewritten"', 5)] == ["s3"]
         assert store.search('"xw7"', 5) == []
+
+
+def test_an_open_re_indexes_a_bounded_number_of_rows_and_searches_the_old_index_meanwhile(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large archive's re-index (a new tokenizer or index layout) is spread over opens: an
+    open (a chat's start, an Agent's first turn) indexes at most ``OPEN_ROWS`` rows and returns,
+    searches read the old index until the last batch swaps them, and writes made meanwhile are
+    in the new index when it is done."""
+    path = tmp_path / "sessions.db"
+    n = 120
+    _archive(path, n)
+    monkeypatch.setattr(reindex, "BATCH_ROWS", 10)
+    monkeypatch.setattr(reindex, "OPEN_ROWS", 30)
+    with SessionStore(path, segment=_new, segment_id=NEW) as store:
+        assert store.reindexed == 30
+        conn = store.connection
+        assert conn.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone() == (OLD,)
+        assert [h.session_id for h in store.search('"w97"', 5)] == ["s97"]   # the old index
+        store.upsert(SessionRecord("s-new", "session w900 written meanwhile", (), AT))
+        store.delete("s7")
+    opens = 1
+    while True:
+        with SessionStore(path, segment=_new, segment_id=NEW) as store:
+            if store.reindexed == 0:
+                break
+            assert store.reindexed <= 30
+            opens += 1
+    assert opens == 5        # 121 rows, 30 an open, the last open finding none left and swapping
+    _indexed_once(path, {f"s{i}" for i in range(n)} - {"s7"} | {"s-new"}, {"s-new": "w900"})
+
+
+def test_a_session_forgotten_while_a_re_index_is_left_for_later_opens_leaves_the_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The half-built new index holds a copy of every row up to its cursor; a forget or a key
+    rewrite between opens must take the words out of it too, not only out of the index searched."""
+    path = tmp_path / "sessions.db"
+    records = [SessionRecord(f"s{i}", _summary(i), (), AT + i) for i in range(100)]
+    records.insert(10, SessionRecord("holder", "the proxy notes xylophonicdiagnosis", (), AT))
+    records.insert(12, SessionRecord("keyholder", f"keyholderword holds {NEEDLE}", (), AT))
+    with SessionStore(path, segment=_old, segment_id=OLD) as store:
+        store.upsert_many(records)
+    monkeypatch.setattr(reindex, "BATCH_ROWS", 10)
+    monkeypatch.setattr(reindex, "OPEN_ROWS", 30)
+
+    def raw() -> bytes:
+        return b"".join(p.read_bytes() for p in sorted(tmp_path.glob("sessions.db*")))
+
+    with SessionStore(path, segment=_new, segment_id=NEW) as store:
+        assert store.reindexed == 30        # the holder (rowid 11) is in the new index too
+        assert store.delete("holder")
+        assert store.rewrite_holding(
+            {"m1": NEEDLE}, lambda r: replace(r, summary=r.summary.replace(NEEDLE, "gone"))) == 1
+    assert b"ophonicdiagnos" not in raw() and b"staple" not in raw().lower()
+    while True:
+        with SessionStore(path, segment=_new, segment_id=NEW) as store:
+            if store.reindexed == 0:
+                break
+    assert b"ophonicdiagnos" not in raw() and b"staple" not in raw().lower()
+    _indexed_once(path, {f"s{i}" for i in range(100)} | {"keyholder"},
+                  {"keyholder": "keyholderword"})
 
 
 def _reindex_and_die(path: str, kill_after: int, batch: int) -> None:
