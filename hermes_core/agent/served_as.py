@@ -74,7 +74,6 @@ class ServedAs:
             _put(seen, key, answered, self._limit)
             if self.path is not None and self._keepable(key, answered):
                 merged = self._read(quiet=True)
-                merged = {k: v for k, v in merged.items() if k != key}
                 _put(merged, key, answered, self._limit)
                 self._write(merged)
 
