@@ -15,7 +15,8 @@ attempt unpriced again until a reply came. So what is learned is also kept in
 * **small and bounded**: the names learned last, at most :data:`LIMIT` of them, each name at most
   :data:`MAX_NAME` characters (a server's text: a hostile one does not fill the disk);
 * **written only when something new is learned** (a reply that says what is known writes
-  nothing), atomically, merged into the file as it stands: two processes learning at once keep
+  nothing; a name answered as several models in turn, a router's, writes each pair once per
+  process), atomically, merged into the file as it stands: two processes learning at once keep
   both, the latest of one name wins;
 * **no secret in it**: an entry any of whose names the redactor would change (a proxy echoing the
   key as the model) is known to this process and never written;
@@ -31,7 +32,7 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from hermes_core.atomic_write import read_kept, write_cache
 
@@ -47,6 +48,8 @@ MAX_NAME = 200
 _MAX_BYTES = 1_000_000
 
 Served = dict[tuple[str, str], str]
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 class ServedAs:
@@ -61,6 +64,9 @@ class ServedAs:
         self._limit = limit
         self._scrub = scrub
         self._seen: Served | None = None   # read from the file on first use
+        # (provider, asked for, answered as) this process wrote: a router's alternating answers
+        # are each new against the latest, and would rewrite the file on every reply
+        self._written: dict[tuple[str, str, str], None] = {}
         self._lock = threading.Lock()
         self._warned = False
 
@@ -72,11 +78,13 @@ class ServedAs:
             if not answered or seen.get(key, requested) == answered:
                 return   # nothing said (a reply naming no model), or nothing new: no write
             _put(seen, key, answered, self._limit)
-            if self.path is not None and self._keepable(key, answered):
-                merged = self._read(quiet=True)
-                merged = {k: v for k, v in merged.items() if k != key}
-                _put(merged, key, answered, self._limit)
-                self._write(merged)
+            entry = (provider, requested, answered)
+            if self.path is None or entry in self._written or not self._keepable(key, answered):
+                return
+            _put(self._written, entry, None, self._limit)
+            merged = self._read(quiet=True)
+            _put(merged, key, answered, self._limit)
+            self._write(merged)
 
     def get(self, provider: str, requested: str) -> str:
         """The model ``requested`` of ``provider`` last answered as; itself when never heard."""
@@ -122,13 +130,13 @@ class ServedAs:
                     "served-as file", logger=log, durable=False)
 
 
-def _put(served: Served, key: tuple[str, str], answered: str, limit: int) -> None:
-    """``key`` learned last (re-inserted: the most recently learned goes last), ``served`` cut to
+def _put(table: dict[K, V], key: K, value: V, limit: int) -> None:
+    """``key`` learned last (re-inserted: the most recently learned goes last), ``table`` cut to
     its ``limit`` newest."""
-    served.pop(key, None)
-    served[key] = answered
-    while len(served) > limit:
-        del served[next(iter(served))]
+    table.pop(key, None)
+    table[key] = value
+    while len(table) > limit:
+        del table[next(iter(table))]
 
 
 def _parse(data: Any, limit: int) -> Served:

@@ -434,7 +434,8 @@ class OpenAIProvider(SDKProvider):
         """True when ``e``, raised before anything arrived, refused streaming ``model`` (the
         reply is then asked for whole); False when only the close failed after the finish
         reason; else its provider error is raised, carrying what the stream was billed."""
-        if isinstance(e, self.sdk_error) and self._stream_refused(e, model, bool(state)):
+        started = bool(state.get("seen"))   # a chunk came (not ``state``: it holds "page" too)
+        if isinstance(e, self.sdk_error) and self._stream_refused(e, model, started):
             return True
         error = self._read_failed(e, credential, bool(state.get("finish")))
         if error is not None:

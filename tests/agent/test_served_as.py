@@ -66,6 +66,22 @@ def test_a_reply_that_says_what_is_known_writes_nothing(tmp_path: Path) -> None:
     assert path.read_text(encoding="utf-8") == "left alone"
 
 
+def test_a_router_answering_as_two_models_in_turn_writes_each_once(tmp_path: Path) -> None:
+    """A deployment that routes each request to one of several models (Azure's model-router, a
+    gateway's "auto") names a different model than the reply before: each such reply read,
+    merged and rewrote the file, ~7 ms of disk on every turn instead of once per model."""
+    path = tmp_path / "cache" / FILE_NAME
+    served = ServedAs(path)
+    served.learn("azure", "model-router", "gpt-4.1-2025-04-14")
+    served.learn("azure", "model-router", "o4-mini-2025-04-16")
+    path.write_text("left alone", encoding="utf-8")   # a write now would replace it
+    for _ in range(3):
+        served.learn("azure", "model-router", "gpt-4.1-2025-04-14")
+        served.learn("azure", "model-router", "o4-mini-2025-04-16")
+    assert path.read_text(encoding="utf-8") == "left alone"
+    assert served.get("azure", "model-router") == "o4-mini-2025-04-16"   # the latest, in memory
+
+
 def test_the_file_is_bounded_to_the_names_learned_last(tmp_path: Path) -> None:
     path = tmp_path / "cache" / FILE_NAME
     served = ServedAs(path, limit=2)
