@@ -96,13 +96,26 @@ def looks_like_secret(value: str) -> bool:
     """Whether a string is shaped like a key: a known key format, or one long token mixing letters
     and digits (a custom endpoint's key has no prefix to recognise it by)."""
     text = value.strip()
-    if _KEY_PATTERNS.search(text):
+    if any(not _inside_a_name(m) for m in _KEY_PATTERNS.finditer(text)):
         return True
     if not _TOKEN_LIKE.fullmatch(text) or "://" in text or text.startswith(("/", "~", ".")):
         return False
-    # a model id ("gpt-4o-mini-2024-07-18") is short words joined; a key has one long random run.
-    # Character classes by regex, not a Python loop per character: a 1 MB config value is
-    # checked in milliseconds (the token alphabet is ASCII, so these classes are exact)
+    return _random_run(text)
+
+
+def _inside_a_name(m: re.Match[str]) -> bool:
+    """A key prefix inside a word with no random run after it ("risk-assessment-gpt4o", "desk-
+    helpdesk-prod-2024"): a deployment's or a file's name, kept whole. A key glued to a word
+    ("yyysk-proj-Abc123Def456...") is still one."""
+    start = m.start()
+    return start > 0 and m.string[start - 1].isalnum() and not _random_run(m.group(0))
+
+
+def _random_run(text: str) -> bool:
+    """Whether a token holds a key's random run: a model id ("gpt-4o-mini-2024-07-18") is short
+    words joined, a key one long run. Character classes by regex, not a Python loop per
+    character: a 1 MB config value is checked in milliseconds (the token alphabet is ASCII, so
+    these classes are exact)."""
     if _UPPER.search(text) and _LOWER.search(text) and _DIGIT.search(text):
         return True   # mixed case and digits: model ids and paths are lower case
     longest = max(re.split(r"[-_./+=:]", text), key=len)
@@ -235,7 +248,7 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     words = _word_pattern(short)
     if words is not None:
         text = words.sub(lambda m: f"[{shown.get(m.group(0)) or fingerprint(m.group(0))}]", text)
-    text = _KEY_PATTERNS.sub("[REDACTED]", text)
+    text = _KEY_PATTERNS.sub(lambda m: m.group(0) if _inside_a_name(m) else "[REDACTED]", text)
     if "=" in text:
         text = _PARAM_VALUE.sub(r"\1[REDACTED]", text)
     if "://" in text:

@@ -42,6 +42,21 @@ def test_redact_exact_and_patterns():
     assert redact("nothing secret here") == "nothing secret here"
 
 
+@pytest.mark.parametrize("word", ["risk-assessment-gpt4o", "desk-helpdesk-prod-2024",
+                                  "whisk-batter-0123456789", "taxai-helpdeskassistantbot",
+                                  "chef_recipesandmenusplanner"])
+def test_a_word_holding_a_key_prefix_is_not_a_key(word):
+    # a deployment or file name is kept whole: a key prefix inside a word with no random run
+    # after it is a name (a key glued to a word is still a key: test_clip_redacts_before_it_cuts)
+    assert redact(f"deployment {word} answered") == f"deployment {word} answered"
+
+
+@pytest.mark.parametrize("text", [f"key={KEY}", f'"{KEY}"', f"({KEY})", f"token:{KEY}",
+                                  f"OPENAI_API_KEY_{KEY}", f"-{KEY}"])
+def test_a_key_after_punctuation_is_still_redacted(text):
+    assert KEY not in redact(text)
+
+
 def test_logging_filter(caplog):
     logger = logging.getLogger("hermes_core.test_redact")
     logger.addFilter(RedactingFilter())
