@@ -385,8 +385,9 @@ class LexicalCalibration:
         the glossary's) that no off-topic reference request brings; True without a word rule."""
         if self.generic is None:
             return True
-        words = [t for t in query_terms(index, text, expand) if len(t) > 1 and t not in self.generic]
-        return bool(words) and bool(index.reached(words).any())
+        # every word the index knows is some skill's (a row no skill holds is dropped), so one
+        # known word outside the set is a skill met through it: no per-skill postings to read
+        return index.shares_a_word([t for t in query_terms(index, text, expand) if t not in self.generic])
 
     def unjudged(self, text: str, lang: str, share: float) -> bool:
         """Whether a request the lexical gate rejected is one it could not judge, on a catalog
