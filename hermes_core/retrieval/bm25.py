@@ -133,7 +133,7 @@ class IndexParts:
     cjk: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     version: int = -1
     jieba: bool | None = None
-    fresh: int = 0       # skills derived and matched anew by the update that made these parts
+    changed: int = 0     # skills the update that made these parts derived anew or dropped
 
     def derived_alike(self) -> bool:
         """Whether a skill indexed here would be derived to the same terms now."""
@@ -245,7 +245,7 @@ class BM25Index:
             cjk[j] = uses_jieba(f"{s.name}\x00{s.description}")
         self._parts = IndexParts(tuple(skills), tuple(terms), vocab, df, tf_part, bonus, cjk,
                                  tok.TOKENIZER_VERSION, tok.jieba_available() if cjk.any() else None,
-                                 len(fresh))
+                                 len(fresh) + len(old.skills) - len(kept_old))
         self._index()
 
     def _index(self) -> None:

@@ -17,7 +17,8 @@ and checked on reading (lengths, sorted postings in range, each row's df equal t
 postings): the postings become the scores, so a torn, flipped or foreign file is ignored with
 one warning and the index is built as before; one made under another tokenizer or deriving
 function is ignored quietly (an upgrade, not damage), as the token file is. It is rewritten
-whole, so only when :data:`MIN_NEW` skills or more were derived since it was read or written.
+whole, so only when :data:`MIN_NEW` skills or more were derived or dropped since it was read or
+written (a catalog that shrank derives nothing, yet the file would hold the old one for good).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ log = logging.getLogger(__name__)
 
 LAYOUT = 1
 WHAT = "bm25 index cache"
-MIN_NEW = 64   # skills derived since the last read or write before the file is written again
+MIN_NEW = 64   # skills derived or dropped since the last read or write before it is written again
 _SEP = "\x00"  # in no token (tokens are runs of word characters)
 
 
@@ -183,14 +184,14 @@ def _parts(a: dict[str, np.ndarray], jieba: object,
 class IndexCache:
     """One retriever's link between its BM25 index and the file: :meth:`base` reads the file
     once, for a first refresh, as the index to update from; :meth:`save` writes an index when
-    ``min_new`` skills or more were derived since the file was read or written. No cache folder:
-    both do nothing."""
+    ``min_new`` skills or more were derived or dropped since the file was read or written (an
+    edit is both). No cache folder: both do nothing."""
 
     def __init__(self, cache_dir: str | os.PathLike[str] | None, min_new: int = MIN_NEW) -> None:
         self.path = None if cache_dir is None else index_path(cache_dir)
         self.min_new = min_new
         self._read = False
-        self._fresh = 0
+        self._changed = 0
         self._lock = threading.Lock()
 
     def base(self, index: BM25Index, memo: TokenMemo, derive: Derive,
@@ -211,10 +212,10 @@ class IndexCache:
 
     def save(self, index: BM25Index, memo: TokenMemo, derive: Derive) -> None:
         with self._lock:
-            self._fresh += index.parts.fresh
-            if self.path is None or self._fresh < self.min_new:
+            self._changed += index.parts.changed
+            if self.path is None or self._changed < self.min_new:
                 return
-            self._fresh = 0
+            self._changed = 0
             path = self.path
         held = {id(t): k for k, t in memo.entries(derive)}
         parts = index.parts

@@ -44,7 +44,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from hermes_core.atomic_write import read_cache, write_cache
-from hermes_core.retrieval.bm25 import BM25Index, Expander, lexical_scores, query_terms
+from hermes_core.retrieval.bm25 import BM25Index, lexical_scores
 from hermes_core.retrieval.dense import MAX_PARTS, PART_TAU, text_keys
 from hermes_core.retrieval.fusion import UNJUDGED, GateDecision
 from hermes_core.tokenize import TOKENIZER_VERSION, cjk_chars, cjk_ratio, split_identifier
@@ -368,25 +368,28 @@ class LexicalCalibration:
         return float(self.threshold.get(lang, self.threshold.get("en", 0.0)))
 
     def decide(self, text: str, lang: str, share: float, list_unjudged: bool = True,
-               index: BM25Index | None = None, expand: Expander | None = None) -> GateDecision:
+               index: BM25Index | None = None, terms: Sequence[str] = ()) -> GateDecision:
         """The lexical gate's decision on a request's lexical ``share``; with ``list_unjudged``, a
         request it cannot judge passes under the UNJUDGED rule (the catalog is then listed whole).
-        With ``index`` (the catalog's BM25, ``expand`` its glossary) and a word rule, a request
-        the share passed must also share a word with some skill that no reference request brings."""
+        With ``index`` (the catalog's BM25; ``terms``, the request's tokens with its glossary's,
+        which the share was read from) and a word rule, a request the share passed must also
+        share a word with some skill that no reference request brings."""
         d = calibrated_gate(share, self.threshold_for(lang), "lexical")
-        if d.passed and index is not None and not self.specific(index, text, expand):
+        if d.passed and index is not None and not self.specific(index, terms):
             return GateDecision(False, share, d.threshold, "lexical", calibrated=True)
         if not d.passed and list_unjudged and self.unjudged(text, lang, share):
             return GateDecision(True, share, d.threshold, UNJUDGED, calibrated=True)
         return d
 
-    def specific(self, index: BM25Index, text: str, expand: Expander | None = None) -> bool:
-        """Whether ``text`` meets some skill through a word of two or more characters (its own or
-        the glossary's) that no off-topic reference request brings; True without a word rule."""
+    def specific(self, index: BM25Index, terms: Sequence[str]) -> bool:
+        """Whether a request of these ``terms`` (``bm25.query_terms``: its tokens and the
+        glossary's) meets some skill through a word of two or more characters that no off-topic
+        reference request brings; True without a word rule."""
         if self.generic is None:
             return True
-        words = [t for t in query_terms(index, text, expand) if len(t) > 1 and t not in self.generic]
-        return bool(words) and bool(index.reached(words).any())
+        # every word the index knows is some skill's (a row no skill holds is dropped), so one
+        # known word outside the set is a skill met through it: no per-skill postings to read
+        return index.shares_a_word([t for t in terms if t not in self.generic])
 
     def unjudged(self, text: str, lang: str, share: float) -> bool:
         """Whether a request the lexical gate rejected is one it could not judge, on a catalog

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hermes_core.retrieval.bm25 import BM25Index, Expander, bm25_tokens, lexical_scores, lexical_share
+from hermes_core.retrieval.bm25 import BM25Index, Expander, bm25_tokens, lexical_share, query_terms
 from hermes_core.retrieval.calibration import query_language
 from hermes_core.retrieval.crosslingual import Expansion
 from hermes_core.retrieval.result import lexical_evidence
@@ -31,13 +31,15 @@ class LexicalTurn:
     ``scores``: per skill, with the glossary's terms; ``share``: the lexical share the gate reads
     (of the request as written when that differs from what was ranked); ``crossed``: the scores
     with the lexicon's words too, None when the request does not cross languages; ``terms``: the
-    tokens the word evidence is read from (the crossing ones when it crosses)."""
+    tokens the word evidence is read from (the crossing ones when it crosses); ``asked_terms``:
+    the tokens the share was read from, which the lexical gate's word rule reads too."""
 
     index: BM25Index
     scores: np.ndarray
     share: float
     crossed: np.ndarray | None
     terms: tuple[str, ...]
+    asked_terms: tuple[str, ...]
 
     def words(self) -> np.ndarray:
         """Per skill (index order), whether it shares a word of two or more characters with the
@@ -63,11 +65,15 @@ def lexical_turn(bm25: BM25Index, text: str, asked: str, glossary: Expander,
     base = bm25_tokens(text)
     toks = base + glossary(text, base, bm25.knows)
     scores = bm25.score_array(toks)
-    share = lexical_share(bm25, toks, scores) if asked == text else lexical_scores(bm25, asked, glossary)[1]
+    if asked == text:
+        asked_toks, share = toks, lexical_share(bm25, toks, scores)
+    else:   # what bm25.lexical_scores computes, its tokens kept
+        asked_toks = query_terms(bm25, asked, glossary)
+        share = lexical_share(bm25, asked_toks, bm25.score_array(asked_toks))
     crossed: np.ndarray | None = None
     terms: Sequence[str] = toks
     if expand.translates(query_language(text)):
         terms = base + expand(text, base, bm25.knows)
         crossed = scores if terms == toks else bm25.score_array(terms)
-    return LexicalTurn(bm25, scores, share, crossed, tuple(terms))
+    return LexicalTurn(bm25, scores, share, crossed, tuple(terms), tuple(asked_toks))
 

@@ -591,7 +591,7 @@ class SkillRetriever(Warmup):
             elif (dense_top is None and self._lexical_cal is not None
                   and "lexical" not in self._user_thresholds):
                 decision = self._lexical_cal.decide(asked, lang, lexical, self.list_unjudged, bm25,
-                                                    self.glossary.expansions)
+                                                    () if lex is None else lex.asked_terms)
                 if (not decision.passed or decision.rule == UNJUDGED) and crossing is not None:
                     # no skill is written in the request's language: its translation is judged
                     decision = judged_across(decision, crossing.decide(asked, lang), len(names))

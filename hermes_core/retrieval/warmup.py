@@ -122,7 +122,6 @@ class Warmup:
         chat that ends must not wait for a model it will never use."""
         self._cancelled = True
 
-
     def ensure_lexical(self) -> None:
         """The lexical layers (L1-L3) built; never loads a model. What the skill list, the tool
         offer and a trigger hit need."""
@@ -179,4 +178,3 @@ class Warmup:
             self.refresh(lexicon=True)
         except Exception as e:
             log.warning("skill index warm-up failed: %s", e)
-

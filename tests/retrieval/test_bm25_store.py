@@ -172,6 +172,20 @@ def test_the_file_is_written_only_when_enough_was_derived_and_never_without_a_fo
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == ["index.npz"]
 
 
+def test_skills_dropped_since_the_file_count_toward_writing_it_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a catalog that shrank derives nothing new: were only derived skills counted, the file would
+    # keep the old catalog for good, and every restart read, adopt and update all of it again
+    from hermes_core.retrieval import bm25 as bm25_mod
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
+    updated_index(BM25Index(), CATALOG, TermsCache(None), IndexCache(tmp_path, min_new=3))
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())                # a new process
+    kept = updated_index(BM25Index(), CATALOG[:1], TermsCache(None), IndexCache(tmp_path, min_new=3))
+    found = load_parts(index_path(tmp_path), skill_terms)
+    assert found is not None
+    _same_parts(found[0], kept.parts)
+
+
 def test_a_foreign_file_is_warned_about_and_replaced_by_the_next_save(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     from hermes_core.retrieval import bm25 as bm25_mod

@@ -595,13 +595,14 @@ def test_a_small_catalogs_word_rule_is_made_of_the_catalog_words_the_reference_b
 
 
 def test_a_request_met_only_through_words_the_reference_brings_is_rejected_on_a_small_catalog() -> None:
-    from hermes_core.retrieval.bm25 import BM25Index, lexical_scores
+    from hermes_core.retrieval.bm25 import BM25Index, lexical_scores, query_terms
     index = BM25Index([*ENGLISH_SKILLS, Skill("release-notes", "Write release notes for a version")])
     ruled = cal.LexicalCalibration("k", {"en": 0.0, "zh": 0.0}, {}, frozenset({"en"}), 4,
                                    frozenset({"write"}))
 
     def decide(lc: cal.LexicalCalibration, text: str) -> bool:
-        return lc.decide(text, "en", lexical_scores(index, text)[1], True, index).passed
+        share = lexical_scores(index, text)[1]
+        return lc.decide(text, "en", share, True, index, query_terms(index, text)).passed
     assert lexical_scores(index, "write a poem about autumn")[1] > 0      # the share alone passes it
     assert not decide(ruled, "write a poem about autumn")
     assert decide(ruled, "write the release notes")                      # release, notes: specific

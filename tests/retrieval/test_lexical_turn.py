@@ -69,6 +69,7 @@ def test_one_pass_says_what_the_separate_passes_said(index: BM25Index, expand: x
     scores, _ = lexical_scores(index, text, _glossary)
     assert turn.scores.tolist() == scores.tolist()
     assert turn.share == lexical_scores(index, asked, _glossary)[1]
+    assert list(turn.asked_terms) == query_terms(index, asked, _glossary)   # what the word rule reads
     crossed = _crossing_scores(index, text, expand)
     assert (turn.crossed is None) == (crossed is None)
     if crossed is not None and turn.crossed is not None:
