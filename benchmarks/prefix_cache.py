@@ -147,14 +147,15 @@ def _bare(block: dict[str, Any]) -> str:
 
 def entry_ttls(kind: str, body: dict[str, Any], default: float) -> list[float]:
     """Seconds an entry written at each of the request's blocks lives: ``default``, or an hour
-    for an Anthropic block whose ``cache_control`` asks ``"ttl": "1h"``."""
+    for an Anthropic block whose ``cache_control`` asks ``"ttl": "1h"`` (never less than
+    ``default``: with no TTL, ``inf``, no entry expires)."""
     blocks: list[Any] = [*body.get("tools", [])]
     if kind == "anthropic":
         blocks += body.get("system", [])
     for m in body["messages"]:
         content = m.get("content")
         blocks += content if isinstance(content, list) else [m]
-    return [3600.0 if kind == "anthropic" and isinstance(b, dict)
+    return [max(default, 3600.0) if kind == "anthropic" and isinstance(b, dict)
             and (b.get("cache_control") or {}).get("ttl") == "1h" else default for b in blocks]
 
 

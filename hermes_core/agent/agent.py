@@ -28,13 +28,11 @@ from hermes_core.agent.credential_pool import CredentialPool
 from hermes_core.agent.interrupts import held_interrupts
 from hermes_core.agent.prepare_gate import PrepareGate
 from hermes_core.agent.pricing import Cost, PriceTable
-from hermes_core.agent.prompt.calibration_store import CalibrationStore
 from hermes_core.agent.prompt.compaction import (
     HistoryCompactor,
     HistorySummarizer,
     model_summarizer,
 )
-from hermes_core.agent.prompt.fold_store import FoldStore
 from hermes_core.agent.prompt_builder import PromptBuilder
 from hermes_core.agent.reply import DECLINED, Reply, ReplyStream, SessionStats, stop_reason
 from hermes_core.agent.resilience import CallLoop
@@ -154,9 +152,7 @@ class Agent:
                                else default_context_engine(self.settings))
         # the folds kept in the home: another process on this chat sends the summary this one did
         # and the billed-token ratios: it counts as this one did
-        self.compactor = HistoryCompactor(self.settings, store=FoldStore(
-            self.home / "cache" / "compaction", self.redact),
-            calibration=CalibrationStore(self.home / "cache" / "calibration.json"))
+        self.compactor = HistoryCompactor.in_home(self.settings, self.redact)
         self.skills = SkillSelection(self.retriever) if self.retriever is not None else None
         self.builder = prompt_builder or PromptBuilder(
             self.home, self.settings, cwd=Path(cwd) if cwd else None,

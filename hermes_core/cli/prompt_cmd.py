@@ -231,9 +231,7 @@ def _skill_warnings(retriever: Any) -> list[dict[str, str]]:
 def run(args: argparse.Namespace) -> int:
     from hermes_core.agent.agent import default_context_engine, default_retriever
     from hermes_core.agent.prompt.cache_plan import replan_cache
-    from hermes_core.agent.prompt.calibration_store import CalibrationStore
     from hermes_core.agent.prompt.compaction import HistoryCompactor
-    from hermes_core.agent.prompt.fold_store import FoldStore
     from hermes_core.agent.prompt.token_count import choose_counter, encoding_for
     from hermes_core.agent.prompt_builder import PromptBuilder
     from hermes_core.agent.skill_tool import SKILL_VIEW, SkillSelection
@@ -266,11 +264,8 @@ def run(args: argparse.Namespace) -> int:
                            encoding=encoding_for(model, provider))
     # no summariser: a preview never calls a model; the folds and the calibration the agent
     # kept in the home, read and never written: what the agent would send, not a fresh fold
-    cache = settings.home_path / "cache"
-    compactor = HistoryCompactor(
-        settings, sections=builder.section_tokens,
-        store=FoldStore(cache / "compaction", redact, read_only=True),
-        calibration=CalibrationStore(cache / "calibration.json", read_only=True))
+    compactor = HistoryCompactor.in_home(settings, redact, read_only=True,
+                                         sections=builder.section_tokens)
     prompt = compactor.fit(prompt, history, model=model, provider_kind=provider)
     report = compactor.last
     prompt = replan_cache(prompt, settings, provider_kind=provider, model=model)
@@ -281,8 +276,9 @@ def run(args: argparse.Namespace) -> int:
             "system": prompt.system, "context": prompt.context,
             "messages": [_message_dict(m) for m in prompt.messages],
             "prefix_sha256": prompt.prefix_sha256, "tokens": dict(prompt.tokens),
+            # compaction off: no report, but the count was still scaled by the kept ratio
             "token_counter": (report.counter if report is not None
-                              else choose_counter(model, provider, None).name),
+                              else choose_counter(model, provider, compactor.ratio).name),
             "compaction": report.as_dict() if report is not None else None,
             "summary_index": prompt.summary_index,
             "cache": {"system": prompt.cache.system,

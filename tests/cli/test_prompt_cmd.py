@@ -536,3 +536,27 @@ def test_the_preview_of_a_chat_the_agent_folded_shows_the_kept_fold(
     assert out["token_counter"] == report.counter == "calibrated:o200k_base"
     assert out["compaction"]["summary_turns"] == report.summary_turns
     assert out["compaction"]["history_tokens"] == report.history_tokens
+
+
+def test_with_compaction_off_the_preview_names_the_kept_calibration_it_counted_with(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With compaction off there is no report to name the counter, and the preview named an
+    unscaled one though its counts were scaled by the ratio kept in the home."""
+    from hermes_core.agent.prompt.calibration_store import CalibrationStore
+    from hermes_core.tokens import count_tokens
+
+    home = tmp_path / "home"
+    home.mkdir()
+    model = "claude-sonnet-4-5"
+    cfg = {"home": str(home), "prompt": {"compaction": {"enabled": False}},
+           "skill_utils": {"enabled": False}, "context_engine": {"enabled": False}}
+    (home / "config.yaml").write_text(json.dumps(cfg), encoding="utf-8")
+    (home / "cache").mkdir()
+    assert CalibrationStore(home / "cache" / "calibration.json").put(model, 1.5)
+    message = "how do I keep the docker layer cache between CI runs? " * 20
+    out = run_json(capsys, message, "--home", str(home), "--model", model,
+                   "--provider", "anthropic", "--cwd", str(tmp_path))
+    assert out["compaction"] is None
+    sent = out["messages"][-1]["content"]
+    assert out["tokens"]["message"] == round(count_tokens(sent, "o200k_base") * 1.5)
+    assert out["token_counter"] == "calibrated:o200k_base"

@@ -22,9 +22,10 @@ import json
 import logging
 import math
 from pathlib import Path
+from typing import Any
 
 from hermes_core.agent.prompt.token_count import RATIO_BOUNDS
-from hermes_core.atomic_write import read_cache, write_cache
+from hermes_core.atomic_write import read_kept, write_cache
 
 log = logging.getLogger("hermes_core.compaction")
 
@@ -83,20 +84,21 @@ class CalibrationStore:
         return self._ratios
 
     def _read(self) -> dict[str, float]:
-        try:
-            data = json.loads(read_cache(self.path, MAX_BYTES).decode("utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as e:
-            log.warning("token calibration %s ignored (%s); the first request is counted "
-                        "uncalibrated", self.path, e)
-            return {}
-        ratios = data.get("ratios") if isinstance(data, dict) else None
-        if (not isinstance(data, dict) or type(data.get("format")) is not int
-                or data["format"] != FORMAT or not isinstance(ratios, dict)):
-            log.warning("token calibration %s is not a calibration of this format; ignored",
-                        self.path)
-            return {}
-        kept = {m: float(r) for m, r in ratios.items()
-                if isinstance(m, str) and len(m) <= MAX_NAME and usable(r)}
-        return dict(list(kept.items())[-MAX_MODELS:])
+        table = read_kept(self.path, MAX_BYTES, _parse, self._unreadable)
+        return table if table is not None else {}
+
+    def _unreadable(self, reason: str) -> None:
+        log.warning("token calibration %s ignored: %s; the first request is counted "
+                    "uncalibrated", self.path, reason)
+
+
+def _parse(data: Any) -> dict[str, float]:
+    """The usable ratios of a file's JSON, at most MAX_MODELS (the newest); ValueError when it is
+    not a calibration of this format (a ratio of the wrong kind is left out on its own)."""
+    ratios = data.get("ratios") if isinstance(data, dict) else None
+    if (not isinstance(data, dict) or type(data.get("format")) is not int
+            or data["format"] != FORMAT or not isinstance(ratios, dict)):
+        raise ValueError(f"not a calibration of format {FORMAT}")
+    kept = {m: float(r) for m, r in ratios.items()
+            if isinstance(m, str) and len(m) <= MAX_NAME and usable(r)}
+    return dict(list(kept.items())[-MAX_MODELS:])

@@ -409,6 +409,18 @@ class HistoryCompactor:
     #: the history's prefixes looked for in ``store`` so far (None: none yet)
     _searched: PrefixKeys | None = None
 
+    @classmethod
+    def in_home(cls, settings: Settings, scrub: Callable[[str], str], *, read_only: bool = False,
+                sections: Callable[[TokenCounter], Mapping[str, int]] | None = None
+                ) -> HistoryCompactor:
+        """A compactor whose folds and billed-token ratios are kept in the home's cache folder:
+        the Agent's, and (``read_only``: reads them, writes nothing) ``hermes-core prompt``'s,
+        which must find what the agent kept. One place says where they live."""
+        cache = settings.home_path / "cache"
+        return cls(settings, sections=sections,
+                   store=FoldStore(cache / "compaction", scrub, read_only=read_only),
+                   calibration=CalibrationStore(cache / "calibration.json", read_only=read_only))
+
     def reset(self) -> None:
         self.state, self.last, self._anchor, self._searched = CompactionState(), None, None, None
         self._costs.clear()

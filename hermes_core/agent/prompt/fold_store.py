@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes_core.atomic_write import read_cache, write_cache
+from hermes_core.atomic_write import read_kept, write_cache
 from hermes_core.types import Message
 
 log = logging.getLogger("hermes_core.compaction")
@@ -141,12 +141,9 @@ class FoldStore:
         return None
 
     def _read(self, path: Path, key: str, folded: int) -> dict[str, Any] | None:
-        try:
-            data = json.loads(read_cache(path, MAX_FOLD_BYTES).decode("utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as e:
-            log.debug("fold store: %s ignored (%s)", path, e)
+        data = read_kept(path, MAX_FOLD_BYTES, lambda d: d,
+                         lambda reason: log.debug("fold store: %s ignored (%s)", path, reason))
+        if data is None:   # absent (a new turn's prefix tried unlisted), or not JSON of ours
             return None
         # counts are ints, not a float or a bool that equals one (8.0 == 8, True == 1): the
         # compactor indexes the history with them

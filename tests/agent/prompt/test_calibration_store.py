@@ -33,8 +33,8 @@ def test_the_file_is_read_once_and_written_only_when_a_ratio_changes(
         path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     CalibrationStore(path).put("m", 1.2)
     reads, writes = [], []
-    real_read, real_write = calibration_store.read_cache, calibration_store.write_cache
-    monkeypatch.setattr(calibration_store, "read_cache", lambda *a: reads.append(a) or real_read(*a))
+    real_read, real_write = calibration_store.read_kept, calibration_store.write_cache
+    monkeypatch.setattr(calibration_store, "read_kept", lambda *a: reads.append(a) or real_read(*a))
     monkeypatch.setattr(calibration_store, "write_cache",
                         lambda *a, **k: writes.append(a) or real_write(*a, **k))
     store = CalibrationStore(path)
@@ -59,7 +59,7 @@ def test_the_file_keeps_the_most_recently_billed_models(path: Path,
 
 @pytest.mark.parametrize("content", [
     b"\x00{not json", b"[1, 2]", b'{"format": 2, "ratios": {}}', b'{"format": true, "ratios": {}}',
-    b'{"format": 1, "ratios": [1.2]}'])
+    b'{"format": 1, "ratios": [1.2]}', b"[" * 60_000])
 def test_a_damaged_or_foreign_file_is_ignored_with_a_warning_naming_it(
         path: Path, content: bytes, caplog: pytest.LogCaptureFixture) -> None:
     path.parent.mkdir()

@@ -69,6 +69,8 @@ def test_a_damaged_or_foreign_file_is_ignored_not_raised(store: FoldStore) -> No
     (path,) = store.folder.iterdir()
     path.write_bytes(b"\x00{not json")
     assert store.find(chat) is None
+    path.write_bytes(b"[" * 60_000)   # JSON nested past Python's recursion limit
+    assert store.find(chat) is None
     data = {**state(8), "format": 1, "key": path.stem, "facts": "not a list"}
     path.write_text(json.dumps(data), encoding="utf-8")
     assert store.find(chat) is None

@@ -94,3 +94,17 @@ def test_a_prefix_not_read_for_longer_than_the_ttl_is_paid_again(load_script, ki
     late = server.bill(request(4))
     assert late["cached"] == 0
     assert late["write" if kind == "anthropic" else "uncached"] == late["total"]
+
+
+def test_with_no_ttl_an_hour_marked_prefix_does_not_expire_either(load_script) -> None:
+    """``--ttl 0`` says entries never expire, yet a block marked ``"ttl": "1h"`` still expired an
+    hour unread: a run without a TTL read cold where the author's 1h marker had been."""
+    bench = load_script(BENCH)
+    now = [0.0]
+    server = bench.Server("anthropic", clock=lambda: now[0], ttl_s=float("inf"))
+    body = _body("rule " * 1500, "q " * 50)
+    body["system"][0]["cache_control"]["ttl"] = "1h"   # type: ignore[index]
+    first = server.bill(body)
+    assert first["write"] > 1000 and first["cached"] == 0
+    now[0] += 2 * 3600.0
+    assert server.bill(body)["cached"] == first["write"]
