@@ -6,6 +6,9 @@
   reads of its shadow tables left out), for tests that pin what a lookup costs.
 * ``open_and_die``: (not a fixture: spawned) opens a store whose segmenter SIGKILLs its process
   at a given call, for tests of a re-index killed mid-way.
+* ``open_tracing`` / ``open_and_die_at_statement``: open a store with every SQL statement its
+  re-index runs seen (its own, its triggers', FTS5's on its shadow tables), counted or SIGKILLed
+  at a given one (spawned): a seam inside an in-place cut, which calls no segmenter.
 * ``planted_archive``: ``m.db`` of 200 filler sessions with one given session among them; returns
   its path and a reader of every byte of its files (WAL too), for tests that look for words a
   rewrite or a delete must leave nowhere in the file.
@@ -19,6 +22,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,3 +98,38 @@ def open_and_die(path: str, kill_after: int, batch: int, segment: Callable[[str]
         return segment(text)
 
     SessionStore(path, segment=dying, segment_id=segment_id)
+
+
+def open_tracing(path: str | Path, batch: int, segment_id: str,
+                 on_statement: Callable[[str], None]) -> int:
+    """Open ``path`` (segmenter ``str.lower``) re-indexing in batches of ``batch`` rows, with
+    ``on_statement`` traced on the connection for the length of the re-index; returns the rows
+    it re-indexed. The module's batch size and ``run`` are restored after."""
+    saved = reindex.BATCH_ROWS, reindex.run
+
+    def traced(conn: sqlite3.Connection, *args: Any) -> int:
+        conn.set_trace_callback(on_statement)
+        try:
+            return saved[1](conn, *args)
+        finally:
+            conn.set_trace_callback(None)
+
+    reindex.BATCH_ROWS, reindex.run = batch, traced
+    try:
+        with SessionStore(path, segment=str.lower, segment_id=segment_id) as store:
+            return store.reindexed
+    finally:
+        reindex.BATCH_ROWS, reindex.run = saved
+
+
+def open_and_die_at_statement(path: str, kill_at: int, batch: int, segment_id: str) -> None:
+    """:func:`open_tracing`, SIGKILLing this process as its re-index's ``kill_at``-th statement
+    starts: run in a spawned process."""
+    seen = [0]
+
+    def dying(_sql: str) -> None:
+        seen[0] += 1
+        if seen[0] == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    open_tracing(path, batch, segment_id, dying)

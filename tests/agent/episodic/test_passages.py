@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import random
+import shutil
 import signal
 import sqlite3
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from hermes_core.agent.context_engine import ContextEngine
 from hermes_core.agent.episodic import passages, reindex
 from hermes_core.agent.episodic.retention import RetentionPolicy
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore
-from tests.agent.episodic.conftest import open_and_die
+from tests.agent.episodic.conftest import open_and_die_at_statement, open_tracing
 
 NOW = 1_800_000_000.0
 QUERY = ("kubernetes", "grafana", "terraform")
@@ -174,31 +175,83 @@ def _before_passages(path: Path, n: int) -> None:
     conn.close()
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(kill_after=st.integers(1, 130), batch=st.integers(3, 40))
+def _uncut(path: Path) -> int:
+    """Sessions of ``path`` whose index row is still one long row (not cut into passages yet)."""
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute("SELECT summary FROM sessions_fts WHERE rowid > 0").fetchall()
+    finally:
+        conn.close()
+    return sum(len(passages.split(r[0])) > 1 for r in rows)
+
+
+def _statements_left(path: Path, batch: int) -> int:
+    """The SQL statements the re-index of a copy of ``path`` runs to the end (this open's)."""
+    dry = path.with_name("dry.db")
+    for suffix in ("", "-wal"):
+        src, dst = Path(f"{path}{suffix}"), Path(f"{dry}{suffix}")
+        dst.unlink(missing_ok=True)
+        if src.exists():
+            shutil.copyfile(src, dst)
+    seen = [0]
+
+    def count(_sql: str) -> None:
+        seen[0] += 1
+
+    open_tracing(dry, batch, NEW_ID, count)
+    return seen[0]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batch=st.integers(1, 7), kills=st.lists(st.integers(0, 10**6), min_size=1, max_size=2),
+       write_meanwhile=st.booleans())
 def test_an_index_from_before_passages_is_cut_into_them_once_losing_nothing_under_kill_9(
-        tmp_path_factory: pytest.TempPathFactory, kill_after: int, batch: int) -> None:
+        tmp_path_factory: pytest.TempPathFactory, batch: int, kills: list[int],
+        write_meanwhile: bool) -> None:
+    """The in-place cut SIGKILLed as any of its SQL statements starts (a read, a passage or an
+    FTS5 shadow-table write inside a chunk's transaction, the cursor's move, the COMMIT, the
+    record of the new tokenizer), once or twice, a writer maybe between: the next open cuts each
+    session not yet cut exactly once, and every session is found by its words."""
     path = tmp_path_factory.mktemp("passages") / "sessions.db"
     n = 60
     _before_passages(path, n)
+    marker = {f"s{i}": f"m{i}" for i in range(n)}
     with SessionStore(path, segment=str.lower, segment_id=OLD_ID) as before:
         found_before = [h.session_id for h in before.search('"m0end"', 5)]
         sources = before.stats()["sources"]
-    proc = multiprocessing.get_context("spawn").Process(
-        target=open_and_die, args=(str(path), kill_after, batch, str.lower, NEW_ID))
-    proc.start()
-    proc.join(timeout=120)
-    assert proc.exitcode in (0, -signal.SIGKILL)
+    for at in kills:
+        left = _statements_left(path, batch)
+        if left == 0:
+            break                  # the last kill fell after the cut was recorded
+        proc = multiprocessing.get_context("spawn").Process(
+            target=open_and_die_at_statement, args=(str(path), 1 + at % left, batch, NEW_ID))
+        proc.start()
+        proc.join(timeout=120)
+        assert proc.exitcode == -signal.SIGKILL
+    if write_meanwhile:            # a writer of this layout that does not cut (no tokenizer id)
+        rng = random.Random(batch)
+        with SessionStore(path, segment=str.lower, segment_id=None) as writer:
+            writer.upsert(SessionRecord("late", _long(rng, "late"), (), NOW + n))
+            writer.upsert(SessionRecord("s4", _long(rng, "r4"), (), NOW + n))
+            assert writer.delete("s8")
+            sources = writer.stats()["sources"]
+        marker |= {"late": "late", "s4": "r4"}
+        del marker["s8"]
+    uncut = _uncut(path)
     with SessionStore(path, segment=str.lower, segment_id=NEW_ID) as store:
+        assert store.reindexed == uncut      # each long session cut once over all the opens
         assert store.stats()["schema_version"] == 3
         assert store.stats()["sources"] == sources
-        _in_sync(store)
+        _in_sync(store)                      # no passage doubled or lost, counts exact
         assert found_before == ["s0"] == [h.session_id for h in store.search('"m0end"', 5)]
-        for i in range(n):
-            for word in (f'"m{i}start"', f'"m{i}end"'):
-                assert [h.session_id for h in store.search(word, 5)] == [f"s{i}"]
+        for sid, m in marker.items():
+            for word in (f'"{m}start"', f'"{m}end"'):
+                assert [h.session_id for h in store.search(word, 5)] == [sid]
     with SessionStore(path, segment=str.lower, segment_id=NEW_ID) as again:
         assert again.reindexed == 0
+        assert dict(again.connection.execute(
+            "SELECT key, value FROM meta WHERE key IN ('tokenizer', 'cut_cursor', 'reindex')"
+        ).fetchall()) == {"tokenizer": NEW_ID}
 
 
 def test_an_index_from_before_passages_by_the_same_tokenizer_is_cut_without_segmenting_again(
