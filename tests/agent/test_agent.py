@@ -708,7 +708,7 @@ def run_fresh(code: str, tmp_path: Path) -> dict[str, bool]:
     home = tmp_path / "home"
     shutil.copytree(EXAMPLE_HOME, home)
     res = subprocess.run([sys.executable, "-c", code, str(home)], capture_output=True, text=True,
-                         timeout=300, cwd=tmp_path,
+                         timeout=900, cwd=tmp_path,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"})
     assert res.returncode == 0, res.stderr[-3000:]
     return json.loads(res.stdout.strip().splitlines()[-1])
