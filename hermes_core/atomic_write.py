@@ -93,11 +93,20 @@ def write_atomic(path: str | os.PathLike[str], content: Content, *, mode: int | 
 
 
 def write_cache(path: str | os.PathLike[str], content: Content, what: str, *,
-                logger: logging.Logger = log, durable: bool = True) -> bool:
+                logger: logging.Logger = log, durable: bool = True, folders: int = 0) -> bool:
     """:func:`write_atomic` for a cache: True when written; False when the disk refused (read-only,
     full, a file where the folder should be), logged to ``logger`` as a warning the first time for
     ``what`` (e.g. "lexicon cache") in that folder and at debug level after, since a cache that
-    cannot be written fails the same way for every entry."""
+    cannot be written fails the same way for every entry. ``folders``: how many of the folders
+    above the file to make when missing (a home's ``cache/`` and its sub-folder), never more: a
+    home that is not there stays so, which is said at debug level only."""
+    made = Path(path).parents[:folders]
+    try:
+        for folder in reversed(made):
+            folder.mkdir(exist_ok=True)
+    except OSError as e:
+        logger.debug("%s: cannot make %s (%s)", what, folder, e.strerror or e)
+        return False
     try:
         write_atomic(path, content, durable=durable)
     except OSError as e:

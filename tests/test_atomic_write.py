@@ -117,6 +117,20 @@ def test_the_folder_is_made_when_missing(tmp_path: Path) -> None:
     assert target.read_bytes() == b"data"
 
 
+def test_a_home_cache_write_makes_its_folders_but_never_the_home(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    target = home / "cache" / "folds" / "k.json"
+    assert write_cache(target, b"{}", "test cache", folders=2) is True
+    assert target.read_bytes() == b"{}"
+    gone = tmp_path / "no-such-home" / "cache" / "k.json"
+    with caplog.at_level(logging.DEBUG):
+        assert write_cache(gone, b"{}", "test cache", folders=1) is False
+    assert not (tmp_path / "no-such-home").exists()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
 def test_a_durable_write_syncs_the_file_and_its_folder_and_a_many_file_cache_need_not(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     synced: list[int] = []

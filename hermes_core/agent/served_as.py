@@ -121,13 +121,8 @@ class ServedAs:
         body = {"version": VERSION,
                 "served_as": [[p, requested, answered] for (p, requested), answered in served.items()
                               if self._keepable((p, requested), answered)]}
-        try:   # the home's cache folder, never the home itself (a home not there stays so)
-            self.path.parent.mkdir(exist_ok=True)
-        except OSError as e:
-            log.debug("served-as file %s: %s", self.path, e)
-            return
         write_cache(self.path, json.dumps(body, ensure_ascii=False).encode("utf-8"),
-                    "served-as file", logger=log, durable=False)
+                    "served-as file", logger=log, durable=False, folders=1)
 
 
 def _put(table: dict[K, V], key: K, value: V, limit: int) -> None:

@@ -70,13 +70,8 @@ class CalibrationStore:
         while len(table) > MAX_MODELS:
             del table[next(iter(table))]
         data = json.dumps({"format": FORMAT, "ratios": table}, ensure_ascii=False)
-        try:   # the home's cache folder, never the home itself (a home not there stays so)
-            self.path.parent.mkdir(exist_ok=True)
-        except OSError as e:
-            log.debug("calibration store %s: %s", self.path, e)
-            return False
         return write_cache(self.path, data.encode("utf-8"), "token calibration", logger=log,
-                           durable=False)
+                           durable=False, folders=1)
 
     def _table(self) -> dict[str, float]:
         if self._ratios is None:

@@ -103,15 +103,9 @@ class FoldStore:
         data = {**state, "prose": self._scrub(str(state.get("prose", ""))),
                 "facts": [self._scrub(str(f)) for f in facts] if isinstance(facts, (list, tuple))
                 else [], "format": FORMAT, "key": key}
-        try:   # the home's cache folder, never the home itself (a home not there stays so)
-            self.folder.parent.mkdir(exist_ok=True)
-            self.folder.mkdir(exist_ok=True)
-        except OSError as e:
-            log.debug("fold store %s: %s", self.folder, e)
-            return False
         written = write_cache(self.folder / f"{key}.json",
                               json.dumps(data, ensure_ascii=False).encode("utf-8"),
-                              "compaction cache", logger=log, durable=False)
+                              "compaction cache", logger=log, durable=False, folders=2)
         if written:
             self._prune()
         return written
