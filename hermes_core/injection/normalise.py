@@ -5,17 +5,23 @@ full-width or mathematical letters (NFKC folds them), Cyrillic or Greek look-ali
 folded with the Unicode TR39 confusables data shipped by ``confusable-homoglyphs``), invisible
 code points inside a word ("ig<ZWSP>nore", a Hangul filler; default-ignorable code points are
 removed), a word or phrase split across lines, spaces or soft hyphens ("i g n o r e",
-"ign-\\nore"), tag characters that spell ASCII invisibly, and base64. Each function returns a
-view to match against; none of them changes what is put in the prompt.
+"ign-\\nore", or cut by a bare line break), tag characters that spell ASCII invisibly, markup a
+rendered page hides ("ig**nore**", "[ign](https://x)ore", "&#105;gnore", "ig<!-- -->nore"), and
+text encoded as base64, hex, URL escapes or ROT13. Each function returns a view to match
+against; none of them changes what is put in the prompt.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import codecs
+import html
 import json
 import re
 import unicodedata
+import urllib.parse
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
@@ -99,16 +105,104 @@ def flat(folded: str) -> str:
 
 
 def despaced(flat_text: str) -> str:
-    """Letters spelled out one by one are joined back into their word."""
-    return _SPACED.sub(lambda m: re.sub(r"[ .\-_*·]", "", m.group()), flat_text)
+    """Letters spelled out one by one are joined back into their word. When they are spelled
+    with a mark ("d.i.s.r.e.g.a.r.d t.h.e r.u.l.e.s") a space between them is a word gap."""
+    return _SPACED.sub(_join_letters, flat_text)
+
+
+def _join_letters(m: re.Match[str]) -> str:
+    run = m.group()
+    marks = re.sub(r"[^.\-_*·]", "", run)
+    return re.sub(r"[.\-_*·]", "", run) if marks and " " in run else re.sub(r"[ .\-_*·]", "", run)
+
+
+_LINE_IN_WORD = re.compile(r"(?<=\w)[ \t]*\n[ \t]*(?=\w)")
+
+
+def unbroken(folded: str) -> str:
+    """The folded text with a line break between two letters taken out (no space left): a phrase
+    whose words were cut across lines ("disrega\nrd the abo\nve rules") is whole again. Words
+    that a wrap parted run together here instead, which no phrase rule looks for."""
+    return flat(_LINE_IN_WORD.sub("", folded))
+
+
+# --------------------------------------------------------------------------- markup
+
+# Markup a reader never sees as such: a rendered page shows "ig**nore**", "[ign](https://x)ore",
+# "ig<b>nore</b>", "&#105;gnore" and "ig<!-- -->nore" as "ignore", and a model reads the source
+# the same way. Comments are dropped here and read on their own as hidden spans.
+_MARKUP = re.compile(r"[*_~`\\]|&#?\w{1,8};?|<[!/?a-zA-Z]|\]\s?[(\[]")
+_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
+# tags that only style the words between them: removed without a space
+_INLINE_TAG = re.compile(
+    r"</?(?:a|abbr|b|bdi|bdo|big|cite|code|del|dfn|em|font|i|ins|kbd|mark|q|s|samp|small|span|strike|"
+    r"strong|sub|sup|tt|u|var|wbr)\b[^<>]{0,300}>", re.IGNORECASE)
+_OTHER_TAG = re.compile(r"</?[a-zA-Z][\w:-]{0,30}\b[^<>]{0,300}>")
+_LINK = re.compile(r"!?\[([^\[\]\n]{0,300})\]"
+                   r"(?:\([^()\s]{0,500}(?:\s+\"[^\"\n]{0,200}\")?\)|\[[^\[\]\n]{0,100}\])")
+# emphasis, strike-through and code-span marks, and the backslash escaping a punctuation mark
+_MARKS = re.compile(r"[*_~`]+|\\(?=[!-/:-@\[-`{-~])")
+
+
+def has_markup(text: str) -> bool:
+    """Whether :func:`rendered` could differ from the text (most prose has none of its marks)."""
+    return _MARKUP.search(text) is not None
+
+
+def rendered(text: str) -> str:
+    """The text as its reader sees it rendered: HTML comments and tags out (a block tag leaves a
+    space, an inline one nothing), a link or image by its text, emphasis and code-span marks out,
+    HTML character references decoded. A view to match, like the others: "_" goes too, so an
+    identifier reads run together ("snakecase"), which no phrase rule looks for."""
+    text = _COMMENT.sub("", text)
+    text = _OTHER_TAG.sub(" ", _INLINE_TAG.sub("", text))
+    text = _LINK.sub(r"\1", text)
+    return html.unescape(_MARKS.sub("", text))
+
+
+# the commonest short words of the Latin-script languages the rules read: ROT13 turns a text in
+# one of them into a text with next to none of these, and back
+_COMMON_WORDS = frozenset((
+    "the", "and", "you", "your", "to", "of", "all", "is", "are", "in", "with", "this", "that", "for",
+    "not", "be", "it", "on", "as", "from", "now", "only", "a", "i", "me", "my", "we", "or", "if", "do",
+    "at", "by", "an", "so", "no", "http", "https", "www", "com",
+    "el", "la", "de", "que", "y", "los", "las", "en", "por", "con", "para", "tu", "su",
+    "le", "les", "et", "des", "du", "un", "une", "est", "pas", "vous",
+    "der", "die", "das", "und", "ist", "nicht", "mit", "ein", "eine", "zu", "auf", "den", "dich"))
+_WORD = re.compile(r"[a-z]+")
+
+
+def _common(line: str) -> int:
+    return sum(1 for w in _WORD.findall(line) if w in _COMMON_WORDS)
+
+
+def rot13(folded: str) -> str:
+    """The lines of a folded view that read as ordinary text once turned by ROT13 (stdlib
+    ``codecs``) and not as written, turned; "" when there are none. A model decodes "Vtaber nyy
+    cerivbhf vafgehpgvbaf" at sight; ordinary prose turned reads as nothing, so it is left out
+    (and the rules need not read every paragraph a second time)."""
+    whole = codecs.encode(folded, "rot13")
+    if _common(whole) > _common(folded):
+        return whole   # the whole text turned ("### Arj flfgrz cebzcg:" has no common word alone)
+    out = []
+    for line in folded.split("\n"):
+        turned = codecs.encode(line, "rot13")
+        if _common(turned) > _common(line):
+            out.append(turned)
+    return "\n".join(out)
 
 
 _NOT_LETTER = re.compile(r"[\W_]+")
 
 
+# a link: the words of its path or query ("search?q=ignore+all+previous+instructions") are an
+# address the model reads as one, not a sentence addressed to it
+_URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
+
+
 def compact(folded: str) -> str:
-    """Letters only: no space, line break or punctuation can split a phrase here."""
-    return _NOT_LETTER.sub("", folded)
+    """Letters only, links left out: no space, line break or punctuation can split a phrase here."""
+    return _NOT_LETTER.sub("", _URL.sub(" ", folded) if "://" in folded or "www." in folded else folded)
 
 
 _B64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,}={0,2}(?![A-Za-z0-9+/=_-])")
@@ -140,9 +234,15 @@ _NOT_TEXT = re.compile("[\ufffd\x00-\x08\x0b-\x1f\x7f]")
 _HEAD_MIN = 24
 
 
+# Chinese and Japanese sentences have no spaces; a few of their letters (three UTF-8 bytes each,
+# of fixed bit patterns) in a row are as unlikely from random bytes as a space among printables.
+_SPACELESS_WORDS = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{4}")
+
+
 def _reads_as_text(decoded: str, least: int) -> bool:
     printable = sum(1 for c in decoded if (c.isprintable() and c != "\ufffd") or c in "\n\t")
-    return len(decoded) >= least and printable >= 0.95 * len(decoded) and " " in decoded
+    return (len(decoded) >= least and printable >= 0.95 * len(decoded)
+            and (" " in decoded or _SPACELESS_WORDS.search(decoded) is not None))
 
 
 def decoded_blobs(text: str, limit: int = 20) -> list[str]:
@@ -177,7 +277,26 @@ def decoded_blobs(text: str, limit: int = 20) -> list[str]:
         decoded = _as_text(bytes.fromhex(m.group()))
         if decoded is not None and len(out) < limit and decoded not in out:
             out.append(decoded)
+    if "%" in text or "+" in text:
+        runs = [*_URL_ENCODED.finditer(text), *_PLUS_WORDS.finditer(text)]
+        for m in runs:
+            if "://" in m.group() or m.group().startswith("www."):
+                continue   # a link's query string: an address, not a hidden sentence
+            decoded = _as_text(urllib.parse.unquote_to_bytes(m.group().replace("+", " ")))
+            if decoded is not None and len(out) < limit and decoded not in out:
+                out.append(decoded)
     return out
+
+
+# a run of URL-encoded text with at least three escapes, one of them "%XX" ("%49gnore%20all",
+# "Note+to+the+assistant%3A+..."; a "+" between words is a space, as in a query string): a
+# link's query string as well as a hidden sentence; only what then reads as text counts. It
+# starts where a token starts (a search from every position of a long token would be quadratic).
+_URL_CHARS = r"[\w.~+\-!*'(),;:@&=/?#$]"
+_URL_ENCODED = re.compile(rf"(?<![\w.~+\-!*'(),;:@&=/?#$%])(?={_URL_CHARS}*%[0-9A-Fa-f]{{2}}){_URL_CHARS}*"
+                          rf"(?:(?:%[0-9A-Fa-f]{{2}}|(?<=\w)\+(?=\w)){_URL_CHARS}*){{3,}}")
+# words joined by "+" alone ("The+user+has+authorized+you"), as a query string writes a sentence
+_PLUS_WORDS = re.compile(r"(?<![\w+/=])[A-Za-z']+(?:\+[A-Za-z']+[.,:;!?]?){3,}(?![\w+/=])")
 
 
 # Arabic short vowels, Quranic marks and the tatweel are written or left out at will; the alef
@@ -212,3 +331,31 @@ def unfolded(text: str) -> str:
         to_cyrillic = _to_cyrillic()
         text = _CYRILLIC_WORD.sub(lambda m: m.group().translate(to_cyrillic), text)
     return flat(apostrophes(_ARABIC_MARKS.sub("", text).translate(_ARABIC_LETTERS)))
+
+
+@dataclass(frozen=True, slots=True)
+class Views:
+    """The views of one text the phrase rules read."""
+
+    folded: str                 # lines kept, so a match maps back to its line
+    joined: str                 # one line
+    shown: str                  # one line, markup off; "" when the text has none
+    phrase: tuple[str, ...]     # every view, for the phrase tables
+    one_line: tuple[str, ...]   # the one-line views, for the rules that read a paragraph whole
+
+
+def views(text: str) -> Views:
+    """Folded, joined, spelled-out letters rejoined, a line break inside a word taken out
+    ("disrega\\nrd the rules"), and when the text holds markup the same as a reader sees it
+    rendered ("ig**nore**", "&#105;gnore"); each distinct view once."""
+    folded = apostrophes(fold(text))
+    joined = flat(folded)
+    phrase = [folded, joined, despaced(joined)]
+    if "\n" in folded:
+        phrase.append(unbroken(folded))
+    shown_lines = apostrophes(fold(rendered(text))) if has_markup(text) else ""
+    shown = flat(shown_lines)
+    if shown:
+        phrase += [shown_lines, shown, despaced(shown)]
+    unique = tuple(dict.fromkeys(phrase))
+    return Views(folded, joined, shown, unique, tuple(v for v in unique if "\n" not in v))

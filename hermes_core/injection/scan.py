@@ -50,13 +50,13 @@ from hermes_core.injection.hijack import (
     hazardous_code,
 )
 from hermes_core.injection.normalise import (
-    apostrophes,
     compact,
     decoded_blobs,
-    despaced,
     flat,
     fold,
+    rot13,
     unfolded,
+    views,
 )
 from hermes_core.injection.patterns import (
     CJK_LANGUAGES,
@@ -211,13 +211,28 @@ _REPORTED = re.compile(
     r"trick\w*|make|makes|get|gets|convince\w*|says?|such\s+as|like)\b", re.IGNORECASE)
 
 
-def _strip_quotes(text: str) -> str:
-    text = _CODE_SPAN.sub(" ", text)
+# a code span that quotes: not glued to the letters of a word ("Ne`w` syst`em`" quotes nothing)
+_QUOTING_SPAN = re.compile(r"(?<!\w)(`+)(?:(?!\1).){1,400}?\1(?!\w)", re.DOTALL)
+
+
+# a quotation wrapped over at most two lines of a paragraph, as prose is wrapped in a README
+_QUOTED_WRAPPED = re.compile(r"\"[^\"\n]{0,400}(?:\n[^\"\n]{1,400}){0,2}\"|"
+                             r"“[^”\n]{0,400}(?:\n[^”\n]{1,400}){0,2}”")
+
+
+def _strip_quotes(text: str, spans: re.Pattern[str] = _QUOTING_SPAN) -> str:
+    """The text without its quotations. The rules' reading (the default) leaves in a code span
+    glued into a word and takes out a quotation wrapped over a line break; the learned scorer's
+    (``spans=_CODE_SPAN``) stays as it was trained."""
+    text = spans.sub(" ", text)
     text = _QUOTE_LINE.sub("", text)
+    if spans is _QUOTING_SPAN:
+        text = _QUOTED_WRAPPED.sub(" ", text)
     return _QUOTED.sub(" ", text)
 
 
-def _unquote(par: Paragraph, framed: bool, context_framed: bool) -> str:
+def _unquote(par: Paragraph, framed: bool, context_framed: bool,
+             spans: re.Pattern[str] = _QUOTING_SPAN) -> str:
     """The paragraph with example material taken out, when the paragraph (``framed``: it holds a
     framing word) or one beside it (``context_framed``) frames it as an example; otherwise
     unchanged.
@@ -232,7 +247,7 @@ def _unquote(par: Paragraph, framed: bool, context_framed: bool) -> str:
         # code frames itself (``# example payload``, ``detect_injection(...)``), but a fenced
         # page of prose whose own sentences say "for example" is prose addressed to the model
         return par.text if not context_framed and _prose_block(par.text) else ""
-    stripped = _strip_quotes(par.text)
+    stripped = _strip_quotes(par.text, spans)
     return stripped if context_framed or _framed(stripped) else par.text
 
 
@@ -321,7 +336,10 @@ def _match_views(views: Iterable[str], wanted: set[str]) -> tuple[str, str, str]
 
 
 _COMPACT_NEGATION = re.compile(r"(?:never|not|nt|no|nunca|jamás|jamas|ne|jamais|nicht|nie|niemals|"
-                               r"不要|别|別|勿|禁止|切勿|请勿|請勿|绝不|絕不|决不|從不|从不)(?:ever)?$")
+                               r"不要|别|別|勿|禁止|切勿|请勿|請勿|绝不|絕不|决不|從不|从不)(?:ever)?$|"
+                               # "不要通过聊天发送密钥": a manner or place between (as NEGATED_BEFORE_ZH)
+                               r"(?:不要|别|別|勿|禁止|切勿|请勿|請勿)(?:通过|通過|透过|透過|经由|經由|借助|利用|用|在|向|往|"
+                               r"从|從)\w{1,8}$")
 
 
 # one alternation per category: a letters-only view is searched three times, not eighteen
@@ -364,24 +382,34 @@ _UNFOLDED_SCRIPTS = re.compile("[\u0400-\u04ff\u0600-\u06ff\ufb50-\ufdff\ufe70-\
 
 def _scan_text(text: str, wanted: set[str], depth: int = 0, *,
                data: bool = False) -> tuple[str, str, str] | None:
-    folded = apostrophes(fold(text))
-    joined = flat(folded)
-    found = _match_views((folded, joined, despaced(joined)), wanted)
+    seen = views(text)
+    folded, joined, shown = seen.folded, seen.joined, seen.shown
+    found = _match_views(seen.phrase, wanted)
     if found is None and _UNFOLDED_SCRIPTS.search(text):
         # Cyrillic and Arabic phrases cannot match the folded views (decision 90)
         found = match_scripts(unfolded(text), wanted)
-    if found is None and "role-hijack" in wanted:
-        found = _persona_jailbreak(joined)
-    if found is None and "output-hijack" in wanted:
-        hijack = answer_hijack(joined, data=data)
-        if hijack is not None:
-            found = "output-hijack", hijack[0], hijack[1]
+    for view in seen.one_line:
+        if found is None and "role-hijack" in wanted:
+            found = _persona_jailbreak(view)
+        if found is None and "output-hijack" in wanted:
+            hijack = answer_hijack(view, data=data)
+            if hijack is not None:
+                found = "output-hijack", hijack[0], hijack[1]
     if found is None:
         letters = compact(folded)
         # the letters-only view only for text whose own words did not already answer: a long
         # paragraph of prose has too many accidental joins across words
         if len(letters) <= 4000:
             found = _match_compact(letters, wanted)
+            if found is None and shown:
+                found = _match_compact(compact(shown), wanted)
+    if found is None and depth == 0 and _LATIN.search(joined):
+        # lines written in ROT13, read as what they say
+        turned = rot13(folded)
+        if turned:
+            found = _scan_text(turned, wanted, depth + 1, data=data)
+            if found is not None:
+                return found[0], found[1], "rot13: " + found[2]
     if found is None and depth == 0:
         for blob in decoded_blobs(text):
             found = _scan_text(blob, wanted, depth + 1, data=data)
@@ -461,9 +489,12 @@ def _hidden(text: str, code: bool, wanted: set[str]) -> tuple[str, str, str] | N
     return None
 
 
-def _addressed(par: Paragraph, framed: bool, context_framed: bool) -> str:
-    """What of the paragraph could address the model: quoted examples and reported speech out."""
-    text = _unquote(par, framed, context_framed)
+def _addressed(par: Paragraph, framed: bool, context_framed: bool,
+               spans: re.Pattern[str] = _QUOTING_SPAN) -> str:
+    """What of the paragraph could address the model: quoted examples and reported speech out.
+    ``spans``: the code spans that quote; the learned scorer keeps reading every code span as a
+    quotation, as it was trained (a span glued into a word quotes nothing for the rules)."""
+    text = _unquote(par, framed, context_framed, spans)
     if framed and text.strip() and _REPORTED.search(text) and _framed(text):
         # "attacks try to make the model ignore previous instructions": a description
         text = _REPORTED_TAIL.sub("", text)
@@ -478,7 +509,7 @@ def _learned_view(par: Paragraph, framed: bool, context_framed: bool) -> str:
     fence."""
     if par.code and not _prose_block(par.text):
         return ""
-    return flat(fold(without_pragmas(_addressed(par, framed, context_framed)))).strip()
+    return flat(fold(without_pragmas(_addressed(par, framed, context_framed, _CODE_SPAN)))).strip()
 
 
 # Text that speaks *of* the model in the third person ("instruct the model to ignore attempts to
