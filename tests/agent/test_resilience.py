@@ -979,6 +979,25 @@ async def test_a_second_cancellation_while_the_abort_s_release_is_on_its_way_kee
     assert [k.in_flight for k in pool.status("primary")] == [0, 0]
 
 
+def test_a_second_ctrl_c_during_the_abort_s_release_keeps_the_attempt() -> None:
+    """Ctrl-C mid-request, then again while the key's release is at the pool (a Redis round
+    trip): the attempt was recorded after the release, so the second interrupt reached the
+    caller carrying no attempts."""
+
+    class InterruptedRelease(InMemoryPoolState):
+        def release(self, provider, fingerprint, outcome, policy, *, lease=""):  # type: ignore[no-untyped-def]
+            super().release(provider, fingerprint, outcome, policy, lease=lease)
+            raise KeyboardInterrupt   # the second Ctrl-C, once the key is free
+
+    pool = CredentialPool({"a": [A1_CANCEL]}, backend=InterruptedRelease())
+    loop = CallLoop({"a": ScriptedProvider("a", script=[KeyboardInterrupt()])}, pool,  # type: ignore[dict-item]
+                    audit_path=False, policy=LoopPolicy())
+    with pytest.raises(KeyboardInterrupt) as raised:
+        loop.complete(PROMPT, RouteDecision("m1", (Candidate("a", "m1"),), "test"))
+    assert [a.status for a in getattr(raised.value, "attempts", ())] == ["aborted"]
+    assert [k.in_flight for k in pool.status()] == [0]
+
+
 async def test_an_async_stream_closed_mid_answer_frees_its_key_off_the_loop_before_aclose_returns(
         ) -> None:
     """The caller stops reading after the first delta: the abort's release goes through a
