@@ -114,7 +114,7 @@ def prepare_turns(rounds: int, root: Path, *, hooked: bool = False) -> list[floa
     for i in range(rounds):
         t0 = time.perf_counter_ns()
         prompt, _ = agent.prepare(f"how do I roll back release {i}?")
-        agent.compactor.observe(prompt, Usage(5000, 10))
+        agent.compactor.observe(prompt, Usage(5000, 10), "claude-sonnet-4-5")
         times.append((time.perf_counter_ns() - t0) / 1000)
     agent.close()
     return times

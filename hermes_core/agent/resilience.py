@@ -354,14 +354,18 @@ class _Run:
             self.loop.pool.success(step.lease, stated)
         self.record(step.candidate, step.credential, "ok", started, "done")
 
-    def on_abort(self, step: Step, started: float, error: BaseException,
-                 heard: Heard | None = None) -> None:
-        """A non-provider exception (cancellation, a bug): free the key, record, re-raise. A
-        stream abandoned mid-answer was billed all the same: what its adapter says it was billed
-        so far (``heard``) is the attempt's."""
-        assert step.candidate is not None
+    def free(self, step: Step) -> None:
+        """Release the step's key, untouched by its outcome (an abort's)."""
         if step.lease is not None:
             self.loop.pool.release(step.lease)
+
+    def record_abort(self, step: Step, started: float, error: BaseException,
+                     heard: Heard | None = None) -> None:
+        """A non-provider exception (cancellation, Ctrl-C, a bug) ended the attempt: recorded
+        before its key is freed (:meth:`free`), so an interruption during the release keeps it.
+        A stream abandoned mid-answer was billed all the same: what its adapter says it was
+        billed so far (``heard``) is the attempt's."""
+        assert step.candidate is not None
         billed = heard.billed() if heard is not None and heard.billed is not None else None
         self.record(step.candidate, step.credential, "aborted", started, "raise", error=error,
                     billed=billed)
@@ -550,8 +554,14 @@ class CallLoop:
         assert step.candidate is not None
         e = coerce(raw, step.candidate.provider)
         if not isinstance(e, ProviderError):
-            run.on_abort(step, started, raw, heard)
+            # recorded before the release: a second Ctrl-C during it keeps the attempt
+            run.record_abort(step, started, raw, heard)
             _carry_attempts(raw, run.attempts)
+            try:
+                run.free(step)
+            except BaseException as again:
+                _carry_attempts(again, run.attempts)
+                raise
             raise raw
         if mid_stream:
             run.on_stream_error(step, started, e)
@@ -566,10 +576,15 @@ class CallLoop:
         assert step.candidate is not None
         e = coerce(raw, step.candidate.provider)
         if not isinstance(e, ProviderError):
+            # recorded before the release is awaited: a second cancellation there ends the
+            # task at once (the release finishes in its thread) with the attempt handed on
+            run.record_abort(step, started, raw, heard)
+            _carry_attempts(raw, run.attempts)
             try:
-                await self._aoutcome(run.on_abort, step, started, raw, heard)
-            finally:
-                _carry_attempts(raw, run.attempts)
+                await self._aoutcome(run.free, step)
+            except BaseException as again:
+                _carry_attempts(again, run.attempts)
+                raise
             raise raw
         if mid_stream:
             await self._aoutcome(run.on_stream_error, step, started, e)

@@ -183,7 +183,7 @@ class Turn:
         model = self.named_model()
         kind = self.agent.loop.kind(ok.provider) if ok is not None else ""
         window, _ = model_window(model, settings.llm.routing, cfg)
-        counter = choose_counter(model, kind, self.agent.compactor.ratio)
+        counter = choose_counter(model, kind, self.agent.compactor.ratio_for(model))
         used = prompt_cost(self.prompt, counter) + message_cost(
             Message("assistant", done.text, tool_calls=done.tool_calls), counter)
         room = window - settings.llm.max_tokens - int(window * cfg.safety_margin) - used
@@ -215,7 +215,7 @@ class Turn:
             counted = agent.compactor.recount(replace(prompt, messages=head),
                                               model=candidate.model, provider_kind=kind)
             return replace(counted, messages=prompt.messages)
-        counter = choose_counter(candidate.model, kind, agent.compactor.ratio)
+        counter = choose_counter(candidate.model, kind, agent.compactor.ratio_for(candidate.model))
         reserve = sum(message_cost(m, counter) for m in rounds)
         compactor = agent.compactor
         summarizer, compactor.summarizer = compactor.summarizer, None

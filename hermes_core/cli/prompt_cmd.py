@@ -278,7 +278,7 @@ def run(args: argparse.Namespace) -> int:
             "prefix_sha256": prompt.prefix_sha256, "tokens": dict(prompt.tokens),
             # compaction off: no report, but the count was still scaled by the kept ratio
             "token_counter": (report.counter if report is not None
-                              else choose_counter(model, provider, compactor.ratio).name),
+                              else choose_counter(model, provider, compactor.ratio_for(model)).name),
             "compaction": report.as_dict() if report is not None else None,
             "summary_index": prompt.summary_index,
             "cache": {"system": prompt.cache.system,

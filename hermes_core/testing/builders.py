@@ -232,15 +232,19 @@ def retry_after_headers(form: str, seconds: float, *, now: float | None = None) 
     """Headers a 429 carries, in one of the forms servers use.
 
     ``form``: ``retry-after`` (seconds), ``retry-after-ms``, ``http-date``, ``openai-reset``
-    (``x-ratelimit-reset-requests`` duration), ``anthropic-reset`` (RFC 3339 time).
+    (``x-ratelimit-reset-requests`` duration), ``anthropic-reset`` (RFC 3339 time). A time is
+    sent with the ``Date`` a server sends beside it (``now``, to the second, the stated time
+    ``seconds`` after it), so it reads as ``seconds`` however late it is read, as a real
+    server's does.
     """
-    now = time.time() if now is None else now
+    now = float(int(time.time() if now is None else now))   # Date has whole seconds
+    date = {"date": email.utils.formatdate(now, usegmt=True)}
     if form == "retry-after":
         return {"retry-after": str(int(seconds))}
     if form == "retry-after-ms":
         return {"retry-after-ms": str(int(seconds * 1000))}
     if form == "http-date":
-        return {"retry-after": email.utils.formatdate(now + seconds, usegmt=True)}
+        return {"retry-after": email.utils.formatdate(now + seconds, usegmt=True), **date}
     if form == "openai-reset":
         m, s = divmod(seconds, 60)
         return {"x-ratelimit-remaining-requests": "0",
@@ -250,5 +254,5 @@ def retry_after_headers(form: str, seconds: float, *, now: float | None = None) 
 
         when = datetime.fromtimestamp(now + seconds, tz=UTC).isoformat().replace("+00:00", "Z")
         return {"anthropic-ratelimit-requests-remaining": "0",
-                "anthropic-ratelimit-requests-reset": when}
+                "anthropic-ratelimit-requests-reset": when, **date}
     raise ValueError(f"unknown retry-after form {form!r}")

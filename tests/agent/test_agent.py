@@ -1146,7 +1146,7 @@ def test_a_reply_whose_usage_we_counted_does_not_calibrate_the_count_on_itself(
                  estimated_tokens=153)   # 1.5x our o200k count: a ratio that would be taken
     agent = offline_agent(tmp_path, FakeProvider([Completion("hi", "m", "fake", ours)]))
     agent.chat("hello")
-    assert agent.compactor.ratio is None and agent.compactor.billed is None
+    assert agent.compactor.ratios == {} and agent.compactor.billed is None
     assert agent.stats.usage == ours   # counted all the same
 
 

@@ -869,13 +869,17 @@ class SlowReleaseBackend(InMemoryPoolState):
         super().__init__()
         self.entered = threading.Event()
         self.gate = threading.Event()
+        self.released = threading.Event()
         self.threads: list[str] = []
 
     def release(self, provider, fingerprint, outcome, policy, *, lease=""):  # type: ignore[no-untyped-def]
         self.threads.append(threading.current_thread().name)
         self.entered.set()
         assert self.gate.wait(5.0), "the outcome report blocked the event loop"
-        return super().release(provider, fingerprint, outcome, policy, lease=lease)
+        try:
+            return super().release(provider, fingerprint, outcome, policy, lease=lease)
+        finally:
+            self.released.set()
 
 
 async def _open_gate(backend: SlowReleaseBackend) -> None:
@@ -939,6 +943,59 @@ async def test_a_task_cancelled_mid_request_frees_its_key_off_the_loop_before_it
     assert [k.in_flight for k in pool.status("primary")] == [0, 0]
     assert threading.main_thread().name not in backend.threads
     await gate
+
+
+async def test_a_second_cancellation_while_the_abort_s_release_is_on_its_way_keeps_the_attempt(
+        respx_mock: Any) -> None:
+    """Cancelled, then cancelled again while the aborted attempt's key release waits for a
+    networked pool: the task ends at once (the release finishes in its thread), and the aborted
+    attempt was recorded only once the release was done, so the caller's exception carried no
+    attempts and the audit hook never heard of a request that was sent and billed."""
+    settings = settings_for()
+    pool = CredentialPool.from_settings(settings, backend := SlowReleaseBackend())
+    heard: list[Attempt] = []
+    loop = CallLoop(build_providers(settings), pool, settings, audit_path=False,
+                    on_attempt=heard.append)
+    at_provider, never = asyncio.Event(), asyncio.Event()
+
+    async def hang(request: httpx.Request) -> httpx.Response:
+        at_provider.set()
+        await never.wait()
+        raise AssertionError("never answered")
+
+    respx_mock.post(PRIMARY_URL).mock(side_effect=hang)
+    task = asyncio.ensure_future(loop.acomplete(PROMPT_HTTP, Router.from_settings(settings)
+                                                .select("hi"), OPTS))
+    await at_provider.wait()
+    task.cancel()
+    assert await asyncio.to_thread(backend.entered.wait, 5.0)   # the release is on its way
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError) as raised:
+        await task
+    assert [a.status for a in getattr(raised.value, "attempts", ())] == ["aborted"]
+    assert [a.status for a in heard] == ["aborted"]
+    backend.gate.set()
+    assert await asyncio.to_thread(backend.released.wait, 5.0)
+    assert [k.in_flight for k in pool.status("primary")] == [0, 0]
+
+
+def test_a_second_ctrl_c_during_the_abort_s_release_keeps_the_attempt() -> None:
+    """Ctrl-C mid-request, then again while the key's release is at the pool (a Redis round
+    trip): the attempt was recorded after the release, so the second interrupt reached the
+    caller carrying no attempts."""
+
+    class InterruptedRelease(InMemoryPoolState):
+        def release(self, provider, fingerprint, outcome, policy, *, lease=""):  # type: ignore[no-untyped-def]
+            super().release(provider, fingerprint, outcome, policy, lease=lease)
+            raise KeyboardInterrupt   # the second Ctrl-C, once the key is free
+
+    pool = CredentialPool({"a": [A1_CANCEL]}, backend=InterruptedRelease())
+    loop = CallLoop({"a": ScriptedProvider("a", script=[KeyboardInterrupt()])}, pool,  # type: ignore[dict-item]
+                    audit_path=False, policy=LoopPolicy())
+    with pytest.raises(KeyboardInterrupt) as raised:
+        loop.complete(PROMPT, RouteDecision("m1", (Candidate("a", "m1"),), "test"))
+    assert [a.status for a in getattr(raised.value, "attempts", ())] == ["aborted"]
+    assert [k.in_flight for k in pool.status()] == [0]
 
 
 async def test_an_async_stream_closed_mid_answer_frees_its_key_off_the_loop_before_aclose_returns(

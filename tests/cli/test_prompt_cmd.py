@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_core.agent.agent import Agent
+from hermes_core.agent.prompt import calibration_store
 from hermes_core.cli.main import main
 from hermes_core.cli.prompt_cmd import load_history
 from hermes_core.config import load_settings
@@ -535,7 +536,10 @@ def test_the_preview_of_a_chat_the_agent_folded_shows_the_kept_fold(
     assert [m["content"] for m in out["messages"]] == [m.content for m in sent.messages]
     assert out["token_counter"] == report.counter == "calibrated:o200k_base"
     assert out["compaction"]["summary_turns"] == report.summary_turns
-    assert out["compaction"]["history_tokens"] == report.history_tokens
+    # the kept ratio is within the tolerance of the agent's newest (a small drift is written
+    # at most once per interval), so the counts are too
+    assert out["compaction"]["history_tokens"] == pytest.approx(
+        report.history_tokens, rel=calibration_store.TOLERANCE)
 
 
 def test_with_compaction_off_the_preview_names_the_kept_calibration_it_counted_with(

@@ -8,12 +8,21 @@ the old process had counted it, so the new process sent the whole history on a t
 had folded, and its folds fell turns away from the ones the provider had cached.
 
 One small JSON file, ``HOME/cache/calibration.json``: ``{"format": 1, "ratios": {model: ratio}}``,
-read once per store (the first time a ratio is asked for), replaced atomically when a ratio
-changes, at most :data:`MAX_MODELS` models (the least recently billed dropped first). It is a
-cache: a file that is unreadable, damaged or of another shape costs one warning naming it and an
-uncalibrated first turn, as before; a ratio outside :data:`~.token_count.RATIO_BOUNDS` or of the
-wrong type is ignored on its own. Processes on one home write the whole table each: the last
-writer's table wins, which loses at worst another process's newest ratio of another model.
+read once per store (the first time a ratio is asked for), at most :data:`MAX_MODELS` models (the
+least recently billed dropped first). It is a cache: a file that is unreadable, damaged or of
+another shape costs one warning naming it and an uncalibrated first turn, as before; a ratio
+outside :data:`~.token_count.RATIO_BOUNDS` or of the wrong type is ignored on its own.
+
+When it is written: each request's ratio differs from the last in the third digit, so writing
+every change replaced the file on nearly every billed turn. A model new to the file, or a ratio
+moved by more than :data:`TOLERANCE` from the one the file holds, is written at once; a smaller
+drift at most once per :data:`WRITE_INTERVAL` seconds (the store's clock), the newest ratio
+counted with in memory meanwhile. So the file is always within the tolerance of this process's
+newest ratio of each model it wrote (a failed write aside), whenever the process stops.
+
+Processes on one home: a write re-reads the file and puts only this store's unwritten ratios
+into it, under a lock file beside it (``filelock``, held for a read and a rename), so another
+process's models and newer ratios are kept; the table read back becomes this store's.
 """
 
 from __future__ import annotations
@@ -21,8 +30,13 @@ from __future__ import annotations
 import json
 import logging
 import math
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock
+from filelock import Timeout as LockTimeout
 
 from hermes_core.agent.prompt.token_count import RATIO_BOUNDS
 from hermes_core.atomic_write import read_kept, write_cache
@@ -36,6 +50,13 @@ MAX_BYTES = 64_000
 #: A model name longer than this is not kept (it would crowd the file out).
 MAX_NAME = 200
 FORMAT = 1
+#: A ratio this close to the file's (relative) is not worth a write of its own: counts move by
+#: the same share, well inside the budget's safety margin.
+TOLERANCE = 0.02
+#: Seconds between writes of drift within the tolerance.
+WRITE_INTERVAL = 300.0
+#: Seconds a write waits for another process's (a read and a rename: milliseconds).
+LOCK_WAIT = 0.5
 
 
 def usable(ratio: object) -> bool:
@@ -46,13 +67,29 @@ def usable(ratio: object) -> bool:
     return low <= ratio <= high
 
 
-class CalibrationStore:
-    """Ratios by model in one file (see the module doc). ``read_only``: never written (a preview)."""
+def write_due(kept: float | None, ratio: float, since_write: float | None, *,
+              tolerance: float = TOLERANCE, interval: float = WRITE_INTERVAL) -> bool:
+    """Whether ``ratio`` is to be written now, the file holding ``kept`` for its model (None: not
+    there) and the last write ``since_write`` seconds ago (None: none by this store)."""
+    if kept is None or abs(ratio / kept - 1.0) > tolerance:
+        return True
+    return ratio != kept and (since_write is None or since_write >= interval)
 
-    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+
+class CalibrationStore:
+    """Ratios by model in one file (see the module doc). ``read_only``: never written (a preview).
+    ``clock``: monotonic seconds, for the interval between writes of a small drift."""
+
+    def __init__(self, path: Path, *, read_only: bool = False,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.path = Path(path)
         self.read_only = read_only
-        self._ratios: dict[str, float] | None = None
+        self.clock = clock
+        self._ratios: dict[str, float] | None = None   # the newest known, this store's put in
+        self._kept: dict[str, float] = {}              # what the file held when last read or written
+        self._unwritten: dict[str, float] = {}
+        self._wrote: float | None = None
+        self._warned = False
 
     def get(self, model: str) -> float | None:
         """The last ratio billed for ``model`` in this home, or None."""
@@ -69,13 +106,40 @@ class CalibrationStore:
         table[model] = float(ratio)   # the newest last
         while len(table) > MAX_MODELS:
             del table[next(iter(table))]
-        data = json.dumps({"format": FORMAT, "ratios": table}, ensure_ascii=False)
-        return write_cache(self.path, data.encode("utf-8"), "token calibration", logger=log,
-                           durable=False, folders=1)
+        self._unwritten.pop(model, None)
+        self._unwritten[model] = float(ratio)
+        now = self.clock()
+        if not write_due(self._kept.get(model), ratio,
+                         None if self._wrote is None else now - self._wrote):
+            return False
+        self._wrote = now
+        return self._write()
+
+    def _write(self) -> bool:
+        """Merge this store's unwritten ratios into the file as it is now, under its lock."""
+        try:
+            self.path.parent.mkdir(exist_ok=True)   # the home's cache folder, never the home
+            lock = FileLock(self.path.with_name(f".{self.path.name}.lock"), timeout=LOCK_WAIT)
+            with lock:
+                table = self._read()
+                for model, ratio in self._unwritten.items():
+                    table.pop(model, None)
+                    table[model] = ratio
+                table = dict(list(table.items())[-MAX_MODELS:])
+                data = json.dumps({"format": FORMAT, "ratios": table}, ensure_ascii=False)
+                if not write_cache(self.path, data.encode("utf-8"), "token calibration",
+                                   logger=log, durable=False):
+                    return False
+        except (OSError, LockTimeout) as e:   # the home refuses, or another writer hangs on
+            log.debug("token calibration %s not written: %s", self.path, e)
+            return False
+        self._ratios, self._kept, self._unwritten = table, dict(table), {}
+        return True
 
     def _table(self) -> dict[str, float]:
         if self._ratios is None:
             self._ratios = self._read()
+            self._kept = dict(self._ratios)
         return self._ratios
 
     def _read(self) -> dict[str, float]:
@@ -83,8 +147,10 @@ class CalibrationStore:
         return table if table is not None else {}
 
     def _unreadable(self, reason: str) -> None:
-        log.warning("token calibration %s ignored: %s; the first request is counted "
-                    "uncalibrated", self.path, reason)
+        if not self._warned:   # once per store: a write reads it again
+            self._warned = True
+            log.warning("token calibration %s ignored: %s; the first request is counted "
+                        "uncalibrated", self.path, reason)
 
 
 def _parse(data: Any) -> dict[str, float]:

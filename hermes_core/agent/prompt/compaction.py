@@ -392,7 +392,8 @@ class HistoryCompactor:
     summarizer: HistorySummarizer | None = None
     clock: Callable[[], float] = time.perf_counter
     state: CompactionState = field(default_factory=CompactionState)
-    ratio: float | None = None
+    #: each model's last billed-token ratio in this process (see :meth:`ratio_for`)
+    ratios: dict[str, float] = field(default_factory=dict)
     last: CompactionReport | None = None
     billed: tuple[int, int] | None = None   # (provider's prompt tokens, our o200k count), last reply
     #: the files' sections counted with a counter (``PromptBuilder.section_tokens``), so a
@@ -433,16 +434,19 @@ class HistoryCompactor:
         estimated = prompt_cost(prompt, BpeCounter())
         self.billed = (usage.total_input_tokens, estimated)
         ratio = calibration_ratio(prompt, usage, estimated=estimated)
-        if ratio is not None:
-            self.ratio = ratio
-            if model and self.calibration is not None:
+        if ratio is not None and model:
+            self.ratios[model] = ratio
+            if self.calibration is not None:
                 self.calibration.put(model, ratio)
 
-    def _calibrated(self, model: str) -> float | None:
-        """The ratio to count with: this process's last, else the home's last for ``model``."""
-        if self.ratio is None and self.calibration is not None:
-            self.ratio = self.calibration.get(model)
-        return self.ratio
+    def ratio_for(self, model: str) -> float | None:
+        """The ratio to count ``model`` with: this process's last bill of it, else the home's
+        last for it, else None (unscaled). Per model: one ratio for the process counted a turn
+        routed to another model (another provider's tokenizer) with the last bill's, whoever's."""
+        ratio = self.ratios.get(model)
+        if ratio is None and self.calibration is not None:
+            ratio = self.calibration.get(model)
+        return ratio
 
     def describe_billing(self) -> str:
         """The last reply's billed prompt tokens beside our count of them ("" before any)."""
@@ -462,7 +466,7 @@ class HistoryCompactor:
         """``prompt`` as it is, its counts in the encoding of ``model`` (a failover to a model of
         another encoding, its window large enough): counted again from the text, never converted
         from the counts made for the model the turn was fitted for."""
-        counter = choose_counter(model, provider_kind, self.ratio)
+        counter = choose_counter(model, provider_kind, self.ratio_for(model))
         tokens = self._measured(prompt, counter,
                                 sum(message_cost(m, counter) for m in prompt.messages[:-1]))
         if prompt.summary_index is not None:
@@ -476,7 +480,7 @@ class HistoryCompactor:
         it again). Why not fit again every time: it counted every part of the request a second
         time for a history that fits (most turns: a hook adds a few hundred tokens), and the
         route after the hook must read counts that hold its text."""
-        counter = choose_counter(model, provider_kind, self.ratio)
+        counter = choose_counter(model, provider_kind, self.ratio_for(model))
         last = self.last
         if last is None:   # compaction off: nothing to fit, only to count
             return self.recount(prompt, model=model, provider_kind=provider_kind), True
@@ -519,7 +523,7 @@ class HistoryCompactor:
             provider_kind: str = "openai", max_tokens: int | None = None) -> Prompt:
         """``prompt`` (built over the full ``history``) with its history compacted to budget."""
         cfg = self.settings.prompt.compaction
-        counter = choose_counter(model, provider_kind, self._calibrated(model))
+        counter = choose_counter(model, provider_kind, self.ratio_for(model))
         folded = self.state.folded
         # equal, not the same object: a caller may put its saved chat back, read from its store
         if folded > len(history) or (folded and history[folded - 1] != self._anchor):

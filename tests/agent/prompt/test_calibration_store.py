@@ -11,6 +11,7 @@ import pytest
 
 from hermes_core.agent.prompt import calibration_store
 from hermes_core.agent.prompt.calibration_store import CalibrationStore
+from hermes_core.testing import FakeClock
 
 
 @pytest.fixture
@@ -29,7 +30,7 @@ def test_a_ratio_kept_by_one_process_is_read_by_the_next(path: Path) -> None:
     assert later.get("gpt-4o") is None
 
 
-def test_the_file_is_read_once_and_written_only_when_a_ratio_changes(
+def test_the_file_is_read_once_for_counting_and_again_only_to_merge_a_write(
         path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     CalibrationStore(path).put("m", 1.2)
     reads, writes = [], []
@@ -42,7 +43,7 @@ def test_the_file_is_read_once_and_written_only_when_a_ratio_changes(
         assert store.get("m") == 1.2
     assert not store.put("m", 1.2)          # the same ratio: nothing to write
     assert store.put("m", 1.25)
-    assert len(reads) == 1 and len(writes) == 1
+    assert len(reads) == 2 and len(writes) == 1   # the second read: the write's merge
 
 
 def test_the_file_keeps_the_most_recently_billed_models(path: Path,
@@ -99,3 +100,57 @@ def test_a_disk_that_refuses_costs_only_the_calibration(tmp_path: Path) -> None:
     store = CalibrationStore(tmp_path / "cache" / "calibration.json")
     assert store.put("m", 1.2) is False
     assert store.get("m") == 1.2              # this process still counts with it
+
+
+def test_two_processes_on_one_home_keep_each_other_s_models(path: Path) -> None:
+    """Each store wrote the table it had read once: the last writer's table won, and another
+    process's models were dropped. A write re-reads the file and merges into it now."""
+    first, second = CalibrationStore(path), CalibrationStore(path)
+    assert first.get("claude-a") is None and second.get("claude-b") is None   # both have read
+    assert first.put("claude-a", 1.1)
+    assert second.put("claude-b", 1.2)
+    assert first.put("claude-c", 1.3)
+    assert json.loads(path.read_text(encoding="utf-8"))["ratios"] == {
+        "claude-a": 1.1, "claude-b": 1.2, "claude-c": 1.3}
+    assert second.get("claude-a") == 1.1        # learned at its write
+    assert second.put("claude-a", 1.4)         # this process's newer bill wins for its model
+    assert CalibrationStore(path).get("claude-a") == 1.4
+    assert CalibrationStore(path).get("claude-c") == 1.3
+
+
+def test_a_ratio_that_barely_moved_is_written_at_most_once_per_interval(
+        path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file was replaced on nearly every billed turn (each request's ratio differs in the
+    third digit). A model new to the file, or a ratio moved by more than the tolerance, is
+    written at once; a smaller drift at most once per interval, the newest held in memory."""
+    clock = FakeClock()
+    writes: list[object] = []
+    real_write = calibration_store.write_cache
+    monkeypatch.setattr(calibration_store, "write_cache",
+                        lambda *a, **k: writes.append(a) or real_write(*a, **k))
+    store = CalibrationStore(path, clock=clock)
+    assert store.put("m", 1.20)                                  # new: written
+    step = calibration_store.TOLERANCE * 1.20 / 10
+    for n in range(1, 10):                                       # drift within the tolerance
+        clock.t += calibration_store.WRITE_INTERVAL / 20
+        assert not store.put("m", 1.20 + n * step)
+        assert store.get("m") == 1.20 + n * step                 # counted with the newest
+    assert len(writes) == 1 and CalibrationStore(path).get("m") == 1.20
+    clock.t += calibration_store.WRITE_INTERVAL
+    assert store.put("m", 1.20 + 10 * step)                      # the interval has passed
+    assert CalibrationStore(path).get("m") == 1.20 + 10 * step
+    assert store.put("m", 1.40)                                  # moved past the tolerance
+    assert store.put("n", 1.05)                                  # another model: new
+    assert len(writes) == 4
+
+
+def test_what_the_file_holds_is_within_the_tolerance_of_the_newest_ratio(path: Path) -> None:
+    clock = FakeClock()
+    store = CalibrationStore(path, clock=clock)
+    ratio = 1.0
+    for n in range(200):
+        ratio *= 1.004 if n % 3 else 0.999
+        store.put("m", ratio)
+        clock.t += 1
+        kept = CalibrationStore(path).get("m")
+        assert kept is not None and abs(kept / ratio - 1) <= calibration_store.TOLERANCE

@@ -24,7 +24,7 @@ from hermes_core.agent.prompt.compaction import (
     user_facts,
 )
 from hermes_core.agent.prompt.fold_store import FoldStore
-from hermes_core.agent.prompt.token_count import BpeCounter, message_cost, tools_json
+from hermes_core.agent.prompt.token_count import BpeCounter, message_cost, prompt_cost, tools_json
 from hermes_core.providers.offline import OfflineProvider
 from hermes_core.tokens import count_tokens
 from hermes_core.types import Completion, Message, Prompt, ToolCall, ToolSpec, TurnContext, Usage
@@ -611,3 +611,24 @@ def test_a_kept_fold_is_taken_up_under_another_model_or_window_and_folded_furthe
         assert other.state.compactions == kept.compactions + 1
         assert other.state.folded > kept.folded
         assert fitted.tokens["summary"] <= int(report.budget.available * 0.2)   # summary_share
+
+
+def test_each_model_counts_with_its_own_billed_ratio(
+        small_compactor: Callable[..., HistoryCompactor]):
+    """The billed-token ratio was one number for the whole process: a turn routed to another
+    model counted with the last bill's ratio, whichever model it was for. Each model counts with
+    its own now, and a model never billed counts unscaled."""
+    compactor = small_compactor()
+    message = Message("user", "Please review the deployment checklist for the billing service. " * 8)
+    prompt = Prompt(system="You are helpful.", messages=(message,))
+    ours = prompt_cost(prompt, BpeCounter())
+    compactor.observe(prompt, Usage(round(ours * 1.3), 5), "claude-dense")
+    compactor.observe(prompt, Usage(round(ours * 0.9), 5), "llama-sparse")
+    plain = BpeCounter().count(message.content)
+    counted = {model: compactor.fit(prompt, (), model=model, provider_kind="anthropic")
+               .tokens["message"] for model in ("claude-dense", "llama-sparse", "never-billed")}
+    assert counted["claude-dense"] == pytest.approx(plain * 1.3, rel=0.01)
+    assert counted["llama-sparse"] == pytest.approx(plain * 0.9, rel=0.01)
+    assert counted["never-billed"] == plain
+    assert compactor.ratio_for("claude-dense") == pytest.approx(1.3, abs=0.01)
+    assert compactor.ratio_for("llama-sparse") == pytest.approx(0.9, abs=0.01)
