@@ -202,14 +202,18 @@ def _event_stream(resp: Any, headers: Any) -> bool:
 
 
 def a_page(stream: Any) -> bool:
-    """Whether a streamed request's 200 is labelled a type other than an event stream (a
-    gateway's HTML page, parsed by the SDKs as a stream of no events). Such a page is not the API
-    answering, and is billed nothing, as the same page answering a whole call is; a 200 stream
-    that is labelled one (or not labelled) and ends without an event is the API's stream ended
-    before it began, which may have been billed as one timed out before its first byte."""
+    """Whether a streamed request's 200, read to its end, was a page: labelled a type other than
+    an event stream and carrying a body (a gateway's HTML, parsed by the SDKs as a stream of no
+    events). Such a page is not the API answering, and is billed nothing, as the same page
+    answering a whole call is. A 200 that brought no byte is no page whatever its label says
+    (``text/plain`` on an empty body): nothing but the status came back, as from an event stream
+    that ended before it began, which may have been billed as one timed out before its first
+    byte. Asked once the stream has been read: only then is its size known."""
     response = getattr(stream, "response", None)
-    label = str(response.headers.get("content-type", "")).lower() if response is not None else ""
-    return bool(label) and "event-stream" not in label
+    if response is None:
+        return False
+    label = str(response.headers.get("content-type", "")).lower()
+    return bool(label) and "event-stream" not in label and response.num_bytes_downloaded > 0
 
 
 def usage_int(obj: Any, name: str) -> int:

@@ -242,7 +242,7 @@ class _StreamState:
         self.container: str | None = None   # the code-execution container it ran in
         self.model: str | None = None   # the model message_start says answers
         self.id: str | None = None   # the message's id, from message_start
-        self.page = False   # the 200 is labelled another type than an event stream
+        self.page = False   # the 200, read whole, was a page of another type (see a_page)
 
     def feed(self, event: Any) -> Iterator[Delta]:
         kind = event.type
@@ -497,11 +497,11 @@ class AnthropicProvider(SDKProvider):
         answered = None
         try:
             stream = self._opened(client, prompt, model, options, credential, reached)
-            state.page = a_page(stream)
             with stream:
                 answered = self._whole_in_stream(stream, prompt, model, options)
                 for event in () if answered is not None else stream:
                     yield from event_deltas(self.name, state.feed(event))
+                state.page = a_page(stream)
         except self._read_errors as e:
             error = self._read_failed(e, credential, state.complete)
             if error is not None:
@@ -520,13 +520,13 @@ class AnthropicProvider(SDKProvider):
         answered = None
         try:
             stream = await self._aopened(client, prompt, model, options, credential, reached)
-            state.page = a_page(stream)
             async with stream:
                 answered = self._whole_in_stream(stream, prompt, model, options)
                 if answered is None:
                     async for event in stream:
                         for d in event_deltas(self.name, state.feed(event)):
                             yield d
+                state.page = a_page(stream)
         except self._read_errors as e:
             error = self._read_failed(e, credential, state.complete)
             if error is not None:

@@ -469,12 +469,12 @@ class OpenAIProvider(SDKProvider):
         try:
             if not whole:
                 stream = self._opened(client, prompt, model, options, credential, reached)
-                state["page"] = a_page(stream)
                 with stream:
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     for chunk in () if answered is not None else stream:
                         yield from event_deltas(self.name,
                                                 self._chunk_deltas(chunk, tools, state, hold))
+                    state["page"] = a_page(stream)
         except self._read_errors as e:
             whole = self._ask_whole(e, model, credential, state, billed)
         if answered is not None or whole:
@@ -493,7 +493,6 @@ class OpenAIProvider(SDKProvider):
         try:
             if not whole:
                 stream = await self._aopened(client, prompt, model, options, credential, reached)
-                state["page"] = a_page(stream)
                 async with stream:
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     if answered is None:
@@ -502,6 +501,7 @@ class OpenAIProvider(SDKProvider):
                                                   self._chunk_deltas(chunk, tools, state,
                                                                      hold)):
                                 yield d
+                    state["page"] = a_page(stream)
         except self._read_errors as e:
             whole = self._ask_whole(e, model, credential, state, billed)
         if answered is not None or whole:

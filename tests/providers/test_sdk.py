@@ -578,6 +578,37 @@ async def test_a_proxy_page_in_place_of_a_stream_counts_nothing(kind, respx_mock
     assert caught.value.usage is None
 
 
+def _empty_stream_usage(provider: Any, cred: Credential, use_async: bool) -> Usage | None:
+    with pytest.raises(ServerError) as caught:
+        if use_async:
+            async def read() -> None:
+                async for _ in provider.astream(PROMPT_EMPTY, "m", cred, OPTS_EMPTY):
+                    pass
+            asyncio.run(read())
+        else:
+            list(provider.stream(PROMPT_EMPTY, "m", cred, OPTS_EMPTY))
+    return caught.value.usage
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("label", ["text/plain", "text/html; charset=utf-8"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_an_empty_200_labelled_another_type_counts_its_prompt_as_an_empty_event_stream_does(
+        kind: str, label: str, use_async: bool, respx_mock: Any) -> None:
+    """A 200 relabelled ``text/plain`` (or any type) with no body is no page: nothing but the
+    status came back, the same silence as an empty event stream, whose prompt is counted as
+    possibly billed. It counted nothing; it now counts what the labelled empty stream does."""
+    url, provider = _provider(kind)
+    cred = Credential(kind, SECRET_EMPTY)
+    respx_mock.post(url).mock(side_effect=lambda r: BODIES_EMPTY["empty-sse"]())
+    labelled = _empty_stream_usage(provider, cred, use_async)
+    respx_mock.post(url).mock(side_effect=lambda r: httpx.Response(
+        200, content=b"", headers={"content-type": label}))
+    relabelled = _empty_stream_usage(provider, cred, use_async)
+    assert labelled is not None and labelled.counted and labelled.input_tokens > 0
+    assert relabelled == labelled
+
+
 def test_a_real_empty_answer_is_still_an_answer(respx_mock) -> None:
     """A well-formed stream with no text (e.g. max_tokens hit at once) is not an error."""
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
