@@ -485,6 +485,12 @@ class SDKProvider:
         read as one, else the API's JSON read, billed on our count when it states no usage."""
         if _event_stream(resp, headers):
             done = self._streamed_whole(resp, credential, payload, model, billed, headers)
+        elif isinstance(resp, str | bytes) and not resp.strip():
+            # nothing but the status came back, whatever the label: the silence an empty JSON
+            # or event-stream body is, counted the same way (a page with a body is billed nothing)
+            error = ServerError(f"{self.name}: HTTP 200 with an empty body", provider=self.name)
+            error.usage = billed()
+            raise error
         else:
             self._stated(resp, credential, headers)
             done = self._metered(self._read(resp, model), payload)

@@ -609,6 +609,35 @@ def test_an_empty_200_labelled_another_type_counts_its_prompt_as_an_empty_event_
     assert relabelled == labelled
 
 
+def _empty_whole_usage(provider: Any, cred: Credential, use_async: bool) -> Usage | None:
+    with pytest.raises(ServerError) as caught:
+        if use_async:
+            asyncio.run(provider.acomplete(PROMPT_EMPTY, "m", cred, OPTS_EMPTY))
+        else:
+            provider.complete(PROMPT_EMPTY, "m", cred, OPTS_EMPTY)
+    return caught.value.usage
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("label", ["text/plain", "text/html", None])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_whole_call_answered_by_an_empty_200_of_any_label_counts_its_prompt(
+        kind: str, label: str | None, use_async: bool, respx_mock: Any) -> None:
+    """The whole call's side of the same silence: an empty 200 labelled JSON or an event stream
+    counted its prompt, the same empty 200 labelled ``text/plain`` or ``text/html`` (or not
+    labelled) counted nothing."""
+    url, provider = _provider(kind)
+    cred = Credential(kind, SECRET_EMPTY)
+    respx_mock.post(url).mock(side_effect=lambda r: httpx.Response(
+        200, content=b"", headers={"content-type": "application/json"}))
+    labelled = _empty_whole_usage(provider, cred, use_async)
+    respx_mock.post(url).mock(side_effect=lambda r: httpx.Response(
+        200, content=b"", headers={"content-type": label} if label else {}))
+    relabelled = _empty_whole_usage(provider, cred, use_async)
+    assert labelled is not None and labelled.counted and labelled.input_tokens > 0
+    assert relabelled == labelled
+
+
 def test_a_real_empty_answer_is_still_an_answer(respx_mock) -> None:
     """A well-formed stream with no text (e.g. max_tokens hit at once) is not an error."""
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
