@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import re
 import time
+import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -161,7 +163,7 @@ class _Watch:
     """The checks, shared by the sync and async guards: one call per chunk received."""
 
     def __init__(self, budget: Budget, started: float, sse: bool,
-                 read_s: float | None = None) -> None:
+                 read_s: float | None = None, encoding: str = "") -> None:
         self.budget = budget
         self.started = started
         self.last_content = started
@@ -170,6 +172,9 @@ class _Watch:
         self.received = 0           # bytes of the body so far
         self._partial = b""
         self._event = b""
+        self._inflate = _inflater(encoding)   # the body's bytes as the SDK will read them
+        if self._inflate is None and encoding.strip().lower() not in ("", "identity"):
+            self.sse = False   # br, zstd: no event can be seen, the whole budget bounds it
 
     def feed(self, chunk: bytes) -> None:
         now = self.budget.clock()
@@ -198,13 +203,27 @@ class _Watch:
         return f"{now - self.started:.1f}s into the response, {self.received} {unit} received"
 
     def _has_content(self, chunk: bytes) -> bool:
-        """Whether the chunk completes a data line of an event other than a ping."""
+        """Whether the chunk completes a data line of an event other than a ping. Lines end as
+        SSE lets them (``\\n``, ``\\r\\n`` or a bare ``\\r``: split on ``\\n`` alone, a stream of
+        ``\\r`` line ends never had content and was cut as idle); a gzip or deflate body is
+        read inflated, as the SDK reads it (its raw bytes never held a ``data:`` line, so it
+        was cut as idle too). One that does not inflate is left to the whole-response budget:
+        the HTTP client names the bad encoding when it reads it."""
+        if self._inflate is not None:
+            try:
+                chunk = self._inflate.decompress(chunk)
+            except zlib.error:
+                self._inflate = None
+                self.sse = False   # watched by the whole-response budget alone from here
+                return True
         data = self._partial + chunk
-        lines = data.split(b"\n")
-        self._partial = lines.pop()
+        held = data.endswith(b"\r")   # its \n, if one follows, is in the next chunk
+        # the common form (no \r at all) is split without the pattern
+        lines = (_LINE_END.split(data[:-1] if held else data) if b"\r" in data
+                 else data.split(b"\n"))
+        self._partial = lines.pop() + (b"\r" if held else b"")
         found = False
-        for raw in lines:
-            line = raw.rstrip(b"\r")
+        for line in lines:
             if not line:
                 self._event = b""
             elif line.startswith(b":"):
@@ -216,6 +235,21 @@ class _Watch:
                 if self._event != b"ping" and b'"type":"ping"' not in payload.replace(b" ", b""):
                     found = True
         return found
+
+
+#: An SSE line end: ``\r\n``, ``\n`` or a bare ``\r``.
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+def _inflater(encoding: str) -> Any:
+    """A decompressor for a body sent with ``content-encoding`` ``encoding`` (gzip or deflate,
+    what zlib reads), else None: the watch reads other encodings' chunks as they come."""
+    encoding = encoding.strip().lower()
+    if encoding in ("gzip", "x-gzip"):
+        return zlib.decompressobj(16 + zlib.MAX_WBITS)
+    if encoding == "deflate":
+        return zlib.decompressobj()
+    return None
 
 
 def _is_sse(response: httpx2.Response, budget: Budget) -> bool:
@@ -290,7 +324,8 @@ def _handled(request: httpx2.Request, handle: Callable[[httpx2.Request], Any],
     _answered(response, budget)
     if budget is not None and isinstance(response.stream, stream_type):
         response.stream = guard(response.stream, _Watch(
-            budget, started, _is_sse(response, budget), _read_timeout(request)))
+            budget, started, _is_sse(response, budget), _read_timeout(request),
+            response.headers.get("content-encoding", "")))
     return response
 
 
