@@ -11,6 +11,8 @@ in the HTTP transport both SDK clients are built on:
   at every chunk the server sends, that the response is still within ``total_s`` of the request
   and, for ``text/event-stream`` bodies, that a content event arrived within ``idle_s``. Comments
   (``: ping``) and Anthropic's ``event: ping`` keep a connection alive but are not content.
+  The watch reads the stream as the SDK will (any SSE line end, a gzip body inflated), and the
+  guard takes a leading byte order mark off an event stream, which SSE strips and the SDKs do not.
 
 A response past its budget raises :class:`ResponseBudgetExceeded` (an ``httpx`` read timeout), so
 the SDKs and the call loop treat it as the timeout it is: a typed ``Timeout`` that fails over.
@@ -173,10 +175,19 @@ class _Watch:
         self._partial = b""
         self._event = b""
         self._inflate = _inflater(encoding)   # the body's bytes as the SDK will read them
-        if self._inflate is None and encoding.strip().lower() not in ("", "identity"):
+        plain = encoding.strip().lower() in ("", "identity")
+        if self._inflate is None and not plain:
             self.sse = False   # br, zstd: no event can be seen, the whole budget bounds it
+        self._opening = sse and plain   # a leading BOM may still be taken off the first chunk
 
-    def feed(self, chunk: bytes) -> None:
+    def feed(self, chunk: bytes) -> bytes:
+        """Check the response's budgets at ``chunk``; returns the chunk to pass on: an event
+        stream's first without a UTF-8 byte order mark, which SSE strips and neither SDK's
+        decoder does (its first field was read as ``\\ufeffdata`` and dropped: OpenAI's first
+        chunk lost in silence, Anthropic's ``message_start``, so the answer failed over)."""
+        if self._opening and chunk:
+            self._opening = False
+            chunk = chunk.removeprefix(_BOM)
         now = self.budget.clock()
         self.received += len(chunk)
         if self.sse and self._has_content(chunk):
@@ -189,6 +200,7 @@ class _Watch:
             raise ResponseBudgetExceeded(
                 f"no content for {idle:g}s mid-stream, {self._where(now)} (keep-alive pings do "
                 "not count)")
+        return chunk
 
     def silence(self, e: httpx2.ReadTimeout) -> httpx2.ReadTimeout:
         """The client's read timeout, raised while the body was read, said as what it was."""
@@ -237,6 +249,8 @@ class _Watch:
         return found
 
 
+#: The UTF-8 byte order mark SSE takes off the front of a stream.
+_BOM = b"\xef\xbb\xbf"
 #: An SSE line end: ``\r\n``, ``\n`` or a bare ``\r``.
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 
@@ -269,8 +283,7 @@ class _Guard(httpx2.SyncByteStream):
     def __iter__(self) -> Iterator[bytes]:
         try:
             for chunk in self._inner:
-                self._watch.feed(chunk)
-                yield chunk
+                yield self._watch.feed(chunk)
         except httpx2.ReadTimeout as e:
             raise self._watch.silence(e) from e
 
@@ -297,8 +310,7 @@ class _AsyncGuard(httpx2.AsyncByteStream):
             chunk = await self._chunks.__anext__()
         except httpx2.ReadTimeout as e:
             raise self._watch.silence(e) from e
-        self._watch.feed(chunk)
-        return chunk
+        return self._watch.feed(chunk)
 
     async def aclose(self) -> None:
         await self._inner.aclose()

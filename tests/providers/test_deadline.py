@@ -35,6 +35,7 @@ from hermes_core.testing import (
     openai_chat_completion,
     openai_chat_stream,
 )
+from hermes_core.testing.builders import _sse as _sse_events
 from hermes_core.testing.clock import FakeClock
 from hermes_core.types import Message, Prompt
 from tests.conftest import CancelledAfter
@@ -492,3 +493,28 @@ def test_a_stream_in_an_encoding_the_watch_cannot_read_is_bounded_by_its_whole_b
     now[0] = 10.5
     with pytest.raises(httpx.ReadTimeout, match="budget"):
         watch.feed(b"\x03")
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("primary", ["openai", "anthropic"])
+def test_a_stream_opening_with_a_byte_order_mark_is_read_whole(
+        respx_mock: object, clock: FakeClock, primary: str, mode: str) -> None:
+    """SSE strips one leading UTF-8 BOM; neither SDK's decoder does. Its first line's field was
+    read as ``\\ufeffdata`` and dropped: OpenAI's first chunk was lost in silence ("Hel" of
+    "Hello"), Anthropic's ``message_start`` too, so the answer failed over."""
+    loop, router = build(primary, clock)
+    if primary == "openai":
+        base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+        body = _sse_events([
+            (None, {**base, "choices": [{"index": 0, "delta": {"content": "Hel"},
+                                         "finish_reason": None}]}),
+            (None, {**base, "choices": [{"index": 0, "delta": {"content": "lo"},
+                                         "finish_reason": "stop"}]}), (None, "[DONE]")])
+    else:
+        body = anthropic_stream(("Hel", "lo"))
+    route = respx_mock.post(primary_url(primary)).mock(  # type: ignore[attr-defined]
+        side_effect=lambda r: httpx.Response(200, headers=SSE_HEADERS,
+                                             content=b"\xef\xbb\xbf" + body))
+    mock_backup(respx_mock, primary, stream=True)
+    assert run(loop, router, mode) == "Hello"
+    assert route.call_count == 1   # type: ignore[attr-defined]
