@@ -114,9 +114,11 @@ def body_error(provider: str, body: Any, headers: Any = None, *,
     answers every status with 200 puts the upstream's error in the body (``{"error": {...}}``,
     Anthropic's ``{"type": "error", "error": {...}}``); it is mapped by its error type or code,
     as an error event inside a stream is: a rate limit cools the key instead of opening its
-    breaker, a rejected key is quarantined, and the error's own words reach the caller."""
+    breaker, a rejected key is quarantined, and the error's own words reach the caller. An error
+    that is only words (``{"error": "upstream connect error"}``) has no type or code to map: a
+    server failure saying them (it was "the body is not a response", the words lost)."""
     err = body.get("error") if isinstance(body, dict) else None
-    if not isinstance(err, dict) or not err:
+    if not (isinstance(err, dict) or (isinstance(err, str) and err.strip())) or not err:
         return None
     secrets = [credential.secret] if credential else []
     return error_from_status(_stream_error_status(body), dict(headers or {}), body,

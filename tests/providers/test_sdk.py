@@ -1106,6 +1106,22 @@ def test_a_200_whose_body_is_the_api_s_error_is_that_error(case: str, mode: str,
     assert SECRET_200 not in str(info.value) and SECRET_200 not in str(info.value.body)
 
 
+@pytest.mark.parametrize("mode", ["complete", "acomplete", "stream", "astream"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_200_whose_error_is_only_words_is_a_server_error_saying_them(kind: str, mode: str,
+                                                                       respx_mock) -> None:
+    """A gateway's ``{"error": "upstream said no"}``: only an error object was read as the error,
+    so this was "HTTP 200 but the body is not a response", its words lost. With no type or code
+    to map, it is a server failure (retried, failed over) that says what the body said."""
+    words = f"upstream connect error for {SECRET_200}"
+    respx_mock.post(OPENAI_URL if kind == "openai" else ANTHROPIC_URL).mock(
+        return_value=httpx.Response(200, json={"error": words}))
+    with pytest.raises(ServerError) as info:
+        _error_200_call(kind, mode)
+    assert "upstream connect error for" in str(info.value)
+    assert SECRET_200 not in str(info.value) and SECRET_200 not in str(info.value.body)
+
+
 def test_call_loop_cools_the_key_of_a_200_rate_limit_and_fails_over(failover_loop,
                                                                     respx_mock) -> None:
     """The key is cooled (not its breaker opened, not quarantined) and the backup answers."""
