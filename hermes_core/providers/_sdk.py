@@ -114,9 +114,11 @@ def body_error(provider: str, body: Any, headers: Any = None, *,
     answers every status with 200 puts the upstream's error in the body (``{"error": {...}}``,
     Anthropic's ``{"type": "error", "error": {...}}``); it is mapped by its error type or code,
     as an error event inside a stream is: a rate limit cools the key instead of opening its
-    breaker, a rejected key is quarantined, and the error's own words reach the caller."""
+    breaker, a rejected key is quarantined, and the error's own words reach the caller. An error
+    that is only words (``{"error": "upstream connect error"}``) has no type or code to map: a
+    server failure saying them (it was "the body is not a response", the words lost)."""
     err = body.get("error") if isinstance(body, dict) else None
-    if not isinstance(err, dict) or not err:
+    if not (isinstance(err, dict) or (isinstance(err, str) and err.strip())) or not err:
         return None
     secrets = [credential.secret] if credential else []
     return error_from_status(_stream_error_status(body), dict(headers or {}), body,
@@ -202,19 +204,43 @@ def _event_stream(resp: Any, headers: Any) -> bool:
 
 
 def a_page(stream: Any) -> bool:
-    """Whether a streamed request's 200 is labelled a type other than an event stream (a
-    gateway's HTML page, parsed by the SDKs as a stream of no events). Such a page is not the API
-    answering, and is billed nothing, as the same page answering a whole call is; a 200 stream
-    that is labelled one (or not labelled) and ends without an event is the API's stream ended
-    before it began, which may have been billed as one timed out before its first byte."""
+    """Whether a streamed request's 200, read to its end, was a page: labelled a type other than
+    an event stream and carrying a body (a gateway's HTML, parsed by the SDKs as a stream of no
+    events). Such a page is not the API answering, and is billed nothing, as the same page
+    answering a whole call is. A 200 that brought no byte is no page whatever its label says
+    (``text/plain`` on an empty body): nothing but the status came back, as from an event stream
+    that ended before it began, which may have been billed as one timed out before its first
+    byte. Asked once the stream has been read: only then is its size known."""
     response = getattr(stream, "response", None)
-    label = str(response.headers.get("content-type", "")).lower() if response is not None else ""
-    return bool(label) and "event-stream" not in label
+    if response is None:
+        return False
+    label = str(response.headers.get("content-type", "")).lower()
+    return bool(label) and "event-stream" not in label and response.num_bytes_downloaded > 0
 
 
-def usage_int(obj: Any, name: str) -> int:
+#: More tokens than any request is billed (the largest windows hold about ten million): a count
+#: above it is a lie, not a bill.
+MOST_TOKENS = 10**9
+
+
+def token_count(obj: Any, name: str, *, required: bool = False) -> int | None:
+    """The count ``name`` of a usage report ``obj`` (an SDK model, which keeps whatever the body
+    held): 0 when the report leaves it out (``required``: None), else a whole number of tokens
+    from 0 to :data:`MOST_TOKENS`, given as a number or the text of one ("12"); None for
+    anything else (a negative, fractional or non-finite number, ``true``, text that is no whole
+    number, a list): a report holding it cannot be read, and the reply is counted as one that
+    reported nothing is. Taken as it came, -9 input tokens billed a refund, 12.5 was billed as
+    12, and "abc" or NaN raised a bare ValueError out of the call."""
     value = getattr(obj, name, None) if obj is not None else None
-    return int(value or 0)
+    if value is None:
+        return None if required else 0
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 0 <= value <= MOST_TOKENS else None
 
 
 def completion_deltas(done: Completion) -> list[Delta]:
@@ -461,6 +487,12 @@ class SDKProvider:
         read as one, else the API's JSON read, billed on our count when it states no usage."""
         if _event_stream(resp, headers):
             done = self._streamed_whole(resp, credential, payload, model, billed, headers)
+        elif isinstance(resp, str | bytes) and not resp.strip():
+            # nothing but the status came back, whatever the label: the silence an empty JSON
+            # or event-stream body is, counted the same way (a page with a body is billed nothing)
+            error = ServerError(f"{self.name}: HTTP 200 with an empty body", provider=self.name)
+            error.usage = billed()
+            raise error
         else:
             self._stated(resp, credential, headers)
             done = self._metered(self._read(resp, model), payload)

@@ -23,7 +23,7 @@ from hermes_core.providers._sdk import (
     completion_deltas,
     delta_completion,
     event_deltas,
-    usage_int,
+    token_count,
 )
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS, CallOptions
 from hermes_core.providers.deadline import Answered
@@ -211,12 +211,26 @@ def _container_id(part: Any) -> str | None:
     return getattr(container, "id", None) or None
 
 
-def _usage(u: Any) -> Usage:
+#: A usage report's counts, in :class:`Usage`'s order.
+_COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
+           "cache_creation_input_tokens")
+
+
+def _usage(u: Any, required: tuple[str, ...] = _COUNTS[:2]) -> Usage:
+    """A message's usage; unreported when it has none or one that cannot be read (a count that
+    is no count, see :func:`token_count`, or a ``required`` one left out). ``message_start``
+    requires none: a compatible server may leave counts to ``message_delta``."""
     if u is None:   # a compatible server's message with no usage: unknown, not zero
         return Usage(reported=False)
-    return Usage(input_tokens=usage_int(u, "input_tokens"), output_tokens=usage_int(u, "output_tokens"),
-                 cache_read_tokens=usage_int(u, "cache_read_input_tokens"),
-                 cache_write_tokens=usage_int(u, "cache_creation_input_tokens"))
+    counts = [token_count(u, name, required=name in required) for name in _COUNTS]
+    read = [c for c in counts if c is not None]
+    return _reported(read) if len(read) == len(counts) else Usage(reported=False)
+
+
+def _reported(counts: list[int]) -> Usage:
+    """A usage report read whole: its counts in :data:`_COUNTS`'s order."""
+    return Usage(input_tokens=counts[0], output_tokens=counts[1], cache_read_tokens=counts[2],
+                 cache_write_tokens=counts[3])
 
 
 class _StreamState:
@@ -230,6 +244,7 @@ class _StreamState:
         self.counted = counted
         self.before = before   # what the request was billed before message_start
         self.usage = Usage()
+        self.unreadable = False   # a usage report held a count that is no count
         self.finish: str | None = None
         self.tools: dict[int, dict[str, str]] = {}
         self.thinking: dict[int, dict[str, str]] = {}
@@ -242,7 +257,7 @@ class _StreamState:
         self.container: str | None = None   # the code-execution container it ran in
         self.model: str | None = None   # the model message_start says answers
         self.id: str | None = None   # the message's id, from message_start
-        self.page = False   # the 200 is labelled another type than an event stream
+        self.page = False   # the 200, read whole, was a page of another type (see a_page)
 
     def feed(self, event: Any) -> Iterator[Delta]:
         kind = event.type
@@ -252,7 +267,9 @@ class _StreamState:
         self._keep(event)
         if kind == "message_start":
             self.started = True
-            self.usage = _usage(getattr(event.message, "usage", None))
+            usage = getattr(event.message, "usage", None)
+            self.usage = _usage(usage, ())
+            self.unreadable = usage is not None and not self.usage.reported
             self.container = _container_id(event.message)
             self.model = getattr(event.message, "model", None) or None
             self.id = getattr(event.message, "id", None) or None
@@ -295,18 +312,27 @@ class _StreamState:
         elif kind == "message_delta":
             self.finish = event.delta.stop_reason
             self.container = _container_id(event.delta) or self.container
-            # Cumulative counts: any present here replace message_start's (as the SDK does).
-            u, du = self.usage, getattr(event, "usage", None)
+            self._delta_usage(getattr(event, "usage", None))
 
-            def latest(name: str, old: int) -> int:
-                value = getattr(du, name, None) if du is not None else None
-                return old if value is None else int(value)
-
-            self.usage = Usage(latest("input_tokens", u.input_tokens),
-                               usage_int(du, "output_tokens") or u.output_tokens,
-                               latest("cache_read_input_tokens", u.cache_read_tokens),
-                               latest("cache_creation_input_tokens", u.cache_write_tokens),
-                               reported=u.reported or du is not None)
+    def _delta_usage(self, du: Any) -> None:
+        """A message_delta's cumulative counts: any present replace message_start's (as the SDK
+        does; an output count of 0 keeps the earlier one). A count that is no count (see
+        :func:`token_count`), here or at message_start, leaves the message unreported for good:
+        it is then counted from what arrived (:meth:`so_far`)."""
+        u = self.usage
+        if du is None:
+            return
+        counts = [token_count(du, name) if getattr(du, name, None) is not None else old
+                  for name, old in zip(_COUNTS, (u.input_tokens, u.output_tokens,
+                                                 u.cache_read_tokens, u.cache_write_tokens),
+                                       strict=True)]
+        read = [c for c in counts if c is not None]
+        self.unreadable = self.unreadable or len(read) < len(counts)
+        if self.unreadable:
+            self.usage = Usage(reported=False)
+            return
+        read[1] = read[1] or u.output_tokens
+        self.usage = _reported(read)
 
     def _in_order(self, event: Any) -> None:
         """Events out of the API's order end the stream: a second message_start is a proxy that
@@ -497,11 +523,11 @@ class AnthropicProvider(SDKProvider):
         answered = None
         try:
             stream = self._opened(client, prompt, model, options, credential, reached)
-            state.page = a_page(stream)
             with stream:
                 answered = self._whole_in_stream(stream, prompt, model, options)
                 for event in () if answered is not None else stream:
                     yield from event_deltas(self.name, state.feed(event))
+                state.page = a_page(stream)
         except self._read_errors as e:
             error = self._read_failed(e, credential, state.complete)
             if error is not None:
@@ -520,13 +546,13 @@ class AnthropicProvider(SDKProvider):
         answered = None
         try:
             stream = await self._aopened(client, prompt, model, options, credential, reached)
-            state.page = a_page(stream)
             async with stream:
                 answered = self._whole_in_stream(stream, prompt, model, options)
                 if answered is None:
                     async for event in stream:
                         for d in event_deltas(self.name, state.feed(event)):
                             yield d
+                state.page = a_page(stream)
         except self._read_errors as e:
             error = self._read_failed(e, credential, state.complete)
             if error is not None:

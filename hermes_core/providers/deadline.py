@@ -11,6 +11,8 @@ in the HTTP transport both SDK clients are built on:
   at every chunk the server sends, that the response is still within ``total_s`` of the request
   and, for ``text/event-stream`` bodies, that a content event arrived within ``idle_s``. Comments
   (``: ping``) and Anthropic's ``event: ping`` keep a connection alive but are not content.
+  The watch reads the stream as the SDK will (any SSE line end, a gzip body inflated), and the
+  guard takes a leading byte order mark off an event stream, which SSE strips and the SDKs do not.
 
 A response past its budget raises :class:`ResponseBudgetExceeded` (an ``httpx`` read timeout), so
 the SDKs and the call loop treat it as the timeout it is: a typed ``Timeout`` that fails over.
@@ -24,7 +26,9 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import re
 import time
+import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -161,7 +165,7 @@ class _Watch:
     """The checks, shared by the sync and async guards: one call per chunk received."""
 
     def __init__(self, budget: Budget, started: float, sse: bool,
-                 read_s: float | None = None) -> None:
+                 read_s: float | None = None, encoding: str = "") -> None:
         self.budget = budget
         self.started = started
         self.last_content = started
@@ -170,8 +174,20 @@ class _Watch:
         self.received = 0           # bytes of the body so far
         self._partial = b""
         self._event = b""
+        self._inflate = _inflater(encoding)   # the body's bytes as the SDK will read them
+        plain = encoding.strip().lower() in ("", "identity")
+        if self._inflate is None and not plain:
+            self.sse = False   # br, zstd: no event can be seen, the whole budget bounds it
+        self._opening = sse and plain   # a leading BOM may still be taken off the first chunk
 
-    def feed(self, chunk: bytes) -> None:
+    def feed(self, chunk: bytes) -> bytes:
+        """Check the response's budgets at ``chunk``; returns the chunk to pass on: an event
+        stream's first without a UTF-8 byte order mark, which SSE strips and neither SDK's
+        decoder does (its first field was read as ``\\ufeffdata`` and dropped: OpenAI's first
+        chunk lost in silence, Anthropic's ``message_start``, so the answer failed over)."""
+        if self._opening and chunk:
+            self._opening = False
+            chunk = chunk.removeprefix(_BOM)
         now = self.budget.clock()
         self.received += len(chunk)
         if self.sse and self._has_content(chunk):
@@ -184,6 +200,7 @@ class _Watch:
             raise ResponseBudgetExceeded(
                 f"no content for {idle:g}s mid-stream, {self._where(now)} (keep-alive pings do "
                 "not count)")
+        return chunk
 
     def silence(self, e: httpx2.ReadTimeout) -> httpx2.ReadTimeout:
         """The client's read timeout, raised while the body was read, said as what it was."""
@@ -198,13 +215,27 @@ class _Watch:
         return f"{now - self.started:.1f}s into the response, {self.received} {unit} received"
 
     def _has_content(self, chunk: bytes) -> bool:
-        """Whether the chunk completes a data line of an event other than a ping."""
+        """Whether the chunk completes a data line of an event other than a ping. Lines end as
+        SSE lets them (``\\n``, ``\\r\\n`` or a bare ``\\r``: split on ``\\n`` alone, a stream of
+        ``\\r`` line ends never had content and was cut as idle); a gzip or deflate body is
+        read inflated, as the SDK reads it (its raw bytes never held a ``data:`` line, so it
+        was cut as idle too). One that does not inflate is left to the whole-response budget:
+        the HTTP client names the bad encoding when it reads it."""
+        if self._inflate is not None:
+            try:
+                chunk = self._inflate.decompress(chunk)
+            except zlib.error:
+                self._inflate = None
+                self.sse = False   # watched by the whole-response budget alone from here
+                return True
         data = self._partial + chunk
-        lines = data.split(b"\n")
-        self._partial = lines.pop()
+        held = data.endswith(b"\r")   # its \n, if one follows, is in the next chunk
+        # the common form (no \r at all) is split without the pattern
+        lines = (_LINE_END.split(data[:-1] if held else data) if b"\r" in data
+                 else data.split(b"\n"))
+        self._partial = lines.pop() + (b"\r" if held else b"")
         found = False
-        for raw in lines:
-            line = raw.rstrip(b"\r")
+        for line in lines:
             if not line:
                 self._event = b""
             elif line.startswith(b":"):
@@ -216,6 +247,23 @@ class _Watch:
                 if self._event != b"ping" and b'"type":"ping"' not in payload.replace(b" ", b""):
                     found = True
         return found
+
+
+#: The UTF-8 byte order mark SSE takes off the front of a stream.
+_BOM = b"\xef\xbb\xbf"
+#: An SSE line end: ``\r\n``, ``\n`` or a bare ``\r``.
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+def _inflater(encoding: str) -> Any:
+    """A decompressor for a body sent with ``content-encoding`` ``encoding`` (gzip or deflate,
+    what zlib reads), else None: the watch reads other encodings' chunks as they come."""
+    encoding = encoding.strip().lower()
+    if encoding in ("gzip", "x-gzip"):
+        return zlib.decompressobj(16 + zlib.MAX_WBITS)
+    if encoding == "deflate":
+        return zlib.decompressobj()
+    return None
 
 
 def _is_sse(response: httpx2.Response, budget: Budget) -> bool:
@@ -235,8 +283,7 @@ class _Guard(httpx2.SyncByteStream):
     def __iter__(self) -> Iterator[bytes]:
         try:
             for chunk in self._inner:
-                self._watch.feed(chunk)
-                yield chunk
+                yield self._watch.feed(chunk)
         except httpx2.ReadTimeout as e:
             raise self._watch.silence(e) from e
 
@@ -263,8 +310,7 @@ class _AsyncGuard(httpx2.AsyncByteStream):
             chunk = await self._chunks.__anext__()
         except httpx2.ReadTimeout as e:
             raise self._watch.silence(e) from e
-        self._watch.feed(chunk)
-        return chunk
+        return self._watch.feed(chunk)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -290,7 +336,8 @@ def _handled(request: httpx2.Request, handle: Callable[[httpx2.Request], Any],
     _answered(response, budget)
     if budget is not None and isinstance(response.stream, stream_type):
         response.stream = guard(response.stream, _Watch(
-            budget, started, _is_sse(response, budget), _read_timeout(request)))
+            budget, started, _is_sse(response, budget), _read_timeout(request),
+            response.headers.get("content-encoding", "")))
     return response
 
 

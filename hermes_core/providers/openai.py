@@ -23,7 +23,7 @@ from hermes_core.providers._sdk import (
     completion_deltas,
     delta_completion,
     event_deltas,
-    usage_int,
+    token_count,
 )
 from hermes_core.providers.base import CallOptions
 from hermes_core.providers.deadline import Answered
@@ -162,13 +162,19 @@ def _options(options: CallOptions, model: str, *, has_tools: bool) -> dict[str, 
 
 
 def _usage(u: Any) -> Usage:
+    """A response's usage; unreported when it has none or one that cannot be read (a count that
+    is no count, see :func:`token_count`; the prompt's or the output's count left out)."""
     if u is None:
         return Usage(reported=False)
-    cached = usage_int(getattr(u, "prompt_tokens_details", None), "cached_tokens")
-    prompt = usage_int(u, "prompt_tokens")
-    return Usage(input_tokens=max(0, prompt - cached), output_tokens=usage_int(u, "completion_tokens"),
-                 cache_read_tokens=cached, reasoning_tokens=usage_int(
-                     getattr(u, "completion_tokens_details", None), "reasoning_tokens"))
+    prompt, completion, cached, reasoning = (
+        token_count(u, "prompt_tokens", required=True),
+        token_count(u, "completion_tokens", required=True),
+        token_count(getattr(u, "prompt_tokens_details", None), "cached_tokens"),
+        token_count(getattr(u, "completion_tokens_details", None), "reasoning_tokens"))
+    if prompt is None or completion is None or cached is None or reasoning is None:
+        return Usage(reported=False)
+    return Usage(input_tokens=max(0, prompt - cached), output_tokens=completion,
+                 cache_read_tokens=cached, reasoning_tokens=reasoning)
 
 
 def _content_text(value: Any) -> str:
@@ -357,7 +363,11 @@ class OpenAIProvider(SDKProvider):
         if "model" not in state and getattr(chunk, "model", None):
             state["model"] = chunk.model   # the model that answers (a dated name, a deployment's)
         if chunk.usage is not None:
-            state["usage"] = _usage(chunk.usage)
+            usage = _usage(chunk.usage)
+            if usage.reported:
+                state["usage"] = usage
+            else:   # a report that cannot be read is none: the stream is counted at its end
+                state.pop("usage", None)
         if state.get("finish"):
             # the answer ended with its finish_reason: what a proxy sends after it (the stream
             # played twice, a retried upstream's answer joined on) is not part of it
@@ -469,12 +479,12 @@ class OpenAIProvider(SDKProvider):
         try:
             if not whole:
                 stream = self._opened(client, prompt, model, options, credential, reached)
-                state["page"] = a_page(stream)
                 with stream:
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     for chunk in () if answered is not None else stream:
                         yield from event_deltas(self.name,
                                                 self._chunk_deltas(chunk, tools, state, hold))
+                    state["page"] = a_page(stream)
         except self._read_errors as e:
             whole = self._ask_whole(e, model, credential, state, billed)
         if answered is not None or whole:
@@ -493,7 +503,6 @@ class OpenAIProvider(SDKProvider):
         try:
             if not whole:
                 stream = await self._aopened(client, prompt, model, options, credential, reached)
-                state["page"] = a_page(stream)
                 async with stream:
                     answered = self._whole_in_stream(stream, prompt, model, options)
                     if answered is None:
@@ -502,6 +511,7 @@ class OpenAIProvider(SDKProvider):
                                                   self._chunk_deltas(chunk, tools, state,
                                                                      hold)):
                                 yield d
+                    state["page"] = a_page(stream)
         except self._read_errors as e:
             whole = self._ask_whole(e, model, credential, state, billed)
         if answered is not None or whole:

@@ -35,6 +35,7 @@ from hermes_core.testing import (
     openai_chat_completion,
     openai_chat_stream,
 )
+from hermes_core.testing.builders import _sse as _sse_events
 from hermes_core.testing.clock import FakeClock
 from hermes_core.types import Message, Prompt
 from tests.conftest import CancelledAfter
@@ -424,3 +425,96 @@ def test_a_request_given_up_while_its_answer_is_awaited_reached_the_server(
     with bounded(5.0) as budget:
         _interrupted_post(never_answering_url, is_async, cancelled_after)
     assert budget.answered.sent and budget.answered.billable()
+
+
+def _compressed(events: list[bytes]) -> Iterator[bytes]:
+    """Each event gzip-compressed and flushed as it is sent, as a compressing proxy streams."""
+    import zlib
+
+    gz = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)
+    for e in events:
+        yield gz.compress(e) + gz.flush(zlib.Z_SYNC_FLUSH)
+    yield gz.flush()
+
+
+def _crlf_split_between_chunks(events: list[bytes]) -> Iterator[bytes]:
+    """Each event's ``\r\n`` line ends, its last ``\n`` sent at the start of the next chunk."""
+    for i, e in enumerate(events):
+        yield (b"\n" if i else b"") + e.replace(b"\n", b"\r\n")[:-1]
+    yield b"\n"
+
+
+WIRE_FORMS = {
+    "CR line ends": ({}, lambda events: (e.replace(b"\n", b"\r") for e in events)),
+    "CRLF split between chunks": ({}, _crlf_split_between_chunks),
+    "gzip": ({"content-encoding": "gzip"}, _compressed),
+}
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("form", sorted(WIRE_FORMS))
+@pytest.mark.parametrize("primary", ["openai", "anthropic"])
+def test_a_stream_sending_content_in_another_wire_form_is_not_idle(
+        respx_mock: object, clock: FakeClock, primary: str, form: str, mode: str) -> None:
+    """Content every half second for 7-8 s under a 3 s idle timeout. The idle watch read lines
+    split on ``\\n`` from the raw bytes: events ended by a bare ``\\r`` (which SSE allows and
+    both SDKs read) or sent gzip-compressed never counted as content, so the stream was cut as
+    idle 3 s in and failed over though it was answering."""
+    loop, router = build(primary, clock)
+    pieces = tuple(f"w{i} " for i in range(10))
+    body = openai_chat_stream(pieces) if primary == "openai" else anthropic_stream(pieces)
+    events = [e + b"\n\n" for e in body.split(b"\n\n") if e]
+    headers, shape = WIRE_FORMS[form]
+    route = respx_mock.post(primary_url(primary)).mock(  # type: ignore[attr-defined]
+        side_effect=lambda r: httpx.Response(200, headers={**SSE_HEADERS, **headers},
+                                             content=stepping(shape(events), clock,
+                                                              mode == "astream")))
+    mock_backup(respx_mock, primary, stream=True)
+    options = CallOptions(max_tokens=32, timeout_s=20.0, idle_timeout_s=3.0)
+    if mode == "stream":
+        deltas = list(loop.stream(PROMPT, router.select("hi"), options))
+    else:
+        async def collect() -> list[Any]:
+            return [d async for d in loop.astream(PROMPT, router.select("hi"), options)]
+        deltas = asyncio.run(collect())
+    assert "".join(d.text for d in deltas) == "".join(pieces)
+    assert deltas[-1].usage.reported   # read to its end, not cut after the finish reason
+    assert route.call_count == 1   # type: ignore[attr-defined]
+
+
+def test_a_stream_in_an_encoding_the_watch_cannot_read_is_bounded_by_its_whole_budget() -> None:
+    """Brotli or zstd bytes hold no line the watch can read: taken for silence they cut every such
+    stream as idle; only the whole-response budget bounds them."""
+    now = [0.0]
+    watch = _Watch(Budget(10.0, 2.0, lambda: now[0]), 0.0, sse=True, encoding="br")
+    for t in (1.0, 4.0, 9.0):
+        now[0] = t
+        watch.feed(b"\x8b\x02\x80opaque")
+    now[0] = 10.5
+    with pytest.raises(httpx.ReadTimeout, match="budget"):
+        watch.feed(b"\x03")
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("primary", ["openai", "anthropic"])
+def test_a_stream_opening_with_a_byte_order_mark_is_read_whole(
+        respx_mock: object, clock: FakeClock, primary: str, mode: str) -> None:
+    """SSE strips one leading UTF-8 BOM; neither SDK's decoder does. Its first line's field was
+    read as ``\\ufeffdata`` and dropped: OpenAI's first chunk was lost in silence ("Hel" of
+    "Hello"), Anthropic's ``message_start`` too, so the answer failed over."""
+    loop, router = build(primary, clock)
+    if primary == "openai":
+        base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+        body = _sse_events([
+            (None, {**base, "choices": [{"index": 0, "delta": {"content": "Hel"},
+                                         "finish_reason": None}]}),
+            (None, {**base, "choices": [{"index": 0, "delta": {"content": "lo"},
+                                         "finish_reason": "stop"}]}), (None, "[DONE]")])
+    else:
+        body = anthropic_stream(("Hel", "lo"))
+    route = respx_mock.post(primary_url(primary)).mock(  # type: ignore[attr-defined]
+        side_effect=lambda r: httpx.Response(200, headers=SSE_HEADERS,
+                                             content=b"\xef\xbb\xbf" + body))
+    mock_backup(respx_mock, primary, stream=True)
+    assert run(loop, router, mode) == "Hello"
+    assert route.call_count == 1   # type: ignore[attr-defined]

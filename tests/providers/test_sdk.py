@@ -578,6 +578,66 @@ async def test_a_proxy_page_in_place_of_a_stream_counts_nothing(kind, respx_mock
     assert caught.value.usage is None
 
 
+def _empty_stream_usage(provider: Any, cred: Credential, use_async: bool) -> Usage | None:
+    with pytest.raises(ServerError) as caught:
+        if use_async:
+            async def read() -> None:
+                async for _ in provider.astream(PROMPT_EMPTY, "m", cred, OPTS_EMPTY):
+                    pass
+            asyncio.run(read())
+        else:
+            list(provider.stream(PROMPT_EMPTY, "m", cred, OPTS_EMPTY))
+    return caught.value.usage
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("label", ["text/plain", "text/html; charset=utf-8"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_an_empty_200_labelled_another_type_counts_its_prompt_as_an_empty_event_stream_does(
+        kind: str, label: str, use_async: bool, respx_mock: Any) -> None:
+    """A 200 relabelled ``text/plain`` (or any type) with no body is no page: nothing but the
+    status came back, the same silence as an empty event stream, whose prompt is counted as
+    possibly billed. It counted nothing; it now counts what the labelled empty stream does."""
+    url, provider = _provider(kind)
+    cred = Credential(kind, SECRET_EMPTY)
+    respx_mock.post(url).mock(side_effect=lambda r: BODIES_EMPTY["empty-sse"]())
+    labelled = _empty_stream_usage(provider, cred, use_async)
+    respx_mock.post(url).mock(side_effect=lambda r: httpx.Response(
+        200, content=b"", headers={"content-type": label}))
+    relabelled = _empty_stream_usage(provider, cred, use_async)
+    assert labelled is not None and labelled.counted and labelled.input_tokens > 0
+    assert relabelled == labelled
+
+
+def _empty_whole_usage(provider: Any, cred: Credential, use_async: bool) -> Usage | None:
+    with pytest.raises(ServerError) as caught:
+        if use_async:
+            asyncio.run(provider.acomplete(PROMPT_EMPTY, "m", cred, OPTS_EMPTY))
+        else:
+            provider.complete(PROMPT_EMPTY, "m", cred, OPTS_EMPTY)
+    return caught.value.usage
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize("label", ["text/plain", "text/html", None])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_whole_call_answered_by_an_empty_200_of_any_label_counts_its_prompt(
+        kind: str, label: str | None, use_async: bool, respx_mock: Any) -> None:
+    """The whole call's side of the same silence: an empty 200 labelled JSON or an event stream
+    counted its prompt, the same empty 200 labelled ``text/plain`` or ``text/html`` (or not
+    labelled) counted nothing."""
+    url, provider = _provider(kind)
+    cred = Credential(kind, SECRET_EMPTY)
+    respx_mock.post(url).mock(side_effect=lambda r: httpx.Response(
+        200, content=b"", headers={"content-type": "application/json"}))
+    labelled = _empty_whole_usage(provider, cred, use_async)
+    respx_mock.post(url).mock(side_effect=lambda r: httpx.Response(
+        200, content=b"", headers={"content-type": label} if label else {}))
+    relabelled = _empty_whole_usage(provider, cred, use_async)
+    assert labelled is not None and labelled.counted and labelled.input_tokens > 0
+    assert relabelled == labelled
+
+
 def test_a_real_empty_answer_is_still_an_answer(respx_mock) -> None:
     """A well-formed stream with no text (e.g. max_tokens hit at once) is not an error."""
     respx_mock.post(ANTHROPIC_URL).mock(return_value=httpx.Response(
@@ -1046,6 +1106,22 @@ def test_a_200_whose_body_is_the_api_s_error_is_that_error(case: str, mode: str,
     assert SECRET_200 not in str(info.value) and SECRET_200 not in str(info.value.body)
 
 
+@pytest.mark.parametrize("mode", ["complete", "acomplete", "stream", "astream"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_200_whose_error_is_only_words_is_a_server_error_saying_them(kind: str, mode: str,
+                                                                       respx_mock) -> None:
+    """A gateway's ``{"error": "upstream said no"}``: only an error object was read as the error,
+    so this was "HTTP 200 but the body is not a response", its words lost. With no type or code
+    to map, it is a server failure (retried, failed over) that says what the body said."""
+    words = f"upstream connect error for {SECRET_200}"
+    respx_mock.post(OPENAI_URL if kind == "openai" else ANTHROPIC_URL).mock(
+        return_value=httpx.Response(200, json={"error": words}))
+    with pytest.raises(ServerError) as info:
+        _error_200_call(kind, mode)
+    assert "upstream connect error for" in str(info.value)
+    assert SECRET_200 not in str(info.value) and SECRET_200 not in str(info.value.body)
+
+
 def test_call_loop_cools_the_key_of_a_200_rate_limit_and_fails_over(failover_loop,
                                                                     respx_mock) -> None:
     """The key is cooled (not its breaker opened, not quarantined) and the backup answers."""
@@ -1172,3 +1248,137 @@ def test_a_whole_request_answered_with_an_event_stream_keeps_its_failures(
     with pytest.raises(IncompleteResponse) as cut_info:
         _whole(provider, cred, model, mode)
     assert cut_info.value.partial_text.startswith("Hel")
+
+
+# Token counts a provider or proxy reports that are no counts: negative, fractional, NaN, text
+# that is no number, a usage that is not an object. A count that is text of a whole number is
+# read as it (``"12"``); anything else makes the report unreadable, and the reply is counted on
+# our count as one that reported nothing is, marked so.
+
+SECRET_COUNT = "sk-testkey-SECRET-counts-0001"
+PROMPT_COUNT = Prompt(system="s", messages=(Message("user", "hi"),))
+
+
+def _openai_usage_stream(usage: Any) -> bytes:
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
+    return _sse([
+        (None, {**base, "choices": [{"index": 0, "delta": {"content": "Hi"},
+                                     "finish_reason": None}]}),
+        (None, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        (None, {**base, "choices": [], "usage": usage}), (None, "[DONE]")])
+
+
+def _anthropic_usage_stream(start: Any, delta: Any) -> bytes:
+    message = anthropic_message("", output_tokens=1)
+    message.update(stop_reason=None, usage=start)
+    return _sse([
+        ("message_start", {"type": "message_start", "message": message}),
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+                                 "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                 "delta": {"type": "text_delta", "text": "Hi"}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "usage": delta,
+                           "delta": {"stop_reason": "end_turn", "stop_sequence": None}}),
+        ("message_stop", {"type": "message_stop"})])
+
+
+OPENAI_LIES = {
+    "negative prompt": {"prompt_tokens": -5, "completion_tokens": 2},
+    "text prompt": {"prompt_tokens": "abc", "completion_tokens": 2},
+    "NaN prompt": {"prompt_tokens": float("nan"), "completion_tokens": 2},
+    "fractional prompt": {"prompt_tokens": 12.5, "completion_tokens": 2},
+    "true prompt": {"prompt_tokens": True, "completion_tokens": 2},
+    "negative cached": {"prompt_tokens": 12, "completion_tokens": 2,
+                        "prompt_tokens_details": {"cached_tokens": -4}},
+    "text cached": {"prompt_tokens": 12, "completion_tokens": 2,
+                    "prompt_tokens_details": {"cached_tokens": "x"}},
+    "usage as text": "lots",
+}
+ANTHROPIC_LIES = {
+    "negative input": ({"input_tokens": -9, "output_tokens": 1}, {"output_tokens": 3}),
+    "text input": ({"input_tokens": "abc", "output_tokens": 1}, {"output_tokens": 3}),
+    "fractional input": ({"input_tokens": 9.5, "output_tokens": 1}, {"output_tokens": 3}),
+    "negative output": ({"input_tokens": 9, "output_tokens": 1}, {"output_tokens": -3}),
+    "text output": ({"input_tokens": 9, "output_tokens": 1}, {"output_tokens": "x"}),
+    "negative cache read": ({"input_tokens": 9, "output_tokens": 1,
+                             "cache_read_input_tokens": -100}, {"output_tokens": 3}),
+}
+
+
+def _lying_response(kind: str, lie: str, streamed: bool) -> httpx.Response:
+    if kind == "openai":
+        usage = OPENAI_LIES[lie]
+        if streamed:
+            return httpx.Response(200, content=_openai_usage_stream(usage), headers=SSE_HEADERS)
+        body = openai_chat_completion("Hi")
+        body["usage"] = usage
+    else:
+        start, delta = ANTHROPIC_LIES[lie]
+        if streamed:
+            return httpx.Response(200, content=_anthropic_usage_stream(start, delta),
+                                  headers=SSE_HEADERS)
+        body = anthropic_message("Hi")
+        body["usage"] = {**start, **delta}
+    # json.dumps writes NaN as the bare token a lying server sends, which both SDKs parse
+    return httpx.Response(200, content=json.dumps(body).encode(),
+                          headers={"content-type": "application/json"})
+
+
+def _reply_usage(kind: str, mode: str) -> tuple[str, Usage | None]:
+    provider = OpenAIProvider() if kind == "openai" else AnthropicProvider()
+    cred = Credential(kind, SECRET_COUNT)
+    if mode == "complete":
+        done = provider.complete(PROMPT_COUNT, "m", cred, OPTS)
+        return done.text, done.usage
+    if mode == "acomplete":
+        done = asyncio.run(provider.acomplete(PROMPT_COUNT, "m", cred, OPTS))
+        return done.text, done.usage
+    if mode == "stream":
+        deltas = list(provider.stream(PROMPT_COUNT, "m", cred, OPTS))
+    else:
+        async def read() -> list[Any]:
+            return [d async for d in provider.astream(PROMPT_COUNT, "m", cred, OPTS)]
+        deltas = asyncio.run(read())
+    return "".join(d.text for d in deltas), deltas[-1].usage
+
+
+@pytest.mark.parametrize("mode", ["complete", "acomplete", "stream", "astream"])
+@pytest.mark.parametrize(("kind", "lie"), [*(("openai", k) for k in OPENAI_LIES),
+                                           *(("anthropic", k) for k in ANTHROPIC_LIES)])
+def test_a_usage_report_with_a_count_that_is_no_count_is_replaced_by_our_count(
+        kind: str, lie: str, mode: str, respx_mock: Any) -> None:
+    """A negative count was billed as a refund (-9 input tokens, a cached -4 made the input 16
+    of 12), text that is no number or NaN escaped as a bare ValueError (the call loop takes it
+    for a bug: no failover, a traceback), 12.5 was read as 12, ``true`` as 1, and a usage that
+    is not an object as a reported zero. The report is unreadable: the reply is counted as one
+    that reported nothing is (the prompt and what arrived, marked counted)."""
+    url = OPENAI_URL if kind == "openai" else ANTHROPIC_URL
+    respx_mock.post(url).mock(side_effect=lambda r: _lying_response(kind, lie, "stream" in mode))
+    text, usage = _reply_usage(kind, mode)
+    assert text == "Hi"
+    assert usage is not None and usage.counted and not usage.reported
+    assert usage.input_tokens > 0 and usage.output_tokens > 0
+    assert min(usage.cache_read_tokens, usage.cache_write_tokens, usage.reasoning_tokens) == 0
+
+
+@pytest.mark.parametrize("mode", ["complete", "stream"])
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_count_sent_as_the_text_of_a_whole_number_is_read_as_that_number(
+        kind: str, mode: str, respx_mock: Any) -> None:
+    url = OPENAI_URL if kind == "openai" else ANTHROPIC_URL
+    if kind == "openai":
+        usage: Any = {"prompt_tokens": "12", "completion_tokens": "2"}
+        body: Any = openai_chat_completion("Hi")
+        stream = _openai_usage_stream(usage)
+    else:
+        usage = {"input_tokens": "12", "output_tokens": "2"}
+        body = anthropic_message("Hi")
+        stream = _anthropic_usage_stream(usage, {"output_tokens": "2"})
+    body["usage"] = usage
+    respx_mock.post(url).mock(side_effect=lambda r: (
+        httpx.Response(200, content=stream, headers=SSE_HEADERS) if mode == "stream"
+        else httpx.Response(200, json=body)))
+    _, got = _reply_usage(kind, mode)
+    assert got is not None and got.reported and not got.counted
+    assert (got.input_tokens, got.output_tokens) == (12, 2)
