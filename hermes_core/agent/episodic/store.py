@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import sqlite3
 import threading
@@ -169,6 +170,7 @@ class SessionStore:
                            f"{passages.LAYOUT}" if segment is segment_for_index
                            else segment_id)
         self.reindexed = 0
+        self._said_damaged = False          # a damaged index row was warned about
         self._lock = threading.RLock()
         self._writes = 0                       # commits through this store (data_version misses them)
         self._df_cache: dict[str, int] = {}
@@ -624,7 +626,7 @@ class SessionStore:
         if not terms:
             return []
         rows = self._read(passages.ranked_sql(len(terms)), (*terms, limit))
-        return [Hit(int(r[0]), str(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
+        return self._hits(rows)
 
     def search_recent(self, match: str, limit: int) -> list[Hit]:
         """The newest ``limit`` sessions for a MATCH expression, each with its best passage's
@@ -634,7 +636,27 @@ class SessionStore:
         ``limit`` however many rows match (``search`` ranks every matching row first).
         """
         rows = self._read(passages.recent_sql(), (match, limit))
-        return [Hit(int(r[0]), str(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
+        return self._hits(rows)
+
+    def _hits(self, rows: Sequence[Any]) -> list[Hit]:
+        """Rows as hits; a row whose stamp, prior or score is not a finite number (the index's
+        copy edited by hand or by another tool: text, NULL, a blob, an infinity) is left out and
+        said once, with the way out, instead of failing every search of the archive."""
+        hits: list[Hit] = []
+        for r in rows:
+            try:
+                numbers = float(r[2]), float(r[3]), float(r[4])
+            except (TypeError, ValueError):
+                numbers = (math.nan,)
+            if all(math.isfinite(x) for x in numbers):
+                hits.append(Hit(int(r[0]), str(r[1]), *numbers))
+            elif not self._said_damaged:
+                self._said_damaged = True
+                log.warning("memory database %s: the index holds a session (%s) whose date or "
+                            "relevance is not a number; it is left out of searches until "
+                            "'hermes-core memory rebuild' indexes the sessions again",
+                            self.path, str(r[1])[:80])
+        return hits
 
     def term_df(self, term: str, cap: int) -> int:
         """In how many sessions ``term`` occurs, counted up to ``cap + 1`` (so at most that many

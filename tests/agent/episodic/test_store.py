@@ -139,6 +139,30 @@ def test_corrupted_pages_are_refused_and_untouched(tmp_path: Path) -> None:
     _assert_refused(path, "corrupted")
 
 
+@pytest.mark.parametrize("column, value", [("relevance_score", "abc"), ("created_at", None),
+                                           ("created_at", b"\xff"), ("relevance_score", 1e999)])
+def test_an_index_row_with_an_unreadable_number_is_skipped_with_a_warning_not_a_traceback(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str],
+        column: str, value: object) -> None:
+    """The index keeps a copy of each session's stamp and prior; a copy that is not a finite
+    number (a file edited by hand or by another tool) costs that session its place in a search,
+    said once with the way out, never every search of the archive."""
+    path = tmp_path / "sessions.db"
+    with SessionStore(path, clock=lambda: NOW) as store:
+        store.upsert(rec("good", "deployed the gateway"))
+        store.upsert(rec("bad", "deployed the gateway again"))
+        store.connection.execute(f"UPDATE sessions_fts SET {column} = ? WHERE session_id = 'bad'",
+                                 (value,))
+        store.connection.commit()
+        with caplog.at_level("WARNING"):
+            assert [h.session_id for h in store.search('"deployed"', 5)] == ["good"]
+            assert [h.session_id for h in store.search_recent('"deployed"', 5)] == ["good"]
+    assert "memory rebuild" in caplog.text and str(path) in caplog.text
+    assert main(["memory", "search", "deployed", "--db", str(path)]) == 0
+    shown = capsys.readouterr()
+    assert "good" in shown.out and "Traceback" not in shown.err
+
+
 def test_truncated_header_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "sessions.db"
     path.write_bytes(b"SQLite format 3\x00\x10\x00")
