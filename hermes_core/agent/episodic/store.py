@@ -746,6 +746,14 @@ class SessionStore:
                 # one aggregate a statement: SQLite seeks the index only for a lone MIN or MAX
                 oldest, newest = conn.execute("SELECT (SELECT MIN(created_at) FROM sessions),"
                                               " (SELECT MAX(created_at) FROM sessions)").fetchone()
+                if not all(isinstance(t, int | float) and math.isfinite(t)
+                           for t in (oldest, newest) if t is not None):
+                    # a stamp written by another tool (text and blobs sort after every number,
+                    # an infinity at an end): the range of the readable ones, scanned (rare)
+                    oldest, newest = conn.execute(
+                        "SELECT MIN(created_at), MAX(created_at) FROM sessions WHERE"
+                        " typeof(created_at) IN ('integer', 'real')"
+                        " AND created_at BETWEEN -1e300 AND 1e300").fetchone()
                 sources = counts.sources(conn)
                 indexed = counts.indexed_rows(conn) - passages.extra(conn)
                 version = current_version(conn)

@@ -163,6 +163,25 @@ def test_an_index_row_with_an_unreadable_number_is_skipped_with_a_warning_not_a_
     assert "good" in shown.out and "Traceback" not in shown.err
 
 
+@pytest.mark.parametrize("value", ["garbage", b"\xff", 1e999, -1e999])
+def test_stats_give_the_range_of_the_readable_stamps(tmp_path: Path, value: object,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A stamp written by another tool (text, a blob, an infinity) sorts after every number in
+    SQLite's MAX; ``memory stats`` printed it through datetime and ended in a TypeError."""
+    path = tmp_path / "sessions.db"
+    with SessionStore(path, clock=lambda: NOW) as store:
+        store.upsert(rec("old", "first summary", created_at=NOW - 86_400))
+        store.upsert(rec("new", "second summary", created_at=NOW))
+        store.upsert(rec("odd", "third summary", created_at=NOW - 3600))
+        store.connection.execute("UPDATE sessions SET created_at = ? WHERE session_id = 'odd'",
+                                 (value,))
+        store.connection.commit()
+        stats = store.stats()
+    assert (stats["oldest"], stats["newest"], stats["sessions"]) == (NOW - 86_400, NOW, 3)
+    assert main(["memory", "stats", "--db", str(path), "--json"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
 def test_truncated_header_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "sessions.db"
     path.write_bytes(b"SQLite format 3\x00\x10\x00")
