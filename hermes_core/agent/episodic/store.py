@@ -652,9 +652,9 @@ class SessionStore:
                 hits.append(Hit(int(r[0]), str(r[1]), *numbers))
             elif not self._said_damaged:
                 self._said_damaged = True
-                log.warning("memory database %s: the index holds a session (%s) whose date or "
-                            "relevance is not a number; it is left out of searches until "
-                            "'hermes-core memory rebuild' indexes the sessions again",
+                log.warning("memory database %s: a session (%s) whose date or relevance in "
+                            "the index is not a number is left out of searches ('hermes-core "
+                            "memory rebuild' copies the index again from the sessions table)",
                             self.path, str(r[1])[:80])
         return hits
 
