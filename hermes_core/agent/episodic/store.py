@@ -607,8 +607,9 @@ class SessionStore:
         passages.forget_count(conn, "sessions_fts")
         conn.execute(FTS_TABLE_SQL)
         for r in rows:
-            passages.insert(conn, "sessions_fts", (r[0], self._segment(r[1]),
-                                                   self._segment(" ".join(r[2].split(","))),
+            summary, tags = _as_text(r[1]), _as_text(r[2])
+            passages.insert(conn, "sessions_fts", (r[0], self._segment(summary),
+                                                   self._segment(" ".join(tags.split(","))),
                                                    r[3], r[4], r[5]))
         conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
         if self.segment_id is not None:
@@ -774,3 +775,11 @@ class SessionStore:
             "journal_mode": mode,
             "size_bytes": size,
         }
+
+
+def _as_text(value: object) -> str:
+    """A summary or tags cell as text: another tool may have written a blob or NULL, and the
+    rebuild that mends a damaged index must not fail on the row it is meant to index."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return "" if value is None else str(value)

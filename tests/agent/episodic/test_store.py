@@ -182,6 +182,25 @@ def test_stats_give_the_range_of_the_readable_stamps(tmp_path: Path, value: obje
     assert "Traceback" not in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("column, value", [("summary", b"\x00\xff\x00"), ("tags", b"\xff"),
+                                           ("summary", 12345), ("tags", 3.5)])
+def test_a_rebuild_indexes_a_session_whose_text_is_not_text(
+        tmp_path: Path, column: str, value: object, capsys: pytest.CaptureFixture[str]) -> None:
+    """A summary or tags cell written by another tool as a blob or a number: ``memory rebuild``,
+    the way out of a damaged index, ended in a TypeError from the tokenizer."""
+    path = tmp_path / "sessions.db"
+    with SessionStore(path, clock=lambda: NOW) as store:
+        store.upsert(rec("good", "deployed the gateway", ("ops",)))
+        store.upsert(rec("odd", "deployed the cache", ("ops",)))
+        store.connection.execute(f"UPDATE sessions SET {column} = ? WHERE session_id = 'odd'",
+                                 (value,))
+        store.connection.commit()
+        assert store.rebuild() == 2
+        assert "good" in [h.session_id for h in store.search('"deployed"', 5)]
+    assert main(["memory", "rebuild", "--db", str(path)]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
 def test_truncated_header_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "sessions.db"
     path.write_bytes(b"SQLite format 3\x00\x10\x00")
