@@ -516,7 +516,7 @@ class SessionStore:
             "SELECT rowid FROM sessions WHERE instr(summary, ?1) > 0 OR instr(tags, ?1) > 0"
             " OR instr(session_id, ?1) > 0", (needle,))}
         found |= {rowid for rowid, tags in conn.execute("SELECT rowid, tags FROM sessions WHERE tags != ''")
-                  if any(is_key_piece(t, (needle,)) for t in tags.split(","))}
+                  if any(is_key_piece(t, (needle,)) for t in passages.as_text(tags).split(","))}
         return sorted(found)
 
     def _rewrite_rows(self, conn: sqlite3.Connection, rowids: Sequence[int],
@@ -525,7 +525,8 @@ class SessionStore:
         for rowid in rowids:
             r = conn.execute("SELECT session_id, summary, tags, created_at, relevance_score, source,"
                              " message_count FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
-            old = SessionRecord(r[0], r[1], tuple(t for t in r[2].split(",") if t),
+            old = SessionRecord(r[0], passages.as_text(r[1]),
+                                tuple(t for t in passages.as_text(r[2]).split(",") if t),
                                 float(r[3]), float(r[4]), r[5], int(r[6]))
             new = _scrub_record(clean(old))
             if new == old:   # a short secret inside a longer word: not redacted there
@@ -607,7 +608,7 @@ class SessionStore:
         passages.forget_count(conn, "sessions_fts")
         conn.execute(FTS_TABLE_SQL)
         for r in rows:
-            summary, tags = _as_text(r[1]), _as_text(r[2])
+            summary, tags = passages.as_text(r[1]), passages.as_text(r[2])
             passages.insert(conn, "sessions_fts", (r[0], self._segment(summary),
                                                    self._segment(" ".join(tags.split(","))),
                                                    r[3], r[4], r[5]))
@@ -720,7 +721,9 @@ class SessionStore:
             marks = ",".join("?" * len(chunk))
             rows = self._read(f"SELECT rowid, summary, tags FROM sessions WHERE rowid IN ({marks})",
                               chunk)
-            out.update((int(r[0]), (r[1], tuple(t for t in r[2].split(",") if t))) for r in rows)
+            out.update((int(r[0]), (passages.as_text(r[1]),
+                                    tuple(t for t in passages.as_text(r[2]).split(",") if t)))
+                       for r in rows)
         return out
 
     def get(self, session_id: str) -> SessionRecord | None:
@@ -730,7 +733,8 @@ class SessionStore:
         if not rows:
             return None
         r = rows[0]
-        return SessionRecord(r[0], r[1], tuple(t for t in r[2].split(",") if t), float(r[3]),
+        return SessionRecord(r[0], passages.as_text(r[1]),
+                             tuple(t for t in passages.as_text(r[2]).split(",") if t), float(r[3]),
                              float(r[4]), r[5], int(r[6]))
 
     def count(self) -> int:
@@ -775,11 +779,3 @@ class SessionStore:
             "journal_mode": mode,
             "size_bytes": size,
         }
-
-
-def _as_text(value: object) -> str:
-    """A summary or tags cell as text: another tool may have written a blob or NULL, and the
-    rebuild that mends a damaged index must not fail on the row it is meant to index."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return "" if value is None else str(value)

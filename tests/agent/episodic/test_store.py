@@ -201,6 +201,24 @@ def test_a_rebuild_indexes_a_session_whose_text_is_not_text(
     assert "Traceback" not in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("column", ["summary", "tags"])
+def test_a_session_whose_text_is_a_blob_is_read_as_text(tmp_path: Path, column: str,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Summary and tags are read back for every recalled session: a cell written as a blob by
+    another tool ended every search that found it in a TypeError."""
+    path = tmp_path / "sessions.db"
+    with SessionStore(path, clock=lambda: NOW) as store:
+        store.upsert(rec("odd", "deployed the cache", ("ops",)))
+        store.connection.execute(f"UPDATE sessions SET {column} = CAST({column} AS BLOB)")
+        store.connection.commit()
+        [hit] = store.search('"deployed"', 5)
+        assert store.texts([hit.rowid])[hit.rowid] == ("deployed the cache", ("ops",))
+        assert store.get("odd") is not None
+    assert main(["memory", "search", "deployed", "--db", str(path)]) == 0
+    shown = capsys.readouterr()
+    assert "deployed the cache" in shown.out and "Traceback" not in shown.err
+
+
 def test_truncated_header_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "sessions.db"
     path.write_bytes(b"SQLite format 3\x00\x10\x00")
