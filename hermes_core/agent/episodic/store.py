@@ -647,11 +647,11 @@ class SessionStore:
         hits: list[Hit] = []
         for r in rows:
             try:
-                numbers = float(r[2]), float(r[3]), float(r[4])
+                stamp, prior, score = float(r[2]), float(r[3]), float(r[4])
             except (TypeError, ValueError):
-                numbers = (math.nan,)
-            if all(math.isfinite(x) for x in numbers):
-                hits.append(Hit(int(r[0]), str(r[1]), *numbers))
+                stamp = prior = score = math.nan
+            if math.isfinite(stamp + prior + score):   # one test: an inf or a NaN makes it fail
+                hits.append(Hit(int(r[0]), str(r[1]), stamp, prior, score))
             elif not self._said_damaged:
                 self._said_damaged = True
                 log.warning("memory database %s: a session (%s) whose date or relevance in "
