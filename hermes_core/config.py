@@ -717,7 +717,9 @@ def load_settings(source: str | os.PathLike[str] | Mapping[str, Any] | None = No
         else:
             base = Path(os.path.expanduser(str(home or env.get("HERMES_HOME") or DEFAULT_HOME)))
             path = base / "config.yaml"
-            if not path.is_file():
+            # absent: the defaults; there but no file (a folder, a dangling link, a loop): read,
+            # so the error names it, never the defaults run without the user's keys and routing
+            if not os.path.lexists(path):
                 path = None
         if path is None:
             settings = Settings()

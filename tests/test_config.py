@@ -139,6 +139,24 @@ def test_home_config_yaml_is_found(tmp_path):
     assert load_settings(env={"HERMES_HOME": str(tmp_path)}).llm.stream is False
 
 
+@pytest.mark.parametrize("kind", ["folder", "dangling-link", "link-loop"])
+def test_a_home_config_yaml_that_is_not_a_file_is_an_error_naming_it(tmp_path, kind):
+    """A config.yaml that is there but cannot be read as a file (a folder, a link to a dotfiles
+    checkout that is not there, a link loop) is the user's config gone wrong: said, naming it,
+    never skipped for the defaults (the chat would run without the user's keys and routing)."""
+    target = tmp_path / "config.yaml"
+    if kind == "folder":
+        target.mkdir()
+    elif kind == "dangling-link":
+        target.symlink_to(tmp_path / "dotfiles" / "hermes.yaml")
+    else:
+        (tmp_path / "loop.yaml").symlink_to(target)
+        target.symlink_to(tmp_path / "loop.yaml")
+    with pytest.raises(ConfigError) as err:
+        load_settings(env={"HERMES_HOME": str(tmp_path)})
+    assert str(target) in str(err.value)
+
+
 def test_overrides_are_immutable_copies():
     s = load_settings({"llm": {"stream": True}}, env={})
     t = s.with_overrides(**{"llm.stream": False})
@@ -710,10 +728,13 @@ from hypothesis import given  # noqa: E402
 from hypothesis import settings as hsettings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+# a key's random run (mixed case and digits): glued to a word by the strategy ("openaisk-..."),
+# it is still a key; a letters-only run glued to a word is a name ("task-...", decision 120)
+PASTED_KEY = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs"
 _YAML_BITS = st.sampled_from(["llm:", "  routing:", "    fast_model:", "credentials:", "  - ", "- ",
                               "&a ", "*a", "[", "]", "{", "}", ": ", "\n", "  ", "openai", "keys",
                               "key: ${X}", "1", "true", "~", "'", '"', "? ", "!!str ", "<<: *a", "#",
-                              "sk-abcdefghijklmnopqrstuvwxyz"])
+                              PASTED_KEY])
 
 
 @hsettings(max_examples=200, deadline=None)
@@ -722,7 +743,7 @@ def test_any_yaml_text_is_settings_or_one_config_error(text):
     try:
         s = parse_yaml(text, file="c.yaml", env={})
     except ConfigError as e:
-        assert str(e).startswith("c.yaml") and "sk-abcdefghijklmnopqrstuvwxyz" not in str(e)
+        assert str(e).startswith("c.yaml") and PASTED_KEY not in str(e)
     else:
         assert s.source == "c.yaml"
 

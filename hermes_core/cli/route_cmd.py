@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def train(args: argparse.Namespace, file: str) -> int:
-    from hermes_core.agent.routing.classifier import RouteClassifier, read_examples
+    from hermes_core.agent.routing.classifier import Example, RouteClassifier, read_examples
 
     settings = load_settings(args.config, home=args.home)
     out = args.out or settings.llm.routing.classifier.path or "route_classifier.pkl"
@@ -66,7 +66,10 @@ def train(args: argparse.Namespace, file: str) -> int:
     if args.out and not os.path.exists(path.parent):   # a typo, never a new folder (before training)
         raise ConfigError(f"--out: the folder {path.parent} does not exist (create it first, or "
                           "check the spelling)", file=str(path))
-    examples = read_examples(file)
+    # examples copied from real requests may quote a key, and the model file keeps every word it
+    # was trained on: scrubbed as any stored text is (a key is no word worth routing by)
+    scrub = settings.redactor()
+    examples = [Example(scrub(e.text), e.label) for e in read_examples(file)]
     clf = RouteClassifier.train(examples, source=file)
     clf.save(path)
     summary = {"examples": len(examples), "labels": list(clf.labels), "path": str(path)}

@@ -77,6 +77,21 @@ def _within(folder: Path, absolute: str) -> PurePosixPath | None:
     return None
 
 
+def _named(file_path: str, limit: int = 120) -> str:
+    """``file_path`` as an error quotes it: the model wrote it, and a 5,000-character name sent
+    back whole would cost as much again in the next request."""
+    return repr(file_path if len(file_path) <= limit else file_path[:limit] + "...")
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists; a name the file system refuses (too long: ENAMETOOLONG) names no
+    file, which is what the model is told, not an OSError quoting the home's absolute path."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
 def _resolve(folder: Path, file_path: str) -> Path:
     raw = file_path.strip().replace("\\", "/")
     if not raw or "\x00" in raw:
@@ -85,15 +100,15 @@ def _resolve(folder: Path, file_path: str) -> Path:
     if rel.is_absolute():
         rel = _within(folder, raw) or rel
     if rel.is_absolute() or ".." in rel.parts or (rel.parts and rel.parts[0].endswith(":")):
-        raise SkillFileError(f"error: {file_path!r} is not a path inside the skill's folder")
+        raise SkillFileError(f"error: {_named(file_path)} is not a path inside the skill's folder")
     root = os.path.realpath(folder)
     candidate = Path(folder, *rel.parts)
-    if not candidate.exists():
+    if not _exists(candidate):
         # a body that says "read FORMS.md" next to a forms.md: the case is forgiven when unique
         listed, _ = list_files(folder, limit=10_000)
         matches = [p for p in listed if p.casefold() == rel.as_posix().casefold()]
         if len(matches) != 1:
-            raise SkillFileError(f"error: the skill has no file {file_path!r}")
+            raise SkillFileError(f"error: the skill has no file {_named(file_path)}")
         candidate = Path(folder, *PurePosixPath(matches[0]).parts)
     if not _inside(root, os.path.realpath(candidate)):
         raise SkillFileError(f"error: {file_path!r} leads outside the skill's folder; not served")

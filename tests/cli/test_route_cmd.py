@@ -164,3 +164,30 @@ def test_route_model_of_10000_characters_is_shown_by_its_head_and_length(
     out = capsys.readouterr().out
     assert "model: mmmm" in out and "(10000 characters)" in out
     assert "m" * 200 not in out
+
+
+def test_a_trained_classifier_file_holds_no_key_the_examples_quoted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Examples copied from real requests quote keys; the model file keeps every word it saw
+    (its vocabulary is pickled), so a configured key and a key-shaped string are scrubbed from
+    the examples before training, as from any other stored text."""
+    configured, pasted = "zorblaxquintvex7", "sk-proj-mnbvcxzlkjhgfdsapoiuytrewq9"
+    config = tmp_path / "config.yaml"
+    config.write_text(f"credentials:\n  openai:\n    keys:\n      - key: {configured}\n",
+                      encoding="utf-8")
+    examples = tmp_path / "train.jsonl"
+    examples.write_text("".join(
+        json.dumps({"text": text, "label": label}) + "\n" for i in range(4) for text, label in (
+            (f"write python code {i} with key {configured}", "code"),
+            (f"hello {i}, my token is {pasted}", "chat"))), encoding="utf-8")
+    home = tmp_path / "home"
+    home.mkdir()
+    out = tmp_path / "m.pkl"
+    assert main(["route", "train", str(examples), "--home", str(home), "--config", str(config),
+                 "--out", str(out)]) == 0
+    assert "trained on 8 examples" in capsys.readouterr().out
+    stored = out.read_bytes()
+    for piece in ("zorblaxquintvex", "mnbvcxzlkjhgfdsapoiuytrewq"):
+        assert piece.encode() not in stored, piece
+    assert main(["route", "write python code please", "--home", str(home), "--config",
+                 str(config), "--json"]) == 0

@@ -124,6 +124,21 @@ def test_skill_view_errors_list_the_files_there_are(tmp_path: Path) -> None:
     assert "- references/guide.md" in text
 
 
+@pytest.mark.parametrize("rel", ["a" * 5000, "x/" * 3000 + "a.md", "b" * 300, "ok/" + "c" * 300])
+def test_a_name_the_file_system_refuses_is_a_missing_file_not_an_os_error(tmp_path: Path,
+                                                                           rel: str) -> None:
+    """The model writes file_path: a name too long for the file system is a file the skill does
+    not have, said briefly, never an OSError quoting the home's absolute path and the whole name."""
+    _skill(tmp_path / "skills" / "deploy")
+    write(tmp_path / "skills" / "deploy", "references/guide.md", "guide")
+    with pytest.raises(SkillFileError, match="has no file"):
+        read_skill_file(_skill(tmp_path / "skills" / "deploy"), rel)
+    r = SkillRetriever(folders=[tmp_path / "skills"], embedders=[], enabled=False)
+    text = _view(r, "deploy", rel)
+    assert text.startswith("error: the skill has no file") and "- references/guide.md" in text
+    assert "OSError" not in text and str(tmp_path) not in text and len(text) < 600
+
+
 def test_the_listing_names_only_files_skill_view_serves(tmp_path: Path) -> None:
     # a dangling link and a named pipe were listed, then refused when the model asked for them
     skill = _skill(tmp_path)

@@ -151,3 +151,11 @@ def recent_sql(table: str = "sessions_fts") -> str:
             f"  AND rowid <= -({oldest} * {MAX_PASSAGES} + 1)"
             f"  ORDER BY rowid LIMIT ?2 * {MAX_PASSAGES - 1}))"
             " GROUP BY s ORDER BY s DESC LIMIT ?2")
+
+
+def as_text(value: object) -> str:
+    """A summary or tags cell as text: another tool may have written a blob or NULL into it, and
+    neither a search that finds the row nor the rebuild that mends the index may fail on it."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return "" if value is None else str(value)

@@ -185,6 +185,7 @@ def run(conn: sqlite3.Connection, segment: Callable[[str], str], segment_id: str
     done = 0
 
     def cut(summary: str, tags: str) -> Segmented:
+        summary, tags = passages.as_text(summary), passages.as_text(tags)
         return summary, tags, segment(summary), segment(" ".join(tags.split(",")))
 
     starts = 0

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import sqlite3
 import threading
@@ -169,6 +170,7 @@ class SessionStore:
                            f"{passages.LAYOUT}" if segment is segment_for_index
                            else segment_id)
         self.reindexed = 0
+        self._said_damaged = False          # a damaged index row was warned about
         self._lock = threading.RLock()
         self._writes = 0                       # commits through this store (data_version misses them)
         self._df_cache: dict[str, int] = {}
@@ -514,7 +516,7 @@ class SessionStore:
             "SELECT rowid FROM sessions WHERE instr(summary, ?1) > 0 OR instr(tags, ?1) > 0"
             " OR instr(session_id, ?1) > 0", (needle,))}
         found |= {rowid for rowid, tags in conn.execute("SELECT rowid, tags FROM sessions WHERE tags != ''")
-                  if any(is_key_piece(t, (needle,)) for t in tags.split(","))}
+                  if any(is_key_piece(t, (needle,)) for t in passages.as_text(tags).split(","))}
         return sorted(found)
 
     def _rewrite_rows(self, conn: sqlite3.Connection, rowids: Sequence[int],
@@ -523,7 +525,8 @@ class SessionStore:
         for rowid in rowids:
             r = conn.execute("SELECT session_id, summary, tags, created_at, relevance_score, source,"
                              " message_count FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
-            old = SessionRecord(r[0], r[1], tuple(t for t in r[2].split(",") if t),
+            old = SessionRecord(r[0], passages.as_text(r[1]),
+                                tuple(t for t in passages.as_text(r[2]).split(",") if t),
                                 float(r[3]), float(r[4]), r[5], int(r[6]))
             new = _scrub_record(clean(old))
             if new == old:   # a short secret inside a longer word: not redacted there
@@ -605,8 +608,9 @@ class SessionStore:
         passages.forget_count(conn, "sessions_fts")
         conn.execute(FTS_TABLE_SQL)
         for r in rows:
-            passages.insert(conn, "sessions_fts", (r[0], self._segment(r[1]),
-                                                   self._segment(" ".join(r[2].split(","))),
+            summary, tags = passages.as_text(r[1]), passages.as_text(r[2])
+            passages.insert(conn, "sessions_fts", (r[0], self._segment(summary),
+                                                   self._segment(" ".join(tags.split(","))),
                                                    r[3], r[4], r[5]))
         conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
         if self.segment_id is not None:
@@ -624,7 +628,7 @@ class SessionStore:
         if not terms:
             return []
         rows = self._read(passages.ranked_sql(len(terms)), (*terms, limit))
-        return [Hit(int(r[0]), str(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
+        return self._hits(rows)
 
     def search_recent(self, match: str, limit: int) -> list[Hit]:
         """The newest ``limit`` sessions for a MATCH expression, each with its best passage's
@@ -634,7 +638,27 @@ class SessionStore:
         ``limit`` however many rows match (``search`` ranks every matching row first).
         """
         rows = self._read(passages.recent_sql(), (match, limit))
-        return [Hit(int(r[0]), str(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
+        return self._hits(rows)
+
+    def _hits(self, rows: Sequence[Any]) -> list[Hit]:
+        """Rows as hits; a row whose stamp, prior or score is not a finite number (the index's
+        copy edited by hand or by another tool: text, NULL, a blob, an infinity) is left out and
+        said once, with the way out, instead of failing every search of the archive."""
+        hits: list[Hit] = []
+        for r in rows:
+            try:
+                stamp, prior, score = float(r[2]), float(r[3]), float(r[4])
+            except (TypeError, ValueError):
+                stamp = prior = score = math.nan
+            if math.isfinite(stamp + prior + score):   # one test: an inf or a NaN makes it fail
+                hits.append(Hit(int(r[0]), str(r[1]), stamp, prior, score))
+            elif not self._said_damaged:
+                self._said_damaged = True
+                log.warning("memory database %s: a session (%s) whose date or relevance in "
+                            "the index is not a number is left out of searches ('hermes-core "
+                            "memory rebuild' copies the index again from the sessions table)",
+                            self.path, str(r[1])[:80])
+        return hits
 
     def term_df(self, term: str, cap: int) -> int:
         """In how many sessions ``term`` occurs, counted up to ``cap + 1`` (so at most that many
@@ -697,7 +721,9 @@ class SessionStore:
             marks = ",".join("?" * len(chunk))
             rows = self._read(f"SELECT rowid, summary, tags FROM sessions WHERE rowid IN ({marks})",
                               chunk)
-            out.update((int(r[0]), (r[1], tuple(t for t in r[2].split(",") if t))) for r in rows)
+            out.update((int(r[0]), (passages.as_text(r[1]),
+                                    tuple(t for t in passages.as_text(r[2]).split(",") if t)))
+                       for r in rows)
         return out
 
     def get(self, session_id: str) -> SessionRecord | None:
@@ -707,7 +733,8 @@ class SessionStore:
         if not rows:
             return None
         r = rows[0]
-        return SessionRecord(r[0], r[1], tuple(t for t in r[2].split(",") if t), float(r[3]),
+        return SessionRecord(r[0], passages.as_text(r[1]),
+                             tuple(t for t in passages.as_text(r[2]).split(",") if t), float(r[3]),
                              float(r[4]), r[5], int(r[6]))
 
     def count(self) -> int:
@@ -724,6 +751,14 @@ class SessionStore:
                 # one aggregate a statement: SQLite seeks the index only for a lone MIN or MAX
                 oldest, newest = conn.execute("SELECT (SELECT MIN(created_at) FROM sessions),"
                                               " (SELECT MAX(created_at) FROM sessions)").fetchone()
+                if not all(isinstance(t, int | float) and math.isfinite(t)
+                           for t in (oldest, newest) if t is not None):
+                    # a stamp written by another tool (text and blobs sort after every number,
+                    # an infinity at an end): the range of the readable ones, scanned (rare)
+                    oldest, newest = conn.execute(
+                        "SELECT MIN(created_at), MAX(created_at) FROM sessions WHERE"
+                        " typeof(created_at) IN ('integer', 'real')"
+                        " AND created_at BETWEEN -1e300 AND 1e300").fetchone()
                 sources = counts.sources(conn)
                 indexed = counts.indexed_rows(conn) - passages.extra(conn)
                 version = current_version(conn)

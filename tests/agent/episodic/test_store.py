@@ -139,6 +139,86 @@ def test_corrupted_pages_are_refused_and_untouched(tmp_path: Path) -> None:
     _assert_refused(path, "corrupted")
 
 
+@pytest.mark.parametrize("column, value", [("relevance_score", "abc"), ("created_at", None),
+                                           ("created_at", b"\xff"), ("relevance_score", 1e999)])
+def test_an_index_row_with_an_unreadable_number_is_skipped_with_a_warning_not_a_traceback(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str],
+        column: str, value: object) -> None:
+    """The index keeps a copy of each session's stamp and prior; a copy that is not a finite
+    number (a file edited by hand or by another tool) costs that session its place in a search,
+    said once with the way out, never every search of the archive."""
+    path = tmp_path / "sessions.db"
+    with SessionStore(path, clock=lambda: NOW) as store:
+        store.upsert(rec("good", "deployed the gateway"))
+        store.upsert(rec("bad", "deployed the gateway again"))
+        store.connection.execute(f"UPDATE sessions_fts SET {column} = ? WHERE session_id = 'bad'",
+                                 (value,))
+        store.connection.commit()
+        with caplog.at_level("WARNING"):
+            assert [h.session_id for h in store.search('"deployed"', 5)] == ["good"]
+            assert [h.session_id for h in store.search_recent('"deployed"', 5)] == ["good"]
+    assert "memory rebuild" in caplog.text and str(path) in caplog.text
+    assert main(["memory", "search", "deployed", "--db", str(path)]) == 0
+    shown = capsys.readouterr()
+    assert "good" in shown.out and "Traceback" not in shown.err
+
+
+@pytest.mark.parametrize("value", ["garbage", b"\xff", 1e999, -1e999])
+def test_stats_give_the_range_of_the_readable_stamps(tmp_path: Path, value: object,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A stamp written by another tool (text, a blob, an infinity) sorts after every number in
+    SQLite's MAX; ``memory stats`` printed it through datetime and ended in a TypeError."""
+    path = tmp_path / "sessions.db"
+    with SessionStore(path, clock=lambda: NOW) as store:
+        store.upsert(rec("old", "first summary", created_at=NOW - 86_400))
+        store.upsert(rec("new", "second summary", created_at=NOW))
+        store.upsert(rec("odd", "third summary", created_at=NOW - 3600))
+        store.connection.execute("UPDATE sessions SET created_at = ? WHERE session_id = 'odd'",
+                                 (value,))
+        store.connection.commit()
+        stats = store.stats()
+    assert (stats["oldest"], stats["newest"], stats["sessions"]) == (NOW - 86_400, NOW, 3)
+    assert main(["memory", "stats", "--db", str(path), "--json"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("column, value", [("summary", b"\x00\xff\x00"), ("tags", b"\xff"),
+                                           ("summary", 12345), ("tags", 3.5)])
+def test_a_rebuild_indexes_a_session_whose_text_is_not_text(
+        tmp_path: Path, column: str, value: object, capsys: pytest.CaptureFixture[str]) -> None:
+    """A summary or tags cell written by another tool as a blob or a number: ``memory rebuild``,
+    the way out of a damaged index, ended in a TypeError from the tokenizer."""
+    path = tmp_path / "sessions.db"
+    with SessionStore(path, clock=lambda: NOW) as store:
+        store.upsert(rec("good", "deployed the gateway", ("ops",)))
+        store.upsert(rec("odd", "deployed the cache", ("ops",)))
+        store.connection.execute(f"UPDATE sessions SET {column} = ? WHERE session_id = 'odd'",
+                                 (value,))
+        store.connection.commit()
+        assert store.rebuild() == 2
+        assert "good" in [h.session_id for h in store.search('"deployed"', 5)]
+    assert main(["memory", "rebuild", "--db", str(path)]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("column", ["summary", "tags"])
+def test_a_session_whose_text_is_a_blob_is_read_as_text(tmp_path: Path, column: str,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Summary and tags are read back for every recalled session: a cell written as a blob by
+    another tool ended every search that found it in a TypeError."""
+    path = tmp_path / "sessions.db"
+    with SessionStore(path, clock=lambda: NOW) as store:
+        store.upsert(rec("odd", "deployed the cache", ("ops",)))
+        store.connection.execute(f"UPDATE sessions SET {column} = CAST({column} AS BLOB)")
+        store.connection.commit()
+        [hit] = store.search('"deployed"', 5)
+        assert store.texts([hit.rowid])[hit.rowid] == ("deployed the cache", ("ops",))
+        assert store.get("odd") is not None
+    assert main(["memory", "search", "deployed", "--db", str(path)]) == 0
+    shown = capsys.readouterr()
+    assert "deployed the cache" in shown.out and "Traceback" not in shown.err
+
+
 def test_truncated_header_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "sessions.db"
     path.write_bytes(b"SQLite format 3\x00\x10\x00")
