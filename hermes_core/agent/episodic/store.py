@@ -169,6 +169,7 @@ class SessionStore:
                            f"{passages.LAYOUT}" if segment is segment_for_index
                            else segment_id)
         self.reindexed = 0
+        self._unfinished = False               # upkeep the open left: writes carry it on
         self._lock = threading.RLock()
         self._writes = 0                       # commits through this store (data_version misses them)
         self._df_cache: dict[str, int] = {}
@@ -285,6 +286,7 @@ class SessionStore:
         counts.ensure(conn)
         if self.segment_id is not None:
             self._ensure_segmenter(self.segment_id)
+        self._unfinished = reindex.pending(conn, self.segment_id)
 
     def _ensure_segmenter(self, segment_id: str) -> None:  # segment_id: self.segment_id, not None
         """Re-index once if another tokenizer built the index (rows indexed by an older one would
@@ -423,7 +425,29 @@ class SessionStore:
         with self._write() as conn:
             for rec, chash, tags, seg_summary, seg_tags in prepared:
                 results.append(self._upsert_one(conn, rec, chash, tags, seg_summary, seg_tags))
+        self._carry_on()
         return results
+
+    def _carry_on(self) -> None:
+        """One bounded step of the upkeep this store's open left (a re-index spread over opens),
+        after a write. Why: a server opens its store once, and the rest waited for a reopen or
+        ``memory rebuild``. Upkeep, not the write: it never waits for the lock (another process
+        holding it means a later write goes on), and a failure is logged, the session stays."""
+        if not self._unfinished:
+            return
+        with self._lock:
+            try:
+                self._conn.execute("PRAGMA busy_timeout = 0")
+                try:
+                    if self.segment_id is not None and reindex.pending(self._conn, self.segment_id):
+                        self.reindexed += reindex.run(self._conn, self._segment, self.segment_id,
+                                                      reindex.WRITE_ROWS,
+                                                      batch=reindex.WRITE_ROWS, steps=1)
+                    self._unfinished = reindex.pending(self._conn, self.segment_id)
+                finally:
+                    self._conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+            except sqlite3.Error as e:
+                log.info("%s: upkeep after a write left for the next one (%s)", self.path, e)
 
     @staticmethod
     def _upsert_one(conn: sqlite3.Connection, rec: SessionRecord, chash: str, tags: str,
