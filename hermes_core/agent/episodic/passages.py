@@ -109,6 +109,13 @@ def renamed(conn: sqlite3.Connection, old: str, new: str) -> None:
     conn.execute("UPDATE meta SET key = ? WHERE key = ?", (_key(new), _key(old)))
 
 
+def recount(conn: sqlite3.Connection, table: str) -> None:
+    """Count ``table``'s extra passages afresh (a rowid range: no text read), after a repair of
+    an index whose rows were changed outside hermes-core, which the kept count did not see."""
+    n = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE rowid < 0").fetchone()[0]
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_key(table), n))
+
+
 def forget_count(conn: sqlite3.Connection, table: str) -> None:
     """The count of a dropped index goes with it."""
     conn.execute("DELETE FROM meta WHERE key = ?", (_key(table),))

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from hermes_core.agent.episodic import counts, long_write, passages, reindex, retention
+from hermes_core.agent.episodic import counts, drift, long_write, passages, reindex, retention
 from hermes_core.agent.episodic.migrations import (
     APPLICATION_ID,
     FTS_TABLE_SQL,
@@ -170,6 +170,7 @@ class SessionStore:
                            else segment_id)
         self.reindexed = 0
         self._unfinished = False               # upkeep the open left: writes carry it on
+        self._unchecked = 0                    # writes since upkeep last looked
         self._lock = threading.RLock()
         self._writes = 0                       # commits through this store (data_version misses them)
         self._df_cache: dict[str, int] = {}
@@ -284,9 +285,10 @@ class SessionStore:
             raise SessionDatabaseUnusable(
                 self.path, f"tables missing ({', '.join(sorted(missing))}): corrupted; left untouched")
         counts.ensure(conn)
+        drift.ensure(conn)
         if self.segment_id is not None:
             self._ensure_segmenter(self.segment_id)
-        self._unfinished = reindex.pending(conn, self.segment_id)
+        self._unfinished = self._upkeep(drift.OPEN_STEPS)
 
     def _ensure_segmenter(self, segment_id: str) -> None:  # segment_id: self.segment_id, not None
         """Re-index once if another tokenizer built the index (rows indexed by an older one would
@@ -432,9 +434,12 @@ class SessionStore:
         """One bounded step of the upkeep this store's open left (a re-index spread over opens),
         after a write. Why: a server opens its store once, and the rest waited for a reopen or
         ``memory rebuild``. Upkeep, not the write: it never waits for the lock (another process
-        holding it means a later write goes on), and a failure is logged, the session stays."""
-        if not self._unfinished:
+        holding it means a later write goes on), and a failure is logged, the session stays.
+        With nothing left, drift made since (:mod:`.drift`) is looked for every few writes."""
+        self._unchecked += 1
+        if not self._unfinished and self._unchecked < drift.CHECK_EVERY:
             return
+        self._unchecked = 0
         with self._lock:
             try:
                 self._conn.execute("PRAGMA busy_timeout = 0")
@@ -443,11 +448,25 @@ class SessionStore:
                         self.reindexed += reindex.run(self._conn, self._segment, self.segment_id,
                                                       reindex.WRITE_ROWS,
                                                       batch=reindex.WRITE_ROWS, steps=1)
-                    self._unfinished = reindex.pending(self._conn, self.segment_id)
+                    self._unfinished = self._upkeep(1)
                 finally:
                     self._conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
             except sqlite3.Error as e:
                 log.info("%s: upkeep after a write left for the next one (%s)", self.path, e)
+
+    def _upkeep(self, steps: int) -> bool:
+        """Whether upkeep is left: a re-index to go on, or (the index being this segmenter's)
+        up to ``steps`` transactions of healing an index that drifted from the sessions
+        (:mod:`.drift`). A failed heal at an open is logged and left for a write: it must not
+        keep the store from opening (``memory rebuild`` needs an open)."""
+        if reindex.pending(self._conn, self.segment_id):
+            return True
+        try:
+            return drift.heal(self._conn, self._segment, steps)
+        except sqlite3.Error as e:
+            log.warning("%s: the memory index could not be checked against the sessions (%s);"
+                        " left for later", self.path, e)
+            return True
 
     @staticmethod
     def _upsert_one(conn: sqlite3.Connection, rec: SessionRecord, chash: str, tags: str,
@@ -471,8 +490,10 @@ class SessionStore:
              rec.source, rec.message_count))
         # a row deleted from ``sessions`` outside hermes-core leaves its index rows behind, and
         # SQLite hands its rowid to the next insert: ``insert`` removes those first
-        passages.insert(conn, "sessions_fts", (int(cur.lastrowid or 0), seg_summary, seg_tags,
-                                               rec.session_id, rec.created_at, rec.relevance_score))
+        rowid = int(cur.lastrowid or 0)
+        passages.insert(conn, "sessions_fts", (rowid, seg_summary, seg_tags, rec.session_id,
+                                               rec.created_at, rec.relevance_score))
+        drift.indexed(conn, rowid)
         return UpsertResult("replaced" if old is not None else "inserted", rec.session_id, mid, chash)
 
     def rewrite_holding(self, needles: Mapping[str, str],
@@ -633,6 +654,7 @@ class SessionStore:
                                                    self._segment(" ".join(r[2].split(","))),
                                                    r[3], r[4], r[5]))
         conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
+        drift.clear(conn)
         if self.segment_id is not None:
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer', ?)",
                          (self.segment_id,))
