@@ -32,7 +32,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from hermes_core.agent.episodic import counts, passages
+from hermes_core.agent.episodic import counts, passages, reindex
 
 log = logging.getLogger("hermes_core.memory")
 
@@ -211,6 +211,21 @@ def _step(conn: sqlite3.Connection, segment: Segment) -> bool:
                         "(sessions:indexed %s); `hermes-core memory rebuild` makes it afresh", still)
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_APART, still))
     return True
+
+
+def upkeep(conn: sqlite3.Connection, segment: Segment, segment_id: str | None,
+           steps: int) -> bool:
+    """Whether upkeep is left for a store: a re-index to go on (``segment_id``'s index not
+    built yet), or, up to ``steps`` transactions of healing later, drift. A failed heal is logged
+    and left for later: it must not keep a store from opening (``memory rebuild`` needs one)."""
+    if reindex.pending(conn, segment_id):
+        return True
+    try:
+        return heal(conn, segment, steps)
+    except sqlite3.Error as e:
+        log.warning("the memory index could not be checked against the sessions (%s); left for"
+                    " later", e)
+        return True
 
 
 def heal(conn: sqlite3.Connection, segment: Segment, steps: int) -> bool:

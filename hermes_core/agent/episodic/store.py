@@ -40,7 +40,12 @@ from hermes_core.agent.episodic.migrations import (
 )
 from hermes_core.agent.episodic.opening import check_file, open_read_only, read_only_refusal
 from hermes_core.agent.episodic.ranking import Hit, as_prefix, match_term
-from hermes_core.errors import SessionDatabaseMissing, SessionDatabaseUnusable, SessionStoreError
+from hermes_core.errors import (
+    SessionDatabaseMissing,
+    SessionDatabaseUnusable,
+    SessionQueryInvalid,
+    SessionStoreError,
+)
 from hermes_core.redact import SCRUBBED, is_key_piece
 from hermes_core.tokenize import SEGMENT_VERSION, TOKENIZER_VERSION, segment_for_index
 
@@ -288,7 +293,7 @@ class SessionStore:
         drift.ensure(conn)
         if self.segment_id is not None:
             self._ensure_segmenter(self.segment_id)
-        self._unfinished = self._upkeep(drift.OPEN_STEPS)
+        self._unfinished = drift.upkeep(conn, self._segment, self.segment_id, drift.OPEN_STEPS)
 
     def _ensure_segmenter(self, segment_id: str) -> None:  # segment_id: self.segment_id, not None
         """Re-index once if another tokenizer built the index (rows indexed by an older one would
@@ -399,12 +404,24 @@ class SessionStore:
                 except sqlite3.Error as e:  # never hide the error raised inside
                     log.debug("%s: ending a read transaction failed: %s", self.path, e)
 
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    def _read(self, sql: str, params: Sequence[Any] = (), *, matching: bool = False) -> list[Any]:
+        """``matching``: all parameters but the last are MATCH expressions; one FTS5 cannot parse
+        is the caller's fault, told from a broken index (both SQLITE_ERROR) by a plain read."""
         with self._lock:
             try:
                 return self._conn.execute(sql, params).fetchall()
             except sqlite3.Error as e:
+                if (matching and getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_ERROR
+                        and self._index_answers()):
+                    raise SessionQueryInvalid(self.path, f"not a valid FTS5 search expression in "
+                                                         f"{list(params[:-1])!r:.200} ({e})") from None
                 raise self._fault(e) from None
+
+    def _index_answers(self) -> bool:
+        try:
+            return self._conn.execute("SELECT 1 FROM sessions_fts LIMIT 1").fetchall() is not None
+        except sqlite3.Error:
+            return False
 
     # ------------------------------------------------------------------ writes
 
@@ -448,25 +465,11 @@ class SessionStore:
                         self.reindexed += reindex.run(self._conn, self._segment, self.segment_id,
                                                       reindex.WRITE_ROWS,
                                                       batch=reindex.WRITE_ROWS, steps=1)
-                    self._unfinished = self._upkeep(1)
+                    self._unfinished = drift.upkeep(self._conn, self._segment, self.segment_id, 1)
                 finally:
                     self._conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
             except sqlite3.Error as e:
                 log.info("%s: upkeep after a write left for the next one (%s)", self.path, e)
-
-    def _upkeep(self, steps: int) -> bool:
-        """Whether upkeep is left: a re-index to go on, or (the index being this segmenter's)
-        up to ``steps`` transactions of healing an index that drifted from the sessions
-        (:mod:`.drift`). A failed heal at an open is logged and left for a write: it must not
-        keep the store from opening (``memory rebuild`` needs an open)."""
-        if reindex.pending(self._conn, self.segment_id):
-            return True
-        try:
-            return drift.heal(self._conn, self._segment, steps)
-        except sqlite3.Error as e:
-            log.warning("%s: the memory index could not be checked against the sessions (%s);"
-                        " left for later", self.path, e)
-            return True
 
     @staticmethod
     def _upsert_one(conn: sqlite3.Connection, rec: SessionRecord, chash: str, tags: str,
@@ -669,7 +672,7 @@ class SessionStore:
         terms = [match] if isinstance(match, str) else list(match)
         if not terms:
             return []
-        rows = self._read(passages.ranked_sql(len(terms)), (*terms, limit))
+        rows = self._read(passages.ranked_sql(len(terms)), (*terms, limit), matching=True)
         return [Hit(int(r[0]), str(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
 
     def search_recent(self, match: str, limit: int) -> list[Hit]:
@@ -679,7 +682,7 @@ class SessionStore:
         FTS5 walks its doclists in rowid order and stops at the limit, so the cost is bounded by
         ``limit`` however many rows match (``search`` ranks every matching row first).
         """
-        rows = self._read(passages.recent_sql(), (match, limit))
+        rows = self._read(passages.recent_sql(), (match, limit), matching=True)
         return [Hit(int(r[0]), str(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
 
     def term_df(self, term: str, cap: int) -> int:
@@ -727,7 +730,7 @@ class SessionStore:
                     missing.append(term)
         for term in missing:
             rows = self._read("SELECT count(*) FROM (SELECT 1 FROM sessions_fts WHERE sessions_fts"
-                              " MATCH ? LIMIT ?)", (match_term(term), cap + 1))
+                              " MATCH ? LIMIT ?)", (match_term(term), cap + 1), matching=True)
             out[term] = df = int(rows[0][0])
             with self._lock:
                 if len(self._df_cache) >= DF_CACHE_SIZE:

@@ -33,7 +33,7 @@ from hermes_core.agent.episodic.store import (
     normalise_text,
 )
 from hermes_core.cli.main import main
-from hermes_core.errors import HermesError
+from hermes_core.errors import HermesError, SessionQueryInvalid
 from hermes_core.tokenize import SEGMENT_VERSION, TOKENIZER_VERSION
 from hermes_core.types import Message
 
@@ -910,3 +910,28 @@ def test_a_forget_the_full_disk_refused_says_the_session_was_not_forgotten(
         assert "disk full" in str(info.value) and "'private' was not forgotten" in str(info.value)
         assert "stored" not in str(info.value)
         assert store.get("private") is not None
+
+
+@pytest.mark.parametrize("expression", ['"unbalanced', "NEAR(", "tags:", "*", "", "(a OR", 'a"\x00"'])
+def test_a_search_expression_fts5_cannot_parse_is_blamed_on_the_query_not_the_file(
+        tmp_path: Path, expression: str) -> None:
+    """``SessionStore.search`` takes FTS5 syntax: one it cannot parse is the caller's mistake,
+    said as such (a ``ValueError`` too), never "the database is unusable", and nothing changes."""
+    with SessionStore(tmp_path / "s.db") as store:
+        store.upsert(SessionRecord("a", "hello world", (), 1.0))
+        for ask in (lambda: store.search(expression, 5), lambda: store.search([expression], 5),
+                    lambda: store.search_recent(expression, 5)):
+            with pytest.raises(SessionQueryInvalid, match="search expression") as caught:
+                ask()
+            assert isinstance(caught.value, ValueError)
+            assert not isinstance(caught.value, SessionDatabaseUnusable)
+        assert [h.session_id for h in store.search('"hello"', 5)] == ["a"]
+
+
+def test_a_search_of_a_file_whose_index_is_gone_still_says_the_file_is_at_fault(
+        tmp_path: Path) -> None:
+    with SessionStore(tmp_path / "s.db") as store:
+        store.upsert(SessionRecord("a", "hello world", (), 1.0))
+        store.connection.execute("DROP TABLE sessions_fts")
+        with pytest.raises(SessionDatabaseUnusable):
+            store.search('"hello"', 5)
