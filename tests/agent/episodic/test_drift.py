@@ -3,6 +3,7 @@ the next open (or a later write of a store kept open), bounded in cost, and no s
 
 from __future__ import annotations
 
+import multiprocessing
 import sqlite3
 from pathlib import Path
 
@@ -164,4 +165,42 @@ def test_an_open_of_an_index_in_step_compares_no_rows(
     monkeypatch.setattr(drift, "_disagreeing", compared)
     monkeypatch.setattr(drift, "_rederive", compared)
     with _open(path) as store:
+        assert not drift.due(store.connection)
+
+
+def _write_while_healing(path: str, name: str, barrier: object) -> None:
+    """A server process: heals in steps of ten sessions, one an open and one a write."""
+    drift.CHUNK, drift.OPEN_STEPS = 10, 1
+    barrier.wait(timeout=60)  # type: ignore[attr-defined]
+    with _open(Path(path)) as store:
+        for i in range(40):
+            store.upsert(SessionRecord(f"{name}{i}", f"session {name}w{i} by a server", (), AT))
+
+
+def test_two_processes_healing_one_index_while_writing_leave_it_in_step(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many([SessionRecord(f"s{i}", f"session w{i} about deploys", (), AT + i)
+                           for i in range(150)] + _records()[50:])
+    with sqlite3.connect(str(path)) as conn:
+        conn.execute("DELETE FROM sessions_fts WHERE rowid % 3 = 0")   # a third of the index lost
+        conn.execute("DELETE FROM sessions WHERE session_id = 'l1'")    # passages left behind
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(2)
+    procs = [ctx.Process(target=_write_while_healing, args=(str(path), n, barrier))
+             for n in ("a", "b")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=180)
+    assert [p.exitcode for p in procs] == [0, 0]
+    with sqlite3.connect(str(path)) as conn:     # healed by the two: nothing left for an open
+        assert not drift.due(conn)
+    with _open(path) as store:
+        stats = store.stats()
+        assert stats["index_in_sync"] and stats["sessions"] == 150 + 2 + 80
+        for word in ("w0", "w3", "w147", "aw39", "bw0", "l2w150"):
+            assert len(store.search(f'"{word}"', 5)) == 1, word
+        assert store.search('"l1w10"', 5) == []
+        store.connection.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('integrity-check')")
         assert not drift.due(store.connection)
