@@ -116,35 +116,35 @@ def due(conn: sqlite3.Connection) -> bool:
             or _meta(conn, _CURSOR) is not None or _apart(conn) is not None)
 
 
-def _last_named(conn: sqlite3.Connection, floor: int) -> int:
-    """The largest session rowid named by a session or an index row (at least ``floor``)."""
-    top = conn.execute(f"SELECT rowid FROM {TABLE} ORDER BY rowid DESC LIMIT 1").fetchone()
-    low = conn.execute(f"SELECT rowid FROM {TABLE} ORDER BY rowid LIMIT 1").fetchone()
-    last = conn.execute("SELECT MAX(rowid) FROM sessions").fetchone()[0] or 0
-    named = [floor, last, 0 if top is None else top[0],
-             0 if low is None or low[0] >= 0 else -low[0] // passages.MAX_PASSAGES]
-    return max(named)
-
-
 def _disagreeing(conn: sqlite3.Connection, cursor: int) -> tuple[list[int], int, bool]:
-    """Session rowids after ``cursor`` (``CHUNK`` sessions) whose index rows disagree with them,
-    the last rowid compared, and whether that was the end."""
-    rows = conn.execute("SELECT rowid, session_id, created_at, relevance_score FROM sessions"
-                        " WHERE rowid > ? ORDER BY rowid LIMIT ?", (cursor, CHUNK)).fetchall()
-    end = len(rows) < CHUNK
-    hi = _last_named(conn, cursor) if end else rows[-1][0]
-    want = {r[0]: (r[1], r[2], r[3]) for r in rows}
-    got: dict[int, list[tuple[int, tuple[str, float, float]]]] = {}
+    """Session rowids after ``cursor`` whose index rows disagree with them, the last rowid
+    compared, and whether that was the end. At most ``CHUNK`` sessions, ``CHUNK`` first rows and
+    about ``CHUNK`` passages are read: a chunk ends before whichever of the three fills first,
+    so a table emptied outside (every index row an orphan) is cleared a chunk at a time too."""
     n = passages.MAX_PASSAGES
-    for rowid, sid, at, prior in conn.execute(
-            f"SELECT rowid, session_id, created_at, relevance_score FROM {TABLE}"
-            " WHERE rowid > ? AND rowid <= ?", (cursor, hi)):
-        got.setdefault(rowid, []).append((0, (sid, at, prior)))
-    for rowid, sid, at, prior in conn.execute(
-            f"SELECT rowid, session_id, created_at, relevance_score FROM {TABLE}"
-            " WHERE rowid BETWEEN ? AND ?", (-(hi * n + n - 1), -((cursor + 1) * n))):
-        session, p = divmod(-rowid, n)
-        got.setdefault(session, []).append((p, (sid, at, prior)))
+    cols = "rowid, session_id, created_at, relevance_score"
+    rows = conn.execute(f"SELECT {cols} FROM sessions WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                        (cursor, CHUNK)).fetchall()
+    firsts = conn.execute(f"SELECT {cols} FROM {TABLE} WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                          (cursor, CHUNK)).fetchall()
+    # passages of sessions after the cursor, nearest first (one session's are one range)
+    later = conn.execute(f"SELECT {cols} FROM {TABLE} WHERE rowid <= ? ORDER BY rowid DESC"
+                         " LIMIT ?", (-(cursor + 1) * n, CHUNK + n)).fetchall()
+    ends = [r[-1][0] for r in (rows, firsts) if len(r) == CHUNK]
+    if len(later) == CHUNK + n:            # the last session read may have more: not compared
+        ends.append(max(cursor + 1, -later[-1][0] // n - 1))
+    end = not ends
+    hi = min(ends) if ends else max([cursor, *(r[0] for r in rows), *(r[0] for r in firsts),
+                                     *(-r[0] // n for r in later)])
+    want = {r[0]: (r[1], r[2], r[3]) for r in rows if r[0] <= hi}
+    got: dict[int, list[tuple[int, tuple[str, float, float]]]] = {}
+    for rowid, sid, at, prior in firsts:
+        if rowid <= hi:
+            got.setdefault(rowid, []).append((0, (sid, at, prior)))
+    for rowid, sid, at, prior in later:
+        session, part = divmod(-rowid, n)
+        if session <= hi:
+            got.setdefault(session, []).append((part, (sid, at, prior)))
     bad = []
     for session in sorted(want.keys() | got.keys()):
         stored, rows_of = want.get(session), got.get(session, [])

@@ -204,3 +204,38 @@ def test_two_processes_healing_one_index_while_writing_leave_it_in_step(tmp_path
         assert store.search('"l1w10"', 5) == []
         store.connection.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('integrity-check')")
         assert not drift.due(store.connection)
+
+
+def test_index_rows_of_sessions_deleted_outside_are_cleared_a_bounded_number_a_transaction(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every session deleted by direct SQL leaves only index rows: a sweep step reads and clears
+    at most about ``CHUNK`` sessions' rows, not the whole index in one transaction."""
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many([SessionRecord(f"s{i}", f"session w{i} about deploys", (), AT + i)
+                           for i in range(60)] + _records()[50:])
+    with sqlite3.connect(str(path)) as conn:
+        conn.execute("DELETE FROM sessions")
+        conn.execute("INSERT INTO sessions_fts(rowid, summary, tags, session_id, created_at,"
+                     " relevance_score) VALUES (?, 'planted', '', 'x', 0, 1)", (2**62,))
+    monkeypatch.setattr(drift, "CHUNK", 10)
+    monkeypatch.setattr(drift, "OPEN_STEPS", 1)
+    cleared: list[int] = []
+    rederive = drift._rederive
+
+    def counted(conn: sqlite3.Connection, segment: drift.Segment, rowids: list[int],
+                ahead: drift.Ahead) -> None:
+        cleared.append(len(rowids))
+        rederive(conn, segment, rowids, ahead)
+
+    monkeypatch.setattr(drift, "_rederive", counted)
+    opens = 0
+    while True:
+        with _open(path) as store:
+            opens += 1
+            if not drift.due(store.connection):
+                break
+    assert max(cleared) <= 3 * 10 and opens > 3
+    with _open(path) as store:
+        assert store.connection.execute("SELECT COUNT(*) FROM sessions_fts").fetchone() == (0,)
+        assert store.stats()["index_in_sync"]
