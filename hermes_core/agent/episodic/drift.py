@@ -13,12 +13,13 @@ that, bounded in cost:
   or taken out of one side only makes the counts disagree (``session_counts`` against FTS5's own
   row count less the extra passages: decision 111's counters, two seeks).
 * **Noted rows** are re-derived (index rows removed, the session segmented and indexed again),
-  ``CHUNK`` at a time, segmented before the write lock is taken.
+  ``REPAIR_ROWS`` a write transaction, segmented before the write lock is taken.
 * **Disagreeing counts start a sweep**: ``CHUNK`` sessions a write transaction in rowid order,
   its cursor (``meta`` ``heal_cursor``) moved in the same transaction, so a kill loses nothing and
   another opener goes on from it. Each session's index rows are compared with its row (there,
   naming the same session and stamp, passages numbered with no gap) and index rows of sessions
-  that are gone are found by their rowid range; only what disagrees is segmented and re-derived.
+  that are gone are found by their rowid range; only what disagrees is segmented and re-derived,
+  at most ``REPAIR_ROWS`` a step (the cursor then stops at the last one).
   The last chunk recounts the extra passages. Counts still apart after a sweep (what it cannot
   see, such as an index row edited in place) are logged once, pointing at ``memory rebuild``.
 * The triggers are made by an open, not a numbered migration, so an older hermes-core still
@@ -38,8 +39,11 @@ log = logging.getLogger("hermes_core.memory")
 
 #: Sessions a sweep compares, or noted rows re-derived, in one write transaction.
 CHUNK = 5_000
-#: Write transactions of healing one open does at most (a write through a kept store: one).
-OPEN_STEPS = 4
+#: Sessions re-derived (segmented again, the slow part) in one write transaction at most.
+REPAIR_ROWS = 200
+#: Write transactions of healing one open does at most (a write through a kept store: one):
+#: about ``reindex.OPEN_ROWS`` sessions segmented, or 50,000 compared.
+OPEN_STEPS = 10
 #: A store kept open looks for drift made after its open once in this many writes (a few
 #: lookups: amortised to nothing next to a write).
 CHECK_EVERY = 32
@@ -180,7 +184,8 @@ def _rederive(conn: sqlite3.Connection, segment: Segment, rowids: Sequence[int],
 
 def _step(conn: sqlite3.Connection, segment: Segment) -> bool:
     """One write transaction of healing; False when there was nothing to do."""
-    noted = [r[0] for r in conn.execute("SELECT id FROM index_drift ORDER BY id LIMIT ?", (CHUNK,))]
+    noted = [r[0] for r in conn.execute("SELECT id FROM index_drift ORDER BY id LIMIT ?",
+                                        (REPAIR_ROWS,))]
     if noted:
         ahead = _segmented(conn, segment, noted)
         with _immediate(conn):
@@ -191,11 +196,13 @@ def _step(conn: sqlite3.Connection, segment: Segment) -> bool:
     if kept is None and _apart(conn) is None:
         return False
     cursor = int(kept or 0)
-    ahead = _segmented(conn, segment, _disagreeing(conn, cursor)[0])
+    ahead = _segmented(conn, segment, _disagreeing(conn, cursor)[0][:REPAIR_ROWS])
     with _immediate(conn):
         if _meta(conn, _CURSOR) != kept or (kept is None and _apart(conn) is None):
             return True                       # another opener moved on, or healed it
         bad, hi, end = _disagreeing(conn, cursor)
+        if len(bad) > REPAIR_ROWS:          # the rest of the chunk is compared again next step
+            bad, hi, end = bad[:REPAIR_ROWS], bad[REPAIR_ROWS - 1], False
         _rederive(conn, segment, bad, ahead)
         if bad:
             log.warning("memory index: %d session(s) out of step with their index rows "
@@ -223,8 +230,10 @@ def upkeep(conn: sqlite3.Connection, segment: Segment, segment_id: str | None,
     try:
         return heal(conn, segment, steps)
     except sqlite3.Error as e:
-        log.warning("the memory index could not be checked against the sessions (%s); left for"
-                    " later", e)
+        busy = getattr(e, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+        # another process writing is the common case after a write (no wait there): not news
+        log.log(logging.INFO if busy else logging.WARNING, "the memory index could not be "
+                "checked against the sessions (%s); left for later", e)
         return True
 
 

@@ -239,3 +239,36 @@ def test_index_rows_of_sessions_deleted_outside_are_cleared_a_bounded_number_a_t
     with _open(path) as store:
         assert store.connection.execute("SELECT COUNT(*) FROM sessions_fts").fetchone() == (0,)
         assert store.stats()["index_in_sync"]
+
+
+def test_a_heal_step_segments_a_bounded_number_of_sessions(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Segmenting is the slow part (jieba): a step re-derives at most ``REPAIR_ROWS`` sessions,
+    whether noted by the triggers or found by a sweep, and the rest waits for later steps."""
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many([SessionRecord(f"s{i}", f"session w{i} about deploys", (), AT + i)
+                           for i in range(60)])
+    with sqlite3.connect(str(path)) as conn:
+        conn.execute("DELETE FROM sessions_fts")                          # swept
+        conn.execute("UPDATE sessions SET summary = summary || ' again'")   # noted
+    monkeypatch.setattr(drift, "REPAIR_ROWS", 7, raising=False)
+    monkeypatch.setattr(drift, "OPEN_STEPS", 1)
+    segmented: list[str] = []
+
+    def segment(text: str) -> str:
+        segmented.append(text)
+        return text.lower()
+
+    steps = 0
+    while True:
+        segmented.clear()
+        with SessionStore(path, segment=segment, segment_id=SID) as store:
+            steps += 1
+            assert len(segmented) <= 2 * 7                 # summary and tags of seven sessions
+            if not drift.due(store.connection):
+                break
+    assert steps >= 60 // 7
+    with _open(path) as store:
+        assert all(len(store.search(f'"w{i}"', 2)) == 1 for i in range(60))
+        assert store.stats()["index_in_sync"]
