@@ -419,9 +419,10 @@ class SessionStore:
 
     def _index_answers(self) -> bool:
         try:
-            return self._conn.execute("SELECT 1 FROM sessions_fts LIMIT 1").fetchall() is not None
+            self._conn.execute("SELECT 1 FROM sessions_fts LIMIT 1").fetchall()
         except sqlite3.Error:
             return False
+        return True
 
     # ------------------------------------------------------------------ writes
 
