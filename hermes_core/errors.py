@@ -191,6 +191,10 @@ class SessionDatabaseUnusable(SessionStoreError):
     """The file at the path is corrupted, foreign or from a newer version; it was left untouched."""
 
 
+class SessionQueryInvalid(SessionStoreError, ValueError):
+    """A search expression FTS5 cannot parse: the caller's query is at fault, not the file."""
+
+
 class SessionDatabaseMissing(SessionStoreError):
     """No database exists at the path and the caller asked not to create one."""
 

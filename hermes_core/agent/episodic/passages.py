@@ -37,6 +37,7 @@ MAX_PASSAGES = 64
 _INSERT = ("INSERT INTO {t}(rowid, summary, tags, session_id, created_at, relevance_score)"
            " VALUES (?, ?, ?, ?, ?, ?)")
 
+_SQLITE_MIN = -(2**63)
 #: One index row of a session: rowid, segmented summary and tags, session id, stamp, prior.
 Row = tuple[int, str, str, str, float, float]
 
@@ -86,8 +87,9 @@ def remove(conn: sqlite3.Connection, table: str, rowid: int) -> None:
     """Delete every passage of the session at ``rowid`` from ``table`` (inside the caller's
     write transaction)."""
     conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
-    cur = conn.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ?",
-                       (passage_rowid(rowid, MAX_PASSAGES - 1), passage_rowid(rowid, 1)))
+    # a rowid past SQLite's range / MAX_PASSAGES (a row planted outside) has no passage range
+    low, high = (max(passage_rowid(rowid, k), _SQLITE_MIN) for k in (MAX_PASSAGES - 1, 1))
+    cur = conn.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ?", (low, high))
     _add(conn, table, -cur.rowcount)
 
 
@@ -107,6 +109,13 @@ def renamed(conn: sqlite3.Connection, old: str, new: str) -> None:
     """The count of ``old`` moves to ``new`` (a rebuilt index took its name)."""
     conn.execute("DELETE FROM meta WHERE key = ?", (_key(new),))
     conn.execute("UPDATE meta SET key = ? WHERE key = ?", (_key(new), _key(old)))
+
+
+def recount(conn: sqlite3.Connection, table: str) -> None:
+    """Count ``table``'s extra passages afresh (a rowid range: no text read), after a repair of
+    an index whose rows were changed outside hermes-core, which the kept count did not see."""
+    n = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE rowid < 0").fetchone()[0]
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_key(table), n))
 
 
 def forget_count(conn: sqlite3.Connection, table: str) -> None:

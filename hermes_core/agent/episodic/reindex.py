@@ -20,6 +20,9 @@ old one, ``sessions_fts_next``, a batch of ``BATCH_ROWS`` rows at a time:
   ``OPEN_ROWS`` rows and leaves the rest to later opens rather than hold up its caller;
 * an index built before passages by the same tokenizer is cut into them in place instead
   (:func:`_cut_long`): only its long rows change, and their segmented text is in it;
+* a store opened once and kept open (a server) carries what its open left on after each write
+  it makes, one batch of ``WRITE_ROWS`` rows (``steps=1``), without waiting for the lock
+  (``SessionStore._carry_on``): the same batches and cursor, so a kill mid-batch loses nothing;
 * an opener with another tokenizer drops this one's half-built index and starts its own: two
   versions opening one file at once would undo each other forever, so an open gives up after
   ``MAX_STARTS`` and opens with the index as it is (the next open goes on).
@@ -44,6 +47,10 @@ BATCH_ROWS = 500
 #: chat's start or an Agent's first turn does not wait for the whole archive (20 minutes or more
 #: at 1,000,000 sessions).
 OPEN_ROWS = 2_000
+#: Rows one write carries a re-index on by (one batch) when its store's open left some: a
+#: session's write then costs at most about this many rows' segmenting more (~0.1-0.3 s with
+#: jieba), and a server recording sessions finishes the re-index without being reopened.
+WRITE_ROWS = 200
 #: Re-indexes begun by one open before it gives up (see :func:`run`).
 MAX_STARTS = 3
 NEXT = "sessions_fts_next"
@@ -94,6 +101,14 @@ def _pending(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (NEXT,)).fetchone() is not None
 
 
+def pending(conn: sqlite3.Connection, segment_id: str | None) -> bool:
+    """Whether the index is not yet ``segment_id``'s (a re-index or an in-place cut to go on),
+    or, with no id to compare (a custom segmenter), whether another's re-index is half built."""
+    if segment_id is None:
+        return _pending(conn)
+    return _meta(conn, "tokenizer") != segment_id
+
+
 def unindex(conn: sqlite3.Connection, rowid: int) -> None:
     """Take a session out of a half-built new index too (inside the caller's write transaction).
 
@@ -132,7 +147,8 @@ def _start(conn: sqlite3.Connection, segment_id: str) -> bool:
         return True
 
 
-def _cut_long(conn: sqlite3.Connection, segment_id: str, max_rows: int | None) -> int | None:
+def _cut_long(conn: sqlite3.Connection, segment_id: str, max_rows: int | None,
+             batch: int, steps: int | None) -> int | None:
     """Cut an index built before passages by this very tokenizer into them in place; None when
     the index is not that (another tokenizer, or a batched re-index begun).
 
@@ -143,16 +159,17 @@ def _cut_long(conn: sqlite3.Connection, segment_id: str, max_rows: int | None) -
     its separator are two characters at least); each chunk's long rows are cut in one write
     transaction, re-read there. A row already cut has a short first passage, so a killed or
     concurrent run loses or doubles nothing, and writers write the new layout meanwhile. Past
-    ``max_rows`` sessions cut it stops, its cursor (``cut_cursor``) kept for the next open."""
+    ``max_rows`` sessions cut, or ``steps`` chunks, it stops, its cursor (``cut_cursor``) kept
+    for the next open or write."""
     built_by = _meta(conn, "tokenizer")
     if (built_by is None or built_by + passages.LAYOUT != segment_id
             or _meta(conn, "reindex") is not None):
         return None
-    done, cursor = 0, int(_meta(conn, "cut_cursor") or 0)
+    done, cursor, chunks = 0, int(_meta(conn, "cut_cursor") or 0), 0
     while True:
         seen = conn.execute("SELECT rowid, CASE WHEN length(summary) > ? THEN summary END"
                             " FROM sessions_fts WHERE rowid > ? ORDER BY rowid LIMIT ?",
-                            (2 * passages.SPLIT_ABOVE, cursor, BATCH_ROWS * 10)).fetchall()
+                            (2 * passages.SPLIT_ABOVE, cursor, batch * 10)).fetchall()
         long = [r[0] for r in seen if r[1] is not None and len(passages.split(r[1])) > 1]
         with _immediate(conn):
             if _meta(conn, "tokenizer") != built_by or _meta(conn, "reindex") is not None:
@@ -164,22 +181,27 @@ def _cut_long(conn: sqlite3.Connection, segment_id: str, max_rows: int | None) -
                 if row is not None and len(passages.split(row[1])) > 1:
                     passages.insert(conn, "sessions_fts", row)
                     done += 1
-            if len(seen) < BATCH_ROWS * 10:
+            if len(seen) < batch * 10:
                 _record(conn, segment_id)
                 return done
             cursor = seen[-1][0]
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('cut_cursor', ?)",
                          (str(cursor),))
-        if max_rows is not None and done >= max_rows:
+        chunks += 1
+        if (max_rows is not None and done >= max_rows) or (steps is not None and chunks >= steps):
             return done
 
 
 def run(conn: sqlite3.Connection, segment: Callable[[str], str], segment_id: str,
-        max_rows: int | None = None) -> int:
+        max_rows: int | None = None, *, batch: int | None = None,
+        steps: int | None = None) -> int:
     """Re-index ``sessions`` with ``segment`` unless ``segment_id`` built the index; returns the
     rows this call indexed (another opener may have done some or all of them). With ``max_rows``
-    it returns once it has indexed that many, the re-index left for the next call to go on."""
-    cut_in_place = _cut_long(conn, segment_id, max_rows)
+    it returns once it has indexed that many, with ``steps`` once it has committed that many
+    batches, the re-index left for the next call to go on. ``batch``: rows a write transaction
+    (``BATCH_ROWS``)."""
+    batch = batch or BATCH_ROWS
+    cut_in_place = _cut_long(conn, segment_id, max_rows, batch, steps)
     if cut_in_place is not None:
         return cut_in_place
     done = 0
@@ -188,7 +210,7 @@ def run(conn: sqlite3.Connection, segment: Callable[[str], str], segment_id: str
         summary, tags = passages.as_text(summary), passages.as_text(tags)
         return summary, tags, segment(summary), segment(" ".join(tags.split(",")))
 
-    starts = 0
+    starts = batches = 0
     while _start(conn, segment_id):
         starts += 1
         if starts > MAX_STARTS:
@@ -200,13 +222,14 @@ def run(conn: sqlite3.Connection, segment: Callable[[str], str], segment_id: str
         while True:
             cursor = int(_meta(conn, "reindex_cursor") or 0)
             ahead = {r[0]: cut(r[1], r[2]) for r in conn.execute(
-                f"{_ROW} WHERE rowid > ? ORDER BY rowid LIMIT ?", (cursor, BATCH_ROWS))}
+                f"{_ROW} WHERE rowid > ? ORDER BY rowid LIMIT ?", (cursor, batch))}
             with _immediate(conn):
-                n, over = _batch(conn, cut, ahead, cursor, segment_id)
-            done += n
+                n, over = _batch(conn, cut, ahead, cursor, segment_id, batch)
+            done, batches = done + n, batches + 1
             if over:
                 break        # finished, here or by another opener, or replaced: _start says
-            if max_rows is not None and done >= max_rows:
+            if (max_rows is not None and done >= max_rows) or (steps is not None
+                                                                and batches >= steps):
                 log.info("re-index for tokenizer %s: %d rows this open, the rest on later ones "
                          "(searches read the old index until then)", segment_id, done)
                 return done
@@ -215,7 +238,8 @@ def run(conn: sqlite3.Connection, segment: Callable[[str], str], segment_id: str
 
 
 def _batch(conn: sqlite3.Connection, cut: Callable[[str, str], Segmented],
-           ahead: dict[int, Segmented], cursor: int, segment_id: str) -> tuple[int, bool]:
+           ahead: dict[int, Segmented], cursor: int, segment_id: str,
+           batch: int) -> tuple[int, bool]:
     """One batch inside its write transaction: the rows after ``cursor`` (segmented ahead where
     unchanged), the rows written meanwhile, and the swap when no row is left. Returns the rows
     indexed and whether this re-index is over (finished here or by another, or replaced)."""
@@ -224,7 +248,7 @@ def _batch(conn: sqlite3.Connection, cut: Callable[[str, str], Segmented],
     if int(_meta(conn, "reindex_cursor") or 0) != cursor:
         return 0, False                            # another opener moved on: read again
     rows: list[Row] = conn.execute(f"{_ROW} WHERE rowid > ? ORDER BY rowid LIMIT ?",
-                                   (cursor, BATCH_ROWS)).fetchall()
+                                   (cursor, batch)).fetchall()
     for r in rows:
         seg = ahead.get(r[0])
         if seg is None or seg[:2] != (r[1], r[2]):
@@ -232,7 +256,7 @@ def _batch(conn: sqlite3.Connection, cut: Callable[[str, str], Segmented],
         passages.insert(conn, NEXT, (r[0], seg[2], seg[3], r[3], r[4], r[5]))
     cursor = rows[-1][0] if rows else cursor
     _catch_up(conn, cut, cursor)
-    if len(rows) < BATCH_ROWS:
+    if len(rows) < batch:
         _finish(conn, segment_id)
         return len(rows), True
     conn.execute("UPDATE meta SET value = ? WHERE key = 'reindex_cursor'", (str(cursor),))

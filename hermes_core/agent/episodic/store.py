@@ -16,21 +16,18 @@ Why these choices:
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import os
 import sqlite3
 import threading
 import time
-import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from hermes_core.agent.episodic import counts, long_write, passages, reindex, retention
+from hermes_core.agent.episodic import counts, drift, long_write, passages, reindex, retention
 from hermes_core.agent.episodic.migrations import (
     APPLICATION_ID,
     FTS_TABLE_SQL,
@@ -41,7 +38,23 @@ from hermes_core.agent.episodic.migrations import (
 )
 from hermes_core.agent.episodic.opening import check_file, open_read_only, read_only_refusal
 from hermes_core.agent.episodic.ranking import Hit, as_prefix, match_term
-from hermes_core.errors import SessionDatabaseMissing, SessionDatabaseUnusable, SessionStoreError
+from hermes_core.agent.episodic.records import MAX_TAG_CHARS as MAX_TAG_CHARS
+from hermes_core.agent.episodic.records import MAX_TAGS as MAX_TAGS
+from hermes_core.agent.episodic.records import SessionRecord as SessionRecord
+from hermes_core.agent.episodic.records import UpsertResult as UpsertResult
+from hermes_core.agent.episodic.records import UpsertStatus as UpsertStatus
+from hermes_core.agent.episodic.records import content_hash_of as content_hash_of
+from hermes_core.agent.episodic.records import memory_id_for as memory_id_for
+from hermes_core.agent.episodic.records import normalise_tags as normalise_tags
+from hermes_core.agent.episodic.records import normalise_text as normalise_text
+from hermes_core.agent.episodic.records import scrub_record
+from hermes_core.agent.episodic.records import scrub_surrogates as scrub_surrogates
+from hermes_core.errors import (
+    SessionDatabaseMissing,
+    SessionDatabaseUnusable,
+    SessionQueryInvalid,
+    SessionStoreError,
+)
 from hermes_core.redact import SCRUBBED, is_key_piece
 from hermes_core.tokenize import SEGMENT_VERSION, TOKENIZER_VERSION, segment_for_index
 
@@ -50,98 +63,8 @@ log = logging.getLogger("hermes_core.memory")
 DEFAULT_BUSY_TIMEOUT_S = 30.0
 #: How large ``-wal`` may stay once checkpointed (``PRAGMA journal_size_limit``).
 WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024
-MAX_TAGS = 16
-MAX_TAG_CHARS = 64
 DF_CACHE_SIZE = 50_000   # remembered term counts (a few MB at most)
 TEXTS_CHUNK = 500        # rows fetched by one ``texts`` statement (bound parameters are capped)
-
-UpsertStatus = Literal["inserted", "replaced", "unchanged", "duplicate"]
-
-
-# --------------------------------------------------------------------------- records
-
-def scrub_surrogates(text: str) -> str:
-    """Valid UTF-8 text: surrogate pairs joined, lone surrogates replaced by U+FFFD.
-
-    A terminal paste decoded with ``surrogateescape`` (or a broken clipboard) leaves lone
-    surrogates in a message; SQLite and the content hash need UTF-8, and ``str.encode`` raises on
-    them, which would lose the whole session at its end."""
-    if text.isascii():
-        return text
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
-def normalise_text(text: str) -> str:
-    """NFC and collapsed whitespace: what the content hash is computed over."""
-    return " ".join(unicodedata.normalize("NFC", scrub_surrogates(text)).split())
-
-
-def _scrub_record(rec: SessionRecord) -> SessionRecord:
-    """The record with every text field valid UTF-8 (see :func:`scrub_surrogates`)."""
-    sid, summary = scrub_surrogates(rec.session_id), scrub_surrogates(rec.summary)
-    tags = tuple(scrub_surrogates(t) for t in rec.tags)
-    if (sid, summary, tags) == (rec.session_id, rec.summary, rec.tags):
-        return rec
-    return replace(rec, session_id=sid, summary=summary, tags=tags)
-
-
-def normalise_tags(tags: Iterable[str] | str) -> tuple[str, ...]:
-    """Comma-split (ASCII or Chinese commas), stripped, de-duplicated, bounded tags."""
-    if isinstance(tags, str):
-        raw = tags.replace("，", ",").replace("、", ",").split(",")
-    else:
-        raw = [p for t in tags for p in str(t).replace("，", ",").replace("、", ",").split(",")]
-    out: dict[str, None] = {}
-    for t in raw:
-        t = normalise_text(t)[:MAX_TAG_CHARS].strip()
-        if t and t.lower() not in {k.lower() for k in out}:
-            out[t] = None
-        if len(out) >= MAX_TAGS:
-            break
-    return tuple(out)
-
-
-def memory_id_for(session_id: str) -> str:
-    """Deterministic id of a session's memory: the same on every machine and restart."""
-    return hashlib.sha256(("session\x00" + scrub_surrogates(session_id)).encode("utf-8")).hexdigest()[:16]
-
-
-def content_hash_of(summary: str) -> str:
-    """Hash of the normalised summary: two sessions with identical summaries share it."""
-    return hashlib.sha256(normalise_text(summary).encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRecord:
-    """One stored session summary."""
-
-    session_id: str
-    summary: str
-    tags: tuple[str, ...]
-    created_at: float
-    relevance_score: float = 1.0
-    source: str = "manual"
-    message_count: int = 0
-
-    @property
-    def memory_id(self) -> str:
-        return memory_id_for(self.session_id)
-
-    @property
-    def content_hash(self) -> str:
-        return content_hash_of(self.summary)
-
-
-@dataclass(frozen=True, slots=True)
-class UpsertResult:
-    """What a write did: ``duplicate_of`` names the session already holding an identical summary."""
-
-    status: UpsertStatus
-    session_id: str
-    memory_id: str
-    content_hash: str
-    duplicate_of: str | None = None
-
 
 # --------------------------------------------------------------------------- the store
 
@@ -171,6 +94,8 @@ class SessionStore:
                            else segment_id)
         self.reindexed = 0
         self._said_damaged = False          # a damaged index row was warned about
+        self._unfinished = False               # upkeep the open left: writes carry it on
+        self._unchecked = 0                    # writes since upkeep last looked
         self._lock = threading.RLock()
         self._writes = 0                       # commits through this store (data_version misses them)
         self._df_cache: dict[str, int] = {}
@@ -285,8 +210,10 @@ class SessionStore:
             raise SessionDatabaseUnusable(
                 self.path, f"tables missing ({', '.join(sorted(missing))}): corrupted; left untouched")
         counts.ensure(conn)
+        drift.ensure(conn)
         if self.segment_id is not None:
             self._ensure_segmenter(self.segment_id)
+        self._unfinished = drift.upkeep(conn, self._segment, self.segment_id, drift.OPEN_STEPS)
 
     def _ensure_segmenter(self, segment_id: str) -> None:  # segment_id: self.segment_id, not None
         """Re-index once if another tokenizer built the index (rows indexed by an older one would
@@ -397,12 +324,25 @@ class SessionStore:
                 except sqlite3.Error as e:  # never hide the error raised inside
                     log.debug("%s: ending a read transaction failed: %s", self.path, e)
 
-    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    def _read(self, sql: str, params: Sequence[Any] = (), *, matching: bool = False) -> list[Any]:
+        """``matching``: all parameters but the last are MATCH expressions; one FTS5 cannot parse
+        is the caller's fault, told from a broken index (both SQLITE_ERROR) by a plain read."""
         with self._lock:
             try:
                 return self._conn.execute(sql, params).fetchall()
             except sqlite3.Error as e:
+                if (matching and getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_ERROR
+                        and self._index_answers()):
+                    raise SessionQueryInvalid(self.path, f"not a valid FTS5 search expression in "
+                                                         f"{list(params[:-1])!r:.200} ({e})") from None
                 raise self._fault(e) from None
+
+    def _index_answers(self) -> bool:
+        try:
+            self._conn.execute("SELECT 1 FROM sessions_fts LIMIT 1").fetchall()
+        except sqlite3.Error:
+            return False
+        return True
 
     # ------------------------------------------------------------------ writes
 
@@ -418,14 +358,39 @@ class SessionStore:
         if any, is removed since this recording replaces it); otherwise the old row and its index
         entry are deleted and the new one inserted (``replaced``) or simply inserted (``inserted``).
         """
-        records = [_scrub_record(r) for r in records]
+        records = [scrub_record(r) for r in records]
         prepared = [(r, r.content_hash, ",".join(r.tags), self._segment(r.summary),
                      self._segment(" ".join(r.tags))) for r in records]
         results: list[UpsertResult] = []
         with self._write() as conn:
             for rec, chash, tags, seg_summary, seg_tags in prepared:
                 results.append(self._upsert_one(conn, rec, chash, tags, seg_summary, seg_tags))
+        self._carry_on()
         return results
+
+    def _carry_on(self) -> None:
+        """One bounded step of the upkeep this store's open left (a re-index spread over opens),
+        after a write. Why: a server opens its store once, and the rest waited for a reopen or
+        ``memory rebuild``. Upkeep, not the write: it never waits for the lock (another process
+        holding it means a later write goes on), and a failure is logged, the session stays.
+        With nothing left, drift made since (:mod:`.drift`) is looked for every few writes."""
+        self._unchecked += 1
+        if not self._unfinished and self._unchecked < drift.CHECK_EVERY:
+            return
+        self._unchecked = 0
+        with self._lock:
+            try:
+                self._conn.execute("PRAGMA busy_timeout = 0")
+                try:
+                    if self.segment_id is not None and reindex.pending(self._conn, self.segment_id):
+                        self.reindexed += reindex.run(self._conn, self._segment, self.segment_id,
+                                                      reindex.WRITE_ROWS,
+                                                      batch=reindex.WRITE_ROWS, steps=1)
+                    self._unfinished = drift.upkeep(self._conn, self._segment, self.segment_id, 1)
+                finally:
+                    self._conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+            except sqlite3.Error as e:
+                log.info("%s: upkeep after a write left for the next one (%s)", self.path, e)
 
     @staticmethod
     def _upsert_one(conn: sqlite3.Connection, rec: SessionRecord, chash: str, tags: str,
@@ -449,8 +414,10 @@ class SessionStore:
              rec.source, rec.message_count))
         # a row deleted from ``sessions`` outside hermes-core leaves its index rows behind, and
         # SQLite hands its rowid to the next insert: ``insert`` removes those first
-        passages.insert(conn, "sessions_fts", (int(cur.lastrowid or 0), seg_summary, seg_tags,
-                                               rec.session_id, rec.created_at, rec.relevance_score))
+        rowid = int(cur.lastrowid or 0)
+        passages.insert(conn, "sessions_fts", (rowid, seg_summary, seg_tags, rec.session_id,
+                                               rec.created_at, rec.relevance_score))
+        drift.indexed(conn, rowid)
         return UpsertResult("replaced" if old is not None else "inserted", rec.session_id, mid, chash)
 
     def rewrite_holding(self, needles: Mapping[str, str],
@@ -528,7 +495,7 @@ class SessionStore:
             old = SessionRecord(r[0], passages.as_text(r[1]),
                                 tuple(t for t in passages.as_text(r[2]).split(",") if t),
                                 float(r[3]), float(r[4]), r[5], int(r[6]))
-            new = _scrub_record(clean(old))
+            new = scrub_record(clean(old))
             if new == old:   # a short secret inside a longer word: not redacted there
                 continue
             passages.remove(conn, "sessions_fts", rowid)
@@ -613,6 +580,7 @@ class SessionStore:
                                                    self._segment(" ".join(tags.split(","))),
                                                    r[3], r[4], r[5]))
         conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('optimize')")
+        drift.clear(conn)
         if self.segment_id is not None:
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('tokenizer', ?)",
                          (self.segment_id,))
@@ -627,7 +595,7 @@ class SessionStore:
         terms = [match] if isinstance(match, str) else list(match)
         if not terms:
             return []
-        rows = self._read(passages.ranked_sql(len(terms)), (*terms, limit))
+        rows = self._read(passages.ranked_sql(len(terms)), (*terms, limit), matching=True)
         return self._hits(rows)
 
     def search_recent(self, match: str, limit: int) -> list[Hit]:
@@ -637,7 +605,7 @@ class SessionStore:
         FTS5 walks its doclists in rowid order and stops at the limit, so the cost is bounded by
         ``limit`` however many rows match (``search`` ranks every matching row first).
         """
-        rows = self._read(passages.recent_sql(), (match, limit))
+        rows = self._read(passages.recent_sql(), (match, limit), matching=True)
         return self._hits(rows)
 
     def _hits(self, rows: Sequence[Any]) -> list[Hit]:
@@ -705,7 +673,7 @@ class SessionStore:
                     missing.append(term)
         for term in missing:
             rows = self._read("SELECT count(*) FROM (SELECT 1 FROM sessions_fts WHERE sessions_fts"
-                              " MATCH ? LIMIT ?)", (match_term(term), cap + 1))
+                              " MATCH ? LIMIT ?)", (match_term(term), cap + 1), matching=True)
             out[term] = df = int(rows[0][0])
             with self._lock:
                 if len(self._df_cache) >= DF_CACHE_SIZE:

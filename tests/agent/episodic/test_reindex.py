@@ -4,6 +4,8 @@ no row is lost or doubled whoever writes, crashes or re-indexes at the same time
 from __future__ import annotations
 
 import multiprocessing
+import os
+import shutil
 import signal
 import sqlite3
 import threading
@@ -123,12 +125,14 @@ def test_an_open_re_indexes_a_bounded_number_of_rows_and_searches_the_old_index_
     _archive(path, n)
     monkeypatch.setattr(reindex, "BATCH_ROWS", 10)
     monkeypatch.setattr(reindex, "OPEN_ROWS", 30)
+    monkeypatch.setattr(reindex, "WRITE_ROWS", 10)
     with SessionStore(path, segment=_new, segment_id=NEW) as store:
         assert store.reindexed == 30
         conn = store.connection
         assert conn.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone() == (OLD,)
         assert [h.session_id for h in store.search('"w97"', 5)] == ["s97"]   # the old index
         store.upsert(SessionRecord("s-new", "session w900 written meanwhile", (), AT))
+        assert store.reindexed == 40          # the write carried it on by one batch
         store.delete("s7")
     opens = 1
     while True:
@@ -137,7 +141,7 @@ def test_an_open_re_indexes_a_bounded_number_of_rows_and_searches_the_old_index_
                 break
             assert store.reindexed <= 30
             opens += 1
-    assert opens == 5        # 121 rows, 30 an open, the last open finding none left and swapping
+    assert opens == 4        # 121 rows: 30 + 10 by the write, then 30 an open, the rest swapped
     _indexed_once(path, {f"s{i}" for i in range(n)} - {"s7"} | {"s-new"}, {"s-new": "w900"})
 
 
@@ -309,3 +313,128 @@ def test_an_open_whose_re_index_another_tokenizer_keeps_replacing_still_returns(
     with SessionStore(path, segment=_new, segment_id=NEW) as store:   # a later open finishes
         assert store.reindexed == 30
     _indexed_once(path, {f"s{i}" for i in range(30)})
+
+
+def test_a_store_opened_once_finishes_a_spread_out_re_index_through_its_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server opens its store once: the re-index an open left goes on a bounded batch after
+    each write through that store, and ends with the swap, with no second open."""
+    path = tmp_path / "sessions.db"
+    n = 120
+    _archive(path, n)
+    monkeypatch.setattr(reindex, "BATCH_ROWS", 10)
+    monkeypatch.setattr(reindex, "OPEN_ROWS", 30)
+    monkeypatch.setattr(reindex, "WRITE_ROWS", 10, raising=False)
+    with SessionStore(path, segment=_new, segment_id=NEW) as store:
+        assert store.reindexed == 30
+        conn = store.connection
+        for i in range(16):
+            before = store.reindexed
+            store.upsert(SessionRecord(f"w{i}", f"session w{900 + i} written by the server", (), AT))
+            assert store.reindexed - before <= 10          # one bounded batch a write
+        assert conn.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone() == (NEW,)
+        assert [h.session_id for h in store.search('"xw97"', 5)] == ["s97"]   # the new index
+    _indexed_once(path, {f"s{i}" for i in range(n)} | {f"w{i}" for i in range(16)},
+                  {f"w{i}": f"w{900 + i}" for i in range(16)})
+
+
+def test_a_write_does_not_wait_for_the_lock_to_carry_a_re_index_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch after a write is upkeep: while another connection holds the write lock the
+    write returns (its session stored) and a later write goes on."""
+    path = tmp_path / "sessions.db"
+    _archive(path, 60)
+    monkeypatch.setattr(reindex, "BATCH_ROWS", 10)
+    monkeypatch.setattr(reindex, "OPEN_ROWS", 10)
+    monkeypatch.setattr(reindex, "WRITE_ROWS", 10, raising=False)
+    other = sqlite3.connect(str(path), isolation_level=None)
+    locked = [False]
+
+    def segment(text: str) -> str:
+        if "about deploys" in text and not locked[0]:   # an archive row: upkeep's segmenting;
+            other.execute("BEGIN IMMEDIATE")           # another process takes the lock then
+            locked[0] = True
+        return _new(text)
+
+    with SessionStore(path, segment=_new, segment_id=NEW, busy_timeout_s=5.0) as store:
+        reindexed = store.reindexed
+        store._segment = segment      # type: ignore[method-assign]
+        store.upsert(SessionRecord("w0", "session w900 written while locked", (), AT))
+        assert store.reindexed == reindexed
+        other.execute("COMMIT")
+        store.upsert(SessionRecord("w1", "session w901 written after", (), AT))
+        assert store.reindexed > reindexed
+    other.close()
+    with SessionStore(path, segment=_new, segment_id=NEW) as store:
+        assert store.get("w0") is not None and store.get("w1") is not None
+
+
+def _serve(path: str, kill_at: int | None, acked: str | None = None) -> list[bool]:
+    """A server's store: opened once on an archive whose re-index an open leaves unfinished
+    (batches of 10), then 30 sessions written through it. Every statement is traced; the
+    ``kill_at``-th SIGKILLs the process (spawned) as it starts, and each write that returned is
+    appended to ``acked``. Returns, a statement each, whether it ran in a write's upkeep."""
+    reindex.BATCH_ROWS = reindex.OPEN_ROWS = reindex.WRITE_ROWS = 10
+    store = SessionStore(path, segment=_new, segment_id=NEW)
+    upkeep = [False]
+    seen: list[bool] = []
+
+    def on_statement(_sql: str) -> None:
+        seen.append(upkeep[0])
+        if len(seen) == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    carry_on = store._carry_on
+
+    def traced_carry_on() -> None:
+        upkeep[0] = True
+        try:
+            carry_on()
+        finally:
+            upkeep[0] = False
+
+    store._carry_on = traced_carry_on  # type: ignore[method-assign]
+    store.connection.set_trace_callback(on_statement)
+    for i in range(30):
+        store.upsert(SessionRecord(f"w{i}", f"session w{900 + i} by the server", (), AT))
+        if acked is not None:
+            with open(acked, "a", encoding="utf-8") as out:
+                out.write(f"w{i}\n")
+    store.close()
+    return seen
+
+
+@pytest.mark.parametrize("nth", [0, 7, 40, 111, 300])
+def test_a_server_killed_in_the_batch_after_a_write_loses_no_session_and_the_re_index_resumes(
+        tmp_path: Path, nth: int) -> None:
+    """SIGKILL as the ``nth`` statement of the writes' upkeep starts: every write that returned
+    is stored, and the next open goes on with the re-index to an index equal to the sessions."""
+    path = tmp_path / "sessions.db"
+    _archive(path, 60)
+    dry = tmp_path / "dry"
+    dry.mkdir()
+    shutil.copy(path, dry / "sessions.db")
+    saved = reindex.BATCH_ROWS, reindex.OPEN_ROWS, getattr(reindex, "WRITE_ROWS", None)
+    try:
+        labels = _serve(str(dry / "sessions.db"), None)
+    finally:
+        reindex.BATCH_ROWS, reindex.OPEN_ROWS = saved[:2]
+        if saved[2] is not None:
+            reindex.WRITE_ROWS = saved[2]
+    in_upkeep = [i + 1 for i, inside in enumerate(labels) if inside]
+    assert len(in_upkeep) > 300            # the writes carried the re-index on
+    acked = tmp_path / "acked"
+    proc = _spawn(_serve, str(path), in_upkeep[nth], str(acked))
+    proc.join(timeout=120)
+    assert proc.exitcode == -signal.SIGKILL
+    returned = set(acked.read_text().split()) if acked.exists() else set()
+    with SessionStore(path, segment=_old, segment_id=None) as plain:
+        stored = {r[0] for r in plain.connection.execute(
+            "SELECT session_id FROM sessions WHERE session_id LIKE 'w%'")}
+    assert returned <= stored and len(stored - returned) <= 1
+    while True:
+        with SessionStore(path, segment=_new, segment_id=NEW) as store:
+            if store.reindexed == 0:
+                break
+    _indexed_once(path, {f"s{i}" for i in range(60)} | stored,
+                  {sid: f"w{900 + int(sid[1:])}" for sid in stored})

@@ -29,11 +29,9 @@ from hermes_core.agent.episodic.store import (
     SessionStore,
     SessionStoreError,
     memory_id_for,
-    normalise_tags,
-    normalise_text,
 )
 from hermes_core.cli.main import main
-from hermes_core.errors import HermesError
+from hermes_core.errors import HermesError, SessionQueryInvalid
 from hermes_core.tokenize import SEGMENT_VERSION, TOKENIZER_VERSION
 from hermes_core.types import Message
 
@@ -281,11 +279,6 @@ def test_stats(tmp_path: Path) -> None:
     assert s["journal_mode"] == "wal" and s["sources"] == {"manual": 2}
 
 
-def test_normalise_tags() -> None:
-    assert normalise_tags(" a, b ,,A，c、d ") == ("a", "b", "c", "d")
-    assert normalise_tags(["x,y", "z"]) == ("x", "y", "z")
-    assert len(normalise_tags(",".join(f"t{i}" for i in range(40)))) == 16
-
 
 def _writer(path: str, prefix: str, n: int, barrier: multiprocessing.synchronize.Barrier) -> None:
     from hermes_core.agent.context_engine import ContextEngine
@@ -333,11 +326,6 @@ def test_lock_held_past_the_busy_timeout_is_a_clear_error(tmp_path: Path) -> Non
     with SessionStore(path) as store:  # and the file is fine afterwards
         assert store.count() == 0
 
-
-def test_memory_ids_are_deterministic() -> None:
-    # pinned: the same id on every machine and after every restart
-    assert memory_id_for("s1") == "d2f709a4e6582b10"
-    assert memory_id_for("会话-1") == "791d9abdcc0425a2"
 
 
 def test_threads_sharing_one_engine(tmp_path: Path) -> None:
@@ -579,9 +567,6 @@ def test_add_and_add_many_with_surrogates(tmp_path: Path) -> None:
     assert [f.session_id for f in engine.retrieve("redis")] == ["b\ufffd"]
     engine.close()
 
-
-def test_normalise_text_keeps_valid_pairs_and_replaces_lone_halves() -> None:
-    assert normalise_text("ok 💥 \ud83d\udca5 \udc80") == "ok 💥 💥 \ufffd"
 
 
 NOW_TOKENIZER_UPGRADE = 1_750_000_000.0
@@ -990,3 +975,28 @@ def test_a_forget_the_full_disk_refused_says_the_session_was_not_forgotten(
         assert "disk full" in str(info.value) and "'private' was not forgotten" in str(info.value)
         assert "stored" not in str(info.value)
         assert store.get("private") is not None
+
+
+@pytest.mark.parametrize("expression", ['"unbalanced', "NEAR(", "tags:", "*", "", "(a OR", 'a"\x00"'])
+def test_a_search_expression_fts5_cannot_parse_is_blamed_on_the_query_not_the_file(
+        tmp_path: Path, expression: str) -> None:
+    """``SessionStore.search`` takes FTS5 syntax: one it cannot parse is the caller's mistake,
+    said as such (a ``ValueError`` too), never "the database is unusable", and nothing changes."""
+    with SessionStore(tmp_path / "s.db") as store:
+        store.upsert(SessionRecord("a", "hello world", (), 1.0))
+        for ask in (lambda: store.search(expression, 5), lambda: store.search([expression], 5),
+                    lambda: store.search_recent(expression, 5)):
+            with pytest.raises(SessionQueryInvalid, match="search expression") as caught:
+                ask()
+            assert isinstance(caught.value, ValueError)
+            assert not isinstance(caught.value, SessionDatabaseUnusable)
+        assert [h.session_id for h in store.search('"hello"', 5)] == ["a"]
+
+
+def test_a_search_of_a_file_whose_index_is_gone_still_says_the_file_is_at_fault(
+        tmp_path: Path) -> None:
+    with SessionStore(tmp_path / "s.db") as store:
+        store.upsert(SessionRecord("a", "hello world", (), 1.0))
+        store.connection.execute("DROP TABLE sessions_fts")
+        with pytest.raises(SessionDatabaseUnusable):
+            store.search('"hello"', 5)

@@ -1,0 +1,185 @@
+"""What a store kept open pays, per write, for carrying on its open's upkeep (decision 125).
+
+Medians, each against a baseline measured in the same run:
+
+* ``write``: one session stored per write (``upsert``, the default segmenter) on an archive of
+  ``--sessions``, nothing pending. With ``--baseline-tree DIR`` (a checkout of the code before)
+  the same measure runs there too, alternated round by round in fresh processes: the ratio is
+  what the drift triggers, the note each insert clears and the every-few-writes check cost.
+* ``pending``: a write while a re-index an open left is pending (one ``WRITE_ROWS`` batch after
+  it, real segmenter) against the ``write`` median of this tree, and how many writes finished it.
+* ``heal``: an archive of ``--sessions`` with 1 % of its sessions' index rows deleted by direct
+  SQL: the open that heals it (``OPEN_STEPS`` transactions of ``CHUNK`` sessions) and its longest
+  write transaction, against an open of the same archive in step.
+
+    python benchmarks/memory_write_upkeep.py --json [--sessions N] [--writes W] [--rounds R]
+                                                   [--baseline-tree DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from hermes_core.agent.episodic.store import SessionRecord, SessionStore
+from hermes_core.cli.argtypes import positive_int
+
+AT = 1_800_000_000.0
+WORDS = ("deploy", "postgres", "kubernetes", "grafana", "terraform", "nginx", "redis", "kafka",
+         "python", "rust", "golang", "cache", "index", "shard", "replica", "backup", "restore",
+         "latency", "budget", "invoice", "ticket")
+
+
+def _summary(rng: random.Random, i: int) -> str:
+    return f"session {i} " + " ".join(rng.choice(WORDS) for _ in range(40)) + "."
+
+
+def _build(path: Path, n: int, **store_kw: object) -> None:
+    rng = random.Random(n)
+    with SessionStore(path, **store_kw) as store:  # type: ignore[arg-type]
+        for at in range(0, n, 200):
+            store.upsert_many([SessionRecord(f"s{i}", _summary(rng, i), (), AT + i)
+                               for i in range(at, min(n, at + 200))])
+
+
+def worker_writes(sessions: int, writes: int) -> list[float]:
+    """Milliseconds of each single-session write on a fresh archive (run in a fresh process)."""
+    rng = random.Random(7)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "w.db"
+        _build(path, sessions)
+        out = []
+        with SessionStore(path) as store:
+            for i in range(writes):
+                rec = SessionRecord(f"new{i}", _summary(rng, 10**6 + i), (), AT)
+                t0 = time.perf_counter()
+                store.upsert(rec)
+                out.append((time.perf_counter() - t0) * 1000)
+        return out
+
+
+def _run_worker(tree: Path, sessions: int, writes: int) -> list[float]:
+    env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1"}
+    got = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker",
+                          "--sessions", str(sessions), "--writes", str(writes)],
+                         env=env, capture_output=True, text=True, check=True, cwd=str(tree))
+    return list(json.loads(got.stdout))
+
+
+def writes(sessions: int, count: int, rounds: int, baseline: Path | None) -> dict[str, object]:
+    here = Path(__file__).resolve().parent.parent
+    trees = {"after": here} | ({"before": baseline} if baseline is not None else {})
+    med: dict[str, list[float]] = {k: [] for k in trees}
+    for r in range(rounds):
+        for name in (list(trees) if r % 2 == 0 else list(reversed(trees))):
+            med[name].append(statistics.median(_run_worker(trees[name], sessions, count)))
+    out: dict[str, object] = {f"{k}_ms": round(statistics.median(v), 3) for k, v in med.items()}
+    out["rounds_ms"] = {k: [round(x, 3) for x in v] for k, v in med.items()}
+    if baseline is not None:
+        out["ratio"] = round(statistics.median(med["after"]) / statistics.median(med["before"]), 3)
+    return out
+
+
+def pending(sessions: int, plain_ms: float) -> dict[str, object]:
+    from hermes_core.agent.episodic import reindex  # this tree's only: workers run the baseline
+    rng = random.Random(11)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "p.db"
+        _build(path, sessions, segment=str.lower, segment_id="older-tokenizer-1")
+        t0 = time.perf_counter()
+        store = SessionStore(path)
+        open_ms = (time.perf_counter() - t0) * 1000
+        times, n = [], 0
+        with store:
+            while store.connection.execute("SELECT value FROM meta WHERE key = 'tokenizer'"
+                                           ).fetchone()[0] != store.segment_id:
+                rec = SessionRecord(f"new{n}", _summary(rng, 10**6 + n), (), AT)
+                t0 = time.perf_counter()
+                store.upsert(rec)
+                times.append((time.perf_counter() - t0) * 1000)
+                n += 1
+        med = statistics.median(times)
+        return {"open_ms": round(open_ms, 1), "write_rows": reindex.WRITE_ROWS,
+                "writes_to_finish": n, "write_ms": round(med, 2),
+                "ratio_to_plain_write": round(med / plain_ms, 1)}
+
+
+def heal(sessions: int, rounds: int) -> dict[str, object]:
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "h.db"
+        _build(base, sessions)
+        in_step: list[float] = []
+        healing: list[float] = []
+        holds: list[float] = []
+        _timed_steps(holds)
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            SessionStore(base).close()
+            in_step.append((time.perf_counter() - t0) * 1000)
+            drifted = Path(tmp) / "d.db"
+            drifted.write_bytes(base.read_bytes())
+            conn = sqlite3.connect(drifted)
+            conn.execute("DELETE FROM sessions_fts WHERE rowid IN (SELECT rowid FROM sessions "
+                         "WHERE rowid % 100 = 7)")
+            conn.commit()
+            conn.close()
+            t0 = time.perf_counter()
+            store = SessionStore(drifted)
+            healing.append((time.perf_counter() - t0) * 1000)
+            in_sync = store.stats()["index_in_sync"]
+            store.close()
+        return {"open_in_step_ms": round(statistics.median(in_step), 1),
+                "open_healing_ms": round(statistics.median(healing), 1),
+                "ratio": round(statistics.median(healing) / statistics.median(in_step), 2),
+                "step_hold_ms_max": round(max(holds), 1),
+                "step_hold_ms_median": round(statistics.median(holds), 1),
+                "healed_in_sync": in_sync}
+
+
+def _timed_steps(holds: list[float]) -> None:
+    """Each healing write transaction's length (the lock a writer would wait for) into ``holds``."""
+    from hermes_core.agent.episodic import drift
+    plain = drift._immediate
+
+    @contextmanager
+    def timed(conn: sqlite3.Connection) -> Iterator[None]:
+        t0 = time.perf_counter()
+        with plain(conn):
+            yield
+        holds.append((time.perf_counter() - t0) * 1000)
+
+    drift._immediate = timed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--sessions", type=positive_int, default=5_000)
+    ap.add_argument("--writes", type=positive_int, default=200)
+    ap.add_argument("--rounds", type=positive_int, default=5)
+    ap.add_argument("--baseline-tree", type=Path, default=None)
+    args = ap.parse_args()
+    if args.worker:
+        print(json.dumps(worker_writes(args.sessions, args.writes)))
+        return
+    w = writes(args.sessions, args.writes, args.rounds, args.baseline_tree)
+    result = {"sessions": args.sessions, "write": w,
+              "pending": pending(args.sessions, float(w["after_ms"])),  # type: ignore[arg-type]
+              "heal": heal(args.sessions, args.rounds)}
+    print(json.dumps(result, indent=None if args.json else 2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,245 @@
+"""Finding and repairing an index that has drifted from the sessions it indexes.
+
+Why: every hermes-core write changes a session and its index rows in one transaction, but a writer
+outside it (the sqlite3 shell, a script, a tool editing the file) can set ``sessions`` and
+``sessions_fts`` apart: a session with no index rows is never found, the index rows of a deleted
+session keep its words in the file, and a session updated in place is found by its old words.
+An open (and, for a store kept open, each write: ``SessionStore._carry_on``) notices and repairs
+that, bounded in cost:
+
+* **Noticing costs the same at any size.** A session another writer inserts or updates in place
+  is noted in ``index_drift`` by triggers on ``sessions`` (hermes-core never updates a session row,
+  and clears the note of a row it inserts in the same transaction, :func:`indexed`); a row added to
+  or taken out of one side only makes the counts disagree (``session_counts`` against FTS5's own
+  row count less the extra passages: decision 111's counters, two seeks).
+* **Noted rows** are re-derived (index rows removed, the session segmented and indexed again),
+  ``REPAIR_ROWS`` a write transaction, segmented before the write lock is taken.
+* **Disagreeing counts start a sweep**: ``CHUNK`` sessions a write transaction in rowid order,
+  its cursor (``meta`` ``heal_cursor``) moved in the same transaction, so a kill loses nothing and
+  another opener goes on from it. Each session's index rows are compared with its row (there,
+  naming the same session and stamp, passages numbered with no gap) and index rows of sessions
+  that are gone are found by their rowid range; only what disagrees is segmented and re-derived,
+  at most ``REPAIR_ROWS`` a step (the cursor then stops at the last one).
+  The last chunk recounts the extra passages. Counts still apart after a sweep (what it cannot
+  see, such as an index row edited in place) are logged once, pointing at ``memory rebuild``.
+* The triggers are made by an open, not a numbered migration, so an older hermes-core still
+  opens the file; its inserts are noted and re-derived once, which costs work, not correctness.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+from hermes_core.agent.episodic import counts, passages, reindex
+
+log = logging.getLogger("hermes_core.memory")
+
+#: Sessions a sweep compares, or noted rows re-derived, in one write transaction.
+CHUNK = 5_000
+#: Sessions re-derived (segmented again, the slow part) in one write transaction at most.
+REPAIR_ROWS = 200
+#: Write transactions of healing one open does at most (a write through a kept store: one):
+#: about ``reindex.OPEN_ROWS`` sessions segmented, or 50,000 compared.
+OPEN_STEPS = 10
+#: A store kept open looks for drift made after its open once in this many writes (a few
+#: lookups: amortised to nothing next to a write).
+CHECK_EVERY = 32
+TABLE = "sessions_fts"
+_CURSOR, _APART = "heal_cursor", "heal_apart"
+_COLUMNS = "rowid, summary, tags, session_id, created_at, relevance_score"
+_DDL = (
+    "CREATE TABLE IF NOT EXISTS index_drift (id INTEGER PRIMARY KEY)",
+    "CREATE TRIGGER IF NOT EXISTS index_drift_on_insert AFTER INSERT ON sessions BEGIN"
+    " INSERT OR IGNORE INTO index_drift VALUES (new.rowid); END",
+    "CREATE TRIGGER IF NOT EXISTS index_drift_on_update AFTER UPDATE OF summary, tags,"
+    " session_id, created_at, relevance_score ON sessions BEGIN"
+    " INSERT OR IGNORE INTO index_drift VALUES (old.rowid);"
+    " INSERT OR IGNORE INTO index_drift VALUES (new.rowid); END",
+)
+
+Segment = Callable[[str], str]
+Ahead = dict[int, tuple[str, str, str, str]]   # rowid -> summary, tags; their segmented forms
+
+
+@contextmanager
+def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def ensure(conn: sqlite3.Connection) -> None:
+    """Create the notes table and its triggers unless there (read first: no write lock then)."""
+    have = {r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE name IN ('index_drift', 'index_drift_on_insert',"
+        " 'index_drift_on_update')")}
+    if len(have) == 3:
+        return
+    with _immediate(conn):
+        for sql in _DDL:
+            conn.execute(sql)
+
+
+def indexed(conn: sqlite3.Connection, rowid: int) -> None:
+    """The session at ``rowid`` was just indexed by hermes-core: not drift (inside its write)."""
+    conn.execute("DELETE FROM index_drift WHERE id = ?", (rowid,))
+
+
+def clear(conn: sqlite3.Connection) -> None:
+    """Forget notes and a sweep begun (an explicit rebuild made the index afresh)."""
+    conn.execute("DELETE FROM index_drift")
+    conn.execute("DELETE FROM meta WHERE key IN (?, ?)", (_CURSOR, _APART))
+
+
+def _meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _apart(conn: sqlite3.Connection) -> str | None:
+    """``sessions:indexed`` when the counts disagree and no finished sweep met them so already."""
+    sessions = sum(counts.sources(conn).values())
+    indexed_sessions = counts.indexed_rows(conn) - passages.extra(conn)
+    if sessions == indexed_sessions:
+        return None
+    seen = f"{sessions}:{indexed_sessions}"
+    return None if _meta(conn, _APART) == seen else seen
+
+
+def due(conn: sqlite3.Connection) -> bool:
+    """Whether anything is left to heal (two seeks and a lookup)."""
+    return (conn.execute("SELECT 1 FROM index_drift LIMIT 1").fetchone() is not None
+            or _meta(conn, _CURSOR) is not None or _apart(conn) is not None)
+
+
+def _disagreeing(conn: sqlite3.Connection, cursor: int) -> tuple[list[int], int, bool]:
+    """Session rowids after ``cursor`` whose index rows disagree with them, the last rowid
+    compared, and whether that was the end. At most ``CHUNK`` sessions, ``CHUNK`` first rows and
+    about ``CHUNK`` passages are read: a chunk ends before whichever of the three fills first,
+    so a table emptied outside (every index row an orphan) is cleared a chunk at a time too."""
+    n = passages.MAX_PASSAGES
+    cols = "rowid, session_id, created_at, relevance_score"
+    rows = conn.execute(f"SELECT {cols} FROM sessions WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                        (cursor, CHUNK)).fetchall()
+    firsts = conn.execute(f"SELECT {cols} FROM {TABLE} WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                          (cursor, CHUNK)).fetchall()
+    # passages of sessions after the cursor, nearest first (one session's are one range)
+    later = conn.execute(f"SELECT {cols} FROM {TABLE} WHERE rowid <= ? ORDER BY rowid DESC"
+                         " LIMIT ?", (-(cursor + 1) * n, CHUNK + n)).fetchall()
+    ends = [r[-1][0] for r in (rows, firsts) if len(r) == CHUNK]
+    if len(later) == CHUNK + n:            # the last session read may have more: not compared
+        ends.append(max(cursor + 1, -later[-1][0] // n - 1))
+    end = not ends
+    hi = min(ends) if ends else max([cursor, *(r[0] for r in rows), *(r[0] for r in firsts),
+                                     *(-r[0] // n for r in later)])
+    want = {r[0]: (r[1], r[2], r[3]) for r in rows if r[0] <= hi}
+    got: dict[int, list[tuple[int, tuple[str, float, float]]]] = {}
+    for rowid, sid, at, prior in firsts:
+        if rowid <= hi:
+            got.setdefault(rowid, []).append((0, (sid, at, prior)))
+    for rowid, sid, at, prior in later:
+        session, part = divmod(-rowid, n)
+        if session <= hi:
+            got.setdefault(session, []).append((part, (sid, at, prior)))
+    bad = []
+    for session in sorted(want.keys() | got.keys()):
+        stored, rows_of = want.get(session), got.get(session, [])
+        numbers = sorted(p for p, _ in rows_of)
+        if (stored is None or not numbers or numbers != list(range(len(numbers)))
+                or any(v != stored for _, v in rows_of)):
+            bad.append(session)
+    return bad, hi, end
+
+
+def _segmented(conn: sqlite3.Connection, segment: Segment, rowids: Sequence[int]) -> Ahead:
+    out: Ahead = {}
+    for rowid in rowids:
+        row = conn.execute("SELECT summary, tags FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
+        if row is not None:
+            out[rowid] = (row[0], row[1], segment(row[0]), segment(" ".join(row[1].split(","))))
+    return out
+
+
+def _rederive(conn: sqlite3.Connection, segment: Segment, rowids: Sequence[int],
+              ahead: Ahead) -> None:
+    """Index the sessions at ``rowids`` afresh from their rows (a gone session: its rows out)."""
+    for rowid in rowids:
+        passages.remove(conn, TABLE, rowid)
+        row = conn.execute(f"SELECT {_COLUMNS} FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
+        if row is None:
+            continue
+        seg = ahead.get(rowid)
+        if seg is None or seg[:2] != (row[1], row[2]):       # changed since it was segmented
+            seg = (row[1], row[2], segment(row[1]), segment(" ".join(row[2].split(","))))
+        passages.insert(conn, TABLE, (row[0], seg[2], seg[3], row[3], row[4], row[5]))
+
+
+def _step(conn: sqlite3.Connection, segment: Segment) -> bool:
+    """One write transaction of healing; False when there was nothing to do."""
+    noted = [r[0] for r in conn.execute("SELECT id FROM index_drift ORDER BY id LIMIT ?",
+                                        (REPAIR_ROWS,))]
+    if noted:
+        ahead = _segmented(conn, segment, noted)
+        with _immediate(conn):
+            _rederive(conn, segment, noted, ahead)
+            conn.executemany("DELETE FROM index_drift WHERE id = ?", [(r,) for r in noted])
+        return True
+    kept = _meta(conn, _CURSOR)
+    if kept is None and _apart(conn) is None:
+        return False
+    cursor = int(kept or 0)
+    ahead = _segmented(conn, segment, _disagreeing(conn, cursor)[0][:REPAIR_ROWS])
+    with _immediate(conn):
+        if _meta(conn, _CURSOR) != kept or (kept is None and _apart(conn) is None):
+            return True                       # another opener moved on, or healed it
+        bad, hi, end = _disagreeing(conn, cursor)
+        if len(bad) > REPAIR_ROWS:          # the rest of the chunk is compared again next step
+            bad, hi, end = bad[:REPAIR_ROWS], bad[REPAIR_ROWS - 1], False
+        _rederive(conn, segment, bad, ahead)
+        if bad:
+            log.warning("memory index: %d session(s) out of step with their index rows "
+                        "re-indexed (written outside hermes-core?)", len(bad))
+        if not end:
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_CURSOR, str(hi)))
+            return True
+        conn.execute("DELETE FROM meta WHERE key = ?", (_CURSOR,))
+        passages.recount(conn, TABLE)
+        still = _apart(conn)
+        if still is not None:
+            log.warning("memory index still disagrees with the sessions after a full check "
+                        "(sessions:indexed %s); `hermes-core memory rebuild` makes it afresh", still)
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_APART, still))
+    return True
+
+
+def upkeep(conn: sqlite3.Connection, segment: Segment, segment_id: str | None,
+           steps: int) -> bool:
+    """Whether upkeep is left for a store: a re-index to go on (``segment_id``'s index not
+    built yet), or, up to ``steps`` transactions of healing later, drift. A failed heal is logged
+    and left for later: it must not keep a store from opening (``memory rebuild`` needs one)."""
+    if reindex.pending(conn, segment_id):
+        return True
+    try:
+        return heal(conn, segment, steps)
+    except sqlite3.Error as e:
+        busy = getattr(e, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+        # another process writing is the common case after a write (no wait there): not news
+        log.log(logging.INFO if busy else logging.WARNING, "the memory index could not be "
+                "checked against the sessions (%s); left for later", e)
+        return True
+
+
+def heal(conn: sqlite3.Connection, segment: Segment, steps: int) -> bool:
+    """At most ``steps`` write transactions of healing; returns whether some is left."""
+    for _ in range(steps):
+        if not _step(conn, segment):
+            return False
+    return due(conn)

@@ -1,0 +1,274 @@
+"""An index set apart from the sessions by writers outside hermes-core is found and repaired by
+the next open (or a later write of a store kept open), bounded in cost, and no session is lost."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from hermes_core.agent.episodic import drift, passages
+from hermes_core.agent.episodic.store import SessionRecord, SessionStore, content_hash_of
+
+AT = 1_800_000_000.0
+SID = "lower-1"
+
+
+def _long(j: int) -> str:
+    """About 200 tokens, every one naming its session and place: any passage is findable."""
+    return " ".join(f"l{j}w{k}" for k in range(200))
+
+
+def _records() -> list[SessionRecord]:
+    recs = [SessionRecord(f"s{i}", f"session w{i} about deploys", ("ops",), AT + i)
+            for i in range(50)]
+    recs += [SessionRecord(f"l{j}", _long(j), (), AT + 100 + j) for j in range(3)]
+    return recs
+
+
+def _open(path: Path, segment_id: str = SID) -> SessionStore:
+    return SessionStore(path, segment=str.lower, segment_id=segment_id)
+
+
+def _drift(path: Path) -> None:
+    """Five kinds of disagreement, made by direct SQL as a script or the sqlite3 shell would."""
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    try:
+        rowid = dict(conn.execute("SELECT session_id, rowid FROM sessions").fetchall())
+        # a session with no index rows: never found
+        conn.execute("DELETE FROM sessions_fts WHERE rowid = ?", (rowid["s3"],))
+        # a session deleted with its passages left in the index (its words still in the file)
+        conn.execute("DELETE FROM sessions WHERE session_id = 'l0'")
+        # a session updated in place: its index rows hold the old words
+        conn.execute("UPDATE sessions SET summary = 'session now about zebras' WHERE "
+                     "session_id = 's5'")
+        # a middle passage of a long session gone
+        conn.execute("DELETE FROM sessions_fts WHERE rowid = ?",
+                     (passages.passage_rowid(rowid["l1"], 2),))
+        # a session inserted beside hermes-core, not indexed
+        conn.execute("INSERT INTO sessions(memory_id, session_id, summary, tags, created_at,"
+                     " relevance_score, content_hash, source, message_count) VALUES"
+                     " ('m', 's-outside', 'written outside about walrus', '', ?, 1.0, ?,"
+                     " 'manual', 0)", (AT, content_hash_of("written outside about walrus")))
+    finally:
+        conn.close()
+
+
+def _healed(path: Path) -> None:
+    with _open(path) as store:
+        conn = store.connection
+        ids = {r[0] for r in conn.execute("SELECT session_id FROM sessions")}
+        assert ids == {f"s{i}" for i in range(50)} | {"l1", "l2", "s-outside"}   # none lost
+
+        def found(word: str) -> list[str]:
+            return [h.session_id for h in store.search(f'"{word}"', 5)]
+
+        assert found("w3") == ["s3"]
+        assert found("zebras") == ["s5"] and found("w5") == []
+        assert found("l0w150") == [] and found("l0w0") == []
+        assert found("l1w75") == ["l1"] and found("l1w199") == ["l1"]
+        assert found("walrus") == ["s-outside"]
+        # each session's index rows are its passages, and no row names a session that is gone
+        for rowid, summary in conn.execute("SELECT rowid, summary FROM sessions").fetchall():
+            n = conn.execute("SELECT COUNT(*) FROM sessions_fts WHERE rowid = ? OR rowid BETWEEN"
+                             " ? AND ?", (rowid, passages.passage_rowid(rowid, 63),
+                                           passages.passage_rowid(rowid, 1))).fetchone()[0]
+            assert n == len(passages.split(summary.lower()))
+        orphans = conn.execute(f"SELECT COUNT(*) FROM sessions_fts WHERE "
+                               f"{passages.session_rowid_sql()} NOT IN "
+                               "(SELECT rowid FROM sessions)").fetchone()[0]
+        assert orphans == 0
+        conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('integrity-check')")
+        stats = store.stats()
+        assert stats["index_in_sync"] and stats["indexed"] == stats["sessions"] == len(ids)
+
+
+def test_an_index_drifted_by_direct_sql_is_healed_at_the_next_open_with_no_session_lost(
+        tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many(_records())
+    _drift(path)
+    _healed(path)
+
+
+def test_an_index_drifted_before_its_in_place_cut_is_cut_and_healed_by_one_open(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file indexed before passages (one row a session), drifted, then opened by a version
+    that cuts it into passages in place: the same open cuts it and heals it."""
+    path = tmp_path / "sessions.db"
+    with monkeypatch.context() as m:
+        m.setattr(passages, "SPLIT_ABOVE", 10**9)          # no passages: the earlier layout
+        with _open(path) as store:
+            store.upsert_many(_records())
+        assert passages.extra(sqlite3.connect(str(path))) == 0
+    _drift(path)
+    with _open(path, SID + passages.LAYOUT) as store:
+        assert store.connection.execute(
+            "SELECT value FROM meta WHERE key = 'tokenizer'").fetchone() == (SID + passages.LAYOUT,)
+    path_sid = SID + passages.LAYOUT
+    with SessionStore(path, segment=str.lower, segment_id=path_sid) as store:
+        assert store.stats()["index_in_sync"]
+    monkeypatch.setattr("tests.agent.episodic.test_drift.SID", path_sid)
+    _healed(path)
+
+
+def test_healing_a_large_drift_is_spread_over_opens_and_writes_in_bounded_steps(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many([SessionRecord(f"s{i}", f"session w{i} about deploys", (), AT + i)
+                           for i in range(100)])
+    with sqlite3.connect(str(path)) as conn:
+        conn.execute("DELETE FROM sessions_fts")           # the whole index lost
+    monkeypatch.setattr(drift, "CHUNK", 10)
+    monkeypatch.setattr(drift, "OPEN_STEPS", 2)
+
+    def findable(store: SessionStore) -> int:
+        return sum(bool(store.search(f'"w{i}"', 1)) for i in range(100))
+
+    with _open(path) as store:                              # a server: opened once
+        assert findable(store) == 20                        # two chunks of ten
+        store.upsert(SessionRecord("new", "session wnew written", (), AT))
+        assert findable(store) == 30                        # a write carries it on by one
+        for i in range(8):
+            store.upsert(SessionRecord(f"new{i}", f"session wnew{i} written", (), AT))
+        assert findable(store) == 100
+        assert store.stats()["index_in_sync"]
+        assert not drift.due(store.connection)
+
+
+def test_a_store_kept_open_notices_drift_made_after_its_open(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many(_records())
+        _drift(path)
+        for i in range(drift.CHECK_EVERY):
+            store.upsert(SessionRecord(f"late{i}", f"late session {i} about kites", (), AT))
+        assert store.stats()["index_in_sync"]
+        assert [h.session_id for h in store.search('"walrus"', 5)] == ["s-outside"]
+
+
+def test_an_open_of_an_index_in_step_compares_no_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many(_records())
+        store.upsert(SessionRecord("s1", "session w1 rewritten", (), AT))   # replaced: not drift
+
+    def compared(*_: object) -> None:
+        raise AssertionError("rows compared")
+
+    monkeypatch.setattr(drift, "_disagreeing", compared)
+    monkeypatch.setattr(drift, "_rederive", compared)
+    with _open(path) as store:
+        assert not drift.due(store.connection)
+
+
+def _write_while_healing(path: str, name: str, barrier: object) -> None:
+    """A server process: heals in steps of ten sessions, one an open and one a write."""
+    drift.CHUNK, drift.OPEN_STEPS = 10, 1
+    barrier.wait(timeout=60)  # type: ignore[attr-defined]
+    with _open(Path(path)) as store:
+        for i in range(40):
+            store.upsert(SessionRecord(f"{name}{i}", f"session {name}w{i} by a server", (), AT))
+
+
+def test_two_processes_healing_one_index_while_writing_leave_it_in_step(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many([SessionRecord(f"s{i}", f"session w{i} about deploys", (), AT + i)
+                           for i in range(150)] + _records()[50:])
+    with sqlite3.connect(str(path)) as conn:
+        conn.execute("DELETE FROM sessions_fts WHERE rowid % 3 = 0")   # a third of the index lost
+        conn.execute("DELETE FROM sessions WHERE session_id = 'l1'")    # passages left behind
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(2)
+    procs = [ctx.Process(target=_write_while_healing, args=(str(path), n, barrier))
+             for n in ("a", "b")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=180)
+    assert [p.exitcode for p in procs] == [0, 0]
+    with sqlite3.connect(str(path)) as conn:     # healed by the two: nothing left for an open
+        assert not drift.due(conn)
+    with _open(path) as store:
+        stats = store.stats()
+        assert stats["index_in_sync"] and stats["sessions"] == 150 + 2 + 80
+        for word in ("w0", "w3", "w147", "aw39", "bw0", "l2w150"):
+            assert len(store.search(f'"{word}"', 5)) == 1, word
+        assert store.search('"l1w10"', 5) == []
+        store.connection.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('integrity-check')")
+        assert not drift.due(store.connection)
+
+
+def test_index_rows_of_sessions_deleted_outside_are_cleared_a_bounded_number_a_transaction(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every session deleted by direct SQL leaves only index rows: a sweep step reads and clears
+    at most about ``CHUNK`` sessions' rows, not the whole index in one transaction."""
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many([SessionRecord(f"s{i}", f"session w{i} about deploys", (), AT + i)
+                           for i in range(60)] + _records()[50:])
+    with sqlite3.connect(str(path)) as conn:
+        conn.execute("DELETE FROM sessions")
+        conn.execute("INSERT INTO sessions_fts(rowid, summary, tags, session_id, created_at,"
+                     " relevance_score) VALUES (?, 'planted', '', 'x', 0, 1)", (2**62,))
+    monkeypatch.setattr(drift, "CHUNK", 10)
+    monkeypatch.setattr(drift, "OPEN_STEPS", 1)
+    cleared: list[int] = []
+    rederive = drift._rederive
+
+    def counted(conn: sqlite3.Connection, segment: drift.Segment, rowids: list[int],
+                ahead: drift.Ahead) -> None:
+        cleared.append(len(rowids))
+        rederive(conn, segment, rowids, ahead)
+
+    monkeypatch.setattr(drift, "_rederive", counted)
+    opens = 0
+    while True:
+        with _open(path) as store:
+            opens += 1
+            if not drift.due(store.connection):
+                break
+    assert max(cleared) <= 3 * 10 and opens > 3
+    with _open(path) as store:
+        assert store.connection.execute("SELECT COUNT(*) FROM sessions_fts").fetchone() == (0,)
+        assert store.stats()["index_in_sync"]
+
+
+def test_a_heal_step_segments_a_bounded_number_of_sessions(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Segmenting is the slow part (jieba): a step re-derives at most ``REPAIR_ROWS`` sessions,
+    whether noted by the triggers or found by a sweep, and the rest waits for later steps."""
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many([SessionRecord(f"s{i}", f"session w{i} about deploys", (), AT + i)
+                           for i in range(60)])
+    with sqlite3.connect(str(path)) as conn:
+        conn.execute("DELETE FROM sessions_fts")                          # swept
+        conn.execute("UPDATE sessions SET summary = summary || ' again'")   # noted
+    monkeypatch.setattr(drift, "REPAIR_ROWS", 7, raising=False)
+    monkeypatch.setattr(drift, "OPEN_STEPS", 1)
+    segmented: list[str] = []
+
+    def segment(text: str) -> str:
+        segmented.append(text)
+        return text.lower()
+
+    steps = 0
+    while True:
+        segmented.clear()
+        with SessionStore(path, segment=segment, segment_id=SID) as store:
+            steps += 1
+            assert len(segmented) <= 2 * 7                 # summary and tags of seven sessions
+            if not drift.due(store.connection):
+                break
+    assert steps >= 60 // 7
+    with _open(path) as store:
+        assert all(len(store.search(f'"w{i}"', 2)) == 1 for i in range(60))
+        assert store.stats()["index_in_sync"]
