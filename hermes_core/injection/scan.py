@@ -74,6 +74,7 @@ from hermes_core.injection.patterns import (
     PERSONA_TRAITS,
     GatedPattern,
 )
+from hermes_core.injection.quotes import CODE_SPAN, QUOTE_LINE, QUOTING_SPAN, strip_quotes
 from hermes_core.injection.scripts import match_scripts
 from hermes_core.injection.verdicts import ModelRef, learned_scores, shipped_model
 
@@ -189,9 +190,6 @@ def _framed(text: str) -> bool:
     """Whether a framing word occurs (matched on lower case: IGNORECASE makes the alternation
     several times slower)."""
     return _FRAMING.search(text.lower()) is not None
-_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).){1,400}?\1", re.DOTALL)
-_QUOTED = re.compile(r"\"[^\"\n]{1,400}\"|“[^”\n]{1,400}”|„[^“”\n]{1,400}[“”]|«[^»\n]{1,400}»|"
-                     r"「[^」\n]{1,400}」|『[^』\n]{1,400}』|(?<!\w)'[^'\n]{4,400}'(?!\w)")
 _FENCE_MARK = re.compile(r"^\s*(?:`{3,}|~{3,})", re.MULTILINE)
 _CODE_PUNCT = re.compile(r"[{}=;<>\[\]$|\\]")
 
@@ -203,7 +201,6 @@ def _prose_block(block: str) -> bool:
     return len(body) > 300 and len(_CODE_PUNCT.findall(body)) * 100 < len(body)
 
 
-_QUOTE_LINE = re.compile(r"^\s{0,3}>.*$", re.MULTILINE)
 # Reported speech: "prompt injections try to make the model ignore previous instructions".
 _REPORTED = re.compile(
     r"\b(?:attackers?|attacks?|injections?|jailbreaks?|malicious|adversar\w*|payloads?|phishing)\b"
@@ -211,28 +208,8 @@ _REPORTED = re.compile(
     r"trick\w*|make|makes|get|gets|convince\w*|says?|such\s+as|like)\b", re.IGNORECASE)
 
 
-# a code span that quotes: not glued to the letters of a word ("Ne`w` syst`em`" quotes nothing)
-_QUOTING_SPAN = re.compile(r"(?<!\w)(`+)(?:(?!\1).){1,400}?\1(?!\w)", re.DOTALL)
-
-
-# a quotation wrapped over at most two lines of a paragraph, as prose is wrapped in a README
-_QUOTED_WRAPPED = re.compile(r"\"[^\"\n]{0,400}(?:\n[^\"\n]{1,400}){0,2}\"|"
-                             r"“[^”\n]{0,400}(?:\n[^”\n]{1,400}){0,2}”")
-
-
-def _strip_quotes(text: str, spans: re.Pattern[str] = _QUOTING_SPAN) -> str:
-    """The text without its quotations. The rules' reading (the default) leaves in a code span
-    glued into a word and takes out a quotation wrapped over a line break; the learned scorer's
-    (``spans=_CODE_SPAN``) stays as it was trained."""
-    text = spans.sub(" ", text)
-    text = _QUOTE_LINE.sub("", text)
-    if spans is _QUOTING_SPAN:
-        text = _QUOTED_WRAPPED.sub(" ", text)
-    return _QUOTED.sub(" ", text)
-
-
 def _unquote(par: Paragraph, framed: bool, context_framed: bool,
-             spans: re.Pattern[str] = _QUOTING_SPAN) -> str:
+             spans: re.Pattern[str] = QUOTING_SPAN) -> str:
     """The paragraph with example material taken out, when the paragraph (``framed``: it holds a
     framing word) or one beside it (``context_framed``) frames it as an example; otherwise
     unchanged.
@@ -247,7 +224,7 @@ def _unquote(par: Paragraph, framed: bool, context_framed: bool,
         # code frames itself (``# example payload``, ``detect_injection(...)``), but a fenced
         # page of prose whose own sentences say "for example" is prose addressed to the model
         return par.text if not context_framed and _prose_block(par.text) else ""
-    stripped = _strip_quotes(par.text, spans)
+    stripped = strip_quotes(par.text, spans)
     return stripped if context_framed or _framed(stripped) else par.text
 
 
@@ -456,7 +433,7 @@ def _hidden_source(par: Paragraph, framed: bool, context_framed: bool) -> str:
     attributes: a ``style="display:none"`` is not an example)."""
     if not (framed or context_framed) or par.code:
         return _unquote(par, framed, context_framed)
-    return _QUOTE_LINE.sub("", _CODE_SPAN.sub(" ", par.text))
+    return QUOTE_LINE.sub("", CODE_SPAN.sub(" ", par.text))
 
 
 def _hidden(text: str, code: bool, wanted: set[str]) -> tuple[str, str, str] | None:
@@ -490,7 +467,7 @@ def _hidden(text: str, code: bool, wanted: set[str]) -> tuple[str, str, str] | N
 
 
 def _addressed(par: Paragraph, framed: bool, context_framed: bool,
-               spans: re.Pattern[str] = _QUOTING_SPAN) -> str:
+               spans: re.Pattern[str] = QUOTING_SPAN) -> str:
     """What of the paragraph could address the model: quoted examples and reported speech out.
     ``spans``: the code spans that quote; the learned scorer keeps reading every code span as a
     quotation, as it was trained (a span glued into a word quotes nothing for the rules)."""
@@ -509,7 +486,7 @@ def _learned_view(par: Paragraph, framed: bool, context_framed: bool) -> str:
     fence."""
     if par.code and not _prose_block(par.text):
         return ""
-    return flat(fold(without_pragmas(_addressed(par, framed, context_framed, _CODE_SPAN)))).strip()
+    return flat(fold(without_pragmas(_addressed(par, framed, context_framed, CODE_SPAN)))).strip()
 
 
 # Text that speaks *of* the model in the third person ("instruct the model to ignore attempts to
