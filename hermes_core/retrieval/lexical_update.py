@@ -68,9 +68,6 @@ KEEP_MARGIN = 1e-9
 # of skills tie on, through one common word, is scored whole on a change instead).
 NEAR_SHARE = 0.2
 MAX_NEAR = 4096
-# Up to this many near skills a row reads their weights from their terms, beyond it from the
-# index's postings (numpy per word: cheaper only for many skills).
-FEW_NEAR = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +94,7 @@ class RowState:
     tokens: tuple[str, ...]
     share: float
     best: float
-    holders: frozenset[str] | None     # None: the near skills scoring ``best`` (see _held)
+    holders: frozenset[str]
     known: tuple[str, ...] = ()
     idf: tuple[float, ...] = ()
     near: Mapping[str, Weights] | None = None
@@ -129,23 +126,15 @@ def score_row(bm25: BM25Index, text: str, expand: Expander | None) -> RowState:
 def _near(bm25: BM25Index, idx: np.ndarray, known: Sequence[str]) -> dict[str, Weights]:
     """The skills ``idx`` by name with their :class:`Weights` for ``known``, read off the index's
     postings; skills with the same weights share one object (ties are common: one word met)."""
-    names = bm25.names
-    if len(idx) <= FEW_NEAR:     # a few skills: their terms cost less than numpy calls per word
-        terms = bm25.parts.terms
-        shared: dict[Weights, Weights] = {}
-        out: dict[str, Weights] = {}
-        for i in idx.tolist():
-            w = weights(terms[i], known)
-            out[names[i]] = shared.setdefault(w, w)
-        return out
     tf, verb = bm25.entries(idx, known)
     by_row: dict[bytes, Weights] = {}
-    out = {}
+    out: dict[str, Weights] = {}
     for i, a, b in zip(idx.tolist(), tf, verb, strict=True):
         key = a.tobytes() + b.tobytes()
-        if key not in by_row:
-            by_row[key] = Weights(tuple(a.tolist()), tuple(b.tolist()))
-        out[names[i]] = by_row[key]
+        w = by_row.get(key)
+        if w is None:
+            w = by_row[key] = Weights(tuple(a.tolist()), tuple(b.tolist()))
+        out[bm25.names[i]] = w
     return out
 
 
@@ -336,32 +325,21 @@ def _reread(bm25: BM25Index, text: str, expand: Expander | None, before: RowStat
     known = tuple(t for t in dict.fromkeys(toks) if bm25.knows(t))
     if known != before.known:
         return None
-    near: Mapping[str, Weights] = before.near
-    added = {name: w for name, terms in fresh.items() if (w := weights(terms, known)).scores()}
-    if added or any(n in near for n in gone):
-        near = {**{n: w for n, w in near.items() if n not in gone}, **added}
+    near = {n: w for n, w in before.near.items() if n not in gone}
+    for name, terms in fresh.items():
+        if (w := weights(terms, known)).scores():
+            near[name] = w
     idf = [bm25.token_idf(t) for t in known]
-    distinct = list({id(w): w for w in near.values()}.values())   # ties share one object
-    best = max(near_scores(idf, distinct), default=0.0)
+    distinct = list(dict.fromkeys(near.values()))
+    scored = dict(zip(distinct, near_scores(idf, distinct), strict=True))
+    best = max(scored.values(), default=0.0)
     grew = max((a / b for a, b in zip(idf, before.idf, strict=True)), default=1.0)
     if before.ceiling > 0 and not best >= before.ceiling * grew * (1 + KEEP_MARGIN):
         return None
+    holders = frozenset(n for n, w in near.items() if scored[w] == best) if best > 0 else frozenset()
     mx = bm25.max_score(toks)
     share = 0.0 if best <= 0 or mx <= 0 or not bm25.shares_a_word(toks) else best / mx
-    return RowState(toks, share, best, None, known, before.idf, near, before.ceiling, before.asked)
-
-
-def _held(bm25: BM25Index, before: RowState, names: frozenset[str]) -> bool:
-    """Whether one of ``names`` held ``before``'s best score. A row read off its near skills keeps
-    no holders: they are the near skills scoring the best with the idfs of then, which are the
-    idfs now for a row none of whose words moved (asked only after that check)."""
-    if before.holders is not None:
-        return bool(before.holders & names)
-    if before.near is None or before.best <= 0:
-        return False
-    idf = [bm25.token_idf(t) for t in before.known]
-    held = [w for n in names if (w := before.near.get(n)) is not None]
-    return any(s == before.best for s in near_scores(idf, held))
+    return RowState(toks, share, best, holders, known, before.idf, near, before.ceiling, before.asked)
 
 
 def _kept(bm25: BM25Index, text: str, expand: Expander | None, before: RowState, moved: set[str],
@@ -369,7 +347,7 @@ def _kept(bm25: BM25Index, text: str, expand: Expander | None, before: RowState,
     """Whether ``before`` is still ``text``'s state on ``bm25`` after an edit (the module
     docstring's rules)."""
     toks = before.tokens
-    if any(t in moved for t in toks) or _held(bm25, before, edited):
+    if before.holders & edited or any(t in moved for t in toks):
         return False
     if _expansion_moved(bm25, text, expand, before, relisted):
         return False
