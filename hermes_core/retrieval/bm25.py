@@ -314,27 +314,6 @@ class BM25Index:
             out[self._docs[ptr[r]:ptr[r + 1]]] = True
         return out
 
-    def entries(self, docs: np.ndarray, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """For the skills ``docs`` (ascending) and known ``tokens``: each one's ``tf / (tf + 1.5)``
-        (0 where it lacks the token) and whether it holds the token verbatim, read off the
-        postings (skills x tokens), the numbers its scores are made of."""
-        tf = np.zeros((len(docs), len(tokens)), dtype=np.float64)
-        verb = np.zeros((len(docs), len(tokens)), dtype=bool)
-        if self._bm25 is None or not len(docs):
-            return tf, verb
-        sc, values = self._bm25.scores, self._parts.tf.values
-        for k, t in enumerate(tokens):
-            r = self._vocab[t]
-            for ptr, found, col in ((sc["indptr"], sc["indices"], tf), (self._indptr, self._docs, verb)):
-                seg = found[ptr[r]:ptr[r + 1]]
-                at = np.minimum(np.searchsorted(seg, docs), max(len(seg) - 1, 0))
-                hit = seg[at] == docs if len(seg) else np.zeros(len(docs), dtype=bool)
-                if col is tf and values is not None:
-                    col[:, k] = np.where(hit, values[ptr[r] + at], 0.0)
-                else:
-                    col[:, k] = hit
-        return tf, verb
-
     def knows(self, token: str) -> bool:
         """Whether some skill's name or description has ``token``."""
         return token in self._vocab

@@ -67,7 +67,7 @@ KEEP_MARGIN = 1e-9
 # the skills below stay below for many changes; at most MAX_NEAR of them (a best that thousands
 # of skills tie on, through one common word, is scored whole on a change instead).
 NEAR_SHARE = 0.2
-MAX_NEAR = 4096
+MAX_NEAR = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,24 +118,11 @@ def score_row(bm25: BM25Index, text: str, expand: Expander | None) -> RowState:
         rest = scores[~close]
         ceiling = float(rest.max()) if rest.size else 0.0
         idx = np.flatnonzero(close)
-        near = None if idx.size > MAX_NEAR else _near(bm25, idx, known)
+        terms = bm25.parts.terms
+        near = None if idx.size > MAX_NEAR else {bm25.names[i]: weights(terms[i], known)
+                                                  for i in idx.tolist()}
     return RowState(tuple(toks), lexical_share(bm25, toks, scores), best, holders, known,
                     tuple(bm25.token_idf(t) for t in known), near, ceiling, asked)
-
-
-def _near(bm25: BM25Index, idx: np.ndarray, known: Sequence[str]) -> dict[str, Weights]:
-    """The skills ``idx`` by name with their :class:`Weights` for ``known``, read off the index's
-    postings; skills with the same weights share one object (ties are common: one word met)."""
-    tf, verb = bm25.entries(idx, known)
-    by_row: dict[bytes, Weights] = {}
-    out: dict[str, Weights] = {}
-    for i, a, b in zip(idx.tolist(), tf, verb, strict=True):
-        key = a.tobytes() + b.tobytes()
-        w = by_row.get(key)
-        if w is None:
-            w = by_row[key] = Weights(tuple(a.tolist()), tuple(b.tolist()))
-        out[bm25.names[i]] = w
-    return out
 
 
 def expanded_terms(bm25: BM25Index, text: str, expand: Expander | None) -> tuple[list[str], frozenset[str]]:
@@ -238,13 +225,12 @@ class LexicalMemo:
         if there is no state, another glossary, or the kept skills were reordered."""
         if not self.rows or expand != self.expand:
             return None
-        hashes = [s.content_hash for s in skills]
-        now = dict(zip((s.name for s in skills), hashes, strict=True))
+        now = {s.name: s.content_hash for s in skills}
         was = dict(zip(self.names, self.hashes, strict=True))
         if [n for n in self.names if n in now] != [s.name for s in skills if s.name in was]:
             return None
         gone = frozenset(n for n, h in was.items() if now.get(n) != h)
-        new = [s for s, h in zip(skills, hashes, strict=True) if was.get(s.name) != h]
+        new = [s for s in skills if was.get(s.name) != s.content_hash]
         return gone, dict(zip((s.name for s in new), index_terms(new), strict=True))
 
 
@@ -330,13 +316,13 @@ def _reread(bm25: BM25Index, text: str, expand: Expander | None, before: RowStat
         if (w := weights(terms, known)).scores():
             near[name] = w
     idf = [bm25.token_idf(t) for t in known]
-    distinct = list(dict.fromkeys(near.values()))
-    scored = dict(zip(distinct, near_scores(idf, distinct), strict=True))
-    best = max(scored.values(), default=0.0)
+    scores = near_scores(idf, near.values())
+    best = max(scores, default=0.0)
     grew = max((a / b for a, b in zip(idf, before.idf, strict=True)), default=1.0)
     if before.ceiling > 0 and not best >= before.ceiling * grew * (1 + KEEP_MARGIN):
         return None
-    holders = frozenset(n for n, w in near.items() if scored[w] == best) if best > 0 else frozenset()
+    holders = frozenset(n for n, s in zip(near, scores, strict=True) if s == best) if best > 0 \
+        else frozenset()
     mx = bm25.max_score(toks)
     share = 0.0 if best <= 0 or mx <= 0 or not bm25.shares_a_word(toks) else best / mx
     return RowState(toks, share, best, holders, known, before.idf, near, before.ceiling, before.asked)

@@ -22,7 +22,6 @@ from hermes_core.retrieval.bm25 import (
     lexical_scores,
     light_stem,
     skill_tokens,
-    verbatim_text,
 )
 from hermes_core.retrieval.token_memo import TokenMemo
 from hermes_core.tokenize import normalize
@@ -431,23 +430,3 @@ def test_reached_is_exactly_the_skills_the_tokens_score_above_zero(texts: list[l
     idx = BM25Index([Skill(f"s{i}", " ".join(words)) for i, words in enumerate(texts)])
     toks = bm25_tokens(" ".join(query))
     assert idx.reached(toks).tolist() == (idx.score_array(toks) > 0).tolist()
-
-
-def test_entries_are_each_skills_tf_factor_and_verbatim_hold_of_the_words() -> None:
-    skills = [Skill("weather-forecast", "Weather forecast for a city, weather maps"),
-              Skill("rainwear", "Weatherproof raincoats and boots"),
-              Skill("invoice", "Create an invoice")]
-    index = BM25Index(skills)
-    words = ["weather", "raincoat", "invoic", "forecast"]
-    words = [w for w in words if index.knows(w)]
-    tf, verb = index.entries(np.arange(len(skills)), words)
-    for i, s in enumerate(skills):
-        counts = Counter(skill_tokens(s))
-        for k, w in enumerate(words):
-            n = counts.get(w, 0)
-            assert tf[i, k] == (n / (1.5 + n) if n else 0.0)
-            assert verb[i, k] == (w in verbatim_text(s))
-    # a skill's score is its idf-weighted entries, as score_array adds them
-    idf = np.asarray([index.token_idf(w) for w in words])
-    want = (tf * idf).sum(axis=1) + (verb * 0.5 * idf).sum(axis=1)
-    assert index.score_array(words) == pytest.approx(want, rel=1e-12)
