@@ -31,9 +31,10 @@ catalog file as a large install would have):
   the dense gate (no cache to read; reference and pseudo-query vectors in the embedding cache) and
   of the lexical gate over the unchanged catalog: what a change to the catalog cost on top when
   every change recalibrated whole.
-* ``calibrate_lexical_edit_<n>_ms`` (and ``_ratio``): the lexical gate's calibration alone after
-  one skill was edited (its BM25 index built, untimed), updated from what the calibration before
-  it kept (``lexical_update``).
+* ``calibrate_lexical_edit_<n>_ms`` / ``_add_`` / ``_delete_`` (and ``_ratio``): the lexical
+  gate's calibration alone after one skill was edited, added or deleted (its BM25 index built,
+  untimed), updated from what the calibration before it kept (``lexical_update``).
+  ``--lexical-only`` measures these and the baseline alone.
 * ``calibrate_dense_edit_<n>_ms`` (and ``_ratio``): the dense gate's calibration alone after one
   skill was edited, updated from what the calibration before it kept (``gate_state``).
 * ``calibrate_dense_restart_<n>_ms`` (and ``_ratio``): the same, in a process that kept nothing in
@@ -54,6 +55,7 @@ Times are medians of ``--repeats`` runs.
 from __future__ import annotations
 
 import argparse
+import bisect
 import dataclasses
 import hashlib
 import json
@@ -224,13 +226,34 @@ def measure(n: int, repeats: int, folder: Path) -> dict[str, float]:
     for case, ms in _memo_read_ms(path, current, repeats).items():
         out[f"read_catalog_{case}_{n}_ms"] = ms
         out[f"read_catalog_{case}_{n}_ratio"] = round(ms / base, 3)
+    out.update(lexical_cases(r, indexed, repeats, base, n))
+    return out
+
+
+def lexical_cases(r: SkillRetriever, indexed: Sequence[Skill], repeats: int, base: float,
+                  n: int) -> dict[str, float]:
+    """The lexical gate's calibration whole, then after one edit, add and delete."""
+    out: dict[str, float] = {}
     ms = median_ms(lambda: r._calibrate_lexical(indexed, r.bm25), repeats)
     out[f"calibrate_lexical_{n}_ms"] = ms
     out[f"calibrate_lexical_{n}_ratio"] = round(ms / base, 3)
-    ms = _lexical_update_ms(r, indexed, repeats)
-    out[f"calibrate_lexical_edit_{n}_ms"] = ms
-    out[f"calibrate_lexical_edit_{n}_ratio"] = round(ms / base, 3)
+    for change in ("edit", "add", "delete"):
+        ms = _lexical_update_ms(r, indexed, repeats, change)
+        out[f"calibrate_lexical_{change}_{n}_ms"] = ms
+        out[f"calibrate_lexical_{change}_{n}_ratio"] = round(ms / base, 3)
     return out
+
+
+def measure_lexical(n: int, repeats: int, folder: Path) -> dict[str, float]:
+    """``--lexical-only``: the baseline and :func:`lexical_cases` alone."""
+    path = folder / f"catalog-{n}.jsonl"
+    path.write_text("\n".join(catalog_lines(n)) + "\n", encoding="utf-8")
+    skills: list[Skill] = sorted(load_jsonl_catalog(path)[0], key=lambda s: s.name)
+    copies = iter([[dataclasses.replace(s) for s in skills] for _ in range(3 * repeats)])
+    base = median_ms(lambda: SkillIndex().refresh(next(copies)), 3 * repeats)
+    r = SkillRetriever(catalogs=[path], embedders=[], cache_dir=folder / f"cache-{n}")
+    r.refresh()
+    return {f"baseline_{n}_ms": base, **lexical_cases(r, r.index.ordered(), repeats, base, n)}
 
 
 def _refresh_ms(path: Path, change: Callable[[], list[str]], ready: Callable[[], SkillRetriever],
@@ -314,16 +337,24 @@ def _dense_update_ms(d: DenseIndex, skills: Sequence[Skill], repeats: int,
     return round(statistics.median(times), 2)
 
 
-def _lexical_update_ms(r: SkillRetriever, skills: Sequence[Skill], repeats: int) -> float:
+def _lexical_update_ms(r: SkillRetriever, skills: Sequence[Skill], repeats: int,
+                       change: str = "edit") -> float:
     """The lexical gate's calibration alone after one skill's text changed (a new text each run),
+    or one skill was added (a new name, in name order) or deleted (a different one each run),
     from what the calibration before it kept, median of ``repeats``."""
     memo = LexicalMemo()
     r._calibrate_lexical(skills, r.bm25, memo=memo)
+    extra = [Skill(**json.loads(line)) for line in catalog_lines(len(skills) + repeats)[len(skills):]]
     times = []
     for run in range(repeats):
         edited = list(skills)
         at = len(edited) // 2
-        edited[at] = dataclasses.replace(edited[at], description=f"{edited[at].description} Run {run}.")
+        if change == "add":
+            bisect.insort(edited, extra[run], key=lambda s: s.name)
+        elif change == "delete":
+            del edited[len(edited) // 3]
+        else:
+            edited[at] = dataclasses.replace(edited[at], description=f"{edited[at].description} Run {run}.")
         bm25 = BM25Index(edited)
         t = time.perf_counter()
         r._calibrate_lexical(edited, bm25, memo=memo)
@@ -337,6 +368,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--sizes", default="5000,20000", help="catalog sizes, comma-separated")
     ap.add_argument("--repeats", type=positive_int, default=7)
+    ap.add_argument("--lexical-only", action="store_true",
+                    help="only the lexical gate's calibration cases (and the baseline)")
     ap.add_argument("--first-refresh", nargs=2, metavar=("CATALOG", "CACHE"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.first_refresh:
@@ -345,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     out: dict[str, float | int] = {"repeats": args.repeats}
     with tempfile.TemporaryDirectory() as tmp:
         for n in (int(x) for x in args.sizes.split(",")):
-            out.update(measure(n, args.repeats, Path(tmp)))
+            out.update((measure_lexical if args.lexical_only else measure)(n, args.repeats, Path(tmp)))
     if args.json:
         print(json.dumps(out))
     else:
