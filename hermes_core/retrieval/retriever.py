@@ -39,7 +39,6 @@ from hermes_core.retrieval.calibration import (
 )
 from hermes_core.retrieval.catalog_memo import CatalogMemo
 from hermes_core.retrieval.dense import DenseIndex, Embedder, EmbeddingCache, with_parts
-from hermes_core.retrieval.dense import default_embedders as default_embedders
 from hermes_core.retrieval.dense_gate import (
     DEFAULT_GATE_THRESHOLDS,
     DEFAULT_GATE_WEIGHTS,

