@@ -298,16 +298,21 @@ def first_refresh(path: Path, cache: Path, edit: bool = False) -> dict[str, floa
     return out
 
 
-def restart(n: int, repeats: int, folder: Path, baseline: Path | None) -> dict[str, float]:
+def restart(n: int, repeats: int, folder: Path, baseline: Path | None,
+            cases: Sequence[str] = ("cold", "restart", "restart_edit")) -> dict[str, float]:
     """A new process's cold refresh, warm restart and first edit (see the module docstring),
-    this checkout's library and ``baseline``'s alternated, each over a cache folder of its own."""
+    this checkout's library and ``baseline``'s alternated, each over a cache folder of its own;
+    ``cases`` without ``cold``: one untimed cold run each first, which fills its folder."""
     path = folder / f"catalog-{n}.jsonl"
     path.write_text("\n".join(catalog_lines(n)) + "\n", encoding="utf-8")
     libraries: dict[str, Path | None] = {"": None}
     if baseline is not None:
         libraries = {"baseline_library_": baseline, **libraries}
     runs: dict[str, list[tuple[float, float]]] = {}
-    for case in ("cold", "restart", "restart_edit"):
+    if "cold" not in cases:
+        for prefix, lib in libraries.items():
+            _first_refresh(path, folder / f"cache-{prefix or 'this'}", lib)
+    for case in cases:
         for r in range(repeats):
             for prefix, lib in libraries.items():
                 cache = folder / f"cache-{prefix or 'this'}"
@@ -404,6 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=positive_int, default=7)
     ap.add_argument("--restart", action="store_true",
                     help="only a new process's cold refresh, warm restart and first edit")
+    ap.add_argument("--cases", default="cold,restart,restart_edit",
+                    help="with --restart: which, comma-separated")
     ap.add_argument("--baseline-library", type=Path, metavar="DIR",
                     help="with --restart: also measure this checkout's hermes_core, alternated")
     ap.add_argument("--first-refresh", nargs=2, metavar=("CATALOG", "CACHE"), help=argparse.SUPPRESS)
@@ -417,7 +424,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         if args.restart:
             n = int(args.sizes.split(",")[0]) if args.sizes != ap.get_default("sizes") else 20_000
-            out.update(restart(n, args.repeats, Path(tmp), args.baseline_library))
+            out.update(restart(n, args.repeats, Path(tmp), args.baseline_library, args.cases.split(",")))
         for n in (int(x) for x in args.sizes.split(",")) if not args.restart else ():
             out.update(measure(n, args.repeats, Path(tmp)))
     if args.json:
