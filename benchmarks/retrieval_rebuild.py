@@ -49,7 +49,8 @@ catalog file as a large install would have):
 ``--restart`` measures a new process alone (``--sizes``' first size, 20,000 by default), each
 figure from child processes over one catalog file, beside the baseline each child measured
 (``SkillIndex.refresh`` of the same catalog), and with ``--baseline-library DIR`` for that
-checkout's ``hermes_core`` too, the two alternated and each over a cache its own code wrote:
+checkout's ``hermes_core`` too, the two alternated and each over a cache its own code wrote
+(``--cases`` picks which of the three below):
 
 * ``cold_<n>_ms`` (and ``_ratio``): a new process's first refresh over an empty cache folder.
 * ``restart_<n>_ms`` (and ``_ratio``): a new process's first refresh over the cache folder a
