@@ -33,7 +33,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from hermes_core.cli.argtypes import positive_int
-from hermes_core.retrieval.retriever import SkillRetriever, default_embedders
+from hermes_core.retrieval.dense import default_embedders
+from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.types import Skill
 
 DOMAINS = ["Navigation", "Calendar", "Finance", "Shopping", "Health", "Travel", "Music", "Files",

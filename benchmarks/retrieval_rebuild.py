@@ -47,6 +47,20 @@ catalog file as a large install would have):
   line a third of the way down removed): the same read with the memo of the read before the
   change (``catalog_memo``), as a retriever's refresh reads it.
 
+``--restart`` measures a new process alone (``--sizes``' first size, 20,000 by default), each
+figure from child processes over one catalog file, beside the baseline each child measured
+(``SkillIndex.refresh`` of the same catalog), and with ``--baseline-library DIR`` for that
+checkout's ``hermes_core`` too, the two alternated and each over a cache its own code wrote
+(``--cases`` picks which of the three below):
+
+* ``cold_<n>_ms`` (and ``_ratio``): a new process's first refresh over an empty cache folder.
+* ``restart_<n>_ms`` (and ``_ratio``): a new process's first refresh over the cache folder a
+  cold run left, of the same catalog: what a restart pays before its first answer.
+* ``restart_edit_<n>_ms`` (and ``_ratio``): in such a process, the refresh after one skill of the
+  file was edited (over a copy of that cache folder, so the next run meets it unchanged).
+
+The baseline library's figures are named ``baseline_library_...``.
+
 The embedder is a stand-in that turns a text into a vector by hashing it (no model): what is
 measured is the index's own bookkeeping, which a real model would only hide behind its own cost.
 Times are medians of ``--repeats`` runs.
@@ -60,6 +74,7 @@ import dataclasses
 import hashlib
 import json
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -70,7 +85,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# a child measuring another checkout's library (``--library DIR``) imports that one
+sys.path.insert(0, next((sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--library"),
+                        str(Path(__file__).resolve().parents[1])))
 
 from hermes_core.cli.argtypes import positive_int
 from hermes_core.retrieval.bm25 import BM25Index
@@ -270,22 +287,76 @@ def _refresh_ms(path: Path, change: Callable[[], list[str]], ready: Callable[[],
     return round(statistics.median(times), 2)
 
 
-def _first_refresh(path: Path, cache: Path) -> tuple[float, float]:
-    """A child process's first refresh of ``path`` over ``cache`` and its own baseline, in ms."""
-    done = subprocess.run([sys.executable, __file__, "--first-refresh", str(path), str(cache)],
-                          check=True, capture_output=True, text=True)
+def _first_refresh(path: Path, cache: Path, library: Path | None = None,
+                   edit: bool = False) -> tuple[float, float]:
+    """A child process's first refresh of ``path`` over ``cache`` (``edit``: its refresh after one
+    skill was edited) and its own baseline, in ms; ``library``: that checkout's ``hermes_core``."""
+    args = [sys.executable, __file__, "--first-refresh", str(path), str(cache)]
+    args += [*(["--library", str(library)] if library else []), *(["--edit"] if edit else [])]
+    done = subprocess.run(args, check=True, capture_output=True, text=True)
     got = json.loads(done.stdout)
-    return float(got["ms"]), float(got["baseline_ms"])
+    return float(got["edit_ms" if edit else "ms"]), float(got["baseline_ms"])
 
 
-def first_refresh(path: Path, cache: Path) -> dict[str, float]:
+def first_refresh(path: Path, cache: Path, edit: bool = False) -> dict[str, float]:
     r = SkillRetriever(catalogs=[path], embedders=[HashedVectors()], cache_dir=cache)
     t = time.perf_counter()
     r.refresh()
-    ms = (time.perf_counter() - t) * 1000
+    out = {"ms": (time.perf_counter() - t) * 1000}
+    if edit:   # the middle skill, a sentence no run wrote before; the file is put back after
+        lines = path.read_text(encoding="utf-8").splitlines()
+        at = len(lines) // 2
+        record = json.loads(lines[at])
+        record["description"] += f" It now also handles archived items, run {time.time_ns()}."
+        try:
+            path.write_text("\n".join([*lines[:at], json.dumps(record), *lines[at + 1:]]) + "\n",
+                            encoding="utf-8")
+            t = time.perf_counter()
+            r.refresh()
+            out["edit_ms"] = (time.perf_counter() - t) * 1000
+        finally:
+            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     skills = r.index.ordered()
     copies = iter([[dataclasses.replace(s) for s in skills] for _ in range(9)])
-    return {"ms": ms, "baseline_ms": median_ms(lambda: SkillIndex().refresh(next(copies)), 9)}
+    out["baseline_ms"] = median_ms(lambda: SkillIndex().refresh(next(copies)), 9)
+    return out
+
+
+def restart(n: int, repeats: int, folder: Path, baseline: Path | None,
+            cases: Sequence[str] = ("cold", "restart", "restart_edit")) -> dict[str, float]:
+    """A new process's cold refresh, warm restart and first edit (see the module docstring),
+    this checkout's library and ``baseline``'s alternated, each over a cache folder of its own;
+    ``cases`` without ``cold``: one untimed cold run each first, which fills its folder."""
+    path = folder / f"catalog-{n}.jsonl"
+    path.write_text("\n".join(catalog_lines(n)) + "\n", encoding="utf-8")
+    libraries: dict[str, Path | None] = {"": None}
+    if baseline is not None:
+        libraries = {"baseline_library_": baseline, **libraries}
+    runs: dict[str, list[tuple[float, float]]] = {}
+    if "cold" not in cases:
+        for prefix, lib in libraries.items():
+            _first_refresh(path, folder / f"cache-{prefix or 'this'}", lib)
+    for case in cases:
+        for r in range(repeats):
+            for prefix, lib in libraries.items():
+                cache = folder / f"cache-{prefix or 'this'}"
+                if case == "cold":
+                    shutil.rmtree(cache, ignore_errors=True)
+                    run = _first_refresh(path, cache, lib)
+                elif case == "restart":
+                    run = _first_refresh(path, cache, lib)
+                else:   # over a copy: the edit is not what the next run meets
+                    copy = folder / f"edit-{prefix or 'this'}-{r}"
+                    shutil.copytree(cache, copy)
+                    run = _first_refresh(path, copy, lib, edit=True)
+                    shutil.rmtree(copy)
+                runs.setdefault(f"{prefix}{case}_{n}", []).append(run)
+    out: dict[str, float] = {}
+    for key, got in runs.items():
+        out[f"{key}_ms"] = round(statistics.median(ms for ms, _ in got), 2)
+        out[f"{key}_ratio"] = round(statistics.median(ms / b for ms, b in got), 3)
+        out[f"{key}_runs_ms"] = [round(ms, 1) for ms, _ in got]   # type: ignore[assignment]
+    return out
 
 
 def _memo_read_ms(path: Path, lines: list[str], repeats: int) -> dict[str, float]:
@@ -370,14 +441,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=positive_int, default=7)
     ap.add_argument("--lexical-only", action="store_true",
                     help="only the lexical gate's calibration cases (and the baseline)")
+    ap.add_argument("--restart", action="store_true",
+                    help="only a new process's cold refresh, warm restart and first edit")
+    ap.add_argument("--cases", default="cold,restart,restart_edit",
+                    help="with --restart: which, comma-separated")
+    ap.add_argument("--baseline-library", type=Path, metavar="DIR",
+                    help="with --restart: also measure this checkout's hermes_core, alternated")
     ap.add_argument("--first-refresh", nargs=2, metavar=("CATALOG", "CACHE"), help=argparse.SUPPRESS)
+    ap.add_argument("--edit", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--library", type=Path, help=argparse.SUPPRESS)   # read before the imports
     args = ap.parse_args(argv)
     if args.first_refresh:
-        print(json.dumps(first_refresh(*(Path(p) for p in args.first_refresh))))
+        print(json.dumps(first_refresh(*(Path(p) for p in args.first_refresh), edit=args.edit)))
         return 0
     out: dict[str, float | int] = {"repeats": args.repeats}
     with tempfile.TemporaryDirectory() as tmp:
-        for n in (int(x) for x in args.sizes.split(",")):
+        if args.restart:
+            n = int(args.sizes.split(",")[0]) if args.sizes != ap.get_default("sizes") else 20_000
+            out.update(restart(n, args.repeats, Path(tmp), args.baseline_library, args.cases.split(",")))
+        for n in (int(x) for x in args.sizes.split(",")) if not args.restart else ():
             out.update((measure_lexical if args.lexical_only else measure)(n, args.repeats, Path(tmp)))
     if args.json:
         print(json.dumps(out))

@@ -210,17 +210,18 @@ class IndexCache:
         memo.adopt(derive, list(zip(keys, parts.terms, strict=True)))
         return BM25Index.carried_from(parts)
 
-    def save(self, index: BM25Index, memo: TokenMemo, derive: Derive) -> None:
+    def save(self, index: BM25Index, memo: TokenMemo, derive: Derive) -> bool:
+        """Write ``index`` when enough changed; whether it wrote."""
         with self._lock:
             self._changed += index.parts.changed
             if self.path is None or self._changed < self.min_new:
-                return
+                return False
             self._changed = 0
             path = self.path
         held = {id(t): k for k, t in memo.entries(derive)}
         parts = index.parts
         keys = [held.get(id(t)) or skill_key(s) for s, t in zip(parts.skills, parts.terms, strict=True)]
-        save_parts(path, parts, keys, derive)
+        return save_parts(path, parts, keys, derive)
 
 
 def updated_index(index: BM25Index, skills: Sequence[Skill], cache: TermsCache,
@@ -228,15 +229,15 @@ def updated_index(index: BM25Index, skills: Sequence[Skill], cache: TermsCache,
     """``index.updated(skills)`` on the shared memo. A first refresh starts from the index
     ``state``'s file kept from the last process when there is one (its terms adopted, so the
     token file is not read); otherwise the memo first adopts the tokens ``cache``'s file kept.
-    Each file is saved when much was derived."""
+    Each file is saved when much was derived or dropped; the token file whenever the index file
+    is too, so it never keeps terms the index file dropped."""
     memo, derive = bm25.shared_memo(), bm25.skill_terms   # what the index derives with, now
     base = state.base(index, memo, derive, skills) if state is not None else None
     if base is not None:
-        cache.adopted(memo)
+        cache.adopted(memo, len(base.parts.skills))
     else:
         cache.load(memo, derive)
     new = (index if base is None else base).updated(skills)
-    cache.save(memo, derive, new.parts.terms)
-    if state is not None:
-        state.save(new, memo, derive)
+    wrote = state is not None and state.save(new, memo, derive)
+    cache.save(memo, derive, new.parts.terms, force=wrote)
     return new

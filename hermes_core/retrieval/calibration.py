@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from importlib import resources
+from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -425,9 +426,11 @@ def text_languages(name: str, description: str) -> frozenset[str]:
     every skill (the lexical gate, the crossing masks), and a catalog changes a skill at a time."""
     text = f"{name} {description}"
     out: set[str] = set()
-    if len(cjk_chars(text)) >= 2:
+    if not text.isascii() and len(cjk_chars(text)) >= 2:
         out.add("zh")
-    if len(_LATIN_WORD.findall(text)) >= 2:
+    # two words are enough: listing every word of every description was most of a new process's
+    # first pass over a 20,000-skill catalog (the crossing masks ask every skill)
+    if len(list(islice(_LATIN_WORD.finditer(text), 2))) >= 2:
         out.add("en")
     return frozenset(out)
 

@@ -291,20 +291,25 @@ class _TextKeyMemo:
         self._memo: OrderedDict[tuple[str, str], TextKeys] = OrderedDict()
         self._builders: tuple[object, object] | None = None
         self._lock = threading.Lock()
+        self.derived = 0   # skills whose keys were derived (not found) since this memo was made
+
+    def _check_builders(self) -> None:
+        builders = (document_text, skill_parts)
+        if builders != self._builders:
+            self._memo.clear()
+            self._builders = builders
 
     def keys(self, skills: Sequence[Skill]) -> list[TextKeys]:
-        builders = (document_text, skill_parts)
         out: list[TextKeys] = []
         with self._lock:
-            if builders != self._builders:
-                self._memo.clear()
-                self._builders = builders
+            self._check_builders()
             memo = self._memo
             for s in skills:
                 at = (s.name, s.description)
                 k = memo.get(at)
                 if k is None:
                     k = TextKeys(_doc_key(document_text(s)), _parts_key(skill_parts(s)))
+                    self.derived += 1
                     memo[at] = k
                     if len(memo) > self._size:
                         memo.popitem(last=False)
@@ -314,7 +319,31 @@ class _TextKeyMemo:
         return out
 
 
+    def adopt(self, found: Sequence[tuple[Skill, TextKeys]]) -> None:
+        """Remember keys derived by these builders elsewhere (``text_key_store``'s file) as older
+        than anything held; a skill already held keeps its entry."""
+        with self._lock:
+            self._check_builders()
+            held = self._memo
+            merged = OrderedDict(((s.name, s.description), k) for s, k in found
+                                 if (s.name, s.description) not in held)
+            merged.update(held)
+            while len(merged) > self._size:
+                merged.popitem(last=False)
+            self._memo = merged
+
+
 _text_keys = _TextKeyMemo(TEXT_KEY_MEMO)
+
+
+def adopt_text_keys(found: Sequence[tuple[Skill, TextKeys]]) -> None:
+    """Hand the process's text-key memo keys read back from a cache (see :class:`_TextKeyMemo`)."""
+    _text_keys.adopt(found)
+
+
+def text_keys_derived() -> int:
+    """How many skills' text keys the process's memo has derived so far."""
+    return _text_keys.derived
 
 
 def text_keys(skills: Sequence[Skill]) -> list[TextKeys]:

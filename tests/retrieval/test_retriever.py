@@ -1242,7 +1242,7 @@ def _saved_then_edited(tmp_path: Path, embedders: list[Any], *,
     skills = {s.name: s.description for s in SAMPLE_SKILLS}
     _write_catalog(path, skills)
     first = SkillRetriever(catalogs=[path], embedders=embedders, cache_dir=tmp_path / "c")
-    first._terms.min_new = 1
+    first._terms.min_new = first._text_key_cache.min_new = 1
     if bm25_state:
         first._bm25_state.min_new = 1
     first.refresh()
@@ -1280,6 +1280,46 @@ def test_a_restarted_retriever_tokenises_no_skill_its_last_process_saved(
     for q in ["archived invoices", "查询交通违章", "book a flight"]:
         a, b = restarted.retrieve(q), fresh.retrieve(q)
         assert (a.names, a.scores, a.gated) == (b.names, b.scores, b.gated)
+
+
+def test_a_restarted_retriever_reads_its_text_keys_back_and_derives_only_the_skill_edited_since(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each skill's dense text keys (its document and part texts, derived and hashed) are saved
+    in the cache folder: a new process's first refresh derives them for the edited skill alone,
+    and answers exactly as a restart over the same cache without the keys, which derives every
+    one, and ranks as a retriever built from scratch."""
+    import shutil
+
+    from hermes_core.retrieval import dense as dense_mod
+
+    derived: list[str] = []
+    real = dense_mod._doc_key
+
+    def counted(text: str) -> str:
+        derived.append(text)
+        return real(text)
+
+    monkeypatch.setattr(dense_mod, "_text_keys", dense_mod._TextKeyMemo(dense_mod.TEXT_KEY_MEMO))
+    path, skills, edited = _saved_then_edited(tmp_path, [HashingEmbedder()])   # derives all: saved
+    shutil.copytree(tmp_path / "c", tmp_path / "no-keys")
+    (tmp_path / "no-keys" / "text_keys.npz").unlink()
+    monkeypatch.setattr(dense_mod, "_text_keys", dense_mod._TextKeyMemo(dense_mod.TEXT_KEY_MEMO))
+    monkeypatch.setattr(dense_mod, "_doc_key", counted)    # a new process, counting derivations
+    restarted = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "c")
+    restarted.refresh()
+    assert len(derived) == 1 and skills[edited] in derived[0], derived
+    retrievers = []
+    for cache in ("no-keys", "fresh"):
+        monkeypatch.setattr(dense_mod, "_text_keys", dense_mod._TextKeyMemo(dense_mod.TEXT_KEY_MEMO))
+        retrievers.append(SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()],
+                                         cache_dir=tmp_path / cache))
+        retrievers[-1].refresh()
+    assert len(derived) == 1 + 2 * len(skills)
+    without_keys, fresh = retrievers
+    for q in ["archived invoices", "查询交通违章", "book a flight", "pdf tables"]:
+        a, b, c = restarted.retrieve(q), without_keys.retrieve(q), fresh.retrieve(q)
+        assert (a.names, a.scores, a.gated) == (b.names, b.scores, b.gated)
+        assert (a.names, a.gated) == (c.names, c.gated)
 
 
 def test_a_restarted_retriever_reads_bm25_back_and_derives_only_the_skill_edited_since(

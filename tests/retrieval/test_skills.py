@@ -10,6 +10,7 @@ import logging
 import os
 import shutil
 import threading
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from hermes_core.retrieval.skills import (
     load_skill_folders,
     parse_skill_md,
     platform_mismatch,
+    skill_from_mapping,
 )
 from hermes_core.testing.retrieval import skill_md, write_skill
 from hermes_core.types import Skill
@@ -571,6 +573,23 @@ def test_a_name_with_an_invisible_formatting_character_is_skipped_naming_it(tmp_
     assert skills == []
     [issue] = issues
     assert f"U+{ord(char):04X}" in issue.reason and "'name'" in issue.reason
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.text(st.one_of(st.characters(max_codepoint=0x7F),
+                              st.sampled_from("\u2028\u2029\u202e\u200b\u200c\u200d\ufeff\u00ad\u0085é中"),
+                              st.characters(exclude_categories=("Cs",))), min_size=1, max_size=12))
+def test_a_name_is_refused_exactly_when_it_holds_a_control_separator_or_hidden_character(name: str) -> None:
+    # a printable ASCII name skips the per-character scans; any other name is scanned as before
+    kept = name.strip()
+    bad = any(unicodedata.category(c) in ("Cc", "Zl", "Zp")
+              or (unicodedata.category(c) == "Cf" and c not in "\u200c\u200d") for c in kept)
+    try:
+        skill = skill_from_mapping({"name": name, "description": "d"})
+    except ValueError as e:
+        assert bad or not kept, str(e)
+    else:
+        assert not bad and skill.name == kept
 
 
 def test_a_name_joined_by_zero_width_joiners_is_kept() -> None:

@@ -110,3 +110,29 @@ def test_only_the_catalogs_entries_are_saved_not_past_requests(tmp_path: Path) -
     saved = load_terms(terms_path(tmp_path), skill_terms)
     assert saved is not None and [t for _, t in saved] == catalog
     assert b"hunter2" not in terms_path(tmp_path).read_bytes()
+
+
+def test_a_catalog_that_shrank_is_written_again_without_the_dropped_skills(tmp_path: Path) -> None:
+    # a shrink derives nothing: were only derived skills counted, the dropped skills' terms would
+    # stay in the file for good and be read back by every restart
+    first, memo = TermsCache(tmp_path, min_new=2), TokenMemo()
+    first.load(memo, skill_terms)
+    first.save(memo, skill_terms, memo.terms(CATALOG, skill_terms))
+    restarted, fresh = TermsCache(tmp_path, min_new=2), TokenMemo()   # a new process
+    restarted.load(fresh, skill_terms)
+    live = fresh.terms(CATALOG[:2], skill_terms)
+    restarted.save(fresh, skill_terms, live)
+    saved = load_terms(terms_path(tmp_path), skill_terms)
+    assert saved is not None and [t for _, t in saved] == live
+    assert fresh.derived == 0
+
+
+def test_one_skill_dropped_is_not_worth_writing_the_file_again(tmp_path: Path) -> None:
+    first, memo = TermsCache(tmp_path, min_new=2), TokenMemo()
+    first.load(memo, skill_terms)
+    first.save(memo, skill_terms, memo.terms(CATALOG, skill_terms))
+    written = terms_path(tmp_path).stat().st_mtime_ns
+    restarted, fresh = TermsCache(tmp_path, min_new=2), TokenMemo()
+    restarted.load(fresh, skill_terms)
+    restarted.save(fresh, skill_terms, fresh.terms(CATALOG[:-1], skill_terms))
+    assert terms_path(tmp_path).stat().st_mtime_ns == written

@@ -1,0 +1,140 @@
+"""The text keys' file reads back as written, or not at all: never as another text's keys."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hermes_core.retrieval import dense as dense_mod
+from hermes_core.retrieval import text_key_store as store
+from hermes_core.retrieval.dense import TEXT_KEY_MEMO, _TextKeyMemo, text_keys
+from hermes_core.retrieval.text_key_store import (
+    TextKeyCache,
+    load_keys,
+    save_keys,
+    source_digest,
+    text_keys_path,
+)
+from hermes_core.types import Skill
+from tests.retrieval.conftest import damage, logged
+
+CATALOG = [Skill("Calendar.Meeting.createMeeting", "Create a meeting. Invite people!"),
+           Skill("invoice-pdf", "Extract the table of an invoice PDF"),
+           Skill("会议纪要", "整理会议记录。列出待办事项"),
+           Skill("emoji-\U0001F600", "Reply with a smile \ud83d"), Skill("weather", "")]
+
+
+@pytest.fixture(autouse=True)
+def new_memo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts as a new process: no key in memory."""
+    monkeypatch.setattr(dense_mod, "_text_keys", _TextKeyMemo(TEXT_KEY_MEMO))
+
+
+def test_the_keys_read_back_as_written_under_each_skills_name_and_description(tmp_path: Path) -> None:
+    path = text_keys_path(tmp_path)
+    keys = text_keys(CATALOG)
+    assert save_keys(path, CATALOG, keys)
+    assert load_keys(path) == {source_digest(s): k for s, k in zip(CATALOG, keys, strict=True)}
+
+
+def test_a_restart_adopts_the_saved_keys_and_derives_only_an_edited_skill(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = TextKeyCache(tmp_path, min_new=1)
+    first.load(CATALOG)                       # no file yet
+    want = text_keys(CATALOG)
+    assert first.save(CATALOG)
+    monkeypatch.setattr(dense_mod, "_text_keys", _TextKeyMemo(TEXT_KEY_MEMO))   # a new process
+    edited = [*CATALOG[:-1], Skill("weather", "Get the forecast for a city")]
+    TextKeyCache(tmp_path).load(edited)
+    assert text_keys(edited[:-1]) == want[:-1] and dense_mod.text_keys_derived() == 0
+    text_keys(edited)
+    assert dense_mod.text_keys_derived() == 1
+
+
+def test_the_file_is_written_again_only_when_enough_was_derived_or_dropped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = TextKeyCache(tmp_path, min_new=3)
+    cache.load(CATALOG)
+    text_keys(CATALOG[:2])
+    assert not cache.save(CATALOG[:2]) and not cache.path.exists()   # type: ignore[union-attr]
+    text_keys(CATALOG)
+    assert cache.save(CATALOG)
+    monkeypatch.setattr(dense_mod, "_text_keys", _TextKeyMemo(TEXT_KEY_MEMO))   # a new process
+    restarted = TextKeyCache(tmp_path, min_new=3)
+    restarted.load(CATALOG)
+    assert not restarted.save(CATALOG[:-2])          # two dropped
+    assert restarted.save(CATALOG[:-3])              # three: the file holds the live skills only
+    saved = load_keys(text_keys_path(tmp_path))
+    assert saved is not None and set(saved) == {source_digest(s) for s in CATALOG[:-3]}
+
+
+def test_without_a_cache_folder_nothing_is_read_or_written(tmp_path: Path) -> None:
+    cache = TextKeyCache(None, min_new=0)
+    cache.load(CATALOG)
+    text_keys(CATALOG)
+    assert not cache.save(CATALOG)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_of_other_builders_is_ignored_quietly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    path = text_keys_path(tmp_path)
+    save_keys(path, CATALOG, text_keys(CATALOG))
+    monkeypatch.setattr(store, "BUILDERS", "another")
+    with caplog.at_level(logging.WARNING):
+        assert load_keys(path) is None
+    assert not caplog.records
+
+
+def test_a_changed_builder_has_another_fingerprint() -> None:
+    def document_text(skill: Skill) -> str:
+        return skill.name
+
+    def renamed(skill: Skill) -> str:
+        return skill.description
+
+    renamed.__qualname__ = document_text.__qualname__
+    assert store.builders_id([document_text]) == store.builders_id([document_text])
+    assert store.builders_id([document_text]) != store.builders_id([renamed])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.one_of(st.none(), st.integers(0, 10_000)), flip=st.integers(0, 10_000))
+def test_a_torn_or_flipped_file_reads_as_written_or_as_nothing_with_one_warning(
+        tmp_path: Path, cut: int | None, flip: int) -> None:
+    path = text_keys_path(tmp_path / f"c{cut}-{flip}")
+    save_keys(path, CATALOG, text_keys(CATALOG))
+    want = load_keys(path)
+    damage(path, cut, flip)
+    got, records = logged(lambda: load_keys(path))
+    if got is None:
+        assert [r.levelno for r in records] == [logging.WARNING] and str(path) in records[0].getMessage()
+    else:
+        assert got == want
+
+
+def test_a_foreign_file_is_warned_about_and_replaced_by_the_next_save(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = text_keys_path(tmp_path)
+    path.write_text("not a cache", encoding="utf-8")
+    cache = TextKeyCache(tmp_path, min_new=1)
+    with caplog.at_level(logging.WARNING):
+        cache.load(CATALOG)
+    assert len(caplog.records) == 1 and str(path) in caplog.text
+    keys = text_keys(CATALOG)
+    assert cache.save(CATALOG)
+    assert load_keys(path) == {source_digest(s): k for s, k in zip(CATALOG, keys, strict=True)}
+
+
+def test_a_file_whose_keys_are_of_another_shape_is_refused_with_one_warning(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = text_keys_path(tmp_path)
+    keys = [dense_mod.TextKeys(k.doc[:-1], k.parts) for k in text_keys(CATALOG)]
+    save_keys(path, CATALOG, keys)            # sealed, so only the check can refuse it
+    with caplog.at_level(logging.WARNING):
+        assert load_keys(path) is None
+    assert len(caplog.records) == 1 and "inconsistent" in caplog.text
