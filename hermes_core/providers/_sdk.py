@@ -234,7 +234,8 @@ def token_count(obj: Any, name: str, *, required: bool = False) -> int | None:
     value = getattr(obj, name, None) if obj is not None else None
     if value is None:
         return None if required else 0
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+    if isinstance(value, str) and len(value) <= 40 and value.strip().isascii() \
+            and value.strip().isdigit():   # int() refuses text of over 4,300 digits
         value = int(value.strip())
     if isinstance(value, float) and value.is_integer():
         value = int(value)

@@ -1294,6 +1294,8 @@ OPENAI_LIES = {
     "text cached": {"prompt_tokens": 12, "completion_tokens": 2,
                     "prompt_tokens_details": {"cached_tokens": "x"}},
     "usage as text": "lots",
+    # int() of over 4,300 digits raises ValueError (CPython's limit on converting text)
+    "5,000-digit text prompt": {"prompt_tokens": "9" * 5000, "completion_tokens": 2},
 }
 ANTHROPIC_LIES = {
     "negative input": ({"input_tokens": -9, "output_tokens": 1}, {"output_tokens": 3}),
@@ -1303,6 +1305,8 @@ ANTHROPIC_LIES = {
     "text output": ({"input_tokens": 9, "output_tokens": 1}, {"output_tokens": "x"}),
     "negative cache read": ({"input_tokens": 9, "output_tokens": 1,
                              "cache_read_input_tokens": -100}, {"output_tokens": 3}),
+    "5,000-digit text output": ({"input_tokens": 9, "output_tokens": 1},
+                                {"output_tokens": "9" * 5000}),
 }
 
 
