@@ -1307,6 +1307,9 @@ ANTHROPIC_LIES = {
                              "cache_read_input_tokens": -100}, {"output_tokens": 3}),
     "5,000-digit text output": ({"input_tokens": 9, "output_tokens": 1},
                                 {"output_tokens": "9" * 5000}),
+    "usage as text": ("lots", {"output_tokens": 3}),
+    "usage as a list": ([9, 1], {"output_tokens": 3}),
+    "delta usage as text": ({"input_tokens": 9, "output_tokens": 1}, "lots"),
 }
 
 
@@ -1323,7 +1326,8 @@ def _lying_response(kind: str, lie: str, streamed: bool) -> httpx.Response:
             return httpx.Response(200, content=_anthropic_usage_stream(start, delta),
                                   headers=SSE_HEADERS)
         body = anthropic_message("Hi")
-        body["usage"] = {**start, **delta}
+        body["usage"] = ({**start, **delta} if isinstance(start, dict) and isinstance(delta, dict)
+                         else delta if isinstance(start, dict) else start)
     # json.dumps writes NaN as the bare token a lying server sends, which both SDKs parse
     return httpx.Response(200, content=json.dumps(body).encode(),
                           headers={"content-type": "application/json"})
