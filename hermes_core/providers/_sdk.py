@@ -223,6 +223,12 @@ def a_page(stream: Any) -> bool:
 MOST_TOKENS = 10**9
 
 
+def not_an_object(usage: Any) -> bool:
+    """Whether a usage report the SDK kept as it came is a value, not an object of counts (text,
+    a number, a list): it cannot be read, though every count looked up on it is left out."""
+    return isinstance(usage, str | bytes | int | float | list | tuple)
+
+
 def token_count(obj: Any, name: str, *, required: bool = False) -> int | None:
     """The count ``name`` of a usage report ``obj`` (an SDK model, which keeps whatever the body
     held): 0 when the report leaves it out (``required``: None), else a whole number of tokens
@@ -234,7 +240,8 @@ def token_count(obj: Any, name: str, *, required: bool = False) -> int | None:
     value = getattr(obj, name, None) if obj is not None else None
     if value is None:
         return None if required else 0
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+    if isinstance(value, str) and len(value) <= 40 and value.strip().isascii() \
+            and value.strip().isdigit():   # int() refuses text of over 4,300 digits
         value = int(value.strip())
     if isinstance(value, float) and value.is_integer():
         value = int(value)

@@ -23,6 +23,7 @@ from hermes_core.providers._sdk import (
     completion_deltas,
     delta_completion,
     event_deltas,
+    not_an_object,
     token_count,
 )
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL, THINKING_BUDGETS, CallOptions
@@ -220,7 +221,7 @@ def _usage(u: Any, required: tuple[str, ...] = _COUNTS[:2]) -> Usage:
     """A message's usage; unreported when it has none or one that cannot be read (a count that
     is no count, see :func:`token_count`, or a ``required`` one left out). ``message_start``
     requires none: a compatible server may leave counts to ``message_delta``."""
-    if u is None:   # a compatible server's message with no usage: unknown, not zero
+    if u is None or not_an_object(u):   # a compatible server's message with no usage: unknown
         return Usage(reported=False)
     counts = [token_count(u, name, required=name in required) for name in _COUNTS]
     read = [c for c in counts if c is not None]
@@ -327,7 +328,8 @@ class _StreamState:
                                                  u.cache_read_tokens, u.cache_write_tokens),
                                        strict=True)]
         read = [c for c in counts if c is not None]
-        self.unreadable = self.unreadable or len(read) < len(counts)
+        # a usage that is no object leaves every count out: it would keep message_start's
+        self.unreadable = self.unreadable or not_an_object(du) or len(read) < len(counts)
         if self.unreadable:
             self.usage = Usage(reported=False)
             return

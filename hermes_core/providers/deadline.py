@@ -221,19 +221,27 @@ class _Watch:
         read inflated, as the SDK reads it (its raw bytes never held a ``data:`` line, so it
         was cut as idle too). One that does not inflate is left to the whole-response budget:
         the HTTP client names the bad encoding when it reads it."""
-        if self._inflate is not None:
-            try:
-                chunk = self._inflate.decompress(chunk)
-            except zlib.error:
-                self._inflate = None
-                self.sse = False   # watched by the whole-response budget alone from here
-                return True
+        if self._inflate is None:
+            return self._lines_have_content(chunk)
+        found = False
+        try:
+            for piece in self._inflate.pieces(chunk):
+                found = self._lines_have_content(piece) or found
+        except zlib.error:
+            self._inflate = None
+            self.sse = False   # watched by the whole-response budget alone from here
+            return True
+        return found
+
+    def _lines_have_content(self, chunk: bytes) -> bool:
         data = self._partial + chunk
         held = data.endswith(b"\r")   # its \n, if one follows, is in the next chunk
         # the common form (no \r at all) is split without the pattern
         lines = (_LINE_END.split(data[:-1] if held else data) if b"\r" in data
                  else data.split(b"\n"))
-        self._partial = lines.pop() + (b"\r" if held else b"")
+        # an unfinished line is known by its start (its field, a ping's few bytes): the rest of
+        # an endless one is not kept, nor copied again at every chunk
+        self._partial = lines.pop()[:_LINE_START] + (b"\r" if held else b"")
         found = False
         for line in lines:
             if not line:
@@ -255,14 +263,42 @@ _BOM = b"\xef\xbb\xbf"
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
-def _inflater(encoding: str) -> Any:
-    """A decompressor for a body sent with ``content-encoding`` ``encoding`` (gzip or deflate,
+#: The most of an unfinished line the watch keeps.
+_LINE_START = 1024
+#: The most bytes the watch inflates at once, as the HTTP client bounds its own pieces: a small
+#: compressed chunk can inflate a thousandfold (a decompression bomb).
+_PIECE = 64 * 1024
+
+
+class _Inflater:
+    """A gzip or deflate body's bytes inflated in bounded pieces, as the HTTP client reads them:
+    ``deflate`` zlib-wrapped or, when its first chunk is not, raw (servers send both)."""
+
+    def __init__(self, encoding: str) -> None:
+        self._deflate = encoding == "deflate"
+        self._first = True
+        self._zlib = zlib.decompressobj(zlib.MAX_WBITS if self._deflate else 16 + zlib.MAX_WBITS)
+
+    def pieces(self, chunk: bytes) -> Iterator[bytes]:
+        first, self._first = self._first, self._first and not chunk
+        try:
+            piece = self._zlib.decompress(chunk, _PIECE)
+        except zlib.error:
+            if not (first and self._deflate):
+                raise
+            self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+            piece = self._zlib.decompress(chunk, _PIECE)
+        while piece:
+            yield piece
+            piece = self._zlib.decompress(self._zlib.unconsumed_tail, _PIECE)
+
+
+def _inflater(encoding: str) -> _Inflater | None:
+    """The inflater for a body sent with ``content-encoding`` ``encoding`` (gzip or deflate,
     what zlib reads), else None: the watch reads other encodings' chunks as they come."""
     encoding = encoding.strip().lower()
-    if encoding in ("gzip", "x-gzip"):
-        return zlib.decompressobj(16 + zlib.MAX_WBITS)
-    if encoding == "deflate":
-        return zlib.decompressobj()
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        return _Inflater("deflate" if encoding == "deflate" else "gzip")
     return None
 
 

@@ -448,6 +448,8 @@ WIRE_FORMS = {
     "CR line ends": ({}, lambda events: (e.replace(b"\n", b"\r") for e in events)),
     "CRLF split between chunks": ({}, _crlf_split_between_chunks),
     "gzip": ({"content-encoding": "gzip"}, _compressed),
+    "gzip split inside its blocks": ({"content-encoding": "gzip"}, lambda events: (
+        piece for c in _compressed(events) for piece in (c[:len(c) // 2], c[len(c) // 2:]))),
 }
 
 
@@ -518,3 +520,45 @@ def test_a_stream_opening_with_a_byte_order_mark_is_read_whole(
     mock_backup(respx_mock, primary, stream=True)
     assert run(loop, router, mode) == "Hello"
     assert route.call_count == 1   # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("body", ["blank lines", "one endless line"])
+def test_the_watch_holds_little_of_a_small_gzip_chunk_that_inflates_huge(body: str) -> None:
+    """A decompression bomb: 24 MB inflated from a chunk of about 24 KB. The HTTP client inflates
+    it in bounded pieces; the watch inflated it whole at once, split it into a list of 24 million
+    lines (blank lines: ~200 MB) or kept all of an unfinished line (the endless one: 24 MB held
+    for good). It now reads it in pieces and keeps only an unfinished line's start."""
+    import tracemalloc
+    import zlib
+
+    inflated = b"\n" * 24_000_000 if body == "blank lines" else b"data: " + b"x" * 24_000_000
+    gz = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)
+    chunk = gz.compress(inflated) + gz.flush(zlib.Z_SYNC_FLUSH)
+    assert len(chunk) < 64_000
+    watch = _Watch(Budget(100.0, 2.0, lambda: 0.0), 0.0, sse=True, encoding="gzip")
+    tracemalloc.start()
+    try:
+        watch.feed(chunk)
+        _, peak = tracemalloc.get_traced_memory()
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4_000_000 and held < 100_000
+
+
+def test_a_raw_deflate_stream_is_watched_as_the_http_client_reads_it() -> None:
+    """``deflate`` is sent raw as often as zlib-wrapped; the HTTP client reads both. The watch
+    read only the wrapped form: a raw one failed to inflate and was left to the whole budget, so a
+    stream of pings past its idle timeout was never cut as idle."""
+    import zlib
+
+    raw = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    now = [0.0]
+    watch = _Watch(Budget(100.0, 2.0, lambda: now[0]), 0.0, sse=True, encoding="deflate")
+    now[0] = 1.5
+    watch.feed(raw.compress(b'data: {"choices": []}\n\n') + raw.flush(zlib.Z_SYNC_FLUSH))
+    now[0] = 3.0
+    watch.feed(raw.compress(b'event: ping\ndata: {"type": "ping"}\n\n') + raw.flush(zlib.Z_SYNC_FLUSH))
+    now[0] = 3.6
+    with pytest.raises(httpx.ReadTimeout, match="no content for 2s"):
+        watch.feed(raw.compress(b": ping\n\n") + raw.flush(zlib.Z_SYNC_FLUSH))

@@ -1294,6 +1294,8 @@ OPENAI_LIES = {
     "text cached": {"prompt_tokens": 12, "completion_tokens": 2,
                     "prompt_tokens_details": {"cached_tokens": "x"}},
     "usage as text": "lots",
+    # int() of over 4,300 digits raises ValueError (CPython's limit on converting text)
+    "5,000-digit text prompt": {"prompt_tokens": "9" * 5000, "completion_tokens": 2},
 }
 ANTHROPIC_LIES = {
     "negative input": ({"input_tokens": -9, "output_tokens": 1}, {"output_tokens": 3}),
@@ -1303,6 +1305,11 @@ ANTHROPIC_LIES = {
     "text output": ({"input_tokens": 9, "output_tokens": 1}, {"output_tokens": "x"}),
     "negative cache read": ({"input_tokens": 9, "output_tokens": 1,
                              "cache_read_input_tokens": -100}, {"output_tokens": 3}),
+    "5,000-digit text output": ({"input_tokens": 9, "output_tokens": 1},
+                                {"output_tokens": "9" * 5000}),
+    "usage as text": ("lots", {"output_tokens": 3}),
+    "usage as a list": ([9, 1], {"output_tokens": 3}),
+    "delta usage as text": ({"input_tokens": 9, "output_tokens": 1}, "lots"),
 }
 
 
@@ -1319,7 +1326,8 @@ def _lying_response(kind: str, lie: str, streamed: bool) -> httpx.Response:
             return httpx.Response(200, content=_anthropic_usage_stream(start, delta),
                                   headers=SSE_HEADERS)
         body = anthropic_message("Hi")
-        body["usage"] = {**start, **delta}
+        body["usage"] = ({**start, **delta} if isinstance(start, dict) and isinstance(delta, dict)
+                         else delta if isinstance(start, dict) else start)
     # json.dumps writes NaN as the bare token a lying server sends, which both SDKs parse
     return httpx.Response(200, content=json.dumps(body).encode(),
                           headers={"content-type": "application/json"})
