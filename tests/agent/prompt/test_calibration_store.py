@@ -154,3 +154,13 @@ def test_what_the_file_holds_is_within_the_tolerance_of_the_newest_ratio(path: P
         clock.t += 1
         kept = CalibrationStore(path).get("m")
         assert kept is not None and abs(kept / ratio - 1) <= calibration_store.TOLERANCE
+
+
+def test_a_model_name_that_is_no_text_is_not_kept_and_breaks_no_write(path: Path) -> None:
+    """A name with a lone surrogate (a ``--model`` argument of bytes that are no UTF-8, read with
+    surrogateescape) could not be encoded: ``put`` raised UnicodeEncodeError out of the turn's
+    record, and as an unwritten ratio it broke every later write of the store."""
+    store = CalibrationStore(path)
+    assert store.put("m\udcff", 1.3) is False
+    assert store.put("模型", 1.2)
+    assert CalibrationStore(path).get("模型") == 1.2
