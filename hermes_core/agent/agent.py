@@ -317,8 +317,9 @@ class Agent:
             self.stats.cost = self.stats.cost + turn.cost
             self.stats.wasted = self.stats.wasted + turn.wasted
             self.stats.tool_calls += len(turn.results)
-            # the last call's billed prompt tokens, by the model that request named
-            self.compactor.observe(prompt, done.usage, turn.named_model())
+            # the last call's billed prompt tokens, by the model that request named, set against
+            # that request as sent (a failover to a smaller window was sent a shorter one)
+            self.compactor.observe(done.prompt or prompt, done.usage, turn.named_model())
             # the retrieval as sent: its copy of the message is scrubbed of configured keys
             sent = done.prompt or prompt
             self.last_reply = reply = Reply(

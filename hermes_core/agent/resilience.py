@@ -554,14 +554,20 @@ class CallLoop:
         assert step.candidate is not None
         e = coerce(raw, step.candidate.provider)
         if not isinstance(e, ProviderError):
-            # recorded before the release: a second Ctrl-C during it keeps the attempt
-            run.record_abort(step, started, raw, heard)
-            _carry_attempts(raw, run.attempts)
+            # recorded before the release: a second Ctrl-C during it keeps the attempt; and
+            # freed however the record ends (a Ctrl-C or a hook's error in it), or the key leaks
             try:
-                run.free(step)
+                run.record_abort(step, started, raw, heard)
             except BaseException as again:
                 _carry_attempts(again, run.attempts)
                 raise
+            finally:
+                _carry_attempts(raw, run.attempts)
+                try:
+                    run.free(step)
+                except BaseException as again:
+                    _carry_attempts(again, run.attempts)
+                    raise
             raise raw
         if mid_stream:
             run.on_stream_error(step, started, e)
@@ -577,14 +583,20 @@ class CallLoop:
         e = coerce(raw, step.candidate.provider)
         if not isinstance(e, ProviderError):
             # recorded before the release is awaited: a second cancellation there ends the
-            # task at once (the release finishes in its thread) with the attempt handed on
-            run.record_abort(step, started, raw, heard)
-            _carry_attempts(raw, run.attempts)
+            # task at once (the release finishes in its thread) with the attempt handed on;
+            # freed however the record ends (a hook's error in it), or the key leaks
             try:
-                await self._aoutcome(run.free, step)
+                run.record_abort(step, started, raw, heard)
             except BaseException as again:
                 _carry_attempts(again, run.attempts)
                 raise
+            finally:
+                _carry_attempts(raw, run.attempts)
+                try:
+                    await self._aoutcome(run.free, step)
+                except BaseException as again:
+                    _carry_attempts(again, run.attempts)
+                    raise
             raise raw
         if mid_stream:
             await self._aoutcome(run.on_stream_error, step, started, e)

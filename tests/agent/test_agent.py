@@ -882,9 +882,11 @@ def test_a_turn_routed_to_a_long_context_model_is_not_compacted_for_the_default(
     assert len(fake.last_request.prompt.messages) == len(agent.history) - 1
 
 
-def test_a_failover_to_a_smaller_window_model_sends_a_history_that_fits_it(tmp_path: Path):
+def _failed_over_to_m_small(tmp_path: Path, big_window: int):
+    """16 long turns on m-big (``big_window``), then one failed over to m-small (3000 tokens)
+    through another provider: (agent, the big fake, the small fake, that turn's reply)."""
     from hermes_core.errors import ServerError
-    windows = {"m-big": 100_000, "m-small": 3000}
+    windows = {"m-big": big_window, "m-small": 3000}
     big = WindowsByModel(windows, name="openai")
     small = WindowsByModel(windows, name="anthropic")
     agent = routed_agent(tmp_path, {"openai": big, "anthropic": small}, routing={
@@ -895,10 +897,28 @@ def test_a_failover_to_a_smaller_window_model_sends_a_history_that_fits_it(tmp_p
         agent.chat(f"turn {i}: {LONG * 3}")
     assert not small.requests
     big.add(*[ServerError("down", status_code=503)] * 10)
-    reply = agent.chat("and which port was the health check on?")
+    return agent, big, small, agent.chat("and which port was the health check on?")
+
+
+def test_a_failover_to_a_smaller_window_model_sends_a_history_that_fits_it(tmp_path: Path):
+    agent, _, small, reply = _failed_over_to_m_small(tmp_path, 100_000)
     assert reply.provider == "anthropic" and small.last_request.model == "m-small"
     assert reply.compaction is not None and reply.compaction.budget.window == 3000
     assert len(agent.history) == 34   # the whole chat is kept; only what is sent was compacted
+
+
+def test_a_failover_to_a_smaller_window_model_calibrates_it_on_the_request_it_was_sent(
+        tmp_path: Path):
+    """The bill of a failover to a smaller window is of the request compacted for it, but it was
+    set against our count of the turn's own (larger) prompt: here the small model, counting as
+    the big one does, was kept at about half the big one's ratio, in memory and in the home's
+    calibration file, so its next turns (and a new process's) counted its history at half size."""
+    agent, big, small, reply = _failed_over_to_m_small(tmp_path, 6000)
+    assert reply.provider == "anthropic"
+    assert len(small.last_request.prompt.messages) < len(big.last_request.prompt.messages)
+    one_tokenizer = agent.compactor.ratio_for("m-big")   # both fakes bill the same count
+    assert one_tokenizer is not None
+    assert agent.compactor.ratio_for("m-small") == pytest.approx(one_tokenizer, rel=0.05)
 
 
 class OpenAIWindows(WindowsByModel):

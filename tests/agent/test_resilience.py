@@ -998,6 +998,41 @@ def test_a_second_ctrl_c_during_the_abort_s_release_keeps_the_attempt() -> None:
     assert [k.in_flight for k in pool.status()] == [0]
 
 
+def test_a_second_ctrl_c_while_the_abort_is_recorded_still_frees_the_key() -> None:
+    """Recording the abort before the release opened a window the other way: a second Ctrl-C
+    while the attempt was being recorded (the audit line, the ``on_attempt`` hook) skipped the
+    release, and the key stayed in flight for the rest of the process."""
+
+    def hook(attempt: Attempt) -> None:
+        if attempt.status == "aborted":
+            raise KeyboardInterrupt   # the second Ctrl-C, in the middle of the record
+
+    pool = CredentialPool({"a": [A1_CANCEL]})
+    loop = CallLoop({"a": ScriptedProvider("a", script=[KeyboardInterrupt()])}, pool,  # type: ignore[dict-item]
+                    audit_path=False, policy=LoopPolicy(), on_attempt=hook)
+    with pytest.raises(KeyboardInterrupt) as raised:
+        loop.complete(PROMPT, RouteDecision("m1", (Candidate("a", "m1"),), "test"))
+    assert [k.in_flight for k in pool.status()] == [0]
+    assert [a.status for a in getattr(raised.value, "attempts", ())] == ["aborted"]
+
+
+async def test_an_async_abort_whose_record_raises_still_frees_the_key() -> None:
+    """The async twin: a hook that raises while the cancelled attempt is recorded left the key
+    in flight, its release never reached the pool."""
+
+    def hook(attempt: Attempt) -> None:
+        if attempt.status == "aborted":
+            raise RuntimeError("the audit hook failed")
+
+    pool = CredentialPool({"a": [A1_CANCEL]})
+    loop = CallLoop({"a": ScriptedProvider("a", script=[asyncio.CancelledError()])}, pool,  # type: ignore[dict-item]
+                    audit_path=False, policy=LoopPolicy(), on_attempt=hook)
+    with pytest.raises((RuntimeError, asyncio.CancelledError)) as raised:
+        await loop.acomplete(PROMPT, RouteDecision("m1", (Candidate("a", "m1"),), "test"))
+    assert [k.in_flight for k in pool.status()] == [0]
+    assert [a.status for a in getattr(raised.value, "attempts", ())] == ["aborted"]
+
+
 async def test_an_async_stream_closed_mid_answer_frees_its_key_off_the_loop_before_aclose_returns(
         ) -> None:
     """The caller stops reading after the first delta: the abort's release goes through a

@@ -98,7 +98,7 @@ class CalibrationStore:
     def put(self, model: str, ratio: float) -> bool:
         """Keep ``ratio`` for ``model``; True when the file was written."""
         table = self._table()
-        if self.read_only or not model or len(model) > MAX_NAME or not usable(ratio):
+        if self.read_only or not _keepable(model) or not usable(ratio):
             return False
         if table.get(model) == ratio:
             return False
@@ -151,6 +151,18 @@ class CalibrationStore:
             self._warned = True
             log.warning("token calibration %s ignored: %s; the first request is counted "
                         "uncalibrated", self.path, reason)
+
+
+def _keepable(model: str) -> bool:
+    """A name the file can hold: not empty, not too long, text UTF-8 can write (a name read with
+    surrogateescape from bytes that are no UTF-8 is not)."""
+    if not model or len(model) > MAX_NAME:
+        return False
+    try:
+        model.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _parse(data: Any) -> dict[str, float]:

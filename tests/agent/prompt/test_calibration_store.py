@@ -154,3 +154,35 @@ def test_what_the_file_holds_is_within_the_tolerance_of_the_newest_ratio(path: P
         clock.t += 1
         kept = CalibrationStore(path).get("m")
         assert kept is not None and abs(kept / ratio - 1) <= calibration_store.TOLERANCE
+
+
+def test_a_model_name_that_is_no_text_is_not_kept_and_breaks_no_write(path: Path) -> None:
+    """A name with a lone surrogate (a ``--model`` argument of bytes that are no UTF-8, read with
+    surrogateescape) could not be encoded: ``put`` raised UnicodeEncodeError out of the turn's
+    record, and as an unwritten ratio it broke every later write of the store."""
+    store = CalibrationStore(path)
+    assert store.put("m\udcff", 1.3) is False
+    assert store.put("模型", 1.2)
+    assert CalibrationStore(path).get("模型") == 1.2
+
+
+def test_processes_writing_at_once_lose_none_of_each_other_s_models(path: Path) -> None:
+    """The merge under the lock, with writers that really overlap: three processes, started
+    together, each bill 20 models of their own twenty times over (every put a move past the
+    tolerance: a read, a merge and a rename); the file keeps all 60 at their last ratio. Without
+    the lock a write read before another's rename put back that one's older ratios."""
+    import subprocess
+    import sys
+    go = path.parent.with_name("go")   # beside the cache folder the first write makes
+    code = ("import sys, time; from pathlib import Path\n"
+            "from hermes_core.agent.prompt.calibration_store import CalibrationStore\n"
+            "store = CalibrationStore(Path(sys.argv[1]))\n"
+            "while not Path(sys.argv[3]).exists(): time.sleep(0.01)\n"
+            "for n in range(400):\n"
+            "    store.put(f'{sys.argv[2]}-{n % 20}', 1.1 if n // 20 % 2 else 1.3)\n")
+    writers = [subprocess.Popen([sys.executable, "-c", code, str(path), name, str(go)])
+               for name in ("a", "b", "c")]
+    go.touch()
+    assert [w.wait(timeout=120) for w in writers] == [0, 0, 0]
+    kept = json.loads(path.read_text(encoding="utf-8"))["ratios"]
+    assert kept == {f"{name}-{n}": 1.1 for name in "abc" for n in range(20)}   # each's last

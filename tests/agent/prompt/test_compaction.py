@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import replace
@@ -540,6 +541,32 @@ def test_a_second_process_folds_where_the_first_did(small_agent: Callable[..., A
         assert new_fake.turn_requests[-1].prompt.messages == \
             old_fake.turn_requests[-1].prompt.messages, f"turn {t}"
     assert any(folds)
+    old.close(summarize=False)
+
+
+def test_a_new_process_folds_where_a_long_lived_one_did_that_held_its_small_drifts_back(
+        small_agent: Callable[..., Agent], tmp_path: Path):
+    """Since decision 127 a long-lived process writes a drift within 2% at most every 300 s, so
+    the file lags its newest ratio; a new Agent still sends what it sends. Each turn's new Agent
+    goes first and its write is undone, so the file holds only the long-lived one's writes."""
+    old_fake, new_fake = _DenserFake(), _DenserFake()
+    old = small_agent(old_fake)
+    chat(old, 2)
+    path = tmp_path / "home" / "cache" / "calibration.json"
+    lagged, folds = 0, []
+    for t in range(30):
+        text = FILLER[t % len(FILLER)] + f" (part {t})"
+        kept = path.read_bytes()
+        new = small_agent(new_fake)
+        new.history = _reloaded(old.history)
+        new.chat(text)
+        new.close(summarize=False)
+        path.write_bytes(kept)
+        folds.append(old.chat(text).compaction.compaction is not None)
+        assert new_fake.turn_requests[-1].prompt.messages == \
+            old_fake.turn_requests[-1].prompt.messages, f"turn {t}"
+        lagged += json.loads(kept)["ratios"][SMALL_MODEL] != old.compactor.ratio_for(SMALL_MODEL)
+    assert any(folds) and lagged >= 20
     old.close(summarize=False)
 
 
