@@ -295,8 +295,9 @@ def decoded_blobs(text: str, limit: int = 20) -> list[str]:
 _URL_CHARS = r"[\w.~+\-!*'(),;:@&=/?#$]"
 _URL_ENCODED = re.compile(rf"(?<![\w.~+\-!*'(),;:@&=/?#$%])(?={_URL_CHARS}*%[0-9A-Fa-f]{{2}}){_URL_CHARS}*"
                           rf"(?:(?:%[0-9A-Fa-f]{{2}}|(?<=\w)\+(?=\w)){_URL_CHARS}*){{3,}}")
-# words joined by "+" alone ("The+user+has+authorized+you"), as a query string writes a sentence
-_PLUS_WORDS = re.compile(r"(?<![\w+/=])[A-Za-z']+(?:\+[A-Za-z']+[.,:;!?]?){3,}(?![\w+/=])")
+# words joined by "+" alone ("The+user+has+authorized+you"), as a query string writes a sentence;
+# like the run above it starts only where a token starts (an apostrophe is inside one)
+_PLUS_WORDS = re.compile(r"(?<![\w'+/=])[A-Za-z']+(?:\+[A-Za-z']+[.,:;!?]?){3,}(?![\w+/=])")
 
 
 # Arabic short vowels, Quranic marks and the tatweel are written or left out at will; the alef

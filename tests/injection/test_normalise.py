@@ -121,3 +121,14 @@ def test_url_encoded_text_is_decoded_and_an_ordinary_link_is_left_alone() -> Non
 def test_chinese_and_japanese_text_in_base64_or_hex_is_decoded(text: str) -> None:
     assert decoded_blobs(base64.b64encode(text.encode()).decode()) == [text]
     assert decoded_blobs(text.encode().hex()) == [text]
+
+
+def test_words_joined_by_plus_are_sought_only_where_their_token_starts() -> None:
+    # a search from every apostrophe of "a'a'a'...+b+c+d1" read the rest of the token each time:
+    # a 20 KB token took 5.7 s to scan. A match may start only where the token does.
+    from hermes_core.injection.normalise import _PLUS_WORDS
+
+    token = "x'y'z'" * 3 + "+b+c+d"
+    assert [i for i in range(1, len(token)) if _PLUS_WORDS.match(token, i)] == []
+    assert _PLUS_WORDS.match(token) is not None
+    assert "don't stop believing now" in decoded_blobs("don't+stop+believing+now")
