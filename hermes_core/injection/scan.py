@@ -73,6 +73,7 @@ from hermes_core.injection.patterns import (
     PERSONA_SCENE,
     PERSONA_TRAITS,
     GatedPattern,
+    zh_manner,
 )
 from hermes_core.injection.quotes import CODE_SPAN, QUOTE_LINE, QUOTING_SPAN, strip_quotes
 from hermes_core.injection.scripts import match_scripts
@@ -315,8 +316,7 @@ def _match_views(views: Iterable[str], wanted: set[str]) -> tuple[str, str, str]
 _COMPACT_NEGATION = re.compile(r"(?:never|not|nt|no|nunca|jamás|jamas|ne|jamais|nicht|nie|niemals|"
                                r"不要|别|別|勿|禁止|切勿|请勿|請勿|绝不|絕不|决不|從不|从不)(?:ever)?$|"
                                # "不要通过聊天发送密钥": a manner or place between (as NEGATED_BEFORE_ZH)
-                               r"(?:不要|别|別|勿|禁止|切勿|请勿|請勿)(?:通过|通過|透过|透過|经由|經由|借助|利用|用|在|向|往|"
-                               r"从|從)\w{1,8}$")
+                               r"(?:不要|别|別|勿|禁止|切勿|请勿|請勿)" + zh_manner(r"\w") + "$")
 
 
 # one alternation per category: a letters-only view is searched three times, not eighteen
