@@ -196,13 +196,15 @@ _NOT_LETTER = re.compile(r"[\W_]+")
 
 
 # a link: the words of its path or query ("search?q=ignore+all+previous+instructions") are an
-# address the model reads as one, not a sentence addressed to it
-_URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
+# address the model reads as one, not a sentence addressed to it; its host (group 1) stays, or
+# "www." before a dotted order ("www.ig.nore.all.prev.ious...") would hide it
+_URL = re.compile(r"\b(?:(?:https?|ftp)://|(?=www\.))([^\s/?#]*)\S*")
 
 
 def compact(folded: str) -> str:
-    """Letters only, links left out: no space, line break or punctuation can split a phrase here."""
-    return _NOT_LETTER.sub("", _URL.sub(" ", folded) if "://" in folded or "www." in folded else folded)
+    """Letters only, the path and query of a link left out: no space, line break or punctuation
+    can split a phrase here."""
+    return _NOT_LETTER.sub("", _URL.sub(r" \1 ", folded) if "://" in folded or "www." in folded else folded)
 
 
 _B64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,}={0,2}(?![A-Za-z0-9+/=_-])")
