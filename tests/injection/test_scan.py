@@ -675,6 +675,16 @@ def test_a_caught_dev_attack_stays_caught_under_each_evasion(data: st.DataObject
     assert _blocked(mutated, location), (name, mutated)
 
 
+def test_every_caught_dev_attack_stays_caught_with_its_letters_spelled_with_dots() -> None:
+    # the hypothesis test above drew one of three misses (a Japanese, a Chinese and a "b.a.s.e64"
+    # order) in about one run in five; every case, deterministically
+    dots = EVASIONS["letters spelled with dots"]
+    missed = [pars[i][:40] for text, location, i in _dev_cases()
+              if not _blocked("\n\n".join([*(pars := text.split("\n\n"))[:i], dots(pars[i], 0),
+                                            *pars[i + 1:]]), location)]
+    assert missed == []
+
+
 def _dev_cases() -> list[tuple[str, str, int]]:
     if not _DEV_CASES:
         _DEV_CASES.extend(_dev_hostile_paragraphs())
