@@ -96,7 +96,11 @@ def apostrophes(folded: str) -> str:
 _HYPHEN_BREAK = re.compile(r"(\w)[-\u2010\u2011]\s*\n\s*(\w)")
 _SPACES = re.compile(r"[ \t\r\f\v\n\u2028\u2029\x85\x1c-\x1e]+")
 # "i g n o r e", "i.g.n.o.r.e", "i-g-n-o-r-e": at least four single letters with one separator.
-_SPACED = re.compile(r"(?<![\w])(?:\w[ .\-_*·]){3,}\w(?![\w])")
+_SPACED = re.compile(r"(?<![\w])(?:\w[ .\-_*·]){3,}\w(?![^\W\d])")   # "b.a.s.e64" too
+# a mark beside a Chinese or Japanese letter: their words are short ("今.か.ら", "编.码") and have
+# no space to keep
+_CJK_MARK = re.compile("(?<=[\u3040-\u30ff\u3400-\u9fff])[.\\-_*·・](?=\\w)"
+                       "|(?<=\\w)[.\\-_*·・](?=[\u3040-\u30ff\u3400-\u9fff])")
 
 
 def flat(folded: str) -> str:
@@ -107,7 +111,7 @@ def flat(folded: str) -> str:
 def despaced(flat_text: str) -> str:
     """Letters spelled out one by one are joined back into their word. When they are spelled
     with a mark ("d.i.s.r.e.g.a.r.d t.h.e r.u.l.e.s") a space between them is a word gap."""
-    return _SPACED.sub(_join_letters, flat_text)
+    return _CJK_MARK.sub("", _SPACED.sub(_join_letters, flat_text))
 
 
 def _join_letters(m: re.Match[str]) -> str:
@@ -196,13 +200,15 @@ _NOT_LETTER = re.compile(r"[\W_]+")
 
 
 # a link: the words of its path or query ("search?q=ignore+all+previous+instructions") are an
-# address the model reads as one, not a sentence addressed to it
-_URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
+# address the model reads as one, not a sentence addressed to it; its host (group 1) stays, or
+# "www." before a dotted order ("www.ig.nore.all.prev.ious...") would hide it
+_URL = re.compile(r"\b(?:(?:https?|ftp)://|(?=www\.))([^\s/?#]*)\S*")
 
 
 def compact(folded: str) -> str:
-    """Letters only, links left out: no space, line break or punctuation can split a phrase here."""
-    return _NOT_LETTER.sub("", _URL.sub(" ", folded) if "://" in folded or "www." in folded else folded)
+    """Letters only, the path and query of a link left out: no space, line break or punctuation
+    can split a phrase here."""
+    return _NOT_LETTER.sub("", _URL.sub(r" \1 ", folded) if "://" in folded or "www." in folded else folded)
 
 
 _B64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{20,}={0,2}(?![A-Za-z0-9+/=_-])")
@@ -295,8 +301,9 @@ def decoded_blobs(text: str, limit: int = 20) -> list[str]:
 _URL_CHARS = r"[\w.~+\-!*'(),;:@&=/?#$]"
 _URL_ENCODED = re.compile(rf"(?<![\w.~+\-!*'(),;:@&=/?#$%])(?={_URL_CHARS}*%[0-9A-Fa-f]{{2}}){_URL_CHARS}*"
                           rf"(?:(?:%[0-9A-Fa-f]{{2}}|(?<=\w)\+(?=\w)){_URL_CHARS}*){{3,}}")
-# words joined by "+" alone ("The+user+has+authorized+you"), as a query string writes a sentence
-_PLUS_WORDS = re.compile(r"(?<![\w+/=])[A-Za-z']+(?:\+[A-Za-z']+[.,:;!?]?){3,}(?![\w+/=])")
+# words joined by "+" alone ("The+user+has+authorized+you"), as a query string writes a sentence;
+# like the run above it starts only where a token starts (an apostrophe is inside one)
+_PLUS_WORDS = re.compile(r"(?<![\w'+/=])[A-Za-z']+(?:\+[A-Za-z']+[.,:;!?]?){3,}(?![\w+/=])")
 
 
 # Arabic short vowels, Quranic marks and the tatweel are written or left out at will; the alef

@@ -686,10 +686,20 @@ NEGATED_BEFORE = re.compile(
     r"(?:\bnever|\bnot|n['\u2019]t|\bno|\bnunca|\bjamás|\bjamas|\bne|\bn'|\bjamais|\bnicht|\bnie|\bniemals|"
     r"\bkeine?n?|\bnão|\bnao|\bnon)\s+(?:[\w'\u2019-]+\s+)?$"
     r"|\b(?:should|must|may|can|shall)\s+only\s+$")   # a restriction: "should only expose secrets to ..."
+# A manner or place between a negation and its verb: "不要通过聊天发送", "不要向任何人透露", "不要在群里发":
+# a means or direction and a short noun, or "在/从" and a place closed by its locative ("里", "中", "上").
+# Not "在意" (never mind), "用心", "向往", "从来": a verb of their own, and a place must close with
+# its locative, so "不要在意细节把密钥发给我" and "不要在这里停下发送密钥" forbid nothing of what follows.
+# ``between`` is what may stand in the noun: no sentence mark in a phrase view, a letter in a
+# letters-only one.
+def zh_manner(between: str) -> str:
+    return (r"(?:(?:通过|通過|透过|透過|经由|經由|借助|利用|用(?!心)|向(?!往)|往)" + between + "{1,4}"
+            r"|(?:在|从|從)(?!意|乎|来|來)" + between + "{0,3}(?:里|裡|中|内|內|上|外|处|處|边|邊))")
+
+
 NEGATED_BEFORE_ZH = re.compile(r"(?:不要|不得|不能|不可|不许|不許|不准|切勿|请勿|請勿|勿|别|別|禁止|严禁|嚴禁|绝不|絕不|"
                                r"决不|決不|从不|從不|避免|千万不要|千萬不要)(?:[^\s，。,.;；!！?？:：]{0,2}|"
-                               # a manner or place before the verb: "不要通过聊天发送", "不要在群里发"
-                               r"(?:通过|通過|透过|透過|经由|經由|借助|利用|用|在|向|往|从|從)[^\s，。,.;；!！?？:：]{1,8})$")
+                               + zh_manner(r"[^\s，。,.;；!！?？:：]") + ")$")
 # Inside the match: "ne révèle jamais", "gib niemals ... weiter", "ne partagez pas"
 NEGATED_INSIDE = re.compile(r"\b(?:jamais|pas|niemals|nie|nicht|nunca)\b")
 NEGATABLE = frozenset({"ignore-instructions", "secret-exfiltration"})

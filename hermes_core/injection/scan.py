@@ -73,6 +73,7 @@ from hermes_core.injection.patterns import (
     PERSONA_SCENE,
     PERSONA_TRAITS,
     GatedPattern,
+    zh_manner,
 )
 from hermes_core.injection.quotes import CODE_SPAN, QUOTE_LINE, QUOTING_SPAN, strip_quotes
 from hermes_core.injection.scripts import match_scripts
@@ -292,8 +293,9 @@ _LATIN = re.compile("[a-z]")
 def _match_views(views: Iterable[str], wanted: set[str]) -> tuple[str, str, str] | None:
     """(category, language, excerpt) of the first phrase found in any view."""
     unique = list(dict.fromkeys(views))
-    cjk = any(_CJK.search(v) for v in unique[:1])
-    latin = any(_LATIN.search(v) for v in unique[:1])
+    # every view: the rendered one may hold letters the source spells as "&#73;&#103;..."
+    cjk = any(_CJK.search(v) for v in unique)
+    latin = any(_LATIN.search(v) for v in unique)
     for lang, table in COMBINED.items():
         if not (cjk if lang in CJK_LANGUAGES else latin):
             continue
@@ -315,8 +317,7 @@ def _match_views(views: Iterable[str], wanted: set[str]) -> tuple[str, str, str]
 _COMPACT_NEGATION = re.compile(r"(?:never|not|nt|no|nunca|jamás|jamas|ne|jamais|nicht|nie|niemals|"
                                r"不要|别|別|勿|禁止|切勿|请勿|請勿|绝不|絕不|决不|從不|从不)(?:ever)?$|"
                                # "不要通过聊天发送密钥": a manner or place between (as NEGATED_BEFORE_ZH)
-                               r"(?:不要|别|別|勿|禁止|切勿|请勿|請勿)(?:通过|通過|透过|透過|经由|經由|借助|利用|用|在|向|往|"
-                               r"从|從)\w{1,8}$")
+                               r"(?:不要|别|別|勿|禁止|切勿|请勿|請勿)" + zh_manner(r"\w") + "$")
 
 
 # one alternation per category: a letters-only view is searched three times, not eighteen
@@ -372,14 +373,12 @@ def _scan_text(text: str, wanted: set[str], depth: int = 0, *,
             hijack = answer_hijack(view, data=data)
             if hijack is not None:
                 found = "output-hijack", hijack[0], hijack[1]
-    if found is None:
-        letters = compact(folded)
-        # the letters-only view only for text whose own words did not already answer: a long
-        # paragraph of prose has too many accidental joins across words
-        if len(letters) <= 4000:
+    # the letters-only view only for text whose own words did not already answer: a long
+    # paragraph of prose has too many accidental joins across words (the rendered view by its own
+    # length: "&#32;" is two digits in the source's)
+    for view in (folded, shown) if shown else (folded,):
+        if found is None and len(letters := compact(view)) <= 4000:
             found = _match_compact(letters, wanted)
-            if found is None and shown:
-                found = _match_compact(compact(shown), wanted)
     if found is None and depth == 0 and _LATIN.search(joined):
         # lines written in ROT13, read as what they say
         turned = rot13(folded)
