@@ -164,8 +164,15 @@ def _segmented(conn: sqlite3.Connection, segment: Segment, rowids: Sequence[int]
     for rowid in rowids:
         row = conn.execute("SELECT summary, tags FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
         if row is not None:
-            out[rowid] = (row[0], row[1], segment(row[0]), segment(" ".join(row[1].split(","))))
+            out[rowid] = _cut(segment, row[0], row[1])
     return out
+
+
+def _cut(segment: Segment, summary: object, tags: object) -> tuple[str, str, str, str]:
+    """A session's cells as text (another tool may have written a blob or a number there: the
+    heal must index it, not fail every open while its note stays) and their segmented forms."""
+    text, tag_text = passages.as_text(summary), passages.as_text(tags)
+    return text, tag_text, segment(text), segment(" ".join(tag_text.split(",")))
 
 
 def _rederive(conn: sqlite3.Connection, segment: Segment, rowids: Sequence[int],
@@ -177,8 +184,8 @@ def _rederive(conn: sqlite3.Connection, segment: Segment, rowids: Sequence[int],
         if row is None:
             continue
         seg = ahead.get(rowid)
-        if seg is None or seg[:2] != (row[1], row[2]):       # changed since it was segmented
-            seg = (row[1], row[2], segment(row[1]), segment(" ".join(row[2].split(","))))
+        if seg is None or seg[:2] != (passages.as_text(row[1]), passages.as_text(row[2])):
+            seg = _cut(segment, row[1], row[2])              # changed since it was segmented
         passages.insert(conn, TABLE, (row[0], seg[2], seg[3], row[3], row[4], row[5]))
 
 

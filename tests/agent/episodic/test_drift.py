@@ -272,3 +272,46 @@ def test_a_heal_step_segments_a_bounded_number_of_sessions(
     with _open(path) as store:
         assert all(len(store.search(f'"w{i}"', 2)) == 1 for i in range(60))
         assert store.stats()["index_in_sync"]
+
+
+def _damage(path: Path, column: str, value: object) -> None:
+    """Another tool writes a summary or tags cell as a blob or a number (SQLite lets it)."""
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    try:
+        conn.execute(f"UPDATE sessions SET {column} = ? WHERE session_id = 's1'", (value,))
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("column, value", [("summary", b"session w1 about caches"),
+                                           ("tags", b"ops,cache"), ("summary", 12345),
+                                           ("tags", 3.5)])
+def test_a_session_whose_text_another_tool_wrote_as_no_text_is_healed_and_the_store_opens(
+        tmp_path: Path, column: str, value: object) -> None:
+    """The trigger notes the updated session and the next open re-derives it: segmenting the
+    raw cell raised TypeError/AttributeError, so the store (and ``memory rebuild``, which opens
+    one) could not be opened at all while the note stayed."""
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many(_records())
+    _damage(path, column, value)
+    with _open(path) as store:
+        assert not drift.due(store.connection)
+        assert store.count() == 53
+        assert [h.session_id for h in store.search('"w2"', 5)] == ["s2"]
+        if isinstance(value, bytes):
+            word = '"caches"' if column == "summary" else '"cache"'
+            assert [h.session_id for h in store.search(word, 5)] == ["s1"]
+
+
+def test_a_kept_store_s_write_heals_a_session_another_tool_wrote_as_a_blob(tmp_path: Path) -> None:
+    """The same through a write's upkeep: the TypeError escaped ``upsert`` after its commit, so
+    a server was told a stored session had failed, on every write while the note stayed."""
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many(_records())
+        _damage(path, "summary", b"session w1 about caches")
+        for i in range(drift.CHECK_EVERY):
+            store.upsert(SessionRecord(f"late{i}", f"late session {i} about kites", (), AT))
+        assert not drift.due(store.connection)
+        assert [h.session_id for h in store.search('"caches"', 5)] == ["s1"]
