@@ -64,6 +64,8 @@ DEFAULT_BUSY_TIMEOUT_S = 30.0
 #: How large ``-wal`` may stay once checkpointed (``PRAGMA journal_size_limit``).
 WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024
 DF_CACHE_SIZE = 50_000   # remembered term counts (a few MB at most)
+#: The tables FTS5 keeps an index in (``sessions_fts_<name>``): all five are read by a search.
+_FTS_SHADOWS = ("data", "idx", "content", "docsize", "config")
 TEXTS_CHUNK = 500        # rows fetched by one ``texts`` statement (bound parameters are capped)
 
 # --------------------------------------------------------------------------- the store
@@ -332,17 +334,25 @@ class SessionStore:
                 return self._conn.execute(sql, params).fetchall()
             except sqlite3.Error as e:
                 if (matching and getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_ERROR
-                        and self._index_answers()):
+                        and self._index_answers(sql, params)):
                     raise SessionQueryInvalid(self.path, f"not a valid FTS5 search expression in "
                                                          f"{list(params[:-1])!r:.200} ({e})") from None
                 raise self._fault(e) from None
 
-    def _index_answers(self) -> bool:
+    def _index_answers(self, sql: str, params: Sequence[Any]) -> bool:
+        """Whether the index is whole (its five tables there) and the same statement with a
+        phrase that always parses succeeds: then the failed one's expression was at fault. A
+        plain row read is not enough: an index missing its term or size table still reads rows,
+        and its MATCH fails with the same SQLITE_ERROR as an expression that cannot parse."""
+        probe = ['"probe"'] * (len(params) - 1)
         try:
-            self._conn.execute("SELECT 1 FROM sessions_fts LIMIT 1").fetchall()
+            have = {r[0] for r in self._conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN"
+                " (?, ?, ?, ?, ?)", [f"sessions_fts_{t}" for t in _FTS_SHADOWS])}
+            self._conn.execute(sql, (*probe, params[-1])).fetchall()
         except sqlite3.Error:
             return False
-        return True
+        return len(have) == len(_FTS_SHADOWS)
 
     # ------------------------------------------------------------------ writes
 

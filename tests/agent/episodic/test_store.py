@@ -1000,3 +1000,21 @@ def test_a_search_of_a_file_whose_index_is_gone_still_says_the_file_is_at_fault(
         store.connection.execute("DROP TABLE sessions_fts")
         with pytest.raises(SessionDatabaseUnusable):
             store.search('"hello"', 5)
+
+
+@pytest.mark.parametrize("shadow", ["sessions_fts_idx", "sessions_fts_docsize"])
+def test_a_valid_search_of_an_index_missing_a_shadow_table_blames_the_file(
+        tmp_path: Path, shadow: str) -> None:
+    """An index whose rows still read but whose term table is gone fails a MATCH with the same
+    SQLITE_ERROR as a bad expression: a plain read answering did not clear the file, and
+    ``'"hello"'`` was called "not a valid FTS5 search expression" instead of pointing at the
+    file (and ``memory rebuild``)."""
+    with SessionStore(tmp_path / "s.db") as store:
+        store.upsert(SessionRecord("a", "hello world", (), 1.0))
+        store.connection.execute(f"DROP TABLE {shadow}")
+        asks = [lambda: store.search('"hello"', 5), lambda: store.search_recent('"hello"', 5)]
+        if shadow == "sessions_fts_idx":       # a count reads no sizes: it still answers then
+            asks.append(lambda: store.term_df("hello", 5))
+        for ask in asks:
+            with pytest.raises(SessionDatabaseUnusable):
+                ask()
