@@ -132,8 +132,9 @@ def _disagreeing(conn: sqlite3.Connection, cursor: int) -> tuple[list[int], int,
     firsts = conn.execute(f"SELECT {cols} FROM {TABLE} WHERE rowid > ? ORDER BY rowid LIMIT ?",
                           (cursor, CHUNK)).fetchall()
     # passages of sessions after the cursor, nearest first (one session's are one range)
+    # (a cursor past SQLite's range / n, after a rowid planted there: no passages below it)
     later = conn.execute(f"SELECT {cols} FROM {TABLE} WHERE rowid <= ? ORDER BY rowid DESC"
-                         " LIMIT ?", (-(cursor + 1) * n, CHUNK + n)).fetchall()
+                         " LIMIT ?", (max(-(cursor + 1) * n, -(2**63)), CHUNK + n)).fetchall()
     ends = [r[-1][0] for r in (rows, firsts) if len(r) == CHUNK]
     if len(later) == CHUNK + n:            # the last session read may have more: not compared
         ends.append(max(cursor + 1, -later[-1][0] // n - 1))

@@ -38,6 +38,9 @@ _INSERT = ("INSERT INTO {t}(rowid, summary, tags, session_id, created_at, releva
            " VALUES (?, ?, ?, ?, ?, ?)")
 
 _SQLITE_MIN = -(2**63)
+#: The last session rowid whose passages fit SQLite's rowids; past it (or below 0: a rowid
+#: another tool chose, which SQLite then continues from) a session is indexed as one row.
+_LAST_SPLIT = (2**63 - MAX_PASSAGES) // MAX_PASSAGES
 #: One index row of a session: rowid, segmented summary and tags, session id, stamp, prior.
 Row = tuple[int, str, str, str, float, float]
 
@@ -98,7 +101,7 @@ def insert(conn: sqlite3.Connection, table: str, row: Row) -> None:
     deleted outside hermes-core leaves its rows, and SQLite hands its rowid on)."""
     rowid, summary, tags, sid, created_at, prior = row
     remove(conn, table, rowid)
-    parts = split(summary)
+    parts = split(summary) if 0 <= rowid <= _LAST_SPLIT else [summary]
     sql = _INSERT.format(t=table)
     conn.executemany(sql, [(passage_rowid(rowid, p), text, tags if p == 0 else "", sid,
                             created_at, prior) for p, text in enumerate(parts)])

@@ -315,3 +315,51 @@ def test_a_kept_store_s_write_heals_a_session_another_tool_wrote_as_a_blob(tmp_p
             store.upsert(SessionRecord(f"late{i}", f"late session {i} about kites", (), AT))
         assert not drift.due(store.connection)
         assert [h.session_id for h in store.search('"caches"', 5)] == ["s1"]
+
+
+def test_a_long_session_planted_past_the_passage_range_is_indexed_and_the_store_opens(
+        tmp_path: Path) -> None:
+    """A session another tool inserted at rowid 2**60 (SQLite then hands every later insert a
+    rowid after it) has no room for passages at negative rowids: its note's heal raised
+    OverflowError, so no open succeeded, and a long session written after it could not be
+    stored. Such a session is indexed as one row, its last word findable."""
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many(_records())
+    long = _long(7)
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    try:
+        conn.execute("INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
+                     " relevance_score, content_hash, source, message_count) VALUES"
+                     " (?, 'm', 'l7', ?, '', ?, 1.0, ?, 'manual', 0)",
+                     (2**60, long, AT, content_hash_of(long)))
+    finally:
+        conn.close()
+    with _open(path) as store:
+        assert not drift.due(store.connection)
+        assert [h.session_id for h in store.search('"l7w199"', 5)] == ["l7"]
+        store.upsert(SessionRecord("l8", _long(8), (), AT))
+        assert [h.session_id for h in store.search('"l8w199"', 5)] == ["l8"]
+        assert store.stats()["index_in_sync"]
+
+
+def test_a_sweep_goes_past_sessions_after_a_rowid_planted_past_the_passage_range(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep's cursor at such a rowid asked SQLite for passages below -(cursor + 1) * 64, out
+    of its range: OverflowError on every open while the counts disagreed."""
+    monkeypatch.setattr(drift, "CHUNK", 10)
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        conn = store.connection
+        conn.execute("INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
+                     " relevance_score, content_hash, source, message_count) VALUES"
+                     " (?, 'm', 'planted', 'planted here', '', ?, 1.0, ?, 'manual', 0)",
+                     (2**60, AT, content_hash_of("planted here")))
+        store.upsert_many([SessionRecord(f"h{i}", f"high session h{i}w", (), AT)
+                           for i in range(30)])
+        conn.execute("DELETE FROM sessions_fts WHERE session_id IN ('h5', 'h25')")
+    with _open(path) as store:
+        assert not drift.due(store.connection)
+        assert [h.session_id for h in store.search('"h25w"', 5)] == ["h25"]
+        assert [h.session_id for h in store.search('"planted"', 5)] == ["planted"]
+        assert store.stats()["index_in_sync"]
