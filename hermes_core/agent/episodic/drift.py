@@ -30,8 +30,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 
 from hermes_core.agent.episodic import counts, passages, reindex
 
@@ -64,18 +63,6 @@ Segment = Callable[[str], str]
 Ahead = dict[int, tuple[str, str, str, str]]   # rowid -> summary, tags; their segmented forms
 
 
-@contextmanager
-def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
 def ensure(conn: sqlite3.Connection) -> None:
     """Create the notes table and its triggers unless there (read first: no write lock then)."""
     have = {r[0] for r in conn.execute(
@@ -83,7 +70,7 @@ def ensure(conn: sqlite3.Connection) -> None:
         " 'index_drift_on_update')")}
     if len(have) == 3:
         return
-    with _immediate(conn):
+    with reindex.immediate(conn):
         for sql in _DDL:
             conn.execute(sql)
 
@@ -99,11 +86,6 @@ def clear(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM meta WHERE key IN (?, ?)", (_CURSOR, _APART))
 
 
-def _meta(conn: sqlite3.Connection, key: str) -> str | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return None if row is None else str(row[0])
-
-
 def _apart(conn: sqlite3.Connection) -> str | None:
     """``sessions:indexed`` when the counts disagree and no finished sweep met them so already."""
     sessions = sum(counts.sources(conn).values())
@@ -111,13 +93,13 @@ def _apart(conn: sqlite3.Connection) -> str | None:
     if sessions == indexed_sessions:
         return None
     seen = f"{sessions}:{indexed_sessions}"
-    return None if _meta(conn, _APART) == seen else seen
+    return None if reindex.meta(conn, _APART) == seen else seen
 
 
 def due(conn: sqlite3.Connection) -> bool:
     """Whether anything is left to heal (two seeks and a lookup)."""
     return (conn.execute("SELECT 1 FROM index_drift LIMIT 1").fetchone() is not None
-            or _meta(conn, _CURSOR) is not None or _apart(conn) is not None)
+            or reindex.meta(conn, _CURSOR) is not None or _apart(conn) is not None)
 
 
 def _disagreeing(conn: sqlite3.Connection, cursor: int) -> tuple[list[int], int, bool]:
@@ -196,17 +178,17 @@ def _step(conn: sqlite3.Connection, segment: Segment) -> bool:
                                         (REPAIR_ROWS,))]
     if noted:
         ahead = _segmented(conn, segment, noted)
-        with _immediate(conn):
+        with reindex.immediate(conn):
             _rederive(conn, segment, noted, ahead)
             conn.executemany("DELETE FROM index_drift WHERE id = ?", [(r,) for r in noted])
         return True
-    kept = _meta(conn, _CURSOR)
+    kept = reindex.meta(conn, _CURSOR)
     if kept is None and _apart(conn) is None:
         return False
     cursor = int(kept or 0)
     ahead = _segmented(conn, segment, _disagreeing(conn, cursor)[0][:REPAIR_ROWS])
-    with _immediate(conn):
-        if _meta(conn, _CURSOR) != kept or (kept is None and _apart(conn) is None):
+    with reindex.immediate(conn):
+        if reindex.meta(conn, _CURSOR) != kept or (kept is None and _apart(conn) is None):
             return True                       # another opener moved on, or healed it
         bad, hi, end = _disagreeing(conn, cursor)
         if len(bad) > REPAIR_ROWS:          # the rest of the chunk is compared again next step
