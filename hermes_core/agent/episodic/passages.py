@@ -90,6 +90,8 @@ def remove(conn: sqlite3.Connection, table: str, rowid: int) -> None:
     """Delete every passage of the session at ``rowid`` from ``table`` (inside the caller's
     write transaction)."""
     conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+    if rowid < 0:      # planted outside: no passages (its range would be other sessions' rows)
+        return
     # a rowid past SQLite's range / MAX_PASSAGES (a row planted outside) has no passage range
     low, high = (max(passage_rowid(rowid, k), _SQLITE_MIN) for k in (MAX_PASSAGES - 1, 1))
     cur = conn.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ?", (low, high))

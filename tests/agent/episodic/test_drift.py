@@ -363,3 +363,24 @@ def test_a_sweep_goes_past_sessions_after_a_rowid_planted_past_the_passage_range
         assert [h.session_id for h in store.search('"h25w"', 5)] == ["h25"]
         assert [h.session_id for h in store.search('"planted"', 5)] == ["planted"]
         assert store.stats()["index_in_sync"]
+
+
+def test_healing_a_session_planted_at_a_negative_rowid_removes_no_other_session_s_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The passage range of rowid -1 is rowids 1..63: the first rows of real sessions. Healing
+    the planted session's note deleted them (and took them off the passage count), so until a
+    later sweep put them back they were never found."""
+    monkeypatch.setattr(drift, "OPEN_STEPS", 1)
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many(_records())
+        store.connection.execute(
+            "INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
+            " relevance_score, content_hash, source, message_count) VALUES"
+            " (-1, 'm', 'below', 'planted below zero', '', ?, 1.0, ?, 'manual', 0)",
+            (AT, content_hash_of("planted below zero")))
+        extra = passages.extra(store.connection)
+    with _open(path) as store:
+        assert [h.session_id for h in store.search('"w2"', 5)] == ["s2"]
+        assert [h.session_id for h in store.search('"planted"', 5)] == ["below"]
+        assert passages.extra(store.connection) == extra
