@@ -87,13 +87,14 @@ def clear(conn: sqlite3.Connection) -> None:
 
 
 def _apart(conn: sqlite3.Connection) -> str | None:
-    """``sessions:indexed`` when the counts disagree and no finished sweep met them so already."""
-    sessions = sum(counts.sources(conn).values())
-    indexed_sessions = counts.indexed_rows(conn) - passages.extra(conn)
-    if sessions == indexed_sessions:
+    """How far apart the counts are (sessions less indexed ones) when they disagree and no
+    finished sweep left them so already. The gap, not the two counts: every write moves both,
+    and a gap a sweep cannot close (an index row no sweep reads) would start another whole
+    sweep, and its warning, after every write."""
+    gap = sum(counts.sources(conn).values()) - (counts.indexed_rows(conn) - passages.extra(conn))
+    if gap == 0:
         return None
-    seen = f"{sessions}:{indexed_sessions}"
-    return None if reindex.meta(conn, _APART) == seen else seen
+    return None if reindex.meta(conn, _APART) == str(gap) else str(gap)
 
 
 def due(conn: sqlite3.Connection) -> bool:
@@ -205,7 +206,7 @@ def _step(conn: sqlite3.Connection, segment: Segment) -> bool:
         still = _apart(conn)
         if still is not None:
             log.warning("memory index still disagrees with the sessions after a full check "
-                        "(sessions:indexed %s); `hermes-core memory rebuild` makes it afresh", still)
+                        "(sessions less indexed: %s); `hermes-core memory rebuild` makes it afresh", still)
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_APART, still))
     return True
 

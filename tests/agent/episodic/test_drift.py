@@ -3,6 +3,7 @@ the next open (or a later write of a store kept open), bounded in cost, and no s
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import sqlite3
 from pathlib import Path
@@ -384,3 +385,28 @@ def test_healing_a_session_planted_at_a_negative_rowid_removes_no_other_session_
         assert [h.session_id for h in store.search('"w2"', 5)] == ["s2"]
         assert [h.session_id for h in store.search('"planted"', 5)] == ["below"]
         assert passages.extra(store.connection) == extra
+
+
+def test_counts_a_full_sweep_cannot_meet_are_swept_and_logged_once_while_writes_go_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """An index row no sweep reads (here one planted at rowid 0) keeps the counts
+    apart by one. The note of a finished sweep held both counts, so every later write (which
+    moves both) made them "new" and started another whole sweep and warning: at every open and
+    every CHECK_EVERY writes, for good."""
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many(_records())
+        store.connection.execute("INSERT INTO sessions_fts(rowid, summary, tags, session_id,"
+                                 " created_at, relevance_score) VALUES (0, 'x', '', 'x', 1, 1)")
+    with caplog.at_level(logging.WARNING, logger="hermes_core.memory"):
+        with _open(path) as store:
+            sweeps = []
+            real = drift._disagreeing
+            monkeypatch.setattr(drift, "_disagreeing",
+                                lambda *a: sweeps.append(1) or real(*a))
+            for i in range(3 * drift.CHECK_EVERY):
+                store.upsert(SessionRecord(f"late{i}", f"late session {i} about kites", (), AT))
+        with _open(path):
+            pass
+    assert sweeps == []
+    assert sum("still disagrees" in r.getMessage() for r in caplog.records) == 1
