@@ -111,7 +111,7 @@ def _resolve(folder: Path, file_path: str) -> Path:
             raise SkillFileError(f"error: the skill has no file {_named(file_path)}")
         candidate = Path(folder, *PurePosixPath(matches[0]).parts)
     if not _inside(root, os.path.realpath(candidate)):
-        raise SkillFileError(f"error: {file_path!r} leads outside the skill's folder; not served")
+        raise SkillFileError(f"error: {_named(file_path)} leads outside the skill's folder; not served")
     return candidate
 
 
@@ -124,15 +124,15 @@ def read_skill_file(skill: Skill, file_path: str) -> str:
     try:
         st = path.stat()
         if not stat.S_ISREG(st.st_mode):
-            raise SkillFileError(f"error: {file_path!r} is not a regular file")
+            raise SkillFileError(f"error: {_named(file_path)} is not a regular file")
         with open(path, "rb") as f:
             raw = f.read(MAX_FILE_BYTES + 1)
     except OSError as e:
-        raise SkillFileError(f"error: cannot read {file_path!r}: {e.strerror or e}") from None
+        raise SkillFileError(f"error: cannot read {_named(file_path)}: {e.strerror or e}") from None
     cut = len(raw) > MAX_FILE_BYTES
     raw = raw[:MAX_FILE_BYTES]
     if b"\x00" in raw:
-        raise SkillFileError(f"error: {file_path!r} is a binary file, not text")
+        raise SkillFileError(f"error: {_named(file_path)} is a binary file, not text")
     text = raw.decode("utf-8", errors="replace")
     if cut or len(text) > MAX_FILE_CHARS:
         total = f"{st.st_size} bytes" if cut else f"{len(text)} characters"

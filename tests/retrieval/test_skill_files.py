@@ -139,6 +139,23 @@ def test_a_name_the_file_system_refuses_is_a_missing_file_not_an_os_error(tmp_pa
     assert "OSError" not in text and str(tmp_path) not in text and len(text) < 600
 
 
+def test_every_refusal_quotes_at_most_120_characters_of_a_long_name(tmp_path: Path) -> None:
+    """A name that exists can still be thousands of characters (nested folders); the refusals
+    for a file outside the folder, not a file, or binary quoted it whole into the next request."""
+    skill = _skill(tmp_path / "deploy")
+    deep = "/".join(["d" * 200] * 12)
+    (tmp_path / "deploy" / deep).mkdir(parents=True)
+    (tmp_path / "deploy" / deep / "blob.bin").write_bytes(b"\x00\x01" * 100)
+    (tmp_path / "deploy" / deep / "dir").mkdir()
+    os.symlink(tmp_path, tmp_path / "deploy" / deep / "up")
+    (tmp_path / "outside.md").write_text("out", encoding="utf-8")
+    for rel, says in ((f"{deep}/blob.bin", "binary"), (f"{deep}/dir", "not a regular file"),
+                      (f"{deep}/up/outside.md", "leads outside")):
+        with pytest.raises(SkillFileError, match=says) as caught:
+            read_skill_file(skill, rel)
+        assert len(str(caught.value)) < 200
+
+
 def test_the_listing_names_only_files_skill_view_serves(tmp_path: Path) -> None:
     # a dangling link and a named pipe were listed, then refused when the model asked for them
     skill = _skill(tmp_path)

@@ -30,8 +30,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 
 from hermes_core.agent.episodic import counts, passages, reindex
 
@@ -64,18 +63,6 @@ Segment = Callable[[str], str]
 Ahead = dict[int, tuple[str, str, str, str]]   # rowid -> summary, tags; their segmented forms
 
 
-@contextmanager
-def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
 def ensure(conn: sqlite3.Connection) -> None:
     """Create the notes table and its triggers unless there (read first: no write lock then)."""
     have = {r[0] for r in conn.execute(
@@ -83,7 +70,7 @@ def ensure(conn: sqlite3.Connection) -> None:
         " 'index_drift_on_update')")}
     if len(have) == 3:
         return
-    with _immediate(conn):
+    with reindex.immediate(conn):
         for sql in _DDL:
             conn.execute(sql)
 
@@ -99,25 +86,21 @@ def clear(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM meta WHERE key IN (?, ?)", (_CURSOR, _APART))
 
 
-def _meta(conn: sqlite3.Connection, key: str) -> str | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return None if row is None else str(row[0])
-
-
 def _apart(conn: sqlite3.Connection) -> str | None:
-    """``sessions:indexed`` when the counts disagree and no finished sweep met them so already."""
-    sessions = sum(counts.sources(conn).values())
-    indexed_sessions = counts.indexed_rows(conn) - passages.extra(conn)
-    if sessions == indexed_sessions:
+    """How far apart the counts are (sessions less indexed ones) when they disagree and no
+    finished sweep left them so already. The gap, not the two counts: every write moves both,
+    and a gap a sweep cannot close (an index row no sweep reads) would start another whole
+    sweep, and its warning, after every write."""
+    gap = sum(counts.sources(conn).values()) - (counts.indexed_rows(conn) - passages.extra(conn))
+    if gap == 0:
         return None
-    seen = f"{sessions}:{indexed_sessions}"
-    return None if _meta(conn, _APART) == seen else seen
+    return None if reindex.meta(conn, _APART) == str(gap) else str(gap)
 
 
 def due(conn: sqlite3.Connection) -> bool:
     """Whether anything is left to heal (two seeks and a lookup)."""
     return (conn.execute("SELECT 1 FROM index_drift LIMIT 1").fetchone() is not None
-            or _meta(conn, _CURSOR) is not None or _apart(conn) is not None)
+            or reindex.meta(conn, _CURSOR) is not None or _apart(conn) is not None)
 
 
 def _disagreeing(conn: sqlite3.Connection, cursor: int) -> tuple[list[int], int, bool]:
@@ -132,8 +115,9 @@ def _disagreeing(conn: sqlite3.Connection, cursor: int) -> tuple[list[int], int,
     firsts = conn.execute(f"SELECT {cols} FROM {TABLE} WHERE rowid > ? ORDER BY rowid LIMIT ?",
                           (cursor, CHUNK)).fetchall()
     # passages of sessions after the cursor, nearest first (one session's are one range)
+    # (a cursor past SQLite's range / n, after a rowid planted there: no passages below it)
     later = conn.execute(f"SELECT {cols} FROM {TABLE} WHERE rowid <= ? ORDER BY rowid DESC"
-                         " LIMIT ?", (-(cursor + 1) * n, CHUNK + n)).fetchall()
+                         " LIMIT ?", (max(-(cursor + 1) * n, -(2**63)), CHUNK + n)).fetchall()
     ends = [r[-1][0] for r in (rows, firsts) if len(r) == CHUNK]
     if len(later) == CHUNK + n:            # the last session read may have more: not compared
         ends.append(max(cursor + 1, -later[-1][0] // n - 1))
@@ -164,8 +148,15 @@ def _segmented(conn: sqlite3.Connection, segment: Segment, rowids: Sequence[int]
     for rowid in rowids:
         row = conn.execute("SELECT summary, tags FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
         if row is not None:
-            out[rowid] = (row[0], row[1], segment(row[0]), segment(" ".join(row[1].split(","))))
+            out[rowid] = _cut(segment, row[0], row[1])
     return out
+
+
+def _cut(segment: Segment, summary: object, tags: object) -> tuple[str, str, str, str]:
+    """A session's cells as text (another tool may have written a blob or a number there: the
+    heal must index it, not fail every open while its note stays) and their segmented forms."""
+    text, tag_text = passages.as_text(summary), passages.as_text(tags)
+    return text, tag_text, segment(text), segment(" ".join(tag_text.split(",")))
 
 
 def _rederive(conn: sqlite3.Connection, segment: Segment, rowids: Sequence[int],
@@ -177,8 +168,8 @@ def _rederive(conn: sqlite3.Connection, segment: Segment, rowids: Sequence[int],
         if row is None:
             continue
         seg = ahead.get(rowid)
-        if seg is None or seg[:2] != (row[1], row[2]):       # changed since it was segmented
-            seg = (row[1], row[2], segment(row[1]), segment(" ".join(row[2].split(","))))
+        if seg is None or seg[:2] != (passages.as_text(row[1]), passages.as_text(row[2])):
+            seg = _cut(segment, row[1], row[2])              # changed since it was segmented
         passages.insert(conn, TABLE, (row[0], seg[2], seg[3], row[3], row[4], row[5]))
 
 
@@ -188,17 +179,17 @@ def _step(conn: sqlite3.Connection, segment: Segment) -> bool:
                                         (REPAIR_ROWS,))]
     if noted:
         ahead = _segmented(conn, segment, noted)
-        with _immediate(conn):
+        with reindex.immediate(conn):
             _rederive(conn, segment, noted, ahead)
             conn.executemany("DELETE FROM index_drift WHERE id = ?", [(r,) for r in noted])
         return True
-    kept = _meta(conn, _CURSOR)
+    kept = reindex.meta(conn, _CURSOR)
     if kept is None and _apart(conn) is None:
         return False
     cursor = int(kept or 0)
     ahead = _segmented(conn, segment, _disagreeing(conn, cursor)[0][:REPAIR_ROWS])
-    with _immediate(conn):
-        if _meta(conn, _CURSOR) != kept or (kept is None and _apart(conn) is None):
+    with reindex.immediate(conn):
+        if reindex.meta(conn, _CURSOR) != kept or (kept is None and _apart(conn) is None):
             return True                       # another opener moved on, or healed it
         bad, hi, end = _disagreeing(conn, cursor)
         if len(bad) > REPAIR_ROWS:          # the rest of the chunk is compared again next step
@@ -215,7 +206,7 @@ def _step(conn: sqlite3.Connection, segment: Segment) -> bool:
         still = _apart(conn)
         if still is not None:
             log.warning("memory index still disagrees with the sessions after a full check "
-                        "(sessions:indexed %s); `hermes-core memory rebuild` makes it afresh", still)
+                        "(sessions less indexed: %s); `hermes-core memory rebuild` makes it afresh", still)
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_APART, still))
     return True
 

@@ -38,6 +38,9 @@ _INSERT = ("INSERT INTO {t}(rowid, summary, tags, session_id, created_at, releva
            " VALUES (?, ?, ?, ?, ?, ?)")
 
 _SQLITE_MIN = -(2**63)
+#: The last session rowid whose passages fit SQLite's rowids; past it (or below 0: a rowid
+#: another tool chose, which SQLite then continues from) a session is indexed as one row.
+_LAST_SPLIT = (2**63 - MAX_PASSAGES) // MAX_PASSAGES
 #: One index row of a session: rowid, segmented summary and tags, session id, stamp, prior.
 Row = tuple[int, str, str, str, float, float]
 
@@ -87,6 +90,8 @@ def remove(conn: sqlite3.Connection, table: str, rowid: int) -> None:
     """Delete every passage of the session at ``rowid`` from ``table`` (inside the caller's
     write transaction)."""
     conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+    if rowid < 0:      # planted outside: no passages (its range would be other sessions' rows)
+        return
     # a rowid past SQLite's range / MAX_PASSAGES (a row planted outside) has no passage range
     low, high = (max(passage_rowid(rowid, k), _SQLITE_MIN) for k in (MAX_PASSAGES - 1, 1))
     cur = conn.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ?", (low, high))
@@ -98,7 +103,7 @@ def insert(conn: sqlite3.Connection, table: str, row: Row) -> None:
     deleted outside hermes-core leaves its rows, and SQLite hands its rowid on)."""
     rowid, summary, tags, sid, created_at, prior = row
     remove(conn, table, rowid)
-    parts = split(summary)
+    parts = split(summary) if 0 <= rowid <= _LAST_SPLIT else [summary]
     sql = _INSERT.format(t=table)
     conn.executemany(sql, [(passage_rowid(rowid, p), text, tags if p == 0 else "", sid,
                             created_at, prior) for p, text in enumerate(parts)])

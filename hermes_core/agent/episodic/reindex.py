@@ -70,7 +70,8 @@ Row = tuple[int, str, str, str, float, float]
 
 
 @contextmanager
-def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
+def immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction, its lock taken at the start (upkeep's steps: this and drift)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield
@@ -81,7 +82,8 @@ def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
-def _meta(conn: sqlite3.Connection, key: str) -> str | None:
+def meta(conn: sqlite3.Connection, key: str) -> str | None:
+    """A ``meta`` value, None when unset."""
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return None if row is None else str(row[0])
 
@@ -106,7 +108,7 @@ def pending(conn: sqlite3.Connection, segment_id: str | None) -> bool:
     or, with no id to compare (a custom segmenter), whether another's re-index is half built."""
     if segment_id is None:
         return _pending(conn)
-    return _meta(conn, "tokenizer") != segment_id
+    return meta(conn, "tokenizer") != segment_id
 
 
 def unindex(conn: sqlite3.Connection, rowid: int) -> None:
@@ -128,14 +130,14 @@ def merge(conn: sqlite3.Connection) -> None:
 
 def _start(conn: sqlite3.Connection, segment_id: str) -> bool:
     """Begin (or find begun, by this tokenizer) a re-index; False when none is needed."""
-    with _immediate(conn):
-        if _meta(conn, "tokenizer") == segment_id:
+    with immediate(conn):
+        if meta(conn, "tokenizer") == segment_id:
             return False
         if not any(conn.execute("SELECT 1 FROM sessions UNION ALL SELECT 1 FROM sessions_fts "
-                                "LIMIT 1")) and _meta(conn, "reindex") is None:
+                                "LIMIT 1")) and meta(conn, "reindex") is None:
             _record(conn, segment_id)          # a new archive: nothing to index
             return False
-        if _meta(conn, "reindex") == segment_id and _pending(conn):
+        if meta(conn, "reindex") == segment_id and _pending(conn):
             return True
         drop_leftovers(conn)   # another tokenizer's half-done work is of no use
         conn.execute(FTS_TABLE_SQL.replace("sessions_fts", NEXT, 1))
@@ -161,18 +163,18 @@ def _cut_long(conn: sqlite3.Connection, segment_id: str, max_rows: int | None,
     concurrent run loses or doubles nothing, and writers write the new layout meanwhile. Past
     ``max_rows`` sessions cut, or ``steps`` chunks, it stops, its cursor (``cut_cursor``) kept
     for the next open or write."""
-    built_by = _meta(conn, "tokenizer")
+    built_by = meta(conn, "tokenizer")
     if (built_by is None or built_by + passages.LAYOUT != segment_id
-            or _meta(conn, "reindex") is not None):
+            or meta(conn, "reindex") is not None):
         return None
-    done, cursor, chunks = 0, int(_meta(conn, "cut_cursor") or 0), 0
+    done, cursor, chunks = 0, int(meta(conn, "cut_cursor") or 0), 0
     while True:
         seen = conn.execute("SELECT rowid, CASE WHEN length(summary) > ? THEN summary END"
                             " FROM sessions_fts WHERE rowid > ? ORDER BY rowid LIMIT ?",
                             (2 * passages.SPLIT_ABOVE, cursor, batch * 10)).fetchall()
         long = [r[0] for r in seen if r[1] is not None and len(passages.split(r[1])) > 1]
-        with _immediate(conn):
-            if _meta(conn, "tokenizer") != built_by or _meta(conn, "reindex") is not None:
+        with immediate(conn):
+            if meta(conn, "tokenizer") != built_by or meta(conn, "reindex") is not None:
                 return done      # finished by another opener, or another re-index began
             for rowid in long:
                 row = conn.execute("SELECT rowid, summary, tags, session_id, created_at,"
@@ -220,10 +222,10 @@ def run(conn: sqlite3.Connection, segment: Callable[[str], str], segment_id: str
                         "the next open", segment_id)
             return done
         while True:
-            cursor = int(_meta(conn, "reindex_cursor") or 0)
+            cursor = int(meta(conn, "reindex_cursor") or 0)
             ahead = {r[0]: cut(r[1], r[2]) for r in conn.execute(
                 f"{_ROW} WHERE rowid > ? ORDER BY rowid LIMIT ?", (cursor, batch))}
-            with _immediate(conn):
+            with immediate(conn):
                 n, over = _batch(conn, cut, ahead, cursor, segment_id, batch)
             done, batches = done + n, batches + 1
             if over:
@@ -243,9 +245,9 @@ def _batch(conn: sqlite3.Connection, cut: Callable[[str, str], Segmented],
     """One batch inside its write transaction: the rows after ``cursor`` (segmented ahead where
     unchanged), the rows written meanwhile, and the swap when no row is left. Returns the rows
     indexed and whether this re-index is over (finished here or by another, or replaced)."""
-    if _meta(conn, "reindex") != segment_id:
+    if meta(conn, "reindex") != segment_id:
         return 0, True
-    if int(_meta(conn, "reindex_cursor") or 0) != cursor:
+    if int(meta(conn, "reindex_cursor") or 0) != cursor:
         return 0, False                            # another opener moved on: read again
     rows: list[Row] = conn.execute(f"{_ROW} WHERE rowid > ? ORDER BY rowid LIMIT ?",
                                    (cursor, batch)).fetchall()

@@ -58,8 +58,12 @@ def _total(conn: sqlite3.Connection) -> int:
 
 
 def _oldest(conn: sqlite3.Connection, limit: int) -> list[tuple[int, float]]:
+    """The oldest sessions with a readable stamp. One another tool wrote as text, a blob or an
+    infinity has no age to judge, so it is never pruned (SQLite sorts text and blobs after every
+    number: the range is a seek on the stamp index, as before)."""
     return [(int(r[0]), float(r[1])) for r in conn.execute(
-        "SELECT rowid, created_at FROM sessions ORDER BY created_at, rowid LIMIT ?", (limit,))]
+        "SELECT rowid, created_at FROM sessions WHERE created_at BETWEEN -1e300 AND 1e300"
+        " ORDER BY created_at, rowid LIMIT ?", (limit,))]
 
 
 def due(conn: sqlite3.Connection, policy: RetentionPolicy, now: float) -> bool:

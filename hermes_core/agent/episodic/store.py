@@ -64,7 +64,32 @@ DEFAULT_BUSY_TIMEOUT_S = 30.0
 #: How large ``-wal`` may stay once checkpointed (``PRAGMA journal_size_limit``).
 WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024
 DF_CACHE_SIZE = 50_000   # remembered term counts (a few MB at most)
+#: The tables FTS5 keeps an index in (``sessions_fts_<name>``): all five are read by a search.
+_FTS_SHADOWS = ("data", "idx", "content", "docsize", "config")
 TEXTS_CHUNK = 500        # rows fetched by one ``texts`` statement (bound parameters are capped)
+
+def _number(cell: object, unreadable: float) -> float:
+    """A stamp or prior cell as a number; ``unreadable`` for text or a blob another tool wrote."""
+    try:
+        return float(cell)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return unreadable
+
+
+def _keep_cells(conn: sqlite3.Connection, session_id: str, at: object, prior: object) -> None:
+    """Put back a rewritten session's stamp and prior as they were (cells another tool made
+    unreadable: the rewrite removes a key, it does not invent a date), in the index too."""
+    row = conn.execute("SELECT rowid FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+    if row is None:
+        return                                      # dropped as another session's duplicate
+    conn.execute("UPDATE sessions SET created_at = ?, relevance_score = ? WHERE rowid = ?",
+                 (at, prior, row[0]))
+    low, high = (max(passages.passage_rowid(row[0], k), -(2**63))
+                 for k in (passages.MAX_PASSAGES - 1, 1))
+    conn.execute("UPDATE sessions_fts SET created_at = ?, relevance_score = ? WHERE rowid = ?"
+                 " OR rowid BETWEEN ? AND ?", (at, prior, row[0], low, high))
+    drift.indexed(conn, row[0])                     # ours, not another writer's
+
 
 # --------------------------------------------------------------------------- the store
 
@@ -332,17 +357,25 @@ class SessionStore:
                 return self._conn.execute(sql, params).fetchall()
             except sqlite3.Error as e:
                 if (matching and getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_ERROR
-                        and self._index_answers()):
+                        and self._index_answers(sql, params)):
                     raise SessionQueryInvalid(self.path, f"not a valid FTS5 search expression in "
                                                          f"{list(params[:-1])!r:.200} ({e})") from None
                 raise self._fault(e) from None
 
-    def _index_answers(self) -> bool:
+    def _index_answers(self, sql: str, params: Sequence[Any]) -> bool:
+        """Whether the index is whole (its five tables there) and the same statement with a
+        phrase that always parses succeeds: then the failed one's expression was at fault. A
+        plain row read is not enough: an index missing its term or size table still reads rows,
+        and its MATCH fails with the same SQLITE_ERROR as an expression that cannot parse."""
+        probe = ['"probe"'] * (len(params) - 1)
         try:
-            self._conn.execute("SELECT 1 FROM sessions_fts LIMIT 1").fetchall()
+            have = {r[0] for r in self._conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN"
+                " (?, ?, ?, ?, ?)", [f"sessions_fts_{t}" for t in _FTS_SHADOWS])}
+            self._conn.execute(sql, (*probe, params[-1])).fetchall()
         except sqlite3.Error:
             return False
-        return True
+        return len(have) == len(_FTS_SHADOWS)
 
     # ------------------------------------------------------------------ writes
 
@@ -492,9 +525,10 @@ class SessionStore:
         for rowid in rowids:
             r = conn.execute("SELECT session_id, summary, tags, created_at, relevance_score, source,"
                              " message_count FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
+            at, prior = _number(r[3], self._clock()), _number(r[4], 1.0)
             old = SessionRecord(r[0], passages.as_text(r[1]),
                                 tuple(t for t in passages.as_text(r[2]).split(",") if t),
-                                float(r[3]), float(r[4]), r[5], int(r[6]))
+                                at, prior, r[5], int(r[6]))
             new = scrub_record(clean(old))
             if new == old:   # a short secret inside a longer word: not redacted there
                 continue
@@ -505,10 +539,12 @@ class SessionStore:
             if new.session_id != old.session_id:
                 held = conn.execute("SELECT created_at FROM sessions WHERE session_id = ?",
                                     (new.session_id,)).fetchone()
-                if held is not None and float(held[0]) >= old.created_at:
+                if held is not None and _number(held[0], -math.inf) >= old.created_at:
                     continue   # the session was recorded again since, under its redacted id
             self._upsert_one(conn, new, new.content_hash, ",".join(new.tags),
                              self._segment(new.summary), self._segment(" ".join(new.tags)))
+            if (at, prior) != (r[3], r[4]):
+                _keep_cells(conn, new.session_id, r[3], r[4])
         return rewritten
 
     def delete(self, session_id: str) -> bool:

@@ -3,6 +3,7 @@ the next open (or a later write of a store kept open), bounded in cost, and no s
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import sqlite3
 from pathlib import Path
@@ -272,3 +273,140 @@ def test_a_heal_step_segments_a_bounded_number_of_sessions(
     with _open(path) as store:
         assert all(len(store.search(f'"w{i}"', 2)) == 1 for i in range(60))
         assert store.stats()["index_in_sync"]
+
+
+def _damage(path: Path, column: str, value: object) -> None:
+    """Another tool writes a summary or tags cell as a blob or a number (SQLite lets it)."""
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    try:
+        conn.execute(f"UPDATE sessions SET {column} = ? WHERE session_id = 's1'", (value,))
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("column, value", [("summary", b"session w1 about caches"),
+                                           ("tags", b"ops,cache"), ("summary", 12345),
+                                           ("tags", 3.5)])
+def test_a_session_whose_text_another_tool_wrote_as_no_text_is_healed_and_the_store_opens(
+        tmp_path: Path, column: str, value: object) -> None:
+    """The trigger notes the updated session and the next open re-derives it: segmenting the
+    raw cell raised TypeError/AttributeError, so the store (and ``memory rebuild``, which opens
+    one) could not be opened at all while the note stayed."""
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many(_records())
+    _damage(path, column, value)
+    with _open(path) as store:
+        assert not drift.due(store.connection)
+        assert store.count() == 53
+        assert [h.session_id for h in store.search('"w2"', 5)] == ["s2"]
+        if isinstance(value, bytes):
+            word = '"caches"' if column == "summary" else '"cache"'
+            assert [h.session_id for h in store.search(word, 5)] == ["s1"]
+
+
+def test_a_kept_store_s_write_heals_a_session_another_tool_wrote_as_a_blob(tmp_path: Path) -> None:
+    """The same through a write's upkeep: the TypeError escaped ``upsert`` after its commit, so
+    a server was told a stored session had failed, on every write while the note stayed."""
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many(_records())
+        _damage(path, "summary", b"session w1 about caches")
+        for i in range(drift.CHECK_EVERY):
+            store.upsert(SessionRecord(f"late{i}", f"late session {i} about kites", (), AT))
+        assert not drift.due(store.connection)
+        assert [h.session_id for h in store.search('"caches"', 5)] == ["s1"]
+
+
+def test_a_long_session_planted_past_the_passage_range_is_indexed_and_the_store_opens(
+        tmp_path: Path) -> None:
+    """A session another tool inserted at rowid 2**60 (SQLite then hands every later insert a
+    rowid after it) has no room for passages at negative rowids: its note's heal raised
+    OverflowError, so no open succeeded, and a long session written after it could not be
+    stored. Such a session is indexed as one row, its last word findable."""
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many(_records())
+    long = _long(7)
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    try:
+        conn.execute("INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
+                     " relevance_score, content_hash, source, message_count) VALUES"
+                     " (?, 'm', 'l7', ?, '', ?, 1.0, ?, 'manual', 0)",
+                     (2**60, long, AT, content_hash_of(long)))
+    finally:
+        conn.close()
+    with _open(path) as store:
+        assert not drift.due(store.connection)
+        assert [h.session_id for h in store.search('"l7w199"', 5)] == ["l7"]
+        store.upsert(SessionRecord("l8", _long(8), (), AT))
+        assert [h.session_id for h in store.search('"l8w199"', 5)] == ["l8"]
+        assert store.stats()["index_in_sync"]
+
+
+def test_a_sweep_goes_past_sessions_after_a_rowid_planted_past_the_passage_range(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep's cursor at such a rowid asked SQLite for passages below -(cursor + 1) * 64, out
+    of its range: OverflowError on every open while the counts disagreed."""
+    monkeypatch.setattr(drift, "CHUNK", 10)
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        conn = store.connection
+        conn.execute("INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
+                     " relevance_score, content_hash, source, message_count) VALUES"
+                     " (?, 'm', 'planted', 'planted here', '', ?, 1.0, ?, 'manual', 0)",
+                     (2**60, AT, content_hash_of("planted here")))
+        store.upsert_many([SessionRecord(f"h{i}", f"high session h{i}w", (), AT)
+                           for i in range(30)])
+        conn.execute("DELETE FROM sessions_fts WHERE session_id IN ('h5', 'h25')")
+    with _open(path) as store:
+        assert not drift.due(store.connection)
+        assert [h.session_id for h in store.search('"h25w"', 5)] == ["h25"]
+        assert [h.session_id for h in store.search('"planted"', 5)] == ["planted"]
+        assert store.stats()["index_in_sync"]
+
+
+def test_healing_a_session_planted_at_a_negative_rowid_removes_no_other_session_s_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The passage range of rowid -1 is rowids 1..63: the first rows of real sessions. Healing
+    the planted session's note deleted them (and took them off the passage count), so until a
+    later sweep put them back they were never found."""
+    monkeypatch.setattr(drift, "OPEN_STEPS", 1)
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many(_records())
+        store.connection.execute(
+            "INSERT INTO sessions(rowid, memory_id, session_id, summary, tags, created_at,"
+            " relevance_score, content_hash, source, message_count) VALUES"
+            " (-1, 'm', 'below', 'planted below zero', '', ?, 1.0, ?, 'manual', 0)",
+            (AT, content_hash_of("planted below zero")))
+        extra = passages.extra(store.connection)
+    with _open(path) as store:
+        assert [h.session_id for h in store.search('"w2"', 5)] == ["s2"]
+        assert [h.session_id for h in store.search('"planted"', 5)] == ["below"]
+        assert passages.extra(store.connection) == extra
+
+
+def test_counts_a_full_sweep_cannot_meet_are_swept_and_logged_once_while_writes_go_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """An index row no sweep reads (here one planted at rowid 0) keeps the counts
+    apart by one. The note of a finished sweep held both counts, so every later write (which
+    moves both) made them "new" and started another whole sweep and warning: at every open and
+    every CHECK_EVERY writes, for good."""
+    path = tmp_path / "sessions.db"
+    with _open(path) as store:
+        store.upsert_many(_records())
+        store.connection.execute("INSERT INTO sessions_fts(rowid, summary, tags, session_id,"
+                                 " created_at, relevance_score) VALUES (0, 'x', '', 'x', 1, 1)")
+    with caplog.at_level(logging.WARNING, logger="hermes_core.memory"):
+        with _open(path) as store:
+            sweeps = []
+            real = drift._disagreeing
+            monkeypatch.setattr(drift, "_disagreeing",
+                                lambda *a: sweeps.append(1) or real(*a))
+            for i in range(3 * drift.CHECK_EVERY):
+                store.upsert(SessionRecord(f"late{i}", f"late session {i} about kites", (), AT))
+        with _open(path):
+            pass
+    assert sweeps == []
+    assert sum("still disagrees" in r.getMessage() for r in caplog.records) == 1

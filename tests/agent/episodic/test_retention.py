@@ -121,3 +121,23 @@ def test_any_batch_size_ends_at_the_same_archive(tmp_path: Path, batch: int) -> 
         assert store.prune(RetentionPolicy(max_age_days=30, max_sessions=20), batch=batch) == 40
         assert sorted(r[0] for r in store.connection.execute("SELECT session_id FROM sessions")) \
             == sorted(f"s{i}" for i in range(20))
+
+
+@pytest.mark.parametrize("stamp", ["garbage", b"\xff", float("inf"), float("-inf")])
+@pytest.mark.parametrize("policy", [RetentionPolicy(max_sessions=2),
+                                    RetentionPolicy(max_age_days=2.5)])
+def test_a_session_whose_stamp_another_tool_made_unreadable_is_kept_and_the_rest_pruned(
+        tmp_path: Path, stamp: object, policy: RetentionPolicy) -> None:
+    """A stamp written as text, a blob or an infinity: its age is unknown, so it is never the
+    one pruned (an infinitely old one was deleted by age), and the prune goes on past it; it
+    failed before with ValueError from float(), and a recording's prune is caught only as a
+    store error."""
+    with SessionStore(tmp_path / "s.db", segment=plain, clock=lambda: NOW) as store:
+        store.upsert_many(daily(6))
+        store.connection.execute("UPDATE sessions SET created_at = ? WHERE session_id = 's4'",
+                                 (stamp,))
+        store.connection.commit()
+        store.prune(policy)
+        kept = {r[0] for r in store.connection.execute("SELECT session_id FROM sessions")}
+    assert "s4" in kept
+    assert kept == ({"s0", "s4"} if policy.max_sessions else {"s0", "s1", "s2", "s4"})

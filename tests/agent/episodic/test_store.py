@@ -818,6 +818,32 @@ def test_a_rewritten_id_already_stored_keeps_the_newer_session(tmp_path: Path) -
     store.close()
 
 
+@pytest.mark.parametrize("column, value", [("created_at", "garbage"), ("created_at", b"\xff"),
+                                           ("relevance_score", "high"), ("created_at", 1e999)])
+def test_a_row_holding_a_key_whose_number_another_tool_made_unreadable_is_rewritten(
+        tmp_path: Path, column: str, value: object) -> None:
+    """The key scrub read every stamp and prior through float(): one text or blob cell in a row
+    holding a key raised ValueError out of every ContextEngine's construction (every command),
+    the key left in the file. The row is rewritten and the unreadable cell kept as it was."""
+    needle = "abc-SECRET-123"
+    with SessionStore(tmp_path / "m.db", clock=lambda: NOW) as store:
+        store.upsert(rec("s1", f"token {needle} for staging", ("deploy",)))
+        store.upsert(rec("s2", "nothing to hide here", ("misc",)))
+        store.connection.execute(f"UPDATE sessions SET {column} = ? WHERE session_id = 's1'",
+                                 (value,))
+        store.connection.execute(f"UPDATE sessions_fts SET {column} = ? WHERE session_id = 's1'",
+                                 (value,))
+        store.connection.commit()
+        clean = lambda r: replace(r, summary=r.summary.replace(needle, "[gone]"))  # noqa: E731
+        assert store.rewrite_holding({"m1": needle}, clean) == 1
+        conn = store.connection
+        assert "SECRET" not in repr(conn.execute("SELECT * FROM sessions").fetchall())
+        assert "SECRET" not in repr(conn.execute("SELECT * FROM sessions_fts").fetchall())
+        [(kept,)] = conn.execute(f"SELECT {column} FROM sessions WHERE session_id = 's1'")
+        assert kept == value
+        assert store.count() == 2
+
+
 def test_a_rewrite_leaves_no_piece_of_the_needle_in_the_index_segments(
         planted_archive: Callable[[str, str], tuple[Path, Callable[[], bytes]]]) -> None:
     """FTS5 deletes by adding tombstones: the words of the deleted row stay in its segment (in
@@ -1000,3 +1026,21 @@ def test_a_search_of_a_file_whose_index_is_gone_still_says_the_file_is_at_fault(
         store.connection.execute("DROP TABLE sessions_fts")
         with pytest.raises(SessionDatabaseUnusable):
             store.search('"hello"', 5)
+
+
+@pytest.mark.parametrize("shadow", ["sessions_fts_idx", "sessions_fts_docsize"])
+def test_a_valid_search_of_an_index_missing_a_shadow_table_blames_the_file(
+        tmp_path: Path, shadow: str) -> None:
+    """An index whose rows still read but whose term table is gone fails a MATCH with the same
+    SQLITE_ERROR as a bad expression: a plain read answering did not clear the file, and
+    ``'"hello"'`` was called "not a valid FTS5 search expression" instead of pointing at the
+    file (and ``memory rebuild``)."""
+    with SessionStore(tmp_path / "s.db") as store:
+        store.upsert(SessionRecord("a", "hello world", (), 1.0))
+        store.connection.execute(f"DROP TABLE {shadow}")
+        asks = [lambda: store.search('"hello"', 5), lambda: store.search_recent('"hello"', 5)]
+        if shadow == "sessions_fts_idx":       # a count reads no sizes: it still answers then
+            asks.append(lambda: store.term_df("hello", 5))
+        for ask in asks:
+            with pytest.raises(SessionDatabaseUnusable):
+                ask()
