@@ -915,16 +915,13 @@ async def test_astream_reports_outcomes_off_the_event_loop() -> None:
     assert [k.in_flight for k in pool.status()] == [0]
 
 
-async def test_a_task_cancelled_mid_request_frees_its_key_off_the_loop_before_it_unwinds(
-        respx_mock: Any) -> None:
-    """A task cancelled while its request is at the provider (the real SDK awaiting the
-    answer): the key's release is a round trip to a networked pool, made in a worker thread
-    while the loop serves other tasks (here the task that lets the release through), and the key
-    is free once the caller's await of the task returns. The release ran on the loop's thread
-    and held every other task up for the round trip."""
+async def _cancelled_at_the_provider(
+        respx_mock: Any, **loop_kw: Any) -> tuple[CredentialPool, SlowReleaseBackend, asyncio.Future[Any]]:
+    """A call whose request hangs at the provider (the real SDK awaiting the answer), its task
+    cancelled there once: the pool behind a networked backend whose release waits for a gate."""
     settings = settings_for()
     pool = CredentialPool.from_settings(settings, backend := SlowReleaseBackend())
-    loop = CallLoop(build_providers(settings), pool, settings, audit_path=False)
+    loop = CallLoop(build_providers(settings), pool, settings, audit_path=False, **loop_kw)
     at_provider, never = asyncio.Event(), asyncio.Event()
 
     async def hang(request: httpx.Request) -> httpx.Response:
@@ -937,6 +934,17 @@ async def test_a_task_cancelled_mid_request_frees_its_key_off_the_loop_before_it
                                                 .select("hi"), OPTS))
     await at_provider.wait()
     task.cancel()
+    return pool, backend, task
+
+
+async def test_a_task_cancelled_mid_request_frees_its_key_off_the_loop_before_it_unwinds(
+        respx_mock: Any) -> None:
+    """A task cancelled while its request is at the provider (the real SDK awaiting the
+    answer): the key's release is a round trip to a networked pool, made in a worker thread
+    while the loop serves other tasks (here the task that lets the release through), and the key
+    is free once the caller's await of the task returns. The release ran on the loop's thread
+    and held every other task up for the round trip."""
+    pool, backend, task = await _cancelled_at_the_provider(respx_mock)
     gate = asyncio.ensure_future(_open_gate(backend))   # a task of the loop lets it through
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -951,23 +959,8 @@ async def test_a_second_cancellation_while_the_abort_s_release_is_on_its_way_kee
     networked pool: the task ends at once (the release finishes in its thread), and the aborted
     attempt was recorded only once the release was done, so the caller's exception carried no
     attempts and the audit hook never heard of a request that was sent and billed."""
-    settings = settings_for()
-    pool = CredentialPool.from_settings(settings, backend := SlowReleaseBackend())
     heard: list[Attempt] = []
-    loop = CallLoop(build_providers(settings), pool, settings, audit_path=False,
-                    on_attempt=heard.append)
-    at_provider, never = asyncio.Event(), asyncio.Event()
-
-    async def hang(request: httpx.Request) -> httpx.Response:
-        at_provider.set()
-        await never.wait()
-        raise AssertionError("never answered")
-
-    respx_mock.post(PRIMARY_URL).mock(side_effect=hang)
-    task = asyncio.ensure_future(loop.acomplete(PROMPT_HTTP, Router.from_settings(settings)
-                                                .select("hi"), OPTS))
-    await at_provider.wait()
-    task.cancel()
+    pool, backend, task = await _cancelled_at_the_provider(respx_mock, on_attempt=heard.append)
     assert await asyncio.to_thread(backend.entered.wait, 5.0)   # the release is on its way
     task.cancel()
     with pytest.raises(asyncio.CancelledError) as raised:
