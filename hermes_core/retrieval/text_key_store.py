@@ -36,6 +36,7 @@ from hermes_core import tokenize as tok
 from hermes_core.retrieval import dense
 from hermes_core.retrieval.dense import TextKeys
 from hermes_core.retrieval.gate_store import blob_text, read_sealed, text_blob, write_sealed
+from hermes_core.retrieval.token_store import RewriteTally
 from hermes_core.types import Skill
 
 log = logging.getLogger(__name__)
@@ -124,36 +125,26 @@ class TextKeyCache:
 
     def __init__(self, cache_dir: str | os.PathLike[str] | None, min_new: int = MIN_NEW) -> None:
         self.path = None if cache_dir is None else text_keys_path(cache_dir)
-        self.min_new = min_new
-        self._loaded = False
-        self._mark = 0
-        self._held = 0   # skills the file holds, as far as this process read or wrote it
+        self._tally = RewriteTally(min_new)
         self._lock = threading.Lock()
 
     def load(self, skills: Sequence[Skill]) -> None:
         with self._lock:
-            if self._loaded or self.path is None:
+            if self._tally.loaded or self.path is None:
                 return
-            self._loaded = True
             saved = load_keys(self.path)
             if saved:
                 found = [(s, k) for s in skills if (k := saved.get(source_digest(s))) is not None]
                 dense.adopt_text_keys(found)
-            self._held = len(saved or ())
-            self._mark = dense.text_keys_derived()
+            self._tally.read(len(saved or ()), dense.text_keys_derived())
 
     def save(self, skills: Sequence[Skill]) -> bool:
-        """Write the keys of ``skills`` (the catalog) when enough changed; whether it wrote.
-        Dropped: what the file holds less the skills not derived since (a count that includes
-        other retrievers' derivations only errs toward writing)."""
+        """Write the keys of ``skills`` (the catalog) when enough changed
+        (:class:`~.token_store.RewriteTally`: other retrievers' derivations count too, which only
+        errs toward writing); whether it wrote."""
         with self._lock:
-            if self.path is None:
-                return False
-            derived = dense.text_keys_derived() - self._mark
-            dropped = max(0, self._held - (len(skills) - derived))
-            if derived + dropped < self.min_new:
+            if self.path is None or not self._tally.due(dense.text_keys_derived(), len(skills)):
                 return False
             keys = dense.text_keys(skills)
-            self._mark = dense.text_keys_derived()
-            self._held = len(skills)
+            self._tally.wrote(len(skills), dense.text_keys_derived())
             return save_keys(self.path, skills, keys)

@@ -111,6 +111,31 @@ def derive_name(derive: Derive) -> str:
     return f"{getattr(derive, '__module__', '?')}.{getattr(derive, '__qualname__', '?')}"
 
 
+class RewriteTally:
+    """When a memo's file, rewritten whole, is worth writing again: once ``min_new`` entries or
+    more were derived or dropped since it was read or written. ``derived`` is the memo's running
+    count of derivations; dropped is what the file holds less the catalog's entries not derived
+    since (a count that includes other derivations only errs toward writing). Shared by the
+    terms file and :mod:`.text_key_store`, which keep two memos by the same rule."""
+
+    def __init__(self, min_new: int) -> None:
+        self.min_new = min_new
+        self.loaded = False
+        self.mark = 0   # the memo's derived count when the file was last read or written
+        self.held = 0   # entries the file holds, as far as this process read or wrote it
+
+    def read(self, held: int, derived: int) -> None:
+        """The file was read (or its entries adopted from elsewhere): ``held`` entries."""
+        self.loaded, self.held, self.mark = True, held, derived
+
+    def due(self, derived: int, catalog: int) -> bool:
+        new = derived - self.mark
+        return new + max(0, self.held - (catalog - new)) >= self.min_new
+
+    def wrote(self, held: int, derived: int) -> None:
+        self.held, self.mark = held, derived
+
+
 class TermsCache:
     """One retriever's link between the token memo and its file: the first :meth:`load` adopts
     the file's entries into the memo; :meth:`save` writes the catalog's entries when ``min_new``
@@ -119,31 +144,24 @@ class TermsCache:
 
     def __init__(self, cache_dir: str | os.PathLike[str] | None, min_new: int = MIN_NEW) -> None:
         self.path = None if cache_dir is None else terms_path(cache_dir)
-        self.min_new = min_new
-        self._loaded = False
-        self._mark = 0
-        self._held = 0   # entries the file holds, as far as this process read or wrote it
+        self._tally = RewriteTally(min_new)
         self._lock = threading.Lock()
 
     def load(self, memo: TokenMemo, derive: Derive) -> None:
         with self._lock:
-            if self._loaded or self.path is None:
+            if self._tally.loaded or self.path is None:
                 return
-            self._loaded = True
             entries = load_terms(self.path, derive)
             if entries:
                 memo.adopt(derive, entries)
-            self._held = len(entries or ())
-            self._mark = memo.derived
+            self._tally.read(len(entries or ()), memo.derived)
 
     def adopted(self, memo: TokenMemo, held: int = 0) -> None:
         """The memo adopted the catalog's terms from elsewhere (``bm25_store``'s file, which
         holds them with their keys, ``held`` skills, as this file does when the two were written
         together): the file is not read, and counts from here."""
         with self._lock:
-            self._loaded = True
-            self._held = held
-            self._mark = memo.derived
+            self._tally.read(held, memo.derived)
 
     def save(self, memo: TokenMemo, derive: Derive, catalog: Sequence[SkillTerms], *,
              force: bool = False) -> bool:
@@ -152,18 +170,14 @@ class TermsCache:
         holds past requests (the usage layer's index), which are the user's words and have no
         place in a tokenizer cache.
 
-        Skills dropped since the file was read or written: what it holds less the catalog's
-        skills not derived since (a derived count that includes past requests only errs toward
-        writing)."""
+        Enough changed (:class:`RewriteTally`): past requests count as derived, which only
+        errs toward writing."""
         with self._lock:
             if self.path is None:
                 return False
-            derived = memo.derived - self._mark
-            dropped = max(0, self._held - (len(catalog) - derived))
-            if not force and derived + dropped < self.min_new:
+            if not force and not self._tally.due(memo.derived, len(catalog)):
                 return False
-            self._mark = memo.derived
             held = {id(t) for t in catalog}
             entries = [(k, t) for k, t in memo.entries(derive) if id(t) in held]
-            self._held = len(entries)
+            self._tally.wrote(len(entries), memo.derived)
             return save_terms(self.path, derive, entries)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hermes_core import tokenize as tok
 from hermes_core.retrieval.bm25 import skill_terms
 from hermes_core.retrieval.token_memo import TokenMemo
-from hermes_core.retrieval.token_store import TermsCache, load_terms, save_terms, terms_path
+from hermes_core.retrieval.token_store import RewriteTally, TermsCache, load_terms, save_terms, terms_path
 from hermes_core.types import Skill
 from tests.retrieval.conftest import damage, logged
 
@@ -136,3 +136,14 @@ def test_one_skill_dropped_is_not_worth_writing_the_file_again(tmp_path: Path) -
     restarted.load(fresh, skill_terms)
     restarted.save(fresh, skill_terms, fresh.terms(CATALOG[:-1], skill_terms))
     assert terms_path(tmp_path).stat().st_mtime_ns == written
+
+
+def test_a_rewrite_is_due_once_enough_entries_were_derived_or_dropped_since_the_file() -> None:
+    tally = RewriteTally(min_new=3)
+    tally.read(held=10, derived=100)
+    assert not tally.due(derived=102, catalog=12)       # two new skills
+    assert tally.due(derived=103, catalog=13)           # three
+    assert tally.due(derived=100, catalog=7)            # three dropped, none derived
+    assert tally.due(derived=101, catalog=9)            # one edited in place, two dropped
+    tally.wrote(held=9, derived=101)
+    assert not tally.due(derived=101, catalog=9)
