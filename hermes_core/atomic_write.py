@@ -92,6 +92,21 @@ def write_atomic(path: str | os.PathLike[str], content: Content, *, mode: int | 
         _sync_folder(p.parent)
 
 
+def make_folders(path: str | os.PathLike[str], folders: int, what: str, *,
+                 logger: logging.Logger = log) -> bool:
+    """Make at most ``folders`` missing folders above the file ``path`` (a home's ``cache/`` and
+    its sub-folder), never more: a home that is not there stays so, said at debug level only.
+    For a writer that needs the folder before :func:`write_cache` (a lock file beside the file)."""
+    made = Path(path).parents[:folders]
+    try:
+        for folder in reversed(made):
+            folder.mkdir(exist_ok=True)
+    except OSError as e:
+        logger.debug("%s: cannot make %s (%s)", what, folder, e.strerror or e)
+        return False
+    return True
+
+
 def write_cache(path: str | os.PathLike[str], content: Content, what: str, *,
                 logger: logging.Logger = log, durable: bool = True, folders: int = 0) -> bool:
     """:func:`write_atomic` for a cache: True when written; False when the disk refused (read-only,
@@ -100,12 +115,7 @@ def write_cache(path: str | os.PathLike[str], content: Content, what: str, *,
     cannot be written fails the same way for every entry. ``folders``: how many of the folders
     above the file to make when missing (a home's ``cache/`` and its sub-folder), never more: a
     home that is not there stays so, which is said at debug level only."""
-    made = Path(path).parents[:folders]
-    try:
-        for folder in reversed(made):
-            folder.mkdir(exist_ok=True)
-    except OSError as e:
-        logger.debug("%s: cannot make %s (%s)", what, folder, e.strerror or e)
+    if not make_folders(path, folders, what, logger=logger):
         return False
     try:
         write_atomic(path, content, durable=durable)

@@ -39,7 +39,7 @@ from filelock import FileLock
 from filelock import Timeout as LockTimeout
 
 from hermes_core.agent.prompt.token_count import RATIO_BOUNDS
-from hermes_core.atomic_write import read_kept, write_cache
+from hermes_core.atomic_write import make_folders, read_kept, write_cache
 
 log = logging.getLogger("hermes_core.compaction")
 
@@ -50,6 +50,7 @@ MAX_BYTES = 64_000
 #: A model name longer than this is not kept (it would crowd the file out).
 MAX_NAME = 200
 FORMAT = 1
+WHAT = "token calibration"
 #: A ratio this close to the file's (relative) is not worth a write of its own: counts move by
 #: the same share, well inside the budget's safety margin.
 TOLERANCE = 0.02
@@ -117,8 +118,9 @@ class CalibrationStore:
 
     def _write(self) -> bool:
         """Merge this store's unwritten ratios into the file as it is now, under its lock."""
+        if not make_folders(self.path, 1, WHAT, logger=log):   # for the lock; never the home
+            return False
         try:
-            self.path.parent.mkdir(exist_ok=True)   # the home's cache folder, never the home
             lock = FileLock(self.path.with_name(f".{self.path.name}.lock"), timeout=LOCK_WAIT)
             with lock:
                 table = self._read()
@@ -127,8 +129,8 @@ class CalibrationStore:
                     table[model] = ratio
                 table = dict(list(table.items())[-MAX_MODELS:])
                 data = json.dumps({"format": FORMAT, "ratios": table}, ensure_ascii=False)
-                if not write_cache(self.path, data.encode("utf-8"), "token calibration",
-                                   logger=log, durable=False):
+                if not write_cache(self.path, data.encode("utf-8"), WHAT, logger=log,
+                                   durable=False):
                     return False
         except (OSError, LockTimeout) as e:   # the home refuses, or another writer hangs on
             log.debug("token calibration %s not written: %s", self.path, e)
