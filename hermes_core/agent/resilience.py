@@ -36,6 +36,7 @@ import os
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -557,17 +558,12 @@ class CallLoop:
             # recorded before the release: a second Ctrl-C during it keeps the attempt; and
             # freed however the record ends (a Ctrl-C or a hook's error in it), or the key leaks
             try:
-                run.record_abort(step, started, raw, heard)
-            except BaseException as again:
-                _carry_attempts(again, run.attempts)
-                raise
+                with _handing_on(run.attempts):
+                    run.record_abort(step, started, raw, heard)
             finally:
                 _carry_attempts(raw, run.attempts)
-                try:
+                with _handing_on(run.attempts):
                     run.free(step)
-                except BaseException as again:
-                    _carry_attempts(again, run.attempts)
-                    raise
             raise raw
         if mid_stream:
             run.on_stream_error(step, started, e)
@@ -586,17 +582,12 @@ class CallLoop:
             # task at once (the release finishes in its thread) with the attempt handed on;
             # freed however the record ends (a hook's error in it), or the key leaks
             try:
-                run.record_abort(step, started, raw, heard)
-            except BaseException as again:
-                _carry_attempts(again, run.attempts)
-                raise
+                with _handing_on(run.attempts):
+                    run.record_abort(step, started, raw, heard)
             finally:
                 _carry_attempts(raw, run.attempts)
-                try:
+                with _handing_on(run.attempts):
                     await self._aoutcome(run.free, step)
-                except BaseException as again:
-                    _carry_attempts(again, run.attempts)
-                    raise
             raise raw
         if mid_stream:
             await self._aoutcome(run.on_stream_error, step, started, e)
@@ -780,6 +771,17 @@ def _request_id() -> str:
     ``uuid4`` reads ``os.urandom``, a system call per request (20 us here); a generator seeded from
     it once costs under 1 us."""
     return f"{_IDS.getrandbits(64):016x}"
+
+
+@contextmanager
+def _handing_on(attempts: Sequence[Attempt]) -> Iterator[None]:
+    """Whatever interrupts the block (a second Ctrl-C or cancellation, a hook's error) carries
+    the call's attempts on, as the abort it interrupted would have (:func:`_carry_attempts`)."""
+    try:
+        yield
+    except BaseException as again:
+        _carry_attempts(again, attempts)
+        raise
 
 
 def _carry_attempts(raw: BaseException, attempts: Sequence[Attempt]) -> None:
