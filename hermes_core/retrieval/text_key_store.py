@@ -125,7 +125,8 @@ class TextKeyCache:
 
     def __init__(self, cache_dir: str | os.PathLike[str] | None, min_new: int = MIN_NEW) -> None:
         self.path = None if cache_dir is None else text_keys_path(cache_dir)
-        self._tally = RewriteTally(min_new)
+        self.min_new = min_new
+        self._tally = RewriteTally()
         self._lock = threading.Lock()
 
     def load(self, skills: Sequence[Skill]) -> None:
@@ -143,7 +144,8 @@ class TextKeyCache:
         (:class:`~.token_store.RewriteTally`: other retrievers' derivations count too, which only
         errs toward writing); whether it wrote."""
         with self._lock:
-            if self.path is None or not self._tally.due(dense.text_keys_derived(), len(skills)):
+            if self.path is None or not self._tally.due(dense.text_keys_derived(), len(skills),
+                                                            self.min_new):
                 return False
             keys = dense.text_keys(skills)
             self._tally.wrote(len(skills), dense.text_keys_derived())

@@ -113,13 +113,13 @@ def derive_name(derive: Derive) -> str:
 
 class RewriteTally:
     """When a memo's file, rewritten whole, is worth writing again: once ``min_new`` entries or
-    more were derived or dropped since it was read or written. ``derived`` is the memo's running
-    count of derivations; dropped is what the file holds less the catalog's entries not derived
-    since (a count that includes other derivations only errs toward writing). Shared by the
-    terms file and :mod:`.text_key_store`, which keep two memos by the same rule."""
+    more (the cache's own, which a test may lower) were derived or dropped since it was read or
+    written. ``derived`` is the memo's running count of derivations; dropped is what the file
+    holds less the catalog's entries not derived since (a count that includes other derivations
+    only errs toward writing). Shared by the terms file and :mod:`.text_key_store`, which keep
+    two memos by the same rule."""
 
-    def __init__(self, min_new: int) -> None:
-        self.min_new = min_new
+    def __init__(self) -> None:
         self.loaded = False
         self.mark = 0   # the memo's derived count when the file was last read or written
         self.held = 0   # entries the file holds, as far as this process read or wrote it
@@ -128,9 +128,9 @@ class RewriteTally:
         """The file was read (or its entries adopted from elsewhere): ``held`` entries."""
         self.loaded, self.held, self.mark = True, held, derived
 
-    def due(self, derived: int, catalog: int) -> bool:
+    def due(self, derived: int, catalog: int, min_new: int) -> bool:
         new = derived - self.mark
-        return new + max(0, self.held - (catalog - new)) >= self.min_new
+        return new + max(0, self.held - (catalog - new)) >= min_new
 
     def wrote(self, held: int, derived: int) -> None:
         self.held, self.mark = held, derived
@@ -144,7 +144,8 @@ class TermsCache:
 
     def __init__(self, cache_dir: str | os.PathLike[str] | None, min_new: int = MIN_NEW) -> None:
         self.path = None if cache_dir is None else terms_path(cache_dir)
-        self._tally = RewriteTally(min_new)
+        self.min_new = min_new
+        self._tally = RewriteTally()
         self._lock = threading.Lock()
 
     def load(self, memo: TokenMemo, derive: Derive) -> None:
@@ -175,7 +176,7 @@ class TermsCache:
         with self._lock:
             if self.path is None:
                 return False
-            if not force and not self._tally.due(memo.derived, len(catalog)):
+            if not force and not self._tally.due(memo.derived, len(catalog), self.min_new):
                 return False
             held = {id(t) for t in catalog}
             entries = [(k, t) for k, t in memo.entries(derive) if id(t) in held]

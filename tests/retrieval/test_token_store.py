@@ -139,11 +139,11 @@ def test_one_skill_dropped_is_not_worth_writing_the_file_again(tmp_path: Path) -
 
 
 def test_a_rewrite_is_due_once_enough_entries_were_derived_or_dropped_since_the_file() -> None:
-    tally = RewriteTally(min_new=3)
+    tally = RewriteTally()
     tally.read(held=10, derived=100)
-    assert not tally.due(derived=102, catalog=12)       # two new skills
-    assert tally.due(derived=103, catalog=13)           # three
-    assert tally.due(derived=100, catalog=7)            # three dropped, none derived
-    assert tally.due(derived=101, catalog=9)            # one edited in place, two dropped
+    assert not tally.due(derived=102, catalog=12, min_new=3)   # two new skills
+    assert tally.due(derived=103, catalog=13, min_new=3)       # three
+    assert tally.due(derived=100, catalog=7, min_new=3)        # three dropped, none derived
+    assert tally.due(derived=101, catalog=9, min_new=3)        # one edited in place, two dropped
     tally.wrote(held=9, derived=101)
-    assert not tally.due(derived=101, catalog=9)
+    assert not tally.due(derived=101, catalog=9, min_new=3)
