@@ -27,7 +27,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hermes_core.agent.episodic import counts, drift, long_write, passages, reindex, retention
+from hermes_core.agent.episodic import (
+    counts,
+    drift,
+    long_write,
+    passages,
+    reindex,
+    retention,
+    upkeep,
+)
 from hermes_core.agent.episodic.migrations import (
     APPLICATION_ID,
     FTS_TABLE_SQL,
@@ -122,6 +130,9 @@ class SessionStore:
         self._unfinished = False               # upkeep the open left: writes carry it on
         self._unchecked = 0                    # writes since upkeep last looked
         self._lock = threading.RLock()
+        self._upkeep = upkeep.Upkeep(self.path, (
+            f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}", "PRAGMA secure_delete = ON",
+            "PRAGMA synchronous = NORMAL"))
         self._writes = 0                       # commits through this store (data_version misses them)
         self._df_cache: dict[str, int] = {}
         self._df_generation: tuple[int, int, int] | None = None
@@ -259,6 +270,7 @@ class SessionStore:
     # ------------------------------------------------------------------ plumbing
 
     def close(self) -> None:
+        self._upkeep.close()
         with self._lock:
             self._conn.close()
 
@@ -404,26 +416,18 @@ class SessionStore:
     def _carry_on(self) -> None:
         """One bounded step of the upkeep this store's open left (a re-index spread over opens),
         after a write. Why: a server opens its store once, and the rest waited for a reopen or
-        ``memory rebuild``. Upkeep, not the write: it never waits for the lock (another process
-        holding it means a later write goes on), and a failure is logged, the session stays.
-        With nothing left, drift made since (:mod:`.drift`) is looked for every few writes."""
+        ``memory rebuild``. Upkeep, not the write: it runs on a connection of its own
+        (:mod:`.upkeep`), so this store's reads on other threads go on meanwhile, never waits
+        for the lock, and never raises. With nothing left, drift made since (:mod:`.drift`) is
+        looked for every few writes."""
         self._unchecked += 1
         if not self._unfinished and self._unchecked < drift.CHECK_EVERY:
             return
         self._unchecked = 0
-        with self._lock:
-            try:
-                self._conn.execute("PRAGMA busy_timeout = 0")
-                try:
-                    if self.segment_id is not None and reindex.pending(self._conn, self.segment_id):
-                        self.reindexed += reindex.run(self._conn, self._segment, self.segment_id,
-                                                      reindex.WRITE_ROWS,
-                                                      batch=reindex.WRITE_ROWS, steps=1)
-                    self._unfinished = drift.upkeep(self._conn, self._segment, self.segment_id, 1)
-                finally:
-                    self._conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
-            except sqlite3.Error as e:
-                log.info("%s: upkeep after a write left for the next one (%s)", self.path, e)
+        stepped = self._upkeep.step(self._segment, self.segment_id)
+        if stepped is not None:
+            self.reindexed += stepped[0]
+            self._unfinished = stepped[1]
 
     @staticmethod
     def _upsert_one(conn: sqlite3.Connection, rec: SessionRecord, chash: str, tags: str,
