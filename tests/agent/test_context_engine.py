@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_core.agent.context_engine import ContextEngine, default_db_path, parse_timestamp
-from hermes_core.agent.episodic.store import SessionDatabaseUnusable
+from hermes_core.agent.episodic.store import SessionDatabaseUnusable, SessionStoreError
 from hermes_core.agent.episodic.summarise import (
     MAX_WORDS,
     MIN_WORDS,
@@ -1088,3 +1088,30 @@ def test_no_retention_setting_prunes_nothing(engine: ContextEngine) -> None:
                      for i in range(20)])
     engine.add("now", "recorded today")
     assert engine.stats()["sessions"] == 21 and engine.prune() == 0
+
+
+@pytest.mark.parametrize(("cell", "when"), [
+    ("2027-01-15T08:00:00Z", parse_timestamp("2027-01-15T08:00:00Z")),   # as `memory` prints it
+    ("2027-01-15", parse_timestamp("2027-01-15")),
+    ("1800000000.5", 1_800_000_000.5),
+])
+def test_get_reads_a_date_another_tool_stored_as_text(engine: ContextEngine, cell: str,
+                                                       when: float) -> None:
+    """A session whose date, relevance or message count another tool wrote as text is read, as
+    the stamps `memory search` hands out are written, not raised on."""
+    engine.add("s-text", "deployed the payment service", created_at=NOW - DAY)
+    engine.store.connection.execute(
+        "UPDATE sessions SET created_at = ?, relevance_score = 'high', message_count = 'many'"
+        " WHERE session_id = 's-text'", (cell,))
+    stored = engine.get("s-text")
+    assert stored is not None and stored.summary == "deployed the payment service"
+    assert (stored.created_at, stored.relevance_score, stored.message_count) == (when, 1.0, 0)
+
+
+def test_get_of_a_session_whose_date_is_no_date_names_the_session_and_the_way_out(
+        engine: ContextEngine) -> None:
+    engine.add("s-junk", "deployed the payment service", created_at=NOW - DAY)
+    engine.store.connection.execute(
+        "UPDATE sessions SET created_at = x'00ff' WHERE session_id = 's-junk'")
+    with pytest.raises(SessionStoreError, match=r"'s-junk'.*created_at.*forget"):
+        engine.get("s-junk")

@@ -52,10 +52,10 @@ from hermes_core.agent.episodic.records import SessionRecord as SessionRecord
 from hermes_core.agent.episodic.records import UpsertResult as UpsertResult
 from hermes_core.agent.episodic.records import UpsertStatus as UpsertStatus
 from hermes_core.agent.episodic.records import content_hash_of as content_hash_of
+from hermes_core.agent.episodic.records import count_of, number_of, scrub_record, stamp_of
 from hermes_core.agent.episodic.records import memory_id_for as memory_id_for
 from hermes_core.agent.episodic.records import normalise_tags as normalise_tags
 from hermes_core.agent.episodic.records import normalise_text as normalise_text
-from hermes_core.agent.episodic.records import scrub_record
 from hermes_core.agent.episodic.records import scrub_surrogates as scrub_surrogates
 from hermes_core.errors import (
     SessionDatabaseMissing,
@@ -75,14 +75,6 @@ DF_CACHE_SIZE = 50_000   # remembered term counts (a few MB at most)
 #: The tables FTS5 keeps an index in (``sessions_fts_<name>``): all five are read by a search.
 _FTS_SHADOWS = ("data", "idx", "content", "docsize", "config")
 TEXTS_CHUNK = 500        # rows fetched by one ``texts`` statement (bound parameters are capped)
-
-def _number(cell: object, unreadable: float) -> float:
-    """A stamp or prior cell as a number; ``unreadable`` for text or a blob another tool wrote."""
-    try:
-        return float(cell)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return unreadable
-
 
 def _keep_cells(conn: sqlite3.Connection, session_id: str, at: object, prior: object) -> None:
     """Put back a rewritten session's stamp and prior as they were (cells another tool made
@@ -529,7 +521,7 @@ class SessionStore:
         for rowid in rowids:
             r = conn.execute("SELECT session_id, summary, tags, created_at, relevance_score, source,"
                              " message_count FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
-            at, prior = _number(r[3], self._clock()), _number(r[4], 1.0)
+            at, prior = number_of(r[3], self._clock()), number_of(r[4], 1.0)
             old = SessionRecord(r[0], passages.as_text(r[1]),
                                 tuple(t for t in passages.as_text(r[2]).split(",") if t),
                                 at, prior, r[5], int(r[6]))
@@ -543,7 +535,7 @@ class SessionStore:
             if new.session_id != old.session_id:
                 held = conn.execute("SELECT created_at FROM sessions WHERE session_id = ?",
                                     (new.session_id,)).fetchone()
-                if held is not None and _number(held[0], -math.inf) >= old.created_at:
+                if held is not None and number_of(held[0], -math.inf) >= old.created_at:
                     continue   # the session was recorded again since, under its redacted id
             self._upsert_one(conn, new, new.content_hash, ",".join(new.tags),
                              self._segment(new.summary), self._segment(" ".join(new.tags)))
@@ -741,9 +733,15 @@ class SessionStore:
         if not rows:
             return None
         r = rows[0]
+        at = stamp_of(r[3])
+        if at is None:     # another tool's cell: no date to hand out, and none to invent
+            raise SessionStoreError(self.path, f"session {r[0]!r}: its date (created_at "
+                                    f"{r[3]!r:.60}) is neither a number nor an ISO 8601 date "
+                                    "(written outside hermes-core); `hermes-core memory forget` "
+                                    "it, or record it again")
         return SessionRecord(r[0], passages.as_text(r[1]),
-                             tuple(t for t in passages.as_text(r[2]).split(",") if t), float(r[3]),
-                             float(r[4]), r[5], int(r[6]))
+                             tuple(t for t in passages.as_text(r[2]).split(",") if t), at,
+                             number_of(r[4], 1.0), passages.as_text(r[5]), count_of(r[6]))
 
     def count(self) -> int:
         return int(self._read("SELECT COUNT(*) FROM sessions")[0][0])
