@@ -726,6 +726,13 @@ class SessionStore:
                        for r in rows)
         return out
 
+    def indexed(self, rowids: Sequence[int]) -> set[int]:
+        """Which of ``rowids`` have a first index row (a few, read when their sessions were not:
+        still indexed means drift; gone from both, a forget another process made meanwhile)."""
+        marks = ",".join("?" * len(rowids[:TEXTS_CHUNK]))
+        return {int(r[0]) for r in self._read(
+            f"SELECT rowid FROM sessions_fts WHERE rowid IN ({marks})", rowids[:TEXTS_CHUNK])}
+
     def get(self, session_id: str) -> SessionRecord | None:
         rows = self._read("SELECT session_id, summary, tags, created_at, relevance_score, source,"
                           " message_count FROM sessions WHERE session_id = ?",
