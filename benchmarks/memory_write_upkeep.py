@@ -8,12 +8,18 @@ Medians, each against a baseline measured in the same run:
   what the drift triggers, the note each insert clears and the every-few-writes check cost.
 * ``pending``: a write while a re-index an open left is pending (one ``WRITE_ROWS`` batch after
   it, real segmenter) against the ``write`` median of this tree, and how many writes finished it.
+* ``reads``: with ``--reads-baseline-tree DIR`` only: a recall's search on one thread while
+  another thread of the same store writes sessions that each carry a re-index batch
+  (``--reads-sessions`` indexed by another tokenizer), this tree against DIR alternated in fresh
+  processes: the read's latency while upkeep is pending (its p50 and max).
 * ``heal``: an archive of ``--sessions`` with 1 % of its sessions' index rows deleted by direct
   SQL: the open that heals it (``OPEN_STEPS`` transactions of ``CHUNK`` sessions) and its longest
   write transaction, against an open of the same archive in step.
 
     python benchmarks/memory_write_upkeep.py --json [--sessions N] [--writes W] [--rounds R]
                                                    [--baseline-tree DIR]
+    python benchmarks/memory_write_upkeep.py --json --reads-baseline-tree DIR [--rounds R]
+                                                   [--reads-sessions N]
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -67,6 +74,61 @@ def worker_writes(sessions: int, writes: int) -> list[float]:
                 store.upsert(rec)
                 out.append((time.perf_counter() - t0) * 1000)
         return out
+
+
+def worker_reads(sessions: int) -> list[float]:
+    """Milliseconds of each search made while another thread's writes carry a pending re-index
+    on (run in a fresh process; only the reads that ended before the re-index did)."""
+    rng = random.Random(5)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "r.db"
+        _build(path, sessions, segment=str.lower, segment_id="older-tokenizer-1")
+        out: list[float] = []
+        with SessionStore(path) as store:
+            done = threading.Event()
+
+            def write() -> None:
+                n = 0
+                while store.connection.execute("SELECT value FROM meta WHERE key = 'tokenizer'"
+                                               ).fetchone()[0] != store.segment_id:
+                    store.upsert(SessionRecord(f"new{n}", _summary(rng, 10**6 + n), (), AT))
+                    n += 1
+                done.set()
+
+            writer = threading.Thread(target=write)
+            writer.start()
+            while not done.is_set():
+                word = rng.choice(WORDS)
+                t0 = time.perf_counter()
+                store.search(f'"{word}"', 5)
+                took = (time.perf_counter() - t0) * 1000
+                if not done.is_set():
+                    out.append(took)
+                time.sleep(0.002)
+            writer.join()
+        return out
+
+
+def reads(sessions: int, rounds: int, baseline: Path) -> dict[str, object]:
+    here = Path(__file__).resolve().parent.parent
+    trees = {"after": here, "before": baseline}
+    p50: dict[str, list[float]] = {k: [] for k in trees}
+    worst: dict[str, list[float]] = {k: [] for k in trees}
+    for r in range(rounds):
+        for name in (list(trees) if r % 2 == 0 else list(reversed(trees))):
+            env = {**os.environ, "PYTHONPATH": str(trees[name]), "OMP_NUM_THREADS": "1"}
+            got = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker-reads",
+                                  "--reads-sessions", str(sessions)], env=env,
+                                 capture_output=True, text=True, check=True, cwd=str(trees[name]))
+            times = list(json.loads(got.stdout))
+            p50[name].append(statistics.median(times))
+            worst[name].append(max(times))
+    out: dict[str, object] = {f"{k}_p50_ms": round(statistics.median(v), 2) for k, v in p50.items()}
+    out |= {f"{k}_max_ms": round(statistics.median(v), 1) for k, v in worst.items()}
+    out["p50_ratio"] = round(statistics.median(p50["after"]) / statistics.median(p50["before"]), 3)
+    out["max_ratio"] = round(statistics.median(worst["after"]) / statistics.median(worst["before"]), 3)
+    out["rounds_p50_ms"] = {k: [round(x, 2) for x in v] for k, v in p50.items()}
+    return out
 
 
 def _run_worker(tree: Path, sessions: int, writes: int) -> list[float]:
@@ -149,8 +211,8 @@ def heal(sessions: int, rounds: int) -> dict[str, object]:
 
 def _timed_steps(holds: list[float]) -> None:
     """Each healing write transaction's length (the lock a writer would wait for) into ``holds``."""
-    from hermes_core.agent.episodic import drift
-    plain = drift._immediate
+    from hermes_core.agent.episodic import reindex  # drift's steps take it from there
+    plain = reindex.immediate
 
     @contextmanager
     def timed(conn: sqlite3.Connection) -> Iterator[None]:
@@ -159,7 +221,7 @@ def _timed_steps(holds: list[float]) -> None:
             yield
         holds.append((time.perf_counter() - t0) * 1000)
 
-    drift._immediate = timed
+    reindex.immediate = timed
 
 
 def main() -> None:
@@ -170,9 +232,20 @@ def main() -> None:
     ap.add_argument("--writes", type=positive_int, default=200)
     ap.add_argument("--rounds", type=positive_int, default=5)
     ap.add_argument("--baseline-tree", type=Path, default=None)
+    ap.add_argument("--worker-reads", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--reads-sessions", type=positive_int, default=20_000)
+    ap.add_argument("--reads-baseline-tree", type=Path, default=None)
     args = ap.parse_args()
     if args.worker:
         print(json.dumps(worker_writes(args.sessions, args.writes)))
+        return
+    if args.worker_reads:
+        print(json.dumps(worker_reads(args.reads_sessions)))
+        return
+    if args.reads_baseline_tree is not None:
+        result = {"reads_sessions": args.reads_sessions,
+                  "reads": reads(args.reads_sessions, args.rounds, args.reads_baseline_tree)}
+        print(json.dumps(result, indent=None if args.json else 2))
         return
     w = writes(args.sessions, args.writes, args.rounds, args.baseline_tree)
     result = {"sessions": args.sessions, "write": w,

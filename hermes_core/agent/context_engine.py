@@ -316,9 +316,11 @@ class ContextEngine:
 
     def _texts(self, rowids: Sequence[int]) -> dict[int, tuple[str, tuple[str, ...]]]:
         texts = self.store.texts(rowids)
-        if len(texts) < len(rowids):
-            # An index row whose session row is gone (deleted outside hermes-core): skip it
-            # and let the next hits fill its place.
+        missing = [r for r in rowids if r not in texts]
+        # A hit whose session is gone is skipped and the next hits fill its place. Gone from the
+        # index too, another process forgot it since the hits were read (a recall reading
+        # further down its ranking): nothing to repair. Still indexed: deleted outside.
+        if missing and self.store.indexed(missing):
             log.warning("%s: the full-text index lists sessions that no longer exist; run "
                         "`hermes-core memory rebuild`", self.store.path)
         return texts

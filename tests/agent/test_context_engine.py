@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_core.agent.context_engine import ContextEngine, default_db_path, parse_timestamp
-from hermes_core.agent.episodic.store import SessionDatabaseUnusable
+from hermes_core.agent.episodic.store import SessionDatabaseUnusable, SessionStoreError
 from hermes_core.agent.episodic.summarise import (
     MAX_WORDS,
     MIN_WORDS,
@@ -1088,3 +1088,65 @@ def test_no_retention_setting_prunes_nothing(engine: ContextEngine) -> None:
                      for i in range(20)])
     engine.add("now", "recorded today")
     assert engine.stats()["sessions"] == 21 and engine.prune() == 0
+
+
+@pytest.mark.parametrize(("cell", "when"), [
+    ("2027-01-15T08:00:00Z", parse_timestamp("2027-01-15T08:00:00Z")),   # as `memory` prints it
+    ("2027-01-15", parse_timestamp("2027-01-15")),
+    ("1800000000.5", 1_800_000_000.5),
+])
+def test_get_reads_a_date_another_tool_stored_as_text(engine: ContextEngine, cell: str,
+                                                       when: float) -> None:
+    """A session whose date, relevance or message count another tool wrote as text is read, as
+    the stamps `memory search` hands out are written, not raised on."""
+    engine.add("s-text", "deployed the payment service", created_at=NOW - DAY)
+    engine.store.connection.execute(
+        "UPDATE sessions SET created_at = ?, relevance_score = 'high', message_count = 'many'"
+        " WHERE session_id = 's-text'", (cell,))
+    stored = engine.get("s-text")
+    assert stored is not None and stored.summary == "deployed the payment service"
+    assert (stored.created_at, stored.relevance_score, stored.message_count) == (when, 1.0, 0)
+
+
+def test_get_of_a_session_whose_date_is_no_date_names_the_session_and_the_way_out(
+        engine: ContextEngine) -> None:
+    engine.add("s-junk", "deployed the payment service", created_at=NOW - DAY)
+    engine.store.connection.execute(
+        "UPDATE sessions SET created_at = x'00ff' WHERE session_id = 's-junk'")
+    with pytest.raises(SessionStoreError, match=r"'s-junk'.*created_at.*forget"):
+        engine.get("s-junk")
+
+
+def test_a_session_another_process_forgets_during_a_recall_is_skipped_without_a_rebuild_warning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A recall that reads further down its ranking (near duplicates took its places) after
+    another process forgot a session there skips it quietly: nothing is out of step, so the
+    warning to rebuild the index would send the user after a fault that is not there. A row
+    deleted from the sessions alone (drift) is still warned about."""
+    db = tmp_path / "sessions.db"
+    with ContextEngine(db, clock=lambda: NOW) as other, \
+            ContextEngine(db, clock=lambda: NOW) as engine:
+        engine.add("dup1", "postgres billing", created_at=NOW)
+        engine.add("dup2", "postgres billing.", created_at=NOW - 1)
+        engine.add("gone", "postgres billing replica lag alarms tuned on the primary",
+                   created_at=NOW - 2)
+        engine.add("kept", "postgres billing backups verified on the primary and both standby"
+                   " nodes after the upgrade", created_at=NOW - 3)
+        ranked_once = engine._ranked
+
+        def forget_between(*args: object, **kw: object) -> object:
+            out = ranked_once(*args, **kw)       # the snapshot of hits and first texts is over
+            other.forget("gone")                 # another process forgets one further down
+            return out
+
+        monkeypatch.setattr(engine, "_ranked", forget_between)
+        with caplog.at_level(logging.WARNING, logger="hermes_core.memory"):
+            got = [f.session_id for f in engine.retrieve("postgres billing", 2,
+                                                         distinct_only=True)]
+        assert got == ["dup1", "kept"]
+        assert "rebuild" not in caplog.text
+        monkeypatch.undo()
+        engine.store.connection.execute("DELETE FROM sessions WHERE session_id = 'kept'")
+        with caplog.at_level(logging.WARNING, logger="hermes_core.memory"):
+            engine.retrieve("postgres backups verified", 2)
+        assert "rebuild" in caplog.text

@@ -186,7 +186,7 @@ def _step(conn: sqlite3.Connection, segment: Segment) -> bool:
     kept = reindex.meta(conn, _CURSOR)
     if kept is None and _apart(conn) is None:
         return False
-    cursor = int(kept or 0)
+    cursor = reindex.read_cursor(conn, _CURSOR)
     ahead = _segmented(conn, segment, _disagreeing(conn, cursor)[0][:REPAIR_ROWS])
     with reindex.immediate(conn):
         if reindex.meta(conn, _CURSOR) != kept or (kept is None and _apart(conn) is None):

@@ -29,6 +29,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import regex
+
 from hermes_core.config import RecencyWeights
 from hermes_core.tokenize import has_cjk, tokenize
 from hermes_core.types import MemoryFragment
@@ -293,6 +295,9 @@ def tie_break(ranked: Sequence[tuple[Hit, float, float]],
 # --------------------------------------------------------------------------- rendering
 
 _WS = re.compile(r"\s+")
+_GRAPHEME = regex.compile(r"\X")
+#: How far past a cut a character may run on (a family emoji is 7 code points; Zalgo more).
+_CLUSTER_SPAN = 64
 
 
 def format_age(days: float) -> str:
@@ -311,6 +316,19 @@ def format_age(days: float) -> str:
     return "1 year ago" if years == 1 else f"{years} years ago"
 
 
+def _grapheme_end(text: str, at: int) -> int:
+    """``at`` moved back to where a character as a reader sees it begins (``regex``'s ``\\X``:
+    an emoji joined by ZWJ, a flag's two letters, a letter and its accents), so a cut never
+    splits one; ``at`` itself when that would leave nothing. Read from the start (a flag's
+    letters pair from the start of their run), so it costs the clip's length, not the text's."""
+    end = 0
+    for m in _GRAPHEME.finditer(text, 0, min(len(text), at + _CLUSTER_SPAN)):
+        if m.end() > at:
+            break
+        end = m.end()
+    return end if end > 0 else at
+
+
 def clip_text(text: str, limit: int) -> str:
     """``text`` on one line, at most ``limit`` characters with the ellipsis that marks a cut, cut
     at a space when one is near: how a summary is shown. Clipping the result again changes
@@ -318,7 +336,7 @@ def clip_text(text: str, limit: int) -> str:
     text = _WS.sub(" ", text).strip()
     if len(text) <= limit:
         return text
-    cut = text[:max(1, limit - 1)].rstrip()
+    cut = text[:_grapheme_end(text, max(1, limit - 1))].rstrip()
     space = cut.rfind(" ")
     if space > limit * 0.6:
         cut = cut[:space]

@@ -7,9 +7,11 @@ callers' vocabulary."""
 from __future__ import annotations
 
 import hashlib
+import math
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Literal
 
 MAX_TAGS = 16
@@ -57,6 +59,43 @@ def normalise_tags(tags: Iterable[str] | str) -> tuple[str, ...]:
         if len(out) >= MAX_TAGS:
             break
     return tuple(out)
+
+
+def number_of(cell: object, unreadable: float) -> float:
+    """A stamp or prior cell as a number; ``unreadable`` for text or a blob another tool wrote."""
+    try:
+        return float(cell)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return unreadable
+
+
+def count_of(cell: object) -> int:
+    """A message count cell as a count; 0 for what another tool wrote that is none."""
+    number = number_of(cell, 0.0)
+    return int(number) if math.isfinite(number) and number >= 0 else 0
+
+
+def stamp_of(cell: object) -> float | None:
+    """A stored date as epoch seconds: a number, or text another tool wrote there, a number or an
+    ISO 8601 date as ``hermes-core memory`` prints them (naive = UTC); None for anything else.
+
+    Why: a session row edited outside hermes-core keeps a text date, and a read of it must not
+    fail on what our own output would have put there."""
+    if isinstance(cell, int | float) and not isinstance(cell, bool):
+        when: float | None = float(cell)
+    elif isinstance(cell, str):
+        raw = cell.strip()
+        try:
+            when = float(raw)
+        except ValueError:
+            try:
+                dt = datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))
+                when = (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).timestamp()
+            except (ValueError, OverflowError):
+                when = None
+    else:
+        when = None
+    return when if when is not None and math.isfinite(when) else None
 
 
 def memory_id_for(session_id: str) -> str:

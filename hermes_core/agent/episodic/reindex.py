@@ -88,6 +88,19 @@ def meta(conn: sqlite3.Connection, key: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def read_cursor(conn: sqlite3.Connection, key: str) -> int:
+    """A cursor kept in ``meta`` (the last rowid done); 0 when unset or not a whole number.
+
+    Why 0 for a damaged value (a hand edit, another tool): every step re-derives the rows it
+    passes (an index row at a rowid is removed before it is written), so starting over costs
+    work and loses nothing, where raising failed every open and every write's upkeep."""
+    value = meta(conn, key)
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
+
+
 def drop_leftovers(conn: sqlite3.Connection) -> None:
     """Remove a batched re-index's state (inside an open write transaction): an explicit rebuild
     replaces it, and the last batch ends it."""
@@ -167,7 +180,7 @@ def _cut_long(conn: sqlite3.Connection, segment_id: str, max_rows: int | None,
     if (built_by is None or built_by + passages.LAYOUT != segment_id
             or meta(conn, "reindex") is not None):
         return None
-    done, cursor, chunks = 0, int(meta(conn, "cut_cursor") or 0), 0
+    done, cursor, chunks = 0, read_cursor(conn, "cut_cursor"), 0
     while True:
         seen = conn.execute("SELECT rowid, CASE WHEN length(summary) > ? THEN summary END"
                             " FROM sessions_fts WHERE rowid > ? ORDER BY rowid LIMIT ?",
@@ -222,7 +235,7 @@ def run(conn: sqlite3.Connection, segment: Callable[[str], str], segment_id: str
                         "the next open", segment_id)
             return done
         while True:
-            cursor = int(meta(conn, "reindex_cursor") or 0)
+            cursor = read_cursor(conn, "reindex_cursor")
             ahead = {r[0]: cut(r[1], r[2]) for r in conn.execute(
                 f"{_ROW} WHERE rowid > ? ORDER BY rowid LIMIT ?", (cursor, batch))}
             with immediate(conn):
@@ -247,7 +260,7 @@ def _batch(conn: sqlite3.Connection, cut: Callable[[str, str], Segmented],
     indexed and whether this re-index is over (finished here or by another, or replaced)."""
     if meta(conn, "reindex") != segment_id:
         return 0, True
-    if int(meta(conn, "reindex_cursor") or 0) != cursor:
+    if read_cursor(conn, "reindex_cursor") != cursor:
         return 0, False                            # another opener moved on: read again
     rows: list[Row] = conn.execute(f"{_ROW} WHERE rowid > ? ORDER BY rowid LIMIT ?",
                                    (cursor, batch)).fetchall()

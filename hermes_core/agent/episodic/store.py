@@ -27,7 +27,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hermes_core.agent.episodic import counts, drift, long_write, passages, reindex, retention
+from hermes_core.agent.episodic import (
+    counts,
+    drift,
+    long_write,
+    passages,
+    reindex,
+    retention,
+    upkeep,
+)
 from hermes_core.agent.episodic.migrations import (
     APPLICATION_ID,
     FTS_TABLE_SQL,
@@ -44,10 +52,10 @@ from hermes_core.agent.episodic.records import SessionRecord as SessionRecord
 from hermes_core.agent.episodic.records import UpsertResult as UpsertResult
 from hermes_core.agent.episodic.records import UpsertStatus as UpsertStatus
 from hermes_core.agent.episodic.records import content_hash_of as content_hash_of
+from hermes_core.agent.episodic.records import count_of, number_of, scrub_record, stamp_of
 from hermes_core.agent.episodic.records import memory_id_for as memory_id_for
 from hermes_core.agent.episodic.records import normalise_tags as normalise_tags
 from hermes_core.agent.episodic.records import normalise_text as normalise_text
-from hermes_core.agent.episodic.records import scrub_record
 from hermes_core.agent.episodic.records import scrub_surrogates as scrub_surrogates
 from hermes_core.errors import (
     SessionDatabaseMissing,
@@ -67,14 +75,6 @@ DF_CACHE_SIZE = 50_000   # remembered term counts (a few MB at most)
 #: The tables FTS5 keeps an index in (``sessions_fts_<name>``): all five are read by a search.
 _FTS_SHADOWS = ("data", "idx", "content", "docsize", "config")
 TEXTS_CHUNK = 500        # rows fetched by one ``texts`` statement (bound parameters are capped)
-
-def _number(cell: object, unreadable: float) -> float:
-    """A stamp or prior cell as a number; ``unreadable`` for text or a blob another tool wrote."""
-    try:
-        return float(cell)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return unreadable
-
 
 def _keep_cells(conn: sqlite3.Connection, session_id: str, at: object, prior: object) -> None:
     """Put back a rewritten session's stamp and prior as they were (cells another tool made
@@ -122,6 +122,9 @@ class SessionStore:
         self._unfinished = False               # upkeep the open left: writes carry it on
         self._unchecked = 0                    # writes since upkeep last looked
         self._lock = threading.RLock()
+        self._upkeep = upkeep.Upkeep(self.path, (
+            f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}", "PRAGMA secure_delete = ON",
+            "PRAGMA synchronous = NORMAL"))
         self._writes = 0                       # commits through this store (data_version misses them)
         self._df_cache: dict[str, int] = {}
         self._df_generation: tuple[int, int, int] | None = None
@@ -259,6 +262,7 @@ class SessionStore:
     # ------------------------------------------------------------------ plumbing
 
     def close(self) -> None:
+        self._upkeep.close()
         with self._lock:
             self._conn.close()
 
@@ -404,26 +408,18 @@ class SessionStore:
     def _carry_on(self) -> None:
         """One bounded step of the upkeep this store's open left (a re-index spread over opens),
         after a write. Why: a server opens its store once, and the rest waited for a reopen or
-        ``memory rebuild``. Upkeep, not the write: it never waits for the lock (another process
-        holding it means a later write goes on), and a failure is logged, the session stays.
-        With nothing left, drift made since (:mod:`.drift`) is looked for every few writes."""
+        ``memory rebuild``. Upkeep, not the write: it runs on a connection of its own
+        (:mod:`.upkeep`), so this store's reads on other threads go on meanwhile, never waits
+        for the lock, and never raises. With nothing left, drift made since (:mod:`.drift`) is
+        looked for every few writes."""
         self._unchecked += 1
         if not self._unfinished and self._unchecked < drift.CHECK_EVERY:
             return
         self._unchecked = 0
-        with self._lock:
-            try:
-                self._conn.execute("PRAGMA busy_timeout = 0")
-                try:
-                    if self.segment_id is not None and reindex.pending(self._conn, self.segment_id):
-                        self.reindexed += reindex.run(self._conn, self._segment, self.segment_id,
-                                                      reindex.WRITE_ROWS,
-                                                      batch=reindex.WRITE_ROWS, steps=1)
-                    self._unfinished = drift.upkeep(self._conn, self._segment, self.segment_id, 1)
-                finally:
-                    self._conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
-            except sqlite3.Error as e:
-                log.info("%s: upkeep after a write left for the next one (%s)", self.path, e)
+        stepped = self._upkeep.step(self._segment, self.segment_id)
+        if stepped is not None:
+            self.reindexed += stepped[0]
+            self._unfinished = stepped[1]
 
     @staticmethod
     def _upsert_one(conn: sqlite3.Connection, rec: SessionRecord, chash: str, tags: str,
@@ -525,7 +521,7 @@ class SessionStore:
         for rowid in rowids:
             r = conn.execute("SELECT session_id, summary, tags, created_at, relevance_score, source,"
                              " message_count FROM sessions WHERE rowid = ?", (rowid,)).fetchone()
-            at, prior = _number(r[3], self._clock()), _number(r[4], 1.0)
+            at, prior = number_of(r[3], self._clock()), number_of(r[4], 1.0)
             old = SessionRecord(r[0], passages.as_text(r[1]),
                                 tuple(t for t in passages.as_text(r[2]).split(",") if t),
                                 at, prior, r[5], int(r[6]))
@@ -539,7 +535,7 @@ class SessionStore:
             if new.session_id != old.session_id:
                 held = conn.execute("SELECT created_at FROM sessions WHERE session_id = ?",
                                     (new.session_id,)).fetchone()
-                if held is not None and _number(held[0], -math.inf) >= old.created_at:
+                if held is not None and number_of(held[0], -math.inf) >= old.created_at:
                     continue   # the session was recorded again since, under its redacted id
             self._upsert_one(conn, new, new.content_hash, ",".join(new.tags),
                              self._segment(new.summary), self._segment(" ".join(new.tags)))
@@ -730,6 +726,13 @@ class SessionStore:
                        for r in rows)
         return out
 
+    def indexed(self, rowids: Sequence[int]) -> set[int]:
+        """Which of ``rowids`` have a first index row (a few, read when their sessions were not:
+        still indexed means drift; gone from both, a forget another process made meanwhile)."""
+        marks = ",".join("?" * len(rowids[:TEXTS_CHUNK]))
+        return {int(r[0]) for r in self._read(
+            f"SELECT rowid FROM sessions_fts WHERE rowid IN ({marks})", rowids[:TEXTS_CHUNK])}
+
     def get(self, session_id: str) -> SessionRecord | None:
         rows = self._read("SELECT session_id, summary, tags, created_at, relevance_score, source,"
                           " message_count FROM sessions WHERE session_id = ?",
@@ -737,9 +740,15 @@ class SessionStore:
         if not rows:
             return None
         r = rows[0]
+        at = stamp_of(r[3])
+        if at is None:     # another tool's cell: no date to hand out, and none to invent
+            raise SessionStoreError(self.path, f"session {r[0]!r}: its date (created_at "
+                                    f"{r[3]!r:.60}) is neither a number nor an ISO 8601 date "
+                                    "(written outside hermes-core); `hermes-core memory forget` "
+                                    "it, or record it again")
         return SessionRecord(r[0], passages.as_text(r[1]),
-                             tuple(t for t in passages.as_text(r[2]).split(",") if t), float(r[3]),
-                             float(r[4]), r[5], int(r[6]))
+                             tuple(t for t in passages.as_text(r[2]).split(",") if t), at,
+                             number_of(r[4], 1.0), passages.as_text(r[5]), count_of(r[6]))
 
     def count(self) -> int:
         return int(self._read("SELECT COUNT(*) FROM sessions")[0][0])

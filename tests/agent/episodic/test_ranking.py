@@ -342,3 +342,17 @@ def test_a_prefix_term_is_matched_with_the_star_outside_its_quotes() -> None:
     assert match_term("postgres*") == '"postgres"*'
     assert match_term("postgres") == '"postgres"'
     assert plan_match({"vacuum": 3, "postgres*": 2}).expression == '"postgres"* OR "vacuum"'
+
+
+@pytest.mark.parametrize("unit", ["👨\u200d👩\u200d👧\u200d👦", "🇨🇳", "e\u0301", "👍🏽"])
+@pytest.mark.parametrize("limit", [13, 24, 600])
+def test_a_clip_never_cuts_an_emoji_or_an_accent_in_half(unit: str, limit: int) -> None:
+    """A summary of emoji (a family joined by ZWJ, a flag of two letters, a skin tone) or of
+    letters with combining accents is clipped between characters as a reader sees them: a cut
+    inside one left a man and a woman for a family, a lone letter for a flag, or glued the
+    ellipsis into the sequence."""
+    text = "release " + unit * 400
+    shown = clip_text(text, limit)
+    assert shown.endswith("…") and len(shown) <= limit
+    kept = shown[:-1].removeprefix("release").strip()
+    assert kept == unit * (len(kept) // len(unit))

@@ -395,6 +395,14 @@ def _serve(path: str, kill_at: int | None, acked: str | None = None) -> list[boo
 
     store._carry_on = traced_carry_on  # type: ignore[method-assign]
     store.connection.set_trace_callback(on_statement)
+    upkeep_connection = store._upkeep._connection
+
+    def traced_connection() -> sqlite3.Connection:   # upkeep writes on a connection of its own
+        conn = upkeep_connection()
+        conn.set_trace_callback(on_statement)
+        return conn
+
+    store._upkeep._connection = traced_connection  # type: ignore[method-assign]
     for i in range(30):
         store.upsert(SessionRecord(f"w{i}", f"session w{900 + i} by the server", (), AT))
         if acked is not None:
@@ -438,3 +446,104 @@ def test_a_server_killed_in_the_batch_after_a_write_loses_no_session_and_the_re_
                 break
     _indexed_once(path, {f"s{i}" for i in range(60)} | stored,
                   {sid: f"w{900 + int(sid[1:])}" for sid in stored})
+
+
+def test_a_read_is_served_while_a_write_s_upkeep_batch_is_segmenting(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server's recall thread does not wait behind another thread's write upkeep: while the
+    batch after a write is held inside its segmenter, a search and a get on the same store
+    answer, and the upkeep then finishes."""
+    path = tmp_path / "sessions.db"
+    _archive(path, 60)
+    monkeypatch.setattr(reindex, "BATCH_ROWS", 10)
+    monkeypatch.setattr(reindex, "OPEN_ROWS", 10)
+    monkeypatch.setattr(reindex, "WRITE_ROWS", 10, raising=False)
+    in_upkeep, release, served = threading.Event(), threading.Event(), threading.Event()
+
+    def segment(text: str) -> str:
+        if "about deploys" in text and not in_upkeep.is_set():   # an archive row: upkeep
+            in_upkeep.set()
+            release.wait(60)
+        return _new(text)
+
+    with SessionStore(path, segment=_new, segment_id=NEW) as store:
+        before = store.reindexed
+        store._segment = segment      # type: ignore[method-assign]
+        writer = threading.Thread(target=store.upsert,
+                                  args=(SessionRecord("w0", "session w900 by a writer", (), AT),))
+        writer.start()
+        assert in_upkeep.wait(60)
+        found: list[object] = []
+
+        def recall() -> None:
+            found.append([h.session_id for h in store.search('"w5"', 5)])
+            found.append(store.get("w0"))
+            served.set()
+
+        reader = threading.Thread(target=recall)
+        reader.start()
+        answered = served.wait(20)     # generous: fails only when the read waits for upkeep
+        release.set()
+        writer.join(60)
+        reader.join(60)
+        assert answered, "a read waited for a write's upkeep batch"
+        assert found[0] == ["s5"] and found[1] is not None
+        assert store.reindexed > before
+
+
+def test_a_write_whose_upkeep_fails_with_no_sqlite_error_returns_its_result_and_says_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Upkeep is not the write: a segmenter that fails in the batch after a write (out of
+    memory, an OSError from a vanished dictionary folder) leaves the write's result returned and
+    the session stored, and the failure is logged once for the store, without the text."""
+    path = tmp_path / "sessions.db"
+    _archive(path, 60)
+    monkeypatch.setattr(reindex, "BATCH_ROWS", 10)
+    monkeypatch.setattr(reindex, "OPEN_ROWS", 10)
+    monkeypatch.setattr(reindex, "WRITE_ROWS", 10, raising=False)
+    secret = "sk-" + "Q" * 40
+    failures = iter([MemoryError(), OSError(2, f"no such file: /gone/{secret}"),
+                     ValueError(secret)] * 3)
+
+    def segment(text: str) -> str:
+        if "about deploys" in text:
+            raise next(failures)
+        return _new(text)
+
+    caplog.set_level("DEBUG", logger="hermes_core.memory")
+    with SessionStore(path, segment=_new, segment_id=NEW) as store:
+        store._segment = segment      # type: ignore[method-assign]
+        results = [store.upsert(SessionRecord(f"w{i}", f"session w{900 + i} kept", (), AT))
+                   for i in range(3)]
+        assert [r.status for r in results] == ["inserted"] * 3
+        assert all(store.get(f"w{i}") is not None for i in range(3))
+    said = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(said) == 1 and "upkeep after a write failed" in said[0].getMessage()
+    assert "FileNotFoundError" in caplog.text and "ValueError" in caplog.text   # then: debug
+    assert secret not in caplog.text
+
+
+def test_a_damaged_cursor_another_tool_wrote_neither_fails_a_write_nor_an_open(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A re-index cursor that is no number (edited by hand) is upkeep's problem: the write's
+    result is returned, an open still opens, and the re-index starts its batches over."""
+    path = tmp_path / "sessions.db"
+    _archive(path, 60)
+    monkeypatch.setattr(reindex, "BATCH_ROWS", 10)
+    monkeypatch.setattr(reindex, "OPEN_ROWS", 10)
+    monkeypatch.setattr(reindex, "WRITE_ROWS", 10, raising=False)
+    SessionStore(path, segment=_new, segment_id=NEW).close()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE meta SET value = 'ten' WHERE key = 'reindex_cursor'")
+    conn.commit()
+    conn.close()
+    with SessionStore(path, segment=_new, segment_id=NEW) as store:
+        for i in range(12):
+            assert store.upsert(SessionRecord(f"w{i}", f"session w{900 + i}", (), AT)).status \
+                == "inserted"
+    while True:
+        with SessionStore(path, segment=_new, segment_id=NEW) as store:
+            if store.reindexed == 0:
+                break
+    _indexed_once(path, {f"s{i}" for i in range(60)} | {f"w{i}" for i in range(12)},
+                  {f"w{i}": f"w{900 + i}" for i in range(12)})
