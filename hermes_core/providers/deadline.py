@@ -29,7 +29,7 @@ import functools
 import re
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,22 +190,26 @@ class _Watch:
         self._opening = self.sse
         self._head = b""
 
-    def feed(self, chunk: bytes) -> Iterable[bytes]:
-        """Check the response's budgets at ``chunk``; returns what to pass on for it: the chunk,
-        or its inflated pieces when the watch decodes (lazily: a small chunk may inflate a
-        thousandfold, and is read in bounded pieces as the HTTP client reads it; the budgets are
-        checked once they are through). An event stream's start is passed on without a UTF-8
-        byte order mark, which SSE strips and neither SDK's decoder does (its first field was
-        read as ``\\ufeffdata`` and dropped: OpenAI's first chunk lost in silence, Anthropic's
-        ``message_start``, so the answer failed over); nothing while the first bytes might still
-        be a mark's (``EF BB`` sent alone)."""
+    def feed(self, chunk: bytes) -> bytes:
+        """Check the response's budgets at ``chunk`` (a body the watch does not decode); returns
+        the chunk to pass on: an event stream's start without a UTF-8 byte order mark, which SSE
+        strips and neither SDK's decoder does (its first field was read as ``\\ufeffdata`` and
+        dropped: OpenAI's first chunk lost in silence, Anthropic's ``message_start``, so the
+        answer failed over); empty while the first bytes might still be a mark's (``EF BB``
+        sent alone)."""
         self.received += len(chunk)
-        if self._inflate is not None:
-            return self._inflated(chunk, self._inflate)
         if self._opening:
             chunk = self._open(chunk)
         self._check(self.sse and self._lines_have_content(chunk))
-        return (chunk,) if chunk or not self._opening else ()
+        return chunk
+
+    def inflate(self, chunk: bytes) -> Iterator[bytes]:
+        """:meth:`feed` for a body the watch decodes: ``chunk``'s inflated pieces, lazily (a small
+        chunk may inflate a thousandfold; it is read in bounded pieces, as the HTTP client reads
+        it), the budgets checked once they are through."""
+        assert self._inflate is not None
+        self.received += len(chunk)
+        return self._inflated(chunk, self._inflate)
 
     def end(self) -> tuple[bytes, ...]:
         """What is left to pass on once the body has ended: first bytes held as a mark's start
@@ -365,9 +369,14 @@ class _Guard(httpx2.SyncByteStream):
         self._watch = watch
 
     def __iter__(self) -> Iterator[bytes]:
+        watch = self._watch
         try:
-            for chunk in self._inner:
-                yield from self._watch.feed(chunk)
+            if watch.decodes:
+                for chunk in self._inner:
+                    yield from watch.inflate(chunk)
+            else:
+                for chunk in self._inner:
+                    yield watch.feed(chunk)
         except httpx2.ReadTimeout as e:
             raise self._watch.silence(e) from e
         yield from self._watch.end()
@@ -404,7 +413,9 @@ class _AsyncGuard(httpx2.AsyncByteStream):
                 self._ended = True
                 self._pending = iter(self._watch.end())
                 continue
-            self._pending = iter(self._watch.feed(chunk))
+            if not self._watch.decodes:
+                return self._watch.feed(chunk)
+            self._pending = self._watch.inflate(chunk)
         return piece
 
     async def aclose(self) -> None:

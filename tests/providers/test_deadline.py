@@ -564,7 +564,7 @@ def test_the_watch_holds_little_of_a_small_gzip_chunk_that_inflates_huge(body: s
     watch = _Watch(Budget(100.0, 2.0, lambda: 0.0), 0.0, sse=True, encoding="gzip")
     tracemalloc.start()
     try:
-        for _ in watch.feed(chunk):   # passed on piece by piece, as the client reads them
+        for _ in watch.inflate(chunk):   # passed on piece by piece, as the client reads them
             pass
         _, peak = tracemalloc.get_traced_memory()
         held = tracemalloc.get_traced_memory()[0]
@@ -583,13 +583,13 @@ def test_a_raw_deflate_stream_is_watched_as_the_http_client_reads_it() -> None:
     now = [0.0]
     watch = _Watch(Budget(100.0, 2.0, lambda: now[0]), 0.0, sse=True, encoding="deflate")
     now[0] = 1.5
-    list(watch.feed(raw.compress(b'data: {"choices": []}\n\n') + raw.flush(zlib.Z_SYNC_FLUSH)))
+    list(watch.inflate(raw.compress(b'data: {"choices": []}\n\n') + raw.flush(zlib.Z_SYNC_FLUSH)))
     now[0] = 3.0
-    list(watch.feed(raw.compress(b'event: ping\ndata: {"type": "ping"}\n\n')
+    list(watch.inflate(raw.compress(b'event: ping\ndata: {"type": "ping"}\n\n')
                     + raw.flush(zlib.Z_SYNC_FLUSH)))
     now[0] = 3.6
     with pytest.raises(httpx.ReadTimeout, match="no content for 2s"):
-        list(watch.feed(raw.compress(b": ping\n\n") + raw.flush(zlib.Z_SYNC_FLUSH)))
+        list(watch.inflate(raw.compress(b": ping\n\n") + raw.flush(zlib.Z_SYNC_FLUSH)))
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate"])
