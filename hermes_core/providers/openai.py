@@ -66,7 +66,7 @@ def _client_class(is_async: bool) -> Any:
     does. The SDK's dispatched a block of only ``event:``, ``id:`` or ``retry:`` fields (a
     proxy's named keep-alive, a reconnection hint) as an event with empty data, which it then
     parsed as a chunk: the whole answer failed as a malformed event. The decoder is chosen
-    through ``_make_sse_decoder``, the seam the SDKs' own clients (Bedrock's) override."""
+    through ``_make_sse_decoder``, the seam Anthropic's own Bedrock client overrides."""
     from openai import AsyncOpenAI, OpenAI
     from openai._streaming import ServerSentEvent, SSEDecoder
 
