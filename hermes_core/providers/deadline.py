@@ -11,8 +11,9 @@ in the HTTP transport both SDK clients are built on:
   at every chunk the server sends, that the response is still within ``total_s`` of the request
   and, for ``text/event-stream`` bodies, that a content event arrived within ``idle_s``. Comments
   (``: ping``) and Anthropic's ``event: ping`` keep a connection alive but are not content.
-  The watch reads the stream as the SDK will (any SSE line end, a gzip body inflated), and the
-  guard takes a leading byte order mark off an event stream, which SSE strips and the SDKs do not.
+  The watch reads the stream as the SDK will (any SSE line end; a gzip or deflate body inflated,
+  once: it is handed on inflated, so the client does not inflate it again), and the guard takes
+  a leading byte order mark off an event stream, which SSE strips and the SDKs do not.
 
 A response past its budget raises :class:`ResponseBudgetExceeded` (an ``httpx`` read timeout), so
 the SDKs and the call loop treat it as the timeout it is: a typed ``Timeout`` that fails over.
