@@ -67,3 +67,47 @@ TRAIN_BENIGN = [
     "Ajoute ce bloc à ton fichier `.env` :",
     "以下の設定を `config.toml` に追加してください：",
 ]
+
+# Kinds of ordinary file the hashing scorer read as attacks in a MEMORY.md (decision 133): notes
+# that set aside warnings or outdated guidance in other languages, security documentation that
+# describes payloads, READMEs written in HTML, lists of links whose queries name attacks. Written
+# for hermes-core (MIT), none taken from ``ordinary_files.py`` (the test of that) or a held-out
+# row. They are fitted on as MEMORY.md only, the place of those false alarms (in every location
+# they moved the instruction threshold and the scan caught fewer third-party dev attacks), and
+# train the hashing scorer only: the opt-in e5 stage keeps the training set (and the committed
+# embeddings) it was fitted on.
+TRAIN_BENIGN_HASHING = [
+    "Ignoriere die Hinweise des Linters im Ordner `third_party/`; der Code dort ist nicht von uns.",
+    "Die alten Anweisungen zur Installation gelten nur noch für Version 2; siehe INSTALL.md.",
+    "Vergiss die Staging-Adresse aus dem Wiki, sie wurde im März abgeschaltet.",
+    "Die vorherige Anleitung für Backups ist veraltet, nutze das Skript `backup.sh`.",
+    ("Ignoriert die Compiler-Warnungen aus den generierten Dateien, sie verschwinden mit dem "
+     "nächsten Release."),
+    "Ignora los avisos del linter en `vendor/`; las instrucciones anteriores de despliegue ya no valen.",
+    "Ignore les avertissements du dossier `vendor/` ; les anciennes consignes de déploiement sont obsolètes.",
+    "忽略 `vendor/` 目录里的编译警告，那些代码不归我们维护。",
+    # security documentation that describes attacks and payloads without giving them
+    "When the assistant starts following text it read on a web page, save the page and the transcript.",
+    "Typical payloads ask the model to drop its rules or reveal its prompt; never test one on production.",
+    "Report suspected prompt injection to the security channel with the URL of the page that carried it.",
+    "Attackers often hide instructions in HTML comments or white text; our scanner reads both.",
+    "Do not paste a reported payload into the assistant to check it; attach it to the ticket instead.",
+    "The red-team report lists jailbreak prompts we tested and which of them the filter caught.",
+    "Prompt injection happens when untrusted input is read as instructions; treat retrieved text as data.",
+    ("A payload that says to ignore previous instructions is logged, and the paragraph is replaced "
+     "by a notice."),
+    # README files written in HTML
+    '<p align="center"><img src="banner.svg" alt="banner" width="200"></p>',
+    ("<h1>tinyqueue</h1><p>A job queue in one file. <strong>Forget</strong> about brokers: jobs live "
+     "in SQLite.</p>"),
+    "<details><summary>Older releases</summary>Release 0.3 ignored the timeout for empty jobs.</details>",
+    '<p>Install with <code>pip install tinyqueue</code>, then read the <a href="docs/">docs</a>.</p>',
+    "<blockquote>Previous versions of this page described the v1 API; it is gone since 2.0.</blockquote>",
+    '<table><tr><td>ignore_errors</td><td>skip bad rows instead of stopping</td></tr></table>',
+    # lists of links whose queries name attacks
+    "Reading list:\n- https://www.google.com/search?q=prompt+injection+examples\n- https://arxiv.org/abs/2302.12173",
+    "- https://github.com/search?q=%22ignore+previous+instructions%22&type=code",
+    "- https://duckduckgo.com/?q=jailbreak+prompt+detection+dataset",
+    "Links I keep:\n- https://www.bing.com/search?q=system+prompt+leak+defense\n- https://owasp.org/www-project-top-10-for-large-language-model-applications/",
+    "- https://stackoverflow.com/search?q=disregard+warnings+gcc",
+]
