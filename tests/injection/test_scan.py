@@ -776,10 +776,18 @@ def test_the_rules_pass_ordinary_files_whole_wherever_they_sit(
     assert _ordinary_blocked(name, load_script, rules) == {}
 
 
-@pytest.mark.parametrize("name", ["HERMES.md", "SKILL.md", "MEMORY.md"])
-def test_ordinary_files_pass_whole_with_the_learned_scorer_too(
-        name: str, load_script: Callable[..., ModuleType]) -> None:
-    # as MEMORY.md the scorer blocked a paragraph of four (a German note on ignoring vendor
-    # warnings, a runbook describing payloads, an HTML README, a list of search links) until it
-    # was refit with benign memories of those kinds (train_benign.TRAIN_BENIGN_HASHING)
+@pytest.mark.parametrize("name", ["HERMES.md", "SKILL.md"])
+def test_ordinary_files_pass_whole_as_instructions(name: str, load_script: Callable[..., ModuleType]) -> None:
     assert _ordinary_blocked(name, load_script) == {}
+
+
+# Left (decision 129): read as data, the learned scorer blocks a paragraph of four of these files
+# (a German note on ignoring vendor warnings, a runbook quoting payloads, an HTML README, a list of
+# search links). Pinned so that a refit that clears them, or a new one, shows here.
+SCORER_FALSE_ALARMS_IN_MEMORY = {"de-notes": ["learned"], "en-security-runbook": ["learned"],
+                                 "en-readme-html": ["learned"], "url-list": ["learned"]}
+
+
+def test_as_memory_only_the_learned_scorer_blocks_ordinary_files_and_only_these(
+        load_script: Callable[..., ModuleType]) -> None:
+    assert _ordinary_blocked("MEMORY.md", load_script) == SCORER_FALSE_ALARMS_IN_MEMORY

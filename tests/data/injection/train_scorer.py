@@ -51,7 +51,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
 from build_corpus import WRAP  # noqa: E402
-from train_benign import TRAIN_BENIGN, TRAIN_BENIGN_HASHING  # noqa: E402
+from train_benign import TRAIN_BENIGN  # noqa: E402
 
 from hermes_core.injection.learned import (  # noqa: E402
     LearnedScorer,
@@ -114,7 +114,7 @@ def training_rows(semantic: bool = False) -> list[dict[str, str]]:
     """The dev rows of both corpora, then the texts of ``train_benign.py`` in every location
     (``kind`` "train-only": fitted on, not measured); for the e5 stage (``semantic``), then the
     personas of ``third_party_personas.jsonl`` (``kind`` "persona"), which only that stage
-    is fitted on; for the hashing scorer, then ``TRAIN_BENIGN_HASHING`` as MEMORY.md only."""
+    is fitted on."""
     own = [r for r in load(OWN) if r["split"] == "dev"]
     third = load(THIRD) + (load(PERSONAS) if semantic else [])
     if any(r["split"] != "dev" for r in third):
@@ -124,24 +124,18 @@ def training_rows(semantic: bool = False) -> list[dict[str, str]]:
               "text": WRAP[loc].format(text=text)}
              for i, text in enumerate(TRAIN_BENIGN) for loc in WRAP]
     personas = [r for r in third if r["kind"] == "persona"]
-    memory = [] if semantic else [
-        {"id": f"train-benign-mem-{i}:memory", "group": f"train-benign-mem-{i}", "split": "dev",
-         "label": "benign", "location": "memory", "kind": "train-only",
-         "text": WRAP["memory"].format(text=text)} for i, text in enumerate(TRAIN_BENIGN_HASHING)]
-    return own + [r for r in third if r["kind"] != "persona"] + extra + personas + memory
+    return own + [r for r in third if r["kind"] != "persona"] + extra + personas
 
 
 def inputs_sha256(semantic: bool = False) -> str:
     """The training texts' digest: both corpus files as bytes, then the train-only texts (and
-    for the e5 stage, then its personas file; for the hashing scorer, then its own texts)."""
+    for the e5 stage, then its personas file)."""
     h = hashlib.sha256()
     for path in (OWN, THIRD):
         h.update(path.read_bytes())
     h.update(json.dumps(TRAIN_BENIGN, ensure_ascii=False).encode("utf-8"))
     if semantic:
         h.update(PERSONAS.read_bytes())
-    else:
-        h.update(json.dumps(TRAIN_BENIGN_HASHING, ensure_ascii=False).encode("utf-8"))
     return h.hexdigest()
 
 
