@@ -153,6 +153,17 @@ def cjk_words(run: str) -> tuple[str, ...]:
     return tuple(t for t in jb.cut(run) if t.strip())
 
 
+def cjk_tagged(run: str) -> tuple[tuple[str, str], ...]:
+    """jieba's words of ``run`` with their part-of-speech tags (``jieba.posseg``: "v" a verb, "n"
+    a noun, "p" a preposition ...); empty without jieba."""
+    jb = _load_jieba()
+    if jb is None:
+        return ()
+    import jieba.posseg
+
+    return tuple((w.word, w.flag) for w in jieba.posseg.cut(run) if w.word.strip())
+
+
 def split_identifier(word: str) -> list[str]:
     """``queryViolation`` -> [query, violation]; ``HTTPServer2`` -> [http, server, 2];
     ``naïveBayes`` -> [naïve, bayes]. Lower-cased, accents kept (text for a reader or an embedder)."""

@@ -78,6 +78,7 @@ from hermes_core.injection.patterns import (
 from hermes_core.injection.quotes import CODE_SPAN, QUOTE_LINE, QUOTING_SPAN, strip_quotes
 from hermes_core.injection.scripts import match_scripts
 from hermes_core.injection.verdicts import ModelRef, learned_scores, shipped_model
+from hermes_core.injection.zh_grammar import negation_holds
 
 # Opt-in: the learned scorer's e5 stage (hermes_core/injection/semantic.py), on top of "learned".
 # Not a default: on the source-disjoint final texts it blocked 9.5% of role prompts (decision 50).
@@ -283,7 +284,7 @@ def _negated(text: str, m: re.Match[str]) -> bool:
     # Only a negation on the match's own line counts: a bare CR, form feed or U+2028 starts a
     # new line for the model just as "\n" does.
     before = (before + "x").splitlines()[-1][:-1]
-    return bool(NEGATED_BEFORE.search(before) or NEGATED_BEFORE_ZH.search(before))
+    return bool(NEGATED_BEFORE.search(before)) or negation_holds(NEGATED_BEFORE_ZH.search(before))
 
 
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
@@ -317,7 +318,7 @@ def _match_views(views: Iterable[str], wanted: set[str]) -> tuple[str, str, str]
 _COMPACT_NEGATION = re.compile(r"(?:never|not|nt|no|nunca|jamás|jamas|ne|jamais|nicht|nie|niemals|"
                                r"不要|别|別|勿|禁止|切勿|请勿|請勿|绝不|絕不|决不|從不|从不)(?:ever)?$|"
                                # "不要通过聊天发送密钥": a manner or place between (as NEGATED_BEFORE_ZH)
-                               r"(?:不要|别|別|勿|禁止|切勿|请勿|請勿)" + zh_manner(r"\w") + "$")
+                               r"(?:不要|别|別|勿|禁止|切勿|请勿|請勿)(?P<manner>" + zh_manner(r"\w") + ")$")
 
 
 # one alternation per category: a letters-only view is searched three times, not eighteen
@@ -329,8 +330,8 @@ def _match_compact(text: str, wanted: set[str]) -> tuple[str, str, str] | None:
     for category, pattern in _COMPACT_ONE.items():
         if category in wanted:
             for m in pattern.finditer(text):
-                if category in NEGATABLE and _COMPACT_NEGATION.search(text[max(0, m.start() - 16):
-                                                                         m.start()]):
+                before = text[max(0, m.start() - 16):m.start()]
+                if category in NEGATABLE and negation_holds(_COMPACT_NEGATION.search(before)):
                     continue
                 return category, "compact", m.group()[:80]
     return None
