@@ -7,6 +7,7 @@ Ctrl-C cancels the reply in progress, not the REPL; Ctrl-D or ``/exit`` ends the
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import logging
 import math
@@ -95,8 +96,10 @@ class Repl:
                 reconfigure(errors="surrogateescape")
             except (ValueError, OSError):  # pragma: no cover - already reading, or not a text file
                 pass
-        for line in self._raw_lines():
-            yield clean_text(line)
+        encoding = getattr(self.stdin, "encoding", None) or "utf-8"
+        for n, line in enumerate(self._raw_lines()):
+            line = _as_utf8(line, encoding)
+            yield clean_text(line[1:] if n == 0 and line.startswith("\ufeff") else line)
 
     def _raw_lines(self) -> Iterator[str]:
         if not self.interactive:
@@ -368,6 +371,28 @@ class Repl:
                 self.say("\n[recorded without the model's summary]")
         except HermesError as e:
             self.error(e)
+
+
+def _as_utf8(line: str, encoding: str) -> str:
+    """``line`` as the UTF-8 it was sent in, when the stream's declared encoding could not read it.
+
+    A stream declared ASCII (``PYTHONIOENCODING=ascii``, a C locale Python did not coerce) still
+    gets UTF-8 from the terminal or the file, and every byte of a Chinese message came out as a
+    surrogate, then U+FFFD: the message was lost. The surrogate-escaped bytes are put back and
+    read as UTF-8; bytes that are not UTF-8 still end as U+FFFD (``clean_text`` is unchanged)."""
+    if line.isascii() or _codec(encoding) not in ("ascii", "utf-8"):   # Latin-1 reads its bytes
+        return line
+    try:
+        return line.encode(encoding, "surrogateescape").decode("utf-8", "replace")
+    except UnicodeError:   # a character that stream could never have decoded
+        return line
+
+
+def _codec(encoding: str) -> str:
+    try:
+        return codecs.lookup(encoding).name
+    except LookupError:
+        return encoding
 
 
 def _eight_bit_input(readline: Any) -> None:
