@@ -21,7 +21,7 @@ from typing import Any
 
 from hermes_core.agent.context_engine import ContextEngine, default_db_path, parse_timestamp
 from hermes_core.agent.episodic.ranking import FUTURE_SLACK_DAYS, SECONDS_PER_DAY
-from hermes_core.cli.argtypes import CLIP_AT, positive_int, print_mapping, shorten, terminal_safe
+from hermes_core.cli.argtypes import CLIP_AT, json_text, positive_int, print_mapping, shorten, terminal_safe
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
 from hermes_core.redact import redact
@@ -138,8 +138,7 @@ def _search(args: argparse.Namespace) -> int:
         n = args.max_results or engine.settings.max_results or 5
         fragments = engine.retrieve(args.query, n, args.exclude_session)
     if args.json:  # redacted: a database from before keys were scrubbed at record time
-        print(redact(json.dumps([{**asdict(f), "tags": list(f.tags)} for f in fragments],
-                                ensure_ascii=False)))
+        print(redact(json_text([{**asdict(f), "tags": list(f.tags)} for f in fragments])))
         return 0
     if not fragments:
         print("no matching sessions")

@@ -25,7 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from hermes_core.cli.argtypes import model_name, shorten, terminal_safe
+from hermes_core.cli.argtypes import json_text, model_name, shorten, terminal_safe
 from hermes_core.config import ProviderSettings, Settings, load_settings
 from hermes_core.errors import HermesError, PromptInputError
 from hermes_core.providers import build_provider
@@ -288,7 +288,7 @@ def run(args: argparse.Namespace) -> int:
             "sources": [asdict(s) for s in builder.sources(encoding_for(model, provider))],
             "warnings": [asdict(e) for e in builder.events] + _skill_warnings(retriever),
         }
-        print(redact(json.dumps(out, ensure_ascii=False, indent=2)))
+        print(redact(json_text(out, indent=2)))
         return 0
     plan = prompt.cache
     marks = ", ".join(filter(None, (

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hermes_core.cli.argtypes import model_name, non_negative_int, shorten, terminal_safe
+from hermes_core.cli.argtypes import json_text, model_name, non_negative_int, shorten, terminal_safe
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
 
@@ -43,10 +43,10 @@ def run(args: argparse.Namespace) -> int:
     d = router.select(message, requested_model=args.model, requires_tools=args.tools,
                       turn_count=args.turn)
     if args.json:
-        print(json.dumps({"model": d.model, "reason": d.reason,
+        print(json_text({"model": d.model, "reason": d.reason,
                           "candidates": [{"provider": c.provider, "model": c.model}
                                          for c in d.candidates],
-                          "features": dict(d.features)}, ensure_ascii=False))
+                          "features": dict(d.features)}))
     else:   # names come from the config and the command line: shown, never sent as escapes
         print(terminal_safe(f"model: {shorten(d.model)}"))
         print(terminal_safe(f"reason: {d.reason}"))

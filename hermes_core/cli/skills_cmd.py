@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from hermes_core.cli.argtypes import positive_int, print_mapping, terminal_safe, whole_number
+from hermes_core.cli.argtypes import json_text, positive_int, print_mapping, terminal_safe, whole_number
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
 
@@ -140,7 +139,7 @@ def _search(args: argparse.Namespace) -> int:
                 "nearest": u.nearest, "nearest_skill": u.nearest_skill, "precision": round(u.precision, 4),
                 "weight": round(u.weight, 4), "neighbours": u.neighbours}
             out["usage_events"] = None if r.usage is None else len(r.usage.store)
-        print(json.dumps(out, ensure_ascii=False))
+        print(json_text(out))
         return 0
     if not res.skills:
         why = "gated: no skill fits" if res.gated else "no skills found"
@@ -195,7 +194,7 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         rows = [_row(s) for s in skills]
         rows += [{**_row(s), "available": False, "reason": why} for s, why in unavailable]
-        print(json.dumps(rows, ensure_ascii=False))
+        print(json_text(rows))
     else:
         for s in skills:
             print(terminal_safe(f"{s.name}\t{s.description}"))
@@ -248,7 +247,7 @@ def _reindex(args: argparse.Namespace) -> int:
            "removed": len(delta.removed), "embedded_docs": r.embedded_docs,
            "issues": [str(i) for i in r.issues], "seconds": round(time.perf_counter() - t, 3)}
     if args.json:
-        print(json.dumps(out, ensure_ascii=False))
+        print(json_text(out))
     else:
         # each issue was already logged as a warning by the catalog loader
         print(f"{out['skills']} skills; embedded {out['embedded_docs']} new document(s); "

@@ -655,7 +655,7 @@ def test_quit_and_q_end_the_chat_and_a_mistyped_command_names_the_nearest_one(tm
 def test_utf8_typed_on_an_ascii_declared_stdin_is_read_as_the_chinese_it_is(home: Path):
     # PYTHONIOENCODING=ascii (or a C locale that Python does not coerce): the terminal or file
     # still sends UTF-8, and each of its bytes was turned into U+FFFD, so the message was lost
-    stdin = io.TextIOWrapper(io.BytesIO("查快递 \xe9t\xe9\n/exit\n".encode("utf-8")),
+    stdin = io.TextIOWrapper(io.BytesIO("查快递 \xe9t\xe9\n/exit\n".encode()),
                              encoding="ascii", errors="strict")
     agent = offline_agent(home)
     out = io.StringIO()
