@@ -63,6 +63,21 @@ class Parser(argparse.ArgumentParser):
 
     _last_args: tuple[str, ...] = ()
 
+    def __init__(self, *args: typing.Any, examples: Sequence[str] = (), footer: str = "",
+                 **kwargs: typing.Any) -> None:
+        """``examples``: command lines shown under "examples:" at the end of ``--help`` (a person
+        starts from one); ``footer``: text shown as written after them (the exit statuses)."""
+        super().__init__(*args, **kwargs)
+        self.examples = tuple(examples)
+        self.footer = footer
+        self.register("action", "parsers", _Commands)
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        if self.examples:
+            text += "\nexamples:\n" + "".join(f"  {line}\n" for line in self.examples)
+        return text + (f"\n{self.footer}" if self.footer else "")
+
     def parse_known_args(self, args: typing.Any = None, namespace: typing.Any = None
                          ) -> typing.Any:
         """argparse's, remembering the words this parser was given, for :meth:`error`."""
@@ -102,6 +117,16 @@ class Parser(argparse.ArgumentParser):
             super()._print_message(message, file)
         except OSError:
             pass
+
+
+class _Commands(argparse._SubParsersAction):   # type: ignore[type-arg]
+    """A command's one-line ``help`` (its row in the parent's list) is its ``--help``
+    description too, unless it has a longer one: ``chat --help`` did not say what chat does."""
+
+    def add_parser(self, name: str, **kwargs: typing.Any) -> typing.Any:
+        if kwargs.get("help") and not kwargs.get("description"):
+            kwargs["description"] = kwargs["help"][0].upper() + kwargs["help"][1:] + "."
+        return super().add_parser(name, **kwargs)
 
 
 def unfit_model_name(name: str) -> bool:

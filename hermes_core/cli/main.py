@@ -38,10 +38,23 @@ COMMAND_MODULES = (
 )
 
 
+EXIT_STATUSES = """exit status:
+  0    done (also when the reader of the output went away: `| head`)
+  1    an error, said in one line on stderr (a bug: its traceback); with --json also one
+       {"error", "exit_code"} object on stdout; `chat` with piped input: every turn failed
+  2    a usage error: unknown option, missing or malformed argument (same JSON under --json)
+  130  interrupted (Ctrl-C)
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="hermes-core",
-        description="Prompt assembly, skill retrieval, episodic memory, routing and key rotation.")
+        description="Prompt assembly, skill retrieval, episodic memory, routing and key rotation.",
+        examples=("hermes-core chat --home examples/home --offline",
+                  "hermes-core skills search '帮我查一下快递' --home examples/home",
+                  "hermes-core COMMAND --help"),
+        footer=EXIT_STATUSES)
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:

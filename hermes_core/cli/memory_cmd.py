@@ -69,14 +69,19 @@ def register(subparsers: Any) -> None:
     actions = parser.add_subparsers(dest="memory_action", metavar="ACTION")
     parser.set_defaults(handler=lambda args: _usage(parser))
 
-    search = actions.add_parser("search", parents=[common], help="find past sessions relevant to a query")
+    search = actions.add_parser("search", parents=[common], help="find past sessions relevant to a query",
+                                examples=("hermes-core memory search 'docker network'",
+                                          "hermes-core memory search 快递 --max-results 3 --json",
+                                          "hermes-core memory search -- -rebase"))
     search.add_argument("query", metavar="QUERY")
     search.add_argument("--max-results", type=positive_int, default=None,
                         help="how many sessions (default: context_engine.max_results)")
     search.add_argument("--exclude-session", metavar="ID", help="leave this session out")
     search.set_defaults(handler=_search)
 
-    add = actions.add_parser("add", parents=[common], help="store a session summary")
+    add = actions.add_parser("add", parents=[common], help="store a session summary",
+                             examples=("hermes-core memory add --session-id s1 --summary 'moved the "
+                                       "db to NVMe' --tags db,ops --created-at 2026-03-01T09:00",))
     add.add_argument("--session-id", required=True, metavar="ID")
     add.add_argument("--summary", required=True, metavar="TEXT")
     add.add_argument("--tags", default="", metavar="A,B", help="comma-separated tags")
@@ -86,21 +91,25 @@ def register(subparsers: Any) -> None:
                      help="stored prior that multiplies the score (default 1.0)")
     add.set_defaults(handler=_add)
 
-    stats = actions.add_parser("stats", parents=[common], help="counts, time range, schema version")
+    stats = actions.add_parser("stats", parents=[common], help="counts, time range, schema version",
+                               examples=("hermes-core memory stats --json",))
     stats.set_defaults(handler=_stats)
 
     forget = actions.add_parser("forget", parents=[common],
-                                help="delete one session's memory (its words leave the file too)")
+                                help="delete one session's memory (its words leave the file too)",
+                                examples=("hermes-core memory forget 93c7e6d2a142",))
     forget.add_argument("session_id", metavar="ID", help="the session id, as `memory search` shows it")
     forget.set_defaults(handler=_forget)
 
     prune = actions.add_parser("prune", parents=[common],
                                help="delete the sessions context_engine.retention_days / "
-                                    "max_sessions no longer keep, a few hundred a transaction")
+                                    "max_sessions no longer keep, a few hundred a transaction",
+                               examples=("hermes-core memory prune --home ~/.hermes",))
     prune.set_defaults(handler=_prune)
 
     rebuild = actions.add_parser("rebuild", parents=[common],
-                                 help="re-create the full-text index from the sessions table")
+                                 help="re-create the full-text index from the sessions table",
+                                 examples=("hermes-core memory rebuild --db ~/.hermes/sessions.db",))
     rebuild.set_defaults(handler=_rebuild)
 
 

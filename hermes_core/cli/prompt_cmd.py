@@ -41,7 +41,10 @@ DEFAULT_MODELS = {"openai": "gpt-4o", "anthropic": "claude-sonnet-4-5"}
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "prompt", help="show exactly what would be sent for MESSAGE (no provider is called)",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        examples=("hermes-core prompt 'why does my pod crash?' --home examples/home",
+                  "hermes-core prompt 帮我查快递 --provider anthropic --json",
+                  "hermes-core prompt - --history chat.json < pasted.log"))
     p.add_argument("message", metavar="MESSAGE",
                    help="the user's message; '-' reads it from stdin (a pasted log over the "
                         "system's 128 KB argument limit)")

@@ -19,7 +19,10 @@ from hermes_core.errors import ConfigError
 
 def register(sub: Any) -> None:
     p = sub.add_parser("route", help="show which model and providers a message would go to",
-                       description="Route MESSAGE, or train the classifier: route train FILE.jsonl")
+                       description="Route MESSAGE, or train the classifier: route train FILE.jsonl",
+                       examples=("hermes-core route 'refactor this module and add tests'",
+                                 "hermes-core route 帮我写周报 --turn 3 --json",
+                                 "hermes-core route train examples.jsonl --out route.pkl"))
     p.add_argument("words", nargs="+", metavar="MESSAGE", help="the message (or: train FILE.jsonl)")
     p.add_argument("--home", metavar="DIR", help="HERMES_HOME (default: $HERMES_HOME or ~/.hermes)")
     p.add_argument("--config", help="config YAML (default: HERMES_HOME/config.yaml)")

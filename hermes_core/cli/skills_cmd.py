@@ -26,7 +26,9 @@ def register(sub: Any) -> None:
         sp.add_argument("--no-embeddings", action="store_true",
                         help="no dense layer and no model load (L1-L3 and past use still rank)")
 
-    s = ssub.add_parser("search", help="retrieve the skills for a query")
+    s = ssub.add_parser("search", help="retrieve the skills for a query",
+                        examples=("hermes-core skills search 'git rebase conflict' --explain",
+                                  "hermes-core skills search 帮我查快递 --home examples/home --json"))
     s.add_argument("query")
     source(s)
     s.add_argument("--top-k", type=positive_int, default=None)
@@ -34,17 +36,21 @@ def register(sub: Any) -> None:
     s.add_argument("--explain", action="store_true", help="per-layer contributions and the gate")
     s.set_defaults(handler=_search)
 
-    ls = ssub.add_parser("list", help="list the skills found")
+    ls = ssub.add_parser("list", help="list the skills found",
+                         examples=("hermes-core skills list --home examples/home",))
     source(ls)
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(handler=_list)
 
-    r = ssub.add_parser("reindex", help="refresh the index and embedding cache")
+    r = ssub.add_parser("reindex", help="refresh the index and embedding cache",
+                        examples=("hermes-core skills reindex --home ~/.hermes",))
     source(r)
     r.add_argument("--json", action="store_true")
     r.set_defaults(handler=_reindex)
 
-    e = ssub.add_parser("eval", help="Recall@k, MRR and gate rates on labelled queries")
+    e = ssub.add_parser("eval", help="Recall@k, MRR and gate rates on labelled queries",
+                        examples=("hermes-core skills eval --home examples/home --queries queries.jsonl "
+                                  "--negatives negatives.jsonl --json",))
     cat = e.add_mutually_exclusive_group(required=True)
     cat.add_argument("--catalog", help="a JSONL catalog file, or a folder of SKILL.md skills")
     cat.add_argument("--home", help="a HERMES_HOME: its skills/ folder (and configured ones)")

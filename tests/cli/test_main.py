@@ -7,15 +7,17 @@ the shell scrubs both streams, so none of them shows it.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from hermes_core.cli.main import main
+from hermes_core.cli.main import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-proj-Abc123Def456Ghi789Jkl0Mno"
@@ -368,3 +370,35 @@ def test_json_output_to_an_ascii_stdout_keeps_the_chinese(argv: list[str], copy_
     text = res.stdout.decode("ascii")
     shown = json.dumps(json.loads(text), ensure_ascii=False)
     assert any(word in shown for word in ("快递查询", "查快递", "周报"))
+
+
+def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+              ) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _commands(sub, (*path, name))
+
+
+def test_every_command_s_help_says_what_it_does_and_shows_an_example_of_itself() -> None:
+    """``chat --help``, ``skills --help``, ``keys status --help`` and eleven more printed only
+    their options: not what the command does, nor one command line to start from."""
+    commands = list(_commands(build_parser()))
+    assert len(commands) > 15
+    for path, parser in commands:
+        text = parser.format_help()
+        assert parser.description, path
+        if path and parser.get_default("handler") is not None and not any(
+                isinstance(a, argparse._SubParsersAction) for a in parser._actions):
+            assert "examples:" in text, path
+            assert f"  hermes-core {' '.join(path)}" in text, path
+
+
+def test_the_top_level_help_documents_each_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    for code in ("0 ", "1 ", "2 ", "130 "):
+        assert f"\n  {code}" in text, code
