@@ -22,7 +22,7 @@ from typing import Any, TextIO
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.prompt.outbound import withheld_keys
 from hermes_core.cli.argtypes import replace_unencodable, shorten, terminal_safe
-from hermes_core.cli.repl_commands import BUILTIN_COMMANDS, Command
+from hermes_core.cli.repl_commands import BUILTIN_COMMANDS, Command, unquoted
 from hermes_core.errors import Attempt, HermesError
 from hermes_core.redact import redact
 from hermes_core.types import clean_text
@@ -196,7 +196,7 @@ class Repl:
             self.say(f"unknown command /{shorten(name)}; {hint}")
             return
         try:
-            cmd.handler(self, arg.strip())
+            cmd.handler(self, unquoted(arg.strip()))
         except KeyboardInterrupt:  # Ctrl-C cancels the command (a slow /skills), not the chat
             self.say("\n[cancelled]")
         except HermesError as e:
