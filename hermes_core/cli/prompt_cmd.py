@@ -214,9 +214,11 @@ def render_request(prompt: Prompt, settings: Settings, provider: str, model: str
 
 
 def _stdin_text() -> str:
-    """The message piped in: bytes that are not UTF-8 become U+FFFD rather than a traceback."""
+    """The message piped in: bytes that are not UTF-8 become U+FFFD rather than a traceback. A
+    file saved on Windows is read as the text it holds: no byte order mark, "\\n" line ends, and
+    the line end that closes the file (``echo``'s, an editor's) is no part of the message."""
     data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
-    return data.decode("utf-8", "replace")
+    return data.decode("utf-8-sig", "replace").replace("\r\n", "\n").removesuffix("\n")
 
 
 def _skill_warnings(retriever: Any) -> list[dict[str, str]]:
