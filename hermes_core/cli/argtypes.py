@@ -230,6 +230,15 @@ def print_json_error(message: str, code: int) -> None:
     print(json_text({"error": message, "exit_code": code}))
 
 
+def fail(args: argparse.Namespace, message: str, code: int) -> int:
+    """``code``, after the one stderr line of a failed command (escaped: it quotes a path or a
+    value) and, under ``--json``, the same error as one JSON object on stdout."""
+    print(terminal_safe(message), file=sys.stderr)
+    if getattr(args, "json", False):
+        print_json_error(message, code)
+    return code
+
+
 def print_mapping(data: Mapping[str, Any], *, as_json: bool) -> None:
     """One JSON object (``--json``, for scripts) or aligned ``key  value`` lines (for people)."""
     if as_json:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from hermes_core.cli.argtypes import (
     Parser,
+    fail,
     json_requested,
     print_json_error,
     replace_unencodable,
@@ -109,15 +110,6 @@ def _bug(e: BaseException, argv: Sequence[str] | None) -> int:
     return 1
 
 
-def _failed(args: argparse.Namespace, message: str, code: int) -> int:
-    """The one stderr line of a failed command (escaped: it quotes a path or a value), and under
-    ``--json`` the same error as one JSON object on stdout."""
-    print(terminal_safe(message), file=sys.stderr)
-    if getattr(args, "json", False):
-        print_json_error(message, code)
-    return code
-
-
 def _flushed(out: Output, err: Output) -> int:
     """Flush both streams now, so a write that fails is reported here rather than by Python's
     flush at exit, which turns any exit into 120. 0: the output was written (or its reader went
@@ -145,7 +137,7 @@ def _run(argv: Sequence[str] | None) -> int:
         check_home(getattr(args, "home", None))   # a mistyped home is an error, never created
         return int(args.handler(args) or 0)
     except HermesError as e:
-        return _failed(args, f"hermes-core: {e}", 1)
+        return fail(args, f"hermes-core: {e}", 1)
     except KeyboardInterrupt:
         print("", file=sys.stderr)
         if getattr(args, "json", False):
@@ -157,8 +149,8 @@ def _run(argv: Sequence[str] | None) -> int:
         if e.errno != errno.ENAMETOOLONG or e.filename is None:
             raise
         name = shorten(os.fsdecode(e.filename))
-        return _failed(args, f"hermes-core: {name}: name too long for the file system "
-                             f"({e.strerror})", 1)
+        return fail(args, f"hermes-core: {name}: name too long for the file system "
+                          f"({e.strerror})", 1)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,15 @@ from typing import Any
 
 from hermes_core.agent.context_engine import ContextEngine, default_db_path, parse_timestamp
 from hermes_core.agent.episodic.ranking import FUTURE_SLACK_DAYS, SECONDS_PER_DAY
-from hermes_core.cli.argtypes import CLIP_AT, json_text, positive_int, print_mapping, shorten, terminal_safe
+from hermes_core.cli.argtypes import (
+    CLIP_AT,
+    fail,
+    json_text,
+    positive_int,
+    print_mapping,
+    shorten,
+    terminal_safe,
+)
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
 from hermes_core.redact import redact
@@ -161,11 +169,9 @@ def _search(args: argparse.Namespace) -> int:
 
 def _add(args: argparse.Namespace) -> int:
     if not args.session_id.strip():
-        print("hermes-core memory add: --session-id must not be empty", file=sys.stderr)
-        return 2
+        return fail(args, "hermes-core memory add: --session-id must not be empty", 2)
     if not args.summary.strip():
-        print("hermes-core memory add: --summary must not be empty", file=sys.stderr)
-        return 2
+        return fail(args, "hermes-core memory add: --summary must not be empty", 2)
     with _open(args, create=True) as engine:
         res = engine.add(args.session_id, args.summary, args.tags, created_at=args.created_at,
                          relevance_score=args.relevance)
@@ -192,15 +198,13 @@ def _stats(args: argparse.Namespace) -> int:
 
 def _forget(args: argparse.Namespace) -> int:
     if not args.session_id.strip():
-        print("hermes-core memory forget: the session ID must not be empty", file=sys.stderr)
-        return 2
+        return fail(args, "hermes-core memory forget: the session ID must not be empty", 2)
     with _open(args, create=False) as engine:
         gone = engine.forget(args.session_id)
         db = str(engine.db_path)
     if not gone:   # a typo must not look like success
-        print(terminal_safe(f"hermes-core memory forget: no session {args.session_id!r} is stored "
-                            f"in {db}"), file=sys.stderr)
-        return 1
+        return fail(args, f"hermes-core memory forget: no session {args.session_id!r} is stored "
+                          f"in {db}", 1)
     if args.json:
         print(json.dumps({"forgotten": True, "session_id": args.session_id, "db": db},
                          ensure_ascii=False))
@@ -213,9 +217,8 @@ def _prune(args: argparse.Namespace) -> int:
     with _open(args, create=False) as engine:
         policy = engine.retention
         if not policy.active:   # nothing configured: say so rather than "pruned 0"
-            print("hermes-core memory prune: neither context_engine.retention_days nor "
-                  "context_engine.max_sessions is set; nothing to prune", file=sys.stderr)
-            return 2
+            return fail(args, "hermes-core memory prune: neither context_engine.retention_days "
+                              "nor context_engine.max_sessions is set; nothing to prune", 2)
         n = engine.prune()
         db = str(engine.db_path)
     return _print_count(args, "pruned", n, db, f"pruned {n} session(s) from {db}")
