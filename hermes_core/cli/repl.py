@@ -99,7 +99,7 @@ class Repl:
         encoding = getattr(self.stdin, "encoding", None) or "utf-8"
         for n, line in enumerate(self._raw_lines()):
             line = _as_utf8(line, encoding)
-            yield clean_text(line[1:] if n == 0 and line.startswith("\ufeff") else line)
+            yield line[1:] if n == 0 and line.startswith("\ufeff") else line
 
     def _raw_lines(self) -> Iterator[str]:
         if not self.interactive:
@@ -379,13 +379,21 @@ def _as_utf8(line: str, encoding: str) -> str:
     A stream declared ASCII (``PYTHONIOENCODING=ascii``, a C locale Python did not coerce) still
     gets UTF-8 from the terminal or the file, and every byte of a Chinese message came out as a
     surrogate, then U+FFFD: the message was lost. The surrogate-escaped bytes are put back and
-    read as UTF-8; bytes that are not UTF-8 still end as U+FFFD (``clean_text`` is unchanged)."""
-    if line.isascii() or _codec(encoding) not in ("ascii", "utf-8"):   # Latin-1 reads its bytes
+    read as UTF-8; bytes that are not UTF-8 end as U+FFFD, as any other lone surrogate does
+    (``clean_text``)."""
+    if line.isascii():
         return line
     try:
-        return line.encode(encoding, "surrogateescape").decode("utf-8", "replace")
-    except UnicodeError:   # a character that stream could never have decoded
+        line.encode("utf-8")   # no surrogate: the line was read whole (checked in C, once)
         return line
+    except UnicodeEncodeError:
+        pass
+    if _codec(encoding) in ("ascii", "utf-8"):   # a Latin-1 stream reads every byte itself
+        try:
+            return line.encode(encoding, "surrogateescape").decode("utf-8", "replace")
+        except UnicodeError:   # a character that stream could never have decoded
+            pass
+    return clean_text(line)
 
 
 def _codec(encoding: str) -> str:
