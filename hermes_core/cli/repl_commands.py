@@ -34,6 +34,23 @@ class Command:
     aliases: tuple[str, ...] = ()   # what people type out of habit from other REPLs (/quit, /q)
 
 
+#: Quote pairs a person wraps a command's argument in: a shell's, and those a Chinese input
+#: method types (“ ” ‘ ’ 「 」 『 』).
+QUOTE_PAIRS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u300c": "\u300d",
+               "\u300e": "\u300f"}
+
+
+def unquoted(arg: str) -> str:
+    """``arg`` without one pair of quotes around the whole of it: ``/save "weekly notes"`` names
+    ``weekly notes.json``, and ``/model 'gpt-4o'`` the model gpt-4o. A lone quote, or quotes
+    inside the argument (``/memory "exact phrase" deploy``), are left as typed."""
+    if len(arg) >= 2 and QUOTE_PAIRS.get(arg[0]) == arg[-1]:
+        inner = arg[1:-1]
+        if arg[0] not in inner and arg[-1] not in inner:
+            return inner.strip()
+    return arg
+
+
 def _help(repl: Repl, arg: str) -> None:
     listed: list[Command] = []
     for cmd in repl.commands.values():   # an alias maps to its command: list each command once
