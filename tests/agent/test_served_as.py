@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes_core import atomic_write
 from hermes_core.agent.served_as import FILE_NAME, ServedAs
 from hermes_core.redact import Redactor
 
@@ -133,3 +134,57 @@ def test_a_home_that_refuses_the_write_keeps_it_for_the_process(
     served.learn("azure", "prod-chat", "gpt-4o-2024-08-06")
     assert served.get("azure", "prod-chat") == "gpt-4o-2024-08-06"
     assert blocker.read_text(encoding="utf-8").startswith("a file")
+
+
+def test_a_store_that_learned_while_another_merged_keeps_its_entry(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Merged without a lock, two stores on one home could each read the file, then each write
+    what it had read plus its own: the last writer won and the other's entry was lost for good
+    (marked written, never tried again). Here ``two`` learns while ``one`` is between its read
+    and its write; both entries are in the file once ``two`` has seen its next reply."""
+    path = tmp_path / "cache" / FILE_NAME
+    one, two = ServedAs(path), ServedAs(path)
+    one.learn("azure", "us-chat", "gpt-4o-2024-05-13")
+    two.get("azure", "x")   # both have read the file
+    real_read = atomic_write.read_cache
+    reads = []
+
+    def read_then_let_two_learn(p: object, limit: int = atomic_write.MAX_CACHE_BYTES) -> bytes:
+        data = real_read(p, limit)   # type: ignore[arg-type]
+        reads.append(p)
+        if len(reads) == 1:   # one's merge read is done: two learns before one writes
+            two.learn("azure", "eu-chat", "gpt-4o-mini-2024-07-18")
+        return data
+
+    monkeypatch.setattr(atomic_write, "read_cache", read_then_let_two_learn)
+    one.learn("azure", "prod-chat", "gpt-4o-2024-08-06")
+    monkeypatch.setattr(atomic_write, "read_cache", real_read)
+    two.learn("azure", "eu-chat", "gpt-4o-mini-2024-07-18")   # the next reply: nothing new
+    later = ServedAs(path)
+    assert later.get("azure", "prod-chat") == "gpt-4o-2024-08-06"
+    assert later.get("azure", "eu-chat") == "gpt-4o-mini-2024-07-18"
+    assert later.get("azure", "us-chat") == "gpt-4o-2024-05-13"
+
+
+def test_processes_learning_at_once_lose_none_of_each_other_s_entries(tmp_path: Path) -> None:
+    """Three processes, started together, each learn 40 names of their own (each a read, a
+    merge and a rename); the file keeps all 120. Without the lock a write read before another's
+    rename dropped that one's entry."""
+    import subprocess
+    import sys
+    path = tmp_path / "cache" / FILE_NAME
+    go = tmp_path / "go"
+    code = ("import sys, time; from pathlib import Path\n"
+            "from hermes_core.agent.served_as import ServedAs\n"
+            "served = ServedAs(Path(sys.argv[1]))\n"
+            "while not Path(sys.argv[3]).exists(): time.sleep(0.01)\n"
+            "for n in range(40):\n"
+            "    served.learn('azure', f'{sys.argv[2]}-{n}', f'model-{n}')\n"
+            "served.learn('azure', f'{sys.argv[2]}-0', 'model-0')\n")   # one more reply
+    writers = [subprocess.Popen([sys.executable, "-c", code, str(path), name, str(go)])
+               for name in ("a", "b", "c")]
+    go.touch()
+    assert [w.wait(timeout=120) for w in writers] == [0, 0, 0]
+    kept = json.loads(path.read_text(encoding="utf-8"))["served_as"]
+    assert sorted(requested for _, requested, _ in kept) == sorted(
+        f"{name}-{n}" for name in "abc" for n in range(40))

@@ -21,8 +21,9 @@ counted with in memory meanwhile. So the file is always within the tolerance of 
 newest ratio of each model it wrote (a failed write aside), whenever the process stops.
 
 Processes on one home: a write re-reads the file and puts only this store's unwritten ratios
-into it, under a lock file beside it (``filelock``, held for a read and a rename), so another
-process's models and newer ratios are kept; the table read back becomes this store's.
+into it, under a lock file beside it (:func:`hermes_core.kept_table.update`, the served-as file's
+too), so another process's models and newer ratios are kept; the table read back becomes this
+store's. A busy lock keeps the ratios unwritten for the next write that is due.
 """
 
 from __future__ import annotations
@@ -35,11 +36,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-from filelock import Timeout as LockTimeout
-
+from hermes_core import kept_table
 from hermes_core.agent.prompt.token_count import RATIO_BOUNDS
-from hermes_core.atomic_write import make_folders, read_kept, write_cache
+from hermes_core.atomic_write import read_kept
 
 log = logging.getLogger("hermes_core.compaction")
 
@@ -56,8 +55,6 @@ WHAT = "token calibration"
 TOLERANCE = 0.02
 #: Seconds between writes of drift within the tolerance.
 WRITE_INTERVAL = 300.0
-#: Seconds a write waits for another process's (a read and a rename: milliseconds).
-LOCK_WAIT = 0.5
 
 
 def usable(ratio: object) -> bool:
@@ -118,22 +115,16 @@ class CalibrationStore:
 
     def _write(self) -> bool:
         """Merge this store's unwritten ratios into the file as it is now, under its lock."""
-        if not make_folders(self.path, 1, WHAT, logger=log):   # for the lock; never the home
-            return False
-        try:
-            lock = FileLock(self.path.with_name(f".{self.path.name}.lock"), timeout=LOCK_WAIT)
-            with lock:
-                table = self._read()
-                for model, ratio in self._unwritten.items():
-                    table.pop(model, None)
-                    table[model] = ratio
-                table = dict(list(table.items())[-MAX_MODELS:])
-                data = json.dumps({"format": FORMAT, "ratios": table}, ensure_ascii=False)
-                if not write_cache(self.path, data.encode("utf-8"), WHAT, logger=log,
-                                   durable=False):
-                    return False
-        except (OSError, LockTimeout) as e:   # the home refuses, or another writer hangs on
-            log.debug("token calibration %s not written: %s", self.path, e)
+        def merge(kept: dict[str, float] | None) -> dict[str, float]:
+            table = kept if kept is not None else {}
+            for model, ratio in self._unwritten.items():
+                table.pop(model, None)
+                table[model] = ratio
+            return dict(list(table.items())[-MAX_MODELS:])
+
+        table = kept_table.update(self.path, MAX_BYTES, _parse, merge, _dump, WHAT, logger=log,
+                                  warn=self._unreadable)
+        if table is None:   # the home refuses, or another writer holds the lock: kept unwritten
             return False
         self._ratios, self._kept, self._unwritten = table, dict(table), {}
         return True
@@ -165,6 +156,10 @@ def _keepable(model: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _dump(table: dict[str, float]) -> bytes:
+    return json.dumps({"format": FORMAT, "ratios": table}, ensure_ascii=False).encode("utf-8")
 
 
 def _parse(data: Any) -> dict[str, float]:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes_core import kept_table
 from hermes_core.agent.prompt import calibration_store
 from hermes_core.agent.prompt.calibration_store import CalibrationStore
 from hermes_core.testing import FakeClock
@@ -34,9 +35,10 @@ def test_the_file_is_read_once_for_counting_and_again_only_to_merge_a_write(
         path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     CalibrationStore(path).put("m", 1.2)
     reads, writes = [], []
-    real_read, real_write = calibration_store.read_kept, calibration_store.write_cache
-    monkeypatch.setattr(calibration_store, "read_kept", lambda *a: reads.append(a) or real_read(*a))
-    monkeypatch.setattr(calibration_store, "write_cache",
+    real_read, real_write = calibration_store.read_kept, kept_table.write_cache
+    for module in (calibration_store, kept_table):   # the store's own read; the merge's
+        monkeypatch.setattr(module, "read_kept", lambda *a: reads.append(a) or real_read(*a))
+    monkeypatch.setattr(kept_table, "write_cache",
                         lambda *a, **k: writes.append(a) or real_write(*a, **k))
     store = CalibrationStore(path)
     for _ in range(5):
@@ -125,8 +127,8 @@ def test_a_ratio_that_barely_moved_is_written_at_most_once_per_interval(
     written at once; a smaller drift at most once per interval, the newest held in memory."""
     clock = FakeClock()
     writes: list[object] = []
-    real_write = calibration_store.write_cache
-    monkeypatch.setattr(calibration_store, "write_cache",
+    real_write = kept_table.write_cache
+    monkeypatch.setattr(kept_table, "write_cache",
                         lambda *a, **k: writes.append(a) or real_write(*a, **k))
     store = CalibrationStore(path, clock=clock)
     assert store.put("m", 1.20)                                  # new: written
