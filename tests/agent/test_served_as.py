@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
-from hermes_core import atomic_write
+from hermes_core import atomic_write, kept_table
 from hermes_core.agent.served_as import FILE_NAME, ServedAs
 from hermes_core.redact import Redactor
+from tests.conftest import LockTries
 
 
 def test_a_name_never_answered_for_is_itself() -> None:
@@ -188,3 +191,25 @@ def test_processes_learning_at_once_lose_none_of_each_other_s_entries(tmp_path: 
     kept = json.loads(path.read_text(encoding="utf-8"))["served_as"]
     assert sorted(requested for _, requested, _ in kept) == sorted(
         f"{name}-{n}" for name in "abc" for n in range(40))
+
+
+def test_a_reply_on_an_event_loop_tries_a_held_lock_once_and_writes_at_the_next_reply(
+        tmp_path: Path, lock_tries: LockTries) -> None:
+    """An async turn learns on the event loop: it must not wait there for another process's
+    lock. One try; the entry is known to the process and written at the next reply."""
+    path = tmp_path / "cache" / FILE_NAME
+    path.parent.mkdir()
+    holder = FileLock(kept_table.lock_path(path))
+    holder.acquire()
+    lock_tries.tries.clear()   # the holder's own
+    served = ServedAs(path)
+
+    async def reply(answered: str) -> None:
+        served.learn("azure", "prod-chat", answered)
+
+    asyncio.run(reply("gpt-4o-2024-08-06"))
+    assert lock_tries.tries == ["refused"] and not path.exists()
+    assert served.get("azure", "prod-chat") == "gpt-4o-2024-08-06"
+    holder.release()
+    asyncio.run(reply("gpt-4o-2024-08-06"))   # says what is known: the entry kept out goes in
+    assert ServedAs(path).get("azure", "prod-chat") == "gpt-4o-2024-08-06"

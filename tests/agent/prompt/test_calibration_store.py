@@ -3,16 +3,19 @@ file costing a warning and not the turn."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from hermes_core import kept_table
 from hermes_core.agent.prompt import calibration_store
 from hermes_core.agent.prompt.calibration_store import CalibrationStore
 from hermes_core.testing import FakeClock
+from tests.conftest import LockTries
 
 
 @pytest.fixture
@@ -188,3 +191,24 @@ def test_processes_writing_at_once_lose_none_of_each_other_s_models(path: Path) 
     assert [w.wait(timeout=120) for w in writers] == [0, 0, 0]
     kept = json.loads(path.read_text(encoding="utf-8"))["ratios"]
     assert kept == {f"{name}-{n}": 1.1 for name in "abc" for n in range(20)}   # each's last
+
+
+def test_a_put_on_an_event_loop_tries_a_held_lock_once_and_writes_at_its_next_due_put(
+        path: Path, lock_tries: LockTries) -> None:
+    """An async turn records its bill on the event loop: another process holding the lock held
+    every task of the loop while ``put`` waited for it (up to 0.5 s). One try now; the ratio
+    stays unwritten, counted with, and goes in at the next write that is due."""
+    path.parent.mkdir()
+    holder = FileLock(kept_table.lock_path(path))
+    holder.acquire()
+    lock_tries.tries.clear()   # the holder's own
+    store = CalibrationStore(path)
+
+    async def record(model: str, ratio: float) -> bool:
+        return store.put(model, ratio)
+
+    assert asyncio.run(record("m", 1.2)) is False
+    assert lock_tries.tries == ["refused"] and store.get("m") == 1.2 and not path.exists()
+    holder.release()
+    assert asyncio.run(record("n", 1.1)) is True   # a new model: due, and m goes in with it
+    assert CalibrationStore(path).get("m") == 1.2 and CalibrationStore(path).get("n") == 1.1
