@@ -65,11 +65,16 @@ def usable(ratio: object) -> bool:
     return low <= ratio <= high
 
 
+def drifted(kept: float, ratio: float, tolerance: float = TOLERANCE) -> bool:
+    """Whether ``ratio`` moved more than ``tolerance`` (relative) from ``kept``."""
+    return abs(ratio / kept - 1.0) > tolerance
+
+
 def write_due(kept: float | None, ratio: float, since_write: float | None, *,
               tolerance: float = TOLERANCE, interval: float = WRITE_INTERVAL) -> bool:
     """Whether ``ratio`` is to be written now, the file holding ``kept`` for its model (None: not
     there) and the last write ``since_write`` seconds ago (None: none by this store)."""
-    if kept is None or abs(ratio / kept - 1.0) > tolerance:
+    if kept is None or drifted(kept, ratio, tolerance):
         return True
     return ratio != kept and (since_write is None or since_write >= interval)
 
@@ -92,6 +97,16 @@ class CalibrationStore:
     def get(self, model: str) -> float | None:
         """The last ratio billed for ``model`` in this home, or None."""
         return self._table().get(model)
+
+    def steady(self, model: str, newest: float) -> float:
+        """The ratio to count ``model`` with, this process's newest bill of it being ``newest``:
+        the file's while ``newest`` is within :data:`TOLERANCE` of it, so this process counts as a
+        new one reading the file does (a small drift is written once per interval, and a count
+        2% apart could fold a turn apart); ``newest`` once past it, or when the file has none
+        (then the write is due, or failed)."""
+        self._table()
+        kept = self._kept.get(model)
+        return newest if kept is None or drifted(kept, newest) else kept
 
     def put(self, model: str, ratio: float) -> bool:
         """Keep ``ratio`` for ``model``; True when the file was written."""

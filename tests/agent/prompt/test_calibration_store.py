@@ -212,3 +212,15 @@ def test_a_put_on_an_event_loop_tries_a_held_lock_once_and_writes_at_its_next_du
     holder.release()
     assert asyncio.run(record("n", 1.1)) is True   # a new model: due, and m goes in with it
     assert CalibrationStore(path).get("m") == 1.2 and CalibrationStore(path).get("n") == 1.1
+
+
+def test_a_bill_is_counted_with_as_the_file_holds_it_within_the_tolerance_and_as_billed_past_it(
+        path: Path, tmp_path: Path) -> None:
+    store = CalibrationStore(path)
+    assert store.steady("m", 1.2) == 1.2                    # the file has none
+    store.put("m", 1.2)
+    assert store.steady("m", 1.2 * 1.019) == 1.2            # a small drift: the file's
+    assert store.steady("m", 1.2 * 1.021) == 1.2 * 1.021    # past the tolerance: as billed
+    (tmp_path / "cache").write_text("a file where the folder should be", encoding="utf-8")
+    refused = CalibrationStore(tmp_path / "cache" / "calibration.json")
+    assert not refused.put("m", 1.3) and refused.steady("m", 1.3) == 1.3   # never written
