@@ -18,7 +18,8 @@ attempt unpriced again until a reply came. So what is learned is also kept in
   nothing; a name answered as several models in turn, a router's, writes each pair once per
   process), atomically, merged into the file as it stands under its lock
   (:func:`hermes_core.kept_table.update`): two processes learning at once keep both, the latest of
-  one name wins; an entry a busy lock kept out is written at the next reply;
+  one name wins; an entry a busy lock kept out is written at the next reply; a newer version's
+  file is left as it is;
 * **no secret in it**: an entry any of whose names the redactor would change (a proxy echoing the
   key as the model) is known to this process and never written;
 * **never in the way**: a damaged, foreign or unreadable file is ignored with one warning naming
@@ -69,7 +70,8 @@ class ServedAs:
         # (provider, asked for, answered as) this process wrote: a router's alternating answers
         # are each new against the latest, and would rewrite the file on every reply
         self._written: dict[tuple[str, str, str], None] = {}
-        # learned and keepable, not yet in the file: tried again at the next reply until written
+        # learned and keepable, not in the file: tried again at the next reply while the lock is
+        # busy (a refusing home or a newer version's file: known to the process only, as before)
         self._unwritten: Served = {}
         self._lock = threading.Lock()
         self._warned = False
@@ -117,8 +119,8 @@ class ServedAs:
         return served if served is not None else {}
 
     def _unreadable(self, reason: str) -> None:
-        self._warn("%s: %s; what deployments answered as is ignored (version %d expected), "
-                   "and the file replaced when a reply next says it", self.path, reason, VERSION)
+        self._warn("%s: %s; what deployments answered as is ignored (version %d expected)",
+                   self.path, reason, VERSION)
 
     def _write(self) -> None:
         """Merge the entries not yet written into the file as it is now, under its lock."""
@@ -130,8 +132,9 @@ class ServedAs:
                 _put(table, key, answered, self._limit)
             return table
 
-        if kept_table.update(self.path, _MAX_BYTES, lambda data: _parse(data, self._limit),
-                             merge, self._dump, "served-as file", logger=log) is not None:
+        done = kept_table.update(self.path, _MAX_BYTES, lambda data: _parse(data, self._limit),
+                                 merge, self._dump, "served-as file", logger=log)
+        if not done.busy:   # written, or the home will not take it: known to this process
             self._unwritten.clear()
 
     def _dump(self, served: Served) -> bytes:
@@ -153,8 +156,11 @@ def _put(table: dict[K, V], key: K, value: V, limit: int) -> None:
 def _parse(data: Any, limit: int) -> Served:
     """The entries of a file's JSON, oldest first; ValueError/TypeError/KeyError when it is not
     one of ours."""
-    if not isinstance(data, dict) or data.get("version") != VERSION:
-        raise ValueError(f"version {data.get('version') if isinstance(data, dict) else None!r}")
+    version = data.get("version") if isinstance(data, dict) else None
+    if type(version) is int and version > VERSION:
+        raise kept_table.Newer(f"version {version}, written by a newer hermes_core; left as it is")
+    if version != VERSION:
+        raise ValueError(f"version {version!r}")
     out: Served = {}
     for item in data["served_as"]:
         if (not isinstance(item, list) or len(item) != 3

@@ -97,7 +97,7 @@ def test_the_file_is_bounded_to_the_names_learned_last(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("body", [
-    "{not json", "[]", '{"version": 99, "served_as": []}', '{"version": 1}',
+    "{not json", "[]", '{"version": 0, "served_as": []}', '{"version": 1}',
     '{"version": 1, "served_as": [["p", "a"]]}', '{"version": 1, "served_as": [["p", "a", 7]]}',
     '{"version": 1, "served_as": [["p", "a", "' + "x" * 5000 + '"]]}', "\udcff"])
 def test_a_damaged_or_foreign_file_is_ignored_with_a_warning_naming_it_then_replaced(
@@ -213,3 +213,21 @@ def test_a_reply_on_an_event_loop_tries_a_held_lock_once_and_writes_at_the_next_
     holder.release()
     asyncio.run(reply("gpt-4o-2024-08-06"))   # says what is known: the entry kept out goes in
     assert ServedAs(path).get("azure", "prod-chat") == "gpt-4o-2024-08-06"
+
+
+def test_a_file_from_a_newer_version_is_ignored_and_never_written_over(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A newer hermes_core on the same home writes a version this one cannot read: replacing it
+    with version 1 at the next thing learned lost the newer one's entries, and two versions on
+    one home would overwrite each other at every write. It is left as it is."""
+    path = tmp_path / "cache" / FILE_NAME
+    path.parent.mkdir()
+    newer = b'{"version": 2, "served_as": {"azure": {"prod-chat": "gpt-5"}}}'
+    path.write_bytes(newer)
+    served = ServedAs(path)
+    with caplog.at_level(logging.WARNING, logger="hermes_core.served_as"):
+        served.learn("azure", "prod-chat", "gpt-4o-2024-08-06")
+        served.learn("azure", "eu-chat", "gpt-4o-mini")
+    assert path.read_bytes() == newer
+    assert served.get("azure", "prod-chat") == "gpt-4o-2024-08-06"   # known to this process
+    assert [r.getMessage() for r in caplog.records if "newer" in r.getMessage()] != []

@@ -10,7 +10,8 @@ had folded, and its folds fell turns away from the ones the provider had cached.
 One small JSON file, ``HOME/cache/calibration.json``: ``{"format": 1, "ratios": {model: ratio}}``,
 read once per store (the first time a ratio is asked for), at most :data:`MAX_MODELS` models (the
 least recently billed dropped first). It is a cache: a file that is unreadable, damaged or of
-another shape costs one warning naming it and an uncalibrated first turn, as before; a ratio
+another shape costs one warning naming it and an uncalibrated first turn, as before (a newer
+version's format is never written over: its ratios are that version's); a ratio
 outside :data:`~.token_count.RATIO_BOUNDS` or of the wrong type is ignored on its own.
 
 When it is written: each request's ratio differs from the last in the third digit, so writing
@@ -138,9 +139,9 @@ class CalibrationStore:
             return dict(list(table.items())[-MAX_MODELS:])
 
         table = kept_table.update(self.path, MAX_BYTES, _parse, merge, _dump, WHAT, logger=log,
-                                  warn=self._unreadable)
-        if table is None:   # the home refuses, or another writer holds the lock: kept unwritten
-            return False
+                                  warn=self._unreadable).table
+        if table is None:   # the home refuses, another writer holds the lock, a newer version's
+            return False    # file: kept unwritten, counted with
         self._ratios, self._kept, self._unwritten = table, dict(table), {}
         return True
 
@@ -181,6 +182,9 @@ def _parse(data: Any) -> dict[str, float]:
     """The usable ratios of a file's JSON, at most MAX_MODELS (the newest); ValueError when it is
     not a calibration of this format (a ratio of the wrong kind is left out on its own)."""
     ratios = data.get("ratios") if isinstance(data, dict) else None
+    form = data.get("format") if isinstance(data, dict) else None
+    if type(form) is int and form > FORMAT:
+        raise kept_table.Newer(f"format {form}, written by a newer hermes_core; left as it is")
     if (not isinstance(data, dict) or type(data.get("format")) is not int
             or data["format"] != FORMAT or not isinstance(ratios, dict)):
         raise ValueError(f"not a calibration of format {FORMAT}")

@@ -64,8 +64,8 @@ def test_the_file_keeps_the_most_recently_billed_models(path: Path,
 
 
 @pytest.mark.parametrize("content", [
-    b"\x00{not json", b"[1, 2]", b'{"format": 2, "ratios": {}}', b'{"format": true, "ratios": {}}',
-    b'{"format": 1, "ratios": [1.2]}', b"[" * 60_000])
+    b"\x00{not json", b"[1, 2]", b'{"format": true, "ratios": {}}',
+    b'{"format": 1, "ratios": [1.2]}', b"[" * 60_000, b'{"format": 0, "ratios": {}}'])
 def test_a_damaged_or_foreign_file_is_ignored_with_a_warning_naming_it(
         path: Path, content: bytes, caplog: pytest.LogCaptureFixture) -> None:
     path.parent.mkdir()
@@ -224,3 +224,17 @@ def test_a_bill_is_counted_with_as_the_file_holds_it_within_the_tolerance_and_as
     (tmp_path / "cache").write_text("a file where the folder should be", encoding="utf-8")
     refused = CalibrationStore(tmp_path / "cache" / "calibration.json")
     assert not refused.put("m", 1.3) and refused.steady("m", 1.3) == 1.3   # never written
+
+
+def test_a_file_of_a_newer_format_is_ignored_and_never_written_over(
+        path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A newer hermes_core's calibration (format 2) was replaced by format 1 at the next bill:
+    the newer one's ratios lost, and two versions on one home overwriting each other."""
+    path.parent.mkdir()
+    newer = b'{"format": 2, "ratios": {"m": {"ratio": 1.2, "encoding": "o200k_base"}}}'
+    path.write_bytes(newer)
+    store = CalibrationStore(path)
+    with caplog.at_level(logging.WARNING, logger="hermes_core.compaction"):
+        assert store.put("m", 1.3) is False
+    assert path.read_bytes() == newer and store.get("m") == 1.3
+    assert [r.getMessage() for r in caplog.records if "newer" in r.getMessage()] != []
