@@ -89,7 +89,7 @@ class ServedAs:
                         and self._keepable(key, answered)):
                     _put(self._written, entry, None, self._limit)
                     _put(self._unwritten, key, answered, self._limit)
-            if self._unwritten:   # new, or not written yet (the lock was busy, the disk refused)
+            if self._unwritten:   # new, or kept out by a busy lock at an earlier reply
                 self._write()
 
     def get(self, provider: str, requested: str) -> str:
