@@ -40,6 +40,7 @@ from hermes_core.injection.hidden import (
     finished_exchange,
     forged_turn,
     hidden_spans,
+    invisible,
     without_pragmas,
 )
 from hermes_core.injection.hijack import (
@@ -230,46 +231,6 @@ def _unquote(par: Paragraph, framed: bool, context_framed: bool,
     return stripped if context_framed or _framed(stripped) else par.text
 
 
-# --------------------------------------------------------------------------- invisible Unicode
-
-_TAG_CHARS = "\U000e0000-\U000e007f"
-_BIDI_CHARS = "\u202a-\u202e\u2066-\u2069"
-_HIDDEN_CHARS = "\u200b\u2060-\u2064\u180e\U0001d173-\U0001d17a"
-_FILLER_CHARS = "\u3164\uffa0\u115f\u1160"
-_TAGS = re.compile(f"[{_TAG_CHARS}]")
-_BIDI_OVERRIDE = re.compile(f"[{_BIDI_CHARS}]")
-_HIDDEN = re.compile(f"[{_HIDDEN_CHARS}]|(?<!^)\ufeff")
-_HANGUL_FILLER = re.compile(f"[{_FILLER_CHARS}]")
-_RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
-_SPACELESS = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u9fff]")
-_HANGUL = re.compile("[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
-
-
-# any code point the four checks below look for: most text has none, and is passed in one search
-_SUSPECT = re.compile(f"[{_TAG_CHARS}{_BIDI_CHARS}{_HIDDEN_CHARS}\ufeff{_FILLER_CHARS}]")
-
-
-def _invisible(text: str) -> re.Match[str] | None:
-    """An invisible code point that hides something here (not one a script needs: RLM in Hebrew,
-    ZWJ in an emoji, ZWSP between Thai words)."""
-    if not _SUSPECT.search(text):
-        return None   # the common case: one pass over the text
-    m = _TAGS.search(text)
-    if m:
-        return m
-    if not _RTL.search(text):
-        m = _BIDI_OVERRIDE.search(text)
-        if m:
-            return m
-    if not _SPACELESS.search(text):
-        m = _HIDDEN.search(text)
-        if m:
-            return m
-    if not _HANGUL.search(text):
-        return _HANGUL_FILLER.search(text)
-    return None
-
-
 # --------------------------------------------------------------------------- matching
 
 
@@ -409,7 +370,7 @@ def _scan_paragraph(par: Paragraph, wanted: set[str], framed: bool, context_fram
     """:func:`scan_paragraph` with the framing words already looked for (a paragraph is the
     context of both its neighbours: its framing is decided once, not three times)."""
     if "invisible-unicode" in wanted:
-        m = _invisible(par.text)
+        m = invisible(par.text)
         if m:
             line = par.line + par.text.count("\n", 0, m.start())
             return InjectionFinding("invisible-unicode", line, f"U+{ord(m.group()):04X}")
