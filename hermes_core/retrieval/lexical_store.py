@@ -43,7 +43,7 @@ from hermes_core.retrieval import bm25, bm25_postings, glossary, lexical_update,
 from hermes_core.retrieval.gate_store import blob_texts, read_sealed, texts_blob, write_sealed
 from hermes_core.retrieval.glossary import Glossary
 from hermes_core.retrieval.lexical_update import RowState
-from hermes_core.retrieval.text_key_store import builders_id
+from hermes_core.retrieval.text_key_store import builders_id, stable_repr
 from hermes_core.retrieval.token_store import derive_name
 
 log = logging.getLogger(__name__)
@@ -78,8 +78,8 @@ def scorers_id(modules: Sequence[types.ModuleType] = SCORING_MODULES) -> str:
     for module in modules:
         consts = {k: v for k, v in vars(module).items()
                   if k.isupper() and isinstance(v, int | float | str | tuple | frozenset)}
-        h.update(f"\x00{module.__name__}\x00{sorted(consts.items(), key=lambda kv: kv[0])!r}".encode(
-            "utf-8", "surrogatepass"))
+        listed = "\x00".join(f"{k}={stable_repr(v)}" for k, v in sorted(consts.items()))
+        h.update(f"\x00{module.__name__}\x00{listed}".encode("utf-8", "surrogatepass"))
     h.update(builders_id([f for m in modules for f in _defined(m)]).encode())
     return h.hexdigest()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import types
 from pathlib import Path
 
@@ -110,3 +111,15 @@ def test_an_empty_catalog_has_rows_too(tmp_path: Path) -> None:
     rows = {"hello": RowState((), 0.0, 0.0, frozenset())}
     path = rows_path(tmp_path)
     assert save_rows(path, "k", 0, rows) and load_rows(path, "k", 0) == rows
+
+
+def test_the_scoring_fingerprint_is_the_same_in_every_process() -> None:
+    """A set constant's order follows the process's string hashing: the fingerprint must not, or
+    no new process would find the rows the last one saved."""
+    import subprocess
+    import sys
+
+    code = "from hermes_core.retrieval import lexical_store; print(lexical_store.SCORERS)"
+    got = {subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert len(got) == 1
