@@ -121,9 +121,11 @@ class LexicalMemo:
 
 
 def calibrate_lexical_memo(key: str, bm25: BM25Index, skills: Sequence[Skill], pseudo: Sequence[str],
-                           expand: Expander | None, memo: LexicalMemo) -> LexicalCalibration:
+                           expand: Expander | None, memo: LexicalMemo,
+                           languages: frozenset[str] | None = None) -> LexicalCalibration:
     """``calibrate_lexical`` for ``skills`` indexed in ``bm25``, each request's share kept from
-    ``memo`` where the module docstring shows it cannot have moved; ``memo`` then holds this one."""
+    ``memo`` where the module docstring shows it cannot have moved; ``memo`` then holds this one.
+    ``languages``: the catalog's (``calibration.catalog_languages``), when the caller has them."""
     texts = list(dict.fromkeys([*gate_requests(), *pseudo]))
     changed = memo.edited(skills, expand)
     rows: dict[str, RowState] = {}
@@ -148,7 +150,7 @@ def calibrate_lexical_memo(key: str, bm25: BM25Index, skills: Sequence[Skill], p
     memo.names, memo.hashes = tuple(s.name for s in skills), tuple(s.content_hash for s in skills)
     memo.skills, memo.expand, memo.rows, memo.vocabulary = tuple(skills), expand, rows, bm25.vocabulary
     return calibrate_lexical(key, lambda q: rows[q].share, pseudo, skills,
-                             lambda q: known_words(bm25, rows[q].tokens))
+                             lambda q: known_words(bm25, rows[q].tokens), languages)
 
 
 def _kept(bm25: BM25Index, text: str, expand: Expander | None, before: RowState, moved: set[str],
