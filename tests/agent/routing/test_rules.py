@@ -49,6 +49,20 @@ from hermes_core.types import Candidate, Message, Prompt
         ("我喜欢吃苹果", "cjk_ratio", 1.0),
         ("Привет, как дела? 猫", "cjk_ratio", 0.0714),   # Russian with one Chinese character
         ("a\nb\nc", "lines", 3),
+        # code pasted bare, and asking for code, apart from talking about it
+        ("    at com.acme.Main.run(Main.java:42)", "has_code", True),
+        ('payload: {"id": 3, "ok": true}', "has_code", True),
+        ("from pathlib import Path", "has_code", True),
+        ("I will select a gift from the shop and update you", "has_code", False),
+        ("Python's history begins in 1989", "has_code", False),
+        ("see ```py\nprint(1)\n```", "has_code", True),
+        ("debug the exception in my java method", "asks_for_code", True),
+        ("把这段代码改成异步的", "asks_for_code", True),
+        ("这段代码为什么报错", "asks_for_code", True),
+        ("このスクリプトを修正して", "asks_for_code", True),
+        ("What is the code of conduct here?", "asks_for_code", False),
+        ("how to say thank you in French", "asks_for_code", False),
+        ("给妈妈写一封生日贺卡", "asks_for_code", False),
     ],
 )
 def test_features_table(text: str, field: str, expected: object) -> None:
