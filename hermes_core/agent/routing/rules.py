@@ -84,6 +84,17 @@ _ASKS_FOR_CODE = re.compile(
     rf"|(?:{_JA_CODE_NOUN})[^。！？?!\n]{{0,12}}?(?:{_JA_CODE_VERB})",
     re.IGNORECASE)
 
+# What the code shapes and the request for code are looked for in: a message's head and tail. A
+# request says what it wants at its start or end, and a 150,000-character document pasted between
+# would otherwise cost more to scan than to count (a document that size routes on its size).
+CODE_SCAN_CHARS = 8_000
+
+
+def _ends(text: str) -> str:
+    if len(text) <= 2 * CODE_SCAN_CHARS:
+        return text
+    return text[:CODE_SCAN_CHARS] + "\n" + text[-CODE_SCAN_CHARS:]
+
 
 @dataclass(frozen=True, slots=True)
 class RequestFeatures:
@@ -148,11 +159,12 @@ def extract_features(prompt_or_text: Prompt | str, *, requires_tools: bool = Fal
         cjk = sum(1 for ch in text if is_cjk(ch))
         words = cjk + len("".join(" " if is_cjk(ch) else ch for ch in text).split())
     fenced = bool(_CODE_BLOCK.search(text))
+    ends = _ends(text)
     return RequestFeatures(
         token_estimate=int(conversation), prompt_tokens=int(total), chars=len(text), words=words,
         lines=text.count("\n") + 1 if text else 0,
-        has_code_block=fenced, has_code=fenced or bool(_PASTED_CODE.search(text)),
-        asks_for_code=bool(_ASKS_FOR_CODE.search(text)), has_url=bool(_URL.search(text)),
+        has_code_block=fenced, has_code=fenced or bool(_PASTED_CODE.search(ends)),
+        asks_for_code=bool(_ASKS_FOR_CODE.search(ends)), has_url=bool(_URL.search(text)),
         requires_tools=requires_tools, requires_shell_execution=bool(_SHELL.search(text)),
         turn_count=turn_count, attachments=attachments, cjk_ratio=round(ratio, 4))
 

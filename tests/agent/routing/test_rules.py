@@ -252,3 +252,22 @@ def test_any_condition_compiles_or_is_one_value_error_and_runs_on_any_message(te
                 True, False)
         except (TypeError, ArithmeticError):
             pass
+
+
+def test_code_is_looked_for_at_a_long_messages_ends() -> None:
+    filler = "经济学家认为，利率的变化会影响居民的消费和储蓄。" * 2000
+    assert extract_features(filler + "\n" + "def parse(path):\n    return 1").has_code
+    assert extract_features("修复我代码里的bug\n" + filler).asks_for_code
+    assert not extract_features(filler + "def parse(path):\n" + filler).has_code
+
+
+def test_providers_of_equal_priority_are_tried_in_the_order_listed() -> None:
+    routing = parse_yaml("""
+llm:
+  routing:
+    providers:
+      - {name: backup, priority: 5, endpoint: "http://127.0.0.1:9/v1"}
+      - {name: openai, priority: 5}
+      - {name: anthropic, priority: 1, models: [claude-sonnet-4], equivalents: {gpt-4o: claude-sonnet-4}}
+""").llm.routing
+    assert [c.provider for c in candidates_for("gpt-4o", routing)] == ["backup", "openai", "anthropic"]
