@@ -8,13 +8,13 @@ import json
 import re
 import sys
 import typing
-import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wcwidth import wcswidth
 
 from hermes_core.redact import clip
+from hermes_core.types import unfit_model_name
 
 if typing.TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -127,14 +127,6 @@ class _Commands(argparse._SubParsersAction):   # type: ignore[type-arg]
         if kwargs.get("help") and not kwargs.get("description"):
             kwargs["description"] = kwargs["help"][0].upper() + kwargs["help"][1:] + "."
         return super().add_parser(name, **kwargs)
-
-
-def unfit_model_name(name: str) -> bool:
-    """A name holding a space, a control, format (bidi, zero-width) or unassigned character: no
-    provider names a model so, and sent as written it came back as a 404 a turn later, shown
-    escaped as something the person never typed (a pasted escape sequence, an invisible space)."""
-    return any(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Cn")
-               for ch in name)
 
 
 def model_name(text: str) -> str:

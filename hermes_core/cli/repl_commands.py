@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.atomic_write import write_atomic
-from hermes_core.cli.argtypes import columns, shorten, terminal_safe, unfit_model_name
+from hermes_core.cli.argtypes import columns, shorten, terminal_safe
 from hermes_core.redact import clip, looks_like_secret, redact
+from hermes_core.types import unfit_model_name
 
 if TYPE_CHECKING:
     from hermes_core.cli.repl import Repl
