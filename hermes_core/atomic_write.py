@@ -120,15 +120,22 @@ def write_cache(path: str | os.PathLike[str], content: Content, what: str, *,
     try:
         write_atomic(path, content, durable=durable)
     except OSError as e:
-        key = f"{what}\x00{Path(path).parent}"
-        with _warned_lock:
-            first = key not in _warned
-            _warned.add(key)
-        logger.log(logging.WARNING if first else logging.DEBUG,
-                   "%s: cannot write %s (%s); kept in memory only, computed again next time",
-                   what, path, e.strerror or e)
+        refused(what, path, e, logger)
         return False
     return True
+
+
+def refused(what: str, path: str | os.PathLike[str], error: OSError,
+            logger: logging.Logger = log) -> None:
+    """Say that the disk refused ``path`` (the file or its lock file) for ``what``: a warning the
+    first time for ``what`` in that folder, at debug level after (it fails the same way again)."""
+    key = f"{what}\x00{Path(path).parent}"
+    with _warned_lock:
+        first = key not in _warned
+        _warned.add(key)
+    logger.log(logging.WARNING if first else logging.DEBUG,
+               "%s: cannot write %s (%s); kept in memory only, computed again next time",
+               what, path, error.strerror or error)
 
 
 #: No cache file the package writes comes near this (the CC-CEDICT lexicon, the largest, is ~10 MB).

@@ -15,9 +15,10 @@ import stat
 import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -47,7 +48,7 @@ from hermes_core.redact import (
     register_secrets,
     url_passwords,
 )
-from hermes_core.types import Credential, clean_text, fingerprint
+from hermes_core.types import Credential, clean_text, fingerprint, unfit_model_name
 from hermes_core.yaml_safe import Interpolate, YamlLimitError, format_path, load_yaml
 
 log = logging.getLogger("hermes_core.config")
@@ -92,9 +93,22 @@ class _Model(BaseModel):
                         and type(None) not in typing.get_args(cls.model_fields[k].annotation))}
 
 
+def _model_name(name: str) -> str:
+    if not name or unfit_model_name(name):
+        raise ValueError(f"{name!r} is not a model name: it is empty or has spaces, control or "
+                         "invisible characters (a provider would answer 404 model_not_found)")
+    return name
+
+
+ModelName = Annotated[str, AfterValidator(_model_name)]
+# above any model's window yet (10M tokens), below a count that could only be a typo
+MAX_CONTEXT_WINDOW = 100_000_000
+Window = Annotated[Int, Field(gt=0, le=MAX_CONTEXT_WINDOW)]
+
+
 class RuleSettings(_Model):
     condition: str
-    model: str
+    model: ModelName
 
 
 class ClassifierSettings(_Model):
@@ -106,10 +120,10 @@ class ProviderSettings(_Model):
     name: str
     type: Literal["openai", "anthropic", "offline"] | None = None
     priority: int = 100
-    models: tuple[str, ...] = ()
+    models: tuple[ModelName, ...] = ()
     endpoint: str | None = Field(None, repr=False)   # a proxy's URL may hold a password
     timeout_s: float = Field(60.0, gt=0)
-    equivalents: dict[str, str] = Field(default_factory=dict)
+    equivalents: dict[ModelName, ModelName] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _known(self) -> ProviderSettings:
@@ -127,15 +141,15 @@ class ProviderSettings(_Model):
 
 
 class RoutingSettings(_Model):
-    default_model: str = "gpt-4o"
-    fast_model: str | None = None
-    code_model: str | None = None
-    long_context_model: str | None = None
+    default_model: ModelName = "gpt-4o"
+    fast_model: ModelName | None = None
+    code_model: ModelName | None = None
+    long_context_model: ModelName | None = None
     rules: tuple[RuleSettings, ...] = ()
     providers: tuple[ProviderSettings, ...] = ()
     classifier: ClassifierSettings = ClassifierSettings()
     # context window sizes (tokens) by model, to decide whether long_context_model is larger
-    context_windows: dict[str, Int] = Field(default_factory=dict)
+    context_windows: dict[ModelName, Window] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _unique_providers(self) -> RoutingSettings:

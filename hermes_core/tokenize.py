@@ -188,6 +188,17 @@ def to_simplified(text: str) -> str:
     return _CJK_RUN.sub(_fold_run, text)
 
 
+def cjk_tagged(run: str) -> tuple[tuple[str, str], ...]:
+    """jieba's words of ``run`` with their part-of-speech tags (``jieba.posseg``: "v" a verb, "n"
+    a noun, "p" a preposition ...); empty without jieba."""
+    jb = _load_jieba()
+    if jb is None:
+        return ()
+    import jieba.posseg
+
+    return tuple((w.word, w.flag) for w in jieba.posseg.cut(run) if w.word.strip())
+
+
 def split_identifier(word: str) -> list[str]:
     """``queryViolation`` -> [query, violation]; ``HTTPServer2`` -> [http, server, 2];
     ``naïveBayes`` -> [naïve, bayes]. Lower-cased, accents kept (text for a reader or an embedder)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import operator
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -436,3 +437,12 @@ class Credential:
     def __reduce__(self) -> Any:  # pickling keeps the secret but never logs it
         return (Credential, (self.provider, self.secret, self.weight, self.max_rpm,
                              self.max_tpm, self.endpoint, self.source))
+
+
+def unfit_model_name(name: str) -> bool:
+    """A name holding a space, a control, format (bidi, zero-width) or unassigned character: no
+    provider names a model so, and sent as written it came back as a 404 a turn later, shown
+    escaped as something the person never typed (a pasted escape sequence, an invisible space).
+    Letters of any script are fine: a local deployment may name its model in Chinese."""
+    return any(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Cn")
+               for ch in name)

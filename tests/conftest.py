@@ -19,11 +19,15 @@
 * ``still_connecting_url`` / ``never_answering_url``: loopback URLs a request stays connecting
   to, or is taken by and never answered; ``cancelled_after`` gives a request up on one of them as
   a caller does, by cancelling its task mid-flight.
+* ``lock_tries``: each ``filelock`` try of the test recorded, refused or taken, with a hook at a
+  refusal: whether a writer waited for a held lock, told by its tries and not by a clock.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import fcntl
 import importlib.util
 import os
 import shutil
@@ -195,3 +199,33 @@ def cancelled_after() -> CancelledAfter:
     """Run an awaitable as a task, cancel it ``seconds`` later and see the cancellation come out
     of it: a caller giving a request up while it is in flight (see the two URLs above)."""
     return _cancelled_after
+
+
+@dataclasses.dataclass
+class LockTries:
+    """Each exclusive ``flock`` try in this process, in order ("refused" or "taken");
+    ``on_refused`` runs at a refusal, before the caller sees it (to free the lock there)."""
+    tries: list[str] = dataclasses.field(default_factory=list)
+    on_refused: Callable[[], object] | None = None
+
+
+@pytest.fixture
+def lock_tries(monkeypatch: pytest.MonkeyPatch) -> LockTries:
+    """Every ``filelock`` try on Unix recorded (``fcntl.flock`` with ``LOCK_EX``): whether a
+    writer waited for a held lock is the number of its tries, not a time."""
+    record = LockTries()
+    real_flock = fcntl.flock
+
+    def flock(fd: int, operation: int) -> None:
+        try:
+            real_flock(fd, operation)
+        except BlockingIOError:
+            record.tries.append("refused")
+            if record.on_refused is not None:
+                record.on_refused()
+            raise
+        if operation & fcntl.LOCK_EX:
+            record.tries.append("taken")
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    return record

@@ -1045,3 +1045,43 @@ def test_a_provider_listed_twice_is_an_error_at_the_second_entrys_line(
         load_settings(p, env={})
     assert e.value.key_path == key and e.value.line == line
     assert "'openai' is listed twice" in str(e.value) and "providers[0]" in str(e.value)
+
+
+# --------------------------------------------------------------------------- routing edges
+
+_ROUTING_EDGE = """
+llm:
+  routing:
+    default_model: gpt-4o
+{extra}
+"""
+
+
+@pytest.mark.parametrize(("extra", "key"), [
+    ("    context_windows: {gpt-4o: 0}", "llm.routing.context_windows.gpt-4o"),
+    ("    context_windows: {gpt-4o: -8192}", "llm.routing.context_windows.gpt-4o"),
+    ("    context_windows: {gpt-4o: 500000000}", "llm.routing.context_windows.gpt-4o"),
+    ("    fast_model: ''", "llm.routing.fast_model"),
+    ("    code_model: 'gpt 4.1'", "llm.routing.code_model"),
+    ("    long_context_model: \"gpt-4.1\\t\"", "llm.routing.long_context_model"),
+    ("    rules: [{condition: 'chars > 9', model: \"gpt-4o\\u200b\"}]", "llm.routing.rules[0].model"),
+    ("    providers: [{name: openai, models: ['gpt-4o', ' gpt-4o-mini']}]",
+     "llm.routing.providers[0].models[1]"),
+    ("    providers: [{name: openai, equivalents: {gpt-4o: 'gpt 4o'}}]",
+     "llm.routing.providers[0].equivalents.gpt-4o"),
+])
+def test_a_routing_window_or_model_name_no_provider_could_take_is_an_error_naming_its_key(
+        extra: str, key: str) -> None:
+    with pytest.raises(ConfigError) as ei:
+        parse_yaml(_ROUTING_EDGE.format(extra=extra), file="c.yaml")
+    assert ei.value.key_path == key, str(ei.value)
+    assert ei.value.line == 5 and "c.yaml" in str(ei.value)
+
+
+def test_a_model_named_in_chinese_and_a_ten_million_token_window_load() -> None:
+    routing = parse_yaml(_ROUTING_EDGE.format(extra=(
+        "    fast_model: 通义千问-turbo\n    context_windows: {llama-4-scout: 10000000}\n"
+        "    providers: [{name: local, endpoint: 'http://127.0.0.1:8000/v1', "
+        "models: [gpt-4o, 通义千问-turbo]}]"))).llm.routing
+    assert routing.fast_model == "通义千问-turbo"
+    assert routing.context_windows == {"llama-4-scout": 10_000_000}

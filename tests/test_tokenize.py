@@ -94,6 +94,15 @@ def test_cjk_words_without_jieba_end_on_the_runs_last_two_characters(monkeypatch
     assert tok.cjk_words("小李微信")[-1] == "微信" and tok.cjk_words("信") == ("信",)
 
 
+def test_cjk_tagged_gives_each_word_its_part_of_speech() -> None:
+    assert tok.cjk_tagged("用中文回答") == (("用", "p"), ("中文", "nz"), ("回答", "v"))
+
+
+def test_cjk_tagged_without_jieba_is_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tok, "_load_jieba", lambda: None)
+    assert tok.cjk_tagged("用中文回答") == ()
+
+
 def test_head_tokens_is_the_longest_prefix_within_the_estimate() -> None:
     from hermes_core.tokenize import estimate_tokens, head_tokens
 

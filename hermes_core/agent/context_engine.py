@@ -18,15 +18,15 @@ from __future__ import annotations
 import logging
 import math
 import os
-import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from functools import lru_cache, partial
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
+from hermes_core.agent.episodic.guard import RecallGuard
 from hermes_core.agent.episodic.ranking import (
     COMMON_DF,
     RECENT_BUDGET,
@@ -64,9 +64,6 @@ from hermes_core.errors import (
 from hermes_core.injection import (
     INJECTION_CATEGORIES,
     GuardedText,
-    InjectionFinding,
-    guard_text,
-    scan_for_injection,
 )
 from hermes_core.redact import is_key_piece, redact, scan_needles
 from hermes_core.tokens import DEFAULT_ENCODING
@@ -136,27 +133,9 @@ def parse_timestamp(text: str) -> float:
     return dt.timestamp()
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
-
-
-@lru_cache(maxsize=1024)
-def _guard_cached(text: str, categories: tuple[str, ...]) -> GuardedText:
-    """The guard of one summary, sentence by sentence (a stored summary is one paragraph, and one
-    hostile sentence quoted in a chat must not cost the whole session), remembered like the scan."""
-    sentences = [x for x in _SENTENCE_END.split(text) if x.strip()]
-    guarded = guard_text("\n\n".join(sentences), name="a past session", categories=categories,
-                         data=True)
-    return replace(guarded, text=" ".join(guarded.text.split("\n\n")))
 def _short(text: str) -> bool:
     """Too few searchable words to stand alone ("why?", "and in Chinese?")."""
     return len(query_terms(text)) < FOLLOW_UP_WORDS
-
-
-@lru_cache(maxsize=1024)
-def _scan_cached(text: str, categories: tuple[str, ...]) -> InjectionFinding | None:
-    """The injection scan of one summary (~1 ms for 500 words), remembered: the same past
-    sessions come back turn after turn."""
-    return scan_for_injection(text, categories, data=True)
 
 
 def _summary_of(texts: Mapping[int, tuple[str, tuple[str, ...]]],
@@ -187,6 +166,7 @@ class ContextEngine:
         self._redact = redactor
         self._clock = clock
         self._scan = tuple(injection_categories)
+        self._guard = RecallGuard(self._scan)
         self._summarizer = summarizer
         self.store = SessionStore(db_path, create=create, clock=clock,
                                   busy_timeout_s=self.settings.busy_timeout_s, read_only=read_only)
@@ -388,7 +368,9 @@ class ContextEngine:
         # add``, an import) cost a minute of scanning a turn, and the model sees the clip anyway
         fragments = [replace(f, summary=clip_text(f.summary, chars)) for f in fragments]
         if self._scan:
-            fragments = [g for f in fragments if (g := self._guarded(f)) is not None]
+            guards = self._guard.guards(fragments)   # new texts scanned in one batch
+            fragments = [g for f, (summary, tags) in zip(fragments, guards, strict=True)
+                         if (g := self._guarded(f, summary, tags)) is not None]
 
         return self.refit(fragments)
 
@@ -406,14 +388,15 @@ class ContextEngine:
         fitted = fit_to_budget(fragments, render, self.settings.block_tokens, encoding)
         return render(fitted), fitted
 
-    def _guarded(self, fragment: MemoryFragment) -> MemoryFragment | None:
+    @staticmethod
+    def _guarded(fragment: MemoryFragment, guarded: GuardedText, tags: Sequence[GuardedText]
+                 ) -> MemoryFragment | None:
         """The fragment with hostile paragraphs of its summary replaced by a notice; None (left
         out, logged) when the whole summary or a tag is hostile."""
-        if any(_scan_cached(t, self._scan) is not None for t in fragment.tags):
+        if any(t.findings for t in tags):
             log.warning("past session %s left out of the prompt: a tag carries a possible prompt "
                         "injection", fragment.session_id)
             return None
-        guarded = _guard_cached(fragment.summary, self._scan)
         if not guarded.findings:
             return fragment
         if guarded.all_blocked:

@@ -16,8 +16,10 @@ attempt unpriced again until a reply came. So what is learned is also kept in
   :data:`MAX_NAME` characters (a server's text: a hostile one does not fill the disk);
 * **written only when something new is learned** (a reply that says what is known writes
   nothing; a name answered as several models in turn, a router's, writes each pair once per
-  process), atomically, merged into the file as it stands: two processes learning at once keep
-  both, the latest of one name wins;
+  process), atomically, merged into the file as it stands under its lock
+  (:func:`hermes_core.kept_table.update`): two processes learning at once keep both, the latest of
+  one name wins; an entry a busy lock kept out is written at the next reply; a newer version's
+  file is left as it is;
 * **no secret in it**: an entry any of whose names the redactor would change (a proxy echoing the
   key as the model) is known to this process and never written;
 * **never in the way**: a damaged, foreign or unreadable file is ignored with one warning naming
@@ -34,7 +36,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hermes_core.atomic_write import read_kept, write_cache
+from hermes_core import kept_table
+from hermes_core.atomic_write import read_kept
 
 log = logging.getLogger("hermes_core.served_as")
 
@@ -67,6 +70,9 @@ class ServedAs:
         # (provider, asked for, answered as) this process wrote: a router's alternating answers
         # are each new against the latest, and would rewrite the file on every reply
         self._written: dict[tuple[str, str, str], None] = {}
+        # learned and keepable, not in the file: tried again at the next reply while the lock is
+        # busy (a refusing home or a newer version's file: known to the process only, as before)
+        self._unwritten: Served = {}
         self._lock = threading.Lock()
         self._warned = False
 
@@ -75,16 +81,16 @@ class ServedAs:
         key = (provider, requested)
         with self._lock:
             seen = self._known()
-            if not answered or seen.get(key, requested) == answered:
-                return   # nothing said (a reply naming no model), or nothing new: no write
-            _put(seen, key, answered, self._limit)
-            entry = (provider, requested, answered)
-            if self.path is None or entry in self._written or not self._keepable(key, answered):
-                return
-            _put(self._written, entry, None, self._limit)
-            merged = self._read(quiet=True)
-            _put(merged, key, answered, self._limit)
-            self._write(merged)
+            # nothing said (a reply naming no model), or nothing new: nothing to write
+            if answered and seen.get(key, requested) != answered:
+                _put(seen, key, answered, self._limit)
+                entry = (provider, requested, answered)
+                if (self.path is not None and entry not in self._written
+                        and self._keepable(key, answered)):
+                    _put(self._written, entry, None, self._limit)
+                    _put(self._unwritten, key, answered, self._limit)
+            if self._unwritten:   # new, or kept out by a busy lock at an earlier reply
+                self._write()
 
     def get(self, provider: str, requested: str) -> str:
         """The model ``requested`` of ``provider`` last answered as; itself when never heard."""
@@ -105,24 +111,37 @@ class ServedAs:
             self._warned = True
             log.warning(what, *args)
 
-    def _read(self, *, quiet: bool = False) -> Served:
+    def _read(self) -> Served:
         if self.path is None:
             return {}
         served = read_kept(self.path, _MAX_BYTES, lambda data: _parse(data, self._limit),
-                           None if quiet else self._unreadable)
+                           self._unreadable)
         return served if served is not None else {}
 
     def _unreadable(self, reason: str) -> None:
-        self._warn("%s: %s; what deployments answered as is ignored (version %d expected), "
-                   "and the file replaced when a reply next says it", self.path, reason, VERSION)
+        self._warn("%s: %s; what deployments answered as is ignored (version %d expected)",
+                   self.path, reason, VERSION)
 
-    def _write(self, served: Served) -> None:
+    def _write(self) -> None:
+        """Merge the entries not yet written into the file as it is now, under its lock."""
         assert self.path is not None
+
+        def merge(kept: Served | None) -> Served:
+            table = kept if kept is not None else {}
+            for key, answered in self._unwritten.items():
+                _put(table, key, answered, self._limit)
+            return table
+
+        done = kept_table.update(self.path, _MAX_BYTES, lambda data: _parse(data, self._limit),
+                                 merge, self._dump, "served-as file", logger=log)
+        if not done.busy:   # written, or the home will not take it: known to this process
+            self._unwritten.clear()
+
+    def _dump(self, served: Served) -> bytes:
         body = {"version": VERSION,
                 "served_as": [[p, requested, answered] for (p, requested), answered in served.items()
                               if self._keepable((p, requested), answered)]}
-        write_cache(self.path, json.dumps(body, ensure_ascii=False).encode("utf-8"),
-                    "served-as file", logger=log, durable=False, folders=1)
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
 
 def _put(table: dict[K, V], key: K, value: V, limit: int) -> None:
@@ -137,8 +156,11 @@ def _put(table: dict[K, V], key: K, value: V, limit: int) -> None:
 def _parse(data: Any, limit: int) -> Served:
     """The entries of a file's JSON, oldest first; ValueError/TypeError/KeyError when it is not
     one of ours."""
-    if not isinstance(data, dict) or data.get("version") != VERSION:
-        raise ValueError(f"version {data.get('version') if isinstance(data, dict) else None!r}")
+    version = data.get("version") if isinstance(data, dict) else None
+    if type(version) is int and version > VERSION:
+        raise kept_table.Newer(f"version {version}, written by a newer hermes_core; left as it is")
+    if version != VERSION:
+        raise ValueError(f"version {version!r}")
     out: Served = {}
     for item in data["served_as"]:
         if (not isinstance(item, list) or len(item) != 3

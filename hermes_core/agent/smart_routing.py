@@ -57,7 +57,7 @@ def default_rules(routing: RoutingSettings) -> tuple[tuple[str, str], ...]:
     if routing.long_context_model:
         out.append(("prompt_tokens > 50000", "long_context_model"))
     if routing.code_model:
-        out.append(("has_code_block or requires_shell_execution", "code_model"))
+        out.append(("has_code or asks_for_code or requires_shell_execution", "code_model"))
     if routing.fast_model:
         out.append(("token_estimate < 500 and not requires_tools", "fast_model"))
     return tuple(out)

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import re
 import sys
 import typing
-import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wcwidth import wcswidth
 
 from hermes_core.redact import clip
+from hermes_core.types import unfit_model_name
 
 if typing.TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -62,6 +63,21 @@ class Parser(argparse.ArgumentParser):
 
     _last_args: tuple[str, ...] = ()
 
+    def __init__(self, *args: typing.Any, examples: Sequence[str] = (), footer: str = "",
+                 **kwargs: typing.Any) -> None:
+        """``examples``: command lines shown under "examples:" at the end of ``--help`` (a person
+        starts from one); ``footer``: text shown as written after them (the exit statuses)."""
+        super().__init__(*args, **kwargs)
+        self.examples = tuple(examples)
+        self.footer = footer
+        self.register("action", "parsers", _Commands)
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        if self.examples:
+            text += "\nexamples:\n" + "".join(f"  {line}\n" for line in self.examples)
+        return text + (f"\n{self.footer}" if self.footer else "")
+
     def parse_known_args(self, args: typing.Any = None, namespace: typing.Any = None
                          ) -> typing.Any:
         """argparse's, remembering the words this parser was given, for :meth:`error`."""
@@ -70,7 +86,10 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> typing.NoReturn:
         message += self._dash_hint(message)
-        super().error(_LONG_WORD.sub(lambda m: shorten(m.group()), message))
+        message = _LONG_WORD.sub(lambda m: shorten(m.group()), message)
+        if json_requested(self._last_args):
+            print_json_error(f"{self.prog}: error: {message}", 2)
+        super().error(message)
 
     def _dash_hint(self, message: str) -> str:
         """A value that begins with "-" (``memory search -rebase``) is read as an unknown option,
@@ -100,12 +119,14 @@ class Parser(argparse.ArgumentParser):
             pass
 
 
-def unfit_model_name(name: str) -> bool:
-    """A name holding a space, a control, format (bidi, zero-width) or unassigned character: no
-    provider names a model so, and sent as written it came back as a 404 a turn later, shown
-    escaped as something the person never typed (a pasted escape sequence, an invisible space)."""
-    return any(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Cn")
-               for ch in name)
+class _Commands(argparse._SubParsersAction):   # type: ignore[type-arg]
+    """A command's one-line ``help`` (its row in the parent's list) is its ``--help``
+    description too, unless it has a longer one: ``chat --help`` did not say what chat does."""
+
+    def add_parser(self, name: str, **kwargs: typing.Any) -> typing.Any:
+        if kwargs.get("help") and not kwargs.get("description"):
+            kwargs["description"] = kwargs["help"][0].upper() + kwargs["help"][1:] + "."
+        return super().add_parser(name, **kwargs)
 
 
 def model_name(text: str) -> str:
@@ -172,10 +193,48 @@ def pad(text: str, width: int) -> str:
     return shown + " " * max(0, width - columns(shown))
 
 
+def json_text(data: Any, *, indent: int | None = None) -> str:
+    """``data`` as JSON for stdout: Chinese as written where stdout takes it, escaped (``\\u5feb``)
+    where its encoding does not (``PYTHONIOENCODING=ascii``, a Latin-1 terminal). Text output
+    there shows such characters as "?"; ``--json`` did too, valid JSON that had lost its data."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        unicode_out = codecs.lookup(encoding).name.startswith("utf")
+    except LookupError:
+        unicode_out = False
+    return json.dumps(data, ensure_ascii=not unicode_out, indent=indent)
+
+
+def json_requested(words: Sequence[str]) -> bool:
+    """Whether the command line asks for ``--json`` (or an abbreviation argparse takes for it)
+    before any ``--``: known before argparse has read it, so a usage error can answer in JSON."""
+    for word in words:
+        if word == "--":
+            return False
+        if len(word) >= 3 and "--json".startswith(word):
+            return True
+    return False
+
+
+def print_json_error(message: str, code: int) -> None:
+    """The one object ``--json`` prints on stdout when the command fails: a script reading it
+    gets the error and the exit code, not an empty stream (the line for a person is on stderr)."""
+    print(json_text({"error": message, "exit_code": code}))
+
+
+def fail(args: argparse.Namespace, message: str, code: int) -> int:
+    """``code``, after the one stderr line of a failed command (escaped: it quotes a path or a
+    value) and, under ``--json``, the same error as one JSON object on stdout."""
+    print(terminal_safe(message), file=sys.stderr)
+    if getattr(args, "json", False):
+        print_json_error(message, code)
+    return code
+
+
 def print_mapping(data: Mapping[str, Any], *, as_json: bool) -> None:
     """One JSON object (``--json``, for scripts) or aligned ``key  value`` lines (for people)."""
     if as_json:
-        print(json.dumps(data, ensure_ascii=False))
+        print(json_text(data))
         return
     width = max((len(k) for k in data), default=0) + 2
     for key, value in data.items():

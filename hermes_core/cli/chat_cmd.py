@@ -43,7 +43,10 @@ def run_chat(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("chat", help="chat with the agent (offline when no key is set)")
+    p = sub.add_parser("chat", help="chat with the agent (offline when no key is set)",
+                       examples=("hermes-core chat --home examples/home --offline",
+                                 "hermes-core chat --model gpt-4o-mini --no-stream",
+                                 "printf '帮我查一下快递\\n/skills\\n' | hermes-core chat --offline"))
     add_common(p)
     p.add_argument("--model", type=model_name, help="use this model for every turn (default: routing)")
     p.add_argument("--offline", action="store_true", help="never call a provider")

@@ -20,7 +20,8 @@ from hermes_core.config import load_settings
 def register(sub: Any) -> None:
     p = sub.add_parser("keys", help="API key pool status")
     ksub = p.add_subparsers(dest="keys_command", metavar="SUBCOMMAND")
-    s = ksub.add_parser("status", help="per key: fingerprint, state, blocked-until, requests")
+    s = ksub.add_parser("status", help="per key: fingerprint, state, blocked-until, requests",
+                        examples=("hermes-core keys status", "hermes-core keys status --json"))
     s.add_argument("--home", metavar="DIR", help="HERMES_HOME (default: $HERMES_HOME or ~/.hermes)")
     s.add_argument("--config", help="config YAML (default: HERMES_HOME/config.yaml)")
     s.add_argument("--json", action="store_true", help="print JSON")

@@ -14,7 +14,15 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from hermes_core.cli.argtypes import Parser, replace_unencodable, shorten, terminal_safe
+from hermes_core.cli.argtypes import (
+    Parser,
+    fail,
+    json_requested,
+    print_json_error,
+    replace_unencodable,
+    shorten,
+    terminal_safe,
+)
 from hermes_core.cli.logs import configure_logging
 from hermes_core.cli.output import Output, input_stream, output_lost
 from hermes_core.config import register_environment_keys
@@ -31,10 +39,23 @@ COMMAND_MODULES = (
 )
 
 
+EXIT_STATUSES = """exit status:
+  0    done (also when the reader of the output went away: `| head`)
+  1    an error, said in one line on stderr (a bug: its traceback); with --json also one
+       {"error", "exit_code"} object on stdout; `chat` with piped input: every turn failed
+  2    a usage error: unknown option, missing or malformed argument (same JSON under --json)
+  130  interrupted (Ctrl-C)
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="hermes-core",
-        description="Prompt assembly, skill retrieval, episodic memory, routing and key rotation.")
+        description="Prompt assembly, skill retrieval, episodic memory, routing and key rotation.",
+        examples=("hermes-core chat --home examples/home --offline",
+                  "hermes-core skills search '帮我查一下快递' --home examples/home",
+                  "hermes-core COMMAND --help"),
+        footer=EXIT_STATUSES)
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
@@ -68,9 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:
         if e is out.failure or e is err.failure:
             return output_lost(e, (out, err))
-        return _bug(e)
+        return _bug(e, argv)
     except Exception as e:
-        return _bug(e)
+        return _bug(e, argv)
     finally:
         if streams[0] is None:
             sys.stdin.close()
@@ -79,11 +100,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdin, sys.stdout, sys.stderr = streams
 
 
-def _bug(e: BaseException) -> int:
+def _bug(e: BaseException, argv: Sequence[str] | None) -> int:
     """A bug, or a library's error quoting its input (pydantic's input_value=...): its traceback
     is printed here, through the redacting stderr, not by the interpreter after the raw stream is
     back, and escaped as a log line is: the message may quote a file's escape sequences."""
     print(terminal_safe("".join(traceback.format_exception(e))), end="", file=sys.stderr)
+    if json_requested(sys.argv[1:] if argv is None else argv):
+        print_json_error(f"{type(e).__name__}: {e}", 1)
     return 1
 
 
@@ -114,11 +137,11 @@ def _run(argv: Sequence[str] | None) -> int:
         check_home(getattr(args, "home", None))   # a mistyped home is an error, never created
         return int(args.handler(args) or 0)
     except HermesError as e:
-        # the message quotes a path or value: shown, never sent to the terminal as escapes
-        print(terminal_safe(f"hermes-core: {e}"), file=sys.stderr)
-        return 1
+        return fail(args, f"hermes-core: {e}", 1)
     except KeyboardInterrupt:
         print("", file=sys.stderr)
+        if getattr(args, "json", False):
+            print_json_error("hermes-core: interrupted", 130)
         return 130
     except OSError as e:
         # a path argument the system refuses by its name alone: reported as the input error it
@@ -126,9 +149,8 @@ def _run(argv: Sequence[str] | None) -> int:
         if e.errno != errno.ENAMETOOLONG or e.filename is None:
             raise
         name = shorten(os.fsdecode(e.filename))
-        print(terminal_safe(f"hermes-core: {name}: name too long for the file system "
-                            f"({e.strerror})"), file=sys.stderr)
-        return 1
+        return fail(args, f"hermes-core: {name}: name too long for the file system "
+                          f"({e.strerror})", 1)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,15 @@ from typing import Any
 
 from hermes_core.agent.context_engine import ContextEngine, default_db_path, parse_timestamp
 from hermes_core.agent.episodic.ranking import FUTURE_SLACK_DAYS, SECONDS_PER_DAY
-from hermes_core.cli.argtypes import CLIP_AT, positive_int, print_mapping, shorten, terminal_safe
+from hermes_core.cli.argtypes import (
+    CLIP_AT,
+    fail,
+    json_text,
+    positive_int,
+    print_mapping,
+    shorten,
+    terminal_safe,
+)
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
 from hermes_core.redact import redact
@@ -69,14 +77,19 @@ def register(subparsers: Any) -> None:
     actions = parser.add_subparsers(dest="memory_action", metavar="ACTION")
     parser.set_defaults(handler=lambda args: _usage(parser))
 
-    search = actions.add_parser("search", parents=[common], help="find past sessions relevant to a query")
+    search = actions.add_parser("search", parents=[common], help="find past sessions relevant to a query",
+                                examples=("hermes-core memory search 'docker network'",
+                                          "hermes-core memory search 快递 --max-results 3 --json",
+                                          "hermes-core memory search -- -rebase"))
     search.add_argument("query", metavar="QUERY")
     search.add_argument("--max-results", type=positive_int, default=None,
                         help="how many sessions (default: context_engine.max_results)")
     search.add_argument("--exclude-session", metavar="ID", help="leave this session out")
     search.set_defaults(handler=_search)
 
-    add = actions.add_parser("add", parents=[common], help="store a session summary")
+    add = actions.add_parser("add", parents=[common], help="store a session summary",
+                             examples=("hermes-core memory add --session-id s1 --summary 'moved the "
+                                       "db to NVMe' --tags db,ops --created-at 2026-03-01T09:00",))
     add.add_argument("--session-id", required=True, metavar="ID")
     add.add_argument("--summary", required=True, metavar="TEXT")
     add.add_argument("--tags", default="", metavar="A,B", help="comma-separated tags")
@@ -86,21 +99,25 @@ def register(subparsers: Any) -> None:
                      help="stored prior that multiplies the score (default 1.0)")
     add.set_defaults(handler=_add)
 
-    stats = actions.add_parser("stats", parents=[common], help="counts, time range, schema version")
+    stats = actions.add_parser("stats", parents=[common], help="counts, time range, schema version",
+                               examples=("hermes-core memory stats --json",))
     stats.set_defaults(handler=_stats)
 
     forget = actions.add_parser("forget", parents=[common],
-                                help="delete one session's memory (its words leave the file too)")
+                                help="delete one session's memory (its words leave the file too)",
+                                examples=("hermes-core memory forget 93c7e6d2a142",))
     forget.add_argument("session_id", metavar="ID", help="the session id, as `memory search` shows it")
     forget.set_defaults(handler=_forget)
 
     prune = actions.add_parser("prune", parents=[common],
                                help="delete the sessions context_engine.retention_days / "
-                                    "max_sessions no longer keep, a few hundred a transaction")
+                                    "max_sessions no longer keep, a few hundred a transaction",
+                               examples=("hermes-core memory prune --home ~/.hermes",))
     prune.set_defaults(handler=_prune)
 
     rebuild = actions.add_parser("rebuild", parents=[common],
-                                 help="re-create the full-text index from the sessions table")
+                                 help="re-create the full-text index from the sessions table",
+                                 examples=("hermes-core memory rebuild --db ~/.hermes/sessions.db",))
     rebuild.set_defaults(handler=_rebuild)
 
 
@@ -138,8 +155,7 @@ def _search(args: argparse.Namespace) -> int:
         n = args.max_results or engine.settings.max_results or 5
         fragments = engine.retrieve(args.query, n, args.exclude_session)
     if args.json:  # redacted: a database from before keys were scrubbed at record time
-        print(redact(json.dumps([{**asdict(f), "tags": list(f.tags)} for f in fragments],
-                                ensure_ascii=False)))
+        print(redact(json_text([{**asdict(f), "tags": list(f.tags)} for f in fragments])))
         return 0
     if not fragments:
         print("no matching sessions")
@@ -153,11 +169,9 @@ def _search(args: argparse.Namespace) -> int:
 
 def _add(args: argparse.Namespace) -> int:
     if not args.session_id.strip():
-        print("hermes-core memory add: --session-id must not be empty", file=sys.stderr)
-        return 2
+        return fail(args, "hermes-core memory add: --session-id must not be empty", 2)
     if not args.summary.strip():
-        print("hermes-core memory add: --summary must not be empty", file=sys.stderr)
-        return 2
+        return fail(args, "hermes-core memory add: --summary must not be empty", 2)
     with _open(args, create=True) as engine:
         res = engine.add(args.session_id, args.summary, args.tags, created_at=args.created_at,
                          relevance_score=args.relevance)
@@ -184,15 +198,13 @@ def _stats(args: argparse.Namespace) -> int:
 
 def _forget(args: argparse.Namespace) -> int:
     if not args.session_id.strip():
-        print("hermes-core memory forget: the session ID must not be empty", file=sys.stderr)
-        return 2
+        return fail(args, "hermes-core memory forget: the session ID must not be empty", 2)
     with _open(args, create=False) as engine:
         gone = engine.forget(args.session_id)
         db = str(engine.db_path)
     if not gone:   # a typo must not look like success
-        print(terminal_safe(f"hermes-core memory forget: no session {args.session_id!r} is stored "
-                            f"in {db}"), file=sys.stderr)
-        return 1
+        return fail(args, f"hermes-core memory forget: no session {args.session_id!r} is stored "
+                          f"in {db}", 1)
     if args.json:
         print(json.dumps({"forgotten": True, "session_id": args.session_id, "db": db},
                          ensure_ascii=False))
@@ -205,9 +217,8 @@ def _prune(args: argparse.Namespace) -> int:
     with _open(args, create=False) as engine:
         policy = engine.retention
         if not policy.active:   # nothing configured: say so rather than "pruned 0"
-            print("hermes-core memory prune: neither context_engine.retention_days nor "
-                  "context_engine.max_sessions is set; nothing to prune", file=sys.stderr)
-            return 2
+            return fail(args, "hermes-core memory prune: neither context_engine.retention_days "
+                              "nor context_engine.max_sessions is set; nothing to prune", 2)
         n = engine.prune()
         db = str(engine.db_path)
     return _print_count(args, "pruned", n, db, f"pruned {n} session(s) from {db}")

@@ -25,7 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from hermes_core.cli.argtypes import model_name, shorten, terminal_safe
+from hermes_core.cli.argtypes import json_text, model_name, shorten, terminal_safe
 from hermes_core.config import ProviderSettings, Settings, load_settings
 from hermes_core.errors import HermesError, PromptInputError
 from hermes_core.providers import build_provider
@@ -41,7 +41,10 @@ DEFAULT_MODELS = {"openai": "gpt-4o", "anthropic": "claude-sonnet-4-5"}
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "prompt", help="show exactly what would be sent for MESSAGE (no provider is called)",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        examples=("hermes-core prompt 'why does my pod crash?' --home examples/home",
+                  "hermes-core prompt 帮我查快递 --provider anthropic --json",
+                  "hermes-core prompt - --history chat.json < pasted.log"))
     p.add_argument("message", metavar="MESSAGE",
                    help="the user's message; '-' reads it from stdin (a pasted log over the "
                         "system's 128 KB argument limit)")
@@ -211,9 +214,11 @@ def render_request(prompt: Prompt, settings: Settings, provider: str, model: str
 
 
 def _stdin_text() -> str:
-    """The message piped in: bytes that are not UTF-8 become U+FFFD rather than a traceback."""
+    """The message piped in: bytes that are not UTF-8 become U+FFFD rather than a traceback. A
+    file saved on Windows is read as the text it holds: no byte order mark, "\\n" line ends, and
+    the line end that closes the file (``echo``'s, an editor's) is no part of the message."""
     data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
-    return data.decode("utf-8", "replace")
+    return data.decode("utf-8-sig", "replace").replace("\r\n", "\n").removesuffix("\n")
 
 
 def _skill_warnings(retriever: Any) -> list[dict[str, str]]:
@@ -288,7 +293,7 @@ def run(args: argparse.Namespace) -> int:
             "sources": [asdict(s) for s in builder.sources(encoding_for(model, provider))],
             "warnings": [asdict(e) for e in builder.events] + _skill_warnings(retriever),
         }
-        print(redact(json.dumps(out, ensure_ascii=False, indent=2)))
+        print(redact(json_text(out, indent=2)))
         return 0
     plan = prompt.cache
     marks = ", ".join(filter(None, (

@@ -7,6 +7,7 @@ Ctrl-C cancels the reply in progress, not the REPL; Ctrl-D or ``/exit`` ends the
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import logging
 import math
@@ -21,7 +22,7 @@ from typing import Any, TextIO
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.prompt.outbound import withheld_keys
 from hermes_core.cli.argtypes import replace_unencodable, shorten, terminal_safe
-from hermes_core.cli.repl_commands import BUILTIN_COMMANDS, Command
+from hermes_core.cli.repl_commands import BUILTIN_COMMANDS, Command, unquoted
 from hermes_core.errors import Attempt, HermesError
 from hermes_core.redact import redact
 from hermes_core.types import clean_text
@@ -95,8 +96,10 @@ class Repl:
                 reconfigure(errors="surrogateescape")
             except (ValueError, OSError):  # pragma: no cover - already reading, or not a text file
                 pass
-        for line in self._raw_lines():
-            yield clean_text(line)
+        encoding = getattr(self.stdin, "encoding", None) or "utf-8"
+        for n, line in enumerate(self._raw_lines()):
+            line = _as_utf8(line, encoding)
+            yield line[1:] if n == 0 and line.startswith("\ufeff") else line
 
     def _raw_lines(self) -> Iterator[str]:
         if not self.interactive:
@@ -193,7 +196,7 @@ class Repl:
             self.say(f"unknown command /{shorten(name)}; {hint}")
             return
         try:
-            cmd.handler(self, arg.strip())
+            cmd.handler(self, unquoted(arg.strip()))
         except KeyboardInterrupt:  # Ctrl-C cancels the command (a slow /skills), not the chat
             self.say("\n[cancelled]")
         except HermesError as e:
@@ -368,6 +371,36 @@ class Repl:
                 self.say("\n[recorded without the model's summary]")
         except HermesError as e:
             self.error(e)
+
+
+def _as_utf8(line: str, encoding: str) -> str:
+    """``line`` as the UTF-8 it was sent in, when the stream's declared encoding could not read it.
+
+    A stream declared ASCII (``PYTHONIOENCODING=ascii``, a C locale Python did not coerce) still
+    gets UTF-8 from the terminal or the file, and every byte of a Chinese message came out as a
+    surrogate, then U+FFFD: the message was lost. The surrogate-escaped bytes are put back and
+    read as UTF-8; bytes that are not UTF-8 end as U+FFFD, as any other lone surrogate does
+    (``clean_text``)."""
+    if line.isascii():
+        return line
+    try:
+        line.encode("utf-8")   # no surrogate: the line was read whole (checked in C, once)
+        return line
+    except UnicodeEncodeError:
+        pass
+    if _codec(encoding) in ("ascii", "utf-8"):   # a Latin-1 stream reads every byte itself
+        try:
+            return line.encode(encoding, "surrogateescape").decode("utf-8", "replace")
+        except UnicodeError:   # a character that stream could never have decoded
+            pass
+    return clean_text(line)
+
+
+def _codec(encoding: str) -> str:
+    try:
+        return codecs.lookup(encoding).name
+    except LookupError:
+        return encoding
 
 
 def _eight_bit_input(readline: Any) -> None:

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.atomic_write import write_atomic
-from hermes_core.cli.argtypes import columns, shorten, terminal_safe, unfit_model_name
+from hermes_core.cli.argtypes import columns, shorten, terminal_safe
 from hermes_core.redact import clip, looks_like_secret, redact
+from hermes_core.types import unfit_model_name
 
 if TYPE_CHECKING:
     from hermes_core.cli.repl import Repl
@@ -32,6 +33,23 @@ class Command:
     help: str
     handler: Callable[[Repl, str], None]
     aliases: tuple[str, ...] = ()   # what people type out of habit from other REPLs (/quit, /q)
+
+
+#: Quote pairs a person wraps a command's argument in: a shell's, and those a Chinese input
+#: method types (“ ” ‘ ’ 「 」 『 』).
+QUOTE_PAIRS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u300c": "\u300d",
+               "\u300e": "\u300f"}
+
+
+def unquoted(arg: str) -> str:
+    """``arg`` without one pair of quotes around the whole of it: ``/save "weekly notes"`` names
+    ``weekly notes.json``, and ``/model 'gpt-4o'`` the model gpt-4o. A lone quote, or quotes
+    inside the argument (``/memory "exact phrase" deploy``), are left as typed."""
+    if len(arg) >= 2 and QUOTE_PAIRS.get(arg[0]) == arg[-1]:
+        inner = arg[1:-1]
+        if arg[0] not in inner and arg[-1] not in inner:
+            return inner.strip()
+    return arg
 
 
 def _help(repl: Repl, arg: str) -> None:

@@ -12,14 +12,17 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hermes_core.cli.argtypes import model_name, non_negative_int, shorten, terminal_safe
+from hermes_core.cli.argtypes import json_text, model_name, non_negative_int, shorten, terminal_safe
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("route", help="show which model and providers a message would go to",
-                       description="Route MESSAGE, or train the classifier: route train FILE.jsonl")
+                       description="Route MESSAGE, or train the classifier: route train FILE.jsonl",
+                       examples=("hermes-core route 'refactor this module and add tests'",
+                                 "hermes-core route 帮我写周报 --turn 3 --json",
+                                 "hermes-core route train examples.jsonl --out route.pkl"))
     p.add_argument("words", nargs="+", metavar="MESSAGE", help="the message (or: train FILE.jsonl)")
     p.add_argument("--home", metavar="DIR", help="HERMES_HOME (default: $HERMES_HOME or ~/.hermes)")
     p.add_argument("--config", help="config YAML (default: HERMES_HOME/config.yaml)")
@@ -43,10 +46,10 @@ def run(args: argparse.Namespace) -> int:
     d = router.select(message, requested_model=args.model, requires_tools=args.tools,
                       turn_count=args.turn)
     if args.json:
-        print(json.dumps({"model": d.model, "reason": d.reason,
+        print(json_text({"model": d.model, "reason": d.reason,
                           "candidates": [{"provider": c.provider, "model": c.model}
                                          for c in d.candidates],
-                          "features": dict(d.features)}, ensure_ascii=False))
+                          "features": dict(d.features)}))
     else:   # names come from the config and the command line: shown, never sent as escapes
         print(terminal_safe(f"model: {shorten(d.model)}"))
         print(terminal_safe(f"reason: {d.reason}"))

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from hermes_core.cli.argtypes import positive_int, print_mapping, terminal_safe, whole_number
+from hermes_core.cli.argtypes import json_text, positive_int, print_mapping, terminal_safe, whole_number
 from hermes_core.config import load_settings
 from hermes_core.errors import ConfigError
 
@@ -27,7 +26,9 @@ def register(sub: Any) -> None:
         sp.add_argument("--no-embeddings", action="store_true",
                         help="no dense layer and no model load (L1-L3 and past use still rank)")
 
-    s = ssub.add_parser("search", help="retrieve the skills for a query")
+    s = ssub.add_parser("search", help="retrieve the skills for a query",
+                        examples=("hermes-core skills search 'git rebase conflict' --explain",
+                                  "hermes-core skills search 帮我查快递 --home examples/home --json"))
     s.add_argument("query")
     source(s)
     s.add_argument("--top-k", type=positive_int, default=None)
@@ -35,17 +36,21 @@ def register(sub: Any) -> None:
     s.add_argument("--explain", action="store_true", help="per-layer contributions and the gate")
     s.set_defaults(handler=_search)
 
-    ls = ssub.add_parser("list", help="list the skills found")
+    ls = ssub.add_parser("list", help="list the skills found",
+                         examples=("hermes-core skills list --home examples/home",))
     source(ls)
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(handler=_list)
 
-    r = ssub.add_parser("reindex", help="refresh the index and embedding cache")
+    r = ssub.add_parser("reindex", help="refresh the index and embedding cache",
+                        examples=("hermes-core skills reindex --home ~/.hermes",))
     source(r)
     r.add_argument("--json", action="store_true")
     r.set_defaults(handler=_reindex)
 
-    e = ssub.add_parser("eval", help="Recall@k, MRR and gate rates on labelled queries")
+    e = ssub.add_parser("eval", help="Recall@k, MRR and gate rates on labelled queries",
+                        examples=("hermes-core skills eval --home examples/home --queries queries.jsonl "
+                                  "--negatives negatives.jsonl --json",))
     cat = e.add_mutually_exclusive_group(required=True)
     cat.add_argument("--catalog", help="a JSONL catalog file, or a folder of SKILL.md skills")
     cat.add_argument("--home", help="a HERMES_HOME: its skills/ folder (and configured ones)")
@@ -140,7 +145,7 @@ def _search(args: argparse.Namespace) -> int:
                 "nearest": u.nearest, "nearest_skill": u.nearest_skill, "precision": round(u.precision, 4),
                 "weight": round(u.weight, 4), "neighbours": u.neighbours}
             out["usage_events"] = None if r.usage is None else len(r.usage.store)
-        print(json.dumps(out, ensure_ascii=False))
+        print(json_text(out))
         return 0
     if not res.skills:
         why = "gated: no skill fits" if res.gated else "no skills found"
@@ -195,7 +200,7 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         rows = [_row(s) for s in skills]
         rows += [{**_row(s), "available": False, "reason": why} for s, why in unavailable]
-        print(json.dumps(rows, ensure_ascii=False))
+        print(json_text(rows))
     else:
         for s in skills:
             print(terminal_safe(f"{s.name}\t{s.description}"))
@@ -248,7 +253,7 @@ def _reindex(args: argparse.Namespace) -> int:
            "removed": len(delta.removed), "embedded_docs": r.embedded_docs,
            "issues": [str(i) for i in r.issues], "seconds": round(time.perf_counter() - t, 3)}
     if args.json:
-        print(json.dumps(out, ensure_ascii=False))
+        print(json_text(out))
     else:
         # each issue was already logged as a warning by the catalog loader
         print(f"{out['skills']} skills; embedded {out['embedded_docs']} new document(s); "

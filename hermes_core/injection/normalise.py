@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+from anyascii import anyascii
+
 # Unicode's Default_Ignorable_Code_Point property (DerivedCoreProperties.txt): rendered as nothing.
 _IGNORABLE = re.compile(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
@@ -73,12 +75,36 @@ def decode_tags(text: str) -> str:
     return _TAG_TEXT.sub(lambda m: "".join(chr(ord(c) - 0xE0000) for c in m.group()), text)
 
 
+# Greek, Cyrillic and Armenian letters; a word holding one of them beside a Latin letter is a
+# disguise, since no language writes its words in two of these alphabets at once.
+_OTHER_ALPHABET = re.compile("[\u0370-\u03ff\u0400-\u052f\u0531-\u058f\u1c80-\u1c8f\u1f00-\u1fff"
+                             "\u2de0-\u2dff\ua640-\ua69f]")
+_ANY_WORD = re.compile(r"[^\W\d_]+")
+_LATIN = re.compile("[a-zA-Z]")
+
+
+def _in_latin(m: re.Match[str]) -> str:
+    word = m.group()
+    if not (_LATIN.search(word) and _OTHER_ALPHABET.search(word)):
+        return word
+    upper, other = _confusable_tables()
+    return anyascii(word.translate(upper).casefold().translate(other))
+
+
 def fold(text: str) -> str:
     """NFKC, hidden tag text revealed, default-ignorable code points removed, Latin look-alikes
-    folded to ASCII, lower case. Line breaks are kept, so lines still map to the source."""
-    text = unicodedata.normalize("NFKC", decode_tags(text))
+    folded to ASCII, lower case. Line breaks are kept, so lines still map to the source.
+
+    TR39 lists only the letters that look like a Latin one in most fonts (Greek α ι ο υ, Cyrillic
+    а е о р), not ε η κ τ: "dιsrεgαrd τhε rυlεs" would keep half its letters. A word that mixes
+    Latin letters with Greek, Cyrillic or Armenian ones is therefore folded and then spelled in
+    Latin by ``anyascii``; a word wholly in one of those alphabets is left as it is, so ordinary
+    Greek or Russian text is never read as English."""
+    text = _IGNORABLE.sub("", unicodedata.normalize("NFKC", decode_tags(text)))
+    if _OTHER_ALPHABET.search(text):
+        text = _ANY_WORD.sub(_in_latin, text)
     upper, other = _confusable_tables()
-    return _IGNORABLE.sub("", text).translate(upper).casefold().translate(other)
+    return text.translate(upper).casefold().translate(other)
 
 
 # Apostrophes as typeset (U+2019, the modifier letter U+02BC, the prime and the full-width one):

@@ -26,7 +26,7 @@ attacks, examples or detection) is documentation, not an instruction.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -40,6 +40,7 @@ from hermes_core.injection.hidden import (
     finished_exchange,
     forged_turn,
     hidden_spans,
+    invisible,
     without_pragmas,
 )
 from hermes_core.injection.hijack import (
@@ -78,6 +79,7 @@ from hermes_core.injection.patterns import (
 from hermes_core.injection.quotes import CODE_SPAN, QUOTE_LINE, QUOTING_SPAN, strip_quotes
 from hermes_core.injection.scripts import match_scripts
 from hermes_core.injection.verdicts import ModelRef, learned_scores, shipped_model
+from hermes_core.injection.zh_grammar import negation_holds
 
 # Opt-in: the learned scorer's e5 stage (hermes_core/injection/semantic.py), on top of "learned".
 # Not a default: on the source-disjoint final texts it blocked 9.5% of role prompts (decision 50).
@@ -229,46 +231,6 @@ def _unquote(par: Paragraph, framed: bool, context_framed: bool,
     return stripped if context_framed or _framed(stripped) else par.text
 
 
-# --------------------------------------------------------------------------- invisible Unicode
-
-_TAG_CHARS = "\U000e0000-\U000e007f"
-_BIDI_CHARS = "\u202a-\u202e\u2066-\u2069"
-_HIDDEN_CHARS = "\u200b\u2060-\u2064\u180e\U0001d173-\U0001d17a"
-_FILLER_CHARS = "\u3164\uffa0\u115f\u1160"
-_TAGS = re.compile(f"[{_TAG_CHARS}]")
-_BIDI_OVERRIDE = re.compile(f"[{_BIDI_CHARS}]")
-_HIDDEN = re.compile(f"[{_HIDDEN_CHARS}]|(?<!^)\ufeff")
-_HANGUL_FILLER = re.compile(f"[{_FILLER_CHARS}]")
-_RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
-_SPACELESS = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u9fff]")
-_HANGUL = re.compile("[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
-
-
-# any code point the four checks below look for: most text has none, and is passed in one search
-_SUSPECT = re.compile(f"[{_TAG_CHARS}{_BIDI_CHARS}{_HIDDEN_CHARS}\ufeff{_FILLER_CHARS}]")
-
-
-def _invisible(text: str) -> re.Match[str] | None:
-    """An invisible code point that hides something here (not one a script needs: RLM in Hebrew,
-    ZWJ in an emoji, ZWSP between Thai words)."""
-    if not _SUSPECT.search(text):
-        return None   # the common case: one pass over the text
-    m = _TAGS.search(text)
-    if m:
-        return m
-    if not _RTL.search(text):
-        m = _BIDI_OVERRIDE.search(text)
-        if m:
-            return m
-    if not _SPACELESS.search(text):
-        m = _HIDDEN.search(text)
-        if m:
-            return m
-    if not _HANGUL.search(text):
-        return _HANGUL_FILLER.search(text)
-    return None
-
-
 # --------------------------------------------------------------------------- matching
 
 
@@ -283,7 +245,7 @@ def _negated(text: str, m: re.Match[str]) -> bool:
     # Only a negation on the match's own line counts: a bare CR, form feed or U+2028 starts a
     # new line for the model just as "\n" does.
     before = (before + "x").splitlines()[-1][:-1]
-    return bool(NEGATED_BEFORE.search(before) or NEGATED_BEFORE_ZH.search(before))
+    return bool(NEGATED_BEFORE.search(before)) or negation_holds(NEGATED_BEFORE_ZH.search(before))
 
 
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
@@ -317,7 +279,7 @@ def _match_views(views: Iterable[str], wanted: set[str]) -> tuple[str, str, str]
 _COMPACT_NEGATION = re.compile(r"(?:never|not|nt|no|nunca|jamás|jamas|ne|jamais|nicht|nie|niemals|"
                                r"不要|别|別|勿|禁止|切勿|请勿|請勿|绝不|絕不|决不|從不|从不)(?:ever)?$|"
                                # "不要通过聊天发送密钥": a manner or place between (as NEGATED_BEFORE_ZH)
-                               r"(?:不要|别|別|勿|禁止|切勿|请勿|請勿)" + zh_manner(r"\w") + "$")
+                               r"(?:不要|别|別|勿|禁止|切勿|请勿|請勿)(?P<manner>" + zh_manner(r"\w") + ")$")
 
 
 # one alternation per category: a letters-only view is searched three times, not eighteen
@@ -329,8 +291,8 @@ def _match_compact(text: str, wanted: set[str]) -> tuple[str, str, str] | None:
     for category, pattern in _COMPACT_ONE.items():
         if category in wanted:
             for m in pattern.finditer(text):
-                if category in NEGATABLE and _COMPACT_NEGATION.search(text[max(0, m.start() - 16):
-                                                                         m.start()]):
+                before = text[max(0, m.start() - 16):m.start()]
+                if category in NEGATABLE and negation_holds(_COMPACT_NEGATION.search(before)):
                     continue
                 return category, "compact", m.group()[:80]
     return None
@@ -408,7 +370,7 @@ def _scan_paragraph(par: Paragraph, wanted: set[str], framed: bool, context_fram
     """:func:`scan_paragraph` with the framing words already looked for (a paragraph is the
     context of both its neighbours: its framing is decided once, not three times)."""
     if "invisible-unicode" in wanted:
-        m = _invisible(par.text)
+        m = invisible(par.text)
         if m:
             line = par.line + par.text.count("\n", 0, m.start())
             return InjectionFinding("invisible-unicode", line, f"U+{ord(m.group()):04X}")
@@ -601,45 +563,60 @@ def scan_paragraphs(text: str, categories: Iterable[str] = INJECTION_CATEGORIES,
                     first_line: int = 1, *,
                     data: bool = False) -> list[tuple[Paragraph, InjectionFinding | None]]:
     """Every paragraph of ``text`` with its finding (None when clean)."""
+    return scan_many([text], categories, first_line, data=data)[0]
+
+
+def scan_many(texts: Sequence[str], categories: Iterable[str] = INJECTION_CATEGORIES,
+              first_line: int = 1, *,
+              data: bool = False) -> list[list[tuple[Paragraph, InjectionFinding | None]]]:
+    """:func:`scan_paragraphs` of each text, each judged on its own, with one learned scorer call
+    for all (its cost is mostly per call; a recall brings several summaries and tags at once)."""
     cats = tuple(categories)
     wanted = set(cats) - {"learned", SEMANTIC, SEMANTIC_DATA}
-    pars = split_paragraphs(text, first_line)
-    handed = _handed_code(pars) if "output-hijack" in cats else {}
-    framed = [_framed(p.text) for p in pars]
-    out: list[tuple[Paragraph, InjectionFinding | None]] = []
-    for i, par in enumerate(pars):
-        around = (i > 0 and framed[i - 1]) or (i + 1 < len(pars) and framed[i + 1])
-        finding = _scan_paragraph(par, wanted, framed[i], around, data)
-        if finding is None and i in handed:
-            finding = InjectionFinding("output-hijack", par.line, handed[i], "code")
-        out.append((par, finding))
+    groups: list[list[tuple[Paragraph, InjectionFinding | None]]] = []
+    frames: list[list[bool]] = []
+    for text in texts:
+        pars = split_paragraphs(text, first_line)
+        handed = _handed_code(pars) if "output-hijack" in cats else {}
+        framed = [_framed(p.text) for p in pars]
+        out: list[tuple[Paragraph, InjectionFinding | None]] = []
+        for i, par in enumerate(pars):
+            around = (i > 0 and framed[i - 1]) or (i + 1 < len(pars) and framed[i + 1])
+            finding = _scan_paragraph(par, wanted, framed[i], around, data)
+            if finding is None and i in handed:
+                finding = InjectionFinding("output-hijack", par.line, handed[i], "code")
+            out.append((par, finding))
+        groups.append(out)
+        frames.append(framed)
     if "learned" in cats:
-        _learned_pass(out, framed, data, _stage(cats))
-    return out
+        _learned_pass(groups, frames, data, _stage(cats))
+    return groups
 
 
-def _learned_pass(out: list[tuple[Paragraph, InjectionFinding | None]], framed: list[bool],
-                  data: bool, stage: tuple[bool, bool] = (False, False)) -> None:
-    """The learned scorer over every paragraph the rules let through, in one batch (its cost is
-    mostly per call, not per paragraph); a paragraph it blocks gets a ``learned`` finding."""
+def _learned_pass(groups: list[list[tuple[Paragraph, InjectionFinding | None]]],
+                  frames: list[list[bool]], data: bool,
+                  stage: tuple[bool, bool] = (False, False)) -> None:
+    """The learned scorer over every paragraph of every text the rules let through, in one batch;
+    a paragraph it blocks gets a ``learned`` finding."""
     model = shipped_model(*stage)
     if model is None:
         return
-    todo: list[int] = []
+    todo: list[tuple[list[tuple[Paragraph, InjectionFinding | None]], int]] = []   # (text's, index)
     views: list[str] = []
-    for i, (par, finding) in enumerate(out):
-        if finding is not None:
-            continue
-        around = (i > 0 and framed[i - 1]) or (i + 1 < len(out) and framed[i + 1])
-        view = _learned_view(par, framed[i], around)
-        if view:
-            todo.append(i)
-            views.append(view)
+    for out, framed in zip(groups, frames, strict=True):
+        for i, (par, finding) in enumerate(out):
+            if finding is not None:
+                continue
+            around = (i > 0 and framed[i - 1]) or (i + 1 < len(out) and framed[i + 1])
+            view = _learned_view(par, framed[i], around)
+            if view:
+                todo.append((out, i))
+                views.append(view)
     got = learned_scores(model, views, data) if views else None
     if got is None:
         return
     scores, limit = got
-    for i, view, score in zip(todo, views, scores, strict=True):
+    for (out, i), view, score in zip(todo, views, scores, strict=True):
         if score > limit and not _excused(model, view, data):
             par = out[i][0]
             out[i] = (par, InjectionFinding("learned", par.line, f"learned score {score:.2f}"))
@@ -733,10 +710,21 @@ def guard_text(text: str, *, name: str, categories: Iterable[str] = INJECTION_CA
     """``text`` with every hostile paragraph replaced by a one-line notice (never the whole text,
     unless every paragraph is hostile; then one notice stands for the file). ``data``: the text
     is data, not instructions (see :func:`scan_paragraph`)."""
-    results = scan_paragraphs(text, categories, first_line, data=data)
+    return guard_many([text], name=name, categories=categories, first_line=first_line, data=data)[0]
+
+
+def guard_many(texts: Sequence[str], *, name: str, categories: Iterable[str] = INJECTION_CATEGORIES,
+               first_line: int = 1, data: bool = False) -> list[GuardedText]:
+    """:func:`guard_text` of each text, scanned together (:func:`scan_many`)."""
+    cats = tuple(categories)
+    return [_guarded(text, results, name, cats, first_line, data)
+            for text, results in zip(texts, scan_many(texts, cats, first_line, data=data), strict=True)]
+
+
+def _guarded(text: str, results: list[tuple[Paragraph, InjectionFinding | None]], name: str,
+             cats: tuple[str, ...], first_line: int, data: bool) -> GuardedText:
     if not any(f for _p, f in results):
         return GuardedText(text, (), len(results))
-    cats = tuple(categories)
     results = [unit for i, (par, finding) in enumerate(results)
                for unit in (_blocked_items(par, finding, cats, _around([p for p, _f in results], i), data)
                             if finding is not None else [(par, finding)])]

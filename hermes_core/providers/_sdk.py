@@ -335,8 +335,12 @@ class SDKProvider:
                  else redact(self.endpoint, url_passwords(self.endpoint)))
         return f"{type(self).__name__}(name={self.name!r}, endpoint={shown!r})"
 
+    def _client_class(self, is_async: bool) -> Any:
+        """The SDK's client class a credential's client is built from."""
+        return getattr(self.sdk, self.client_names[1] if is_async else self.client_names[0])
+
     def _make_client(self, cred: Credential | None, is_async: bool) -> Any:
-        cls = getattr(self.sdk, self.client_names[1] if is_async else self.client_names[0])
+        cls = self._client_class(is_async)
         base_url = (cred.endpoint if cred and cred.endpoint else None) or self.endpoint
         # Compatible local servers often need no key; the SDKs insist on a non-empty one.
         limits = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)

@@ -11,8 +11,9 @@ in the HTTP transport both SDK clients are built on:
   at every chunk the server sends, that the response is still within ``total_s`` of the request
   and, for ``text/event-stream`` bodies, that a content event arrived within ``idle_s``. Comments
   (``: ping``) and Anthropic's ``event: ping`` keep a connection alive but are not content.
-  The watch reads the stream as the SDK will (any SSE line end, a gzip body inflated), and the
-  guard takes a leading byte order mark off an event stream, which SSE strips and the SDKs do not.
+  The watch reads the stream as the SDK will (any SSE line end; a gzip or deflate body inflated,
+  once: it is handed on inflated, so the client does not inflate it again), and the guard takes
+  a leading byte order mark off an event stream, which SSE strips and the SDKs do not.
 
 A response past its budget raises :class:`ResponseBudgetExceeded` (an ``httpx`` read timeout), so
 the SDKs and the call loop treat it as the timeout it is: a typed ``Timeout`` that fails over.
@@ -162,7 +163,12 @@ class bounded:
 
 
 class _Watch:
-    """The checks, shared by the sync and async guards: one call per chunk received."""
+    """The checks, shared by the sync and async guards: one call per chunk received.
+
+    A gzip or deflate event stream is inflated here, once: the watch must read its lines, and
+    the HTTP client, which inflated the same bytes again for the SDK, is handed them inflated
+    (:func:`_handled` drops the ``content-encoding`` the body no longer has). Other bodies pass
+    as they came and the client decodes them."""
 
     def __init__(self, budget: Budget, started: float, sse: bool,
                  read_s: float | None = None, encoding: str = "") -> None:
@@ -171,26 +177,78 @@ class _Watch:
         self.last_content = started
         self.sse = sse
         self.read_s = read_s        # the client's read timeout: how long a silence lasted
-        self.received = 0           # bytes of the body so far
+        self.received = 0           # bytes of the body so far, as sent
         self._partial = b""
         self._event = b""
-        self._inflate = _inflater(encoding)   # the body's bytes as the SDK will read them
         plain = encoding.strip().lower() in ("", "identity")
+        # the body's bytes as the SDK will read them: inflated here when the lines are watched
+        self._inflate = _inflater(encoding) if sse else None
         if self._inflate is None and not plain:
             self.sse = False   # br, zstd: no event can be seen, the whole budget bounds it
-        self._opening = sse and plain   # a leading BOM may still be taken off the first chunk
+        #: the watch hands the client the body inflated
+        self.decodes = self._inflate is not None
+        # a leading BOM may still be taken off (its first bytes held until they tell)
+        self._opening = self.sse
+        self._head = b""
 
     def feed(self, chunk: bytes) -> bytes:
-        """Check the response's budgets at ``chunk``; returns the chunk to pass on: an event
-        stream's first without a UTF-8 byte order mark, which SSE strips and neither SDK's
-        decoder does (its first field was read as ``\\ufeffdata`` and dropped: OpenAI's first
-        chunk lost in silence, Anthropic's ``message_start``, so the answer failed over)."""
-        if self._opening and chunk:
-            self._opening = False
-            chunk = chunk.removeprefix(_BOM)
-        now = self.budget.clock()
+        """Check the response's budgets at ``chunk`` (a body the watch does not decode); returns
+        the chunk to pass on: an event stream's start without a UTF-8 byte order mark, which SSE
+        strips and neither SDK's decoder does (its first field was read as ``\\ufeffdata`` and
+        dropped: OpenAI's first chunk lost in silence, Anthropic's ``message_start``, so the
+        answer failed over); empty while the first bytes might still be a mark's (``EF BB``
+        sent alone)."""
         self.received += len(chunk)
-        if self.sse and self._has_content(chunk):
+        if self._opening:
+            chunk = self._open(chunk)
+        self._check(self.sse and self._lines_have_content(chunk))
+        return chunk
+
+    def inflate(self, chunk: bytes) -> Iterator[bytes]:
+        """:meth:`feed` for a body the watch decodes: ``chunk``'s inflated pieces, lazily (a small
+        chunk may inflate a thousandfold; it is read in bounded pieces, as the HTTP client reads
+        it), the budgets checked once they are through."""
+        assert self._inflate is not None
+        self.received += len(chunk)
+        return self._inflated(chunk, self._inflate)
+
+    def end(self) -> tuple[bytes, ...]:
+        """What is left to pass on once the body has ended: first bytes held as a mark's start
+        that the body ended before telling, the inflater's last bytes."""
+        tail = b""
+        if self._inflate is not None:
+            try:
+                tail = self._inflate.flush()
+            except zlib.error as e:
+                raise _undecodable(self._inflate, e) from None
+        held, self._head, self._opening = self._head, b"", False
+        return tuple(piece for piece in (held, tail) if piece)
+
+    def _inflated(self, chunk: bytes, inflate: _Inflater) -> Iterator[bytes]:
+        found = False
+        try:
+            for piece in inflate.pieces(chunk):
+                if self._opening and not (piece := self._open(piece)):
+                    continue
+                found = self._lines_have_content(piece) or found
+                yield piece
+        except zlib.error as e:   # what the HTTP client raises for a body it cannot decode
+            raise _undecodable(inflate, e) from None
+        self._check(found)
+
+    def _open(self, piece: bytes) -> bytes:
+        """``piece`` without the stream's leading BOM, once its first three bytes are in (sent
+        one by one, or the first inflated); until then they are held and nothing is passed on."""
+        head = self._head + piece if self._head else piece
+        if len(head) < len(_BOM) and _BOM.startswith(head):
+            self._head = head
+            return b""
+        self._opening, self._head = False, b""
+        return head.removeprefix(_BOM)
+
+    def _check(self, found: bool) -> None:
+        now = self.budget.clock()
+        if found:
             self.last_content = now
         if now - self.started > self.budget.total_s:
             raise ResponseBudgetExceeded(
@@ -200,7 +258,6 @@ class _Watch:
             raise ResponseBudgetExceeded(
                 f"no content for {idle:g}s mid-stream, {self._where(now)} (keep-alive pings do "
                 "not count)")
-        return chunk
 
     def silence(self, e: httpx2.ReadTimeout) -> httpx2.ReadTimeout:
         """The client's read timeout, raised while the body was read, said as what it was."""
@@ -214,26 +271,12 @@ class _Watch:
         unit = "byte" if self.received == 1 else "bytes"
         return f"{now - self.started:.1f}s into the response, {self.received} {unit} received"
 
-    def _has_content(self, chunk: bytes) -> bool:
+    def _lines_have_content(self, chunk: bytes) -> bool:
         """Whether the chunk completes a data line of an event other than a ping. Lines end as
         SSE lets them (``\\n``, ``\\r\\n`` or a bare ``\\r``: split on ``\\n`` alone, a stream of
         ``\\r`` line ends never had content and was cut as idle); a gzip or deflate body is
         read inflated, as the SDK reads it (its raw bytes never held a ``data:`` line, so it
-        was cut as idle too). One that does not inflate is left to the whole-response budget:
-        the HTTP client names the bad encoding when it reads it."""
-        if self._inflate is None:
-            return self._lines_have_content(chunk)
-        found = False
-        try:
-            for piece in self._inflate.pieces(chunk):
-                found = self._lines_have_content(piece) or found
-        except zlib.error:
-            self._inflate = None
-            self.sse = False   # watched by the whole-response budget alone from here
-            return True
-        return found
-
-    def _lines_have_content(self, chunk: bytes) -> bool:
+        was cut as idle too)."""
         data = self._partial + chunk
         held = data.endswith(b"\r")   # its \n, if one follows, is in the next chunk
         # the common form (no \r at all) is split without the pattern
@@ -275,6 +318,7 @@ class _Inflater:
     ``deflate`` zlib-wrapped or, when its first chunk is not, raw (servers send both)."""
 
     def __init__(self, encoding: str) -> None:
+        self.name = encoding
         self._deflate = encoding == "deflate"
         self._first = True
         self._zlib = zlib.decompressobj(zlib.MAX_WBITS if self._deflate else 16 + zlib.MAX_WBITS)
@@ -291,6 +335,15 @@ class _Inflater:
         while piece:
             yield piece
             piece = self._zlib.decompress(self._zlib.unconsumed_tail, _PIECE)
+
+    def flush(self) -> bytes:
+        """The last inflated bytes, once the body has ended."""
+        return self._zlib.flush()
+
+
+def _undecodable(inflate: _Inflater, e: zlib.error) -> httpx2.DecodingError:
+    """What the HTTP client raises for a body that is not the encoding it is labelled with."""
+    return httpx2.DecodingError(f"the {inflate.name} body does not inflate ({e})")
 
 
 def _inflater(encoding: str) -> _Inflater | None:
@@ -317,11 +370,17 @@ class _Guard(httpx2.SyncByteStream):
         self._watch = watch
 
     def __iter__(self) -> Iterator[bytes]:
+        watch = self._watch
         try:
-            for chunk in self._inner:
-                yield self._watch.feed(chunk)
+            if watch.decodes:
+                for chunk in self._inner:
+                    yield from watch.inflate(chunk)
+            else:
+                for chunk in self._inner:
+                    yield watch.feed(chunk)
         except httpx2.ReadTimeout as e:
             raise self._watch.silence(e) from e
+        yield from self._watch.end()
 
     def close(self) -> None:
         self._inner.close()
@@ -335,6 +394,8 @@ class _AsyncGuard(httpx2.AsyncByteStream):
         self._inner = inner
         self._watch = watch
         self._chunks: AsyncIterator[bytes] | None = None
+        self._pending: Iterator[bytes] = iter(())   # what the last chunk gave, not yet passed on
+        self._ended = False
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         self._chunks = self._inner.__aiter__()
@@ -342,11 +403,21 @@ class _AsyncGuard(httpx2.AsyncByteStream):
 
     async def __anext__(self) -> bytes:
         assert self._chunks is not None
-        try:
-            chunk = await self._chunks.__anext__()
-        except httpx2.ReadTimeout as e:
-            raise self._watch.silence(e) from e
-        return self._watch.feed(chunk)
+        while (piece := next(self._pending, None)) is None:
+            if self._ended:
+                raise StopAsyncIteration
+            try:
+                chunk = await self._chunks.__anext__()
+            except httpx2.ReadTimeout as e:
+                raise self._watch.silence(e) from e
+            except StopAsyncIteration:
+                self._ended = True
+                self._pending = iter(self._watch.end())
+                continue
+            if not self._watch.decodes:
+                return self._watch.feed(chunk)
+            self._pending = self._watch.inflate(chunk)
+        return piece
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -371,9 +442,12 @@ def _handled(request: httpx2.Request, handle: Callable[[httpx2.Request], Any],
         raise
     _answered(response, budget)
     if budget is not None and isinstance(response.stream, stream_type):
-        response.stream = guard(response.stream, _Watch(
-            budget, started, _is_sse(response, budget), _read_timeout(request),
-            response.headers.get("content-encoding", "")))
+        watch = _Watch(budget, started, _is_sse(response, budget), _read_timeout(request),
+                       response.headers.get("content-encoding", ""))
+        if watch.decodes:   # the client reads it as it is now: inflated, its length unknown
+            del response.headers["content-encoding"]
+            response.headers.pop("content-length", None)
+        response.stream = guard(response.stream, watch)
     return response
 
 

@@ -60,6 +60,28 @@ def _chunk_stream_type(is_async: bool) -> Any:
     return (AsyncStream if is_async else Stream)[ChatCompletionChunk]
 
 
+@functools.cache
+def _client_class(is_async: bool) -> Any:
+    """The SDK's client with an event reader that dispatches only events carrying data, as SSE
+    does. The SDK's dispatched a block of only ``event:``, ``id:`` or ``retry:`` fields (a
+    proxy's named keep-alive, a reconnection hint) as an event with empty data, which it then
+    parsed as a chunk: the whole answer failed as a malformed event. The decoder is chosen
+    through ``_make_sse_decoder``, the seam Anthropic's own Bedrock client overrides."""
+    from openai import AsyncOpenAI, OpenAI
+    from openai._streaming import ServerSentEvent, SSEDecoder
+
+    class DataEventDecoder(SSEDecoder):
+        def decode(self, line: str) -> ServerSentEvent | None:
+            if not line and not self._data:   # the end of a block with no data: no event
+                self._event, self._retry = None, None   # the last event id stays, as SSE says
+                return None
+            return super().decode(line)
+
+    base = AsyncOpenAI if is_async else OpenAI
+    return type(base.__name__, (base,), {"_make_sse_decoder": lambda self: DataEventDecoder(),
+                                          "__module__": __name__})
+
+
 def _post(client: Any, payload: dict[str, Any], timeout: Any, **stream: Any) -> Any:
     """``payload`` to the chat completions path as ``create()`` sends it: bearer auth, the
     timeout, parsed into a ``ChatCompletion`` (or read as a chunk stream with ``stream``)."""
@@ -270,6 +292,9 @@ class OpenAIProvider(SDKProvider):
 
     def keep_lessons(self, memory: RefusalMemory) -> None:
         self.refused = RefusedFields(memory, self.name)
+
+    def _client_class(self, is_async: bool) -> Any:
+        return _client_class(is_async)
 
     @property
     def requires_key(self) -> bool:

@@ -35,7 +35,14 @@ from hermes_core import tokenize as tok
 from hermes_core.retrieval import bm25
 from hermes_core.retrieval.bm25 import BM25Index, IndexParts
 from hermes_core.retrieval.bm25_postings import Postings
-from hermes_core.retrieval.gate_store import blob_text, read_sealed, text_blob, write_sealed
+from hermes_core.retrieval.gate_store import (
+    blob_text,
+    blob_texts,
+    read_sealed,
+    text_blob,
+    texts_blob,
+    write_sealed,
+)
 from hermes_core.retrieval.token_memo import Derive, Key, SkillTerms, TokenMemo, skill_key
 from hermes_core.retrieval.token_store import TermsCache, derive_name
 from hermes_core.types import Skill
@@ -52,27 +59,15 @@ def index_path(cache_dir: str | os.PathLike[str]) -> Path:
     return Path(cache_dir) / "bm25" / "index.npz"
 
 
-def _texts(values: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    return text_blob("".join(values)), np.asarray([len(v) for v in values], dtype=np.int64)
-
-
-def _split(blob: np.ndarray, lengths: np.ndarray) -> list[str]:
-    text = blob_text(blob)
-    if lengths.ndim != 1 or (lengths < 0).any() or int(lengths.sum()) != len(text):
-        raise ValueError("text lengths do not add up")
-    ends = np.cumsum(lengths).tolist()
-    return [text[a:b] for a, b in zip([0, *ends][:len(ends)], ends, strict=True)]
-
-
 def save_parts(path: Path, parts: IndexParts, keys: Sequence[Key], derive: Derive) -> bool:
     """Write ``parts`` (and each skill's token-memo key) to ``path``; False when the disk refused."""
     words = sorted(parts.vocab, key=parts.vocab.__getitem__)
     if any(_SEP in w for w in words):
         return False
     tokens = [w for t in parts.terms for w in t.tokens]
-    names, name_len = _texts([s.name for s in parts.skills])
-    desc, desc_len = _texts([s.description for s in parts.skills])
-    verbatim, verbatim_len = _texts([t.verbatim for t in parts.terms])
+    names, name_len = texts_blob([s.name for s in parts.skills])
+    desc, desc_len = texts_blob([s.description for s in parts.skills])
+    verbatim, verbatim_len = texts_blob([t.verbatim for t in parts.terms])
     tf, bonus = parts.tf, parts.bonus
     assert tf.values is not None
     arrays: dict[str, np.ndarray] = {
@@ -134,8 +129,8 @@ def _postings(indptr: np.ndarray, stored_docs: np.ndarray, n_rows: int, n_docs: 
 
 def _parts(a: dict[str, np.ndarray], jieba: object,
            catalog: Sequence[Skill]) -> tuple[IndexParts, list[Key]]:
-    names, descs = _split(a["names"], a["name_len"]), _split(a["desc"], a["desc_len"])
-    verbatim = _split(a["verbatim"], a["verbatim_len"])
+    names, descs = blob_texts(a["names"], a["name_len"]), blob_texts(a["desc"], a["desc_len"])
+    verbatim = blob_texts(a["verbatim"], a["verbatim_len"])
     n = len(names)
     keys, key_jieba, n_tokens, counts, cjk = a["keys"], a["key_jieba"], a["n_tokens"], a["counts"], a["cjk"]
     if (len(descs) != n or len(verbatim) != n or keys.shape != (n, 32) or keys.dtype != np.uint8

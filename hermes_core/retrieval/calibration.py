@@ -617,13 +617,15 @@ def _per_language(sims: np.ndarray, langs: np.ndarray) -> tuple[dict[str, np.nda
 
 def calibrate_lexical(key: str, share: Callable[[str], float], pseudo: Sequence[str],
                       skills: Sequence[Skill] = (),
-                      brought: Callable[[str], Iterable[str]] | None = None) -> LexicalCalibration:
+                      brought: Callable[[str], Iterable[str]] | None = None,
+                      languages: frozenset[str] | None = None) -> LexicalCalibration:
     """The lexical gate's threshold per language: ``LEXICAL_OFF_SHARE`` of the off-topic
     reference's median lexical share on this catalog (``share(text)`` is the share the retriever
     computes for a query); the pseudo-queries are reported, not used (see LEXICAL_OFF_SHARE).
     ``brought(text)``: the catalog's words of two or more characters a reference request brings
     (:func:`known_words` of its tokens); given, on a catalog of at most WORD_RULE_MAX_SKILLS
-    skills, they make the word rule."""
+    skills, they make the word rule. ``languages``: :func:`catalog_languages` of ``skills``, when
+    the caller has it."""
     off = gate_requests()
     scores: dict[str, float] = {}
 
@@ -644,7 +646,8 @@ def calibrate_lexical(key: str, share: Callable[[str], float], pseudo: Sequence[
         generic = frozenset(t for text in off for t in brought(text))
         for lang in LANGS:
             report[lang]["generic_words"] = float(len(generic))
-    return LexicalCalibration(key, threshold, report, catalog_languages(skills), len(skills), generic)
+    langs = catalog_languages(skills) if languages is None else languages
+    return LexicalCalibration(key, threshold, report, langs, len(skills), generic)
 
 
 def known_words(index: BM25Index, tokens: Iterable[str]) -> Iterator[str]:

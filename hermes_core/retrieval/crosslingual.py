@@ -60,6 +60,13 @@ def readable(skills: Sequence[Skill]) -> dict[str, np.ndarray]:
     return {lang: np.fromiter((lang in ls for ls in langs), bool, len(langs)) for lang in LANGS}
 
 
+def written(can_read: Mapping[str, np.ndarray]) -> frozenset[str]:
+    """The languages some skill is written in, from :func:`readable`'s masks: what
+    ``calibration.catalog_languages`` finds, without asking the skills again (a refresh has the
+    masks already; the lexical gate's calibration reads the languages)."""
+    return frozenset(lang for lang, m in can_read.items() if bool(np.any(m)))
+
+
 def mixed(can_read: Mapping[str, np.ndarray]) -> bool:
     """Whether a catalog (``readable``'s masks) is written in both languages, so that requests in
     either cross to some of its skills: what the warm-up loads the lexicon for. A catalog in one

@@ -17,7 +17,7 @@ import io
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,22 @@ def blob_text(blob: np.ndarray) -> str:
     if blob.dtype != np.uint8 or blob.ndim != 1:
         raise TypeError("text blob")
     return blob.tobytes().decode("utf-8", "surrogatepass")
+
+
+def texts_blob(values: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` as one :func:`text_blob` and each one's length in characters (a separator
+    could occur in a value; a length cannot mislead)."""
+    return text_blob("".join(values)), np.asarray([len(v) for v in values], dtype=np.int64)
+
+
+def blob_texts(blob: np.ndarray, lengths: np.ndarray) -> list[str]:
+    """The values :func:`texts_blob` stored; ValueError when the lengths do not cover the text."""
+    text = blob_text(blob)
+    if (lengths.ndim != 1 or lengths.dtype != np.int64 or (lengths < 0).any()
+            or int(lengths.sum()) != len(text)):
+        raise ValueError("text lengths do not add up")
+    ends = np.cumsum(lengths).tolist()
+    return [text[a:b] for a, b in zip([0, *ends][:len(ends)], ends, strict=True)]
 
 
 def _digest(header: str, arrays: Mapping[str, np.ndarray]) -> str:

@@ -17,7 +17,8 @@ to the bit, unless one of these holds, and then it is scored whole on the new in
   the order of the additions, so a kept share is still the share a full scoring gives).
 
 An add or delete changes N and so every idf (decision 81): those calibrate whole, as does a
-first calibration or one on another glossary. The state is the previous refresh's, in memory.
+first calibration or one on another glossary. The state is the previous refresh's, in memory,
+or a new process's rows read back for the catalog they were scored on (``lexical_store``).
 A small catalog's word rule (the catalog's words the reference requests bring) is read from the
 rows' tokens against the new index's vocabulary, so it is the full calibration's too.
 """
@@ -103,6 +104,14 @@ class LexicalMemo:
     updated: int = 0
     rescored: int = 0
 
+    def restore(self, skills: Sequence[Skill], expand: Expander | None, vocabulary: Mapping[str, int],
+                rows: Mapping[str, RowState]) -> None:
+        """Hold ``rows`` as the last calibration's, scored on ``skills``' index (``vocabulary``)
+        with ``expand``: a new process's rows read back for the catalog they were scored on
+        (``lexical_store``), so its first calibration scores none and its next edit updates."""
+        self.names, self.hashes = tuple(s.name for s in skills), tuple(s.content_hash for s in skills)
+        self.skills, self.expand, self.rows, self.vocabulary = tuple(skills), expand, dict(rows), vocabulary
+
     def edited(self, skills: Sequence[Skill], expand: Expander | None) -> list[int] | None:
         """The positions of the skills an edit changed, or None if this is not an edit of the
         catalog the state describes (or there is no state)."""
@@ -112,9 +121,11 @@ class LexicalMemo:
 
 
 def calibrate_lexical_memo(key: str, bm25: BM25Index, skills: Sequence[Skill], pseudo: Sequence[str],
-                           expand: Expander | None, memo: LexicalMemo) -> LexicalCalibration:
+                           expand: Expander | None, memo: LexicalMemo,
+                           languages: frozenset[str] | None = None) -> LexicalCalibration:
     """``calibrate_lexical`` for ``skills`` indexed in ``bm25``, each request's share kept from
-    ``memo`` where the module docstring shows it cannot have moved; ``memo`` then holds this one."""
+    ``memo`` where the module docstring shows it cannot have moved; ``memo`` then holds this one.
+    ``languages``: the catalog's (``calibration.catalog_languages``), when the caller has them."""
     texts = list(dict.fromkeys([*gate_requests(), *pseudo]))
     changed = memo.edited(skills, expand)
     rows: dict[str, RowState] = {}
@@ -139,7 +150,7 @@ def calibrate_lexical_memo(key: str, bm25: BM25Index, skills: Sequence[Skill], p
     memo.names, memo.hashes = tuple(s.name for s in skills), tuple(s.content_hash for s in skills)
     memo.skills, memo.expand, memo.rows, memo.vocabulary = tuple(skills), expand, rows, bm25.vocabulary
     return calibrate_lexical(key, lambda q: rows[q].share, pseudo, skills,
-                             lambda q: known_words(bm25, rows[q].tokens))
+                             lambda q: known_words(bm25, rows[q].tokens), languages)
 
 
 def _kept(bm25: BM25Index, text: str, expand: Expander | None, before: RowState, moved: set[str],

@@ -60,6 +60,7 @@ from hermes_core.retrieval.fusion import (
 )
 from hermes_core.retrieval.gate_state import GateMemo, calibrate_index
 from hermes_core.retrieval.glossary import Glossary, default_glossary
+from hermes_core.retrieval.lexical_store import LexicalRowCache, rows_key
 from hermes_core.retrieval.lexical_turn import LexicalTurn, lexical_turn
 from hermes_core.retrieval.lexical_update import LexicalMemo, calibrate_lexical_memo
 from hermes_core.retrieval.query import (
@@ -208,6 +209,7 @@ class SkillRetriever(Warmup):
         self._terms = TermsCache(cache_dir)   # the token memo on disk: a restart tokenises nothing
         self._bm25_state = IndexCache(cache_dir)   # BM25's own: a restart updates it, builds nothing
         self._text_key_cache = TextKeyCache(cache_dir)   # the dense text keys: a restart derives none
+        self._lexical_rows = LexicalRowCache(cache_dir)   # the lexical gate's: a restart scores none
 
     # ---------------------------------------------------------------- index
     def load_catalog(self, *, warn: bool = True) -> Catalog:
@@ -263,9 +265,10 @@ class SkillRetriever(Warmup):
                     self._warned.add(why)
                     log.warning("%s (it would auto-load the skill into almost every message)", why)
             digest = catalog_digest(skills) if self.calibrate else None   # one a refresh, for each key
-            lexical_cal = (self._calibrate_lexical(skills, bm25, digest, self._lexical_memo)
-                           if self.calibrate else None)
             langs = (xl.readable(skills), xl.description_languages(skills))
+            lexical_cal = (self._calibrate_lexical(skills, bm25, digest, self._lexical_memo,
+                                                   xl.written(langs[0]))
+                           if self.calibrate else None)
             expand = xl.Expansion.for_catalog(self.glossary, langs[0], self.cache_dir)
             crossing = (TranslatedGate.for_catalog(skills, bm25, expand, langs[0], self.cache_dir, digest)
                         if self.calibrate else None)
@@ -362,13 +365,25 @@ class SkillRetriever(Warmup):
         return "skills" if self._static is not None else sources_key(self.folders, self.catalogs)
 
     def _calibrate_lexical(self, skills: Sequence[Skill], bm25: BM25Index, digest: str | None = None,
-                           memo: LexicalMemo | None = None) -> LexicalCalibration:
+                           memo: LexicalMemo | None = None,
+                           languages: frozenset[str] | None = None) -> LexicalCalibration:
         """The lexical gate for ``skills``: after an edit, updated from what ``memo`` kept of the
-        last calibration (``lexical_update``); otherwise (or with no memo) scored whole."""
+        last calibration (``lexical_update``); in a new process, from the rows the last one saved
+        for this catalog (``lexical_store``); otherwise (or with no memo) scored whole.
+        ``languages``: the catalog's, from the refresh's ``crosslingual.readable`` masks."""
         texts = [t for i in pseudo_sample(skills) for t in pseudo_queries(skills[i])]
         key = catalog_key("lexical", skills, digest=digest)
-        return calibrate_lexical_memo(key, bm25, skills, texts, self.glossary.expansions,
-                                      LexicalMemo() if memo is None else memo)
+        if memo is None:
+            return calibrate_lexical_memo(key, bm25, skills, texts, self.glossary.expansions, LexicalMemo(),
+                                          languages)
+        saved = rows_key(key, self.glossary)
+        if not memo.rows:   # a first calibration: the last process's rows, if of this catalog
+            rows = self._lexical_rows.load(saved, len(skills))
+            if rows is not None:
+                memo.restore(skills, self.glossary.expansions, bm25.vocabulary, rows)
+        cal = calibrate_lexical_memo(key, bm25, skills, texts, self.glossary.expansions, memo, languages)
+        self._lexical_rows.save(saved, len(skills), memo.rows)
+        return cal
 
     def calibration_report(self) -> dict[str, Any]:
         """Each gate calibration's thresholds and reference quantiles (``skills reindex --json``)."""

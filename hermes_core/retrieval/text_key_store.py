@@ -47,13 +47,23 @@ MIN_NEW = 64   # skills derived or dropped since the last read or write before i
 _SEP = "\x00"  # in no key (hex digests with a prefix)
 
 
+def stable_repr(value: object) -> str:
+    """``repr(value)`` with every set's items in sorted order: a set of strings lists them in
+    the order of the process's string hashing, which differs from one process to the next."""
+    if isinstance(value, frozenset | set):
+        return "{" + ", ".join(sorted(stable_repr(v) for v in value)) + "}"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(stable_repr(v) for v in value) + ",)"
+    return repr(value)
+
+
 def _code_id(code: types.CodeType, h: Any) -> None:
     h.update(code.co_code)
     for c in code.co_consts:   # a nested function's code by its own bytes, never its address
         if isinstance(c, types.CodeType):
             _code_id(c, h)
-        else:
-            h.update(repr(c).encode("utf-8", "surrogatepass"))
+        else:   # `x in {"a", "b"}` keeps a frozenset here
+            h.update(stable_repr(c).encode("utf-8", "surrogatepass"))
     h.update(repr(code.co_names).encode())
 
 

@@ -69,7 +69,8 @@ class KeyBehaviour:
     # keep-alive comments only) | "stall" (a stream that sends "Hello wor", then keep-alive
     # comments only: it stops mid-reply) | "cut" (a stream closed cleanly before its end marker) |
     # "gzip-lie" (a whole answer marked ``content-encoding: gzip`` that is not) | "short" (a
-    # whole answer whose ``content-length`` promises more than is sent)
+    # whole answer whose ``content-length`` promises more than is sent) | "long" (one whose
+    # ``content-length`` says half of what is sent)
     fault: str | None = None
     fault_interval_s: float = 0.5
     # the content type a faulty stream ("pings", "stall", "cut") is labelled with, as a proxy that
@@ -285,7 +286,7 @@ class MockLLMServer:
                         self.wfile.write(_unfinished_stream(model, is_anthropic))
                         self.wfile.flush()
                     chunks = [ping] * 10_000
-                elif b.fault in ("gzip-lie", "short"):
+                elif b.fault in ("gzip-lie", "short", "long"):
                     streamed = bool(body.get("stream"))
                     data = ((anthropic_stream(("Hello",), model=model) if is_anthropic
                              else openai_chat_stream(("Hello",), model=model)) if streamed
@@ -297,8 +298,8 @@ class MockLLMServer:
                                      else "application/json")
                     if b.fault == "gzip-lie":
                         self.send_header("content-encoding", "gzip")
-                    self.send_header("content-length",
-                                     str(len(data) + (100 if b.fault == "short" else 0)))
+                    stated = {"short": len(data) + 100, "long": len(data) // 2}
+                    self.send_header("content-length", str(stated.get(b.fault, len(data))))
                     self.end_headers()
                     self.wfile.write(data)
                     return

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
+from hermes_core import atomic_write, kept_table
 from hermes_core.agent.served_as import FILE_NAME, ServedAs
 from hermes_core.redact import Redactor
+from tests.conftest import LockTries
 
 
 def test_a_name_never_answered_for_is_itself() -> None:
@@ -93,7 +97,7 @@ def test_the_file_is_bounded_to_the_names_learned_last(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("body", [
-    "{not json", "[]", '{"version": 99, "served_as": []}', '{"version": 1}',
+    "{not json", "[]", '{"version": 0, "served_as": []}', '{"version": 1}',
     '{"version": 1, "served_as": [["p", "a"]]}', '{"version": 1, "served_as": [["p", "a", 7]]}',
     '{"version": 1, "served_as": [["p", "a", "' + "x" * 5000 + '"]]}', "\udcff"])
 def test_a_damaged_or_foreign_file_is_ignored_with_a_warning_naming_it_then_replaced(
@@ -133,3 +137,97 @@ def test_a_home_that_refuses_the_write_keeps_it_for_the_process(
     served.learn("azure", "prod-chat", "gpt-4o-2024-08-06")
     assert served.get("azure", "prod-chat") == "gpt-4o-2024-08-06"
     assert blocker.read_text(encoding="utf-8").startswith("a file")
+
+
+def test_a_store_that_learned_while_another_merged_keeps_its_entry(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Merged without a lock, two stores on one home could each read the file, then each write
+    what it had read plus its own: the last writer won and the other's entry was lost for good
+    (marked written, never tried again). Here ``two`` learns while ``one`` is between its read
+    and its write; both entries are in the file once ``two`` has seen its next reply."""
+    path = tmp_path / "cache" / FILE_NAME
+    one, two = ServedAs(path), ServedAs(path)
+    one.learn("azure", "us-chat", "gpt-4o-2024-05-13")
+    two.get("azure", "x")   # both have read the file
+    real_read = atomic_write.read_cache
+    reads = []
+
+    def read_then_let_two_learn(p: object, limit: int = atomic_write.MAX_CACHE_BYTES) -> bytes:
+        data = real_read(p, limit)   # type: ignore[arg-type]
+        reads.append(p)
+        if len(reads) == 1:   # one's merge read is done: two learns before one writes
+            two.learn("azure", "eu-chat", "gpt-4o-mini-2024-07-18")
+        return data
+
+    monkeypatch.setattr(atomic_write, "read_cache", read_then_let_two_learn)
+    one.learn("azure", "prod-chat", "gpt-4o-2024-08-06")
+    monkeypatch.setattr(atomic_write, "read_cache", real_read)
+    two.learn("azure", "eu-chat", "gpt-4o-mini-2024-07-18")   # the next reply: nothing new
+    later = ServedAs(path)
+    assert later.get("azure", "prod-chat") == "gpt-4o-2024-08-06"
+    assert later.get("azure", "eu-chat") == "gpt-4o-mini-2024-07-18"
+    assert later.get("azure", "us-chat") == "gpt-4o-2024-05-13"
+
+
+def test_processes_learning_at_once_lose_none_of_each_other_s_entries(tmp_path: Path) -> None:
+    """Three processes, started together, each learn 40 names of their own (each a read, a
+    merge and a rename); the file keeps all 120. Without the lock a write read before another's
+    rename dropped that one's entry."""
+    import subprocess
+    import sys
+    path = tmp_path / "cache" / FILE_NAME
+    go = tmp_path / "go"
+    code = ("import sys, time; from pathlib import Path\n"
+            "from hermes_core.agent.served_as import ServedAs\n"
+            "served = ServedAs(Path(sys.argv[1]))\n"
+            "while not Path(sys.argv[3]).exists(): time.sleep(0.01)\n"
+            "for n in range(40):\n"
+            "    served.learn('azure', f'{sys.argv[2]}-{n}', f'model-{n}')\n"
+            "served.learn('azure', f'{sys.argv[2]}-0', 'model-0')\n")   # one more reply
+    writers = [subprocess.Popen([sys.executable, "-c", code, str(path), name, str(go)])
+               for name in ("a", "b", "c")]
+    go.touch()
+    assert [w.wait(timeout=120) for w in writers] == [0, 0, 0]
+    kept = json.loads(path.read_text(encoding="utf-8"))["served_as"]
+    assert sorted(requested for _, requested, _ in kept) == sorted(
+        f"{name}-{n}" for name in "abc" for n in range(40))
+
+
+def test_a_reply_on_an_event_loop_tries_a_held_lock_once_and_writes_at_the_next_reply(
+        tmp_path: Path, lock_tries: LockTries) -> None:
+    """An async turn learns on the event loop: it must not wait there for another process's
+    lock. One try; the entry is known to the process and written at the next reply."""
+    path = tmp_path / "cache" / FILE_NAME
+    path.parent.mkdir()
+    holder = FileLock(kept_table.lock_path(path))
+    holder.acquire()
+    lock_tries.tries.clear()   # the holder's own
+    served = ServedAs(path)
+
+    async def reply(answered: str) -> None:
+        served.learn("azure", "prod-chat", answered)
+
+    asyncio.run(reply("gpt-4o-2024-08-06"))
+    assert lock_tries.tries == ["refused"] and not path.exists()
+    assert served.get("azure", "prod-chat") == "gpt-4o-2024-08-06"
+    holder.release()
+    asyncio.run(reply("gpt-4o-2024-08-06"))   # says what is known: the entry kept out goes in
+    assert ServedAs(path).get("azure", "prod-chat") == "gpt-4o-2024-08-06"
+
+
+def test_a_file_from_a_newer_version_is_ignored_and_never_written_over(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A newer hermes_core on the same home writes a version this one cannot read: replacing it
+    with version 1 at the next thing learned lost the newer one's entries, and two versions on
+    one home would overwrite each other at every write. It is left as it is."""
+    path = tmp_path / "cache" / FILE_NAME
+    path.parent.mkdir()
+    newer = b'{"version": 2, "served_as": {"azure": {"prod-chat": "gpt-5"}}}'
+    path.write_bytes(newer)
+    served = ServedAs(path)
+    with caplog.at_level(logging.WARNING, logger="hermes_core.served_as"):
+        served.learn("azure", "prod-chat", "gpt-4o-2024-08-06")
+        served.learn("azure", "eu-chat", "gpt-4o-mini")
+    assert path.read_bytes() == newer
+    assert served.get("azure", "prod-chat") == "gpt-4o-2024-08-06"   # known to this process
+    assert [r.getMessage() for r in caplog.records if "newer" in r.getMessage()] != []

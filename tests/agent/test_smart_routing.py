@@ -109,3 +109,108 @@ def test_a_long_history_is_no_reason_to_leave_a_small_default() -> None:
     long_message = Prompt(system="s", messages=(Message("user", "word " * 9000),),
                           tokens={"system": 10, "tools": 0, "history": 0, "total": 12_010})
     assert r.select(long_message).model == "gpt-4.1"
+
+
+# --------------------------------------------------------------------------- a labelled table
+
+TABLE_CONFIG = """
+llm:
+  routing:
+    default_model: gpt-4o
+    fast_model: gpt-4o-mini
+    code_model: gpt-4.1
+    long_context_model: gpt-4.1-long
+    context_windows: {gpt-4.1-long: 1000000}
+"""
+
+_TRACEBACK = ('Traceback (most recent call last):\n  File "app.py", line 3, in <module>\n'
+              "    x = 1 / 0\nZeroDivisionError: division by zero")
+_DIFF = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n-a = 1\n+a = 2"
+_ZH_SENTENCES = ("春天来了，公园里的花都开了，孩子们在草地上奔跑。",
+                 "经济学家认为，利率的变化会影响居民的消费和储蓄。",
+                 "这座古老的城市有着两千多年的历史，吸引了许多游客。",
+                 "研究人员在实验中发现了一种新的蛋白质结构。")
+_EN_SENTENCES = ("Spring has come and the flowers in the park are blooming. ",
+                 "Economists think that changes in interest rates shape saving. ",
+                 "This old city has a history of more than two thousand years. ")
+
+
+def _document(sentences: tuple[str, ...], chars: int) -> str:
+    out, i = [], 0
+    while sum(map(len, out)) < chars:
+        out.append(sentences[i % len(sentences)] + str(i))
+        i += 1
+    return "".join(out)[:chars]
+
+
+# (request, the slot it must go to); English and Chinese (simplified, traditional) and Japanese
+# requests of the same meaning stand side by side
+LABELLED: tuple[tuple[str, str], ...] = (
+    # asking for code to be written, fixed or explained is code, in every language
+    ("Write a Python function that parses a CSV file", "code"),
+    ("帮我写一个Python函数解析CSV", "code"),
+    ("幫我寫一個Python函數解析CSV", "code"),
+    ("CSVを解析するPython関数を書いてください", "code"),
+    ("Fix the bug in my code", "code"),
+    ("修复我代码里的bug", "code"),
+    ("Implement quicksort in Rust", "code"),
+    ("用Rust实现快速排序", "code"),
+    ("Write a regex that matches an email address", "code"),
+    ("写一个匹配邮箱地址的正则表达式", "code"),
+    ("How do I reverse a list in Python?", "code"),
+    ("在Python里怎么反转一个列表？", "code"),
+    ("Refactor this function to be shorter", "code"),
+    ("重构这个函数，让它短一点", "code"),
+    ("Write unit tests for the parser module", "code"),
+    ("给解析模块写单元测试", "code"),
+    # pasted code with no fences around it
+    (_TRACEBACK, "code"),
+    ("这个报错是什么意思？\n" + _TRACEBACK, "code"),
+    (_DIFF, "code"),
+    ("Why does this return nothing? SELECT name FROM users WHERE age > 30 GROUP BY name;",
+     "code"),
+    ("为什么这条语句没有结果？SELECT name FROM users WHERE age > 30;", "code"),
+    ('Why is this invalid? {"name": "a", "tags": [1, 2,]}', "code"),
+    ('这个JSON哪里错了？{"name": "a", "tags": [1, 2,]}', "code"),
+    ("def add(a, b):\n    return a + b\n\nwhy does add('1', 2) fail?", "code"),
+    ("$ pip install numpy\nERROR: Could not find a version", "code"),
+    ("run the tests please", "code"),
+    ("帮我运行一下测试", "code"),
+    # talking about code, programming or running is not code
+    ("What is Python's history?", "fast"),
+    ("Python的历史是什么？", "fast"),
+    ("Python的歷史是什麼？", "fast"),
+    ("Pythonの歴史を教えてください", "fast"),
+    ("Who invented the JavaScript language?", "fast"),
+    ("JavaScript语言是谁发明的？", "fast"),
+    ("Select the best answer from the list below: apples or pears", "fast"),
+    ("What is the code of conduct at work?", "fast"),
+    ("这个程序运行很慢，怎么提高执行力", "fast"),
+    ("这部电影的脚本写得很好", "fast"),
+    ("Write a letter to my landlord about the broken heater", "fast"),
+    ("给房东写一封信，说暖气坏了", "fast"),
+    # short questions
+    ("Answer in one sentence: what is 1+1?", "fast"),
+    ("用一句话回答：1+1等于几", "fast"),
+    ("用一句話回答：1+1等於幾", "fast"),
+    ("一言で答えて：1+1は？", "fast"),
+    ("What is the capital of France?", "fast"),
+    ("法国的首都是哪里？", "fast"),
+    # long documents: counted in tokens, not characters
+    ("Summarise this document:\n" + _document(_ZH_SENTENCES, 150_000), "long_context"),
+    ("请总结这篇文档：\n" + _document(_ZH_SENTENCES, 150_000), "long_context"),
+    # 150,000 English characters are ~33,000 tokens: a long request, not a long-context one
+    ("Summarise this document:\n" + _document(_EN_SENTENCES, 150_000), "default"),
+    ("Summarise this document:\n" + _document(_EN_SENTENCES, 300_000), "long_context"),
+    # neither short nor code
+    ("Tell me about the causes of the First World War. " * 60, "default"),
+    ("请详细讲讲第一次世界大战的起因。" * 120, "default"),
+)
+
+
+@pytest.mark.parametrize(("text", "slot"), LABELLED,
+                         ids=[f"{i}-{slot}" for i, (_, slot) in enumerate(LABELLED)])
+def test_the_labelled_requests_route_to_their_slot(text: str, slot: str) -> None:
+    routing = parse_yaml(TABLE_CONFIG).llm.routing
+    d = Router(routing).select(text)
+    assert d.model == getattr(routing, f"{slot}_model"), (slot, d.reason, d.features)

@@ -7,14 +7,17 @@ the shell scrubs both streams, so none of them shows it.
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from hermes_core.cli.main import main
+from hermes_core.cli.main import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-proj-Abc123Def456Ghi789Jkl0Mno"
@@ -313,3 +316,89 @@ def test_a_bug_s_traceback_shows_the_escapes_its_message_quotes_never_sends_them
     assert main(["route", "hello", "--home", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "RuntimeError: unexpected input_value='预发布\\x1b[2J'" in err and "\x1b" not in err
+
+
+@pytest.mark.parametrize(("argv", "code"), [
+    (["prompt", "hi", "--json", "--history", "missing.json"], 1),     # a HermesError
+    (["memory", "search", "x", "--json", "--home", "no-such-home"], 1),
+    (["keys", "status", "--json", "--config", "no-such.yaml"], 1),
+    (["route", "hi", "--json", "--turn", "abc"], 2),                   # a usage error
+    (["skills", "search", "--json"], 2),                               # the query missing
+    (["route", "hi", "--js", "--turn", "-1"], 2),                      # argparse's abbreviation
+])
+def test_json_output_on_an_error_is_one_json_object_naming_it_and_the_exit_code(
+        argv: list[str], code: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A script reading ``--json`` got nothing on stdout when the command failed (``jq`` then
+    says "unexpected end of input"): the error is one object there too, and the line a person
+    reads stays on stderr."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("HERMES_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    try:
+        got = main(argv)
+    except SystemExit as done:
+        got = done.code
+    out, err = capsys.readouterr()
+    assert got == code
+    reply = json.loads(out)
+    assert reply["exit_code"] == code and reply["error"] and reply["error"] in err
+
+
+def test_an_error_without_json_prints_nothing_on_stdout(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["prompt", "hi", "--history", "missing.json"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "missing.json" in err
+
+
+@pytest.mark.parametrize("argv", [["skills", "list", "--json"], ["prompt", "查快递", "--json"],
+                                  ["skills", "search", "帮我查快递", "--json", "--no-embeddings"]])
+def test_json_output_to_an_ascii_stdout_keeps_the_chinese(argv: list[str], copy_example_home,
+                                                           tmp_path: Path) -> None:
+    """``PYTHONIOENCODING=ascii`` (or a Latin-1 terminal): text output shows Chinese as "?", and
+    ``--json`` did the same, valid JSON holding "????" for 快递查询. It escapes instead."""
+    home = copy_example_home(tmp_path / "home")
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "HERMES_HOME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+    env.update(HOME=str(tmp_path), PYTHONPATH=str(ROOT), PYTHONIOENCODING="ascii",
+               HF_HUB_OFFLINE="1")
+    res = subprocess.run([sys.executable, "-m", "hermes_core.cli", *argv, "--home", str(home)],
+                         env=env, capture_output=True, timeout=120, check=False)
+    assert res.returncode == 0, res.stderr
+    text = res.stdout.decode("ascii")
+    shown = json.dumps(json.loads(text), ensure_ascii=False)
+    assert any(word in shown for word in ("快递查询", "查快递", "周报"))
+
+
+def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+              ) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _commands(sub, (*path, name))
+
+
+def test_every_command_s_help_says_what_it_does_and_shows_an_example_of_itself() -> None:
+    """``chat --help``, ``skills --help``, ``keys status --help`` and eleven more printed only
+    their options: not what the command does, nor one command line to start from."""
+    commands = list(_commands(build_parser()))
+    assert len(commands) > 15
+    for path, parser in commands:
+        text = parser.format_help()
+        assert parser.description, path
+        if path and parser.get_default("handler") is not None and not any(
+                isinstance(a, argparse._SubParsersAction) for a in parser._actions):
+            assert "examples:" in text, path
+            assert f"  hermes-core {' '.join(path)}" in text, path
+
+
+def test_the_top_level_help_documents_each_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    for code in ("0 ", "1 ", "2 ", "130 "):
+        assert f"\n  {code}" in text, code

@@ -352,3 +352,23 @@ def test_prune_deletes_what_the_retention_settings_no_longer_keep(
     assert code == 0 and json.loads(out) == {"pruned": 2, "db": db}
     code, out, _ = run(capsys, "memory", "stats", "--db", db, "--json")
     assert json.loads(out)["sessions"] == 2 and json.loads(out)["oldest"] == "2026-01-03T00:00:00Z"
+
+
+@pytest.mark.parametrize(("argv", "code", "says"), [
+    (["add", "--session-id", " ", "--summary", "x"], 2, "--session-id must not be empty"),
+    (["add", "--session-id", "a", "--summary", ""], 2, "--summary must not be empty"),
+    (["forget", ""], 2, "ID must not be empty"),
+    (["forget", "no-such-session"], 1, "no session 'no-such-session' is stored"),
+    (["prune"], 2, "nothing to prune"),
+])
+def test_a_refusal_under_json_is_one_json_object_on_stdout_too(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], code: int,
+        says: str) -> None:
+    """The checks memory makes itself (a blank id, an unknown session, no retention set) said so
+    on stderr only: a script reading ``--json`` got nothing, unlike any other error."""
+    db = tmp_path / "m.db"
+    assert run(capsys, "memory", "add", "--db", str(db), "--session-id", "a", "--summary",
+               "espresso")[0] == 0
+    got, out, err = run(capsys, "memory", *argv, "--db", str(db), "--json")
+    assert got == code and says in err
+    assert json.loads(out) == {"error": err.strip(), "exit_code": code}

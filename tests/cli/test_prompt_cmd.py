@@ -462,6 +462,18 @@ def test_a_message_of_dash_is_read_from_stdin_past_the_argument_limit(
     assert sent.startswith("why does this keep failing?") and sent.endswith("\ufffd tail")
 
 
+def test_a_message_piped_from_a_windows_file_is_sent_without_its_bom_and_crlf_line_ends(
+        hermes_home: Path, cwd: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A note saved by Notepad: the byte order mark was sent to the model as U+FEFF, each line
+    ended in "\\r\\n", and the file's last line end was part of the message."""
+    raw = "\ufeff查快递\r\n单号 SF123\r\n".encode()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8"))
+    assert main(["prompt", "-", "--home", str(hermes_home), "--cwd", str(cwd), "--json"]) == 0
+    sent = json.loads(capsys.readouterr().out)["messages"][-1]["content"]
+    assert sent == "查快递\n单号 SF123"
+
+
 def test_previewing_a_prompt_writes_nothing_to_the_stores_even_for_a_newly_configured_key(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The key stored before it was configured is redacted in what the preview shows, but the

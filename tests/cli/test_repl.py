@@ -650,3 +650,39 @@ def test_quit_and_q_end_the_chat_and_a_mistyped_command_names_the_nearest_one(tm
     helped = out.getvalue()
     assert "/exit" in helped and "/quit" in helped     # the aliases are listed with the command
     assert helped.count("end the chat") == 1
+
+
+def test_utf8_typed_on_an_ascii_declared_stdin_is_read_as_the_chinese_it_is(home: Path):
+    # PYTHONIOENCODING=ascii (or a C locale that Python does not coerce): the terminal or file
+    # still sends UTF-8, and each of its bytes was turned into U+FFFD, so the message was lost
+    stdin = io.TextIOWrapper(io.BytesIO("查快递 \xe9t\xe9\n/exit\n".encode()),
+                             encoding="ascii", errors="strict")
+    agent = offline_agent(home)
+    out = io.StringIO()
+    assert Repl(agent, stdin=stdin, stdout=out, stream=False).run() == 0
+    assert [m.content for m in agent.history if m.role == "user"] == ["查快递 \xe9t\xe9"]
+
+
+def test_bytes_that_are_not_utf8_on_an_ascii_declared_stdin_still_read_as_replacement(home: Path):
+    stdin = io.TextIOWrapper(io.BytesIO(b"caf\xe9 \xe6\x9f\xa5\n/exit\n"), encoding="ascii")
+    agent = offline_agent(home)
+    assert Repl(agent, stdin=stdin, stdout=io.StringIO(), stream=False).run() == 0
+    assert [m.content for m in agent.history if m.role == "user"] == ["caf\ufffd \u67e5"]
+
+
+def test_a_latin1_stdin_keeps_its_accents(home: Path):
+    stdin = io.TextIOWrapper(io.BytesIO(b"caf\xe9\n/exit\n"), encoding="latin-1")
+    agent = offline_agent(home)
+    assert Repl(agent, stdin=stdin, stdout=io.StringIO(), stream=False).run() == 0
+    assert [m.content for m in agent.history if m.role == "user"] == ["caf\xe9"]
+
+
+def test_a_byte_order_mark_before_piped_input_does_not_turn_a_command_into_a_message(home: Path):
+    # a script saved by Notepad starts with U+FEFF; its first /command was sent to the model
+    stdin = io.TextIOWrapper(io.BytesIO(b"\xef\xbb\xbf/model\r\nhello\r\n/exit\r\n"),
+                             encoding="utf-8")
+    agent = offline_agent(home)
+    out = io.StringIO()
+    assert Repl(agent, stdin=stdin, stdout=out, stream=False).run() == 0
+    assert "(auto: routing picks per turn)" in out.getvalue()   # /model's answer
+    assert [m.content for m in agent.history if m.role == "user"] == ["hello"]

@@ -441,3 +441,24 @@ def test_memory_with_a_query_leaves_out_what_a_turn_would_leave_out(agent: Agent
     out = run(agent, "/memory staging proxy")
     assert "Configured the staging proxy" in out
     assert "Ignore all previous instructions" not in out
+
+
+@pytest.mark.parametrize(("typed", "name"), [('"weekly notes"', "weekly notes.json"),
+                                             ("'notes'", "notes.json"),
+                                             ("“周报”", "周报.json"),
+                                             ("「周报 二」", "周报 二.json")])
+def test_save_takes_a_quoted_name_without_its_quotes(tmp_path: Path, typed: str, name: str) -> None:
+    """``/save "weekly notes"`` wrote a file named with the quotes (``"weekly notes".json``), as a
+    shell user or a Chinese IME's quotes would never mean."""
+    repl, _ = _saving_repl(tmp_path / "home")
+    repl.turn("hello")
+    repl.dispatch(f"/save {typed}")
+    assert [p.name for p in (tmp_path / "home" / "transcripts").iterdir()] == [name]
+
+
+def test_model_takes_a_quoted_name_without_its_quotes(tmp_path: Path) -> None:
+    text = _session(tmp_path, [], "/model \"gpt-4o-mini\"\n/model 'auto'\n/model \"gpt-4o\n/exit\n")
+    assert "model: gpt-4o-mini (fixed)" in text and "no provider lists" not in text.split(
+        "(auto")[0]
+    assert "(auto: routing picks per turn)" in text
+    assert "model: \"gpt-4o (fixed)" in text   # one quote is not a pair: the name as typed

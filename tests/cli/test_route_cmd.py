@@ -42,7 +42,7 @@ def test_route_json(cfg: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["route", "please", "run", "this", "command", "--config", str(cfg), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["model"] == "claude-sonnet-4"
-    assert out["reason"].startswith("rule 1: has_code_block or requires_shell_execution")
+    assert out["reason"].startswith("rule 1: has_code or asks_for_code or requires_shell_execution")
     assert out["candidates"] == [{"provider": "anthropic", "model": "claude-sonnet-4"},
                                  {"provider": "openai", "model": "gpt-4o"}]
     assert out["features"]["requires_shell_execution"] is True

@@ -125,7 +125,8 @@ def test_eval_refuses_an_empty_query_file_by_name(catalog: Path, tmp_path: Path,
     argv = [a for flag, path in files.items() for a in (flag, str(path))]
     code, out, err = run(capsys, "skills", "eval", "--catalog", str(catalog), *argv,
                          "--no-embeddings", "--json")
-    assert code == 1 and out == "" and str(empty) in err and "no query" in err
+    assert code == 1 and str(empty) in err and "no query" in err
+    assert json.loads(out) == {"error": err.strip(), "exit_code": 1}   # --json: the error as JSON
 
 
 def test_catalog_that_is_a_directory_is_not_reported_as_missing(

@@ -497,13 +497,37 @@ def test_a_stream_in_an_encoding_the_watch_cannot_read_is_bounded_by_its_whole_b
         watch.feed(b"\x03")
 
 
+def _bom_split(body: bytes) -> Iterator[bytes]:
+    """The mark's first two bytes in one chunk, its last with the first event."""
+    yield b"\xef\xbb"
+    yield b"\xbf" + body
+
+
+def _bom_byte_by_byte(body: bytes) -> Iterator[bytes]:
+    yield from (b"\xef", b"\xbb", b"\xbf" + body)
+
+
+BOM_FORMS = {
+    "whole": ({}, lambda body: iter((b"\xef\xbb\xbf" + body,))),
+    "split across two chunks": ({}, _bom_split),
+    "one byte a chunk": ({}, _bom_byte_by_byte),
+    "inside a gzip body": ({"content-encoding": "gzip"},
+                           lambda body: _compressed([b"\xef\xbb\xbf" + body])),
+    "split inside a gzip body": ({"content-encoding": "gzip"}, lambda body: _compressed(
+        [b"\xef\xbb", b"\xbf" + body])),
+}
+
+
 @pytest.mark.parametrize("mode", ["stream", "astream"])
+@pytest.mark.parametrize("form", sorted(BOM_FORMS))
 @pytest.mark.parametrize("primary", ["openai", "anthropic"])
 def test_a_stream_opening_with_a_byte_order_mark_is_read_whole(
-        respx_mock: object, clock: FakeClock, primary: str, mode: str) -> None:
+        respx_mock: object, clock: FakeClock, primary: str, form: str, mode: str) -> None:
     """SSE strips one leading UTF-8 BOM; neither SDK's decoder does. Its first line's field was
     read as ``\\ufeffdata`` and dropped: OpenAI's first chunk was lost in silence ("Hel" of
-    "Hello"), Anthropic's ``message_start`` too, so the answer failed over."""
+    "Hello"), Anthropic's ``message_start`` too, so the answer failed over. The guard looked for
+    the mark in the first raw chunk only: a mark inside a gzip body, or split across the first
+    chunks (``EF BB | BF``), reached the SDK."""
     loop, router = build(primary, clock)
     if primary == "openai":
         base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o"}
@@ -514,9 +538,11 @@ def test_a_stream_opening_with_a_byte_order_mark_is_read_whole(
                                          "finish_reason": "stop"}]}), (None, "[DONE]")])
     else:
         body = anthropic_stream(("Hel", "lo"))
+    headers, shape = BOM_FORMS[form]
     route = respx_mock.post(primary_url(primary)).mock(  # type: ignore[attr-defined]
-        side_effect=lambda r: httpx.Response(200, headers=SSE_HEADERS,
-                                             content=b"\xef\xbb\xbf" + body))
+        side_effect=lambda r: httpx.Response(200, headers={**SSE_HEADERS, **headers},
+                                             content=stepping(shape(body), clock,
+                                                              mode == "astream")))
     mock_backup(respx_mock, primary, stream=True)
     assert run(loop, router, mode) == "Hello"
     assert route.call_count == 1   # type: ignore[attr-defined]
@@ -538,7 +564,8 @@ def test_the_watch_holds_little_of_a_small_gzip_chunk_that_inflates_huge(body: s
     watch = _Watch(Budget(100.0, 2.0, lambda: 0.0), 0.0, sse=True, encoding="gzip")
     tracemalloc.start()
     try:
-        watch.feed(chunk)
+        for _ in watch.inflate(chunk):   # passed on piece by piece, as the client reads them
+            pass
         _, peak = tracemalloc.get_traced_memory()
         held = tracemalloc.get_traced_memory()[0]
     finally:
@@ -556,9 +583,55 @@ def test_a_raw_deflate_stream_is_watched_as_the_http_client_reads_it() -> None:
     now = [0.0]
     watch = _Watch(Budget(100.0, 2.0, lambda: now[0]), 0.0, sse=True, encoding="deflate")
     now[0] = 1.5
-    watch.feed(raw.compress(b'data: {"choices": []}\n\n') + raw.flush(zlib.Z_SYNC_FLUSH))
+    list(watch.inflate(raw.compress(b'data: {"choices": []}\n\n') + raw.flush(zlib.Z_SYNC_FLUSH)))
     now[0] = 3.0
-    watch.feed(raw.compress(b'event: ping\ndata: {"type": "ping"}\n\n') + raw.flush(zlib.Z_SYNC_FLUSH))
+    list(watch.inflate(raw.compress(b'event: ping\ndata: {"type": "ping"}\n\n')
+                    + raw.flush(zlib.Z_SYNC_FLUSH)))
     now[0] = 3.6
     with pytest.raises(httpx.ReadTimeout, match="no content for 2s"):
-        watch.feed(raw.compress(b": ping\n\n") + raw.flush(zlib.Z_SYNC_FLUSH))
+        list(watch.inflate(raw.compress(b": ping\n\n") + raw.flush(zlib.Z_SYNC_FLUSH)))
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_compressed_stream_is_inflated_once_on_its_way_to_the_sdk(
+        encoding: str, is_async: bool) -> None:
+    """The watch inflated a gzip or deflate event stream to read its lines, and the HTTP client
+    inflated the same bytes again for the SDK: every chunk paid twice. The watched stream now
+    reaches the client inflated, labelled as such (no ``content-encoding``, whose length no
+    longer holds), and the client's decoder passes it through."""
+    import zlib
+
+    from hermes_core.providers.deadline import AsyncDeadlineTransport, DeadlineTransport, bounded
+
+    events = [b'data: {"n": %d}\n\n' % i for i in range(5)]
+    wbits = 16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS
+    gz = zlib.compressobj(wbits=wbits)
+    body = [gz.compress(e) + gz.flush(zlib.Z_SYNC_FLUSH) for e in events] + [gz.flush()]
+    headers = {**SSE_HEADERS, "content-encoding": encoding,
+               "content-length": str(sum(map(len, body)))}
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers=headers, content=iter(body) if not is_async
+                              else _async_chunks(body))
+
+    url = "https://primary.test/v1/chat/completions"
+    with bounded(10.0, 3.0):
+        if is_async:
+            async def read() -> tuple[httpx.Headers, bytes]:
+                transport = AsyncDeadlineTransport(httpx.MockTransport(answer))
+                async with httpx.AsyncClient(transport=transport) as client, \
+                        client.stream("POST", url) as response:
+                    return response.headers, b"".join([c async for c in response.aiter_raw()])
+            seen, raw = asyncio.run(read())
+        else:
+            with httpx.Client(transport=DeadlineTransport(httpx.MockTransport(answer))) as client, \
+                    client.stream("POST", url) as response:
+                seen, raw = response.headers, b"".join(response.iter_raw())
+    assert raw == b"".join(events)
+    assert "content-encoding" not in seen and "content-length" not in seen
+
+
+async def _async_chunks(chunks: list[bytes]) -> AsyncIterator[bytes]:
+    for c in chunks:
+        yield c

@@ -836,3 +836,28 @@ def test_a_call_s_nan_arguments_are_echoed_as_strict_json() -> None:
                                          Message("assistant", "", tool_calls=calls))), "gpt-4o", OPTS)
     sent = [c["function"]["arguments"] for c in payload["messages"][-1]["tool_calls"]]
     assert sent == ['{"x": null, "note": "NaN"}', '{"y": 1}']
+
+
+# Blocks that carry no ``data:`` line: SSE dispatches no event for them (a proxy's named
+# keep-alive, a reconnection hint, an event id on its own).
+DATALESS_BLOCKS = {"an event with no data": b"event: keepalive\n\n",
+                   "a retry line": b"retry: 3000\n\n",
+                   "an id line": b"id: 7\n\n",
+                   "all three": b"event: ping\nid: 8\nretry: 10\n\n"}
+
+
+@pytest.mark.parametrize("block", sorted(DATALESS_BLOCKS))
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_stream_block_without_data_is_no_event(
+        respx_mock: Any, use_async: bool, block: str,
+        stream_deltas: Callable[..., list[Any]]) -> None:
+    """The SDK's decoder dispatched a block of only ``event:``, ``id:`` or ``retry:`` fields as
+    an event whose data is empty, and parsing it as a chunk raised: the whole answer became a
+    malformed-event ServerError (a failover) though every chunk of it had arrived."""
+    events = [e + b"\n\n" for e in openai_chat_stream(("Hel", "lo")).split(b"\n\n") if e]
+    extra = DATALESS_BLOCKS[block]
+    respx_mock.post(OPENAI_URL).mock(return_value=httpx.Response(
+        200, headers=SSE_HEADERS, content=b"".join([extra, events[0], extra, *events[1:]])))
+    deltas = stream_deltas(OpenAIProvider(), PROMPT, "gpt-4o", CRED, OPTS, use_async=use_async)
+    assert "".join(d.text for d in deltas) == "Hello"
+    assert deltas[-1].usage.reported

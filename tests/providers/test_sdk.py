@@ -928,6 +928,27 @@ def test_a_body_shorter_than_its_content_length(kind: str, mode: str) -> None:
 
 
 @pytest.mark.parametrize("kind", PROVIDERS)
+@pytest.mark.parametrize("mode", ["complete", "stream", "astream"])
+def test_a_body_longer_than_its_content_length_is_cut_there_and_the_connection_still_serves(
+        kind: str, mode: str) -> None:
+    """The HTTP client reads what the length says and no more: a whole JSON answer cut there is
+    a malformed body (a retryable ServerError billed its prompt), a stream cut before its end is
+    incomplete; the bytes past the length do not leak into the next answer on the connection."""
+    from hermes_core.errors import IncompleteResponse
+    from hermes_core.testing.server import KeyBehaviour, MockLLMServer
+
+    with MockLLMServer(reply="fine") as srv:
+        srv.set_key(SECRET_LIE, KeyBehaviour(fault="long"))
+        provider = _faulty(srv, kind)
+        expected = ServerError if mode == "complete" else IncompleteResponse
+        with pytest.raises(expected) as info:
+            _run_mode(provider, kind, mode)
+        assert info.value.usage is not None and info.value.usage.input_tokens > 0
+        srv.set_key(SECRET_LIE, KeyBehaviour())
+        assert _run_mode(provider, kind, mode) == "fine"
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
 def test_call_loop_fails_over_past_a_stream_that_lies_about_gzip(kind: str) -> None:
     from hermes_core.agent.resilience import CallLoop
     from hermes_core.agent.smart_routing import Router
@@ -1390,3 +1411,57 @@ def test_a_count_sent_as_the_text_of_a_whole_number_is_read_as_that_number(
     _, got = _reply_usage(kind, mode)
     assert got is not None and got.reported and not got.counted
     assert (got.input_tokens, got.output_tokens) == (12, 2)
+
+
+# A stream as a proxy that lies about its framing sends it. Checked across both SDKs and the three
+# ways of asking (a whole request answered with an event stream included): each reads whole.
+
+def _utf8_split(events: list[bytes]) -> list[bytes]:
+    """A chunk boundary inside a three-byte UTF-8 character."""
+    body = b"".join(events)
+    cut = body.index("你".encode()) + 1
+    return [body[:cut], body[cut:]]
+
+
+def _data_split(events: list[bytes]) -> list[bytes]:
+    body = b"".join(events)
+    cut = body.index(b"data:") + 2
+    return [body[:cut], body[cut:]]
+
+
+FRAMINGS = {
+    "a chunk cut inside a UTF-8 character": _utf8_split,
+    "a chunk cut inside data:": _data_split,
+    "an event with no data": lambda ev: [ev[0], b"event: keepalive\n\n", *ev[1:]],
+    "retry lines": lambda ev: [b"retry: 3000\n\n", ev[0], b"retry: 1000\n", *ev[1:]],
+    "an id of its own": lambda ev: [b"id: 7\n\n", *ev],
+    "comments as keep-alives": lambda ev: [b": ping\n\n", ev[0], b":\n\n", *ev[1:]],
+    "the end marker twice": lambda ev: [*ev, ev[-1]],
+    "content after the end marker": lambda ev: [*ev, ev[1]],
+}
+
+
+@pytest.mark.parametrize("framing", sorted(FRAMINGS))
+@pytest.mark.parametrize("mode", ["complete", "stream", "astream"])
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_stream_framed_as_a_lying_proxy_frames_it_is_read_whole(
+        respx_mock: Any, kind: str, mode: str, framing: str) -> None:
+    """OpenAI's answer failed as a malformed event for an event with no data, a lone ``retry:``
+    or ``id:`` block (the SDK parsed an empty event); the other framings read whole before and
+    are pinned: text after the end marker is not shown, comments are no event."""
+    pieces = ("Hé", "llo 你", "好")
+    body = openai_chat_stream(pieces) if kind == "openai" else anthropic_stream(pieces)
+    for text in pieces[1:]:   # the characters raw on the wire, not JSON escapes
+        body = body.replace(json.dumps(text).encode()[1:-1], text.encode())
+    events = [e + b"\n\n" for e in body.split(b"\n\n") if e]
+    chunks = FRAMINGS[framing](events)
+    assert "你".encode() in b"".join(chunks)
+    respx_mock.post(PROVIDERS[kind][2]).mock(side_effect=lambda r: httpx.Response(
+        200, headers=SSE_HEADERS, content=b"".join(chunks) if mode == "complete"
+        else iter(chunks) if mode == "stream" else _achunks(chunks)))
+    assert _run_mode(PROVIDERS[kind][0](kind), kind, mode) == "Héllo 你好"
+
+
+async def _achunks(chunks: list[bytes]) -> Any:
+    for c in chunks:
+        yield c

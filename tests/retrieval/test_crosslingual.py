@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hermes_core.retrieval import calibration as cal
 from hermes_core.retrieval import crosslingual as xl
@@ -305,3 +307,14 @@ def test_description_languages_of_a_catalog_without_cjk_read_no_description_one_
     mixed = [*skills, Skill("快递查询", "根据快递单号查询物流"), Skill("emoji", "")]
     assert xl.description_languages(mixed).tolist() == ["en"] * 50 + ["zh", "en"]
     assert xl.description_languages([]).tolist() == []
+
+
+_TEXT = st.text(st.sampled_from("ab QxY-_.1会议纪要天气 \u3000é"), max_size=12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(_TEXT, _TEXT), max_size=6))
+def test_the_languages_written_from_the_masks_are_the_catalogs_languages(
+        texts: list[tuple[str, str]]) -> None:
+    skills = [Skill(n, d) for n, d in texts]
+    assert xl.written(xl.readable(skills)) == cal.catalog_languages(skills)

@@ -10,7 +10,8 @@ had folded, and its folds fell turns away from the ones the provider had cached.
 One small JSON file, ``HOME/cache/calibration.json``: ``{"format": 1, "ratios": {model: ratio}}``,
 read once per store (the first time a ratio is asked for), at most :data:`MAX_MODELS` models (the
 least recently billed dropped first). It is a cache: a file that is unreadable, damaged or of
-another shape costs one warning naming it and an uncalibrated first turn, as before; a ratio
+another shape costs one warning naming it and an uncalibrated first turn, as before (a newer
+version's format is never written over: its ratios are that version's); a ratio
 outside :data:`~.token_count.RATIO_BOUNDS` or of the wrong type is ignored on its own.
 
 When it is written: each request's ratio differs from the last in the third digit, so writing
@@ -21,8 +22,9 @@ counted with in memory meanwhile. So the file is always within the tolerance of 
 newest ratio of each model it wrote (a failed write aside), whenever the process stops.
 
 Processes on one home: a write re-reads the file and puts only this store's unwritten ratios
-into it, under a lock file beside it (``filelock``, held for a read and a rename), so another
-process's models and newer ratios are kept; the table read back becomes this store's.
+into it, under a lock file beside it (:func:`hermes_core.kept_table.update`, the served-as file's
+too), so another process's models and newer ratios are kept; the table read back becomes this
+store's. A busy lock keeps the ratios unwritten for the next write that is due.
 """
 
 from __future__ import annotations
@@ -35,11 +37,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-from filelock import Timeout as LockTimeout
-
+from hermes_core import kept_table
 from hermes_core.agent.prompt.token_count import RATIO_BOUNDS
-from hermes_core.atomic_write import make_folders, read_kept, write_cache
+from hermes_core.atomic_write import read_kept
 
 log = logging.getLogger("hermes_core.compaction")
 
@@ -56,8 +56,6 @@ WHAT = "token calibration"
 TOLERANCE = 0.02
 #: Seconds between writes of drift within the tolerance.
 WRITE_INTERVAL = 300.0
-#: Seconds a write waits for another process's (a read and a rename: milliseconds).
-LOCK_WAIT = 0.5
 
 
 def usable(ratio: object) -> bool:
@@ -68,11 +66,16 @@ def usable(ratio: object) -> bool:
     return low <= ratio <= high
 
 
+def drifted(kept: float, ratio: float, tolerance: float = TOLERANCE) -> bool:
+    """Whether ``ratio`` moved more than ``tolerance`` (relative) from ``kept``."""
+    return abs(ratio / kept - 1.0) > tolerance
+
+
 def write_due(kept: float | None, ratio: float, since_write: float | None, *,
               tolerance: float = TOLERANCE, interval: float = WRITE_INTERVAL) -> bool:
     """Whether ``ratio`` is to be written now, the file holding ``kept`` for its model (None: not
     there) and the last write ``since_write`` seconds ago (None: none by this store)."""
-    if kept is None or abs(ratio / kept - 1.0) > tolerance:
+    if kept is None or drifted(kept, ratio, tolerance):
         return True
     return ratio != kept and (since_write is None or since_write >= interval)
 
@@ -96,6 +99,16 @@ class CalibrationStore:
         """The last ratio billed for ``model`` in this home, or None."""
         return self._table().get(model)
 
+    def steady(self, model: str, newest: float) -> float:
+        """The ratio to count ``model`` with, this process's newest bill of it being ``newest``:
+        the file's while ``newest`` is within :data:`TOLERANCE` of it, so this process counts as a
+        new one reading the file does (a small drift is written once per interval, and a count
+        2% apart could fold a turn apart); ``newest`` once past it, or when the file has none
+        (then the write is due, or failed)."""
+        self._table()
+        kept = self._kept.get(model)
+        return newest if kept is None or drifted(kept, newest) else kept
+
     def put(self, model: str, ratio: float) -> bool:
         """Keep ``ratio`` for ``model``; True when the file was written."""
         table = self._table()
@@ -118,23 +131,17 @@ class CalibrationStore:
 
     def _write(self) -> bool:
         """Merge this store's unwritten ratios into the file as it is now, under its lock."""
-        if not make_folders(self.path, 1, WHAT, logger=log):   # for the lock; never the home
-            return False
-        try:
-            lock = FileLock(self.path.with_name(f".{self.path.name}.lock"), timeout=LOCK_WAIT)
-            with lock:
-                table = self._read()
-                for model, ratio in self._unwritten.items():
-                    table.pop(model, None)
-                    table[model] = ratio
-                table = dict(list(table.items())[-MAX_MODELS:])
-                data = json.dumps({"format": FORMAT, "ratios": table}, ensure_ascii=False)
-                if not write_cache(self.path, data.encode("utf-8"), WHAT, logger=log,
-                                   durable=False):
-                    return False
-        except (OSError, LockTimeout) as e:   # the home refuses, or another writer hangs on
-            log.debug("token calibration %s not written: %s", self.path, e)
-            return False
+        def merge(kept: dict[str, float] | None) -> dict[str, float]:
+            table = kept if kept is not None else {}
+            for model, ratio in self._unwritten.items():
+                table.pop(model, None)
+                table[model] = ratio
+            return dict(list(table.items())[-MAX_MODELS:])
+
+        table = kept_table.update(self.path, MAX_BYTES, _parse, merge, _dump, WHAT, logger=log,
+                                  warn=self._unreadable).table
+        if table is None:   # the home refuses, another writer holds the lock, a newer version's
+            return False    # file: kept unwritten, counted with
         self._ratios, self._kept, self._unwritten = table, dict(table), {}
         return True
 
@@ -167,10 +174,17 @@ def _keepable(model: str) -> bool:
     return True
 
 
+def _dump(table: dict[str, float]) -> bytes:
+    return json.dumps({"format": FORMAT, "ratios": table}, ensure_ascii=False).encode("utf-8")
+
+
 def _parse(data: Any) -> dict[str, float]:
     """The usable ratios of a file's JSON, at most MAX_MODELS (the newest); ValueError when it is
     not a calibration of this format (a ratio of the wrong kind is left out on its own)."""
     ratios = data.get("ratios") if isinstance(data, dict) else None
+    form = data.get("format") if isinstance(data, dict) else None
+    if type(form) is int and form > FORMAT:
+        raise kept_table.Newer(f"format {form}, written by a newer hermes_core; left as it is")
     if (not isinstance(data, dict) or type(data.get("format")) is not int
             or data["format"] != FORMAT or not isinstance(ratios, dict)):
         raise ValueError(f"not a calibration of format {FORMAT}")

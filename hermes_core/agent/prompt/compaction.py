@@ -442,10 +442,13 @@ class HistoryCompactor:
     def ratio_for(self, model: str) -> float | None:
         """The ratio to count ``model`` with: this process's last bill of it, else the home's
         last for it, else None (unscaled). Per model: one ratio for the process counted a turn
-        routed to another model (another provider's tokenizer) with the last bill's, whoever's."""
+        routed to another model (another provider's tokenizer) with the last bill's, whoever's.
+        A last bill within the home's tolerance of the home's ratio counts with the home's
+        (:meth:`.CalibrationStore.steady`): a new process reads that one."""
         ratio = self.ratios.get(model)
-        if ratio is None and self.calibration is not None:
-            ratio = self.calibration.get(model)
+        if self.calibration is not None:
+            ratio = (self.calibration.get(model) if ratio is None
+                     else self.calibration.steady(model, ratio))
         return ratio
 
     def describe_billing(self) -> str:

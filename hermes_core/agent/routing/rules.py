@@ -43,6 +43,58 @@ _SHELL = re.compile(
     rf"|[把将]{_ZH_WHICH}{_ZH_RUNNABLE}[^。！？，,.!?\n]{{0,6}}?(?:运行|执行|跑)",
     re.IGNORECASE)
 
+# Code pasted without fences: a traceback, a diff, a SQL statement, a JSON object, a definition.
+# Each shape is one a person's prose does not take (SQL keywords in capitals, a JSON key quoted
+# before its colon, a definition at the start of a line), so talking about code is not code.
+_PASTED_CODE = re.compile(
+    r"Traceback \(most recent call last\)|^\s*File \"[^\"\n]+\", line \d+"
+    r"|^\s+at [\w$.<>]+\([^)\n]*:\d+(?::\d+)?\)"                        # Java / JavaScript frames
+    r"|^diff --git |^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@|^--- \S[^\n]*\n\+\+\+ \S"
+    r"|\b(?:SELECT\s+(?:DISTINCT\s+)?[\w*.\"`]+(?:\s*,\s*[\w*.\"`()]+)*\s+FROM|INSERT\s+INTO"
+    r"|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(?:TABLE|INDEX|VIEW))\s"
+    r"|[{\[]\s*\"[^\"\n]{1,80}\"\s*:\s*(?:\"|-?\d|\[|\{|true\b|false\b|null\b)"
+    r"|^\s*(?:async\s+def|def|function|func|fn)\s+\w+\s*\([^)\n]*\)"
+    r"|^\s*(?:#include\s*[<\"]|from\s+[\w.]+\s+import\s+\w|import\s+[\w.]+;?\s*$)"
+    r"|^\s*(?:public|private|protected)\s+(?:static\s+)?(?:class|void|int|[A-Z]\w*)\s",
+    re.MULTILINE)
+
+_LANGS = (r"python|javascript|typescript|java|rust|golang|c\+\+|c#|ruby|php|kotlin|swift"
+          r"|haskell|scala|sql|bash|powershell|html|css|lua|perl|matlab|r")
+_EN_CODE_VERB = (r"write|writing|implement|fix|debug|refactor|optimi[sz]e|rewrite|port|generate"
+                 r"|review|explain")
+_EN_CODE_NOUN = (r"functions?|methods?|scripts?|code(?!\s+of\b)|regex(?:es)?|regular expressions?"
+                 r"|unit tests?|tests? for|sql|quer(?:y|ies)|endpoints?|algorithms?|bugs?"
+                 r"|snippets?|programs?|classes? (?:in|for) (?:" + _LANGS + r")")
+# Chinese (simplified and traditional) and Japanese put the verb and the thing in either order
+_ZH_CODE_VERB = (r"写|寫|编写|編寫|实现|實現|修复|修復|修改|调试|調試|重构|重構|优化|優化|生成"
+                 r"|解释|解釋|改")
+_ZH_CODE_NOUN = (r"函数|函數|代码|代碼|程式碼|脚本|腳本|正则|正則|单元测试|單元測試|算法|演算法"
+                 r"|bug|SQL|sql|接口")
+_JA_CODE_NOUN = r"関数|コード|スクリプト|プログラム|正規表現|テスト"
+_JA_CODE_VERB = r"書|実装|修正|デバッグ|作成|作っ|作る|リファクタ"
+_ASKS_FOR_CODE = re.compile(
+    rf"\b(?:{_EN_CODE_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_CODE_NOUN})\b"
+    rf"|\b(?:how\s+(?:do|can|should|would)\s+(?:i|you|we)|how\s+to|{_EN_CODE_VERB})\b"
+    rf"[^.?!\n]{{0,60}}?"
+    rf"\b(?:in|using|with)\s+(?:{_LANGS})\b(?!\s*'s)"
+    rf"|(?:{_ZH_CODE_VERB})[^。！？?!\n]{{0,20}}?(?:{_ZH_CODE_NOUN})"
+    rf"|(?:{_ZH_CODE_NOUN})[^。！？?!\n]{{0,8}}?(?:报错|報錯|出错|出錯|怎么改|怎麼改|有问题|有問題"
+    r"|改成|改为|改為|重构|重構|优化|優化|修复|修復|转成|轉成|翻译成|翻譯成)"
+    rf"|(?:用|使用|在)\s*(?:{_LANGS})\s*(?:里|裡|中)?\s*(?:写|寫|实现|實現|怎么|怎麼|如何)"
+    rf"|(?:{_JA_CODE_NOUN})[^。！？?!\n]{{0,12}}?(?:{_JA_CODE_VERB})",
+    re.IGNORECASE)
+
+# What the code shapes and the request for code are looked for in: a message's head and tail. A
+# request says what it wants at its start or end, and a 150,000-character document pasted between
+# would otherwise cost more to scan than to count (a document that size routes on its size).
+CODE_SCAN_CHARS = 8_000
+
+
+def _ends(text: str) -> str:
+    if len(text) <= 2 * CODE_SCAN_CHARS:
+        return text
+    return text[:CODE_SCAN_CHARS] + "\n" + text[-CODE_SCAN_CHARS:]
+
 
 @dataclass(frozen=True, slots=True)
 class RequestFeatures:
@@ -60,6 +112,8 @@ class RequestFeatures:
     words: int = 0
     lines: int = 0
     has_code_block: bool = False
+    has_code: bool = False            # a fenced block, or code pasted bare (see _PASTED_CODE)
+    asks_for_code: bool = False       # a request to write, fix or explain code (any language)
     has_url: bool = False
     requires_tools: bool = False
     requires_shell_execution: bool = False
@@ -104,10 +158,13 @@ def extract_features(prompt_or_text: Prompt | str, *, requires_tools: bool = Fal
     if ratio:  # a CJK character reads as a word; the rest splits on whitespace
         cjk = sum(1 for ch in text if is_cjk(ch))
         words = cjk + len("".join(" " if is_cjk(ch) else ch for ch in text).split())
+    fenced = bool(_CODE_BLOCK.search(text))
+    ends = _ends(text)
     return RequestFeatures(
         token_estimate=int(conversation), prompt_tokens=int(total), chars=len(text), words=words,
         lines=text.count("\n") + 1 if text else 0,
-        has_code_block=bool(_CODE_BLOCK.search(text)), has_url=bool(_URL.search(text)),
+        has_code_block=fenced, has_code=fenced or bool(_PASTED_CODE.search(ends)),
+        asks_for_code=bool(_ASKS_FOR_CODE.search(ends)), has_url=bool(_URL.search(text)),
         requires_tools=requires_tools, requires_shell_execution=bool(_SHELL.search(text)),
         turn_count=turn_count, attachments=attachments, cjk_ratio=round(ratio, 4))
 

@@ -12,6 +12,8 @@
 * ``planted_archive``: ``m.db`` of 200 filler sessions with one given session among them; returns
   its path and a reader of every byte of its files (WAL too), for tests that look for words a
   rewrite or a delete must leave nowhere in the file.
+* ``batches``: the texts of each ``guard_many`` call the recall guard (``episodic/guard.py``)
+  makes, for tests that pin what it scans and when.
 """
 
 from __future__ import annotations
@@ -19,15 +21,17 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from hermes_core.agent.episodic import guard as guard_module
 from hermes_core.agent.episodic import reindex
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore
+from hermes_core.injection import GuardedText
 
 PLANTED_AT = 1_800_000_000.0
 
@@ -133,3 +137,17 @@ def open_and_die_at_statement(path: str, kill_at: int, batch: int, segment_id: s
             os.kill(os.getpid(), signal.SIGKILL)
 
     open_tracing(path, batch, segment_id, dying)
+
+
+@pytest.fixture
+def batches(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The texts of each guard_many call the guard makes."""
+    seen: list[list[str]] = []
+    real = guard_module.guard_many
+
+    def recording(texts: Sequence[str], **kwargs: object) -> list[GuardedText]:
+        seen.append(list(texts))
+        return real(texts, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(guard_module, "guard_many", recording)
+    return seen

@@ -3,15 +3,19 @@ file costing a warning and not the turn."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
+from hermes_core import kept_table
 from hermes_core.agent.prompt import calibration_store
 from hermes_core.agent.prompt.calibration_store import CalibrationStore
 from hermes_core.testing import FakeClock
+from tests.conftest import LockTries
 
 
 @pytest.fixture
@@ -34,9 +38,10 @@ def test_the_file_is_read_once_for_counting_and_again_only_to_merge_a_write(
         path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     CalibrationStore(path).put("m", 1.2)
     reads, writes = [], []
-    real_read, real_write = calibration_store.read_kept, calibration_store.write_cache
-    monkeypatch.setattr(calibration_store, "read_kept", lambda *a: reads.append(a) or real_read(*a))
-    monkeypatch.setattr(calibration_store, "write_cache",
+    real_read, real_write = calibration_store.read_kept, kept_table.write_cache
+    for module in (calibration_store, kept_table):   # the store's own read; the merge's
+        monkeypatch.setattr(module, "read_kept", lambda *a: reads.append(a) or real_read(*a))
+    monkeypatch.setattr(kept_table, "write_cache",
                         lambda *a, **k: writes.append(a) or real_write(*a, **k))
     store = CalibrationStore(path)
     for _ in range(5):
@@ -59,8 +64,8 @@ def test_the_file_keeps_the_most_recently_billed_models(path: Path,
 
 
 @pytest.mark.parametrize("content", [
-    b"\x00{not json", b"[1, 2]", b'{"format": 2, "ratios": {}}', b'{"format": true, "ratios": {}}',
-    b'{"format": 1, "ratios": [1.2]}', b"[" * 60_000])
+    b"\x00{not json", b"[1, 2]", b'{"format": true, "ratios": {}}',
+    b'{"format": 1, "ratios": [1.2]}', b"[" * 60_000, b'{"format": 0, "ratios": {}}'])
 def test_a_damaged_or_foreign_file_is_ignored_with_a_warning_naming_it(
         path: Path, content: bytes, caplog: pytest.LogCaptureFixture) -> None:
     path.parent.mkdir()
@@ -125,8 +130,8 @@ def test_a_ratio_that_barely_moved_is_written_at_most_once_per_interval(
     written at once; a smaller drift at most once per interval, the newest held in memory."""
     clock = FakeClock()
     writes: list[object] = []
-    real_write = calibration_store.write_cache
-    monkeypatch.setattr(calibration_store, "write_cache",
+    real_write = kept_table.write_cache
+    monkeypatch.setattr(kept_table, "write_cache",
                         lambda *a, **k: writes.append(a) or real_write(*a, **k))
     store = CalibrationStore(path, clock=clock)
     assert store.put("m", 1.20)                                  # new: written
@@ -186,3 +191,50 @@ def test_processes_writing_at_once_lose_none_of_each_other_s_models(path: Path) 
     assert [w.wait(timeout=120) for w in writers] == [0, 0, 0]
     kept = json.loads(path.read_text(encoding="utf-8"))["ratios"]
     assert kept == {f"{name}-{n}": 1.1 for name in "abc" for n in range(20)}   # each's last
+
+
+def test_a_put_on_an_event_loop_tries_a_held_lock_once_and_writes_at_its_next_due_put(
+        path: Path, lock_tries: LockTries) -> None:
+    """An async turn records its bill on the event loop: another process holding the lock held
+    every task of the loop while ``put`` waited for it (up to 0.5 s). One try now; the ratio
+    stays unwritten, counted with, and goes in at the next write that is due."""
+    path.parent.mkdir()
+    holder = FileLock(kept_table.lock_path(path))
+    holder.acquire()
+    lock_tries.tries.clear()   # the holder's own
+    store = CalibrationStore(path)
+
+    async def record(model: str, ratio: float) -> bool:
+        return store.put(model, ratio)
+
+    assert asyncio.run(record("m", 1.2)) is False
+    assert lock_tries.tries == ["refused"] and store.get("m") == 1.2 and not path.exists()
+    holder.release()
+    assert asyncio.run(record("n", 1.1)) is True   # a new model: due, and m goes in with it
+    assert CalibrationStore(path).get("m") == 1.2 and CalibrationStore(path).get("n") == 1.1
+
+
+def test_a_bill_is_counted_with_as_the_file_holds_it_within_the_tolerance_and_as_billed_past_it(
+        path: Path, tmp_path: Path) -> None:
+    store = CalibrationStore(path)
+    assert store.steady("m", 1.2) == 1.2                    # the file has none
+    store.put("m", 1.2)
+    assert store.steady("m", 1.2 * 1.019) == 1.2            # a small drift: the file's
+    assert store.steady("m", 1.2 * 1.021) == 1.2 * 1.021    # past the tolerance: as billed
+    (tmp_path / "cache").write_text("a file where the folder should be", encoding="utf-8")
+    refused = CalibrationStore(tmp_path / "cache" / "calibration.json")
+    assert not refused.put("m", 1.3) and refused.steady("m", 1.3) == 1.3   # never written
+
+
+def test_a_file_of_a_newer_format_is_ignored_and_never_written_over(
+        path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A newer hermes_core's calibration (format 2) was replaced by format 1 at the next bill:
+    the newer one's ratios lost, and two versions on one home overwriting each other."""
+    path.parent.mkdir()
+    newer = b'{"format": 2, "ratios": {"m": {"ratio": 1.2, "encoding": "o200k_base"}}}'
+    path.write_bytes(newer)
+    store = CalibrationStore(path)
+    with caplog.at_level(logging.WARNING, logger="hermes_core.compaction"):
+        assert store.put("m", 1.3) is False
+    assert path.read_bytes() == newer and store.get("m") == 1.3
+    assert [r.getMessage() for r in caplog.records if "newer" in r.getMessage()] != []

@@ -13,6 +13,7 @@ import pytest
 
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.prompt import fold_store
+from hermes_core.agent.prompt.calibration_store import CalibrationStore
 from hermes_core.agent.prompt.compaction import (
     FACTS_HEADER,
     CompactionReport,
@@ -547,7 +548,7 @@ def test_a_second_process_folds_where_the_first_did(small_agent: Callable[..., A
 def test_a_new_process_folds_where_a_long_lived_one_did_that_held_its_small_drifts_back(
         small_agent: Callable[..., Agent], tmp_path: Path):
     """Since decision 127 a long-lived process writes a drift within 2% at most every 300 s, so
-    the file lags its newest ratio; a new Agent still sends what it sends. Each turn's new Agent
+    the file lags its newest bill; a new Agent still sends what it sends. Each turn's new Agent
     goes first and its write is undone, so the file holds only the long-lived one's writes."""
     old_fake, new_fake = _DenserFake(), _DenserFake()
     old = small_agent(old_fake)
@@ -565,7 +566,7 @@ def test_a_new_process_folds_where_a_long_lived_one_did_that_held_its_small_drif
         folds.append(old.chat(text).compaction.compaction is not None)
         assert new_fake.turn_requests[-1].prompt.messages == \
             old_fake.turn_requests[-1].prompt.messages, f"turn {t}"
-        lagged += json.loads(kept)["ratios"][SMALL_MODEL] != old.compactor.ratio_for(SMALL_MODEL)
+        lagged += json.loads(kept)["ratios"][SMALL_MODEL] != old.compactor.ratios[SMALL_MODEL]
     assert any(folds) and lagged >= 20
     old.close(summarize=False)
 
@@ -659,3 +660,30 @@ def test_each_model_counts_with_its_own_billed_ratio(
     assert counted["never-billed"] == plain
     assert compactor.ratio_for("claude-dense") == pytest.approx(1.3, abs=0.01)
     assert compactor.ratio_for("llama-sparse") == pytest.approx(0.9, abs=0.01)
+
+
+def _billed(compactor: HistoryCompactor, ratio: float) -> float:
+    """``compactor`` shown a bill of ``ratio`` times our count of a request; the ratio it took."""
+    prompt = Prompt(system="You are helpful.", messages=(Message("user", " ".join(FILLER) * 20),))
+    compactor.observe(prompt, Usage(round(prompt_cost(prompt, BpeCounter()) * ratio), 10),
+                      SMALL_MODEL)
+    return compactor.ratios[SMALL_MODEL]
+
+
+def test_a_long_lived_process_counts_with_the_home_s_ratio_while_its_bills_drift_within_it(
+        small_compactor: Callable[..., HistoryCompactor], tmp_path: Path):
+    """Decision 127 left: a drift under the tolerance is written at most every 300 s, and the
+    long-lived process counted with its newest ratio while a new process read the file's, up to
+    2% apart: at a fold's threshold the two folded a turn apart. Within the tolerance the
+    long-lived one counts with the ratio the file holds; past it, it writes and both take it."""
+    path = tmp_path / "home" / "cache" / "calibration.json"
+    old = small_compactor()
+    old.calibration = CalibrationStore(path)
+    kept = _billed(old, 1.30)
+    newest = _billed(old, 1.30 * 1.015)
+    assert newest != kept and CalibrationStore(path).get(SMALL_MODEL) == kept   # not written
+    new = small_compactor()
+    new.calibration = CalibrationStore(path)
+    assert old.ratio_for(SMALL_MODEL) == new.ratio_for(SMALL_MODEL) == kept
+    moved = _billed(old, 1.30 * 1.05)
+    assert old.ratio_for(SMALL_MODEL) == moved == CalibrationStore(path).get(SMALL_MODEL)

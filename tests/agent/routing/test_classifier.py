@@ -61,7 +61,8 @@ def test_confidence_gate_decides_between_classifier_and_rules(trained: RouteClas
     strict = Router(settings.with_overrides(**{"llm.routing.classifier.min_confidence": 1.0})
                     .llm.routing, trained)
     d = strict.select("debug the exception in my java method")
-    assert d.model == "small" and d.reason.startswith("rule")     # the rules decided
+    # the rules decided (and read the same request as asking for code)
+    assert d.model == "coder" and d.reason.startswith("rule 1: has_code or asks_for_code")
 
 
 @pytest.mark.parametrize(

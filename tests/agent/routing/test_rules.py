@@ -49,6 +49,20 @@ from hermes_core.types import Candidate, Message, Prompt
         ("我喜欢吃苹果", "cjk_ratio", 1.0),
         ("Привет, как дела? 猫", "cjk_ratio", 0.0714),   # Russian with one Chinese character
         ("a\nb\nc", "lines", 3),
+        # code pasted bare, and asking for code, apart from talking about it
+        ("    at com.acme.Main.run(Main.java:42)", "has_code", True),
+        ('payload: {"id": 3, "ok": true}', "has_code", True),
+        ("from pathlib import Path", "has_code", True),
+        ("I will select a gift from the shop and update you", "has_code", False),
+        ("Python's history begins in 1989", "has_code", False),
+        ("see ```py\nprint(1)\n```", "has_code", True),
+        ("debug the exception in my java method", "asks_for_code", True),
+        ("把这段代码改成异步的", "asks_for_code", True),
+        ("这段代码为什么报错", "asks_for_code", True),
+        ("このスクリプトを修正して", "asks_for_code", True),
+        ("What is the code of conduct here?", "asks_for_code", False),
+        ("how to say thank you in French", "asks_for_code", False),
+        ("给妈妈写一封生日贺卡", "asks_for_code", False),
     ],
 )
 def test_features_table(text: str, field: str, expected: object) -> None:
@@ -238,3 +252,22 @@ def test_any_condition_compiles_or_is_one_value_error_and_runs_on_any_message(te
                 True, False)
         except (TypeError, ArithmeticError):
             pass
+
+
+def test_code_is_looked_for_at_a_long_messages_ends() -> None:
+    filler = "经济学家认为，利率的变化会影响居民的消费和储蓄。" * 2000
+    assert extract_features(filler + "\n" + "def parse(path):\n    return 1").has_code
+    assert extract_features("修复我代码里的bug\n" + filler).asks_for_code
+    assert not extract_features(filler + "def parse(path):\n" + filler).has_code
+
+
+def test_providers_of_equal_priority_are_tried_in_the_order_listed() -> None:
+    routing = parse_yaml("""
+llm:
+  routing:
+    providers:
+      - {name: backup, priority: 5, endpoint: "http://127.0.0.1:9/v1"}
+      - {name: openai, priority: 5}
+      - {name: anthropic, priority: 1, models: [claude-sonnet-4], equivalents: {gpt-4o: claude-sonnet-4}}
+""").llm.routing
+    assert [c.provider for c in candidates_for("gpt-4o", routing)] == ["backup", "openai", "anthropic"]

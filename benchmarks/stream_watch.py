@@ -1,0 +1,139 @@
+"""What the idle watch costs a streamed reply, chunk by chunk, as the SDK reads it.
+
+Every streamed request runs under :func:`hermes_core.providers.deadline.bounded`: its transport
+watches each chunk (the budgets, the lines that carry content) before the HTTP client decodes it
+for the SDK. A gzip or deflate stream must be inflated to be watched; this measures whether that
+is paid once or twice. An OpenAI stream of N events, sent one event a chunk as it is on the
+wire (``identity``) or gzip-compressed and flushed event by event (``gzip``, as a compressing
+proxy streams), is read through ``response.iter_bytes()`` (what the SDKs iterate), R times:
+
+* ``bare``: the client alone, no watch (the same stream, the client's own decoding);
+* ``watched``: through :class:`DeadlineTransport` under ``bounded`` (this tree's module);
+* ``against`` (``--against REV``): the same through ``hermes_core/providers/deadline.py`` as it
+  is at git revision REV, loaded beside this tree's (before -> after in one run).
+
+Prints medians, the watch's cost per chunk (``watched - bare``) and ``ratio = watched / bare``;
+with ``--against``, ``after_over_before`` of the per-chunk costs.
+
+    python benchmarks/stream_watch.py --json [--events N] [--repeat R] [--against REV]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import httpx2
+
+from hermes_core.cli.argtypes import positive_int
+from hermes_core.providers import deadline
+from hermes_core.testing import openai_chat_stream
+
+URL = "https://bench.test/v1/chat/completions"
+ROUNDS = 50   # streams read per timed sample
+
+
+def chunks(events: int, encoding: str) -> list[bytes]:
+    body = openai_chat_stream(tuple(f"word{i} " for i in range(events)))
+    pieces = [e + b"\n\n" for e in body.split(b"\n\n") if e]
+    if encoding == "identity":
+        return pieces
+    gz = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)
+    return [gz.compress(p) + gz.flush(zlib.Z_SYNC_FLUSH) for p in pieces] + [gz.flush()]
+
+
+def client(body: list[bytes], encoding: str, module: ModuleType | None) -> httpx2.Client:
+    headers = {"content-type": "text/event-stream"}
+    if encoding != "identity":
+        headers["content-encoding"] = encoding
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers=headers, content=iter(body))
+
+    transport: Any = httpx2.MockTransport(answer)
+    if module is not None:
+        transport = module.DeadlineTransport(transport)
+    return httpx2.Client(transport=transport)
+
+
+def read_us(http: httpx2.Client, module: ModuleType | None) -> float:
+    """Microseconds spent iterating ROUNDS streams' bodies (the request itself not counted)."""
+    spent = 0.0
+    for _ in range(ROUNDS):
+        if module is not None:
+            bound = module.bounded(600.0, 30.0)
+            bound.__enter__()
+        with http.stream("POST", URL) as response:
+            t = time.perf_counter()
+            for _piece in response.iter_bytes():
+                pass
+            spent += time.perf_counter() - t
+        if module is not None:
+            bound.__exit__(None, None, None)
+    return spent * 1e6
+
+
+def load_at(rev: str) -> ModuleType:
+    """``deadline.py`` as it is at git revision ``rev``, imported under another name."""
+    root = Path(__file__).resolve().parent.parent
+    source = subprocess.run(["git", "-C", str(root), "show", f"{rev}:hermes_core/providers/deadline.py"],
+                            check=True, capture_output=True).stdout
+    path = Path(tempfile.mkdtemp()) / "deadline_against.py"
+    path.write_bytes(source)
+    spec = importlib.util.spec_from_file_location("deadline_against", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--events", type=positive_int, default=200)
+    ap.add_argument("--repeat", type=positive_int, default=9)
+    ap.add_argument("--against", metavar="REV", help="a git revision whose deadline.py to time too")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    modules: dict[str, ModuleType | None] = {"bare": None, "watched": deadline}
+    if args.against:
+        modules["against"] = load_at(args.against)
+    out: dict[str, Any] = {"events": args.events, "repeat": args.repeat, "rounds": ROUNDS,
+                           "against": args.against}
+    for encoding in ("identity", "gzip"):
+        body = chunks(args.events, encoding)
+        clients = {name: client(body, encoding, m) for name, m in modules.items()}
+        samples: dict[str, list[float]] = {name: [] for name in modules}
+        for name in modules:
+            read_us(clients[name], modules[name])   # warm up
+        for _ in range(args.repeat):
+            for name, m in modules.items():   # interleaved: load drifts alike for each
+                samples[name].append(read_us(clients[name], m) / (ROUNDS * len(body)))
+        med = {name: statistics.median(v) for name, v in samples.items()}
+        row = {f"{name}_us_per_chunk_p50": round(v, 3) for name, v in med.items()}
+        row["watch_us_per_chunk"] = round(med["watched"] - med["bare"], 3)
+        row["ratio"] = round(med["watched"] / med["bare"], 3)
+        if args.against:
+            row["against_watch_us_per_chunk"] = round(med["against"] - med["bare"], 3)
+            row["after_over_before"] = round(med["watched"] / med["against"], 3)
+        out[encoding] = row
+    if args.json:
+        print(json.dumps(out))
+    else:
+        for encoding in ("identity", "gzip"):
+            print(encoding, out[encoding])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,116 @@
+"""A small JSON table the home keeps beside its data for every process on that home (what
+deployments answered as, each model's billed-token ratio), changed by one read-merge-write under a
+lock file beside it.
+
+Why one helper: each store merged its news into the file as it stood, but only one of them held a
+lock while doing so; the other's read-merge-write could interleave with a second process's and the
+last rename won, the other's entry lost for good. Both now go through :func:`update`:
+
+* **one lock file beside the table** (``.NAME.lock``, ``filelock``: ``flock`` on Unix, so a holder
+  killed with ``kill -9`` frees it at once), held for a read, a merge and a rename: milliseconds;
+* **never a wait on an event loop**: a thread running an event loop (an async turn recording its
+  reply) tries the lock once; another process holding it costs this write, and the caller keeps
+  its news for its next one. Elsewhere a writer waits up to :data:`LOCK_WAIT` (the holder is
+  another process's rename); :func:`lock_wait` decides;
+* **never in the way**: a lock that cannot be taken (busy, a folder, a read-only home) or a write
+  the disk refuses writes nothing, said once per table and folder (a busy lock at debug level):
+  the caller keeps what it knows in memory. The home itself is never created;
+* **a newer version's table is left as it is** (:class:`Newer`), never replaced by this one's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from filelock import FileLock
+from filelock import Timeout as LockTimeout
+
+from hermes_core.atomic_write import make_folders, read_kept, refused, write_cache
+
+T = TypeVar("T")
+
+#: Seconds a writer off the event loop waits for another's read, merge and rename (milliseconds).
+LOCK_WAIT = 0.5
+
+
+def on_event_loop() -> bool:
+    """Whether this thread is running an event loop (where no call may wait on a file lock)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def lock_wait(on_loop: bool, wait: float = LOCK_WAIT) -> float:
+    """Seconds to wait for the lock: none on an event loop (one try; the write comes later),
+    ``wait`` elsewhere."""
+    return 0.0 if on_loop else wait
+
+
+def lock_path(path: str | os.PathLike[str]) -> Path:
+    """The lock file beside ``path``: hidden, named after it."""
+    p = Path(path)
+    return p.with_name(f".{p.name}.lock")
+
+
+class Newer(ValueError):
+    """A table written by a newer hermes_core (a version this one does not know): read as nothing
+    and never written over, so the newer process's entries stay and two versions on one home do
+    not replace each other's file at every write. A parser raises it."""
+
+
+@dataclass(frozen=True)
+class Update(Generic[T]):
+    """What :func:`update` did: ``table`` the table written (None: not written); ``busy`` when it
+    was not because another writer held the lock (worth trying again at the next occasion; a
+    refusing disk or a newer version's file is not)."""
+    table: T | None
+    busy: bool = False
+
+
+def update(path: str | os.PathLike[str], max_bytes: int, parse: Callable[[Any], T],
+           merge: Callable[[T | None], T], dump: Callable[[T], bytes], what: str, *,
+           logger: logging.Logger, warn: Callable[[str], object] | None = None,
+           wait: float | None = None) -> Update[T]:
+    """Merge into the table at ``path`` under its lock: read it (``read_kept`` with ``parse``,
+    ``warn``; None when absent or not ours), ``merge`` it with the caller's news, write ``dump`` of
+    the result (atomically, no fsync: a cache). Not written: the lock busy or refused, the disk
+    refusing, the file a newer version's (``parse`` raising :class:`Newer`; see the module doc).
+    ``wait``: seconds for the lock, by default :func:`lock_wait` of :func:`on_event_loop`. Makes
+    the table's folder, never more."""
+    if not make_folders(path, 1, what, logger=logger):
+        return Update(None)
+    seconds = lock_wait(on_event_loop()) if wait is None else wait
+    newer: list[Newer] = []
+
+    def ours(data: Any) -> T:
+        try:
+            return parse(data)
+        except Newer as e:
+            newer.append(e)
+            raise
+
+    try:
+        with FileLock(lock_path(path), timeout=seconds, blocking=seconds > 0):
+            kept = read_kept(path, max_bytes, ours, warn)
+            if newer:
+                logger.debug("%s: %s is a newer version's (%s); left as it is", what, path,
+                             newer[0])
+                return Update(None)
+            table = merge(kept)
+            if not write_cache(path, dump(table), what, logger=logger, durable=False):
+                return Update(None)
+    except LockTimeout:   # another writer holds it: this write comes later
+        logger.debug("%s: %s is busy; written later", what, lock_path(path))
+        return Update(None, busy=True)
+    except OSError as e:   # the lock file cannot be opened (a folder, refused, read-only)
+        refused(what, lock_path(path), e, logger)
+        return Update(None)
+    return Update(table)

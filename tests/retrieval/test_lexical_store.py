@@ -1,0 +1,125 @@
+"""The lexical gate's rows read back as written under their key, or not at all."""
+
+from __future__ import annotations
+
+import logging
+import os
+import types
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hermes_core.retrieval.bm25 import BM25Index
+from hermes_core.retrieval.gate_store import read_sealed, write_sealed
+from hermes_core.retrieval.glossary import Glossary
+from hermes_core.retrieval.lexical_store import (
+    LAYOUT,
+    WHAT,
+    LexicalRowCache,
+    load_rows,
+    rows_key,
+    rows_path,
+    save_rows,
+    scorers_id,
+)
+from hermes_core.retrieval.lexical_update import RowState, score_row
+from hermes_core.types import Skill
+from tests.retrieval.conftest import damage, logged
+
+CATALOG = [Skill("invoice-pdf", "Extract the table of an invoice PDF"),
+           Skill("会议纪要", "整理会议记录。列出待办事项"), Skill("weather", "Get the forecast for a city")]
+REQUESTS = ["extract invoice tables", "会议记录", "what's up", "weather\x00 in Paris", ""]
+
+
+def _rows() -> dict[str, RowState]:
+    index = BM25Index(CATALOG)
+    return {t: score_row(index, t, None) for t in REQUESTS}
+
+
+def test_the_rows_read_back_as_scored_under_their_key(tmp_path: Path) -> None:
+    rows = _rows()
+    assert any(r.holders for r in rows.values()) and any(not r.tokens for r in rows.values())
+    path = rows_path(tmp_path)
+    assert save_rows(path, "k", len(CATALOG), rows)
+    assert load_rows(path, "k", len(CATALOG)) == rows
+
+
+def test_rows_of_another_key_or_catalog_size_are_ignored_quietly(tmp_path: Path) -> None:
+    path = rows_path(tmp_path)
+    save_rows(path, "k", len(CATALOG), _rows())
+    for key, n in (("other", len(CATALOG)), ("k", len(CATALOG) + 1)):
+        got, records = logged(lambda key=key, n=n: load_rows(path, key, n))  # type: ignore[misc]
+        assert got is None and not [r for r in records if r.levelno >= logging.WARNING]
+
+
+def test_a_holder_out_of_range_is_inconsistent_and_said_once(tmp_path: Path) -> None:
+    path = rows_path(tmp_path)
+    save_rows(path, "k", len(CATALOG), _rows())
+    read = read_sealed(path, LAYOUT, WHAT)
+    assert read is not None
+    header, arrays = read
+    arrays["holders"] = arrays["holders"] + len(CATALOG)
+    write_sealed(path, LAYOUT, {k: v for k, v in header.items() if k != "version"}, arrays, WHAT)
+    got, records = logged(lambda: load_rows(path, "k", len(CATALOG)))
+    assert got is None
+    assert [r.getMessage() for r in records if r.levelno >= logging.WARNING] == [
+        f"{WHAT} {path} is inconsistent (a holder out of range); scoring the requests again"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.none() | st.integers(min_value=0), flip=st.integers(min_value=0))
+def test_a_torn_or_flipped_file_reads_as_written_or_as_nothing_with_one_warning(
+        tmp_path: Path, cut: int | None, flip: int) -> None:
+    path = rows_path(tmp_path)
+    rows = _rows()
+    save_rows(path, "k", len(CATALOG), rows)
+    damage(path, cut, flip)
+    got, records = logged(lambda: load_rows(path, "k", len(CATALOG)))
+    warned = [r for r in records if r.levelno >= logging.WARNING]
+    assert (got == rows and not warned) or (got is None and len(warned) == 1)
+
+
+def test_the_cache_writes_a_key_once_and_reads_what_it_wrote(tmp_path: Path) -> None:
+    rows = _rows()
+    cache = LexicalRowCache(tmp_path)
+    assert cache.load("k", len(CATALOG)) is None
+    assert cache.save("k", len(CATALOG), rows) and not cache.save("k", len(CATALOG), rows)
+    assert LexicalRowCache(tmp_path).load("k", len(CATALOG)) == rows
+    assert LexicalRowCache(None).load("k", 3) is None and not LexicalRowCache(None).save("k", 3, rows)
+
+
+def test_the_key_names_the_glossary_and_the_scoring_code() -> None:
+    one, two = Glossary.parse("PPT | 演示文稿"), Glossary.parse("PDF | 文档")
+    assert rows_key("c", one) == rows_key("c", Glossary.parse("PPT | 演示文稿"))
+    assert len({rows_key("c", one), rows_key("c", two), rows_key("d", one)}) == 3
+
+    def module(body: str) -> types.ModuleType:
+        m = types.ModuleType("scoring_under_test")
+        exec(body, m.__dict__)   # a module made from fixed test text
+        return m
+
+    base = scorers_id([module("LIMIT = 1\ndef f(x):\n    return x + 1\n")])
+    assert base == scorers_id([module("LIMIT = 1\ndef f(x):\n    return x + 1\n")])
+    assert base != scorers_id([module("LIMIT = 2\ndef f(x):\n    return x + 1\n")])
+    assert base != scorers_id([module("LIMIT = 1\ndef f(x):\n    return x + 2\n")])
+    assert base != scorers_id([module("LIMIT = 1\nclass C:\n    def f(self):\n        return 1\n"
+                                      "def f(x):\n    return x + 1\n")])
+
+
+def test_an_empty_catalog_has_rows_too(tmp_path: Path) -> None:
+    rows = {"hello": RowState((), 0.0, 0.0, frozenset())}
+    path = rows_path(tmp_path)
+    assert save_rows(path, "k", 0, rows) and load_rows(path, "k", 0) == rows
+
+
+def test_the_scoring_fingerprint_is_the_same_in_every_process() -> None:
+    """A set constant's order follows the process's string hashing: the fingerprint must not, or
+    no new process would find the rows the last one saved."""
+    import subprocess
+    import sys
+
+    code = "from hermes_core.retrieval import lexical_store; print(lexical_store.SCORERS)"
+    got = {subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert len(got) == 1

@@ -1,0 +1,121 @@
+"""Tests of ``hermes_core/kept_table.py``: a home's shared JSON table changed under its lock."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from filelock import FileLock
+
+from hermes_core import kept_table
+from hermes_core.kept_table import Newer, Update, lock_path, lock_wait, update
+from tests.conftest import LockTries
+
+
+def _parse(data: Any) -> dict[str, int]:
+    if not isinstance(data, dict):
+        raise ValueError("not a table")
+    return data
+
+
+def _adding(key: str) -> Callable[[dict[str, int] | None], dict[str, int]]:
+    return lambda kept: {**(kept or {}), key: 1}
+
+
+def _dump(table: dict[str, int]) -> bytes:
+    return json.dumps(table).encode("utf-8")
+
+
+def _update(path: Path, key: str, **options: Any) -> Update[dict[str, int]]:
+    return update(path, 1000, _parse, _adding(key), _dump, "test table",
+                  logger=logging.getLogger("test"), **options)
+
+
+def released_after_the_first_refusal(path: Path, lock_tries: LockTries) -> list[str]:
+    """Hold ``path``'s lock as another holder would, and free it the moment a writer's first try
+    is refused: a writer that waits takes it on its next try, one that does not has given up."""
+    holder = FileLock(lock_path(path))
+    holder.acquire()
+    lock_tries.tries.clear()
+    lock_tries.on_refused = lambda: holder.is_locked and holder.release()
+    return lock_tries.tries
+
+
+def test_a_writer_off_the_event_loop_waits_for_the_lock(tmp_path: Path,
+                                                        lock_tries: LockTries) -> None:
+    path = tmp_path / "cache" / "t.json"
+    path.parent.mkdir()
+    tries = released_after_the_first_refusal(path, lock_tries)
+    assert _update(path, "a") == Update({"a": 1})
+    assert tries[:2] == ["refused", "taken"]
+
+
+def test_a_writer_on_an_event_loop_tries_the_lock_once_and_never_waits(
+        tmp_path: Path, lock_tries: LockTries) -> None:
+    """An async turn records its reply on the event loop: a lock held by another process held
+    every task of the loop for up to 0.5 s. One try there; the caller writes later."""
+    path = tmp_path / "cache" / "t.json"
+    path.parent.mkdir()
+    tries = released_after_the_first_refusal(path, lock_tries)
+
+    async def turn() -> Update[dict[str, int]]:
+        return _update(path, "a")
+
+    assert asyncio.run(turn()) == Update(None, busy=True)
+    assert tries == ["refused"] and not path.exists()
+    assert asyncio.run(turn()) == Update({"a": 1})   # free now: the next try writes
+
+
+def test_lock_wait_is_none_on_an_event_loop_and_the_given_wait_elsewhere() -> None:
+    assert lock_wait(True) == 0.0
+    assert lock_wait(False) == kept_table.LOCK_WAIT and lock_wait(False, 2.0) == 2.0
+
+
+def test_a_lock_left_by_a_writer_killed_with_sigkill_is_free_at_once(tmp_path: Path,
+                                                                      lock_tries: LockTries) -> None:
+    """filelock's Unix lock is ``flock``: the kernel frees it with the holder's last descriptor,
+    so a writer killed mid-write (``kill -9``) leaves a lock file but no lock. A pin."""
+    import subprocess
+    import sys
+    path = tmp_path / "cache" / "t.json"
+    path.parent.mkdir()
+    code = ("import os, signal, sys; from filelock import FileLock\n"
+            "FileLock(sys.argv[1]).acquire(); os.kill(os.getpid(), signal.SIGKILL)\n")
+    holder = subprocess.run([sys.executable, "-c", code, str(lock_path(path))], timeout=60)
+    assert holder.returncode == -9 and lock_path(path).exists()
+    assert _update(path, "a", wait=0) == Update({"a": 1})
+    assert lock_tries.tries == ["taken"]
+
+
+def test_a_lock_that_is_a_folder_or_a_link_writes_nothing_and_says_so_once(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Each an OSError of the lock's open, at once: not a busy lock to wait for or try again."""
+    path = tmp_path / "cache" / "t.json"
+    path.parent.mkdir()
+    lock_path(path).mkdir()
+    with caplog.at_level(logging.DEBUG, logger="test"):
+        assert _update(path, "a") == Update(None) and _update(path, "b") == Update(None)
+    warned = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1 and str(lock_path(path)) in warned[0].getMessage()
+    lock_path(path).rmdir()
+    lock_path(path).symlink_to(tmp_path / "elsewhere")   # followed, it would make a file there
+    assert _update(path, "a") == Update(None) and not (tmp_path / "elsewhere").exists()
+    assert not path.exists()
+
+
+def test_a_newer_version_s_table_is_read_as_nothing_and_left_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "cache" / "t.json"
+    path.parent.mkdir()
+    path.write_bytes(b'{"v": 2}')
+
+    def parse(data: Any) -> dict[str, int]:
+        raise Newer("version 2")
+
+    assert update(path, 1000, parse, _adding("a"), _dump, "test table",
+                  logger=logging.getLogger("test")) == Update(None)
+    assert path.read_bytes() == b'{"v": 2}'
