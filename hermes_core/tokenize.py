@@ -7,7 +7,9 @@ punctuation and camelCase and normalised by :func:`normalize`: case-folded, and 
 stripped of their accents, so ``cafe`` finds ``café`` as SQLite FTS5's ``remove_diacritics`` would.
 Greek, Cyrillic and other scripts keep their marks (``й`` is a letter of its own, not an ``и``).
 Without jieba, Chinese falls back to character bigrams plus single characters, which still matches
-sub-words.
+sub-words. Traditional Chinese is folded to simplified (:func:`to_simplified`, OpenCC's t2s) before
+it is segmented or matched, so a query typed in Taiwan or Hong Kong finds text written in mainland
+China and the reverse; only match keys are folded, never the text that is stored or shown.
 """
 
 from __future__ import annotations
@@ -52,12 +54,15 @@ _LATIN_MARKS = regex.compile(r"(?<=[a-z])\p{M}+")
 #: indexes record the version that built them and are rebuilt when it differs (episodic memory does
 #: so on open), so old rows stay findable by the new query tokens. 2: CJK split from adjacent
 #: letters and digits. 3: non-ASCII letters kept in their word, case-folded, Latin accents folded.
-TOKENIZER_VERSION = 3
+#: 4: traditional Chinese folded to simplified.
+TOKENIZER_VERSION = 4
 
 log = logging.getLogger(__name__)
 _jieba_lock = threading.Lock()
 _jieba: Any = None
 _jieba_failed = False
+_t2s_lock = threading.Lock()
+_t2s: Any = None
 
 
 def is_cjk(ch: str) -> bool:
@@ -153,6 +158,36 @@ def cjk_words(run: str) -> tuple[str, ...]:
     return tuple(t for t in jb.cut(run) if t.strip())
 
 
+def _load_t2s() -> Any:
+    """OpenCC's traditional -> simplified converter, built once (its dictionaries load in ~7 ms)."""
+    global _t2s
+    if _t2s is None:
+        with _t2s_lock:
+            if _t2s is None:
+                import opencc
+
+                _t2s = opencc.OpenCC("t2s")
+    return _t2s
+
+
+def _fold_run(m: re.Match[str]) -> str:
+    return str(_load_t2s().convert(m.group()))
+
+
+def to_simplified(text: str) -> str:
+    """``text`` with its Han runs in simplified characters (OpenCC t2s, phrase-aware: 頭髮 -> 头发,
+    乾燥 -> 干燥, 乾隆 kept): the match key that makes traditional and simplified spellings meet.
+
+    Only runs of Han characters are handed to OpenCC, so Latin, kana, Hangul and punctuation come
+    back as they were. Japanese kanji are Han too: a shinjitai form t2s has no entry for (読, 駅)
+    is kept, one shared with traditional Chinese (電) folds, the same way on both sides of a match.
+    Text without Han characters is returned as the same object, with no conversion.
+    """
+    if text.isascii() or _CJK_CHAR.search(text) is None:
+        return text
+    return _CJK_RUN.sub(_fold_run, text)
+
+
 def cjk_tagged(run: str) -> tuple[tuple[str, str], ...]:
     """jieba's words of ``run`` with their part-of-speech tags (``jieba.posseg``: "v" a verb, "n"
     a noun, "p" a preposition ...); empty without jieba."""
@@ -172,9 +207,10 @@ def split_identifier(word: str) -> list[str]:
 
 
 def normalize(text: str) -> str:
-    """NFKC, case-folded, Latin letters without their accents: ``Größe`` -> ``grosse``,
-    ``Crème`` -> ``creme``, ``ёлка`` stays ``ёлка``. What tokens are made of, and what a token is
-    looked for in (BM25's verbatim match), so both sides of every match agree.
+    """NFKC, case-folded, Latin letters without their accents, Han in simplified characters:
+    ``Größe`` -> ``grosse``, ``Crème`` -> ``creme``, ``ёлка`` stays ``ёлка``, ``數據`` -> ``数据``.
+    What tokens are made of, and what a token is looked for in (BM25's verbatim match, triggers,
+    synonyms), so both sides of every match agree.
 
     Only marks on a Latin base letter go: they are spelling variants users drop when typing (and
     FTS5's ``remove_diacritics`` drops them too); in Cyrillic or Greek a mark can make another letter.
@@ -183,7 +219,7 @@ def normalize(text: str) -> str:
     if text.isascii():
         return text
     folded = _LATIN_MARKS.sub("", unicodedata.normalize("NFD", text))
-    return unicodedata.normalize("NFC", folded)
+    return to_simplified(unicodedata.normalize("NFC", folded))
 
 
 _normalize_word = lru_cache(maxsize=65536)(normalize)   # tokens repeat; whole texts are not cached
@@ -191,6 +227,7 @@ _normalize_word = lru_cache(maxsize=65536)(normalize)   # tokens repeat; whole t
 
 @lru_cache(maxsize=8192)
 def _segment_cjk(run: str) -> tuple[str, ...]:
+    run = to_simplified(run)
     jb = _load_jieba()
     if jb is None:
         grams = [run[i:i + 2] for i in range(len(run) - 1)]

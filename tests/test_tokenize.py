@@ -211,3 +211,37 @@ def test_keep_whole_adds_a_split_identifier_as_written_and_nothing_else() -> Non
         "postgre", "sql", "postgresql", "on", "k", "8", "s", "k8s"]
     assert tokenize("plain words 数据库", keep_whole=True) == tokenize("plain words 数据库")
     assert tokenize("PostgreSQL") == ["postgre", "sql"]   # queries and skills: parts only
+
+
+@pytest.mark.parametrize(("traditional", "simplified"), [
+    ("數據庫連接錯誤", "数据库连接错误"),
+    ("查詢車輛違章記錄", "查询车辆违章记录"),
+    ("會議室預訂", "会议室预订"),
+    ("裡面", "里面"),          # Taiwan / Hong Kong variant of 裏
+    ("頭髮乾燥", "头发干燥"),    # 髮 and 乾 fold to 发 and 干 by phrase
+    ("颱風", "台风"),
+    ("瞭解", "了解"),
+])
+def test_traditional_chinese_yields_the_tokens_of_its_simplified_spelling(traditional: str,
+                                                                         simplified: str) -> None:
+    assert tokenize(traditional) == tokenize(simplified) != []
+    assert tok.normalize(traditional) == simplified
+    assert tok.to_simplified(traditional) == simplified
+
+
+def test_simplified_folding_touches_only_han_characters() -> None:
+    text = "café Größe ёлка 회의를 かな カタカナ ｆｕｌｌ 123 「」！"
+    assert tok.to_simplified(text) == text
+    ascii_text = "plain ascii"
+    assert tok.to_simplified(ascii_text) is ascii_text
+    assert tok.to_simplified("用Git提交數據") == "用Git提交数据"
+    assert tokenize("John開會 about 數據庫") == tokenize("John开会 about 数据库")
+
+
+def test_japanese_shinjitai_kanji_stay_as_written_and_still_match_themselves() -> None:
+    # 読 and 駅 are Japanese forms t2s has no entry for: they are kept, so a Japanese query finds a
+    # Japanese text; a kanji that is also a traditional character (電) folds the same on both sides
+    assert tok.to_simplified("本を読む") == "本を読む"
+    assert "読" in tokenize("本を読む")
+    assert set(tokenize("駅で電車を待つ")) & set(tokenize("電車の駅")) >= {"駅"}
+    assert tokenize("電車") == tokenize("电车")

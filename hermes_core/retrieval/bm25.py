@@ -31,7 +31,7 @@ import snowballstemmer
 from hermes_core import tokenize as tok
 from hermes_core.retrieval.bm25_postings import Postings, verbatim_pairs
 from hermes_core.retrieval.token_memo import SkillTerms, TokenMemo, uses_jieba
-from hermes_core.tokenize import STOPWORDS, cjk_chars, normalize, tokenize
+from hermes_core.tokenize import STOPWORDS, cjk_chars, normalize, to_simplified, tokenize
 from hermes_core.types import Skill
 
 # bm25s sets its logger to DEBUG when imported, which outranks the level the application gave the
@@ -85,7 +85,7 @@ def bm25_tokens(text: str) -> list[str]:
     toks = tokenize(text)
     parts = set(toks)
     toks.extend(w for w in tokenize(text, split_camel=False) if w not in parts)
-    toks.extend(cjk_chars(text))
+    toks.extend(cjk_chars(to_simplified(text)))   # 違 and 违 are one character to match
     return [light_stem(t) for t in toks if t not in STOPWORDS]
 
 

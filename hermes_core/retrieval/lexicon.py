@@ -40,7 +40,7 @@ from typing import Any
 import simplemma
 
 from hermes_core.atomic_write import read_cache, write_cache
-from hermes_core.tokenize import STOPWORDS, cjk_words, is_cjk, split_identifier
+from hermes_core.tokenize import STOPWORDS, cjk_words, is_cjk, split_identifier, to_simplified
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +143,7 @@ class Lexicon:
                 if latin:
                     out[word] = None
                 continue
-            for w in cjk_words(run):
+            for w in cjk_words(to_simplified(run)):    # CC-CEDICT's keys are simplified
                 if len(w) < min_chars:
                     continue
                 found = self.zh_en.get(w)

@@ -430,3 +430,25 @@ def test_reached_is_exactly_the_skills_the_tokens_score_above_zero(texts: list[l
     idx = BM25Index([Skill(f"s{i}", " ".join(words)) for i, words in enumerate(texts)])
     toks = bm25_tokens(" ".join(query))
     assert idx.reached(toks).tolist() == (idx.score_array(toks) > 0).tolist()
+
+
+HAN_VARIANTS = [Skill("db-fix", "排查数据库连接错误"), Skill("traffic", "查詢車輛的交通違章記錄"),
+                Skill("meeting", "预订会议室并邀请参会人"), Skill("weather", "查看天气预报")]
+
+
+@pytest.mark.parametrize(("query", "gold"), [
+    ("數據庫連接錯誤怎麼辦", "db-fix"),        # traditional query, simplified skill
+    ("查询我的违章记录", "traffic"),           # simplified query, traditional skill
+    ("幫我預訂會議室", "meeting"),
+    ("postgres 數據庫 connection 錯誤", "db-fix"),   # mixed English and Chinese
+])
+def test_a_query_in_either_chinese_script_finds_a_skill_written_in_the_other(query: str, gold: str) -> None:
+    hits = BM25Index(HAN_VARIANTS).search(query)
+    assert hits and hits[0].name == gold
+
+
+def test_traditional_and_simplified_queries_score_every_skill_alike() -> None:
+    idx = BM25Index(HAN_VARIANTS)
+    assert (idx.score_array(bm25_tokens("數據庫連接錯誤")).tolist()
+            == idx.score_array(bm25_tokens("数据库连接错误")).tolist())
+    assert bm25_tokens("違章記錄") == bm25_tokens("违章记录")

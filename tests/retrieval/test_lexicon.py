@@ -185,3 +185,9 @@ def test_a_lexicon_cache_that_cannot_be_replaced_keeps_the_old_file_and_no_temp(
     assert lex is not None and lex.zh_en["天气"] == ("weather",)
     assert json.loads(path.read_text())["version"] == "cedict-0.0-old"
     assert [p.name for p in path.parent.iterdir()] == [path.name]
+
+
+def test_a_traditional_chinese_request_reads_as_the_english_of_its_simplified_spelling(
+        lexicon: lx.Lexicon) -> None:
+    simplified = lexicon.english_words("数据库连接错误")
+    assert simplified and lexicon.english_words("數據庫連接錯誤") == simplified

@@ -166,3 +166,12 @@ def test_any_mapping_file_loads_or_is_one_config_error(tmp_path: Path, raw: byte
 ])
 def test_phrase_word_boundaries_hold_for_every_script(phrase: str, query: str, whole: bool) -> None:
     assert SynonymIndex({"s": [phrase]}, ["s"]).score(query)[1] is whole
+
+
+@pytest.mark.parametrize(("phrase", "query"), [("开个会", "明天開個會"), ("會議總結", "帮我写会议总结")])
+def test_a_synonym_is_found_whichever_chinese_script_either_side_is_written_in(phrase: str,
+                                                                              query: str) -> None:
+    idx = SynonymIndex({"meeting": [phrase]}, NAMES)
+    scores, whole = idx.score(query)
+    assert whole and scores[0] == PHRASE_WEIGHT
+    assert idx.spoken(query).tolist() == [True, False]

@@ -216,3 +216,13 @@ def test_a_rebuild_derives_each_trigger_once_and_a_chinese_one_again_without_jie
     monkeypatch.setattr(tok, "_load_jieba", lambda: None)
     TriggerIndex(catalog)
     assert derived[3:] == ["查询 违章 记录"]      # the English ones never reach jieba
+
+
+@pytest.mark.parametrize(("trigger", "query"), [
+    ("数据库连接错误", "我的數據庫連接錯誤了"),     # simplified trigger, traditional query
+    ("查詢違章", "帮我查询违章"),                  # and the reverse
+    ("數據庫 timeout", "数据库timeout了"),
+])
+def test_a_trigger_fires_whichever_chinese_script_either_side_is_written_in(trigger: str, query: str) -> None:
+    hit = TriggerIndex({"skill": [trigger]}).match(query)
+    assert hit is not None and hit.skill == "skill"

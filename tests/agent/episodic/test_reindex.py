@@ -17,8 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_core.agent.episodic import reindex
+from hermes_core.agent.episodic import passages, reindex
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore
+from hermes_core.tokenize import SEGMENT_VERSION, TOKENIZER_VERSION, segment_for_index
 from tests.agent.episodic.conftest import open_and_die
 
 OLD, NEW = "test-old-1", "test-new-1"
@@ -547,3 +548,36 @@ def test_a_damaged_cursor_another_tool_wrote_neither_fails_a_write_nor_an_open(
                 break
     _indexed_once(path, {f"s{i}" for i in range(60)} | {f"w{i}" for i in range(12)},
                   {f"w{i}": f"w{900 + i}" for i in range(12)})
+
+
+def _fold_reindex_and_die(path: str, kill_after: int, batch: int) -> None:
+    open_and_die(path, kill_after, batch, segment_for_index,
+                 f"hermes-tokenize-{TOKENIZER_VERSION}.{SEGMENT_VERSION}{passages.LAYOUT}")
+
+
+def _before_folding(text: str) -> str:
+    """How tokenizer 3 indexed Chinese: jieba over the characters as written."""
+    import jieba
+    return " ".join(w for w in jieba.cut_for_search(text.lower()) if w.strip())
+
+
+@pytest.mark.parametrize("kill_after", [1, 45, 119])
+def test_the_re_index_that_folds_traditional_chinese_survives_a_kill_9_and_finds_every_row(
+        tmp_path: Path, kill_after: int) -> None:
+    path = tmp_path / "sessions.db"
+    n = 60
+    before = f"hermes-tokenize-3.{SEGMENT_VERSION}{passages.LAYOUT}"
+    texts = {f"s{i}": f"第{i}號會議室的數據庫連接錯誤 case{i}" for i in range(n)}
+    with SessionStore(path, segment=_before_folding, segment_id=before) as old:
+        old.upsert_many([SessionRecord(sid, t, (), AT) for sid, t in texts.items()])
+    proc = _spawn(_fold_reindex_and_die, str(path), kill_after, 25)
+    proc.join(timeout=120)
+    assert proc.exitcode == -signal.SIGKILL
+    with SessionStore(path) as store:
+        assert 0 < store.reindexed <= n
+        hits = store.search('"数据库"', n + 1)
+        assert sorted(h.session_id for h in hits) == sorted(texts)
+        assert {sid: (r.summary if (r := store.get(sid)) else None) for sid in texts} == texts
+        assert store.connection.execute("SELECT COUNT(*) FROM sessions_fts").fetchone()[0] == n
+    with SessionStore(path) as again:
+        assert again.reindexed == 0

@@ -1044,3 +1044,46 @@ def test_a_valid_search_of_an_index_missing_a_shadow_table_blames_the_file(
         for ask in asks:
             with pytest.raises(SessionDatabaseUnusable):
                 ask()
+
+
+HAN_SESSIONS = [("s-simplified", "排查了生产环境的数据库连接错误，原因是连接池耗尽"),
+                ("s-traditional", "在會議室討論了颱風天的出差安排"),
+                ("s-other", "deploy the billing service")]
+
+
+@pytest.mark.parametrize(("query", "gold"), [
+    ("數據庫連接錯誤", "s-simplified"),        # a Taiwan / Hong Kong user, a mainland summary
+    ("数据库连接错误", "s-simplified"),
+    ("台风天出差", "s-traditional"),           # and the reverse (颱風 folds to 台风)
+    ("上次 database 連接池 的问题", "s-simplified"),
+])
+def test_a_query_in_either_chinese_script_recalls_a_session_written_in_the_other(
+        tmp_path: Path, query: str, gold: str) -> None:
+    with ContextEngine(tmp_path / "sessions.db", clock=lambda: NOW) as engine:
+        for sid, text in HAN_SESSIONS:
+            engine.add(sid, text, created_at=NOW)
+        found = engine.retrieve(query)
+        assert [m.session_id for m in found][:1] == [gold]
+        assert found[0].summary == dict(HAN_SESSIONS)[gold]     # shown as it was written
+
+
+def _segment_before_folding(text: str) -> str:
+    """How tokenizer 3 indexed Chinese: jieba over the characters as written."""
+    import jieba
+    return " ".join(w for w in jieba.cut_for_search(text.lower()) if w.strip())
+
+
+def test_an_archive_indexed_before_chinese_folding_is_re_indexed_once_and_then_found(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    before = f"hermes-tokenize-3.{SEGMENT_VERSION}{passages.LAYOUT}"
+    text = dict(HAN_SESSIONS)["s-traditional"]
+    with SessionStore(path, segment=_segment_before_folding, segment_id=before) as old:
+        old.upsert(rec("s-traditional", text))
+        assert old.search('"台风"', 5) == []          # the old index holds 颱風 only
+    with SessionStore(path) as store:
+        assert store.reindexed == 1
+        assert [h.session_id for h in store.search('"台风"', 5)] == ["s-traditional"]
+        got = store.get("s-traditional")
+        assert got is not None and got.summary == text      # the stored text is not folded
+    with ContextEngine(path, clock=lambda: NOW) as engine:
+        assert [m.session_id for m in engine.retrieve("颱風 出差")] == ["s-traditional"]
