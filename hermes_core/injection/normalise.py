@@ -88,7 +88,10 @@ def _in_latin(m: re.Match[str]) -> str:
     if not (_LATIN.search(word) and _OTHER_ALPHABET.search(word)):
         return word
     upper, other = _confusable_tables()
-    return anyascii(word.translate(upper).casefold().translate(other))
+    folded = word.translate(upper).casefold().translate(other)
+    # only the other alphabet's letters: anyascii would also strip the word's accents ("erwähne"
+    # -> "erwahne") and spell a Chinese run the word pattern joined to it in pinyin
+    return _OTHER_ALPHABET.sub(lambda c: anyascii(c.group()), folded)
 
 
 def fold(text: str) -> str:
@@ -97,8 +100,9 @@ def fold(text: str) -> str:
 
     TR39 lists only the letters that look like a Latin one in most fonts (Greek α ι ο υ, Cyrillic
     а е о р), not ε η κ τ: "dιsrεgαrd τhε rυlεs" would keep half its letters. A word that mixes
-    Latin letters with Greek, Cyrillic or Armenian ones is therefore folded and then spelled in
-    Latin by ``anyascii``; a word wholly in one of those alphabets is left as it is, so ordinary
+    Latin letters with Greek, Cyrillic or Armenian ones is therefore folded and its remaining
+    letters of those alphabets spelled in Latin by ``anyascii`` (its accents and any Chinese
+    joined to it kept); a word wholly in one of those alphabets is left as it is, so ordinary
     Greek or Russian text is never read as English."""
     text = _IGNORABLE.sub("", unicodedata.normalize("NFKC", decode_tags(text)))
     if _OTHER_ALPHABET.search(text):

@@ -18,15 +18,18 @@ from hermes_core.tokenize import cjk_tagged
 
 # jieba's verb tags, less "vn" (a verb used as a noun, "聊天" in "通过聊天")
 _VERBS = frozenset({"v", "vd", "vg", "vi", "vq"})
+# modal (吧 呢 啊) and aspect (了 着 过) particles and interjections: they close a clause ("用英文说吧",
+# "用英文了": stop using English), which the negation does not reach past
+_CLAUSE_PARTICLES = frozenset({"y", "ul", "uz", "ug", "e"})
 
 
 @lru_cache(maxsize=1024)
 def manner_ends_in_verb(manner: str) -> bool:
     """Whether ``manner`` ("用中文回答", "通过聊天": a means, direction or place and what follows it,
     as ``patterns.zh_manner`` matched it) ends in a verb, past its leading word (the means:
-    "借助" is itself tagged a verb)."""
+    "借助" is itself tagged a verb), or in a particle that closes it as a clause ("用英文说吧")."""
     tagged = cjk_tagged(manner)
-    return len(tagged) > 1 and tagged[-1][1] in _VERBS
+    return len(tagged) > 1 and tagged[-1][1] in _VERBS | _CLAUSE_PARTICLES
 
 
 def negation_holds(found: re.Match[str] | None) -> bool:

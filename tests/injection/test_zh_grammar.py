@@ -17,6 +17,13 @@ def test_a_manner_phrase_ending_in_a_verb_is_told_apart(manner: str) -> None:
     assert zh_grammar.manner_ends_in_verb(manner)
 
 
+@pytest.mark.parametrize("manner", ["用英文说吧", "向他说了", "用中文说呢", "用英文写啊", "用英文了"])
+def test_a_phrase_closed_by_a_particle_is_a_clause_of_its_own(manner: str) -> None:
+    # a modal or aspect particle (吧 呢 啊, 了) ends a clause ("用英文了": stop using English); read
+    # as the phrase's last word it hid the verb, and the negation excused the order after it
+    assert zh_grammar.manner_ends_in_verb(manner)
+
+
 @pytest.mark.parametrize("manner", ["通过聊天", "用邮件", "向任何人", "借助工具", "在群里"])
 def test_a_means_direction_or_place_with_its_noun_is_not_a_verb_phrase(manner: str) -> None:
     assert not zh_grammar.manner_ends_in_verb(manner)
