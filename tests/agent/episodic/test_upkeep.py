@@ -85,3 +85,32 @@ def test_upkeep_after_the_store_closed_opens_no_connection(
     assert store._upkeep._conn is None
     with SessionStore(path, segment=_new, segment_id=NEW) as again:
         assert again.get("w0") is not None
+
+
+def test_a_forget_after_an_upkeep_interrupted_by_ctrl_c_leaves_no_word_in_the_wal(
+        tmp_path: Path, small_batches: None) -> None:
+    """Ctrl-C lands in the segmenting of a write's upkeep (a notebook's interrupt; the write has
+    committed) and the caller keeps the exception, as a REPL keeps its last traceback: the
+    upkeep's half-read statement must not pin a snapshot, or the WAL cannot be emptied and a
+    session forgotten next lives on in ``-wal``."""
+    path = tmp_path / "sessions.db"
+    _archive(path, 60)
+    needle = "zq9-Horse7-battery-Staple"
+    with SessionStore(path, segment=_new, segment_id=NEW) as store:
+        store.upsert(SessionRecord("secret", f"the key was {needle}", (), AT))
+
+        def interrupted(text: str) -> str:
+            if "about deploys" in text:
+                raise KeyboardInterrupt
+            return _new(text)
+
+        store._segment = interrupted  # type: ignore[method-assign]
+        with pytest.raises(KeyboardInterrupt) as kept:
+            for i in range(3):
+                store.upsert(SessionRecord(f"w{i}", f"session w{i} written", (), AT))
+        store._segment = _new  # type: ignore[method-assign]
+        assert store.get("w0") is not None    # stored before its upkeep was interrupted
+        assert store.delete("secret")
+        files = b"".join(p.read_bytes() for p in tmp_path.glob("sessions.db*"))
+        assert needle.encode() not in files
+        assert kept.value is not None        # still held while the files were read
