@@ -20,7 +20,6 @@ last rename won, the other's entry lost for good. Both now go through :func:`upd
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 from collections.abc import Callable
@@ -31,21 +30,13 @@ from typing import Any, Generic, TypeVar
 from filelock import FileLock
 from filelock import Timeout as LockTimeout
 
+from hermes_core.agent.pool.off_loop import on_event_loop  # where no call may wait on a lock
 from hermes_core.atomic_write import make_folders, read_kept, refused, write_cache
 
 T = TypeVar("T")
 
 #: Seconds a writer off the event loop waits for another's read, merge and rename (milliseconds).
 LOCK_WAIT = 0.5
-
-
-def on_event_loop() -> bool:
-    """Whether this thread is running an event loop (where no call may wait on a file lock)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 def lock_wait(on_loop: bool, wait: float = LOCK_WAIT) -> float:

@@ -119,3 +119,16 @@ def test_a_newer_version_s_table_is_read_as_nothing_and_left_as_it_is(tmp_path: 
     assert update(path, 1000, parse, _adding("a"), _dump, "test table",
                   logger=logging.getLogger("test")) == Update(None)
     assert path.read_bytes() == b'{"v": 2}'
+
+
+def test_a_lock_linked_to_another_file_leaves_that_file_as_it_is(tmp_path: Path) -> None:
+    """A lock file planted as a link to a file of the user's: the lock's open (``O_TRUNC``) does
+    not follow it, so that file keeps its bytes and the table is not written. filelock follows
+    such a link before 3.20.1 (an emptied file), hence the project's lower bound."""
+    path = tmp_path / "cache" / "t.json"
+    path.parent.mkdir()
+    precious = tmp_path / "notes.txt"
+    precious.write_bytes(b"kept")
+    lock_path(path).symlink_to(precious)
+    assert _update(path, "a") == Update(None)
+    assert precious.read_bytes() == b"kept" and not path.exists()

@@ -236,8 +236,11 @@ def run(conn: sqlite3.Connection, segment: Callable[[str], str], segment_id: str
             return done
         while True:
             cursor = read_cursor(conn, "reindex_cursor")
-            ahead = {r[0]: cut(r[1], r[2]) for r in conn.execute(
-                f"{_ROW} WHERE rowid > ? ORDER BY rowid LIMIT ?", (cursor, batch))}
+            # read whole before segmenting: a statement left half read by an interrupted
+            # segmenter (Ctrl-C, MemoryError) pins a snapshot while its traceback lives
+            rows = conn.execute(f"{_ROW} WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                                (cursor, batch)).fetchall()
+            ahead = {r[0]: cut(r[1], r[2]) for r in rows}
             with immediate(conn):
                 n, over = _batch(conn, cut, ahead, cursor, segment_id, batch)
             done, batches = done + n, batches + 1

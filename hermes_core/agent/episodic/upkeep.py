@@ -18,6 +18,7 @@ the next write tries again.
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -34,16 +35,20 @@ class Upkeep:
 
     def __init__(self, path: Path, pragmas: tuple[str, ...]) -> None:
         self.path = path
+        # where the store's own connection opens, taken now: the connection here opens at the
+        # first upkeep, and a relative path read then would follow a chdir to another file
+        self._uri = f"{Path(os.path.realpath(path)).as_uri()}?mode=rw"   # a loop: no raise
         self._pragmas = pragmas
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._closed = False                  # the store closed: no connection opened again
         self._said = False                    # a failure other than SQLite's was warned about
 
     def _connection(self) -> sqlite3.Connection:
         """Opened on first use, read-write but never creating: a file removed under a running
         server must not be replaced by an empty one here."""
         if self._conn is None:
-            conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=rw", uri=True, timeout=0,
+            conn = sqlite3.connect(self._uri, uri=True, timeout=0,
                                    isolation_level=None, check_same_thread=False)
             try:
                 for pragma in ("PRAGMA busy_timeout = 0", *self._pragmas):
@@ -61,6 +66,8 @@ class Upkeep:
         if not self._lock.acquire(blocking=False):
             return None
         try:
+            if self._closed:   # the store closed between the write and this
+                return None
             conn = self._connection()
             done = 0
             if segment_id is not None and reindex.pending(conn, segment_id):
@@ -95,6 +102,7 @@ class Upkeep:
                 log.debug("%s: closing upkeep's connection failed: %s", self.path, e)
 
     def close(self) -> None:
-        """Close the connection once a running batch has ended."""
+        """Close the connection once a running batch has ended; a later step runs no batch."""
         with self._lock:
+            self._closed = True
             self._discard()

@@ -45,8 +45,9 @@ log = logging.getLogger("hermes_core.compaction")
 
 #: Models kept; a home serves a handful.
 MAX_MODELS = 64
-#: The file holds at most MAX_MODELS short entries: a larger one is not ours.
-MAX_BYTES = 64_000
+#: The file holds at most MAX_MODELS entries: a larger one is not ours. Room for the largest the
+#: store writes, each name MAX_NAME characters of six-byte escapes (~79 KB).
+MAX_BYTES = 128_000
 #: A model name longer than this is not kept (it would crowd the file out).
 MAX_NAME = 200
 FORMAT = 1

@@ -238,3 +238,16 @@ def test_a_file_of_a_newer_format_is_ignored_and_never_written_over(
         assert store.put("m", 1.3) is False
     assert path.read_bytes() == newer and store.get("m") == 1.3
     assert [r.getMessage() for r in caplog.records if "newer" in r.getMessage()] != []
+
+
+def test_a_full_table_of_the_longest_names_it_keeps_is_read_back_whole(path: Path) -> None:
+    """Every name the store keeps (up to MAX_NAME characters, control characters written as
+    six-byte escapes) in a table of MAX_MODELS: what it writes its reader takes, so no process
+    finds the file "too big", ignores it and replaces it with its own models only."""
+    names = [f"{i:02d}" + "\x01" * (calibration_store.MAX_NAME - 2)
+             for i in range(calibration_store.MAX_MODELS)]
+    store = CalibrationStore(path)
+    for name in names:
+        store.put(name, 1.1)
+    later = CalibrationStore(path)
+    assert [later.get(name) for name in names] == [1.1] * len(names)
