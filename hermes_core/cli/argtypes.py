@@ -226,8 +226,13 @@ def json_requested(words: Sequence[str]) -> bool:
 
 def print_json_error(message: str, code: int) -> None:
     """The one object ``--json`` prints on stdout when the command fails: a script reading it
-    gets the error and the exit code, not an empty stream (the line for a person is on stderr)."""
-    print(json_text({"error": message, "exit_code": code}))
+    gets the error and the exit code, not an empty stream (the line for a person is on stderr).
+    A stdout that refuses it (its reader gone, a full disk) is left at that: the failed write
+    would otherwise be taken for ``| head`` after a command that worked, and exit 0."""
+    try:
+        print(json_text({"error": message, "exit_code": code}))
+    except OSError:
+        pass
 
 
 def fail(args: argparse.Namespace, message: str, code: int) -> int:
