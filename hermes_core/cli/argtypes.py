@@ -237,8 +237,13 @@ def print_json_error(message: str, code: int) -> None:
 
 def fail(args: argparse.Namespace, message: str, code: int) -> int:
     """``code``, after the one stderr line of a failed command (escaped: it quotes a path or a
-    value) and, under ``--json``, the same error as one JSON object on stdout."""
-    print(terminal_safe(message), file=sys.stderr)
+    value) and, under ``--json``, the same error as one JSON object on stdout. A stderr that
+    refuses the line (``2>&1 | head -c0``) leaves ``code`` to say it: the failed write was taken
+    for a reader gone after a command that worked, and exited 0."""
+    try:
+        print(terminal_safe(message), file=sys.stderr)
+    except OSError:
+        pass
     if getattr(args, "json", False):
         print_json_error(message, code)
     return code

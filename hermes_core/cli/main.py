@@ -44,7 +44,7 @@ EXIT_STATUSES = """exit status:
   1    an error, said in one line on stderr (a bug: its traceback); with --json also one
        {"error", "exit_code"} object on stdout; `chat` with piped input: every turn failed
   2    a usage error: unknown option, missing or malformed argument (same JSON under --json)
-  130  interrupted (Ctrl-C)
+  130  interrupted (Ctrl-C; same JSON under --json)
 """
 
 

@@ -454,3 +454,12 @@ def test_a_failed_command_whose_json_reader_went_away_keeps_its_exit_status(
         got = done.code
     assert got == code
     assert named in capsys.readouterr().err   # the line for a person still says it
+
+
+def test_a_failed_command_whose_stderr_reader_went_away_keeps_its_exit_status(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``hermes-core ... 2>&1 | head -c0``: the error line's write failed and was taken for a
+    reader gone after a command that worked: exit 0."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stderr", _GoneReader())
+    assert main(["prompt", "hi", "--history", "missing.json"]) == 1
