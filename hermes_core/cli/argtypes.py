@@ -218,14 +218,24 @@ def json_requested(words: Sequence[str]) -> bool:
 
 def print_json_error(message: str, code: int) -> None:
     """The one object ``--json`` prints on stdout when the command fails: a script reading it
-    gets the error and the exit code, not an empty stream (the line for a person is on stderr)."""
-    print(json_text({"error": message, "exit_code": code}))
+    gets the error and the exit code, not an empty stream (the line for a person is on stderr).
+    A stdout that refuses it (its reader gone, a full disk) is left at that: the failed write
+    would otherwise be taken for ``| head`` after a command that worked, and exit 0."""
+    try:
+        print(json_text({"error": message, "exit_code": code}))
+    except OSError:
+        pass
 
 
 def fail(args: argparse.Namespace, message: str, code: int) -> int:
     """``code``, after the one stderr line of a failed command (escaped: it quotes a path or a
-    value) and, under ``--json``, the same error as one JSON object on stdout."""
-    print(terminal_safe(message), file=sys.stderr)
+    value) and, under ``--json``, the same error as one JSON object on stdout. A stderr that
+    refuses the line (``2>&1 | head -c0``) leaves ``code`` to say it: the failed write was taken
+    for a reader gone after a command that worked, and exited 0."""
+    try:
+        print(terminal_safe(message), file=sys.stderr)
+    except OSError:
+        pass
     if getattr(args, "json", False):
         print_json_error(message, code)
     return code

@@ -44,7 +44,7 @@ EXIT_STATUSES = """exit status:
   1    an error, said in one line on stderr (a bug: its traceback); with --json also one
        {"error", "exit_code"} object on stdout; `chat` with piped input: every turn failed
   2    a usage error: unknown option, missing or malformed argument (same JSON under --json)
-  130  interrupted (Ctrl-C)
+  130  interrupted (Ctrl-C; same JSON under --json)
 """
 
 
@@ -85,6 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     except KeyboardInterrupt:   # while the command modules load (a second or two of imports)
         print("", file=sys.stderr)
+        if json_requested(_words(argv)):
+            print_json_error("hermes-core: interrupted", 130)
         return 130
     except OSError as e:
         if e is out.failure or e is err.failure:
@@ -105,9 +107,14 @@ def _bug(e: BaseException, argv: Sequence[str] | None) -> int:
     is printed here, through the redacting stderr, not by the interpreter after the raw stream is
     back, and escaped as a log line is: the message may quote a file's escape sequences."""
     print(terminal_safe("".join(traceback.format_exception(e))), end="", file=sys.stderr)
-    if json_requested(sys.argv[1:] if argv is None else argv):
+    if json_requested(_words(argv)):
         print_json_error(f"{type(e).__name__}: {e}", 1)
     return 1
+
+
+def _words(argv: Sequence[str] | None) -> Sequence[str]:
+    """The command line's words, for a failure caught before (or outside) argparse's reading."""
+    return sys.argv[1:] if argv is None else argv
 
 
 def _flushed(out: Output, err: Output) -> int:

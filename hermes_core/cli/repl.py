@@ -12,9 +12,11 @@ import difflib
 import logging
 import math
 import os
+import re
 import signal
 import sys
 import threading
+import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -174,8 +176,8 @@ class Repl:
                 text = line.strip()
                 if not text:
                     continue
-                if text.startswith("/") and "/" not in text[1:].split(" ", 1)[0]:
-                    self.dispatch(text)   # "/etc/hosts is empty" starts with a path: a message
+                if text.startswith(COMMAND_MARKS) and "/" not in (parts := command_parts(text))[0]:
+                    self._run_command(*parts)   # "/etc/hosts is empty" starts with a path: a message
                 else:
                     self.turn(text)
                 if not self.running:
@@ -188,15 +190,21 @@ class Repl:
         return 1 if scripted_and_all_failed else 0
 
     def dispatch(self, text: str) -> None:
-        name, _, arg = text[1:].partition(" ")
+        """Run the /command ``text``."""
+        self._run_command(*command_parts(text))
+
+    def _run_command(self, name: str, arg: str) -> None:
         cmd = self.commands.get(name.lower())
         if cmd is None:
             near = difflib.get_close_matches(name.lower(), list(self.commands), n=1)
             hint = f"did you mean /{near[0]}?" if near else "/help lists them"
             self.say(f"unknown command /{shorten(name)}; {hint}")
             return
+        if arg and not cmd.takes_argument:   # "/exit please", "/reset everything": not done
+            self.say(f"usage: {cmd.usage} (it takes no argument; nothing was done)")
+            return
         try:
-            cmd.handler(self, unquoted(arg.strip()))
+            cmd.handler(self, unquoted(arg))
         except KeyboardInterrupt:  # Ctrl-C cancels the command (a slow /skills), not the chat
             self.say("\n[cancelled]")
         except HermesError as e:
@@ -371,6 +379,21 @@ class Repl:
                 self.say("\n[recorded without the model's summary]")
         except HermesError as e:
             self.error(e)
+
+
+#: What starts a /command: the slash, or the full-width one a Chinese input method types.
+COMMAND_MARKS = ("/", "\uff0f")
+_SPACE = re.compile(r"\s")
+
+
+def command_parts(text: str) -> tuple[str, str]:
+    """A /command line's name and argument (stripped). The name is read in NFKC, so a Chinese
+    input method's full-width ``／ｓｔａｔｓ`` is ``/stats`` (``／help`` was sent to the model as a
+    message), and any space ends it, the ideographic one (U+3000) too."""
+    rest = text[1:]
+    cut = _SPACE.search(rest)
+    word, arg = (rest[:cut.start()], rest[cut.start():]) if cut else (rest, "")
+    return unicodedata.normalize("NFKC", word), arg.strip()
 
 
 def _as_utf8(line: str, encoding: str) -> str:

@@ -34,6 +34,12 @@ class Command:
     handler: Callable[[Repl, str], None]
     aliases: tuple[str, ...] = ()   # what people type out of habit from other REPLs (/quit, /q)
 
+    @property
+    def takes_argument(self) -> bool:
+        """Whether its usage shows an argument (``/save [name]``); words given to one that takes
+        none (``/exit please``) are refused, not silently dropped."""
+        return " " in self.usage
+
 
 #: Quote pairs a person wraps a command's argument in: a shell's, and those a Chinese input
 #: method types (“ ” ‘ ’ 「 」 『 』).

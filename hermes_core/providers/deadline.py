@@ -207,7 +207,9 @@ class _Watch:
     def inflate(self, chunk: bytes) -> Iterator[bytes]:
         """:meth:`feed` for a body the watch decodes: ``chunk``'s inflated pieces, lazily (a small
         chunk may inflate a thousandfold; it is read in bounded pieces, as the HTTP client reads
-        it), the budgets checked once they are through."""
+        it), the budgets checked before each piece is passed on (the SDK's reading of 64 MB of
+        pings inflated from one 62 KB chunk would otherwise overrun them by tens of seconds),
+        or once for a chunk that inflates to nothing yet."""
         assert self._inflate is not None
         self.received += len(chunk)
         return self._inflated(chunk, self._inflate)
@@ -225,16 +227,18 @@ class _Watch:
         return tuple(piece for piece in (held, tail) if piece)
 
     def _inflated(self, chunk: bytes, inflate: _Inflater) -> Iterator[bytes]:
-        found = False
+        checked = False
         try:
             for piece in inflate.pieces(chunk):
                 if self._opening and not (piece := self._open(piece)):
                     continue
-                found = self._lines_have_content(piece) or found
+                self._check(self._lines_have_content(piece))
+                checked = True
                 yield piece
         except zlib.error as e:   # what the HTTP client raises for a body it cannot decode
             raise _undecodable(inflate, e) from None
-        self._check(found)
+        if not checked:
+            self._check(False)
 
     def _open(self, piece: bytes) -> bytes:
         """``piece`` without the stream's leading BOM, once its first three bytes are in (sent

@@ -8,6 +8,7 @@ the shell scrubs both streams, so none of them shows it.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import subprocess
@@ -402,3 +403,63 @@ def test_the_top_level_help_documents_each_exit_status(capsys: pytest.CaptureFix
     text = capsys.readouterr().out
     for code in ("0 ", "1 ", "2 ", "130 "):
         assert f"\n  {code}" in text, code
+
+
+@pytest.mark.parametrize("where", ["build_parser", "configure_logging"])
+def test_ctrl_c_before_the_command_runs_answers_json_with_the_error_object_too(
+        where: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C while the command modules load (a second or two of imports) or before the command
+    starts is caught outside the command: it exited 130 with nothing on stdout, where ``--json``
+    promises one object for every failure."""
+    import hermes_core.cli.main as cli_main
+
+    def interrupted(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_main, where, interrupted)
+    assert main(["route", "hello", "--json"]) == 130
+    assert json.loads(capsys.readouterr().out) == {"error": "hermes-core: interrupted",
+                                                   "exit_code": 130}
+
+
+class _GoneReader:
+    """An unbuffered stdout whose reader went away (``PYTHONUNBUFFERED=1 ... | head -c0``, or an
+    error object longer than the pipe's buffer): every write fails at once."""
+
+    encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("argv", "code", "named"), [
+    (["prompt", "hi", "--json", "--history", "missing.json"], 1, "missing.json"),  # HermesError
+    (["route", "hi", "--json", "--turn", "abc"], 2, "--turn"),                     # usage error
+])
+def test_a_failed_command_whose_json_reader_went_away_keeps_its_exit_status(
+        argv: list[str], code: int, named: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The error object's write failed and the broken pipe was taken for ``| head`` after a
+    command that worked: exit 0, so a script saw a failure as success."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("HERMES_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdout", _GoneReader())
+    try:
+        got = main(argv)
+    except SystemExit as done:
+        got = done.code
+    assert got == code
+    assert named in capsys.readouterr().err   # the line for a person still says it
+
+
+def test_a_failed_command_whose_stderr_reader_went_away_keeps_its_exit_status(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``hermes-core ... 2>&1 | head -c0``: the error line's write failed and was taken for a
+    reader gone after a command that worked: exit 0."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stderr", _GoneReader())
+    assert main(["prompt", "hi", "--history", "missing.json"]) == 1

@@ -686,3 +686,37 @@ def test_a_byte_order_mark_before_piped_input_does_not_turn_a_command_into_a_mes
     assert Repl(agent, stdin=stdin, stdout=out, stream=False).run() == 0
     assert "(auto: routing picks per turn)" in out.getvalue()   # /model's answer
     assert [m.content for m in agent.history if m.role == "user"] == ["hello"]
+
+
+def _chat(tmp_path: Path, lines: str) -> tuple[Agent, str]:
+    settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False},
+                              "context_engine": {"enabled": False}})
+    agent = Agent(settings, provider=FakeProvider(["answered"] * 3))
+    out = io.StringIO()
+    Repl(agent, stdin=io.StringIO(lines), stdout=out, stream=False).run()
+    return agent, out.getvalue()
+
+
+def test_a_full_width_slash_from_a_chinese_input_method_runs_the_command(tmp_path: Path):
+    # a Chinese input method in full-width mode types ／ (and ｓｔａｔｓ, and an ideographic space):
+    # "／help" was sent to the model as a message
+    agent, text = _chat(tmp_path, "／help\n／ｓｔａｔｓ\n／save\u3000周报\n／etc／hosts 是空的\n"
+                                  "／exit\nnever sent\n")
+    assert [m.content for m in agent.history if m.role == "user"] == ["／etc／hosts 是空的"]
+    assert "end the chat" in text               # /help's list
+    assert "turns 0" in text                    # /stats, before the one message
+    assert (tmp_path / "transcripts" / "周报.json").is_file()
+    assert "unknown command" not in text
+
+
+@pytest.mark.parametrize(("line", "usage"), [
+    ("/stats now", "/stats"), ("/exit please", "/exit"), ("/quit now", "/exit"),
+    ("/route last", "/route"), ("/reset everything", "/reset"), ("/keys all", "/keys"),
+])
+def test_an_argument_to_a_command_that_takes_none_is_refused_with_its_usage(
+        tmp_path: Path, line: str, usage: str):
+    # "/exit please" ended the chat and "/reset everything" recorded it, the words ignored
+    agent, text = _chat(tmp_path, f"hello\n{line}\nagain\n/exit\n")
+    assert f"usage: {usage} " in text
+    assert [m.content for m in agent.history if m.role == "user"] == ["hello", "again"]
+    assert "turns 1;" not in text and "model: " not in text   # /stats and /route did nothing

@@ -573,6 +573,28 @@ def test_the_watch_holds_little_of_a_small_gzip_chunk_that_inflates_huge(body: s
     assert peak < 4_000_000 and held < 100_000
 
 
+@pytest.mark.parametrize("budget", ["idle", "whole"])
+def test_a_small_gzip_chunk_that_inflates_huge_is_cut_piece_by_piece_not_after_it_all(
+        budget: str) -> None:
+    """A compressing proxy's ping flood: 62 KB of gzip inflate to 16 MB of comments, 256 pieces
+    the SDK parses one after another (about 35 s of reading for 64 MB here). The budgets were
+    checked once the whole chunk had passed on, so one such chunk held the stream past its idle
+    timeout and its whole budget for as long as the SDK took; they are checked at every piece."""
+    import zlib
+
+    gz = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)
+    chunk = gz.compress(b": ping\n\n" * 2_000_000) + gz.flush(zlib.Z_SYNC_FLUSH)
+    now = [0.0]
+    total, idle = (100.0, 2.0) if budget == "idle" else (2.0, None)
+    watch = _Watch(Budget(total, idle, lambda: now[0]), 0.0, sse=True, encoding="gzip")
+    passed = 0
+    with pytest.raises(httpx.ReadTimeout, match="no content for 2s" if idle else "2s budget"):
+        for _ in watch.inflate(chunk):
+            passed += 1
+            now[0] += 0.5   # the SDK's time reading one piece
+    assert passed <= 5
+
+
 def test_a_raw_deflate_stream_is_watched_as_the_http_client_reads_it() -> None:
     """``deflate`` is sent raw as often as zlib-wrapped; the HTTP client reads both. The watch
     read only the wrapped form: a raw one failed to inflate and was left to the whole budget, so a
