@@ -32,7 +32,7 @@ _SHELL = re.compile(
     r"\b(?:run|execute|exec)\s+(?:this|the|that|a|an|my|these)?\s*"
     r"(?:command|commands|script|shell|program|tests?|binary|migration)s?\b"
     r"|\b(?:shell|terminal|bash|zsh|powershell|command[- ]line|cmd\.exe)\b"
-    r"|(?m:^\s*\$\s+\S)"
+    r"|(?m:^[^\S\n]*\$[^\S\n]+\S)"
     r"|\bsudo\s+\S"
     r"|\b(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv)\s+"
     r"(?:install|run|build|clone|push|pull|apply|exec|commit|up|test)\b"
@@ -44,18 +44,20 @@ _SHELL = re.compile(
     re.IGNORECASE)
 
 # Code pasted without fences: a traceback, a diff, a SQL statement, a JSON object, a definition.
+# A line start's indent is ``[^\S\n]*`` (spaces and tabs), never ``\s*``: that spans newlines and
+# made n blank lines cost n² steps (100,000 took 28 s).
 # Each shape is one a person's prose does not take (SQL keywords in capitals, a JSON key quoted
 # before its colon, a definition at the start of a line), so talking about code is not code.
 _PASTED_CODE = re.compile(
-    r"Traceback \(most recent call last\)|^\s*File \"[^\"\n]+\", line \d+"
-    r"|^\s+at [\w$.<>]+\([^)\n]*:\d+(?::\d+)?\)"                        # Java / JavaScript frames
+    r"Traceback \(most recent call last\)|^[^\S\n]*File \"[^\"\n]+\", line \d+"
+    r"|^[^\S\n]+at [\w$.<>]+\([^)\n]*:\d+(?::\d+)?\)"                        # Java / JavaScript frames
     r"|^diff --git |^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@|^--- \S[^\n]*\n\+\+\+ \S"
     r"|\b(?:SELECT\s+(?:DISTINCT\s+)?[\w*.\"`]+(?:\s*,\s*[\w*.\"`()]+)*\s+FROM|INSERT\s+INTO"
     r"|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(?:TABLE|INDEX|VIEW))\s"
     r"|[{\[]\s*\"[^\"\n]{1,80}\"\s*:\s*(?:\"|-?\d|\[|\{|true\b|false\b|null\b)"
-    r"|^\s*(?:async\s+def|def|function|func|fn)\s+\w+\s*\([^)\n]*\)"
-    r"|^\s*(?:#include\s*[<\"]|from\s+[\w.]+\s+import\s+\w|import\s+[\w.]+;?\s*$)"
-    r"|^\s*(?:public|private|protected)\s+(?:static\s+)?(?:class|void|int|[A-Z]\w*)\s",
+    r"|^[^\S\n]*(?:async\s+def|def|function|func|fn)\s+\w+\s*\([^)\n]*\)"
+    r"|^[^\S\n]*(?:#include\s*[<\"]|from\s+[\w.]+\s+import\s+\w|import\s+[\w.]+;?\s*$)"
+    r"|^[^\S\n]*(?:public|private|protected)\s+(?:static\s+)?(?:class|void|int|[A-Z]\w*)\s",
     re.MULTILINE)
 
 _LANGS = (r"python|javascript|typescript|java|rust|golang|c\+\+|c#|ruby|php|kotlin|swift"
