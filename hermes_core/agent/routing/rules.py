@@ -62,28 +62,50 @@ _PASTED_CODE = re.compile(
 
 _LANGS = (r"python|javascript|typescript|java|rust|golang|c\+\+|c#|ruby|php|kotlin|swift"
           r"|haskell|scala|sql|bash|powershell|html|css|lua|perl|matlab|r")
-_EN_CODE_VERB = (r"write|writing|implement|fix|debug|refactor|optimi[sz]e|rewrite|port|generate"
-                 r"|review|explain")
-_EN_CODE_NOUN = (r"functions?|methods?|scripts?|code(?!\s+of\b)|regex(?:es)?|regular expressions?"
-                 r"|unit tests?|tests? for|sql|quer(?:y|ies)|endpoints?|algorithms?|bugs?"
-                 r"|snippets?|programs?|classes? (?:in|for) (?:" + _LANGS + r")")
-# Chinese (simplified and traditional) and Japanese put the verb and the thing in either order
+# A code verb near a code noun. Only nouns that name code alone ("code", "regex", "a Python
+# script") count after any verb; "function", "method", "script", "program", "algorithm", "test"
+# also name a liver's function, a wedding script, a concert program, a school test: those count
+# after a making verb when a purpose clause follows ("a script to rename files", "a function that
+# returns") or when they point at something pasted ("this function"), and after refactor/debug.
+# "explain" and "review" take only the nouns that name code alone.
+_EN_MAKE_VERB = r"write|writing|implement|fix|rewrite|port|generate|optimi[sz]e"
+_EN_TALK_VERB = r"review|explain"
+_EN_CODE_ONLY_VERB = r"refactor|debug"
+_EN_CODE_VERB = rf"{_EN_MAKE_VERB}|{_EN_TALK_VERB}|{_EN_CODE_ONLY_VERB}"
+_EN_WEAK_NOUN = r"functions?|methods?|scripts?|programs?|algorithms?|quer(?:y|ies)|tests?|class(?:es)?"
+_EN_CODE_NOUN = (r"code(?!\s+of\b)|regex(?:es)?|regular expressions?|unit tests?|snippets?|sql"
+                 r"|endpoints?|(?:this|these|my|the following|the above)\s+(?:" + _EN_WEAK_NOUN + r")"
+                 r"|(?:" + _LANGS + r")\s+(?:" + _EN_WEAK_NOUN + r")"
+                 r"|classes? (?:in|for) (?:" + _LANGS + r")")
+# Chinese (simplified and traditional) and Japanese put the verb and the thing in either order.
+# 函数 is also school maths (函数f(x)=x²), 算法题 a puzzle, 接口人 a contact person, a video's
+# 脚本 its script: those are not code. 解释 takes only the nouns that name code alone.
 _ZH_CODE_VERB = (r"写|寫|编写|編寫|实现|實現|修复|修復|修改|调试|調試|重构|重構|优化|優化|生成"
-                 r"|解释|解釋|改")
-_ZH_CODE_NOUN = (r"函数|函數|代码|代碼|程式碼|脚本|腳本|正则|正則|单元测试|單元測試|算法|演算法"
-                 r"|bug|SQL|sql|接口")
-_JA_CODE_NOUN = r"関数|コード|スクリプト|プログラム|正規表現|テスト"
+                 r"|改")
+_ZH_TALK_VERB = r"解释|解釋"
+_ZH_CODE_ONLY_NOUN = r"代码|代碼|程式碼|正则|正則|单元测试|單元測試|bug|SQL|sql"
+_ZH_CODE_NOUN = (_ZH_CODE_ONLY_NOUN
+                 + r"|(?:函数|函數)(?!\s*[a-zA-Z]\s*[(=（])|(?:算法|演算法)(?![题題])|接口(?!人)"
+                 r"|(?:脚本|腳本)(?<!(?:视频|視頻|直播|电影|電影|广告|廣告|带货|帶貨)..)"
+                 r"(?<!(?:视频|視頻|直播|电影|電影|广告|廣告|带货|帶貨)的..)")
+_JA_CODE_NOUN = r"関数|コード|スクリプト|正規表現|単体テスト|ユニットテスト|テストコード"
+_JA_WEAK_NOUN = r"プログラム|テスト"      # also a festival's programme, a school test
 _JA_CODE_VERB = r"書|実装|修正|デバッグ|作成|作っ|作る|リファクタ"
 _ASKS_FOR_CODE = re.compile(
     rf"\b(?:{_EN_CODE_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_CODE_NOUN})\b"
+    rf"|\b(?:{_EN_MAKE_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_WEAK_NOUN})\s+(?:that|which|to\s+\w)"
+    rf"|\b(?:{_EN_CODE_ONLY_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_WEAK_NOUN})\b"
+    r"|\b(?:fix|debug)\b[^.?!\n]{0,40}?\bbugs?\b"
     rf"|\b(?:how\s+(?:do|can|should|would)\s+(?:i|you|we)|how\s+to|{_EN_CODE_VERB})\b"
     rf"[^.?!\n]{{0,60}}?"
     rf"\b(?:in|using|with)\s+(?:{_LANGS})\b(?!\s*'s)"
     rf"|(?:{_ZH_CODE_VERB})[^。！？?!\n]{{0,20}}?(?:{_ZH_CODE_NOUN})"
+    rf"|(?:{_ZH_TALK_VERB})[^。！？?!\n]{{0,20}}?(?:{_ZH_CODE_ONLY_NOUN})"
     rf"|(?:{_ZH_CODE_NOUN})[^。！？?!\n]{{0,8}}?(?:报错|報錯|出错|出錯|怎么改|怎麼改|有问题|有問題"
     r"|改成|改为|改為|重构|重構|优化|優化|修复|修復|转成|轉成|翻译成|翻譯成)"
     rf"|(?:用|使用|在)\s*(?:{_LANGS})\s*(?:里|裡|中)?\s*(?:写|寫|实现|實現|怎么|怎麼|如何)"
-    rf"|(?:{_JA_CODE_NOUN})[^。！？?!\n]{{0,12}}?(?:{_JA_CODE_VERB})",
+    rf"|(?:{_JA_CODE_NOUN})[^。！？?!\n]{{0,12}}?(?:{_JA_CODE_VERB})"
+    rf"|(?:{_JA_WEAK_NOUN})[^。！？?!\n]{{0,12}}?(?:書|実装|修正|デバッグ|リファクタ)",
     re.IGNORECASE)
 
 # What the code shapes and the request for code are looked for in: a message's head and tail. A
