@@ -236,6 +236,8 @@ ORDINARY: tuple[str, ...] = (
     "Email me at john.doe@example.com about the meeting",
     "Is https://example.com/path?a=1 a safe site?",
     "If f(x) = x^2 + 3x, what is f(2)?",
+    "function f(x) = x^2 + 1, find its derivative",
+    "function f(x) is continuous on [0, 1]; show that it has a maximum",
     "Recipe:\n1. Boil water\n2. Add pasta\n3. Cook 10 minutes\n4. Drain",
     "| Name | Age |\n|------|-----|\n| Ann  | 30  |\n| Bob  | 25  |\nWho is older?",
     "Explain how search engine algorithms affect small businesses",
@@ -278,6 +280,10 @@ STILL_CODE: tuple[str, ...] = (
     "解释一下这段代码",
     "関数を書いてください",
     "このコードを修正して",
+    "function add(a, b) {\n  return a + b\n}\nwhy do I get NaN?",
+    "func Add(a int, b int) int {\n\treturn a + b\n}",
+    "fn area(w: u32, h: u32) -> u32 {\n    w * h\n}",
+    "def area(w, h) -> int:\n    return w * h",
 )
 
 

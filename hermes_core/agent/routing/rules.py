@@ -55,7 +55,10 @@ _PASTED_CODE = re.compile(
     r"|\b(?:SELECT\s+(?:DISTINCT\s+)?[\w*.\"`]+(?:\s*,\s*[\w*.\"`()]+)*\s+FROM|INSERT\s+INTO"
     r"|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(?:TABLE|INDEX|VIEW))\s"
     r"|[{\[]\s*\"[^\"\n]{1,80}\"\s*:\s*(?:\"|-?\d|\[|\{|true\b|false\b|null\b)"
+    # a definition's header ends as code does (``:``, ``-> T:``, ``{``, or the line), so
+    # "function f(x) = x^2" and "function f(x) is continuous" are maths
     r"|^[^\S\n]*(?:async\s+def|def|function|func|fn)\s+\w+\s*\([^)\n]*\)"
+    r"(?:\s*(?:->[^\n:]*)?:|[^\n=]*\{|[^\S\n]*$)"
     r"|^[^\S\n]*(?:#include\s*[<\"]|from\s+[\w.]+\s+import\s+\w|import\s+[\w.]+;?\s*$)"
     r"|^[^\S\n]*(?:public|private|protected)\s+(?:static\s+)?(?:class|void|int|[A-Z]\w*)\s",
     re.MULTILINE)
