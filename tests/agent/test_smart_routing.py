@@ -247,6 +247,10 @@ ORDINARY: tuple[str, ...] = (
     "Write a program for the school concert",
     "Write tests for my 5th grade students about fractions",
     "Explain the program of the conference",
+    "How do I send money abroad with SWIFT?",
+    "How can I claim tax credits with R&D spending?",
+    "How do I clean a ring with ruby stones?",
+    "How do I make coffee with java beans?",
     "写一篇关于春天的作文",
     "如何实现财务自由？",
     "我们公司怎么实现数字化转型？",
@@ -284,6 +288,10 @@ STILL_CODE: tuple[str, ...] = (
     "func Add(a int, b int) int {\n\treturn a + b\n}",
     "fn area(w: u32, h: u32) -> u32 {\n    w * h\n}",
     "def area(w, h) -> int:\n    return w * h",
+    "How do I read a CSV in Python using pandas?",
+    "How do I make a website with HTML?",
+    "How do I print hello in Swift?",
+    "How do I fit a linear model in R",
 )
 
 

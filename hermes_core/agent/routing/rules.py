@@ -101,7 +101,10 @@ _ASKS_FOR_CODE = re.compile(
     r"|\b(?:fix|debug)\b[^.?!\n]{0,40}?\bbugs?\b"
     rf"|\b(?:how\s+(?:do|can|should|would)\s+(?:i|you|we)|how\s+to|{_EN_CODE_VERB})\b"
     rf"[^.?!\n]{{0,60}}?"
-    rf"\b(?:in|using|with)\s+(?:{_LANGS})\b(?!\s*'s)"
+    # the language ends the phrase: "with ruby stones", "with java beans", "R&D" and the bank
+    # network SWIFT are not code
+    rf"\b(?:in|using|with)\s+(?!(?-i:SWIFT)\b)(?:{_LANGS})\b(?!\s*'s)"
+    r"(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that|when|if|code|\d)\b))"
     rf"|(?:{_ZH_CODE_VERB})[^。！？?!\n]{{0,20}}?(?:{_ZH_CODE_NOUN})"
     rf"|(?:{_ZH_TALK_VERB})[^。！？?!\n]{{0,20}}?(?:{_ZH_CODE_ONLY_NOUN})"
     rf"|(?:{_ZH_CODE_NOUN})[^。！？?!\n]{{0,8}}?(?:报错|報錯|出错|出錯|怎么改|怎麼改|有问题|有問題"
