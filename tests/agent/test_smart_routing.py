@@ -251,6 +251,10 @@ ORDINARY: tuple[str, ...] = (
     "How can I claim tax credits with R&D spending?",
     "How do I clean a ring with ruby stones?",
     "How do I make coffee with java beans?",
+    "Generate test questions for my class",
+    "帮我写一个SQL培训的通知",
+    "写一篇关于人工智能算法的文章",
+    "实现代码审查流程的制度化，写个方案",
     "写一篇关于春天的作文",
     "如何实现财务自由？",
     "我们公司怎么实现数字化转型？",
@@ -292,6 +296,8 @@ STILL_CODE: tuple[str, ...] = (
     "How do I make a website with HTML?",
     "How do I print hello in Swift?",
     "How do I fit a linear model in R",
+    "Fix my script",
+    "帮我修改这段代码，让它跑得快一点",
 )
 
 

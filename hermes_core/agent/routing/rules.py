@@ -77,7 +77,8 @@ _EN_CODE_ONLY_VERB = r"refactor|debug"
 _EN_CODE_VERB = rf"{_EN_MAKE_VERB}|{_EN_TALK_VERB}|{_EN_CODE_ONLY_VERB}"
 _EN_WEAK_NOUN = r"functions?|methods?|scripts?|programs?|algorithms?|quer(?:y|ies)|tests?|class(?:es)?"
 _EN_CODE_NOUN = (r"code(?!\s+of\b)|regex(?:es)?|regular expressions?|unit tests?|snippets?|sql"
-                 r"|endpoints?|(?:this|these|my|the following|the above)\s+(?:" + _EN_WEAK_NOUN + r")"
+                 r"|endpoints?|(?:this|these|the following|the above)\s+(?:" + _EN_WEAK_NOUN + r")"
+                 r"|my\s+(?:functions?|methods?|scripts?|quer(?:y|ies)|algorithms?)"
                  r"|(?:" + _LANGS + r")\s+(?:" + _EN_WEAK_NOUN + r")"
                  r"|classes? (?:in|for) (?:" + _LANGS + r")")
 # Chinese (simplified and traditional) and Japanese put the verb and the thing in either order.
@@ -91,6 +92,8 @@ _ZH_CODE_NOUN = (_ZH_CODE_ONLY_NOUN
                  + r"|(?:函数|函數)(?!\s*[a-zA-Z]\s*[(=（])|(?:算法|演算法)(?![题題])|接口(?!人)"
                  r"|(?:脚本|腳本)(?<!(?:视频|視頻|直播|电影|電影|广告|廣告|带货|帶貨)..)"
                  r"(?<!(?:视频|視頻|直播|电影|電影|广告|廣告|带货|帶貨)的..)")
+_ZH_NOT_PROSE = (r"(?![^。！？?!\n]{0,8}?(?:文章|报告|報告|通知|方案|模板|文档|文檔|培训|培訓|流程"
+                 r"|措辞|措辭|求职|求職|总结|總結|课程|課程))")
 _JA_CODE_NOUN = r"関数|コード|スクリプト|正規表現|単体テスト|ユニットテスト|テストコード"
 _JA_WEAK_NOUN = r"プログラム|テスト"      # also a festival's programme, a school test
 _JA_CODE_VERB = r"書|実装|修正|デバッグ|作成|作っ|作る|リファクタ"
@@ -105,7 +108,8 @@ _ASKS_FOR_CODE = re.compile(
     # network SWIFT are not code
     rf"\b(?:in|using|with)\s+(?!(?-i:SWIFT)\b)(?:{_LANGS})\b(?!\s*'s)"
     r"(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that|when|if|code|\d)\b))"
-    rf"|(?:{_ZH_CODE_VERB})[^。！？?!\n]{{0,20}}?(?:{_ZH_CODE_NOUN})"
+    # ... unless what is written is prose about code: an article, a notice, a plan, a template
+    rf"|(?:{_ZH_CODE_VERB})[^。！？?!\n]{{0,20}}?(?:{_ZH_CODE_NOUN}){_ZH_NOT_PROSE}"
     rf"|(?:{_ZH_TALK_VERB})[^。！？?!\n]{{0,20}}?(?:{_ZH_CODE_ONLY_NOUN})"
     rf"|(?:{_ZH_CODE_NOUN})[^。！？?!\n]{{0,8}}?(?:报错|報錯|出错|出錯|怎么改|怎麼改|有问题|有問題"
     r"|改成|改为|改為|重构|重構|优化|優化|修复|修復|转成|轉成|翻译成|翻譯成)"
