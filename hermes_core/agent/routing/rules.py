@@ -32,7 +32,7 @@ _SHELL = re.compile(
     r"\b(?:run|execute|exec)\s+(?:this|the|that|a|an|my|these)?\s*"
     r"(?:command|commands|script|shell|program|tests?|binary|migration)s?\b"
     r"|\b(?:shell|terminal|bash|zsh|powershell|command[- ]line|cmd\.exe)\b"
-    r"|(?m:^\s*\$\s+\S)"
+    r"|(?m:^[^\S\n]*\$[^\S\n]+\S)"
     r"|\bsudo\s+\S"
     r"|\b(?:pip|npm|pnpm|yarn|apt|apt-get|brew|docker|kubectl|git|make|cargo|uv)\s+"
     r"(?:install|run|build|clone|push|pull|apply|exec|commit|up|test)\b"
@@ -44,44 +44,78 @@ _SHELL = re.compile(
     re.IGNORECASE)
 
 # Code pasted without fences: a traceback, a diff, a SQL statement, a JSON object, a definition.
+# A line start's indent is ``[^\S\n]*`` (spaces and tabs), never ``\s*``: that spans newlines and
+# made n blank lines cost n² steps (100,000 took 28 s).
 # Each shape is one a person's prose does not take (SQL keywords in capitals, a JSON key quoted
 # before its colon, a definition at the start of a line), so talking about code is not code.
 _PASTED_CODE = re.compile(
-    r"Traceback \(most recent call last\)|^\s*File \"[^\"\n]+\", line \d+"
-    r"|^\s+at [\w$.<>]+\([^)\n]*:\d+(?::\d+)?\)"                        # Java / JavaScript frames
+    r"Traceback \(most recent call last\)|^[^\S\n]*File \"[^\"\n]+\", line \d+"
+    r"|^[^\S\n]+at [\w$.<>]+\([^)\n]*:\d+(?::\d+)?\)"                        # Java / JavaScript frames
     r"|^diff --git |^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@|^--- \S[^\n]*\n\+\+\+ \S"
     r"|\b(?:SELECT\s+(?:DISTINCT\s+)?[\w*.\"`]+(?:\s*,\s*[\w*.\"`()]+)*\s+FROM|INSERT\s+INTO"
     r"|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(?:TABLE|INDEX|VIEW))\s"
     r"|[{\[]\s*\"[^\"\n]{1,80}\"\s*:\s*(?:\"|-?\d|\[|\{|true\b|false\b|null\b)"
-    r"|^\s*(?:async\s+def|def|function|func|fn)\s+\w+\s*\([^)\n]*\)"
-    r"|^\s*(?:#include\s*[<\"]|from\s+[\w.]+\s+import\s+\w|import\s+[\w.]+;?\s*$)"
-    r"|^\s*(?:public|private|protected)\s+(?:static\s+)?(?:class|void|int|[A-Z]\w*)\s",
+    # a definition's header ends as code does (``:``, ``-> T:``, ``{``, or the line), so
+    # "function f(x) = x^2" and "function f(x) is continuous" are maths
+    r"|^[^\S\n]*(?:async\s+def|def|function|func|fn)\s+\w+\s*\([^)\n]*\)"
+    r"(?:\s*(?:->[^\n:]*)?:|[^\n=]*\{|[^\S\n]*$)"
+    r"|^[^\S\n]*(?:#include\s*[<\"]|from\s+[\w.]+\s+import\s+\w|import\s+[\w.]+;?\s*$)"
+    r"|^[^\S\n]*(?:public|private|protected)\s+(?:static\s+)?(?:class|void|int|[A-Z]\w*)\s",
     re.MULTILINE)
 
 _LANGS = (r"python|javascript|typescript|java|rust|golang|c\+\+|c#|ruby|php|kotlin|swift"
           r"|haskell|scala|sql|bash|powershell|html|css|lua|perl|matlab|r")
-_EN_CODE_VERB = (r"write|writing|implement|fix|debug|refactor|optimi[sz]e|rewrite|port|generate"
-                 r"|review|explain")
-_EN_CODE_NOUN = (r"functions?|methods?|scripts?|code(?!\s+of\b)|regex(?:es)?|regular expressions?"
-                 r"|unit tests?|tests? for|sql|quer(?:y|ies)|endpoints?|algorithms?|bugs?"
-                 r"|snippets?|programs?|classes? (?:in|for) (?:" + _LANGS + r")")
-# Chinese (simplified and traditional) and Japanese put the verb and the thing in either order
+# A code verb near a code noun. Only nouns that name code alone ("code", "regex", "a Python
+# script") count after any verb; "function", "method", "script", "program", "algorithm", "test"
+# also name a liver's function, a wedding script, a concert program, a school test: those count
+# after a making verb when a purpose clause follows ("a script to rename files", "a function that
+# returns") or when they point at something pasted ("this function"), and after refactor/debug.
+# "explain" and "review" take only the nouns that name code alone.
+_EN_MAKE_VERB = r"write|writing|implement|fix|rewrite|port|generate|optimi[sz]e"
+_EN_TALK_VERB = r"review|explain"
+_EN_CODE_ONLY_VERB = r"refactor|debug"
+_EN_CODE_VERB = rf"{_EN_MAKE_VERB}|{_EN_TALK_VERB}|{_EN_CODE_ONLY_VERB}"
+_EN_WEAK_NOUN = r"functions?|methods?|scripts?|programs?|algorithms?|quer(?:y|ies)|tests?|class(?:es)?"
+_EN_CODE_NOUN = (r"code(?!\s+of\b)|regex(?:es)?|regular expressions?|unit tests?|snippets?|sql"
+                 r"|endpoints?|(?:this|these|the following|the above)\s+(?:" + _EN_WEAK_NOUN + r")"
+                 r"|my\s+(?:functions?|methods?|scripts?|quer(?:y|ies)|algorithms?)"
+                 r"|(?:" + _LANGS + r")\s+(?:" + _EN_WEAK_NOUN + r")"
+                 r"|classes? (?:in|for) (?:" + _LANGS + r")")
+# Chinese (simplified and traditional) and Japanese put the verb and the thing in either order.
+# 函数 is also school maths (函数f(x)=x²), 算法题 a puzzle, 接口人 a contact person, a video's
+# 脚本 its script: those are not code. 解释 takes only the nouns that name code alone.
 _ZH_CODE_VERB = (r"写|寫|编写|編寫|实现|實現|修复|修復|修改|调试|調試|重构|重構|优化|優化|生成"
-                 r"|解释|解釋|改")
-_ZH_CODE_NOUN = (r"函数|函數|代码|代碼|程式碼|脚本|腳本|正则|正則|单元测试|單元測試|算法|演算法"
-                 r"|bug|SQL|sql|接口")
-_JA_CODE_NOUN = r"関数|コード|スクリプト|プログラム|正規表現|テスト"
+                 r"|改")
+_ZH_TALK_VERB = r"解释|解釋"
+_ZH_CODE_ONLY_NOUN = r"代码|代碼|程式碼|正则|正則|单元测试|單元測試|bug|SQL|sql"
+_ZH_CODE_NOUN = (_ZH_CODE_ONLY_NOUN
+                 + r"|(?:函数|函數)(?!\s*[a-zA-Z]\s*[(=（])|(?:算法|演算法)(?![题題])|接口(?!人)"
+                 r"|(?:脚本|腳本)(?<!(?:视频|視頻|直播|电影|電影|广告|廣告|带货|帶貨)..)"
+                 r"(?<!(?:视频|視頻|直播|电影|電影|广告|廣告|带货|帶貨)的..)")
+_ZH_NOT_PROSE = (r"(?![^。！？?!\n]{0,8}?(?:文章|报告|報告|通知|方案|模板|文档|文檔|培训|培訓|流程"
+                 r"|措辞|措辭|求职|求職|总结|總結|课程|課程))")
+_JA_CODE_NOUN = r"関数|コード|スクリプト|正規表現|単体テスト|ユニットテスト|テストコード"
+_JA_WEAK_NOUN = r"プログラム|テスト"      # also a festival's programme, a school test
 _JA_CODE_VERB = r"書|実装|修正|デバッグ|作成|作っ|作る|リファクタ"
 _ASKS_FOR_CODE = re.compile(
     rf"\b(?:{_EN_CODE_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_CODE_NOUN})\b"
+    rf"|\b(?:{_EN_MAKE_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_WEAK_NOUN})\s+(?:that|which|to\s+\w)"
+    rf"|\b(?:{_EN_CODE_ONLY_VERB})\b[^.?!\n]{{0,40}}?\b(?:{_EN_WEAK_NOUN})\b"
+    r"|\b(?:fix|debug)\b[^.?!\n]{0,40}?\bbugs?\b"
     rf"|\b(?:how\s+(?:do|can|should|would)\s+(?:i|you|we)|how\s+to|{_EN_CODE_VERB})\b"
     rf"[^.?!\n]{{0,60}}?"
-    rf"\b(?:in|using|with)\s+(?:{_LANGS})\b(?!\s*'s)"
-    rf"|(?:{_ZH_CODE_VERB})[^。！？?!\n]{{0,20}}?(?:{_ZH_CODE_NOUN})"
+    # the language ends the phrase: "with ruby stones", "with java beans", "R&D" and the bank
+    # network SWIFT are not code
+    rf"\b(?:in|using|with)\s+(?!(?-i:SWIFT)\b)(?:{_LANGS})\b(?!\s*'s)"
+    r"(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that|when|if|code|\d)\b))"
+    # ... unless what is written is prose about code: an article, a notice, a plan, a template
+    rf"|(?:{_ZH_CODE_VERB})[^。！？?!\n]{{0,20}}?(?:{_ZH_CODE_NOUN}){_ZH_NOT_PROSE}"
+    rf"|(?:{_ZH_TALK_VERB})[^。！？?!\n]{{0,20}}?(?:{_ZH_CODE_ONLY_NOUN})"
     rf"|(?:{_ZH_CODE_NOUN})[^。！？?!\n]{{0,8}}?(?:报错|報錯|出错|出錯|怎么改|怎麼改|有问题|有問題"
     r"|改成|改为|改為|重构|重構|优化|優化|修复|修復|转成|轉成|翻译成|翻譯成)"
     rf"|(?:用|使用|在)\s*(?:{_LANGS})\s*(?:里|裡|中)?\s*(?:写|寫|实现|實現|怎么|怎麼|如何)"
-    rf"|(?:{_JA_CODE_NOUN})[^。！？?!\n]{{0,12}}?(?:{_JA_CODE_VERB})",
+    rf"|(?:{_JA_CODE_NOUN})[^。！？?!\n]{{0,12}}?(?:{_JA_CODE_VERB})"
+    rf"|(?:{_JA_WEAK_NOUN})[^。！？?!\n]{{0,12}}?(?:書|実装|修正|デバッグ|リファクタ)",
     re.IGNORECASE)
 
 # What the code shapes and the request for code are looked for in: a message's head and tail. A

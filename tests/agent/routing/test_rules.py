@@ -5,6 +5,7 @@ Router: features, the safe rule language, rule/classifier/default selection, can
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -271,3 +272,20 @@ llm:
       - {name: anthropic, priority: 1, models: [claude-sonnet-4], equivalents: {gpt-4o: claude-sonnet-4}}
 """).llm.routing
     assert [c.provider for c in candidates_for("gpt-4o", routing)] == ["backup", "openai", "anthropic"]
+
+
+def test_a_line_start_shape_never_lets_its_leading_whitespace_run_across_lines() -> None:
+    # ``^\s*`` under MULTILINE spans newlines: at each of n line starts it ran to the end of the
+    # blank run and backed off, n² steps. 100,000 newlines took 28.8 s in extract_features
+    # (8.5 s in the code shapes' 16,000-character window, 19.8 s in the shell pattern's whole
+    # text); a pasted log of blank lines must not stall a turn. Pinned on the pattern itself
+    # (no timed test): the leading whitespace is horizontal only.
+    from hermes_core.agent.routing import rules
+    for pattern in (rules._PASTED_CODE, rules._SHELL):
+        assert re.search(r"\^\\s[*+]", pattern.pattern) is None, pattern.pattern
+    # and the shapes that begin indented are still found
+    assert extract_features('\n\n  File "app.py", line 3, in <module>\n').has_code
+    assert extract_features("Error\n\tat com.x.Main.run(Main.java:10)\n").has_code
+    assert extract_features("see\n\n    def parse(path):\n        pass").has_code
+    assert extract_features("\n\n   $ ls -la").requires_shell_execution
+    assert not extract_features("\n" * 5000 + " " * 5000 + "\n" * 5000).has_code
