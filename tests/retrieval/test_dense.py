@@ -37,6 +37,7 @@ from hermes_core.retrieval.dense import (
 from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
 from hermes_core.types import Skill
+from tests.retrieval.conftest import ScriptEmbedder
 
 
 @pytest.fixture(scope="session")
@@ -438,8 +439,9 @@ def test_a_query_and_a_skill_are_embedded_in_simplified_characters_whichever_scr
     skills = [Skill("db-fix", "排查數據庫連接錯誤"), Skill("weather", "查看天气预报")]
     assert document_text(skills[0]) == "db fix: 排查数据库连接错误"
     assert skill_parts(skills[0]) == ["db fix", "排查数据库连接错误"]
-    d = DenseIndex(HashingEmbedder("test:multi"), EmbeddingCache(tmp_path))
+    d = DenseIndex(ScriptEmbedder(), EmbeddingCache(tmp_path))   # reads 數 and 数 apart, as e5
     d.build(skills)
     assert np.array_equal(d.query_vector("數據庫連接錯誤"), d.query_vector("数据库连接错误"))
     assert d.similarities("數據庫連接錯誤").tolist() == d.similarities("数据库连接错误").tolist()
     assert d.similarities("数据库连接错误")[0] > d.similarities("数据库连接错误")[1]
+
