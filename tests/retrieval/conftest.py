@@ -64,6 +64,24 @@ def counting_embedder() -> CountingEmbedder:
     return CountingEmbedder()
 
 
+class ScriptEmbedder(CountingEmbedder):
+    """A bag-of-characters embedder that reads text as written, as e5 does: 數據庫 and 数据库
+    share no character, so they get apart vectors (the project's tokenizer, which the other test
+    embedders hash, folds them to one spelling and would hide a side left unfolded)."""
+
+    model_id = "test:script"
+    cache_id = "test:script"
+
+    def _vec(self, text: str) -> np.ndarray:
+        v = np.zeros(32, dtype=np.float32)
+        for ch in text.lower():
+            if ch.isalnum():
+                seed = int.from_bytes(hashlib.sha256(ch.encode()).digest()[:4], "little")
+                v += np.random.default_rng(seed).standard_normal(32).astype(np.float32)
+        n = float(np.linalg.norm(v))
+        return v / n if n > 0 else v
+
+
 T = TypeVar("T")
 
 

@@ -28,6 +28,7 @@ from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
 from hermes_core.tokenize import cjk_chars
 from hermes_core.types import Skill
+from tests.retrieval.conftest import ScriptEmbedder
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "catalogs"
 ROOT = Path(__file__).resolve().parents[2]
@@ -832,3 +833,18 @@ def test_a_cache_folder_that_cannot_be_written_does_not_fail_the_retriever(
         res = r.retrieve("extract the text of a pdf file")
     assert res.names and "test:hashing" in r._calibration
     assert "cannot write" in caplog.text and blocker.read_text().startswith("a file where")
+
+
+def test_a_past_or_reference_query_is_embedded_as_a_live_query_is_with_its_han_simplified(
+        tmp_path: Path) -> None:
+    # a live query is embedded with its Han in simplified characters (DenseIndex.query_vector);
+    # the vectors of past queries (the usage layer) and of the gate's pseudo-queries come from
+    # cached_query_vectors and must be made alike, or a traditional request re-typed word for
+    # word is not near its own past use
+    d = dense_mod.DenseIndex(ScriptEmbedder(), dense_mod.EmbeddingCache(tmp_path))
+    d.build([Skill("db-fix", "排查數據庫連接錯誤")])
+    texts = ["排查數據庫連接錯誤", "排查数据库连接错误", "check the weather"]
+    got = cal.cached_query_vectors(d, texts)
+    assert np.array_equal(got, np.vstack([d.query_vector(t) for t in texts]))
+    assert np.array_equal(got[0], got[1])
+    assert np.array_equal(cal.cached_query_vectors(d, texts), got)   # read back from the cache

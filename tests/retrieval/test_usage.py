@@ -26,6 +26,7 @@ from hermes_core.retrieval.usage import (
     usage_weight,
 )
 from hermes_core.testing.retrieval import SAMPLE_SKILLS, HashingEmbedder
+from tests.retrieval.conftest import ScriptEmbedder
 
 
 # ------------------------------------------------------------------ the store
@@ -575,6 +576,22 @@ def test_retriever_learns_from_use_and_explains_it(tmp_path: Path) -> None:
     assert after.usage is not None and "usage" in after.answered
     assert after.usage.nearest_skill == "email-send" and after.candidates[0] == "email-send"
     assert "usage" in after.contributions["email-send"]
+
+
+@pytest.mark.parametrize("query", ["給團隊發郵件說版本發佈了 3", "给团队发邮件说版本发布了 3"])
+def test_a_request_learnt_in_traditional_chinese_is_recognised_in_either_script(tmp_path: Path,
+                                                                               query: str) -> None:
+    # a live query is embedded with its Han simplified; the past queries were embedded as typed,
+    # so the very request typed again sat apart from its own past use and the layer abstained
+    r = SkillRetriever(skills=SAMPLE_SKILLS, embedders=[ScriptEmbedder()], cache_dir=tmp_path,
+                       usage=UsageLayer(UsageStore(None)))
+    for i in range(12):
+        r.record_use(f"給團隊發郵件說版本發佈了 {i}", "email-send", "view")
+        r.record_use(f"明天城市下雨嗎 {i}", "weather-forecast", "view")
+    got = r.retrieve(query)
+    assert got.usage is not None and "usage" in got.answered
+    assert got.usage.nearest == "給團隊發郵件說版本發佈了 3" and got.usage.nearest_skill == "email-send"
+    assert got.candidates[0] == "email-send"
 
 
 def test_record_use_needs_a_known_skill_and_learning_on(tmp_path: Path) -> None:

@@ -68,3 +68,14 @@ def test_extractive_summary_keeps_a_repeated_sentence_once():
     distinct = list(dict.fromkeys(said))
     assert all(summary.count(s) <= 1 for s in distinct)
     assert "pool_size" in summary and "retry budget" in summary
+
+
+def test_an_extractive_summarys_tags_keep_the_sessions_chinese_script():
+    # tags are shown and stored: traditional Chinese stays traditional (only match keys fold)
+    from hermes_core.agent.episodic.summarise import extractive_summary
+
+    chat = [Message("user", "排查數據庫連接錯誤，數據庫連接超時。"),
+            Message("assistant", "數據庫連接錯誤是因為連接池已滿，請重啟數據庫。")]
+    tags = extractive_summary(chat).tags
+    assert tags and "數據庫" in tags
+    assert not any(c in "".join(tags) for c in "数据库连错误")   # 接 is one character in both
