@@ -57,7 +57,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EVAL = Path(os.environ.get("HERMES_EVAL_DIR") or next(
     (str(p) for p in (ROOT.parent / "shared" / "eval", ROOT.parent.parent / "shared" / "eval")
      if p.is_dir()), str(ROOT.parent / "shared" / "eval")))
-DB_VERSION = "v2"
+DB_VERSION = "v3"   # v3: stamped with the store's own segmenter id (v2 archives re-index on open)
 PLANTED = 10
 RARE = ["quorvex", "zemblar", "plinthor", "vasquil", "droventa", "kelmori", "sprandel", "tovarix",
         "mirelth", "gondasy", "fluxamor", "brevnik", "syldrane", "ortavio", "cazmire", "pelquor",
@@ -67,6 +67,15 @@ _spec = importlib.util.spec_from_file_location("hermes_bench_memory", Path(__fil
 assert _spec is not None and _spec.loader is not None
 _memory = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_memory)
+
+
+def pool_summary(rng: random.Random, vocab: Any) -> tuple[str, tuple[str, ...]]:
+    """4-8 of memory.py's sentences (English, or unspaced Chinese) and up to 4 of their topical
+    words as tags: the same draws, in the same order, as the generator the cached archives of
+    ``DB_VERSION`` were built with, so an archive built before stays valid."""
+    sentences = [_memory._sentence(rng, vocab) for _ in range(rng.randint(4, 8))]
+    tags = tuple(dict.fromkeys(w for _, words in sentences for w in words))[:4]
+    return " ".join(text for text, _ in sentences), tags
 
 
 def percentile(xs: list[float], q: float) -> float:
@@ -146,11 +155,11 @@ def build_db(path: Path, sessions: int, seed: int) -> float:
     from functools import lru_cache
 
     from hermes_core.agent.episodic.store import SessionStore
-    from hermes_core.tokenize import TOKENIZER_VERSION, segment_for_index
+    from hermes_core.tokenize import segment_for_index
 
     rng = random.Random(seed)
     vocab = _memory._vocabularies()
-    pool = [_memory.synth_summary(rng, vocab) for _ in range(min(POOL, sessions))]
+    pool = [pool_summary(rng, vocab) for _ in range(min(POOL, sessions))]
     cached = lru_cache(maxsize=POOL * 2)(segment_for_index)
 
     def segment(text: str) -> str:
@@ -163,7 +172,9 @@ def build_db(path: Path, sessions: int, seed: int) -> float:
         if p.exists():
             p.unlink()
     t0 = time.perf_counter()
-    store = SessionStore(tmp, segment=segment, segment_id=f"hermes-tokenize-{TOKENIZER_VERSION}")
+    with SessionStore(tmp) as probe:   # the default segmenter's id: the open below must not re-index
+        segment_id = probe.segment_id
+    store = SessionStore(tmp, segment=segment, segment_id=segment_id)
     planted_at = {int((k + 0.5) * sessions / PLANTED): k for k in range(PLANTED)}
     batch = 20_000
     for start in range(0, sessions, batch):
