@@ -298,6 +298,10 @@ STILL_CODE: tuple[str, ...] = (
     "How do I fit a linear model in R",
     "Fix my script",
     "帮我修改这段代码，让它跑得快一点",
+    "Write a recursive function for fibonacci",
+    "Write an async method for fetching pages",
+    "Write tests for the parser",
+    "Explain the compiler's error",
 )
 
 
