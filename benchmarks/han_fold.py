@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -26,7 +27,12 @@ import opencc
 from hermes_core import tokenize as tok
 from hermes_core.retrieval import bm25
 
-DEV = Path("/work/shared/eval/hammerbench-zh/queries.dev.jsonl")
+ROOT = Path(__file__).resolve().parents[1]
+# the eval data sits beside the repo (../shared/eval), as turn.py and retrieval_lexical.py find it
+EVAL = Path(os.environ.get("HERMES_EVAL_DIR") or next(
+    (str(p) for p in (ROOT.parent / "shared" / "eval", ROOT.parent.parent / "shared" / "eval")
+     if p.is_dir()), str(ROOT.parent / "shared" / "eval")))
+DEV = EVAL / "hammerbench-zh" / "queries.dev.jsonl"
 
 
 def queries() -> tuple[list[str], list[str]]:

@@ -39,7 +39,6 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
 EVAL = next((p for p in (ROOT.parent / "shared" / "eval", ROOT.parent.parent / "shared" / "eval")
              if p.is_dir()), None)
-HAN_FOLD_DEV = Path("/work/shared/eval/hammerbench-zh/queries.dev.jsonl")   # han_fold.py's DEV
 
 SITE = ("from hermes_core.testing.pytest_plugin import block_network\n"
         "block_network()\n")
@@ -58,7 +57,7 @@ CASES: list[tuple[str, list[str], list[str], str | None]] = [
       "generator_answer_us_p50_vs_baseline", "output_schema_us_p50_vs_baseline"], None),
     ("han_fold.py", ["--reps", "1"],
      ["turn_keys_us_with_fold", "turn_keys_us_without_fold", "ratio_with_over_without"],
-     "han_fold"),
+     "eval"),
     ("stream_watch.py", ["--events", "5", "--repeat", "1"],
      ["identity.bare_us_per_chunk_p50", "identity.watched_us_per_chunk_p50", "identity.ratio",
       "gzip.ratio"], None),
@@ -104,8 +103,6 @@ def _at(obj: Any, dotted: str) -> Any:
 def _missing_data(need: str | None) -> str | None:
     if need == "eval" and EVAL is None:
         return "needs the dev catalogs under ../shared/eval"
-    if need == "han_fold" and not HAN_FOLD_DEV.is_file():
-        return f"needs {HAN_FOLD_DEV}"
     return None
 
 
