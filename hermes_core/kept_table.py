@@ -30,8 +30,8 @@ from typing import Any, Generic, TypeVar
 from filelock import FileLock
 from filelock import Timeout as LockTimeout
 
-from hermes_core.agent.pool.off_loop import on_event_loop  # where no call may wait on a lock
 from hermes_core.atomic_write import make_folders, read_kept, refused, write_cache
+from hermes_core.event_loop import on_event_loop  # where no call may wait on a lock
 
 T = TypeVar("T")
 

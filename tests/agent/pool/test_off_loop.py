@@ -9,7 +9,8 @@ import threading
 
 import pytest
 
-from hermes_core.agent.pool.off_loop import OffLoop, on_event_loop
+from hermes_core.agent.pool.off_loop import OffLoop
+from hermes_core.event_loop import on_event_loop
 
 
 def test_on_event_loop_is_true_inside_a_running_loop_only() -> None:
