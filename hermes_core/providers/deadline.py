@@ -315,19 +315,28 @@ _LINE_START = 1024
 #: The most bytes the watch inflates at once, as the HTTP client bounds its own pieces: a small
 #: compressed chunk can inflate a thousandfold (a decompression bomb).
 _PIECE = 64 * 1024
+#: How a gzip member begins.
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 class _Inflater:
     """A gzip or deflate body's bytes inflated in bounded pieces, as the HTTP client reads them:
-    ``deflate`` zlib-wrapped or, when its first chunk is not, raw (servers send both)."""
+    ``deflate`` zlib-wrapped or, when its first chunk is not, raw (servers send both). A gzip body
+    is read through every member, as gzip(1) reads a file: the HTTP client stops at the first
+    member's end, and a proxy that compresses what it relays piece by piece sends one member per
+    piece (the rest of the stream was lost). Bytes after a member that begin no other (zero
+    padding, garbage) are ignored, as before."""
 
     def __init__(self, encoding: str) -> None:
         self.name = encoding
         self._deflate = encoding == "deflate"
         self._first = True
+        self._past_end = False   # bytes past the last member came: the rest is ignored
         self._zlib = zlib.decompressobj(zlib.MAX_WBITS if self._deflate else 16 + zlib.MAX_WBITS)
 
     def pieces(self, chunk: bytes) -> Iterator[bytes]:
+        if self._past_end:
+            return
         first, self._first = self._first, self._first and not chunk
         try:
             piece = self._zlib.decompress(chunk, _PIECE)
@@ -336,9 +345,28 @@ class _Inflater:
                 raise
             self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
             piece = self._zlib.decompress(chunk, _PIECE)
-        while piece:
-            yield piece
-            piece = self._zlib.decompress(self._zlib.unconsumed_tail, _PIECE)
+        while True:
+            while piece:
+                yield piece
+                piece = self._zlib.decompress(self._zlib.unconsumed_tail, _PIECE)
+            member = self._next_member()
+            if member is None:
+                return
+            self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            piece = self._zlib.decompress(member, _PIECE)
+
+    def _next_member(self) -> bytes | None:
+        """The next gzip member's first bytes, once the one read has ended and they begin with
+        the gzip magic; None until then (the bytes after an ended member, which zlib keeps as
+        ``unused_data`` and adds each later chunk to, may be a magic's first byte alone)."""
+        if self._deflate or not self._zlib.eof:
+            return None
+        rest = self._zlib.unused_data
+        if rest.startswith(_GZIP_MAGIC):
+            return rest
+        if not _GZIP_MAGIC.startswith(rest):
+            self._past_end = True
+        return None
 
     def flush(self) -> bytes:
         """The last inflated bytes, once the body has ended."""

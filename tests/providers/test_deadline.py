@@ -444,10 +444,23 @@ def _crlf_split_between_chunks(events: list[bytes]) -> Iterator[bytes]:
     yield b"\n"
 
 
+def _gzip_members(events: list[bytes]) -> Iterator[bytes]:
+    """Each event a gzip member of its own, as a proxy that compresses what it relays piece by
+    piece sends them (gzip(1) reads such a file whole); one member's magic split across chunks."""
+    import gzip
+
+    members = [gzip.compress(e) for e in events]
+    for i, member in enumerate(members):
+        yield member if i != 2 else member[:1]
+        if i == 2:
+            yield member[1:]
+
+
 WIRE_FORMS = {
     "CR line ends": ({}, lambda events: (e.replace(b"\n", b"\r") for e in events)),
     "CRLF split between chunks": ({}, _crlf_split_between_chunks),
     "gzip": ({"content-encoding": "gzip"}, _compressed),
+    "gzip in several members": ({"content-encoding": "gzip"}, _gzip_members),
     "gzip split inside its blocks": ({"content-encoding": "gzip"}, lambda events: (
         piece for c in _compressed(events) for piece in (c[:len(c) // 2], c[len(c) // 2:]))),
 }
@@ -652,6 +665,23 @@ def test_a_compressed_stream_is_inflated_once_on_its_way_to_the_sdk(
                 seen, raw = response.headers, b"".join(response.iter_raw())
     assert raw == b"".join(events)
     assert "content-encoding" not in seen and "content-length" not in seen
+
+
+@pytest.mark.parametrize("tail", [b"", b"\x00" * 8, b"\x1f", b"garbage after the end"])
+def test_a_gzip_body_is_read_through_every_member_and_bytes_past_the_last_are_ignored(
+        tail: bytes) -> None:
+    """A gzip body of three members was read to the end of the first, as the HTTP client reads
+    it: the rest of the stream was lost with no error. Every member is read now, as gzip(1) does;
+    bytes after the last that begin no member (zero padding, a lone magic byte, garbage) are
+    ignored, as before."""
+    import gzip
+
+    events = [b'data: {"n": %d}\n\n' % i for i in range(3)]
+    watch = _Watch(Budget(100.0, 2.0, lambda: 0.0), 0.0, sse=True, encoding="gzip")
+    chunks = [gzip.compress(e) for e in events] + [tail, b"more"] if tail else [
+        gzip.compress(e) for e in events]
+    read = b"".join(piece for chunk in chunks for piece in watch.inflate(chunk))
+    assert read + b"".join(watch.end()) == b"".join(events)
 
 
 async def _async_chunks(chunks: list[bytes]) -> AsyncIterator[bytes]:
