@@ -353,8 +353,8 @@ class _Inflater:
             while piece:
                 yield piece
                 piece = self._zlib.decompress(self._zlib.unconsumed_tail, _PIECE)
-            member = self._next_member()
-            if member is None:
+            # the common case, a member still open, decided without a call
+            if not self._zlib.eof or (member := self._next_member()) is None:
                 return
             self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
             piece = self._zlib.decompress(member, _PIECE)
