@@ -82,7 +82,7 @@ def write_atomic(path: str | os.PathLike[str], content: Content, *, mode: int | 
             f.flush()
             if durable:
                 os.fsync(f.fileno())
-        os.chmod(tmp, mode if mode is not None else 0o666 & ~_UMASK)
+        os.chmod(tmp, mode if mode is not None else 0o666 & ~UMASK)
         os.replace(tmp, p)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -205,4 +205,5 @@ def _read_umask() -> int:
     return current
 
 
-_UMASK = _read_umask()
+#: The process's umask (see :func:`_read_umask`): a plain new file's mode is ``0o666 & ~UMASK``.
+UMASK = _read_umask()

@@ -15,28 +15,44 @@ last rename won, the other's entry lost for good. Both now go through :func:`upd
 * **never in the way**: a lock that cannot be taken (busy, a folder, a read-only home) or a write
   the disk refuses writes nothing, said once per table and folder (a busy lock at debug level):
   the caller keeps what it knows in memory. The home itself is never created;
-* **a newer version's table is left as it is** (:class:`Newer`), never replaced by this one's.
+* **a newer version's table is left as it is** (:class:`Newer`), never replaced by this one's;
+* **news a busy lock kept out is written at exit**: a store that has some says so
+  (:func:`pending`), and at interpreter exit each is asked to write it, waiting at most
+  :data:`EXIT_WAIT` in all and never raising: a process that stopped before its next write lost
+  it;
+* **the lock lets in whoever may replace the table**: its mode gives write to the group (others)
+  when the folder does, not sticky (:func:`lock_mode`); made with the umask's, a home shared by
+  one group refused the lock to all but the user who made it, who could all rename the table.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import stat
+import threading
+import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from filelock import FileLock
 from filelock import Timeout as LockTimeout
 
-from hermes_core.agent.pool.off_loop import on_event_loop  # where no call may wait on a lock
-from hermes_core.atomic_write import make_folders, read_kept, refused, write_cache
+from hermes_core.atomic_write import UMASK, make_folders, read_kept, refused, write_cache
+from hermes_core.event_loop import on_event_loop  # where no call may wait on a lock
 
 T = TypeVar("T")
 
 #: Seconds a writer off the event loop waits for another's read, merge and rename (milliseconds).
 LOCK_WAIT = 0.5
+#: Seconds the flush at interpreter exit waits, for all the stores with news kept out together.
+EXIT_WAIT = 1.0
+
+log = logging.getLogger("hermes_core.kept_table")
 
 
 def lock_wait(on_loop: bool, wait: float = LOCK_WAIT) -> float:
@@ -49,6 +65,21 @@ def lock_path(path: str | os.PathLike[str]) -> Path:
     """The lock file beside ``path``: hidden, named after it."""
     p = Path(path)
     return p.with_name(f".{p.name}.lock")
+
+
+def lock_mode(folder_mode: int, umask: int = UMASK) -> int:
+    """The lock file's permission bits, in a folder of ``folder_mode``: a plain file's under
+    ``umask``, with write for the group and for others where the folder gives it to them (they
+    may replace the table by a rename, so the lock grants them nothing more; without it they
+    could not open the lock and never wrote). A sticky folder lets no one else replace the table:
+    the umask's mode only."""
+    mode = 0o666 & ~umask
+    if not folder_mode & stat.S_ISVTX:
+        if folder_mode & stat.S_IWGRP:
+            mode |= 0o060
+        if folder_mode & stat.S_IWOTH:
+            mode |= 0o006
+    return mode
 
 
 class Newer(ValueError):
@@ -89,7 +120,8 @@ def update(path: str | os.PathLike[str], max_bytes: int, parse: Callable[[Any], 
             raise
 
     try:
-        with FileLock(lock_path(path), timeout=seconds, blocking=seconds > 0):
+        mode = lock_mode(os.stat(Path(path).parent).st_mode)
+        with FileLock(lock_path(path), timeout=seconds, blocking=seconds > 0, mode=mode):
             kept = read_kept(path, max_bytes, ours, warn)
             if newer:
                 logger.debug("%s: %s is a newer version's (%s); left as it is", what, path,
@@ -105,3 +137,45 @@ def update(path: str | os.PathLike[str], max_bytes: int, parse: Callable[[Any], 
         refused(what, lock_path(path), e, logger)
         return Update(None)
     return Update(table)
+
+
+class Pending(Protocol):
+    """A store holding news a busy lock kept out of its table."""
+
+    def flush_pending(self, wait: float) -> None:
+        """Write what is held, waiting at most ``wait`` seconds for the lock."""
+
+
+_pending: weakref.WeakSet[Pending] = weakref.WeakSet()
+_pending_lock = threading.Lock()
+_at_exit = False
+
+
+def pending(store: Pending) -> None:
+    """``store`` holds news a busy lock kept out: it is asked to write it at interpreter exit
+    (held weakly: a store dropped before then takes its news with it, as before)."""
+    global _at_exit
+    with _pending_lock:
+        _pending.add(store)
+        if not _at_exit:
+            _at_exit = True
+            atexit.register(flush_pending)
+
+
+def flush_pending(wait: float = EXIT_WAIT, clock: Callable[[], float] = time.monotonic) -> None:
+    """Ask each store with news kept out to write it, ``wait`` seconds in all (a lock still busy
+    then keeps it out for good: a cache, learned again); never raises: it runs at exit."""
+    with _pending_lock:
+        stores = list(_pending)
+        _pending.clear()
+    end = clock() + wait
+    for store in stores:
+        left = end - clock()
+        if left <= 0:
+            log.debug("kept tables: the exit's wait is spent; %d stores' news left out",
+                      len(stores))
+            return
+        try:
+            store.flush_pending(left)
+        except Exception as e:   # at exit nobody can act on it: said, not raised
+            log.debug("kept tables: a store's news was not written at exit (%s)", e)

@@ -101,3 +101,25 @@ def test_every_error_class_lives_in_errors_py() -> None:
 def test_no_module_is_past_the_agreed_size() -> None:
     sizes = {name: len(p.read_text(encoding="utf-8").splitlines()) for name, p in _modules().items()}
     assert {n: s for n, s in sizes.items() if s > 800} == {}
+
+
+#: Top-level modules allowed a subsystem's module at load: config validates routing rules as it
+#: reads them (a check the settings need, not a helper the subsystem lends).
+_UPWARD_ALLOWED = {"hermes_core.config": {"hermes_core.agent.routing.rules"}}
+
+
+def test_a_top_level_module_imports_no_subsystem_s_helper() -> None:
+    """The top-level modules (``hermes_core/*.py``) are what every subsystem builds on; one that
+    imports from a subsystem ties the layer below to the layer above (``kept_table`` took its
+    event-loop check from ``agent.pool.off_loop``)."""
+    modules = _modules()
+    upward = {}
+    for name, path in modules.items():
+        if path.parent != PACKAGE or path.name == "__init__.py":
+            continue
+        imported = _module_level_imports(ast.parse(path.read_text(encoding="utf-8")), modules)
+        subsystem = {m for m in imported if m.count(".") > 1 or (modules[m].name == "__init__.py"
+                                                                 and m != "hermes_core")}
+        if extra := subsystem - _UPWARD_ALLOWED.get(name, set()):
+            upward[name] = sorted(extra)
+    assert upward == {}

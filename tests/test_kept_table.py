@@ -132,3 +132,98 @@ def test_a_lock_linked_to_another_file_leaves_that_file_as_it_is(tmp_path: Path)
     lock_path(path).symlink_to(precious)
     assert _update(path, "a") == Update(None)
     assert precious.read_bytes() == b"kept" and not path.exists()
+
+
+#: A child process that learns one entry per store on an event loop (one try of the lock: busy
+#: while the test holds it), says so, and ends when told.
+_LEARNS_THEN_EXITS = """
+import asyncio, sys
+from pathlib import Path
+from hermes_core.agent.prompt.calibration_store import CalibrationStore
+from hermes_core.agent.served_as import ServedAs
+served, calibration = ServedAs(Path(sys.argv[1])), CalibrationStore(Path(sys.argv[2]))
+async def turn():
+    served.learn("azure", "prod-chat", "gpt-4o-2024-08-06")
+    calibration.put("claude-x", 1.25)
+asyncio.run(turn())
+print("kept out", flush=True)
+sys.stdin.readline()
+"""
+
+
+def _learning_child(tmp_path: Path) -> tuple[Any, Path, Path]:
+    import subprocess
+    import sys
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    served, calibration = cache / "served_as.json", cache / "calibration.json"
+    child = subprocess.Popen([sys.executable, "-c", _LEARNS_THEN_EXITS, str(served),
+                              str(calibration)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True,
+                             env={"PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+                                  "PATH": "/usr/bin:/bin"})
+    return child, served, calibration
+
+
+def test_entries_a_busy_lock_kept_out_are_written_when_the_process_exits(tmp_path: Path) -> None:
+    """A busy lock keeps a store's news for its next write; a process that stopped first (a CLI
+    run, a worker recycled) lost it. They are written at interpreter exit, the lock free by then."""
+    child, served, calibration = _learning_child(tmp_path)
+    holders = [FileLock(lock_path(p)) for p in (served, calibration)]
+    for holder in holders:
+        holder.acquire()
+    assert child.stdout is not None and child.stdout.readline() == "kept out\n"
+    assert not served.exists() and not calibration.exists()
+    for holder in holders:
+        holder.release()
+    _out, err = child.communicate("\n", timeout=60)
+    assert child.returncode == 0 and err == ""
+    assert json.loads(served.read_text())["served_as"] == [
+        ["azure", "prod-chat", "gpt-4o-2024-08-06"]]
+    assert json.loads(calibration.read_text())["ratios"] == {"claude-x": 1.25}
+
+
+def test_an_exit_with_the_lock_still_held_ends_without_writing_or_raising(tmp_path: Path) -> None:
+    """The flush at exit waits a bounded time for the lock, and a lock never freed costs the
+    entries (as before), not the exit."""
+    child, served, calibration = _learning_child(tmp_path)
+    holders = [FileLock(lock_path(p)) for p in (served, calibration)]
+    for holder in holders:
+        holder.acquire()
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "kept out\n"
+        _out, err = child.communicate("\n", timeout=60)
+    finally:
+        for holder in holders:
+            holder.release()
+    assert child.returncode == 0 and err == ""
+    assert not served.exists() and not calibration.exists()
+
+
+@pytest.mark.parametrize(("folder", "umask", "expected"), [
+    (0o755, 0o022, 0o644),    # a home of one user: as the umask makes it
+    (0o2775, 0o022, 0o664),   # a group's shared home: the group may take the lock
+    (0o775, 0o077, 0o660),
+    (0o777, 0o022, 0o666),    # anyone may replace the table there, so may take its lock
+    (0o1777, 0o022, 0o644),   # sticky: others cannot replace the table; nor are they let in
+])
+def test_a_lock_file_s_mode_lets_in_whoever_may_write_the_table_s_folder(
+        folder: int, umask: int, expected: int) -> None:
+    assert kept_table.lock_mode(folder, umask) == expected
+
+
+def test_a_lock_made_in_a_group_s_shared_folder_is_writable_by_the_group(tmp_path: Path) -> None:
+    """A home shared by the users of one group (``chmod 2775``): the lock file took the umask's
+    mode (0644 under 022), so the first user's lock refused every other user of the group, who
+    could still replace the table itself by a rename. Made in a process whose umask is 022."""
+    import subprocess
+    import sys
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    cache.chmod(0o2775)
+    code = ("import os, sys; os.umask(0o022)\n"
+            "from hermes_core.agent.served_as import ServedAs\n"
+            "ServedAs(sys.argv[1]).learn('azure', 'prod-chat', 'gpt-4o')\n")
+    subprocess.run([sys.executable, "-c", code, str(cache / "served_as.json")], check=True,
+                   timeout=60, env={"PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert lock_path(cache / "served_as.json").stat().st_mode & 0o777 == 0o664

@@ -15,7 +15,6 @@ what is still queued.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import errno
 import json
@@ -29,6 +28,8 @@ from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
+
+from hermes_core.event_loop import on_event_loop
 
 if TYPE_CHECKING:
     from hermes_core.errors import Attempt
@@ -124,7 +125,7 @@ class AuditLog:
         change ``record`` afterwards (on an event loop it is serialised later, by the writer)."""
         if self.path is None:
             return
-        if _on_event_loop():
+        if on_event_loop():
             self._queue.append(record)
             # a running writer already woken (it clears the flag before it takes the queue) takes
             # this line too: only the first line after a write signals it, not every line
@@ -203,14 +204,6 @@ class AuditLog:
                 self._write_locked(self._take_locked())
             if self._stop:
                 return
-
-
-def _on_event_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 @atexit.register

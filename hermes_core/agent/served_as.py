@@ -18,8 +18,8 @@ attempt unpriced again until a reply came. So what is learned is also kept in
   nothing; a name answered as several models in turn, a router's, writes each pair once per
   process), atomically, merged into the file as it stands under its lock
   (:func:`hermes_core.kept_table.update`): two processes learning at once keep both, the latest of
-  one name wins; an entry a busy lock kept out is written at the next reply; a newer version's
-  file is left as it is;
+  one name wins; an entry a busy lock kept out is written at the next reply, or at exit; a newer
+  version's file is left as it is;
 * **no secret in it**: an entry any of whose names the redactor would change (a proxy echoing the
   key as the model) is known to this process and never written;
 * **never in the way**: a damaged, foreign or unreadable file is ignored with one warning naming
@@ -122,8 +122,20 @@ class ServedAs:
         self._warn("%s: %s; what deployments answered as is ignored (version %d expected)",
                    self.path, reason, VERSION)
 
-    def _write(self) -> None:
-        """Merge the entries not yet written into the file as it is now, under its lock."""
+    def flush_pending(self, wait: float) -> None:
+        """Write the entries a busy lock kept out, waiting at most ``wait`` seconds (for the
+        store's own lock too: at exit, a thread that died holding it must not hold the exit)."""
+        if not self._lock.acquire(timeout=wait):
+            return
+        try:
+            if self._unwritten:
+                self._write(wait)
+        finally:
+            self._lock.release()
+
+    def _write(self, wait: float | None = None) -> None:
+        """Merge the entries not yet written into the file as it is now, under its lock (waiting
+        ``wait`` seconds for it; by default as :func:`kept_table.update` decides)."""
         assert self.path is not None
 
         def merge(kept: Served | None) -> Served:
@@ -133,9 +145,11 @@ class ServedAs:
             return table
 
         done = kept_table.update(self.path, _MAX_BYTES, lambda data: _parse(data, self._limit),
-                                 merge, self._dump, "served-as file", logger=log)
+                                 merge, self._dump, "served-as file", logger=log, wait=wait)
         if not done.busy:   # written, or the home will not take it: known to this process
             self._unwritten.clear()
+        else:   # at the next reply, or at exit
+            kept_table.pending(self)
 
     def _dump(self, served: Served) -> bytes:
         body = {"version": VERSION,

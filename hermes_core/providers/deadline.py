@@ -11,9 +11,10 @@ in the HTTP transport both SDK clients are built on:
   at every chunk the server sends, that the response is still within ``total_s`` of the request
   and, for ``text/event-stream`` bodies, that a content event arrived within ``idle_s``. Comments
   (``: ping``) and Anthropic's ``event: ping`` keep a connection alive but are not content.
-  The watch reads the stream as the SDK will (any SSE line end; a gzip or deflate body inflated,
-  once: it is handed on inflated, so the client does not inflate it again), and the guard takes
-  a leading byte order mark off an event stream, which SSE strips and the SDKs do not.
+  The watch reads the stream as the SDK will (any SSE line end; a gzip, deflate, br or zstd body
+  inflated, once: it is handed on inflated, so the client does not inflate it again), and the
+  guard takes a leading byte order mark off an event stream, which SSE strips and the SDKs do
+  not.
 
 A response past its budget raises :class:`ResponseBudgetExceeded` (an ``httpx`` read timeout), so
 the SDKs and the call loop treat it as the timeout it is: a typed ``Timeout`` that fails over.
@@ -35,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
+from httpx2._decoders import SUPPORTED_DECODERS, ContentDecoder
 
 from hermes_core.providers.observed import note
 from hermes_core.providers.steps import Steps, arun, run
@@ -165,10 +167,11 @@ class bounded:
 class _Watch:
     """The checks, shared by the sync and async guards: one call per chunk received.
 
-    A gzip or deflate event stream is inflated here, once: the watch must read its lines, and
-    the HTTP client, which inflated the same bytes again for the SDK, is handed them inflated
-    (:func:`_handled` drops the ``content-encoding`` the body no longer has). Other bodies pass
-    as they came and the client decodes them."""
+    A gzip, deflate, br or zstd event stream (br and zstd when the client decodes them) is
+    inflated here, once: the watch must read its lines, and the HTTP client, which inflated the
+    same bytes again for the SDK, is handed them inflated (:func:`_handled` drops the
+    ``content-encoding`` the body no longer has). Other bodies pass as they came and the client
+    decodes them."""
 
     def __init__(self, budget: Budget, started: float, sse: bool,
                  read_s: float | None = None, encoding: str = "") -> None:
@@ -184,7 +187,8 @@ class _Watch:
         # the body's bytes as the SDK will read them: inflated here when the lines are watched
         self._inflate = _inflater(encoding) if sse else None
         if self._inflate is None and not plain:
-            self.sse = False   # br, zstd: no event can be seen, the whole budget bounds it
+            self.sse = False   # no event can be seen (several codings, or one the client does
+            #                    not decode): the whole budget bounds it
         #: the watch hands the client the body inflated
         self.decodes = self._inflate is not None
         # a leading BOM may still be taken off (its first bytes held until they tell)
@@ -226,7 +230,7 @@ class _Watch:
         held, self._head, self._opening = self._head, b"", False
         return tuple(piece for piece in (held, tail) if piece)
 
-    def _inflated(self, chunk: bytes, inflate: _Inflater) -> Iterator[bytes]:
+    def _inflated(self, chunk: bytes, inflate: _Inflater | _Decoded) -> Iterator[bytes]:
         checked = False
         try:
             for piece in inflate.pieces(chunk):
@@ -315,19 +319,28 @@ _LINE_START = 1024
 #: The most bytes the watch inflates at once, as the HTTP client bounds its own pieces: a small
 #: compressed chunk can inflate a thousandfold (a decompression bomb).
 _PIECE = 64 * 1024
+#: How a gzip member begins.
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 class _Inflater:
     """A gzip or deflate body's bytes inflated in bounded pieces, as the HTTP client reads them:
-    ``deflate`` zlib-wrapped or, when its first chunk is not, raw (servers send both)."""
+    ``deflate`` zlib-wrapped or, when its first chunk is not, raw (servers send both). A gzip body
+    is read through every member, as gzip(1) reads a file: the HTTP client stops at the first
+    member's end, and a proxy that compresses what it relays piece by piece sends one member per
+    piece (the rest of the stream was lost). Bytes after a member that begin no other (zero
+    padding, garbage) are ignored, as before."""
 
     def __init__(self, encoding: str) -> None:
         self.name = encoding
         self._deflate = encoding == "deflate"
         self._first = True
+        self._past_end = False   # bytes past the last member came: the rest is ignored
         self._zlib = zlib.decompressobj(zlib.MAX_WBITS if self._deflate else 16 + zlib.MAX_WBITS)
 
     def pieces(self, chunk: bytes) -> Iterator[bytes]:
+        if self._past_end:
+            return
         first, self._first = self._first, self._first and not chunk
         try:
             piece = self._zlib.decompress(chunk, _PIECE)
@@ -336,27 +349,72 @@ class _Inflater:
                 raise
             self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
             piece = self._zlib.decompress(chunk, _PIECE)
-        while piece:
-            yield piece
-            piece = self._zlib.decompress(self._zlib.unconsumed_tail, _PIECE)
+        while True:
+            while piece:
+                yield piece
+                piece = self._zlib.decompress(self._zlib.unconsumed_tail, _PIECE)
+            # the common case, a member still open, decided without a call
+            if not self._zlib.eof or (member := self._next_member()) is None:
+                return
+            self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            piece = self._zlib.decompress(member, _PIECE)
+
+    def _next_member(self) -> bytes | None:
+        """The next gzip member's first bytes, once the one read has ended and they begin with
+        the gzip magic; None until then (the bytes after an ended member, which zlib keeps as
+        ``unused_data`` and adds each later chunk to, may be a magic's first byte alone)."""
+        if self._deflate or not self._zlib.eof:
+            return None
+        rest = self._zlib.unused_data
+        if rest.startswith(_GZIP_MAGIC):
+            return rest
+        if not _GZIP_MAGIC.startswith(rest):
+            self._past_end = True
+        return None
 
     def flush(self) -> bytes:
         """The last inflated bytes, once the body has ended."""
         return self._zlib.flush()
 
 
-def _undecodable(inflate: _Inflater, e: zlib.error) -> httpx2.DecodingError:
+class _Decoded:
+    """A brotli or zstd body inflated by the HTTP client's own decoder (present when its optional
+    codec is installed), in its bounded pieces (a megabyte at most) sliced to :data:`_PIECE`: a
+    few KB inflate to gigabytes, and the budgets are checked before each slice, as for gzip. Its
+    errors are the client's (``DecodingError``)."""
+
+    def __init__(self, encoding: str, decoder: ContentDecoder) -> None:
+        self.name = encoding
+        self._decoder = decoder
+
+    def pieces(self, chunk: bytes) -> Iterator[bytes]:
+        for piece in self._decoder.decode(chunk):
+            if len(piece) <= _PIECE:
+                yield piece
+            else:
+                for at in range(0, len(piece), _PIECE):
+                    yield piece[at:at + _PIECE]
+
+    def flush(self) -> bytes:
+        """The last bytes, once the body has ended (a truncated zstd frame raises)."""
+        return b"".join(self._decoder.flush())
+
+
+def _undecodable(inflate: _Inflater | _Decoded, e: zlib.error) -> httpx2.DecodingError:
     """What the HTTP client raises for a body that is not the encoding it is labelled with."""
     return httpx2.DecodingError(f"the {inflate.name} body does not inflate ({e})")
 
 
-def _inflater(encoding: str) -> _Inflater | None:
-    """The inflater for a body sent with ``content-encoding`` ``encoding`` (gzip or deflate,
-    what zlib reads), else None: the watch reads other encodings' chunks as they come."""
+def _inflater(encoding: str) -> _Inflater | _Decoded | None:
+    """The inflater for a body sent with ``content-encoding`` ``encoding``: gzip or deflate (what
+    zlib reads), or another one coding the HTTP client decodes (br, zstd: when their optional
+    codecs are installed, which is also when the client asks for them); else None: the watch
+    reads such chunks as they come (several codings, or one the client passes on as it is)."""
     encoding = encoding.strip().lower()
     if encoding in ("gzip", "x-gzip", "deflate"):
         return _Inflater("deflate" if encoding == "deflate" else "gzip")
-    return None
+    decoder = SUPPORTED_DECODERS.get(encoding) if encoding != "identity" else None
+    return _Decoded(encoding, decoder()) if decoder is not None else None
 
 
 def _is_sse(response: httpx2.Response, budget: Budget) -> bool:

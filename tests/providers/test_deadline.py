@@ -444,10 +444,23 @@ def _crlf_split_between_chunks(events: list[bytes]) -> Iterator[bytes]:
     yield b"\n"
 
 
+def _gzip_members(events: list[bytes]) -> Iterator[bytes]:
+    """Each event a gzip member of its own, as a proxy that compresses what it relays piece by
+    piece sends them (gzip(1) reads such a file whole); one member's magic split across chunks."""
+    import gzip
+
+    members = [gzip.compress(e) for e in events]
+    for i, member in enumerate(members):
+        yield member if i != 2 else member[:1]
+        if i == 2:
+            yield member[1:]
+
+
 WIRE_FORMS = {
     "CR line ends": ({}, lambda events: (e.replace(b"\n", b"\r") for e in events)),
     "CRLF split between chunks": ({}, _crlf_split_between_chunks),
     "gzip": ({"content-encoding": "gzip"}, _compressed),
+    "gzip in several members": ({"content-encoding": "gzip"}, _gzip_members),
     "gzip split inside its blocks": ({"content-encoding": "gzip"}, lambda events: (
         piece for c in _compressed(events) for piece in (c[:len(c) // 2], c[len(c) // 2:]))),
 }
@@ -485,10 +498,11 @@ def test_a_stream_sending_content_in_another_wire_form_is_not_idle(
 
 
 def test_a_stream_in_an_encoding_the_watch_cannot_read_is_bounded_by_its_whole_budget() -> None:
-    """Brotli or zstd bytes hold no line the watch can read: taken for silence they cut every such
-    stream as idle; only the whole-response budget bounds them."""
+    """Bytes of a coding the client does not decode (``compress``; br or zstd without their
+    codecs, several codings) hold no line the watch can read: taken for silence they cut every
+    such stream as idle; only the whole-response budget bounds them."""
     now = [0.0]
-    watch = _Watch(Budget(10.0, 2.0, lambda: now[0]), 0.0, sse=True, encoding="br")
+    watch = _Watch(Budget(10.0, 2.0, lambda: now[0]), 0.0, sse=True, encoding="compress")
     for t in (1.0, 4.0, 9.0):
         now[0] = t
         watch.feed(b"\x8b\x02\x80opaque")
@@ -595,6 +609,67 @@ def test_a_small_gzip_chunk_that_inflates_huge_is_cut_piece_by_piece_not_after_i
     assert passed <= 5
 
 
+def _compress(encoding: str, data: bytes) -> bytes:
+    """``data`` in brotli or zstd, with the codec the HTTP client decodes it with; the test is
+    skipped where that optional codec is not installed (the client then decodes neither, and
+    such a body reaches the SDK as it came: nothing inflates)."""
+    if encoding == "br":
+        brotli = pytest.importorskip("brotli", reason="brotli not installed (httpx2[brotli])")
+        return bytes(brotli.compress(data, quality=1))
+    try:
+        from compression import zstd  # type: ignore[import-not-found]   # Python 3.14+
+    except ImportError:
+        zstd = pytest.importorskip("backports.zstd", reason="zstd not installed (httpx2[zstd])")
+    return bytes(zstd.compress(data))
+
+
+@pytest.mark.parametrize("budget", ["idle", "whole"])
+@pytest.mark.parametrize("encoding", ["br", "zstd"])
+def test_a_small_brotli_or_zstd_chunk_that_inflates_huge_is_cut_piece_by_piece(
+        encoding: str, budget: str) -> None:
+    """A real bomb: 16 MB of pings in some KB of brotli or zstd. The watch left such a body to
+    the HTTP client, checking the budgets once per chunk as it came: the client then inflated it
+    a megabyte at a time for the SDK with no check between, and the idle timeout never applied
+    (no line was seen). The watch now inflates it with the client's own decoder, in 64 KB
+    pieces, the budgets checked before each, as for gzip."""
+    from hermes_core.providers.deadline import DeadlineTransport, bounded
+
+    bomb = _compress(encoding, b": ping\n\n" * 2_000_000)
+    assert len(bomb) < 64_000
+    now = [0.0]
+    total, idle = (100.0, 2.0) if budget == "idle" else (2.0, None)
+    headers = {**SSE_HEADERS, "content-encoding": encoding}
+    transport = DeadlineTransport(httpx.MockTransport(
+        lambda request: httpx.Response(200, headers=headers, content=iter([bomb]))))
+    passed = 0
+    with pytest.raises(httpx.ReadTimeout, match="no content for 2s" if idle else "2s budget"), \
+            bounded(total, idle, clock=lambda: now[0]), httpx.Client(transport=transport) as client, \
+            client.stream("POST", "https://primary.test/v1/chat/completions") as response:
+        for _ in response.iter_bytes():
+            passed += 1
+            now[0] += 0.5   # the SDK's time reading one piece
+    assert passed <= 5
+
+
+@pytest.mark.parametrize("encoding", ["br", "zstd"])
+def test_the_watch_holds_little_of_a_small_brotli_or_zstd_chunk_that_inflates_huge(
+        encoding: str) -> None:
+    """The client's decoders bound their pieces (a megabyte); the watch reads lines of 64 KB
+    slices of them, so 24 MB of blank lines never become a list of millions of lines."""
+    import tracemalloc
+
+    chunk = _compress(encoding, b"\n" * 24_000_000)
+    watch = _Watch(Budget(100.0, 2.0, lambda: 0.0), 0.0, sse=True, encoding=encoding)
+    tracemalloc.start()
+    try:
+        for piece in watch.inflate(chunk):
+            assert len(piece) <= 64 * 1024
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4_000_000
+
+
 def test_a_raw_deflate_stream_is_watched_as_the_http_client_reads_it() -> None:
     """``deflate`` is sent raw as often as zlib-wrapped; the HTTP client reads both. The watch
     read only the wrapped form: a raw one failed to inflate and was left to the whole budget, so a
@@ -614,7 +689,7 @@ def test_a_raw_deflate_stream_is_watched_as_the_http_client_reads_it() -> None:
         list(watch.inflate(raw.compress(b": ping\n\n") + raw.flush(zlib.Z_SYNC_FLUSH)))
 
 
-@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "zstd"])
 @pytest.mark.parametrize("is_async", [False, True])
 def test_a_compressed_stream_is_inflated_once_on_its_way_to_the_sdk(
         encoding: str, is_async: bool) -> None:
@@ -627,9 +702,13 @@ def test_a_compressed_stream_is_inflated_once_on_its_way_to_the_sdk(
     from hermes_core.providers.deadline import AsyncDeadlineTransport, DeadlineTransport, bounded
 
     events = [b'data: {"n": %d}\n\n' % i for i in range(5)]
-    wbits = 16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS
-    gz = zlib.compressobj(wbits=wbits)
-    body = [gz.compress(e) + gz.flush(zlib.Z_SYNC_FLUSH) for e in events] + [gz.flush()]
+    if encoding in ("br", "zstd"):   # one piece, sent in chunks of 7 bytes
+        whole = _compress(encoding, b"".join(events))
+        body = [whole[i:i + 7] for i in range(0, len(whole), 7)]
+    else:
+        wbits = 16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS
+        gz = zlib.compressobj(wbits=wbits)
+        body = [gz.compress(e) + gz.flush(zlib.Z_SYNC_FLUSH) for e in events] + [gz.flush()]
     headers = {**SSE_HEADERS, "content-encoding": encoding,
                "content-length": str(sum(map(len, body)))}
 
@@ -652,6 +731,23 @@ def test_a_compressed_stream_is_inflated_once_on_its_way_to_the_sdk(
                 seen, raw = response.headers, b"".join(response.iter_raw())
     assert raw == b"".join(events)
     assert "content-encoding" not in seen and "content-length" not in seen
+
+
+@pytest.mark.parametrize("tail", [b"", b"\x00" * 8, b"\x1f", b"garbage after the end"])
+def test_a_gzip_body_is_read_through_every_member_and_bytes_past_the_last_are_ignored(
+        tail: bytes) -> None:
+    """A gzip body of three members was read to the end of the first, as the HTTP client reads
+    it: the rest of the stream was lost with no error. Every member is read now, as gzip(1) does;
+    bytes after the last that begin no member (zero padding, a lone magic byte, garbage) are
+    ignored, as before."""
+    import gzip
+
+    events = [b'data: {"n": %d}\n\n' % i for i in range(3)]
+    watch = _Watch(Budget(100.0, 2.0, lambda: 0.0), 0.0, sse=True, encoding="gzip")
+    chunks = [gzip.compress(e) for e in events] + [tail, b"more"] if tail else [
+        gzip.compress(e) for e in events]
+    read = b"".join(piece for chunk in chunks for piece in watch.inflate(chunk))
+    assert read + b"".join(watch.end()) == b"".join(events)
 
 
 async def _async_chunks(chunks: list[bytes]) -> AsyncIterator[bytes]:

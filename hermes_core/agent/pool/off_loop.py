@@ -13,7 +13,6 @@ outlive any loop, and the interpreter joins at exit. Bounded: two threads, and a
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from collections.abc import Callable
@@ -23,15 +22,6 @@ log = logging.getLogger("hermes_core.pool")
 
 WORKERS = 2
 BACKLOG = 256
-
-
-def on_event_loop() -> bool:
-    """True when the calling thread is running an asyncio event loop right now."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 class OffLoop:

@@ -24,7 +24,8 @@ newest ratio of each model it wrote (a failed write aside), whenever the process
 Processes on one home: a write re-reads the file and puts only this store's unwritten ratios
 into it, under a lock file beside it (:func:`hermes_core.kept_table.update`, the served-as file's
 too), so another process's models and newer ratios are kept; the table read back becomes this
-store's. A busy lock keeps the ratios unwritten for the next write that is due.
+store's. A busy lock keeps the ratios unwritten for the next write that is due, or the
+process's exit (:func:`hermes_core.kept_table.pending`).
 """
 
 from __future__ import annotations
@@ -130,8 +131,14 @@ class CalibrationStore:
         self._wrote = now
         return self._write()
 
-    def _write(self) -> bool:
-        """Merge this store's unwritten ratios into the file as it is now, under its lock."""
+    def flush_pending(self, wait: float) -> None:
+        """Write the ratios a busy lock kept out, waiting at most ``wait`` seconds (at exit)."""
+        if self._unwritten and not self.read_only:
+            self._write(wait)
+
+    def _write(self, wait: float | None = None) -> bool:
+        """Merge this store's unwritten ratios into the file as it is now, under its lock (waiting
+        ``wait`` seconds for it; by default as :func:`kept_table.update` decides)."""
         def merge(kept: dict[str, float] | None) -> dict[str, float]:
             table = kept if kept is not None else {}
             for model, ratio in self._unwritten.items():
@@ -139,8 +146,11 @@ class CalibrationStore:
                 table[model] = ratio
             return dict(list(table.items())[-MAX_MODELS:])
 
-        table = kept_table.update(self.path, MAX_BYTES, _parse, merge, _dump, WHAT, logger=log,
-                                  warn=self._unreadable).table
+        done = kept_table.update(self.path, MAX_BYTES, _parse, merge, _dump, WHAT, logger=log,
+                                 warn=self._unreadable, wait=wait)
+        if done.busy:   # at the next write that is due, or at exit
+            kept_table.pending(self)
+        table = done.table
         if table is None:   # the home refuses, another writer holds the lock, a newer version's
             return False    # file: kept unwritten, counted with
         self._ratios, self._kept, self._unwritten = table, dict(table), {}

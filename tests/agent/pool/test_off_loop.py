@@ -3,21 +3,12 @@ own, bounded, waited for by ``drain``."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 
 import pytest
 
-from hermes_core.agent.pool.off_loop import OffLoop, on_event_loop
-
-
-def test_on_event_loop_is_true_inside_a_running_loop_only() -> None:
-    async def inside() -> bool:
-        return on_event_loop()
-
-    assert asyncio.run(inside()) is True
-    assert on_event_loop() is False
+from hermes_core.agent.pool.off_loop import OffLoop
 
 
 def test_calls_run_in_threads_of_their_own_and_drain_waits_for_them() -> None:
