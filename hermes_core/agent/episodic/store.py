@@ -636,6 +636,7 @@ class SessionStore:
         conn.execute("DROP TABLE IF EXISTS sessions_fts")
         passages.forget_count(conn, "sessions_fts")
         conn.execute(FTS_TABLE_SQL)
+        passages.watch(conn)
         for r in rows:
             summary, tags = passages.as_text(r[1]), passages.as_text(r[2])
             passages.insert(conn, "sessions_fts", (r[0], self._segment(summary),
