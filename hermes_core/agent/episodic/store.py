@@ -472,11 +472,11 @@ class SessionStore:
             (mid, rec.session_id, rec.summary, tags, rec.created_at, rec.relevance_score, chash,
              rec.source, rec.message_count))
         # a row deleted from ``sessions`` outside hermes-core leaves its index rows behind, and
-        # SQLite hands its rowid to the next insert: ``insert`` removes those first
+        # SQLite hands its rowid to the next insert: ``insert`` removes those first (and clears
+        # the drift note the triggers made of this insert: ours)
         rowid = int(cur.lastrowid or 0)
         passages.insert(conn, "sessions_fts", (rowid, seg_summary, seg_tags, rec.session_id,
                                                rec.created_at, rec.relevance_score))
-        drift.indexed(conn, rowid)
         return UpsertResult("replaced" if old is not None else "inserted", rec.session_id, mid, chash)
 
     def rewrite_holding(self, needles: Mapping[str, str],
