@@ -3,9 +3,10 @@
 Medians, each against a baseline measured in the same run:
 
 * ``write``: one session stored per write (``upsert``, the default segmenter) on an archive of
-  ``--sessions``, nothing pending. With ``--baseline-tree DIR`` (a checkout of the code before)
-  the same measure runs there too, alternated round by round in fresh processes: the ratio is
-  what the drift triggers, the note each insert clears and the every-few-writes check cost.
+  ``--sessions``, nothing pending; then an open of that archive in step (``open_*_ms``). With
+  ``--baseline-tree DIR`` (a checkout of the code before) the same measures run there too,
+  alternated round by round in fresh processes: the ratios are what the drift triggers, the
+  note each insert clears and the every-few-writes check cost.
 * ``pending``: a write while a re-index an open left is pending (one ``WRITE_ROWS`` batch after
   it, real segmenter) against the ``write`` median of this tree, and how many writes finished it.
 * ``reads``: with ``--reads-baseline-tree DIR`` only: a recall's search on one thread while
@@ -60,20 +61,29 @@ def _build(path: Path, n: int, **store_kw: object) -> None:
                                for i in range(at, min(n, at + 200))])
 
 
-def worker_writes(sessions: int, writes: int) -> list[float]:
-    """Milliseconds of each single-session write on a fresh archive (run in a fresh process)."""
+#: Opens of the archive, in step, timed after the writes (what every process start pays).
+OPENS = 7
+
+
+def worker_writes(sessions: int, writes: int) -> dict[str, list[float]]:
+    """Milliseconds of each single-session write on a fresh archive, then of each of ``OPENS``
+    opens of it with nothing to heal (run in a fresh process)."""
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "w.db"
         _build(path, sessions)
-        out = []
+        out, opens = [], []
         with SessionStore(path) as store:
             for i in range(writes):
                 rec = SessionRecord(f"new{i}", _summary(rng, 10**6 + i), (), AT)
                 t0 = time.perf_counter()
                 store.upsert(rec)
                 out.append((time.perf_counter() - t0) * 1000)
-        return out
+        for _ in range(OPENS):
+            t0 = time.perf_counter()
+            SessionStore(path).close()
+            opens.append((time.perf_counter() - t0) * 1000)
+        return {"writes": out, "opens": opens}
 
 
 def worker_reads(sessions: int) -> list[float]:
@@ -131,25 +141,31 @@ def reads(sessions: int, rounds: int, baseline: Path) -> dict[str, object]:
     return out
 
 
-def _run_worker(tree: Path, sessions: int, writes: int) -> list[float]:
+def _run_worker(tree: Path, sessions: int, writes: int) -> dict[str, list[float]]:
     env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1"}
     got = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker",
                           "--sessions", str(sessions), "--writes", str(writes)],
                          env=env, capture_output=True, text=True, check=True, cwd=str(tree))
-    return list(json.loads(got.stdout))
+    return dict(json.loads(got.stdout))
 
 
 def writes(sessions: int, count: int, rounds: int, baseline: Path | None) -> dict[str, object]:
     here = Path(__file__).resolve().parent.parent
     trees = {"after": here} | ({"before": baseline} if baseline is not None else {})
     med: dict[str, list[float]] = {k: [] for k in trees}
+    opens: dict[str, list[float]] = {k: [] for k in trees}
     for r in range(rounds):
         for name in (list(trees) if r % 2 == 0 else list(reversed(trees))):
-            med[name].append(statistics.median(_run_worker(trees[name], sessions, count)))
+            got = _run_worker(trees[name], sessions, count)
+            med[name].append(statistics.median(got["writes"]))
+            opens[name].append(statistics.median(got["opens"]))
     out: dict[str, object] = {f"{k}_ms": round(statistics.median(v), 3) for k, v in med.items()}
     out["rounds_ms"] = {k: [round(x, 3) for x in v] for k, v in med.items()}
+    out |= {f"open_{k}_ms": round(statistics.median(v), 3) for k, v in opens.items()}
     if baseline is not None:
         out["ratio"] = round(statistics.median(med["after"]) / statistics.median(med["before"]), 3)
+        out["open_ratio"] = round(statistics.median(opens["after"])
+                                  / statistics.median(opens["before"]), 3)
     return out
 
 

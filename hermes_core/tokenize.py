@@ -277,13 +277,41 @@ def tokenize(text: str, *, split_camel: bool = True, fold: bool = True,
 
 #: Bump whenever ``segment_for_index`` can index other tokens than before (beyond a
 #: ``TOKENIZER_VERSION`` change). 2: an identifier split into parts is also indexed whole.
-SEGMENT_VERSION = 2
+#: 3: symbols are indexed as terms (:func:`symbol_terms`).
+SEGMENT_VERSION = 3
+
+#: What a symbol's term starts with: letters and a hex number, which unicode61 keeps whole and
+#: no word the tokenizer makes is (its words are split from their digits).
+SYMBOL_MARK = "zsym"
+#: Distinct symbols a text yields terms for at most (a pasted megabyte of punctuation: bounded).
+MAX_SYMBOL_TERMS = 64
+_SYMBOL = regex.compile(r"\p{So}")                  # emoji, pictographs, arrows, marks like ©
+_MARK = regex.compile(r"[\p{P}\p{S}]")               # every punctuation mark and symbol
+
+
+def symbol_terms(text: str) -> list[str]:
+    """Index terms for the symbols in ``text``, which FTS5's unicode61 drops as separators: each
+    distinct emoji or other pictograph (``\\p{So}``) always; punctuation and other symbols only
+    in a text with no word (``？？？``, ``:-)``: else every sentence would hold a full stop's term).
+    After NFKC, as :func:`tokenize` reads, so fullwidth ``？`` is ``?``. A term is ``SYMBOL_MARK``
+    and the code point in hex: ASCII letters and digits, so never FTS5 syntax."""
+    if not text:
+        return []
+    text = unicodedata.normalize("NFKC", text)
+    found = _MARK if not _SEGMENTS.search(text) else _SYMBOL
+    seen: dict[str, None] = {}
+    for m in found.finditer(text):
+        seen[f"{SYMBOL_MARK}{ord(m.group()):x}"] = None
+        if len(seen) >= MAX_SYMBOL_TERMS:
+            break
+    return list(seen)
 
 
 def segment_for_index(text: str) -> str:
     """Space-joined tokens: what FTS5's unicode61 tokenizer indexes so Chinese terms match; a
-    split identifier also whole, so "postgres" (a prefix query) finds "PostgreSQL"."""
-    return " ".join(tokenize(text, keep_whole=True))
+    split identifier also whole, so "postgres" (a prefix query) finds "PostgreSQL"; the text's
+    symbols as terms of their own (:func:`symbol_terms`)."""
+    return " ".join([*tokenize(text, keep_whole=True), *symbol_terms(text)])
 
 
 def estimate_tokens(text: str) -> int:

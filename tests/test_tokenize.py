@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hermes_core import tokenize as tok
-from hermes_core.tokenize import tokenize
+from hermes_core.tokenize import segment_for_index, symbol_terms, tokenize
 
 
 @pytest.fixture
@@ -262,3 +262,16 @@ def test_japanese_shinjitai_kanji_stay_as_written_and_still_match_themselves() -
     assert "読" in tokenize("本を読む")
     assert set(tokenize("駅で電車を待つ")) & set(tokenize("電車の駅")) >= {"駅"}
     assert tokenize("電車") == tokenize("电车")
+
+
+def test_a_text_of_only_emoji_or_punctuation_is_indexed_by_its_symbols() -> None:
+    """FTS5's unicode61 drops every symbol and punctuation mark, so "🚀🚀" or "？？？" was stored
+    with no index term and found by no query; an emoji in a sentence is a term of its own too."""
+    assert symbol_terms("🚀🚀") == symbol_terms("🚀") != []
+    assert symbol_terms("？？？") == symbol_terms("???") != []       # NFKC: fullwidth is ASCII
+    assert set(symbol_terms("🚀")) <= set(segment_for_index("🚀🚀").split())
+    assert set(symbol_terms("？？？")) <= set(segment_for_index("？？？").split())
+    assert set(symbol_terms("🚀")) <= set(segment_for_index("launch day 🚀 went fine").split())
+    # punctuation in a text with words is no term (every sentence has a full stop)
+    assert segment_for_index("deploy failed.") == "deploy failed"
+    assert all(t.isascii() and t.isalnum() for t in symbol_terms("👨\u200d👩\u200d👧 🇫🇷 ©™ ?!…"))

@@ -9,7 +9,9 @@ that, bounded in cost:
 
 * **Noticing costs the same at any size.** A session another writer inserts or updates in place
   is noted in ``index_drift`` by triggers on ``sessions`` (hermes-core never updates a session row,
-  and clears the note of a row it inserts in the same transaction, :func:`indexed`); a row added to
+  and clears the note of a row it inserts in the same transaction, :func:`indexed`), and so is
+  the session of an index row another writer inserts or edits in place, by a trigger on FTS5's
+  content table (:data:`.passages.NOTE_TRIGGER_SQL`; ours clear it as they write); a row added to
   or taken out of one side only makes the counts disagree (``session_counts`` against FTS5's own
   row count less the extra passages: decision 111's counters, two seeks).
 * **Noted rows** are re-derived (index rows removed, the session segmented and indexed again),
@@ -57,6 +59,7 @@ _DDL = (
     " session_id, created_at, relevance_score ON sessions BEGIN"
     " INSERT OR IGNORE INTO index_drift VALUES (old.rowid);"
     " INSERT OR IGNORE INTO index_drift VALUES (new.rowid); END",
+    passages.NOTE_TRIGGER_SQL,
 )
 
 Segment = Callable[[str], str]
@@ -67,8 +70,8 @@ def ensure(conn: sqlite3.Connection) -> None:
     """Create the notes table and its triggers unless there (read first: no write lock then)."""
     have = {r[0] for r in conn.execute(
         "SELECT name FROM sqlite_master WHERE name IN ('index_drift', 'index_drift_on_insert',"
-        " 'index_drift_on_update')")}
-    if len(have) == 3:
+        " 'index_drift_on_update', 'index_drift_on_index')")}
+    if len(have) == 4:
         return
     with reindex.immediate(conn):
         for sql in _DDL:

@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 
 from hermes_core.agent.episodic.migrations import APPLICATION_ID, current_version
-from hermes_core.errors import SessionDatabaseUnusable
+from hermes_core.errors import SessionDatabaseUnusable, SessionStoreError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -64,6 +64,29 @@ def open_read_only(path: Path, busy_timeout_s: float, versions: tuple[int, int])
             pass
         conn.close()
     return None
+
+def open_again(path: Path, busy_timeout_s: float, busy_ms: int, pragmas: tuple[str, ...],
+               versions: tuple[int, int] | None) -> sqlite3.Connection:
+    """A connection like a store's open made, to a file that open already checked and migrated
+    (a store inherited by a forked process: :mod:`.forking`); read-only with ``versions``."""
+    if versions is not None:
+        ro = open_read_only(path, busy_timeout_s, versions)
+        if ro is None:
+            raise SessionStoreError(path, read_only_refusal(path, versions))
+        return ro
+    try:
+        conn = sqlite3.connect(str(path), timeout=busy_timeout_s, isolation_level=None,
+                               check_same_thread=False)
+    except sqlite3.Error as e:
+        raise SessionStoreError(path, f"cannot open again in a forked process: {e}") from None
+    try:
+        for pragma in (f"PRAGMA busy_timeout = {busy_ms}", *pragmas):
+            conn.execute(pragma)
+    except sqlite3.Error as e:
+        conn.close()
+        raise SessionStoreError(path, f"cannot open again in a forked process: {e}") from None
+    return conn
+
 
 def read_only_refusal(path: Path, versions: tuple[int, int]) -> str:
     """Why a preview cannot read the file, in the words a writing open would use: a newer

@@ -108,6 +108,24 @@ def insert(conn: sqlite3.Connection, table: str, row: Row) -> None:
     conn.executemany(sql, [(passage_rowid(rowid, p), text, tags if p == 0 else "", sid,
                             created_at, prior) for p, text in enumerate(parts)])
     _add(conn, table, len(parts) - 1)
+    if table == "sessions_fts":        # ours: not drift (:data:`NOTE_TRIGGER_SQL`)
+        conn.execute("DELETE FROM index_drift WHERE id = ?", (rowid,))
+
+
+#: Notes (``index_drift``, :mod:`.drift`) the session of every index row another writer inserts;
+#: FTS5 writes an ``UPDATE sessions_fts`` into its content table as a delete and an insert, so an
+#: index row edited in place is noted too (a trigger on the virtual table itself cannot be made).
+#: :func:`insert` clears the note of each row of ours in the same transaction. The rowid of a
+#: passage at SQLite's lowest rowid would overflow ``-id``: ``-(id + 1)`` names the same session.
+NOTE_TRIGGER_SQL = (
+    "CREATE TRIGGER IF NOT EXISTS index_drift_on_index AFTER INSERT ON sessions_fts_content BEGIN"
+    f" INSERT OR IGNORE INTO index_drift VALUES (CASE WHEN new.id < 0 THEN (-(new.id + 1))"
+    f" / {MAX_PASSAGES} ELSE new.id END); END")
+
+
+def watch(conn: sqlite3.Connection) -> None:
+    """Note index rows other writers insert or edit (an index made afresh has no trigger yet)."""
+    conn.execute(NOTE_TRIGGER_SQL)
 
 
 def renamed(conn: sqlite3.Connection, old: str, new: str) -> None:

@@ -303,6 +303,7 @@ def _finish(conn: sqlite3.Connection, segment_id: str) -> None:
     conn.execute("DROP TABLE reindex_dirty")
     conn.execute("DROP TABLE sessions_fts")
     conn.execute(f"ALTER TABLE {NEXT} RENAME TO sessions_fts")
+    passages.watch(conn)               # the old index's trigger went with it
     passages.renamed(conn, NEXT, "sessions_fts")
     _record(conn, segment_id)
 

@@ -30,6 +30,7 @@ from typing import Any
 from hermes_core.agent.episodic import (
     counts,
     drift,
+    forking,
     long_write,
     passages,
     reindex,
@@ -44,7 +45,12 @@ from hermes_core.agent.episodic.migrations import (
     apply_pending,
     current_version,
 )
-from hermes_core.agent.episodic.opening import check_file, open_read_only, read_only_refusal
+from hermes_core.agent.episodic.opening import (
+    check_file,
+    open_again,
+    open_read_only,
+    read_only_refusal,
+)
 from hermes_core.agent.episodic.ranking import Hit, as_prefix, match_term
 from hermes_core.agent.episodic.records import MAX_TAG_CHARS as MAX_TAG_CHARS
 from hermes_core.agent.episodic.records import MAX_TAGS as MAX_TAGS
@@ -122,6 +128,8 @@ class SessionStore:
         self._unfinished = False               # upkeep the open left: writes carry it on
         self._unchecked = 0                    # writes since upkeep last looked
         self._lock = threading.RLock()
+        self._db: sqlite3.Connection | None = None
+        self._timeout_s = busy_timeout_s
         self._upkeep = upkeep.Upkeep(self.path, (
             f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}", "PRAGMA secure_delete = ON",
             "PRAGMA synchronous = NORMAL"))
@@ -149,6 +157,7 @@ class SessionStore:
             if ro is None:
                 raise SessionStoreError(self.path, read_only_refusal(self.path, self._versions()))
             self._conn, self.read_only = ro, True
+            forking.watch(self)
             return
         try:
             self._conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s,
@@ -181,6 +190,26 @@ class SessionStore:
             self._conn.close()
             raise SessionDatabaseUnusable(
                 self.path, f"corrupted or unreadable ({e}); left untouched") from None
+        forking.watch(self)
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        """The store's connection; in a process forked from the one that opened it, one of its
+        own, opened on first use (:mod:`.forking`)."""
+        if self._db is None:
+            self._db = open_again(self.path, self._timeout_s, self._busy_ms, self._upkeep.pragmas,
+                                  self._versions() if self.read_only else None)
+        return self._db
+
+    @_conn.setter
+    def _conn(self, conn: sqlite3.Connection) -> None:
+        self._db = conn
+
+    def after_fork(self) -> list[object]:
+        """In a forked child: new locks, no inherited connection used (:mod:`.forking`)."""
+        self._lock, self._df_generation = threading.RLock(), None
+        conn, self._db = self._db, None
+        return [conn, *self._upkeep.after_fork()]
 
     @staticmethod
     def _versions() -> tuple[int, int]:
@@ -264,7 +293,8 @@ class SessionStore:
     def close(self) -> None:
         self._upkeep.close()
         with self._lock:
-            self._conn.close()
+            if self._db is not None:      # a forked child that never used it: none to close
+                self._db.close()
 
     def __enter__(self) -> SessionStore:
         return self
@@ -442,11 +472,11 @@ class SessionStore:
             (mid, rec.session_id, rec.summary, tags, rec.created_at, rec.relevance_score, chash,
              rec.source, rec.message_count))
         # a row deleted from ``sessions`` outside hermes-core leaves its index rows behind, and
-        # SQLite hands its rowid to the next insert: ``insert`` removes those first
+        # SQLite hands its rowid to the next insert: ``insert`` removes those first (and clears
+        # the drift note the triggers made of this insert: ours)
         rowid = int(cur.lastrowid or 0)
         passages.insert(conn, "sessions_fts", (rowid, seg_summary, seg_tags, rec.session_id,
                                                rec.created_at, rec.relevance_score))
-        drift.indexed(conn, rowid)
         return UpsertResult("replaced" if old is not None else "inserted", rec.session_id, mid, chash)
 
     def rewrite_holding(self, needles: Mapping[str, str],
@@ -606,6 +636,7 @@ class SessionStore:
         conn.execute("DROP TABLE IF EXISTS sessions_fts")
         passages.forget_count(conn, "sessions_fts")
         conn.execute(FTS_TABLE_SQL)
+        passages.watch(conn)
         for r in rows:
             summary, tags = passages.as_text(r[1]), passages.as_text(r[2])
             passages.insert(conn, "sessions_fts", (r[0], self._segment(summary),
@@ -756,39 +787,11 @@ class SessionStore:
     def stats(self) -> dict[str, Any]:
         """Counts, time range, schema version and on-disk size; ``index_in_sync`` compares the
         sessions with the index's rows. Read in one snapshot from counters the writes keep
-        (:mod:`.counts`), so it costs the same at any size; a file written before them that
-        cannot be upgraded here (read-only) is counted by scanning."""
+        (:func:`.counts.stats`), so it costs the same at any size."""
         with self.snapshot():   # holds the store lock too
             try:
-                conn = self._conn
-                # one aggregate a statement: SQLite seeks the index only for a lone MIN or MAX
-                oldest, newest = conn.execute("SELECT (SELECT MIN(created_at) FROM sessions),"
-                                              " (SELECT MAX(created_at) FROM sessions)").fetchone()
-                if not all(isinstance(t, int | float) and math.isfinite(t)
-                           for t in (oldest, newest) if t is not None):
-                    # a stamp written by another tool (text and blobs sort after every number,
-                    # an infinity at an end): the range of the readable ones, scanned (rare)
-                    oldest, newest = conn.execute(
-                        "SELECT MIN(created_at), MAX(created_at) FROM sessions WHERE"
-                        " typeof(created_at) IN ('integer', 'real')"
-                        " AND created_at BETWEEN -1e300 AND 1e300").fetchone()
-                sources = counts.sources(conn)
-                indexed = counts.indexed_rows(conn) - passages.extra(conn)
-                version = current_version(conn)
-                mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+                got = counts.stats(self._conn)
             except sqlite3.Error as e:
                 raise self._fault(e) from None
-        sessions = sum(sources.values())
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
-        return {
-            "db": str(self.path),
-            "sessions": sessions,
-            "indexed": indexed,
-            "index_in_sync": sessions == indexed,
-            "oldest": oldest,
-            "newest": newest,
-            "sources": sources,
-            "schema_version": version,
-            "journal_mode": mode,
-            "size_bytes": size,
-        }
+        return {"db": str(self.path), **got, "size_bytes": size}

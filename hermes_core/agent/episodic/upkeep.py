@@ -38,7 +38,7 @@ class Upkeep:
         # where the store's own connection opens, taken now: the connection here opens at the
         # first upkeep, and a relative path read then would follow a chdir to another file
         self._uri = f"{Path(os.path.realpath(path)).as_uri()}?mode=rw"   # a loop: no raise
-        self._pragmas = pragmas
+        self.pragmas = pragmas
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._closed = False                  # the store closed: no connection opened again
@@ -51,13 +51,20 @@ class Upkeep:
             conn = sqlite3.connect(self._uri, uri=True, timeout=0,
                                    isolation_level=None, check_same_thread=False)
             try:
-                for pragma in ("PRAGMA busy_timeout = 0", *self._pragmas):
+                for pragma in ("PRAGMA busy_timeout = 0", *self.pragmas):
                     conn.execute(pragma)
             except BaseException:
                 conn.close()
                 raise
             self._conn = conn
         return self._conn
+
+    def after_fork(self) -> list[object]:
+        """In a forked child (:mod:`.forking`): a new lock, the inherited connection handed
+        back to be kept, never closed; the next step opens one of the child's own."""
+        self._lock = threading.Lock()
+        conn, self._conn = self._conn, None
+        return [conn]
 
     def step(self, segment: Callable[[str], str],
              segment_id: str | None) -> tuple[int, bool] | None:

@@ -398,6 +398,8 @@ def test_counts_a_full_sweep_cannot_meet_are_swept_and_logged_once_while_writes_
         store.upsert_many(_records())
         store.connection.execute("INSERT INTO sessions_fts(rowid, summary, tags, session_id,"
                                  " created_at, relevance_score) VALUES (0, 'x', '', 'x', 1, 1)")
+        # its note lost (a row planted before the index-row trigger existed): only counts see it
+        store.connection.execute("DELETE FROM index_drift")
     with caplog.at_level(logging.WARNING, logger="hermes_core.memory"):
         with _open(path) as store:
             sweeps = []
@@ -410,3 +412,51 @@ def test_counts_a_full_sweep_cannot_meet_are_swept_and_logged_once_while_writes_
             pass
     assert sweeps == []
     assert sum("still disagrees" in r.getMessage() for r in caplog.records) == 1
+
+
+def _edit_index_in_place(path: Path) -> None:
+    """Index rows rewritten by direct SQL with every count left equal: a first row's words, a
+    later passage's words, and a first row's stamp."""
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    try:
+        rowid = dict(conn.execute("SELECT session_id, rowid FROM sessions").fetchall())
+        conn.execute("UPDATE sessions_fts SET summary = 'planted okapi' WHERE rowid = ?",
+                     (rowid["s7"],))
+        conn.execute("UPDATE sessions_fts SET summary = 'planted narwhal' WHERE rowid = ?",
+                     (passages.passage_rowid(rowid["l2"], 1),))
+        conn.execute("UPDATE sessions_fts SET created_at = 1.0 WHERE rowid = ?", (rowid["s8"],))
+    finally:
+        conn.close()
+
+
+def test_an_index_row_edited_in_place_with_equal_counts_is_healed_at_the_next_open(
+        tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with _open(path) as store:
+        store.upsert_many(_records())
+    _edit_index_in_place(path)
+    with _open(path) as store:
+        assert store.stats()["index_in_sync"]                    # the counts never disagreed
+
+        def found(word: str) -> list[str]:
+            return [h.session_id for h in store.search(f'"{word}"', 5)]
+
+        assert found("okapi") == [] and found("narwhal") == []
+        assert found("w7") == ["s7"] and found("l2w70") == ["l2"]
+        assert [h.created_at for h in store.search('"w8"', 5)] == [AT + 8]
+        assert store.connection.execute("SELECT COUNT(*) FROM index_drift").fetchone()[0] == 0
+
+
+def test_our_own_writes_leave_no_note_to_heal(tmp_path: Path) -> None:
+    """Every index row hermes-core writes (upsert, replace, long summaries, a rebuild, a forget)
+    clears its own note in the same transaction: an open after them has nothing to heal."""
+    path = tmp_path / "m.db"
+    with _open(path) as store:
+        store.upsert_many(_records())
+        store.upsert(SessionRecord("s1", "replaced with other words", (), AT))
+        store.delete("s2")
+        assert store.connection.execute("SELECT COUNT(*) FROM index_drift").fetchone()[0] == 0
+        store.rebuild()
+        store.upsert(SessionRecord("s9", _long(9), (), AT))
+        assert store.connection.execute("SELECT COUNT(*) FROM index_drift").fetchone()[0] == 0
+        assert not drift.due(store.connection)

@@ -166,6 +166,7 @@ def _before_passages(path: Path, n: int) -> None:
                            for i in range(n)])
     conn = sqlite3.connect(path)
     with conn:
+        conn.execute("DROP TRIGGER index_drift_on_index")   # no version before passages had it
         conn.execute("DELETE FROM sessions_fts")
         conn.execute("INSERT INTO sessions_fts(rowid, summary, tags, session_id, created_at,"
                      " relevance_score) SELECT rowid, lower(summary), tags, session_id,"

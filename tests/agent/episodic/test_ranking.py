@@ -188,9 +188,18 @@ def test_quote_term_doubles_quotes() -> None:
     assert quote_term('a"b') == '"a""b"'
 
 
-@pytest.mark.parametrize("text", ["", "   ", "the and of", "???", "我的", '"', "()", "*"])
+@pytest.mark.parametrize("text", ["", "   ", "the and of", "我的"])
 def test_build_match_none_without_searchable_terms(text: str) -> None:
     assert build_match(text) is None
+
+
+@pytest.mark.parametrize("text", ["???", "\"", "()", "*", "^", "(((", "\"\"\"\"", "：）"])
+def test_a_query_of_only_punctuation_searches_its_symbols_as_quoted_plain_terms(text: str) -> None:
+    """A summary of only punctuation is indexed by its symbols (``tokenize.symbol_terms``), so
+    a query of only punctuation looks for them: quoted letters and digits, never FTS5 syntax."""
+    m = build_match(text)
+    assert m is not None and m.startswith('"zsym')
+    assert all(part.strip('"').isalnum() for part in m.split(" OR "))
 
 
 def test_build_match_neutralises_syntax() -> None:

@@ -17,9 +17,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_core.agent.episodic import passages, reindex
+from hermes_core.agent.episodic import passages, ranking, reindex
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore
-from hermes_core.tokenize import SEGMENT_VERSION, TOKENIZER_VERSION, segment_for_index
+from hermes_core.tokenize import (
+    SEGMENT_VERSION,
+    TOKENIZER_VERSION,
+    segment_for_index,
+    symbol_terms,
+    tokenize,
+)
 from tests.agent.episodic.conftest import open_and_die
 
 OLD, NEW = "test-old-1", "test-new-1"
@@ -581,3 +587,40 @@ def test_the_re_index_that_folds_traditional_chinese_survives_a_kill_9_and_finds
         assert store.connection.execute("SELECT COUNT(*) FROM sessions_fts").fetchone()[0] == n
     with SessionStore(path) as again:
         assert again.reindexed == 0
+
+
+def _segment_before_symbols(text: str) -> str:
+    """What ``segment_for_index`` indexed before symbols were terms (segment version 2)."""
+    return " ".join(tokenize(text, keep_whole=True))
+
+
+def test_an_archive_indexed_before_symbols_and_the_index_row_trigger_is_re_indexed_once(
+        tmp_path: Path) -> None:
+    """An older archive: emoji and punctuation-only sessions have no index term, no trigger
+    notes edited index rows, and one was edited before. The versioned re-index (the segmenter's
+    id moved) makes both findable, drops the edit, and leaves the trigger watching."""
+    path = tmp_path / "sessions.db"
+    old_id = f"hermes-tokenize-{TOKENIZER_VERSION}.2{passages.LAYOUT}"
+    with SessionStore(path, segment=_segment_before_symbols, segment_id=old_id) as store:
+        store.upsert_many([SessionRecord("rocket", "🚀🚀", (), 1.0),
+                           SessionRecord("ask", "？？？", (), 1.0),
+                           SessionRecord("plain", "deploy notes for the cluster", (), 1.0)])
+        store.connection.execute("DROP TRIGGER index_drift_on_index")
+        rowid = store.connection.execute(
+            "SELECT rowid FROM sessions WHERE session_id = 'plain'").fetchone()[0]
+        store.connection.execute("UPDATE sessions_fts SET summary = 'planted okapi' WHERE rowid = ?",
+                                 (rowid,))
+        assert store.search(ranking.match_term(symbol_terms("🚀")[0]), 5) == []
+    with SessionStore(path) as store:
+        assert store.reindexed == 3
+
+        def found(text: str) -> list[str]:
+            terms = [ranking.match_term(t) for t in ranking.query_terms(text)]
+            return [h.session_id for h in store.search(terms, 5)]
+
+        assert found("🚀") == ["rocket"] and found("???") == ["ask"]
+        assert found("okapi") == [] and found("cluster") == ["plain"]
+        assert store.connection.execute("SELECT 1 FROM sqlite_master WHERE name ="
+                                        " 'index_drift_on_index'").fetchone() is not None
+    with SessionStore(path) as store:
+        assert store.reindexed == 0

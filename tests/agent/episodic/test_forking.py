@@ -1,0 +1,111 @@
+"""A store inherited across ``fork()``: the child writes on a connection of its own and never
+closes (or uses) the parent's; the parent's store goes on as before."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+import threading
+from pathlib import Path
+
+from hermes_core.agent.episodic.store import SessionRecord, SessionStore
+
+AT = 1_800_000_000.0
+FORK = multiprocessing.get_context("fork")
+#: A guard against a hung child only (a deadlock would otherwise hang the suite); never a timing.
+JOIN_S = 60
+
+
+def _record(tag: str, i: int) -> SessionRecord:
+    return SessionRecord(f"{tag}-{i}", f"{tag} wrote session {i} about zebrafish{tag}", (), AT)
+
+
+def _write(store: SessionStore, tag: str, n: int) -> None:
+    for i in range(n):
+        store.upsert(_record(tag, i))
+        assert store.search(f'"zebrafish{tag}"', 100)          # read back through the same store
+
+
+def _child(store: SessionStore, tag: str, n: int) -> None:
+    _write(store, tag, n)
+
+
+def _check(path: Path, tags: dict[str, int]) -> None:
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("INSERT INTO sessions_fts(sessions_fts) VALUES ('integrity-check')")
+    finally:
+        conn.close()
+    with SessionStore(path) as store:
+        assert store.count() == sum(tags.values())
+        for tag, n in tags.items():
+            found = {h.session_id for h in store.search(f'"zebrafish{tag}"', 1000)}
+            assert found == {f"{tag}-{i}" for i in range(n)}
+        assert store.stats()["index_in_sync"]
+
+
+def test_forked_workers_write_through_the_parents_store_with_nothing_lost(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    store = SessionStore(path)
+    store.upsert(_record("p", 0))                       # the parent's connection is in use
+    kids = [FORK.Process(target=_child, args=(store, f"c{k}", 25)) for k in range(2)]
+    for kid in kids:
+        kid.start()
+    _write(store, "q", 25)                              # the parent writes meanwhile
+    for kid in kids:
+        kid.join(JOIN_S)
+    assert [kid.exitcode for kid in kids] == [0, 0]
+    _write(store, "r", 5)                              # the parent's connection still works
+    store.close()
+    _check(path, {"p": 1, "q": 25, "r": 5, "c0": 25, "c1": 25})
+
+
+def test_a_fork_while_another_thread_holds_the_store_does_not_hang_the_child(
+        tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    store = SessionStore(path)
+    store.upsert(_record("p", 0))
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store.snapshot():          # the store's lock and a read transaction, held
+            held.set()
+            release.wait()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait()
+    try:
+        kid = FORK.Process(target=_child, args=(store, "c", 3))
+        kid.start()
+        kid.join(JOIN_S)
+        hung = kid.is_alive()
+        if hung:
+            kid.kill()
+            kid.join()
+    finally:
+        release.set()
+        holder.join()
+    assert not hung and kid.exitcode == 0
+    store.close()
+    _check(path, {"p": 1, "c": 3})
+
+
+def _exit_after_upkeep(store: SessionStore) -> None:
+    store.upsert(_record("c", 0))
+    store.close()                       # the child's close: its own connections only
+
+
+def test_a_child_closing_the_inherited_store_leaves_the_parents_connections_working(
+        tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    store = SessionStore(path)
+    store.upsert(_record("p", 0))
+    kid = FORK.Process(target=_exit_after_upkeep, args=(store,))
+    kid.start()
+    kid.join(JOIN_S)
+    assert kid.exitcode == 0
+    _write(store, "q", 3)
+    store.close()
+    _check(path, {"p": 1, "q": 3, "c": 1})
