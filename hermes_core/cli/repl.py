@@ -385,17 +385,39 @@ class Repl:
 
 #: What starts a /command: the slash, or the full-width one a Chinese input method types.
 COMMAND_MARKS = ("/", "\uff0f")
-_SPACE = re.compile(r"\s")
 
 
 def command_parts(text: str) -> tuple[str, str]:
     """A /command line's name and argument (stripped). The name is read in NFKC, so a Chinese
     input method's full-width ``／ｓｔａｔｓ`` is ``/stats`` (``／help`` was sent to the model as a
-    message), and any space ends it, the ideographic one (U+3000) too."""
+    message). Any space ends it, the ideographic one (U+3000) too, and so does the full-width
+    punctuation such a method types where English has a space (``/save：周报``, ``/model，gpt-4o``,
+    ``/skills？``): it is dropped, but an opening quote or bracket (``/memory「快递」``) is kept
+    for the argument. A slash of either width stays in the name: ``／etc／hosts`` is a path."""
     rest = text[1:]
-    cut = _SPACE.search(rest)
-    word, arg = (rest[:cut.start()], rest[cut.start():]) if cut else (rest, "")
+    word, arg = rest, ""
+    for found in _MAY_END_A_NAME.finditer(rest):   # a regex scan: a 1 MB line is one C pass
+        i, char = found.start(), found.group()
+        if char.isspace():
+            word, arg = rest[:i], rest[i:]
+            break
+        if _ends_a_name(char):
+            opening = unicodedata.category(char) in ("Ps", "Pi")
+            word, arg = rest[:i], rest[i if opening else i + 1:]
+            break
     return unicodedata.normalize("NFKC", word), arg.strip()
+
+
+#: A space, or a character of the blocks an input method's punctuation comes from (general
+#: punctuation, CJK symbols and punctuation, CJK compatibility and full-width forms).
+_MAY_END_A_NAME = re.compile("[\\s\u2010-\u206f\u3000-\u303f\ufe30-\ufe6f\uff00-\uffef]")
+
+
+def _ends_a_name(char: str) -> bool:
+    """Whether ``char`` (not ASCII) is punctuation that ends a command's name: a full-width
+    comma, colon, question mark, a CJK bracket or quote; never a slash."""
+    return (unicodedata.category(char).startswith("P")
+            and unicodedata.normalize("NFKC", char) != "/")
 
 
 def _as_utf8(line: str, encoding: str, *, marked: bool = False) -> str:

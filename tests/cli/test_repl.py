@@ -710,6 +710,19 @@ def test_a_full_width_slash_from_a_chinese_input_method_runs_the_command(tmp_pat
     assert "unknown command" not in text
 
 
+def test_full_width_punctuation_right_after_a_command_name_ends_the_name(tmp_path: Path):
+    # a Chinese input method types "，" "：" "？" where an English one types a space: "/save：周报"
+    # answered "unknown command /save:周报", "/skills？" the puzzling "unknown command /skills?;
+    # did you mean /skills?", and "/model，gpt-4o" "unknown command" with no hint at all
+    agent, text = _chat(tmp_path, "/save：周报\n/model，gpt-4o-mini\n/skills？\n/memory「快递」\n"
+                                  "/exit\n")
+    assert "unknown command" not in text, text
+    assert (tmp_path / "transcripts" / "周报.json").is_file()
+    assert agent.requested_model == "gpt-4o-mini"
+    assert "no skill retrieval yet" in text     # /skills ran
+    assert agent.history == []
+
+
 @pytest.mark.parametrize(("line", "usage"), [
     ("/stats now", "/stats"), ("/exit please", "/exit"), ("/quit now", "/exit"),
     ("/route last", "/route"), ("/reset everything", "/reset"), ("/keys all", "/keys"),
