@@ -123,7 +123,8 @@ def _bug(e: BaseException, argv: Sequence[str] | None) -> int:
     name = type(e).__name__
     said = shorten(one_line(str(e)), 200)
     message = f"{name}: {said}" if said else name
-    print(terminal_safe(f"hermes-core: internal error (a bug in hermes-core): {message}; "
+    print(terminal_safe(f"hermes-core: internal error (a bug in hermes-core or its installation): "
+                        f"{message}; "
                         "rerun with -v to see the traceback and report it"), file=sys.stderr)
     if json_requested(words):
         print_json_error(f"hermes-core: internal error: {message}", EXIT_BUG)
