@@ -153,14 +153,16 @@ def whole_number(text: str) -> int:
     return _whole(text, None)
 
 
-def replace_unencodable(stream: object) -> None:
-    """Let ``stream`` print characters its encoding lacks as "?" (a Latin-1 terminal, cp1252 when
-    redirected on Windows) instead of failing with UnicodeEncodeError: a Chinese reply must not
-    end a turn or a search in a traceback."""
+def escape_unencodable(stream: object) -> None:
+    """Let ``stream`` write each character its encoding lacks as an escape (``\\u5feb``, as a
+    Python or JSON string would) instead of failing with UnicodeEncodeError (a Chinese reply must
+    not end a turn in a traceback) or writing "?" (``PYTHONIOENCODING=ascii`` or ``LANG=C`` with
+    the output saved to a file: the text was lost for good). The escape keeps every character
+    and a person can read it back; a Latin-1 terminal still shows its accents as they are."""
     reconfigure = getattr(stream, "reconfigure", None)
     if reconfigure is not None:
         try:
-            reconfigure(errors="replace")
+            reconfigure(errors="backslashreplace")
         except (ValueError, OSError):  # pragma: no cover - not a reconfigurable text stream
             pass
 
@@ -216,13 +218,34 @@ def json_requested(words: Sequence[str]) -> bool:
     return False
 
 
+def verbose_requested(words: Sequence[str]) -> bool:
+    """Whether the command line asks for ``-v`` (``-vv``, ``--verbose`` or an abbreviation of it)
+    before any ``--``: known for a failure caught before or outside argparse's reading."""
+    for word in words:
+        if word == "--":
+            return False
+        if re.fullmatch(r"-v+", word) or (len(word) >= 3 and "--verbose".startswith(word)):
+            return True
+    return False
+
+
+#: Exit statuses of a failed command (the top-level help lists them).
+EXIT_ERROR, EXIT_USAGE, EXIT_BUG, EXIT_INTERRUPTED = 1, 2, 70, 130
+
+#: The ``kind`` of ``--json``'s error object, by exit status: a script tells "fix the input"
+#: (error, usage) from "report this" (bug, sysexits' EX_SOFTWARE) without parsing the message.
+ERROR_KINDS = {EXIT_ERROR: "error", EXIT_USAGE: "usage", EXIT_BUG: "bug",
+               EXIT_INTERRUPTED: "interrupted"}
+
+
 def print_json_error(message: str, code: int) -> None:
     """The one object ``--json`` prints on stdout when the command fails: a script reading it
-    gets the error and the exit code, not an empty stream (the line for a person is on stderr).
-    A stdout that refuses it (its reader gone, a full disk) is left at that: the failed write
-    would otherwise be taken for ``| head`` after a command that worked, and exit 0."""
+    gets the error, its kind and the exit code, not an empty stream (the line for a person is on
+    stderr). A stdout that refuses it (its reader gone, a full disk) is left at that: the failed
+    write would otherwise be taken for ``| head`` after a command that worked, and exit 0."""
     try:
-        print(json_text({"error": message, "exit_code": code}))
+        print(json_text({"error": message, "kind": ERROR_KINDS.get(code, "error"),
+                         "exit_code": code}))
     except OSError:
         pass
 

@@ -15,19 +15,22 @@ import traceback
 from collections.abc import Sequence
 
 from hermes_core.cli.argtypes import (
+    EXIT_BUG,
     Parser,
+    escape_unencodable,
     fail,
     json_requested,
     print_json_error,
-    replace_unencodable,
     shorten,
     terminal_safe,
+    verbose_requested,
 )
 from hermes_core.cli.logs import configure_logging
 from hermes_core.cli.output import Output, input_stream, output_lost
 from hermes_core.config import register_environment_keys
 from hermes_core.config_home import check_home
 from hermes_core.errors import HermesError
+from hermes_core.log_lines import one_line
 
 COMMAND_MODULES = (
     "hermes_core.cli.chat_cmd",
@@ -41,10 +44,16 @@ COMMAND_MODULES = (
 
 EXIT_STATUSES = """exit status:
   0    done (also when the reader of the output went away: `| head`)
-  1    an error, said in one line on stderr (a bug: its traceback); with --json also one
-       {"error", "exit_code"} object on stdout; `chat` with piped input: every turn failed
-  2    a usage error: unknown option, missing or malformed argument (same JSON under --json)
-  130  interrupted (Ctrl-C; same JSON under --json)
+  1    an error, said in one line on stderr; with --json also one {"error", "kind": "error",
+       "exit_code"} object on stdout; `chat` with piped input: every turn failed
+  2    a usage error: unknown option, missing or malformed argument (same JSON, kind "usage")
+  70   a bug in hermes-core: one line naming it on stderr (-v shows its traceback, to report);
+       same JSON, kind "bug"
+  130  interrupted (Ctrl-C; same JSON, kind "interrupted")
+
+output: a character the output's encoding cannot show (Chinese on an ASCII or Latin-1 stdout,
+  PYTHONIOENCODING=ascii, LANG=C) is written as its escape, \\uXXXX, never as "?"; --json
+  escapes it as JSON does. Set PYTHONIOENCODING=utf-8 to write the text itself.
 """
 
 
@@ -70,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    replace_unencodable(sys.stdout)
+    escape_unencodable(sys.stdout)
     streams = sys.stdin, sys.stdout, sys.stderr
     register_environment_keys()   # argparse may echo the command line before any config loads
     out, err = Output(streams[1]), Output(streams[2])
@@ -103,13 +112,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _bug(e: BaseException, argv: Sequence[str] | None) -> int:
-    """A bug, or a library's error quoting its input (pydantic's input_value=...): its traceback
-    is printed here, through the redacting stderr, not by the interpreter after the raw stream is
-    back, and escaped as a log line is: the message may quote a file's escape sequences."""
-    print(terminal_safe("".join(traceback.format_exception(e))), end="", file=sys.stderr)
-    if json_requested(_words(argv)):
-        print_json_error(f"{type(e).__name__}: {e}", 1)
-    return 1
+    """A bug (or a library's error quoting its input, as pydantic's ``input_value=...``): exit 70
+    (sysexits' EX_SOFTWARE), so neither a person nor a script takes it for an error in their
+    input (1). One line names it; ``-v`` adds the traceback, to report. Both are printed here,
+    through the redacting stderr, not by the interpreter after the raw stream is back, and
+    escaped as a log line is: the message may quote a file's escape sequences."""
+    words = _words(argv)
+    if verbose_requested(words):
+        print(terminal_safe("".join(traceback.format_exception(e))), end="", file=sys.stderr)
+    name = type(e).__name__
+    said = shorten(one_line(str(e)), 200)
+    message = f"{name}: {said}" if said else name
+    print(terminal_safe(f"hermes-core: internal error (a bug in hermes-core or its installation): "
+                        f"{message}; "
+                        "rerun with -v to see the traceback and report it"), file=sys.stderr)
+    if json_requested(words):
+        print_json_error(f"hermes-core: internal error: {message}", EXIT_BUG)
+    return EXIT_BUG
 
 
 def _words(argv: Sequence[str] | None) -> Sequence[str]:

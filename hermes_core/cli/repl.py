@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 from hermes_core.agent.agent import Agent
 from hermes_core.agent.prompt.outbound import withheld_keys
-from hermes_core.cli.argtypes import replace_unencodable, shorten, terminal_safe
+from hermes_core.cli.argtypes import escape_unencodable, shorten, terminal_safe
 from hermes_core.cli.repl_commands import BUILTIN_COMMANDS, Command, unquoted
 from hermes_core.errors import Attempt, HermesError
 from hermes_core.redact import redact
@@ -57,7 +57,7 @@ class Repl:
         self.agent = agent
         self.stdin = stdin or sys.stdin
         self.out = stdout or sys.stdout
-        replace_unencodable(self.out)   # a reply the output encoding cannot show prints "?"
+        escape_unencodable(self.out)   # what the output encoding cannot show is "\\u4f60"
         self.interactive = self.stdin.isatty()
         self.stream = agent.settings.llm.stream if stream is None else stream
         self.commands: dict[str, Command] = {}
@@ -99,8 +99,10 @@ class Repl:
             except (ValueError, OSError):  # pragma: no cover - already reading, or not a text file
                 pass
         encoding = getattr(self.stdin, "encoding", None) or "utf-8"
+        marked = False   # a UTF-8 BOM began a stream declared Latin-1 or cp1252 ("ï»¿")
         for n, line in enumerate(self._raw_lines()):
-            line = _as_utf8(line, encoding)
+            marked = marked or (n == 0 and _utf8_bom_read_as(encoding, line))
+            line = _as_utf8(line, encoding, marked=marked)
             yield line[1:] if n == 0 and line.startswith("\ufeff") else line
 
     def _raw_lines(self) -> Iterator[str]:
@@ -383,29 +385,58 @@ class Repl:
 
 #: What starts a /command: the slash, or the full-width one a Chinese input method types.
 COMMAND_MARKS = ("/", "\uff0f")
-_SPACE = re.compile(r"\s")
 
 
 def command_parts(text: str) -> tuple[str, str]:
     """A /command line's name and argument (stripped). The name is read in NFKC, so a Chinese
     input method's full-width ``／ｓｔａｔｓ`` is ``/stats`` (``／help`` was sent to the model as a
-    message), and any space ends it, the ideographic one (U+3000) too."""
+    message). Any space ends it, the ideographic one (U+3000) too, and so does the full-width
+    punctuation such a method types where English has a space (``/save：周报``, ``/model，gpt-4o``,
+    ``/skills？``): it is dropped, but an opening quote or bracket (``/memory「快递」``) is kept
+    for the argument. A slash of either width stays in the name: ``／etc／hosts`` is a path."""
     rest = text[1:]
-    cut = _SPACE.search(rest)
-    word, arg = (rest[:cut.start()], rest[cut.start():]) if cut else (rest, "")
+    word, arg = rest, ""
+    for found in _MAY_END_A_NAME.finditer(rest):   # a regex scan: a 1 MB line is one C pass
+        i, char = found.start(), found.group()
+        if char.isspace():
+            word, arg = rest[:i], rest[i:]
+            break
+        if _ends_a_name(char):
+            opening = unicodedata.category(char) in ("Ps", "Pi")
+            word, arg = rest[:i], rest[i if opening else i + 1:]
+            break
     return unicodedata.normalize("NFKC", word), arg.strip()
 
 
-def _as_utf8(line: str, encoding: str) -> str:
+#: A space, or a character of the blocks an input method's punctuation comes from (general
+#: punctuation, CJK symbols and punctuation, CJK compatibility and full-width forms).
+_MAY_END_A_NAME = re.compile("[\\s\u2010-\u206f\u3000-\u303f\ufe30-\ufe6f\uff00-\uffef]")
+
+
+def _ends_a_name(char: str) -> bool:
+    """Whether ``char`` (not ASCII) is punctuation that ends a command's name: a full-width
+    comma, colon, question mark, a CJK bracket or quote; never a slash."""
+    return (unicodedata.category(char).startswith("P")
+            and unicodedata.normalize("NFKC", char) != "/")
+
+
+def _as_utf8(line: str, encoding: str, *, marked: bool = False) -> str:
     """``line`` as the UTF-8 it was sent in, when the stream's declared encoding could not read it.
 
     A stream declared ASCII (``PYTHONIOENCODING=ascii``, a C locale Python did not coerce) still
     gets UTF-8 from the terminal or the file, and every byte of a Chinese message came out as a
     surrogate, then U+FFFD: the message was lost. The surrogate-escaped bytes are put back and
     read as UTF-8; bytes that are not UTF-8 end as U+FFFD, as any other lone surrogate does
-    (``clean_text``)."""
+    (``clean_text``). ``marked``: the stream began with a UTF-8 byte order mark that its
+    declared single-byte encoding read as "ï»¿"; the file says it is UTF-8, and as that encoding
+    kept every byte, each line is read back as UTF-8 whatever it holds."""
     if line.isascii():
         return line
+    if marked:
+        try:
+            return line.encode(encoding, "surrogateescape").decode("utf-8", "replace")
+        except UnicodeError:   # pragma: no cover - the stream read each of these characters
+            return clean_text(line)
     try:
         line.encode("utf-8")   # no surrogate: the line was read whole (checked in C, once)
         return line
@@ -417,6 +448,18 @@ def _as_utf8(line: str, encoding: str) -> str:
         except UnicodeError:   # a character that stream could never have decoded
             pass
     return clean_text(line)
+
+
+def _utf8_bom_read_as(encoding: str, line: str) -> bool:
+    """Whether ``line``, read in ``encoding``, began as the bytes of a UTF-8 byte order mark in an
+    encoding that reads them as other characters (Latin-1 and cp1252: "ï»¿"). A UTF-8 stream
+    reads it as U+FEFF and an ASCII one as surrogates, both handled by :func:`_as_utf8`."""
+    if not line[:1] or line[0] != "\xef" or _codec(encoding) in ("ascii", "utf-8"):
+        return False
+    try:
+        return line[:3].encode(encoding, "surrogateescape") == b"\xef\xbb\xbf"
+    except UnicodeError:
+        return False
 
 
 def _codec(encoding: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 import unicodedata
 from collections.abc import Callable
@@ -413,6 +414,11 @@ def _save(repl: Repl, arg: str) -> None:
         repl.say(f"error: not saved: {e}; transcripts are saved in {folder}")
         return
     path = folder / name
+    if os.path.lexists(folder) and not folder.is_dir():   # a file (or a dangling link) in the way
+        what = "a file" if folder.is_file() else "a link to nothing"
+        repl.say(f"error: not saved: {folder} is {what}, not a folder; move it away to save "
+                 "transcripts there")
+        return
     if _holds_another_chat(path, agent.session_id):
         repl.say(f"error: not saved: {path} holds another chat's transcript (or another file); "
                  "choose another name")

@@ -155,7 +155,7 @@ def test_a_bug_ends_in_a_redacted_traceback_on_stderr_not_a_raw_one(
         raise RuntimeError(f"unexpected input_value='{secret}'")
 
     monkeypatch.setattr("hermes_core.agent.smart_routing.Router.from_settings", broken)
-    assert main(["route", "hello", "--config", str(cfg), "--home", str(tmp_path)]) == 1
+    assert main(["-v", "route", "hello", "--config", str(cfg), "--home", str(tmp_path)]) == 70
     out, err = capsys.readouterr()
     assert secret not in out + err
     assert "Traceback" in err and "RuntimeError: unexpected input_value='[key-" in err
@@ -314,7 +314,7 @@ def test_a_bug_s_traceback_shows_the_escapes_its_message_quotes_never_sends_them
         raise RuntimeError("unexpected input_value='预发布\x1b[2J'")
 
     monkeypatch.setattr("hermes_core.agent.smart_routing.Router.from_settings", broken)
-    assert main(["route", "hello", "--home", str(tmp_path)]) == 1
+    assert main(["-v", "route", "hello", "--home", str(tmp_path)]) == 70
     err = capsys.readouterr().err
     assert "RuntimeError: unexpected input_value='预发布\\x1b[2J'" in err and "\x1b" not in err
 
@@ -401,8 +401,98 @@ def test_the_top_level_help_documents_each_exit_status(capsys: pytest.CaptureFix
         main(["--help"])
     assert done.value.code == 0
     text = capsys.readouterr().out
-    for code in ("0 ", "1 ", "2 ", "130 "):
+    for code in ("0 ", "1 ", "2 ", "70 ", "130 "):
         assert f"\n  {code}" in text, code
+    assert "\\uXXXX" in text   # what becomes of a character stdout's encoding lacks
+
+
+BUG_SECRET = "zq-bug-0123456789abcdef"
+_BROKEN_ROUTER = f"""
+import sys
+from hermes_core.agent.smart_routing import Router
+def broken(*args, **kwargs):
+    raise RuntimeError("unexpected input_value='{BUG_SECRET}'\\nsecond line")
+Router.from_settings = broken
+from hermes_core.cli.entry import main
+sys.argv[0] = "hermes-core"
+sys.exit(main())
+"""
+
+
+def _run_with_a_bug(argv: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """The real entry point in a child process, with a bug planted where ``route`` calls."""
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(f"credentials:\n  openai:\n    keys: [{{key: '{BUG_SECRET}'}}]\n",
+                   encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "HERMES_HOME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+    env.update(HOME=str(tmp_path), PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    return subprocess.run([sys.executable, "-c", _BROKEN_ROUTER, *argv, "--config", str(cfg),
+                           "--home", str(tmp_path)], env=env, capture_output=True, text=True,
+                          encoding="utf-8", timeout=120, check=False)
+
+
+def test_a_bug_exits_70_with_one_line_naming_it_and_how_to_see_the_traceback(
+        tmp_path: Path) -> None:
+    """A bug in hermes-core and an ordinary error (a missing file) both exited 1, the bug with a
+    traceback a user cannot act on: a script could not tell "fix your input" from "report this"."""
+    res = _run_with_a_bug(["route", "hello"], tmp_path)
+    assert res.returncode == 70, res.stderr
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1, res.stderr
+    assert "RuntimeError" in lines[0] and "-v" in lines[0] and "Traceback" not in res.stderr
+    assert BUG_SECRET not in res.stdout + res.stderr and res.stdout == ""
+
+
+def test_a_bug_under_v_shows_its_traceback_and_still_exits_70(tmp_path: Path) -> None:
+    res = _run_with_a_bug(["-v", "route", "hello"], tmp_path)
+    assert res.returncode == 70, res.stderr
+    assert "Traceback" in res.stderr and "RuntimeError" in res.stderr
+    assert BUG_SECRET not in res.stdout + res.stderr
+
+
+def test_a_bug_under_json_is_an_error_object_of_its_own_kind(tmp_path: Path) -> None:
+    res = _run_with_a_bug(["route", "hello", "--json"], tmp_path)
+    assert res.returncode == 70, res.stderr
+    reply = json.loads(res.stdout)
+    assert reply["exit_code"] == 70 and reply["kind"] == "bug"
+    assert "RuntimeError" in reply["error"] and BUG_SECRET not in res.stdout + res.stderr
+
+
+@pytest.mark.parametrize(("argv", "code", "kind"), [
+    (["prompt", "hi", "--json", "--history", "missing.json"], 1, "error"),
+    (["route", "hi", "--json", "--turn", "abc"], 2, "usage"),
+])
+def test_an_ordinary_error_keeps_its_code_and_says_its_kind_under_json(
+        argv: list[str], code: int, kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("HERMES_HOME", raising=False)
+    try:
+        got = main(argv)
+    except SystemExit as done:
+        got = done.code
+    reply = json.loads(capsys.readouterr().out)
+    assert got == code and reply["exit_code"] == code and reply["kind"] == kind
+
+
+def test_text_output_to_an_ascii_stdout_writes_what_it_cannot_encode_as_escapes(
+        copy_example_home, tmp_path: Path) -> None:
+    """``PYTHONIOENCODING=ascii`` (or ``LANG=C`` on a Python that does not coerce it) with the
+    output piped to a file: each Chinese character was written as "?", lost for good."""
+    home = copy_example_home(tmp_path / "home")
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "HERMES_HOME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+    env.update(HOME=str(tmp_path), PYTHONPATH=str(ROOT), PYTHONIOENCODING="ascii",
+               HF_HUB_OFFLINE="1")
+    res = subprocess.run([sys.executable, "-m", "hermes_core.cli", "skills", "search", "帮我查快递",
+                          "--home", str(home), "--no-embeddings"], env=env, capture_output=True,
+                         timeout=120, check=False)
+    assert res.returncode == 0, res.stderr
+    text = res.stdout.decode("ascii")
+    assert "??" not in text and "\\u5feb\\u9012" in text   # 快递, readable back
+    assert "快递" in text.encode("ascii").decode("unicode_escape")
 
 
 @pytest.mark.parametrize("where", ["build_parser", "configure_logging"])
@@ -419,7 +509,7 @@ def test_ctrl_c_before_the_command_runs_answers_json_with_the_error_object_too(
     monkeypatch.setattr(cli_main, where, interrupted)
     assert main(["route", "hello", "--json"]) == 130
     assert json.loads(capsys.readouterr().out) == {"error": "hermes-core: interrupted",
-                                                   "exit_code": 130}
+                                                   "kind": "interrupted", "exit_code": 130}
 
 
 class _GoneReader:

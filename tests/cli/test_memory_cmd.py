@@ -371,4 +371,5 @@ def test_a_refusal_under_json_is_one_json_object_on_stdout_too(
                "espresso")[0] == 0
     got, out, err = run(capsys, "memory", *argv, "--db", str(db), "--json")
     assert got == code and says in err
-    assert json.loads(out) == {"error": err.strip(), "exit_code": code}
+    assert json.loads(out) == {"error": err.strip(), "kind": "error" if code == 1 else "usage",
+                               "exit_code": code}

@@ -193,7 +193,8 @@ def test_after_the_only_key_is_rejected_the_hint_says_so_not_choose_its_models(t
 
 
 @pytest.mark.parametrize("stream", [True, False])
-def test_reply_outside_the_output_encoding_is_shown_with_replacements(tmp_path: Path, stream: bool):
+def test_reply_outside_the_output_encoding_is_shown_as_escapes_not_lost(tmp_path: Path, stream: bool):
+    # a Latin-1 terminal (or a file piped to from one) keeps its accents; 你好… was shown "???"
     settings = load_settings({"home": str(tmp_path), "skill_utils": {"enabled": False},
                               "context_engine": {"enabled": False}})
     agent = Agent(settings, provider=FakeProvider(["café 你好… done"]))
@@ -202,7 +203,7 @@ def test_reply_outside_the_output_encoding_is_shown_with_replacements(tmp_path: 
     Repl(agent, stdin=io.StringIO("hello\n/exit\n"), stdout=out, stream=stream).run()
     shown = raw.getvalue().decode("latin-1")
     assert "error" not in shown, shown
-    assert "café ??? done" in shown
+    assert "café \\u4f60\\u597d\\u2026 done" in shown
     assert [m.content for m in agent.history] == ["hello", "café 你好… done"]
 
 
@@ -261,7 +262,7 @@ def test_commands_print_chinese_to_an_ascii_stdout_without_a_traceback(copy_exam
                          encoding="ascii", errors="replace", timeout=120, env=env)
     assert res.returncode == 0, res.stderr
     assert "Traceback" not in res.stderr
-    assert "??" in res.stdout   # the skill's Chinese description, replaced
+    assert "\\u" in res.stdout and "??" not in res.stdout   # the Chinese, escaped (not lost)
 
 
 def test_a_leading_path_is_a_message_and_commands_still_work(tmp_path: Path):
@@ -709,6 +710,19 @@ def test_a_full_width_slash_from_a_chinese_input_method_runs_the_command(tmp_pat
     assert "unknown command" not in text
 
 
+def test_full_width_punctuation_right_after_a_command_name_ends_the_name(tmp_path: Path):
+    # a Chinese input method types "，" "：" "？" where an English one types a space: "/save：周报"
+    # answered "unknown command /save:周报", "/skills？" the puzzling "unknown command /skills?;
+    # did you mean /skills?", and "/model，gpt-4o" "unknown command" with no hint at all
+    agent, text = _chat(tmp_path, "/save：周报\n/model，gpt-4o-mini\n/skills？\n/memory「快递」\n"
+                                  "/exit\n")
+    assert "unknown command" not in text, text
+    assert (tmp_path / "transcripts" / "周报.json").is_file()
+    assert agent.requested_model == "gpt-4o-mini"
+    assert "no skill retrieval yet" in text     # /skills ran
+    assert agent.history == []
+
+
 @pytest.mark.parametrize(("line", "usage"), [
     ("/stats now", "/stats"), ("/exit please", "/exit"), ("/quit now", "/exit"),
     ("/route last", "/route"), ("/reset everything", "/reset"), ("/keys all", "/keys"),
@@ -720,3 +734,22 @@ def test_an_argument_to_a_command_that_takes_none_is_refused_with_its_usage(
     assert f"usage: {usage} " in text
     assert [m.content for m in agent.history if m.role == "user"] == ["hello", "again"]
     assert "turns 1;" not in text and "model: " not in text   # /stats and /route did nothing
+
+
+def test_a_byte_order_mark_on_a_latin1_declared_stdin_marks_the_input_utf8(home: Path):
+    # LANG=en_US.ISO-8859-1 (or PYTHONIOENCODING=latin-1) and a script saved by Notepad: the BOM
+    # was read as "ï»¿", so the first /command was sent to the model, and 查快递 as mojibake
+    stdin = io.TextIOWrapper(io.BytesIO("\ufeff/model\r\n查快递\r\n/exit\r\n".encode()),
+                             encoding="latin-1")
+    agent = offline_agent(home)
+    out = io.StringIO()
+    assert Repl(agent, stdin=stdin, stdout=out, stream=False).run() == 0
+    assert "(auto: routing picks per turn)" in out.getvalue()   # /model's answer
+    assert [m.content for m in agent.history if m.role == "user"] == ["查快递"]
+
+
+def test_latin1_text_that_merely_starts_like_a_bom_later_is_kept_as_latin1(home: Path):
+    stdin = io.TextIOWrapper(io.BytesIO(b"caf\xe9\n\xef\xbb\xbf\n/exit\n"), encoding="latin-1")
+    agent = offline_agent(home)
+    assert Repl(agent, stdin=stdin, stdout=io.StringIO(), stream=False).run() == 0
+    assert [m.content for m in agent.history if m.role == "user"] == ["caf\xe9", "\xef\xbb\xbf"]

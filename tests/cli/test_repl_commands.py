@@ -462,3 +462,18 @@ def test_model_takes_a_quoted_name_without_its_quotes(tmp_path: Path) -> None:
         "(auto")[0]
     assert "(auto: routing picks per turn)" in text
     assert "model: \"gpt-4o (fixed)" in text   # one quote is not a pair: the name as typed
+
+
+def test_save_into_a_transcripts_that_is_a_file_names_the_file_in_the_way(tmp_path: Path) -> None:
+    """HOME/transcripts made a file (by another tool, or a mistaken ``>``): ``/save notes``
+    answered "cannot save to .../transcripts/notes.json: File exists", naming a file that does
+    not exist and not the one in the way. The file is left as it was."""
+    home = tmp_path / "home"
+    repl, out = _saving_repl(home)
+    (home / "transcripts").write_text("someone's notes\n", encoding="utf-8")
+    repl.turn("hello")
+    repl.dispatch("/save notes")
+    said = out.getvalue().splitlines()[-1]
+    assert said.startswith("error: not saved:") and "File exists" not in said, said
+    assert f"{home / 'transcripts'} is a file, not a folder" in said
+    assert (home / "transcripts").read_text(encoding="utf-8") == "someone's notes\n"

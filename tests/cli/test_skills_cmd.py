@@ -126,7 +126,8 @@ def test_eval_refuses_an_empty_query_file_by_name(catalog: Path, tmp_path: Path,
     code, out, err = run(capsys, "skills", "eval", "--catalog", str(catalog), *argv,
                          "--no-embeddings", "--json")
     assert code == 1 and str(empty) in err and "no query" in err
-    assert json.loads(out) == {"error": err.strip(), "exit_code": 1}   # --json: the error as JSON
+    assert json.loads(out) == {"error": err.strip(), "kind": "error",   # --json: the error as JSON
+                               "exit_code": 1}
 
 
 def test_catalog_that_is_a_directory_is_not_reported_as_missing(
