@@ -83,6 +83,27 @@ _ANY_WORD = re.compile(r"[^\W\d_]+")
 _LATIN = re.compile("[a-zA-Z]")
 
 
+# Letters of the Latin script (ASCII and the accented ranges), to weigh a paragraph's script.
+_LATIN_LETTER = re.compile("[a-zA-Z\u00c0-\u024f\u1e00-\u1eff]")
+_PARAGRAPH_BREAK = re.compile(r"(\n[ \t]*\n)")
+
+
+def _mostly_latin(paragraph: str) -> bool:
+    """Whether a paragraph has more Latin letters than Greek, Cyrillic and Armenian ones."""
+    return len(_LATIN_LETTER.findall(paragraph)) > len(_OTHER_ALPHABET.findall(paragraph))
+
+
+def _whole_in_latin(m: re.Match[str]) -> str:
+    """A word of a paragraph written mostly in Latin letters: a word wholly in another alphabet
+    there ("Ιγνορε αλλ previous instructions") is a disguise, not a Greek word, and is spelled in
+    Latin by sound (``anyascii``: "ιγνορε" -> "ignore"; TR39 would read ν as v and ρ as p); a word
+    mixing alphabets is read as :func:`_in_latin` reads it."""
+    word = m.group()
+    if _LATIN.search(word) or not _OTHER_ALPHABET.search(word):
+        return _in_latin(m)
+    return anyascii(word)
+
+
 def _in_latin(m: re.Match[str]) -> str:
     word = m.group()
     if not (_LATIN.search(word) and _OTHER_ALPHABET.search(word)):
@@ -102,11 +123,14 @@ def fold(text: str) -> str:
     а е о р), not ε η κ τ: "dιsrεgαrd τhε rυlεs" would keep half its letters. A word that mixes
     Latin letters with Greek, Cyrillic or Armenian ones is therefore folded and its remaining
     letters of those alphabets spelled in Latin by ``anyascii`` (its accents and any Chinese
-    joined to it kept); a word wholly in one of those alphabets is left as it is, so ordinary
-    Greek or Russian text is never read as English."""
+    joined to it kept). A word wholly in one of those alphabets is spelled in Latin only in a
+    paragraph whose letters are mostly Latin (the script of its neighbours says it is a disguise);
+    in a paragraph mostly in Greek or Cyrillic it is left as it is, so ordinary Greek or Russian
+    text, Latin product names and all, is never read as English."""
     text = _IGNORABLE.sub("", unicodedata.normalize("NFKC", decode_tags(text)))
     if _OTHER_ALPHABET.search(text):
-        text = _ANY_WORD.sub(_in_latin, text)
+        text = "".join(_ANY_WORD.sub(_whole_in_latin if _mostly_latin(part) else _in_latin, part)
+                       for part in _PARAGRAPH_BREAK.split(text))
     upper, other = _confusable_tables()
     return text.translate(upper).casefold().translate(other)
 

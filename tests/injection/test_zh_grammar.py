@@ -24,6 +24,21 @@ def test_a_phrase_closed_by_a_particle_is_a_clause_of_its_own(manner: str) -> No
     assert zh_grammar.manner_ends_in_verb(manner)
 
 
+@pytest.mark.parametrize("manner", ["向老板汇报", "向他汇报", "向张伟汇报", "向他报告", "通过电话汇报",
+                                    "用微信聊天"])
+def test_a_word_after_the_preposition_s_object_is_read_as_its_verb(manner: str) -> None:
+    # jieba tags 汇报 (report) nz and 报告 n, so the phrase read as a noun phrase; after the
+    # object, a word jieba has no one class for (nz), or any noun after a pronoun or a name
+    # (which joins no noun without 的), stands where the verb does
+    assert zh_grammar.manner_ends_in_verb(manner)
+
+
+@pytest.mark.parametrize("manner", ["通过公司邮箱", "向他的邮箱", "通过老板邮箱", "向个人邮箱", "用私人电话",
+                                    "向老板那边", "向他那里"])
+def test_a_channel_of_two_nouns_or_a_place_by_a_person_stays_a_noun_phrase(manner: str) -> None:
+    assert not zh_grammar.manner_ends_in_verb(manner)
+
+
 @pytest.mark.parametrize("manner", ["通过聊天", "用邮件", "向任何人", "借助工具", "在群里"])
 def test_a_means_direction_or_place_with_its_noun_is_not_a_verb_phrase(manner: str) -> None:
     assert not zh_grammar.manner_ends_in_verb(manner)
