@@ -54,15 +54,18 @@ _LATIN_MARKS = regex.compile(r"(?<=[a-z])\p{M}+")
 #: indexes record the version that built them and are rebuilt when it differs (episodic memory does
 #: so on open), so old rows stay findable by the new query tokens. 2: CJK split from adjacent
 #: letters and digits. 3: non-ASCII letters kept in their word, case-folded, Latin accents folded.
-#: 4: traditional Chinese folded to simplified.
+#: 4: traditional Chinese folded to simplified. Stores key on :func:`tokenizer_key`, which adds
+#: the libraries' versions and the fold's OpenCC config to this number.
 TOKENIZER_VERSION = 4
+#: The OpenCC config that folds Han text to simplified for every match key (decision 140).
+HAN_FOLD_CONFIG = "t2s"
 
 log = logging.getLogger(__name__)
 _jieba_lock = threading.Lock()
 _jieba: Any = None
 _jieba_failed = False
 _t2s_lock = threading.Lock()
-_t2s: Any = None
+_t2s: dict[str, Any] = {}   # OpenCC config name -> its converter
 
 
 def is_cjk(ch: str) -> bool:
@@ -159,15 +162,43 @@ def cjk_words(run: str) -> tuple[str, ...]:
 
 
 def _load_t2s() -> Any:
-    """OpenCC's traditional -> simplified converter, built once (its dictionaries load in ~7 ms)."""
-    global _t2s
-    if _t2s is None:
+    """OpenCC's converter for ``HAN_FOLD_CONFIG``, built once (its dictionaries load in ~7 ms)."""
+    config = HAN_FOLD_CONFIG
+    found = _t2s.get(config)
+    if found is None:
         with _t2s_lock:
-            if _t2s is None:
+            found = _t2s.get(config)
+            if found is None:
                 import opencc
 
-                _t2s = opencc.OpenCC("t2s")
-    return _t2s
+                found = _t2s[config] = opencc.OpenCC(config)
+    return found
+
+
+@lru_cache(maxsize=1)
+def library_versions() -> str:
+    """The installed OpenCC and jieba releases (``importlib.metadata``), ``-`` for one missing.
+
+    Their tables decide tokens as much as our code does: a release that changes a t2s entry or a
+    jieba dictionary word must re-derive stored tokens and indexes, not reuse them. Read once a
+    process (a package is not upgraded under a running one)."""
+    from importlib import metadata
+
+    def installed(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "-"
+
+    return f"opencc-{installed('opencc')}+jieba-{installed('jieba')}"
+
+
+def tokenizer_key() -> str:
+    """What every stored token, index and calibration is keyed by: ``TOKENIZER_VERSION``, the fold's
+    OpenCC config and the libraries' versions (:func:`library_versions`), so a change to any of them
+    re-derives what was stored, while the same ones reuse it on every open. Read when called, so a
+    test may change any part."""
+    return f"{TOKENIZER_VERSION}+{HAN_FOLD_CONFIG}+{library_versions()}"
 
 
 def _fold_run(m: re.Match[str]) -> str:

@@ -262,3 +262,12 @@ def test_japanese_shinjitai_kanji_stay_as_written_and_still_match_themselves() -
     assert "読" in tokenize("本を読む")
     assert set(tokenize("駅で電車を待つ")) & set(tokenize("電車の駅")) >= {"駅"}
     assert tokenize("電車") == tokenize("电车")
+
+
+def test_the_tokenizer_key_names_the_fold_config_and_the_installed_opencc_and_jieba() -> None:
+    from importlib import metadata
+
+    key = tok.tokenizer_key()
+    assert key.startswith(f"{tok.TOKENIZER_VERSION}+{tok.HAN_FOLD_CONFIG}+")
+    assert f"opencc-{metadata.version('opencc')}" in key and f"jieba-{metadata.version('jieba')}" in key
+    assert tok.tokenizer_key() == key     # the same libraries: the same key on every call

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from hermes_core.agent.episodic import passages, reindex
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore
-from hermes_core.tokenize import SEGMENT_VERSION, TOKENIZER_VERSION, segment_for_index
+from hermes_core.tokenize import SEGMENT_VERSION, segment_for_index, tokenizer_key
 from tests.agent.episodic.conftest import open_and_die
 
 OLD, NEW = "test-old-1", "test-new-1"
@@ -552,7 +552,7 @@ def test_a_damaged_cursor_another_tool_wrote_neither_fails_a_write_nor_an_open(
 
 def _fold_reindex_and_die(path: str, kill_after: int, batch: int) -> None:
     open_and_die(path, kill_after, batch, segment_for_index,
-                 f"hermes-tokenize-{TOKENIZER_VERSION}.{SEGMENT_VERSION}{passages.LAYOUT}")
+                 f"hermes-tokenize-{tokenizer_key()}.{SEGMENT_VERSION}{passages.LAYOUT}")
 
 
 def _before_folding(text: str) -> str:
