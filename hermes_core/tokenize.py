@@ -245,11 +245,13 @@ def split_identifier(word: str) -> list[str]:
     return [p.lower() for p in parts if p]
 
 
-def normalize(text: str) -> str:
+def normalize(text: str, *, fold: bool = True) -> str:
     """NFKC, case-folded, Latin letters without their accents, Han in simplified characters:
     ``Größe`` -> ``grosse``, ``Crème`` -> ``creme``, ``ёлка`` stays ``ёлка``, ``數據`` -> ``数据``.
     What tokens are made of, and what a token is looked for in (BM25's verbatim match, triggers,
-    synonyms), so both sides of every match agree.
+    synonyms), so both sides of every match agree. ``fold=False`` keeps Han as written (a trigger
+    is also looked for as written: the fold of a character alone can differ from its fold in a
+    phrase, 乾 -> 干 but 乾隆 kept).
 
     Only marks on a Latin base letter go: they are spelling variants users drop when typing (and
     FTS5's ``remove_diacritics`` drops them too); in Cyrillic or Greek a mark can make another letter.
@@ -257,8 +259,8 @@ def normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold()
     if text.isascii():
         return text
-    folded = _LATIN_MARKS.sub("", unicodedata.normalize("NFD", text))
-    return to_simplified(unicodedata.normalize("NFC", folded))
+    folded = unicodedata.normalize("NFC", _LATIN_MARKS.sub("", unicodedata.normalize("NFD", text)))
+    return to_simplified(folded) if fold else folded
 
 
 _normalize_word = lru_cache(maxsize=65536)(normalize)   # tokens repeat; whole texts are not cached
