@@ -66,6 +66,7 @@ HAN_FOLD_CONFIG = "t2s"
 #: (s2t 昵 -> 暱, t2s 暱 -> 暱): folded to that one, so 暱稱 meets 昵称. Pinned against the installed
 #: tables by test_every_character_the_simplified_to_traditional_table_writes_folds_back_to_its_source.
 _T2S_GAPS = str.maketrans({"暱": "昵", "緪": "縆"})
+_T2S_GAP = re.compile("[暱緪]")   # one scan in C: most texts hold neither
 
 log = logging.getLogger(__name__)
 _jieba_lock = threading.Lock()
@@ -209,7 +210,7 @@ def tokenizer_key() -> str:
 
 
 def _fold_run(m: re.Match[str]) -> str:
-    return str(_load_t2s().convert(m.group())).translate(_T2S_GAPS)
+    return str(_load_t2s().convert(m.group()))
 
 
 def to_simplified(text: str) -> str:
@@ -224,7 +225,8 @@ def to_simplified(text: str) -> str:
     """
     if text.isascii() or _CJK_CHAR.search(text) is None:
         return text
-    return _CJK_RUN.sub(_fold_run, text)
+    folded = _CJK_RUN.sub(_fold_run, text)
+    return folded.translate(_T2S_GAPS) if _T2S_GAP.search(folded) else folded
 
 
 def cjk_tagged(run: str) -> tuple[tuple[str, str], ...]:
