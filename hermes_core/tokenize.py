@@ -209,10 +209,6 @@ def tokenizer_key() -> str:
     return f"{TOKENIZER_VERSION}+{HAN_FOLD_CONFIG}+{library_versions()}"
 
 
-def _fold_run(m: re.Match[str]) -> str:
-    return str(_load_t2s().convert(m.group()))
-
-
 def to_simplified(text: str) -> str:
     """``text`` with its Han runs in simplified characters (OpenCC t2s, phrase-aware: 頭髮 -> 头发,
     乾燥 -> 干燥, 乾隆 kept; 暱 -> 昵, which t2s lacks): the match key that makes traditional and
@@ -225,7 +221,8 @@ def to_simplified(text: str) -> str:
     """
     if text.isascii() or _CJK_CHAR.search(text) is None:
         return text
-    folded = _CJK_RUN.sub(_fold_run, text)
+    convert = _load_t2s().convert      # looked up once a text, not once a run
+    folded = _CJK_RUN.sub(lambda m: str(convert(m.group())), text)
     return folded.translate(_T2S_GAPS) if _T2S_GAP.search(folded) else folded
 
 
