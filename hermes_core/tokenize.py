@@ -54,15 +54,26 @@ _LATIN_MARKS = regex.compile(r"(?<=[a-z])\p{M}+")
 #: indexes record the version that built them and are rebuilt when it differs (episodic memory does
 #: so on open), so old rows stay findable by the new query tokens. 2: CJK split from adjacent
 #: letters and digits. 3: non-ASCII letters kept in their word, case-folded, Latin accents folded.
-#: 4: traditional Chinese folded to simplified.
-TOKENIZER_VERSION = 4
+#: 4: traditional Chinese folded to simplified. 5: 暱 folded to 昵 (``_T2S_GAPS``). Stores key on
+#: :func:`tokenizer_key`, which adds the fold's OpenCC config and OpenCC's and jieba's releases.
+TOKENIZER_VERSION = 5
+#: The OpenCC config that folds Han text to simplified for every match key: t2s, characters and
+#: their phrases. Not tw2sp (Taiwan words read as the mainland's, 軟體 -> 软件): it also reads 查詢
+#: as 查找 and 行程 as 进程, so the commonest words stop meeting their simplified spelling
+#: (decision 140 has the measurements).
+HAN_FOLD_CONFIG = "t2s"
+#: Traditional characters OpenCC's t2s keeps although its s2t writes them for a simplified one
+#: (s2t 昵 -> 暱, t2s 暱 -> 暱): folded to that one, so 暱稱 meets 昵称. Pinned against the installed
+#: tables by test_every_character_the_simplified_to_traditional_table_writes_folds_back_to_its_source.
+_T2S_GAPS = str.maketrans({"暱": "昵", "緪": "縆"})
+_T2S_GAP = re.compile("[暱緪]")   # one scan in C: most texts hold neither
 
 log = logging.getLogger(__name__)
 _jieba_lock = threading.Lock()
 _jieba: Any = None
 _jieba_failed = False
 _t2s_lock = threading.Lock()
-_t2s: Any = None
+_t2s: dict[str, Any] = {}   # OpenCC config name -> its converter
 
 
 def is_cjk(ch: str) -> bool:
@@ -159,24 +170,49 @@ def cjk_words(run: str) -> tuple[str, ...]:
 
 
 def _load_t2s() -> Any:
-    """OpenCC's traditional -> simplified converter, built once (its dictionaries load in ~7 ms)."""
-    global _t2s
-    if _t2s is None:
+    """OpenCC's converter for ``HAN_FOLD_CONFIG``, built once (its dictionaries load in ~7 ms)."""
+    config = HAN_FOLD_CONFIG
+    found = _t2s.get(config)
+    if found is None:
         with _t2s_lock:
-            if _t2s is None:
+            found = _t2s.get(config)
+            if found is None:
                 import opencc
 
-                _t2s = opencc.OpenCC("t2s")
-    return _t2s
+                found = _t2s[config] = opencc.OpenCC(config)
+    return found
 
 
-def _fold_run(m: re.Match[str]) -> str:
-    return str(_load_t2s().convert(m.group()))
+@lru_cache(maxsize=1)
+def library_versions() -> str:
+    """The installed OpenCC and jieba releases (``importlib.metadata``), ``-`` for one missing.
+
+    Their tables decide tokens as much as our code does: a release that changes a t2s entry or a
+    jieba dictionary word must re-derive stored tokens and indexes, not reuse them. Read once a
+    process (a package is not upgraded under a running one)."""
+    from importlib import metadata
+
+    def installed(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "-"
+
+    return f"opencc-{installed('opencc')}+jieba-{installed('jieba')}"
+
+
+def tokenizer_key() -> str:
+    """What every stored token, index and calibration is keyed by: ``TOKENIZER_VERSION``, the fold's
+    OpenCC config and the libraries' versions (:func:`library_versions`), so a change to any of them
+    re-derives what was stored, while the same ones reuse it on every open. Read when called, so a
+    test may change any part."""
+    return f"{TOKENIZER_VERSION}+{HAN_FOLD_CONFIG}+{library_versions()}"
 
 
 def to_simplified(text: str) -> str:
     """``text`` with its Han runs in simplified characters (OpenCC t2s, phrase-aware: 頭髮 -> 头发,
-    乾燥 -> 干燥, 乾隆 kept): the match key that makes traditional and simplified spellings meet.
+    乾燥 -> 干燥, 乾隆 kept; 暱 -> 昵, which t2s lacks): the match key that makes traditional and
+    simplified spellings meet.
 
     Only runs of Han characters are handed to OpenCC, so Latin, kana, Hangul and punctuation come
     back as they were. Japanese kanji are Han too: a shinjitai form t2s has no entry for (読, 駅)
@@ -185,7 +221,9 @@ def to_simplified(text: str) -> str:
     """
     if text.isascii() or _CJK_CHAR.search(text) is None:
         return text
-    return _CJK_RUN.sub(_fold_run, text)
+    convert = _load_t2s().convert      # looked up once a text, not once a run
+    folded = _CJK_RUN.sub(lambda m: str(convert(m.group())), text)
+    return folded.translate(_T2S_GAPS) if _T2S_GAP.search(folded) else folded
 
 
 def cjk_tagged(run: str) -> tuple[tuple[str, str], ...]:
@@ -206,11 +244,13 @@ def split_identifier(word: str) -> list[str]:
     return [p.lower() for p in parts if p]
 
 
-def normalize(text: str) -> str:
+def normalize(text: str, *, fold: bool = True) -> str:
     """NFKC, case-folded, Latin letters without their accents, Han in simplified characters:
     ``Größe`` -> ``grosse``, ``Crème`` -> ``creme``, ``ёлка`` stays ``ёлка``, ``數據`` -> ``数据``.
     What tokens are made of, and what a token is looked for in (BM25's verbatim match, triggers,
-    synonyms), so both sides of every match agree.
+    synonyms), so both sides of every match agree. ``fold=False`` keeps Han as written (a trigger
+    is also looked for as written: the fold of a character alone can differ from its fold in a
+    phrase, 乾 -> 干 but 乾隆 kept).
 
     Only marks on a Latin base letter go: they are spelling variants users drop when typing (and
     FTS5's ``remove_diacritics`` drops them too); in Cyrillic or Greek a mark can make another letter.
@@ -218,8 +258,8 @@ def normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold()
     if text.isascii():
         return text
-    folded = _LATIN_MARKS.sub("", unicodedata.normalize("NFD", text))
-    return to_simplified(unicodedata.normalize("NFC", folded))
+    folded = unicodedata.normalize("NFC", _LATIN_MARKS.sub("", unicodedata.normalize("NFD", text)))
+    return to_simplified(folded) if fold else folded
 
 
 _normalize_word = lru_cache(maxsize=65536)(normalize)   # tokens repeat; whole texts are not cached

@@ -21,6 +21,8 @@
   a caller does, by cancelling its task mid-flight.
 * ``lock_tries``: each ``filelock`` try of the test recorded, refused or taken, with a hook at a
   refusal: whether a writer waited for a held lock, told by its tries and not by a clock.
+* ``tokenizer_upgraded``: the tokenizer as after an OpenCC or a jieba upgrade, or a change of the
+  fold's OpenCC config (one each), for the stores that must then derive their tokens again.
 """
 
 from __future__ import annotations
@@ -229,3 +231,21 @@ def lock_tries(monkeypatch: pytest.MonkeyPatch) -> LockTries:
 
     monkeypatch.setattr(fcntl, "flock", flock)
     return record
+
+
+@pytest.fixture(params=["opencc", "jieba", "fold config"])
+def tokenizer_upgraded(request: pytest.FixtureRequest,
+                       monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
+    """Call it to make the tokenizer as after an upgrade of OpenCC or jieba (the installed version
+    reads as another release) or a change of the fold's OpenCC config, ``TOKENIZER_VERSION``
+    untouched: whatever was stored before the call must be derived again."""
+    from hermes_core import tokenize as tok
+
+    def upgrade() -> None:
+        if request.param == "fold config":
+            monkeypatch.setattr(tok, "HAN_FOLD_CONFIG", "hk2s")
+        else:
+            bumped = tok.library_versions().replace(f"{request.param}-", f"{request.param}-99.")
+            monkeypatch.setattr(tok, "library_versions", lambda: bumped)
+
+    return upgrade

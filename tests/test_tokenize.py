@@ -275,3 +275,43 @@ def test_a_text_of_only_emoji_or_punctuation_is_indexed_by_its_symbols() -> None
     # punctuation in a text with words is no term (every sentence has a full stop)
     assert segment_for_index("deploy failed.") == "deploy failed"
     assert all(t.isascii() and t.isalnum() for t in symbol_terms("👨\u200d👩\u200d👧 🇫🇷 ©™ ?!…"))
+
+
+def test_the_tokenizer_key_names_the_fold_config_and_the_installed_opencc_and_jieba() -> None:
+    from importlib import metadata
+
+    key = tok.tokenizer_key()
+    assert key.startswith(f"{tok.TOKENIZER_VERSION}+{tok.HAN_FOLD_CONFIG}+")
+    assert f"opencc-{metadata.version('opencc')}" in key and f"jieba-{metadata.version('jieba')}" in key
+    assert tok.tokenizer_key() == key     # the same libraries: the same key on every call
+
+
+@pytest.mark.parametrize(("traditional", "simplified"), [
+    ("查詢通話記錄", "查询通话记录"),   # tw2sp would read 查找 联系历史: no skill's words
+    ("查看我的行程", "查看我的行程"),   # a trip, not a process (tw2sp: 进程)
+    ("編輯這份文件", "编辑这份文件"),   # tw2sp: 文档
+])
+def test_a_common_word_folds_to_its_own_simplified_spelling_not_to_a_taiwan_synonym(
+        traditional: str, simplified: str) -> None:
+    assert tok.to_simplified(traditional) == simplified
+    assert tok.to_simplified(simplified) == simplified   # simplified text is never rewritten
+
+
+def test_a_nickname_meets_itself_in_either_script() -> None:
+    # OpenCC writes 昵 as 暱 (s2t) but leaves 暱 as it is (t2s)
+    assert tok.to_simplified("暱稱") == tok.to_simplified("昵称") == "昵称"
+    assert tokenize("修改我的暱稱") == tokenize("修改我的昵称")
+
+
+def test_every_character_the_simplified_to_traditional_table_writes_folds_back_to_its_source() -> None:
+    import opencc
+
+    s2t, t2s = opencc.OpenCC("s2t"), opencc.OpenCC("t2s")
+    kept = []
+    for cp in [*range(0x3400, 0x4DC0), *range(0x4E00, 0xA000)]:
+        c = chr(cp)
+        t = s2t.convert(c)
+        if t != c and len(t) == 1 and t2s.convert(t) == t:   # t2s has no way back from t
+            kept.append(t)
+            assert tok.to_simplified(t) == tok.to_simplified(c), (c, t)
+    assert "暱" in kept

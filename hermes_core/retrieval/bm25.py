@@ -121,7 +121,7 @@ class IndexParts:
     """What an index keeps to be carried to the next catalog (:meth:`BM25Index.updated`): the
     skills as indexed and their terms, the vocabulary (token -> row, rows in insertion order),
     each row's document frequency, the tf entries (valued ``tf / (tf + 1.5)``) and the verbatim
-    bonus entries; plus what the terms were derived under (``TOKENIZER_VERSION``, and whether
+    bonus entries; plus what the terms were derived under (``tokenizer_key()``, and whether
     jieba segmented them, None when no skill's text reached it) and which skills reached jieba."""
 
     skills: tuple[Skill, ...] = ()
@@ -131,13 +131,13 @@ class IndexParts:
     tf: Postings = field(default_factory=lambda: Postings.empty(valued=True))
     bonus: Postings = field(default_factory=lambda: Postings.empty(valued=False))
     cjk: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    version: int = -1
+    version: str = ""
     jieba: bool | None = None
     changed: int = 0     # skills the update that made these parts derived anew or dropped
 
     def derived_alike(self) -> bool:
         """Whether a skill indexed here would be derived to the same terms now."""
-        return self.version == tok.TOKENIZER_VERSION and (self.jieba is None
+        return self.version == tok.tokenizer_key() and (self.jieba is None
                                                           or self.jieba == tok.jieba_available())
 
 
@@ -244,7 +244,7 @@ class BM25Index:
             terms[j] = t
             cjk[j] = uses_jieba(f"{s.name}\x00{s.description}")
         self._parts = IndexParts(tuple(skills), tuple(terms), vocab, df, tf_part, bonus, cjk,
-                                 tok.TOKENIZER_VERSION, tok.jieba_available() if cjk.any() else None,
+                                 tok.tokenizer_key(), tok.jieba_available() if cjk.any() else None,
                                  len(fresh) + len(old.skills) - len(kept_old))
         self._index()
 

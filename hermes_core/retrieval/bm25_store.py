@@ -99,7 +99,7 @@ def load_parts(path: Path, derive: Derive,
         return None
     header, a = read
     jieba = header.get("jieba")
-    if (header.get("tokenizer") != tok.TOKENIZER_VERSION or header.get("derive") != derive_name(derive)
+    if (header.get("tokenizer") != tok.tokenizer_key() or header.get("derive") != derive_name(derive)
             or (jieba is not None and jieba != tok.jieba_available())):
         log.debug("%s %s was made by another tokenizer; built again", WHAT, path)
         return None
@@ -168,7 +168,7 @@ def _parts(a: dict[str, np.ndarray], jieba: object,
     skills = tuple(s if (s := held.get(nm)) is not None and s.description == d else Skill(nm, d)
                    for nm, d in zip(names, descs, strict=True))
     parts = IndexParts(skills, tuple(terms), vocab,
-                       df, Postings(tf_rows, tf.docs, tf_values), bonus, cjk, tok.TOKENIZER_VERSION,
+                       df, Postings(tf_rows, tf.docs, tf_values), bonus, cjk, tok.tokenizer_key(),
                        None if jieba is None else bool(jieba))
     raw = keys.tobytes()   # one copy, sliced: indexing the array row by row cost 0.2 s at 20,000
     key_list = [(raw[32 * i:32 * i + 32], None if j < 0 else bool(j))

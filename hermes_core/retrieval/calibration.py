@@ -48,7 +48,7 @@ from hermes_core.atomic_write import read_cache, write_cache
 from hermes_core.retrieval.bm25 import BM25Index, lexical_scores
 from hermes_core.retrieval.dense import MAX_PARTS, PART_TAU, model_text, text_keys
 from hermes_core.retrieval.fusion import UNJUDGED, GateDecision
-from hermes_core.tokenize import TOKENIZER_VERSION, cjk_chars, cjk_ratio, split_identifier
+from hermes_core.tokenize import cjk_chars, cjk_ratio, split_identifier, tokenizer_key
 from hermes_core.types import Skill
 
 log = logging.getLogger(__name__)
@@ -211,7 +211,7 @@ def catalog_key(model_id: str, skills: Sequence[Skill], fixed_rule: str = "",
     :func:`pseudo_queries`, the tokenizer's identifier split) that can change while the skill does
     not: keyed by the skill alone, a calibration of the old texts would be reused."""
     constants = (CALIBRATION_VERSION, MIN_STD, MAX_PSEUDO_SKILLS, OFF_QUANTILE, PSEUDO_QUANTILE,
-                 PSEUDO_SHARE, FIXED_RULE_WEIGHT, PART_TAU, MAX_PARTS, TOKENIZER_VERSION)
+                 PSEUDO_SHARE, FIXED_RULE_WEIGHT, PART_TAU, MAX_PARTS, tokenizer_key())
     h = hashlib.sha256(f"{constants}\x00{model_id}\x00{fixed_rule}\x00".encode())
     h.update("\x00".join(gate_requests()).encode())
     h.update((catalog_digest(skills) if digest is None else digest).encode())

@@ -94,8 +94,9 @@ def rows_path(cache_dir: str | os.PathLike[str]) -> Path:
 
 def rows_key(catalog: str, words: Glossary) -> str:
     """What a file's rows are filed under: the lexical calibration's ``catalog`` key, the
-    glossary's lines, the scorers' fingerprint, jieba's presence and the skills' deriving function."""
-    h = hashlib.sha256(f"{catalog}\x00{SCORERS}\x00{tok.jieba_available()}\x00"
+    glossary's lines, the scorers' fingerprint, the tokenizer (``tokenizer_key``: its version, fold
+    config and OpenCC's and jieba's releases), jieba's presence and the skills' deriving function."""
+    h = hashlib.sha256(f"{catalog}\x00{SCORERS}\x00{tok.tokenizer_key()}\x00{tok.jieba_available()}\x00"
                        f"{derive_name(bm25.skill_terms)}\x00".encode())
     h.update(repr(words.lines).encode("utf-8", "surrogatepass"))
     return h.hexdigest()

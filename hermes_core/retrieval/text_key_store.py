@@ -13,8 +13,9 @@ name and description hash the same: an edited skill is not found and is derived 
 A key read back wrongly would fetch another text's vector, so the file is sealed (``gate_store``:
 a digest over every array and the header, atomic replace) and checked (lengths, key shapes): a
 torn, flipped or foreign file is ignored with one warning and derived again. A file made by other
-builders is ignored quietly (an upgrade, not damage): the header names ``TOKENIZER_VERSION``
-(``split_identifier`` cuts the names) and a fingerprint of the code of ``document_text``,
+builders is ignored quietly (an upgrade, not damage): the header names ``tokenizer_key()``
+(``split_identifier`` cuts the names and the Han fold rewrites the text: an OpenCC or jieba
+release too, read when a file is written or read) and a fingerprint of the code of ``document_text``,
 ``skill_parts``, ``model_text`` and the key functions, taken when this module is imported. It is
 rewritten whole, so only when :data:`MIN_NEW` skills or more were derived or dropped since it was
 read or written.
@@ -69,9 +70,9 @@ def _code_id(code: types.CodeType, h: Any) -> None:
 
 
 def builders_id(functions: Sequence[Callable[..., Any]]) -> str:
-    """A fingerprint of how the keys are derived: ``TOKENIZER_VERSION``, the part limit and the
-    code of each function (another Python or a changed builder: another fingerprint)."""
-    h = hashlib.sha256(f"{tok.TOKENIZER_VERSION}\x00{dense.MAX_PARTS}".encode())
+    """A fingerprint of the code that derives the keys: the part limit and the code of each
+    function (another Python or a changed builder: another fingerprint)."""
+    h = hashlib.sha256(f"{dense.MAX_PARTS}".encode())
     for f in functions:
         h.update(f"\x00{f.__module__}.{f.__qualname__}\x00".encode())
         _code_id(f.__code__, h)
@@ -98,7 +99,7 @@ def save_keys(path: Path, skills: Sequence[Skill], keys: Sequence[TextKeys]) -> 
         "doc": text_blob(_SEP.join(k.doc for k in keys)),
         "parts": text_blob(_SEP.join(k.parts for k in keys)),
     }
-    return write_sealed(path, LAYOUT, {"builders": BUILDERS}, arrays, WHAT)
+    return write_sealed(path, LAYOUT, {"builders": BUILDERS, "tokenizer": tok.tokenizer_key()}, arrays, WHAT)
 
 
 def load_keys(path: Path) -> dict[bytes, TextKeys] | None:
@@ -108,7 +109,7 @@ def load_keys(path: Path) -> dict[bytes, TextKeys] | None:
     if read is None:
         return None
     header, a = read
-    if header.get("builders") != BUILDERS:
+    if header.get("builders") != BUILDERS or header.get("tokenizer") != tok.tokenizer_key():
         log.debug("%s %s was made by other builders; derived again", WHAT, path)
         return None
     try:

@@ -7,7 +7,8 @@ SKILL.md stalled the next turn for tens of seconds. A skill's derivation depends
 and description and on how text is tokenised, so it is remembered under exactly those:
 
 * the SHA-256 of the name and description (not the text itself: the memo holds no copy of it);
-* the tokenizer's settings: ``TOKENIZER_VERSION``, the function that derives, and for a text with
+* the tokenizer's settings: ``tokenizer_key()`` (``TOKENIZER_VERSION``, the fold config, OpenCC's
+  and jieba's releases), the function that derives, and for a text with
   CJK characters whether jieba segments it (the only part of tokenisation that depends on what
   is installed; a text without CJK never reaches jieba, and asking would load it).
 
@@ -89,7 +90,7 @@ class TokenMemo:
 
     def terms(self, skills: Sequence[Skill], derive: Derive) -> list[SkillTerms]:
         """Each skill's terms, in order; ``derive`` is called only for those not remembered."""
-        settings = (tok.TOKENIZER_VERSION, derive)
+        settings = (tok.tokenizer_key(), derive)
         out: list[SkillTerms] = []
         with self._lock:
             if settings != self._settings:
@@ -114,13 +115,13 @@ class TokenMemo:
         """Everything remembered for ``derive`` under this tokenizer, least recently used first
         (nothing if the memo holds another's): what a restart can adopt without hashing again."""
         with self._lock:
-            return list(self._memo.items()) if self._settings == (tok.TOKENIZER_VERSION, derive) else []
+            return list(self._memo.items()) if self._settings == (tok.tokenizer_key(), derive) else []
 
     def adopt(self, derive: Derive, entries: Sequence[tuple[Key, SkillTerms]]) -> None:
         """Remember ``entries`` (derived by ``derive`` under this tokenizer, e.g. read back from a
         cache file) as older than anything held: an entry already held is kept as it is."""
         with self._lock:
-            settings = (tok.TOKENIZER_VERSION, derive)
+            settings = (tok.tokenizer_key(), derive)
             if settings != self._settings:
                 self._clear()
                 self._settings = settings

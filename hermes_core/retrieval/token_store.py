@@ -10,7 +10,8 @@ jieba state, ``token_memo``), so an entry of a skill edited meanwhile is simply 
 The file is sealed (``gate_store``: a digest over every array and the header, atomic replace):
 an entry read back wrongly would feed every later index of that skill, so a torn, flipped or
 foreign file is ignored with one warning and written again. A file made under another
-``TOKENIZER_VERSION`` or by another deriving function is ignored quietly (an upgrade, not damage).
+``tok.tokenizer_key()`` (``TOKENIZER_VERSION``, the fold config, OpenCC's and jieba's releases)
+or by another deriving function is ignored quietly (an upgrade, not damage).
 Only the catalog's entries are saved (the memo also holds past requests, the usage layer's).
 Saving rewrites the whole file, so it is done only when enough skills were derived or dropped
 since the file was read or written (:attr:`TermsCache.min_new`); a restart derives the few skills
@@ -49,7 +50,7 @@ def save_terms(path: Path, derive: Derive, entries: Sequence[tuple[Key, SkillTer
     """Write ``entries`` (made by ``derive``) to ``path``; False when the disk refused."""
     entries = [(k, t) for k, t in entries if not any(_SEP in w for w in t.tokens)]
     tokens = [w for _, t in entries for w in t.tokens]
-    header = {"tokenizer": tok.TOKENIZER_VERSION, "derive": derive_name(derive)}
+    header = {"tokenizer": tok.tokenizer_key(), "derive": derive_name(derive)}
     arrays: dict[str, np.ndarray] = {
         "keys": np.frombuffer(b"".join(k[0] for k, _ in entries), dtype=np.uint8).reshape(-1, 32),
         "jieba": np.asarray([-1 if k[1] is None else int(k[1]) for k, _ in entries], dtype=np.int8),
@@ -69,7 +70,7 @@ def load_terms(path: Path, derive: Derive) -> list[tuple[Key, SkillTerms]] | Non
     if read is None:
         return None
     header, a = read
-    if header.get("tokenizer") != tok.TOKENIZER_VERSION or header.get("derive") != derive_name(derive):
+    if header.get("tokenizer") != tok.tokenizer_key() or header.get("derive") != derive_name(derive):
         log.debug("%s %s was made by another tokenizer; derived again", WHAT, path)
         return None
     try:

@@ -2,7 +2,10 @@
 
 Three tiers, tried on every trigger that qualifies for them:
 
-1. exact substring (case-folded, NFKC-normalised);
+1. exact substring (case-folded, NFKC-normalised, Han folded to simplified); a trigger with
+   traditional characters is also found where the query writes those very characters: t2s folds a
+   character alone and the same character inside a phrase apart (乾 -> 干, 乾隆 kept), and a trigger
+   written 乾 names the characters the user typed;
 2. CJK subsequence, for triggers of >= 2 CJK characters with no ASCII mixed in: the trigger's
    characters appear in order inside a window of at most ``3 * len(trigger)`` characters, so
    ``查违章`` matches ``查一下违章`` but not two characters at opposite ends of a long message;
@@ -86,6 +89,7 @@ class _Rule:
     fuzzy: str | None          # the tier-3 pattern (compiled on first use, see FUZZY_COMPILED)
     left_bound: bool = False   # starts with a spaced-script word char: needs none (or start) before
     right_bound: bool = False  # ends with a spaced-script word char: needs none (or end) after it
+    written: str | None = None  # normalised without the Han fold, where that differs from ``norm``
 
     def find(self, q: str) -> int:
         """First tier-1 occurrence of the trigger in ``q`` that respects the word boundaries."""
@@ -158,7 +162,9 @@ def _rule(skill: str, trigger: str) -> _Rule | None:
         body = ".{0,3}".join(regex.escape(s) for s in segs)
         fuzzy = ((f"(?<!{SPACED_WORD_CHAR})" if left else "") + body
                  + (f"(?!{SPACED_WORD_CHAR})" if right else ""))
-    return _Rule(skill, trigger, norm, subseq, fuzzy, left, right)
+    written = normalize_text(trigger, fold=False).strip()
+    return _Rule(skill, trigger, norm, subseq, fuzzy, left, right,
+                 written if written != norm else None)
 
 
 @lru_cache(maxsize=RULE_MEMO)
@@ -212,6 +218,7 @@ class TriggerIndex:
     def __init__(self, triggers: Mapping[str, Iterable[str]] | None = None) -> None:
         self._rules: list[_Rule] = []
         self._automaton: Any = None
+        self._written: Any = None    # tier 1 as written (rules whose Han the fold rewrites)
         self._by_rarest_char: dict[str, list[int]] = {}    # rarest character -> CJK rules (tier 2)
         self._chars: list[frozenset[str]] = []
         self._segments: list[frozenset[str]] = []
@@ -265,6 +272,17 @@ class TriggerIndex:
                 rarest = min(segs, key=lambda g: (len(segment_of[g]), g))
                 self._segment_rules.setdefault(rarest, []).append(i)
         self._automaton = None
+        written: dict[str, list[int]] = {}
+        for i, r in enumerate(rules):
+            if r.written is not None:
+                written.setdefault(r.written, []).append(i)
+        self._written = None
+        if written:
+            as_written = ahocorasick.Automaton(ahocorasick.STORE_ANY)
+            for key, ids in written.items():
+                as_written.add_word(key, (len(key), _is_word(key[0]), _is_word(key[-1]), tuple(ids)))
+            as_written.make_automaton()
+            self._written = as_written
         if exact or segment_of:
             auto = ahocorasick.Automaton(ahocorasick.STORE_ANY)
             for key in {*exact, *segment_of}:
@@ -295,6 +313,14 @@ class TriggerIndex:
                 continue
             for i in rule_ids:
                 tier1.setdefault(i, start)
+        if self._written is not None and has_cjk(query):
+            qw = normalize_text(query, fold=False)
+            for end, (length, left, right, rule_ids) in self._written.iter(qw):
+                start = end - length + 1
+                if not ((left and start > 0 and _is_word(qw[start - 1]))
+                        or (right and end + 1 < len(qw) and _is_word(qw[end + 1]))):
+                    for i in rule_ids:
+                        tier1.setdefault(i, start)
         found: dict[int, TriggerHit] = {
             i: TriggerHit(self._rules[i].skill, self._rules[i].trigger, 1, pos, len(self._rules[i].norm))
             for i, pos in tier1.items()}

@@ -6,6 +6,7 @@ import logging
 import math
 import random
 from collections import Counter
+from collections.abc import Callable
 
 import bm25s
 import numpy as np
@@ -452,3 +453,15 @@ def test_traditional_and_simplified_queries_score_every_skill_alike() -> None:
     assert (idx.score_array(bm25_tokens("數據庫連接錯誤")).tolist()
             == idx.score_array(bm25_tokens("数据库连接错误")).tolist())
     assert bm25_tokens("違章記錄") == bm25_tokens("违章记录")
+
+
+def test_an_update_after_an_opencc_or_jieba_upgrade_derives_every_skill_again(
+        tokenizer_upgraded: Callable[[], None]) -> None:
+    skills = sorted(random_catalog(random.Random(5), 4), key=lambda s: s.name)
+    idx = BM25Index(skills, TokenMemo())
+    memo = TokenMemo()
+    idx.updated(skills, memo)
+    assert memo.derived == 0
+    tokenizer_upgraded()
+    idx.updated(skills, memo)
+    assert memo.derived == 4

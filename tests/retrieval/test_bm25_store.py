@@ -217,3 +217,12 @@ def test_a_foreign_file_is_warned_about_and_replaced_by_the_next_save(
     found = load_parts(path, skill_terms)
     assert found is not None
     _same_parts(found[0], idx.parts)
+
+
+def test_an_index_made_under_another_opencc_or_jieba_release_or_fold_config_is_derived_again(
+        tmp_path: Path, tokenizer_upgraded: Callable[[], None]) -> None:
+    path = index_path(tmp_path)
+    _saved(path, CATALOG)
+    assert load_parts(path, skill_terms) is not None
+    tokenizer_upgraded()
+    assert load_parts(path, skill_terms) is None

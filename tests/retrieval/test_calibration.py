@@ -13,6 +13,7 @@ import json
 import logging
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -283,6 +284,13 @@ def test_a_change_in_the_texts_embedded_for_a_skill_gives_a_new_calibration_key(
     assert cal.catalog_key("m", SAMPLE_SKILLS) != key   # same skills, other texts: calibrated anew
     monkeypatch.undo()
     assert cal.catalog_key("m", SAMPLE_SKILLS) == key
+
+
+def test_an_opencc_or_jieba_upgrade_or_another_fold_config_gives_a_new_calibration_key(
+        tokenizer_upgraded: Callable[[], None]) -> None:
+    key = cal.catalog_key("m", SAMPLE_SKILLS)
+    tokenizer_upgraded()
+    assert cal.catalog_key("m", SAMPLE_SKILLS) != key
 
 
 def test_a_retriever_recalibrates_when_the_embedded_text_is_built_otherwise(

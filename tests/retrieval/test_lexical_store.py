@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import types
+from collections.abc import Callable
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -123,3 +124,11 @@ def test_the_scoring_fingerprint_is_the_same_in_every_process() -> None:
     got = {subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
     assert len(got) == 1
+
+
+def test_the_key_changes_with_an_opencc_or_jieba_release_or_the_fold_config(
+        tokenizer_upgraded: Callable[[], None]) -> None:
+    words = Glossary.parse("PPT | 演示文稿")
+    before = rows_key("c", words)
+    tokenizer_upgraded()
+    assert rows_key("c", words) != before

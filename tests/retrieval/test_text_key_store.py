@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,12 @@ def test_a_file_whose_keys_are_of_another_shape_is_refused_with_one_warning(
     with caplog.at_level(logging.WARNING):
         assert load_keys(path) is None
     assert len(caplog.records) == 1 and "inconsistent" in caplog.text
+
+
+def test_a_file_made_under_another_opencc_or_jieba_release_or_fold_config_is_built_again(
+        tmp_path: Path, tokenizer_upgraded: Callable[[], None]) -> None:
+    path = text_keys_path(tmp_path)
+    save_keys(path, CATALOG, text_keys(CATALOG))
+    assert load_keys(path) is not None
+    tokenizer_upgraded()
+    assert load_keys(path) is None

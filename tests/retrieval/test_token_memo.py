@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from hermes_core import tokenize as tok
@@ -88,3 +90,13 @@ def test_adopted_entries_are_found_without_deriving_and_held_ones_win() -> None:
     newest = [k for k, _ in memo2.entries(skill_terms)][-1]       # held ones stay the newest
     assert len(memo2) == 2 and newest == source.entries(skill_terms)[-1][0]
     assert memo2.entries(Counting()) == []
+
+
+def test_an_opencc_or_jieba_upgrade_or_another_fold_config_derives_every_skill_again(
+        tokenizer_upgraded: Callable[[], None]) -> None:
+    memo, derive = TokenMemo(), Counting()
+    memo.terms(CATALOG, derive)
+    tokenizer_upgraded()
+    memo.terms(CATALOG, derive)
+    assert derive.seen == [s.name for s in CATALOG] * 2
+    assert memo.entries(derive) != [] and len(memo) == len(CATALOG)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,12 @@ def test_a_rewrite_is_due_once_enough_entries_were_derived_or_dropped_since_the_
     assert tally.due(derived=101, catalog=9, min_new=3)        # one edited in place, two dropped
     tally.wrote(held=9, derived=101)
     assert not tally.due(derived=101, catalog=9, min_new=3)
+
+
+def test_a_file_made_under_another_opencc_or_jieba_release_or_fold_config_is_derived_again(
+        tmp_path: Path, tokenizer_upgraded: Callable[[], None]) -> None:
+    path = terms_path(tmp_path)
+    save_terms(path, skill_terms, filled().entries(skill_terms))
+    assert load_terms(path, skill_terms) is not None
+    tokenizer_upgraded()
+    assert load_terms(path, skill_terms) is None

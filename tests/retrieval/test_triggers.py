@@ -226,3 +226,17 @@ def test_a_rebuild_derives_each_trigger_once_and_a_chinese_one_again_without_jie
 def test_a_trigger_fires_whichever_chinese_script_either_side_is_written_in(trigger: str, query: str) -> None:
     hit = TriggerIndex({"skill": [trigger]}).match(query)
     assert hit is not None and hit.skill == "skill"
+
+
+@pytest.mark.parametrize(("trigger", "query", "fires"), [
+    ("乾", "乾隆年間的瓷器", True),      # folded alone 乾 -> 干, in the phrase 乾隆 kept: as written
+    ("乾", "頭髮乾燥", True),            # the fold of both: 干 in 头发干燥
+    ("乾", "头发干燥", True),            # traditional trigger, simplified query
+    ("干", "頭髮乾燥", True),            # simplified trigger, traditional query
+    ("乾隆", "乾隆年間的瓷器", True),
+    ("干", "乾隆年間的瓷器", False),     # 乾隆 is a name, not 干: the simplified 干 is another word
+])
+def test_a_trigger_fires_where_its_characters_are_written_or_where_its_fold_is(
+        trigger: str, query: str, fires: bool) -> None:
+    hit = TriggerIndex({"skill": [trigger]}).match(query)
+    assert (hit is not None and hit.skill == "skill") is fires

@@ -70,7 +70,7 @@ from hermes_core.errors import (
     SessionStoreError,
 )
 from hermes_core.redact import SCRUBBED, is_key_piece
-from hermes_core.tokenize import SEGMENT_VERSION, TOKENIZER_VERSION, segment_for_index
+from hermes_core.tokenize import SEGMENT_VERSION, segment_for_index, tokenizer_key
 
 log = logging.getLogger("hermes_core.memory")
 
@@ -119,8 +119,9 @@ class SessionStore:
         self._clock = clock
         self._segment = segment
         # What built the index: compared with the database's record on open, and the index rebuilt
-        # when they differ. A custom segmenter without an id is never compared.
-        self.segment_id = (f"hermes-tokenize-{TOKENIZER_VERSION}.{SEGMENT_VERSION}"
+        # when they differ (an OpenCC or jieba upgrade too: ``tokenizer_key``). A custom segmenter
+        # without an id is never compared.
+        self.segment_id = (f"hermes-tokenize-{tokenizer_key()}.{SEGMENT_VERSION}"
                            f"{passages.LAYOUT}" if segment is segment_for_index
                            else segment_id)
         self.reindexed = 0

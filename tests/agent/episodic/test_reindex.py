@@ -25,6 +25,7 @@ from hermes_core.tokenize import (
     segment_for_index,
     symbol_terms,
     tokenize,
+    tokenizer_key,
 )
 from tests.agent.episodic.conftest import open_and_die
 
@@ -558,7 +559,7 @@ def test_a_damaged_cursor_another_tool_wrote_neither_fails_a_write_nor_an_open(
 
 def _fold_reindex_and_die(path: str, kill_after: int, batch: int) -> None:
     open_and_die(path, kill_after, batch, segment_for_index,
-                 f"hermes-tokenize-{TOKENIZER_VERSION}.{SEGMENT_VERSION}{passages.LAYOUT}")
+                 f"hermes-tokenize-{tokenizer_key()}.{SEGMENT_VERSION}{passages.LAYOUT}")
 
 
 def _before_folding(text: str) -> str:

@@ -32,7 +32,7 @@ from hermes_core.agent.episodic.store import (
 )
 from hermes_core.cli.main import main
 from hermes_core.errors import HermesError, SessionQueryInvalid
-from hermes_core.tokenize import SEGMENT_VERSION, TOKENIZER_VERSION
+from hermes_core.tokenize import SEGMENT_VERSION, tokenizer_key
 from hermes_core.types import Message
 
 NOW = 1_800_000_000.0
@@ -600,7 +600,7 @@ def test_opening_an_old_database_reindexes_it_once(tmp_path: Path,
         assert store.reindexed == 1
         assert [h.session_id for h in store.search("开会", 5)] == ["s-old"]
         assert store.connection.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone() == (
-            f"hermes-tokenize-{TOKENIZER_VERSION}.{SEGMENT_VERSION}{passages.LAYOUT}",)
+            f"hermes-tokenize-{tokenizer_key()}.{SEGMENT_VERSION}{passages.LAYOUT}",)
         assert store.stats()["index_in_sync"]
     with SessionStore(path) as again:          # recorded: nothing to do the second time
         assert again.reindexed == 0
@@ -1087,3 +1087,19 @@ def test_an_archive_indexed_before_chinese_folding_is_re_indexed_once_and_then_f
         assert got is not None and got.summary == text      # the stored text is not folded
     with ContextEngine(path, clock=lambda: NOW) as engine:
         assert [m.session_id for m in engine.retrieve("颱風 出差")] == ["s-traditional"]
+
+
+def test_an_archive_indexed_before_an_opencc_or_jieba_upgrade_is_re_indexed_once(
+        tmp_path: Path, tokenizer_upgraded: Callable[[], None]) -> None:
+    path = tmp_path / "sessions.db"
+    with SessionStore(path) as store:
+        for sid, text in HAN_SESSIONS:
+            store.upsert(rec(sid, text))
+    with SessionStore(path) as same:
+        assert same.reindexed == 0                 # the same libraries: the index is reused
+    tokenizer_upgraded()
+    with SessionStore(path) as upgraded:
+        assert upgraded.reindexed == len(HAN_SESSIONS)
+        assert [h.session_id for h in upgraded.search('"台风"', 5)] == ["s-traditional"]
+    with SessionStore(path) as again:
+        assert again.reindexed == 0
