@@ -184,9 +184,15 @@ class _Run:
         if self.loop.on_attempt is not None:
             self.loop.on_attempt(a)
 
-    def fail(self) -> AllProvidersFailed:
+    def fail(self, *, deadline_spent: bool = False) -> AllProvidersFailed:
+        """The final error; when the deadline ended the request, it names the candidates that
+        were never tried, so one slow provider does not read as every provider failing."""
+        tried = {(a.provider, a.model) for a in self.attempts}
+        untried = [f"{c.provider}/{c.model}" for c in self.cands[self.i:]
+                   if (c.provider, c.model) not in tried] if deadline_spent else []
         return AllProvidersFailed(self.attempts, self.last_error, rejections=self.rejections,
-                                  last_errors=self.last_by_provider)
+                                  last_errors=self.last_by_provider, untried=untried,
+                                  deadline_s=self.loop.policy.deadline_s)
 
     def _failover(self) -> None:
         self.i += 1
@@ -293,7 +299,7 @@ class _Run:
             remaining = self.deadline - now
             if remaining <= 0 or self.i >= len(self.cands):
                 self.stop_waiting()
-                raise self.fail()
+                raise self.fail(deadline_spent=remaining <= 0)
             cand = self.cands[self.i]
             self._only(cand.provider)
             provider = loop.providers.get(cand.provider)
