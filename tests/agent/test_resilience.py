@@ -1847,6 +1847,6 @@ def test_a_provider_slow_past_the_deadline_ends_the_request_saying_so(respx_mock
         side_effect=lambda r: ok_from("second"))
     with pytest.raises(AllProvidersFailed) as info:
         loop.complete(PROMPT_HTTP, router.select("hi"), OPTS)
-    assert [(a.provider, a.status) for a in info.value.attempts][0] == ("first", "timeout")
+    assert [(a.provider, a.status) for a in info.value.attempts] == [("first", "timeout")]
     assert second.call_count == 0 and info.value.untried == ("second/m", "third/m")
     assert "the 30s deadline was spent before trying second/m, third/m" in str(info.value)
