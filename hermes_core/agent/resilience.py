@@ -185,11 +185,10 @@ class _Run:
             self.loop.on_attempt(a)
 
     def fail(self, *, deadline_spent: bool = False) -> AllProvidersFailed:
-        """The final error; when the deadline ended the request, it names the candidates that
-        were never tried, so one slow provider does not read as every provider failing."""
+        """The final error; past the deadline it names the candidates never tried."""
         tried = {(a.provider, a.model) for a in self.attempts}
         untried = [f"{c.provider}/{c.model}" for c in self.cands[self.i:]
-                   if (c.provider, c.model) not in tried] if deadline_spent else []
+                   if deadline_spent and (c.provider, c.model) not in tried]
         return AllProvidersFailed(self.attempts, self.last_error, rejections=self.rejections,
                                   last_errors=self.last_by_provider, untried=untried,
                                   deadline_s=self.loop.policy.deadline_s)
