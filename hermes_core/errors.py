@@ -272,13 +272,16 @@ def _tried(a: Attempt) -> str:
 
 
 class AllProvidersFailed(HermesError):
-    """Every candidate failed; ``attempts`` lists each try in order."""
+    """Every candidate failed, or the deadline ended the request first; ``attempts`` lists each
+    try in order, ``untried`` the candidates (``provider/model``) the deadline left untried."""
 
     def __init__(self, attempts: Sequence[Attempt], last_error: BaseException | None = None, *,
                  rejections: Sequence[AuthenticationFailed] = (),
-                 last_errors: Mapping[str, BaseException] | None = None) -> None:
+                 last_errors: Mapping[str, BaseException] | None = None,
+                 untried: Sequence[str] = (), deadline_s: float | None = None) -> None:
         self.attempts = tuple(attempts)
         self.last_error = last_error
+        self.untried = tuple(untried)
         tried = ", ".join(_tried(a) for a in self.attempts) or "none"
         missing = list(dict.fromkeys(f"{a.provider}/{a.model}" for a in self.attempts
                                      if a.decision == "model_not_found"))
@@ -295,6 +298,10 @@ class AllProvidersFailed(HermesError):
             text = str(error)
             if text and text not in named:
                 note += f"; {text if text.startswith(f'{provider}:') else f'{provider}: {text}'}"
+        # "all providers failed" after one slow provider read as an outage of all of them
+        if self.untried:
+            spent = f"the {deadline_s:g}s deadline" if deadline_s is not None else "the deadline"
+            note += f"; {spent} was spent before trying {', '.join(self.untried)}"
         super().__init__(f"all providers failed after {len(self.attempts)} attempt(s): "
                          f"{tried}{note}")
 

@@ -184,9 +184,14 @@ class _Run:
         if self.loop.on_attempt is not None:
             self.loop.on_attempt(a)
 
-    def fail(self) -> AllProvidersFailed:
+    def fail(self, *, deadline_spent: bool = False) -> AllProvidersFailed:
+        """The final error; past the deadline it names the candidates never tried."""
+        tried = {(a.provider, a.model) for a in self.attempts}
+        untried = [f"{c.provider}/{c.model}" for c in self.cands[self.i:]
+                   if deadline_spent and (c.provider, c.model) not in tried]
         return AllProvidersFailed(self.attempts, self.last_error, rejections=self.rejections,
-                                  last_errors=self.last_by_provider)
+                                  last_errors=self.last_by_provider, untried=untried,
+                                  deadline_s=self.loop.policy.deadline_s)
 
     def _failover(self) -> None:
         self.i += 1
@@ -293,7 +298,7 @@ class _Run:
             remaining = self.deadline - now
             if remaining <= 0 or self.i >= len(self.cands):
                 self.stop_waiting()
-                raise self.fail()
+                raise self.fail(deadline_spent=remaining <= 0)
             cand = self.cands[self.i]
             self._only(cand.provider)
             provider = loop.providers.get(cand.provider)

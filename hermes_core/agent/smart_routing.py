@@ -20,6 +20,7 @@ from hermes_core.agent.routing.rules import (
     Condition,
     candidates_for,
     compile_condition,
+    condition_names,
     context_window,
     extract_features,
     last_user_text,
@@ -49,6 +50,14 @@ class CompiledRule:
     condition: str
     target: str         # a slot name or a literal model name
     test: Condition
+    names: tuple[str, ...] = ()   # the features it reads, to say which ones held
+
+
+def because(names: tuple[str, ...], feats: Mapping[str, Any]) -> str:
+    """Which of ``names`` made a rule hold: the true flags and the numbers; pure."""
+    said = [n if v is True else f"{n}={v}" for n in names
+            if (v := feats.get(n)) is not False and v not in ("", None)]
+    return ", because " + ", ".join(said) if said else ""
 
 
 def default_rules(routing: RoutingSettings) -> tuple[tuple[str, str], ...]:
@@ -59,7 +68,8 @@ def default_rules(routing: RoutingSettings) -> tuple[tuple[str, str], ...]:
     if routing.code_model:
         out.append(("has_code or asks_for_code or requires_shell_execution", "code_model"))
     if routing.fast_model:
-        out.append(("token_estimate < 500 and not requires_tools", "fast_model"))
+        out.append(("token_estimate < 500 and not requires_tools and not needs_reasoning",
+                    "fast_model"))
     return tuple(out)
 
 
@@ -75,7 +85,7 @@ class Router:
         pairs = ([(r.condition, r.model) for r in routing.rules] if routing.rules
                  else list(default_rules(routing)))
         self.rules: tuple[CompiledRule, ...] = tuple(
-            CompiledRule(i, cond, target, self._compile(i, cond))
+            CompiledRule(i, cond, target, self._compile(i, cond), condition_names(cond))
             for i, (cond, target) in enumerate(pairs, 1))
 
     @staticmethod
@@ -185,7 +195,8 @@ class Router:
             if hit:
                 small = self._too_small(rule.target, model, size)
                 if small is None:
-                    return chosen(model, f"rule {rule.index}: {rule.condition} -> {rule.target}")
+                    return chosen(model, f"rule {rule.index}: {rule.condition} -> {rule.target}"
+                                         + because(rule.names, feats))
                 skipped.append(small)
         default = self.routing.default_model
         small = self._too_small("default_model", default, size)
@@ -193,4 +204,6 @@ class Router:
         if small is not None and longer and longer != default \
                 and self._too_small("long_context_model", longer, size) is None:
             return chosen(longer, f"long_context_model: {small}")
+        if feats.get("needs_reasoning"):
+            return chosen(default, f"default_model: needs reasoning ({feats['reasoning_cue']})")
         return chosen(default, "default_model")

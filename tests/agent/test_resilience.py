@@ -1775,3 +1775,78 @@ def test_ctrl_c_while_a_wait_is_announced_gives_up_the_places_the_request_held(m
             asyncio.run(loop.acomplete(PROMPT, decision(("a", "m1"))))
     assert len(heard) == 2
     assert pool.waiters.waiting("a") == 0 and pool._refused["a"] == 0
+
+
+# --------------------------------------------------------------------------- a sweep by priority
+
+SWEEP = {name: f"https://{name}.test/v1" for name in ("first", "second", "third")}
+SWEEP_KEYS = {"first": "sk-first-SECRET-0001", "second": "sk-second-SECRET-0002",
+              "third": "sk-third-SECRET-0003"}
+
+
+def sweep_settings(deadline_s: float = 120) -> Settings:
+    """Three OpenAI-compatible providers, listed against their priority order."""
+    return load_settings({
+        "llm": {"deadline_s": deadline_s, "routing": {
+            "default_model": "m",
+            "providers": [{"name": name, "type": "openai", "priority": prio, "models": ["m"],
+                           "endpoint": SWEEP[name]}
+                          for name, prio in (("third", 3), ("first", 1), ("second", 2))]}},
+        "credentials": {name: {"keys": [{"key": key}]} for name, key in SWEEP_KEYS.items()},
+        "credential_pool": {"retries_per_provider": 1}})
+
+
+def ok_from(name: str) -> httpx.Response:
+    return httpx.Response(200, json=openai_chat_completion(f"{name} ok", model="m"))
+
+
+def test_failover_sweeps_providers_by_priority_and_each_attempt_says_why(respx_mock) -> None:
+    loop, router, _ = build(sweep_settings())
+    respx_mock.post(SWEEP["first"] + "/chat/completions").mock(
+        return_value=httpx.Response(401, json=openai_error(401, "Incorrect API key provided")))
+    second = respx_mock.post(SWEEP["second"] + "/chat/completions").mock(side_effect=[
+        httpx.Response(503, json=openai_error(503, "busy")), ok_from("second")])
+    third = respx_mock.post(SWEEP["third"] + "/chat/completions").mock(
+        side_effect=lambda r: ok_from("third"))
+    decision = router.select("hi")
+    assert [c.provider for c in decision.candidates] == ["first", "second", "third"]
+    done, attempts = loop.complete(PROMPT_HTTP, decision, OPTS)
+    assert (done.provider, done.text) == ("second", "second ok")
+    assert [(a.provider, a.status, a.decision) for a in attempts] == [
+        ("first", "401", "remove_key"), ("second", "503", "retry"), ("second", "ok", "done")]
+    assert second.call_count == 2 and third.call_count == 0
+
+
+def test_when_every_provider_fails_the_error_lists_each_in_priority_order(respx_mock) -> None:
+    loop, router, _ = build(sweep_settings())
+    respx_mock.post(SWEEP["first"] + "/chat/completions").mock(
+        return_value=httpx.Response(401, json=openai_error(401, "Incorrect API key provided")))
+    respx_mock.post(SWEEP["second"] + "/chat/completions").mock(
+        return_value=httpx.Response(500, json=openai_error(500, "internal")))
+    respx_mock.post(SWEEP["third"] + "/chat/completions").mock(
+        side_effect=httpx.ReadTimeout("slow"))
+    with pytest.raises(AllProvidersFailed) as info:
+        loop.complete(PROMPT_HTTP, router.select("hi"), OPTS)
+    tried = [(a.provider, a.status) for a in info.value.attempts]
+    assert tried == [("first", "401"), ("second", "500"), ("second", "500"),
+                     ("third", "timeout"), ("third", "timeout")]
+    text = str(info.value)
+    assert all(name in text for name in SWEEP) and "first/m:401" in text
+    assert not any(key in text for key in SWEEP_KEYS.values())
+
+
+def test_a_provider_slow_past_the_deadline_ends_the_request_saying_so(respx_mock) -> None:
+    loop, router, clock = build(sweep_settings(deadline_s=30))
+
+    def slow(request: httpx.Request) -> httpx.Response:
+        clock.t += 31.0          # the answer comes after the whole deadline has passed
+        raise httpx.ReadTimeout("slow")
+
+    respx_mock.post(SWEEP["first"] + "/chat/completions").mock(side_effect=slow)
+    second = respx_mock.post(SWEEP["second"] + "/chat/completions").mock(
+        side_effect=lambda r: ok_from("second"))
+    with pytest.raises(AllProvidersFailed) as info:
+        loop.complete(PROMPT_HTTP, router.select("hi"), OPTS)
+    assert [(a.provider, a.status) for a in info.value.attempts] == [("first", "timeout")]
+    assert second.call_count == 0 and info.value.untried == ("second/m", "third/m")
+    assert "the 30s deadline was spent before trying second/m, third/m" in str(info.value)

@@ -237,7 +237,7 @@ ORDINARY: tuple[str, ...] = (
     "Is https://example.com/path?a=1 a safe site?",
     "If f(x) = x^2 + 3x, what is f(2)?",
     "function f(x) = x^2 + 1, find its derivative",
-    "function f(x) is continuous on [0, 1]; show that it has a maximum",
+    "function f(x) is continuous on [0, 1]; what does continuous mean?",
     "Recipe:\n1. Boil water\n2. Add pasta\n3. Cook 10 minutes\n4. Drain",
     "| Name | Age |\n|------|-----|\n| Ann  | 30  |\n| Bob  | 25  |\nWho is older?",
     "Explain how search engine algorithms affect small businesses",
@@ -317,3 +317,208 @@ def test_a_request_for_code_in_plain_words_routes_to_code(text: str) -> None:
     routing = parse_yaml(TABLE_CONFIG).llm.routing
     d = Router(routing).select(text)
     assert d.model == routing.code_model, (d.reason, d.features)
+
+
+# --------------------------------------------------------------------------- difficulty
+
+# Requests that need reasoning (a proof, a derivation, a trade-off analysis, a problem to solve
+# step by step): short, so the size rule sent them to the fast model. They go to the default.
+HARD: tuple[str, ...] = (
+    "prove there are infinitely many twin primes",
+    "Prove that there are infinitely many primes",
+    "Prove that the square root of 2 is irrational",
+    "derive the closed form of this recurrence: a(n) = 3a(n-1) - 2a(n-2), a(0) = 0, a(1) = 1",
+    "Derive the formula for the variance of a binomial distribution",
+    "Show that every bounded monotone sequence converges",
+    "Prove by induction that 1 + 2 + ... + n = n(n+1)/2",
+    "Prove the Cauchy-Schwarz inequality",
+    "analyse the trade-offs of these three database designs step by step",
+    "Compare the trade-offs between microservices and a monolith for a ten-person team",
+    "Analyze the pros and cons of raising interest rates during a recession",
+    "Weigh the trade-offs of event sourcing versus CRUD for an accounting system",
+    "Critically evaluate the argument that minimum wage increases cause unemployment",
+    "Solve this step by step: a train leaves at 3pm at 60 km/h and another at 4pm at 80 km/h;"
+    " when does the second catch up?",
+    "Think step by step: if all bloops are razzies and all razzies are lazzies, are all bloops"
+    " lazzies?",
+    "Explain step by step why switching doors wins two thirds of the time in the Monty Hall"
+    " problem",
+    "What are the second-order effects of a four-day work week on productivity? Reason carefully.",
+    "Is P equal to NP? Give a rigorous argument",
+    "Is the series of 1/n^2 convergent? Justify your answer",
+    "Find all integer solutions of x^2 - 2y^2 = 1",
+    "How many ways can 8 rooks be placed on a chessboard so that none attack each other?",
+    "Solve the recurrence T(n) = 2T(n/2) + n",
+    "Design a distributed rate limiter that stays correct when a node fails",
+    "Give a proof that the halting problem is undecidable",
+    # not code (decision 138's review row), and a proof: the default model, not the fast one
+    "function f(x) is continuous on [0, 1]; show that it has a maximum",
+    "证明根号2是无理数",
+    "證明根號2是無理數",
+    "证明存在无穷多个素数",
+    "用数学归纳法证明1+2+…+n=n(n+1)/2",
+    "推导这个递推式的通项公式：a(n)=2a(n-1)+1",
+    "推导一元二次方程的求根公式",
+    "推導二項分佈的方差公式",
+    "一步一步分析这三种数据库设计的利弊",
+    "分析微服务和单体架构各自的优缺点和权衡",
+    "比较三种缓存策略的利弊，逐步分析",
+    "请逐步推理：所有的A都是B，所有的B都是C，那么所有的A都是C吗？",
+    "深入分析加息对房地产市场的影响，并论证你的结论",
+    "这个算法的时间复杂度是多少？请严格证明",
+    "求方程x²-2y²=1的所有整数解",
+    "8个车放在棋盘上互不攻击，有多少种放法？请给出推理过程",
+    "设计一个分布式限流系统，说明每个设计选择的理由",
+    "求数列1/n²的和是否收敛，并说明理由",
+    "試證明三角形內角和為180度",
+)
+
+# Short everyday requests, many with a word the hard ones use (proof, show, solve, step by step,
+# compare, analyse, 证明, 分析, 积分, numbers): they stay fast.
+SHORT_ORDINARY: tuple[str, ...] = (
+    "hi",
+    "Hello, how are you?",
+    "Good morning!",
+    "Thanks a lot",
+    "What is the capital of Australia?",
+    "Who wrote Pride and Prejudice?",
+    "How tall is Mount Everest?",
+    "When did World War II end?",
+    "Translate 'apple' into French",
+    "What does 'serendipity' mean?",
+    "How do I prove my address to open a bank account?",
+    "What documents count as proof of income?",
+    "Is this jacket waterproof?",
+    "Can you show that photo again?",
+    "Let's go to the store",
+    "What's 2+2?",
+    "Convert 5 miles to km",
+    "What's the weather tomorrow in Paris?",
+    "Tell me a joke",
+    "What is the derivative of x^2?",
+    "Solve my crossword clue: a large cat, 4 letters",
+    "Step by step, how do I boil an egg?",
+    "Give me step-by-step directions to the station",
+    "Compare iPhone and Pixel prices",
+    "What's the square root of 16?",
+    "How many days until Christmas?",
+    "Who proved Fermat's Last Theorem?",
+    "What is a prime number?",
+    "Prove it!",
+    "你好",
+    "今天天气怎么样",
+    "谢谢你",
+    "长城有多长？",
+    "把'苹果'翻译成英文",
+    "帮我开一个在职证明",
+    "收入证明需要哪些材料？",
+    "我的积分怎么兑换？",
+    "明天几点开会？",
+    "推荐一本好看的小说",
+    "1+1等于几？",
+    "讲个笑话",
+    "一步一步教我煮鸡蛋",
+    "怎么证明我是我？",
+    "帮我分析一下这句话的意思",
+    "谁证明了费马大定理？",
+)
+
+
+@pytest.mark.parametrize("text", HARD)
+def test_a_short_request_that_needs_reasoning_routes_to_the_default_model(text: str) -> None:
+    routing = parse_yaml(TABLE_CONFIG).llm.routing
+    d = Router(routing).select(text)
+    assert d.model == routing.default_model, (d.reason, d.features)
+    assert d.features["needs_reasoning"] and d.features["reasoning_cue"] in d.reason
+
+
+@pytest.mark.parametrize("text", SHORT_ORDINARY)
+def test_a_short_everyday_request_stays_fast(text: str) -> None:
+    routing = parse_yaml(TABLE_CONFIG).llm.routing
+    d = Router(routing).select(text)
+    assert d.model == routing.fast_model, (d.reason, d.features)
+
+
+def test_the_difficulty_tables_are_large_enough_to_weigh_both_sides() -> None:
+    assert len(HARD) >= 40 and len(SHORT_ORDINARY) >= 40
+
+
+# --------------------------------------------------------------------------- language names that are words
+
+# Go, Rust, Swift, R, C, Ruby, Dart and Julia are also words and names: they name a language in a
+# code context ("in Go" at a phrase's end, "Go code", 用Go写), else they are the word.
+WORD_LANGUAGE_CODE: tuple[str, ...] = (
+    "Implement binary search in Go",
+    "Write a web server in Go",
+    "用Go写一个HTTP服务器",
+    "Why does this Go code panic?",
+    "Write a Julia function that sums a vector",
+    "Implement a linked list in C",
+    "用C语言实现链表",
+    "Write a Dart class for a user profile",
+    "How do I parse JSON in Rust?",
+    "How do I sort an array in Ruby?",
+)
+WORD_LANGUAGE_ORDINARY: tuple[str, ...] = (
+    "Let's go to the store",
+    "Go to the doctor if the pain persists",
+    "Write a song in C",
+    "How do I play a scale in C?",
+    "How do I get rid of rust on my bike?",
+    "Write a thank-you note to Julia",
+    "Is Ruby a good name for a dog?",
+    "How do I go to Shanghai in one day?",
+    "What time does the Swift concert start?",
+    "我想去Go超市买东西",
+)
+
+
+@pytest.mark.parametrize("text", WORD_LANGUAGE_CODE)
+def test_a_language_named_by_an_ordinary_word_counts_in_a_code_context(text: str) -> None:
+    routing = parse_yaml(TABLE_CONFIG).llm.routing
+    d = Router(routing).select(text)
+    assert d.model == routing.code_model, (d.reason, d.features)
+
+
+@pytest.mark.parametrize("text", WORD_LANGUAGE_ORDINARY)
+def test_a_language_name_used_as_an_ordinary_word_stays_fast(text: str) -> None:
+    routing = parse_yaml(TABLE_CONFIG).llm.routing
+    d = Router(routing).select(text)
+    assert d.model == routing.fast_model, (d.reason, d.features)
+
+
+# --------------------------------------------------------------------------- 解释这个函数
+
+# "this function" points at something: code unless the message shows it is school maths
+EXPLAIN_FUNCTION: tuple[tuple[str, str], ...] = (
+    ("解释这个函数", "code"),
+    ("解释一下这个函数是做什么的", "code"),
+    ("解释这个函数 parse_csv 做了什么", "code"),
+    ("解释这个函数 getUserName() 的作用", "code"),
+    ("請解釋這個函數的作用", "code"),
+    ("解释这个函数 f(x)=x^2", "fast"),
+    ("解释一下这个函数的单调性：y=x³", "fast"),
+    ("请解释一下这个函数的几何意义：y=x²", "fast"),
+)
+
+
+@pytest.mark.parametrize(("text", "slot"), EXPLAIN_FUNCTION)
+def test_explaining_this_function_is_code_unless_the_message_is_school_maths(
+        text: str, slot: str) -> None:
+    routing = parse_yaml(TABLE_CONFIG).llm.routing
+    d = Router(routing).select(text)
+    assert d.model == getattr(routing, f"{slot}_model"), (d.reason, d.features)
+
+
+# --------------------------------------------------------------------------- the reason says why
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("Write a Python function that parses a CSV file", "because asks_for_code"),
+    ('Traceback (most recent call last):\n  File "a.py", line 1\nKeyError: 1', "because has_code"),
+    ("run the tests please", "because requires_shell_execution"),
+    ("hi", "because token_estimate=1"),
+    ("Prove that the square root of 2 is irrational", "needs reasoning (proof)"),
+])
+def test_the_reason_names_the_feature_that_chose_the_model(text: str, said: str) -> None:
+    d = Router(parse_yaml(TABLE_CONFIG).llm.routing).select(text)
+    assert said in d.reason, d.reason

@@ -48,6 +48,18 @@ def test_route_json(cfg: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert out["features"]["requires_shell_execution"] is True
 
 
+@pytest.mark.parametrize(("message", "model", "said"), [
+    ("Implement binary search in Go", "claude-sonnet-4", "-> code_model, because asks_for_code"),
+    ("证明根号2是无理数", "gpt-4o", "default_model: needs reasoning (proof)"),
+    ("hi", "gpt-4o-mini", "-> fast_model, because token_estimate=1"),
+])
+def test_route_says_which_feature_chose_the_model(cfg: Path, capsys: pytest.CaptureFixture[str],
+                                                  message: str, model: str, said: str) -> None:
+    assert main(["route", message, "--config", str(cfg)]) == 0
+    out = capsys.readouterr().out
+    assert f"model: {model}\n" in out and said in out, out
+
+
 def test_route_text_and_flags(cfg: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["route", "hi", "--config", str(cfg), "--tools"]) == 0
     out = capsys.readouterr().out

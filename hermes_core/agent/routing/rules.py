@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from hermes_core.agent.routing.reasoning import reasoning_cue
 from hermes_core.tokenize import cjk_ratio, is_cjk
 from hermes_core.tokens import count_tokens
 from hermes_core.types import Candidate, Prompt
@@ -63,8 +64,13 @@ _PASTED_CODE = re.compile(
     r"|^[^\S\n]*(?:public|private|protected)\s+(?:static\s+)?(?:class|void|int|[A-Z]\w*)\s",
     re.MULTILINE)
 
-_LANGS = (r"python|javascript|typescript|java|rust|golang|c\+\+|c#|ruby|php|kotlin|swift"
-          r"|haskell|scala|sql|bash|powershell|html|css|lua|perl|matlab|r")
+_LANGS = (r"python|javascript|typescript|java|golang|c\+\+|c#|php|kotlin"
+          r"|haskell|scala|sql|bash|powershell|html|css|lua|perl|matlab"
+          # names that are also words count only where a language goes ("in Go" ending a phrase,
+          # "a Go function", "Go code", 用Go写); Go and R only capitalised ("go to the store")
+          r"|rust|ruby|swift|dart|julia|(?-i:Go|GO|R)")
+# C is also a musical key ("a song in C", "a scale in C"): only after a verb of programming
+_C_LANG = r"(?-i:C)(?!\+\+|#)"
 # A code verb near a code noun. Only nouns that name code alone ("code", "regex", "a Python
 # script") count after any verb; "function", "method", "script", "program", "algorithm", "test"
 # also name a liver's function, a wedding script, a concert program, a school test: those count
@@ -82,7 +88,7 @@ _EN_CODE_NOUN = (r"code(?!\s+of\b)|regex(?:es)?|regular expressions?|unit tests?
                  r"(?:functions?|methods?)"
                  r"|(?:this|these|the following|the above)\s+(?:" + _EN_WEAK_NOUN + r")"
                  r"|my\s+(?:functions?|methods?|scripts?|quer(?:y|ies)|algorithms?)"
-                 r"|(?:" + _LANGS + r")\s+(?:" + _EN_WEAK_NOUN + r")"
+                 r"|(?:" + _LANGS + "|" + _C_LANG + r")\s+(?:" + _EN_WEAK_NOUN + r")"
                  r"|classes? (?:in|for) (?:" + _LANGS + r")")
 # Chinese (simplified and traditional) and Japanese put the verb and the thing in either order.
 # 函数 is also school maths (函数f(x)=x²), 算法题 a puzzle, 接口人 a contact person, a video's
@@ -111,15 +117,42 @@ _ASKS_FOR_CODE = re.compile(
     # network SWIFT are not code
     rf"\b(?:in|using|with)\s+(?!(?-i:SWIFT)\b)(?:{_LANGS})\b(?!\s*'s)"
     r"(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that|when|if|code|\d)\b))"
+    rf"|\b(?:implement|implementing|port|rewrite|compile|optimi[sz]e)\b[^.?!\n]{{0,60}}?"
+    rf"\b(?:in|using)\s+{_C_LANG}(?=\s*(?:$|[?.!,;:)]))"
+    # "Go code", "this Rust code": the language and code name code together
+    rf"|\b(?:{_LANGS}|{_C_LANG})\s+code\b(?!\s+of\b)"
     # ... unless what is written is prose about code: an article, a notice, a plan, a template
     rf"|(?:{_ZH_CODE_VERB})[^。！？?!\n]{{0,20}}?(?:{_ZH_CODE_NOUN}){_ZH_NOT_PROSE}"
     rf"|(?:{_ZH_TALK_VERB})[^。！？?!\n]{{0,20}}?(?:{_ZH_CODE_ONLY_NOUN})"
     rf"|(?:{_ZH_CODE_NOUN})[^。！？?!\n]{{0,8}}?(?:报错|報錯|出错|出錯|怎么改|怎麼改|有问题|有問題"
     r"|改成|改为|改為|重构|重構|优化|優化|修复|修復|转成|轉成|翻译成|翻譯成)"
-    rf"|(?:用|使用|在)\s*(?:{_LANGS})\s*(?:里|裡|中)?\s*(?:写|寫|实现|實現|怎么|怎麼|如何)"
+    rf"|(?:用|使用|在)\s*(?:{_LANGS}|{_C_LANG})\s*(?:语言|語言)?\s*(?:里|裡|中)?\s*"
+    r"(?:写|寫|实现|實現|怎么|怎麼|如何)"
     rf"|(?:{_JA_CODE_NOUN})[^。！？?!\n]{{0,12}}?(?:{_JA_CODE_VERB})"
     rf"|(?:{_JA_WEAK_NOUN})[^。！？?!\n]{{0,12}}?(?:書|実装|修正|デバッグ|リファクタ)",
     re.IGNORECASE)
+
+# 解释这个函数 points at something pasted: code, unless the message is school maths (a formula
+# f(x)=..., y=..., x², or a word of the maths class). A code identifier (parse_csv, getUser,
+# load()) settles it as code either way.
+_ZH_EXPLAIN_POINTED = re.compile(
+    r"(?:解释|解釋|讲解|講解|说明|說明)[^。！？?!\n]{0,6}?"
+    r"(?:这个|這個|这段|這段|该|該|以下|下面的?|我的|此)\s*(?:函数|函數|方法)")
+_CODE_IDENTIFIER = re.compile(
+    r"\b[A-Za-z][A-Za-z0-9]*_\w+|\b[a-z]+[A-Z]\w*|\b[A-Za-z_]\w+\s*\(\s*\)")
+_SCHOOL_MATHS = re.compile(
+    r"\b[a-zA-Z]\s*[(（]\s*[a-zA-Z]\s*[)）]\s*=|\b[a-zA-Z]\s*=|[²³√]|\^"
+    r"|几何意义|幾何意義|单调|單調|定义域|定義域|值域|图像|圖像|极值|極值|最值|奇偶|周期|导数|導數"
+    r"|零点|零點|对称轴|對稱軸")
+
+
+def _asks_for_code(text: str) -> bool:
+    if _ASKS_FOR_CODE.search(text):
+        return True
+    if not _ZH_EXPLAIN_POINTED.search(text):
+        return False
+    return bool(_CODE_IDENTIFIER.search(text)) or not _SCHOOL_MATHS.search(text)
+
 
 # What the code shapes and the request for code are looked for in: a message's head and tail. A
 # request says what it wants at its start or end, and a 150,000-character document pasted between
@@ -151,6 +184,8 @@ class RequestFeatures:
     has_code_block: bool = False
     has_code: bool = False            # a fenced block, or code pasted bare (see _PASTED_CODE)
     asks_for_code: bool = False       # a request to write, fix or explain code (any language)
+    needs_reasoning: bool = False     # a proof, derivation, trade-off analysis... (see reasoning)
+    reasoning_cue: str = ""           # which of those, to say in the route's reason
     has_url: bool = False
     requires_tools: bool = False
     requires_shell_execution: bool = False
@@ -197,11 +232,13 @@ def extract_features(prompt_or_text: Prompt | str, *, requires_tools: bool = Fal
         words = cjk + len("".join(" " if is_cjk(ch) else ch for ch in text).split())
     fenced = bool(_CODE_BLOCK.search(text))
     ends = _ends(text)
+    cue = reasoning_cue(ends)
     return RequestFeatures(
         token_estimate=int(conversation), prompt_tokens=int(total), chars=len(text), words=words,
         lines=text.count("\n") + 1 if text else 0,
         has_code_block=fenced, has_code=fenced or bool(_PASTED_CODE.search(ends)),
-        asks_for_code=bool(_ASKS_FOR_CODE.search(ends)), has_url=bool(_URL.search(text)),
+        asks_for_code=_asks_for_code(ends), needs_reasoning=bool(cue), reasoning_cue=cue,
+        has_url=bool(_URL.search(text)),
         requires_tools=requires_tools, requires_shell_execution=bool(_SHELL.search(text)),
         turn_count=turn_count, attachments=attachments, cjk_ratio=round(ratio, 4))
 
@@ -320,6 +357,15 @@ def compile_condition(text: str) -> Condition:
     except (TypeError, ArithmeticError) as e:
         raise ValueError(f"the condition cannot be evaluated: {e}") from None
     return condition
+
+
+def condition_names(text: str) -> tuple[str, ...]:
+    """The feature names a valid condition reads, in order of first use (for a route's reason)."""
+    seen: dict[str, None] = {}
+    for node in ast.walk(ast.parse(text.strip(), mode="eval")):
+        if isinstance(node, ast.Name) and node.id != "message":
+            seen.setdefault(node.id, None)
+    return tuple(seen)
 
 
 def validate_condition(text: str) -> None:

@@ -1,0 +1,93 @@
+"""Does a request need reasoning? Cues a short request gives that it is hard (English, Chinese).
+
+Size says nothing of difficulty: "prove there are infinitely many twin primes" is seven words and
+went to the fast model. A request asks for reasoning when it asks for a proof, a derivation, a
+problem solved, an analysis of trade-offs, steps of reasoning or rigour. Most of those verbs are
+also everyday words ("proof of income", 在职证明, "show that photo", "solve my crossword",
+"step by step, how do I boil an egg"), so the weak ones count only beside a sign of maths or
+logic in the same message (a formula, a variable, a maths noun), and "step by step" only beside
+a verb of reasoning. :func:`reasoning_cue` names the first cue found, so a route can say why.
+
+Pure functions over the text; looked at in the head and tail the caller passes (the request says
+what it wants at its start or end), each pattern linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Signs the message is about maths or logic: an operator between numbers or one-letter
+# variables, f(x), a maths noun.
+_MATHS = re.compile(
+    r"\d\s*[-+*/^=<>≤≥²³]\s*(?:\d|[a-z]\b|\()|[a-z]\s*[(（]\s*[a-z0-9]{1,3}\s*[)）]\s*=|[²³√∑∫∞≤≥]"
+    r"|\b[a-z]\^\d|\bO\([^)\n]{1,12}\)"
+    r"|\b(?:primes?|integers?|irrational|rational numbers?|theorems?|lemmas?|inequalit(?:y|ies)"
+    r"|equations?|recurrences?|sequences?|series|converge[sn]?t?|diverge[sn]?t?|polynomials?"
+    r"|matri(?:x|ces)|limits?|integrals?|derivatives?|variance|probabilit(?:y|ies)|distributions?"
+    r"|induction|infinitely|square roots?|sqrt|triangles?|logarithms?|closed[- ]form"
+    r"|complexity|undecidable|decidable|halting problem|np|functions?|formulas?|formulae"
+    r"|implies|chessboard|rooks?|permutations?|combinations?)\b"
+    r"|根号|根號|无理数|無理數|有理数|有理數|素数|質數|质数|整数|整數|定理|引理|不等式|方程|递推|遞推"
+    r"|数列|數列|级数|級數|收敛|收斂|发散|發散|多项式|多項式|矩阵|矩陣|函数|函數|极限|極限|积分|積分"
+    r"|导数|導數|方差|概率|分布|分佈|归纳|歸納|无穷|無窮|三角形|复杂度|複雜度|命题|命題|等式|通项|通項"
+    r"|公式|内角|內角|棋盘|棋盤|整数解|整數解",
+    re.IGNORECASE)
+
+# "step by step" is a request for reasoning beside one of these, else a how-to ("step by step,
+# how do I boil an egg?"); the window is bounded so a long line costs no more than linear time.
+_REASON_VERB = r"analy[sz]e|solve|reason|prove|derive|why|think|compare|evaluate"
+
+# (label, pattern, needs a maths sign). First match wins; the label is what a route shows.
+_CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
+    ("proof", re.compile(
+        r"\bprove\b|\b(?:give|write|find|sketch|need)\s+(?:a|an|the)\s+(?:\w+\s+)?proof\b"
+        r"|\bproof\s+that\b|\b(?:show|demonstrate)\s+that\b"
+        # 证明了: "who proved"; a certificate is 开/在职/收入证明 and is not followed by a claim
+        r"|(?:证明|證明)(?![了过過])|求证|求證|试证|試證", re.IGNORECASE), True),
+    ("derivation", re.compile(r"\bderive\b|\bderivation\b", re.IGNORECASE), True),
+    ("derivation", re.compile(r"推导|推導|通项公式|通項公式"), False),
+    ("problem solving", re.compile(
+        r"\bsolve\b|\bfind\s+all\b|\bhow\s+many\s+ways\b|\bclosed[- ]form\b"
+        r"|求解|所有(?:整数|整數|实数|實數)?解|有多少种(?:放法|排法|取法|走法|方法)"
+        r"|有多少種(?:放法|排法|取法|走法|方法)", re.IGNORECASE), True),
+    ("trade-off analysis", re.compile(
+        r"\b(?:analy[sz]e|compare|weigh|evaluate|assess|contrast|critique)\b[^.?!\n]{0,60}?"
+        r"\b(?:trade-?offs?|pros\s+and\s+cons|advantages\s+and\s+disadvantages"
+        r"|strengths\s+and\s+weaknesses|implications)\b"
+        r"|\bcritically\s+(?:evaluate|assess|analy[sz]e|examine)\b"
+        r"|(?:分析|比较|比較|权衡|權衡|评估|評估)[^。！？?!\n]{0,30}?"
+        r"(?:利弊|优缺点|優缺點|优劣|優劣|权衡|權衡|取舍|取捨)"
+        r"|(?:深入|详细|詳細|全面|深度)分析", re.IGNORECASE), False),
+    ("step-by-step reasoning", re.compile(
+        rf"\bstep[- ]by[- ]step\b(?=[^\n]{{0,200}}?\b(?:{_REASON_VERB})\b)"
+        rf"|\b(?:{_REASON_VERB})\b[^\n]{{0,200}}?\bstep[- ]by[- ]step\b"
+        r"|\b(?:think|reason)\s+(?:carefully|hard|it\s+through)\b|\breason\s+through\b"
+        r"|(?:一步一步|一步步|逐步|分步)[^。！？?!\n]{0,4}?(?:分析|推理|推导|推導|求解|证明|證明|论证|論證|思考)"
+        r"|(?:分析|推理|求解|思考)[^。！？?!\n]{0,30}?(?:一步一步|一步步|逐步|分步)"
+        r"|推理过程|推理過程|思考过程|思考過程", re.IGNORECASE), False),
+    ("rigour", re.compile(
+        r"\brigorous(?:ly)?\b|\bjustify\s+(?:your|each|every|the|this|that)\b"
+        r"|\bformal(?:ly)?\s+(?:proof|argument)\b"
+        r"|严格证明|嚴格證明|论证|論證", re.IGNORECASE), False),
+    ("rigour", re.compile(r"说明理由|說明理由|给出理由|給出理由|的理由"), True),
+    ("system design", re.compile(
+        r"\b(?:design|architect)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}?"
+        r"(?:distributed|fault[- ]tolerant|highly[- ]available|scalable|replicated)\b"
+        r"|设计一个(?:分布式|高可用|高并发|可扩展)|設計一個(?:分散式|分布式|高可用|高並發|可擴展)",
+        re.IGNORECASE), False),
+)
+
+
+def reasoning_cue(text: str) -> str:
+    """The first cue that ``text`` needs reasoning ("proof", "derivation", ...), or ""."""
+    maths: bool | None = None
+    for label, pattern, needs_maths in _CUES:
+        if not pattern.search(text):
+            continue
+        if needs_maths:
+            if maths is None:
+                maths = bool(_MATHS.search(text))
+            if not maths:
+                continue
+        return label
+    return ""
