@@ -547,3 +547,14 @@ def test_explaining_this_function_is_code_unless_the_message_is_school_maths(
 def test_the_reason_names_the_feature_that_chose_the_model(text: str, said: str) -> None:
     d = Router(parse_yaml(TABLE_CONFIG).llm.routing).select(text)
     assert said in d.reason, d.reason
+
+
+@pytest.mark.parametrize("rules", [
+    "",                                                          # no fast model: default anyway
+    "    fast_model: gpt-4o-mini\n    rules:\n      - {condition: has_url, model: fast_model}\n",
+])
+def test_the_default_says_needs_reasoning_only_when_a_rule_read_it(rules: str) -> None:
+    # a proof lands on the default here because no rule matched at all, not for its reasoning
+    routing = parse_yaml("llm:\n  routing:\n    default_model: gpt-4o\n" + rules).llm.routing
+    d = Router(routing).select("Prove that there are infinitely many primes")
+    assert d.features["needs_reasoning"] and d.reason == "default_model", d.reason
