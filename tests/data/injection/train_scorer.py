@@ -160,16 +160,10 @@ def samples(rows: list[dict[str, str]]) -> tuple[list[str], list[int], list[bool
 
 
 def fit(views: list[str], labels: list[int], data: list[bool]) -> Any:
-    """The hashing model. The location is not a feature: its data column is fitted as all zeros,
-    so it gets no weight. As a feature it learned the training rows' base rate (the dev rows in
-    memory are 80% hostile, elsewhere 55%), +1.21 logits for any text as data, and blocked
-    ordinary memories before any word counted (decision 141); the locations differ through their
-    thresholds, chosen apart on dev (``choose``)."""
     from sklearn.linear_model import LogisticRegression
 
-    del data
     model = LogisticRegression(C=C, class_weight="balanced", max_iter=5000)
-    return model.fit(features(views, [False] * len(views)), labels)
+    return model.fit(features(views, data), labels)
 
 
 def rates(rows: list[dict[str, str]], hit: np.ndarray[Any, Any]) -> dict[str, float]:
@@ -241,17 +235,6 @@ def persona_blocked(rows: list[dict[str, str]], best: np.ndarray[Any, Any],
     return round(float((rule[mask] | (best[mask] > threshold)).mean()), 4) if mask.any() else 0.0
 
 
-def benign_read_as_data(rows: list[dict[str, str]], rule: np.ndarray[Any, Any],
-                        best: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """(whether the rules block it as data, its highest window score) for each benign row, as
-    if it sat in MEMORY.md. The scores are the rows' own: neither model weighs the location."""
-    benign = [i for i, r in enumerate(rows) if r["label"] == "benign"]
-    as_data = np.array([rule[i] if rows[i]["location"] == "memory" else
-                        guard_text(rows[i]["text"], name=NAMES["memory"], categories=RULES,
-                                   data=True).blocked > 0 for i in benign], dtype=bool)
-    return as_data, best[benign]
-
-
 def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data: list[bool],
            owner: list[int], oof: np.ndarray[Any, Any] | None = None,
            persona_limit: float = 1.0) -> tuple[float, float, dict[str, Any]]:
@@ -270,17 +253,10 @@ def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data
     is_data = np.array([r["location"] == "memory" for r in rows])
     own = np.array([r.get("kind", "own") == "own" for r in rows])
     loc = np.array([r["location"] for r in rows])
-    benign_as_data = benign_read_as_data(rows, rule, best)
-    as_data = [r for r in rows if r["label"] == "benign"]
     feasible: list[tuple[float, float, float]] = []
     for td in GRID:
-        # any ordinary text can be a memory (notes, docs, a pasted prompt), and the score no
-        # longer depends on where a text sits: the data threshold's benign limit is measured on
-        # every benign dev text read as data, not on the 35 that happen to sit in memory
-        data_ok = rates(as_data, benign_as_data[0] | (benign_as_data[1] > td)
-                        )["benign_blocked"] <= MAX_BENIGN_LOCATION
         for ti in GRID:
-            if not data_ok or persona_blocked(all_rows, all_best, all_rule, ti) >= persona_limit:
+            if persona_blocked(all_rows, all_best, all_rule, ti) >= persona_limit:
                 continue
             hit = rule | (best > np.where(is_data, td, ti))
             r_all = rates(rows, hit)
@@ -315,7 +291,6 @@ def choose(rows: list[dict[str, str]], views: list[str], labels: list[int], data
               "dev_cv_by_location": {w: part(loc == w) for w in sorted(set(loc))},
               "dev_cv_by_kind": {k: part(kinds == k) for k in sorted(set(kinds))}}
     report["dev_cv_by_language"] = {g: part(langs == g) for g in sorted(set(langs))}
-    report["dev_cv_benign_as_data"] = rates(as_data, benign_as_data[0] | (benign_as_data[1] > td))
     if any(r.get("kind") == "persona" for r in all_rows):
         report["dev_cv_by_kind"]["persona"] = {
             "benign_blocked": persona_blocked(all_rows, all_best, all_rule, ti)}
