@@ -94,7 +94,6 @@ sys.path.insert(0, next((sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if
 from hermes_core.cli.argtypes import positive_int
 from hermes_core.retrieval.bm25 import BM25Index
 from hermes_core.retrieval.catalog_memo import CatalogMemo
-from hermes_core.retrieval.catalog_store import CatalogCache
 from hermes_core.retrieval.dense import DenseIndex
 from hermes_core.retrieval.gate_state import GateMemo, calibrate_index
 from hermes_core.retrieval.lexical_update import LexicalMemo
@@ -387,7 +386,10 @@ def _memo_read_ms(path: Path, lines: list[str], repeats: int) -> dict[str, float
             load_jsonl_catalog(path, memo)
             times.append((time.perf_counter() - t) * 1000)
         out[case] = round(statistics.median(times), 2)
-    # a new process over the parses a last one saved (catalog_store), the middle line edited since
+    # a new process over the parses a last one saved, the middle line edited since (imported here:
+    # a --baseline-library child imports this file with a library that may predate catalog_store)
+    from hermes_core.retrieval.catalog_store import CatalogCache
+
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     saved, times = CatalogCache(path.parent / "catalog-cache", min_new=0), []
     load_jsonl_catalog(path, memo := CatalogMemo(saved.recall))
