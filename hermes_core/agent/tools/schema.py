@@ -23,7 +23,7 @@ from typing import Any, Final
 from pydantic import MISSING, BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from hermes_core.agent.tools import call_shape, docstrings
+from hermes_core.agent.tools import call_shape, docstrings, typed_dicts
 from hermes_core.agent.tools.call_shape import CallShape
 from hermes_core.finite_json import non_finite
 from hermes_core.types import ToolSpec
@@ -378,6 +378,7 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
         hints = typing.get_type_hints(hinted, include_extras=True)
     except Exception as e:   # a forward reference that does not resolve
         raise ToolDefinitionError(f"tool {tool_name!r}: cannot read its type hints ({e})") from None
+    hints = {n: typed_dicts.portable(h) for n, h in hints.items()}   # typing.TypedDict on 3.11
     fields: dict[str, Any] = {}
     renamed: list[tuple[str, str]] = []
     signature = inspect.signature(fn).parameters

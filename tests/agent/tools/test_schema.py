@@ -7,7 +7,6 @@ import functools
 import math
 import re
 import sqlite3
-import sys
 import typing
 from typing import Annotated, Any, Literal
 
@@ -416,8 +415,7 @@ class PlainWindow(typing.TypedDict):
 
 
 def test_typed_dict_parameters_are_described_and_validated() -> None:
-    """``typing_extensions.TypedDict`` is an object schema; on Python 3.11 pydantic refuses
-    ``typing.TypedDict``, and the definition error says which to use instead."""
+    """A TypedDict, ``typing_extensions``' or ``typing``'s, is an object schema."""
     def book(window: Window) -> str:
         """Book."""
         return window["start"]
@@ -432,11 +430,39 @@ def test_typed_dict_parameters_are_described_and_validated() -> None:
         """Plain."""
         return window["start"]
 
-    if sys.version_info >= (3, 12):
-        assert make_tool(plain).parse('{"window": {"start": "9"}}') == {"window": {"start": "9"}}
-    else:
-        with pytest.raises(ToolDefinitionError, match=r"typing_extensions\.TypedDict"):
-            make_tool(plain)
+    assert make_tool(plain).parse('{"window": {"start": "9"}}') == {"window": {"start": "9"}}
+
+
+class Stop(typing.TypedDict, total=False):
+    """A stop on the way."""
+
+    city: typing.Required[str]
+    nights: int
+
+
+class Route(typing.TypedDict):
+    start: PlainWindow
+    stops: list[Stop]
+
+
+def test_a_typing_typed_dict_is_a_parameter_type_as_on_python_3_12() -> None:
+    """``from typing import TypedDict`` is what an author writes: on Python 3.11 pydantic refuses
+    it, and a tool taking one (or a list of them, or one nested in another) was a definition
+    error, though ``**kw: Unpack[`` the same class ``]`` worked. Each is now read as the
+    ``typing_extensions`` TypedDict it spells, its keys, totality and docstring kept."""
+    def plan(route: Route, extra: Stop | None = None) -> str:
+        """Plan a route."""
+        return route["start"]["start"]
+
+    t = make_tool(plan)
+    defs = t.parameters["$defs"]
+    assert defs["Stop"]["required"] == ["city"] and defs["Stop"]["description"] == "A stop on the way."
+    assert set(defs["Route"]["required"]) == {"start", "stops"}
+    args = t.parse('{"route": {"start": {"start": "9"}, "stops": [{"city": "Oslo"}]}}')
+    assert args["route"] == {"start": {"start": "9"}, "stops": [{"city": "Oslo"}]}
+    assert t.fn(**args) == "9"
+    with pytest.raises(ValidationError):
+        t.parse('{"route": {"start": {"start": "9"}, "stops": [{"nights": 2}]}}')
 
 
 class Counter:
