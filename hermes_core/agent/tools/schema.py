@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from pydantic import MISSING, BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
+from pydantic.json_schema import GenerateJsonSchema
 
 from hermes_core.agent.tools import call_shape, docstrings, typed_dicts
 from hermes_core.agent.tools.call_shape import CallShape
@@ -188,12 +189,23 @@ def _not_json(constant: str) -> Any:
     raise ValueError(f"{constant} is not a JSON value (send a number or null)")
 
 
+class _ToolSchema(GenerateJsonSchema):
+    """Pydantic's generator, silent on a default with no JSON form (``limit: Any = _UNSET``, the
+    sentinel idiom): it is left out, the parameter stays optional and the function gets it when
+    the model sends none. Warned of, it pointed at pydantic's own line on every definition, and
+    under ``-W error`` made the tool a definition error blaming the parameter's type."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.ignored_warning_kinds = {*self.ignored_warning_kinds, "non-serializable-default"}
+
+
 @functools.lru_cache(maxsize=4096)
 def _schema_text(arguments: type[BaseModel]) -> str:
     """The schema of an arguments model, as JSON text. Generated once per model: pydantic builds
     it afresh on every call (about half a millisecond a tool), and every turn offers every
     tool. Kept as text, so each reader gets its own copy to change."""
-    schema = arguments.model_json_schema()
+    schema = arguments.model_json_schema(schema_generator=_ToolSchema)
     schema.pop("title", None)
     for prop in schema.setdefault("properties", {}).values():
         if isinstance(prop, dict):

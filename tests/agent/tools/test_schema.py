@@ -8,6 +8,7 @@ import math
 import re
 import sqlite3
 import typing
+import warnings
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -889,3 +890,23 @@ def test_a_decorator_that_hides_its_function_is_refused_saying_so() -> None:
         return ""
 
     assert make_tool(typed).parameters["additionalProperties"] == {"type": "integer"}
+
+
+_UNSET: Any = object()
+
+
+def test_a_sentinel_default_is_left_out_of_the_schema_without_a_warning() -> None:
+    """``limit: Any = _UNSET`` (the sentinel idiom) has no JSON form: pydantic warned at its
+    own line on every definition, and under ``-W error`` (a strict test suite) the tool was a
+    definition error blaming the parameter's type. The model cannot be told the sentinel: the
+    parameter is optional, and the function gets its own default when the model leaves it out."""
+    def find(query: str, limit: Any = _UNSET) -> str:
+        """Find."""
+        return "all" if limit is _UNSET else str(limit)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = make_tool(find)
+    assert t.parameters["required"] == ["query"] and "default" not in t.parameters["properties"]["limit"]
+    assert t.fn(**t.parse('{"query": "q"}')) == "all"
+    assert t.fn(**t.parse('{"query": "q", "limit": 3}')) == "3"
