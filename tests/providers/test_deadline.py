@@ -750,6 +750,29 @@ def test_a_gzip_body_is_read_through_every_member_and_bytes_past_the_last_are_ig
     assert read + b"".join(watch.end()) == b"".join(events)
 
 
+
+@pytest.mark.parametrize("encoding", ["deflate", "gzip"])
+def test_bytes_past_the_end_of_a_compressed_body_are_not_held(encoding: str) -> None:
+    """Bytes after a deflate stream's end are ignored, as after a gzip body's last member; the
+    watch kept every one of them (zlib adds each later chunk to ``unused_data``, copied anew at
+    each chunk): 16 MB sent past a deflate body's end held 16 MB."""
+    import tracemalloc
+    import zlib
+
+    wbits = zlib.MAX_WBITS + (16 if encoding == "gzip" else 0)
+    pack = zlib.compressobj(wbits=wbits)
+    watch = _Watch(Budget(100.0, 2.0, lambda: 0.0), 0.0, sse=True, encoding=encoding)
+    body = pack.compress(b'data: {"n": 1}\n\n') + pack.flush()
+    assert b"".join(watch.inflate(body)) == b'data: {"n": 1}\n\n'
+    tracemalloc.start()
+    try:
+        for _ in range(16):
+            assert list(watch.inflate(b"\x00" * 1_000_000)) == []
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert watch.end() == () and peak < 4_000_000
+
 async def _async_chunks(chunks: list[bytes]) -> AsyncIterator[bytes]:
     for c in chunks:
         yield c
