@@ -19,7 +19,7 @@ last rename won, the other's entry lost for good. Both now go through :func:`upd
 * **news a busy lock kept out is written at exit**: a store that has some says so
   (:func:`pending`), and at interpreter exit each is asked to write it, waiting at most
   :data:`EXIT_WAIT` in all and never raising: a process that stopped before its next write lost
-  it;
+  it. A forked child leaves the news it inherited to its parent at its exit;
 * **the lock lets in whoever may replace the table**: its mode gives write to the group (others)
   when the folder does, not sticky (:func:`lock_mode`); made with the umask's, a home shared by
   one group refused the lock to all but the user who made it, who could all rename the table.
@@ -160,6 +160,18 @@ def pending(store: Pending) -> None:
         if not _at_exit:
             _at_exit = True
             atexit.register(flush_pending)
+
+
+def _forget_in_child() -> None:
+    """In a forked child: the stores noted are the parent's, their news the parent's to write (the
+    child's copy, written at its exit, replaced what the parent wrote since); the lock is new (one
+    another thread held at the fork stayed held, and the child's exit waited on it forever). A
+    store the child itself finds busy is noted again."""
+    global _pending, _pending_lock
+    _pending, _pending_lock = weakref.WeakSet(), threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def flush_pending(wait: float = EXIT_WAIT, clock: Callable[[], float] = time.monotonic) -> None:
