@@ -773,6 +773,29 @@ def test_bytes_past_the_end_of_a_compressed_body_are_not_held(encoding: str) -> 
         tracemalloc.stop()
     assert watch.end() == () and peak < 4_000_000
 
+
+def test_every_coding_the_client_asks_for_is_read_by_the_watch_through_the_client_s_decoders(
+) -> None:
+    """The watch reads br and zstd through httpx2's private ``_decoders`` (``SUPPORTED_DECODERS``;
+    ``decode`` yielding bytes in bounded pieces, ``flush`` the same), whose own tests skip where
+    the codecs are missing. Pinned here with the decoders every install has, so that a change of
+    that contract fails a test instead of leaving a br or zstd stream unwatched; and every coding
+    a client asks for is one the watch reads (one it did not would be bounded by the whole
+    budget alone)."""
+    import gzip
+
+    import httpx2
+
+    from hermes_core.providers.deadline import SUPPORTED_DECODERS, _Decoded, _inflater
+
+    asked = [c.strip() for c in httpx2.Client().headers["accept-encoding"].split(",")]
+    assert {"gzip", "deflate"} <= set(asked) and all(_inflater(c) is not None for c in asked)
+    body = b": ping\n\n" * 300_000
+    decoded = _Decoded("gzip", SUPPORTED_DECODERS["gzip"]())
+    pieces = list(decoded.pieces(gzip.compress(body)))
+    assert all(type(p) is bytes and 0 < len(p) <= 64 * 1024 for p in pieces)
+    assert b"".join(pieces) + decoded.flush() == body
+
 async def _async_chunks(chunks: list[bytes]) -> AsyncIterator[bytes]:
     for c in chunks:
         yield c
