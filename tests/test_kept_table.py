@@ -212,21 +212,41 @@ def test_a_lock_file_s_mode_lets_in_whoever_may_write_the_table_s_folder(
     assert kept_table.lock_mode(folder, umask) == expected
 
 
-def test_a_lock_made_in_a_group_s_shared_folder_is_writable_by_the_group(tmp_path: Path) -> None:
+@pytest.mark.parametrize("made_before", [False, True], ids=["new lock", "lock made before"])
+def test_a_lock_made_in_a_group_s_shared_folder_is_writable_by_the_group(
+        tmp_path: Path, made_before: bool) -> None:
     """A home shared by the users of one group (``chmod 2775``): the lock file took the umask's
     mode (0644 under 022), so the first user's lock refused every other user of the group, who
-    could still replace the table itself by a rename. Made in a process whose umask is 022."""
+    could still replace the table itself by a rename. Made in a process whose umask is 022. The
+    mode is given only to a lock file being made: one an earlier release made (0644) stayed so,
+    refusing the group for good; its owner, holding it, now adds what the folder grants."""
     import subprocess
     import sys
     cache = tmp_path / "cache"
     cache.mkdir()
     cache.chmod(0o2775)
+    lock = lock_path(cache / "served_as.json")
+    if made_before:
+        lock.touch()
+        lock.chmod(0o644)
     code = ("import os, sys; os.umask(0o022)\n"
             "from hermes_core.agent.served_as import ServedAs\n"
             "ServedAs(sys.argv[1]).learn('azure', 'prod-chat', 'gpt-4o')\n")
     subprocess.run([sys.executable, "-c", code, str(cache / "served_as.json")], check=True,
                    timeout=60, env={"PYTHONPATH": str(Path(__file__).resolve().parents[1])})
-    assert lock_path(cache / "served_as.json").stat().st_mode & 0o777 == 0o664
+    assert (cache / "served_as.json").exists() and lock.stat().st_mode & 0o777 == 0o664
+
+
+def test_a_lock_s_mode_is_never_widened_through_a_link(tmp_path: Path) -> None:
+    """Another user of a group's folder may put a link where the lock was, at a file of ours:
+    that file keeps its mode."""
+    precious = tmp_path / "precious"
+    precious.write_bytes(b"kept")
+    precious.chmod(0o600)
+    link = tmp_path / ".served_as.json.lock"
+    link.symlink_to(precious)
+    kept_table._grant(link, 0o664)
+    assert precious.stat().st_mode & 0o777 == 0o600
 
 
 #: A process with a served-as entry a busy lock kept out; freed, it forks a child that never uses
