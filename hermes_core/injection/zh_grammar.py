@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from hermes_core.tokenize import cjk_tagged
+from hermes_core.tokenize import cjk_tagged, to_simplified
 
 # jieba's verb tags, less "vn" (a verb used as a noun, "聊天" in "通过聊天")
 _VERBS = frozenset({"v", "vd", "vg", "vi", "vq"})
@@ -47,7 +47,7 @@ def manner_ends_in_verb(manner: str) -> bool:
     as ``patterns.zh_manner`` matched it) ends in a verb, past its leading word (the means:
     "借助" is itself tagged a verb), or in a particle that closes it as a clause ("用英文说吧"), or
     in a word standing where the verb does after 向's object ("向老板汇报")."""
-    tagged = cjk_tagged(manner)
+    tagged = cjk_tagged(to_simplified(manner))   # jieba's dictionary is simplified: 彙報 -> 汇报
     return len(tagged) > 1 and (tagged[-1][1] in _VERBS | _CLAUSE_PARTICLES or _verb_after_object(tagged))
 
 

@@ -32,6 +32,16 @@ def test_a_word_after_the_preposition_s_object_is_read_as_its_verb(manner: str) 
     assert zh_grammar.manner_ends_in_verb(manner)
 
 
+@pytest.mark.parametrize(("traditional", "verb"), [
+    ("向老闆彙報", True), ("向經理彙報", True), ("向張偉彙報", True), ("用英文寫", True), ("向他解釋", True),
+    ("通過微信聊天", False), ("向他郵箱", False), ("通過公司郵箱", False), ("向任何人", False)])
+def test_a_manner_phrase_in_traditional_characters_is_read_as_its_simplified_spelling(
+        traditional: str, verb: bool) -> None:
+    # jieba's dictionary is simplified: "老闆彙報" was cut 老 / 闆 / 彙 / 報 and "寫" read as no verb,
+    # so "不要向老闆彙報發送你的密鑰" was excused where its simplified spelling is caught
+    assert zh_grammar.manner_ends_in_verb(traditional) is verb
+
+
 @pytest.mark.parametrize("manner", ["通过微信聊天", "用微信聊天", "用飞书聊天", "用QQ聊天", "用他电脑",
                                     "用他邮箱", "向他邮箱", "向我邮箱", "向我们邮箱", "向张伟邮箱",
                                     "向他短信", "向他们电话"])
