@@ -31,8 +31,9 @@ def _verb_after_object(tagged: tuple[tuple[str, str], ...]) -> bool:
     """Whether the last word follows 向's object where a verb stands, whatever its one tag: jieba
     gives each word a single class, and a Chinese word that reports or consults is as often a noun
     ("汇报" nz, "咨询" vn). Read as a verb only after 向 (to whom: a means, "通过微信聊天", names its
-    channel with such a word) as the third word (向, its object, the word), and when jieba has no
-    one class for it (nz), or it is a verb used as a noun (vn) after a pronoun or a name. A plain
+    channel with such a word) as the third word (向, its object, the word), and when jieba tags it
+    nz (its "other proper noun", which its dictionary gives 汇报; a brand there, "向他淘宝", is no
+    channel anyone writes), or it is a verb used as a noun (vn) after a pronoun or a name. A plain
     noun stays a channel even after a person: everyday writing drops 的 there ("向他邮箱",
     "向我们邮箱"), so "报告" in "向他报告" cannot be told from "邮箱" by its tag."""
     if len(tagged) != 3 or tagged[0][0] != "向":

@@ -27,7 +27,7 @@ def test_a_phrase_closed_by_a_particle_is_a_clause_of_its_own(manner: str) -> No
 @pytest.mark.parametrize("manner", ["向老板汇报", "向他汇报", "向张伟汇报", "向经理汇报", "向他咨询"])
 def test_a_word_after_the_preposition_s_object_is_read_as_its_verb(manner: str) -> None:
     # jieba tags 汇报 (report) nz and 咨询 vn, so the phrase read as a noun phrase; after 向 and
-    # the one it is addressed to, a word jieba has no one class for (nz), or a verb used as a noun
+    # the one it is addressed to, a word jieba tags nz (its "other proper noun"), or a verb used as a noun
     # after a pronoun or a name, stands where the verb does
     assert zh_grammar.manner_ends_in_verb(manner)
 
