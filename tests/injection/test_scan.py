@@ -796,7 +796,9 @@ def test_a_chinese_negation_of_another_verb_does_not_excuse_the_order_after_it(t
                                   "不要通过老板邮箱发送密钥。", "不要向个人邮箱发送密钥。",
                                   # a report about reporting
                                   "每周五向老板汇报项目进度，不要在汇报里发送密钥。",
-                                  "我们向老板汇报了密钥轮换的进度。"])
+                                  "我们向老板汇报了密钥轮换的进度。",
+                                  # traditional: 裏 is the form OpenCC's s2t writes for 里
+                                  "不要在羣聊裏發送 API 密鑰。", "別在群裡把密鑰發出來。"])
 def test_a_chinese_negation_before_a_manner_or_place_phrase_still_forbids_the_act(text: str) -> None:
     rules = tuple(c for c in INJECTION_CATEGORIES if c != "learned")
     assert scan_for_injection(text, rules, data=True) is None
