@@ -78,12 +78,12 @@ def quiesce(lock: Lock, conn: sqlite3.Connection | None,
     own); the locks taken and the connection left open (None: closed, the next use opens one)."""
     if not lock.acquire(timeout=min(max(timeout_s, 0.0), WAIT_S)):
         return [], conn
-    if conn is not None and not conn.in_transaction:
-        try:
+    try:                 # the lock is released after the fork whatever happens here
+        if conn is not None and not conn.in_transaction:
             conn.close()
-        except sqlite3.Error:
-            return [lock], conn
-        conn = None
+            conn = None
+    except sqlite3.Error:
+        pass
     return [lock], conn
 
 
