@@ -116,16 +116,20 @@ def _bug(e: BaseException, argv: Sequence[str] | None) -> int:
     (sysexits' EX_SOFTWARE), so neither a person nor a script takes it for an error in their
     input (1). One line names it; ``-v`` adds the traceback, to report. Both are printed here,
     through the redacting stderr, not by the interpreter after the raw stream is back, and
-    escaped as a log line is: the message may quote a file's escape sequences."""
+    escaped as a log line is: the message may quote a file's escape sequences. A stderr that
+    refuses them (``2>/dev/full``) leaves the JSON object and the 70 to say it, as ``fail`` does."""
     words = _words(argv)
-    if verbose_requested(words):
-        print(terminal_safe("".join(traceback.format_exception(e))), end="", file=sys.stderr)
     name = type(e).__name__
     said = shorten(one_line(str(e)), 200)
     message = f"{name}: {said}" if said else name
-    print(terminal_safe(f"hermes-core: internal error (a bug in hermes-core or its installation): "
-                        f"{message}; "
-                        "rerun with -v to see the traceback and report it"), file=sys.stderr)
+    try:
+        if verbose_requested(words):
+            print(terminal_safe("".join(traceback.format_exception(e))), end="", file=sys.stderr)
+        print(terminal_safe("hermes-core: internal error (a bug in hermes-core or its "
+                            f"installation): {message}; "
+                            "rerun with -v to see the traceback and report it"), file=sys.stderr)
+    except OSError:
+        pass
     if json_requested(words):
         print_json_error(f"hermes-core: internal error: {message}", EXIT_BUG)
     return EXIT_BUG

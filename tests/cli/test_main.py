@@ -419,7 +419,8 @@ sys.exit(main())
 """
 
 
-def _run_with_a_bug(argv: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def _run_with_a_bug(argv: list[str], tmp_path: Path,
+                    **popen: object) -> subprocess.CompletedProcess[str]:
     """The real entry point in a child process, with a bug planted where ``route`` calls."""
     cfg = tmp_path / "config.yaml"
     cfg.write_text(f"credentials:\n  openai:\n    keys: [{{key: '{BUG_SECRET}'}}]\n",
@@ -427,9 +428,10 @@ def _run_with_a_bug(argv: list[str], tmp_path: Path) -> subprocess.CompletedProc
     env = {k: v for k, v in os.environ.items() if k not in (
         "HERMES_HOME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
     env.update(HOME=str(tmp_path), PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    popen = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **popen}
     return subprocess.run([sys.executable, "-c", _BROKEN_ROUTER, *argv, "--config", str(cfg),
-                           "--home", str(tmp_path)], env=env, capture_output=True, text=True,
-                          encoding="utf-8", timeout=120, check=False)
+                           "--home", str(tmp_path)], env=env, text=True, encoding="utf-8",
+                          timeout=120, check=False, **popen)  # type: ignore[call-overload]
 
 
 def test_a_bug_exits_70_with_one_line_naming_it_and_how_to_see_the_traceback(
@@ -457,6 +459,18 @@ def test_a_bug_under_json_is_an_error_object_of_its_own_kind(tmp_path: Path) -> 
     reply = json.loads(res.stdout)
     assert reply["exit_code"] == 70 and reply["kind"] == "bug"
     assert "RuntimeError" in reply["error"] and BUG_SECRET not in res.stdout + res.stderr
+
+
+def test_a_bug_on_a_stderr_that_refuses_its_line_still_exits_70_with_its_json(
+        tmp_path: Path) -> None:
+    """``2>/dev/full`` (or ``2>&1 | head -c0``): the bug's line failed to write, that OSError
+    escaped main(), and the command exited 1 with no JSON object: a bug taken for an error."""
+    for argv in (["route", "hello", "--json"], ["-v", "route", "hello", "--json"]):
+        with open("/dev/full", "w") as full:
+            res = _run_with_a_bug(argv, tmp_path, stderr=full)
+        assert res.returncode == 70, argv
+        reply = json.loads(res.stdout)
+        assert (reply["kind"], reply["exit_code"]) == ("bug", 70)
 
 
 @pytest.mark.parametrize(("argv", "code", "kind"), [
