@@ -178,7 +178,8 @@ class Repl:
                 text = line.strip()
                 if not text:
                     continue
-                if text.startswith(COMMAND_MARKS) and "/" not in (parts := command_parts(text))[0]:
+                if text.startswith(COMMAND_MARKS) and not self._starts_with_a_path(
+                        text, parts := command_parts(text)):
                     self._run_command(*parts)   # "/etc/hosts is empty" starts with a path: a message
                 else:
                     self.turn(text)
@@ -190,6 +191,18 @@ class Repl:
         scripted_and_all_failed = (not self.interactive and self.turns > 0
                                    and self.failed_turns == self.turns)
         return 1 if scripted_and_all_failed else 0
+
+    def _starts_with_a_path(self, text: str, parts: tuple[str, str]) -> bool:
+        """Whether the line ``text`` (read as ``parts``) begins with a path, so is a message:
+        a slash in the name ("/etc/hosts is empty"), or in the first word of a line whose name is
+        no command: Chinese lists paths without a space ("/etc、/var 哪个大？"), and "、" ending
+        the name must not make "/etc" a command. "/model，openai/gpt-4o" still sets the model."""
+        if "/" in parts[0]:
+            return True
+        if parts[0].lower() in self.commands:
+            return False
+        space = _SPACE.search(text, 1)
+        return any(mark in text[1:space.start() if space else len(text)] for mark in COMMAND_MARKS)
 
     def dispatch(self, text: str) -> None:
         """Run the /command ``text``."""
@@ -385,6 +398,7 @@ class Repl:
 
 #: What starts a /command: the slash, or the full-width one a Chinese input method types.
 COMMAND_MARKS = ("/", "\uff0f")
+_SPACE = re.compile(r"\s")
 
 
 def command_parts(text: str) -> tuple[str, str]:

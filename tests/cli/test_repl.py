@@ -753,3 +753,15 @@ def test_latin1_text_that_merely_starts_like_a_bom_later_is_kept_as_latin1(home:
     agent = offline_agent(home)
     assert Repl(agent, stdin=stdin, stdout=io.StringIO(), stream=False).run() == 0
     assert [m.content for m in agent.history if m.role == "user"] == ["caf\xe9", "\xef\xbb\xbf"]
+
+
+def test_paths_listed_with_chinese_punctuation_are_a_message_not_a_command(tmp_path: Path):
+    # Chinese puts no space between "/etc、/var": the first word held a slash, so the line was a
+    # message; once "、" ended a command's name it was read as "/etc", an unknown command, and
+    # the question was never sent. A known name before the punctuation still runs.
+    agent, text = _chat(tmp_path, "/etc、/var、/usr 哪个占空间最大？\n/tmp，/var/tmp 有什么区别\n"
+                                  "/model，openai/gpt-4o-mini\n/exit\n")
+    assert [m.content for m in agent.history if m.role == "user"] == [
+        "/etc、/var、/usr 哪个占空间最大？", "/tmp，/var/tmp 有什么区别"]
+    assert "unknown command" not in text, text
+    assert agent.requested_model == "openai/gpt-4o-mini"
