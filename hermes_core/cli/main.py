@@ -50,6 +50,7 @@ EXIT_STATUSES = """exit status:
   70   a bug in hermes-core: one line naming it on stderr (-v shows its traceback, to report);
        same JSON, kind "bug"
   130  interrupted (Ctrl-C; same JSON, kind "interrupted")
+  143  `chat` ended by SIGTERM (`kill`; 129: SIGHUP, its terminal closed), the chat recorded
 
 output: a character the output's encoding cannot show (Chinese on an ASCII or Latin-1 stdout,
   PYTHONIOENCODING=ascii, LANG=C) is written as its escape, \\uXXXX, never as "?"; --json

@@ -401,8 +401,9 @@ def test_the_top_level_help_documents_each_exit_status(capsys: pytest.CaptureFix
         main(["--help"])
     assert done.value.code == 0
     text = capsys.readouterr().out
-    for code in ("0 ", "1 ", "2 ", "70 ", "130 "):
+    for code in ("0 ", "1 ", "2 ", "70 ", "130 ", "143 "):   # 143: tests/e2e/test_signals.py
         assert f"\n  {code}" in text, code
+    assert "129" in text and "SIGHUP" in text   # chat ended by a closed terminal: 128 + 1
     assert "\\uXXXX" in text   # what becomes of a character stdout's encoding lacks
 
 
