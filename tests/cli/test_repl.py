@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_core.agent.agent import Agent
-from hermes_core.cli.repl import Repl
+from hermes_core.cli.repl import Repl, command_parts
 from hermes_core.config import load_settings
 from hermes_core.errors import BadRequest, ServerError
 from hermes_core.providers.offline import OfflineProvider
@@ -765,3 +766,18 @@ def test_paths_listed_with_chinese_punctuation_are_a_message_not_a_command(tmp_p
         "/etc、/var、/usr 哪个占空间最大？", "/tmp，/var/tmp 有什么区别"]
     assert "unknown command" not in text, text
     assert agent.requested_model == "openai/gpt-4o-mini"
+
+
+def test_each_character_of_the_input_method_blocks_ends_a_command_name_as_its_category_says():
+    # the name's end is found by one character class built at import; this pins what it holds
+    blocks = ((0x2010, 0x206F), (0x3000, 0x303F), (0xFE30, 0xFE6F), (0xFF00, 0xFFEF))
+    for char in (chr(c) for start, end in blocks for c in range(start, end + 1)):
+        category = unicodedata.category(char)
+        name, arg = command_parts(f"/save{char}周报")
+        if char.isspace():
+            assert (name, arg) == ("save", "周报"), hex(ord(char))
+        elif category.startswith("P") and unicodedata.normalize("NFKC", char) != "/":
+            kept = char if category in ("Ps", "Pi") else ""
+            assert (name, arg) == ("save", kept + "周报"), hex(ord(char))
+        else:
+            assert (name, arg) == (unicodedata.normalize("NFKC", f"save{char}周报"), ""), hex(ord(char))
