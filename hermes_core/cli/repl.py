@@ -99,7 +99,7 @@ class Repl:
             except (ValueError, OSError):  # pragma: no cover - already reading, or not a text file
                 pass
         encoding = getattr(self.stdin, "encoding", None) or "utf-8"
-        marked = False   # a UTF-8 BOM began a stream declared Latin-1 or cp1252 ("ï»¿")
+        marked = False   # a UTF-8 BOM began a stream declared otherwise (Latin-1: "ï»¿")
         for n, line in enumerate(self._raw_lines()):
             marked = marked or (n == 0 and _utf8_bom_read_as(encoding, line))
             line = _as_utf8(line, encoding, marked=marked)
@@ -443,8 +443,9 @@ def _as_utf8(line: str, encoding: str, *, marked: bool = False) -> str:
     surrogate, then U+FFFD: the message was lost. The surrogate-escaped bytes are put back and
     read as UTF-8; bytes that are not UTF-8 end as U+FFFD, as any other lone surrogate does
     (``clean_text``). ``marked``: the stream began with a UTF-8 byte order mark that its
-    declared single-byte encoding read as "ï»¿"; the file says it is UTF-8, and as that encoding
-    kept every byte, each line is read back as UTF-8 whatever it holds."""
+    declared encoding read as other characters ("ï»¿", "锘"); the file says it is UTF-8, and as
+    that encoding (surrogate-escaped) kept the bytes, each line is read back as UTF-8 whatever it
+    holds (big5 and cp932 give back a few pairs they map two ways otherwise: U+FFFD there)."""
     if line.isascii():
         return line
     if marked:
@@ -467,12 +468,13 @@ def _as_utf8(line: str, encoding: str, *, marked: bool = False) -> str:
 
 def _utf8_bom_read_as(encoding: str, line: str) -> bool:
     """Whether ``line``, read in ``encoding``, began as the bytes of a UTF-8 byte order mark in an
-    encoding that reads them as other characters (Latin-1 and cp1252: "ï»¿"). A UTF-8 stream
+    encoding that reads them as other characters (Latin-1 and cp1252: "ï»¿"; cp1251 "п»ї"; GBK,
+    a Chinese Windows, "锘" and the third byte escaped or paired with the next). A UTF-8 stream
     reads it as U+FEFF and an ASCII one as surrogates, both handled by :func:`_as_utf8`."""
-    if not line[:1] or line[0] != "\xef" or _codec(encoding) in ("ascii", "utf-8"):
+    if line.isascii() or _codec(encoding) in ("ascii", "utf-8"):
         return False
     try:
-        return line[:3].encode(encoding, "surrogateescape") == b"\xef\xbb\xbf"
+        return line[:3].encode(encoding, "surrogateescape").startswith(b"\xef\xbb\xbf")
     except UnicodeError:
         return False
 

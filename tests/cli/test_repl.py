@@ -781,3 +781,17 @@ def test_each_character_of_the_input_method_blocks_ends_a_command_name_as_its_ca
             assert (name, arg) == ("save", kept + "周报"), hex(ord(char))
         else:
             assert (name, arg) == (unicodedata.normalize("NFKC", f"save{char}周报"), ""), hex(ord(char))
+
+
+@pytest.mark.parametrize("encoding", ["gbk", "big5", "shift_jis", "cp1251"])
+def test_a_byte_order_mark_marks_the_input_utf8_whatever_the_stdin_was_declared(
+        home: Path, encoding: str):
+    # a Chinese Windows (cp936) piping a file Notepad saved as UTF-8 with a BOM: only Latin-1 and
+    # cp1252 were recognised, and GBK read the BOM as "锘" and every message as mojibake
+    stdin = io.TextIOWrapper(io.BytesIO("\ufeff/model\n查快递\n帮我查一下快递\n/exit\n".encode()),
+                             encoding=encoding)
+    agent = offline_agent(home)
+    out = io.StringIO()
+    assert Repl(agent, stdin=stdin, stdout=out, stream=False).run() == 0
+    assert "(auto: routing picks per turn)" in out.getvalue()   # /model's answer
+    assert [m.content for m in agent.history if m.role == "user"] == ["查快递", "帮我查一下快递"]
