@@ -81,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     escape_unencodable(sys.stdout)
+    escape_unencodable(sys.stderr)   # the interpreter's own escapes; a caller's may be strict
     streams = sys.stdin, sys.stdout, sys.stderr
     register_environment_keys()   # argparse may echo the command line before any config loads
     out, err = Output(streams[1]), Output(streams[2])

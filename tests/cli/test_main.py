@@ -492,6 +492,22 @@ def test_an_ordinary_error_keeps_its_code_and_says_its_kind_under_json(
     assert got == code and reply["exit_code"] == code and reply["kind"] == kind
 
 
+def test_an_error_naming_chinese_on_a_strict_ascii_stderr_is_the_error_not_a_bug(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """main() called with a stderr of its caller's (strict ASCII, not the interpreter's own,
+    which escapes): "快递.json: file not found" failed to encode and was reported as a bug,
+    exit 70 "UnicodeEncodeError"; stdout was made to escape, stderr was not."""
+    import io
+
+    monkeypatch.chdir(tmp_path)
+    raw = io.BytesIO()
+    monkeypatch.setattr("sys.stderr", io.TextIOWrapper(raw, encoding="ascii"))
+    assert main(["prompt", "hi", "--history", "快递.json", "--home", str(tmp_path)]) == 1
+    sys.stderr.flush()
+    said = raw.getvalue().decode("ascii")
+    assert "\\u5feb\\u9012.json" in said and "UnicodeEncodeError" not in said, said
+
+
 def test_text_output_to_an_ascii_stdout_writes_what_it_cannot_encode_as_escapes(
         copy_example_home, tmp_path: Path) -> None:
     """``PYTHONIOENCODING=ascii`` (or ``LANG=C`` on a Python that does not coerce it) with the
