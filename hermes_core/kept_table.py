@@ -19,10 +19,11 @@ last rename won, the other's entry lost for good. Both now go through :func:`upd
 * **news a busy lock kept out is written at exit**: a store that has some says so
   (:func:`pending`), and at interpreter exit each is asked to write it, waiting at most
   :data:`EXIT_WAIT` in all and never raising: a process that stopped before its next write lost
-  it;
+  it. A forked child leaves the news it inherited to its parent at its exit;
 * **the lock lets in whoever may replace the table**: its mode gives write to the group (others)
-  when the folder does, not sticky (:func:`lock_mode`); made with the umask's, a home shared by
-  one group refused the lock to all but the user who made it, who could all rename the table.
+  when the folder does, not sticky (:func:`lock_mode`; one made before is given them by its
+  owner); made with the umask's, a home shared by one group refused the lock to all but the user
+  who made it, who could all rename the table.
 """
 
 from __future__ import annotations
@@ -122,6 +123,8 @@ def update(path: str | os.PathLike[str], max_bytes: int, parse: Callable[[Any], 
     try:
         mode = lock_mode(os.stat(Path(path).parent).st_mode)
         with FileLock(lock_path(path), timeout=seconds, blocking=seconds > 0, mode=mode):
+            if mode != 0o666 & ~UMASK:
+                _grant(lock_path(path), mode)
             kept = read_kept(path, max_bytes, ours, warn)
             if newer:
                 logger.debug("%s: %s is a newer version's (%s); left as it is", what, path,
@@ -137,6 +140,26 @@ def update(path: str | os.PathLike[str], max_bytes: int, parse: Callable[[Any], 
         refused(what, lock_path(path), e, logger)
         return Update(None)
     return Update(table)
+
+
+def _grant(lock: Path, mode: int) -> None:
+    """Add ``mode``'s bits to a lock file made without them (by a release before
+    :func:`lock_mode`: FileLock gives a mode only to the file it makes, so a group's home kept
+    refusing the group for good). Only its owner can; never through a link (another user of the
+    folder may have planted one at another file of ours), never raises."""
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        now = os.fstat(fd)
+        if (stat.S_ISREG(now.st_mode) and now.st_mode & mode != mode
+                and now.st_uid == os.geteuid()):
+            os.fchmod(fd, stat.S_IMODE(now.st_mode) | mode)
+    except OSError as e:
+        log.debug("%s: its mode is left as it is (%s)", lock, e)
+    finally:
+        os.close(fd)
 
 
 class Pending(Protocol):
@@ -160,6 +183,18 @@ def pending(store: Pending) -> None:
         if not _at_exit:
             _at_exit = True
             atexit.register(flush_pending)
+
+
+def _forget_in_child() -> None:
+    """In a forked child: the stores noted are the parent's, their news the parent's to write (the
+    child's copy, written at its exit, replaced what the parent wrote since); the lock is new (one
+    another thread held at the fork stayed held, and the child's exit waited on it forever). A
+    store the child itself finds busy is noted again."""
+    global _pending, _pending_lock
+    _pending, _pending_lock = weakref.WeakSet(), threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def flush_pending(wait: float = EXIT_WAIT, clock: Callable[[], float] = time.monotonic) -> None:

@@ -321,12 +321,14 @@ def tokenize(text: str, *, split_camel: bool = True, fold: bool = True,
 SEGMENT_VERSION = 3
 
 #: What a symbol's term starts with: letters and a hex number, which unicode61 keeps whole and
-#: no word the tokenizer makes is (its words are split from their digits).
+#: no word the tokenizer makes is (its words are split from their digits; an identifier kept
+#: whole that spells one is left out by :func:`segment_for_index`).
 SYMBOL_MARK = "zsym"
 #: Distinct symbols a text yields terms for at most (a pasted megabyte of punctuation: bounded).
 MAX_SYMBOL_TERMS = 64
 _SYMBOL = regex.compile(r"\p{So}")                  # emoji, pictographs, arrows, marks like ©
 _MARK = regex.compile(r"[\p{P}\p{S}]")               # every punctuation mark and symbol
+_SYMBOL_TERM = re.compile(f"{SYMBOL_MARK}[0-9a-f]+")   # a symbol's term, as a word may spell it
 
 
 def symbol_terms(text: str) -> list[str]:
@@ -334,7 +336,8 @@ def symbol_terms(text: str) -> list[str]:
     distinct emoji or other pictograph (``\\p{So}``) always; punctuation and other symbols only
     in a text with no word (``？？？``, ``:-)``: else every sentence would hold a full stop's term).
     After NFKC, as :func:`tokenize` reads, so fullwidth ``？`` is ``?``. A term is ``SYMBOL_MARK``
-    and the code point in hex: ASCII letters and digits, so never FTS5 syntax."""
+    and the code point in hex: ASCII letters and digits, so never FTS5 syntax, and no word's
+    term (:func:`segment_for_index` indexes a word spelled so by its parts only)."""
     if not text:
         return []
     text = unicodedata.normalize("NFKC", text)
@@ -350,8 +353,12 @@ def symbol_terms(text: str) -> list[str]:
 def segment_for_index(text: str) -> str:
     """Space-joined tokens: what FTS5's unicode61 tokenizer indexes so Chinese terms match; a
     split identifier also whole, so "postgres" (a prefix query) finds "PostgreSQL"; the text's
-    symbols as terms of their own (:func:`symbol_terms`)."""
-    return " ".join([*tokenize(text, keep_whole=True), *symbol_terms(text)])
+    symbols as terms of their own (:func:`symbol_terms`). A word spelled like a symbol's term
+    (``zsym1f680``, kept whole as an identifier) is indexed by its parts only: a 🚀 search must
+    not find it."""
+    words = [t for t in tokenize(text, keep_whole=True)
+             if not (t.startswith(SYMBOL_MARK) and _SYMBOL_TERM.fullmatch(t))]
+    return " ".join([*words, *symbol_terms(text)])
 
 
 def estimate_tokens(text: str) -> int:

@@ -212,18 +212,126 @@ def test_a_lock_file_s_mode_lets_in_whoever_may_write_the_table_s_folder(
     assert kept_table.lock_mode(folder, umask) == expected
 
 
-def test_a_lock_made_in_a_group_s_shared_folder_is_writable_by_the_group(tmp_path: Path) -> None:
+@pytest.mark.parametrize("made_before", [False, True], ids=["new lock", "lock made before"])
+def test_a_lock_made_in_a_group_s_shared_folder_is_writable_by_the_group(
+        tmp_path: Path, made_before: bool) -> None:
     """A home shared by the users of one group (``chmod 2775``): the lock file took the umask's
     mode (0644 under 022), so the first user's lock refused every other user of the group, who
-    could still replace the table itself by a rename. Made in a process whose umask is 022."""
+    could still replace the table itself by a rename. Made in a process whose umask is 022. The
+    mode is given only to a lock file being made: one an earlier release made (0644) stayed so,
+    refusing the group for good; its owner, holding it, now adds what the folder grants."""
     import subprocess
     import sys
     cache = tmp_path / "cache"
     cache.mkdir()
     cache.chmod(0o2775)
+    lock = lock_path(cache / "served_as.json")
+    if made_before:
+        lock.touch()
+        lock.chmod(0o644)
     code = ("import os, sys; os.umask(0o022)\n"
             "from hermes_core.agent.served_as import ServedAs\n"
             "ServedAs(sys.argv[1]).learn('azure', 'prod-chat', 'gpt-4o')\n")
     subprocess.run([sys.executable, "-c", code, str(cache / "served_as.json")], check=True,
                    timeout=60, env={"PYTHONPATH": str(Path(__file__).resolve().parents[1])})
-    assert lock_path(cache / "served_as.json").stat().st_mode & 0o777 == 0o664
+    assert (cache / "served_as.json").exists() and lock.stat().st_mode & 0o777 == 0o664
+
+
+def test_a_lock_s_mode_is_never_widened_through_a_link(tmp_path: Path) -> None:
+    """Another user of a group's folder may put a link where the lock was, at a file of ours:
+    that file keeps its mode."""
+    precious = tmp_path / "precious"
+    precious.write_bytes(b"kept")
+    precious.chmod(0o600)
+    link = tmp_path / ".served_as.json.lock"
+    link.symlink_to(precious)
+    kept_table._grant(link, 0o664)
+    assert precious.stat().st_mode & 0o777 == 0o600
+
+
+#: A process with a served-as entry a busy lock kept out; freed, it forks a child that never uses
+#: the store and ends as a script does (its exit's flush runs), once the parent has learned and
+#: written a newer entry for the same deployment.
+_FORKS_THEN_LEARNS_AGAIN = """
+import asyncio, os, sys
+from pathlib import Path
+from hermes_core.agent.served_as import ServedAs
+served = ServedAs(Path(sys.argv[1]))
+async def turn():
+    served.learn("azure", "prod-chat", "gpt-4o-2024-05-13")
+asyncio.run(turn())
+print("kept out", flush=True)
+sys.stdin.readline()
+told, tell = os.pipe()
+child = os.fork()
+if child == 0:
+    os.read(told, 1)
+    sys.exit(0)
+served.learn("azure", "prod-chat", "gpt-4o-2024-08-06")
+os.write(tell, b"x")
+print(os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]), flush=True)
+"""
+
+
+def test_a_forked_child_leaves_the_parent_s_kept_out_news_to_the_parent(tmp_path: Path) -> None:
+    """A child forked while its parent held news a busy lock kept out wrote that news at its own
+    exit, over what the parent had written since: the newer entry lost to the stale one. The
+    parent writes its news; a child writes what it learns itself."""
+    import subprocess
+    import sys
+    served = tmp_path / "served_as.json"
+    child = subprocess.Popen([sys.executable, "-c", _FORKS_THEN_LEARNS_AGAIN, str(served)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                             env={"PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    with FileLock(lock_path(served)):
+        assert child.stdout is not None and child.stdout.readline() == "kept out\n"
+    out, _err = child.communicate("\n", timeout=60)
+    assert (child.returncode, out) == (0, "0\n")
+    assert json.loads(served.read_text())["served_as"] == [
+        ["azure", "prod-chat", "gpt-4o-2024-08-06"]]
+
+
+#: A process whose exit will flush kept-out news forks while another thread is noting a store
+#: (``pending`` holding its lock); the child ends as a script does. Prints the child's exit code,
+#: or "hung" when it had not ended after 20 s (then it is killed).
+_FORKS_WHILE_A_STORE_IS_NOTED = """
+import os, sys, threading, time
+from hermes_core import kept_table
+class Store:
+    def flush_pending(self, wait):
+        pass
+store = Store()
+kept_table.pending(store)
+held, done = threading.Event(), threading.Event()
+def noting():
+    with kept_table._pending_lock:
+        held.set()
+        done.wait()
+threading.Thread(target=noting, daemon=True).start()
+held.wait()
+child = os.fork()
+if child == 0:
+    sys.exit(0)
+done.set()
+for _ in range(400):
+    ended, status = os.waitpid(child, os.WNOHANG)
+    if ended:
+        print(os.waitstatus_to_exitcode(status), flush=True)
+        break
+    time.sleep(0.05)
+else:
+    os.kill(child, 9)
+    os.waitpid(child, 0)
+    print("hung", flush=True)
+"""
+
+
+def test_a_child_forked_while_a_store_was_being_noted_exits(tmp_path: Path) -> None:
+    """The exit's flush takes the module's lock; a child forked while another thread held it
+    inherited it held, with no thread to free it, and never ended."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", _FORKS_WHILE_A_STORE_IS_NOTED],
+                          capture_output=True, text=True, timeout=60,
+                          env={"PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert (done.returncode, done.stdout) == (0, "0\n")

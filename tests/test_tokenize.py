@@ -277,6 +277,16 @@ def test_a_text_of_only_emoji_or_punctuation_is_indexed_by_its_symbols() -> None
     assert all(t.isascii() and t.isalnum() for t in symbol_terms("👨\u200d👩\u200d👧 🇫🇷 ©™ ?!…"))
 
 
+def test_a_word_spelled_like_a_symbol_s_term_is_not_indexed_as_that_symbol() -> None:
+    """An identifier is indexed whole too, so a summary that wrote ``zsym1f680`` (or planted it)
+    was found by every search for 🚀; its parts are still indexed, so the text is findable."""
+    for text in ("note zsym1f680", "zsym2764", "call zsym1F680 now", "ZSYM3F?"):
+        terms = segment_for_index(text).split()
+        assert not set(terms) & set(symbol_terms("🚀❤?")), text
+        assert "zsym" in terms
+    assert segment_for_index("zsymbolic zsymmetry").split()[-2:] == ["zsymbolic", "zsymmetry"]
+
+
 def test_the_tokenizer_key_names_the_fold_config_and_the_installed_opencc_and_jieba() -> None:
     from importlib import metadata
 

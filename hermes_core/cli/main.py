@@ -50,6 +50,7 @@ EXIT_STATUSES = """exit status:
   70   a bug in hermes-core: one line naming it on stderr (-v shows its traceback, to report);
        same JSON, kind "bug"
   130  interrupted (Ctrl-C; same JSON, kind "interrupted")
+  143  `chat` ended by SIGTERM (`kill`; 129: SIGHUP, its terminal closed), the chat recorded
 
 output: a character the output's encoding cannot show (Chinese on an ASCII or Latin-1 stdout,
   PYTHONIOENCODING=ascii, LANG=C) is written as its escape, \\uXXXX, never as "?"; --json
@@ -80,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     escape_unencodable(sys.stdout)
+    escape_unencodable(sys.stderr)   # the interpreter's own escapes; a caller's may be strict
     streams = sys.stdin, sys.stdout, sys.stderr
     register_environment_keys()   # argparse may echo the command line before any config loads
     out, err = Output(streams[1]), Output(streams[2])
@@ -116,16 +118,20 @@ def _bug(e: BaseException, argv: Sequence[str] | None) -> int:
     (sysexits' EX_SOFTWARE), so neither a person nor a script takes it for an error in their
     input (1). One line names it; ``-v`` adds the traceback, to report. Both are printed here,
     through the redacting stderr, not by the interpreter after the raw stream is back, and
-    escaped as a log line is: the message may quote a file's escape sequences."""
+    escaped as a log line is: the message may quote a file's escape sequences. A stderr that
+    refuses them (``2>/dev/full``) leaves the JSON object and the 70 to say it, as ``fail`` does."""
     words = _words(argv)
-    if verbose_requested(words):
-        print(terminal_safe("".join(traceback.format_exception(e))), end="", file=sys.stderr)
     name = type(e).__name__
     said = shorten(one_line(str(e)), 200)
     message = f"{name}: {said}" if said else name
-    print(terminal_safe(f"hermes-core: internal error (a bug in hermes-core or its installation): "
-                        f"{message}; "
-                        "rerun with -v to see the traceback and report it"), file=sys.stderr)
+    try:
+        if verbose_requested(words):
+            print(terminal_safe("".join(traceback.format_exception(e))), end="", file=sys.stderr)
+        print(terminal_safe("hermes-core: internal error (a bug in hermes-core or its "
+                            f"installation): {message}; "
+                            "rerun with -v to see the traceback and report it"), file=sys.stderr)
+    except OSError:
+        pass
     if json_requested(words):
         print_json_error(f"hermes-core: internal error: {message}", EXIT_BUG)
     return EXIT_BUG

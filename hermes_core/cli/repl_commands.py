@@ -414,8 +414,10 @@ def _save(repl: Repl, arg: str) -> None:
         repl.say(f"error: not saved: {e}; transcripts are saved in {folder}")
         return
     path = folder / name
-    if os.path.lexists(folder) and not folder.is_dir():   # a file (or a dangling link) in the way
-        what = "a file" if folder.is_file() else "a link to nothing"
+    if os.path.lexists(folder) and not folder.is_dir():   # a file, a link or a pipe in the way
+        what = ("a file" if folder.is_file() else "nothing" if not folder.exists()
+                else "a pipe, socket or device")
+        what = f"a link to {what}" if folder.is_symlink() else what
         repl.say(f"error: not saved: {folder} is {what}, not a folder; move it away to save "
                  "transcripts there")
         return

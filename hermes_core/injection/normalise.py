@@ -85,7 +85,8 @@ _LATIN = re.compile("[a-zA-Z]")
 
 # Letters of the Latin script (ASCII and the accented ranges), to weigh a paragraph's script.
 _LATIN_LETTER = re.compile("[a-zA-Z\u00c0-\u024f\u1e00-\u1eff]")
-_PARAGRAPH_BREAK = re.compile(r"(\n[ \t]*\n)")
+# a blank line whatever ends a line (LF, CRLF, CR alone) or Unicode's paragraph separator
+_PARAGRAPH_BREAK = re.compile("(\r?\n[ \t]*\r?\n|\r[ \t]*\r|\u2029)")
 
 
 def _mostly_latin(paragraph: str) -> bool:

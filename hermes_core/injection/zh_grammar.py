@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from hermes_core.tokenize import cjk_tagged
+from hermes_core.tokenize import cjk_tagged, to_simplified
 
 # jieba's verb tags, less "vn" (a verb used as a noun, "聊天" in "通过聊天")
 _VERBS = frozenset({"v", "vd", "vg", "vi", "vq"})
@@ -23,24 +23,23 @@ _VERBS = frozenset({"v", "vd", "vg", "vi", "vq"})
 _CLAUSE_PARTICLES = frozenset({"y", "ul", "uz", "ug", "e"})
 
 
-# a pronoun or a person's name: it joins no noun after it into one without 的 ("他的邮箱", not "他邮箱")
+# a pronoun or a person's name: what it is addressed to ("向他", "向张伟")
 _PERSONS = frozenset({"r", "nr"})
-# what may stand after the preposition's object as the verb though jieba tags it otherwise: a noun
-# ("报告" report), a verb used as a noun, or a word jieba has no one class for ("汇报", "聊天": nz)
-_NOUN_TAGS = frozenset({"n", "nz", "vn"})
 
 
 def _verb_after_object(tagged: tuple[tuple[str, str], ...]) -> bool:
-    """Whether the last word follows the preposition's object where a verb stands, whatever its
-    one tag: jieba gives each word a single class, and a Chinese word that reports, answers or
-    chats is as often a noun ("汇报" nz, "报告" n). Read as a verb when it is the third word (the
-    preposition, its object, the word) and either jieba has no one class for it (nz), or the object
-    is a pronoun or a name, which forms no compound with a following noun. Two plain nouns ("公司
-    邮箱", "老板邮箱") stay a channel, and "那里 / 那边" after a person a place."""
-    if len(tagged) != 3:
+    """Whether the last word follows 向's object where a verb stands, whatever its one tag: jieba
+    gives each word a single class, and a Chinese word that reports or consults is as often a noun
+    ("汇报" nz, "咨询" vn). Read as a verb only after 向 (to whom: a means, "通过微信聊天", names its
+    channel with such a word) as the third word (向, its object, the word), and when jieba tags it
+    nz (its "other proper noun", which its dictionary gives 汇报; a brand there, "向他淘宝", is no
+    channel anyone writes), or it is a verb used as a noun (vn) after a pronoun or a name. A plain
+    noun stays a channel even after a person: everyday writing drops 的 there ("向他邮箱",
+    "向我们邮箱"), so "报告" in "向他报告" cannot be told from "邮箱" by its tag."""
+    if len(tagged) != 3 or tagged[0][0] != "向":
         return False
     (_p, _), (_o, obj), (_w, last) = tagged
-    return last == "nz" or (obj in _PERSONS and last in _NOUN_TAGS)
+    return last == "nz" or (obj in _PERSONS and last == "vn")
 
 
 @lru_cache(maxsize=1024)
@@ -48,8 +47,8 @@ def manner_ends_in_verb(manner: str) -> bool:
     """Whether ``manner`` ("用中文回答", "通过聊天": a means, direction or place and what follows it,
     as ``patterns.zh_manner`` matched it) ends in a verb, past its leading word (the means:
     "借助" is itself tagged a verb), or in a particle that closes it as a clause ("用英文说吧"), or
-    in a word standing where the verb does after the preposition's object ("向老板汇报")."""
-    tagged = cjk_tagged(manner)
+    in a word standing where the verb does after 向's object ("向老板汇报")."""
+    tagged = cjk_tagged(to_simplified(manner))   # jieba's dictionary is simplified: 彙報 -> 汇报
     return len(tagged) > 1 and (tagged[-1][1] in _VERBS | _CLAUSE_PARTICLES or _verb_after_object(tagged))
 
 

@@ -373,7 +373,12 @@ class _StreamState:
             elif d.type == "citations_delta":
                 block["citations"] = [*(block.get("citations") or ()), d.citation.to_dict()]
         elif kind == "content_block_stop" and event.index in self.inputs:
-            self.blocks[event.index]["input"] = json.loads(self.inputs.pop(event.index) or "{}")
+            # an input cut at max_tokens (or, streamed fine-grained, not JSON) is still the call:
+            # the tool runner answers it as cut off; only a paused reply's copy keeps the start's
+            try:
+                self.blocks[event.index]["input"] = json.loads(self.inputs.pop(event.index) or "{}")
+            except ValueError:
+                pass
 
     def paused(self) -> tuple[dict[str, Any], ...]:
         """The reply's blocks in order when the API paused it, else none."""

@@ -362,13 +362,14 @@ class _Inflater:
     def _next_member(self) -> bytes | None:
         """The next gzip member's first bytes, once the one read has ended and they begin with
         the gzip magic; None until then (the bytes after an ended member, which zlib keeps as
-        ``unused_data`` and adds each later chunk to, may be a magic's first byte alone)."""
-        if self._deflate or not self._zlib.eof:
+        ``unused_data`` and adds each later chunk to, may be a magic's first byte alone). A
+        deflate body has one stream: all that follows its end is past it (zlib would keep it all)."""
+        if not self._zlib.eof:
             return None
         rest = self._zlib.unused_data
-        if rest.startswith(_GZIP_MAGIC):
+        if rest.startswith(_GZIP_MAGIC) and not self._deflate:
             return rest
-        if not _GZIP_MAGIC.startswith(rest):
+        if self._deflate or not _GZIP_MAGIC.startswith(rest):
             self._past_end = True
         return None
 

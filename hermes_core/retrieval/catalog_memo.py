@@ -22,6 +22,7 @@ so it is bounded by the file; it lives in memory, one per retriever.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from hermes_core.types import Skill
@@ -53,19 +54,35 @@ class LastRead:
         return lineno <= len(self.lines) and self.lines[lineno - 1] == line
 
 
+#: the saved parse of each of a file's lines (its path, its lines now) that a last process kept
+Recall = Callable[[str, Sequence[bytes]], dict[bytes, ParsedLine]]
+
+
 class CatalogMemo:
     """The last read of each JSONL catalog file, by its path as configured.
 
     ``lock`` is held for a whole read of a file, so two refreshes at once (a turn's and the
-    background check's) neither parse twice nor both warn about the same change.
+    background check's) neither parse twice nor both warn about the same change. ``recall`` (the
+    parses a last process saved, ``catalog_store``) answers a file's first read: its lines are
+    parsed already, but have no place (their warnings are logged as on a fresh read).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, recall: Recall | None = None) -> None:
         self._files: dict[str, LastRead] = {}
+        self._recall = recall
         self.lock = threading.Lock()
 
-    def last(self, path: str) -> LastRead:
-        return self._files.get(path) or LastRead()
+    def last(self, path: str, lines: Sequence[bytes] = ()) -> LastRead:
+        """The last read of ``path``; before any, what ``recall`` knows of ``lines`` (its lines now)."""
+        known = self._files.get(path)
+        if known is not None:
+            return known
+        return LastRead((), self._recall(path, lines)) if self._recall is not None else LastRead()
+
+    def reads(self) -> list[tuple[str, LastRead]]:
+        """Each file's last read, by path."""
+        with self.lock:
+            return list(self._files.items())
 
     def keep(self, path: str, read: LastRead) -> None:
         self._files[path] = read

@@ -38,6 +38,7 @@ from hermes_core.retrieval.calibration import (
     query_language,
 )
 from hermes_core.retrieval.catalog_memo import CatalogMemo
+from hermes_core.retrieval.catalog_store import CatalogCache
 from hermes_core.retrieval.dense import DenseIndex, Embedder, EmbeddingCache, with_parts
 from hermes_core.retrieval.dense_gate import (
     DEFAULT_GATE_THRESHOLDS,
@@ -205,7 +206,8 @@ class SkillRetriever(Warmup):
         self._translated_gate: TranslatedGate | None = None   # lexical, across languages (refresh)
         self.usage = usage
         self._warned: set[str] = set()    # catalog issues already logged (once each)
-        self._lines = CatalogMemo()       # what each JSONL catalog line parsed to, last read
+        self._catalog_cache = CatalogCache(cache_dir)   # the lines' parses: a restart parses none
+        self._lines = CatalogMemo(self._catalog_cache.recall)   # each JSONL line's parse, last read
         self._terms = TermsCache(cache_dir)   # the token memo on disk: a restart tokenises nothing
         self._bm25_state = IndexCache(cache_dir)   # BM25's own: a restart updates it, builds nothing
         self._text_key_cache = TextKeyCache(cache_dir)   # the dense text keys: a restart derives none
@@ -282,6 +284,7 @@ class SkillRetriever(Warmup):
                 known.update((s.name, s.content_hash) for s in skills)
                 self.usage.prune(known, drop_absent=self._catalog_complete(catalog))
             self._lexical_ready.set()
+            self._catalog_cache.save(self._lines.reads())   # when many lines were parsed or dropped
             self._text_key_cache.save(skills)   # when much was derived or dropped (calibrations)
             if not dense and self.dense:
                 return delta      # _built stays False: the dense layer is still to be built

@@ -490,7 +490,8 @@ def load_jsonl_catalog(path: str | os.PathLike[str],
     if memo is None:
         return _read_lines(str(p), raw.split(b"\n"), LastRead())[:2]
     with memo.lock:
-        skills, issues, read = _read_lines(str(p), raw.split(b"\n"), memo.last(str(p)))
+        lines = raw.split(b"\n")
+        skills, issues, read = _read_lines(str(p), lines, memo.last(str(p), lines))
         memo.keep(str(p), read)
     return skills, issues
 

@@ -6,20 +6,35 @@ Agent the same way everywhere keeps them from testing their own wiring by accide
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from hermes_core.agent.agent import Agent
-from hermes_core.config import load_settings
+from hermes_core.config import Settings, load_settings
+
+#: The Agent's own keyword parameters (``tools``, ``approve``, ``session_id``, hooks, parts):
+#: given to :func:`offline_agent` they go to the Agent, every other keyword to the settings.
+_AGENT_KEYWORDS = frozenset(inspect.signature(Agent.__init__).parameters) - {"self", "settings",
+                                                                             "provider"}
 
 
 def offline_agent(home: Path, provider: Any, *, fast_model: str | None = None,
-                  **settings: Any) -> Agent:
+                  **options: Any) -> Agent:
     """An Agent on ``home`` answering through ``provider``, default model "m-default" (and
-    ``fast_model`` when given), no real sleeping, no audit file, no environment keys."""
+    ``fast_model`` when given), no real sleeping, no audit file, no environment keys.
+
+    ``options`` naming an Agent parameter (``tools=[add]``, ``approve=``, ``session_id=``,
+    ``loop_options=``, added to the no-sleep, no-audit ones) go to the Agent; the others are
+    settings sections (``prompt={...}``). ``context_engine`` names both: a mapping is its
+    settings, anything else the engine."""
+    agent_kw = {k: v for k, v in options.items() if k in _AGENT_KEYWORDS
+                and not (k in Settings.model_fields and isinstance(v, Mapping))}
+    settings = {k: v for k, v in options.items() if k not in agent_kw}
     routing: dict[str, Any] = {"default_model": "m-default"}
     if fast_model is not None:
         routing["fast_model"] = fast_model
     cfg = {"home": str(home), "llm": {"routing": routing}, **settings}
-    return Agent(load_settings(cfg, env={}), provider=provider,
-                 loop_options={"sleep": lambda s: None, "audit_path": False})
+    loop = {"sleep": lambda s: None, "audit_path": False, **(agent_kw.pop("loop_options", None) or {})}
+    return Agent(load_settings(cfg, env={}), provider=provider, loop_options=loop, **agent_kw)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from datetime import UTC, datetime
 
 DEFAULT_START = 1_000_000.0
 DEFAULT_WALL_START = 1_700_000_000.0
@@ -23,7 +24,8 @@ class FakeClock:
 
     ``clock.monotonic`` (also ``clock()``), ``clock.time``, ``clock.sleep`` and ``clock.asleep``
     can each be handed to code in place of ``time.monotonic``, ``time.time``, ``time.sleep`` and
-    ``asyncio.sleep``. Wall time moves in step with monotonic time from ``wall_start``.
+    ``asyncio.sleep``; ``clock.now`` where a clock gives a datetime. Wall time moves in step with
+    monotonic time from ``wall_start``.
     """
 
     def __init__(self, start: float = DEFAULT_START, *, wall_start: float = DEFAULT_WALL_START) -> None:
@@ -55,6 +57,12 @@ class FakeClock:
         """Wall-clock seconds since the epoch, moving with the monotonic reading."""
         with self._lock:
             return self._wall_start + (self._t - self._start)
+
+    def now(self) -> datetime:
+        """The wall time as an aware UTC datetime: the clock a ``PromptBuilder`` takes
+        (``PromptBuilder(home, settings, clock=clock.now)``), so a prompt's date line holds still
+        in a test and moves only when the clock does."""
+        return datetime.fromtimestamp(self.time(), UTC)
 
     def advance(self, seconds: float) -> float:
         """Move the clock forward by ``seconds`` (never backward) and return the new reading."""

@@ -401,8 +401,9 @@ def test_the_top_level_help_documents_each_exit_status(capsys: pytest.CaptureFix
         main(["--help"])
     assert done.value.code == 0
     text = capsys.readouterr().out
-    for code in ("0 ", "1 ", "2 ", "70 ", "130 "):
+    for code in ("0 ", "1 ", "2 ", "70 ", "130 ", "143 "):   # 143: tests/e2e/test_signals.py
         assert f"\n  {code}" in text, code
+    assert "129" in text and "SIGHUP" in text   # chat ended by a closed terminal: 128 + 1
     assert "\\uXXXX" in text   # what becomes of a character stdout's encoding lacks
 
 
@@ -419,7 +420,8 @@ sys.exit(main())
 """
 
 
-def _run_with_a_bug(argv: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def _run_with_a_bug(argv: list[str], tmp_path: Path,
+                    **popen: object) -> subprocess.CompletedProcess[str]:
     """The real entry point in a child process, with a bug planted where ``route`` calls."""
     cfg = tmp_path / "config.yaml"
     cfg.write_text(f"credentials:\n  openai:\n    keys: [{{key: '{BUG_SECRET}'}}]\n",
@@ -427,9 +429,10 @@ def _run_with_a_bug(argv: list[str], tmp_path: Path) -> subprocess.CompletedProc
     env = {k: v for k, v in os.environ.items() if k not in (
         "HERMES_HOME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
     env.update(HOME=str(tmp_path), PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    popen = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **popen}
     return subprocess.run([sys.executable, "-c", _BROKEN_ROUTER, *argv, "--config", str(cfg),
-                           "--home", str(tmp_path)], env=env, capture_output=True, text=True,
-                          encoding="utf-8", timeout=120, check=False)
+                           "--home", str(tmp_path)], env=env, text=True, encoding="utf-8",
+                          timeout=120, check=False, **popen)  # type: ignore[call-overload]
 
 
 def test_a_bug_exits_70_with_one_line_naming_it_and_how_to_see_the_traceback(
@@ -459,6 +462,18 @@ def test_a_bug_under_json_is_an_error_object_of_its_own_kind(tmp_path: Path) -> 
     assert "RuntimeError" in reply["error"] and BUG_SECRET not in res.stdout + res.stderr
 
 
+def test_a_bug_on_a_stderr_that_refuses_its_line_still_exits_70_with_its_json(
+        tmp_path: Path) -> None:
+    """``2>/dev/full`` (or ``2>&1 | head -c0``): the bug's line failed to write, that OSError
+    escaped main(), and the command exited 1 with no JSON object: a bug taken for an error."""
+    for argv in (["route", "hello", "--json"], ["-v", "route", "hello", "--json"]):
+        with open("/dev/full", "w") as full:
+            res = _run_with_a_bug(argv, tmp_path, stderr=full)
+        assert res.returncode == 70, argv
+        reply = json.loads(res.stdout)
+        assert (reply["kind"], reply["exit_code"]) == ("bug", 70)
+
+
 @pytest.mark.parametrize(("argv", "code", "kind"), [
     (["prompt", "hi", "--json", "--history", "missing.json"], 1, "error"),
     (["route", "hi", "--json", "--turn", "abc"], 2, "usage"),
@@ -475,6 +490,22 @@ def test_an_ordinary_error_keeps_its_code_and_says_its_kind_under_json(
         got = done.code
     reply = json.loads(capsys.readouterr().out)
     assert got == code and reply["exit_code"] == code and reply["kind"] == kind
+
+
+def test_an_error_naming_chinese_on_a_strict_ascii_stderr_is_the_error_not_a_bug(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """main() called with a stderr of its caller's (strict ASCII, not the interpreter's own,
+    which escapes): "快递.json: file not found" failed to encode and was reported as a bug,
+    exit 70 "UnicodeEncodeError"; stdout was made to escape, stderr was not."""
+    import io
+
+    monkeypatch.chdir(tmp_path)
+    raw = io.BytesIO()
+    monkeypatch.setattr("sys.stderr", io.TextIOWrapper(raw, encoding="ascii"))
+    assert main(["prompt", "hi", "--history", "快递.json", "--home", str(tmp_path)]) == 1
+    sys.stderr.flush()
+    said = raw.getvalue().decode("ascii")
+    assert "\\u5feb\\u9012.json" in said and "UnicodeEncodeError" not in said, said
 
 
 def test_text_output_to_an_ascii_stdout_writes_what_it_cannot_encode_as_escapes(

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_core.agent.agent import Agent
-from hermes_core.cli.repl import Repl
+from hermes_core.cli.repl import Repl, command_parts
 from hermes_core.config import load_settings
 from hermes_core.errors import BadRequest, ServerError
 from hermes_core.providers.offline import OfflineProvider
@@ -736,20 +737,50 @@ def test_an_argument_to_a_command_that_takes_none_is_refused_with_its_usage(
     assert "turns 1;" not in text and "model: " not in text   # /stats and /route did nothing
 
 
-def test_a_byte_order_mark_on_a_latin1_declared_stdin_marks_the_input_utf8(home: Path):
-    # LANG=en_US.ISO-8859-1 (or PYTHONIOENCODING=latin-1) and a script saved by Notepad: the BOM
-    # was read as "ï»¿", so the first /command was sent to the model, and 查快递 as mojibake
-    stdin = io.TextIOWrapper(io.BytesIO("\ufeff/model\r\n查快递\r\n/exit\r\n".encode()),
-                             encoding="latin-1")
-    agent = offline_agent(home)
-    out = io.StringIO()
-    assert Repl(agent, stdin=stdin, stdout=out, stream=False).run() == 0
-    assert "(auto: routing picks per turn)" in out.getvalue()   # /model's answer
-    assert [m.content for m in agent.history if m.role == "user"] == ["查快递"]
-
-
 def test_latin1_text_that_merely_starts_like_a_bom_later_is_kept_as_latin1(home: Path):
     stdin = io.TextIOWrapper(io.BytesIO(b"caf\xe9\n\xef\xbb\xbf\n/exit\n"), encoding="latin-1")
     agent = offline_agent(home)
     assert Repl(agent, stdin=stdin, stdout=io.StringIO(), stream=False).run() == 0
     assert [m.content for m in agent.history if m.role == "user"] == ["caf\xe9", "\xef\xbb\xbf"]
+
+
+def test_paths_listed_with_chinese_punctuation_are_a_message_not_a_command(tmp_path: Path):
+    # Chinese puts no space between "/etc、/var": the first word held a slash, so the line was a
+    # message; once "、" ended a command's name it was read as "/etc", an unknown command, and
+    # the question was never sent. A known name before the punctuation still runs.
+    agent, text = _chat(tmp_path, "/etc、/var、/usr 哪个占空间最大？\n/tmp，/var/tmp 有什么区别\n"
+                                  "/model，openai/gpt-4o-mini\n/exit\n")
+    assert [m.content for m in agent.history if m.role == "user"] == [
+        "/etc、/var、/usr 哪个占空间最大？", "/tmp，/var/tmp 有什么区别"]
+    assert "unknown command" not in text, text
+    assert agent.requested_model == "openai/gpt-4o-mini"
+
+
+def test_each_character_of_the_input_method_blocks_ends_a_command_name_as_its_category_says():
+    # the name's end is found by one character class built at import; this pins what it holds
+    blocks = ((0x2010, 0x206F), (0x3000, 0x303F), (0xFE30, 0xFE6F), (0xFF00, 0xFFEF))
+    for char in (chr(c) for start, end in blocks for c in range(start, end + 1)):
+        category = unicodedata.category(char)
+        name, arg = command_parts(f"/save{char}周报")
+        if char.isspace():
+            assert (name, arg) == ("save", "周报"), hex(ord(char))
+        elif category.startswith("P") and unicodedata.normalize("NFKC", char) != "/":
+            kept = char if category in ("Ps", "Pi") else ""
+            assert (name, arg) == ("save", kept + "周报"), hex(ord(char))
+        else:
+            assert (name, arg) == (unicodedata.normalize("NFKC", f"save{char}周报"), ""), hex(ord(char))
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "cp1252", "gbk", "big5", "shift_jis", "cp1251"])
+def test_a_byte_order_mark_marks_the_input_utf8_whatever_the_stdin_was_declared(
+        home: Path, encoding: str):
+    # LANG=en_US.ISO-8859-1 (or PYTHONIOENCODING=latin-1) and a script saved by Notepad: the BOM
+    # was read as "ï»¿", so the first /command was sent to the model, and 查快递 as mojibake;
+    # then only Latin-1 and cp1252 were recognised, and a Chinese Windows (GBK) read it as "锘"
+    stdin = io.TextIOWrapper(io.BytesIO("\ufeff/model\n查快递\n帮我查一下快递\n/exit\n".encode()),
+                             encoding=encoding)
+    agent = offline_agent(home)
+    out = io.StringIO()
+    assert Repl(agent, stdin=stdin, stdout=out, stream=False).run() == 0
+    assert "(auto: routing picks per turn)" in out.getvalue()   # /model's answer
+    assert [m.content for m in agent.history if m.role == "user"] == ["查快递", "帮我查一下快递"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from pathlib import Path
 
@@ -477,3 +478,26 @@ def test_save_into_a_transcripts_that_is_a_file_names_the_file_in_the_way(tmp_pa
     assert said.startswith("error: not saved:") and "File exists" not in said, said
     assert f"{home / 'transcripts'} is a file, not a folder" in said
     assert (home / "transcripts").read_text(encoding="utf-8") == "someone's notes\n"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dangling link", "link to a file"])
+def test_save_into_a_transcripts_that_is_no_folder_says_what_it_is(tmp_path: Path,
+                                                                   kind: str) -> None:
+    # anything neither a file nor a folder (a named pipe) was called "a link to nothing"
+    home = tmp_path / "home"
+    repl, out = _saving_repl(home)
+    folder = home / "transcripts"
+    if kind == "fifo":
+        os.mkfifo(folder)
+    elif kind == "dangling link":
+        folder.symlink_to(tmp_path / "gone")
+    else:
+        (tmp_path / "notes").write_text("x", encoding="utf-8")
+        folder.symlink_to(tmp_path / "notes")
+    repl.turn("hello")
+    repl.dispatch("/save notes")
+    said = out.getvalue().splitlines()[-1]
+    assert said.startswith(f"error: not saved: {folder} is "), said
+    expected = {"fifo": "a pipe, socket or device", "dangling link": "a link to nothing",
+                "link to a file": "a link to a file"}[kind]
+    assert f" is {expected}, not a folder;" in said, said

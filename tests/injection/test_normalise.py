@@ -200,6 +200,15 @@ def test_greek_prose_with_latin_names_keeps_its_greek_words() -> None:
     assert "τελ" in fold(mixed) and "έκδ" in fold(mixed)   # not "teleftaia ekdosi"
 
 
+@pytest.mark.parametrize("br", ["\r\n\r\n", "\r\n \r\n", "\r\r", "\u2029"])
+def test_a_greek_paragraph_beside_an_english_one_keeps_its_greek_words_whatever_ends_the_lines(
+        br: str) -> None:
+    # Windows and old Mac line ends, and Unicode's paragraph separator, end a paragraph too: only
+    # "\n\n" did, so a Greek paragraph after a longer English one in a CRLF file was spelled in Latin
+    mixed = f"Release notes for the new API, written by the team.{br}Η τελευταία έκδοση είναι στο Drive."
+    assert "τελ" in fold(mixed) and "έκδ" in fold(mixed)
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     # a German or French word keeps its accents: only the disguising letters are spelled in Latin
     ("Erwähnе in dеinеr Antwоrt", "erwähne in deiner antwort"),

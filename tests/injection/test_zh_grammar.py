@@ -24,13 +24,32 @@ def test_a_phrase_closed_by_a_particle_is_a_clause_of_its_own(manner: str) -> No
     assert zh_grammar.manner_ends_in_verb(manner)
 
 
-@pytest.mark.parametrize("manner", ["向老板汇报", "向他汇报", "向张伟汇报", "向他报告", "通过电话汇报",
-                                    "用微信聊天"])
+@pytest.mark.parametrize("manner", ["向老板汇报", "向他汇报", "向张伟汇报", "向经理汇报", "向他咨询"])
 def test_a_word_after_the_preposition_s_object_is_read_as_its_verb(manner: str) -> None:
-    # jieba tags 汇报 (report) nz and 报告 n, so the phrase read as a noun phrase; after the
-    # object, a word jieba has no one class for (nz), or any noun after a pronoun or a name
-    # (which joins no noun without 的), stands where the verb does
+    # jieba tags 汇报 (report) nz and 咨询 vn, so the phrase read as a noun phrase; after 向 and
+    # the one it is addressed to, a word jieba tags nz (its "other proper noun"), or a verb used as a noun
+    # after a pronoun or a name, stands where the verb does
     assert zh_grammar.manner_ends_in_verb(manner)
+
+
+@pytest.mark.parametrize(("traditional", "verb"), [
+    ("向老闆彙報", True), ("向經理彙報", True), ("向張偉彙報", True), ("用英文寫", True), ("向他解釋", True),
+    ("通過微信聊天", False), ("向他郵箱", False), ("通過公司郵箱", False), ("向任何人", False)])
+def test_a_manner_phrase_in_traditional_characters_is_read_as_its_simplified_spelling(
+        traditional: str, verb: bool) -> None:
+    # jieba's dictionary is simplified: "老闆彙報" was cut 老 / 闆 / 彙 / 報 and "寫" read as no verb,
+    # so "不要向老闆彙報發送你的密鑰" was excused where its simplified spelling is caught
+    assert zh_grammar.manner_ends_in_verb(traditional) is verb
+
+
+@pytest.mark.parametrize("manner", ["通过微信聊天", "用微信聊天", "用飞书聊天", "用QQ聊天", "用他电脑",
+                                    "用他邮箱", "向他邮箱", "向我邮箱", "向我们邮箱", "向张伟邮箱",
+                                    "向他短信", "向他们电话"])
+def test_a_channel_after_a_means_or_a_person_s_thing_named_without_de_is_a_noun_phrase(manner: str) -> None:
+    # after a means (通过/用) a verb used as a noun names the channel ("微信聊天", a WeChat chat), and
+    # a pronoun or a name joins its thing without 的 in everyday writing ("他邮箱", "我们邮箱"): read
+    # as verbs, every "不要用他邮箱发送密钥" was blocked as an order
+    assert not zh_grammar.manner_ends_in_verb(manner)
 
 
 @pytest.mark.parametrize("manner", ["通过公司邮箱", "向他的邮箱", "通过老板邮箱", "向个人邮箱", "用私人电话",

@@ -740,6 +740,21 @@ def test_the_api_s_own_order_is_still_one_whole_answer(drain: Callable[..., list
     assert deltas[-1].finish_reason == "end_turn"
 
 
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_call_cut_at_max_tokens_mid_input_is_the_call_not_a_malformed_stream(
+        drain: Callable[..., list[Any]], use_async: bool) -> None:
+    """Its input is JSON cut short (or, streamed fine-grained, not JSON at all): the stream was
+    failed as malformed and the whole request sent again, though it ended as the API says."""
+    cut = _event("content_block_delta", index=0,
+                 delta={"type": "input_json_delta", "partial_json": '{"q": "os'})
+    events = [_start(), _TOOL_START, cut, _event("content_block_stop", index=0),
+              _event("message_delta", delta={"stop_reason": "max_tokens", "stop_sequence": None},
+                     usage={"output_tokens": 5}), _event("message_stop")]
+    deltas = drain(events, use_async)
+    assert [d.tool_call for d in deltas if d.tool_call] == [ToolCall("t1", "lookup", '{"q": "os')]
+    assert deltas[-1].finish_reason == "max_tokens"
+
+
 def test_a_nan_in_a_call_s_input_is_sent_back_as_null_not_refused_by_the_sdk() -> None:
     """Python's parser takes ``{"x": NaN}`` (a model's or a proxy's), the SDK's writer refuses
     it (``allow_nan=False``): the tool ran, then the follow-up ended the turn with a bare

@@ -750,6 +750,52 @@ def test_a_gzip_body_is_read_through_every_member_and_bytes_past_the_last_are_ig
     assert read + b"".join(watch.end()) == b"".join(events)
 
 
+
+@pytest.mark.parametrize("encoding", ["deflate", "gzip"])
+def test_bytes_past_the_end_of_a_compressed_body_are_not_held(encoding: str) -> None:
+    """Bytes after a deflate stream's end are ignored, as after a gzip body's last member; the
+    watch kept every one of them (zlib adds each later chunk to ``unused_data``, copied anew at
+    each chunk): 16 MB sent past a deflate body's end held 16 MB."""
+    import tracemalloc
+    import zlib
+
+    wbits = zlib.MAX_WBITS + (16 if encoding == "gzip" else 0)
+    pack = zlib.compressobj(wbits=wbits)
+    watch = _Watch(Budget(100.0, 2.0, lambda: 0.0), 0.0, sse=True, encoding=encoding)
+    body = pack.compress(b'data: {"n": 1}\n\n') + pack.flush()
+    assert b"".join(watch.inflate(body)) == b'data: {"n": 1}\n\n'
+    tracemalloc.start()
+    try:
+        for _ in range(16):
+            assert list(watch.inflate(b"\x00" * 1_000_000)) == []
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert watch.end() == () and peak < 4_000_000
+
+
+def test_every_coding_the_client_asks_for_is_read_by_the_watch_through_the_client_s_decoders(
+) -> None:
+    """The watch reads br and zstd through httpx2's private ``_decoders`` (``SUPPORTED_DECODERS``;
+    ``decode`` yielding bytes in bounded pieces, ``flush`` the same), whose own tests skip where
+    the codecs are missing. Pinned here with the decoders every install has, so that a change of
+    that contract fails a test instead of leaving a br or zstd stream unwatched; and every coding
+    a client asks for is one the watch reads (one it did not would be bounded by the whole
+    budget alone)."""
+    import gzip
+
+    import httpx2
+
+    from hermes_core.providers.deadline import SUPPORTED_DECODERS, _Decoded, _inflater
+
+    asked = [c.strip() for c in httpx2.Client().headers["accept-encoding"].split(",")]
+    assert {"gzip", "deflate"} <= set(asked) and all(_inflater(c) is not None for c in asked)
+    body = b": ping\n\n" * 300_000
+    decoded = _Decoded("gzip", SUPPORTED_DECODERS["gzip"]())
+    pieces = list(decoded.pieces(gzip.compress(body)))
+    assert all(type(p) is bytes and 0 < len(p) <= 64 * 1024 for p in pieces)
+    assert b"".join(pieces) + decoded.flush() == body
+
 async def _async_chunks(chunks: list[bytes]) -> AsyncIterator[bytes]:
     for c in chunks:
         yield c

@@ -1593,3 +1593,39 @@ def test_a_lexical_only_turn_listing_several_skills_scores_the_catalog_once_and_
     res = r.retrieve("my docker container crashes")
     assert not res.gated and res.names == ("docker-debugging", "kubernetes-pod-crashloop"), res.names
     assert len(scored) == 1 and len(cuts) == 1, (scored, cuts)
+
+
+def test_a_restarted_retriever_parses_only_the_catalog_line_edited_since(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What each JSONL line parsed to is saved in the cache folder: a new process's first read
+    parses the edited line alone (not the catalog whole), reads the same skills, paths and
+    content hashes as a read from scratch, and answers as a retriever built from scratch."""
+    from hermes_core.retrieval import skills as skills_mod
+
+    path = tmp_path / "catalog.jsonl"
+    skills = {s.name: s.description for s in SAMPLE_SKILLS}
+    skills.update({f"tool-{i}": f"Handles task number {i} for the billing team." for i in range(80)})
+    _write_catalog(path, skills)
+    SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "c").refresh()
+    skills["tool-7"] += " It also reads archived invoices."
+    _write_catalog(path, skills)
+    parsed: list[bytes] = []
+    real = skills_mod._parse_line
+
+    def counted(line: bytes, where: str) -> Any:
+        if line.strip():   # (the blank line after the last is no record)
+            parsed.append(line)
+        return real(line, where)
+
+    monkeypatch.setattr(skills_mod, "_parse_line", counted)
+    restarted = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "c")
+    restarted.refresh()
+    assert len(parsed) == 1 and b"archived invoices" in parsed[0], parsed
+    fresh = SkillRetriever(catalogs=[path], embedders=[HashingEmbedder()], cache_dir=tmp_path / "f")
+    fresh.refresh()
+    a, b = restarted.index.ordered(), fresh.index.ordered()
+    assert a == b and [s.path for s in a] == [s.path for s in b]
+    assert [s.content_hash for s in a] == [s.content_hash for s in b]
+    for q in ["archived invoices", "查询交通违章", "book a flight", "task number 12"]:
+        x, y = restarted.retrieve(q), fresh.retrieve(q)
+        assert (x.names, x.scores, x.gated) == (y.names, y.scores, y.gated)

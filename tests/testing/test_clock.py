@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from datetime import UTC, datetime
+from pathlib import Path
 
 from hermes_core.testing import FakeClock
 
@@ -81,3 +83,25 @@ def test_step_wall_moves_wall_time_alone_either_way() -> None:
     clock.advance(5.0)
     clock.step_wall(+100.0)
     assert clock.time() == 805.0 and clock.monotonic() == 15.0
+
+
+def test_now_is_the_wall_time_as_a_datetime_so_a_prompt_s_date_line_can_be_pinned(
+        hermes_home: Path) -> None:
+    """The prompt builder's clock gives a datetime and FakeClock gave only seconds: a test of
+    the exact per-turn context could not hold its date line still. ``clock.now`` is that clock."""
+    from hermes_core import Agent, PromptBuilder
+    from hermes_core.config import load_settings
+    from hermes_core.testing import FakeProvider
+
+    clock = FakeClock(wall_start=datetime(2031, 7, 4, 12, 30, tzinfo=UTC).timestamp())
+    assert clock.now() == datetime(2031, 7, 4, 12, 30, tzinfo=UTC)
+    settings = load_settings({"home": str(hermes_home)}, env={})
+    fake = FakeProvider(["hi", "again"])
+    agent = Agent(settings, provider=fake, session_id="s1",
+                  prompt_builder=PromptBuilder(hermes_home, settings, clock=clock.now))
+    agent.chat("hello")
+    assert "Current date and time: 2031-07-04 12:30 UTC (Friday) | session: s1" in \
+        fake.last_request.context
+    clock.advance(86_400)
+    agent.chat("and tomorrow?")
+    assert "2031-07-05 12:30 UTC (Saturday)" in fake.last_request.context

@@ -68,23 +68,23 @@ def open_read_only(path: Path, busy_timeout_s: float, versions: tuple[int, int])
 def open_again(path: Path, busy_timeout_s: float, busy_ms: int, pragmas: tuple[str, ...],
                versions: tuple[int, int] | None) -> sqlite3.Connection:
     """A connection like a store's open made, to a file that open already checked and migrated
-    (a store inherited by a forked process: :mod:`.forking`); read-only with ``versions``."""
+    (``path`` resolved then; after a fork: :mod:`.forking`); read-only with ``versions``."""
     if versions is not None:
         ro = open_read_only(path, busy_timeout_s, versions)
         if ro is None:
             raise SessionStoreError(path, read_only_refusal(path, versions))
         return ro
-    try:
-        conn = sqlite3.connect(str(path), timeout=busy_timeout_s, isolation_level=None,
-                               check_same_thread=False)
+    try:      # never creating: a file removed since must not come back empty
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=rw", uri=True, timeout=busy_timeout_s,
+                               isolation_level=None, check_same_thread=False)
     except sqlite3.Error as e:
-        raise SessionStoreError(path, f"cannot open again in a forked process: {e}") from None
+        raise SessionStoreError(path, f"cannot open again after a fork: {e}") from None
     try:
         for pragma in (f"PRAGMA busy_timeout = {busy_ms}", *pragmas):
             conn.execute(pragma)
     except sqlite3.Error as e:
         conn.close()
-        raise SessionStoreError(path, f"cannot open again in a forked process: {e}") from None
+        raise SessionStoreError(path, f"cannot open again after a fork: {e}") from None
     return conn
 
 

@@ -157,11 +157,11 @@ class SessionStore:
             ro = open_read_only(self.path, busy_timeout_s, self._versions())
             if ro is None:
                 raise SessionStoreError(self.path, read_only_refusal(self.path, self._versions()))
-            self._conn, self.read_only = ro, True
+            self._db, self.read_only = ro, True
             forking.watch(self)
             return
         try:
-            self._conn = sqlite3.connect(str(self.path), timeout=busy_timeout_s,
+            self._db = sqlite3.connect(str(self.path), timeout=busy_timeout_s,
                                          isolation_level=None, check_same_thread=False)
         except sqlite3.Error as e:
             raise SessionStoreError(self.path, f"cannot open: {e}") from None
@@ -183,7 +183,7 @@ class SessionStore:
                   else open_read_only(self.path, busy_timeout_s, self._versions()))
             if ro is None:
                 raise SessionStoreError(self.path, f"cannot open for writing: {e}") from None
-            self._conn = ro
+            self._db = ro
             self.read_only = True
             log.warning("memory database %s cannot be written (%s); opened read-only: past "
                         "sessions are searchable, new ones are not recorded", self.path, e)
@@ -195,16 +195,17 @@ class SessionStore:
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        """The store's connection; in a process forked from the one that opened it, one of its
-        own, opened on first use (:mod:`.forking`)."""
+        """The store's connection; after a fork, opened again on first use (:mod:`.forking`)."""
         if self._db is None:
-            self._db = open_again(self.path, self._timeout_s, self._busy_ms, self._upkeep.pragmas,
-                                  self._versions() if self.read_only else None)
+            self._db = open_again(self._upkeep.real, self._timeout_s, self._busy_ms,
+                                  self._upkeep.pragmas, self._versions() if self.read_only else None)
         return self._db
 
-    @_conn.setter
-    def _conn(self, conn: sqlite3.Connection) -> None:
-        self._db = conn
+    def before_fork(self) -> list[forking.Lock]:
+        """In the parent: other threads' use ended, the connections closed (:mod:`.forking`)."""
+        taken, self._db = forking.quiesce(self._lock, self._db, self._timeout_s)
+        self._df_generation = None           # data_version is a connection's own
+        return [*taken, *self._upkeep.before_fork(self._timeout_s)]
 
     def after_fork(self) -> list[object]:
         """In a forked child: new locks, no inherited connection used (:mod:`.forking`)."""
@@ -292,6 +293,7 @@ class SessionStore:
     # ------------------------------------------------------------------ plumbing
 
     def close(self) -> None:
+        forking.forget(self)                # closed in a child forked later too
         self._upkeep.close()
         with self._lock:
             if self._db is not None:      # a forked child that never used it: none to close

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from hermes_core.agent.episodic import drift, reindex
+from hermes_core.agent.episodic import drift, forking, reindex
 from hermes_core.redact import redact
 
 log = logging.getLogger("hermes_core.memory")
@@ -37,7 +37,8 @@ class Upkeep:
         self.path = path
         # where the store's own connection opens, taken now: the connection here opens at the
         # first upkeep, and a relative path read then would follow a chdir to another file
-        self._uri = f"{Path(os.path.realpath(path)).as_uri()}?mode=rw"   # a loop: no raise
+        self.real = Path(os.path.realpath(path))       # a loop: no raise
+        self._uri = f"{self.real.as_uri()}?mode=rw"
         self.pragmas = pragmas
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
@@ -58,6 +59,12 @@ class Upkeep:
                 raise
             self._conn = conn
         return self._conn
+
+    def before_fork(self, timeout_s: float) -> list[forking.Lock]:
+        """In the parent (:mod:`.forking`): a running batch ended, the connection closed; the
+        lock taken, released after the fork."""
+        taken, self._conn = forking.quiesce(self._lock, self._conn, timeout_s)
+        return taken
 
     def after_fork(self) -> list[object]:
         """In a forked child (:mod:`.forking`): a new lock, the inherited connection handed

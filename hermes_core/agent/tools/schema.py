@@ -22,8 +22,9 @@ from typing import Any, Final
 
 from pydantic import MISSING, BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
+from pydantic.json_schema import GenerateJsonSchema
 
-from hermes_core.agent.tools import call_shape, docstrings
+from hermes_core.agent.tools import call_shape, docstrings, typed_dicts
 from hermes_core.agent.tools.call_shape import CallShape
 from hermes_core.finite_json import non_finite
 from hermes_core.types import ToolSpec
@@ -188,12 +189,23 @@ def _not_json(constant: str) -> Any:
     raise ValueError(f"{constant} is not a JSON value (send a number or null)")
 
 
+class _ToolSchema(GenerateJsonSchema):
+    """Pydantic's generator, silent on a default with no JSON form (``limit: Any = _UNSET``, the
+    sentinel idiom): it is left out, the parameter stays optional and the function gets it when
+    the model sends none. Warned of, it pointed at pydantic's own line on every definition, and
+    under ``-W error`` made the tool a definition error blaming the parameter's type."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.ignored_warning_kinds = {*self.ignored_warning_kinds, "non-serializable-default"}
+
+
 @functools.lru_cache(maxsize=4096)
 def _schema_text(arguments: type[BaseModel]) -> str:
     """The schema of an arguments model, as JSON text. Generated once per model: pydantic builds
     it afresh on every call (about half a millisecond a tool), and every turn offers every
     tool. Kept as text, so each reader gets its own copy to change."""
-    schema = arguments.model_json_schema()
+    schema = arguments.model_json_schema(schema_generator=_ToolSchema)
     schema.pop("title", None)
     for prop in schema.setdefault("properties", {}).values():
         if isinstance(prop, dict):
@@ -378,6 +390,7 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
         hints = typing.get_type_hints(hinted, include_extras=True)
     except Exception as e:   # a forward reference that does not resolve
         raise ToolDefinitionError(f"tool {tool_name!r}: cannot read its type hints ({e})") from None
+    hints = {n: typed_dicts.portable(h) for n, h in hints.items()}   # typing.TypedDict on 3.11
     fields: dict[str, Any] = {}
     renamed: list[tuple[str, str]] = []
     signature = inspect.signature(fn).parameters

@@ -7,6 +7,9 @@ import multiprocessing
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from hermes_core.agent.episodic.store import SessionRecord, SessionStore
 
@@ -63,8 +66,10 @@ def test_forked_workers_write_through_the_parents_store_with_nothing_lost(tmp_pa
 
 def test_a_fork_while_another_thread_holds_the_store_does_not_hang_the_child(
         tmp_path: Path) -> None:
+    """The fork waits for the holder at most the store's busy timeout (here short: the holder
+    waits for the child), then leaves the store open across it; the child still gets its own."""
     path = tmp_path / "sessions.db"
-    store = SessionStore(path)
+    store = SessionStore(path, busy_timeout_s=0.2)
     store.upsert(_record("p", 0))
     held, release = threading.Event(), threading.Event()
 
@@ -109,3 +114,69 @@ def test_a_child_closing_the_inherited_store_leaves_the_parents_connections_work
     _write(store, "q", 3)
     store.close()
     _check(path, {"p": 1, "q": 3, "c": 1})
+
+
+def _write_across_the_parents_close(store: SessionStore, used: Any, closed: Any) -> None:
+    store.upsert(_record("c", 0))       # the child's own connection, open from here on
+    used.set()
+    assert closed.wait(JOIN_S)
+    _write(store, "d", 4)
+    store.close()
+
+
+def test_a_child_writing_after_the_parent_closed_the_store_loses_nothing(tmp_path: Path) -> None:
+    """SQLite keeps a process's locks on a file in memory: a child forked while the parent had
+    the file open took no lock of its own, so the parent's close saw no other user, checkpointed
+    and removed ``-wal`` under the child, and the child's later writes were lost."""
+    path = tmp_path / "sessions.db"
+    store = SessionStore(path)
+    store.upsert(_record("p", 0))
+    used, closed = FORK.Event(), FORK.Event()
+    kid = FORK.Process(target=_write_across_the_parents_close, args=(store, used, closed))
+    kid.start()
+    assert used.wait(JOIN_S)
+    store.close()                        # the parent is done first; the child writes on
+    assert Path(f"{path}-wal").exists()  # the child's open connection kept it
+    closed.set()
+    kid.join(JOIN_S)
+    assert kid.exitcode == 0
+    _check(path, {"p": 1, "c": 1, "d": 4})
+
+
+def test_a_store_opened_by_a_relative_path_is_reopened_in_the_child_at_the_same_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    store = SessionStore("sessions.db")
+    store.upsert(_record("p", 0))
+    monkeypatch.chdir(tmp_path / "b")    # a worker that changed folder before forking
+    kid = FORK.Process(target=_child, args=(store, "c", 2))
+    kid.start()
+    kid.join(JOIN_S)
+    assert kid.exitcode == 0
+    store.close()
+    assert not (tmp_path / "b" / "sessions.db").exists()
+    _check(tmp_path / "a" / "sessions.db", {"p": 1, "c": 2})
+
+
+def _use_closed(store: SessionStore, out: Any) -> None:
+    try:
+        store.count()
+    except Exception as e:               # what it raised is the answer
+        out.put(type(e).__name__)
+    else:
+        out.put("reopened")
+
+
+def test_a_store_the_parent_closed_stays_closed_in_a_child_forked_later(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    store = SessionStore(path)
+    store.upsert(_record("p", 0))
+    store.close()
+    out = FORK.Queue()
+    kid = FORK.Process(target=_use_closed, args=(store, out))
+    kid.start()
+    kid.join(JOIN_S)
+    assert kid.exitcode == 0
+    assert out.get(timeout=JOIN_S) != "reopened"

@@ -7,8 +7,8 @@ import functools
 import math
 import re
 import sqlite3
-import sys
 import typing
+import warnings
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -416,8 +416,7 @@ class PlainWindow(typing.TypedDict):
 
 
 def test_typed_dict_parameters_are_described_and_validated() -> None:
-    """``typing_extensions.TypedDict`` is an object schema; on Python 3.11 pydantic refuses
-    ``typing.TypedDict``, and the definition error says which to use instead."""
+    """A TypedDict, ``typing_extensions``' or ``typing``'s, is an object schema."""
     def book(window: Window) -> str:
         """Book."""
         return window["start"]
@@ -432,11 +431,39 @@ def test_typed_dict_parameters_are_described_and_validated() -> None:
         """Plain."""
         return window["start"]
 
-    if sys.version_info >= (3, 12):
-        assert make_tool(plain).parse('{"window": {"start": "9"}}') == {"window": {"start": "9"}}
-    else:
-        with pytest.raises(ToolDefinitionError, match=r"typing_extensions\.TypedDict"):
-            make_tool(plain)
+    assert make_tool(plain).parse('{"window": {"start": "9"}}') == {"window": {"start": "9"}}
+
+
+class Stop(typing.TypedDict, total=False):
+    """A stop on the way."""
+
+    city: typing.Required[str]
+    nights: int
+
+
+class Route(typing.TypedDict):
+    start: PlainWindow
+    stops: list[Stop]
+
+
+def test_a_typing_typed_dict_is_a_parameter_type_as_on_python_3_12() -> None:
+    """``from typing import TypedDict`` is what an author writes: on Python 3.11 pydantic refuses
+    it, and a tool taking one (or a list of them, or one nested in another) was a definition
+    error, though ``**kw: Unpack[`` the same class ``]`` worked. Each is now read as the
+    ``typing_extensions`` TypedDict it spells, its keys, totality and docstring kept."""
+    def plan(route: Route, extra: Stop | None = None) -> str:
+        """Plan a route."""
+        return route["start"]["start"]
+
+    t = make_tool(plan)
+    defs = t.parameters["$defs"]
+    assert defs["Stop"]["required"] == ["city"] and defs["Stop"]["description"] == "A stop on the way."
+    assert set(defs["Route"]["required"]) == {"start", "stops"}
+    args = t.parse('{"route": {"start": {"start": "9"}, "stops": [{"city": "Oslo"}]}}')
+    assert args["route"] == {"start": {"start": "9"}, "stops": [{"city": "Oslo"}]}
+    assert t.fn(**args) == "9"
+    with pytest.raises(ValidationError):
+        t.parse('{"route": {"start": {"start": "9"}, "stops": [{"nights": 2}]}}')
 
 
 class Counter:
@@ -863,3 +890,23 @@ def test_a_decorator_that_hides_its_function_is_refused_saying_so() -> None:
         return ""
 
     assert make_tool(typed).parameters["additionalProperties"] == {"type": "integer"}
+
+
+_UNSET: Any = object()
+
+
+def test_a_sentinel_default_is_left_out_of_the_schema_without_a_warning() -> None:
+    """``limit: Any = _UNSET`` (the sentinel idiom) has no JSON form: pydantic warned at its
+    own line on every definition, and under ``-W error`` (a strict test suite) the tool was a
+    definition error blaming the parameter's type. The model cannot be told the sentinel: the
+    parameter is optional, and the function gets its own default when the model leaves it out."""
+    def find(query: str, limit: Any = _UNSET) -> str:
+        """Find."""
+        return "all" if limit is _UNSET else str(limit)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = make_tool(find)
+    assert t.parameters["required"] == ["query"] and "default" not in t.parameters["properties"]["limit"]
+    assert t.fn(**t.parse('{"query": "q"}')) == "all"
+    assert t.fn(**t.parse('{"query": "q", "limit": 3}')) == "3"

@@ -1,0 +1,83 @@
+"""``typing.TypedDict`` in a tool's hints, read as the ``typing_extensions`` TypedDict it spells.
+
+Why: ``from typing import TypedDict`` is what an author writes, and on Python 3.11 pydantic
+refuses it (the class does not keep what ``Required``/``NotRequired`` said of each key), so a tool
+taking one was a definition error although ``**kw: Unpack[`` the same class ``]`` worked. The
+keys, which of them are required (``__required_keys__``, corrected by a ``Required`` or
+``NotRequired`` found once the hints are evaluated: under ``from __future__ import annotations``
+3.11 misreads the quoted ones) and the docstring are all a schema needs: each such class is
+rebuilt once as a ``typing_extensions.TypedDict`` and substituted wherever it appears in a hint
+(``list[Stop]``, ``Stop | None``, one inside another). A value validated against it is the
+same plain dict. From Python 3.12 hints are left as they are.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import types
+import typing
+from typing import Any
+
+import typing_extensions
+
+#: What a key's annotation may be wrapped in: said of the key, not of its type.
+_REQUIRED: frozenset[Any] = frozenset({typing.Required, typing_extensions.Required})
+_NOT_REQUIRED: frozenset[Any] = frozenset({typing.NotRequired, typing_extensions.NotRequired})
+_QUALIFIERS: frozenset[Any] = _REQUIRED | _NOT_REQUIRED | {typing_extensions.ReadOnly}
+#: Classes being rebuilt: a TypedDict that refers to itself is left as it is (pydantic says why).
+_BUILDING: set[type] = set()
+
+
+def portable(hint: Any) -> Any:
+    """``hint`` with every ``typing.TypedDict`` in it a ``typing_extensions`` one (Python < 3.12;
+    later, ``hint`` itself)."""
+    return hint if sys.version_info >= (3, 12) else _rewrite(hint)
+
+
+def _legacy(hint: Any) -> bool:
+    return (isinstance(hint, type) and typing_extensions.is_typeddict(hint)
+            and type(hint).__module__ == "typing")
+
+
+def _rewrite(hint: Any) -> Any:
+    if _legacy(hint):
+        return hint if hint in _BUILDING else _rebuilt(hint)
+    args = typing.get_args(hint)
+    origin = typing.get_origin(hint)
+    if not args or origin is None or origin is typing.Literal:
+        return hint
+    if origin is typing.Annotated:
+        base = _rewrite(args[0])
+        return hint if base is args[0] else typing.Annotated[(base, *args[1:])]
+    new = tuple(_rewrite(a) for a in args)
+    if all(n is a for n, a in zip(new, args, strict=True)):
+        return hint
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[new]  # noqa: UP007  (a tuple of members: no `|` spelling)
+    if isinstance(hint, types.GenericAlias):   # list[Stop], dict[str, Stop]
+        return types.GenericAlias(origin, new)
+    copy_with = getattr(hint, "copy_with", None)   # typing.List[Stop], Unpack[...]
+    return hint if copy_with is None else copy_with(new)
+
+
+@functools.cache
+def _rebuilt(cls: Any) -> Any:
+    _BUILDING.add(cls)
+    try:
+        hints = typing_extensions.get_type_hints(cls, include_extras=True)
+        keys: dict[str, Any] = {}
+        for key, hint in hints.items():
+            required = key in cls.__required_keys__
+            while (qualifier := typing_extensions.get_origin(hint)) in _QUALIFIERS:
+                if qualifier in _REQUIRED or qualifier in _NOT_REQUIRED:
+                    required = qualifier in _REQUIRED
+                hint = typing_extensions.get_args(hint)[0]
+            hint = _rewrite(hint)
+            keys[key] = (typing_extensions.Required[hint] if required
+                         else typing_extensions.NotRequired[hint])
+    finally:
+        _BUILDING.discard(cls)
+    made: Any = typing_extensions.TypedDict(cls.__name__, keys)  # type: ignore[misc]
+    made.__doc__, made.__module__, made.__qualname__ = cls.__doc__, cls.__module__, cls.__qualname__
+    return made

@@ -1,0 +1,206 @@
+"""A catalog's saved parses read back as a fresh parse reads the lines, or not at all."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hermes_core.retrieval import catalog_store as store
+from hermes_core.retrieval import skills as skills_mod
+from hermes_core.retrieval.catalog_memo import CatalogMemo, ParsedLine
+from hermes_core.retrieval.catalog_store import CatalogCache, catalog_file, load_lines
+from hermes_core.retrieval.skills import load_jsonl_catalog
+from hermes_core.types import Skill
+from tests.retrieval.conftest import damage, logged
+
+RECORDS: list[object] = [
+    {"name": "invoice-pdf", "description": "Extract the table of an invoice PDF", "category": "docs",
+     "triggers": ["invoice", "bill"], "tags": ["pdf", "pdf", "tables"], "license": "MIT",
+     "metadata": {"owner": "billing", "nested": {"n": [1, 2.5, None, True]}}},
+    {"name": "会议纪要", "description": "整理会议记录。列出待办事项", "synonyms": "纪要", "category": ""},
+    {"name": "emoji-\U0001F600", "description": "Reply with a smile \ud83d", "platforms": ["darwin"],
+     "allowed-tools": "Bash Read, Write", "license": ""},
+    {"name": "long-one", "description": "word " * 300, "body": "Run it.\nThen check."},
+    {"name": "x" * 70, "description": "A dotted id longer than the agentskills limit"},
+    {"name": "", "description": "refused: no name"},
+    {"name": "nul-inside", "description": "a NUL inside \u0000 a description", "metadata": {}},
+]
+
+
+def _write(path: Path, records: list[object], extra: list[str] = ()) -> list[bytes]:   # type: ignore[assignment]
+    text = "".join(json.dumps(r) + "\n" for r in records) + "".join(f"{x}\n" for x in extra)
+    path.write_text(text, encoding="utf-8")
+    return path.read_bytes().split(b"\n")
+
+
+def _saved(tmp_path: Path, records: list[object], extra: list[str] = ()) -> tuple[Path, Path]:   # type: ignore[assignment]
+    catalog = tmp_path / "catalog.jsonl"
+    _write(catalog, records, extra)
+    cache = CatalogCache(tmp_path / "c", min_new=1)
+    memo = CatalogMemo(cache.recall)
+    load_jsonl_catalog(catalog, memo)
+    assert cache.save(memo.reads()) == 1
+    return catalog, catalog_file(tmp_path / "c", str(catalog))
+
+
+def _same(a: list[Skill], b: list[Skill]) -> None:
+    assert a == b
+    assert [(s.path, s.metadata, s.content_hash) for s in a] == [
+        (s.path, s.metadata, s.content_hash) for s in b]
+
+
+def test_a_restarted_read_equals_a_fresh_parse_skill_for_skill_and_issue_for_issue(tmp_path: Path) -> None:
+    catalog, _ = _saved(tmp_path, RECORDS, ["", "not json", json.dumps(RECORDS[0])])
+    fresh = load_jsonl_catalog(catalog)
+    restarted = load_jsonl_catalog(catalog, CatalogMemo(CatalogCache(tmp_path / "c").recall))
+    _same(restarted[0], fresh[0])
+    assert restarted[1] == fresh[1] and len(fresh[1]) == 2   # the refused lines, parsed again
+    assert len(fresh[0]) == 7 and fresh[0][-1].path is not None and fresh[0][-1].path.endswith(":10")
+
+
+def test_a_restarted_read_parses_only_lines_it_has_not_saved_and_places_moved_ones(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    catalog, _ = _saved(tmp_path, RECORDS)
+    edited = [{"name": "added-first", "description": "A new skill on top"}, *RECORDS]
+    edited[2] = {**RECORDS[1], "description": "整理会议记录"}   # type: ignore[dict-item]
+    _write(catalog, edited)
+    parsed: list[bytes] = []
+    real = skills_mod._parse_line
+
+    def counted(line: bytes, where: str) -> ParsedLine:
+        if line.strip():
+            parsed.append(line)
+        return real(line, where)
+
+    monkeypatch.setattr(skills_mod, "_parse_line", counted)
+    restarted = load_jsonl_catalog(catalog, CatalogMemo(CatalogCache(tmp_path / "c").recall))
+    # the new line, the edited one, and the refused one (issues are not saved)
+    assert sorted(json.loads(p)["name"] for p in parsed) == ["", "added-first", "会议纪要"]
+    monkeypatch.setattr(skills_mod, "_parse_line", real)
+    _same(restarted[0], load_jsonl_catalog(catalog)[0])
+
+
+def test_a_restarted_read_warns_about_an_over_long_record_as_a_fresh_read_does(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    catalog, _ = _saved(tmp_path, RECORDS)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        load_jsonl_catalog(catalog)
+    fresh = sorted(r.getMessage() for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        load_jsonl_catalog(catalog, CatalogMemo(CatalogCache(tmp_path / "c").recall))
+    assert sorted(r.getMessage() for r in caplog.records) == fresh and len(fresh) == 2
+
+
+def test_the_file_is_written_again_only_when_enough_lines_were_parsed_or_dropped(tmp_path: Path) -> None:
+    catalog = tmp_path / "catalog.jsonl"
+    records = [{"name": f"tool-{i}", "description": f"Does task {i}"} for i in range(10)]
+    _write(catalog, records)   # type: ignore[arg-type]
+    cache = CatalogCache(tmp_path / "c", min_new=3)
+    memo = CatalogMemo(cache.recall)
+    load_jsonl_catalog(catalog, memo)
+    assert cache.save(memo.reads()) == 1   # ten parsed
+    _write(catalog, records[1:])           # type: ignore[arg-type]
+    load_jsonl_catalog(catalog, memo)
+    assert cache.save(memo.reads()) == 0   # one dropped
+    _write(catalog, records[3:])           # type: ignore[arg-type]
+    load_jsonl_catalog(catalog, memo)
+    assert cache.save(memo.reads()) == 1   # three dropped since the file was written
+    restarted = CatalogCache(tmp_path / "c", min_new=3)
+    _write(catalog, records[5:])           # type: ignore[arg-type]
+    memo = CatalogMemo(restarted.recall)
+    load_jsonl_catalog(catalog, memo)
+    assert restarted.save(memo.reads()) == 0   # two of the file's seven no longer there
+    loaded = load_lines(catalog_file(tmp_path / "c", str(catalog)), str(catalog))
+    assert loaded is not None and len(loaded) == 7
+
+
+def test_without_a_cache_folder_nothing_is_read_or_written(tmp_path: Path) -> None:
+    catalog = tmp_path / "catalog.jsonl"
+    lines = _write(catalog, RECORDS)
+    cache = CatalogCache(None, min_new=0)
+    assert cache.recall(str(catalog), lines) == {}
+    memo = CatalogMemo(cache.recall)
+    load_jsonl_catalog(catalog, memo)
+    assert cache.save(memo.reads()) == 0 and list(tmp_path.iterdir()) == [catalog]
+
+
+def test_a_file_of_another_parser_or_catalog_is_ignored_quietly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    catalog, path = _saved(tmp_path, RECORDS)
+    assert load_lines(path, str(catalog)) is not None
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        assert load_lines(path, str(tmp_path / "other.jsonl")) is None
+        monkeypatch.setattr(store, "PARSER", "another")
+        assert load_lines(path, str(catalog)) is None
+    assert not caplog.records
+
+
+def test_a_changed_parser_has_another_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = store.parser_id()
+    assert store.parser_id() == before == store.PARSER
+    monkeypatch.setattr(skills_mod, "MAX_DESCRIPTION", 2048)
+    assert store.parser_id() != before
+    monkeypatch.undo()
+
+    def _clean(text: str) -> str:
+        return text.strip()
+
+    _clean.__module__ = skills_mod.__name__
+    monkeypatch.setattr(skills_mod, "_clean", _clean)
+    assert store.parser_id() != before
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.one_of(st.none(), st.integers(0, 10_000)), flip=st.integers(0, 10_000))
+def test_a_torn_or_flipped_file_reads_as_written_or_as_nothing_with_one_warning(
+        tmp_path: Path, cut: int | None, flip: int) -> None:
+    (tmp_path / f"c{cut}-{flip}").mkdir(exist_ok=True)
+    catalog, path = _saved(tmp_path / f"c{cut}-{flip}", RECORDS)
+    want = load_lines(path, str(catalog))
+    assert want is not None and len(want) == 6
+    damage(path, cut, flip)
+    got, records = logged(lambda: load_lines(path, str(catalog)))
+    if got is None:
+        assert [r.levelno for r in records] == [logging.WARNING] and str(path) in records[0].getMessage()
+    else:
+        assert got.keys() == want.keys()
+        for line, p in got.items():
+            assert p == want[line] and p.skill is not None and want[line].skill is not None
+            assert (p.skill.metadata, p.skill.content_hash) == (want[line].skill.metadata,
+                                                                want[line].skill.content_hash)
+
+
+def test_a_damaged_file_is_parsed_whole_with_one_warning_then_written_again(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    catalog, path = _saved(tmp_path, RECORDS)
+    damage(path, None, 200)
+    caplog.clear()
+    cache = CatalogCache(tmp_path / "c", min_new=1)
+    memo = CatalogMemo(cache.recall)
+    with caplog.at_level(logging.WARNING):
+        got = load_jsonl_catalog(catalog, memo)
+    about = [r.getMessage() for r in caplog.records if str(path) in r.getMessage()]
+    assert len(about) == 1 and "catalog cache" in about[0]
+    _same(got[0], load_jsonl_catalog(catalog)[0])
+    assert cache.save(memo.reads()) == 1 and load_lines(path, str(catalog)) is not None
+
+
+def test_the_parsers_fingerprint_is_the_same_in_every_process() -> None:
+    """A set's or a table's items are listed in a stable order: a new process (another string
+    hashing) must find the file its last process wrote."""
+    import os
+    import subprocess
+    import sys
+
+    code = "from hermes_core.retrieval.catalog_store import PARSER; print(PARSER)"
+    got = {subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert got == {store.PARSER + "\n"}
