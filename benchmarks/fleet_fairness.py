@@ -78,7 +78,7 @@ def worker(tree: str, url: str, prefix: str, queue_on: bool, limit: int, window:
     acquire_ms: list[float] = []
 
     def loop() -> None:
-        """What the call loop does (resilience._Run): a newcomer queues behind this process's
+        """What the call loop does (resilience_run._Run): a newcomer queues behind this process's
         waiters; one timed head sleeps until the time the pool named (plus the loop's jitter),
         the others wait to be woken by a freed slot (pool.waiters)."""
         rng = random.Random()

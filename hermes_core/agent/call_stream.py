@@ -15,7 +15,7 @@ G = TypeVar("G")
 
 
 class StreamRun(Protocol):
-    """What a stream reads of its request's run (``resilience._Run``)."""
+    """What a stream reads of its request's run (``resilience_run._Run``)."""
 
     attempts: list[Attempt]
     request_id: str

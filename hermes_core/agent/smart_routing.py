@@ -183,10 +183,12 @@ class Router:
                                          f">= {floor:.2f})")
                 skipped.append(small)
         env = {**feats, "message": text.lower()}
+        reasoning_read = False   # a rule that reads needs_reasoning was weighed and passed over
         for rule in self.rules:
             model = self.resolve(rule.target)
             if not model:
                 continue
+            reasoning_read = reasoning_read or "needs_reasoning" in rule.names
             try:
                 hit = rule.test(env)
             except (TypeError, ArithmeticError) as e:
@@ -204,6 +206,6 @@ class Router:
         if small is not None and longer and longer != default \
                 and self._too_small("long_context_model", longer, size) is None:
             return chosen(longer, f"long_context_model: {small}")
-        if feats.get("needs_reasoning"):
+        if feats.get("needs_reasoning") and reasoning_read:
             return chosen(default, f"default_model: needs reasoning ({feats['reasoning_cue']})")
         return chosen(default, "default_model")

@@ -1072,7 +1072,8 @@ def test_a_gpt4_turn_fits_recalled_thai_sessions_to_the_block_budget_in_cl100k(t
 # ---------------------------------------------------------------------- Ctrl-C as a turn ends
 
 
-END_OF_TURN_FILES = ("agent/agent.py", "agent/turn.py", "agent/resilience.py", "agent/reply.py")
+END_OF_TURN_FILES = ("agent/agent.py", "agent/turn.py", "agent/resilience.py", "agent/resilience_run.py",
+                     "agent/reply.py")
 
 
 def interrupt_at_line(n: int, armed: list[bool]):

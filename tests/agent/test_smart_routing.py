@@ -334,7 +334,6 @@ HARD: tuple[str, ...] = (
     "Prove the Cauchy-Schwarz inequality",
     "analyse the trade-offs of these three database designs step by step",
     "Compare the trade-offs between microservices and a monolith for a ten-person team",
-    "Analyze the pros and cons of raising interest rates during a recession",
     "Weigh the trade-offs of event sourcing versus CRUD for an accounting system",
     "Critically evaluate the argument that minimum wage increases cause unemployment",
     "Solve this step by step: a train leaves at 3pm at 60 km/h and another at 4pm at 80 km/h;"
@@ -421,6 +420,17 @@ SHORT_ORDINARY: tuple[str, ...] = (
     "怎么证明我是我？",
     "帮我分析一下这句话的意思",
     "谁证明了费马大定理？",
+    # pros and cons, a detailed look, a choice justified: everyday decisions, not reasoning. An
+    # economics question worded the same way goes fast too: cue words cannot tell the topic
+    "Compare the pros and cons of renting vs buying a house",
+    "Analyze the pros and cons of raising interest rates during a recession",
+    "Can you justify your recommendation for the hotel?",
+    "Can you show that series again, the one on Netflix?",
+    "比较一下iPhone和华为的优缺点",
+    "帮我分析一下买房和租房的利弊",
+    "请详细分析一下这份菜谱",
+    "怎么证明我的积分被盗了？",
+    "帮我推导一下这个月的预算",
 )
 
 
@@ -458,6 +468,10 @@ WORD_LANGUAGE_CODE: tuple[str, ...] = (
     "Write a Dart class for a user profile",
     "How do I parse JSON in Rust?",
     "How do I sort an array in Ruby?",
+    "Why does this Swift code crash?",
+    "How do I parse JSON with Rust?",
+    "How do I read a CSV file in Julia?",
+    "Port this function to C",
 )
 WORD_LANGUAGE_ORDINARY: tuple[str, ...] = (
     "Let's go to the store",
@@ -470,6 +484,17 @@ WORD_LANGUAGE_ORDINARY: tuple[str, ...] = (
     "How do I go to Shanghai in one day?",
     "What time does the Swift concert start?",
     "我想去Go超市买东西",
+    # the bank network's code; Julia and Ruby are people, R a letter; a melody rewritten in C
+    "What is the SWIFT code for HSBC UK?",
+    "I need the Swift code for Barclays to receive a transfer",
+    "Swift code for Bank of China Shanghai branch",
+    "How do I get along with Julia?",
+    "Write a blog post about my trip with Julia",
+    "Write a toast for my wedding with Julia",
+    "Write a list of baby names starting with R",
+    "How do I pronounce words with R?",
+    "Rewrite this chord progression in C",
+    "Can you rewrite this melody in C?",
 )
 
 
@@ -522,3 +547,14 @@ def test_explaining_this_function_is_code_unless_the_message_is_school_maths(
 def test_the_reason_names_the_feature_that_chose_the_model(text: str, said: str) -> None:
     d = Router(parse_yaml(TABLE_CONFIG).llm.routing).select(text)
     assert said in d.reason, d.reason
+
+
+@pytest.mark.parametrize("rules", [
+    "",                                                          # no fast model: default anyway
+    "    fast_model: gpt-4o-mini\n    rules:\n      - {condition: has_url, model: fast_model}\n",
+])
+def test_the_default_says_needs_reasoning_only_when_a_rule_read_it(rules: str) -> None:
+    # a proof lands on the default here because no rule matched at all, not for its reasoning
+    routing = parse_yaml("llm:\n  routing:\n    default_model: gpt-4o\n" + rules).llm.routing
+    d = Router(routing).select("Prove that there are infinitely many primes")
+    assert d.features["needs_reasoning"] and d.reason == "default_model", d.reason

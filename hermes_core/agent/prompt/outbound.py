@@ -4,7 +4,7 @@ A key reaches a prompt from many sides: typed or pasted into a turn (and kept in
 history for every later turn), a context file (MEMORY.md, HERMES.md), a recalled memory, a tool's
 answer, the model's own text or tool-call arguments echoed back. Redacting each writer leaves the
 ones not thought of; the call loop instead scrubs the prompt it is about to hand a provider
-(:meth:`hermes_core.agent.resilience._Run.prompt_for`), the last step before any provider's
+(:meth:`hermes_core.agent.resilience_run._Run.prompt_for`), the last step before any provider's
 ``render`` builds the request, so every wire format and every part of the prompt is covered. The
 key is replaced by the redactor's marker (``[fingerprint]``), so the model sees that something
 was there, and the caller can tell the user which key was withheld (:func:`withheld_keys`).

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 # Signs the message is about maths or logic: an operator between numbers or one-letter
-# variables, f(x), a maths noun.
+# variables, f(x), a maths noun (not 积分 alone: a shop's loyalty points; not "np": no problem).
 _MATHS = re.compile(
     r"\d\s*[-+*/^=<>≤≥²³]\s*(?:\d|[a-z]\b|\()|[a-z]\s*[(（]\s*[a-z0-9]{1,3}\s*[)）]\s*=|[²³√∑∫∞≤≥]"
     r"|\b[a-z]\^\d|\bO\([^)\n]{1,12}\)"
@@ -25,11 +25,11 @@ _MATHS = re.compile(
     r"|equations?|recurrences?|sequences?|series|converge[sn]?t?|diverge[sn]?t?|polynomials?"
     r"|matri(?:x|ces)|limits?|integrals?|derivatives?|variance|probabilit(?:y|ies)|distributions?"
     r"|induction|infinitely|square roots?|sqrt|triangles?|logarithms?|closed[- ]form"
-    r"|complexity|undecidable|decidable|halting problem|np|functions?|formulas?|formulae"
+    r"|complexity|undecidable|decidable|halting problem|(?-i:NP)|functions?|formulas?|formulae"
     r"|implies|chessboard|rooks?|permutations?|combinations?)\b"
     r"|根号|根號|无理数|無理數|有理数|有理數|素数|質數|质数|整数|整數|定理|引理|不等式|方程|递推|遞推"
-    r"|数列|數列|级数|級數|收敛|收斂|发散|發散|多项式|多項式|矩阵|矩陣|函数|函數|极限|極限|积分|積分"
-    r"|导数|導數|方差|概率|分布|分佈|归纳|歸納|无穷|無窮|三角形|复杂度|複雜度|命题|命題|等式|通项|通項"
+    r"|数列|數列|级数|級數|收敛|收斂|发散|發散|多项式|多項式|矩阵|矩陣|函数|函數|极限|極限"
+    r"|定积分|定積分|不定积分|不定積分|导数|導數|方差|概率|分布|分佈|归纳|歸納|无穷|無窮|三角形|复杂度|複雜度|命题|命題|等式|通项|通項"
     r"|公式|内角|內角|棋盘|棋盤|整数解|整數解",
     re.IGNORECASE)
 
@@ -41,23 +41,27 @@ _REASON_VERB = r"analy[sz]e|solve|reason|prove|derive|why|think|compare|evaluate
 _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
     ("proof", re.compile(
         r"\bprove\b|\b(?:give|write|find|sketch|need)\s+(?:a|an|the)\s+(?:\w+\s+)?proof\b"
-        r"|\bproof\s+that\b|\b(?:show|demonstrate)\s+that\b"
+        r"|\bproof\s+that\b|\b(?:show|demonstrate)\s+that\b(?!\s+(?:to|again|here)\b"
+        # "show that series again", "show that function in the menu": a thing pointed at
+        r"|\s+[a-z]{2,}\s*(?:$|[,.!?;:]|(?:again|to\s+(?:me|us|him|her|them)|in\s+the|on\s+the"
+        r"|from\s+the|here|there|later)\b))"
         # 证明了: "who proved"; a certificate is 开/在职/收入证明 and is not followed by a claim
         r"|(?:证明|證明)(?![了过過])|求证|求證|试证|試證", re.IGNORECASE), True),
     ("derivation", re.compile(r"\bderive\b|\bderivation\b", re.IGNORECASE), True),
-    ("derivation", re.compile(r"推导|推導|通项公式|通項公式"), False),
+    ("derivation", re.compile(r"通项公式|通項公式"), False),
+    ("derivation", re.compile(r"推导|推導"), True),    # 推导一下预算: a budget worked out
     ("problem solving", re.compile(
         r"\bsolve\b|\bfind\s+all\b|\bhow\s+many\s+ways\b|\bclosed[- ]form\b"
         r"|求解|所有(?:整数|整數|实数|實數)?解|有多少种(?:放法|排法|取法|走法|方法)"
         r"|有多少種(?:放法|排法|取法|走法|方法)", re.IGNORECASE), True),
     ("trade-off analysis", re.compile(
+        # pros and cons, 优缺点, 利弊 and a "detailed analysis" weigh a phone, a flat, a job:
+        # everyday choices, not a reasoning task (nor can a cue tell an economics essay from them)
         r"\b(?:analy[sz]e|compare|weigh|evaluate|assess|contrast|critique)\b[^.?!\n]{0,60}?"
-        r"\b(?:trade-?offs?|pros\s+and\s+cons|advantages\s+and\s+disadvantages"
-        r"|strengths\s+and\s+weaknesses|implications)\b"
+        r"\b(?:trade-?offs?|implications)\b"
         r"|\bcritically\s+(?:evaluate|assess|analy[sz]e|examine)\b"
         r"|(?:分析|比较|比較|权衡|權衡|评估|評估)[^。！？?!\n]{0,30}?"
-        r"(?:利弊|优缺点|優缺點|优劣|優劣|权衡|權衡|取舍|取捨)"
-        r"|(?:深入|详细|詳細|全面|深度)分析", re.IGNORECASE), False),
+        r"(?:权衡|權衡|取舍|取捨)", re.IGNORECASE), False),
     ("step-by-step reasoning", re.compile(
         rf"\bstep[- ]by[- ]step\b(?=[^\n]{{0,200}}?\b(?:{_REASON_VERB})\b)"
         rf"|\b(?:{_REASON_VERB})\b[^\n]{{0,200}}?\bstep[- ]by[- ]step\b"
@@ -66,10 +70,11 @@ _CUES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
         r"|(?:分析|推理|求解|思考)[^。！？?!\n]{0,30}?(?:一步一步|一步步|逐步|分步)"
         r"|推理过程|推理過程|思考过程|思考過程", re.IGNORECASE), False),
     ("rigour", re.compile(
-        r"\brigorous(?:ly)?\b|\bjustify\s+(?:your|each|every|the|this|that)\b"
-        r"|\bformal(?:ly)?\s+(?:proof|argument)\b"
+        r"\bformal(?:ly)?\s+(?:proof|argument)\b"
         r"|严格证明|嚴格證明|论证|論證", re.IGNORECASE), False),
-    ("rigour", re.compile(r"说明理由|說明理由|给出理由|給出理由|的理由"), True),
+    # "rigorously proofread", "justify your hotel pick": rigour only about maths
+    ("rigour", re.compile(r"说明理由|說明理由|给出理由|給出理由|的理由|\brigorous(?:ly)?\b"
+                          r"|\bjustify\s+(?:your|each|every|the|this|that)\b", re.IGNORECASE), True),
     ("system design", re.compile(
         r"\b(?:design|architect)\s+(?:a|an|the)\s+(?:\w+\s+){0,2}?"
         r"(?:distributed|fault[- ]tolerant|highly[- ]available|scalable|replicated)\b"

@@ -114,13 +114,19 @@ _ASKS_FOR_CODE = re.compile(
     rf"|\b(?:how\s+(?:do|can|should|would)\s+(?:i|you|we)|how\s+to|{_EN_CODE_VERB})\b"
     rf"[^.?!\n]{{0,60}}?"
     # the language ends the phrase: "with ruby stones", "with java beans", "R&D" and the bank
-    # network SWIFT are not code
-    rf"\b(?:in|using|with)\s+(?!(?-i:SWIFT)\b)(?:{_LANGS})\b(?!\s*'s)"
+    # network SWIFT are not code; "with Julia", "with Ruby" are people, "starting with R" a letter
+    rf"\b(?:in|using|with(?!\s+(?:julia|ruby|(?-i:R))\b))\s+(?!(?-i:SWIFT)\b)(?:{_LANGS})\b(?!\s*'s)"
     r"(?=\s*(?:$|[?.!,;:)]|(?:using|with|without|and|or|for|to|so|that|when|if|code|\d)\b))"
-    rf"|\b(?:implement|implementing|port|rewrite|compile|optimi[sz]e)\b[^.?!\n]{{0,60}}?"
+    rf"|\b(?:implement|implementing|port|rewrite|compile|optimi[sz]e)\b"
+    # "rewrite this melody in C": a key
+    r"(?![^.?!\n]{0,60}?\b(?:songs?|melod(?:y|ies)|chords?|progressions?|tunes?|scales?|music"
+    r"|riffs?|pieces?|arrangements?)\b)"
+    rf"[^.?!\n]{{0,60}}?"
     rf"\b(?:in|using)\s+{_C_LANG}(?=\s*(?:$|[?.!,;:)]))"
-    # "Go code", "this Rust code": the language and code name code together
-    rf"|\b(?:{_LANGS}|{_C_LANG})\s+code\b(?!\s+of\b)"
+    # "Go code", "this Rust code": the language and code name code together; a bank's SWIFT
+    # code ("the Swift code for HSBC") is Swift code only pointed at ("this Swift code")
+    rf"|\b(?:(?:this|my|our|your|these)\s+swift|(?!swift\b)(?:{_LANGS})|{_C_LANG})\s+code\b"
+    r"(?!\s+of\b)"
     # ... unless what is written is prose about code: an article, a notice, a plan, a template
     rf"|(?:{_ZH_CODE_VERB})[^。！？?!\n]{{0,20}}?(?:{_ZH_CODE_NOUN}){_ZH_NOT_PROSE}"
     rf"|(?:{_ZH_TALK_VERB})[^。！？?!\n]{{0,20}}?(?:{_ZH_CODE_ONLY_NOUN})"

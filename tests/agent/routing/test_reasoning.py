@@ -14,7 +14,7 @@ from hermes_core.agent.routing.reasoning import reasoning_cue
     ("推导一元二次方程的求根公式", "derivation"),
     ("Find all integer solutions of x^2 - 2y^2 = 1", "problem solving"),
     ("Weigh the trade-offs of event sourcing versus CRUD", "trade-off analysis"),
-    ("分析微服务和单体架构各自的优缺点", "trade-off analysis"),
+    ("分析微服务和单体架构各自的优缺点和权衡", "trade-off analysis"),
     ("Think step by step: are all bloops lazzies?", "step-by-step reasoning"),
     ("请逐步推理", "step-by-step reasoning"),
     ("Is P equal to NP? Give a rigorous argument", "rigour"),
@@ -41,6 +41,38 @@ def test_each_kind_of_hard_request_is_named_by_its_cue(text: str, cue: str) -> N
 ])
 def test_an_everyday_use_of_a_cue_word_is_no_cue(text: str) -> None:
     assert reasoning_cue(text) == ""
+
+
+# Everyday requests a user types with a word the cues use: pros and cons of a purchase or a move,
+# a detailed look at a recipe, justifying a choice, a deictic "show that", 积分 as loyalty points,
+# 推导 of a budget. They need no reasoning model.
+@pytest.mark.parametrize("text", [
+    "Compare the pros and cons of renting vs buying a house",
+    "Weigh the pros and cons of taking the job offer",
+    "Evaluate the pros and cons of a gap year",
+    "Help me analyse the pros and cons of moving to Berlin",
+    "Compare the advantages and disadvantages of these two phones",
+    "比较一下iPhone和华为的优缺点",
+    "帮我分析一下买房和租房的利弊",
+    "评估一下这家餐厅的优缺点",
+    "帮我比较一下这两款手机的优劣",
+    "帮我权衡一下这两个工作的利弊",
+    "请详细分析一下这份菜谱",
+    "帮我深入分析一下这部电影",
+    "全面分析一下这个城市的旅游资源",
+    "Can you justify your recommendation for the hotel?",
+    "Justify the price of this restaurant to my friend",
+    "Please rigorously proofread my essay",
+    "Can you show that series again, the one on Netflix?",
+    "Show that function in the settings menu to me",
+    "np, show that to me later",
+    "怎么证明我的积分被盗了？",
+    "我的积分被清零了，怎么证明是系统的问题？",
+    "帮我推导一下这个月的预算",
+    "推导一下明天的天气",
+])
+def test_an_everyday_request_worded_with_a_cue_word_is_no_cue(text: str) -> None:
+    assert reasoning_cue(text) == "", text
 
 
 def test_step_by_step_looks_for_its_verb_within_a_bounded_window() -> None:
