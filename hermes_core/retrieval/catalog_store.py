@@ -97,10 +97,15 @@ def save_lines(path: Path, catalog: str, lines: Sequence[tuple[bytes, ParsedLine
     items: list[str] = []
     counts: list[int] = []
     absent: list[int] = []
-    for _, parsed in lines:
+    kept: list[bytes] = []
+    for line, parsed in lines:
         s = parsed.skill
         assert s is not None
-        meta = json.dumps(dict(s.metadata), ensure_ascii=False) if s.metadata else ""
+        try:
+            meta = json.dumps(dict(s.metadata), ensure_ascii=False) if s.metadata else ""
+        except RecursionError:   # nested near the limit the read met higher up the stack:
+            continue             # not saved, parsed again
+        kept.append(line)
         texts += [s.name, s.description, s.body, s.path or "", meta, s.content_hash,
                   s.category or "", s.license or ""]
         absent += [s.category is None, s.license is None]
@@ -109,10 +114,10 @@ def save_lines(path: Path, catalog: str, lines: Sequence[tuple[bytes, ParsedLine
             items.extend(group)
     text_arr, text_lengths = _columns(texts)
     item_arr, item_lengths = _columns(items)
-    n = len(lines)
+    n = len(kept)
     arrays: dict[str, np.ndarray] = {
-        "lines": np.frombuffer(b"".join(b for b, _ in lines), dtype=np.uint8),
-        "line_lengths": np.asarray([len(b) for b, _ in lines], dtype=np.int64),
+        "lines": np.frombuffer(b"".join(kept), dtype=np.uint8),
+        "line_lengths": np.asarray([len(b) for b in kept], dtype=np.int64),
         "texts": text_arr, "text_lengths": np.asarray(text_lengths, dtype=np.int64).reshape(n, len(TEXTS)),
         "items": item_arr, "item_lengths": np.asarray(item_lengths, dtype=np.int64),
         "counts": np.asarray(counts, dtype=np.int64).reshape(n, len(LISTS)),
@@ -181,7 +186,10 @@ def _skills(lines: list[bytes], texts: list[str], items: list[str], counts: np.n
     for i, line in enumerate(lines):
         triggers, synonyms, tags, platforms, tools, notes = groups[i] or none
         meta = metas[i]
-        metadata = json.loads(meta) if meta else {}
+        try:
+            metadata = json.loads(meta) if meta else {}
+        except RecursionError:   # saved from a shallower stack than this one: parsed again
+            continue
         if not isinstance(metadata, dict):
             raise ValueError("metadata is not a mapping")
         skill = Skill(names[i], descs[i], bodies[i], triggers, synonyms, tags,
