@@ -42,7 +42,7 @@ import numpy as np
 
 from hermes_core.retrieval import skills as skill_parser
 from hermes_core.retrieval.catalog_memo import LastRead, ParsedLine
-from hermes_core.retrieval.gate_store import blob_text, read_sealed, text_blob, write_sealed
+from hermes_core.retrieval.gate_store import blob_texts, read_sealed, text_blob, write_sealed
 from hermes_core.retrieval.text_key_store import builders_id, stable_repr
 from hermes_core.types import Skill
 
@@ -126,13 +126,6 @@ def save_lines(path: Path, catalog: str, lines: Sequence[tuple[bytes, ParsedLine
     return write_sealed(path, LAYOUT, {"parser": PARSER, "catalog": catalog}, arrays, WHAT)
 
 
-def _cut(text: str, lengths: np.ndarray) -> list[str]:
-    if (lengths < 0).any() or int(lengths.sum()) != len(text):
-        raise ValueError("text lengths do not add up")
-    ends = np.cumsum(lengths).tolist()
-    return [text[a:b] for a, b in zip([0, *ends][:len(ends)], ends, strict=True)]
-
-
 def load_lines(path: Path, catalog: str) -> dict[bytes, ParsedLine] | None:
     """The parses saved at ``path`` by line; None when there is no usable file (a damaged
     one is said in the log once, by ``read_sealed`` or here)."""
@@ -155,8 +148,8 @@ def load_lines(path: Path, catalog: str) -> dict[bytes, ParsedLine] | None:
                 or a["item_lengths"].ndim != 1 or a["item_lengths"].dtype != np.int64
                 or int(counts.sum()) != len(a["item_lengths"])):
             raise ValueError("arrays of different lengths")
-        texts = _cut(blob_text(a["texts"]), text_lengths.reshape(-1))
-        items = _cut(blob_text(a["items"]), a["item_lengths"])
+        texts = blob_texts(a["texts"], text_lengths.reshape(-1))
+        items = blob_texts(a["items"], a["item_lengths"])
         data = raw.tobytes()
         ends = np.cumsum(line_lengths).tolist()
         lines = [data[a:b] for a, b in zip([0, *ends][:n], ends, strict=True)]
