@@ -42,7 +42,7 @@ import numpy as np
 
 from hermes_core.retrieval import skills as skill_parser
 from hermes_core.retrieval.catalog_memo import LastRead, ParsedLine
-from hermes_core.retrieval.gate_store import blob_text, read_sealed, text_blob, write_sealed
+from hermes_core.retrieval.gate_store import blob_texts, read_sealed, text_blob, write_sealed
 from hermes_core.retrieval.text_key_store import builders_id, stable_repr
 from hermes_core.types import Skill
 
@@ -97,10 +97,15 @@ def save_lines(path: Path, catalog: str, lines: Sequence[tuple[bytes, ParsedLine
     items: list[str] = []
     counts: list[int] = []
     absent: list[int] = []
-    for _, parsed in lines:
+    kept: list[bytes] = []
+    for line, parsed in lines:
         s = parsed.skill
         assert s is not None
-        meta = json.dumps(dict(s.metadata), ensure_ascii=False) if s.metadata else ""
+        try:
+            meta = json.dumps(dict(s.metadata), ensure_ascii=False) if s.metadata else ""
+        except RecursionError:   # nested near the limit the read met higher up the stack:
+            continue             # not saved, parsed again
+        kept.append(line)
         texts += [s.name, s.description, s.body, s.path or "", meta, s.content_hash,
                   s.category or "", s.license or ""]
         absent += [s.category is None, s.license is None]
@@ -109,23 +114,16 @@ def save_lines(path: Path, catalog: str, lines: Sequence[tuple[bytes, ParsedLine
             items.extend(group)
     text_arr, text_lengths = _columns(texts)
     item_arr, item_lengths = _columns(items)
-    n = len(lines)
+    n = len(kept)
     arrays: dict[str, np.ndarray] = {
-        "lines": np.frombuffer(b"".join(b for b, _ in lines), dtype=np.uint8),
-        "line_lengths": np.asarray([len(b) for b, _ in lines], dtype=np.int64),
+        "lines": np.frombuffer(b"".join(kept), dtype=np.uint8),
+        "line_lengths": np.asarray([len(b) for b in kept], dtype=np.int64),
         "texts": text_arr, "text_lengths": np.asarray(text_lengths, dtype=np.int64).reshape(n, len(TEXTS)),
         "items": item_arr, "item_lengths": np.asarray(item_lengths, dtype=np.int64),
         "counts": np.asarray(counts, dtype=np.int64).reshape(n, len(LISTS)),
         "absent": np.asarray(absent, dtype=np.uint8).reshape(n, 2),
     }
     return write_sealed(path, LAYOUT, {"parser": PARSER, "catalog": catalog}, arrays, WHAT)
-
-
-def _cut(text: str, lengths: np.ndarray) -> list[str]:
-    if (lengths < 0).any() or int(lengths.sum()) != len(text):
-        raise ValueError("text lengths do not add up")
-    ends = np.cumsum(lengths).tolist()
-    return [text[a:b] for a, b in zip([0, *ends][:len(ends)], ends, strict=True)]
 
 
 def load_lines(path: Path, catalog: str) -> dict[bytes, ParsedLine] | None:
@@ -150,8 +148,8 @@ def load_lines(path: Path, catalog: str) -> dict[bytes, ParsedLine] | None:
                 or a["item_lengths"].ndim != 1 or a["item_lengths"].dtype != np.int64
                 or int(counts.sum()) != len(a["item_lengths"])):
             raise ValueError("arrays of different lengths")
-        texts = _cut(blob_text(a["texts"]), text_lengths.reshape(-1))
-        items = _cut(blob_text(a["items"]), a["item_lengths"])
+        texts = blob_texts(a["texts"], text_lengths.reshape(-1))
+        items = blob_texts(a["items"], a["item_lengths"])
         data = raw.tobytes()
         ends = np.cumsum(line_lengths).tolist()
         lines = [data[a:b] for a, b in zip([0, *ends][:n], ends, strict=True)]
@@ -181,7 +179,10 @@ def _skills(lines: list[bytes], texts: list[str], items: list[str], counts: np.n
     for i, line in enumerate(lines):
         triggers, synonyms, tags, platforms, tools, notes = groups[i] or none
         meta = metas[i]
-        metadata = json.loads(meta) if meta else {}
+        try:
+            metadata = json.loads(meta) if meta else {}
+        except RecursionError:   # saved from a shallower stack than this one: parsed again
+            continue
         if not isinstance(metadata, dict):
             raise ValueError("metadata is not a mapping")
         skill = Skill(names[i], descs[i], bodies[i], triggers, synonyms, tags,

@@ -448,6 +448,39 @@ def test_a_call_cut_off_at_the_token_limit_is_answered_as_cut_off_not_as_bad_jso
     assert answer.startswith("error: ") and "max_tokens" in answer and "cut off" in answer
 
 
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("kind, reason, written", [("openai", "length", ""), ("openai", "length", "{}"),
+                                                   ("anthropic", "max_tokens", "{}")])
+def test_the_last_call_of_a_cut_reply_with_no_arguments_yet_is_not_run_with_its_defaults(
+        kind: str, reason: str, written: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """The reply reached max_tokens right after the call's name: its arguments were never
+    written (OpenAI sends "", Anthropic's block keeps its start's ``{}``). Every parameter has a
+    default, so they validated and the tool ran, on the whole drive, a call the model had not
+    finished. The call before it was whole and runs."""
+    ran: list[tuple[str, str]] = []
+
+    def clean(folder: str = "/", pattern: str = "*") -> str:
+        """Delete the files matching a pattern."""
+        ran.append((folder, pattern))
+        return "deleted"
+
+    calls = (ToolCall("c1", "clean", '{"folder": "/tmp/build"}'), ToolCall("c2", "clean", written))
+    if kind == "openai":
+        first = httpx.Response(200, json=openai_chat_completion("", tool_calls=calls,
+                                                                finish_reason=reason))
+    else:
+        first = httpx.Response(200, json=anthropic_message("", tool_calls=calls, stop_reason=reason))
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[first,
+                                                          wire_response(kind, False, "Sorry.")])
+    agent = make_agent(empty_home, kind, tools=[clean])
+    run_turn(agent, mode, "clean the build folder")
+    assert ran == [("/tmp/build", "*")]
+    (_, whole), (_, cut) = tool_answers(kind, request_json(route, 1))
+    assert whole == "deleted"
+    assert cut.startswith("error: ") and "cut off" in cut and "not run" in cut
+
+
 def _cut_inside_a_call() -> httpx.Response:
     """An OpenAI stream dropped (closed cleanly, no finish reason) halfway through a call's
     arguments: no text was shown."""

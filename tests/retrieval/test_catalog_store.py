@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,6 +19,8 @@ from hermes_core.retrieval.catalog_store import CatalogCache, catalog_file, load
 from hermes_core.retrieval.skills import load_jsonl_catalog
 from hermes_core.types import Skill
 from tests.retrieval.conftest import damage, logged
+
+T = TypeVar("T")
 
 RECORDS: list[object] = [
     {"name": "invoice-pdf", "description": "Extract the table of an invoice PDF", "category": "docs",
@@ -204,3 +208,41 @@ def test_the_parsers_fingerprint_is_the_same_in_every_process() -> None:
     got = {subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
     assert got == {store.PARSER + "\n"}
+
+
+def _nested(depth: int) -> str:
+    return ('{"name": "deep", "description": "metadata nested near the limit", "metadata": {"k": '
+            + "[" * depth + "]" * depth + "}}")
+
+
+def _deeper(frames: int, call: Callable[[], T]) -> T:
+    return call() if frames == 0 else _deeper(frames - 1, call)
+
+
+def test_metadata_nested_near_the_recursion_limit_is_parsed_again_not_a_crash(tmp_path: Path) -> None:
+    """A fresh read takes a line nested as deeply as its stack allows; the cache's own JSON of
+    its metadata is written and read at other depths (a save called deeper, a recall two calls
+    further down), where the same nesting raised RecursionError out of the refresh, and the
+    saved file raised it again on every restart."""
+    catalog = tmp_path / "catalog.jsonl"
+    low, high = 1, 100_000   # the deepest a fresh read takes, from this very frame
+    while low < high:
+        mid = (low + high + 1) // 2
+        catalog.write_text(_nested(mid) + "\n", encoding="utf-8")
+        low, high = (mid, high) if load_jsonl_catalog(catalog)[0] else (low, mid - 1)
+    catalog.write_text(_nested(low) + "\n" + "\n".join(json.dumps(r) for r in RECORDS[:3]) + "\n",
+                       encoding="utf-8")
+    fresh = load_jsonl_catalog(catalog)
+    assert len(fresh[0]) == 4
+    cache = CatalogCache(tmp_path / "c", min_new=1)
+    memo = CatalogMemo(cache.recall)
+    load_jsonl_catalog(catalog, memo)
+    assert _deeper(40, lambda: cache.save(memo.reads())) == 1
+    restarted = load_jsonl_catalog(catalog, CatalogMemo(CatalogCache(tmp_path / "c").recall))
+    _same(restarted[0], fresh[0])
+    cache = CatalogCache(tmp_path / "c2", min_new=1)
+    memo = CatalogMemo(cache.recall)
+    load_jsonl_catalog(catalog, memo)
+    assert cache.save(memo.reads()) == 1   # saved from as high up as the read: the line too
+    restarted = load_jsonl_catalog(catalog, CatalogMemo(CatalogCache(tmp_path / "c2").recall))
+    _same(restarted[0], fresh[0])

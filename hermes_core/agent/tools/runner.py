@@ -232,6 +232,20 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
+def _unwritten(calls: Sequence[ToolCall], i: int, cut_off: bool) -> bool:
+    """Whether ``calls[i]`` was cut before any of its arguments: the last call of a reply that
+    reached its token limit, carrying none ("" on OpenAI's wire, the ``{}`` an Anthropic
+    ``tool_use`` block starts with). Only a reply's last call can be cut; a whole one with no
+    arguments ends the reply, so one that reached the limit was still being written."""
+    return cut_off and i == len(calls) - 1 and (calls[i].arguments or "").strip() in ("", "{}", "null")
+
+
+def _cut_text(name: str, when: str) -> str:
+    return (f"error: this call of {name} was cut off: the reply reached its output token limit "
+            f"(max_tokens) {when}; not run. Make the call smaller (e.g. do the work in several "
+            "calls)")
+
+
 @dataclass(frozen=True, slots=True)
 class _Ready:
     """A call that runs (``tool`` and ``args`` set) or is already answered (``result`` set)."""
@@ -415,12 +429,17 @@ class ToolRunner:
         return result
 
     def _prepare(self, call: ToolCall, builtins: Mapping[str, Builtin],
-                 cut_off: bool = False) -> _Ready:
+                 cut_off: bool = False, unwritten: bool = False) -> _Ready:
         """``cut_off``: the reply ended at its token limit, so arguments that do not parse or
         validate are most likely cut short, and the model is told so (told only "Expecting ','
-        delimiter" it would send the same long call again, to be cut again)."""
+        delimiter" it would send the same long call again, to be cut again). ``unwritten``: the
+        call is a cut reply's last and carries no argument (:func:`_unwritten`): cut at its name,
+        it is not run, though every parameter has a default."""
         started = self._clock()
         builtin = builtins.get(call.name)
+        if unwritten and (builtin is not None or self.registry.get(call.name) is not None):
+            return _Ready(call, result=self._result(call, _cut_text(
+                call.name, "before its arguments were written"), "invalid", started))
         if builtin is not None:
             try:
                 return _Ready(call, result=self._result(call, builtin(call), "ok", started))
@@ -439,9 +458,7 @@ class ToolRunner:
         except (ValidationError, ValueError) as e:   # not JSON, not an object, or not valid
             reason = (validation_message(e) if isinstance(e, ValidationError)
                       else getattr(e, "msg", None) or str(e))
-            text = (f"error: this call of {tool.name} was cut off: the reply reached its output "
-                    f"token limit (max_tokens) before the arguments were complete ({reason}); "
-                    "not run. Make the call smaller (e.g. do the work in several calls)"
+            text = (_cut_text(tool.name, f"before the arguments were complete ({reason})")
                     if cut_off else f"error: invalid arguments for {tool.name}: {reason}")
             return _Ready(call, result=self._result(call, text, "invalid", started))
         if tool.needs_approval:
@@ -555,7 +572,8 @@ class ToolRunner:
     def run(self, calls: Sequence[ToolCall], builtins: Mapping[str, Builtin] | None = None, *,
             cut_off: bool = False) -> tuple[ToolResult, ...]:
         """Answer ``calls`` (blocking), results in call order; ``cut_off``: see ``_prepare``."""
-        ready = [self._prepare(c, builtins or {}, cut_off) for c in calls]
+        ready = [self._prepare(c, builtins or {}, cut_off, _unwritten(calls, i, cut_off))
+                 for i, c in enumerate(calls)]
         started = self._clock()
         # each call in a copy of the caller's context (as ``arun`` does, and as asyncio does for
         # a task): a user or trace id the author set before ``chat`` reaches the tool. A copy
@@ -601,7 +619,8 @@ class ToolRunner:
         Preparing (validation, the approval callback, a built-in reading a skill file) runs in a
         worker thread: an approval prompt may wait on a person."""
         ready = await asyncio.to_thread(
-            lambda: [self._prepare(c, builtins or {}, cut_off) for c in calls])
+            lambda: [self._prepare(c, builtins or {}, cut_off, _unwritten(calls, i, cut_off))
+                     for i, c in enumerate(calls)])
 
         async def one(r: _Ready) -> ToolResult:
             if r.result is not None:

@@ -7,7 +7,8 @@ keys, which of them are required (``__required_keys__``, corrected by a ``Requir
 ``NotRequired`` found once the hints are evaluated: under ``from __future__ import annotations``
 3.11 misreads the quoted ones) and the docstring are all a schema needs: each such class is
 rebuilt once as a ``typing_extensions.TypedDict`` and substituted wherever it appears in a hint
-(``list[Stop]``, ``Stop | None``, one inside another). A value validated against it is the
+(``list[Stop]``, ``Stop | None``, one inside another); a generic one given its parameters
+(``Page[int]``) is rebuilt with them put in its keys' hints. A value validated against it is the
 same plain dict. From Python 3.12 hints are left as they are.
 """
 
@@ -47,6 +48,8 @@ def _rewrite(hint: Any) -> Any:
     origin = typing.get_origin(hint)
     if not args or origin is None or origin is typing.Literal:
         return hint
+    if _legacy(origin) and origin not in _BUILDING:   # Page[int]: a generic one, given its parameters
+        return _rebuilt(origin, tuple(_rewrite(a) for a in args))
     if origin is typing.Annotated:
         base = _rewrite(args[0])
         return hint if base is args[0] else typing.Annotated[(base, *args[1:])]
@@ -61,13 +64,23 @@ def _rewrite(hint: Any) -> Any:
     return hint if copy_with is None else copy_with(new)
 
 
+def _given(hint: Any, values: dict[Any, Any]) -> Any:
+    """``hint`` with each type variable of ``values`` replaced by its value (``list[T]``, ``T``)."""
+    if isinstance(hint, typing.TypeVar):
+        return values.get(hint, hint)
+    params = getattr(hint, "__parameters__", ())
+    return hint[tuple(values.get(p, p) for p in params)] if params else hint
+
+
 @functools.cache
-def _rebuilt(cls: Any) -> Any:
+def _rebuilt(cls: Any, given: tuple[Any, ...] = ()) -> Any:
     _BUILDING.add(cls)
+    values = dict(zip(getattr(cls, "__parameters__", ()), given, strict=False))
     try:
         hints = typing_extensions.get_type_hints(cls, include_extras=True)
         keys: dict[str, Any] = {}
         for key, hint in hints.items():
+            hint = _given(hint, values)
             required = key in cls.__required_keys__
             while (qualifier := typing_extensions.get_origin(hint)) in _QUALIFIERS:
                 if qualifier in _REQUIRED or qualifier in _NOT_REQUIRED:

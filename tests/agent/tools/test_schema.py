@@ -466,6 +466,34 @@ def test_a_typing_typed_dict_is_a_parameter_type_as_on_python_3_12() -> None:
         t.parse('{"route": {"start": {"start": "9"}, "stops": [{"nights": 2}]}}')
 
 
+
+_V = typing.TypeVar("_V")
+
+
+class Page(typing.TypedDict, typing.Generic[_V]):
+    """One page of results."""
+
+    items: list[_V]
+    cursor: typing_extensions.NotRequired[str]
+
+
+def test_a_generic_typing_typed_dict_given_its_parameter_is_a_parameter_type() -> None:
+    """``Page[int]`` (a generic TypedDict, Python 3.11's own) was left as it stood and the tool
+    was a definition error telling the author to change the import, where the plain ``Page``
+    was rebuilt; its parameter is now put in wherever the class's keys name it."""
+    def total(page: Page[int]) -> int:
+        """Add a page up."""
+        return sum(page["items"])
+
+    t = make_tool(total)
+    (spec,) = t.parameters["$defs"].values()
+    assert spec["properties"]["items"] == {"items": {"type": "integer"}, "title": "Items", "type": "array"}
+    assert spec["required"] == ["items"] and spec["description"] == "One page of results."
+    assert t.fn(**t.parse('{"page": {"items": [1, 2]}}')) == 3
+    with pytest.raises(ValidationError):
+        t.parse('{"page": {"items": ["one"]}}')
+
+
 class Counter:
     """A service whose methods are its tools."""
 
