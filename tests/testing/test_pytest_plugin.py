@@ -6,7 +6,6 @@ its private default home: a suite never writes into the user's real ``~/.hermes`
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
