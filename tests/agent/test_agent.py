@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -709,7 +710,8 @@ def run_fresh(code: str, tmp_path: Path) -> dict[str, bool]:
     shutil.copytree(EXAMPLE_HOME, home)
     res = subprocess.run([sys.executable, "-c", code, str(home)], capture_output=True, text=True,
                          timeout=900, cwd=tmp_path,
-                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"})
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1",
+                              "HOME": os.environ["HOME"]})   # the session's, not the user's
     assert res.returncode == 0, res.stderr[-3000:]
     return json.loads(res.stdout.strip().splitlines()[-1])
 
