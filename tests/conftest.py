@@ -1,5 +1,9 @@
 """Fixtures shared by the whole suite.
 
+The suite runs with ``hermes_core.testing.pytest_plugin`` (pyproject's addopts): besides its
+network guard, it points ``HOME`` at an empty folder for the session, so a test that builds
+settings without a home never writes into the real ``~/.hermes``.
+
 * ``copy_example_home`` / ``home``: the bundled example HERMES_HOME (examples/home), copied
   without the state a chat writes into it, so a test may change it freely.
 * ``redis_url`` (session), ``redis_prefix``, ``own_redis``: a real ``redis-server`` for the Redis

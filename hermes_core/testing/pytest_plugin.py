@@ -12,14 +12,17 @@ What it does, at import time (so it runs before other plugins import httpx):
 * ``HF_HUB_OFFLINE=1`` and friends: nothing reaches a model hub.
 
 And per test session: real network is blocked (only loopback and Unix sockets may connect), API-key
-variables are removed from the environment, and ``hermes_home`` gives each test a private home
-and a private working directory (project context files are discovered from the cwd).
+variables are removed from the environment, ``HOME`` points at an empty folder of the session's
+own (so the default ``~/.hermes`` a test reaches without ``hermes_home`` is never the user's real
+one; ini ``hermes_isolate_home = false`` turns it off), and ``hermes_home`` gives each test a
+private home and a private working directory (project context files are discovered from the cwd).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
+import shutil
 import socket
 import tempfile
 from collections.abc import Iterator
@@ -107,11 +110,49 @@ def _network_guard(request: pytest.FixtureRequest) -> Iterator[None]:
         block_network()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini("hermes_isolate_home", type="bool", default=True,
+                  help="point HOME at an empty folder for the session, so no test writes into "
+                       "the real ~/.hermes (default: true)")
+
+
+#: (the session's fake HOME, the HOME it replaced) while the default home is isolated.
+_ISOLATED: list[tuple[str, str | None]] = []
+
+
+def isolate_default_home() -> str:
+    """Point ``HOME`` at a new empty folder and return it.
+
+    The default home is ``~/.hermes`` expanded when used, so a test that builds settings without a
+    home (an Agent, a call loop's audit log, the embedding cache) would write into the user's real
+    one. Caches found through ``HOME`` (a Hugging Face or torch hub model already downloaded) stay
+    where they are: ``XDG_CACHE_HOME`` is pinned to the real cache folder first.
+    """
+    real = os.environ.get("HOME")
+    os.environ.setdefault("XDG_CACHE_HOME", os.path.join(os.path.expanduser("~"), ".cache"))
+    fake = tempfile.mkdtemp(prefix="hermes-test-home-")
+    os.environ["HOME"] = fake
+    _ISOLATED.append((fake, real))
+    return fake
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "allow_network: do not block real network for this test")
     block_network()
     for name in SECRET_ENV:
         os.environ.pop(name, None)
+    if config.getini("hermes_isolate_home"):
+        isolate_default_home()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    while _ISOLATED:
+        fake, real = _ISOLATED.pop()
+        if real is None:
+            os.environ.pop("HOME", None)
+        else:
+            os.environ["HOME"] = real
+        shutil.rmtree(fake, ignore_errors=True)
 
 
 @pytest.fixture
