@@ -102,9 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:
         if e is out.failure or e is err.failure:
             return output_lost(e, (out, err))
-        return _bug(e, argv)
+        return _bug(e, argv, err)
     except Exception as e:
-        return _bug(e, argv)
+        return _bug(e, argv, err)
     finally:
         if streams[0] is None:
             sys.stdin.close()
@@ -113,13 +113,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdin, sys.stdout, sys.stderr = streams
 
 
-def _bug(e: BaseException, argv: Sequence[str] | None) -> int:
+def _bug(e: BaseException, argv: Sequence[str] | None, err: Output) -> int:
     """A bug (or a library's error quoting its input, as pydantic's ``input_value=...``): exit 70
     (sysexits' EX_SOFTWARE), so neither a person nor a script takes it for an error in their
     input (1). One line names it; ``-v`` adds the traceback, to report. Both are printed here,
     through the redacting stderr, not by the interpreter after the raw stream is back, and
     escaped as a log line is: the message may quote a file's escape sequences. A stderr that
-    refuses them (``2>/dev/full``) leaves the JSON object and the 70 to say it, as ``fail`` does."""
+    refuses them (``2>/dev/full``) leaves the JSON object and the 70 to say it, as ``fail`` does;
+    what it kept buffered goes to the null device, or the flush at exit fails again and the
+    interpreter exits 120 instead of 70."""
     words = _words(argv)
     name = type(e).__name__
     said = shorten(one_line(str(e)), 200)
@@ -131,7 +133,7 @@ def _bug(e: BaseException, argv: Sequence[str] | None) -> int:
                             f"installation): {message}; "
                             "rerun with -v to see the traceback and report it"), file=sys.stderr)
     except OSError:
-        pass
+        err.silence()
     if json_requested(words):
         print_json_error(f"hermes-core: internal error: {message}", EXIT_BUG)
     return EXIT_BUG

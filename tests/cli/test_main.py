@@ -426,8 +426,9 @@ def _run_with_a_bug(argv: list[str], tmp_path: Path,
     cfg = tmp_path / "config.yaml"
     cfg.write_text(f"credentials:\n  openai:\n    keys: [{{key: '{BUG_SECRET}'}}]\n",
                    encoding="utf-8")
+    # buffered streams, as a terminal user has them (PYTHONUNBUFFERED hid a failed flush at exit)
     env = {k: v for k, v in os.environ.items() if k not in (
-        "HERMES_HOME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+        "HERMES_HOME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "PYTHONUNBUFFERED")}
     env.update(HOME=str(tmp_path), PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
     popen = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **popen}
     return subprocess.run([sys.executable, "-c", _BROKEN_ROUTER, *argv, "--config", str(cfg),
