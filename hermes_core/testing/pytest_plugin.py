@@ -116,8 +116,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                        "the real ~/.hermes (default: true)")
 
 
-#: (the session's fake HOME, the HOME it replaced) while the default home is isolated.
-_ISOLATED: list[tuple[str, str | None]] = []
+#: The session's change of ``HOME`` (and the folder it points at) while the default home is
+#: isolated; pytest's own MonkeyPatch keeps what it replaced and puts it back.
+_ISOLATED: list[tuple[pytest.MonkeyPatch, str]] = []
 
 
 def isolate_default_home() -> str:
@@ -126,13 +127,14 @@ def isolate_default_home() -> str:
     The default home is ``~/.hermes`` expanded when used, so a test that builds settings without a
     home (an Agent, a call loop's audit log, the embedding cache) would write into the user's real
     one. Caches found through ``HOME`` (a Hugging Face or torch hub model already downloaded) stay
-    where they are: ``XDG_CACHE_HOME`` is pinned to the real cache folder first.
+    where they are: ``XDG_CACHE_HOME`` is pinned to the real cache folder first, unless set.
     """
-    real = os.environ.get("HOME")
-    os.environ.setdefault("XDG_CACHE_HOME", os.path.join(os.path.expanduser("~"), ".cache"))
+    patch = pytest.MonkeyPatch()
+    if "XDG_CACHE_HOME" not in os.environ:
+        patch.setenv("XDG_CACHE_HOME", os.path.join(os.path.expanduser("~"), ".cache"))
     fake = tempfile.mkdtemp(prefix="hermes-test-home-")
-    os.environ["HOME"] = fake
-    _ISOLATED.append((fake, real))
+    patch.setenv("HOME", fake)
+    _ISOLATED.append((patch, fake))
     return fake
 
 
@@ -147,11 +149,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     while _ISOLATED:
-        fake, real = _ISOLATED.pop()
-        if real is None:
-            os.environ.pop("HOME", None)
-        else:
-            os.environ["HOME"] = real
+        patch, fake = _ISOLATED.pop()
+        patch.undo()
         shutil.rmtree(fake, ignore_errors=True)
 
 
