@@ -167,11 +167,11 @@ class bounded:
 class _Watch:
     """The checks, shared by the sync and async guards: one call per chunk received.
 
-    A gzip, deflate, br or zstd event stream (br and zstd when the client decodes them) is
-    inflated here, once: the watch must read its lines, and the HTTP client, which inflated the
-    same bytes again for the SDK, is handed them inflated (:func:`_handled` drops the
-    ``content-encoding`` the body no longer has). Other bodies pass as they came and the client
-    decodes them."""
+    A gzip, deflate, br or zstd body (br and zstd when the client decodes them) is inflated
+    here, once: the watch must read an event stream's lines, a whole answer in several gzip
+    members is read through all of them (the client stops at the first), and the budgets are
+    checked at every 64 KB inflated; the HTTP client is handed the body inflated (:func:`_handled`
+    drops the ``content-encoding`` it no longer has). Other bodies pass as they came."""
 
     def __init__(self, budget: Budget, started: float, sse: bool,
                  read_s: float | None = None, encoding: str = "") -> None:
@@ -184,8 +184,11 @@ class _Watch:
         self._partial = b""
         self._event = b""
         plain = encoding.strip().lower() in ("", "identity")
-        # the body's bytes as the SDK will read them: inflated here when the lines are watched
-        self._inflate = _inflater(encoding) if sse else None
+        # the body's bytes as the SDK will read them, inflated here: an event stream's lines are
+        # watched, and a whole answer is read through every gzip member and bounded piece by piece
+        # as a stream is (the client stops at the first member, and inflates a megabyte at a
+        # time between two checks)
+        self._inflate = _inflater(encoding)
         if self._inflate is None and not plain:
             self.sse = False   # no event can be seen (several codings, or one the client does
             #                    not decode): the whole budget bounds it
@@ -236,7 +239,7 @@ class _Watch:
             for piece in inflate.pieces(chunk):
                 if self._opening and not (piece := self._open(piece)):
                     continue
-                self._check(self._lines_have_content(piece))
+                self._check(self.sse and self._lines_have_content(piece))
                 checked = True
                 yield piece
         except zlib.error as e:   # what the HTTP client raises for a body it cannot decode

@@ -609,6 +609,51 @@ def test_a_small_gzip_chunk_that_inflates_huge_is_cut_piece_by_piece_not_after_i
     assert passed <= 5
 
 
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_whole_answer_that_inflates_huge_is_cut_by_its_budget_piece_by_piece(
+        is_async: bool) -> None:
+    """A whole (non-streamed) gzip answer was left to the HTTP client, which inflates it a
+    megabyte at a time with the budget checked once per chunk as it came: 62 KB inflating to
+    16 MB were read whole past a 2 s budget. Inflated by the watch, it is checked at every
+    64 KB, as a stream is."""
+    import zlib
+
+    from hermes_core.providers.deadline import AsyncDeadlineTransport, DeadlineTransport, bounded
+
+    gz = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)
+    bomb = gz.compress(b" " * 16_000_000) + gz.flush()
+    assert len(bomb) < 64_000
+    now = [0.0]
+    headers = {"content-type": "application/json", "content-encoding": "gzip"}
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers=headers, content=_async_chunks([bomb]) if is_async
+                              else iter([bomb]))
+
+    url = "https://primary.test/v1/chat/completions"
+    passed = 0
+    with pytest.raises(httpx.ReadTimeout, match="2s budget"), \
+            bounded(2.0, None, clock=lambda: now[0]):
+        if is_async:
+            async def read() -> None:
+                nonlocal passed
+                transport = AsyncDeadlineTransport(httpx.MockTransport(answer))
+                async with httpx.AsyncClient(transport=transport) as client, \
+                        client.stream("POST", url) as response:
+                    async for _ in response.aiter_bytes():
+                        passed += 1
+                        now[0] += 0.5   # the time reading one piece takes
+            asyncio.run(read())
+        else:
+            transport = DeadlineTransport(httpx.MockTransport(answer))
+            with httpx.Client(transport=transport) as client, \
+                    client.stream("POST", url) as response:
+                for _ in response.iter_bytes():
+                    passed += 1
+                    now[0] += 0.5
+    assert passed <= 5
+
+
 def _compress(encoding: str, data: bytes) -> bytes:
     """``data`` in brotli or zstd, with the codec the HTTP client decodes it with; the test is
     skipped where that optional codec is not installed (the client then decodes neither, and
