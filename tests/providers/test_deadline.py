@@ -696,6 +696,40 @@ def test_a_small_brotli_or_zstd_chunk_that_inflates_huge_is_cut_piece_by_piece(
     assert passed <= 5
 
 
+def test_a_zstd_chunk_of_empty_frames_is_checked_against_the_budget_as_it_is_read() -> None:
+    """64 KB of empty zstd frames cost the client's decoder ~0.26 s (a new context per frame)
+    and give no piece, so the budgets were checked once, after all of it; the decoder is fed
+    1 KB at a time and they are checked between (here each check is 10 ms of the clock: a
+    0.2 s budget ends inside the chunk, after about twenty checks)."""
+    frames = _compress("zstd", b"") * (64 * 1024 // len(_compress("zstd", b"")))
+    checks = [0]
+
+    def clock() -> float:
+        checks[0] += 1
+        return checks[0] * 0.01
+
+    watch = _Watch(Budget(0.2, None, clock), 0.0, sse=True, encoding="zstd")
+    with pytest.raises(httpx.ReadTimeout, match="budget"):
+        list(watch.inflate(frames))
+    assert 15 <= checks[0] <= 25
+
+
+def test_a_zstd_body_that_inflates_to_nothing_for_256_kb_is_not_zstd() -> None:
+    """No compressor sends hundreds of KB that inflate to nothing (a zstd block holds at most
+    128 KB): such a body (empty or skippable frames) only burns the decoder's time until a
+    budget ends it; past 256 KB it is a decoding error, as a body that is not zstd is."""
+    pytest.importorskip("backports.zstd", reason="zstd not installed (httpx2[zstd])")
+    skippable = b"\x50\x2a\x4d\x18" + (65_528).to_bytes(4, "little") + b"\x00" * 65_528
+    watch = _Watch(Budget(100.0, 2.0, lambda: 0.0), 0.0, sse=True, encoding="zstd")
+    assert [p for p in watch.inflate(skippable * 4) if p] == []
+    with pytest.raises(httpx.DecodingError, match="inflates to nothing"):
+        list(watch.inflate(skippable))
+    live = _Watch(Budget(100.0, 2.0, lambda: 0.0), 0.0, sse=True, encoding="zstd")
+    event = _compress("zstd", b'data: {"n": 1}\n\n')
+    for _ in range(8):   # content between them: never 256 KB of nothing in a row
+        assert b"".join(live.inflate(skippable * 3 + event)) == b'data: {"n": 1}\n\n'
+
+
 @pytest.mark.parametrize("encoding", ["br", "zstd"])
 def test_the_watch_holds_little_of_a_small_brotli_or_zstd_chunk_that_inflates_huge(
         encoding: str) -> None:
