@@ -5,7 +5,9 @@ watches each chunk (the budgets, the lines that carry content) before the HTTP c
 for the SDK. A gzip or deflate stream must be inflated to be watched; this measures whether that
 is paid once or twice. An OpenAI stream of N events, sent one event a chunk as it is on the
 wire (``identity``) or gzip-compressed and flushed event by event (``gzip``, as a compressing
-proxy streams), is read through ``response.iter_bytes()`` (what the SDKs iterate), R times:
+proxy streams), is read through ``response.iter_bytes()`` (what the SDKs iterate), R times;
+``gzip-whole`` is a whole (non-streamed) answer of the same words, one gzip member, sent in 4 KB
+chunks (read by the client alone, or by the watch where it inflates whole answers too):
 
 * ``bare``: the client alone, no watch (the same stream, the client's own decoding);
 * ``watched``: through :class:`DeadlineTransport` under ``bounded`` (this tree's module);
@@ -21,6 +23,7 @@ with ``--against``, ``after_over_before`` of the per-chunk costs.
 from __future__ import annotations
 
 import argparse
+import gzip
 import importlib.util
 import json
 import statistics
@@ -34,27 +37,44 @@ from types import ModuleType
 from typing import Any
 
 import httpx2
+from httpx2._decoders import SUPPORTED_DECODERS
 
 from hermes_core.cli.argtypes import positive_int
 from hermes_core.providers import deadline
-from hermes_core.testing import openai_chat_stream
+from hermes_core.testing import openai_chat_completion, openai_chat_stream
 
 URL = "https://bench.test/v1/chat/completions"
 ROUNDS = 50   # streams read per timed sample
+ENCODINGS = ("identity", "gzip", "gzip-whole", "zstd")   # zstd where the client decodes it
 
 
 def chunks(events: int, encoding: str) -> list[bytes]:
-    body = openai_chat_stream(tuple(f"word{i} " for i in range(events)))
+    words = tuple(f"word{i} " for i in range(events))
+    if encoding == "gzip-whole":
+        whole = gzip.compress(json.dumps(openai_chat_completion("".join(words))).encode())
+        return [whole[at:at + 4096] for at in range(0, len(whole), 4096)]
+    body = openai_chat_stream(words)
     pieces = [e + b"\n\n" for e in body.split(b"\n\n") if e]
     if encoding == "identity":
         return pieces
+    if encoding == "zstd":   # one frame flushed event by event, as a compressing proxy streams
+        # httpx2's zstd codec, present when it decodes zstd
+        try:
+            from compression import zstd  # type: ignore[import-not-found]   # Python 3.14+
+        except ImportError:
+            from backports import zstd
+        pack = zstd.ZstdCompressor()
+        return [pack.compress(p, zstd.ZstdCompressor.FLUSH_BLOCK) for p in pieces] + [
+            pack.flush()]
     gz = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)
     return [gz.compress(p) + gz.flush(zlib.Z_SYNC_FLUSH) for p in pieces] + [gz.flush()]
 
 
 def client(body: list[bytes], encoding: str, module: ModuleType | None) -> httpx2.Client:
     headers = {"content-type": "text/event-stream"}
-    if encoding != "identity":
+    if encoding == "gzip-whole":
+        headers = {"content-type": "application/json", "content-encoding": "gzip"}
+    elif encoding != "identity":
         headers["content-encoding"] = encoding
 
     def answer(request: httpx2.Request) -> httpx2.Response:
@@ -66,12 +86,12 @@ def client(body: list[bytes], encoding: str, module: ModuleType | None) -> httpx
     return httpx2.Client(transport=transport)
 
 
-def read_us(http: httpx2.Client, module: ModuleType | None) -> float:
+def read_us(http: httpx2.Client, module: ModuleType | None, idle_s: float | None = 30.0) -> float:
     """Microseconds spent iterating ROUNDS streams' bodies (the request itself not counted)."""
     spent = 0.0
     for _ in range(ROUNDS):
         if module is not None:
-            bound = module.bounded(600.0, 30.0)
+            bound = module.bounded(600.0, idle_s)
             bound.__enter__()
         with http.stream("POST", URL) as response:
             t = time.perf_counter()
@@ -110,15 +130,17 @@ def main(argv: list[str] | None = None) -> int:
         modules["against"] = load_at(args.against)
     out: dict[str, Any] = {"events": args.events, "repeat": args.repeat, "rounds": ROUNDS,
                            "against": args.against}
-    for encoding in ("identity", "gzip"):
+    encodings = [e for e in ENCODINGS if e != "zstd" or "zstd" in SUPPORTED_DECODERS]
+    for encoding in encodings:
         body = chunks(args.events, encoding)
+        idle = None if encoding == "gzip-whole" else 30.0
         clients = {name: client(body, encoding, m) for name, m in modules.items()}
         samples: dict[str, list[float]] = {name: [] for name in modules}
         for name in modules:
-            read_us(clients[name], modules[name])   # warm up
+            read_us(clients[name], modules[name], idle)   # warm up
         for _ in range(args.repeat):
             for name, m in modules.items():   # interleaved: load drifts alike for each
-                samples[name].append(read_us(clients[name], m) / (ROUNDS * len(body)))
+                samples[name].append(read_us(clients[name], m, idle) / (ROUNDS * len(body)))
         med = {name: statistics.median(v) for name, v in samples.items()}
         row = {f"{name}_us_per_chunk_p50": round(v, 3) for name, v in med.items()}
         row["watch_us_per_chunk"] = round(med["watched"] - med["bare"], 3)
@@ -130,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(out))
     else:
-        for encoding in ("identity", "gzip"):
+        for encoding in encodings:
             print(encoding, out[encoding])
     return 0
 

@@ -165,8 +165,9 @@ def _grant(lock: Path, mode: int) -> None:
 class Pending(Protocol):
     """A store holding news a busy lock kept out of its table."""
 
-    def flush_pending(self, wait: float) -> None:
-        """Write what is held, waiting at most ``wait`` seconds for the lock."""
+    def flush_pending(self, wait: float, clock: Callable[[], float] = time.monotonic) -> None:
+        """Write what is held, waiting at most ``wait`` seconds by ``clock`` for all its locks
+        together."""
 
 
 _pending: weakref.WeakSet[Pending] = weakref.WeakSet()
@@ -198,8 +199,9 @@ os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def flush_pending(wait: float = EXIT_WAIT, clock: Callable[[], float] = time.monotonic) -> None:
-    """Ask each store with news kept out to write it, ``wait`` seconds in all (a lock still busy
-    then keeps it out for good: a cache, learned again); never raises: it runs at exit."""
+    """Ask each store with news kept out to write it, ``wait`` seconds in all by ``clock`` (each
+    store is given what is left, for all its waits together; a lock still busy then keeps it out
+    for good: a cache, learned again); never raises: it runs at exit."""
     with _pending_lock:
         stores = list(_pending)
         _pending.clear()
@@ -211,6 +213,6 @@ def flush_pending(wait: float = EXIT_WAIT, clock: Callable[[], float] = time.mon
                       len(stores))
             return
         try:
-            store.flush_pending(left)
+            store.flush_pending(left, clock)
         except Exception as e:   # at exit nobody can act on it: said, not raised
             log.debug("kept tables: a store's news was not written at exit (%s)", e)

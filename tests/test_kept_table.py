@@ -200,6 +200,63 @@ def test_an_exit_with_the_lock_still_held_ends_without_writing_or_raising(tmp_pa
     assert not served.exists() and not calibration.exists()
 
 
+#: A child process whose served-as news a busy lock kept out; at its exit the store's own lock is
+#: taken 0.6 s (of an injected clock) into the exit's budget, as when another thread is still
+#: busy with the store; every wait the exit's flush asks for is printed, in order.
+_EXIT_WAITS = """
+import asyncio, atexit, json, sys
+from pathlib import Path
+from hermes_core import kept_table
+from hermes_core.agent.served_as import ServedAs
+served = ServedAs(Path(sys.argv[1]))
+async def turn():
+    served.learn("azure", "prod-chat", "gpt-4o-2024-08-06")
+asyncio.run(turn())
+now, waits = [0.0], []
+class TakenAfterAWhile:
+    def __init__(self, lock):
+        self.lock = lock
+    def acquire(self, blocking=True, timeout=-1):
+        waits.append(["store", timeout])
+        now[0] += 0.6
+        return self.lock.acquire()
+    def release(self):
+        self.lock.release()
+served._lock = TakenAfterAWhile(served._lock)
+file_lock = kept_table.FileLock
+def recorded(path, timeout, blocking, mode):
+    waits.append(["file", timeout if blocking else 0.0])
+    return file_lock(path, timeout=timeout, blocking=blocking, mode=mode)
+kept_table.FileLock = recorded
+atexit.register(lambda: print(json.dumps(waits), flush=True))   # runs last
+atexit.unregister(kept_table.flush_pending)
+atexit.register(kept_table.flush_pending, kept_table.EXIT_WAIT, lambda: now[0])
+print("kept out", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_the_exit_s_flush_waits_at_most_its_budget_in_all(tmp_path: Path) -> None:
+    """The flush at exit is given :data:`EXIT_WAIT` for every wait together; a store whose own
+    lock was busy waited that long for it and then as long again for the file's lock (2 s, not
+    1). The second wait gets what the first left."""
+    import subprocess
+    import sys
+    served = tmp_path / "served_as.json"
+    child = subprocess.Popen([sys.executable, "-c", _EXIT_WAITS, str(served)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env={"PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    with FileLock(lock_path(served)):
+        assert child.stdout is not None and child.stdout.readline() == "kept out\n"
+        out, err = child.communicate("\n", timeout=60)
+    assert child.returncode == 0 and err == ""
+    waits = json.loads(out)
+    assert [kind for kind, _ in waits] == ["store", "file"]
+    assert waits[0][1] == kept_table.EXIT_WAIT
+    assert waits[1][1] == pytest.approx(kept_table.EXIT_WAIT - 0.6)
+    assert not served.exists()
+
+
 @pytest.mark.parametrize(("folder", "umask", "expected"), [
     (0o755, 0o022, 0o644),    # a home of one user: as the umask makes it
     (0o2775, 0o022, 0o664),   # a group's shared home: the group may take the lock
@@ -298,7 +355,7 @@ _FORKS_WHILE_A_STORE_IS_NOTED = """
 import os, sys, threading, time
 from hermes_core import kept_table
 class Store:
-    def flush_pending(self, wait):
+    def flush_pending(self, wait, clock):
         pass
 store = Store()
 kept_table.pending(store)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -122,14 +123,16 @@ class ServedAs:
         self._warn("%s: %s; what deployments answered as is ignored (version %d expected)",
                    self.path, reason, VERSION)
 
-    def flush_pending(self, wait: float) -> None:
-        """Write the entries a busy lock kept out, waiting at most ``wait`` seconds (for the
-        store's own lock too: at exit, a thread that died holding it must not hold the exit)."""
+    def flush_pending(self, wait: float, clock: Callable[[], float] = time.monotonic) -> None:
+        """Write the entries a busy lock kept out, waiting at most ``wait`` seconds in all by
+        ``clock``: for the store's own lock (at exit, a thread that died holding it must not hold
+        the exit), then what is left for the file's (given ``wait`` each, the two took twice it)."""
+        end = clock() + wait
         if not self._lock.acquire(timeout=wait):
             return
         try:
             if self._unwritten:
-                self._write(wait)
+                self._write(max(0.0, end - clock()))   # 0: one try, no wait
         finally:
             self._lock.release()
 

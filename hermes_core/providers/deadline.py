@@ -167,11 +167,11 @@ class bounded:
 class _Watch:
     """The checks, shared by the sync and async guards: one call per chunk received.
 
-    A gzip, deflate, br or zstd event stream (br and zstd when the client decodes them) is
-    inflated here, once: the watch must read its lines, and the HTTP client, which inflated the
-    same bytes again for the SDK, is handed them inflated (:func:`_handled` drops the
-    ``content-encoding`` the body no longer has). Other bodies pass as they came and the client
-    decodes them."""
+    A gzip, deflate, br or zstd body (br and zstd when the client decodes them) is inflated
+    here, once: the watch must read an event stream's lines, a whole answer in several gzip
+    members is read through all of them (the client stops at the first), and the budgets are
+    checked at every 64 KB inflated; the HTTP client is handed the body inflated (:func:`_handled`
+    drops the ``content-encoding`` it no longer has). Other bodies pass as they came."""
 
     def __init__(self, budget: Budget, started: float, sse: bool,
                  read_s: float | None = None, encoding: str = "") -> None:
@@ -184,8 +184,11 @@ class _Watch:
         self._partial = b""
         self._event = b""
         plain = encoding.strip().lower() in ("", "identity")
-        # the body's bytes as the SDK will read them: inflated here when the lines are watched
-        self._inflate = _inflater(encoding) if sse else None
+        # the body's bytes as the SDK will read them, inflated here: an event stream's lines are
+        # watched, and a whole answer is read through every gzip member and bounded piece by piece
+        # as a stream is (the client stops at the first member, and inflates a megabyte at a
+        # time between two checks)
+        self._inflate = _inflater(encoding)
         if self._inflate is None and not plain:
             self.sse = False   # no event can be seen (several codings, or one the client does
             #                    not decode): the whole budget bounds it
@@ -234,9 +237,13 @@ class _Watch:
         checked = False
         try:
             for piece in inflate.pieces(chunk):
+                if not piece:   # fed, nothing out yet: the budgets still hold
+                    self._check(False)
+                    checked = True
+                    continue
                 if self._opening and not (piece := self._open(piece)):
                     continue
-                self._check(self._lines_have_content(piece))
+                self._check(self.sse and self._lines_have_content(piece))
                 checked = True
                 yield piece
         except zlib.error as e:   # what the HTTP client raises for a body it cannot decode
@@ -319,6 +326,10 @@ _LINE_START = 1024
 #: The most bytes the watch inflates at once, as the HTTP client bounds its own pieces: a small
 #: compressed chunk can inflate a thousandfold (a decompression bomb).
 _PIECE = 64 * 1024
+#: The most compressed bytes a br/zstd decoder is handed at once (the budgets checked between).
+_FED = 1024
+#: Compressed bytes that inflate to nothing past which a br/zstd body is not what it says.
+_NOTHING = 256 * 1024
 #: How a gzip member begins.
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -382,19 +393,38 @@ class _Decoded:
     """A brotli or zstd body inflated by the HTTP client's own decoder (present when its optional
     codec is installed), in its bounded pieces (a megabyte at most) sliced to :data:`_PIECE`: a
     few KB inflate to gigabytes, and the budgets are checked before each slice, as for gzip. Its
-    errors are the client's (``DecodingError``)."""
+    errors are the client's (``DecodingError``).
+
+    The decoder is handed :data:`_FED` bytes at a time, and an empty piece passes after each
+    feed that gave nothing (the watch checks the budgets at it): a zstd frame costs its decoder
+    a new context (~26 us), so a 64 KB chunk of empty frames took it ~0.26 s with no check. A
+    body :data:`_NOTHING` bytes long that inflates to nothing is no compressor's (a zstd block
+    holds at most 128 KB): a ``DecodingError``, not seconds of CPU until the budget ends it."""
 
     def __init__(self, encoding: str, decoder: ContentDecoder) -> None:
         self.name = encoding
         self._decoder = decoder
+        self._barren = 0   # bytes fed since the last that inflated to something
 
     def pieces(self, chunk: bytes) -> Iterator[bytes]:
-        for piece in self._decoder.decode(chunk):
-            if len(piece) <= _PIECE:
-                yield piece
-            else:
-                for at in range(0, len(piece), _PIECE):
-                    yield piece[at:at + _PIECE]
+        for at in range(0, len(chunk), _FED) if len(chunk) > _FED else (0,):
+            fed = chunk[at:at + _FED] if len(chunk) > _FED else chunk
+            gave = False
+            for piece in self._decoder.decode(fed):
+                gave = gave or bool(piece)
+                if len(piece) <= _PIECE:
+                    yield piece
+                else:
+                    for cut in range(0, len(piece), _PIECE):
+                        yield piece[cut:cut + _PIECE]
+            if gave:
+                self._barren = 0
+                continue
+            self._barren += len(fed)
+            if self._barren > _NOTHING:
+                raise httpx2.DecodingError(
+                    f"the {self.name} body inflates to nothing in {self._barren} bytes")
+            yield b""
 
     def flush(self) -> bytes:
         """The last bytes, once the body has ended (a truncated zstd frame raises)."""

@@ -609,6 +609,51 @@ def test_a_small_gzip_chunk_that_inflates_huge_is_cut_piece_by_piece_not_after_i
     assert passed <= 5
 
 
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_whole_answer_that_inflates_huge_is_cut_by_its_budget_piece_by_piece(
+        is_async: bool) -> None:
+    """A whole (non-streamed) gzip answer was left to the HTTP client, which inflates it a
+    megabyte at a time with the budget checked once per chunk as it came: 62 KB inflating to
+    16 MB were read whole past a 2 s budget. Inflated by the watch, it is checked at every
+    64 KB, as a stream is."""
+    import zlib
+
+    from hermes_core.providers.deadline import AsyncDeadlineTransport, DeadlineTransport, bounded
+
+    gz = zlib.compressobj(wbits=16 + zlib.MAX_WBITS)
+    bomb = gz.compress(b" " * 16_000_000) + gz.flush()
+    assert len(bomb) < 64_000
+    now = [0.0]
+    headers = {"content-type": "application/json", "content-encoding": "gzip"}
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers=headers, content=_async_chunks([bomb]) if is_async
+                              else iter([bomb]))
+
+    url = "https://primary.test/v1/chat/completions"
+    passed = 0
+    with pytest.raises(httpx.ReadTimeout, match="2s budget"), \
+            bounded(2.0, None, clock=lambda: now[0]):
+        if is_async:
+            async def read() -> None:
+                nonlocal passed
+                transport = AsyncDeadlineTransport(httpx.MockTransport(answer))
+                async with httpx.AsyncClient(transport=transport) as client, \
+                        client.stream("POST", url) as response:
+                    async for _ in response.aiter_bytes():
+                        passed += 1
+                        now[0] += 0.5   # the time reading one piece takes
+            asyncio.run(read())
+        else:
+            transport = DeadlineTransport(httpx.MockTransport(answer))
+            with httpx.Client(transport=transport) as client, \
+                    client.stream("POST", url) as response:
+                for _ in response.iter_bytes():
+                    passed += 1
+                    now[0] += 0.5
+    assert passed <= 5
+
+
 def _compress(encoding: str, data: bytes) -> bytes:
     """``data`` in brotli or zstd, with the codec the HTTP client decodes it with; the test is
     skipped where that optional codec is not installed (the client then decodes neither, and
@@ -649,6 +694,40 @@ def test_a_small_brotli_or_zstd_chunk_that_inflates_huge_is_cut_piece_by_piece(
             passed += 1
             now[0] += 0.5   # the SDK's time reading one piece
     assert passed <= 5
+
+
+def test_a_zstd_chunk_of_empty_frames_is_checked_against_the_budget_as_it_is_read() -> None:
+    """64 KB of empty zstd frames cost the client's decoder ~0.26 s (a new context per frame)
+    and give no piece, so the budgets were checked once, after all of it; the decoder is fed
+    1 KB at a time and they are checked between (here each check is 10 ms of the clock: a
+    0.2 s budget ends inside the chunk, after about twenty checks)."""
+    frames = _compress("zstd", b"") * (64 * 1024 // len(_compress("zstd", b"")))
+    checks = [0]
+
+    def clock() -> float:
+        checks[0] += 1
+        return checks[0] * 0.01
+
+    watch = _Watch(Budget(0.2, None, clock), 0.0, sse=True, encoding="zstd")
+    with pytest.raises(httpx.ReadTimeout, match="budget"):
+        list(watch.inflate(frames))
+    assert 15 <= checks[0] <= 25
+
+
+def test_a_zstd_body_that_inflates_to_nothing_for_256_kb_is_not_zstd() -> None:
+    """No compressor sends hundreds of KB that inflate to nothing (a zstd block holds at most
+    128 KB): such a body (empty or skippable frames) only burns the decoder's time until a
+    budget ends it; past 256 KB it is a decoding error, as a body that is not zstd is."""
+    pytest.importorskip("backports.zstd", reason="zstd not installed (httpx2[zstd])")
+    skippable = b"\x50\x2a\x4d\x18" + (65_528).to_bytes(4, "little") + b"\x00" * 65_528
+    watch = _Watch(Budget(100.0, 2.0, lambda: 0.0), 0.0, sse=True, encoding="zstd")
+    assert [p for p in watch.inflate(skippable * 4) if p] == []
+    with pytest.raises(httpx.DecodingError, match="inflates to nothing"):
+        list(watch.inflate(skippable))
+    live = _Watch(Budget(100.0, 2.0, lambda: 0.0), 0.0, sse=True, encoding="zstd")
+    event = _compress("zstd", b'data: {"n": 1}\n\n')
+    for _ in range(8):   # content between them: never 256 KB of nothing in a row
+        assert b"".join(live.inflate(skippable * 3 + event)) == b'data: {"n": 1}\n\n'
 
 
 @pytest.mark.parametrize("encoding", ["br", "zstd"])

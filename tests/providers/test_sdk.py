@@ -1465,3 +1465,32 @@ def test_a_stream_framed_as_a_lying_proxy_frames_it_is_read_whole(
 async def _achunks(chunks: list[bytes]) -> Any:
     for c in chunks:
         yield c
+
+
+def _gzip_members(body: bytes, size: int) -> bytes:
+    """``body`` as gzip members of ``size`` bytes each, one after another: what a proxy that
+    compresses what it relays piece by piece sends (gzip(1) reads the whole)."""
+    import gzip
+
+    return b"".join(gzip.compress(body[at:at + size]) for at in range(0, len(body), size))
+
+
+@pytest.mark.parametrize("sent", ["in one chunk", "in chunks of 7 bytes"])
+@pytest.mark.parametrize("mode", ["complete", "acomplete"])
+@pytest.mark.parametrize("kind", PROVIDERS)
+def test_a_whole_answer_in_several_gzip_members_is_read_through_every_member(
+        kind: str, mode: str, sent: str, respx_mock: Any) -> None:
+    """The HTTP client inflates a gzip body to its first member's end: a whole JSON answer sent
+    in several members was cut there, failed to parse and failed over to another provider. It is
+    read through every member, as an event stream's is."""
+    provider, cred, url, model = make(kind)
+    body = _gzip_members(json.dumps(ok_body(kind, "every member")).encode(), 40)
+    chunks = [body] if sent == "in one chunk" else [body[i:i + 7] for i in range(0, len(body), 7)]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        headers = {"content-type": "application/json", "content-encoding": "gzip"}
+        return httpx.Response(200, headers=headers, content=iter(chunks) if mode == "complete"
+                              else _achunks(chunks))
+
+    respx_mock.post(url).mock(side_effect=answer)
+    assert _whole(provider, cred, model, mode).text == "every member"

@@ -131,8 +131,9 @@ class CalibrationStore:
         self._wrote = now
         return self._write()
 
-    def flush_pending(self, wait: float) -> None:
-        """Write the ratios a busy lock kept out, waiting at most ``wait`` seconds (at exit)."""
+    def flush_pending(self, wait: float, clock: Callable[[], float] = time.monotonic) -> None:
+        """Write the ratios a busy lock kept out, waiting at most ``wait`` seconds (at exit; one
+        wait, for the file's lock, so ``clock`` is not needed)."""
         if self._unwritten and not self.read_only:
             self._write(wait)
 
