@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -839,3 +840,40 @@ def test_a_tool_taking_an_unpacked_typed_dict_round_trips_the_wire(
     assert json.loads(answers["c2"]) == {"table": "t", "limit": 5, "cursor": "c9"}
     assert answers["c3"] == "error: invalid arguments for rows: limit: Field required"
     assert [r.status for r in reply.tool_results] == ["ok", "ok", "invalid"]
+
+
+class Folder(typing.TypedDict):
+    """A folder and the folders inside it."""
+
+    name: str
+    children: list[Folder]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_tool_taking_a_tree_is_offered_with_a_self_reference_and_called_with_one(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A tool taking a self-referencing ``typing.TypedDict`` goes on the wire with a schema that
+    refers to its own definition, and a nested call reaches the function as nested dicts."""
+    seen: list[Any] = []
+
+    def count_folders(root: Folder) -> int:
+        """Count the folders in a tree."""
+        seen.append(root)
+        return 1 + sum(count_folders(c) for c in root["children"])
+
+    tree = {"name": "a", "children": [{"name": "b", "children": [{"name": "c", "children": []}]}]}
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, mode == "stream", "",
+                      (ToolCall("t1", "count_folders", json.dumps({"root": tree})),)),
+        wire_response(kind, mode == "stream", "Three folders.")])
+    agent = make_agent(empty_home, kind, tools=[count_folders])
+    reply = run_turn(agent, mode, "how many folders?")
+
+    assert reply.text == "Three folders."
+    assert seen[0] == tree
+    assert tool_answers(kind, request_json(route, 1)) == [("t1", "3")]
+    (offered,) = request_json(route, 0)["tools"]
+    schema = offered["function"]["parameters"] if kind == "openai" else offered["input_schema"]
+    assert schema["properties"]["root"] == {"$ref": "#/$defs/Folder"}
+    assert schema["$defs"]["Folder"]["properties"]["children"]["items"] == {"$ref": "#/$defs/Folder"}

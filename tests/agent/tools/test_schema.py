@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import math
 import re
@@ -492,6 +493,102 @@ def test_a_generic_typing_typed_dict_given_its_parameter_is_a_parameter_type() -
     assert t.fn(**t.parse('{"page": {"items": [1, 2]}}')) == 3
     with pytest.raises(ValidationError):
         t.parse('{"page": {"items": ["one"]}}')
+
+
+class Node(typing.TypedDict):
+    """A folder and the folders inside it."""
+
+    name: str
+    children: list[Node]
+
+
+class Branch(typing.TypedDict, total=False):
+    """One side of a pair of classes that name each other."""
+
+    leaf: typing.Required[Leaf]
+    label: str
+
+
+class Leaf(typing.TypedDict):
+    grows: list[Branch]
+
+
+class ModelNode(BaseModel):
+    name: str
+    children: list[ModelNode] = []
+
+
+@dataclasses.dataclass
+class DataNode:
+    name: str
+    children: list[DataNode] = dataclasses.field(default_factory=list)
+
+
+class ExtNode(typing_extensions.TypedDict):
+    name: str
+    children: list[ExtNode]
+
+
+_TREE = '{"root": {"name": "a", "children": [{"name": "b", "children": []}]}}'
+
+
+def _node_ref(t: Any, cls: str) -> dict[str, Any]:
+    """The schema's one definition of ``cls``, after checking the parameter refers to it."""
+    assert t.parameters["properties"]["root"] == {"$ref": f"#/$defs/{cls}"}
+    spec: dict[str, Any] = t.parameters["$defs"][cls]
+    assert spec["properties"]["children"]["items"] == {"$ref": f"#/$defs/{cls}"}
+    return spec
+
+
+def test_a_typing_typed_dict_that_names_itself_is_a_schema_with_a_reference() -> None:
+    """``class Node(TypedDict): children: list[Node]`` (a tree, a thread of replies) was a
+    definition error on Python 3.11: the rebuild left the inner ``Node`` as ``typing``'s, which
+    pydantic refuses. The rebuilt class now names itself, so the schema is one definition
+    referring to itself, as pydantic writes any recursive type."""
+    def count(root: Node) -> int:
+        """Count the folders in a tree."""
+        return 1 + sum(count(c) for c in root["children"])
+
+    t = make_tool(count)
+    spec = _node_ref(t, "Node")
+    assert spec["required"] == ["name", "children"]
+    assert spec["description"] == "A folder and the folders inside it."
+    args = t.parse(_TREE)
+    assert args == {"root": {"name": "a", "children": [{"name": "b", "children": []}]}}
+    assert t.fn(**args) == 2
+    with pytest.raises(ValidationError):
+        t.parse('{"root": {"name": "a", "children": [{"name": 1, "children": []}]}}')
+
+
+def test_typing_typed_dicts_that_name_each_other_are_schemas_with_references() -> None:
+    def walk(start: Branch) -> str:
+        """Walk a branch."""
+        return start["leaf"]["grows"][0]["leaf"]["grows"][0]["label"] if start else ""
+
+    t = make_tool(walk)
+    defs = t.parameters["$defs"]
+    assert defs["Branch"]["properties"]["leaf"] == {"$ref": "#/$defs/Leaf"}
+    assert defs["Branch"]["required"] == ["leaf"]
+    assert defs["Leaf"]["properties"]["grows"]["items"] == {"$ref": "#/$defs/Branch"}
+    sent = '{"start": {"leaf": {"grows": [{"leaf": {"grows": [{"leaf": {"grows": []}, "label": "x"}]}}]}}}'
+    assert t.fn(**t.parse(sent)) == "x"
+
+
+@pytest.mark.parametrize(("cls", "own"), [(ModelNode, "ModelNode"), (DataNode, "DataNode"),
+                                          (ExtNode, "ExtNode")])
+def test_a_model_dataclass_or_typed_dict_that_names_itself_is_a_schema_with_a_reference(
+        cls: Any, own: str) -> None:
+    def count(root: Any) -> Any:
+        """Count the folders in a tree."""
+        return root
+
+    count.__annotations__ = {"root": cls, "return": Any}
+    t = make_tool(count)
+    spec = _node_ref(t, own)
+    assert spec["required"][0] == "name"
+    root = t.fn(**t.parse(_TREE))
+    kids = root["children"] if isinstance(root, dict) else root.children
+    assert len(kids) == 1
 
 
 class Counter:
