@@ -132,7 +132,8 @@ def test_bad_definitions_are_refused_with_the_reason(fn: object, reason: str) ->
 def test_unschemable_hints_are_refused() -> None:
     def raw(sock: threading_lock_type) -> None: ...  # type: ignore[valid-type]  # noqa: F821
 
-    with pytest.raises(ToolDefinitionError, match="type hints"):
+    with pytest.raises(ToolDefinitionError,
+                       match=r"parameter 'sock': its type hint 'threading_lock_type' names nothing"):
         make_tool(raw)
 
 
@@ -589,6 +590,74 @@ def test_a_model_dataclass_or_typed_dict_that_names_itself_is_a_schema_with_a_re
     root = t.fn(**t.parse(_TREE))
     kids = root["children"] if isinstance(root, dict) else root.children
     assert len(kids) == 1
+
+
+def test_a_class_local_to_a_function_is_an_error_naming_the_tool_the_parameter_and_the_fix() -> None:
+    """Under ``from __future__ import annotations`` a hint is text, looked up in the module's
+    names, where a class defined inside a function is not: the error was the bare NameError's
+    words ("name 'Leg' is not defined"), naming no parameter and no way out."""
+    class Leg(BaseModel):
+        city: str
+
+    def plan(days: int, leg: Leg) -> str:
+        """Plan a leg."""
+        return str(days)
+
+    with pytest.raises(ToolDefinitionError) as caught:
+        make_tool(plan)
+    message = str(caught.value)
+    assert message.startswith("tool 'plan': parameter 'leg': its type hint 'Leg' names nothing")
+    assert "define Leg at module level" in message
+    assert "localns={'Leg': Leg}" in message
+
+
+def test_a_local_class_passed_as_localns_is_resolved_for_functions_and_methods() -> None:
+    class Leg(BaseModel):
+        city: str
+
+    def plan(leg: Leg) -> str:
+        """Plan a leg."""
+        return leg.city
+
+    t = make_tool(plan, localns={"Leg": Leg})
+    assert t.parameters["properties"]["leg"] == {"$ref": "#/$defs/Leg"}
+    assert t.fn(**t.parse('{"leg": {"city": "Oslo"}}')) == "Oslo"
+
+    class Planner:
+        @tool(localns={"Leg": Leg})
+        def plan(self, leg: Leg) -> str:
+            """Plan a leg."""
+            return leg.city.upper()
+
+    bound = Planner().plan
+    assert bound.parameters["$defs"]["Leg"]["required"] == ["city"]
+    assert bound.invoke(bound.parse('{"leg": {"city": "Oslo"}}')) == "OSLO"
+
+
+def test_a_local_class_the_function_refers_to_is_found_through_its_closure() -> None:
+    class Leg(BaseModel):
+        city: str
+
+    def plan(leg: Leg) -> str:
+        """Plan a leg."""
+        return Leg.model_validate(leg).city
+
+    t = make_tool(plan)
+    assert t.fn(**t.parse('{"leg": {"city": "Oslo"}}')) == "Oslo"
+
+
+def test_a_return_hint_that_cannot_be_resolved_does_not_stop_the_tool() -> None:
+    """The return hint is no part of the schema: a local class named only there is no reason to
+    refuse the tool."""
+    class Receipt(BaseModel):
+        total: int
+
+    def pay(amount: int) -> Receipt:
+        """Pay an amount."""
+        return Receipt(total=amount)
+
+    t = make_tool(pay)
+    assert t.parameters["properties"]["amount"]["type"] == "integer"
 
 
 class Counter:
