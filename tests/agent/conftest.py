@@ -1,4 +1,6 @@
-"""Fixtures for agents that call tools over the real SDKs, with HTTP mocked by respx; a slow Redis
+"""Fixtures for agents that call tools over the real SDKs, with HTTP mocked by respx; offline
+agents on test doubles shared by several modules' tests (``agent_for``, ``routed_agent``, fakes
+that refuse a request over their model's window, a home with a Thai MEMORY.md); a slow Redis
 (a delaying proxy in front of a real redis-server) for the pool's clean-up off the event loop."""
 
 from __future__ import annotations
