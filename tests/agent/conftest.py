@@ -1,4 +1,6 @@
-"""Fixtures for agents that call tools over the real SDKs, with HTTP mocked by respx; a slow Redis
+"""Fixtures for agents that call tools over the real SDKs, with HTTP mocked by respx; offline
+agents on test doubles shared by several modules' tests (``agent_for``, ``routed_agent``, fakes
+that refuse a request over their model's window, a home with a Thai MEMORY.md); a slow Redis
 (a delaying proxy in front of a real redis-server) for the pool's clean-up off the event loop."""
 
 from __future__ import annotations
@@ -17,17 +19,21 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from hermes_core.agent.agent import Agent
+from hermes_core.config import load_settings
 from hermes_core.testing import (
     ANTHROPIC_URL,
     OPENAI_URL,
     SSE_HEADERS,
+    FakeProvider,
     anthropic_message,
     anthropic_stream,
     openai_chat_completion,
     openai_chat_stream,
 )
+from hermes_core.testing.agents import offline_agent
 from hermes_core.testing.clock import FakeClock
-from hermes_core.types import ToolCall
+from hermes_core.types import Completion, Prompt, ToolCall, Usage
 
 KEYS = {"openai": "sk-proj-toolsTESTkey0123456789abcdef",
         "anthropic": "sk-ant-toolsTESTkey0123456789abcdef"}
@@ -183,3 +189,76 @@ def slow_redis(redis_url: str) -> Iterator[SlowRedis]:
     proxy = SlowRedis(redis_url)
     yield proxy
     proxy.close()
+
+
+def agent_for(home: Path, provider, **settings) -> Agent:
+    return offline_agent(home, provider, fast_model="m-fast", **settings)
+
+
+def default_agent_for(home: Path, provider, **settings) -> Agent:
+    return offline_agent(home, provider, **settings)
+
+
+class WindowsByModel(FakeProvider):
+    """Refuses a request longer than the window of the model it is sent to, as a real API does."""
+
+    def __init__(self, windows: dict[str, int], **kw) -> None:
+        super().__init__(**kw)
+        self.windows = windows
+
+    def _reply(self, prompt: Prompt, model: str):
+        if prompt.purpose == "summary" or self._script:   # scripted errors first
+            return super()._reply(prompt, model)
+        from hermes_core.errors import ContextWindowExceeded
+        from hermes_core.tokens import count_tokens
+        sent = count_tokens(prompt.system + prompt.context
+                            + "".join(m.content for m in prompt.messages))
+        if sent + 256 > self.windows[model]:
+            return ContextWindowExceeded(f"{sent} tokens is over {model}'s window", status_code=400)
+        return Completion("Noted: reproduce it, check what changed, isolate one part at a time, "
+                          "then verify the fix and add a regression test. " * 2, model, self.name,
+                          Usage(sent, 40), finish_reason="stop")
+
+
+def routed_agent(home: Path, providers, *, routing, prompt=None, context_engine=None) -> Agent:
+    settings = load_settings({
+        "home": str(home), "llm": {"max_tokens": 256, "routing": routing},
+        "skill_utils": {"enabled": False, "embeddings": False}, "prompt": prompt or {},
+        "context_engine": context_engine or {"enabled": False}}, env={})
+    kw = {"provider": providers} if not isinstance(providers, dict) else {"providers": providers}
+    return Agent(settings, **kw, loop_options={"sleep": lambda s: None, "audit_path": False})
+
+
+LONG = ("Here is more detail about the deployment: the staging cluster runs three replicas behind "
+        "the load balancer and the health check path is /healthz on port 8080. ")
+
+
+class OpenAIWindows(WindowsByModel):
+    """A WindowsByModel that speaks for OpenAI models: their counts are exact."""
+
+    kind = "openai"
+
+
+class AnthropicWindows(WindowsByModel):
+    """A WindowsByModel speaking Anthropic's wire format (a gateway serving any model name)."""
+
+    kind = "anthropic"
+
+
+THAI_NOTE = "ผู้ใช้ชอบกาแฟดำและทำงานที่สำนักงานกรุงเทพทุกวันจันทร์\n"
+
+
+BUDGET = 300
+
+
+def memory_section(system: str) -> str:
+    from hermes_core.agent.prompt_builder import SECTION_SEPARATOR
+    header = "## Memory (MEMORY.md)\n\n"
+    part = next(p for p in system.split(SECTION_SEPARATOR) if p.startswith(header))
+    return part[len(header):]
+
+
+def thai_memory_agent(home: Path, providers, routing) -> Agent:
+    (home / "MEMORY.md").write_text(THAI_NOTE * 200, encoding="utf-8")
+    return routed_agent(home, providers, routing=routing,
+                        prompt={"file_token_budget": BUDGET, "injection_scan": False})

@@ -9,7 +9,6 @@ import asyncio
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import warnings
@@ -18,15 +17,21 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core.agent.agent import MAX_TOOL_ROUNDS, Agent
+from hermes_core.agent.agent import Agent
 from hermes_core.agent.context_engine import ContextEngine
 from hermes_core.agent.prompt_builder import PromptBuilder
 from hermes_core.config import load_settings
 from hermes_core.errors import AllProvidersFailed, RateLimited
 from hermes_core.testing import FakeProvider, FunctionProvider
 from hermes_core.testing.agents import offline_agent
-from hermes_core.testing.pytest_plugin import NetworkBlocked
 from hermes_core.types import Completion, Message, Prompt, ToolCall, Usage
+from tests.agent.conftest import (
+    LONG,
+    WindowsByModel,
+    agent_for,
+    default_agent_for,
+    routed_agent,
+)
 
 
 def make_agent(home, provider):
@@ -129,10 +134,6 @@ def test_offline_without_keys(hermes_home):
     assert "offline reply" in agent.chat("hello").text
 
 
-def agent_for(home: Path, provider, **settings) -> Agent:
-    return offline_agent(home, provider, fast_model="m-fast", **settings)
-
-
 def test_turn_carries_skills_and_memories_after_the_prefix(home: Path):
     with ContextEngine(home / "sessions.db") as engine:
         engine.add("old-session", "We fixed a git rebase conflict in the billing repo by "
@@ -168,40 +169,6 @@ def test_routing_rules_pick_the_fast_model_for_short_messages(home: Path):
     agent.chat("hi")
     assert fake.last_request.model == "m-fast"
     assert "rule" in (agent.last_decision.reason if agent.last_decision else "")
-
-
-def test_skill_view_tool_call_is_answered_within_the_turn(home: Path):
-    call = ToolCall("call_1", "skill_view", '{"name": "sql-query-optimization"}')
-    fake = FakeProvider([Completion("", "m", "fake", tool_calls=(call,)), "Use an index."])
-    agent = agent_for(home, fake)
-    reply = agent.chat("my SQL query is slow")
-    assert reply.text == "Use an index."
-    assert [t.name for t in fake.requests[0].prompt.tools] == ["skill_view"]
-    second = fake.requests[1].prompt.messages
-    assert second[-2].tool_calls == (call,)
-    assert second[-1].role == "tool" and second[-1].tool_call_id == "call_1"
-    assert "EXPLAIN" in second[-1].content.upper()       # the skill's body came back
-    roles = [m.role for m in agent.history]
-    assert roles == ["user", "assistant", "tool", "assistant"]
-
-
-def test_unknown_skill_name_gets_a_readable_error(home: Path):
-    call = ToolCall("c", "skill_view", '{"name": "no-such-skill"}')
-    fake = FakeProvider([Completion("", "m", "fake", tool_calls=(call,)), "sorry"])
-    agent = agent_for(home, fake)
-    agent.chat("slow sql")
-    answer = fake.requests[1].prompt.messages[-1].content
-    assert "no skill named 'no-such-skill'" in answer and "sql-query-optimization" in answer
-
-
-def test_session_cache_hit_ratio(home: Path):
-    replies = [Completion("a", "m", "fake", Usage(1000, 10, cache_write_tokens=1500)),
-               Completion("b", "m", "fake", Usage(200, 10, cache_read_tokens=1500)),
-               Completion("c", "m", "fake", Usage(200, 10, cache_read_tokens=1500))]
-    agent = agent_for(home, FakeProvider(replies))
-    for text in ("one", "two", "three"):
-        agent.chat(text)
-    assert agent.stats.cache_hit_ratio == pytest.approx(3000 / (1000 + 1500 + 200 + 1500 + 200 + 1500))
 
 
 def test_end_session_records_once_and_reset_starts_anew(home: Path):
@@ -246,22 +213,6 @@ def test_a_session_whose_recording_failed_is_recorded_on_the_next_try(home: Path
     assert agent.end_session() is None                  # and only once
 
 
-def test_repl_reset_says_whether_anything_was_recorded(home: Path):
-    import io
-
-    from hermes_core.cli.repl import Repl
-
-    agent = agent_for(home, FakeProvider(["hi there"], summaries=["SUMMARY: said hello.\nTAGS: greeting"]))
-    out = io.StringIO()
-    repl = Repl(agent, stdin=io.StringIO(""), stdout=out)
-    repl.dispatch("/reset")
-    assert "nothing to record" in out.getvalue()
-    agent.chat("hello")
-    repl.dispatch("/reset")
-    assert "previous conversation recorded" in out.getvalue()
-    assert agent.last_reply is None and repl.last_reply is None
-
-
 def test_history_messages_passed_through_unchanged(home: Path):
     fake = FakeProvider(["r1", "r2"])
     agent = agent_for(home, fake)
@@ -276,17 +227,6 @@ def test_message_must_be_text(home: Path):
     agent = agent_for(home, FakeProvider())
     with pytest.raises(TypeError, match="message must be str"):
         agent.chat(b"bytes")  # type: ignore[arg-type]
-
-
-def test_real_network_is_blocked_in_the_suite():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        with pytest.raises(NetworkBlocked):
-            s.connect(("93.184.216.34", 80))
-    finally:
-        s.close()
-    with pytest.raises(NetworkBlocked):
-        socket.getaddrinfo("example.com", 443)
 
 
 def test_a_trigger_from_an_earlier_turn_does_not_fire_again(home: Path):
@@ -352,32 +292,6 @@ async def test_async_turns_build_the_prompt_off_the_event_loop(home: Path):
     assert text == "two" and threading.main_thread().name not in threads
 
 
-async def test_async_turns_build_a_prompt_on_the_loop_only_after_a_cheap_build(
-        home: Path, monkeypatch: pytest.MonkeyPatch):
-    """A thread hop costs more than a cheap build: after a build measured under the threshold the
-    next one runs on the event loop; once builds are costly they go back to a worker thread."""
-    import threading
-
-    agent = agent_for(home, FakeProvider(["one", "two", "three", "four"]))
-    built_on: list[bool] = []
-    build = agent._turn
-
-    def spy(message: str):  # type: ignore[no-untyped-def]
-        built_on.append(threading.current_thread() is threading.main_thread())
-        return build(message)
-
-    monkeypatch.setattr(agent, "_turn", spy)
-    monkeypatch.setattr(agent.prepare_gate, "threshold_s", 60.0)   # every build is cheap
-    await agent.achat("first")      # nothing measured yet: a worker thread
-    await agent.achat("second")     # the first was cheap: on the loop
-    monkeypatch.setattr(agent.prepare_gate, "threshold_s", 0.0)    # every build is costly
-    await agent.achat("third")      # decided by the second build's cost: a thread now
-    assert [p async for p in agent.astream("fourth")] == ["four"]
-    assert built_on == [False, True, False, False]
-    assert [m.content for m in agent.history if m.role == "assistant"] == [
-        "one", "two", "three", "four"]
-
-
 def test_a_prompt_builder_passed_in_gets_the_agents_skills_and_memories(home: Path):
     from hermes_core.agent.prompt_builder import PromptBuilder
 
@@ -407,10 +321,6 @@ def test_a_prompt_builder_passed_in_gets_the_agents_skills_and_memories(home: Pa
     assert "git-rebase-conflicts" not in fake.last_request.prompt.context
 
 
-def default_agent_for(home: Path, provider, **settings) -> Agent:
-    return offline_agent(home, provider, **settings)
-
-
 async def test_astream_reply_names_the_provider_and_model_like_achat(home: Path):
     fake = FakeProvider(["one", "two"], name="fake")
     agent = default_agent_for(home, fake)
@@ -419,70 +329,6 @@ async def test_astream_reply_names_the_provider_and_model_like_achat(home: Path)
     streamed = agent.last_reply
     assert streamed is not None and streamed.text == "two"
     assert (streamed.provider, streamed.model) == (done.provider, done.model) == ("fake", "m-default")
-
-
-def _always_calls_a_tool(n: int) -> list[Completion]:
-    return [Completion(f"round {i}", "m-default", "fake",
-                       tool_calls=(ToolCall(f"call_{i}", "skill_view", '{"name": "docker"}'),))
-            for i in range(n)]
-
-
-@pytest.mark.parametrize("streamed", [False, True])
-def test_tool_rounds_cap_keeps_prompt_as_sent_and_history_clean(home: Path, streamed: bool):
-    fake = FakeProvider(_always_calls_a_tool(MAX_TOOL_ROUNDS + 1), name="fake")
-    agent = default_agent_for(home, fake)
-    if streamed:
-        stream = agent.stream("keep calling tools")
-        "".join(stream)
-        reply = stream.reply
-    else:
-        reply = agent.chat("keep calling tools")
-    assert reply is not None and len(fake.requests) == MAX_TOOL_ROUNDS + 1
-    # /prompt shows the last request exactly as sent: no tool answers the model never saw
-    assert reply.prompt == fake.requests[-1].prompt
-    texts = [m.content for m in agent.history if m.role == "assistant"]
-    assert texts.count(f"round {MAX_TOOL_ROUNDS}") == 1
-    # every tool call in the history is answered, and every answer follows its call
-    asked = [c.id for m in agent.history for c in m.tool_calls]
-    answered = [m.tool_call_id for m in agent.history if m.role == "tool"]
-    assert asked == answered
-
-
-@pytest.mark.parametrize("mode", ["chat", "stream", "achat", "astream"])
-def test_a_model_calling_tools_forever_ends_with_a_reply_that_says_the_cap_stopped_it(
-        tmp_path: Path, mode: str, caplog: pytest.LogCaptureFixture):
-    """A model that only ever calls a tool: after llm.max_tool_rounds the turn used to end with
-    an empty reply and nothing saying why (the CLI printed a blank line)."""
-    def ping() -> str:
-        """Ping."""
-        return "pong"
-
-    looping = FunctionProvider(lambda p, m: Completion(
-        "", m, "", tool_calls=(ToolCall(f"c{len(p.messages)}", "ping", "{}"),)))
-    agent = Agent(load_settings({"home": str(tmp_path), "llm": {"max_tool_rounds": 2}}, env={}),
-                  provider=looping, tools=[ping], loop_options={"audit_path": False})
-    with caplog.at_level("WARNING", logger="hermes_core.agent"):
-        if mode == "chat":
-            reply = agent.chat("loop")
-        elif mode == "stream":
-            stream = agent.stream("loop")
-            "".join(stream)
-            reply = stream.reply
-        elif mode == "achat":
-            reply = asyncio.run(agent.achat("loop"))
-        else:
-            async def drain() -> None:
-                async for _ in agent.astream("loop"):
-                    pass
-            asyncio.run(drain())
-            reply = agent.last_reply
-    assert reply is not None and reply.stop_reason == "max_tool_rounds"
-    assert len(reply.tool_results) == 2 and len(reply.tool_calls) == 3
-    assert "llm.max_tool_rounds (2)" in caplog.text
-    # a turn the model ends by itself says so too
-    agent.tools.max_rounds = 5
-    with agent.override(provider=FakeProvider(["done"])):
-        assert agent.chat("stop").stop_reason is None
 
 
 def test_undecodable_input_is_replaced_not_carried_into_requests_or_memory(home: Path):
@@ -501,18 +347,6 @@ def test_undecodable_input_is_replaced_not_carried_into_requests_or_memory(home:
     # Not waiting for the skill index's warm-up, which has nothing to do with it (it calibrates
     # the gate: 24 s here, over 600 s on a loaded CI machine).
     agent.close(wait_warm=False)
-
-
-def test_prompt_command_shows_undecodable_argv_as_replacement_characters(home: Path, capsys):
-    from hermes_core.cli.main import main
-
-    # The dense layer's first calibration (24 s here, past the 300 s test timeout on a loaded CI
-    # machine) has nothing to do with how argv is decoded: this home ranks skills lexically.
-    (home / "config.yaml").write_text("skill_utils:\n  embeddings: false\n", encoding="utf-8")
-    assert main(["prompt", "caf\udce9", "--home", str(home), "--json"]) == 0
-    out = capsys.readouterr().out
-    out.encode("utf-8")                       # printable and valid JSON text
-    assert "caf\ufffd" in json.loads(out)["messages"][-1]["content"]
 
 
 async def test_astream_tool_rounds_and_cancellation_keep_the_history_consistent(home: Path):
@@ -831,345 +665,6 @@ def test_async_with_records_the_session_without_blocking_the_event_loop(tmp_path
 
 
 # ---------------------------------------------------------------------- the history budget follows the route
-
-
-class WindowsByModel(FakeProvider):
-    """Refuses a request longer than the window of the model it is sent to, as a real API does."""
-
-    def __init__(self, windows: dict[str, int], **kw) -> None:
-        super().__init__(**kw)
-        self.windows = windows
-
-    def _reply(self, prompt: Prompt, model: str):
-        if prompt.purpose == "summary" or self._script:   # scripted errors first
-            return super()._reply(prompt, model)
-        from hermes_core.errors import ContextWindowExceeded
-        from hermes_core.tokens import count_tokens
-        sent = count_tokens(prompt.system + prompt.context
-                            + "".join(m.content for m in prompt.messages))
-        if sent + 256 > self.windows[model]:
-            return ContextWindowExceeded(f"{sent} tokens is over {model}'s window", status_code=400)
-        return Completion("Noted: reproduce it, check what changed, isolate one part at a time, "
-                          "then verify the fix and add a regression test. " * 2, model, self.name,
-                          Usage(sent, 40), finish_reason="stop")
-
-
-def routed_agent(home: Path, providers, *, routing, prompt=None, context_engine=None) -> Agent:
-    settings = load_settings({
-        "home": str(home), "llm": {"max_tokens": 256, "routing": routing},
-        "skill_utils": {"enabled": False, "embeddings": False}, "prompt": prompt or {},
-        "context_engine": context_engine or {"enabled": False}}, env={})
-    kw = {"provider": providers} if not isinstance(providers, dict) else {"providers": providers}
-    return Agent(settings, **kw, loop_options={"sleep": lambda s: None, "audit_path": False})
-
-
-LONG = ("Here is more detail about the deployment: the staging cluster runs three replicas behind "
-        "the load balancer and the health check path is /healthz on port 8080. ")
-
-
-def test_a_turn_routed_to_a_smaller_window_model_is_compacted_for_that_window(tmp_path: Path):
-    windows = {"m-big": 100_000, "m-small": 3000}
-    fake = WindowsByModel(windows)
-    agent = routed_agent(tmp_path, fake, routing={
-        "default_model": "m-big", "context_windows": windows,
-        "rules": [{"condition": "'quick' in message", "model": "m-small"}]})
-    for i in range(16):
-        agent.chat(f"turn {i}: {LONG * 3}")
-    reply = agent.chat("quick question: which port was the health check on?")
-    assert fake.last_request.model == "m-small"
-    assert reply.compaction is not None and reply.compaction.budget.window == 3000
-    assert reply.compaction.compactions >= 1
-
-
-def test_a_turn_routed_to_a_long_context_model_is_not_compacted_for_the_default(tmp_path: Path):
-    windows = {"m-small": 3000, "m-long": 100_000}
-    fake = WindowsByModel(windows)
-    agent = routed_agent(tmp_path, fake, routing={
-        "default_model": "m-small", "long_context_model": "m-long", "context_windows": windows,
-        "rules": [{"condition": "prompt_tokens > 2000", "model": "long_context_model"}]})
-    for i in range(13):   # the 13th turn's request passes 2000 o200k tokens
-        reply = agent.chat(f"turn {i}: {LONG * 3}")
-    assert fake.last_request.model == "m-long"
-    assert reply.compaction is not None and reply.compaction.budget.window == 100_000
-    assert reply.compaction.compactions == 0     # the long model reads the whole chat
-    assert len(fake.last_request.prompt.messages) == len(agent.history) - 1
-
-
-def _failed_over_to_m_small(tmp_path: Path, big_window: int):
-    """16 long turns on m-big (``big_window``), then one failed over to m-small (3000 tokens)
-    through another provider: (agent, the big fake, the small fake, that turn's reply)."""
-    from hermes_core.errors import ServerError
-    windows = {"m-big": big_window, "m-small": 3000}
-    big = WindowsByModel(windows, name="openai")
-    small = WindowsByModel(windows, name="anthropic")
-    agent = routed_agent(tmp_path, {"openai": big, "anthropic": small}, routing={
-        "default_model": "m-big", "context_windows": windows,
-        "providers": [{"name": "openai", "priority": 1, "models": ["m-big"]},
-                      {"name": "anthropic", "priority": 2, "models": ["m-small"]}]})
-    for i in range(16):
-        agent.chat(f"turn {i}: {LONG * 3}")
-    assert not small.requests
-    big.add(*[ServerError("down", status_code=503)] * 10)
-    return agent, big, small, agent.chat("and which port was the health check on?")
-
-
-def test_a_failover_to_a_smaller_window_model_sends_a_history_that_fits_it(tmp_path: Path):
-    agent, _, small, reply = _failed_over_to_m_small(tmp_path, 100_000)
-    assert reply.provider == "anthropic" and small.last_request.model == "m-small"
-    assert reply.compaction is not None and reply.compaction.budget.window == 3000
-    assert len(agent.history) == 34   # the whole chat is kept; only what is sent was compacted
-
-
-def test_a_failover_to_a_smaller_window_model_calibrates_it_on_the_request_it_was_sent(
-        tmp_path: Path):
-    """The bill of a failover to a smaller window is of the request compacted for it, but it was
-    set against our count of the turn's own (larger) prompt: here the small model, counting as
-    the big one does, was kept at about half the big one's ratio, in memory and in the home's
-    calibration file, so its next turns (and a new process's) counted its history at half size."""
-    agent, big, small, reply = _failed_over_to_m_small(tmp_path, 6000)
-    assert reply.provider == "anthropic"
-    assert len(small.last_request.prompt.messages) < len(big.last_request.prompt.messages)
-    one_tokenizer = agent.compactor.ratio_for("m-big")   # both fakes bill the same count
-    assert one_tokenizer is not None
-    assert agent.compactor.ratio_for("m-small") == pytest.approx(one_tokenizer, rel=0.05)
-
-
-class OpenAIWindows(WindowsByModel):
-    """A WindowsByModel that speaks for OpenAI models: their counts are exact."""
-
-    kind = "openai"
-
-
-def test_a_failover_to_a_model_of_another_encoding_counts_the_request_in_its_encoding(
-        tmp_path: Path):
-    """gpt-4o counts in o200k_base, gpt-4 in cl100k_base (~3x on Thai): the request a failover
-    sent to gpt-4 kept the o200k counts made for gpt-4o."""
-    from hermes_core.errors import ServerError
-    from hermes_core.tokens import count_tokens
-    (tmp_path / "SOUL.md").write_text("คุณเป็นผู้ช่วยที่ตอบคำถามอย่างสุภาพ " * 40, encoding="utf-8")
-    windows = {"gpt-4o": 100_000, "gpt-4": 100_000}
-    first, backup = OpenAIWindows(windows, name="openai"), OpenAIWindows(windows, name="azure")
-    agent = routed_agent(tmp_path, {"openai": first, "azure": backup}, routing={
-        "default_model": "gpt-4o", "context_windows": windows,
-        "providers": [{"name": "openai", "priority": 1, "models": ["gpt-4o"]},
-                      {"name": "azure", "type": "openai", "priority": 2,
-                       "models": ["gpt-4"]}]})
-    first.add(*[ServerError("down", status_code=503)] * 10)
-    message = "บันทึกไม่มีอะไรใหม่ในวันนี้ " * 20
-    reply = agent.chat(message)
-    sent = backup.last_request.prompt
-    assert reply.provider == "azure" and backup.last_request.model == "gpt-4"
-    system = count_tokens(sent.system, "cl100k_base")
-    assert system > 2 * count_tokens(sent.system)
-    assert sent.tokens["system"] == sent.tokens["soul"] == system
-    assert sent.tokens["message"] == count_tokens(message, "cl100k_base")
-    assert reply.prompt.tokens["system"] == system
-
-
-class AnthropicWindows(WindowsByModel):
-    """A WindowsByModel speaking Anthropic's wire format (a gateway serving any model name)."""
-
-    kind = "anthropic"
-
-
-THAI_NOTE = "ผู้ใช้ชอบกาแฟดำและทำงานที่สำนักงานกรุงเทพทุกวันจันทร์\n"
-BUDGET = 300
-
-
-def memory_section(system: str) -> str:
-    from hermes_core.agent.prompt_builder import SECTION_SEPARATOR
-    header = "## Memory (MEMORY.md)\n\n"
-    part = next(p for p in system.split(SECTION_SEPARATOR) if p.startswith(header))
-    return part[len(header):]
-
-
-def thai_memory_agent(home: Path, providers, routing) -> Agent:
-    (home / "MEMORY.md").write_text(THAI_NOTE * 200, encoding="utf-8")
-    return routed_agent(home, providers, routing=routing,
-                        prompt={"file_token_budget": BUDGET, "injection_scan": False})
-
-
-def test_a_gpt4_turn_cuts_a_thai_memory_file_to_its_budget_in_gpt4s_encoding(tmp_path: Path):
-    """The file budgets were o200k tokens whatever the model: a Thai MEMORY.md cut to 300 o200k
-    tokens is ~2.5x that in gpt-4's cl100k_base, the worst case of a budget decided before
-    routing. The model is known (the default, served by OpenAI): the file is cut in its
-    encoding, and the count reported is of what is sent."""
-    from hermes_core.tokens import count_tokens
-    fake = OpenAIWindows({"gpt-4": 100_000})
-    agent = thai_memory_agent(tmp_path, fake, {"default_model": "gpt-4"})
-    agent.chat("สวัสดี")
-    sent = fake.last_request.prompt
-    body = memory_section(sent.system)
-    assert 0.8 * BUDGET < count_tokens(body, "cl100k_base") <= BUDGET + 40   # + the cut marker
-    assert sent.tokens["memory"] == count_tokens("## Memory (MEMORY.md)\n\n" + body, "cl100k_base")
-    assert count_tokens(body) < 0.6 * BUDGET          # what o200k_base would have let through
-
-
-def test_a_turn_routed_to_gpt4_after_the_build_recuts_the_files_for_gpt4(tmp_path: Path):
-    """The model is not known while the files are cut (a rule picks gpt-4 on the request): the
-    budgets are cut again in the routed model's encoding, before the history is fitted."""
-    from hermes_core.tokens import count_tokens
-    fake = OpenAIWindows({"gpt-4o": 100_000, "gpt-4": 100_000})
-    agent = thai_memory_agent(tmp_path, fake, {
-        "default_model": "gpt-4o", "context_windows": {"gpt-4o": 100_000, "gpt-4": 100_000},
-        "rules": [{"condition": "'sql' in message", "model": "gpt-4"}]})
-    agent.chat("สวัสดี")
-    wide = memory_section(fake.last_request.prompt.system)
-    assert fake.last_request.model == "gpt-4o" and count_tokens(wide) > 0.8 * BUDGET
-    agent.chat("SQL สำหรับรายงาน")
-    sent = fake.last_request.prompt
-    assert fake.last_request.model == "gpt-4"
-    assert count_tokens(memory_section(sent.system), "cl100k_base") <= BUDGET + 40
-    assert sent.tokens["system"] == count_tokens(sent.system, "cl100k_base")
-    agent.chat("สวัสดี")                            # back on gpt-4o: its own cut, unchanged
-    assert memory_section(fake.last_request.prompt.system) == wide
-
-
-def test_a_failover_to_gpt4_recuts_the_files_for_gpt4(tmp_path: Path):
-    from hermes_core.errors import ServerError
-    from hermes_core.tokens import count_tokens
-    windows = {"gpt-4o": 100_000, "gpt-4": 100_000}
-    first, backup = OpenAIWindows(windows, name="openai"), OpenAIWindows(windows, name="azure")
-    agent = thai_memory_agent(tmp_path, {"openai": first, "azure": backup}, {
-        "default_model": "gpt-4o", "context_windows": windows,
-        "providers": [{"name": "openai", "priority": 1, "models": ["gpt-4o"]},
-                      {"name": "azure", "type": "openai", "priority": 2, "models": ["gpt-4"]}]})
-    first.add(*[ServerError("down", status_code=503)] * 10)
-    reply = agent.chat("สวัสดี")
-    sent = backup.last_request.prompt
-    assert reply.provider == "azure" and backup.last_request.model == "gpt-4"
-    assert count_tokens(memory_section(sent.system), "cl100k_base") <= BUDGET + 40
-    assert sent.tokens["system"] == count_tokens(sent.system, "cl100k_base")
-
-
-def test_a_failover_to_the_same_model_name_on_another_provider_kind_counts_for_that_kind(
-        tmp_path: Path):
-    """``fit_for`` compared model names only: gpt-4 through a gateway speaking Anthropic's format
-    counts in o200k_base (not OpenAI's wire, so not known exact), through OpenAI in cl100k_base;
-    the failover from one to the other sent the gateway's o200k counts and cuts to gpt-4."""
-    from hermes_core.errors import ServerError
-    from hermes_core.tokens import count_tokens
-    windows = {"gpt-4": 100_000}
-    first, backup = AnthropicWindows(windows, name="gateway"), OpenAIWindows(windows, name="openai")
-    agent = thai_memory_agent(tmp_path, {"gateway": first, "openai": backup}, {
-        "default_model": "gpt-4", "context_windows": windows,
-        "providers": [{"name": "gateway", "type": "anthropic", "priority": 1, "models": ["gpt-4"]},
-                      {"name": "openai", "priority": 2, "models": ["gpt-4"]}]})
-    first.add(*[ServerError("down", status_code=503)] * 10)
-    message = "บันทึกไม่มีอะไรใหม่ในวันนี้ " * 20
-    reply = agent.chat(message)
-    sent = backup.last_request.prompt
-    assert reply.provider == "openai" and backup.last_request.model == "gpt-4"
-    assert sent.tokens["system"] == count_tokens(sent.system, "cl100k_base")
-    assert sent.tokens["message"] == count_tokens(message, "cl100k_base")
-    assert count_tokens(memory_section(sent.system), "cl100k_base") <= BUDGET + 40
-
-
-def test_a_gpt4_turn_fits_recalled_thai_sessions_to_the_block_budget_in_cl100k(tmp_path: Path):
-    """Recall was fitted to ``block_tokens`` in o200k_base: Thai summaries filled 2-3x the block
-    in gpt-4's encoding."""
-    from hermes_core.tokens import count_tokens
-    fake = OpenAIWindows({"gpt-4": 100_000})
-    agent = routed_agent(tmp_path, fake, routing={"default_model": "gpt-4"},
-                         context_engine={"enabled": True, "block_tokens": 150})
-    for i in range(4):
-        agent.context_engine.add(f"s{i}", f"Biscuit {i}: " + THAI_NOTE * 6)
-    agent.chat("Biscuit?")
-    turn = fake.last_request.prompt.turn
-    assert turn is not None and len(turn.memories) >= 2
-    block = turn.memories_block
-    assert count_tokens(block, "cl100k_base") <= 150 and count_tokens(block) < 100
-    assert block in fake.last_request.prompt.context
-
-
-# ---------------------------------------------------------------------- Ctrl-C as a turn ends
-
-
-END_OF_TURN_FILES = ("agent/agent.py", "agent/turn.py", "agent/resilience.py", "agent/resilience_run.py",
-                     "agent/reply.py")
-
-
-def interrupt_at_line(n: int, armed: list[bool]):
-    """A tracer that raises SIGINT in this process at the ``n``-th line run, once ``armed``, in
-    the agent's end-of-turn code: Ctrl-C pressed at that point, as the terminal would send it."""
-    import signal
-    count = [0]
-
-    def local(frame, event, arg):
-        if event == "line" and armed[0]:
-            count[0] += 1
-            if count[0] == n:
-                signal.raise_signal(signal.SIGINT)
-        return local
-
-    def tracer(frame, event, arg):
-        if frame.f_code.co_filename.replace("\\", "/").endswith(END_OF_TURN_FILES):
-            return local
-        return None
-
-    return tracer, count
-
-
-def kept_or_cancelled(agent: Agent) -> str:
-    """'kept' or 'cancelled', asserting the agent is wholly in that state."""
-    from hermes_core.agent.pricing import Cost
-    if not agent.history:
-        assert agent.stats.turns == 0 and agent.stats.usage == Usage()
-        # a reply that came before the interrupt was billed: wasted, priced (decision 97)
-        wasted = agent.stats.wasted
-        assert agent.stats.cost == (Cost() if wasted == Usage() else agent.prices.cost("m", wasted))
-        assert agent.last_reply is None
-        return "cancelled"
-    assert [m.role for m in agent.history] == ["user", "assistant"], agent.history
-    assert agent.stats.turns == 1 and agent.stats.usage.input_tokens > 0
-    assert agent.last_reply is not None and agent.last_reply.text == agent.history[-1].content
-    return "kept"
-
-
-@pytest.mark.parametrize("mode", ["chat", "stream"])
-def test_ctrl_c_at_any_step_of_recording_a_turn_keeps_it_whole_or_not_at_all(
-        tmp_path: Path, mode: str):
-    import signal
-    import sys
-    # CI may run with SIGINT ignored: Ctrl-C must raise here as in a terminal
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    outcomes: dict[str, int] = {}
-    try:
-        n = 0
-        while True:
-            n += 1
-            armed = [False]
-
-            def answer(prompt, model, armed=armed):
-                armed[0] = True          # from here on the reply is complete: the turn ends
-                return "The answer is 42."
-
-            (tmp_path / f"h{n}").mkdir()
-            agent = routed_agent(tmp_path / f"h{n}", FunctionProvider(answer),
-                                 routing={"default_model": "m"})
-            tracer, count = interrupt_at_line(n, armed)
-            old = sys.gettrace()
-            sys.settrace(tracer)
-            try:
-                if mode == "chat":
-                    agent.chat("what is the answer?")
-                else:
-                    stream = agent.stream("what is the answer?")
-                    for _ in stream:
-                        pass
-            except KeyboardInterrupt:
-                pass
-            finally:
-                sys.settrace(old)
-            state = kept_or_cancelled(agent)
-            outcomes[state] = outcomes.get(state, 0) + 1
-            agent.chat("and again?")          # the next turn sends a well-formed conversation
-            assert [m.role for m in agent.history[-2:]] == ["user", "assistant"]
-            if count[0] < n:                  # every line of the sequence has been interrupted
-                break
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    assert n > 10 and outcomes.get("kept", 0) > 0
 
 
 def test_a_reply_whose_usage_we_counted_does_not_calibrate_the_count_on_itself(

@@ -21,8 +21,13 @@ from hermes_core.testing import (
     openai_chat_completion,
     openai_chat_stream,
 )
-from hermes_core.types import Usage
-from tests.agent.conftest import URLS, make_agent, run_turn
+from hermes_core.types import Completion, Usage
+from tests.agent.conftest import (
+    URLS,
+    agent_for,
+    make_agent,
+    run_turn,
+)
 
 
 def test_a_reply_prints_as_its_text_and_is_the_public_one() -> None:
@@ -109,3 +114,13 @@ def test_a_structured_reply_a_content_filter_withheld_gets_no_repair_round(
     with pytest.raises(StructuredOutputError) as info:
         make_agent(empty_home, "openai").chat("forecast", output=Forecast)
     assert route.call_count == 1 and info.value.refused
+
+
+def test_session_cache_hit_ratio(home: Path):
+    replies = [Completion("a", "m", "fake", Usage(1000, 10, cache_write_tokens=1500)),
+               Completion("b", "m", "fake", Usage(200, 10, cache_read_tokens=1500)),
+               Completion("c", "m", "fake", Usage(200, 10, cache_read_tokens=1500))]
+    agent = agent_for(home, FakeProvider(replies))
+    for text in ("one", "two", "three"):
+        agent.chat(text)
+    assert agent.stats.cache_hit_ratio == pytest.approx(3000 / (1000 + 1500 + 200 + 1500 + 200 + 1500))

@@ -6,6 +6,7 @@ the skill_view tool answers with the skill the model asked for.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +16,11 @@ from hermes_core.agent.tool_runner import AgentTools
 from hermes_core.retrieval.result import render, render_auto_loaded
 from hermes_core.retrieval.retriever import SkillRetriever
 from hermes_core.retrieval.skills import MAX_BODY_CHARS
-from hermes_core.types import Skill, ToolCall
+from hermes_core.testing import FakeProvider
+from hermes_core.types import Completion, Skill, ToolCall
+from tests.agent.conftest import (
+    agent_for,
+)
 
 
 def _selection() -> SkillSelection:
@@ -169,3 +174,27 @@ def test_a_name_matching_two_skills_but_for_case_is_not_guessed() -> None:
     assert content.startswith("error: no skill named 'DEPLOY'")
     assert "Did you mean: Deploy, deploy?" in content
     assert "STEPS" not in content
+
+
+def test_skill_view_tool_call_is_answered_within_the_turn(home: Path):
+    call = ToolCall("call_1", "skill_view", '{"name": "sql-query-optimization"}')
+    fake = FakeProvider([Completion("", "m", "fake", tool_calls=(call,)), "Use an index."])
+    agent = agent_for(home, fake)
+    reply = agent.chat("my SQL query is slow")
+    assert reply.text == "Use an index."
+    assert [t.name for t in fake.requests[0].prompt.tools] == ["skill_view"]
+    second = fake.requests[1].prompt.messages
+    assert second[-2].tool_calls == (call,)
+    assert second[-1].role == "tool" and second[-1].tool_call_id == "call_1"
+    assert "EXPLAIN" in second[-1].content.upper()       # the skill's body came back
+    roles = [m.role for m in agent.history]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+
+
+def test_unknown_skill_name_gets_a_readable_error(home: Path):
+    call = ToolCall("c", "skill_view", '{"name": "no-such-skill"}')
+    fake = FakeProvider([Completion("", "m", "fake", tool_calls=(call,)), "sorry"])
+    agent = agent_for(home, fake)
+    agent.chat("slow sql")
+    answer = fake.requests[1].prompt.messages[-1].content
+    assert "no skill named 'no-such-skill'" in answer and "sql-query-optimization" in answer

@@ -8,8 +8,10 @@ order, and the turn ends on the model's next reply.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +21,23 @@ import typing_extensions
 from pydantic import BaseModel
 
 from hermes_core import StructuredOutputError, tool
+from hermes_core.agent.agent import MAX_TOOL_ROUNDS, Agent
+from hermes_core.config import load_settings
 from hermes_core.providers.base import STRUCTURED_OUTPUT_TOOL
 from hermes_core.testing import (
     SSE_HEADERS,
+    FakeProvider,
+    FunctionProvider,
     anthropic_message,
     anthropic_stream,
     openai_chat_completion,
     openai_chat_stream,
 )
-from hermes_core.types import ToolCall, fingerprint
+from hermes_core.types import Completion, ToolCall, fingerprint
 from tests.agent.conftest import (
     KEYS,
     URLS,
+    default_agent_for,
     make_agent,
     request_json,
     run_turn,
@@ -839,3 +846,104 @@ def test_a_tool_taking_an_unpacked_typed_dict_round_trips_the_wire(
     assert json.loads(answers["c2"]) == {"table": "t", "limit": 5, "cursor": "c9"}
     assert answers["c3"] == "error: invalid arguments for rows: limit: Field required"
     assert [r.status for r in reply.tool_results] == ["ok", "ok", "invalid"]
+
+
+class Folder(typing.TypedDict):
+    """A folder and the folders inside it."""
+
+    name: str
+    children: list[Folder]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_tool_taking_a_tree_is_offered_with_a_self_reference_and_called_with_one(
+        kind: str, mode: str, empty_home: Path, respx_mock: Any) -> None:
+    """A tool taking a self-referencing ``typing.TypedDict`` goes on the wire with a schema that
+    refers to its own definition, and a nested call reaches the function as nested dicts."""
+    seen: list[Any] = []
+
+    def count_folders(root: Folder) -> int:
+        """Count the folders in a tree."""
+        seen.append(root)
+        return 1 + sum(count_folders(c) for c in root["children"])
+
+    tree = {"name": "a", "children": [{"name": "b", "children": [{"name": "c", "children": []}]}]}
+    route = respx_mock.post(URLS[kind]).mock(side_effect=[
+        wire_response(kind, mode == "stream", "",
+                      (ToolCall("t1", "count_folders", json.dumps({"root": tree})),)),
+        wire_response(kind, mode == "stream", "Three folders.")])
+    agent = make_agent(empty_home, kind, tools=[count_folders])
+    reply = run_turn(agent, mode, "how many folders?")
+
+    assert reply.text == "Three folders."
+    assert seen[0] == tree
+    assert tool_answers(kind, request_json(route, 1)) == [("t1", "3")]
+    (offered,) = request_json(route, 0)["tools"]
+    schema = offered["function"]["parameters"] if kind == "openai" else offered["input_schema"]
+    assert schema["properties"]["root"] == {"$ref": "#/$defs/Folder"}
+    assert schema["$defs"]["Folder"]["properties"]["children"]["items"] == {"$ref": "#/$defs/Folder"}
+
+
+def _always_calls_a_tool(n: int) -> list[Completion]:
+    return [Completion(f"round {i}", "m-default", "fake",
+                       tool_calls=(ToolCall(f"call_{i}", "skill_view", '{"name": "docker"}'),))
+            for i in range(n)]
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_tool_rounds_cap_keeps_prompt_as_sent_and_history_clean(home: Path, streamed: bool):
+    fake = FakeProvider(_always_calls_a_tool(MAX_TOOL_ROUNDS + 1), name="fake")
+    agent = default_agent_for(home, fake)
+    if streamed:
+        stream = agent.stream("keep calling tools")
+        "".join(stream)
+        reply = stream.reply
+    else:
+        reply = agent.chat("keep calling tools")
+    assert reply is not None and len(fake.requests) == MAX_TOOL_ROUNDS + 1
+    # /prompt shows the last request exactly as sent: no tool answers the model never saw
+    assert reply.prompt == fake.requests[-1].prompt
+    texts = [m.content for m in agent.history if m.role == "assistant"]
+    assert texts.count(f"round {MAX_TOOL_ROUNDS}") == 1
+    # every tool call in the history is answered, and every answer follows its call
+    asked = [c.id for m in agent.history for c in m.tool_calls]
+    answered = [m.tool_call_id for m in agent.history if m.role == "tool"]
+    assert asked == answered
+
+
+@pytest.mark.parametrize("mode", ["chat", "stream", "achat", "astream"])
+def test_a_model_calling_tools_forever_ends_with_a_reply_that_says_the_cap_stopped_it(
+        tmp_path: Path, mode: str, caplog: pytest.LogCaptureFixture):
+    """A model that only ever calls a tool: after llm.max_tool_rounds the turn used to end with
+    an empty reply and nothing saying why (the CLI printed a blank line)."""
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    looping = FunctionProvider(lambda p, m: Completion(
+        "", m, "", tool_calls=(ToolCall(f"c{len(p.messages)}", "ping", "{}"),)))
+    agent = Agent(load_settings({"home": str(tmp_path), "llm": {"max_tool_rounds": 2}}, env={}),
+                  provider=looping, tools=[ping], loop_options={"audit_path": False})
+    with caplog.at_level("WARNING", logger="hermes_core.agent"):
+        if mode == "chat":
+            reply = agent.chat("loop")
+        elif mode == "stream":
+            stream = agent.stream("loop")
+            "".join(stream)
+            reply = stream.reply
+        elif mode == "achat":
+            reply = asyncio.run(agent.achat("loop"))
+        else:
+            async def drain() -> None:
+                async for _ in agent.astream("loop"):
+                    pass
+            asyncio.run(drain())
+            reply = agent.last_reply
+    assert reply is not None and reply.stop_reason == "max_tool_rounds"
+    assert len(reply.tool_results) == 2 and len(reply.tool_calls) == 3
+    assert "llm.max_tool_rounds (2)" in caplog.text
+    # a turn the model ends by itself says so too
+    agent.tools.max_rounds = 5
+    with agent.override(provider=FakeProvider(["done"])):
+        assert agent.chat("stop").stop_reason is None

@@ -33,7 +33,22 @@ from hermes_core.testing import (
 )
 from hermes_core.tokens import count_tokens
 from hermes_core.types import Message, Usage
-from tests.agent.conftest import MODELS, URLS, make_agent, request_json, run_turn, wire_response
+from tests.agent.conftest import (
+    BUDGET,
+    LONG,
+    MODELS,
+    URLS,
+    AnthropicWindows,
+    OpenAIWindows,
+    WindowsByModel,
+    make_agent,
+    memory_section,
+    request_json,
+    routed_agent,
+    run_turn,
+    thai_memory_agent,
+    wire_response,
+)
 from tests.conftest import CancelledAfter
 
 
@@ -726,3 +741,108 @@ def test_a_turn_reaches_its_agent_through_public_names_only() -> None:
     signature for a caller in another module)."""
     source = Path(turn_module.__file__).read_text(encoding="utf-8")
     assert re.findall(r"\bagent\._\w+", source) == []
+
+
+def _failed_over_to_m_small(tmp_path: Path, big_window: int):
+    """16 long turns on m-big (``big_window``), then one failed over to m-small (3000 tokens)
+    through another provider: (agent, the big fake, the small fake, that turn's reply)."""
+    from hermes_core.errors import ServerError
+    windows = {"m-big": big_window, "m-small": 3000}
+    big = WindowsByModel(windows, name="openai")
+    small = WindowsByModel(windows, name="anthropic")
+    agent = routed_agent(tmp_path, {"openai": big, "anthropic": small}, routing={
+        "default_model": "m-big", "context_windows": windows,
+        "providers": [{"name": "openai", "priority": 1, "models": ["m-big"]},
+                      {"name": "anthropic", "priority": 2, "models": ["m-small"]}]})
+    for i in range(16):
+        agent.chat(f"turn {i}: {LONG * 3}")
+    assert not small.requests
+    big.add(*[ServerError("down", status_code=503)] * 10)
+    return agent, big, small, agent.chat("and which port was the health check on?")
+
+
+def test_a_failover_to_a_smaller_window_model_sends_a_history_that_fits_it(tmp_path: Path):
+    agent, _, small, reply = _failed_over_to_m_small(tmp_path, 100_000)
+    assert reply.provider == "anthropic" and small.last_request.model == "m-small"
+    assert reply.compaction is not None and reply.compaction.budget.window == 3000
+    assert len(agent.history) == 34   # the whole chat is kept; only what is sent was compacted
+
+
+def test_a_failover_to_a_smaller_window_model_calibrates_it_on_the_request_it_was_sent(
+        tmp_path: Path):
+    """The bill of a failover to a smaller window is of the request compacted for it, but it was
+    set against our count of the turn's own (larger) prompt: here the small model, counting as
+    the big one does, was kept at about half the big one's ratio, in memory and in the home's
+    calibration file, so its next turns (and a new process's) counted its history at half size."""
+    agent, big, small, reply = _failed_over_to_m_small(tmp_path, 6000)
+    assert reply.provider == "anthropic"
+    assert len(small.last_request.prompt.messages) < len(big.last_request.prompt.messages)
+    one_tokenizer = agent.compactor.ratio_for("m-big")   # both fakes bill the same count
+    assert one_tokenizer is not None
+    assert agent.compactor.ratio_for("m-small") == pytest.approx(one_tokenizer, rel=0.05)
+
+
+def test_a_failover_to_a_model_of_another_encoding_counts_the_request_in_its_encoding(
+        tmp_path: Path):
+    """gpt-4o counts in o200k_base, gpt-4 in cl100k_base (~3x on Thai): the request a failover
+    sent to gpt-4 kept the o200k counts made for gpt-4o."""
+    from hermes_core.errors import ServerError
+    from hermes_core.tokens import count_tokens
+    (tmp_path / "SOUL.md").write_text("คุณเป็นผู้ช่วยที่ตอบคำถามอย่างสุภาพ " * 40, encoding="utf-8")
+    windows = {"gpt-4o": 100_000, "gpt-4": 100_000}
+    first, backup = OpenAIWindows(windows, name="openai"), OpenAIWindows(windows, name="azure")
+    agent = routed_agent(tmp_path, {"openai": first, "azure": backup}, routing={
+        "default_model": "gpt-4o", "context_windows": windows,
+        "providers": [{"name": "openai", "priority": 1, "models": ["gpt-4o"]},
+                      {"name": "azure", "type": "openai", "priority": 2,
+                       "models": ["gpt-4"]}]})
+    first.add(*[ServerError("down", status_code=503)] * 10)
+    message = "บันทึกไม่มีอะไรใหม่ในวันนี้ " * 20
+    reply = agent.chat(message)
+    sent = backup.last_request.prompt
+    assert reply.provider == "azure" and backup.last_request.model == "gpt-4"
+    system = count_tokens(sent.system, "cl100k_base")
+    assert system > 2 * count_tokens(sent.system)
+    assert sent.tokens["system"] == sent.tokens["soul"] == system
+    assert sent.tokens["message"] == count_tokens(message, "cl100k_base")
+    assert reply.prompt.tokens["system"] == system
+
+
+def test_a_failover_to_gpt4_recuts_the_files_for_gpt4(tmp_path: Path):
+    from hermes_core.errors import ServerError
+    from hermes_core.tokens import count_tokens
+    windows = {"gpt-4o": 100_000, "gpt-4": 100_000}
+    first, backup = OpenAIWindows(windows, name="openai"), OpenAIWindows(windows, name="azure")
+    agent = thai_memory_agent(tmp_path, {"openai": first, "azure": backup}, {
+        "default_model": "gpt-4o", "context_windows": windows,
+        "providers": [{"name": "openai", "priority": 1, "models": ["gpt-4o"]},
+                      {"name": "azure", "type": "openai", "priority": 2, "models": ["gpt-4"]}]})
+    first.add(*[ServerError("down", status_code=503)] * 10)
+    reply = agent.chat("สวัสดี")
+    sent = backup.last_request.prompt
+    assert reply.provider == "azure" and backup.last_request.model == "gpt-4"
+    assert count_tokens(memory_section(sent.system), "cl100k_base") <= BUDGET + 40
+    assert sent.tokens["system"] == count_tokens(sent.system, "cl100k_base")
+
+
+def test_a_failover_to_the_same_model_name_on_another_provider_kind_counts_for_that_kind(
+        tmp_path: Path):
+    """``fit_for`` compared model names only: gpt-4 through a gateway speaking Anthropic's format
+    counts in o200k_base (not OpenAI's wire, so not known exact), through OpenAI in cl100k_base;
+    the failover from one to the other sent the gateway's o200k counts and cuts to gpt-4."""
+    from hermes_core.errors import ServerError
+    from hermes_core.tokens import count_tokens
+    windows = {"gpt-4": 100_000}
+    first, backup = AnthropicWindows(windows, name="gateway"), OpenAIWindows(windows, name="openai")
+    agent = thai_memory_agent(tmp_path, {"gateway": first, "openai": backup}, {
+        "default_model": "gpt-4", "context_windows": windows,
+        "providers": [{"name": "gateway", "type": "anthropic", "priority": 1, "models": ["gpt-4"]},
+                      {"name": "openai", "priority": 2, "models": ["gpt-4"]}]})
+    first.add(*[ServerError("down", status_code=503)] * 10)
+    message = "บันทึกไม่มีอะไรใหม่ในวันนี้ " * 20
+    reply = agent.chat(message)
+    sent = backup.last_request.prompt
+    assert reply.provider == "openai" and backup.last_request.model == "gpt-4"
+    assert sent.tokens["system"] == count_tokens(sent.system, "cl100k_base")
+    assert sent.tokens["message"] == count_tokens(message, "cl100k_base")
+    assert count_tokens(memory_section(sent.system), "cl100k_base") <= BUDGET + 40

@@ -576,3 +576,15 @@ def test_with_compaction_off_the_preview_names_the_kept_calibration_it_counted_w
     sent = out["messages"][-1]["content"]
     assert out["tokens"]["message"] == round(count_tokens(sent, "o200k_base") * 1.5)
     assert out["token_counter"] == "calibrated:o200k_base"
+
+
+def test_prompt_command_shows_undecodable_argv_as_replacement_characters(home: Path, capsys):
+    from hermes_core.cli.main import main
+
+    # The dense layer's first calibration (24 s here, past the 300 s test timeout on a loaded CI
+    # machine) has nothing to do with how argv is decoded: this home ranks skills lexically.
+    (home / "config.yaml").write_text("skill_utils:\n  embeddings: false\n", encoding="utf-8")
+    assert main(["prompt", "caf\udce9", "--home", str(home), "--json"]) == 0
+    out = capsys.readouterr().out
+    out.encode("utf-8")                       # printable and valid JSON text
+    assert "caf\ufffd" in json.loads(out)["messages"][-1]["content"]

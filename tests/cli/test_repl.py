@@ -26,6 +26,9 @@ from hermes_core.providers.offline import OfflineProvider
 from hermes_core.testing import FakeProvider
 from hermes_core.testing.server import MockLLMServer
 from hermes_core.types import Completion
+from tests.agent.conftest import (
+    agent_for,
+)
 
 
 def offline_agent(home: Path) -> Agent:
@@ -784,3 +787,19 @@ def test_a_byte_order_mark_marks_the_input_utf8_whatever_the_stdin_was_declared(
     assert Repl(agent, stdin=stdin, stdout=out, stream=False).run() == 0
     assert "(auto: routing picks per turn)" in out.getvalue()   # /model's answer
     assert [m.content for m in agent.history if m.role == "user"] == ["查快递", "帮我查一下快递"]
+
+
+def test_repl_reset_says_whether_anything_was_recorded(home: Path):
+    import io
+
+    from hermes_core.cli.repl import Repl
+
+    agent = agent_for(home, FakeProvider(["hi there"], summaries=["SUMMARY: said hello.\nTAGS: greeting"]))
+    out = io.StringIO()
+    repl = Repl(agent, stdin=io.StringIO(""), stdout=out)
+    repl.dispatch("/reset")
+    assert "nothing to record" in out.getvalue()
+    agent.chat("hello")
+    repl.dispatch("/reset")
+    assert "previous conversation recorded" in out.getvalue()
+    assert agent.last_reply is None and repl.last_reply is None

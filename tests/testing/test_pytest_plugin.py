@@ -87,3 +87,13 @@ def test_isolating_the_default_home_can_be_turned_off(tmp_path: Path) -> None:
                            "-o", "hermes_isolate_home=false")
     assert (user / ".hermes" / "audit.jsonl").read_text() == "{}\n"
 
+
+def test_real_network_is_blocked_in_the_suite():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        with pytest.raises(NetworkBlocked):
+            s.connect(("93.184.216.34", 80))
+    finally:
+        s.close()
+    with pytest.raises(NetworkBlocked):
+        socket.getaddrinfo("example.com", 443)

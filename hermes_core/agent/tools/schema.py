@@ -26,6 +26,7 @@ from pydantic.json_schema import GenerateJsonSchema
 
 from hermes_core.agent.tools import call_shape, docstrings, typed_dicts
 from hermes_core.agent.tools.call_shape import CallShape
+from hermes_core.agent.tools.hints import read as read_hints
 from hermes_core.finite_json import non_finite
 from hermes_core.types import ToolSpec
 
@@ -94,6 +95,8 @@ class Tool:
     method_form: Tool | None = field(default=None, init=False, repr=False, compare=False)
     #: ``@tool`` over ``@classmethod``: read from the class or an instance, ``fn`` binds the class
     binds_class: bool = field(default=False, repr=False, compare=False)
+    #: names the hints are read with (``make_tool(fn, localns=...)``), again for ``method_form``
+    localns: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
 
     def __set_name__(self, owner: type, name: str) -> None:
         object.__setattr__(self, "attribute", name)
@@ -126,7 +129,8 @@ class Tool:
         if form is None:
             # its docstring was checked when the function became a tool: not warned again
             built = _build(types.MethodType(self.fn, receiver), self.name, self.description,
-                           self.needs_approval, self.timeout_s, check_docs=False)
+                           self.needs_approval, self.timeout_s, check_docs=False,
+                           localns=self.localns)
             form = replace(built, fn=self.fn)   # no hold on the first receiver
             object.__setattr__(self, "method_form", form)
         return form
@@ -347,7 +351,8 @@ def _field(hint: Any, default: Any, alias: str | None, described: str | None) ->
 
 
 def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: str | None = None,
-              needs_approval: bool | None = None, timeout_s: float | Keep | None = KEEP) -> Tool:
+              needs_approval: bool | None = None, timeout_s: float | Keep | None = KEEP,
+              localns: Mapping[str, Any] | None = None) -> Tool:
     """``fn`` as a :class:`Tool`; raises :class:`ToolDefinitionError` naming what is wrong, and
     warns (:class:`~hermes_core.agent.tools.docstrings.ToolDocstringWarning`) of a docstring
     entry that names no parameter.
@@ -356,7 +361,11 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
     (``registry.add(notes.search, name="search_work")`` for a second instance's tool), the ones
     not given stay as they were. Not given is None for ``name``, ``description`` and
     ``needs_approval``, and :data:`KEEP` (the default) for ``timeout_s``, whose None means no
-    timeout: ``make_tool(fetch, timeout_s=None)`` is ``fetch`` running as long as it takes."""
+    timeout: ``make_tool(fetch, timeout_s=None)`` is ``fetch`` running as long as it takes.
+
+    ``localns``: names the type hints may use beyond ``fn``'s module and closure (a class defined
+    inside a function, under ``from __future__ import annotations``); a Tool's hints are read
+    already, so it is not used for one."""
     if isinstance(fn, Tool):
         if name is None and description is None and needs_approval is None and timeout_s is KEEP:
             return fn
@@ -367,7 +376,7 @@ def make_tool(fn: Callable[..., Any], *, name: str | None = None, description: s
                        needs_approval=fn.needs_approval if needs_approval is None else needs_approval,
                        timeout_s=timeout)
     return _build(fn, name, description, bool(needs_approval),
-                  None if timeout_s is KEEP else timeout_s, check_docs=True)
+                  None if timeout_s is KEEP else timeout_s, check_docs=True, localns=localns)
 
 
 def _check_options(tool_name: str, timeout_s: float | None) -> None:
@@ -378,7 +387,8 @@ def _check_options(tool_name: str, timeout_s: float | None) -> None:
 
 
 def _build(fn: Callable[..., Any], name: str | None, description: str | None,
-           needs_approval: bool, timeout_s: float | None, *, check_docs: bool) -> Tool:
+           needs_approval: bool, timeout_s: float | None, *, check_docs: bool,
+           localns: Mapping[str, Any] | None = None) -> Tool:
     if not callable(fn):
         raise ToolDefinitionError(f"a tool must be a function, not {type(fn).__name__}")
     hinted, doc, own_name, fixed = _described_by(fn)
@@ -387,9 +397,9 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
     words = docstrings.read(doc)
     try:
         # with the extras: ``Annotated[int, Field(ge=1)]`` keeps its bound and description
-        hints = typing.get_type_hints(hinted, include_extras=True)
-    except Exception as e:   # a forward reference that does not resolve
-        raise ToolDefinitionError(f"tool {tool_name!r}: cannot read its type hints ({e})") from None
+        hints = read_hints(hinted, localns)
+    except ValueError as e:   # a forward reference that does not resolve
+        raise ToolDefinitionError(f"tool {tool_name!r}: {e}") from None
     hints = {n: typed_dicts.portable(h) for n, h in hints.items()}   # typing.TypedDict on 3.11
     fields: dict[str, Any] = {}
     renamed: list[tuple[str, str]] = []
@@ -462,7 +472,7 @@ def _build(fn: Callable[..., Any], name: str | None, description: str | None,
     text = (description or words.summary or tool_name).strip()
     is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(hinted)
     return Tool(tool_name, text[:MAX_DESCRIPTION], fn, model, is_async, needs_approval, timeout_s,
-                tuple(renamed), call_shape.shape_of(list(params.values())))
+                tuple(renamed), call_shape.shape_of(list(params.values())), localns=localns)
 
 
 def _unpacked_keys(tool_name: str, params: Iterable[inspect.Parameter], hints: Mapping[str, Any],
@@ -560,7 +570,7 @@ def _clashes(name: str) -> bool:
 
 def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
          description: str | None = None, needs_approval: bool | None = None,
-         timeout_s: float | Keep | None = KEEP) -> Any:
+         timeout_s: float | Keep | None = KEEP, localns: Mapping[str, Any] | None = None) -> Any:
     """Make a function a tool: ``@tool`` or ``@tool(needs_approval=True, timeout_s=5)``.
 
     The result is a :class:`Tool` (still callable as the function); pass it to
@@ -568,13 +578,14 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
     Tool already made (``@tool(name=...)`` stacked on ``@tool(needs_approval=True)``) only the
     options given here change it, as with :func:`make_tool`: an unset ``needs_approval`` is
     not False there (an approval asked for was dropped), ``timeout_s=None`` clears a timeout.
+    ``localns`` as for :func:`make_tool`.
     """
     def wrap(f: Any) -> Any:
         # over @staticmethod / @classmethod: the function they wrap, bound as they would bind it
         # (the other order relies on classmethod wrapping descriptors, which Python 3.13 dropped)
         inner = f.__func__ if isinstance(f, (staticmethod, classmethod)) else f
         made = make_tool(inner, name=name, description=description,
-                         needs_approval=needs_approval, timeout_s=timeout_s)
+                         needs_approval=needs_approval, timeout_s=timeout_s, localns=localns)
         if isinstance(f, staticmethod):
             return staticmethod(made)
         return replace(made, binds_class=True) if isinstance(f, classmethod) else made

@@ -8,14 +8,17 @@ keys, which of them are required (``__required_keys__``, corrected by a ``Requir
 3.11 misreads the quoted ones) and the docstring are all a schema needs: each such class is
 rebuilt once as a ``typing_extensions.TypedDict`` and substituted wherever it appears in a hint
 (``list[Stop]``, ``Stop | None``, one inside another); a generic one given its parameters
-(``Page[int]``) is rebuilt with them put in its keys' hints. A value validated against it is the
-same plain dict. From Python 3.12 hints are left as they are.
+(``Page[int]``) is rebuilt with them put in its keys' hints. One that names itself
+(``children: list[Node]``), or two that name each other, are rebuilt naming the rebuilt classes,
+so the schema is a ``$ref`` to one definition as pydantic writes any recursive type. A value
+validated against it is the same plain dict. From Python 3.12 hints are left as they are.
 """
 
 from __future__ import annotations
 
 import functools
 import sys
+import threading
 import types
 import typing
 from typing import Any
@@ -26,14 +29,20 @@ import typing_extensions
 _REQUIRED: frozenset[Any] = frozenset({typing.Required, typing_extensions.Required})
 _NOT_REQUIRED: frozenset[Any] = frozenset({typing.NotRequired, typing_extensions.NotRequired})
 _QUALIFIERS: frozenset[Any] = _REQUIRED | _NOT_REQUIRED | {typing_extensions.ReadOnly}
-#: Classes being rebuilt: a TypedDict that refers to itself is left as it is (pydantic says why).
-_BUILDING: set[type] = set()
+#: Classes being rebuilt, each with the class it is becoming: a TypedDict that names itself (a
+#: tree's ``children: list[Node]``), or two that name each other, name the new class there, and
+#: pydantic writes the cycle as a ``$ref`` to one definition.
+_BUILDING: dict[tuple[Any, tuple[Any, ...]], Any] = {}
+_LOCK = threading.RLock()
 
 
 def portable(hint: Any) -> Any:
     """``hint`` with every ``typing.TypedDict`` in it a ``typing_extensions`` one (Python < 3.12;
     later, ``hint`` itself)."""
-    return hint if sys.version_info >= (3, 12) else _rewrite(hint)
+    if sys.version_info >= (3, 12):
+        return hint
+    with _LOCK:   # a class another thread is half-way through building is not handed out
+        return _rewrite(hint)
 
 
 def _legacy(hint: Any) -> bool:
@@ -43,13 +52,14 @@ def _legacy(hint: Any) -> bool:
 
 def _rewrite(hint: Any) -> Any:
     if _legacy(hint):
-        return hint if hint in _BUILDING else _rebuilt(hint)
+        return _BUILDING.get((hint, ())) or _rebuilt(hint)
     args = typing.get_args(hint)
     origin = typing.get_origin(hint)
     if not args or origin is None or origin is typing.Literal:
         return hint
-    if _legacy(origin) and origin not in _BUILDING:   # Page[int]: a generic one, given its parameters
-        return _rebuilt(origin, tuple(_rewrite(a) for a in args))
+    if _legacy(origin):   # Page[int]: a generic one, given its parameters
+        given = tuple(_rewrite(a) for a in args)
+        return _BUILDING.get((origin, given)) or _rebuilt(origin, given)
     if origin is typing.Annotated:
         base = _rewrite(args[0])
         return hint if base is args[0] else typing.Annotated[(base, *args[1:])]
@@ -74,11 +84,16 @@ def _given(hint: Any, values: dict[Any, Any]) -> Any:
 
 @functools.cache
 def _rebuilt(cls: Any, given: tuple[Any, ...] = ()) -> Any:
-    _BUILDING.add(cls)
+    # made first and its keys put in after: a key naming ``cls`` (itself, or through another
+    # class) is read while it is being built, and must name the class being made
+    made: Any = typing_extensions.TypedDict(cls.__name__, {})  # type: ignore[misc]
+    made.__doc__, made.__module__, made.__qualname__ = cls.__doc__, cls.__module__, cls.__qualname__
+    _BUILDING[(cls, given)] = made
     values = dict(zip(getattr(cls, "__parameters__", ()), given, strict=False))
     try:
         hints = typing_extensions.get_type_hints(cls, include_extras=True)
         keys: dict[str, Any] = {}
+        required_keys: set[str] = set()
         for key, hint in hints.items():
             hint = _given(hint, values)
             required = key in cls.__required_keys__
@@ -89,8 +104,13 @@ def _rebuilt(cls: Any, given: tuple[Any, ...] = ()) -> Any:
             hint = _rewrite(hint)
             keys[key] = (typing_extensions.Required[hint] if required
                          else typing_extensions.NotRequired[hint])
+            if required:
+                required_keys.add(key)
     finally:
-        _BUILDING.discard(cls)
-    made: Any = typing_extensions.TypedDict(cls.__name__, keys)  # type: ignore[misc]
-    made.__doc__, made.__module__, made.__qualname__ = cls.__doc__, cls.__module__, cls.__qualname__
+        del _BUILDING[(cls, given)]
+    made.__annotations__ = keys
+    made.__required_keys__ = frozenset(required_keys)
+    made.__optional_keys__ = frozenset(keys) - made.__required_keys__
+    if hasattr(made, "__mutable_keys__"):   # typing_extensions' own: no key is read-only here
+        made.__mutable_keys__ = frozenset(keys)
     return made

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import math
 import re
@@ -131,7 +132,8 @@ def test_bad_definitions_are_refused_with_the_reason(fn: object, reason: str) ->
 def test_unschemable_hints_are_refused() -> None:
     def raw(sock: threading_lock_type) -> None: ...  # type: ignore[valid-type]  # noqa: F821
 
-    with pytest.raises(ToolDefinitionError, match="type hints"):
+    with pytest.raises(ToolDefinitionError,
+                       match=r"parameter 'sock': its type hint 'threading_lock_type' names nothing"):
         make_tool(raw)
 
 
@@ -492,6 +494,170 @@ def test_a_generic_typing_typed_dict_given_its_parameter_is_a_parameter_type() -
     assert t.fn(**t.parse('{"page": {"items": [1, 2]}}')) == 3
     with pytest.raises(ValidationError):
         t.parse('{"page": {"items": ["one"]}}')
+
+
+class Node(typing.TypedDict):
+    """A folder and the folders inside it."""
+
+    name: str
+    children: list[Node]
+
+
+class Branch(typing.TypedDict, total=False):
+    """One side of a pair of classes that name each other."""
+
+    leaf: typing.Required[Leaf]
+    label: str
+
+
+class Leaf(typing.TypedDict):
+    grows: list[Branch]
+
+
+class ModelNode(BaseModel):
+    name: str
+    children: list[ModelNode] = []
+
+
+@dataclasses.dataclass
+class DataNode:
+    name: str
+    children: list[DataNode] = dataclasses.field(default_factory=list)
+
+
+class ExtNode(typing_extensions.TypedDict):
+    name: str
+    children: list[ExtNode]
+
+
+_TREE = '{"root": {"name": "a", "children": [{"name": "b", "children": []}]}}'
+
+
+def _node_ref(t: Any, cls: str) -> dict[str, Any]:
+    """The schema's one definition of ``cls``, after checking the parameter refers to it."""
+    assert t.parameters["properties"]["root"] == {"$ref": f"#/$defs/{cls}"}
+    spec: dict[str, Any] = t.parameters["$defs"][cls]
+    assert spec["properties"]["children"]["items"] == {"$ref": f"#/$defs/{cls}"}
+    return spec
+
+
+def test_a_typing_typed_dict_that_names_itself_is_a_schema_with_a_reference() -> None:
+    """``class Node(TypedDict): children: list[Node]`` (a tree, a thread of replies) was a
+    definition error on Python 3.11: the rebuild left the inner ``Node`` as ``typing``'s, which
+    pydantic refuses. The rebuilt class now names itself, so the schema is one definition
+    referring to itself, as pydantic writes any recursive type."""
+    def count(root: Node) -> int:
+        """Count the folders in a tree."""
+        return 1 + sum(count(c) for c in root["children"])
+
+    t = make_tool(count)
+    spec = _node_ref(t, "Node")
+    assert spec["required"] == ["name", "children"]
+    assert spec["description"] == "A folder and the folders inside it."
+    args = t.parse(_TREE)
+    assert args == {"root": {"name": "a", "children": [{"name": "b", "children": []}]}}
+    assert t.fn(**args) == 2
+    with pytest.raises(ValidationError):
+        t.parse('{"root": {"name": "a", "children": [{"name": 1, "children": []}]}}')
+
+
+def test_typing_typed_dicts_that_name_each_other_are_schemas_with_references() -> None:
+    def walk(start: Branch) -> str:
+        """Walk a branch."""
+        return start["leaf"]["grows"][0]["leaf"]["grows"][0]["label"] if start else ""
+
+    t = make_tool(walk)
+    defs = t.parameters["$defs"]
+    assert defs["Branch"]["properties"]["leaf"] == {"$ref": "#/$defs/Leaf"}
+    assert defs["Branch"]["required"] == ["leaf"]
+    assert defs["Leaf"]["properties"]["grows"]["items"] == {"$ref": "#/$defs/Branch"}
+    sent = '{"start": {"leaf": {"grows": [{"leaf": {"grows": [{"leaf": {"grows": []}, "label": "x"}]}}]}}}'
+    assert t.fn(**t.parse(sent)) == "x"
+
+
+@pytest.mark.parametrize(("cls", "own"), [(ModelNode, "ModelNode"), (DataNode, "DataNode"),
+                                          (ExtNode, "ExtNode")])
+def test_a_model_dataclass_or_typed_dict_that_names_itself_is_a_schema_with_a_reference(
+        cls: Any, own: str) -> None:
+    def count(root: Any) -> Any:
+        """Count the folders in a tree."""
+        return root
+
+    count.__annotations__ = {"root": cls, "return": Any}
+    t = make_tool(count)
+    spec = _node_ref(t, own)
+    assert spec["required"][0] == "name"
+    root = t.fn(**t.parse(_TREE))
+    kids = root["children"] if isinstance(root, dict) else root.children
+    assert len(kids) == 1
+
+
+def test_a_class_local_to_a_function_is_an_error_naming_the_tool_the_parameter_and_the_fix() -> None:
+    """Under ``from __future__ import annotations`` a hint is text, looked up in the module's
+    names, where a class defined inside a function is not: the error was the bare NameError's
+    words ("name 'Leg' is not defined"), naming no parameter and no way out."""
+    class Leg(BaseModel):
+        city: str
+
+    def plan(days: int, leg: Leg) -> str:
+        """Plan a leg."""
+        return str(days)
+
+    with pytest.raises(ToolDefinitionError) as caught:
+        make_tool(plan)
+    message = str(caught.value)
+    assert message.startswith("tool 'plan': parameter 'leg': its type hint 'Leg' names nothing")
+    assert "define Leg at module level" in message
+    assert "localns={'Leg': Leg}" in message
+
+
+def test_a_local_class_passed_as_localns_is_resolved_for_functions_and_methods() -> None:
+    class Leg(BaseModel):
+        city: str
+
+    def plan(leg: Leg) -> str:
+        """Plan a leg."""
+        return leg.city
+
+    t = make_tool(plan, localns={"Leg": Leg})
+    assert t.parameters["properties"]["leg"] == {"$ref": "#/$defs/Leg"}
+    assert t.fn(**t.parse('{"leg": {"city": "Oslo"}}')) == "Oslo"
+
+    class Planner:
+        @tool(localns={"Leg": Leg})
+        def plan(self, leg: Leg) -> str:
+            """Plan a leg."""
+            return leg.city.upper()
+
+    bound = Planner().plan
+    assert bound.parameters["$defs"]["Leg"]["required"] == ["city"]
+    assert bound.invoke(bound.parse('{"leg": {"city": "Oslo"}}')) == "OSLO"
+
+
+def test_a_local_class_the_function_refers_to_is_found_through_its_closure() -> None:
+    class Leg(BaseModel):
+        city: str
+
+    def plan(leg: Leg) -> str:
+        """Plan a leg."""
+        return Leg.model_validate(leg).city
+
+    t = make_tool(plan)
+    assert t.fn(**t.parse('{"leg": {"city": "Oslo"}}')) == "Oslo"
+
+
+def test_a_return_hint_that_cannot_be_resolved_does_not_stop_the_tool() -> None:
+    """The return hint is no part of the schema: a local class named only there is no reason to
+    refuse the tool."""
+    class Receipt(BaseModel):
+        total: int
+
+    def pay(amount: int) -> Receipt:
+        """Pay an amount."""
+        return Receipt(total=amount)
+
+    t = make_tool(pay)
+    assert t.parameters["properties"]["amount"]["type"] == "integer"
 
 
 class Counter:
