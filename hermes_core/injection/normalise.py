@@ -124,6 +124,10 @@ _GREEK_SHAPES = str.maketrans({"α": "a", "β": "b", "γ": "y", "δ": "d", "ε":
                                "κ": "k", "μ": "u", "ν": "v", "ο": "o", "ρ": "p", "σ": "o", "ς": "c",
                                "τ": "t", "υ": "u", "χ": "x", "ω": "w", "ϲ": "c"})
 _GREEK = re.compile("[\u0370-\u03ff\u1f00-\u1fff]")
+# what NFKC can turn into a Greek letter too: the micro sign, mathematical Greek, the Greek
+# compatibility symbols (ϐ ϑ ϕ ϰ ϱ ϵ and the like lie inside the Greek block already)
+_GREEK_BEFORE_NFKC = re.compile("[\u00b5\u0370-\u03ff\u1d26-\u1d2a\u1d5d-\u1d61\u1d66-\u1d6a"
+                                "\u1dbf\u1f00-\u1fff\u2126\U0001d6a8-\U0001d7cb]")
 # a word of Greek letters, or of Greek and Latin ones, and nothing else
 _GREEK_OR_LATIN_WORD = re.compile("[a-zA-Z\u00c0-\u024f\u1e00-\u1eff\u0370-\u03ff\u1f00-\u1fff]*"
                                   "[\u0370-\u03ff\u1f00-\u1fff][a-zA-Z\u00c0-\u024f\u1e00-\u1eff"
@@ -172,6 +176,8 @@ def greek_readings(text: str) -> tuple[str, ...]:
     paragraph of Greek spelled as Greek is spelled is left to :func:`fold`, and so is every word
     with a Cyrillic or Armenian letter. Views for the phrase rules: :func:`fold`, which the
     learned scorer reads, is unchanged."""
+    if not _GREEK_BEFORE_NFKC.search(text):
+        return ()   # the common case, decided without normalising the text a second time
     text = _IGNORABLE.sub("", unicodedata.normalize("NFKC", decode_tags(text)))
     if not _GREEK.search(text):
         return ()
