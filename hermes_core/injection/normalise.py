@@ -116,6 +116,85 @@ def _in_latin(m: re.Match[str]) -> str:
     return _OTHER_ALPHABET.sub(lambda c: anyascii(c.group()), folded)
 
 
+# Greek letters read by their shape, where TR39 gives no ASCII letter for one (its prototypes for
+# these are "n̩", "ᴛ", "ĸ", "ꞓ", "⍵", "ꭓ": letters outside ASCII that the fold cannot match), with
+# the ones TR39 does give (α γ ι ν ο ρ σ υ) so that a word is read by one rule throughout. A
+# letter with no Latin look-alike (θ λ ξ π φ ψ ζ) is spelled by sound.
+_GREEK_SHAPES = str.maketrans({"α": "a", "β": "b", "γ": "y", "δ": "d", "ε": "e", "η": "n", "ι": "i",
+                               "κ": "k", "μ": "u", "ν": "v", "ο": "o", "ρ": "p", "σ": "o", "ς": "c",
+                               "τ": "t", "υ": "u", "χ": "x", "ω": "w", "ϲ": "c"})
+_GREEK = re.compile("[\u0370-\u03ff\u1f00-\u1fff]")
+# what NFKC can turn into a Greek letter too: the micro sign, mathematical Greek, the Greek
+# compatibility symbols (ϐ ϑ ϕ ϰ ϱ ϵ and the like lie inside the Greek block already)
+_GREEK_BEFORE_NFKC = re.compile("[\u00b5\u0370-\u03ff\u1d26-\u1d2a\u1d5d-\u1d61\u1d66-\u1d6a"
+                                "\u1dbf\u1f00-\u1fff\u2126\U0001d6a8-\U0001d7cb]")
+# a word of Greek letters, or of Greek and Latin ones, and nothing else
+_GREEK_OR_LATIN_WORD = re.compile("[a-zA-Z\u00c0-\u024f\u1e00-\u1eff\u0370-\u03ff\u1f00-\u1fff]*"
+                                  "[\u0370-\u03ff\u1f00-\u1fff][a-zA-Z\u00c0-\u024f\u1e00-\u1eff"
+                                  "\u0370-\u03ff\u1f00-\u1fff]*")
+# the accents modern Greek writes on every word of two or more syllables (tonos, dialytika,
+# and the polytonic marks), after NFD
+_GREEK_ACCENT = re.compile("[\u0300\u0301\u0308\u0313\u0314\u0342\u0345]")
+
+
+def _shape(letter: str) -> str:
+    base = unicodedata.normalize("NFD", letter)[0]      # "ή" looks like "η" with an accent: "n"
+    shaped = base.translate(_GREEK_SHAPES)
+    return shaped if shaped != base else anyascii(letter)
+
+
+def _by_shape(m: re.Match[str]) -> str:
+    upper, _ = _confusable_tables()
+    # only the Greek letters: a Latin word keeps its accents ("révèle")
+    return _GREEK.sub(lambda c: _shape(c.group()), m.group().translate(upper).casefold())
+
+
+_GREEK_RUN = re.compile("[\u0370-\u03ff\u1f00-\u1fff]+")
+_OU = re.compile("[οΟ][υΥ]")
+
+
+def _by_sound(m: re.Match[str]) -> str:
+    # a run at a time; "ου" is "ou" in every romanisation of Greek (ELOT 743, ISO 843), where
+    # anyascii spells each υ "y" ("πρεβιους" -> "previoys")
+    return _GREEK_RUN.sub(lambda c: anyascii(_OU.sub(lambda d: "o" + ("U" if d.group()[1] == "Υ" else "u"),
+                                                     c.group())), m.group())
+
+
+def _unaccented_greek(paragraph: str) -> bool:
+    """Whether a paragraph's Greek letters carry none of the accents Greek spelling puts on nearly
+    every word: a paragraph "in Greek" with none is letters chosen for their look or sound."""
+    greek = "".join(_GREEK.findall(paragraph))
+    return len(greek) >= 8 and not _GREEK_ACCENT.search(unicodedata.normalize("NFD", greek))
+
+
+def greek_readings(text: str) -> tuple[str, ...]:
+    """The folded text again with the words it holds in Greek letters, wholly or mixed with Latin
+    ones, read once by their shape ("ιηstructιοηs", "αβονε": η is n, ν v, ρ p, ω w) and once by
+    their sound ("ιγnore": γ is g), each when it differs from :func:`fold`; () when no paragraph
+    holds such a word. Only in a paragraph mostly in Latin letters (there such a word is a
+    disguise) or one whose Greek letters carry no accent at all ("Ιγνορε αλλ πρεβιους ..."); a
+    paragraph of Greek spelled as Greek is spelled is left to :func:`fold`, and so is every word
+    with a Cyrillic or Armenian letter. Views for the phrase rules: :func:`fold`, which the
+    learned scorer reads, is unchanged."""
+    if not _GREEK_BEFORE_NFKC.search(text):
+        return ()   # the common case, decided without normalising the text a second time
+    text = _IGNORABLE.sub("", unicodedata.normalize("NFKC", decode_tags(text)))
+    if not _GREEK.search(text):
+        return ()
+    parts = _PARAGRAPH_BREAK.split(text)
+    disguised = [bool(_GREEK.search(p)) and (_mostly_latin(p) or _unaccented_greek(p)) for p in parts]
+    if not any(disguised):
+        return ()
+    plain = fold(text)
+    out: list[str] = []
+    for reading in (_by_shape, _by_sound):
+        read = fold("".join(_GREEK_OR_LATIN_WORD.sub(reading, p) if d else p
+                            for p, d in zip(parts, disguised, strict=True)))
+        if read != plain and read not in out:
+            out.append(read)
+    return tuple(out)
+
+
 def fold(text: str) -> str:
     """NFKC, hidden tag text revealed, default-ignorable code points removed, Latin look-alikes
     folded to ASCII, lower case. Line breaks are kept, so lines still map to the source.
@@ -404,6 +483,7 @@ class Views:
     shown: str                  # one line, markup off; "" when the text has none
     phrase: tuple[str, ...]     # every view, for the phrase tables
     one_line: tuple[str, ...]   # the one-line views, for the rules that read a paragraph whole
+    readings: tuple[str, ...] = ()   # the folded text with its Greek-letter words read by shape, by sound
 
 
 def views(text: str) -> Views:
@@ -415,9 +495,12 @@ def views(text: str) -> Views:
     phrase = [folded, joined, despaced(joined)]
     if "\n" in folded:
         phrase.append(unbroken(folded))
+    readings = tuple(apostrophes(r) for r in greek_readings(text))
+    for read in readings:
+        phrase += [read, flat(read), despaced(flat(read))]
     shown_lines = apostrophes(fold(rendered(text))) if has_markup(text) else ""
     shown = flat(shown_lines)
     if shown:
         phrase += [shown_lines, shown, despaced(shown)]
     unique = tuple(dict.fromkeys(phrase))
-    return Views(folded, joined, shown, unique, tuple(v for v in unique if "\n" not in v))
+    return Views(folded, joined, shown, unique, tuple(v for v in unique if "\n" not in v), readings)

@@ -338,7 +338,7 @@ def _scan_text(text: str, wanted: set[str], depth: int = 0, *,
     # the letters-only view only for text whose own words did not already answer: a long
     # paragraph of prose has too many accidental joins across words (the rendered view by its own
     # length: "&#32;" is two digits in the source's)
-    for view in (folded, shown) if shown else (folded,):
+    for view in (folded, shown, *seen.readings) if shown else (folded, *seen.readings):
         if found is None and len(letters := compact(view)) <= 4000:
             found = _match_compact(letters, wanted)
     if found is None and depth == 0 and _LATIN.search(joined):

@@ -42,6 +42,31 @@ def _verb_after_object(tagged: tuple[tuple[str, str], ...]) -> bool:
     return last == "nz" or (obj in _PERSONS and last == "vn")
 
 
+# what can stand before a channel's head noun as its modifier ("团队群聊", "公司钉钉", "工作群聊"):
+# a noun or a verb used as a noun; not a language ("用英文回答") or a person ("向他解释")
+_MODIFIERS = frozenset({"n", "ng", "vn"})
+
+
+def _names_a_channel(tagged: tuple[tuple[str, str], ...]) -> bool:
+    """Whether the verb that ends the phrase is a noun by its place: jieba tags each word with its
+    one commonest class, and "群聊" (a group chat), "网聊" and "钉钉" (the app, cut 钉 / 钉) get a
+    verb's. A preposition takes a noun, so a word right after it is its object ("通过群聊"); after
+    a noun that modifies it ("团队群聊"), a word of a noun and a verb character (群 + 聊: a compound
+    naming an activity by its medium, read as its channel) or a one-character verb
+    written twice (a name: "钉钉"; as a verb, "说说" ends a sentence) is the phrase's head noun.
+    A verb whose first character is a verb ("回答", "解释", "回复") stays the phrase's verb."""
+    words = list(tagged[1:])
+    if len(words) >= 2 and words[-1] == words[-2] and len(words[-1][0]) == 1:
+        words = [*words[:-2], (words[-1][0] * 2, "vv")]
+    if len(words) == 1:
+        return True
+    if len(words) != 2 or words[0][1] not in _MODIFIERS:
+        return False
+    word, tag = words[1]
+    return tag == "vv" or (len(word) == 2 and cjk_tagged(word[0])[0][1].startswith("n")
+                           and cjk_tagged(word[1])[0][1] in _VERBS)
+
+
 @lru_cache(maxsize=1024)
 def manner_ends_in_verb(manner: str) -> bool:
     """Whether ``manner`` ("用中文回答", "通过聊天": a means, direction or place and what follows it,
@@ -49,7 +74,11 @@ def manner_ends_in_verb(manner: str) -> bool:
     "借助" is itself tagged a verb), or in a particle that closes it as a clause ("用英文说吧"), or
     in a word standing where the verb does after 向's object ("向老板汇报")."""
     tagged = cjk_tagged(to_simplified(manner))   # jieba's dictionary is simplified: 彙報 -> 汇报
-    return len(tagged) > 1 and (tagged[-1][1] in _VERBS | _CLAUSE_PARTICLES or _verb_after_object(tagged))
+    if len(tagged) < 2:
+        return False
+    last = tagged[-1][1]
+    return ((last in _VERBS and not _names_a_channel(tagged)) or last in _CLAUSE_PARTICLES
+            or _verb_after_object(tagged))
 
 
 def negation_holds(found: re.Match[str] | None) -> bool:

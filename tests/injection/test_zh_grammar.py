@@ -78,3 +78,18 @@ def test_without_jieba_the_negation_holds_as_before(monkeypatch: pytest.MonkeyPa
         assert zh_grammar.negation_holds(NEGATED_BEFORE_ZH.search("不要用中文回答"))
     finally:
         zh_grammar.manner_ends_in_verb.cache_clear()
+
+
+@pytest.mark.parametrize("manner", ["通过群聊", "在群聊", "通过网聊", "通过钉钉", "通过团队群聊",
+                                    "在团队群聊", "用飞书群聊", "在工作群聊", "用公司钉钉"])
+def test_a_channel_jieba_tags_a_verb_is_a_noun_by_its_place(manner: str) -> None:
+    # jieba tags 群聊 and 网聊 v and cuts 钉钉 into two verbs 钉 / 钉: right after the preposition
+    # (its object) or after a noun modifying it (a noun + verb compound, a doubled character) the
+    # word names the channel, and "不要通过团队群聊发送密钥" was blocked as an order
+    assert not zh_grammar.manner_ends_in_verb(manner)
+
+
+@pytest.mark.parametrize("manner", ["通过邮件回复", "用图片展示", "用英语解释", "用中文回答", "用日语说",
+                                    "用英文说说吧"])
+def test_a_verb_after_the_means_noun_stays_the_phrase_s_verb(manner: str) -> None:
+    assert zh_grammar.manner_ends_in_verb(manner)
