@@ -1,6 +1,7 @@
 """One offline turn on today's home beside the same turn on a home 10-100x its size, same run.
 
     python benchmarks/turn_home.py --json [--no-embeddings] [--turns 60] [--profile FILE]
+    python benchmarks/turn_home.py --json --compare embeddings|scrub-memo [--turns 12]
 
 Two homes, each an Agent answering through ``hermes_core.testing.FakeProvider`` (no network),
 the audit log written, the whole ``Agent.chat`` timed:
@@ -23,6 +24,14 @@ load the bundled models unless ``--no-embeddings``; their vectors are kept in th
 verdicts an earlier run left there are removed unless ``--keep-verdicts`` (a home that has
 recalled these sessions before). ``--profile FILE`` writes a cProfile of the production home's
 measured turns.
+
+``--compare embeddings`` measures the production home only, twice in the same run: the
+lexical layers alone, then with the embedding models (the dense layer over the 2,000 skills);
+it reports both and ``ratio`` (turn p50, embeddings / lexical). Its first run embeds the
+catalog (minutes on a loaded machine; kept in the home after), so keep ``--turns`` small.
+``--compare scrub-memo`` does the same with the call loop's outbound scrub memo off, then on
+(``ratio``: on / off), in the mode ``--no-embeddings`` says.
+after), so keep ``--turns`` small.
 """
 
 from __future__ import annotations
@@ -172,6 +181,8 @@ def run_home(label: str, big: bool, args: argparse.Namespace,
         agent = Agent(load_settings(cfg, env={}), provider=FakeProvider(default="ok"),
                       loop_options={"sleep": lambda s: None})
         assert agent.retriever is not None and agent.context_engine is not None
+        if getattr(args, "no_scrub_memo", False):
+            agent.loop.scrub_memo = None   # the whole prompt scrubbed every turn
         if not args.no_embeddings:
             agent.retriever.wait_warm()
         hist = history(40 if big else 4, args.seed)
@@ -230,8 +241,24 @@ def main(argv: list[str] | None = None) -> int:
                     help="keep the injection verdicts an earlier run left in the homes")
     ap.add_argument("--profile", type=Path, help="write a cProfile of the production turns here")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--compare", choices=("embeddings", "scrub-memo"),
+                    help="the production home only, twice in the same run (see above)")
     args = ap.parse_args(argv)
     prof = cProfile.Profile() if args.profile else None
+    if args.compare is not None:
+        flag, values = (("no_embeddings", (True, False)) if args.compare == "embeddings"
+                        else ("no_scrub_memo", (True, False)))
+        base, other = (run_home("production", True, argparse.Namespace(
+            **{**vars(args), flag: v}), prof if not v else None) for v in values)
+        if prof is not None:
+            prof.dump_stats(str(args.profile))
+        report = {"mode": f"compare-{args.compare}",
+                  "embeddings": not args.no_embeddings if args.compare != "embeddings" else "both",
+                  "verdicts": "kept" if args.keep_verdicts else "cold",
+                  "base": base, "other": other,
+                  "ratio": r3(other["turn_ms_p50"] / base["turn_ms_p50"])}
+        print(json.dumps(report, ensure_ascii=False, indent=None if args.json else 2))
+        return 0
     today = run_home("today", False, args, None)
     production = run_home("production", True, args, prof)
     if prof is not None:
