@@ -25,13 +25,13 @@ verdicts an earlier run left there are removed unless ``--keep-verdicts`` (a hom
 recalled these sessions before). ``--profile FILE`` writes a cProfile of the production home's
 measured turns.
 
-``--compare embeddings`` measures the production home only, twice in the same run: the
-lexical layers alone, then with the embedding models (the dense layer over the 2,000 skills);
-it reports both and ``ratio`` (turn p50, embeddings / lexical). Its first run embeds the
-catalog (minutes on a loaded machine; kept in the home after), so keep ``--turns`` small.
-``--compare scrub-memo`` does the same with the call loop's outbound scrub memo off, then on
-(``ratio``: on / off), in the mode ``--no-embeddings`` says.
-after), so keep ``--turns`` small.
+``--compare embeddings`` measures the production home only, three times in the same run:
+lexical layers alone, with the embedding models (the dense layer over the 2,000 skills), and
+lexical again; ``ratio`` is the embeddings turn p50 over the second lexical run's (both after the
+process warmed up: the first run also pays the process's first imports and page cache). Its first
+run embeds the catalog (minutes on a loaded machine; kept in the home after), so keep ``--turns``
+small. ``--compare scrub-memo`` runs the production home once with the call loop's outbound
+scrub memo off every other turn (the same process, warmed alike): ``ratio`` = on / off.
 """
 
 from __future__ import annotations
@@ -181,8 +181,8 @@ def run_home(label: str, big: bool, args: argparse.Namespace,
         agent = Agent(load_settings(cfg, env={}), provider=FakeProvider(default="ok"),
                       loop_options={"sleep": lambda s: None})
         assert agent.retriever is not None and agent.context_engine is not None
-        if getattr(args, "no_scrub_memo", False):
-            agent.loop.scrub_memo = None   # the whole prompt scrubbed every turn
+        memo = agent.loop.scrub_memo
+        alternate = getattr(args, "compare", None) == "scrub-memo"
         if not args.no_embeddings:
             agent.retriever.wait_warm()
         hist = history(40 if big else 4, args.seed)
@@ -196,8 +196,11 @@ def run_home(label: str, big: bool, args: argparse.Namespace,
                 timed(agent.loop, "complete", parts["call"])]
         layers: dict[str, list[float]] = {}
         total: list[float] = []
+        off: list[float] = []    # --compare scrub-memo: the turns scrubbed whole
         for i, m in enumerate(msgs):
             agent.history[:] = hist
+            if alternate:   # every other turn with the memo off: the same process, warmed alike
+                agent.loop.scrub_memo = None if i % 2 else memo
             warm = i >= 10   # the first ten: indexes, jieba, statements, page cache
             if warm and profile is not None:
                 profile.enable()
@@ -209,6 +212,9 @@ def run_home(label: str, big: bool, args: argparse.Namespace,
             if not warm:
                 for v in parts.values():
                     v.clear()
+                continue
+            if alternate and i % 2:
+                off.append(dt)
                 continue
             total.append(dt)
             for k, v in (getattr(reply.retrieval, "timings_ms", None) or {}).items():
@@ -226,6 +232,9 @@ def run_home(label: str, big: bool, args: argparse.Namespace,
                              "record": r3(statistics.median(total) - med["prepare"] - med["call"])},
             "layers_ms_p50": {k: r3(statistics.median(v)) for k, v in layers.items()},
         }
+        if alternate:
+            out["memo_off_turn_ms_p50"] = r3(statistics.median(off))
+            out["memo_on_vs_off"] = r3(statistics.median(total) / statistics.median(off))
         agent.context_engine = None   # nothing recorded: the cached archive stays as built
         agent.close(summarize=False)
     return out
@@ -245,18 +254,21 @@ def main(argv: list[str] | None = None) -> int:
                     help="the production home only, twice in the same run (see above)")
     args = ap.parse_args(argv)
     prof = cProfile.Profile() if args.profile else None
-    if args.compare is not None:
-        flag, values = (("no_embeddings", (True, False)) if args.compare == "embeddings"
-                        else ("no_scrub_memo", (True, False)))
-        base, other = (run_home("production", True, argparse.Namespace(
-            **{**vars(args), flag: v}), prof if not v else None) for v in values)
-        if prof is not None:
-            prof.dump_stats(str(args.profile))
-        report = {"mode": f"compare-{args.compare}",
-                  "embeddings": not args.no_embeddings if args.compare != "embeddings" else "both",
+    if args.compare == "scrub-memo":
+        production = run_home("production", True, args, prof)
+        report = {"mode": "compare-scrub-memo", "embeddings": not args.no_embeddings,
+                  "verdicts": "kept" if args.keep_verdicts else "cold", "production": production,
+                  "ratio": production["memo_on_vs_off"]}
+        print(json.dumps(report, ensure_ascii=False, indent=None if args.json else 2))
+        return 0
+    if args.compare == "embeddings":
+        runs = [run_home("production", True, argparse.Namespace(**{**vars(args),
+                                                                    "no_embeddings": lex}), None)
+                for lex in (True, False, True)]
+        report = {"mode": "compare-embeddings",
                   "verdicts": "kept" if args.keep_verdicts else "cold",
-                  "base": base, "other": other,
-                  "ratio": r3(other["turn_ms_p50"] / base["turn_ms_p50"])}
+                  "lexical_first": runs[0], "embeddings": runs[1], "lexical": runs[2],
+                  "ratio": r3(runs[1]["turn_ms_p50"] / runs[2]["turn_ms_p50"])}
         print(json.dumps(report, ensure_ascii=False, indent=None if args.json else 2))
         return 0
     today = run_home("today", False, args, None)
