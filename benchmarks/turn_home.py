@@ -31,7 +31,8 @@ lexical again; ``ratio`` is the embeddings turn p50 over the second lexical run'
 process warmed up: the first run also pays the process's first imports and page cache). Its first
 run embeds the catalog (minutes on a loaded machine; kept in the home after), so keep ``--turns``
 small. ``--compare scrub-memo`` runs the production home once with the call loop's outbound
-scrub memo off every other turn (the same process, warmed alike): ``ratio`` = on / off.
+scrub memo off for two turns of every four (the same process, warmed alike, one English and one
+Chinese request in each pair): ``ratio`` = on / off.
 """
 
 from __future__ import annotations
@@ -199,8 +200,11 @@ def run_home(label: str, big: bool, args: argparse.Namespace,
         off: list[float] = []    # --compare scrub-memo: the turns scrubbed whole
         for i, m in enumerate(msgs):
             agent.history[:] = hist
-            if alternate:   # every other turn with the memo off: the same process, warmed alike
-                agent.loop.scrub_memo = None if i % 2 else memo
+            # two turns on, two off (one English and one Chinese request each): the same process,
+            # warmed alike, the same mix of languages
+            memo_off = alternate and (i // 2) % 2 == 1
+            if alternate:
+                agent.loop.scrub_memo = None if memo_off else memo
             warm = i >= 10   # the first ten: indexes, jieba, statements, page cache
             if warm and profile is not None:
                 profile.enable()
@@ -213,7 +217,7 @@ def run_home(label: str, big: bool, args: argparse.Namespace,
                 for v in parts.values():
                     v.clear()
                 continue
-            if alternate and i % 2:
+            if memo_off:
                 off.append(dt)
                 continue
             total.append(dt)
