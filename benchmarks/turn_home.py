@@ -1,6 +1,7 @@
 """One offline turn on today's home beside the same turn on a home 10-100x its size, same run.
 
     python benchmarks/turn_home.py --json [--no-embeddings] [--turns 60] [--profile FILE]
+    python benchmarks/turn_home.py --json --compare embeddings|scrub-memo [--turns 12]
 
 Two homes, each an Agent answering through ``hermes_core.testing.FakeProvider`` (no network),
 the audit log written, the whole ``Agent.chat`` timed:
@@ -23,6 +24,15 @@ load the bundled models unless ``--no-embeddings``; their vectors are kept in th
 verdicts an earlier run left there are removed unless ``--keep-verdicts`` (a home that has
 recalled these sessions before). ``--profile FILE`` writes a cProfile of the production home's
 measured turns.
+
+``--compare embeddings`` measures the production home only, three times in the same run:
+lexical layers alone, with the embedding models (the dense layer over the 2,000 skills), and
+lexical again; ``ratio`` is the embeddings turn p50 over the second lexical run's (both after the
+process warmed up: the first run also pays the process's first imports and page cache). Its first
+run embeds the catalog (minutes on a loaded machine; kept in the home after), so keep ``--turns``
+small. ``--compare scrub-memo`` runs the production home once with the call loop's outbound
+scrub memo off for two turns of every four (the same process, warmed alike, one English and one
+Chinese request in each pair): ``ratio`` = on / off.
 """
 
 from __future__ import annotations
@@ -172,6 +182,8 @@ def run_home(label: str, big: bool, args: argparse.Namespace,
         agent = Agent(load_settings(cfg, env={}), provider=FakeProvider(default="ok"),
                       loop_options={"sleep": lambda s: None})
         assert agent.retriever is not None and agent.context_engine is not None
+        memo = agent.loop.scrub_memo
+        alternate = getattr(args, "compare", None) == "scrub-memo"
         if not args.no_embeddings:
             agent.retriever.wait_warm()
         hist = history(40 if big else 4, args.seed)
@@ -185,8 +197,14 @@ def run_home(label: str, big: bool, args: argparse.Namespace,
                 timed(agent.loop, "complete", parts["call"])]
         layers: dict[str, list[float]] = {}
         total: list[float] = []
+        off: list[float] = []    # --compare scrub-memo: the turns scrubbed whole
         for i, m in enumerate(msgs):
             agent.history[:] = hist
+            # two turns on, two off (one English and one Chinese request each): the same process,
+            # warmed alike, the same mix of languages
+            memo_off = alternate and (i // 2) % 2 == 1
+            if alternate:
+                agent.loop.scrub_memo = None if memo_off else memo
             warm = i >= 10   # the first ten: indexes, jieba, statements, page cache
             if warm and profile is not None:
                 profile.enable()
@@ -198,6 +216,9 @@ def run_home(label: str, big: bool, args: argparse.Namespace,
             if not warm:
                 for v in parts.values():
                     v.clear()
+                continue
+            if memo_off:
+                off.append(dt)
                 continue
             total.append(dt)
             for k, v in (getattr(reply.retrieval, "timings_ms", None) or {}).items():
@@ -215,6 +236,9 @@ def run_home(label: str, big: bool, args: argparse.Namespace,
                              "record": r3(statistics.median(total) - med["prepare"] - med["call"])},
             "layers_ms_p50": {k: r3(statistics.median(v)) for k, v in layers.items()},
         }
+        if alternate:
+            out["memo_off_turn_ms_p50"] = r3(statistics.median(off))
+            out["memo_on_vs_off"] = r3(statistics.median(total) / statistics.median(off))
         agent.context_engine = None   # nothing recorded: the cached archive stays as built
         agent.close(summarize=False)
     return out
@@ -230,8 +254,27 @@ def main(argv: list[str] | None = None) -> int:
                     help="keep the injection verdicts an earlier run left in the homes")
     ap.add_argument("--profile", type=Path, help="write a cProfile of the production turns here")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--compare", choices=("embeddings", "scrub-memo"),
+                    help="the production home only, twice in the same run (see above)")
     args = ap.parse_args(argv)
     prof = cProfile.Profile() if args.profile else None
+    if args.compare == "scrub-memo":
+        production = run_home("production", True, args, prof)
+        report = {"mode": "compare-scrub-memo", "embeddings": not args.no_embeddings,
+                  "verdicts": "kept" if args.keep_verdicts else "cold", "production": production,
+                  "ratio": production["memo_on_vs_off"]}
+        print(json.dumps(report, ensure_ascii=False, indent=None if args.json else 2))
+        return 0
+    if args.compare == "embeddings":
+        runs = [run_home("production", True, argparse.Namespace(**{**vars(args),
+                                                                    "no_embeddings": lex}), None)
+                for lex in (True, False, True)]
+        report = {"mode": "compare-embeddings",
+                  "verdicts": "kept" if args.keep_verdicts else "cold",
+                  "lexical_first": runs[0], "embeddings": runs[1], "lexical": runs[2],
+                  "ratio": r3(runs[1]["turn_ms_p50"] / runs[2]["turn_ms_p50"])}
+        print(json.dumps(report, ensure_ascii=False, indent=None if args.json else 2))
+        return 0
     today = run_home("today", False, args, None)
     production = run_home("production", True, args, prof)
     if prof is not None:

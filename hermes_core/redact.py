@@ -53,6 +53,8 @@ _FP: dict[str, str] = {}
 # a stream holds back a piece that ends in the start of one (StreamRedactor)
 _SPLIT: tuple[str, ...] = ()
 _LOCK = threading.Lock()
+# moves each time register_secrets adds a form: what redact() made of a text before may change
+_GENERATION = 0
 _WORD_EDGE = "A-Za-z0-9_\\-"
 
 
@@ -74,7 +76,7 @@ def _forms(secret: str) -> tuple[tuple[str, str], ...]:
 
 def register_secrets(secrets: Iterable[str]) -> None:
     """Make ``secrets``, in every encoding of them, known to every :func:`redact` call."""
-    global _KNOWN_SORTED, _SHORT, _SPLIT
+    global _KNOWN_SORTED, _SHORT, _SPLIT, _GENERATION
     fresh = {s.strip() for s in secrets if isinstance(s, str) and s.strip()}
     if not fresh - _KNOWN - _SHORT:
         return
@@ -86,6 +88,13 @@ def register_secrets(secrets: Iterable[str]) -> None:
         _KNOWN_SORTED = tuple(sorted(_KNOWN, key=len, reverse=True))  # longest first: no partial leftovers
         _SHORT = _SHORT | {f for f, _ in forms if len(f) < MIN_SUBSTRING}
         _SPLIT = tuple(f for f in (*_KNOWN_SORTED, *_SHORT) if not _HELD.fullmatch(f))
+        _GENERATION += 1
+
+
+def registered_generation() -> int:
+    """A number that changes whenever a secret is registered: a memo of :func:`redact`'s results
+    (:class:`hermes_core.agent.prompt.outbound.ScrubMemo`) is good while it stays the same."""
+    return _GENERATION
 
 
 _TOKEN_LIKE = re.compile(r"[A-Za-z0-9_\-./+=:]{20,}")

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from hermes_core.agent.audit import AuditLog
 from hermes_core.agent.call_stream import AsyncCallStream, CallStream, aclose_quietly, close_quietly
 from hermes_core.agent.credential_pool import CredentialPool, Lease
+from hermes_core.agent.prompt.outbound import ScrubMemo
 from hermes_core.agent.resilience_policy import FullJitter, LoopPolicy, backoff_delay, coerce
 from hermes_core.agent.resilience_run import Fit, Step, _Run
 from hermes_core.errors import Attempt, ProviderError
@@ -110,6 +111,8 @@ class CallLoop:
         # chat with one provider may wait out a cool-down up to ``deadline_s``, and its user
         # should know why nothing is happening
         self.on_wait = on_wait
+        # the system prompt and history as scrubbed on earlier turns (outbound.ScrubMemo)
+        self.scrub_memo = ScrubMemo()
 
     @classmethod
     def from_settings(cls, settings: Settings, *, providers: Mapping[str, Provider] | None = None,

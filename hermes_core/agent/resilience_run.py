@@ -158,7 +158,8 @@ class _Run:
         sent = prompt
         if "system" in prompt.tokens:
             sent = replan_cache(prompt, self.loop.settings, provider_kind=key[0], model=cand.model)
-        sent = scrub_prompt(sent, self.loop.settings.redactor())
+        sent = scrub_prompt(sent, self.loop.settings.redactor(),
+                            getattr(self.loop, "scrub_memo", None))
         self._plans[key] = (prompt, sent)
         return sent
 

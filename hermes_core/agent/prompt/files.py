@@ -16,7 +16,10 @@ prompt, without ever crashing on what a user (or an attacker) left in that file:
 * **Consistent reads.** A file is stat-ed, read, and stat-ed again; if the fingerprint moved while
   we read, we read again (a few times), so the prompt never mixes two versions of a file with the
   fingerprint of a third.
-* **Safe decoding.** UTF-8, or the UTF-16/32 a byte-order mark announces (:func:`decode_text`).
+* **Safe decoding.** UTF-8, or the UTF-16/32 a byte-order mark announces (:func:`decode_text`);
+  otherwise a GBK / GB18030 (or other double-byte CJK) file, or UTF-16 without a mark, is read
+  in the encoding :mod:`~hermes_core.agent.prompt.guess_encoding` finds, and a warning naming
+  the file says which.
   Line endings become ``\n`` (CRLF and CR-only files are paragraphs and line numbers as an
   editor shows them). Missing files are skipped quietly. Unreadable, binary (NUL bytes),
   undecodable, empty and huge files produce a :class:`ContextEvent` warning that names the file;
@@ -44,6 +47,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
+from hermes_core.agent.prompt.guess_encoding import candidates as guess_candidates
+from hermes_core.agent.prompt.guess_encoding import guess_decode, is_text
+from hermes_core.agent.prompt.guess_encoding import shown as shown_codec
 from hermes_core.injection import (  # noqa: F401 - re-exported for callers
     INJECTION_CATEGORIES,
     blocked_notice,
@@ -287,25 +293,68 @@ def decode_text(raw: bytes) -> str:
     return text
 
 
-def _decode(raw: bytes) -> str:
+def _decode(raw: bytes) -> tuple[str, str | None]:
+    """The file's text, and the codec guessed for it (None when it is UTF-8 or has a mark)."""
     try:
-        return decode_text(raw)
+        return decode_text(raw), None
     except UndecodableText as e:
+        if bom_codec(raw)[1] == 0 and (got := guess_decode(raw)) is not None:
+            return got
         raise _Skip(f"{e}; skipped" + ("; save it as UTF-8" if "valid" in str(e) else "")) from None
 
 
-_UNIT = {"utf-8": 1, "utf-16-le": 2, "utf-16-be": 2, "utf-32-le": 4, "utf-32-be": 4}
+_UNIT = {"utf-8": 1, "utf-16-le": 2, "utf-16-be": 2, "utf-32-le": 4, "utf-32-be": 4,
+         "utf_16_le": 2, "utf_16_be": 2, "utf_32_le": 4, "utf_32_be": 4}
 
 
-def _read_huge(fh: _BinaryFile, size: int, cap: int) -> str:
-    """Head and tail of a file larger than ``cap`` bytes, decoded without splitting a character."""
-    head_bytes = fh.read(int(cap * 0.75))
+def _huge_codec(head_bytes: bytes, tail_bytes: bytes) -> tuple[str, int, str | None]:
+    """The codec of a huge file from its head and tail: the one its mark announces, UTF-8 when
+    the head reads as UTF-8, else a guess from the head (:mod:`.guess_encoding`); its mark's
+    length; the guessed codec (None when not guessed)."""
     codec, skip = bom_codec(head_bytes)
-    unit = _UNIT[codec]
+    if skip or b"\x00" in head_bytes or b"\x00" in tail_bytes:
+        if not skip and (guessed := _first_fitting(head_bytes)) is not None:
+            return guessed, 0, guessed
+        return codec, skip, None
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head_bytes, final=False)
+    except UnicodeDecodeError:
+        guessed = _first_fitting(head_bytes)
+        if guessed is not None:
+            return guessed, 0, guessed
+    return codec, skip, None
+
+
+def _first_fitting(head_bytes: bytes) -> str | None:
+    """The first guessed codec the head of a huge file reads in (it may end mid-character: the
+    detector is shown it up to its last whole line, or code unit)."""
+    if b"\x00" in head_bytes:
+        sample = head_bytes[:len(head_bytes) - len(head_bytes) % 4]
+    else:
+        sample = head_bytes[:head_bytes.rfind(b"\n") + 1] or head_bytes
+    for codec in guess_candidates(sample):
+        try:
+            text = codecs.getincrementaldecoder(codec)().decode(head_bytes, final=False)
+        except UnicodeDecodeError:
+            continue
+        if is_text(text, codec):
+            return codec
+    return None
+
+
+def _read_huge(fh: _BinaryFile, size: int, cap: int) -> tuple[str, str | None]:
+    """Head and tail of a file larger than ``cap`` bytes, decoded without splitting a character;
+    and the codec guessed for it (None when it is UTF-8 or has a mark)."""
+    head_bytes = fh.read(int(cap * 0.75))
     start = max(0, size - int(cap * 0.25))
-    start += -(start - skip) % unit      # on a code unit of the file's encoding
+    start -= start % 4                   # on a code unit of any encoding without a mark
     fh.seek(start)
     tail_bytes = fh.read(size - start)   # to where the stat said it ended: it may be growing
+    codec, skip, guessed = _huge_codec(head_bytes, tail_bytes)
+    unit = _UNIT.get(codec, 1)
+    if skip:
+        drop = (start - skip) % unit    # the mark shifted the code units
+        tail_bytes = tail_bytes[(unit - drop) % unit:]
     if codec == "utf-8":
         if b"\x00" in head_bytes or b"\x00" in tail_bytes:
             raise _Skip("binary file (contains NUL bytes); skipped")
@@ -317,16 +366,23 @@ def _read_huge(fh: _BinaryFile, size: int, cap: int) -> str:
         first = int.from_bytes(tail_bytes[:2], "little" if codec.endswith("le") else "big")
         if 0xDC00 <= first <= 0xDFFF:
             tail_bytes = tail_bytes[2:]   # the second half of a surrogate pair cut by the seek
+    elif unit == 1:
+        # a double-byte code page: a line feed is never the second byte of a character, so the
+        # tail starts cleanly after the first one
+        nl = tail_bytes.find(b"\n")
+        tail_bytes = tail_bytes[nl + 1:] if nl >= 0 else b""
     try:
         head = codecs.getincrementaldecoder(codec)().decode(head_bytes[skip:], final=False)
         tail = tail_bytes.decode(codec)
     except UnicodeDecodeError as e:
-        raise _Skip(f"not valid {codec[:6].upper()} ({e.reason}); skipped; save it as UTF-8"
-                    ) from None
-    if "\x00" in head or "\x00" in tail:
+        raise _Skip(f"not valid {shown_codec(codec) if guessed else codec[:6].upper()} "
+                    f"({e.reason}); skipped; save it as UTF-8") from None
+    if "\x00" in head or "\x00" in tail or (
+            guessed and not (is_text(head, codec) and is_text(tail, codec))):
         raise _Skip("binary file (contains NUL characters); skipped")
     omitted = size - len(head_bytes) - len(tail_bytes)
-    return f"{head}\n\n[... {omitted} bytes omitted: file exceeds {cap} bytes ...]\n\n{tail}"
+    return (f"{head}\n\n[... {omitted} bytes omitted: file exceeds {cap} bytes ...]\n\n{tail}",
+            guessed)
 
 
 class _BinaryFile(Protocol):
@@ -357,6 +413,7 @@ def read_context_file(path: Path, policy: ReadPolicy = ReadPolicy(), *,
                           count_tokens(text, policy.encoding) if text else 0, original)
 
     text = ""
+    guessed: str | None = None
     huge = False
     settled = False
     try:
@@ -376,8 +433,8 @@ def read_context_file(path: Path, policy: ReadPolicy = ReadPolicy(), *,
                 huge = st.st_size > policy.max_file_bytes
                 try:
                     # never past the cap: a file growing since the stat is read again anyway
-                    text = (_read_huge(fh, st.st_size, policy.max_file_bytes) if huge
-                            else _decode(fh.read(policy.max_file_bytes + 1)))
+                    text, guessed = (_read_huge(fh, st.st_size, policy.max_file_bytes) if huge
+                                     else _decode(fh.read(policy.max_file_bytes + 1)))
                     settled = True
                 except _Skip:
                     # Half-written bytes (an editor rewriting in place) look binary or cut a
@@ -405,6 +462,10 @@ def read_context_file(path: Path, policy: ReadPolicy = ReadPolicy(), *,
     except OSError as e:
         return done("skipped", reason=f"cannot read ({e.strerror or e}); skipped")
 
+    if guessed is not None:
+        events.append(ContextEvent("warning", shown, f"not UTF-8: read as {shown_codec(guessed)}, "
+                                   "the encoding its bytes fit best; save it as UTF-8 if its "
+                                   "text looks wrong"))
     if huge:
         events.append(ContextEvent("warning", shown, f"larger than {policy.max_file_bytes} bytes; "
                                    "only its head and tail were read"))

@@ -543,3 +543,77 @@ def test_a_file_is_cut_to_its_budget_in_the_policys_encoding() -> None:
         assert 300 <= count_tokens(text, encoding) <= 540     # cut at line breaks; the marker too
     wide, _ = truncate_to_budget(original, 500, name="MEMORY.md")
     assert count_tokens(wide, "cl100k_base") > 2 * 500
+
+
+@pytest.mark.parametrize(("text", "codec"), [
+    ("我叫李明。", "gbk"),
+    ("- 用户喜欢简洁的回答", "gbk"),
+    ("# 用户\n住在上海，喜欢喝咖啡。\n偏好：简短回答\n", "gbk"),
+    ("# 记忆\n项目使用 Python 3.11，部署在服务器上。€\n", "gb18030"),
+])
+def test_a_gbk_or_gb18030_file_is_read_and_the_encoding_is_told(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, text: str, codec: str) -> None:
+    """A Chinese Windows saves Notepad files in GBK (code page 936): the user's notes were
+    skipped as "not valid UTF-8". Short lines are the hard case (GBK bytes also decode as
+    Korean or Japanese code pages); the file is read as GB18030, and a line says so."""
+    p = tmp_path / "USER.md"
+    p.write_bytes(text.encode(codec))
+    got = read_context_file(p, ReadPolicy(data=True))
+    assert got.status == "ok" and got.text == text.strip("\n")
+    (ev,) = got.events
+    assert ev.file == str(p) and "GB18030" in ev.reason and "UTF-8" in ev.reason
+    assert str(p) in caplog.text and "GB18030" in caplog.text
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_a_utf16_file_without_a_bom_is_read(tmp_path: Path, codec: str) -> None:
+    p = tmp_path / "SOUL.md"
+    text = "# Soul\nYou are helpful. 你好，Zoë.\n"
+    p.write_bytes(text.encode(codec))
+    got = read_context_file(p)
+    assert got.status == "ok" and got.text == text.strip("\n")
+    assert codec.upper()[:6] in got.events[0].reason
+
+
+@pytest.mark.parametrize(("text", "codec"), [
+    ("Ich heiße Jürgen, wohne in Köln\n", "cp1252"),
+    ("Привет, я помощник\n", "cp1251"),
+])
+def test_a_single_byte_code_page_is_not_guessed(tmp_path: Path, text: str, codec: str) -> None:
+    """Every byte sequence is valid in a single-byte code page, so a guess among them is a coin
+    toss that would put wrong letters in every prompt: still skipped, naming the file."""
+    p = tmp_path / "MEMORY.md"
+    p.write_bytes(text.encode(codec))
+    got = read_context_file(p)
+    assert got.status == "skipped" and got.text == ""
+    assert got.events[0].file == str(p) and "not valid UTF-8" in got.events[0].reason
+
+
+def test_nul_bytes_that_decode_as_utf16_control_characters_are_binary(tmp_path: Path) -> None:
+    p = tmp_path / "USER.md"
+    p.write_bytes(b"\x00\x01\x02\x03 not text at all\x00\x07")
+    got = read_context_file(p)
+    assert got.status == "skipped" and "binary" in got.events[0].reason
+
+
+def test_a_huge_gbk_file_keeps_its_head_and_tail(tmp_path: Path) -> None:
+    p = tmp_path / "MEMORY.md"
+    body = "开始标记\n" + ("用户喜欢简洁的回答，住在上海。\n" * 8_000) + "结束标记\n"
+    p.write_bytes(body.encode("gbk"))
+    for cap in (50_001, 50_002, 50_003):       # every alignment of the tail's seek
+        r = read_context_file(p, ReadPolicy(token_budget=2_000, max_file_bytes=cap))
+        assert r.status == "truncated", r.events
+        assert r.text.startswith("开始标记") and r.text.endswith("结束标记")
+        assert "\ufffd" not in r.text and any("GB18030" in e.reason for e in r.events)
+
+
+def test_a_gbk_context_file_keeps_the_prefix_byte_identical(hermes_home: Path,
+                                                           tmp_path: Path) -> None:
+    (hermes_home / "SOUL.md").write_bytes("你是一个有用的助手，请用中文简洁地回答。\n".encode("gbk"))
+    b = build(hermes_home, tmp_path)
+    first = b.build("你好")
+    assert "你是一个有用的助手" in first.system
+    reads = b.file_reads
+    second = b.build("再见")
+    assert second.system.encode() == first.system.encode() and b.file_reads == reads
+    assert any("GB18030" in str(e) for e in b.events)

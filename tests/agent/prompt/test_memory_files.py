@@ -482,3 +482,14 @@ def test_a_utf16_memory_file_is_edited_and_saved_as_utf8(hermes_home: Path) -> N
     assert store.add("memory", "Café opens at 8") == (
         "Staging is eu-west-1", "Deploys on Tuesdays", "Café opens at 8")
     assert path.read_bytes().decode("utf-8").startswith("Staging is eu-west-1\n§\n")
+
+
+def test_a_gbk_memory_file_is_not_edited(hermes_home: Path) -> None:
+    """The prompt reads a GBK file by guessing its encoding; a guess written back as UTF-8 would
+    turn a wrong guess into a lost file, so an edit is refused and the bytes stay."""
+    path = hermes_home / "MEMORY.md"
+    raw = "项目部署在上海\n§\n周二发布\n".encode("gbk")
+    path.write_bytes(raw)
+    with pytest.raises(MemoryWriteError, match=r"MEMORY\.md: not valid UTF-8"):
+        MemoryStore(hermes_home).add("memory", "x")
+    assert path.read_bytes() == raw

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hermes_core.agent.prompt.outbound import scrub_prompt, withheld_keys
+from hermes_core.agent.prompt.outbound import ScrubMemo, scrub_prompt, withheld_keys
 from hermes_core.redact import Redactor
 from hermes_core.types import Message, Prompt, ToolCall, ToolSpec, fingerprint
 from tests.agent.conftest import KEYS, MODELS, URLS, run_turn, wire_response
@@ -101,3 +101,67 @@ def test_scrub_prompt_covers_the_turn_s_decisions_carried_with_it() -> None:
     assert CUSTOM_KEY not in repr(sent)
     assert sent.turn is not None and sent.turn.retrieval.query == f"key {MARKER}"
     assert sent.turn.query is not None and sent.turn.query.previous_users == (f"before {MARKER}",)
+
+
+def _turns(key: str) -> list[Prompt]:
+    """Three turns of one conversation: the same system prompt, a history growing by a pair a
+    turn, a per-turn context; a key at the very start and end of every part."""
+    system = f"{key} soul\n\n---\n\nmemory: sk-proj-{'a1' * 12} and {key}"
+    history: list[Message] = []
+    prompts = []
+    for i in range(3):
+        new = Message("user", f"{key} turn {i} Bearer abcdefghijklmnop1234 {key}")
+        prompts.append(Prompt(system=system, messages=(*history, new),
+                              context=f"{key} clock {i}\n\nskills\n\nrecalled {key}"))
+        history += [new, Message("assistant", f"reply {i} {key}",
+                                 tool_calls=(ToolCall(f"c{i}", "t", json.dumps({"k": key})),))]
+    return prompts
+
+
+def test_a_memo_scrubs_each_turn_as_the_whole_prompt_is_scrubbed() -> None:
+    scrub = Redactor([CUSTOM_KEY])
+    memo = ScrubMemo()
+    for prompt in _turns(CUSTOM_KEY):
+        sent = scrub_prompt(prompt, scrub, memo)
+        assert sent == scrub_prompt(prompt, scrub)
+        assert CUSTOM_KEY not in repr(sent) and "abcdefghijklmnop1234" not in repr(sent)
+
+
+def test_the_stable_parts_are_scrubbed_once_and_the_turn_s_parts_every_turn() -> None:
+    seen: list[str] = []
+    scrub = Redactor([CUSTOM_KEY])
+
+    def counting(text: str) -> str:
+        seen.append(text)
+        return scrub(text)
+
+    memo = ScrubMemo()
+    prompts = _turns(CUSTOM_KEY)
+    for prompt in prompts:
+        scrub_prompt(prompt, counting, memo)
+    assert seen.count(prompts[0].system) == 1
+    for i, prompt in enumerate(prompts):
+        assert seen.count(prompt.context) == 1
+        assert seen.count(prompt.messages[-1].content) == (2 if i < 2 else 1)  # new, then history
+
+
+def test_a_secret_registered_after_a_turn_is_scrubbed_from_the_remembered_parts() -> None:
+    from hermes_core.redact import register_secrets
+
+    later = "zq-registered-later-0a1b2c3d4e5f"
+    scrub, memo = Redactor([CUSTOM_KEY]), ScrubMemo()
+    prompts = _turns(later)
+    first = scrub_prompt(prompts[0], scrub, memo)
+    assert later in first.system    # not a key to anyone yet
+    register_secrets([later])
+    second = scrub_prompt(prompts[1], scrub, memo)
+    assert later not in repr(second) and second == scrub_prompt(prompts[1], scrub)
+
+
+def test_a_memo_bound_to_another_redactor_forgets_the_first_one_s_texts() -> None:
+    memo = ScrubMemo()
+    prompt = Prompt(system="other-key-0123456789abcdef here",
+                    messages=(Message("user", "x"), Message("user", "y")))
+    assert scrub_prompt(prompt, Redactor([CUSTOM_KEY]), memo) is prompt
+    other = scrub_prompt(prompt, Redactor(["other-key-0123456789abcdef"]), memo)
+    assert "other-key-0123456789abcdef" not in other.system
