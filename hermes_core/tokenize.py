@@ -332,8 +332,14 @@ MAX_SYMBOL_TERMS = 64
 #: megabyte long is one term of this many marks, not a megabyte-long term.
 MAX_RUN_MARKS = 8
 # An emoji with what joins it (ZWJ, skin tone, flag pair, keycap): one grapheme cluster from a
-# pictograph, ``regex``'s \X; or a run of other punctuation and symbols.
-_SYMBOL = regex.compile(r"(?=\p{So})\X|((?:(?!\p{So})[\p{P}\p{S}])+)")
+# pictograph, ``regex``'s \X; or a run of other punctuation and symbols (of two marks at least in
+# a text with words: a lone full stop is not even matched, so prose costs one scan in C).
+# One character class (V1 set difference), not a lookahead a mark: a 10 MB run raised MemoryError.
+# Flags are paired here, left to right from a run's start as \X pairs them: \X counts the run
+# before each one (a 120,000-character run of flags took 12 s).
+_FLAG = "[\U0001F1E6-\U0001F1FF]{2}"
+_SYMBOL = regex.compile(f"(?V1){_FLAG}|(?=\\p{{So}})\\X|([[\\p{{P}}\\p{{S}}]--\\p{{So}}]+)")
+_SYMBOL_OR_RUN = regex.compile(f"(?V1){_FLAG}|(?=\\p{{So}})\\X|([[\\p{{P}}\\p{{S}}]--\\p{{So}}]{{2,}})")
 _REPEATS = regex.compile(r"(.)\1+", regex.DOTALL)
 _PRESENTATION = str.maketrans("", "", "\ufe0e\ufe0f")   # text / emoji style: the same symbol
 _SYMBOL_TERM = re.compile(f"{SYMBOL_MARK}[0-9a-fx]+")   # a symbol's term, as a word may spell it
@@ -359,13 +365,17 @@ def symbol_terms(text: str) -> list[str]:
     text = unicodedata.normalize("NFKC", text)
     wordless = not _SEGMENTS.search(text)
     seen: dict[str, None] = {}
-    for m in _SYMBOL.finditer(text):
+    met: set[str] = set()       # what was matched: a repeated emoji is read once (10 MB of them)
+    for m in (_SYMBOL if wordless else _SYMBOL_OR_RUN).finditer(text):
+        if m.group() in met:
+            continue
+        met.add(m.group())
         run = m.group(1)
         if run is None:
             seen[_symbol_term(m.group().translate(_PRESENTATION))] = None
         else:
             if wordless:
-                seen.update((_symbol_term(c), None) for c in run)
+                seen.update((_symbol_term(c), None) for c in dict.fromkeys(run))
             if len(run) > 1:
                 seen[_symbol_term(_REPEATS.sub(r"\1", run)[:MAX_RUN_MARKS])] = None
         if len(seen) >= MAX_SYMBOL_TERMS:

@@ -288,8 +288,9 @@ def test_a_run_of_punctuation_in_a_text_with_words_is_a_term_a_lone_mark_is_not(
     assert not set(symbol_terms(":-)")) & set(segment_for_index("ship it :-( tomorrow").split())
     assert segment_for_index("deploy failed, again.") == "deploy failed again"
     assert segment_for_index("why?") == "why"
-    # a megabyte-long run is one bounded term
+    # a megabyte-long run is one bounded term; ten megabytes of marks alone raised MemoryError
     assert max(map(len, symbol_terms("x " + "?!" * 500_000))) < 80
+    assert symbol_terms("?!" * 5_000_000) == symbol_terms("?!" * 4)   # its first 8 marks
 
 
 def test_an_emoji_sequence_is_one_term_not_its_parts() -> None:
@@ -303,6 +304,7 @@ def test_an_emoji_sequence_is_one_term_not_its_parts() -> None:
         assert not set(symbol_terms(joined)) & set(segment_for_index(f"we {part} met").split())
         assert not set(symbol_terms(part)) & set(segment_for_index(f"we {joined} met").split())
         assert set(symbol_terms(joined)) <= set(segment_for_index(f"we {joined} met").split())
+    assert symbol_terms("🇫🇷🇩🇪") == [*symbol_terms("🇫🇷"), *symbol_terms("🇩🇪")]   # paired in order
     assert symbol_terms("🚀") == ["zsym1f680"]                # as decision 143 indexed it
     assert symbol_terms("❤\ufe0f") == symbol_terms("❤")      # the emoji presentation selector
 
