@@ -99,7 +99,7 @@ def rehome(conn: sqlite3.Connection, rows: int = REPAIR_ROWS) -> int:
                            " LIMIT ?", (rows,)).fetchall()
         for row in low:
             conn.execute("DELETE FROM sessions WHERE rowid = ?", (row[0],))
-            conn.execute(f"DELETE FROM {TABLE} WHERE rowid = ?", (row[0],))
+            passages.remove(conn, TABLE, row[0])    # at 0, its passages too
             conn.execute(f"INSERT INTO sessions({cols}) VALUES ({', '.join('?' * len(names))})",
                          row[1:])
     if low:
